@@ -1,0 +1,91 @@
+// Package connectors defines the neutral types every tool source implements:
+// downstream MCP servers, OpenAPI documents and native Go connectors. Nothing
+// here depends on MCP, SQLite or the sandbox.
+package connectors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// A Tool is one callable method of a connector.
+type Tool struct {
+	// Name is the method name as the sandbox sees it: a valid JavaScript
+	// identifier (see Identifier).
+	Name string `json:"name"`
+	// SourceName is the tool's name at its source (the MCP tool name, the
+	// OpenAPI operation). It is what Call receives.
+	SourceName string `json:"sourceName"`
+	// Title is an optional human-readable title.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is a JSON Schema object for the single argument; never nil
+	// (connectors use {"type":"object"} when the source has none).
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is an optional JSON Schema for the unwrapped result.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  Annotations     `json:"annotations"`
+	// RequiresApproval is the connector's own verdict: a native tool's flag,
+	// an MCP tool annotated destructive and not read-only, an OpenAPI
+	// operation with a non-safe method. Config globs add to it.
+	RequiresApproval bool `json:"requiresApproval,omitempty"`
+}
+
+// Annotations are the behaviour hints a source gives for a tool. Nil means
+// the source said nothing.
+type Annotations struct {
+	ReadOnly    *bool `json:"readOnlyHint,omitempty"`
+	Destructive *bool `json:"destructiveHint,omitempty"`
+	Idempotent  *bool `json:"idempotentHint,omitempty"`
+	OpenWorld   *bool `json:"openWorldHint,omitempty"`
+}
+
+// Result is what a tool call produced.
+type Result struct {
+	// Value is the result as the program receives it, as JSON.
+	// MCP results are unwrapped: structuredContent, else the text parsed as
+	// JSON when it is JSON, else the text as a JSON string.
+	Value json.RawMessage `json:"value,omitempty"`
+	// IsError reports that the tool itself failed; Message carries its text.
+	IsError bool   `json:"isError,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// A Connector exposes one tool source to the sandbox.
+// Its methods must be safe for concurrent use.
+type Connector interface {
+	// Name is the connector's global name in the sandbox.
+	Name() string
+	// Tools lists the tools in a stable order, names already sanitized and
+	// unique.
+	Tools(ctx context.Context) ([]Tool, error)
+	// Call invokes the tool whose SourceName is tool. A tool's own failure is
+	// reported in the Result (IsError); err is reserved for transport or
+	// protocol failures.
+	Call(ctx context.Context, tool string, args json.RawMessage) (Result, error)
+	// Close releases the connector's resources (stopping and waiting for any
+	// subprocess). It is safe to call more than once.
+	Close() error
+}
+
+// Reverter is implemented by connectors that can undo some of their calls
+// natively. Revert is called during a rollback with the arguments and result
+// of an applied call, newest first.
+type Reverter interface {
+	// Revertible reports whether calls of the tool (by SourceName) can be
+	// reverted.
+	Revertible(tool string) bool
+	Revert(ctx context.Context, tool string, args, result json.RawMessage) error
+}
+
+// Disposer is implemented by connectors that hold per-execution resources.
+// DisposeExecution is called once per terminal transition of an execution
+// (never on pause); it must be idempotent.
+type Disposer interface {
+	DisposeExecution(ctx context.Context, executionID string) error
+}
+
+// ErrUnknownTool is returned (wrapped) by Call for a tool the connector does
+// not have.
+var ErrUnknownTool = errors.New("unknown tool")

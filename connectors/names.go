@@ -1,0 +1,168 @@
+package connectors
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// reserved lists JavaScript reserved words and the sandbox's own globals and
+// well-known built-ins that a connector or method must not shadow.
+var reserved = map[string]bool{
+	// keywords and literals
+	"break": true, "case": true, "catch": true, "class": true, "const": true,
+	"continue": true, "debugger": true, "default": true, "delete": true, "do": true,
+	"else": true, "enum": true, "export": true, "extends": true, "false": true,
+	"finally": true, "for": true, "function": true, "if": true, "import": true,
+	"in": true, "instanceof": true, "new": true, "null": true, "return": true,
+	"super": true, "switch": true, "this": true, "throw": true, "true": true,
+	"try": true, "typeof": true, "var": true, "void": true, "while": true,
+	"with": true, "yield": true, "let": true, "static": true, "implements": true,
+	"interface": true, "package": true, "private": true, "protected": true,
+	"public": true, "await": true, "async": true, "arguments": true, "eval": true,
+	"undefined": true, "NaN": true, "Infinity": true,
+}
+
+// jsGlobals are globals of the sandbox that a connector name must not replace.
+var jsGlobals = map[string]bool{
+	"codemode": true, "console": true, "globalThis": true, "Object": true,
+	"Array": true, "String": true, "Number": true, "Boolean": true, "Symbol": true,
+	"BigInt": true, "Math": true, "JSON": true, "Date": true, "RegExp": true,
+	"Error": true, "TypeError": true, "RangeError": true, "SyntaxError": true,
+	"ReferenceError": true, "EvalError": true, "URIError": true, "Promise": true,
+	"Map": true, "Set": true, "WeakMap": true, "WeakSet": true, "WeakRef": true,
+	"Proxy": true, "Reflect": true, "Function": true, "ArrayBuffer": true,
+	"DataView": true, "Int8Array": true, "Uint8Array": true, "Uint8ClampedArray": true,
+	"Int16Array": true, "Uint16Array": true, "Int32Array": true, "Uint32Array": true,
+	"Float32Array": true, "Float64Array": true, "BigInt64Array": true,
+	"BigUint64Array": true, "parseInt": true, "parseFloat": true, "isNaN": true,
+	"isFinite": true, "encodeURI": true, "encodeURIComponent": true,
+	"decodeURI": true, "decodeURIComponent": true, "escape": true, "unescape": true,
+	"setTimeout": true, "clearTimeout": true, "setInterval": true,
+	"clearInterval": true, "AggregateError": true,
+}
+
+// IsIdentifier reports whether s is a valid JavaScript identifier that is not
+// a reserved word.
+func IsIdentifier(s string) bool {
+	if s == "" || reserved[s] {
+		return false
+	}
+	for i, r := range s {
+		if !isIdentRune(r, i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdentRune(r rune, first bool) bool {
+	if r == '_' || r == '$' || unicode.IsLetter(r) {
+		return true
+	}
+	return !first && (unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r))
+}
+
+// ValidateConnectorName returns an error saying why name cannot be a
+// connector's global name in the sandbox, or nil.
+func ValidateConnectorName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("connector name is empty")
+	case name == "codemode":
+		return fmt.Errorf("connector name %q is reserved for the sandbox's own API", name)
+	case reserved[name]:
+		return fmt.Errorf("connector name %q is a JavaScript reserved word", name)
+	case jsGlobals[name]:
+		return fmt.Errorf("connector name %q would shadow the JavaScript global %s", name, name)
+	case !IsIdentifier(name):
+		return fmt.Errorf("connector name %q is not a valid JavaScript identifier (letters, digits, _ and $; not starting with a digit); try %q", name, Identifier(name))
+	}
+	return nil
+}
+
+// Identifier turns a source name into a JavaScript identifier: characters
+// that cannot appear in one become '_' ("get-sum" -> "get_sum"), a leading
+// digit or a reserved word gets a '_' prefix.
+func Identifier(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if isIdentRune(r, i == 0) || (i == 0 && unicode.IsDigit(r)) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if s == "" {
+		return "_"
+	}
+	if r := []rune(s)[0]; unicode.IsDigit(r) || reserved[s] {
+		s = "_" + s
+	}
+	return s
+}
+
+// Collision reports tools whose sanitized names clash.
+type Collision struct {
+	Name    string   // the sanitized name
+	Sources []string // the source names that map to it, sorted
+}
+
+func (c Collision) String() string {
+	return fmt.Sprintf("%s <- %s", c.Name, strings.Join(c.Sources, ", "))
+}
+
+// AssignNames sets each tool's Name from its SourceName with Identifier. Tools
+// whose names collide are never merged: the first in source order keeps the
+// plain name when it is its own source name (or else the first one does), the
+// others get a numeric suffix (get_sum_2), and every collision is reported so
+// callers can warn about it.
+func AssignNames(tools []Tool) []Collision {
+	groups := map[string][]int{}
+	var order []string
+	for i := range tools {
+		id := Identifier(tools[i].SourceName)
+		if _, ok := groups[id]; !ok {
+			order = append(order, id)
+		}
+		groups[id] = append(groups[id], i)
+	}
+	taken := map[string]bool{}
+	for _, id := range order {
+		taken[id] = true
+	}
+	var out []Collision
+	for _, id := range order {
+		idx := groups[id]
+		// The tool whose source name already equals the identifier keeps it.
+		keeper := idx[0]
+		for _, i := range idx {
+			if tools[i].SourceName == id {
+				keeper = i
+				break
+			}
+		}
+		tools[keeper].Name = id
+		if len(idx) == 1 {
+			continue
+		}
+		c := Collision{Name: id}
+		n := 2
+		for _, i := range idx {
+			c.Sources = append(c.Sources, tools[i].SourceName)
+			if i == keeper {
+				continue
+			}
+			for taken[fmt.Sprintf("%s_%d", id, n)] {
+				n++
+			}
+			tools[i].Name = fmt.Sprintf("%s_%d", id, n)
+			taken[tools[i].Name] = true
+		}
+		sort.Strings(c.Sources)
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+// Package runtime is the durable execution engine: it owns the execution
+// record and its call log, decides for each call whether to replay, execute,
+// pause or refuse, and implements approve, reject, rollback, history and
+// snippets on top of a Store.
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ExecStatus is the status of an execution.
+type ExecStatus int
+
+const (
+	StatusRunning ExecStatus = iota + 1
+	StatusPaused
+	StatusCompleted
+	StatusError
+	StatusRejected
+	StatusRolledBack
+)
+
+var execStatusNames = map[ExecStatus]string{
+	StatusRunning:    "running",
+	StatusPaused:     "paused",
+	StatusCompleted:  "completed",
+	StatusError:      "error",
+	StatusRejected:   "rejected",
+	StatusRolledBack: "rolled_back",
+}
+
+func (s ExecStatus) String() string {
+	if n, ok := execStatusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("ExecStatus(%d)", int(s))
+}
+
+// Terminal reports whether no further pass can run.
+func (s ExecStatus) Terminal() bool {
+	return s == StatusCompleted || s == StatusError || s == StatusRejected || s == StatusRolledBack
+}
+
+// ParseExecStatus parses the String form.
+func ParseExecStatus(s string) (ExecStatus, error) {
+	for k, v := range execStatusNames {
+		if v == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown execution status %q (want running, paused, completed, error, rejected or rolled_back)", s)
+}
+
+func (s ExecStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+func (s *ExecStatus) UnmarshalText(b []byte) error {
+	v, err := ParseExecStatus(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// EntryState is the state of one log entry (a connector call or a step).
+type EntryState int
+
+const (
+	// EntryExecuting: decided, result not yet recorded.
+	EntryExecuting EntryState = iota + 1
+	// EntryApplied: the call ran and its result is recorded.
+	EntryApplied
+	// EntryPending: awaiting approval.
+	EntryPending
+	// EntryRejected: a human rejected it; it never ran.
+	EntryRejected
+	// EntryReverted: applied, then undone by a rollback.
+	EntryReverted
+	// EntryError: the call failed; its error is recorded.
+	EntryError
+)
+
+var entryStateNames = map[EntryState]string{
+	EntryExecuting: "executing",
+	EntryApplied:   "applied",
+	EntryPending:   "pending",
+	EntryRejected:  "rejected",
+	EntryReverted:  "reverted",
+	EntryError:     "error",
+}
+
+func (s EntryState) String() string {
+	if n, ok := entryStateNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("EntryState(%d)", int(s))
+}
+
+// ParseEntryState parses the String form.
+func ParseEntryState(s string) (EntryState, error) {
+	for k, v := range entryStateNames {
+		if v == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown log entry state %q", s)
+}
+
+func (s EntryState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+func (s *EntryState) UnmarshalText(b []byte) error {
+	v, err := ParseEntryState(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// ErrIllegalTransition is returned (wrapped) for a state change the state
+// machine does not allow.
+var ErrIllegalTransition = errors.New("illegal state transition")
+
+// entryTransitions lists the legal moves of a log entry. A new entry starts
+// executing or pending (state 0 is "no entry yet").
+var entryTransitions = map[EntryState][]EntryState{
+	0:              {EntryExecuting, EntryPending},
+	EntryExecuting: {EntryApplied, EntryError, EntryExecuting}, // executing again: replay after a crash
+	EntryPending:   {EntryExecuting, EntryRejected},
+	EntryApplied:   {EntryReverted},
+}
+
+// Transition is the one place log entry states move. It returns to, or an
+// error wrapping ErrIllegalTransition naming both states.
+func Transition(from, to EntryState) (EntryState, error) {
+	for _, s := range entryTransitions[from] {
+		if s == to {
+			return to, nil
+		}
+	}
+	name := from.String()
+	if from == 0 {
+		name = "new"
+	}
+	return from, fmt.Errorf("%w: log entry %s -> %s", ErrIllegalTransition, name, to)
+}
+
+var execTransitions = map[ExecStatus][]ExecStatus{
+	0:                {StatusRunning},
+	StatusRunning:    {StatusPaused, StatusCompleted, StatusError, StatusRejected},
+	StatusPaused:     {StatusRunning, StatusRejected, StatusRolledBack},
+	StatusCompleted:  {StatusRolledBack},
+	StatusError:      {StatusRolledBack},
+	StatusRejected:   {StatusRolledBack},
+	StatusRolledBack: nil,
+}
+
+// TransitionExec is the one place execution statuses move.
+func TransitionExec(from, to ExecStatus) (ExecStatus, error) {
+	for _, s := range execTransitions[from] {
+		if s == to {
+			return to, nil
+		}
+	}
+	name := from.String()
+	if from == 0 {
+		name = "new"
+	}
+	return from, fmt.Errorf("%w: execution %s -> %s", ErrIllegalTransition, name, to)
+}
+
+// rawOrNull returns v, or JSON null when v is empty.
+func rawOrNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
+}
