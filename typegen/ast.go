@@ -1,0 +1,256 @@
+package typegen
+
+// kind is the kind of a TypeScript type expression.
+type kind int
+
+const (
+	kUnknown      kind = iota // unknown
+	kNever                    // never
+	kKeyword                  // string, number, boolean, null, undefined (text)
+	kLiteral                  // a literal type, already rendered (text)
+	kRef                      // a named type (def)
+	kArray                    // elem[]
+	kTuple                    // [items..., ...rest[]]
+	kUnion                    // items joined by |
+	kIntersection             // items joined by &
+	kObject                   // { props; [key: string]: index }
+)
+
+// tsType is a TypeScript type expression. Trees are built by the converter,
+// have their direct reference cycles cut, and are normalized just before
+// printing.
+type tsType struct {
+	kind  kind
+	text  string     // kKeyword, kLiteral
+	def   *namedType // kRef
+	elem  *tsType    // kArray; kTuple's rest element type (nil: closed tuple)
+	items []*tsType  // kTuple elements; kUnion/kIntersection members
+	props []prop     // kObject
+	index *tsType    // kObject index signature type (nil: none)
+
+	normalized bool // set on the results of normalize
+}
+
+// prop is one property of an object type.
+type prop struct {
+	key      string
+	optional bool
+	typ      *tsType
+	doc      []string
+}
+
+// namedType is a type alias of the output: a method's Input or Output type,
+// or a type for a $ref target.
+type namedType struct {
+	name string
+	doc  []string
+	typ  *tsType
+
+	// what to build typ from; nil once built
+	src    *document
+	schema any
+}
+
+func unknownType() *tsType       { return &tsType{kind: kUnknown} }
+func neverType() *tsType         { return &tsType{kind: kNever} }
+func keyword(k string) *tsType   { return &tsType{kind: kKeyword, text: k} }
+func literal(t string) *tsType   { return &tsType{kind: kLiteral, text: t} }
+func arrayOf(e *tsType) *tsType  { return &tsType{kind: kArray, elem: e} }
+func refTo(d *namedType) *tsType { return &tsType{kind: kRef, def: d} }
+
+func union(items ...*tsType) *tsType {
+	return &tsType{kind: kUnion, items: items}
+}
+
+func intersection(items ...*tsType) *tsType {
+	return &tsType{kind: kIntersection, items: items}
+}
+
+// normalize returns a simplified copy of t: nested unions and intersections
+// flattened, duplicates removed, unknown absorbing unions and vanishing from
+// intersections, never vanishing from unions and absorbing intersections,
+// and object index signatures widened so every property fits them (as
+// TypeScript requires; when a property holds an object type the index
+// becomes unknown instead, to keep the output linear). Normalizing a
+// normalized tree returns it as is.
+func normalize(t *tsType) *tsType {
+	if t.normalized {
+		return t
+	}
+	out := normalizeCopy(t)
+	out.normalized = true
+	return out
+}
+
+func normalizeCopy(t *tsType) *tsType {
+	switch t.kind {
+	case kArray:
+		return arrayOf(normalize(t.elem))
+	case kTuple:
+		out := &tsType{kind: kTuple, items: make([]*tsType, len(t.items))}
+		for i, it := range t.items {
+			out.items[i] = normalize(it)
+		}
+		if t.elem != nil {
+			out.elem = normalize(t.elem)
+		}
+		return out
+	case kUnion, kIntersection:
+		return normalizeSet(t)
+	case kObject:
+		return normalizeObject(t)
+	}
+	c := *t
+	return &c
+}
+
+func normalizeSet(t *tsType) *tsType {
+	absorbing, neutral := kUnknown, kNever
+	if t.kind == kIntersection {
+		absorbing, neutral = kNever, kUnknown
+	}
+	var members []*tsType
+	seen := map[string]bool{}
+	var add func(m *tsType) bool
+	add = func(m *tsType) bool {
+		m = normalize(m)
+		switch {
+		case m.kind == absorbing:
+			return false
+		case m.kind == neutral:
+			return true
+		case m.kind == t.kind:
+			for _, it := range m.items {
+				if !add(it) {
+					return false
+				}
+			}
+			return true
+		}
+		if k := render(m); !seen[k] {
+			seen[k] = true
+			members = append(members, m)
+		}
+		return true
+	}
+	for _, it := range t.items {
+		if !add(it) {
+			return &tsType{kind: absorbing}
+		}
+	}
+	switch len(members) {
+	case 0:
+		return &tsType{kind: neutral}
+	case 1:
+		return members[0]
+	}
+	return &tsType{kind: t.kind, items: members}
+}
+
+func normalizeObject(t *tsType) *tsType {
+	out := &tsType{kind: kObject, props: make([]prop, len(t.props))}
+	optional := false
+	for i, p := range t.props {
+		p.typ = normalize(p.typ)
+		out.props[i] = p
+		optional = optional || p.optional
+	}
+	if t.index == nil {
+		return out
+	}
+	idx := normalize(t.index)
+	if idx.kind != kUnknown && len(out.props) > 0 && !propsHaveObjects(out.props) {
+		members := []*tsType{idx}
+		for _, p := range out.props {
+			members = append(members, p.typ)
+		}
+		if optional {
+			members = append(members, keyword("undefined"))
+		}
+		idx = normalize(union(members...))
+	} else if len(out.props) > 0 {
+		// Repeating object-typed properties in the index signature would
+		// double the output at every level of nesting.
+		idx = unknownType()
+	}
+	out.index = idx
+	return out
+}
+
+// propsHaveObjects reports whether any property type contains an object type.
+func propsHaveObjects(props []prop) bool {
+	for _, p := range props {
+		if hasObject(p.typ) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasObject(t *tsType) bool {
+	switch t.kind {
+	case kObject:
+		return true
+	case kArray:
+		return hasObject(t.elem)
+	case kTuple:
+		if t.elem != nil && hasObject(t.elem) {
+			return true
+		}
+		fallthrough
+	case kUnion, kIntersection:
+		for _, it := range t.items {
+			if hasObject(it) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// directRefs returns the reference nodes of t that TypeScript resolves
+// eagerly: t itself and the members of unions and intersections. References
+// inside arrays, tuples and object members are deferred, so recursion through
+// them is allowed.
+func directRefs(t *tsType, out []*tsType) []*tsType {
+	switch t.kind {
+	case kRef:
+		return append(out, t)
+	case kUnion, kIntersection:
+		for _, it := range t.items {
+			out = directRefs(it, out)
+		}
+	}
+	return out
+}
+
+// breakCycles replaces references that would make a type alias circular
+// (type A = B | string; type B = A) with unknown. It cuts the back edges of
+// a depth-first walk in definition order, which leaves the eager reference
+// graph acyclic.
+func breakCycles(defs []*namedType) {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := map[*namedType]int{}
+	var visit func(d *namedType)
+	visit = func(d *namedType) {
+		state[d] = active
+		for _, r := range directRefs(d.typ, nil) {
+			switch state[r.def] {
+			case active:
+				*r = tsType{kind: kUnknown}
+			case unseen:
+				visit(r.def)
+			}
+		}
+		state[d] = done
+	}
+	for _, d := range defs {
+		if state[d] == unseen {
+			visit(d)
+		}
+	}
+}

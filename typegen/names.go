@@ -1,0 +1,204 @@
+package typegen
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// keywords are JavaScript and TypeScript reserved words. Property keys that
+// spell one are emitted quoted, and a value name that spells one is not used
+// as is.
+var keywords = map[string]bool{
+	"break": true, "case": true, "catch": true, "class": true, "const": true,
+	"continue": true, "debugger": true, "default": true, "delete": true, "do": true,
+	"else": true, "enum": true, "export": true, "extends": true, "false": true,
+	"finally": true, "for": true, "function": true, "if": true, "import": true,
+	"in": true, "instanceof": true, "new": true, "null": true, "return": true,
+	"super": true, "switch": true, "this": true, "throw": true, "true": true,
+	"try": true, "typeof": true, "var": true, "void": true, "while": true,
+	"with": true, "yield": true, "let": true, "static": true, "implements": true,
+	"interface": true, "package": true, "private": true, "protected": true,
+	"public": true, "await": true, "arguments": true, "eval": true,
+	"undefined": true, "NaN": true, "Infinity": true,
+}
+
+// TypeName returns the type name prefix for a method: PascalCase of connector
+// and method ("everything", "get_sum" -> "EverythingGetSum"). Words are split
+// at every character that is not an ASCII letter or digit, and the first
+// letter of each word is upper-cased; the rest keeps its case, so "get_item"
+// and "getItem" both give "GetItem". TypeName itself does not make names
+// unique: Declarations does, by suffixing 2, 3, … in method order.
+func TypeName(connector, method string) string {
+	return typeIdent(pascal(connector) + pascal(method))
+}
+
+// pascal joins the ASCII letter and digit runs of s, each with its first
+// letter upper-cased.
+func pascal(s string) string {
+	var b strings.Builder
+	start := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isASCIIAlnum(c) {
+			start = true
+			continue
+		}
+		if start && 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		b.WriteByte(c)
+		start = false
+	}
+	return b.String()
+}
+
+// typeIdent makes a PascalCase word a usable type name: never empty, never
+// starting with a digit.
+func typeIdent(s string) string {
+	if s == "" || ('0' <= s[0] && s[0] <= '9') {
+		return "T" + s
+	}
+	return s
+}
+
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// isPlainKey reports whether a property key can be emitted unquoted: an
+// ASCII identifier that is not a reserved word.
+func isPlainKey(s string) bool {
+	if s == "" || keywords[s] {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isASCIIAlnum(c) || c == '_' || c == '$') || (i == 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// propertyKey returns s as a property name: bare when it is a plain
+// identifier, else a quoted string literal.
+func propertyKey(s string) string {
+	if isPlainKey(s) {
+		return s
+	}
+	return quote(s)
+}
+
+// isValueIdent reports whether s is a JavaScript identifier (Unicode letters
+// allowed, as connector names may use them) that is not a reserved word.
+func isValueIdent(s string) bool {
+	if s == "" || keywords[s] {
+		return false
+	}
+	for i, r := range s {
+		if !isIdentRune(r, i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdentRune(r rune, first bool) bool {
+	if r == '_' || r == '$' || unicode.IsLetter(r) {
+		return true
+	}
+	return !first && (unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r))
+}
+
+// valueIdent returns s when it is an identifier, else a sanitized form of it
+// (invalid characters become '_', a leading digit or a reserved word gets a
+// '_' prefix). Connector names are validated long before they reach
+// typegen; this only keeps the output valid whatever the input.
+func valueIdent(s string) string {
+	if isValueIdent(s) {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if isIdentRune(r, i == 0) || (i == 0 && unicode.IsDigit(r)) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	if out == "" || keywords[out] || unicode.IsDigit([]rune(out)[0]) {
+		out = "_" + out
+	}
+	return out
+}
+
+// namer hands out unique type names within one output.
+type namer struct {
+	taken map[string]bool
+}
+
+// libNames is libTypeNames as a set.
+var libNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(libTypeNames) {
+		m[n] = true
+	}
+	return m
+}()
+
+func newNamer() *namer {
+	return &namer{taken: map[string]bool{}}
+}
+
+// free reports whether name is neither taken nor a standard library type.
+func (n *namer) free(name string) bool {
+	return !n.taken[name] && !libNames[name]
+}
+
+// unique takes base, or base2, base3, … when base is not free.
+func (n *namer) unique(base string) string {
+	name := base
+	for i := 2; !n.free(name); i++ {
+		name = base + strconv.Itoa(i)
+	}
+	n.taken[name] = true
+	return name
+}
+
+// methodPrefixes returns the type-name prefix of each method, unique within
+// the connector and against the names already taken: the first method with a
+// given TypeName keeps it, later ones get the first free numeric suffix that
+// is not also another method's plain name (get_item, getItem, get_item2 ->
+// GetItem, GetItem3, GetItem2). It reserves each prefix's Input and Output
+// names.
+func (n *namer) methodPrefixes(connector string, methods []Method) []string {
+	plain := make([]string, len(methods))
+	isPlain := map[string]bool{}
+	for i, m := range methods {
+		plain[i] = TypeName(connector, m.Name)
+		isPlain[plain[i]] = true
+	}
+	usable := func(p string) bool {
+		return n.free(p+"Input") && n.free(p+"Output")
+	}
+	used := map[string]bool{}
+	out := make([]string, len(methods))
+	for i, base := range plain {
+		p := base
+		if used[p] || !usable(p) {
+			for k := 2; ; k++ {
+				p = base + strconv.Itoa(k)
+				if !used[p] && !isPlain[p] && usable(p) {
+					break
+				}
+			}
+		}
+		used[p] = true
+		n.taken[p+"Input"] = true
+		n.taken[p+"Output"] = true
+		out[i] = p
+	}
+	return out
+}

@@ -1,0 +1,201 @@
+package typegen
+
+import "strings"
+
+// maxInline is the longest object type printed on one line; longer ones, and
+// any with JSDoc, are printed one member per line.
+const maxInline = 72
+
+// printer writes TypeScript with 2-space indentation.
+type printer struct {
+	b      strings.Builder
+	indent int
+	// inline forbids line breaks; failed records that something needed one.
+	inline bool
+	failed bool
+}
+
+func (p *printer) print(s string) { p.b.WriteString(s) }
+
+// newline ends the line and indents the next one.
+func (p *printer) newline() {
+	if p.inline {
+		p.failed = true
+		return
+	}
+	p.b.WriteByte('\n')
+	for range p.indent {
+		p.b.WriteString("  ")
+	}
+}
+
+// jsdoc prints a JSDoc comment on its own line(s), followed by a newline;
+// lines must already be clean (see textLines).
+func (p *printer) jsdoc(lines []string) {
+	switch len(lines) {
+	case 0:
+		return
+	case 1:
+		p.print("/** " + lines[0] + " */")
+		p.newline()
+		return
+	}
+	p.print("/**")
+	for _, l := range lines {
+		p.newline()
+		if l == "" {
+			p.print(" *")
+		} else {
+			p.print(" * " + l)
+		}
+	}
+	p.newline()
+	p.print(" */")
+	p.newline()
+}
+
+// render returns t printed at indentation zero.
+func render(t *tsType) string {
+	var p printer
+	p.typ(t)
+	return p.b.String()
+}
+
+// renderInline returns t on one line, or false when it carries JSDoc.
+func renderInline(t *tsType) (string, bool) {
+	p := printer{inline: true}
+	p.typ(t)
+	return p.b.String(), !p.failed
+}
+
+// typ prints a normalized type expression.
+func (p *printer) typ(t *tsType) {
+	switch t.kind {
+	case kUnknown:
+		p.print("unknown")
+	case kNever:
+		p.print("never")
+	case kKeyword, kLiteral:
+		p.print(t.text)
+	case kRef:
+		p.print(t.def.name)
+	case kArray:
+		p.array(t.elem)
+	case kTuple:
+		p.print("[")
+		for i, it := range t.items {
+			if i > 0 {
+				p.print(", ")
+			}
+			p.typ(it)
+		}
+		if t.elem != nil {
+			if len(t.items) > 0 {
+				p.print(", ")
+			}
+			p.print("...")
+			p.array(t.elem)
+		}
+		p.print("]")
+	case kUnion:
+		p.members(t.items, " | ", kIntersection)
+	case kIntersection:
+		p.members(t.items, " & ", kUnion)
+	case kObject:
+		p.object(t)
+	}
+}
+
+// array prints elem[], parenthesizing unions and intersections.
+func (p *printer) array(elem *tsType) {
+	if elem.kind == kUnion || elem.kind == kIntersection {
+		p.print("(")
+		p.typ(elem)
+		p.print(")")
+	} else {
+		p.typ(elem)
+	}
+	p.print("[]")
+}
+
+// members prints union or intersection members, parenthesizing members of
+// kind paren.
+func (p *printer) members(items []*tsType, sep string, paren kind) {
+	for i, it := range items {
+		if i > 0 {
+			p.print(sep)
+		}
+		if it.kind == paren {
+			p.print("(")
+			p.typ(it)
+			p.print(")")
+		} else {
+			p.typ(it)
+		}
+	}
+}
+
+// object prints an object type on one line when it is short and has no
+// JSDoc, else one member per line.
+func (p *printer) object(t *tsType) {
+	if len(t.props) == 0 && t.index == nil {
+		p.print("{}")
+		return
+	}
+	if !p.inline {
+		if s, ok := renderInline(t); ok && len(s) <= maxInline {
+			p.print(s)
+			return
+		}
+	}
+	if p.inline {
+		p.print("{ ")
+		for i, pr := range t.props {
+			if len(pr.doc) > 0 {
+				p.failed = true
+			}
+			if i > 0 {
+				p.print("; ")
+			}
+			p.property(pr)
+		}
+		if t.index != nil {
+			if len(t.props) > 0 {
+				p.print("; ")
+			}
+			p.indexSignature(t.index)
+		}
+		p.print(" }")
+		return
+	}
+	p.print("{")
+	p.indent++
+	for _, pr := range t.props {
+		p.newline()
+		p.jsdoc(pr.doc)
+		p.property(pr)
+		p.print(";")
+	}
+	if t.index != nil {
+		p.newline()
+		p.indexSignature(t.index)
+		p.print(";")
+	}
+	p.indent--
+	p.newline()
+	p.print("}")
+}
+
+func (p *printer) property(pr prop) {
+	p.print(propertyKey(pr.key))
+	if pr.optional {
+		p.print("?")
+	}
+	p.print(": ")
+	p.typ(pr.typ)
+}
+
+func (p *printer) indexSignature(t *tsType) {
+	p.print("[key: string]: ")
+	p.typ(t)
+}

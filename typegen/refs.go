@@ -1,0 +1,193 @@
+package typegen
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// containers are the top-level keys that hold reusable schemas: JSON Schema
+// 2019+ ($defs), drafts 4-7 (definitions) and OpenAPI (components, whose
+// schemas OpenAPI connectors embed in operation schemas).
+var containers = []string{"$defs", "definitions", "components"}
+
+// ref converts a $ref. Only local references (starting with '#', a JSON
+// pointer into the document) are understood; others, and pointers that do
+// not resolve, are unknown. $id and $anchor are not considered.
+func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsType {
+	if !strings.HasPrefix(ref, "#") {
+		return unknownType()
+	}
+	target, ok := resolvePointer(d.value, ref[1:])
+	if !ok {
+		return unknownType()
+	}
+	if c.named {
+		key := c.refKey(d, ref)
+		if nt := c.refs[key]; nt != nil {
+			return refTo(nt)
+		}
+		nt := c.define(c.names.unique(defName(c.prefix, ref)), d, target)
+		c.refs[key] = nt
+		return refTo(nt)
+	}
+	if slices.Contains(stack, ref) {
+		return unknownType()
+	}
+	return c.convert(d, target, depth+1, append(stack[:len(stack):len(stack)], ref))
+}
+
+// define adds a named type to be built from schema (named mode).
+func (c *converter) define(name string, d *document, schema any) *namedType {
+	nt := &namedType{name: name, doc: docLines(schema), src: d, schema: schema}
+	c.defs = append(c.defs, nt)
+	c.queue = append(c.queue, nt)
+	return nt
+}
+
+// root defines the named type for a whole document (a method's Input or
+// Output), so that "#" refers to it.
+func (c *converter) root(name string, d *document) *namedType {
+	nt := c.define(name, d, d.value)
+	c.refs[c.refKey(d, "#")] = nt
+	return nt
+}
+
+// drain builds every named type not built yet, including the ones their
+// references define.
+func (c *converter) drain() {
+	for len(c.queue) > 0 {
+		nt := c.queue[0]
+		c.queue = c.queue[1:]
+		nt.typ = c.convert(nt.src, nt.schema, 0, nil)
+		nt.src, nt.schema = nil, nil
+	}
+}
+
+// newDocument wraps a decoded root schema for named mode.
+func (c *converter) newDocument(v any) *document {
+	c.nextID++
+	return &document{value: v, id: c.nextID, shared: sharedKey(v)}
+}
+
+// refKey identifies what a reference means: references into the definition
+// containers of documents whose containers are identical and closed share a
+// key (so methods embedding the same components share their types), any
+// other reference is private to its document.
+func (c *converter) refKey(d *document, ref string) string {
+	if d.shared != "" && inContainer(ref) {
+		return "s" + d.shared + ref
+	}
+	return "d" + strconv.Itoa(d.id) + ref
+}
+
+func inContainer(ref string) bool {
+	for _, k := range containers {
+		if strings.HasPrefix(ref, "#/"+k+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedKey hashes the definition containers of a root schema when they are
+// closed (every local $ref inside them points into a container), or returns
+// "" when they are not or there are none.
+func sharedKey(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	sub := map[string]any{}
+	for _, k := range containers {
+		if c, ok := m[k]; ok {
+			sub[k] = c
+		}
+	}
+	if len(sub) == 0 || !closedRefs(sub, 0) {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(compactJSON(sub)))
+	return hex.EncodeToString(sum[:])
+}
+
+// closedRefs reports whether every local $ref within v points into a
+// container.
+func closedRefs(v any, depth int) bool {
+	if depth > 4*maxDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#") && !inContainer(r) {
+			return false
+		}
+		for _, e := range x {
+			if !closedRefs(e, depth+1) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !closedRefs(e, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// resolvePointer resolves a URI fragment holding a JSON pointer ("" is the
+// whole document).
+func resolvePointer(root any, frag string) (any, bool) {
+	if frag == "" {
+		return root, true
+	}
+	if p, err := url.PathUnescape(frag); err == nil {
+		frag = p
+	}
+	if !strings.HasPrefix(frag, "/") {
+		return nil, false
+	}
+	cur := root
+	for _, tok := range strings.Split(frag[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) || (len(tok) > 1 && tok[0] == '0') {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// defName is the type name for a reference target: the prefix and the
+// PascalCase of the pointer's last token (#/$defs/entity -> <Prefix>Entity).
+func defName(prefix, ref string) string {
+	last := ref[strings.LastIndex(ref, "/")+1:]
+	if u, err := url.PathUnescape(last); err == nil {
+		last = u
+	}
+	name := pascal(last)
+	switch {
+	case ref == "#":
+		name = "Root"
+	case name == "":
+		name = "Type"
+	}
+	return typeIdent(prefix + name)
+}

@@ -1,0 +1,317 @@
+package typegen
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// Limits that keep hostile or accidental inputs from exhausting the stack or
+// blowing up the output. Past them the type is unknown.
+const (
+	maxDepth = 64    // nesting of schemas within one type
+	maxNodes = 20000 // schema nodes converted by one Schema call
+)
+
+// Schema returns the TypeScript type expression for a JSON Schema (exported
+// for snippet input schemas and tests). Local $refs are inlined; a recursive
+// reference becomes unknown, as does anything typegen does not understand.
+// Invalid JSON and an empty input give unknown.
+func Schema(schema json.RawMessage) string {
+	v, err := decode(schema)
+	if err != nil {
+		return "unknown"
+	}
+	c := &converter{}
+	t := c.convert(&document{value: v}, v, 0, []string{"#"})
+	return render(normalize(t))
+}
+
+// decode parses one JSON value, keeping numbers as written.
+func decode(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data after JSON value")
+	}
+	return v, nil
+}
+
+// document is one root schema that $refs resolve against.
+type document struct {
+	value any
+	id    int
+	// shared identifies the document's definition containers ($defs,
+	// definitions, components) when references into them mean the same
+	// thing in every document with the same containers; "" otherwise.
+	shared string
+}
+
+// converter turns decoded JSON Schema values into type trees.
+type converter struct {
+	// named is set for declarations: a $ref becomes a named type alias
+	// (built once, so recursion and sharing cost nothing). Otherwise refs are
+	// inlined with a recursion guard and a node budget.
+	named  bool
+	prefix string // type-name prefix for named $ref targets
+	names  *namer
+	refs   map[string]*namedType // by refKey
+	defs   []*namedType          // every named type, in creation order
+	queue  []*namedType          // named types not built yet
+	nodes  int                   // nodes converted (inline mode budget)
+	nextID int
+}
+
+// convert converts schema s of document d. stack holds the refs being
+// inlined (inline mode only).
+func (c *converter) convert(d *document, s any, depth int, stack []string) *tsType {
+	if depth > maxDepth || (!c.named && c.nodes >= maxNodes) {
+		return unknownType()
+	}
+	c.nodes++
+	switch v := s.(type) {
+	case bool:
+		if v {
+			return unknownType()
+		}
+		return neverType()
+	case map[string]any:
+		return c.schemaObject(d, v, depth, stack)
+	}
+	return unknownType()
+}
+
+// schemaObject intersects what the keywords of one schema object say: its
+// $ref, its own type, allOf, anyOf and oneOf; nullable adds null.
+func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack []string) *tsType {
+	var parts []*tsType
+	if ref, ok := m["$ref"].(string); ok {
+		parts = append(parts, c.ref(d, ref, depth, stack))
+	}
+	parts = append(parts, c.core(d, m, depth, stack))
+	if all, ok := m["allOf"].([]any); ok {
+		for _, s := range all {
+			parts = append(parts, c.convert(d, s, depth+1, stack))
+		}
+	}
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		alts, ok := m[kw].([]any)
+		if !ok {
+			continue
+		}
+		u := union()
+		for _, s := range alts {
+			u.items = append(u.items, c.convert(d, s, depth+1, stack))
+		}
+		parts = append(parts, u)
+	}
+	t := parts[0]
+	if len(parts) > 1 {
+		t = intersection(parts...)
+	}
+	if isTrue(m["nullable"]) || isTrue(m["x-nullable"]) {
+		t = union(t, keyword("null"))
+	}
+	return t
+}
+
+func isTrue(v any) bool {
+	b, _ := v.(bool)
+	return b
+}
+
+// core is the type given by const, enum or type (inferred from the
+// object or array keywords when type is absent).
+func (c *converter) core(d *document, m map[string]any, depth int, stack []string) *tsType {
+	if v, ok := m["const"]; ok {
+		return literalType(v, depth)
+	}
+	if vs, ok := m["enum"].([]any); ok {
+		u := union()
+		for _, v := range vs {
+			u.items = append(u.items, literalType(v, depth))
+		}
+		return u
+	}
+	switch t := m["type"].(type) {
+	case string:
+		return c.typed(d, m, t, depth, stack)
+	case []any:
+		u := union()
+		for _, name := range t {
+			if s, ok := name.(string); ok {
+				u.items = append(u.items, c.typed(d, m, s, depth, stack))
+			}
+		}
+		if len(u.items) == 0 {
+			return unknownType()
+		}
+		return u
+	case nil:
+		switch {
+		case hasAny(m, "properties", "additionalProperties", "patternProperties", "required"):
+			return c.object(d, m, depth, stack)
+		case hasAny(m, "items", "prefixItems", "additionalItems"):
+			return c.array(d, m, depth, stack)
+		}
+	}
+	return unknownType()
+}
+
+func hasAny(m map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// typed is the type for one JSON Schema type name.
+func (c *converter) typed(d *document, m map[string]any, name string, depth int, stack []string) *tsType {
+	switch name {
+	case "string":
+		return keyword("string")
+	case "number", "integer":
+		return keyword("number")
+	case "boolean":
+		return keyword("boolean")
+	case "null":
+		return keyword("null")
+	case "array":
+		return c.array(d, m, depth, stack)
+	case "object":
+		return c.object(d, m, depth, stack)
+	}
+	return unknownType()
+}
+
+// object converts properties (sorted), required, additionalProperties and
+// patternProperties. Required names without a property schema are unknown.
+// With no properties the object is a string-keyed map.
+func (c *converter) object(d *document, m map[string]any, depth int, stack []string) *tsType {
+	props, _ := m["properties"].(map[string]any)
+	required := map[string]bool{}
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	all := map[string]bool{}
+	for k := range props {
+		all[k] = true
+	}
+	for k := range required {
+		all[k] = true
+	}
+	t := &tsType{kind: kObject}
+	for _, k := range sortedKeys(all) {
+		ps, ok := props[k]
+		pt := unknownType()
+		if ok {
+			pt = c.convert(d, ps, depth+1, stack)
+		}
+		// Draft 3 marked required properties in the property itself.
+		req := required[k]
+		if pm, ok := ps.(map[string]any); ok && isTrue(pm["required"]) {
+			req = true
+		}
+		t.props = append(t.props, prop{key: k, optional: !req, typ: pt, doc: docLines(ps)})
+	}
+
+	var index []*tsType
+	additional, hasAdditional := m["additionalProperties"]
+	if hasAdditional && additional != false {
+		index = append(index, c.convert(d, additional, depth+1, stack))
+	}
+	if pp, ok := m["patternProperties"].(map[string]any); ok {
+		for _, k := range sortedKeys(pp) {
+			index = append(index, c.convert(d, pp[k], depth+1, stack))
+		}
+	}
+	switch {
+	case len(index) > 0:
+		t.index = union(index...)
+	case len(t.props) > 0:
+	case additional == false:
+		t.index = neverType()
+	default:
+		t.index = unknownType()
+	}
+	return t
+}
+
+// array converts items, prefixItems (2020-12 tuples; items is then the rest)
+// and items arrays (draft 4 tuples; additionalItems is the rest).
+func (c *converter) array(d *document, m map[string]any, depth int, stack []string) *tsType {
+	items, hasItems := m["items"]
+	if prefix, ok := m["prefixItems"].([]any); ok {
+		return c.tuple(d, prefix, items, hasItems, depth, stack)
+	}
+	if list, ok := items.([]any); ok {
+		rest, hasRest := m["additionalItems"]
+		return c.tuple(d, list, rest, hasRest, depth, stack)
+	}
+	switch {
+	case !hasItems:
+		return arrayOf(unknownType())
+	case items == false:
+		return &tsType{kind: kTuple}
+	}
+	return arrayOf(c.convert(d, items, depth+1, stack))
+}
+
+func (c *converter) tuple(d *document, elems []any, rest any, hasRest bool, depth int, stack []string) *tsType {
+	t := &tsType{kind: kTuple}
+	for _, e := range elems {
+		t.items = append(t.items, c.convert(d, e, depth+1, stack))
+	}
+	switch {
+	case !hasRest:
+		t.elem = unknownType()
+	case rest != false:
+		t.elem = c.convert(d, rest, depth+1, stack)
+	}
+	return t
+}
+
+// literalType is the TypeScript literal type of a JSON value (const and
+// enum): objects become object types and arrays tuples of literals.
+func literalType(v any, depth int) *tsType {
+	if depth > maxDepth {
+		return unknownType()
+	}
+	switch x := v.(type) {
+	case nil:
+		return keyword("null")
+	case bool:
+		if x {
+			return literal("true")
+		}
+		return literal("false")
+	case json.Number:
+		return literal(x.String())
+	case string:
+		return literal(quote(x))
+	case []any:
+		t := &tsType{kind: kTuple}
+		for _, e := range x {
+			t.items = append(t.items, literalType(e, depth+1))
+		}
+		return t
+	case map[string]any:
+		t := &tsType{kind: kObject}
+		for _, k := range sortedKeys(x) {
+			t.props = append(t.props, prop{key: k, typ: literalType(x[k], depth+1)})
+		}
+		return t
+	}
+	return unknownType()
+}
