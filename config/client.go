@@ -1,0 +1,225 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// Entries of {"mcpServers": …} (Claude Desktop, Claude Code, Cursor, Cline,
+// Roo Code, Windsurf) and {"servers": …} (VS Code) are read as those clients
+// write them, so a user can point codemode-mcp at a file they share with one.
+// Names need not be identifiers there: they are sanitized, and SourceName
+// keeps the original for messages.
+
+// clientKeys are the keys such an entry may have. Besides the clients'
+// common keys, the connector options of the native format are accepted.
+var clientKeys = []string{
+	"type", "command", "args", "env", "envFile", "cwd", "url", "headers",
+	"transportType", "serverUrl", "disabled", "timeout", "disabledTools",
+	"description", "tools", "approve", "revert",
+	"autoApprove", "alwaysAllow", "dev", "watchPaths", "gallery", "version",
+}
+
+// ignoredClientKeys are keys real clients define that have no meaning here,
+// with the reason given to the user ("" ignores them silently).
+var ignoredClientKeys = map[string]string{
+	"autoApprove": "Cline's auto-approve list is ignored: approvals come from the approve globs and the tools' annotations",
+	"alwaysAllow": "Roo Code's always-allow list is ignored: approvals come from the approve globs and the tools' annotations",
+	"dev":         "VS Code's development mode (watch, debug) is ignored",
+	"watchPaths":  "Roo Code's restart-on-change paths are ignored",
+	"gallery":     "", // VS Code: where the entry was installed from
+	"version":     "", // VS Code: the installed version
+}
+
+// clientTypes maps the transport names clients use to a kind.
+var clientTypes = map[string]Kind{
+	"stdio":           KindStdio,
+	"sse":             KindSSE,
+	"http":            KindHTTP,
+	"streamable-http": KindHTTP, // Roo Code
+	"streamableHttp":  KindHTTP, // Cline
+}
+
+// stdioKeys only make sense for a command.
+var stdioKeys = []string{"command", "args", "env", "envFile", "cwd"}
+
+func (d *decoder) clientServers(n *node, fp fieldPath, v *vars) []parsed {
+	saved := d.vars
+	d.vars = v
+	defer func() { d.vars = saved }()
+	var out []parsed
+	for _, e := range d.entries(n, fp) {
+		if p, ok := d.clientServer(e, fp.key(e.key)); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
+	c := Connector{Name: connectors.Identifier(e.key), SourceName: e.key, Line: e.keyPos.line}
+	p := parsed{fp: fp, pos: e.keyPos}
+	if e.val.kind != mapNode {
+		want := `a server entry such as {"command": "npx", "args": […]} or {"url": "https://…"}`
+		if strings.HasPrefix(string(fp), "servers.") && slices.Contains([]string{"name", "transport", "addr", "auth_token"}, e.key) {
+			want += ` (for codemode-mcp's own settings, the section is "server:")`
+		}
+		d.typeErr(e.val, fp, want)
+		return p, false
+	}
+	for _, f := range e.val.entries {
+		if f.key == "disabled" {
+			if off, ok := d.boolean(f.val, fp.key(f.key)); ok && off {
+				d.warnAt(e.keyPos, fp, "disabled; skipped")
+				return p, false
+			}
+		}
+	}
+
+	nerr := len(d.errs)
+	var (
+		typ              Kind
+		typeEntry        *entry
+		urlEntry         *entry
+		envFile          string
+		envFilePos       pos
+		hasCmd, hasURL   bool
+		stdioOnly, httpO []entry
+	)
+	for _, f := range e.val.entries {
+		ffp := fp.key(f.key)
+		n := f.val
+		if slices.Contains(stdioKeys, f.key) {
+			stdioOnly = append(stdioOnly, f)
+		}
+		switch f.key {
+		case "command":
+			hasCmd = true
+			c.Command, _ = d.nonEmpty(n, ffp)
+		case "args":
+			c.Args = d.strList(n, ffp)
+		case "env":
+			c.Env = d.env(n, ffp)
+		case "envFile":
+			if v, ok := d.nonEmpty(n, ffp); ok {
+				envFile, envFilePos = d.resolvePath(v), n.pos
+			}
+		case "cwd":
+			if v, ok := d.nonEmpty(n, ffp); ok {
+				c.Cwd = d.resolvePath(v)
+			}
+		case "url", "serverUrl":
+			if urlEntry != nil {
+				d.errAt(f.keyPos, ffp, fmt.Sprintf("the URL is already given by %s (line %d)", urlEntry.key, urlEntry.keyPos.line))
+				continue
+			}
+			urlEntry = &f
+			hasURL = true
+			c.URL, _ = d.httpURL(n, ffp)
+		case "headers":
+			httpO = append(httpO, f)
+			c.Headers = d.strMap(n, ffp, true)
+		case "type", "transportType":
+			if typeEntry != nil {
+				d.errAt(f.keyPos, ffp, fmt.Sprintf("the transport is already given by %s (line %d)", typeEntry.key, typeEntry.keyPos.line))
+				continue
+			}
+			typeEntry = &f
+			names := slices.Sorted(maps.Keys(clientTypes))
+			if v, ok := d.oneOf(n, ffp, names...); ok {
+				typ = clientTypes[v]
+			}
+		case "disabled":
+		case "timeout":
+			c.Timeout, _ = d.clientTimeout(n, ffp)
+		case "disabledTools":
+			c.Tools.Exclude = append(c.Tools.Exclude, d.globs(n, ffp)...)
+		default:
+			if d.commonField(&c, f, ffp) {
+				continue
+			}
+			if reason, ok := ignoredClientKeys[f.key]; ok {
+				if reason != "" {
+					d.warnAt(f.keyPos, ffp, reason)
+				}
+				continue
+			}
+			d.unknownKey(f, fp, clientKeys)
+		}
+	}
+
+	switch {
+	case hasCmd && hasURL:
+		d.errAt(e.keyPos, fp, fmt.Sprintf("has both command and %s; an entry runs a command or connects to a URL", urlEntry.key))
+	case !hasCmd && !hasURL:
+		if len(d.errs) == nerr { // else an unknown key (a typo of command?) says more
+			d.errAt(e.keyPos, fp, "needs command (a stdio server) or url (a remote server)")
+		}
+	case hasCmd:
+		c.Kind = KindStdio
+		if typeEntry != nil && typ != 0 && typ != KindStdio {
+			d.errAt(typeEntry.val.pos, fp.key(typeEntry.key), fmt.Sprintf("type %s needs a url, but this entry has a command", typ))
+		}
+		for _, f := range httpO {
+			d.errAt(f.keyPos, fp.key(f.key), f.key+" applies to url entries only")
+		}
+	default:
+		c.Kind = KindHTTP
+		switch {
+		case typ == KindSSE:
+			c.Kind = KindSSE
+		case typ == KindStdio:
+			d.errAt(typeEntry.val.pos, fp.key(typeEntry.key), "type stdio needs a command, but this entry has a url")
+		case typeEntry == nil && looksLikeSSE(c.URL):
+			// Clients that detect the transport (Cursor, Claude Code) find
+			// legacy SSE servers at …/sse; without a type, follow that.
+			c.Kind = KindSSE
+		}
+		c.SSE = c.Kind == KindSSE
+		for _, f := range stdioOnly {
+			d.errAt(f.keyPos, fp.key(f.key), f.key+" applies to command entries only")
+		}
+	}
+	if envFile != "" && len(d.errs) == nerr {
+		vals, err := readEnvFile(envFile)
+		if err != nil {
+			d.errAt(envFilePos, fp.key("envFile"), err.Error())
+		}
+		for k, v := range vals {
+			if _, set := c.Env[k]; !set {
+				if c.Env == nil {
+					c.Env = map[string]string{}
+				}
+				c.Env[k] = v
+			}
+		}
+	}
+	p.c = c
+	return p, len(d.errs) == nerr
+}
+
+// clientTimeout reads a timeout as Cline and Roo Code write it (seconds, a
+// number), or as a Go duration string.
+func (d *decoder) clientTimeout(n *node, fp fieldPath) (time.Duration, bool) {
+	if n.kind == scalarNode && (n.stype == intScalar || n.stype == floatScalar) {
+		secs, err := strconv.ParseFloat(n.text, 64)
+		if err != nil || secs < 0 || secs > 1e9 {
+			d.errAt(n.pos, fp, fmt.Sprintf("expected a number of seconds or a duration such as \"30s\", got %s", n.text))
+			return 0, false
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	return d.duration(n, fp)
+}
+
+func looksLikeSSE(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/sse")
+}

@@ -1,0 +1,217 @@
+// Package config reads codemode-mcp's configuration: the native YAML (or
+// JSON) format of design §4, and the Claude Desktop / Claude Code / Cursor /
+// VS Code files ({"mcpServers": …} or {"servers": …}) as they are.
+//
+// Every problem is reported with the file, line, column and dotted field path
+// (see Error). Unknown keys are errors, with a suggestion for near misses.
+// String values may use ${VAR} and ${VAR:-default}; $$ is a literal dollar.
+package config
+
+import (
+	"path"
+	"time"
+)
+
+// Defaults of the settings a file may leave out.
+const (
+	DefaultServerName     = "codemode"
+	DefaultTransport      = "stdio"
+	DefaultAddr           = "127.0.0.1:8931"
+	DefaultStorePath      = "./codemode.db"
+	DefaultMaxExecutions  = 50
+	DefaultPausedTTL      = 24 * time.Hour
+	DefaultSynchronous    = "normal"
+	DefaultSandboxTimeout = 60 * time.Second
+	DefaultMemoryLimit    = 256 << 20
+	DefaultMaxResultChars = 24000
+	DefaultIsolation      = "inprocess"
+)
+
+// Config is a loaded and validated configuration.
+type Config struct {
+	// Path is the file it was loaded from ("" for the built-in default).
+	Path       string
+	Server     Server
+	Store      Store
+	Sandbox    Sandbox
+	Approvals  Approvals
+	Connectors []Connector // in file order
+	// Warnings are things that are accepted but deserve a word to the user
+	// (keys of other MCP clients that are ignored, disabled entries, an
+	// unauthenticated listener beyond loopback).
+	Warnings []Warning
+}
+
+// Server configures the MCP server side.
+type Server struct {
+	Name      string // default "codemode"
+	Transport string // "stdio" | "sse" | "http"; default "stdio"
+	Addr      string // listen address for sse/http; default 127.0.0.1:8931
+	AuthToken string // required Bearer token for sse/http when non-empty
+}
+
+// Store configures the durable SQLite log.
+type Store struct {
+	// Path of the SQLite file; a relative path in a file is resolved against
+	// the file's directory. Default "./codemode.db".
+	Path          string
+	MaxExecutions int           // terminal runs kept; default 50
+	PausedTTL     time.Duration // paused runs older than this expire; default 24h
+	Synchronous   string        // "normal" | "full"; default "normal"
+}
+
+// Sandbox configures program execution.
+type Sandbox struct {
+	Timeout        time.Duration // wall clock per pass; default 60s
+	MemoryLimit    int64         // bytes; default 256 MiB
+	MaxResultChars int           // what the model sees of a result; default 24000
+	Isolation      string        // "process" | "inprocess"; default "inprocess"
+	MaxCalls       int           // host calls per pass; 0 = sandbox default
+	MaxStackDepth  int           // JS call stack depth; 0 = sandbox default
+}
+
+// Approvals configures how approval requests reach the human.
+type Approvals struct {
+	// Elicitation asks the user through the client when it supports it.
+	// Default true.
+	Elicitation bool
+}
+
+// Connector is one tool source. Exactly one of Builtin, Command, URL and
+// OpenAPI is set, as Kind says.
+type Connector struct {
+	// Name is the connector's global name in the sandbox (validated with
+	// connectors.ValidateConnectorName).
+	Name string
+	// SourceName is the name as written in the file. It differs from Name
+	// only for entries of a Claude Desktop / VS Code file whose names are not
+	// identifiers ("server-everything" becomes server_everything).
+	SourceName string
+	// Line is the line of the connector's key in the file (0 for defaults).
+	Line int
+	Kind Kind
+
+	// Builtin names a native connector compiled in ("notes").
+	Builtin string
+
+	// Command, Args, Env and Cwd start a stdio MCP server. Env adds to (and
+	// overrides) the inherited environment; Cwd is resolved against the
+	// config file's directory.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// URL is a streamable-HTTP MCP endpoint, or a legacy SSE endpoint when
+	// SSE is set (then Kind is KindSSE). Headers go with every request (also
+	// for OpenAPI connectors).
+	URL     string
+	SSE     bool
+	Headers map[string]string
+
+	// OpenAPI is the document's path (resolved against the config file's
+	// directory) or http(s) URL; BaseURL overrides its servers.
+	OpenAPI    string
+	BaseURL    string
+	Auth       *Auth
+	Operations Filter
+
+	// Tools selects the MCP or builtin tools exposed (by source name).
+	Tools Filter
+	// Approve lists globs (path.Match syntax) of tool names that need
+	// approval in addition to what the source declares.
+	Approve []string
+	// Revert maps a tool name to a JavaScript expression
+	// "(args, result) => …" run during a rollback. Never env-expanded, since
+	// JavaScript template literals use ${…}.
+	Revert map[string]string
+	// Timeout bounds one call; 0 means none.
+	Timeout time.Duration
+	// Description is an optional human one-liner.
+	Description string
+}
+
+// NeedsApproval reports whether one of the connector's approve globs matches
+// the tool name.
+func (c *Connector) NeedsApproval(tool string) bool {
+	return matchAny(c.Approve, tool)
+}
+
+// Auth is how an OpenAPI connector authenticates. Exactly one field is set.
+type Auth struct {
+	Bearer string
+	Basic  *BasicAuth
+	APIKey *APIKey
+}
+
+// BasicAuth is HTTP basic authentication.
+type BasicAuth struct {
+	Username, Password string
+}
+
+// APIKey is a key sent in a header, query parameter or cookie.
+type APIKey struct {
+	In    string // "header" | "query" | "cookie"
+	Name  string
+	Value string
+}
+
+// Filter selects names with globs (path.Match syntax).
+type Filter struct {
+	Include, Exclude []string
+}
+
+// Match reports whether name is included (an empty Include includes
+// everything) and not excluded.
+func (f Filter) Match(name string) bool {
+	if len(f.Include) > 0 && !matchAny(f.Include, name) {
+		return false
+	}
+	return !matchAny(f.Exclude, name)
+}
+
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, err := path.Match(g, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Default returns the built-in configuration: all defaults and the builtin
+// notes connector only.
+func Default() *Config {
+	c := defaults()
+	c.Connectors = []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}}
+	return c
+}
+
+func defaults() *Config {
+	return &Config{
+		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr},
+		Store: Store{
+			Path:          DefaultStorePath,
+			MaxExecutions: DefaultMaxExecutions,
+			PausedTTL:     DefaultPausedTTL,
+			Synchronous:   DefaultSynchronous,
+		},
+		Sandbox: Sandbox{
+			Timeout:        DefaultSandboxTimeout,
+			MemoryLimit:    DefaultMemoryLimit,
+			MaxResultChars: DefaultMaxResultChars,
+			Isolation:      DefaultIsolation,
+		},
+		Approvals: Approvals{Elicitation: true},
+	}
+}
+
+// Connector returns the connector named name, or nil.
+func (c *Config) Connector(name string) *Connector {
+	for i := range c.Connectors {
+		if c.Connectors[i].Name == name {
+			return &c.Connectors[i]
+		}
+	}
+	return nil
+}

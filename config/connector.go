@@ -1,0 +1,391 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// parsed is a decoded connector and where it was written.
+type parsed struct {
+	c   Connector
+	fp  fieldPath
+	pos pos
+}
+
+// kindKeys are the keys that choose a native connector's kind, exactly one
+// of which must be present.
+var kindKeys = []string{"builtin", "command", "url", "openapi"}
+
+// keySpec is a connector key and the kinds it applies to.
+type keySpec struct {
+	key   string
+	kinds []Kind
+}
+
+// connectorKeys lists the keys of a native connector and the kinds they
+// apply to (nil: every kind). A url connector counts as KindHTTP here.
+var connectorKeys = []keySpec{
+	{"builtin", []Kind{KindBuiltin}},
+	{"command", []Kind{KindStdio}},
+	{"args", []Kind{KindStdio}},
+	{"env", []Kind{KindStdio}},
+	{"cwd", []Kind{KindStdio}},
+	{"url", []Kind{KindHTTP}},
+	{"sse", []Kind{KindHTTP}},
+	{"headers", []Kind{KindHTTP, KindOpenAPI}},
+	{"openapi", []Kind{KindOpenAPI}},
+	{"base_url", []Kind{KindOpenAPI}},
+	{"auth", []Kind{KindOpenAPI}},
+	{"operations", []Kind{KindOpenAPI}},
+	{"tools", []Kind{KindBuiltin, KindStdio, KindHTTP}},
+	{"approve", nil},
+	{"revert", nil},
+	{"timeout", nil},
+	{"description", nil},
+}
+
+// kindWord is how a file says which kind a connector is.
+func kindWord(k Kind) string {
+	switch k {
+	case KindBuiltin:
+		return "builtin"
+	case KindStdio:
+		return "command"
+	case KindHTTP, KindSSE:
+		return "url"
+	case KindOpenAPI:
+		return "openapi"
+	}
+	return k.String()
+}
+
+// article prefixes a kind word with its article ("a url", "an openapi").
+func article(w string) string {
+	if w == "openapi" {
+		return "an " + w
+	}
+	return "a " + w
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+const kindChoice = "builtin (a native connector), command (a stdio MCP server), url (an MCP server over HTTP) or openapi (an OpenAPI document)"
+
+// connectors decodes the native `connectors:` mapping.
+func (d *decoder) connectors(n *node, fp fieldPath) []parsed {
+	var out []parsed
+	for _, e := range d.entries(n, fp) {
+		if p, ok := d.connector(e, fp.key(e.key)); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
+	c := Connector{Name: e.key, SourceName: e.key, Line: e.keyPos.line}
+	p := parsed{fp: fp, pos: e.keyPos}
+	switch e.val.kind {
+	case nullNode:
+		d.errAt(e.keyPos, fp, "empty connector: set one of "+kindChoice)
+		return p, false
+	case mapNode:
+	default:
+		d.typeErr(e.val, fp, "a mapping with one of builtin, command, url or openapi")
+		return p, false
+	}
+	all := make([]string, len(connectorKeys))
+	for i, k := range connectorKeys {
+		all[i] = k.key
+	}
+	nerr := len(d.errs)
+	var chosen []entry
+	for _, f := range e.val.entries {
+		switch {
+		case slices.Contains(kindKeys, f.key):
+			chosen = append(chosen, f)
+		case !slices.Contains(all, f.key):
+			d.unknownKey(f, fp, all)
+		}
+	}
+	switch {
+	case len(chosen) == 1:
+	case len(d.errs) > nerr:
+		// An unknown key is the likelier cause (a typo of command, say).
+		return p, false
+	case len(chosen) == 0:
+		d.errAt(e.keyPos, fp, "no source: set one of "+kindChoice)
+		return p, false
+	default:
+		d.errAt(chosen[1].keyPos, fp.key(chosen[1].key), fmt.Sprintf(
+			"a connector has exactly one of builtin, command, url or openapi; this one already has %s (line %d)",
+			chosen[0].key, chosen[0].keyPos.line))
+		return p, false
+	}
+	kind := map[string]Kind{"builtin": KindBuiltin, "command": KindStdio, "url": KindHTTP, "openapi": KindOpenAPI}[chosen[0].key]
+
+	for _, f := range e.val.entries {
+		i := slices.IndexFunc(connectorKeys, func(k keySpec) bool { return k.key == f.key })
+		switch {
+		case i < 0:
+			// reported above
+		case connectorKeys[i].kinds != nil && !slices.Contains(connectorKeys[i].kinds, kind):
+			var words []string
+			for _, k := range connectorKeys[i].kinds {
+				words = append(words, kindWord(k))
+			}
+			d.errAt(f.keyPos, fp.key(f.key), fmt.Sprintf("%s does not apply to %s connector (only to %s connectors)",
+				f.key, article(kindWord(kind)), orList(words)))
+		default:
+			d.connectorField(&c, f, fp.key(f.key))
+		}
+	}
+	c.Kind = kind
+	if kind == KindHTTP && c.SSE {
+		c.Kind = KindSSE
+	}
+	p.c = c
+	return p, len(d.errs) == nerr
+}
+
+// connectorField decodes one key of a native connector.
+func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
+	n := e.val
+	switch e.key {
+	case "builtin":
+		if v, ok := d.nonEmpty(n, fp); ok {
+			if !slices.Contains(builtins, v) {
+				d.errAt(n.pos, fp, fmt.Sprintf("unknown builtin %q%s; known: %s", v, didYouMean(v, builtins), strings.Join(builtins, ", ")))
+				return
+			}
+			c.Builtin = v
+		}
+	case "command":
+		c.Command, _ = d.nonEmpty(n, fp)
+	case "args":
+		c.Args = d.strList(n, fp)
+	case "env":
+		c.Env = d.env(n, fp)
+	case "cwd":
+		if v, ok := d.nonEmpty(n, fp); ok {
+			c.Cwd = d.resolvePath(v)
+		}
+	case "url":
+		c.URL, _ = d.httpURL(n, fp)
+	case "sse":
+		c.SSE, _ = d.boolean(n, fp)
+	case "headers":
+		c.Headers = d.strMap(n, fp, true)
+	case "openapi":
+		v, ok := d.nonEmpty(n, fp)
+		switch {
+		case !ok:
+		case isHTTPURL(v):
+			c.OpenAPI, _ = d.httpURL(n, fp)
+		case strings.Contains(v, "://"):
+			d.errAt(n.pos, fp, fmt.Sprintf("expected a file path or an http(s) URL, got %q", v))
+		default:
+			c.OpenAPI = d.resolvePath(v)
+		}
+	case "base_url":
+		c.BaseURL, _ = d.httpURL(n, fp)
+	case "auth":
+		c.Auth = d.auth(n, fp)
+	case "operations":
+		c.Operations = d.filter(n, fp)
+	default:
+		d.commonField(c, e, fp)
+	}
+}
+
+// commonField decodes the keys every connector (native or client entry)
+// may have; it reports whether key was one of them.
+func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
+	n := e.val
+	switch e.key {
+	case "tools":
+		c.Tools = d.filter(n, fp)
+	case "approve":
+		c.Approve = d.globs(n, fp)
+	case "revert":
+		c.Revert = d.revert(n, fp)
+	case "timeout":
+		c.Timeout, _ = d.duration(n, fp)
+	case "description":
+		c.Description, _ = d.str(n, fp)
+	default:
+		return false
+	}
+	return true
+}
+
+// env decodes environment variables for a subprocess.
+func (d *decoder) env(n *node, fp fieldPath) map[string]string {
+	m := d.strMap(n, fp, true)
+	for _, e := range n.entries {
+		if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
+			d.errAt(e.keyPos, fp.key(e.key), fmt.Sprintf("bad environment variable name %q", e.key))
+		}
+	}
+	return m
+}
+
+// revert decodes tool -> JavaScript expression; values are code and are
+// not ${…}-expanded.
+func (d *decoder) revert(n *node, fp fieldPath) map[string]string {
+	m := d.strMap(n, fp, false)
+	for _, e := range n.entries {
+		if v, ok := m[e.key]; ok && strings.TrimSpace(v) == "" {
+			d.errAt(e.val.pos, fp.key(e.key), `must be a JavaScript expression such as "(args, result) => …"`)
+		}
+	}
+	return m
+}
+
+// filter decodes {include: [...], exclude: [...]} or, as a shorthand, a
+// list of globs to include.
+func (d *decoder) filter(n *node, fp fieldPath) Filter {
+	var f Filter
+	switch n.kind {
+	case seqNode:
+		f.Include = d.globs(n, fp)
+		return f
+	case mapNode, nullNode:
+	default:
+		d.typeErr(n, fp, `{include: [globs], exclude: [globs]} or a list of globs`)
+		return f
+	}
+	d.object(n, fp, []field{
+		{"include", func(n *node, fp fieldPath) { f.Include = d.globs(n, fp) }},
+		{"exclude", func(n *node, fp fieldPath) { f.Exclude = d.globs(n, fp) }},
+	})
+	return f
+}
+
+// auth decodes an OpenAPI connector's credentials: exactly one of bearer,
+// basic {username, password} or api_key {in, name, value}.
+func (d *decoder) auth(n *node, fp fieldPath) *Auth {
+	if !d.mapping(n, fp, "{bearer: …}, {basic: {username, password}} or {api_key: {in, name, value}}") {
+		return nil
+	}
+	a := &Auth{}
+	var set []string
+	d.object(n, fp, []field{
+		{"bearer", func(n *node, fp fieldPath) {
+			set = append(set, "bearer")
+			a.Bearer, _ = d.nonEmpty(n, fp)
+		}},
+		{"basic", func(n *node, fp fieldPath) {
+			set = append(set, "basic")
+			if !d.mapping(n, fp, "{username, password}") {
+				return
+			}
+			b := &BasicAuth{}
+			var hasUser bool
+			d.object(n, fp, []field{
+				{"username", func(n *node, fp fieldPath) { b.Username, hasUser = d.nonEmpty(n, fp) }},
+				{"password", func(n *node, fp fieldPath) { b.Password, _ = d.str(n, fp) }},
+			})
+			if !hasUser && !hasKey(n, "username") {
+				d.errAt(n.pos, fp, "needs username (and password)")
+			}
+			a.Basic = b
+		}},
+		{"api_key", func(n *node, fp fieldPath) {
+			set = append(set, "api_key")
+			if !d.mapping(n, fp, "{in, name, value}") {
+				return
+			}
+			k := &APIKey{In: "header"}
+			d.object(n, fp, []field{
+				{"in", func(n *node, fp fieldPath) {
+					if v, ok := d.oneOf(n, fp, "header", "query", "cookie"); ok {
+						k.In = v
+					}
+				}},
+				{"name", func(n *node, fp fieldPath) { k.Name, _ = d.nonEmpty(n, fp) }},
+				{"value", func(n *node, fp fieldPath) { k.Value, _ = d.nonEmpty(n, fp) }},
+			})
+			if !hasKey(n, "name") || !hasKey(n, "value") {
+				d.errAt(n.pos, fp, "needs name and value (and in: header, query or cookie; default header)")
+			}
+			a.APIKey = k
+		}},
+	})
+	switch {
+	case len(set) == 0:
+		d.errAt(n.pos, fp, "needs one of bearer, basic or api_key")
+		return nil
+	case len(set) > 1:
+		d.errAt(n.pos, fp, fmt.Sprintf("takes exactly one of bearer, basic or api_key; got %s", strings.Join(set, " and ")))
+	}
+	return a
+}
+
+// mapping reports whether n is a mapping or null, reporting a type error
+// (expecting want) otherwise.
+func (d *decoder) mapping(n *node, fp fieldPath, want string) bool {
+	if n.kind == mapNode || n.kind == nullNode {
+		return true
+	}
+	d.typeErr(n, fp, want)
+	return false
+}
+
+func hasKey(n *node, key string) bool {
+	return slices.ContainsFunc(n.entries, func(e entry) bool { return e.key == key })
+}
+
+func isHTTPURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// httpURL decodes an absolute http(s) URL.
+func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
+	v, ok := d.nonEmpty(n, fp)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(v)
+	if err != nil || !isHTTPURL(v) || u.Host == "" {
+		d.errAt(n.pos, fp, fmt.Sprintf("expected an http(s) URL such as \"https://example.com/mcp\", got %q", v))
+		return "", false
+	}
+	return v, true
+}
+
+// uniqueConnectors validates names and rejects duplicates (also across
+// sections, and after Claude/VS Code names are sanitized).
+func (d *decoder) uniqueConnectors(ps []parsed) []Connector {
+	seen := map[string]parsed{}
+	var out []Connector
+	for _, p := range ps {
+		c := p.c
+		from := ""
+		if c.SourceName != c.Name {
+			from = fmt.Sprintf(" (from %q)", c.SourceName)
+		}
+		if err := connectors.ValidateConnectorName(c.Name); err != nil {
+			d.errAt(p.pos, p.fp, err.Error()+from)
+			continue
+		}
+		if first, dup := seen[c.Name]; dup {
+			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q%s is already defined at line %d (%s)", c.Name, from, first.pos.line, first.fp))
+			continue
+		}
+		seen[c.Name] = p
+		out = append(out, c)
+	}
+	return out
+}

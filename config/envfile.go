@@ -1,0 +1,86 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// maxEnvFile bounds an envFile; real ones are a few lines.
+const maxEnvFile = 1 << 20
+
+// readEnvFile reads a dotenv file as VS Code and Cursor do for `envFile`:
+// KEY=VALUE lines, blank lines and # comments skipped, an optional
+// "export " prefix, values optionally in single (literal) or double quotes
+// (with \n, \t, \" and \\ escapes), unquoted values ending at " #".
+func readEnvFile(path string) (map[string]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("envFile: %w", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxEnvFile {
+		return nil, fmt.Errorf("envFile %s: not a regular file of at most %d bytes", path, maxEnvFile)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("envFile: %w", err)
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		key, val, ok := strings.Cut(line, "=")
+		key = strings.TrimSpace(key)
+		if !ok || !isVarName(key) {
+			return nil, fmt.Errorf("envFile %s:%d: expected KEY=VALUE", path, i+1)
+		}
+		val, err := envValue(strings.TrimSpace(val))
+		if err != nil {
+			return nil, fmt.Errorf("envFile %s:%d: %v", path, i+1, err)
+		}
+		out[key] = val
+	}
+	return out, nil
+}
+
+func envValue(v string) (string, error) {
+	switch {
+	case strings.HasPrefix(v, `"`):
+		end := closingQuote(v)
+		if end < 0 {
+			return "", fmt.Errorf("unterminated double quote")
+		}
+		s, err := strconv.Unquote(v[:end+1])
+		if err != nil {
+			return "", fmt.Errorf("bad double-quoted value: %v", err)
+		}
+		return s, nil
+	case strings.HasPrefix(v, "'"):
+		end := strings.IndexByte(v[1:], '\'')
+		if end < 0 {
+			return "", fmt.Errorf("unterminated single quote")
+		}
+		return v[1 : end+1], nil
+	}
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimSpace(v[:i])
+	}
+	return v, nil
+}
+
+// closingQuote returns the index of the '"' ending a double-quoted value.
+func closingQuote(v string) int {
+	for i := 1; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}

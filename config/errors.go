@@ -1,0 +1,152 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Error is one configuration problem, located in the file.
+type Error struct {
+	File   string // as given to Load or Parse; may be ""
+	Line   int    // 1-based; 0 when unknown
+	Column int    // 1-based; 0 when unknown
+	Field  string // dotted path such as "connectors.files.command"; "" for syntax errors
+	Msg    string
+}
+
+// Error formats the problem as "file:line:col: field: message".
+func (e *Error) Error() string {
+	return format(e.File, e.Line, e.Column, e.Field, e.Msg)
+}
+
+// Errors is several configuration problems, in file order. Parse returns it
+// when there is more than one; errors.As finds each *Error.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the individual *Error values.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// Warning is something accepted but worth telling the user about.
+type Warning struct {
+	File         string
+	Line, Column int
+	Field        string
+	Msg          string
+}
+
+// String formats the warning like an Error.
+func (w Warning) String() string {
+	return format(w.File, w.Line, w.Column, w.Field, w.Msg)
+}
+
+func format(file string, line, col int, field, msg string) string {
+	var b strings.Builder
+	if file != "" {
+		b.WriteString(file)
+		b.WriteByte(':')
+	}
+	if line > 0 {
+		b.WriteString(strconv.Itoa(line))
+		b.WriteByte(':')
+		if col > 0 {
+			b.WriteString(strconv.Itoa(col))
+			b.WriteByte(':')
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	if field != "" {
+		b.WriteString(field)
+		b.WriteString(": ")
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// collect turns the problems found into the error Parse returns: nil, the
+// single *Error, or Errors sorted by position.
+func collect(errs []*Error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return Errors(errs)
+}
+
+// suggest returns the candidate nearest to got, or "" when none is near
+// enough to be a likely typo. Case, '_' and '-' are ignored first, so
+// "baseUrl" finds "base_url".
+func suggest(got string, candidates []string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+	}
+	for _, c := range candidates {
+		if norm(c) == norm(got) {
+			return c
+		}
+	}
+	best, bestDist := "", 0
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(got), c)
+		if best == "" || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	limit := max(1, min(len(got), len(best))/3)
+	if best == "" || bestDist > limit {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// didYouMean returns ` (did you mean "x"?)` or "".
+func didYouMean(got string, candidates []string) string {
+	if s := suggest(got, candidates); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}

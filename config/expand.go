@@ -1,0 +1,134 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// vars expands ${…} references in string values.
+//
+// Everywhere: ${VAR} (an error when VAR is unset), ${VAR:-default} (default
+// when VAR is unset or empty; the default may itself hold references),
+// ${env:VAR} (the same as ${VAR}) and $$ for a literal dollar. A '$' before
+// anything else is kept as is.
+//
+// In entries of Claude Desktop / VS Code files (client is set) also the
+// variables VS Code defines there: ${workspaceFolder}, ${userHome}; and
+// ${input:…}, which only VS Code can prompt for, is a clear error.
+type vars struct {
+	lookup    func(string) (string, bool)
+	client    bool
+	workspace string // ${workspaceFolder}
+	home      string // ${userHome}
+}
+
+func (v *vars) expand(s string) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '$' || i+1 >= len(s) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i += 2
+			continue
+		case '{':
+		default:
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		end := closingBrace(s, i+2)
+		if end < 0 {
+			return "", fmt.Errorf("unterminated ${ in %q (write $$ for a literal dollar)", s)
+		}
+		val, err := v.resolve(s[i+2 : end])
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(val)
+		i = end + 1
+	}
+	return b.String(), nil
+}
+
+// closingBrace returns the index of the '}' closing a "${" whose body starts
+// at from, allowing nested ${…} in defaults; -1 if none.
+func closingBrace(s string, from int) int {
+	depth := 1
+	for j := from; j < len(s); j++ {
+		switch {
+		case s[j] == '$' && j+1 < len(s) && s[j+1] == '{':
+			depth++
+			j++
+		case s[j] == '}':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+func (v *vars) resolve(body string) (string, error) {
+	name, def, hasDef := strings.Cut(body, ":-")
+	if v.client {
+		switch {
+		case name == "workspaceFolder":
+			return v.workspace, nil
+		case name == "userHome":
+			return v.home, nil
+		case strings.HasPrefix(name, "input:"):
+			return "", fmt.Errorf("${%s} asks VS Code to prompt for a value, which codemode-mcp cannot do; use an environment variable instead, e.g. ${env:%s}", name, envName(strings.TrimPrefix(name, "input:")))
+		}
+	}
+	name = strings.TrimPrefix(name, "env:")
+	if !isVarName(name) {
+		return "", fmt.Errorf("bad variable name %q in ${%s} (letters, digits and _; write $$ for a literal dollar)", name, body)
+	}
+	if val, ok := v.lookup(name); ok && (val != "" || !hasDef) {
+		return val, nil
+	}
+	if hasDef {
+		return v.expand(def)
+	}
+	return "", fmt.Errorf("environment variable %s is not set (write ${%s:-default} to give a default)", name, name)
+}
+
+func isVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// envName suggests an environment variable name for a VS Code input id.
+func envName(id string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(id) {
+		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "VALUE"
+	}
+	return b.String()
+}

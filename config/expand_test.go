@@ -1,0 +1,117 @@
+package config
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestExpand(t *testing.T) {
+	env := map[string]string{"HOST": "example.com", "EMPTY": "", "PORT": "8080"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	native := &vars{lookup: lookup}
+	client := &vars{lookup: lookup, client: true, workspace: "/ws", home: "/home/u"}
+	tests := []struct {
+		name string
+		v    *vars
+		in   string
+		want string
+		err  string
+	}{
+		{"no reference", native, "plain", "plain", ""},
+		{"variable", native, "https://${HOST}:${PORT}/mcp", "https://example.com:8080/mcp", ""},
+		{"env: prefix", native, "${env:HOST}", "example.com", ""},
+		{"default when unset", native, "${NOPE:-fallback}", "fallback", ""},
+		{"default when empty", native, "${EMPTY:-fallback}", "fallback", ""},
+		{"empty default", native, "a${NOPE:-}b", "ab", ""},
+		{"empty but set", native, "[${EMPTY}]", "[]", ""},
+		{"nested default", native, "${NOPE:-${HOST}}", "example.com", ""},
+		{"default with colon", native, "${NOPE:-http://x:1}", "http://x:1", ""},
+		{"escaped dollar", native, "$$HOST and $${HOST}", "$HOST and ${HOST}", ""},
+		{"lone dollars kept", native, "cost: 5$ or $HOME", "cost: 5$ or $HOME", ""},
+		{"trailing dollar", native, "x$", "x$", ""},
+		{"value is not re-expanded", &vars{lookup: func(string) (string, bool) { return "${HOST}", true }}, "${X}", "${HOST}", ""},
+		{"missing", native, "Bearer ${TOKEN}", "", "environment variable TOKEN is not set (write ${TOKEN:-default} to give a default)"},
+		{"missing inside default", native, "${A:-${B}}", "", "environment variable B is not set (write ${B:-default} to give a default)"},
+		{"unterminated", native, "${HOST", "", `unterminated ${ in "${HOST" (write $$ for a literal dollar)`},
+		{"bad name", native, "${a-b}", "", `bad variable name "a-b" in ${a-b} (letters, digits and _; write $$ for a literal dollar)`},
+		{"empty name", native, "${}", "", `bad variable name "" in ${} (letters, digits and _; write $$ for a literal dollar)`},
+		{"workspaceFolder only in client entries", native, "${workspaceFolder}", "", "environment variable workspaceFolder is not set (write ${workspaceFolder:-default} to give a default)"},
+		{"workspaceFolder", client, "${workspaceFolder}/x", "/ws/x", ""},
+		{"userHome", client, "${userHome}/.cfg", "/home/u/.cfg", ""},
+		{"client env", client, "${env:PORT}", "8080", ""},
+		{"input", client, "${input:gh.token}", "", "${input:gh.token} asks VS Code to prompt for a value, which codemode-mcp cannot do; use an environment variable instead, e.g. ${env:GH_TOKEN}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.v.expand(tt.in)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("expand(%q) error = %v, want %q", tt.in, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("expand(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExpandInConfig(t *testing.T) {
+	t.Setenv("CM_TIMEOUT", "90s")
+	t.Setenv("CM_MAX", "12")
+	t.Setenv("CM_ELICIT", "false")
+	t.Setenv("CM_MEM", "1GiB")
+	t.Setenv("CM_ARG", "--verbose")
+	t.Setenv("CM_KEY", "ignored")
+	src := `
+sandbox:
+  timeout: ${CM_TIMEOUT}
+  memory_limit: ${CM_MEM}
+store:
+  max_executions: ${CM_MAX}
+approvals:
+  elicitation: ${CM_ELICIT}
+connectors:
+  srv:
+    command: ${CM_CMD:-npx}
+    args: ["${CM_ARG}", "$$literal"]
+    env: {"${CM_KEY}": "${CM_ARG}"}
+    revert:
+      do: "(args) => srv.undo({ id: ` + "`${args.id}`" + ` })"
+`
+	cfg, err := Parse([]byte(src), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{cfg.Sandbox.Timeout, cfg.Sandbox.MemoryLimit, cfg.Store.MaxExecutions, cfg.Approvals.Elicitation,
+		cfg.Connectors[0].Command, cfg.Connectors[0].Args, cfg.Connectors[0].Env, cfg.Connectors[0].Revert}
+	want := []any{90 * time.Second, int64(1 << 30), 12, false,
+		"npx", []string{"--verbose", "$literal"}, map[string]string{"${CM_KEY}": "--verbose"},
+		map[string]string{"do": "(args) => srv.undo({ id: `${args.id}` })"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestExpandErrorNamesVariableFieldAndLine(t *testing.T) {
+	src := "connectors:\n  remote:\n    url: https://example.com/mcp\n    headers:\n      Authorization: \"Bearer ${CM_UNSET_TOKEN}\"\n"
+	_, err := Parse([]byte(src), "codemode.yaml")
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v, want *Error", err)
+	}
+	want := &Error{
+		File: "codemode.yaml", Line: 5, Column: 22, Field: "connectors.remote.headers.Authorization",
+		Msg: "environment variable CM_UNSET_TOKEN is not set (write ${CM_UNSET_TOKEN:-default} to give a default)",
+	}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

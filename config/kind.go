@@ -1,0 +1,37 @@
+package config
+
+// Kind is what sort of tool source a connector is.
+type Kind int
+
+// Connector kinds.
+const (
+	KindBuiltin Kind = iota + 1 // a native Go connector compiled in
+	KindStdio                   // an MCP server started as a subprocess
+	KindHTTP                    // an MCP server over streamable HTTP
+	KindSSE                     // an MCP server over legacy SSE
+	KindOpenAPI                 // an OpenAPI (or Swagger 2.0) document
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindBuiltin:
+		return "builtin"
+	case KindStdio:
+		return "stdio"
+	case KindHTTP:
+		return "http"
+	case KindSSE:
+		return "sse"
+	case KindOpenAPI:
+		return "openapi"
+	}
+	return "unknown"
+}
+
+// IsMCP reports whether the connector is a downstream MCP server.
+func (k Kind) IsMCP() bool {
+	return k == KindStdio || k == KindHTTP || k == KindSSE
+}
+
+// builtins lists the native connectors a file may name with `builtin:`.
+var builtins = []string{"notes"}

@@ -1,0 +1,321 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// EnvConfig is the environment variable naming the config file when no
+// --config flag is given.
+const EnvConfig = "CODEMODE_CONFIG"
+
+// DefaultFile is the file looked for in the working directory.
+const DefaultFile = "codemode.yaml"
+
+// Find returns the config file to load: flag when set, else $CODEMODE_CONFIG
+// when set, else ./codemode.yaml when it exists, else "" (meaning Default).
+// It does not check that an explicitly named file exists: Load reports that.
+func Find(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if env := os.Getenv(EnvConfig); env != "" {
+		return env, nil
+	}
+	fi, err := os.Stat(DefaultFile)
+	switch {
+	case err == nil && fi.IsDir():
+		return "", fmt.Errorf("%s is a directory, not a config file", DefaultFile)
+	case err == nil:
+		return DefaultFile, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	}
+	return "", fmt.Errorf("look for %s: %w", DefaultFile, err)
+}
+
+// Load reads and parses the file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("config file %s does not exist: %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config file %s: %w", path, err)
+	}
+	return Parse(data, path)
+}
+
+// Parse parses and validates a configuration. file names it in messages and
+// anchors relative paths (store.path, cwd, openapi, envFile); it may be "".
+// The error is an *Error, or Errors when there are several problems.
+func Parse(data []byte, file string) (*Config, error) {
+	return parse(data, file, os.LookupEnv)
+}
+
+func parse(data []byte, file string, lookup func(string) (string, bool)) (*Config, error) {
+	d := &decoder{file: file}
+	if file != "" {
+		d.dir = filepath.Dir(file)
+		if abs, err := filepath.Abs(d.dir); err == nil {
+			d.dir = abs
+		}
+	}
+	home, _ := os.UserHomeDir()
+	d.vars = &vars{lookup: lookup}
+	clientVars := &vars{lookup: lookup, client: true, workspace: workspaceFolder(d.dir), home: home}
+
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM, as Windows editors write
+	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, d.syntaxError(err)
+	}
+	root := d.document(f)
+	if len(d.errs) > 0 {
+		return nil, collect(d.errs)
+	}
+
+	cfg := defaults()
+	cfg.Path = file
+	var cs []parsed
+	d.object(root, "", []field{
+		{"server", func(n *node, fp fieldPath) { d.server(n, fp, &cfg.Server) }},
+		{"store", func(n *node, fp fieldPath) { d.store(n, fp, &cfg.Store) }},
+		{"sandbox", func(n *node, fp fieldPath) { d.sandbox(n, fp, &cfg.Sandbox) }},
+		{"approvals", func(n *node, fp fieldPath) { d.approvals(n, fp, &cfg.Approvals) }},
+		{"connectors", func(n *node, fp fieldPath) { cs = append(cs, d.connectors(n, fp)...) }},
+		// Claude Desktop, Claude Code and Cursor files.
+		{"mcpServers", func(n *node, fp fieldPath) { cs = append(cs, d.clientServers(n, fp, clientVars)...) }},
+		// VS Code's mcp.json.
+		{"servers", func(n *node, fp fieldPath) { cs = append(cs, d.clientServers(n, fp, clientVars)...) }},
+		// VS Code's prompted inputs: ${input:…} references are reported
+		// where they are used.
+		{"inputs", func(*node, fieldPath) {}},
+		// Editors' schema hint.
+		{"$schema", func(*node, fieldPath) {}},
+		// Claude Desktop's own settings, when its file is used as is.
+		{"globalShortcut", func(*node, fieldPath) {}},
+		{"preferences", func(*node, fieldPath) {}},
+	})
+	slices.SortStableFunc(cs, func(a, b parsed) int { return a.pos.line - b.pos.line })
+	cfg.Connectors = d.uniqueConnectors(cs)
+	d.checkServer(cfg)
+	if len(d.errs) > 0 {
+		return nil, collect(d.errs)
+	}
+	cfg.Warnings = d.warn
+	return cfg, nil
+}
+
+// syntaxError converts a parser error into an *Error at its position.
+func (d *decoder) syntaxError(err error) error {
+	var ye interface {
+		GetToken() *token.Token
+		GetMessage() string
+	}
+	if errors.As(err, &ye) {
+		p := tokPos(ye.GetToken())
+		return &Error{File: d.file, Line: p.line, Column: p.col, Msg: "YAML syntax error: " + ye.GetMessage()}
+	}
+	return &Error{File: d.file, Msg: "YAML syntax error: " + err.Error()}
+}
+
+// document returns the root node of the single document in f (an empty
+// mapping for an empty file).
+func (d *decoder) document(f *ast.File) *node {
+	var bodies []*ast.DocumentNode
+	for _, doc := range f.Docs {
+		if doc != nil && doc.Body != nil {
+			bodies = append(bodies, doc)
+		}
+	}
+	if len(bodies) == 0 {
+		return &node{kind: mapNode}
+	}
+	if len(bodies) > 1 {
+		d.errAt(nodePos(bodies[1].Body), "", "a configuration file holds one YAML document; found another here")
+	}
+	c := &converter{d: d, anchors: map[string]*node{}}
+	root := c.convert(bodies[0].Body, "", 0)
+	if root.kind != mapNode && root.kind != nullNode {
+		d.typeErr(root, "", "a mapping at the top (server, store, sandbox, approvals, connectors)")
+	}
+	return root
+}
+
+// workspaceFolder is VS Code's ${workspaceFolder} for a file in dir: the
+// parent of .vscode (or .cursor), else dir itself.
+func workspaceFolder(dir string) string {
+	if dir == "" {
+		dir, _ = os.Getwd()
+		return dir
+	}
+	switch filepath.Base(dir) {
+	case ".vscode", ".cursor":
+		return filepath.Dir(dir)
+	}
+	return dir
+}
+
+// resolvePath makes p absolute against the config file's directory; "~/"
+// means the home directory. Without a file, p is left relative.
+func (d *decoder) resolvePath(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	if p == "" || filepath.IsAbs(p) || d.dir == "" {
+		return p
+	}
+	return filepath.Join(d.dir, p)
+}
+
+func (d *decoder) server(n *node, fp fieldPath, s *Server) {
+	d.object(n, fp, []field{
+		{"name", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmpty(n, fp); ok {
+				s.Name = v
+			}
+		}},
+		{"transport", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "stdio", "sse", "http"); ok {
+				s.Transport = v
+			}
+		}},
+		{"addr", func(n *node, fp fieldPath) {
+			v, ok := d.nonEmpty(n, fp)
+			if !ok {
+				return
+			}
+			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+				d.errAt(n.pos, fp, fmt.Sprintf("expected host:port such as %q, got %q", DefaultAddr, v))
+				return
+			}
+			s.Addr = v
+			d.addrPos = n.pos
+		}},
+		{"auth_token", func(n *node, fp fieldPath) {
+			if v, ok := d.str(n, fp); ok {
+				s.AuthToken = v
+			}
+		}},
+	})
+}
+
+// checkServer warns about a network listener that anyone can reach.
+func (d *decoder) checkServer(cfg *Config) {
+	s := cfg.Server
+	if s.Transport == "stdio" || s.AuthToken != "" {
+		return
+	}
+	host, _, err := net.SplitHostPort(s.Addr)
+	if err != nil {
+		return
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return
+	}
+	d.warnAt(d.addrPos, "server.addr", fmt.Sprintf("%s listens beyond loopback without auth_token: anyone who can reach it can run programs", s.Addr))
+}
+
+func (d *decoder) store(n *node, fp fieldPath, s *Store) {
+	d.object(n, fp, []field{
+		{"path", func(n *node, fp fieldPath) {
+			v, ok := d.nonEmpty(n, fp)
+			if !ok {
+				return
+			}
+			if v != ":memory:" && !strings.HasPrefix(v, "file:") {
+				v = d.resolvePath(v)
+			}
+			s.Path = v
+		}},
+		{"max_executions", func(n *node, fp fieldPath) {
+			if v, ok := d.count(n, fp, 1); ok {
+				s.MaxExecutions = v
+			}
+		}},
+		{"paused_ttl", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.PausedTTL = v
+			}
+		}},
+		{"synchronous", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "normal", "full"); ok {
+				s.Synchronous = v
+			}
+		}},
+	})
+}
+
+func (d *decoder) sandbox(n *node, fp fieldPath, s *Sandbox) {
+	d.object(n, fp, []field{
+		{"timeout", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.Timeout = v
+			}
+		}},
+		{"memory_limit", func(n *node, fp fieldPath) {
+			v, ok := d.size(n, fp)
+			if ok && v <= 0 {
+				d.errAt(n.pos, fp, "must be a positive size")
+				return
+			}
+			if ok {
+				s.MemoryLimit = v
+			}
+		}},
+		{"max_result_chars", func(n *node, fp fieldPath) {
+			if v, ok := d.count(n, fp, 1); ok {
+				s.MaxResultChars = v
+			}
+		}},
+		{"isolation", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "inprocess", "process"); ok {
+				s.Isolation = v
+			}
+		}},
+		{"max_calls", func(n *node, fp fieldPath) {
+			if v, ok := d.count(n, fp, 0); ok {
+				s.MaxCalls = v
+			}
+		}},
+		{"max_stack_depth", func(n *node, fp fieldPath) {
+			if v, ok := d.count(n, fp, 0); ok {
+				s.MaxStackDepth = v
+			}
+		}},
+	})
+}
+
+func (d *decoder) approvals(n *node, fp fieldPath, a *Approvals) {
+	d.object(n, fp, []field{
+		{"elicitation", func(n *node, fp fieldPath) {
+			if v, ok := d.boolean(n, fp); ok {
+				a.Elicitation = v
+			}
+		}},
+	})
+}
+
+func (d *decoder) positiveDuration(n *node, fp fieldPath) (v time.Duration, ok bool) {
+	v, ok = d.duration(n, fp)
+	if ok && v <= 0 {
+		d.errAt(n.pos, fp, "must be a positive duration")
+		return 0, false
+	}
+	return v, ok
+}

@@ -1,0 +1,391 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDefault(t *testing.T) {
+	got := Default()
+	want := &Config{
+		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931"},
+		Store:  Store{Path: "./codemode.db", MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal"},
+		Sandbox: Sandbox{
+			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "inprocess",
+		},
+		Approvals:  Approvals{Elicitation: true},
+		Connectors: []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Default() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseEmptyGivesDefaultsWithoutConnectors(t *testing.T) {
+	for _, src := range []string{"", "# nothing\n", "{}", "---\n"} {
+		got, err := Parse([]byte(src), "")
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", src, err)
+		}
+		want := Default()
+		want.Connectors = nil
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Parse(%q) mismatch (-want +got):\n%s", src, diff)
+		}
+	}
+}
+
+func TestParseFull(t *testing.T) {
+	t.Setenv("CODEMODE_TOKEN", "s3cret")
+	t.Setenv("REMOTE_TOKEN", "rt")
+	t.Setenv("GITHUB_TOKEN", "gh")
+	t.Setenv("LOG_LEVEL", "")
+	file := filepath.Join("testdata", "full.yaml")
+	got, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		Path:   file,
+		Server: Server{Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret"},
+		Store: Store{
+			Path: filepath.Join(dir, "data", "codemode.db"), MaxExecutions: 10, PausedTTL: 2 * time.Hour, Synchronous: "full",
+		},
+		Sandbox: Sandbox{
+			Timeout: 30 * time.Second, MemoryLimit: 1 << 30, MaxResultChars: 1000, Isolation: "process",
+			MaxCalls: 100, MaxStackDepth: 500,
+		},
+		Approvals: Approvals{Elicitation: false},
+		Connectors: []Connector{
+			{Name: "notes", SourceName: "notes", Line: 22, Kind: KindBuiltin, Builtin: "notes"},
+			{
+				Name: "files", SourceName: "files", Line: 24, Kind: KindStdio,
+				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
+				Env:     map[string]string{"LOG": "info"},
+				Cwd:     filepath.Join(dir, "work"),
+				Approve: []string{"write_*", "edit_*", "move_*", "create_*"},
+				Revert:  map[string]string{"write_file": "(args, result) => files.delete_file({ path: `${args.path}` })"},
+				Timeout: 5 * time.Second, Description: "Local files",
+			},
+			{
+				Name: "remote", SourceName: "remote", Line: 34, Kind: KindHTTP,
+				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
+				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
+			},
+			{Name: "legacy", SourceName: "legacy", Line: 38, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{
+				Name: "github", SourceName: "github", Line: 41, Kind: KindOpenAPI,
+				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
+				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
+				Auth:       &Auth{Bearer: "gh"},
+				Operations: Filter{Include: []string{"issues/*", "repos/get"}, Exclude: []string{}},
+			},
+			{
+				Name: "petstore", SourceName: "petstore", Line: 47, Kind: KindOpenAPI,
+				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
+				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load(%s) mismatch (-want +got):\n%s", file, diff)
+	}
+}
+
+// TestParseErrors checks that each problem is reported with the file, line,
+// column and field, in the documented format.
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      string // the whole message
+	}{
+		{"unknown top-level key", "sever:\n  name: x\n",
+			`codemode.yaml:1:1: sever: unknown key (did you mean "server"?)`},
+		{"unknown key without near miss", "store:\n  colour: red\n",
+			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous`},
+		{"unknown connector key", "connectors:\n  files:\n    comand: npx\n",
+			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
+		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",
+			`codemode.yaml:4:5: connectors.gh.baseUrl: unknown key (did you mean "base_url"?)`},
+		{"bad duration", "sandbox:\n  timeout: banana\n",
+			`codemode.yaml:2:12: sandbox.timeout: expected a duration such as "60s", "5m" or "24h", got "banana"`},
+		{"duration without unit", "store:\n  paused_ttl: 60\n",
+			`codemode.yaml:2:15: store.paused_ttl: expected a duration such as "60s", "5m" or "24h", got the number 60 (a duration needs a unit: "60s"?)`},
+		{"zero timeout", "sandbox:\n  timeout: 0s\n",
+			`codemode.yaml:2:12: sandbox.timeout: must be a positive duration`},
+		{"bad size", "sandbox:\n  memory_limit: 256 parsecs\n",
+			`codemode.yaml:2:17: sandbox.memory_limit: expected a size such as "256MiB", "1GiB" or "512MB", got "256 parsecs" (unknown unit "parsecs"; use B, KB, MB, GB, KiB, MiB or GiB)`},
+		{"zero size", "sandbox:\n  memory_limit: 0\n",
+			`codemode.yaml:2:17: sandbox.memory_limit: must be a positive size`},
+		{"not a number", "store:\n  max_executions: many\n",
+			`codemode.yaml:2:19: store.max_executions: expected a whole number, got "many"`},
+		{"float for int", "sandbox:\n  max_result_chars: 1.5\n",
+			`codemode.yaml:2:21: sandbox.max_result_chars: expected a whole number, got the number 1.5`},
+		{"non-positive limit", "store:\n  max_executions: 0\n",
+			`codemode.yaml:2:19: store.max_executions: must be a positive number, got 0`},
+		{"negative limit", "sandbox:\n  max_calls: -1\n",
+			`codemode.yaml:2:14: sandbox.max_calls: must be at least 0, got -1`},
+		{"bad bool", "approvals:\n  elicitation: maybe\n",
+			`codemode.yaml:2:16: approvals.elicitation: expected true or false, got "maybe"`},
+		{"mapping for string", "server:\n  name: {a: 1}\n",
+			`codemode.yaml:2:9: server.name: expected a string, got a mapping`},
+		{"list for mapping", "server:\n  - a\n",
+			`codemode.yaml:2:3: server: expected a mapping, got a list`},
+		{"bad transport", "server:\n  transport: htp\n",
+			`codemode.yaml:2:14: server.transport: must be one of stdio, sse, http; got "htp" (did you mean "http"?)`},
+		{"bad addr", "server:\n  addr: localhost\n",
+			`codemode.yaml:2:9: server.addr: expected host:port such as "127.0.0.1:8931", got "localhost"`},
+		{"bad isolation", "sandbox:\n  isolation: vm\n",
+			`codemode.yaml:2:14: sandbox.isolation: must be one of inprocess, process; got "vm"`},
+		{"bad synchronous", "store:\n  synchronous: off\n",
+			`codemode.yaml:2:16: store.synchronous: must be one of normal, full; got "off"`},
+		{"empty store path", "store:\n  path: \"\"\n",
+			`codemode.yaml:2:9: store.path: must not be empty`},
+		{"bad connector name", "connectors:\n  my-files:\n    builtin: notes\n",
+			`codemode.yaml:2:3: connectors.my-files: connector name "my-files" is not a valid JavaScript identifier (letters, digits, _ and $; not starting with a digit); try "my_files"`},
+		{"reserved connector name", "connectors:\n  codemode:\n    builtin: notes\n",
+			`codemode.yaml:2:3: connectors.codemode: connector name "codemode" is reserved for the sandbox's own API`},
+		{"global connector name", "connectors:\n  JSON:\n    builtin: notes\n",
+			`codemode.yaml:2:3: connectors.JSON: connector name "JSON" would shadow the JavaScript global JSON`},
+		{"duplicate connector", "connectors:\n  a:\n    builtin: notes\n  a:\n    command: x\n",
+			`codemode.yaml:4:3: connectors.a: duplicate key "a" (first defined at line 2)`},
+		{"duplicate key in section", "sandbox:\n  timeout: 1s\n  timeout: 2s\n",
+			`codemode.yaml:3:3: sandbox.timeout: duplicate key "timeout" (first defined at line 2)`},
+		{"no kind", "connectors:\n  x:\n    description: nothing\n",
+			`codemode.yaml:2:3: connectors.x: no source: set one of builtin (a native connector), command (a stdio MCP server), url (an MCP server over HTTP) or openapi (an OpenAPI document)`},
+		{"empty connector", "connectors:\n  x:\n",
+			`codemode.yaml:2:3: connectors.x: empty connector: set one of builtin (a native connector), command (a stdio MCP server), url (an MCP server over HTTP) or openapi (an OpenAPI document)`},
+		{"two kinds", "connectors:\n  x:\n    command: npx\n    url: https://x\n",
+			`codemode.yaml:4:5: connectors.x.url: a connector has exactly one of builtin, command, url or openapi; this one already has command (line 3)`},
+		{"unknown builtin", "connectors:\n  x:\n    builtin: note\n",
+			`codemode.yaml:3:14: connectors.x.builtin: unknown builtin "note" (did you mean "notes"?); known: notes`},
+		{"sse without url", "connectors:\n  x:\n    command: srv\n    sse: true\n",
+			`codemode.yaml:4:5: connectors.x.sse: sse does not apply to a command connector (only to url connectors)`},
+		{"args with url", "connectors:\n  x:\n    url: https://x/mcp\n    args: [a]\n",
+			`codemode.yaml:4:5: connectors.x.args: args does not apply to a url connector (only to command connectors)`},
+		{"tools on openapi", "connectors:\n  x:\n    openapi: a.json\n    tools: [a]\n",
+			`codemode.yaml:4:5: connectors.x.tools: tools does not apply to an openapi connector (only to builtin, command or url connectors)`},
+		{"bad url", "connectors:\n  x:\n    url: example.com/mcp\n",
+			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp"`},
+		{"bad openapi scheme", "connectors:\n  x:\n    openapi: ftp://x/a.json\n",
+			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://x/a.json"`},
+		{"bad glob", "connectors:\n  x:\n    builtin: notes\n    approve: [\"[a\"]\n",
+			`codemode.yaml:4:15: connectors.x.approve[0]: bad glob "[a" (path.Match syntax: *, ?, [a-z], \ escapes)`},
+		{"glob list as string", "connectors:\n  x:\n    builtin: notes\n    approve: write_*\n",
+			`codemode.yaml:4:14: connectors.x.approve: expected a list of globs such as ["write_*"], got the string "write_*"`},
+		{"args as string", "connectors:\n  x:\n    command: npx\n    args: -y srv\n",
+			`codemode.yaml:4:11: connectors.x.args: expected a list of strings, got the string "-y srv"`},
+		{"list in args", "connectors:\n  x:\n    command: npx\n    args: [a, [b]]\n",
+			`codemode.yaml:4:15: connectors.x.args[1]: expected a string, got a list`},
+		{"auth with two methods", "connectors:\n  x:\n    openapi: a.json\n    auth: {bearer: t, basic: {username: u}}\n",
+			`codemode.yaml:4:11: connectors.x.auth: takes exactly one of bearer, basic or api_key; got bearer and basic`},
+		{"auth api_key incomplete", "connectors:\n  x:\n    openapi: a.json\n    auth:\n      api_key: {name: k}\n",
+			`codemode.yaml:5:16: connectors.x.auth.api_key: needs name and value (and in: header, query or cookie; default header)`},
+		{"auth api_key in", "connectors:\n  x:\n    openapi: a.json\n    auth:\n      api_key: {in: body, name: k, value: v}\n",
+			`codemode.yaml:5:21: connectors.x.auth.api_key.in: must be one of header, query, cookie; got "body"`},
+		{"empty revert", "connectors:\n  x:\n    builtin: notes\n    revert: {a: \" \"}\n",
+			`codemode.yaml:4:17: connectors.x.revert.a: must be a JavaScript expression such as "(args, result) => …"`},
+		{"bad env name", "connectors:\n  x:\n    command: a\n    env: {\"A=B\": c}\n",
+			`codemode.yaml:4:11: connectors.x.env["A=B"]: bad environment variable name "A=B"`},
+		{"top level list", "- a\n",
+			`codemode.yaml:1:1: expected a mapping at the top (server, store, sandbox, approvals, connectors), got a list`},
+		{"syntax error", "server: [\n",
+			`codemode.yaml:1:9: YAML syntax error: sequence end token ']' not found`},
+		{"two documents", "server: {}\n---\nstore: {}\n",
+			`codemode.yaml:3:1: a configuration file holds one YAML document; found another here`},
+		{"undefined alias", "server:\n  name: *nope\n",
+			`codemode.yaml:2:9: server.name: alias *nope refers to no anchor defined before it`},
+		{"unsupported tag", "server:\n  name: !secret x\n",
+			`codemode.yaml:2:9: server.name: unsupported YAML tag !secret`},
+		{"connector not a mapping", "connectors:\n  x: notes\n",
+			`codemode.yaml:2:6: connectors.x: expected a mapping with one of builtin, command, url or openapi, got the string "notes"`},
+		{"quoted odd key path", "connectors:\n  \"a b\":\n    builtin: notes\n",
+			`codemode.yaml:2:3: connectors["a b"]: connector name "a b" is not a valid JavaScript identifier (letters, digits, _ and $; not starting with a digit); try "a_b"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tt.src), "codemode.yaml")
+			if err == nil {
+				t.Fatalf("Parse succeeded: %+v", cfg)
+			}
+			if cfg != nil {
+				t.Errorf("Parse returned a Config with an error")
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T is not an *Error: %v", err, err)
+			}
+			if e.File != "codemode.yaml" || e.Line == 0 {
+				t.Errorf("error lacks file or line: %+v", e)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseReportsEveryProblem(t *testing.T) {
+	src := "server:\n  transport: htp\n  addr: bad\nsandbox:\n  timeout: x\n"
+	_, err := Parse([]byte(src), "c.yaml")
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("got %T %v, want Errors", err, err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.Field)
+	}
+	want := []string{"server.transport", "server.addr", "sandbox.timeout"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+	if n := strings.Count(err.Error(), "\n"); n != 2 {
+		t.Errorf("Errors.Error() has %d newlines, want 2:\n%s", n, err)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "server.transport" {
+		t.Errorf("errors.As(*Error) = %+v, want the first problem", e)
+	}
+}
+
+func TestParseValues(t *testing.T) {
+	tests := []struct {
+		name, src string
+		check     func(*Config) any
+		want      any
+	}{
+		{"size MiB", "sandbox: {memory_limit: 512MiB}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(512 << 20)},
+		{"size MB", "sandbox: {memory_limit: 512MB}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(512e6)},
+		{"size plain", "sandbox: {memory_limit: 1048576}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(1 << 20)},
+		{"hex int", "store: {max_executions: 0x10}", func(c *Config) any { return c.Store.MaxExecutions }, 16},
+		{"quoted int", "store: {max_executions: \"7\"}", func(c *Config) any { return c.Store.MaxExecutions }, 7},
+		{"transport case", "server: {transport: SSE}", func(c *Config) any { return c.Server.Transport }, "sse"},
+		{"number as string", "server: {name: 42}", func(c *Config) any { return c.Server.Name }, "42"},
+		{"connector timeout zero", "connectors: {n: {builtin: notes, timeout: 0}}", func(c *Config) any { return c.Connectors[0].Timeout }, time.Duration(0)},
+		{"tools list shorthand", "connectors: {n: {builtin: notes, tools: [\"a*\"]}}", func(c *Config) any { return c.Connectors[0].Tools }, Filter{Include: []string{"a*"}}},
+		{"merge key", "connectors:\n  a: &a {command: npx, args: [one], timeout: 3s}\n  b:\n    <<: *a\n    args: [two]\n",
+			func(c *Config) any {
+				return []any{c.Connectors[1].Command, c.Connectors[1].Args, c.Connectors[1].Timeout}
+			},
+			[]any{"npx", []string{"two"}, 3 * time.Second}},
+		{"string tag", "server: {name: !!str 12}", func(c *Config) any { return c.Server.Name }, "12"},
+		{"block scalar", "connectors:\n  n:\n    builtin: notes\n    description: |\n      two\n      lines\n",
+			func(c *Config) any { return c.Connectors[0].Description }, "two\nlines\n"},
+		{"order of connectors", "connectors: {b: {builtin: notes}, a: {builtin: notes}}",
+			func(c *Config) any { return []string{c.Connectors[0].Name, c.Connectors[1].Name} }, []string{"b", "a"}},
+		{"memory store path kept", "store: {path: \":memory:\"}", func(c *Config) any { return c.Store.Path }, ":memory:"},
+		{"bom", "\ufeffserver: {name: bom}", func(c *Config) any { return c.Server.Name }, "bom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tt.src), "c.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, tt.check(cfg)); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRelativePathsFollowTheFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sub", "codemode.yaml")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "store: {path: db/x.db}\nconnectors:\n  s: {command: ./srv, cwd: ..}\n  o: {openapi: spec.yaml}\n  h: {openapi: /abs/spec.json}\n"
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{cfg.Store.Path, cfg.Connectors[0].Command, cfg.Connectors[0].Cwd, cfg.Connectors[1].OpenAPI, cfg.Connectors[2].OpenAPI}
+	want := []string{filepath.Join(dir, "sub", "db", "x.db"), "./srv", dir, filepath.Join(dir, "sub", "spec.yaml"), "/abs/spec.json"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.yaml")
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Load(missing) = %v, want an error naming %s that is ErrNotExist", err, path)
+	}
+}
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	tests := []struct {
+		name, flag, env string
+		createDefault   bool
+		want            string
+	}{
+		{"nothing", "", "", false, ""},
+		{"default file", "", "", true, "codemode.yaml"},
+		{"env wins over default file", "", "/etc/env.yaml", true, "/etc/env.yaml"},
+		{"flag wins over env", "flag.yaml", "/etc/env.yaml", true, "flag.yaml"},
+		{"flag need not exist", "missing.yaml", "", false, "missing.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(EnvConfig, tt.env)
+			os.Remove(DefaultFile)
+			if tt.createDefault {
+				if err := os.WriteFile(DefaultFile, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Find(tt.flag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("Find(%q) = %q, want %q", tt.flag, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestServerWarnings(t *testing.T) {
+	tests := []struct {
+		src  string
+		want int
+	}{
+		{"server: {transport: http, addr: \"0.0.0.0:80\"}", 1},
+		{"server: {transport: http, addr: \":80\"}", 1},
+		{"server: {transport: http, addr: \"0.0.0.0:80\", auth_token: t}", 0},
+		{"server: {transport: sse, addr: \"localhost:80\"}", 0},
+		{"server: {transport: stdio, addr: \"0.0.0.0:80\"}", 0},
+	}
+	for _, tt := range tests {
+		cfg, err := Parse([]byte(tt.src), "c.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cfg.Warnings) != tt.want {
+			t.Errorf("%s: warnings %v, want %d", tt.src, cfg.Warnings, tt.want)
+		}
+		for _, w := range cfg.Warnings {
+			if w.Line != 1 || w.Field != "server.addr" {
+				t.Errorf("%s: warning not located at server.addr: %+v", tt.src, w)
+			}
+		}
+	}
+}

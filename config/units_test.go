@@ -1,0 +1,117 @@
+package config
+
+import (
+	"testing"
+)
+
+func TestSuggest(t *testing.T) {
+	keys := []string{"command", "args", "env", "cwd", "url", "base_url", "max_executions", "paused_ttl"}
+	tests := []struct{ got, want string }{
+		{"comand", "command"},
+		{"commmand", "command"},
+		{"arg", "args"},
+		{"baseUrl", "base_url"},
+		{"BASE-URL", "base_url"},
+		{"maxExecutions", "max_executions"},
+		{"paused_tl", "paused_ttl"},
+		{"xyz", ""},
+		{"colour", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := suggest(tt.got, keys); got != tt.want {
+			t.Errorf("suggest(%q) = %q, want %q", tt.got, got, tt.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"256MiB", 256 << 20, false},
+		{"1GiB", 1 << 30, false},
+		{"1.5GiB", 3 << 29, false},
+		{"512MB", 512e6, false},
+		{"512 mb", 512e6, false},
+		{"64kib", 64 << 10, false},
+		{"1_000", 1000, false},
+		{"100B", 100, false},
+		{"1024", 1024, false},
+		{"", 0, true},
+		{"MiB", 0, true},
+		{"12 parsecs", 0, true},
+		{"1.2.3MB", 0, true},
+		{"99999999TiB", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := parseSize(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, err %v", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestFilterMatch(t *testing.T) {
+	tests := []struct {
+		f    Filter
+		name string
+		want bool
+	}{
+		{Filter{}, "anything", true},
+		{Filter{Include: []string{"get_*"}}, "get_item", true},
+		{Filter{Include: []string{"get_*"}}, "put_item", false},
+		{Filter{Exclude: []string{"delete_*"}}, "delete_all", false},
+		{Filter{Exclude: []string{"delete_*"}}, "list", true},
+		{Filter{Include: []string{"*"}, Exclude: []string{"get-env"}}, "get-env", false},
+		{Filter{Include: []string{"issues/*"}}, "issues/list", true},
+		{Filter{Include: []string{"issues/*"}}, "issues/x/y", false},
+		{Filter{Include: []string{"[bad"}}, "x", false},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Match(tt.name); got != tt.want {
+			t.Errorf("%+v.Match(%q) = %v, want %v", tt.f, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestNeedsApproval(t *testing.T) {
+	c := Connector{Approve: []string{"create_*", "delete_entities"}}
+	for name, want := range map[string]bool{"create_entities": true, "delete_entities": true, "delete_relations": false, "read_graph": false} {
+		if got := c.NeedsApproval(name); got != want {
+			t.Errorf("NeedsApproval(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestKindString(t *testing.T) {
+	want := map[Kind]string{KindBuiltin: "builtin", KindStdio: "stdio", KindHTTP: "http", KindSSE: "sse", KindOpenAPI: "openapi", 0: "unknown"}
+	for k, s := range want {
+		if k.String() != s {
+			t.Errorf("Kind(%d).String() = %q, want %q", int(k), k.String(), s)
+		}
+	}
+	if !KindSSE.IsMCP() || KindOpenAPI.IsMCP() || KindBuiltin.IsMCP() {
+		t.Error("IsMCP is wrong")
+	}
+}
+
+func TestErrorFormat(t *testing.T) {
+	tests := []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "c.yaml", Line: 12, Column: 3, Field: "connectors.files.comand", Msg: "unknown key"}, "c.yaml:12:3: connectors.files.comand: unknown key"},
+		{Error{File: "c.yaml", Line: 1, Msg: "bad"}, "c.yaml:1: bad"},
+		{Error{File: "c.yaml", Field: "server.addr", Msg: "bad"}, "c.yaml: server.addr: bad"},
+		{Error{Line: 2, Column: 1, Msg: "bad"}, "2:1: bad"},
+		{Error{Msg: "bad"}, "bad"},
+	}
+	for _, tt := range tests {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
