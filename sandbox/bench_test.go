@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// benchHost answers every call at once with a constant.
+type benchHost struct{ fakeHost }
+
+func (*benchHost) Call(context.Context, Call) (json.RawMessage, error) {
+	return json.RawMessage(`{"ok":true}`), nil
+}
+
+func benchRun(b *testing.B, e *InProcess, code string) {
+	b.Helper()
+	o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals}, &benchHost{})
+	if err != nil || o.Status != Completed {
+		b.Fatalf("Run: %v %v %q", err, o.Status, o.Error)
+	}
+}
+
+// BenchmarkTrivialRun is `1 + 1` end to end through Run (normalised code
+// cached, as on a replay).
+func BenchmarkTrivialRun(b *testing.B) {
+	e := newExecutor(b)
+	for b.Loop() {
+		benchRun(b, e, "1 + 1")
+	}
+}
+
+// BenchmarkTrivialRunUncached adds esbuild and compilation to every run.
+func BenchmarkTrivialRunUncached(b *testing.B) {
+	e := NewInProcess(WithCacheSize(0))
+	b.Cleanup(func() { _ = e.Close() })
+	for b.Loop() {
+		benchRun(b, e, "1 + 1")
+	}
+}
+
+const hostCalls = 1000
+
+// BenchmarkHostCall measures one awaited connector call from JavaScript:
+// a program making 1000 sequential calls, reported per call.
+func BenchmarkHostCall(b *testing.B) {
+	e := newExecutor(b)
+	code := "for (let i = 0; i < 1000; i++) { await notes.listNotes({ i }) }"
+	start := time.Now()
+	for b.Loop() {
+		benchRun(b, e, code)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*hostCalls), "ns/call")
+}
+
+// BenchmarkHostCallConcurrent is BenchmarkHostCall with the 1000 calls in
+// one Promise.all.
+func BenchmarkHostCallConcurrent(b *testing.B) {
+	e := newExecutor(b)
+	code := "await Promise.all(Array.from({ length: 1000 }, (_, i) => notes.listNotes({ i })))"
+	start := time.Now()
+	for b.Loop() {
+		benchRun(b, e, code)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*hostCalls), "ns/call")
+}
+
+// BenchmarkNormalize is the cost of a 25-line TypeScript program through
+// esbuild, goja's parser and the compiler.
+func BenchmarkNormalize(b *testing.B) {
+	code := "```ts\n" + `interface Issue { id: number; title: string; labels: string[] }
+type Summary = { total: number; byLabel: Record<string, number> };
+async function main(): Promise<Summary> {
+  const issues = (await github.list_issues({ state: "open" })) as Issue[];
+  const byLabel: Record<string, number> = {};
+  for (const issue of issues) {
+    for (const label of issue.labels) {
+      byLabel[label] = (byLabel[label] ?? 0) + 1;
+    }
+  }
+  const top = Object.entries(byLabel)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, 5);
+  console.log("top labels", top);
+  await notes.createNote({
+    text: top.map(([l, n]) => l + ": " + n).join("\n"),
+  });
+  return { total: issues.length, byLabel };
+}
+` + "```"
+	for b.Loop() {
+		if _, err := Normalize(code); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+)
+
+// ErrClosed is returned by Run after Close.
+var ErrClosed = errors.New("sandbox: executor closed")
+
+// InProcess is the Executor that runs each pass in a fresh goja runtime in
+// this process. It bounds time, stack depth, calls, logs and code size, but
+// not memory: a single huge allocation cannot be interrupted, which is what
+// the worker-process executor is for.
+type InProcess struct {
+	// fixed at creation
+	log   *slog.Logger
+	cache *normCache
+
+	mu     sync.Mutex
+	closed bool
+	nextID int
+	active map[int]context.CancelFunc // Runs in progress
+	runs   sync.WaitGroup             // Runs in progress
+}
+
+// Option configures NewInProcess.
+type Option func(*options)
+
+type options struct {
+	log       *slog.Logger
+	cacheSize int
+}
+
+// WithLogger sets the logger for internal failures (default: discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
+}
+
+// WithCacheSize sets how many normalised programs are kept (default 128;
+// 0 disables the cache).
+func WithCacheSize(n int) Option {
+	return func(o *options) { o.cacheSize = n }
+}
+
+// NewInProcess returns an in-process executor.
+func NewInProcess(opts ...Option) *InProcess {
+	o := options{cacheSize: 128}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	return &InProcess{log: o.log, cache: newNormCache(o.cacheSize), active: map[int]context.CancelFunc{}}
+}
+
+var _ Executor = (*InProcess)(nil)
+
+// Run executes one pass of p (see Executor). It is safe for concurrent use.
+// A syntax error, a thrown value, a limit or a timeout is a Failed outcome;
+// the error is for internal failures and for a closed executor.
+//
+// Run returns once the program has settled (or was stopped or failed) and
+// every host call it started has returned: a call the program did not
+// await still completes (bounded by the timeout), so that what the host
+// recorded is what the program did. Host methods must therefore return
+// once their context is done.
+func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return Outcome{}, ErrClosed
+	}
+	e.nextID++
+	id := e.nextID
+	e.active[id] = cancel
+	e.runs.Add(1)
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.active, id)
+		e.mu.Unlock()
+		e.runs.Done()
+	}()
+
+	limits := p.Limits.WithDefaults()
+	if len(p.Code) > limits.MaxCodeBytes {
+		return Outcome{
+			Status: Failed,
+			Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(p.Code), limits.MaxCodeBytes),
+			Clock:  Clock{Seed: p.Clock.Seed, Times: p.Clock.Times},
+		}, nil
+	}
+	norm, err := e.cache.normalize(p.Code, ProgramFile)
+	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			return Outcome{Status: Failed, Error: se.Error(), Clock: Clock{Seed: p.Clock.Seed, Times: p.Clock.Times}}, nil
+		}
+		return Outcome{}, err
+	}
+	return runPass(ctx, norm, p, host, e.cache.normalize, e.log)
+}
+
+// Close cancels the passes in progress, waits for them and makes further
+// Runs fail with ErrClosed.
+func (e *InProcess) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	for _, cancel := range e.active {
+		cancel()
+	}
+	e.mu.Unlock()
+	e.runs.Wait()
+	return nil
+}

@@ -1,0 +1,369 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+	"github.com/dop251/goja_nodejs/eventloop"
+)
+
+var (
+	// errTimedOut is the cause of a pass context that hit Limits.Timeout.
+	errTimedOut = errors.New("sandbox: pass timed out")
+	// errPassOver is the value the VM is interrupted with once the pass has
+	// an outcome.
+	errPassOver = errors.New("sandbox: pass over")
+)
+
+// normalizeFunc normalises a program or snippet under a file name
+// (possibly from a cache).
+type normalizeFunc func(code, file string) (*Normalized, error)
+
+// pass is one execution of one program in a fresh goja runtime driven by a
+// goja_nodejs event loop. The loop's goroutine (the VM goroutine) owns the
+// runtime; host calls run on goroutines of their own, owned by hostWG, and
+// come back through loop.RunOnLoop. The first outcome recorded wins (a host
+// stop may replace a completion); once there is one, the VM is interrupted,
+// the loop stops and every callback that reaches the loop does nothing.
+type pass struct {
+	// fixed at creation
+	ctx       context.Context // canceled at the deadline, on cancellation and when Run returns
+	host      Host
+	prog      *Normalized
+	globals   []Global
+	limits    Limits
+	log       *slog.Logger
+	loop      *eventloop.EventLoop
+	normalize normalizeFunc
+
+	hostWG  sync.WaitGroup
+	stopped atomic.Bool // the host returned ErrStop: no further host calls
+
+	// owned by the VM goroutine; read by runPass once it has exited
+	vm        *goja.Runtime
+	h         *helpers
+	steps     stepContext
+	clock     *clockState
+	seq       int
+	sources   map[string]source // by file name: the program and the snippets run
+	logs      logState
+	timers    map[int64]func() // id -> clear
+	nextTimer int64
+
+	mu       sync.Mutex
+	done     bool
+	out      Outcome       // Status, Result, Error, Stop
+	internal error         // an internal failure: Run returns it
+	vmRef    *goja.Runtime // for Interrupt from other goroutines
+}
+
+// source is a compiled program of the pass, for error positions.
+type source struct {
+	norm    *Normalized
+	snippet string // the snippet's name; "" for the program
+}
+
+// runPass runs one pass of prog (already normalised) to its outcome. It is
+// the executor-independent core: the in-process executor calls it, and a
+// worker process can call it with a Host that forwards over a pipe.
+// normalize serves codemode.run (nil: Normalize without a cache); log may be
+// nil. It returns only after the VM goroutine, every host goroutine and
+// every timer it started have ended; the error is an internal failure.
+func runPass(ctx context.Context, prog *Normalized, p Program, host Host, normalize normalizeFunc, log *slog.Logger) (Outcome, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if normalize == nil {
+		normalize = normalizePtr
+	}
+	limits := p.Limits.WithDefaults()
+	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
+	defer cancel()
+
+	ps := &pass{
+		ctx:       passCtx,
+		host:      host,
+		prog:      prog,
+		globals:   p.Globals,
+		limits:    limits,
+		log:       log,
+		loop:      eventloop.NewEventLoop(eventloop.EnableConsole(false)),
+		normalize: normalize,
+		clock:     newClockState(p.Clock, time.Now),
+		sources:   map[string]source{prog.File: {norm: prog}},
+		logs:      logState{max: limits.MaxLogBytes},
+		timers:    map[int64]func(){},
+	}
+	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.guard(func() { ps.start(vm) }) })
+
+	loopDone := make(chan struct{})
+	var loopPanicked bool
+	go func() {
+		defer close(loopDone)
+		defer func() {
+			if r := recover(); r != nil {
+				loopPanicked = true
+				ps.internalFail(fmt.Errorf("sandbox: event loop panic: %v\n%s", r, debug.Stack()))
+			}
+		}()
+		ps.loop.StartInForeground()
+	}()
+	afterDone := make(chan struct{})
+	stopAfter := context.AfterFunc(passCtx, func() {
+		defer close(afterDone)
+		ps.abort(failed(deadlineMessage(passCtx, limits.Timeout)))
+	})
+
+	<-loopDone
+	ps.hostWG.Wait()
+	if !stopAfter() {
+		<-afterDone
+	}
+	if !loopPanicked {
+		// Cancels the timers still pending and waits for their goroutines.
+		// A loop that panicked (a bug: every job runs under guard) still
+		// counts as running and cannot be terminated; a timer of its that
+		// fires later stays blocked, which is logged with the panic.
+		ps.loop.Terminate()
+	}
+	return ps.outcome()
+}
+
+func deadlineMessage(ctx context.Context, timeout time.Duration) string {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, errTimedOut):
+		return "timed out after " + formatDuration(timeout)
+	case errors.Is(cause, context.Canceled):
+		return "canceled"
+	default:
+		return "canceled: " + cause.Error()
+	}
+}
+
+// formatDuration prints whole seconds as "60s" and shorter spans as
+// time.Duration does.
+func formatDuration(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+func failed(msg string) Outcome { return Outcome{Status: Failed, Error: msg} }
+
+// start installs the globals and runs the program; it is the loop's first
+// job.
+func (ps *pass) start(vm *goja.Runtime) {
+	ps.mu.Lock()
+	ps.vmRef = vm
+	done := ps.done
+	ps.mu.Unlock()
+	if done {
+		ps.loop.StopNoWait()
+		return
+	}
+	if err := ps.setup(vm); err != nil {
+		ps.internalFail(err)
+		return
+	}
+	fnv, err := vm.RunProgram(ps.prog.program)
+	if err != nil {
+		ps.jsErr(err)
+		return
+	}
+	fn, ok := goja.AssertFunction(fnv)
+	if !ok {
+		ps.internalFail(fmt.Errorf("sandbox: normalised program is not a function"))
+		return
+	}
+	res, err := fn(goja.Undefined(), goja.Undefined())
+	if err != nil {
+		ps.jsErr(err)
+		return
+	}
+	_, err = ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
+	ps.jsErr(err)
+}
+
+// setup configures the runtime and installs the sandbox's globals.
+func (ps *pass) setup(vm *goja.Runtime) error {
+	ps.vm = vm
+	ps.clock.inStep = ps.steps.inStep
+	vm.SetAsyncContextTracker(&ps.steps)
+	vm.SetTimeSource(ps.clock.Now)
+	vm.SetRandSource(ps.clock.Random)
+	vm.SetMaxCallStackSize(ps.limits.MaxStackDepth)
+	// eval and Function must not read source maps named in the code from
+	// the file system.
+	vm.SetParserOptions(parser.WithDisableSourceMaps)
+	g := vm.GlobalObject()
+	// The event loop installs a CommonJS require and Node's timers; the
+	// sandbox has no modules, and its own timers (see timers.go).
+	for _, name := range []string{"require", "setImmediate", "clearImmediate"} {
+		if err := g.Delete(name); err != nil {
+			return fmt.Errorf("sandbox: remove %s: %w", name, err)
+		}
+	}
+	h, err := installHelpers(vm)
+	if err != nil {
+		return err
+	}
+	ps.h = h
+	for _, install := range []func(*goja.Object) error{ps.installConsole, ps.installTimers, ps.installCodemode, ps.installConnectors} {
+		if err := install(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onValue receives the program's value.
+func (ps *pass) onValue(call goja.FunctionCall) goja.Value {
+	if ps.isDone() {
+		return goja.Undefined()
+	}
+	s, err := ps.h.result(goja.Undefined(), call.Argument(0))
+	if err != nil {
+		var ex *goja.Exception
+		if isUncatchable(err) || !errors.As(err, &ex) {
+			panic(err)
+		}
+		msg, _ := ps.describeValue(ex.Value())
+		ps.end(failed("the program's value cannot be converted to JSON: " + msg))
+		return goja.Undefined()
+	}
+	ps.end(Outcome{Status: Completed, Result: json.RawMessage(s.String())})
+	return goja.Undefined()
+}
+
+// onRejected receives the program's failure.
+func (ps *pass) onRejected(call goja.FunctionCall) goja.Value {
+	if !ps.isDone() {
+		ps.end(failed(ps.failure(call.Argument(0), nil)))
+	}
+	return goja.Undefined()
+}
+
+// finish records how the pass ended. The first outcome wins, except that a
+// host stop replaces a completion: a call the program left floating was
+// paused after its value was known, so the value is not final. It reports
+// whether o was recorded.
+func (ps *pass) finish(o Outcome) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.done && !(o.Status == Stopped && ps.out.Status == Completed) {
+		return false
+	}
+	ps.done = true
+	ps.out = o
+	return true
+}
+
+func (ps *pass) isDone() bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.done
+}
+
+// end records o from the VM goroutine: JavaScript still running or queued
+// is interrupted and the loop stops.
+func (ps *pass) end(o Outcome) {
+	if ps.finish(o) {
+		ps.vm.Interrupt(errPassOver)
+	}
+	ps.loop.StopNoWait()
+}
+
+// abort records o from any goroutine and stops the VM and the loop.
+func (ps *pass) abort(o Outcome) {
+	if !ps.finish(o) {
+		return
+	}
+	ps.mu.Lock()
+	vm := ps.vmRef
+	ps.mu.Unlock()
+	if vm != nil {
+		vm.Interrupt(errPassOver)
+	}
+	ps.loop.RunOnLoop(func(*goja.Runtime) { ps.loop.StopNoWait() })
+}
+
+// internalFail records an internal failure (Run returns it) and ends the
+// pass.
+func (ps *pass) internalFail(err error) {
+	ps.log.Error("sandbox: internal failure", "err", err)
+	ps.mu.Lock()
+	if ps.internal == nil {
+		ps.internal = err
+	}
+	ps.mu.Unlock()
+	ps.abort(failed("internal error"))
+}
+
+// guard runs f on the loop, turning a panic into an internal failure.
+func (ps *pass) guard(f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			ps.internalFail(fmt.Errorf("sandbox: panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	f()
+}
+
+// jsErr handles an error returned by a call from Go into JavaScript at the
+// top of the VM goroutine: uncatchable errors and exceptions that escaped
+// the program end the pass.
+func (ps *pass) jsErr(err error) {
+	if err == nil || ps.isDone() {
+		return
+	}
+	var so *goja.StackOverflowError
+	var ie *goja.InterruptedError
+	var ex *goja.Exception
+	switch {
+	case errors.As(err, &so):
+		ps.end(failed("RangeError: maximum call stack size exceeded" + ps.frameLocation(so.Stack())))
+	case errors.As(err, &ie):
+		ps.internalFail(fmt.Errorf("sandbox: unexpected interrupt: %w", err))
+	case errors.As(err, &ex):
+		ps.end(failed(ps.failure(ex.Value(), ex.Stack())))
+	default:
+		ps.internalFail(fmt.Errorf("sandbox: %w", err))
+	}
+}
+
+func isUncatchable(err error) bool {
+	var so *goja.StackOverflowError
+	var ie *goja.InterruptedError
+	return errors.As(err, &so) || errors.As(err, &ie)
+}
+
+// outcome assembles the result once everything has ended.
+func (ps *pass) outcome() (Outcome, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.internal != nil {
+		return Outcome{}, ps.internal
+	}
+	o := ps.out
+	if !ps.done {
+		return Outcome{}, errors.New("sandbox: pass ended without an outcome")
+	}
+	if o.Status == Completed && len(o.Result) == 0 {
+		o.Result = json.RawMessage("null")
+	}
+	o.Logs = ps.logs.result()
+	o.Clock = ps.clock.Clock()
+	o.Calls = ps.seq
+	return o, nil
+}
