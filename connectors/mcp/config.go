@@ -1,0 +1,100 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// Config describes one downstream MCP server. Exactly one of Command (a
+// stdio server started as a child process) or URL (a remote server) is set.
+type Config struct {
+	// Name is the connector's global name in the sandbox.
+	Name string
+
+	// Command starts a stdio server with Args. Its environment is ours plus
+	// Env; it runs in Dir (ours when empty).
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+
+	// URL is a streamable-HTTP endpoint, or with SSE set a legacy SSE
+	// endpoint. Headers are sent with every request.
+	URL     string
+	SSE     bool
+	Headers map[string]string
+
+	// Include and Exclude are path.Match globs over the tools' source
+	// names: a tool is kept when Include is empty or one of its globs
+	// matches, and none of Exclude's does.
+	Include, Exclude []string
+
+	// CallTimeout bounds each tool call; 0 means no bound beyond the
+	// caller's context.
+	CallTimeout time.Duration
+
+	// ClientVersion is the version reported in the client info sent to the
+	// server; empty means the module version from the build info.
+	ClientVersion string
+
+	// OnToolsChanged, when set, is called after the server announces that
+	// its tool list changed (notifications/tools/list_changed); call Refresh
+	// to pick the change up. It runs on the transport's reading goroutine and
+	// must not block.
+	OnToolsChanged func()
+
+	// Logger receives the connector's logs and, at debug level, the stderr
+	// of a stdio server; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (cfg *Config) validate() error {
+	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Command == "" && cfg.URL == "":
+		return errors.New("one of command or url is required")
+	case cfg.Command != "" && cfg.URL != "":
+		return errors.New("command and url are mutually exclusive")
+	case cfg.Command != "" && cfg.SSE:
+		return errors.New("sse applies to url, not command")
+	case cfg.Command != "" && len(cfg.Headers) > 0:
+		return errors.New("headers apply to url, not command")
+	case cfg.URL != "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.Dir != ""):
+		return errors.New("args, env and dir apply to command, not url")
+	case cfg.CallTimeout < 0:
+		return fmt.Errorf("call timeout %v is negative", cfg.CallTimeout)
+	}
+	for _, globs := range [][]string{cfg.Include, cfg.Exclude} {
+		for _, g := range globs {
+			if _, err := path.Match(g, ""); err != nil {
+				return fmt.Errorf("tool glob %q: %w", g, err)
+			}
+		}
+	}
+	return nil
+}
+
+// selected reports whether the tool named source passes Include and Exclude.
+// The patterns were checked by validate.
+func (cfg *Config) selected(source string) bool {
+	if len(cfg.Include) > 0 && !matchAny(cfg.Include, source) {
+		return false
+	}
+	return !matchAny(cfg.Exclude, source)
+}
+
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,145 @@
+package mcp
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"testing"
+)
+
+// fakeServer is a minimal streamable-HTTP MCP server answering with canned
+// raw results, to exercise what mcp-go's own server never sends. It speaks
+// the initialize handshake (it rejects server/discover as unknown).
+type fakeServer struct {
+	srv *http.Server
+
+	mu      sync.Mutex
+	pages   map[string]string // tools/list cursor -> raw result
+	calls   map[string]string // tools/call tool name -> raw result
+	headers []http.Header
+}
+
+func startFake(t *testing.T, pages map[string]string, calls map[string]string) (*fakeServer, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeServer{pages: pages, calls: calls}
+	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = f.srv.Close()
+		<-done
+	})
+	return f, "http://" + ln.Addr().String() + "/mcp"
+}
+
+func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.headers = append(f.headers, r.Header.Clone())
+	f.mu.Unlock()
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Cursor string `json:"cursor"`
+			Name   string `json:"name"`
+		} `json:"params"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(req.ID) == 0 { // a notification
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var result string
+	f.mu.Lock()
+	switch req.Method {
+	case "initialize":
+		result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"0.1"},"instructions":"fake instructions"}`
+	case "tools/list":
+		result = f.pages[req.Params.Cursor]
+	case "tools/call":
+		result = f.calls[req.Params.Name]
+	}
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if result == "" {
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32601,"message":"method not found"}}`)
+		return
+	}
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+result+`}`)
+}
+
+func (f *fakeServer) seenHeaders() []http.Header {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]http.Header(nil), f.headers...)
+}
+
+// newHangingSSEServer accepts SSE streams on ln but never sends the
+// endpoint event.
+func newHangingSSEServer(ln net.Listener) *http.Server {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	return srv
+}
+
+// requireHeader puts a reverse proxy in front of target that refuses any
+// request without the header name: value, and returns the proxy's URL with
+// target's path.
+func requireHeader(t *testing.T, target, name, value string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	proxy.FlushInterval = -1
+	upstream := http.DefaultTransport.(*http.Transport).Clone()
+	proxy.Transport = upstream
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(name) != value {
+			http.Error(w, "missing "+name, http.StatusUnauthorized)
+			return
+		}
+		r.Host = u.Host // the fixture only accepts loopback hosts
+		proxy.ServeHTTP(w, r)
+	})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-done
+		upstream.CloseIdleConnections()
+	})
+	return "http://" + ln.Addr().String() + u.Path
+}

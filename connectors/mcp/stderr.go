@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+const (
+	// maxLineBytes caps one logged stderr line; longer output is split.
+	maxLineBytes = 8 << 10
+	// tailLines is how many recent stderr lines are kept for error messages.
+	tailLines = 10
+	// tailLineBytes caps each kept line.
+	tailLineBytes = 300
+)
+
+// A lineLogger receives a child's stderr and logs it line by line at debug
+// level. It keeps the last few lines so a failed start can show them.
+type lineLogger struct {
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	partial []byte
+	tail    []string
+}
+
+func newLineLogger(logger *slog.Logger) *lineLogger {
+	return &lineLogger{logger: logger}
+}
+
+// Write logs every complete line of p and buffers the rest.
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := l.partial[:i]
+		for len(line) > maxLineBytes {
+			l.emit(line[:maxLineBytes])
+			line = line[maxLineBytes:]
+		}
+		l.emit(line)
+		l.partial = l.partial[i+1:]
+	}
+	for len(l.partial) >= maxLineBytes {
+		l.emit(l.partial[:maxLineBytes])
+		l.partial = l.partial[maxLineBytes:]
+	}
+	l.partial = append([]byte(nil), l.partial...) // release consumed bytes
+	return len(p), nil
+}
+
+// Flush logs an unterminated last line.
+func (l *lineLogger) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.partial) > 0 {
+		l.emit(l.partial)
+		l.partial = nil
+	}
+}
+
+// Tail returns the last lines received, oldest first.
+func (l *lineLogger) Tail() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.tail...)
+}
+
+func (l *lineLogger) emit(b []byte) {
+	line := strings.TrimRight(string(b), "\r")
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	l.logger.Debug("server stderr", "line", line)
+	if len(line) > tailLineBytes {
+		line = strings.ToValidUTF8(line[:tailLineBytes], "") + "…"
+	}
+	if len(l.tail) == tailLines {
+		l.tail = append(l.tail[:0], l.tail[1:]...)
+	}
+	l.tail = append(l.tail, line)
+}

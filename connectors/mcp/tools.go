@@ -1,0 +1,105 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// defaultInputSchema stands in for a missing or non-object input schema.
+var defaultInputSchema = json.RawMessage(`{"type":"object"}`)
+
+// wireToolPage is one tools/list result as sent by the server.
+type wireToolPage struct {
+	Tools      []json.RawMessage `json:"tools"`
+	NextCursor string            `json:"nextCursor"`
+}
+
+// wireTool is a tool definition as sent by the server; schemas stay raw.
+type wireTool struct {
+	Name         string           `json:"name"`
+	Title        string           `json:"title"`
+	Description  string           `json:"description"`
+	InputSchema  json.RawMessage  `json:"inputSchema"`
+	OutputSchema json.RawMessage  `json:"outputSchema"`
+	Annotations  *wireAnnotations `json:"annotations"`
+}
+
+type wireAnnotations struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint"`
+	IdempotentHint  *bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint"`
+}
+
+// decodeToolPage decodes a raw tools/list result. A malformed tool is
+// reported in skipped and left out; a malformed page is an error.
+func decodeToolPage(raw json.RawMessage) (tools []wireTool, next string, skipped []error, err error) {
+	var page wireToolPage
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, "", nil, fmt.Errorf("malformed tools/list result: %w", err)
+	}
+	for i, rt := range page.Tools {
+		var t wireTool
+		if err := json.Unmarshal(rt, &t); err != nil {
+			skipped = append(skipped, fmt.Errorf("tool #%d: %w", i, err))
+			continue
+		}
+		if t.Name == "" {
+			skipped = append(skipped, fmt.Errorf("tool #%d has no name", i))
+			continue
+		}
+		tools = append(tools, t)
+	}
+	return tools, page.NextCursor, skipped, nil
+}
+
+// toTool converts a wire tool to the neutral form; Name is left for
+// connectors.AssignNames.
+//
+// RequiresApproval is set only for an explicit destructiveHint: true without
+// readOnlyHint: true. The MCP specification defaults destructiveHint to true
+// when absent, but gating every unannotated tool would make most servers
+// unusable; config globs cover tools that say nothing.
+func (w *wireTool) toTool() connectors.Tool {
+	t := connectors.Tool{
+		SourceName:   w.Name,
+		Title:        w.Title,
+		Description:  w.Description,
+		InputSchema:  schemaObject(w.InputSchema),
+		OutputSchema: schemaObject(w.OutputSchema),
+	}
+	if t.InputSchema == nil {
+		t.InputSchema = append(json.RawMessage(nil), defaultInputSchema...)
+	}
+	if a := w.Annotations; a != nil {
+		if t.Title == "" {
+			t.Title = a.Title
+		}
+		t.Annotations = connectors.Annotations{
+			ReadOnly:    a.ReadOnlyHint,
+			Destructive: a.DestructiveHint,
+			Idempotent:  a.IdempotentHint,
+			OpenWorld:   a.OpenWorldHint,
+		}
+	}
+	ann := t.Annotations
+	t.RequiresApproval = ann.Destructive != nil && *ann.Destructive && (ann.ReadOnly == nil || !*ann.ReadOnly)
+	return t
+}
+
+// schemaObject returns raw compacted when it is a JSON object, else nil.
+func schemaObject(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil
+	}
+	return buf.Bytes()
+}

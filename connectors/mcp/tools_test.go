@@ -1,0 +1,175 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+func TestToTool(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name, raw string
+		want      connectors.Tool
+	}{
+		{"no annotations", `{"name":"a"}`,
+			connectors.Tool{SourceName: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"destructive", `{"name":"a","annotations":{"destructiveHint":true}}`,
+			connectors.Tool{SourceName: "a", InputSchema: json.RawMessage(`{"type":"object"}`),
+				Annotations: connectors.Annotations{Destructive: &yes}, RequiresApproval: true}},
+		{"destructive but read-only", `{"name":"a","annotations":{"destructiveHint":true,"readOnlyHint":true}}`,
+			connectors.Tool{SourceName: "a", InputSchema: json.RawMessage(`{"type":"object"}`),
+				Annotations: connectors.Annotations{Destructive: &yes, ReadOnly: &yes}}},
+		{"destructive, explicitly not read-only", `{"name":"a","annotations":{"destructiveHint":true,"readOnlyHint":false}}`,
+			connectors.Tool{SourceName: "a", InputSchema: json.RawMessage(`{"type":"object"}`),
+				Annotations: connectors.Annotations{Destructive: &yes, ReadOnly: &no}, RequiresApproval: true}},
+		{"read-only false alone does not gate", `{"name":"a","annotations":{"readOnlyHint":false,"idempotentHint":true,"openWorldHint":false}}`,
+			connectors.Tool{SourceName: "a", InputSchema: json.RawMessage(`{"type":"object"}`),
+				Annotations: connectors.Annotations{ReadOnly: &no, Idempotent: &yes, OpenWorld: &no}}},
+		{"title from annotations", `{"name":"a","annotations":{"title":"T"}}`,
+			connectors.Tool{SourceName: "a", Title: "T", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"own title wins", `{"name":"a","title":"Own","annotations":{"title":"T"}}`,
+			connectors.Tool{SourceName: "a", Title: "Own", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"schemas compacted, order kept", `{"name":"a","description":"d","inputSchema":{ "type": "object", "properties": {"z": {}, "a": {}} },"outputSchema":{"type":"object"}}`,
+			connectors.Tool{SourceName: "a", Description: "d",
+				InputSchema:  json.RawMessage(`{"type":"object","properties":{"z":{},"a":{}}}`),
+				OutputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"null schemas", `{"name":"a","inputSchema":null,"outputSchema":null}`,
+			connectors.Tool{SourceName: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"non-object schemas", `{"name":"a","inputSchema":true,"outputSchema":[1]}`,
+			connectors.Tool{SourceName: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var w wireTool
+			if err := json.Unmarshal([]byte(tt.raw), &w); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, w.toTool()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeToolPage(t *testing.T) {
+	tests := []struct {
+		raw     string
+		names   []string
+		next    string
+		skipped int
+		wantErr string
+	}{
+		{raw: `{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"n"}`, names: []string{"a", "b"}, next: "n"},
+		{raw: `{"tools":[]}`},
+		{raw: `{}`},
+		{raw: `{"tools":[{"name":""},{"title":"x"},5,{"name":"ok"},{"name":"bad","annotations":{"readOnlyHint":1}}]}`, names: []string{"ok"}, skipped: 4},
+		{raw: `{"tools":{}}`, wantErr: "malformed tools/list result"},
+		{raw: `[]`, wantErr: "malformed tools/list result"},
+		{raw: `{"tools":[],"nextCursor":7}`, wantErr: "malformed tools/list result"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			tools, next, skipped, err := decodeToolPage(json.RawMessage(tt.raw))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, w := range tools {
+				names = append(names, w.Name)
+			}
+			if diff := cmp.Diff(tt.names, names); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+			if next != tt.next || len(skipped) != tt.skipped {
+				t.Errorf("next = %q, skipped = %v; want %q, %d", next, skipped, tt.next, tt.skipped)
+			}
+		})
+	}
+}
+
+func TestSelected(t *testing.T) {
+	tests := []struct {
+		include, exclude []string
+		name             string
+		want             bool
+	}{
+		{nil, nil, "anything", true},
+		{[]string{"get_*"}, nil, "get_sum", true},
+		{[]string{"get_*"}, nil, "set_sum", false},
+		{[]string{"get_*", "echo"}, nil, "echo", true},
+		{nil, []string{"dangerous_*"}, "dangerous_rm", false},
+		{nil, []string{"dangerous_*"}, "safe", true},
+		{[]string{"*"}, []string{"*"}, "x", false},
+		{[]string{"a?c"}, nil, "abc", true},
+		{[]string{"a?c"}, nil, "a/c", false}, // path.Match: ? does not match '/'
+		{[]string{"[a-c]*"}, nil, "beta", true},
+	}
+	for _, tt := range tests {
+		cfg := Config{Include: tt.include, Exclude: tt.exclude}
+		if got := cfg.selected(tt.name); got != tt.want {
+			t.Errorf("include %v exclude %v: selected(%q) = %v, want %v", tt.include, tt.exclude, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestLineLogger(t *testing.T) {
+	rec := &recorder{}
+	l := newLineLogger(slog.New(rec))
+	writes := []string{"one\ntw", "o\r\n", "\n   \nthree", "", "\nfour"}
+	for _, w := range writes {
+		if n, err := l.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	l.Flush()
+	l.Flush() // nothing left
+	var lines []string
+	for _, r := range rec.find(func(map[string]string) bool { return true }) {
+		if r["msg"] != "server stderr" || r["level"] != "DEBUG" {
+			t.Errorf("record %v, want a debug \"server stderr\" record", r)
+		}
+		lines = append(lines, r["line"])
+	}
+	want := []string{"one", "two", "three", "four"}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, l.Tail()); diff != "" {
+		t.Errorf("tail (-want +got):\n%s", diff)
+	}
+}
+
+func TestLineLoggerBounds(t *testing.T) {
+	rec := &recorder{}
+	l := newLineLogger(slog.New(rec))
+	// A line longer than maxLineBytes is split; the tail keeps the last
+	// tailLines lines, each shortened.
+	_, _ = l.Write([]byte(strings.Repeat("x", maxLineBytes+10) + "\n"))
+	lens := []int{}
+	for _, r := range rec.find(func(map[string]string) bool { return true }) {
+		lens = append(lens, len(r["line"]))
+	}
+	if diff := cmp.Diff([]int{maxLineBytes, 10}, lens); diff != "" {
+		t.Errorf("split line lengths (-want +got):\n%s", diff)
+	}
+	for i := range 2 * tailLines {
+		fmt.Fprintf(l, "line %d\n", i)
+	}
+	tail := l.Tail()
+	if len(tail) != tailLines || tail[0] != fmt.Sprintf("line %d", tailLines) || tail[tailLines-1] != fmt.Sprintf("line %d", 2*tailLines-1) {
+		t.Errorf("tail = %q", tail)
+	}
+}

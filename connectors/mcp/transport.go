@@ -1,0 +1,163 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// waitDelay bounds how long reaping a stdio child waits for its stderr to
+// close after it exits (a grandchild may hold it open).
+const waitDelay = 2 * time.Second
+
+// sseResponseTimeout replaces the SSE transport's 60 s response limit: the
+// caller's context and CallTimeout are what bound a call.
+const sseResponseTimeout = 100 * 365 * 24 * time.Hour
+
+// newTransport builds the transport for c.cfg, wrapped in a tap.
+func (c *Connector) newTransport() (transport.Interface, error) {
+	cfg := &c.cfg
+	if cfg.Command != "" {
+		c.stderr = newLineLogger(c.logger)
+		tr := transport.NewStdioWithOptions(cfg.Command, nil, cfg.Args,
+			transport.WithCommandFunc(c.command),
+			transport.WithCommandLogger(c.logger),
+		)
+		return &tap{Interface: tr}, nil
+	}
+
+	ht := http.DefaultTransport.(*http.Transport).Clone()
+	c.httpTransport = ht
+	hc := &http.Client{Transport: ht}
+	if cfg.SSE {
+		tr, err := transport.NewSSE(cfg.URL,
+			transport.WithHeaders(cfg.Headers),
+			transport.WithHTTPClient(hc),
+			transport.WithSSELogger(c.logger),
+			transport.WithResponseTimeout(sseResponseTimeout),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("sse url %q: %w", cfg.URL, err)
+		}
+		return &httpTap{tap: &tap{Interface: tr}, conn: tr}, nil
+	}
+	tr, err := transport.NewStreamableHTTP(cfg.URL,
+		transport.WithHTTPHeaders(cfg.Headers),
+		transport.WithHTTPBasicClient(hc),
+		transport.WithHTTPLogger(c.logger),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %w", cfg.URL, err)
+	}
+	return &httpTap{tap: &tap{Interface: tr}, conn: tr}, nil
+}
+
+// command builds the child process of a stdio server. It is not tied to a
+// context: the process lives until Close.
+func (c *Connector) command(_ context.Context, name string, _ []string, args []string) (*exec.Cmd, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = c.cfg.Dir
+	cmd.Env = append(os.Environ(), envList(c.cfg.Env)...)
+	cmd.Stderr = c.stderr // not a pipe we read: exec copies it and Wait waits for the copy
+	cmd.WaitDelay = waitDelay
+	setProcessGroup(cmd)
+	c.mu.Lock()
+	c.cmd = cmd
+	c.mu.Unlock()
+	return cmd, nil
+}
+
+// envList turns env into KEY=VALUE entries sorted by key.
+func envList(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // for determinism
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// A tap wraps a transport so the connector sees the raw JSON result of its
+// own requests. mcp-go decodes tool definitions into typed schemas (losing
+// top-level keywords such as anyOf or description) and rejects a whole
+// result over one unknown content type; the connector decodes the raw bytes
+// itself instead. A request opts in by carrying a rawSink in its context.
+type tap struct {
+	transport.Interface
+}
+
+// SendRequest forwards the request and records the raw result in the
+// request's sink, if it has one.
+func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := t.Interface.SendRequest(ctx, req)
+	if sink, ok := ctx.Value(sinkKey{}).(*rawSink); ok {
+		sink.record(resp, err)
+	}
+	return resp, err
+}
+
+// SetRequestHandler forwards server-to-client requests (ping) to the client.
+func (t *tap) SetRequestHandler(h transport.RequestHandler) {
+	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
+		b.SetRequestHandler(h)
+	}
+}
+
+// httpTap is a tap over an HTTP transport; it keeps the optional methods
+// mcp-go's client looks for on HTTP transports.
+type httpTap struct {
+	*tap
+	conn transport.HTTPConnection
+}
+
+// SetProtocolVersion forwards the negotiated version to the transport,
+// which sends it as the Mcp-Protocol-Version header.
+func (t *httpTap) SetProtocolVersion(version string) { t.conn.SetProtocolVersion(version) }
+
+// RequiresLegacyProtocol forwards the transport's answer, if it has one.
+func (t *httpTap) RequiresLegacyProtocol() bool {
+	if l, ok := t.conn.(interface{ RequiresLegacyProtocol() bool }); ok {
+		return l.RequiresLegacyProtocol()
+	}
+	return false
+}
+
+type sinkKey struct{}
+
+// A rawSink holds the raw result of the last request sent with its context:
+// nil when that request failed or was answered with a JSON-RPC error.
+type rawSink struct {
+	mu  sync.Mutex
+	raw json.RawMessage
+}
+
+func withSink(ctx context.Context, s *rawSink) context.Context {
+	return context.WithValue(ctx, sinkKey{}, s)
+}
+
+func (s *rawSink) record(resp *transport.JSONRPCResponse, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.raw = nil
+	if err == nil && resp != nil && resp.Error == nil && len(resp.Result) > 0 {
+		s.raw = resp.Result
+	}
+}
+
+func (s *rawSink) result() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw
+}
