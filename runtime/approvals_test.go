@@ -1,0 +1,318 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+func TestApproverDecides(t *testing.T) {
+	e := newEnv(t, setup{})
+	code := `async () => { await kv.add({ key: "first", value: "1" }); const p = await kv.put({ key: "k", value: "v" }); return "after put"; }`
+	tests := []struct {
+		name    string
+		answer  runtime.Decision
+		err     error
+		status  runtime.ExecStatus
+		puts    int
+		wantLog []string
+	}{
+		{"accept", runtime.Accept, nil, runtime.StatusCompleted, 1, []string{"1 kv.add applied", "2 kv.put applied"}},
+		{"decline", runtime.Decline, nil, runtime.StatusRejected, 0, []string{"1 kv.add applied", "2 kv.put rejected"}},
+		{"no answer", runtime.NoAnswer, nil, runtime.StatusPaused, 0, []string{"1 kv.add applied", "2 kv.put pending"}},
+		{"approver error", runtime.Accept, errors.New("client cannot elicit"), runtime.StatusPaused, 0, []string{"1 kv.add applied", "2 kv.put pending"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			putsBefore := e.kv.count("put")
+			var asked []runtime.PendingAction
+			ap := approverFunc(func(_ context.Context, a runtime.PendingAction) (runtime.Decision, error) {
+				asked = append(asked, a)
+				return tc.answer, tc.err
+			})
+			o := e.run(code, ap)
+			mustStatus(t, o, tc.status)
+			want := []runtime.PendingAction{{ExecutionID: o.ExecutionID, Seq: 2, Connector: "kv", Method: "put", Args: []byte(`{"key":"k","value":"v"}`)}}
+			if diff := cmp.Diff(want, asked); diff != "" {
+				t.Errorf("questions (-want +got):\n%s", diff)
+			}
+			if got := e.kv.count("put") - putsBefore; got != tc.puts {
+				t.Errorf("put ran %d times, want %d", got, tc.puts)
+			}
+			if diff := cmp.Diff(tc.wantLog, e.log(o.ExecutionID)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+			if tc.status == runtime.StatusCompleted && resultOf[string](t, o) != "after put" {
+				t.Errorf("result = %s", o.Result)
+			}
+		})
+	}
+}
+
+// The approver given to Approve is asked about later calls of the resumed
+// run.
+func TestApproveWithApproverForLaterCalls(t *testing.T) {
+	e := newEnv(t, setup{})
+	o := e.run(`async () => { await kv.put({ key: "a", value: "1" }); await kv.put({ key: "b", value: "2" }); return "ok" }`, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	var asked []runtime.PendingAction
+	a := e.approve(o.ExecutionID, decide(runtime.Accept, &asked))
+	mustStatus(t, a, runtime.StatusCompleted)
+	if len(asked) != 1 || asked[0].Seq != 2 {
+		t.Errorf("asked = %+v, want only the second put (the first was approved already)", asked)
+	}
+}
+
+func TestStaleApprovalIsRefused(t *testing.T) {
+	tests := []struct {
+		name  string
+		after setup
+		want  string
+	}{
+		{"changed", setup{kv: func() *kv { k := newKV("kv"); k.extra = "ttl"; return k }()}, "kv (tools changed)"},
+		{"gone", setup{noKV: true, notes: true}, "kv (gone)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, setup{})
+			o := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
+			mustStatus(t, o, runtime.StatusPaused)
+			e.restart(tc.after)
+			_, err := e.rt.Approve(e.ctx, o.ExecutionID, nil)
+			if !errors.Is(err, runtime.ErrConnectorsChanged) {
+				t.Fatalf("approve: err = %v, want ErrConnectorsChanged", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), o.ExecutionID) {
+				t.Errorf("message %q should name the execution and %q", err, tc.want)
+			}
+			if got := e.status(o.ExecutionID); got != runtime.StatusPaused {
+				t.Errorf("status after refused approve = %s, want paused", got)
+			}
+			if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); err != nil {
+				t.Errorf("reject after refused approve: %v", err)
+			}
+		})
+	}
+}
+
+// Descriptions are not part of the fingerprint: a new description does not
+// make a paused run stale.
+func TestApprovalSurvivesUnchangedConnectors(t *testing.T) {
+	e := newEnv(t, setup{})
+	o := e.run(`async () => { await kv.put({ key: "k", value: "v" }); return "done" }`, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	e.restart(setup{})
+	mustStatus(t, e.approve(o.ExecutionID, nil), runtime.StatusCompleted)
+}
+
+func TestPendingAcrossRuns(t *testing.T) {
+	e := newEnv(t, setup{})
+	var ids []string
+	for i := range 3 {
+		o := e.run(fmt.Sprintf(`async () => { await kv.put({ key: "k%d", value: "v" }) }`, i), nil)
+		mustStatus(t, o, runtime.StatusPaused)
+		ids = append(ids, o.ExecutionID)
+	}
+	done := e.run(`async () => 1`, nil)
+	mustStatus(t, done, runtime.StatusCompleted)
+
+	all, err := e.rt.Pending(e.ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range all {
+		got = append(got, p.ExecutionID+" "+string(p.Args))
+	}
+	want := []string{
+		ids[0] + ` {"key":"k0","value":"v"}`,
+		ids[1] + ` {"key":"k1","value":"v"}`,
+		ids[2] + ` {"key":"k2","value":"v"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Pending(\"\") (-want +got):\n%s", diff)
+	}
+	one, err := e.rt.Pending(e.ctx, ids[1])
+	if err != nil || len(one) != 1 || one[0].ExecutionID != ids[1] {
+		t.Errorf("Pending(%s) = %+v, %v; want its one action", ids[1], one, err)
+	}
+	none, err := e.rt.Pending(e.ctx, done.ExecutionID)
+	if err != nil || len(none) != 0 {
+		t.Errorf("Pending(completed) = %+v, %v; want none", none, err)
+	}
+	if _, err := e.rt.Pending(e.ctx, "exec_missing"); !errors.Is(err, runtime.ErrUnknownExecution) {
+		t.Errorf("Pending(unknown): err = %v, want ErrUnknownExecution", err)
+	}
+	if _, err := e.rt.Reject(e.ctx, ids[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := e.rt.Pending(e.ctx, ""); len(all) != 2 {
+		t.Errorf("after rejecting one run, %d pending; want 2", len(all))
+	}
+}
+
+// The process that paused is gone: a new one on the same database approves
+// and the run completes with every side effect exactly once.
+func TestApproveInANewProcess(t *testing.T) {
+	s := setup{noKV: true, mcp: true, notes: true}
+	e := newEnv(t, s)
+	o := e.run(`async () => {
+		const n = await fx.counter({ name: "read" });
+		const note = await notes.createNote({ text: "read " + n + " time(s)" });
+		const list = await notes.listNotes({});
+		return { n, texts: list.notes.map(x => x.text) };
+	}`, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	if o.Pending[0].Method != "createNote" {
+		t.Fatalf("pending = %+v, want notes.createNote", o.Pending)
+	}
+
+	e.restart(s)
+	a := e.approve(o.ExecutionID, nil)
+	mustStatus(t, a, runtime.StatusCompleted)
+	got := resultOf[map[string]any](t, a)
+	want := map[string]any{"n": 1.0, "texts": []any{"read 1 time(s)"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if n := e.effectCount("read"); n != 1 {
+		t.Errorf("the read ran %d times, want 1", n)
+	}
+	var count int
+	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM notes`).Scan(&count); err != nil {
+		t.Fatal(err)
+	}
+	if count != 1 {
+		t.Errorf("%d notes created, want 1", count)
+	}
+
+	// The notes connector reverts createNote natively.
+	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{2}, r.Reverted); diff != "" || len(r.Failures) != 0 {
+		t.Errorf("rollback reverted %v (-want +got %s), failures %v", r.Reverted, diff, r.Failures)
+	}
+	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM notes`).Scan(&count); err != nil {
+		t.Fatal(err)
+	}
+	if count != 0 {
+		t.Errorf("%d notes left after rollback, want 0", count)
+	}
+}
+
+// Racing approvals of one paused run: exactly one resumes it.
+func TestConcurrentApprovesOneWins(t *testing.T) {
+	e := newEnv(t, setup{})
+	o := e.run(`async () => { await kv.put({ key: "k", value: "v" }); return "ok" }`, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { _, errs[i] = e.rt.Approve(e.ctx, o.ExecutionID, nil) })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, runtime.ErrWrongState):
+			t.Errorf("losing approve: err = %v, want ErrWrongState", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d approves won, want 1", won)
+	}
+	if got := e.kv.count("put"); got != 1 {
+		t.Errorf("put ran %d times, want 1", got)
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	const n = 10
+	var wg sync.WaitGroup
+	outs := make([]runtime.Outcome, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			outs[i], errs[i] = e.rt.Execute(e.ctx, fmt.Sprintf(`async () => {
+				const s = await fx.get_sum({ a: %d, b: 1 });
+				await kv.add({ key: "k%d", value: String(s) });
+				return s;
+			}`, i, i), nil)
+		})
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("run %d: %v", i, errs[i])
+		}
+		mustStatus(t, outs[i], runtime.StatusCompleted)
+		if got := resultOf[float64](t, outs[i]); got != float64(i+1) {
+			t.Errorf("run %d result = %v, want %d", i, got, i+1)
+		}
+		if v, _ := e.kv.get(fmt.Sprintf("k%d", i)); v != fmt.Sprint(i+1) {
+			t.Errorf("k%d = %q", i, v)
+		}
+		ids[outs[i].ExecutionID] = true
+		if diff := cmp.Diff([]string{"1 fx.get_sum applied", "2 kv.add applied"}, e.log(outs[i].ExecutionID)); diff != "" {
+			t.Errorf("run %d log (-want +got):\n%s", i, diff)
+		}
+	}
+	if len(ids) != n {
+		t.Errorf("%d distinct execution ids, want %d", len(ids), n)
+	}
+}
+
+func TestWrongStateRequests(t *testing.T) {
+	e := newEnv(t, setup{})
+	done := e.run(`async () => 1`, nil)
+	tests := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"approve completed", func() error { _, err := e.rt.Approve(e.ctx, done.ExecutionID, nil); return err },
+			"is completed; only a paused execution can be approved"},
+		{"reject completed", func() error { _, err := e.rt.Reject(e.ctx, done.ExecutionID, 0); return err },
+			"is completed; only a paused execution can be rejected"},
+		{"rollback twice", func() error {
+			if _, err := e.rt.Rollback(e.ctx, done.ExecutionID); err != nil {
+				return err
+			}
+			_, err := e.rt.Rollback(e.ctx, done.ExecutionID)
+			return err
+		}, "is rolled_back; only a completed, error, rejected or paused execution can be rolled back"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if !errors.Is(err, runtime.ErrWrongState) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want ErrWrongState containing %q", err, tc.want)
+			}
+		})
+	}
+	for _, call := range []func() error{
+		func() error { _, err := e.rt.Approve(e.ctx, "exec_nope", nil); return err },
+		func() error { _, err := e.rt.Reject(e.ctx, "exec_nope", 0); return err },
+		func() error { _, err := e.rt.Rollback(e.ctx, "exec_nope"); return err },
+		func() error { return e.rt.DeleteExecution(e.ctx, "exec_nope") },
+		func() error { _, _, err := e.rt.Execution(e.ctx, "exec_nope"); return err },
+	} {
+		if err := call(); !errors.Is(err, runtime.ErrUnknownExecution) {
+			t.Errorf("unknown id: err = %v, want ErrUnknownExecution", err)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package runtime_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// BenchmarkLoggedCall measures one connector call through the engine and
+// its durable log (executing, then applied) with a connector that does
+// nothing: "calls" makes b.N calls in one program, so the per-op time is the
+// engine + log + host call cost; "execute" is one Execute per op with one
+// call, so it adds program setup (normalisation, a fresh VM) and the
+// execution record.
+func BenchmarkLoggedCall(b *testing.B) {
+	b.Run("calls", func(b *testing.B) {
+		e := newEnv(b, setup{limits: sandbox.Limits{MaxCalls: b.N + 10}})
+		code := fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.noop({}); return "ok" }`, b.N)
+		b.ResetTimer()
+		o := e.run(code, nil)
+		b.StopTimer()
+		mustStatus(b, o, runtime.StatusCompleted)
+	})
+	b.Run("execute", func(b *testing.B) {
+		e := newEnv(b, setup{})
+		b.ResetTimer()
+		for range b.N {
+			o := e.run(`async () => kv.noop({})`, nil)
+			if o.Status != runtime.StatusCompleted {
+				b.Fatalf("status %s: %s", o.Status, o.Error)
+			}
+		}
+	})
+}
+
+// BenchmarkResume1000 approves a run whose log holds 1,000 calls: the
+// program replays them from the log, then executes the approved call.
+func BenchmarkResume1000(b *testing.B) {
+	e := newEnv(b, setup{})
+	const code = `async () => {
+		for (let i = 0; i < 1000; i++) await kv.noop({ i });
+		await kv.put({ key: "k", value: "v" });
+		return "done";
+	}`
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		o := e.run(code, nil)
+		mustStatus(b, o, runtime.StatusPaused)
+		b.StartTimer()
+		a := e.approve(o.ExecutionID, nil)
+		if a.Status != runtime.StatusCompleted {
+			b.Fatalf("status %s: %s", a.Status, a.Error)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// canonicalJSON re-encodes a JSON value so that key order and whitespace do
+// not matter: objects come out with sorted keys, numbers keep their literal
+// text. Empty input is the empty object (a call without arguments).
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("re-encode JSON: %w", err)
+	}
+	return out, nil
+}
+
+// decodeJSON decodes one JSON value with numbers kept as json.Number.
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("decode JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("decode JSON: trailing data after the value")
+	}
+	return v, nil
+}
+
+// abbreviate shortens s to at most n bytes (on a rune boundary) for messages.
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,327 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// describer is implemented by connectors that have a one-line description.
+type describer interface {
+	Description() string
+}
+
+// source is one configured connector as the runtime serves it. Its fields are
+// fixed at New.
+type source struct {
+	src  Source
+	name string
+	// description is the connector's own one-liner, if it has one.
+	description string
+	// err is set when the connector's tools could not be listed; the
+	// connector then has no global and no tools.
+	err         error
+	tools       []*tool
+	byName      map[string]*tool
+	fingerprint string
+}
+
+// tool is one method with its final approval verdict, its revert function
+// and its lazily compiled input schema.
+type tool struct {
+	src *source
+	def connectors.Tool
+	// revertJS is the configured revert function's source, if any.
+	revertJS string
+
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema // nil when the schema could not be compiled
+}
+
+// catalog holds the sources in configuration order.
+type catalog struct {
+	sources []*source
+	byName  map[string]*source
+}
+
+// buildCatalog lists every source's tools and applies the configuration's
+// approval globs and revert functions. A source whose Tools fails is kept
+// with its error; bad configuration (duplicate names, malformed globs) is an
+// error.
+func buildCatalog(ctx context.Context, sources []Source, log *slog.Logger) (*catalog, error) {
+	c := &catalog{byName: map[string]*source{}}
+	for i, src := range sources {
+		if src.Connector == nil {
+			return nil, fmt.Errorf("source %d has no connector", i)
+		}
+		name := src.Connector.Name()
+		if err := connectors.ValidateConnectorName(name); err != nil {
+			return nil, fmt.Errorf("source %d: %w", i, err)
+		}
+		if _, dup := c.byName[name]; dup {
+			return nil, fmt.Errorf("two sources are named %q; connector names must be unique", name)
+		}
+		for _, g := range src.Approve {
+			if _, err := path.Match(g, ""); err != nil {
+				return nil, fmt.Errorf("connector %s: approve glob %q: %w", name, g, err)
+			}
+		}
+		s := &source{src: src, name: name, byName: map[string]*tool{}}
+		if d, ok := src.Connector.(describer); ok {
+			s.description = d.Description()
+		}
+		c.sources = append(c.sources, s)
+		c.byName[name] = s
+
+		defs, err := src.Connector.Tools(ctx)
+		if err != nil {
+			s.err = err
+			log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
+			continue
+		}
+		for _, def := range defs {
+			if len(def.InputSchema) == 0 {
+				def.InputSchema = json.RawMessage(`{"type":"object"}`)
+			}
+			t := &tool{src: s, def: def}
+			t.def.RequiresApproval = def.RequiresApproval || matchesAny(src.Approve, def.Name, def.SourceName)
+			if js, ok := src.Revert[def.Name]; ok {
+				t.revertJS = js
+			} else if js, ok := src.Revert[def.SourceName]; ok {
+				t.revertJS = js
+			}
+			s.tools = append(s.tools, t)
+			s.byName[def.Name] = t
+		}
+		for m := range src.Revert {
+			if s.lookupAny(m) == nil {
+				log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
+			}
+		}
+		fp, err := fingerprint(defs)
+		if err != nil {
+			return nil, fmt.Errorf("connector %s: fingerprint tools: %w", name, err)
+		}
+		s.fingerprint = fp
+	}
+	return c, nil
+}
+
+// matchesAny reports whether any glob matches one of the names. Globs were
+// checked for syntax at build time.
+func matchesAny(globs []string, names ...string) bool {
+	for _, g := range globs {
+		for _, n := range names {
+			if ok, _ := path.Match(g, n); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lookupAny finds a tool by sandbox name or source name.
+func (s *source) lookupAny(name string) *tool {
+	if t := s.byName[name]; t != nil {
+		return t
+	}
+	for _, t := range s.tools {
+		if t.def.SourceName == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// available reports whether the source has a global in the sandbox.
+func (s *source) available() bool { return s.err == nil }
+
+// fingerprint hashes what a replayed call depends on: every tool's names and
+// schemas (not descriptions or titles), canonicalised.
+func fingerprint(defs []connectors.Tool) (string, error) {
+	type fp struct {
+		Name         string          `json:"name"`
+		SourceName   string          `json:"sourceName"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	}
+	list := make([]fp, 0, len(defs))
+	for _, d := range defs {
+		in, err := canonicalJSON(d.InputSchema)
+		if err != nil {
+			return "", fmt.Errorf("tool %s input schema: %w", d.Name, err)
+		}
+		var out json.RawMessage
+		if len(d.OutputSchema) > 0 {
+			if out, err = canonicalJSON(d.OutputSchema); err != nil {
+				return "", fmt.Errorf("tool %s output schema: %w", d.Name, err)
+			}
+		}
+		list = append(list, fp{Name: d.Name, SourceName: d.SourceName, InputSchema: in, OutputSchema: out})
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// globals returns the sandbox globals: one per available source.
+func (c *catalog) globals() []sandbox.Global {
+	var gs []sandbox.Global
+	for _, s := range c.sources {
+		if !s.available() {
+			continue
+		}
+		g := sandbox.Global{Name: s.name}
+		for _, t := range s.tools {
+			g.Methods = append(g.Methods, t.def.Name)
+		}
+		sort.Strings(g.Methods)
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// resolve finds an available connector's method; the error is the message
+// thrown into the program, naming the nearest alternatives.
+func (c *catalog) resolve(connector, method string) (*tool, error) {
+	s := c.byName[connector]
+	if s == nil || !s.available() {
+		var names []string
+		for _, s := range c.sources {
+			if s.available() {
+				names = append(names, s.name)
+			}
+		}
+		if s != nil {
+			return nil, fmt.Errorf("connector %s is unavailable: %v", connector, s.err)
+		}
+		return nil, fmt.Errorf("unknown connector %s; available: %s", connector, listOrNone(nearest(connector, names, len(names))))
+	}
+	t := s.byName[method]
+	if t == nil {
+		names := make([]string, 0, len(s.tools))
+		for _, t := range s.tools {
+			names = append(names, t.def.Name)
+		}
+		return nil, fmt.Errorf("%s.%s is not a method of %s; nearest: %s", connector, method, connector, listOrNone(nearest(method, names, 5)))
+	}
+	return t, nil
+}
+
+// fingerprintOf returns the current fingerprint of a connector;
+// ok is false when it is gone or unavailable.
+func (c *catalog) fingerprintOf(name string) (string, bool) {
+	s := c.byName[name]
+	if s == nil || !s.available() {
+		return "", false
+	}
+	return s.fingerprint, true
+}
+
+// changed lists, for recorded fingerprints, the connectors that are gone or
+// whose tools changed, sorted, each with the reason.
+func (c *catalog) changed(recorded map[string]string) []string {
+	var out []string
+	for name, fp := range recorded {
+		cur, ok := c.fingerprintOf(name)
+		switch {
+		case !ok:
+			out = append(out, name+" (gone)")
+		case cur != fp:
+			out = append(out, name+" (tools changed)")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// infos returns the connectors in source order with final approval flags.
+func (c *catalog) infos() []ConnectorInfo {
+	out := make([]ConnectorInfo, 0, len(c.sources))
+	for _, s := range c.sources {
+		info := ConnectorInfo{Name: s.name}
+		if s.err != nil {
+			info.Error = s.err.Error()
+		}
+		for _, t := range s.tools {
+			info.Tools = append(info.Tools, t.def)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// nearest returns up to n names ordered by edit distance to want (case
+// insensitive), ties by name.
+func nearest(want string, names []string, n int) []string {
+	type scored struct {
+		name string
+		d    int
+	}
+	w := strings.ToLower(want)
+	list := make([]scored, 0, len(names))
+	for _, name := range names {
+		d := levenshtein(w, strings.ToLower(name))
+		if strings.Contains(strings.ToLower(name), w) || strings.Contains(w, strings.ToLower(name)) {
+			d /= 2
+		}
+		list = append(list, scored{name, d})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].d != list[j].d {
+			return list[i].d < list[j].d
+		}
+		return list[i].name < list[j].name
+	})
+	if len(list) > n {
+		list = list[:n]
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.name
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

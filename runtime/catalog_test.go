@@ -1,0 +1,231 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// broken is a connector whose tools cannot be listed.
+type broken struct{}
+
+func (broken) Name() string { return "broken" }
+func (broken) Tools(context.Context) ([]connectors.Tool, error) {
+	return nil, errors.New("server did not start")
+}
+func (broken) Call(context.Context, string, json.RawMessage) (connectors.Result, error) {
+	return connectors.Result{}, errors.New("unreachable")
+}
+func (broken) Close() error { return nil }
+
+func TestConnectorsApprovalAndBrokenSource(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxApprove: []string{"ech*", "get-sum"}, extra: []runtime.Source{{Connector: broken{}}}})
+	infos := e.rt.Connectors()
+	var names []string
+	approval := map[string]bool{}
+	for _, c := range infos {
+		names = append(names, c.Name)
+		for _, tl := range c.Tools {
+			approval[c.Name+"."+tl.Name] = tl.RequiresApproval
+		}
+	}
+	if diff := cmp.Diff([]string{"kv", "fx", "broken"}, names); diff != "" {
+		t.Errorf("connector order (-want +got):\n%s", diff)
+	}
+	if infos[2].Error != "server did not start" || len(infos[2].Tools) != 0 {
+		t.Errorf("broken connector info = %+v", infos[2])
+	}
+	want := map[string]bool{
+		"kv.put": true, "kv.get": false, // the connector's own verdict
+		"fx.delete_thing": true, // destructiveHint
+		"fx.echo":         true, // glob over the sandbox name
+		"fx.get_sum":      true, // glob over the source name
+		"fx.structured":   false,
+	}
+	for k, v := range want {
+		if approval[k] != v {
+			t.Errorf("%s requiresApproval = %v, want %v", k, approval[k], v)
+		}
+	}
+	// The broken connector has no global; the others work.
+	o := e.run(`async () => typeof broken`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+	if got := resultOf[string](t, o); got != "undefined" {
+		t.Errorf("typeof broken = %q, want undefined", got)
+	}
+	if d, err := e.rt.Declarations(""); err != nil || strings.Contains(d, "declare const broken") {
+		t.Errorf("declarations include the broken connector (err %v)", err)
+	}
+}
+
+func TestNewRefusesBadConfiguration(t *testing.T) {
+	e := newEnv(t, setup{})
+	tests := []struct {
+		name    string
+		sources []runtime.Source
+		want    string
+	}{
+		{"duplicate", []runtime.Source{{Connector: newKV("a")}, {Connector: newKV("a")}}, `two sources are named "a"`},
+		{"reserved", []runtime.Source{{Connector: newKV("codemode")}}, "reserved"},
+		{"bad glob", []runtime.Source{{Connector: newKV("a"), Approve: []string{"[x"}}}, `approve glob "[x"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runtime.New(e.ctx, runtime.Options{Store: e.store, Executor: e.exec, Sources: tc.sources})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+type hit struct {
+	Path             string  `json:"path"`
+	Connector        string  `json:"connector,omitempty"`
+	Method           string  `json:"method,omitempty"`
+	Kind             string  `json:"kind"`
+	Description      string  `json:"description"`
+	RequiresApproval bool    `json:"requiresApproval,omitempty"`
+	Score            float64 `json:"score"`
+}
+
+type hits struct {
+	Results []hit `json:"results"`
+	Total   int   `json:"total"`
+}
+
+func TestSearch(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	search := func(q string) hits {
+		t.Helper()
+		raw, err := e.rt.Search(e.ctx, q)
+		if err != nil {
+			t.Fatalf("Search(%q): %v", q, err)
+		}
+		var h hits
+		if err := json.Unmarshal(raw, &h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	tests := []struct {
+		query, first string
+	}{
+		{"sum", "fx.get_sum"},
+		{"getSum", "fx.get_sum"},
+		{"get-sum", "fx.get_sum"},
+		{"delete thing", "fx.delete_thing"},
+		{"previous value", "kv.put"}, // description words
+		{"kv", "kv"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.query, func(t *testing.T) {
+			h := search(tc.query)
+			if len(h.Results) == 0 || h.Results[0].Path != tc.first {
+				t.Fatalf("first hit for %q = %+v, want %s", tc.query, h.Results, tc.first)
+			}
+			for i := 1; i < len(h.Results); i++ {
+				a, b := h.Results[i-1], h.Results[i]
+				if a.Score < b.Score || a.Score == b.Score && a.Path > b.Path {
+					t.Errorf("results out of order at %d: %+v then %+v", i, a, b)
+				}
+			}
+		})
+	}
+	got := search("sum").Results[0]
+	want := hit{Path: "fx.get_sum", Connector: "fx", Method: "get_sum", Kind: "method", Description: "Adds two numbers.", Score: 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("get_sum hit (-want +got):\n%s", diff)
+	}
+	if h := search("delete"); !h.Results[0].RequiresApproval {
+		t.Errorf("delete_thing hit lacks requiresApproval: %+v", h.Results[0])
+	}
+	all := search("")
+	// kv: connector + 5 methods; fx: connector + its methods.
+	fxTools := len(e.rt.Connectors()[1].Tools)
+	if all.Total != 2+5+fxTools || len(all.Results) != min(20, all.Total) {
+		t.Errorf("empty query: total %d, %d results; want %d, capped at 20", all.Total, len(all.Results), 2+5+fxTools)
+	}
+	if h := search("zzzqqq"); h.Total != 0 || h.Results == nil {
+		t.Errorf("no match: %+v, want an empty results array", h)
+	}
+
+	// The sandbox sees the same value.
+	o := e.run(`async () => (await codemode.search("sum")).results[0].path`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+	if p := resultOf[string](t, o); p != "fx.get_sum" {
+		t.Errorf("codemode.search in the sandbox = %q", p)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	tests := []struct {
+		path, kind string
+		approval   bool
+		types      []string
+	}{
+		{"kv", "connector", false, []string{"declare const kv", "put(input:"}},
+		{"kv.put", "method", true, []string{"kv.put(input:", "Requires approval."}},
+		{"fx.get_sum", "method", false, []string{"fx.get_sum(input:", "a: number"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			raw, err := e.rt.Describe(e.ctx, tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d struct {
+				Path, Kind, Description, Types string
+				RequiresApproval               bool
+			}
+			if err := json.Unmarshal(raw, &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.Path != tc.path || d.Kind != tc.kind || d.RequiresApproval != tc.approval {
+				t.Errorf("describe %s = %s", tc.path, raw)
+			}
+			for _, w := range tc.types {
+				if !strings.Contains(d.Types, w) {
+					t.Errorf("types of %s lack %q:\n%s", tc.path, w, d.Types)
+				}
+			}
+		})
+	}
+	_, err := e.rt.Describe(e.ctx, "fx.get_summ")
+	if err == nil || !strings.Contains(err.Error(), `unknown path "fx.get_summ"; nearest: fx.get_sum`) {
+		t.Errorf("unknown path: %v", err)
+	}
+	o := e.run(`async () => (await codemode.describe("kv.get")).types`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+	if !strings.Contains(resultOf[string](t, o), "kv.get(input:") {
+		t.Errorf("codemode.describe in the sandbox = %s", o.Result)
+	}
+}
+
+func TestDeclarations(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	all, err := e.rt.Declarations("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"declare const codemode", "step<T>(name: string", "declare const kv", "declare const fx"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("Declarations(\"\") lacks %q", w)
+		}
+	}
+	one, err := e.rt.Declarations("kv")
+	if err != nil || !strings.Contains(one, "declare const kv") || strings.Contains(one, "declare const fx") {
+		t.Errorf("Declarations(kv) = %q, %v", one, err)
+	}
+	if _, err := e.rt.Declarations("kvv"); err == nil || !strings.Contains(err.Error(), `unknown connector "kvv"; connectors: kv`) {
+		t.Errorf("Declarations(kvv): %v", err)
+	}
+}

@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/codemode-mcp/codemode-mcp/typegen"
+)
+
+// codemodeDeclaration is the TypeScript of the sandbox's own codemode global.
+const codemodeDeclaration = `/** A search hit: a connector, one of its methods, or a saved snippet. */
+type CodemodeSearchResult = {
+  /** "connector", "connector.method" or "snippets.name"; pass it to describe. */
+  path: string;
+  connector?: string;
+  method?: string;
+  kind: "connector" | "method" | "snippet";
+  description: string;
+  /** The call pauses the program until a human approves it. */
+  requiresApproval?: boolean;
+  score: number;
+};
+/** The TypeScript and description of one path. */
+type CodemodeDescription = {
+  path: string;
+  kind: "connector" | "method" | "snippet";
+  description: string;
+  requiresApproval?: boolean;
+  types: string;
+};
+declare const codemode: {
+  /** Find connectors, methods and snippets by keywords; an empty query lists everything. */
+  search(query: string): Promise<{ results: CodemodeSearchResult[]; total: number }>;
+  /** The TypeScript declarations of a connector, method or snippet path. */
+  describe(path: string): Promise<CodemodeDescription>;
+  /** Run non-deterministic or side-effecting code once; on replay its recorded value is returned without running fn. */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** Run a saved snippet with an input; its calls continue this run's log. */
+  run(name: string, input?: unknown): Promise<unknown>;
+};
+`
+
+// Declarations returns the TypeScript declarations of one connector, or with
+// connector "" of every available connector preceded by the codemode
+// global's own declaration.
+func (r *Runtime) Declarations(connector string) (string, error) {
+	if connector != "" {
+		s := r.cat.byName[connector]
+		if s == nil {
+			names := make([]string, 0, len(r.cat.sources))
+			for _, s := range r.cat.sources {
+				names = append(names, s.name)
+			}
+			return "", fmt.Errorf("unknown connector %q; connectors: %s", connector, listOrNone(nearest(connector, names, len(names))))
+		}
+		if !s.available() {
+			return "", fmt.Errorf("connector %s is unavailable: %v", connector, s.err)
+		}
+		return typegen.Declarations(s.typegen()), nil
+	}
+	var cs []typegen.Connector
+	for _, s := range r.cat.sources {
+		if s.available() {
+			cs = append(cs, s.typegen())
+		}
+	}
+	if len(cs) == 0 {
+		return codemodeDeclaration, nil
+	}
+	// One file: type names stay unique across connectors.
+	return codemodeDeclaration + "\n" + typegen.DeclarationsAll(cs), nil
+}
+
+// typegen converts a source for the declaration generator.
+func (s *source) typegen() typegen.Connector {
+	c := typegen.Connector{Name: s.name, Description: s.description}
+	for _, t := range s.tools {
+		c.Methods = append(c.Methods, t.typegen())
+	}
+	return c
+}
+
+func (t *tool) typegen() typegen.Method {
+	desc := t.def.Description
+	if desc == "" {
+		desc = t.def.Title
+	}
+	return typegen.Method{
+		Name:             t.def.Name,
+		Description:      desc,
+		Input:            t.def.InputSchema,
+		Output:           t.def.OutputSchema,
+		RequiresApproval: t.def.RequiresApproval,
+	}
+}

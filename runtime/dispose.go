@@ -1,0 +1,24 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// dispose tells every connector that holds per-execution resources that the
+// execution reached a terminal status. It runs once per terminal transition
+// (so a completed run that is later rolled back is disposed twice) and never
+// on pause. Failures are logged.
+func (r *Runtime) dispose(ctx context.Context, id string) {
+	ctx = context.WithoutCancel(ctx)
+	for _, s := range r.cat.sources {
+		d, ok := s.src.Connector.(connectors.Disposer)
+		if !ok {
+			continue
+		}
+		if err := d.DisposeExecution(ctx, id); err != nil {
+			r.log.Warn("dispose failed", "connector", s.name, "execution", id, "err", err)
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// Execute runs a new program. It first prunes old terminal runs
+// (MaxExecutions) and expires stale paused ones (PausedTTL). The outcome is
+// completed, error (a script failure is an outcome, not a Go error), paused
+// (Pending lists the action awaiting approval) or rejected (the approver
+// declined). ap may be nil; with an approver, calls needing approval are put
+// to it before the run pauses.
+func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcome, error) {
+	done, err := r.begin()
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer done()
+	r.housekeeping(ctx)
+
+	now := time.Now().UTC()
+	e := &Execution{
+		ID:         newExecutionID(),
+		Code:       code,
+		Clock:      sandbox.Clock{Seed: newSeed()},
+		Connectors: map[string]string{},
+		CreatedAt:  now,
+		UpdatedAt:  now,
+	}
+	if e.Status, err = TransitionExec(0, StatusRunning); err != nil {
+		return Outcome{}, err
+	}
+	if err := r.store.CreateExecution(ctx, e); err != nil {
+		return Outcome{}, fmt.Errorf("create execution: %w", err)
+	}
+	return r.runPass(ctx, e, ap)
+}
+
+// Approve approves every pending action of a paused run and resumes it: the
+// program runs again from the start with its recorded clock, logged results
+// are replayed without calling connectors, the approved calls execute, and
+// the program goes on (it may pause again). A run in any other state, or a
+// concurrent second approve, gets an error wrapping ErrWrongState and
+// nothing changes; a run whose connectors are gone or changed is refused
+// with ErrConnectorsChanged and stays paused.
+func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome, error) {
+	done, err := r.begin()
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer done()
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if e.Status != StatusPaused {
+		return Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s is %s; only a paused execution can be approved", id, e.Status)
+	}
+	if changed := r.cat.changed(e.Connectors); len(changed) > 0 {
+		return Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: ErrConnectorsChanged, msg: fmt.Sprintf(
+			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
+			id, strings.Join(changed, ", "))}
+	}
+	if err := r.setStatus(ctx, e, StatusPaused, StatusRunning); err != nil {
+		return r.lostRace(ctx, id, "approved", err)
+	}
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		return r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err))
+	}
+	for _, en := range log {
+		if en.State != EntryPending {
+			continue
+		}
+		if err := r.moveEntry(ctx, &en, EntryPending, EntryExecuting); err != nil {
+			return r.abort(ctx, e, err)
+		}
+	}
+	return r.runPass(ctx, e, ap)
+}
+
+// Reject rejects a paused run: its pending actions become rejected (with
+// seq > 0 that action must be pending; the others are rejected too, since
+// the run ends) and the run ends rejected. Applied actions stay applied
+// (see Rollback).
+func (r *Runtime) Reject(ctx context.Context, id string, seq int) (Outcome, error) {
+	done, err := r.begin()
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer done()
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if e.Status != StatusPaused {
+		return Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s is %s; only a paused execution can be rejected", id, e.Status)
+	}
+	msg := "rejected by the user"
+	if seq != 0 {
+		pending, err := r.pendingOf(ctx, id)
+		if err != nil {
+			return Outcome{}, err
+		}
+		var found *PendingAction
+		var seqs []string
+		for i, a := range pending {
+			seqs = append(seqs, fmt.Sprint(a.Seq))
+			if a.Seq == seq {
+				found = &pending[i]
+			}
+		}
+		if found == nil {
+			return Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, listOrNone(seqs))
+		}
+		msg = fmt.Sprintf("call %d (%s.%s) was rejected by the user", seq, found.Connector, found.Method)
+	}
+	if err := r.endPaused(ctx, e, msg); err != nil {
+		return r.lostRace(ctx, id, "rejected", err)
+	}
+	return r.outcome(ctx, e)
+}
+
+// endPaused ends a paused run as rejected with msg: the status first (the
+// conditional update decides races), then its pending entries; then the run
+// is disposed.
+func (r *Runtime) endPaused(ctx context.Context, e *Execution, msg string) error {
+	e.Error = msg
+	if err := r.setStatus(ctx, e, StatusPaused, StatusRejected); err != nil {
+		return err
+	}
+	r.rejectPending(ctx, e.ID)
+	r.dispose(ctx, e.ID)
+	return nil
+}
+
+// rejectPending moves every pending entry of an ended run to rejected.
+func (r *Runtime) rejectPending(ctx context.Context, id string) {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		r.log.Warn("could not load the log to reject pending actions", "execution", id, "err", err)
+		return
+	}
+	for _, en := range log {
+		if en.State != EntryPending {
+			continue
+		}
+		if err := r.moveEntry(ctx, &en, EntryPending, EntryRejected); err != nil {
+			r.log.Warn("could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
+		}
+	}
+}
+
+// lostRace turns a failed conditional status update into the right error:
+// ErrWrongState when another decider moved the run first, else the
+// internal failure.
+func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (Outcome, error) {
+	if !errors.Is(err, ErrConflict) {
+		return Outcome{ExecutionID: id}, err
+	}
+	status := "no longer paused"
+	if cur, gerr := r.store.GetExecution(ctx, id); gerr == nil {
+		status = "now " + cur.Status.String()
+	}
+	return Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it is %s (another request decided it first)", id, verb, status)
+}
+
+// housekeeping prunes terminal runs beyond MaxExecutions and expires paused
+// runs older than PausedTTL. Failures are logged: they must not block a run.
+func (r *Runtime) housekeeping(ctx context.Context) {
+	if r.maxExecs > 0 {
+		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
+		if err != nil {
+			r.log.Warn("pruning old executions failed", "err", err)
+		} else if n > 0 {
+			r.log.Debug("pruned old executions", "count", n)
+		}
+	}
+	if r.ttl <= 0 {
+		return
+	}
+	paused, err := r.store.ListExecutions(ctx, ExecutionFilter{Status: StatusPaused})
+	if err != nil {
+		r.log.Warn("listing paused executions for expiry failed", "err", err)
+		return
+	}
+	now := time.Now()
+	for _, e := range paused {
+		if now.Sub(e.UpdatedAt) <= r.ttl {
+			continue
+		}
+		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.ttl))
+		switch {
+		case errors.Is(err, ErrConflict): // decided meanwhile
+		case err != nil:
+			r.log.Warn("expiring a paused execution failed", "execution", e.ID, "err", err)
+		default:
+			r.log.Info("paused execution expired", "execution", e.ID)
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package runtime_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// setup chooses what an env connects.
+type setup struct {
+	kv        *kv               // the kv connector to use (a fresh one if nil)
+	noKV      bool              // leave kv out
+	mcp       bool              // add the fixture MCP server as "fx"
+	fxApprove []string          // approval globs for fx
+	fxRevert  map[string]string // revert functions for fx
+	notes     bool              // add the built-in notes connector
+	kvApprove []string
+	kvRevert  map[string]string
+	maxExecs  int
+	ttl       time.Duration
+	limits    sandbox.Limits
+	extra     []runtime.Source
+}
+
+// env is a Runtime over a real SQLite file, the real sandbox, and real
+// connectors: kv (native, in-process), the fixture MCP server over stdio,
+// and notes.
+type env struct {
+	t       testing.TB
+	ctx     context.Context
+	dir     string
+	dbPath  string
+	effects string // the fixture's FIXTURE_SIDE_EFFECTS file
+
+	store *sqlitestore.Store
+	exec  sandbox.Executor
+	kv    *kv
+	fx    *mcp.Connector
+	notes *notes.Notes
+	rt    *runtime.Runtime
+	down  bool
+}
+
+func newEnv(t testing.TB, s setup) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{t: t, ctx: context.Background(), dir: dir, dbPath: filepath.Join(dir, "codemode.db"), effects: filepath.Join(dir, "effects.txt")}
+	e.open(s)
+	t.Cleanup(e.shutdown)
+	return e
+}
+
+// open starts a store, executor, connectors and runtime on e.dbPath.
+func (e *env) open(s setup) {
+	t := e.t
+	t.Helper()
+	ctx := e.ctx
+	st, err := sqlitestore.Open(ctx, e.dbPath, sqlitestore.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	e.store = st
+	e.exec = sandbox.NewInProcess()
+	e.down = false
+	var sources []runtime.Source
+	if !s.noKV {
+		e.kv = s.kv
+		if e.kv == nil {
+			e.kv = newKV("kv")
+		}
+		sources = append(sources, runtime.Source{Connector: e.kv, Approve: s.kvApprove, Revert: s.kvRevert})
+	}
+	if s.mcp {
+		fx, err := mcp.Dial(ctx, mcp.Config{
+			Name:    "fx",
+			Command: fixture.MCPServer(t),
+			Env:     map[string]string{"FIXTURE_SIDE_EFFECTS": e.effects},
+		})
+		if err != nil {
+			e.shutdown()
+			t.Fatalf("dial fixture: %v", err)
+		}
+		e.fx = fx
+		sources = append(sources, runtime.Source{Connector: fx, Approve: s.fxApprove, Revert: s.fxRevert})
+	}
+	if s.notes {
+		n, err := notes.New(ctx, st.DB())
+		if err != nil {
+			e.shutdown()
+			t.Fatalf("notes: %v", err)
+		}
+		e.notes = n
+		sources = append(sources, runtime.Source{Connector: n})
+	}
+	sources = append(sources, s.extra...)
+	rt, err := runtime.New(ctx, runtime.Options{
+		Store:         st,
+		Executor:      e.exec,
+		Sources:       sources,
+		Limits:        s.limits,
+		MaxExecutions: s.maxExecs,
+		PausedTTL:     s.ttl,
+	})
+	if err != nil {
+		e.shutdown()
+		t.Fatalf("runtime.New: %v", err)
+	}
+	e.rt = rt
+}
+
+// shutdown closes everything, in order; it is idempotent.
+func (e *env) shutdown() {
+	if e.down {
+		return
+	}
+	e.down = true
+	if e.rt != nil {
+		if err := e.rt.Close(); err != nil {
+			e.t.Errorf("close runtime: %v", err)
+		}
+		e.rt = nil
+	}
+	if e.exec != nil {
+		if err := e.exec.Close(); err != nil {
+			e.t.Errorf("close executor: %v", err)
+		}
+		e.exec = nil
+	}
+	if e.fx != nil {
+		if err := e.fx.Close(); err != nil {
+			e.t.Errorf("close fixture connector: %v", err)
+		}
+		e.fx = nil
+	}
+	if e.notes != nil {
+		_ = e.notes.Close()
+		e.notes = nil
+	}
+	if e.store != nil {
+		if err := e.store.Close(); err != nil {
+			e.t.Errorf("close store: %v", err)
+		}
+		e.store = nil
+	}
+}
+
+// restart simulates a new process: everything is closed and opened again on
+// the same database file.
+func (e *env) restart(s setup) {
+	e.t.Helper()
+	e.shutdown()
+	e.open(s)
+}
+
+func (e *env) run(code string, ap runtime.Approver) runtime.Outcome {
+	e.t.Helper()
+	o, err := e.rt.Execute(e.ctx, code, ap)
+	if err != nil {
+		e.t.Fatalf("Execute: %v", err)
+	}
+	return o
+}
+
+func (e *env) approve(id string, ap runtime.Approver) runtime.Outcome {
+	e.t.Helper()
+	o, err := e.rt.Approve(e.ctx, id, ap)
+	if err != nil {
+		e.t.Fatalf("Approve(%s): %v", id, err)
+	}
+	return o
+}
+
+// mustStatus fails unless o has the status, showing the whole outcome.
+func mustStatus(t testing.TB, o runtime.Outcome, want runtime.ExecStatus) {
+	t.Helper()
+	if o.Status != want {
+		b, _ := json.MarshalIndent(o, "", "  ")
+		t.Fatalf("status = %s, want %s; outcome:\n%s", o.Status, want, b)
+	}
+}
+
+// log renders an execution's log as "seq kind connector.method state".
+func (e *env) log(id string) []string {
+	e.t.Helper()
+	_, entries, err := e.rt.Execution(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Execution(%s): %v", id, err)
+	}
+	out := make([]string, len(entries))
+	for i, en := range entries {
+		name := en.Connector + "." + en.Method
+		if en.Kind == runtime.KindStep {
+			name = fmt.Sprintf("step(%s)", en.Name)
+		}
+		out[i] = fmt.Sprintf("%d %s %s", en.Seq, name, en.State)
+	}
+	return out
+}
+
+func (e *env) status(id string) runtime.ExecStatus {
+	e.t.Helper()
+	x, _, err := e.rt.Execution(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Execution(%s): %v", id, err)
+	}
+	return x.Status
+}
+
+// effects counts the lines of the fixture's side-effect file equal to name.
+func (e *env) effectCount(name string) int {
+	e.t.Helper()
+	f, err := os.Open(e.effects)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		e.t.Fatalf("open side effects: %v", err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == name {
+			n++
+		}
+	}
+	return n
+}
+
+// approverFunc adapts a function to runtime.Approver.
+type approverFunc func(ctx context.Context, a runtime.PendingAction) (runtime.Decision, error)
+
+func (f approverFunc) Ask(ctx context.Context, a runtime.PendingAction) (runtime.Decision, error) {
+	return f(ctx, a)
+}
+
+// decide returns an approver that always answers d and counts questions.
+func decide(d runtime.Decision, asked *[]runtime.PendingAction) runtime.Approver {
+	return approverFunc(func(_ context.Context, a runtime.PendingAction) (runtime.Decision, error) {
+		*asked = append(*asked, a)
+		return d, nil
+	})
+}
+
+// resultOf decodes a completed outcome's result.
+func resultOf[T any](t testing.TB, o runtime.Outcome) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(o.Result, &v); err != nil {
+		t.Fatalf("decode result %s: %v", o.Result, err)
+	}
+	return v
+}
+
+var _ connectors.Connector = (*mcp.Connector)(nil)

@@ -1,0 +1,92 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Pending lists the actions awaiting approval: of one execution (empty
+// unless it is paused), or with id "" of every paused execution, oldest run
+// first.
+func (r *Runtime) Pending(ctx context.Context, id string) ([]PendingAction, error) {
+	if id != "" {
+		e, err := r.getExecution(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if e.Status != StatusPaused {
+			return nil, nil
+		}
+		return r.pendingOf(ctx, id)
+	}
+	paused, err := r.store.ListExecutions(ctx, ExecutionFilter{Status: StatusPaused})
+	if err != nil {
+		return nil, fmt.Errorf("list paused executions: %w", err)
+	}
+	// The store lists newest first; the oldest waiting run comes first here.
+	slices.Reverse(paused)
+	var out []PendingAction
+	for _, e := range paused {
+		p, err := r.pendingOf(ctx, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// Executions lists executions newest first (the audit trail).
+func (r *Runtime) Executions(ctx context.Context, f ExecutionFilter) ([]*Execution, error) {
+	list, err := r.store.ListExecutions(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("list executions: %w", err)
+	}
+	return list, nil
+}
+
+// Execution returns one execution and its log.
+func (r *Runtime) Execution(ctx context.Context, id string) (*Execution, []Entry, error) {
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load log of %s: %w", id, err)
+	}
+	return e, log, nil
+}
+
+// DeleteExecution removes an execution and its log. A running execution is
+// refused (ErrWrongState); a paused one is first rejected (and disposed),
+// then deleted. Applied actions are not reverted: roll back first for that.
+func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
+	done, err := r.begin()
+	if err != nil {
+		return err
+	}
+	defer done()
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch e.Status {
+	case StatusRunning:
+		return wrongState("execution %s is running; it can be deleted once it pauses or ends", id)
+	case StatusPaused:
+		if err := r.endPaused(ctx, e, "rejected: deleted while paused"); err != nil {
+			_, err = r.lostRace(ctx, id, "deleted", err)
+			return err
+		}
+	}
+	if err := r.store.DeleteExecution(ctx, id); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return unknownExecution(id)
+		}
+		return fmt.Errorf("delete execution %s: %w", id, err)
+	}
+	return nil
+}

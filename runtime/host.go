@@ -1,0 +1,435 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// passMode tells a program pass from a rollback's revert pass.
+type passMode int
+
+const (
+	// modeRun replays the log and gates calls that need approval.
+	modeRun passMode = iota + 1
+	// modeRevert executes every call directly (the human asked for the
+	// rollback) and logs it after seqBase.
+	modeRevert
+)
+
+// stopKind is why the host stopped a pass.
+type stopKind int
+
+const (
+	stopPause    stopKind = iota + 1 // a call awaits approval
+	stopReject                       // a call was declined or had been rejected
+	stopDiverge                      // the program no longer matches its log
+	stopInternal                     // the store failed
+)
+
+type stopReason struct {
+	kind stopKind
+	msg  string
+	err  error // stopInternal: the failure
+}
+
+// pass is the sandbox.Host of one pass of one execution. Every call made by
+// the program is answered from the log (replay), by calling the connector
+// (execute) or by stopping the program (pause, refusal, divergence).
+//
+// Methods are called concurrently (Promise.all); mu serialises the decisions,
+// not the connector calls.
+type pass struct {
+	// fixed at creation
+	r       *Runtime
+	execID  string
+	ap      Approver
+	mode    passMode
+	seqBase int
+	entries map[int]Entry // the log when the pass began
+
+	mu        sync.Mutex
+	visited   map[int]bool    // seqs the program reached; guarded by mu
+	used      map[string]bool // connectors the program called; guarded by mu
+	executing map[int]Entry   // entries executing and not yet recorded; guarded by mu
+	stop      *stopReason     // first stop; guarded by mu
+	done      bool            // the pass is over; guarded by mu
+	maxSeq    int             // highest seq reached; guarded by mu
+	inflight  sync.WaitGroup  // calls in progress; Add under mu while !done && stop == nil
+}
+
+var _ sandbox.Host = (*pass)(nil)
+
+func newPass(r *Runtime, execID string, ap Approver, mode passMode, seqBase int, log []Entry) *pass {
+	p := &pass{
+		r:         r,
+		execID:    execID,
+		ap:        ap,
+		mode:      mode,
+		seqBase:   seqBase,
+		entries:   make(map[int]Entry, len(log)),
+		visited:   map[int]bool{},
+		used:      map[string]bool{},
+		executing: map[int]Entry{},
+		maxSeq:    seqBase,
+	}
+	for _, e := range log {
+		p.entries[e.Seq] = e
+	}
+	return p
+}
+
+// enter registers a call unless the pass is stopped or over, in which case
+// it returns the refusal (wrapping sandbox.ErrStop). The caller must call
+// p.inflight.Done when enter succeeded.
+func (p *pass) enter() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.refusalLocked(); err != nil {
+		return err
+	}
+	p.inflight.Add(1)
+	return nil
+}
+
+// refusalLocked returns the error refusing further calls, or nil.
+func (p *pass) refusalLocked() error {
+	switch {
+	case p.stop != nil:
+		return fmt.Errorf("%w: %s", sandbox.ErrStop, p.stop.msg)
+	case p.done:
+		return fmt.Errorf("%w: the pass is over", sandbox.ErrStop)
+	}
+	return nil
+}
+
+// stopLocked records the first stop reason and returns the error that stops
+// the program.
+func (p *pass) stopLocked(kind stopKind, msg string, err error) error {
+	if p.stop == nil {
+		p.stop = &stopReason{kind: kind, msg: msg, err: err}
+	}
+	return fmt.Errorf("%w: %s", sandbox.ErrStop, p.stop.msg)
+}
+
+// internal stops the pass because the store failed.
+func (p *pass) internal(err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+}
+
+// reach marks a seq as reached by the program.
+func (p *pass) reachLocked(seq int) {
+	p.visited[seq] = true
+	p.maxSeq = max(p.maxSeq, seq)
+}
+
+// finish ends the pass: later calls are refused, and calls still in flight
+// (a connector call outliving a stop) are waited for. It returns the stop
+// reason, if any.
+func (p *pass) finish() *stopReason {
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
+	p.inflight.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stop
+}
+
+// Call performs or replays one connector call.
+func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.inflight.Done()
+	t, err := p.r.cat.resolve(c.Connector, c.Method)
+	if err != nil {
+		return nil, err // thrown into the program; nothing is logged
+	}
+	args, err := canonicalJSON(c.Args)
+	if err != nil {
+		return nil, fmt.Errorf("%s.%s: arguments are not valid JSON: %w", c.Connector, c.Method, err)
+	}
+	run, val, err := p.decide(ctx, c, t, args)
+	if run == nil {
+		return val, err
+	}
+	return p.execute(ctx, *run, t)
+}
+
+// decide answers a call from the log, or decides to execute it (returning
+// the entry, already logged executing), pause or refuse.
+func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.RawMessage) (*Entry, json.RawMessage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.refusalLocked(); err != nil {
+		return nil, nil, err
+	}
+	seq := p.seqBase + c.Seq
+	if p.mode == modeRun {
+		if logged, ok := p.entries[seq]; ok {
+			p.reachLocked(seq)
+			p.used[c.Connector] = true
+			return p.replayLocked(logged, c, args)
+		}
+	}
+	// A new call: its arguments are validated before anything is logged or
+	// asked, so a bad call records nothing.
+	if err := validateArgs(t.inputSchema(p.r.log), c.Connector, c.Method, args); err != nil {
+		return nil, nil, err
+	}
+	p.reachLocked(seq)
+	p.used[c.Connector] = true
+	e := Entry{
+		ExecutionID: p.execID,
+		Seq:         seq,
+		Kind:        KindCall,
+		Connector:   c.Connector,
+		Method:      c.Method,
+		Args:        args,
+	}
+	if p.mode == modeRun && t.def.RequiresApproval {
+		return p.gateLocked(ctx, e)
+	}
+	if err := p.insertLocked(ctx, &e, EntryExecuting); err != nil {
+		return nil, nil, err
+	}
+	return &e, nil, nil
+}
+
+// replayLocked answers a call that has an entry in the log.
+func (p *pass) replayLocked(logged Entry, c sandbox.Call, args json.RawMessage) (*Entry, json.RawMessage, error) {
+	if !sameCall(logged, c, args) {
+		return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeCall(c.Connector, c.Method, args)), nil)
+	}
+	switch logged.State {
+	case EntryApplied:
+		return nil, rawOrNull(logged.Result), nil
+	case EntryError:
+		return nil, nil, errors.New(logged.Error)
+	case EntryExecuting:
+		// Approved, or a crash came between deciding and recording: execute
+		// (again). At-least-once for that window only.
+		p.executing[logged.Seq] = logged
+		return &logged, nil, nil
+	case EntryPending:
+		return nil, nil, p.stopLocked(stopPause, fmt.Sprintf("call %d (%s.%s) awaits approval", logged.Seq, logged.Connector, logged.Method), nil)
+	case EntryRejected:
+		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("call %d (%s.%s) was rejected", logged.Seq, logged.Connector, logged.Method), nil)
+	default:
+		return nil, nil, p.stopLocked(stopDiverge, fmt.Sprintf("call %d (%s.%s) is %s in the log and cannot run again", logged.Seq, logged.Connector, logged.Method, logged.State), nil)
+	}
+}
+
+// gateLocked logs a call needing approval as pending and asks the approver,
+// if any. Accept executes it in this pass; decline rejects the run; no
+// answer pauses it.
+func (p *pass) gateLocked(ctx context.Context, e Entry) (*Entry, json.RawMessage, error) {
+	if err := p.insertLocked(ctx, &e, EntryPending); err != nil {
+		return nil, nil, err
+	}
+	what := fmt.Sprintf("call %d (%s.%s) awaits approval", e.Seq, e.Connector, e.Method)
+	if p.ap == nil {
+		return nil, nil, p.stopLocked(stopPause, what, nil)
+	}
+	action := PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
+	// The approver is asked with mu held: one question at a time, and no
+	// other call of this pass is decided meanwhile.
+	dec, err := p.ap.Ask(ctx, action)
+	if err != nil {
+		p.r.log.Info("approver could not ask; pausing", "execution", e.ExecutionID, "seq", e.Seq, "err", err)
+		dec = NoAnswer
+	}
+	switch dec {
+	case Accept:
+		if err := p.moveLocked(ctx, &e, EntryPending, EntryExecuting); err != nil {
+			return nil, nil, err
+		}
+		return &e, nil, nil
+	case Decline:
+		if err := p.moveLocked(ctx, &e, EntryPending, EntryRejected); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("the user declined call %d (%s.%s)", e.Seq, e.Connector, e.Method), nil)
+	default:
+		return nil, nil, p.stopLocked(stopPause, what, nil)
+	}
+}
+
+// insertLocked logs a new entry in state to.
+func (p *pass) insertLocked(ctx context.Context, e *Entry, to EntryState) error {
+	st, err := Transition(0, to)
+	if err != nil {
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	e.State = st
+	if err := p.r.store.InsertEntry(context.WithoutCancel(ctx), *e); err != nil {
+		err = fmt.Errorf("log call %d of %s: %w", e.Seq, e.ExecutionID, err)
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	if st == EntryExecuting {
+		p.executing[e.Seq] = *e
+	}
+	return nil
+}
+
+// moveLocked moves a logged entry from one state to another.
+func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) error {
+	if err := p.r.moveEntry(ctx, e, from, to); err != nil {
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	if to == EntryExecuting {
+		p.executing[e.Seq] = *e
+	}
+	return nil
+}
+
+// execute calls the connector for an entry logged executing and records
+// the result.
+func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, error) {
+	res, callErr := t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
+	var thrown error
+	switch {
+	case callErr != nil && ctx.Err() != nil:
+		// The pass was cancelled or timed out during the call: whether it
+		// took effect is unknown, so the entry stays executing and the call
+		// runs again on replay.
+		return nil, fmt.Errorf("%s.%s: %w", e.Connector, e.Method, callErr)
+	case callErr != nil:
+		e.Error = fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr)
+		thrown = errors.New(e.Error)
+		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
+	case res.IsError:
+		e.Error = res.Message
+		if e.Error == "" {
+			e.Error = fmt.Sprintf("%s.%s failed without a message", e.Connector, e.Method)
+		}
+		thrown = errors.New(e.Error)
+		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
+	default:
+		e.Result = rawOrNull(res.Value)
+		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryApplied)
+	}
+	if callErr != nil {
+		return nil, p.internal(callErr)
+	}
+	p.mu.Lock()
+	delete(p.executing, e.Seq)
+	p.mu.Unlock()
+	if thrown != nil {
+		return nil, thrown
+	}
+	return e.Result, nil
+}
+
+// StepResult replays a recorded step, or logs it executing so it runs now.
+func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
+	if err := p.enter(); err != nil {
+		return nil, false, err
+	}
+	defer p.inflight.Done()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.refusalLocked(); err != nil {
+		return nil, false, err
+	}
+	seq := p.seqBase + s.Seq
+	p.reachLocked(seq)
+	if logged, ok := p.entries[seq]; ok && p.mode == modeRun {
+		if logged.Kind != KindStep || logged.Name != s.Name {
+			return nil, false, p.stopLocked(stopDiverge, divergence(logged, describeStep(s.Name)), nil)
+		}
+		switch logged.State {
+		case EntryApplied:
+			return rawOrNull(logged.Result), true, nil
+		case EntryError:
+			return nil, false, errors.New(logged.Error)
+		case EntryExecuting:
+			p.executing[seq] = logged
+			return nil, false, nil
+		default:
+			return nil, false, p.stopLocked(stopDiverge, fmt.Sprintf("step %d (%q) is %s in the log and cannot run again", seq, s.Name, logged.State), nil)
+		}
+	}
+	e := Entry{ExecutionID: p.execID, Seq: seq, Kind: KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	if err := p.insertLocked(ctx, &e, EntryExecuting); err != nil {
+		return nil, false, err
+	}
+	return nil, false, nil
+}
+
+// StepDone records the value or failure of a step that just ran. It is the
+// completion of work already started, so it is recorded even when the pass
+// was stopped meanwhile.
+func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
+	seq := p.seqBase + s.Seq
+	e := Entry{ExecutionID: p.execID, Seq: seq, Kind: KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	to := EntryApplied
+	if errMsg != "" {
+		to, e.Error = EntryError, errMsg
+	} else {
+		e.Result = rawOrNull(value)
+	}
+	if err := p.r.moveEntry(ctx, &e, EntryExecuting, to); err != nil {
+		return p.internal(err)
+	}
+	p.mu.Lock()
+	delete(p.executing, seq)
+	p.mu.Unlock()
+	return nil
+}
+
+// Search answers codemode.search.
+func (p *pass) Search(ctx context.Context, query string) (json.RawMessage, error) {
+	return p.r.Search(ctx, query)
+}
+
+// Describe answers codemode.describe.
+func (p *pass) Describe(ctx context.Context, path string) (json.RawMessage, error) {
+	return p.r.Describe(ctx, path)
+}
+
+// Snippet returns a saved snippet's code for codemode.run.
+func (p *pass) Snippet(ctx context.Context, name string) (string, error) {
+	return p.r.snippetCode(ctx, name)
+}
+
+// sameCall reports whether a logged entry is the call the program makes now.
+func sameCall(logged Entry, c sandbox.Call, args json.RawMessage) bool {
+	if logged.Kind != KindCall || logged.Connector != c.Connector || logged.Method != c.Method {
+		return false
+	}
+	if bytes.Equal(logged.Args, args) {
+		return true
+	}
+	canon, err := canonicalJSON(logged.Args)
+	return err == nil && bytes.Equal(canon, args)
+}
+
+// divergence is the message of a replay mismatch, naming both sides.
+func divergence(logged Entry, now string) string {
+	return fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step", logged.Seq, describeEntry(logged), now)
+}
+
+func describeEntry(e Entry) string {
+	if e.Kind == KindStep {
+		return describeStep(e.Name)
+	}
+	return describeCall(e.Connector, e.Method, e.Args)
+}
+
+func describeCall(connector, method string, args json.RawMessage) string {
+	return fmt.Sprintf("%s.%s(%s)", connector, method, abbreviate(string(rawOrNull(args)), 200))
+}
+
+func describeStep(name string) string {
+	b, _ := json.Marshal(name)
+	return fmt.Sprintf("codemode.step(%s)", b)
+}

@@ -1,0 +1,226 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// runPass runs the program of e (status running) once against its log and
+// records how the pass ended.
+func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver) (Outcome, error) {
+	log, err := r.store.Entries(ctx, e.ID)
+	if err != nil {
+		err = fmt.Errorf("load log of %s: %w", e.ID, err)
+		return r.abort(ctx, e, err)
+	}
+	p := newPass(r, e.ID, ap, modeRun, 0, log)
+	out, runErr := r.exec.Run(ctx, sandbox.Program{
+		Code:    e.Code,
+		Globals: r.globals,
+		Limits:  r.limits,
+		Clock:   e.Clock,
+	}, p)
+	stop := p.finish()
+	return r.record(ctx, e, p, stop, out, runErr)
+}
+
+// record stores the end of a pass: the clock, logs and connectors used, the
+// new status, and the fate of entries the pass left undecided. Terminal
+// outcomes dispose the execution.
+func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopReason, out sandbox.Outcome, runErr error) (Outcome, error) {
+	ctx = context.WithoutCancel(ctx) // the pass happened; its end is recorded even if the caller gave up
+	if len(out.Clock.Times) >= len(e.Clock.Times) {
+		e.Clock.Times = out.Clock.Times
+	}
+	if out.Logs != nil || runErr == nil {
+		e.Logs = out.Logs
+	}
+	p.mu.Lock()
+	for name := range p.used {
+		if fp, ok := r.cat.fingerprintOf(name); ok {
+			if e.Connectors == nil {
+				e.Connectors = map[string]string{}
+			}
+			e.Connectors[name] = fp
+		}
+	}
+	leftover := p.leftoverLocked()
+	p.mu.Unlock()
+
+	var internal error
+	to := StatusError
+	e.Result, e.Error = nil, ""
+	switch {
+	case runErr != nil:
+		internal = fmt.Errorf("run %s: %w", e.ID, runErr)
+		e.Error = "internal failure running the program: " + runErr.Error()
+	case stop != nil:
+		switch stop.kind {
+		case stopPause:
+			to = StatusPaused
+		case stopReject:
+			to, e.Error = StatusRejected, stop.msg
+		case stopDiverge:
+			e.Error = stop.msg
+		default:
+			internal = fmt.Errorf("execution %s: %w", e.ID, stop.err)
+			e.Error = stop.msg
+		}
+	case out.Status == sandbox.Completed:
+		if missed := p.unreached(); len(missed) > 0 {
+			e.Error = fmt.Sprintf("replay diverged: the program completed without reaching call %d, which the log has as %s; wrap non-deterministic code in codemode.step", missed[0].Seq, describeEntry(missed[0]))
+			break
+		}
+		to, e.Result = StatusCompleted, rawOrNull(out.Result)
+	case out.Status == sandbox.Failed:
+		e.Error = out.Error
+	default:
+		e.Error = "the program was stopped"
+		if out.Stop != nil {
+			e.Error = out.Stop.Error()
+		}
+	}
+	if to.Terminal() {
+		r.settleLeftovers(ctx, e, leftover)
+	}
+	if err := r.setStatus(ctx, e, StatusRunning, to); err != nil {
+		return Outcome{ExecutionID: e.ID, Status: StatusRunning}, errors.Join(internal, err)
+	}
+	if to.Terminal() {
+		r.dispose(ctx, e.ID)
+	}
+	o, err := r.outcome(ctx, e)
+	return o, errors.Join(internal, err)
+}
+
+// abort ends a run that could not get a pass started (the store failed):
+// it is recorded as error if possible, and the error returned.
+func (r *Runtime) abort(ctx context.Context, e *Execution, cause error) (Outcome, error) {
+	ctx = context.WithoutCancel(ctx)
+	e.Error = "internal failure: " + cause.Error()
+	if err := r.setStatus(ctx, e, StatusRunning, StatusError); err != nil {
+		return Outcome{ExecutionID: e.ID, Status: StatusRunning}, errors.Join(cause, err)
+	}
+	r.dispose(ctx, e.ID)
+	o, _ := r.outcome(ctx, e)
+	return o, cause
+}
+
+// leftoverLocked returns the entries a pass leaves undecided: calls still
+// executing (their result never recorded) and logged entries the program
+// did not reach that were executing or pending.
+func (p *pass) leftoverLocked() []Entry {
+	var out []Entry
+	for _, e := range p.executing {
+		out = append(out, e)
+	}
+	for seq, e := range p.entries {
+		if p.visited[seq] {
+			continue
+		}
+		if e.State == EntryExecuting || e.State == EntryPending {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// unreached returns logged entries the program did not reach, in seq order.
+func (p *pass) unreached() []Entry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Entry
+	for seq, e := range p.entries {
+		if !p.visited[seq] {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// settleLeftovers moves undecided entries of a run that is ending: an
+// executing call whose result was never recorded becomes error, a pending
+// one rejected. Failures are logged; the run ends regardless.
+func (r *Runtime) settleLeftovers(ctx context.Context, e *Execution, leftover []Entry) {
+	for _, en := range leftover {
+		var err error
+		switch en.State {
+		case EntryExecuting:
+			en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
+			err = r.moveEntry(ctx, &en, EntryExecuting, EntryError)
+		case EntryPending:
+			err = r.moveEntry(ctx, &en, EntryPending, EntryRejected)
+		}
+		if err != nil {
+			r.log.Warn("could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
+		}
+	}
+}
+
+// setStatus moves e from one status to another through TransitionExec and
+// a conditional update. A conflict means another decider won.
+func (r *Runtime) setStatus(ctx context.Context, e *Execution, from, to ExecStatus) error {
+	st, err := TransitionExec(from, to)
+	if err != nil {
+		return err
+	}
+	prev := e.Status
+	e.Status = st
+	if err := r.store.UpdateExecution(ctx, e, from); err != nil {
+		e.Status = prev
+		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
+	}
+	return nil
+}
+
+// moveEntry moves a logged entry through Transition and a conditional
+// update.
+func (r *Runtime) moveEntry(ctx context.Context, e *Entry, from, to EntryState) error {
+	st, err := Transition(from, to)
+	if err != nil {
+		return err
+	}
+	e.State = st
+	if err := r.store.UpdateEntry(context.WithoutCancel(ctx), *e, from); err != nil {
+		return fmt.Errorf("set call %d of %s %s -> %s: %w", e.Seq, e.ExecutionID, from, to, err)
+	}
+	return nil
+}
+
+// outcome builds the Outcome of e as stored; a paused run lists its pending
+// actions.
+func (r *Runtime) outcome(ctx context.Context, e *Execution) (Outcome, error) {
+	o := Outcome{Status: e.Status, ExecutionID: e.ID, Error: e.Error, Logs: e.Logs}
+	if e.Status == StatusCompleted {
+		o.Result = rawOrNull(e.Result)
+	}
+	if e.Status == StatusPaused {
+		pending, err := r.pendingOf(ctx, e.ID)
+		if err != nil {
+			return o, err
+		}
+		o.Pending = pending
+	}
+	return o, nil
+}
+
+// pendingOf lists the pending actions of one execution in seq order.
+func (r *Runtime) pendingOf(ctx context.Context, id string) ([]PendingAction, error) {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("load log of %s: %w", id, err)
+	}
+	var out []PendingAction
+	for _, e := range log {
+		if e.State == EntryPending {
+			out = append(out, PendingAction{ExecutionID: id, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: rawOrNull(e.Args)})
+		}
+	}
+	return out, nil
+}

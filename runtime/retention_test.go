@@ -1,0 +1,144 @@
+package runtime_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
+	e := newEnv(t, setup{maxExecs: 3})
+	paused := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
+	mustStatus(t, paused, runtime.StatusPaused)
+	var done []string
+	for range 5 {
+		o := e.run(`async () => 1`, nil)
+		mustStatus(t, o, runtime.StatusCompleted)
+		done = append(done, o.ExecutionID)
+	}
+	list, err := e.rt.Executions(e.ctx, runtime.ExecutionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, x := range list {
+		got[x.ID] = true
+	}
+	// Pruning happens as a run begins: the 3 newest terminal runs before the
+	// last one, plus the last one, plus the paused run.
+	want := append([]string{paused.ExecutionID}, done[1:]...)
+	if len(list) != len(want) {
+		t.Errorf("%d executions kept, want %d", len(list), len(want))
+	}
+	for _, id := range want {
+		if !got[id] {
+			t.Errorf("%s was pruned", id)
+		}
+	}
+	if got[done[0]] {
+		t.Errorf("the oldest completed run %s was kept", done[0])
+	}
+	// The newest-first order and the status filter come from the store.
+	if list[0].ID != done[4] {
+		t.Errorf("first listed = %s, want the newest %s", list[0].ID, done[4])
+	}
+	onlyPaused, err := e.rt.Executions(e.ctx, runtime.ExecutionFilter{Status: runtime.StatusPaused})
+	if err != nil || len(onlyPaused) != 1 || onlyPaused[0].ID != paused.ExecutionID {
+		t.Errorf("paused filter = %v, %v", onlyPaused, err)
+	}
+}
+
+func TestPausedRunsExpire(t *testing.T) {
+	e := newEnv(t, setup{ttl: 50 * time.Millisecond})
+	old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
+	mustStatus(t, old, runtime.StatusPaused)
+	time.Sleep(120 * time.Millisecond)
+	fresh := e.run(`async () => { await kv.put({ key: "k2", value: "v" }) }`, nil)
+	mustStatus(t, fresh, runtime.StatusPaused)
+
+	x, _, err := e.rt.Execution(e.ctx, old.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Status != runtime.StatusRejected || !strings.Contains(x.Error, "expired after 50ms") {
+		t.Errorf("old run: status %s, error %q; want rejected, expired after 50ms", x.Status, x.Error)
+	}
+	if got := e.log(old.ExecutionID); len(got) != 1 || got[0] != "1 kv.put rejected" {
+		t.Errorf("old run log = %v", got)
+	}
+	if e.status(fresh.ExecutionID) != runtime.StatusPaused {
+		t.Error("the fresh paused run expired")
+	}
+	if _, err := e.rt.Approve(e.ctx, old.ExecutionID, nil); !errors.Is(err, runtime.ErrWrongState) {
+		t.Errorf("approve expired run: err = %v, want ErrWrongState", err)
+	}
+	if n := e.kv.disposals(old.ExecutionID); n != 1 {
+		t.Errorf("expired run disposed %d times, want 1", n)
+	}
+}
+
+// Dispose runs once per terminal transition, never on pause.
+func TestDisposal(t *testing.T) {
+	e := newEnv(t, setup{})
+	put := `async () => { await kv.put({ key: "k", value: "v" }); return 1 }`
+	tests := []struct {
+		name  string
+		drive func(t *testing.T) string
+		want  int
+	}{
+		{"completed", func(t *testing.T) string { return e.run(`async () => 1`, nil).ExecutionID }, 1},
+		{"error", func(t *testing.T) string { return e.run(`async () => { throw new Error("x") }`, nil).ExecutionID }, 1},
+		{"paused", func(t *testing.T) string { return e.run(put, nil).ExecutionID }, 0},
+		{"paused then approved", func(t *testing.T) string {
+			id := e.run(put, nil).ExecutionID
+			mustStatus(t, e.approve(id, nil), runtime.StatusCompleted)
+			return id
+		}, 1},
+		{"paused then rejected", func(t *testing.T) string {
+			id := e.run(put, nil).ExecutionID
+			if _, err := e.rt.Reject(e.ctx, id, 0); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}, 1},
+		{"completed then rolled back", func(t *testing.T) string {
+			id := e.run(`async () => kv.add({ key: "z" })`, nil).ExecutionID
+			if _, err := e.rt.Rollback(e.ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}, 2},
+		{"paused then deleted", func(t *testing.T) string {
+			id := e.run(put, nil).ExecutionID
+			if err := e.rt.DeleteExecution(e.ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := tc.drive(t)
+			if got := e.kv.disposals(id); got != tc.want {
+				t.Errorf("disposed %d times, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeleteExecution(t *testing.T) {
+	e := newEnv(t, setup{})
+	done := e.run(`async () => kv.add({ key: "a" })`, nil)
+	if err := e.rt.DeleteExecution(e.ctx, done.ExecutionID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.rt.Execution(e.ctx, done.ExecutionID); !errors.Is(err, runtime.ErrUnknownExecution) {
+		t.Errorf("after delete: err = %v, want ErrUnknownExecution", err)
+	}
+	if _, ok := e.kv.get("a"); !ok {
+		t.Error("deleting an execution reverted its effects")
+	}
+}

@@ -1,0 +1,133 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// errNotRevertible marks an applied call nothing can undo; it stays applied.
+var errNotRevertible = errors.New("not revertible")
+
+// Rollback undoes the applied, revertible calls of a run, newest first, and
+// ends it rolled_back. It is allowed on completed, error, rejected and paused
+// runs (a paused run's pending actions are rejected first). A call is
+// revertible when its connector implements connectors.Reverter for it, or
+// the configuration gives a revert function for its method; that function
+// runs in the sandbox as its own pass, its calls executed without approval
+// (asking for the rollback was the human's decision) and logged after the
+// run's last entry. Every revert is attempted even when one fails; the
+// outcome lists the reverted seqs and the failures. Calls nothing can revert
+// stay applied and are not failures.
+func (r *Runtime) Rollback(ctx context.Context, id string) (Outcome, error) {
+	done, err := r.begin()
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer done()
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	from := e.Status
+	switch from {
+	case StatusCompleted, StatusError, StatusRejected, StatusPaused:
+	default:
+		return Outcome{ExecutionID: id, Status: from}, wrongState("execution %s is %s; only a completed, error, rejected or paused execution can be rolled back", id, from)
+	}
+	// Claim the rollback first: of two racing rollbacks only one reverts.
+	if err := r.setStatus(ctx, e, from, StatusRolledBack); err != nil {
+		return r.lostRace(ctx, id, "rolled back", err)
+	}
+	ctx = context.WithoutCancel(ctx) // the claim is made; finish the job
+	if from == StatusPaused {
+		r.rejectPending(ctx, id)
+	}
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		r.dispose(ctx, id)
+		return Outcome{ExecutionID: id, Status: StatusRolledBack}, fmt.Errorf("load log of %s: %w", id, err)
+	}
+	maxSeq := 0
+	var applied []Entry
+	for _, en := range log {
+		maxSeq = max(maxSeq, en.Seq)
+		if en.Kind == KindCall && en.State == EntryApplied {
+			applied = append(applied, en)
+		}
+	}
+	sort.Slice(applied, func(i, j int) bool { return applied[i].Seq > applied[j].Seq })
+
+	out := Outcome{Status: StatusRolledBack, ExecutionID: id, Logs: e.Logs}
+	for _, en := range applied {
+		err := r.revert(ctx, en, &maxSeq)
+		switch {
+		case errors.Is(err, errNotRevertible):
+		case err != nil:
+			out.Failures = append(out.Failures, RevertFailure{Seq: en.Seq, Connector: en.Connector, Method: en.Method, Error: err.Error()})
+		default:
+			out.Reverted = append(out.Reverted, en.Seq)
+		}
+	}
+	r.dispose(ctx, id)
+	return out, nil
+}
+
+// revert undoes one applied call and marks it reverted.
+func (r *Runtime) revert(ctx context.Context, en Entry, maxSeq *int) error {
+	s := r.cat.byName[en.Connector]
+	if s == nil || !s.available() {
+		return fmt.Errorf("connector %s is not available", en.Connector)
+	}
+	t := s.byName[en.Method]
+	if t == nil {
+		return fmt.Errorf("connector %s no longer has the method %s", en.Connector, en.Method)
+	}
+	var err error
+	if rv, ok := s.src.Connector.(connectors.Reverter); ok && rv.Revertible(t.def.SourceName) {
+		err = rv.Revert(ctx, t.def.SourceName, en.Args, rawOrNull(en.Result))
+	} else if t.revertJS != "" {
+		err = r.revertJS(ctx, en, t.revertJS, maxSeq)
+	} else {
+		return errNotRevertible
+	}
+	if err != nil {
+		return err
+	}
+	return r.moveEntry(ctx, &en, EntryApplied, EntryReverted)
+}
+
+// revertJS runs a configured "(args, result) => …" function as its own
+// pass; its calls are logged after *maxSeq, which it advances.
+func (r *Runtime) revertJS(ctx context.Context, en Entry, fn string, maxSeq *int) error {
+	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
+	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
+	out, runErr := r.exec.Run(ctx, sandbox.Program{
+		Code:    code,
+		Globals: r.globals,
+		Limits:  r.limits,
+		Clock:   sandbox.Clock{Seed: newSeed()},
+	}, p)
+	stop := p.finish()
+	p.mu.Lock()
+	*maxSeq = max(*maxSeq, p.maxSeq)
+	leftover := p.leftoverLocked()
+	p.mu.Unlock()
+	r.settleLeftovers(ctx, &Execution{ID: en.ExecutionID}, leftover)
+	switch {
+	case runErr != nil:
+		return fmt.Errorf("revert function: %w", runErr)
+	case stop != nil:
+		return fmt.Errorf("revert function: %s", stop.msg)
+	case out.Status == sandbox.Completed:
+		return nil
+	case out.Status == sandbox.Failed:
+		return fmt.Errorf("revert function failed: %s", out.Error)
+	default:
+		return fmt.Errorf("revert function was stopped: %v", out.Stop)
+	}
+}

@@ -1,0 +1,123 @@
+package runtime_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// Rollback reverts newest first, attempts every revert when one fails, and
+// reports the failures.
+func TestRollbackNewestFirstDespiteAFailure(t *testing.T) {
+	k := newKV("kv")
+	k.revertFail["b"] = true
+	e := newEnv(t, setup{kv: k, mcp: true})
+	o := e.run(`async () => {
+		await kv.add({ key: "a", value: "1" });
+		await fx.get_sum({ a: 1, b: 1 });
+		await kv.add({ key: "b", value: "2" });
+		await kv.add({ key: "c", value: "3" });
+		return "ok";
+	}`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+
+	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatalf("Rollback: %v", err)
+	}
+	mustStatus(t, r, runtime.StatusRolledBack)
+	if diff := cmp.Diff([]int{4, 1}, r.Reverted); diff != "" {
+		t.Errorf("reverted (-want +got):\n%s", diff)
+	}
+	want := []runtime.RevertFailure{{Seq: 3, Connector: "kv", Method: "add", Error: "kv: cannot revert b"}}
+	if diff := cmp.Diff(want, r.Failures); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"c", "a"}, k.revertedKeys()); diff != "" {
+		t.Errorf("revert order (-want +got):\n%s", diff)
+	}
+	wantLog := []string{"1 kv.add reverted", "2 fx.get_sum applied", "3 kv.add applied", "4 kv.add reverted"}
+	if diff := cmp.Diff(wantLog, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if _, ok := k.get("a"); ok {
+		t.Error("a is still set after its revert")
+	}
+}
+
+// A configured JavaScript revert for an MCP tool runs in the sandbox, its
+// calls are not gated (the human asked for the rollback) and are logged
+// after the run's entries.
+func TestRollbackWithConfiguredJSRevert(t *testing.T) {
+	e := newEnv(t, setup{
+		mcp:       true,
+		fxApprove: []string{"counter"},
+		fxRevert:  map[string]string{"counter": `(args, result) => fx.counter({ name: "undo-" + args.name + "-" + result })`},
+	})
+	o := e.run(`async () => fx.counter({ name: "x" })`, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, e.approve(o.ExecutionID, nil), runtime.StatusCompleted)
+
+	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, r, runtime.StatusRolledBack)
+	if diff := cmp.Diff([]int{1}, r.Reverted); diff != "" || len(r.Failures) != 0 {
+		t.Errorf("reverted %v (-want +got %s), failures %v", r.Reverted, diff, r.Failures)
+	}
+	if got := e.effectCount("undo-x-1"); got != 1 {
+		t.Errorf("undo ran %d times, want 1", got)
+	}
+	if diff := cmp.Diff([]string{"1 fx.counter reverted", "2 fx.counter applied"}, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
+
+func TestRollbackJSRevertFailureIsReported(t *testing.T) {
+	e := newEnv(t, setup{
+		kvRevert: map[string]string{"noop": `(args, result) => { throw new Error("cannot undo " + JSON.stringify(args)) }`},
+	})
+	o := e.run(`async () => { await kv.noop({ n: 1 }); await kv.add({ key: "a" }); }`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{2}, r.Reverted); diff != "" {
+		t.Errorf("reverted (-want +got):\n%s", diff)
+	}
+	if len(r.Failures) != 1 || r.Failures[0].Seq != 1 || !strings.Contains(r.Failures[0].Error, `cannot undo {"n":1}`) {
+		t.Errorf("failures = %+v, want seq 1 with the thrown message", r.Failures)
+	}
+}
+
+// Rolling back a paused run rejects its pending action first; calls nothing
+// can revert stay applied and are not failures.
+func TestRollbackPausedRun(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	o := e.run(`async () => {
+		await kv.add({ key: "a", value: "1" });
+		await fx.echo({ message: "not revertible" });
+		await kv.put({ key: "b", value: "2" });
+	}`, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, r, runtime.StatusRolledBack)
+	if diff := cmp.Diff([]int{1}, r.Reverted); diff != "" || len(r.Failures) != 0 {
+		t.Errorf("reverted %v (%s), failures %v", r.Reverted, diff, r.Failures)
+	}
+	wantLog := []string{"1 kv.add reverted", "2 fx.echo applied", "3 kv.put rejected"}
+	if diff := cmp.Diff(wantLog, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if e.kv.count("put") != 0 {
+		t.Error("the pending put ran")
+	}
+}

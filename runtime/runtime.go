@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// Options configure a Runtime.
+type Options struct {
+	// Store persists executions, logs and snippets. Required.
+	Store Store
+	// Executor runs program passes. Required.
+	Executor sandbox.Executor
+	// Sources are the connectors with their configured policy, in order.
+	Sources []Source
+	// Limits bound every pass.
+	Limits sandbox.Limits
+	// MaxExecutions is how many terminal executions are kept; older ones are
+	// pruned as new runs begin. 0 keeps all.
+	MaxExecutions int
+	// PausedTTL expires paused runs older than it to rejected as new runs
+	// begin. 0 never expires.
+	PausedTTL time.Duration
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Runtime is the durable execution engine. It is safe for concurrent use;
+// several Runtimes (processes) may share one Store, agreeing through its
+// conditional updates.
+type Runtime struct {
+	// fixed at creation
+	store    Store
+	exec     sandbox.Executor
+	cat      *catalog
+	globals  []sandbox.Global
+	limits   sandbox.Limits
+	maxExecs int
+	ttl      time.Duration
+	log      *slog.Logger
+
+	mu     sync.Mutex
+	closed bool           // guarded by mu
+	active sync.WaitGroup // in-flight requests; Add under mu while !closed
+}
+
+// New lists every source's tools and returns a Runtime. A source whose Tools
+// fails is kept (Connectors reports its Error) and its global is absent; it is
+// not fatal. Configuration mistakes (duplicate or invalid connector names,
+// malformed approval globs) are errors.
+func New(ctx context.Context, opts Options) (*Runtime, error) {
+	if opts.Store == nil {
+		return nil, errors.New("runtime: Options.Store is required")
+	}
+	if opts.Executor == nil {
+		return nil, errors.New("runtime: Options.Executor is required")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cat, err := buildCatalog(ctx, opts.Sources, log)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return &Runtime{
+		store:    opts.Store,
+		exec:     opts.Executor,
+		cat:      cat,
+		globals:  cat.globals(),
+		limits:   opts.Limits,
+		maxExecs: opts.MaxExecutions,
+		ttl:      opts.PausedTTL,
+		log:      log,
+	}, nil
+}
+
+// Close refuses new requests and waits for in-flight ones (running passes,
+// rollbacks) to finish. It does not close the store, the executor or the
+// connectors: the caller owns them.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.active.Wait()
+	return nil
+}
+
+// begin registers an in-flight request; the returned func ends it.
+func (r *Runtime) begin() (func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrClosed
+	}
+	r.active.Add(1)
+	return r.active.Done, nil
+}
+
+// Connectors describes the connectors in source order; tools carry the final
+// approval verdict (the connector's own or the configuration's).
+func (r *Runtime) Connectors() []ConnectorInfo { return r.cat.infos() }
+
+// newExecutionID returns "exec_" and 16 random hex digits.
+func newExecutionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return "exec_" + hex.EncodeToString(b[:])
+}
+
+// newSeed returns a random seed for the sandbox's Math.random.
+func newSeed() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+}
+
+// getExecution loads an execution, mapping ErrNotFound to ErrUnknownExecution.
+func (r *Runtime) getExecution(ctx context.Context, id string) (*Execution, error) {
+	e, err := r.store.GetExecution(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, unknownExecution(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load execution %s: %w", id, err)
+	}
+	return e, nil
+}

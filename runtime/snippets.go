@@ -1,0 +1,111 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"time"
+)
+
+// snippetName is what a snippet may be called.
+var snippetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// Snippets lists saved snippets by name.
+func (r *Runtime) Snippets(ctx context.Context) ([]Snippet, error) {
+	list, err := r.store.ListSnippets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list snippets: %w", err)
+	}
+	return list, nil
+}
+
+// SaveSnippet saves the code of a completed execution under name (replacing
+// a snippet of that name), runnable with codemode.run(name, input). The
+// snippet records the connectors the run used. inputSchema, when given, must
+// be a JSON Schema; it documents the input in describe and search.
+func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (Snippet, error) {
+	if !snippetName.MatchString(name) {
+		return Snippet{}, fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
+	}
+	if len(inputSchema) > 0 {
+		canon, err := canonicalJSON(inputSchema)
+		if err != nil {
+			return Snippet{}, fmt.Errorf("snippet %s: input schema is not JSON: %w", name, err)
+		}
+		if _, err := compileSchema(canon); err != nil {
+			return Snippet{}, fmt.Errorf("snippet %s: input schema is not a valid JSON Schema: %w", name, err)
+		}
+		inputSchema = canon
+	}
+	e, err := r.getExecution(ctx, executionID)
+	if err != nil {
+		return Snippet{}, err
+	}
+	if e.Status != StatusCompleted {
+		return Snippet{}, wrongState("execution %s is %s; only a completed execution can be saved as a snippet", executionID, e.Status)
+	}
+	s := Snippet{
+		Name:          name,
+		Description:   description,
+		Code:          e.Code,
+		InputSchema:   inputSchema,
+		FromExecution: executionID,
+		CreatedAt:     time.Now().UTC(),
+	}
+	for c := range e.Connectors {
+		s.Connectors = append(s.Connectors, c)
+	}
+	sort.Strings(s.Connectors)
+	if err := r.store.SaveSnippet(ctx, s); err != nil {
+		return Snippet{}, fmt.Errorf("save snippet %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// DeleteSnippet deletes a snippet; ErrUnknownSnippet if there is none.
+func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
+	err := r.store.DeleteSnippet(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return unknownSnippet(name)
+	}
+	if err != nil {
+		return fmt.Errorf("delete snippet %s: %w", name, err)
+	}
+	return nil
+}
+
+// snippetCode returns a snippet's code for codemode.run; the error is thrown
+// into the program: an unknown name lists the nearest saved ones, a snippet
+// whose connectors are gone names them.
+func (r *Runtime) snippetCode(ctx context.Context, name string) (string, error) {
+	s, err := r.store.GetSnippet(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		all, lerr := r.store.ListSnippets(ctx)
+		if lerr != nil {
+			return "", fmt.Errorf("unknown snippet %q", name)
+		}
+		names := make([]string, len(all))
+		for i, s := range all {
+			names[i] = s.Name
+		}
+		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", name, listOrNone(nearest(name, names, 5)))
+	}
+	if err != nil {
+		return "", fmt.Errorf("load snippet %s: %w", name, err)
+	}
+	var gone []string
+	for _, c := range s.Connectors {
+		if src := r.cat.byName[c]; src == nil || !src.available() {
+			gone = append(gone, c)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		return "", fmt.Errorf("snippet %s uses connectors that are not available: %s", name, listOrNone(gone))
+	}
+	return s.Code, nil
+}

@@ -1,0 +1,138 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+func TestSnippetsSaveRunSearch(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	src := e.run(`async (input) => {
+		const a = input?.a ?? 1;
+		return await fx.get_sum({ a, b: 2 });
+	}`, nil)
+	mustStatus(t, src, runtime.StatusCompleted)
+
+	schema := json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"}}}`)
+	sn, err := e.rt.SaveSnippet(e.ctx, "addTwo", src.ExecutionID, "Adds two to a number.", schema)
+	if err != nil {
+		t.Fatalf("SaveSnippet: %v", err)
+	}
+	if diff := cmp.Diff([]string{"fx"}, sn.Connectors); diff != "" {
+		t.Errorf("snippet connectors (-want +got):\n%s", diff)
+	}
+	list, err := e.rt.Snippets(e.ctx)
+	if err != nil || len(list) != 1 || list[0].Name != "addTwo" || list[0].FromExecution != src.ExecutionID {
+		t.Fatalf("Snippets = %+v, %v", list, err)
+	}
+
+	o := e.run(`async () => {
+		const v = await codemode.run("addTwo", { a: 40 });
+		await kv.add({ key: "after", value: String(v) });
+		return v;
+	}`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+	if got := resultOf[float64](t, o); got != 42 {
+		t.Errorf("snippet result = %v, want 42", got)
+	}
+	// The snippet's call continues the run's log.
+	if diff := cmp.Diff([]string{"1 fx.get_sum applied", "2 kv.add applied"}, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+
+	res, err := e.rt.Search(e.ctx, "add two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found struct {
+		Results []struct {
+			Path, Kind string
+		}
+	}
+	if err := json.Unmarshal(res, &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Results) == 0 || found.Results[0].Path != "snippets.addTwo" || found.Results[0].Kind != "snippet" {
+		t.Errorf("search \"add two\" = %s, want snippets.addTwo first", res)
+	}
+
+	d, err := e.rt.Describe(e.ctx, "snippets.addTwo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc map[string]any
+	if err := json.Unmarshal(d, &desc); err != nil {
+		t.Fatal(err)
+	}
+	if desc["kind"] != "snippet" || desc["description"] != "Adds two to a number." ||
+		!strings.Contains(desc["types"].(string), `declare function run(name: "addTwo", input: `) {
+		t.Errorf("describe snippet = %s", d)
+	}
+
+	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); !errors.Is(err, runtime.ErrUnknownSnippet) {
+		t.Errorf("second delete: err = %v, want ErrUnknownSnippet", err)
+	}
+	gone := e.run(`async () => codemode.run("addTwo", {})`, nil)
+	mustStatus(t, gone, runtime.StatusError)
+	if !strings.Contains(gone.Error, `unknown snippet "addTwo"`) {
+		t.Errorf("running a deleted snippet: %q", gone.Error)
+	}
+}
+
+func TestSaveSnippetRefusals(t *testing.T) {
+	e := newEnv(t, setup{})
+	done := e.run(`async () => 1`, nil)
+	paused := e.run(`async () => kv.put({ key: "k", value: "v" })`, nil)
+	tests := []struct {
+		name, snippet, id string
+		schema            string
+		is                error
+		want              string
+	}{
+		{"paused run", "ok", paused.ExecutionID, "", runtime.ErrWrongState, "is paused; only a completed execution can be saved"},
+		{"unknown run", "ok", "exec_nope", "", runtime.ErrUnknownExecution, "exec_nope"},
+		{"bad name", "1st", done.ExecutionID, "", nil, "invalid snippet name"},
+		{"bad name space", "a b", done.ExecutionID, "", nil, "invalid snippet name"},
+		{"bad schema", "ok", done.ExecutionID, `{"type": 12}`, nil, "not a valid JSON Schema"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var schema json.RawMessage
+			if tc.schema != "" {
+				schema = json.RawMessage(tc.schema)
+			}
+			_, err := e.rt.SaveSnippet(e.ctx, tc.snippet, tc.id, "", schema)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("err = %v, want it to wrap %v", err, tc.is)
+			}
+		})
+	}
+}
+
+// A snippet whose connector is gone cannot run, and says which.
+func TestSnippetWithMissingConnector(t *testing.T) {
+	s := setup{}
+	e := newEnv(t, s)
+	src := e.run(`async () => kv.add({ key: "x" })`, nil)
+	if _, err := e.rt.SaveSnippet(e.ctx, "usesKV", src.ExecutionID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	e.restart(setup{noKV: true, notes: true})
+	o := e.run(`async () => codemode.run("usesKV", {})`, nil)
+	mustStatus(t, o, runtime.StatusError)
+	if !strings.Contains(o.Error, "snippet usesKV uses connectors that are not available: kv") {
+		t.Errorf("error = %q", o.Error)
+	}
+}

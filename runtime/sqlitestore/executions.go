@@ -1,0 +1,237 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+const executionColumns = `id, code, status, result, error, logs, connectors, clock, created_at, updated_at`
+
+// CreateExecution inserts e; ErrConflict if the id exists. A zero CreatedAt
+// is set to now; UpdatedAt is set to CreatedAt. Both are written back to e.
+func (s *Store) CreateExecution(ctx context.Context, e *runtime.Execution) error {
+	if e.ID == "" {
+		return errors.New("create execution: empty id")
+	}
+	if err := checkStatus(e.Status); err != nil {
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
+	}
+	created := e.CreatedAt
+	if created.IsZero() {
+		created = now()
+	}
+	args, err := executionValues(e)
+	if err != nil {
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
+	}
+	vals := append([]any{e.ID, e.Code}, args...)
+	vals = append(vals, toNanos(created), toNanos(created))
+	_, err = s.db.ExecContext(ctx,
+		`INSERT INTO executions (`+executionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, vals...)
+	if isPrimaryKeyViolation(err) {
+		return fmt.Errorf("create execution %s: %w", e.ID, runtime.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
+	}
+	e.CreatedAt = fromNanos(toNanos(created))
+	e.UpdatedAt = e.CreatedAt
+	return nil
+}
+
+// executionValues returns status, result, error, logs, connectors and clock
+// as bound values.
+func executionValues(e *runtime.Execution) ([]any, error) {
+	logs, err := jsonText(e.Logs, len(e.Logs) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode logs: %w", err)
+	}
+	conns, err := jsonText(e.Connectors, len(e.Connectors) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode connectors: %w", err)
+	}
+	clock, err := jsonText(e.Clock, false)
+	if err != nil {
+		return nil, fmt.Errorf("encode clock: %w", err)
+	}
+	return []any{e.Status.String(), rawText(e.Result), e.Error, logs, conns, clock}, nil
+}
+
+// GetExecution returns ErrNotFound for an unknown id.
+func (s *Store) GetExecution(ctx context.Context, id string) (*runtime.Execution, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+executionColumns+` FROM executions WHERE id = ?`, id)
+	e, err := scanExecution(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("execution %s: %w", id, runtime.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get execution %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// UpdateExecution stores e's status, result, error, logs, connectors and
+// clock if the stored status is still from, else ErrConflict (ErrNotFound if
+// there is no such execution). It sets e.UpdatedAt. Code and CreatedAt never
+// change. Whether the move is legal is the runtime's business
+// (runtime.TransitionExec), not the store's.
+func (s *Store) UpdateExecution(ctx context.Context, e *runtime.Execution, from runtime.ExecStatus) error {
+	if err := checkStatus(e.Status); err != nil {
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	}
+	args, err := executionValues(e)
+	if err != nil {
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	}
+	t := now()
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE executions SET status = ?, result = ?, error = ?, logs = ?, connectors = ?, clock = ?, updated_at = ?
+		 WHERE id = ? AND status = ?`,
+		append(args, toNanos(t), e.ID, from.String())...)
+	if err != nil {
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	} else if n == 0 {
+		return s.executionMiss(ctx, e.ID, from)
+	}
+	e.UpdatedAt = t
+	return nil
+}
+
+// executionMiss explains why a conditional update touched no row.
+func (s *Store) executionMiss(ctx context.Context, id string, from runtime.ExecStatus) error {
+	var cur string
+	err := s.db.QueryRowContext(ctx, `SELECT status FROM executions WHERE id = ?`, id).Scan(&cur)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("update execution %s: %w", id, runtime.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("update execution %s: %w", id, err)
+	}
+	return fmt.Errorf("update execution %s: status is %s, not %s: %w", id, cur, from, runtime.ErrConflict)
+}
+
+// ListExecutions returns executions newest first (by CreatedAt, then by
+// insertion order).
+func (s *Store) ListExecutions(ctx context.Context, f runtime.ExecutionFilter) ([]*runtime.Execution, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if f.Status != 0 {
+		if err := checkStatus(f.Status); err != nil {
+			return nil, fmt.Errorf("list executions: %w", err)
+		}
+		where = append(where, "status = ?")
+		args = append(args, f.Status.String())
+	}
+	q := `SELECT ` + executionColumns + ` FROM executions`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY created_at DESC, rowid DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list executions: %w", err)
+	}
+	defer rows.Close()
+	var out []*runtime.Execution
+	for rows.Next() {
+		e, err := scanExecution(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list executions: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list executions: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteExecution removes an execution and (by cascade) its log;
+// ErrNotFound if absent.
+func (s *Store) DeleteExecution(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM executions WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete execution %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("delete execution %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("delete execution %s: %w", id, runtime.ErrNotFound)
+	}
+	return nil
+}
+
+// PruneExecutions deletes the oldest terminal executions beyond the keep
+// newest terminal ones, with their logs; running and paused executions are
+// never deleted. It returns how many went.
+func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
+	if keep < 0 {
+		return 0, fmt.Errorf("prune executions: keep is %d, want >= 0", keep)
+	}
+	terminal := terminalStatuses()
+	in := strings.TrimSuffix(strings.Repeat("?, ", len(terminal)), ", ")
+	args := append(append(terminal, terminal...), keep)
+	res, err := s.db.ExecContext(ctx,
+		`DELETE FROM executions WHERE status IN (`+in+`) AND rowid NOT IN (
+			SELECT rowid FROM executions WHERE status IN (`+in+`)
+			ORDER BY created_at DESC, rowid DESC LIMIT ?)`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("prune executions: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("prune executions: %w", err)
+	}
+	if n > 0 {
+		s.logger.DebugContext(ctx, "pruned executions", "deleted", n, "kept", keep)
+	}
+	return int(n), nil
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+func scanExecution(sc scanner) (*runtime.Execution, error) {
+	var (
+		e                          runtime.Execution
+		status                     string
+		result, logs, conns, clock []byte
+		created, updated           int64
+	)
+	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := e.Status.UnmarshalText([]byte(status)); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	e.Result = rawValue(result)
+	if err := jsonDecode(logs, &e.Logs, "logs"); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	if err := jsonDecode(conns, &e.Connectors, "connectors"); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	if err := jsonDecode(clock, &e.Clock, "clock"); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &e, nil
+}

@@ -1,0 +1,377 @@
+package sqlitestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+func TestExecutionRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		e    *runtime.Execution
+	}{
+		{"minimal", &runtime.Execution{ID: "exec_min", Code: "1", Status: runtime.StatusRunning}},
+		{"full", newExecution("exec_full", runtime.StatusPaused)},
+		{"error", &runtime.Execution{ID: "exec_err", Code: "x", Status: runtime.StatusError, Error: "ReferenceError: x is not defined at 1:1"}},
+		{"1 MB result", &runtime.Execution{ID: "exec_big", Code: "big", Status: runtime.StatusCompleted, Result: bigJSON(1 << 20)}},
+		{"caller's CreatedAt", &runtime.Execution{ID: "exec_at", Code: "1", Status: runtime.StatusRunning, CreatedAt: at(3)}},
+		{"null result", &runtime.Execution{ID: "exec_null", Code: "null", Status: runtime.StatusCompleted, Result: json.RawMessage("null")}},
+	}
+	s := openTemp(t)
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			explicit := tt.e.CreatedAt
+			before := time.Now()
+			if err := s.CreateExecution(ctx, tt.e); err != nil {
+				t.Fatal(err)
+			}
+			if !explicit.IsZero() && !tt.e.CreatedAt.Equal(explicit) {
+				t.Errorf("CreatedAt = %v, want the caller's %v", tt.e.CreatedAt, explicit)
+			}
+			if explicit.IsZero() && tt.e.CreatedAt.Before(before.Add(-time.Second)) {
+				t.Errorf("CreatedAt = %v, want about now", tt.e.CreatedAt)
+			}
+			if !tt.e.UpdatedAt.Equal(tt.e.CreatedAt) {
+				t.Errorf("UpdatedAt = %v, want CreatedAt %v", tt.e.UpdatedAt, tt.e.CreatedAt)
+			}
+			got, err := s.GetExecution(ctx, tt.e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.e, got, rawAsString); diff != "" {
+				t.Errorf("GetExecution (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCreateExecutionErrors(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	if err := s.CreateExecution(ctx, newExecution("exec_1", runtime.StatusRunning)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		e    *runtime.Execution
+		is   error // nil: any error
+	}{
+		{"duplicate id", newExecution("exec_1", runtime.StatusRunning), runtime.ErrConflict},
+		{"empty id", newExecution("", runtime.StatusRunning), nil},
+		{"zero status", newExecution("exec_2", 0), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.CreateExecution(ctx, tt.e)
+			if err == nil {
+				t.Fatal("CreateExecution succeeded")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error = %v, want %v", err, tt.is)
+			}
+		})
+	}
+}
+
+func TestUpdateExecution(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	e := newExecution("exec_u", runtime.StatusRunning)
+	e.CreatedAt = at(0)
+	if err := s.CreateExecution(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	want := &runtime.Execution{
+		ID:         e.ID,
+		Code:       "ignored: code never changes",
+		Status:     runtime.StatusPaused,
+		Result:     json.RawMessage(`[1,2,3]`),
+		Error:      "",
+		Logs:       []string{"one", "two"},
+		Connectors: map[string]string{"notes": "sha256:def", "files": "sha256:123"},
+		Clock:      sandbox.Clock{Seed: 7, Times: []int64{5}},
+	}
+	if err := s.UpdateExecution(ctx, want, runtime.StatusRunning); err != nil {
+		t.Fatal(err)
+	}
+	if !want.UpdatedAt.After(at(0)) {
+		t.Errorf("UpdatedAt = %v, want it set by the store", want.UpdatedAt)
+	}
+	got, err := s.GetExecution(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Code, want.CreatedAt = e.Code, e.CreatedAt
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after update (-want +got):\n%s", diff)
+	}
+
+	// Clearing fields stores them empty.
+	cleared := &runtime.Execution{ID: e.ID, Status: runtime.StatusRunning}
+	if err := s.UpdateExecution(ctx, cleared, runtime.StatusPaused); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.GetExecution(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleared.Code, cleared.CreatedAt = e.Code, e.CreatedAt
+	if diff := cmp.Diff(cleared, got); diff != "" {
+		t.Errorf("after clearing (-want +got):\n%s", diff)
+	}
+}
+
+func TestUpdateExecutionErrors(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	if err := s.CreateExecution(ctx, newExecution("exec_p", runtime.StatusPaused)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		e    *runtime.Execution
+		from runtime.ExecStatus
+		is   error
+	}{
+		{"wrong from", newExecution("exec_p", runtime.StatusCompleted), runtime.StatusRunning, runtime.ErrConflict},
+		{"unknown id", newExecution("exec_none", runtime.StatusCompleted), runtime.StatusRunning, runtime.ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.UpdateExecution(ctx, tt.e, tt.from)
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("UpdateExecution error = %v, want %v", err, tt.is)
+			}
+		})
+	}
+	got, err := s.GetExecution(ctx, "exec_p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != runtime.StatusPaused {
+		t.Errorf("status after failed update = %v, want paused", got.Status)
+	}
+}
+
+func TestGetAndDeleteExecutionNotFound(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	if _, err := s.GetExecution(ctx, "exec_none"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("GetExecution error = %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteExecution(ctx, "exec_none"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("DeleteExecution error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestListExecutions(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	// Inserted out of time order; b, c and d share a timestamp, so insertion
+	// order breaks the tie.
+	seed := []struct {
+		id     string
+		status runtime.ExecStatus
+		t      time.Time
+	}{
+		{"a", runtime.StatusCompleted, at(1)},
+		{"e", runtime.StatusPaused, at(9)},
+		{"b", runtime.StatusCompleted, at(5)},
+		{"c", runtime.StatusPaused, at(5)},
+		{"d", runtime.StatusCompleted, at(5)},
+		{"z", runtime.StatusError, at(0)},
+	}
+	for _, x := range seed {
+		e := newExecution(x.id, x.status)
+		e.CreatedAt = x.t
+		if err := s.CreateExecution(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		f    runtime.ExecutionFilter
+		want []string
+	}{
+		{"all", runtime.ExecutionFilter{}, []string{"e", "d", "c", "b", "a", "z"}},
+		{"limit", runtime.ExecutionFilter{Limit: 3}, []string{"e", "d", "c"}},
+		{"completed", runtime.ExecutionFilter{Status: runtime.StatusCompleted}, []string{"d", "b", "a"}},
+		{"paused, limit 1", runtime.ExecutionFilter{Status: runtime.StatusPaused, Limit: 1}, []string{"e"}},
+		{"none rolled back", runtime.ExecutionFilter{Status: runtime.StatusRolledBack}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.ListExecutions(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, ids(got)); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The listed records are complete.
+	got, err := s.ListExecutions(ctx, runtime.ExecutionFilter{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.GetExecution(ctx, "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]*runtime.Execution{want}, got); diff != "" {
+		t.Errorf("listed record (-want +got):\n%s", diff)
+	}
+}
+
+func ids(es []*runtime.Execution) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+func TestDeleteExecutionCascades(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	for _, id := range []string{"gone", "kept"} {
+		if err := s.CreateExecution(ctx, newExecution(id, runtime.StatusCompleted)); err != nil {
+			t.Fatal(err)
+		}
+		for seq := 1; seq <= 3; seq++ {
+			if err := s.InsertEntry(ctx, newEntry(id, seq, runtime.EntryApplied)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.DeleteExecution(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetExecution(ctx, "gone"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("GetExecution after delete: %v, want ErrNotFound", err)
+	}
+	if got := countEntries(t, s, "gone"); got != 0 {
+		t.Errorf("entries of deleted execution = %d, want 0", got)
+	}
+	if got := countEntries(t, s, "kept"); got != 3 {
+		t.Errorf("entries of other execution = %d, want 3", got)
+	}
+}
+
+// countEntries counts rows directly, so it also sees orphans.
+func countEntries(t *testing.T, s *Store, id string) int {
+	t.Helper()
+	var n int
+	if err := s.DB().QueryRow(`SELECT count(*) FROM entries WHERE execution_id = ?`, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestPruneExecutions(t *testing.T) {
+	// Oldest first: o1..o8.
+	seed := []struct {
+		id     string
+		status runtime.ExecStatus
+	}{
+		{"o1", runtime.StatusCompleted},
+		{"o2", runtime.StatusPaused},
+		{"o3", runtime.StatusError},
+		{"o4", runtime.StatusRunning},
+		{"o5", runtime.StatusRejected},
+		{"o6", runtime.StatusRolledBack},
+		{"o7", runtime.StatusCompleted},
+		{"o8", runtime.StatusPaused},
+	}
+	tests := []struct {
+		keep    int
+		deleted int
+		left    []string // newest first
+	}{
+		{keep: 10, deleted: 0, left: []string{"o8", "o7", "o6", "o5", "o4", "o3", "o2", "o1"}},
+		{keep: 5, deleted: 0, left: []string{"o8", "o7", "o6", "o5", "o4", "o3", "o2", "o1"}},
+		{keep: 3, deleted: 2, left: []string{"o8", "o7", "o6", "o5", "o4", "o2"}},
+		{keep: 1, deleted: 4, left: []string{"o8", "o7", "o4", "o2"}},
+		{keep: 0, deleted: 5, left: []string{"o8", "o4", "o2"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("keep=%d", tt.keep), func(t *testing.T) {
+			s := openTemp(t)
+			ctx := context.Background()
+			for i, x := range seed {
+				e := newExecution(x.id, x.status)
+				e.CreatedAt = at(i)
+				if err := s.CreateExecution(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.InsertEntry(ctx, newEntry(x.id, 1, runtime.EntryApplied)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n, err := s.PruneExecutions(ctx, tt.keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != tt.deleted {
+				t.Errorf("PruneExecutions(%d) = %d, want %d", tt.keep, n, tt.deleted)
+			}
+			got, err := s.ListExecutions(ctx, runtime.ExecutionFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.left, ids(got)); diff != "" {
+				t.Errorf("left (-want +got):\n%s", diff)
+			}
+			var entries int
+			if err := s.DB().QueryRow(`SELECT count(*) FROM entries`).Scan(&entries); err != nil {
+				t.Fatal(err)
+			}
+			if entries != len(tt.left) {
+				t.Errorf("entries left = %d, want %d (pruned logs cascade)", entries, len(tt.left))
+			}
+		})
+	}
+}
+
+func TestPruneExecutionsNegativeKeep(t *testing.T) {
+	s := openTemp(t)
+	if _, err := s.PruneExecutions(context.Background(), -1); err == nil {
+		t.Error("PruneExecutions(-1) succeeded")
+	}
+}
+
+// TestStatesReadable checks that statuses and states are stored as text a
+// person reading the file with the sqlite3 CLI understands.
+func TestStatesReadable(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	if err := s.CreateExecution(ctx, newExecution("exec_r", runtime.StatusRolledBack)); err != nil {
+		t.Fatal(err)
+	}
+	e := newEntry("exec_r", 1, runtime.EntryPending)
+	e.Kind = runtime.KindStep
+	if err := s.InsertEntry(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	var status, kind, state string
+	if err := s.DB().QueryRow(`SELECT status FROM executions`).Scan(&status); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DB().QueryRow(`SELECT kind, state FROM entries`).Scan(&kind, &state); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"rolled_back", "step", "pending"}, []string{status, kind, state}); diff != "" {
+		t.Errorf("stored text (-want +got):\n%s", diff)
+	}
+}

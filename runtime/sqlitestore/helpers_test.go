@@ -1,0 +1,53 @@
+package sqlitestore
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// newExecution returns an execution with every field set.
+func newExecution(id string, status runtime.ExecStatus) *runtime.Execution {
+	return &runtime.Execution{
+		ID:         id,
+		Code:       "async () => notes.listNotes({})",
+		Status:     status,
+		Result:     json.RawMessage(`{"ok":true}`),
+		Error:      "",
+		Logs:       []string{"hello", `{"a":1}`},
+		Connectors: map[string]string{"notes": "sha256:abc"},
+		Clock:      sandbox.Clock{Seed: 42, Times: []int64{1700000000000, 1700000000001}},
+	}
+}
+
+// newEntry returns a call entry of execution id.
+func newEntry(id string, seq int, state runtime.EntryState) runtime.Entry {
+	return runtime.Entry{
+		ExecutionID: id,
+		Seq:         seq,
+		Kind:        runtime.KindCall,
+		Connector:   "notes",
+		Method:      "createNote",
+		Args:        json.RawMessage(`{"text":"hi"}`),
+		State:       state,
+	}
+}
+
+// at returns a fixed instant plus n seconds.
+func at(n int) time.Time {
+	return time.Date(2026, 3, 1, 12, 0, n, 123456789, time.UTC)
+}
+
+// bigJSON is a JSON string of about n bytes.
+func bigJSON(n int) json.RawMessage {
+	return json.RawMessage(`"` + strings.Repeat("x", n) + `"`)
+}
+
+// rawAsString compares raw JSON as text: readable diffs, and fast on the
+// 1 MB values (element-wise byte comparison takes seconds under -race).
+var rawAsString = cmp.Transformer("string", func(r json.RawMessage) string { return string(r) })

@@ -1,0 +1,82 @@
+package sqlitestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+func TestSnippets(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	full := runtime.Snippet{
+		Name:          "tagged",
+		Description:   "notes with a tag",
+		Code:          "async (input) => notes.listNotes({tag: input.tag})",
+		InputSchema:   json.RawMessage(`{"type":"object","properties":{"tag":{"type":"string"}}}`),
+		Connectors:    []string{"notes"},
+		FromExecution: "exec_1",
+		CreatedAt:     at(1),
+	}
+	minimal := runtime.Snippet{Name: "answer", Code: "42", CreatedAt: at(2)}
+	for _, sn := range []runtime.Snippet{full, minimal} {
+		if err := s.SaveSnippet(ctx, sn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []runtime.Snippet{full, minimal} {
+		got, err := s.GetSnippet(ctx, want.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&want, got); diff != "" {
+			t.Errorf("GetSnippet(%s) (-want +got):\n%s", want.Name, diff)
+		}
+	}
+	list, err := s.ListSnippets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]runtime.Snippet{minimal, full}, list); diff != "" {
+		t.Errorf("ListSnippets, by name (-want +got):\n%s", diff)
+	}
+
+	// Saving again replaces every field.
+	replaced := runtime.Snippet{Name: "tagged", Code: "1", Description: "v2", CreatedAt: at(3)}
+	if err := s.SaveSnippet(ctx, replaced); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSnippet(ctx, "tagged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&replaced, got); diff != "" {
+		t.Errorf("after replace (-want +got):\n%s", diff)
+	}
+
+	// A zero CreatedAt is set by the store.
+	if err := s.SaveSnippet(ctx, runtime.Snippet{Name: "now", Code: "Date.now()"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSnippet(ctx, "now"); err != nil || got.CreatedAt.IsZero() {
+		t.Errorf("GetSnippet(now) = %+v, %v; want CreatedAt set", got, err)
+	}
+
+	if err := s.DeleteSnippet(ctx, "tagged"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetSnippet(ctx, "tagged"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("GetSnippet after delete: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteSnippet(ctx, "tagged"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("DeleteSnippet twice: %v, want ErrNotFound", err)
+	}
+	if err := s.SaveSnippet(ctx, runtime.Snippet{Code: "1"}); err == nil {
+		t.Error("SaveSnippet without a name succeeded")
+	}
+}

@@ -1,0 +1,139 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCanonicalJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{``, `{}`},
+		{`{"b":1,"a":{"d":[1,2],"c":null}}`, `{"a":{"c":null,"d":[1,2]},"b":1}`},
+		{" {\n \"a\" : 1.50 } ", `{"a":1.50}`},
+		{`{"big":12345678901234567890}`, `{"big":12345678901234567890}`},
+		{`"x"`, `"x"`},
+	}
+	for _, tc := range tests {
+		got, err := canonicalJSON(json.RawMessage(tc.in))
+		if err != nil {
+			t.Errorf("canonicalJSON(%q): %v", tc.in, err)
+			continue
+		}
+		if string(got) != tc.want {
+			t.Errorf("canonicalJSON(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{`{`, `{"a":1} {"b":2}`, `nope`} {
+		if _, err := canonicalJSON(json.RawMessage(bad)); err == nil {
+			t.Errorf("canonicalJSON(%q) accepted invalid JSON", bad)
+		}
+	}
+}
+
+func TestTokens(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"getSum", []string{"get", "sum"}},
+		{"get_sum", []string{"get", "sum"}},
+		{"get-sum", []string{"get", "sum"}},
+		{"HTTPServer2Go", []string{"http", "server2", "go"}},
+		{"createNote v2", []string{"create", "note", "v2"}},
+		{"", nil},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, tokens(tc.in)); diff != "" {
+			t.Errorf("tokens(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	names := []string{"write_file", "read_file", "read_files", "list_dir", "move_file"}
+	got := nearest("read_fil", names, 3)
+	if diff := cmp.Diff([]string{"read_file", "read_files", "move_file"}, got); diff != "" {
+		t.Errorf("nearest (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateArgs(t *testing.T) {
+	schema := json.RawMessage(`{
+		"type": "object",
+		"properties": {
+			"path": {"type": "string", "pattern": "^(?!/etc)"},
+			"mode": {"enum": ["r", "w"]},
+			"tags": {"type": "array", "items": {"type": "string"}}
+		},
+		"required": ["path"],
+		"additionalProperties": false
+	}`)
+	sch, err := compileSchema(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args string
+		want []string // substrings; nil = valid
+	}{
+		{"valid", `{"path":"a","mode":"r","tags":["x"]}`, nil},
+		{"missing", `{}`, []string{"at (root):", "path"}},
+		{"lookahead pattern", `{"path":"/etc/passwd"}`, []string{"at /path:"}},
+		{"several", `{"path":1,"mode":"x","tags":[1],"extra":true}`, []string{"at /path:", "at /mode:", "at /tags/0:", "extra"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validateArgs(sch, "files", "open", json.RawMessage(tc.args))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("valid args refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("invalid args accepted")
+			}
+			if !strings.HasPrefix(err.Error(), "invalid arguments for files.open:") {
+				t.Errorf("message %q does not name the method", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := compileSchema(json.RawMessage(`{"$ref":"file:///etc/passwd"}`)); err == nil {
+		t.Error("a schema referencing a local file compiled; references must not be loaded")
+	}
+}
+
+func TestTransitionsUsedByTheEngineAreLegal(t *testing.T) {
+	entry := [][2]EntryState{
+		{0, EntryExecuting}, {0, EntryPending}, {EntryPending, EntryExecuting}, {EntryPending, EntryRejected},
+		{EntryExecuting, EntryApplied}, {EntryExecuting, EntryError}, {EntryApplied, EntryReverted},
+	}
+	for _, m := range entry {
+		if _, err := Transition(m[0], m[1]); err != nil {
+			t.Errorf("Transition(%s, %s): %v", m[0], m[1], err)
+		}
+	}
+	if _, err := Transition(EntryRejected, EntryExecuting); !errors.Is(err, ErrIllegalTransition) {
+		t.Errorf("rejected -> executing allowed: %v", err)
+	}
+}
+
+func TestUserErrors(t *testing.T) {
+	err := wrongState("execution %s is %s; only a paused execution can be approved", "exec_1", StatusCompleted)
+	if !errors.Is(err, ErrWrongState) || err.Error() != "execution exec_1 is completed; only a paused execution can be approved" {
+		t.Errorf("wrongState = %q (is ErrWrongState: %v)", err, errors.Is(err, ErrWrongState))
+	}
+	if err := unknownExecution("x"); !errors.Is(err, ErrUnknownExecution) {
+		t.Errorf("unknownExecution does not wrap the sentinel")
+	}
+}
