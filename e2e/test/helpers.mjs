@@ -1,0 +1,138 @@
+// Shared helpers for the end-to-end suite: build-independent (the binary
+// comes from $CODEMODE_BIN, built by .ci/run), real npm MCP servers from
+// this folder's node_modules, a real MCP client from the official SDK.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const e2eDir = path.resolve(here, "..");
+export const bin = process.env.CODEMODE_BIN
+  ? path.resolve(process.env.CODEMODE_BIN)
+  : path.resolve(e2eDir, "..", "bin", "codemode-mcp");
+
+if (!existsSync(bin)) {
+  throw new Error(`codemode-mcp binary not found at ${bin}: build it with 'go build -o bin/codemode-mcp ./cmd/codemode-mcp' or set CODEMODE_BIN`);
+}
+
+export const everythingBin = path.join(e2eDir, "node_modules", ".bin", "mcp-server-everything");
+export const memoryBin = path.join(e2eDir, "node_modules", ".bin", "mcp-server-memory");
+for (const b of [everythingBin, memoryBin]) {
+  if (!existsSync(b)) throw new Error(`${b} is missing: run 'npm ci' in e2e/`);
+}
+
+export function tempDir() {
+  return mkdtempSync(path.join(tmpdir(), "codemode-e2e-"));
+}
+
+// writeConfig writes a YAML config into dir and returns its path.
+export function writeConfig(dir, yaml, name = "codemode.yaml") {
+  const p = path.join(dir, name);
+  writeFileSync(p, yaml);
+  return p;
+}
+
+// standardConfig: notes + everything + memory (approve create_*, revert
+// create_entities through delete_entities), a short timeout.
+export function standardConfig(dir, extra = "") {
+  return writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+sandbox:
+  timeout: 3s
+approvals:
+  elicitation: false
+connectors:
+  notes:
+    builtin: notes
+  everything:
+    command: ${JSON.stringify(everythingBin)}
+  memory:
+    command: ${JSON.stringify(memoryBin)}
+    env:
+      MEMORY_FILE_PATH: ${JSON.stringify(path.join(dir, "memory.jsonl"))}
+    approve: ["create_*"]
+    revert:
+      create_entities: "(args, result) => memory.delete_entities({ entityNames: args.entities.map(e => e.name) })"
+${extra}`);
+}
+
+// connectStdio starts `codemode-mcp serve` as a child of the SDK's stdio
+// transport and returns a connected client.
+export async function connectStdio(configPath, { capabilities = {}, args = [] } = {}) {
+  const client = new Client({ name: "e2e", version: "1.0.0" }, { capabilities });
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ["serve", "--config", configPath, ...args],
+    stderr: "pipe",
+  });
+  const stderr = [];
+  transport.stderr?.on("data", (d) => stderr.push(d.toString()));
+  await client.connect(transport);
+  client.stderrText = () => stderr.join("");
+  return client;
+}
+
+// startHTTP starts `codemode-mcp serve --transport <t>` on a free port and
+// resolves with {url, proc, stop}.
+export async function startHTTP(configPath, transport = "http", extraArgs = []) {
+  const proc = spawn(bin, ["serve", "--config", configPath, "--transport", transport, "--addr", "127.0.0.1:0", ...extraArgs], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let err = "";
+  const addr = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${err}`)), 60000);
+    proc.stderr.on("data", (d) => {
+      err += d.toString();
+      const m = err.match(/serving MCP.*addr=(127\.0\.0\.1:\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${err}`)));
+  });
+  const path = transport === "sse" ? "/sse" : "/mcp";
+  return {
+    url: new URL(`http://${addr}${path}`),
+    proc,
+    stderr: () => err,
+    stop: () =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null) return resolve(proc.exitCode);
+        proc.on("exit", (code) => resolve(code));
+        proc.kill("SIGTERM");
+      }),
+  };
+}
+
+export async function connectHTTP(url, transport = "http", capabilities = {}) {
+  const client = new Client({ name: "e2e", version: "1.0.0" }, { capabilities });
+  const t = transport === "sse" ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
+  await client.connect(t);
+  return client;
+}
+
+// codemode calls the codemode tool and returns {outcome, isError}.
+export async function codemode(client, code) {
+  return callTool(client, "codemode", { code });
+}
+
+export async function callTool(client, name, args) {
+  const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
+  const text = res.content?.find((c) => c.type === "text")?.text ?? "";
+  const outcome = res.structuredContent ?? JSON.parse(text);
+  return { outcome, isError: !!res.isError, text, raw: res };
+}
+
+// cli runs the binary with args and returns {code, stdout, stderr}.
+export function cli(args, opts = {}) {
+  const r = spawnSync(bin, args, { encoding: "utf8", timeout: 120000, ...opts });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}

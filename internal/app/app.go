@@ -1,0 +1,211 @@
+// Package app wires a configuration into running parts: the store, the
+// connectors, the sandbox executor and the runtime. The command line and the
+// end-to-end tests share it; it owns everything it starts and Close stops
+// and waits for all of it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// Options adjust Open.
+type Options struct {
+	// DBPath overrides store.path (the --db flag).
+	DBPath string
+	Logger *slog.Logger
+}
+
+// App is a running configuration.
+type App struct {
+	Config   *config.Config
+	Store    *sqlitestore.Store
+	Runtime  *rt.Runtime
+	Executor sandbox.Executor
+	// Connectors are the connectors that started, in config order.
+	Connectors []connectors.Connector
+	// Warnings are problems that did not stop start-up (a downstream that
+	// failed to start, tool names that collided).
+	Warnings []string
+
+	log *slog.Logger
+}
+
+// Open starts everything cfg describes. Downstream servers start
+// concurrently; one that fails does not stop the others: it is reported in
+// Warnings and as an unavailable connector.
+func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &App{Config: cfg, log: log}
+	dbPath := cfg.Store.Path
+	if opts.DBPath != "" {
+		dbPath = opts.DBPath
+	}
+	if dir := filepath.Dir(dbPath); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store directory for %s: %w", dbPath, err)
+		}
+	}
+	st, err := sqlitestore.Open(ctx, dbPath, sqlitestore.Options{Synchronous: cfg.Store.Synchronous, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	a.Store = st
+
+	sources, err := a.startConnectors(ctx)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Executor = sandbox.NewInProcess()
+	r, err := rt.New(ctx, rt.Options{
+		Store:    st,
+		Executor: a.Executor,
+		Sources:  sources,
+		Limits: sandbox.Limits{
+			Timeout:       cfg.Sandbox.Timeout,
+			MaxCalls:      cfg.Sandbox.MaxCalls,
+			MaxStackDepth: cfg.Sandbox.MaxStackDepth,
+		},
+		MaxExecutions: cfg.Store.MaxExecutions,
+		PausedTTL:     cfg.Store.PausedTTL,
+		Logger:        log,
+	})
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("start runtime: %w", err)
+	}
+	a.Runtime = r
+	for _, ci := range r.Connectors() {
+		if ci.Error != "" {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error))
+		}
+	}
+	return a, nil
+}
+
+// startConnectors starts every configured connector concurrently.
+func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
+	cfg := a.Config
+	conns := make([]connectors.Connector, len(cfg.Connectors))
+	warns := make([][]string, len(cfg.Connectors))
+	errs := make([]error, len(cfg.Connectors))
+	var wg sync.WaitGroup
+	for i, cc := range cfg.Connectors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[i], warns[i], errs[i] = a.startConnector(ctx, cc)
+		}()
+	}
+	wg.Wait()
+	var sources []rt.Source
+	for i, cc := range cfg.Connectors {
+		a.Warnings = append(a.Warnings, warns[i]...)
+		c := conns[i]
+		if errs[i] != nil {
+			if errors.Is(errs[i], errFatal) {
+				for _, c := range conns {
+					if c != nil {
+						c.Close()
+					}
+				}
+				return nil, errs[i]
+			}
+			a.log.Warn("connector failed to start", "connector", cc.Name, "err", errs[i])
+			c = unavailable{name: cc.Name, err: errs[i]}
+		} else {
+			a.Connectors = append(a.Connectors, c)
+		}
+		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, Revert: cc.Revert})
+	}
+	return sources, nil
+}
+
+// errFatal marks connector errors that must stop start-up (configuration
+// mistakes rather than a downstream that is down).
+var errFatal = errors.New("fatal")
+
+func (a *App) startConnector(ctx context.Context, cc config.Connector) (connectors.Connector, []string, error) {
+	switch cc.Kind {
+	case config.KindBuiltin:
+		switch cc.Builtin {
+		case "notes":
+			n, err := notes.New(ctx, a.Store.DB())
+			if err != nil {
+				return nil, nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
+			}
+			return renamed(n, cc.Name), nil, nil
+		}
+		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
+	case config.KindStdio, config.KindHTTP, config.KindSSE:
+		c, err := mcp.Dial(ctx, mcp.Config{
+			Name:        cc.Name,
+			Command:     cc.Command,
+			Args:        cc.Args,
+			Env:         cc.Env,
+			Dir:         cc.Cwd,
+			URL:         cc.URL,
+			SSE:         cc.Kind == config.KindSSE,
+			Headers:     cc.Headers,
+			Include:     cc.Tools.Include,
+			Exclude:     cc.Tools.Exclude,
+			CallTimeout: cc.Timeout,
+			Logger:      a.log,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("connector %s: %w", cc.Name, err)
+		}
+		var warns []string
+		for _, col := range c.Collisions() {
+			warns = append(warns, fmt.Sprintf("connector %s: tool names collide after sanitizing: %s", cc.Name, col))
+		}
+		return c, warns, nil
+	case config.KindOpenAPI:
+		return nil, nil, fmt.Errorf("%w: connector %s (line %d): OpenAPI connectors are not supported yet", errFatal, cc.Name, cc.Line)
+	}
+	return nil, nil, fmt.Errorf("%w: connector %s: unknown kind %v", errFatal, cc.Name, cc.Kind)
+}
+
+// Close stops the runtime, the executor, every connector (concurrently,
+// waiting for downstream processes) and the store.
+func (a *App) Close() error {
+	var errs []error
+	if a.Runtime != nil {
+		errs = append(errs, a.Runtime.Close())
+	}
+	if a.Executor != nil {
+		errs = append(errs, a.Executor.Close())
+	}
+	var wg sync.WaitGroup
+	cerrs := make([]error, len(a.Connectors))
+	for i, c := range a.Connectors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cerrs[i] = c.Close()
+		}()
+	}
+	wg.Wait()
+	errs = append(errs, cerrs...)
+	if a.Store != nil {
+		errs = append(errs, a.Store.Close())
+	}
+	return errors.Join(errs...)
+}

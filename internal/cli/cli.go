@@ -1,0 +1,201 @@
+// Package cli implements the codemode-mcp command line (design.md §3). Main
+// is the whole program apart from signal handling, so tests run it in
+// process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
+)
+
+// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
+var Version = ""
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // runtime failure
+	ExitUsage   = 2 // usage or configuration error
+)
+
+// Env is what a command runs with.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer // belongs to the stdio transport when serving
+	Stderr io.Writer
+}
+
+// usageError is a bad command line or configuration: exit 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+const usageText = `codemode-mcp: one MCP tool that runs programs against many tool sources
+
+Usage:
+  codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F]
+  codemode-mcp run    [--config F] [--db F] (--code 'JS' | FILE | -)
+  codemode-mcp types  [--config F] [CONNECTOR]
+  codemode-mcp check  [--config F]
+  codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
+  codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID
+  codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] | delete NAME
+  codemode-mcp version
+
+Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
+the built-in notes connector only. Logs go to stderr ($CODEMODE_LOG_LEVEL=debug|info|warn|error).
+Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+`
+
+// Main runs the command line args (without the program name) and returns
+// the exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	log := newLogger(env.Stderr)
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usageText)
+		return ExitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "serve":
+		err = cmdServe(ctx, rest, env, log)
+	case "run":
+		err = cmdRun(ctx, rest, env, log)
+	case "types":
+		err = cmdTypes(ctx, rest, env, log)
+	case "check":
+		err = cmdCheck(ctx, rest, env, log)
+	case "approvals":
+		err = cmdApprovals(ctx, rest, env, log)
+	case "executions":
+		err = cmdExecutions(ctx, rest, env, log)
+	case "snippets":
+		err = cmdSnippets(ctx, rest, env, log)
+	case "version", "--version", "-v":
+		fmt.Fprintln(env.Stdout, "codemode-mcp", version())
+		return ExitOK
+	case "help", "--help", "-h":
+		fmt.Fprint(env.Stdout, usageText)
+		return ExitOK
+	default:
+		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q\n\n%s", cmd, usageText)
+		return ExitUsage
+	}
+	return exitCode(err, env.Stderr)
+}
+
+// exitCode reports err on stderr and maps it to an exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ex exitError
+	if errors.As(err, &ex) {
+		return ex.code
+	}
+	fmt.Fprintf(stderr, "codemode-mcp: %v\n", err)
+	var ue usageError
+	var ce *config.Error
+	if errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, flag.ErrHelp) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// exitError ends a command with a code after it printed its own output.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch strings.ToLower(os.Getenv("CODEMODE_LOG_LEVEL")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// common holds the flags most commands share.
+type common struct {
+	config string
+	db     string
+}
+
+func newFlags(name string, env Env, c *common) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.StringVar(&c.config, "config", "", "config file (YAML or JSON; Claude Desktop / VS Code mcpServers files work as-is)")
+	fs.StringVar(&c.db, "db", "", "SQLite file (overrides store.path)")
+	return fs
+}
+
+// parse parses flags, allowing flags after positional arguments
+// ("approvals approve ID --config F").
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError{err}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// loadConfig finds and loads the configuration.
+func loadConfig(c common) (*config.Config, error) {
+	path, err := config.Find(c.config)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if path == "" {
+		return config.Default(), nil
+	}
+	return config.Load(path)
+}
+
+// openApp loads the configuration and starts it; without connectors when
+// the command only reads the store.
+func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors bool) (*app.App, error) {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	if !withConnectors {
+		cfg.Connectors = nil
+	}
+	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
+}

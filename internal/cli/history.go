@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"text/tabwriter"
+
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("approvals", env, &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		pos = []string{"list"}
+	}
+	want := func(n int, form string) error {
+		if len(pos) != n {
+			return usagef("usage: codemode-mcp approvals %s", form)
+		}
+		return nil
+	}
+	switch pos[0] {
+	case "list":
+		if err := want(1, "list"); err != nil {
+			return err
+		}
+		a, err := openApp(ctx, c, log, false)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		p, err := a.Runtime.Pending(ctx, "")
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			p = []rt.PendingAction{}
+		}
+		return printJSON(env.Stdout, map[string]any{"pending": p})
+	case "approve", "rollback":
+		if err := want(2, pos[0]+" ID"); err != nil {
+			return err
+		}
+		a, err := openApp(ctx, c, log, true)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		var out rt.Outcome
+		if pos[0] == "approve" {
+			out, err = a.Runtime.Approve(ctx, pos[1], nil)
+		} else {
+			out, err = a.Runtime.Rollback(ctx, pos[1])
+		}
+		if err != nil {
+			return err
+		}
+		return printOutcome(env.Stdout, out)
+	case "reject":
+		if len(pos) != 2 && len(pos) != 3 {
+			return usagef("usage: codemode-mcp approvals reject ID [SEQ]")
+		}
+		seq := 0
+		if len(pos) == 3 {
+			if seq, err = strconv.Atoi(pos[2]); err != nil || seq < 1 {
+				return usagef("approvals reject: SEQ %q is not a positive number", pos[2])
+			}
+		}
+		a, err := openApp(ctx, c, log, false)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		out, err := a.Runtime.Reject(ctx, pos[1], seq)
+		if err != nil {
+			return err
+		}
+		return printOutcome(env.Stdout, out)
+	}
+	return usagef("approvals: unknown action %q (want list, approve, reject or rollback)", pos[0])
+}
+
+func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("executions", env, &c)
+	limit := fs.Int("limit", 20, "how many executions, newest first")
+	status := fs.String("status", "", "only executions in this status")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	a, err := openApp(ctx, c, log, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if len(pos) == 2 && pos[0] == "show" {
+		e, entries, err := a.Runtime.Execution(ctx, pos[1])
+		if err != nil {
+			return err
+		}
+		return printJSON(env.Stdout, struct {
+			*rt.Execution
+			Calls []rt.Entry `json:"calls"`
+		}{e, entries})
+	}
+	if len(pos) != 0 {
+		return usagef("usage: codemode-mcp executions [--limit N] [--status S] | show ID")
+	}
+	f := rt.ExecutionFilter{Limit: *limit}
+	if *status != "" {
+		if f.Status, err = rt.ParseExecStatus(*status); err != nil {
+			return usageError{err}
+		}
+	}
+	execs, err := a.Runtime.Executions(ctx, f)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tERROR")
+	for _, e := range execs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"), firstLine(e.Error))
+	}
+	return tw.Flush()
+}
+
+func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("snippets", env, &c)
+	from := fs.String("from", "", "the completed execution to save (with save)")
+	desc := fs.String("description", "", "what the snippet does (with save)")
+	schema := fs.String("input-schema", "", "JSON Schema of the snippet's input (with save)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		pos = []string{"list"}
+	}
+	a, err := openApp(ctx, c, log, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	switch {
+	case pos[0] == "list" && len(pos) == 1:
+		sn, err := a.Runtime.Snippets(ctx)
+		if err != nil {
+			return err
+		}
+		if sn == nil {
+			sn = []rt.Snippet{}
+		}
+		return printJSON(env.Stdout, map[string]any{"snippets": sn})
+	case pos[0] == "save" && len(pos) == 2:
+		if *from == "" {
+			return usagef("snippets save: --from ID is required")
+		}
+		var in json.RawMessage
+		if *schema != "" {
+			if !json.Valid([]byte(*schema)) {
+				return usagef("snippets save: --input-schema is not valid JSON")
+			}
+			in = json.RawMessage(*schema)
+		}
+		sn, err := a.Runtime.SaveSnippet(ctx, pos[1], *from, *desc, in)
+		if err != nil {
+			return err
+		}
+		return printJSON(env.Stdout, map[string]any{"snippet": sn})
+	case pos[0] == "delete" && len(pos) == 2:
+		if err := a.Runtime.DeleteSnippet(ctx, pos[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
+		return nil
+	}
+	return usagef("usage: codemode-mcp snippets list | save NAME --from ID [--description D] | delete NAME")
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}

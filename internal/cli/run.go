@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+func openAppFrom(ctx context.Context, cfg *config.Config, c common, log *slog.Logger) (*app.App, error) {
+	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// printOutcome prints an outcome and turns an error outcome into exit 1.
+func printOutcome(w io.Writer, o rt.Outcome) error {
+	if err := printJSON(w, o); err != nil {
+		return err
+	}
+	if o.IsError() {
+		return exitError{ExitFailure}
+	}
+	return nil
+}
+
+func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("run", env, &c)
+	code := fs.String("code", "", "the program's source")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	src := *code
+	switch {
+	case src != "" && len(pos) > 0:
+		return usagef("run: give the program either with --code or as FILE, not both")
+	case src == "" && len(pos) == 0:
+		return usagef("run: give the program with --code 'JS', as a FILE, or - for standard input")
+	case len(pos) > 1:
+		return usagef("run: one FILE at most, got %q", pos)
+	case len(pos) == 1 && pos[0] == "-":
+		in := env.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return fmt.Errorf("read program from standard input: %w", err)
+		}
+		src = string(b)
+	case len(pos) == 1:
+		b, err := os.ReadFile(pos[0])
+		if err != nil {
+			return usagef("run: %v", err)
+		}
+		src = string(b)
+	}
+	if strings.TrimSpace(src) == "" {
+		return usagef("run: the program is empty")
+	}
+	a, err := openApp(ctx, c, log, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	for _, w := range a.Warnings {
+		log.Warn(w)
+	}
+	out, err := a.Runtime.Execute(ctx, src, nil)
+	if err != nil {
+		return err
+	}
+	return printOutcome(env.Stdout, out)
+}
+
+func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("types", env, &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("types: at most one CONNECTOR, got %q", pos)
+	}
+	a, err := openApp(ctx, c, log, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	name := ""
+	if len(pos) == 1 {
+		name = pos[0]
+	}
+	decls, err := a.Runtime.Declarations(name)
+	if err != nil {
+		return usageError{err}
+	}
+	_, err = io.WriteString(env.Stdout, decls)
+	return err
+}
+
+func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("check", env, &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("check takes no arguments, got %q", pos)
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	src := cfg.Path
+	if src == "" {
+		src = "built-in default (no config file found)"
+	}
+	fmt.Fprintf(env.Stdout, "config: %s\n", src)
+	a, err := openAppFrom(ctx, cfg, c, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	failed := 0
+	for _, ci := range a.Runtime.Connectors() {
+		if ci.Error != "" {
+			failed++
+			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, ci.Error)
+			continue
+		}
+		var names, approval []string
+		for _, t := range ci.Tools {
+			names = append(names, t.Name)
+			if t.RequiresApproval {
+				approval = append(approval, t.Name)
+			}
+		}
+		sort.Strings(names)
+		fmt.Fprintf(env.Stdout, "✓ %s: %d tools: %s\n", ci.Name, len(names), strings.Join(names, ", "))
+		if len(approval) > 0 {
+			fmt.Fprintf(env.Stdout, "  requires approval: %s\n", strings.Join(approval, ", "))
+		}
+	}
+	for _, w := range a.Warnings {
+		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
+	}
+	if failed > 0 {
+		fmt.Fprintf(env.Stdout, "%d connector(s) unavailable\n", failed)
+		return exitError{ExitFailure}
+	}
+	fmt.Fprintln(env.Stdout, "ok")
+	return nil
+}

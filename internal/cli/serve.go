@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/codemode-mcp/codemode-mcp/server"
+)
+
+func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("serve", env, &c)
+	transport := fs.String("transport", "", "stdio | sse | http (default: server.transport, else stdio)")
+	addr := fs.String("addr", "", "listen address for sse/http (default: server.addr, else 127.0.0.1:8931)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("serve takes no arguments, got %q", pos)
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	if *transport != "" {
+		cfg.Server.Transport = *transport
+	}
+	if *addr != "" {
+		cfg.Server.Addr = *addr
+	}
+	switch cfg.Server.Transport {
+	case server.TransportStdio, server.TransportSSE, server.TransportHTTP:
+	default:
+		return usagef("--transport %q: want stdio, sse or http", cfg.Server.Transport)
+	}
+	// Listen before starting connectors so a busy port fails fast.
+	var ln net.Listener
+	if cfg.Server.Transport != server.TransportStdio {
+		ln, err = net.Listen("tcp", cfg.Server.Addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+		}
+		defer ln.Close()
+	}
+	a, err := openAppFrom(ctx, cfg, c, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := a.Close(); err != nil {
+			log.Warn("shutdown", "err", err)
+		}
+	}()
+	for _, w := range a.Warnings {
+		log.Warn(w)
+	}
+	srv := server.New(server.Options{
+		Name:        cfg.Server.Name,
+		Version:     version(),
+		Runtime:     a.Runtime,
+		Elicitation: cfg.Approvals.Elicitation,
+		AuthToken:   cfg.Server.AuthToken,
+		Logger:      log,
+	})
+	if cfg.Server.Transport == server.TransportStdio {
+		stdin := env.Stdin
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		log.Info("serving MCP", "transport", "stdio", "connectors", len(a.Connectors))
+		return srv.ServeStdio(ctx, stdin, env.Stdout)
+	}
+	if cfg.Server.AuthToken == "" && !isLoopback(ln.Addr()) {
+		log.Warn("serving on a non-loopback address without server.auth_token: anyone who can reach it can run programs", "addr", ln.Addr().String())
+	}
+	return srv.ServeHTTP(ctx, ln, cfg.Server.Transport)
+}
+
+func isLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return false
+}

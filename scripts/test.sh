@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it:
+#   formatting, go vet, unit and integration tests with the race detector,
+#   then the end-to-end suite (a real MCP client drives the built binary in
+#   front of real npm MCP servers).
+# Needs Go 1.26 and Node 20+ with npm; installs Go modules and the pinned npm
+# packages itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt needed on:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go mod download
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 15m ./...
+
+echo "== end-to-end"
+command -v node >/dev/null || { echo "node is required for the end-to-end suite"; exit 1; }
+command -v npm >/dev/null || { echo "npm is required for the end-to-end suite"; exit 1; }
+mkdir -p bin
+go build -o bin/codemode-mcp ./cmd/codemode-mcp
+(cd e2e && npm ci --no-audit --no-fund --loglevel=error)
+(cd e2e && CODEMODE_BIN="$PWD/../bin/codemode-mcp" npm test)

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// approver returns the runtime approver for this request: one that asks the
+// user through MCP elicitation when it is enabled and the client declared
+// the capability, else nil (approval-required calls pause).
+func (s *Server) approver(ctx context.Context) rt.Approver {
+	if !s.opts.Elicitation {
+		return nil
+	}
+	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
+	if !ok || sess.GetClientCapabilities().Elicitation == nil {
+		return nil
+	}
+	return elicitApprover{s: s}
+}
+
+type elicitApprover struct{ s *Server }
+
+// Ask sends an elicitation naming connector, method and arguments; accept
+// approves, decline and cancel reject, a failure to ask leaves the run
+// paused.
+func (a elicitApprover) Ask(ctx context.Context, p rt.PendingAction) (rt.Decision, error) {
+	args := string(p.Args)
+	if len(args) > 2000 {
+		args = args[:2000] + "…"
+	}
+	var pretty any
+	if json.Unmarshal(p.Args, &pretty) == nil {
+		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil && len(b) <= 2000 {
+			args = string(b)
+		}
+	}
+	msg := fmt.Sprintf("Approve %s.%s (execution %s, call %d)?\nArguments:\n%s", p.Connector, p.Method, p.ExecutionID, p.Seq, args)
+	res, err := a.s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params: mcp.ElicitationParams{
+			Message: msg,
+			RequestedSchema: map[string]any{
+				"type":       "object",
+				"properties": map[string]any{},
+			},
+		},
+	})
+	if err != nil {
+		a.s.log.Info("elicitation unavailable; the run stays paused", "executionId", p.ExecutionID, "err", err)
+		return rt.NoAnswer, nil
+	}
+	switch res.Action {
+	case mcp.ElicitationResponseActionAccept:
+		return rt.Accept, nil
+	case mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:
+		return rt.Decline, nil
+	}
+	return rt.NoAnswer, nil
+}

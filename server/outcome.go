@@ -1,0 +1,47 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// outcomeResult renders a runtime outcome as a tool result: the outcome
+// object as structuredContent and its JSON as text; isError for script
+// failures so the model can fix its code.
+func outcomeResult(o rt.Outcome) *mcp.CallToolResult {
+	return valueResult(o, o.IsError())
+}
+
+// valueResult renders any JSON-able value the same way.
+func valueResult(v any, isError bool) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return mcp.NewToolResultError("internal error: cannot encode result: " + err.Error())
+	}
+	var structured map[string]any
+	if err := json.Unmarshal(b, &structured); err != nil {
+		return mcp.NewToolResultError("internal error: cannot encode result: " + err.Error())
+	}
+	res := mcp.NewToolResultStructured(structured, string(b))
+	res.IsError = isError
+	return res
+}
+
+// userError is a failure the caller can act on: an unknown execution, a
+// call in the wrong state, a changed connector set.
+func isUserError(err error) bool {
+	return errors.Is(err, rt.ErrWrongState) || errors.Is(err, rt.ErrUnknownExecution) ||
+		errors.Is(err, rt.ErrUnknownSnippet) || errors.Is(err, rt.ErrConnectorsChanged)
+}
+
+// errorOutcome is the outcome reported for a refused request about an
+// execution: its current status (when known) and the reason.
+type errorOutcome struct {
+	Status      string `json:"status"`
+	ExecutionID string `json:"executionId,omitempty"`
+	Error       string `json:"error"`
+}

@@ -1,0 +1,141 @@
+// Package server exposes the runtime to MCP clients: the codemode tool and
+// the approval, history and snippet tools of design.md §5, over stdio,
+// legacy SSE and streamable HTTP. It is the only package besides the MCP
+// connector that imports mcp-go.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// Options configure a Server.
+type Options struct {
+	Name    string // server name reported to clients (default "codemode")
+	Version string
+	Runtime *rt.Runtime
+	// Elicitation asks the user through the client (when it declares the
+	// capability) before a call that needs approval, instead of pausing.
+	Elicitation bool
+	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
+	AuthToken string
+	Logger    *slog.Logger
+}
+
+// Server is the MCP face of one runtime.
+type Server struct {
+	// fixed at creation
+	opts Options
+	rt   *rt.Runtime
+	mcp  *mcpserver.MCPServer
+	log  *slog.Logger
+}
+
+// New builds the MCP server and registers its tools.
+func New(opts Options) *Server {
+	if opts.Name == "" {
+		opts.Name = "codemode"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, rt: opts.Runtime, log: opts.Logger}
+	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithElicitation(),
+		mcpserver.WithLegacyServerInitiatedRequests(),
+		mcpserver.WithRecovery(),
+		mcpserver.WithInstructions("Use the codemode tool: write one program that calls the connectors; search and describe them from inside the program."),
+	)
+	s.register()
+	return s
+}
+
+// MCP returns the underlying mcp-go server (for in-process clients in tests).
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+func boolp(b bool) *bool { return &b }
+
+func (s *Server) register() {
+	decls, err := s.rt.Declarations("")
+	if err != nil {
+		s.log.Warn("cannot build declarations for the tool description", "err", err)
+	}
+	desc := Description(s.rt.Connectors(), decls)
+
+	add := func(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
+		ann.Title = title
+		tool := mcp.NewToolWithRawSchema(name, description, schemaOf(input))
+		tool.Annotations = ann
+		s.mcp.AddTool(tool, h)
+	}
+	add("codemode", "Run a program against the connectors", desc, &codemodeInput{},
+		mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
+		s.handleCodemode)
+	add("codemode_pending", "List actions awaiting approval",
+		"List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
+		&pendingInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handlePending)
+	add("codemode_approve", "Approve a paused execution",
+		"Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
+		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleApprove)
+	add("codemode_reject", "Reject a paused execution",
+		"Reject the pending action(s) of a paused execution; the run ends rejected (actions already applied stay applied).",
+		&rejectInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleReject)
+	add("codemode_rollback", "Roll back an execution",
+		"Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
+		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleRollback)
+	add("codemode_executions", "List executions",
+		"The audit trail: executions newest first, each with its calls and their states.",
+		&executionsInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleExecutions)
+	add("codemode_snippets", "List saved snippets",
+		"List saved snippets (run them with codemode.run(name, input) inside a program).",
+		&snippetsInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleSnippets)
+	add("codemode_save_snippet", "Save a snippet",
+		"Save the program of a completed execution as a named snippet, runnable with codemode.run(name, input).",
+		&saveSnippetInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)}, s.handleSaveSnippet)
+}
+
+// decode reads a tool's arguments into v; a malformed request is a protocol
+// error.
+func decode(req mcp.CallToolRequest, v any) error {
+	b, err := json.Marshal(req.GetRawArguments())
+	if err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	if len(b) == 0 || string(b) == "null" {
+		b = []byte("{}")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("invalid arguments for %s: %w", req.Params.Name, err)
+	}
+	return nil
+}
+
+// runtimeFailure maps an error from the runtime to a tool result: user
+// errors (wrong state, unknown id) become isError outcomes naming the
+// execution's status; internal failures are logged in detail and reported
+// briefly.
+func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, err error) *mcp.CallToolResult {
+	if isUserError(err) {
+		out := errorOutcome{Status: "error", ExecutionID: executionID, Error: err.Error()}
+		if executionID != "" {
+			if e, _, gerr := s.rt.Execution(ctx, executionID); gerr == nil {
+				out.Status = e.Status.String()
+			}
+		}
+		return valueResult(out, true)
+	}
+	if errors.Is(err, context.Canceled) {
+		return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "canceled"}, true)
+	}
+	s.log.Error("tool failed", "tool", tool, "executionId", executionID, "err", err)
+	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + firstLine(err.Error()) + " (details in the server log)"}, true)
+}
