@@ -162,12 +162,14 @@ func printTypes(p *printer, defs []*namedType) {
 	}
 }
 
-// promiseOf is a method's return type.
+// promiseOf is a method's return type: the output schema's type when the
+// tool declares one (its structured result is what the program receives),
+// else unknown.
 func promiseOf(out *namedType) string {
 	if out == nil {
 		return "Promise<unknown>"
 	}
-	return "Promise<" + out.name + " | unknown>"
+	return "Promise<" + out.name + ">"
 }
 
 // methodDoc is the JSDoc of a method: its description and the approval note.

@@ -187,12 +187,12 @@ func TestMethodDeclaration(t *testing.T) {
 				Input:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 				Output: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
 			"type FilesWriteFileInput = { path: string };\n\ntype FilesWriteFileOutput = { ok: boolean };\n\n" +
-				"/**\n * Write a file.\n * Requires approval.\n */\nfiles.write_file(input: FilesWriteFileInput): Promise<FilesWriteFileOutput | unknown>;\n",
+				"/**\n * Write a file.\n * Requires approval.\n */\nfiles.write_file(input: FilesWriteFileInput): Promise<FilesWriteFileOutput>;\n",
 		},
 		{
 			"method name that is not an identifier",
 			"x", Method{Name: "a-b", Input: json.RawMessage(`{"type":"object","additionalProperties":false}`), Output: json.RawMessage(`{}`)},
-			"type XABInput = { [key: string]: never };\n\ntype XABOutput = unknown;\n\nx[\"a-b\"](input: XABInput): Promise<XABOutput | unknown>;\n",
+			"type XABInput = { [key: string]: never };\n\ntype XABOutput = unknown;\n\nx[\"a-b\"](input: XABInput): Promise<XABOutput>;\n",
 		},
 		{
 			"invalid input schema",

@@ -53,16 +53,16 @@ declare const file: {
    *
    * The id is the item's *\/ key.
    */
-  get_item(input: FileGetItemInput): Promise<FileGetItemOutput | unknown>;
+  get_item(input: FileGetItemInput): Promise<FileGetItemOutput>;
   /** Same name once sanitized; gets suffix 2. */
   getItem(input: FileGetItem2Input): Promise<unknown>;
   /**
    * Definitions shared between input and output, a DOM name (FileList) and a direct cycle.
    * Requires approval.
    */
-  put_list(input: FilePutListInput): Promise<FilePutListOutput | unknown>;
+  put_list(input: FilePutListInput): Promise<FilePutListOutput>;
   /** A recursive input refers to itself with #. */
-  tree(input: FileTreeInput): Promise<FileTreeOutput | unknown>;
+  tree(input: FileTreeInput): Promise<FileTreeOutput>;
   /** Invalid schemas fall back to unknown. */
-  broken(input: FileBrokenInput): Promise<FileBrokenOutput | unknown>;
+  broken(input: FileBrokenInput): Promise<FileBrokenOutput>;
 };

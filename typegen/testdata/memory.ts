@@ -31,12 +31,12 @@ type MemoryReadGraphInput = { [key: string]: unknown };
 
 declare const memory: {
   /** Create multiple new entities in the knowledge graph */
-  create_entities(input: MemoryCreateEntitiesInput): Promise<MemoryCreateEntitiesOutput | unknown>;
+  create_entities(input: MemoryCreateEntitiesInput): Promise<MemoryCreateEntitiesOutput>;
   /**
    * Delete multiple entities and their associated relations from the knowledge graph
    * Requires approval.
    */
-  delete_entities(input: MemoryDeleteEntitiesInput): Promise<MemoryDeleteEntitiesOutput | unknown>;
+  delete_entities(input: MemoryDeleteEntitiesInput): Promise<MemoryDeleteEntitiesOutput>;
   /** Read the entire knowledge graph */
   read_graph(input: MemoryReadGraphInput): Promise<unknown>;
 };
