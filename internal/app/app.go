@@ -53,6 +53,9 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		log = slog.Default()
 	}
 	a := &App{Config: cfg, log: log}
+	for _, w := range cfg.Warnings {
+		a.Warnings = append(a.Warnings, w.String())
+	}
 	dbPath := cfg.Store.Path
 	if opts.DBPath != "" {
 		dbPath = opts.DBPath

@@ -101,7 +101,7 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 		return fmt.Errorf("open store %s: commit migration: %w", s.path, err)
 	}
 	if current < latest {
-		s.logger.InfoContext(ctx, "store schema migrated", "path", s.path, "from", current, "to", latest)
+		s.logger.DebugContext(ctx, "store schema migrated", "path", s.path, "from", current, "to", latest)
 	}
 	return nil
 }

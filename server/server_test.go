@@ -1,0 +1,332 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/server"
+)
+
+// newServer builds a server on a real SQLite file with the notes connector
+// and the in-process sandbox; everything is closed when the test ends.
+func newServer(t testing.TB, elicitation bool) *server.Server {
+	t.Helper()
+	return newServerWith(t, server.Options{Elicitation: elicitation})
+}
+
+func newServerWith(t testing.TB, opts server.Options) *server.Server {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := notes.New(ctx, st.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := sandbox.NewInProcess()
+	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}},
+		Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.Close()
+		ex.Close()
+		n.Close()
+		st.Close()
+	})
+	opts.Version, opts.Runtime = "test", r
+	return server.New(opts)
+}
+
+type elicitFunc func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+
+func (f elicitFunc) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return f(ctx, r)
+}
+
+// connect starts an in-process MCP client; with an elicitation handler it
+// declares the capability.
+func connect(t testing.TB, s *server.Server, h elicitFunc) *client.Client {
+	t.Helper()
+	var opts []client.ClientOption
+	caps := mcp.ClientCapabilities{}
+	if h != nil {
+		opts = append(opts, client.WithElicitationHandler(h))
+		caps.Elicitation = &mcp.ElicitationCapability{}
+	}
+	c, err := client.NewInProcessClientWithOptions(s.MCP(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	init.Params.Capabilities = caps
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// call invokes a tool and decodes its structured outcome.
+func call(t testing.TB, c *client.Client, tool string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: want one text content, got %d", tool, len(res.Content))
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	var out map[string]any
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatalf("%s: text is not JSON: %v: %s", tool, err, text)
+	}
+	// structuredContent carries the same object as the text.
+	sb, _ := json.Marshal(res.StructuredContent)
+	var structured map[string]any
+	if err := json.Unmarshal(sb, &structured); err != nil || len(structured) != len(out) {
+		t.Fatalf("%s: structuredContent %s differs from text %s", tool, sb, text)
+	}
+	return out, res.IsError
+}
+
+func TestToolsAndDescription(t *testing.T) {
+	c := connect(t, newServer(t, false), nil)
+	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]mcp.Tool{}
+	for _, tl := range res.Tools {
+		byName[tl.Name] = tl
+	}
+	want := map[string]struct{ readOnly, destructive bool }{
+		"codemode":              {false, false},
+		"codemode_pending":      {true, false},
+		"codemode_approve":      {false, true},
+		"codemode_reject":       {false, false},
+		"codemode_rollback":     {false, true},
+		"codemode_executions":   {true, false},
+		"codemode_snippets":     {true, false},
+		"codemode_save_snippet": {false, false},
+	}
+	if len(byName) != len(want) {
+		t.Errorf("tools: got %d, want %d", len(byName), len(want))
+	}
+	for name, w := range want {
+		tl, ok := byName[name]
+		if !ok {
+			t.Errorf("tool %s missing", name)
+			continue
+		}
+		ro := tl.Annotations.ReadOnlyHint != nil && *tl.Annotations.ReadOnlyHint
+		de := tl.Annotations.DestructiveHint != nil && *tl.Annotations.DestructiveHint
+		if ro != w.readOnly || de != w.destructive {
+			t.Errorf("%s: readOnly=%v destructive=%v, want %v %v", name, ro, de, w.readOnly, w.destructive)
+		}
+		wire, _ := json.Marshal(tl)
+		var decoded struct {
+			InputSchema map[string]any `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(wire, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		schema := decoded.InputSchema
+		if schema["type"] != "object" {
+			t.Errorf("%s: input schema %v is not an object schema", name, schema)
+		}
+		if _, ok := schema["$schema"]; ok {
+			t.Errorf("%s: input schema carries $schema", name)
+		}
+	}
+	d := byName["codemode"].Description
+	for _, s := range []string{"codemode.search", "codemode.step", "- notes: 3 methods (createNote, deleteNote, listNotes); 2 require approval", "declare const notes", "Math.random()"} {
+		if !strings.Contains(d, s) {
+			t.Errorf("codemode description lacks %q:\n%s", s, d)
+		}
+	}
+}
+
+func TestCodemodeOutcomes(t *testing.T) {
+	c := connect(t, newServer(t, false), nil)
+	out, isErr := call(t, c, "codemode", map[string]any{"code": "async () => { console.log({a: 1}); return (await notes.listNotes({})).notes.length }"})
+	if isErr || out["status"] != "completed" || out["result"] != float64(0) || !strings.HasPrefix(out["executionId"].(string), "exec_") {
+		t.Fatalf("completed outcome: %v (isError %v)", out, isErr)
+	}
+	if logs, _ := out["logs"].([]any); len(logs) != 1 || logs[0] != `{"a":1}` {
+		t.Errorf("logs: %v", out["logs"])
+	}
+	out, isErr = call(t, c, "codemode", map[string]any{"code": "async () => {\n  throw new Error('boom')\n}"})
+	if !isErr || out["status"] != "error" || !strings.Contains(out["error"].(string), "boom") {
+		t.Fatalf("error outcome: %v (isError %v)", out, isErr)
+	}
+	out, isErr = call(t, c, "codemode", map[string]any{"code": "  "})
+	if !isErr || !strings.Contains(out["error"].(string), `"code" is required`) {
+		t.Fatalf("empty code: %v", out)
+	}
+}
+
+func TestApprovalFlowThroughTools(t *testing.T) {
+	c := connect(t, newServer(t, false), nil)
+	out, isErr := call(t, c, "codemode", map[string]any{"code": "async () => (await notes.createNote({text: 'hello'})).text"})
+	if isErr || out["status"] != "paused" {
+		t.Fatalf("want paused, got %v", out)
+	}
+	id := out["executionId"].(string)
+	pending := out["pending"].([]any)
+	if len(pending) != 1 || pending[0].(map[string]any)["method"] != "createNote" {
+		t.Fatalf("pending: %v", pending)
+	}
+	listed, _ := call(t, c, "codemode_pending", map[string]any{})
+	if p := listed["pending"].([]any); len(p) != 1 || p[0].(map[string]any)["executionId"] != id {
+		t.Fatalf("codemode_pending: %v", listed)
+	}
+	out, isErr = call(t, c, "codemode_approve", map[string]any{"executionId": id})
+	if isErr || out["status"] != "completed" || out["result"] != "hello" {
+		t.Fatalf("approve: %v", out)
+	}
+	out, isErr = call(t, c, "codemode_approve", map[string]any{"executionId": id})
+	if !isErr || out["status"] != "completed" || !strings.Contains(out["error"].(string), "completed") {
+		t.Fatalf("second approve must be a safe error naming the status: %v", out)
+	}
+	ex, _ := call(t, c, "codemode_executions", map[string]any{"limit": 5})
+	first := ex["executions"].([]any)[0].(map[string]any)
+	calls := first["calls"].([]any)
+	if first["executionId"] != id || len(calls) != 1 || calls[0].(map[string]any)["state"] != "applied" {
+		t.Fatalf("executions: %v", first)
+	}
+	saved, isErr := call(t, c, "codemode_save_snippet", map[string]any{"name": "hello_note", "executionId": id, "description": "creates a hello note"})
+	if isErr {
+		t.Fatalf("save snippet: %v", saved)
+	}
+	sn, _ := call(t, c, "codemode_snippets", map[string]any{})
+	if s := sn["snippets"].([]any); len(s) != 1 || s[0].(map[string]any)["name"] != "hello_note" {
+		t.Fatalf("snippets: %v", sn)
+	}
+	out, isErr = call(t, c, "codemode_rollback", map[string]any{"executionId": id})
+	if isErr || out["status"] != "rolled_back" {
+		t.Fatalf("rollback: %v", out)
+	}
+	left, _ := call(t, c, "codemode", map[string]any{"code": "(await notes.listNotes({})).notes.length"})
+	if left["result"] != float64(0) {
+		t.Fatalf("rollback left notes: %v", left)
+	}
+}
+
+func TestRejectThroughTools(t *testing.T) {
+	c := connect(t, newServer(t, false), nil)
+	out, _ := call(t, c, "codemode", map[string]any{"code": "await notes.createNote({text: 'x'})"})
+	id := out["executionId"].(string)
+	out, isErr := call(t, c, "codemode_reject", map[string]any{"executionId": id})
+	if isErr || out["status"] != "rejected" {
+		t.Fatalf("reject: %v", out)
+	}
+	out, isErr = call(t, c, "codemode_approve", map[string]any{"executionId": id})
+	if !isErr || out["status"] != "rejected" {
+		t.Fatalf("approve after reject: %v", out)
+	}
+	out, isErr = call(t, c, "codemode_approve", map[string]any{"executionId": "exec_nope"})
+	if !isErr || !strings.Contains(out["error"].(string), "exec_nope") {
+		t.Fatalf("unknown id: %v", out)
+	}
+}
+
+func TestElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		action mcp.ElicitationResponseAction
+		status string
+	}{
+		{mcp.ElicitationResponseActionAccept, "completed"},
+		{mcp.ElicitationResponseActionDecline, "rejected"},
+		{mcp.ElicitationResponseActionCancel, "rejected"},
+	} {
+		t.Run(string(tc.action), func(t *testing.T) {
+			var asked string
+			c := connect(t, newServer(t, true), func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+				asked = r.Params.Message
+				return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: tc.action}}, nil
+			})
+			out, _ := call(t, c, "codemode", map[string]any{"code": "(await notes.createNote({text: 'via elicitation'})).text"})
+			if out["status"] != tc.status {
+				t.Fatalf("status %v, want %s: %v", out["status"], tc.status, out)
+			}
+			if !strings.Contains(asked, "notes.createNote") || !strings.Contains(asked, "via elicitation") {
+				t.Errorf("elicitation message must name connector, method and arguments: %q", asked)
+			}
+			if tc.status == "completed" && out["result"] != "via elicitation" {
+				t.Errorf("result: %v", out["result"])
+			}
+		})
+	}
+	t.Run("client without elicitation pauses", func(t *testing.T) {
+		c := connect(t, newServer(t, true), nil)
+		out, _ := call(t, c, "codemode", map[string]any{"code": "await notes.createNote({text: 'x'})"})
+		if out["status"] != "paused" {
+			t.Fatalf("want paused: %v", out)
+		}
+	})
+}
+
+func TestHTTPBearerToken(t *testing.T) {
+	s := newServerWith(t, server.Options{AuthToken: "s3cret"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeHTTP(ctx, ln, server.TransportHTTP) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	url := "http://" + ln.Addr().String() + server.PathMCP
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for _, tc := range []struct {
+		auth string
+		want int
+	}{{"", http.StatusUnauthorized}, {"Bearer wrong", http.StatusUnauthorized}, {"Bearer s3cret", http.StatusOK}} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("auth %q: status %d, want %d", tc.auth, resp.StatusCode, tc.want)
+		}
+	}
+}
