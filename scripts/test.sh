@@ -26,5 +26,6 @@ command -v node >/dev/null || { echo "node is required for the end-to-end suite"
 command -v npm >/dev/null || { echo "npm is required for the end-to-end suite"; exit 1; }
 mkdir -p bin
 go build -o bin/codemode-mcp ./cmd/codemode-mcp
+go build -o bin/mcpfixture ./internal/fixture/mcpserver
 (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 (cd e2e && CODEMODE_BIN="$PWD/../bin/codemode-mcp" npm test)

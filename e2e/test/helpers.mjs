@@ -21,6 +21,16 @@ if (!existsSync(bin)) {
   throw new Error(`codemode-mcp binary not found at ${bin}: build it with 'go build -o bin/codemode-mcp ./cmd/codemode-mcp' or set CODEMODE_BIN`);
 }
 
+// The Go fixture MCP server (internal/fixture/mcpserver), built by
+// scripts/test.sh next to the binary: its counter tool appends to
+// $FIXTURE_SIDE_EFFECTS so side effects are counted outside the server.
+export const fixtureBin = process.env.FIXTURE_BIN
+  ? path.resolve(process.env.FIXTURE_BIN)
+  : path.join(path.dirname(bin), "mcpfixture");
+if (!existsSync(fixtureBin)) {
+  throw new Error(`fixture MCP server not found at ${fixtureBin}: build it with 'go build -o bin/mcpfixture ./internal/fixture/mcpserver' or set FIXTURE_BIN`);
+}
+
 export const everythingBin = path.join(e2eDir, "node_modules", ".bin", "mcp-server-everything");
 export const memoryBin = path.join(e2eDir, "node_modules", ".bin", "mcp-server-memory");
 for (const b of [everythingBin, memoryBin]) {
