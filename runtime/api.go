@@ -72,6 +72,9 @@ type Source struct {
 	// JavaScript function "(args, result) => …" run in the sandbox, with the
 	// connectors, to undo an applied call during a rollback.
 	Revert map[string]string
+	// Description is the configured one-line description; when empty, the
+	// connector's own Description method (if any) is used.
+	Description string
 }
 
 // ConnectorInfo describes one connector as the runtime serves it.

@@ -79,7 +79,8 @@ func buildCatalog(ctx context.Context, sources []Source, log *slog.Logger) (*cat
 			}
 		}
 		s := &source{src: src, name: name, byName: map[string]*tool{}}
-		if d, ok := src.Connector.(describer); ok {
+		s.description = src.Description
+		if d, ok := src.Connector.(describer); ok && s.description == "" {
 			s.description = d.Description()
 		}
 		c.sources = append(c.sources, s)

@@ -136,7 +136,7 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 		} else {
 			a.Connectors = append(a.Connectors, c)
 		}
-		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, Revert: cc.Revert})
+		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, Revert: cc.Revert, Description: cc.Description})
 	}
 	return sources, nil
 }
