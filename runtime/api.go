@@ -79,7 +79,8 @@ type Source struct {
 
 // ConnectorInfo describes one connector as the runtime serves it.
 type ConnectorInfo struct {
-	Name string `json:"name"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 	// Tools carry the final approval verdict (connector's own or config's).
 	Tools []connectors.Tool `json:"tools"`
 	// Error is set when the connector's tools could not be listed.

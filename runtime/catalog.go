@@ -255,7 +255,7 @@ func (c *catalog) changed(recorded map[string]string) []string {
 func (c *catalog) infos() []ConnectorInfo {
 	out := make([]ConnectorInfo, 0, len(c.sources))
 	for _, s := range c.sources {
-		info := ConnectorInfo{Name: s.name}
+		info := ConnectorInfo{Name: s.name, Description: s.description}
 		if s.err != nil {
 			info.Error = s.err.Error()
 		}

@@ -32,7 +32,7 @@ declare const codemode: {
   search(query: string): Promise<{ results: CodemodeSearchResult[]; total: number }>;
   /** The TypeScript declarations of a connector, method or snippet path. */
   describe(path: string): Promise<CodemodeDescription>;
-  /** Run non-deterministic or side-effecting code once; on replay its recorded value is returned without running fn. */
+  /** Run non-deterministic code once; on replay its recorded value is returned without running fn. fn must not call connectors. */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
   /** Run a saved snippet with an input; its calls continue this run's log. */
   run(name: string, input?: unknown): Promise<unknown>;

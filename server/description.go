@@ -73,6 +73,9 @@ func connectorLine(c rt.ConnectorInfo) string {
 		more = fmt.Sprintf(", … %d more", len(names)-maxToolNamesPerLine)
 	}
 	line := fmt.Sprintf("- %s: %d methods (%s%s)", c.Name, len(names), strings.Join(shown, ", "), more)
+	if c.Description != "" {
+		line = fmt.Sprintf("- %s — %s: %d methods (%s%s)", c.Name, firstLine(c.Description), len(names), strings.Join(shown, ", "), more)
+	}
 	if approval > 0 {
 		line += fmt.Sprintf("; %d require approval", approval)
 	}
