@@ -51,7 +51,7 @@ Usage:
   codemode-mcp types  [--config F] [CONNECTOR]
   codemode-mcp check  [--config F]
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
-  codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID
+  codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] | delete NAME
   codemode-mcp version
 
@@ -184,7 +184,11 @@ func loadConfig(c common) (*config.Config, error) {
 	if path == "" {
 		return config.Default(), nil
 	}
-	return config.Load(path)
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, usageError{err} // a missing or invalid config file: exit 2
+	}
+	return cfg, nil
 }
 
 // openApp loads the configuration and starts it; without connectors when

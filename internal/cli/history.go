@@ -102,6 +102,13 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		return err
 	}
 	defer a.Close()
+	if len(pos) == 2 && pos[0] == "delete" {
+		if err := a.Runtime.DeleteExecution(ctx, pos[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "deleted execution %s\n", pos[1])
+		return nil
+	}
 	if len(pos) == 2 && pos[0] == "show" {
 		e, entries, err := a.Runtime.Execution(ctx, pos[1])
 		if err != nil {
@@ -113,7 +120,7 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		}{e, entries})
 	}
 	if len(pos) != 0 {
-		return usagef("usage: codemode-mcp executions [--limit N] [--status S] | show ID")
+		return usagef("usage: codemode-mcp executions [--limit N] [--status S] | show ID | delete ID")
 	}
 	f := rt.ExecutionFilter{Limit: *limit}
 	if *status != "" {
