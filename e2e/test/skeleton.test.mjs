@@ -2,10 +2,11 @@
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import path from "node:path";
 import {
   tempDir, standardConfig, writeConfig, connectStdio, startHTTP, connectHTTP,
-  codemode, cli, everythingBin,
+  codemode, cli, everythingBin, e2eDir,
 } from "./helpers.mjs";
 
 describe("stdio", () => {
@@ -116,6 +117,9 @@ describe("streamable HTTP and SSE", () => {
         const code = await srv.stop();
         assert.equal(code, 0, srv.stderr());
       }
+      // Graceful shutdown stopped and reaped the downstream servers.
+      const left = spawnSync("pgrep", ["-f", everythingBin], { encoding: "utf8" });
+      assert.equal(left.stdout.trim(), "", "downstream processes left behind");
     });
   }
 });
@@ -145,6 +149,17 @@ describe("command line", () => {
     assert.equal(r.code, 0, r.stderr);
     for (const c of ["notes", "everything", "memory"]) assert.match(r.stdout, new RegExp(`declare const ${c}\\b`));
     assert.match(r.stdout, /get_sum\(/);
+  });
+
+  test("the declarations of real servers are valid TypeScript (tsc --strict)", () => {
+    const dir = tempDir();
+    const r = cli(["types", "--config", standardConfig(dir)]);
+    assert.equal(r.code, 0, r.stderr);
+    const f = path.join(dir, "codemode.d.ts");
+    writeFileSync(f, r.stdout);
+    const tsc = path.join(e2eDir, "node_modules", "typescript", "bin", "tsc");
+    const t = spawnSync(process.execPath, [tsc, "--strict", "--noEmit", "--lib", "es2022", f], { encoding: "utf8" });
+    assert.equal(t.status, 0, t.stdout + t.stderr);
   });
 
   test("check on a misspelt key exits 2 naming the key and line", () => {
