@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 )
 
 // Error is one configuration problem, located in the file.
@@ -110,7 +112,7 @@ func suggest(got string, candidates []string) string {
 	}
 	best, bestDist := "", 0
 	for _, c := range candidates {
-		d := editDistance(strings.ToLower(got), c)
+		d := textdist.Distance(strings.ToLower(got), c)
 		if best == "" || d < bestDist {
 			best, bestDist = c, d
 		}
@@ -120,27 +122,6 @@ func suggest(got string, candidates []string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // didYouMean returns ` (did you mean "x"?)` or "".

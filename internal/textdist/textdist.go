@@ -1,0 +1,60 @@
+// Package textdist measures how far apart names are, for "did you mean"
+// suggestions in config errors, unknown sandbox methods and catalog look-ups.
+package textdist
+
+import (
+	"sort"
+	"strings"
+)
+
+// Distance is the Levenshtein edit distance between a and b, in runes.
+func Distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// Nearest returns names ordered by case-insensitive edit distance to name,
+// ties by name. score, when not nil, adjusts a candidate's distance (e.g. to
+// favour substrings).
+func Nearest(name string, names []string, score func(name, candidate string, d int) int) []string {
+	type scored struct {
+		name string
+		d    int
+	}
+	low := strings.ToLower(name)
+	s := make([]scored, 0, len(names))
+	for _, n := range names {
+		d := Distance(low, strings.ToLower(n))
+		if score != nil {
+			d = score(name, n, d)
+		}
+		s = append(s, scored{n, d})
+	}
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].d != s[j].d {
+			return s[i].d < s[j].d
+		}
+		return s[i].name < s[j].name
+	})
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = x.name
+	}
+	return out
+}

@@ -1,0 +1,41 @@
+package textdist
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "", 3}, {"", "abc", 3}, {"get_sum", "get_summ", 1},
+		{"kitten", "sitting", 3}, {"héllo", "hello", 1}, {"flaw", "lawn", 2},
+	} {
+		if got := Distance(tc.a, tc.b); got != tc.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	names := []string{"echo", "get_sum", "get_tiny_image", "Get_Sums"}
+	got := Nearest("get_summ", names, nil)
+	want := []string{"Get_Sums", "get_sum", "echo", "get_tiny_image"} // ties by name
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Nearest (-want +got):\n%s", diff)
+	}
+	// A score function can favour substrings.
+	got = Nearest("image", names, func(name, cand string, d int) int {
+		if strings.Contains(cand, name) {
+			return 0
+		}
+		return d
+	})
+	if got[0] != "get_tiny_image" {
+		t.Errorf("scored Nearest: %v", got)
+	}
+}
