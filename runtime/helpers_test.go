@@ -35,6 +35,9 @@ type setup struct {
 	maxExecs  int
 	ttl       time.Duration
 	limits    sandbox.Limits
+	maxChars  int          // Options.MaxResultChars
+	maxValue  int          // Options.MaxValueBytes
+	fxLogger  *slog.Logger // the fixture connector's logger (discarded if nil)
 	extra     []runtime.Source
 }
 
@@ -91,6 +94,7 @@ func (e *env) open(s setup) {
 			Name:    "fx",
 			Command: fixture.MCPServer(t),
 			Env:     map[string]string{"FIXTURE_SIDE_EFFECTS": e.effects},
+			Logger:  orDiscard(s.fxLogger),
 		})
 		if err != nil {
 			e.shutdown()
@@ -110,18 +114,28 @@ func (e *env) open(s setup) {
 	}
 	sources = append(sources, s.extra...)
 	rt, err := runtime.New(ctx, runtime.Options{
-		Store:         st,
-		Executor:      e.exec,
-		Sources:       sources,
-		Limits:        s.limits,
-		MaxExecutions: s.maxExecs,
-		PausedTTL:     s.ttl,
+		Store:          st,
+		Executor:       e.exec,
+		Sources:        sources,
+		Limits:         s.limits,
+		MaxExecutions:  s.maxExecs,
+		PausedTTL:      s.ttl,
+		MaxResultChars: s.maxChars,
+		MaxValueBytes:  s.maxValue,
 	})
 	if err != nil {
 		e.shutdown()
 		t.Fatalf("runtime.New: %v", err)
 	}
 	e.rt = rt
+}
+
+// orDiscard returns l, or a logger that discards everything.
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }
 
 // shutdown closes everything, in order; it is idempotent.

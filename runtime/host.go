@@ -182,6 +182,9 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	}
 	// A new call: its arguments are validated before anything is logged or
 	// asked, so a bad call records nothing.
+	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
+		return nil, nil, errors.New(msg)
+	}
 	if err := validateArgs(t.inputSchema(p.r.log), c.Connector, c.Method, args); err != nil {
 		return nil, nil, err
 	}
@@ -303,14 +306,20 @@ func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, 
 		// runs again on replay.
 		return nil, fmt.Errorf("%s.%s: %w", e.Connector, e.Method, callErr)
 	case callErr != nil:
-		e.Error = fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr)
+		e.Error = p.r.capMessage(fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
 		thrown = errors.New(e.Error)
 		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
 	case res.IsError:
-		e.Error = res.Message
+		e.Error = p.r.capMessage(res.Message)
 		if e.Error == "" {
 			e.Error = fmt.Sprintf("%s.%s failed without a message", e.Connector, e.Method)
 		}
+		thrown = errors.New(e.Error)
+		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
+	case len(res.Value) > p.r.maxValue && p.r.maxValue > 0:
+		// The call ran, but its result cannot be kept for replay: the
+		// call fails, and fails the same way on replay.
+		e.Error = p.r.callResultTooLarge(e.Connector, e.Method, res.Value)
 		thrown = errors.New(e.Error)
 		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
 	default:
@@ -367,14 +376,22 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 
 // StepDone records the value or failure of a step that just ran. It is the
 // completion of work already started, so it is recorded even when the pass
-// was stopped meanwhile.
+// was stopped meanwhile. A value over the per-value cap is recorded as the
+// step's failure, and that error returned (thrown into the program).
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	seq := p.seqBase + s.Seq
 	e := Entry{ExecutionID: p.execID, Seq: seq, Kind: KindStep, Connector: "codemode", Method: "step", Name: s.Name}
 	to := EntryApplied
-	if errMsg != "" {
-		to, e.Error = EntryError, errMsg
-	} else {
+	var thrown error
+	switch msg := p.r.stepTooLarge(s.Name, value); {
+	case errMsg != "":
+		to, e.Error = EntryError, p.r.capMessage(errMsg)
+	case msg != "":
+		// The value cannot be kept for replay: the step fails, and fails
+		// the same way on replay.
+		to, e.Error = EntryError, msg
+		thrown = errors.New(msg)
+	default:
 		e.Result = rawOrNull(value)
 	}
 	if err := p.r.moveEntry(ctx, &e, EntryExecuting, to); err != nil {
@@ -383,7 +400,7 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 	p.mu.Lock()
 	delete(p.executing, seq)
 	p.mu.Unlock()
-	return nil
+	return thrown
 }
 
 // Search answers codemode.search.

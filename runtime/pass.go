@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 	"sort"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -76,6 +77,12 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 			break
 		}
 		to, e.Result = StatusCompleted, rawOrNull(out.Result)
+		if note := r.programResultTooLarge(out.Result); note != "" {
+			// Nothing replays a program's result, so a cut copy is kept (and
+			// shown) rather than failing a run whose calls all succeeded.
+			e.Result = truncate.Value(out.Result, r.maxValue)
+			e.Logs = append(e.Logs, "[warn] "+note)
+		}
 	case out.Status == sandbox.Failed:
 		e.Error = out.Error
 	default:
@@ -193,8 +200,8 @@ func (r *Runtime) moveEntry(ctx context.Context, e *Entry, from, to EntryState) 
 	return nil
 }
 
-// outcome builds the Outcome of e as stored; a paused run lists its pending
-// actions.
+// outcome builds the Outcome of e as stored, cut to MaxResultChars (see
+// visible); a paused run lists its pending actions.
 func (r *Runtime) outcome(ctx context.Context, e *Execution) (Outcome, error) {
 	o := Outcome{Status: e.Status, ExecutionID: e.ID, Error: e.Error, Logs: e.Logs}
 	if e.Status == StatusCompleted {
@@ -203,11 +210,11 @@ func (r *Runtime) outcome(ctx context.Context, e *Execution) (Outcome, error) {
 	if e.Status == StatusPaused {
 		pending, err := r.pendingOf(ctx, e.ID)
 		if err != nil {
-			return o, err
+			return r.visible(o), err
 		}
 		o.Pending = pending
 	}
-	return o, nil
+	return r.visible(o), nil
 }
 
 // pendingOf lists the pending actions of one execution in seq order.

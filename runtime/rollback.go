@@ -74,7 +74,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (Outcome, error) {
 		}
 	}
 	r.dispose(ctx, id)
-	return out, nil
+	return r.visible(out), nil
 }
 
 // revert undoes one applied call and marks it reverted.

@@ -30,6 +30,19 @@ type Options struct {
 	// PausedTTL expires paused runs older than it to rejected as new runs
 	// begin. 0 never expires.
 	PausedTTL time.Duration
+	// MaxResultChars bounds what outcomes show of a run: its result (or
+	// error message) and its console lines together, measured as
+	// internal/truncate defines, are cut structurally to it (valid JSON of
+	// the same shape, largest values first, with visible markers). The
+	// store keeps them whole. 0 shows everything.
+	MaxResultChars int
+	// MaxValueBytes caps each value the execution log stores (a call's
+	// arguments or result, a step's value, the program's result): a call
+	// over it fails with an error saying so (its arguments: before it is
+	// logged; its result: after it ran), a step likewise, and a program
+	// result over it ends the run in error. 0 means DefaultMaxValueBytes
+	// (1 MiB); negative means no cap.
+	MaxValueBytes int
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -46,6 +59,8 @@ type Runtime struct {
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
+	maxChars int // Options.MaxResultChars
+	maxValue int // Options.MaxValueBytes resolved; 0: no cap
 	log      *slog.Logger
 
 	mu     sync.Mutex
@@ -80,6 +95,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		limits:   opts.Limits,
 		maxExecs: opts.MaxExecutions,
 		ttl:      opts.PausedTTL,
+		maxChars: opts.MaxResultChars,
+		maxValue: valueCap(opts.MaxValueBytes),
 		log:      log,
 	}, nil
 }

@@ -38,6 +38,13 @@ type Config struct {
 	// caller's context.
 	CallTimeout time.Duration
 
+	// RestartDelay is the wait before starting a new session after a
+	// failure (a stdio server that exited, a remote server's transport
+	// failure); it doubles with each consecutive failure up to
+	// MaxRestartDelay, and a session that lasted twice MaxRestartDelay
+	// resets it. Zero means DefaultRestartDelay and DefaultMaxRestartDelay.
+	RestartDelay, MaxRestartDelay time.Duration
+
 	// ClientVersion is the version reported in the client info sent to the
 	// server; empty means the module version from the build info.
 	ClientVersion string
@@ -70,6 +77,8 @@ func (cfg *Config) validate() error {
 		return errors.New("args, env and dir apply to command, not url")
 	case cfg.CallTimeout < 0:
 		return fmt.Errorf("call timeout %v is negative", cfg.CallTimeout)
+	case cfg.RestartDelay < 0 || cfg.MaxRestartDelay < 0:
+		return fmt.Errorf("restart delays %v and %v must not be negative", cfg.RestartDelay, cfg.MaxRestartDelay)
 	}
 	for _, globs := range [][]string{cfg.Include, cfg.Exclude} {
 		for _, g := range globs {

@@ -11,13 +11,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os/exec"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -34,36 +33,46 @@ const maxPages = 1000
 
 // A Connector is a connection to one downstream MCP server. It implements
 // connectors.Connector; its methods are safe for concurrent use.
+//
+// A stdio server that exits is started again on the next call, and a remote
+// server is reconnected on the next call after a transport failure, with a
+// backoff between consecutive failures (RestartDelay doubling up to
+// MaxRestartDelay, reset after a healthy period). The call in flight when
+// the server went away fails with an error wrapping ErrDisconnected. After
+// a new session the tools are listed again; a changed list is logged as a
+// warning and reported through OnToolsChanged.
 type Connector struct {
 	// fixed at creation
 	cfg           Config
 	logger        *slog.Logger
-	client        *client.Client
-	stderr        *lineLogger     // stdio only
-	httpTransport *http.Transport // url only
-	serverName    string
-	serverVersion string
-	instructions  string
+	stderr        *lineLogger     // stdio only; every session's child writes here
+	httpTransport *http.Transport // url only; shared by every session
+	// life ends when Close begins; it aborts a session start in progress.
+	life    context.Context
+	endLife context.CancelFunc
+	// restarting holds a token while a new session starts.
+	restarting chan struct{}
 
-	closeOnce  sync.Once
-	closeErr   error
-	stopListen func()        // ends the subscriptions/listen stream, if one was opened
-	listening  chan struct{} // closed when the server acknowledges the stream
-	ackOnce    sync.Once
+	closeOnce sync.Once
+	closeErr  error
 
-	mu         sync.RWMutex
-	cmd        *exec.Cmd // stdio child, set when it is started
-	closed     bool
-	tools      []connectors.Tool
-	bySource   map[string]int // SourceName -> index in tools
-	collisions []connectors.Collision
+	mu                                      sync.RWMutex
+	sess                                    *session // the live session; nil between a failure and the next call
+	closed                                  bool
+	tools                                   []connectors.Tool
+	bySource                                map[string]int // SourceName -> index in tools
+	collisions                              []connectors.Collision
+	serverName, serverVersion, instructions string
+	failures                                int       // consecutive session failures (for the backoff)
+	failedAt                                time.Time // when the last one happened
 }
 
 var _ connectors.Connector = (*Connector)(nil)
 
 // Dial starts or connects to the server described by cfg, performs the
 // MCP handshake and lists the server's tools. The context bounds only the
-// connection and listing; a started child process lives until Close.
+// connection and listing; a started child process lives until Close (or
+// until it exits, when the next call starts a new one).
 func Dial(ctx context.Context, cfg Config) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
@@ -72,122 +81,36 @@ func Dial(ctx context.Context, cfg Config) (*Connector, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Connector{cfg: cfg, logger: logger.With("connector", cfg.Name), listening: make(chan struct{})}
-	tr, err := c.newTransport()
+	c := &Connector{cfg: cfg, logger: logger.With("connector", cfg.Name), restarting: make(chan struct{}, 1)}
+	c.life, c.endLife = context.WithCancel(context.Background())
+	if cfg.Command != "" {
+		c.stderr = newLineLogger(c.logger)
+	} else {
+		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	s, tools, err := c.startSession(ctx)
 	if err != nil {
+		err = c.startError(s, err)
+		_ = c.Close()
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
-	c.client = client.NewClient(tr)
-	c.client.OnNotification(c.onNotification)
-
-	if err := c.connect(ctx); err != nil {
-		_ = c.Close()
-		return nil, c.dialError(err)
-	}
-	if err := c.Refresh(ctx); err != nil {
-		_ = c.Close()
-		return nil, c.dialError(err)
-	}
-	if err := c.listen(ctx); err != nil {
-		_ = c.Close()
-		return nil, c.dialError(err)
-	}
+	c.mu.Lock()
+	c.sess = s
+	c.setToolsLocked(s, tools)
+	c.mu.Unlock()
 	return c, nil
 }
 
-// listen opens a subscriptions/listen stream for tool-list changes when
-// someone wants them, the server offers them, and the connection is
-// streamable HTTP on protocol 2026-07-28 or later, which has no other way
-// to carry them (stdio and SSE streams carry notifications unasked).
-func (c *Connector) listen(ctx context.Context) error {
-	caps := c.client.GetServerCapabilities()
-	if c.cfg.OnToolsChanged == nil || c.cfg.URL == "" || c.cfg.SSE ||
-		!mcpgo.IsModernProtocol(c.client.ProtocolVersion()) ||
-		caps.Tools == nil || !caps.Tools.ListChanged {
-		return nil
-	}
-	stop, err := c.client.ListenAsync(context.WithoutCancel(ctx),
-		mcpgo.SubscriptionFilter{ToolsListChanged: true},
-		func(err error) { c.logger.Warn("tool-list change stream ended", "err", err) })
-	if err != nil {
-		return fmt.Errorf("listen for tool-list changes: %w", err)
-	}
-	c.stopListen = stop
-	// Wait for the acknowledgement, so changes made after Dial are seen.
-	timer := time.NewTimer(listenAckTimeout)
-	defer timer.Stop()
-	select {
-	case <-c.listening:
-	case <-timer.C:
-		c.logger.Warn("the server did not acknowledge the tool-list change stream", "after", listenAckTimeout)
-	case <-ctx.Done():
-		return fmt.Errorf("listen for tool-list changes: %w", ctx.Err())
-	}
-	return nil
-}
-
-// listenAckTimeout bounds the wait for a subscriptions/listen acknowledgement.
-const listenAckTimeout = 5 * time.Second
-
-// connect starts the transport and performs the handshake. Cancelling ctx
-// closes the transport, which ends a handshake in progress.
-func (c *Connector) connect(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// An SSE start waits for the server's endpoint event, so it must be
-	// abortable; the other starts return at once, and mcp-go's stdio
-	// transport must not be closed while it is spawning the child.
-	if c.cfg.SSE {
-		defer c.closeOnDone(ctx)()
-	}
-	// The transport outlives ctx: the SSE stream and the stdio request
-	// handler keep the context given to Start.
-	if err := c.client.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("start: %w", err)
-	}
-	if !c.cfg.SSE {
-		defer c.closeOnDone(ctx)()
-	}
-	req := mcpgo.InitializeRequest{}
-	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: c.clientVersion()}
-	res, err := c.client.Initialize(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("initialize: %w", ctx.Err())
-		}
-		return fmt.Errorf("initialize: %w", err)
-	}
-	c.serverName = res.ServerInfo.Name
-	c.serverVersion = res.ServerInfo.Version
-	c.instructions = res.Instructions
-	c.logger.Debug("connected", "server", c.serverName, "version", c.serverVersion,
-		"protocol", c.client.ProtocolVersion())
-	return nil
-}
-
-// closeOnDone closes the client when ctx ends, until the returned release
-// function is called; release waits for a close in progress.
-func (c *Connector) closeOnDone(ctx context.Context) (release func()) {
-	closed := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(closed)
-		_ = c.client.Close()
-	})
-	return func() {
-		if !stop() {
-			<-closed
-		}
-	}
-}
-
-// dialError wraps a failed Dial's error, adding the last stderr lines of a
-// stdio server (which usually say why it failed). Close has run, so the
-// child's stderr has been read to the end.
-func (c *Connector) dialError(err error) error {
-	err = fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
+// startError adds to a failed start's error how a stdio server's process
+// ended and the last lines of its stderr (which usually say why). The
+// session s (possibly nil) has been closed, so its stderr has been read to
+// the end.
+func (c *Connector) startError(s *session, err error) error {
 	if c.stderr == nil {
 		return err
+	}
+	if s != nil && s.proc != nil && s.proc.exitedOnItsOwn() {
+		err = fmt.Errorf("%w (the server exited with %s)", err, s.proc.status())
 	}
 	if tail := c.stderr.Tail(); len(tail) > 0 {
 		return fmt.Errorf("%w; server stderr:\n  %s", err, strings.Join(tail, "\n  "))
@@ -205,28 +128,22 @@ func (c *Connector) clientVersion() string {
 	return "dev"
 }
 
-func (c *Connector) onNotification(n mcpgo.JSONRPCNotification) {
-	if n.Method == mcpgo.MethodNotificationSubscriptionsAcknowledged {
-		c.ackOnce.Do(func() { close(c.listening) })
-		return
-	}
-	if n.Method != mcpgo.MethodNotificationToolsListChanged {
-		return
-	}
-	c.logger.Debug("server announced a changed tool list")
-	if c.cfg.OnToolsChanged != nil {
-		c.cfg.OnToolsChanged()
-	}
-}
-
 // Name returns the connector's global name in the sandbox.
 func (c *Connector) Name() string { return c.cfg.Name }
 
 // ServerInfo returns the name and version the server reported.
-func (c *Connector) ServerInfo() (name, version string) { return c.serverName, c.serverVersion }
+func (c *Connector) ServerInfo() (name, version string) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.serverName, c.serverVersion
+}
 
 // Instructions returns the server's usage instructions, if it sent any.
-func (c *Connector) Instructions() string { return c.instructions }
+func (c *Connector) Instructions() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.instructions
+}
 
 // Tools returns the tools kept by Include/Exclude in the server's order,
 // with sanitized, unique names. Callers must not modify the schemas.
@@ -248,12 +165,37 @@ func (c *Connector) Collisions() []connectors.Collision {
 }
 
 // Refresh lists the server's tools again (following pagination) and
-// replaces the connector's tool list.
+// replaces the connector's tool list. Without a live session it starts one
+// first, which lists the tools itself.
 func (c *Connector) Refresh(ctx context.Context) error {
-	tools, err := c.listTools(ctx)
-	if err != nil {
+	c.mu.RLock()
+	s := c.sess
+	c.mu.RUnlock()
+	if s == nil || !s.alive() {
+		_, err := c.current(ctx)
 		return err
 	}
+	tools, err := c.listTools(ctx, s)
+	if err != nil {
+		if transportFailed(s, err) && ctx.Err() == nil {
+			return c.failure(s, "tools/list", err)
+		}
+		return fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case c.sess == s: // else a newer session listed the tools itself
+		c.setToolsLocked(s, tools)
+	}
+	return nil
+}
+
+// setToolsLocked installs a session's tool list and server info; c.mu is
+// held.
+func (c *Connector) setToolsLocked(s *session, tools []connectors.Tool) {
 	collisions := connectors.AssignNames(tools)
 	for _, col := range collisions {
 		c.logger.Warn("tool names collide after sanitizing; renamed with numeric suffixes",
@@ -263,18 +205,19 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	for i, t := range tools {
 		bySource[t.SourceName] = i
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
-	}
 	c.tools, c.bySource, c.collisions = tools, bySource, collisions
-	return nil
+	c.serverName, c.serverVersion, c.instructions = s.serverName, s.serverVersion, s.instructions
+}
+
+func (c *Connector) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
 }
 
 // listTools pages through tools/list. It decodes the raw pages itself (see
 // tap) and keeps only what mcp-go's own decoding kept when that succeeded.
-func (c *Connector) listTools(ctx context.Context) ([]connectors.Tool, error) {
+func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Tool, error) {
 	var tools []connectors.Tool
 	seen := map[string]bool{}
 	cursors := map[string]bool{}
@@ -286,7 +229,7 @@ func (c *Connector) listTools(ctx context.Context) ([]connectors.Tool, error) {
 		sink := &rawSink{}
 		req := mcpgo.ListToolsRequest{}
 		req.Params.Cursor = mcpgo.Cursor(cursor)
-		res, err := c.client.ListToolsByPage(withSink(ctx, sink), req)
+		res, err := s.client.ListToolsByPage(withSink(ctx, sink), req)
 		raw := sink.result()
 		if raw == nil {
 			if err == nil {
@@ -338,42 +281,44 @@ func (c *Connector) listTools(ctx context.Context) ([]connectors.Tool, error) {
 // Call invokes the tool whose source name is tool with args, a JSON object
 // (empty or null means {}). A tool's own failure (isError) is reported in
 // the Result; err reports an unknown tool (wrapping
-// connectors.ErrUnknownTool), bad arguments, a timeout, a transport failure
-// or a malformed result.
+// connectors.ErrUnknownTool), bad arguments, a timeout, a malformed result,
+// a server that could not be (re)started, or a session that ended during
+// the call (wrapping ErrDisconnected; the next call starts a new one).
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	c.mu.RLock()
-	closed := c.closed
-	_, known := c.bySource[tool]
-	c.mu.RUnlock()
-	switch {
-	case closed:
-		return connectors.Result{}, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
-	case !known:
-		return connectors.Result{}, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
-	}
 	args, err := objectArgs(args)
 	if err != nil {
 		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
 	}
-
-	callCtx, release := c.callContext(ctx)
-	defer release()
-	sink := &rawSink{}
-	req := mcpgo.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.client.CallTool(withSink(callCtx, sink), req)
-	raw := sink.result()
+	s, err := c.current(ctx)
 	if err != nil {
-		switch {
-		case callCtx.Err() != nil:
-			return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, context.Cause(callCtx))
-		case raw == nil:
-			return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
+		return connectors.Result{}, err
+	}
+	c.mu.RLock()
+	i, known := c.bySource[tool]
+	name := tool
+	if known {
+		name = c.tools[i].Name
+	}
+	c.mu.RUnlock()
+	if !known {
+		return connectors.Result{}, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
+	}
+
+	res, raw, err := c.call(ctx, s, tool, args)
+	if err != nil {
+		// A server that forgot our session (it restarted) never saw the
+		// call: start a new session and send it once more.
+		if errors.Is(err, transport.ErrSessionTerminated) && ctx.Err() == nil {
+			c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
+			c.replace(s)
+			if s, err = c.current(ctx); err != nil {
+				return connectors.Result{}, err
+			}
+			res, raw, err = c.call(ctx, s, tool, args)
 		}
-		// The server answered, but mcp-go could not decode the answer (an
-		// unknown content type, say) or wanted more input: decode it here.
-		c.logger.Debug("mcp-go rejected a tools/call result; decoding it leniently", "tool", tool, "err", err)
+	}
+	if err != nil {
+		return connectors.Result{}, c.callError(ctx, s, name, err)
 	}
 	if raw == nil && res != nil {
 		if raw, err = json.Marshal(res); err != nil {
@@ -387,13 +332,83 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	return out, nil
 }
 
+// call sends one tools/call on s. It returns the raw result when the server
+// answered (even when mcp-go could not decode the answer: an unknown
+// content type, say), else the error.
+func (c *Connector) call(ctx context.Context, s *session, tool string, args json.RawMessage) (*mcpgo.CallToolResult, json.RawMessage, error) {
+	callCtx, release := c.callContext(ctx, s)
+	defer release()
+	sink := &rawSink{}
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := s.client.CallTool(withSink(callCtx, sink), req)
+	raw := sink.result()
+	switch {
+	case err == nil:
+		return res, raw, nil
+	case callCtx.Err() != nil:
+		return nil, nil, &callEnded{cause: context.Cause(callCtx), err: err}
+	case raw == nil:
+		return nil, nil, err
+	}
+	c.logger.Debug("mcp-go rejected a tools/call result; decoding it leniently", "tool", tool, "err", err)
+	return res, raw, nil
+}
+
+// callEnded is the error of a call whose context ended: cause says why
+// (the caller's context, CallTimeout, or the session's end).
+type callEnded struct {
+	cause error
+	err   error
+}
+
+func (e *callEnded) Error() string { return e.cause.Error() }
+func (e *callEnded) Unwrap() error { return e.cause }
+
+// callError reports a failed call: the caller's cancellation or the call
+// timeout as such; a session that ended, or a transport failure, as a
+// disconnection (retiring the session); a JSON-RPC error from the server as
+// it is.
+func (c *Connector) callError(ctx context.Context, s *session, name string, err error) error {
+	var ended *callEnded
+	switch {
+	case errors.As(err, &ended) && !errors.Is(ended.cause, errExited) &&
+		!errors.Is(ended.cause, errConnectionLost) && !errors.Is(ended.cause, errSessionClosed):
+		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, ended.cause)
+	case ended != nil, transportFailed(s, err) && ctx.Err() == nil:
+		return c.failure(s, name, err)
+	}
+	return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, err)
+}
+
+// transportFailed reports whether err is a failure of s's transport (not
+// an answer from the server), or s ended.
+func transportFailed(s *session, err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) || !s.alive()
+}
+
+// replace retires s without counting a failure: the server is fine, the
+// session is not.
+func (c *Connector) replace(s *session) {
+	c.mu.Lock()
+	if c.sess == s {
+		c.sess = nil
+	}
+	s.retired = true
+	c.mu.Unlock()
+	_ = s.close()
+}
+
 // callContext derives the context of one call: it is cancelled when ctx
-// ends or CallTimeout passes, with the reason as its cause, but it has no
-// deadline, since mcp-go's SSE transport turns a deadline into a timeout
-// error of its own that would hide the reason.
-func (c *Connector) callContext(ctx context.Context) (context.Context, func()) {
+// ends, CallTimeout passes or the session ends, with the reason as its
+// cause, but it has no deadline, since mcp-go's SSE transport turns a
+// deadline into a timeout error of its own that would hide the reason.
+func (c *Connector) callContext(ctx context.Context, s *session) (context.Context, func()) {
 	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	stopSession := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
 	var timer *time.Timer
 	if d := c.cfg.CallTimeout; d > 0 {
 		timer = time.AfterFunc(d, func() {
@@ -402,6 +417,7 @@ func (c *Connector) callContext(ctx context.Context) (context.Context, func()) {
 	}
 	return callCtx, func() {
 		stop()
+		stopSession()
 		if timer != nil {
 			timer.Stop()
 		}
@@ -424,32 +440,24 @@ func objectArgs(args json.RawMessage) (json.RawMessage, error) {
 // Close disconnects from the server. For a stdio server it closes the
 // child's stdin, sends SIGTERM after a grace period and SIGKILL after
 // another, and waits for the child and its stderr; then it kills whatever
-// is left of the child's process group. It is safe to call more than once.
-// A child's non-zero exit status is logged, not returned.
+// is left of the child's process group. A session start in progress is
+// aborted. It is safe to call more than once. A child's non-zero exit
+// status is logged, not returned.
 func (c *Connector) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()
-
-		if c.stopListen != nil {
-			c.stopListen()
-		}
-		start := time.Now()
-		err := c.client.Close()
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			c.logger.Debug("server process exited", "status", exitErr.ProcessState.String())
-			err = nil
-		}
-		c.mu.RLock()
-		cmd := c.cmd
-		c.mu.RUnlock()
-		if cmd != nil && cmd.Process != nil {
-			if kerr := killProcessGroup(cmd.Process.Pid); kerr != nil && err == nil {
-				err = fmt.Errorf("kill process group: %w", kerr)
-			}
-			c.logger.Debug("server process stopped", "after", time.Since(start).Round(time.Millisecond))
+		c.endLife()
+		// Wait for a start in progress; it sees closed and stops its session.
+		c.restarting <- struct{}{}
+		c.mu.Lock()
+		s := c.sess
+		c.sess = nil
+		c.mu.Unlock()
+		var err error
+		if s != nil {
+			err = s.close()
 		}
 		if c.stderr != nil {
 			c.stderr.Flush()

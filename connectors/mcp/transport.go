@@ -4,39 +4,34 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
-
-// waitDelay bounds how long reaping a stdio child waits for its stderr to
-// close after it exits (a grandchild may hold it open).
-const waitDelay = 2 * time.Second
 
 // sseResponseTimeout replaces the SSE transport's 60 s response limit: the
 // caller's context and CallTimeout are what bound a call.
 const sseResponseTimeout = 100 * 365 * 24 * time.Hour
 
-// newTransport builds the transport for c.cfg, wrapped in a tap.
-func (c *Connector) newTransport() (transport.Interface, error) {
+// newTransport builds the transport of a new session, wrapped in a tap; for
+// a stdio server it starts the child process.
+func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	cfg := &c.cfg
 	if cfg.Command != "" {
-		c.stderr = newLineLogger(c.logger)
-		tr := transport.NewStdioWithOptions(cfg.Command, nil, cfg.Args,
-			transport.WithCommandFunc(c.command),
-			transport.WithCommandLogger(c.logger),
-		)
-		return &tap{Interface: tr}, nil
+		c.stderr.ResetTail()
+		p, err := startProcess(cfg, c.stderr, func() { s.cancel(errExited) })
+		if err != nil {
+			return nil, err
+		}
+		s.proc = p
+		return &tap{Interface: transport.NewIO(p.stdout, p.stdin, nil), logger: c.logger}, nil
 	}
-
-	ht := http.DefaultTransport.(*http.Transport).Clone()
-	c.httpTransport = ht
-	hc := &http.Client{Transport: ht}
+	hc := &http.Client{Transport: c.httpTransport}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),
@@ -47,7 +42,7 @@ func (c *Connector) newTransport() (transport.Interface, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sse url %q: %w", cfg.URL, err)
 		}
-		return &httpTap{tap: &tap{Interface: tr}, conn: tr}, nil
+		return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
 	}
 	tr, err := transport.NewStreamableHTTP(cfg.URL,
 		transport.WithHTTPHeaders(cfg.Headers),
@@ -57,22 +52,7 @@ func (c *Connector) newTransport() (transport.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", cfg.URL, err)
 	}
-	return &httpTap{tap: &tap{Interface: tr}, conn: tr}, nil
-}
-
-// command builds the child process of a stdio server. It is not tied to a
-// context: the process lives until Close.
-func (c *Connector) command(_ context.Context, name string, _ []string, args []string) (*exec.Cmd, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = c.cfg.Dir
-	cmd.Env = append(os.Environ(), envList(c.cfg.Env)...)
-	cmd.Stderr = c.stderr // not a pipe we read: exec copies it and Wait waits for the copy
-	cmd.WaitDelay = waitDelay
-	setProcessGroup(cmd)
-	c.mu.Lock()
-	c.cmd = cmd
-	c.mu.Unlock()
-	return cmd, nil
+	return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
 }
 
 // envList turns env into KEY=VALUE entries sorted by key.
@@ -96,6 +76,17 @@ func envList(env map[string]string) []string {
 // itself instead. A request opts in by carrying a rawSink in its context.
 type tap struct {
 	transport.Interface
+	logger *slog.Logger
+}
+
+// SendNotification forwards a notification; a cancellation (sent when a
+// call's context ends before its answer) is logged at debug level.
+func (t *tap) SendNotification(ctx context.Context, n mcpgo.JSONRPCNotification) error {
+	err := t.Interface.SendNotification(ctx, n)
+	if n.Method == string(mcpgo.MethodNotificationCancelled) {
+		t.logger.Debug("told the server to cancel a request", "params", n.Params.AdditionalFields, "err", err)
+	}
+	return err
 }
 
 // SendRequest forwards the request and records the raw result in the
@@ -125,6 +116,14 @@ type httpTap struct {
 // SetProtocolVersion forwards the negotiated version to the transport,
 // which sends it as the Mcp-Protocol-Version header.
 func (t *httpTap) SetProtocolVersion(version string) { t.conn.SetProtocolVersion(version) }
+
+// SetConnectionLostHandler forwards the handler to transports that report
+// a lost connection (SSE).
+func (t *httpTap) SetConnectionLostHandler(h func(error)) {
+	if l, ok := t.conn.(interface{ SetConnectionLostHandler(func(error)) }); ok {
+		l.SetConnectionLostHandler(h)
+	}
+}
 
 // RequiresLegacyProtocol forwards the transport's answer, if it has one.
 func (t *httpTap) RequiresLegacyProtocol() bool {

@@ -86,9 +86,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			MaxCalls:      cfg.Sandbox.MaxCalls,
 			MaxStackDepth: cfg.Sandbox.MaxStackDepth,
 		},
-		MaxExecutions: cfg.Store.MaxExecutions,
-		PausedTTL:     cfg.Store.PausedTTL,
-		Logger:        log,
+		MaxExecutions:  cfg.Store.MaxExecutions,
+		PausedTTL:      cfg.Store.PausedTTL,
+		MaxResultChars: cfg.Sandbox.MaxResultChars,
+		Logger:         log,
 	})
 	if err != nil {
 		a.Close()

@@ -161,6 +161,9 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		}
 	}
 	for _, w := range a.Warnings {
+		if strings.Contains(w, " is unavailable: ") {
+			continue // already printed with ✗ above
+		}
 		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
 	}
 	if failed > 0 {

@@ -1,0 +1,176 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Shutdown grace periods of a stdio server: after its stdin closes it has
+// stopGrace to exit, then termGrace after SIGTERM before SIGKILL.
+const (
+	stopGrace = 2 * time.Second
+	termGrace = 3 * time.Second
+)
+
+// waitDelay bounds how long reaping a stdio child waits for its stderr to
+// close after it exits (a grandchild may hold it open).
+const waitDelay = 2 * time.Second
+
+// A process is the child of a stdio server. The connector owns it: one
+// goroutine reaps it and records how it ended, so an exit is noticed at
+// once, whether or not a call is in flight.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our end of the child's stdin
+	stdout *os.File // our end of the child's stdout
+
+	exited chan struct{} // closed once the child has been reaped
+	// Set before exited is closed.
+	state    *os.ProcessState
+	waitErr  error
+	exitedAt time.Time
+
+	stopOnce  sync.Once
+	stopErr   error
+	stopping  chan struct{} // closed when stop begins
+	stoppedAt time.Time     // set before stopping is closed
+}
+
+// startProcess starts cfg's command with its stdin and stdout on pipes and
+// its stderr going to stderr. onExit runs (on the reaping goroutine) once
+// the child has been reaped.
+func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error) {
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = append(os.Environ(), envList(cfg.Env)...)
+	cmd.Stderr = stderr // not a pipe we read: exec copies it and Wait waits for the copy
+	cmd.WaitDelay = waitDelay
+	setProcessGroup(cmd)
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = cmd.Start()
+	// The child has its own copies of these ends now.
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("start the server: %w", err)
+	}
+	p := &process{
+		cmd:      cmd,
+		stdin:    inW,
+		stdout:   outR,
+		exited:   make(chan struct{}),
+		stopping: make(chan struct{}),
+	}
+	go func() {
+		err := cmd.Wait()
+		p.waitErr, p.state, p.exitedAt = err, cmd.ProcessState, time.Now()
+		close(p.exited)
+		onExit()
+	}()
+	return p, nil
+}
+
+// pid returns the child's process id.
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// hasExited reports whether the child has been reaped.
+func (p *process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitedOnItsOwn reports whether the child exited before stop began.
+func (p *process) exitedOnItsOwn() bool {
+	if !p.hasExited() {
+		return false
+	}
+	select {
+	case <-p.stopping:
+		return p.exitedAt.Before(p.stoppedAt)
+	default:
+		return true
+	}
+}
+
+// status describes how the child ended, e.g. "status 3" or "signal:
+// killed"; "" while it runs.
+func (p *process) status() string {
+	if !p.hasExited() || p.state == nil {
+		return ""
+	}
+	if code := p.state.ExitCode(); code >= 0 {
+		return fmt.Sprintf("status %d", code)
+	}
+	return p.state.String()
+}
+
+// stop ends the child: its stdin is closed, then SIGTERM after stopGrace
+// and SIGKILL after termGrace; once it is reaped, what is left of its
+// process group is killed and our end of its stdout closed (which ends the
+// transport's reader even if a grandchild holds the pipe). It is safe to
+// call more than once and concurrently.
+func (p *process) stop(logger *slog.Logger) error {
+	p.stopOnce.Do(func() {
+		p.stoppedAt = time.Now()
+		close(p.stopping)
+		start := time.Now()
+		var errs []error
+		if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, fmt.Errorf("close stdin: %w", err))
+		}
+		if !p.waitExit(stopGrace) {
+			logger.Debug("server did not exit after its stdin closed; sending SIGTERM", "pid", p.pid())
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			if !p.waitExit(termGrace) {
+				logger.Debug("server did not exit after SIGTERM; killing it", "pid", p.pid())
+				_ = p.cmd.Process.Kill()
+				<-p.exited
+			}
+		}
+		if err := killProcessGroup(p.pid()); err != nil {
+			errs = append(errs, fmt.Errorf("kill process group: %w", err))
+		}
+		if err := p.stdout.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, fmt.Errorf("close stdout: %w", err))
+		}
+		logger.Debug("server process stopped", "status", p.status(), "after", time.Since(start).Round(time.Millisecond))
+		p.stopErr = errors.Join(errs...)
+	})
+	return p.stopErr
+}
+
+// waitExit waits up to d for the child to be reaped.
+func (p *process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}

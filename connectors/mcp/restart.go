@@ -1,0 +1,246 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// Default restart backoff (Config.RestartDelay, Config.MaxRestartDelay).
+const (
+	DefaultRestartDelay    = 500 * time.Millisecond
+	DefaultMaxRestartDelay = 30 * time.Second
+)
+
+// exitNoticeDelay is how long a failed call waits for a stdio server to be
+// reaped, to tell an exit from another transport failure.
+const exitNoticeDelay = time.Second
+
+// ErrDisconnected is returned (wrapped) by a call whose session with the
+// server ended while it was in flight: a stdio server exited, or the
+// connection to a remote server failed. Whether the call took effect is
+// unknown. The next call starts a new session.
+var ErrDisconnected = errors.New("disconnected from the MCP server")
+
+// disconnected is the error of a call whose session ended under it.
+type disconnected struct {
+	msg   string
+	cause error
+}
+
+func (e *disconnected) Error() string   { return e.msg }
+func (e *disconnected) Unwrap() []error { return []error{ErrDisconnected, e.cause} }
+
+// current returns a live session, starting a new one when there is none or
+// the last one ended (a stdio server that exited between calls, a lost SSE
+// stream, a failed call).
+func (c *Connector) current(ctx context.Context) (*session, error) {
+	c.mu.RLock()
+	s, closed := c.sess, c.closed
+	c.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case s != nil && s.alive():
+		return s, nil
+	case s != nil:
+		// It ended (the child exited, the stream was lost) before a call
+		// noticed.
+		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.describeEnd())
+		c.retire(s)
+	}
+	return c.reconnect(ctx)
+}
+
+// retire stops using s after a failure and counts the failure once for the
+// restart backoff: a session that ran for a healthy period (twice the
+// maximum delay) resets the count. Then it closes s, which reaps its
+// process.
+func (c *Connector) retire(s *session) {
+	c.mu.Lock()
+	if c.sess == s {
+		c.sess = nil
+	}
+	if !s.retired {
+		s.retired = true
+		end := s.endedAt()
+		if end.Sub(s.started) >= 2*c.maxRestartDelay() {
+			c.failures = 0
+		}
+		c.failures++
+		c.failedAt = end
+	}
+	c.mu.Unlock()
+	if err := s.close(); err != nil {
+		c.logger.Warn("closing a failed session", "err", err)
+	}
+}
+
+// failure turns the error of a request whose session ended under it (or
+// whose transport failed) into the error reported to the caller, and
+// retires the session. what names the request ("get_sum", "tools/list").
+func (c *Connector) failure(s *session, what string, err error) error {
+	if s.proc != nil {
+		// The transport usually notices a dead child (its output ends) a
+		// moment before the child is reaped.
+		s.proc.waitExit(exitNoticeDelay)
+	}
+	c.retire(s)
+	name := c.cfg.Name
+	if c.isClosed() {
+		return fmt.Errorf("mcp connector %q: %s: %w", name, what, ErrClosed)
+	}
+	var msg string
+	switch {
+	case s.proc != nil && s.proc.exitedOnItsOwn():
+		msg = fmt.Sprintf("%s: the MCP server exited (%s) during %s; it will be restarted on the next call", name, s.proc.status(), what)
+		if tail := c.stderr.Tail(); len(tail) > 0 {
+			c.logger.Warn("the MCP server exited", "status", s.proc.status(), "during", what, "stderr", strings.Join(tail, "\n"))
+		} else {
+			c.logger.Warn("the MCP server exited", "status", s.proc.status(), "during", what)
+		}
+	case s.proc != nil:
+		msg = fmt.Sprintf("%s: the connection to the MCP server failed during %s (%v); the server was stopped and will be restarted on the next call", name, what, err)
+		c.logger.Warn("the connection to the MCP server failed; stopped it", "during", what, "err", err)
+	default:
+		msg = fmt.Sprintf("%s: the connection to the MCP server failed during %s (%v); it will reconnect on the next call", name, what, err)
+		c.logger.Warn("the connection to the MCP server failed", "during", what, "err", err)
+	}
+	return &disconnected{msg: msg, cause: err}
+}
+
+// reconnect starts a new session, after the backoff delay of the failures
+// so far. One reconnect runs at a time; callers queued behind it use its
+// session. A failed start counts as a failure too.
+func (c *Connector) reconnect(ctx context.Context) (*session, error) {
+	select {
+	case c.restarting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: waiting for the MCP server to restart: %w", c.cfg.Name, ctx.Err())
+	case <-c.life.Done():
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	}
+	defer func() { <-c.restarting }()
+
+	c.mu.RLock()
+	s, closed, failures, failedAt := c.sess, c.closed, c.failures, c.failedAt
+	c.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case s != nil && s.alive():
+		return s, nil // another caller reconnected meanwhile
+	}
+	verb := "reconnected"
+	if c.cfg.Command != "" {
+		verb = "started again"
+	}
+	if wait := time.Until(failedAt.Add(c.backoff(failures))); wait > 0 {
+		c.logger.Info("waiting before the MCP server is "+verb, "delay", wait.Round(time.Millisecond), "failures", failures)
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: waiting %v for the MCP server to restart: %w", c.cfg.Name, wait.Round(time.Millisecond), ctx.Err())
+		case <-c.life.Done():
+			return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+		}
+	}
+
+	// Close aborts a start in progress.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.life, cancel)()
+	start := time.Now()
+	s, tools, err := c.startSession(sctx)
+	if err != nil {
+		c.mu.Lock()
+		c.failures++
+		c.failedAt = time.Now()
+		c.mu.Unlock()
+		if c.isClosed() {
+			return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+		}
+		err = c.startError(s, err)
+		c.logger.Warn("the MCP server could not be "+verb, "err", err)
+		return nil, fmt.Errorf("%s: the MCP server could not be %s: %w; it will be tried again on the next call", c.cfg.Name, verb, err)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = s.close()
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	}
+	old := c.tools
+	c.sess = s
+	c.setToolsLocked(s, tools)
+	changed := !reflect.DeepEqual(old, c.tools)
+	c.mu.Unlock()
+
+	if s.proc != nil {
+		c.logger.Info("restarted the MCP server", "after", time.Since(start).Round(time.Millisecond), "failures", failures, "pid", s.proc.pid())
+	} else {
+		c.logger.Info("reconnected to the MCP server", "after", time.Since(start).Round(time.Millisecond), "failures", failures)
+	}
+	if changed {
+		added, removed := toolDiff(old, tools)
+		c.logger.Warn("the MCP server's tools changed since the last session; calls to removed or changed tools may fail",
+			"added_or_changed", added, "removed", removed)
+		if c.cfg.OnToolsChanged != nil {
+			c.cfg.OnToolsChanged()
+		}
+	}
+	return s, nil
+}
+
+// backoff is the delay before the next start after failures consecutive
+// failures: none before the first, then RestartDelay, doubling up to
+// MaxRestartDelay.
+func (c *Connector) backoff(failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	d, limit := c.cfg.RestartDelay, c.maxRestartDelay()
+	if d <= 0 {
+		d = DefaultRestartDelay
+	}
+	for i := 1; i < failures && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func (c *Connector) maxRestartDelay() time.Duration {
+	if c.cfg.MaxRestartDelay > 0 {
+		return c.cfg.MaxRestartDelay
+	}
+	return DefaultMaxRestartDelay
+}
+
+// toolDiff names the tools only in a (removed) or only in b (added), and
+// those in both whose definition changed (in added).
+func toolDiff(a, b []connectors.Tool) (added, removed []string) {
+	in := make(map[string]connectors.Tool, len(a))
+	for _, t := range a {
+		in[t.SourceName] = t
+	}
+	seen := map[string]bool{}
+	for _, t := range b {
+		seen[t.SourceName] = true
+		if old, ok := in[t.SourceName]; !ok || !reflect.DeepEqual(old, t) {
+			added = append(added, t.SourceName)
+		}
+	}
+	for _, t := range a {
+		if !seen[t.SourceName] {
+			removed = append(removed, t.SourceName)
+		}
+	}
+	return added, removed
+}

@@ -1,0 +1,282 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+)
+
+// echo calls the fixture's echo tool and fails the test unless it answers.
+func echo(t *testing.T, c *Connector, msg string) {
+	t.Helper()
+	got, err := c.Call(context.Background(), "echo", json.RawMessage(`{"message":"`+msg+`"}`))
+	if err != nil {
+		t.Fatalf("Call(echo): %v", err)
+	}
+	if string(got.Value) != `"`+msg+`"` {
+		t.Fatalf("Call(echo) = %s, want %q", got.Value, msg)
+	}
+}
+
+// The call in flight when a stdio server exits gets a clear error; the next
+// call starts a new process and succeeds; the dead one is reaped.
+func TestCrashRestartsOnNextCall(t *testing.T) {
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t)})
+	first := childPID(t, c)
+	_, err := c.Call(context.Background(), "crash", nil)
+	const want = "fx: the MCP server exited (status 3) during crash; it will be restarted on the next call"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Call(crash) error = %v\nwant %s", err, want)
+	}
+	if !errors.Is(err, ErrDisconnected) {
+		t.Errorf("Call(crash) error does not wrap ErrDisconnected")
+	}
+	if s := processState(t, first); s != "" {
+		t.Errorf("crashed child state = %q, want reaped", s)
+	}
+	start := time.Now()
+	echo(t, c, "back")
+	t.Logf("the next call took %v (restart delay %v)", time.Since(start).Round(time.Millisecond), DefaultRestartDelay)
+	if second := childPID(t, c); second == first {
+		t.Errorf("the server was not restarted: pid %d", second)
+	}
+	echo(t, c, "again") // the new session is kept
+}
+
+// A stdio server that dies between calls is started again, and the next
+// call succeeds without an error: nothing was in flight.
+func TestExitBetweenCallsIsTransparent(t *testing.T) {
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), RestartDelay: 50 * time.Millisecond})
+	pid := childPID(t, c)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.RLock()
+	s := c.sess
+	c.mu.RUnlock()
+	<-s.proc.exited // noticed without any call
+	echo(t, c, "hello")
+	if childPID(t, c) == pid {
+		t.Error("no new process")
+	}
+}
+
+// Consecutive failures back off: RestartDelay doubling up to
+// MaxRestartDelay; a session that stays up twice MaxRestartDelay resets it.
+func TestRestartBackoff(t *testing.T) {
+	const delay, maxDelay = 150 * time.Millisecond, 600 * time.Millisecond
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), RestartDelay: delay, MaxRestartDelay: maxDelay})
+	crashThenEcho := func(want time.Duration) {
+		t.Helper()
+		if _, err := c.Call(context.Background(), "crash", nil); !errors.Is(err, ErrDisconnected) {
+			t.Fatalf("Call(crash) = %v", err)
+		}
+		start := time.Now()
+		echo(t, c, "x")
+		got := time.Since(start)
+		if got < want*7/10 || got > want+2*time.Second {
+			t.Errorf("restart took %v, want about %v", got.Round(time.Millisecond), want)
+		}
+	}
+	for _, want := range []time.Duration{delay, 2 * delay, 4 * delay, maxDelay} {
+		crashThenEcho(want)
+	}
+	time.Sleep(2*maxDelay + 100*time.Millisecond) // a healthy period
+	crashThenEcho(delay)
+}
+
+// A server that cannot be started again fails the call with its reason and
+// stderr; once it can, a later call starts it.
+func TestRestartFailure(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	broken := filepath.Join(dir, "broken")
+	body := "#!/bin/sh\nif [ -e '" + broken + "' ]; then echo 'cannot start: broken' >&2; exit 1; fi\nexec '" + fixture.MCPServer(t) + "'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, Config{Name: "fx", Command: script, RestartDelay: 50 * time.Millisecond})
+	if err := os.WriteFile(broken, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Call(context.Background(), "crash", nil); !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("Call(crash) = %v", err)
+	}
+	_, err := c.Call(context.Background(), "echo", json.RawMessage(`{"message":"x"}`))
+	if err == nil {
+		t.Fatal("Call succeeded while the server cannot start")
+	}
+	for _, want := range []string{"fx: the MCP server could not be started again", "exited with status 1", "cannot start: broken", "it will be tried again on the next call"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	echo(t, c, "fixed")
+}
+
+// After a restart the tools are listed again; a change is logged as a
+// warning and reported through OnToolsChanged.
+func TestToolsChangedAfterRestartAreReported(t *testing.T) {
+	rec := &recorder{}
+	var changes atomic.Int32
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), RestartDelay: 10 * time.Millisecond,
+		Logger: slog.New(rec), OnToolsChanged: func() { changes.Add(1) }})
+	if _, err := c.Call(context.Background(), "add-tool", json.RawMessage(`{"name":"extra"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := changes.Load()
+	if _, err := c.Call(context.Background(), "crash", nil); !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("Call(crash) = %v", err)
+	}
+	echo(t, c, "x")
+	if _, err := c.Call(context.Background(), "extra", nil); err == nil {
+		t.Error("the tool of the old process is still callable")
+	}
+	if changes.Load() == before {
+		t.Error("OnToolsChanged was not called")
+	}
+	warns := rec.find(func(r map[string]string) bool { return strings.Contains(r["msg"], "tools changed") })
+	if len(warns) != 1 || warns[0]["removed"] != "[extra]" || warns[0]["level"] != "WARN" {
+		t.Errorf("warnings about changed tools: %v", warns)
+	}
+}
+
+// httpFixture runs the fixture server on a fixed loopback address, so it
+// can be killed and started again where the connector expects it.
+type httpFixture struct {
+	t    *testing.T
+	addr string
+	sse  bool
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func newHTTPFixture(t *testing.T, sse bool) *httpFixture {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &httpFixture{t: t, addr: ln.Addr().String(), sse: sse}
+	ln.Close()
+	f.start()
+	t.Cleanup(f.kill)
+	return f
+}
+
+func (f *httpFixture) url() string {
+	if f.sse {
+		return "http://" + f.addr + "/sse"
+	}
+	return "http://" + f.addr + "/mcp"
+}
+
+func (f *httpFixture) start() {
+	f.t.Helper()
+	args := []string{"-http", f.addr}
+	if f.sse {
+		args = append(args, "-sse")
+	}
+	cmd := exec.Command(fixture.MCPServer(f.t), args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.cmd, f.done = cmd, make(chan struct{})
+	listening := make(chan struct{})
+	go func() {
+		defer close(f.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "listening on ") {
+				close(listening)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case <-listening:
+	case <-f.done:
+		_ = cmd.Wait()
+		f.t.Fatal("the fixture exited before listening")
+	case <-time.After(20 * time.Second):
+		f.kill()
+		f.t.Fatal("the fixture did not listen")
+	}
+}
+
+// kill stops the fixture at once, as a crash would.
+func (f *httpFixture) kill() {
+	if f.cmd == nil {
+		return
+	}
+	_ = f.cmd.Process.Kill()
+	<-f.done
+	_ = f.cmd.Wait()
+	f.cmd = nil
+}
+
+// A remote server that goes away fails the call in flight with a clear
+// error; once it is back, the next call reconnects.
+func TestRemoteServerReconnects(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		name := "http"
+		if sse {
+			name = "sse"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newHTTPFixture(t, sse)
+			c := dial(t, Config{Name: "fx", URL: f.url(), SSE: sse, RestartDelay: 10 * time.Millisecond})
+			echo(t, c, "before")
+
+			// The server dies during a call.
+			errc := make(chan error, 1)
+			go func() {
+				_, err := c.Call(context.Background(), "slow", json.RawMessage(`{"ms":20000}`))
+				errc <- err
+			}()
+			time.Sleep(300 * time.Millisecond)
+			f.kill()
+			select {
+			case err := <-errc:
+				if !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), "fx: the connection to the MCP server failed during slow") ||
+					!strings.Contains(err.Error(), "it will reconnect on the next call") {
+					t.Errorf("in-flight call error = %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call in flight did not end when the server died")
+			}
+
+			// While it is down, calls fail and say so.
+			if _, err := c.Call(context.Background(), "echo", json.RawMessage(`{"message":"x"}`)); err == nil ||
+				!strings.Contains(err.Error(), "fx: the MCP server could not be reconnected") {
+				t.Errorf("call while down = %v", err)
+			}
+
+			f.start()
+			echo(t, c, "after")
+		})
+	}
+}

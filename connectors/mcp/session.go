@@ -1,0 +1,235 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// Why a session ended (the cause of its context).
+var (
+	errExited         = errors.New("the server process exited")
+	errConnectionLost = errors.New("the connection to the server was lost")
+	errSessionClosed  = errors.New("the session was closed")
+)
+
+// A session is one connection to the server: a client over a fresh
+// transport and, for a stdio server, its child process. When it fails it is
+// replaced whole on the next call (see reconnect).
+type session struct {
+	// fixed at creation
+	c       *Connector
+	client  *client.Client
+	proc    *process // stdio only
+	started time.Time
+	// ctx ends when the session does: the child exited, the connection was
+	// lost, or the session was closed (the cause says which). Calls in
+	// flight end with it.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	serverName, serverVersion, instructions string
+
+	stopListen func()        // ends the subscriptions/listen stream, if one was opened
+	listening  chan struct{} // closed when the server acknowledges the stream
+	ackOnce    sync.Once
+
+	closeOnce sync.Once
+	closeErr  error
+
+	retired bool // counted as a failure; guarded by c.mu
+}
+
+// startSession starts a transport (and a stdio server's process), performs
+// the handshake, lists the tools and, when wanted, opens the tool-list
+// change stream. On failure everything it started is stopped.
+func (c *Connector) startSession(ctx context.Context) (*session, []connectors.Tool, error) {
+	s := &session{c: c, started: time.Now(), listening: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	tr, err := c.newTransport(s)
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	s.client = client.NewClient(tr)
+	s.client.OnNotification(s.onNotification)
+	s.client.OnConnectionLost(func(err error) { // SSE only
+		c.logger.Warn("the connection to the MCP server was lost", "err", err)
+		s.cancel(fmt.Errorf("%w: %v", errConnectionLost, err))
+	})
+	tools, err := s.open(ctx)
+	if err != nil {
+		if s.proc != nil && ctx.Err() == nil {
+			// A child that died is reaped a moment after its output ends;
+			// wait for it so the error can say how it ended.
+			s.proc.waitExit(exitNoticeDelay)
+		}
+		s.close()
+		return s, nil, err
+	}
+	return s, tools, nil
+}
+
+// open performs the handshake, lists the tools and opens the change stream.
+func (s *session) open(ctx context.Context) ([]connectors.Tool, error) {
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	tools, err := s.c.listTools(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.listen(ctx); err != nil {
+		return nil, err
+	}
+	return tools, nil
+}
+
+// connect starts the transport and performs the handshake. Cancelling ctx
+// closes the transport, which ends a handshake in progress.
+func (s *session) connect(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c := s.c
+	// An SSE start waits for the server's endpoint event, so it must be
+	// abortable; the other starts return at once.
+	if c.cfg.SSE {
+		defer s.closeOnDone(ctx)()
+	}
+	// The transport outlives ctx: the SSE stream and the stdio request
+	// handler keep the context given to Start.
+	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	if !c.cfg.SSE {
+		defer s.closeOnDone(ctx)()
+	}
+	req := mcpgo.InitializeRequest{}
+	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: c.clientVersion()}
+	res, err := s.client.Initialize(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("initialize: %w", ctx.Err())
+		}
+		return fmt.Errorf("initialize: %w", err)
+	}
+	s.serverName = res.ServerInfo.Name
+	s.serverVersion = res.ServerInfo.Version
+	s.instructions = res.Instructions
+	c.logger.Debug("connected", "server", s.serverName, "version", s.serverVersion,
+		"protocol", s.client.ProtocolVersion())
+	return nil
+}
+
+// closeOnDone closes the client when ctx ends, until the returned release
+// function is called; release waits for a close in progress.
+func (s *session) closeOnDone(ctx context.Context) (release func()) {
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closed)
+		_ = s.client.Close()
+	})
+	return func() {
+		if !stop() {
+			<-closed
+		}
+	}
+}
+
+// listen opens a subscriptions/listen stream for tool-list changes when
+// someone wants them, the server offers them, and the connection is
+// streamable HTTP on protocol 2026-07-28 or later, which has no other way
+// to carry them (stdio and SSE streams carry notifications unasked).
+func (s *session) listen(ctx context.Context) error {
+	c := s.c
+	caps := s.client.GetServerCapabilities()
+	if c.cfg.OnToolsChanged == nil || c.cfg.URL == "" || c.cfg.SSE ||
+		!mcpgo.IsModernProtocol(s.client.ProtocolVersion()) ||
+		caps.Tools == nil || !caps.Tools.ListChanged {
+		return nil
+	}
+	stop, err := s.client.ListenAsync(context.WithoutCancel(ctx),
+		mcpgo.SubscriptionFilter{ToolsListChanged: true},
+		func(err error) { c.logger.Warn("tool-list change stream ended", "err", err) })
+	if err != nil {
+		return fmt.Errorf("listen for tool-list changes: %w", err)
+	}
+	s.stopListen = stop
+	// Wait for the acknowledgement, so changes made after Dial are seen.
+	timer := time.NewTimer(listenAckTimeout)
+	defer timer.Stop()
+	select {
+	case <-s.listening:
+	case <-timer.C:
+		c.logger.Warn("the server did not acknowledge the tool-list change stream", "after", listenAckTimeout)
+	case <-ctx.Done():
+		return fmt.Errorf("listen for tool-list changes: %w", ctx.Err())
+	}
+	return nil
+}
+
+// listenAckTimeout bounds the wait for a subscriptions/listen acknowledgement.
+const listenAckTimeout = 5 * time.Second
+
+func (s *session) onNotification(n mcpgo.JSONRPCNotification) {
+	if n.Method == mcpgo.MethodNotificationSubscriptionsAcknowledged {
+		s.ackOnce.Do(func() { close(s.listening) })
+		return
+	}
+	if n.Method != mcpgo.MethodNotificationToolsListChanged {
+		return
+	}
+	s.c.logger.Debug("server announced a changed tool list")
+	if s.c.cfg.OnToolsChanged != nil {
+		s.c.cfg.OnToolsChanged()
+	}
+}
+
+// alive reports whether the session has not ended.
+func (s *session) alive() bool { return s.ctx.Err() == nil }
+
+// endedAt is when the session ended: its process's exit, or now.
+func (s *session) endedAt() time.Time {
+	if s.proc != nil && s.proc.hasExited() {
+		return s.proc.exitedAt
+	}
+	return time.Now()
+}
+
+// close ends the session: the change stream, the client and transport,
+// and the child process, which it reaps. It is safe to call more than once
+// and concurrently; every call waits for the first to finish.
+func (s *session) close() error {
+	s.closeOnce.Do(func() {
+		s.cancel(errSessionClosed)
+		if s.stopListen != nil {
+			s.stopListen()
+		}
+		var errs []error
+		if s.client != nil {
+			errs = append(errs, s.client.Close())
+		}
+		if s.proc != nil {
+			errs = append(errs, s.proc.stop(s.c.logger))
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// describeEnd says how a stdio session's process ended, for messages: ""
+// for other sessions.
+func (s *session) describeEnd() string {
+	if s.proc == nil || !s.proc.hasExited() {
+		return ""
+	}
+	return s.proc.status()
+}

@@ -1,0 +1,59 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/cli"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { fixture.RemoveBinaries() }))
+}
+
+// check reports a downstream that fails at start-up with ✗ and its reason
+// and exits 1, while a working one beside it is listed with its tools; run
+// still works with the connector that started.
+func TestCheckReportsAFailedDownstream(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "codemode.yaml")
+	body := "store:\n  path: ./c.db\nconnectors:\n" +
+		"  fx:\n    command: " + fixture.MCPServer(t) + "\n" +
+		"  broken:\n    command: /nonexistent/codemode-test-server\n    args: [\"--stdio\"]\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitFailure {
+		t.Errorf("check exit code %d, want %d; stderr:\n%s", code, cli.ExitFailure, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var ok, bad string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "✓ fx: "):
+			ok = l
+		case strings.HasPrefix(l, "✗ broken: "):
+			bad = l
+		}
+	}
+	if ok == "" || !strings.Contains(ok, "get_sum") || !strings.Contains(ok, "echo") {
+		t.Errorf("no ✓ line listing fx's tools in:\n%s", out)
+	}
+	if bad == "" || !strings.Contains(bad, "/nonexistent/codemode-test-server") || !strings.Contains(bad, "no such file or directory") {
+		t.Errorf("no ✗ line with the reason broken failed in:\n%s", out)
+	}
+	if !strings.Contains(out, "1 connector(s) unavailable") || strings.Contains(out, "\nok\n") {
+		t.Errorf("summary wrong in:\n%s", out)
+	}
+
+	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await fx.get_sum({a: 2, b: 3})`)
+	if code != cli.ExitOK || !strings.Contains(out, `"result": 5`) {
+		t.Errorf("run with the working connector: %d\n%s\n%s", code, out, errs)
+	}
+}

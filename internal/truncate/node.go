@@ -1,0 +1,215 @@
+package truncate
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// kind is the kind of a node.
+type kind uint8
+
+const (
+	kindLit  kind = iota + 1 // null, true, false: kept as they are
+	kindNum                  // a number literal; a very long one is cut like a string
+	kindStr                  // a string
+	kindArr                  // an array
+	kindObj                  // an object
+	kindLogs                 // console lines: an array of strings with the log marker
+)
+
+// maxNumber is the longest number literal kept whole whatever the budget;
+// longer ones (no JavaScript number is) can be cut like strings.
+const maxNumber = 40
+
+// node is a parsed JSON value with its measure. Nodes are never modified
+// once measured; fit builds new ones.
+type node struct {
+	kind kind
+	lit  string // kindLit, kindNum: the literal text
+	str  string // kindStr
+	keys []string
+	kids []*node
+	// keySizes[i] is the measure of keys[i] with its quotes and colon.
+	keySizes []int
+	// dropped counts entries of an array, object or logs node that are not
+	// in kids and are represented by the marker entry.
+	dropped int
+	// markerKey is the key of an object's marker entry.
+	markerKey string
+
+	size int // the measure of the value
+	min  int // the smallest measure fit can reach
+}
+
+func (n *node) measure() int {
+	if n == nil {
+		return 0
+	}
+	return n.size
+}
+
+func litNode(k kind, lit string) *node {
+	n := &node{kind: k, lit: lit, size: len(lit), min: len(lit)}
+	if k == kindNum && len(lit) > maxNumber {
+		n.min = min(n.size, stringMinSize(len(lit)))
+	}
+	return n
+}
+
+func stringNode(s string) *node {
+	n := &node{kind: kindStr, str: s, size: strSize(s)}
+	n.min = min(n.size, stringMinSize(utf8.RuneCountInString(s)))
+	return n
+}
+
+// measureSeq sets the size and min of an array, object or logs node from
+// its kids, keys and dropped count.
+func (n *node) measureSeq() {
+	entries := len(n.kids)
+	size := 2
+	for i, k := range n.kids {
+		size += k.size
+		if n.kind == kindObj {
+			size += n.keySizes[i]
+		}
+	}
+	if n.dropped > 0 {
+		size += n.markerSize(n.dropped)
+		entries++
+	}
+	if entries > 1 {
+		size += entries - 1
+	}
+	n.size = size
+	n.min = size
+	if total := len(n.kids) + n.dropped; len(n.kids) > 0 {
+		n.min = min(size, 2+n.markerSize(total))
+	}
+}
+
+// markerSize is the measure of the marker entry standing for d dropped
+// entries, as markerEntry writes it (for an object: key, colon and value).
+func (n *node) markerSize(d int) int {
+	digits := len(strconv.Itoa(d))
+	switch n.kind {
+	case kindObj:
+		// "KEY":"N more keys"
+		v := 2 + digits + len(" more keys")
+		if d == 1 {
+			v--
+		}
+		return strSize(n.markerKey) + 1 + v
+	case kindLogs:
+		// "… N more log lines truncated"
+		return 2 + 2 + digits + len(" more log lines truncated")
+	default:
+		// "… N more items"
+		v := 2 + 2 + digits + len(" more items")
+		if d == 1 {
+			v--
+		}
+		return v
+	}
+}
+
+// markerValue is the text of the marker entry standing for d dropped
+// entries (for an object, its value).
+func (n *node) markerValue(d int) string {
+	switch n.kind {
+	case kindObj:
+		if d == 1 {
+			return "1 more key"
+		}
+		return strconv.Itoa(d) + " more keys"
+	case kindLogs:
+		return "… " + strconv.Itoa(d) + " more log lines truncated"
+	default:
+		if d == 1 {
+			return "… 1 more item"
+		}
+		return "… " + strconv.Itoa(d) + " more items"
+	}
+}
+
+// stringMarker is the end of a cut string standing for d dropped
+// characters.
+func stringMarker(d int) string {
+	return "…[truncated " + strconv.Itoa(d) + " chars]"
+}
+
+// stringMarkerSize is the measure of stringMarker(d) without quotes.
+func stringMarkerSize(d int) int {
+	return 1 + len("[truncated ") + len(strconv.Itoa(d)) + len(" chars]")
+}
+
+// stringMinSize is the measure of a string of runes characters cut to its
+// marker alone.
+func stringMinSize(runes int) int { return 2 + stringMarkerSize(runes) }
+
+// objectMarkerKey returns a key for the marker entry that is not one of
+// keys: "…", or more of them.
+func objectMarkerKey(keys []string) string {
+	k := "…"
+	for {
+		clash := false
+		for _, x := range keys {
+			if x == k {
+				clash = true
+				break
+			}
+		}
+		if !clash {
+			return k
+		}
+		k += "…"
+	}
+}
+
+// htmlSafe[b] reports whether encoding/json writes the ASCII byte b as it
+// is (with HTML escaping, its default).
+var htmlSafe = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = !strings.ContainsRune(`"\<>&`, rune(b))
+	}
+	return t
+}()
+
+// charLen is the measure of one character of a string as encoding/json
+// writes it: r is the decoded rune and size its byte length.
+func charLen(r rune, size int) int {
+	switch {
+	case r < utf8.RuneSelf:
+		if htmlSafe[r] {
+			return 1
+		}
+		switch r {
+		case '"', '\\', '\b', '\f', '\n', '\r', '\t':
+			return 2
+		}
+		return 6
+	case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+		return 6
+	}
+	return 1
+}
+
+// strSize is the measure of s as a JSON string, quotes included.
+func strSize(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if htmlSafe[b] {
+				n++
+			} else {
+				n += charLen(rune(b), 1)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += charLen(r, size)
+		i += size
+	}
+	return n
+}

@@ -1,0 +1,118 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
+)
+
+// DefaultMaxValueBytes is the default cap on one value kept in the
+// execution log (Options.MaxValueBytes).
+const DefaultMaxValueBytes = 1 << 20
+
+// valueCap returns the per-value cap of Options.MaxValueBytes: 0 means the
+// default, negative no cap (0 returned).
+func valueCap(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxValueBytes
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// tooLarge returns the message for a value of what (e.g. "the result of
+// fx.read") that is over the cap, or "" when it is within it.
+func (r *Runtime) tooLarge(v []byte, what, verb, advice string) string {
+	if r.maxValue <= 0 || len(v) <= r.maxValue {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %s; the execution log keeps at most %s per value — %s",
+		what, verb, humanBytes(len(v)), humanBytes(r.maxValue), advice)
+}
+
+// callArgsTooLarge is the message for a call whose arguments are over the
+// cap, or "".
+func (r *Runtime) callArgsTooLarge(connector, method string, args []byte) string {
+	return r.tooLarge(args, fmt.Sprintf("the arguments of %s.%s", connector, method), "are",
+		"pass less, e.g. split the work into several calls")
+}
+
+// callResultTooLarge is the message for a call whose result is over the
+// cap, or "".
+func (r *Runtime) callResultTooLarge(connector, method string, result []byte) string {
+	return r.tooLarge(result, fmt.Sprintf("the result of %s.%s", connector, method), "is",
+		"ask for less, e.g. filter or paginate")
+}
+
+// stepTooLarge is the message for a step whose value is over the cap, or "".
+func (r *Runtime) stepTooLarge(name string, value []byte) string {
+	return r.tooLarge(value, "the value of "+describeStep(name), "is",
+		"return less from the step, e.g. only the fields used later")
+}
+
+// programResultTooLarge is the note for a program result over the cap, or
+// "": the log keeps a cut copy of it.
+func (r *Runtime) programResultTooLarge(result []byte) string {
+	return r.tooLarge(result, "the program's result", "is",
+		"it keeps a cut copy; return less, e.g. filter, summarise or paginate")
+}
+
+// capMessage shortens an error message to the per-value cap before it is
+// logged.
+func (r *Runtime) capMessage(msg string) string {
+	if r.maxValue <= 0 || len(msg) <= r.maxValue {
+		return msg
+	}
+	return abbreviate(msg, r.maxValue)
+}
+
+// humanBytes renders a size as "512 bytes", "3.2 KiB" or "1 MiB".
+func humanBytes(n int) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB"}
+	v, i := float64(n), 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.Itoa(n) + " bytes"
+	}
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		s = s[:len(s)-2]
+	}
+	return s + " " + units[i]
+}
+
+// visible returns what a surface shows of o: its result (or error message)
+// and its console lines cut together to MaxResultChars by
+// truncate.Fit, structurally. The store keeps them whole.
+func (r *Runtime) visible(o Outcome) Outcome {
+	if r.maxChars <= 0 {
+		return o
+	}
+	switch {
+	case len(o.Result) > 0:
+		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, r.maxChars)
+		o.Error = truncate.String(o.Error, r.maxChars)
+	case o.Error != "":
+		raw, err := json.Marshal(o.Error)
+		if err != nil { // a Go string always marshals
+			return o
+		}
+		raw, o.Logs = truncate.Fit(raw, o.Logs, r.maxChars)
+		if err := json.Unmarshal(raw, &o.Error); err != nil {
+			return o
+		}
+	default:
+		_, o.Logs = truncate.Fit(nil, o.Logs, r.maxChars)
+	}
+	if len(o.Logs) == 0 {
+		o.Logs = nil
+	}
+	return o
+}
