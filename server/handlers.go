@@ -6,8 +6,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
+
+// auditValueChars bounds the code, and the result with the logs, of each
+// execution listed by codemode_executions.
+const auditValueChars = 2000
 
 func (s *Server) handleCodemode(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in codemodeInput
@@ -118,6 +123,10 @@ func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) 
 		if err != nil {
 			return s.runtimeFailure(ctx, "codemode_executions", e.ID, err), nil
 		}
+		// The audit trail shows each run briefly; its full values stay in
+		// the store (codemode-mcp executions show ID).
+		e.Result, e.Logs = truncate.Fit(e.Result, e.Logs, auditValueChars)
+		e.Code = truncate.String(e.Code, auditValueChars)
 		views = append(views, executionView{Execution: e, Calls: callViews(entries)})
 	}
 	return valueResult(map[string]any{"executions": views}, false), nil
