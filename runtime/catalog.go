@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -275,54 +276,18 @@ func listOrNone(names []string) string {
 }
 
 // nearest returns up to n names ordered by edit distance to want (case
-// insensitive), ties by name.
+// insensitive; a name containing want, or contained in it, counts as half as
+// far), ties by name.
 func nearest(want string, names []string, n int) []string {
-	type scored struct {
-		name string
-		d    int
-	}
-	w := strings.ToLower(want)
-	list := make([]scored, 0, len(names))
-	for _, name := range names {
-		d := levenshtein(w, strings.ToLower(name))
-		if strings.Contains(strings.ToLower(name), w) || strings.Contains(w, strings.ToLower(name)) {
-			d /= 2
+	out := textdist.Nearest(want, names, func(want, name string, d int) int {
+		w, l := strings.ToLower(want), strings.ToLower(name)
+		if strings.Contains(l, w) || strings.Contains(w, l) {
+			return d / 2
 		}
-		list = append(list, scored{name, d})
-	}
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].d != list[j].d {
-			return list[i].d < list[j].d
-		}
-		return list[i].name < list[j].name
+		return d
 	})
-	if len(list) > n {
-		list = list[:n]
-	}
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = s.name
+	if len(out) > n {
+		out = out[:n]
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
