@@ -24,7 +24,7 @@ const (
 	DefaultSandboxTimeout = 60 * time.Second
 	DefaultMemoryLimit    = 256 << 20
 	DefaultMaxResultChars = 24000
-	DefaultIsolation      = "inprocess"
+	DefaultIsolation      = "process"
 )
 
 // Config is a loaded and validated configuration.
@@ -65,7 +65,7 @@ type Sandbox struct {
 	Timeout        time.Duration // wall clock per pass; default 60s
 	MemoryLimit    int64         // bytes; default 256 MiB
 	MaxResultChars int           // what the model sees of a result; default 24000
-	Isolation      string        // "process" | "inprocess"; default "inprocess"
+	Isolation      string        // "process" | "inprocess"; default "process"
 	MaxCalls       int           // host calls per pass; 0 = sandbox default
 	MaxStackDepth  int           // JS call stack depth; 0 = sandbox default
 }

@@ -17,7 +17,7 @@ func TestDefault(t *testing.T) {
 		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931"},
 		Store:  Store{Path: "./codemode.db", MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal"},
 		Sandbox: Sandbox{
-			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "inprocess",
+			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process",
 		},
 		Approvals:  Approvals{Elicitation: true},
 		Connectors: []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}},

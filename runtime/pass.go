@@ -59,7 +59,10 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 	case runErr != nil:
 		internal = fmt.Errorf("run %s: %w", e.ID, runErr)
 		e.Error = "internal failure running the program: " + runErr.Error()
-	case stop != nil:
+	case stop != nil && out.Status != sandbox.Completed:
+		// (A stop the host decided after the program had already completed —
+		// a call it left floating — does not undo the completion: the
+		// sandbox's first outcome wins and the leftover entry is settled.)
 		switch stop.kind {
 		case stopPause:
 			to = StatusPaused

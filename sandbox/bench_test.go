@@ -14,7 +14,7 @@ func (*benchHost) Call(context.Context, Call) (json.RawMessage, error) {
 	return json.RawMessage(`{"ok":true}`), nil
 }
 
-func benchRun(b *testing.B, e *InProcess, code string) {
+func benchRun(b *testing.B, e Executor, code string) {
 	b.Helper()
 	o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals}, &benchHost{})
 	if err != nil || o.Status != Completed {
@@ -59,6 +59,42 @@ func BenchmarkHostCall(b *testing.B) {
 func BenchmarkHostCallConcurrent(b *testing.B) {
 	e := newExecutor(b)
 	code := "await Promise.all(Array.from({ length: 1000 }, (_, i) => notes.listNotes({ i })))"
+	start := time.Now()
+	for b.Loop() {
+		benchRun(b, e, code)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*hostCalls), "ns/call")
+}
+
+// BenchmarkProcessTrivialRun is BenchmarkTrivialRun on the process pool:
+// the program crosses the pipe to a warm worker and its outcome comes back.
+func BenchmarkProcessTrivialRun(b *testing.B) {
+	e := newPool(b, ProcessOptions{Size: 1})
+	benchRun(b, e, "1 + 1") // warm the worker's cache
+	for b.Loop() {
+		benchRun(b, e, "1 + 1")
+	}
+}
+
+// BenchmarkProcessHostCall is BenchmarkHostCall on the process pool: each
+// call is a round trip over the pipe to the parent's host.
+func BenchmarkProcessHostCall(b *testing.B) {
+	e := newPool(b, ProcessOptions{Size: 1})
+	code := "for (let i = 0; i < 1000; i++) { await notes.listNotes({ i }) }"
+	benchRun(b, e, code)
+	start := time.Now()
+	for b.Loop() {
+		benchRun(b, e, code)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*hostCalls), "ns/call")
+}
+
+// BenchmarkProcessHostCallConcurrent is BenchmarkHostCallConcurrent on the
+// process pool.
+func BenchmarkProcessHostCallConcurrent(b *testing.B) {
+	e := newPool(b, ProcessOptions{Size: 1})
+	code := "await Promise.all(Array.from({ length: 1000 }, (_, i) => notes.listNotes({ i })))"
+	benchRun(b, e, code)
 	start := time.Now()
 	for b.Loop() {
 		benchRun(b, e, code)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/dop251/goja"
 )
@@ -35,12 +36,12 @@ func (ps *pass) stringArg(call goja.FunctionCall, i int, fn, param string) strin
 
 func (ps *pass) search(call goja.FunctionCall) goja.Value {
 	q := ps.stringArg(call, 0, "codemode.search(query)", "query")
-	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Search(ps.ctx, q) })
+	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Search(ps.hostCtx, q) })
 }
 
 func (ps *pass) describe(call goja.FunctionCall) goja.Value {
 	path := ps.stringArg(call, 0, "codemode.describe(path)", "path")
-	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Describe(ps.ctx, path) })
+	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Describe(ps.hostCtx, path) })
 }
 
 // hostJSON returns a promise of the JSON value f fetches from the host.
@@ -49,7 +50,7 @@ func (ps *pass) hostJSON(f func() (json.RawMessage, error)) goja.Value {
 		return ps.pending()
 	}
 	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(func() func() {
+	ps.goHost(callLabel{}, func() func() {
 		raw, err := f()
 		if err != nil {
 			return ps.hostErr(err, reject)
@@ -75,8 +76,8 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 	}
 	st := Step{Seq: seq, Name: name}
 	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(func() func() {
-		val, found, err := ps.host.StepResult(ps.ctx, st)
+	ps.goHost(stepLabel(st), func() func() {
+		val, found, err := ps.host.StepResult(ps.hostCtx, st)
 		if err != nil {
 			return ps.hostErr(err, reject)
 		}
@@ -86,6 +87,10 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 		return func() { ps.runStep(st, fn, resolve, reject) }
 	})
 	return ps.vm.ToValue(promise)
+}
+
+func stepLabel(st Step) callLabel {
+	return callLabel{what: "codemode.step(" + strconv.Quote(st.Name) + ")", seq: st.Seq}
 }
 
 // runStep runs a step's function on the loop and records its outcome.
@@ -116,8 +121,8 @@ func (ps *pass) runStep(st Step, fn goja.Callable, resolve, reject func(any) err
 			return goja.Undefined()
 		}
 		raw := json.RawMessage(s.String())
-		ps.goHost(func() func() {
-			if err := ps.host.StepDone(ps.ctx, st, raw, ""); err != nil {
+		ps.goHost(stepLabel(st), func() func() {
+			if err := ps.host.StepDone(ps.hostCtx, st, raw, ""); err != nil {
 				return ps.hostErr(err, reject)
 			}
 			return func() { ps.resolveJSON(raw, resolve, reject) }
@@ -138,8 +143,8 @@ func (ps *pass) runStep(st Step, fn goja.Callable, resolve, reject func(any) err
 func (ps *pass) stepFailed(st Step, reason goja.Value, prefix string, reject func(any) error) {
 	msg, _ := ps.describeValue(reason)
 	msg = prefix + msg
-	ps.goHost(func() func() {
-		if err := ps.host.StepDone(ps.ctx, st, nil, msg); err != nil {
+	ps.goHost(stepLabel(st), func() func() {
+		if err := ps.host.StepDone(ps.hostCtx, st, nil, msg); err != nil {
 			return ps.hostErr(err, reject)
 		}
 		return func() { ps.jsErr(reject(reason)) }
@@ -157,8 +162,8 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 		return ps.pending()
 	}
 	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(func() func() {
-		code, err := ps.host.Snippet(ps.ctx, name)
+	ps.goHost(callLabel{}, func() func() {
+		code, err := ps.host.Snippet(ps.hostCtx, name)
 		if err != nil {
 			return ps.hostErr(err, reject)
 		}

@@ -7,13 +7,18 @@ import (
 )
 
 // logState captures console output up to a byte budget. Whole lines past
-// the budget are dropped and counted; a final marker says how many.
+// the budget are dropped and counted; a final marker says how many. Notes
+// of the sandbox's own (warnings) come after, outside the budget.
 type logState struct {
 	max     int
 	bytes   int
 	lines   []string
 	dropped int
+	notes   []string
 }
+
+// note adds a line of the sandbox's own.
+func (l *logState) note(line string) { l.notes = append(l.notes, line) }
 
 func (l *logState) full() bool { return l.dropped > 0 }
 
@@ -30,6 +35,9 @@ func (l *logState) result() []string {
 	out := l.lines
 	if l.dropped > 0 {
 		out = append(out[:len(out):len(out)], fmt.Sprintf("… %d more log lines truncated", l.dropped))
+	}
+	if len(l.notes) > 0 {
+		out = append(out[:len(out):len(out)], l.notes...)
 	}
 	return out
 }

@@ -9,27 +9,59 @@ import (
 
 // helpersSource evaluates to the JavaScript helpers a pass uses. They
 // capture the built-ins before the model's code runs, so a program that
-// overwrites JSON or Promise does not break the host plumbing. None of them
-// is reachable from the program.
+// overwrites JSON, Promise, String or Array methods does not break the host
+// plumbing. None of them is reachable from the program.
+//
+// Values that cross to the host (call arguments, step values, the result)
+// are serialised by JSON.stringify's rules, except that a toJSON inherited
+// from Object.prototype or Array.prototype is ignored: a program that
+// defines one changes its own JSON.stringify, not what its calls send.
 const helpersSource = `(function () {
 "use strict";
-const stringify = JSON.stringify, parse = JSON.parse, P = Promise, E = Error;
-const includes = Function.prototype.call.bind(Array.prototype.includes);
+const stringify = JSON.stringify, parse = JSON.parse, P = Promise, E = Error, Str = String;
+const call = Function.prototype.call;
+const uncurry = (f) => call.bind(f);
+const includes = uncurry(Array.prototype.includes), push = uncurry(Array.prototype.push), pop = uncurry(Array.prototype.pop);
+const then = uncurry(P.prototype.then), resolve = call.bind(P.resolve, P);
+const symString = uncurry(Symbol.prototype.toString), bigString = uncurry(BigInt.prototype.toString);
+const gopd = Object.getOwnPropertyDescriptor, defineProperty = Object.defineProperty;
+const OP = Object.prototype, AP = Array.prototype;
 function errString(e) {
-	try { return String(e); } catch (_) {}
-	try { return String(e.name) + ": " + String(e.message); } catch (_) { return "Error"; }
+	try { return Str(e); } catch (_) {}
+	try {
+		const name = Str(e.name), msg = Str(e.message);
+		return msg === "" ? name : name + ": " + msg;
+	} catch (_) { return "Error"; }
+}
+// isErr is instanceof Error that survives hostile proxies.
+function isErr(e) {
+	try { return e instanceof E; } catch (_) { return false; }
+}
+// pristine serialises v with JSON.stringify while Object.prototype and
+// Array.prototype have no toJSON of their own.
+function pristine(v, replacer) {
+	const od = gopd(OP, "toJSON"), ad = gopd(AP, "toJSON");
+	const o = od !== undefined && od.configurable, a = ad !== undefined && ad.configurable;
+	if (o) delete OP.toJSON;
+	if (a) delete AP.toJSON;
+	try {
+		return stringify(v, replacer);
+	} finally {
+		if (o) defineProperty(OP, "toJSON", od);
+		if (a) defineProperty(AP, "toJSON", ad);
+	}
 }
 // json is JSON.stringify for console output: cycles print as "[Circular]",
 // BigInts as 12n, Errors as "Name: message".
 function json(v) {
 	const stack = [];
 	return stringify(v, function (k, val) {
-		if (typeof val === "bigint") return val.toString() + "n";
-		if (val instanceof E) return errString(val);
+		if (typeof val === "bigint") return bigString(val) + "n";
+		if (isErr(val)) return errString(val);
 		if (typeof val === "object" && val !== null) {
-			while (stack.length > 0 && stack[stack.length - 1] !== this) stack.pop();
+			while (stack.length > 0 && stack[stack.length - 1] !== this) pop(stack);
 			if (includes(stack, val)) return "[Circular]";
-			stack.push(val);
+			push(stack, val);
 		}
 		return val;
 	});
@@ -39,18 +71,18 @@ function fmt(v) {
 	case "string": return v;
 	case "undefined": return "undefined";
 	case "function": return v.name ? "[Function: " + v.name + "]" : "[Function (anonymous)]";
-	case "symbol": return v.toString();
-	case "bigint": return v.toString() + "n";
+	case "symbol": return symString(v);
+	case "bigint": return bigString(v) + "n";
 	case "object":
 		if (v === null) return "null";
-		if (v instanceof E) return errString(v);
+		if (isErr(v)) return errString(v);
 		try {
 			const s = json(v);
 			if (s !== undefined) return s;
 		} catch (_) {}
-		try { return String(v); } catch (_) { return "[object]"; }
+		try { return Str(v); } catch (_) { return "[object]"; }
 	}
-	return String(v);
+	return Str(v);
 }
 return {
 	format(...args) {
@@ -63,23 +95,23 @@ return {
 	},
 	// result serialises a program or step value; undefined and functions are null.
 	result(v) {
-		const s = stringify(v);
+		const s = pristine(v);
 		return s === undefined ? "null" : s;
 	},
 	// args serialises a connector call's argument.
-	args(v) { return stringify(v); },
+	args(v) { return pristine(v); },
 	parse(s) { return parse(s); },
-	then(v, ok, fail) { P.resolve(v).then(ok, fail); },
-	isError(e) { return e instanceof E; },
+	then(v, ok, fail) { then(resolve(v), ok, fail); },
+	isError(e) { return isErr(e); },
 	// describe returns [message, stack] for a thrown value.
 	describe(e) {
-		if (e instanceof E) {
+		if (isErr(e)) {
 			let stack = "";
 			try { if (typeof e.stack === "string") stack = e.stack; } catch (_) {}
 			return [errString(e), stack];
 		}
 		if (typeof e === "string") return ["Uncaught " + stringify(e), ""];
-		return ["Uncaught " + fmt(e), ""];
+		try { return ["Uncaught " + fmt(e), ""]; } catch (_) { return ["Uncaught exception", ""]; }
 	},
 	newError(msg) { return new E(msg); },
 };

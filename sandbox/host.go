@@ -46,21 +46,40 @@ func (ps *pass) pending() goja.Value {
 
 // goHost runs f on a goroutine of its own; f must not touch the VM. The
 // function f returns, if any, then runs on the loop unless the pass is over.
-// The host is not called once it has stopped the pass or the pass context
-// has ended.
-func (ps *pass) goHost(f func() func()) {
+// The host is not called once it has stopped the pass or the program has
+// ended. label names a connector call or step (what is empty for the other
+// host services): it is in flight until f returns.
+func (ps *pass) goHost(label callLabel, f func() func()) {
+	id := 0
+	if label.what != "" {
+		ps.mu.Lock()
+		ps.nextHost++
+		id = ps.nextHost
+		ps.inflight[id] = label
+		ps.mu.Unlock()
+	}
+	// returned takes the call out of flight: before its callback can run.
+	returned := func() {
+		if id != 0 {
+			ps.mu.Lock()
+			delete(ps.inflight, id)
+			ps.mu.Unlock()
+		}
+	}
 	ps.hostWG.Add(1)
 	go func() {
 		defer ps.hostWG.Done()
+		defer returned()
 		defer func() {
 			if r := recover(); r != nil {
 				ps.internalFail(fmt.Errorf("sandbox: host panic: %v\n%s", r, debug.Stack()))
 			}
 		}()
-		if ps.stopped.Load() || ps.ctx.Err() != nil {
+		if ps.stopped.Load() || ps.hostCtx.Err() != nil {
 			return
 		}
 		cb := f()
+		returned()
 		if ps.ctx.Err() != nil {
 			// The deadline or a cancellation decides the outcome, not the
 			// host's reaction to it.
@@ -182,8 +201,8 @@ func (ps *pass) connectorMethod(conn, method string) func(goja.FunctionCall) goj
 		}
 		c := Call{Seq: seq, Connector: conn, Method: method, Args: json.RawMessage(args)}
 		promise, resolve, reject := ps.vm.NewPromise()
-		ps.goHost(func() func() {
-			raw, err := ps.host.Call(ps.ctx, c)
+		ps.goHost(callLabel{conn + "." + method, seq}, func() func() {
+			raw, err := ps.host.Call(ps.hostCtx, c)
 			if err != nil {
 				return ps.hostErr(err, reject)
 			}

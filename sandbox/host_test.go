@@ -4,13 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"os"
 	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
+// envTestWorker makes the test binary a worker process (see newPool).
+const envTestWorker = "CODEMODE_SANDBOX_TEST_WORKER"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(envTestWorker) == "1" {
+		if err := RunWorker(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox test worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -65,10 +65,10 @@ var _ Executor = (*InProcess)(nil)
 // the error is for internal failures and for a closed executor.
 //
 // Run returns once the program has settled (or was stopped or failed) and
-// every host call it started has returned: a call the program did not
-// await still completes (bounded by the timeout), so that what the host
-// recorded is what the program did. Host methods must therefore return
-// once their context is done.
+// every host call it started has returned. Host calls still in flight when
+// the program ends are canceled and reported in the logs (see pass); after
+// a host stop they complete. Host methods must therefore return once their
+// context is done.
 func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -88,7 +88,12 @@ func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, err
 		e.mu.Unlock()
 		e.runs.Done()
 	}()
+	return execute(ctx, p, host, e.cache, e.log)
+}
 
+// execute is the body of a Run shared by the executors: the code size
+// limit, normalisation through cache, and one pass.
+func execute(ctx context.Context, p Program, host Host, cache *normCache, log *slog.Logger) (Outcome, error) {
 	limits := p.Limits.WithDefaults()
 	if len(p.Code) > limits.MaxCodeBytes {
 		return Outcome{
@@ -97,7 +102,7 @@ func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, err
 			Clock:  Clock{Seed: p.Clock.Seed, Times: p.Clock.Times},
 		}, nil
 	}
-	norm, err := e.cache.normalize(p.Code, ProgramFile)
+	norm, err := cache.normalize(p.Code, ProgramFile)
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
@@ -105,7 +110,7 @@ func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, err
 		}
 		return Outcome{}, err
 	}
-	return runPass(ctx, norm, p, host, e.cache.normalize, e.log)
+	return runPass(ctx, norm, p, host, cache.normalize, log)
 }
 
 // Close cancels the passes in progress, waits for them and makes further

@@ -282,35 +282,85 @@ try { await notes.deleteNote({ id: 1 }) } finally { await notes.createNote({ inF
 	}
 }
 
-func TestHostStopAfterCompletion(t *testing.T) {
+func TestLateStopDoesNotReplaceCompletion(t *testing.T) {
 	e := newExecutor(t)
 	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(30 * time.Millisecond) // ignores the cancellation
 		return nil, fmt.Errorf("pause: %w", ErrStop)
 	}}
 	o := runCode(t, e, h, "notes.deleteNote({}); 'returned'", Limits{})
-	if o.Status != Stopped {
-		t.Fatalf("status %v (%s %q), want stopped: a floating call paused", o.Status, o.Result, o.Error)
+	wantCompleted(t, "floating call", o, `"returned"`)
+	want := []string{"[warn] 1 call was still in flight when the program returned and was cancelled: notes.deleteNote #1. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}
+	if diff := cmp.Diff(want, o.Logs); diff != "" {
+		t.Errorf("logs (-want +got):\n%s", diff)
 	}
 }
 
-func TestFloatingCallCompletesBeforeRunReturns(t *testing.T) {
+func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
+	const tick = "await new Promise(r => setTimeout(r, 20)); "
+	tests := []struct {
+		name    string
+		code    string
+		status  Status
+		logs    []string
+		started int // host calls that had started: they see the cancellation
+	}{
+		{"returned", "notes.createNote({ floating: true }); " + tick + "1", Completed,
+			[]string{"[warn] 1 call was still in flight when the program returned and was cancelled: notes.createNote #1. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}, 1},
+		{"threw", "console.log('before'); notes.createNote({}); notes.deleteNote({}); " + tick + "throw new Error('x')", Failed,
+			[]string{"before", "[warn] 2 calls were still in flight when the program ended and were cancelled: notes.createNote #1, notes.deleteNote #2. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}, 2},
+		{"step", "codemode.step('s', () => 1); " + tick + "2", Completed,
+			[]string{`[warn] 1 call was still in flight when the program returned and was cancelled: codemode.step("s") #1. Await every call: the result of a call in flight is lost and it may or may not have taken effect.`}, 1},
+		{"many, some not started", "for (let i = 0; i < 7; i++) notes.listNotes({ i }); 'x'", Completed,
+			[]string{"[warn] 7 calls were still in flight when the program returned and were cancelled: notes.listNotes #1, notes.listNotes #2, notes.listNotes #3, notes.listNotes #4, notes.listNotes #5 and 2 more. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}, -1},
+		{"awaited calls are not in flight", "await notes.createNote({}); 'x'", Completed, nil, 0},
+	}
 	e := newExecutor(t)
-	var mu sync.Mutex
-	finished := false
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
-		time.Sleep(50 * time.Millisecond)
-		mu.Lock()
-		finished = true
-		mu.Unlock()
-		return json.RawMessage(`{}`), nil
-	}}
-	code := "notes.createNote({ floating: true }); 1"
-	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), "1")
-	mu.Lock()
-	defer mu.Unlock()
-	if !finished {
-		t.Errorf("Run returned before the floating host call finished")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var causes []error
+			block := func(ctx context.Context) error {
+				<-ctx.Done()
+				mu.Lock()
+				causes = append(causes, context.Cause(ctx))
+				mu.Unlock()
+				return ctx.Err()
+			}
+			h := &fakeHost{
+				call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+					if strings.HasPrefix(tc.code, "await") {
+						return json.RawMessage(`{}`), nil
+					}
+					return nil, block(ctx)
+				},
+				stepResult: func(ctx context.Context, s Step) (json.RawMessage, bool, error) { return nil, false, block(ctx) },
+			}
+			start := time.Now()
+			o := runCode(t, e, h, tc.code, Limits{Timeout: 10 * time.Second})
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the run took %v: calls in flight were not cancelled", d)
+			}
+			if o.Status != tc.status {
+				t.Fatalf("status %v (%s %q), want %v", o.Status, o.Result, o.Error, tc.status)
+			}
+			if diff := cmp.Diff(tc.logs, o.Logs); diff != "" {
+				t.Errorf("logs (-want +got):\n%s", diff)
+			}
+			// Run returned only after every host call had returned, and each
+			// saw why it was cancelled. (Calls that had not started when the
+			// program ended are not made at all.)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range causes {
+				if !errors.Is(c, errProgramEnded) {
+					t.Errorf("host call cancelled with cause %v, want errProgramEnded", c)
+				}
+			}
+			if tc.started >= 0 && len(causes) != tc.started {
+				t.Errorf("%d host calls saw their cancellation, want %d", len(causes), tc.started)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +24,16 @@ var (
 	// errPassOver is the value the VM is interrupted with once the pass has
 	// an outcome.
 	errPassOver = errors.New("sandbox: pass over")
+	// errProgramEnded is the cause of the host calls' context once the
+	// program has settled or failed.
+	errProgramEnded = errors.New("sandbox: the program ended before this call returned")
 )
+
+// limitError is a cause of the pass context whose message is the outcome's
+// error as it is (a memory limit hit, a cancellation with a reason).
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
 
 // normalizeFunc normalises a program or snippet under a file name
 // (possibly from a cache).
@@ -31,39 +42,62 @@ type normalizeFunc func(code, file string) (*Normalized, error)
 // pass is one execution of one program in a fresh goja runtime driven by a
 // goja_nodejs event loop. The loop's goroutine (the VM goroutine) owns the
 // runtime; host calls run on goroutines of their own, owned by hostWG, and
-// come back through loop.RunOnLoop. The first outcome recorded wins (a host
-// stop may replace a completion); once there is one, the VM is interrupted,
-// the loop stops and every callback that reaches the loop does nothing.
+// come back through loop.RunOnLoop. The first outcome recorded wins; once
+// there is one, the VM is interrupted, the loop stops and every callback
+// that reaches the loop does nothing.
+//
+// Calls in flight when the program ends: once the program has settled
+// (returned or thrown) or failed (a limit, the timeout, a cancellation),
+// the context of the host calls still running is canceled and host calls
+// not yet started are not made, so no call runs unseen after the program
+// is over. The outcome's logs then end with a line such as
+//
+//	[warn] 2 calls were still in flight when the program returned and were cancelled: notes.createNote #3, notes.deleteNote #4. Await every call: the result of a call in flight is lost and it may or may not have taken effect.
+//
+// A host stop (pause, refusal) is different: calls already running finish
+// and are waited for, so that what they did is recorded.
 type pass struct {
 	// fixed at creation
-	ctx       context.Context // canceled at the deadline, on cancellation and when Run returns
-	host      Host
-	prog      *Normalized
-	globals   []Global
-	limits    Limits
-	log       *slog.Logger
-	loop      *eventloop.EventLoop
-	normalize normalizeFunc
+	ctx        context.Context // canceled at the deadline, on cancellation and when Run returns
+	hostCtx    context.Context // the host calls' context: ctx, also canceled when the program ends
+	cancelHost context.CancelCauseFunc
+	host       Host
+	prog       *Normalized
+	globals    []Global
+	limits     Limits
+	log        *slog.Logger
+	loop       *eventloop.EventLoop
+	normalize  normalizeFunc
 
 	hostWG  sync.WaitGroup
 	stopped atomic.Bool // the host returned ErrStop: no further host calls
 
 	// owned by the VM goroutine; read by runPass once it has exited
-	vm        *goja.Runtime
-	h         *helpers
-	steps     stepContext
-	clock     *clockState
-	seq       int
-	sources   map[string]source // by file name: the program and the snippets run
-	logs      logState
-	timers    map[int64]func() // id -> clear
-	nextTimer int64
+	vm         *goja.Runtime
+	h          *helpers
+	steps      stepContext
+	clock      *clockState
+	seq        int
+	sources    map[string]source // by file name: the program and the snippets run
+	logs       logState
+	rejections rejectionTracker
+	timers     map[int64]func() // id -> clear
+	nextTimer  int64
 
-	mu       sync.Mutex
-	done     bool
-	out      Outcome       // Status, Result, Error, Stop
-	internal error         // an internal failure: Run returns it
-	vmRef    *goja.Runtime // for Interrupt from other goroutines
+	mu        sync.Mutex
+	done      bool
+	out       Outcome       // Status, Result, Error, Stop
+	internal  error         // an internal failure: Run returns it
+	vmRef     *goja.Runtime // for Interrupt from other goroutines
+	nextHost  int
+	inflight  map[int]callLabel // connector calls and steps whose host method has not returned, by goHost id
+	cancelled []callLabel       // those in flight when the program ended (not by a host stop)
+}
+
+// callLabel names a connector call or a step in the in-flight warning.
+type callLabel struct {
+	what string // "notes.createNote" or "codemode.step(name)"
+	seq  int
 }
 
 // source is a compiled program of the pass, for error positions.
@@ -88,20 +122,25 @@ func runPass(ctx context.Context, prog *Normalized, p Program, host Host, normal
 	limits := p.Limits.WithDefaults()
 	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
 	defer cancel()
+	hostCtx, cancelHost := context.WithCancelCause(passCtx)
+	defer cancelHost(nil)
 
 	ps := &pass{
-		ctx:       passCtx,
-		host:      host,
-		prog:      prog,
-		globals:   p.Globals,
-		limits:    limits,
-		log:       log,
-		loop:      eventloop.NewEventLoop(eventloop.EnableConsole(false)),
-		normalize: normalize,
-		clock:     newClockState(p.Clock, time.Now),
-		sources:   map[string]source{prog.File: {norm: prog}},
-		logs:      logState{max: limits.MaxLogBytes},
-		timers:    map[int64]func(){},
+		ctx:        passCtx,
+		hostCtx:    hostCtx,
+		cancelHost: cancelHost,
+		inflight:   map[int]callLabel{},
+		host:       host,
+		prog:       prog,
+		globals:    p.Globals,
+		limits:     limits,
+		log:        log,
+		loop:       eventloop.NewEventLoop(eventloop.EnableConsole(false)),
+		normalize:  normalize,
+		clock:      newClockState(p.Clock, time.Now),
+		sources:    map[string]source{prog.File: {norm: prog}},
+		logs:       logState{max: limits.MaxLogBytes},
+		timers:     map[int64]func(){},
 	}
 	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.guard(func() { ps.start(vm) }) })
 
@@ -140,7 +179,10 @@ func runPass(ctx context.Context, prog *Normalized, p Program, host Host, normal
 
 func deadlineMessage(ctx context.Context, timeout time.Duration) string {
 	cause := context.Cause(ctx)
+	var le *limitError
 	switch {
+	case errors.As(cause, &le):
+		return le.msg
 	case errors.Is(cause, errTimedOut):
 		return "timed out after " + formatDuration(timeout)
 	case errors.Is(cause, context.Canceled):
@@ -203,6 +245,7 @@ func (ps *pass) setup(vm *goja.Runtime) error {
 	vm.SetTimeSource(ps.clock.Now)
 	vm.SetRandSource(ps.clock.Random)
 	vm.SetMaxCallStackSize(ps.limits.MaxStackDepth)
+	vm.SetPromiseRejectionTracker(ps.rejections.track)
 	// eval and Function must not read source maps named in the code from
 	// the file system.
 	vm.SetParserOptions(parser.WithDisableSourceMaps)
@@ -242,6 +285,7 @@ func (ps *pass) onValue(call goja.FunctionCall) goja.Value {
 		ps.end(failed("the program's value cannot be converted to JSON: " + msg))
 		return goja.Undefined()
 	}
+	ps.warnUnhandled()
 	ps.end(Outcome{Status: Completed, Result: json.RawMessage(s.String())})
 	return goja.Undefined()
 }
@@ -254,18 +298,32 @@ func (ps *pass) onRejected(call goja.FunctionCall) goja.Value {
 	return goja.Undefined()
 }
 
-// finish records how the pass ended. The first outcome wins, except that a
-// host stop replaces a completion: a call the program left floating was
-// paused after its value was known, so the value is not final. It reports
-// whether o was recorded.
+// finish records how the pass ended; the first outcome wins. It reports
+// whether o was recorded. Unless the host stopped the pass, the host calls
+// still in flight are noted and their context canceled.
 func (ps *pass) finish(o Outcome) bool {
 	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.done && !(o.Status == Stopped && ps.out.Status == Completed) {
+	if ps.done {
+		ps.mu.Unlock()
 		return false
 	}
 	ps.done = true
 	ps.out = o
+	cancel := o.Status != Stopped
+	if cancel {
+		ids := make([]int, 0, len(ps.inflight))
+		for id := range ps.inflight {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			ps.cancelled = append(ps.cancelled, ps.inflight[id])
+		}
+	}
+	ps.mu.Unlock()
+	if cancel {
+		ps.cancelHost(errProgramEnded)
+	}
 	return true
 }
 
@@ -363,7 +421,38 @@ func (ps *pass) outcome() (Outcome, error) {
 		o.Result = json.RawMessage("null")
 	}
 	o.Logs = ps.logs.result()
+	if len(ps.cancelled) > 0 {
+		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], inflightWarning(ps.cancelled, o.Status))
+	}
 	o.Clock = ps.clock.Clock()
 	o.Calls = ps.seq
 	return o, nil
+}
+
+// inflightWarning is the log line about calls canceled because the program
+// ended while they were in flight.
+func inflightWarning(calls []callLabel, status Status) string {
+	var b strings.Builder
+	when := "ended"
+	if status == Completed {
+		when = "returned"
+	}
+	if len(calls) == 1 {
+		fmt.Fprintf(&b, "[warn] 1 call was still in flight when the program %s and was cancelled: ", when)
+	} else {
+		fmt.Fprintf(&b, "[warn] %d calls were still in flight when the program %s and were cancelled: ", len(calls), when)
+	}
+	const maxNamed = 5
+	for i, c := range calls {
+		if i == maxNamed {
+			fmt.Fprintf(&b, " and %d more", len(calls)-maxNamed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s #%d", c.what, c.seq)
+	}
+	b.WriteString(". Await every call: the result of a call in flight is lost and it may or may not have taken effect.")
+	return b.String()
 }

@@ -27,6 +27,11 @@ type Options struct {
 	// DBPath overrides store.path (the --db flag).
 	DBPath string
 	Logger *slog.Logger
+	// WorkerCommand starts a sandbox worker process when sandbox.isolation
+	// is "process" (default: this executable with the hidden
+	// __sandbox-worker sub-command; a test binary that uses process
+	// isolation must handle that sub-command in its TestMain).
+	WorkerCommand []string
 }
 
 // App is a running configuration.
@@ -76,7 +81,12 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	a.Executor = sandbox.NewInProcess()
+	exec, err := newExecutor(cfg, opts, log)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Executor = exec
 	r, err := rt.New(ctx, rt.Options{
 		Store:    st,
 		Executor: a.Executor,
@@ -185,6 +195,36 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		return nil, nil, fmt.Errorf("%w: connector %s (line %d): OpenAPI connectors are not supported yet", errFatal, cc.Name, cc.Line)
 	}
 	return nil, nil, fmt.Errorf("%w: connector %s: unknown kind %v", errFatal, cc.Name, cc.Kind)
+}
+
+// newExecutor returns the executor sandbox.isolation selects: a pool of
+// worker processes ("process"), or goja in this process ("inprocess", and
+// where worker processes are not supported, with a warning).
+func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Executor, error) {
+	if cfg.Sandbox.Isolation != "process" {
+		return sandbox.NewInProcess(sandbox.WithLogger(log)), nil
+	}
+	cmd := opts.WorkerCommand
+	if cmd == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox worker command: %w", err)
+		}
+		cmd = []string{exe, "__sandbox-worker"}
+	}
+	pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{
+		Command:     cmd,
+		MemoryLimit: cfg.Sandbox.MemoryLimit,
+		Logger:      log,
+	})
+	if errors.Is(err, errors.ErrUnsupported) {
+		log.Warn("sandbox: process isolation is not supported on this system; programs run in process, without a memory limit")
+		return sandbox.NewInProcess(sandbox.WithLogger(log)), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start the sandbox workers: %w", err)
+	}
+	return pool, nil
 }
 
 // Close stops the runtime, the executor, every connector (concurrently,

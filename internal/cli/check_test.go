@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary serves as the sandbox worker too, as the real binary
+	// does: the process pool starts it with the hidden sub-command, so the
+	// CLI tests run programs with process isolation (the default).
+	if len(os.Args) > 1 && os.Args[1] == "__sandbox-worker" {
+		os.Exit(cli.Main(context.Background(), os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { fixture.RemoveBinaries() }))
 }
 

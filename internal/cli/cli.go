@@ -16,6 +16,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
@@ -85,6 +86,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = cmdExecutions(ctx, rest, env, log)
 	case "snippets":
 		err = cmdSnippets(ctx, rest, env, log)
+	case "__sandbox-worker":
+		// Hidden: a sandbox worker process, started by the process pool.
+		err = sandbox.RunWorker(ctx, log)
 	case "version", "--version", "-v":
 		fmt.Fprintln(env.Stdout, "codemode-mcp", version())
 		return ExitOK

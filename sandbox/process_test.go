@@ -1,0 +1,395 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// newPool returns a process pool whose workers are this test binary (see
+// TestMain), closed when the test ends.
+func newPool(t testing.TB, opts ProcessOptions) *ProcessPool {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Command = []string{exe}
+	opts.Env = append(opts.Env, testWorkerEnv...)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	p, err := NewProcessPool(opts)
+	if err != nil {
+		t.Fatalf("NewProcessPool: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return p
+}
+
+// testLogWriter sends a pool's log to the test's.
+type testLogWriter struct{ t testing.TB }
+
+func (w testLogWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// testWorkerEnv makes the test binary a worker; the race detector's
+// default one-second sleep at exit would slow every worker's stop.
+var testWorkerEnv = []string{envTestWorker + "=1", "GORACE=atexit_sleep_ms=0"}
+
+// run runs code with testGlobals on any executor, failing the test on an
+// internal error.
+func run(t testing.TB, e Executor, h Host, code string, limits Limits) Outcome {
+	t.Helper()
+	o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals, Limits: limits}, h)
+	if err != nil {
+		t.Fatalf("Run(%q): internal error: %v", code, err)
+	}
+	return o
+}
+
+// TestProcessMatchesInProcess runs the same programs against both
+// executors: the outcome must be the same, and so must what the host saw.
+func TestProcessMatchesInProcess(t *testing.T) {
+	stopErr := fmt.Errorf("approval needed: %w", ErrStop)
+	snippets := map[string]string{"double": "async (input) => {\n  const a = await notes.createNote({ n: input.n });\n  return a.args.n * 2;\n}"}
+	newHost := func() *fakeHost {
+		return &fakeHost{
+			call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+				switch c.Method {
+				case "deleteNote":
+					return nil, stopErr
+				case "echo":
+					return nil, errors.New("echo: 500 downstream failure")
+				case "get_tiny_image":
+					return nil, nil
+				}
+				return json.RawMessage(fmt.Sprintf(`{"seq":%d,"args":%s}`, c.Seq, c.Args)), nil
+			},
+			stepResult: func(ctx context.Context, s Step) (json.RawMessage, bool, error) {
+				if s.Name == "recorded" {
+					return json.RawMessage(`{"v":42}`), true, nil
+				}
+				return nil, false, nil
+			},
+			search: func(ctx context.Context, q string) (json.RawMessage, error) {
+				return json.RawMessage(`{"total":1,"q":` + fmt.Sprintf("%q", q) + `}`), nil
+			},
+			snippet: func(ctx context.Context, name string) (string, error) {
+				if code, ok := snippets[name]; ok {
+					return code, nil
+				}
+				return "", fmt.Errorf("no snippet %q", name)
+			},
+		}
+	}
+	programs := []struct {
+		name, code string
+		limits     Limits
+	}{
+		{"value", "1 + 1", Limits{}},
+		{"undefined", "undefined", Limits{}},
+		{"calls and logs", "const a = await notes.createNote({ t: 'é😀' });\nconsole.log('got', a);\nconsole.warn({ x: [1, 2] });\na", Limits{}},
+		{"promise all", "const xs = await Promise.all([1, 2, 3].map(n => everything.add({ n })));\nxs.map(x => x.seq)", Limits{}},
+		{"empty host value", "typeof (await everything.get_tiny_image({}))", Limits{}},
+		{"host error caught", "try { await everything.echo({}) } catch (e) { return [e instanceof Error, e.message] }", Limits{}},
+		{"host error uncaught", "await everything.echo({})", Limits{}},
+		{"thrown", "async () => {\n  throw new TypeError('bad');\n}", Limits{}},
+		{"syntax error", "const = 1", Limits{}},
+		{"code too large", "1 + 1 + 1", Limits{MaxCodeBytes: 4}},
+		{"stop", "try { await notes.deleteNote({}) } catch {}\nawait notes.createNote({})", Limits{}},
+		{"steps", "const r = await codemode.step('recorded', () => 1);\nconst n = await codemode.step('new', () => ({ d: new Date(0) }));\n[r, n]", Limits{}},
+		{"step throws", "try { await codemode.step('bad', () => { throw new Error('no') }) } catch (e) { return e.message }", Limits{}},
+		{"search and describe", "const s = await codemode.search('q');\nconst d = await codemode.describe('notes.createNote');\n[s, d]", Limits{}},
+		{"snippet", "await codemode.run('double', { n: 21 })", Limits{}},
+		{"missing snippet", "await codemode.run('nope', {})", Limits{}},
+		{"clock", "[Math.random(), typeof Date.now()]", Limits{}},
+		{"call limit", "for (let i = 0; i < 5; i++) await notes.listNotes({})", Limits{MaxCalls: 2}},
+		{"log limit", "for (let i = 0; i < 100; i++) console.log('line', i); 'ok'", Limits{MaxLogBytes: 50}},
+		{"stack overflow", "function r() { return r() + 1 }\nr()", Limits{MaxStackDepth: 100}},
+		{"timeout", "while (true) {}", Limits{Timeout: 100 * time.Millisecond}},
+		{"floating call", "notes.createNote({}); await new Promise(r => setTimeout(r, 20)); 'done'", Limits{}},
+	}
+	inproc := newExecutor(t)
+	pool := newPool(t, ProcessOptions{Size: 1})
+	// Floating calls block until cancelled, so that both executors see them
+	// in flight.
+	block := func(h *fakeHost) {
+		inner := h.call
+		h.call = func(ctx context.Context, c Call) (json.RawMessage, error) {
+			if c.Method == "createNote" && string(c.Args) == "{}" {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return inner(ctx, c)
+		}
+	}
+	for _, tc := range programs {
+		t.Run(tc.name, func(t *testing.T) {
+			prog := Program{Code: tc.code, Globals: testGlobals, Limits: tc.limits, Clock: Clock{Seed: 5, Times: []int64{1000}}}
+			hIn, hProc := newHost(), newHost()
+			if tc.name == "floating call" {
+				block(hIn)
+				block(hProc)
+			}
+			want, err := inproc.Run(context.Background(), prog, hIn)
+			if err != nil {
+				t.Fatalf("in-process: %v", err)
+			}
+			got, err := pool.Run(context.Background(), prog, hProc)
+			if err != nil {
+				t.Fatalf("process: %v", err)
+			}
+			if want.Status == Stopped && got.Stop != stopErr {
+				t.Errorf("Stop = %v, want the host's own error", got.Stop)
+			}
+			opt := cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })
+			if diff := cmp.Diff(want, got, opt); diff != "" {
+				t.Errorf("outcome (-in-process +process):\n%s", diff)
+			}
+			// Concurrent calls reach the host in any order.
+			sorted := cmpopts.SortSlices(func(a, b string) bool { return a < b })
+			if diff := cmp.Diff(hIn.recordedLog(), hProc.recordedLog(), sorted); diff != "" {
+				t.Errorf("host log (-in-process +process):\n%s", diff)
+			}
+			if diff := cmp.Diff(hIn.recordedSteps(), hProc.recordedSteps()); diff != "" {
+				t.Errorf("steps (-in-process +process):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProcessHostCallCancellationCrossesThePipe(t *testing.T) {
+	pool := newPool(t, ProcessOptions{Size: 1})
+	cancelled := make(chan error, 1)
+	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+		<-ctx.Done()
+		cancelled <- ctx.Err()
+		return nil, ctx.Err()
+	}}
+	start := time.Now()
+	o := run(t, pool, h, "await notes.createNote({})", Limits{Timeout: 200 * time.Millisecond})
+	if o.Status != Failed || o.Error != "timed out after 200ms" {
+		t.Fatalf("outcome %v %q, want a timeout", o.Status, o.Error)
+	}
+	if d := time.Since(start); d > killGrace {
+		t.Errorf("the run took %v: the worker was killed rather than the call cancelled", d)
+	}
+	select {
+	case err := <-cancelled:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("host call ended with %v", err)
+		}
+	default:
+		t.Errorf("the host call's context was not cancelled")
+	}
+}
+
+func TestProcessCallerCancellation(t *testing.T) {
+	pool := newPool(t, ProcessOptions{Size: 1})
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		want string
+	}{
+		{"cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return ctx, cancel
+		}, "canceled"},
+		{"cause", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(50*time.Millisecond, func() { cancel(errors.New("client went away")) })
+			return ctx, func() { cancel(nil) }
+		}, "canceled: client went away"},
+	}
+	for _, tc := range tests {
+		for _, code := range []string{"await new Promise(() => {})", "while (true) {}"} {
+			t.Run(tc.name+" "+code, func(t *testing.T) {
+				ctx, cancel := tc.ctx()
+				defer cancel()
+				o, err := pool.Run(ctx, Program{Code: code}, &fakeHost{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if o.Status != Failed || o.Error != tc.want {
+					t.Fatalf("outcome %v %q, want failed: %s", o.Status, o.Error, tc.want)
+				}
+			})
+		}
+	}
+	wantCompleted(t, "after", run(t, pool, &fakeHost{}, "1 + 1", Limits{}), "2")
+}
+
+func TestProcessPoolIsWarmAndRecycles(t *testing.T) {
+	pool := newPool(t, ProcessOptions{Size: 2, MaxRunsPerWorker: 3})
+	waitIdle(t, pool, 2)
+	seen := map[int]bool{}
+	for i := range 12 {
+		st := pool.Stats()
+		for _, pid := range st.PIDs {
+			seen[pid] = true
+		}
+		wantCompleted(t, "run", run(t, pool, &fakeHost{}, fmt.Sprintf("%d * 2", i), Limits{}), fmt.Sprint(i*2))
+	}
+	waitIdle(t, pool, 2)
+	if st := pool.Stats(); st.Total > DefaultMaxWorkers {
+		t.Errorf("%d workers alive", st.Total)
+	}
+	// 12 runs at most 3 per worker: at least 4 distinct workers served.
+	if len(seen) < 4 {
+		t.Errorf("%d distinct workers over 12 runs with MaxRunsPerWorker 3", len(seen))
+	}
+}
+
+// waitIdle waits until the pool has n idle workers.
+func waitIdle(t testing.TB, pool *ProcessPool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for pool.Stats().Idle < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("pool has %d idle workers after 20s, want %d", pool.Stats().Idle, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestProcessPoolMaxWorkersQueues(t *testing.T) {
+	pool := newPool(t, ProcessOptions{Size: 1, MaxWorkers: 2})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	active, peak := 0, 0
+	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+		mu.Lock()
+		active++
+		peak = max(peak, active)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		active--
+		mu.Unlock()
+		return json.RawMessage(`1`), nil
+	}}
+	errs := make(chan error, 6)
+	for range 6 {
+		wg.Go(func() {
+			o, err := pool.Run(context.Background(), Program{Code: "await notes.listNotes({})", Globals: testGlobals}, h)
+			if err == nil && (o.Status != Completed || string(o.Result) != "1") {
+				err = fmt.Errorf("outcome %v %s %q", o.Status, o.Result, o.Error)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if peak > 2 {
+		t.Errorf("%d runs at once with MaxWorkers 2", peak)
+	}
+}
+
+func TestProcessPoolClose(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewProcessPool(ProcessOptions{Command: []string{exe}, Env: testWorkerEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Outcome)
+	go func() {
+		o, _ := pool.Run(context.Background(), Program{Code: "while (true) {}"}, &fakeHost{})
+		done <- o
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-done; o.Status != Failed || o.Error != "canceled" {
+		t.Errorf("run in progress at Close: %v %q", o.Status, o.Error)
+	}
+	if _, err := pool.Run(context.Background(), Program{Code: "1"}, &fakeHost{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+	if kids := childPIDs(t); len(kids) != 0 {
+		t.Errorf("worker processes left after Close: %v", kids)
+	}
+}
+
+func TestNewProcessPoolBadCommand(t *testing.T) {
+	for _, cmd := range [][]string{nil, {"/nonexistent/codemode-worker"}, {"/bin/true"}} {
+		p, err := NewProcessPool(ProcessOptions{Command: cmd})
+		if err == nil {
+			p.Close()
+			t.Errorf("command %q: no error", cmd)
+		}
+	}
+	// A worker started by hand, without its pipes, says why.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = []string{envTestWorker + "=1"}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "fd 3 is not a pipe") {
+		t.Errorf("worker without pipes: %v %q", err, out)
+	}
+}
+
+// childPIDs lists the live child processes of this process.
+func childPIDs(t testing.TB) []int {
+	t.Helper()
+	self := fmt.Sprint(os.Getpid())
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var ppid, state string
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+				ppid = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "State:"); ok {
+				state = strings.TrimSpace(v)
+			}
+		}
+		if ppid == self && !strings.HasPrefix(state, "Z") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
