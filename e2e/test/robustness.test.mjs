@@ -1,0 +1,85 @@
+// Issue 4 acceptance from outside: hostile programs and bad arguments end as
+// error outcomes, the next run works, and responses stay small.
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { tempDir, standardConfig, connectStdio, codemode } from "./helpers.mjs";
+
+// rssOfTree sums VmRSS (KiB) of pid and all its descendants.
+function rssOfTree(pid) {
+  const children = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(d));
+    } catch {}
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length) {
+    const p = stack.pop();
+    try {
+      const m = readFileSync(`/proc/${p}/status`, "utf8").match(/VmRSS:\s+(\d+)/);
+      if (m) total += Number(m[1]);
+    } catch {}
+    stack.push(...(children.get(p) ?? []));
+  }
+  return total;
+}
+
+describe("robustness (process isolation, the default)", () => {
+  let client, pid;
+  before(async () => {
+    const dir = tempDir();
+    client = await connectStdio(standardConfig(dir));
+    pid = client.transport?.pid;
+    assert.ok(pid, "the stdio transport exposes the server's pid");
+  });
+  after(async () => client?.close());
+
+  const hostile = [
+    ["memory growth", "async () => { const a = []; while (true) a.push('x'.repeat(1e6)); }", /memory limit exceeded/],
+    ["one huge allocation", "async () => 'x'.repeat(2 ** 31)", /memory limit exceeded/],
+    ["deep recursion", "async () => { const f = (n) => f(n + 1) + 1; return f(0); }", /call stack/i],
+    ["never-settling promise", "async () => { await new Promise(() => {}); }", /timed out/],
+    ["reaching the host", "async () => ({}).constructor.constructor('return process')().exit(1)", /process is not defined|ReferenceError/],
+  ];
+  for (const [name, code, want] of hostile) {
+    test(`${name} ends as an error and the next run works`, async () => {
+      const { outcome, isError } = await codemode(client, code);
+      assert.equal(isError, true, JSON.stringify(outcome));
+      assert.match(outcome.error, want);
+      const next = await codemode(client, "1 + 1");
+      assert.equal(next.outcome.result, 2);
+      if (pid) assert.ok(rssOfTree(pid) < 1024 * 1024, `RSS ${rssOfTree(pid)} KiB`);
+    });
+  }
+
+  test("200,000 console lines and a 5 MB result reach the client under 200 KB with markers", async () => {
+    const logs = await codemode(client, "async () => { for (let i = 0; i < 200000; i++) console.log('line ' + i); return 'done'; }");
+    assert.ok(logs.text.length < 200_000, `${logs.text.length} chars`);
+    assert.equal(logs.outcome.result, "done");
+    assert.match(logs.outcome.logs.at(-1), /more log lines truncated/);
+    const big = await codemode(client, "async () => Array.from({ length: 50000 }, (_, i) => ({ id: i, text: 'x'.repeat(90) }))");
+    assert.ok(big.text.length < 200_000, `${big.text.length} chars`);
+    assert.match(big.outcome.result.at(-1), /more items/);
+    JSON.parse(big.text);
+  });
+
+  test("bad arguments fail before any call, naming the field, type and missing property", async () => {
+    const { outcome } = await codemode(client, "async () => await everything.get_sum({ a: 'two' })");
+    assert.equal(outcome.status, "error");
+    assert.match(outcome.error, /\ba\b/);
+    assert.match(outcome.error, /number/);
+    assert.match(outcome.error, /\bb\b/);
+  });
+
+  test("an unknown method suggests the nearest one", async () => {
+    const { outcome } = await codemode(client, "async () => await everything.get_summ({ a: 1, b: 2 })");
+    assert.equal(outcome.status, "error");
+    assert.match(outcome.error, /get_sum/);
+  });
+});
