@@ -9,7 +9,7 @@ import path from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   tempDir, writeConfig, standardConfig, connectStdio, codemode, callTool, cli, bin, fixtureBin,
-} from "./helpers.mjs";
+} from "../lib/helpers.mjs";
 
 // fixtureConfig: `reads` and `writes` are the same fixture server; writes
 // needs approval for counter. Both count into one file.

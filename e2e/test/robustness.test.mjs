@@ -3,7 +3,7 @@
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
-import { tempDir, standardConfig, connectStdio, codemode } from "./helpers.mjs";
+import { tempDir, standardConfig, connectStdio, codemode } from "../lib/helpers.mjs";
 
 // rssOfTree sums VmRSS (KiB) of pid and all its descendants.
 function rssOfTree(pid) {

@@ -7,7 +7,7 @@ import path from "node:path";
 import {
   tempDir, standardConfig, writeConfig, connectStdio, startHTTP, connectHTTP,
   codemode, cli, everythingBin, e2eDir,
-} from "./helpers.mjs";
+} from "../lib/helpers.mjs";
 
 describe("stdio", () => {
   let dir, client;
