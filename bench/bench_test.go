@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	mcpconn "github.com/codemode-mcp/codemode-mcp/connectors/mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+)
+
+// isolations are the sandbox.isolation settings every end-to-end benchmark
+// is measured with.
+var isolations = []string{"inprocess", "process"}
+
+// callsPerProgram is how many downstream calls one program makes in
+// BenchmarkDownstreamCall, so that the per-run overhead (measured alone by
+// BenchmarkTrivialRunE2E) is amortised.
+const callsPerProgram = 1000
+
+// sumArgs are the arguments of every get-sum call; its result is 3.
+var sumArgs = map[string]any{"a": 1, "b": 2}
+
+// BenchmarkDownstreamCall is issue 4's first ratio: one call of the fixture
+// server's get-sum tool, made by an MCP client directly over stdio
+// (via=direct), and made by a program inside codemode-mcp, itself served
+// over stdio, whose connector is the same fixture server (via=codemode).
+// One op is one call; the codemode side makes its calls in programs of
+// callsPerProgram sequential awaits, so its per-op time includes the
+// durable log (executing, then applied) and its share of the run overhead.
+//
+// via=connector is a breakdown, not a target: the same call through
+// codemode-mcp's MCP connector (connectors/mcp) used as a library in this
+// process, i.e. the downstream leg of via=codemode without the runtime,
+// sandbox and log.
+func BenchmarkDownstreamCall(b *testing.B) {
+	for _, iso := range isolations {
+		b.Run("isolation="+iso, func(b *testing.B) {
+			direct, cm := startPair(b, iso)
+			conn := startConnector(b)
+			b.Run("via=direct", func(b *testing.B) {
+				ctx := context.Background()
+				b.ResetTimer()
+				for range b.N {
+					if err := directSum(ctx, direct); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("via=connector", func(b *testing.B) {
+				ctx := context.Background()
+				args := json.RawMessage(`{"a":1,"b":2}`)
+				b.ResetTimer()
+				for range b.N {
+					res, err := conn.Call(ctx, "get-sum", args)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if string(res.Value) != "3" || res.IsError {
+						b.Fatalf("get-sum(1, 2) = %+v", res)
+					}
+				}
+			})
+			b.Run("via=codemode", func(b *testing.B) {
+				ctx := context.Background()
+				b.ResetTimer()
+				for done := 0; done < b.N; {
+					n := min(callsPerProgram, b.N-done)
+					if err := programSum(ctx, cm, n); err != nil {
+						b.Fatal(err)
+					}
+					done += n
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkTrivialRunE2E is issue 4's second ratio: a trivial direct
+// tools/call of get-sum on the fixture server (via=direct) against a
+// trivial program, `1 + 1`, run end to end through codemode-mcp's codemode
+// tool (via=codemode): request decoding, a new execution record, a sandbox
+// pass and the outcome, each over stdio.
+func BenchmarkTrivialRunE2E(b *testing.B) {
+	for _, iso := range isolations {
+		b.Run("isolation="+iso, func(b *testing.B) {
+			direct, cm := startPair(b, iso)
+			b.Run("via=direct", func(b *testing.B) {
+				ctx := context.Background()
+				b.ResetTimer()
+				for range b.N {
+					if err := directSum(ctx, direct); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("via=codemode", func(b *testing.B) {
+				ctx := context.Background()
+				b.ResetTimer()
+				for range b.N {
+					res, err := cm.run(ctx, "1 + 1")
+					if err != nil {
+						b.Fatal(err)
+					}
+					if string(res) != "2" {
+						b.Fatalf("1 + 1 = %s", res)
+					}
+				}
+			})
+		})
+	}
+}
+
+// startPair starts the fixture server for direct calls and a codemode-mcp
+// server (sandbox.isolation iso, a fresh database with synchronous NORMAL)
+// whose connector fx is another instance of the fixture server; both are
+// warmed up. With iso "process" it fails unless the server runs programs in
+// worker processes, and with "inprocess" unless it does not.
+func startPair(b *testing.B, iso string) (direct, cm *peer) {
+	b.Helper()
+	fx := fixture.MCPServer(b)
+	direct = startPeer(b, nil, fx)
+	cm = startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", writeConfig(b, fx, iso))
+
+	ctx := context.Background()
+	if err := directSum(ctx, direct); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, callsPerProgram} {
+		if err := programSum(ctx, cm, n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	workers, err := cm.workers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	switch {
+	case iso == "process" && len(workers) == 0:
+		b.Fatalf("sandbox.isolation is process but the server ran a program without any worker process (is the process pool wired in?)\nstderr:\n%s", cm.stderr)
+	case iso == "inprocess" && len(workers) > 0:
+		b.Fatalf("sandbox.isolation is inprocess but the server has worker processes %v", workers)
+	}
+	return direct, cm
+}
+
+// startConnector dials the fixture server with codemode-mcp's MCP
+// connector; a cleanup closes it and waits for the server.
+func startConnector(b *testing.B) *mcpconn.Connector {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := mcpconn.Dial(ctx, mcpconn.Config{
+		Name:    "fx",
+		Command: fixture.MCPServer(b),
+		Logger:  slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		b.Fatalf("dial the fixture server: %v", err)
+	}
+	b.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			b.Errorf("close connector: %v", err)
+		}
+	})
+	return c
+}
+
+// writeConfig writes a codemode-mcp configuration with one connector, fx,
+// the fixture server at fixturePath, and returns its path.
+func writeConfig(b *testing.B, fixturePath, iso string) string {
+	b.Helper()
+	dir := b.TempDir()
+	cfg := fmt.Sprintf(`store:
+  path: %s
+  synchronous: normal
+sandbox:
+  isolation: %s
+approvals:
+  elicitation: false
+connectors:
+  fx:
+    command: %s
+`, strconv.Quote(filepath.Join(dir, "codemode.db")), iso, strconv.Quote(fixturePath))
+	path := filepath.Join(dir, "codemode.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// directSum calls get-sum directly and checks its result.
+func directSum(ctx context.Context, p *peer) error {
+	text, err := p.text(ctx, "get-sum", sumArgs)
+	if err != nil {
+		return err
+	}
+	if text != "3" {
+		return fmt.Errorf("get-sum(1, 2) = %q", text)
+	}
+	return nil
+}
+
+// programSum runs a program making n sequential get_sum calls and checks
+// their total.
+func programSum(ctx context.Context, p *peer, n int) error {
+	code := fmt.Sprintf("async () => { let s = 0; for (let i = 0; i < %d; i++) s += await fx.get_sum({ a: 1, b: 2 }); return s }", n)
+	res, err := p.run(ctx, code)
+	if err != nil {
+		return err
+	}
+	if want := strconv.Itoa(3 * n); string(res) != want {
+		return fmt.Errorf("%d calls of get_sum(1, 2) returned %s, want %s", n, res, want)
+	}
+	return nil
+}
