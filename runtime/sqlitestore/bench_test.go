@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -34,4 +35,42 @@ func BenchmarkLoggedCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHousekeeping measures what Runtime.housekeeping asks of the store
+// on every Execute once the retention limit is reached: a prune that finds
+// nothing to delete (50 terminal runs kept, a few running and paused ones),
+// then the list of paused runs for TTL expiry.
+func BenchmarkHousekeeping(b *testing.B) {
+	ctx := context.Background()
+	s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{})
+	const keep = 50
+	for i := range keep + 6 {
+		status := runtime.StatusCompleted
+		switch {
+		case i >= keep+3:
+			status = runtime.StatusPaused
+		case i >= keep:
+			status = runtime.StatusRunning
+		}
+		if err := s.CreateExecution(ctx, newExecution(fmt.Sprintf("exec_%03d", i), status)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("prune", func(b *testing.B) {
+		for b.Loop() {
+			n, err := s.PruneExecutions(ctx, keep)
+			if err != nil || n != 0 {
+				b.Fatalf("PruneExecutions = %d, %v; want 0, nil", n, err)
+			}
+		}
+	})
+	b.Run("paused", func(b *testing.B) {
+		for b.Loop() {
+			paused, err := s.ListExecutions(ctx, runtime.ExecutionFilter{Status: runtime.StatusPaused})
+			if err != nil || len(paused) != 3 {
+				b.Fatalf("ListExecutions(paused) = %d executions, %v; want 3", len(paused), err)
+			}
+		}
+	})
 }

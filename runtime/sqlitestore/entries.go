@@ -15,8 +15,7 @@ const entryColumns = `execution_id, seq, kind, connector, method, name, args, re
 // execution does not exist (an existing execution with no calls yet has an
 // empty log).
 func (s *Store) Entries(ctx context.Context, executionID string) ([]runtime.Entry, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT `+entryColumns+` FROM entries WHERE execution_id = ? ORDER BY seq`, executionID)
+	rows, err := s.stmts.entries.QueryContext(ctx, executionID)
 	if err != nil {
 		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 	}
@@ -34,7 +33,7 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]runtime.Entr
 	}
 	if len(out) == 0 {
 		var one int
-		err := s.db.QueryRowContext(ctx, `SELECT 1 FROM executions WHERE id = ?`, executionID).Scan(&one)
+		err := s.stmts.executionExists.QueryRowContext(ctx, executionID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("log of execution %s: %w", executionID, runtime.ErrNotFound)
 		}
@@ -60,8 +59,7 @@ func (s *Store) InsertEntry(ctx context.Context, e runtime.Entry) error {
 	if !e.CreatedAt.IsZero() {
 		created = e.CreatedAt
 	}
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO entries (`+entryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := s.stmts.insertEntry.ExecContext(ctx,
 		e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
 		rawText(e.Args), rawText(e.Result), e.Error, e.State.String(), toNanos(created), toNanos(t))
 	switch {
@@ -82,9 +80,7 @@ func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.E
 	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
-	res, err := s.db.ExecContext(ctx,
-		`UPDATE entries SET state = ?, result = ?, error = ?, updated_at = ?
-		 WHERE execution_id = ? AND seq = ? AND state = ?`,
+	res, err := s.stmts.updateEntry.ExecContext(ctx,
 		e.State.String(), rawText(e.Result), e.Error, toNanos(now()), e.ExecutionID, e.Seq, from.String())
 	if err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
@@ -97,8 +93,7 @@ func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.E
 		return nil
 	}
 	var cur string
-	err = s.db.QueryRowContext(ctx,
-		`SELECT state FROM entries WHERE execution_id = ? AND seq = ?`, e.ExecutionID, e.Seq).Scan(&cur)
+	err = s.stmts.entryState.QueryRowContext(ctx, e.ExecutionID, e.Seq).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, runtime.ErrNotFound)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
@@ -31,8 +30,7 @@ func (s *Store) CreateExecution(ctx context.Context, e *runtime.Execution) error
 	}
 	vals := append([]any{e.ID, e.Code}, args...)
 	vals = append(vals, toNanos(created), toNanos(created))
-	_, err = s.db.ExecContext(ctx,
-		`INSERT INTO executions (`+executionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, vals...)
+	_, err = s.stmts.createExecution.ExecContext(ctx, vals...)
 	if isPrimaryKeyViolation(err) {
 		return fmt.Errorf("create execution %s: %w", e.ID, runtime.ErrConflict)
 	}
@@ -64,7 +62,7 @@ func executionValues(e *runtime.Execution) ([]any, error) {
 
 // GetExecution returns ErrNotFound for an unknown id.
 func (s *Store) GetExecution(ctx context.Context, id string) (*runtime.Execution, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+executionColumns+` FROM executions WHERE id = ?`, id)
+	row := s.stmts.getExecution.QueryRowContext(ctx, id)
 	e, err := scanExecution(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("execution %s: %w", id, runtime.ErrNotFound)
@@ -89,10 +87,7 @@ func (s *Store) UpdateExecution(ctx context.Context, e *runtime.Execution, from 
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
 	t := now()
-	res, err := s.db.ExecContext(ctx,
-		`UPDATE executions SET status = ?, result = ?, error = ?, logs = ?, connectors = ?, clock = ?, updated_at = ?
-		 WHERE id = ? AND status = ?`,
-		append(args, toNanos(t), e.ID, from.String())...)
+	res, err := s.stmts.updateExecution.ExecContext(ctx, append(args, toNanos(t), e.ID, from.String())...)
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
@@ -108,7 +103,7 @@ func (s *Store) UpdateExecution(ctx context.Context, e *runtime.Execution, from 
 // executionMiss explains why a conditional update touched no row.
 func (s *Store) executionMiss(ctx context.Context, id string, from runtime.ExecStatus) error {
 	var cur string
-	err := s.db.QueryRowContext(ctx, `SELECT status FROM executions WHERE id = ?`, id).Scan(&cur)
+	err := s.stmts.executionStatus.QueryRowContext(ctx, id).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("update execution %s: %w", id, runtime.ErrNotFound)
@@ -122,26 +117,21 @@ func (s *Store) executionMiss(ctx context.Context, id string, from runtime.ExecS
 // insertion order).
 func (s *Store) ListExecutions(ctx context.Context, f runtime.ExecutionFilter) ([]*runtime.Execution, error) {
 	var (
-		where []string
-		args  []any
+		args              []any
+		byStatus, limited int
 	)
 	if f.Status != 0 {
 		if err := checkStatus(f.Status); err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
-		where = append(where, "status = ?")
+		byStatus = 1
 		args = append(args, f.Status.String())
 	}
-	q := `SELECT ` + executionColumns + ` FROM executions`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	q += ` ORDER BY created_at DESC, rowid DESC`
 	if f.Limit > 0 {
-		q += ` LIMIT ?`
+		limited = 1
 		args = append(args, f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.stmts.listExecutions[byStatus][limited].QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list executions: %w", err)
 	}
@@ -163,7 +153,7 @@ func (s *Store) ListExecutions(ctx context.Context, f runtime.ExecutionFilter) (
 // DeleteExecution removes an execution and (by cascade) its log;
 // ErrNotFound if absent.
 func (s *Store) DeleteExecution(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM executions WHERE id = ?`, id)
+	res, err := s.stmts.deleteExecution.ExecContext(ctx, id)
 	if err != nil {
 		return fmt.Errorf("delete execution %s: %w", id, err)
 	}
@@ -180,17 +170,24 @@ func (s *Store) DeleteExecution(ctx context.Context, id string) error {
 // PruneExecutions deletes the oldest terminal executions beyond the keep
 // newest terminal ones, with their logs; running and paused executions are
 // never deleted. It returns how many went.
+//
+// It runs on every Execute, and usually finds nothing to do: it first
+// counts the terminal runs (a read on the (status, created_at) index, no
+// write lock) and only deletes when there are more than keep. The count is
+// a shortcut, not a guard: the DELETE selects its victims itself, so a run
+// finished by another process in between is merely left for the next call.
 func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
 	if keep < 0 {
 		return 0, fmt.Errorf("prune executions: keep is %d, want >= 0", keep)
 	}
-	terminal := terminalStatuses()
-	in := strings.TrimSuffix(strings.Repeat("?, ", len(terminal)), ", ")
-	args := append(append(terminal, terminal...), keep)
-	res, err := s.db.ExecContext(ctx,
-		`DELETE FROM executions WHERE status IN (`+in+`) AND rowid NOT IN (
-			SELECT rowid FROM executions WHERE status IN (`+in+`)
-			ORDER BY created_at DESC, rowid DESC LIMIT ?)`, args...)
+	var terminal int
+	if err := s.stmts.countTerminal.QueryRowContext(ctx).Scan(&terminal); err != nil {
+		return 0, fmt.Errorf("prune executions: count terminal: %w", err)
+	}
+	if terminal <= keep {
+		return 0, nil
+	}
+	res, err := s.stmts.pruneTerminal.ExecContext(ctx, keep)
 	if err != nil {
 		return 0, fmt.Errorf("prune executions: %w", err)
 	}

@@ -246,3 +246,26 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Errorf("error = %q, want it to contain %q", err, want)
 	}
 }
+
+// TestCloseTwiceAndUseAfterClose checks that Close releases the prepared
+// statements once and that a closed store reports errors instead of
+// panicking.
+func TestCloseTwiceAndUseAfterClose(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("first Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := s.InsertEntry(ctx, newEntry("exec_x", 1, runtime.EntryExecuting)); err == nil {
+		t.Error("InsertEntry after Close succeeded")
+	}
+	if _, err := s.PruneExecutions(ctx, 1); err == nil {
+		t.Error("PruneExecutions after Close succeeded")
+	}
+}

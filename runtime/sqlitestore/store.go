@@ -42,6 +42,7 @@ type Store struct {
 	db     *sql.DB
 	path   string
 	logger *slog.Logger
+	stmts  statements
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -70,6 +71,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
+	// After the migration: statements are compiled against the schema.
+	if err := s.prepare(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), db.Close())
+	}
 	return s, nil
 }
 
@@ -81,9 +86,10 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database. It is safe to call more than once.
+// Close closes the prepared statements and the database. It is safe to call
+// more than once.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	if err := errors.Join(s.stmts.close(), s.db.Close()); err != nil {
 		return fmt.Errorf("close store %s: %w", s.path, err)
 	}
 	return nil
