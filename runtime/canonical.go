@@ -11,18 +11,25 @@ import (
 // not matter: objects come out with sorted keys, numbers keep their literal
 // text. Empty input is the empty object (a call without arguments).
 func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	out, _, err := canonicalValue(raw)
+	return out, err
+}
+
+// canonicalValue is canonicalJSON that also returns the decoded value (as
+// decodeJSON gives it), so a caller that needs both decodes once.
+func canonicalValue(raw json.RawMessage) (json.RawMessage, any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return json.RawMessage("{}"), nil
+		return json.RawMessage("{}"), map[string]any{}, nil
 	}
 	v, err := decodeJSON(raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("re-encode JSON: %w", err)
+		return nil, nil, fmt.Errorf("re-encode JSON: %w", err)
 	}
-	return out, nil
+	return out, v, nil
 }
 
 // decodeJSON decodes one JSON value with numbers kept as json.Number.

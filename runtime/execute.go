@@ -11,7 +11,8 @@ import (
 )
 
 // Execute runs a new program. It first prunes old terminal runs
-// (MaxExecutions) and expires stale paused ones (PausedTTL). The outcome is
+// (MaxExecutions) and expires stale paused ones (PausedTTL), at most as
+// often as Options.HousekeepingInterval allows. The outcome is
 // completed, error (a script failure is an outcome, not a Go error), paused
 // (Pending lists the action awaiting approval) or rejected (the approver
 // declined). ap may be nil; with an approver, calls needing approval are put
@@ -22,7 +23,9 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcom
 		return Outcome{}, err
 	}
 	defer done()
-	r.housekeeping(ctx)
+	if r.housekeepingDue(time.Now()) {
+		r.housekeeping(ctx)
+	}
 
 	now := time.Now().UTC()
 	e := &Execution{
@@ -39,7 +42,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcom
 	if err := r.store.CreateExecution(ctx, e); err != nil {
 		return Outcome{}, fmt.Errorf("create execution: %w", err)
 	}
-	return r.runPass(ctx, e, ap)
+	return r.runPass(ctx, e, ap, true)
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -82,7 +85,7 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome,
 			return r.abort(ctx, e, err)
 		}
 	}
-	return r.runPass(ctx, e, ap)
+	return r.runPass(ctx, e, ap, false)
 }
 
 // Reject rejects a paused run: its pending actions become rejected (with
@@ -169,6 +172,24 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (Out
 		status = "now " + cur.Status.String()
 	}
 	return Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it is %s (another request decided it first)", id, verb, status)
+}
+
+// housekeepingDue counts an Execute and reports whether it does the
+// housekeeping (see Options.HousekeepingInterval); when it does, the
+// interval starts again now.
+func (r *Runtime) housekeepingDue(now time.Time) bool {
+	if r.maxExecs <= 0 && r.ttl <= 0 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hkRuns++
+	due := r.hkEvery < 0 || r.hkLast.IsZero() || now.Sub(r.hkLast) >= r.hkEvery ||
+		(r.maxExecs > 0 && r.hkRuns > r.maxExecs)
+	if due {
+		r.hkLast, r.hkRuns = now, 0
+	}
+	return due
 }
 
 // housekeeping prunes terminal runs beyond MaxExecutions and expires paused

@@ -34,6 +34,7 @@ type setup struct {
 	kvRevert  map[string]string
 	maxExecs  int
 	ttl       time.Duration
+	hkEvery   time.Duration // Options.HousekeepingInterval
 	limits    sandbox.Limits
 	maxChars  int          // Options.MaxResultChars
 	maxValue  int          // Options.MaxValueBytes
@@ -114,14 +115,15 @@ func (e *env) open(s setup) {
 	}
 	sources = append(sources, s.extra...)
 	rt, err := runtime.New(ctx, runtime.Options{
-		Store:          st,
-		Executor:       e.exec,
-		Sources:        sources,
-		Limits:         s.limits,
-		MaxExecutions:  s.maxExecs,
-		PausedTTL:      s.ttl,
-		MaxResultChars: s.maxChars,
-		MaxValueBytes:  s.maxValue,
+		Store:                st,
+		Executor:             e.exec,
+		Sources:              sources,
+		Limits:               s.limits,
+		MaxExecutions:        s.maxExecs,
+		PausedTTL:            s.ttl,
+		HousekeepingInterval: s.hkEvery,
+		MaxResultChars:       s.maxChars,
+		MaxValueBytes:        s.maxValue,
 	})
 	if err != nil {
 		e.shutdown()

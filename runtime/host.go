@@ -153,11 +153,11 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 	if err != nil {
 		return nil, err // thrown into the program; nothing is logged
 	}
-	args, err := canonicalJSON(c.Args)
+	args, decoded, err := canonicalValue(c.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s.%s: arguments are not valid JSON: %w", c.Connector, c.Method, err)
 	}
-	run, val, err := p.decide(ctx, c, t, args)
+	run, val, err := p.decide(ctx, c, t, args, decoded)
 	if run == nil {
 		return val, err
 	}
@@ -166,7 +166,8 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 
 // decide answers a call from the log, or decides to execute it (returning
 // the entry, already logged executing), pause or refuse.
-func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.RawMessage) (*Entry, json.RawMessage, error) {
+// decoded is args decoded (canonicalValue), for validation.
+func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.RawMessage, decoded any) (*Entry, json.RawMessage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refusalLocked(); err != nil {
@@ -185,7 +186,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if err := validateArgs(t.inputSchema(p.r.log), c.Connector, c.Method, args); err != nil {
+	if err := validateValue(t.inputSchema(p.r.log), c.Connector, c.Method, decoded); err != nil {
 		return nil, nil, err
 	}
 	p.reachLocked(seq)

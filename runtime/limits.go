@@ -37,6 +37,9 @@ func (r *Runtime) tooLarge(v []byte, what, verb, advice string) string {
 // callArgsTooLarge is the message for a call whose arguments are over the
 // cap, or "".
 func (r *Runtime) callArgsTooLarge(connector, method string, args []byte) string {
+	if r.maxValue <= 0 || len(args) <= r.maxValue {
+		return "" // without formatting the message: this runs for every call
+	}
 	return r.tooLarge(args, fmt.Sprintf("the arguments of %s.%s", connector, method), "are",
 		"pass less, e.g. split the work into several calls")
 }

@@ -11,12 +11,16 @@ import (
 )
 
 // runPass runs the program of e (status running) once against its log and
-// records how the pass ended.
-func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver) (Outcome, error) {
-	log, err := r.store.Entries(ctx, e.ID)
-	if err != nil {
-		err = fmt.Errorf("load log of %s: %w", e.ID, err)
-		return r.abort(ctx, e, err)
+// records how the pass ended. A fresh execution (just created by Execute)
+// has no log yet, so none is loaded.
+func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver, fresh bool) (Outcome, error) {
+	var log []Entry
+	if !fresh {
+		var err error
+		if log, err = r.store.Entries(ctx, e.ID); err != nil {
+			err = fmt.Errorf("load log of %s: %w", e.ID, err)
+			return r.abort(ctx, e, err)
+		}
 	}
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{

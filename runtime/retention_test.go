@@ -10,7 +10,7 @@ import (
 )
 
 func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
-	e := newEnv(t, setup{maxExecs: 3})
+	e := newEnv(t, setup{maxExecs: 3, hkEvery: -1})
 	paused := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
 	mustStatus(t, paused, runtime.StatusPaused)
 	var done []string
@@ -52,7 +52,7 @@ func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
 }
 
 func TestPausedRunsExpire(t *testing.T) {
-	e := newEnv(t, setup{ttl: 50 * time.Millisecond})
+	e := newEnv(t, setup{ttl: 50 * time.Millisecond, hkEvery: -1})
 	old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
 	mustStatus(t, old, runtime.StatusPaused)
 	time.Sleep(120 * time.Millisecond)
@@ -77,6 +77,61 @@ func TestPausedRunsExpire(t *testing.T) {
 	}
 	if n := e.kv.disposals(old.ExecutionID); n != 1 {
 		t.Errorf("expired run disposed %d times, want 1", n)
+	}
+}
+
+// Housekeeping is throttled: the first Execute prunes, later ones only
+// once MaxExecutions runs have begun since (or the interval passed, see
+// TestHousekeepingInterval).
+func TestHousekeepingThrottledByCount(t *testing.T) {
+	tests := []struct {
+		name    string
+		hkEvery time.Duration
+		runs    int
+		want    int // executions kept after the last run (MaxExecutions 2)
+	}{
+		{"every run, 5", -1, 5, 3},
+		{"every run, 6", -1, 6, 3},
+		// Run 1 prunes; runs 2-3 do not; run 4 (3 since) prunes to 2 and
+		// adds itself; runs 5-6 do not; run 7 prunes again.
+		{"throttled, 4", time.Hour, 4, 3},
+		{"throttled, 5", time.Hour, 5, 4},
+		{"throttled, 6", time.Hour, 6, 5},
+		{"throttled, 7", time.Hour, 7, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, setup{maxExecs: 2, hkEvery: tc.hkEvery})
+			for range tc.runs {
+				mustStatus(t, e.run(`async () => 1`, nil), runtime.StatusCompleted)
+			}
+			list, err := e.rt.Executions(e.ctx, runtime.ExecutionFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != tc.want {
+				t.Errorf("%d executions kept, want %d", len(list), tc.want)
+			}
+		})
+	}
+}
+
+// Expiry waits for the housekeeping interval, then happens on the next
+// Execute.
+func TestHousekeepingInterval(t *testing.T) {
+	e := newEnv(t, setup{ttl: 50 * time.Millisecond, hkEvery: 400 * time.Millisecond})
+	put := `async () => { await kv.put({ key: "k", value: "v" }) }`
+	old := e.run(put, nil) // the first Execute does the housekeeping
+	mustStatus(t, old, runtime.StatusPaused)
+	time.Sleep(100 * time.Millisecond)
+	mustStatus(t, e.run(`async () => 1`, nil), runtime.StatusCompleted)
+	if got := e.status(old.ExecutionID); got != runtime.StatusPaused {
+		t.Fatalf("within the interval: old run is %s, want still paused", got)
+	}
+	time.Sleep(400 * time.Millisecond)
+	mustStatus(t, e.run(`async () => 1`, nil), runtime.StatusCompleted)
+	if got := e.status(old.ExecutionID); got != runtime.StatusRejected {
+		t.Errorf("after the interval: old run is %s, want rejected (expired)", got)
 	}
 }
 

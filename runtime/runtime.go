@@ -25,11 +25,19 @@ type Options struct {
 	// Limits bound every pass.
 	Limits sandbox.Limits
 	// MaxExecutions is how many terminal executions are kept; older ones are
-	// pruned as new runs begin. 0 keeps all.
+	// pruned as new runs begin (see HousekeepingInterval). 0 keeps all.
 	MaxExecutions int
 	// PausedTTL expires paused runs older than it to rejected as new runs
-	// begin. 0 never expires.
+	// begin (see HousekeepingInterval). 0 never expires.
 	PausedTTL time.Duration
+	// HousekeepingInterval throttles the pruning (MaxExecutions) and expiry
+	// (PausedTTL) that an Execute does before its run begins: the first
+	// Execute of a Runtime always does it; a later one does it only when
+	// HousekeepingInterval has passed since the last time, or when
+	// MaxExecutions runs have begun since then (so at most about twice
+	// MaxExecutions terminal runs are ever kept, however fast runs come).
+	// 0 means DefaultHousekeepingInterval; negative means every Execute.
+	HousekeepingInterval time.Duration
 	// MaxResultChars bounds what outcomes show of a run: its result (or
 	// error message) and its console lines together, measured as
 	// internal/truncate defines, are cut structurally to it (valid JSON of
@@ -59,14 +67,21 @@ type Runtime struct {
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
-	maxChars int // Options.MaxResultChars
-	maxValue int // Options.MaxValueBytes resolved; 0: no cap
+	hkEvery  time.Duration // Options.HousekeepingInterval resolved; <0: every Execute
+	maxChars int           // Options.MaxResultChars
+	maxValue int           // Options.MaxValueBytes resolved; 0: no cap
 	log      *slog.Logger
 
 	mu     sync.Mutex
 	closed bool           // guarded by mu
 	active sync.WaitGroup // in-flight requests; Add under mu while !closed
+	hkLast time.Time      // when housekeeping last began (zero: never); guarded by mu
+	hkRuns int            // Executes since then; guarded by mu
 }
+
+// DefaultHousekeepingInterval is the default of
+// Options.HousekeepingInterval.
+const DefaultHousekeepingInterval = 5 * time.Second
 
 // New lists every source's tools and returns a Runtime. A source whose Tools
 // fails is kept (Connectors reports its Error) and its global is absent; it is
@@ -95,10 +110,19 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		limits:   opts.Limits,
 		maxExecs: opts.MaxExecutions,
 		ttl:      opts.PausedTTL,
+		hkEvery:  housekeepingInterval(opts.HousekeepingInterval),
 		maxChars: opts.MaxResultChars,
 		maxValue: valueCap(opts.MaxValueBytes),
 		log:      log,
 	}, nil
+}
+
+// housekeepingInterval resolves Options.HousekeepingInterval.
+func housekeepingInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultHousekeepingInterval
+	}
+	return d
 }
 
 // Close refuses new requests and waits for in-flight ones (running passes,

@@ -58,7 +58,16 @@ func validateArgs(sch *jsonschema.Schema, connector, method string, args json.Ra
 	if err != nil {
 		return fmt.Errorf("invalid arguments for %s.%s: %w", connector, method, err)
 	}
-	err = sch.Validate(inst)
+	return validateValue(sch, connector, method, inst)
+}
+
+// validateValue is validateArgs of arguments already decoded (by
+// decodeJSON or jsonschema.UnmarshalJSON: numbers as json.Number).
+func validateValue(sch *jsonschema.Schema, connector, method string, inst any) error {
+	if sch == nil {
+		return nil
+	}
+	err := sch.Validate(inst)
 	if err == nil {
 		return nil
 	}

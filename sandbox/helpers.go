@@ -20,10 +20,11 @@ const helpersSource = `(function () {
 "use strict";
 const stringify = JSON.stringify, parse = JSON.parse, P = Promise, E = Error, Str = String;
 const call = Function.prototype.call;
-const uncurry = (f) => call.bind(f);
-const includes = uncurry(Array.prototype.includes), push = uncurry(Array.prototype.push), pop = uncurry(Array.prototype.pop);
-const then = uncurry(P.prototype.then), resolve = call.bind(P.resolve, P);
-const symString = uncurry(Symbol.prototype.toString), bigString = uncurry(BigInt.prototype.toString);
+const then = call.bind(P.prototype.then), resolve = call.bind(P.resolve, P);
+// String(symbol) and String(bigint) follow the spec, not the prototypes'
+// toString, so they need no captured method (and the Symbol and BigInt
+// built-ins are not materialised for every pass). Arrays are handled by
+// index for the same reason.
 const gopd = Object.getOwnPropertyDescriptor, defineProperty = Object.defineProperty;
 const OP = Object.prototype, AP = Array.prototype;
 function errString(e) {
@@ -55,13 +56,16 @@ function pristine(v, replacer) {
 // BigInts as 12n, Errors as "Name: message".
 function json(v) {
 	const stack = [];
+	let n = 0; // stack[0..n) are the objects being serialised, outermost first
 	return stringify(v, function (k, val) {
-		if (typeof val === "bigint") return bigString(val) + "n";
+		if (typeof val === "bigint") return Str(val) + "n";
 		if (isErr(val)) return errString(val);
 		if (typeof val === "object" && val !== null) {
-			while (stack.length > 0 && stack[stack.length - 1] !== this) pop(stack);
-			if (includes(stack, val)) return "[Circular]";
-			push(stack, val);
+			while (n > 0 && stack[n - 1] !== this) n--;
+			for (let i = 0; i < n; i++) {
+				if (stack[i] === val) return "[Circular]";
+			}
+			stack[n++] = val;
 		}
 		return val;
 	});
@@ -71,8 +75,8 @@ function fmt(v) {
 	case "string": return v;
 	case "undefined": return "undefined";
 	case "function": return v.name ? "[Function: " + v.name + "]" : "[Function (anonymous)]";
-	case "symbol": return symString(v);
-	case "bigint": return bigString(v) + "n";
+	case "symbol": return Str(v);
+	case "bigint": return Str(v) + "n";
 	case "object":
 		if (v === null) return "null";
 		if (isErr(v)) return errString(v);

@@ -134,6 +134,8 @@ func hostileCases() []hostileCase {
 			check: completes(`[{"a":1},{"c":3}]`, `{"b":2}`)},
 		{name: "tampering: Array.prototype", code: "Array.prototype.push = null; Array.prototype.pop = null; Array.prototype.includes = null;\nconst o = { n: 1 }; o.self = o; console.log(o);\n(await notes.createNote({ a: [1] })).args",
 			check: completes(`{"a":[1]}`, `{"n":1,"self":"[Circular]"}`)},
+		{name: "tampering: Symbol and BigInt prototypes", code: "Symbol.prototype.toString = () => 'hacked'; BigInt.prototype.toString = () => 'hacked';\nconst o = { n: 2n, a: [1n] }; o.self = o; console.log(Symbol('s'), 3n, o); 1",
+			check: completes(`1`, `Symbol(s) 3n {"n":"2n","a":["1n"],"self":"[Circular]"}`)},
 		{name: "tampering: toJSON on the prototypes", code: "Object.prototype.toJSON = () => 'hacked'; Array.prototype.toJSON = () => 'hacked';\nconst r = await notes.createNote({ a: [1] });\n[r.args, JSON.stringify({})]",
 			check: completes(`[{"a":[1]},"\"hacked\""]`)},
 		{name: "tampering: Promise", code: "const then = Promise.prototype.then; Promise.resolve = () => { throw new Error('no') }; globalThis.Promise = null;\n(await notes.createNote({ a: 1 })).args",

@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -338,7 +339,7 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 func (c *Connector) call(ctx context.Context, s *session, tool string, args json.RawMessage) (*mcpgo.CallToolResult, json.RawMessage, error) {
 	callCtx, release := c.callContext(ctx, s)
 	defer release()
-	sink := &rawSink{}
+	sink := &rawSink{keep: true}
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
@@ -426,12 +427,13 @@ func (c *Connector) callContext(ctx context.Context, s *session) (context.Contex
 }
 
 // objectArgs checks that args is a JSON object; empty or null is {}.
+// It only scans args (json.Valid), it does not decode them.
 func objectArgs(args json.RawMessage) (json.RawMessage, error) {
-	if isNull(args) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return json.RawMessage("{}"), nil
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
 		return nil, errors.New("arguments must be a JSON object")
 	}
 	return args, nil

@@ -159,6 +159,8 @@ func TestCallErrors(t *testing.T) {
 		{"echo", `[1]`, false, "arguments must be a JSON object"},
 		{"echo", `"x"`, false, "arguments must be a JSON object"},
 		{"echo", `{`, false, "arguments must be a JSON object"},
+		{"echo", `{} {}`, false, "arguments must be a JSON object"},
+		{"echo", ` {"a": 1} x`, false, "arguments must be a JSON object"},
 	}
 	for _, tt := range tests {
 		_, err := c.Call(context.Background(), tt.tool, json.RawMessage(tt.args))

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,14 +91,24 @@ func (t *tap) SendNotification(ctx context.Context, n mcpgo.JSONRPCNotification)
 }
 
 // SendRequest forwards the request and records the raw result in the
-// request's sink, if it has one.
+// request's sink, if it has one. For a sink that keeps the result to itself
+// (rawSink.keep), mcp-go gets an empty tools/call result instead of the
+// real one, so it does not decode a typed copy the connector never reads.
 func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.Interface.SendRequest(ctx, req)
 	if sink, ok := ctx.Value(sinkKey{}).(*rawSink); ok {
-		sink.record(resp, err)
+		if sink.record(resp, err) && sink.keep {
+			stub := *resp
+			stub.Result = emptyCallResult
+			return &stub, err
+		}
 	}
 	return resp, err
 }
+
+// emptyCallResult is the tools/call result mcp-go decodes in place of one a
+// rawSink keeps.
+var emptyCallResult = json.RawMessage(`{"content":[]}`)
 
 // SetRequestHandler forwards server-to-client requests (ping) to the client.
 func (t *tap) SetRequestHandler(h transport.RequestHandler) {
@@ -138,6 +149,11 @@ type sinkKey struct{}
 // A rawSink holds the raw result of the last request sent with its context:
 // nil when that request failed or was answered with a JSON-RPC error.
 type rawSink struct {
+	// keep hides a tools/call result from mcp-go (which then sees an empty
+	// result) unless it asks the client for input, which mcp-go handles.
+	// Fixed at creation.
+	keep bool
+
 	mu  sync.Mutex
 	raw json.RawMessage
 }
@@ -146,13 +162,20 @@ func withSink(ctx context.Context, s *rawSink) context.Context {
 	return context.WithValue(ctx, sinkKey{}, s)
 }
 
-func (s *rawSink) record(resp *transport.JSONRPCResponse, err error) {
+// record keeps the raw result of resp, if any, and reports whether it may
+// be hidden from mcp-go: there is one, and it does not mention
+// input_required (a multi-round-trip result, whose requests mcp-go
+// fulfils; the test is by text, so a result merely containing the word is
+// decoded by mcp-go too, which is only slower).
+func (s *rawSink) record(resp *transport.JSONRPCResponse, err error) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.raw = nil
 	if err == nil && resp != nil && resp.Error == nil && len(resp.Result) > 0 {
 		s.raw = resp.Result
+		return !bytes.Contains(resp.Result, []byte("input_required"))
 	}
+	return false
 }
 
 func (s *rawSink) result() json.RawMessage {
