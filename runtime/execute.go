@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,18 +54,11 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcom
 // nothing changes; a run whose connectors are gone or changed is refused
 // with ErrConnectorsChanged and stays paused.
 func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome, error) {
-	done, err := r.begin()
+	e, done, err := r.openExecution(ctx, id, "approved", StatusPaused)
 	if err != nil {
-		return Outcome{}, err
+		return wrongOutcome(id, e), err
 	}
 	defer done()
-	e, err := r.getExecution(ctx, id)
-	if err != nil {
-		return Outcome{}, err
-	}
-	if e.Status != StatusPaused {
-		return Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s is %s; only a paused execution can be approved", id, e.Status)
-	}
 	if changed := r.cat.changed(e.Connectors); len(changed) > 0 {
 		return Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
@@ -93,18 +87,11 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome,
 // the run ends) and the run ends rejected. Applied actions stay applied
 // (see Rollback).
 func (r *Runtime) Reject(ctx context.Context, id string, seq int) (Outcome, error) {
-	done, err := r.begin()
+	e, done, err := r.openExecution(ctx, id, "rejected", StatusPaused)
 	if err != nil {
-		return Outcome{}, err
+		return wrongOutcome(id, e), err
 	}
 	defer done()
-	e, err := r.getExecution(ctx, id)
-	if err != nil {
-		return Outcome{}, err
-	}
-	if e.Status != StatusPaused {
-		return Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s is %s; only a paused execution can be rejected", id, e.Status)
-	}
 	msg := "rejected by the user"
 	if seq != 0 {
 		pending, err := r.pendingOf(ctx, id)
@@ -225,4 +212,41 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 			r.log.Info("paused execution expired", "execution", e.ID)
 		}
 	}
+}
+
+// openExecution begins a request (see begin) on execution id, which must be
+// in one of the allowed statuses. On error the execution is returned when it
+// was found, so callers can report its status; done is nil.
+func (r *Runtime) openExecution(ctx context.Context, id, action string, allowed ...ExecStatus) (*Execution, func(), error) {
+	done, err := r.begin()
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	if !slices.Contains(allowed, e.Status) {
+		done()
+		names := make([]string, len(allowed))
+		for i, st := range allowed {
+			names[i] = st.String()
+		}
+		list := names[0]
+		if n := len(names); n > 1 {
+			list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+		}
+		return e, nil, wrongState("execution %s is %s; only a %s execution can be %s", id, e.Status, list, action)
+	}
+	return e, done, nil
+}
+
+// wrongOutcome is the outcome returned with a refused request: the
+// execution's id and, when it was found, its status.
+func wrongOutcome(id string, e *Execution) Outcome {
+	if e == nil {
+		return Outcome{}
+	}
+	return Outcome{ExecutionID: id, Status: e.Status}
 }

@@ -24,21 +24,12 @@ var errNotRevertible = errors.New("not revertible")
 // outcome lists the reverted seqs and the failures. Calls nothing can revert
 // stay applied and are not failures.
 func (r *Runtime) Rollback(ctx context.Context, id string) (Outcome, error) {
-	done, err := r.begin()
+	e, done, err := r.openExecution(ctx, id, "rolled back", StatusCompleted, StatusError, StatusRejected, StatusPaused)
 	if err != nil {
-		return Outcome{}, err
+		return wrongOutcome(id, e), err
 	}
 	defer done()
-	e, err := r.getExecution(ctx, id)
-	if err != nil {
-		return Outcome{}, err
-	}
 	from := e.Status
-	switch from {
-	case StatusCompleted, StatusError, StatusRejected, StatusPaused:
-	default:
-		return Outcome{ExecutionID: id, Status: from}, wrongState("execution %s is %s; only a completed, error, rejected or paused execution can be rolled back", id, from)
-	}
 	// Claim the rollback first: of two racing rollbacks only one reverts.
 	if err := r.setStatus(ctx, e, from, StatusRolledBack); err != nil {
 		return r.lostRace(ctx, id, "rolled back", err)

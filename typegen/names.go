@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // keywords are JavaScript and TypeScript reserved words. Property keys that
@@ -104,12 +106,8 @@ func isValueIdent(s string) bool {
 	return true
 }
 
-func isIdentRune(r rune, first bool) bool {
-	if r == '_' || r == '$' || unicode.IsLetter(r) {
-		return true
-	}
-	return !first && (unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r))
-}
+// isIdentRune is the identifier rule the sandbox applies to connector names.
+var isIdentRune = connectors.IsIdentifierRune
 
 // valueIdent returns s when it is an identifier, else a sanitized form of it
 // (invalid characters become '_', a leading digit or a reserved word gets a
