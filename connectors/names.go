@@ -43,6 +43,10 @@ var jsGlobals = map[string]bool{
 	"clearInterval": true, "AggregateError": true,
 }
 
+// IsReserved reports whether s is a JavaScript reserved word (or a name
+// such as undefined or eval that must not be bound).
+func IsReserved(s string) bool { return reserved[s] }
+
 // IsIdentifier reports whether s is a valid JavaScript identifier that is not
 // a reserved word.
 func IsIdentifier(s string) bool {

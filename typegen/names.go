@@ -8,22 +8,10 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// keywords are JavaScript and TypeScript reserved words. Property keys that
-// spell one are emitted quoted, and a value name that spells one is not used
-// as is.
-var keywords = map[string]bool{
-	"break": true, "case": true, "catch": true, "class": true, "const": true,
-	"continue": true, "debugger": true, "default": true, "delete": true, "do": true,
-	"else": true, "enum": true, "export": true, "extends": true, "false": true,
-	"finally": true, "for": true, "function": true, "if": true, "import": true,
-	"in": true, "instanceof": true, "new": true, "null": true, "return": true,
-	"super": true, "switch": true, "this": true, "throw": true, "true": true,
-	"try": true, "typeof": true, "var": true, "void": true, "while": true,
-	"with": true, "yield": true, "let": true, "static": true, "implements": true,
-	"interface": true, "package": true, "private": true, "protected": true,
-	"public": true, "await": true, "arguments": true, "eval": true,
-	"undefined": true, "NaN": true, "Infinity": true,
-}
+// keywords reports JavaScript reserved words (the sandbox's own list).
+// Property keys that spell one are emitted quoted, and a value name that
+// spells one is not used as is.
+var keywords = connectors.IsReserved
 
 // TypeName returns the type name prefix for a method: PascalCase of connector
 // and method ("everything", "get_sum" -> "EverythingGetSum"). Words are split
@@ -71,7 +59,7 @@ func isASCIIAlnum(c byte) bool {
 // isPlainKey reports whether a property key can be emitted unquoted: an
 // ASCII identifier that is not a reserved word.
 func isPlainKey(s string) bool {
-	if s == "" || keywords[s] {
+	if s == "" || keywords(s) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -95,7 +83,7 @@ func propertyKey(s string) string {
 // isValueIdent reports whether s is a JavaScript identifier (Unicode letters
 // allowed, as connector names may use them) that is not a reserved word.
 func isValueIdent(s string) bool {
-	if s == "" || keywords[s] {
+	if s == "" || keywords(s) {
 		return false
 	}
 	for i, r := range s {
@@ -126,7 +114,7 @@ func valueIdent(s string) string {
 		}
 	}
 	out := b.String()
-	if out == "" || keywords[out] || unicode.IsDigit([]rune(out)[0]) {
+	if out == "" || keywords(out) || unicode.IsDigit([]rune(out)[0]) {
 		out = "_" + out
 	}
 	return out
