@@ -111,16 +111,11 @@ func (ps *pass) runStep(st Step, fn goja.Callable, resolve, reject func(any) err
 		if ps.isDone() {
 			return goja.Undefined()
 		}
-		s, err := ps.h.result(goja.Undefined(), call.Argument(0))
-		if err != nil {
-			var ex *goja.Exception
-			if isUncatchable(err) || !errors.As(err, &ex) {
-				panic(err)
-			}
-			ps.stepFailed(st, ex.Value(), "the step's value cannot be converted to JSON: ", reject)
+		raw, thrown := ps.valueJSON(call.Argument(0))
+		if thrown != nil {
+			ps.stepFailed(st, thrown, "the step's value cannot be converted to JSON: ", reject)
 			return goja.Undefined()
 		}
-		raw := json.RawMessage(s.String())
 		ps.goHost(stepLabel(st), func() func() {
 			if err := ps.host.StepDone(ps.hostCtx, st, raw, ""); err != nil {
 				return ps.hostErr(err, reject)

@@ -270,23 +270,34 @@ func (ps *pass) setup(vm *goja.Runtime) error {
 	return nil
 }
 
-// onValue receives the program's value.
-func (ps *pass) onValue(call goja.FunctionCall) goja.Value {
-	if ps.isDone() {
-		return goja.Undefined()
-	}
-	s, err := ps.h.result(goja.Undefined(), call.Argument(0))
+// valueJSON converts v to JSON with the VM's own helper. A value that cannot
+// be converted returns what the conversion threw; an uncatchable error (an
+// interrupt) panics on so the VM unwinds.
+func (ps *pass) valueJSON(v goja.Value) (json.RawMessage, goja.Value) {
+	s, err := ps.h.result(goja.Undefined(), v)
 	if err != nil {
 		var ex *goja.Exception
 		if isUncatchable(err) || !errors.As(err, &ex) {
 			panic(err)
 		}
-		msg, _ := ps.describeValue(ex.Value())
+		return nil, ex.Value()
+	}
+	return json.RawMessage(s.String()), nil
+}
+
+// onValue receives the program's value.
+func (ps *pass) onValue(call goja.FunctionCall) goja.Value {
+	if ps.isDone() {
+		return goja.Undefined()
+	}
+	raw, thrown := ps.valueJSON(call.Argument(0))
+	if thrown != nil {
+		msg, _ := ps.describeValue(thrown)
 		ps.end(failed("the program's value cannot be converted to JSON: " + msg))
 		return goja.Undefined()
 	}
 	ps.warnUnhandled()
-	ps.end(Outcome{Status: Completed, Result: json.RawMessage(s.String())})
+	ps.end(Outcome{Status: Completed, Result: raw})
 	return goja.Undefined()
 }
 
