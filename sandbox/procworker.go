@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/childpipe"
 )
 
 // procWorker is one worker process seen from the parent. It is used by one
@@ -56,29 +58,16 @@ func (w *procWorker) hasRun(code uint64) bool {
 // startWorker starts a worker process and waits for its hello. The
 // goroutine waiting for the process is owned by procs.
 func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup) (*procWorker, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: worker pipe: %w", err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, fmt.Errorf("sandbox: worker pipe: %w", err)
-	}
 	tail := &stderrTail{log: log}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = env
-	cmd.ExtraFiles = []*os.File{inR, outW} // fds 3 and 4
 	cmd.Stderr = tail
 	cmd.SysProcAttr = workerSysProcAttr()
 	cmd.WaitDelay = stopTimeout
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
+	inW, outR, err := childpipe.Start(cmd, func(in, out *os.File) {
+		cmd.ExtraFiles = []*os.File{in, out} // fds 3 and 4
+	})
 	if err != nil {
-		inW.Close()
-		outR.Close()
 		return nil, fmt.Errorf("sandbox: start worker %s: %w", command[0], err)
 	}
 	w := &procWorker{

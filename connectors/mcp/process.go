@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/childpipe"
 )
 
 // Shutdown grace periods of a stdio server: after its stdin closes it has
@@ -54,24 +56,8 @@ func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error
 	cmd.WaitDelay = waitDelay
 	setProcessGroup(cmd)
 
-	inR, inW, err := os.Pipe()
+	inW, outR, err := childpipe.Start(cmd, func(in, out *os.File) { cmd.Stdin, cmd.Stdout = in, out })
 	if err != nil {
-		return nil, fmt.Errorf("stdin pipe: %w", err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	err = cmd.Start()
-	// The child has its own copies of these ends now.
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
 		return nil, fmt.Errorf("start the server: %w", err)
 	}
 	p := &process{
