@@ -8,7 +8,6 @@
 package config
 
 import (
-	"path"
 	"time"
 )
 
@@ -131,12 +130,6 @@ type Connector struct {
 	Description string
 }
 
-// NeedsApproval reports whether one of the connector's approve globs matches
-// the tool name.
-func (c *Connector) NeedsApproval(tool string) bool {
-	return matchAny(c.Approve, tool)
-}
-
 // Auth is how an OpenAPI connector authenticates. Exactly one field is set.
 type Auth struct {
 	Bearer string
@@ -159,24 +152,6 @@ type APIKey struct {
 // Filter selects names with globs (path.Match syntax).
 type Filter struct {
 	Include, Exclude []string
-}
-
-// Match reports whether name is included (an empty Include includes
-// everything) and not excluded.
-func (f Filter) Match(name string) bool {
-	if len(f.Include) > 0 && !matchAny(f.Include, name) {
-		return false
-	}
-	return !matchAny(f.Exclude, name)
-}
-
-func matchAny(globs []string, name string) bool {
-	for _, g := range globs {
-		if ok, err := path.Match(g, name); err == nil && ok {
-			return true
-		}
-	}
-	return false
 }
 
 // Default returns the built-in configuration: all defaults and the builtin
@@ -204,14 +179,4 @@ func defaults() *Config {
 		},
 		Approvals: Approvals{Elicitation: true},
 	}
-}
-
-// Connector returns the connector named name, or nil.
-func (c *Config) Connector(name string) *Connector {
-	for i := range c.Connectors {
-		if c.Connectors[i].Name == name {
-			return &c.Connectors[i]
-		}
-	}
-	return nil
 }

@@ -54,38 +54,6 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-func TestFilterMatch(t *testing.T) {
-	tests := []struct {
-		f    Filter
-		name string
-		want bool
-	}{
-		{Filter{}, "anything", true},
-		{Filter{Include: []string{"get_*"}}, "get_item", true},
-		{Filter{Include: []string{"get_*"}}, "put_item", false},
-		{Filter{Exclude: []string{"delete_*"}}, "delete_all", false},
-		{Filter{Exclude: []string{"delete_*"}}, "list", true},
-		{Filter{Include: []string{"*"}, Exclude: []string{"get-env"}}, "get-env", false},
-		{Filter{Include: []string{"issues/*"}}, "issues/list", true},
-		{Filter{Include: []string{"issues/*"}}, "issues/x/y", false},
-		{Filter{Include: []string{"[bad"}}, "x", false},
-	}
-	for _, tt := range tests {
-		if got := tt.f.Match(tt.name); got != tt.want {
-			t.Errorf("%+v.Match(%q) = %v, want %v", tt.f, tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestNeedsApproval(t *testing.T) {
-	c := Connector{Approve: []string{"create_*", "delete_entities"}}
-	for name, want := range map[string]bool{"create_entities": true, "delete_entities": true, "delete_relations": false, "read_graph": false} {
-		if got := c.NeedsApproval(name); got != want {
-			t.Errorf("NeedsApproval(%q) = %v, want %v", name, got, want)
-		}
-	}
-}
-
 func TestKindString(t *testing.T) {
 	want := map[Kind]string{KindBuiltin: "builtin", KindStdio: "stdio", KindHTTP: "http", KindSSE: "sse", KindOpenAPI: "openapi", 0: "unknown"}
 	for k, s := range want {

@@ -88,7 +88,11 @@ func TestValidateArgs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := validateArgs(sch, "files", "open", json.RawMessage(tc.args))
+			inst, err := decodeJSON([]byte(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = validateValue(sch, "files", "open", inst)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("valid args refused: %v", err)

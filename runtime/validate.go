@@ -48,21 +48,9 @@ func (t *tool) inputSchema(log interface{ Warn(string, ...any) }) *jsonschema.Sc
 	return t.schema
 }
 
-// validateArgs checks args (canonical JSON) against sch and returns an error
-// listing every violation with its JSON pointer, or nil.
-func validateArgs(sch *jsonschema.Schema, connector, method string, args json.RawMessage) error {
-	if sch == nil {
-		return nil
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return fmt.Errorf("invalid arguments for %s.%s: %w", connector, method, err)
-	}
-	return validateValue(sch, connector, method, inst)
-}
-
-// validateValue is validateArgs of arguments already decoded (by
-// decodeJSON or jsonschema.UnmarshalJSON: numbers as json.Number).
+// validateValue checks arguments already decoded (by decodeJSON or
+// jsonschema.UnmarshalJSON: numbers as json.Number) against sch and returns
+// an error listing every violation with its JSON pointer, or nil.
 func validateValue(sch *jsonschema.Schema, connector, method string, inst any) error {
 	if sch == nil {
 		return nil
