@@ -339,6 +339,12 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 func (c *Connector) call(ctx context.Context, s *session, tool string, args json.RawMessage) (*mcpgo.CallToolResult, json.RawMessage, error) {
 	callCtx, release := c.callContext(ctx, s)
 	defer release()
+	if s.stdio != nil {
+		raw, ok, err := s.callStdio(callCtx, tool, args)
+		if ok {
+			return nil, raw, err
+		}
+	}
 	sink := &rawSink{keep: true}
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = tool

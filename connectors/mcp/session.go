@@ -27,7 +27,8 @@ type session struct {
 	// fixed at creation
 	c       *Connector
 	client  *client.Client
-	proc    *process // stdio only
+	proc    *process        // stdio only
+	stdio   *stdioTransport // stdio only
 	started time.Time
 	// ctx ends when the session does: the child exited, the connection was
 	// lost, or the session was closed (the cause says which). Calls in
@@ -219,6 +220,11 @@ func (s *session) close() error {
 		}
 		if s.proc != nil {
 			errs = append(errs, s.proc.stop(s.c.logger))
+		}
+		if s.stdio != nil {
+			// The process is gone and our end of its stdout closed, so
+			// the transport's reader has ended or is about to.
+			s.stdio.wait()
 		}
 		s.closeErr = errors.Join(errs...)
 	})

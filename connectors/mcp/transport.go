@@ -30,7 +30,8 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 			return nil, err
 		}
 		s.proc = p
-		return &tap{Interface: transport.NewIO(p.stdout, p.stdin, nil), logger: c.logger}, nil
+		s.stdio = newStdioTransport(p.stdout, p.stdin, c.logger)
+		return &tap{Interface: s.stdio, logger: c.logger}, nil
 	}
 	hc := &http.Client{Transport: c.httpTransport}
 	if cfg.SSE {

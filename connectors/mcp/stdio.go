@@ -1,0 +1,424 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// stdioTransport is the JSON-RPC transport of a stdio server: one message
+// per line on the child's stdin and stdout. mcp-go's client uses it for the
+// handshake, tools/list, notifications and the server's own requests;
+// Connector.Call uses its raw path (call) for tools/call, which skips the
+// client's per-request re-encoding of the params and decodes each incoming
+// line once.
+type stdioTransport struct {
+	in     io.WriteCloser // the child's stdin
+	out    *bufio.Reader  // the child's stdout
+	logger *slog.Logger
+
+	writeMu sync.Mutex // one message at a time on stdin
+
+	mu        sync.Mutex
+	pending   map[string]chan rpcReply // by the id's JSON text; guarded by mu
+	onNotify  func(mcpgo.JSONRPCNotification)
+	onRequest transport.RequestHandler
+	// meta is the _meta mcp-go's client puts in every request on protocol
+	// 2026-07-28 (nil on earlier versions), as seen on its tools/list
+	// request; metaSeen says whether one was seen. Guarded by mu.
+	meta     json.RawMessage
+	metaSeen bool
+
+	nextID    atomic.Int64
+	startOnce sync.Once
+	done      chan struct{} // closed when the transport is closed or stdout ends
+	doneOnce  sync.Once
+	// handlers ends the context of the server's requests being handled.
+	handlers       context.Context
+	cancelHandlers context.CancelFunc
+	wg             sync.WaitGroup // the reader, request handlers, cancellations
+}
+
+// rpcReply is the answer to one request: a result or a JSON-RPC error.
+type rpcReply struct {
+	result json.RawMessage
+	err    *mcpgo.JSONRPCErrorDetails
+}
+
+// rpcMessage is any incoming message, decoded once: a response has an id
+// and no method, a request both, a notification only a method.
+type rpcMessage struct {
+	ID     json.RawMessage            `json:"id"`
+	Method string                     `json:"method"`
+	Result json.RawMessage            `json:"result"`
+	Error  *mcpgo.JSONRPCErrorDetails `json:"error"`
+}
+
+// readBuffer is the size of the stdout buffer (longer lines still work;
+// they are gathered in pieces).
+const readBuffer = 64 << 10
+
+var _ transport.BidirectionalInterface = (*stdioTransport)(nil)
+
+func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *stdioTransport {
+	t := &stdioTransport{
+		in:      in,
+		out:     bufio.NewReaderSize(out, readBuffer),
+		logger:  logger,
+		pending: map[string]chan rpcReply{},
+		done:    make(chan struct{}),
+	}
+	t.handlers, t.cancelHandlers = context.WithCancel(context.Background())
+	return t
+}
+
+// Start starts reading the child's stdout.
+func (t *stdioTransport) Start(context.Context) error {
+	t.startOnce.Do(func() {
+		t.wg.Add(1)
+		go t.read()
+	})
+	return nil
+}
+
+// Close stops the transport: calls waiting for an answer fail, and the
+// child's stdin is closed. The reader ends when stdout does (the process
+// owner closes it once the child is gone); wait waits for it.
+func (t *stdioTransport) Close() error {
+	t.end()
+	t.cancelHandlers()
+	// Not under writeMu: closing ends a write blocked on a full pipe.
+	if err := t.in.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("close stdin: %w", err)
+	}
+	return nil
+}
+
+// wait waits for the reader and the goroutines the transport started.
+func (t *stdioTransport) wait() { t.wg.Wait() }
+
+func (t *stdioTransport) end() { t.doneOnce.Do(func() { close(t.done) }) }
+
+// GetSessionId is empty: stdio has no sessions.
+func (t *stdioTransport) GetSessionId() string { return "" }
+
+// SetNotificationHandler sets what receives the server's notifications.
+func (t *stdioTransport) SetNotificationHandler(h func(mcpgo.JSONRPCNotification)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onNotify = h
+}
+
+// SetRequestHandler sets what answers the server's requests (ping,
+// sampling, elicitation, roots).
+func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onRequest = h
+}
+
+// SendRequest sends an mcp-go request and waits for its answer.
+func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	msg, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	if req.Method == string(mcpgo.MethodToolsList) {
+		t.noteMeta(msg)
+	}
+	id, err := json.Marshal(req.ID)
+	if err != nil {
+		return nil, fmt.Errorf("encode request id: %w", err)
+	}
+	reply, err := t.roundTrip(ctx, string(id), msg)
+	if err != nil {
+		return nil, err
+	}
+	return &transport.JSONRPCResponse{JSONRPC: mcpgo.JSONRPC_VERSION, ID: req.ID, Result: reply.result, Error: reply.err}, nil
+}
+
+// noteMeta keeps the _meta of a request mcp-go's client sent.
+func (t *stdioTransport) noteMeta(msg []byte) {
+	var req struct {
+		Params struct {
+			Meta json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(msg, &req); err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.meta, t.metaSeen = req.Params.Meta, true
+}
+
+// requestMeta returns the _meta to send with a request, and whether it is
+// known yet (it is once the client has listed the tools).
+func (t *stdioTransport) requestMeta() (json.RawMessage, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.meta, t.metaSeen
+}
+
+// call sends a request whose params are already encoded and waits for its
+// answer. The request gets an id of its own ("c1", "c2"…), apart from the
+// client's numbers. When ctx ends first, the server is told to cancel it.
+func (t *stdioTransport) call(ctx context.Context, method string, params []byte) (rpcReply, error) {
+	id := `"c` + strconv.FormatInt(t.nextID.Add(1), 10) + `"`
+	msg := make([]byte, 0, len(params)+len(method)+len(id)+48)
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = append(msg, id...)
+	msg = append(msg, `,"method":"`...)
+	msg = append(msg, method...) // a protocol method name: nothing to escape
+	msg = append(msg, `","params":`...)
+	msg = append(msg, params...)
+	msg = append(msg, '}')
+	reply, err := t.roundTrip(ctx, id, msg)
+	if err != nil && ctx.Err() != nil {
+		t.cancelRequest(json.RawMessage(id), context.Cause(ctx))
+	}
+	return reply, err
+}
+
+// roundTrip sends msg, a request whose id is id (its JSON text), and waits
+// for the answer. A transport failure is a *transport.Error.
+func (t *stdioTransport) roundTrip(ctx context.Context, id string, msg []byte) (rpcReply, error) {
+	ch := make(chan rpcReply, 1)
+	t.mu.Lock()
+	t.pending[id] = ch
+	t.mu.Unlock()
+	forget := func() {
+		t.mu.Lock()
+		delete(t.pending, id)
+		t.mu.Unlock()
+	}
+	if err := t.write(msg); err != nil {
+		forget()
+		return rpcReply{}, err
+	}
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-ctx.Done():
+		forget()
+		return rpcReply{}, ctx.Err()
+	case <-t.done:
+		forget()
+		select {
+		case r := <-ch: // answered just before stdout ended
+			return r, nil
+		default:
+		}
+		return rpcReply{}, transport.NewError(transport.ErrTransportClosed)
+	}
+}
+
+// write sends one message (a line) to the child.
+func (t *stdioTransport) write(msg []byte) error {
+	select {
+	case <-t.done:
+		return transport.NewError(transport.ErrTransportClosed)
+	default:
+	}
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	// One write per message: msg has room for the newline or gets it.
+	if _, err := t.in.Write(append(msg, '\n')); err != nil {
+		return transport.NewError(fmt.Errorf("write to the server: %w", err))
+	}
+	return nil
+}
+
+// SendNotification sends a notification.
+func (t *stdioTransport) SendNotification(_ context.Context, n mcpgo.JSONRPCNotification) error {
+	msg, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("encode notification: %w", err)
+	}
+	return t.write(msg)
+}
+
+// cancelRequest tells the server to stop working on request id, off the
+// caller's path (a server that does not read its stdin must not hold the
+// caller up; closing the transport ends the write).
+func (t *stdioTransport) cancelRequest(id json.RawMessage, reason error) {
+	n := mcpgo.JSONRPCNotification{JSONRPC: mcpgo.JSONRPC_VERSION}
+	n.Method = string(mcpgo.MethodNotificationCancelled)
+	n.Params.AdditionalFields = map[string]any{"requestId": id, "reason": reason.Error()}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		err := t.SendNotification(context.Background(), n)
+		t.logger.Debug("told the server to cancel a request", "id", string(id), "err", err)
+	}()
+}
+
+// read dispatches the lines of the child's stdout until it ends.
+func (t *stdioTransport) read() {
+	defer t.wg.Done()
+	defer t.end()
+	for {
+		line, err := t.out.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			t.dispatch(line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				t.logger.Debug("reading the server's stdout failed", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// dispatch handles one incoming line.
+func (t *stdioTransport) dispatch(line []byte) {
+	var m rpcMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", abbreviate(line))
+		return
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	switch {
+	case m.Method != "" && !hasID:
+		var n mcpgo.JSONRPCNotification
+		if err := json.Unmarshal(line, &n); err != nil {
+			t.logger.Debug("ignoring a malformed notification", "err", err)
+			return
+		}
+		t.mu.Lock()
+		h := t.onNotify
+		t.mu.Unlock()
+		if h != nil {
+			h(n)
+		}
+	case m.Method != "":
+		var req transport.JSONRPCRequest
+		if err := json.Unmarshal(line, &req); err != nil {
+			t.logger.Debug("ignoring a malformed request", "err", err)
+			return
+		}
+		t.handle(req)
+	case hasID:
+		t.mu.Lock()
+		ch, ok := t.pending[string(m.ID)]
+		delete(t.pending, string(m.ID))
+		t.mu.Unlock()
+		if !ok {
+			t.logger.Debug("ignoring an answer to no request of ours", "id", string(m.ID))
+			return
+		}
+		ch <- rpcReply{result: m.Result, err: m.Error}
+	}
+}
+
+// handle answers a request from the server with the client's handler, on a
+// goroutine of its own.
+func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
+	t.mu.Lock()
+	h := t.onRequest
+	t.mu.Unlock()
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		var resp *transport.JSONRPCResponse
+		if h == nil {
+			resp = transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, "no request handler", nil)
+		} else {
+			r, err := h(t.handlers, req)
+			switch {
+			case err != nil:
+				resp = transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, err.Error(), nil)
+			case r == nil:
+				return
+			default:
+				resp = r
+			}
+		}
+		msg, err := json.Marshal(resp)
+		if err != nil {
+			t.logger.Warn("could not encode an answer to the server", "method", req.Method, "err", err)
+			return
+		}
+		if err := t.write(msg); err != nil {
+			t.logger.Debug("could not answer the server", "method", req.Method, "err", err)
+		}
+	}()
+}
+
+// abbreviate shortens a line for a log message.
+func abbreviate(line []byte) string {
+	const n = 200
+	if len(line) <= n {
+		return string(line)
+	}
+	return string(line[:n]) + "…"
+}
+
+// callStdio makes a tools/call on the session's raw stdio path: the params
+// are written around args as they are, and the raw result is returned. ok
+// is false when the call must go through mcp-go's client instead: before
+// the client's request _meta is known (the session lists its tools first,
+// so only in tests), or when the server answered that it needs input from
+// the client (protocol 2026-07-28), which mcp-go's client fulfils; the call
+// is then sent again through it, which the protocol allows, since such an
+// answer means the server did not carry the call out.
+func (s *session) callStdio(ctx context.Context, tool string, args json.RawMessage) (raw json.RawMessage, ok bool, err error) {
+	meta, known := s.stdio.requestMeta()
+	if !known {
+		return nil, false, nil
+	}
+	name, err := json.Marshal(tool)
+	if err != nil {
+		return nil, true, fmt.Errorf("encode the tool name: %w", err)
+	}
+	params := make([]byte, 0, len(meta)+len(name)+len(args)+32)
+	params = append(params, '{')
+	if len(meta) > 0 {
+		params = append(params, `"_meta":`...)
+		params = append(params, meta...)
+		params = append(params, ',')
+	}
+	params = append(params, `"name":`...)
+	params = append(params, name...)
+	params = append(params, `,"arguments":`...)
+	params = append(params, args...)
+	params = append(params, '}')
+	reply, err := s.stdio.call(ctx, string(mcpgo.MethodToolsCall), params)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, true, &callEnded{cause: context.Cause(ctx), err: err}
+	case err != nil:
+		return nil, true, err
+	case reply.err != nil:
+		return nil, true, reply.err.AsError()
+	case needsInput(reply.result):
+		s.c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
+		return nil, false, nil
+	}
+	return reply.result, true, nil
+}
+
+// needsInput reports whether a result asks the client for input
+// (resultType input_required, protocol 2026-07-28).
+func needsInput(result json.RawMessage) bool {
+	if !bytes.Contains(result, []byte(mcpgo.ResultTypeInputRequired)) {
+		return false
+	}
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.ResultType == string(mcpgo.ResultTypeInputRequired)
+}

@@ -1,0 +1,284 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+)
+
+// A scriptedPeer is the far end of a stdioTransport over real pipes: the
+// test reads what the transport writes and writes what a server would.
+type scriptedPeer struct {
+	t    *testing.T
+	in   *bufio.Reader // what the transport wrote to the "child's stdin"
+	out  *os.File      // the "child's stdout"
+	tr   *stdioTransport
+	stop func()
+}
+
+func newScriptedPeer(t *testing.T) *scriptedPeer {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newStdioTransport(outR, inW, testLogger(t))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p := &scriptedPeer{t: t, in: bufio.NewReader(inR), out: outW, tr: tr}
+	p.stop = func() {
+		_ = tr.Close()
+		_ = outW.Close() // the child's stdout ends: the reader stops
+		tr.wait()
+		_ = outR.Close()
+		_ = inR.Close()
+	}
+	t.Cleanup(p.stop)
+	return p
+}
+
+// next returns the next message the transport sent, decoded.
+func (p *scriptedPeer) next() map[string]any {
+	p.t.Helper()
+	line, err := p.in.ReadBytes('\n')
+	if err != nil {
+		p.t.Fatalf("read what the transport sent: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		p.t.Fatalf("the transport sent %q, not one JSON message per line: %v", line, err)
+	}
+	return m
+}
+
+// send writes lines to the transport as the server would.
+func (p *scriptedPeer) send(lines ...string) {
+	p.t.Helper()
+	for _, l := range lines {
+		if _, err := p.out.WriteString(l + "\n"); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+}
+
+// callAsync starts a raw call and returns where its answer arrives.
+func (p *scriptedPeer) callAsync(ctx context.Context, params string) <-chan callAnswer {
+	ch := make(chan callAnswer, 1)
+	go func() {
+		r, err := p.tr.call(ctx, "tools/call", []byte(params))
+		ch <- callAnswer{r, err}
+	}()
+	return ch
+}
+
+type callAnswer struct {
+	reply rpcReply
+	err   error
+}
+
+func idJSON(t *testing.T, m map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(m["id"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestStdioCallRoundTrip(t *testing.T) {
+	p := newScriptedPeer(t)
+	ans := p.callAsync(context.Background(), `{"name":"get-sum","arguments":{"a":1}}`)
+	req := p.next()
+	if req["jsonrpc"] != "2.0" || req["method"] != "tools/call" {
+		t.Fatalf("request = %v, want a JSON-RPC 2.0 tools/call", req)
+	}
+	if _, ok := req["id"].(string); !ok {
+		t.Fatalf("request id = %#v, want a string id (apart from the client's numbers)", req["id"])
+	}
+	params, _ := req["params"].(map[string]any)
+	if params["name"] != "get-sum" || fmt.Sprint(params["arguments"]) != "map[a:1]" {
+		t.Fatalf("params = %v, want the given params unchanged", params)
+	}
+	p.send(`not json at all`, // ignored
+		`{"jsonrpc":"2.0","id":"c999","result":{"content":[]}}`, // nobody asked: ignored
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"3"}]}}`, idJSON(t, req)))
+	a := <-ans
+	if a.err != nil || string(a.reply.result) != `{"content":[{"type":"text","text":"3"}]}` || a.reply.err != nil {
+		t.Fatalf("call = %s, %v, %v; want the raw result", a.reply.result, a.reply.err, a.err)
+	}
+}
+
+func TestStdioAnswersOutOfOrder(t *testing.T) {
+	p := newScriptedPeer(t)
+	first := p.callAsync(context.Background(), `{"name":"a"}`)
+	r1 := p.next()
+	second := p.callAsync(context.Background(), `{"name":"b"}`)
+	r2 := p.next()
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"n":2}}`, idJSON(t, r2)),
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such tool"}}`, idJSON(t, r1)))
+	if a := <-second; a.err != nil || string(a.reply.result) != `{"n":2}` {
+		t.Errorf("second call = %s, %v; want {\"n\":2}", a.reply.result, a.err)
+	}
+	a := <-first
+	if a.err != nil || a.reply.err == nil || a.reply.err.Message != "no such tool" {
+		t.Errorf("first call = %+v, %v; want the JSON-RPC error", a.reply.err, a.err)
+	}
+}
+
+func TestStdioLongLine(t *testing.T) {
+	p := newScriptedPeer(t)
+	ans := p.callAsync(context.Background(), `{}`)
+	req := p.next()
+	big := strings.Repeat("x", 3*readBuffer)
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"text":%q}}`, idJSON(t, req), big))
+	a := <-ans
+	var got struct{ Text string }
+	if a.err != nil || json.Unmarshal(a.reply.result, &got) != nil || got.Text != big {
+		t.Fatalf("a %d-byte answer did not arrive whole (err %v)", len(big), a.err)
+	}
+}
+
+func TestStdioCancelTellsTheServer(t *testing.T) {
+	p := newScriptedPeer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ans := p.callAsync(ctx, `{}`)
+	req := p.next()
+	cancel()
+	a := <-ans
+	if !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("call error = %v, want context.Canceled", a.err)
+	}
+	n := p.next()
+	params, _ := n["params"].(map[string]any)
+	if n["method"] != "notifications/cancelled" || fmt.Sprint(params["requestId"]) != fmt.Sprint(req["id"]) {
+		t.Fatalf("after the cancellation the server got %v, want notifications/cancelled for %v", n, req["id"])
+	}
+	// A late answer to the cancelled request is dropped.
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, idJSON(t, req)))
+}
+
+func TestStdioEndOfOutputFailsCalls(t *testing.T) {
+	p := newScriptedPeer(t)
+	ans := p.callAsync(context.Background(), `{}`)
+	p.next()
+	_ = p.out.Close() // the server's stdout ends with the call unanswered
+	a := <-ans
+	var te *transport.Error
+	if !errors.As(a.err, &te) || !errors.Is(a.err, transport.ErrTransportClosed) {
+		t.Fatalf("call error = %v, want a transport error (transport closed)", a.err)
+	}
+	if _, err := p.tr.call(context.Background(), "tools/call", []byte(`{}`)); !errors.As(err, &te) {
+		t.Fatalf("a call after the end = %v, want a transport error", err)
+	}
+}
+
+func TestStdioServerRequestsAndNotifications(t *testing.T) {
+	p := newScriptedPeer(t)
+	// Without a handler, a request from the server is refused.
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if m := p.next(); idJSON(t, m) != "7" || m["error"] == nil {
+		t.Fatalf("answer to an unhandled request = %v, want an error for id 7", m)
+	}
+	got := make(chan mcpgo.JSONRPCNotification, 1)
+	p.tr.SetNotificationHandler(func(n mcpgo.JSONRPCNotification) { got <- n })
+	p.tr.SetRequestHandler(func(_ context.Context, r transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		return &transport.JSONRPCResponse{JSONRPC: "2.0", ID: r.ID, Result: json.RawMessage(`{"pong":true}`)}, nil
+	})
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`{"jsonrpc":"2.0","id":"s1","method":"ping"}`)
+	select {
+	case n := <-got:
+		if n.Method != "notifications/tools/list_changed" {
+			t.Errorf("notification = %q", n.Method)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the notification never reached the handler")
+	}
+	if m := p.next(); idJSON(t, m) != `"s1"` || fmt.Sprint(m["result"]) != "map[pong:true]" {
+		t.Fatalf("answer to ping = %v, want the handler's result for id s1", m)
+	}
+}
+
+func TestStdioRequestMetaComesFromTheClient(t *testing.T) {
+	p := newScriptedPeer(t)
+	if _, known := p.tr.requestMeta(); known {
+		t.Fatal("request _meta known before the client sent anything")
+	}
+	ans := make(chan error, 1)
+	go func() {
+		req := transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcpgo.NewRequestId(int64(1)), Method: "tools/list",
+			Params: map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}
+		_, err := p.tr.SendRequest(context.Background(), req)
+		ans <- err
+	}()
+	req := p.next()
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, idJSON(t, req)))
+	if err := <-ans; err != nil {
+		t.Fatal(err)
+	}
+	meta, known := p.tr.requestMeta()
+	if !known || string(meta) != `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}` {
+		t.Fatalf("request _meta = %s (known %v), want the client's", meta, known)
+	}
+}
+
+func TestNeedsInput(t *testing.T) {
+	for _, tt := range []struct {
+		result string
+		want   bool
+	}{
+		{`{"resultType":"input_required","inputRequests":{}}`, true},
+		{`{"content":[{"type":"text","text":"input_required"}]}`, false}, // only mentions it
+		{`{"resultType":"complete","content":[]}`, false},
+		{`{"content":[]}`, false},
+	} {
+		if got := needsInput(json.RawMessage(tt.result)); got != tt.want {
+			t.Errorf("needsInput(%s) = %v, want %v", tt.result, got, tt.want)
+		}
+	}
+}
+
+// TestStdioCallsTakeTheRawPath checks, against the real fixture server,
+// that tools/call over stdio goes through the transport's raw path with
+// the _meta mcp-go's client sends (protocol 2026-07-28), not through the
+// client.
+func TestStdioCallsTakeTheRawPath(t *testing.T) {
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t)})
+	c.mu.RLock()
+	st := c.sess.stdio
+	c.mu.RUnlock()
+	meta, known := st.requestMeta()
+	if !known || !strings.Contains(string(meta), "io.modelcontextprotocol/protocolVersion") {
+		t.Fatalf("request _meta = %s (known %v), want the client's protocol version", meta, known)
+	}
+	for i := range 3 {
+		res, err := c.Call(context.Background(), "get-sum", json.RawMessage(`{"a":2,"b":3}`))
+		if err != nil || string(res.Value) != "5" {
+			t.Fatalf("Call(get-sum) = %+v, %v; want 5", res, err)
+		}
+		if n := st.nextID.Load(); n != int64(i+1) {
+			t.Fatalf("after %d calls the raw path sent %d requests", i+1, n)
+		}
+	}
+	// A tool error still arrives as an isError result.
+	res, err := c.Call(context.Background(), "fail", json.RawMessage(`{}`))
+	if err != nil || !res.IsError {
+		t.Fatalf("Call(fail) = %+v, %v; want an isError result", res, err)
+	}
+}
