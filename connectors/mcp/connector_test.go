@@ -55,6 +55,7 @@ func TestToolsOverEveryTransport(t *testing.T) {
 			}
 			want := []toolSummary{
 				{"add_tool", "add-tool", false, false},
+				{"ask", "ask", false, false},
 				{"counter", "counter", false, false},
 				{"crash", "crash", false, false},
 				{"delete_thing", "delete-thing", true, false},
@@ -183,9 +184,9 @@ func TestIncludeExclude(t *testing.T) {
 		include, exclude []string
 		want             []string
 	}{
-		{nil, nil, []string{"add_tool", "counter", "crash", "delete_thing", "echo", "fail", "get_sum", "image", "lookup", "slow", "structured"}},
+		{nil, nil, []string{"add_tool", "ask", "counter", "crash", "delete_thing", "echo", "fail", "get_sum", "image", "lookup", "slow", "structured"}},
 		{[]string{"get-*", "echo"}, nil, []string{"echo", "get_sum"}},
-		{nil, []string{"*-*", "c*"}, []string{"echo", "fail", "image", "lookup", "slow", "structured"}},
+		{nil, []string{"*-*", "c*"}, []string{"ask", "echo", "fail", "image", "lookup", "slow", "structured"}},
 		{[]string{"*e*"}, []string{"delete-thing", "echo"}, []string{"counter", "get_sum", "image", "structured"}},
 		{[]string{"no-such-tool"}, nil, nil},
 	}
@@ -234,8 +235,8 @@ func TestPaginationIsFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 11 {
-		t.Errorf("paged listing has %d tools, want 11", len(got))
+	if len(got) != 12 {
+		t.Errorf("paged listing has %d tools, want 12", len(got))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paged tools differ from unpaged (-unpaged +paged):\n%s", diff)

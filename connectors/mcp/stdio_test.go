@@ -282,3 +282,17 @@ func TestStdioCallsTakeTheRawPath(t *testing.T) {
 		t.Fatalf("Call(fail) = %+v, %v; want an isError result", res, err)
 	}
 }
+
+// TestStdioInputRequiredGoesThroughTheClient checks that a tool answering
+// input_required over stdio is sent again through mcp-go's client, which
+// handles multi round-trips (and, with no elicitation handler, fails it).
+func TestStdioInputRequiredGoesThroughTheClient(t *testing.T) {
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t)})
+	if _, err := c.Call(context.Background(), "ask", json.RawMessage(`{}`)); !errors.Is(err, errInputRequired) {
+		t.Fatalf("Call(ask) error = %v, want errInputRequired", err)
+	}
+	// The session is still good.
+	if res, err := c.Call(context.Background(), "get-sum", json.RawMessage(`{"a":1,"b":1}`)); err != nil || string(res.Value) != "2" {
+		t.Fatalf("Call(get-sum) after ask = %+v, %v; want 2", res, err)
+	}
+}
