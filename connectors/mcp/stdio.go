@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -24,15 +25,34 @@ import (
 // Connector.Call uses its raw path (call) for tools/call, which skips the
 // client's per-request re-encoding of the params and decodes each incoming
 // line once.
+//
+// Who reads stdout: a caller waiting for an answer reads it itself when no
+// one else is reading (so the answer to a lone call needs no hand-off
+// between goroutines, which costs a thread wake-up per call), dispatching
+// whatever else arrives; a watcher goroutine reads while no call has been
+// in flight for idleGrace, so notifications and the server's requests are
+// seen between calls. A call that starts while the watcher reads makes it
+// step aside (a read deadline in the past interrupts its read).
 type stdioTransport struct {
 	in     io.WriteCloser // the child's stdin
-	out    *bufio.Reader  // the child's stdout
+	out    *bufio.Reader  // the child's stdout; read by the holder of role
+	outFD  deadliner      // the child's stdout, to interrupt a read
 	logger *slog.Logger
+
+	// role is the right to read out: a token taken from the channel.
+	role chan struct{}
+	// partial is a line whose read was interrupted; guarded by role.
+	partial []byte
+	// wake tells the watcher that no call may be in flight.
+	wake      chan struct{}
+	idleTimer *time.Timer
 
 	writeMu sync.Mutex // one message at a time on stdin
 
 	mu        sync.Mutex
 	pending   map[string]chan rpcReply // by the id's JSON text; guarded by mu
+	calls     int                      // requests waiting for an answer; guarded by mu
+	watching  bool                     // the watcher holds role; guarded by mu
 	onNotify  func(mcpgo.JSONRPCNotification)
 	onRequest transport.RequestHandler
 	// meta is the _meta mcp-go's client puts in every request on protocol
@@ -66,31 +86,62 @@ type rpcMessage struct {
 	Error  *mcpgo.JSONRPCErrorDetails `json:"error"`
 }
 
+// deadliner is a reader whose reads can be given a deadline (an *os.File
+// pipe).
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+}
+
+// idleGrace is how long stdout goes unread after the last call ends
+// before the watcher reads it: long enough that back-to-back calls never
+// wait for the watcher to step aside, short enough that a notification
+// between calls is seen at once for any purpose.
+const idleGrace = 2 * time.Millisecond
+
 // readBuffer is the size of the stdout buffer (longer lines still work;
 // they are gathered in pieces).
 const readBuffer = 64 << 10
 
 var _ transport.BidirectionalInterface = (*stdioTransport)(nil)
 
+// newStdioTransport returns a transport over a child's stdout (out) and
+// stdin (in). When out cannot take a read deadline, only the watcher reads
+// it.
 func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *stdioTransport {
 	t := &stdioTransport{
 		in:      in,
 		out:     bufio.NewReaderSize(out, readBuffer),
 		logger:  logger,
+		role:    make(chan struct{}, 1),
+		wake:    make(chan struct{}, 1),
 		pending: map[string]chan rpcReply{},
 		done:    make(chan struct{}),
 	}
+	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
+		t.outFD = d
+	}
+	t.role <- struct{}{}
+	t.idleTimer = time.AfterFunc(time.Hour, t.signalIdle)
+	t.idleTimer.Stop()
 	t.handlers, t.cancelHandlers = context.WithCancel(context.Background())
 	return t
 }
 
-// Start starts reading the child's stdout.
+// Start starts the watcher.
 func (t *stdioTransport) Start(context.Context) error {
 	t.startOnce.Do(func() {
 		t.wg.Add(1)
-		go t.read()
+		go t.watch()
+		t.signalIdle()
 	})
 	return nil
+}
+
+func (t *stdioTransport) signalIdle() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Close stops the transport: calls waiting for an answer fail, and the
@@ -99,6 +150,7 @@ func (t *stdioTransport) Start(context.Context) error {
 func (t *stdioTransport) Close() error {
 	t.end()
 	t.cancelHandlers()
+	t.idleTimer.Stop()
 	// Not under writeMu: closing ends a write blocked on a full pipe.
 	if err := t.in.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("close stdin: %w", err)
@@ -193,36 +245,136 @@ func (t *stdioTransport) call(ctx context.Context, method string, params []byte)
 }
 
 // roundTrip sends msg, a request whose id is id (its JSON text), and waits
-// for the answer. A transport failure is a *transport.Error.
+// for the answer, reading stdout itself when no one else does. A transport
+// failure is a *transport.Error.
 func (t *stdioTransport) roundTrip(ctx context.Context, id string, msg []byte) (rpcReply, error) {
 	ch := make(chan rpcReply, 1)
-	t.mu.Lock()
-	t.pending[id] = ch
-	t.mu.Unlock()
-	forget := func() {
-		t.mu.Lock()
-		delete(t.pending, id)
-		t.mu.Unlock()
-	}
+	t.begin(id, ch)
+	defer t.finish(id)
 	if err := t.write(msg); err != nil {
-		forget()
 		return rpcReply{}, err
 	}
-	select {
-	case r := <-ch:
-		return r, nil
-	case <-ctx.Done():
-		forget()
-		return rpcReply{}, ctx.Err()
-	case <-t.done:
-		forget()
+	role := t.role
+	if t.outFD == nil {
+		role = nil // only the watcher reads
+	}
+	for {
 		select {
-		case r := <-ch: // answered just before stdout ended
+		case r := <-ch:
 			return r, nil
+		case <-ctx.Done():
+			return rpcReply{}, ctx.Err()
+		case <-t.done:
+			select {
+			case r := <-ch: // answered just before stdout ended
+				return r, nil
+			default:
+			}
+			return rpcReply{}, transport.NewError(transport.ErrTransportClosed)
+		case <-role:
+			if r, ok := t.readFor(ctx, ch); ok {
+				return r, nil
+			}
+		}
+	}
+}
+
+// begin registers a request waiting for its answer on ch; a watcher
+// reading stdout is asked to step aside.
+func (t *stdioTransport) begin(id string, ch chan rpcReply) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pending[id] = ch
+	t.calls++
+	if t.calls == 1 {
+		t.idleTimer.Stop()
+	}
+	if t.watching {
+		t.interrupt()
+	}
+}
+
+// finish forgets a request; once none is in flight, the watcher reads
+// stdout again after idleGrace.
+func (t *stdioTransport) finish(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.pending, id)
+	t.calls--
+	if t.calls == 0 {
+		t.idleTimer.Reset(idleGrace)
+	}
+}
+
+// interrupt ends the read in progress, if any (and the next one, if none
+// is: a deadline in the past is sticky until cleared).
+func (t *stdioTransport) interrupt() {
+	if t.outFD != nil {
+		_ = t.outFD.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// readFor reads stdout, holding role, until ch has the answer (ok) or ctx
+// ends, the transport ends or stdout cannot be interrupted (then role goes
+// back and ok is false).
+func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (rpcReply, bool) {
+	defer func() { t.role <- struct{}{} }()
+	stop := context.AfterFunc(ctx, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.interrupt()
+	})
+	defer stop()
+	for {
+		// Clear a deadline meant for an earlier reader, then check what
+		// would have interrupted this one.
+		_ = t.outFD.SetReadDeadline(time.Time{})
+		if ctx.Err() != nil {
+			return rpcReply{}, false
+		}
+		line, err := t.readLine()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case err != nil:
+			t.readFailed(err)
+			return rpcReply{}, false
+		}
+		t.dispatch(line)
+		select {
+		case r := <-ch:
+			return r, true
 		default:
 		}
-		return rpcReply{}, transport.NewError(transport.ErrTransportClosed)
 	}
+}
+
+// readLine reads one line, keeping what an interrupted read got so far.
+// Only the holder of role calls it.
+func (t *stdioTransport) readLine() ([]byte, error) {
+	line, err := t.out.ReadBytes('\n')
+	if err != nil {
+		t.partial = append(t.partial, line...)
+		return nil, err
+	}
+	if len(t.partial) > 0 {
+		line = append(t.partial, line...)
+		t.partial = nil
+	}
+	return line, nil
+}
+
+// readFailed ends the transport after stdout ended or failed; what came
+// before the end is dispatched.
+func (t *stdioTransport) readFailed(err error) {
+	if len(bytes.TrimSpace(t.partial)) > 0 {
+		t.dispatch(t.partial)
+		t.partial = nil
+	}
+	if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+		t.logger.Debug("reading the server's stdout failed", "err", err)
+	}
+	t.end()
 }
 
 // write sends one message (a line) to the child.
@@ -265,21 +417,55 @@ func (t *stdioTransport) cancelRequest(id json.RawMessage, reason error) {
 	}()
 }
 
-// read dispatches the lines of the child's stdout until it ends.
-func (t *stdioTransport) read() {
+// watch reads stdout while no call is in flight, until it ends.
+func (t *stdioTransport) watch() {
 	defer t.wg.Done()
-	defer t.end()
 	for {
-		line, err := t.out.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			t.dispatch(line)
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				t.logger.Debug("reading the server's stdout failed", "err", err)
-			}
+		select {
+		case <-t.wake:
+		case <-t.done:
 			return
 		}
+		select {
+		case <-t.role:
+		case <-t.done:
+			return
+		}
+		ended := t.watchWhileIdle()
+		t.role <- struct{}{}
+		if ended {
+			return
+		}
+	}
+}
+
+// watchWhileIdle reads and dispatches lines, holding role, until a call
+// begins (false) or stdout ends (true).
+func (t *stdioTransport) watchWhileIdle() bool {
+	for {
+		t.mu.Lock()
+		if t.calls > 0 && t.outFD != nil {
+			t.watching = false
+			t.mu.Unlock()
+			return false
+		}
+		t.watching = true
+		if t.outFD != nil {
+			_ = t.outFD.SetReadDeadline(time.Time{}) // under mu: begin cannot interrupt in between
+		}
+		t.mu.Unlock()
+		line, err := t.readLine()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case err != nil:
+			t.mu.Lock()
+			t.watching = false
+			t.mu.Unlock()
+			t.readFailed(err)
+			return true
+		}
+		t.dispatch(line)
 	}
 }
 

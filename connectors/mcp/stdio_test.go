@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -294,5 +295,88 @@ func TestStdioInputRequiredGoesThroughTheClient(t *testing.T) {
 	// The session is still good.
 	if res, err := c.Call(context.Background(), "get-sum", json.RawMessage(`{"a":1,"b":1}`)); err != nil || string(res.Value) != "2" {
 		t.Fatalf("Call(get-sum) after ask = %+v, %v; want 2", res, err)
+	}
+}
+
+// TestStdioLineSplitByAnInterruptedRead checks that a line the watcher was
+// reading when a call began (and made it step aside) reaches the caller
+// whole.
+func TestStdioLineSplitByAnInterruptedRead(t *testing.T) {
+	p := newScriptedPeer(t)
+	got := make(chan string, 4)
+	p.tr.SetNotificationHandler(func(n mcpgo.JSONRPCNotification) { got <- n.Method })
+	// Half a notification while idle: the watcher reads it and waits.
+	if _, err := p.out.WriteString(`{"jsonrpc":"2.0","method":"notifications/`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // let the watcher take the half line
+	ans := p.callAsync(context.Background(), `{}`)
+	req := p.next()
+	p.send(`first"}`, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"ok":1}}`, idJSON(t, req)))
+	if a := <-ans; a.err != nil || string(a.reply.result) != `{"ok":1}` {
+		t.Fatalf("call = %s, %v", a.reply.result, a.err)
+	}
+	select {
+	case m := <-got:
+		if m != "notifications/first" {
+			t.Fatalf("notification = %q, want the line joined across the interrupted read", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the split notification never arrived")
+	}
+	// A notification after the call is read by the watcher again.
+	p.send(`{"jsonrpc":"2.0","method":"notifications/second"}`)
+	select {
+	case m := <-got:
+		if m != "notifications/second" {
+			t.Fatalf("notification = %q", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a notification between calls was never read")
+	}
+}
+
+// TestStdioWithoutDeadlines checks the transport over a reader that cannot
+// take read deadlines: the watcher alone reads it.
+func TestStdioWithoutDeadlines(t *testing.T) {
+	outR, outW := io.Pipe()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newStdioTransport(outR, inW, testLogger(t))
+	if tr.outFD != nil {
+		t.Fatal("an io.Pipe was taken for a reader with deadlines")
+	}
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = tr.Close()
+		_ = outW.Close()
+		tr.wait()
+		_ = inR.Close()
+	}()
+	in := bufio.NewReader(inR)
+	for i := range 3 {
+		ans := make(chan callAnswer, 1)
+		go func() {
+			r, err := tr.call(context.Background(), "tools/call", []byte(`{}`))
+			ans <- callAnswer{r, err}
+		}()
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req map[string]any
+		if err := json.Unmarshal(line, &req); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Fprintf(outW, `{"jsonrpc":"2.0","id":%s,"result":{"n":%d}}`+"\n", idJSON(t, req), i); err != nil {
+			t.Fatal(err)
+		}
+		if a := <-ans; a.err != nil || string(a.reply.result) != fmt.Sprintf(`{"n":%d}`, i) {
+			t.Fatalf("call %d = %s, %v", i, a.reply.result, a.err)
+		}
 	}
 }
