@@ -43,7 +43,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcom
 	if err := r.store.CreateExecution(ctx, e); err != nil {
 		return Outcome{}, fmt.Errorf("create execution: %w", err)
 	}
-	return r.runPass(ctx, e, ap, true)
+	return r.runPass(ctx, e, ap, nil)
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -71,15 +71,22 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome,
 	if err != nil {
 		return r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err))
 	}
-	for _, en := range log {
+	// Every pending action moves to executing in one transaction; the pass
+	// replays the log as it is now, so it is updated in place.
+	var approved []EntryUpdate
+	for i, en := range log {
 		if en.State != EntryPending {
 			continue
 		}
-		if err := r.moveEntry(ctx, &en, EntryPending, EntryExecuting); err != nil {
+		if log[i].State, err = Transition(EntryPending, EntryExecuting); err != nil {
 			return r.abort(ctx, e, err)
 		}
+		approved = append(approved, EntryUpdate{Entry: log[i], From: EntryPending})
 	}
-	return r.runPass(ctx, e, ap, false)
+	if err := r.store.WriteEntries(context.WithoutCancel(ctx), approved, nil); err != nil {
+		return r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err))
+	}
+	return r.runPass(ctx, e, ap, log)
 }
 
 // Reject rejects a paused run: its pending actions become rejected (with

@@ -40,6 +40,9 @@ type setup struct {
 	maxValue  int          // Options.MaxValueBytes
 	fxLogger  *slog.Logger // the fixture connector's logger (discarded if nil)
 	extra     []runtime.Source
+	// wrap, if set, wraps the real store the runtime is given (to count
+	// or fail its writes); e.store stays the real one.
+	wrap func(runtime.Store) runtime.Store
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -114,8 +117,12 @@ func (e *env) open(s setup) {
 		sources = append(sources, runtime.Source{Connector: n})
 	}
 	sources = append(sources, s.extra...)
+	var store runtime.Store = st
+	if s.wrap != nil {
+		store = s.wrap(st)
+	}
 	rt, err := runtime.New(ctx, runtime.Options{
-		Store:                st,
+		Store:                store,
 		Executor:             e.exec,
 		Sources:              sources,
 		Limits:               s.limits,

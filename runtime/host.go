@@ -56,7 +56,9 @@ type pass struct {
 	mu        sync.Mutex
 	visited   map[int]bool    // seqs the program reached; guarded by mu
 	used      map[string]bool // connectors the program called; guarded by mu
-	executing map[int]Entry   // entries executing and not yet recorded; guarded by mu
+	executing map[int]Entry   // entries executing whose result is not written yet; guarded by mu
+	deferred  []EntryUpdate   // results not written yet (see deferred.go); guarded by mu
+	flushed   bool            // the final flush ran: results are written at once; guarded by mu
 	stop      *stopReason     // first stop; guarded by mu
 	done      bool            // the pass is over; guarded by mu
 	maxSeq    int             // highest seq reached; guarded by mu
@@ -130,17 +132,22 @@ func (p *pass) reachLocked(seq int) {
 	p.maxSeq = max(p.maxSeq, seq)
 }
 
-// finish ends the pass: later calls are refused, and calls still in flight
-// (a connector call outliving a stop) are waited for. It returns the stop
-// reason, if any.
-func (p *pass) finish() *stopReason {
+// finish ends the pass: later calls are refused, calls still in flight (a
+// connector call outliving a stop) are waited for, and the results still
+// deferred are written (see deferred.go). It returns the stop reason, if
+// any, and the error of that final write: the caller must treat it as an
+// internal failure of the pass, whatever else happened, and must not record
+// the run's status before finish returns.
+func (p *pass) finish(ctx context.Context) (*stopReason, error) {
 	p.mu.Lock()
 	p.done = true
 	p.mu.Unlock()
 	p.inflight.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.stop
+	err := p.flushLocked(ctx)
+	p.flushed = true
+	return p.stop, err
 }
 
 // Call performs or replays one connector call.
@@ -274,7 +281,7 @@ func (p *pass) insertLocked(ctx context.Context, e *Entry, to EntryState) error 
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	e.State = st
-	if err := p.r.store.InsertEntry(context.WithoutCancel(ctx), *e); err != nil {
+	if err := p.writeLocked(ctx, nil, e); err != nil {
 		err = fmt.Errorf("log call %d of %s: %w", e.Seq, e.ExecutionID, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
@@ -284,9 +291,16 @@ func (p *pass) insertLocked(ctx context.Context, e *Entry, to EntryState) error 
 	return nil
 }
 
-// moveLocked moves a logged entry from one state to another.
+// moveLocked moves a logged entry from one state to another, writing the
+// deferred results with it.
 func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) error {
-	if err := p.r.moveEntry(ctx, e, from, to); err != nil {
+	st, err := Transition(from, to)
+	if err != nil {
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	e.State = st
+	if err := p.writeLocked(ctx, []EntryUpdate{{Entry: *e, From: from}}, nil); err != nil {
+		err = fmt.Errorf("set call %d of %s %s -> %s: %w", e.Seq, e.ExecutionID, from, to, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	if to == EntryExecuting {
@@ -296,10 +310,12 @@ func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) er
 }
 
 // execute calls the connector for an entry logged executing and records
-// the result.
+// the result: deferred (see deferred.go), so the program gets it without
+// waiting for a commit.
 func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, error) {
 	res, callErr := t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
 	var thrown error
+	to := EntryError
 	switch {
 	case callErr != nil && ctx.Err() != nil:
 		// The pass was cancelled or timed out during the call: whether it
@@ -309,30 +325,23 @@ func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, 
 	case callErr != nil:
 		e.Error = p.r.capMessage(fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
 		thrown = errors.New(e.Error)
-		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
 	case res.IsError:
 		e.Error = p.r.capMessage(res.Message)
 		if e.Error == "" {
 			e.Error = fmt.Sprintf("%s.%s failed without a message", e.Connector, e.Method)
 		}
 		thrown = errors.New(e.Error)
-		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
 	case len(res.Value) > p.r.maxValue && p.r.maxValue > 0:
 		// The call ran, but its result cannot be kept for replay: the
 		// call fails, and fails the same way on replay.
 		e.Error = p.r.callResultTooLarge(e.Connector, e.Method, res.Value)
 		thrown = errors.New(e.Error)
-		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryError)
 	default:
-		e.Result = rawOrNull(res.Value)
-		callErr = p.r.moveEntry(ctx, &e, EntryExecuting, EntryApplied)
+		to, e.Result = EntryApplied, rawOrNull(res.Value)
 	}
-	if callErr != nil {
-		return nil, p.internal(callErr)
+	if err := p.record(ctx, e, to); err != nil {
+		return nil, err
 	}
-	p.mu.Lock()
-	delete(p.executing, e.Seq)
-	p.mu.Unlock()
 	if thrown != nil {
 		return nil, thrown
 	}
@@ -375,10 +384,11 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	return nil, false, nil
 }
 
-// StepDone records the value or failure of a step that just ran. It is the
-// completion of work already started, so it is recorded even when the pass
-// was stopped meanwhile. A value over the per-value cap is recorded as the
-// step's failure, and that error returned (thrown into the program).
+// StepDone records the value or failure of a step that just ran (deferred,
+// see deferred.go). It is the completion of work already started, so it is
+// recorded even when the pass was stopped meanwhile. A value over the
+// per-value cap is recorded as the step's failure, and that error returned
+// (thrown into the program).
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	seq := p.seqBase + s.Seq
 	e := Entry{ExecutionID: p.execID, Seq: seq, Kind: KindStep, Connector: "codemode", Method: "step", Name: s.Name}
@@ -395,12 +405,9 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 	default:
 		e.Result = rawOrNull(value)
 	}
-	if err := p.r.moveEntry(ctx, &e, EntryExecuting, to); err != nil {
-		return p.internal(err)
+	if err := p.record(ctx, e, to); err != nil {
+		return err
 	}
-	p.mu.Lock()
-	delete(p.executing, seq)
-	p.mu.Unlock()
 	return thrown
 }
 

@@ -10,18 +10,10 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
-// runPass runs the program of e (status running) once against its log and
-// records how the pass ended. A fresh execution (just created by Execute)
-// has no log yet, so none is loaded.
-func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver, fresh bool) (Outcome, error) {
-	var log []Entry
-	if !fresh {
-		var err error
-		if log, err = r.store.Entries(ctx, e.ID); err != nil {
-			err = fmt.Errorf("load log of %s: %w", e.ID, err)
-			return r.abort(ctx, e, err)
-		}
-	}
+// runPass runs the program of e (status running) once against its log (as
+// the caller loaded it: nil for a fresh execution, just created by Execute)
+// and records how the pass ended.
+func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver, log []Entry) (Outcome, error) {
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:    e.Code,
@@ -29,14 +21,16 @@ func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver, fresh 
 		Limits:  r.limits,
 		Clock:   e.Clock,
 	}, p)
-	stop := p.finish()
-	return r.record(ctx, e, p, stop, out, runErr)
+	stop, flushErr := p.finish(ctx)
+	return r.record(ctx, e, p, stop, flushErr, out, runErr)
 }
 
 // record stores the end of a pass: the clock, logs and connectors used, the
 // new status, and the fate of entries the pass left undecided. Terminal
-// outcomes dispose the execution.
-func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopReason, out sandbox.Outcome, runErr error) (Outcome, error) {
+// outcomes dispose the execution. flushErr is the failure of the pass's
+// final write of deferred results (finish): the run ends in error then,
+// whatever the program did.
+func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopReason, flushErr error, out sandbox.Outcome, runErr error) (Outcome, error) {
 	ctx = context.WithoutCancel(ctx) // the pass happened; its end is recorded even if the caller gave up
 	if len(out.Clock.Times) >= len(e.Clock.Times) {
 		e.Clock.Times = out.Clock.Times
@@ -61,8 +55,11 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 	e.Result, e.Error = nil, ""
 	switch {
 	case runErr != nil:
-		internal = fmt.Errorf("run %s: %w", e.ID, runErr)
+		internal = errors.Join(fmt.Errorf("run %s: %w", e.ID, runErr), flushErr)
 		e.Error = "internal failure running the program: " + runErr.Error()
+	case flushErr != nil:
+		internal = fmt.Errorf("execution %s: %w", e.ID, flushErr)
+		e.Error = "internal failure: " + flushErr.Error()
 	case stop != nil && out.Status != sandbox.Completed:
 		// (A stop the host decided after the program had already completed —
 		// a call it left floating — does not undo the completion: the

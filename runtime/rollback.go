@@ -103,7 +103,7 @@ func (r *Runtime) revertJS(ctx context.Context, en Entry, fn string, maxSeq *int
 		Limits:  r.limits,
 		Clock:   sandbox.Clock{Seed: newSeed()},
 	}, p)
-	stop := p.finish()
+	stop, flushErr := p.finish(ctx)
 	p.mu.Lock()
 	*maxSeq = max(*maxSeq, p.maxSeq)
 	leftover := p.leftoverLocked()
@@ -111,7 +111,9 @@ func (r *Runtime) revertJS(ctx context.Context, en Entry, fn string, maxSeq *int
 	r.settleLeftovers(ctx, &Execution{ID: en.ExecutionID}, leftover)
 	switch {
 	case runErr != nil:
-		return fmt.Errorf("revert function: %w", runErr)
+		return errors.Join(fmt.Errorf("revert function: %w", runErr), flushErr)
+	case flushErr != nil:
+		return fmt.Errorf("revert function: %w", flushErr)
 	case stop != nil:
 		return fmt.Errorf("revert function: %s", stop.msg)
 	case out.Status == sandbox.Completed:

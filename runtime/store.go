@@ -92,6 +92,14 @@ type Snippet struct {
 	CreatedAt     time.Time `json:"createdAt"`
 }
 
+// EntryUpdate is one conditional update of a log entry (see
+// Store.WriteEntries): Entry's state, result and error are stored if the
+// stored state is still From.
+type EntryUpdate struct {
+	Entry Entry
+	From  EntryState
+}
+
 // ExecutionFilter selects executions to list.
 type ExecutionFilter struct {
 	Limit  int        // 0: no limit
@@ -136,6 +144,14 @@ type Store interface {
 	// UpdateEntry stores e's state, result and error if the stored state is
 	// still from, else ErrConflict (ErrNotFound if absent).
 	UpdateEntry(ctx context.Context, e Entry, from EntryState) error
+	// WriteEntries writes, in one transaction, every update in order (each
+	// as UpdateEntry would) and then, if insert is not nil, the insert (as
+	// InsertEntry would). It is all or nothing: if any update finds its
+	// entry absent (ErrNotFound) or no longer in its From state
+	// (ErrConflict), or the insert fails (ErrConflict, ErrNotFound), nothing
+	// is written and that error is returned. With nothing to write it
+	// returns nil.
+	WriteEntries(ctx context.Context, updates []EntryUpdate, insert *Entry) error
 
 	// SaveSnippet inserts or replaces a snippet by name.
 	SaveSnippet(ctx context.Context, s Snippet) error

@@ -37,6 +37,33 @@ func BenchmarkLoggedCall(b *testing.B) {
 	}
 }
 
+// BenchmarkLoggedCallDeferred measures one logged call as the runtime
+// writes it: the entry inserted as executing in the same transaction as the
+// previous call's result (WriteEntries), so one commit per call.
+func BenchmarkLoggedCallDeferred(b *testing.B) {
+	for _, sync := range []string{"normal", "full"} {
+		b.Run(sync, func(b *testing.B) {
+			ctx := context.Background()
+			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
+			if err := s.CreateExecution(ctx, newExecution("exec_bench", runtime.StatusRunning)); err != nil {
+				b.Fatal(err)
+			}
+			result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
+			var done []runtime.EntryUpdate
+			seq := 0
+			for b.Loop() {
+				seq++
+				e := newEntry("exec_bench", seq, runtime.EntryExecuting)
+				if err := s.WriteEntries(ctx, done, &e); err != nil {
+					b.Fatal(err)
+				}
+				e.State, e.Result = runtime.EntryApplied, result
+				done = append(done[:0], runtime.EntryUpdate{Entry: e, From: runtime.EntryExecuting})
+			}
+		})
+	}
+}
+
 // BenchmarkHousekeeping measures what Runtime.housekeeping asks of the store
 // on every Execute once the retention limit is reached: a prune that finds
 // nothing to delete (50 terminal runs kept, a few running and paused ones),

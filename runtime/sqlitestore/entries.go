@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
@@ -48,18 +49,102 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]runtime.Entr
 // ErrNotFound if the execution does not. A zero CreatedAt is set to now;
 // UpdatedAt is set to now.
 func (s *Store) InsertEntry(ctx context.Context, e runtime.Entry) error {
+	if err := checkInsert(e); err != nil {
+		return err
+	}
+	return insertEntry(ctx, s.stmts.insertEntry, e, now())
+}
+
+// UpdateEntry stores e's state, result and error if the stored state is
+// still from, else ErrConflict (ErrNotFound if absent). Whether the move is
+// legal is the runtime's business (runtime.Transition).
+func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.EntryState) error {
+	if err := checkUpdate(e); err != nil {
+		return err
+	}
+	return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, e, from, now())
+}
+
+// WriteEntries applies the updates in order, then the insert if any, in one
+// IMMEDIATE transaction: all or nothing, with the errors of UpdateEntry and
+// InsertEntry. A single insert or a single update is one statement, which
+// SQLite commits on its own, so no explicit transaction is opened for it.
+func (s *Store) WriteEntries(ctx context.Context, updates []runtime.EntryUpdate, insert *runtime.Entry) (err error) {
+	for _, u := range updates {
+		if err := checkUpdate(u.Entry); err != nil {
+			return err
+		}
+	}
+	if insert != nil {
+		if err := checkInsert(*insert); err != nil {
+			return err
+		}
+	}
+	switch {
+	case len(updates) == 0 && insert == nil:
+		return nil
+	case len(updates) == 0:
+		return insertEntry(ctx, s.stmts.insertEntry, *insert, now())
+	case len(updates) == 1 && insert == nil:
+		return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, updates[0].Entry, updates[0].From, now())
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("write log entries: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+				err = errors.Join(err, fmt.Errorf("write log entries: roll back: %w", rerr))
+			}
+		}
+	}()
+	t := now()
+	update := tx.StmtContext(ctx, s.stmts.updateEntry)
+	state := func() *sql.Stmt { return tx.StmtContext(ctx, s.stmts.entryState) }
+	for _, u := range updates {
+		if err := updateEntry(ctx, update, state, u.Entry, u.From, t); err != nil {
+			return err
+		}
+	}
+	if insert != nil {
+		if err := insertEntry(ctx, tx.StmtContext(ctx, s.stmts.insertEntry), *insert, t); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("write log entries: commit: %w", err)
+	}
+	return nil
+}
+
+// checkInsert refuses an entry that could not be read back.
+func checkInsert(e runtime.Entry) error {
 	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
 	if e.Kind != runtime.KindCall && e.Kind != runtime.KindStep {
 		return fmt.Errorf("insert log entry %s#%d: invalid kind %d", e.ExecutionID, e.Seq, int(e.Kind))
 	}
-	t := now()
+	return nil
+}
+
+// checkUpdate refuses a new state that could not be read back.
+func checkUpdate(e runtime.Entry) error {
+	if err := checkState(e.State); err != nil {
+		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
+	}
+	return nil
+}
+
+// insertEntry runs the insert statement (of the store or of a transaction)
+// for e, checked by checkInsert, at time t.
+func insertEntry(ctx context.Context, insert *sql.Stmt, e runtime.Entry, t time.Time) error {
 	created := t
 	if !e.CreatedAt.IsZero() {
 		created = e.CreatedAt
 	}
-	_, err := s.stmts.insertEntry.ExecContext(ctx,
+	_, err := insert.ExecContext(ctx,
 		e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
 		rawText(e.Args), rawText(e.Result), e.Error, e.State.String(), toNanos(created), toNanos(t))
 	switch {
@@ -73,15 +158,13 @@ func (s *Store) InsertEntry(ctx context.Context, e runtime.Entry) error {
 	return nil
 }
 
-// UpdateEntry stores e's state, result and error if the stored state is
-// still from, else ErrConflict (ErrNotFound if absent). Whether the move is
-// legal is the runtime's business (runtime.Transition).
-func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.EntryState) error {
-	if err := checkState(e.State); err != nil {
-		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
-	}
-	res, err := s.stmts.updateEntry.ExecContext(ctx,
-		e.State.String(), rawText(e.Result), e.Error, toNanos(now()), e.ExecutionID, e.Seq, from.String())
+// updateEntry runs the conditional update statement (of the store or of a
+// transaction) for e, checked by checkUpdate, at time t. When no row
+// matches, the statement returned by state (only prepared then) tells
+// ErrNotFound from ErrConflict.
+func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, e runtime.Entry, from runtime.EntryState, t time.Time) error {
+	res, err := update.ExecContext(ctx,
+		e.State.String(), rawText(e.Result), e.Error, toNanos(t), e.ExecutionID, e.Seq, from.String())
 	if err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
@@ -93,7 +176,7 @@ func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.E
 		return nil
 	}
 	var cur string
-	err = s.stmts.entryState.QueryRowContext(ctx, e.ExecutionID, e.Seq).Scan(&cur)
+	err = state().QueryRowContext(ctx, e.ExecutionID, e.Seq).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, runtime.ErrNotFound)

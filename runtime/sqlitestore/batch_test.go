@@ -1,0 +1,174 @@
+package sqlitestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// moved returns entry seq of exec_w (as batchLog has it) moved to state
+// with result and error.
+func moved(seq int, from, to runtime.EntryState, result, errMsg string) runtime.EntryUpdate {
+	e := newEntry("exec_w", seq, to)
+	if result != "" {
+		e.Result = json.RawMessage(result)
+	}
+	e.Error = errMsg
+	return runtime.EntryUpdate{Entry: e, From: from}
+}
+
+// batchLog is the log each WriteEntries case starts from.
+func batchLog() []runtime.Entry {
+	return []runtime.Entry{
+		newEntry("exec_w", 1, runtime.EntryExecuting),
+		newEntry("exec_w", 2, runtime.EntryExecuting),
+		newEntry("exec_w", 3, runtime.EntryPending),
+	}
+}
+
+// WriteEntries writes its updates and insert all together or not at all,
+// with the errors of UpdateEntry and InsertEntry.
+func TestWriteEntries(t *testing.T) {
+	insert := func(id string, seq int) *runtime.Entry {
+		e := newEntry(id, seq, runtime.EntryExecuting)
+		return &e
+	}
+	badKind := insert("exec_w", 4)
+	badKind.Kind = 0
+	start := batchLog()
+	// after applies updates and an insert to the starting log.
+	after := func(updates []runtime.EntryUpdate, ins *runtime.Entry) []runtime.Entry {
+		log := batchLog()
+		for _, u := range updates {
+			log[u.Entry.Seq-1] = u.Entry
+		}
+		if ins != nil {
+			log = append(log, *ins)
+		}
+		return log
+	}
+	all := []runtime.EntryUpdate{
+		moved(1, runtime.EntryExecuting, runtime.EntryApplied, `{"id":"note_1"}`, ""),
+		moved(2, runtime.EntryExecuting, runtime.EntryError, "", "boom"),
+		moved(3, runtime.EntryPending, runtime.EntryExecuting, "", ""),
+	}
+	tests := []struct {
+		name    string
+		updates []runtime.EntryUpdate
+		insert  *runtime.Entry
+		is      error // nil: success, or any error when fails is set
+		fails   bool
+	}{
+		{name: "nothing"},
+		{name: "updates and insert", updates: all, insert: insert("exec_w", 4)},
+		{name: "updates only", updates: all},
+		{name: "insert only", insert: insert("exec_w", 4)},
+		{name: "one update", updates: all[:1]},
+		{name: "one update and insert", updates: all[:1], insert: insert("exec_w", 4)},
+		{name: "conflict in the middle", updates: []runtime.EntryUpdate{
+			all[0],
+			moved(2, runtime.EntryPending, runtime.EntryExecuting, "", ""),
+			all[2],
+		}, insert: insert("exec_w", 4), is: runtime.ErrConflict, fails: true},
+		{name: "missing entry", updates: []runtime.EntryUpdate{
+			all[0],
+			moved(9, runtime.EntryExecuting, runtime.EntryApplied, "1", ""),
+		}, insert: insert("exec_w", 4), is: runtime.ErrNotFound, fails: true},
+		{name: "insert of an existing seq", updates: all, insert: insert("exec_w", 2), is: runtime.ErrConflict, fails: true},
+		{name: "insert into an unknown execution", updates: all, insert: insert("exec_none", 1), is: runtime.ErrNotFound, fails: true},
+		{name: "lone insert of an existing seq", insert: insert("exec_w", 1), is: runtime.ErrConflict, fails: true},
+		{name: "lone stale update", updates: []runtime.EntryUpdate{moved(3, runtime.EntryExecuting, runtime.EntryApplied, "1", "")},
+			is: runtime.ErrConflict, fails: true},
+		{name: "invalid state", updates: []runtime.EntryUpdate{all[0], moved(2, runtime.EntryExecuting, 0, "", "")},
+			insert: insert("exec_w", 4), fails: true},
+		{name: "invalid insert", updates: all, insert: badKind, fails: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			ctx := context.Background()
+			if err := s.CreateExecution(ctx, newExecution("exec_w", runtime.StatusRunning)); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range start {
+				if err := s.InsertEntry(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := s.WriteEntries(ctx, tt.updates, tt.insert)
+			want := start // all or nothing
+			if !tt.fails {
+				want = after(tt.updates, tt.insert)
+			}
+			switch {
+			case tt.fails && err == nil:
+				t.Fatal("WriteEntries succeeded")
+			case tt.fails && tt.is != nil && !errors.Is(err, tt.is):
+				t.Errorf("error = %v, want %v", err, tt.is)
+			case !tt.fails && err != nil:
+				t.Fatalf("WriteEntries: %v", err)
+			}
+			got, err := s.Entries(ctx, "exec_w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, ignoreStamps, rawAsString); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Two stores on one file racing the same batch (approve a pending entry,
+// log the next one): exactly one wins, and the loser leaves no trace.
+func TestWriteEntriesRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "race.db")
+	stores := []*Store{openAt(t, path, Options{}), openAt(t, path, Options{})}
+	ctx := context.Background()
+	if err := stores[0].CreateExecution(ctx, newExecution("exec_w", runtime.StatusRunning)); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 20
+	for seq := 1; seq <= 2*rounds; seq += 2 {
+		if err := stores[0].InsertEntry(ctx, newEntry("exec_w", seq, runtime.EntryPending)); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, len(stores))
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			approve := moved(seq, runtime.EntryPending, runtime.EntryExecuting, "", "")
+			next := newEntry("exec_w", seq+1, runtime.EntryExecuting)
+			next.Method = string(rune('A' + i))
+			wg.Go(func() { errs[i] = s.WriteEntries(ctx, []runtime.EntryUpdate{approve}, &next) })
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("seq %d: both stores won", seq)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, runtime.ErrConflict):
+				t.Fatalf("seq %d: store %d: %v, want ErrConflict", seq, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("seq %d: nobody won: %v", seq, errs)
+		}
+		log, err := stores[1].Entries(ctx, "exec_w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := log[len(log)-1]; got.Seq != seq+1 || got.Method != string(rune('A'+winner)) {
+			t.Fatalf("seq %d: last entry %d by %q, want %d by the winner %q", seq, got.Seq, got.Method, seq+1, string(rune('A'+winner)))
+		}
+	}
+}
