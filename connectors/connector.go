@@ -69,6 +69,16 @@ type Connector interface {
 	Close() error
 }
 
+// Starter is implemented by connectors that can send a call before their
+// caller waits for its answer, so the caller can do other work (the
+// runtime logs the call) while the tool runs. Start either sends the call
+// and returns the function that waits for its answer, which must be called
+// exactly once, or fails; either way the outcome (Start's error, or wait's
+// Result and error) is what Call would have returned.
+type Starter interface {
+	Start(ctx context.Context, tool string, args json.RawMessage) (wait func() (Result, error), err error)
+}
+
 // Reverter is implemented by connectors that can undo some of their calls
 // natively. Revert is called during a rollback with the arguments and result
 // of an applied call, newest first.

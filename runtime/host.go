@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -165,8 +166,11 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 		return nil, fmt.Errorf("%s.%s: arguments are not valid JSON: %w", c.Connector, c.Method, err)
 	}
 	run, val, err := p.decide(ctx, c, t, args, decoded)
-	if run == nil {
+	switch {
+	case run == nil:
 		return val, err
+	case run.State == 0: // new, for a connector that can send it first
+		return p.startAndLog(ctx, *run, t, t.src.src.Connector.(connectors.Starter))
 	}
 	return p.execute(ctx, *run, t)
 }
@@ -208,6 +212,9 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	}
 	if p.mode == modeRun && t.def.RequiresApproval {
 		return p.gateLocked(ctx, e)
+	}
+	if _, ok := t.src.src.Connector.(connectors.Starter); ok {
+		return &e, nil, nil // not logged yet: see startAndLog
 	}
 	if err := p.insertLocked(ctx, &e, EntryExecuting); err != nil {
 		return nil, nil, err
@@ -314,6 +321,37 @@ func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) er
 // waiting for a commit.
 func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, error) {
 	res, callErr := t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
+	return p.settle(ctx, e, res, callErr)
+}
+
+// startAndLog makes a new call (decided, not logged yet) through a
+// connector that sends it before waiting for the answer: the call is
+// logged executing while the tool runs, so that commit adds nothing to the
+// call's time, and then settled like any call. The call is decided before
+// it is sent (its arguments were validated and it was not gated), and it
+// is logged before its result is used and before the pass can end, so a
+// crash loses nothing replay needs: whether it comes before that commit
+// (no entry) or after it (executing), replay makes the call again, the
+// at-least-once window of design §7. If the log write fails, the call's
+// outcome is dropped and the pass stops with the internal failure.
+func (p *pass) startAndLog(ctx context.Context, e Entry, t *tool, st connectors.Starter) (json.RawMessage, error) {
+	wait, callErr := st.Start(ctx, t.def.SourceName, e.Args)
+	p.mu.Lock()
+	logErr := p.insertLocked(ctx, &e, EntryExecuting)
+	p.mu.Unlock()
+	var res connectors.Result
+	if callErr == nil {
+		res, callErr = wait()
+	}
+	if logErr != nil {
+		return nil, logErr
+	}
+	return p.settle(ctx, e, res, callErr)
+}
+
+// settle records the outcome of a call logged executing (deferred, see
+// deferred.go) and returns what the program gets.
+func (p *pass) settle(ctx context.Context, e Entry, res connectors.Result, callErr error) (json.RawMessage, error) {
 	var thrown error
 	to := EntryError
 	switch {

@@ -279,6 +279,8 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 	}
 }
 
+var _ connectors.Starter = (*Connector)(nil)
+
 // Call invokes the tool whose source name is tool with args, a JSON object
 // (empty or null means {}). A tool's own failure (isError) is reported in
 // the Result; err reports an unknown tool (wrapping
@@ -286,13 +288,25 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 // a server that could not be (re)started, or a session that ended during
 // the call (wrapping ErrDisconnected; the next call starts a new one).
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	args, err := objectArgs(args)
+	wait, err := c.Start(ctx, tool, args)
 	if err != nil {
-		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
+		return connectors.Result{}, err
+	}
+	return wait()
+}
+
+// Start begins the call Call makes and returns the function that waits for
+// its answer (connectors.Starter). Over stdio the request is on its way to
+// the server when Start returns; over HTTP, wait sends it. An error from
+// Start or from wait is what Call would return.
+func (c *Connector) Start(ctx context.Context, tool string, args json.RawMessage) (wait func() (connectors.Result, error), err error) {
+	args, err = objectArgs(args)
+	if err != nil {
+		return nil, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
 	}
 	s, err := c.current(ctx)
 	if err != nil {
-		return connectors.Result{}, err
+		return nil, err
 	}
 	c.mu.RLock()
 	i, known := c.bySource[tool]
@@ -302,9 +316,40 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	}
 	c.mu.RUnlock()
 	if !known {
-		return connectors.Result{}, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
+		return nil, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
 	}
+	if s.stdio != nil {
+		pc, ok, err := s.startStdio(tool, args)
+		switch {
+		case err != nil:
+			return nil, c.callError(ctx, s, name, err)
+		case ok:
+			return func() (connectors.Result, error) { return c.awaitStdio(ctx, s, name, tool, args, pc) }, nil
+		}
+	}
+	return func() (connectors.Result, error) { return c.callClient(ctx, s, name, tool, args) }, nil
+}
 
+// awaitStdio waits for the answer to a call sent on a stdio session's raw
+// path; one that asks for client input is sent again through mcp-go's
+// client (see startStdio).
+func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool string, args json.RawMessage, pc *pendingCall) (connectors.Result, error) {
+	callCtx, release := c.callContext(ctx, s)
+	reply, err := pc.wait(callCtx)
+	raw, ok, err := stdioResult(callCtx, reply, err)
+	release()
+	switch {
+	case !ok:
+		c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
+		return c.callClient(ctx, s, name, tool, args)
+	case err != nil:
+		return connectors.Result{}, c.callError(ctx, s, name, err)
+	}
+	return c.decode(tool, raw)
+}
+
+// callClient makes a call through mcp-go's client.
+func (c *Connector) callClient(ctx context.Context, s *session, name, tool string, args json.RawMessage) (connectors.Result, error) {
 	res, raw, err := c.call(ctx, s, tool, args)
 	if err != nil {
 		// A server that forgot our session (it restarted) never saw the
@@ -326,6 +371,11 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 			return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
 		}
 	}
+	return c.decode(tool, raw)
+}
+
+// decode turns a raw tools/call result into the connector's Result.
+func (c *Connector) decode(tool string, raw json.RawMessage) (connectors.Result, error) {
 	out, err := decodeCallResult(raw)
 	if err != nil {
 		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
@@ -333,18 +383,12 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	return out, nil
 }
 
-// call sends one tools/call on s. It returns the raw result when the server
+// call sends one tools/call on s through mcp-go's client. It returns the raw result when the server
 // answered (even when mcp-go could not decode the answer: an unknown
 // content type, say), else the error.
 func (c *Connector) call(ctx context.Context, s *session, tool string, args json.RawMessage) (*mcpgo.CallToolResult, json.RawMessage, error) {
 	callCtx, release := c.callContext(ctx, s)
 	defer release()
-	if s.stdio != nil {
-		raw, ok, err := s.callStdio(callCtx, tool, args)
-		if ok {
-			return nil, raw, err
-		}
-	}
 	sink := &rawSink{keep: true}
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = tool

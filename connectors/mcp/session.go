@@ -194,8 +194,20 @@ func (s *session) onNotification(n mcpgo.JSONRPCNotification) {
 	}
 }
 
-// alive reports whether the session has not ended.
-func (s *session) alive() bool { return s.ctx.Err() == nil }
+// alive reports whether the session has not ended. A stdio session whose
+// output ended or whose child was reaped is over even before the reaper
+// cancels its context.
+func (s *session) alive() bool {
+	switch {
+	case s.ctx.Err() != nil:
+		return false
+	case s.proc != nil && s.proc.hasExited():
+		return false
+	case s.stdio != nil && s.stdio.ended():
+		return false
+	}
+	return true
+}
 
 // endedAt is when the session ended: its process's exit, or now.
 func (s *session) endedAt() time.Time {

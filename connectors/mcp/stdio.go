@@ -163,6 +163,17 @@ func (t *stdioTransport) wait() { t.wg.Wait() }
 
 func (t *stdioTransport) end() { t.doneOnce.Do(func() { close(t.done) }) }
 
+// ended reports whether the transport was closed or the child's stdout
+// ended.
+func (t *stdioTransport) ended() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // GetSessionId is empty: stdio has no sessions.
 func (t *stdioTransport) GetSessionId() string { return "" }
 
@@ -224,10 +235,16 @@ func (t *stdioTransport) requestMeta() (json.RawMessage, bool) {
 	return t.meta, t.metaSeen
 }
 
-// call sends a request whose params are already encoded and waits for its
-// answer. The request gets an id of its own ("c1", "c2"…), apart from the
-// client's numbers. When ctx ends first, the server is told to cancel it.
-func (t *stdioTransport) call(ctx context.Context, method string, params []byte) (rpcReply, error) {
+// A pendingCall is a request sent by start, awaiting its answer.
+type pendingCall struct {
+	t  *stdioTransport
+	id string // JSON text
+	ch chan rpcReply
+}
+
+// start sends a request whose params are already encoded. The request gets
+// an id of its own ("c1", "c2"…), apart from the client's numbers.
+func (t *stdioTransport) start(method string, params []byte) (*pendingCall, error) {
 	id := `"c` + strconv.FormatInt(t.nextID.Add(1), 10) + `"`
 	msg := make([]byte, 0, len(params)+len(method)+len(id)+48)
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
@@ -237,23 +254,59 @@ func (t *stdioTransport) call(ctx context.Context, method string, params []byte)
 	msg = append(msg, `","params":`...)
 	msg = append(msg, params...)
 	msg = append(msg, '}')
-	reply, err := t.roundTrip(ctx, id, msg)
+	ch, err := t.send(id, msg)
+	if err != nil {
+		return nil, err
+	}
+	return &pendingCall{t: t, id: id, ch: ch}, nil
+}
+
+// wait waits for the answer. When ctx ends first, the server is told to
+// cancel the request. It must be called once.
+func (pc *pendingCall) wait(ctx context.Context) (rpcReply, error) {
+	reply, err := pc.t.await(ctx, pc.id, pc.ch)
 	if err != nil && ctx.Err() != nil {
-		t.cancelRequest(json.RawMessage(id), context.Cause(ctx))
+		pc.t.cancelRequest(json.RawMessage(pc.id), context.Cause(ctx))
 	}
 	return reply, err
+}
+
+// call sends a request whose params are already encoded and waits for its
+// answer (start, then wait).
+func (t *stdioTransport) call(ctx context.Context, method string, params []byte) (rpcReply, error) {
+	pc, err := t.start(method, params)
+	if err != nil {
+		return rpcReply{}, err
+	}
+	return pc.wait(ctx)
 }
 
 // roundTrip sends msg, a request whose id is id (its JSON text), and waits
 // for the answer, reading stdout itself when no one else does. A transport
 // failure is a *transport.Error.
 func (t *stdioTransport) roundTrip(ctx context.Context, id string, msg []byte) (rpcReply, error) {
-	ch := make(chan rpcReply, 1)
-	t.begin(id, ch)
-	defer t.finish(id)
-	if err := t.write(msg); err != nil {
+	ch, err := t.send(id, msg)
+	if err != nil {
 		return rpcReply{}, err
 	}
+	return t.await(ctx, id, ch)
+}
+
+// send registers request id and writes msg; the answer will arrive on the
+// returned channel (see await).
+func (t *stdioTransport) send(id string, msg []byte) (chan rpcReply, error) {
+	ch := make(chan rpcReply, 1)
+	t.begin(id, ch)
+	if err := t.write(msg); err != nil {
+		t.finish(id)
+		return nil, err
+	}
+	return ch, nil
+}
+
+// await waits for the answer to request id, sent by send.
+func (t *stdioTransport) await(ctx context.Context, id string, ch chan rpcReply) (rpcReply, error) {
+	defer t.finish(id)
 	role := t.role
 	if t.outFD == nil {
 		role = nil // only the watcher reads
@@ -326,6 +379,12 @@ func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (rpcRepl
 	})
 	defer stop()
 	for {
+		// The answer may have been read by whoever read before.
+		select {
+		case r := <-ch:
+			return r, true
+		default:
+		}
 		// Clear a deadline meant for an earlier reader, then check what
 		// would have interrupted this one.
 		_ = t.outFD.SetReadDeadline(time.Time{})
@@ -341,11 +400,6 @@ func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (rpcRepl
 			return rpcReply{}, false
 		}
 		t.dispatch(line)
-		select {
-		case r := <-ch:
-			return r, true
-		default:
-		}
 	}
 }
 
@@ -553,15 +607,12 @@ func abbreviate(line []byte) string {
 	return string(line[:n]) + "…"
 }
 
-// callStdio makes a tools/call on the session's raw stdio path: the params
-// are written around args as they are, and the raw result is returned. ok
-// is false when the call must go through mcp-go's client instead: before
-// the client's request _meta is known (the session lists its tools first,
-// so only in tests), or when the server answered that it needs input from
-// the client (protocol 2026-07-28), which mcp-go's client fulfils; the call
-// is then sent again through it, which the protocol allows, since such an
-// answer means the server did not carry the call out.
-func (s *session) callStdio(ctx context.Context, tool string, args json.RawMessage) (raw json.RawMessage, ok bool, err error) {
+// startStdio sends a tools/call on the session's raw stdio path: the
+// params are written around args as they are. ok is false when the call
+// must go through mcp-go's client instead because the client's request
+// _meta is not known yet (the session lists its tools first, so only in
+// tests). The answer is read with stdioResult.
+func (s *session) startStdio(tool string, args json.RawMessage) (pc *pendingCall, ok bool, err error) {
 	meta, known := s.stdio.requestMeta()
 	if !known {
 		return nil, false, nil
@@ -582,7 +633,16 @@ func (s *session) callStdio(ctx context.Context, tool string, args json.RawMessa
 	params = append(params, `,"arguments":`...)
 	params = append(params, args...)
 	params = append(params, '}')
-	reply, err := s.stdio.call(ctx, string(mcpgo.MethodToolsCall), params)
+	pc, err = s.stdio.start(string(mcpgo.MethodToolsCall), params)
+	return pc, true, err
+}
+
+// stdioResult reads the answer to a raw tools/call waited for with ctx: the
+// raw result, or the error. ok is false when the server answered that it
+// needs input from the client (protocol 2026-07-28), which mcp-go's client
+// fulfils; the call must then be sent again through it, which the protocol
+// allows, since such an answer means the server did not carry the call out.
+func stdioResult(ctx context.Context, reply rpcReply, err error) (raw json.RawMessage, ok bool, _ error) {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, true, &callEnded{cause: context.Cause(ctx), err: err}
@@ -591,7 +651,6 @@ func (s *session) callStdio(ctx context.Context, tool string, args json.RawMessa
 	case reply.err != nil:
 		return nil, true, reply.err.AsError()
 	case needsInput(reply.result):
-		s.c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
 		return nil, false, nil
 	}
 	return reply.result, true, nil

@@ -380,3 +380,44 @@ func TestStdioWithoutDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioAnswerReadByAnotherCaller checks that a call whose answer
+// another caller read (and handed over) does not, on taking the reader's
+// role next, wait for yet another line.
+func TestStdioAnswerReadByAnotherCaller(t *testing.T) {
+	p := newScriptedPeer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // a stuck call ends with the test
+	for i := range 100 {
+		a, b := fmt.Sprintf(`"a%d"`, i), fmt.Sprintf(`"b%d"`, i)
+		chA, err := p.tr.send(a, []byte(`{"jsonrpc":"2.0","id":`+a+`,"method":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chB, err := p.tr.send(b, []byte(`{"jsonrpc":"2.0","id":`+b+`,"method":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.next()
+		p.next()
+		// B's answer first: A, waiting first, reads it and hands it over,
+		// then reads its own.
+		p.send(`{"jsonrpc":"2.0","id":` + b + `,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":` + a + `,"result":{}}`)
+		if _, err := p.tr.await(ctx, a, chA); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.tr.await(ctx, b, chB)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: a call is stuck although its answer was read", i)
+		}
+	}
+}

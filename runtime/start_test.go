@@ -1,0 +1,150 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// startingKV is kv sending its calls before they are waited for
+// (connectors.Starter, as the MCP connector does over stdio). It records
+// what the log of the running execution held when each call was sent and
+// when it was waited for.
+type startingKV struct {
+	*kv
+	env      *env
+	startErr error // Start fails with it, sending nothing
+
+	mu      sync.Mutex
+	atStart [][]string // guarded by mu
+	atWait  [][]string // guarded by mu
+}
+
+var _ connectors.Starter = (*startingKV)(nil)
+
+func (s *startingKV) Start(ctx context.Context, tool string, args json.RawMessage) (func() (connectors.Result, error), error) {
+	s.note(&s.atStart)
+	if s.startErr != nil {
+		return nil, s.startErr
+	}
+	return func() (connectors.Result, error) {
+		s.note(&s.atWait)
+		return s.kv.Call(ctx, tool, args)
+	}, nil
+}
+
+// note appends the running execution's log as "seq state" lines.
+func (s *startingKV) note(to *[][]string) {
+	ctx := context.Background()
+	runs, err := s.env.store.ListExecutions(ctx, runtime.ExecutionFilter{Status: runtime.StatusRunning})
+	if err != nil || len(runs) != 1 {
+		s.env.t.Errorf("running executions = %d, %v; want 1", len(runs), err)
+		return
+	}
+	log, err := s.env.store.Entries(ctx, runs[0].ID)
+	if err != nil {
+		s.env.t.Errorf("Entries: %v", err)
+		return
+	}
+	lines := []string{}
+	for _, en := range log {
+		lines = append(lines, strings.Fields(renderEntries([]runtime.Entry{en})[0])[0]+" "+en.State.String())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*to = append(*to, lines)
+}
+
+func newStartingEnv(t *testing.T, cs *countingStore) (*env, *startingKV) {
+	t.Helper()
+	skv := &startingKV{kv: newKV("kv")}
+	s := setup{noKV: true, extra: []runtime.Source{{Connector: skv}}}
+	if cs != nil {
+		s.wrap = cs.wrap
+	}
+	e := newEnv(t, s)
+	skv.env = e
+	return e, skv
+}
+
+// A call through a Starter is sent first and logged executing while it is
+// in flight: before the connector is waited for, never after its result is
+// used; the results and the number of commits are those of any call.
+func TestStartedCallsAreLoggedInFlight(t *testing.T) {
+	cs := &countingStore{}
+	e, skv := newStartingEnv(t, cs)
+	o := e.run(`async () => { await kv.add({ key: "k0", value: "v" }); await kv.add({ key: "k1", value: "v" }); return "ok" }`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+	if diff := cmp.Diff(addEntries(2), e.entries(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	wantStart := [][]string{{}, {"1 executing"}} // call 1's result is written with call 2's entry
+	wantWait := [][]string{{"1 executing"}, {"1 applied", "2 executing"}}
+	if diff := cmp.Diff(wantStart, skv.atStart); diff != "" {
+		t.Errorf("log when each call was sent (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantWait, skv.atWait); diff != "" {
+		t.Errorf("log when each call was waited for (-want +got):\n%s", diff)
+	}
+	if got := cs.commits.Load(); got != 5 {
+		t.Errorf("commits = %d, want 5 (N+3 for N = 2)", got)
+	}
+}
+
+// A Start that fails is the call's failure: logged, and thrown into the
+// program, which can catch it.
+func TestStartFailureIsTheCallsError(t *testing.T) {
+	e, skv := newStartingEnv(t, nil)
+	skv.startErr = errors.New("server down")
+	o := e.run(`async () => { try { await kv.add({ key: "k0" }) } catch (err) { return err.message } }`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+	if got := resultOf[string](t, o); !strings.Contains(got, "server down") {
+		t.Errorf("program caught %q, want the start error", got)
+	}
+	if diff := cmp.Diff([]string{"1 kv.add error kv.add failed: server down"}, e.entries(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if n := skv.count("add"); n != 0 {
+		t.Errorf("kv.add ran %d times, want 0", n)
+	}
+}
+
+// When logging a call that is already in flight fails, the call is still
+// waited for (it is not abandoned mid-way), its outcome is dropped, and the
+// run ends with the internal failure.
+func TestStartedCallLogFailure(t *testing.T) {
+	errDisk := errors.New("disk full")
+	cs := &countingStore{}
+	cs.beforeWrite = func(_ []runtime.EntryUpdate, insert *runtime.Entry) (bool, error) {
+		if insert != nil {
+			return false, errDisk
+		}
+		return false, nil
+	}
+	e, skv := newStartingEnv(t, cs)
+	o, err := e.rt.Execute(e.ctx, `async () => { await kv.add({ key: "k0", value: "v" }); return "unreachable" }`, nil)
+	if !errors.Is(err, errDisk) {
+		t.Errorf("Execute error = %v, want the store's failure", err)
+	}
+	mustStatus(t, o, runtime.StatusError)
+	if !strings.Contains(o.Error, "internal failure") || !strings.Contains(o.Error, "disk full") {
+		t.Errorf("error = %q, want the internal failure naming the write error", o.Error)
+	}
+	if n := skv.count("add"); n != 1 {
+		t.Errorf("kv.add ran %d times, want 1 (sent, then waited for)", n)
+	}
+	if len(skv.atWait) != 1 {
+		t.Errorf("the call was waited for %d times, want 1", len(skv.atWait))
+	}
+	if got := e.entries(o.ExecutionID); len(got) != 0 {
+		t.Errorf("log = %q, want nothing (the only write failed)", got)
+	}
+}
