@@ -34,6 +34,8 @@ var sumArgs = map[string]any{"a": 1, "b": 2}
 // callsPerProgram sequential awaits, so its per-op time includes the
 // durable log (executing, then applied) and its share of the run overhead.
 //
+// via=wire is the floor of any client: the same request line written and
+// the answer line read on one goroutine, decoding nothing (wireClient).
 // via=connector is a breakdown, not a target: the same call through
 // codemode-mcp's MCP connector (connectors/mcp) used as a library in this
 // process, i.e. the downstream leg of via=codemode without the runtime,
@@ -43,11 +45,21 @@ func BenchmarkDownstreamCall(b *testing.B) {
 		b.Run("isolation="+iso, func(b *testing.B) {
 			direct, cm := startPair(b, iso)
 			conn := startConnector(b)
+			wire := startWire(b, fixture.MCPServer(b))
 			b.Run("via=direct", func(b *testing.B) {
 				ctx := context.Background()
 				b.ResetTimer()
 				for range b.N {
 					if err := directSum(ctx, direct); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("via=wire", func(b *testing.B) {
+				ctx := context.Background()
+				b.ResetTimer()
+				for range b.N {
+					if err := wire.sum(ctx); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -95,6 +95,10 @@ awk '
       }
       d = median(grp "|direct"); c = median(grp "|codemode")
       printf "%-46s %10.1fus %10.1fus %7.2fx  %s\n", grp, d / 1000, c / 1000, c / d, target[bench]
+      if ((grp "|wire") in samples) {
+        w = median(grp "|wire")
+        wire[grp] = sprintf("floor (%s): a bare client (one goroutine, no decoding) %.1fus (%.2fx direct); codemode is %.2fx that floor", grp, w / 1000, w / d, c / w)
+      }
       if ((grp "|connector") in samples) {
         k = median(grp "|connector")
         connector[grp] = sprintf("breakdown (%s): connector alone %.1fus (%.2fx direct); runtime + sandbox + log + server add %.1fus per call", grp, k / 1000, k / d, (c - k) / 1000)
@@ -102,6 +106,7 @@ awk '
       if (bench == "BenchmarkTrivialRunE2E") overhead[grp] = c
     }
     for (grp in connector) print connector[grp]
+    for (grp in wire) print wire[grp]
     for (grp in overhead)
       printf "run overhead amortised over 1000 calls (%s): %.2fus per call\n", grp, overhead[grp] / 1000 / 1000
   }
