@@ -52,6 +52,12 @@ function pristine(v, replacer) {
 		if (a) defineProperty(AP, "toJSON", ad);
 	}
 }
+// argsJSON is pristine(v) with a short cut for the usual case, prototypes
+// without a toJSON of their own.
+function argsJSON(v) {
+	if (gopd(OP, "toJSON") === undefined && gopd(AP, "toJSON") === undefined) return stringify(v);
+	return pristine(v);
+}
 // json is JSON.stringify for console output: cycles print as "[Circular]",
 // BigInts as 12n, Errors as "Name: message".
 function json(v) {
@@ -103,7 +109,14 @@ return {
 		return s === undefined ? "null" : s;
 	},
 	// args serialises a connector call's argument.
-	args(v) { return pristine(v); },
+	args(v) { return argsJSON(v); },
+	// method returns a connector method that serialises its argument here,
+	// in JavaScript, when isObject(arg) (a plain object), and hands the call
+	// to call(connector, index, arg, json), json being null when the
+	// argument was not serialised.
+	method(call, isObject, connector, index) {
+		return (arg) => call(connector, index, arg, isObject(arg) ? argsJSON(arg) : null);
+	},
 	parse(s) { return parse(s); },
 	then(v, ok, fail) { then(resolve(v), ok, fail); },
 	isError(e) { return isErr(e); },
@@ -127,7 +140,7 @@ var helpersProgram = sync.OnceValues(func() (*goja.Program, error) {
 
 // helpers are the callables of helpersSource in one runtime.
 type helpers struct {
-	format, result, args, parse, then, isError, describe, newError goja.Callable
+	format, result, args, method, parse, then, isError, describe, newError goja.Callable
 }
 
 func installHelpers(vm *goja.Runtime) (*helpers, error) {
@@ -142,7 +155,7 @@ func installHelpers(vm *goja.Runtime) (*helpers, error) {
 	obj := v.ToObject(vm)
 	h := &helpers{}
 	for name, dst := range map[string]*goja.Callable{
-		"format": &h.format, "result": &h.result, "args": &h.args, "parse": &h.parse,
+		"format": &h.format, "result": &h.result, "args": &h.args, "method": &h.method, "parse": &h.parse,
 		"then": &h.then, "isError": &h.isError, "describe": &h.describe, "newError": &h.newError,
 	} {
 		fn, ok := goja.AssertFunction(obj.Get(name))

@@ -41,8 +41,9 @@ type normalizeFunc func(code, file string) (*Normalized, error)
 
 // pass is one execution of one program in a fresh goja runtime driven by a
 // goja_nodejs event loop. The loop's goroutine (the VM goroutine) owns the
-// runtime; host calls run on goroutines of their own, owned by hostWG, and
-// come back through loop.RunOnLoop. The first outcome recorded wins; once
+// runtime; host calls run between two turns of the VM on its goroutine, or
+// on goroutines of their own, owned by hostWG, and come back through
+// loop.RunOnLoop (see hostjobs.go). The first outcome recorded wins; once
 // there is one, the VM is interrupted, the loop stops and every callback
 // that reaches the loop does nothing.
 //
@@ -69,8 +70,10 @@ type pass struct {
 	loop       *eventloop.EventLoop
 	normalize  normalizeFunc
 
-	hostWG  sync.WaitGroup
-	stopped atomic.Bool // the host returned ErrStop: no further host calls
+	hostWG      sync.WaitGroup // host jobs run on goroutines of their own
+	rescueWG    sync.WaitGroup // the rescuer (hostjobs.go)
+	stopped     atomic.Bool    // the host returned ErrStop: no further host calls
+	outstanding atomic.Int64   // host jobs run on goroutines whose result has not reached the loop
 
 	// owned by the VM goroutine; read by runPass once it has exited
 	vm         *goja.Runtime
@@ -83,6 +86,9 @@ type pass struct {
 	rejections rejectionTracker
 	timers     map[int64]func() // id -> clear
 	nextTimer  int64
+	conns      []*connector // by index in globals
+	callNative goja.Value   // the Go side of the connector methods made in JavaScript
+	isObject   goja.Value   // argKind(v) == "object", for them
 
 	mu        sync.Mutex
 	done      bool
@@ -92,6 +98,15 @@ type pass struct {
 	nextHost  int
 	inflight  map[int]callLabel // connector calls and steps whose host method has not returned, by goHost id
 	cancelled []callLabel       // those in flight when the program ended (not by a host stop)
+
+	// host jobs (hostjobs.go)
+	held        *hostJob      // a call to run at the end of the VM's turn
+	heldGen     uint64        // counts the calls held
+	rescue      *time.Timer   // the rescuer's timer, once it has started
+	rescueStop  chan struct{} // closed to end the rescuer
+	rescueArmed bool          // the rescuer's timer is set
+	rescueGen   uint64        // heldGen when it was set
+	rescueOff   bool          // the pass is ending: no rescuer
 }
 
 // callLabel names a connector call or a step in the in-flight warning.
@@ -142,7 +157,7 @@ func runPass(ctx context.Context, prog *Normalized, p Program, host Host, normal
 		logs:       logState{max: limits.MaxLogBytes},
 		timers:     map[int64]func(){},
 	}
-	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.guard(func() { ps.start(vm) }) })
+	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.turn(func() { ps.start(vm) }) })
 
 	loopDone := make(chan struct{})
 	var loopPanicked bool
@@ -163,6 +178,7 @@ func runPass(ctx context.Context, prog *Normalized, p Program, host Host, normal
 	})
 
 	<-loopDone
+	ps.stopRescuer()
 	ps.hostWG.Wait()
 	if !stopAfter() {
 		<-afterDone

@@ -103,9 +103,10 @@ type Step struct {
 	Name string `json:"name"`
 }
 
-// Host serves the program's calls. Methods are called from goroutines other
-// than the VM's, possibly concurrently (Promise.all), and must be safe for
-// concurrent use.
+// Host serves the program's calls. Methods are called off the VM: on
+// goroutines of their own or, for a call made while nothing else is
+// pending, on the VM's goroutine between two of its turns; possibly
+// concurrently (Promise.all). They must be safe for concurrent use.
 //
 // An error wrapping ErrStop stops the program: the VM is interrupted in a
 // way the program cannot catch, no further Host method is called in this

@@ -52,7 +52,7 @@ func (ps *pass) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {
 			if ps.isDone() {
 				return
 			}
-			ps.guard(func() {
+			ps.turn(func() {
 				restore := ps.steps.enter(step)
 				_, err := fn(goja.Undefined(), args...)
 				restore()
