@@ -9,6 +9,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if echoChild() {
+		return
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		removeBinary()
 		fixture.RemoveBinaries()
