@@ -22,9 +22,9 @@ import (
 // stdioTransport is the JSON-RPC transport of a stdio server: one message
 // per line on the child's stdin and stdout. mcp-go's client uses it for the
 // handshake, tools/list, notifications and the server's own requests;
-// Connector.Call uses its raw path (call) for tools/call, which skips the
-// client's per-request re-encoding of the params and decodes each incoming
-// line once.
+// Connector.Start uses its raw path (start, then pendingCall.wait) for
+// tools/call, which skips the client's per-request re-encoding of the
+// params. Each incoming line is decoded once.
 //
 // Who reads stdout: a caller waiting for an answer reads it itself when no
 // one else is reading (so the answer to a lone call needs no hand-off
@@ -269,16 +269,6 @@ func (pc *pendingCall) wait(ctx context.Context) (rpcReply, error) {
 		pc.t.cancelRequest(json.RawMessage(pc.id), context.Cause(ctx))
 	}
 	return reply, err
-}
-
-// call sends a request whose params are already encoded and waits for its
-// answer (start, then wait).
-func (t *stdioTransport) call(ctx context.Context, method string, params []byte) (rpcReply, error) {
-	pc, err := t.start(method, params)
-	if err != nil {
-		return rpcReply{}, err
-	}
-	return pc.wait(ctx)
 }
 
 // roundTrip sends msg, a request whose id is id (its JSON text), and waits

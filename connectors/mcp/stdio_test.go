@@ -88,6 +88,16 @@ func (p *scriptedPeer) callAsync(ctx context.Context, params string) <-chan call
 	return ch
 }
 
+// call sends a request whose params are already encoded and waits for its
+// answer (start, then wait).
+func (t *stdioTransport) call(ctx context.Context, method string, params []byte) (rpcReply, error) {
+	pc, err := t.start(method, params)
+	if err != nil {
+		return rpcReply{}, err
+	}
+	return pc.wait(ctx)
+}
+
 type callAnswer struct {
 	reply rpcReply
 	err   error
