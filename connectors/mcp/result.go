@@ -66,6 +66,44 @@ type contentItem struct {
 //     with base64 data replaced by a "<N bytes base64>" marker, N being the
 //     length of the encoded data.
 func decodeCallResult(raw json.RawMessage) (connectors.Result, error) {
+	if v, ok := decodePlainText(raw); ok {
+		return connectors.Result{Value: v}, nil
+	}
+	return decodeCallResultFull(raw)
+}
+
+// plainTextResult is the commonest tools/call result, decoded in one pass:
+// its content items have the same fields as wireContent, so an item the
+// full path would find malformed makes this decoding fail too.
+type plainTextResult struct {
+	Content           []wireContent   `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           json.RawMessage `json:"isError"`
+	ResultType        json.RawMessage `json:"resultType"`
+}
+
+// decodePlainText decodes a result made of text content only (no isError,
+// no structuredContent, a complete resultType or none) in one pass, giving
+// what decodeCallResultFull gives for it; ok is false for anything else.
+func decodePlainText(raw json.RawMessage) (json.RawMessage, bool) {
+	var r plainTextResult
+	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 || isTrue(r.IsError) || !isNull(r.StructuredContent) {
+		return nil, false
+	}
+	if !isNull(r.ResultType) && string(bytes.TrimSpace(r.ResultType)) != `"complete"` {
+		return nil, false
+	}
+	for i := range r.Content {
+		if r.Content[i].Type != "text" {
+			return nil, false
+		}
+	}
+	return textValue(joinText(r.Content)), true
+}
+
+// decodeCallResultFull is decodeCallResult for any result: each part is
+// decoded on its own, so a malformed item does not spoil the others.
+func decodeCallResultFull(raw json.RawMessage) (connectors.Result, error) {
 	var w wireCallResult
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return connectors.Result{}, fmt.Errorf("malformed tools/call result: %w", err)

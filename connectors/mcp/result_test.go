@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -88,12 +89,23 @@ func FuzzDecodeCallResult(f *testing.F) {
 		`{"content":[{"type":"resource","resource":{"blob":"x"}}]}`,
 		`{"content":[null,{"resource":null}]}`,
 		`{"resultType":"input_required"}`,
+		`{"_meta":{"x":1},"content":[{"type":"text","text":"3"}],"resultType":"complete"}`,
+		`{"content":[{"type":"text","text":"a"},{"type":"text","text":"b","data":5}]}`,
+		`{"content":[{"type":"text","text":"{\"a\": 1}"}],"isError":false}`,
+		`{"content":[{"type":"text"}]}`,
 		`null`, `[]`, `"x"`, ``,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		got, err := decodeCallResult(raw)
+		// The one-pass path for plain text gives what the full path gives.
+		if v, ok := decodePlainText(raw); ok {
+			full, ferr := decodeCallResultFull(raw)
+			if ferr != nil || full.IsError || !bytes.Equal(full.Value, v) {
+				t.Errorf("decodeCallResult(%q): plain text path %s, full path %+v, %v", raw, v, full, ferr)
+			}
+		}
 		if err != nil || got.IsError {
 			return
 		}
