@@ -122,6 +122,20 @@ func TestWriteEntries(t *testing.T) {
 			if diff := cmp.Diff(want, got, ignoreStamps, rawAsString); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
+			// Whatever happened, the next transaction of the store works
+			// (a failed one was rolled back, not left open).
+			if err := s.CreateExecution(ctx, newExecution("exec_next", runtime.StatusRunning)); err != nil {
+				t.Fatal(err)
+			}
+			first := newEntry("exec_next", 1, runtime.EntryExecuting)
+			if err := s.InsertEntry(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+			done := first
+			done.State = runtime.EntryApplied
+			if err := s.WriteEntries(ctx, []runtime.EntryUpdate{{Entry: done, From: runtime.EntryExecuting}}, insert("exec_next", 2)); err != nil {
+				t.Fatalf("the next WriteEntries: %v", err)
+			}
 		})
 	}
 }

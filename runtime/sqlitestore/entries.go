@@ -88,34 +88,18 @@ func (s *Store) WriteEntries(ctx context.Context, updates []runtime.EntryUpdate,
 	case len(updates) == 1 && insert == nil:
 		return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, updates[0].Entry, updates[0].From, now())
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("write log entries: begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
-				err = errors.Join(err, fmt.Errorf("write log entries: roll back: %w", rerr))
+	return s.log.tx(ctx, func(insertStmt, update *sql.Stmt, state func() *sql.Stmt) error {
+		t := now()
+		for _, u := range updates {
+			if err := updateEntry(ctx, update, state, u.Entry, u.From, t); err != nil {
+				return err
 			}
 		}
-	}()
-	t := now()
-	update := tx.StmtContext(ctx, s.stmts.updateEntry)
-	state := func() *sql.Stmt { return tx.StmtContext(ctx, s.stmts.entryState) }
-	for _, u := range updates {
-		if err := updateEntry(ctx, update, state, u.Entry, u.From, t); err != nil {
-			return err
+		if insert != nil {
+			return insertEntry(ctx, insertStmt, *insert, t)
 		}
-	}
-	if insert != nil {
-		if err := insertEntry(ctx, tx.StmtContext(ctx, s.stmts.insertEntry), *insert, t); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("write log entries: commit: %w", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkInsert refuses an entry that could not be read back.

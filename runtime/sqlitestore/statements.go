@@ -66,6 +66,14 @@ func statusLiteral(s string) (string, error) {
 	return "'" + s + "'", nil
 }
 
+// The log's statements, also prepared on the log connection (logConn).
+const (
+	insertEntrySQL = `INSERT INTO entries (` + entryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	updateEntrySQL = `UPDATE entries SET state = ?, result = ?, error = ?, updated_at = ?
+			WHERE execution_id = ? AND seq = ? AND state = ?`
+	entryStateSQL = `SELECT state FROM entries WHERE execution_id = ? AND seq = ?`
+)
+
 // prepare prepares every statement on s.db. On failure it closes those
 // already prepared.
 func (s *Store) prepare(ctx context.Context) error {
@@ -79,10 +87,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&st.insertEntry, `INSERT INTO entries (` + entryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&st.updateEntry, `UPDATE entries SET state = ?, result = ?, error = ?, updated_at = ?
-			WHERE execution_id = ? AND seq = ? AND state = ?`},
-		{&st.entryState, `SELECT state FROM entries WHERE execution_id = ? AND seq = ?`},
+		{&st.insertEntry, insertEntrySQL},
+		{&st.updateEntry, updateEntrySQL},
+		{&st.entryState, entryStateSQL},
 		{&st.entries, `SELECT ` + entryColumns + ` FROM entries WHERE execution_id = ? ORDER BY seq`},
 		{&st.executionExists, `SELECT 1 FROM executions WHERE id = ?`},
 

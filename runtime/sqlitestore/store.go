@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -43,6 +44,10 @@ type Store struct {
 	path   string
 	logger *slog.Logger
 	stmts  statements
+	log    *logConn
+	// closeOnce gives the log connection back once (closing a sql.Conn
+	// twice is an error).
+	closeOnce sync.Once
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -75,6 +80,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := s.prepare(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), db.Close())
 	}
+	if s.log, err = openLogConn(ctx, db); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.stmts.close(), db.Close())
+	}
 	return s, nil
 }
 
@@ -89,7 +97,9 @@ func (s *Store) Path() string { return s.path }
 // Close closes the prepared statements and the database. It is safe to call
 // more than once.
 func (s *Store) Close() error {
-	if err := errors.Join(s.stmts.close(), s.db.Close()); err != nil {
+	var logErr error
+	s.closeOnce.Do(func() { logErr = s.log.close() })
+	if err := errors.Join(logErr, s.stmts.close(), s.db.Close()); err != nil {
 		return fmt.Errorf("close store %s: %w", s.path, err)
 	}
 	return nil
