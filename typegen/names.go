@@ -3,7 +3,6 @@ package typegen
 import (
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
@@ -81,44 +80,16 @@ func propertyKey(s string) string {
 }
 
 // isValueIdent reports whether s is a JavaScript identifier (Unicode letters
-// allowed, as connector names may use them) that is not a reserved word.
-func isValueIdent(s string) bool {
-	if s == "" || keywords(s) {
-		return false
-	}
-	for i, r := range s {
-		if !isIdentRune(r, i == 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// isIdentRune is the identifier rule the sandbox applies to connector names.
-var isIdentRune = connectors.IsIdentifierRune
+// allowed, as connector names may use them) that is not a reserved word:
+// the sandbox's own rule.
+var isValueIdent = connectors.IsIdentifier
 
 // valueIdent returns s when it is an identifier, else a sanitized form of it
 // (invalid characters become '_', a leading digit or a reserved word gets a
-// '_' prefix). Connector names are validated long before they reach
-// typegen; this only keeps the output valid whatever the input.
-func valueIdent(s string) string {
-	if isValueIdent(s) {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if isIdentRune(r, i == 0) || (i == 0 && unicode.IsDigit(r)) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	out := b.String()
-	if out == "" || keywords(out) || unicode.IsDigit([]rune(out)[0]) {
-		out = "_" + out
-	}
-	return out
-}
+// '_' prefix): the names the sandbox gives its globals. Connector names are
+// validated long before they reach typegen; this only keeps the output
+// valid whatever the input.
+var valueIdent = connectors.Identifier
 
 // namer hands out unique type names within one output.
 type namer struct {
