@@ -1,0 +1,113 @@
+package jsontext
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// anyValues builds what encoding/json's Unmarshal into an any builds
+// (objects lose their order, the last duplicate key wins).
+type anyValues struct{}
+
+func (anyValues) Null() any           { return nil }
+func (anyValues) Bool(b bool) any     { return b }
+func (anyValues) String(s string) any { return s }
+func (anyValues) Number(text []byte) (any, bool) {
+	f, ok := ParseFloat(text)
+	return f, ok
+}
+func (anyValues) Array(items []any) any {
+	if items == nil {
+		return []any{}
+	}
+	return items
+}
+func (anyValues) Object(keys []string, values []any) (any, bool) {
+	m := make(map[string]any, len(keys))
+	for i, k := range keys {
+		m[k] = values[i]
+	}
+	return m, true
+}
+
+// order records members in document order, to check it is kept.
+type order struct{ anyValues }
+
+func (order) Object(keys []string, _ []any) (any, bool) { return strings.Join(keys, ","), true }
+
+func TestParse(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want any
+		ok   bool
+	}{
+		{` {"a": [1, "x", null, true, false, -0.5e-3]} `, map[string]any{"a": []any{1.0, "x", nil, true, false, -0.5e-3}}, true},
+		{`[]`, []any{}, true},
+		{`{}`, map[string]any{}, true},
+		{`{"a":1,"a":2}`, map[string]any{"a": 2.0}, true},
+		{`"\ud83d\ude00"`, "😀", true},
+		{`1e999`, nil, false},   // the builder rejects it: out of range
+		{`[1,]`, nil, false},    // trailing comma
+		{`{"a" 1}`, nil, false}, // no colon
+		{`01`, nil, false},
+		{`1.`, nil, false},
+		{`"a` + "\x01" + `"`, nil, false}, // control character
+		{`"\x"`, nil, false},
+		{`nul`, nil, false},
+		{`[1] x`, nil, false},
+		{``, nil, false},
+	} {
+		got, ok := Parse[any]([]byte(tt.raw), 100, anyValues{})
+		if ok != tt.ok || (ok && !cmp.Equal(got, tt.want)) {
+			t.Errorf("Parse(%q) = %v, %v; want %v, %v", tt.raw, got, ok, tt.want, tt.ok)
+		}
+	}
+	if got, ok := Parse[any]([]byte(`{"b":1,"a":2,"b":3}`), 10, order{}); !ok || got != "b,a,b" {
+		t.Errorf("members reached the builder as %v, %v; want b,a,b in document order", got, ok)
+	}
+	deep := strings.Repeat("[", 11) + strings.Repeat("]", 11)
+	if _, ok := Parse[any]([]byte(deep[1:len(deep)-1]), 10, anyValues{}); !ok {
+		t.Error("nesting 10 with maxDepth 10 rejected")
+	}
+	if _, ok := Parse[any]([]byte(deep), 10, anyValues{}); ok {
+		t.Error("nesting 11 with maxDepth 10 accepted")
+	}
+}
+
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{
+		`plain`, `\n\t\"\\\/\b\f\r`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00x`, `\ud83d\ud83d\ude00`, `\ud83d\u0041`,
+		"\xff", "a\xc3", "\xed\xa0\x80", "é", `\u0000`, `\uFFFF`, `\uD7FF\uE000`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(`"`+s+`"`), &want); err != nil {
+			t.Fatalf("encoding/json rejects %q: %v", s, err)
+		}
+		got, ok := unquote([]byte(s))
+		if !ok || got != want {
+			t.Errorf("unquote(%q) = %q, %v; encoding/json: %q", s, got, ok, want)
+		}
+	}
+}
+
+// FuzzParse checks Parse against encoding/json: the same texts accepted
+// (within the nesting limit), the same values built.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"x",null]}`, `"\ud83d\ude00"`, "\"\xff\"", `-0.5e-3`, `[{},[]]`, `{"a":1,"a":2}`, `1e400`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, ok := Parse[any]([]byte(raw), 10000, anyValues{})
+		var want any
+		err := json.Unmarshal([]byte(raw), &want)
+		switch {
+		case ok != (err == nil):
+			t.Errorf("Parse(%q) ok = %v; encoding/json: %v", raw, ok, err)
+		case ok && !cmp.Equal(got, want):
+			t.Errorf("Parse(%q) = %v; encoding/json: %v", raw, got, want)
+		}
+	})
+}
