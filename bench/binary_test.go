@@ -4,11 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // serverProfile, when set, makes the benchmarks run the profiling build of
@@ -45,31 +44,16 @@ func removeBinary() {
 }
 
 func buildCodemode() (string, error) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("find the go command: %w", err)
-	}
-	gomod, err := exec.Command(goCmd, "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	dir, err := os.MkdirTemp("", "codemode-bench-")
 	if err != nil {
 		return "", fmt.Errorf("create build directory: %w", err)
 	}
 	built.dir = dir
-	out := filepath.Join(dir, "codemode-mcp")
 	pkg := "./cmd/codemode-mcp"
 	if *serverProfile != "" {
 		pkg = "./bench/internal/profserve"
 	}
-	cmd := exec.Command(goCmd, "build", "-o", out, pkg)
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, b)
-	}
-	return out, nil
+	return fixture.BuildCommand(pkg, dir, "codemode-mcp")
 }
 
 // serverEnv is the extra environment of a codemode-mcp server.

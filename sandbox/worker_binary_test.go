@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -27,14 +27,9 @@ func (echoHost) Snippet(context.Context, string) (string, error)                
 // TestCodemodeBinaryIsAWorker builds the codemode-mcp binary and runs a
 // pool on its hidden __sandbox-worker sub-command: the production path.
 func TestCodemodeBinaryIsAWorker(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
+	bin, err := fixture.BuildCommand("./cmd/codemode-mcp", t.TempDir(), "codemode-mcp")
 	if err != nil {
-		t.Fatalf("find the go command: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "codemode-mcp")
-	build := exec.Command(goCmd, "build", "-o", bin, "github.com/codemode-mcp/codemode-mcp/cmd/codemode-mcp")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{Command: []string{bin, "__sandbox-worker"}, Size: 1, MemoryLimit: 64 << 20})
 	if err != nil {
