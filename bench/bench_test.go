@@ -46,24 +46,8 @@ func BenchmarkDownstreamCall(b *testing.B) {
 			direct, cm := startPair(b, iso)
 			conn := startConnector(b)
 			wire := startWire(b, fixture.MCPServer(b))
-			b.Run("via=direct", func(b *testing.B) {
-				ctx := context.Background()
-				b.ResetTimer()
-				for range b.N {
-					if err := directSum(ctx, direct); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run("via=wire", func(b *testing.B) {
-				ctx := context.Background()
-				b.ResetTimer()
-				for range b.N {
-					if err := wire.sum(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct) }))
+			b.Run("via=wire", each(wire.sum))
 			b.Run("via=connector", func(b *testing.B) {
 				ctx := context.Background()
 				args := json.RawMessage(`{"a":1,"b":2}`)
@@ -102,15 +86,7 @@ func BenchmarkTrivialRunE2E(b *testing.B) {
 	for _, iso := range isolations {
 		b.Run("isolation="+iso, func(b *testing.B) {
 			direct, cm := startPair(b, iso)
-			b.Run("via=direct", func(b *testing.B) {
-				ctx := context.Background()
-				b.ResetTimer()
-				for range b.N {
-					if err := directSum(ctx, direct); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct) }))
 			b.Run("via=codemode", func(b *testing.B) {
 				ctx := context.Background()
 				b.ResetTimer()
@@ -125,6 +101,19 @@ func BenchmarkTrivialRunE2E(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// each is a benchmark whose op is one call of op.
+func each(op func(context.Context) error) func(*testing.B) {
+	return func(b *testing.B) {
+		ctx := context.Background()
+		b.ResetTimer()
+		for range b.N {
+			if err := op(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
 
