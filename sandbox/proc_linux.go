@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 )
@@ -47,9 +48,11 @@ func vmDataBytes() (int64, error) {
 
 // workerPipes returns the pipes a ProcessPool gives a worker: fd 3 from
 // the parent, fd 4 to it. They are made non-blocking so that Go's poller
-// serves them (a blocking read would hold the only P of GOMAXPROCS=1).
-func workerPipes() (in, out *os.File, err error) {
-	for _, fd := range []int{workerInFD, workerOutFD} {
+// serves them (a blocking read would hold the only P of GOMAXPROCS=1), and
+// read and written with raw system calls (rawPipe).
+func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
+	var pipes [2]*rawPipe
+	for i, fd := range []int{workerInFD, workerOutFD} {
 		var st syscall.Stat_t
 		if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
 			return nil, nil, fmt.Errorf("sandbox worker: fd %d is not a pipe (a worker is started by the sandbox's process pool)", fd)
@@ -57,6 +60,11 @@ func workerPipes() (in, out *os.File, err error) {
 		if err := syscall.SetNonblock(fd, true); err != nil {
 			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
 		}
+		p, err := newRawPipe(os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i]))
+		if err != nil {
+			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
+		}
+		pipes[i] = p
 	}
-	return os.NewFile(workerInFD, "sandbox-in"), os.NewFile(workerOutFD, "sandbox-out"), nil
+	return pipes[0], pipes[1], nil
 }

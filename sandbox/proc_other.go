@@ -4,7 +4,7 @@ package sandbox
 
 import (
 	"errors"
-	"os"
+	"io"
 	"syscall"
 )
 
@@ -15,4 +15,6 @@ func workerSysProcAttr() *syscall.SysProcAttr { return nil }
 
 func limitData(int64) error { return errors.ErrUnsupported }
 
-func workerPipes() (in, out *os.File, err error) { return nil, nil, errors.ErrUnsupported }
+func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
+	return nil, nil, errors.ErrUnsupported
+}
