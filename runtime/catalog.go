@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -51,10 +52,12 @@ type tool struct {
 	schema     *jsonschema.Schema // nil when the schema could not be compiled
 }
 
-// catalog holds the sources in configuration order.
+// catalog holds the sources in configuration order. It is not changed
+// once built: RefreshConnector builds a new one.
 type catalog struct {
 	sources []*source
 	byName  map[string]*source
+	globals []sandbox.Global // one per available source
 }
 
 // buildCatalog lists every source's tools and applies the configuration's
@@ -79,46 +82,72 @@ func buildCatalog(ctx context.Context, sources []Source, log *slog.Logger) (*cat
 				return nil, fmt.Errorf("connector %s: approve glob %q: %w", name, g, err)
 			}
 		}
-		s := &source{src: src, name: name, byName: map[string]*tool{}}
-		s.description = src.Description
-		if d, ok := src.Connector.(describer); ok && s.description == "" {
-			s.description = d.Description()
+		s, err := buildSource(ctx, src, name, log)
+		if err != nil {
+			return nil, err
 		}
 		c.sources = append(c.sources, s)
 		c.byName[name] = s
-
-		defs, err := src.Connector.Tools(ctx)
-		if err != nil {
-			s.err = err
-			log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
-			continue
-		}
-		for _, def := range defs {
-			if len(def.InputSchema) == 0 {
-				def.InputSchema = json.RawMessage(`{"type":"object"}`)
-			}
-			t := &tool{src: s, def: def}
-			t.def.RequiresApproval = def.RequiresApproval || matchesAny(src.Approve, def.Name, def.SourceName)
-			if js, ok := src.Revert[def.Name]; ok {
-				t.revertJS = js
-			} else if js, ok := src.Revert[def.SourceName]; ok {
-				t.revertJS = js
-			}
-			s.tools = append(s.tools, t)
-			s.byName[def.Name] = t
-		}
-		for m := range src.Revert {
-			if s.lookupAny(m) == nil {
-				log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
-			}
-		}
-		fp, err := fingerprint(defs)
-		if err != nil {
-			return nil, fmt.Errorf("connector %s: fingerprint tools: %w", name, err)
-		}
-		s.fingerprint = fp
 	}
+	c.globals = c.sandboxGlobals()
 	return c, nil
+}
+
+// buildSource lists one connector's tools and applies the configuration's
+// approval globs and revert functions. A connector whose Tools fails gives
+// a source with that error.
+func buildSource(ctx context.Context, src Source, name string, log *slog.Logger) (*source, error) {
+	s := &source{src: src, name: name, byName: map[string]*tool{}}
+	s.description = src.Description
+	if d, ok := src.Connector.(describer); ok && s.description == "" {
+		s.description = d.Description()
+	}
+	defs, err := src.Connector.Tools(ctx)
+	if err != nil {
+		s.err = err
+		log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
+		return s, nil
+	}
+	for _, def := range defs {
+		if len(def.InputSchema) == 0 {
+			def.InputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		t := &tool{src: s, def: def}
+		t.def.RequiresApproval = def.RequiresApproval || matchesAny(src.Approve, def.Name, def.SourceName)
+		if js, ok := src.Revert[def.Name]; ok {
+			t.revertJS = js
+		} else if js, ok := src.Revert[def.SourceName]; ok {
+			t.revertJS = js
+		}
+		s.tools = append(s.tools, t)
+		s.byName[def.Name] = t
+	}
+	for m := range src.Revert {
+		if s.lookupAny(m) == nil {
+			log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
+		}
+	}
+	fp, err := fingerprint(defs)
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: fingerprint tools: %w", name, err)
+	}
+	s.fingerprint = fp
+	return s, nil
+}
+
+// with returns a copy of the catalog in which s replaces the source of the
+// same name.
+func (c *catalog) with(s *source) *catalog {
+	n := &catalog{sources: make([]*source, len(c.sources)), byName: make(map[string]*source, len(c.byName))}
+	for i, old := range c.sources {
+		if old.name == s.name {
+			old = s
+		}
+		n.sources[i] = old
+		n.byName[old.name] = old
+	}
+	n.globals = n.sandboxGlobals()
+	return n
 }
 
 // matchesAny reports whether any glob matches one of the names. Globs were
@@ -181,8 +210,8 @@ func fingerprint(defs []connectors.Tool) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// globals returns the sandbox globals: one per available source.
-func (c *catalog) globals() []sandbox.Global {
+// sandboxGlobals returns the sandbox globals: one per available source.
+func (c *catalog) sandboxGlobals() []sandbox.Global {
 	var gs []sandbox.Global
 	for _, s := range c.sources {
 		if !s.available() {
@@ -256,16 +285,21 @@ func (c *catalog) changed(recorded map[string]string) []string {
 func (c *catalog) infos() []ConnectorInfo {
 	out := make([]ConnectorInfo, 0, len(c.sources))
 	for _, s := range c.sources {
-		info := ConnectorInfo{Name: s.name, Description: s.description}
-		if s.err != nil {
-			info.Error = s.err.Error()
-		}
-		for _, t := range s.tools {
-			info.Tools = append(info.Tools, t.def)
-		}
-		out = append(out, info)
+		out = append(out, s.info())
 	}
 	return out
+}
+
+// info describes the source with final approval flags.
+func (s *source) info() ConnectorInfo {
+	info := ConnectorInfo{Name: s.name, Description: s.description}
+	if s.err != nil {
+		info.Error = s.err.Error()
+	}
+	for _, t := range s.tools {
+		info.Tools = append(info.Tools, t.def)
+	}
+	return info
 }
 
 func listOrNone(names []string) string {
@@ -290,4 +324,45 @@ func nearest(want string, names []string, n int) []string {
 		out = out[:n]
 	}
 	return out
+}
+
+// refresher is implemented by connectors whose tool list can change while
+// they run and can be listed again (connectors/mcp).
+type refresher interface {
+	Refresh(ctx context.Context) error
+}
+
+// RefreshConnector lists the tools of connector name again, after it
+// announced a change or came back from a restart with different tools, and
+// reports whether what programs and clients see of it changed. Passes
+// already running keep the catalog they began with; later ones, the tool
+// description and search see the new tools. A paused execution that used
+// the connector is refused on approval when its tools changed, as after a
+// restart of codemode-mcp. When listing fails the catalog is unchanged.
+func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, error) {
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+	cat := r.catalog()
+	old := cat.byName[name]
+	if old == nil {
+		return false, fmt.Errorf("runtime: refresh: unknown connector %q", name)
+	}
+	if rf, ok := old.src.Connector.(refresher); ok {
+		if err := rf.Refresh(ctx); err != nil {
+			return false, fmt.Errorf("runtime: refresh connector %s: %w", name, err)
+		}
+	}
+	s, err := buildSource(ctx, old.src, name, r.log)
+	if err != nil {
+		return false, fmt.Errorf("runtime: refresh: %w", err)
+	}
+	if s.err != nil {
+		return false, fmt.Errorf("runtime: refresh connector %s: %w", name, s.err)
+	}
+	if old.fingerprint == s.fingerprint && reflect.DeepEqual(old.info(), s.info()) {
+		return false, nil
+	}
+	r.cat.Store(cat.with(s))
+	r.log.Info("connector tools refreshed", "connector", name, "tools", len(s.tools))
+	return true, nil
 }

@@ -43,11 +43,12 @@ declare const codemode: {
 // connector "" of every available connector preceded by the codemode
 // global's own declaration.
 func (r *Runtime) Declarations(connector string) (string, error) {
+	cat := r.catalog()
 	if connector != "" {
-		s := r.cat.byName[connector]
+		s := cat.byName[connector]
 		if s == nil {
-			names := make([]string, 0, len(r.cat.sources))
-			for _, s := range r.cat.sources {
+			names := make([]string, 0, len(cat.sources))
+			for _, s := range cat.sources {
 				names = append(names, s.name)
 			}
 			return "", fmt.Errorf("unknown connector %q; connectors: %s", connector, listOrNone(nearest(connector, names, len(names))))
@@ -58,7 +59,7 @@ func (r *Runtime) Declarations(connector string) (string, error) {
 		return typegen.Declarations(s.typegen()), nil
 	}
 	var cs []typegen.Connector
-	for _, s := range r.cat.sources {
+	for _, s := range cat.sources {
 		if s.available() {
 			cs = append(cs, s.typegen())
 		}

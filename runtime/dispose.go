@@ -12,7 +12,7 @@ import (
 // on pause. Failures are logged.
 func (r *Runtime) dispose(ctx context.Context, id string) {
 	ctx = context.WithoutCancel(ctx)
-	for _, s := range r.cat.sources {
+	for _, s := range r.catalog().sources {
 		d, ok := s.src.Connector.(connectors.Disposer)
 		if !ok {
 			continue

@@ -59,7 +59,7 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome,
 		return wrongOutcome(id, e), err
 	}
 	defer done()
-	if changed := r.cat.changed(e.Connectors); len(changed) > 0 {
+	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
 		return Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
 			id, strings.Join(changed, ", "))}

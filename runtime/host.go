@@ -48,6 +48,7 @@ type stopReason struct {
 type pass struct {
 	// fixed at creation
 	r       *Runtime
+	cat     *catalog // the runtime's catalog when the pass began
 	execID  string
 	ap      Approver
 	mode    passMode
@@ -71,6 +72,7 @@ var _ sandbox.Host = (*pass)(nil)
 func newPass(r *Runtime, execID string, ap Approver, mode passMode, seqBase int, log []Entry) *pass {
 	p := &pass{
 		r:         r,
+		cat:       r.catalog(),
 		execID:    execID,
 		ap:        ap,
 		mode:      mode,
@@ -157,7 +159,7 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 		return nil, err
 	}
 	defer p.inflight.Done()
-	t, err := p.r.cat.resolve(c.Connector, c.Method)
+	t, err := p.cat.resolve(c.Connector, c.Method)
 	if err != nil {
 		return nil, err // thrown into the program; nothing is logged
 	}

@@ -17,7 +17,7 @@ func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver, log []
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:    e.Code,
-		Globals: r.globals,
+		Globals: p.cat.globals,
 		Limits:  r.limits,
 		Clock:   e.Clock,
 	}, p)
@@ -40,7 +40,7 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 	}
 	p.mu.Lock()
 	for name := range p.used {
-		if fp, ok := r.cat.fingerprintOf(name); ok {
+		if fp, ok := p.cat.fingerprintOf(name); ok {
 			if e.Connectors == nil {
 				e.Connectors = map[string]string{}
 			}

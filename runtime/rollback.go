@@ -70,7 +70,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (Outcome, error) {
 
 // revert undoes one applied call and marks it reverted.
 func (r *Runtime) revert(ctx context.Context, en Entry, maxSeq *int) error {
-	s := r.cat.byName[en.Connector]
+	s := r.catalog().byName[en.Connector]
 	if s == nil || !s.available() {
 		return fmt.Errorf("connector %s is not available", en.Connector)
 	}
@@ -99,7 +99,7 @@ func (r *Runtime) revertJS(ctx context.Context, en Entry, fn string, maxSeq *int
 	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:    code,
-		Globals: r.globals,
+		Globals: p.cat.globals,
 		Limits:  r.limits,
 		Clock:   sandbox.Clock{Seed: newSeed()},
 	}, p)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -62,8 +63,6 @@ type Runtime struct {
 	// fixed at creation
 	store    Store
 	exec     sandbox.Executor
-	cat      *catalog
-	globals  []sandbox.Global
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
@@ -71,6 +70,11 @@ type Runtime struct {
 	maxChars int           // Options.MaxResultChars
 	maxValue int           // Options.MaxValueBytes resolved; 0: no cap
 	log      *slog.Logger
+
+	// cat is the current catalog; RefreshConnector replaces it (under
+	// refreshMu). A pass keeps the catalog it began with.
+	cat       atomic.Pointer[catalog]
+	refreshMu sync.Mutex
 
 	mu     sync.Mutex
 	closed bool           // guarded by mu
@@ -102,11 +106,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	return &Runtime{
+	r := &Runtime{
 		store:    opts.Store,
 		exec:     opts.Executor,
-		cat:      cat,
-		globals:  cat.globals(),
 		limits:   opts.Limits,
 		maxExecs: opts.MaxExecutions,
 		ttl:      opts.PausedTTL,
@@ -114,8 +116,13 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		maxChars: opts.MaxResultChars,
 		maxValue: valueCap(opts.MaxValueBytes),
 		log:      log,
-	}, nil
+	}
+	r.cat.Store(cat)
+	return r, nil
 }
+
+// catalog returns the current catalog.
+func (r *Runtime) catalog() *catalog { return r.cat.Load() }
 
 // housekeepingInterval resolves Options.HousekeepingInterval.
 func housekeepingInterval(d time.Duration) time.Duration {
@@ -149,7 +156,7 @@ func (r *Runtime) begin() (func(), error) {
 
 // Connectors describes the connectors in source order; tools carry the final
 // approval verdict (the connector's own or the configuration's).
-func (r *Runtime) Connectors() []ConnectorInfo { return r.cat.infos() }
+func (r *Runtime) Connectors() []ConnectorInfo { return r.catalog().infos() }
 
 // newExecutionID returns "exec_" and 16 random hex digits.
 func newExecutionID() string {

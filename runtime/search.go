@@ -53,7 +53,7 @@ type item struct {
 // items lists every connector, method and snippet.
 func (r *Runtime) items(ctx context.Context) ([]item, error) {
 	var out []item
-	for _, s := range r.cat.sources {
+	for _, s := range r.catalog().sources {
 		if !s.available() {
 			continue
 		}
@@ -217,7 +217,7 @@ func summary(s string) string {
 func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, error) {
 	var d *description
 	conn, method, hasDot := strings.Cut(path, ".")
-	if s := r.cat.byName[conn]; s != nil && s.available() {
+	if s := r.catalog().byName[conn]; s != nil && s.available() {
 		switch t := s.byName[method]; {
 		case !hasDot:
 			d = &description{Path: path, Kind: kindConnector, Description: s.description, Types: typegen.Declarations(s.typegen())}

@@ -99,7 +99,7 @@ func (r *Runtime) snippetCode(ctx context.Context, name string) (string, error) 
 	}
 	var gone []string
 	for _, c := range s.Connectors {
-		if src := r.cat.byName[c]; src == nil || !src.available() {
+		if src := r.catalog().byName[c]; src == nil || !src.available() {
 			gone = append(gone, c)
 		}
 	}

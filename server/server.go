@@ -49,7 +49,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts, rt: opts.Runtime, log: opts.Logger}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
-		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolCapabilities(true), // the codemode tool changes with the connectors
 		mcpserver.WithElicitation(),
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithRecovery(),
@@ -64,22 +64,34 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
 func boolp(b bool) *bool { return &b }
 
-func (s *Server) register() {
+// add registers (or replaces) one tool.
+func (s *Server) add(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
+	ann.Title = title
+	tool := mcp.NewToolWithRawSchema(name, description, schemaOf(input))
+	tool.Annotations = ann
+	s.mcp.AddTool(tool, h)
+}
+
+// addCodemode registers the codemode tool, whose description carries the
+// connectors and their declarations as the runtime has them now.
+func (s *Server) addCodemode() {
 	decls, err := s.rt.Declarations("")
 	if err != nil {
 		s.log.Warn("cannot build declarations for the tool description", "err", err)
 	}
-	desc := Description(s.rt.Connectors(), decls)
-
-	add := func(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
-		ann.Title = title
-		tool := mcp.NewToolWithRawSchema(name, description, schemaOf(input))
-		tool.Annotations = ann
-		s.mcp.AddTool(tool, h)
-	}
-	add("codemode", "Run a program against the connectors", desc, &codemodeInput{},
+	s.add("codemode", "Run a program against the connectors", Description(s.rt.Connectors(), decls), &codemodeInput{},
 		mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
 		s.handleCodemode)
+}
+
+// ConnectorsChanged rebuilds the codemode tool's description after the
+// runtime's connectors changed (Runtime.RefreshConnector); connected
+// clients are sent notifications/tools/list_changed.
+func (s *Server) ConnectorsChanged() { s.addCodemode() }
+
+func (s *Server) register() {
+	s.addCodemode()
+	add := s.add
 	add("codemode_pending", "List actions awaiting approval",
 		"List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
 		&pendingInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handlePending)

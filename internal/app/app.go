@@ -46,7 +46,8 @@ type App struct {
 	// failed to start, tool names that collided).
 	Warnings []string
 
-	log *slog.Logger
+	log     *slog.Logger
+	refresh *refresher
 }
 
 // Open starts everything cfg describes. Downstream servers start
@@ -58,6 +59,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		log = slog.Default()
 	}
 	a := &App{Config: cfg, log: log}
+	a.refresh = newRefresher(a)
 	for _, w := range cfg.Warnings {
 		a.Warnings = append(a.Warnings, w.String())
 	}
@@ -106,6 +108,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, fmt.Errorf("start runtime: %w", err)
 	}
 	a.Runtime = r
+	a.refresh.start()
 	for _, ci := range r.Connectors() {
 		if ci.Error != "" {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error))
@@ -182,6 +185,9 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Exclude:     cc.Tools.Exclude,
 			CallTimeout: cc.Timeout,
 			Logger:      a.log,
+			OnToolsChanged: func() {
+				a.refresh.changed(cc.Name)
+			},
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("connector %s: %w", cc.Name, err)
@@ -230,6 +236,7 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 // Close stops the runtime, the executor, every connector (concurrently,
 // waiting for downstream processes) and the store.
 func (a *App) Close() error {
+	a.refresh.stop()
 	var errs []error
 	if a.Runtime != nil {
 		errs = append(errs, a.Runtime.Close())

@@ -66,6 +66,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		AuthToken:   cfg.Server.AuthToken,
 		Logger:      log,
 	})
+	a.OnConnectorsChanged(srv.ConnectorsChanged)
 	if cfg.Server.Transport == server.TransportStdio {
 		stdin := env.Stdin
 		if stdin == nil {

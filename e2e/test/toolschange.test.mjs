@@ -1,0 +1,48 @@
+// A downstream server whose tool list changes while codemode-mcp runs: the
+// new tool is callable from the next program, the codemode tool's
+// description lists it, and the client is told (notifications/tools/list_changed).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { tempDir, writeConfig, connectStdio, codemode, fixtureBin } from "../lib/helpers.mjs";
+
+test("a downstream's new tool reaches programs, the description and the client", async () => {
+  const dir = tempDir();
+  const cfg = writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: false
+connectors:
+  fx:
+    command: ${JSON.stringify(fixtureBin)}
+`);
+  const client = await connectStdio(cfg);
+  try {
+    let announced = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { announced++; });
+    const describe = async () => (await client.listTools()).tools.find((t) => t.name === "codemode").description;
+    assert.doesNotMatch(await describe(), /brand_new/);
+
+    const before = await codemode(client, `async () => await fx.brand_new({})`);
+    assert.equal(before.outcome.status, "error");
+    assert.match(before.outcome.error, /brand_new is not a function/);
+
+    const add = await codemode(client, `async () => await fx.add_tool({ name: "brand_new" })`);
+    assert.equal(add.outcome.status, "completed", JSON.stringify(add.outcome));
+
+    // The refresh is asynchronous (the downstream's announcement is handled
+    // on codemode-mcp's own goroutine): wait for the client's notice.
+    const deadline = Date.now() + 10000;
+    while (announced === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(announced > 0, `no notifications/tools/list_changed; stderr:\n${client.stderrText()}`);
+    assert.match(await describe(), /brand_new/);
+
+    const after = await codemode(client, `async () => await fx.brand_new({})`);
+    assert.equal(after.outcome.status, "completed", JSON.stringify(after.outcome));
+    assert.equal(after.outcome.result, "I am brand_new");
+  } finally {
+    await client.close();
+  }
+});
