@@ -199,7 +199,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if err := validateValue(t.inputSchema(p.r.log), c.Connector, c.Method, decoded); err != nil {
+	if err := validateValue(t.inputSchema(p.r.log), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
 		return nil, nil, err
 	}
 	p.reachLocked(seq)
@@ -461,9 +461,10 @@ func (p *pass) Describe(ctx context.Context, path string) (json.RawMessage, erro
 	return p.r.Describe(ctx, path)
 }
 
-// Snippet returns a saved snippet's code for codemode.run.
-func (p *pass) Snippet(ctx context.Context, name string) (string, error) {
-	return p.r.snippetCode(ctx, name)
+// Snippet returns a saved snippet's code for codemode.run, once input
+// satisfies the snippet's input schema.
+func (p *pass) Snippet(ctx context.Context, name string, input json.RawMessage) (string, error) {
+	return p.r.snippetCode(ctx, name, input)
 }
 
 // sameCall reports whether a logged entry is the call the program makes now.

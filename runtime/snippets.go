@@ -80,8 +80,9 @@ func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 
 // snippetCode returns a snippet's code for codemode.run; the error is thrown
 // into the program: an unknown name lists the nearest saved ones, a snippet
-// whose connectors are gone names them.
-func (r *Runtime) snippetCode(ctx context.Context, name string) (string, error) {
+// whose connectors are gone names them, an input that does not satisfy the
+// snippet's input schema lists every violation with its JSON pointer.
+func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMessage) (string, error) {
 	s, err := r.store.GetSnippet(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		all, lerr := r.store.ListSnippets(ctx)
@@ -107,5 +108,27 @@ func (r *Runtime) snippetCode(ctx context.Context, name string) (string, error) 
 		slices.Sort(gone)
 		return "", fmt.Errorf("snippet %s uses connectors that are not available: %s", name, listOrNone(gone))
 	}
+	if len(s.InputSchema) > 0 {
+		if err := validateSnippetInput(*s, input); err != nil {
+			return "", err
+		}
+	}
 	return s.Code, nil
+}
+
+// validateSnippetInput checks codemode.run's input (JSON; null when none
+// was given) against the snippet's input schema, which SaveSnippet checked.
+func validateSnippetInput(s Snippet, input json.RawMessage) error {
+	sch, err := compileSchema(s.InputSchema)
+	if err != nil {
+		return fmt.Errorf("snippet %s: input schema: %w", s.Name, err)
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	inst, err := decodeJSON(input)
+	if err != nil {
+		return fmt.Errorf("snippet %s: input is not JSON: %w", s.Name, err)
+	}
+	return validateValue(sch, fmt.Sprintf("input for snippet %s", s.Name), inst)
 }

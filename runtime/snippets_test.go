@@ -136,3 +136,46 @@ func TestSnippetWithMissingConnector(t *testing.T) {
 		t.Errorf("error = %q", o.Error)
 	}
 }
+
+// codemode.run checks its input against the snippet's input schema before
+// the snippet runs: every violation is named with its JSON pointer, and a
+// refused run logs no call.
+func TestSnippetInputIsValidated(t *testing.T) {
+	e := newEnv(t, setup{})
+	src := e.run(`async (input) => await kv.add({ key: "n", value: String((input?.n ?? 1) * 2) })`, nil)
+	mustStatus(t, src, runtime.StatusCompleted)
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"},"tag":{"type":"string","pattern":"^(?!x)"}},"required":["n"],"additionalProperties":false}`)
+	if _, err := e.rt.SaveSnippet(e.ctx, "double", src.ExecutionID, "", schema); err != nil {
+		t.Fatalf("SaveSnippet: %v", err)
+	}
+
+	tests := []struct {
+		name, input string
+		want        []string // in the error message
+	}{
+		{"wrong type and extra", `{ n: "two", extra: 1 }`, []string{"invalid input for snippet double", "at /n:", "number", "extra"}},
+		{"missing", `{}`, []string{"invalid input for snippet double", "missing", "n"}},
+		{"no input", ``, []string{"invalid input for snippet double", "at (root):", "null"}},
+		{"ECMA pattern", `{ n: 1, tag: "xy" }`, []string{"at /tag:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := ""
+			if tc.input != "" {
+				args = ", " + tc.input
+			}
+			o := e.run(`async () => await codemode.run("double"`+args+`)`, nil)
+			mustStatus(t, o, runtime.StatusError)
+			for _, w := range tc.want {
+				if !strings.Contains(o.Error, w) {
+					t.Errorf("error %q lacks %q", o.Error, w)
+				}
+			}
+			if got := e.log(o.ExecutionID); len(got) != 0 {
+				t.Errorf("a refused snippet logged %v", got)
+			}
+		})
+	}
+	o := e.run(`async () => await codemode.run("double", { n: 21, tag: "ok" })`, nil)
+	mustStatus(t, o, runtime.StatusCompleted)
+}

@@ -94,7 +94,7 @@ func TestValidateArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = validateValue(sch, "files", "open", inst)
+			err = validateValue(sch, "arguments for files.open", inst)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("valid args refused: %v", err)

@@ -51,7 +51,8 @@ func (t *tool) inputSchema(log interface{ Warn(string, ...any) }) *jsonschema.Sc
 // validateValue checks arguments already decoded (by decodeJSON or
 // jsonschema.UnmarshalJSON: numbers as json.Number) against sch and returns
 // an error listing every violation with its JSON pointer, or nil.
-func validateValue(sch *jsonschema.Schema, connector, method string, inst any) error {
+// what names the value ("arguments for kv.put").
+func validateValue(sch *jsonschema.Schema, what string, inst any) error {
 	if sch == nil {
 		return nil
 	}
@@ -61,7 +62,7 @@ func validateValue(sch *jsonschema.Schema, connector, method string, inst any) e
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Errorf("invalid arguments for %s.%s: %w", connector, method, err)
+		return fmt.Errorf("invalid %s: %w", what, err)
 	}
 	var lines []string
 	seen := map[string]bool{}
@@ -80,7 +81,7 @@ func validateValue(sch *jsonschema.Schema, connector, method string, inst any) e
 			lines = append(lines, line)
 		}
 	}
-	return fmt.Errorf("invalid arguments for %s.%s:\n- %s", connector, method, strings.Join(lines, "\n- "))
+	return fmt.Errorf("invalid %s:\n- %s", what, strings.Join(lines, "\n- "))
 }
 
 // leaves returns the validation errors without causes, depth first.

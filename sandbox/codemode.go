@@ -156,9 +156,14 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	if ps.over() {
 		return ps.pending()
 	}
+	inputJSON, err := ps.h.result(goja.Undefined(), input)
+	if err != nil {
+		panic(err)
+	}
+	in := json.RawMessage(inputJSON.String())
 	promise, resolve, reject := ps.vm.NewPromise()
 	ps.goHost(callLabel{}, func() func() {
-		code, err := ps.host.Snippet(ps.hostCtx, name)
+		code, err := ps.host.Snippet(ps.hostCtx, name, in)
 		if err != nil {
 			return ps.hostErr(err, reject)
 		}

@@ -34,12 +34,14 @@ type fakeHost struct {
 	stepDone   func(ctx context.Context, s Step, value json.RawMessage, errMsg string) error
 	search     func(ctx context.Context, query string) (json.RawMessage, error)
 	describe   func(ctx context.Context, path string) (json.RawMessage, error)
-	snippet    func(ctx context.Context, name string) (string, error)
+	snippet    func(ctx context.Context, name string, input json.RawMessage) (string, error)
 
 	mu    sync.Mutex
 	calls []Call
 	done  []stepRecord
 	log   []string // every host method called, in order: "call 1 notes.add", "stepResult 2 x", …
+
+	snippetInputs []string // the input JSON of every Snippet call
 }
 
 type stepRecord struct {
@@ -100,10 +102,13 @@ func (h *fakeHost) Describe(ctx context.Context, path string) (json.RawMessage, 
 	return json.RawMessage(`{"path":` + fmt.Sprintf("%q", path) + `}`), nil
 }
 
-func (h *fakeHost) Snippet(ctx context.Context, name string) (string, error) {
+func (h *fakeHost) Snippet(ctx context.Context, name string, input json.RawMessage) (string, error) {
 	h.record("snippet " + name)
+	h.mu.Lock()
+	h.snippetInputs = append(h.snippetInputs, string(input))
+	h.mu.Unlock()
 	if h.snippet != nil {
-		return h.snippet(ctx, name)
+		return h.snippet(ctx, name, input)
 	}
 	return "", fmt.Errorf("no snippet named %s", name)
 }

@@ -594,7 +594,7 @@ func TestSnippets(t *testing.T) {
 		"broken": "const = 1",
 		"throws": "async (input) => {\n  throw new Error('snip');\n}",
 	}
-	h := &fakeHost{snippet: func(ctx context.Context, name string) (string, error) {
+	h := &fakeHost{snippet: func(ctx context.Context, name string, _ json.RawMessage) (string, error) {
 		code, ok := snippets[name]
 		if !ok {
 			return "", fmt.Errorf("no snippet %q", name)
@@ -607,6 +607,12 @@ func TestSnippets(t *testing.T) {
 	want := []string{"call 1 notes.listNotes", "snippet double", "call 2 notes.createNote", "call 3 notes.listNotes"}
 	if diff := cmp.Diff(want, h.recordedLog()); diff != "" {
 		t.Errorf("host log (-want +got):\n%s", diff)
+	}
+	// The host gets the input as JSON (null when there is none), to check
+	// it against the snippet's input schema.
+	runCode(t, e, h, "try { await codemode.run('missing') } catch {}\ntry { await codemode.run('missing', { d: new Date(0), u: undefined }) } catch {}", Limits{})
+	if diff := cmp.Diff([]string{`{"n":21}`, "null", `{"d":"1970-01-01T00:00:00.000Z"}`}, h.snippetInputs); diff != "" {
+		t.Errorf("snippet inputs (-want +got):\n%s", diff)
 	}
 
 	code = "try { await codemode.run('broken', {}) } catch (e) { return e.message }"

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestSnippetShapeGetsInput(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &fakeHost{snippet: func(_ context.Context, name string) (string, error) { return tc.snippet, nil }}
+			h := &fakeHost{snippet: func(_ context.Context, name string, _ json.RawMessage) (string, error) { return tc.snippet, nil }}
 			code := "await codemode.run('s', { n: 21 })"
 			wantCompleted(t, code, runCode(t, e, h, code, Limits{}), tc.want)
 		})

@@ -92,8 +92,11 @@ func TestProcessMatchesInProcess(t *testing.T) {
 			search: func(ctx context.Context, q string) (json.RawMessage, error) {
 				return json.RawMessage(`{"total":1,"q":` + fmt.Sprintf("%q", q) + `}`), nil
 			},
-			snippet: func(ctx context.Context, name string) (string, error) {
+			snippet: func(ctx context.Context, name string, input json.RawMessage) (string, error) {
 				if code, ok := snippets[name]; ok {
+					if !strings.Contains(string(input), `"n":`) {
+						return "", fmt.Errorf("invalid input for snippet %s: %s has no n", name, input)
+					}
 					return code, nil
 				}
 				return "", fmt.Errorf("no snippet %q", name)
@@ -120,6 +123,8 @@ func TestProcessMatchesInProcess(t *testing.T) {
 		{"search and describe", "const s = await codemode.search('q');\nconst d = await codemode.describe('notes.createNote');\n[s, d]", Limits{}},
 		{"snippet", "await codemode.run('double', { n: 21 })", Limits{}},
 		{"missing snippet", "await codemode.run('nope', {})", Limits{}},
+		{"snippet input refused", "try { await codemode.run('double', { m: [1, 'x'] }) } catch (e) { return e.message }", Limits{}},
+		{"snippet without input", "try { await codemode.run('double') } catch (e) { return e.message }", Limits{}},
 		{"clock", "[Math.random(), typeof Date.now()]", Limits{}},
 		{"call limit", "for (let i = 0; i < 5; i++) await notes.listNotes({})", Limits{MaxCalls: 2}},
 		{"log limit", "for (let i = 0; i < 100; i++) console.log('line', i); 'ok'", Limits{MaxLogBytes: 50}},
@@ -171,6 +176,9 @@ func TestProcessMatchesInProcess(t *testing.T) {
 			}
 			if diff := cmp.Diff(hIn.recordedSteps(), hProc.recordedSteps()); diff != "" {
 				t.Errorf("steps (-in-process +process):\n%s", diff)
+			}
+			if diff := cmp.Diff(hIn.snippetInputs, hProc.snippetInputs); diff != "" {
+				t.Errorf("snippet inputs (-in-process +process):\n%s", diff)
 			}
 		})
 	}

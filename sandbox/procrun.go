@@ -373,9 +373,9 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 			return hostReply{value: v, err: err}
 		}
 	case msgSnippet:
-		name := dd.str()
+		name, input := dd.str(), dd.bytes()
 		call = func(ctx context.Context) hostReply {
-			code, err := d.host.Snippet(ctx, name)
+			code, err := d.host.Snippet(ctx, name, input)
 			return hostReply{value: []byte(code), err: err}
 		}
 	}

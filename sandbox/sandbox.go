@@ -125,8 +125,10 @@ type Host interface {
 	Search(ctx context.Context, query string) (json.RawMessage, error)
 	// Describe answers codemode.describe(path) with a JSON value.
 	Describe(ctx context.Context, path string) (json.RawMessage, error)
-	// Snippet returns the source of a saved snippet for codemode.run.
-	Snippet(ctx context.Context, name string) (code string, err error)
+	// Snippet returns the source of a saved snippet for codemode.run;
+	// input is the JSON of the run's input ("null" when none was given),
+	// which the host may refuse (a schema violation) with an error.
+	Snippet(ctx context.Context, name string, input json.RawMessage) (code string, err error)
 }
 
 // ErrStop marks a Host error that stops the program (pause, refusal,

@@ -35,7 +35,7 @@ const (
 	msgStepDone                   // W→P: seq, name, value, errMsg
 	msgSearch                     // W→P: query
 	msgDescribe                   // W→P: path
-	msgSnippet                    // W→P: name
+	msgSnippet                    // W→P: name, input
 	msgAbandon                    // W→P: (id only)
 	msgReply                      // P→W: reply status, found, value, message
 	msgOutcome                    // W→P: an Outcome and the worker's flags

@@ -385,8 +385,11 @@ func (h *pipeHost) Describe(ctx context.Context, path string) (json.RawMessage, 
 }
 
 // Snippet forwards codemode.run's lookup.
-func (h *pipeHost) Snippet(ctx context.Context, name string) (string, error) {
-	r, err := h.roundTrip(ctx, msgSnippet, newEnc(len(name)+4).str(name))
+func (h *pipeHost) Snippet(ctx context.Context, name string, input json.RawMessage) (string, error) {
+	r, err := h.roundTrip(ctx, msgSnippet, newEnc(len(name)+len(input)+8).str(name).bytes(input))
+	if errors.Is(err, errFrameTooLarge) {
+		return "", fmt.Errorf("codemode.run(%q): the input is too large to send: %d bytes, limit %d MiB", name, len(input), maxFrame>>20)
+	}
 	return string(r.value), err
 }
 
@@ -402,4 +405,6 @@ func (noHost) StepResult(context.Context, Step) (json.RawMessage, bool, error) {
 func (noHost) StepDone(context.Context, Step, json.RawMessage, string) error { return errNoHost }
 func (noHost) Search(context.Context, string) (json.RawMessage, error)       { return nil, errNoHost }
 func (noHost) Describe(context.Context, string) (json.RawMessage, error)     { return nil, errNoHost }
-func (noHost) Snippet(context.Context, string) (string, error)               { return "", errNoHost }
+func (noHost) Snippet(context.Context, string, json.RawMessage) (string, error) {
+	return "", errNoHost
+}

@@ -22,7 +22,9 @@ func (echoHost) StepResult(context.Context, sandbox.Step) (json.RawMessage, bool
 func (echoHost) StepDone(context.Context, sandbox.Step, json.RawMessage, string) error { return nil }
 func (echoHost) Search(context.Context, string) (json.RawMessage, error)               { return nil, nil }
 func (echoHost) Describe(context.Context, string) (json.RawMessage, error)             { return nil, nil }
-func (echoHost) Snippet(context.Context, string) (string, error)                       { return "", nil }
+func (echoHost) Snippet(context.Context, string, json.RawMessage) (string, error) {
+	return "", nil
+}
 
 // TestCodemodeBinaryIsAWorker builds the codemode-mcp binary and runs a
 // pool on its hidden __sandbox-worker sub-command: the production path.
