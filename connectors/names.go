@@ -61,10 +61,8 @@ func IsIdentifier(s string) bool {
 	return true
 }
 
-// IsIdentifierRune reports whether r may appear in a JavaScript identifier
+// isIdentRune reports whether r may appear in a JavaScript identifier
 // (first: at its start).
-func IsIdentifierRune(r rune, first bool) bool { return isIdentRune(r, first) }
-
 func isIdentRune(r rune, first bool) bool {
 	if r == '_' || r == '$' || unicode.IsLetter(r) {
 		return true
