@@ -19,7 +19,8 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]PendingAction, erro
 		if e.Status != StatusPaused {
 			return nil, nil
 		}
-		return r.pendingOf(ctx, id)
+		p, err := r.pendingOf(ctx, id)
+		return r.visiblePending(p), err
 	}
 	paused, err := r.store.ListExecutions(ctx, ExecutionFilter{Status: StatusPaused})
 	if err != nil {
@@ -35,7 +36,7 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]PendingAction, erro
 		}
 		out = append(out, p...)
 	}
-	return out, nil
+	return r.visiblePending(out), nil
 }
 
 // Executions lists executions newest first (the audit trail).

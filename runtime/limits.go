@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
@@ -117,5 +118,26 @@ func (r *Runtime) visible(o Outcome) Outcome {
 	if len(o.Logs) == 0 {
 		o.Logs = nil
 	}
+	o.Pending = r.visiblePending(o.Pending)
 	return o
+}
+
+// minPendingShare is the least a pending action's arguments are cut to
+// when many share MaxResultChars.
+const minPendingShare = 200
+
+// visiblePending cuts the arguments of pending actions to what outcomes
+// show: each to an equal share of MaxResultChars (at least
+// minPendingShare), structurally, as results are. The log keeps them whole:
+// approval runs the call with the arguments as logged.
+func (r *Runtime) visiblePending(ps []PendingAction) []PendingAction {
+	if r.maxChars <= 0 || len(ps) == 0 {
+		return ps
+	}
+	share := max(r.maxChars/len(ps), minPendingShare)
+	out := slices.Clone(ps)
+	for i := range out {
+		out[i].Args, _ = truncate.Fit(out[i].Args, nil, share)
+	}
+	return out
 }

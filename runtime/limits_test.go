@@ -255,3 +255,33 @@ func TestPerValueCap(t *testing.T) {
 		t.Errorf("kv.get called %d times over run and replay, want 1", n)
 	}
 }
+
+// The arguments of a pending action are shown cut, like results (valid
+// JSON of the same shape, with a marker), in the paused outcome and in
+// Pending; approving runs the call with the whole arguments as logged.
+func TestPendingArgsAreShownCut(t *testing.T) {
+	e := newEnv(t, setup{maxChars: 500})
+	o := e.run(`async () => { await kv.put({ key: "k", value: "v".repeat(100000) }); return "done" }`, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	pending, err := e.rt.Pending(e.ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, ps := range map[string][]runtime.PendingAction{"outcome": o.Pending, "Pending": pending} {
+		if len(ps) != 1 {
+			t.Fatalf("%s: %d pending actions", what, len(ps))
+		}
+		args := ps[0].Args
+		var v struct{ Key, Value string }
+		if err := json.Unmarshal(args, &v); err != nil {
+			t.Fatalf("%s: args are not JSON: %v: %.100s", what, err, args)
+		}
+		if truncate.Size(args) > 500 || v.Key != "k" || !strings.Contains(v.Value, "truncated") {
+			t.Errorf("%s: args of %d bytes: %.120s", what, len(args), args)
+		}
+	}
+	mustStatus(t, e.approve(o.ExecutionID, nil), runtime.StatusCompleted)
+	if got, _ := e.kv.get("k"); len(got) != 100000 {
+		t.Errorf("the approved call stored %d bytes, want the whole 100000", len(got))
+	}
+}
