@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
@@ -31,10 +32,7 @@ type elicitApprover struct{ s *Server }
 // approves, decline and cancel reject, a failure to ask leaves the run
 // paused.
 func (a elicitApprover) Ask(ctx context.Context, p rt.PendingAction) (rt.Decision, error) {
-	args := string(p.Args)
-	if len(args) > 2000 {
-		args = args[:2000] + "…"
-	}
+	args := truncate.String(string(p.Args), 2000) // whole runes, with a marker
 	var pretty any
 	if json.Unmarshal(p.Args, &pretty) == nil {
 		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil && len(b) <= 2000 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -284,6 +285,17 @@ func TestElicitation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("long arguments are cut on whole characters", func(t *testing.T) {
+		var asked string
+		c := connect(t, newServer(t, true), func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			asked = r.Params.Message
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+		})
+		call(t, c, "codemode", map[string]any{"code": "await notes.createNote({text: 'é'.repeat(3000)})"})
+		if !utf8.ValidString(asked) || !strings.Contains(asked, "truncated") || utf8.RuneCountInString(asked) > 2200 {
+			t.Errorf("elicitation message of %d bytes (valid UTF-8: %v): %.80q…", len(asked), utf8.ValidString(asked), asked)
+		}
+	})
 	t.Run("client without elicitation pauses", func(t *testing.T) {
 		c := connect(t, newServer(t, true), nil)
 		out, _ := call(t, c, "codemode", map[string]any{"code": "await notes.createNote({text: 'x'})"})
