@@ -316,3 +316,33 @@ func TestWrongStateRequests(t *testing.T) {
 		}
 	}
 }
+
+// An approved call whose replay diverges (the program now makes another
+// call in its place) never runs, and the run that ends in error does not
+// leave it executing.
+func TestApprovedCallThatDivergesIsSettled(t *testing.T) {
+	e := newEnv(t, setup{})
+	code := `async () => {
+		const n = (await codemode.search("")).total;
+		await kv.put({ key: "k" + n, value: "v" });
+	}`
+	o := e.run(code, nil)
+	mustStatus(t, o, runtime.StatusPaused)
+	// A saved snippet changes what codemode.search finds, so the replay
+	// makes a different call.
+	src := e.run(`1 + 1`, nil)
+	if _, err := e.rt.SaveSnippet(e.ctx, "extra", src.ExecutionID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	a := e.approve(o.ExecutionID, nil)
+	mustStatus(t, a, runtime.StatusError)
+	if !strings.Contains(a.Error, "diverged") {
+		t.Errorf("error %q does not say the replay diverged", a.Error)
+	}
+	if diff := cmp.Diff([]string{"1 kv.put error"}, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if n := e.kv.count("put"); n != 0 {
+		t.Errorf("kv.put ran %d times", n)
+	}
+}

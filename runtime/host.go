@@ -189,9 +189,15 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	seq := p.seqBase + c.Seq
 	if p.mode == modeRun {
 		if logged, ok := p.entries[seq]; ok {
+			if !sameCall(logged, c, args) {
+				// Not reached: the logged call stays undecided, and the
+				// ending run settles it (an approved call does not stay
+				// executing).
+				return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeCall(c.Connector, c.Method, args)), nil)
+			}
 			p.reachLocked(seq)
 			p.used[c.Connector] = true
-			return p.replayLocked(logged, c, args)
+			return p.replayLocked(logged)
 		}
 	}
 	// A new call: its arguments are validated before anything is logged or
@@ -224,11 +230,8 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	return &e, nil, nil
 }
 
-// replayLocked answers a call that has an entry in the log.
-func (p *pass) replayLocked(logged Entry, c sandbox.Call, args json.RawMessage) (*Entry, json.RawMessage, error) {
-	if !sameCall(logged, c, args) {
-		return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeCall(c.Connector, c.Method, args)), nil)
-	}
+// replayLocked answers a call that matches its entry in the log.
+func (p *pass) replayLocked(logged Entry) (*Entry, json.RawMessage, error) {
 	switch logged.State {
 	case EntryApplied:
 		return nil, rawOrNull(logged.Result), nil
