@@ -74,6 +74,10 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 		d.typeErr(e.val, fp, want)
 		return p, false
 	}
+	if why, ok := selfEntry(c.Name, e.val); ok {
+		d.warnAt(e.keyPos, fp, "codemode-mcp's own entry ("+why+"); skipped: codemode-mcp does not connect to itself")
+		return p, false
+	}
 	for _, f := range e.val.entries {
 		if f.key == "disabled" {
 			if off, ok := d.boolean(f.val, fp.key(f.key)); ok && off {
@@ -217,6 +221,38 @@ func (d *decoder) clientTimeout(n *node, fp fieldPath) (time.Duration, bool) {
 		return time.Duration(secs * float64(time.Second)), true
 	}
 	return d.duration(n, fp)
+}
+
+// selfEntry reports whether a client entry (a mapping) is the one that starts
+// codemode-mcp itself, as the README tells users to add to the very file
+// they may then serve from, and says how it was recognised: by its name,
+// which is reserved for the sandbox's own API, or by its command
+// (codemode-mcp serve, under any name). Values are read as written, before
+// ${…} expansion: only the command's base name matters.
+func selfEntry(name string, n *node) (string, bool) {
+	if name == "codemode" {
+		return `named "codemode"`, true
+	}
+	var cmd, first string
+	for _, f := range n.entries {
+		switch f.key {
+		case "command":
+			if f.val.kind == scalarNode {
+				cmd = f.val.text
+			}
+		case "args":
+			if f.val.kind == seqNode && len(f.val.items) > 0 && f.val.items[0].kind == scalarNode {
+				first = f.val.items[0].text
+			}
+		}
+	}
+	base := cmd[strings.LastIndexAny(cmd, `/\`)+1:]
+	if strings.EqualFold(base, "codemode-mcp") || strings.EqualFold(base, "codemode-mcp.exe") {
+		if first == "serve" {
+			return "it runs codemode-mcp serve", true
+		}
+	}
+	return "", false
 }
 
 func looksLikeSSE(raw string) bool {

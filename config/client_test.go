@@ -274,3 +274,124 @@ func TestEnvFile(t *testing.T) {
 		t.Error("a directory was read as an envFile")
 	}
 }
+
+// The README has users add codemode-mcp's own entry to the file they may
+// then serve from; that entry is skipped with a warning, not a connector.
+func TestClientSelfEntry(t *testing.T) {
+	const byName = `codemode-mcp's own entry (named "codemode"); skipped: codemode-mcp does not connect to itself`
+	const byCommand = `codemode-mcp's own entry (it runs codemode-mcp serve); skipped: codemode-mcp does not connect to itself`
+	other := Connector{Name: "other", SourceName: "other", Line: 7, Kind: KindStdio, Command: "/bin/cat"}
+	tests := []struct {
+		name, src string
+		want      []Connector
+		warnings  []string
+	}{
+		{
+			name: "Claude Desktop file as in the README",
+			src: `{
+  "mcpServers": {
+    "codemode": {
+      "command": "/usr/local/bin/codemode-mcp",
+      "args": ["serve", "--config", "/Users/me/Library/Application Support/Claude/claude_desktop_config.json"]
+    },
+    "other": {"command": "/bin/cat"}
+  }
+}`,
+			want:     []Connector{other},
+			warnings: []string{"mcp.json:3:5: mcpServers.codemode: " + byName},
+		},
+		{
+			name: "named codemode, any command",
+			src: `{"mcpServers": {
+  "codemode": {"command": "/tmp/cm", "args": ["serve", "--config", "/tmp/cd.json"]},
+  "a": {"command": "x"}}}`,
+			want:     []Connector{{Name: "a", SourceName: "a", Line: 3, Kind: KindStdio, Command: "x"}},
+			warnings: []string{"mcp.json:2:3: mcpServers.codemode: " + byName},
+		},
+		{
+			name: "named codemode over HTTP",
+			src: `{"mcpServers": {
+  "codemode": {"type": "http", "url": "http://127.0.0.1:8931/mcp", "headers": {"Authorization": "Bearer ${UNSET_TOKEN}"}}}}`,
+			warnings: []string{"mcp.json:2:3: mcpServers.codemode: " + byName},
+		},
+		{
+			name: "VS Code file as in the README",
+			src: `{"servers": {
+  "codemode": {"type": "stdio", "command": "/usr/local/bin/codemode-mcp",
+    "args": ["serve", "--config", "${workspaceFolder}/codemode.yaml"]}}}`,
+			warnings: []string{"mcp.json:2:3: servers.codemode: " + byName},
+		},
+		{
+			name: "other name, codemode-mcp serve",
+			src: `{"mcpServers": {
+  "cm": {"command": "/usr/local/bin/codemode-mcp", "args": ["serve"]},
+  "a": {"command": "x"}}}`,
+			want:     []Connector{{Name: "a", SourceName: "a", Line: 3, Kind: KindStdio, Command: "x"}},
+			warnings: []string{"mcp.json:2:3: mcpServers.cm: " + byCommand},
+		},
+		{
+			name:     "codemode-mcp serve on PATH, with a variable in the path",
+			src:      `{"mcpServers": {"gw": {"command": "${HOME}/go/bin/codemode-mcp", "args": ["serve", "--transport", "stdio"]}}}`,
+			warnings: []string{"mcp.json:1:17: mcpServers.gw: " + byCommand},
+		},
+		{
+			name:     "Windows path",
+			src:      `{"mcpServers": {"gw": {"command": "C:\\Tools\\codemode-mcp.exe", "args": ["serve"]}}}`,
+			warnings: []string{"mcp.json:1:17: mcpServers.gw: " + byCommand},
+		},
+		{
+			name: "codemode-mcp with another subcommand is a connector",
+			src:  `{"mcpServers": {"cm": {"command": "/usr/local/bin/codemode-mcp", "args": ["version"]}}}`,
+			want: []Connector{{Name: "cm", SourceName: "cm", Line: 1, Kind: KindStdio, Command: "/usr/local/bin/codemode-mcp", Args: []string{"version"}}},
+		},
+		{
+			name: "a different program's serve is a connector",
+			src:  `{"mcpServers": {"cm": {"command": "codemode-mcp-proxy", "args": ["serve"]}}}`,
+			want: []Connector{{Name: "cm", SourceName: "cm", Line: 1, Kind: KindStdio, Command: "codemode-mcp-proxy", Args: []string{"serve"}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tt.src), "mcp.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, cfg.Connectors); diff != "" {
+				t.Errorf("connectors (-want +got):\n%s", diff)
+			}
+			var warned []string
+			for _, w := range cfg.Warnings {
+				warned = append(warned, w.String())
+			}
+			if diff := cmp.Diff(tt.warnings, warned); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Only client files skip codemode-mcp's own entry: in the native format a
+// connector named codemode is still a mistake, whatever it runs.
+func TestNativeSelfEntryIsAnError(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"builtin", "connectors:\n  codemode:\n    builtin: notes\n",
+			`codemode.yaml:2:3: connectors.codemode: connector name "codemode" is reserved for the sandbox's own API`},
+		{"codemode-mcp serve", "connectors:\n  codemode:\n    command: /usr/local/bin/codemode-mcp\n    args: [serve]\n",
+			`codemode.yaml:2:3: connectors.codemode: connector name "codemode" is reserved for the sandbox's own API`},
+		{"next to a client section", "mcpServers:\n  other: {command: x}\nconnectors:\n  codemode: {command: codemode-mcp, args: [serve]}\n",
+			`codemode.yaml:4:3: connectors.codemode: connector name "codemode" is reserved for the sandbox's own API`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tt.src), "codemode.yaml")
+			if err == nil {
+				t.Fatalf("Parse succeeded: %+v", cfg.Connectors)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
