@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -45,3 +46,24 @@ func unknownSnippet(name string) error {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsRefusal reports whether err refuses a request the caller can correct
+// (an unknown execution or snippet, an execution in the wrong state,
+// connectors changed since a pause) rather than an internal failure.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrWrongState) || errors.Is(err, ErrUnknownExecution) ||
+		errors.Is(err, ErrUnknownSnippet) || errors.Is(err, ErrConnectorsChanged)
+}
+
+// RefusalOutcome is the outcome shown for a refused request about
+// execution id (IsRefusal): status error and the reason, with the
+// execution's current status when it exists.
+func (r *Runtime) RefusalOutcome(ctx context.Context, id string, err error) Outcome {
+	out := Outcome{Status: StatusError, ExecutionID: id, Error: err.Error()}
+	if id != "" {
+		if e, gerr := r.getExecution(ctx, id); gerr == nil {
+			out.Status = e.Status
+		}
+	}
+	return out
+}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -29,13 +28,6 @@ func valueResult(v any, isError bool) *mcp.CallToolResult {
 	res := mcp.NewToolResultStructured(structured, string(b))
 	res.IsError = isError
 	return res
-}
-
-// userError is a failure the caller can act on: an unknown execution, a
-// call in the wrong state, a changed connector set.
-func isUserError(err error) bool {
-	return errors.Is(err, rt.ErrWrongState) || errors.Is(err, rt.ErrUnknownExecution) ||
-		errors.Is(err, rt.ErrUnknownSnippet) || errors.Is(err, rt.ErrConnectorsChanged)
 }
 
 // errorOutcome is the outcome reported for a refused request about an

@@ -27,7 +27,12 @@ type Options struct {
 	Elicitation bool
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
-	Logger    *slog.Logger
+	// MaxResultChars (sandbox.max_result_chars) bounds what the history
+	// tools answer, as the runtime's Options.MaxResultChars bounds outcomes:
+	// codemode_executions lists a few calls of each run and cuts its whole
+	// answer to it structurally. 0 shows everything.
+	MaxResultChars int
+	Logger         *slog.Logger
 }
 
 // Server is the MCP face of one runtime.
@@ -105,7 +110,7 @@ func (s *Server) register() {
 		"Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
 		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleRollback)
 	add("codemode_executions", "List executions",
-		"The audit trail: executions newest first, each with its calls and their states.",
+		"The audit trail: executions newest first, each with its calls and their states (long runs list their first calls and count the rest in moreCalls). The full trail of a run: codemode-mcp executions show ID.",
 		&executionsInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleExecutions)
 	add("codemode_snippets", "List saved snippets",
 		"List saved snippets (run them with codemode.run(name, input) inside a program).",
@@ -136,14 +141,9 @@ func decode(req mcp.CallToolRequest, v any) error {
 // execution's status; internal failures are logged in detail and reported
 // briefly.
 func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, err error) *mcp.CallToolResult {
-	if isUserError(err) {
-		out := errorOutcome{Status: "error", ExecutionID: executionID, Error: err.Error()}
-		if executionID != "" {
-			if e, _, gerr := s.rt.Execution(ctx, executionID); gerr == nil {
-				out.Status = e.Status.String()
-			}
-		}
-		return valueResult(out, true)
+	if rt.IsRefusal(err) {
+		o := s.rt.RefusalOutcome(ctx, executionID, err)
+		return valueResult(errorOutcome{Status: o.Status.String(), ExecutionID: o.ExecutionID, Error: o.Error}, true)
 	}
 	if errors.Is(err, context.Canceled) {
 		return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "canceled"}, true)

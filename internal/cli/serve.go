@@ -12,10 +12,10 @@ import (
 
 func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("serve", env, &c)
+	fs := newFlags("serve", env, &c, true)
 	transport := fs.String("transport", "", "stdio | sse | http (default: server.transport, else stdio)")
 	addr := fs.String("addr", "", "listen address for sse/http (default: server.addr, else 127.0.0.1:8931)")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,9 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		Runtime:     a.Runtime,
 		Elicitation: cfg.Approvals.Elicitation,
 		AuthToken:   cfg.Server.AuthToken,
-		Logger:      log,
+		// What the model sees of codemode_executions, as of outcomes.
+		MaxResultChars: cfg.Sandbox.MaxResultChars,
+		Logger:         log,
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
 	if cfg.Server.Transport == server.TransportStdio {

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// auditValueChars bounds the code, and the result with the logs, of each
+// execution listed by codemode_executions.
+const auditValueChars = 2000
+
+// auditCalls is how many calls of each execution codemode_executions lists
+// when its answer is bounded (Options.MaxResultChars > 0); the others are
+// counted in moreCalls. The store keeps them all (codemode-mcp executions
+// show ID).
+const auditCalls = 20
+
+// executionView is one execution in the audit trail.
+type executionView struct {
+	*rt.Execution
+	Calls []callView `json:"calls"`
+	// MoreCalls counts the calls of the execution left out of Calls.
+	MoreCalls int `json:"moreCalls,omitempty"`
+}
+
+// callView is one logged call of an execution, as the audit trail shows it.
+type callView struct {
+	Seq       int    `json:"seq"`
+	Kind      string `json:"kind"`
+	Connector string `json:"connector"`
+	Method    string `json:"method"`
+	Name      string `json:"name,omitempty"`
+	State     string `json:"state"`
+	Error     string `json:"error,omitempty"`
+}
+
+// handleExecutions lists the audit trail. With Options.MaxResultChars set,
+// each execution lists its first auditCalls calls and the whole answer is
+// cut to MaxResultChars structurally (truncate.Value), so what the model
+// sees stays bounded however many runs and calls there are.
+func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in executionsInput
+	if err := decode(req, &in); err != nil {
+		return nil, err
+	}
+	f := rt.ExecutionFilter{Limit: in.Limit}
+	if f.Limit <= 0 {
+		f.Limit = 20
+	}
+	if in.Status != "" {
+		st, err := rt.ParseExecStatus(in.Status)
+		if err != nil {
+			return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true), nil
+		}
+		f.Status = st
+	}
+	execs, err := s.rt.Executions(ctx, f)
+	if err != nil {
+		return s.runtimeFailure(ctx, "codemode_executions", "", err), nil
+	}
+	bounded := s.opts.MaxResultChars > 0
+	views := make([]executionView, 0, len(execs))
+	for _, e := range execs {
+		_, entries, err := s.rt.Execution(ctx, e.ID)
+		if err != nil {
+			return s.runtimeFailure(ctx, "codemode_executions", e.ID, err), nil
+		}
+		// The audit trail shows each run briefly; its full values stay in
+		// the store (codemode-mcp executions show ID).
+		e.Result, e.Logs = truncate.Fit(e.Result, e.Logs, auditValueChars)
+		e.Code = truncate.String(e.Code, auditValueChars)
+		v := executionView{Execution: e}
+		if bounded && len(entries) > auditCalls {
+			v.MoreCalls = len(entries) - auditCalls
+			entries = entries[:auditCalls]
+		}
+		v.Calls = callViews(entries)
+		views = append(views, v)
+	}
+	answer := map[string]any{"executions": views}
+	if !bounded {
+		return valueResult(answer, false), nil
+	}
+	b, err := json.Marshal(answer)
+	if err != nil {
+		return s.runtimeFailure(ctx, "codemode_executions", "", err), nil
+	}
+	return valueResult(truncate.Value(b, s.opts.MaxResultChars), false), nil
+}
+
+func callViews(entries []rt.Entry) []callView {
+	out := make([]callView, 0, len(entries))
+	for _, en := range entries {
+		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
+			Name: en.Name, State: en.State.String(), Error: en.Error})
+	}
+	return out
+}
