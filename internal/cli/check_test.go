@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/cli"
@@ -62,5 +63,41 @@ func TestCheckReportsAFailedDownstream(t *testing.T) {
 	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await fx.get_sum({a: 2, b: 3})`)
 	if code != cli.ExitOK || !strings.Contains(out, `"result": 5`) {
 		t.Errorf("run with the working connector: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// check and types start the connectors (the notes connector needs a
+// database) but leave no database beside the config, with store.path set
+// (relative to the config) or defaulted (relative to the working directory,
+// here the config's directory too).
+func TestCheckAndTypesCreateNoDatabase(t *testing.T) {
+	for _, store := range []string{"store:\n  path: ./c.db\n", ""} {
+		for _, cmd := range []string{"check", "types"} {
+			dir, tmp := t.TempDir(), t.TempDir()
+			t.Chdir(dir)
+			t.Setenv("TMPDIR", tmp) // where the temporary store goes
+			cfg := filepath.Join(dir, "codemode.yaml")
+			if err := os.WriteFile(cfg, []byte(store+"connectors:\n  notes:\n    builtin: notes\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := run(t, "", cmd, "--config", cfg)
+			if code != cli.ExitOK || !strings.Contains(out, "notes") {
+				t.Errorf("%s (store %q): exit %d\n%s%s", cmd, store, code, out, errs)
+			}
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			if diff := cmp.Diff([]string{"codemode.yaml"}, names); diff != "" {
+				t.Errorf("%s (store %q) left files beside the config (-want +got):\n%s", cmd, store, diff)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("%s (store %q) left its temporary store: %v", cmd, store, left)
+			}
+		}
 	}
 }

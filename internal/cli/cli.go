@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -53,7 +54,7 @@ Usage:
   codemode-mcp check  [--config F]
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
-  codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] | delete NAME
+  codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
   codemode-mcp version
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
@@ -114,7 +115,7 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "codemode-mcp: %v\n", err)
 	var ue usageError
 	var ce *config.Error
-	if errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, flag.ErrHelp) {
+	if errors.As(err, &ue) || errors.As(err, &ce) {
 		return ExitUsage
 	}
 	return ExitFailure
@@ -154,20 +155,34 @@ type common struct {
 	db     string
 }
 
-func newFlags(name string, env Env, c *common) *flag.FlagSet {
+// newFlags returns the flag set of a sub-command with --config, and --db
+// when the command uses the store.
+func newFlags(name string, env Env, c *common, withDB bool) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	// parse prints the usage itself, to stdout for --help, to stderr after
+	// a flag error.
+	fs.Usage = func() {}
 	fs.StringVar(&c.config, "config", "", "config file (YAML or JSON; Claude Desktop / VS Code mcpServers files work as-is)")
-	fs.StringVar(&c.db, "db", "", "SQLite file (overrides store.path)")
+	if withDB {
+		fs.StringVar(&c.db, "db", "", "SQLite file (overrides store.path)")
+	}
 	return fs
 }
 
 // parse parses flags, allowing flags after positional arguments
-// ("approvals approve ID --config F").
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// ("approvals approve ID --config F"). --help or -h prints the
+// sub-command's usage on out and ends it with exit 0; a bad flag prints the
+// usage on the flag set's output and is a usage error.
+func parse(fs *flag.FlagSet, args []string, out io.Writer) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printUsage(out, fs)
+				return nil, exitError{ExitOK}
+			}
+			printUsage(fs.Output(), fs)
 			return nil, usageError{err}
 		}
 		args = fs.Args()
@@ -177,6 +192,22 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// printUsage writes a sub-command's synopsis (its line of usageText) and
+// its flags.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "Usage:")
+	for line := range strings.Lines(usageText) {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "codemode-mcp" && f[1] == fs.Name() {
+			fmt.Fprint(w, line)
+		}
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	prev := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(prev)
 }
 
 // loadConfig finds and loads the configuration.
@@ -206,4 +237,29 @@ func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors boo
 		cfg.Connectors = nil
 	}
 	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
+}
+
+// openScratch starts cfg with its store in a temporary directory, for the
+// commands that need the connectors but not the history (check, types): the
+// built-in notes connector needs a database, and these commands must not
+// create one beside the config. The store is a real file because it runs in
+// WAL mode. done closes the app and removes the directory.
+func openScratch(ctx context.Context, cfg *config.Config, log *slog.Logger) (a *app.App, done func(), err error) {
+	dir, err := os.MkdirTemp("", "codemode-scratch-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("temporary store: %w", err)
+	}
+	a, err = app.Open(ctx, cfg, app.Options{DBPath: filepath.Join(dir, "codemode.db"), Logger: log})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return a, func() {
+		if err := a.Close(); err != nil {
+			log.Warn("shutdown", "err", err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			log.Warn("remove the temporary store", "dir", dir, "err", err)
+		}
+	}, nil
 }

@@ -123,3 +123,59 @@ func TestTypes(t *testing.T) {
 		t.Fatalf("types nope: %d %s", code, errs)
 	}
 }
+
+// approve, reject and rollback of an execution in the wrong state (or an
+// unknown one) change nothing and print an error outcome naming the
+// execution's status, as the MCP tools do, and exit 1.
+func TestRefusedDecisionPrintsOutcome(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", "await notes.createNote({text: 'x'})")
+	var paused struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &paused); err != nil || code != cli.ExitOK || paused.Status != "paused" {
+		t.Fatalf("run: %d %v\n%s%s", code, err, out, errs)
+	}
+	id := paused.ExecutionID
+	if code, out, errs = run(t, "", "approvals", "approve", id, "--config", cfg); code != cli.ExitOK {
+		t.Fatalf("approve: %d\n%s%s", code, out, errs)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantStatus string
+		wantError  string
+	}{
+		{"approve completed", []string{"approve", id}, "completed", "is completed; only a paused execution can be approved"},
+		{"reject completed", []string{"reject", id}, "completed", "is completed"},
+		{"reject completed seq", []string{"reject", id, "1"}, "completed", "is completed"},
+		{"approve unknown", []string{"approve", "exec_nope"}, "error", `unknown execution "exec_nope"`},
+		{"rollback unknown", []string{"rollback", "exec_nope"}, "error", `unknown execution "exec_nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := run(t, "", append(append([]string{"approvals"}, tt.args...), "--config", cfg)...)
+			if code != cli.ExitFailure {
+				t.Errorf("exit %d, want %d", code, cli.ExitFailure)
+			}
+			var o struct{ Status, ExecutionID, Error string }
+			if err := json.Unmarshal([]byte(out), &o); err != nil {
+				t.Fatalf("stdout is not an outcome: %v\n%s", err, out)
+			}
+			if o.Status != tt.wantStatus || o.ExecutionID != tt.args[1] || !strings.Contains(o.Error, tt.wantError) {
+				t.Errorf("outcome %+v, want status %q and an error with %q", o, tt.wantStatus, tt.wantError)
+			}
+			if !strings.Contains(errs, tt.wantError) {
+				t.Errorf("stderr %q lacks %q", errs, tt.wantError)
+			}
+		})
+	}
+	// A rollback is allowed once; the second is refused with rolled_back.
+	if code, out, errs = run(t, "", "approvals", "rollback", id, "--config", cfg); code != cli.ExitOK {
+		t.Fatalf("rollback: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = run(t, "", "approvals", "rollback", id, "--config", cfg)
+	var o struct{ Status, Error string }
+	json.Unmarshal([]byte(out), &o)
+	if code != cli.ExitFailure || o.Status != "rolled_back" || !strings.Contains(o.Error, "is rolled_back") {
+		t.Fatalf("second rollback: %d\n%s", code, out)
+	}
+}

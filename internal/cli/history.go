@@ -13,8 +13,8 @@ import (
 
 func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("approvals", env, &c)
-	pos, err := parse(fs, args)
+	fs := newFlags("approvals", env, &c, true)
+	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 			out, err = a.Runtime.Rollback(ctx, pos[1])
 		}
 		if err != nil {
-			return err
+			return refused(ctx, a.Runtime, env, pos[1], err)
 		}
 		return printOutcome(env.Stdout, out)
 	case "reject":
@@ -81,19 +81,35 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 		defer a.Close()
 		out, err := a.Runtime.Reject(ctx, pos[1], seq)
 		if err != nil {
-			return err
+			return refused(ctx, a.Runtime, env, pos[1], err)
 		}
 		return printOutcome(env.Stdout, out)
 	}
 	return usagef("approvals: unknown action %q (want list, approve, reject or rollback)", pos[0])
 }
 
+// refused reports a request the runtime refused because of the execution
+// (wrong state, unknown id, changed connectors) as the MCP tools do: an
+// error outcome on stdout with the execution's current status and the
+// reason, the reason on stderr too, and exit 1. Other errors are returned
+// as they are.
+func refused(ctx context.Context, r *rt.Runtime, env Env, id string, err error) error {
+	if !rt.IsRefusal(err) {
+		return err
+	}
+	if perr := printJSON(env.Stdout, r.RefusalOutcome(ctx, id, err)); perr != nil {
+		return perr
+	}
+	fmt.Fprintf(env.Stderr, "codemode-mcp: %v\n", err)
+	return exitError{ExitFailure}
+}
+
 func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("executions", env, &c)
+	fs := newFlags("executions", env, &c, true)
 	limit := fs.Int("limit", 20, "how many executions, newest first")
 	status := fs.String("status", "", "only executions in this status")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -142,11 +158,11 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 
 func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("snippets", env, &c)
+	fs := newFlags("snippets", env, &c, true)
 	from := fs.String("from", "", "the completed execution to save (with save)")
 	desc := fs.String("description", "", "what the snippet does (with save)")
 	schema := fs.String("input-schema", "", "JSON Schema of the snippet's input (with save)")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -191,7 +207,7 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
 		return nil
 	}
-	return usagef("usage: codemode-mcp snippets list | save NAME --from ID [--description D] | delete NAME")
+	return usagef("usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
 }
 
 func firstLine(s string) string {

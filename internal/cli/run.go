@@ -40,9 +40,9 @@ func printOutcome(w io.Writer, o rt.Outcome) error {
 
 func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("run", env, &c)
+	fs := newFlags("run", env, &c, true)
 	code := fs.String("code", "", "the program's source")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -91,19 +91,23 @@ func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error
 
 func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("types", env, &c)
-	pos, err := parse(fs, args)
+	fs := newFlags("types", env, &c, false)
+	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 1 {
 		return usagef("types: at most one CONNECTOR, got %q", pos)
 	}
-	a, err := openApp(ctx, c, log, true)
+	cfg, err := loadConfig(c)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	a, done, err := openScratch(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer done()
 	name := ""
 	if len(pos) == 1 {
 		name = pos[0]
@@ -118,8 +122,8 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 
 func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("check", env, &c)
-	pos, err := parse(fs, args)
+	fs := newFlags("check", env, &c, false)
+	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -135,11 +139,11 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		src = "built-in default (no config file found)"
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\n", src)
-	a, err := openAppFrom(ctx, cfg, c, log)
+	a, done, err := openScratch(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer done()
 	failed := 0
 	for _, ci := range a.Runtime.Connectors() {
 		if ci.Error != "" {

@@ -1,0 +1,65 @@
+package cli_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/cli"
+)
+
+// Asking a sub-command for help is not a usage error: its synopsis and
+// flags go to stdout, as the top-level --help does, and it exits 0.
+func TestSubcommandHelp(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want []string // in stdout besides "Usage:" and "codemode-mcp CMD"
+	}{
+		{"serve", []string{"-transport", "-addr", "-db", "-config"}},
+		{"run", []string{"--code 'JS'", "-code", "-db"}},
+		{"types", []string{"[CONNECTOR]", "-config"}},
+		{"check", []string{"-config"}},
+		{"approvals", []string{"approve ID", "reject ID [SEQ]", "-db"}},
+		{"executions", []string{"show ID", "-limit", "-status"}},
+		{"snippets", []string{"[--input-schema JSON]", "-input-schema", "-from", "-description"}},
+	}
+	for _, tt := range tests {
+		for _, flag := range []string{"--help", "-h"} {
+			t.Run(tt.cmd+flag, func(t *testing.T) {
+				code, out, errs := run(t, "", tt.cmd, flag)
+				if code != cli.ExitOK || errs != "" {
+					t.Fatalf("exit %d, stderr %q", code, errs)
+				}
+				for _, w := range append([]string{"Usage:", "codemode-mcp " + tt.cmd}, tt.want...) {
+					if !strings.Contains(out, w) {
+						t.Errorf("stdout lacks %q:\n%s", w, out)
+					}
+				}
+			})
+		}
+	}
+}
+
+// check and types use no store, so they take no --db.
+func TestCheckAndTypesHaveNoDBFlag(t *testing.T) {
+	for _, cmd := range []string{"check", "types"} {
+		code, out, errs := run(t, "", cmd, "--help")
+		if code != cli.ExitOK || strings.Contains(out, "-db") {
+			t.Errorf("%s --help: exit %d, lists -db:\n%s%s", cmd, code, out, errs)
+		}
+	}
+}
+
+// A bad flag is still a usage error, with the usage on stderr.
+func TestBadFlagIsUsageError(t *testing.T) {
+	code, out, errs := run(t, "", "run", "--nope")
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errs, "-nope") || !strings.Contains(errs, "codemode-mcp run") {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+}
+
+func TestTopLevelUsageMentionsInputSchema(t *testing.T) {
+	code, out, _ := run(t, "", "--help")
+	if code != cli.ExitOK || !strings.Contains(out, "save NAME --from ID [--description D] [--input-schema JSON]") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
