@@ -140,11 +140,12 @@ func (ps *pass) callConnector(c *connector, mi int, arg, s goja.Value) goja.Valu
 		return ps.pending()
 	}
 	call := Call{Seq: seq, Connector: c.name, Method: method, Args: json.RawMessage(args)}
+	site := ps.callSite()
 	promise, resolve, reject := ps.vm.NewPromise()
 	ps.goHost(callLabel{what, seq}, func() func() {
 		raw, err := ps.host.Call(ps.hostCtx, call)
 		if err != nil {
-			return ps.hostErr(err, reject)
+			return ps.hostErrAt(err, reject, site)
 		}
 		return func() { ps.resolveJSON(raw, resolve, reject) }
 	})

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,22 +47,60 @@ func (ps *pass) pending() goja.Value {
 // returned); any other error becomes a loop callback rejecting the promise
 // with an Error carrying the error's text.
 func (ps *pass) hostErr(err error, reject func(any) error) func() {
+	return ps.hostErrAt(err, reject, nil)
+}
+
+// hostErrAt is hostErr for a host call made at site (see callSite): the
+// Error's stack names it, so the outcome says where the failed call was
+// made in the model's code.
+func (ps *pass) hostErrAt(err error, reject func(any) error, site *goja.StackFrame) func() {
 	if errors.Is(err, ErrStop) {
 		ps.stopped.Store(true)
 		ps.abort(Outcome{Status: Stopped, Stop: err})
 		return nil
 	}
-	return func() { ps.rejectWith(reject, err.Error()) }
+	return func() { ps.rejectAt(reject, err.Error(), site) }
 }
 
-func (ps *pass) rejectWith(reject func(any) error, msg string) {
+func (ps *pass) rejectWith(reject func(any) error, msg string) { ps.rejectAt(reject, msg, nil) }
+
+// rejectAt rejects with a new Error of msg whose stack, when site is
+// known, is that frame of the model's code.
+func (ps *pass) rejectAt(reject func(any) error, msg string, site *goja.StackFrame) {
 	e, err := ps.h.newError(goja.Undefined(), ps.vm.ToValue(msg))
 	if err != nil {
 		ps.jsErr(err)
 		return
 	}
+	if obj, ok := e.(*goja.Object); ok && site != nil {
+		var b bytes.Buffer
+		b.WriteString("Error: ")
+		b.WriteString(msg)
+		b.WriteString("\n\tat ")
+		site.Write(&b)
+		_ = obj.Set("stack", b.String())
+	}
 	ps.jsErr(reject(e))
 }
+
+// callSite returns the innermost frame of the model's code (program or
+// snippet) on the VM's stack now, or nil: where a host call is made, for
+// its error, which arrives after that stack is gone.
+func (ps *pass) callSite() *goja.StackFrame {
+	ps.frames = ps.vm.CaptureCallStack(callSiteDepth, ps.frames[:0])
+	for i := range ps.frames {
+		p := ps.frames[i].Position()
+		if ps.location(ps.frames[i].SrcName(), p.Line, p.Column) != "" {
+			f := ps.frames[i]
+			return &f
+		}
+	}
+	return nil
+}
+
+// callSiteDepth is how many frames callSite looks at: the connector
+// method's wrapper, then the model's code.
+const callSiteDepth = 4
 
 // resolveJSON resolves with raw decoded as the VM's JSON.parse decodes it,
 // so the program gets plain objects (empty raw is undefined). The value is

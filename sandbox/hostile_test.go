@@ -166,7 +166,7 @@ typeof Deno, typeof Bun, typeof __dirname, typeof setImmediate, typeof GoError =
 			host: func() Host {
 				return &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) { return nil, errors.New("echo: 500") }}
 			},
-			check: completes(`"ok"`, "[warn] unhandled promise rejection: Error: echo: 500")},
+			check: completes(`"ok"`, "[warn] unhandled promise rejection: Error: echo: 500 (line 1:col 12)")},
 	}
 }
 

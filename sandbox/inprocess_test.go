@@ -373,7 +373,7 @@ func TestHostErrorIsCatchable(t *testing.T) {
 	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), `[true,"notes: 404 not found"]`)
 
 	o := runCode(t, e, h, "await notes.createNote({})", Limits{})
-	if o.Status != Failed || o.Error != "Error: notes: 404 not found" {
+	if o.Status != Failed || o.Error != "Error: notes: 404 not found (line 1:col 13)" {
 		t.Errorf("uncaught host error: %v %q", o.Status, o.Error)
 	}
 }
@@ -727,5 +727,38 @@ func TestBadGlobalsAreInternalErrors(t *testing.T) {
 		if _, err := e.Run(context.Background(), Program{Code: "1", Globals: g}, &fakeHost{}); err == nil {
 			t.Errorf("globals %v: no error", g)
 		}
+	}
+}
+
+// A host call's error arrives after the code that made the call has moved
+// on: its Error still says where the call was made (also in e.stack), in
+// the program or in a snippet.
+func TestHostCallErrorLocations(t *testing.T) {
+	h := &fakeHost{
+		call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+			return nil, errors.New("downstream said no")
+		},
+		snippet: func(ctx context.Context, name string, _ json.RawMessage) (string, error) {
+			return "async () => {\n  return await notes.createNote({});\n}", nil
+		},
+	}
+	tests := []struct{ name, code, want string }{
+		{"awaited", "const a = 1;\nawait everything.echo({ a })", "Error: downstream said no (line 2:col 18)"},
+		{"in a function", "async function f() {\n  return await notes.createNote({});\n}\nawait f()", "Error: downstream said no (line 2:col 22)"},
+		{"in Promise.all", "await Promise.all([\n  notes.listNotes({}),\n])", "Error: downstream said no (line 2:col 9)"},
+		{"in a snippet", "await codemode.run('s')", "Error: downstream said no (snippet s line 2:col 22)"},
+	}
+	e := newExecutor(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := runCode(t, e, h, tc.code, Limits{})
+			if o.Status != Failed || o.Error != tc.want {
+				t.Errorf("outcome %v %q\nwant %q", o.Status, o.Error, tc.want)
+			}
+		})
+	}
+	o := runCode(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", Limits{})
+	if o.Status != Completed || !strings.Contains(string(o.Result), "at program.js:") {
+		t.Errorf("e.stack = %s (%v %q), want the frame of the program that made the call", o.Result, o.Status, o.Error)
 	}
 }

@@ -69,6 +69,7 @@ type pass struct {
 	log        *slog.Logger
 	loop       *eventloop.EventLoop
 	normalize  normalizeFunc
+	frames     []goja.StackFrame // callSite's buffer; used on the VM goroutine
 
 	hostWG      sync.WaitGroup // host jobs run on goroutines of their own
 	rescueWG    sync.WaitGroup // the rescuer (hostjobs.go)
