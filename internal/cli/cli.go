@@ -50,8 +50,8 @@ const usageText = `codemode-mcp: one MCP tool that runs programs against many to
 Usage:
   codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F]
   codemode-mcp run    [--config F] [--db F] (--code 'JS' | FILE | -)
-  codemode-mcp types  [--config F] [CONNECTOR]
-  codemode-mcp check  [--config F]
+  codemode-mcp types  [--config F] [--db F] [CONNECTOR]
+  codemode-mcp check  [--config F] [--db F]
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
@@ -239,12 +239,24 @@ func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors boo
 	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
 }
 
-// openScratch starts cfg with its store in a temporary directory, for the
-// commands that need the connectors but not the history (check, types): the
-// built-in notes connector needs a database, and these commands must not
-// create one beside the config. The store is a real file because it runs in
-// WAL mode. done closes the app and removes the directory.
-func openScratch(ctx context.Context, cfg *config.Config, log *slog.Logger) (a *app.App, done func(), err error) {
+// openScratch starts cfg for the commands that need the connectors but not
+// the history (check, types): with its store at db when --db was given,
+// else in a temporary directory (the built-in notes connector needs a
+// database, and these commands must not create one beside the config; the
+// store is a real file because it runs in WAL mode). done closes the app
+// and removes the temporary directory.
+func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (a *app.App, done func(), err error) {
+	if db != "" {
+		a, err := app.Open(ctx, cfg, app.Options{DBPath: db, Logger: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return a, func() {
+			if err := a.Close(); err != nil {
+				log.Warn("shutdown", "err", err)
+			}
+		}, nil
+	}
 	dir, err := os.MkdirTemp("", "codemode-scratch-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("temporary store: %w", err)

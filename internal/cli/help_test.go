@@ -40,15 +40,6 @@ func TestSubcommandHelp(t *testing.T) {
 }
 
 // check and types use no store, so they take no --db.
-func TestCheckAndTypesHaveNoDBFlag(t *testing.T) {
-	for _, cmd := range []string{"check", "types"} {
-		code, out, errs := run(t, "", cmd, "--help")
-		if code != cli.ExitOK || strings.Contains(out, "-db") {
-			t.Errorf("%s --help: exit %d, lists -db:\n%s%s", cmd, code, out, errs)
-		}
-	}
-}
-
 // A bad flag is still a usage error, with the usage on stderr.
 func TestBadFlagIsUsageError(t *testing.T) {
 	code, out, errs := run(t, "", "run", "--nope")

@@ -91,7 +91,7 @@ func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error
 
 func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("types", env, &c, false)
+	fs := newFlags("types", env, &c, true)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	a, done, err := openScratch(ctx, cfg, log)
+	a, done, err := openScratch(ctx, cfg, c.db, log)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 
 func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("check", env, &c, false)
+	fs := newFlags("check", env, &c, true)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		src = "built-in default (no config file found)"
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\n", src)
-	a, done, err := openScratch(ctx, cfg, log)
+	a, done, err := openScratch(ctx, cfg, c.db, log)
 	if err != nil {
 		return err
 	}
