@@ -359,7 +359,7 @@ func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, erro
 	if s.err != nil {
 		return false, fmt.Errorf("runtime: refresh connector %s: %w", name, s.err)
 	}
-	if old.fingerprint == s.fingerprint && reflect.DeepEqual(old.info(), s.info()) {
+	if reflect.DeepEqual(old.info(), s.info()) { // the fingerprint derives from the same tools
 		return false, nil
 	}
 	r.cat.Store(cat.with(s))
