@@ -245,33 +245,29 @@ func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors boo
 // database, and these commands must not create one beside the config; the
 // store is a real file because it runs in WAL mode). done closes the app
 // and removes the temporary directory.
-func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (a *app.App, done func(), err error) {
-	if db != "" {
-		a, err := app.Open(ctx, cfg, app.Options{DBPath: db, Logger: log})
+func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (*app.App, func(), error) {
+	removeDir := func() {}
+	if db == "" {
+		dir, err := os.MkdirTemp("", "codemode-scratch-")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("temporary store: %w", err)
 		}
-		return a, func() {
-			if err := a.Close(); err != nil {
-				log.Warn("shutdown", "err", err)
+		db = filepath.Join(dir, "codemode.db")
+		removeDir = func() {
+			if err := os.RemoveAll(dir); err != nil {
+				log.Warn("remove the temporary store", "dir", dir, "err", err)
 			}
-		}, nil
+		}
 	}
-	dir, err := os.MkdirTemp("", "codemode-scratch-")
+	a, err := app.Open(ctx, cfg, app.Options{DBPath: db, Logger: log})
 	if err != nil {
-		return nil, nil, fmt.Errorf("temporary store: %w", err)
-	}
-	a, err = app.Open(ctx, cfg, app.Options{DBPath: filepath.Join(dir, "codemode.db"), Logger: log})
-	if err != nil {
-		os.RemoveAll(dir)
+		removeDir()
 		return nil, nil, err
 	}
 	return a, func() {
 		if err := a.Close(); err != nil {
 			log.Warn("shutdown", "err", err)
 		}
-		if err := os.RemoveAll(dir); err != nil {
-			log.Warn("remove the temporary store", "dir", dir, "err", err)
-		}
+		removeDir()
 	}, nil
 }
