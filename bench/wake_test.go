@@ -57,22 +57,7 @@ func BenchmarkPipeRoundTrip(b *testing.B) {
 		b.Run("work="+work.String(), func(b *testing.B) {
 			cmd := exec.Command(exe)
 			cmd.Env = append(os.Environ(), echoWorkEnv+"="+work.String())
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				_ = in.Close()
-				_ = cmd.Wait()
-			}()
-			r := bufio.NewReader(out)
+			in, r := startPiped(b, cmd)
 			ping := []byte("ping\n")
 			roundTrip := func() {
 				if _, err := in.Write(ping); err != nil {

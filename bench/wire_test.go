@@ -31,6 +31,14 @@ const wireSumRequest = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":
 func startWire(b *testing.B, command string) *wireClient {
 	b.Helper()
 	cmd := exec.Command(command)
+	in, out := startPiped(b, cmd)
+	return &wireClient{cmd: cmd, in: in, out: out}
+}
+
+// startPiped starts cmd with pipes to its stdin and from its stdout; a
+// cleanup closes its stdin and waits for it.
+func startPiped(b *testing.B, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
+	b.Helper()
 	cmd.WaitDelay = 2 * time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -41,16 +49,15 @@ func startWire(b *testing.B, command string) *wireClient {
 		b.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		b.Fatalf("start %s: %v", command, err)
+		b.Fatalf("start %s: %v", cmd.Path, err)
 	}
-	w := &wireClient{cmd: cmd, in: in, out: bufio.NewReader(out)}
 	b.Cleanup(func() {
 		_ = in.Close()
 		if err := cmd.Wait(); err != nil {
-			b.Logf("fixture server: %v", err)
+			b.Logf("%s: %v", cmd.Path, err)
 		}
 	})
-	return w
+	return in, bufio.NewReader(out)
 }
 
 // sum calls get-sum(1, 2) and checks that the answer carries 3.
