@@ -121,6 +121,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	return r, nil
 }
 
+// MaxResultChars is Options.MaxResultChars: how much of a value outcomes
+// show (0: everything). Surfaces that show more than outcomes (the audit
+// trail) bound their answers with it too.
+func (r *Runtime) MaxResultChars() int { return r.maxChars }
+
 // catalog returns the current catalog.
 func (r *Runtime) catalog() *catalog { return r.cat.Load() }
 

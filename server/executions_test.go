@@ -13,7 +13,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
-	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
 // callsProgram is a program making n sequential notes.listNotes calls.
@@ -68,7 +67,7 @@ func TestExecutionsListsFewCallsPerRun(t *testing.T) {
 		{"no limit keeps every call", 0, 300, 300, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := connect(t, newServerWith(t, server.Options{MaxResultChars: tc.maxChars}), nil)
+			c := connect(t, newServerLimited(t, tc.maxChars), nil)
 			id := runCalls(t, c, tc.calls)
 			text := executionsText(t, c, map[string]any{"limit": 1})
 			if tc.maxChars > 0 {
@@ -120,7 +119,7 @@ func TestExecutionsListsFewCallsPerRun(t *testing.T) {
 
 func TestExecutionsAnswerFitsMaxResultChars(t *testing.T) {
 	const maxChars = 2000
-	c := connect(t, newServerWith(t, server.Options{MaxResultChars: maxChars}), nil)
+	c := connect(t, newServerLimited(t, maxChars), nil)
 	var last string
 	for range 4 {
 		last = runCalls(t, c, 30)

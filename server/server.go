@@ -27,12 +27,7 @@ type Options struct {
 	Elicitation bool
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
-	// MaxResultChars (sandbox.max_result_chars) bounds what the history
-	// tools answer, as the runtime's Options.MaxResultChars bounds outcomes:
-	// codemode_executions lists a few calls of each run and cuts its whole
-	// answer to it structurally. 0 shows everything.
-	MaxResultChars int
-	Logger         *slog.Logger
+	Logger    *slog.Logger
 }
 
 // Server is the MCP face of one runtime.

@@ -30,6 +30,17 @@ func newServer(t testing.TB, elicitation bool) *server.Server {
 
 func newServerWith(t testing.TB, opts server.Options) *server.Server {
 	t.Helper()
+	return newServerRT(t, opts, 0)
+}
+
+// newServerLimited is a server whose runtime has MaxResultChars maxChars.
+func newServerLimited(t testing.TB, maxChars int) *server.Server {
+	t.Helper()
+	return newServerRT(t, server.Options{}, maxChars)
+}
+
+func newServerRT(t testing.TB, opts server.Options, maxChars int) *server.Server {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{})
 	if err != nil {
@@ -41,7 +52,7 @@ func newServerWith(t testing.TB, opts server.Options) *server.Server {
 	}
 	ex := sandbox.NewInProcess()
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}},
-		Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+		Limits: sandbox.Limits{Timeout: 5 * time.Second}, MaxResultChars: maxChars})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,9 +64,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		Runtime:     a.Runtime,
 		Elicitation: cfg.Approvals.Elicitation,
 		AuthToken:   cfg.Server.AuthToken,
-		// What the model sees of codemode_executions, as of outcomes.
-		MaxResultChars: cfg.Sandbox.MaxResultChars,
-		Logger:         log,
+		Logger:      log,
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
 	if cfg.Server.Transport == server.TransportStdio {
