@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
 // processSupported reports whether this OS has the process executor.
@@ -49,9 +51,9 @@ func vmDataBytes() (int64, error) {
 // workerPipes returns the pipes a ProcessPool gives a worker: fd 3 from
 // the parent, fd 4 to it. They are made non-blocking so that Go's poller
 // serves them (a blocking read would hold the only P of GOMAXPROCS=1), and
-// read and written with raw system calls (rawPipe).
+// read and written with raw system calls (internal/rawpipe).
 func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
-	var pipes [2]*rawPipe
+	var pipes [2]*rawpipe.Pipe
 	for i, fd := range []int{workerInFD, workerOutFD} {
 		var st syscall.Stat_t
 		if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
@@ -60,7 +62,7 @@ func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
 		if err := syscall.SetNonblock(fd, true); err != nil {
 			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
 		}
-		p, err := newRawPipe(os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i]))
+		p, err := rawpipe.New(os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i]))
 		if err != nil {
 			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/childpipe"
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
 // procWorker is one worker process seen from the parent. It is used by one
@@ -75,8 +76,8 @@ func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup)
 		pid:    cmd.Process.Pid,
 		toW:    inW,
 		fromW:  outR,
-		fw:     &frameWriter{w: inW},
-		fr:     newFrameReader(outR),
+		fw:     &frameWriter{w: rawpipe.Wrap(inW)},
+		fr:     newFrameReader(rawpipe.Wrap(outR)),
 		stderr: tail,
 		exited: make(chan struct{}),
 	}

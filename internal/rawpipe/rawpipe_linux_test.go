@@ -1,4 +1,4 @@
-package sandbox
+package rawpipe
 
 import (
 	"bytes"
@@ -10,18 +10,18 @@ import (
 	"time"
 )
 
-// rawPipePair returns the two ends of a new non-blocking pipe as rawPipes.
-func rawPipePair(t *testing.T) (r, w *rawPipe) {
+// pipePair returns the two ends of a new non-blocking pipe as Pipes.
+func pipePair(t *testing.T) (r, w *Pipe) {
 	t.Helper()
 	var fds [2]int
 	if err := syscall.Pipe2(fds[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRawPipe(os.NewFile(uintptr(fds[0]), "r"))
+	r, err := New(os.NewFile(uintptr(fds[0]), "r"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err = newRawPipe(os.NewFile(uintptr(fds[1]), "w"))
+	w, err = New(os.NewFile(uintptr(fds[1]), "w"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +29,11 @@ func rawPipePair(t *testing.T) (r, w *rawPipe) {
 	return r, w
 }
 
-// TestRawPipeCarriesMoreThanThePipeHolds checks that writes wait while the
+// TestPipeCarriesMoreThanThePipeHolds checks that writes wait while the
 // pipe is full and reads while it is empty, and that every byte arrives in
 // order, then EOF.
-func TestRawPipeCarriesMoreThanThePipeHolds(t *testing.T) {
-	r, w := rawPipePair(t)
+func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
+	r, w := pipePair(t)
 	want := make([]byte, 4<<20) // many times a pipe's 64 KiB
 	for i := range want {
 		want[i] = byte(i * 7)
@@ -62,10 +62,10 @@ func TestRawPipeCarriesMoreThanThePipeHolds(t *testing.T) {
 	}
 }
 
-// TestRawPipeReadDeadline checks that a read waiting for data ends when its
+// TestPipeReadDeadline checks that a read waiting for data ends when its
 // deadline passes (how ServeWorker's context stops it).
-func TestRawPipeReadDeadline(t *testing.T) {
-	r, _ := rawPipePair(t)
+func TestPipeReadDeadline(t *testing.T) {
+	r, _ := pipePair(t)
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		_ = r.SetReadDeadline(time.Now())
@@ -76,10 +76,10 @@ func TestRawPipeReadDeadline(t *testing.T) {
 	}
 }
 
-// TestRawPipeWriteToClosedReader checks that writing to a pipe nobody reads
+// TestPipeWriteToClosedReader checks that writing to a pipe nobody reads
 // fails with EPIPE (and does not kill the process).
-func TestRawPipeWriteToClosedReader(t *testing.T) {
-	r, w := rawPipePair(t)
+func TestPipeWriteToClosedReader(t *testing.T) {
+	r, w := pipePair(t)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +90,42 @@ func TestRawPipeWriteToClosedReader(t *testing.T) {
 	}
 }
 
-// TestRawPipeReadAfterClose checks that reading a closed end fails rather
+// TestPipeReadAfterClose checks that reading a closed end fails rather
 // than reading another descriptor.
-func TestRawPipeReadAfterClose(t *testing.T) {
-	r, _ := rawPipePair(t)
+func TestPipeReadAfterClose(t *testing.T) {
+	r, _ := pipePair(t)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := r.Read(make([]byte, 1)); n != 0 || err == nil || err == io.EOF {
 		t.Fatalf("Read after Close = %d, %v; want an error", n, err)
+	}
+}
+
+// TestNewRefusesBlockingDescriptor checks that a blocking descriptor is
+// refused (a raw read would hold its thread) and that Wrap then falls back
+// to the *os.File, which still works.
+func TestNewRefusesBlockingDescriptor(t *testing.T) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	rf, wf := os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	t.Cleanup(func() { _ = rf.Close(); _ = wf.Close() })
+	if p, err := New(rf); err == nil {
+		t.Fatalf("New(blocking pipe) = %v, nil; want an error", p)
+	}
+	if got := Wrap(rf); got != File(rf) {
+		t.Fatalf("Wrap(blocking pipe) = %T; want the *os.File itself", got)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pr.Close(); _ = pw.Close() })
+	for _, f := range []*os.File{pr, pw} {
+		if _, ok := Wrap(f).(*Pipe); !ok {
+			t.Fatalf("Wrap(os.Pipe end %s) is not a *Pipe", f.Name())
+		}
 	}
 }

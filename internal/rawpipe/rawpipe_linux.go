@@ -1,6 +1,7 @@
-package sandbox
+package rawpipe
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -8,36 +9,44 @@ import (
 	"unsafe"
 )
 
-// rawPipe is a worker's end of one of its pipes to the parent, read and
-// written with raw system calls (a worker's hot path: one frame each way
-// per host call).
-//
-// Why not *os.File: a system call made through Go's syscall package wakes
-// the runtime's monitor thread (sysmon) when the process was idle, and
-// sysmon then polls every 20 µs for a while. A worker is idle during every
-// host call, so it paid a thread wake-up and a train of timer wake-ups per
-// call, on a virtual machine each a costly exit (BENCHMARKS.md). Raw calls
-// on the non-blocking descriptor leave sysmon asleep; a read that finds the
-// pipe empty, or a write that finds it full, still waits in Go's poller.
-type rawPipe struct {
+// Pipe is one end of a pipe read and written with raw system calls (see
+// the package documentation).
+type Pipe struct {
 	f  *os.File
 	rc syscall.RawConn
 }
 
-func newRawPipe(f *os.File) (*rawPipe, error) {
+// New returns f as a Pipe. f must be non-blocking and served by Go's
+// poller (os.Pipe's ends are; os.NewFile of a descriptor already in
+// non-blocking mode is too). A blocking descriptor is refused: a raw read
+// would hold its thread, and a P of the scheduler, until data came.
+func New(f *os.File) (*Pipe, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	return &rawPipe{f: f, rc: rc}, nil
+	var flags uintptr
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		flags, _, errno = syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	}); err != nil {
+		return nil, err
+	}
+	switch {
+	case errno != 0:
+		return nil, &os.PathError{Op: "fcntl", Path: f.Name(), Err: errno}
+	case flags&syscall.O_NONBLOCK == 0:
+		return nil, fmt.Errorf("rawpipe: %s is in blocking mode", f.Name())
+	}
+	return &Pipe{f: f, rc: rc}, nil
 }
 
 // SetReadDeadline makes a read waiting in the poller fail with
 // os.ErrDeadlineExceeded once t has passed.
-func (p *rawPipe) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t) }
+func (p *Pipe) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t) }
 
 // Close closes the descriptor.
-func (p *rawPipe) Close() error { return p.f.Close() }
+func (p *Pipe) Close() error { return p.f.Close() }
 
 // rawIO makes one read(2) or write(2) of b on fd, again when interrupted.
 func rawIO(call, fd uintptr, b []byte) (int, syscall.Errno) {
@@ -51,7 +60,7 @@ func rawIO(call, fd uintptr, b []byte) (int, syscall.Errno) {
 
 // Read reads what the pipe holds, up to len(b), waiting in the poller
 // while it is empty.
-func (p *rawPipe) Read(b []byte) (int, error) {
+func (p *Pipe) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -73,7 +82,7 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 }
 
 // Write writes all of b, waiting in the poller while the pipe is full.
-func (p *rawPipe) Write(b []byte) (int, error) {
+func (p *Pipe) Write(b []byte) (int, error) {
 	written := 0
 	for written < len(b) {
 		var n int
