@@ -3,31 +3,120 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
-// Deferred results: one commit per logged call.
+// Grouped log writes.
 //
-// A call is logged executing (committed) before the connector is called, as
-// design.md §7 requires. Its result, the move executing -> applied or error
-// (and likewise a step's value), is not committed on its own: the pass keeps
-// it in memory (pass.deferred, under mu), hands the value to the program at
-// once, and writes it in the same transaction as the pass's next log write
-// (the next entry inserted executing or pending, or an entry moved by an
-// approver's answer). Whatever is still deferred when the pass ends is
-// written by finish, before the run's status is recorded, so a paused or
-// finished run never shows a call as executing whose result this process
-// knew, and Approve and Rollback replay from a complete log.
+// A pass writes its log in groups rather than a commit per call. A new
+// entry that needs no approval (a call made at once, a step) is queued in
+// memory (pass.queued) as executing, and so is every result (the move
+// executing -> applied or error): a queued entry simply takes its final
+// state, an entry already written gets its update queued (pass.deferred).
+// Everything queued is written in one transaction:
 //
-// The price is a wider at-least-once window. A crash between deciding and
-// recording leaves the entry executing, and replay executes that call again
-// (design.md §7); that window used to end when the call returned, and now
-// ends at the pass's next log write or at the end of the pass. Nothing else
-// changes: if a write of deferred results fails, the pass ends with an
-// internal failure and those entries are settled as not completed, never
-// silently dropped.
+//   - with any write that must reach the store before the pass goes on: a
+//     call logged pending (the run pauses or an approver is asked), an
+//     approver's answer (pending -> executing or rejected);
+//   - when the group is due (its oldest item queued groupAge ago, or
+//     groupEntries items, or groupBytes of values), checked when a new
+//     entry is queued; a call through a connector that sends before
+//     waiting (connectors.Starter) is sent first, so that write happens
+//     while the downstream server works;
+//   - at the end of the pass (finish), before the run's status is recorded.
+//
+// So a paused or finished run never shows less than this process knew,
+// Approve and Rollback replay from a complete log, and a call approved
+// (pending -> executing) is written before it runs. What a crash loses is
+// the record of the calls queued since the last write of a pass: the run
+// stays running in the log, and nothing replays a running run, so no call
+// runs again because of it (design.md §7's at-least-once window concerns
+// calls written executing: an approved call, or one whose result was
+// lost). A rollback's revert pass writes every entry at once.
+//
+// Why: a commit per call cost a third of a call's time with process
+// isolation. SQLite's system calls, like any made through Go's syscall
+// package by an idle process, wake the Go runtime's monitor thread, which
+// then polls every 20 µs for a while; with a call every few hundred µs
+// that was a train of wake-ups per call (BENCHMARKS.md).
+//
+// If a write fails, the pass ends with an internal failure and nothing of
+// that group is written; entries written executing whose result never
+// came are settled as not completed when the run ends.
+
+// Bounds of a group of queued log writes (see above).
+const (
+	groupAge     = 50 * time.Millisecond
+	groupEntries = 1024
+	groupBytes   = 4 << 20
+)
+
+// queueLocked queues a new entry, executing, and reports whether the group
+// is due to be written.
+func (p *pass) queueLocked(e *Entry) (due bool, err error) {
+	st, err := Transition(0, EntryExecuting)
+	if err != nil {
+		return false, p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	e.State = st
+	p.startGroupLocked(len(e.Args))
+	p.queuedAt[e.Seq] = len(p.queued)
+	p.queued = append(p.queued, *e)
+	p.executing[e.Seq] = *e
+	return p.dueLocked(), nil
+}
+
+// startGroupLocked accounts for n more bytes queued.
+func (p *pass) startGroupLocked(n int) {
+	if len(p.queued) == 0 && len(p.deferred) == 0 {
+		p.groupStart = time.Now()
+		p.groupBytes = 0
+	}
+	p.groupBytes += n
+}
+
+// dueLocked reports whether what is queued must be written now.
+func (p *pass) dueLocked() bool {
+	n := len(p.queued) + len(p.deferred)
+	switch {
+	case n == 0:
+		return false
+	case p.mode == modeRevert, n >= groupEntries, p.groupBytes >= groupBytes:
+		return true
+	}
+	return time.Since(p.groupStart) >= p.r.groupAge
+}
+
+// writeDueLocked writes the group if it is due; a failure stops the pass.
+func (p *pass) writeDueLocked(ctx context.Context, due bool) error {
+	if !due {
+		return nil
+	}
+	if err := p.flushLocked(ctx); err != nil {
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	return nil
+}
+
+// queueBeforeLocked queues a new entry for a call or step that runs after
+// its entry is queued: if a due write fails, the entry is taken back (it
+// will not run) and the pass stops.
+func (p *pass) queueBeforeLocked(ctx context.Context, e *Entry) error {
+	due, err := p.queueLocked(e)
+	if err != nil {
+		return err
+	}
+	if err := p.writeDueLocked(ctx, due); err != nil {
+		p.queued = p.queued[:len(p.queued)-1]
+		delete(p.queuedAt, e.Seq)
+		delete(p.executing, e.Seq)
+		return err
+	}
+	return nil
+}
 
 // record takes the outcome of an entry that was executing (a call that
-// returned, a step that ran): e, moved to to, is deferred. After finish's
+// returned, a step that ran): e, moved to to, is queued. After finish's
 // final write nothing of the pass should come, but if it does, it is
 // written at once.
 func (p *pass) record(ctx context.Context, e Entry, to EntryState) error {
@@ -38,7 +127,14 @@ func (p *pass) record(ctx context.Context, e Entry, to EntryState) error {
 	e.State = st
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if i, ok := p.queuedAt[e.Seq]; ok {
+		p.groupBytes += len(e.Result) + len(e.Error)
+		p.queued[i] = e
+		delete(p.executing, e.Seq)
+		return nil
+	}
 	if !p.flushed {
+		p.startGroupLocked(len(e.Result) + len(e.Error))
 		p.deferred = append(p.deferred, EntryUpdate{Entry: e, From: EntryExecuting})
 		return nil
 	}
@@ -50,39 +146,47 @@ func (p *pass) record(ctx context.Context, e Entry, to EntryState) error {
 	return nil
 }
 
-// writeLocked writes, in one transaction, the deferred results, then
-// updates, then insert (if not nil). On failure nothing is written and the
-// results stay deferred (finish tries them again).
+// writeLocked writes, in one transaction, the queued entries and insert
+// (if not nil), then the queued updates and updates. On failure nothing is
+// written and the queue stays (finish tries it again).
 func (p *pass) writeLocked(ctx context.Context, updates []EntryUpdate, insert *Entry) error {
-	batch := updates
-	if n := len(p.deferred); n > 0 {
-		batch = append(p.deferred[:n:n], updates...)
+	inserts := p.queued
+	if insert != nil {
+		inserts = append(p.queued[:len(p.queued):len(p.queued)], *insert)
 	}
-	if err := p.r.store.WriteEntries(context.WithoutCancel(ctx), batch, insert); err != nil {
+	batch := p.deferred
+	if len(updates) > 0 {
+		batch = append(p.deferred[:len(p.deferred):len(p.deferred)], updates...)
+	}
+	if err := p.r.store.WriteEntries(context.WithoutCancel(ctx), inserts, batch); err != nil {
 		return err
 	}
 	p.writtenLocked()
 	return nil
 }
 
-// flushLocked writes the deferred results, if any.
+// flushLocked writes what is queued, if anything.
 func (p *pass) flushLocked(ctx context.Context) error {
-	if len(p.deferred) == 0 {
+	n := len(p.queued) + len(p.deferred)
+	if n == 0 {
 		return nil
 	}
-	if err := p.r.store.WriteEntries(context.WithoutCancel(ctx), p.deferred, nil); err != nil {
-		return fmt.Errorf("record the results of %d calls of %s: %w", len(p.deferred), p.execID, err)
+	if err := p.writeLocked(ctx, nil, nil); err != nil {
+		return fmt.Errorf("record %d log entries of %s: %w", n, p.execID, err)
 	}
-	p.writtenLocked()
 	return nil
 }
 
-// writtenLocked forgets the deferred results once they are written: their
-// entries are no longer executing.
+// writtenLocked empties the queue once it is written: entries written
+// executing stay in p.executing (their result is still to come); the
+// entries whose queued update was written are no longer executing.
 func (p *pass) writtenLocked() {
 	for _, u := range p.deferred {
 		delete(p.executing, u.Entry.Seq)
 	}
 	clear(p.deferred)
 	p.deferred = p.deferred[:0]
+	clear(p.queued)
+	p.queued = p.queued[:0]
+	clear(p.queuedAt)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -23,7 +24,7 @@ type countingStore struct {
 	// beforeWrite, if set, runs before each WriteEntries; a non-nil error
 	// is returned instead of writing, and drop makes the write vanish as if
 	// the process had died before it (nil returned, nothing written).
-	beforeWrite func(updates []runtime.EntryUpdate, insert *runtime.Entry) (drop bool, err error)
+	beforeWrite func(inserts []runtime.Entry, updates []runtime.EntryUpdate) (drop bool, err error)
 	// beforeStatus, if set, runs before each UpdateExecution.
 	beforeStatus func(e *runtime.Execution)
 
@@ -75,18 +76,28 @@ func (c *countingStore) UpdateEntry(ctx context.Context, e runtime.Entry, from r
 	return c.count(c.Store.UpdateEntry(ctx, e, from))
 }
 
-func (c *countingStore) WriteEntries(ctx context.Context, updates []runtime.EntryUpdate, insert *runtime.Entry) error {
+func (c *countingStore) WriteEntries(ctx context.Context, inserts []runtime.Entry, updates []runtime.EntryUpdate) error {
 	if c.beforeWrite != nil {
-		drop, err := c.beforeWrite(updates, insert)
+		drop, err := c.beforeWrite(inserts, updates)
 		if drop || err != nil {
 			return err
 		}
 	}
-	err := c.Store.WriteEntries(ctx, updates, insert)
-	if len(updates) == 0 && insert == nil {
+	err := c.Store.WriteEntries(ctx, inserts, updates)
+	if len(updates) == 0 && len(inserts) == 0 {
 		return err
 	}
 	return c.count(err)
+}
+
+// hasPending reports whether inserts log a call pending.
+func hasPending(inserts []runtime.Entry) bool {
+	for _, e := range inserts {
+		if e.State == runtime.EntryPending {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *countingStore) SaveSnippet(ctx context.Context, s runtime.Snippet) error {
@@ -133,59 +144,111 @@ func addEntries(n int) []string {
 	return out
 }
 
-// A call's result is written with the next log write of its pass, not in a
-// commit of its own: a run of N calls commits N+3 transactions (the
-// execution, N inserts carrying the previous result, the last result, the
-// final status), not 2N+2; a run without calls commits nothing more than
-// before. The log ends complete.
-func TestOneCommitPerCall(t *testing.T) {
+// A pass writes its log in groups: a run of N calls or steps that takes
+// less than a group's age commits three transactions whatever N is (the
+// execution, one write of the whole log at the end of the pass, the final
+// status). Written as each entry is queued (a group age of 0), a result
+// still rides with the next entry's write: N+3 commits. The log ends
+// complete either way.
+func TestGroupedLogWrites(t *testing.T) {
 	loop := func(n int) string {
 		return fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.add({ key: "k" + i, value: "v" }); return "ok" }`, n)
 	}
 	tests := []struct {
-		name    string
-		code    string
-		want    []string
-		commits int64
+		name             string
+		code             string
+		want             []string
+		grouped, through int64 // commits with long groups, and written through
 	}{
-		{"no calls", `1 + 1`, []string{}, 2},
-		{"one call", loop(1), addEntries(1), 4},
-		{"three calls", loop(3), addEntries(3), 6},
-		{"twenty calls", loop(20), addEntries(20), 23},
+		{"no calls", `1 + 1`, []string{}, 2, 2},
+		{"one call", loop(1), addEntries(1), 3, 4},
+		{"three calls", loop(3), addEntries(3), 3, 6},
+		{"twenty calls", loop(20), addEntries(20), 3, 23},
 		{"steps", `async () => {
 			const a = await codemode.step("a", async () => 41);
 			await kv.add({ key: "k0", value: String(a) });
 			return await codemode.step("b", async () => a + 1);
-		}`, []string{"1 step(a) applied 41", `2 kv.add applied {"key":"k0","previous":null}`, "3 step(b) applied 42"}, 6},
+		}`, []string{"1 step(a) applied 41", `2 kv.add applied {"key":"k0","previous":null}`, "3 step(b) applied 42"}, 3, 6},
 		{"failed call", `async () => {
 			try { await kv.fail({ reason: "no" }) } catch (e) { return e.message }
-		}`, []string{"1 kv.fail error kv failed: no"}, 4},
+		}`, []string{"1 kv.fail error kv failed: no"}, 3, 4},
 		{"failed step", `async () => {
 			try { await codemode.step("s", async () => { throw new Error("boom") }) } catch (e) { return e.message }
-		}`, []string{"1 step(s) error Error: boom"}, 4},
+		}`, []string{"1 step(s) error Error: boom"}, 3, 4},
+	}
+	for _, tt := range tests {
+		for _, through := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/writeThrough=%v", tt.name, through), func(t *testing.T) {
+				cs := &countingStore{}
+				e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour, writeThrough: through})
+				o := e.run(tt.code, nil)
+				mustStatus(t, o, runtime.StatusCompleted)
+				if diff := cmp.Diff(tt.want, e.entries(o.ExecutionID)); diff != "" {
+					t.Errorf("log (-want +got):\n%s", diff)
+				}
+				want := tt.grouped
+				if through {
+					want = tt.through
+				}
+				if got := cs.commits.Load(); got != want {
+					t.Errorf("commits = %d, want %d", got, want)
+				}
+			})
+		}
+	}
+}
+
+// A group is written before it grows past its bounds: its age (checked
+// when an entry is queued), 1,024 entries, or 4 MiB of values.
+func TestGroupBounds(t *testing.T) {
+	big := strings.Repeat("x", 700<<10)
+	tests := []struct {
+		name     string
+		age      time.Duration
+		code     string
+		calls    int
+		midWrite bool // whether a write came before the end of the pass
+	}{
+		{"young and small", time.Hour, `async () => { for (let i = 0; i < 1000; i++) await kv.add({ key: "k" + i, value: "v" }); return "ok" }`, 1000, false},
+		{"1024 entries", time.Hour, `async () => { for (let i = 0; i < 1030; i++) await kv.add({ key: "k" + i, value: "v" }); return "ok" }`, 1030, true},
+		{"4 MiB of values", time.Hour, `async () => { for (let i = 0; i < 7; i++) await kv.add({ key: "k" + i, value: "` + big + `" }); return "ok" }`, 7, true},
+		{"old", 20 * time.Millisecond, `async () => {
+			await kv.add({ key: "k0", value: "v" });
+			await new Promise(r => setTimeout(r, 40));
+			await kv.add({ key: "k1", value: "v" });
+			return "ok";
+		}`, 2, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := &countingStore{}
-			e := newEnv(t, setup{wrap: cs.wrap})
+			var writes []int // entries inserted by each write
+			var mu sync.Mutex
+			cs := &countingStore{beforeWrite: func(inserts []runtime.Entry, updates []runtime.EntryUpdate) (bool, error) {
+				mu.Lock()
+				writes = append(writes, len(inserts))
+				mu.Unlock()
+				return false, nil
+			}}
+			e := newEnv(t, setup{wrap: cs.wrap, groupAge: tt.age})
 			o := e.run(tt.code, nil)
 			mustStatus(t, o, runtime.StatusCompleted)
-			if diff := cmp.Diff(tt.want, e.entries(o.ExecutionID)); diff != "" {
-				t.Errorf("log (-want +got):\n%s", diff)
+			if got := len(e.entries(o.ExecutionID)); got != tt.calls {
+				t.Errorf("log has %d entries, want %d", got, tt.calls)
 			}
-			if got := cs.commits.Load(); got != tt.commits {
-				t.Errorf("commits = %d, want %d", got, tt.commits)
+			mu.Lock()
+			defer mu.Unlock()
+			if got := len(writes) > 1; got != tt.midWrite {
+				t.Errorf("writes (entries inserted by each) = %v; want a write before the end: %v", writes, tt.midWrite)
 			}
 		})
 	}
 }
 
-// Fifty concurrent calls: their results batch into the inserts of the
-// calls decided after them and a final write; every entry ends applied with
-// its own result.
+// Fifty concurrent calls: their entries and results are written together
+// at the end of the pass; every entry ends applied with its own result.
 func TestPromiseAllDeferredResults(t *testing.T) {
 	cs := &countingStore{}
-	e := newEnv(t, setup{wrap: cs.wrap})
+	e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour})
 	const n = 50
 	o := e.run(fmt.Sprintf(`async () => {
 		const rs = await Promise.all(Array.from({ length: %d }, (_, i) => kv.add({ key: "k" + i, value: "v" })));
@@ -202,10 +265,9 @@ func TestPromiseAllDeferredResults(t *testing.T) {
 	if diff := cmp.Diff(addEntries(n), e.entries(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	// The execution, n inserts, the status, and a final write unless the
-	// last result rode on the last insert.
-	if got := cs.commits.Load(); got < n+2 || got > n+3 {
-		t.Errorf("commits = %d, want %d or %d", got, n+2, n+3)
+	// The execution, one write of the whole log, the status.
+	if got := cs.commits.Load(); got != 3 {
+		t.Errorf("commits = %d, want 3", got)
 	}
 }
 
@@ -224,8 +286,8 @@ func pauseAfterAdds(t *testing.T) (*countingStore, *kv, func() []string) {
 	pending := make(chan struct{})
 	var once sync.Once
 	cs := &countingStore{}
-	cs.beforeWrite = func(_ []runtime.EntryUpdate, insert *runtime.Entry) (bool, error) {
-		if insert != nil && insert.State == runtime.EntryPending {
+	cs.beforeWrite = func(inserts []runtime.Entry, _ []runtime.EntryUpdate) (bool, error) {
+		if hasPending(inserts) {
 			// Let the adds return once the pending insert is committed:
 			// after this hook, WriteEntries writes it, and the adds'
 			// results need p.mu, which the writer holds until then.
@@ -282,16 +344,17 @@ const getEntry = `3 kv.get applied {"key":"x","value":null}`
 // the connector again.
 func TestPauseFlushesDeferredResults(t *testing.T) {
 	cs, k, atPause := pauseAfterAdds(t)
-	e := newEnv(t, setup{kv: k, wrap: cs.wrap})
+	e := newEnv(t, setup{kv: k, wrap: cs.wrap, groupAge: time.Hour})
 	o := e.run(pauseAfterAddsCode, nil)
 	mustStatus(t, o, runtime.StatusPaused)
 	want := append(addEntries(2), getEntry, "4 kv.put pending")
 	if diff := cmp.Diff(want, atPause()); diff != "" {
 		t.Errorf("log when the run became paused (-want +got):\n%s", diff)
 	}
-	// The execution, four inserts, the adds' results, the status.
-	if got := cs.commits.Load(); got != 7 {
-		t.Errorf("commits = %d, want 7", got)
+	// The execution, the pending call with everything queued before it
+	// (the adds executing, the get applied), the adds' results, the status.
+	if got := cs.commits.Load(); got != 4 {
+		t.Errorf("commits = %d, want 4", got)
 	}
 	a := e.approve(o.ExecutionID, nil)
 	mustStatus(t, a, runtime.StatusCompleted)
@@ -317,13 +380,13 @@ func TestLostDeferredResultsRunAgainOnReplay(t *testing.T) {
 	cs, k, atPause := pauseAfterAdds(t)
 	onPending := cs.beforeWrite
 	var dropped atomic.Bool
-	cs.beforeWrite = func(updates []runtime.EntryUpdate, insert *runtime.Entry) (bool, error) {
-		if insert == nil && len(updates) > 0 && dropped.CompareAndSwap(false, true) {
+	cs.beforeWrite = func(inserts []runtime.Entry, updates []runtime.EntryUpdate) (bool, error) {
+		if len(inserts) == 0 && len(updates) > 0 && dropped.CompareAndSwap(false, true) {
 			return true, nil // the final write of the first pass is lost
 		}
-		return onPending(updates, insert)
+		return onPending(inserts, updates)
 	}
-	e := newEnv(t, setup{kv: k, wrap: cs.wrap})
+	e := newEnv(t, setup{kv: k, wrap: cs.wrap, groupAge: time.Hour})
 	o := e.run(pauseAfterAddsCode, nil)
 	mustStatus(t, o, runtime.StatusPaused)
 	want := []string{"1 kv.add executing", "2 kv.add executing", getEntry, "4 kv.put pending"}
@@ -349,34 +412,39 @@ func TestLostDeferredResultsRunAgainOnReplay(t *testing.T) {
 	}
 }
 
-// A failed write of deferred results ends the run with an internal failure:
-// with the final write, the run that completed is error and its call is
-// settled as not completed; with the write that carries the next call's
-// insert, the next call never runs and the final write records the result.
+// A failed log write ends the run with an internal failure. Written
+// through: with the final write, the run that completed is error and its
+// last call is settled as not completed; with the write that carries the
+// next call's entry, the next call never runs (and is not logged) and the
+// final write records the first result. Grouped: the only write, at the
+// end, fails and nothing of the pass is logged, though both calls ran.
 func TestDeferredWriteFailure(t *testing.T) {
 	errDisk := errors.New("disk full")
 	tests := []struct {
-		name string
+		name    string
+		through bool
 		// fail reports whether this WriteEntries fails (once).
-		fail func(updates []runtime.EntryUpdate, insert *runtime.Entry) bool
+		fail func(inserts []runtime.Entry, updates []runtime.EntryUpdate) bool
 		want []string
 		adds int
 	}{
-		{"final write", func(u []runtime.EntryUpdate, ins *runtime.Entry) bool { return ins == nil && len(u) > 0 },
+		{"final write", true, func(ins []runtime.Entry, u []runtime.EntryUpdate) bool { return len(ins) == 0 && len(u) > 0 },
 			append(addEntries(1), "2 kv.add error not completed: the run ended before this call's result was recorded; it may or may not have taken effect"), 2},
-		{"with an insert", func(u []runtime.EntryUpdate, ins *runtime.Entry) bool { return ins != nil && len(u) > 0 },
+		{"with an insert", true, func(ins []runtime.Entry, u []runtime.EntryUpdate) bool { return len(ins) > 0 && len(u) > 0 },
 			addEntries(1), 1},
+		{"grouped", false, func(ins []runtime.Entry, u []runtime.EntryUpdate) bool { return len(ins) > 0 },
+			[]string{}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var failed atomic.Bool
-			cs := &countingStore{beforeWrite: func(u []runtime.EntryUpdate, ins *runtime.Entry) (bool, error) {
-				if tt.fail(u, ins) && failed.CompareAndSwap(false, true) {
+			cs := &countingStore{beforeWrite: func(ins []runtime.Entry, u []runtime.EntryUpdate) (bool, error) {
+				if tt.fail(ins, u) && failed.CompareAndSwap(false, true) {
 					return false, errDisk
 				}
 				return false, nil
 			}}
-			e := newEnv(t, setup{wrap: cs.wrap})
+			e := newEnv(t, setup{wrap: cs.wrap, writeThrough: tt.through, groupAge: time.Hour})
 			o, err := e.rt.Execute(e.ctx, `async () => {
 				await kv.add({ key: "k0", value: "v" });
 				await kv.add({ key: "k1", value: "v" });

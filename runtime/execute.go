@@ -83,7 +83,7 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome,
 		}
 		approved = append(approved, EntryUpdate{Entry: log[i], From: EntryPending})
 	}
-	if err := r.store.WriteEntries(context.WithoutCancel(ctx), approved, nil); err != nil {
+	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
 		return r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err))
 	}
 	return r.runPass(ctx, e, ap, log)

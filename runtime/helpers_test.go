@@ -43,6 +43,10 @@ type setup struct {
 	// wrap, if set, wraps the real store the runtime is given (to count
 	// or fail its writes); e.store stays the real one.
 	wrap func(runtime.Store) runtime.Store
+	// groupAge, if set, replaces how long a pass keeps log writes queued
+	// (runtime.SetGroupAge); writeThrough writes each as it is queued.
+	groupAge     time.Duration
+	writeThrough bool
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -135,6 +139,12 @@ func (e *env) open(s setup) {
 	if err != nil {
 		e.shutdown()
 		t.Fatalf("runtime.New: %v", err)
+	}
+	switch {
+	case s.writeThrough:
+		runtime.SetGroupAge(rt, 0)
+	case s.groupAge > 0:
+		runtime.SetGroupAge(rt, s.groupAge)
 	}
 	e.rt = rt
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -59,12 +60,17 @@ type pass struct {
 	visited   map[int]bool    // seqs the program reached; guarded by mu
 	used      map[string]bool // connectors the program called; guarded by mu
 	executing map[int]Entry   // entries executing whose result is not written yet; guarded by mu
-	deferred  []EntryUpdate   // results not written yet (see deferred.go); guarded by mu
-	flushed   bool            // the final flush ran: results are written at once; guarded by mu
-	stop      *stopReason     // first stop; guarded by mu
-	done      bool            // the pass is over; guarded by mu
-	maxSeq    int             // highest seq reached; guarded by mu
-	inflight  sync.WaitGroup  // calls in progress; Add under mu while !done && stop == nil
+	// Grouped log writes (see deferred.go); all guarded by mu.
+	queued     []Entry        // new entries not written yet, in the order queued
+	queuedAt   map[int]int    // seq -> index in queued
+	deferred   []EntryUpdate  // updates of written entries, not written yet
+	groupStart time.Time      // when the oldest item of queued and deferred was queued
+	groupBytes int            // bytes of values queued since groupStart
+	flushed    bool           // the final flush ran: results are written at once
+	stop       *stopReason    // first stop; guarded by mu
+	done       bool           // the pass is over; guarded by mu
+	maxSeq     int            // highest seq reached; guarded by mu
+	inflight   sync.WaitGroup // calls in progress; Add under mu while !done && stop == nil
 }
 
 var _ sandbox.Host = (*pass)(nil)
@@ -81,6 +87,7 @@ func newPass(r *Runtime, execID string, ap Approver, mode passMode, seqBase int,
 		visited:   map[int]bool{},
 		used:      map[string]bool{},
 		executing: map[int]Entry{},
+		queuedAt:  map[int]int{},
 		maxSeq:    seqBase,
 	}
 	for _, e := range log {
@@ -222,9 +229,9 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		return p.gateLocked(ctx, e)
 	}
 	if _, ok := t.src.src.Connector.(connectors.Starter); ok {
-		return &e, nil, nil // not logged yet: see startAndLog
+		return &e, nil, nil // not queued yet: see startAndLog
 	}
-	if err := p.insertLocked(ctx, &e, EntryExecuting); err != nil {
+	if err := p.queueBeforeLocked(ctx, &e); err != nil {
 		return nil, nil, err
 	}
 	return &e, nil, nil
@@ -286,7 +293,8 @@ func (p *pass) gateLocked(ctx context.Context, e Entry) (*Entry, json.RawMessage
 	}
 }
 
-// insertLocked logs a new entry in state to.
+// insertLocked writes a new entry in state to (pending: executing entries
+// are queued) at once, with everything queued.
 func (p *pass) insertLocked(ctx context.Context, e *Entry, to EntryState) error {
 	st, err := Transition(0, to)
 	if err != nil {
@@ -297,14 +305,11 @@ func (p *pass) insertLocked(ctx context.Context, e *Entry, to EntryState) error 
 		err = fmt.Errorf("log call %d of %s: %w", e.Seq, e.ExecutionID, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
-	if st == EntryExecuting {
-		p.executing[e.Seq] = *e
-	}
 	return nil
 }
 
-// moveLocked moves a logged entry from one state to another, writing the
-// deferred results with it.
+// moveLocked moves a logged entry from one state to another at once,
+// writing everything queued with it.
 func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) error {
 	st, err := Transition(from, to)
 	if err != nil {
@@ -321,28 +326,29 @@ func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) er
 	return nil
 }
 
-// execute calls the connector for an entry logged executing and records
-// the result: deferred (see deferred.go), so the program gets it without
-// waiting for a commit.
+// execute calls the connector for an entry executing (queued, or logged
+// so) and records the result: queued (see deferred.go), so the program
+// gets it without waiting for a commit.
 func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, error) {
 	res, callErr := t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
 	return p.settle(ctx, e, res, callErr)
 }
 
-// startAndLog makes a new call (decided, not logged yet) through a
+// startAndLog makes a new call (decided, not queued yet) through a
 // connector that sends it before waiting for the answer: the call is
-// logged executing while the tool runs, so that commit adds nothing to the
-// call's time, and then settled like any call. The call is decided before
-// it is sent (its arguments were validated and it was not gated), and it
-// is logged before its result is used and before the pass can end, so a
-// crash loses nothing replay needs: whether it comes before that commit
-// (no entry) or after it (executing), replay makes the call again, the
-// at-least-once window of design §7. If the log write fails, the call's
-// outcome is dropped and the pass stops with the internal failure.
+// queued once sent, and a due group (see deferred.go) is written while the
+// tool runs, so that commit adds nothing to the call's time; then the call
+// is settled like any call. The call was decided before it is sent (its
+// arguments were validated and it was not gated). If the log write fails,
+// the call's outcome is dropped and the pass stops with the internal
+// failure.
 func (p *pass) startAndLog(ctx context.Context, e Entry, t *tool, st connectors.Starter) (json.RawMessage, error) {
 	wait, callErr := st.Start(ctx, t.def.SourceName, e.Args)
 	p.mu.Lock()
-	logErr := p.insertLocked(ctx, &e, EntryExecuting)
+	due, logErr := p.queueLocked(&e)
+	if logErr == nil {
+		logErr = p.writeDueLocked(ctx, due)
+	}
 	p.mu.Unlock()
 	var res connectors.Result
 	if callErr == nil {
@@ -421,10 +427,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		}
 	}
 	e := Entry{ExecutionID: p.execID, Seq: seq, Kind: KindStep, Connector: "codemode", Method: "step", Name: s.Name}
-	if err := p.insertLocked(ctx, &e, EntryExecuting); err != nil {
-		return nil, false, err
-	}
-	return nil, false, nil
+	return nil, false, p.queueBeforeLocked(ctx, &e)
 }
 
 // StepDone records the value or failure of a step that just ran (deferred,

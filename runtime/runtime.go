@@ -69,6 +69,7 @@ type Runtime struct {
 	hkEvery  time.Duration // Options.HousekeepingInterval resolved; <0: every Execute
 	maxChars int           // Options.MaxResultChars
 	maxValue int           // Options.MaxValueBytes resolved; 0: no cap
+	groupAge time.Duration // how long a pass may keep log writes queued (deferred.go)
 	log      *slog.Logger
 
 	// cat is the current catalog; RefreshConnector replaces it (under
@@ -115,6 +116,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		hkEvery:  housekeepingInterval(opts.HousekeepingInterval),
 		maxChars: opts.MaxResultChars,
 		maxValue: valueCap(opts.MaxValueBytes),
+		groupAge: groupAge,
 		log:      log,
 	}
 	r.cat.Store(cat)

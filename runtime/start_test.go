@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -63,10 +65,10 @@ func (s *startingKV) note(to *[][]string) {
 	*to = append(*to, lines)
 }
 
-func newStartingEnv(t *testing.T, cs *countingStore) (*env, *startingKV) {
+func newStartingEnv(t *testing.T, cs *countingStore, s setup) (*env, *startingKV) {
 	t.Helper()
 	skv := &startingKV{kv: newKV("kv")}
-	s := setup{noKV: true, extra: []runtime.Source{{Connector: skv}}}
+	s.noKV, s.extra = true, []runtime.Source{{Connector: skv}}
 	if cs != nil {
 		s.wrap = cs.wrap
 	}
@@ -75,34 +77,47 @@ func newStartingEnv(t *testing.T, cs *countingStore) (*env, *startingKV) {
 	return e, skv
 }
 
-// A call through a Starter is sent first and logged executing while it is
-// in flight: before the connector is waited for, never after its result is
-// used; the results and the number of commits are those of any call.
+// A call through a Starter is sent first and written while it is in flight
+// when its group is due: written through, each call's entry is committed
+// before the connector is waited for, never after its result is used, and
+// the results and the number of commits are those of any call. With long
+// groups nothing is written until the pass ends.
 func TestStartedCallsAreLoggedInFlight(t *testing.T) {
-	cs := &countingStore{}
-	e, skv := newStartingEnv(t, cs)
-	o := e.run(`async () => { await kv.add({ key: "k0", value: "v" }); await kv.add({ key: "k1", value: "v" }); return "ok" }`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
-	if diff := cmp.Diff(addEntries(2), e.entries(o.ExecutionID)); diff != "" {
-		t.Errorf("log (-want +got):\n%s", diff)
+	tests := []struct {
+		through   bool
+		wantStart [][]string
+		wantWait  [][]string
+		commits   int64
+	}{
+		{true, [][]string{{}, {"1 executing"}}, [][]string{{"1 executing"}, {"1 applied", "2 executing"}}, 5},
+		{false, [][]string{{}, {}}, [][]string{{}, {}}, 3},
 	}
-	wantStart := [][]string{{}, {"1 executing"}} // call 1's result is written with call 2's entry
-	wantWait := [][]string{{"1 executing"}, {"1 applied", "2 executing"}}
-	if diff := cmp.Diff(wantStart, skv.atStart); diff != "" {
-		t.Errorf("log when each call was sent (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(wantWait, skv.atWait); diff != "" {
-		t.Errorf("log when each call was waited for (-want +got):\n%s", diff)
-	}
-	if got := cs.commits.Load(); got != 5 {
-		t.Errorf("commits = %d, want 5 (N+3 for N = 2)", got)
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("writeThrough=%v", tt.through), func(t *testing.T) {
+			cs := &countingStore{}
+			e, skv := newStartingEnv(t, cs, setup{writeThrough: tt.through, groupAge: time.Hour})
+			o := e.run(`async () => { await kv.add({ key: "k0", value: "v" }); await kv.add({ key: "k1", value: "v" }); return "ok" }`, nil)
+			mustStatus(t, o, runtime.StatusCompleted)
+			if diff := cmp.Diff(addEntries(2), e.entries(o.ExecutionID)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantStart, skv.atStart); diff != "" {
+				t.Errorf("log when each call was sent (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantWait, skv.atWait); diff != "" {
+				t.Errorf("log when each call was waited for (-want +got):\n%s", diff)
+			}
+			if got := cs.commits.Load(); got != tt.commits {
+				t.Errorf("commits = %d, want %d", got, tt.commits)
+			}
+		})
 	}
 }
 
 // A Start that fails is the call's failure: logged, and thrown into the
 // program, which can catch it.
 func TestStartFailureIsTheCallsError(t *testing.T) {
-	e, skv := newStartingEnv(t, nil)
+	e, skv := newStartingEnv(t, nil, setup{})
 	skv.startErr = errors.New("server down")
 	o := e.run(`async () => { try { await kv.add({ key: "k0" }) } catch (err) { return err.message } }`, nil)
 	mustStatus(t, o, runtime.StatusCompleted)
@@ -123,13 +138,13 @@ func TestStartFailureIsTheCallsError(t *testing.T) {
 func TestStartedCallLogFailure(t *testing.T) {
 	errDisk := errors.New("disk full")
 	cs := &countingStore{}
-	cs.beforeWrite = func(_ []runtime.EntryUpdate, insert *runtime.Entry) (bool, error) {
-		if insert != nil {
+	cs.beforeWrite = func(inserts []runtime.Entry, _ []runtime.EntryUpdate) (bool, error) {
+		if len(inserts) > 0 {
 			return false, errDisk
 		}
 		return false, nil
 	}
-	e, skv := newStartingEnv(t, cs)
+	e, skv := newStartingEnv(t, cs, setup{})
 	o, err := e.rt.Execute(e.ctx, `async () => { await kv.add({ key: "k0", value: "v" }); return "unreachable" }`, nil)
 	if !errors.Is(err, errDisk) {
 		t.Errorf("Execute error = %v, want the store's failure", err)

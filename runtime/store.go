@@ -144,14 +144,14 @@ type Store interface {
 	// UpdateEntry stores e's state, result and error if the stored state is
 	// still from, else ErrConflict (ErrNotFound if absent).
 	UpdateEntry(ctx context.Context, e Entry, from EntryState) error
-	// WriteEntries writes, in one transaction, every update in order (each
-	// as UpdateEntry would) and then, if insert is not nil, the insert (as
-	// InsertEntry would). It is all or nothing: if any update finds its
-	// entry absent (ErrNotFound) or no longer in its From state
-	// (ErrConflict), or the insert fails (ErrConflict, ErrNotFound), nothing
+	// WriteEntries writes, in one transaction, every insert in order (each
+	// as InsertEntry would), then every update in order (each as
+	// UpdateEntry would). It is all or nothing: if an insert fails
+	// (ErrConflict, ErrNotFound) or an update finds its entry absent
+	// (ErrNotFound) or no longer in its From state (ErrConflict), nothing
 	// is written and that error is returned. With nothing to write it
 	// returns nil.
-	WriteEntries(ctx context.Context, updates []EntryUpdate, insert *Entry) error
+	WriteEntries(ctx context.Context, inserts []Entry, updates []EntryUpdate) error
 
 	// SaveSnippet inserts or replaces a snippet by name.
 	SaveSnippet(ctx context.Context, s Snippet) error

@@ -33,27 +33,30 @@ func batchLog() []runtime.Entry {
 	}
 }
 
-// WriteEntries writes its updates and insert all together or not at all,
-// with the errors of UpdateEntry and InsertEntry.
+// WriteEntries writes its inserts and updates all together or not at all,
+// with the errors of InsertEntry and UpdateEntry.
 func TestWriteEntries(t *testing.T) {
-	insert := func(id string, seq int) *runtime.Entry {
-		e := newEntry(id, seq, runtime.EntryExecuting)
-		return &e
+	// insert is new entries of id, executing, one per seq.
+	insert := func(id string, seqs ...int) []runtime.Entry {
+		var out []runtime.Entry
+		for _, seq := range seqs {
+			out = append(out, newEntry(id, seq, runtime.EntryExecuting))
+		}
+		return out
 	}
 	badKind := insert("exec_w", 4)
-	badKind.Kind = 0
+	badKind[0].Kind = 0
 	start := batchLog()
-	// after applies updates and an insert to the starting log.
-	after := func(updates []runtime.EntryUpdate, ins *runtime.Entry) []runtime.Entry {
+	// after applies inserts and updates to the starting log.
+	after := func(updates []runtime.EntryUpdate, ins []runtime.Entry) []runtime.Entry {
 		log := batchLog()
 		for _, u := range updates {
 			log[u.Entry.Seq-1] = u.Entry
 		}
-		if ins != nil {
-			log = append(log, *ins)
-		}
-		return log
+		return append(log, ins...)
 	}
+	applied := insert("exec_w", 4, 5)
+	applied[1].State, applied[1].Result = runtime.EntryApplied, json.RawMessage(`{"ok":true}`)
 	all := []runtime.EntryUpdate{
 		moved(1, runtime.EntryExecuting, runtime.EntryApplied, `{"id":"note_1"}`, ""),
 		moved(2, runtime.EntryExecuting, runtime.EntryError, "", "boom"),
@@ -62,7 +65,7 @@ func TestWriteEntries(t *testing.T) {
 	tests := []struct {
 		name    string
 		updates []runtime.EntryUpdate
-		insert  *runtime.Entry
+		insert  []runtime.Entry
 		is      error // nil: success, or any error when fails is set
 		fails   bool
 	}{
@@ -72,6 +75,10 @@ func TestWriteEntries(t *testing.T) {
 		{name: "insert only", insert: insert("exec_w", 4)},
 		{name: "one update", updates: all[:1]},
 		{name: "one update and insert", updates: all[:1], insert: insert("exec_w", 4)},
+		{name: "inserts only, one in its final state", insert: applied},
+		{name: "updates and inserts", updates: all, insert: applied},
+		{name: "second insert of an existing seq", updates: all, insert: insert("exec_w", 4, 1), is: runtime.ErrConflict, fails: true},
+		{name: "two inserts of one seq", insert: insert("exec_w", 4, 4), is: runtime.ErrConflict, fails: true},
 		{name: "conflict in the middle", updates: []runtime.EntryUpdate{
 			all[0],
 			moved(2, runtime.EntryPending, runtime.EntryExecuting, "", ""),
@@ -102,7 +109,7 @@ func TestWriteEntries(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := s.WriteEntries(ctx, tt.updates, tt.insert)
+			err := s.WriteEntries(ctx, tt.insert, tt.updates)
 			want := start // all or nothing
 			if !tt.fails {
 				want = after(tt.updates, tt.insert)
@@ -133,7 +140,7 @@ func TestWriteEntries(t *testing.T) {
 			}
 			done := first
 			done.State = runtime.EntryApplied
-			if err := s.WriteEntries(ctx, []runtime.EntryUpdate{{Entry: done, From: runtime.EntryExecuting}}, insert("exec_next", 2)); err != nil {
+			if err := s.WriteEntries(ctx, insert("exec_next", 2), []runtime.EntryUpdate{{Entry: done, From: runtime.EntryExecuting}}); err != nil {
 				t.Fatalf("the next WriteEntries: %v", err)
 			}
 		})
@@ -160,7 +167,7 @@ func TestWriteEntriesRace(t *testing.T) {
 			approve := moved(seq, runtime.EntryPending, runtime.EntryExecuting, "", "")
 			next := newEntry("exec_w", seq+1, runtime.EntryExecuting)
 			next.Method = string(rune('A' + i))
-			wg.Go(func() { errs[i] = s.WriteEntries(ctx, []runtime.EntryUpdate{approve}, &next) })
+			wg.Go(func() { errs[i] = s.WriteEntries(ctx, []runtime.Entry{next}, []runtime.EntryUpdate{approve}) })
 		}
 		wg.Wait()
 		winner := -1

@@ -54,7 +54,7 @@ func BenchmarkLoggedCallDeferred(b *testing.B) {
 			for b.Loop() {
 				seq++
 				e := newEntry("exec_bench", seq, runtime.EntryExecuting)
-				if err := s.WriteEntries(ctx, done, &e); err != nil {
+				if err := s.WriteEntries(ctx, []runtime.Entry{e}, done); err != nil {
 					b.Fatal(err)
 				}
 				e.State, e.Result = runtime.EntryApplied, result

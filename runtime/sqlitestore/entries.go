@@ -65,38 +65,41 @@ func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.E
 	return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, e, from, now())
 }
 
-// WriteEntries applies the updates in order, then the insert if any, in one
-// IMMEDIATE transaction: all or nothing, with the errors of UpdateEntry and
-// InsertEntry. A single insert or a single update is one statement, which
-// SQLite commits on its own, so no explicit transaction is opened for it.
-func (s *Store) WriteEntries(ctx context.Context, updates []runtime.EntryUpdate, insert *runtime.Entry) (err error) {
+// WriteEntries makes the inserts in order, then the updates in order, in
+// one IMMEDIATE transaction: all or nothing, with the errors of InsertEntry
+// and UpdateEntry. A single insert or a single update is one statement,
+// which SQLite commits on its own, so no explicit transaction is opened
+// for it.
+func (s *Store) WriteEntries(ctx context.Context, inserts []runtime.Entry, updates []runtime.EntryUpdate) (err error) {
+	for _, e := range inserts {
+		if err := checkInsert(e); err != nil {
+			return err
+		}
+	}
 	for _, u := range updates {
 		if err := checkUpdate(u.Entry); err != nil {
 			return err
 		}
 	}
-	if insert != nil {
-		if err := checkInsert(*insert); err != nil {
-			return err
-		}
-	}
 	switch {
-	case len(updates) == 0 && insert == nil:
+	case len(inserts)+len(updates) == 0:
 		return nil
-	case len(updates) == 0:
-		return insertEntry(ctx, s.stmts.insertEntry, *insert, now())
-	case len(updates) == 1 && insert == nil:
+	case len(inserts) == 1 && len(updates) == 0:
+		return insertEntry(ctx, s.stmts.insertEntry, inserts[0], now())
+	case len(inserts) == 0 && len(updates) == 1:
 		return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, updates[0].Entry, updates[0].From, now())
 	}
-	return s.log.tx(ctx, func(insertStmt, update *sql.Stmt, state func() *sql.Stmt) error {
+	return s.log.tx(ctx, func(insert, update *sql.Stmt, state func() *sql.Stmt) error {
 		t := now()
+		for _, e := range inserts {
+			if err := insertEntry(ctx, insert, e, t); err != nil {
+				return err
+			}
+		}
 		for _, u := range updates {
 			if err := updateEntry(ctx, update, state, u.Entry, u.From, t); err != nil {
 				return err
 			}
-		}
-		if insert != nil {
-			return insertEntry(ctx, insertStmt, *insert, t)
 		}
 		return nil
 	})
