@@ -210,11 +210,13 @@ func fingerprint(defs []connectors.Tool) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// sandboxGlobals returns the sandbox globals: one per available source.
+// sandboxGlobals returns the sandbox globals: one per source, an
+// unavailable one saying why (the sandbox installs no object for it).
 func (c *catalog) sandboxGlobals() []sandbox.Global {
 	var gs []sandbox.Global
 	for _, s := range c.sources {
 		if !s.available() {
+			gs = append(gs, sandbox.Global{Name: s.name, Unavailable: s.err.Error()})
 			continue
 		}
 		g := sandbox.Global{Name: s.name}

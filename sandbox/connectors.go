@@ -41,10 +41,11 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 			return fmt.Errorf("sandbox: connector global %q is empty, reserved or duplicated", gl.Name)
 		}
 		seen[gl.Name] = true
-		c := &connector{name: gl.Name, methods: gl.Methods, m: make([]connectorFunc, len(gl.Methods))}
-		if ps.conns == nil {
-			ps.conns = make([]*connector, 0, len(ps.globals))
+		if gl.Unavailable != "" {
+			ps.conns = append(ps.conns, nil) // keeps ps.conns[ci] for ps.globals[ci]
+			continue
 		}
+		c := &connector{name: gl.Name, methods: gl.Methods, m: make([]connectorFunc, len(gl.Methods))}
 		ps.conns = append(ps.conns, c)
 		target := ps.vm.NewObject()
 		for mi, m := range gl.Methods {
@@ -94,7 +95,7 @@ func (ps *pass) method(ci int, prop string, v goja.Value) goja.Value {
 		if ps.callNative == nil {
 			ps.callNative = ps.vm.ToValue(func(call goja.FunctionCall) goja.Value {
 				ci, mi := call.Argument(0).ToInteger(), call.Argument(1).ToInteger()
-				if ci < 0 || ci >= int64(len(ps.conns)) || mi < 0 || mi >= int64(len(ps.conns[ci].methods)) {
+				if ci < 0 || ci >= int64(len(ps.conns)) || ps.conns[ci] == nil || mi < 0 || mi >= int64(len(ps.conns[ci].methods)) {
 					panic(ps.vm.NewTypeError("sandbox: no method %d of connector %d", mi, ci))
 				}
 				return ps.callConnector(ps.conns[ci], int(mi), call.Argument(2), call.Argument(3))

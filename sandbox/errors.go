@@ -106,7 +106,12 @@ func (ps *pass) referenceHint(msg string) string {
 	}
 	var names []string
 	for _, g := range ps.globals {
-		names = append(names, g.Name)
+		if g.Name == name && g.Unavailable != "" {
+			return "; connector " + name + " is unavailable: " + g.Unavailable
+		}
+		if g.Unavailable == "" {
+			names = append(names, g.Name)
+		}
 	}
 	names = append(nearest(name, names), "codemode")
 	const show = 20

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -760,5 +761,36 @@ func TestHostCallErrorLocations(t *testing.T) {
 	o := runCode(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", Limits{})
 	if o.Status != Completed || !strings.Contains(string(o.Result), "at program.js:") {
 		t.Errorf("e.stack = %s (%v %q), want the frame of the program that made the call", o.Result, o.Status, o.Error)
+	}
+}
+
+// A connector whose downstream did not start is named in the program's
+// globals as unavailable: no object is installed for it, and a program
+// that uses it is told why (across the worker pipe too); the other
+// connectors work.
+func TestUnavailableGlobal(t *testing.T) {
+	globals := append(slices.Clone(testGlobals), Global{Name: "down", Unavailable: "start /opt/down-server: exit status 1"})
+	for name, e := range bothExecutors(t) {
+		t.Run(name, func(t *testing.T) {
+			run := func(code string) Outcome {
+				t.Helper()
+				o, err := e.Run(context.Background(), Program{Code: code, Globals: globals}, &fakeHost{})
+				if err != nil {
+					t.Fatalf("Run(%q): internal error: %v", code, err)
+				}
+				return o
+			}
+			o := run("await down.list({})")
+			want := "ReferenceError: down is not defined (line 1:col 7); connector down is unavailable: start /opt/down-server: exit status 1"
+			if o.Status != Failed || o.Error != want {
+				t.Errorf("using it: %v %q\nwant failed %q", o.Status, o.Error, want)
+			}
+			o = run("await notse.createNote({})")
+			want = "ReferenceError: notse is not defined (line 1:col 7); did you mean notes? Available globals: notes, everything, codemode"
+			if o.Status != Failed || o.Error != want {
+				t.Errorf("a misspelt connector: %v %q\nwant failed %q (the unavailable one is not offered)", o.Status, o.Error, want)
+			}
+			wantCompleted(t, "typeof down", run("[typeof down, typeof notes.createNote]"), `["undefined","function"]`)
+		})
 	}
 }

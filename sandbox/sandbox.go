@@ -41,6 +41,10 @@ type Program struct {
 type Global struct {
 	Name    string
 	Methods []string // sorted
+	// Unavailable, when not empty, says why this connector cannot be used
+	// now (its downstream did not start): no object is installed, and a
+	// program that names it is told this instead of only "not defined".
+	Unavailable string
 }
 
 // Limits bound one pass. Zero values mean the defaults below.

@@ -238,6 +238,7 @@ func encodeProgram(e *enc, p Program) {
 		for _, m := range g.Methods {
 			e.str(m)
 		}
+		e.str(g.Unavailable)
 	}
 	l := p.Limits
 	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes))
@@ -254,6 +255,7 @@ func decodeProgram(d *dec) Program {
 		for j := 0; j < m && d.err == nil; j++ {
 			g.Methods = append(g.Methods, d.str())
 		}
+		g.Unavailable = d.str()
 		p.Globals = append(p.Globals, g)
 	}
 	p.Limits.Timeout = time.Duration(d.varint())
