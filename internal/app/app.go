@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -32,6 +34,10 @@ type Options struct {
 	// __sandbox-worker sub-command; a test binary that uses process
 	// isolation must handle that sub-command in its TestMain).
 	WorkerCommand []string
+
+	// backoff is the retry schedule of downstreams that failed at
+	// start-up (zero: defaultBackoff); tests shorten it.
+	backoff backoff
 }
 
 // App is a running configuration.
@@ -40,19 +46,28 @@ type App struct {
 	Store    *sqlitestore.Store
 	Runtime  *rt.Runtime
 	Executor sandbox.Executor
-	// Connectors are the connectors that started, in config order.
+	// Connectors are the connectors that started, in config order. (A
+	// downstream that joins later, see Open, is not added to it: Close
+	// closes it all the same.)
 	Connectors []connectors.Connector
 	// Warnings are problems that did not stop start-up (a downstream that
-	// failed to start, tool names that collided).
+	// failed to start, tool names that collided). They are not updated
+	// when such a downstream joins later.
 	Warnings []string
 
 	log     *slog.Logger
 	refresh *refresher
+	retry   *retrier
+
+	mu     sync.Mutex
+	joined []connectors.Connector // connectors that joined after start-up; guarded by mu
 }
 
 // Open starts everything cfg describes. Downstream servers start
 // concurrently; one that fails does not stop the others: it is reported in
-// Warnings and as an unavailable connector.
+// Warnings and as an unavailable connector. An MCP downstream that failed
+// is dialled again in the background (see retrier) and joins when it can
+// be reached; OnConnectorsChanged's function is called then.
 func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	log := opts.Logger
 	if log == nil {
@@ -60,6 +75,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{Config: cfg, log: log}
 	a.refresh = newRefresher(a)
+	a.retry = newRetrier(a, opts.backoff)
 	for _, w := range cfg.Warnings {
 		a.Warnings = append(a.Warnings, w.String())
 	}
@@ -91,7 +107,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.Executor = exec
 	r, err := rt.New(ctx, rt.Options{
 		Store:    st,
-		Executor: a.Executor,
+		Executor: wakingExecutor{Executor: a.Executor, retry: a.retry},
 		Sources:  sources,
 		Limits: sandbox.Limits{
 			Timeout:       cfg.Sandbox.Timeout,
@@ -109,6 +125,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	a.Runtime = r
 	a.refresh.start()
+	a.retry.start()
 	for _, ci := range r.Connectors() {
 		if ci.Error != "" {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error))
@@ -132,6 +149,7 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 		}()
 	}
 	wg.Wait()
+	failedAt := time.Now()
 	var sources []rt.Source
 	for i, cc := range cfg.Connectors {
 		a.Warnings = append(a.Warnings, warns[i]...)
@@ -147,6 +165,7 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 			}
 			a.log.Warn("connector failed to start", "connector", cc.Name, "err", errs[i])
 			c = unavailable{name: cc.Name, err: errs[i]}
+			a.retry.add(cc, failedAt)
 		} else {
 			a.Connectors = append(a.Connectors, c)
 		}
@@ -233,9 +252,12 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 	return pool, nil
 }
 
-// Close stops the runtime, the executor, every connector (concurrently,
-// waiting for downstream processes) and the store.
+// Close stops retrying unavailable connectors (cancelling an attempt under
+// way), then stops the runtime, the executor, every connector, those that
+// joined later included (concurrently, waiting for downstream processes),
+// and the store.
 func (a *App) Close() error {
+	a.retry.stop()
 	a.refresh.stop()
 	var errs []error
 	if a.Runtime != nil {
@@ -244,9 +266,12 @@ func (a *App) Close() error {
 	if a.Executor != nil {
 		errs = append(errs, a.Executor.Close())
 	}
+	a.mu.Lock()
+	conns := append(slices.Clip(a.Connectors), a.joined...)
+	a.mu.Unlock()
 	var wg sync.WaitGroup
-	cerrs := make([]error, len(a.Connectors))
-	for i, c := range a.Connectors {
+	cerrs := make([]error, len(conns))
+	for i, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

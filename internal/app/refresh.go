@@ -21,6 +21,7 @@ type refresher struct {
 
 	mu       sync.Mutex
 	dirty    map[string]bool // connectors that announced a change; guarded by mu
+	rejoined bool            // a connector joined after start-up; guarded by mu
 	onChange func()          // guarded by mu
 
 	cancel context.CancelFunc
@@ -36,6 +37,19 @@ func newRefresher(a *App) *refresher {
 func (f *refresher) changed(name string) {
 	f.mu.Lock()
 	f.dirty[name] = true
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// joined records that a connector that failed at start-up joined the
+// runtime, so that onChange is called (on this goroutine, as for a
+// refresh). It never blocks.
+func (f *refresher) joined() {
+	f.mu.Lock()
+	f.rejoined = true
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
@@ -70,9 +84,19 @@ func (f *refresher) loop(ctx context.Context) {
 		f.mu.Lock()
 		names := f.dirty
 		f.dirty = map[string]bool{}
+		changedAny := f.rejoined
+		f.rejoined = false
 		f.mu.Unlock()
-		changedAny := false
 		for name := range names {
+			if f.app.retry.isWaiting(name) {
+				// Dialled again but not joined yet: its stand-in has
+				// nothing to refresh. Keep the announcement for the wake
+				// that joined sends.
+				f.mu.Lock()
+				f.dirty[name] = true
+				f.mu.Unlock()
+				continue
+			}
 			rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 			changed, err := f.app.Runtime.RefreshConnector(rctx, name)
 			cancel()
@@ -93,8 +117,9 @@ func (f *refresher) loop(ctx context.Context) {
 }
 
 // OnConnectorsChanged sets f to be called after a connector's tools were
-// listed again and changed (the server rebuilds the codemode tool's
-// description then). It is called on the App's own goroutine.
+// listed again and changed, or a connector that failed at start-up joined
+// (the server rebuilds the codemode tool's description then). It is called
+// on the App's own goroutine, never concurrently with itself.
 func (a *App) OnConnectorsChanged(f func()) {
 	a.refresh.mu.Lock()
 	a.refresh.onChange = f

@@ -1,0 +1,295 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.Cleanup(func(int) { fixture.RemoveBinaries() }),
+		// regexp2 (JSON Schema patterns with a match timeout) keeps one
+		// clock goroutine of its own for a while after a match.
+		goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
+}
+
+// retryEnv is an App whose connector fx is a stdio MCP server started by a
+// shell script that fails (counting its attempts) until the file mark
+// exists, then runs the fixture server.
+type retryEnv struct {
+	t       *testing.T
+	a       *App
+	mark    string
+	count   string
+	changed chan struct{} // receives when OnConnectorsChanged's function ran
+	closed  bool
+}
+
+// openRetryEnv opens the App with backoff b. server is the script's last
+// line, run once the mark exists ("" runs the fixture server).
+func openRetryEnv(t *testing.T, b backoff, server string) *retryEnv {
+	t.Helper()
+	dir := t.TempDir()
+	e := &retryEnv{t: t, mark: filepath.Join(dir, "up"), count: filepath.Join(dir, "attempts"), changed: make(chan struct{}, 1)}
+	if server == "" {
+		server = "exec '" + fixture.MCPServer(t) + "'"
+	}
+	script := filepath.Join(dir, "server.sh")
+	body := "#!/bin/sh\necho attempt >> \"$COUNT\"\n[ -f \"$MARK\" ] || { echo 'not up yet' >&2; exit 1; }\n" + server + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "codemode.yaml")
+	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n" +
+		"sandbox:\n  isolation: inprocess\n" +
+		"connectors:\n  fx:\n    command: " + strconv.Quote(script) + "\n" +
+		"    env:\n      MARK: " + strconv.Quote(e.mark) + "\n      COUNT: " + strconv.Quote(e.count) + "\n"
+	cfg, err := config.Parse([]byte(yaml), file)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), backoff: b})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	e.a = a
+	a.OnConnectorsChanged(func() {
+		select {
+		case e.changed <- struct{}{}:
+		default:
+		}
+	})
+	t.Cleanup(e.close)
+	return e
+}
+
+func (e *retryEnv) close() {
+	if e.closed {
+		return
+	}
+	e.closed = true
+	if err := e.a.Close(); err != nil {
+		e.t.Errorf("Close: %v", err)
+	}
+}
+
+// run executes code and returns its outcome.
+func (e *retryEnv) run(code string) rt.Outcome {
+	e.t.Helper()
+	o, err := e.a.Runtime.Execute(context.Background(), code, nil)
+	if err != nil {
+		e.t.Fatalf("Execute: %v", err)
+	}
+	return o
+}
+
+// mustFailUnavailable runs a program calling fx and checks that it fails
+// saying fx is unavailable.
+func (e *retryEnv) mustFailUnavailable() {
+	e.t.Helper()
+	o := e.run(`async () => await fx.get_sum({ a: 2, b: 3 })`)
+	if o.Status != rt.StatusError || !strings.HasPrefix(o.Error, "ReferenceError: fx is not defined (line 1:col ") || !strings.Contains(o.Error, "); connector fx is unavailable: ") {
+		e.t.Fatalf("outcome %s %q; want an error saying fx is unavailable", o.Status, o.Error)
+	}
+}
+
+// mustSum runs a program calling fx and checks its result.
+func (e *retryEnv) mustSum() {
+	e.t.Helper()
+	o := e.run(`async () => await fx.get_sum({ a: 2, b: 3 })`)
+	if o.Status != rt.StatusCompleted || string(o.Result) != "5" {
+		b, _ := json.Marshal(o)
+		e.t.Fatalf("outcome %s; want completed with 5", b)
+	}
+}
+
+// attempts counts the script's starts (start-up included).
+func (e *retryEnv) attempts() int {
+	e.t.Helper()
+	b, err := os.ReadFile(e.count)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// waitFor polls cond until it holds, failing the test after 20 s.
+func (e *retryEnv) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitChanged waits for OnConnectorsChanged's function.
+func (e *retryEnv) waitChanged() {
+	e.t.Helper()
+	select {
+	case <-e.changed:
+	case <-time.After(20 * time.Second):
+		e.t.Fatalf("OnConnectorsChanged's function was not called; fx: %+v (%d attempts)", e.info(), e.attempts())
+	}
+}
+
+func (e *retryEnv) bringUp() {
+	e.t.Helper()
+	if err := os.WriteFile(e.mark, nil, 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// info is what the runtime says of fx.
+func (e *retryEnv) info() rt.ConnectorInfo {
+	for _, c := range e.a.Runtime.Connectors() {
+		if c.Name == "fx" {
+			return c
+		}
+	}
+	e.t.Fatal("the runtime has no connector fx")
+	return rt.ConnectorInfo{}
+}
+
+func toolNamesOf(ci rt.ConnectorInfo) []string {
+	var out []string
+	for _, tl := range ci.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+// A downstream that fails at start-up is unavailable, is dialled again on
+// the backoff's schedule (no program asks for it here once it is up), and
+// joins: its tools appear, programs call it, the change is announced, and
+// Close closes it.
+func TestUnavailableConnectorJoinsLater(t *testing.T) {
+	e := openRetryEnv(t, backoff{first: 100 * time.Millisecond, max: 200 * time.Millisecond}, "")
+	if !slices.ContainsFunc(e.a.Warnings, func(w string) bool { return strings.HasPrefix(w, "connector fx is unavailable: ") }) {
+		t.Fatalf("warnings %q do not report fx unavailable", e.a.Warnings)
+	}
+	if ci := e.info(); ci.Error == "" || len(ci.Tools) != 0 {
+		t.Fatalf("fx at start: %+v; want an error and no tools", ci)
+	}
+	e.mustFailUnavailable()
+	e.waitFor("a retry failed", func() bool { return e.attempts() >= 3 })
+	select {
+	case <-e.changed:
+		t.Fatal("a change was announced while fx was still down")
+	default:
+	}
+
+	e.bringUp()
+	e.waitChanged()
+	if ci := e.info(); ci.Error != "" || !slices.Contains(toolNamesOf(ci), "get_sum") {
+		t.Fatalf("fx after it came up: error %q, tools %v", ci.Error, toolNamesOf(ci))
+	}
+	e.mustSum()
+	warnings := slices.Clone(e.a.Warnings)
+
+	e.a.mu.Lock()
+	joined := slices.Clone(e.a.joined)
+	e.a.mu.Unlock()
+	if len(joined) != 1 || joined[0].Name() != "fx" {
+		t.Fatalf("connectors that joined: %v; want fx", joined)
+	}
+	e.close()
+	if _, err := joined[0].Tools(context.Background()); err == nil {
+		t.Fatal("fx still lists its tools after Close; want it closed")
+	}
+	if diff := cmp.Diff(warnings, e.a.Warnings); diff != "" {
+		t.Fatalf("warnings changed (-before +after):\n%s", diff)
+	}
+}
+
+// A program that names a connector that is down wakes the retry at once,
+// long before the backoff's first step; one that does not name it does
+// not.
+func TestCallWakesAnEarlyRetry(t *testing.T) {
+	e := openRetryEnv(t, backoff{first: time.Hour, max: time.Hour}, "")
+	e.bringUp()
+	if o := e.run(`1 + 1`); o.Status != rt.StatusCompleted {
+		t.Fatalf("1 + 1: %s %q", o.Status, o.Error)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := e.attempts(); n != 1 {
+		t.Fatalf("%d attempts before any program named fx, want 1 (start-up)", n)
+	}
+	e.mustFailUnavailable()
+	e.waitChanged()
+	if n := e.attempts(); n != 2 {
+		t.Fatalf("%d attempts, want 2 (start-up, the woken retry)", n)
+	}
+	e.mustSum()
+}
+
+// A stream of programs failing on a connector that stays down does not
+// make more attempts than the backoff allows: after the first early one,
+// the next may come only a step (an hour here) later.
+func TestFailingCallsDoNotHammer(t *testing.T) {
+	e := openRetryEnv(t, backoff{first: time.Hour, max: time.Hour}, "")
+	e.mustFailUnavailable()
+	e.waitFor("the woken retry ran", func() bool { return e.attempts() == 2 })
+	for range 20 {
+		e.mustFailUnavailable()
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := e.attempts(); n != 2 {
+		t.Fatalf("%d attempts after 21 failing programs, want 2", n)
+	}
+	if ci := e.info(); ci.Error == "" {
+		t.Fatalf("fx is available although its server never came up: %+v", ci)
+	}
+}
+
+// Close cancels an attempt under way (a server that never answers the
+// handshake) and waits for it; goleak (TestMain) checks nothing is left.
+func TestCloseCancelsAnAttempt(t *testing.T) {
+	e := openRetryEnv(t, backoff{first: 10 * time.Millisecond, max: 10 * time.Millisecond}, "exec sleep 600")
+	e.bringUp()
+	e.waitFor("a retry began", func() bool { return e.attempts() >= 2 })
+	start := time.Now()
+	e.close()
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+}
+
+// The schedule: 1 s, doubling, at most 60 s; a call may bring an attempt
+// forward by one step.
+func TestBackoffSteps(t *testing.T) {
+	b := defaultBackoff
+	var got []step
+	for s := b.begin(); len(got) < 9; s = b.after(s) {
+		got = append(got, s)
+	}
+	sec := func(n time.Duration) time.Duration { return n * time.Second }
+	want := []step{
+		{0, sec(1)}, {sec(1), sec(2)}, {sec(2), sec(4)}, {sec(4), sec(8)}, {sec(8), sec(16)},
+		{sec(16), sec(32)}, {sec(32), sec(60)}, {sec(60), sec(60)}, {sec(60), sec(60)},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(step{})); diff != "" {
+		t.Fatalf("steps (-want +got):\n%s", diff)
+	}
+}
