@@ -33,7 +33,7 @@ type ProcessOptions struct {
 	// "memory limit exceeded (256 MiB)", and the worker's hard data-size
 	// limit kills one that allocates past it in one go.
 	MemoryLimit int64
-	// MaxRunsPerWorker recycles a worker after that many runs (default 100).
+	// MaxRunsPerWorker recycles a worker after that many runs (default 1,000).
 	MaxRunsPerWorker int
 	// Logger receives worker failures (default: discard).
 	Logger *slog.Logger
@@ -44,7 +44,7 @@ const (
 	DefaultPoolSize         = 2
 	DefaultMaxWorkers       = 4
 	DefaultMemoryLimit      = 256 << 20
-	DefaultMaxRunsPerWorker = 100
+	DefaultMaxRunsPerWorker = 1000
 )
 
 const (
