@@ -81,7 +81,9 @@ func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup)
 		stderr: tail,
 		exited: make(chan struct{}),
 	}
-	tail.pid = w.pid
+	tail.mu.Lock()
+	tail.pid = w.pid // its stderr may already be copied in
+	tail.mu.Unlock()
 	procs.Go(func() {
 		w.waitErr = cmd.Wait()
 		close(w.exited)
@@ -153,9 +155,9 @@ func (w *procWorker) exitSummary() string {
 // the last few kept for a crash report, and out-of-memory failures noted.
 type stderrTail struct {
 	log *slog.Logger
-	pid int
 
 	mu      sync.Mutex
+	pid     int // set once the process started; guarded by mu
 	partial []byte
 	last    []string // the last lines, at most tailLines
 	fatal   string   // the first "fatal error:" or "panic:" line
