@@ -156,7 +156,8 @@ func (w *waiter) await(ctx context.Context, last time.Time, s step) bool {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-			return true
+			// (When ctx ended too, select may pick either.)
+			return ctx.Err() == nil
 		case <-wake:
 			wake = nil
 			t.Reset(time.Until(last.Add(s.early)))
