@@ -61,16 +61,17 @@ type pass struct {
 	used      map[string]bool // connectors the program called; guarded by mu
 	executing map[int]Entry   // entries executing whose result is not written yet; guarded by mu
 	// Grouped log writes (see deferred.go); all guarded by mu.
-	queued     []Entry        // new entries not written yet, in the order queued
-	queuedAt   map[int]int    // seq -> index in queued
-	deferred   []EntryUpdate  // updates of written entries, not written yet
-	groupStart time.Time      // when the oldest item of queued and deferred was queued
-	groupBytes int            // bytes of values queued since groupStart
-	flushed    bool           // the final flush ran: results are written at once
-	stop       *stopReason    // first stop; guarded by mu
-	done       bool           // the pass is over; guarded by mu
-	maxSeq     int            // highest seq reached; guarded by mu
-	inflight   sync.WaitGroup // calls in progress; Add under mu while !done && stop == nil
+	queued     []Entry       // new entries not written yet, in the order queued
+	queuedAt   map[int]int   // seq -> index in queued
+	deferred   []EntryUpdate // updates of written entries, not written yet
+	groupStart time.Time     // when the oldest item of queued and deferred was queued
+	groupBytes int           // bytes of values queued since groupStart
+	flushed    bool          // the final flush ran: results are written at once
+
+	stop     *stopReason    // first stop; guarded by mu
+	done     bool           // the pass is over; guarded by mu
+	maxSeq   int            // highest seq reached; guarded by mu
+	inflight sync.WaitGroup // calls in progress; Add under mu while !done && stop == nil
 }
 
 var _ sandbox.Host = (*pass)(nil)
