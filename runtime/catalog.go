@@ -344,22 +344,14 @@ type refresher interface {
 func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, error) {
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
-	cat := r.catalog()
-	old := cat.byName[name]
-	if old == nil {
-		return false, fmt.Errorf("runtime: refresh: unknown connector %q", name)
-	}
-	if rf, ok := old.src.Connector.(refresher); ok {
-		if err := rf.Refresh(ctx); err != nil {
-			return false, fmt.Errorf("runtime: refresh connector %s: %w", name, err)
+	cat, old, s, err := r.relistLocked(ctx, name, "refresh", func(src Source) (Source, error) {
+		if rf, ok := src.Connector.(refresher); ok {
+			return src, rf.Refresh(ctx)
 		}
-	}
-	s, err := buildSource(ctx, old.src, name, r.log)
+		return src, nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("runtime: refresh: %w", err)
-	}
-	if s.err != nil {
-		return false, fmt.Errorf("runtime: refresh connector %s: %w", name, s.err)
+		return false, err
 	}
 	if reflect.DeepEqual(old.info(), s.info()) { // the fingerprint derives from the same tools
 		return false, nil
@@ -367,4 +359,28 @@ func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, erro
 	r.cat.Store(cat.with(s))
 	r.log.Info("connector tools refreshed", "connector", name, "tools", len(s.tools))
 	return true, nil
+}
+
+// relistLocked lists the tools of connector name again, from the source
+// prep makes of its current one, and returns the catalog it looked in,
+// the connector's entry there and the new entry; the catalog is not
+// changed. op names the operation in errors. The caller holds refreshMu.
+func (r *Runtime) relistLocked(ctx context.Context, name, op string, prep func(Source) (Source, error)) (*catalog, *source, *source, error) {
+	cat := r.catalog()
+	old := cat.byName[name]
+	if old == nil {
+		return nil, nil, nil, fmt.Errorf("runtime: %s: unknown connector %q", op, name)
+	}
+	src, err := prep(old.src)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("runtime: %s connector %s: %w", op, name, err)
+	}
+	s, err := buildSource(ctx, src, name, r.log)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("runtime: %s: %w", op, err)
+	}
+	if s.err != nil {
+		return nil, nil, nil, fmt.Errorf("runtime: %s connector %s: %w", op, name, s.err)
+	}
+	return cat, old, s, nil
 }

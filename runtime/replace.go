@@ -28,19 +28,12 @@ func (r *Runtime) ReplaceConnector(ctx context.Context, name string, c connector
 	}
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
-	cat := r.catalog()
-	old := cat.byName[name]
-	if old == nil {
-		return fmt.Errorf("runtime: replace: unknown connector %q", name)
-	}
-	src := old.src
-	src.Connector = c
-	s, err := buildSource(ctx, src, name, r.log)
+	cat, _, s, err := r.relistLocked(ctx, name, "replace", func(src Source) (Source, error) {
+		src.Connector = c // the policy of the source (approve, revert, description) stays
+		return src, nil
+	})
 	if err != nil {
-		return fmt.Errorf("runtime: replace: %w", err)
-	}
-	if s.err != nil {
-		return fmt.Errorf("runtime: replace connector %s: %w", name, s.err)
+		return err
 	}
 	r.cat.Store(cat.with(s))
 	r.log.Info("connector replaced", "connector", name, "tools", len(s.tools))
