@@ -38,6 +38,11 @@ func (f *refresher) changed(name string) {
 	f.mu.Lock()
 	f.dirty[name] = true
 	f.mu.Unlock()
+	f.kick()
+}
+
+// kick wakes the loop without blocking; a wake already pending covers it.
+func (f *refresher) kick() {
 	select {
 	case f.wake <- struct{}{}:
 	default:
@@ -51,10 +56,7 @@ func (f *refresher) joined() {
 	f.mu.Lock()
 	f.rejoined = true
 	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
+	f.kick()
 }
 
 // start begins refreshing; a.Runtime must be set.
