@@ -51,19 +51,18 @@ const (
 	groupBytes   = 4 << 20
 )
 
-// queueLocked queues a new entry, executing, and reports whether the group
-// is due to be written.
-func (p *pass) queueLocked(e *Entry) (due bool, err error) {
+// queueLocked queues a new entry, executing.
+func (p *pass) queueLocked(e *Entry) error {
 	st, err := Transition(0, EntryExecuting)
 	if err != nil {
-		return false, p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	e.State = st
 	p.startGroupLocked(len(e.Args))
 	p.queuedAt[e.Seq] = len(p.queued)
 	p.queued = append(p.queued, *e)
 	p.executing[e.Seq] = *e
-	return p.dueLocked(), nil
+	return nil
 }
 
 // startGroupLocked accounts for n more bytes queued.
@@ -88,8 +87,8 @@ func (p *pass) dueLocked() bool {
 }
 
 // writeDueLocked writes the group if it is due; a failure stops the pass.
-func (p *pass) writeDueLocked(ctx context.Context, due bool) error {
-	if !due {
+func (p *pass) writeDueLocked(ctx context.Context) error {
+	if !p.dueLocked() {
 		return nil
 	}
 	if err := p.flushLocked(ctx); err != nil {
@@ -102,11 +101,10 @@ func (p *pass) writeDueLocked(ctx context.Context, due bool) error {
 // its entry is queued: if a due write fails, the entry is taken back (it
 // will not run) and the pass stops.
 func (p *pass) queueBeforeLocked(ctx context.Context, e *Entry) error {
-	due, err := p.queueLocked(e)
-	if err != nil {
+	if err := p.queueLocked(e); err != nil {
 		return err
 	}
-	if err := p.writeDueLocked(ctx, due); err != nil {
+	if err := p.writeDueLocked(ctx); err != nil {
 		p.queued = p.queued[:len(p.queued)-1]
 		delete(p.queuedAt, e.Seq)
 		delete(p.executing, e.Seq)

@@ -346,9 +346,9 @@ func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, 
 func (p *pass) startAndLog(ctx context.Context, e Entry, t *tool, st connectors.Starter) (json.RawMessage, error) {
 	wait, callErr := st.Start(ctx, t.def.SourceName, e.Args)
 	p.mu.Lock()
-	due, logErr := p.queueLocked(&e)
+	logErr := p.queueLocked(&e)
 	if logErr == nil {
-		logErr = p.writeDueLocked(ctx, due)
+		logErr = p.writeDueLocked(ctx)
 	}
 	p.mu.Unlock()
 	var res connectors.Result
