@@ -1,0 +1,123 @@
+package scrub
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestString(t *testing.T) {
+	s := New("s3cr3t-token", "abc", "p@ss/w rd")
+	tests := []struct{ in, want string }{
+		{"Bearer s3cr3t-token here", "Bearer [redacted] here"},
+		{"short abc stays", "short abc stays"}, // shorter than MinLen
+		{"url ?k=p%40ss%2Fw+rd&x=1", "url ?k=[redacted]&x=1"},
+		{"path /p@ss%2Fw%20rd/", "path /[redacted]/"},
+		{"nothing", "nothing"},
+	}
+	for _, tt := range tests {
+		if got := s.String(tt.in); got != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if !s.Contains("x s3cr3t-token") || s.Contains("x abc") {
+		t.Error("Contains disagrees with String")
+	}
+}
+
+func TestLongestFirst(t *testing.T) {
+	s := New("token", "token-extended")
+	if got := s.String("a token-extended b token"); got != "a [redacted] b [redacted]" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestJSONStaysValid(t *testing.T) {
+	secret := `n"quote\back`
+	s := New(secret)
+	in, _ := json.Marshal(map[string]any{"k": "x" + secret + "y", secret: []any{1, "n" + secret}, "n": 1.50})
+	out := s.JSON(in)
+	if !json.Valid(out) {
+		t.Fatalf("invalid JSON: %s", out)
+	}
+	if strings.Contains(string(out), "quote") {
+		t.Fatalf("secret left in %s", out)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["k"] != "x[redacted]y" || v["n"].(float64) != 1.5 {
+		t.Errorf("scrubbed value %v", v)
+	}
+	if _, ok := v["[redacted]"]; !ok {
+		t.Errorf("key not scrubbed: %v", v)
+	}
+	// Untouched JSON is returned as it is (same bytes, same order).
+	clean := json.RawMessage(`{"b":1,"a":"<x>"}`)
+	if got := s.JSON(clean); string(got) != string(clean) {
+		t.Errorf("clean JSON changed: %s", got)
+	}
+	// Invalid JSON holding a secret becomes a string.
+	bad := s.JSON(json.RawMessage("oops " + secret))
+	var str string
+	if err := json.Unmarshal(bad, &str); err != nil || str != "oops [redacted]" {
+		t.Errorf("invalid JSON: %s (%v)", bad, err)
+	}
+}
+
+func TestError(t *testing.T) {
+	s := New("hunter2-secret")
+	base := fmt.Errorf("get https://x/?key=hunter2-secret: %w", io.ErrUnexpectedEOF)
+	err := s.Error(base)
+	if strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("message %q", err)
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Error("errors.Is lost the chain's sentinel")
+	}
+	if errors.Unwrap(err) != nil {
+		t.Error("the original error is reachable with Unwrap")
+	}
+	plain := errors.New("fine")
+	if s.Error(plain) != plain {
+		t.Error("an error without a secret was replaced")
+	}
+	if s.Error(nil) != nil {
+		t.Error("nil error")
+	}
+}
+
+func TestNilAndEmpty(t *testing.T) {
+	var s *Scrubber
+	if s.String("x") != "x" || !s.Empty() || string(s.JSON(json.RawMessage(`1`))) != "1" {
+		t.Error("nil scrubber changes text")
+	}
+	s.Add("whatever") // no panic
+	z := &Scrubber{}
+	if !z.Empty() {
+		t.Error("zero value not empty")
+	}
+	z.Add("abcd")
+	if z.Empty() || z.String("abcd") != Placeholder {
+		t.Error("added secret not scrubbed")
+	}
+}
+
+func TestConcurrentAdd(t *testing.T) {
+	s := New()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(2)
+		go func() { defer wg.Done(); s.Add(fmt.Sprintf("secret-%d", i)) }()
+		go func() { defer wg.Done(); _ = s.String("secret-1 secret-2") }()
+	}
+	wg.Wait()
+	if got := s.String("secret-1 secret-7"); got != "[redacted] [redacted]" {
+		t.Errorf("got %q", got)
+	}
+}
