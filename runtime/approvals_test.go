@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func TestApproverDecides(t *testing.T) {
@@ -18,28 +18,28 @@ func TestApproverDecides(t *testing.T) {
 	code := `async () => { await kv.add({ key: "first", value: "1" }); const p = await kv.put({ key: "k", value: "v" }); return "after put"; }`
 	tests := []struct {
 		name    string
-		answer  runtime.Decision
+		answer  codemode.Decision
 		err     error
-		status  runtime.ExecStatus
+		status  codemode.ExecStatus
 		puts    int
 		wantLog []string
 	}{
-		{"accept", runtime.Accept, nil, runtime.StatusCompleted, 1, []string{"1 kv.add applied", "2 kv.put applied"}},
-		{"decline", runtime.Decline, nil, runtime.StatusRejected, 0, []string{"1 kv.add applied", "2 kv.put rejected"}},
-		{"no answer", runtime.NoAnswer, nil, runtime.StatusPaused, 0, []string{"1 kv.add applied", "2 kv.put pending"}},
-		{"approver error", runtime.Accept, errors.New("client cannot elicit"), runtime.StatusPaused, 0, []string{"1 kv.add applied", "2 kv.put pending"}},
+		{"accept", codemode.Accept, nil, codemode.StatusCompleted, 1, []string{"1 kv.add applied", "2 kv.put applied"}},
+		{"decline", codemode.Decline, nil, codemode.StatusRejected, 0, []string{"1 kv.add applied", "2 kv.put rejected"}},
+		{"no answer", codemode.NoAnswer, nil, codemode.StatusPaused, 0, []string{"1 kv.add applied", "2 kv.put pending"}},
+		{"approver error", codemode.Accept, errors.New("client cannot elicit"), codemode.StatusPaused, 0, []string{"1 kv.add applied", "2 kv.put pending"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			putsBefore := e.kv.count("put")
-			var asked []runtime.PendingAction
-			ap := approverFunc(func(_ context.Context, a runtime.PendingAction) (runtime.Decision, error) {
+			var asked []codemode.PendingAction
+			ap := approverFunc(func(_ context.Context, a codemode.PendingAction) (codemode.Decision, error) {
 				asked = append(asked, a)
 				return tc.answer, tc.err
 			})
 			o := e.run(code, ap)
 			mustStatus(t, o, tc.status)
-			want := []runtime.PendingAction{{ExecutionID: o.ExecutionID, Seq: 2, Connector: "kv", Method: "put", Args: []byte(`{"key":"k","value":"v"}`)}}
+			want := []codemode.PendingAction{{ExecutionID: o.ExecutionID, Seq: 2, Connector: "kv", Method: "put", Args: []byte(`{"key":"k","value":"v"}`)}}
 			if diff := cmp.Diff(want, asked); diff != "" {
 				t.Errorf("questions (-want +got):\n%s", diff)
 			}
@@ -49,7 +49,7 @@ func TestApproverDecides(t *testing.T) {
 			if diff := cmp.Diff(tc.wantLog, e.log(o.ExecutionID)); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
-			if tc.status == runtime.StatusCompleted && resultOf[string](t, o) != "after put" {
+			if tc.status == codemode.StatusCompleted && resultOf[string](t, o) != "after put" {
 				t.Errorf("result = %s", o.Result)
 			}
 		})
@@ -61,10 +61,10 @@ func TestApproverDecides(t *testing.T) {
 func TestApproveWithApproverForLaterCalls(t *testing.T) {
 	e := newEnv(t, setup{})
 	o := e.run(`async () => { await kv.put({ key: "a", value: "1" }); await kv.put({ key: "b", value: "2" }); return "ok" }`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
-	var asked []runtime.PendingAction
-	a := e.approve(o.ExecutionID, decide(runtime.Accept, &asked))
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusPaused)
+	var asked []codemode.PendingAction
+	a := e.approve(o.ExecutionID, decide(codemode.Accept, &asked))
+	mustStatus(t, a, codemode.StatusCompleted)
 	if len(asked) != 1 || asked[0].Seq != 2 {
 		t.Errorf("asked = %+v, want only the second put (the first was approved already)", asked)
 	}
@@ -83,16 +83,16 @@ func TestStaleApprovalIsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, setup{})
 			o := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
-			mustStatus(t, o, runtime.StatusPaused)
+			mustStatus(t, o, codemode.StatusPaused)
 			e.restart(tc.after)
 			_, err := e.rt.Approve(e.ctx, o.ExecutionID, nil)
-			if !errors.Is(err, runtime.ErrConnectorsChanged) {
+			if !errors.Is(err, codemode.ErrConnectorsChanged) {
 				t.Fatalf("approve: err = %v, want ErrConnectorsChanged", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), o.ExecutionID) {
 				t.Errorf("message %q should name the execution and %q", err, tc.want)
 			}
-			if got := e.status(o.ExecutionID); got != runtime.StatusPaused {
+			if got := e.status(o.ExecutionID); got != codemode.StatusPaused {
 				t.Errorf("status after refused approve = %s, want paused", got)
 			}
 			if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); err != nil {
@@ -107,9 +107,9 @@ func TestStaleApprovalIsRefused(t *testing.T) {
 func TestApprovalSurvivesUnchangedConnectors(t *testing.T) {
 	e := newEnv(t, setup{})
 	o := e.run(`async () => { await kv.put({ key: "k", value: "v" }); return "done" }`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	e.restart(setup{})
-	mustStatus(t, e.approve(o.ExecutionID, nil), runtime.StatusCompleted)
+	mustStatus(t, e.approve(o.ExecutionID, nil), codemode.StatusCompleted)
 }
 
 func TestPendingAcrossRuns(t *testing.T) {
@@ -117,11 +117,11 @@ func TestPendingAcrossRuns(t *testing.T) {
 	var ids []string
 	for i := range 3 {
 		o := e.run(fmt.Sprintf(`async () => { await kv.put({ key: "k%d", value: "v" }) }`, i), nil)
-		mustStatus(t, o, runtime.StatusPaused)
+		mustStatus(t, o, codemode.StatusPaused)
 		ids = append(ids, o.ExecutionID)
 	}
 	done := e.run(`async () => 1`, nil)
-	mustStatus(t, done, runtime.StatusCompleted)
+	mustStatus(t, done, codemode.StatusCompleted)
 
 	all, err := e.rt.Pending(e.ctx, "")
 	if err != nil {
@@ -147,7 +147,7 @@ func TestPendingAcrossRuns(t *testing.T) {
 	if err != nil || len(none) != 0 {
 		t.Errorf("Pending(completed) = %+v, %v; want none", none, err)
 	}
-	if _, err := e.rt.Pending(e.ctx, "exec_missing"); !errors.Is(err, runtime.ErrUnknownExecution) {
+	if _, err := e.rt.Pending(e.ctx, "exec_missing"); !errors.Is(err, codemode.ErrUnknownExecution) {
 		t.Errorf("Pending(unknown): err = %v, want ErrUnknownExecution", err)
 	}
 	if _, err := e.rt.Reject(e.ctx, ids[0], 0); err != nil {
@@ -169,14 +169,14 @@ func TestApproveInANewProcess(t *testing.T) {
 		const list = await notes.listNotes({});
 		return { n, texts: list.notes.map(x => x.text) };
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	if o.Pending[0].Method != "createNote" {
 		t.Fatalf("pending = %+v, want notes.createNote", o.Pending)
 	}
 
 	e.restart(s)
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	got := resultOf[map[string]any](t, a)
 	want := map[string]any{"n": 1.0, "texts": []any{"read 1 time(s)"}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -213,7 +213,7 @@ func TestApproveInANewProcess(t *testing.T) {
 func TestConcurrentApprovesOneWins(t *testing.T) {
 	e := newEnv(t, setup{})
 	o := e.run(`async () => { await kv.put({ key: "k", value: "v" }); return "ok" }`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	const n = 6
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -226,7 +226,7 @@ func TestConcurrentApprovesOneWins(t *testing.T) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, runtime.ErrWrongState):
+		case !errors.Is(err, codemode.ErrWrongState):
 			t.Errorf("losing approve: err = %v, want ErrWrongState", err)
 		}
 	}
@@ -242,7 +242,7 @@ func TestConcurrentRuns(t *testing.T) {
 	e := newEnv(t, setup{mcp: true})
 	const n = 10
 	var wg sync.WaitGroup
-	outs := make([]runtime.Outcome, n)
+	outs := make([]codemode.Outcome, n)
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
@@ -259,7 +259,7 @@ func TestConcurrentRuns(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("run %d: %v", i, errs[i])
 		}
-		mustStatus(t, outs[i], runtime.StatusCompleted)
+		mustStatus(t, outs[i], codemode.StatusCompleted)
 		if got := resultOf[float64](t, outs[i]); got != float64(i+1) {
 			t.Errorf("run %d result = %v, want %d", i, got, i+1)
 		}
@@ -299,7 +299,7 @@ func TestWrongStateRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
-			if !errors.Is(err, runtime.ErrWrongState) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, codemode.ErrWrongState) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want ErrWrongState containing %q", err, tc.want)
 			}
 		})
@@ -311,7 +311,7 @@ func TestWrongStateRequests(t *testing.T) {
 		func() error { return e.rt.DeleteExecution(e.ctx, "exec_nope") },
 		func() error { _, _, err := e.rt.Execution(e.ctx, "exec_nope"); return err },
 	} {
-		if err := call(); !errors.Is(err, runtime.ErrUnknownExecution) {
+		if err := call(); !errors.Is(err, codemode.ErrUnknownExecution) {
 			t.Errorf("unknown id: err = %v, want ErrUnknownExecution", err)
 		}
 	}
@@ -327,7 +327,7 @@ func TestApprovedCallThatDivergesIsSettled(t *testing.T) {
 		await kv.put({ key: "k" + n, value: "v" });
 	}`
 	o := e.run(code, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	// A saved snippet changes what codemode.search finds, so the replay
 	// makes a different call.
 	src := e.run(`1 + 1`, nil)
@@ -335,7 +335,7 @@ func TestApprovedCallThatDivergesIsSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusError)
+	mustStatus(t, a, codemode.StatusError)
 	if !strings.Contains(a.Error, "diverged") {
 		t.Errorf("error %q does not say the replay diverged", a.Error)
 	}

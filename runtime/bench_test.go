@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -21,14 +21,14 @@ func BenchmarkLoggedCall(b *testing.B) {
 		b.ResetTimer()
 		o := e.run(code, nil)
 		b.StopTimer()
-		mustStatus(b, o, runtime.StatusCompleted)
+		mustStatus(b, o, codemode.StatusCompleted)
 	})
 	b.Run("execute", func(b *testing.B) {
 		e := newEnv(b, setup{})
 		b.ResetTimer()
 		for range b.N {
 			o := e.run(`async () => kv.noop({})`, nil)
-			if o.Status != runtime.StatusCompleted {
+			if o.Status != codemode.StatusCompleted {
 				b.Fatalf("status %s: %s", o.Status, o.Error)
 			}
 		}
@@ -48,10 +48,10 @@ func BenchmarkResume1000(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		o := e.run(code, nil)
-		mustStatus(b, o, runtime.StatusPaused)
+		mustStatus(b, o, codemode.StatusPaused)
 		b.StartTimer()
 		a := e.approve(o.ExecutionID, nil)
-		if a.Status != runtime.StatusCompleted {
+		if a.Status != codemode.StatusCompleted {
 			b.Fatalf("status %s: %s", a.Status, a.Error)
 		}
 	}

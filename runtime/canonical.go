@@ -58,3 +58,11 @@ func abbreviate(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// rawOrNull returns v, or JSON null when v is empty.
+func rawOrNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -284,8 +285,8 @@ func (c *catalog) changed(recorded map[string]string) []string {
 }
 
 // infos returns the connectors in source order with final approval flags.
-func (c *catalog) infos() []ConnectorInfo {
-	out := make([]ConnectorInfo, 0, len(c.sources))
+func (c *catalog) infos() []codemode.ConnectorInfo {
+	out := make([]codemode.ConnectorInfo, 0, len(c.sources))
 	for _, s := range c.sources {
 		out = append(out, s.info())
 	}
@@ -293,8 +294,8 @@ func (c *catalog) infos() []ConnectorInfo {
 }
 
 // info describes the source with final approval flags.
-func (s *source) info() ConnectorInfo {
-	info := ConnectorInfo{Name: s.name, Description: s.description}
+func (s *source) info() codemode.ConnectorInfo {
+	info := codemode.ConnectorInfo{Name: s.name, Description: s.description}
 	if s.err != nil {
 		info.Error = s.err.Error()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
@@ -56,7 +57,7 @@ func TestConnectorsApprovalAndBrokenSource(t *testing.T) {
 	}
 	// The broken connector has no global; the others work.
 	o := e.run(`async () => typeof broken`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if got := resultOf[string](t, o); got != "undefined" {
 		t.Errorf("typeof broken = %q, want undefined", got)
 	}
@@ -159,7 +160,7 @@ func TestSearch(t *testing.T) {
 
 	// The sandbox sees the same value.
 	o := e.run(`async () => (await codemode.search("sum")).results[0].path`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if p := resultOf[string](t, o); p != "fx.get_sum" {
 		t.Errorf("codemode.search in the sandbox = %q", p)
 	}
@@ -204,7 +205,7 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("unknown path: %v", err)
 	}
 	o := e.run(`async () => (await codemode.describe("kv.get")).types`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if !strings.Contains(resultOf[string](t, o), "kv.get(input:") {
 		t.Errorf("codemode.describe in the sandbox = %s", o.Result)
 	}

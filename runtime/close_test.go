@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Close waits for an in-flight pass and refuses new requests.
@@ -20,7 +20,7 @@ func TestCloseWaitsForInFlightPasses(t *testing.T) {
 		}
 		return nil
 	}
-	ran := make(chan runtime.Outcome, 1)
+	ran := make(chan codemode.Outcome, 1)
 	go func() {
 		o, err := e.rt.Execute(e.ctx, `async () => kv.add({ key: "slow" })`, nil)
 		if err != nil {
@@ -40,8 +40,8 @@ func TestCloseWaitsForInFlightPasses(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	mustStatus(t, <-ran, runtime.StatusCompleted)
-	if _, err := e.rt.Execute(e.ctx, `async () => 1`, nil); !errors.Is(err, runtime.ErrClosed) {
+	mustStatus(t, <-ran, codemode.StatusCompleted)
+	if _, err := e.rt.Execute(e.ctx, `async () => 1`, nil); !errors.Is(err, codemode.ErrClosed) {
 		t.Errorf("Execute after Close: err = %v, want ErrClosed", err)
 	}
 }

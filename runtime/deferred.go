@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Grouped log writes.
@@ -52,8 +54,8 @@ const (
 )
 
 // queueLocked queues a new entry, executing.
-func (p *pass) queueLocked(e *Entry) error {
-	st, err := Transition(0, EntryExecuting)
+func (p *pass) queueLocked(e *codemode.Entry) error {
+	st, err := codemode.Transition(0, codemode.EntryExecuting)
 	if err != nil {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
@@ -100,7 +102,7 @@ func (p *pass) writeDueLocked(ctx context.Context) error {
 // queueBeforeLocked queues a new entry for a call or step that runs after
 // its entry is queued: if a due write fails, the entry is taken back (it
 // will not run) and the pass stops.
-func (p *pass) queueBeforeLocked(ctx context.Context, e *Entry) error {
+func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
@@ -117,8 +119,8 @@ func (p *pass) queueBeforeLocked(ctx context.Context, e *Entry) error {
 // returned, a step that ran): e, moved to to, is queued. After finish's
 // final write nothing of the pass should come, but if it does, it is
 // written at once.
-func (p *pass) record(ctx context.Context, e Entry, to EntryState) error {
-	st, err := Transition(EntryExecuting, to)
+func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntryState) error {
+	st, err := codemode.Transition(codemode.EntryExecuting, to)
 	if err != nil {
 		return p.internal(err)
 	}
@@ -133,10 +135,10 @@ func (p *pass) record(ctx context.Context, e Entry, to EntryState) error {
 	}
 	if !p.flushed {
 		p.startGroupLocked(len(e.Result) + len(e.Error))
-		p.deferred = append(p.deferred, EntryUpdate{Entry: e, From: EntryExecuting})
+		p.deferred = append(p.deferred, codemode.EntryUpdate{Entry: e, From: codemode.EntryExecuting})
 		return nil
 	}
-	if err := p.r.store.UpdateEntry(context.WithoutCancel(ctx), e, EntryExecuting); err != nil {
+	if err := p.r.store.UpdateEntry(context.WithoutCancel(ctx), e, codemode.EntryExecuting); err != nil {
 		err = fmt.Errorf("set call %d of %s executing -> %s: %w", e.Seq, e.ExecutionID, to, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
@@ -147,7 +149,7 @@ func (p *pass) record(ctx context.Context, e Entry, to EntryState) error {
 // writeLocked writes, in one transaction, the queued entries and insert
 // (if not nil), then the queued updates and updates. On failure nothing is
 // written and the queue stays (finish tries it again).
-func (p *pass) writeLocked(ctx context.Context, updates []EntryUpdate, insert *Entry) error {
+func (p *pass) writeLocked(ctx context.Context, updates []codemode.EntryUpdate, insert *codemode.Entry) error {
 	inserts := p.queued
 	if insert != nil {
 		inserts = append(p.queued[:len(p.queued):len(p.queued)], *insert)

@@ -12,27 +12,27 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // countingStore wraps the real store of an env: it counts the transactions
 // its writes commit, and lets a test look at or fail the log writes. The
 // hooks are set before the store is used.
 type countingStore struct {
-	runtime.Store
+	codemode.Store
 
 	// beforeWrite, if set, runs before each WriteEntries; a non-nil error
 	// is returned instead of writing, and drop makes the write vanish as if
 	// the process had died before it (nil returned, nothing written).
-	beforeWrite func(inserts []runtime.Entry, updates []runtime.EntryUpdate) (drop bool, err error)
+	beforeWrite func(inserts []codemode.Entry, updates []codemode.EntryUpdate) (drop bool, err error)
 	// beforeStatus, if set, runs before each UpdateExecution.
-	beforeStatus func(e *runtime.Execution)
+	beforeStatus func(e *codemode.Execution)
 
 	commits atomic.Int64
 }
 
 // wrap is a setup.wrap: it keeps s as the real store.
-func (c *countingStore) wrap(s runtime.Store) runtime.Store {
+func (c *countingStore) wrap(s codemode.Store) codemode.Store {
 	c.Store = s
 	return c
 }
@@ -45,11 +45,11 @@ func (c *countingStore) count(err error) error {
 	return err
 }
 
-func (c *countingStore) CreateExecution(ctx context.Context, e *runtime.Execution) error {
+func (c *countingStore) CreateExecution(ctx context.Context, e *codemode.Execution) error {
 	return c.count(c.Store.CreateExecution(ctx, e))
 }
 
-func (c *countingStore) UpdateExecution(ctx context.Context, e *runtime.Execution, from runtime.ExecStatus) error {
+func (c *countingStore) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
 	if c.beforeStatus != nil {
 		c.beforeStatus(e)
 	}
@@ -68,15 +68,15 @@ func (c *countingStore) PruneExecutions(ctx context.Context, keep int) (int, err
 	return n, err
 }
 
-func (c *countingStore) InsertEntry(ctx context.Context, e runtime.Entry) error {
+func (c *countingStore) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	return c.count(c.Store.InsertEntry(ctx, e))
 }
 
-func (c *countingStore) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.EntryState) error {
+func (c *countingStore) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
 	return c.count(c.Store.UpdateEntry(ctx, e, from))
 }
 
-func (c *countingStore) WriteEntries(ctx context.Context, inserts []runtime.Entry, updates []runtime.EntryUpdate) error {
+func (c *countingStore) WriteEntries(ctx context.Context, inserts []codemode.Entry, updates []codemode.EntryUpdate) error {
 	if c.beforeWrite != nil {
 		drop, err := c.beforeWrite(inserts, updates)
 		if drop || err != nil {
@@ -91,16 +91,16 @@ func (c *countingStore) WriteEntries(ctx context.Context, inserts []runtime.Entr
 }
 
 // hasPending reports whether inserts log a call pending.
-func hasPending(inserts []runtime.Entry) bool {
+func hasPending(inserts []codemode.Entry) bool {
 	for _, e := range inserts {
-		if e.State == runtime.EntryPending {
+		if e.State == codemode.EntryPending {
 			return true
 		}
 	}
 	return false
 }
 
-func (c *countingStore) SaveSnippet(ctx context.Context, s runtime.Snippet) error {
+func (c *countingStore) SaveSnippet(ctx context.Context, s codemode.Snippet) error {
 	return c.count(c.Store.SaveSnippet(ctx, s))
 }
 
@@ -119,15 +119,15 @@ func (e *env) entries(id string) []string {
 	return renderEntries(log)
 }
 
-func renderEntries(log []runtime.Entry) []string {
+func renderEntries(log []codemode.Entry) []string {
 	out := make([]string, len(log))
 	for i, en := range log {
 		name := en.Connector + "." + en.Method
-		if en.Kind == runtime.KindStep {
+		if en.Kind == codemode.KindStep {
 			name = fmt.Sprintf("step(%s)", en.Name)
 		}
 		val := string(en.Result)
-		if en.State == runtime.EntryError {
+		if en.State == codemode.EntryError {
 			val = en.Error
 		}
 		out[i] = strings.TrimSpace(fmt.Sprintf("%d %s %s %s", en.Seq, name, en.State, val))
@@ -182,7 +182,7 @@ func TestGroupedLogWrites(t *testing.T) {
 				cs := &countingStore{}
 				e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour, writeThrough: through})
 				o := e.run(tt.code, nil)
-				mustStatus(t, o, runtime.StatusCompleted)
+				mustStatus(t, o, codemode.StatusCompleted)
 				if diff := cmp.Diff(tt.want, e.entries(o.ExecutionID)); diff != "" {
 					t.Errorf("log (-want +got):\n%s", diff)
 				}
@@ -223,7 +223,7 @@ func TestGroupBounds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var writes []int // entries inserted by each write
 			var mu sync.Mutex
-			cs := &countingStore{beforeWrite: func(inserts []runtime.Entry, updates []runtime.EntryUpdate) (bool, error) {
+			cs := &countingStore{beforeWrite: func(inserts []codemode.Entry, updates []codemode.EntryUpdate) (bool, error) {
 				mu.Lock()
 				writes = append(writes, len(inserts))
 				mu.Unlock()
@@ -231,7 +231,7 @@ func TestGroupBounds(t *testing.T) {
 			}}
 			e := newEnv(t, setup{wrap: cs.wrap, groupAge: tt.age})
 			o := e.run(tt.code, nil)
-			mustStatus(t, o, runtime.StatusCompleted)
+			mustStatus(t, o, codemode.StatusCompleted)
 			if got := len(e.entries(o.ExecutionID)); got != tt.calls {
 				t.Errorf("log has %d entries, want %d", got, tt.calls)
 			}
@@ -254,7 +254,7 @@ func TestPromiseAllDeferredResults(t *testing.T) {
 		const rs = await Promise.all(Array.from({ length: %d }, (_, i) => kv.add({ key: "k" + i, value: "v" })));
 		return rs.map(r => r.key).join(",");
 	}`, n), nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d", i)
@@ -286,7 +286,7 @@ func pauseAfterAdds(t *testing.T) (*countingStore, *kv, func() []string) {
 	pending := make(chan struct{})
 	var once sync.Once
 	cs := &countingStore{}
-	cs.beforeWrite = func(inserts []runtime.Entry, _ []runtime.EntryUpdate) (bool, error) {
+	cs.beforeWrite = func(inserts []codemode.Entry, _ []codemode.EntryUpdate) (bool, error) {
 		if hasPending(inserts) {
 			// Let the adds return once the pending insert is committed:
 			// after this hook, WriteEntries writes it, and the adds'
@@ -295,8 +295,8 @@ func pauseAfterAdds(t *testing.T) (*countingStore, *kv, func() []string) {
 		}
 		return false, nil
 	}
-	cs.beforeStatus = func(x *runtime.Execution) {
-		if x.Status != runtime.StatusPaused {
+	cs.beforeStatus = func(x *codemode.Execution) {
+		if x.Status != codemode.StatusPaused {
 			return
 		}
 		log, err := cs.Store.Entries(context.Background(), x.ID)
@@ -346,7 +346,7 @@ func TestPauseFlushesDeferredResults(t *testing.T) {
 	cs, k, atPause := pauseAfterAdds(t)
 	e := newEnv(t, setup{kv: k, wrap: cs.wrap, groupAge: time.Hour})
 	o := e.run(pauseAfterAddsCode, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	want := append(addEntries(2), getEntry, "4 kv.put pending")
 	if diff := cmp.Diff(want, atPause()); diff != "" {
 		t.Errorf("log when the run became paused (-want +got):\n%s", diff)
@@ -357,7 +357,7 @@ func TestPauseFlushesDeferredResults(t *testing.T) {
 		t.Errorf("commits = %d, want 4", got)
 	}
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if got := resultOf[string](t, a); got != "k0,k1,c" {
 		t.Errorf("result = %q, want k0,k1,c", got)
 	}
@@ -380,7 +380,7 @@ func TestLostDeferredResultsRunAgainOnReplay(t *testing.T) {
 	cs, k, atPause := pauseAfterAdds(t)
 	onPending := cs.beforeWrite
 	var dropped atomic.Bool
-	cs.beforeWrite = func(inserts []runtime.Entry, updates []runtime.EntryUpdate) (bool, error) {
+	cs.beforeWrite = func(inserts []codemode.Entry, updates []codemode.EntryUpdate) (bool, error) {
 		if len(inserts) == 0 && len(updates) > 0 && dropped.CompareAndSwap(false, true) {
 			return true, nil // the final write of the first pass is lost
 		}
@@ -388,13 +388,13 @@ func TestLostDeferredResultsRunAgainOnReplay(t *testing.T) {
 	}
 	e := newEnv(t, setup{kv: k, wrap: cs.wrap, groupAge: time.Hour})
 	o := e.run(pauseAfterAddsCode, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	want := []string{"1 kv.add executing", "2 kv.add executing", getEntry, "4 kv.put pending"}
 	if diff := cmp.Diff(want, atPause()); diff != "" {
 		t.Errorf("log when the run became paused (-want +got):\n%s", diff)
 	}
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if got := k.count("add"); got != 4 {
 		t.Errorf("add ran %d times, want 4 (twice cut off, twice on replay)", got)
 	}
@@ -424,21 +424,21 @@ func TestDeferredWriteFailure(t *testing.T) {
 		name    string
 		through bool
 		// fail reports whether this WriteEntries fails (once).
-		fail func(inserts []runtime.Entry, updates []runtime.EntryUpdate) bool
+		fail func(inserts []codemode.Entry, updates []codemode.EntryUpdate) bool
 		want []string
 		adds int
 	}{
-		{"final write", true, func(ins []runtime.Entry, u []runtime.EntryUpdate) bool { return len(ins) == 0 && len(u) > 0 },
+		{"final write", true, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) == 0 && len(u) > 0 },
 			append(addEntries(1), "2 kv.add error not completed: the run ended before this call's result was recorded; it may or may not have taken effect"), 2},
-		{"with an insert", true, func(ins []runtime.Entry, u []runtime.EntryUpdate) bool { return len(ins) > 0 && len(u) > 0 },
+		{"with an insert", true, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 && len(u) > 0 },
 			addEntries(1), 1},
-		{"grouped", false, func(ins []runtime.Entry, u []runtime.EntryUpdate) bool { return len(ins) > 0 },
+		{"grouped", false, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 },
 			[]string{}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var failed atomic.Bool
-			cs := &countingStore{beforeWrite: func(ins []runtime.Entry, u []runtime.EntryUpdate) (bool, error) {
+			cs := &countingStore{beforeWrite: func(ins []codemode.Entry, u []codemode.EntryUpdate) (bool, error) {
 				if tt.fail(ins, u) && failed.CompareAndSwap(false, true) {
 					return false, errDisk
 				}
@@ -453,7 +453,7 @@ func TestDeferredWriteFailure(t *testing.T) {
 			if !errors.Is(err, errDisk) {
 				t.Errorf("Execute error = %v, want the store's failure", err)
 			}
-			mustStatus(t, o, runtime.StatusError)
+			mustStatus(t, o, codemode.StatusError)
 			if !strings.Contains(o.Error, "internal failure") || !strings.Contains(o.Error, "disk full") {
 				t.Errorf("outcome error = %q, want an internal failure naming the cause", o.Error)
 			}
@@ -482,12 +482,12 @@ func TestRollbackAfterConcurrentCalls(t *testing.T) {
 	o := e.run(fmt.Sprintf(`async () => {
 		await Promise.all(Array.from({ length: %d }, (_, i) => kv.add({ key: "k" + i, value: "new" })));
 	}`, n), nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, r, runtime.StatusRolledBack)
+	mustStatus(t, r, codemode.StatusRolledBack)
 	var wantSeqs []int
 	for seq := n; seq >= 1; seq-- {
 		wantSeqs = append(wantSeqs, seq)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestDownstreamCrashIsBackForTheNextRun(t *testing.T) {
 	e := newEnv(t, setup{mcp: true, noKV: true})
 	o := e.run(`async () => await fx.crash({})`, nil)
-	mustStatus(t, o, runtime.StatusError)
+	mustStatus(t, o, codemode.StatusError)
 	const want = "fx.crash failed: fx: the MCP server exited (status 3) during crash; it will be restarted on the next call"
 	if !strings.Contains(o.Error, want) {
 		t.Errorf("error %q\nwant it to contain %q", o.Error, want)
@@ -28,7 +28,7 @@ func TestDownstreamCrashIsBackForTheNextRun(t *testing.T) {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 	o = e.run(`async () => await fx.echo({ message: "back" })`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if string(o.Result) != `"back"` {
 		t.Errorf("result %s", o.Result)
 	}
@@ -44,7 +44,7 @@ func TestRunTimeoutCutsASlowDownstreamCall(t *testing.T) {
 	start := time.Now()
 	o := e.run(`async () => await fx.slow({ ms: 60000 })`, nil)
 	elapsed := time.Since(start)
-	mustStatus(t, o, runtime.StatusError)
+	mustStatus(t, o, codemode.StatusError)
 	t.Logf("the run ended after %v: %s", elapsed.Round(time.Millisecond), o.Error)
 	if elapsed > timeout+2*time.Second {
 		t.Errorf("the run took %v with a %v timeout", elapsed, timeout)
@@ -66,7 +66,7 @@ func TestRunTimeoutCutsASlowDownstreamCall(t *testing.T) {
 
 	start = time.Now()
 	o = e.run(`async () => await fx.echo({ message: "next" })`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if elapsed := time.Since(start); elapsed > time.Second {
 		t.Errorf("the next run took %v", elapsed)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Execute runs a new program. It first prunes old terminal runs
@@ -18,10 +18,10 @@ import (
 // (Pending lists the action awaiting approval) or rejected (the approver
 // declined). ap may be nil; with an approver, calls needing approval are put
 // to it before the run pauses.
-func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcome, error) {
+func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error) {
 	done, err := r.begin()
 	if err != nil {
-		return Outcome{}, err
+		return codemode.Outcome{}, err
 	}
 	defer done()
 	if r.housekeepingDue(time.Now()) {
@@ -29,19 +29,19 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcom
 	}
 
 	now := time.Now().UTC()
-	e := &Execution{
+	e := &codemode.Execution{
 		ID:         newExecutionID(),
 		Code:       code,
-		Clock:      sandbox.Clock{Seed: newSeed()},
+		Clock:      codemode.Clock{Seed: newSeed()},
 		Connectors: map[string]string{},
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
-	if e.Status, err = TransitionExec(0, StatusRunning); err != nil {
-		return Outcome{}, err
+	if e.Status, err = codemode.TransitionExec(0, codemode.StatusRunning); err != nil {
+		return codemode.Outcome{}, err
 	}
 	if err := r.store.CreateExecution(ctx, e); err != nil {
-		return Outcome{}, fmt.Errorf("create execution: %w", err)
+		return codemode.Outcome{}, fmt.Errorf("create execution: %w", err)
 	}
 	return r.runPass(ctx, e, ap, nil)
 }
@@ -53,18 +53,18 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap Approver) (Outcom
 // concurrent second approve, gets an error wrapping ErrWrongState and
 // nothing changes; a run whose connectors are gone or changed is refused
 // with ErrConnectorsChanged and stays paused.
-func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "approved", StatusPaused)
+func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error) {
+	e, done, err := r.openExecution(ctx, id, "approved", codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
 	defer done()
 	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
-		return Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: ErrConnectorsChanged, msg: fmt.Sprintf(
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
 			id, strings.Join(changed, ", "))}
 	}
-	if err := r.setStatus(ctx, e, StatusPaused, StatusRunning); err != nil {
+	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return r.lostRace(ctx, id, "approved", err)
 	}
 	log, err := r.store.Entries(ctx, id)
@@ -73,15 +73,15 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome,
 	}
 	// Every pending action moves to executing in one transaction; the pass
 	// replays the log as it is now, so it is updated in place.
-	var approved []EntryUpdate
+	var approved []codemode.EntryUpdate
 	for i, en := range log {
-		if en.State != EntryPending {
+		if en.State != codemode.EntryPending {
 			continue
 		}
-		if log[i].State, err = Transition(EntryPending, EntryExecuting); err != nil {
+		if log[i].State, err = codemode.Transition(codemode.EntryPending, codemode.EntryExecuting); err != nil {
 			return r.abort(ctx, e, err)
 		}
-		approved = append(approved, EntryUpdate{Entry: log[i], From: EntryPending})
+		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: codemode.EntryPending})
 	}
 	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
 		return r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err))
@@ -93,8 +93,8 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap Approver) (Outcome,
 // seq > 0 that action must be pending; the others are rejected too, since
 // the run ends) and the run ends rejected. Applied actions stay applied
 // (see Rollback).
-func (r *Runtime) Reject(ctx context.Context, id string, seq int) (Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "rejected", StatusPaused)
+func (r *Runtime) Reject(ctx context.Context, id string, seq int) (codemode.Outcome, error) {
+	e, done, err := r.openExecution(ctx, id, "rejected", codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
@@ -103,9 +103,9 @@ func (r *Runtime) Reject(ctx context.Context, id string, seq int) (Outcome, erro
 	if seq != 0 {
 		pending, err := r.pendingOf(ctx, id)
 		if err != nil {
-			return Outcome{}, err
+			return codemode.Outcome{}, err
 		}
-		var found *PendingAction
+		var found *codemode.PendingAction
 		var seqs []string
 		for i, a := range pending {
 			seqs = append(seqs, fmt.Sprint(a.Seq))
@@ -114,7 +114,7 @@ func (r *Runtime) Reject(ctx context.Context, id string, seq int) (Outcome, erro
 			}
 		}
 		if found == nil {
-			return Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, listOrNone(seqs))
+			return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, listOrNone(seqs))
 		}
 		msg = fmt.Sprintf("call %d (%s.%s) was rejected by the user", seq, found.Connector, found.Method)
 	}
@@ -127,9 +127,9 @@ func (r *Runtime) Reject(ctx context.Context, id string, seq int) (Outcome, erro
 // endPaused ends a paused run as rejected with msg: the status first (the
 // conditional update decides races), then its pending entries; then the run
 // is disposed.
-func (r *Runtime) endPaused(ctx context.Context, e *Execution, msg string) error {
+func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg string) error {
 	e.Error = msg
-	if err := r.setStatus(ctx, e, StatusPaused, StatusRejected); err != nil {
+	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRejected); err != nil {
 		return err
 	}
 	r.rejectPending(ctx, e.ID)
@@ -145,10 +145,10 @@ func (r *Runtime) rejectPending(ctx context.Context, id string) {
 		return
 	}
 	for _, en := range log {
-		if en.State != EntryPending {
+		if en.State != codemode.EntryPending {
 			continue
 		}
-		if err := r.moveEntry(ctx, &en, EntryPending, EntryRejected); err != nil {
+		if err := r.moveEntry(ctx, &en, codemode.EntryPending, codemode.EntryRejected); err != nil {
 			r.log.Warn("could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
@@ -157,15 +157,15 @@ func (r *Runtime) rejectPending(ctx context.Context, id string) {
 // lostRace turns a failed conditional status update into the right error:
 // ErrWrongState when another decider moved the run first, else the
 // internal failure.
-func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (Outcome, error) {
-	if !errors.Is(err, ErrConflict) {
-		return Outcome{ExecutionID: id}, err
+func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (codemode.Outcome, error) {
+	if !errors.Is(err, codemode.ErrConflict) {
+		return codemode.Outcome{ExecutionID: id}, err
 	}
 	status := "no longer paused"
 	if cur, gerr := r.store.GetExecution(ctx, id); gerr == nil {
 		status = "now " + cur.Status.String()
 	}
-	return Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it is %s (another request decided it first)", id, verb, status)
+	return codemode.Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it is %s (another request decided it first)", id, verb, status)
 }
 
 // housekeepingDue counts an Execute and reports whether it does the
@@ -200,7 +200,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	if r.ttl <= 0 {
 		return
 	}
-	paused, err := r.store.ListExecutions(ctx, ExecutionFilter{Status: StatusPaused})
+	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 	if err != nil {
 		r.log.Warn("listing paused executions for expiry failed", "err", err)
 		return
@@ -212,7 +212,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 		}
 		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.ttl))
 		switch {
-		case errors.Is(err, ErrConflict): // decided meanwhile
+		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:
 			r.log.Warn("expiring a paused execution failed", "execution", e.ID, "err", err)
 		default:
@@ -224,7 +224,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 // openExecution begins a request (see begin) on execution id, which must be
 // in one of the allowed statuses. On error the execution is returned when it
 // was found, so callers can report its status; done is nil.
-func (r *Runtime) openExecution(ctx context.Context, id, action string, allowed ...ExecStatus) (*Execution, func(), error) {
+func (r *Runtime) openExecution(ctx context.Context, id, action string, allowed ...codemode.ExecStatus) (*codemode.Execution, func(), error) {
 	done, err := r.begin()
 	if err != nil {
 		return nil, nil, err
@@ -251,9 +251,9 @@ func (r *Runtime) openExecution(ctx context.Context, id, action string, allowed 
 
 // wrongOutcome is the outcome returned with a refused request: the
 // execution's id and, when it was found, its status.
-func wrongOutcome(id string, e *Execution) Outcome {
+func wrongOutcome(id string, e *codemode.Execution) codemode.Outcome {
 	if e == nil {
-		return Outcome{}
+		return codemode.Outcome{}
 	}
-	return Outcome{ExecutionID: id, Status: e.Status}
+	return codemode.Outcome{ExecutionID: id, Status: e.Status}
 }

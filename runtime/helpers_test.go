@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
@@ -42,7 +43,7 @@ type setup struct {
 	extra     []runtime.Source
 	// wrap, if set, wraps the real store the runtime is given (to count
 	// or fail its writes); e.store stays the real one.
-	wrap func(runtime.Store) runtime.Store
+	wrap func(codemode.Store) codemode.Store
 	// groupAge, if set, replaces how long a pass keeps log writes queued
 	// (runtime.SetGroupAge); writeThrough writes each as it is queued.
 	groupAge     time.Duration
@@ -121,7 +122,7 @@ func (e *env) open(s setup) {
 		sources = append(sources, runtime.Source{Connector: n})
 	}
 	sources = append(sources, s.extra...)
-	var store runtime.Store = st
+	var store codemode.Store = st
 	if s.wrap != nil {
 		store = s.wrap(st)
 	}
@@ -201,7 +202,7 @@ func (e *env) restart(s setup) {
 	e.open(s)
 }
 
-func (e *env) run(code string, ap runtime.Approver) runtime.Outcome {
+func (e *env) run(code string, ap codemode.Approver) codemode.Outcome {
 	e.t.Helper()
 	o, err := e.rt.Execute(e.ctx, code, ap)
 	if err != nil {
@@ -210,7 +211,7 @@ func (e *env) run(code string, ap runtime.Approver) runtime.Outcome {
 	return o
 }
 
-func (e *env) approve(id string, ap runtime.Approver) runtime.Outcome {
+func (e *env) approve(id string, ap codemode.Approver) codemode.Outcome {
 	e.t.Helper()
 	o, err := e.rt.Approve(e.ctx, id, ap)
 	if err != nil {
@@ -220,7 +221,7 @@ func (e *env) approve(id string, ap runtime.Approver) runtime.Outcome {
 }
 
 // mustStatus fails unless o has the status, showing the whole outcome.
-func mustStatus(t testing.TB, o runtime.Outcome, want runtime.ExecStatus) {
+func mustStatus(t testing.TB, o codemode.Outcome, want codemode.ExecStatus) {
 	t.Helper()
 	if o.Status != want {
 		b, _ := json.MarshalIndent(o, "", "  ")
@@ -238,7 +239,7 @@ func (e *env) log(id string) []string {
 	out := make([]string, len(entries))
 	for i, en := range entries {
 		name := en.Connector + "." + en.Method
-		if en.Kind == runtime.KindStep {
+		if en.Kind == codemode.KindStep {
 			name = fmt.Sprintf("step(%s)", en.Name)
 		}
 		out[i] = fmt.Sprintf("%d %s %s", en.Seq, name, en.State)
@@ -246,7 +247,7 @@ func (e *env) log(id string) []string {
 	return out
 }
 
-func (e *env) status(id string) runtime.ExecStatus {
+func (e *env) status(id string) codemode.ExecStatus {
 	e.t.Helper()
 	x, _, err := e.rt.Execution(e.ctx, id)
 	if err != nil {
@@ -277,22 +278,22 @@ func (e *env) effectCount(name string) int {
 }
 
 // approverFunc adapts a function to runtime.Approver.
-type approverFunc func(ctx context.Context, a runtime.PendingAction) (runtime.Decision, error)
+type approverFunc func(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error)
 
-func (f approverFunc) Ask(ctx context.Context, a runtime.PendingAction) (runtime.Decision, error) {
+func (f approverFunc) Ask(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error) {
 	return f(ctx, a)
 }
 
 // decide returns an approver that always answers d and counts questions.
-func decide(d runtime.Decision, asked *[]runtime.PendingAction) runtime.Approver {
-	return approverFunc(func(_ context.Context, a runtime.PendingAction) (runtime.Decision, error) {
+func decide(d codemode.Decision, asked *[]codemode.PendingAction) codemode.Approver {
+	return approverFunc(func(_ context.Context, a codemode.PendingAction) (codemode.Decision, error) {
 		*asked = append(*asked, a)
 		return d, nil
 	})
 }
 
 // resultOf decodes a completed outcome's result.
-func resultOf[T any](t testing.TB, o runtime.Outcome) T {
+func resultOf[T any](t testing.TB, o codemode.Outcome) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(o.Result, &v); err != nil {

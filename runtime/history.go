@@ -5,30 +5,32 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Pending lists the actions awaiting approval: of one execution (empty
 // unless it is paused), or with id "" of every paused execution, oldest run
 // first.
-func (r *Runtime) Pending(ctx context.Context, id string) ([]PendingAction, error) {
+func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAction, error) {
 	if id != "" {
 		e, err := r.getExecution(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		if e.Status != StatusPaused {
+		if e.Status != codemode.StatusPaused {
 			return nil, nil
 		}
 		p, err := r.pendingOf(ctx, id)
 		return r.visiblePending(p), err
 	}
-	paused, err := r.store.ListExecutions(ctx, ExecutionFilter{Status: StatusPaused})
+	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 	if err != nil {
 		return nil, fmt.Errorf("list paused executions: %w", err)
 	}
 	// The store lists newest first; the oldest waiting run comes first here.
 	slices.Reverse(paused)
-	var out []PendingAction
+	var out []codemode.PendingAction
 	for _, e := range paused {
 		p, err := r.pendingOf(ctx, e.ID)
 		if err != nil {
@@ -40,7 +42,7 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]PendingAction, erro
 }
 
 // Executions lists executions newest first (the audit trail).
-func (r *Runtime) Executions(ctx context.Context, f ExecutionFilter) ([]*Execution, error) {
+func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
 	list, err := r.store.ListExecutions(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("list executions: %w", err)
@@ -49,7 +51,7 @@ func (r *Runtime) Executions(ctx context.Context, f ExecutionFilter) ([]*Executi
 }
 
 // Execution returns one execution and its log.
-func (r *Runtime) Execution(ctx context.Context, id string) (*Execution, []Entry, error) {
+func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
 	e, err := r.getExecution(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -75,16 +77,16 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 		return err
 	}
 	switch e.Status {
-	case StatusRunning:
+	case codemode.StatusRunning:
 		return wrongState("execution %s is running; it can be deleted once it pauses or ends", id)
-	case StatusPaused:
+	case codemode.StatusPaused:
 		if err := r.endPaused(ctx, e, "rejected: deleted while paused"); err != nil {
 			_, err = r.lostRace(ctx, id, "deleted", err)
 			return err
 		}
 	}
 	if err := r.store.DeleteExecution(ctx, id); err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, codemode.ErrNotFound) {
 			return unknownExecution(id)
 		}
 		return fmt.Errorf("delete execution %s: %w", id, err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -51,22 +52,22 @@ type pass struct {
 	r       *Runtime
 	cat     *catalog // the runtime's catalog when the pass began
 	execID  string
-	ap      Approver
+	ap      codemode.Approver
 	mode    passMode
 	seqBase int
-	entries map[int]Entry // the log when the pass began
+	entries map[int]codemode.Entry // the log when the pass began
 
 	mu        sync.Mutex
-	visited   map[int]bool    // seqs the program reached; guarded by mu
-	used      map[string]bool // connectors the program called; guarded by mu
-	executing map[int]Entry   // entries executing whose result is not written yet; guarded by mu
+	visited   map[int]bool           // seqs the program reached; guarded by mu
+	used      map[string]bool        // connectors the program called; guarded by mu
+	executing map[int]codemode.Entry // entries executing whose result is not written yet; guarded by mu
 	// Grouped log writes (see deferred.go); all guarded by mu.
-	queued     []Entry       // new entries not written yet, in the order queued
-	queuedAt   map[int]int   // seq -> index in queued
-	deferred   []EntryUpdate // updates of written entries, not written yet
-	groupStart time.Time     // when the oldest item of queued and deferred was queued
-	groupBytes int           // bytes of values queued since groupStart
-	flushed    bool          // the final flush ran: results are written at once
+	queued     []codemode.Entry       // new entries not written yet, in the order queued
+	queuedAt   map[int]int            // seq -> index in queued
+	deferred   []codemode.EntryUpdate // updates of written entries, not written yet
+	groupStart time.Time              // when the oldest item of queued and deferred was queued
+	groupBytes int                    // bytes of values queued since groupStart
+	flushed    bool                   // the final flush ran: results are written at once
 
 	stop     *stopReason    // first stop; guarded by mu
 	done     bool           // the pass is over; guarded by mu
@@ -76,7 +77,7 @@ type pass struct {
 
 var _ sandbox.Host = (*pass)(nil)
 
-func newPass(r *Runtime, execID string, ap Approver, mode passMode, seqBase int, log []Entry) *pass {
+func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seqBase int, log []codemode.Entry) *pass {
 	p := &pass{
 		r:         r,
 		cat:       r.catalog(),
@@ -84,10 +85,10 @@ func newPass(r *Runtime, execID string, ap Approver, mode passMode, seqBase int,
 		ap:        ap,
 		mode:      mode,
 		seqBase:   seqBase,
-		entries:   make(map[int]Entry, len(log)),
+		entries:   make(map[int]codemode.Entry, len(log)),
 		visited:   map[int]bool{},
 		used:      map[string]bool{},
-		executing: map[int]Entry{},
+		executing: map[int]codemode.Entry{},
 		queuedAt:  map[int]int{},
 		maxSeq:    seqBase,
 	}
@@ -188,7 +189,7 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 // decide answers a call from the log, or decides to execute it (returning
 // the entry, already logged executing), pause or refuse.
 // decoded is args decoded (canonicalValue), for validation.
-func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.RawMessage, decoded any) (*Entry, json.RawMessage, error) {
+func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.RawMessage, decoded any) (*codemode.Entry, json.RawMessage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refusalLocked(); err != nil {
@@ -218,10 +219,10 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
-	e := Entry{
+	e := codemode.Entry{
 		ExecutionID: p.execID,
 		Seq:         seq,
-		Kind:        KindCall,
+		Kind:        codemode.KindCall,
 		Connector:   c.Connector,
 		Method:      c.Method,
 		Args:        args,
@@ -239,20 +240,20 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 }
 
 // replayLocked answers a call that matches its entry in the log.
-func (p *pass) replayLocked(logged Entry) (*Entry, json.RawMessage, error) {
+func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	switch logged.State {
-	case EntryApplied:
+	case codemode.EntryApplied:
 		return nil, rawOrNull(logged.Result), nil
-	case EntryError:
+	case codemode.EntryError:
 		return nil, nil, errors.New(logged.Error)
-	case EntryExecuting:
+	case codemode.EntryExecuting:
 		// Approved, or a crash came between deciding and recording: execute
 		// (again). At-least-once for that window only.
 		p.executing[logged.Seq] = logged
 		return &logged, nil, nil
-	case EntryPending:
+	case codemode.EntryPending:
 		return nil, nil, p.stopLocked(stopPause, fmt.Sprintf("call %d (%s.%s) awaits approval", logged.Seq, logged.Connector, logged.Method), nil)
-	case EntryRejected:
+	case codemode.EntryRejected:
 		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("call %d (%s.%s) was rejected", logged.Seq, logged.Connector, logged.Method), nil)
 	default:
 		return nil, nil, p.stopLocked(stopDiverge, fmt.Sprintf("call %d (%s.%s) is %s in the log and cannot run again", logged.Seq, logged.Connector, logged.Method, logged.State), nil)
@@ -262,30 +263,30 @@ func (p *pass) replayLocked(logged Entry) (*Entry, json.RawMessage, error) {
 // gateLocked logs a call needing approval as pending and asks the approver,
 // if any. Accept executes it in this pass; decline rejects the run; no
 // answer pauses it.
-func (p *pass) gateLocked(ctx context.Context, e Entry) (*Entry, json.RawMessage, error) {
-	if err := p.insertLocked(ctx, &e, EntryPending); err != nil {
+func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
+	if err := p.insertLocked(ctx, &e, codemode.EntryPending); err != nil {
 		return nil, nil, err
 	}
 	what := fmt.Sprintf("call %d (%s.%s) awaits approval", e.Seq, e.Connector, e.Method)
 	if p.ap == nil {
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
-	action := PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
+	action := codemode.PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
 	// The approver is asked with mu held: one question at a time, and no
 	// other call of this pass is decided meanwhile.
 	dec, err := p.ap.Ask(ctx, action)
 	if err != nil {
 		p.r.log.Info("approver could not ask; pausing", "execution", e.ExecutionID, "seq", e.Seq, "err", err)
-		dec = NoAnswer
+		dec = codemode.NoAnswer
 	}
 	switch dec {
-	case Accept:
-		if err := p.moveLocked(ctx, &e, EntryPending, EntryExecuting); err != nil {
+	case codemode.Accept:
+		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
 			return nil, nil, err
 		}
 		return &e, nil, nil
-	case Decline:
-		if err := p.moveLocked(ctx, &e, EntryPending, EntryRejected); err != nil {
+	case codemode.Decline:
+		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryRejected); err != nil {
 			return nil, nil, err
 		}
 		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("the user declined call %d (%s.%s)", e.Seq, e.Connector, e.Method), nil)
@@ -296,8 +297,8 @@ func (p *pass) gateLocked(ctx context.Context, e Entry) (*Entry, json.RawMessage
 
 // insertLocked writes a new entry in state to (pending: executing entries
 // are queued) at once, with everything queued.
-func (p *pass) insertLocked(ctx context.Context, e *Entry, to EntryState) error {
-	st, err := Transition(0, to)
+func (p *pass) insertLocked(ctx context.Context, e *codemode.Entry, to codemode.EntryState) error {
+	st, err := codemode.Transition(0, to)
 	if err != nil {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
@@ -311,17 +312,17 @@ func (p *pass) insertLocked(ctx context.Context, e *Entry, to EntryState) error 
 
 // moveLocked moves a logged entry from one state to another at once,
 // writing everything queued with it.
-func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) error {
-	st, err := Transition(from, to)
+func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codemode.EntryState) error {
+	st, err := codemode.Transition(from, to)
 	if err != nil {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	e.State = st
-	if err := p.writeLocked(ctx, []EntryUpdate{{Entry: *e, From: from}}, nil); err != nil {
+	if err := p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: from}}, nil); err != nil {
 		err = fmt.Errorf("set call %d of %s %s -> %s: %w", e.Seq, e.ExecutionID, from, to, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
-	if to == EntryExecuting {
+	if to == codemode.EntryExecuting {
 		p.executing[e.Seq] = *e
 	}
 	return nil
@@ -330,7 +331,7 @@ func (p *pass) moveLocked(ctx context.Context, e *Entry, from, to EntryState) er
 // execute calls the connector for an entry executing (queued, or logged
 // so) and records the result: queued (see deferred.go), so the program
 // gets it without waiting for a commit.
-func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, error) {
+func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool) (json.RawMessage, error) {
 	res, callErr := t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
 	return p.settle(ctx, e, res, callErr)
 }
@@ -343,7 +344,7 @@ func (p *pass) execute(ctx context.Context, e Entry, t *tool) (json.RawMessage, 
 // arguments were validated and it was not gated). If the log write fails,
 // the call's outcome is dropped and the pass stops with the internal
 // failure.
-func (p *pass) startAndLog(ctx context.Context, e Entry, t *tool, st connectors.Starter) (json.RawMessage, error) {
+func (p *pass) startAndLog(ctx context.Context, e codemode.Entry, t *tool, st connectors.Starter) (json.RawMessage, error) {
 	wait, callErr := st.Start(ctx, t.def.SourceName, e.Args)
 	p.mu.Lock()
 	logErr := p.queueLocked(&e)
@@ -363,9 +364,9 @@ func (p *pass) startAndLog(ctx context.Context, e Entry, t *tool, st connectors.
 
 // settle records the outcome of a call logged executing (deferred, see
 // deferred.go) and returns what the program gets.
-func (p *pass) settle(ctx context.Context, e Entry, res connectors.Result, callErr error) (json.RawMessage, error) {
+func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Result, callErr error) (json.RawMessage, error) {
 	var thrown error
-	to := EntryError
+	to := codemode.EntryError
 	switch {
 	case callErr != nil && ctx.Err() != nil:
 		// The pass was cancelled or timed out during the call: whether it
@@ -387,7 +388,7 @@ func (p *pass) settle(ctx context.Context, e Entry, res connectors.Result, callE
 		e.Error = p.r.callResultTooLarge(e.Connector, e.Method, res.Value)
 		thrown = errors.New(e.Error)
 	default:
-		to, e.Result = EntryApplied, rawOrNull(res.Value)
+		to, e.Result = codemode.EntryApplied, rawOrNull(res.Value)
 	}
 	if err := p.record(ctx, e, to); err != nil {
 		return nil, err
@@ -412,22 +413,22 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	seq := p.seqBase + s.Seq
 	p.reachLocked(seq)
 	if logged, ok := p.entries[seq]; ok && p.mode == modeRun {
-		if logged.Kind != KindStep || logged.Name != s.Name {
+		if logged.Kind != codemode.KindStep || logged.Name != s.Name {
 			return nil, false, p.stopLocked(stopDiverge, divergence(logged, describeStep(s.Name)), nil)
 		}
 		switch logged.State {
-		case EntryApplied:
+		case codemode.EntryApplied:
 			return rawOrNull(logged.Result), true, nil
-		case EntryError:
+		case codemode.EntryError:
 			return nil, false, errors.New(logged.Error)
-		case EntryExecuting:
+		case codemode.EntryExecuting:
 			p.executing[seq] = logged
 			return nil, false, nil
 		default:
 			return nil, false, p.stopLocked(stopDiverge, fmt.Sprintf("step %d (%q) is %s in the log and cannot run again", seq, s.Name, logged.State), nil)
 		}
 	}
-	e := Entry{ExecutionID: p.execID, Seq: seq, Kind: KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
 	return nil, false, p.queueBeforeLocked(ctx, &e)
 }
 
@@ -438,16 +439,16 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 // (thrown into the program).
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	seq := p.seqBase + s.Seq
-	e := Entry{ExecutionID: p.execID, Seq: seq, Kind: KindStep, Connector: "codemode", Method: "step", Name: s.Name}
-	to := EntryApplied
+	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	to := codemode.EntryApplied
 	var thrown error
 	switch msg := p.r.stepTooLarge(s.Name, value); {
 	case errMsg != "":
-		to, e.Error = EntryError, p.r.capMessage(errMsg)
+		to, e.Error = codemode.EntryError, p.r.capMessage(errMsg)
 	case msg != "":
 		// The value cannot be kept for replay: the step fails, and fails
 		// the same way on replay.
-		to, e.Error = EntryError, msg
+		to, e.Error = codemode.EntryError, msg
 		thrown = errors.New(msg)
 	default:
 		e.Result = rawOrNull(value)
@@ -475,8 +476,8 @@ func (p *pass) Snippet(ctx context.Context, name string, input json.RawMessage) 
 }
 
 // sameCall reports whether a logged entry is the call the program makes now.
-func sameCall(logged Entry, c sandbox.Call, args json.RawMessage) bool {
-	if logged.Kind != KindCall || logged.Connector != c.Connector || logged.Method != c.Method {
+func sameCall(logged codemode.Entry, c sandbox.Call, args json.RawMessage) bool {
+	if logged.Kind != codemode.KindCall || logged.Connector != c.Connector || logged.Method != c.Method {
 		return false
 	}
 	if bytes.Equal(logged.Args, args) {
@@ -487,12 +488,12 @@ func sameCall(logged Entry, c sandbox.Call, args json.RawMessage) bool {
 }
 
 // divergence is the message of a replay mismatch, naming both sides.
-func divergence(logged Entry, now string) string {
+func divergence(logged codemode.Entry, now string) string {
 	return fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step", logged.Seq, describeEntry(logged), now)
 }
 
-func describeEntry(e Entry) string {
-	if e.Kind == KindStep {
+func describeEntry(e codemode.Entry) string {
+	if e.Kind == codemode.KindStep {
 		return describeStep(e.Name)
 	}
 	return describeCall(e.Connector, e.Method, e.Args)

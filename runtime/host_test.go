@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -75,7 +76,7 @@ func TestHostRefusesCallsAfterStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	if refused != n+2 || other != 0 {
 		t.Errorf("%d calls refused with ErrStop and %d otherwise answered; want all %d refused", refused, other, n+2)
 	}
@@ -142,7 +143,7 @@ func TestCancelledCallRunsAgainOnReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	if diff := cmp.Diff([]string{"1 kv.add executing", "2 kv.put pending"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log after the cut-off call (-want +got):\n%s", diff)
 	}
@@ -150,7 +151,7 @@ func TestCancelledCallRunsAgainOnReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if got := e.kv.count("add"); got != 2 {
 		t.Errorf("add ran %d times, want 2 (once cut off, once on replay)", got)
 	}
@@ -180,7 +181,7 @@ func TestHostUnknownMethodAndConnector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	want := []string{
 		"kv.gett is not a method of kv; nearest: get, put, add, fail, noop",
 		"unknown connector kvv; available: kv",

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 )
 
@@ -95,7 +96,7 @@ func humanBytes(n int) string {
 // visible returns what a surface shows of o: its result (or error message)
 // and its console lines cut together to MaxResultChars by
 // truncate.Fit, structurally. The store keeps them whole.
-func (r *Runtime) visible(o Outcome) Outcome {
+func (r *Runtime) visible(o codemode.Outcome) codemode.Outcome {
 	if r.maxChars <= 0 {
 		return o
 	}
@@ -130,7 +131,7 @@ const minPendingShare = 200
 // show: each to an equal share of MaxResultChars (at least
 // minPendingShare), structurally, as results are. The log keeps them whole:
 // approval runs the call with the arguments as logged.
-func (r *Runtime) visiblePending(ps []PendingAction) []PendingAction {
+func (r *Runtime) visiblePending(ps []codemode.PendingAction) []codemode.PendingAction {
 	if r.maxChars <= 0 || len(ps) == 0 {
 		return ps
 	}

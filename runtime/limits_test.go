@@ -8,14 +8,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // toolResponse renders an outcome the way the codemode tool returns it: the
 // outcome's JSON as text content and the outcome as structuredContent.
-func toolResponse(t *testing.T, o runtime.Outcome) []byte {
+func toolResponse(t *testing.T, o codemode.Outcome) []byte {
 	t.Helper()
 	text, err := json.Marshal(o)
 	if err != nil {
@@ -41,13 +41,13 @@ func TestLargeOutputReachesTheClientCut(t *testing.T) {
 		name     string
 		maxValue int
 		code     string
-		status   runtime.ExecStatus
-		check    func(t *testing.T, o runtime.Outcome)
+		status   codemode.ExecStatus
+		check    func(t *testing.T, o codemode.Outcome)
 	}{
 		{"200,000 console lines", 0, `async () => {
 			for (let i = 0; i < 200000; i++) console.log("processing item " + i + " of 200000");
 			return "done";
-		}`, runtime.StatusCompleted, func(t *testing.T, o runtime.Outcome) {
+		}`, codemode.StatusCompleted, func(t *testing.T, o codemode.Outcome) {
 			if string(o.Result) != `"done"` {
 				t.Errorf("result %s", o.Result)
 			}
@@ -63,7 +63,7 @@ func TestLargeOutputReachesTheClientCut(t *testing.T) {
 			}
 		}},
 		{"5 MB result", 16 << 20, `async () => Array.from({ length: 50000 }, (_, i) => ({ id: i, name: "item-" + i, text: "x".repeat(80) }))`,
-			runtime.StatusCompleted, func(t *testing.T, o runtime.Outcome) {
+			codemode.StatusCompleted, func(t *testing.T, o codemode.Outcome) {
 				var items []json.RawMessage
 				if err := json.Unmarshal(o.Result, &items); err != nil {
 					t.Fatalf("result is not an array: %v", err)
@@ -83,7 +83,7 @@ func TestLargeOutputReachesTheClientCut(t *testing.T) {
 				}
 			}},
 		{"5 MB result over the log's per-value cap", 0, `async () => "x".repeat(5e6)`,
-			runtime.StatusCompleted, func(t *testing.T, o runtime.Outcome) {
+			codemode.StatusCompleted, func(t *testing.T, o codemode.Outcome) {
 				var s string
 				if err := json.Unmarshal(o.Result, &s); err != nil || !strings.HasPrefix(s, "xxxx") || !strings.Contains(s, "…[truncated ") {
 					t.Errorf("result %.80s…, want a cut string with the marker", o.Result)
@@ -120,7 +120,7 @@ func TestLargeOutputReachesTheClientCut(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.status == runtime.StatusCompleted && len(x.Result)+len(strings.Join(x.Logs, "")) < 1<<20 {
+			if tt.status == codemode.StatusCompleted && len(x.Result)+len(strings.Join(x.Logs, "")) < 1<<20 {
 				t.Errorf("the store kept %d bytes of result and %d of logs; want the whole output", len(x.Result), len(strings.Join(x.Logs, "")))
 			}
 		})
@@ -133,7 +133,7 @@ func TestResultLimitLeavesSmallOutcomes(t *testing.T) {
 	for _, maxChars := range []int{0, 24000} {
 		e := newEnv(t, setup{maxChars: maxChars})
 		o := e.run(code, nil)
-		mustStatus(t, o, runtime.StatusCompleted)
+		mustStatus(t, o, codemode.StatusCompleted)
 		want := `{"items":[1,2,3],"text":"` + strings.Repeat("x", 5000) + `"}`
 		if string(o.Result) != want || !cmp.Equal(o.Logs, []string{`a {"b":1}`}) {
 			t.Errorf("maxChars %d: outcome changed: %.100s %q", maxChars, o.Result, o.Logs)
@@ -146,7 +146,7 @@ func TestResultLimitLeavesSmallOutcomes(t *testing.T) {
 func TestResultLimitOnEveryOutcome(t *testing.T) {
 	e := newEnv(t, setup{maxChars: 500})
 	o := e.run(`async () => { throw new Error("bad " + "y".repeat(5000)) }`, nil)
-	mustStatus(t, o, runtime.StatusError)
+	mustStatus(t, o, codemode.StatusError)
 	if len(o.Error) > 500 || !strings.Contains(o.Error, "…[truncated ") {
 		t.Errorf("error of %d bytes: %.80q…", len(o.Error), o.Error)
 	}
@@ -156,12 +156,12 @@ func TestResultLimitOnEveryOutcome(t *testing.T) {
 		await kv.put({ key: "k", value: "v" });
 		return "z".repeat(5000);
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	if n := truncate.LogsSize(o.Logs); n > 500 || !strings.HasSuffix(o.Logs[len(o.Logs)-1], "more log lines truncated") {
 		t.Errorf("paused outcome logs measure %d: %q", n, o.Logs)
 	}
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if n := truncate.Size(a.Result) + truncate.LogsSize(a.Logs); n > 500 {
 		t.Errorf("approved outcome measures %d", n)
 	}
@@ -186,24 +186,24 @@ func TestPerValueCap(t *testing.T) {
 	tests := []struct {
 		name    string
 		code    string
-		status  runtime.ExecStatus
+		status  codemode.ExecStatus
 		want    string // the result (completed) or error
 		log     []string
 		counted string // a kv tool whose call count must rise by one
 	}{
 		{"arguments", `async () => { try { await kv.add({ key: "k", value: "v".repeat(2000) }) } catch (e) { return e.message } }`,
-			runtime.StatusCompleted, `"the arguments of kv.add are 2 KiB; the execution log keeps at most 1000 bytes per value — pass less, e.g. split the work into several calls"`,
+			codemode.StatusCompleted, `"the arguments of kv.add are 2 KiB; the execution log keeps at most 1000 bytes per value — pass less, e.g. split the work into several calls"`,
 			nil, ""},
 		{"call result", `async () => { try { await kv.get({ key: "big" }) } catch (e) { return e.message } }`,
-			runtime.StatusCompleted, `"the result of kv.get is 2 KiB; the execution log keeps at most 1000 bytes per value — ask for less, e.g. filter or paginate"`,
+			codemode.StatusCompleted, `"the result of kv.get is 2 KiB; the execution log keeps at most 1000 bytes per value — ask for less, e.g. filter or paginate"`,
 			[]string{"1 kv.get error"}, "get"},
 		{"step value", `async () => { try { await codemode.step("s", () => "s".repeat(2000)) } catch (e) { return e.message } }`,
-			runtime.StatusCompleted, `"the value of codemode.step(\"s\") is 2 KiB; the execution log keeps at most 1000 bytes per value — return less from the step, e.g. only the fields used later"`,
+			codemode.StatusCompleted, `"the value of codemode.step(\"s\") is 2 KiB; the execution log keeps at most 1000 bytes per value — return less from the step, e.g. only the fields used later"`,
 			[]string{"1 step(s) error"}, ""},
 		{"program result", `async () => "r".repeat(2000)`,
-			runtime.StatusCompleted, `"` + strings.Repeat("r", 975) + `…[truncated 1025 chars]"`, nil, ""},
+			codemode.StatusCompleted, `"` + strings.Repeat("r", 975) + `…[truncated 1025 chars]"`, nil, ""},
 		{"within the cap", `async () => (await kv.get({ key: "nothing" })).key + "r".repeat(900)`,
-			runtime.StatusCompleted, `"nothing` + strings.Repeat("r", 900) + `"`, []string{"1 kv.get applied"}, "get"},
+			codemode.StatusCompleted, `"nothing` + strings.Repeat("r", 900) + `"`, []string{"1 kv.get applied"}, "get"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,7 +214,7 @@ func TestPerValueCap(t *testing.T) {
 			o := e.run(tt.code, nil)
 			mustStatus(t, o, tt.status)
 			got := string(o.Result)
-			if tt.status != runtime.StatusCompleted {
+			if tt.status != codemode.StatusCompleted {
 				got = o.Error
 			}
 			if got != tt.want {
@@ -245,9 +245,9 @@ func TestPerValueCap(t *testing.T) {
 		await kv.put({ key: "after", value: "v" });
 		return msg;
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if !strings.HasPrefix(string(a.Result), `"the result of kv.get is 2 KiB`) {
 		t.Errorf("replayed result %s", a.Result)
 	}
@@ -262,12 +262,12 @@ func TestPerValueCap(t *testing.T) {
 func TestPendingArgsAreShownCut(t *testing.T) {
 	e := newEnv(t, setup{maxChars: 500})
 	o := e.run(`async () => { await kv.put({ key: "k", value: "v".repeat(100000) }); return "done" }`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	pending, err := e.rt.Pending(e.ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, ps := range map[string][]runtime.PendingAction{"outcome": o.Pending, "Pending": pending} {
+	for what, ps := range map[string][]codemode.PendingAction{"outcome": o.Pending, "Pending": pending} {
 		if len(ps) != 1 {
 			t.Fatalf("%s: %d pending actions", what, len(ps))
 		}
@@ -280,7 +280,7 @@ func TestPendingArgsAreShownCut(t *testing.T) {
 			t.Errorf("%s: args of %d bytes: %.120s", what, len(args), args)
 		}
 	}
-	mustStatus(t, e.approve(o.ExecutionID, nil), runtime.StatusCompleted)
+	mustStatus(t, e.approve(o.ExecutionID, nil), codemode.StatusCompleted)
 	if got, _ := e.kv.get("k"); len(got) != 100000 {
 		t.Errorf("the approved call stored %d bytes, want the whole 100000", len(got))
 	}

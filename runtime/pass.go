@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 	"sort"
 
@@ -13,13 +14,13 @@ import (
 // runPass runs the program of e (status running) once against its log (as
 // the caller loaded it: nil for a fresh execution, just created by Execute)
 // and records how the pass ended.
-func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver, log []Entry) (Outcome, error) {
+func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:    e.Code,
 		Globals: p.cat.globals,
 		Limits:  r.limits,
-		Clock:   e.Clock,
+		Clock:   sandbox.Clock(e.Clock),
 	}, p)
 	stop, flushErr := p.finish(ctx)
 	return r.record(ctx, e, p, stop, flushErr, out, runErr)
@@ -30,7 +31,7 @@ func (r *Runtime) runPass(ctx context.Context, e *Execution, ap Approver, log []
 // outcomes dispose the execution. flushErr is the failure of the pass's
 // final write of deferred results (finish): the run ends in error then,
 // whatever the program did.
-func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopReason, flushErr error, out sandbox.Outcome, runErr error) (Outcome, error) {
+func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, stop *stopReason, flushErr error, out sandbox.Outcome, runErr error) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx) // the pass happened; its end is recorded even if the caller gave up
 	if len(out.Clock.Times) >= len(e.Clock.Times) {
 		e.Clock.Times = out.Clock.Times
@@ -51,7 +52,7 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 	p.mu.Unlock()
 
 	var internal error
-	to := StatusError
+	to := codemode.StatusError
 	e.Result, e.Error = nil, ""
 	switch {
 	case runErr != nil:
@@ -66,9 +67,9 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 		// sandbox's first outcome wins and the leftover entry is settled.)
 		switch stop.kind {
 		case stopPause:
-			to = StatusPaused
+			to = codemode.StatusPaused
 		case stopReject:
-			to, e.Error = StatusRejected, stop.msg
+			to, e.Error = codemode.StatusRejected, stop.msg
 		case stopDiverge:
 			e.Error = stop.msg
 		default:
@@ -80,7 +81,7 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 			e.Error = fmt.Sprintf("replay diverged: the program completed without reaching call %d, which the log has as %s; wrap non-deterministic code in codemode.step", missed[0].Seq, describeEntry(missed[0]))
 			break
 		}
-		to, e.Result = StatusCompleted, rawOrNull(out.Result)
+		to, e.Result = codemode.StatusCompleted, rawOrNull(out.Result)
 		if note := r.programResultTooLarge(out.Result); note != "" {
 			// Nothing replays a program's result, so a cut copy is kept (and
 			// shown) rather than failing a run whose calls all succeeded.
@@ -98,8 +99,8 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 	if to.Terminal() {
 		r.settleLeftovers(ctx, e, leftover)
 	}
-	if err := r.setStatus(ctx, e, StatusRunning, to); err != nil {
-		return Outcome{ExecutionID: e.ID, Status: StatusRunning}, errors.Join(internal, err)
+	if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
+		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(internal, err)
 	}
 	if to.Terminal() {
 		r.dispose(ctx, e.ID)
@@ -110,11 +111,11 @@ func (r *Runtime) record(ctx context.Context, e *Execution, p *pass, stop *stopR
 
 // abort ends a run that could not get a pass started (the store failed):
 // it is recorded as error if possible, and the error returned.
-func (r *Runtime) abort(ctx context.Context, e *Execution, cause error) (Outcome, error) {
+func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
 	e.Error = "internal failure: " + cause.Error()
-	if err := r.setStatus(ctx, e, StatusRunning, StatusError); err != nil {
-		return Outcome{ExecutionID: e.ID, Status: StatusRunning}, errors.Join(cause, err)
+	if err := r.setStatus(ctx, e, codemode.StatusRunning, codemode.StatusError); err != nil {
+		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(cause, err)
 	}
 	r.dispose(ctx, e.ID)
 	o, _ := r.outcome(ctx, e)
@@ -124,8 +125,8 @@ func (r *Runtime) abort(ctx context.Context, e *Execution, cause error) (Outcome
 // leftoverLocked returns the entries a pass leaves undecided: calls still
 // executing (their result never recorded) and logged entries the program
 // did not reach that were executing or pending.
-func (p *pass) leftoverLocked() []Entry {
-	var out []Entry
+func (p *pass) leftoverLocked() []codemode.Entry {
+	var out []codemode.Entry
 	for _, e := range p.executing {
 		out = append(out, e)
 	}
@@ -133,7 +134,7 @@ func (p *pass) leftoverLocked() []Entry {
 		if p.visited[seq] {
 			continue
 		}
-		if e.State == EntryExecuting || e.State == EntryPending {
+		if e.State == codemode.EntryExecuting || e.State == codemode.EntryPending {
 			out = append(out, e)
 		}
 	}
@@ -142,10 +143,10 @@ func (p *pass) leftoverLocked() []Entry {
 }
 
 // unreached returns logged entries the program did not reach, in seq order.
-func (p *pass) unreached() []Entry {
+func (p *pass) unreached() []codemode.Entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []Entry
+	var out []codemode.Entry
 	for seq, e := range p.entries {
 		if !p.visited[seq] {
 			out = append(out, e)
@@ -158,15 +159,15 @@ func (p *pass) unreached() []Entry {
 // settleLeftovers moves undecided entries of a run that is ending: an
 // executing call whose result was never recorded becomes error, a pending
 // one rejected. Failures are logged; the run ends regardless.
-func (r *Runtime) settleLeftovers(ctx context.Context, e *Execution, leftover []Entry) {
+func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry) {
 	for _, en := range leftover {
 		var err error
 		switch en.State {
-		case EntryExecuting:
+		case codemode.EntryExecuting:
 			en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
-			err = r.moveEntry(ctx, &en, EntryExecuting, EntryError)
-		case EntryPending:
-			err = r.moveEntry(ctx, &en, EntryPending, EntryRejected)
+			err = r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
+		case codemode.EntryPending:
+			err = r.moveEntry(ctx, &en, codemode.EntryPending, codemode.EntryRejected)
 		}
 		if err != nil {
 			r.log.Warn("could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
@@ -176,8 +177,8 @@ func (r *Runtime) settleLeftovers(ctx context.Context, e *Execution, leftover []
 
 // setStatus moves e from one status to another through TransitionExec and
 // a conditional update. A conflict means another decider won.
-func (r *Runtime) setStatus(ctx context.Context, e *Execution, from, to ExecStatus) error {
-	st, err := TransitionExec(from, to)
+func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to codemode.ExecStatus) error {
+	st, err := codemode.TransitionExec(from, to)
 	if err != nil {
 		return err
 	}
@@ -192,8 +193,8 @@ func (r *Runtime) setStatus(ctx context.Context, e *Execution, from, to ExecStat
 
 // moveEntry moves a logged entry through Transition and a conditional
 // update.
-func (r *Runtime) moveEntry(ctx context.Context, e *Entry, from, to EntryState) error {
-	st, err := Transition(from, to)
+func (r *Runtime) moveEntry(ctx context.Context, e *codemode.Entry, from, to codemode.EntryState) error {
+	st, err := codemode.Transition(from, to)
 	if err != nil {
 		return err
 	}
@@ -206,12 +207,12 @@ func (r *Runtime) moveEntry(ctx context.Context, e *Entry, from, to EntryState) 
 
 // outcome builds the Outcome of e as stored, cut to MaxResultChars (see
 // visible); a paused run lists its pending actions.
-func (r *Runtime) outcome(ctx context.Context, e *Execution) (Outcome, error) {
-	o := Outcome{Status: e.Status, ExecutionID: e.ID, Error: e.Error, Logs: e.Logs}
-	if e.Status == StatusCompleted {
+func (r *Runtime) outcome(ctx context.Context, e *codemode.Execution) (codemode.Outcome, error) {
+	o := codemode.Outcome{Status: e.Status, ExecutionID: e.ID, Error: e.Error, Logs: e.Logs}
+	if e.Status == codemode.StatusCompleted {
 		o.Result = rawOrNull(e.Result)
 	}
-	if e.Status == StatusPaused {
+	if e.Status == codemode.StatusPaused {
 		pending, err := r.pendingOf(ctx, e.ID)
 		if err != nil {
 			return r.visible(o), err
@@ -222,15 +223,15 @@ func (r *Runtime) outcome(ctx context.Context, e *Execution) (Outcome, error) {
 }
 
 // pendingOf lists the pending actions of one execution in seq order.
-func (r *Runtime) pendingOf(ctx context.Context, id string) ([]PendingAction, error) {
+func (r *Runtime) pendingOf(ctx context.Context, id string) ([]codemode.PendingAction, error) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("load log of %s: %w", id, err)
 	}
-	var out []PendingAction
+	var out []codemode.PendingAction
 	for _, e := range log {
-		if e.State == EntryPending {
-			out = append(out, PendingAction{ExecutionID: id, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: rawOrNull(e.Args)})
+		if e.State == codemode.EntryPending {
+			out = append(out, codemode.PendingAction{ExecutionID: id, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: rawOrNull(e.Args)})
 		}
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
@@ -28,10 +29,10 @@ func toolNames(rt *runtime.Runtime, name string) []string {
 // the new tool; a second refresh reports no change.
 func TestRefreshConnectorPicksUpNewTools(t *testing.T) {
 	e := newEnv(t, setup{mcp: true, noKV: true})
-	mustStatus(t, e.run(`async () => await fx.add_tool({ name: "brand_new" })`, nil), runtime.StatusCompleted)
+	mustStatus(t, e.run(`async () => await fx.add_tool({ name: "brand_new" })`, nil), codemode.StatusCompleted)
 
 	before := e.run(`async () => await fx.brand_new({})`, nil)
-	mustStatus(t, before, runtime.StatusError)
+	mustStatus(t, before, codemode.StatusError)
 	if !strings.Contains(before.Error, "fx.brand_new is not a function") {
 		t.Fatalf("before the refresh: error %q, want the unknown-method error", before.Error)
 	}
@@ -62,13 +63,13 @@ func TestRefreshConnectorPicksUpNewTools(t *testing.T) {
 func TestRefreshMakesPausedRunsStale(t *testing.T) {
 	e := newEnv(t, setup{mcp: true, noKV: true, fxApprove: []string{"counter"}})
 	o := e.run(`async () => await fx.counter({ name: "x" })`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
-	mustStatus(t, e.run(`async () => await fx.add_tool({ name: "other" })`, nil), runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusPaused)
+	mustStatus(t, e.run(`async () => await fx.add_tool({ name: "other" })`, nil), codemode.StatusCompleted)
 	if changed, err := e.rt.RefreshConnector(e.ctx, "fx"); err != nil || !changed {
 		t.Fatalf("RefreshConnector = %v, %v", changed, err)
 	}
 	_, err := e.rt.Approve(e.ctx, o.ExecutionID, nil)
-	if !errors.Is(err, runtime.ErrConnectorsChanged) || !strings.Contains(err.Error(), "fx (tools changed)") {
+	if !errors.Is(err, codemode.ErrConnectorsChanged) || !strings.Contains(err.Error(), "fx (tools changed)") {
 		t.Fatalf("approve after the refresh: %v; want ErrConnectorsChanged naming fx", err)
 	}
 	if n := e.effectCount("x"); n != 0 {

@@ -7,12 +7,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // infoOf returns what Connectors says of connector name.
-func infoOf(t *testing.T, rt *runtime.Runtime, name string) runtime.ConnectorInfo {
+func infoOf(t *testing.T, rt *runtime.Runtime, name string) codemode.ConnectorInfo {
 	t.Helper()
 	for _, c := range rt.Connectors() {
 		if c.Name == name {
@@ -20,7 +21,7 @@ func infoOf(t *testing.T, rt *runtime.Runtime, name string) runtime.ConnectorInf
 		}
 	}
 	t.Fatalf("Connectors() has no %s", name)
-	return runtime.ConnectorInfo{}
+	return codemode.ConnectorInfo{}
 }
 
 // A connector that was unavailable (its stand-in's tools fail) is replaced
@@ -32,7 +33,7 @@ func TestReplaceConnectorBringsAnUnavailableOneIn(t *testing.T) {
 		t.Fatalf("before: %+v; want an error and no tools", info)
 	}
 	before := e.run(`async () => await broken.get({ key: "a" })`, nil)
-	mustStatus(t, before, runtime.StatusError)
+	mustStatus(t, before, codemode.StatusError)
 	if !strings.Contains(before.Error, "broken is not defined") {
 		t.Fatalf("before: error %q, want a ReferenceError", before.Error)
 	}
@@ -51,8 +52,8 @@ func TestReplaceConnectorBringsAnUnavailableOneIn(t *testing.T) {
 		t.Fatalf("after: error %q, approval (-want +got):\n%s", info.Error, diff)
 	}
 
-	mustStatus(t, e.run(`async () => await broken.get({ key: "a" })`, nil), runtime.StatusCompleted)
-	mustStatus(t, e.run(`async () => await broken.add({ key: "a", value: "1" })`, nil), runtime.StatusPaused)
+	mustStatus(t, e.run(`async () => await broken.get({ key: "a" })`, nil), codemode.StatusCompleted)
+	mustStatus(t, e.run(`async () => await broken.add({ key: "a", value: "1" })`, nil), codemode.StatusPaused)
 	if n := late.count("get"); n != 1 {
 		t.Fatalf("the new connector served %d get calls, want 1", n)
 	}
@@ -76,7 +77,7 @@ func TestReplaceConnectorKeepsRunningPasses(t *testing.T) {
 	}
 	e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: gate}, {Connector: broken{}}}})
 	type result struct {
-		o   runtime.Outcome
+		o   codemode.Outcome
 		err error
 	}
 	done := make(chan result, 1)
@@ -94,7 +95,7 @@ func TestReplaceConnectorKeepsRunningPasses(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("Execute: %v", r.err)
 	}
-	mustStatus(t, r.o, runtime.StatusCompleted)
+	mustStatus(t, r.o, codemode.StatusCompleted)
 	if got := resultOf[string](t, r.o); got != "undefined" {
 		t.Fatalf("typeof broken in the running pass = %q, want undefined", got)
 	}

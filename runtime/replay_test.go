@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func TestCompletedRun(t *testing.T) {
@@ -19,7 +19,7 @@ func TestCompletedRun(t *testing.T) {
 		console.log("sum", s, { ok: true });
 		return { s, got: await kv.get({ key: "k" }) };
 	}`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	got := resultOf[map[string]any](t, o)
 	want := map[string]any{"s": 42.0, "got": map[string]any{"key": "k", "value": "v"}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -57,7 +57,7 @@ func TestScriptErrorIsAnOutcome(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := e.run(tc.code, nil)
-			mustStatus(t, o, runtime.StatusError)
+			mustStatus(t, o, codemode.StatusError)
 			if !strings.Contains(o.Error, tc.want) {
 				t.Errorf("error = %q, want it to contain %q", o.Error, tc.want)
 			}
@@ -73,7 +73,7 @@ func TestToolErrorIsLoggedAndCatchable(t *testing.T) {
 	o := e.run(`async () => {
 		try { await kv.fail({ reason: "x" }) } catch (err) { return err.message }
 	}`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if got := resultOf[string](t, o); got != "kv failed: x" {
 		t.Errorf("caught message = %q, want the tool's message", got)
 	}
@@ -87,7 +87,7 @@ func TestValidationListsEveryViolationAndRecordsNothing(t *testing.T) {
 	o := e.run(`async () => {
 		try { await kv.put({ key: "", value: 3, bogus: true }) } catch (err) { return err.message }
 	}`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	msg := resultOf[string](t, o)
 	for _, want := range []string{"invalid arguments for kv.put", "/key", "/value", "bogus"} {
 		if !strings.Contains(msg, want) {
@@ -112,8 +112,8 @@ func TestPauseApproveRunsSideEffectOnceWithoutRerunningReads(t *testing.T) {
 		return { n, prev };
 	}`
 	o := e.run(code, nil)
-	mustStatus(t, o, runtime.StatusPaused)
-	wantPending := []runtime.PendingAction{{ExecutionID: o.ExecutionID, Seq: 2, Connector: "kv", Method: "put", Args: []byte(`{"key":"k","value":"v1"}`)}}
+	mustStatus(t, o, codemode.StatusPaused)
+	wantPending := []codemode.PendingAction{{ExecutionID: o.ExecutionID, Seq: 2, Connector: "kv", Method: "put", Args: []byte(`{"key":"k","value":"v1"}`)}}
 	if diff := cmp.Diff(wantPending, o.Pending); diff != "" {
 		t.Errorf("pending (-want +got):\n%s", diff)
 	}
@@ -122,7 +122,7 @@ func TestPauseApproveRunsSideEffectOnceWithoutRerunningReads(t *testing.T) {
 	}
 
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if got := resultOf[map[string]any](t, a); got["n"] != 1.0 {
 		t.Errorf("result = %v, want the read's first value replayed", got)
 	}
@@ -141,7 +141,7 @@ func TestPauseApproveRunsSideEffectOnceWithoutRerunningReads(t *testing.T) {
 
 	// A second approve is a safe error and changes nothing.
 	_, err := e.rt.Approve(e.ctx, o.ExecutionID, nil)
-	if !errors.Is(err, runtime.ErrWrongState) {
+	if !errors.Is(err, codemode.ErrWrongState) {
 		t.Fatalf("second approve: err = %v, want ErrWrongState", err)
 	}
 	if want := "execution " + o.ExecutionID + " is completed; only a paused execution can be approved"; err.Error() != want {
@@ -160,14 +160,14 @@ func TestPauseAgainAtALaterCall(t *testing.T) {
 		await kv.put({ key: "b", value: "2" });
 		return "done";
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusPaused)
-	if diff := cmp.Diff([]runtime.PendingAction{{ExecutionID: o.ExecutionID, Seq: 3, Connector: "kv", Method: "put", Args: []byte(`{"key":"b","value":"2"}`)}}, a.Pending); diff != "" {
+	mustStatus(t, a, codemode.StatusPaused)
+	if diff := cmp.Diff([]codemode.PendingAction{{ExecutionID: o.ExecutionID, Seq: 3, Connector: "kv", Method: "put", Args: []byte(`{"key":"b","value":"2"}`)}}, a.Pending); diff != "" {
 		t.Errorf("second pause pending (-want +got):\n%s", diff)
 	}
 	b := e.approve(o.ExecutionID, nil)
-	mustStatus(t, b, runtime.StatusCompleted)
+	mustStatus(t, b, codemode.StatusCompleted)
 	if e.kv.count("put") != 2 || e.kv.count("add") != 1 {
 		t.Errorf("calls put=%d add=%d, want 2 and 1", e.kv.count("put"), e.kv.count("add"))
 	}
@@ -176,22 +176,22 @@ func TestPauseAgainAtALaterCall(t *testing.T) {
 func TestRejectEndsRunWithNothingApplied(t *testing.T) {
 	e := newEnv(t, setup{})
 	o := e.run(`async () => { await kv.add({ key: "before", value: "1" }); await kv.put({ key: "k", value: "v" }); }`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	r, err := e.rt.Reject(e.ctx, o.ExecutionID, 0)
 	if err != nil {
 		t.Fatalf("Reject: %v", err)
 	}
-	mustStatus(t, r, runtime.StatusRejected)
+	mustStatus(t, r, codemode.StatusRejected)
 	if _, ok := e.kv.get("k"); ok || e.kv.count("put") != 0 {
 		t.Error("the rejected put took effect")
 	}
 	if diff := cmp.Diff([]string{"1 kv.add applied", "2 kv.put rejected"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	if _, err := e.rt.Approve(e.ctx, o.ExecutionID, nil); !errors.Is(err, runtime.ErrWrongState) {
+	if _, err := e.rt.Approve(e.ctx, o.ExecutionID, nil); !errors.Is(err, codemode.ErrWrongState) {
 		t.Errorf("approve after reject: err = %v, want ErrWrongState", err)
 	}
-	if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); !errors.Is(err, runtime.ErrWrongState) {
+	if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); !errors.Is(err, codemode.ErrWrongState) {
 		t.Errorf("reject after reject: err = %v, want ErrWrongState", err)
 	}
 	if e.kv.count("put") != 0 {
@@ -202,18 +202,18 @@ func TestRejectEndsRunWithNothingApplied(t *testing.T) {
 func TestRejectBySeq(t *testing.T) {
 	e := newEnv(t, setup{})
 	o := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
-	if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 7); !errors.Is(err, runtime.ErrWrongState) {
+	mustStatus(t, o, codemode.StatusPaused)
+	if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 7); !errors.Is(err, codemode.ErrWrongState) {
 		t.Fatalf("reject of a seq that is not pending: err = %v, want ErrWrongState", err)
 	}
-	if got := e.status(o.ExecutionID); got != runtime.StatusPaused {
+	if got := e.status(o.ExecutionID); got != codemode.StatusPaused {
 		t.Fatalf("a refused reject changed the status to %s", got)
 	}
 	r, err := e.rt.Reject(e.ctx, o.ExecutionID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, r, runtime.StatusRejected)
+	mustStatus(t, r, codemode.StatusRejected)
 	if !strings.Contains(r.Error, "call 1 (kv.put)") {
 		t.Errorf("reject message = %q, want it to name the call", r.Error)
 	}
@@ -240,7 +240,7 @@ func TestCatchingThePauseCausesNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := e.run(tc.code, nil)
-			mustStatus(t, o, runtime.StatusPaused)
+			mustStatus(t, o, codemode.StatusPaused)
 			if len(o.Pending) != 1 || o.Pending[0].Method != "put" {
 				t.Fatalf("pending = %+v, want exactly one kv.put", o.Pending)
 			}
@@ -266,9 +266,9 @@ func TestTimeAndRandomnessReplay(t *testing.T) {
 		await kv.put({ key: "k", value: r + "|" + t + "|" + d });
 		return r + "|" + t + "|" + d;
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	v, _ := e.kv.get("k")
 	if got := resultOf[string](t, a); got != v {
 		t.Errorf("replayed values %q differ from the first pass's %q", got, v)
@@ -284,12 +284,12 @@ func TestPromiseAllBeforePause(t *testing.T) {
 		await kv.put({ key: "sum", value: String(a + b) });
 		return a + b;
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	if o.Pending[0].Seq != 3 {
 		t.Errorf("pending seq = %d, want 3", o.Pending[0].Seq)
 	}
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if e.effectCount("a") != 1 || e.effectCount("b") != 1 {
 		t.Errorf("counter a ran %d, b ran %d times; want 1 each", e.effectCount("a"), e.effectCount("b"))
 	}
@@ -305,9 +305,9 @@ func TestStepReplaysItsValue(t *testing.T) {
 		await kv.put({ key: "k", value: JSON.stringify(v) });
 		return v;
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if diff := cmp.Diff([]string{"1 step(pick) applied", "2 kv.put applied"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
@@ -333,9 +333,9 @@ func TestRecordedErrorReplays(t *testing.T) {
 		await kv.put({ key: "k", value: msg });
 		return msg;
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusCompleted)
+	mustStatus(t, a, codemode.StatusCompleted)
 	if got := resultOf[string](t, a); got != "kv failed: once" {
 		t.Errorf("result = %q", got)
 	}
@@ -350,18 +350,18 @@ func TestRecordedErrorReplays(t *testing.T) {
 func TestDivergenceNamesBothSides(t *testing.T) {
 	e := newEnv(t, setup{})
 	first := e.run(`async () => 1`, nil)
-	mustStatus(t, first, runtime.StatusCompleted)
+	mustStatus(t, first, codemode.StatusCompleted)
 	o := e.run(`async () => {
 		const r = await codemode.search("");
 		await kv.get({ key: "total-" + r.total });
 		await kv.put({ key: "k", value: "v" });
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	if _, err := e.rt.SaveSnippet(e.ctx, "one", first.ExecutionID, "returns one", nil); err != nil {
 		t.Fatal(err)
 	}
 	a := e.approve(o.ExecutionID, nil)
-	mustStatus(t, a, runtime.StatusError)
+	mustStatus(t, a, codemode.StatusError)
 	for _, want := range []string{
 		"replay diverged at call 1",
 		`the log has kv.get({"key":"total-6"})`,
@@ -386,7 +386,7 @@ func TestTransportErrorIsLogged(t *testing.T) {
 	k.callErr["get"] = errors.New("connection reset")
 	e := newEnv(t, setup{kv: k})
 	o := e.run(`async () => { try { await kv.get({ key: "x" }) } catch (err) { return err.message } }`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if got := resultOf[string](t, o); got != "kv.get failed: connection reset" {
 		t.Errorf("thrown message = %q", got)
 	}

@@ -6,20 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
 	e := newEnv(t, setup{maxExecs: 3, hkEvery: -1})
 	paused := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
-	mustStatus(t, paused, runtime.StatusPaused)
+	mustStatus(t, paused, codemode.StatusPaused)
 	var done []string
 	for range 5 {
 		o := e.run(`async () => 1`, nil)
-		mustStatus(t, o, runtime.StatusCompleted)
+		mustStatus(t, o, codemode.StatusCompleted)
 		done = append(done, o.ExecutionID)
 	}
-	list, err := e.rt.Executions(e.ctx, runtime.ExecutionFilter{})
+	list, err := e.rt.Executions(e.ctx, codemode.ExecutionFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
 	if list[0].ID != done[4] {
 		t.Errorf("first listed = %s, want the newest %s", list[0].ID, done[4])
 	}
-	onlyPaused, err := e.rt.Executions(e.ctx, runtime.ExecutionFilter{Status: runtime.StatusPaused})
+	onlyPaused, err := e.rt.Executions(e.ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 	if err != nil || len(onlyPaused) != 1 || onlyPaused[0].ID != paused.ExecutionID {
 		t.Errorf("paused filter = %v, %v", onlyPaused, err)
 	}
@@ -54,25 +54,25 @@ func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
 func TestPausedRunsExpire(t *testing.T) {
 	e := newEnv(t, setup{ttl: 50 * time.Millisecond, hkEvery: -1})
 	old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
-	mustStatus(t, old, runtime.StatusPaused)
+	mustStatus(t, old, codemode.StatusPaused)
 	time.Sleep(120 * time.Millisecond)
 	fresh := e.run(`async () => { await kv.put({ key: "k2", value: "v" }) }`, nil)
-	mustStatus(t, fresh, runtime.StatusPaused)
+	mustStatus(t, fresh, codemode.StatusPaused)
 
 	x, _, err := e.rt.Execution(e.ctx, old.ExecutionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Status != runtime.StatusRejected || !strings.Contains(x.Error, "expired after 50ms") {
+	if x.Status != codemode.StatusRejected || !strings.Contains(x.Error, "expired after 50ms") {
 		t.Errorf("old run: status %s, error %q; want rejected, expired after 50ms", x.Status, x.Error)
 	}
 	if got := e.log(old.ExecutionID); len(got) != 1 || got[0] != "1 kv.put rejected" {
 		t.Errorf("old run log = %v", got)
 	}
-	if e.status(fresh.ExecutionID) != runtime.StatusPaused {
+	if e.status(fresh.ExecutionID) != codemode.StatusPaused {
 		t.Error("the fresh paused run expired")
 	}
-	if _, err := e.rt.Approve(e.ctx, old.ExecutionID, nil); !errors.Is(err, runtime.ErrWrongState) {
+	if _, err := e.rt.Approve(e.ctx, old.ExecutionID, nil); !errors.Is(err, codemode.ErrWrongState) {
 		t.Errorf("approve expired run: err = %v, want ErrWrongState", err)
 	}
 	if n := e.kv.disposals(old.ExecutionID); n != 1 {
@@ -103,9 +103,9 @@ func TestHousekeepingThrottledByCount(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, setup{maxExecs: 2, hkEvery: tc.hkEvery})
 			for range tc.runs {
-				mustStatus(t, e.run(`async () => 1`, nil), runtime.StatusCompleted)
+				mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
 			}
-			list, err := e.rt.Executions(e.ctx, runtime.ExecutionFilter{})
+			list, err := e.rt.Executions(e.ctx, codemode.ExecutionFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,15 +122,15 @@ func TestHousekeepingInterval(t *testing.T) {
 	e := newEnv(t, setup{ttl: 50 * time.Millisecond, hkEvery: 400 * time.Millisecond})
 	put := `async () => { await kv.put({ key: "k", value: "v" }) }`
 	old := e.run(put, nil) // the first Execute does the housekeeping
-	mustStatus(t, old, runtime.StatusPaused)
+	mustStatus(t, old, codemode.StatusPaused)
 	time.Sleep(100 * time.Millisecond)
-	mustStatus(t, e.run(`async () => 1`, nil), runtime.StatusCompleted)
-	if got := e.status(old.ExecutionID); got != runtime.StatusPaused {
+	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
+	if got := e.status(old.ExecutionID); got != codemode.StatusPaused {
 		t.Fatalf("within the interval: old run is %s, want still paused", got)
 	}
 	time.Sleep(400 * time.Millisecond)
-	mustStatus(t, e.run(`async () => 1`, nil), runtime.StatusCompleted)
-	if got := e.status(old.ExecutionID); got != runtime.StatusRejected {
+	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
+	if got := e.status(old.ExecutionID); got != codemode.StatusRejected {
 		t.Errorf("after the interval: old run is %s, want rejected (expired)", got)
 	}
 }
@@ -149,7 +149,7 @@ func TestDisposal(t *testing.T) {
 		{"paused", func(t *testing.T) string { return e.run(put, nil).ExecutionID }, 0},
 		{"paused then approved", func(t *testing.T) string {
 			id := e.run(put, nil).ExecutionID
-			mustStatus(t, e.approve(id, nil), runtime.StatusCompleted)
+			mustStatus(t, e.approve(id, nil), codemode.StatusCompleted)
 			return id
 		}, 1},
 		{"paused then rejected", func(t *testing.T) string {
@@ -190,7 +190,7 @@ func TestDeleteExecution(t *testing.T) {
 	if err := e.rt.DeleteExecution(e.ctx, done.ExecutionID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.rt.Execution(e.ctx, done.ExecutionID); !errors.Is(err, runtime.ErrUnknownExecution) {
+	if _, _, err := e.rt.Execution(e.ctx, done.ExecutionID); !errors.Is(err, codemode.ErrUnknownExecution) {
 		t.Errorf("after delete: err = %v, want ErrUnknownExecution", err)
 	}
 	if _, ok := e.kv.get("a"); !ok {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -23,43 +24,43 @@ var errNotRevertible = errors.New("not revertible")
 // run's last entry. Every revert is attempted even when one fails; the
 // outcome lists the reverted seqs and the failures. Calls nothing can revert
 // stay applied and are not failures.
-func (r *Runtime) Rollback(ctx context.Context, id string) (Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "rolled back", StatusCompleted, StatusError, StatusRejected, StatusPaused)
+func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, error) {
+	e, done, err := r.openExecution(ctx, id, "rolled back", codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
 	defer done()
 	from := e.Status
 	// Claim the rollback first: of two racing rollbacks only one reverts.
-	if err := r.setStatus(ctx, e, from, StatusRolledBack); err != nil {
+	if err := r.setStatus(ctx, e, from, codemode.StatusRolledBack); err != nil {
 		return r.lostRace(ctx, id, "rolled back", err)
 	}
 	ctx = context.WithoutCancel(ctx) // the claim is made; finish the job
-	if from == StatusPaused {
+	if from == codemode.StatusPaused {
 		r.rejectPending(ctx, id)
 	}
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
 		r.dispose(ctx, id)
-		return Outcome{ExecutionID: id, Status: StatusRolledBack}, fmt.Errorf("load log of %s: %w", id, err)
+		return codemode.Outcome{ExecutionID: id, Status: codemode.StatusRolledBack}, fmt.Errorf("load log of %s: %w", id, err)
 	}
 	maxSeq := 0
-	var applied []Entry
+	var applied []codemode.Entry
 	for _, en := range log {
 		maxSeq = max(maxSeq, en.Seq)
-		if en.Kind == KindCall && en.State == EntryApplied {
+		if en.Kind == codemode.KindCall && en.State == codemode.EntryApplied {
 			applied = append(applied, en)
 		}
 	}
 	sort.Slice(applied, func(i, j int) bool { return applied[i].Seq > applied[j].Seq })
 
-	out := Outcome{Status: StatusRolledBack, ExecutionID: id, Logs: e.Logs}
+	out := codemode.Outcome{Status: codemode.StatusRolledBack, ExecutionID: id, Logs: e.Logs}
 	for _, en := range applied {
 		err := r.revert(ctx, en, &maxSeq)
 		switch {
 		case errors.Is(err, errNotRevertible):
 		case err != nil:
-			out.Failures = append(out.Failures, RevertFailure{Seq: en.Seq, Connector: en.Connector, Method: en.Method, Error: err.Error()})
+			out.Failures = append(out.Failures, codemode.RevertFailure{Seq: en.Seq, Connector: en.Connector, Method: en.Method, Error: err.Error()})
 		default:
 			out.Reverted = append(out.Reverted, en.Seq)
 		}
@@ -69,7 +70,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (Outcome, error) {
 }
 
 // revert undoes one applied call and marks it reverted.
-func (r *Runtime) revert(ctx context.Context, en Entry, maxSeq *int) error {
+func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) error {
 	s := r.catalog().byName[en.Connector]
 	if s == nil || !s.available() {
 		return fmt.Errorf("connector %s is not available", en.Connector)
@@ -89,12 +90,12 @@ func (r *Runtime) revert(ctx context.Context, en Entry, maxSeq *int) error {
 	if err != nil {
 		return err
 	}
-	return r.moveEntry(ctx, &en, EntryApplied, EntryReverted)
+	return r.moveEntry(ctx, &en, codemode.EntryApplied, codemode.EntryReverted)
 }
 
 // revertJS runs a configured "(args, result) => …" function as its own
 // pass; its calls are logged after *maxSeq, which it advances.
-func (r *Runtime) revertJS(ctx context.Context, en Entry, fn string, maxSeq *int) error {
+func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, maxSeq *int) error {
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
 	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
@@ -108,7 +109,7 @@ func (r *Runtime) revertJS(ctx context.Context, en Entry, fn string, maxSeq *int
 	*maxSeq = max(*maxSeq, p.maxSeq)
 	leftover := p.leftoverLocked()
 	p.mu.Unlock()
-	r.settleLeftovers(ctx, &Execution{ID: en.ExecutionID}, leftover)
+	r.settleLeftovers(ctx, &codemode.Execution{ID: en.ExecutionID}, leftover)
 	switch {
 	case runErr != nil:
 		return errors.Join(fmt.Errorf("revert function: %w", runErr), flushErr)

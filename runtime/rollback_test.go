@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Rollback reverts newest first, attempts every revert when one fails, and
@@ -22,17 +22,17 @@ func TestRollbackNewestFirstDespiteAFailure(t *testing.T) {
 		await kv.add({ key: "c", value: "3" });
 		return "ok";
 	}`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 
 	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
 	if err != nil {
 		t.Fatalf("Rollback: %v", err)
 	}
-	mustStatus(t, r, runtime.StatusRolledBack)
+	mustStatus(t, r, codemode.StatusRolledBack)
 	if diff := cmp.Diff([]int{4, 1}, r.Reverted); diff != "" {
 		t.Errorf("reverted (-want +got):\n%s", diff)
 	}
-	want := []runtime.RevertFailure{{Seq: 3, Connector: "kv", Method: "add", Error: "kv: cannot revert b"}}
+	want := []codemode.RevertFailure{{Seq: 3, Connector: "kv", Method: "add", Error: "kv: cannot revert b"}}
 	if diff := cmp.Diff(want, r.Failures); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
@@ -58,14 +58,14 @@ func TestRollbackWithConfiguredJSRevert(t *testing.T) {
 		fxRevert:  map[string]string{"counter": `(args, result) => fx.counter({ name: "undo-" + args.name + "-" + result })`},
 	})
 	o := e.run(`async () => fx.counter({ name: "x" })`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
-	mustStatus(t, e.approve(o.ExecutionID, nil), runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusPaused)
+	mustStatus(t, e.approve(o.ExecutionID, nil), codemode.StatusCompleted)
 
 	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, r, runtime.StatusRolledBack)
+	mustStatus(t, r, codemode.StatusRolledBack)
 	if diff := cmp.Diff([]int{1}, r.Reverted); diff != "" || len(r.Failures) != 0 {
 		t.Errorf("reverted %v (-want +got %s), failures %v", r.Reverted, diff, r.Failures)
 	}
@@ -82,7 +82,7 @@ func TestRollbackJSRevertFailureIsReported(t *testing.T) {
 		kvRevert: map[string]string{"noop": `(args, result) => { throw new Error("cannot undo " + JSON.stringify(args)) }`},
 	})
 	o := e.run(`async () => { await kv.noop({ n: 1 }); await kv.add({ key: "a" }); }`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
 	if err != nil {
 		t.Fatal(err)
@@ -104,12 +104,12 @@ func TestRollbackPausedRun(t *testing.T) {
 		await fx.echo({ message: "not revertible" });
 		await kv.put({ key: "b", value: "2" });
 	}`, nil)
-	mustStatus(t, o, runtime.StatusPaused)
+	mustStatus(t, o, codemode.StatusPaused)
 	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, r, runtime.StatusRolledBack)
+	mustStatus(t, r, codemode.StatusRolledBack)
 	if diff := cmp.Diff([]int{1}, r.Reverted); diff != "" || len(r.Failures) != 0 {
 		t.Errorf("reverted %v (%s), failures %v", r.Reverted, diff, r.Failures)
 	}

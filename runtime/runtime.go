@@ -1,3 +1,7 @@
+// Package runtime is the durable execution engine: it owns the execution
+// record and its call log, decides for each call whether to replay, execute,
+// pause or refuse, and implements approve, reject, rollback, history and
+// snippets on top of a Store.
 package runtime
 
 import (
@@ -12,13 +16,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // Options configure a Runtime.
 type Options struct {
 	// Store persists executions, logs and snippets. Required.
-	Store Store
+	Store codemode.Store
 	// Executor runs program passes. Required.
 	Executor sandbox.Executor
 	// Sources are the connectors with their configured policy, in order.
@@ -61,7 +66,7 @@ type Options struct {
 // conditional updates.
 type Runtime struct {
 	// fixed at creation
-	store    Store
+	store    codemode.Store
 	exec     sandbox.Executor
 	limits   sandbox.Limits
 	maxExecs int
@@ -155,7 +160,7 @@ func (r *Runtime) begin() (func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, ErrClosed
+		return nil, codemode.ErrClosed
 	}
 	r.active.Add(1)
 	return r.active.Done, nil
@@ -163,7 +168,7 @@ func (r *Runtime) begin() (func(), error) {
 
 // Connectors describes the connectors in source order; tools carry the final
 // approval verdict (the connector's own or the configuration's).
-func (r *Runtime) Connectors() []ConnectorInfo { return r.catalog().infos() }
+func (r *Runtime) Connectors() []codemode.ConnectorInfo { return r.catalog().infos() }
 
 // newExecutionID returns "exec_" and 16 random hex digits.
 func newExecutionID() string {
@@ -180,9 +185,9 @@ func newSeed() int64 {
 }
 
 // getExecution loads an execution, mapping ErrNotFound to ErrUnknownExecution.
-func (r *Runtime) getExecution(ctx context.Context, id string) (*Execution, error) {
+func (r *Runtime) getExecution(ctx context.Context, id string) (*codemode.Execution, error) {
 	e, err := r.store.GetExecution(ctx, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, codemode.ErrNotFound) {
 		return nil, unknownExecution(id)
 	}
 	if err != nil {

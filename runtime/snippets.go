@@ -9,13 +9,15 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // snippetName is what a snippet may be called.
 var snippetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // Snippets lists saved snippets by name.
-func (r *Runtime) Snippets(ctx context.Context) ([]Snippet, error) {
+func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
 	list, err := r.store.ListSnippets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
@@ -27,28 +29,28 @@ func (r *Runtime) Snippets(ctx context.Context) ([]Snippet, error) {
 // a snippet of that name), runnable with codemode.run(name, input). The
 // snippet records the connectors the run used. inputSchema, when given, must
 // be a JSON Schema; it documents the input in describe and search.
-func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (Snippet, error) {
+func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (codemode.Snippet, error) {
 	if !snippetName.MatchString(name) {
-		return Snippet{}, fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
+		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
 	}
 	if len(inputSchema) > 0 {
 		canon, err := canonicalJSON(inputSchema)
 		if err != nil {
-			return Snippet{}, fmt.Errorf("snippet %s: input schema is not JSON: %w", name, err)
+			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not JSON: %w", name, err)
 		}
 		if _, err := compileSchema(canon); err != nil {
-			return Snippet{}, fmt.Errorf("snippet %s: input schema is not a valid JSON Schema: %w", name, err)
+			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not a valid JSON Schema: %w", name, err)
 		}
 		inputSchema = canon
 	}
 	e, err := r.getExecution(ctx, executionID)
 	if err != nil {
-		return Snippet{}, err
+		return codemode.Snippet{}, err
 	}
-	if e.Status != StatusCompleted {
-		return Snippet{}, wrongState("execution %s is %s; only a completed execution can be saved as a snippet", executionID, e.Status)
+	if e.Status != codemode.StatusCompleted {
+		return codemode.Snippet{}, wrongState("execution %s is %s; only a completed execution can be saved as a snippet", executionID, e.Status)
 	}
-	s := Snippet{
+	s := codemode.Snippet{
 		Name:          name,
 		Description:   description,
 		Code:          e.Code,
@@ -61,7 +63,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 	}
 	sort.Strings(s.Connectors)
 	if err := r.store.SaveSnippet(ctx, s); err != nil {
-		return Snippet{}, fmt.Errorf("save snippet %s: %w", name, err)
+		return codemode.Snippet{}, fmt.Errorf("save snippet %s: %w", name, err)
 	}
 	return s, nil
 }
@@ -69,7 +71,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 // DeleteSnippet deletes a snippet; ErrUnknownSnippet if there is none.
 func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 	err := r.store.DeleteSnippet(ctx, name)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, codemode.ErrNotFound) {
 		return unknownSnippet(name)
 	}
 	if err != nil {
@@ -84,7 +86,7 @@ func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 // snippet's input schema lists every violation with its JSON pointer.
 func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMessage) (string, error) {
 	s, err := r.store.GetSnippet(ctx, name)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, codemode.ErrNotFound) {
 		all, lerr := r.store.ListSnippets(ctx)
 		if lerr != nil {
 			return "", fmt.Errorf("unknown snippet %q", name)
@@ -118,7 +120,7 @@ func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMe
 
 // validateSnippetInput checks codemode.run's input (JSON; null when none
 // was given) against the snippet's input schema, which SaveSnippet checked.
-func validateSnippetInput(s Snippet, input json.RawMessage) error {
+func validateSnippetInput(s codemode.Snippet, input json.RawMessage) error {
 	sch, err := compileSchema(s.InputSchema)
 	if err != nil {
 		return fmt.Errorf("snippet %s: input schema: %w", s.Name, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func TestSnippetsSaveRunSearch(t *testing.T) {
@@ -17,7 +17,7 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 		const a = input?.a ?? 1;
 		return await fx.get_sum({ a, b: 2 });
 	}`, nil)
-	mustStatus(t, src, runtime.StatusCompleted)
+	mustStatus(t, src, codemode.StatusCompleted)
 
 	schema := json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"}}}`)
 	sn, err := e.rt.SaveSnippet(e.ctx, "addTwo", src.ExecutionID, "Adds two to a number.", schema)
@@ -37,7 +37,7 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 		await kv.add({ key: "after", value: String(v) });
 		return v;
 	}`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if got := resultOf[float64](t, o); got != 42 {
 		t.Errorf("snippet result = %v, want 42", got)
 	}
@@ -78,11 +78,11 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); !errors.Is(err, runtime.ErrUnknownSnippet) {
+	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); !errors.Is(err, codemode.ErrUnknownSnippet) {
 		t.Errorf("second delete: err = %v, want ErrUnknownSnippet", err)
 	}
 	gone := e.run(`async () => codemode.run("addTwo", {})`, nil)
-	mustStatus(t, gone, runtime.StatusError)
+	mustStatus(t, gone, codemode.StatusError)
 	if !strings.Contains(gone.Error, `unknown snippet "addTwo"`) {
 		t.Errorf("running a deleted snippet: %q", gone.Error)
 	}
@@ -98,8 +98,8 @@ func TestSaveSnippetRefusals(t *testing.T) {
 		is                error
 		want              string
 	}{
-		{"paused run", "ok", paused.ExecutionID, "", runtime.ErrWrongState, "is paused; only a completed execution can be saved"},
-		{"unknown run", "ok", "exec_nope", "", runtime.ErrUnknownExecution, "exec_nope"},
+		{"paused run", "ok", paused.ExecutionID, "", codemode.ErrWrongState, "is paused; only a completed execution can be saved"},
+		{"unknown run", "ok", "exec_nope", "", codemode.ErrUnknownExecution, "exec_nope"},
 		{"bad name", "1st", done.ExecutionID, "", nil, "invalid snippet name"},
 		{"bad name space", "a b", done.ExecutionID, "", nil, "invalid snippet name"},
 		{"bad schema", "ok", done.ExecutionID, `{"type": 12}`, nil, "not a valid JSON Schema"},
@@ -131,7 +131,7 @@ func TestSnippetWithMissingConnector(t *testing.T) {
 	}
 	e.restart(setup{noKV: true, notes: true})
 	o := e.run(`async () => codemode.run("usesKV", {})`, nil)
-	mustStatus(t, o, runtime.StatusError)
+	mustStatus(t, o, codemode.StatusError)
 	if !strings.Contains(o.Error, "snippet usesKV uses connectors that are not available: kv") {
 		t.Errorf("error = %q", o.Error)
 	}
@@ -143,7 +143,7 @@ func TestSnippetWithMissingConnector(t *testing.T) {
 func TestSnippetInputIsValidated(t *testing.T) {
 	e := newEnv(t, setup{})
 	src := e.run(`async (input) => await kv.add({ key: "n", value: String((input?.n ?? 1) * 2) })`, nil)
-	mustStatus(t, src, runtime.StatusCompleted)
+	mustStatus(t, src, codemode.StatusCompleted)
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"},"tag":{"type":"string","pattern":"^(?!x)"}},"required":["n"],"additionalProperties":false}`)
 	if _, err := e.rt.SaveSnippet(e.ctx, "double", src.ExecutionID, "", schema); err != nil {
 		t.Fatalf("SaveSnippet: %v", err)
@@ -165,7 +165,7 @@ func TestSnippetInputIsValidated(t *testing.T) {
 				args = ", " + tc.input
 			}
 			o := e.run(`async () => await codemode.run("double"`+args+`)`, nil)
-			mustStatus(t, o, runtime.StatusError)
+			mustStatus(t, o, codemode.StatusError)
 			for _, w := range tc.want {
 				if !strings.Contains(o.Error, w) {
 					t.Errorf("error %q lacks %q", o.Error, w)
@@ -177,5 +177,5 @@ func TestSnippetInputIsValidated(t *testing.T) {
 		})
 	}
 	o := e.run(`async () => await codemode.run("double", { n: 21, tag: "ok" })`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 }

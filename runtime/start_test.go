@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
@@ -46,7 +47,7 @@ func (s *startingKV) Start(ctx context.Context, tool string, args json.RawMessag
 // note appends the running execution's log as "seq state" lines.
 func (s *startingKV) note(to *[][]string) {
 	ctx := context.Background()
-	runs, err := s.env.store.ListExecutions(ctx, runtime.ExecutionFilter{Status: runtime.StatusRunning})
+	runs, err := s.env.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusRunning})
 	if err != nil || len(runs) != 1 {
 		s.env.t.Errorf("running executions = %d, %v; want 1", len(runs), err)
 		return
@@ -58,7 +59,7 @@ func (s *startingKV) note(to *[][]string) {
 	}
 	lines := []string{}
 	for _, en := range log {
-		lines = append(lines, strings.Fields(renderEntries([]runtime.Entry{en})[0])[0]+" "+en.State.String())
+		lines = append(lines, strings.Fields(renderEntries([]codemode.Entry{en})[0])[0]+" "+en.State.String())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,7 +98,7 @@ func TestStartedCallsAreLoggedInFlight(t *testing.T) {
 			cs := &countingStore{}
 			e, skv := newStartingEnv(t, cs, setup{writeThrough: tt.through, groupAge: time.Hour})
 			o := e.run(`async () => { await kv.add({ key: "k0", value: "v" }); await kv.add({ key: "k1", value: "v" }); return "ok" }`, nil)
-			mustStatus(t, o, runtime.StatusCompleted)
+			mustStatus(t, o, codemode.StatusCompleted)
 			if diff := cmp.Diff(addEntries(2), e.entries(o.ExecutionID)); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
@@ -120,7 +121,7 @@ func TestStartFailureIsTheCallsError(t *testing.T) {
 	e, skv := newStartingEnv(t, nil, setup{})
 	skv.startErr = errors.New("server down")
 	o := e.run(`async () => { try { await kv.add({ key: "k0" }) } catch (err) { return err.message } }`, nil)
-	mustStatus(t, o, runtime.StatusCompleted)
+	mustStatus(t, o, codemode.StatusCompleted)
 	if got := resultOf[string](t, o); !strings.Contains(got, "server down") {
 		t.Errorf("program caught %q, want the start error", got)
 	}
@@ -138,7 +139,7 @@ func TestStartFailureIsTheCallsError(t *testing.T) {
 func TestStartedCallLogFailure(t *testing.T) {
 	errDisk := errors.New("disk full")
 	cs := &countingStore{}
-	cs.beforeWrite = func(inserts []runtime.Entry, _ []runtime.EntryUpdate) (bool, error) {
+	cs.beforeWrite = func(inserts []codemode.Entry, _ []codemode.EntryUpdate) (bool, error) {
 		if len(inserts) > 0 {
 			return false, errDisk
 		}
@@ -149,7 +150,7 @@ func TestStartedCallLogFailure(t *testing.T) {
 	if !errors.Is(err, errDisk) {
 		t.Errorf("Execute error = %v, want the store's failure", err)
 	}
-	mustStatus(t, o, runtime.StatusError)
+	mustStatus(t, o, codemode.StatusError)
 	if !strings.Contains(o.Error, "internal failure") || !strings.Contains(o.Error, "disk full") {
 		t.Errorf("error = %q, want the internal failure naming the write error", o.Error)
 	}

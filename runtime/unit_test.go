@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func TestCanonicalJSON(t *testing.T) {
@@ -119,27 +121,12 @@ func TestValidateArgs(t *testing.T) {
 	}
 }
 
-func TestTransitionsUsedByTheEngineAreLegal(t *testing.T) {
-	entry := [][2]EntryState{
-		{0, EntryExecuting}, {0, EntryPending}, {EntryPending, EntryExecuting}, {EntryPending, EntryRejected},
-		{EntryExecuting, EntryApplied}, {EntryExecuting, EntryError}, {EntryApplied, EntryReverted},
-	}
-	for _, m := range entry {
-		if _, err := Transition(m[0], m[1]); err != nil {
-			t.Errorf("Transition(%s, %s): %v", m[0], m[1], err)
-		}
-	}
-	if _, err := Transition(EntryRejected, EntryExecuting); !errors.Is(err, ErrIllegalTransition) {
-		t.Errorf("rejected -> executing allowed: %v", err)
-	}
-}
-
 func TestUserErrors(t *testing.T) {
-	err := wrongState("execution %s is %s; only a paused execution can be approved", "exec_1", StatusCompleted)
-	if !errors.Is(err, ErrWrongState) || err.Error() != "execution exec_1 is completed; only a paused execution can be approved" {
-		t.Errorf("wrongState = %q (is ErrWrongState: %v)", err, errors.Is(err, ErrWrongState))
+	err := wrongState("execution %s is %s; only a paused execution can be approved", "exec_1", codemode.StatusCompleted)
+	if !errors.Is(err, codemode.ErrWrongState) || err.Error() != "execution exec_1 is completed; only a paused execution can be approved" {
+		t.Errorf("wrongState = %q (is ErrWrongState: %v)", err, errors.Is(err, codemode.ErrWrongState))
 	}
-	if err := unknownExecution("x"); !errors.Is(err, ErrUnknownExecution) {
+	if err := unknownExecution("x"); !errors.Is(err, codemode.ErrUnknownExecution) {
 		t.Errorf("unknownExecution does not wrap the sentinel")
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // inlineBudget is how many characters of TypeScript declarations the
@@ -19,7 +19,7 @@ const maxToolNamesPerLine = 12
 // Description builds the codemode tool description: the workflow, the rules,
 // one line per connector, and the declarations inline while they fit the
 // budget. Its size is bounded whatever the number of methods.
-func Description(infos []rt.ConnectorInfo, declarations string) string {
+func Description(infos []codemode.ConnectorInfo, declarations string) string {
 	var b strings.Builder
 	b.WriteString(`Run a JavaScript or TypeScript program that calls the connectors below as typed global objects, and get its result.
 
@@ -53,7 +53,7 @@ Rules:
 	return b.String()
 }
 
-func connectorLine(c rt.ConnectorInfo) string {
+func connectorLine(c codemode.ConnectorInfo) string {
 	if c.Error != "" {
 		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, firstLine(c.Error))
 	}

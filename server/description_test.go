@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 func TestDescriptionIsBounded(t *testing.T) {
-	var infos []rt.ConnectorInfo
+	var infos []codemode.ConnectorInfo
 	for c := 0; c < 20; c++ {
-		info := rt.ConnectorInfo{Name: fmt.Sprintf("conn%d", c), Description: "a connector\nwith a second line"}
+		info := codemode.ConnectorInfo{Name: fmt.Sprintf("conn%d", c), Description: "a connector\nwith a second line"}
 		for m := 0; m < 500; m++ {
 			info.Tools = append(info.Tools, connectors.Tool{Name: fmt.Sprintf("method_%03d", m), RequiresApproval: m%2 == 0})
 		}
@@ -34,7 +34,7 @@ func TestDescriptionIsBounded(t *testing.T) {
 }
 
 func TestDescriptionInlinesSmallDeclarationsAndUnavailable(t *testing.T) {
-	d := Description([]rt.ConnectorInfo{
+	d := Description([]codemode.ConnectorInfo{
 		{Name: "a", Tools: []connectors.Tool{{Name: "f"}}},
 		{Name: "down", Error: "start: exec: \"nope\": executable file not found\nmore detail"},
 	}, "declare const a: { f(input: {}): Promise<unknown>; };\n")

@@ -8,14 +8,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // approver returns the runtime approver for this request: one that asks the
 // user through MCP elicitation when it is enabled and the client declared
 // the capability, else nil (approval-required calls pause).
-func (s *Server) approver(ctx context.Context) rt.Approver {
+func (s *Server) approver(ctx context.Context) codemode.Approver {
 	if !s.opts.Elicitation {
 		return nil
 	}
@@ -31,7 +31,7 @@ type elicitApprover struct{ s *Server }
 // Ask sends an elicitation naming connector, method and arguments; accept
 // approves, decline and cancel reject, a failure to ask leaves the run
 // paused.
-func (a elicitApprover) Ask(ctx context.Context, p rt.PendingAction) (rt.Decision, error) {
+func (a elicitApprover) Ask(ctx context.Context, p codemode.PendingAction) (codemode.Decision, error) {
 	args := truncate.String(string(p.Args), 2000) // whole runes, with a marker
 	var pretty any
 	if json.Unmarshal(p.Args, &pretty) == nil {
@@ -52,13 +52,13 @@ func (a elicitApprover) Ask(ctx context.Context, p rt.PendingAction) (rt.Decisio
 	})
 	if err != nil {
 		a.s.log.Info("elicitation unavailable; the run stays paused", "executionId", p.ExecutionID, "err", err)
-		return rt.NoAnswer, nil
+		return codemode.NoAnswer, nil
 	}
 	switch res.Action {
 	case mcp.ElicitationResponseActionAccept:
-		return rt.Accept, nil
+		return codemode.Accept, nil
 	case mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:
-		return rt.Decline, nil
+		return codemode.Decline, nil
 	}
-	return rt.NoAnswer, nil
+	return codemode.NoAnswer, nil
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // auditValueChars bounds the code, and the result with the logs, of each
@@ -22,7 +22,7 @@ const auditCalls = 20
 
 // executionView is one execution in the audit trail.
 type executionView struct {
-	*rt.Execution
+	*codemode.Execution
 	Calls []callView `json:"calls"`
 	// MoreCalls counts the calls of the execution left out of Calls.
 	MoreCalls int `json:"moreCalls,omitempty"`
@@ -48,12 +48,12 @@ func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) 
 	if err := decode(req, &in); err != nil {
 		return nil, err
 	}
-	f := rt.ExecutionFilter{Limit: in.Limit}
+	f := codemode.ExecutionFilter{Limit: in.Limit}
 	if f.Limit <= 0 {
 		f.Limit = 20
 	}
 	if in.Status != "" {
-		st, err := rt.ParseExecStatus(in.Status)
+		st, err := codemode.ParseExecStatus(in.Status)
 		if err != nil {
 			return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true), nil
 		}
@@ -94,7 +94,7 @@ func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) 
 	return valueResult(truncate.Value(b, maxChars), false), nil
 }
 
-func callViews(entries []rt.Entry) []callView {
+func callViews(entries []codemode.Entry) []callView {
 	out := make([]callView, 0, len(entries))
 	for _, en := range entries {
 		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,

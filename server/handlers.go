@@ -6,7 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func (s *Server) handleCodemode(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -34,7 +34,7 @@ func (s *Server) handlePending(ctx context.Context, req mcp.CallToolRequest) (*m
 		return s.runtimeFailure(ctx, "codemode_pending", in.ExecutionID, err), nil
 	}
 	if p == nil {
-		p = []rt.PendingAction{}
+		p = []codemode.PendingAction{}
 	}
 	return valueResult(map[string]any{"pending": p}, false), nil
 }
@@ -81,7 +81,7 @@ func (s *Server) handleSnippets(ctx context.Context, req mcp.CallToolRequest) (*
 		return s.runtimeFailure(ctx, "codemode_snippets", "", err), nil
 	}
 	if sn == nil {
-		sn = []rt.Snippet{}
+		sn = []codemode.Snippet{}
 	}
 	return valueResult(map[string]any{"snippets": sn}, false), nil
 }

@@ -5,13 +5,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // outcomeResult renders a runtime outcome as a tool result: the outcome
 // object as structuredContent and its JSON as text; isError for script
 // failures so the model can fix its code.
-func outcomeResult(o rt.Outcome) *mcp.CallToolResult {
+func outcomeResult(o codemode.Outcome) *mcp.CallToolResult {
 	return valueResult(o, o.IsError())
 }
 

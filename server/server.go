@@ -14,14 +14,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Options configure a Server.
 type Options struct {
 	Name    string // server name reported to clients (default "codemode")
 	Version string
-	Runtime *rt.Runtime
+	// Runtime is the durable runtime the tools drive (a *runtime.Runtime).
+	Runtime Engine
 	// Elicitation asks the user through the client (when it declares the
 	// capability) before a call that needs approval, instead of pausing.
 	Elicitation bool
@@ -34,7 +35,7 @@ type Options struct {
 type Server struct {
 	// fixed at creation
 	opts Options
-	rt   *rt.Runtime
+	rt   Engine
 	mcp  *mcpserver.MCPServer
 	log  *slog.Logger
 }
@@ -136,7 +137,7 @@ func decode(req mcp.CallToolRequest, v any) error {
 // execution's status; internal failures are logged in detail and reported
 // briefly.
 func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, err error) *mcp.CallToolResult {
-	if rt.IsRefusal(err) {
+	if codemode.IsRefusal(err) {
 		o := s.rt.RefusalOutcome(ctx, executionID, err)
 		return valueResult(errorOutcome{Status: o.Status.String(), ExecutionID: o.ExecutionID, Error: o.Error}, true)
 	}

@@ -21,6 +21,9 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
+// The runtime is the engine the server drives.
+var _ server.Engine = (*rt.Runtime)(nil)
+
 // newServer builds a server on a real SQLite file with the notes connector
 // and the in-process sandbox; everything is closed when the test ends.
 func newServer(t testing.TB, elicitation bool) *server.Server {

@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 func TestMain(m *testing.M) {
@@ -89,7 +89,7 @@ func (e *retryEnv) close() {
 }
 
 // run executes code and returns its outcome.
-func (e *retryEnv) run(code string) rt.Outcome {
+func (e *retryEnv) run(code string) codemode.Outcome {
 	e.t.Helper()
 	o, err := e.a.Runtime.Execute(context.Background(), code, nil)
 	if err != nil {
@@ -103,7 +103,7 @@ func (e *retryEnv) run(code string) rt.Outcome {
 func (e *retryEnv) mustFailUnavailable() {
 	e.t.Helper()
 	o := e.run(`async () => await fx.get_sum({ a: 2, b: 3 })`)
-	if o.Status != rt.StatusError || !strings.HasPrefix(o.Error, "ReferenceError: fx is not defined (line 1:col ") || !strings.Contains(o.Error, "); connector fx is unavailable: ") {
+	if o.Status != codemode.StatusError || !strings.HasPrefix(o.Error, "ReferenceError: fx is not defined (line 1:col ") || !strings.Contains(o.Error, "); connector fx is unavailable: ") {
 		e.t.Fatalf("outcome %s %q; want an error saying fx is unavailable", o.Status, o.Error)
 	}
 }
@@ -112,7 +112,7 @@ func (e *retryEnv) mustFailUnavailable() {
 func (e *retryEnv) mustSum() {
 	e.t.Helper()
 	o := e.run(`async () => await fx.get_sum({ a: 2, b: 3 })`)
-	if o.Status != rt.StatusCompleted || string(o.Result) != "5" {
+	if o.Status != codemode.StatusCompleted || string(o.Result) != "5" {
 		b, _ := json.Marshal(o)
 		e.t.Fatalf("outcome %s; want completed with 5", b)
 	}
@@ -161,17 +161,17 @@ func (e *retryEnv) bringUp() {
 }
 
 // info is what the runtime says of fx.
-func (e *retryEnv) info() rt.ConnectorInfo {
+func (e *retryEnv) info() codemode.ConnectorInfo {
 	for _, c := range e.a.Runtime.Connectors() {
 		if c.Name == "fx" {
 			return c
 		}
 	}
 	e.t.Fatal("the runtime has no connector fx")
-	return rt.ConnectorInfo{}
+	return codemode.ConnectorInfo{}
 }
 
-func toolNamesOf(ci rt.ConnectorInfo) []string {
+func toolNamesOf(ci codemode.ConnectorInfo) []string {
 	var out []string
 	for _, tl := range ci.Tools {
 		out = append(out, tl.Name)
@@ -228,7 +228,7 @@ func TestUnavailableConnectorJoinsLater(t *testing.T) {
 func TestCallWakesAnEarlyRetry(t *testing.T) {
 	e := openRetryEnv(t, backoff{first: time.Hour, max: time.Hour}, "")
 	e.bringUp()
-	if o := e.run(`1 + 1`); o.Status != rt.StatusCompleted {
+	if o := e.run(`1 + 1`); o.Status != codemode.StatusCompleted {
 		t.Fatalf("1 + 1: %s %q", o.Status, o.Error)
 	}
 	time.Sleep(100 * time.Millisecond)

@@ -227,30 +227,48 @@ func loadConfig(c common) (*config.Config, error) {
 }
 
 // openApp loads the configuration and starts it; without connectors when
-// the command only reads the store.
-func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors bool) (*app.App, error) {
+// the command only reads the store (with connectors, the warnings of
+// start-up are logged). stop stops everything it started.
+func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors bool) (engine, func(), error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !withConnectors {
 		cfg.Connectors = nil
 	}
-	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
+	a, err := app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range a.Warnings {
+		log.Warn(w)
+	}
+	return a.Runtime, closer(a, log), nil
+}
+
+// closer returns a func that closes a, logging a failure.
+func closer(a *app.App, log *slog.Logger) func() {
+	return func() {
+		if err := a.Close(); err != nil {
+			log.Warn("shutdown", "err", err)
+		}
+	}
 }
 
 // openScratch starts cfg for the commands that need the connectors but not
 // the history (check, types): with its store at db when --db was given,
 // else in a temporary directory (the built-in notes connector needs a
 // database, and these commands must not create one beside the config; the
-// store is a real file because it runs in WAL mode). done closes the app
-// and removes the temporary directory.
-func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (*app.App, func(), error) {
+// store is a real file because it runs in WAL mode). It returns the engine
+// and the warnings of start-up; done stops everything and removes the
+// temporary directory.
+func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (engine, []string, func(), error) {
 	removeDir := func() {}
 	if db == "" {
 		dir, err := os.MkdirTemp("", "codemode-scratch-")
 		if err != nil {
-			return nil, nil, fmt.Errorf("temporary store: %w", err)
+			return nil, nil, nil, fmt.Errorf("temporary store: %w", err)
 		}
 		db = filepath.Join(dir, "codemode.db")
 		removeDir = func() {
@@ -262,12 +280,11 @@ func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.L
 	a, err := app.Open(ctx, cfg, app.Options{DBPath: db, Logger: log})
 	if err != nil {
 		removeDir()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return a, func() {
-		if err := a.Close(); err != nil {
-			log.Warn("shutdown", "err", err)
-		}
+	stop := closer(a, log)
+	return a.Runtime, a.Warnings, func() {
+		stop()
 		removeDir()
 	}, nil
 }

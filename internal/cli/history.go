@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger) error {
@@ -32,36 +32,36 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 		if err := want(1, "list"); err != nil {
 			return err
 		}
-		a, err := openApp(ctx, c, log, false)
+		eng, stop, err := openApp(ctx, c, log, false)
 		if err != nil {
 			return err
 		}
-		defer a.Close()
-		p, err := a.Runtime.Pending(ctx, "")
+		defer stop()
+		p, err := eng.Pending(ctx, "")
 		if err != nil {
 			return err
 		}
 		if p == nil {
-			p = []rt.PendingAction{}
+			p = []codemode.PendingAction{}
 		}
 		return printJSON(env.Stdout, map[string]any{"pending": p})
 	case "approve", "rollback":
 		if err := want(2, pos[0]+" ID"); err != nil {
 			return err
 		}
-		a, err := openApp(ctx, c, log, true)
+		eng, stop, err := openApp(ctx, c, log, true)
 		if err != nil {
 			return err
 		}
-		defer a.Close()
-		var out rt.Outcome
+		defer stop()
+		var out codemode.Outcome
 		if pos[0] == "approve" {
-			out, err = a.Runtime.Approve(ctx, pos[1], nil)
+			out, err = eng.Approve(ctx, pos[1], nil)
 		} else {
-			out, err = a.Runtime.Rollback(ctx, pos[1])
+			out, err = eng.Rollback(ctx, pos[1])
 		}
 		if err != nil {
-			return refused(ctx, a.Runtime, env, pos[1], err)
+			return refused(ctx, eng, env, pos[1], err)
 		}
 		return printOutcome(env.Stdout, out)
 	case "reject":
@@ -74,14 +74,14 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 				return usagef("approvals reject: SEQ %q is not a positive number", pos[2])
 			}
 		}
-		a, err := openApp(ctx, c, log, false)
+		eng, stop, err := openApp(ctx, c, log, false)
 		if err != nil {
 			return err
 		}
-		defer a.Close()
-		out, err := a.Runtime.Reject(ctx, pos[1], seq)
+		defer stop()
+		out, err := eng.Reject(ctx, pos[1], seq)
 		if err != nil {
-			return refused(ctx, a.Runtime, env, pos[1], err)
+			return refused(ctx, eng, env, pos[1], err)
 		}
 		return printOutcome(env.Stdout, out)
 	}
@@ -93,8 +93,8 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 // error outcome on stdout with the execution's current status and the
 // reason, the reason on stderr too, and exit 1. Other errors are returned
 // as they are.
-func refused(ctx context.Context, r *rt.Runtime, env Env, id string, err error) error {
-	if !rt.IsRefusal(err) {
+func refused(ctx context.Context, r engine, env Env, id string, err error) error {
+	if !codemode.IsRefusal(err) {
 		return err
 	}
 	if perr := printJSON(env.Stdout, r.RefusalOutcome(ctx, id, err)); perr != nil {
@@ -113,38 +113,38 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, c, log, false)
+	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer stop()
 	if len(pos) == 2 && pos[0] == "delete" {
-		if err := a.Runtime.DeleteExecution(ctx, pos[1]); err != nil {
+		if err := eng.DeleteExecution(ctx, pos[1]); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "deleted execution %s\n", pos[1])
 		return nil
 	}
 	if len(pos) == 2 && pos[0] == "show" {
-		e, entries, err := a.Runtime.Execution(ctx, pos[1])
+		e, entries, err := eng.Execution(ctx, pos[1])
 		if err != nil {
 			return err
 		}
 		return printJSON(env.Stdout, struct {
-			*rt.Execution
-			Calls []rt.Entry `json:"calls"`
+			*codemode.Execution
+			Calls []codemode.Entry `json:"calls"`
 		}{e, entries})
 	}
 	if len(pos) != 0 {
 		return usagef("usage: codemode-mcp executions [--limit N] [--status S] | show ID | delete ID")
 	}
-	f := rt.ExecutionFilter{Limit: *limit}
+	f := codemode.ExecutionFilter{Limit: *limit}
 	if *status != "" {
-		if f.Status, err = rt.ParseExecStatus(*status); err != nil {
+		if f.Status, err = codemode.ParseExecStatus(*status); err != nil {
 			return usageError{err}
 		}
 	}
-	execs, err := a.Runtime.Executions(ctx, f)
+	execs, err := eng.Executions(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -169,19 +169,19 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 	if len(pos) == 0 {
 		pos = []string{"list"}
 	}
-	a, err := openApp(ctx, c, log, false)
+	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer stop()
 	switch {
 	case pos[0] == "list" && len(pos) == 1:
-		sn, err := a.Runtime.Snippets(ctx)
+		sn, err := eng.Snippets(ctx)
 		if err != nil {
 			return err
 		}
 		if sn == nil {
-			sn = []rt.Snippet{}
+			sn = []codemode.Snippet{}
 		}
 		return printJSON(env.Stdout, map[string]any{"snippets": sn})
 	case pos[0] == "save" && len(pos) == 2:
@@ -195,13 +195,13 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 			}
 			in = json.RawMessage(*schema)
 		}
-		sn, err := a.Runtime.SaveSnippet(ctx, pos[1], *from, *desc, in)
+		sn, err := eng.SaveSnippet(ctx, pos[1], *from, *desc, in)
 		if err != nil {
 			return err
 		}
 		return printJSON(env.Stdout, map[string]any{"snippet": sn})
 	case pos[0] == "delete" && len(pos) == 2:
-		if err := a.Runtime.DeleteSnippet(ctx, pos[1]); err != nil {
+		if err := eng.DeleteSnippet(ctx, pos[1]); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])

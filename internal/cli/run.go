@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 func openAppFrom(ctx context.Context, cfg *config.Config, c common, log *slog.Logger) (*app.App, error) {
@@ -28,7 +28,7 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // printOutcome prints an outcome and turns an error outcome into exit 1.
-func printOutcome(w io.Writer, o rt.Outcome) error {
+func printOutcome(w io.Writer, o codemode.Outcome) error {
 	if err := printJSON(w, o); err != nil {
 		return err
 	}
@@ -74,15 +74,12 @@ func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error
 	if strings.TrimSpace(src) == "" {
 		return usagef("run: the program is empty")
 	}
-	a, err := openApp(ctx, c, log, true)
+	eng, stop, err := openApp(ctx, c, log, true)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	for _, w := range a.Warnings {
-		log.Warn(w)
-	}
-	out, err := a.Runtime.Execute(ctx, src, nil)
+	defer stop()
+	out, err := eng.Execute(ctx, src, nil)
 	if err != nil {
 		return err
 	}
@@ -103,7 +100,7 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	a, done, err := openScratch(ctx, cfg, c.db, log)
+	eng, _, done, err := openScratch(ctx, cfg, c.db, log)
 	if err != nil {
 		return err
 	}
@@ -112,7 +109,7 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if len(pos) == 1 {
 		name = pos[0]
 	}
-	decls, err := a.Runtime.Declarations(name)
+	decls, err := eng.Declarations(name)
 	if err != nil {
 		return usageError{err}
 	}
@@ -139,13 +136,13 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		src = "built-in default (no config file found)"
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\n", src)
-	a, done, err := openScratch(ctx, cfg, c.db, log)
+	eng, warnings, done, err := openScratch(ctx, cfg, c.db, log)
 	if err != nil {
 		return err
 	}
 	defer done()
 	failed := 0
-	for _, ci := range a.Runtime.Connectors() {
+	for _, ci := range eng.Connectors() {
 		if ci.Error != "" {
 			failed++
 			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, ci.Error)
@@ -164,7 +161,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			fmt.Fprintf(env.Stdout, "  requires approval: %s\n", strings.Join(approval, ", "))
 		}
 	}
-	for _, w := range a.Warnings {
+	for _, w := range warnings {
 		if strings.Contains(w, " is unavailable: ") {
 			continue // already printed with ✗ above
 		}

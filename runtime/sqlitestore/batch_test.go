@@ -10,26 +10,26 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // moved returns entry seq of exec_w (as batchLog has it) moved to state
 // with result and error.
-func moved(seq int, from, to runtime.EntryState, result, errMsg string) runtime.EntryUpdate {
+func moved(seq int, from, to codemode.EntryState, result, errMsg string) codemode.EntryUpdate {
 	e := newEntry("exec_w", seq, to)
 	if result != "" {
 		e.Result = json.RawMessage(result)
 	}
 	e.Error = errMsg
-	return runtime.EntryUpdate{Entry: e, From: from}
+	return codemode.EntryUpdate{Entry: e, From: from}
 }
 
 // batchLog is the log each WriteEntries case starts from.
-func batchLog() []runtime.Entry {
-	return []runtime.Entry{
-		newEntry("exec_w", 1, runtime.EntryExecuting),
-		newEntry("exec_w", 2, runtime.EntryExecuting),
-		newEntry("exec_w", 3, runtime.EntryPending),
+func batchLog() []codemode.Entry {
+	return []codemode.Entry{
+		newEntry("exec_w", 1, codemode.EntryExecuting),
+		newEntry("exec_w", 2, codemode.EntryExecuting),
+		newEntry("exec_w", 3, codemode.EntryPending),
 	}
 }
 
@@ -37,10 +37,10 @@ func batchLog() []runtime.Entry {
 // with the errors of InsertEntry and UpdateEntry.
 func TestWriteEntries(t *testing.T) {
 	// insert is new entries of id, executing, one per seq.
-	insert := func(id string, seqs ...int) []runtime.Entry {
-		var out []runtime.Entry
+	insert := func(id string, seqs ...int) []codemode.Entry {
+		var out []codemode.Entry
 		for _, seq := range seqs {
-			out = append(out, newEntry(id, seq, runtime.EntryExecuting))
+			out = append(out, newEntry(id, seq, codemode.EntryExecuting))
 		}
 		return out
 	}
@@ -48,7 +48,7 @@ func TestWriteEntries(t *testing.T) {
 	badKind[0].Kind = 0
 	start := batchLog()
 	// after applies inserts and updates to the starting log.
-	after := func(updates []runtime.EntryUpdate, ins []runtime.Entry) []runtime.Entry {
+	after := func(updates []codemode.EntryUpdate, ins []codemode.Entry) []codemode.Entry {
 		log := batchLog()
 		for _, u := range updates {
 			log[u.Entry.Seq-1] = u.Entry
@@ -56,16 +56,16 @@ func TestWriteEntries(t *testing.T) {
 		return append(log, ins...)
 	}
 	applied := insert("exec_w", 4, 5)
-	applied[1].State, applied[1].Result = runtime.EntryApplied, json.RawMessage(`{"ok":true}`)
-	all := []runtime.EntryUpdate{
-		moved(1, runtime.EntryExecuting, runtime.EntryApplied, `{"id":"note_1"}`, ""),
-		moved(2, runtime.EntryExecuting, runtime.EntryError, "", "boom"),
-		moved(3, runtime.EntryPending, runtime.EntryExecuting, "", ""),
+	applied[1].State, applied[1].Result = codemode.EntryApplied, json.RawMessage(`{"ok":true}`)
+	all := []codemode.EntryUpdate{
+		moved(1, codemode.EntryExecuting, codemode.EntryApplied, `{"id":"note_1"}`, ""),
+		moved(2, codemode.EntryExecuting, codemode.EntryError, "", "boom"),
+		moved(3, codemode.EntryPending, codemode.EntryExecuting, "", ""),
 	}
 	tests := []struct {
 		name    string
-		updates []runtime.EntryUpdate
-		insert  []runtime.Entry
+		updates []codemode.EntryUpdate
+		insert  []codemode.Entry
 		is      error // nil: success, or any error when fails is set
 		fails   bool
 	}{
@@ -77,23 +77,23 @@ func TestWriteEntries(t *testing.T) {
 		{name: "one update and insert", updates: all[:1], insert: insert("exec_w", 4)},
 		{name: "inserts only, one in its final state", insert: applied},
 		{name: "updates and inserts", updates: all, insert: applied},
-		{name: "second insert of an existing seq", updates: all, insert: insert("exec_w", 4, 1), is: runtime.ErrConflict, fails: true},
-		{name: "two inserts of one seq", insert: insert("exec_w", 4, 4), is: runtime.ErrConflict, fails: true},
-		{name: "conflict in the middle", updates: []runtime.EntryUpdate{
+		{name: "second insert of an existing seq", updates: all, insert: insert("exec_w", 4, 1), is: codemode.ErrConflict, fails: true},
+		{name: "two inserts of one seq", insert: insert("exec_w", 4, 4), is: codemode.ErrConflict, fails: true},
+		{name: "conflict in the middle", updates: []codemode.EntryUpdate{
 			all[0],
-			moved(2, runtime.EntryPending, runtime.EntryExecuting, "", ""),
+			moved(2, codemode.EntryPending, codemode.EntryExecuting, "", ""),
 			all[2],
-		}, insert: insert("exec_w", 4), is: runtime.ErrConflict, fails: true},
-		{name: "missing entry", updates: []runtime.EntryUpdate{
+		}, insert: insert("exec_w", 4), is: codemode.ErrConflict, fails: true},
+		{name: "missing entry", updates: []codemode.EntryUpdate{
 			all[0],
-			moved(9, runtime.EntryExecuting, runtime.EntryApplied, "1", ""),
-		}, insert: insert("exec_w", 4), is: runtime.ErrNotFound, fails: true},
-		{name: "insert of an existing seq", updates: all, insert: insert("exec_w", 2), is: runtime.ErrConflict, fails: true},
-		{name: "insert into an unknown execution", updates: all, insert: insert("exec_none", 1), is: runtime.ErrNotFound, fails: true},
-		{name: "lone insert of an existing seq", insert: insert("exec_w", 1), is: runtime.ErrConflict, fails: true},
-		{name: "lone stale update", updates: []runtime.EntryUpdate{moved(3, runtime.EntryExecuting, runtime.EntryApplied, "1", "")},
-			is: runtime.ErrConflict, fails: true},
-		{name: "invalid state", updates: []runtime.EntryUpdate{all[0], moved(2, runtime.EntryExecuting, 0, "", "")},
+			moved(9, codemode.EntryExecuting, codemode.EntryApplied, "1", ""),
+		}, insert: insert("exec_w", 4), is: codemode.ErrNotFound, fails: true},
+		{name: "insert of an existing seq", updates: all, insert: insert("exec_w", 2), is: codemode.ErrConflict, fails: true},
+		{name: "insert into an unknown execution", updates: all, insert: insert("exec_none", 1), is: codemode.ErrNotFound, fails: true},
+		{name: "lone insert of an existing seq", insert: insert("exec_w", 1), is: codemode.ErrConflict, fails: true},
+		{name: "lone stale update", updates: []codemode.EntryUpdate{moved(3, codemode.EntryExecuting, codemode.EntryApplied, "1", "")},
+			is: codemode.ErrConflict, fails: true},
+		{name: "invalid state", updates: []codemode.EntryUpdate{all[0], moved(2, codemode.EntryExecuting, 0, "", "")},
 			insert: insert("exec_w", 4), fails: true},
 		{name: "invalid insert", updates: all, insert: badKind, fails: true},
 	}
@@ -101,7 +101,7 @@ func TestWriteEntries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTemp(t)
 			ctx := context.Background()
-			if err := s.CreateExecution(ctx, newExecution("exec_w", runtime.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, newExecution("exec_w", codemode.StatusRunning)); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range start {
@@ -131,16 +131,16 @@ func TestWriteEntries(t *testing.T) {
 			}
 			// Whatever happened, the next transaction of the store works
 			// (a failed one was rolled back, not left open).
-			if err := s.CreateExecution(ctx, newExecution("exec_next", runtime.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, newExecution("exec_next", codemode.StatusRunning)); err != nil {
 				t.Fatal(err)
 			}
-			first := newEntry("exec_next", 1, runtime.EntryExecuting)
+			first := newEntry("exec_next", 1, codemode.EntryExecuting)
 			if err := s.InsertEntry(ctx, first); err != nil {
 				t.Fatal(err)
 			}
 			done := first
-			done.State = runtime.EntryApplied
-			if err := s.WriteEntries(ctx, insert("exec_next", 2), []runtime.EntryUpdate{{Entry: done, From: runtime.EntryExecuting}}); err != nil {
+			done.State = codemode.EntryApplied
+			if err := s.WriteEntries(ctx, insert("exec_next", 2), []codemode.EntryUpdate{{Entry: done, From: codemode.EntryExecuting}}); err != nil {
 				t.Fatalf("the next WriteEntries: %v", err)
 			}
 		})
@@ -153,21 +153,21 @@ func TestWriteEntriesRace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "race.db")
 	stores := []*Store{openAt(t, path, Options{}), openAt(t, path, Options{})}
 	ctx := context.Background()
-	if err := stores[0].CreateExecution(ctx, newExecution("exec_w", runtime.StatusRunning)); err != nil {
+	if err := stores[0].CreateExecution(ctx, newExecution("exec_w", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
 	const rounds = 20
 	for seq := 1; seq <= 2*rounds; seq += 2 {
-		if err := stores[0].InsertEntry(ctx, newEntry("exec_w", seq, runtime.EntryPending)); err != nil {
+		if err := stores[0].InsertEntry(ctx, newEntry("exec_w", seq, codemode.EntryPending)); err != nil {
 			t.Fatal(err)
 		}
 		errs := make([]error, len(stores))
 		var wg sync.WaitGroup
 		for i, s := range stores {
-			approve := moved(seq, runtime.EntryPending, runtime.EntryExecuting, "", "")
-			next := newEntry("exec_w", seq+1, runtime.EntryExecuting)
+			approve := moved(seq, codemode.EntryPending, codemode.EntryExecuting, "", "")
+			next := newEntry("exec_w", seq+1, codemode.EntryExecuting)
 			next.Method = string(rune('A' + i))
-			wg.Go(func() { errs[i] = s.WriteEntries(ctx, []runtime.Entry{next}, []runtime.EntryUpdate{approve}) })
+			wg.Go(func() { errs[i] = s.WriteEntries(ctx, []codemode.Entry{next}, []codemode.EntryUpdate{approve}) })
 		}
 		wg.Wait()
 		winner := -1
@@ -177,7 +177,7 @@ func TestWriteEntriesRace(t *testing.T) {
 				t.Fatalf("seq %d: both stores won", seq)
 			case err == nil:
 				winner = i
-			case !errors.Is(err, runtime.ErrConflict):
+			case !errors.Is(err, codemode.ErrConflict):
 				t.Fatalf("seq %d: store %d: %v, want ErrConflict", seq, i, err)
 			}
 		}

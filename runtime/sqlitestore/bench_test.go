@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // BenchmarkLoggedCall measures one logged call: the entry inserted as
@@ -17,19 +17,19 @@ func BenchmarkLoggedCall(b *testing.B) {
 		b.Run(sync, func(b *testing.B) {
 			ctx := context.Background()
 			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
-			if err := s.CreateExecution(ctx, newExecution("exec_bench", runtime.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, newExecution("exec_bench", codemode.StatusRunning)); err != nil {
 				b.Fatal(err)
 			}
 			result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
 			seq := 0
 			for b.Loop() {
 				seq++
-				e := newEntry("exec_bench", seq, runtime.EntryExecuting)
+				e := newEntry("exec_bench", seq, codemode.EntryExecuting)
 				if err := s.InsertEntry(ctx, e); err != nil {
 					b.Fatal(err)
 				}
-				e.State, e.Result = runtime.EntryApplied, result
-				if err := s.UpdateEntry(ctx, e, runtime.EntryExecuting); err != nil {
+				e.State, e.Result = codemode.EntryApplied, result
+				if err := s.UpdateEntry(ctx, e, codemode.EntryExecuting); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -45,20 +45,20 @@ func BenchmarkLoggedCallDeferred(b *testing.B) {
 		b.Run(sync, func(b *testing.B) {
 			ctx := context.Background()
 			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
-			if err := s.CreateExecution(ctx, newExecution("exec_bench", runtime.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, newExecution("exec_bench", codemode.StatusRunning)); err != nil {
 				b.Fatal(err)
 			}
 			result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
-			var done []runtime.EntryUpdate
+			var done []codemode.EntryUpdate
 			seq := 0
 			for b.Loop() {
 				seq++
-				e := newEntry("exec_bench", seq, runtime.EntryExecuting)
-				if err := s.WriteEntries(ctx, []runtime.Entry{e}, done); err != nil {
+				e := newEntry("exec_bench", seq, codemode.EntryExecuting)
+				if err := s.WriteEntries(ctx, []codemode.Entry{e}, done); err != nil {
 					b.Fatal(err)
 				}
-				e.State, e.Result = runtime.EntryApplied, result
-				done = append(done[:0], runtime.EntryUpdate{Entry: e, From: runtime.EntryExecuting})
+				e.State, e.Result = codemode.EntryApplied, result
+				done = append(done[:0], codemode.EntryUpdate{Entry: e, From: codemode.EntryExecuting})
 			}
 		})
 	}
@@ -73,12 +73,12 @@ func BenchmarkHousekeeping(b *testing.B) {
 	s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{})
 	const keep = 50
 	for i := range keep + 6 {
-		status := runtime.StatusCompleted
+		status := codemode.StatusCompleted
 		switch {
 		case i >= keep+3:
-			status = runtime.StatusPaused
+			status = codemode.StatusPaused
 		case i >= keep:
-			status = runtime.StatusRunning
+			status = codemode.StatusRunning
 		}
 		if err := s.CreateExecution(ctx, newExecution(fmt.Sprintf("exec_%03d", i), status)); err != nil {
 			b.Fatal(err)
@@ -94,7 +94,7 @@ func BenchmarkHousekeeping(b *testing.B) {
 	})
 	b.Run("paused", func(b *testing.B) {
 		for b.Loop() {
-			paused, err := s.ListExecutions(ctx, runtime.ExecutionFilter{Status: runtime.StatusPaused})
+			paused, err := s.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 			if err != nil || len(paused) != 3 {
 				b.Fatalf("ListExecutions(paused) = %d executions, %v; want 3", len(paused), err)
 			}

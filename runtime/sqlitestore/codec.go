@@ -9,7 +9,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Timestamps are stored as Unix nanoseconds; ties in ordering are broken by
@@ -63,16 +63,16 @@ func jsonDecode(b []byte, v any, column string) error {
 }
 
 // checkStatus refuses a status that could not be read back.
-func checkStatus(s runtime.ExecStatus) error {
-	if _, err := runtime.ParseExecStatus(s.String()); err != nil {
+func checkStatus(s codemode.ExecStatus) error {
+	if _, err := codemode.ParseExecStatus(s.String()); err != nil {
 		return fmt.Errorf("invalid execution status %d", int(s))
 	}
 	return nil
 }
 
 // checkState refuses a log entry state that could not be read back.
-func checkState(s runtime.EntryState) error {
-	if _, err := runtime.ParseEntryState(s.String()); err != nil {
+func checkState(s codemode.EntryState) error {
+	if _, err := codemode.ParseEntryState(s.String()); err != nil {
 		return fmt.Errorf("invalid log entry state %d", int(s))
 	}
 	return nil
@@ -99,7 +99,7 @@ func isForeignKeyViolation(err error) bool {
 // terminalStatuses lists the String form of every terminal status.
 func terminalStatuses() []any {
 	var out []any
-	for s := runtime.StatusRunning; s <= runtime.StatusRolledBack; s++ {
+	for s := codemode.StatusRunning; s <= codemode.StatusRolledBack; s++ {
 		if s.Terminal() {
 			out = append(out, s.String())
 		}

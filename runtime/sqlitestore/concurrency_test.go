@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // TestUpdateEntryRace races two deciders approving the same pending entry,
@@ -27,11 +27,11 @@ func TestUpdateEntryRace(t *testing.T) {
 				stores = append(stores, openAt(t, path, Options{}))
 			}
 			const rounds = 40
-			if err := stores[0].CreateExecution(ctx, newExecution("exec_race", runtime.StatusPaused)); err != nil {
+			if err := stores[0].CreateExecution(ctx, newExecution("exec_race", codemode.StatusPaused)); err != nil {
 				t.Fatal(err)
 			}
 			for seq := 1; seq <= rounds; seq++ {
-				if err := stores[0].InsertEntry(ctx, newEntry("exec_race", seq, runtime.EntryPending)); err != nil {
+				if err := stores[0].InsertEntry(ctx, newEntry("exec_race", seq, codemode.EntryPending)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -42,9 +42,9 @@ func TestUpdateEntryRace(t *testing.T) {
 				)
 				for c := range 2 {
 					s := stores[c%len(stores)]
-					e := newEntry("exec_race", seq, runtime.EntryExecuting)
+					e := newEntry("exec_race", seq, codemode.EntryExecuting)
 					e.Result = json.RawMessage(fmt.Sprintf(`{"winner":%d}`, c))
-					wg.Go(func() { errs[c] = s.UpdateEntry(ctx, e, runtime.EntryPending) })
+					wg.Go(func() { errs[c] = s.UpdateEntry(ctx, e, codemode.EntryPending) })
 				}
 				wg.Wait()
 				winner := -1
@@ -55,7 +55,7 @@ func TestUpdateEntryRace(t *testing.T) {
 							t.Fatalf("seq %d: both updates won", seq)
 						}
 						winner = c
-					case !errors.Is(err, runtime.ErrConflict):
+					case !errors.Is(err, codemode.ErrConflict):
 						t.Fatalf("seq %d: contender %d: %v, want nil or ErrConflict", seq, c, err)
 					}
 				}
@@ -67,7 +67,7 @@ func TestUpdateEntryRace(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := json.RawMessage(fmt.Sprintf(`{"winner":%d}`, winner))
-				if g := got[seq-1]; g.State != runtime.EntryExecuting || !cmp.Equal(want, g.Result) {
+				if g := got[seq-1]; g.State != codemode.EntryExecuting || !cmp.Equal(want, g.Result) {
 					t.Fatalf("seq %d: stored %v %s, want executing %s", seq, g.State, g.Result, want)
 				}
 			}
@@ -83,7 +83,7 @@ func TestUpdateExecutionRace(t *testing.T) {
 	const rounds = 20
 	for i := range rounds {
 		id := fmt.Sprintf("exec_%d", i)
-		if err := stores[0].CreateExecution(ctx, newExecution(id, runtime.StatusPaused)); err != nil {
+		if err := stores[0].CreateExecution(ctx, newExecution(id, codemode.StatusPaused)); err != nil {
 			t.Fatal(err)
 		}
 		var (
@@ -91,15 +91,15 @@ func TestUpdateExecutionRace(t *testing.T) {
 			errs [2]error
 		)
 		for c, s := range stores {
-			e := newExecution(id, runtime.StatusRunning)
-			wg.Go(func() { errs[c] = s.UpdateExecution(ctx, e, runtime.StatusPaused) })
+			e := newExecution(id, codemode.StatusRunning)
+			wg.Go(func() { errs[c] = s.UpdateExecution(ctx, e, codemode.StatusPaused) })
 		}
 		wg.Wait()
 		wins := 0
 		for _, err := range errs {
 			if err == nil {
 				wins++
-			} else if !errors.Is(err, runtime.ErrConflict) {
+			} else if !errors.Is(err, codemode.ErrConflict) {
 				t.Fatalf("%s: %v, want nil or ErrConflict", id, err)
 			}
 		}
@@ -129,18 +129,18 @@ func TestConcurrentWriters(t *testing.T) {
 		s := stores[w%2]
 		wg.Go(func() {
 			id := fmt.Sprintf("exec_w%d", w)
-			if err := s.CreateExecution(ctx, newExecution(id, runtime.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, newExecution(id, codemode.StatusRunning)); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
 				return
 			}
 			for i := 1; i <= inserts; i++ {
-				e := newEntry(id, i, runtime.EntryExecuting)
+				e := newEntry(id, i, codemode.EntryExecuting)
 				err := s.InsertEntry(ctx, e)
 				if err == nil {
-					e.State, e.Result = runtime.EntryApplied, json.RawMessage(`{"ok":true}`)
-					err = s.UpdateEntry(ctx, e, runtime.EntryExecuting)
+					e.State, e.Result = codemode.EntryApplied, json.RawMessage(`{"ok":true}`)
+					err = s.UpdateEntry(ctx, e, codemode.EntryExecuting)
 				}
 				if err != nil {
 					mu.Lock()

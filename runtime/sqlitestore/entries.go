@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 const entryColumns = `execution_id, seq, kind, connector, method, name, args, result, error, state, created_at, updated_at`
@@ -15,13 +15,13 @@ const entryColumns = `execution_id, seq, kind, connector, method, name, args, re
 // Entries returns an execution's log in seq order; ErrNotFound if the
 // execution does not exist (an existing execution with no calls yet has an
 // empty log).
-func (s *Store) Entries(ctx context.Context, executionID string) ([]runtime.Entry, error) {
+func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Entry, error) {
 	rows, err := s.stmts.entries.QueryContext(ctx, executionID)
 	if err != nil {
 		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 	}
 	defer rows.Close()
-	var out []runtime.Entry
+	var out []codemode.Entry
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
@@ -36,7 +36,7 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]runtime.Entr
 		var one int
 		err := s.stmts.executionExists.QueryRowContext(ctx, executionID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("log of execution %s: %w", executionID, runtime.ErrNotFound)
+			return nil, fmt.Errorf("log of execution %s: %w", executionID, codemode.ErrNotFound)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
@@ -48,7 +48,7 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]runtime.Entr
 // InsertEntry adds a new entry; ErrConflict if (execution, seq) exists,
 // ErrNotFound if the execution does not. A zero CreatedAt is set to now;
 // UpdatedAt is set to now.
-func (s *Store) InsertEntry(ctx context.Context, e runtime.Entry) error {
+func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	if err := checkInsert(e); err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Store) InsertEntry(ctx context.Context, e runtime.Entry) error {
 // UpdateEntry stores e's state, result and error if the stored state is
 // still from, else ErrConflict (ErrNotFound if absent). Whether the move is
 // legal is the runtime's business (runtime.Transition).
-func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.EntryState) error {
+func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
 	if err := checkUpdate(e); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Store) UpdateEntry(ctx context.Context, e runtime.Entry, from runtime.E
 // and UpdateEntry. A single insert or a single update is one statement,
 // which SQLite commits on its own, so no explicit transaction is opened
 // for it.
-func (s *Store) WriteEntries(ctx context.Context, inserts []runtime.Entry, updates []runtime.EntryUpdate) (err error) {
+func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, updates []codemode.EntryUpdate) (err error) {
 	for _, e := range inserts {
 		if err := checkInsert(e); err != nil {
 			return err
@@ -106,18 +106,18 @@ func (s *Store) WriteEntries(ctx context.Context, inserts []runtime.Entry, updat
 }
 
 // checkInsert refuses an entry that could not be read back.
-func checkInsert(e runtime.Entry) error {
+func checkInsert(e codemode.Entry) error {
 	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
-	if e.Kind != runtime.KindCall && e.Kind != runtime.KindStep {
+	if e.Kind != codemode.KindCall && e.Kind != codemode.KindStep {
 		return fmt.Errorf("insert log entry %s#%d: invalid kind %d", e.ExecutionID, e.Seq, int(e.Kind))
 	}
 	return nil
 }
 
 // checkUpdate refuses a new state that could not be read back.
-func checkUpdate(e runtime.Entry) error {
+func checkUpdate(e codemode.Entry) error {
 	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
@@ -126,7 +126,7 @@ func checkUpdate(e runtime.Entry) error {
 
 // insertEntry runs the insert statement (of the store or of a transaction)
 // for e, checked by checkInsert, at time t.
-func insertEntry(ctx context.Context, insert *sql.Stmt, e runtime.Entry, t time.Time) error {
+func insertEntry(ctx context.Context, insert *sql.Stmt, e codemode.Entry, t time.Time) error {
 	created := t
 	if !e.CreatedAt.IsZero() {
 		created = e.CreatedAt
@@ -136,9 +136,9 @@ func insertEntry(ctx context.Context, insert *sql.Stmt, e runtime.Entry, t time.
 		rawText(e.Args), rawText(e.Result), e.Error, e.State.String(), toNanos(created), toNanos(t))
 	switch {
 	case isPrimaryKeyViolation(err):
-		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, runtime.ErrConflict)
+		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, codemode.ErrConflict)
 	case isForeignKeyViolation(err):
-		return fmt.Errorf("insert log entry %s#%d: execution: %w", e.ExecutionID, e.Seq, runtime.ErrNotFound)
+		return fmt.Errorf("insert log entry %s#%d: execution: %w", e.ExecutionID, e.Seq, codemode.ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
@@ -149,7 +149,7 @@ func insertEntry(ctx context.Context, insert *sql.Stmt, e runtime.Entry, t time.
 // transaction) for e, checked by checkUpdate, at time t. When no row
 // matches, the statement returned by state (only prepared then) tells
 // ErrNotFound from ErrConflict.
-func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, e runtime.Entry, from runtime.EntryState, t time.Time) error {
+func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, e codemode.Entry, from codemode.EntryState, t time.Time) error {
 	res, err := update.ExecContext(ctx,
 		e.State.String(), rawText(e.Result), e.Error, toNanos(t), e.ExecutionID, e.Seq, from.String())
 	if err != nil {
@@ -166,16 +166,16 @@ func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, 
 	err = state().QueryRowContext(ctx, e.ExecutionID, e.Seq).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, runtime.ErrNotFound)
+		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, codemode.ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
-	return fmt.Errorf("update log entry %s#%d: state is %s, not %s: %w", e.ExecutionID, e.Seq, cur, from, runtime.ErrConflict)
+	return fmt.Errorf("update log entry %s#%d: state is %s, not %s: %w", e.ExecutionID, e.Seq, cur, from, codemode.ErrConflict)
 }
 
-func scanEntry(sc scanner) (runtime.Entry, error) {
+func scanEntry(sc scanner) (codemode.Entry, error) {
 	var (
-		e                runtime.Entry
+		e                codemode.Entry
 		kind, state      string
 		args, result     []byte
 		created, updated int64

@@ -9,17 +9,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // ignoreStamps ignores the store-set timestamps of entries (they are checked
 // separately).
-var ignoreStamps = cmpopts.IgnoreFields(runtime.Entry{}, "CreatedAt", "UpdatedAt")
+var ignoreStamps = cmpopts.IgnoreFields(codemode.Entry{}, "CreatedAt", "UpdatedAt")
 
 func TestEntriesRoundTrip(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_e", runtime.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, newExecution("exec_e", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
 	empty, err := s.Entries(ctx, "exec_e")
@@ -29,17 +29,17 @@ func TestEntriesRoundTrip(t *testing.T) {
 	if len(empty) != 0 {
 		t.Errorf("Entries of a new execution = %v, want none", empty)
 	}
-	want := []runtime.Entry{
-		{ExecutionID: "exec_e", Seq: 1, Kind: runtime.KindCall, Connector: "notes", Method: "listNotes",
-			Args: json.RawMessage(`{}`), Result: json.RawMessage(`{"notes":[]}`), State: runtime.EntryApplied},
-		{ExecutionID: "exec_e", Seq: 2, Kind: runtime.KindStep, Connector: "codemode", Method: "step", Name: "pick",
-			Result: json.RawMessage(`0.25`), State: runtime.EntryApplied},
-		{ExecutionID: "exec_e", Seq: 3, Kind: runtime.KindCall, Connector: "files", Method: "read_file",
-			Args: json.RawMessage(`{"path":"x"}`), Error: "ENOENT", State: runtime.EntryError},
-		{ExecutionID: "exec_e", Seq: 4, Kind: runtime.KindCall, Connector: "notes", Method: "createNote",
-			Args: json.RawMessage(`{"text":"` + string(bigJSON(1 << 20)[1:])), State: runtime.EntryPending},
-		{ExecutionID: "exec_e", Seq: 10, Kind: runtime.KindCall, Connector: "notes", Method: "deleteNote",
-			Args: json.RawMessage(`{"id":"note_1"}`), State: runtime.EntryExecuting, CreatedAt: at(4)},
+	want := []codemode.Entry{
+		{ExecutionID: "exec_e", Seq: 1, Kind: codemode.KindCall, Connector: "notes", Method: "listNotes",
+			Args: json.RawMessage(`{}`), Result: json.RawMessage(`{"notes":[]}`), State: codemode.EntryApplied},
+		{ExecutionID: "exec_e", Seq: 2, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: "pick",
+			Result: json.RawMessage(`0.25`), State: codemode.EntryApplied},
+		{ExecutionID: "exec_e", Seq: 3, Kind: codemode.KindCall, Connector: "files", Method: "read_file",
+			Args: json.RawMessage(`{"path":"x"}`), Error: "ENOENT", State: codemode.EntryError},
+		{ExecutionID: "exec_e", Seq: 4, Kind: codemode.KindCall, Connector: "notes", Method: "createNote",
+			Args: json.RawMessage(`{"text":"` + string(bigJSON(1 << 20)[1:])), State: codemode.EntryPending},
+		{ExecutionID: "exec_e", Seq: 10, Kind: codemode.KindCall, Connector: "notes", Method: "deleteNote",
+			Args: json.RawMessage(`{"id":"note_1"}`), State: codemode.EntryExecuting, CreatedAt: at(4)},
 	}
 	// Insert out of order: Entries sorts by seq.
 	for _, i := range []int{4, 2, 0, 3, 1} {
@@ -66,7 +66,7 @@ func TestEntriesRoundTrip(t *testing.T) {
 
 func TestEntriesUnknownExecution(t *testing.T) {
 	s := openTemp(t)
-	if _, err := s.Entries(context.Background(), "exec_none"); !errors.Is(err, runtime.ErrNotFound) {
+	if _, err := s.Entries(context.Background(), "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("Entries error = %v, want ErrNotFound", err)
 	}
 }
@@ -74,21 +74,21 @@ func TestEntriesUnknownExecution(t *testing.T) {
 func TestInsertEntryErrors(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_i", runtime.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, newExecution("exec_i", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertEntry(ctx, newEntry("exec_i", 1, runtime.EntryExecuting)); err != nil {
+	if err := s.InsertEntry(ctx, newEntry("exec_i", 1, codemode.EntryExecuting)); err != nil {
 		t.Fatal(err)
 	}
-	badKind := newEntry("exec_i", 3, runtime.EntryExecuting)
+	badKind := newEntry("exec_i", 3, codemode.EntryExecuting)
 	badKind.Kind = 0
 	tests := []struct {
 		name string
-		e    runtime.Entry
+		e    codemode.Entry
 		is   error // nil: any error
 	}{
-		{"duplicate seq", newEntry("exec_i", 1, runtime.EntryPending), runtime.ErrConflict},
-		{"unknown execution", newEntry("exec_none", 1, runtime.EntryPending), runtime.ErrNotFound},
+		{"duplicate seq", newEntry("exec_i", 1, codemode.EntryPending), codemode.ErrConflict},
+		{"unknown execution", newEntry("exec_none", 1, codemode.EntryPending), codemode.ErrNotFound},
 		{"zero state", newEntry("exec_i", 2, 0), nil},
 		{"zero kind", badKind, nil},
 	}
@@ -107,7 +107,7 @@ func TestInsertEntryErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]runtime.Entry{newEntry("exec_i", 1, runtime.EntryExecuting)}, got, ignoreStamps); diff != "" {
+	if diff := cmp.Diff([]codemode.Entry{newEntry("exec_i", 1, codemode.EntryExecuting)}, got, ignoreStamps); diff != "" {
 		t.Errorf("log after failed inserts (-want +got):\n%s", diff)
 	}
 }
@@ -115,27 +115,27 @@ func TestInsertEntryErrors(t *testing.T) {
 func TestUpdateEntry(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_x", runtime.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, newExecution("exec_x", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
-	e := newEntry("exec_x", 1, runtime.EntryPending)
+	e := newEntry("exec_x", 1, codemode.EntryPending)
 	e.CreatedAt = at(0)
 	if err := s.InsertEntry(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
 		name   string
-		from   runtime.EntryState
-		to     runtime.EntryState
+		from   codemode.EntryState
+		to     codemode.EntryState
 		result json.RawMessage
 		errMsg string
 		is     error // nil: success
 	}{
-		{"approve", runtime.EntryPending, runtime.EntryExecuting, nil, "", nil},
-		{"stale approve", runtime.EntryPending, runtime.EntryExecuting, nil, "", runtime.ErrConflict},
-		{"applied", runtime.EntryExecuting, runtime.EntryApplied, json.RawMessage(`{"id":"note_1"}`), "", nil},
-		{"reverted", runtime.EntryApplied, runtime.EntryReverted, json.RawMessage(`{"id":"note_1"}`), "", nil},
-		{"stale revert", runtime.EntryApplied, runtime.EntryReverted, nil, "", runtime.ErrConflict},
+		{"approve", codemode.EntryPending, codemode.EntryExecuting, nil, "", nil},
+		{"stale approve", codemode.EntryPending, codemode.EntryExecuting, nil, "", codemode.ErrConflict},
+		{"applied", codemode.EntryExecuting, codemode.EntryApplied, json.RawMessage(`{"id":"note_1"}`), "", nil},
+		{"reverted", codemode.EntryApplied, codemode.EntryReverted, json.RawMessage(`{"id":"note_1"}`), "", nil},
+		{"stale revert", codemode.EntryApplied, codemode.EntryReverted, nil, "", codemode.ErrConflict},
 	}
 	want := e
 	for _, st := range steps {
@@ -152,19 +152,19 @@ func TestUpdateEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]runtime.Entry{want}, got, ignoreStamps); diff != "" {
+		if diff := cmp.Diff([]codemode.Entry{want}, got, ignoreStamps); diff != "" {
 			t.Errorf("%s: log (-want +got):\n%s", st.name, diff)
 		}
 		if !got[0].CreatedAt.Equal(at(0)) || !got[0].UpdatedAt.After(at(0)) {
 			t.Errorf("%s: CreatedAt %v UpdatedAt %v, want created kept and updated later", st.name, got[0].CreatedAt, got[0].UpdatedAt)
 		}
 	}
-	missing := newEntry("exec_x", 2, runtime.EntryApplied)
-	if err := s.UpdateEntry(ctx, missing, runtime.EntryExecuting); !errors.Is(err, runtime.ErrNotFound) {
+	missing := newEntry("exec_x", 2, codemode.EntryApplied)
+	if err := s.UpdateEntry(ctx, missing, codemode.EntryExecuting); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("UpdateEntry of a missing entry: %v, want ErrNotFound", err)
 	}
 	bad := newEntry("exec_x", 1, 0)
-	if err := s.UpdateEntry(ctx, bad, runtime.EntryReverted); err == nil {
+	if err := s.UpdateEntry(ctx, bad, codemode.EntryReverted); err == nil {
 		t.Error("UpdateEntry to state 0 succeeded")
 	}
 }
@@ -172,22 +172,22 @@ func TestUpdateEntry(t *testing.T) {
 func TestUpdateEntryRecordsError(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_f", runtime.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, newExecution("exec_f", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
-	e := newEntry("exec_f", 1, runtime.EntryExecuting)
+	e := newEntry("exec_f", 1, codemode.EntryExecuting)
 	if err := s.InsertEntry(ctx, e); err != nil {
 		t.Fatal(err)
 	}
-	e.State, e.Error = runtime.EntryError, "connection refused"
-	if err := s.UpdateEntry(ctx, e, runtime.EntryExecuting); err != nil {
+	e.State, e.Error = codemode.EntryError, "connection refused"
+	if err := s.UpdateEntry(ctx, e, codemode.EntryExecuting); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Entries(ctx, "exec_f")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]runtime.Entry{e}, got, ignoreStamps); diff != "" {
+	if diff := cmp.Diff([]codemode.Entry{e}, got, ignoreStamps); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }

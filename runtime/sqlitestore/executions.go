@@ -6,14 +6,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 const executionColumns = `id, code, status, result, error, logs, connectors, clock, created_at, updated_at`
 
 // CreateExecution inserts e; ErrConflict if the id exists. A zero CreatedAt
 // is set to now; UpdatedAt is set to CreatedAt. Both are written back to e.
-func (s *Store) CreateExecution(ctx context.Context, e *runtime.Execution) error {
+func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) error {
 	if e.ID == "" {
 		return errors.New("create execution: empty id")
 	}
@@ -32,7 +32,7 @@ func (s *Store) CreateExecution(ctx context.Context, e *runtime.Execution) error
 	vals = append(vals, toNanos(created), toNanos(created))
 	_, err = s.stmts.createExecution.ExecContext(ctx, vals...)
 	if isPrimaryKeyViolation(err) {
-		return fmt.Errorf("create execution %s: %w", e.ID, runtime.ErrConflict)
+		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)
 	}
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
@@ -44,7 +44,7 @@ func (s *Store) CreateExecution(ctx context.Context, e *runtime.Execution) error
 
 // executionValues returns status, result, error, logs, connectors and clock
 // as bound values.
-func executionValues(e *runtime.Execution) ([]any, error) {
+func executionValues(e *codemode.Execution) ([]any, error) {
 	logs, err := jsonText(e.Logs, len(e.Logs) == 0)
 	if err != nil {
 		return nil, fmt.Errorf("encode logs: %w", err)
@@ -61,11 +61,11 @@ func executionValues(e *runtime.Execution) ([]any, error) {
 }
 
 // GetExecution returns ErrNotFound for an unknown id.
-func (s *Store) GetExecution(ctx context.Context, id string) (*runtime.Execution, error) {
+func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
 	row := s.stmts.getExecution.QueryRowContext(ctx, id)
 	e, err := scanExecution(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("execution %s: %w", id, runtime.ErrNotFound)
+		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get execution %s: %w", id, err)
@@ -78,7 +78,7 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*runtime.Execution
 // there is no such execution). It sets e.UpdatedAt. Code and CreatedAt never
 // change. Whether the move is legal is the runtime's business
 // (runtime.TransitionExec), not the store's.
-func (s *Store) UpdateExecution(ctx context.Context, e *runtime.Execution, from runtime.ExecStatus) error {
+func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
 	if err := checkStatus(e.Status); err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
@@ -101,21 +101,21 @@ func (s *Store) UpdateExecution(ctx context.Context, e *runtime.Execution, from 
 }
 
 // executionMiss explains why a conditional update touched no row.
-func (s *Store) executionMiss(ctx context.Context, id string, from runtime.ExecStatus) error {
+func (s *Store) executionMiss(ctx context.Context, id string, from codemode.ExecStatus) error {
 	var cur string
 	err := s.stmts.executionStatus.QueryRowContext(ctx, id).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("update execution %s: %w", id, runtime.ErrNotFound)
+		return fmt.Errorf("update execution %s: %w", id, codemode.ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("update execution %s: %w", id, err)
 	}
-	return fmt.Errorf("update execution %s: status is %s, not %s: %w", id, cur, from, runtime.ErrConflict)
+	return fmt.Errorf("update execution %s: status is %s, not %s: %w", id, cur, from, codemode.ErrConflict)
 }
 
 // ListExecutions returns executions newest first (by CreatedAt, then by
 // insertion order).
-func (s *Store) ListExecutions(ctx context.Context, f runtime.ExecutionFilter) ([]*runtime.Execution, error) {
+func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
 	var (
 		args              []any
 		byStatus, limited int
@@ -136,7 +136,7 @@ func (s *Store) ListExecutions(ctx context.Context, f runtime.ExecutionFilter) (
 		return nil, fmt.Errorf("list executions: %w", err)
 	}
 	defer rows.Close()
-	var out []*runtime.Execution
+	var out []*codemode.Execution
 	for rows.Next() {
 		e, err := scanExecution(rows)
 		if err != nil {
@@ -162,7 +162,7 @@ func (s *Store) DeleteExecution(ctx context.Context, id string) error {
 		return fmt.Errorf("delete execution %s: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("delete execution %s: %w", id, runtime.ErrNotFound)
+		return fmt.Errorf("delete execution %s: %w", id, codemode.ErrNotFound)
 	}
 	return nil
 }
@@ -206,9 +206,9 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-func scanExecution(sc scanner) (*runtime.Execution, error) {
+func scanExecution(sc scanner) (*codemode.Execution, error) {
 	var (
-		e                          runtime.Execution
+		e                          codemode.Execution
 		status                     string
 		result, logs, conns, clock []byte
 		created, updated           int64

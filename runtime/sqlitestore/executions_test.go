@@ -10,21 +10,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func TestExecutionRoundTrip(t *testing.T) {
 	tests := []struct {
 		name string
-		e    *runtime.Execution
+		e    *codemode.Execution
 	}{
-		{"minimal", &runtime.Execution{ID: "exec_min", Code: "1", Status: runtime.StatusRunning}},
-		{"full", newExecution("exec_full", runtime.StatusPaused)},
-		{"error", &runtime.Execution{ID: "exec_err", Code: "x", Status: runtime.StatusError, Error: "ReferenceError: x is not defined at 1:1"}},
-		{"1 MB result", &runtime.Execution{ID: "exec_big", Code: "big", Status: runtime.StatusCompleted, Result: bigJSON(1 << 20)}},
-		{"caller's CreatedAt", &runtime.Execution{ID: "exec_at", Code: "1", Status: runtime.StatusRunning, CreatedAt: at(3)}},
-		{"null result", &runtime.Execution{ID: "exec_null", Code: "null", Status: runtime.StatusCompleted, Result: json.RawMessage("null")}},
+		{"minimal", &codemode.Execution{ID: "exec_min", Code: "1", Status: codemode.StatusRunning}},
+		{"full", newExecution("exec_full", codemode.StatusPaused)},
+		{"error", &codemode.Execution{ID: "exec_err", Code: "x", Status: codemode.StatusError, Error: "ReferenceError: x is not defined at 1:1"}},
+		{"1 MB result", &codemode.Execution{ID: "exec_big", Code: "big", Status: codemode.StatusCompleted, Result: bigJSON(1 << 20)}},
+		{"caller's CreatedAt", &codemode.Execution{ID: "exec_at", Code: "1", Status: codemode.StatusRunning, CreatedAt: at(3)}},
+		{"null result", &codemode.Execution{ID: "exec_null", Code: "null", Status: codemode.StatusCompleted, Result: json.RawMessage("null")}},
 	}
 	s := openTemp(t)
 	ctx := context.Background()
@@ -58,16 +57,16 @@ func TestExecutionRoundTrip(t *testing.T) {
 func TestCreateExecutionErrors(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_1", runtime.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, newExecution("exec_1", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		e    *runtime.Execution
+		e    *codemode.Execution
 		is   error // nil: any error
 	}{
-		{"duplicate id", newExecution("exec_1", runtime.StatusRunning), runtime.ErrConflict},
-		{"empty id", newExecution("", runtime.StatusRunning), nil},
+		{"duplicate id", newExecution("exec_1", codemode.StatusRunning), codemode.ErrConflict},
+		{"empty id", newExecution("", codemode.StatusRunning), nil},
 		{"zero status", newExecution("exec_2", 0), nil},
 	}
 	for _, tt := range tests {
@@ -86,22 +85,22 @@ func TestCreateExecutionErrors(t *testing.T) {
 func TestUpdateExecution(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	e := newExecution("exec_u", runtime.StatusRunning)
+	e := newExecution("exec_u", codemode.StatusRunning)
 	e.CreatedAt = at(0)
 	if err := s.CreateExecution(ctx, e); err != nil {
 		t.Fatal(err)
 	}
-	want := &runtime.Execution{
+	want := &codemode.Execution{
 		ID:         e.ID,
 		Code:       "ignored: code never changes",
-		Status:     runtime.StatusPaused,
+		Status:     codemode.StatusPaused,
 		Result:     json.RawMessage(`[1,2,3]`),
 		Error:      "",
 		Logs:       []string{"one", "two"},
 		Connectors: map[string]string{"notes": "sha256:def", "files": "sha256:123"},
-		Clock:      sandbox.Clock{Seed: 7, Times: []int64{5}},
+		Clock:      codemode.Clock{Seed: 7, Times: []int64{5}},
 	}
-	if err := s.UpdateExecution(ctx, want, runtime.StatusRunning); err != nil {
+	if err := s.UpdateExecution(ctx, want, codemode.StatusRunning); err != nil {
 		t.Fatal(err)
 	}
 	if !want.UpdatedAt.After(at(0)) {
@@ -117,8 +116,8 @@ func TestUpdateExecution(t *testing.T) {
 	}
 
 	// Clearing fields stores them empty.
-	cleared := &runtime.Execution{ID: e.ID, Status: runtime.StatusRunning}
-	if err := s.UpdateExecution(ctx, cleared, runtime.StatusPaused); err != nil {
+	cleared := &codemode.Execution{ID: e.ID, Status: codemode.StatusRunning}
+	if err := s.UpdateExecution(ctx, cleared, codemode.StatusPaused); err != nil {
 		t.Fatal(err)
 	}
 	got, err = s.GetExecution(ctx, e.ID)
@@ -134,17 +133,17 @@ func TestUpdateExecution(t *testing.T) {
 func TestUpdateExecutionErrors(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_p", runtime.StatusPaused)); err != nil {
+	if err := s.CreateExecution(ctx, newExecution("exec_p", codemode.StatusPaused)); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		e    *runtime.Execution
-		from runtime.ExecStatus
+		e    *codemode.Execution
+		from codemode.ExecStatus
 		is   error
 	}{
-		{"wrong from", newExecution("exec_p", runtime.StatusCompleted), runtime.StatusRunning, runtime.ErrConflict},
-		{"unknown id", newExecution("exec_none", runtime.StatusCompleted), runtime.StatusRunning, runtime.ErrNotFound},
+		{"wrong from", newExecution("exec_p", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrConflict},
+		{"unknown id", newExecution("exec_none", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +157,7 @@ func TestUpdateExecutionErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != runtime.StatusPaused {
+	if got.Status != codemode.StatusPaused {
 		t.Errorf("status after failed update = %v, want paused", got.Status)
 	}
 }
@@ -166,10 +165,10 @@ func TestUpdateExecutionErrors(t *testing.T) {
 func TestGetAndDeleteExecutionNotFound(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if _, err := s.GetExecution(ctx, "exec_none"); !errors.Is(err, runtime.ErrNotFound) {
+	if _, err := s.GetExecution(ctx, "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("GetExecution error = %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteExecution(ctx, "exec_none"); !errors.Is(err, runtime.ErrNotFound) {
+	if err := s.DeleteExecution(ctx, "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("DeleteExecution error = %v, want ErrNotFound", err)
 	}
 }
@@ -181,15 +180,15 @@ func TestListExecutions(t *testing.T) {
 	// order breaks the tie.
 	seed := []struct {
 		id     string
-		status runtime.ExecStatus
+		status codemode.ExecStatus
 		t      time.Time
 	}{
-		{"a", runtime.StatusCompleted, at(1)},
-		{"e", runtime.StatusPaused, at(9)},
-		{"b", runtime.StatusCompleted, at(5)},
-		{"c", runtime.StatusPaused, at(5)},
-		{"d", runtime.StatusCompleted, at(5)},
-		{"z", runtime.StatusError, at(0)},
+		{"a", codemode.StatusCompleted, at(1)},
+		{"e", codemode.StatusPaused, at(9)},
+		{"b", codemode.StatusCompleted, at(5)},
+		{"c", codemode.StatusPaused, at(5)},
+		{"d", codemode.StatusCompleted, at(5)},
+		{"z", codemode.StatusError, at(0)},
 	}
 	for _, x := range seed {
 		e := newExecution(x.id, x.status)
@@ -200,14 +199,14 @@ func TestListExecutions(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		f    runtime.ExecutionFilter
+		f    codemode.ExecutionFilter
 		want []string
 	}{
-		{"all", runtime.ExecutionFilter{}, []string{"e", "d", "c", "b", "a", "z"}},
-		{"limit", runtime.ExecutionFilter{Limit: 3}, []string{"e", "d", "c"}},
-		{"completed", runtime.ExecutionFilter{Status: runtime.StatusCompleted}, []string{"d", "b", "a"}},
-		{"paused, limit 1", runtime.ExecutionFilter{Status: runtime.StatusPaused, Limit: 1}, []string{"e"}},
-		{"none rolled back", runtime.ExecutionFilter{Status: runtime.StatusRolledBack}, nil},
+		{"all", codemode.ExecutionFilter{}, []string{"e", "d", "c", "b", "a", "z"}},
+		{"limit", codemode.ExecutionFilter{Limit: 3}, []string{"e", "d", "c"}},
+		{"completed", codemode.ExecutionFilter{Status: codemode.StatusCompleted}, []string{"d", "b", "a"}},
+		{"paused, limit 1", codemode.ExecutionFilter{Status: codemode.StatusPaused, Limit: 1}, []string{"e"}},
+		{"none rolled back", codemode.ExecutionFilter{Status: codemode.StatusRolledBack}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,7 +220,7 @@ func TestListExecutions(t *testing.T) {
 		})
 	}
 	// The listed records are complete.
-	got, err := s.ListExecutions(ctx, runtime.ExecutionFilter{Limit: 1})
+	got, err := s.ListExecutions(ctx, codemode.ExecutionFilter{Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,12 +228,12 @@ func TestListExecutions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]*runtime.Execution{want}, got); diff != "" {
+	if diff := cmp.Diff([]*codemode.Execution{want}, got); diff != "" {
 		t.Errorf("listed record (-want +got):\n%s", diff)
 	}
 }
 
-func ids(es []*runtime.Execution) []string {
+func ids(es []*codemode.Execution) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.ID)
@@ -246,11 +245,11 @@ func TestDeleteExecutionCascades(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
-		if err := s.CreateExecution(ctx, newExecution(id, runtime.StatusCompleted)); err != nil {
+		if err := s.CreateExecution(ctx, newExecution(id, codemode.StatusCompleted)); err != nil {
 			t.Fatal(err)
 		}
 		for seq := 1; seq <= 3; seq++ {
-			if err := s.InsertEntry(ctx, newEntry(id, seq, runtime.EntryApplied)); err != nil {
+			if err := s.InsertEntry(ctx, newEntry(id, seq, codemode.EntryApplied)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -258,7 +257,7 @@ func TestDeleteExecutionCascades(t *testing.T) {
 	if err := s.DeleteExecution(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetExecution(ctx, "gone"); !errors.Is(err, runtime.ErrNotFound) {
+	if _, err := s.GetExecution(ctx, "gone"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("GetExecution after delete: %v, want ErrNotFound", err)
 	}
 	if got := countEntries(t, s, "gone"); got != 0 {
@@ -283,16 +282,16 @@ func TestPruneExecutions(t *testing.T) {
 	// Oldest first: o1..o8.
 	seed := []struct {
 		id     string
-		status runtime.ExecStatus
+		status codemode.ExecStatus
 	}{
-		{"o1", runtime.StatusCompleted},
-		{"o2", runtime.StatusPaused},
-		{"o3", runtime.StatusError},
-		{"o4", runtime.StatusRunning},
-		{"o5", runtime.StatusRejected},
-		{"o6", runtime.StatusRolledBack},
-		{"o7", runtime.StatusCompleted},
-		{"o8", runtime.StatusPaused},
+		{"o1", codemode.StatusCompleted},
+		{"o2", codemode.StatusPaused},
+		{"o3", codemode.StatusError},
+		{"o4", codemode.StatusRunning},
+		{"o5", codemode.StatusRejected},
+		{"o6", codemode.StatusRolledBack},
+		{"o7", codemode.StatusCompleted},
+		{"o8", codemode.StatusPaused},
 	}
 	tests := []struct {
 		keep    int
@@ -315,7 +314,7 @@ func TestPruneExecutions(t *testing.T) {
 				if err := s.CreateExecution(ctx, e); err != nil {
 					t.Fatal(err)
 				}
-				if err := s.InsertEntry(ctx, newEntry(x.id, 1, runtime.EntryApplied)); err != nil {
+				if err := s.InsertEntry(ctx, newEntry(x.id, 1, codemode.EntryApplied)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -326,7 +325,7 @@ func TestPruneExecutions(t *testing.T) {
 			if n != tt.deleted {
 				t.Errorf("PruneExecutions(%d) = %d, want %d", tt.keep, n, tt.deleted)
 			}
-			got, err := s.ListExecutions(ctx, runtime.ExecutionFilter{})
+			got, err := s.ListExecutions(ctx, codemode.ExecutionFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -356,11 +355,11 @@ func TestPruneExecutionsNegativeKeep(t *testing.T) {
 func TestStatesReadable(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_r", runtime.StatusRolledBack)); err != nil {
+	if err := s.CreateExecution(ctx, newExecution("exec_r", codemode.StatusRolledBack)); err != nil {
 		t.Fatal(err)
 	}
-	e := newEntry("exec_r", 1, runtime.EntryPending)
-	e.Kind = runtime.KindStep
+	e := newEntry("exec_r", 1, codemode.EntryPending)
+	e.Kind = codemode.KindStep
 	if err := s.InsertEntry(ctx, e); err != nil {
 		t.Fatal(err)
 	}

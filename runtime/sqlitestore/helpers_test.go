@@ -7,13 +7,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // newExecution returns an execution with every field set.
-func newExecution(id string, status runtime.ExecStatus) *runtime.Execution {
-	return &runtime.Execution{
+func newExecution(id string, status codemode.ExecStatus) *codemode.Execution {
+	return &codemode.Execution{
 		ID:         id,
 		Code:       "async () => notes.listNotes({})",
 		Status:     status,
@@ -21,16 +20,16 @@ func newExecution(id string, status runtime.ExecStatus) *runtime.Execution {
 		Error:      "",
 		Logs:       []string{"hello", `{"a":1}`},
 		Connectors: map[string]string{"notes": "sha256:abc"},
-		Clock:      sandbox.Clock{Seed: 42, Times: []int64{1700000000000, 1700000000001}},
+		Clock:      codemode.Clock{Seed: 42, Times: []int64{1700000000000, 1700000000001}},
 	}
 }
 
 // newEntry returns a call entry of execution id.
-func newEntry(id string, seq int, state runtime.EntryState) runtime.Entry {
-	return runtime.Entry{
+func newEntry(id string, seq int, state codemode.EntryState) codemode.Entry {
+	return codemode.Entry{
 		ExecutionID: id,
 		Seq:         seq,
-		Kind:        runtime.KindCall,
+		Kind:        codemode.KindCall,
 		Connector:   "notes",
 		Method:      "createNote",
 		Args:        json.RawMessage(`{"text":"hi"}`),

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // TestOpenFileMode checks that the database and its -wal and -shm files are
@@ -28,7 +28,7 @@ func TestOpenFileMode(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "codemode.db")
 			s := openAt(t, path, Options{})
 			// A write makes sure the WAL and shared-memory files exist.
-			if err := s.CreateExecution(context.Background(), newExecution("exec_mode", runtime.StatusRunning)); err != nil {
+			if err := s.CreateExecution(context.Background(), newExecution("exec_mode", codemode.StatusRunning)); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range []string{path, path + "-wal", path + "-shm"} {
@@ -156,7 +156,7 @@ func TestMigrationIdempotentOnReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := newExecution("exec_keep", runtime.StatusCompleted)
+	want := newExecution("exec_keep", codemode.StatusCompleted)
 	if err := s.CreateExecution(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := s.InsertEntry(ctx, newEntry("exec_x", 1, runtime.EntryExecuting)); err == nil {
+	if err := s.InsertEntry(ctx, newEntry("exec_x", 1, codemode.EntryExecuting)); err == nil {
 		t.Error("InsertEntry after Close succeeded")
 	}
 	if _, err := s.PruneExecutions(ctx, 1); err == nil {

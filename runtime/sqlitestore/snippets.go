@@ -6,14 +6,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 const snippetColumns = `name, description, code, input_schema, connectors, from_execution, created_at`
 
 // SaveSnippet inserts or replaces a snippet by name. A zero CreatedAt is set
 // to now.
-func (s *Store) SaveSnippet(ctx context.Context, sn runtime.Snippet) error {
+func (s *Store) SaveSnippet(ctx context.Context, sn codemode.Snippet) error {
 	if sn.Name == "" {
 		return errors.New("save snippet: empty name")
 	}
@@ -38,11 +38,11 @@ func (s *Store) SaveSnippet(ctx context.Context, sn runtime.Snippet) error {
 }
 
 // GetSnippet returns ErrNotFound for an unknown name.
-func (s *Store) GetSnippet(ctx context.Context, name string) (*runtime.Snippet, error) {
+func (s *Store) GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+snippetColumns+` FROM snippets WHERE name = ?`, name)
 	sn, err := scanSnippet(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("snippet %s: %w", name, runtime.ErrNotFound)
+		return nil, fmt.Errorf("snippet %s: %w", name, codemode.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get snippet %s: %w", name, err)
@@ -51,13 +51,13 @@ func (s *Store) GetSnippet(ctx context.Context, name string) (*runtime.Snippet, 
 }
 
 // ListSnippets returns snippets ordered by name.
-func (s *Store) ListSnippets(ctx context.Context) ([]runtime.Snippet, error) {
+func (s *Store) ListSnippets(ctx context.Context) ([]codemode.Snippet, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+snippetColumns+` FROM snippets ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
 	defer rows.Close()
-	var out []runtime.Snippet
+	var out []codemode.Snippet
 	for rows.Next() {
 		sn, err := scanSnippet(rows)
 		if err != nil {
@@ -82,14 +82,14 @@ func (s *Store) DeleteSnippet(ctx context.Context, name string) error {
 		return fmt.Errorf("delete snippet %s: %w", name, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("delete snippet %s: %w", name, runtime.ErrNotFound)
+		return fmt.Errorf("delete snippet %s: %w", name, codemode.ErrNotFound)
 	}
 	return nil
 }
 
-func scanSnippet(sc scanner) (runtime.Snippet, error) {
+func scanSnippet(sc scanner) (codemode.Snippet, error) {
 	var (
-		sn            runtime.Snippet
+		sn            codemode.Snippet
 		schema, conns []byte
 		created       int64
 	)

@@ -8,13 +8,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 func TestSnippets(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	full := runtime.Snippet{
+	full := codemode.Snippet{
 		Name:          "tagged",
 		Description:   "notes with a tag",
 		Code:          "async (input) => notes.listNotes({tag: input.tag})",
@@ -23,13 +23,13 @@ func TestSnippets(t *testing.T) {
 		FromExecution: "exec_1",
 		CreatedAt:     at(1),
 	}
-	minimal := runtime.Snippet{Name: "answer", Code: "42", CreatedAt: at(2)}
-	for _, sn := range []runtime.Snippet{full, minimal} {
+	minimal := codemode.Snippet{Name: "answer", Code: "42", CreatedAt: at(2)}
+	for _, sn := range []codemode.Snippet{full, minimal} {
 		if err := s.SaveSnippet(ctx, sn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, want := range []runtime.Snippet{full, minimal} {
+	for _, want := range []codemode.Snippet{full, minimal} {
 		got, err := s.GetSnippet(ctx, want.Name)
 		if err != nil {
 			t.Fatal(err)
@@ -42,12 +42,12 @@ func TestSnippets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]runtime.Snippet{minimal, full}, list); diff != "" {
+	if diff := cmp.Diff([]codemode.Snippet{minimal, full}, list); diff != "" {
 		t.Errorf("ListSnippets, by name (-want +got):\n%s", diff)
 	}
 
 	// Saving again replaces every field.
-	replaced := runtime.Snippet{Name: "tagged", Code: "1", Description: "v2", CreatedAt: at(3)}
+	replaced := codemode.Snippet{Name: "tagged", Code: "1", Description: "v2", CreatedAt: at(3)}
 	if err := s.SaveSnippet(ctx, replaced); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestSnippets(t *testing.T) {
 	}
 
 	// A zero CreatedAt is set by the store.
-	if err := s.SaveSnippet(ctx, runtime.Snippet{Name: "now", Code: "Date.now()"}); err != nil {
+	if err := s.SaveSnippet(ctx, codemode.Snippet{Name: "now", Code: "Date.now()"}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.GetSnippet(ctx, "now"); err != nil || got.CreatedAt.IsZero() {
@@ -70,13 +70,13 @@ func TestSnippets(t *testing.T) {
 	if err := s.DeleteSnippet(ctx, "tagged"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetSnippet(ctx, "tagged"); !errors.Is(err, runtime.ErrNotFound) {
+	if _, err := s.GetSnippet(ctx, "tagged"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("GetSnippet after delete: %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteSnippet(ctx, "tagged"); !errors.Is(err, runtime.ErrNotFound) {
+	if err := s.DeleteSnippet(ctx, "tagged"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("DeleteSnippet twice: %v, want ErrNotFound", err)
 	}
-	if err := s.SaveSnippet(ctx, runtime.Snippet{Code: "1"}); err == nil {
+	if err := s.SaveSnippet(ctx, codemode.Snippet{Code: "1"}); err == nil {
 		t.Error("SaveSnippet without a name succeeded")
 	}
 }

@@ -22,7 +22,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Options configure Open.
@@ -50,7 +50,7 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-var _ runtime.Store = (*Store)(nil)
+var _ codemode.Store = (*Store)(nil)
 
 // Open opens (creating it with mode 0600 if needed) the SQLite database at
 // path and migrates its schema. The parent directory must exist. A database

@@ -1,96 +1,9 @@
-package runtime
+package codemode
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"time"
-
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
-
-// Execution is the durable record of one program.
-type Execution struct {
-	ID     string     `json:"executionId"`
-	Code   string     `json:"code"`
-	Status ExecStatus `json:"status"`
-	// Result is the program's value when completed.
-	Result json.RawMessage `json:"result,omitempty"`
-	// Error is the failure message when the status is error (or why it was
-	// rejected).
-	Error string   `json:"error,omitempty"`
-	Logs  []string `json:"logs,omitempty"`
-	// Connectors maps each connector the run could use to the fingerprint of
-	// its tool schemas at the time the run started.
-	Connectors map[string]string `json:"connectors,omitempty"`
-	// Clock is what makes Date and Math.random replay.
-	Clock     sandbox.Clock `json:"clock"`
-	CreatedAt time.Time     `json:"createdAt"`
-	UpdatedAt time.Time     `json:"updatedAt"`
-}
-
-// EntryKind tells a connector call from a step.
-type EntryKind int
-
-const (
-	KindCall EntryKind = iota + 1
-	KindStep
-)
-
-func (k EntryKind) String() string {
-	switch k {
-	case KindCall:
-		return "call"
-	case KindStep:
-		return "step"
-	}
-	return "unknown"
-}
-
-func (k EntryKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
-func (k *EntryKind) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "call":
-		*k = KindCall
-	case "step":
-		*k = KindStep
-	default:
-		return errors.New("unknown entry kind " + string(b))
-	}
-	return nil
-}
-
-// Entry is one logged call or step of an execution.
-type Entry struct {
-	ExecutionID string    `json:"executionId"`
-	Seq         int       `json:"seq"`
-	Kind        EntryKind `json:"kind"`
-	// Connector and Method name the call (Method is the sandbox name); for a
-	// step Connector is "codemode", Method is "step" and Name is the step's
-	// name.
-	Connector string          `json:"connector"`
-	Method    string          `json:"method"`
-	Name      string          `json:"name,omitempty"`
-	Args      json.RawMessage `json:"args,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	State     EntryState      `json:"state"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
-}
-
-// Snippet is a saved program, runnable with codemode.run(name, input).
-type Snippet struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Code        string          `json:"code"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	// Connectors are the connectors the source run used.
-	Connectors    []string  `json:"connectors,omitempty"`
-	FromExecution string    `json:"fromExecution,omitempty"`
-	CreatedAt     time.Time `json:"createdAt"`
-}
 
 // EntryUpdate is one conditional update of a log entry (see
 // Store.WriteEntries): Entry's state, result and error are stored if the

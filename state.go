@@ -1,11 +1,6 @@
-// Package runtime is the durable execution engine: it owns the execution
-// record and its call log, decides for each call whether to replay, execute,
-// pause or refuse, and implements approve, reject, rollback, history and
-// snippets on top of a Store.
-package runtime
+package codemode
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -169,12 +164,4 @@ func TransitionExec(from, to ExecStatus) (ExecStatus, error) {
 		name = "new"
 	}
 	return from, fmt.Errorf("%w: execution %s -> %s", ErrIllegalTransition, name, to)
-}
-
-// rawOrNull returns v, or JSON null when v is empty.
-func rawOrNull(v json.RawMessage) json.RawMessage {
-	if len(v) == 0 {
-		return json.RawMessage("null")
-	}
-	return v
 }

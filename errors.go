@@ -1,0 +1,30 @@
+package codemode
+
+import "errors"
+
+// Errors of the engine (package runtime). They are returned wrapped in an
+// error whose message names the execution (or snippet), its current status
+// and what is allowed, so surfaces can show the message as-is and test with
+// errors.Is.
+var (
+	// ErrWrongState: the execution is not in a state that allows the request
+	// (approve a completed run, reject twice, …). The request changed nothing.
+	ErrWrongState = errors.New("execution is in the wrong state for this request")
+	// ErrUnknownExecution: no execution has that id.
+	ErrUnknownExecution = errors.New("unknown execution")
+	// ErrUnknownSnippet: no snippet has that name.
+	ErrUnknownSnippet = errors.New("unknown snippet")
+	// ErrConnectorsChanged: a paused run used connectors that are gone or
+	// whose tool schemas changed since, so replaying it is unsafe.
+	ErrConnectorsChanged = errors.New("connectors changed since the execution paused")
+	// ErrClosed: the Runtime was closed.
+	ErrClosed = errors.New("runtime is closed")
+)
+
+// IsRefusal reports whether err refuses a request the caller can correct
+// (an unknown execution or snippet, an execution in the wrong state,
+// connectors changed since a pause) rather than an internal failure.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrWrongState) || errors.Is(err, ErrUnknownExecution) ||
+		errors.Is(err, ErrUnknownSnippet) || errors.Is(err, ErrConnectorsChanged)
+}

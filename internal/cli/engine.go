@@ -1,0 +1,20 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/codemode-mcp/codemode-mcp/server"
+)
+
+// engine is what the commands use of the durable runtime; package
+// runtime's *Runtime implements it. It is the server's Engine (the same
+// requests, answered the same way) and the deletions only the command line
+// offers.
+type engine interface {
+	server.Engine
+	// DeleteExecution removes a run and its log (a paused run is rejected
+	// first; a running one is refused).
+	DeleteExecution(ctx context.Context, id string) error
+	// DeleteSnippet removes a snippet.
+	DeleteSnippet(ctx context.Context, name string) error
+}

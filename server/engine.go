@@ -1,0 +1,47 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// Engine is what the server needs of the durable runtime; package runtime's
+// *Runtime implements it. Its methods must be safe for concurrent use. An
+// error that codemode.IsRefusal reports is a request the client can
+// correct (shown as an outcome with the execution's status); any other
+// error is an internal failure.
+type Engine interface {
+	// Execute runs a new program; ap (nil: none) is asked about calls that
+	// need approval before the run pauses.
+	Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error)
+	// Approve resumes a paused run with its pending actions approved.
+	Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error)
+	// Reject ends a paused run rejected (seq > 0: that pending action).
+	Reject(ctx context.Context, id string, seq int) (codemode.Outcome, error)
+	// Rollback reverts a run's applied, revertible calls, newest first.
+	Rollback(ctx context.Context, id string) (codemode.Outcome, error)
+	// Pending lists the actions awaiting approval (id "": of every paused
+	// run).
+	Pending(ctx context.Context, id string) ([]codemode.PendingAction, error)
+	// Executions lists runs newest first.
+	Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error)
+	// Execution returns one run and its log.
+	Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error)
+	// Snippets lists the saved snippets by name.
+	Snippets(ctx context.Context) ([]codemode.Snippet, error)
+	// SaveSnippet saves a completed run's program as a snippet.
+	SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (codemode.Snippet, error)
+	// RefusalOutcome is the outcome shown for a refused request about
+	// execution id.
+	RefusalOutcome(ctx context.Context, id string, err error) codemode.Outcome
+
+	// Connectors describes the connectors in configuration order.
+	Connectors() []codemode.ConnectorInfo
+	// Declarations returns the TypeScript declarations of one connector
+	// (or of all, for "").
+	Declarations(connector string) (string, error)
+	// MaxResultChars bounds what outcomes show of a value (0: no bound).
+	MaxResultChars() int
+}
