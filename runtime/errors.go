@@ -22,11 +22,11 @@ func wrongState(format string, args ...any) error {
 }
 
 func unknownExecution(id string) error {
-	return &userError{sentinel: codemode.ErrUnknownExecution, msg: fmt.Sprintf("unknown execution %q (list them with codemode_executions)", id)}
+	return &userError{sentinel: codemode.ErrUnknownExecution, msg: fmt.Sprintf("unknown execution %q", id)}
 }
 
 func unknownSnippet(name string) error {
-	return &userError{sentinel: codemode.ErrUnknownSnippet, msg: fmt.Sprintf("unknown snippet %q (list them with codemode_snippets)", name)}
+	return &userError{sentinel: codemode.ErrUnknownSnippet, msg: fmt.Sprintf("unknown snippet %q", name)}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, codemode.ErrNotFound) }

@@ -126,7 +126,10 @@ func TestUserErrors(t *testing.T) {
 	if !errors.Is(err, codemode.ErrWrongState) || err.Error() != "execution exec_1 is completed; only a paused execution can be approved" {
 		t.Errorf("wrongState = %q (is ErrWrongState: %v)", err, errors.Is(err, codemode.ErrWrongState))
 	}
-	if err := unknownExecution("x"); !errors.Is(err, codemode.ErrUnknownExecution) {
-		t.Errorf("unknownExecution does not wrap the sentinel")
+	if err := unknownExecution("x"); !errors.Is(err, codemode.ErrUnknownExecution) || err.Error() != `unknown execution "x"` {
+		t.Errorf("unknownExecution = %q (is ErrUnknownExecution: %v); the engine names no surface's tool or command", err, errors.Is(err, codemode.ErrUnknownExecution))
+	}
+	if err := unknownSnippet("s"); !errors.Is(err, codemode.ErrUnknownSnippet) || err.Error() != `unknown snippet "s"` {
+		t.Errorf("unknownSnippet = %q (is ErrUnknownSnippet: %v); the engine names no surface's tool or command", err, errors.Is(err, codemode.ErrUnknownSnippet))
 	}
 }

@@ -139,11 +139,23 @@ func decode(req mcp.CallToolRequest, v any) error {
 func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, err error) *mcp.CallToolResult {
 	if codemode.IsRefusal(err) {
 		o := s.rt.RefusalOutcome(ctx, executionID, err)
-		return valueResult(errorOutcome{Status: o.Status.String(), ExecutionID: o.ExecutionID, Error: o.Error}, true)
+		return valueResult(errorOutcome{Status: o.Status.String(), ExecutionID: o.ExecutionID, Error: o.Error + listHint(err)}, true)
 	}
 	if errors.Is(err, context.Canceled) {
 		return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "canceled"}, true)
 	}
 	s.log.Error("tool failed", "tool", tool, "executionId", executionID, "err", err)
 	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + firstLine(err.Error()) + " (details in the server log)"}, true)
+}
+
+// listHint tells the client which tool lists what a refused request named
+// (the engine's messages name no surface), or "".
+func listHint(err error) string {
+	switch {
+	case errors.Is(err, codemode.ErrUnknownExecution):
+		return " (list them with codemode_executions)"
+	case errors.Is(err, codemode.ErrUnknownSnippet):
+		return " (list them with codemode_snippets)"
+	}
+	return ""
 }

@@ -267,7 +267,7 @@ func TestRejectThroughTools(t *testing.T) {
 		t.Fatalf("approve after reject: %v", out)
 	}
 	out, isErr = call(t, c, "codemode_approve", map[string]any{"executionId": "exec_nope"})
-	if !isErr || !strings.Contains(out["error"].(string), "exec_nope") {
+	if !isErr || !strings.Contains(out["error"].(string), `unknown execution "exec_nope" (list them with codemode_executions)`) {
 		t.Fatalf("unknown id: %v", out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -112,13 +113,25 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ex) {
 		return ex.code
 	}
-	fmt.Fprintf(stderr, "codemode-mcp: %v\n", err)
+	fmt.Fprintf(stderr, "codemode-mcp: %v%s\n", err, listHint(err))
 	var ue usageError
 	var ce *config.Error
 	if errors.As(err, &ue) || errors.As(err, &ce) {
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// listHint tells the user which command lists what a refused request
+// named (the engine's messages name no surface), or "".
+func listHint(err error) string {
+	switch {
+	case errors.Is(err, codemode.ErrUnknownExecution):
+		return " (list them with: codemode-mcp executions)"
+	case errors.Is(err, codemode.ErrUnknownSnippet):
+		return " (list them with: codemode-mcp snippets list)"
+	}
+	return ""
 }
 
 // exitError ends a command with a code after it printed its own output.

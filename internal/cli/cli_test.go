@@ -147,8 +147,8 @@ func TestRefusedDecisionPrintsOutcome(t *testing.T) {
 		{"approve completed", []string{"approve", id}, "completed", "is completed; only a paused execution can be approved"},
 		{"reject completed", []string{"reject", id}, "completed", "is completed"},
 		{"reject completed seq", []string{"reject", id, "1"}, "completed", "is completed"},
-		{"approve unknown", []string{"approve", "exec_nope"}, "error", `unknown execution "exec_nope"`},
-		{"rollback unknown", []string{"rollback", "exec_nope"}, "error", `unknown execution "exec_nope"`},
+		{"approve unknown", []string{"approve", "exec_nope"}, "error", `unknown execution "exec_nope" (list them with: codemode-mcp executions)`},
+		{"rollback unknown", []string{"rollback", "exec_nope"}, "error", `unknown execution "exec_nope" (list them with: codemode-mcp executions)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -97,10 +97,12 @@ func refused(ctx context.Context, r engine, env Env, id string, err error) error
 	if !codemode.IsRefusal(err) {
 		return err
 	}
-	if perr := printJSON(env.Stdout, r.RefusalOutcome(ctx, id, err)); perr != nil {
+	o := r.RefusalOutcome(ctx, id, err)
+	o.Error += listHint(err)
+	if perr := printJSON(env.Stdout, o); perr != nil {
 		return perr
 	}
-	fmt.Fprintf(env.Stderr, "codemode-mcp: %v\n", err)
+	fmt.Fprintf(env.Stderr, "codemode-mcp: %v%s\n", err, listHint(err))
 	return exitError{ExitFailure}
 }
 
