@@ -28,19 +28,24 @@ var (
 	ErrConflict = errors.New("conflict")
 )
 
-// Store persists executions, their logs and snippets. Implementations must be
-// safe for concurrent use, including by several processes sharing one
+// Store persists executions, their logs and snippets. Implementations must
+// be safe for concurrent use, including by several processes sharing one
 // database (a server and the CLI). Conditional updates are how concurrent
 // deciders agree: exactly one of two racing updates from the same state
 // succeeds.
+//
+// Timestamps are kept as given: the runtime stamps what it writes with its
+// own clock, which decides retention and expiry. A zero CreatedAt or
+// UpdatedAt is set to the store's clock (and written back where the
+// argument is a pointer).
 type Store interface {
 	// CreateExecution inserts e; ErrConflict if the id exists.
 	CreateExecution(ctx context.Context, e *Execution) error
 	// GetExecution returns ErrNotFound for an unknown id.
 	GetExecution(ctx context.Context, id string) (*Execution, error)
 	// UpdateExecution stores e (status, result, error, logs, connectors,
-	// clock; UpdatedAt is set by the store) if the stored status is still
-	// from, else ErrConflict (ErrNotFound if there is no such execution).
+	// clock, UpdatedAt) if the stored status is still from, else
+	// ErrConflict (ErrNotFound if there is no such execution).
 	UpdateExecution(ctx context.Context, e *Execution, from ExecStatus) error
 	// ListExecutions returns executions newest first.
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, error)

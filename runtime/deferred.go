@@ -60,6 +60,8 @@ func (p *pass) queueLocked(e *codemode.Entry) error {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	e.State = st
+	e.CreatedAt = p.r.now()
+	e.UpdatedAt = e.CreatedAt
 	p.startGroupLocked(len(e.Args))
 	p.queuedAt[e.Seq] = len(p.queued)
 	p.queued = append(p.queued, *e)
@@ -124,10 +126,11 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	if err != nil {
 		return p.internal(err)
 	}
-	e.State = st
+	e.State, e.UpdatedAt = st, p.r.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if i, ok := p.queuedAt[e.Seq]; ok {
+		e.CreatedAt = p.queued[i].CreatedAt
 		p.groupBytes += len(e.Result) + len(e.Error)
 		p.queued[i] = e
 		delete(p.executing, e.Seq)

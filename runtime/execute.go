@@ -24,11 +24,11 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 		return codemode.Outcome{}, err
 	}
 	defer done()
-	if r.housekeepingDue(time.Now()) {
+	now := r.now()
+	if r.housekeepingDue(now) {
 		r.housekeeping(ctx)
 	}
 
-	now := time.Now().UTC()
 	e := &codemode.Execution{
 		ID:         newExecutionID(),
 		Code:       code,
@@ -81,6 +81,7 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) 
 		if log[i].State, err = codemode.Transition(codemode.EntryPending, codemode.EntryExecuting); err != nil {
 			return r.abort(ctx, e, err)
 		}
+		log[i].UpdatedAt = r.now()
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: codemode.EntryPending})
 	}
 	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
@@ -205,7 +206,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 		r.log.Warn("listing paused executions for expiry failed", "err", err)
 		return
 	}
-	now := time.Now()
+	now := r.now()
 	for _, e := range paused {
 		if now.Sub(e.UpdatedAt) <= r.ttl {
 			continue

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,8 @@ type setup struct {
 	// (runtime.SetGroupAge); writeThrough writes each as it is queued.
 	groupAge     time.Duration
 	writeThrough bool
+	// clock, if set, is the runtime's clock (Options.Now).
+	clock *clock
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -136,6 +139,7 @@ func (e *env) open(s setup) {
 		HousekeepingInterval: s.hkEvery,
 		MaxResultChars:       s.maxChars,
 		MaxValueBytes:        s.maxValue,
+		Now:                  s.clock.nowFunc(),
 	})
 	if err != nil {
 		e.shutdown()
@@ -148,6 +152,36 @@ func (e *env) open(s setup) {
 		runtime.SetGroupAge(rt, s.groupAge)
 	}
 	e.rt = rt
+}
+
+// clock is a clock the test moves by hand (runtime.Options.Now).
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)} }
+
+// Now returns the clock's time.
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock forward by d.
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// nowFunc is c.Now, or nil (the real clock) for a nil c.
+func (c *clock) nowFunc() func() time.Time {
+	if c == nil {
+		return nil
+	}
+	return c.Now
 }
 
 // orDiscard returns l, or a logger that discards everything.

@@ -303,6 +303,8 @@ func (p *pass) insertLocked(ctx context.Context, e *codemode.Entry, to codemode.
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	e.State = st
+	e.CreatedAt = p.r.now()
+	e.UpdatedAt = e.CreatedAt
 	if err := p.writeLocked(ctx, nil, e); err != nil {
 		err = fmt.Errorf("log call %d of %s: %w", e.Seq, e.ExecutionID, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
@@ -317,7 +319,7 @@ func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codem
 	if err != nil {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
-	e.State = st
+	e.State, e.UpdatedAt = st, p.r.now()
 	if err := p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: from}}, nil); err != nil {
 		err = fmt.Errorf("set call %d of %s %s -> %s: %w", e.Seq, e.ExecutionID, from, to, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)

@@ -182,10 +182,10 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 	if err != nil {
 		return err
 	}
-	prev := e.Status
-	e.Status = st
+	prev, prevAt := e.Status, e.UpdatedAt
+	e.Status, e.UpdatedAt = st, r.now()
 	if err := r.store.UpdateExecution(ctx, e, from); err != nil {
-		e.Status = prev
+		e.Status, e.UpdatedAt = prev, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
 	return nil
@@ -198,7 +198,7 @@ func (r *Runtime) moveEntry(ctx context.Context, e *codemode.Entry, from, to cod
 	if err != nil {
 		return err
 	}
-	e.State = st
+	e.State, e.UpdatedAt = st, r.now()
 	if err := r.store.UpdateEntry(context.WithoutCancel(ctx), *e, from); err != nil {
 		return fmt.Errorf("set call %d of %s %s -> %s: %w", e.Seq, e.ExecutionID, from, to, err)
 	}

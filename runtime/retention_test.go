@@ -52,10 +52,11 @@ func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
 }
 
 func TestPausedRunsExpire(t *testing.T) {
-	e := newEnv(t, setup{ttl: 50 * time.Millisecond, hkEvery: -1})
+	clk := newClock()
+	e := newEnv(t, setup{ttl: 24 * time.Hour, hkEvery: -1, clock: clk})
 	old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
 	mustStatus(t, old, codemode.StatusPaused)
-	time.Sleep(120 * time.Millisecond)
+	clk.Advance(24*time.Hour + time.Second)
 	fresh := e.run(`async () => { await kv.put({ key: "k2", value: "v" }) }`, nil)
 	mustStatus(t, fresh, codemode.StatusPaused)
 
@@ -63,8 +64,11 @@ func TestPausedRunsExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Status != codemode.StatusRejected || !strings.Contains(x.Error, "expired after 50ms") {
-		t.Errorf("old run: status %s, error %q; want rejected, expired after 50ms", x.Status, x.Error)
+	if x.Status != codemode.StatusRejected || !strings.Contains(x.Error, "expired after 24h0m0s") {
+		t.Errorf("old run: status %s, error %q; want rejected, expired after 24h0m0s", x.Status, x.Error)
+	}
+	if !x.UpdatedAt.Equal(clk.Now()) {
+		t.Errorf("old run updated at %v, want the runtime's clock %v", x.UpdatedAt, clk.Now())
 	}
 	if got := e.log(old.ExecutionID); len(got) != 1 || got[0] != "1 kv.put rejected" {
 		t.Errorf("old run log = %v", got)
@@ -119,16 +123,17 @@ func TestHousekeepingThrottledByCount(t *testing.T) {
 // Expiry waits for the housekeeping interval, then happens on the next
 // Execute.
 func TestHousekeepingInterval(t *testing.T) {
-	e := newEnv(t, setup{ttl: 50 * time.Millisecond, hkEvery: 400 * time.Millisecond})
+	clk := newClock()
+	e := newEnv(t, setup{ttl: time.Minute, hkEvery: time.Hour, clock: clk})
 	put := `async () => { await kv.put({ key: "k", value: "v" }) }`
 	old := e.run(put, nil) // the first Execute does the housekeeping
 	mustStatus(t, old, codemode.StatusPaused)
-	time.Sleep(100 * time.Millisecond)
+	clk.Advance(2 * time.Minute) // past the TTL, within the interval
 	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
 	if got := e.status(old.ExecutionID); got != codemode.StatusPaused {
 		t.Fatalf("within the interval: old run is %s, want still paused", got)
 	}
-	time.Sleep(400 * time.Millisecond)
+	clk.Advance(time.Hour)
 	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
 	if got := e.status(old.ExecutionID); got != codemode.StatusRejected {
 		t.Errorf("after the interval: old run is %s, want rejected (expired)", got)

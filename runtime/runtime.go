@@ -57,6 +57,11 @@ type Options struct {
 	// result over it ends the run in error. 0 means DefaultMaxValueBytes
 	// (1 MiB); negative means no cap.
 	MaxValueBytes int
+	// Now is the runtime's clock: it stamps what the runtime writes
+	// (executions, log entries, snippets) and decides housekeeping and
+	// paused-run expiry. nil means time.Now; tests move a clock of their
+	// own instead of sleeping.
+	Now func() time.Time
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -71,10 +76,11 @@ type Runtime struct {
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
-	hkEvery  time.Duration // Options.HousekeepingInterval resolved; <0: every Execute
-	maxChars int           // Options.MaxResultChars
-	maxValue int           // Options.MaxValueBytes resolved; 0: no cap
-	groupAge time.Duration // how long a pass may keep log writes queued (deferred.go)
+	hkEvery  time.Duration    // Options.HousekeepingInterval resolved; <0: every Execute
+	maxChars int              // Options.MaxResultChars
+	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
+	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
+	clock    func() time.Time // Options.Now resolved
 	log      *slog.Logger
 
 	// cat is the current catalog; RefreshConnector replaces it (under
@@ -122,7 +128,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		maxChars: opts.MaxResultChars,
 		maxValue: valueCap(opts.MaxValueBytes),
 		groupAge: groupAge,
+		clock:    opts.Now,
 		log:      log,
+	}
+	if r.clock == nil {
+		r.clock = time.Now
 	}
 	r.cat.Store(cat)
 	return r, nil
@@ -132,6 +142,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 // show (0: everything). Surfaces that show more than outcomes (the audit
 // trail) bound their answers with it too.
 func (r *Runtime) MaxResultChars() int { return r.maxChars }
+
+// now reads the runtime's clock, in UTC without a monotonic reading (as
+// the store keeps it).
+func (r *Runtime) now() time.Time { return r.clock().UTC().Round(0) }
 
 // catalog returns the current catalog.
 func (r *Runtime) catalog() *catalog { return r.cat.Load() }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
@@ -56,7 +55,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		Code:          e.Code,
 		InputSchema:   inputSchema,
 		FromExecution: executionID,
-		CreatedAt:     time.Now().UTC(),
+		CreatedAt:     r.now(),
 	}
 	for c := range e.Connectors {
 		s.Connectors = append(s.Connectors, c)

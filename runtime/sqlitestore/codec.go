@@ -19,8 +19,18 @@ func toNanos(t time.Time) int64 { return t.UnixNano() }
 
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
-// now is the store's clock, truncated to what the column keeps.
+// now is the store's clock, truncated to what the column keeps. The store
+// only uses it for a timestamp its caller left zero: the runtime stamps
+// what it writes with its own (injectable) clock.
 func now() time.Time { return time.Now().Round(0).UTC() }
+
+// stamp returns t, or now when t is zero, as the column keeps it.
+func stamp(t time.Time) time.Time {
+	if t.IsZero() {
+		return now()
+	}
+	return fromNanos(toNanos(t))
+}
 
 // rawText binds raw JSON as TEXT (readable and usable by SQLite's JSON
 // functions), or NULL when empty.

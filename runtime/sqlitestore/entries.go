@@ -46,8 +46,8 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 }
 
 // InsertEntry adds a new entry; ErrConflict if (execution, seq) exists,
-// ErrNotFound if the execution does not. A zero CreatedAt is set to now;
-// UpdatedAt is set to now.
+// ErrNotFound if the execution does not. A zero UpdatedAt is set to now, a
+// zero CreatedAt to UpdatedAt.
 func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	if err := checkInsert(e); err != nil {
 		return err
@@ -55,8 +55,8 @@ func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	return insertEntry(ctx, s.stmts.insertEntry, e, now())
 }
 
-// UpdateEntry stores e's state, result and error if the stored state is
-// still from, else ErrConflict (ErrNotFound if absent). Whether the move is
+// UpdateEntry stores e's state, result, error and UpdatedAt (zero: now)
+// if the stored state is still from, else ErrConflict (ErrNotFound if absent). Whether the move is
 // legal is the runtime's business (runtime.Transition).
 func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
 	if err := checkUpdate(e); err != nil {
@@ -125,8 +125,11 @@ func checkUpdate(e codemode.Entry) error {
 }
 
 // insertEntry runs the insert statement (of the store or of a transaction)
-// for e, checked by checkInsert, at time t.
+// for e, checked by checkInsert; t stands in for a zero UpdatedAt.
 func insertEntry(ctx context.Context, insert *sql.Stmt, e codemode.Entry, t time.Time) error {
+	if !e.UpdatedAt.IsZero() {
+		t = e.UpdatedAt
+	}
 	created := t
 	if !e.CreatedAt.IsZero() {
 		created = e.CreatedAt
@@ -146,10 +149,13 @@ func insertEntry(ctx context.Context, insert *sql.Stmt, e codemode.Entry, t time
 }
 
 // updateEntry runs the conditional update statement (of the store or of a
-// transaction) for e, checked by checkUpdate, at time t. When no row
-// matches, the statement returned by state (only prepared then) tells
-// ErrNotFound from ErrConflict.
+// transaction) for e, checked by checkUpdate; t stands in for a zero
+// UpdatedAt. When no row matches, the statement returned by state (only
+// prepared then) tells ErrNotFound from ErrConflict.
 func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, e codemode.Entry, from codemode.EntryState, t time.Time) error {
+	if !e.UpdatedAt.IsZero() {
+		t = e.UpdatedAt
+	}
 	res, err := update.ExecContext(ctx,
 		e.State.String(), rawText(e.Result), e.Error, toNanos(t), e.ExecutionID, e.Seq, from.String())
 	if err != nil {

@@ -73,10 +73,10 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 	return e, nil
 }
 
-// UpdateExecution stores e's status, result, error, logs, connectors and
-// clock if the stored status is still from, else ErrConflict (ErrNotFound if
-// there is no such execution). It sets e.UpdatedAt. Code and CreatedAt never
-// change. Whether the move is legal is the runtime's business
+// UpdateExecution stores e's status, result, error, logs, connectors,
+// clock and UpdatedAt (a zero UpdatedAt is set to now and written back) if
+// the stored status is still from, else ErrConflict (ErrNotFound if there
+// is no such execution). Code and CreatedAt never change. Whether the move is legal is the runtime's business
 // (runtime.TransitionExec), not the store's.
 func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
 	if err := checkStatus(e.Status); err != nil {
@@ -86,7 +86,7 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
-	t := now()
+	t := stamp(e.UpdatedAt)
 	res, err := s.stmts.updateExecution.ExecContext(ctx, append(args, toNanos(t), e.ID, from.String())...)
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)

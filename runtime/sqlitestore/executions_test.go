@@ -104,7 +104,7 @@ func TestUpdateExecution(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !want.UpdatedAt.After(at(0)) {
-		t.Errorf("UpdatedAt = %v, want it set by the store", want.UpdatedAt)
+		t.Errorf("UpdatedAt = %v, want a zero one set by the store", want.UpdatedAt)
 	}
 	got, err := s.GetExecution(ctx, e.ID)
 	if err != nil {
@@ -115,8 +115,8 @@ func TestUpdateExecution(t *testing.T) {
 		t.Errorf("after update (-want +got):\n%s", diff)
 	}
 
-	// Clearing fields stores them empty.
-	cleared := &codemode.Execution{ID: e.ID, Status: codemode.StatusRunning}
+	// Clearing fields stores them empty; a given UpdatedAt is kept.
+	cleared := &codemode.Execution{ID: e.ID, Status: codemode.StatusRunning, UpdatedAt: at(9)}
 	if err := s.UpdateExecution(ctx, cleared, codemode.StatusPaused); err != nil {
 		t.Fatal(err)
 	}
