@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -344,5 +345,68 @@ func TestApprovedCallThatDivergesIsSettled(t *testing.T) {
 	}
 	if n := e.kv.count("put"); n != 0 {
 		t.Errorf("kv.put ran %d times", n)
+	}
+}
+
+// No human is awaited under the pass's lock: while the approver is asked
+// about one call, the program's other calls are decided, made, and their
+// results reach the program.
+func TestOtherCallsGoOnWhileTheApproverIsAsked(t *testing.T) {
+	k := newKV("kv")
+	gotGet := make(chan struct{})
+	var once sync.Once
+	k.hook = func(_ context.Context, tool string) error {
+		if tool == "get" {
+			once.Do(func() { close(gotGet) })
+		}
+		return nil
+	}
+	e := newEnv(t, setup{kv: k})
+	var waited bool
+	ap := approverFunc(func(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error) {
+		select {
+		case <-gotGet: // add ran and its result reached the program, which then called get
+			waited = true
+			return codemode.Accept, nil
+		case <-time.After(10 * time.Second):
+			return codemode.NoAnswer, nil
+		}
+	})
+	o := e.run(`async () => {
+		const gated = kv.put({ key: "g", value: "v" });
+		await kv.add({ key: "a", value: "1" });
+		await kv.get({ key: "a" });
+		await gated;
+		return "done";
+	}`, ap)
+	mustStatus(t, o, codemode.StatusCompleted)
+	if !waited {
+		t.Fatal("the approver was answered before the other calls ran")
+	}
+	if diff := cmp.Diff([]string{"1 kv.put applied", "2 kv.add applied", "3 kv.get applied"}, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
+
+// An answer that comes after the call was cancelled (here: the program
+// returned without awaiting it) is not applied: the call never runs, and
+// the ending run settles it rejected.
+func TestLateApproverAnswer(t *testing.T) {
+	e := newEnv(t, setup{})
+	ap := approverFunc(func(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error) {
+		<-ctx.Done() // the person answers only after the program is gone
+		return codemode.Accept, nil
+	})
+	o := e.run(`async () => {
+		kv.put({ key: "a", value: "1" }).catch(() => {});
+		await kv.get({ key: "x" });
+		return "done";
+	}`, ap)
+	mustStatus(t, o, codemode.StatusCompleted)
+	if n := e.kv.count("put"); n != 0 {
+		t.Errorf("put ran %d times; a late answer must not run it", n)
+	}
+	if diff := cmp.Diff([]string{"1 kv.put rejected", "2 kv.get applied"}, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }

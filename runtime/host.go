@@ -69,6 +69,9 @@ type pass struct {
 	groupBytes int                    // bytes of values queued since groupStart
 	flushed    bool                   // the final flush ran: results are written at once
 
+	gated map[int]codemode.Entry // entries this pass logged pending that are still pending; guarded by mu
+	askMu sync.Mutex             // one approver question at a time (see gateLocked)
+
 	stop     *stopReason    // first stop; guarded by mu
 	done     bool           // the pass is over; guarded by mu
 	maxSeq   int            // highest seq reached; guarded by mu
@@ -89,6 +92,7 @@ func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seq
 		visited:   map[int]bool{},
 		used:      map[string]bool{},
 		executing: map[int]codemode.Entry{},
+		gated:     map[int]codemode.Entry{},
 		queuedAt:  map[int]int{},
 		maxSeq:    seqBase,
 	}
@@ -263,6 +267,14 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 // gateLocked logs a call needing approval as pending and asks the approver,
 // if any. Accept executes it in this pass; decline rejects the run; no
 // answer pauses it.
+//
+// It is called with mu held and returns with mu held, but releases mu
+// while the approver (a person, through the client) answers: the pass's
+// other calls are decided and their results recorded meanwhile, and the
+// pass may stop. An answer that comes after the pass stopped or the call
+// was cancelled is not applied: the call stays pending, for Approve or
+// Reject to decide (or is rejected when the run ends).
+// Questions of one pass are asked one at a time (askMu).
 func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	if err := p.insertLocked(ctx, &e, codemode.EntryPending); err != nil {
 		return nil, nil, err
@@ -271,28 +283,51 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 	if p.ap == nil {
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
+	p.gated[e.Seq] = e
 	action := codemode.PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
-	// The approver is asked with mu held: one question at a time, and no
-	// other call of this pass is decided meanwhile.
-	dec, err := p.ap.Ask(ctx, action)
+	p.mu.Unlock()
+	dec := p.ask(ctx, action)
+	p.mu.Lock()
+	err := p.refusalLocked()
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("%s.%s: %w", e.Connector, e.Method, ctx.Err())
+	}
 	if err != nil {
-		p.r.log.Info("approver could not ask; pausing", "execution", e.ExecutionID, "seq", e.Seq, "err", err)
-		dec = codemode.NoAnswer
+		if dec != codemode.NoAnswer {
+			p.r.log.Info("an approver's answer came after the pass stopped or the call was cancelled; the call stays pending", "execution", e.ExecutionID, "seq", e.Seq)
+		}
+		return nil, nil, err
 	}
 	switch dec {
 	case codemode.Accept:
 		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
 			return nil, nil, err
 		}
+		delete(p.gated, e.Seq)
 		return &e, nil, nil
 	case codemode.Decline:
 		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryRejected); err != nil {
 			return nil, nil, err
 		}
+		delete(p.gated, e.Seq)
 		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("the user declined call %d (%s.%s)", e.Seq, e.Connector, e.Method), nil)
 	default:
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
+}
+
+// ask puts a pending action to the approver, one question of the pass at
+// a time; an approver that cannot ask is no answer. It is called without
+// mu.
+func (p *pass) ask(ctx context.Context, a codemode.PendingAction) codemode.Decision {
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	dec, err := p.ap.Ask(ctx, a)
+	if err != nil {
+		p.r.log.Info("approver could not ask; pausing", "execution", a.ExecutionID, "seq", a.Seq, "err", err)
+		return codemode.NoAnswer
+	}
+	return dec
 }
 
 // insertLocked writes a new entry in state to (pending: executing entries

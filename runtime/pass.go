@@ -123,11 +123,14 @@ func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error)
 }
 
 // leftoverLocked returns the entries a pass leaves undecided: calls still
-// executing (their result never recorded) and logged entries the program
-// did not reach that were executing or pending.
+// executing (their result never recorded), calls it logged pending, and
+// logged entries the program did not reach that were executing or pending.
 func (p *pass) leftoverLocked() []codemode.Entry {
 	var out []codemode.Entry
 	for _, e := range p.executing {
+		out = append(out, e)
+	}
+	for _, e := range p.gated {
 		out = append(out, e)
 	}
 	for seq, e := range p.entries {
