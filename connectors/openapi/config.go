@@ -1,0 +1,115 @@
+package openapi
+
+import (
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// Config describes one OpenAPI connector.
+type Config struct {
+	// Name is the connector's global name in the sandbox.
+	Name string
+	// Document is the OpenAPI document: a file path or an http(s) URL;
+	// JSON or YAML; OpenAPI 3.0, 3.1 or Swagger 2.0.
+	Document string
+	// BaseURL, when set, replaces the document's servers.
+	BaseURL string
+	// Headers are sent with every request (after the document's own
+	// header parameters, so they win).
+	Headers map[string]string
+	// Auth is how requests authenticate; nil for none.
+	Auth *Auth
+	// Include and Exclude select operations: a pattern is a glob
+	// (path.Match) over the method name or the operationId, "tag:NAME"
+	// (NAME a glob over the operation's tags) or "path:/repos/*" (a glob
+	// over the path template in which * also matches '/'). An operation is
+	// kept when Include is empty or a pattern of it matches, and no pattern
+	// of Exclude does.
+	Include, Exclude []string
+	// CallTimeout bounds one call; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// MaxResponseBytes caps a response body; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// CacheDir holds fetched documents and derived methods; "" disables
+	// the cache.
+	CacheDir string
+	// Version identifies the binary: derived methods cached by another
+	// version are derived again.
+	Version string
+	// Scrubber receives every secret of the connector (credentials,
+	// tokens obtained at run time) and scrubs what the connector returns;
+	// nil means a scrubber of its own.
+	Scrubber *scrub.Scrubber
+	// Transport, when set, carries the connector's HTTP requests (tests);
+	// nil means a transport of its own.
+	Transport http.RoundTripper
+	// Logger receives the connector's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults for zero Config fields.
+const (
+	DefaultCallTimeout      = 30 * time.Second
+	DefaultMaxResponseBytes = 16 << 20
+)
+
+// Auth is how an OpenAPI connector authenticates. Exactly one field is set.
+type Auth struct {
+	Bearer string
+	Basic  *BasicAuth
+	APIKey *APIKey
+	OAuth2 *OAuth2
+}
+
+// BasicAuth is HTTP basic authentication.
+type BasicAuth struct {
+	Username, Password string
+}
+
+// APIKey is a key sent in a header, a query parameter or a cookie.
+type APIKey struct {
+	In    string // "header" | "query" | "cookie"
+	Name  string
+	Value string
+}
+
+// OAuth2 is the OAuth 2.0 client credentials grant (RFC 6749 §4.4): a
+// token is requested from TokenURL, cached until it expires, and requested
+// again on expiry or when a request is answered 401.
+type OAuth2 struct {
+	TokenURL     string
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+}
+
+// Secrets returns every secret value a's fields hold (and the forms they
+// travel in, such as a basic credential's base64), for scrubbing.
+func (a *Auth) Secrets() []string {
+	if a == nil {
+		return nil
+	}
+	var out []string
+	switch {
+	case a.Bearer != "":
+		out = append(out, a.Bearer)
+	case a.Basic != nil:
+		out = append(out, a.Basic.Password, basicCredential(a.Basic.Username, a.Basic.Password))
+	case a.APIKey != nil:
+		out = append(out, a.APIKey.Value)
+	case a.OAuth2 != nil:
+		out = append(out, a.OAuth2.ClientSecret, basicCredential(a.OAuth2.ClientID, a.OAuth2.ClientSecret))
+	}
+	return out
+}
+
+// basicCredential is the base64 of "user:pass" that HTTP basic
+// authentication sends (and the OAuth 2.0 client authentication).
+func basicCredential(user, pass string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+}
