@@ -59,26 +59,43 @@ func (ps *pass) hostErrAt(err error, reject func(any) error, site *goja.StackFra
 		ps.abort(Outcome{Status: Stopped, Stop: err})
 		return nil
 	}
-	return func() { ps.rejectAt(reject, err.Error(), site) }
+	var details json.RawMessage
+	if ce := (*CallError)(nil); errors.As(err, &ce) {
+		details = ce.Details
+	}
+	return func() { ps.rejectAt(reject, err.Error(), site, details) }
 }
 
-func (ps *pass) rejectWith(reject func(any) error, msg string) { ps.rejectAt(reject, msg, nil) }
+func (ps *pass) rejectWith(reject func(any) error, msg string) { ps.rejectAt(reject, msg, nil, nil) }
 
 // rejectAt rejects with a new Error of msg whose stack, when site is
-// known, is that frame of the model's code.
-func (ps *pass) rejectAt(reject func(any) error, msg string, site *goja.StackFrame) {
+// known, is that frame of the model's code, and which has the members of
+// details (a JSON object; see CallError) as properties.
+func (ps *pass) rejectAt(reject func(any) error, msg string, site *goja.StackFrame, details json.RawMessage) {
 	e, err := ps.h.newError(goja.Undefined(), ps.vm.ToValue(msg))
 	if err != nil {
 		ps.jsErr(err)
 		return
 	}
-	if obj, ok := e.(*goja.Object); ok && site != nil {
+	obj, ok := e.(*goja.Object)
+	if ok && site != nil {
 		var b bytes.Buffer
 		b.WriteString("Error: ")
 		b.WriteString(msg)
 		b.WriteString("\n\tat ")
 		site.Write(&b)
 		_ = obj.Set("stack", b.String())
+	}
+	if ok && len(details) > 0 {
+		if v, vok := jsonValue(ps.vm, details); vok {
+			if d, dok := v.(*goja.Object); dok && d.ClassName() == "Object" {
+				for _, k := range d.Keys() {
+					if obj.Get(k) == nil {
+						_ = obj.Set(k, d.Get(k))
+					}
+				}
+			}
+		}
 	}
 	ps.jsErr(reject(e))
 }

@@ -794,3 +794,39 @@ func TestUnavailableGlobal(t *testing.T) {
 		})
 	}
 }
+
+// TestCallErrorDetails: a host error with details throws an Error that
+// has the details' members as properties (its own message and stack
+// kept), on both executors (the process one carries them over the pipe).
+func TestCallErrorDetails(t *testing.T) {
+	host := func() *fakeHost {
+		return &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+			if c.Method == "deleteNote" {
+				return nil, errors.New("plain failure")
+			}
+			return nil, &CallError{
+				Message: "GET /pets/{id}: 404 Not Found: no such pet",
+				Details: json.RawMessage(`{"status":404,"body":{"message":"no such pet"},"message":"not this one","stack":"nor this"}`),
+			}
+		}}
+	}
+	code := `async () => {
+		try { await notes.createNote({}); } catch (e) {
+			return [e instanceof Error, e.message, e.status, e.body.message, String(e.stack).includes("line"), Object.keys(e).sort()];
+		}
+	}`
+	for name, e := range bothExecutors(t) {
+		t.Run(name, func(t *testing.T) {
+			o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals}, host())
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCompleted(t, "details", o, `[true,"GET /pets/{id}: 404 Not Found: no such pet",404,"no such pet",false,["body","status"]]`)
+			o, err = e.Run(context.Background(), Program{Code: `async () => { try { await notes.deleteNote({}); } catch (e) { return [e.message, e.status === undefined]; } }`, Globals: testGlobals}, host())
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCompleted(t, "plain", o, `["plain failure",true]`)
+		})
+	}
+}

@@ -444,6 +444,10 @@ func (d *dispatch) reply(id uint32, r hostReply) {
 			status = replyStop
 		}
 		r.value = nil
+		// An error's details travel as the reply's value.
+		if ce := (*CallError)(nil); status == replyErr && errors.As(r.err, &ce) {
+			r.value = ce.Details
+		}
 	}
 	e := newEnc(len(r.value) + len(msg) + 16)
 	e.byte1(status).bool1(r.found).bytes(r.value).str(msg)

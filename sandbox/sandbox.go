@@ -135,6 +135,17 @@ type Host interface {
 	Snippet(ctx context.Context, name string, input json.RawMessage) (code string, err error)
 }
 
+// CallError is a Host.Call error with details: the members of Details, a
+// JSON object, become properties of the Error thrown into the program
+// (a failed HTTP call's status and body), but for those an Error already
+// has (message, stack, name). Details also cross the worker pipe.
+type CallError struct {
+	Message string
+	Details json.RawMessage
+}
+
+func (e *CallError) Error() string { return e.Message }
+
 // ErrStop marks a Host error that stops the program (pause, refusal,
 // divergence).
 var ErrStop = errors.New("program stopped by host")

@@ -310,9 +310,12 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (replyMsg, 
 		return r, nil
 	case replyStop:
 		return r, &stopError{msg: r.msg}
-	default:
-		return r, errors.New(r.msg)
+	case replyErr:
+		if len(r.value) > 0 {
+			return r, &CallError{Message: r.msg, Details: r.value}
+		}
 	}
+	return r, errors.New(r.msg)
 }
 
 // deliver hands a reply frame to the call waiting for it.
