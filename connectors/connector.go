@@ -26,6 +26,9 @@ type Tool struct {
 	// OutputSchema is an optional JSON Schema for the unwrapped result.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  Annotations     `json:"annotations"`
+	// Deprecated marks a tool its source deprecates (an OpenAPI operation's
+	// deprecated flag); declarations mark it @deprecated.
+	Deprecated bool `json:"deprecated,omitempty"`
 	// RequiresApproval is the connector's own verdict: a native tool's flag,
 	// an MCP tool annotated destructive and not read-only, an OpenAPI
 	// operation with a non-safe method. Config globs add to it.
@@ -94,6 +97,27 @@ type Reverter interface {
 // (never on pause); it must be idempotent.
 type Disposer interface {
 	DisposeExecution(ctx context.Context, executionID string) error
+}
+
+// Definer is implemented by connectors whose tools' schemas share schemas
+// (an OpenAPI document's components): a local $ref into a definition
+// container ("#/components/schemas/NAME", "#/$defs/NAME",
+// "#/definitions/NAME") that a tool's InputSchema or OutputSchema does not
+// hold itself resolves in Definitions, a JSON object holding such
+// containers (nil when there are none). It does not change while the
+// connector is open.
+type Definer interface {
+	Definitions() json.RawMessage
+}
+
+// ApprovalDecider is implemented by connectors that decide per call
+// whether some tools need approval, from the call's arguments (an OpenAPI
+// connector's generic request method: GET does not, POST does).
+// RequiresApproval reports the verdict for a call of tool (by SourceName)
+// with args; ok is false for tools decided by their Tool's
+// RequiresApproval. Configuration globs still apply on top.
+type ApprovalDecider interface {
+	RequiresApproval(tool string, args json.RawMessage) (required, ok bool)
 }
 
 // ErrUnknownTool is returned (wrapped) by Call for a tool the connector does

@@ -11,6 +11,10 @@ type Source struct {
 	// Approve holds globs over method names (sandbox or source names) that
 	// require approval in addition to the connector's own verdict.
 	Approve []string
+	// NoApprove holds globs over method names whose calls need no approval
+	// although the connector's verdict says they do (Approve wins when both
+	// match).
+	NoApprove []string
 	// Revert maps a method name (sandbox or source name) to the source of a
 	// JavaScript function "(args, result) => …" run in the sandbox, with the
 	// connectors, to undo an applied call during a rollback.

@@ -19,6 +19,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
 // describer is implemented by connectors that have a one-line description.
@@ -39,6 +40,13 @@ type source struct {
 	tools       []*tool
 	byName      map[string]*tool
 	fingerprint string
+	// defs are the connector's shared schemas (connectors.Definer), nil
+	// without; decoded on first use for declarations and for validation.
+	defs      json.RawMessage
+	typesOnce sync.Once
+	types     *typegen.Definitions
+	valOnce   sync.Once
+	valDefs   any // defs decoded for the validator
 }
 
 // tool is one method with its final approval verdict, its revert function
@@ -48,6 +56,8 @@ type tool struct {
 	def connectors.Tool
 	// revertJS is the configured revert function's source, if any.
 	revertJS string
+	// approve and noApprove: the configuration's globs match the method.
+	approve, noApprove bool
 
 	schemaOnce sync.Once
 	schema     *jsonschema.Schema // nil when the schema could not be compiled
@@ -78,9 +88,14 @@ func buildCatalog(ctx context.Context, sources []Source, log *slog.Logger) (*cat
 		if _, dup := c.byName[name]; dup {
 			return nil, fmt.Errorf("two sources are named %q; connector names must be unique", name)
 		}
-		for _, g := range src.Approve {
-			if _, err := path.Match(g, ""); err != nil {
-				return nil, fmt.Errorf("connector %s: approve glob %q: %w", name, g, err)
+		for _, l := range []struct {
+			key   string
+			globs []string
+		}{{"approve", src.Approve}, {"no_approve", src.NoApprove}} {
+			for _, g := range l.globs {
+				if _, err := path.Match(g, ""); err != nil {
+					return nil, fmt.Errorf("connector %s: %s glob %q: %w", name, l.key, g, err)
+				}
 			}
 		}
 		s, err := buildSource(ctx, src, name, log)
@@ -109,12 +124,17 @@ func buildSource(ctx context.Context, src Source, name string, log *slog.Logger)
 		log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
 		return s, nil
 	}
+	if d, ok := src.Connector.(connectors.Definer); ok {
+		s.defs = d.Definitions()
+	}
 	for _, def := range defs {
 		if len(def.InputSchema) == 0 {
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
 		t := &tool{src: s, def: def}
-		t.def.RequiresApproval = def.RequiresApproval || matchesAny(src.Approve, def.Name, def.SourceName)
+		t.approve = matchesAny(src.Approve, def.Name, def.SourceName)
+		t.noApprove = matchesAny(src.NoApprove, def.Name, def.SourceName)
+		t.def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
 		if js, ok := src.Revert[def.Name]; ok {
 			t.revertJS = js
 		} else if js, ok := src.Revert[def.SourceName]; ok {
@@ -128,7 +148,7 @@ func buildSource(ctx context.Context, src Source, name string, log *slog.Logger)
 			log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
 		}
 	}
-	fp, err := fingerprint(defs)
+	fp, err := fingerprint(defs, s.defs)
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: fingerprint tools: %w", name, err)
 	}
@@ -181,8 +201,9 @@ func (s *source) lookupAny(name string) *tool {
 func (s *source) available() bool { return s.err == nil }
 
 // fingerprint hashes what a replayed call depends on: every tool's names and
-// schemas (not descriptions or titles), canonicalised.
-func fingerprint(defs []connectors.Tool) (string, error) {
+// schemas (not descriptions or titles), canonicalised, and the shared
+// schemas they refer to.
+func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error) {
 	type fp struct {
 		Name         string          `json:"name"`
 		SourceName   string          `json:"sourceName"`
@@ -207,8 +228,47 @@ func fingerprint(defs []connectors.Tool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	h := sha256.New()
+	h.Write(b)
+	if len(shared) > 0 {
+		// A connector's definitions are its own deterministic output: hashed
+		// as they are, not canonicalised (they can be large).
+		h.Write([]byte{0})
+		h.Write(shared)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// needsApproval reports whether a call of the tool with args must be
+// approved: the configuration's approve globs say yes, its no_approve
+// globs no, else the connector's per-call verdict (ApprovalDecider) or
+// its Tool's.
+func (t *tool) needsApproval(args json.RawMessage) bool {
+	switch {
+	case t.approve:
+		return true
+	case t.noApprove:
+		return false
+	}
+	if d, ok := t.src.src.Connector.(connectors.ApprovalDecider); ok {
+		if req, ok := d.RequiresApproval(t.def.SourceName, args); ok {
+			return req
+		}
+	}
+	return t.def.RequiresApproval
+}
+
+// typeDefs returns the source's shared schemas for the declaration
+// generator (nil without).
+func (s *source) typeDefs() *typegen.Definitions {
+	s.typesOnce.Do(func() {
+		d, err := typegen.NewDefinitions(s.defs)
+		if err != nil {
+			return // typegen then treats the references as unknown
+		}
+		s.types = d
+	})
+	return s.types
 }
 
 // sandboxGlobals returns the sandbox globals: one per source, an

@@ -73,7 +73,7 @@ func (r *Runtime) Declarations(connector string) (string, error) {
 
 // typegen converts a source for the declaration generator.
 func (s *source) typegen() typegen.Connector {
-	c := typegen.Connector{Name: s.name, Description: s.description}
+	c := typegen.Connector{Name: s.name, Description: s.description, Definitions: s.typeDefs()}
 	for _, t := range s.tools {
 		c.Methods = append(c.Methods, t.typegen())
 	}
@@ -91,5 +91,6 @@ func (t *tool) typegen() typegen.Method {
 		Input:            t.def.InputSchema,
 		Output:           t.def.OutputSchema,
 		RequiresApproval: t.def.RequiresApproval,
+		Deprecated:       t.def.Deprecated,
 	}
 }

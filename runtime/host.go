@@ -231,7 +231,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		Method:      c.Method,
 		Args:        args,
 	}
-	if p.mode == modeRun && t.def.RequiresApproval {
+	if p.mode == modeRun && t.needsApproval(args) {
 		return p.gateLocked(ctx, e)
 	}
 	if _, ok := t.src.src.Connector.(connectors.Starter); ok {
@@ -249,7 +249,7 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 	case codemode.EntryApplied:
 		return nil, rawOrNull(logged.Result), nil
 	case codemode.EntryError:
-		return nil, nil, errors.New(logged.Error)
+		return nil, nil, callError(logged)
 	case codemode.EntryExecuting:
 		// Approved, or a crash came between deciding and recording: execute
 		// (again). At-least-once for that window only.
@@ -418,7 +418,13 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		if e.Error == "" {
 			e.Error = fmt.Sprintf("%s.%s failed without a message", e.Connector, e.Method)
 		}
-		thrown = errors.New(e.Error)
+		// The failure's details (a JSON object, such as an HTTP answer's
+		// status and body) are kept as the entry's result, within the
+		// per-value cap, so that replay throws the same Error.
+		if len(res.Value) > 0 && (p.r.maxValue <= 0 || len(res.Value) <= p.r.maxValue) {
+			e.Result = res.Value
+		}
+		thrown = callError(e)
 	case len(res.Value) > p.r.maxValue && p.r.maxValue > 0:
 		// The call ran, but its result cannot be kept for replay: the
 		// call fails, and fails the same way on replay.
@@ -510,6 +516,15 @@ func (p *pass) Describe(ctx context.Context, path string) (json.RawMessage, erro
 // satisfies the snippet's input schema.
 func (p *pass) Snippet(ctx context.Context, name string, input json.RawMessage) (string, error) {
 	return p.r.snippetCode(ctx, name, input)
+}
+
+// callError is the error thrown into the program for a failed call: its
+// message, and the details of the failure recorded as its result.
+func callError(e codemode.Entry) error {
+	if len(e.Result) > 0 && e.Kind == codemode.KindCall {
+		return &sandbox.CallError{Message: e.Error, Details: e.Result}
+	}
+	return errors.New(e.Error)
 }
 
 // sameCall reports whether a logged entry is the call the program makes now.

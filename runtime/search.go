@@ -224,7 +224,7 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 		case t != nil:
 			d = &description{
 				Path: path, Kind: kindMethod, Description: t.typegen().Description,
-				RequiresApproval: t.def.RequiresApproval, Types: typegen.MethodDeclaration(s.name, t.typegen()),
+				RequiresApproval: t.def.RequiresApproval, Types: typegen.MethodDeclaration(s.name, s.typeDefs(), t.typegen()),
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		if err != nil {
 			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not JSON: %w", name, err)
 		}
-		if _, err := compileSchema(canon); err != nil {
+		if _, err := compileSchema(canon, nil); err != nil {
 			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not a valid JSON Schema: %w", name, err)
 		}
 		inputSchema = canon
@@ -120,7 +120,7 @@ func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMe
 // validateSnippetInput checks codemode.run's input (JSON; null when none
 // was given) against the snippet's input schema, which SaveSnippet checked.
 func validateSnippetInput(s codemode.Snippet, input json.RawMessage) error {
-	sch, err := compileSchema(s.InputSchema)
+	sch, err := compileSchema(s.InputSchema, nil)
 	if err != nil {
 		return fmt.Errorf("snippet %s: input schema: %w", s.Name, err)
 	}

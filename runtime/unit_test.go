@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 func TestCanonicalJSON(t *testing.T) {
@@ -76,7 +77,7 @@ func TestValidateArgs(t *testing.T) {
 		"required": ["path"],
 		"additionalProperties": false
 	}`)
-	sch, err := compileSchema(schema)
+	sch, err := compileSchema(schema, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestValidateArgs(t *testing.T) {
 			}
 		})
 	}
-	if _, err := compileSchema(json.RawMessage(`{"$ref":"file:///etc/passwd"}`)); err == nil {
+	if _, err := compileSchema(json.RawMessage(`{"$ref":"file:///etc/passwd"}`), nil); err == nil {
 		t.Error("a schema referencing a local file compiled; references must not be loaded")
 	}
 }
@@ -131,5 +132,57 @@ func TestUserErrors(t *testing.T) {
 	}
 	if err := unknownSnippet("s"); !errors.Is(err, codemode.ErrUnknownSnippet) || err.Error() != `unknown snippet "s"` {
 		t.Errorf("unknownSnippet = %q (is ErrUnknownSnippet: %v); the engine names no surface's tool or command", err, errors.Is(err, codemode.ErrUnknownSnippet))
+	}
+}
+
+// TestCompileSchemaShared: a schema referring to a connector's shared
+// definitions validates against them (transitively, recursion included),
+// and the shared document is not changed.
+func TestCompileSchemaShared(t *testing.T) {
+	sharedRaw := `{"components":{"schemas":{
+		"pet":{"type":"object","properties":{"name":{"type":"string"},"tag":{"$ref":"#/components/schemas/tag"},"parent":{"$ref":"#/components/schemas/pet"}},"required":["name"]},
+		"tag":{"type":"string","enum":["a","b"]},
+		"unused":{"type":"number"}}}}`
+	shared, err := jsonschema.UnmarshalJSON(strings.NewReader(sharedRaw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := json.Marshal(shared)
+	sch, err := compileSchema(json.RawMessage(`{"type":"object","properties":{"body":{"$ref":"#/components/schemas/pet"}},"required":["body"]}`), shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(args string, wants ...string) {
+		t.Helper()
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = validateValue(sch, "arguments", v)
+		if len(wants) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", args, err)
+			}
+			return
+		}
+		if err == nil {
+			t.Fatalf("%s: no error, want %q", args, wants)
+		}
+		for _, w := range wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", args, err, w)
+			}
+		}
+	}
+	check(`{"body":{"name":"rex","tag":"a","parent":{"name":"old"}}}`)
+	check(`{"body":{"name":"rex","tag":"c"}}`, "/body/tag")
+	check(`{"body":{"parent":{"name":1}}}`, "/body/parent/name", "at /body:")
+	after, _ := json.Marshal(shared)
+	if string(before) != string(after) {
+		t.Error("compileSchema changed the shared definitions")
+	}
+	// A reference that resolves nowhere still fails to compile.
+	if _, err := compileSchema(json.RawMessage(`{"$ref":"#/components/schemas/nope"}`), shared); err == nil {
+		t.Error("a dangling reference compiled")
 	}
 }

@@ -3,6 +3,7 @@ package typegen
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 )
 
 // Method is one callable method of a connector.
@@ -12,6 +13,7 @@ type Method struct {
 	Input            json.RawMessage // JSON Schema of the single argument object (may be nil => {} / object)
 	Output           json.RawMessage // JSON Schema of the result (nil => unknown)
 	RequiresApproval bool
+	Deprecated       bool // JSDoc @deprecated
 }
 
 // Connector is one sandbox global.
@@ -19,6 +21,35 @@ type Connector struct {
 	Name        string // JS identifier
 	Description string // optional one-liner
 	Methods     []Method
+	// Definitions, when set, holds schemas the methods' schemas share: a
+	// local $ref into a definition container ("#/components/schemas/X",
+	// "#/$defs/X", "#/definitions/X") that does not resolve within a
+	// method's own schema resolves here, and becomes one named type for
+	// the whole connector.
+	Definitions *Definitions
+}
+
+// Definitions is a decoded document of shared schemas (see
+// Connector.Definitions); decode it once with NewDefinitions and use it
+// for every declaration of the connector. It is not changed by use.
+type Definitions struct {
+	doc *document
+}
+
+// NewDefinitions decodes a JSON object holding definition containers. nil
+// or empty raw gives nil; raw that is not a JSON object is an error.
+func NewDefinitions(raw json.RawMessage) (*Definitions, error) {
+	if isAbsent(raw) {
+		return nil, nil
+	}
+	v, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, errors.New("typegen: definitions are not a JSON object")
+	}
+	return &Definitions{doc: &document{value: v, id: -1}}, nil
 }
 
 // approvalNote ends the JSDoc of methods that require approval.
@@ -59,11 +90,12 @@ func DeclarationsAll(cs []Connector) string {
 
 // MethodDeclaration returns the types of one method plus one line
 // `<connector>.<method>(input: …): Promise<…>;` with its JSDoc (for
-// codemode.describe("connector.method")).
-func MethodDeclaration(connector string, m Method) string {
+// codemode.describe("connector.method")). defs are the connector's shared
+// definitions (may be nil).
+func MethodDeclaration(connector string, defs *Definitions, m Method) string {
 	names := newNamer()
 	prefix := names.methodPrefixes(connector, []Method{m})[0]
-	conv := newNamedConverter(connector, names)
+	conv := newNamedConverter(connector, names, defs)
 	in, out := conv.method(prefix, m)
 	conv.drain()
 	breakCycles(conv.defs)
@@ -84,7 +116,7 @@ func MethodDeclaration(connector string, m Method) string {
 
 func connectorDeclarations(p *printer, names *namer, c Connector) {
 	prefixes := names.methodPrefixes(c.Name, c.Methods)
-	conv := newNamedConverter(c.Name, names)
+	conv := newNamedConverter(c.Name, names, c.Definitions)
 	type sig struct{ in, out *namedType }
 	sigs := make([]sig, len(c.Methods))
 	for i, m := range c.Methods {
@@ -108,13 +140,17 @@ func connectorDeclarations(p *printer, names *namer, c Connector) {
 	p.newline()
 }
 
-func newNamedConverter(connector string, names *namer) *converter {
-	return &converter{
+func newNamedConverter(connector string, names *namer, defs *Definitions) *converter {
+	c := &converter{
 		named:  true,
 		prefix: pascal(connector),
 		names:  names,
 		refs:   map[string]*namedType{},
 	}
+	if defs != nil {
+		c.shared = defs.doc
+	}
+	return c
 }
 
 // method defines the Input type and, when there is an output schema, the
@@ -172,11 +208,15 @@ func promiseOf(out *namedType) string {
 	return "Promise<" + out.name + ">"
 }
 
-// methodDoc is the JSDoc of a method: its description and the approval note.
+// methodDoc is the JSDoc of a method: its description, the approval note
+// and @deprecated.
 func methodDoc(m Method) []string {
 	lines := textLines(m.Description)
 	if m.RequiresApproval {
 		lines = append(lines, approvalNote)
+	}
+	if m.Deprecated {
+		lines = append(lines, "@deprecated")
 	}
 	return lines
 }

@@ -80,7 +80,7 @@ func TestMethodDeclarationGolden(t *testing.T) {
 			c := loadConnector(t, name)
 			var parts []string
 			for _, m := range c.Methods {
-				parts = append(parts, MethodDeclaration(c.Name, m))
+				parts = append(parts, MethodDeclaration(c.Name, nil, m))
 			}
 			golden(t, name+".describe.txt", strings.Join(parts, "\n// ----\n\n"))
 		})
@@ -202,7 +202,7 @@ func TestMethodDeclaration(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := MethodDeclaration(tc.connector, tc.method)
+			got := MethodDeclaration(tc.connector, nil, tc.method)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("MethodDeclaration mismatch (-want +got):\n%s", diff)
 			}
@@ -292,5 +292,62 @@ func TestDeclarationsShareDefinitions(t *testing.T) {
 				t.Errorf("declared types mismatch (-want +got):\n%s\n%s", diff, out)
 			}
 		})
+	}
+}
+
+// TestSharedDefinitions: references a method's schema cannot resolve
+// itself resolve in the connector's definitions, each target one named
+// type for all methods (recursive ones included); @deprecated is marked.
+func TestSharedDefinitions(t *testing.T) {
+	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{
+		"simple-user":{"type":"object","description":"A user.","properties":{"login":{"type":"string"},"manager":{"$ref":"#/components/schemas/simple-user"}},"required":["login"]},
+		"issue":{"type":"object","properties":{"title":{"type":"string"},"user":{"anyOf":[{"$ref":"#/components/schemas/simple-user"},{"type":"null"}]}},"required":["title","user"]}
+	}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Connector{Name: "gh", Definitions: defs, Methods: []Method{
+		{Name: "issues_get", Input: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
+			Output: json.RawMessage(`{"$ref":"#/components/schemas/issue"}`)},
+		{Name: "users_list", Deprecated: true, Input: json.RawMessage(`{"type":"object"}`),
+			Output: json.RawMessage(`{"type":"array","items":{"$ref":"#/components/schemas/simple-user"}}`)},
+		{Name: "missing", Output: json.RawMessage(`{"$ref":"#/components/schemas/nope"}`)},
+	}}
+	want := `type GhIssuesGetInput = { n: number };
+
+type GhIssuesGetOutput = GhIssue;
+
+type GhIssue = { title: string; user: GhSimpleUser | null };
+
+/** A user. */
+type GhSimpleUser = { login: string; manager?: GhSimpleUser };
+
+type GhUsersListInput = { [key: string]: unknown };
+
+type GhUsersListOutput = GhSimpleUser[];
+
+type GhMissingInput = { [key: string]: unknown };
+
+type GhMissingOutput = unknown;
+
+declare const gh: {
+  issues_get(input: GhIssuesGetInput): Promise<GhIssuesGetOutput>;
+  /** @deprecated */
+  users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;
+  missing(input: GhMissingInput): Promise<GhMissingOutput>;
+};
+`
+	if diff := cmp.Diff(want, Declarations(c)); diff != "" {
+		t.Errorf("Declarations mismatch (-want +got):\n%s", diff)
+	}
+	one := MethodDeclaration("gh", defs, c.Methods[1])
+	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "gh.users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
+		t.Errorf("MethodDeclaration without the shared type:\n%s", one)
+	}
+	if d, err := NewDefinitions(nil); d != nil || err != nil {
+		t.Errorf("NewDefinitions(nil) = %v, %v", d, err)
+	}
+	if _, err := NewDefinitions(json.RawMessage(`[1]`)); err == nil {
+		t.Error("NewDefinitions of an array: no error")
 	}
 }

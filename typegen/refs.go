@@ -22,6 +22,10 @@ func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsT
 		return unknownType()
 	}
 	target, ok := resolvePointer(d.value, ref[1:])
+	if !ok && c.shared != nil && inContainer(ref) {
+		d = c.shared
+		target, ok = resolvePointer(d.value, ref[1:])
+	}
 	if !ok {
 		return unknownType()
 	}

@@ -65,6 +65,10 @@ type converter struct {
 	queue  []*namedType          // named types not built yet
 	nodes  int                   // nodes converted (inline mode budget)
 	nextID int
+	// shared is the connector's shared definitions document (named
+	// mode), where references into definition containers that a method's
+	// own schema lacks resolve.
+	shared *document
 }
 
 // convert converts schema s of document d. stack holds the refs being
