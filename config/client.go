@@ -23,7 +23,7 @@ import (
 var clientKeys = []string{
 	"type", "command", "args", "env", "envFile", "cwd", "url", "headers",
 	"transportType", "serverUrl", "disabled", "timeout", "disabledTools",
-	"description", "tools", "approve", "revert",
+	"description", "tools", "approve", "no_approve", "revert",
 	"autoApprove", "alwaysAllow", "dev", "watchPaths", "gallery", "version",
 }
 

@@ -57,6 +57,11 @@ type Store struct {
 	MaxExecutions int           // terminal runs kept; default 50
 	PausedTTL     time.Duration // paused runs older than this expire; default 24h
 	Synchronous   string        // "normal" | "full"; default "normal"
+	// CacheDir holds what can be made again but is worth keeping between
+	// starts: fetched OpenAPI documents and the methods derived from them.
+	// A relative path in a file is resolved against the file's directory.
+	// "" means the user's cache directory (see DefaultCacheDir).
+	CacheDir string
 }
 
 // Sandbox configures program execution.
@@ -120,6 +125,10 @@ type Connector struct {
 	// Approve lists globs (path.Match syntax) of tool names that need
 	// approval in addition to what the source declares.
 	Approve []string
+	// NoApprove lists globs of tool names that need no approval although
+	// the source says they do (an OpenAPI POST that only searches, say).
+	// Approve wins when both match.
+	NoApprove []string
 	// Revert maps a tool name to a JavaScript expression
 	// "(args, result) => …" run during a rollback. Never env-expanded, since
 	// JavaScript template literals use ${…}.
@@ -135,6 +144,16 @@ type Auth struct {
 	Bearer string
 	Basic  *BasicAuth
 	APIKey *APIKey
+	OAuth2 *OAuth2
+}
+
+// OAuth2 is the OAuth 2.0 client credentials grant: a token is requested
+// from TokenURL with the client's id and secret.
+type OAuth2 struct {
+	TokenURL     string
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
 }
 
 // BasicAuth is HTTP basic authentication.

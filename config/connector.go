@@ -43,6 +43,7 @@ var connectorKeys = []keySpec{
 	{"operations", []Kind{KindOpenAPI}},
 	{"tools", []Kind{KindBuiltin, KindStdio, KindHTTP}},
 	{"approve", nil},
+	{"no_approve", nil},
 	{"revert", nil},
 	{"timeout", nil},
 	{"description", nil},
@@ -217,6 +218,8 @@ func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
 		c.Tools = d.filter(n, fp)
 	case "approve":
 		c.Approve = d.globs(n, fp)
+	case "no_approve":
+		c.NoApprove = d.globs(n, fp)
 	case "revert":
 		c.Revert = d.revert(n, fp)
 	case "timeout":
@@ -272,10 +275,14 @@ func (d *decoder) filter(n *node, fp fieldPath) Filter {
 	return f
 }
 
+// authChoice lists the kinds of auth.
+const authChoice = "{bearer: …}, {basic: {username, password}}, {api_key: {in, name, value}} or {oauth2: {token_url, client_id, client_secret, scopes}}"
+
 // auth decodes an OpenAPI connector's credentials: exactly one of bearer,
-// basic {username, password} or api_key {in, name, value}.
+// basic {username, password}, api_key {in, name, value} or oauth2
+// {token_url, client_id, client_secret, scopes}.
 func (d *decoder) auth(n *node, fp fieldPath) *Auth {
-	if !d.mapping(n, fp, "{bearer: …}, {basic: {username, password}} or {api_key: {in, name, value}}") {
+	if !d.mapping(n, fp, authChoice) {
 		return nil
 	}
 	a := &Auth{}
@@ -321,13 +328,30 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 			}
 			a.APIKey = k
 		}},
+		{"oauth2", func(n *node, fp fieldPath) {
+			set = append(set, "oauth2")
+			if !d.mapping(n, fp, "{token_url, client_id, client_secret, scopes}") {
+				return
+			}
+			o := &OAuth2{}
+			d.object(n, fp, []field{
+				{"token_url", func(n *node, fp fieldPath) { o.TokenURL, _ = d.httpURL(n, fp) }},
+				{"client_id", func(n *node, fp fieldPath) { o.ClientID, _ = d.nonEmpty(n, fp) }},
+				{"client_secret", func(n *node, fp fieldPath) { o.ClientSecret, _ = d.nonEmpty(n, fp) }},
+				{"scopes", func(n *node, fp fieldPath) { o.Scopes = d.strList(n, fp) }},
+			})
+			if !hasKey(n, "token_url") || !hasKey(n, "client_id") || !hasKey(n, "client_secret") {
+				d.errAt(n.pos, fp, "needs token_url, client_id and client_secret (and optionally scopes)")
+			}
+			a.OAuth2 = o
+		}},
 	})
 	switch {
 	case len(set) == 0:
-		d.errAt(n.pos, fp, "needs one of bearer, basic or api_key")
+		d.errAt(n.pos, fp, "needs one of bearer, basic, api_key or oauth2")
 		return nil
 	case len(set) > 1:
-		d.errAt(n.pos, fp, fmt.Sprintf("takes exactly one of bearer, basic or api_key; got %s", strings.Join(set, " and ")))
+		d.errAt(n.pos, fp, fmt.Sprintf("takes exactly one of bearer, basic, api_key or oauth2; got %s", strings.Join(set, " and ")))
 	}
 	return a
 }

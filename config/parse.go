@@ -258,6 +258,11 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 				s.Synchronous = v
 			}
 		}},
+		{"cache_dir", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmpty(n, fp); ok {
+				s.CacheDir = d.resolvePath(v)
+			}
+		}},
 	})
 }
 

@@ -45,6 +45,7 @@ func TestParseFull(t *testing.T) {
 	t.Setenv("CODEMODE_TOKEN", "s3cret")
 	t.Setenv("REMOTE_TOKEN", "rt")
 	t.Setenv("GITHUB_TOKEN", "gh")
+	t.Setenv("BILLING_SECRET", "cs")
 	t.Setenv("LOG_LEVEL", "")
 	file := filepath.Join("testdata", "full.yaml")
 	got, err := Load(file)
@@ -60,6 +61,7 @@ func TestParseFull(t *testing.T) {
 		Server: Server{Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret"},
 		Store: Store{
 			Path: filepath.Join(dir, "data", "codemode.db"), MaxExecutions: 10, PausedTTL: 2 * time.Hour, Synchronous: "full",
+			CacheDir: filepath.Join(dir, "cache"),
 		},
 		Sandbox: Sandbox{
 			Timeout: 30 * time.Second, MemoryLimit: 1 << 30, MaxResultChars: 1000, Isolation: "process",
@@ -67,9 +69,9 @@ func TestParseFull(t *testing.T) {
 		},
 		Approvals: Approvals{Elicitation: false},
 		Connectors: []Connector{
-			{Name: "notes", SourceName: "notes", Line: 22, Kind: KindBuiltin, Builtin: "notes"},
+			{Name: "notes", SourceName: "notes", Line: 23, Kind: KindBuiltin, Builtin: "notes"},
 			{
-				Name: "files", SourceName: "files", Line: 24, Kind: KindStdio,
+				Name: "files", SourceName: "files", Line: 25, Kind: KindStdio,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
 				Env:     map[string]string{"LOG": "info"},
 				Cwd:     filepath.Join(dir, "work"),
@@ -78,22 +80,30 @@ func TestParseFull(t *testing.T) {
 				Timeout: 5 * time.Second, Description: "Local files",
 			},
 			{
-				Name: "remote", SourceName: "remote", Line: 34, Kind: KindHTTP,
+				Name: "remote", SourceName: "remote", Line: 35, Kind: KindHTTP,
 				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
 				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
 			},
-			{Name: "legacy", SourceName: "legacy", Line: 38, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{Name: "legacy", SourceName: "legacy", Line: 39, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
 			{
-				Name: "github", SourceName: "github", Line: 41, Kind: KindOpenAPI,
+				Name: "github", SourceName: "github", Line: 42, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
 				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
 				Auth:       &Auth{Bearer: "gh"},
-				Operations: Filter{Include: []string{"issues/*", "repos/get"}, Exclude: []string{}},
+				Operations: Filter{Include: []string{"issues/*", "repos/get", "tag:issues", "path:/repos/*"}, Exclude: []string{}},
+				NoApprove:  []string{"search/*"},
 			},
 			{
-				Name: "petstore", SourceName: "petstore", Line: 47, Kind: KindOpenAPI,
+				Name: "petstore", SourceName: "petstore", Line: 49, Kind: KindOpenAPI,
 				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
 				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
+			},
+			{
+				Name: "billing", SourceName: "billing", Line: 53, Kind: KindOpenAPI,
+				OpenAPI: filepath.Join(dir, "billing.yaml"),
+				Auth: &Auth{OAuth2: &OAuth2{
+					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},
+				}},
 			},
 		},
 	}
@@ -112,7 +122,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "sever:\n  name: x\n",
 			`codemode.yaml:1:1: sever: unknown key (did you mean "server"?)`},
 		{"unknown key without near miss", "store:\n  colour: red\n",
-			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous`},
+			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous, cache_dir`},
 		{"unknown connector key", "connectors:\n  files:\n    comand: npx\n",
 			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
 		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",
@@ -187,8 +197,12 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:4:11: connectors.x.args: expected a list of strings, got the string "-y srv"`},
 		{"list in args", "connectors:\n  x:\n    command: npx\n    args: [a, [b]]\n",
 			`codemode.yaml:4:15: connectors.x.args[1]: expected a string, got a list`},
+		{"oauth2 without a secret", "connectors:\n  x:\n    openapi: x.json\n    auth:\n      oauth2: {token_url: https://a/t, client_id: c}\n",
+			`codemode.yaml:5:15: connectors.x.auth.oauth2: needs token_url, client_id and client_secret (and optionally scopes)`},
+		{"bad no_approve glob", "connectors:\n  x:\n    openapi: x.json\n    no_approve: [\"[\"]\n",
+			`codemode.yaml:4:18: connectors.x.no_approve[0]: bad glob "[" (path.Match syntax: *, ?, [a-z], \ escapes)`},
 		{"auth with two methods", "connectors:\n  x:\n    openapi: a.json\n    auth: {bearer: t, basic: {username: u}}\n",
-			`codemode.yaml:4:11: connectors.x.auth: takes exactly one of bearer, basic or api_key; got bearer and basic`},
+			`codemode.yaml:4:11: connectors.x.auth: takes exactly one of bearer, basic, api_key or oauth2; got bearer and basic`},
 		{"auth api_key incomplete", "connectors:\n  x:\n    openapi: a.json\n    auth:\n      api_key: {name: k}\n",
 			`codemode.yaml:5:16: connectors.x.auth.api_key: needs name and value (and in: header, query or cookie; default header)`},
 		{"auth api_key in", "connectors:\n  x:\n    openapi: a.json\n    auth:\n      api_key: {in: body, name: k, value: v}\n",
