@@ -1,0 +1,135 @@
+package openapi
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// API key locations.
+const (
+	KeyInHeader = "header"
+	KeyInQuery  = "query"
+	KeyInCookie = "cookie"
+)
+
+// checkAuth validates a's fields for a caller: exactly one kind set, and
+// each kind's fields usable on the wire. Errors name the field, never its
+// value.
+func checkAuth(a *Auth) error {
+	if a == nil {
+		return nil
+	}
+	n := 0
+	for _, set := range []bool{a.Bearer != "", a.Basic != nil, a.APIKey != nil, a.OAuth2 != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("auth: exactly one of bearer, basic, api_key and oauth2 must be set (%d are)", n)
+	}
+	switch {
+	case a.Bearer != "":
+		return checkSecretText("auth.bearer", a.Bearer)
+	case a.Basic != nil:
+		if strings.Contains(a.Basic.Username, ":") {
+			return fmt.Errorf("auth.basic.username: a user name cannot hold ':' in HTTP basic authentication")
+		}
+	case a.APIKey != nil:
+		k := a.APIKey
+		switch k.In {
+		case KeyInHeader:
+			if err := checkHeader(k.Name, ""); err != nil {
+				return fmt.Errorf("auth.api_key.name: %w", err)
+			}
+		case KeyInQuery:
+			if k.Name == "" {
+				return fmt.Errorf("auth.api_key.name: empty")
+			}
+		case KeyInCookie:
+			if k.Name == "" || strings.ContainsAny(k.Name, "=; \t\r\n") {
+				return fmt.Errorf("auth.api_key.name: %q is not a cookie name", k.Name)
+			}
+			if strings.ContainsAny(k.Value, "; \t\r\n") {
+				return fmt.Errorf("auth.api_key.value: a cookie value cannot hold ';', white space or line breaks")
+			}
+		default:
+			return fmt.Errorf("auth.api_key.in: %q is not one of header, query, cookie", k.In)
+		}
+		return checkSecretText("auth.api_key.value", k.Value)
+	case a.OAuth2 != nil:
+		u, err := url.Parse(a.OAuth2.TokenURL)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("auth.oauth2.token_url: not an absolute http(s) URL")
+		}
+		if a.OAuth2.ClientID == "" {
+			return fmt.Errorf("auth.oauth2.client_id: empty")
+		}
+	}
+	return nil
+}
+
+// checkSecretText refuses an empty secret, or one a header cannot carry.
+// The value is never quoted.
+func checkSecretText(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s: empty", field)
+	}
+	if err := checkHeader("X", v); err != nil {
+		return fmt.Errorf("%s: the value holds a control character or line break", field)
+	}
+	return nil
+}
+
+// secretForms returns every form in which a's secrets travel: the
+// values themselves (Auth.Secrets) and the client credential of OAuth 2.0
+// as sent (its parts form-encoded first, RFC 6749 section 2.3.1).
+func secretForms(a *Auth) []string {
+	out := a.Secrets()
+	if a != nil && a.OAuth2 != nil {
+		out = append(out, clientCredential(a.OAuth2))
+	}
+	return out
+}
+
+// clientCredential is the HTTP basic credential with which a client
+// authenticates to a token endpoint: client id and secret each
+// form-encoded, then joined and base64-encoded (RFC 6749 section 2.3.1).
+func clientCredential(o *OAuth2) string {
+	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(o.ClientID) + ":" + url.QueryEscape(o.ClientSecret)))
+}
+
+// authorize sets a's credentials on req: a bearer token (or token, the
+// OAuth 2.0 access token), a basic credential, or an API key in a header
+// or a cookie. A query API key is already in the URL (see apiKeyQuery).
+func authorize(req *http.Request, a *Auth, token string) {
+	switch {
+	case a == nil:
+	case a.Bearer != "":
+		req.Header.Set("Authorization", "Bearer "+a.Bearer)
+	case a.Basic != nil:
+		req.Header.Set("Authorization", "Basic "+basicCredential(a.Basic.Username, a.Basic.Password))
+	case a.APIKey != nil && a.APIKey.In == KeyInHeader:
+		req.Header.Set(a.APIKey.Name, a.APIKey.Value)
+	case a.APIKey != nil && a.APIKey.In == KeyInCookie:
+		pair := a.APIKey.Name + "=" + a.APIKey.Value
+		if c := req.Header.Get("Cookie"); c != "" {
+			pair = c + "; " + pair
+		}
+		req.Header.Set("Cookie", pair)
+	case a.OAuth2 != nil:
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+}
+
+// apiKeyQuery returns the encoded query pair of an API key sent in the
+// query ("" for any other credential).
+func apiKeyQuery(a *Auth) string {
+	if a == nil || a.APIKey == nil || a.APIKey.In != KeyInQuery {
+		return ""
+	}
+	return string(escapeUnreserved(append(escapeUnreserved(nil, a.APIKey.Name), '='), a.APIKey.Value))
+}

@@ -1,0 +1,463 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// Bounds on what a call sends.
+const (
+	// maxRedirects is how many same-origin redirects a call follows.
+	maxRedirects = 10
+	// maxURL bounds a request's URL.
+	maxURL = 64 << 10
+	// maxHeaders bounds the total size of a request's headers.
+	maxHeaders = 64 << 10
+)
+
+// defaultAccept is sent when neither the call nor the configuration sets
+// Accept: JSON preferred, anything accepted.
+const defaultAccept = "application/json, */*;q=0.5"
+
+// callerConfig is what a caller is built from: the pieces of the
+// connector's Config, its base URL resolved.
+type callerConfig struct {
+	// Base is the absolute http(s) URL operation paths are appended to
+	// (its path a prefix of theirs).
+	Base *url.URL
+	// Headers are sent with every request; they win over the call's own
+	// headers, and credentials win over them.
+	Headers map[string]string
+	Auth    *Auth
+	// Timeout bounds a whole call (token request, redirects and 401 retry
+	// included); 0 means DefaultCallTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes caps a response body; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// Scrubber receives the credentials and header values, and every
+	// access token obtained; nil means one of the caller's own.
+	Scrubber *scrub.Scrubber
+	// Transport carries the requests; nil means a transport of the
+	// caller's own (closed by close).
+	Transport http.RoundTripper
+	// Logger gets a debug line per call (method, path template, status,
+	// duration; never a URL or a value); nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of token expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// A caller makes the HTTP requests of one OpenAPI connector: operations
+// (call) and the generic request escape hatch (request), with the
+// connector's base URL, headers and credentials. It is safe for concurrent
+// use.
+//
+// Everything it returns (Result values and messages, errors) has been
+// through the scrubber, which holds every configured secret and every
+// token obtained.
+type caller struct {
+	base     *url.URL
+	headers  http.Header
+	auth     *Auth
+	timeout  time.Duration
+	maxBytes int64
+	scrub    *scrub.Scrubber
+	log      *slog.Logger
+	client   *http.Client
+	own      *http.Transport // the transport to close, nil when given
+	oauth    *tokenSource    // nil unless Auth is OAuth2
+}
+
+// newCaller checks cfg and builds a caller. Errors name the bad field and
+// never hold a secret.
+func newCaller(cfg callerConfig) (*caller, error) {
+	if cfg.Base == nil || cfg.Base.Scheme != "http" && cfg.Base.Scheme != "https" || cfg.Base.Host == "" {
+		return nil, errors.New("base URL: not an absolute http(s) URL")
+	}
+	if err := checkAuth(cfg.Auth); err != nil {
+		return nil, err
+	}
+	c := &caller{
+		base:     cfg.Base,
+		headers:  http.Header{},
+		auth:     cfg.Auth,
+		timeout:  cfg.Timeout,
+		maxBytes: cfg.MaxResponseBytes,
+		scrub:    cfg.Scrubber,
+		log:      cfg.Logger,
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultCallTimeout
+	}
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultMaxResponseBytes
+	}
+	if c.scrub == nil {
+		c.scrub = scrub.New()
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.scrub.Add(secretForms(cfg.Auth)...)
+	for name, v := range cfg.Headers {
+		c.scrub.Add(v)
+		if err := checkHeader(name, v); err != nil {
+			return nil, fmt.Errorf("headers: %w", c.scrub.Error(err))
+		}
+		c.headers.Set(name, v)
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		c.own = http.DefaultTransport.(*http.Transport).Clone()
+		rt = c.own
+	}
+	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect}
+	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
+		now := cfg.Now
+		if now == nil {
+			now = time.Now
+		}
+		// The token endpoint gets the client's credential: it is not
+		// redirected anywhere.
+		tc := &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.oauth = newTokenSource(cfg.Auth.OAuth2, tc, c.timeout, now, c.scrub, c.log)
+	}
+	return c, nil
+}
+
+// close stops a token request under way and closes the caller's idle
+// connections. Calls must have returned.
+func (c *caller) close() {
+	if c.oauth != nil {
+		c.oauth.close()
+	}
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	}
+}
+
+// checkRedirect follows a redirect only within the first request's scheme,
+// host and port, and at most maxRedirects times; otherwise the 3xx answer
+// is the answer. A followed redirect keeps the headers (Go's client copies
+// them on a same-host redirect) and gets the query API key again.
+func (c *caller) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects || !sameOrigin(req.URL, via[0].URL) {
+		return http.ErrUseLastResponse
+	}
+	if pair := apiKeyQuery(c.auth); pair != "" && !req.URL.Query().Has(c.auth.APIKey.Name) {
+		req.URL.RawQuery = joinQuery(req.URL.RawQuery, pair)
+	}
+	return nil
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (default ports made explicit).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// joinQuery joins two encoded query strings.
+func joinQuery(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "&" + b
+}
+
+// An outgoing request is what a call sends, but for the connector's
+// headers and credentials (see send).
+type outgoing struct {
+	method string
+	// url is the absolute URL, path and query encoded.
+	url     string
+	header  http.Header
+	cookies []byte // "a=1; b=2" or empty
+	body    *encodedBody
+}
+
+// send sends out within the call timeout, with the connector's headers
+// and credentials; it follows same-origin redirects (checkRedirect) and,
+// when authenticating with OAuth 2.0, sends the request once more with a
+// new token after a 401. It returns the answer, read up to the size cap
+// (errTooLarge past it), or a transport error (not scrubbed).
+func (c *caller) send(parent context.Context, out *outgoing) (*answer, error) {
+	ctx, cancel := context.WithTimeout(parent, c.timeout)
+	defer cancel()
+	a, err := c.sendOnce(ctx, out)
+	if err != nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("no answer within %s (the call timeout): %w", c.timeout, ctx.Err())
+	}
+	return a, err
+}
+
+func (c *caller) sendOnce(ctx context.Context, out *outgoing) (*answer, error) {
+	stale := ""
+	for attempt := 0; ; attempt++ {
+		token := ""
+		if c.oauth != nil {
+			var err error
+			if token, err = c.oauth.token(ctx, stale); err != nil {
+				return nil, err
+			}
+		}
+		req, err := c.build(ctx, out, token)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusUnauthorized && c.oauth != nil && attempt == 0 {
+			// The token may have been revoked or expired early: once more
+			// with a new one.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			stale = token
+			continue
+		}
+		return readAnswer(resp, c.maxBytes)
+	}
+}
+
+// build makes the http.Request of out: the query API key added to the
+// URL, the connector's headers over the call's, the cookies joined, and
+// the credentials set last.
+func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.Request, error) {
+	u := out.url
+	if pair := apiKeyQuery(c.auth); pair != "" {
+		base, query, _ := strings.Cut(u, "?")
+		u = base + "?" + joinQuery(query, pair)
+	}
+	var body io.Reader
+	if out.body != nil {
+		body = bytes.NewReader(out.body.data)
+	}
+	req, err := http.NewRequestWithContext(ctx, out.method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = out.header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	for k, v := range c.headers {
+		req.Header[k] = v
+	}
+	if out.body != nil {
+		req.Header.Set("Content-Type", out.body.contentType)
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", defaultAccept)
+	}
+	if len(out.cookies) > 0 {
+		cookie := string(out.cookies)
+		if h := req.Header.Get("Cookie"); h != "" {
+			cookie += "; " + h
+		}
+		req.Header.Set("Cookie", cookie)
+	}
+	authorize(req, c.auth, token)
+	return req, nil
+}
+
+// call makes the HTTP request of op with the program's arguments (a JSON
+// object: one property per parameter, keyed by Param.Prop, and the body
+// under Body.Prop) and returns what the program gets:
+//   - a 2xx answer: Value is the body decoded by its content type
+//     (decodeBody);
+//   - any other answer (a 3xx not followed included): IsError, Message
+//     "<status> <reason>: <the API's message> (METHOD /path/template)",
+//     and Value the HTTPError {status, body};
+//   - arguments that cannot be sent (a missing required parameter, a
+//     value that would change the path, a body its media type cannot
+//     carry), and a body over the size cap: IsError with a message that
+//     names the input;
+//   - a transport failure (no connection, the call timeout, a token
+//     request that failed): err.
+//
+// Everything returned is scrubbed.
+func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) (connectors.Result, error) {
+	what := op.Method + " " + op.Path
+	out, err := c.prepare(op, args)
+	if err != nil {
+		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil
+	}
+	start := time.Now()
+	a, err := c.send(ctx, out)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil
+	case err != nil:
+		err = c.scrub.Error(fmt.Errorf("%s: %w", what, err))
+		c.log.Debug("openapi call failed", "method", op.Method, "path", op.Path, "err", err, "duration", time.Since(start))
+		return connectors.Result{}, err
+	}
+	c.log.Debug("openapi call", "method", op.Method, "path", op.Path, "status", a.status, "duration", time.Since(start))
+	body := decodeBody(op.Method, a)
+	if a.status/100 == 2 {
+		return connectors.Result{Value: c.scrub.JSON(body)}, nil
+	}
+	msg := fmt.Sprintf("%d %s", a.status, a.reason)
+	if m := apiMessage(body); m != "" {
+		msg += ": " + m
+	} else if loc := a.header.Get("Location"); a.status/100 == 3 && loc != "" {
+		msg += ": redirect to " + oneLine(loc) + " not followed (only redirects to the same scheme, host and port are)"
+	}
+	detail, _ := json.Marshal(HTTPError{Status: a.status, Body: body})
+	return connectors.Result{
+		IsError: true,
+		Message: c.scrub.String(msg + " (" + what + ")"),
+		Value:   c.scrub.JSON(detail),
+	}, nil
+}
+
+// failed is the Result of a call refused or failed before an answer the
+// program can use.
+func (c *caller) failed(msg string) connectors.Result {
+	return connectors.Result{IsError: true, Message: c.scrub.String(msg)}
+}
+
+// prepare builds the outgoing request of op from the arguments: the
+// server (Operation.Server resolved against the base, or the base), the
+// path expanded, the query, header and cookie parameters serialised in
+// the order they are declared, and the body encoded. Null and absent
+// optional parameters are left out.
+func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error) {
+	in, err := inputObject(args)
+	if err != nil {
+		return nil, err
+	}
+	base := c.base
+	if op.Server != "" {
+		ref, err := url.Parse(op.Server)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", op.Server, err)
+		}
+		base = c.base.ResolveReference(ref)
+	}
+	b := make([]byte, 0, 128)
+	b = append(b, base.Scheme+"://"+base.Host...)
+	b = append(b, strings.TrimSuffix(base.EscapedPath(), "/")...)
+	if b, err = expandPath(b, op, in); err != nil {
+		return nil, err
+	}
+	out := &outgoing{method: op.Method, header: http.Header{}}
+	query := []byte(base.RawQuery)
+	for i := range op.Params {
+		p := &op.Params[i]
+		if p.In == InPath {
+			continue
+		}
+		v, ok, err := paramValue(in, p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if p.Required {
+				return nil, fmt.Errorf("%s is required", p.where())
+			}
+			continue
+		}
+		switch p.In {
+		case InQuery:
+			query = appendQueryParam(query, p, v)
+		case InHeader:
+			if err := setHeaderParam(out.header, p, v); err != nil {
+				return nil, err
+			}
+		case InCookie:
+			out.cookies = appendCookieParam(out.cookies, p, v)
+		}
+	}
+	if len(query) > 0 {
+		b = append(b, '?')
+		b = append(b, query...)
+	}
+	out.url = string(b)
+	if err := checkSize(out); err != nil {
+		return nil, err
+	}
+	if op.Body == nil {
+		return out, nil
+	}
+	raw, has := in[op.Body.Prop]
+	v := value{}
+	if has {
+		if v, err = parseValue(raw); err != nil {
+			return nil, fmt.Errorf("input %q (request body): %w", op.Body.Prop, err)
+		}
+	}
+	if v.kind == kindNull {
+		if op.Body.Required {
+			return nil, fmt.Errorf("input %q (request body) is required", op.Body.Prop)
+		}
+		return out, nil
+	}
+	body, err := encodeBody(op.Body, v)
+	if err != nil {
+		return nil, fmt.Errorf("input %q (request body, %s): %w", op.Body.Prop, bareMediaType(op.Body.MediaType), err)
+	}
+	out.body = &body
+	return out, nil
+}
+
+// inputObject decodes a call's arguments: a JSON object (absent or null
+// is an empty one).
+func inputObject(args json.RawMessage) (map[string]json.RawMessage, error) {
+	in := map[string]json.RawMessage{}
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return in, nil
+	}
+	if trimmed[0] != '{' {
+		return nil, errors.New("the input must be an object")
+	}
+	if err := json.Unmarshal(trimmed, &in); err != nil {
+		return nil, fmt.Errorf("the input is not a valid JSON object: %w", err)
+	}
+	return in, nil
+}
+
+// checkSize bounds an outgoing request's URL and headers.
+func checkSize(out *outgoing) error {
+	if len(out.url) > maxURL {
+		return fmt.Errorf("the request URL would be %d bytes, over the limit of %d bytes", len(out.url), maxURL)
+	}
+	n := len(out.cookies)
+	for k, vs := range out.header {
+		for _, v := range vs {
+			n += len(k) + len(v)
+		}
+	}
+	if n > maxHeaders {
+		return fmt.Errorf("the request headers would be %d bytes, over the limit of %d bytes", n, maxHeaders)
+	}
+	return nil
+}

@@ -1,0 +1,419 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// This file serialises parameters as OpenAPI 3's style table says: the
+// RFC 6570 styles (simple, label, matrix, form) by one expansion with the
+// operator's prefix and separators, and the query-only styles
+// (spaceDelimited, pipeDelimited, deepObject, and Swagger 2.0's tsv) by
+// their own rules. Values are percent-encoded item by item, so a delimiter
+// inside a value ("a,b" in an array item) is encoded and cannot be taken
+// for the style's own.
+
+// where names a parameter in errors: by the input property the program
+// sets, and its wire name when that differs.
+func (p *Param) where() string {
+	if p.Prop != p.Name {
+		return fmt.Sprintf("input %q (%s parameter %q)", p.Prop, p.In, p.Name)
+	}
+	return fmt.Sprintf("%s parameter %q", p.In, p.Name)
+}
+
+// paramValue returns the value the arguments hold for p; ok is false when
+// it is absent or null. A JSON parameter's value becomes its JSON text.
+func paramValue(in map[string]json.RawMessage, p *Param) (v value, ok bool, err error) {
+	raw, has := in[p.Prop]
+	if !has {
+		return value{}, false, nil
+	}
+	v, err = parseValue(raw)
+	if err != nil {
+		return value{}, false, fmt.Errorf("%s: %w", p.where(), err)
+	}
+	if v.kind == kindNull {
+		return value{}, false, nil
+	}
+	if p.JSON {
+		v = value{kind: kindString, text: string(v.appendJSON(nil))}
+	}
+	return v, true, nil
+}
+
+// An escaper appends s, percent-encoded for where it goes.
+type escaper func(b []byte, s string) []byte
+
+const upperHex = "0123456789ABCDEF"
+
+// unreserved reports RFC 3986's unreserved characters, which are never
+// encoded.
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// escapeUnreserved encodes every byte but the unreserved ones: the
+// encoding for path values, query names and values, and cookies.
+func escapeUnreserved(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; unreserved(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+		}
+	}
+	return b
+}
+
+// escapeReserved is allowReserved's encoding of a query value: RFC 3986's
+// reserved characters and percent-encoded triples pass unchanged, except
+// those a query cannot hold or that delimit its pairs ('#', '[', ']', '&',
+// '+').
+func escapeReserved(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case unreserved(c) || strings.IndexByte(":/?@!$'()*,;=", c) >= 0:
+			b = append(b, c)
+		case c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
+			b = append(b, s[i:i+3]...)
+			i += 2
+		default:
+			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+		}
+	}
+	return b
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// escapeSegments encodes a multi-segment path value: each '/'-separated
+// segment is encoded, the '/' kept.
+func escapeSegments(b []byte, s string) []byte {
+	for i, seg := range strings.Split(s, "/") {
+		if i > 0 {
+			b = append(b, '/')
+		}
+		b = escapeUnreserved(b, seg)
+	}
+	return b
+}
+
+// escapeNone appends s as it is: header values are not percent-encoded.
+func escapeNone(b []byte, s string) []byte { return append(b, s...) }
+
+// An operator is an RFC 6570 expression operator as an OpenAPI style uses
+// it.
+type operator struct {
+	// prefix starts the expansion (".", ";"); sep separates exploded items.
+	prefix, sep string
+	// named: items are "name=value"; an empty value is "name" when
+	// bareEmpty (matrix), else "name=" (form).
+	named, bareEmpty bool
+}
+
+var (
+	opSimple = operator{}
+	opLabel  = operator{prefix: ".", sep: "."}
+	opMatrix = operator{prefix: ";", sep: ";", named: true, bareEmpty: true}
+	opQuery  = operator{sep: "&", named: true}
+	opCookie = operator{sep: "; ", named: true}
+)
+
+// expand appends v (not null) expanded by op: RFC 6570 section 3.2, which
+// OpenAPI's style table follows. Array items and object values that are
+// themselves arrays or objects are sent as JSON text. An empty array or
+// object expands to nothing (RFC 6570's undefined).
+func (op operator) expand(b []byte, name string, v value, explode bool, esc escaper) []byte {
+	if !v.scalar() && len(v.items) == 0 {
+		return b
+	}
+	sep := op.sep
+	if sep == "" {
+		sep = ","
+	}
+	b = append(b, op.prefix...)
+	pair := func(b []byte, k, val string) []byte {
+		b = esc(b, k)
+		if val == "" && op.bareEmpty {
+			return b
+		}
+		b = append(b, '=')
+		return esc(b, val)
+	}
+	switch {
+	case v.scalar():
+		if op.named {
+			return pair(b, name, v.text)
+		}
+		return esc(b, v.text)
+	case explode && v.kind == kindArray:
+		for i, it := range v.items {
+			if i > 0 {
+				b = append(b, sep...)
+			}
+			if op.named {
+				b = pair(b, name, it.String())
+			} else {
+				b = esc(b, it.String())
+			}
+		}
+		return b
+	case explode: // an object: its members as pairs
+		for i, k := range v.keys {
+			if i > 0 {
+				b = append(b, sep...)
+			}
+			b = pair(b, k, v.items[i].String())
+		}
+		return b
+	}
+	// Not exploded: the items (or keys and values) joined by commas.
+	if op.named {
+		b = esc(b, name)
+		b = append(b, '=')
+	}
+	return appendJoined(b, v, ",", esc)
+}
+
+// appendJoined appends an array's items, or an object's keys and values in
+// turn, each encoded, separated by sep.
+func appendJoined(b []byte, v value, sep string, esc escaper) []byte {
+	for i, it := range v.items {
+		if i > 0 {
+			b = append(b, sep...)
+		}
+		if v.kind == kindObject {
+			b = esc(b, v.keys[i])
+			b = append(b, sep...)
+		}
+		b = esc(b, it.String())
+	}
+	return b
+}
+
+// expandPath expands an operation's path template with the arguments,
+// percent-encoding every value so that it stays inside its segment ('/'
+// is encoded unless the parameter is MultiSegment). A segment made "." or
+// "..", or left empty, by a parameter is refused: it would send the call
+// to another endpoint.
+func expandPath(b []byte, op *Operation, in map[string]json.RawMessage) ([]byte, error) {
+	rest := op.Path
+	for rest != "" {
+		// One template segment at a time, its leading '/' included.
+		end := strings.IndexByte(rest[1:], '/') + 1
+		if end == 0 {
+			end = len(rest)
+		}
+		seg := rest[:end]
+		rest = rest[end:]
+		if !strings.Contains(seg, "{") {
+			b = escapeLiteral(b, seg)
+			continue
+		}
+		start := len(b)
+		var used []*Param
+		for seg != "" {
+			open := strings.IndexByte(seg, '{')
+			closing := strings.IndexByte(seg, '}')
+			if open < 0 || closing < open {
+				b = escapeLiteral(b, seg)
+				break
+			}
+			b = escapeLiteral(b, seg[:open])
+			name := seg[open+1 : closing]
+			seg = seg[closing+1:]
+			p := findParam(op.Params, InPath, name)
+			if p == nil {
+				return nil, fmt.Errorf("path %s: no path parameter %q is declared", op.Path, name)
+			}
+			used = append(used, p)
+			v, ok, err := paramValue(in, p)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s is required", p.where())
+			}
+			b = pathOperator(p).expand(b, p.Name, v, p.Explode, pathEscaper(p))
+		}
+		if err := checkSegments(string(b[start:]), used); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// checkSegments refuses an expanded template segment (its leading '/'
+// included) that is empty or holds a "." or ".." segment.
+func checkSegments(expanded string, used []*Param) error {
+	names := make([]string, len(used))
+	for i, p := range used {
+		names[i] = p.where()
+	}
+	who := strings.Join(names, ", ")
+	if strings.TrimPrefix(expanded, "/") == "" {
+		return fmt.Errorf("%s: the value is empty, which would leave an empty path segment", who)
+	}
+	for _, s := range strings.Split(strings.TrimPrefix(expanded, "/"), "/") {
+		if s == "." || s == ".." {
+			return fmt.Errorf("%s: the value makes the path segment %q, which would change the endpoint called", who, s)
+		}
+	}
+	return nil
+}
+
+// escapeLiteral appends a literal part of a path template, encoding what a
+// path cannot hold as it is.
+func escapeLiteral(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if unreserved(c) || strings.IndexByte("/!$&'()*+,;=:@%", c) >= 0 {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+		}
+	}
+	return b
+}
+
+func findParam(params []Param, in, name string) *Param {
+	for i := range params {
+		if params[i].In == in && params[i].Name == name {
+			return &params[i]
+		}
+	}
+	return nil
+}
+
+func pathOperator(p *Param) operator {
+	switch p.Style {
+	case StyleLabel:
+		return opLabel
+	case StyleMatrix:
+		return opMatrix
+	}
+	return opSimple
+}
+
+func pathEscaper(p *Param) escaper {
+	if p.MultiSegment {
+		return escapeSegments
+	}
+	return escapeUnreserved
+}
+
+// appendQueryParam appends p's value to a query string (b is empty or
+// ends with a complete pair) by p's style.
+func appendQueryParam(b []byte, p *Param, v value) []byte {
+	esc := escaper(escapeUnreserved)
+	if p.AllowReserved {
+		esc = escapeReserved
+	}
+	var piece []byte
+	switch {
+	case v.scalar() || p.Explode && p.Style != StyleDeepObject:
+		piece = opQuery.expand(nil, p.Name, v, p.Explode, esc)
+	case p.Style == StyleDeepObject:
+		piece = appendDeep(nil, escapeUnreserved(nil, p.Name), v, esc)
+	case len(v.items) == 0:
+	case p.Style == StyleSpaceDelimited || p.Style == StylePipeDelimited || p.Style == StyleTab:
+		piece = escapeUnreserved(nil, p.Name)
+		piece = append(piece, '=')
+		piece = appendJoined(piece, v, delimiters[p.Style], esc)
+	default:
+		piece = opQuery.expand(nil, p.Name, v, false, esc)
+	}
+	if len(piece) == 0 {
+		return b
+	}
+	if len(b) > 0 {
+		b = append(b, '&')
+	}
+	return append(b, piece...)
+}
+
+// delimiters are the encoded separators of the delimited query styles.
+var delimiters = map[string]string{StyleSpaceDelimited: "%20", StylePipeDelimited: "%7C", StyleTab: "%09"}
+
+// appendDeep appends v as deepObject pairs, name[key]=value, its brackets
+// encoded as the style table shows. Nested objects add brackets
+// (name[a][b]=v) and arrays index them (name[a][0]=v), as the APIs that
+// take nested form values (Stripe, Rails, PHP) read them. Null members and
+// empty arrays and objects are left out.
+func appendDeep(b, name []byte, v value, esc escaper) []byte {
+	switch {
+	case v.kind == kindNull:
+		return b
+	case v.scalar():
+		if len(b) > 0 {
+			b = append(b, '&')
+		}
+		b = append(b, name...)
+		b = append(b, '=')
+		return esc(b, v.text)
+	}
+	for i, it := range v.items {
+		key := append(append(make([]byte, 0, len(name)+16), name...), "%5B"...)
+		if v.kind == kindObject {
+			key = escapeUnreserved(key, v.keys[i])
+		} else {
+			key = strconv.AppendInt(key, int64(i), 10)
+		}
+		b = appendDeep(b, append(key, "%5D"...), it, esc)
+	}
+	return b
+}
+
+// setHeaderParam sets p's value, simple style and not percent-encoded, as
+// a header. A value a header cannot carry (a line break, a control
+// character) is refused.
+func setHeaderParam(h http.Header, p *Param, v value) error {
+	text := string(opSimple.expand(nil, p.Name, v, p.Explode, escapeNone))
+	if text == "" && !v.scalar() {
+		return nil
+	}
+	if err := checkHeader(p.Name, text); err != nil {
+		return fmt.Errorf("%s: %w", p.where(), err)
+	}
+	h.Add(p.Name, text)
+	return nil
+}
+
+// appendCookieParam appends p's value, form style, to a Cookie header's
+// pairs ("name=value; ...").
+func appendCookieParam(b []byte, p *Param, v value) []byte {
+	if !v.scalar() && len(v.items) == 0 {
+		return b
+	}
+	if len(b) > 0 {
+		b = append(b, "; "...)
+	}
+	return opCookie.expand(b, p.Name, v, p.Explode, escapeUnreserved)
+}
+
+// checkHeader refuses a header name that is not an HTTP token, or a value
+// with a line break or other control character (but tab).
+func checkHeader(name, val string) error {
+	if name == "" {
+		return fmt.Errorf("empty header name")
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return fmt.Errorf("header name %q is not a valid HTTP token", name)
+		}
+	}
+	for i := 0; i < len(val); i++ {
+		if c := val[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return fmt.Errorf("header %s: the value holds a control character (%q), which a header cannot carry", name, c)
+		}
+	}
+	return nil
+}

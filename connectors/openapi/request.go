@@ -1,0 +1,206 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// requestMethods are the methods request accepts.
+var requestMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"}
+
+// requestFields are the members of request's argument.
+var requestFields = []string{"method", "path", "query", "headers", "body"}
+
+// requestAnswer is what request returns to the program, whatever the
+// status.
+type requestAnswer struct {
+	Status int `json:"status"`
+	// Headers are the response's headers, names lower-case, the values
+	// of a repeated header joined with ", ".
+	Headers map[string]string `json:"headers"`
+	// Body is the body decoded by its content type (decodeBody).
+	Body json.RawMessage `json:"body"`
+}
+
+// request is the escape hatch request({method, path, query?, headers?,
+// body?}): an HTTP request with the connector's base URL, headers and
+// credentials.
+//   - method: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS or TRACE (any
+//     case);
+//   - path: a path appended to the base URL's ("/repos/o/r/issues", a
+//     query allowed), or an absolute URL with the base URL's scheme, host
+//     and port (a Link header's next page); any other URL is refused, and
+//     so are "." and ".." segments;
+//   - query: values strings, numbers, booleans, or arrays of them (the key
+//     repeated); null leaves a key out;
+//   - headers: string (number, boolean) values; the connector's headers and
+//     credentials win over them;
+//   - body: sent as JSON, unless headers set Content-Type: then a string is
+//     sent as it is, and other values are encoded for that media type as
+//     an operation's body is (form, multipart, binary).
+//
+// Any answer, whatever its status, is a Result whose Value is a
+// requestAnswer, so programs can paginate and handle errors themselves.
+// Bad arguments, and a body over the size cap, are an IsError Result
+// naming the bad field; a transport failure is err. Everything returned is
+// scrubbed, response headers included.
+func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.Result, error) {
+	out, err := c.prepareRequest(args)
+	if err != nil {
+		return c.failed("request: " + err.Error()), nil
+	}
+	what := "request " + out.method
+	start := time.Now()
+	a, err := c.send(ctx, out)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil
+	case err != nil:
+		err = c.scrub.Error(fmt.Errorf("%s: %w", what, err))
+		c.log.Debug("openapi request failed", "method", out.method, "err", err, "duration", time.Since(start))
+		return connectors.Result{}, err
+	}
+	c.log.Debug("openapi request", "method", out.method, "status", a.status, "duration", time.Since(start))
+	ans := requestAnswer{Status: a.status, Headers: make(map[string]string, len(a.header)), Body: decodeBody(out.method, a)}
+	for k, vs := range a.header {
+		ans.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	v, err := json.Marshal(ans)
+	if err != nil {
+		return connectors.Result{}, fmt.Errorf("%s: encode the answer: %w", what, err)
+	}
+	return connectors.Result{Value: c.scrub.JSON(v)}, nil
+}
+
+// prepareRequest validates request's argument and builds its request.
+// Errors name the bad field.
+func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
+	in, err := parseValue(args)
+	if err != nil {
+		return nil, err
+	}
+	if in.kind != kindObject {
+		return nil, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
+	}
+	for _, k := range in.keys {
+		if !slices.Contains(requestFields, k) {
+			return nil, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
+		}
+	}
+	out := &outgoing{header: http.Header{}}
+	m, _ := in.member("method")
+	if m.kind != kindString {
+		return nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
+	}
+	out.method = strings.ToUpper(m.text)
+	if !slices.Contains(requestMethods, out.method) {
+		return nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
+	}
+	p, _ := in.member("path")
+	if p.kind != kindString || p.text == "" {
+		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL on the base URL's host)`)
+	}
+	target, query, err := c.requestURL(p.text)
+	if err != nil {
+		return nil, fmt.Errorf("path: %w", err)
+	}
+	if q, ok := in.member("query"); ok && q.kind != kindNull {
+		if q.kind != kindObject {
+			return nil, fmt.Errorf("query: must be an object, not %s", kindName(q.kind))
+		}
+		for i, k := range q.keys {
+			v := q.items[i]
+			if ok := v.kind == kindNull || v.scalar() || v.kind == kindArray && !slices.ContainsFunc(v.items, func(it value) bool { return !it.scalar() }); !ok {
+				return nil, fmt.Errorf("query.%s: must be a string, number, boolean or an array of them, not %s", k, kindName(v.kind))
+			}
+			if v.kind != kindNull {
+				query = appendQueryParam(query, &Param{Name: k, Style: StyleForm, Explode: true}, v)
+			}
+		}
+	}
+	out.url = target
+	if len(query) > 0 {
+		out.url += "?" + string(query)
+	}
+	if h, ok := in.member("headers"); ok && h.kind != kindNull {
+		if h.kind != kindObject {
+			return nil, fmt.Errorf("headers: must be an object, not %s", kindName(h.kind))
+		}
+		for i, k := range h.keys {
+			v := h.items[i]
+			switch {
+			case v.kind == kindNull:
+				continue
+			case !v.scalar():
+				return nil, fmt.Errorf("headers.%s: must be a string, not %s", k, kindName(v.kind))
+			}
+			if err := checkHeader(k, v.text); err != nil {
+				return nil, fmt.Errorf("headers.%s: %w", k, err)
+			}
+			out.header.Add(k, v.text)
+		}
+	}
+	if err := checkSize(out); err != nil {
+		return nil, err
+	}
+	if b, ok := in.member("body"); ok && b.kind != kindNull {
+		ct := out.header.Get("Content-Type")
+		var body encodedBody
+		switch {
+		case ct != "" && b.kind == kindString:
+			body = encodedBody{data: []byte(b.text), contentType: ct}
+		case ct != "":
+			body, err = encodeBody(&Body{MediaType: ct}, b)
+		default:
+			body, err = encodeBody(&Body{MediaType: "application/json"}, b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("body: %w", err)
+		}
+		if len(body.data) > maxRequestBody {
+			return nil, fmt.Errorf("body: %d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
+		}
+		out.body = &body
+	}
+	return out, nil
+}
+
+// requestURL resolves request's path: relative, it is appended to the base
+// URL's path (its query after the base's); absolute, it must have the base
+// URL's scheme, host and port. It returns the URL without its query, and
+// the query, both encoded. "." and ".." segments are refused.
+func (c *caller) requestURL(path string) (string, []byte, error) {
+	ref, err := url.Parse(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("not a URL or path: %w", errors.Unwrap(err))
+	}
+	if ref.User != nil {
+		return "", nil, errors.New("a URL with user information is not allowed")
+	}
+	p := ref.EscapedPath()
+	for _, seg := range strings.Split(p, "/") {
+		if s, err := url.PathUnescape(seg); err == nil && (s == "." || s == "..") {
+			return "", nil, fmt.Errorf("%q has a %q segment, which is not allowed", oneLine(path), s)
+		}
+	}
+	if ref.Scheme != "" || ref.Host != "" {
+		if ref.Scheme == "" || !sameOrigin(ref, c.base) {
+			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), c.base.Scheme, c.base.Host)
+		}
+		return ref.Scheme + "://" + ref.Host + p, []byte(ref.RawQuery), nil
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	target := c.base.Scheme + "://" + c.base.Host + strings.TrimSuffix(c.base.EscapedPath(), "/") + p
+	return target, []byte(joinQuery(c.base.RawQuery, ref.RawQuery)), nil
+}

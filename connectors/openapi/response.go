@@ -1,0 +1,181 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxMessage bounds the API's own message quoted in an error.
+const maxMessage = 300
+
+// An answer is an HTTP response read whole.
+type answer struct {
+	status int
+	// reason is the status line's text ("Not Found"), or the standard
+	// one when the server sent none.
+	reason string
+	header http.Header
+	body   []byte
+}
+
+// errTooLarge reports a response body over the connector's cap.
+var errTooLarge = errors.New("response body too large")
+
+// readAnswer reads resp whole, at most limit bytes of body: a longer body
+// (by its Content-Length, or once limit+1 bytes arrived) is not read
+// further and fails with errTooLarge. The body is closed.
+func readAnswer(resp *http.Response, limit int64) (*answer, error) {
+	defer resp.Body.Close()
+	a := &answer{status: resp.StatusCode, header: resp.Header, reason: http.StatusText(resp.StatusCode)}
+	if _, text, ok := strings.Cut(resp.Status, " "); ok && text != "" {
+		a.reason = text
+	}
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("%w: %d bytes announced, over the limit of %d bytes", errTooLarge, resp.ContentLength, limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the response body: %w", err)
+	}
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("%w: over the limit of %d bytes", errTooLarge, limit)
+	}
+	a.body = body
+	return a, nil
+}
+
+// decodeBody returns a response body as the program gets it, by its
+// Content-Type:
+//   - JSON (application/json, */*+json): the value; invalid JSON, its text;
+//   - text/*, XML, YAML, form-urlencoded: the text as a string;
+//   - an empty body (and any answer to HEAD, 204, 205, 304): null;
+//   - no Content-Type: the value if the body is JSON, else the text if it
+//     is UTF-8, else binary;
+//   - anything else: a Binary {mediaType, base64}.
+func decodeBody(method string, a *answer) json.RawMessage {
+	if len(a.body) == 0 || method == http.MethodHead || a.status == http.StatusNoContent ||
+		a.status == http.StatusResetContent || a.status == http.StatusNotModified {
+		return json.RawMessage("null")
+	}
+	ct := a.header.Get("Content-Type")
+	if ct == "" {
+		if v, ok := jsonValue(a.body); ok {
+			return v
+		}
+		if utf8.Valid(a.body) {
+			return jsonString(string(a.body))
+		}
+		return binaryValue(http.DetectContentType(a.body), a.body)
+	}
+	switch classify(ct) {
+	case classJSON:
+		if v, ok := jsonValue(a.body); ok {
+			return v
+		}
+		return jsonString(string(a.body))
+	case classText, classForm:
+		return jsonString(string(a.body))
+	}
+	return binaryValue(bareMediaType(ct), a.body)
+}
+
+// jsonValue returns body compacted when it is one JSON value (a leading
+// byte order mark ignored).
+func jsonValue(body []byte) (json.RawMessage, bool) {
+	body = bytes.TrimPrefix(body, []byte("\ufeff"))
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// jsonString returns s as a JSON string, HTML characters unescaped
+// (invalid UTF-8 becomes U+FFFD).
+func jsonString(s string) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+func binaryValue(mediaType string, body []byte) json.RawMessage {
+	b, _ := json.Marshal(Binary{MediaType: mediaType, Base64: base64.StdEncoding.EncodeToString(body)})
+	return b
+}
+
+// messagePaths are where APIs commonly put their message in an error
+// body, most specific first.
+var messagePaths = [][]string{
+	{"message"},
+	{"error", "message"},
+	{"error_description"},
+	{"error"},
+	{"detail"},
+	{"title"},
+	{"errors", "0", "message"},
+	{"errors", "0"},
+}
+
+// apiMessage finds the API's own message in a decoded error body: a string
+// at one of messagePaths, or the start of a text body; "" when there is
+// none. It is bounded and on one line.
+func apiMessage(body json.RawMessage) string {
+	v, err := parseValue(body)
+	if err != nil {
+		return ""
+	}
+	if v.kind == kindString {
+		return oneLine(v.text)
+	}
+	for _, path := range messagePaths {
+		if s, ok := lookup(v, path); ok && s.kind == kindString && strings.TrimSpace(s.text) != "" {
+			return oneLine(s.text)
+		}
+	}
+	return ""
+}
+
+// lookup follows path (member names; array indexes as digits) in v.
+func lookup(v value, path []string) (value, bool) {
+	for _, step := range path {
+		switch v.kind {
+		case kindObject:
+			m, ok := v.member(step)
+			if !ok {
+				return value{}, false
+			}
+			v = m
+		case kindArray:
+			if step != "0" || len(v.items) == 0 {
+				return value{}, false
+			}
+			v = v.items[0]
+		default:
+			return value{}, false
+		}
+	}
+	return v, true
+}
+
+// oneLine collapses white space and bounds s to maxMessage bytes (on a
+// character boundary, an ellipsis marking the cut).
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,129 @@
+package openapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A received request, as a test server got it.
+type received struct {
+	Method string
+	// URI is the request target exactly as sent (path and query encoded).
+	URI    string
+	Header http.Header
+	Body   []byte
+}
+
+// A recorder is a test server on 127.0.0.1 that records every request and
+// answers with its handler (200 and an empty JSON object when nil).
+type recorder struct {
+	srv *httptest.Server
+
+	mu   sync.Mutex
+	reqs []received
+}
+
+func newRecorder(t *testing.T, handler http.HandlerFunc) *recorder {
+	t.Helper()
+	rec := &recorder{}
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rec.mu.Lock()
+		rec.reqs = append(rec.reqs, received{Method: r.Method, URI: r.RequestURI, Header: r.Header.Clone(), Body: body})
+		rec.mu.Unlock()
+		if handler == nil {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, "{}")
+			return
+		}
+		handler(w, r)
+	}))
+	t.Cleanup(rec.srv.Close)
+	return rec
+}
+
+// requests returns what the server got so far.
+func (rec *recorder) requests() []received {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]received(nil), rec.reqs...)
+}
+
+// last returns the last request the server got; the test fails if it got
+// none.
+func (rec *recorder) last(t *testing.T) received {
+	t.Helper()
+	reqs := rec.requests()
+	if len(reqs) == 0 {
+		t.Fatal("the server got no request")
+	}
+	return reqs[len(reqs)-1]
+}
+
+// newTestCaller returns a caller whose base URL is base, closed when the
+// test ends.
+func newTestCaller(t *testing.T, base string, opts ...func(*callerConfig)) *caller {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := callerConfig{Base: u}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := newCaller(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	return c
+}
+
+// A fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// mustJSON returns v as JSON.
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// decodeJSON decodes raw into an any, numbers as json.Number.
+func decodeJSON(t *testing.T, raw []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("not JSON: %q: %v", raw, err)
+	}
+	return v
+}
