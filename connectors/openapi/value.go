@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -100,8 +99,7 @@ func (v value) appendJSON(b []byte) []byte {
 	case kindBool, kindNumber:
 		return append(b, v.text...)
 	case kindString:
-		s, _ := json.Marshal(v.text) // a string always marshals
-		return append(b, s...)
+		return append(b, jsonString(v.text)...)
 	case kindArray:
 		b = append(b, '[')
 		for i, it := range v.items {
@@ -117,8 +115,7 @@ func (v value) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			s, _ := json.Marshal(k)
-			b = append(b, s...)
+			b = append(b, jsonString(k)...)
 			b = append(b, ':')
 			b = v.items[i].appendJSON(b)
 		}
