@@ -325,12 +325,12 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 		return connectors.Result{Value: c.scrub.JSON(body)}, nil
 	}
 	msg := fmt.Sprintf("%d %s", a.status, a.reason)
-	if m := apiMessage(body); m != "" {
-		msg += ": " + m
-	} else if loc := a.header.Get("Location"); a.status/100 == 3 && loc != "" {
+	if loc := a.header.Get("Location"); a.status/100 == 3 && loc != "" {
 		msg += ": redirect to " + oneLine(loc) + " not followed (only redirects to the same scheme, host and port are)"
+	} else if m := apiMessage(body); m != "" {
+		msg += ": " + m
 	}
-	detail, _ := json.Marshal(HTTPError{Status: a.status, Body: body})
+	detail := marshal(HTTPError{Status: a.status, Body: body})
 	return connectors.Result{
 		IsError: true,
 		Message: c.scrub.String(msg + " (" + what + ")"),

@@ -74,11 +74,7 @@ func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.
 	for k, vs := range a.header {
 		ans.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
 	}
-	v, err := json.Marshal(ans)
-	if err != nil {
-		return connectors.Result{}, fmt.Errorf("%s: encode the answer: %w", what, err)
-	}
-	return connectors.Result{Value: c.scrub.JSON(v)}, nil
+	return connectors.Result{Value: c.scrub.JSON(marshal(ans))}, nil
 }
 
 // prepareRequest validates request's argument and builds its request.

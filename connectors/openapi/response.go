@@ -97,19 +97,21 @@ func jsonValue(body []byte) (json.RawMessage, bool) {
 	return buf.Bytes(), true
 }
 
-// jsonString returns s as a JSON string, HTML characters unescaped
-// (invalid UTF-8 becomes U+FFFD).
-func jsonString(s string) json.RawMessage {
+// jsonString returns s as a JSON string (invalid UTF-8 becomes U+FFFD).
+func jsonString(s string) json.RawMessage { return marshal(s) }
+
+// marshal returns v as JSON, HTML characters unescaped. v is one of this
+// package's result types, which always marshal.
+func marshal(v any) json.RawMessage {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
+	_ = enc.Encode(v)
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 func binaryValue(mediaType string, body []byte) json.RawMessage {
-	b, _ := json.Marshal(Binary{MediaType: mediaType, Base64: base64.StdEncoding.EncodeToString(body)})
-	return b
+	return marshal(Binary{MediaType: mediaType, Base64: base64.StdEncoding.EncodeToString(body)})
 }
 
 // messagePaths are where APIs commonly put their message in an error
