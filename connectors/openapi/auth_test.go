@@ -1,0 +1,87 @@
+package openapi
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestStaticAuth checks what a server receives for each static credential,
+// with the connector's headers, and that credentials win over the call's
+// own headers.
+func TestStaticAuth(t *testing.T) {
+	rec := newRecorder(t, nil)
+	op := &Operation{Method: "GET", Path: "/a", Params: []Param{
+		{Name: "x", Prop: "x", In: InQuery, Style: StyleForm, Explode: true},
+		{Name: "Authorization", Prop: "authorization", In: InHeader, Style: StyleSimple},
+		{Name: "s", Prop: "s", In: InCookie, Style: StyleForm, Explode: true},
+	}}
+	args := `{"x":"1","authorization":"Bearer from-the-program","s":"v"}`
+	for _, tt := range []struct {
+		name    string
+		auth    *Auth
+		headers map[string]string
+		want    map[string]string // header (or "URI") -> value
+	}{
+		{"none", nil, nil, map[string]string{"URI": "/a?x=1", "Authorization": "Bearer from-the-program", "Cookie": "s=v"}},
+		{"bearer", &Auth{Bearer: "b-token"}, nil, map[string]string{"Authorization": "Bearer b-token"}},
+		{"basic", &Auth{Basic: &BasicAuth{Username: "ann", Password: "p@ss:word"}}, nil, map[string]string{"Authorization": "Basic " + basicCredential("ann", "p@ss:word")}},
+		{"api key header", &Auth{APIKey: &APIKey{In: KeyInHeader, Name: "X-Api-Key", Value: "k-header"}}, nil, map[string]string{"X-Api-Key": "k-header", "Authorization": "Bearer from-the-program"}},
+		{"api key query", &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "api key", Value: "k/query&1"}}, nil, map[string]string{"URI": "/a?x=1&api%20key=k%2Fquery%261"}},
+		{"api key cookie", &Auth{APIKey: &APIKey{In: KeyInCookie, Name: "sid", Value: "k-cookie"}}, nil, map[string]string{"Cookie": "s=v; sid=k-cookie"}},
+		{"headers", nil, map[string]string{"X-Tenant": "t1", "Accept": "application/vnd.x+json", "authorization": "Token from-config"}, map[string]string{"X-Tenant": "t1", "Accept": "application/vnd.x+json", "Authorization": "Token from-config"}},
+		{"headers and bearer", &Auth{Bearer: "b-token"}, map[string]string{"Authorization": "Token from-config"}, map[string]string{"Authorization": "Bearer b-token", "Accept": defaultAccept}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newTestCaller(t, rec.srv.URL, func(cfg *callerConfig) { cfg.Auth, cfg.Headers = tt.auth, tt.headers })
+			callOK(t, c, op, args)
+			got := rec.last(t)
+			have := map[string]string{}
+			for k := range tt.want {
+				if k == "URI" {
+					have[k] = got.URI
+				} else {
+					have[k] = strings.Join(got.Header.Values(k), " | ")
+				}
+			}
+			if diff := cmp.Diff(tt.want, have); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCallerConfig checks that a caller refuses unusable settings with an
+// error naming the field and never the secret.
+func TestCallerConfig(t *testing.T) {
+	base, _ := url.Parse("https://api.example.com")
+	for _, tt := range []struct {
+		name string
+		cfg  callerConfig
+		want string
+	}{
+		{"no base", callerConfig{}, "base URL: not an absolute http(s) URL"},
+		{"relative base", callerConfig{Base: &url.URL{Path: "/v1"}}, "base URL: not an absolute http(s) URL"},
+		{"two kinds", callerConfig{Base: base, Auth: &Auth{Bearer: "secret-1", Basic: &BasicAuth{}}}, "auth: exactly one of bearer, basic, api_key and oauth2 must be set (2 are)"},
+		{"bearer line break", callerConfig{Base: base, Auth: &Auth{Bearer: "secret-1\nX: y"}}, "auth.bearer: the value holds a control character or line break"},
+		{"api key in", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: "body", Name: "k", Value: "secret-1"}}}, `auth.api_key.in: "body" is not one of header, query, cookie`},
+		{"api key header name", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: KeyInHeader, Name: "X Key", Value: "secret-1"}}}, `auth.api_key.name: header name "X Key" is not a valid HTTP token`},
+		{"api key cookie value", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: KeyInCookie, Name: "k", Value: "secret-1; x=y"}}}, "auth.api_key.value: a cookie value cannot hold ';', white space or line breaks"},
+		{"api key empty", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "k"}}}, "auth.api_key.value: empty"},
+		{"token url", callerConfig{Base: base, Auth: &Auth{OAuth2: &OAuth2{TokenURL: "/token", ClientID: "c", ClientSecret: "secret-1"}}}, "auth.oauth2.token_url: not an absolute http(s) URL"},
+		{"header value", callerConfig{Base: base, Headers: map[string]string{"X-Key": "secret-1\r\n"}}, "headers: header X-Key: the value holds a control character"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := newCaller(tt.cfg)
+			if err == nil {
+				c.close()
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret-1") {
+				t.Errorf("error %q, want %q and no secret", err, tt.want)
+			}
+		})
+	}
+}
