@@ -1,0 +1,116 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// echo answers with everything the request carried that could hold a
+// credential: in a JSON body, in a response header, and in the message of
+// an error when the query asks for a status.
+func echo(w http.ResponseWriter, r *http.Request) {
+	seen := strings.Join([]string{r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("Cookie"), r.Header.Get("X-Config"), r.URL.RawQuery}, " | ")
+	w.Header().Set("X-Echo", seen)
+	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Query().Has("fail") {
+		w.WriteHeader(http.StatusForbidden)
+	}
+	b, _ := json.Marshal(map[string]any{"message": "you sent " + seen, "headers": r.Header, "query": r.URL.RawQuery})
+	_, _ = w.Write(b)
+}
+
+// TestScrubbing checks that no credential an API echoes back reaches the
+// program: not in a value, an error message, an error's body, or the
+// headers request returns; for every kind of credential and for the
+// connector's headers.
+func TestScrubbing(t *testing.T) {
+	te := newTokenEndpoint(t, "3600")
+	for _, tt := range []struct {
+		name    string
+		auth    *Auth
+		headers map[string]string
+		secrets []string // what the API must have received, and must not come back
+	}{
+		{"bearer", &Auth{Bearer: "bearer-secret-1"}, nil, []string{"bearer-secret-1"}},
+		{"basic", &Auth{Basic: &BasicAuth{Username: "ann", Password: "basic-secret-2"}}, nil, []string{basicCredential("ann", "basic-secret-2")}},
+		{"api key header", &Auth{APIKey: &APIKey{In: KeyInHeader, Name: "X-Api-Key", Value: "key-secret-3"}}, nil, []string{"key-secret-3"}},
+		{"api key query", &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "key", Value: "key secret/4"}}, nil, []string{"key%20secret%2F4"}},
+		{"api key cookie", &Auth{APIKey: &APIKey{In: KeyInCookie, Name: "sid", Value: "cookie-secret-5"}}, nil, []string{"cookie-secret-5"}},
+		{"oauth2", &Auth{OAuth2: &OAuth2{TokenURL: te.srv.URL, ClientID: "app", ClientSecret: "client-secret-6"}}, nil, []string{"tok-"}},
+		{"headers", nil, map[string]string{"X-Config": "config-secret-7"}, []string{"config-secret-7"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newRecorder(t, echo)
+			s := scrub.New()
+			c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth, cfg.Headers, cfg.Scrubber = tt.auth, tt.headers, s })
+			op := &Operation{Method: "GET", Path: "/echo", Params: []Param{{Name: "fail", Prop: "fail", In: InQuery, Style: StyleForm, Explode: true}}}
+			var out []string // everything the program could see
+			for _, args := range []string{`{}`, `{"fail":1}`} {
+				res, err := c.call(context.Background(), op, json.RawMessage(args))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, string(res.Value), res.Message)
+				res, err = c.request(context.Background(), json.RawMessage(`{"method":"GET","path":"/echo","query":`+args+`}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, string(res.Value), res.Message)
+			}
+			sent := ""
+			for _, r := range api.requests() {
+				sent += r.URI + " " + strings.Join(r.Header.Values("Authorization"), " ") + " " + r.Header.Get("X-Api-Key") + " " + r.Header.Get("Cookie") + " " + r.Header.Get("X-Config")
+			}
+			all := strings.Join(out, "\n")
+			for _, secret := range tt.secrets {
+				if !strings.Contains(sent, secret) {
+					t.Errorf("the API never got %q: %s", secret, sent)
+				}
+				if strings.Contains(all, secret) {
+					t.Errorf("%q reached the program:\n%s", secret, all)
+				}
+			}
+			if !strings.Contains(all, scrub.Placeholder) {
+				t.Errorf("nothing was scrubbed:\n%s", all)
+			}
+		})
+	}
+}
+
+// TestScrubTransportError checks that a transport error, whose message
+// holds the request URL, does not reveal a query API key.
+func TestScrubTransportError(t *testing.T) {
+	dead := newRecorder(t, nil)
+	dead.srv.Close() // nothing listens there any more
+	const key = "query-secret-8"
+	c := newTestCaller(t, dead.srv.URL, func(cfg *callerConfig) {
+		cfg.Auth = &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "api_key", Value: key}}
+	})
+	_, err := c.call(context.Background(), &Operation{Method: "GET", Path: "/x"}, nil)
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "api_key="+scrub.Placeholder) {
+		t.Errorf("call error %v", err)
+	}
+	_, err = c.request(context.Background(), json.RawMessage(`{"method":"GET","path":"/x"}`))
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "request GET: ") {
+		t.Errorf("request error %v", err)
+	}
+}
+
+// TestScrubLeavesOtherValues checks that scrubbing leaves a value without a
+// secret as it is.
+func TestScrubLeavesOtherValues(t *testing.T) {
+	api := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"a":"plain"}`)
+	})
+	c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: "bearer-secret-9"} })
+	if res := callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`); string(res.Value) != `{"a":"plain"}` {
+		t.Errorf("value %s", res.Value)
+	}
+}
