@@ -151,7 +151,7 @@ func encodeForm(v value, encoding map[string]string) []byte {
 		}
 		p := Param{Name: k, Style: StyleForm, Explode: true}
 		switch {
-		case classify(encoding[k]) == classJSON && encoding[k] != "":
+		case classify(encoding[k]) == classJSON:
 			it = value{kind: kindString, text: string(it.appendJSON(nil))}
 		case it.kind == kindObject:
 			p.Style = StyleDeepObject

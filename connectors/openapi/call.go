@@ -47,8 +47,9 @@ type callerConfig struct {
 	// MaxResponseBytes caps a response body; 0 means
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
-	// Scrubber receives the credentials and header values, and every
-	// access token obtained; nil means one of the caller's own.
+	// Scrubber receives the credentials, the header values (see
+	// secretHeader) and every access token obtained; nil means one of the
+	// caller's own.
 	Scrubber *scrub.Scrubber
 	// Transport carries the requests; nil means a transport of the
 	// caller's own (closed by close).
@@ -113,7 +114,9 @@ func newCaller(cfg callerConfig) (*caller, error) {
 	}
 	c.scrub.Add(secretForms(cfg.Auth)...)
 	for name, v := range cfg.Headers {
-		c.scrub.Add(v)
+		if secretHeader(name) {
+			c.scrub.Add(v)
+		}
 		if err := checkHeader(name, v); err != nil {
 			return nil, fmt.Errorf("headers: %w", c.scrub.Error(err))
 		}
@@ -136,6 +139,16 @@ func newCaller(cfg callerConfig) (*caller, error) {
 		c.oauth = newTokenSource(cfg.Auth.OAuth2, tc, c.timeout, now, c.scrub, c.log)
 	}
 	return c, nil
+}
+
+// secretHeader reports whether a configured header's value is scrubbed as
+// a secret: any header's but those that describe the exchange (Accept*,
+// Content-Type, User-Agent, *-Version). Their values (a media type, an
+// API version date such as GitHub's 2022-11-28) are not secrets, and
+// scrubbing them would mangle answers that happen to hold them.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	return !strings.HasPrefix(n, "accept") && n != "content-type" && n != "user-agent" && !strings.HasSuffix(n, "-version")
 }
 
 // close stops a token request under way and closes the caller's idle
@@ -309,6 +322,27 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 	if err != nil {
 		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil
 	}
+	return c.exchange(ctx, what, out, func(a *answer) connectors.Result {
+		body := decodeBody(op.Method, a)
+		if a.status/100 == 2 {
+			return connectors.Result{Value: body}
+		}
+		msg := fmt.Sprintf("%d %s", a.status, a.reason)
+		if loc := a.header.Get("Location"); a.status/100 == 3 && loc != "" {
+			msg += ": redirect to " + oneLine(loc) + " not followed (only redirects to the same scheme, host and port are)"
+		} else if m := apiMessage(body); m != "" {
+			msg += ": " + m
+		}
+		return connectors.Result{IsError: true, Message: msg + " (" + what + ")", Value: marshal(HTTPError{Status: a.status, Body: body})}
+	})
+}
+
+// exchange sends out and returns the Result that answered makes of the
+// answer, scrubbed; or, without an answer, an IsError Result for a body
+// over the size cap, or the transport error, scrubbed. what names the
+// call in messages and in the debug log (which never gets a URL or a
+// value).
+func (c *caller) exchange(ctx context.Context, what string, out *outgoing, answered func(*answer) connectors.Result) (connectors.Result, error) {
 	start := time.Now()
 	a, err := c.send(ctx, out)
 	switch {
@@ -316,26 +350,14 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil
 	case err != nil:
 		err = c.scrub.Error(fmt.Errorf("%s: %w", what, err))
-		c.log.Debug("openapi call failed", "method", op.Method, "path", op.Path, "err", err, "duration", time.Since(start))
+		c.log.Debug("openapi call failed", "call", what, "err", err, "duration", time.Since(start))
 		return connectors.Result{}, err
 	}
-	c.log.Debug("openapi call", "method", op.Method, "path", op.Path, "status", a.status, "duration", time.Since(start))
-	body := decodeBody(op.Method, a)
-	if a.status/100 == 2 {
-		return connectors.Result{Value: c.scrub.JSON(body)}, nil
-	}
-	msg := fmt.Sprintf("%d %s", a.status, a.reason)
-	if loc := a.header.Get("Location"); a.status/100 == 3 && loc != "" {
-		msg += ": redirect to " + oneLine(loc) + " not followed (only redirects to the same scheme, host and port are)"
-	} else if m := apiMessage(body); m != "" {
-		msg += ": " + m
-	}
-	detail := marshal(HTTPError{Status: a.status, Body: body})
-	return connectors.Result{
-		IsError: true,
-		Message: c.scrub.String(msg + " (" + what + ")"),
-		Value:   c.scrub.JSON(detail),
-	}, nil
+	c.log.Debug("openapi call", "call", what, "status", a.status, "duration", time.Since(start))
+	res := answered(a)
+	res.Value = c.scrub.JSON(res.Value)
+	res.Message = c.scrub.String(res.Message)
+	return res, nil
 }
 
 // failed is the Result of a call refused or failed before an answer the

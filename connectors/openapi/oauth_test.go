@@ -183,6 +183,23 @@ func TestOAuth401(t *testing.T) {
 	}
 }
 
+// abandonCall starts a call that needs a token, waits until te got the
+// token request, and cancels the call: the call must fail at once.
+func abandonCall(t *testing.T, c *caller, te *tokenEndpoint) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	quit := make(chan error, 1)
+	go func() {
+		_, err := c.call(ctx, &Operation{Method: "GET", Path: "/x"}, nil)
+		quit <- err
+	}()
+	<-te.got
+	cancel()
+	if err := <-quit; err == nil {
+		t.Error("the cancelled call succeeded")
+	}
+}
+
 // TestOAuthShared checks that concurrent callers needing a token share
 // one token request, and that a caller giving up does not fail the
 // others.
@@ -197,17 +214,7 @@ func TestOAuthShared(t *testing.T) {
 
 	// One caller starts the token request and gives up while it is under
 	// way.
-	ctx, cancel := context.WithCancel(context.Background())
-	quit := make(chan error, 1)
-	go func() {
-		_, err := c.call(ctx, &Operation{Method: "GET", Path: "/x"}, nil)
-		quit <- err
-	}()
-	<-te.got
-	cancel()
-	if err := <-quit; err == nil {
-		t.Error("the cancelled call succeeded")
-	}
+	abandonCall(t, c, te)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -250,15 +257,7 @@ func TestOAuthClose(t *testing.T) {
 	te := newTokenEndpoint(t, "3600")
 	te.gate, te.got = make(chan struct{}), make(chan struct{}, 1)
 	c := oauthCaller(t, api.srv.URL, te, newFakeClock())
-	ctx, cancel := context.WithCancel(context.Background())
-	quit := make(chan error, 1)
-	go func() {
-		_, err := c.call(ctx, &Operation{Method: "GET", Path: "/x"}, nil)
-		quit <- err
-	}()
-	<-te.got
-	cancel()
-	<-quit
+	abandonCall(t, c, te)
 	c.close()
 	if _, err := c.oauth.token(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("token after close: %v", err)

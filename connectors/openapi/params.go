@@ -206,6 +206,9 @@ func appendJoined(b []byte, v value, sep string, esc escaper) []byte {
 // to another endpoint.
 func expandPath(b []byte, op *Operation, in map[string]json.RawMessage) ([]byte, error) {
 	rest := op.Path
+	if !strings.HasPrefix(rest, "/") {
+		b = append(b, '/')
+	}
 	for rest != "" {
 		// One template segment at a time, its leading '/' included.
 		end := strings.IndexByte(rest[1:], '/') + 1

@@ -250,17 +250,22 @@ func TestServer(t *testing.T) {
 	rec := newRecorder(t, nil)
 	other := newRecorder(t, nil)
 	c := newTestCaller(t, rec.srv.URL+"/api/v1")
-	for _, tt := range []struct {
+	for i, tt := range []struct {
 		server string
 		rec    *recorder
 		want   string
 	}{
 		{"", rec, "/api/v1/p"},
+		{"", rec, "/api/v1/p"}, // a path without its leading '/' (below)
 		{"/v2", rec, "/v2/p"},
 		{"v3/", rec, "/api/v3/p"},
 		{other.srv.URL + "/up", other, "/up/p"},
 	} {
-		callOK(t, c, &Operation{Method: "GET", Path: "/p", Server: tt.server}, `{}`)
+		path := "/p"
+		if i == 1 {
+			path = "p"
+		}
+		callOK(t, c, &Operation{Method: "GET", Path: path, Server: tt.server}, `{}`)
 		if got := tt.rec.last(t).URI; got != tt.want {
 			t.Errorf("server %q: sent %q, want %q", tt.server, got, tt.want)
 		}

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
@@ -58,23 +57,13 @@ func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.
 	if err != nil {
 		return c.failed("request: " + err.Error()), nil
 	}
-	what := "request " + out.method
-	start := time.Now()
-	a, err := c.send(ctx, out)
-	switch {
-	case errors.Is(err, errTooLarge):
-		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil
-	case err != nil:
-		err = c.scrub.Error(fmt.Errorf("%s: %w", what, err))
-		c.log.Debug("openapi request failed", "method", out.method, "err", err, "duration", time.Since(start))
-		return connectors.Result{}, err
-	}
-	c.log.Debug("openapi request", "method", out.method, "status", a.status, "duration", time.Since(start))
-	ans := requestAnswer{Status: a.status, Headers: make(map[string]string, len(a.header)), Body: decodeBody(out.method, a)}
-	for k, vs := range a.header {
-		ans.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
-	}
-	return connectors.Result{Value: c.scrub.JSON(marshal(ans))}, nil
+	return c.exchange(ctx, "request "+out.method, out, func(a *answer) connectors.Result {
+		ans := requestAnswer{Status: a.status, Headers: make(map[string]string, len(a.header)), Body: decodeBody(out.method, a)}
+		for k, vs := range a.header {
+			ans.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
+		}
+		return connectors.Result{Value: marshal(ans)}
+	})
 }
 
 // prepareRequest validates request's argument and builds its request.

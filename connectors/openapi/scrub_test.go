@@ -114,3 +114,16 @@ func TestScrubLeavesOtherValues(t *testing.T) {
 		t.Errorf("value %s", res.Value)
 	}
 }
+
+// TestScrubHeaders checks which configured headers are secrets: any but
+// those describing the exchange, whose values answers may hold.
+func TestScrubHeaders(t *testing.T) {
+	api := newRecorder(t, answerWith(200, "application/json", `["application/vnd.github+json","2022-11-28","header-secret-10","go-agent-11"]`))
+	c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) {
+		cfg.Headers = map[string]string{"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28", "X-Key": "header-secret-10", "User-Agent": "go-agent-11"}
+	})
+	res := callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`)
+	if want := `["application/vnd.github+json","2022-11-28","` + scrub.Placeholder + `","go-agent-11"]`; string(res.Value) != want {
+		t.Errorf("value %s, want %s", res.Value, want)
+	}
+}
