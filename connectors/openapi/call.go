@@ -281,7 +281,7 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 		req.Header = http.Header{}
 	}
 	for k, v := range c.headers {
-		req.Header[k] = v
+		req.Header[k] = append([]string(nil), v...)
 	}
 	if out.body != nil {
 		req.Header.Set("Content-Type", out.body.contentType)
