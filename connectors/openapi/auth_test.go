@@ -29,6 +29,7 @@ func TestStaticAuth(t *testing.T) {
 		{"bearer", &Auth{Bearer: "b-token"}, nil, map[string]string{"Authorization": "Bearer b-token"}},
 		{"basic", &Auth{Basic: &BasicAuth{Username: "ann", Password: "p@ss:word"}}, nil, map[string]string{"Authorization": "Basic " + basicCredential("ann", "p@ss:word")}},
 		{"api key header", &Auth{APIKey: &APIKey{In: KeyInHeader, Name: "X-Api-Key", Value: "k-header"}}, nil, map[string]string{"X-Api-Key": "k-header", "Authorization": "Bearer from-the-program"}},
+		{"api key, header by default", &Auth{APIKey: &APIKey{Name: "X-Key", Value: "k-default"}}, nil, map[string]string{"X-Key": "k-default"}},
 		{"api key query", &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "api key", Value: "k/query&1"}}, nil, map[string]string{"URI": "/a?x=1&api%20key=k%2Fquery%261"}},
 		{"api key cookie", &Auth{APIKey: &APIKey{In: KeyInCookie, Name: "sid", Value: "k-cookie"}}, nil, map[string]string{"Cookie": "s=v; sid=k-cookie"}},
 		{"headers", nil, map[string]string{"X-Tenant": "t1", "Accept": "application/vnd.x+json", "authorization": "Token from-config"}, map[string]string{"X-Tenant": "t1", "Accept": "application/vnd.x+json", "Authorization": "Token from-config"}},

@@ -88,6 +88,13 @@ func newCaller(cfg callerConfig) (*caller, error) {
 	if cfg.Base == nil || cfg.Base.Scheme != "http" && cfg.Base.Scheme != "https" || cfg.Base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
 	}
+	if a := cfg.Auth; a != nil && a.APIKey != nil && a.APIKey.In == "" {
+		// An API key goes in a header unless said otherwise (as in the
+		// configuration file).
+		k, copied := *a.APIKey, *a
+		k.In, copied.APIKey = KeyInHeader, &k
+		cfg.Auth = &copied
+	}
 	if err := checkAuth(cfg.Auth); err != nil {
 		return nil, err
 	}
