@@ -29,7 +29,7 @@ type recorder struct {
 	reqs []received
 }
 
-func newRecorder(t *testing.T, handler http.HandlerFunc) *recorder {
+func newRecorder(t testing.TB, handler http.HandlerFunc) *recorder {
 	t.Helper()
 	rec := &recorder{}
 	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +68,7 @@ func (rec *recorder) last(t *testing.T) received {
 
 // newTestCaller returns a caller whose base URL is base, closed when the
 // test ends.
-func newTestCaller(t *testing.T, base string, opts ...func(*callerConfig)) *caller {
+func newTestCaller(t testing.TB, base string, opts ...func(*callerConfig)) *caller {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
