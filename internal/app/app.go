@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -58,6 +61,9 @@ type App struct {
 	log     *slog.Logger
 	refresh *refresher
 	retry   *retrier
+	// scrub holds the secrets connectors add as they start (credentials,
+	// tokens they obtain) and scrubs what they return.
+	scrub *scrub.Scrubber
 
 	mu     sync.Mutex
 	joined []connectors.Connector // connectors that joined after start-up; guarded by mu
@@ -73,7 +79,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &App{Config: cfg, log: log}
+	a := &App{Config: cfg, log: log, scrub: scrub.New()}
 	a.refresh = newRefresher(a)
 	a.retry = newRetrier(a, opts.backoff)
 	for _, w := range cfg.Warnings {
@@ -169,7 +175,7 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 		} else {
 			a.Connectors = append(a.Connectors, c)
 		}
-		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, Revert: cc.Revert, Description: cc.Description})
+		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, NoApprove: cc.NoApprove, Revert: cc.Revert, Description: cc.Description})
 	}
 	return sources, nil
 }
@@ -217,9 +223,69 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return c, warns, nil
 	case config.KindOpenAPI:
-		return nil, nil, fmt.Errorf("%w: connector %s (line %d): OpenAPI connectors are not supported yet", errFatal, cc.Name, cc.Line)
+		c, err := openapi.New(ctx, openapi.Config{
+			Name:        cc.Name,
+			Document:    cc.OpenAPI,
+			BaseURL:     cc.BaseURL,
+			Headers:     cc.Headers,
+			Auth:        openAPIAuth(cc.Auth),
+			Include:     cc.Operations.Include,
+			Exclude:     cc.Operations.Exclude,
+			CallTimeout: cc.Timeout,
+			CacheDir:    cacheDir(a.Config),
+			Scrubber:    a.scrub,
+			Logger:      a.log,
+		})
+		if err != nil {
+			if isURL(cc.OpenAPI) {
+				// Not reached (offline, no cached copy): retried later.
+				return nil, nil, fmt.Errorf("connector %s: %w", cc.Name, err)
+			}
+			return nil, nil, fmt.Errorf("%w: connector %s (line %d): %w", errFatal, cc.Name, cc.Line, err)
+		}
+		var warns []string
+		for _, w := range c.Warnings() {
+			warns = append(warns, fmt.Sprintf("connector %s: %s", cc.Name, w))
+		}
+		return c, warns, nil
 	}
 	return nil, nil, fmt.Errorf("%w: connector %s: unknown kind %v", errFatal, cc.Name, cc.Kind)
+}
+
+// openAPIAuth converts configured credentials.
+func openAPIAuth(a *config.Auth) *openapi.Auth {
+	if a == nil {
+		return nil
+	}
+	out := &openapi.Auth{Bearer: a.Bearer}
+	if a.Basic != nil {
+		out.Basic = &openapi.BasicAuth{Username: a.Basic.Username, Password: a.Basic.Password}
+	}
+	if a.APIKey != nil {
+		out.APIKey = &openapi.APIKey{In: a.APIKey.In, Name: a.APIKey.Name, Value: a.APIKey.Value}
+	}
+	if a.OAuth2 != nil {
+		out.OAuth2 = &openapi.OAuth2{TokenURL: a.OAuth2.TokenURL, ClientID: a.OAuth2.ClientID, ClientSecret: a.OAuth2.ClientSecret, Scopes: a.OAuth2.Scopes}
+	}
+	return out
+}
+
+// cacheDir is store.cache_dir, or the user's cache directory's
+// codemode-mcp folder ("" when there is none: nothing is cached).
+func cacheDir(cfg *config.Config) string {
+	if cfg.Store.CacheDir != "" {
+		return cfg.Store.CacheDir
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "codemode-mcp")
+	}
+	return ""
+}
+
+// isURL reports whether an OpenAPI document location is an http(s) URL.
+func isURL(loc string) bool {
+	l := strings.ToLower(loc)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
 // newExecutor returns the executor sandbox.isolation selects: a pool of

@@ -68,12 +68,14 @@ func newRetrier(a *App, b backoff) *retrier {
 	return &retrier{app: a, backoff: b, waiting: map[string]*waiter{}}
 }
 
-// add records that cc failed to start at failedAt; MCP connectors are
-// retried once start is called, others never (a native connector that
-// fails is a configuration error).
+// add records that cc failed to start at failedAt; MCP connectors and
+// OpenAPI connectors whose document is a URL are retried once start is
+// called, others never (a native connector or a document file that fails
+// is a configuration error).
 func (r *retrier) add(cc config.Connector, failedAt time.Time) {
-	switch cc.Kind {
-	case config.KindStdio, config.KindHTTP, config.KindSSE:
+	switch {
+	case cc.Kind == config.KindStdio, cc.Kind == config.KindHTTP, cc.Kind == config.KindSSE:
+	case cc.Kind == config.KindOpenAPI && isURL(cc.OpenAPI):
 	default:
 		return
 	}

@@ -1,0 +1,445 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// Connector is an OpenAPI document's operations as one sandbox global.
+// It is safe for concurrent use.
+type Connector struct {
+	// Fixed at New.
+	name        string
+	description string
+	tools       []connectors.Tool
+	ops         map[string]*Operation // by SourceName
+	defs        json.RawMessage
+	warnings    []string
+	doc         *document
+	scrub       *scrub.Scrubber
+	log         *slog.Logger
+	base        *url.URL // where requests go; nil when there is nowhere
+	calls       httpCaller
+
+	closeOnce sync.Once
+	specOnce  sync.Once
+	specJSON []byte // the document as JSON, made on the first spec call
+	specErr  error
+}
+
+// httpCaller makes the HTTP requests of a connector's methods.
+type httpCaller interface {
+	// call makes the request of an operation with the method's arguments.
+	call(ctx context.Context, op *Operation, args json.RawMessage) (connectors.Result, error)
+	// request makes a request({method, path, query, headers, body}).
+	request(ctx context.Context, args json.RawMessage) (connectors.Result, error)
+	// close releases the caller's resources; calls must have returned.
+	close()
+}
+
+// New reads the document (fetching it when it is a URL), derives its
+// methods (or takes them from the cache) and returns the connector. A
+// document that cannot be read or is not OpenAPI is an error; problems
+// within it are warnings (see Warnings).
+func New(ctx context.Context, cfg Config) (*Connector, error) {
+	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
+		return nil, err
+	}
+	if cfg.Document == "" {
+		return nil, fmt.Errorf("connector %s: no OpenAPI document", cfg.Name)
+	}
+	f, err := newFilter(cfg.Include, cfg.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	sc := cfg.Scrubber
+	if sc == nil {
+		sc = scrub.New()
+	}
+	// The caller adds these too; added first, they are scrubbed from
+	// loading errors as well.
+	sc.Add(secretForms(cfg.Auth)...)
+	for name, v := range cfg.Headers {
+		if secretHeader(name) {
+			sc.Add(v)
+		}
+	}
+	doc, err := readDocument(ctx, cfg.Document, cfg.CacheDir, cfg.Transport)
+	if err != nil {
+		return nil, sc.Error(err)
+	}
+	version := cfg.Version
+	if version == "" {
+		version = buildVersion()
+	}
+	d, err := deriveCached(doc, derivedCache{dir: cfg.CacheDir, version: version}, log)
+	if err != nil {
+		return nil, sc.Error(err)
+	}
+	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log}
+	c.description = d.Title
+	c.warnings = append(append([]string(nil), doc.warnings...), d.Warnings...)
+	c.assemble(d, f, cfg.BaseURL != "")
+	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
+	if baseWarn != "" {
+		c.warnings = append(c.warnings, sc.String(baseWarn))
+		c.calls = noBase{why: sc.String(baseWarn)}
+		return c, nil
+	}
+	c.base = base
+	calls, err := newCaller(callerConfig{
+		Base:             base,
+		Headers:          cfg.Headers,
+		Auth:             cfg.Auth,
+		Timeout:          cfg.CallTimeout,
+		MaxResponseBytes: cfg.MaxResponseBytes,
+		Scrubber:         sc,
+		Transport:        cfg.Transport,
+		Logger:           log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
+	}
+	c.calls = calls
+	return c, nil
+}
+
+// noBase is the caller of a connector without a base URL: every call
+// fails, saying why.
+type noBase struct{ why string }
+
+func (n noBase) call(context.Context, *Operation, json.RawMessage) (connectors.Result, error) {
+	return connectors.Result{IsError: true, Message: n.why}, nil
+}
+
+func (n noBase) request(context.Context, json.RawMessage) (connectors.Result, error) {
+	return connectors.Result{IsError: true, Message: n.why}, nil
+}
+
+func (noBase) close() {}
+
+// derivations counts documents derived (not taken from the cache), for
+// tests.
+var derivations atomic.Int64
+
+// deriveCached returns the document's derivation from the cache, or
+// derives it and stores it there.
+func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (*derivation, error) {
+	d, err := cache.load(doc.hash)
+	if err != nil {
+		log.Warn("openapi: cached derivation unusable; deriving again", "err", err)
+	}
+	if d != nil {
+		return d, nil
+	}
+	derivations.Add(1)
+	text, err := doc.jsonText()
+	if err != nil {
+		return nil, err
+	}
+	root, ok := parseJSON(text)
+	if !ok {
+		return nil, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", yamlHint(doc), syntaxErrorAt(text))
+	}
+	d, err = derive(&root)
+	if err != nil {
+		return nil, err
+	}
+	if err := cache.store(doc.hash, d); err != nil {
+		log.Warn("openapi: could not cache the derived methods", "err", err)
+	}
+	return d, nil
+}
+
+// syntaxErrorAt says where JSON text is invalid (": line L, column C:
+// reason"), or "" (past its nesting depth, say).
+func syntaxErrorAt(text []byte) string {
+	var v json.RawMessage
+	var se *json.SyntaxError
+	if err := json.Unmarshal(text, &v); !errors.As(err, &se) {
+		return ""
+	}
+	line, col := 1, 1
+	// Offset counts the bytes read, the bad one included.
+	for _, c := range text[:max(0, min(int(se.Offset)-1, len(text)))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf(": line %d, column %d: %v", line, col, se)
+}
+
+func yamlHint(doc *document) string {
+	if isJSONText(doc.raw) {
+		return ""
+	}
+	return " (converted from YAML)"
+}
+
+// assemble names the derived methods that pass the filter and builds the
+// tools and the definitions they refer to. Of methods whose names
+// collide, the first keeps the name and the others are skipped; so are
+// methods named like the connector's own request and spec. With a
+// configured base URL (baseSet), operations' own absolute servers are
+// ignored: every request goes to the base URL.
+func (c *Connector) assemble(d *derivation, f *filter, baseSet bool) {
+	c.ops = map[string]*Operation{}
+	taken := map[string]string{methodRequest: "", methodSpec: ""}
+	refs := map[string]bool{}
+	for i := range d.Methods {
+		m := &d.Methods[i]
+		name := methodName(&m.Op)
+		if !f.keep(name, &m.Op) {
+			continue
+		}
+		if first, dup := taken[name]; dup {
+			if first == "" {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: method name %q is reserved for the connector's own method; operation skipped", m.Op.SourceName, name))
+			} else {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: method name %q is already taken by %s; operation skipped", m.Op.SourceName, name, first))
+			}
+			continue
+		}
+		if _, dup := c.ops[m.Op.SourceName]; dup {
+			c.warnings = append(c.warnings, fmt.Sprintf("operationId %q is used twice; the second (%s %s) is skipped", m.Op.SourceName, m.Op.Method, m.Op.Path))
+			continue
+		}
+		taken[name] = m.Op.SourceName
+		op := m.Op
+		op.Name = name
+		if baseSet {
+			if u, err := url.Parse(op.Server); err != nil || u.IsAbs() {
+				op.Server = ""
+			}
+		}
+		c.ops[op.SourceName] = &op
+		t := m.Tool
+		t.Name = name
+		setHTTPHints(&t, op.Method)
+		c.tools = append(c.tools, t)
+		for _, r := range m.Refs {
+			refs[r] = true
+		}
+	}
+	c.tools = append(c.tools, requestTool(), specTool())
+	c.defs = definitions(d, refs)
+}
+
+// definitions is the definitions document of the shared schemas named in
+// refs and those they refer to: {"components":{"schemas":{…}}}, names
+// sorted.
+func definitions(d *derivation, refs map[string]bool) json.RawMessage {
+	var queue []string
+	for r := range refs {
+		queue = append(queue, r)
+	}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		for _, r := range d.DefRefs[name] {
+			if !refs[r] {
+				refs[r] = true
+				queue = append(queue, r)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(refs))
+	for r := range refs {
+		names = append(names, r)
+	}
+	slices.Sort(names)
+	b := []byte(`{"components":{"schemas":{`)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, n)
+		b = append(b, ':')
+		if def, ok := d.Defs[n]; ok {
+			b = append(b, def...)
+		} else {
+			b = append(b, "{}"...)
+		}
+	}
+	return append(b, "}}}"...)
+}
+
+// baseURL resolves the URL requests go to: base_url when configured, else
+// the document's server, a relative one against the document's URL. The
+// warning says why there is none.
+func baseURL(configured, server string, docURL *url.URL) (*url.URL, string) {
+	if configured != "" {
+		u, err := url.Parse(configured)
+		if err != nil {
+			return nil, fmt.Sprintf("base_url %q: %v", configured, err)
+		}
+		return u, ""
+	}
+	if server == "" && docURL == nil {
+		return nil, "the document names no server: set base_url to call its methods"
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		return nil, fmt.Sprintf("the document's server URL %q: %v; set base_url", server, err)
+	}
+	if u.IsAbs() {
+		return u, ""
+	}
+	if docURL == nil {
+		return nil, fmt.Sprintf("the document's server URL %q is relative and the document is a file: set base_url to call its methods", server)
+	}
+	return docURL.ResolveReference(u), ""
+}
+
+// Name returns the connector's global name.
+func (c *Connector) Name() string { return c.name }
+
+// Description is the document's title.
+func (c *Connector) Description() string { return c.description }
+
+// Warnings lists the document's problems that did not stop the connector:
+// unresolvable references, skipped operations and why, a cached copy used
+// offline.
+func (c *Connector) Warnings() []string { return slices.Clone(c.warnings) }
+
+// Tools lists one method per operation kept, then request and spec.
+func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
+	return slices.Clone(c.tools), nil
+}
+
+// Definitions returns the shared schemas the tools' schemas refer to
+// (#/components/schemas/NAME), as {"components":{"schemas":{…}}}; nil when
+// they refer to none.
+func (c *Connector) Definitions() json.RawMessage { return c.defs }
+
+// Call makes the request of a method. A non-2xx answer is the Result's
+// error, with the status and the decoded body as its Value.
+func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
+	switch tool {
+	case methodRequest:
+		return c.calls.request(ctx, args)
+	case methodSpec:
+		return c.spec(args)
+	}
+	op := c.ops[tool]
+	if op == nil {
+		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
+	}
+	return c.calls.call(ctx, op, args)
+}
+
+// RequiresApproval decides per call for request: a safe HTTP method (GET,
+// HEAD, OPTIONS, TRACE) needs no approval, others do. Other methods are
+// decided by their Tool (ok false).
+func (c *Connector) RequiresApproval(tool string, args json.RawMessage) (required, ok bool) {
+	if tool != methodRequest {
+		return false, false
+	}
+	var a struct {
+		Method string `json:"method"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return true, true
+	}
+	return !isSafeMethod(a.Method), true
+}
+
+// Close stops a token request under way and closes idle connections.
+// Calls must have returned. It is safe to call more than once.
+func (c *Connector) Close() error {
+	c.closeOnce.Do(c.calls.close)
+	return nil
+}
+
+// spec returns the document as JSON, or with {pointer} the part of it a
+// JSON pointer names.
+func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
+	var a struct {
+		Pointer string `json:"pointer"`
+	}
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &a); err != nil {
+			return connectors.Result{IsError: true, Message: "spec: " + err.Error()}, nil
+		}
+	}
+	c.specOnce.Do(func() {
+		c.specJSON, c.specErr = c.doc.jsonText()
+	})
+	if c.specErr != nil {
+		return connectors.Result{}, c.specErr
+	}
+	if a.Pointer == "" {
+		return connectors.Result{Value: c.scrub.JSON(c.specJSON)}, nil
+	}
+	root, ok := parseJSON(c.specJSON)
+	if !ok {
+		return connectors.Result{}, fmt.Errorf("spec: the document is not valid JSON")
+	}
+	n := resolvePointer(&root, strings.TrimPrefix(a.Pointer, "#"))
+	if n == nil {
+		return connectors.Result{IsError: true, Message: fmt.Sprintf("spec: nothing at %q in the document", a.Pointer)}, nil
+	}
+	return connectors.Result{Value: c.scrub.JSON(appendNode(nil, n))}, nil
+}
+
+// requestTool is the generic request method.
+func requestTool() connectors.Tool {
+	t := connectors.Tool{
+		Name:       methodRequest,
+		SourceName: methodRequest,
+		Description: "Make any HTTP request to this API, with the connector's base URL and credentials, and get {status, headers, body} whatever the status " +
+			"(it throws only when no answer came). path is relative to the base URL, or an absolute URL on the same host, such as a Link header's next page. " +
+			"Requires approval unless the method is GET, HEAD, OPTIONS or TRACE.",
+		InputSchema:  json.RawMessage(requestInput),
+		OutputSchema: json.RawMessage(requestOutput),
+	}
+	setHTTPHints(&t, "POST")
+	return t
+}
+
+const requestInput = `{"type":"object","properties":{` +
+	`"method":{"type":"string","enum":["GET","HEAD","POST","PUT","PATCH","DELETE","OPTIONS","TRACE","get","head","post","put","patch","delete","options","trace"]},` +
+	`"path":{"type":"string","minLength":1,"description":"Path relative to the base URL (\"/repos/o/r/issues\"), or an absolute URL on the same host."},` +
+	`"query":{"type":"object","description":"Query parameters; an array value repeats the key.","additionalProperties":{"anyOf":[{"type":["string","number","boolean"]},{"type":"array","items":{"type":["string","number","boolean"]}}]}},` +
+	`"headers":{"type":"object","additionalProperties":{"type":"string"}},` +
+	`"body":{"description":"Sent as JSON, unless a Content-Type header says otherwise (then a string is sent as it is)."}` +
+	`},"required":["method","path"],"additionalProperties":false}`
+
+const requestOutput = `{"type":"object","properties":{` +
+	`"status":{"type":"integer"},` +
+	`"headers":{"type":"object","description":"Lower-case names; repeated headers joined with \", \".","additionalProperties":{"type":"string"}},` +
+	`"body":{"description":"JSON decoded; text as a string; other content as {mediaType, base64}; null when empty."}` +
+	`},"required":["status","headers","body"]}`
+
+// specTool is the method returning the document.
+func specTool() connectors.Tool {
+	t := connectors.Tool{
+		Name:         methodSpec,
+		SourceName:   methodSpec,
+		Description:  "The OpenAPI document this connector was built from, as JSON; with pointer (a JSON pointer such as \"/components/schemas/user\") only that part of it.",
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"pointer":{"type":"string"}},"additionalProperties":false}`),
+		OutputSchema: nil,
+	}
+	setHTTPHints(&t, "GET")
+	return t
+}

@@ -1,0 +1,910 @@
+package openapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// A derivation is everything derived from one document, before the
+// connector's operation filter: it is what the derivation cache keeps.
+type derivation struct {
+	Title       string
+	Description string
+	// Server is the document's base URL: its first server with the
+	// variables' defaults (Swagger 2.0: scheme, host and basePath); it may
+	// be relative, or "" when the document names none.
+	Server string
+	// Methods are the operations in document order (paths in order; in a
+	// path, get, put, post, delete, options, head, patch, trace), each
+	// with its candidate name (see methodName).
+	Methods []derivedMethod
+	// Defs are the shared schemas any method refers to, converted, by name;
+	// DefRefs the shared schemas each refers to.
+	Defs    map[string]json.RawMessage
+	DefRefs map[string][]string
+	// Warnings are the document's problems that did not stop derivation.
+	Warnings []string
+}
+
+// A derivedMethod is one operation and its tool.
+type derivedMethod struct {
+	Op   Operation
+	Tool connectors.Tool
+	// Refs are the shared schemas its input and output refer to.
+	Refs []string
+}
+
+// httpMethods are the operations of a path item, in the order methods are
+// derived.
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// maxWarnings bounds the warnings kept of one document; one more line
+// counts those left out.
+const maxWarnings = 100
+
+// maxDescription bounds a method's description (summary and description).
+const maxDescription = 1200
+
+// deriver holds the state of one derivation.
+type deriver struct {
+	root     *node
+	swagger2 bool
+	conv     *schemaConv
+	warned   map[string]bool
+	warnings []string
+	dropped  int
+	// where prefixes warnings with the operation being derived.
+	where string
+}
+
+// derive derives the methods of a parsed document.
+func derive(root *node) (*derivation, error) {
+	if !root.isObject() {
+		return nil, errors.New("not an OpenAPI document: the top level is not an object")
+	}
+	d := &deriver{root: root, warned: map[string]bool{}}
+	switch v, sw := root.getText("openapi"), root.get("swagger"); {
+	case v != "":
+		if !strings.HasPrefix(v, "3.") {
+			return nil, fmt.Errorf("unsupported OpenAPI version %q (3.0, 3.1 and Swagger 2.0 are)", v)
+		}
+		comps := root.get("components").get("schemas")
+		d.conv = &schemaConv{doc: root, components: comps, defsPtr: "/components/schemas/", oas31: !strings.HasPrefix(v, "3.0")}
+	case sw != nil:
+		if sw.str != "2.0" {
+			return nil, fmt.Errorf("unsupported Swagger version %q (2.0 is)", sw.str)
+		}
+		d.swagger2 = true
+		d.conv = &schemaConv{doc: root, components: root.get("definitions"), defsPtr: "/definitions/"}
+	default:
+		return nil, errors.New(`not an OpenAPI document: it has neither "openapi" nor "swagger"`)
+	}
+	d.conv.warn = d.warn
+	out := &derivation{Defs: map[string]json.RawMessage{}, DefRefs: map[string][]string{}}
+	info := root.get("info")
+	out.Title = info.getText("title")
+	out.Description = info.getText("description")
+	out.Server = d.server(root)
+
+	paths := root.get("paths")
+	if paths != nil && !paths.isObject() {
+		d.warn("paths is not an object; no operations")
+	}
+	if paths.isObject() {
+		for i, p := range paths.keys {
+			out.Methods = append(out.Methods, d.pathItem(p, &paths.vals[i])...)
+		}
+	}
+	if len(out.Methods) == 0 {
+		d.where = ""
+		d.warn("the document has no operations")
+	}
+	d.where = ""
+	// The shared schemas the methods refer to, and those they refer to.
+	var queue []string
+	for _, m := range out.Methods {
+		queue = append(queue, m.Refs...)
+	}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if _, done := out.Defs[name]; done {
+			continue
+		}
+		d.where = "schema " + name
+		out.Defs[name] = d.conv.schema(nil, d.conv.components.get(name), 0)
+		refs := d.conv.takeRefs()
+		out.DefRefs[name] = refs
+		queue = append(queue, refs...)
+	}
+	if d.dropped > 0 {
+		d.warnings = append(d.warnings, fmt.Sprintf("… and %d more warnings", d.dropped))
+	}
+	out.Warnings = d.warnings
+	return out, nil
+}
+
+// warn records a problem of the document, once, naming where it is.
+func (d *deriver) warn(msg string) {
+	if d.where != "" {
+		msg = d.where + ": " + msg
+	}
+	if d.warned[msg] {
+		return
+	}
+	d.warned[msg] = true
+	if len(d.warnings) >= maxWarnings {
+		d.dropped++
+		return
+	}
+	d.warnings = append(d.warnings, msg)
+}
+
+// server returns the document's base URL.
+func (d *deriver) server(root *node) string {
+	if d.swagger2 {
+		host := root.getText("host")
+		base := root.getText("basePath")
+		if host == "" {
+			return base
+		}
+		scheme := "https"
+		if ss := root.strings("schemes"); len(ss) > 0 && !slices.Contains(ss, "https") {
+			scheme = ss[0]
+		}
+		return scheme + "://" + host + base
+	}
+	return serverURL(root.get("servers"))
+}
+
+// serverURL returns the URL of the first server of a servers list, its
+// variables replaced by their defaults; "" when there is none.
+func serverURL(servers *node) string {
+	if !servers.isArray() || len(servers.items) == 0 {
+		return ""
+	}
+	s := &servers.items[0]
+	u := s.getText("url")
+	vars := s.get("variables")
+	if vars.isObject() {
+		for i, k := range vars.keys {
+			def := vars.vals[i].get("default")
+			if def != nil && (def.kind == kString || def.kind == kNumber) {
+				u = strings.ReplaceAll(u, "{"+k+"}", def.str)
+			}
+		}
+	}
+	return u
+}
+
+// pathItem derives the operations of one path.
+func (d *deriver) pathItem(path string, item *node) []derivedMethod {
+	d.where = path
+	item = d.deref(item, "path item")
+	if !item.isObject() {
+		d.warn("not a path item object; skipped")
+		return nil
+	}
+	var out []derivedMethod
+	server := ""
+	if !d.swagger2 {
+		server = serverURL(item.get("servers"))
+	}
+	for _, m := range httpMethods {
+		op := item.get(m)
+		if op == nil {
+			continue
+		}
+		d.where = strings.ToUpper(m) + " " + path
+		if !op.isObject() {
+			d.warn("not an operation object; skipped")
+			continue
+		}
+		dm, err := d.operation(path, m, item, op, server)
+		if err != nil {
+			d.warn(err.Error() + "; operation skipped")
+			continue
+		}
+		out = append(out, dm)
+	}
+	return out
+}
+
+// deref follows a local $ref (up to a few in a row); what names the
+// object in warnings. It returns nil when the reference does not resolve.
+func (d *deriver) deref(n *node, what string) *node {
+	for range 8 {
+		ref := n.get("$ref")
+		if !ref.isString() {
+			return n
+		}
+		if !strings.HasPrefix(ref.str, "#") {
+			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s: references to other documents are not loaded", ref.str, what))
+			return nil
+		}
+		t := resolvePointer(d.root, ref.str[1:])
+		if t == nil {
+			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s", ref.str, what))
+			return nil
+		}
+		n = t
+	}
+	d.warn(fmt.Sprintf("a %s's $ref chain is too long", what))
+	return nil
+}
+
+// param is a parameter being derived.
+type param struct {
+	p      Param
+	node   *node // the parameter object (after $ref)
+	schema []byte
+}
+
+// operation derives one operation.
+func (d *deriver) operation(path, method string, item, op *node, server string) (derivedMethod, error) {
+	o := Operation{
+		SourceName: op.getText("operationId"),
+		Method:     strings.ToUpper(method),
+		Path:       path,
+		Tags:       op.strings("tags"),
+		Deprecated: op.getBool("deprecated", false),
+	}
+	if o.SourceName == "" {
+		o.SourceName = o.Method + " " + path
+	}
+	if !d.swagger2 {
+		if s := serverURL(op.get("servers")); s != "" {
+			server = s
+		}
+	}
+	o.Server = server
+
+	params, formFields, bodyParam := d.parameters(path, item, op)
+	// Input properties: path parameters keep their names first, then
+	// query, header and cookie ones; a name taken by another location
+	// gets the location as a suffix.
+	taken := map[string]bool{}
+	for _, in := range []string{InPath, InQuery, InHeader, InCookie} {
+		for i := range params {
+			p := &params[i].p
+			if p.In != in {
+				continue
+			}
+			p.Prop = p.Name
+			if taken[p.Prop] {
+				p.Prop = p.Name + "_" + p.In
+			}
+			for k := 2; taken[p.Prop]; k++ {
+				p.Prop = p.Name + "_" + p.In + strconv.Itoa(k)
+			}
+			taken[p.Prop] = true
+		}
+	}
+
+	body, bodySchema := d.requestBody(op, formFields, bodyParam)
+	if body != nil {
+		body.Prop = "body"
+		for _, alt := range []string{"requestBody", "body_"} {
+			if !taken[body.Prop] {
+				break
+			}
+			body.Prop = alt
+		}
+		o.Body = body
+	}
+
+	in := obj{}
+	in.str("type", "object")
+	props := obj{}
+	var required []string
+	for _, p := range params {
+		o.Params = append(o.Params, p.p)
+		props.raw(p.p.Prop, p.schema)
+		if p.p.Required {
+			required = append(required, p.p.Prop)
+		}
+	}
+	if body != nil {
+		props.raw(body.Prop, bodySchema)
+		if body.Required {
+			required = append(required, body.Prop)
+		}
+	}
+	in.raw("properties", props.done())
+	if len(required) > 0 {
+		in.raw("required", stringList(required))
+	}
+	in.raw("additionalProperties", []byte("false"))
+	input := in.done()
+
+	output := d.output(op)
+	refs := d.conv.takeRefs()
+
+	tool := connectors.Tool{
+		SourceName:   o.SourceName,
+		Description:  description(op, o.Method, path),
+		InputSchema:  input,
+		OutputSchema: output,
+		Deprecated:   o.Deprecated,
+	}
+	return derivedMethod{Op: o, Tool: tool, Refs: refs}, nil
+}
+
+// setHTTPHints sets a tool's annotations and approval default from its
+// HTTP method: GET, HEAD, OPTIONS and TRACE are safe (read-only, no
+// approval); POST, PUT, PATCH and DELETE need approval; PUT, PATCH and
+// DELETE may destroy; GET, HEAD, OPTIONS, TRACE, PUT and DELETE are
+// idempotent.
+func setHTTPHints(t *connectors.Tool, method string) {
+	safe := isSafeMethod(method)
+	destructive := method == "PUT" || method == "PATCH" || method == "DELETE"
+	idempotent := safe || method == "PUT" || method == "DELETE"
+	open := true
+	t.Annotations = connectors.Annotations{ReadOnly: &safe, Destructive: &destructive, Idempotent: &idempotent, OpenWorld: &open}
+	t.RequiresApproval = !safe
+}
+
+// isSafeMethod reports whether an HTTP method is safe (RFC 9110 §9.2.1).
+func isSafeMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "GET", "HEAD", "OPTIONS", "TRACE":
+		return true
+	}
+	return false
+}
+
+// description is a method's description: summary, description (bounded)
+// and the HTTP method and path.
+func description(op *node, method, path string) string {
+	var parts []string
+	summary := strings.TrimSpace(op.getText("summary"))
+	desc := strings.TrimSpace(op.getText("description"))
+	if summary != "" {
+		parts = append(parts, summary)
+	}
+	if desc != "" && desc != summary {
+		parts = append(parts, desc)
+	}
+	text := strings.Join(parts, "\n\n")
+	if len(text) > maxDescription {
+		cut := strings.LastIndexAny(text[:maxDescription], " \n")
+		if cut < maxDescription/2 {
+			cut = maxDescription
+		}
+		for cut > 0 && !validCut(text, cut) {
+			cut--
+		}
+		text = text[:cut] + " …"
+	}
+	if text != "" {
+		text += "\n\n"
+	}
+	return text + method + " " + path
+}
+
+// validCut reports whether text can be cut before byte i without splitting
+// a UTF-8 sequence.
+func validCut(text string, i int) bool {
+	return i >= len(text) || text[i]&0xC0 != 0x80
+}
+
+// stringList is a JSON array of strings.
+func stringList(ss []string) []byte {
+	b := []byte{'['}
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// templateVar matches the variables of a path template.
+var templateVar = regexp.MustCompile(`\{([^{}/]+)\}`)
+
+// parameters collects the parameters of an operation, the path item's
+// first (the operation's replace those with the same name and location),
+// and, for Swagger 2.0, its formData parameters and body parameter apart.
+func (d *deriver) parameters(path string, item, op *node) (params []param, form []param, body *node) {
+	var all []*node
+	for _, list := range []*node{item.get("parameters"), op.get("parameters")} {
+		if list == nil {
+			continue
+		}
+		if !list.isArray() {
+			d.warn("parameters is not a list; ignored")
+			continue
+		}
+		for i := range list.items {
+			pn := d.deref(&list.items[i], "parameter")
+			if !pn.isObject() {
+				continue
+			}
+			name, in := pn.getText("name"), pn.getText("in")
+			if name == "" || in == "" {
+				d.warn("a parameter without name or in; ignored")
+				continue
+			}
+			if j := slices.IndexFunc(all, func(o *node) bool { return o.getText("name") == name && o.getText("in") == in }); j >= 0 {
+				all[j] = pn
+				continue
+			}
+			all = append(all, pn)
+		}
+	}
+	vars := map[string]bool{}
+	for _, m := range templateVar.FindAllStringSubmatch(path, -1) {
+		vars[m[1]] = true
+	}
+	for _, pn := range all {
+		name, in := pn.getText("name"), pn.getText("in")
+		switch in {
+		case "body":
+			if d.swagger2 {
+				body = pn
+				continue
+			}
+		case "formData":
+			if d.swagger2 {
+				form = append(form, d.param(pn, InQuery))
+				continue
+			}
+		case InPath:
+			if !vars[name] {
+				d.warn(fmt.Sprintf("path parameter %q is not in the path; ignored", name))
+				continue
+			}
+			delete(vars, name)
+		case InQuery, InCookie:
+		case InHeader:
+			// OpenAPI 3: these header parameters are ignored; the
+			// connector sets them.
+			if l := strings.ToLower(name); l == "accept" || l == "content-type" || l == "authorization" {
+				continue
+			}
+		}
+		switch in {
+		case InPath, InQuery, InHeader, InCookie:
+			params = append(params, d.param(pn, in))
+		default:
+			d.warn(fmt.Sprintf("parameter %q has an unknown location %q; ignored", name, in))
+		}
+	}
+	// Template variables nobody declared: required strings, in path order.
+	for _, m := range templateVar.FindAllStringSubmatch(path, -1) {
+		if vars[m[1]] {
+			d.warn(fmt.Sprintf("path parameter %q is not declared; taken as a required string", m[1]))
+			params = append(params, param{
+				p:      Param{Name: m[1], In: InPath, Required: true, Style: StyleSimple},
+				schema: []byte(`{"type":"string"}`),
+			})
+			delete(vars, m[1])
+		}
+	}
+	return params, form, body
+}
+
+// param derives one parameter (in is its location; formData parameters
+// are read as query ones).
+func (d *deriver) param(pn *node, in string) param {
+	p := Param{
+		Name:     pn.getText("name"),
+		In:       in,
+		Required: pn.getBool("required", false) || in == InPath,
+	}
+	var schema []byte
+	if d.swagger2 {
+		p.Style, p.Explode = collectionFormat(pn.getText("collectionFormat"), in)
+		// A Swagger 2.0 parameter carries its schema keywords itself.
+		schema = d.conv.schema(nil, pn, 0)
+	} else {
+		p.Style = pn.getText("style")
+		if p.Style == "" {
+			p.Style = StyleSimple
+			if in == InQuery || in == InCookie {
+				p.Style = StyleForm
+			}
+		}
+		p.Explode = pn.getBool("explode", p.Style == StyleForm)
+		p.AllowReserved = pn.getBool("allowReserved", false)
+		sn := pn.get("schema")
+		if c := pn.get("content"); sn == nil && c.isObject() && len(c.keys) > 0 {
+			mt := chooseMedia(c.keys)
+			sn = c.get(mt).get("schema")
+			p.JSON = isJSONMedia(mt)
+		}
+		schema = d.conv.schema(nil, sn, 0)
+	}
+	if in == InPath && (pn.getBool("x-multi-segment", false) || pn.getBool("allowReserved", false)) {
+		p.MultiSegment = true
+	}
+	schema = withDescription(schema, pn)
+	if pn.getBool("deprecated", false) {
+		schema = withMember(schema, "deprecated", []byte("true"))
+	}
+	return param{p: p, node: pn, schema: schema}
+}
+
+// withDescription adds a parameter's description to its schema when the
+// schema has none of its own.
+func withDescription(schema []byte, pn *node) []byte {
+	desc := pn.getText("description")
+	if desc == "" || hasTopMember(schema, "description") {
+		return schema
+	}
+	return withMember(schema, "description", appendString(nil, desc))
+}
+
+// withMember adds a member to a schema that is a JSON object (a boolean
+// schema is returned as it is).
+func withMember(schema []byte, key string, value []byte) []byte {
+	if len(schema) < 2 || schema[0] != '{' {
+		return schema
+	}
+	out := make([]byte, 0, len(schema)+len(key)+len(value)+4)
+	out = append(out, '{')
+	out = appendString(out, key)
+	out = append(out, ':')
+	out = append(out, value...)
+	if string(schema) != "{}" {
+		out = append(out, ',')
+	}
+	return append(out, schema[1:]...)
+}
+
+// hasTopMember reports whether a JSON object has key at its top level.
+func hasTopMember(schema []byte, key string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil {
+		return false
+	}
+	_, ok := m[key]
+	return ok
+}
+
+// collectionFormat maps Swagger 2.0's collectionFormat to a style and
+// explode (csv is the default).
+func collectionFormat(cf, in string) (string, bool) {
+	simpleOrForm := StyleForm
+	if in == InPath || in == InHeader {
+		simpleOrForm = StyleSimple
+	}
+	switch cf {
+	case "multi":
+		return StyleForm, true
+	case "ssv":
+		return StyleSpaceDelimited, false
+	case "pipes":
+		return StylePipeDelimited, false
+	case "tsv":
+		return StyleTab, false
+	}
+	return simpleOrForm, false
+}
+
+// mediaRank orders request and response media types: JSON first, then
+// forms, text, binary, anything else.
+func mediaRank(mt string) int {
+	l := strings.ToLower(strings.TrimSpace(mt))
+	if i := strings.IndexByte(l, ';'); i >= 0 {
+		l = strings.TrimSpace(l[:i])
+	}
+	switch {
+	case l == "application/json":
+		return 0
+	case isJSONMedia(l):
+		return 1
+	case l == "*/*" || l == "application/*":
+		return 2
+	case l == "application/x-www-form-urlencoded":
+		return 3
+	case l == "multipart/form-data":
+		return 4
+	case l == "text/plain":
+		return 5
+	case strings.HasPrefix(l, "text/"):
+		return 6
+	case l == "application/octet-stream":
+		return 7
+	}
+	return 8
+}
+
+// chooseMedia picks the media type to use among a content map's keys.
+func chooseMedia(types []string) string {
+	best := ""
+	for _, t := range types {
+		if best == "" || mediaRank(t) < mediaRank(best) {
+			best = t
+		}
+	}
+	return best
+}
+
+// isJSONMedia reports whether a media type is JSON (application/json,
+// anything +json or /json).
+func isJSONMedia(mt string) bool {
+	l := strings.ToLower(mt)
+	if i := strings.IndexByte(l, ';'); i >= 0 {
+		l = strings.TrimSpace(l[:i])
+	}
+	return l == "application/json" || strings.HasSuffix(l, "+json") || strings.HasSuffix(l, "/json")
+}
+
+// isTextMedia reports whether a media type's content is text.
+func isTextMedia(mt string) bool {
+	l := strings.ToLower(mt)
+	return strings.HasPrefix(l, "text/") || strings.Contains(l, "xml") || strings.HasPrefix(l, "application/x-www-form-urlencoded")
+}
+
+// binarySchema is the schema of a binary answer (a Binary without
+// filename).
+const binarySchema = `{"type":"object","properties":{"mediaType":{"type":"string"},"base64":{"type":"string","description":"The content, base64-encoded."}},"required":["mediaType","base64"]}`
+
+// fileSchema is the schema of a file or binary body a program passes: its
+// text, or a Binary.
+const fileSchema = `{"anyOf":[{"type":"string","description":"The content as text."},` +
+	`{"type":"object","properties":{"base64":{"type":"string","description":"The content, base64-encoded."},"filename":{"type":"string"},"mediaType":{"type":"string"}},"required":["base64"]}]}`
+
+// requestBody derives the request body: OpenAPI 3's requestBody, or
+// Swagger 2.0's body or formData parameters. It returns nil when the
+// operation takes none.
+func (d *deriver) requestBody(op *node, form []param, bodyParam *node) (*Body, []byte) {
+	if d.swagger2 {
+		consumes := op.strings("consumes")
+		if consumes == nil {
+			consumes = d.root.strings("consumes")
+		}
+		switch {
+		case bodyParam != nil:
+			mt := "application/json"
+			if len(consumes) > 0 {
+				mt = chooseMedia(consumes)
+			}
+			b := &Body{MediaType: mt, Required: bodyParam.getBool("required", false)}
+			return b, withDescription(d.bodySchema(b, bodyParam.get("schema")), bodyParam)
+		case len(form) > 0:
+			return d.formBody(form, consumes)
+		}
+		return nil, nil
+	}
+	rb := op.get("requestBody")
+	if rb == nil {
+		return nil, nil
+	}
+	rb = d.deref(rb, "request body")
+	content := rb.get("content")
+	if !content.isObject() || len(content.keys) == 0 {
+		if rb != nil {
+			d.warn("request body without content; ignored")
+		}
+		return nil, nil
+	}
+	mt := chooseMedia(content.keys)
+	media := content.get(mt)
+	b := &Body{MediaType: mt, Required: rb.getBool("required", false)}
+	if enc := media.get("encoding"); enc.isObject() {
+		for i, k := range enc.keys {
+			if ct := enc.vals[i].getText("contentType"); ct != "" {
+				if b.Encoding == nil {
+					b.Encoding = map[string]string{}
+				}
+				b.Encoding[k] = ct
+			}
+		}
+	}
+	if strings.EqualFold(mt, "*/*") || strings.EqualFold(mt, "application/*") {
+		b.MediaType = "application/json"
+	}
+	schema := d.bodySchema(b, media.get("schema"))
+	if desc := rb.getText("description"); desc != "" && !hasTopMember(schema, "description") {
+		schema = withMember(schema, "description", appendString(nil, desc))
+	}
+	return b, schema
+}
+
+// bodySchema is the input schema of a body of media type b.MediaType with
+// the document's schema sn (possibly nil); for multipart bodies it finds
+// the file properties.
+func (d *deriver) bodySchema(b *Body, sn *node) []byte {
+	mt := strings.ToLower(b.MediaType)
+	switch {
+	case isJSONMedia(mt) || strings.HasPrefix(mt, "application/x-www-form-urlencoded"):
+		return d.conv.schema(nil, sn, 0)
+	case strings.HasPrefix(mt, "multipart/"):
+		return d.multipartSchema(b, sn)
+	case isTextMedia(mt):
+		if sn == nil {
+			return []byte(`{"type":"string"}`)
+		}
+		return d.conv.schema(nil, sn, 0)
+	}
+	return []byte(fileSchema)
+}
+
+// multipartSchema is the input schema of a multipart body: the object's
+// properties, those that are files (format binary or base64) accepting
+// text or a Binary.
+func (d *deriver) multipartSchema(b *Body, sn *node) []byte {
+	obj := d.resolveSchema(sn)
+	props := obj.get("properties")
+	if !props.isObject() {
+		return d.conv.schema(nil, sn, 0)
+	}
+	o := objWriter()
+	o.str("type", "object")
+	if desc := obj.getText("description"); desc != "" {
+		o.str("description", desc)
+	}
+	p := objWriter()
+	for i, k := range props.keys {
+		ps := d.resolveSchema(&props.vals[i])
+		if isFileSchema(ps) {
+			b.Files = append(b.Files, k)
+			p.raw(k, withDescription([]byte(fileSchema), ps))
+			continue
+		}
+		p.raw(k, d.conv.schema(nil, &props.vals[i], 0))
+	}
+	o.raw("properties", p.done())
+	if req := obj.get("required"); req.isArray() {
+		o.raw("required", stringList(obj.strings("required")))
+	}
+	return o.done()
+}
+
+func objWriter() *obj { return &obj{} }
+
+// isFileSchema reports whether a schema describes a file: a binary or
+// base64 string, or Swagger 2.0's type file.
+func isFileSchema(s *node) bool {
+	f := s.getText("format")
+	return s.getText("type") == "file" || f == "binary" || f == "base64"
+}
+
+// resolveSchema follows a schema's local $refs (without converting).
+func (d *deriver) resolveSchema(sn *node) *node {
+	for range 8 {
+		ref := sn.get("$ref")
+		if !ref.isString() || !strings.HasPrefix(ref.str, "#") {
+			return sn
+		}
+		t := resolvePointer(d.root, ref.str[1:])
+		if t == nil {
+			return sn
+		}
+		sn = t
+	}
+	return sn
+}
+
+// formBody derives a Swagger 2.0 body made of formData parameters.
+func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
+	b := &Body{MediaType: "application/x-www-form-urlencoded"}
+	if slices.Contains(consumes, "multipart/form-data") {
+		b.MediaType = "multipart/form-data"
+	}
+	props := objWriter()
+	var required []string
+	for _, f := range form {
+		schema := f.schema
+		if isFileSchema(f.node) {
+			b.MediaType = "multipart/form-data"
+			b.Files = append(b.Files, f.p.Name)
+			schema = withDescription([]byte(fileSchema), f.node)
+		}
+		props.raw(f.p.Name, schema)
+		if f.p.Required {
+			required = append(required, f.p.Name)
+			b.Required = true
+		}
+	}
+	o := objWriter()
+	o.str("type", "object")
+	o.raw("properties", props.done())
+	if len(required) > 0 {
+		o.raw("required", stringList(required))
+	}
+	return b, o.done()
+}
+
+// output derives the output schema: the union of the 2xx responses'
+// schemas (JSON bodies as their schema, text as a string, other content as
+// a Binary, no content as null), or the default response's when there is
+// no 2xx one; nil when there is neither.
+func (d *deriver) output(op *node) json.RawMessage {
+	resp := op.get("responses")
+	if !resp.isObject() {
+		return nil
+	}
+	var codes []string
+	for _, k := range resp.keys {
+		if len(k) == 3 && k[0] == '2' && (k == "2XX" || k == "2xx" || isDigits(k)) {
+			codes = append(codes, k)
+		}
+	}
+	sort.SliceStable(codes, func(i, j int) bool { return codes[i] < codes[j] }) // "2XX" after the digits
+	if len(codes) == 0 && resp.has("default") {
+		codes = []string{"default"}
+	}
+	var alts [][]byte
+	for _, code := range codes {
+		r := d.deref(resp.get(code), "response")
+		if r == nil {
+			continue
+		}
+		s := d.responseSchema(op, r)
+		if !slices.ContainsFunc(alts, func(a []byte) bool { return string(a) == string(s) }) {
+			alts = append(alts, s)
+		}
+	}
+	switch len(alts) {
+	case 0:
+		return nil
+	case 1:
+		return alts[0]
+	}
+	b := []byte(`{"anyOf":[`)
+	for i, a := range alts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a...)
+	}
+	return append(b, "]}"...)
+}
+
+// responseSchema is the schema of what a call answered with response r
+// returns.
+func (d *deriver) responseSchema(op, r *node) []byte {
+	if d.swagger2 {
+		sn := r.get("schema")
+		if sn == nil {
+			return []byte(`{"type":"null"}`)
+		}
+		produces := op.strings("produces")
+		if produces == nil {
+			produces = d.root.strings("produces")
+		}
+		if len(produces) > 0 {
+			mt := chooseMedia(produces)
+			if !isJSONMedia(mt) && mediaRank(mt) != 2 {
+				if isTextMedia(mt) {
+					return []byte(`{"type":"string"}`)
+				}
+				return []byte(binarySchema)
+			}
+		}
+		return d.conv.schema(nil, sn, 0)
+	}
+	content := r.get("content")
+	if !content.isObject() || len(content.keys) == 0 {
+		return []byte(`{"type":"null"}`)
+	}
+	mt := chooseMedia(content.keys)
+	switch {
+	case isJSONMedia(mt) || mediaRank(mt) == 2:
+		return d.conv.schema(nil, content.get(mt).get("schema"), 0)
+	case isTextMedia(mt):
+		return []byte(`{"type":"string"}`)
+	}
+	return []byte(binarySchema)
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,84 @@
+package openapi
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/typegen"
+)
+
+// githubDocument is GitHub's OpenAPI document from the end-to-end suite's
+// npm packages (@octokit/openapi); CODEMODE_GITHUB_OPENAPI overrides it.
+func githubDocument(b *testing.B) string {
+	b.Helper()
+	p := os.Getenv("CODEMODE_GITHUB_OPENAPI")
+	if p == "" {
+		p = filepath.Join("..", "..", "e2e", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
+	}
+	if _, err := os.Stat(p); err != nil {
+		b.Fatalf("GitHub's OpenAPI document: %v (run `npm ci` in e2e/, or set CODEMODE_GITHUB_OPENAPI)", err)
+	}
+	return p
+}
+
+// BenchmarkGitHubCold derives GitHub's document with an empty cache:
+// read, parse, derive every operation with input and output schemas,
+// assemble the tools and their shared definitions.
+func BenchmarkGitHubCold(b *testing.B) {
+	doc := githubDocument(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := New(context.Background(), Config{Name: "github", Document: doc})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(c.tools); n < 1100 {
+			b.Fatalf("%d tools", n)
+		}
+	}
+}
+
+// BenchmarkGitHubWarm starts the connector from the derivation cache:
+// read and hash the document, decode the cached derivation, assemble.
+func BenchmarkGitHubWarm(b *testing.B) {
+	doc := githubDocument(b)
+	dir := b.TempDir()
+	if _, err := New(context.Background(), Config{Name: "github", Document: doc, CacheDir: dir}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := New(context.Background(), Config{Name: "github", Document: doc, CacheDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(c.tools); n < 1100 {
+			b.Fatalf("%d tools", n)
+		}
+	}
+}
+
+// BenchmarkGitHubDeclarations generates the TypeScript declarations of
+// every method of GitHub's document (what `codemode-mcp types` prints).
+func BenchmarkGitHubDeclarations(b *testing.B) {
+	c, err := New(context.Background(), Config{Name: "github", Document: githubDocument(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		defs, err := typegen.NewDefinitions(c.Definitions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		tc := typegen.Connector{Name: "github", Definitions: defs}
+		for _, t := range c.tools {
+			tc.Methods = append(tc.Methods, typegen.Method{Name: t.Name, Description: t.Description, Input: t.InputSchema, Output: t.OutputSchema})
+		}
+		if len(typegen.Declarations(tc)) < 1<<20 {
+			b.Fatal("declarations too short")
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/typegen"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// testDocuments are the documents of testdata with their golden files.
+var testDocuments = []string{"shop.yaml", "zoo-swagger2.json", "notes-3.1.json"}
+
+// newTest starts a connector on a testdata document.
+func newTest(t *testing.T, doc string, mod ...func(*Config)) *Connector {
+	t.Helper()
+	cfg := Config{Name: "api", Document: filepath.Join("testdata", doc)}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	c, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// declarations is what `codemode-mcp types` prints of a connector.
+func declarations(t testing.TB, c *Connector) string {
+	t.Helper()
+	defs, err := typegen.NewDefinitions(c.Definitions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := typegen.Connector{Name: c.Name(), Description: c.Description(), Definitions: defs}
+	for _, tl := range c.tools {
+		tc.Methods = append(tc.Methods, typegen.Method{
+			Name: tl.Name, Description: tl.Description, Input: tl.InputSchema, Output: tl.OutputSchema,
+			RequiresApproval: tl.RequiresApproval, Deprecated: tl.Deprecated,
+		})
+	}
+	return typegen.Declarations(tc)
+}
+
+// describe renders what a connector derived, for golden files.
+func describe(t *testing.T, c *Connector) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n", c.Description())
+	for _, w := range c.Warnings() {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	for _, tl := range c.tools {
+		flags := ""
+		if tl.RequiresApproval {
+			flags += " approval"
+		}
+		if *tl.Annotations.ReadOnly {
+			flags += " read-only"
+		}
+		if tl.Deprecated {
+			flags += " deprecated"
+		}
+		fmt.Fprintf(&b, "\n## %s (%s)%s\n", tl.Name, tl.SourceName, flags)
+		if op := c.ops[tl.SourceName]; op != nil {
+			opj, _ := json.Marshal(op)
+			fmt.Fprintf(&b, "op: %s\n", opj)
+		}
+		fmt.Fprintf(&b, "input: %s\noutput: %s\n", indentJSON(t, tl.InputSchema), indentJSON(t, tl.OutputSchema))
+	}
+	fmt.Fprintf(&b, "\n## definitions\n%s\n", indentJSON(t, c.Definitions()))
+	return b.String()
+}
+
+func indentJSON(t *testing.T, raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "(none)"
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		t.Fatalf("invalid JSON %s: %v", raw, err)
+	}
+	return out.String()
+}
+
+// golden compares got with testdata/<file>, or rewrites it with -update.
+func golden(t *testing.T, file, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", file)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestDeriveGolden: the tools, operations, definitions and declarations
+// derived from each test document. The .ts files are compiled with
+// tsc --strict by the end-to-end suite.
+func TestDeriveGolden(t *testing.T) {
+	for _, doc := range testDocuments {
+		t.Run(doc, func(t *testing.T) {
+			c := newTest(t, doc)
+			golden(t, doc+".derived.txt", describe(t, c))
+			golden(t, doc+".ts", declarations(t, c))
+		})
+	}
+}

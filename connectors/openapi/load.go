@@ -1,0 +1,264 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// maxDocumentBytes bounds a document (GitHub's is 13 MB).
+const maxDocumentBytes = 64 << 20
+
+// fetchTimeout bounds fetching a document from a URL.
+const fetchTimeout = 30 * time.Second
+
+// A document is a document as read, before parsing.
+type document struct {
+	// raw is the document as read (JSON or YAML).
+	raw []byte
+	// hash is the SHA-256 of raw, hex.
+	hash string
+	// url is where it was fetched from; nil for a file.
+	url *url.URL
+	// warnings say why a cached copy was used.
+	warnings []string
+}
+
+// isURL reports whether a document location is an http(s) URL.
+func isURL(loc string) bool {
+	l := strings.ToLower(loc)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// redactURL shows a URL without credentials or query (which may carry a
+// key).
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		c.RawQuery = ""
+		c.ForceQuery = false
+		return c.String() + "?…"
+	}
+	return c.String()
+}
+
+// readDocument reads a document from a file or fetches it from a URL
+// (cached on disk when cacheDir is set: offline, the cached copy is used,
+// with a warning).
+func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTripper) (*document, error) {
+	if !isURL(loc) {
+		f, err := os.Open(loc)
+		if err != nil {
+			return nil, fmt.Errorf("read the OpenAPI document: %w", err)
+		}
+		defer f.Close()
+		raw, err := readCapped(f, "the OpenAPI document "+loc)
+		if err != nil {
+			return nil, err
+		}
+		return newDocument(raw, nil), nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("OpenAPI document URL: %w", err)
+	}
+	cache := docCache{dir: cacheDir, url: loc}
+	cached, meta, cacheErr := cache.read()
+	raw, etag, notModified, err := fetch(ctx, u, meta.ETag, rt)
+	switch {
+	case err == nil && notModified && cacheErr == nil:
+		return newDocument(cached, u), nil
+	case err == nil && !notModified:
+		if werr := cache.write(raw, newMeta(raw, etag)); werr != nil && cacheDir != "" {
+			d := newDocument(raw, u)
+			d.warnings = append(d.warnings, fmt.Sprintf("could not cache the document: %v", werr))
+			return d, nil
+		}
+		return newDocument(raw, u), nil
+	case err == nil: // 304 without a usable copy: fetch it whole
+		raw, etag, _, err = fetch(ctx, u, "", rt)
+		if err == nil {
+			_ = cache.write(raw, newMeta(raw, etag))
+			return newDocument(raw, u), nil
+		}
+	}
+	if cacheErr != nil {
+		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", redactURL(u), err)
+	}
+	d := newDocument(cached, u)
+	d.warnings = append(d.warnings, fmt.Sprintf("could not fetch the document %s (%v); using the copy cached on %s",
+		redactURL(u), err, meta.Fetched.UTC().Format(time.RFC3339)))
+	return d, nil
+}
+
+func newDocument(raw []byte, u *url.URL) *document {
+	sum := sha256.Sum256(raw)
+	return &document{raw: raw, hash: hex.EncodeToString(sum[:]), url: u}
+}
+
+// readCapped reads r whole, refusing more than maxDocumentBytes.
+func readCapped(r io.Reader, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxDocumentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if len(b) > maxDocumentBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
+	}
+	return b, nil
+}
+
+// fetch GETs a document and its ETag; with etag, a 304 answer is reported
+// as notModified.
+func fetch(ctx context.Context, u *url.URL, etag string, rt http.RoundTripper) (raw []byte, newTag string, notModified bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, "", false, err
+	}
+	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	client := &http.Client{Transport: rt}
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its message repeats the URL, query included
+		}
+		return nil, "", false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && etag != "" {
+		return nil, etag, true, nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, "", false, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	raw, err = readCapped(resp.Body, "the OpenAPI document")
+	return raw, resp.Header.Get("ETag"), false, err
+}
+
+// docMeta is what the cache keeps beside a fetched document.
+type docMeta struct {
+	ETag    string    `json:"etag,omitempty"`
+	Fetched time.Time `json:"fetched"`
+	SHA256  string    `json:"sha256"`
+}
+
+func newMeta(raw []byte, etag string) docMeta {
+	sum := sha256.Sum256(raw)
+	return docMeta{ETag: etag, Fetched: time.Now(), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// docCache is the cached copy of a fetched document.
+type docCache struct {
+	dir, url string
+}
+
+func (c docCache) paths() (body, meta string) {
+	sum := sha256.Sum256([]byte(c.url))
+	base := filepath.Join(c.dir, "openapi", "documents", hex.EncodeToString(sum[:16]))
+	return base + ".doc", base + ".json"
+}
+
+// read returns the cached copy and its metadata; an error when there is
+// none (or it is damaged).
+func (c docCache) read() ([]byte, docMeta, error) {
+	var meta docMeta
+	if c.dir == "" {
+		return nil, meta, errors.New("no cache")
+	}
+	bp, mp := c.paths()
+	mb, err := os.ReadFile(mp)
+	if err != nil {
+		return nil, meta, err
+	}
+	if err := json.Unmarshal(mb, &meta); err != nil {
+		return nil, docMeta{}, err
+	}
+	raw, err := os.ReadFile(bp)
+	if err != nil {
+		return nil, docMeta{}, err
+	}
+	sum := sha256.Sum256(raw)
+	if hex.EncodeToString(sum[:]) != meta.SHA256 {
+		return nil, docMeta{}, errors.New("cached copy damaged")
+	}
+	return raw, meta, nil
+}
+
+// write stores a fetched document and its metadata.
+func (c docCache) write(raw []byte, meta docMeta) error {
+	if c.dir == "" {
+		return nil
+	}
+	bp, mp := c.paths()
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(bp, raw); err != nil {
+		return err
+	}
+	return writeFileAtomic(mp, mb)
+}
+
+// writeFileAtomic writes a file through a temporary file and a rename, so
+// a reader never sees half of it.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// jsonText returns the document as JSON: JSON as it is, YAML converted.
+func (d *document) jsonText() ([]byte, error) {
+	if isJSONText(d.raw) {
+		return bytes.TrimPrefix(d.raw, []byte("\xef\xbb\xbf")), nil
+	}
+	b, err := yaml.YAMLToJSON(d.raw)
+	if err != nil {
+		return nil, fmt.Errorf("the document is neither JSON nor YAML: %w", err)
+	}
+	return b, nil
+}
+
+// isJSONText reports whether b starts (after white space and a byte order
+// mark) like a JSON object.
+func isJSONText(b []byte) bool {
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}

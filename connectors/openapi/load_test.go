@@ -1,0 +1,177 @@
+package openapi
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestYAMLAndJSONAgree: a YAML document derives as its JSON form does.
+func TestYAMLAndJSONAgree(t *testing.T) {
+	c := newTest(t, "shop.yaml")
+	doc, err := (&document{raw: mustRead(t, "testdata/shop.yaml")}).jsonText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonPath := filepath.Join(t.TempDir(), "shop.json")
+	if err := os.WriteFile(jsonPath, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := New(context.Background(), Config{Name: "api", Document: jsonPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(describe(t, c), describe(t, j)); diff != "" {
+		t.Errorf("YAML and JSON derive differently (-yaml +json):\n%s", diff)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDerivationCache: a second start takes the derivation from the
+// cache; another document, or another version, derives again; a damaged
+// entry is derived again without failing.
+func TestDerivationCache(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(t.TempDir(), "shop.yaml")
+	if err := os.WriteFile(doc, mustRead(t, "testdata/shop.yaml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := func(version string) (*Connector, int64) {
+		t.Helper()
+		before := derivations.Load()
+		c, err := New(context.Background(), Config{Name: "api", Document: doc, CacheDir: dir, Version: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, derivations.Load() - before
+	}
+	first, n := start("v1")
+	if n != 1 {
+		t.Fatalf("first start derived %d times", n)
+	}
+	second, n := start("v1")
+	if n != 0 {
+		t.Fatalf("second start derived %d times; want the cache", n)
+	}
+	if diff := cmp.Diff(describe(t, first), describe(t, second)); diff != "" {
+		t.Errorf("cached derivation differs (-derived +cached):\n%s", diff)
+	}
+	if _, n = start("v2"); n != 1 {
+		t.Errorf("another version derived %d times, want 1", n)
+	}
+	// Damage every cached derivation.
+	files, _ := filepath.Glob(filepath.Join(dir, "openapi", "derived", "*.gob"))
+	if len(files) != 2 {
+		t.Fatalf("cached derivations: %v", files)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(f, []byte("garbage"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, n = start("v1"); n != 1 {
+		t.Errorf("damaged cache: derived %d times, want 1", n)
+	}
+	// A changed document derives again.
+	if err := os.WriteFile(doc, []byte(strings.Replace(string(mustRead(t, "testdata/shop.yaml")), "title: Shop", "title: Shop 2", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, n := start("v1")
+	if n != 1 || c.Description() != "Shop 2" {
+		t.Errorf("changed document: derived %d times, title %q", n, c.Description())
+	}
+}
+
+// TestURLDocument: a document at a URL is fetched and cached; a server
+// that answers 304 to its ETag is not downloaded again; offline, the
+// cached copy is used with a warning; without a copy, New fails. A
+// relative server URL resolves against the document's URL.
+func TestURLDocument(t *testing.T) {
+	body := mustRead(t, "testdata/notes-3.1.json")
+	var gets, full atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		full.Add(1)
+		w.Header().Set("ETag", `"v1"`)
+		w.Write(body)
+	}))
+	url := srv.URL + "/specs/notes.json?key=doc-secret-1"
+	dir := t.TempDir()
+	c, err := New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings()) != 0 {
+		t.Errorf("warnings: %q", c.Warnings())
+	}
+	if got := c.base.String(); got != srv.URL+"/api" {
+		t.Errorf("base URL %q, want %q", got, srv.URL+"/api")
+	}
+	if _, err := New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if gets.Load() != 2 || full.Load() != 1 {
+		t.Errorf("requests %d, full answers %d; want 2 and 1 (the second answered 304)", gets.Load(), full.Load())
+	}
+	srv.Close()
+	c, err = New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir})
+	if err != nil {
+		t.Fatalf("offline with a cached copy: %v", err)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	if !strings.Contains(w, "using the copy cached on") || strings.Contains(w, "doc-secret-1") {
+		t.Errorf("offline warning %q: want the cached copy named, and no query string", w)
+	}
+	_, err = New(context.Background(), Config{Name: "notes", Document: url, CacheDir: t.TempDir()})
+	if err == nil || strings.Contains(err.Error(), "doc-secret-1") {
+		t.Errorf("offline without a copy: %v; want an error without the query string", err)
+	}
+}
+
+// TestNotOpenAPI: documents that cannot be read or are not OpenAPI are
+// errors that say why.
+func TestNotOpenAPI(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ name, body, want string }{
+		{"not JSON or YAML", "a: [b\n", "neither JSON nor YAML"},
+		{"invalid JSON", "{\"openapi\": \"3.0.0\",\n}", "not valid JSON: line 2, column 1: invalid character '}'"},
+		{"no version", `{"info": {"title": "x"}}`, `neither "openapi" nor "swagger"`},
+		{"OpenAPI 4", `{"openapi": "4.0.0"}`, `unsupported OpenAPI version "4.0.0"`},
+		{"Swagger 1.2", `{"swagger": "1.2"}`, `unsupported Swagger version "1.2"`},
+		{"an array", `[1]`, "the top level is not an object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+			if err := os.WriteFile(p, []byte(tt.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := New(context.Background(), Config{Name: "x", Document: p})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := New(context.Background(), Config{Name: "x", Document: filepath.Join(dir, "missing.json")}); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+}

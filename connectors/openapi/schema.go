@@ -1,0 +1,351 @@
+package openapi
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// schemaConv turns the schema objects of an OpenAPI document (OpenAPI 3.0's
+// dialect, 3.1's JSON Schema 2020-12, or Swagger 2.0's) into JSON Schema
+// 2020-12, which both the argument validator and the declaration generator
+// read:
+//   - references to shared schemas (#/components/schemas/NAME, or
+//     #/definitions/NAME in Swagger 2.0) become #/components/schemas/NAME of
+//     the connector's definitions, and the name is recorded; other local
+//     references are inlined (a cycle among them becomes {}); references to
+//     other files, and references that do not resolve, become {} with a
+//     warning;
+//   - nullable (and x-nullable) becomes a "null" type or an anyOf with null;
+//     boolean exclusiveMinimum/exclusiveMaximum become numbers; type file
+//     becomes a binary string; an items array becomes prefixItems;
+//   - keywords that do not describe values (example, xml, discriminator,
+//     externalDocs, x-…) and keywords of the wrong JSON type are dropped,
+//     so a sloppy document still gives schemas that compile.
+type schemaConv struct {
+	doc *node
+	// components holds the shared schemas (components.schemas, or
+	// definitions in Swagger 2.0); defsPtr is its pointer with a trailing
+	// slash.
+	components *node
+	defsPtr    string
+	// oas31: $ref siblings count (JSON Schema 2020-12); in 3.0 and 2.0
+	// they are ignored but for description and nullable.
+	oas31 bool
+	warn  func(string)
+
+	// refs collects the shared schema names referenced since the last
+	// takeRefs.
+	refs     map[string]bool
+	inlining []string // local references being inlined (cycle guard)
+}
+
+// maxSchemaDepth bounds the nesting of one converted schema.
+const maxSchemaDepth = 96
+
+// defsRef is the reference to shared schema name in the connector's
+// definitions.
+func defsRef(name string) string {
+	return "#/components/schemas/" + url.PathEscape(escapePointerToken(name))
+}
+
+// takeRefs returns the shared schema names referenced since the last call,
+// sorted, and starts a new set.
+func (c *schemaConv) takeRefs() []string {
+	out := make([]string, 0, len(c.refs))
+	for n := range c.refs {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	clear(c.refs)
+	return out
+}
+
+// schema appends the JSON Schema for n.
+func (c *schemaConv) schema(b []byte, n *node, depth int) []byte {
+	if n == nil || depth > maxSchemaDepth {
+		return append(b, "{}"...)
+	}
+	switch n.kind {
+	case kBool:
+		return append(b, n.str...)
+	case kObject:
+	default:
+		return append(b, "{}"...)
+	}
+	nullable := n.getBool("nullable", false) || n.getBool("x-nullable", false)
+	if ref := n.get("$ref"); ref.isString() {
+		return c.refSchema(b, n, ref.str, nullable, depth)
+	}
+	inner, typed := c.object(nil, n, nullable, depth)
+	if nullable && !typed {
+		b = append(b, `{"anyOf":[`...)
+		b = append(b, inner...)
+		return append(b, `,{"type":"null"}]}`...)
+	}
+	return append(b, inner...)
+}
+
+// refSchema converts a schema object with a $ref: the reference, with
+// null allowed when the object is nullable, and the object's other
+// keywords beside it (in OpenAPI 3.0 and Swagger 2.0, where a $ref's
+// siblings are ignored, only its description).
+func (c *schemaConv) refSchema(b []byte, n *node, ref string, nullable bool, depth int) []byte {
+	var rest []byte
+	if c.oas31 {
+		rest, _ = c.object(nil, n, false, depth)
+	} else if d := n.getText("description"); d != "" {
+		var o obj
+		o.str("description", d)
+		rest = o.done()
+	}
+	core := c.ref(nil, ref, depth)
+	shared := len(core) > 8 && string(core[:8]) == `{"$ref":`
+	if nullable {
+		core = append(append([]byte(`{"anyOf":[`), core...), `,{"type":"null"}]}`...)
+		shared = true
+	}
+	switch {
+	case len(rest) <= 2: // no other keyword
+		return append(b, core...)
+	case shared: // an object of ours: the other keywords join it
+		b = append(b, core[:len(core)-1]...)
+		b = append(b, ',')
+		return append(b, rest[1:]...)
+	}
+	b = append(b, `{"allOf":[`...)
+	b = append(b, core...)
+	b = append(b, ',')
+	b = append(b, rest...)
+	return append(b, "]}"...)
+}
+
+// ref appends the schema a $ref stands for.
+func (c *schemaConv) ref(b []byte, ref string, depth int) []byte {
+	if !strings.HasPrefix(ref, "#") {
+		c.warn(fmt.Sprintf("unresolvable $ref %q: references to other documents are not loaded; its schema is unknown", ref))
+		return append(b, "{}"...)
+	}
+	ptr := ref[1:]
+	if name, ok := c.componentName(ptr); ok {
+		if c.components.get(name) == nil {
+			c.warn(fmt.Sprintf("unresolvable $ref %q: no such schema; its schema is unknown", ref))
+			return append(b, "{}"...)
+		}
+		if c.refs == nil {
+			c.refs = map[string]bool{}
+		}
+		c.refs[name] = true
+		b = append(b, `{"$ref":`...)
+		b = appendString(b, defsRef(name))
+		return append(b, '}')
+	}
+	target := resolvePointer(c.doc, ptr)
+	if target == nil {
+		c.warn(fmt.Sprintf("unresolvable $ref %q: nothing at that place in the document; its schema is unknown", ref))
+		return append(b, "{}"...)
+	}
+	if slices.Contains(c.inlining, ptr) {
+		return append(b, "{}"...) // a cycle outside the shared schemas
+	}
+	c.inlining = append(c.inlining, ptr)
+	b = c.schema(b, target, depth+1)
+	c.inlining = c.inlining[:len(c.inlining)-1]
+	return b
+}
+
+// componentName returns the shared schema name a JSON pointer names
+// exactly, if it does.
+func (c *schemaConv) componentName(ptr string) (string, bool) {
+	if p, err := url.PathUnescape(ptr); err == nil {
+		ptr = p
+	}
+	tok, ok := strings.CutPrefix(ptr, c.defsPtr)
+	if !ok || tok == "" || strings.Contains(tok, "/") {
+		return "", false
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"), true
+}
+
+// jsonTypes are the type names of JSON Schema.
+var jsonTypes = []string{"string", "number", "integer", "boolean", "array", "object", "null"}
+
+// Keywords by the JSON type of their value.
+var (
+	stringKeywords = []string{"format", "title", "description", "pattern", "contentMediaType", "contentEncoding"}
+	numberKeywords = []string{"multipleOf", "maximum", "minimum", "maxLength", "minLength", "maxItems", "minItems",
+		"maxProperties", "minProperties", "maxContains", "minContains"}
+	boolKeywords      = []string{"uniqueItems", "deprecated", "readOnly", "writeOnly"}
+	valueKeywords     = []string{"default", "const"}
+	schemaKeywords    = []string{"additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"}
+	schemaMapKeywords = []string{"properties", "patternProperties", "dependentSchemas"}
+	schemaListKeys    = []string{"prefixItems", "allOf", "anyOf", "oneOf"}
+)
+
+// object appends the conversion of a schema object's keywords but $ref.
+// typed reports that nullable was expressed in its type (so the caller
+// need not wrap it).
+func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []byte, typed bool) {
+	o := obj{b: b}
+	for i, k := range n.keys {
+		v := &n.vals[i]
+		switch {
+		case k == "type":
+			typed = c.typeKeyword(&o, n, v, nullable)
+		case k == "enum":
+			if v.isArray() {
+				o.key("enum")
+				o.b = append(o.b, '[')
+				hasNull := false
+				for j := range v.items {
+					if j > 0 {
+						o.b = append(o.b, ',')
+					}
+					o.b = appendNode(o.b, &v.items[j])
+					hasNull = hasNull || v.items[j].kind == kNull
+				}
+				if nullable && !hasNull {
+					if len(v.items) > 0 {
+						o.b = append(o.b, ',')
+					}
+					o.b = append(o.b, "null"...)
+				}
+				o.b = append(o.b, ']')
+			}
+		case k == "required":
+			if v.isArray() && !slices.ContainsFunc(v.items, func(e node) bool { return e.kind != kString }) {
+				o.raw(k, appendNode(nil, v))
+			}
+		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
+			c.exclusive(&o, n, k, v)
+		case k == "minimum" || k == "maximum":
+			// A boolean exclusive bound of 3.0 and 2.0 takes the value.
+			if ex := n.get("exclusive" + strings.ToUpper(k[:1]) + k[1:]); ex.isTrue() {
+				continue
+			}
+			if v.kind == kNumber {
+				o.raw(k, []byte(v.str))
+			}
+		case k == "items":
+			if v.isArray() {
+				c.schemaList(&o, "prefixItems", v, depth)
+			} else {
+				o.key(k)
+				o.b = c.schema(o.b, v, depth+1)
+			}
+		case slices.Contains(stringKeywords, k):
+			if v.isString() {
+				o.str(k, v.str)
+			}
+		case slices.Contains(numberKeywords, k):
+			if v.kind == kNumber {
+				o.raw(k, []byte(v.str))
+			}
+		case slices.Contains(boolKeywords, k):
+			if v.kind == kBool {
+				o.raw(k, []byte(v.str))
+			}
+		case slices.Contains(valueKeywords, k):
+			o.raw(k, appendNode(nil, v))
+		case slices.Contains(schemaKeywords, k):
+			if v.kind == kObject || v.kind == kBool {
+				o.key(k)
+				o.b = c.schema(o.b, v, depth+1)
+			}
+		case slices.Contains(schemaMapKeywords, k):
+			if v.isObject() {
+				o.key(k)
+				var m obj
+				m.b = o.b
+				for j, pk := range v.keys {
+					m.key(pk)
+					m.b = c.schema(m.b, &v.vals[j], depth+1)
+				}
+				o.b = m.done()
+			}
+		case slices.Contains(schemaListKeys, k):
+			if v.isArray() {
+				c.schemaList(&o, k, v, depth)
+			}
+		}
+	}
+	// Swagger 2.0's file type is a binary string.
+	if t := n.get("type"); t.text() == "file" && !n.has("format") {
+		o.str("format", "binary")
+	}
+	return o.done(), typed
+}
+
+// schemaList appends a keyword whose value is a list of schemas.
+func (c *schemaConv) schemaList(o *obj, k string, v *node, depth int) {
+	o.key(k)
+	o.b = append(o.b, '[')
+	for j := range v.items {
+		if j > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = c.schema(o.b, &v.items[j], depth+1)
+	}
+	o.b = append(o.b, ']')
+}
+
+// typeKeyword appends type, adding "null" for a nullable schema; it
+// reports whether it did.
+func (c *schemaConv) typeKeyword(o *obj, n, v *node, nullable bool) bool {
+	var names []string
+	switch v.kind {
+	case kString:
+		names = []string{v.str}
+	case kArray:
+		for i := range v.items {
+			names = append(names, v.items[i].text())
+		}
+	}
+	var keep []string
+	for _, t := range names {
+		if t == "file" {
+			t = "string"
+		}
+		if slices.Contains(jsonTypes, t) && !slices.Contains(keep, t) {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) == 0 {
+		return false
+	}
+	if nullable && !slices.Contains(keep, "null") {
+		keep = append(keep, "null")
+	}
+	o.key("type")
+	if len(keep) == 1 {
+		o.b = appendString(o.b, keep[0])
+		return nullable
+	}
+	o.b = append(o.b, '[')
+	for i, t := range keep {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = appendString(o.b, t)
+	}
+	o.b = append(o.b, ']')
+	return true
+}
+
+// exclusive converts exclusiveMinimum or exclusiveMaximum: a number as it
+// is (3.1), true as the bound's value (3.0, 2.0), false dropped.
+func (c *schemaConv) exclusive(o *obj, n *node, k string, v *node) {
+	switch {
+	case v.kind == kNumber:
+		o.raw(k, []byte(v.str))
+	case v.isTrue():
+		bound := "minimum"
+		if k == "exclusiveMaximum" {
+			bound = "maximum"
+		}
+		if m := n.get(bound); m != nil && m.kind == kNumber {
+			o.raw(k, []byte(m.str))
+		}
+	}
+}
