@@ -34,8 +34,8 @@ type Connector struct {
 
 	closeOnce sync.Once
 	specOnce  sync.Once
-	specJSON []byte // the document as JSON, made on the first spec call
-	specErr  error
+	specJSON  []byte // the document as JSON, made on the first spec call
+	specErr   error
 }
 
 // httpCaller makes the HTTP requests of a connector's methods.
