@@ -230,3 +230,23 @@ func TestDeclarations(t *testing.T) {
 		t.Errorf("Declarations(kvv): %v", err)
 	}
 }
+
+// DeclarationsWithin returns every declaration while they fit, and says
+// they do not without generating them once a lower bound of their size
+// is past the budget.
+func TestDeclarationsWithin(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	all, err := e.rt.Declarations("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, fits := e.rt.DeclarationsWithin(len(all)); !fits || d != all {
+		t.Errorf("budget = their size: fits %v", fits)
+	}
+	if d, fits := e.rt.DeclarationsWithin(len(all) - 1); fits || d != "" {
+		t.Errorf("budget one byte short: fits %v, %d bytes", fits, len(d))
+	}
+	if d, fits := e.rt.DeclarationsWithin(10); fits || d != "" {
+		t.Errorf("tiny budget: fits %v", fits)
+	}
+}

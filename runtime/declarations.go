@@ -94,3 +94,31 @@ func (t *tool) typegen() typegen.Method {
 		Deprecated:       t.def.Deprecated,
 	}
 }
+
+// DeclarationsWithin returns Declarations("") when it is at most budget
+// bytes long; fits is false when it is longer. A catalog that cannot fit
+// (a lower bound of its declarations' size is past budget) is not
+// generated, so asking costs little whatever the number of methods.
+func (r *Runtime) DeclarationsWithin(budget int) (decls string, fits bool) {
+	cat := r.catalog()
+	least := len(codemodeDeclaration)
+	for _, s := range cat.sources {
+		if !s.available() {
+			continue
+		}
+		// "declare const NAME: {\n};\n" and per method at least
+		// "  NAME(input: T): Promise<T>;\n".
+		least += len(s.name) + 20
+		for _, t := range s.tools {
+			least += len(t.def.Name) + 30
+		}
+		if least > budget {
+			return "", false
+		}
+	}
+	d, err := r.Declarations("")
+	if err != nil || len(d) > budget {
+		return "", false
+	}
+	return d, true
+}

@@ -18,8 +18,9 @@ const maxToolNamesPerLine = 12
 
 // Description builds the codemode tool description: the workflow, the rules,
 // one line per connector, and the declarations inline while they fit the
-// budget. Its size is bounded whatever the number of methods.
-func Description(infos []codemode.ConnectorInfo, declarations string) string {
+// budget (tooLarge: there are declarations, too large to inline). Its size
+// is bounded whatever the number of methods.
+func Description(infos []codemode.ConnectorInfo, declarations string, tooLarge bool) string {
 	var b strings.Builder
 	b.WriteString(`Run a JavaScript or TypeScript program that calls the connectors below as typed global objects, and get its result.
 
@@ -43,12 +44,13 @@ Rules:
 		b.WriteString(connectorLine(c))
 		b.WriteByte('\n')
 	}
-	if declarations != "" && len(declarations) <= inlineBudget {
+	switch {
+	case tooLarge || len(declarations) > inlineBudget:
+		b.WriteString("\nThe declarations are too large to list here: use codemode.search and codemode.describe.\n")
+	case declarations != "":
 		b.WriteString("\nDeclarations:\n```ts\n")
 		b.WriteString(strings.TrimRight(declarations, "\n"))
 		b.WriteString("\n```\n")
-	} else if declarations != "" {
-		b.WriteString("\nThe declarations are too large to list here: use codemode.search and codemode.describe.\n")
 	}
 	return b.String()
 }

@@ -19,7 +19,7 @@ func TestDescriptionIsBounded(t *testing.T) {
 		infos = append(infos, info)
 	}
 	decls := strings.Repeat("declare const x: {};\n", 5000)
-	d := Description(infos, decls)
+	d := Description(infos, decls, false)
 	if len(d) > 8000 {
 		t.Errorf("description is %d bytes for 10,000 methods; want it bounded", len(d))
 	}
@@ -37,7 +37,7 @@ func TestDescriptionInlinesSmallDeclarationsAndUnavailable(t *testing.T) {
 	d := Description([]codemode.ConnectorInfo{
 		{Name: "a", Tools: []connectors.Tool{{Name: "f"}}},
 		{Name: "down", Error: "start: exec: \"nope\": executable file not found\nmore detail"},
-	}, "declare const a: { f(input: {}): Promise<unknown>; };\n")
+	}, "declare const a: { f(input: {}): Promise<unknown>; };\n", false)
 	for _, want := range []string{"- a: 1 methods (f)", "- down: unavailable (start: exec: \"nope\": executable file not found)", "```ts\ndeclare const a"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("description lacks %q:\n%s", want, d)

@@ -39,9 +39,10 @@ type Engine interface {
 
 	// Connectors describes the connectors in configuration order.
 	Connectors() []codemode.ConnectorInfo
-	// Declarations returns the TypeScript declarations of one connector
-	// (or of all, for "").
-	Declarations(connector string) (string, error)
+	// DeclarationsWithin returns the TypeScript declarations of every
+	// connector when they are at most budget bytes long (fits false
+	// otherwise, without generating them when they cannot fit).
+	DeclarationsWithin(budget int) (decls string, fits bool)
 	// MaxResultChars bounds what outcomes show of a value (0: no bound).
 	MaxResultChars() int
 }

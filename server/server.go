@@ -76,11 +76,8 @@ func (s *Server) add(name, title, description string, input any, ann mcp.ToolAnn
 // addCodemode registers the codemode tool, whose description carries the
 // connectors and their declarations as the runtime has them now.
 func (s *Server) addCodemode() {
-	decls, err := s.rt.Declarations("")
-	if err != nil {
-		s.log.Warn("cannot build declarations for the tool description", "err", err)
-	}
-	s.add("codemode", "Run a program against the connectors", Description(s.rt.Connectors(), decls), &codemodeInput{},
+	decls, fits := s.rt.DeclarationsWithin(inlineBudget)
+	s.add("codemode", "Run a program against the connectors", Description(s.rt.Connectors(), decls, !fits), &codemodeInput{},
 		mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
 		s.handleCodemode)
 }

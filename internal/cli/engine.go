@@ -17,4 +17,7 @@ type engine interface {
 	DeleteExecution(ctx context.Context, id string) error
 	// DeleteSnippet removes a snippet.
 	DeleteSnippet(ctx context.Context, name string) error
+	// Declarations returns the TypeScript declarations of one connector
+	// (or of all, for "").
+	Declarations(connector string) (string, error)
 }
