@@ -25,7 +25,7 @@ func TestExampleConfig(t *testing.T) {
 	for _, c := range cfg.Connectors {
 		got = append(got, c.Name+":"+c.Kind.String())
 	}
-	if want := "notes:builtin everything:stdio memory:stdio"; strings.Join(got, " ") != want {
+	if want := "notes:builtin everything:stdio memory:stdio placeholder:openapi"; strings.Join(got, " ") != want {
 		t.Errorf("connectors = %v, want %s", got, want)
 	}
 	pinned := regexp.MustCompile(`^@modelcontextprotocol/[a-z-]+@\d+\.\d+\.\d+$`)
