@@ -21,7 +21,7 @@ import (
 // clientKeys are the keys such an entry may have. Besides the clients'
 // common keys, the connector options of the native format are accepted.
 var clientKeys = []string{
-	"type", "command", "args", "env", "envFile", "cwd", "url", "headers",
+	"type", "command", "args", "env", "envFile", "cwd", "inherit_env", "url", "headers",
 	"transportType", "serverUrl", "disabled", "timeout", "disabledTools",
 	"description", "tools", "approve", "no_approve", "revert",
 	"autoApprove", "alwaysAllow", "dev", "watchPaths", "gallery", "version",
@@ -48,7 +48,7 @@ var clientTypes = map[string]Kind{
 }
 
 // stdioKeys only make sense for a command.
-var stdioKeys = []string{"command", "args", "env", "envFile", "cwd"}
+var stdioKeys = []string{"command", "args", "env", "envFile", "cwd", "inherit_env"}
 
 func (d *decoder) clientServers(n *node, fp fieldPath, v *vars) []parsed {
 	saved := d.vars
@@ -119,6 +119,8 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 			if v, ok := d.nonEmpty(n, ffp); ok {
 				c.Cwd = d.resolvePath(v)
 			}
+		case "inherit_env":
+			c.Inherit = d.inherit(n, ffp)
 		case "url", "serverUrl":
 			if urlEntry != nil {
 				d.errAt(f.keyPos, ffp, fmt.Sprintf("the URL is already given by %s (line %d)", urlEntry.key, urlEntry.keyPos.line))

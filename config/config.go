@@ -47,6 +47,31 @@ type Server struct {
 	Transport string // "stdio" | "sse" | "http"; default "stdio"
 	Addr      string // listen address for sse/http; default 127.0.0.1:8931
 	AuthToken string // required Bearer token for sse/http when non-empty
+
+	// HTTP guards and bounds the sse and http transports.
+	HTTP
+}
+
+// HTTP configures the HTTP transports. Zero fields take the server's
+// defaults (server.DefaultMaxBody and the others).
+type HTTP struct {
+	// AllowedOrigins are browser origins ("https://app.example.com") that
+	// may call the server besides loopback ones; they get CORS headers.
+	AllowedOrigins []string
+	// AllowedHosts are Host header values ("mcp.example.com" or
+	// "mcp.example.com:8931") served besides loopback names and IP
+	// literals.
+	AllowedHosts []string
+	// TLSCert and TLSKey are PEM files; with both, the server speaks HTTPS.
+	TLSCert, TLSKey string
+	// MaxBody caps a request body in bytes.
+	MaxBody int64
+	// ReadTimeout bounds reading a request's headers, and its body;
+	// WriteTimeout is how long one write of a response may wait for the
+	// client to read; IdleTimeout closes an idle kept-alive connection.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConnections caps open connections; more wait to be accepted.
+	MaxConnections int
 }
 
 // Store configures the durable SQLite log.
@@ -79,6 +104,10 @@ type Approvals struct {
 	// Elicitation asks the user through the client when it supports it.
 	// Default true.
 	Elicitation bool
+	// Tools offers codemode_approve, codemode_reject and codemode_rollback
+	// to MCP clients. Default true; false keeps approval away from the
+	// model (elicitation and the command line remain).
+	Tools bool
 }
 
 // Connector is one tool source. Exactly one of Builtin, Command, URL and
@@ -98,13 +127,16 @@ type Connector struct {
 	// Builtin names a native connector compiled in ("notes").
 	Builtin string
 
-	// Command, Args, Env and Cwd start a stdio MCP server. Env adds to (and
-	// overrides) the inherited environment; Cwd is resolved against the
+	// Command, Args, Env and Cwd start a stdio MCP server. Its environment
+	// is a minimal one (see Inherit) plus Env; Cwd is resolved against the
 	// config file's directory.
 	Command string
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// Inherit says which of the server's own environment variables a stdio
+	// server gets besides the minimal set (inherit_env).
+	Inherit Inherit
 
 	// URL is a streamable-HTTP MCP endpoint, or a legacy SSE endpoint when
 	// SSE is set (then Kind is KindSSE). Headers go with every request (also
@@ -168,6 +200,13 @@ type APIKey struct {
 	Value string
 }
 
+// Inherit is a stdio connector's inherit_env: true (All), or a list of
+// variable names. CODEMODE_* variables are never inherited.
+type Inherit struct {
+	All   bool
+	Names []string
+}
+
 // Filter selects names with globs (path.Match syntax).
 type Filter struct {
 	Include, Exclude []string
@@ -196,6 +235,6 @@ func defaults() *Config {
 			MaxResultChars: DefaultMaxResultChars,
 			Isolation:      DefaultIsolation,
 		},
-		Approvals: Approvals{Elicitation: true},
+		Approvals: Approvals{Elicitation: true, Tools: true},
 	}
 }

@@ -34,6 +34,7 @@ var connectorKeys = []keySpec{
 	{"args", []Kind{KindStdio}},
 	{"env", []Kind{KindStdio}},
 	{"cwd", []Kind{KindStdio}},
+	{"inherit_env", []Kind{KindStdio}},
 	{"url", []Kind{KindHTTP}},
 	{"sse", []Kind{KindHTTP}},
 	{"headers", []Kind{KindHTTP, KindOpenAPI}},
@@ -181,6 +182,8 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 		if v, ok := d.nonEmpty(n, fp); ok {
 			c.Cwd = d.resolvePath(v)
 		}
+	case "inherit_env":
+		c.Inherit = d.inherit(n, fp)
 	case "url":
 		c.URL, _ = d.httpURL(n, fp)
 	case "sse":
@@ -241,6 +244,35 @@ func (d *decoder) env(n *node, fp fieldPath) map[string]string {
 		}
 	}
 	return m
+}
+
+// ReservedEnvPrefix starts the names of codemode-mcp's own environment
+// variables (CODEMODE_TOKEN, CODEMODE_CONFIG, …), which a downstream never
+// inherits.
+const ReservedEnvPrefix = "CODEMODE_"
+
+// inherit decodes inherit_env: true, false, or a list of variable names.
+func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
+	if n.kind == scalarNode {
+		all, _ := d.boolean(n, fp)
+		return Inherit{All: all}
+	}
+	if n.kind != seqNode && n.kind != nullNode {
+		d.typeErr(n, fp, `true, false or a list of variable names such as ["GITHUB_TOKEN"]`)
+		return Inherit{}
+	}
+	var in Inherit
+	for i, name := range d.strList(n, fp) {
+		switch {
+		case name == "" || strings.ContainsAny(name, "=\x00"):
+			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("bad environment variable name %q", name))
+		case strings.HasPrefix(strings.ToUpper(name), ReservedEnvPrefix):
+			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
+		default:
+			in.Names = append(in.Names, name)
+		}
+	}
+	return in
 }
 
 // revert decodes tool -> JavaScript expression; values are code and are

@@ -20,6 +20,8 @@ type decoder struct {
 	// addrPos is where server.addr was written, for the warning about an
 	// unauthenticated listener.
 	addrPos pos
+	// tlsPos is where tls_cert or tls_key was written.
+	tlsPos pos
 }
 
 // maxErrors stops a hopeless file from producing pages of output.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -212,12 +213,100 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 				s.AuthToken = v
 			}
 		}},
+		{"allowed_origins", func(n *node, fp fieldPath) { s.AllowedOrigins = d.origins(n, fp) }},
+		{"allowed_hosts", func(n *node, fp fieldPath) { s.AllowedHosts = d.hosts(n, fp) }},
+		{"tls_cert", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmpty(n, fp); ok {
+				s.TLSCert = d.resolvePath(v)
+				d.tlsPos = n.pos
+			}
+		}},
+		{"tls_key", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmpty(n, fp); ok {
+				s.TLSKey = d.resolvePath(v)
+				d.tlsPos = n.pos
+			}
+		}},
+		{"max_body", func(n *node, fp fieldPath) {
+			v, ok := d.size(n, fp)
+			if ok && v <= 0 {
+				d.errAt(n.pos, fp, "must be a positive size")
+				return
+			}
+			if ok {
+				s.MaxBody = v
+			}
+		}},
+		{"read_timeout", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.ReadTimeout = v
+			}
+		}},
+		{"write_timeout", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.WriteTimeout = v
+			}
+		}},
+		{"idle_timeout", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.IdleTimeout = v
+			}
+		}},
+		{"max_connections", func(n *node, fp fieldPath) {
+			if v, ok := d.count(n, fp, 1); ok {
+				s.MaxConnections = v
+			}
+		}},
 	})
 }
 
-// checkServer warns about a network listener that anyone can reach.
+// origins decodes server.allowed_origins: web origins written
+// scheme://host[:port], kept in the form browsers send (lower case, no
+// trailing slash).
+func (d *decoder) origins(n *node, fp fieldPath) []string {
+	var out []string
+	for i, v := range d.strList(n, fp) {
+		ifp := fp.index(i)
+		if v == "*" || v == "null" {
+			d.errAt(n.items[i].pos, ifp, fmt.Sprintf("%q would let any web page drive the server; list the origins (such as \"https://app.example.com\") that may", v))
+			continue
+		}
+		u, err := url.Parse(strings.TrimSuffix(v, "/"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			d.errAt(n.items[i].pos, ifp, fmt.Sprintf("expected an origin such as \"https://app.example.com\" or \"http://localhost:6274\" (scheme, host and port only), got %q", v))
+			continue
+		}
+		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
+	}
+	return out
+}
+
+// hosts decodes server.allowed_hosts: host names, optionally with a port,
+// as clients write them in the Host header.
+func (d *decoder) hosts(n *node, fp fieldPath) []string {
+	var out []string
+	for i, v := range d.strList(n, fp) {
+		h := strings.ToLower(strings.TrimSpace(v))
+		name := h
+		if host, port, err := net.SplitHostPort(h); err == nil && port != "" {
+			name = host
+		}
+		if name == "" || strings.ContainsAny(h, "/*@ ?#") {
+			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("expected a host name such as \"mcp.example.com\" or \"mcp.example.com:8931\", got %q", v))
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// checkServer checks the TLS pair and warns about a network listener that
+// anyone can reach.
 func (d *decoder) checkServer(cfg *Config) {
 	s := cfg.Server
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		d.errAt(d.tlsPos, "server", "tls_cert and tls_key go together: set both (HTTPS) or neither")
+	}
 	if s.Transport == "stdio" || s.AuthToken != "" {
 		return
 	}
@@ -228,7 +317,7 @@ func (d *decoder) checkServer(cfg *Config) {
 	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
 		return
 	}
-	d.warnAt(d.addrPos, "server.addr", fmt.Sprintf("%s listens beyond loopback without auth_token: anyone who can reach it can run programs", s.Addr))
+	d.warnAt(d.addrPos, "server.addr", fmt.Sprintf("%s listens beyond loopback without auth_token: serve refuses to start unless given --insecure-no-auth (anyone who can reach it could run programs)", s.Addr))
 }
 
 func (d *decoder) store(n *node, fp fieldPath, s *Store) {
@@ -311,6 +400,11 @@ func (d *decoder) approvals(n *node, fp fieldPath, a *Approvals) {
 		{"elicitation", func(n *node, fp fieldPath) {
 			if v, ok := d.boolean(n, fp); ok {
 				a.Elicitation = v
+			}
+		}},
+		{"tools", func(n *node, fp fieldPath) {
+			if v, ok := d.boolean(n, fp); ok {
+				a.Tools = v
 			}
 		}},
 	})

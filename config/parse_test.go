@@ -19,7 +19,7 @@ func TestDefault(t *testing.T) {
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process",
 		},
-		Approvals:  Approvals{Elicitation: true},
+		Approvals:  Approvals{Elicitation: true, Tools: true},
 		Connectors: []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -57,8 +57,17 @@ func TestParseFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Config{
-		Path:   file,
-		Server: Server{Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret"},
+		Path: file,
+		Server: Server{
+			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret",
+			HTTP: HTTP{
+				AllowedOrigins: []string{"https://app.example.com", "http://localhost:6274"},
+				AllowedHosts:   []string{"mcp.example.com", "gw.lan:9000"},
+				TLSCert:        filepath.Join(dir, "tls", "cert.pem"), TLSKey: filepath.Join(dir, "tls", "key.pem"),
+				MaxBody: 1 << 20, ReadTimeout: 10 * time.Second, WriteTimeout: 20 * time.Second, IdleTimeout: time.Minute,
+				MaxConnections: 8,
+			},
+		},
 		Store: Store{
 			Path: filepath.Join(dir, "data", "codemode.db"), MaxExecutions: 10, PausedTTL: 2 * time.Hour, Synchronous: "full",
 			CacheDir: filepath.Join(dir, "cache"),
@@ -67,26 +76,27 @@ func TestParseFull(t *testing.T) {
 			Timeout: 30 * time.Second, MemoryLimit: 1 << 30, MaxResultChars: 1000, Isolation: "process",
 			MaxCalls: 100, MaxStackDepth: 500,
 		},
-		Approvals: Approvals{Elicitation: false},
+		Approvals: Approvals{Elicitation: false, Tools: false},
 		Connectors: []Connector{
-			{Name: "notes", SourceName: "notes", Line: 23, Kind: KindBuiltin, Builtin: "notes"},
+			{Name: "notes", SourceName: "notes", Line: 33, Kind: KindBuiltin, Builtin: "notes"},
 			{
-				Name: "files", SourceName: "files", Line: 25, Kind: KindStdio,
+				Name: "files", SourceName: "files", Line: 35, Kind: KindStdio,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
 				Env:     map[string]string{"LOG": "info"},
 				Cwd:     filepath.Join(dir, "work"),
+				Inherit: Inherit{Names: []string{"GITHUB_TOKEN", "NODE_OPTIONS"}},
 				Approve: []string{"write_*", "edit_*", "move_*", "create_*"},
 				Revert:  map[string]string{"write_file": "(args, result) => files.delete_file({ path: `${args.path}` })"},
 				Timeout: 5 * time.Second, Description: "Local files",
 			},
 			{
-				Name: "remote", SourceName: "remote", Line: 35, Kind: KindHTTP,
+				Name: "remote", SourceName: "remote", Line: 46, Kind: KindHTTP,
 				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
 				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
 			},
-			{Name: "legacy", SourceName: "legacy", Line: 39, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{Name: "legacy", SourceName: "legacy", Line: 50, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
 			{
-				Name: "github", SourceName: "github", Line: 42, Kind: KindOpenAPI,
+				Name: "github", SourceName: "github", Line: 53, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
 				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
 				Auth:       &Auth{Bearer: "gh"},
@@ -94,12 +104,12 @@ func TestParseFull(t *testing.T) {
 				NoApprove:  []string{"search/*"},
 			},
 			{
-				Name: "petstore", SourceName: "petstore", Line: 49, Kind: KindOpenAPI,
+				Name: "petstore", SourceName: "petstore", Line: 60, Kind: KindOpenAPI,
 				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
 				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
 			},
 			{
-				Name: "billing", SourceName: "billing", Line: 53, Kind: KindOpenAPI,
+				Name: "billing", SourceName: "billing", Line: 64, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "billing.yaml"),
 				Auth: &Auth{OAuth2: &OAuth2{
 					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},
@@ -209,6 +219,26 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:5:21: connectors.x.auth.api_key.in: must be one of header, query, cookie; got "body"`},
 		{"empty revert", "connectors:\n  x:\n    builtin: notes\n    revert: {a: \" \"}\n",
 			`codemode.yaml:4:17: connectors.x.revert.a: must be a JavaScript expression such as "(args, result) => …"`},
+		{"wildcard origin", "server:\n  allowed_origins: [\"*\"]\n",
+			`codemode.yaml:2:21: server.allowed_origins[0]: "*" would let any web page drive the server; list the origins (such as "https://app.example.com") that may`},
+		{"origin with path", "server:\n  allowed_origins: [\"https://a.example/app\"]\n",
+			`codemode.yaml:2:21: server.allowed_origins[0]: expected an origin such as "https://app.example.com" or "http://localhost:6274" (scheme, host and port only), got "https://a.example/app"`},
+		{"bad allowed host", "server:\n  allowed_hosts: [\"http://a\"]\n",
+			`codemode.yaml:2:19: server.allowed_hosts[0]: expected a host name such as "mcp.example.com" or "mcp.example.com:8931", got "http://a"`},
+		{"tls cert without key", "server:\n  tls_cert: c.pem\n",
+			`codemode.yaml:2:13: server: tls_cert and tls_key go together: set both (HTTPS) or neither`},
+		{"zero max_body", "server:\n  max_body: 0\n",
+			`codemode.yaml:2:13: server.max_body: must be a positive size`},
+		{"zero connections", "server:\n  max_connections: 0\n",
+			`codemode.yaml:2:20: server.max_connections: must be a positive number, got 0`},
+		{"bad approvals tools", "approvals:\n  tools: no way\n",
+			`codemode.yaml:2:10: approvals.tools: expected true or false, got "no way"`},
+		{"inherit reserved", "connectors:\n  x:\n    command: a\n    inherit_env: [HOME, CODEMODE_TOKEN]\n",
+			`codemode.yaml:4:25: connectors.x.inherit_env[1]: CODEMODE_TOKEN: codemode-mcp's own CODEMODE_* variables are never passed to a downstream server (set a value under env: if one needs it)`},
+		{"inherit on url", "connectors:\n  x:\n    url: https://x/mcp\n    inherit_env: true\n",
+			`codemode.yaml:4:5: connectors.x.inherit_env: inherit_env does not apply to a url connector (only to command connectors)`},
+		{"inherit as map", "connectors:\n  x:\n    command: a\n    inherit_env: {a: b}\n",
+			`codemode.yaml:4:18: connectors.x.inherit_env: expected true, false or a list of variable names such as ["GITHUB_TOKEN"], got a mapping`},
 		{"bad env name", "connectors:\n  x:\n    command: a\n    env: {\"A=B\": c}\n",
 			`codemode.yaml:4:11: connectors.x.env["A=B"]: bad environment variable name "A=B"`},
 		{"top level list", "- a\n",
@@ -300,6 +330,9 @@ func TestParseValues(t *testing.T) {
 			func(c *Config) any { return []string{c.Connectors[0].Name, c.Connectors[1].Name} }, []string{"b", "a"}},
 		{"memory store path kept", "store: {path: \":memory:\"}", func(c *Config) any { return c.Store.Path }, ":memory:"},
 		{"bom", "\ufeffserver: {name: bom}", func(c *Config) any { return c.Server.Name }, "bom"},
+		{"inherit all", "connectors: {s: {command: srv, inherit_env: true}}", func(c *Config) any { return c.Connectors[0].Inherit }, Inherit{All: true}},
+		{"inherit none", "connectors: {s: {command: srv, inherit_env: false}}", func(c *Config) any { return c.Connectors[0].Inherit }, Inherit{}},
+		{"origin normalized", "server: {allowed_origins: [\"HTTPS://App.Example.com/\"]}", func(c *Config) any { return c.Server.AllowedOrigins }, []string{"https://app.example.com"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -383,6 +416,7 @@ func TestServerWarnings(t *testing.T) {
 		want int
 	}{
 		{"server: {transport: http, addr: \"0.0.0.0:80\"}", 1},
+		{"server: {transport: http, addr: \"0.0.0.0:80\", tls_cert: c, tls_key: k}", 1},
 		{"server: {transport: http, addr: \":80\"}", 1},
 		{"server: {transport: http, addr: \"0.0.0.0:80\", auth_token: t}", 0},
 		{"server: {transport: sse, addr: \"localhost:80\"}", 0},

@@ -1,0 +1,116 @@
+package config
+
+import (
+	"encoding/base64"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Secrets returns every secret value the configuration holds, for a
+// scrubber to remove from what the model sees and what is stored: the
+// server's auth token; each stdio connector's env values; each header value
+// (and the credential after an auth scheme such as "Bearer "); the password
+// (or a lone user name) and the query values of every configured URL; and
+// OpenAPI credentials. The order is stable; values may repeat.
+//
+// A value is a secret by where it is written, not by how it looks (an env
+// value such as "production" is scrubbed too), with one exception: env
+// values that cannot be credentials and that tools echo all the time
+// (true/false, numbers, absolute file paths) are not collected, since
+// scrubbing them would garble ordinary results.
+func (c *Config) Secrets() []string {
+	var out []string
+	add := func(vs ...string) {
+		for _, v := range vs {
+			if strings.TrimSpace(v) != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	add(c.Server.AuthToken)
+	for i := range c.Connectors {
+		cc := &c.Connectors[i]
+		for _, k := range sortedKeys(cc.Env) {
+			if v := cc.Env[k]; !plainSetting(v) {
+				add(v)
+			}
+		}
+		for _, k := range sortedKeys(cc.Headers) {
+			add(headerSecrets(cc.Headers[k])...)
+		}
+		for _, u := range []string{cc.URL, cc.OpenAPI, cc.BaseURL} {
+			add(urlSecrets(u)...)
+		}
+		if a := cc.Auth; a != nil {
+			add(a.Bearer)
+			if b := a.Basic; b != nil {
+				add(b.Password, base64.StdEncoding.EncodeToString([]byte(b.Username+":"+b.Password)))
+			}
+			if k := a.APIKey; k != nil {
+				add(k.Value)
+			}
+		}
+	}
+	return out
+}
+
+// plainSetting reports whether an env value is a boolean, a number or an
+// absolute path.
+func plainSetting(v string) bool {
+	v = strings.TrimSpace(v)
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "on", "off":
+		return true
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return true
+	}
+	return filepath.IsAbs(v) || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/")
+}
+
+// headerSecrets returns a header value and, when it has the form
+// "Scheme credential", the credential alone.
+func headerSecrets(v string) []string {
+	out := []string{v}
+	if scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && scheme != "" && !strings.Contains(scheme, "=") {
+		out = append(out, strings.TrimSpace(cred))
+	}
+	return out
+}
+
+// urlSecrets returns the credentials and query values of a URL ("" and
+// paths give none).
+func urlSecrets(raw string) []string {
+	if !isHTTPURL(raw) {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		} else {
+			out = append(out, u.User.Username())
+		}
+	}
+	q := u.Query()
+	for _, k := range sortedKeys(q) {
+		out = append(out, q[k]...)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // for determinism
+	return keys
+}
