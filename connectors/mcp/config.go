@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // Config describes one downstream MCP server. Exactly one of Command (a
@@ -16,12 +17,16 @@ type Config struct {
 	// Name is the connector's global name in the sandbox.
 	Name string
 
-	// Command starts a stdio server with Args. Its environment is ours plus
-	// Env; it runs in Dir (ours when empty).
-	Command string
-	Args    []string
-	Env     map[string]string
-	Dir     string
+	// Command starts a stdio server with Args, in Dir (ours when empty).
+	// Its environment is Env over a minimal one: our values of
+	// MinimalEnv's variables and of those Inherit names (all of ours with
+	// InheritAll), never a variable whose name starts with ReservedEnvPrefix.
+	Command    string
+	Args       []string
+	Env        map[string]string
+	Dir        string
+	Inherit    []string
+	InheritAll bool
 
 	// URL is a streamable-HTTP endpoint, or with SSE set a legacy SSE
 	// endpoint. Headers are sent with every request.
@@ -58,6 +63,10 @@ type Config struct {
 	// Logger receives the connector's logs and, at debug level, the stderr
 	// of a stdio server; nil means slog.Default().
 	Logger *slog.Logger
+
+	// Scrubber removes secrets from the stderr lines an error quotes; nil
+	// removes none.
+	Scrubber *scrub.Scrubber
 }
 
 func (cfg *Config) validate() error {
@@ -73,8 +82,8 @@ func (cfg *Config) validate() error {
 		return errors.New("sse applies to url, not command")
 	case cfg.Command != "" && len(cfg.Headers) > 0:
 		return errors.New("headers apply to url, not command")
-	case cfg.URL != "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.Dir != ""):
-		return errors.New("args, env and dir apply to command, not url")
+	case cfg.URL != "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.Dir != "" || cfg.InheritAll || len(cfg.Inherit) > 0):
+		return errors.New("args, env, dir and inherit apply to command, not url")
 	case cfg.CallTimeout < 0:
 		return fmt.Errorf("call timeout %v is negative", cfg.CallTimeout)
 	case cfg.RestartDelay < 0 || cfg.MaxRestartDelay < 0:

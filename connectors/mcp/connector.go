@@ -85,7 +85,7 @@ func Dial(ctx context.Context, cfg Config) (*Connector, error) {
 	c := &Connector{cfg: cfg, logger: logger.With("connector", cfg.Name), restarting: make(chan struct{}, 1)}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	if cfg.Command != "" {
-		c.stderr = newLineLogger(c.logger)
+		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
 	} else {
 		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
 	}

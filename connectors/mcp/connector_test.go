@@ -60,6 +60,7 @@ func TestToolsOverEveryTransport(t *testing.T) {
 				{"crash", "crash", false, false},
 				{"delete_thing", "delete-thing", true, false},
 				{"echo", "echo", false, false},
+				{"environ", "environ", false, false},
 				{"fail", "fail", false, false},
 				{"get_sum", "get-sum", false, false},
 				{"image", "image", false, false},
@@ -184,10 +185,10 @@ func TestIncludeExclude(t *testing.T) {
 		include, exclude []string
 		want             []string
 	}{
-		{nil, nil, []string{"add_tool", "ask", "counter", "crash", "delete_thing", "echo", "fail", "get_sum", "image", "lookup", "slow", "structured"}},
+		{nil, nil, []string{"add_tool", "ask", "counter", "crash", "delete_thing", "echo", "environ", "fail", "get_sum", "image", "lookup", "slow", "structured"}},
 		{[]string{"get-*", "echo"}, nil, []string{"echo", "get_sum"}},
-		{nil, []string{"*-*", "c*"}, []string{"ask", "echo", "fail", "image", "lookup", "slow", "structured"}},
-		{[]string{"*e*"}, []string{"delete-thing", "echo"}, []string{"counter", "get_sum", "image", "structured"}},
+		{nil, []string{"*-*", "c*"}, []string{"ask", "echo", "environ", "fail", "image", "lookup", "slow", "structured"}},
+		{[]string{"*e*"}, []string{"delete-thing", "echo"}, []string{"counter", "environ", "get_sum", "image", "structured"}},
 		{[]string{"no-such-tool"}, nil, nil},
 	}
 	for _, tt := range tests {
@@ -235,8 +236,8 @@ func TestPaginationIsFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 12 {
-		t.Errorf("paged listing has %d tools, want 12", len(got))
+	if len(got) != 13 {
+		t.Errorf("paged listing has %d tools, want 13", len(got))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paged tools differ from unpaged (-unpaged +paged):\n%s", diff)

@@ -51,7 +51,7 @@ type process struct {
 func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = append(os.Environ(), envList(cfg.Env)...)
+	cmd.Env = childEnv(cfg, os.Environ())
 	cmd.Stderr = stderr // not a pipe we read: exec copies it and Wait waits for the copy
 	cmd.WaitDelay = waitDelay
 	setProcessGroup(cmd)

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 const (
@@ -17,17 +19,20 @@ const (
 )
 
 // A lineLogger receives a child's stderr and logs it line by line at debug
-// level. It keeps the last few lines so a failed start can show them.
+// level. It keeps the last few lines so a failed start can show them. Lines
+// are scrubbed of secrets before they are logged or kept (a server may
+// print its own credentials).
 type lineLogger struct {
 	logger *slog.Logger
+	scrub  *scrub.Scrubber
 
 	mu      sync.Mutex
 	partial []byte
 	tail    []string
 }
 
-func newLineLogger(logger *slog.Logger) *lineLogger {
-	return &lineLogger{logger: logger}
+func newLineLogger(logger *slog.Logger, s *scrub.Scrubber) *lineLogger {
+	return &lineLogger{logger: logger, scrub: s}
 }
 
 // Write logs every complete line of p and buffers the rest.
@@ -85,6 +90,7 @@ func (l *lineLogger) emit(b []byte) {
 	if strings.TrimSpace(line) == "" {
 		return
 	}
+	line = l.scrub.String(line)
 	l.logger.Debug("server stderr", "line", line)
 	if len(line) > tailLineBytes {
 		line = strings.ToValidUTF8(line[:tailLineBytes], "") + "…"

@@ -127,7 +127,7 @@ func TestSelected(t *testing.T) {
 
 func TestLineLogger(t *testing.T) {
 	rec := &recorder{}
-	l := newLineLogger(slog.New(rec))
+	l := newLineLogger(slog.New(rec), nil)
 	writes := []string{"one\ntw", "o\r\n", "\n   \nthree", "", "\nfour"}
 	for _, w := range writes {
 		if n, err := l.Write([]byte(w)); n != len(w) || err != nil {
@@ -154,7 +154,7 @@ func TestLineLogger(t *testing.T) {
 
 func TestLineLoggerBounds(t *testing.T) {
 	rec := &recorder{}
-	l := newLineLogger(slog.New(rec))
+	l := newLineLogger(slog.New(rec), nil)
 	// A line longer than maxLineBytes is split; the tail keeps the last
 	// tailLines lines, each shortened.
 	_, _ = l.Write([]byte(strings.Repeat("x", maxLineBytes+10) + "\n"))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
@@ -43,7 +44,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 			transport.WithResponseTimeout(sseResponseTimeout),
 		)
 		if err != nil {
-			return nil, fmt.Errorf("sse url %q: %w", cfg.URL, err)
+			return nil, fmt.Errorf("sse url %q: %w", scrub.URL(cfg.URL), err)
 		}
 		return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
 	}
@@ -53,7 +54,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		transport.WithHTTPLogger(c.logger),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("url %q: %w", cfg.URL, err)
+		return nil, fmt.Errorf("url %q: %w", scrub.URL(cfg.URL), err)
 	}
 	return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
 }
