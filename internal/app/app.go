@@ -54,16 +54,20 @@ type App struct {
 	// closes it all the same.)
 	Connectors []connectors.Connector
 	// Warnings are problems that did not stop start-up (a downstream that
-	// failed to start, tool names that collided). They are not updated
-	// when such a downstream joins later.
+	// failed to start, tool names that collided), scrubbed of secrets. They
+	// are not updated when such a downstream joins later.
 	Warnings []string
+	// Scrubber holds every secret of the configuration (Config.Secrets)
+	// and those connectors obtain at run time; what the model sees, what is
+	// stored and what is logged passes through it.
+	Scrubber *scrub.Scrubber
+	// Log is the logger everything the app started logs to: Options.Logger
+	// with every record scrubbed.
+	Log *slog.Logger
 
 	log     *slog.Logger
 	refresh *refresher
 	retry   *retrier
-	// scrub holds the secrets connectors add as they start (credentials,
-	// tokens they obtain) and scrubs what they return.
-	scrub *scrub.Scrubber
 
 	mu     sync.Mutex
 	joined []connectors.Connector // connectors that joined after start-up; guarded by mu
@@ -79,11 +83,13 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &App{Config: cfg, log: log, scrub: scrub.New()}
+	scrubber := scrub.New(cfg.Secrets()...)
+	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
+	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log}
 	a.refresh = newRefresher(a)
 	a.retry = newRetrier(a, opts.backoff)
 	for _, w := range cfg.Warnings {
-		a.Warnings = append(a.Warnings, w.String())
+		a.warn(w.String())
 	}
 	dbPath := cfg.Store.Path
 	if opts.DBPath != "" {
@@ -134,10 +140,15 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.retry.start()
 	for _, ci := range r.Connectors() {
 		if ci.Error != "" {
-			a.Warnings = append(a.Warnings, fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error))
+			a.warn(fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error))
 		}
 	}
 	return a, nil
+}
+
+// warn records a start-up warning, scrubbed.
+func (a *App) warn(w string) {
+	a.Warnings = append(a.Warnings, a.Scrubber.String(w))
 }
 
 // startConnectors starts every configured connector concurrently.
@@ -158,7 +169,9 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 	failedAt := time.Now()
 	var sources []rt.Source
 	for i, cc := range cfg.Connectors {
-		a.Warnings = append(a.Warnings, warns[i]...)
+		for _, w := range warns[i] {
+			a.warn(w)
+		}
 		c := conns[i]
 		if errs[i] != nil {
 			if errors.Is(errs[i], errFatal) {
@@ -202,6 +215,8 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Command:     cc.Command,
 			Args:        cc.Args,
 			Env:         cc.Env,
+			Inherit:     cc.Inherit.Names,
+			InheritAll:  cc.Inherit.All,
 			Dir:         cc.Cwd,
 			URL:         cc.URL,
 			SSE:         cc.Kind == config.KindSSE,
@@ -210,6 +225,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Exclude:     cc.Tools.Exclude,
 			CallTimeout: cc.Timeout,
 			Logger:      a.log,
+			Scrubber:    a.Scrubber,
 			OnToolsChanged: func() {
 				a.refresh.changed(cc.Name)
 			},
@@ -233,7 +249,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Exclude:     cc.Operations.Exclude,
 			CallTimeout: cc.Timeout,
 			CacheDir:    cacheDir(a.Config),
-			Scrubber:    a.scrub,
+			Scrubber:    a.Scrubber,
 			Logger:      a.log,
 		})
 		if err != nil {

@@ -1,10 +1,12 @@
 package scrub
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -119,5 +121,45 @@ func TestConcurrentAdd(t *testing.T) {
 	wg.Wait()
 	if got := s.String("secret-1 secret-7"); got != "[redacted] [redacted]" {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestHandler(t *testing.T) {
+	var buf bytes.Buffer
+	s := New("hunter22")
+	log := slog.New(NewHandler(slog.NewTextHandler(&buf, nil), s)).With("conn", "url?k=hunter22")
+	log.Info("token hunter22 seen",
+		"err", fmt.Errorf("dial: %w", errors.New("bad hunter22")),
+		"n", 3,
+		slog.Group("g", "v", "hunter22"),
+		"any", []string{"hunter22"},
+	)
+	out := buf.String()
+	if strings.Contains(out, "hunter22") {
+		t.Errorf("log holds the secret: %s", out)
+	}
+	for _, want := range []string{`msg="token [redacted] seen"`, `conn="url?k=[redacted]"`, `err="dial: bad [redacted]"`, "n=3", "g.v=[redacted]", "any=[[redacted]]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %s", out, want)
+		}
+	}
+	s.Add("later-secret")
+	buf.Reset()
+	log.Info("now later-secret too")
+	if strings.Contains(buf.String(), "later-secret") {
+		t.Errorf("a secret added later is logged: %s", buf.String())
+	}
+}
+
+func TestURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://user:pw@mcp.example.com/mcp?api_key=k#frag", "https://mcp.example.com/mcp"},
+		{"http://127.0.0.1:3001/sse", "http://127.0.0.1:3001/sse"},
+		{"./spec.json", "./spec.json"},
+	}
+	for _, tt := range tests {
+		if got := URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
