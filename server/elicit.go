@@ -1,9 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -28,18 +34,62 @@ func (s *Server) approver(ctx context.Context) codemode.Approver {
 
 type elicitApprover struct{ s *Server }
 
+// maxShownArgs is the most characters of (indented) arguments a prompt
+// shows; longer arguments cannot be approved through elicitation.
+const maxShownArgs = 4000
+
+// shownHead is how much of arguments too long to show whole a prompt
+// shows, to help the user recognise them.
+const shownHead = 600
+
+// elicitMessage is the prompt for p: the connector, method and arguments
+// with every control, format and bidirectional character escaped, so what
+// the user reads is what runs. Arguments longer than maxShownArgs are
+// shown cut, with their size and a hash, and whole is false: such a call
+// is approved only where the user can read all of it.
+func elicitMessage(p codemode.PendingAction) (msg string, whole bool) {
+	args := string(p.Args)
+	var b bytes.Buffer
+	if json.Indent(&b, p.Args, "", "  ") == nil { // the text as logged, laid out: numbers and keys exactly as they run
+		args = b.String()
+	}
+	args = escapeInvisible(args)
+	head := fmt.Sprintf("Approve %s.%s (execution %s, call %d)?", p.Connector, p.Method, p.ExecutionID, p.Seq)
+	if utf8.RuneCountInString(args) <= maxShownArgs {
+		return head + "\nArguments:\n" + args, true
+	}
+	sum := sha256.Sum256(p.Args)
+	return fmt.Sprintf("%s\nThe arguments are too long to show here (%d bytes, sha256 %x). They begin:\n%s\n"+
+		"Accepting here does not approve them: read them with `codemode-mcp executions show %s` and approve with `codemode-mcp approvals approve %s`, or decline to reject the call.",
+		head, len(p.Args), sum[:8], truncate.String(args, shownHead), p.ExecutionID, p.ExecutionID), false
+}
+
+// escapeInvisible writes every control character other than a newline, and
+// every format character (bidirectional overrides and isolates, zero-width
+// characters), as a \uXXXX escape.
+func escapeInvisible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if (unicode.IsControl(r) && r != '\n') || unicode.Is(unicode.Cf, r) {
+			if r > 0xFFFF { // as JSON writes it: a surrogate pair
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, "\\u%04X\\u%04X", hi, lo)
+			} else {
+				fmt.Fprintf(&b, "\\u%04X", r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // Ask sends an elicitation naming connector, method and arguments; accept
-// approves, decline and cancel reject, a failure to ask leaves the run
+// approves (unless the arguments were too long to show, when the run stays
+// paused), decline and cancel reject, a failure to ask leaves the run
 // paused.
 func (a elicitApprover) Ask(ctx context.Context, p codemode.PendingAction) (codemode.Decision, error) {
-	args := truncate.String(string(p.Args), 2000) // whole runes, with a marker
-	var pretty any
-	if json.Unmarshal(p.Args, &pretty) == nil {
-		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil && len(b) <= 2000 {
-			args = string(b)
-		}
-	}
-	msg := fmt.Sprintf("Approve %s.%s (execution %s, call %d)?\nArguments:\n%s", p.Connector, p.Method, p.ExecutionID, p.Seq, args)
+	msg, whole := elicitMessage(p)
 	res, err := a.s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
 		Params: mcp.ElicitationParams{
@@ -56,6 +106,10 @@ func (a elicitApprover) Ask(ctx context.Context, p codemode.PendingAction) (code
 	}
 	switch res.Action {
 	case mcp.ElicitationResponseActionAccept:
+		if !whole {
+			a.s.log.Info("accepted through elicitation, but the arguments were too long to show; the run stays paused", "executionId", p.ExecutionID)
+			return codemode.NoAnswer, nil
+		}
 		return codemode.Accept, nil
 	case mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:
 		return codemode.Decline, nil

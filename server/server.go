@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 )
 
 // Options configure a Server.
@@ -28,7 +30,46 @@ type Options struct {
 	Elicitation bool
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
-	Logger    *slog.Logger
+	// HTTP bounds and guards the SSE and HTTP transports.
+	HTTP HTTPOptions
+	// WithholdApprovals leaves codemode_approve, codemode_reject and
+	// codemode_rollback out of the tools offered to clients, so the model
+	// cannot approve its own calls (approvals.tools: false). Approval then
+	// comes through elicitation or the command line.
+	WithholdApprovals bool
+	Logger            *slog.Logger
+}
+
+// HTTPOptions configure the HTTP transports (config.HTTP); zero fields take
+// the defaults below.
+type HTTPOptions = config.HTTP
+
+// HTTP defaults.
+const (
+	DefaultMaxBody        = 4 << 20
+	DefaultReadTimeout    = 30 * time.Second
+	DefaultWriteTimeout   = 30 * time.Second
+	DefaultIdleTimeout    = 120 * time.Second
+	DefaultMaxConnections = 64
+)
+
+func httpDefaults(h HTTPOptions) HTTPOptions {
+	if h.MaxBody <= 0 {
+		h.MaxBody = DefaultMaxBody
+	}
+	if h.ReadTimeout <= 0 {
+		h.ReadTimeout = DefaultReadTimeout
+	}
+	if h.WriteTimeout <= 0 {
+		h.WriteTimeout = DefaultWriteTimeout
+	}
+	if h.IdleTimeout <= 0 {
+		h.IdleTimeout = DefaultIdleTimeout
+	}
+	if h.MaxConnections <= 0 {
+		h.MaxConnections = DefaultMaxConnections
+	}
+	return h
 }
 
 // Server is the MCP face of one runtime.
@@ -87,12 +128,23 @@ func (s *Server) addCodemode() {
 // clients are sent notifications/tools/list_changed.
 func (s *Server) ConnectorsChanged() { s.addCodemode() }
 
+// approvalTools are the tools WithholdApprovals leaves out: the ones that
+// decide a pending call or undo applied ones.
+var approvalTools = map[string]bool{"codemode_approve": true, "codemode_reject": true, "codemode_rollback": true}
+
 func (s *Server) register() {
 	s.addCodemode()
 	add := s.add
 	add("codemode_pending", "List actions awaiting approval",
 		"List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
 		&pendingInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handlePending)
+	if s.opts.WithholdApprovals {
+		add = func(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
+			if !approvalTools[name] {
+				s.add(name, title, description, input, ann, h)
+			}
+		}
+	}
 	add("codemode_approve", "Approve a paused execution",
 		"Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
 		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleApprove)

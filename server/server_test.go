@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -299,15 +297,39 @@ func TestElicitation(t *testing.T) {
 			}
 		})
 	}
-	t.Run("long arguments are cut on whole characters", func(t *testing.T) {
+	t.Run("arguments too long to show are not approved here", func(t *testing.T) {
+		var asked string
+		c := connect(t, newServer(t, true), func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			asked = r.Params.Message
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}}, nil
+		})
+		out, _ := call(t, c, "codemode", map[string]any{"code": "await notes.createNote({text: 'é'.repeat(5000) + 'tail'})"})
+		if out["status"] != "paused" {
+			t.Errorf("accepting arguments the user was not shown whole: status %v, want paused", out["status"])
+		}
+		if !utf8.ValidString(asked) || utf8.RuneCountInString(asked) > 1200 || strings.Contains(asked, "tail") ||
+			!strings.Contains(asked, "10015 bytes, sha256 ") || !strings.Contains(asked, "approvals approve "+out["executionId"].(string)) {
+			t.Errorf("elicitation message of %d bytes (valid UTF-8: %v): %q", len(asked), utf8.ValidString(asked), asked)
+		}
+	})
+	t.Run("invisible characters are shown escaped", func(t *testing.T) {
 		var asked string
 		c := connect(t, newServer(t, true), func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 			asked = r.Params.Message
 			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
 		})
-		call(t, c, "codemode", map[string]any{"code": "await notes.createNote({text: 'é'.repeat(3000)})"})
-		if !utf8.ValidString(asked) || !strings.Contains(asked, "truncated") || utf8.RuneCountInString(asked) > 2200 {
-			t.Errorf("elicitation message of %d bytes (valid UTF-8: %v): %.80q…", len(asked), utf8.ValidString(asked), asked)
+		// A right-to-left override makes "exe.txt" read as "txt.exe"; a
+		// zero-width space and a terminal escape hide in plain sight.
+		call(t, c, "codemode", map[string]any{"code": "await notes.createNote({text: 'a\u202Eexe.txt b\u200Bc \u001b[2J d\U000E0001'})"})
+		for _, r := range asked {
+			if r == '\u202E' || r == '\u200B' || r == 0x1b || r == 0xE0001 {
+				t.Errorf("elicitation message holds %U: %q", r, asked)
+			}
+		}
+		for _, want := range []string{`a\u202Eexe.txt b\u200Bc \u001b[2J d\uDB40\uDC01`} {
+			if !strings.Contains(asked, want) {
+				t.Errorf("elicitation message %q lacks %s", asked, want)
+			}
 		}
 	})
 	t.Run("client without elicitation pauses", func(t *testing.T) {
@@ -317,42 +339,4 @@ func TestElicitation(t *testing.T) {
 			t.Fatalf("want paused: %v", out)
 		}
 	})
-}
-
-func TestHTTPBearerToken(t *testing.T) {
-	s := newServerWith(t, server.Options{AuthToken: "s3cret"})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.ServeHTTP(ctx, ln, server.TransportHTTP) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	url := "http://" + ln.Addr().String() + server.PathMCP
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
-	for _, tc := range []struct {
-		auth string
-		want int
-	}{{"", http.StatusUnauthorized}, {"Bearer wrong", http.StatusUnauthorized}, {"Bearer s3cret", http.StatusOK}} {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if tc.auth != "" {
-			req.Header.Set("Authorization", tc.auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("auth %q: status %d, want %d", tc.auth, resp.StatusCode, tc.want)
-		}
-	}
 }

@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -44,39 +43,79 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 // ServeHTTP serves MCP on ln with the given transport ("http": streamable
 // HTTP at /mcp; "sse": legacy SSE at /sse and /message) until ctx ends, then
-// shuts down gracefully. A non-empty AuthToken is required as a Bearer token.
+// shuts down gracefully. Every request passes a guard first (Host, Origin,
+// bearer token, content type, body size, sessions: see guard); HTTPOptions
+// bound the connections, and with a certificate the server speaks TLS.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport string) error {
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, ErrorLog: slogLogger(s.log)}
+	h := httpDefaults(s.opts.HTTP)
+	srv := &http.Server{
+		ReadHeaderTimeout: h.ReadTimeout,
+		IdleTimeout:       h.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slogLogger(s.log),
+	}
+	if h.TLSCert != "" || h.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
+		if err != nil {
+			return fmt.Errorf("TLS certificate %s and key %s: %w", h.TLSCert, h.TLSKey, err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	var cors []mcpserver.CORSOption
+	if len(h.AllowedOrigins) > 0 {
+		cors = []mcpserver.CORSOption{mcpserver.WithCORSAllowedOrigins(lowerAll(h.AllowedOrigins)...)}
+	}
 	var shutdown func(context.Context) error
+	var sess *sessions
 	mux := http.NewServeMux()
 	switch transport {
 	case TransportHTTP:
-		h := mcpserver.NewStreamableHTTPServer(s.mcp,
+		sess = newSessions()
+		opts := []mcpserver.StreamableHTTPOption{
 			mcpserver.WithEndpointPath(PathMCP),
 			mcpserver.WithStreamableHTTPServer(srv),
 			mcpserver.WithStreamableHTTPLogger(s.log),
-		)
-		mux.Handle(PathMCP, h)
-		shutdown = h.Shutdown
+			mcpserver.WithSessionIdManager(sess),
+			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
+		}
+		if cors != nil {
+			opts = append(opts, mcpserver.WithStreamableHTTPCORS(cors...))
+		}
+		hs := mcpserver.NewStreamableHTTPServer(s.mcp, opts...)
+		mux.Handle(PathMCP, hs)
+		shutdown = hs.Shutdown
 	case TransportSSE:
-		h := mcpserver.NewSSEServer(s.mcp,
+		opts := []mcpserver.SSEOption{
 			mcpserver.WithSSEEndpoint(PathSSE),
 			mcpserver.WithMessageEndpoint(PathMessage),
 			mcpserver.WithUseFullURLForMessageEndpoint(false),
 			mcpserver.WithKeepAlive(true),
 			mcpserver.WithHTTPServer(srv),
-		)
-		mux.Handle(PathSSE, h)
-		mux.Handle(PathMessage, h)
-		shutdown = h.Shutdown
+			mcpserver.WithSSEDisableLocalhostProtection(true), // the guard checks Host, for every listener
+		}
+		if cors != nil {
+			opts = append(opts, mcpserver.WithSSECORS(cors...))
+		}
+		hs := mcpserver.NewSSEServer(s.mcp, opts...)
+		mux.Handle(PathSSE, hs)
+		mux.Handle(PathMessage, hs)
+		shutdown = hs.Shutdown
 	default:
 		return fmt.Errorf("unknown HTTP transport %q (want %q or %q)", transport, TransportHTTP, TransportSSE)
 	}
-	srv.Handler = requireToken(s.opts.AuthToken, mux)
+	srv.Handler = newGuard(&s.opts, sess, mux)
 
+	ln = limitListener(ln, h.MaxConnections)
+	useTLS := srv.TLSConfig != nil
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("serving MCP", "transport", transport, "addr", ln.Addr().String())
+	go func() {
+		if useTLS {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	s.log.Info("serving MCP", "transport", transport, "addr", ln.Addr().String(), "tls", useTLS)
 
 	select {
 	case err := <-errc:
@@ -96,23 +135,6 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		return fmt.Errorf("%s transport: %w", transport, err)
 	}
 	return nil
-}
-
-// requireToken wraps h with Bearer token authentication when token is set.
-func requireToken(token string, h http.Handler) http.Handler {
-	if token == "" {
-		return h
-	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp"`)
-			http.Error(w, "missing or invalid bearer token", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // slogLogger adapts a slog.Logger for libraries that want a *log.Logger.

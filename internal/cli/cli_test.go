@@ -179,3 +179,12 @@ func TestRefusedDecisionPrintsOutcome(t *testing.T) {
 		t.Fatalf("second rollback: %d\n%s", code, out)
 	}
 }
+
+// TestServeRefusesAnOpenListener: beyond loopback, serve needs a token or
+// an explicit --insecure-no-auth; it refuses before starting anything.
+func TestServeRefusesAnOpenListener(t *testing.T) {
+	code, _, errs := run(t, "", "serve", "--config", notesConfig(t), "--transport", "http", "--addr", "0.0.0.0:0")
+	if code != cli.ExitUsage || !strings.Contains(errs, "without server.auth_token") || !strings.Contains(errs, "--insecure-no-auth") {
+		t.Errorf("serve on 0.0.0.0 without a token: exit %d, stderr %q", code, errs)
+	}
+}

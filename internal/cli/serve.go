@@ -15,6 +15,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	fs := newFlags("serve", env, &c, true)
 	transport := fs.String("transport", "", "stdio | sse | http (default: server.transport, else stdio)")
 	addr := fs.String("addr", "", "listen address for sse/http (default: server.addr, else 127.0.0.1:8931)")
+	insecure := fs.Bool("insecure-no-auth", false, "serve sse/http beyond loopback without server.auth_token (anyone who can reach it can run programs)")
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -45,6 +46,12 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
 		}
 		defer ln.Close()
+		if cfg.Server.AuthToken == "" && !isLoopback(ln.Addr()) {
+			if !*insecure {
+				return usagef("refusing to serve on %s (not loopback) without server.auth_token: anyone who can reach it could run programs; set a token (server.auth_token: ${CODEMODE_TOKEN}), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr())
+			}
+			log.Warn("serving on a non-loopback address without server.auth_token (--insecure-no-auth): anyone who can reach it can run programs", "addr", ln.Addr().String())
+		}
 	}
 	a, err := openAppFrom(ctx, cfg, c, log)
 	if err != nil {
@@ -56,15 +63,17 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		}
 	}()
 	for _, w := range a.Warnings {
-		log.Warn(w)
+		a.Log.Warn(w)
 	}
 	srv := server.New(server.Options{
-		Name:        cfg.Server.Name,
-		Version:     version(),
-		Runtime:     a.Runtime,
-		Elicitation: cfg.Approvals.Elicitation,
-		AuthToken:   cfg.Server.AuthToken,
-		Logger:      log,
+		Name:              cfg.Server.Name,
+		Version:           version(),
+		Runtime:           a.Runtime,
+		Elicitation:       cfg.Approvals.Elicitation,
+		AuthToken:         cfg.Server.AuthToken,
+		HTTP:              cfg.Server.HTTP,
+		WithholdApprovals: !cfg.Approvals.Tools,
+		Logger:            a.Log,
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
 	if cfg.Server.Transport == server.TransportStdio {
@@ -74,9 +83,6 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		}
 		log.Info("serving MCP", "transport", "stdio", "connectors", len(a.Connectors))
 		return srv.ServeStdio(ctx, stdin, env.Stdout)
-	}
-	if cfg.Server.AuthToken == "" && !isLoopback(ln.Addr()) {
-		log.Warn("serving on a non-loopback address without server.auth_token: anyone who can reach it can run programs", "addr", ln.Addr().String())
 	}
 	return srv.ServeHTTP(ctx, ln, cfg.Server.Transport)
 }

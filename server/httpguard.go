@@ -1,0 +1,258 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// A guard stands in front of both HTTP transports. A request reaches the
+// MCP handler only after passing, in this order:
+//
+//  1. Host: a loopback name, an IP literal or one of AllowedHosts (a page
+//     that rebinds its own DNS name to this machine sends its own name);
+//  2. Origin: absent (not a browser), loopback, or one of AllowedOrigins;
+//  3. the bearer token, when one is configured (CORS preflights of an
+//     allowed origin excepted: browsers send them without credentials);
+//  4. for a POST, Content-Type application/json (a page can send
+//     text/plain without a preflight) and a body of at most MaxBody bytes,
+//     read within ReadTimeout before anything parses it;
+//  5. on streamable HTTP, the session rules of the specification: a request
+//     other than initialize needs the Mcp-Session-Id of a live session
+//     (400 without one, 404 for one this server did not issue or ended).
+//
+// Responses are written under a per-write deadline (WriteTimeout), so a
+// client that stops reading is dropped instead of holding its handler, and
+// never carry Access-Control-Allow-Origin: * (the SSE transport would set
+// it).
+type guard struct {
+	// fixed at creation
+	token          [sha256.Size]byte // of the bearer token; zero when none
+	hasToken       bool
+	allowedOrigins []string // lower case scheme://host[:port]
+	allowedHosts   []string // lower case host or host:port
+	maxBody        int64
+	readTimeout    time.Duration
+	writeTimeout   time.Duration
+	sessions       *sessions // streamable HTTP; nil for SSE
+	next           http.Handler
+}
+
+func newGuard(opts *Options, sess *sessions, next http.Handler) *guard {
+	h := httpDefaults(opts.HTTP)
+	g := &guard{
+		allowedOrigins: lowerAll(h.AllowedOrigins),
+		allowedHosts:   lowerAll(h.AllowedHosts),
+		maxBody:        h.MaxBody,
+		readTimeout:    h.ReadTimeout,
+		writeTimeout:   h.WriteTimeout,
+		sessions:       sess,
+		next:           next,
+	}
+	if opts.AuthToken != "" {
+		g.token, g.hasToken = sha256.Sum256([]byte(opts.AuthToken)), true
+	}
+	return g
+}
+
+func lowerAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.TrimSuffix(strings.ToLower(s), "/")
+	}
+	return out
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.hostAllowed(r.Host) {
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not served here (server.allowed_hosts)", r.Host))
+		return
+	}
+	origin := r.Header.Get("Origin")
+	configured := origin != "" && slices.Contains(g.allowedOrigins, strings.ToLower(origin))
+	if origin != "" && !configured && !isLoopbackOrigin(origin) {
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (server.allowed_origins)", origin))
+		return
+	}
+	if r.Method == http.MethodOptions {
+		if configured && r.Header.Get("Access-Control-Request-Method") != "" {
+			g.next.ServeHTTP(w, r) // the transport answers the CORS preflight
+			return
+		}
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	if !g.authorized(r.Header.Get("Authorization")) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp"`)
+		refuse(w, http.StatusUnauthorized, "Unauthorized: missing or invalid bearer token")
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			refuse(w, http.StatusUnsupportedMediaType, "Unsupported Media Type: a POST body must be Content-Type: application/json")
+			return
+		}
+		var status int
+		if body, status, err = g.readBody(w, r); err != nil {
+			refuse(w, status, err.Error())
+			return
+		}
+	}
+	if g.sessions != nil {
+		if status, msg := g.sessions.check(r, body); status != 0 {
+			http.Error(w, msg, status)
+			return
+		}
+	}
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.writeTimeout}
+	defer dw.clear()
+	g.next.ServeHTTP(dw, r)
+}
+
+// refuse answers a request the guard stops and closes its connection, so
+// the server does not wait for the rest of a body nobody will read.
+func refuse(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, status)
+}
+
+// hostAllowed reports whether a Host header names this server: a loopback
+// name, an IP literal (no DNS name, so nothing to rebind) or an allowed
+// host (by name, or by name and port).
+func (g *guard) hostAllowed(host string) bool {
+	host = strings.ToLower(host)
+	if host == "" {
+		return false
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	if name == "localhost" {
+		return true
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		return true
+	}
+	return slices.Contains(g.allowedHosts, name) || slices.Contains(g.allowedHosts, host)
+}
+
+// isLoopbackOrigin reports whether a browser origin is on this machine.
+func isLoopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	if h == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
+}
+
+// authorized checks the bearer token in constant time (over hashes, so the
+// token's length does not leak either). The scheme is case-insensitive.
+func (g *guard) authorized(header string) bool {
+	if !g.hasToken {
+		return true
+	}
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(cred)))
+	return subtle.ConstantTimeCompare(got[:], g.token[:]) == 1
+}
+
+// readBody reads a POST body of at most maxBody bytes within readTimeout
+// and puts it back for the transport. On failure it returns the status to
+// answer with.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
+	tooLarge := fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes (server.max_body)", g.maxBody)
+	if r.ContentLength > g.maxBody {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(g.readTimeout))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.maxBody))
+	_ = rc.SetReadDeadline(time.Time{})
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, http.StatusRequestTimeout, fmt.Errorf("Request Timeout: the body was not received within %v (server.read_timeout)", g.readTimeout)
+	case err != nil:
+		return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+	return buf.Bytes(), 0, nil
+}
+
+// deadlineWriter gives every write of a response a fresh deadline, and
+// drops the Access-Control-Allow-Origin: * that the SSE transport sets.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	d       time.Duration
+	started bool
+}
+
+func (w *deadlineWriter) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	if h := w.Header(); h.Get("Access-Control-Allow-Origin") == "*" {
+		h.Del("Access-Control-Allow-Origin")
+	}
+}
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.start()
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *deadlineWriter) Flush() {
+	w.start()
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	_ = w.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// clear lifts the deadline once the handler is done, so the connection's
+// next request starts without one.
+func (w *deadlineWriter) clear() { _ = w.rc.SetWriteDeadline(time.Time{}) }
+
+var _ mcpserver.SessionIdManager = (*sessions)(nil)

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// maxSessions bounds the streamable-HTTP sessions remembered at once; past
+// it, the least recently used is forgotten (its client gets 404 and, as
+// the specification asks of clients, initializes again).
+const maxSessions = 4096
+
+// sessions issues and tracks streamable-HTTP session ids (the transport's
+// SessionIdManager): an id is live from the initialize that issued it until
+// its client deletes it or it is evicted. Safe for concurrent use.
+type sessions struct {
+	mu       sync.Mutex
+	lastUsed map[string]time.Time // guarded by mu
+}
+
+func newSessions() *sessions {
+	return &sessions{lastUsed: map[string]time.Time{}}
+}
+
+var errUnknownSession = errors.New("unknown session")
+
+// Generate issues a new id: 128 random bits.
+func (s *sessions) Generate() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	id := "mcp-session-" + hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lastUsed) >= maxSessions {
+		var oldest string
+		var at time.Time
+		for k, t := range s.lastUsed {
+			if oldest == "" || t.Before(at) {
+				oldest, at = k, t
+			}
+		}
+		delete(s.lastUsed, oldest)
+	}
+	s.lastUsed[id] = time.Now()
+	return id
+}
+
+// Validate accepts a live id and refreshes it.
+func (s *sessions) Validate(id string) (isTerminated bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.lastUsed[id]; !ok {
+		return false, errUnknownSession
+	}
+	s.lastUsed[id] = time.Now()
+	return false, nil
+}
+
+// Terminate forgets an id (DELETE).
+func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.lastUsed, id)
+	return false, nil
+}
+
+// check applies the session rules to a request before the transport sees
+// it (body is a POST's body). It returns 0, or the status and message to
+// answer with. Requests of protocol 2026-07-28 and later, which has no
+// sessions, pass.
+func (s *sessions) check(r *http.Request, body []byte) (int, string) {
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return 0, ""
+	}
+	id := r.Header.Get(mcpserver.HeaderKeySessionID)
+	if id != "" {
+		if _, err := s.Validate(id); err == nil {
+			return 0, ""
+		}
+	}
+	if r.Method == http.MethodPost && isInitialize(body) {
+		return 0, "" // a new session, whatever the client sent
+	}
+	if id == "" {
+		return http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"
+	}
+	return http.StatusNotFound, "Not Found: unknown or ended session (initialize again)"
+}
+
+// isInitialize reports whether a POST body is an initialize request.
+func isInitialize(body []byte) bool {
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodInitialize)
+}
