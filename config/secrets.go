@@ -52,6 +52,10 @@ func (c *Config) Secrets() []string {
 			if k := a.APIKey; k != nil {
 				add(k.Value)
 			}
+			if o := a.OAuth2; o != nil {
+				add(o.ClientSecret)
+				add(urlSecrets(o.TokenURL)...)
+			}
 		}
 	}
 	return out

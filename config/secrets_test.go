@@ -32,6 +32,9 @@ connectors:
   key:
     openapi: spec.json
     auth: {api_key: {in: query, name: k, value: apikeyvalue}}
+  oauth:
+    openapi: spec.json
+    auth: {oauth2: {token_url: "https://auth.example.com/token?tenant=t-1234", client_id: me, client_secret: oauth-client-secret}}
 `
 	cfg, err := Parse([]byte(src), "")
 	if err != nil {
@@ -47,6 +50,7 @@ connectors:
 		"ghp_token123",
 		"wonderland", "YWxpY2U6d29uZGVybGFuZA==",
 		"apikeyvalue",
+		"oauth-client-secret", "t-1234",
 	}
 	if diff := cmp.Diff(want, cfg.Secrets()); diff != "" {
 		t.Errorf("Secrets() (-want +got):\n%s", diff)
