@@ -36,9 +36,14 @@ type source struct {
 	description string
 	// err is set when the connector's tools could not be listed; the
 	// connector then has no global and no tools.
-	err         error
-	tools       []*tool
-	byName      map[string]*tool
+	err    error
+	tools  []*tool
+	byName map[string]*tool
+	// listed are the tools as the connector listed them; fingerprint is
+	// made of them on first use (see fingerprintOf), not at start-up:
+	// canonicalising thousands of schemas takes tens of milliseconds.
+	listed      []connectors.Tool
+	fpOnce      sync.Once
 	fingerprint string
 	// defs are the connector's shared schemas (connectors.Definer), nil
 	// without; decoded on first use for declarations and for validation.
@@ -148,11 +153,7 @@ func buildSource(ctx context.Context, src Source, name string, log *slog.Logger)
 			log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
 		}
 	}
-	fp, err := fingerprint(defs, s.defs)
-	if err != nil {
-		return nil, fmt.Errorf("connector %s: fingerprint tools: %w", name, err)
-	}
-	s.fingerprint = fp
+	s.listed = defs
 	return s, nil
 }
 
@@ -324,7 +325,23 @@ func (c *catalog) fingerprintOf(name string) (string, bool) {
 	if s == nil || !s.available() {
 		return "", false
 	}
-	return s.fingerprint, true
+	return s.fingerprintValue(), true
+}
+
+// fingerprintValue returns the source's fingerprint, made on first use. A
+// schema that is not JSON (which no connector lists) gives a fingerprint
+// of the raw listing instead.
+func (s *source) fingerprintValue() string {
+	s.fpOnce.Do(func() {
+		fp, err := fingerprint(s.listed, s.defs)
+		if err != nil {
+			b, _ := json.Marshal(s.listed)
+			sum := sha256.Sum256(append(b, s.defs...))
+			fp = "raw-" + hex.EncodeToString(sum[:])
+		}
+		s.fingerprint = fp
+	})
+	return s.fingerprint
 }
 
 // changed lists, for recorded fingerprints, the connectors that are gone or

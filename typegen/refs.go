@@ -158,7 +158,7 @@ func resolvePointer(root any, frag string) (any, bool) {
 	}
 	cur := root
 	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		tok = pointerUnescaper.Replace(tok)
 		switch x := cur.(type) {
 		case map[string]any:
 			v, ok := x[tok]
@@ -195,3 +195,6 @@ func defName(prefix, ref string) string {
 	}
 	return typeIdent(prefix + name)
 }
+
+// pointerUnescaper decodes a JSON pointer token.
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")

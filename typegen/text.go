@@ -81,7 +81,7 @@ func docValue(v any) string {
 // separate lines, control characters become spaces, trailing space and
 // leading/trailing blank lines are dropped, and "*/" is escaped.
 func textLines(s string) []string {
-	s = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "\u2029", "\n").Replace(s)
+	s = newlines.Replace(s)
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = cleanLine(l)
@@ -121,3 +121,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// newlines turns every line ending into "\n".
+var newlines = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "\u2029", "\n")

@@ -61,12 +61,7 @@ func redactURL(u *url.URL) string {
 // with a warning).
 func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTripper) (*document, error) {
 	if !isURL(loc) {
-		f, err := os.Open(loc)
-		if err != nil {
-			return nil, fmt.Errorf("read the OpenAPI document: %w", err)
-		}
-		defer f.Close()
-		raw, err := readCapped(f, "the OpenAPI document "+loc)
+		raw, err := readFile(loc)
 		if err != nil {
 			return nil, err
 		}
@@ -110,16 +105,37 @@ func newDocument(raw []byte, u *url.URL) *document {
 	return &document{raw: raw, hash: hex.EncodeToString(sum[:]), url: u}
 }
 
-// readCapped reads r whole, refusing more than maxDocumentBytes.
-func readCapped(r io.Reader, what string) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxDocumentBytes+1))
+// readFile reads a document file whole, in one read of its size.
+func readFile(loc string) ([]byte, error) {
+	f, err := os.Open(loc)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
+		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
 	}
-	if len(b) > maxDocumentBytes {
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return readCapped(f, "the OpenAPI document "+loc, size)
+}
+
+// readCapped reads r whole, refusing more than maxDocumentBytes; size,
+// when known (> 0), is how much to expect, so the buffer is made once.
+func readCapped(r io.Reader, what string, size int64) ([]byte, error) {
+	if size > maxDocumentBytes {
 		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
 	}
-	return b, nil
+	var b bytes.Buffer
+	if size > 0 {
+		b.Grow(int(size) + bytes.MinRead)
+	}
+	if _, err := b.ReadFrom(io.LimitReader(r, maxDocumentBytes+1)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if b.Len() > maxDocumentBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
+	}
+	return b.Bytes(), nil
 }
 
 // fetch GETs a document and its ETag; with etag, a 304 answer is reported
@@ -151,7 +167,7 @@ func fetch(ctx context.Context, u *url.URL, etag string, rt http.RoundTripper) (
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, "", false, fmt.Errorf("HTTP %s", resp.Status)
 	}
-	raw, err = readCapped(resp.Body, "the OpenAPI document")
+	raw, err = readCapped(resp.Body, "the OpenAPI document", resp.ContentLength)
 	return raw, resp.Header.Get("ETag"), false, err
 }
 

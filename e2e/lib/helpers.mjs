@@ -2,7 +2,7 @@
 // comes from $CODEMODE_BIN, built by .ci/run), real npm MCP servers from
 // this folder's node_modules, a real MCP client from the official SDK.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { spawn, spawnSync } from "node:child_process";
@@ -74,12 +74,14 @@ ${extra}`);
 }
 
 // connectStdio starts `codemode-mcp serve` as a child of the SDK's stdio
-// transport and returns a connected client.
-export async function connectStdio(configPath, { capabilities = {}, args = [] } = {}) {
+// transport and returns a connected client. The child gets the SDK's
+// default environment plus env.
+export async function connectStdio(configPath, { capabilities = {}, args = [], env = {} } = {}) {
   const client = new Client({ name: "e2e", version: "1.0.0" }, { capabilities });
   const transport = new StdioClientTransport({
     command: bin,
     args: ["serve", "--config", configPath, ...args],
+    env: { ...getDefaultEnvironment(), ...env },
     stderr: "pipe",
   });
   const stderr = [];
