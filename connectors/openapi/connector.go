@@ -187,7 +187,7 @@ func syntaxErrorAt(text []byte) string {
 }
 
 func yamlHint(doc *document) string {
-	if isJSONText(doc.raw) {
+	if raw, _ := doc.bytes(); isJSONText(raw) {
 		return ""
 	}
 	return " (converted from YAML)"

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -27,14 +29,39 @@ const fetchTimeout = 30 * time.Second
 
 // A document is a document as read, before parsing.
 type document struct {
-	// raw is the document as read (JSON or YAML).
-	raw []byte
-	// hash is the SHA-256 of raw, hex.
+	// hash is the SHA-256 of the document's bytes, hex.
 	hash string
 	// url is where it was fetched from; nil for a file.
 	url *url.URL
 	// warnings say why a cached copy was used.
 	warnings []string
+
+	// raw is the document as read (JSON or YAML). A file whose identity
+	// matched the cache's record (see fileIdentity) is read only when its
+	// bytes are needed (to derive, or for spec), from path.
+	path    string
+	rawOnce sync.Once
+	raw     []byte
+	rawErr  error
+}
+
+// bytes returns the document as read.
+func (d *document) bytes() ([]byte, error) {
+	d.rawOnce.Do(func() {
+		if d.raw != nil {
+			return
+		}
+		raw, err := readFile(d.path)
+		switch {
+		case err != nil:
+			d.rawErr = err
+		case hashOf(raw) != d.hash:
+			d.rawErr = fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", d.path)
+		default:
+			d.raw = raw
+		}
+	})
+	return d.raw, d.rawErr
 }
 
 // isURL reports whether a document location is an http(s) URL.
@@ -61,11 +88,7 @@ func redactURL(u *url.URL) string {
 // with a warning).
 func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTripper) (*document, error) {
 	if !isURL(loc) {
-		raw, err := readFile(loc)
-		if err != nil {
-			return nil, err
-		}
-		return newDocument(raw, nil), nil
+		return openFile(loc, cacheDir)
 	}
 	u, err := url.Parse(loc)
 	if err != nil {
@@ -101,12 +124,102 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 }
 
 func newDocument(raw []byte, u *url.URL) *document {
-	sum := sha256.Sum256(raw)
-	return &document{raw: raw, hash: hex.EncodeToString(sum[:]), url: u}
+	d := &document{raw: raw, hash: hashOf(raw), url: u}
+	d.rawOnce.Do(func() {})
+	return d
 }
+
+func hashOf(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// openFile opens a document file. When the cache recorded the file's
+// identity (see fileIdentity) and it is unchanged, the document's hash is
+// the one recorded and its bytes are read only if needed: a start whose
+// derivation is cached does not read (or hash) a large document at all.
+// Otherwise the file is read, hashed, and its identity recorded.
+func openFile(loc, cacheDir string) (*document, error) {
+	abs, err := filepath.Abs(loc)
+	if err != nil {
+		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
+	}
+	rec := identityRecord{dir: cacheDir, path: abs}
+	before, statErr := fileIdentity(abs)
+	if statErr == nil {
+		if hash, ok := rec.lookup(before); ok {
+			return &document{hash: hash, path: abs}, nil
+		}
+	}
+	raw, err := readFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	d := newDocument(raw, nil)
+	d.path = abs
+	if after, err := fileIdentity(abs); statErr == nil && err == nil && after == before {
+		rec.store(before, d.hash) // best effort: a start without it reads the file
+	}
+	return d, nil
+}
+
+// identity is what tells that a file did not change: its size, inode,
+// modification and change times (the change time moves on every write and
+// cannot be set back).
+type identity struct {
+	Size  int64  `json:"size"`
+	Inode uint64 `json:"inode"`
+	MTime int64  `json:"mtime"`
+	CTime int64  `json:"ctime"`
+}
+
+// identityRecord is the cache's record of a document file: its identity
+// when it was last read, and its hash then.
+type identityRecord struct {
+	dir, path string
+}
+
+func (r identityRecord) file() string {
+	return filepath.Join(r.dir, "openapi", "files", hashOf([]byte(r.path))[:32]+".json")
+}
+
+// lookup returns the recorded hash when the record's identity is id.
+func (r identityRecord) lookup(id identity) (string, bool) {
+	if r.dir == "" {
+		return "", false
+	}
+	b, err := os.ReadFile(r.file())
+	if err != nil {
+		return "", false
+	}
+	var rec struct {
+		Path     string   `json:"path"`
+		Identity identity `json:"identity"`
+		SHA256   string   `json:"sha256"`
+	}
+	if json.Unmarshal(b, &rec) != nil || rec.Path != r.path || rec.Identity != id || len(rec.SHA256) != 64 {
+		return "", false
+	}
+	return rec.SHA256, true
+}
+
+// store records the file's identity and hash.
+func (r identityRecord) store(id identity, hash string) {
+	if r.dir == "" {
+		return
+	}
+	b, err := json.Marshal(map[string]any{"path": r.path, "identity": id, "sha256": hash})
+	if err == nil {
+		_ = writeFileAtomic(r.file(), b)
+	}
+}
+
+// fileReads counts document files read, for tests.
+var fileReads atomic.Int64
 
 // readFile reads a document file whole, in one read of its size.
 func readFile(loc string) ([]byte, error) {
+	fileReads.Add(1)
 	f, err := os.Open(loc)
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
@@ -261,10 +374,14 @@ func writeFileAtomic(path string, data []byte) error {
 
 // jsonText returns the document as JSON: JSON as it is, YAML converted.
 func (d *document) jsonText() ([]byte, error) {
-	if isJSONText(d.raw) {
-		return bytes.TrimPrefix(d.raw, []byte("\xef\xbb\xbf")), nil
+	raw, err := d.bytes()
+	if err != nil {
+		return nil, err
 	}
-	b, err := yaml.YAMLToJSON(d.raw)
+	if isJSONText(raw) {
+		return bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")), nil
+	}
+	b, err := yaml.YAMLToJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("the document is neither JSON nor YAML: %w", err)
 	}

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,9 +65,17 @@ func TestDerivationCache(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("first start derived %d times", n)
 	}
+	reads := fileReads.Load()
 	second, n := start("v1")
 	if n != 0 {
 		t.Fatalf("second start derived %d times; want the cache", n)
+	}
+	if r := fileReads.Load() - reads; r != 0 {
+		t.Errorf("second start read the unchanged document %d times; want its recorded identity used", r)
+	}
+	// spec reads it when asked.
+	if res, err := second.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"/info/title"}`)); err != nil || string(res.Value) != `"Shop"` {
+		t.Errorf("spec of a document not read at start: %s %v", res.Value, err)
 	}
 	if diff := cmp.Diff(describe(t, first), describe(t, second)); diff != "" {
 		t.Errorf("cached derivation differs (-derived +cached):\n%s", diff)
@@ -87,13 +96,18 @@ func TestDerivationCache(t *testing.T) {
 	if _, n = start("v1"); n != 1 {
 		t.Errorf("damaged cache: derived %d times, want 1", n)
 	}
-	// A changed document derives again.
+	// A changed document derives again; one that changed under a running
+	// connector is not served by spec.
+	stale, _ := start("v1")
 	if err := os.WriteFile(doc, []byte(strings.Replace(string(mustRead(t, "testdata/shop.yaml")), "title: Shop", "title: Shop 2", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c, n := start("v1")
 	if n != 1 || c.Description() != "Shop 2" {
 		t.Errorf("changed document: derived %d times, title %q", n, c.Description())
+	}
+	if _, err := stale.Call(context.Background(), "spec", nil); err == nil || !strings.Contains(err.Error(), "changed while codemode-mcp ran") {
+		t.Errorf("spec of a document changed since the start: %v", err)
 	}
 }
 

@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// thingsDocument is the OpenAPI document of thingsServer.
+const thingsDocument = `openapi: 3.0.3
+info: { title: Things, version: "1" }
+paths:
+  /things/{id}:
+    get:
+      operationId: things/get
+      parameters:
+        - { name: id, in: path, required: true, schema: { type: integer } }
+        - { name: fields, in: query, schema: { type: array, items: { type: string } } }
+      responses:
+        "200":
+          description: A thing.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [id, name]
+                properties: { id: { type: integer }, name: { type: string }, tags: { type: array, items: { type: string } } }
+`
+
+// thingsServer answers GET /things/{id} with a small JSON object after
+// delay, on 127.0.0.1.
+func thingsServer(b *testing.B, delay time.Duration) *httptest.Server {
+	b.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if delay > 0 {
+			time.Sleep(delay) // the API's own work
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":1,"name":"thing one","tags":["a","b"]}`)
+	}))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// BenchmarkOpenAPIGet is issue 10's per-call figure: one GET of a local
+// API made directly with net/http (via=direct: a keep-alive client, the
+// body read and decoded as JSON), and made by a program inside
+// codemode-mcp through an OpenAPI connector (via=codemode: n sequential
+// awaits per program, each validated, logged and decoded). The API answers
+// at once (api=instant) or after 1 ms of work (api=1ms, a realistic
+// downstream); the difference of the two vias is what codemode adds.
+func BenchmarkOpenAPIGet(b *testing.B) {
+	for _, delay := range []time.Duration{0, time.Millisecond} {
+		name := "api=instant"
+		if delay > 0 {
+			name = "api=" + delay.String()
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := thingsServer(b, delay)
+			b.Run("via=direct", func(b *testing.B) {
+				tr := http.DefaultTransport.(*http.Transport).Clone()
+				defer tr.CloseIdleConnections()
+				client := &http.Client{Transport: tr}
+				for b.Loop() {
+					if err := directGet(client, srv.URL+"/things/1?fields=name&fields=tags"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			for _, iso := range isolations {
+				b.Run("isolation="+iso+"/via=codemode", func(b *testing.B) {
+					cm := startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", thingsConfig(b, srv.URL, iso))
+					ctx := context.Background()
+					if err := programGets(ctx, cm, 10); err != nil {
+						b.Fatal(err)
+					}
+					b.ResetTimer()
+					for done := 0; done < b.N; {
+						n := min(callsPerProgram, b.N-done)
+						if err := programGets(ctx, cm, n); err != nil {
+							b.Fatal(err)
+						}
+						done += n
+					}
+				})
+			}
+		})
+	}
+}
+
+// directGet makes one GET and decodes its JSON body.
+func directGet(client *http.Client, url string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var v map[string]any
+	return json.Unmarshal(body, &v)
+}
+
+// programGets runs a program making n sequential GETs through the OpenAPI
+// connector and checks what they returned.
+func programGets(ctx context.Context, p *peer, n int) error {
+	code := fmt.Sprintf(`async () => { let s = 0; for (let i = 0; i < %d; i++) s += (await api.things_get({ id: 1, fields: ["name", "tags"] })).name.length; return s }`, n)
+	res, err := p.run(ctx, code)
+	if err != nil {
+		return err
+	}
+	if want := strconv.Itoa(len("thing one") * n); string(res) != want {
+		return fmt.Errorf("%d GETs returned %s, want %s", n, res, want)
+	}
+	return nil
+}
+
+// thingsConfig writes a configuration whose connector api is thingsDocument
+// served at base.
+func thingsConfig(b *testing.B, base, iso string) string {
+	b.Helper()
+	dir := b.TempDir()
+	doc := filepath.Join(dir, "things.yaml")
+	if err := os.WriteFile(doc, []byte(thingsDocument), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`store:
+  path: %s
+  cache_dir: %s
+sandbox:
+  isolation: %s
+approvals:
+  elicitation: false
+connectors:
+  api:
+    openapi: %s
+    base_url: %s
+`, strconv.Quote(filepath.Join(dir, "codemode.db")), strconv.Quote(filepath.Join(dir, "cache")), iso, strconv.Quote(doc), strconv.Quote(base))
+	path := filepath.Join(dir, "codemode.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// githubDocument is GitHub's OpenAPI document from the end-to-end suite's
+// npm packages (@octokit/openapi); CODEMODE_GITHUB_OPENAPI overrides it.
+func githubDocument(b *testing.B) string {
+	b.Helper()
+	p := os.Getenv("CODEMODE_GITHUB_OPENAPI")
+	if p == "" {
+		p = filepath.Join("..", "e2e", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
+	}
+	abs, err := filepath.Abs(p)
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		b.Fatalf("GitHub's OpenAPI document: %v (run `npm ci` in e2e/, or set CODEMODE_GITHUB_OPENAPI)", err)
+	}
+	return abs
+}
+
+// BenchmarkOpenAPIStartToolsList is issue 10's start-up figure: the time
+// from starting `codemode-mcp serve` with GitHub's document configured to
+// its answer to tools/list (initialize included), with an empty cache
+// (cache=cold: read, parse and derive the document) and with the cache of
+// a previous start (cache=warm). One op is one server started and stopped.
+func BenchmarkOpenAPIStartToolsList(b *testing.B) {
+	doc := githubDocument(b)
+	for _, warm := range []bool{false, true} {
+		name := "cache=cold"
+		if warm {
+			name = "cache=warm"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			cfg := filepath.Join(dir, "codemode.yaml")
+			cache := filepath.Join(dir, "cache")
+			body := fmt.Sprintf("store:\n  path: %s\n  cache_dir: %s\nconnectors:\n  github:\n    openapi: %s\n",
+				strconv.Quote(filepath.Join(dir, "codemode.db")), strconv.Quote(cache), strconv.Quote(doc))
+			if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			bin := codemodeBinary(b)
+			for b.Loop() {
+				b.StopTimer()
+				if !warm {
+					if err := os.RemoveAll(cache); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				p := startPeer(b, nil, bin, "serve", "--config", cfg)
+				res, err := p.client.ListTools(context.Background(), mcp.ListToolsRequest{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if len(res.Tools) == 0 {
+					b.Fatal("no tools")
+				}
+				if err := p.client.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
