@@ -7,12 +7,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // Secrets returns every secret value the configuration holds, for a
 // scrubber to remove from what the model sees and what is stored: the
 // server's auth token; each stdio connector's env values; each header value
-// (and the credential after an auth scheme such as "Bearer "); the password
+// (and the credential after an auth scheme such as "Bearer ") but those of
+// headers that describe the exchange (scrub.SecretHeader); the password
 // (or a lone user name) and the query values of every configured URL; and
 // OpenAPI credentials. The order is stable; values may repeat.
 //
@@ -39,7 +42,9 @@ func (c *Config) Secrets() []string {
 			}
 		}
 		for _, k := range sortedKeys(cc.Headers) {
-			add(headerSecrets(cc.Headers[k])...)
+			if scrub.SecretHeader(k) {
+				add(headerSecrets(cc.Headers[k])...)
+			}
 		}
 		for _, u := range []string{cc.URL, cc.OpenAPI, cc.BaseURL} {
 			add(urlSecrets(u)...)

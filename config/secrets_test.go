@@ -19,7 +19,7 @@ connectors:
     env: {B_KEY: "bee-secret", A_MODE: "x", DEBUG: "true", PORT: "8080", DATA: /var/lib/data, HOME_DATA: "~/data"}
   remote:
     url: "https://user:pa55word@mcp.example.com/mcp?api_key=query-secret&x=1"
-    headers: {Authorization: "Bearer header-token", X-Api-Key: plainkey}
+    headers: {Authorization: "Bearer header-token", X-Api-Key: plainkey, User-Agent: codemode-mcp, X-GitHub-Api-Version: "2022-11-28", Accept: application/json}
   tokenuser:
     url: "https://tokenonly@mcp.example.com/mcp"
   gh:

@@ -48,7 +48,7 @@ type callerConfig struct {
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// Scrubber receives the credentials, the header values (see
-	// secretHeader) and every access token obtained; nil means one of the
+	// scrub.SecretHeader) and every access token obtained; nil means one of the
 	// caller's own.
 	Scrubber *scrub.Scrubber
 	// Transport carries the requests; nil means a transport of the
@@ -121,7 +121,7 @@ func newCaller(cfg callerConfig) (*caller, error) {
 	}
 	c.scrub.Add(secretForms(cfg.Auth)...)
 	for name, v := range cfg.Headers {
-		if secretHeader(name) {
+		if scrub.SecretHeader(name) {
 			c.scrub.Add(v)
 		}
 		if err := checkHeader(name, v); err != nil {
@@ -146,16 +146,6 @@ func newCaller(cfg callerConfig) (*caller, error) {
 		c.oauth = newTokenSource(cfg.Auth.OAuth2, tc, c.timeout, now, c.scrub, c.log)
 	}
 	return c, nil
-}
-
-// secretHeader reports whether a configured header's value is scrubbed as
-// a secret: any header's but those that describe the exchange (Accept*,
-// Content-Type, User-Agent, *-Version). Their values (a media type, an
-// API version date such as GitHub's 2022-11-28) are not secrets, and
-// scrubbing them would mangle answers that happen to hold them.
-func secretHeader(name string) bool {
-	n := strings.ToLower(name)
-	return !strings.HasPrefix(n, "accept") && n != "content-type" && n != "user-agent" && !strings.HasSuffix(n, "-version")
 }
 
 // close stops a token request under way and closes the caller's idle

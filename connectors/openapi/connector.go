@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	// loading errors as well.
 	sc.Add(secretForms(cfg.Auth)...)
 	for name, v := range cfg.Headers {
-		if secretHeader(name) {
+		if scrub.SecretHeader(name) {
 			sc.Add(v)
 		}
 	}

@@ -90,6 +90,17 @@ func forms(v string) []string {
 	return out
 }
 
+// SecretHeader reports whether a configured HTTP header's value is a
+// secret to scrub: any header's but those that describe the exchange
+// (Accept*, Content-Type, User-Agent, *-Version). Their values (a media
+// type, a client name, an API version date such as GitHub's 2022-11-28)
+// are not secrets, and scrubbing them would mangle answers that happen to
+// hold them.
+func SecretHeader(name string) bool {
+	n := strings.ToLower(name)
+	return !strings.HasPrefix(n, "accept") && n != "content-type" && n != "user-agent" && !strings.HasSuffix(n, "-version")
+}
+
 // Empty reports whether s holds no secret.
 func (s *Scrubber) Empty() bool {
 	if s == nil {

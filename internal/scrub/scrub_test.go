@@ -163,3 +163,15 @@ func TestURL(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretHeader(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "X-Api-Key": true, "Cookie": true, "X-Custom": true,
+		"Accept": false, "accept-language": false, "Content-Type": false, "User-Agent": false,
+		"X-GitHub-Api-Version": false, "anthropic-version": false,
+	} {
+		if got := SecretHeader(name); got != want {
+			t.Errorf("SecretHeader(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
