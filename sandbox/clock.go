@@ -17,6 +17,10 @@ type clockState struct {
 	// inStep reports whether a codemode.step function is running: its reads
 	// are neither replayed nor recorded (the step's value is).
 	inStep func() bool
+	// max bounds the reads (Limits.MaxClockReads); the read past it calls
+	// over, which ends the pass.
+	max  int
+	over func(reads int)
 }
 
 func newClockState(c Clock, now func() time.Time) *clockState {
@@ -36,6 +40,13 @@ func (c *clockState) Now() time.Time {
 		return time.UnixMilli(c.now().UnixMilli())
 	}
 	n := c.reads
+	if c.max > 0 && n >= c.max {
+		if n == c.max && c.over != nil {
+			c.reads++
+			c.over(n)
+		}
+		return time.UnixMilli(c.times[len(c.times)-1])
+	}
 	c.reads++
 	if n < len(c.times) {
 		return time.UnixMilli(c.times[n])

@@ -198,6 +198,25 @@ func TestMaxCalls(t *testing.T) {
 	}
 }
 
+// TestTooManyClockReadings: a program that reads the clock without end is
+// stopped (uncatchably) with a message saying what to do, keeping the
+// readings it was allowed.
+func TestTooManyClockReadings(t *testing.T) {
+	e := newExecutor(t)
+	o := runCode(t, e, &fakeHost{}, "try { while (true) Date.now() } catch (e) { 'caught' }", Limits{MaxClockReads: 5000})
+	if o.Status != Failed || !strings.Contains(o.Error, "too many clock readings") || !strings.Contains(o.Error, "more than 5000 times") || !strings.Contains(o.Error, "codemode.step") {
+		t.Fatalf("outcome %v %q, want the clock limit", o.Status, o.Error)
+	}
+	if len(o.Clock.Times) != 5000 {
+		t.Errorf("clock keeps %d readings, want 5000", len(o.Clock.Times))
+	}
+	// Readings inside a step are not kept, so they do not count.
+	o = runCode(t, e, &fakeHost{}, "await codemode.step('t', () => { for (let i = 0; i < 20000; i++) Date.now(); return 1 })", Limits{MaxClockReads: 5000})
+	if o.Status != Completed {
+		t.Errorf("step reading the clock: %v %q", o.Status, o.Error)
+	}
+}
+
 func TestCodeTooLarge(t *testing.T) {
 	e := newExecutor(t)
 	h := &fakeHost{}

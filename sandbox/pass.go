@@ -258,6 +258,10 @@ func (ps *pass) start(vm *goja.Runtime) {
 func (ps *pass) setup(vm *goja.Runtime) error {
 	ps.vm = vm
 	ps.clock.inStep = ps.steps.inStep
+	ps.clock.max = ps.limits.MaxClockReads
+	ps.clock.over = func(n int) {
+		ps.end(failed(fmt.Sprintf("too many clock readings: the program read the clock (Date.now(), new Date()) more than %d times in one pass, and every reading is kept so that the run replays; use codemode.step for code that measures time, and await new Promise(r => setTimeout(r, ms)) to wait instead of a busy loop", n)))
+	}
 	vm.SetAsyncContextTracker(&ps.steps)
 	vm.SetTimeSource(ps.clock.Now)
 	vm.SetRandSource(ps.clock.Random)

@@ -127,6 +127,7 @@ func TestProcessMatchesInProcess(t *testing.T) {
 		{"snippet without input", "try { await codemode.run('double') } catch (e) { return e.message }", Limits{}},
 		{"clock", "[Math.random(), typeof Date.now()]", Limits{}},
 		{"call limit", "for (let i = 0; i < 5; i++) await notes.listNotes({})", Limits{MaxCalls: 2}},
+		{"clock limit", "try { for (;;) Date.now() } catch (e) { return 'caught' }", Limits{MaxClockReads: 1000}},
 		{"log limit", "for (let i = 0; i < 100; i++) console.log('line', i); 'ok'", Limits{MaxLogBytes: 50}},
 		{"stack overflow", "function r() { return r() + 1 }\nr()", Limits{MaxStackDepth: 100}},
 		{"timeout", "while (true) {}", Limits{Timeout: 100 * time.Millisecond}},
@@ -161,6 +162,13 @@ func TestProcessMatchesInProcess(t *testing.T) {
 			got, err := pool.Run(context.Background(), prog, hProc)
 			if err != nil {
 				t.Fatalf("process: %v", err)
+			}
+			if tc.name == "clock limit" {
+				// The readings past the recorded one are the wall clock's.
+				if len(want.Clock.Times) != 1000 || len(got.Clock.Times) != 1000 {
+					t.Errorf("clock readings kept: %d in process, %d in a worker; want 1000", len(want.Clock.Times), len(got.Clock.Times))
+				}
+				want.Clock.Times, got.Clock.Times = nil, nil
 			}
 			if want.Status == Stopped && got.Stop != stopErr {
 				t.Errorf("Stop = %v, want the host's own error", got.Stop)

@@ -54,6 +54,10 @@ type Limits struct {
 	MaxCalls      int           // host calls (connector calls and steps) per pass (default 10000)
 	MaxLogBytes   int           // captured console output; past it a truncation marker (default 1 MiB)
 	MaxCodeBytes  int           // size of Code (default 1 MiB)
+	// MaxClockReads bounds the clock readings (Date.now(), new Date()) of a
+	// pass, each of which is kept for replay (default 1,000,000): past it
+	// the pass fails with "too many clock readings".
+	MaxClockReads int
 }
 
 // Defaults for zero Limits fields.
@@ -63,6 +67,7 @@ const (
 	DefaultMaxCalls      = 10000
 	DefaultMaxLogBytes   = 1 << 20
 	DefaultMaxCodeBytes  = 1 << 20
+	DefaultMaxClockReads = 1_000_000
 )
 
 // WithDefaults returns l with zero fields replaced by the defaults.
@@ -81,6 +86,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxCodeBytes <= 0 {
 		l.MaxCodeBytes = DefaultMaxCodeBytes
+	}
+	if l.MaxClockReads <= 0 {
+		l.MaxClockReads = DefaultMaxClockReads
 	}
 	return l
 }

@@ -241,7 +241,7 @@ func encodeProgram(e *enc, p Program) {
 		e.str(g.Unavailable)
 	}
 	l := p.Limits
-	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes))
+	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes)).varint(int64(l.MaxClockReads))
 	encodeClock(e, p.Clock)
 }
 
@@ -263,14 +263,19 @@ func decodeProgram(d *dec) Program {
 	p.Limits.MaxCalls = int(d.varint())
 	p.Limits.MaxLogBytes = int(d.varint())
 	p.Limits.MaxCodeBytes = int(d.varint())
+	p.Limits.MaxClockReads = int(d.varint())
 	p.Clock = decodeClock(d)
 	return p
 }
 
+// encodeClock writes the times as deltas (a busy loop's repeated
+// readings take a byte each).
 func encodeClock(e *enc, c Clock) {
 	e.varint(c.Seed).uvarint(uint64(len(c.Times)))
+	var last int64
 	for _, t := range c.Times {
-		e.varint(t)
+		e.varint(t - last)
+		last = t
 	}
 }
 
@@ -280,8 +285,10 @@ func decodeClock(d *dec) Clock {
 	if n > 0 {
 		c.Times = make([]int64, 0, n)
 	}
+	var last int64
 	for i := 0; i < n && d.err == nil; i++ {
-		c.Times = append(c.Times, d.varint())
+		last += d.varint()
+		c.Times = append(c.Times, last)
 	}
 	return c
 }
