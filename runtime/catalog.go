@@ -17,6 +17,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -80,7 +81,7 @@ type catalog struct {
 // approval globs and revert functions. A source whose Tools fails is kept
 // with its error; bad configuration (duplicate names, malformed globs) is an
 // error.
-func buildCatalog(ctx context.Context, sources []Source, log *slog.Logger) (*catalog, error) {
+func buildCatalog(ctx context.Context, sources []Source, sc *scrub.Scrubber, log *slog.Logger) (*catalog, error) {
 	c := &catalog{byName: map[string]*source{}}
 	for i, src := range sources {
 		if src.Connector == nil {
@@ -103,7 +104,7 @@ func buildCatalog(ctx context.Context, sources []Source, log *slog.Logger) (*cat
 				}
 			}
 		}
-		s, err := buildSource(ctx, src, name, log)
+		s, err := buildSource(ctx, src, name, sc, log)
 		if err != nil {
 			return nil, err
 		}
@@ -116,23 +117,26 @@ func buildCatalog(ctx context.Context, sources []Source, log *slog.Logger) (*cat
 
 // buildSource lists one connector's tools and applies the configuration's
 // approval globs and revert functions. A connector whose Tools fails gives
-// a source with that error.
-func buildSource(ctx context.Context, src Source, name string, log *slog.Logger) (*source, error) {
+// a source with that error. What the connector says of itself is scrubbed
+// of secrets (sc).
+func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubber, log *slog.Logger) (*source, error) {
 	s := &source{src: src, name: name, byName: map[string]*tool{}}
 	s.description = src.Description
 	if d, ok := src.Connector.(describer); ok && s.description == "" {
-		s.description = d.Description()
+		s.description = sc.String(d.Description())
 	}
 	defs, err := src.Connector.Tools(ctx)
 	if err != nil {
+		err = sc.Error(err)
 		s.err = err
 		log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
 		return s, nil
 	}
 	if d, ok := src.Connector.(connectors.Definer); ok {
-		s.defs = d.Definitions()
+		s.defs = sc.JSON(d.Definitions())
 	}
 	for _, def := range defs {
+		def = scrubTool(sc, def)
 		if len(def.InputSchema) == 0 {
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
@@ -453,7 +457,7 @@ func (r *Runtime) relistLocked(ctx context.Context, name, op string, prep func(S
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("runtime: %s connector %s: %w", op, name, err)
 	}
-	s, err := buildSource(ctx, src, name, r.log)
+	s, err := buildSource(ctx, src, name, r.scrub, r.log)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("runtime: %s: %w", op, err)
 	}

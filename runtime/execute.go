@@ -24,6 +24,11 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 		return codemode.Outcome{}, err
 	}
 	defer done()
+	if max := r.limits.WithDefaults().MaxCodeBytes; len(code) > max {
+		// Refused before an execution exists: a rejected program stores
+		// nothing.
+		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", humanBytes(len(code)), humanBytes(max))}, nil
+	}
 	now := r.now()
 	if r.housekeepingDue(now) {
 		r.housekeeping(ctx)

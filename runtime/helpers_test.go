@@ -19,6 +19,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -51,6 +52,10 @@ type setup struct {
 	writeThrough bool
 	// clock, if set, is the runtime's clock (Options.Now).
 	clock *clock
+	// scrubber, if set, is Options.Scrubber; fxEnv adds to the fixture's
+	// environment.
+	scrubber *scrub.Scrubber
+	fxEnv    map[string]string
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -105,7 +110,7 @@ func (e *env) open(s setup) {
 		fx, err := mcp.Dial(ctx, mcp.Config{
 			Name:    "fx",
 			Command: fixture.MCPServer(t),
-			Env:     map[string]string{"FIXTURE_SIDE_EFFECTS": e.effects},
+			Env:     fxEnv(e.effects, s.fxEnv),
 			Logger:  orDiscard(s.fxLogger),
 		})
 		if err != nil {
@@ -140,6 +145,7 @@ func (e *env) open(s setup) {
 		MaxResultChars:       s.maxChars,
 		MaxValueBytes:        s.maxValue,
 		Now:                  s.clock.nowFunc(),
+		Scrubber:             s.scrubber,
 	})
 	if err != nil {
 		e.shutdown()
@@ -152,6 +158,15 @@ func (e *env) open(s setup) {
 		runtime.SetGroupAge(rt, s.groupAge)
 	}
 	e.rt = rt
+}
+
+// fxEnv is the fixture's environment: its side-effect file and extra.
+func fxEnv(effects string, extra map[string]string) map[string]string {
+	env := map[string]string{"FIXTURE_SIDE_EFFECTS": effects}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
 }
 
 // clock is a clock the test moves by hand (runtime.Options.Now).

@@ -402,6 +402,7 @@ func (p *pass) startAndLog(ctx context.Context, e codemode.Entry, t *tool, st co
 // settle records the outcome of a call logged executing (deferred, see
 // deferred.go) and returns what the program gets.
 func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Result, callErr error) (json.RawMessage, error) {
+	res, callErr = p.r.scrubAnswer(res, callErr)
 	var thrown error
 	to := codemode.EntryError
 	switch {

@@ -66,6 +66,21 @@ func (r *Runtime) programResultTooLarge(result []byte) string {
 		"it keeps a cut copy; return less, e.g. filter, summarise or paginate")
 }
 
+// clockTooLarge is the message for a clock whose readings take more than
+// the per-value cap in the log (codemode.Clock's compact form), or "".
+func (r *Runtime) clockTooLarge(c codemode.Clock) string {
+	const maxRunBytes = 48 // one run of readings in the compact form, at most
+	if r.maxValue <= 0 || len(c.Times)*maxRunBytes <= r.maxValue {
+		return "" // cannot be over: without encoding it
+	}
+	b, err := json.Marshal(c)
+	if err != nil || len(b) <= r.maxValue {
+		return ""
+	}
+	return r.tooLarge(b, fmt.Sprintf("too many clock readings: the %d readings of the clock (Date.now(), new Date()), kept so that the run replays,", len(c.Times)), "take",
+		"use codemode.step for code that measures time, and await new Promise(r => setTimeout(r, ms)) to wait instead of a busy loop")
+}
+
 // capMessage shortens an error message to the per-value cap before it is
 // logged.
 func (r *Runtime) capMessage(msg string) string {
@@ -97,6 +112,7 @@ func humanBytes(n int) string {
 // and its console lines cut together to MaxResultChars by
 // truncate.Fit, structurally. The store keeps them whole.
 func (r *Runtime) visible(o codemode.Outcome) codemode.Outcome {
+	o = r.scrubOutcome(o)
 	if r.maxChars <= 0 {
 		return o
 	}

@@ -36,6 +36,10 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 	if len(out.Clock.Times) >= len(e.Clock.Times) {
 		e.Clock.Times = out.Clock.Times
 	}
+	clockErr := r.clockTooLarge(e.Clock)
+	if clockErr != "" {
+		e.Clock.Times = nil // the run ends in error: nothing replays it
+	}
 	if out.Logs != nil || runErr == nil {
 		e.Logs = out.Logs
 	}
@@ -61,6 +65,8 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 	case flushErr != nil:
 		internal = fmt.Errorf("execution %s: %w", e.ID, flushErr)
 		e.Error = "internal failure: " + flushErr.Error()
+	case clockErr != "":
+		e.Error = clockErr
 	case stop != nil && out.Status != sandbox.Completed:
 		// (A stop the host decided after the program had already completed —
 		// a call it left floating — does not undo the completion: the
@@ -187,6 +193,7 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 	}
 	prev, prevAt := e.Status, e.UpdatedAt
 	e.Status, e.UpdatedAt = st, r.now()
+	r.scrubExecution(e)
 	if err := r.store.UpdateExecution(ctx, e, from); err != nil {
 		e.Status, e.UpdatedAt = prev, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -64,6 +65,12 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Scrubber holds the secrets of the configuration and of the
+	// connectors (nil: none). They are removed from what connectors answer
+	// (results and errors, before the log keeps them or the program sees
+	// them), from tool descriptions and schemas, and from the outcomes and
+	// execution records the runtime writes.
+	Scrubber *scrub.Scrubber
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
@@ -81,6 +88,7 @@ type Runtime struct {
 	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
 	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
 	clock    func() time.Time // Options.Now resolved
+	scrub    *scrub.Scrubber  // Options.Scrubber (nil scrubs nothing)
 	log      *slog.Logger
 
 	// cat is the current catalog; RefreshConnector replaces it (under
@@ -114,7 +122,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cat, err := buildCatalog(ctx, opts.Sources, log)
+	cat, err := buildCatalog(ctx, opts.Sources, opts.Scrubber, log)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
@@ -129,6 +137,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		maxValue: valueCap(opts.MaxValueBytes),
 		groupAge: groupAge,
 		clock:    opts.Now,
+		scrub:    opts.Scrubber,
 		log:      log,
 	}
 	if r.clock == nil {

@@ -129,6 +129,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		MaxExecutions:  cfg.Store.MaxExecutions,
 		PausedTTL:      cfg.Store.PausedTTL,
 		MaxResultChars: cfg.Sandbox.MaxResultChars,
+		Scrubber:       a.Scrubber,
 		Logger:         log,
 	})
 	if err != nil {
