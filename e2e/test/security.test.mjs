@@ -1,0 +1,319 @@
+// Issue 13 acceptance, tried from outside as an attacker would: no web page
+// can drive the server, secrets stay with their owner, inputs are bounded,
+// and approvals can be kept away from the model.
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { spawn } from "node:child_process";
+import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
+import path from "node:path";
+import {
+  tempDir, writeConfig, standardConfig, connectStdio, startHTTP, connectHTTP,
+  codemode, callTool, cli, bin, fixtureBin, everythingBin,
+} from "../lib/helpers.mjs";
+
+// request sends one raw HTTP request (node:http, so that Host and Origin
+// are whatever a page's browser would send) and resolves with
+// {status, headers, body}; the body is read up to a few KiB (an SSE stream
+// is not waited for).
+function request(addr, { method = "GET", path: p = "/mcp", headers = {}, body } = {}) {
+  const [host, port] = addr.split(":");
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host, port: Number(port), method, path: p, headers }, (res) => {
+      let data = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => {
+        data += d;
+        if (data.length > 4096 || (res.headers["content-type"] ?? "").includes("text/event-stream")) {
+          res.destroy();
+          resolve({ status: res.statusCode, headers: res.headers, body: data });
+        }
+      });
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+      res.on("error", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+    });
+    req.on("error", reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+const evil = "http://evil.example";
+const callBody = JSON.stringify({
+  jsonrpc: "2.0", id: 7, method: "tools/call",
+  params: { name: "codemode", arguments: { code: "await notes.createNote({ text: 'pwned' })" } },
+});
+const initBody = JSON.stringify({
+  jsonrpc: "2.0", id: 1, method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "page", version: "1" } },
+});
+
+// executions lists the runs stored in a database (through the CLI).
+function executions(configPath) {
+  const r = cli(["executions", "--config", configPath, "--limit", "100"]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout.split("\n").filter((l) => /exec_[0-9a-f]+/.test(l));
+}
+
+// vmKiB reads a field (VmRSS, VmHWM) of a process's status, in KiB.
+function vmKiB(pid, field) {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`${field}:\\s+(\\d+)`));
+  return Number(m[1]);
+}
+
+function dbBytes(dir) {
+  return readdirSync(dir).filter((f) => f.startsWith("codemode.db")).reduce((n, f) => n + statSync(path.join(dir, f)).size, 0);
+}
+
+for (const token of ["", "e2e-token-4f9a1c"]) {
+  for (const transport of ["http", "sse"]) {
+    describe(`a page-like client against ${transport} ${token ? "with" : "without"} a token`, () => {
+      let dir, cfg, server, addr;
+      before(async () => {
+        dir = tempDir();
+        cfg = writeConfig(dir, `
+server:
+  auth_token: "${token}"
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: false
+connectors:
+  notes:
+    builtin: notes
+`);
+        server = await startHTTP(cfg, transport);
+        addr = server.url.host;
+      });
+      after(async () => server?.stop());
+
+      test("cannot open a stream, send a request or rebind a name, and nothing runs", async () => {
+        const post = transport === "sse" ? "/message?sessionId=anything" : "/mcp";
+        const attempts = [
+          // Reading the SSE stream (and its session id) from a page.
+          { method: "GET", path: transport === "sse" ? "/sse" : "/mcp", headers: { Origin: evil, Accept: "text/event-stream" } },
+          // A simple POST needs no preflight: text/plain from the page.
+          { method: "POST", path: post, headers: { Origin: evil, "Content-Type": "text/plain" }, body: callBody },
+          { method: "POST", path: post, headers: { "Content-Type": "text/plain;charset=UTF-8" }, body: callBody },
+          { method: "POST", path: post, headers: { Origin: evil, "Content-Type": "application/x-www-form-urlencoded" }, body: callBody },
+          // A page that rebinds its own name to 127.0.0.1 sends its own Host.
+          { method: "POST", path: post, headers: { Host: `evil.example:${addr.split(":")[1]}`, Origin: evil, "Content-Type": "application/json", Accept: "application/json, text/event-stream" }, body: initBody },
+          { method: "POST", path: post, headers: { Host: "evil.example", "Content-Type": "application/json", Accept: "application/json, text/event-stream" }, body: initBody },
+          // A preflight from the page is refused too.
+          { method: "OPTIONS", path: post, headers: { Origin: evil, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type" } },
+        ];
+        for (const a of attempts) {
+          const r = await request(addr, a);
+          assert.ok(r.status === 403 || r.status === 415 || r.status === 401, `${a.method} ${a.path} ${JSON.stringify(a.headers)}: ${r.status} ${r.body}`);
+          assert.equal(r.headers["access-control-allow-origin"], undefined, `${a.method} ${a.path}: Access-Control-Allow-Origin ${r.headers["access-control-allow-origin"]}`);
+        }
+        // Even with a session a real client opened, a page gets nowhere.
+        const auth = token ? { Authorization: `Bearer ${token}` } : {};
+        if (transport === "sse") {
+          const stream = await request(addr, { path: "/sse", headers: { Accept: "text/event-stream", ...auth } });
+          assert.equal(stream.status, 200);
+          assert.equal(stream.headers["access-control-allow-origin"], undefined);
+          const session = stream.body.match(/sessionId=([\w-]+)/)?.[1];
+          assert.ok(session, stream.body);
+          for (const headers of [{ "Content-Type": "text/plain" }, { Origin: evil, "Content-Type": "application/json" }]) {
+            const r = await request(addr, { method: "POST", path: `/message?sessionId=${session}`, headers, body: callBody });
+            assert.ok([401, 403, 415].includes(r.status), `${JSON.stringify(headers)}: ${r.status}`);
+          }
+        } else {
+          const init = await request(addr, { method: "POST", path: "/mcp", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...auth }, body: initBody });
+          assert.equal(init.status, 200, init.body);
+          const session = init.headers["mcp-session-id"];
+          for (const headers of [{ "Content-Type": "text/plain" }, { Origin: evil, "Content-Type": "application/json", Accept: "application/json, text/event-stream" }]) {
+            const r = await request(addr, { method: "POST", path: "/mcp", headers: { ...headers, "Mcp-Session-Id": session }, body: callBody });
+            assert.ok([401, 403, 415].includes(r.status), `${JSON.stringify(headers)}: ${r.status}`);
+          }
+          // A made-up session, and none at all, are refused as the specification says.
+          const made = await request(addr, { method: "POST", path: "/mcp", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "Mcp-Session-Id": "mcp-session-0123456789abcdef0123456789abcdef", ...auth }, body: callBody });
+          assert.equal(made.status, 404, made.body);
+          const none = await request(addr, { method: "POST", path: "/mcp", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...auth }, body: callBody });
+          assert.equal(none.status, 400, none.body);
+        }
+        assert.deepEqual(executions(cfg), [], "a page made the server run a program");
+      });
+
+      test("a real client on the same server still works", async () => {
+        const opts = token ? { requestInit: { headers: { Authorization: `bearer ${token}` } } } : {};
+        const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+        const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+        const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
+        const client = new Client({ name: "e2e", version: "1.0.0" });
+        const t = transport === "sse" ? new SSEClientTransport(server.url, opts) : new StreamableHTTPClientTransport(server.url, opts);
+        await client.connect(t);
+        try {
+          const { outcome } = await codemode(client, "1 + 1");
+          assert.equal(outcome.result, 2, JSON.stringify(outcome));
+        } finally {
+          await client.close();
+        }
+      });
+    });
+  }
+}
+
+describe("secrets stay with their owner", () => {
+  let dir, cfg, client, fixture, fixtureAddr;
+  const qsSecret = "qs-secret-93f1b2c4";
+  const envSecret = "env-secret-77aa01";
+  before(async () => {
+    dir = tempDir();
+    // A streamable-HTTP downstream whose URL carries a secret in its query
+    // string, and one at a dead address whose error would quote it.
+    fixture = spawn(fixtureBin, ["-http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+    fixtureAddr = await new Promise((resolve, reject) => {
+      let err = "";
+      fixture.stderr.on("data", (d) => {
+        err += d;
+        const m = err.match(/listening on (\S+)/);
+        if (m) resolve(m[1]);
+      });
+      fixture.on("exit", (c) => reject(new Error(`fixture exited ${c}: ${err}`)));
+    });
+    cfg = writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: false
+connectors:
+  everything:
+    command: ${JSON.stringify(everythingBin)}
+    env:
+      EVERYTHING_API_KEY: "${envSecret}"
+  remote:
+    url: "http://${fixtureAddr}/mcp?api_key=${qsSecret}"
+  dead:
+    url: "http://127.0.0.1:1/mcp?api_key=${qsSecret}"
+`);
+    client = await connectStdio(cfg, { env: { CODEMODE_TOKEN: "codemode-token-5e5e", UNRELATED_SECRET: "unrelated-9d9d" } });
+  });
+  after(async () => {
+    await client?.close();
+    fixture?.kill();
+  });
+
+  test("a program cannot read CODEMODE_TOKEN or variables the connector was not given", async () => {
+    const { outcome, isError } = await codemode(client, "async () => await everything.get_env({})");
+    assert.equal(isError, false, JSON.stringify(outcome));
+    const env = typeof outcome.result === "string" ? JSON.parse(outcome.result) : outcome.result;
+    assert.equal(env.CODEMODE_TOKEN, undefined, "CODEMODE_TOKEN reached the downstream");
+    assert.equal(env.UNRELATED_SECRET, undefined, "an unrelated variable reached the downstream");
+    assert.ok(env.PATH, "PATH is passed");
+    assert.equal(env.EVERYTHING_API_KEY, "[redacted]", "the connector's own secret is scrubbed from what the program sees");
+  });
+
+  test("a query-string secret appears nowhere in tools/list, outcomes or the SQLite file", async () => {
+    const { tools } = await client.listTools();
+    assert.ok(!JSON.stringify(tools).includes(qsSecret), "tools/list holds the secret");
+    assert.match(tools.find((t) => t.name === "codemode").description, /dead/);
+    const ok = await codemode(client, "async () => await remote.echo({ message: 'hi' })");
+    assert.equal(ok.outcome.status, "completed", JSON.stringify(ok.outcome));
+    const dead = await codemode(client, "async () => await dead.anything({})");
+    assert.equal(dead.isError, true);
+    assert.match(dead.outcome.error, /unavailable/);
+    for (const o of [ok, dead]) assert.ok(!o.text.includes(qsSecret), o.text);
+    const stored = readdirSync(dir).filter((f) => f.startsWith("codemode.db"));
+    assert.ok(stored.length > 0);
+    for (const f of stored) assert.ok(!readFileSync(path.join(dir, f)).includes(qsSecret), `${f} holds the secret`);
+    assert.ok(!client.stderrText().includes(qsSecret), "the server's log holds the secret");
+    assert.ok(!client.stderrText().includes(envSecret), "the server's log holds the env secret");
+  });
+});
+
+describe("bounded inputs", () => {
+  let dir, cfg, server;
+  before(async () => {
+    dir = tempDir();
+    cfg = standardConfig(dir);
+    server = await startHTTP(cfg, "http");
+  });
+  after(async () => server?.stop());
+
+  test("a 50 MB POST is refused with 413 and the server stays small", async (t) => {
+    const big = Buffer.alloc(50 * 1024 * 1024, "a");
+    for (const headers of [{ "Content-Length": String(big.length) }, { "Transfer-Encoding": "chunked" }]) {
+      const r = await request(server.url.host, { method: "POST", path: "/mcp", headers: { "Content-Type": "application/json", ...headers }, body: big });
+      assert.equal(r.status, 413, r.body);
+    }
+    const peak = vmKiB(server.proc.pid, "VmHWM");
+    t.diagnostic(`server peak RSS after two 50 MB POSTs: ${peak} KiB`);
+    assert.ok(peak < 100 * 1024, `server peak RSS ${peak} KiB`);
+  });
+
+  test("a program over the code limit leaves no row", async () => {
+    const client = await connectHTTP(server.url);
+    try {
+      const before = executions(cfg).length;
+      const { outcome, isError } = await codemode(client, "async () => 1 //" + "x".repeat(1.5 * 1024 * 1024));
+      assert.equal(isError, true);
+      assert.match(outcome.error, /code is too large/);
+      assert.equal(executions(cfg).length, before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("4 runs busy-waiting on Date.now() keep the server small and the database under 10 MB", async (t) => {
+    const client = await connectHTTP(server.url);
+    try {
+      const busy = "async () => { const end = Date.now() + 2500; let n = 0; while (Date.now() < end) n++; return n }";
+      const runs = await Promise.all([1, 2, 3, 4].map(() => codemode(client, busy)));
+      for (const { outcome } of runs) {
+        // Either done within the cap, or stopped with the clear message.
+        if (outcome.status !== "completed") assert.match(outcome.error, /too many clock readings.*codemode\.step/s);
+      }
+      const peak = vmKiB(server.proc.pid, "VmHWM");
+      t.diagnostic(`outcomes: ${runs.map((r) => r.outcome.status).join(", ")}; server peak RSS ${peak} KiB; database ${dbBytes(dir)} bytes`);
+      assert.ok(peak < 200 * 1024, `server peak RSS ${peak} KiB`);
+      assert.ok(dbBytes(dir) < 10 * 1024 * 1024, `database ${dbBytes(dir)} bytes`);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("approvals.tools: false", () => {
+  test("tools/list has no approve/reject/rollback, and approval through the CLI works", async () => {
+    const dir = tempDir();
+    const cfg = writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: false
+  tools: false
+connectors:
+  notes:
+    builtin: notes
+`);
+    const client = await connectStdio(cfg);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      for (const n of ["codemode_approve", "codemode_reject", "codemode_rollback"]) assert.ok(!names.includes(n), `${n} offered: ${names}`);
+      assert.ok(names.includes("codemode") && names.includes("codemode_pending"));
+      await assert.rejects(callTool(client, "codemode_approve", { executionId: "exec_0" }));
+      const { outcome } = await codemode(client, "async () => (await notes.createNote({ text: 'by the CLI' })).text");
+      assert.equal(outcome.status, "paused", JSON.stringify(outcome));
+      const r = cli(["approvals", "approve", outcome.executionId, "--config", cfg]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).status, "completed", r.stdout);
+      assert.equal(JSON.parse(r.stdout).result, "by the CLI");
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("serve beyond loopback", () => {
+  test("refuses to start without a token", () => {
+    const dir = tempDir();
+    const cfg = writeConfig(dir, `store:\n  path: ${JSON.stringify(path.join(dir, "codemode.db"))}\nconnectors:\n  notes:\n    builtin: notes\n`);
+    const r = cli(["serve", "--config", cfg, "--transport", "http", "--addr", "0.0.0.0:0"], { env: { ...process.env, CODEMODE_TOKEN: "" } });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /without server\.auth_token/);
+    assert.match(r.stderr, /--insecure-no-auth/);
+    assert.ok(!existsSync(path.join(dir, "codemode.db")), "it started something before refusing");
+  });
+});
