@@ -27,12 +27,13 @@ const callsPerProgram = 1000
 var sumArgs = map[string]any{"a": 1, "b": 2}
 
 // BenchmarkDownstreamCall is issue 4's first ratio: one call of the fixture
-// server's get-sum tool, made by an MCP client directly over stdio
-// (via=direct), and made by a program inside codemode-mcp, itself served
-// over stdio, whose connector is the same fixture server (via=codemode).
-// One op is one call; the codemode side makes its calls in programs of
-// callsPerProgram sequential awaits, so its per-op time includes the
-// durable log (executing, then applied) and its share of the run overhead.
+// server's get-sum tool (annotated read-only), made by an MCP client
+// directly over stdio (via=direct), and made by a program inside
+// codemode-mcp, itself served over stdio, whose connector is the same
+// fixture server (via=codemode). One op is one call; the codemode side
+// makes its calls in programs of callsPerProgram sequential awaits, so its
+// per-op time includes the durable log (executing, then applied, written
+// in groups) and its share of the run overhead.
 //
 // via=wire is the floor of any client: the same request line written and
 // the answer line read on one goroutine, decoding nothing (wireClient).
@@ -46,7 +47,7 @@ func BenchmarkDownstreamCall(b *testing.B) {
 			direct, cm := startPair(b, iso)
 			conn := startConnector(b)
 			wire := startWire(b, fixture.MCPServer(b))
-			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct) }))
+			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct, "get-sum") }))
 			b.Run("via=wire", each(wire.sum))
 			b.Run("via=connector", func(b *testing.B) {
 				ctx := context.Background()
@@ -62,18 +63,39 @@ func BenchmarkDownstreamCall(b *testing.B) {
 					}
 				}
 			})
-			b.Run("via=codemode", func(b *testing.B) {
-				ctx := context.Background()
-				b.ResetTimer()
-				for done := 0; done < b.N; {
-					n := min(callsPerProgram, b.N-done)
-					if err := programSum(ctx, cm, n); err != nil {
-						b.Fatal(err)
-					}
-					done += n
-				}
-			})
+			b.Run("via=codemode", programCalls("get_sum", cm))
 		})
+	}
+}
+
+// BenchmarkSideEffectCall is BenchmarkDownstreamCall for a call that is not
+// known to be read-only: the fixture's record-sum (get-sum plus an
+// in-memory tally, annotated readOnlyHint: false). Inside a program such a
+// call is committed to the log before it is sent (write-ahead), so each
+// op pays one commit (which also carries the previous call's result).
+func BenchmarkSideEffectCall(b *testing.B) {
+	for _, iso := range isolations {
+		b.Run("isolation="+iso, func(b *testing.B) {
+			direct, cm := startPair(b, iso)
+			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct, "record-sum") }))
+			b.Run("via=codemode", programCalls("record_sum", cm))
+		})
+	}
+}
+
+// programCalls is the via=codemode side of a per-call benchmark: programs
+// of callsPerProgram sequential fx.<method>({a: 1, b: 2}) calls.
+func programCalls(method string, cm *peer) func(*testing.B) {
+	return func(b *testing.B) {
+		ctx := context.Background()
+		b.ResetTimer()
+		for done := 0; done < b.N; {
+			n := min(callsPerProgram, b.N-done)
+			if err := programSum(ctx, cm, method, n); err != nil {
+				b.Fatal(err)
+			}
+			done += n
+		}
 	}
 }
 
@@ -86,7 +108,7 @@ func BenchmarkTrivialRunE2E(b *testing.B) {
 	for _, iso := range isolations {
 		b.Run("isolation="+iso, func(b *testing.B) {
 			direct, cm := startPair(b, iso)
-			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct) }))
+			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct, "get-sum") }))
 			b.Run("via=codemode", func(b *testing.B) {
 				ctx := context.Background()
 				b.ResetTimer()
@@ -129,11 +151,11 @@ func startPair(b *testing.B, iso string) (direct, cm *peer) {
 	cm = startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", writeConfig(b, fx, iso))
 
 	ctx := context.Background()
-	if err := directSum(ctx, direct); err != nil {
+	if err := directSum(ctx, direct, "get-sum"); err != nil {
 		b.Fatal(err)
 	}
 	for _, n := range []int{1, callsPerProgram} {
-		if err := programSum(ctx, cm, n); err != nil {
+		if err := programSum(ctx, cm, "get_sum", n); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -195,28 +217,29 @@ connectors:
 	return path
 }
 
-// directSum calls get-sum directly and checks its result.
-func directSum(ctx context.Context, p *peer) error {
-	text, err := p.text(ctx, "get-sum", sumArgs)
+// directSum calls tool (get-sum or record-sum) with {a: 1, b: 2} directly
+// and checks its result.
+func directSum(ctx context.Context, p *peer, tool string) error {
+	text, err := p.text(ctx, tool, sumArgs)
 	if err != nil {
 		return err
 	}
 	if text != "3" {
-		return fmt.Errorf("get-sum(1, 2) = %q", text)
+		return fmt.Errorf("%s(1, 2) = %q", tool, text)
 	}
 	return nil
 }
 
-// programSum runs a program making n sequential get_sum calls and checks
-// their total.
-func programSum(ctx context.Context, p *peer, n int) error {
-	code := fmt.Sprintf("async () => { let s = 0; for (let i = 0; i < %d; i++) s += await fx.get_sum({ a: 1, b: 2 }); return s }", n)
+// programSum runs a program making n sequential fx.<method>({a: 1, b: 2})
+// calls (get_sum or record_sum) and checks their total.
+func programSum(ctx context.Context, p *peer, method string, n int) error {
+	code := fmt.Sprintf("async () => { let s = 0; for (let i = 0; i < %d; i++) s += await fx.%s({ a: 1, b: 2 }); return s }", n, method)
 	res, err := p.run(ctx, code)
 	if err != nil {
 		return err
 	}
 	if want := strconv.Itoa(3 * n); string(res) != want {
-		return fmt.Errorf("%d calls of get_sum(1, 2) returned %s, want %s", n, res, want)
+		return fmt.Errorf("%d calls of %s(1, 2) returned %s, want %s", n, method, res, want)
 	}
 	return nil
 }

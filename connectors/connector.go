@@ -35,6 +35,15 @@ type Tool struct {
 	RequiresApproval bool `json:"requiresApproval,omitempty"`
 }
 
+// KnownReadOnly reports whether the source says the tool has no side
+// effects: an MCP tool annotated readOnlyHint: true, an OpenAPI GET, HEAD or
+// OPTIONS operation, a native method marked so (all through
+// Annotations.ReadOnly). The runtime logs a call of any other tool before
+// making it (write-ahead), so that a crash never hides a side effect.
+func (t Tool) KnownReadOnly() bool {
+	return t.Annotations.ReadOnly != nil && *t.Annotations.ReadOnly
+}
+
 // Annotations are the behaviour hints a source gives for a tool. Nil means
 // the source said nothing.
 type Annotations struct {

@@ -392,8 +392,17 @@ func TestOtherCallsGoOnWhileTheApproverIsAsked(t *testing.T) {
 // returned without awaiting it) is not applied: the call never runs, and
 // the ending run settles it rejected.
 func TestLateApproverAnswer(t *testing.T) {
-	e := newEnv(t, setup{})
+	k := newKV("kv")
+	asked := make(chan struct{})
+	k.hook = func(_ context.Context, tool string) error {
+		if tool == "get" {
+			<-asked // the program returns only once put's question is open
+		}
+		return nil
+	}
+	e := newEnv(t, setup{kv: k})
 	ap := approverFunc(func(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error) {
+		close(asked)
 		<-ctx.Done() // the person answers only after the program is gone
 		return codemode.Accept, nil
 	})
@@ -403,7 +412,7 @@ func TestLateApproverAnswer(t *testing.T) {
 		return "done";
 	}`, ap)
 	mustStatus(t, o, codemode.StatusCompleted)
-	if n := e.kv.count("put"); n != 0 {
+	if n := k.count("put"); n != 0 {
 		t.Errorf("put ran %d times; a late answer must not run it", n)
 	}
 	if diff := cmp.Diff([]string{"1 kv.put rejected", "2 kv.get applied"}, e.log(o.ExecutionID)); diff != "" {

@@ -10,19 +10,22 @@ import (
 
 // BenchmarkLoggedCall measures one connector call through the engine and
 // its durable log (executing, then applied) with a connector that does
-// nothing: "calls" makes b.N calls in one program, so the per-op time is the
-// engine + log + host call cost; "execute" is one Execute per op with one
+// nothing: "calls" makes b.N read-only calls in one program, so the per-op
+// time is the engine + log + host call cost; "sideeffects" the same with a
+// call not known to be read-only (written ahead: a commit per call); "execute" is one Execute per op with one
 // call, so it adds program setup (normalisation, a fresh VM) and the
 // execution record.
 func BenchmarkLoggedCall(b *testing.B) {
-	b.Run("calls", func(b *testing.B) {
-		e := newEnv(b, setup{limits: sandbox.Limits{MaxCalls: b.N + 10}})
-		code := fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.noop({}); return "ok" }`, b.N)
-		b.ResetTimer()
-		o := e.run(code, nil)
-		b.StopTimer()
-		mustStatus(b, o, codemode.StatusCompleted)
-	})
+	for _, c := range []struct{ name, method string }{{"calls", "noop"}, {"sideeffects", "touch"}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEnv(b, setup{limits: sandbox.Limits{MaxCalls: b.N + 10}})
+			code := fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.%s({}); return "ok" }`, b.N, c.method)
+			b.ResetTimer()
+			o := e.run(code, nil)
+			b.StopTimer()
+			mustStatus(b, o, codemode.StatusCompleted)
+		})
+	}
 	b.Run("execute", func(b *testing.B) {
 		e := newEnv(b, setup{})
 		b.ResetTimer()

@@ -8,7 +8,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// Grouped log writes.
+// Grouped log writes, and write-ahead for side effects.
 //
 // A pass writes its log in groups rather than a commit per call. A new
 // entry that needs no approval (a call made at once, a step) is queued in
@@ -17,34 +17,43 @@ import (
 // state, an entry already written gets its update queued (pass.deferred).
 // Everything queued is written in one transaction:
 //
-//   - with any write that must reach the store before the pass goes on: a
-//     call logged pending (the run pauses or an approver is asked), an
-//     approver's answer (pending -> executing or rejected);
+//   - before a call that is not known to be read-only is sent
+//     (connectors.Tool.KnownReadOnly): its entry is queued and the group
+//     written at once (write-ahead), so the call is committed executing
+//     before it can have an effect, and the results of the calls before
+//     it are committed with it;
+//   - with any other write that must reach the store before the pass goes
+//     on: a call logged pending (the run pauses or an approver is asked),
+//     an approver's answer (pending -> executing or rejected);
 //   - when the group is due (its oldest item queued groupAge ago, or
 //     groupEntries items, or groupBytes of values), checked when a new
-//     entry is queued; a call through a connector that sends before
-//     waiting (connectors.Starter) is sent first, so that write happens
-//     while the downstream server works;
+//     entry is queued; a read-only call through a connector that sends
+//     before waiting (connectors.Starter) is sent first, so that write
+//     happens while the downstream server works;
 //   - at the end of the pass (finish), before the run's status is recorded.
 //
 // So a paused or finished run never shows less than this process knew,
-// Approve and Rollback replay from a complete log, and a call approved
-// (pending -> executing) is written before it runs. What a crash loses is
-// the record of the calls queued since the last write of a pass: the run
-// stays running in the log, and nothing replays a running run, so no call
-// runs again because of it (design.md §7's at-least-once window concerns
-// calls written executing: an approved call, or one whose result was
-// lost). A rollback's revert pass writes every entry at once.
+// Approve and Rollback replay from a complete log, and every call that can
+// have a side effect is in the store, executing, before it is made. What a
+// crash loses is the record of read-only calls and steps queued since the
+// last write, and the results of calls made since then: their entries stay
+// executing, and recovery (recover.go) marks them unknown. Only the calls
+// in flight at the crash are unknown unless read-only calls came after the
+// last side effect (its result then waits in the group). A rollback's
+// revert pass writes every entry at once.
 //
 // Why: a commit per call cost a third of a call's time with process
 // isolation. SQLite's system calls, like any made through Go's syscall
 // package by an idle process, wake the Go runtime's monitor thread, which
 // then polls every 20 µs for a while; with a call every few hundred µs
-// that was a train of wake-ups per call (BENCHMARKS.md).
+// that was a train of wake-ups per call (BENCHMARKS.md). Read-only calls
+// keep that saving; a side effect pays one commit, which also carries the
+// previous results.
 //
 // If a write fails, the pass ends with an internal failure and nothing of
-// that group is written; entries written executing whose result never
-// came are settled as not completed when the run ends.
+// that group is written (a call whose write-ahead failed is not made);
+// entries written executing whose result never came are settled as not
+// completed when the run ends.
 
 // Bounds of a group of queued log writes (see above).
 const (
@@ -95,6 +104,11 @@ func (p *pass) writeDueLocked(ctx context.Context) error {
 	if !p.dueLocked() {
 		return nil
 	}
+	return p.writeNowLocked(ctx)
+}
+
+// writeNowLocked writes the group; a failure stops the pass.
+func (p *pass) writeNowLocked(ctx context.Context) error {
 	if err := p.flushLocked(ctx); err != nil {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
@@ -102,13 +116,18 @@ func (p *pass) writeDueLocked(ctx context.Context) error {
 }
 
 // queueBeforeLocked queues a new entry for a call or step that runs after
-// its entry is queued: if a due write fails, the entry is taken back (it
-// will not run) and the pass stops.
-func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
+// its entry is queued, and writes the group if it is due, or at once with
+// writeAhead: if that write fails, the entry is taken back (it will not
+// run) and the pass stops.
+func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, writeAhead bool) error {
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
-	if err := p.writeDueLocked(ctx); err != nil {
+	write := p.writeDueLocked
+	if writeAhead {
+		write = p.writeNowLocked
+	}
+	if err := write(ctx); err != nil {
 		p.queued = p.queued[:len(p.queued)-1]
 		delete(p.queuedAt, e.Seq)
 		delete(p.executing, e.Seq)

@@ -144,16 +144,30 @@ func addEntries(n int) []string {
 	return out
 }
 
-// A pass writes its log in groups: a run of N calls or steps that takes
-// less than a group's age commits three transactions whatever N is (the
-// execution, one write of the whole log at the end of the pass, the final
-// status). Written as each entry is queued (a group age of 0), a result
-// still rides with the next entry's write: N+3 commits. The log ends
-// complete either way.
-func TestGroupedLogWrites(t *testing.T) {
-	loop := func(n int) string {
-		return fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.add({ key: "k" + i, value: "v" }); return "ok" }`, n)
+// getEntries is the log of n applied kv.get calls (read-only) with keys
+// k0, k1, ….
+func getEntries(n int) []string {
+	out := make([]string, n)
+	for i := range n {
+		out[i] = fmt.Sprintf(`%d kv.get applied {"key":"k%d","value":null}`, i+1, i)
 	}
+	return out
+}
+
+// loop is a program that calls kv.<method>({key: "k"+i}) n times in turn.
+func loop(method string, n int) string {
+	return fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.%s({ key: "k" + i, value: "v" }); return "ok" }`, n, method)
+}
+
+// A pass writes its log in groups: a run of N read-only calls or steps
+// that takes less than a group's age commits three transactions whatever
+// N is (the execution, one write of the whole log at the end of the pass,
+// the final status). A call that may have a side effect is written before
+// it is made (write-ahead), with the results queued before it: N+3
+// commits for N such calls, grouped or not. Written as each entry is
+// queued (a group age of 0), a result still rides with the next entry's
+// write: N+3 commits. The log ends complete either way.
+func TestGroupedLogWrites(t *testing.T) {
 	tests := []struct {
 		name             string
 		code             string
@@ -161,17 +175,25 @@ func TestGroupedLogWrites(t *testing.T) {
 		grouped, through int64 // commits with long groups, and written through
 	}{
 		{"no calls", `1 + 1`, []string{}, 2, 2},
-		{"one call", loop(1), addEntries(1), 3, 4},
-		{"three calls", loop(3), addEntries(3), 3, 6},
-		{"twenty calls", loop(20), addEntries(20), 3, 23},
+		{"one read-only call", loop("get", 1), getEntries(1), 3, 4},
+		{"three read-only calls", loop("get", 3), getEntries(3), 3, 6},
+		{"twenty read-only calls", loop("get", 20), getEntries(20), 3, 23},
+		{"one side effect", loop("add", 1), addEntries(1), 4, 4},
+		{"three side effects", loop("add", 3), addEntries(3), 6, 6},
+		{"twenty side effects", loop("add", 20), addEntries(20), 23, 23},
 		{"steps", `async () => {
+			const a = await codemode.step("a", async () => 41);
+			await kv.get({ key: "k0" });
+			return await codemode.step("b", async () => a + 1);
+		}`, []string{"1 step(a) applied 41", `2 kv.get applied {"key":"k0","value":null}`, "3 step(b) applied 42"}, 3, 6},
+		{"steps around a side effect", `async () => {
 			const a = await codemode.step("a", async () => 41);
 			await kv.add({ key: "k0", value: String(a) });
 			return await codemode.step("b", async () => a + 1);
-		}`, []string{"1 step(a) applied 41", `2 kv.add applied {"key":"k0","previous":null}`, "3 step(b) applied 42"}, 3, 6},
+		}`, []string{"1 step(a) applied 41", `2 kv.add applied {"key":"k0","previous":null}`, "3 step(b) applied 42"}, 4, 6},
 		{"failed call", `async () => {
 			try { await kv.fail({ reason: "no" }) } catch (e) { return e.message }
-		}`, []string{"1 kv.fail error kv failed: no"}, 3, 4},
+		}`, []string{"1 kv.fail error kv failed: no"}, 4, 4},
 		{"failed step", `async () => {
 			try { await codemode.step("s", async () => { throw new Error("boom") }) } catch (e) { return e.message }
 		}`, []string{"1 step(s) error Error: boom"}, 3, 4},
@@ -198,8 +220,60 @@ func TestGroupedLogWrites(t *testing.T) {
 	}
 }
 
-// A group is written before it grows past its bounds: its age (checked
-// when an entry is queued), 1,024 entries, or 4 MiB of values.
+// Write-ahead: when a call that may have a side effect reaches its
+// connector, the log in the store already holds it executing, and holds
+// the results of the calls before it, grouped or not.
+func TestSideEffectsAreLoggedBeforeTheyAreMade(t *testing.T) {
+	for _, through := range []bool{false, true} {
+		t.Run(fmt.Sprintf("writeThrough=%v", through), func(t *testing.T) {
+			k := newKV("kv")
+			var (
+				mu   sync.Mutex
+				seen [][]string // the stored log when each add reached the connector
+				e    *env
+			)
+			k.hook = func(ctx context.Context, tool string) error {
+				if tool != "add" {
+					return nil
+				}
+				runs, err := e.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusRunning})
+				if err != nil || len(runs) != 1 {
+					t.Errorf("running executions = %d, %v", len(runs), err)
+					return nil
+				}
+				log, err := e.store.Entries(ctx, runs[0].ID)
+				if err != nil {
+					t.Errorf("Entries: %v", err)
+				}
+				mu.Lock()
+				seen = append(seen, renderEntries(log))
+				mu.Unlock()
+				return nil
+			}
+			e = newEnv(t, setup{kv: k, groupAge: time.Hour, writeThrough: through})
+			o := e.run(`async () => {
+				await kv.add({ key: "k0", value: "v" });
+				await kv.get({ key: "k9" });
+				await kv.add({ key: "k1", value: "v" });
+				return "ok";
+			}`, nil)
+			mustStatus(t, o, codemode.StatusCompleted)
+			want := [][]string{
+				{"1 kv.add executing"},
+				{`1 kv.add applied {"key":"k0","previous":null}`, `2 kv.get applied {"key":"k9","value":null}`, "3 kv.add executing"},
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(want, seen); diff != "" {
+				t.Errorf("stored log when each side effect was made (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A group of read-only calls is written before it grows past its bounds:
+// its age (checked when an entry is queued), 1,024 entries, or 4 MiB of
+// values.
 func TestGroupBounds(t *testing.T) {
 	big := strings.Repeat("x", 700<<10)
 	tests := []struct {
@@ -209,13 +283,13 @@ func TestGroupBounds(t *testing.T) {
 		calls    int
 		midWrite bool // whether a write came before the end of the pass
 	}{
-		{"young and small", time.Hour, `async () => { for (let i = 0; i < 1000; i++) await kv.add({ key: "k" + i, value: "v" }); return "ok" }`, 1000, false},
-		{"1024 entries", time.Hour, `async () => { for (let i = 0; i < 1030; i++) await kv.add({ key: "k" + i, value: "v" }); return "ok" }`, 1030, true},
-		{"4 MiB of values", time.Hour, `async () => { for (let i = 0; i < 7; i++) await kv.add({ key: "k" + i, value: "` + big + `" }); return "ok" }`, 7, true},
+		{"young and small", time.Hour, loop("get", 1000), 1000, false},
+		{"1024 entries", time.Hour, loop("get", 1030), 1030, true},
+		{"4 MiB of values", time.Hour, `async () => { for (let i = 0; i < 7; i++) await kv.get({ key: "k" + i, value: "` + big + `" }); return "ok" }`, 7, true},
 		{"old", 20 * time.Millisecond, `async () => {
-			await kv.add({ key: "k0", value: "v" });
+			await kv.get({ key: "k0" });
 			await new Promise(r => setTimeout(r, 40));
-			await kv.add({ key: "k1", value: "v" });
+			await kv.get({ key: "k1" });
 			return "ok";
 		}`, 2, true},
 	}
@@ -244,30 +318,43 @@ func TestGroupBounds(t *testing.T) {
 	}
 }
 
-// Fifty concurrent calls: their entries and results are written together
-// at the end of the pass; every entry ends applied with its own result.
+// Fifty concurrent read-only calls: their entries and results are written
+// together at the end of the pass; every entry ends applied with its own
+// result. Fifty concurrent side effects are each written before they are
+// made, the results with later writes.
 func TestPromiseAllDeferredResults(t *testing.T) {
-	cs := &countingStore{}
-	e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour})
 	const n = 50
-	o := e.run(fmt.Sprintf(`async () => {
-		const rs = await Promise.all(Array.from({ length: %d }, (_, i) => kv.add({ key: "k" + i, value: "v" })));
-		return rs.map(r => r.key).join(",");
-	}`, n), nil)
-	mustStatus(t, o, codemode.StatusCompleted)
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%d", i)
+	tests := []struct {
+		method  string
+		want    []string
+		commits int64
+	}{
+		{"get", getEntries(n), 3},     // the execution, one write of the whole log, the status
+		{"add", addEntries(n), n + 3}, // the execution, one write per call, the last results, the status
 	}
-	if got, want := resultOf[string](t, o), strings.Join(keys, ","); got != want {
-		t.Errorf("result = %q, want %q", got, want)
-	}
-	if diff := cmp.Diff(addEntries(n), e.entries(o.ExecutionID)); diff != "" {
-		t.Errorf("log (-want +got):\n%s", diff)
-	}
-	// The execution, one write of the whole log, the status.
-	if got := cs.commits.Load(); got != 3 {
-		t.Errorf("commits = %d, want 3", got)
+	for _, tt := range tests {
+		t.Run(tt.method, func(t *testing.T) {
+			cs := &countingStore{}
+			e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour})
+			o := e.run(fmt.Sprintf(`async () => {
+				const rs = await Promise.all(Array.from({ length: %d }, (_, i) => kv.%s({ key: "k" + i, value: "v" })));
+				return rs.map(r => r.key).join(",");
+			}`, n, tt.method), nil)
+			mustStatus(t, o, codemode.StatusCompleted)
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("k%d", i)
+			}
+			if got, want := resultOf[string](t, o), strings.Join(keys, ","); got != want {
+				t.Errorf("result = %q, want %q", got, want)
+			}
+			if diff := cmp.Diff(tt.want, e.entries(o.ExecutionID)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+			if got := cs.commits.Load(); got != tt.commits {
+				t.Errorf("commits = %d, want %d", got, tt.commits)
+			}
+		})
 	}
 }
 
@@ -351,10 +438,10 @@ func TestPauseFlushesDeferredResults(t *testing.T) {
 	if diff := cmp.Diff(want, atPause()); diff != "" {
 		t.Errorf("log when the run became paused (-want +got):\n%s", diff)
 	}
-	// The execution, the pending call with everything queued before it
-	// (the adds executing, the get applied), the adds' results, the status.
-	if got := cs.commits.Load(); got != 4 {
-		t.Errorf("commits = %d, want 4", got)
+	// The execution, each add before it is made, the pending call with the
+	// get queued before it, the adds' results, the status.
+	if got := cs.commits.Load(); got != 6 {
+		t.Errorf("commits = %d, want 6", got)
 	}
 	a := e.approve(o.ExecutionID, nil)
 	mustStatus(t, a, codemode.StatusCompleted)
@@ -412,27 +499,32 @@ func TestLostDeferredResultsRunAgainOnReplay(t *testing.T) {
 	}
 }
 
-// A failed log write ends the run with an internal failure. Written
-// through: with the final write, the run that completed is error and its
-// last call is settled as not completed; with the write that carries the
-// next call's entry, the next call never runs (and is not logged) and the
-// final write records the first result. Grouped: the only write, at the
-// end, fails and nothing of the pass is logged, though both calls ran.
+// A failed log write ends the run with an internal failure. Side effects,
+// written through: with the final write, the run that completed is error
+// and its last call is settled as not completed; with the write that
+// carries the next call's entry, the next call never runs (and is not
+// logged) and the final write records the first result. Side effects,
+// grouped: the first call's write-ahead fails, and nothing runs. Read-only
+// calls, grouped: the only write, at the end, fails and nothing of the
+// pass is logged, though both calls ran.
 func TestDeferredWriteFailure(t *testing.T) {
 	errDisk := errors.New("disk full")
 	tests := []struct {
 		name    string
+		method  string
 		through bool
 		// fail reports whether this WriteEntries fails (once).
 		fail func(inserts []codemode.Entry, updates []codemode.EntryUpdate) bool
 		want []string
-		adds int
+		ran  int
 	}{
-		{"final write", true, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) == 0 && len(u) > 0 },
+		{"final write", "add", true, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) == 0 && len(u) > 0 },
 			append(addEntries(1), "2 kv.add error not completed: the run ended before this call's result was recorded; it may or may not have taken effect"), 2},
-		{"with an insert", true, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 && len(u) > 0 },
+		{"with an insert", "add", true, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 && len(u) > 0 },
 			addEntries(1), 1},
-		{"grouped", false, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 },
+		{"write-ahead", "add", false, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 },
+			[]string{}, 0},
+		{"grouped", "get", false, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 },
 			[]string{}, 2},
 	}
 	for _, tt := range tests {
@@ -445,11 +537,7 @@ func TestDeferredWriteFailure(t *testing.T) {
 				return false, nil
 			}}
 			e := newEnv(t, setup{wrap: cs.wrap, writeThrough: tt.through, groupAge: time.Hour})
-			o, err := e.rt.Execute(e.ctx, `async () => {
-				await kv.add({ key: "k0", value: "v" });
-				await kv.add({ key: "k1", value: "v" });
-				return "ok";
-			}`, nil)
+			o, err := e.rt.Execute(e.ctx, loop(tt.method, 2), nil)
 			if !errors.Is(err, errDisk) {
 				t.Errorf("Execute error = %v, want the store's failure", err)
 			}
@@ -463,8 +551,8 @@ func TestDeferredWriteFailure(t *testing.T) {
 			if diff := cmp.Diff(tt.want, e.entries(o.ExecutionID)); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
-			if got := e.kv.count("add"); got != tt.adds {
-				t.Errorf("add ran %d times, want %d", got, tt.adds)
+			if got := e.kv.count(tt.method); got != tt.ran {
+				t.Errorf("%s ran %d times, want %d", tt.method, got, tt.ran)
 			}
 		})
 	}

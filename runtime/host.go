@@ -234,10 +234,18 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if p.mode == modeRun && t.needsApproval(args) {
 		return p.gateLocked(ctx, e)
 	}
+	if !t.def.KnownReadOnly() {
+		// Write-ahead: a call that may have a side effect is committed
+		// executing before it is sent (see deferred.go).
+		if err := p.queueBeforeLocked(ctx, &e, true); err != nil {
+			return nil, nil, err
+		}
+		return &e, nil, nil
+	}
 	if _, ok := t.src.src.Connector.(connectors.Starter); ok {
 		return &e, nil, nil // not queued yet: see startAndLog
 	}
-	if err := p.queueBeforeLocked(ctx, &e); err != nil {
+	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
 		return nil, nil, err
 	}
 	return &e, nil, nil
@@ -473,7 +481,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		}
 	}
 	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
-	return nil, false, p.queueBeforeLocked(ctx, &e)
+	return nil, false, p.queueBeforeLocked(ctx, &e, false)
 }
 
 // StepDone records the value or failure of a step that just ran (deferred,

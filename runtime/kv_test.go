@@ -66,6 +66,8 @@ func (k *kv) Tools(context.Context) ([]connectors.Tool, error) {
 		{Name: "fail", SourceName: "fail", Description: "Always fails.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}}}`)},
 		{Name: "noop", SourceName: "noop", Description: "Does nothing, cheaply.",
+			InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: connectors.Annotations{ReadOnly: &ro}},
+		{Name: "touch", SourceName: "touch", Description: "Does nothing, cheaply, but is not known to be read-only.",
 			InputSchema: json.RawMessage(`{"type":"object"}`)},
 	}, nil
 }
@@ -106,7 +108,7 @@ func (k *kv) Call(ctx context.Context, tool string, args json.RawMessage) (conne
 		return jsonResult(map[string]any{"key": a.Key, "previous": p}), nil
 	case "fail":
 		return connectors.Result{IsError: true, Message: "kv failed: " + a.Reason}, nil
-	case "noop":
+	case "noop", "touch":
 		return connectors.Result{Value: json.RawMessage(`{}`)}, nil
 	}
 	return connectors.Result{}, fmt.Errorf("kv: %w %q", connectors.ErrUnknownTool, tool)

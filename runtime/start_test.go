@@ -78,8 +78,8 @@ func newStartingEnv(t *testing.T, cs *countingStore, s setup) (*env, *startingKV
 	return e, skv
 }
 
-// A call through a Starter is sent first and written while it is in flight
-// when its group is due: written through, each call's entry is committed
+// A read-only call through a Starter is sent first and written while it is
+// in flight when its group is due: written through, each call's entry is committed
 // before the connector is waited for, never after its result is used, and
 // the results and the number of commits are those of any call. With long
 // groups nothing is written until the pass ends.
@@ -97,9 +97,9 @@ func TestStartedCallsAreLoggedInFlight(t *testing.T) {
 		t.Run(fmt.Sprintf("writeThrough=%v", tt.through), func(t *testing.T) {
 			cs := &countingStore{}
 			e, skv := newStartingEnv(t, cs, setup{writeThrough: tt.through, groupAge: time.Hour})
-			o := e.run(`async () => { await kv.add({ key: "k0", value: "v" }); await kv.add({ key: "k1", value: "v" }); return "ok" }`, nil)
+			o := e.run(loop("get", 2), nil)
 			mustStatus(t, o, codemode.StatusCompleted)
-			if diff := cmp.Diff(addEntries(2), e.entries(o.ExecutionID)); diff != "" {
+			if diff := cmp.Diff(getEntries(2), e.entries(o.ExecutionID)); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantStart, skv.atStart); diff != "" {
@@ -120,16 +120,16 @@ func TestStartedCallsAreLoggedInFlight(t *testing.T) {
 func TestStartFailureIsTheCallsError(t *testing.T) {
 	e, skv := newStartingEnv(t, nil, setup{})
 	skv.startErr = errors.New("server down")
-	o := e.run(`async () => { try { await kv.add({ key: "k0" }) } catch (err) { return err.message } }`, nil)
+	o := e.run(`async () => { try { await kv.get({ key: "k0" }) } catch (err) { return err.message } }`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
 	if got := resultOf[string](t, o); !strings.Contains(got, "server down") {
 		t.Errorf("program caught %q, want the start error", got)
 	}
-	if diff := cmp.Diff([]string{"1 kv.add error kv.add failed: server down"}, e.entries(o.ExecutionID)); diff != "" {
+	if diff := cmp.Diff([]string{"1 kv.get error kv.get failed: server down"}, e.entries(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	if n := skv.count("add"); n != 0 {
-		t.Errorf("kv.add ran %d times, want 0", n)
+	if n := skv.count("get"); n != 0 {
+		t.Errorf("kv.get ran %d times, want 0", n)
 	}
 }
 
@@ -146,7 +146,7 @@ func TestStartedCallLogFailure(t *testing.T) {
 		return false, nil
 	}
 	e, skv := newStartingEnv(t, cs, setup{})
-	o, err := e.rt.Execute(e.ctx, `async () => { await kv.add({ key: "k0", value: "v" }); return "unreachable" }`, nil)
+	o, err := e.rt.Execute(e.ctx, `async () => { await kv.get({ key: "k0" }); return "unreachable" }`, nil)
 	if !errors.Is(err, errDisk) {
 		t.Errorf("Execute error = %v, want the store's failure", err)
 	}
@@ -154,8 +154,8 @@ func TestStartedCallLogFailure(t *testing.T) {
 	if !strings.Contains(o.Error, "internal failure") || !strings.Contains(o.Error, "disk full") {
 		t.Errorf("error = %q, want the internal failure naming the write error", o.Error)
 	}
-	if n := skv.count("add"); n != 1 {
-		t.Errorf("kv.add ran %d times, want 1 (sent, then waited for)", n)
+	if n := skv.count("get"); n != 1 {
+		t.Errorf("kv.get ran %d times, want 1 (sent, then waited for)", n)
 	}
 	if len(skv.atWait) != 1 {
 		t.Errorf("the call was waited for %d times, want 1", len(skv.atWait))
