@@ -21,7 +21,11 @@ type Execution struct {
 	// its tool schemas at the time the run started.
 	Connectors map[string]string `json:"connectors,omitempty"`
 	// Clock is what makes Date and Math.random replay.
-	Clock     Clock     `json:"clock"`
+	Clock Clock `json:"clock"`
+	// Owner is the id of the process (Owner) working on the execution
+	// while its status is claimed (running, rolling_back); empty
+	// otherwise.
+	Owner     string    `json:"owner,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -81,8 +85,12 @@ type Entry struct {
 	Result    json.RawMessage `json:"result,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	State     EntryState      `json:"state"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	// Reverts is, for a call made by a rollback to undo another call (a
+	// configured revert function's call), the seq of the call it undoes;
+	// 0 for the program's own calls and steps.
+	Reverts   int       `json:"reverts,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Snippet is a saved program, runnable with codemode.run(name, input).
@@ -95,4 +103,27 @@ type Snippet struct {
 	Connectors    []string  `json:"connectors,omitempty"`
 	FromExecution string    `json:"fromExecution,omitempty"`
 	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// Owner is a process that runs programs: the executions it works on
+// (running, rolling back) carry its id. It renews its Heartbeat; when it
+// is gone, any process that opens the store recovers its executions (see
+// package runtime).
+type Owner struct {
+	ID string `json:"id"`
+	// Host is the machine's name; PID the process id there.
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+	// Boot tells where PID means this process: on Linux the boot id and
+	// the PID namespace. Another process checks whether the owner is alive
+	// by its PID only when Host and Boot are its own.
+	Boot string `json:"boot,omitempty"`
+	// ProcessStart is the process's start time as its system reports it
+	// (on Linux, in clock ticks since boot), to tell a PID that was reused.
+	ProcessStart string `json:"processStart,omitempty"`
+	// StartedAt is when the owner registered; Heartbeat when it last
+	// renewed its lease, which lapses Lease after it.
+	StartedAt time.Time     `json:"startedAt"`
+	Heartbeat time.Time     `json:"heartbeat"`
+	Lease     time.Duration `json:"lease"`
 }

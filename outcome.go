@@ -16,10 +16,16 @@ type Outcome struct {
 	Error       string          `json:"error,omitempty"`
 	Logs        []string        `json:"logs,omitempty"`
 	Pending     []PendingAction `json:"pending,omitempty"`
-	// Reverted lists the seqs a rollback undid, newest first.
-	Reverted []int `json:"reverted,omitempty"`
-	// Failures lists the reverts that failed during a rollback.
-	Failures []RevertFailure `json:"failures,omitempty"`
+	// A rollback's report, each newest first: Reverted lists the seqs of
+	// applied calls it undid; UnknownReverted the seqs of calls whose
+	// outcome was unknown (their run was interrupted while they were in
+	// flight) that it reverted all the same; Failures the reverts that
+	// failed (the call stays as it was); NotReverted the calls that stay
+	// as they were because nothing can revert them.
+	Reverted        []int           `json:"reverted,omitempty"`
+	UnknownReverted []int           `json:"unknownReverted,omitempty"`
+	Failures        []RevertFailure `json:"failures,omitempty"`
+	NotReverted     []KeptCall      `json:"notReverted,omitempty"`
 }
 
 // IsError reports whether the outcome is reported to the client as an error
@@ -41,6 +47,16 @@ type RevertFailure struct {
 	Connector string `json:"connector"`
 	Method    string `json:"method"`
 	Error     string `json:"error"`
+}
+
+// KeptCall is a call a rollback left as it was because nothing can revert
+// it: still applied, or of unknown outcome.
+type KeptCall struct {
+	Seq       int        `json:"seq"`
+	Connector string     `json:"connector"`
+	Method    string     `json:"method"`
+	State     EntryState `json:"state"`
+	Reason    string     `json:"reason"`
 }
 
 // Decision is a human's answer to an approval request.

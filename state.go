@@ -3,28 +3,42 @@ package codemode
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ExecStatus is the status of an execution.
 type ExecStatus int
 
 const (
+	// StatusRunning: a pass of the program runs in the process that owns
+	// the execution.
 	StatusRunning ExecStatus = iota + 1
+	// StatusPaused: a call awaits approval; no process owns the execution.
 	StatusPaused
 	StatusCompleted
 	StatusError
 	StatusRejected
 	StatusRolledBack
+	// StatusRollingBack: a rollback reverts the execution's calls in the
+	// process that owns it.
+	StatusRollingBack
 )
 
+// execStatusOrder lists the statuses in the order messages name them.
+var execStatusOrder = []ExecStatus{StatusRunning, StatusPaused, StatusCompleted, StatusError, StatusRejected, StatusRollingBack, StatusRolledBack}
+
 var execStatusNames = map[ExecStatus]string{
-	StatusRunning:    "running",
-	StatusPaused:     "paused",
-	StatusCompleted:  "completed",
-	StatusError:      "error",
-	StatusRejected:   "rejected",
-	StatusRolledBack: "rolled_back",
+	StatusRunning:     "running",
+	StatusPaused:      "paused",
+	StatusCompleted:   "completed",
+	StatusError:       "error",
+	StatusRejected:    "rejected",
+	StatusRolledBack:  "rolled_back",
+	StatusRollingBack: "rolling_back",
 }
+
+// ExecStatuses returns every execution status.
+func ExecStatuses() []ExecStatus { return append([]ExecStatus(nil), execStatusOrder...) }
 
 func (s ExecStatus) String() string {
 	if n, ok := execStatusNames[s]; ok {
@@ -33,10 +47,16 @@ func (s ExecStatus) String() string {
 	return fmt.Sprintf("ExecStatus(%d)", int(s))
 }
 
-// Terminal reports whether no further pass can run.
+// Terminal reports whether the program is done: no further pass of it can
+// run (a rollback may still revert its calls).
 func (s ExecStatus) Terminal() bool {
 	return s == StatusCompleted || s == StatusError || s == StatusRejected || s == StatusRolledBack
 }
+
+// Claimed reports whether a process works on an execution in this status
+// (it runs a pass, or a rollback), so the execution has an owner, and is
+// recovered when that owner is gone.
+func (s ExecStatus) Claimed() bool { return s == StatusRunning || s == StatusRollingBack }
 
 // ParseExecStatus parses the String form.
 func ParseExecStatus(s string) (ExecStatus, error) {
@@ -45,7 +65,11 @@ func ParseExecStatus(s string) (ExecStatus, error) {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown execution status %q (want running, paused, completed, error, rejected or rolled_back)", s)
+	names := make([]string, len(execStatusOrder))
+	for i, st := range execStatusOrder {
+		names[i] = st.String()
+	}
+	return 0, fmt.Errorf("unknown execution status %q (want %s or %s)", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 func (s ExecStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
@@ -75,6 +99,10 @@ const (
 	EntryReverted
 	// EntryError: the call failed; its error is recorded.
 	EntryError
+	// EntryUnknown: the call was executing when its run was interrupted
+	// (the process died): it may or may not have taken effect. A rollback
+	// reverts it when it has a revert.
+	EntryUnknown
 )
 
 var entryStateNames = map[EntryState]string{
@@ -84,6 +112,7 @@ var entryStateNames = map[EntryState]string{
 	EntryRejected:  "rejected",
 	EntryReverted:  "reverted",
 	EntryError:     "error",
+	EntryUnknown:   "unknown",
 }
 
 func (s EntryState) String() string {
@@ -122,9 +151,10 @@ var ErrIllegalTransition = errors.New("illegal state transition")
 // executing or pending (state 0 is "no entry yet").
 var entryTransitions = map[EntryState][]EntryState{
 	0:              {EntryExecuting, EntryPending},
-	EntryExecuting: {EntryApplied, EntryError, EntryExecuting}, // executing again: replay after a crash
+	EntryExecuting: {EntryApplied, EntryError, EntryExecuting, EntryUnknown}, // executing again: replay; unknown: recovery
 	EntryPending:   {EntryExecuting, EntryRejected},
 	EntryApplied:   {EntryReverted},
+	EntryUnknown:   {EntryReverted},
 }
 
 // Transition is the one place log entry states move. It returns to, or an
@@ -142,14 +172,17 @@ func Transition(from, to EntryState) (EntryState, error) {
 	return from, fmt.Errorf("%w: log entry %s -> %s", ErrIllegalTransition, name, to)
 }
 
+// execTransitions lists the legal moves of an execution. Recovery moves a
+// claimed execution whose owner is gone to error.
 var execTransitions = map[ExecStatus][]ExecStatus{
-	0:                {StatusRunning},
-	StatusRunning:    {StatusPaused, StatusCompleted, StatusError, StatusRejected},
-	StatusPaused:     {StatusRunning, StatusRejected, StatusRolledBack},
-	StatusCompleted:  {StatusRolledBack},
-	StatusError:      {StatusRolledBack},
-	StatusRejected:   {StatusRolledBack},
-	StatusRolledBack: nil,
+	0:                 {StatusRunning},
+	StatusRunning:     {StatusPaused, StatusCompleted, StatusError, StatusRejected},
+	StatusPaused:      {StatusRunning, StatusRejected, StatusRollingBack},
+	StatusCompleted:   {StatusRollingBack},
+	StatusError:       {StatusRollingBack},
+	StatusRejected:    {StatusRollingBack},
+	StatusRollingBack: {StatusRolledBack, StatusError},
+	StatusRolledBack:  nil,
 }
 
 // TransitionExec is the one place execution statuses move.

@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // EntryUpdate is one conditional update of a log entry (see
@@ -44,7 +45,7 @@ type Store interface {
 	// GetExecution returns ErrNotFound for an unknown id.
 	GetExecution(ctx context.Context, id string) (*Execution, error)
 	// UpdateExecution stores e (status, result, error, logs, connectors,
-	// clock, UpdatedAt) if the stored status is still from, else
+	// clock, owner, UpdatedAt) if the stored status is still from, else
 	// ErrConflict (ErrNotFound if there is no such execution).
 	UpdateExecution(ctx context.Context, e *Execution, from ExecStatus) error
 	// ListExecutions returns executions newest first.
@@ -71,6 +72,27 @@ type Store interface {
 	// returns nil.
 	WriteEntries(ctx context.Context, inserts []Entry, updates []EntryUpdate) error
 
+	// RecoverExecution ends an execution whose owner is gone, in one
+	// transaction, if it is still in status from and claimed by owner:
+	// the entries id's journal holds (Journaler) are applied first, then
+	// every entry still executing becomes unknown (with note as its
+	// error) and every pending entry rejected, and the execution takes e's
+	// status, error and UpdatedAt, and no owner. Else ErrConflict
+	// (ErrNotFound if there is no such execution). Any journal of the
+	// execution is removed.
+	RecoverExecution(ctx context.Context, e *Execution, from ExecStatus, owner, note string) error
+
+	// RegisterOwner inserts o; ErrConflict if its id exists.
+	RegisterOwner(ctx context.Context, o Owner) error
+	// Heartbeat sets owner id's heartbeat to at; ErrNotFound if it is not
+	// registered (any more).
+	Heartbeat(ctx context.Context, id string, at time.Time) error
+	// Owners lists the registered owners by id.
+	Owners(ctx context.Context) ([]Owner, error)
+	// RemoveOwner deletes owner id; ErrNotFound if absent. Executions keep
+	// the id.
+	RemoveOwner(ctx context.Context, id string) error
+
 	// SaveSnippet inserts or replaces a snippet by name.
 	SaveSnippet(ctx context.Context, s Snippet) error
 	// GetSnippet returns ErrNotFound for an unknown name.
@@ -81,4 +103,23 @@ type Store interface {
 	DeleteSnippet(ctx context.Context, name string) error
 
 	Close() error
+}
+
+// Journaler is an optional capability of a Store: a way to make log
+// entries survive a crash of this process that is much cheaper than a
+// commit (an append to a file beside the database), so that a call with a
+// side effect can be logged before it is made without a commit per call.
+// Journaled entries are not visible: the caller still writes them with
+// WriteEntries. RecoverExecution applies what a dead process journaled.
+// Methods must be safe for concurrent use; one execution is journaled by
+// one caller at a time.
+type Journaler interface {
+	// Journal records entries of execution id as they now are (in order;
+	// a later record of a seq supersedes an earlier one). Once it returns
+	// they survive a crash of this process. The first call after
+	// DropJournal (or ever) for id starts an empty journal.
+	Journal(ctx context.Context, id string, entries []Entry) error
+	// DropJournal removes id's journal once everything in it is written
+	// (WriteEntries); without a journal it does nothing.
+	DropJournal(ctx context.Context, id string) error
 }

@@ -20,6 +20,8 @@ const (
 	DefaultMaxExecutions  = 50
 	DefaultPausedTTL      = 24 * time.Hour
 	DefaultSynchronous    = "normal"
+	DefaultLease          = 15 * time.Second
+	MinLease              = time.Second
 	DefaultSandboxTimeout = 60 * time.Second
 	DefaultMemoryLimit    = 256 << 20
 	DefaultMaxResultChars = 24000
@@ -87,6 +89,11 @@ type Store struct {
 	// A relative path in a file is resolved against the file's directory.
 	// "" means the user's cache directory (see DefaultCacheDir).
 	CacheDir string
+	// Lease is how long a process's claim on the runs it works on lasts
+	// without renewal: another process recovers them once it lapsed
+	// (at once on the same machine when the process is dead). Default
+	// 15s, at least 1s.
+	Lease time.Duration
 }
 
 // Sandbox configures program execution.
@@ -228,6 +235,7 @@ func defaults() *Config {
 			MaxExecutions: DefaultMaxExecutions,
 			PausedTTL:     DefaultPausedTTL,
 			Synchronous:   DefaultSynchronous,
+			Lease:         DefaultLease,
 		},
 		Sandbox: Sandbox{
 			Timeout:        DefaultSandboxTimeout,

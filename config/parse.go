@@ -352,6 +352,16 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 				s.CacheDir = d.resolvePath(v)
 			}
 		}},
+		{"lease", func(n *node, fp fieldPath) {
+			v, ok := d.positiveDuration(n, fp)
+			if ok && v < MinLease {
+				d.errAt(n.pos, fp, fmt.Sprintf("must be at least %s (a process renews its lease every third of it)", MinLease))
+				return
+			}
+			if ok {
+				s.Lease = v
+			}
+		}},
 	})
 }
 

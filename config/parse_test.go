@@ -15,7 +15,7 @@ func TestDefault(t *testing.T) {
 	got := Default()
 	want := &Config{
 		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931"},
-		Store:  Store{Path: "./codemode.db", MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal"},
+		Store:  Store{Path: "./codemode.db", MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process",
 		},
@@ -70,7 +70,7 @@ func TestParseFull(t *testing.T) {
 		},
 		Store: Store{
 			Path: filepath.Join(dir, "data", "codemode.db"), MaxExecutions: 10, PausedTTL: 2 * time.Hour, Synchronous: "full",
-			CacheDir: filepath.Join(dir, "cache"),
+			CacheDir: filepath.Join(dir, "cache"), Lease: 15 * time.Second,
 		},
 		Sandbox: Sandbox{
 			Timeout: 30 * time.Second, MemoryLimit: 1 << 30, MaxResultChars: 1000, Isolation: "process",
@@ -132,7 +132,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "sever:\n  name: x\n",
 			`codemode.yaml:1:1: sever: unknown key (did you mean "server"?)`},
 		{"unknown key without near miss", "store:\n  colour: red\n",
-			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous, cache_dir`},
+			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous, cache_dir, lease`},
 		{"unknown connector key", "connectors:\n  files:\n    comand: npx\n",
 			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
 		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",
@@ -141,6 +141,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:2:12: sandbox.timeout: expected a duration such as "60s", "5m" or "24h", got "banana"`},
 		{"duration without unit", "store:\n  paused_ttl: 60\n",
 			`codemode.yaml:2:15: store.paused_ttl: expected a duration such as "60s", "5m" or "24h", got the number 60 (a duration needs a unit: "60s"?)`},
+		{"short lease", "store:\n  lease: 500ms\n",
+			`codemode.yaml:2:10: store.lease: must be at least 1s (a process renews its lease every third of it)`},
 		{"zero timeout", "sandbox:\n  timeout: 0s\n",
 			`codemode.yaml:2:12: sandbox.timeout: must be a positive duration`},
 		{"bad size", "sandbox:\n  memory_limit: 256 parsecs\n",
@@ -312,6 +314,7 @@ func TestParseValues(t *testing.T) {
 		{"size MiB", "sandbox: {memory_limit: 512MiB}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(512 << 20)},
 		{"size MB", "sandbox: {memory_limit: 512MB}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(512e6)},
 		{"size plain", "sandbox: {memory_limit: 1048576}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(1 << 20)},
+		{"lease", "store: {lease: 40s}", func(c *Config) any { return c.Store.Lease }, 40 * time.Second},
 		{"hex int", "store: {max_executions: 0x10}", func(c *Config) any { return c.Store.MaxExecutions }, 16},
 		{"quoted int", "store: {max_executions: \"7\"}", func(c *Config) any { return c.Store.MaxExecutions }, 7},
 		{"transport case", "server: {transport: SSE}", func(c *Config) any { return c.Server.Transport }, "sse"},

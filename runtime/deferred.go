@@ -116,30 +116,58 @@ func (p *pass) writeNowLocked(ctx context.Context) error {
 }
 
 // queueBeforeLocked queues a new entry for a call or step that runs after
-// its entry is queued, and writes the group if it is due, or at once with
-// writeAhead: if that write fails, the entry is taken back (it will not
-// run) and the pass stops.
+// its entry is queued, and writes the group if it is due. With writeAhead
+// (a call that may have a side effect) the entry must also survive a
+// crash before the call is made: it is journaled when the store has a
+// journal, else the group is committed at once. If a write fails, the
+// entry is taken back (it will not run) and the pass stops.
 func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, writeAhead bool) error {
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
-	write := p.writeDueLocked
-	if writeAhead {
-		write = p.writeNowLocked
+	var err error
+	switch {
+	case writeAhead && p.useJournal():
+		if err = p.journalLocked(ctx, *e); err == nil {
+			p.ahead[e.Seq] = true
+			err = p.writeDueLocked(ctx)
+		}
+	case writeAhead:
+		err = p.writeNowLocked(ctx)
+	default:
+		err = p.writeDueLocked(ctx)
 	}
-	if err := write(ctx); err != nil {
+	if err != nil {
 		p.queued = p.queued[:len(p.queued)-1]
 		delete(p.queuedAt, e.Seq)
 		delete(p.executing, e.Seq)
+		delete(p.ahead, e.Seq)
 		return err
 	}
 	return nil
 }
 
+// useJournal reports whether the pass writes ahead to the store's journal:
+// a program's pass on a store that has one. (A rollback's revert pass
+// commits every entry at once.)
+func (p *pass) useJournal() bool { return p.r.journal != nil && p.mode == modeRun }
+
+// journalLocked journals e (see codemode.Journaler); a failure stops the
+// pass.
+func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
+	if err := p.r.journal.Journal(context.WithoutCancel(ctx), p.execID, []codemode.Entry{e}); err != nil {
+		err = fmt.Errorf("journal call %d of %s: %w", e.Seq, p.execID, err)
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	p.journaled = true
+	return nil
+}
+
 // record takes the outcome of an entry that was executing (a call that
-// returned, a step that ran): e, moved to to, is queued. After finish's
-// final write nothing of the pass should come, but if it does, it is
-// written at once.
+// returned, a step that ran): e, moved to to, is queued, and journaled
+// when its entry is journaled or already written. After finish's final
+// write nothing of the pass should come, but if it does, it is written at
+// once.
 func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntryState) error {
 	st, err := codemode.Transition(codemode.EntryExecuting, to)
 	if err != nil {
@@ -148,8 +176,16 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	e.State, e.UpdatedAt = st, p.r.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if i, ok := p.queuedAt[e.Seq]; ok {
-		e.CreatedAt = p.queued[i].CreatedAt
+	i, queued := p.queuedAt[e.Seq]
+	if p.useJournal() && !p.flushed && (p.ahead[e.Seq] || !queued) {
+		// The entry survives a crash (journaled, or written): so must its
+		// result, before the program sees it.
+		if err := p.journalLocked(ctx, e); err != nil {
+			return err
+		}
+	}
+	if queued {
+		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
 		p.groupBytes += len(e.Result) + len(e.Error)
 		p.queued[i] = e
 		delete(p.executing, e.Seq)

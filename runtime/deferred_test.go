@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,14 +28,89 @@ type countingStore struct {
 	beforeWrite func(inserts []codemode.Entry, updates []codemode.EntryUpdate) (drop bool, err error)
 	// beforeStatus, if set, runs before each UpdateExecution.
 	beforeStatus func(e *codemode.Execution)
+	// withJournal makes wrap return a store with the real store's journal
+	// (codemode.Journaler), whose records are kept in journaled; without
+	// it the runtime commits instead of journaling.
+	withJournal bool
+	// beforeJournal, if set, runs before each Journal; a non-nil error is
+	// returned instead of journaling.
+	beforeJournal func(entries []codemode.Entry) error
 
-	commits atomic.Int64
+	commits  atomic.Int64
+	journals atomic.Int64 // Journal calls
+
+	jmu       sync.Mutex
+	journaled map[int]codemode.Entry // the latest record of each seq; guarded by jmu
 }
 
 // wrap is a setup.wrap: it keeps s as the real store.
 func (c *countingStore) wrap(s codemode.Store) codemode.Store {
 	c.Store = s
+	if c.withJournal {
+		return journalingStore{c}
+	}
 	return c
+}
+
+// journalingStore is a countingStore with the real store's journal.
+type journalingStore struct{ *countingStore }
+
+func (j journalingStore) Journal(ctx context.Context, id string, entries []codemode.Entry) error {
+	if j.beforeJournal != nil {
+		if err := j.beforeJournal(entries); err != nil {
+			return err
+		}
+	}
+	if err := j.Store.(codemode.Journaler).Journal(ctx, id, entries); err != nil {
+		return err
+	}
+	j.journals.Add(1)
+	j.jmu.Lock()
+	defer j.jmu.Unlock()
+	if j.journaled == nil {
+		j.journaled = map[int]codemode.Entry{}
+	}
+	for _, e := range entries {
+		j.journaled[e.Seq] = e
+	}
+	return nil
+}
+
+func (j journalingStore) DropJournal(ctx context.Context, id string) error {
+	return j.Store.(codemode.Journaler).DropJournal(ctx, id)
+}
+
+// durable returns the log of the running execution as a crash would leave
+// it for recovery: the entries written, updated by the latest journal
+// record of each seq.
+func (c *countingStore) durable(t *testing.T) []codemode.Entry {
+	t.Helper()
+	ctx := context.Background()
+	runs, err := c.Store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusRunning})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("running executions = %d, %v; want 1", len(runs), err)
+	}
+	log, err := c.Store.Entries(ctx, runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.jmu.Lock()
+	defer c.jmu.Unlock()
+	bySeq := map[int]codemode.Entry{}
+	for _, e := range log {
+		bySeq[e.Seq] = e
+	}
+	for seq, e := range c.journaled {
+		if cur, ok := bySeq[seq]; !ok || cur.State == codemode.EntryExecuting {
+			bySeq[seq] = e
+		}
+	}
+	out := make([]codemode.Entry, 0, len(bySeq))
+	for _, e := range bySeq {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
 }
 
 // count adds a commit when a write succeeded.
@@ -162,112 +238,124 @@ func loop(method string, n int) string {
 // A pass writes its log in groups: a run of N read-only calls or steps
 // that takes less than a group's age commits three transactions whatever
 // N is (the execution, one write of the whole log at the end of the pass,
-// the final status). A call that may have a side effect is written before
-// it is made (write-ahead), with the results queued before it: N+3
-// commits for N such calls, grouped or not. Written as each entry is
-// queued (a group age of 0), a result still rides with the next entry's
-// write: N+3 commits. The log ends complete either way.
+// the final status). A call that may have a side effect is journaled
+// before it is made (write-ahead), so with the store's journal the commits
+// are the same; without one it is committed before it is made, with the
+// results queued before it: N+3 commits for N such calls. Written as each
+// entry is queued (a group age of 0), a result still rides with the next
+// entry's write: N+3 commits. The log ends complete either way.
 func TestGroupedLogWrites(t *testing.T) {
 	tests := []struct {
 		name             string
 		code             string
 		want             []string
 		grouped, through int64 // commits with long groups, and written through
+		commitGrouped    int64 // commits with long groups and no journal (if it differs)
+		journals         int64 // journal records written with long groups
 	}{
-		{"no calls", `1 + 1`, []string{}, 2, 2},
-		{"one read-only call", loop("get", 1), getEntries(1), 3, 4},
-		{"three read-only calls", loop("get", 3), getEntries(3), 3, 6},
-		{"twenty read-only calls", loop("get", 20), getEntries(20), 3, 23},
-		{"one side effect", loop("add", 1), addEntries(1), 4, 4},
-		{"three side effects", loop("add", 3), addEntries(3), 6, 6},
-		{"twenty side effects", loop("add", 20), addEntries(20), 23, 23},
+		{"no calls", `1 + 1`, []string{}, 2, 2, 0, 0},
+		{"one read-only call", loop("get", 1), getEntries(1), 3, 4, 0, 0},
+		{"three read-only calls", loop("get", 3), getEntries(3), 3, 6, 0, 0},
+		{"twenty read-only calls", loop("get", 20), getEntries(20), 3, 23, 0, 0},
+		{"one side effect", loop("add", 1), addEntries(1), 3, 4, 4, 2},
+		{"three side effects", loop("add", 3), addEntries(3), 3, 6, 6, 6},
+		{"twenty side effects", loop("add", 20), addEntries(20), 3, 23, 23, 40},
 		{"steps", `async () => {
 			const a = await codemode.step("a", async () => 41);
 			await kv.get({ key: "k0" });
 			return await codemode.step("b", async () => a + 1);
-		}`, []string{"1 step(a) applied 41", `2 kv.get applied {"key":"k0","value":null}`, "3 step(b) applied 42"}, 3, 6},
+		}`, []string{"1 step(a) applied 41", `2 kv.get applied {"key":"k0","value":null}`, "3 step(b) applied 42"}, 3, 6, 0, 0},
 		{"steps around a side effect", `async () => {
 			const a = await codemode.step("a", async () => 41);
 			await kv.add({ key: "k0", value: String(a) });
 			return await codemode.step("b", async () => a + 1);
-		}`, []string{"1 step(a) applied 41", `2 kv.add applied {"key":"k0","previous":null}`, "3 step(b) applied 42"}, 4, 6},
+		}`, []string{"1 step(a) applied 41", `2 kv.add applied {"key":"k0","previous":null}`, "3 step(b) applied 42"}, 3, 6, 4, 2},
 		{"failed call", `async () => {
 			try { await kv.fail({ reason: "no" }) } catch (e) { return e.message }
-		}`, []string{"1 kv.fail error kv failed: no"}, 4, 4},
+		}`, []string{"1 kv.fail error kv failed: no"}, 3, 4, 4, 2},
 		{"failed step", `async () => {
 			try { await codemode.step("s", async () => { throw new Error("boom") }) } catch (e) { return e.message }
-		}`, []string{"1 step(s) error Error: boom"}, 3, 4},
+		}`, []string{"1 step(s) error Error: boom"}, 3, 4, 0, 0},
 	}
 	for _, tt := range tests {
-		for _, through := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/writeThrough=%v", tt.name, through), func(t *testing.T) {
-				cs := &countingStore{}
-				e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour, writeThrough: through})
-				o := e.run(tt.code, nil)
-				mustStatus(t, o, codemode.StatusCompleted)
-				if diff := cmp.Diff(tt.want, e.entries(o.ExecutionID)); diff != "" {
-					t.Errorf("log (-want +got):\n%s", diff)
-				}
-				want := tt.grouped
-				if through {
-					want = tt.through
-				}
-				if got := cs.commits.Load(); got != want {
-					t.Errorf("commits = %d, want %d", got, want)
-				}
-			})
+		for _, journal := range []bool{true, false} {
+			for _, through := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/journal=%v/writeThrough=%v", tt.name, journal, through), func(t *testing.T) {
+					cs := &countingStore{withJournal: journal}
+					e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour, writeThrough: through})
+					o := e.run(tt.code, nil)
+					mustStatus(t, o, codemode.StatusCompleted)
+					if diff := cmp.Diff(tt.want, e.entries(o.ExecutionID)); diff != "" {
+						t.Errorf("log (-want +got):\n%s", diff)
+					}
+					want := tt.grouped
+					switch {
+					case through:
+						want = tt.through
+					case !journal && tt.commitGrouped != 0:
+						want = tt.commitGrouped
+					}
+					if got := cs.commits.Load(); got != want {
+						t.Errorf("commits = %d, want %d", got, want)
+					}
+					if journal && !through {
+						if got := cs.journals.Load(); got != tt.journals {
+							t.Errorf("journal records = %d, want %d", got, tt.journals)
+						}
+					}
+				})
+			}
 		}
 	}
 }
 
 // Write-ahead: when a call that may have a side effect reaches its
-// connector, the log in the store already holds it executing, and holds
-// the results of the calls before it, grouped or not.
+// connector, what a crash would leave (the log written, and the store's
+// journal) holds it executing, and holds the results of the calls before
+// it, with or without a journal, grouped or not.
 func TestSideEffectsAreLoggedBeforeTheyAreMade(t *testing.T) {
-	for _, through := range []bool{false, true} {
-		t.Run(fmt.Sprintf("writeThrough=%v", through), func(t *testing.T) {
-			k := newKV("kv")
-			var (
-				mu   sync.Mutex
-				seen [][]string // the stored log when each add reached the connector
-				e    *env
-			)
-			k.hook = func(ctx context.Context, tool string) error {
-				if tool != "add" {
+	for _, journal := range []bool{true, false} {
+		for _, through := range []bool{false, true} {
+			t.Run(fmt.Sprintf("journal=%v/writeThrough=%v", journal, through), func(t *testing.T) {
+				k := newKV("kv")
+				cs := &countingStore{withJournal: journal}
+				var (
+					mu   sync.Mutex
+					seen [][]string // what a crash would leave when each add reached the connector
+				)
+				k.hook = func(ctx context.Context, tool string) error {
+					if tool != "add" {
+						return nil
+					}
+					log := renderEntries(cs.durable(t))
+					mu.Lock()
+					seen = append(seen, log)
+					mu.Unlock()
 					return nil
 				}
-				runs, err := e.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusRunning})
-				if err != nil || len(runs) != 1 {
-					t.Errorf("running executions = %d, %v", len(runs), err)
-					return nil
+				e := newEnv(t, setup{kv: k, wrap: cs.wrap, groupAge: time.Hour, writeThrough: through})
+				o := e.run(`async () => {
+					await kv.add({ key: "k0", value: "v" });
+					await kv.get({ key: "k9" });
+					await kv.add({ key: "k1", value: "v" });
+					return "ok";
+				}`, nil)
+				mustStatus(t, o, codemode.StatusCompleted)
+				want := [][]string{
+					{"1 kv.add executing"},
+					{`1 kv.add applied {"key":"k0","previous":null}`, "3 kv.add executing"},
 				}
-				log, err := e.store.Entries(ctx, runs[0].ID)
-				if err != nil {
-					t.Errorf("Entries: %v", err)
+				if !journal || through {
+					// The read-only call rode with the second write.
+					want[1] = []string{`1 kv.add applied {"key":"k0","previous":null}`, `2 kv.get applied {"key":"k9","value":null}`, "3 kv.add executing"}
 				}
 				mu.Lock()
-				seen = append(seen, renderEntries(log))
-				mu.Unlock()
-				return nil
-			}
-			e = newEnv(t, setup{kv: k, groupAge: time.Hour, writeThrough: through})
-			o := e.run(`async () => {
-				await kv.add({ key: "k0", value: "v" });
-				await kv.get({ key: "k9" });
-				await kv.add({ key: "k1", value: "v" });
-				return "ok";
-			}`, nil)
-			mustStatus(t, o, codemode.StatusCompleted)
-			want := [][]string{
-				{"1 kv.add executing"},
-				{`1 kv.add applied {"key":"k0","previous":null}`, `2 kv.get applied {"key":"k9","value":null}`, "3 kv.add executing"},
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if diff := cmp.Diff(want, seen); diff != "" {
-				t.Errorf("stored log when each side effect was made (-want +got):\n%s", diff)
-			}
-		})
+				defer mu.Unlock()
+				if diff := cmp.Diff(want, seen); diff != "" {
+					t.Errorf("log a crash would leave when each side effect was made (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 
@@ -499,8 +587,8 @@ func TestLostDeferredResultsRunAgainOnReplay(t *testing.T) {
 	}
 }
 
-// A failed log write ends the run with an internal failure. Side effects,
-// written through: with the final write, the run that completed is error
+// A failed log write ends the run with an internal failure. Side effects
+// (here without a journal), written through: with the final write, the run that completed is error
 // and its last call is settled as not completed; with the write that
 // carries the next call's entry, the next call never runs (and is not
 // logged) and the final write records the first result. Side effects,
@@ -527,6 +615,23 @@ func TestDeferredWriteFailure(t *testing.T) {
 		{"grouped", "get", false, func(ins []codemode.Entry, u []codemode.EntryUpdate) bool { return len(ins) > 0 },
 			[]string{}, 2},
 	}
+	// With the store's journal, a failed journal write is a failed
+	// write-ahead: the call is not made.
+	t.Run("journal", func(t *testing.T) {
+		cs := &countingStore{withJournal: true, beforeJournal: func([]codemode.Entry) error { return errDisk }}
+		e := newEnv(t, setup{wrap: cs.wrap, groupAge: time.Hour})
+		o, err := e.rt.Execute(e.ctx, loop("add", 2), nil)
+		if !errors.Is(err, errDisk) {
+			t.Errorf("Execute error = %v, want the journal's failure", err)
+		}
+		mustStatus(t, o, codemode.StatusError)
+		if got := e.entries(o.ExecutionID); len(got) != 0 {
+			t.Errorf("log = %q, want nothing", got)
+		}
+		if got := e.kv.count("add"); got != 0 {
+			t.Errorf("add ran %d times, want 0", got)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var failed atomic.Bool

@@ -45,6 +45,9 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 	if e.Status, err = codemode.TransitionExec(0, codemode.StatusRunning); err != nil {
 		return codemode.Outcome{}, err
 	}
+	if e.Owner, err = r.own.claim(ctx); err != nil {
+		return codemode.Outcome{}, err
+	}
 	if err := r.store.CreateExecution(ctx, e); err != nil {
 		return codemode.Outcome{}, fmt.Errorf("create execution: %w", err)
 	}

@@ -56,6 +56,7 @@ type setup struct {
 	// environment.
 	scrubber *scrub.Scrubber
 	fxEnv    map[string]string
+	lease    time.Duration // Options.Lease
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -79,8 +80,14 @@ type env struct {
 
 func newEnv(t testing.TB, s setup) *env {
 	t.Helper()
-	dir := t.TempDir()
-	e := &env{t: t, ctx: context.Background(), dir: dir, dbPath: filepath.Join(dir, "codemode.db"), effects: filepath.Join(dir, "effects.txt")}
+	return newEnvAt(t, filepath.Join(t.TempDir(), "codemode.db"), s)
+}
+
+// newEnvAt is newEnv on the database at dbPath (another process's, say).
+func newEnvAt(t testing.TB, dbPath string, s setup) *env {
+	t.Helper()
+	dir := filepath.Dir(dbPath)
+	e := &env{t: t, ctx: context.Background(), dir: dir, dbPath: dbPath, effects: filepath.Join(dir, "effects.txt")}
 	e.open(s)
 	t.Cleanup(e.shutdown)
 	return e
@@ -146,6 +153,7 @@ func (e *env) open(s setup) {
 		MaxValueBytes:        s.maxValue,
 		Now:                  s.clock.nowFunc(),
 		Scrubber:             s.scrubber,
+		Lease:                s.lease,
 	})
 	if err != nil {
 		e.shutdown()

@@ -63,8 +63,8 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 	return e, log, nil
 }
 
-// DeleteExecution removes an execution and its log. A running execution is
-// refused (ErrWrongState); a paused one is first rejected (and disposed),
+// DeleteExecution removes an execution and its log. A running or
+// rolling_back execution is refused (ErrWrongState); a paused one is first rejected (and disposed),
 // then deleted. Applied actions are not reverted: roll back first for that.
 func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	done, err := r.begin()
@@ -76,10 +76,10 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	switch e.Status {
-	case codemode.StatusRunning:
-		return wrongState("execution %s is running; it can be deleted once it pauses or ends", id)
-	case codemode.StatusPaused:
+	switch {
+	case e.Status.Claimed():
+		return wrongState("execution %s is %s; it can be deleted once it pauses or ends", id, e.Status)
+	case e.Status == codemode.StatusPaused:
 		if err := r.endPaused(ctx, e, "rejected: deleted while paused"); err != nil {
 			_, err = r.lostRace(ctx, id, "deleted", err)
 			return err

@@ -55,6 +55,7 @@ type pass struct {
 	ap      codemode.Approver
 	mode    passMode
 	seqBase int
+	reverts int                    // modeRevert: the seq of the call the pass undoes (Entry.Reverts)
 	entries map[int]codemode.Entry // the log when the pass began
 
 	mu        sync.Mutex
@@ -68,6 +69,8 @@ type pass struct {
 	groupStart time.Time              // when the oldest item of queued and deferred was queued
 	groupBytes int                    // bytes of values queued since groupStart
 	flushed    bool                   // the final flush ran: results are written at once
+	ahead      map[int]bool           // seqs written ahead to the journal
+	journaled  bool                   // the pass journaled something (dropped at finish)
 
 	gated map[int]codemode.Entry // entries this pass logged pending that are still pending; guarded by mu
 	askMu sync.Mutex             // one approver question at a time (see gateLocked)
@@ -93,6 +96,7 @@ func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seq
 		used:      map[string]bool{},
 		executing: map[int]codemode.Entry{},
 		gated:     map[int]codemode.Entry{},
+		ahead:     map[int]bool{},
 		queuedAt:  map[int]int{},
 		maxSeq:    seqBase,
 	}
@@ -163,6 +167,13 @@ func (p *pass) finish(ctx context.Context) (*stopReason, error) {
 	defer p.mu.Unlock()
 	err := p.flushLocked(ctx)
 	p.flushed = true
+	if err == nil && p.journaled {
+		// Everything the journal holds is written now. Dropped before the
+		// run's status changes, so a finished run leaves no journal.
+		if derr := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); derr != nil {
+			p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", derr)
+		}
+	}
 	return p.stop, err
 }
 
@@ -230,13 +241,14 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		Connector:   c.Connector,
 		Method:      c.Method,
 		Args:        args,
+		Reverts:     p.reverts,
 	}
 	if p.mode == modeRun && t.needsApproval(args) {
 		return p.gateLocked(ctx, e)
 	}
 	if !t.def.KnownReadOnly() {
-		// Write-ahead: a call that may have a side effect is committed
-		// executing before it is sent (see deferred.go).
+		// Write-ahead: a call that may have a side effect is journaled or
+		// committed executing before it is sent (see deferred.go).
 		if err := p.queueBeforeLocked(ctx, &e, true); err != nil {
 			return nil, nil, err
 		}
@@ -480,7 +492,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 			return nil, false, p.stopLocked(stopDiverge, fmt.Sprintf("step %d (%q) is %s in the log and cannot run again", seq, s.Name, logged.State), nil)
 		}
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
 	return nil, false, p.queueBeforeLocked(ctx, &e, false)
 }
 

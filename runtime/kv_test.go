@@ -25,6 +25,7 @@ type kv struct {
 	revertFail map[string]bool                              // keys whose revert fails
 	callErr    map[string]error                             // tool -> transport error
 	hook       func(ctx context.Context, tool string) error // called by Call after counting it, if set
+	noRevert   map[string]bool                              // tools whose calls cannot be reverted (of put and add)
 }
 
 func newKV(name string) *kv {
@@ -34,6 +35,7 @@ func newKV(name string) *kv {
 		calls:      map[string]int{},
 		disposed:   map[string]int{},
 		revertFail: map[string]bool{},
+		noRevert:   map[string]bool{},
 		callErr:    map[string]error{},
 	}
 }
@@ -67,8 +69,6 @@ func (k *kv) Tools(context.Context) ([]connectors.Tool, error) {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}}}`)},
 		{Name: "noop", SourceName: "noop", Description: "Does nothing, cheaply.",
 			InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: connectors.Annotations{ReadOnly: &ro}},
-		{Name: "touch", SourceName: "touch", Description: "Does nothing, cheaply, but is not known to be read-only.",
-			InputSchema: json.RawMessage(`{"type":"object"}`)},
 	}, nil
 }
 
@@ -108,13 +108,17 @@ func (k *kv) Call(ctx context.Context, tool string, args json.RawMessage) (conne
 		return jsonResult(map[string]any{"key": a.Key, "previous": p}), nil
 	case "fail":
 		return connectors.Result{IsError: true, Message: "kv failed: " + a.Reason}, nil
-	case "noop", "touch":
+	case "noop":
 		return connectors.Result{Value: json.RawMessage(`{}`)}, nil
 	}
 	return connectors.Result{}, fmt.Errorf("kv: %w %q", connectors.ErrUnknownTool, tool)
 }
 
-func (k *kv) Revertible(tool string) bool { return tool == "put" || tool == "add" }
+func (k *kv) Revertible(tool string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return (tool == "put" || tool == "add") && !k.noRevert[tool]
+}
 
 func (k *kv) Revert(_ context.Context, tool string, args, result json.RawMessage) error {
 	var a struct{ Key string }

@@ -185,17 +185,25 @@ func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, le
 }
 
 // setStatus moves e from one status to another through TransitionExec and
-// a conditional update. A conflict means another decider won.
+// a conditional update; a claimed status (running, rolling_back) makes
+// this process the run's owner, any other clears its owner. A conflict
+// means another decider won (or the run was recovered).
 func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to codemode.ExecStatus) error {
 	st, err := codemode.TransitionExec(from, to)
 	if err != nil {
 		return err
 	}
-	prev, prevAt := e.Status, e.UpdatedAt
-	e.Status, e.UpdatedAt = st, r.now()
+	owner := ""
+	if st.Claimed() {
+		if owner, err = r.own.claim(ctx); err != nil {
+			return err
+		}
+	}
+	prev, prevOwner, prevAt := e.Status, e.Owner, e.UpdatedAt
+	e.Status, e.Owner, e.UpdatedAt = st, owner, r.now()
 	r.scrubExecution(e)
 	if err := r.store.UpdateExecution(ctx, e, from); err != nil {
-		e.Status, e.UpdatedAt = prev, prevAt
+		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
 	return nil

@@ -11,19 +11,31 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
-// errNotRevertible marks an applied call nothing can undo; it stays applied.
+// errNotRevertible marks a call nothing can undo; it stays as it is.
 var errNotRevertible = errors.New("not revertible")
 
-// Rollback undoes the applied, revertible calls of a run, newest first, and
-// ends it rolled_back. It is allowed on completed, error, rejected and paused
-// runs (a paused run's pending actions are rejected first). A call is
-// revertible when its connector implements connectors.Reverter for it, or
-// the configuration gives a revert function for its method; that function
-// runs in the sandbox as its own pass, its calls executed without approval
-// (asking for the rollback was the human's decision) and logged after the
-// run's last entry. Every revert is attempted even when one fails; the
-// outcome lists the reverted seqs and the failures. Calls nothing can revert
-// stay applied and are not failures.
+// Rollback undoes the calls of a run, newest first, and ends it
+// rolled_back. It is allowed on completed, error, rejected and paused runs
+// (a paused run's pending actions are rejected first), including a run
+// recovered after its process died. It reverts the program's applied
+// calls, and its calls whose outcome is unknown (in flight when the run
+// was interrupted) when they have a revert: the revert may then undo
+// nothing, or fail, and is reported apart. A call is revertible when its
+// connector implements connectors.Reverter for it, or the configuration
+// gives a revert function for its method; that function runs in the
+// sandbox as its own pass, its calls executed without approval (asking
+// for the rollback was the human's decision) and logged after the run's
+// last entry, marked as made to revert that call (Entry.Reverts). Every
+// revert is attempted even when one fails.
+//
+// The outcome reports every call: reverted, unknownReverted, failures,
+// and notReverted (nothing can revert it: it stays applied, or unknown).
+//
+// While it reverts, the run is rolling_back and this process its owner;
+// if the process dies, the run is recovered (ending error) and can be
+// rolled back again, which reverts what is still applied or unknown (a
+// call whose revert ran just before the crash may be reverted twice: the
+// same at-least-once window as a call).
 func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, error) {
 	e, done, err := r.openExecution(ctx, id, "rolled back", codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusPaused)
 	if err != nil {
@@ -32,7 +44,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 	defer done()
 	from := e.Status
 	// Claim the rollback first: of two racing rollbacks only one reverts.
-	if err := r.setStatus(ctx, e, from, codemode.StatusRolledBack); err != nil {
+	if err := r.setStatus(ctx, e, from, codemode.StatusRollingBack); err != nil {
 		return r.lostRace(ctx, id, "rolled back", err)
 	}
 	ctx = context.WithoutCancel(ctx) // the claim is made; finish the job
@@ -41,35 +53,59 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 	}
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		r.dispose(ctx, id)
-		return codemode.Outcome{ExecutionID: id, Status: codemode.StatusRolledBack}, fmt.Errorf("load log of %s: %w", id, err)
+		err = fmt.Errorf("load log of %s: %w", id, err)
+		e.Error = "internal failure during the rollback: " + err.Error() + "; roll it back again"
+		if serr := r.setStatus(ctx, e, codemode.StatusRollingBack, codemode.StatusError); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, err
 	}
 	maxSeq := 0
-	var applied []codemode.Entry
+	var calls []codemode.Entry // the program's calls that may be in effect
 	for _, en := range log {
 		maxSeq = max(maxSeq, en.Seq)
-		if en.Kind == codemode.KindCall && en.State == codemode.EntryApplied {
-			applied = append(applied, en)
+		if en.Kind != codemode.KindCall || en.Reverts != 0 || (en.State != codemode.EntryApplied && en.State != codemode.EntryUnknown) {
+			continue
 		}
+		calls = append(calls, en)
 	}
-	sort.Slice(applied, func(i, j int) bool { return applied[i].Seq > applied[j].Seq })
+	sort.Slice(calls, func(i, j int) bool { return calls[i].Seq > calls[j].Seq })
 
-	out := codemode.Outcome{Status: codemode.StatusRolledBack, ExecutionID: id, Logs: e.Logs}
-	for _, en := range applied {
+	out := codemode.Outcome{ExecutionID: id, Logs: e.Logs}
+	for _, en := range calls {
 		err := r.revert(ctx, en, &maxSeq)
 		switch {
+		case errors.Is(err, errNotRevertible) && r.readOnly(en):
+			// A read-only call without a revert: nothing to undo or report.
 		case errors.Is(err, errNotRevertible):
+			reason := "nothing can revert it: it stays applied"
+			if en.State == codemode.EntryUnknown {
+				reason = "its outcome is unknown and nothing can revert it"
+			}
+			out.NotReverted = append(out.NotReverted, codemode.KeptCall{Seq: en.Seq, Connector: en.Connector, Method: en.Method, State: en.State, Reason: reason})
 		case err != nil:
-			out.Failures = append(out.Failures, codemode.RevertFailure{Seq: en.Seq, Connector: en.Connector, Method: en.Method, Error: err.Error()})
+			msg := err.Error()
+			if en.State == codemode.EntryUnknown {
+				msg = "its outcome is unknown (no result was recorded), and its revert failed: " + msg
+			}
+			out.Failures = append(out.Failures, codemode.RevertFailure{Seq: en.Seq, Connector: en.Connector, Method: en.Method, Error: msg})
+		case en.State == codemode.EntryUnknown:
+			out.UnknownReverted = append(out.UnknownReverted, en.Seq)
 		default:
 			out.Reverted = append(out.Reverted, en.Seq)
 		}
 	}
+	e.Error = ""
+	if err := r.setStatus(ctx, e, codemode.StatusRollingBack, codemode.StatusRolledBack); err != nil {
+		return codemode.Outcome{ExecutionID: id, Status: codemode.StatusRollingBack}, err
+	}
+	out.Status = e.Status
 	r.dispose(ctx, id)
 	return r.visible(out), nil
 }
 
-// revert undoes one applied call and marks it reverted.
+// revert undoes one applied or unknown call and marks it reverted. A call
+// whose outcome is unknown has no result: a revert gets null for it.
 func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) error {
 	s := r.catalog().byName[en.Connector]
 	if s == nil || !s.available() {
@@ -90,7 +126,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) er
 	if err != nil {
 		return err
 	}
-	return r.moveEntry(ctx, &en, codemode.EntryApplied, codemode.EntryReverted)
+	return r.moveEntry(ctx, &en, en.State, codemode.EntryReverted)
 }
 
 // revertJS runs a configured "(args, result) => …" function as its own
@@ -98,6 +134,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) er
 func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, maxSeq *int) error {
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
 	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
+	p.reverts = en.Seq
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:    code,
 		Globals: p.cat.globals,
@@ -124,4 +161,10 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, ma
 	default:
 		return fmt.Errorf("revert function was stopped: %v", out.Stop)
 	}
+}
+
+// readOnly reports whether en is a call of a tool known to be read-only.
+func (r *Runtime) readOnly(en codemode.Entry) bool {
+	t, err := r.catalog().resolve(en.Connector, en.Method)
+	return err == nil && t.def.KnownReadOnly()
 }

@@ -58,6 +58,11 @@ type Options struct {
 	// result over it ends the run in error. 0 means DefaultMaxValueBytes
 	// (1 MiB); negative means no cap.
 	MaxValueBytes int
+	// Lease is how long this process's claim on the runs it works on
+	// lasts without renewal; it renews it every Lease/3. Another process
+	// that cannot tell whether this one is alive (on another machine)
+	// recovers its runs once the lease lapsed. 0 means DefaultLease.
+	Lease time.Duration
 	// Now is the runtime's clock: it stamps what the runtime writes
 	// (executions, log entries, snippets) and decides housekeeping and
 	// paused-run expiry. nil means time.Now; tests move a clock of their
@@ -90,6 +95,8 @@ type Runtime struct {
 	clock    func() time.Time // Options.Now resolved
 	scrub    *scrub.Scrubber  // Options.Scrubber (nil scrubs nothing)
 	log      *slog.Logger
+	own      *owner             // this process as the owner of its runs (owner.go)
+	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
@@ -107,7 +114,8 @@ type Runtime struct {
 // Options.HousekeepingInterval.
 const DefaultHousekeepingInterval = 5 * time.Second
 
-// New lists every source's tools and returns a Runtime. A source whose Tools
+// New lists every source's tools, recovers the runs of processes that are
+// gone (owner.go), and returns a Runtime. A source whose Tools
 // fails is kept (Connectors reports its Error) and its global is absent; it is
 // not fatal. Configuration mistakes (duplicate or invalid connector names,
 // malformed approval globs) are errors.
@@ -143,7 +151,14 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if r.clock == nil {
 		r.clock = time.Now
 	}
+	lease := opts.Lease
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	r.own = newOwner(r, lease)
+	r.journal, _ = opts.Store.(codemode.Journaler)
 	r.cat.Store(cat)
+	r.recoverOrphans(ctx)
 	return r, nil
 }
 
@@ -167,15 +182,16 @@ func housekeepingInterval(d time.Duration) time.Duration {
 	return d
 }
 
-// Close refuses new requests and waits for in-flight ones (running passes,
-// rollbacks) to finish. It does not close the store, the executor or the
+// Close refuses new requests, waits for in-flight ones (running passes,
+// rollbacks) to finish, and removes this process's owner record. It does
+// not close the store, the executor or the
 // connectors: the caller owns them.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
 	r.active.Wait()
-	return nil
+	return r.own.close(context.Background())
 }
 
 // begin registers an in-flight request; the returned func ends it.

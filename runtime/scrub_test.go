@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,17 +88,30 @@ func TestSecretsNeverReachTheProgramTheModelOrTheLog(t *testing.T) {
 		t.Errorf("connector description not scrubbed: %s", infos)
 	}
 	e.shutdown()
-	files, _ := filepath.Glob(e.dbPath + "*") // the database, and its WAL if one is left
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	// The database, its WAL if one is left, and the write-ahead journal
+	// directory with any journal in it.
+	matches, _ := filepath.Glob(e.dbPath + "*")
+	files := 0
+	for _, m := range matches {
+		err := filepath.WalkDir(m, func(f string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			files++
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s holds the secret", f)
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), secret) {
-			t.Errorf("%s holds the secret", f)
-		}
 	}
-	if len(files) == 0 {
+	if files == 0 {
 		t.Fatal("no database file")
 	}
 }

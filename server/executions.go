@@ -37,6 +37,8 @@ type callView struct {
 	Name      string `json:"name,omitempty"`
 	State     string `json:"state"`
 	Error     string `json:"error,omitempty"`
+	// Reverts is the seq of the call a rollback made this call to undo.
+	Reverts int `json:"reverts,omitempty"`
 }
 
 // handleExecutions lists the audit trail. With the runtime's MaxResultChars set,
@@ -98,7 +100,7 @@ func callViews(entries []codemode.Entry) []callView {
 	out := make([]callView, 0, len(entries))
 	for _, en := range entries {
 		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
-			Name: en.Name, State: en.State.String(), Error: en.Error})
+			Name: en.Name, State: en.State.String(), Error: en.Error, Reverts: en.Reverts})
 	}
 	return out
 }

@@ -4,15 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
+	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
 // callsProgram is a program making n sequential notes.listNotes calls.
@@ -145,5 +152,70 @@ func TestExecutionsAnswerFitsMaxResultChars(t *testing.T) {
 				t.Errorf("a cut answer must show the truncation marker: %.300s", text)
 			}
 		})
+	}
+}
+
+// A run whose process died is shown recovered: error, saying it was
+// interrupted, its call in flight unknown; a rollback reports what it
+// reverted and what failed.
+func TestInterruptedRunIsShownAndRolledBack(t *testing.T) {
+	ctx := context.Background()
+	s := newServerRT(t, server.Options{}, 0, func(st *sqlitestore.Store, n *notes.Notes) {
+		cmd := exec.Command("true")
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		self := procid.Self()
+		dead := codemode.Owner{ID: "own_dead", Host: self.Host, Boot: self.Boot, PID: cmd.Process.Pid, Lease: time.Minute}
+		if err := st.RegisterOwner(ctx, dead); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateExecution(ctx, &codemode.Execution{ID: "exec_cut", Code: "async () => {}", Status: codemode.StatusRunning, Owner: "own_dead"}); err != nil {
+			t.Fatal(err)
+		}
+		args := json.RawMessage(`{"text":"made before the crash"}`)
+		made, err := n.Call(ctx, "createNote", args)
+		if err != nil || made.IsError {
+			t.Fatalf("createNote: %+v, %v", made, err)
+		}
+		log := []codemode.Entry{
+			{ExecutionID: "exec_cut", Seq: 1, Kind: codemode.KindCall, Connector: "notes", Method: "createNote", Args: args, Result: made.Value, State: codemode.EntryApplied},
+			{ExecutionID: "exec_cut", Seq: 2, Kind: codemode.KindCall, Connector: "notes", Method: "createNote", Args: json.RawMessage(`{"text":"in flight"}`), State: codemode.EntryExecuting},
+		}
+		if err := st.WriteEntries(ctx, log, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	c := connect(t, s, nil)
+	var listed struct {
+		Executions []struct {
+			ExecutionID, Status, Error string
+			Calls                      []struct {
+				Seq          int
+				State, Error string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(executionsText(t, c, map[string]any{})), &listed); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed.Executions) != 1 {
+		t.Fatalf("executions: %+v", listed)
+	}
+	x := listed.Executions[0]
+	if x.Status != "error" || !strings.Contains(x.Error, "interrupted") || len(x.Calls) != 2 || x.Calls[0].State != "applied" ||
+		x.Calls[1].State != "unknown" || !strings.Contains(x.Calls[1].Error, "may or may not") {
+		t.Fatalf("the interrupted run as codemode_executions shows it: %+v", x)
+	}
+	out, isErr := call(t, c, "codemode_rollback", map[string]any{"executionId": "exec_cut"})
+	if isErr || out["status"] != "rolled_back" {
+		t.Fatalf("rollback: %v", out)
+	}
+	if got := fmt.Sprint(out["reverted"]); got != "[1]" {
+		t.Errorf("reverted = %s, want [1]", got)
+	}
+	failures, _ := out["failures"].([]any)
+	if len(failures) != 1 || !strings.Contains(fmt.Sprint(failures[0]), "its outcome is unknown") {
+		t.Errorf("failures = %v, want call 2's revert, saying its outcome was unknown", out["failures"])
 	}
 }

@@ -40,7 +40,10 @@ func newServerLimited(t testing.TB, maxChars int) *server.Server {
 	return newServerRT(t, server.Options{}, maxChars)
 }
 
-func newServerRT(t testing.TB, opts server.Options, maxChars int) *server.Server {
+// newServerRT builds a server; prepare, if given, runs on the store and
+// the notes connector before the runtime starts (as a process that wrote
+// the database earlier).
+func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...func(*sqlitestore.Store, *notes.Notes)) *server.Server {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{})
@@ -50,6 +53,9 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int) *server.Server
 	n, err := notes.New(ctx, st.DB())
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range prepare {
+		p(st, n)
 	}
 	ex := sandbox.NewInProcess()
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}},

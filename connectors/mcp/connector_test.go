@@ -65,6 +65,7 @@ func TestToolsOverEveryTransport(t *testing.T) {
 				{"get_sum", "get-sum", false, false},
 				{"image", "image", false, false},
 				{"lookup", "lookup", false, false},
+				{"record_sum", "record-sum", false, false},
 				{"slow", "slow", false, false},
 				{"structured", "structured", false, true},
 			}
@@ -185,10 +186,10 @@ func TestIncludeExclude(t *testing.T) {
 		include, exclude []string
 		want             []string
 	}{
-		{nil, nil, []string{"add_tool", "ask", "counter", "crash", "delete_thing", "echo", "environ", "fail", "get_sum", "image", "lookup", "slow", "structured"}},
+		{nil, nil, []string{"add_tool", "ask", "counter", "crash", "delete_thing", "echo", "environ", "fail", "get_sum", "image", "lookup", "record_sum", "slow", "structured"}},
 		{[]string{"get-*", "echo"}, nil, []string{"echo", "get_sum"}},
 		{nil, []string{"*-*", "c*"}, []string{"ask", "echo", "environ", "fail", "image", "lookup", "slow", "structured"}},
-		{[]string{"*e*"}, []string{"delete-thing", "echo"}, []string{"counter", "environ", "get_sum", "image", "structured"}},
+		{[]string{"*e*"}, []string{"delete-thing", "echo"}, []string{"counter", "environ", "get_sum", "image", "record_sum", "structured"}},
 		{[]string{"no-such-tool"}, nil, nil},
 	}
 	for _, tt := range tests {
@@ -236,8 +237,8 @@ func TestPaginationIsFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 13 {
-		t.Errorf("paged listing has %d tools, want 13", len(got))
+	if len(got) != 14 {
+		t.Errorf("paged listing has %d tools, want 14", len(got))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paged tools differ from unpaged (-unpaged +paged):\n%s", diff)

@@ -128,6 +128,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		},
 		MaxExecutions:  cfg.Store.MaxExecutions,
 		PausedTTL:      cfg.Store.PausedTTL,
+		Lease:          cfg.Store.Lease,
 		MaxResultChars: cfg.Sandbox.MaxResultChars,
 		Scrubber:       a.Scrubber,
 		Logger:         log,

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/storetest"
 )
 
 // BenchmarkLoggedCall measures one logged call: the entry inserted as
@@ -17,14 +18,14 @@ func BenchmarkLoggedCall(b *testing.B) {
 		b.Run(sync, func(b *testing.B) {
 			ctx := context.Background()
 			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
-			if err := s.CreateExecution(ctx, newExecution("exec_bench", codemode.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, storetest.NewExecution("exec_bench", codemode.StatusRunning)); err != nil {
 				b.Fatal(err)
 			}
 			result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
 			seq := 0
 			for b.Loop() {
 				seq++
-				e := newEntry("exec_bench", seq, codemode.EntryExecuting)
+				e := storetest.NewEntry("exec_bench", seq, codemode.EntryExecuting)
 				if err := s.InsertEntry(ctx, e); err != nil {
 					b.Fatal(err)
 				}
@@ -45,7 +46,7 @@ func BenchmarkLoggedCallDeferred(b *testing.B) {
 		b.Run(sync, func(b *testing.B) {
 			ctx := context.Background()
 			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
-			if err := s.CreateExecution(ctx, newExecution("exec_bench", codemode.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, storetest.NewExecution("exec_bench", codemode.StatusRunning)); err != nil {
 				b.Fatal(err)
 			}
 			result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
@@ -53,7 +54,7 @@ func BenchmarkLoggedCallDeferred(b *testing.B) {
 			seq := 0
 			for b.Loop() {
 				seq++
-				e := newEntry("exec_bench", seq, codemode.EntryExecuting)
+				e := storetest.NewEntry("exec_bench", seq, codemode.EntryExecuting)
 				if err := s.WriteEntries(ctx, []codemode.Entry{e}, done); err != nil {
 					b.Fatal(err)
 				}
@@ -80,7 +81,7 @@ func BenchmarkHousekeeping(b *testing.B) {
 		case i >= keep:
 			status = codemode.StatusRunning
 		}
-		if err := s.CreateExecution(ctx, newExecution(fmt.Sprintf("exec_%03d", i), status)); err != nil {
+		if err := s.CreateExecution(ctx, storetest.NewExecution(fmt.Sprintf("exec_%03d", i), status)); err != nil {
 			b.Fatal(err)
 		}
 	}

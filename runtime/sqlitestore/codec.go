@@ -109,7 +109,7 @@ func isForeignKeyViolation(err error) bool {
 // terminalStatuses lists the String form of every terminal status.
 func terminalStatuses() []any {
 	var out []any
-	for s := codemode.StatusRunning; s <= codemode.StatusRolledBack; s++ {
+	for _, s := range codemode.ExecStatuses() {
 		if s.Terminal() {
 			out = append(out, s.String())
 		}

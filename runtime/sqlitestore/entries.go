@@ -10,7 +10,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-const entryColumns = `execution_id, seq, kind, connector, method, name, args, result, error, state, created_at, updated_at`
+const entryColumns = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, created_at, updated_at`
 
 // Entries returns an execution's log in seq order; ErrNotFound if the
 // execution does not exist (an existing execution with no calls yet has an
@@ -136,7 +136,7 @@ func insertEntry(ctx context.Context, insert *sql.Stmt, e codemode.Entry, t time
 	}
 	_, err := insert.ExecContext(ctx,
 		e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
-		rawText(e.Args), rawText(e.Result), e.Error, e.State.String(), toNanos(created), toNanos(t))
+		rawText(e.Args), rawText(e.Result), e.Error, e.State.String(), e.Reverts, toNanos(created), toNanos(t))
 	switch {
 	case isPrimaryKeyViolation(err):
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, codemode.ErrConflict)
@@ -187,7 +187,7 @@ func scanEntry(sc scanner) (codemode.Entry, error) {
 		created, updated int64
 	)
 	err := sc.Scan(&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &created, &updated)
+		&args, &result, &e.Error, &state, &e.Reverts, &created, &updated)
 	if err != nil {
 		return e, err
 	}

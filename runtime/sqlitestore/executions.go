@@ -9,7 +9,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-const executionColumns = `id, code, status, result, error, logs, connectors, clock, created_at, updated_at`
+const executionColumns = `id, code, status, result, error, logs, connectors, clock, owner, created_at, updated_at`
 
 // CreateExecution inserts e; ErrConflict if the id exists. A zero CreatedAt
 // is set to now; UpdatedAt is set to CreatedAt. Both are written back to e.
@@ -42,8 +42,8 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	return nil
 }
 
-// executionValues returns status, result, error, logs, connectors and clock
-// as bound values.
+// executionValues returns status, result, error, logs, connectors, clock
+// and owner as bound values.
 func executionValues(e *codemode.Execution) ([]any, error) {
 	logs, err := jsonText(e.Logs, len(e.Logs) == 0)
 	if err != nil {
@@ -57,7 +57,7 @@ func executionValues(e *codemode.Execution) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode clock: %w", err)
 	}
-	return []any{e.Status.String(), rawText(e.Result), e.Error, logs, conns, clock}, nil
+	return []any{e.Status.String(), rawText(e.Result), e.Error, logs, conns, clock, e.Owner}, nil
 }
 
 // GetExecution returns ErrNotFound for an unknown id.
@@ -74,7 +74,7 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 }
 
 // UpdateExecution stores e's status, result, error, logs, connectors,
-// clock and UpdatedAt (a zero UpdatedAt is set to now and written back) if
+// clock, owner and UpdatedAt (a zero UpdatedAt is set to now and written back) if
 // the stored status is still from, else ErrConflict (ErrNotFound if there
 // is no such execution). Code and CreatedAt never change. Whether the move is legal is the runtime's business
 // (runtime.TransitionExec), not the store's.
@@ -157,14 +157,7 @@ func (s *Store) DeleteExecution(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("delete execution %s: %w", id, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("delete execution %s: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("delete execution %s: %w", id, codemode.ErrNotFound)
-	}
-	return nil
+	return oneRow(res, "delete execution "+id)
 }
 
 // PruneExecutions deletes the oldest terminal executions beyond the keep
@@ -213,7 +206,7 @@ func scanExecution(sc scanner) (*codemode.Execution, error) {
 		result, logs, conns, clock []byte
 		created, updated           int64
 	)
-	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &created, &updated); err != nil {
+	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &created, &updated); err != nil {
 		return nil, err
 	}
 	if err := e.Status.UnmarshalText([]byte(status)); err != nil {

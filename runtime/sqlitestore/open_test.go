@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/storetest"
 )
 
 // TestOpenFileMode checks that the database and its -wal and -shm files are
@@ -28,7 +29,7 @@ func TestOpenFileMode(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "codemode.db")
 			s := openAt(t, path, Options{})
 			// A write makes sure the WAL and shared-memory files exist.
-			if err := s.CreateExecution(context.Background(), newExecution("exec_mode", codemode.StatusRunning)); err != nil {
+			if err := s.CreateExecution(context.Background(), storetest.NewExecution("exec_mode", codemode.StatusRunning)); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range []string{path, path + "-wal", path + "-shm"} {
@@ -156,7 +157,7 @@ func TestMigrationIdempotentOnReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := newExecution("exec_keep", codemode.StatusCompleted)
+	want := storetest.NewExecution("exec_keep", codemode.StatusCompleted)
 	if err := s.CreateExecution(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +216,7 @@ func TestSchemaHasTables(t *testing.T) {
 		"table executions",
 		"index executions_created_at",
 		"index executions_status",
+		"table owners",
 		"table snippets",
 	}
 	if diff := cmp.Diff(want, schemaObjects(t, s)); diff != "" {
@@ -262,10 +264,35 @@ func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := s.InsertEntry(ctx, newEntry("exec_x", 1, codemode.EntryExecuting)); err == nil {
+	if err := s.InsertEntry(ctx, storetest.NewEntry("exec_x", 1, codemode.EntryExecuting)); err == nil {
 		t.Error("InsertEntry after Close succeeded")
 	}
 	if _, err := s.PruneExecutions(ctx, 1); err == nil {
 		t.Error("PruneExecutions after Close succeeded")
+	}
+}
+
+// TestStatesReadable checks that statuses and states are stored as text a
+// person reading the file with the sqlite3 CLI understands.
+func TestStatesReadable(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	if err := s.CreateExecution(ctx, storetest.NewExecution("exec_r", codemode.StatusRolledBack)); err != nil {
+		t.Fatal(err)
+	}
+	e := storetest.NewEntry("exec_r", 1, codemode.EntryPending)
+	e.Kind = codemode.KindStep
+	if err := s.InsertEntry(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	var status, kind, state string
+	if err := s.DB().QueryRow(`SELECT status FROM executions`).Scan(&status); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DB().QueryRow(`SELECT kind, state FROM entries`).Scan(&kind, &state); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"rolled_back", "step", "pending"}, []string{status, kind, state}); diff != "" {
+		t.Errorf("stored text (-want +got):\n%s", diff)
 	}
 }

@@ -77,14 +77,7 @@ func (s *Store) DeleteSnippet(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("delete snippet %s: %w", name, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("delete snippet %s: %w", name, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("delete snippet %s: %w", name, codemode.ErrNotFound)
-	}
-	return nil
+	return oneRow(res, "delete snippet "+name)
 }
 
 func scanSnippet(sc scanner) (codemode.Snippet, error) {

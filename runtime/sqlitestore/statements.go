@@ -68,7 +68,7 @@ func statusLiteral(s string) (string, error) {
 
 // The log's statements, also prepared on the log connection (logConn).
 const (
-	insertEntrySQL = `INSERT INTO entries (` + entryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertEntrySQL = `INSERT INTO entries (` + entryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateEntrySQL = `UPDATE entries SET state = ?, result = ?, error = ?, updated_at = ?
 			WHERE execution_id = ? AND seq = ? AND state = ?`
 	entryStateSQL = `SELECT state FROM entries WHERE execution_id = ? AND seq = ?`
@@ -93,9 +93,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&st.entries, `SELECT ` + entryColumns + ` FROM entries WHERE execution_id = ? ORDER BY seq`},
 		{&st.executionExists, `SELECT 1 FROM executions WHERE id = ?`},
 
-		{&st.createExecution, `INSERT INTO executions (` + executionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.createExecution, `INSERT INTO executions (` + executionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.getExecution, `SELECT ` + executionColumns + ` FROM executions WHERE id = ?`},
-		{&st.updateExecution, `UPDATE executions SET status = ?, result = ?, error = ?, logs = ?, connectors = ?, clock = ?, updated_at = ?
+		{&st.updateExecution, `UPDATE executions SET status = ?, result = ?, error = ?, logs = ?, connectors = ?, clock = ?, owner = ?, updated_at = ?
 			WHERE id = ? AND status = ?`},
 		{&st.executionStatus, `SELECT status FROM executions WHERE id = ?`},
 		{&st.deleteExecution, `DELETE FROM executions WHERE id = ?`},

@@ -45,12 +45,18 @@ type Store struct {
 	logger *slog.Logger
 	stmts  statements
 	log    *logConn
+	// journals are the write-ahead journals this store has open
+	// (journal.go).
+	journals *journals
 	// closeOnce gives the log connection back once (closing a sql.Conn
 	// twice is an error).
 	closeOnce sync.Once
 }
 
-var _ codemode.Store = (*Store)(nil)
+var (
+	_ codemode.Store     = (*Store)(nil)
+	_ codemode.Journaler = (*Store)(nil)
+)
 
 // Open opens (creating it with mode 0600 if needed) the SQLite database at
 // path and migrates its schema. The parent directory must exist. A database
@@ -72,7 +78,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs, logger: logger}
+	s := &Store{db: db, path: abs, logger: logger, journals: newJournals(abs)}
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
@@ -99,7 +105,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	var logErr error
 	s.closeOnce.Do(func() { logErr = s.log.close() })
-	if err := errors.Join(logErr, s.stmts.close(), s.db.Close()); err != nil {
+	if err := errors.Join(logErr, s.journals.close(), s.stmts.close(), s.db.Close()); err != nil {
 		return fmt.Errorf("close store %s: %w", s.path, err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package sqlitestore
+package storetest
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 // separately).
 var ignoreStamps = cmpopts.IgnoreFields(codemode.Entry{}, "CreatedAt", "UpdatedAt")
 
-func TestEntriesRoundTrip(t *testing.T) {
-	s := openTemp(t)
+func testEntriesRoundTrip(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_e", codemode.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, NewExecution("exec_e", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
 	empty, err := s.Entries(ctx, "exec_e")
@@ -64,32 +64,32 @@ func TestEntriesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestEntriesUnknownExecution(t *testing.T) {
-	s := openTemp(t)
+func testEntriesUnknownExecution(t *testing.T, f Factory) {
+	s := f.New(t)
 	if _, err := s.Entries(context.Background(), "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("Entries error = %v, want ErrNotFound", err)
 	}
 }
 
-func TestInsertEntryErrors(t *testing.T) {
-	s := openTemp(t)
+func testInsertEntryErrors(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_i", codemode.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, NewExecution("exec_i", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertEntry(ctx, newEntry("exec_i", 1, codemode.EntryExecuting)); err != nil {
+	if err := s.InsertEntry(ctx, NewEntry("exec_i", 1, codemode.EntryExecuting)); err != nil {
 		t.Fatal(err)
 	}
-	badKind := newEntry("exec_i", 3, codemode.EntryExecuting)
+	badKind := NewEntry("exec_i", 3, codemode.EntryExecuting)
 	badKind.Kind = 0
 	tests := []struct {
 		name string
 		e    codemode.Entry
 		is   error // nil: any error
 	}{
-		{"duplicate seq", newEntry("exec_i", 1, codemode.EntryPending), codemode.ErrConflict},
-		{"unknown execution", newEntry("exec_none", 1, codemode.EntryPending), codemode.ErrNotFound},
-		{"zero state", newEntry("exec_i", 2, 0), nil},
+		{"duplicate seq", NewEntry("exec_i", 1, codemode.EntryPending), codemode.ErrConflict},
+		{"unknown execution", NewEntry("exec_none", 1, codemode.EntryPending), codemode.ErrNotFound},
+		{"zero state", NewEntry("exec_i", 2, 0), nil},
 		{"zero kind", badKind, nil},
 	}
 	for _, tt := range tests {
@@ -107,18 +107,18 @@ func TestInsertEntryErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]codemode.Entry{newEntry("exec_i", 1, codemode.EntryExecuting)}, got, ignoreStamps); diff != "" {
+	if diff := cmp.Diff([]codemode.Entry{NewEntry("exec_i", 1, codemode.EntryExecuting)}, got, ignoreStamps); diff != "" {
 		t.Errorf("log after failed inserts (-want +got):\n%s", diff)
 	}
 }
 
-func TestUpdateEntry(t *testing.T) {
-	s := openTemp(t)
+func testUpdateEntry(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_x", codemode.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, NewExecution("exec_x", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
-	e := newEntry("exec_x", 1, codemode.EntryPending)
+	e := NewEntry("exec_x", 1, codemode.EntryPending)
 	e.CreatedAt = at(0)
 	if err := s.InsertEntry(ctx, e); err != nil {
 		t.Fatal(err)
@@ -159,23 +159,23 @@ func TestUpdateEntry(t *testing.T) {
 			t.Errorf("%s: CreatedAt %v UpdatedAt %v, want created kept and updated later", st.name, got[0].CreatedAt, got[0].UpdatedAt)
 		}
 	}
-	missing := newEntry("exec_x", 2, codemode.EntryApplied)
+	missing := NewEntry("exec_x", 2, codemode.EntryApplied)
 	if err := s.UpdateEntry(ctx, missing, codemode.EntryExecuting); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("UpdateEntry of a missing entry: %v, want ErrNotFound", err)
 	}
-	bad := newEntry("exec_x", 1, 0)
+	bad := NewEntry("exec_x", 1, 0)
 	if err := s.UpdateEntry(ctx, bad, codemode.EntryReverted); err == nil {
 		t.Error("UpdateEntry to state 0 succeeded")
 	}
 }
 
-func TestUpdateEntryRecordsError(t *testing.T) {
-	s := openTemp(t)
+func testUpdateEntryRecordsError(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_f", codemode.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, NewExecution("exec_f", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
-	e := newEntry("exec_f", 1, codemode.EntryExecuting)
+	e := NewEntry("exec_f", 1, codemode.EntryExecuting)
 	if err := s.InsertEntry(ctx, e); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,9 @@
-package sqlitestore
+package storetest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -16,7 +15,7 @@ import (
 // moved returns entry seq of exec_w (as batchLog has it) moved to state
 // with result and error.
 func moved(seq int, from, to codemode.EntryState, result, errMsg string) codemode.EntryUpdate {
-	e := newEntry("exec_w", seq, to)
+	e := NewEntry("exec_w", seq, to)
 	if result != "" {
 		e.Result = json.RawMessage(result)
 	}
@@ -27,20 +26,20 @@ func moved(seq int, from, to codemode.EntryState, result, errMsg string) codemod
 // batchLog is the log each WriteEntries case starts from.
 func batchLog() []codemode.Entry {
 	return []codemode.Entry{
-		newEntry("exec_w", 1, codemode.EntryExecuting),
-		newEntry("exec_w", 2, codemode.EntryExecuting),
-		newEntry("exec_w", 3, codemode.EntryPending),
+		NewEntry("exec_w", 1, codemode.EntryExecuting),
+		NewEntry("exec_w", 2, codemode.EntryExecuting),
+		NewEntry("exec_w", 3, codemode.EntryPending),
 	}
 }
 
 // WriteEntries writes its inserts and updates all together or not at all,
 // with the errors of InsertEntry and UpdateEntry.
-func TestWriteEntries(t *testing.T) {
+func testWriteEntries(t *testing.T, f Factory) {
 	// insert is new entries of id, executing, one per seq.
 	insert := func(id string, seqs ...int) []codemode.Entry {
 		var out []codemode.Entry
 		for _, seq := range seqs {
-			out = append(out, newEntry(id, seq, codemode.EntryExecuting))
+			out = append(out, NewEntry(id, seq, codemode.EntryExecuting))
 		}
 		return out
 	}
@@ -99,9 +98,9 @@ func TestWriteEntries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := openTemp(t)
+			s := f.New(t)
 			ctx := context.Background()
-			if err := s.CreateExecution(ctx, newExecution("exec_w", codemode.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, NewExecution("exec_w", codemode.StatusRunning)); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range start {
@@ -131,10 +130,10 @@ func TestWriteEntries(t *testing.T) {
 			}
 			// Whatever happened, the next transaction of the store works
 			// (a failed one was rolled back, not left open).
-			if err := s.CreateExecution(ctx, newExecution("exec_next", codemode.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, NewExecution("exec_next", codemode.StatusRunning)); err != nil {
 				t.Fatal(err)
 			}
-			first := newEntry("exec_next", 1, codemode.EntryExecuting)
+			first := NewEntry("exec_next", 1, codemode.EntryExecuting)
 			if err := s.InsertEntry(ctx, first); err != nil {
 				t.Fatal(err)
 			}
@@ -147,25 +146,25 @@ func TestWriteEntries(t *testing.T) {
 	}
 }
 
-// Two stores on one file racing the same batch (approve a pending entry,
+// Two handles on one database racing the same batch (approve a pending entry,
 // log the next one): exactly one wins, and the loser leaves no trace.
-func TestWriteEntriesRace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "race.db")
-	stores := []*Store{openAt(t, path, Options{}), openAt(t, path, Options{})}
+func testWriteEntriesRace(t *testing.T, f Factory) {
+	first := f.New(t)
+	stores := []codemode.Store{first, f.Another(t, first)}
 	ctx := context.Background()
-	if err := stores[0].CreateExecution(ctx, newExecution("exec_w", codemode.StatusRunning)); err != nil {
+	if err := stores[0].CreateExecution(ctx, NewExecution("exec_w", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
 	const rounds = 20
 	for seq := 1; seq <= 2*rounds; seq += 2 {
-		if err := stores[0].InsertEntry(ctx, newEntry("exec_w", seq, codemode.EntryPending)); err != nil {
+		if err := stores[0].InsertEntry(ctx, NewEntry("exec_w", seq, codemode.EntryPending)); err != nil {
 			t.Fatal(err)
 		}
 		errs := make([]error, len(stores))
 		var wg sync.WaitGroup
 		for i, s := range stores {
 			approve := moved(seq, codemode.EntryPending, codemode.EntryExecuting, "", "")
-			next := newEntry("exec_w", seq+1, codemode.EntryExecuting)
+			next := NewEntry("exec_w", seq+1, codemode.EntryExecuting)
 			next.Method = string(rune('A' + i))
 			wg.Go(func() { errs[i] = s.WriteEntries(ctx, []codemode.Entry{next}, []codemode.EntryUpdate{approve}) })
 		}

@@ -1,10 +1,11 @@
-package sqlitestore
+package storetest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,19 +14,19 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-func TestExecutionRoundTrip(t *testing.T) {
+func testExecutionRoundTrip(t *testing.T, f Factory) {
 	tests := []struct {
 		name string
 		e    *codemode.Execution
 	}{
 		{"minimal", &codemode.Execution{ID: "exec_min", Code: "1", Status: codemode.StatusRunning}},
-		{"full", newExecution("exec_full", codemode.StatusPaused)},
+		{"full", NewExecution("exec_full", codemode.StatusPaused)},
 		{"error", &codemode.Execution{ID: "exec_err", Code: "x", Status: codemode.StatusError, Error: "ReferenceError: x is not defined at 1:1"}},
 		{"1 MB result", &codemode.Execution{ID: "exec_big", Code: "big", Status: codemode.StatusCompleted, Result: bigJSON(1 << 20)}},
 		{"caller's CreatedAt", &codemode.Execution{ID: "exec_at", Code: "1", Status: codemode.StatusRunning, CreatedAt: at(3)}},
 		{"null result", &codemode.Execution{ID: "exec_null", Code: "null", Status: codemode.StatusCompleted, Result: json.RawMessage("null")}},
 	}
-	s := openTemp(t)
+	s := f.New(t)
 	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,10 +55,10 @@ func TestExecutionRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCreateExecutionErrors(t *testing.T) {
-	s := openTemp(t)
+func testCreateExecutionErrors(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_1", codemode.StatusRunning)); err != nil {
+	if err := s.CreateExecution(ctx, NewExecution("exec_1", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -65,9 +66,9 @@ func TestCreateExecutionErrors(t *testing.T) {
 		e    *codemode.Execution
 		is   error // nil: any error
 	}{
-		{"duplicate id", newExecution("exec_1", codemode.StatusRunning), codemode.ErrConflict},
-		{"empty id", newExecution("", codemode.StatusRunning), nil},
-		{"zero status", newExecution("exec_2", 0), nil},
+		{"duplicate id", NewExecution("exec_1", codemode.StatusRunning), codemode.ErrConflict},
+		{"empty id", NewExecution("", codemode.StatusRunning), nil},
+		{"zero status", NewExecution("exec_2", 0), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,10 +83,10 @@ func TestCreateExecutionErrors(t *testing.T) {
 	}
 }
 
-func TestUpdateExecution(t *testing.T) {
-	s := openTemp(t)
+func testUpdateExecution(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
-	e := newExecution("exec_u", codemode.StatusRunning)
+	e := NewExecution("exec_u", codemode.StatusRunning)
 	e.CreatedAt = at(0)
 	if err := s.CreateExecution(ctx, e); err != nil {
 		t.Fatal(err)
@@ -130,10 +131,10 @@ func TestUpdateExecution(t *testing.T) {
 	}
 }
 
-func TestUpdateExecutionErrors(t *testing.T) {
-	s := openTemp(t)
+func testUpdateExecutionErrors(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_p", codemode.StatusPaused)); err != nil {
+	if err := s.CreateExecution(ctx, NewExecution("exec_p", codemode.StatusPaused)); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -142,8 +143,8 @@ func TestUpdateExecutionErrors(t *testing.T) {
 		from codemode.ExecStatus
 		is   error
 	}{
-		{"wrong from", newExecution("exec_p", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrConflict},
-		{"unknown id", newExecution("exec_none", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrNotFound},
+		{"wrong from", NewExecution("exec_p", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrConflict},
+		{"unknown id", NewExecution("exec_none", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,8 +163,8 @@ func TestUpdateExecutionErrors(t *testing.T) {
 	}
 }
 
-func TestGetAndDeleteExecutionNotFound(t *testing.T) {
-	s := openTemp(t)
+func testGetAndDeleteExecutionNotFound(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
 	if _, err := s.GetExecution(ctx, "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("GetExecution error = %v, want ErrNotFound", err)
@@ -173,8 +174,8 @@ func TestGetAndDeleteExecutionNotFound(t *testing.T) {
 	}
 }
 
-func TestListExecutions(t *testing.T) {
-	s := openTemp(t)
+func testListExecutions(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
 	// Inserted out of time order; b, c and d share a timestamp, so insertion
 	// order breaks the tie.
@@ -191,7 +192,7 @@ func TestListExecutions(t *testing.T) {
 		{"z", codemode.StatusError, at(0)},
 	}
 	for _, x := range seed {
-		e := newExecution(x.id, x.status)
+		e := NewExecution(x.id, x.status)
 		e.CreatedAt = x.t
 		if err := s.CreateExecution(ctx, e); err != nil {
 			t.Fatal(err)
@@ -241,15 +242,15 @@ func ids(es []*codemode.Execution) []string {
 	return out
 }
 
-func TestDeleteExecutionCascades(t *testing.T) {
-	s := openTemp(t)
+func testDeleteExecutionCascades(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
-		if err := s.CreateExecution(ctx, newExecution(id, codemode.StatusCompleted)); err != nil {
+		if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusCompleted)); err != nil {
 			t.Fatal(err)
 		}
 		for seq := 1; seq <= 3; seq++ {
-			if err := s.InsertEntry(ctx, newEntry(id, seq, codemode.EntryApplied)); err != nil {
+			if err := s.InsertEntry(ctx, NewEntry(id, seq, codemode.EntryApplied)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -260,25 +261,42 @@ func TestDeleteExecutionCascades(t *testing.T) {
 	if _, err := s.GetExecution(ctx, "gone"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("GetExecution after delete: %v, want ErrNotFound", err)
 	}
+	if _, err := s.Entries(ctx, "gone"); !errors.Is(err, codemode.ErrNotFound) {
+		t.Errorf("Entries after delete: %v, want ErrNotFound", err)
+	}
 	if got := countEntries(t, s, "gone"); got != 0 {
-		t.Errorf("entries of deleted execution = %d, want 0", got)
+		t.Errorf("entries of the deleted execution = %d, want 0", got)
 	}
 	if got := countEntries(t, s, "kept"); got != 3 {
-		t.Errorf("entries of other execution = %d, want 3", got)
+		t.Errorf("entries of the other execution = %d, want 3", got)
 	}
 }
 
-// countEntries counts rows directly, so it also sees orphans.
-func countEntries(t *testing.T, s *Store, id string) int {
+// countEntries counts the entries of id; an execution that does not exist
+// is created first (and deleted after), so entries left behind by a
+// deleted execution of that id are counted too.
+func countEntries(t *testing.T, s codemode.Store, id string) int {
 	t.Helper()
-	var n int
-	if err := s.DB().QueryRow(`SELECT count(*) FROM entries WHERE execution_id = ?`, id).Scan(&n); err != nil {
+	ctx := context.Background()
+	log, err := s.Entries(ctx, id)
+	if errors.Is(err, codemode.ErrNotFound) {
+		if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusCompleted)); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := s.DeleteExecution(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		log, err = s.Entries(ctx, id)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return len(log)
 }
 
-func TestPruneExecutions(t *testing.T) {
+func testPruneExecutions(t *testing.T, f Factory) {
 	// Oldest first: o1..o8.
 	seed := []struct {
 		id     string
@@ -306,15 +324,15 @@ func TestPruneExecutions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("keep=%d", tt.keep), func(t *testing.T) {
-			s := openTemp(t)
+			s := f.New(t)
 			ctx := context.Background()
 			for i, x := range seed {
-				e := newExecution(x.id, x.status)
+				e := NewExecution(x.id, x.status)
 				e.CreatedAt = at(i)
 				if err := s.CreateExecution(ctx, e); err != nil {
 					t.Fatal(err)
 				}
-				if err := s.InsertEntry(ctx, newEntry(x.id, 1, codemode.EntryApplied)); err != nil {
+				if err := s.InsertEntry(ctx, NewEntry(x.id, 1, codemode.EntryApplied)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -332,45 +350,22 @@ func TestPruneExecutions(t *testing.T) {
 			if diff := cmp.Diff(tt.left, ids(got)); diff != "" {
 				t.Errorf("left (-want +got):\n%s", diff)
 			}
-			var entries int
-			if err := s.DB().QueryRow(`SELECT count(*) FROM entries`).Scan(&entries); err != nil {
-				t.Fatal(err)
-			}
-			if entries != len(tt.left) {
-				t.Errorf("entries left = %d, want %d (pruned logs cascade)", entries, len(tt.left))
+			for _, x := range seed {
+				want := 0
+				if slices.Contains(tt.left, x.id) {
+					want = 1
+				}
+				if got := countEntries(t, s, x.id); got != want {
+					t.Errorf("entries of %s = %d, want %d (pruned logs go with their execution)", x.id, got, want)
+				}
 			}
 		})
 	}
 }
 
-func TestPruneExecutionsNegativeKeep(t *testing.T) {
-	s := openTemp(t)
+func testPruneExecutionsNegativeKeep(t *testing.T, f Factory) {
+	s := f.New(t)
 	if _, err := s.PruneExecutions(context.Background(), -1); err == nil {
 		t.Error("PruneExecutions(-1) succeeded")
-	}
-}
-
-// TestStatesReadable checks that statuses and states are stored as text a
-// person reading the file with the sqlite3 CLI understands.
-func TestStatesReadable(t *testing.T) {
-	s := openTemp(t)
-	ctx := context.Background()
-	if err := s.CreateExecution(ctx, newExecution("exec_r", codemode.StatusRolledBack)); err != nil {
-		t.Fatal(err)
-	}
-	e := newEntry("exec_r", 1, codemode.EntryPending)
-	e.Kind = codemode.KindStep
-	if err := s.InsertEntry(ctx, e); err != nil {
-		t.Fatal(err)
-	}
-	var status, kind, state string
-	if err := s.DB().QueryRow(`SELECT status FROM executions`).Scan(&status); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB().QueryRow(`SELECT kind, state FROM entries`).Scan(&kind, &state); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"rolled_back", "step", "pending"}, []string{status, kind, state}); diff != "" {
-		t.Errorf("stored text (-want +got):\n%s", diff)
 	}
 }

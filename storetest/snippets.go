@@ -1,4 +1,4 @@
-package sqlitestore
+package storetest
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-func TestSnippets(t *testing.T) {
-	s := openTemp(t)
+func testSnippets(t *testing.T, f Factory) {
+	s := f.New(t)
 	ctx := context.Background()
 	full := codemode.Snippet{
 		Name:          "tagged",

@@ -1,11 +1,10 @@
-package sqlitestore
+package storetest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -14,24 +13,23 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// TestUpdateEntryRace races two deciders approving the same pending entry,
-// from one handle and from two handles on the same file: exactly one wins,
+// testUpdateEntryRace races two deciders approving the same pending entry,
+// from one handle and from two handles on one database: exactly one wins,
 // the other gets ErrConflict, and the stored result is the winner's.
-func TestUpdateEntryRace(t *testing.T) {
+func testUpdateEntryRace(t *testing.T, f Factory) {
 	for _, handles := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d handles", handles), func(t *testing.T) {
 			ctx := context.Background()
-			path := filepath.Join(t.TempDir(), "codemode.db")
-			stores := []*Store{openAt(t, path, Options{})}
+			stores := []codemode.Store{f.New(t)}
 			if handles == 2 {
-				stores = append(stores, openAt(t, path, Options{}))
+				stores = append(stores, f.Another(t, stores[0]))
 			}
 			const rounds = 40
-			if err := stores[0].CreateExecution(ctx, newExecution("exec_race", codemode.StatusPaused)); err != nil {
+			if err := stores[0].CreateExecution(ctx, NewExecution("exec_race", codemode.StatusPaused)); err != nil {
 				t.Fatal(err)
 			}
 			for seq := 1; seq <= rounds; seq++ {
-				if err := stores[0].InsertEntry(ctx, newEntry("exec_race", seq, codemode.EntryPending)); err != nil {
+				if err := stores[0].InsertEntry(ctx, NewEntry("exec_race", seq, codemode.EntryPending)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -42,7 +40,7 @@ func TestUpdateEntryRace(t *testing.T) {
 				)
 				for c := range 2 {
 					s := stores[c%len(stores)]
-					e := newEntry("exec_race", seq, codemode.EntryExecuting)
+					e := NewEntry("exec_race", seq, codemode.EntryExecuting)
 					e.Result = json.RawMessage(fmt.Sprintf(`{"winner":%d}`, c))
 					wg.Go(func() { errs[c] = s.UpdateEntry(ctx, e, codemode.EntryPending) })
 				}
@@ -75,15 +73,16 @@ func TestUpdateEntryRace(t *testing.T) {
 	}
 }
 
-// TestUpdateExecutionRace: two handles resume the same paused run; one wins.
-func TestUpdateExecutionRace(t *testing.T) {
+// testClaimRace: two handles claim the same paused run for different
+// owners (approve it); exactly one wins and the run is the winner's.
+func testClaimRace(t *testing.T, f Factory) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "codemode.db")
-	stores := []*Store{openAt(t, path, Options{}), openAt(t, path, Options{})}
+	first := f.New(t)
+	stores := []codemode.Store{first, f.Another(t, first)}
 	const rounds = 20
 	for i := range rounds {
 		id := fmt.Sprintf("exec_%d", i)
-		if err := stores[0].CreateExecution(ctx, newExecution(id, codemode.StatusPaused)); err != nil {
+		if err := stores[0].CreateExecution(ctx, NewExecution(id, codemode.StatusPaused)); err != nil {
 			t.Fatal(err)
 		}
 		var (
@@ -91,31 +90,41 @@ func TestUpdateExecutionRace(t *testing.T) {
 			errs [2]error
 		)
 		for c, s := range stores {
-			e := newExecution(id, codemode.StatusRunning)
+			e := NewExecution(id, codemode.StatusRunning)
+			e.Owner = fmt.Sprintf("own_%d", c)
 			wg.Go(func() { errs[c] = s.UpdateExecution(ctx, e, codemode.StatusPaused) })
 		}
 		wg.Wait()
-		wins := 0
-		for _, err := range errs {
-			if err == nil {
-				wins++
-			} else if !errors.Is(err, codemode.ErrConflict) {
+		winner := -1
+		for c, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("%s: both claims won", id)
+			case err == nil:
+				winner = c
+			case !errors.Is(err, codemode.ErrConflict):
 				t.Fatalf("%s: %v, want nil or ErrConflict", id, err)
 			}
 		}
-		if wins != 1 {
-			t.Fatalf("%s: %d updates won, want exactly 1 (%v)", id, wins, errs)
+		if winner < 0 {
+			t.Fatalf("%s: no claim won (%v)", id, errs)
+		}
+		got, err := stores[1-winner].GetExecution(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("own_%d", winner); got.Status != codemode.StatusRunning || got.Owner != want {
+			t.Fatalf("%s: %s owned by %q, want running owned by the winner %q", id, got.Status, got.Owner, want)
 		}
 	}
 }
 
-// TestConcurrentWriters writes from 8 goroutines over two handles on one
-// file; the busy timeout and IMMEDIATE transactions must absorb every
-// SQLITE_BUSY.
-func TestConcurrentWriters(t *testing.T) {
+// testConcurrentWriters writes from 8 goroutines over two handles on one
+// database; every write succeeds (a store waits for a busy database).
+func testConcurrentWriters(t *testing.T, f Factory) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "codemode.db")
-	stores := []*Store{openAt(t, path, Options{}), openAt(t, path, Options{})}
+	first := f.New(t)
+	stores := []codemode.Store{first, f.Another(t, first)}
 	const (
 		writers = 8
 		inserts = 50
@@ -129,14 +138,14 @@ func TestConcurrentWriters(t *testing.T) {
 		s := stores[w%2]
 		wg.Go(func() {
 			id := fmt.Sprintf("exec_w%d", w)
-			if err := s.CreateExecution(ctx, newExecution(id, codemode.StatusRunning)); err != nil {
+			if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusRunning)); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
 				return
 			}
 			for i := 1; i <= inserts; i++ {
-				e := newEntry(id, i, codemode.EntryExecuting)
+				e := NewEntry(id, i, codemode.EntryExecuting)
 				err := s.InsertEntry(ctx, e)
 				if err == nil {
 					e.State, e.Result = codemode.EntryApplied, json.RawMessage(`{"ok":true}`)
@@ -154,11 +163,20 @@ func TestConcurrentWriters(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatalf("%d writes failed; first: %v", len(errs), errs[0])
 	}
-	var n int
-	if err := stores[0].DB().QueryRow(`SELECT count(*) FROM entries WHERE state = 'applied'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != writers*inserts {
-		t.Errorf("applied entries = %d, want %d", n, writers*inserts)
+	for w := range writers {
+		id := fmt.Sprintf("exec_w%d", w)
+		log, err := stores[0].Entries(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applied := 0
+		for _, e := range log {
+			if e.State == codemode.EntryApplied {
+				applied++
+			}
+		}
+		if applied != inserts {
+			t.Errorf("%s: %d applied entries, want %d", id, applied, inserts)
+		}
 	}
 }

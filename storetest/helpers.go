@@ -1,4 +1,4 @@
-package sqlitestore
+package storetest
 
 import (
 	"encoding/json"
@@ -10,8 +10,9 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// newExecution returns an execution with every field set.
-func newExecution(id string, status codemode.ExecStatus) *codemode.Execution {
+// NewExecution returns an execution with every field set (no owner), for
+// a store's own tests.
+func NewExecution(id string, status codemode.ExecStatus) *codemode.Execution {
 	return &codemode.Execution{
 		ID:         id,
 		Code:       "async () => notes.listNotes({})",
@@ -24,8 +25,8 @@ func newExecution(id string, status codemode.ExecStatus) *codemode.Execution {
 	}
 }
 
-// newEntry returns a call entry of execution id.
-func newEntry(id string, seq int, state codemode.EntryState) codemode.Entry {
+// NewEntry returns a call entry of execution id, for a store's own tests.
+func NewEntry(id string, seq int, state codemode.EntryState) codemode.Entry {
 	return codemode.Entry{
 		ExecutionID: id,
 		Seq:         seq,

@@ -1,0 +1,242 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/procid"
+)
+
+// Ownership and recovery.
+//
+// A process that runs programs registers as an owner (codemode.Owner: its
+// id, host, pid, start time and lease) the first time it claims a run,
+// and renews its heartbeat every lease/3 until Close removes it. A run it
+// works on (running, rolling_back) carries its id; a paused or finished
+// run carries none, so anyone may approve, reject or roll it back.
+//
+// A claimed run whose owner is gone is recovered by whoever opens the
+// store (New), and by every registered owner at each heartbeat: at once
+// when the owner ran on this machine and its process is dead (procid),
+// otherwise when its lease lapsed (a run without an owner record, left by
+// an older release, counts from its last change). Recovery is one
+// conditional store transaction (Store.RecoverExecution): the run ends
+// error with a message naming what interrupted it, what its journal
+// holds is applied, its executing entries become unknown and its pending
+// ones rejected; of two processes recovering at once, one does it.
+
+// DefaultLease is the default of Options.Lease.
+const DefaultLease = 15 * time.Second
+
+// unknownNote is the error of an entry recovery marks unknown.
+const unknownNote = "the run was interrupted while this call was in flight: it may or may not have taken effect"
+
+// owner is this process as the owner of the runs it works on.
+type owner struct {
+	// fixed at creation
+	r     *Runtime
+	id    string
+	self  procid.Identity
+	lease time.Duration
+
+	mu         sync.Mutex
+	registered bool               // guarded by mu
+	cancel     context.CancelFunc // stops the heartbeat; guarded by mu
+	done       chan struct{}      // closed when the heartbeat goroutine ends; guarded by mu
+}
+
+func newOwner(r *Runtime, lease time.Duration) *owner {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &owner{r: r, id: "own_" + hex.EncodeToString(b[:]), self: procid.Self(), lease: lease}
+}
+
+// claim registers the owner if it is not yet (starting its heartbeat) and
+// returns its id.
+func (o *owner) claim(ctx context.Context) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.registered {
+		return o.id, nil
+	}
+	if err := o.register(ctx); err != nil {
+		return "", err
+	}
+	o.registered = true
+	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	o.cancel, o.done = cancel, make(chan struct{})
+	go o.heartbeat(hbCtx, o.done)
+	return o.id, nil
+}
+
+// register writes the owner record.
+func (o *owner) register(ctx context.Context) error {
+	now := o.r.now()
+	err := o.r.store.RegisterOwner(ctx, codemode.Owner{
+		ID: o.id, Host: o.self.Host, PID: o.self.PID, Boot: o.self.Boot, ProcessStart: o.self.Start,
+		StartedAt: now, Heartbeat: now, Lease: o.lease,
+	})
+	if err != nil {
+		return fmt.Errorf("register this process as an owner: %w", err)
+	}
+	return nil
+}
+
+// heartbeat renews the lease every lease/3 and recovers the runs of owners
+// that are gone, until ctx ends.
+func (o *owner) heartbeat(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(o.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		o.beat(ctx)
+		o.r.recoverOrphans(ctx)
+	}
+}
+
+// beat renews the lease. An owner record that is gone (another process
+// took this one for dead: its lease lapsed) is written again: runs
+// recovered meanwhile stay recovered, later ones are claimed again.
+func (o *owner) beat(ctx context.Context) {
+	err := o.r.store.Heartbeat(ctx, o.id, o.r.now())
+	if errors.Is(err, codemode.ErrNotFound) {
+		o.r.log.Warn("this process's owner record was removed (its lease lapsed?); registering again", "owner", o.id)
+		err = o.register(ctx)
+	}
+	if err != nil && ctx.Err() == nil {
+		o.r.log.Warn("owner heartbeat failed", "owner", o.id, "err", err)
+	}
+}
+
+// close stops the heartbeat and removes the owner record.
+func (o *owner) close(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.registered {
+		return nil
+	}
+	o.registered = false
+	o.cancel()
+	<-o.done
+	if err := o.r.store.RemoveOwner(ctx, o.id); err != nil && !errors.Is(err, codemode.ErrNotFound) {
+		return fmt.Errorf("remove owner %s: %w", o.id, err)
+	}
+	return nil
+}
+
+// gone reports whether the owner of a claimed run is gone, and why.
+// rec is its owner record (nil: none).
+func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time, lease time.Duration) (string, bool) {
+	if e.Owner == o.id {
+		return "", false // this process
+	}
+	if rec == nil {
+		idle := now.Sub(e.UpdatedAt)
+		if idle <= lease {
+			return "", false
+		}
+		who := "its process left no owner record (a run of an older release)"
+		if e.Owner != "" {
+			who = fmt.Sprintf("its owner %s is no longer registered", e.Owner)
+		}
+		return fmt.Sprintf("%s and it has not changed for %s", who, idle.Round(time.Second)), true
+	}
+	proc := fmt.Sprintf("pid %d on %s", rec.PID, rec.Host)
+	alive, known := procid.Alive(procid.Identity{Host: rec.Host, Boot: rec.Boot, PID: rec.PID, Start: rec.ProcessStart})
+	if known {
+		if alive {
+			return "", false
+		}
+		return fmt.Sprintf("the process that ran it (%s, started %s) is gone", proc, rec.StartedAt.Format(time.RFC3339)), true
+	}
+	since := now.Sub(rec.Heartbeat)
+	if since <= rec.Lease {
+		return "", false
+	}
+	return fmt.Sprintf("the process that ran it (%s) stopped renewing its %s lease %s ago", proc, rec.Lease, since.Round(time.Second)), true
+}
+
+// recoverOrphans recovers every claimed run whose owner is gone (see
+// above) and removes the records of owners that are gone and claim
+// nothing. Failures are logged: recovery is tried again later.
+func (r *Runtime) recoverOrphans(ctx context.Context) int {
+	owners, err := r.store.Owners(ctx)
+	if err != nil {
+		r.log.Warn("recovery: listing owners failed", "err", err)
+		return 0
+	}
+	byID := make(map[string]*codemode.Owner, len(owners))
+	for i := range owners {
+		byID[owners[i].ID] = &owners[i]
+	}
+	now := r.now()
+	claimed := map[string]bool{}
+	recovered := 0
+	for _, st := range []codemode.ExecStatus{codemode.StatusRunning, codemode.StatusRollingBack} {
+		runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: st})
+		if err != nil {
+			r.log.Warn("recovery: listing runs failed", "status", st, "err", err)
+			continue
+		}
+		for _, e := range runs {
+			why, gone := r.own.gone(e, byID[e.Owner], now, r.own.lease)
+			if !gone {
+				claimed[e.Owner] = true
+				continue
+			}
+			if r.recoverRun(ctx, e, st, why) {
+				recovered++
+			}
+		}
+	}
+	for _, rec := range owners {
+		if rec.ID == r.own.id || claimed[rec.ID] {
+			continue
+		}
+		if _, gone := r.own.gone(&codemode.Execution{Owner: rec.ID}, &rec, now, r.own.lease); !gone {
+			continue
+		}
+		if err := r.store.RemoveOwner(ctx, rec.ID); err != nil && !errors.Is(err, codemode.ErrNotFound) {
+			r.log.Warn("recovery: removing an owner that is gone failed", "owner", rec.ID, "err", err)
+		}
+	}
+	return recovered
+}
+
+// recoverRun ends one claimed run whose owner is gone; it reports whether
+// this process did it (another may have first).
+func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, why string) bool {
+	owner := e.Owner
+	msg := "interrupted: " + why + "; calls that were in flight are marked unknown"
+	if from == codemode.StatusRollingBack {
+		msg = "interrupted during a rollback: " + why + "; roll it back again to finish"
+	}
+	rec := &codemode.Execution{ID: e.ID, Error: msg, UpdatedAt: r.now()}
+	var err error
+	if rec.Status, err = codemode.TransitionExec(from, codemode.StatusError); err != nil {
+		r.log.Error("recovery: illegal transition", "execution", e.ID, "err", err)
+		return false
+	}
+	err = r.store.RecoverExecution(ctx, rec, from, owner, unknownNote)
+	switch {
+	case errors.Is(err, codemode.ErrConflict), errors.Is(err, codemode.ErrNotFound):
+		return false // another process recovered it, or it moved on
+	case err != nil:
+		r.log.Warn("recovery failed", "execution", e.ID, "err", err)
+		return false
+	}
+	r.log.Warn("recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
+	r.dispose(ctx, e.ID)
+	return true
+}

@@ -1,0 +1,181 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/storetest"
+)
+
+// The journal lives beside the database, private like it; a journal not
+// dropped (the process died) stays for the next process to apply.
+func TestJournalFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := storetest.NewExecution("exec_f", codemode.StatusRunning)
+	run.Owner = "own_dead"
+	if err := s.CreateExecution(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	big := storetest.NewEntry("exec_f", 2, codemode.EntryExecuting)
+	big.Args = json.RawMessage(`{"text":"` + strings.Repeat("x", 2*rawRecordLimit) + `"}`)
+	if err := s.Journal(ctx, "exec_f", []codemode.Entry{storetest.NewEntry("exec_f", 1, codemode.EntryExecuting), big}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(path+"-ahead", "exec_f")
+	for name, want := range map[string]os.FileMode{path + "-ahead": 0o700 | os.ModeDir, file: 0o600} {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", name, st.Mode(), want)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("the journal of a store closed without DropJournal is gone: %v", err)
+	}
+	next := openAt(t, path, Options{})
+	if err := next.RecoverExecution(ctx, &codemode.Execution{ID: "exec_f", Status: codemode.StatusError}, codemode.StatusRunning, "own_dead", "unknown"); err != nil {
+		t.Fatal(err)
+	}
+	log, err := next.Entries(ctx, "exec_f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].State != codemode.EntryUnknown || len(log[1].Args) != len(big.Args) {
+		t.Errorf("log after recovery: %d entries %v", len(log), log)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("journal after recovery: %v, want it removed", err)
+	}
+}
+
+// An execution id that is not a plain file name gets a hex file name.
+func TestJournalFileName(t *testing.T) {
+	j := newJournals("/db")
+	for id, want := range map[string]string{
+		"exec_0123abcd": "/db-ahead/exec_0123abcd",
+		"../x":          "/db-ahead/x2e2e2f78",
+		"":              "/db-ahead/x",
+	} {
+		if got := j.path(id); got != want {
+			t.Errorf("path(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+// journalBytes returns the journal records of entries.
+func journalBytes(t *testing.T, entries []codemode.Entry) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	s := openAt(t, filepath.Join(dir, "j.db"), Options{})
+	ctx := context.Background()
+	if err := s.CreateExecution(ctx, storetest.NewExecution("exec_t", codemode.StatusRunning)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := s.Journal(ctx, "exec_t", []codemode.Entry{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(s.journals.path("exec_t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A record cut by a crash, or damaged, ends the journal: the records
+// before it are read, nothing after it.
+func TestJournalTornRecords(t *testing.T) {
+	var entries []codemode.Entry
+	for seq := 1; seq <= 3; seq++ {
+		e := storetest.NewEntry("exec_t", seq, codemode.EntryExecuting)
+		e.Args = json.RawMessage(`{"text":"line\nbreak ü"}`)
+		entries = append(entries, e)
+	}
+	b := journalBytes(t, entries)
+	ends := []int{}
+	for i, c := range b {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) != 3 {
+		t.Fatalf("%d records in the file, want 3:\n%s", len(ends), b)
+	}
+	seqs := func(es []codemode.Entry) []int {
+		out := []int{}
+		for _, e := range es {
+			out = append(out, e.Seq)
+		}
+		return out
+	}
+	for cut := 0; cut <= len(b); cut++ {
+		want := []int{}
+		for i, end := range ends {
+			if cut >= end || cut == end-1 { // a record cut just before its newline is whole
+				want = append(want, i+1)
+			}
+		}
+		if diff := cmp.Diff(want, seqs(parseJournal(b[:cut]))); diff != "" {
+			t.Fatalf("cut at %d (-want +got):\n%s", cut, diff)
+		}
+	}
+	for i := range b {
+		damaged := bytes.Clone(b)
+		damaged[i] ^= 0x01
+		got := seqs(parseJournal(damaged))
+		for r, end := range ends {
+			if i < end { // the damaged record and those after it are dropped
+				if len(got) > r {
+					t.Fatalf("byte %d damaged: read records %v, want only those before record %d", i, got, r+1)
+				}
+				break
+			}
+		}
+	}
+}
+
+// The reader takes any bytes: it never fails, and what follows complete
+// records (a torn or damaged tail) never changes them.
+func FuzzParseJournal(f *testing.F) {
+	var seed bytes.Buffer
+	for seq := 1; seq <= 2; seq++ {
+		b, err := json.Marshal(storetest.NewEntry("exec_t", seq, codemode.EntryExecuting))
+		if err != nil {
+			f.Fatal(err)
+		}
+		fmt.Fprintf(&seed, "%08x %s\n", crc32.Checksum(b, castagnoli), b)
+	}
+	f.Add(seed.Bytes(), []byte("0000"))
+	f.Add([]byte("garbage\n"), []byte{0})
+	f.Fuzz(func(t *testing.T, b, tail []byte) {
+		whole := parseJournal(b)
+		if len(b) == 0 || b[len(b)-1] != '\n' {
+			return
+		}
+		got := parseJournal(append(bytes.Clone(b), tail...))
+		if len(got) < len(whole) || !cmp.Equal(whole, got[:len(whole)]) {
+			t.Fatalf("a tail changed the records before it: %d records, then %d", len(whole), len(got))
+		}
+	})
+}

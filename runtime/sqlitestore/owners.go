@@ -1,0 +1,90 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+const ownerColumns = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
+
+// RegisterOwner inserts o; ErrConflict if its id exists. Zero StartedAt
+// and Heartbeat are set to now.
+func (s *Store) RegisterOwner(ctx context.Context, o codemode.Owner) error {
+	if o.ID == "" {
+		return errors.New("register owner: empty id")
+	}
+	started := stamp(o.StartedAt)
+	beat := o.Heartbeat
+	if beat.IsZero() {
+		beat = started
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO owners (`+ownerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.ID, o.Host, o.PID, o.Boot, o.ProcessStart, toNanos(started), toNanos(beat), int64(o.Lease))
+	if isPrimaryKeyViolation(err) {
+		return fmt.Errorf("register owner %s: %w", o.ID, codemode.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("register owner %s: %w", o.ID, err)
+	}
+	return nil
+}
+
+// Heartbeat sets owner id's heartbeat to at (zero: now); ErrNotFound if it
+// is not registered.
+func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE owners SET heartbeat_at = ? WHERE id = ?`, toNanos(stamp(at)), id)
+	if err != nil {
+		return fmt.Errorf("heartbeat of owner %s: %w", id, err)
+	}
+	return oneRow(res, fmt.Sprintf("heartbeat of owner %s", id))
+}
+
+// Owners lists the registered owners by id.
+func (s *Store) Owners(ctx context.Context) ([]codemode.Owner, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+ownerColumns+` FROM owners ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list owners: %w", err)
+	}
+	defer rows.Close()
+	var out []codemode.Owner
+	for rows.Next() {
+		var (
+			o                    codemode.Owner
+			started, beat, lease int64
+		)
+		if err := rows.Scan(&o.ID, &o.Host, &o.PID, &o.Boot, &o.ProcessStart, &started, &beat, &lease); err != nil {
+			return nil, fmt.Errorf("list owners: %w", err)
+		}
+		o.StartedAt, o.Heartbeat, o.Lease = fromNanos(started), fromNanos(beat), time.Duration(lease)
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list owners: %w", err)
+	}
+	return out, nil
+}
+
+// RemoveOwner deletes owner id; ErrNotFound if absent.
+func (s *Store) RemoveOwner(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM owners WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("remove owner %s: %w", id, err)
+	}
+	return oneRow(res, fmt.Sprintf("remove owner %s", id))
+}
+
+// oneRow turns a statement that touched no row into ErrNotFound.
+func oneRow(res interface{ RowsAffected() (int64, error) }, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, codemode.ErrNotFound)
+	}
+	return nil
+}
