@@ -120,7 +120,7 @@ func derive(root *node) (*derivation, error) {
 			continue
 		}
 		d.where = "schema " + name
-		out.Defs[name] = d.conv.schema(nil, d.conv.components.get(name), 0)
+		out.Defs[name] = d.conv.schema(nil, d.conv.shared(name), 0)
 		refs := d.conv.takeRefs()
 		out.DefRefs[name] = refs
 		queue = append(queue, refs...)

@@ -37,8 +37,14 @@ type schemaConv struct {
 
 	// refs collects the shared schema names referenced since the last
 	// takeRefs.
-	refs     map[string]bool
-	inlining []string // local references being inlined (cycle guard)
+	refs map[string]bool
+	// refMemo caches hasRef by pointer; places, taken and placeOf name the
+	// schemas placeName made shared (pointer -> name, names, name ->
+	// pointer).
+	refMemo map[string]bool
+	places  map[string]string
+	taken   map[string]bool
+	placeOf map[string]string
 }
 
 // maxSchemaDepth bounds the nesting of one converted schema.
@@ -133,26 +139,109 @@ func (c *schemaConv) ref(b []byte, ref string, depth int) []byte {
 			c.warn(fmt.Sprintf("unresolvable $ref %q: no such schema; its schema is unknown", ref))
 			return append(b, "{}"...)
 		}
-		if c.refs == nil {
-			c.refs = map[string]bool{}
-		}
-		c.refs[name] = true
-		b = append(b, `{"$ref":`...)
-		b = appendString(b, defsRef(name))
-		return append(b, '}')
+		return c.sharedRef(b, name)
 	}
 	target := resolvePointer(c.doc, ptr)
 	if target == nil {
 		c.warn(fmt.Sprintf("unresolvable $ref %q: nothing at that place in the document; its schema is unknown", ref))
 		return append(b, "{}"...)
 	}
-	if slices.Contains(c.inlining, ptr) {
-		return append(b, "{}"...) // a cycle outside the shared schemas
+	if !c.hasRef(ptr, target) {
+		// A schema without references is copied in place: it cannot
+		// recurse, and copying it costs its size once per use.
+		return c.schema(b, target, depth+1)
 	}
-	c.inlining = append(c.inlining, ptr)
-	b = c.schema(b, target, depth+1)
-	c.inlining = c.inlining[:len(c.inlining)-1]
-	return b
+	// Anything else (a schema inside another, a parameter's schema that
+	// refers to others) becomes a shared schema of its own, named after its
+	// place: copying it in place could grow exponentially (Azure's
+	// documents refer deep into schemas that refer deep into others).
+	return c.sharedRef(b, c.placeName(ptr))
+}
+
+// sharedRef appends a reference to shared schema name and records it.
+func (c *schemaConv) sharedRef(b []byte, name string) []byte {
+	if c.refs == nil {
+		c.refs = map[string]bool{}
+	}
+	c.refs[name] = true
+	b = append(b, `{"$ref":`...)
+	b = appendString(b, defsRef(name))
+	return append(b, '}')
+}
+
+// hasRef reports whether the schema at ptr holds a $ref (memoized).
+func (c *schemaConv) hasRef(ptr string, n *node) bool {
+	if v, ok := c.refMemo[ptr]; ok {
+		return v
+	}
+	if c.refMemo == nil {
+		c.refMemo = map[string]bool{}
+	}
+	v := holdsRef(n, 0)
+	c.refMemo[ptr] = v
+	return v
+}
+
+func holdsRef(n *node, depth int) bool {
+	switch {
+	case depth > maxSchemaDepth:
+		return true
+	case n.isObject():
+		for i, k := range n.keys {
+			if k == "$ref" || holdsRef(&n.vals[i], depth+1) {
+				return true
+			}
+		}
+	case n.isArray():
+		for i := range n.items {
+			if holdsRef(&n.items[i], depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// placeName is the shared schema name of a schema that is not one of the
+// document's shared schemas: its JSON pointer's tokens joined with "." (a
+// place inside shared schema X is "X.properties.y"), made unique against
+// the shared schemas' names.
+func (c *schemaConv) placeName(ptr string) string {
+	if name, ok := c.places[ptr]; ok {
+		return name
+	}
+	decoded := ptr
+	if p, err := url.PathUnescape(ptr); err == nil {
+		decoded = p
+	}
+	toks := strings.Split(strings.TrimPrefix(decoded, "/"), "/")
+	for i, t := range toks {
+		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	if inner, ok := strings.CutPrefix(decoded, c.defsPtr); ok && inner != "" {
+		toks = toks[strings.Count(c.defsPtr, "/")-1:] // from the schema's name on
+	}
+	base := strings.Join(toks, ".")
+	name := base
+	for i := 2; c.components.get(name) != nil || c.taken[name]; i++ {
+		name = fmt.Sprintf("%s~%d", base, i)
+	}
+	if c.places == nil {
+		c.places, c.taken, c.placeOf = map[string]string{}, map[string]bool{}, map[string]string{}
+	}
+	c.places[ptr] = name
+	c.taken[name] = true
+	c.placeOf[name] = ptr
+	return name
+}
+
+// shared returns the schema of shared schema name: one of the document's,
+// or one placeName named.
+func (c *schemaConv) shared(name string) *node {
+	if ptr, ok := c.placeOf[name]; ok {
+		return resolvePointer(c.doc, ptr)
+	}
+	return c.components.get(name)
 }
 
 // componentName returns the shared schema name a JSON pointer names

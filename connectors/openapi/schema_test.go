@@ -64,14 +64,34 @@ func TestSchemaConversion(t *testing.T) {
 	}
 }
 
-// TestSchemaCycleOutsideComponents: a cycle among references that are
-// not shared schemas ends in {} instead of recursing forever.
-func TestSchemaCycleOutsideComponents(t *testing.T) {
-	doc := `{"openapi":"3.0.0","x-a":{"type":"object","properties":{"next":{"$ref":"#/x-a"}}}}`
-	root, _ := parseJSON([]byte(doc))
-	c := &schemaConv{doc: &root, defsPtr: "/components/schemas/", warn: func(string) {}}
-	n, _ := parseJSON([]byte(`{"$ref":"#/x-a"}`))
-	if got := string(c.schema(nil, &n, 0)); got != `{"type":"object","properties":{"next":{}}}` {
-		t.Errorf("got %s", got)
+// TestSchemaPlaces: a reference to a place that is not a shared schema
+// and refers to others becomes a shared schema named after its place (a
+// cycle among such places is a recursive type, not an endless copy); one
+// without references is copied in place.
+func TestSchemaPlaces(t *testing.T) {
+	doc := `{"openapi":"3.0.0","x-a":{"type":"object","properties":{"next":{"$ref":"#/x-a"}}},
+		"components":{"schemas":{"X":{"properties":{"y":{"properties":{"z":{"$ref":"#/components/schemas/X/properties/y"}}},"w":{"type":"string"}}}}}}`
+	root, ok := parseJSON([]byte(doc))
+	if !ok {
+		t.Fatal("bad test document")
+	}
+	c := &schemaConv{doc: &root, components: root.get("components").get("schemas"), defsPtr: "/components/schemas/", warn: func(w string) { t.Error(w) }}
+	tests := []struct{ ref, want, name, def string }{
+		{"#/x-a", `{"$ref":"#/components/schemas/x-a"}`, "x-a", `{"type":"object","properties":{"next":{"$ref":"#/components/schemas/x-a"}}}`},
+		{"#/components/schemas/X/properties/y", `{"$ref":"#/components/schemas/X.properties.y"}`, "X.properties.y",
+			`{"properties":{"z":{"$ref":"#/components/schemas/X.properties.y"}}}`},
+		{"#/components/schemas/X/properties/w", `{"type":"string"}`, "", ""},
+	}
+	for _, tt := range tests {
+		n, _ := parseJSON([]byte(`{"$ref":"` + tt.ref + `"}`))
+		if got := string(c.schema(nil, &n, 0)); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.ref, got, tt.want)
+		}
+		if tt.name == "" {
+			continue
+		}
+		if got := string(c.schema(nil, c.shared(tt.name), 0)); got != tt.def {
+			t.Errorf("shared %s: got %s, want %s", tt.name, got, tt.def)
+		}
 	}
 }
