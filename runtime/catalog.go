@@ -53,6 +53,8 @@ type source struct {
 	types     *typegen.Definitions
 	valOnce   sync.Once
 	valDefs   any // defs decoded for the validator
+	declOnce  sync.Once
+	decls     string // the source's declarations, made on first use
 }
 
 // tool is one method with its final approval verdict, its revert function
@@ -75,6 +77,9 @@ type catalog struct {
 	sources []*source
 	byName  map[string]*source
 	globals []sandbox.Global // one per available source
+
+	declOnce sync.Once
+	decls    string // every source's declarations, made on first use
 }
 
 // buildCatalog lists every source's tools and applies the configuration's

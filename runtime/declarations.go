@@ -56,19 +56,35 @@ func (r *Runtime) Declarations(connector string) (string, error) {
 		if !s.available() {
 			return "", fmt.Errorf("connector %s is unavailable: %v", connector, s.err)
 		}
-		return typegen.Declarations(s.typegen()), nil
+		return s.declarations(), nil
 	}
-	var cs []typegen.Connector
-	for _, s := range cat.sources {
-		if s.available() {
-			cs = append(cs, s.typegen())
+	return cat.declarations(), nil
+}
+
+// declarations returns the declarations of every available connector,
+// made once per catalog (a catalog does not change).
+func (c *catalog) declarations() string {
+	c.declOnce.Do(func() {
+		var cs []typegen.Connector
+		for _, s := range c.sources {
+			if s.available() {
+				cs = append(cs, s.typegen())
+			}
 		}
-	}
-	if len(cs) == 0 {
-		return codemodeDeclaration, nil
-	}
-	// One file: type names stay unique across connectors.
-	return codemodeDeclaration + "\n" + typegen.DeclarationsAll(cs), nil
+		if len(cs) == 0 {
+			c.decls = codemodeDeclaration
+			return
+		}
+		// One file: type names stay unique across connectors.
+		c.decls = codemodeDeclaration + "\n" + typegen.DeclarationsAll(cs)
+	})
+	return c.decls
+}
+
+// declarations returns the source's declarations, made once.
+func (s *source) declarations() string {
+	s.declOnce.Do(func() { s.decls = typegen.Declarations(s.typegen()) })
+	return s.decls
 }
 
 // typegen converts a source for the declaration generator.

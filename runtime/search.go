@@ -220,7 +220,7 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 	if s := r.catalog().byName[conn]; s != nil && s.available() {
 		switch t := s.byName[method]; {
 		case !hasDot:
-			d = &description{Path: path, Kind: kindConnector, Description: s.description, Types: typegen.Declarations(s.typegen())}
+			d = &description{Path: path, Kind: kindConnector, Description: s.description, Types: s.declarations()}
 		case t != nil:
 			d = &description{
 				Path: path, Kind: kindMethod, Description: t.typegen().Description,

@@ -106,6 +106,8 @@ func (p *petServer) serve(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(body, &pet)
 		pet["id"] = 3
 		json.NewEncoder(w).Encode(pet)
+	case strings.HasPrefix(path, "/pets/") && r.Method == "DELETE":
+		w.WriteHeader(http.StatusNoContent)
 	case strings.HasPrefix(path, "/pets/"):
 		if path != "/pets/1" {
 			w.WriteHeader(http.StatusNotFound)
@@ -178,7 +180,8 @@ func TestOpenAPIConnector(t *testing.T) {
 	const key = "pets-key-5f0c9a"
 	t.Setenv("PETS_KEY", key)
 	p := newPetServer(t, key)
-	cfg, db := petsConfig(t, p, "    no_approve: [pets_search]\n")
+	cfg, db := petsConfig(t, p, "    no_approve: [pets_search]\n"+
+		"    revert: { pets_create: \"(args, result) => pets.request({method: 'DELETE', path: '/pets/' + result.id})\" }\n")
 
 	code, out, errs := run(t, "", "check", "--config", cfg)
 	if code != cli.ExitOK || !strings.Contains(out, "✓ pets: 7 tools: pets_create, pets_get, pets_list, pets_search, request, spec, whoami") ||
@@ -225,6 +228,11 @@ func TestOpenAPIConnector(t *testing.T) {
 	if code != cli.ExitOK || compact.String() != "[404,3]" {
 		t.Fatalf("approve: %d\n%s\n%s", code, out, errs)
 	}
+	// Rollback reverts the POST through the configured revert, which
+	// makes its DELETE without asking again.
+	if code, out, errs = run(t, "", "approvals", "rollback", o.ExecutionID, "--config", cfg); code != cli.ExitOK || !strings.Contains(out, "rolled_back") {
+		t.Fatalf("rollback: %d\n%s\n%s", code, out, errs)
+	}
 
 	// no_approve: a POST that only searches runs at once; request decides
 	// by method.
@@ -242,6 +250,7 @@ func TestOpenAPIConnector(t *testing.T) {
 		"GET /v1/pets/7",
 		"GET /v1/pets/8",
 		`POST /v1/pets {"name":"Kit","status":"available"}`,
+		"DELETE /v1/pets/3",
 		`POST /v1/search {"q":"x"}`,
 		"GET /v1/pets/1",
 	}
