@@ -371,6 +371,10 @@ func (c *Connector) Close() error {
 	return nil
 }
 
+// specWholeLimit is the largest document spec returns whole (what the
+// execution log keeps of one value by default).
+const specWholeLimit = 1 << 20
+
 // spec returns the document as JSON, or with {pointer} the part of it a
 // JSON pointer names.
 func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
@@ -389,6 +393,11 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 		return connectors.Result{}, c.specErr
 	}
 	if a.Pointer == "" {
+		if len(c.specJSON) > specWholeLimit {
+			return connectors.Result{IsError: true, Message: fmt.Sprintf(
+				"spec: the document is %d KiB, too large to return whole; ask for a part with a JSON pointer, "+
+					`such as spec({pointer: "/components/schemas"}) or spec({pointer: "/paths/~1some~1path/get"})`, len(c.specJSON)>>10)}, nil
+		}
 		return connectors.Result{Value: c.scrub.JSON(c.specJSON)}, nil
 	}
 	root, ok := parseJSON(c.specJSON)

@@ -189,3 +189,43 @@ func TestNotOpenAPI(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestSpec: spec returns the document, or a part of it, as JSON; a
+// pointer that names nothing is the method's error.
+func TestSpec(t *testing.T) {
+	c := newTest(t, "shop.yaml")
+	ctx := context.Background()
+	res, err := c.Call(ctx, "spec", nil)
+	if err != nil || res.IsError {
+		t.Fatal(err, res.Message)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(res.Value, &doc); err != nil || doc["openapi"] != "3.0.3" {
+		t.Errorf("whole document: %v %v", doc["openapi"], err)
+	}
+	res, _ = c.Call(ctx, "spec", json.RawMessage(`{"pointer":"/paths/~1items~1{id}/get/operationId"}`))
+	if string(res.Value) != `"getItem"` {
+		t.Errorf("pointer: %s %s", res.Value, res.Message)
+	}
+	res, _ = c.Call(ctx, "spec", json.RawMessage(`{"pointer":"/nope"}`))
+	if !res.IsError || !strings.Contains(res.Message, `nothing at "/nope"`) {
+		t.Errorf("missing pointer: %+v", res)
+	}
+	// A document too large to keep in the log whole asks for a pointer.
+	big := filepath.Join(t.TempDir(), "big.json")
+	body := `{"openapi":"3.0.0","info":{"title":"big","description":"` + strings.Repeat("x", specWholeLimit) + `"},"paths":{}}`
+	if err := os.WriteFile(big, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bc, err := New(ctx, Config{Name: "big", Document: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ = bc.Call(ctx, "spec", nil)
+	if !res.IsError || !strings.Contains(res.Message, "too large to return whole") || !strings.Contains(res.Message, "pointer") {
+		t.Errorf("large document: %+v", res.Message)
+	}
+	if res, _ = bc.Call(ctx, "spec", json.RawMessage(`{"pointer":"/info/title"}`)); string(res.Value) != `"big"` {
+		t.Errorf("part of a large document: %s", res.Value)
+	}
+}
