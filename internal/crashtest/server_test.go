@@ -1,0 +1,307 @@
+package crashtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+)
+
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// codemodeBinary builds cmd/codemode-mcp once per test process.
+func codemodeBinary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "codemode-crash-")
+		if built.err == nil {
+			built.path, built.err = fixture.BuildCommand("./cmd/codemode-mcp", built.dir, "codemode-mcp")
+		}
+	})
+	if built.err != nil {
+		t.Fatalf("build codemode-mcp: %v", built.err)
+	}
+	return built.path
+}
+
+func removeBinary() {
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+}
+
+// world is one database with its configuration: a codemode-mcp server
+// over stdio whose connector fx is the fixture MCP server, which counts
+// its side effects in the effects file (counter appends a name, uncount
+// appends -name).
+type world struct {
+	t           *testing.T
+	bin         string
+	cfg         string
+	effectsFile string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	dir := t.TempDir()
+	w := &world{t: t, bin: codemodeBinary(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt")}
+	cfg := fmt.Sprintf(`store:
+  path: %s
+approvals:
+  elicitation: false
+connectors:
+  fx:
+    command: %s
+    env:
+      FIXTURE_SIDE_EFFECTS: %s
+    revert:
+      counter: "(args) => fx.uncount({ name: args.name })"
+`, strconv.Quote(filepath.Join(dir, "codemode.db")), strconv.Quote(fixture.MCPServer(t)), strconv.Quote(w.effectsFile))
+	if err := os.WriteFile(w.cfg, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// server is a running codemode-mcp serve with an MCP client on its stdio.
+type server struct {
+	t      *testing.T
+	client *client.Client
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	// gone is closed once the server and every process it started that
+	// kept the marker pipe (the fixture server) have exited.
+	gone chan struct{}
+}
+
+// start starts a server on w's database and completes the handshake.
+func (w *world) start() *server {
+	t := w.t
+	t.Helper()
+	marker, keep, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, stderr: &syncBuffer{}, gone: make(chan struct{})}
+	tr := transport.NewStdioWithOptions(w.bin, nil, []string{"serve", "--config", w.cfg},
+		transport.WithCommandFunc(func(_ context.Context, name string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.Command(name, args...)
+			cmd.Stderr = s.stderr
+			// The write end is inherited by the server and, through it, by
+			// the fixture server it starts: the read end sees EOF when all
+			// of them are gone.
+			cmd.ExtraFiles = []*os.File{keep}
+			cmd.WaitDelay = 5 * time.Second
+			s.cmd = cmd
+			return cmd, nil
+		}))
+	err = tr.Start(context.Background())
+	keep.Close()
+	if err != nil {
+		marker.Close()
+		t.Fatalf("start codemode-mcp: %v", err)
+	}
+	go func() {
+		_, _ = io.Copy(io.Discard, marker)
+		marker.Close()
+		close(s.gone)
+	}()
+	s.client = client.NewClient(tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "crashtest", Version: "1"}
+	if _, err := s.client.Initialize(ctx, req); err != nil {
+		s.kill()
+		t.Fatalf("initialize: %v\nstderr:\n%s", err, s.stderr)
+	}
+	return s
+}
+
+// kill sends SIGKILL to the server and waits until it and the processes
+// it started are gone.
+func (s *server) kill() {
+	s.t.Helper()
+	if err := s.cmd.Process.Kill(); err != nil {
+		s.t.Errorf("kill: %v", err)
+	}
+	s.wait()
+}
+
+// stop closes the server's stdin, as a client that quits does, and waits
+// until it and the processes it started are gone.
+func (s *server) stop() {
+	s.t.Helper()
+	s.wait()
+}
+
+func (s *server) wait() {
+	s.t.Helper()
+	_ = s.client.Close() // closes stdin and waits for the server process
+	select {
+	case <-s.gone:
+	case <-time.After(30 * time.Second):
+		s.t.Fatalf("the server's processes did not exit within 30s\nstderr:\n%s", s.stderr)
+	}
+}
+
+// call calls tool and decodes its JSON text content; isError is the
+// result's flag. A transport failure fails the test.
+func (s *server) call(tool string, args map[string]any) (map[string]any, bool) {
+	s.t.Helper()
+	res, err := s.callRaw(context.Background(), tool, args)
+	if err != nil {
+		s.t.Fatalf("call %s: %v\nstderr:\n%s", tool, err, s.stderr)
+	}
+	return res.out, res.isError
+}
+
+type result struct {
+	out     map[string]any
+	isError bool
+}
+
+// callRaw is call returning the transport's error (the server may be
+// killed meanwhile).
+func (s *server) callRaw(ctx context.Context, tool string, args map[string]any) (result, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := s.client.CallTool(ctx, req)
+	if err != nil {
+		return result{}, err
+	}
+	text, ok := mcp.AsTextContent(res.Content[0])
+	if !ok {
+		return result{}, fmt.Errorf("%s: content is %T", tool, res.Content[0])
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(text.Text), &out); err != nil {
+		return result{}, fmt.Errorf("%s: %v: %s", tool, err, text.Text)
+	}
+	return result{out: out, isError: res.IsError}, nil
+}
+
+// background calls tool without waiting; the returned channel gets the
+// result or the transport's error (a killed server).
+func (s *server) background(tool string, args map[string]any) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.callRaw(context.Background(), tool, args)
+		done <- err
+	}()
+	return done
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// effects reads the fixture's side effects: each name's net count
+// (counter adds one, uncount takes one back).
+func (w *world) effects() map[string]int {
+	w.t.Helper()
+	b, err := os.ReadFile(w.effectsFile)
+	if os.IsNotExist(err) {
+		return map[string]int{}
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "-"):
+			out[line[1:]]--
+		default:
+			out[line]++
+		}
+	}
+	return out
+}
+
+// call is one logged call of a run, as `executions show` prints it.
+type call struct {
+	Seq     int             `json:"seq"`
+	Method  string          `json:"method"`
+	Args    json.RawMessage `json:"args"`
+	State   string          `json:"state"`
+	Error   string          `json:"error"`
+	Reverts int             `json:"reverts"`
+}
+
+// name is the name argument of a counter or uncount call.
+func (c call) name() string {
+	var a struct{ Name string }
+	_ = json.Unmarshal(c.Args, &a)
+	return a.Name
+}
+
+// run is an execution as `executions show` prints it.
+type run struct {
+	ID     string `json:"executionId"`
+	Status string `json:"status"`
+	Error  string `json:"error"`
+	Calls  []call `json:"calls"`
+}
+
+// unknown counts the run's calls whose outcome is unknown.
+func (r run) unknown() int {
+	n := 0
+	for _, c := range r.Calls {
+		if c.State == "unknown" {
+			n++
+		}
+	}
+	return n
+}
+
+// show runs `codemode-mcp executions show ID` on w's database (another
+// process, beside the server).
+func (w *world) show(id string) run {
+	w.t.Helper()
+	out, err := exec.Command(w.bin, "executions", "show", id, "--config", w.cfg).Output()
+	if err != nil {
+		w.t.Fatalf("executions show %s: %v\n%s", id, err, out)
+	}
+	var r run
+	if err := json.Unmarshal(out, &r); err != nil {
+		w.t.Fatalf("executions show %s: %v\n%s", id, err, out)
+	}
+	return r
+}
