@@ -288,6 +288,9 @@ func (ps *pass) setup(vm *goja.Runtime) error {
 			return err
 		}
 	}
+	if probeGlobals != nil {
+		return probeGlobals(vm)
+	}
 	return nil
 }
 
@@ -488,3 +491,8 @@ func inflightWarning(calls []callLabel, status Status) string {
 	b.WriteString(". Await every call: the result of a call in flight is lost and it may or may not have taken effect.")
 	return b.String()
 }
+
+// probeGlobals, when set, installs extra globals in every pass. Only this
+// package's tests set it (in a test worker process, to probe the worker's
+// confinement from a program); it is nil in every binary.
+var probeGlobals func(vm *goja.Runtime) error

@@ -20,6 +20,13 @@ func workerSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
+// killedBySeccomp reports whether a process died of SIGSYS, the signal of
+// a seccomp filter's SECCOMP_RET_KILL_PROCESS.
+func killedBySeccomp(ps *os.ProcessState) bool {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGSYS
+}
+
 // limitData sets the hard data-size limit of this process (RLIMIT_DATA:
 // private writable mappings, which is what Go's heap and stacks are made
 // of, while address space merely reserved is not counted, so Go's runtime

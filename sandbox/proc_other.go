@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"io"
+	"os"
 	"syscall"
 )
 
@@ -14,6 +15,10 @@ const processSupported = false
 func workerSysProcAttr() *syscall.SysProcAttr { return nil }
 
 func limitData(int64) error { return errors.ErrUnsupported }
+
+func hardenWorker() error { return errors.ErrUnsupported }
+
+func killedBySeccomp(*os.ProcessState) bool { return false }
 
 func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
 	return nil, nil, errors.ErrUnsupported

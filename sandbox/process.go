@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,8 +20,8 @@ type ProcessOptions struct {
 	// Required.
 	Command []string
 	// Env is added to a worker's environment, which is otherwise only
-	// GOMAXPROCS=1 and EnvWorkerMemoryLimit: a worker does not inherit the
-	// parent's environment (and its tokens).
+	// GOMAXPROCS=1, EnvWorkerMemoryLimit and the parent's TZ: a worker does
+	// not inherit the parent's environment (and its tokens).
 	Env []string
 	// Size is the number of warm workers kept ready (default 2).
 	Size int
@@ -127,6 +128,9 @@ func NewProcessPool(opts ProcessOptions) (*ProcessPool, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	env := []string{"GOMAXPROCS=1", EnvWorkerMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10)}
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		env = append(env, "TZ="+tz) // Date shows local time as it would in process
+	}
 	p := &ProcessPool{
 		opts:    opts,
 		env:     append(env, opts.Env...),

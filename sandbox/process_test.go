@@ -126,6 +126,7 @@ func TestProcessMatchesInProcess(t *testing.T) {
 		{"snippet input refused", "try { await codemode.run('double', { m: [1, 'x'] }) } catch (e) { return e.message }", Limits{}},
 		{"snippet without input", "try { await codemode.run('double') } catch (e) { return e.message }", Limits{}},
 		{"clock", "[Math.random(), typeof Date.now()]", Limits{}},
+		{"local time", "[new Date(0).toString(), new Date(0).getTimezoneOffset(), new Date(0).toLocaleString()]", Limits{}},
 		{"call limit", "for (let i = 0; i < 5; i++) await notes.listNotes({})", Limits{MaxCalls: 2}},
 		{"clock limit", "try { for (;;) Date.now() } catch (e) { return 'caught' }", Limits{MaxClockReads: 1000}},
 		{"log limit", "for (let i = 0; i < 100; i++) console.log('line', i); 'ok'", Limits{MaxLogBytes: 50}},

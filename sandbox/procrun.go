@@ -256,6 +256,8 @@ func (r *procRun) crashed(d *dispatch, cause error) (Outcome, bool, error) {
 		o.Error = reason
 	case r.w.stderr.outOfMemory():
 		o.Error = memoryLimitMessage(r.pool.opts.MemoryLimit)
+	case r.w.forbiddenSyscall():
+		o.Error = "sandbox worker killed: it made a system call the sandbox forbids (seccomp: no files, sockets, processes or privileges); the run is ended and the worker replaced"
 	default:
 		o.Error = "sandbox worker crashed: " + r.w.exitSummary()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -62,6 +63,7 @@ func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup)
 	tail := &stderrTail{log: log}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = env
+	cmd.Dir = "/" // nothing relative to the server's directory
 	cmd.Stderr = tail
 	cmd.SysProcAttr = workerSysProcAttr()
 	cmd.WaitDelay = stopTimeout
@@ -95,6 +97,13 @@ func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup)
 		err = fmt.Errorf("unexpected message kind %d", kind)
 	}
 	if err != nil {
+		if errors.Is(err, io.EOF) {
+			// It closed its pipe: it is exiting, and says why on stderr.
+			select {
+			case <-w.exited:
+			case <-time.After(stopTimeout):
+			}
+		}
 		w.kill()
 		<-w.exited
 		w.closePipes()
@@ -132,6 +141,13 @@ func (w *procWorker) stop() {
 func (w *procWorker) closePipes() {
 	_ = w.toW.Close()
 	_ = w.fromW.Close()
+}
+
+// forbiddenSyscall reports whether the process was killed by its seccomp
+// filter (after exited is closed).
+func (w *procWorker) forbiddenSyscall() bool {
+	var ee *exec.ExitError
+	return errors.As(w.waitErr, &ee) && killedBySeccomp(ee.ProcessState)
 }
 
 // exitSummary describes how the process ended (after exited is closed):

@@ -26,8 +26,9 @@ const EnvWorkerMemoryLimit = "CODEMODE_SANDBOX_MEMORY_LIMIT"
 // with ProcessOptions.Command (for the codemode-mcp binary, its hidden
 // __sandbox-worker sub-command). It runs on one OS thread's worth of Go
 // (GOMAXPROCS=1), sets Go's soft memory limit and the hard data-size
-// rlimit from EnvWorkerMemoryLimit, and serves the parent on file
-// descriptors 3 and 4 until the parent closes them. Linux only: elsewhere
+// rlimit from EnvWorkerMemoryLimit, confines itself (no_new_privs, a
+// seccomp filter, no capabilities: see hardenWorker), and serves the
+// parent on file descriptors 3 and 4 until the parent closes them. Linux only: elsewhere
 // it returns an error wrapping errors.ErrUnsupported.
 func RunWorker(ctx context.Context, log *slog.Logger) error {
 	runtime.GOMAXPROCS(1)
@@ -50,6 +51,9 @@ func RunWorker(ctx context.Context, log *slog.Logger) error {
 		if err := limitData(limit); err != nil {
 			return err
 		}
+	}
+	if err := hardenWorker(); err != nil {
+		return err
 	}
 	return ServeWorker(ctx, in, out, WorkerConfig{MemoryLimit: limit, Logger: log})
 }
