@@ -137,9 +137,10 @@ func TestTooLargeCodeStoresNothing(t *testing.T) {
 // would pass the per-value cap end the run with an error saying what to do,
 // and are not stored.
 func TestClockReadingsCountAgainstTheValueCap(t *testing.T) {
-	e := newEnv(t, setup{maxValue: 300})
-	o := e.run(`async () => { const end = Date.now() + 60; let n = 0; while (Date.now() < end) n++; return 1 }`, nil)
-	if o.Status != codemode.StatusError || !strings.Contains(o.Error, "too many clock readings") || !strings.Contains(o.Error, "codemode.step") {
+	e := newEnv(t, setup{maxValue: 300, limits: sandbox.Limits{MaxClockReads: 1 << 30}})
+	// 200 distinct milliseconds take at least 200 runs in the compact form.
+	o := e.run(`async () => { const seen = new Set(); while (seen.size < 200) seen.add(Date.now()); return seen.size }`, nil)
+	if o.Status != codemode.StatusError || !strings.Contains(o.Error, "too many clock readings: the ") || !strings.Contains(o.Error, "per value") || !strings.Contains(o.Error, "codemode.step") {
 		t.Fatalf("outcome %v %q", o.Status, o.Error)
 	}
 	ex, _, err := e.rt.Execution(e.ctx, o.ExecutionID)
