@@ -22,34 +22,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
-var built struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// codemodeBinary builds cmd/codemode-mcp once per test process.
-func codemodeBinary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		built.dir, built.err = os.MkdirTemp("", "codemode-crash-")
-		if built.err == nil {
-			built.path, built.err = fixture.BuildCommand("./cmd/codemode-mcp", built.dir, "codemode-mcp")
-		}
-	})
-	if built.err != nil {
-		t.Fatalf("build codemode-mcp: %v", built.err)
-	}
-	return built.path
-}
-
-func removeBinary() {
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
-}
-
 // world is one database with its configuration: a codemode-mcp server
 // over stdio whose connector fx is the fixture MCP server, which counts
 // its side effects in the effects file (counter appends a name, uncount
@@ -64,7 +36,7 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	dir := t.TempDir()
-	w := &world{t: t, bin: codemodeBinary(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt")}
+	w := &world{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt")}
 	cfg := fmt.Sprintf(`store:
   path: %s
 approvals:

@@ -1,0 +1,35 @@
+package codemode_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The domain, the store and the MCP server do not link the sandbox (goja,
+// esbuild); the domain and the conformance suite link no database or MCP
+// library either.
+func TestDependencies(t *testing.T) {
+	tests := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"github.com/codemode-mcp/codemode-mcp", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
+		{"github.com/codemode-mcp/codemode-mcp/storetest", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
+		{"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore", []string{"dop251/goja", "evanw/esbuild", "mark3labs/mcp-go"}},
+		{"github.com/codemode-mcp/codemode-mcp/server", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite"}},
+	}
+	for _, tt := range tests {
+		out, err := exec.Command("go", "list", "-deps", tt.pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", tt.pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range tt.forbidden {
+				if strings.Contains(dep, f) {
+					t.Errorf("%s links %s", tt.pkg, dep)
+				}
+			}
+		}
+	}
+}
