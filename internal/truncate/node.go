@@ -2,8 +2,9 @@ package truncate
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
 // kind is the kind of a node.
@@ -166,21 +167,13 @@ func objectMarkerKey(keys []string) string {
 	}
 }
 
-// htmlSafe[b] reports whether encoding/json writes the ASCII byte b as it
-// is (with HTML escaping, its default).
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = !strings.ContainsRune(`"\<>&`, rune(b))
-	}
-	return t
-}()
 
 // charLen is the measure of one character of a string as encoding/json
 // writes it: r is the decoded rune and size its byte length.
 func charLen(r rune, size int) int {
 	switch {
 	case r < utf8.RuneSelf:
-		if htmlSafe[r] {
+		if jsontext.Safe(byte(r)) {
 			return 1
 		}
 		switch r {
@@ -199,7 +192,7 @@ func strSize(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if htmlSafe[b] {
+			if jsontext.Safe(b) {
 				n++
 			} else {
 				n += charLen(rune(b), 1)

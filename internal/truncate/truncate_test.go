@@ -3,6 +3,7 @@ package truncate
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -152,8 +153,8 @@ func TestFitLarge(t *testing.T) {
 	}
 }
 
-// strSize and appendString agree with encoding/json on every kind of
-// character.
+// strSize agrees with encoding/json (and jsontext.AppendString, which
+// encode uses) on every kind of character.
 func TestStringEncodingMatchesMarshal(t *testing.T) {
 	for _, s := range []string{
 		"", "plain", `quote " back \ slash`, "\b\f\n\r\t\x00\x1f\x7f", "<a href='x'>&amp;</a>",
@@ -163,8 +164,8 @@ func TestStringEncodingMatchesMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		if got := jsontext.AppendString(nil, s); string(got) != string(want) {
+			t.Errorf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 		if got, want := strSize(s), utf8.RuneCount(want); got != want {
 			t.Errorf("strSize(%q) = %d, want %d", s, got, want)
