@@ -408,7 +408,7 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 	if n == nil {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf("spec: nothing at %q in the document", a.Pointer)}, nil
 	}
-	return connectors.Result{Value: c.scrub.JSON(appendNode(nil, n))}, nil
+	return connectors.Result{Value: c.scrub.JSON(n.appendJSON(nil))}, nil
 }
 
 // requestTool is the generic request method.

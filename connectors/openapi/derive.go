@@ -55,7 +55,7 @@ const maxDescription = 1200
 
 // deriver holds the state of one derivation.
 type deriver struct {
-	root     *node
+	root     *value
 	swagger2 bool
 	conv     *schemaConv
 	warned   map[string]bool
@@ -66,7 +66,7 @@ type deriver struct {
 }
 
 // derive derives the methods of a parsed document.
-func derive(root *node) (*derivation, error) {
+func derive(root *value) (*derivation, error) {
 	if !root.isObject() {
 		return nil, errors.New("not an OpenAPI document: the top level is not an object")
 	}
@@ -79,8 +79,8 @@ func derive(root *node) (*derivation, error) {
 		comps := root.get("components").get("schemas")
 		d.conv = &schemaConv{doc: root, components: comps, defsPtr: "/components/schemas/", oas31: !strings.HasPrefix(v, "3.0")}
 	case sw != nil:
-		if sw.str != "2.0" {
-			return nil, fmt.Errorf("unsupported Swagger version %q (2.0 is)", sw.str)
+		if sw.text != "2.0" {
+			return nil, fmt.Errorf("unsupported Swagger version %q (2.0 is)", sw.text)
 		}
 		d.swagger2 = true
 		d.conv = &schemaConv{doc: root, components: root.get("definitions"), defsPtr: "/definitions/"}
@@ -100,7 +100,7 @@ func derive(root *node) (*derivation, error) {
 	}
 	if paths.isObject() {
 		for i, p := range paths.keys {
-			out.Methods = append(out.Methods, d.pathItem(p, &paths.vals[i])...)
+			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
 		}
 	}
 	if len(out.Methods) == 0 {
@@ -149,7 +149,7 @@ func (d *deriver) warn(msg string) {
 }
 
 // server returns the document's base URL.
-func (d *deriver) server(root *node) string {
+func (d *deriver) server(root *value) string {
 	if d.swagger2 {
 		host := root.getText("host")
 		base := root.getText("basePath")
@@ -167,7 +167,7 @@ func (d *deriver) server(root *node) string {
 
 // serverURL returns the URL of the first server of a servers list, its
 // variables replaced by their defaults; "" when there is none.
-func serverURL(servers *node) string {
+func serverURL(servers *value) string {
 	if !servers.isArray() || len(servers.items) == 0 {
 		return ""
 	}
@@ -176,9 +176,9 @@ func serverURL(servers *node) string {
 	vars := s.get("variables")
 	if vars.isObject() {
 		for i, k := range vars.keys {
-			def := vars.vals[i].get("default")
-			if def != nil && (def.kind == kString || def.kind == kNumber) {
-				u = strings.ReplaceAll(u, "{"+k+"}", def.str)
+			def := vars.items[i].get("default")
+			if def != nil && (def.kind == kindString || def.kind == kindNumber) {
+				u = strings.ReplaceAll(u, "{"+k+"}", def.text)
 			}
 		}
 	}
@@ -186,7 +186,7 @@ func serverURL(servers *node) string {
 }
 
 // pathItem derives the operations of one path.
-func (d *deriver) pathItem(path string, item *node) []derivedMethod {
+func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 	d.where = path
 	item = d.deref(item, "path item")
 	if !item.isObject() {
@@ -220,19 +220,19 @@ func (d *deriver) pathItem(path string, item *node) []derivedMethod {
 
 // deref follows a local $ref (up to a few in a row); what names the
 // object in warnings. It returns nil when the reference does not resolve.
-func (d *deriver) deref(n *node, what string) *node {
+func (d *deriver) deref(n *value, what string) *value {
 	for range 8 {
 		ref := n.get("$ref")
 		if !ref.isString() {
 			return n
 		}
-		if !strings.HasPrefix(ref.str, "#") {
-			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s: references to other documents are not loaded", ref.str, what))
+		if !strings.HasPrefix(ref.text, "#") {
+			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s: references to other documents are not loaded", ref.text, what))
 			return nil
 		}
-		t := resolvePointer(d.root, ref.str[1:])
+		t := resolvePointer(d.root, ref.text[1:])
 		if t == nil {
-			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s", ref.str, what))
+			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s", ref.text, what))
 			return nil
 		}
 		n = t
@@ -244,12 +244,12 @@ func (d *deriver) deref(n *node, what string) *node {
 // param is a parameter being derived.
 type param struct {
 	p      Param
-	node   *node // the parameter object (after $ref)
+	value  *value // the parameter object (after $ref)
 	schema []byte
 }
 
 // operation derives one operation.
-func (d *deriver) operation(path, method string, item, op *node, server string) (derivedMethod, error) {
+func (d *deriver) operation(path, method string, item, op *value, server string) (derivedMethod, error) {
 	o := Operation{
 		SourceName: op.getText("operationId"),
 		Method:     strings.ToUpper(method),
@@ -363,7 +363,7 @@ func isSafeMethod(m string) bool {
 
 // description is a method's description: summary, description (bounded)
 // and the HTTP method and path.
-func description(op *node, method, path string) string {
+func description(op *value, method, path string) string {
 	var parts []string
 	summary := strings.TrimSpace(op.getText("summary"))
 	desc := strings.TrimSpace(op.getText("description"))
@@ -414,9 +414,9 @@ var templateVar = regexp.MustCompile(`\{([^{}/]+)\}`)
 // parameters collects the parameters of an operation, the path item's
 // first (the operation's replace those with the same name and location),
 // and, for Swagger 2.0, its formData parameters and body parameter apart.
-func (d *deriver) parameters(path string, item, op *node) (params []param, form []param, body *node) {
-	var all []*node
-	for _, list := range []*node{item.get("parameters"), op.get("parameters")} {
+func (d *deriver) parameters(path string, item, op *value) (params []param, form []param, body *value) {
+	var all []*value
+	for _, list := range []*value{item.get("parameters"), op.get("parameters")} {
 		if list == nil {
 			continue
 		}
@@ -434,7 +434,7 @@ func (d *deriver) parameters(path string, item, op *node) (params []param, form 
 				d.warn("a parameter without name or in; ignored")
 				continue
 			}
-			if j := slices.IndexFunc(all, func(o *node) bool { return o.getText("name") == name && o.getText("in") == in }); j >= 0 {
+			if j := slices.IndexFunc(all, func(o *value) bool { return o.getText("name") == name && o.getText("in") == in }); j >= 0 {
 				all[j] = pn
 				continue
 			}
@@ -495,7 +495,7 @@ func (d *deriver) parameters(path string, item, op *node) (params []param, form 
 
 // param derives one parameter (in is its location; formData parameters
 // are read as query ones).
-func (d *deriver) param(pn *node, in string) param {
+func (d *deriver) param(pn *value, in string) param {
 	p := Param{
 		Name:     pn.getText("name"),
 		In:       in,
@@ -531,12 +531,12 @@ func (d *deriver) param(pn *node, in string) param {
 	if pn.getBool("deprecated", false) {
 		schema = withMember(schema, "deprecated", []byte("true"))
 	}
-	return param{p: p, node: pn, schema: schema}
+	return param{p: p, value: pn, schema: schema}
 }
 
 // withDescription adds a parameter's description to its schema when the
 // schema has none of its own.
-func withDescription(schema []byte, pn *node) []byte {
+func withDescription(schema []byte, pn *value) []byte {
 	desc := pn.getText("description")
 	if desc == "" || hasTopMember(schema, "description") {
 		return schema
@@ -658,7 +658,7 @@ const fileSchema = `{"anyOf":[{"type":"string","description":"The content as tex
 // requestBody derives the request body: OpenAPI 3's requestBody, or
 // Swagger 2.0's body or formData parameters. It returns nil when the
 // operation takes none.
-func (d *deriver) requestBody(op *node, form []param, bodyParam *node) (*Body, []byte) {
+func (d *deriver) requestBody(op *value, form []param, bodyParam *value) (*Body, []byte) {
 	if d.swagger2 {
 		consumes := op.strings("consumes")
 		if consumes == nil {
@@ -694,7 +694,7 @@ func (d *deriver) requestBody(op *node, form []param, bodyParam *node) (*Body, [
 	b := &Body{MediaType: mt, Required: rb.getBool("required", false)}
 	if enc := media.get("encoding"); enc.isObject() {
 		for i, k := range enc.keys {
-			if ct := enc.vals[i].getText("contentType"); ct != "" {
+			if ct := enc.items[i].getText("contentType"); ct != "" {
 				if b.Encoding == nil {
 					b.Encoding = map[string]string{}
 				}
@@ -715,7 +715,7 @@ func (d *deriver) requestBody(op *node, form []param, bodyParam *node) (*Body, [
 // bodySchema is the input schema of a body of media type b.MediaType with
 // the document's schema sn (possibly nil); for multipart bodies it finds
 // the file properties.
-func (d *deriver) bodySchema(b *Body, sn *node) []byte {
+func (d *deriver) bodySchema(b *Body, sn *value) []byte {
 	mt := strings.ToLower(b.MediaType)
 	switch {
 	case isJSONMedia(mt) || strings.HasPrefix(mt, "application/x-www-form-urlencoded"):
@@ -734,7 +734,7 @@ func (d *deriver) bodySchema(b *Body, sn *node) []byte {
 // multipartSchema is the input schema of a multipart body: the object's
 // properties, those that are files (format binary or base64) accepting
 // text or a Binary.
-func (d *deriver) multipartSchema(b *Body, sn *node) []byte {
+func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
 	obj := d.resolveSchema(sn)
 	props := obj.get("properties")
 	if !props.isObject() {
@@ -747,13 +747,13 @@ func (d *deriver) multipartSchema(b *Body, sn *node) []byte {
 	}
 	p := objWriter()
 	for i, k := range props.keys {
-		ps := d.resolveSchema(&props.vals[i])
+		ps := d.resolveSchema(&props.items[i])
 		if isFileSchema(ps) {
 			b.Files = append(b.Files, k)
 			p.raw(k, withDescription([]byte(fileSchema), ps))
 			continue
 		}
-		p.raw(k, d.conv.schema(nil, &props.vals[i], 0))
+		p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 	}
 	o.raw("properties", p.done())
 	if req := obj.get("required"); req.isArray() {
@@ -766,19 +766,19 @@ func objWriter() *obj { return &obj{} }
 
 // isFileSchema reports whether a schema describes a file: a binary or
 // base64 string, or Swagger 2.0's type file.
-func isFileSchema(s *node) bool {
+func isFileSchema(s *value) bool {
 	f := s.getText("format")
 	return s.getText("type") == "file" || f == "binary" || f == "base64"
 }
 
 // resolveSchema follows a schema's local $refs (without converting).
-func (d *deriver) resolveSchema(sn *node) *node {
+func (d *deriver) resolveSchema(sn *value) *value {
 	for range 8 {
 		ref := sn.get("$ref")
-		if !ref.isString() || !strings.HasPrefix(ref.str, "#") {
+		if !ref.isString() || !strings.HasPrefix(ref.text, "#") {
 			return sn
 		}
-		t := resolvePointer(d.root, ref.str[1:])
+		t := resolvePointer(d.root, ref.text[1:])
 		if t == nil {
 			return sn
 		}
@@ -797,10 +797,10 @@ func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 	var required []string
 	for _, f := range form {
 		schema := f.schema
-		if isFileSchema(f.node) {
+		if isFileSchema(f.value) {
 			b.MediaType = "multipart/form-data"
 			b.Files = append(b.Files, f.p.Name)
-			schema = withDescription([]byte(fileSchema), f.node)
+			schema = withDescription([]byte(fileSchema), f.value)
 		}
 		props.raw(f.p.Name, schema)
 		if f.p.Required {
@@ -821,7 +821,7 @@ func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 // schemas (JSON bodies as their schema, text as a string, other content as
 // a Binary, no content as null), or the default response's when there is
 // no 2xx one; nil when there is neither.
-func (d *deriver) output(op *node) json.RawMessage {
+func (d *deriver) output(op *value) json.RawMessage {
 	resp := op.get("responses")
 	if !resp.isObject() {
 		return nil
@@ -865,7 +865,7 @@ func (d *deriver) output(op *node) json.RawMessage {
 
 // responseSchema is the schema of what a call answered with response r
 // returns.
-func (d *deriver) responseSchema(op, r *node) []byte {
+func (d *deriver) responseSchema(op, r *value) []byte {
 	if d.swagger2 {
 		sn := r.get("schema")
 		if sn == nil {

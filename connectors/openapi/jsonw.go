@@ -4,40 +4,8 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
-// appendString appends s as a JSON string (as encoding/json writes it).
-var appendString = jsontext.AppendString
-
-// appendNode appends n as JSON.
-func appendNode(b []byte, n *node) []byte {
-	switch n.kind {
-	case kNull:
-		return append(b, "null"...)
-	case kBool, kNumber:
-		return append(b, n.str...)
-	case kString:
-		return appendString(b, n.str)
-	case kArray:
-		b = append(b, '[')
-		for i := range n.items {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendNode(b, &n.items[i])
-		}
-		return append(b, ']')
-	default:
-		b = append(b, '{')
-		for i, k := range n.keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendNode(b, &n.vals[i])
-		}
-		return append(b, '}')
-	}
-}
+// appendString appends s as a JSON string, without HTML escaping.
+var appendString = jsontext.AppendStringNoHTML
 
 // obj writes one JSON object member by member.
 type obj struct {

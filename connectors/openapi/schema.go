@@ -24,11 +24,11 @@ import (
 //     externalDocs, x-…) and keywords of the wrong JSON type are dropped,
 //     so a sloppy document still gives schemas that compile.
 type schemaConv struct {
-	doc *node
+	doc *value
 	// components holds the shared schemas (components.schemas, or
 	// definitions in Swagger 2.0); defsPtr is its pointer with a trailing
 	// slash.
-	components *node
+	components *value
 	defsPtr    string
 	// oas31: $ref siblings count (JSON Schema 2020-12); in 3.0 and 2.0
 	// they are ignored but for description and nullable.
@@ -69,20 +69,20 @@ func (c *schemaConv) takeRefs() []string {
 }
 
 // schema appends the JSON Schema for n.
-func (c *schemaConv) schema(b []byte, n *node, depth int) []byte {
+func (c *schemaConv) schema(b []byte, n *value, depth int) []byte {
 	if n == nil || depth > maxSchemaDepth {
 		return append(b, "{}"...)
 	}
 	switch n.kind {
-	case kBool:
-		return append(b, n.str...)
-	case kObject:
+	case kindBool:
+		return append(b, n.text...)
+	case kindObject:
 	default:
 		return append(b, "{}"...)
 	}
 	nullable := n.getBool("nullable", false) || n.getBool("x-nullable", false)
 	if ref := n.get("$ref"); ref.isString() {
-		return c.refSchema(b, n, ref.str, nullable, depth)
+		return c.refSchema(b, n, ref.text, nullable, depth)
 	}
 	inner, typed := c.object(nil, n, nullable, depth)
 	if nullable && !typed {
@@ -97,7 +97,7 @@ func (c *schemaConv) schema(b []byte, n *node, depth int) []byte {
 // null allowed when the object is nullable, and the object's other
 // keywords beside it (in OpenAPI 3.0 and Swagger 2.0, where a $ref's
 // siblings are ignored, only its description).
-func (c *schemaConv) refSchema(b []byte, n *node, ref string, nullable bool, depth int) []byte {
+func (c *schemaConv) refSchema(b []byte, n *value, ref string, nullable bool, depth int) []byte {
 	var rest []byte
 	if c.oas31 {
 		rest, _ = c.object(nil, n, false, depth)
@@ -170,7 +170,7 @@ func (c *schemaConv) sharedRef(b []byte, name string) []byte {
 }
 
 // hasRef reports whether the schema at ptr holds a $ref (memoized).
-func (c *schemaConv) hasRef(ptr string, n *node) bool {
+func (c *schemaConv) hasRef(ptr string, n *value) bool {
 	if v, ok := c.refMemo[ptr]; ok {
 		return v
 	}
@@ -182,13 +182,13 @@ func (c *schemaConv) hasRef(ptr string, n *node) bool {
 	return v
 }
 
-func holdsRef(n *node, depth int) bool {
+func holdsRef(n *value, depth int) bool {
 	switch {
 	case depth > maxSchemaDepth:
 		return true
 	case n.isObject():
 		for i, k := range n.keys {
-			if k == "$ref" || holdsRef(&n.vals[i], depth+1) {
+			if k == "$ref" || holdsRef(&n.items[i], depth+1) {
 				return true
 			}
 		}
@@ -237,7 +237,7 @@ func (c *schemaConv) placeName(ptr string) string {
 
 // shared returns the schema of shared schema name: one of the document's,
 // or one placeName named.
-func (c *schemaConv) shared(name string) *node {
+func (c *schemaConv) shared(name string) *value {
 	if ptr, ok := c.placeOf[name]; ok {
 		return resolvePointer(c.doc, ptr)
 	}
@@ -275,10 +275,10 @@ var (
 // object appends the conversion of a schema object's keywords but $ref.
 // typed reports that nullable was expressed in its type (so the caller
 // need not wrap it).
-func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []byte, typed bool) {
+func (c *schemaConv) object(b []byte, n *value, nullable bool, depth int) (_ []byte, typed bool) {
 	o := obj{b: b}
 	for i, k := range n.keys {
-		v := &n.vals[i]
+		v := &n.items[i]
 		switch {
 		case k == "type":
 			typed = c.typeKeyword(&o, n, v, nullable)
@@ -291,8 +291,8 @@ func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []by
 					if j > 0 {
 						o.b = append(o.b, ',')
 					}
-					o.b = appendNode(o.b, &v.items[j])
-					hasNull = hasNull || v.items[j].kind == kNull
+					o.b = v.items[j].appendJSON(o.b)
+					hasNull = hasNull || v.items[j].kind == kindNull
 				}
 				if nullable && !hasNull {
 					if len(v.items) > 0 {
@@ -303,8 +303,8 @@ func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []by
 				o.b = append(o.b, ']')
 			}
 		case k == "required":
-			if v.isArray() && !slices.ContainsFunc(v.items, func(e node) bool { return e.kind != kString }) {
-				o.raw(k, appendNode(nil, v))
+			if v.isArray() && !slices.ContainsFunc(v.items, func(e value) bool { return e.kind != kindString }) {
+				o.raw(k, v.appendJSON(nil))
 			}
 		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
 			c.exclusive(&o, n, k, v)
@@ -313,8 +313,8 @@ func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []by
 			if ex := n.get("exclusive" + strings.ToUpper(k[:1]) + k[1:]); ex.isTrue() {
 				continue
 			}
-			if v.kind == kNumber {
-				o.raw(k, []byte(v.str))
+			if v.kind == kindNumber {
+				o.raw(k, []byte(v.text))
 			}
 		case k == "items":
 			if v.isArray() {
@@ -325,20 +325,20 @@ func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []by
 			}
 		case slices.Contains(stringKeywords, k):
 			if v.isString() {
-				o.str(k, v.str)
+				o.str(k, v.text)
 			}
 		case slices.Contains(numberKeywords, k):
-			if v.kind == kNumber {
-				o.raw(k, []byte(v.str))
+			if v.kind == kindNumber {
+				o.raw(k, []byte(v.text))
 			}
 		case slices.Contains(boolKeywords, k):
-			if v.kind == kBool {
-				o.raw(k, []byte(v.str))
+			if v.kind == kindBool {
+				o.raw(k, []byte(v.text))
 			}
 		case slices.Contains(valueKeywords, k):
-			o.raw(k, appendNode(nil, v))
+			o.raw(k, v.appendJSON(nil))
 		case slices.Contains(schemaKeywords, k):
-			if v.kind == kObject || v.kind == kBool {
+			if v.kind == kindObject || v.kind == kindBool {
 				o.key(k)
 				o.b = c.schema(o.b, v, depth+1)
 			}
@@ -349,7 +349,7 @@ func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []by
 				m.b = o.b
 				for j, pk := range v.keys {
 					m.key(pk)
-					m.b = c.schema(m.b, &v.vals[j], depth+1)
+					m.b = c.schema(m.b, &v.items[j], depth+1)
 				}
 				o.b = m.done()
 			}
@@ -360,14 +360,14 @@ func (c *schemaConv) object(b []byte, n *node, nullable bool, depth int) (_ []by
 		}
 	}
 	// Swagger 2.0's file type is a binary string.
-	if t := n.get("type"); t.text() == "file" && !n.has("format") {
+	if t := n.get("type"); t.textValue() == "file" && !n.has("format") {
 		o.str("format", "binary")
 	}
 	return o.done(), typed
 }
 
 // schemaList appends a keyword whose value is a list of schemas.
-func (c *schemaConv) schemaList(o *obj, k string, v *node, depth int) {
+func (c *schemaConv) schemaList(o *obj, k string, v *value, depth int) {
 	o.key(k)
 	o.b = append(o.b, '[')
 	for j := range v.items {
@@ -381,14 +381,14 @@ func (c *schemaConv) schemaList(o *obj, k string, v *node, depth int) {
 
 // typeKeyword appends type, adding "null" for a nullable schema; it
 // reports whether it did.
-func (c *schemaConv) typeKeyword(o *obj, n, v *node, nullable bool) bool {
+func (c *schemaConv) typeKeyword(o *obj, n, v *value, nullable bool) bool {
 	var names []string
 	switch v.kind {
-	case kString:
-		names = []string{v.str}
-	case kArray:
+	case kindString:
+		names = []string{v.text}
+	case kindArray:
 		for i := range v.items {
-			names = append(names, v.items[i].text())
+			names = append(names, v.items[i].textValue())
 		}
 	}
 	var keep []string
@@ -424,17 +424,17 @@ func (c *schemaConv) typeKeyword(o *obj, n, v *node, nullable bool) bool {
 
 // exclusive converts exclusiveMinimum or exclusiveMaximum: a number as it
 // is (3.1), true as the bound's value (3.0, 2.0), false dropped.
-func (c *schemaConv) exclusive(o *obj, n *node, k string, v *node) {
+func (c *schemaConv) exclusive(o *obj, n *value, k string, v *value) {
 	switch {
-	case v.kind == kNumber:
-		o.raw(k, []byte(v.str))
+	case v.kind == kindNumber:
+		o.raw(k, []byte(v.text))
 	case v.isTrue():
 		bound := "minimum"
 		if k == "exclusiveMaximum" {
 			bound = "maximum"
 		}
-		if m := n.get(bound); m != nil && m.kind == kNumber {
-			o.raw(k, []byte(m.str))
+		if m := n.get(bound); m != nil && m.kind == kindNumber {
+			o.raw(k, []byte(m.text))
 		}
 	}
 }

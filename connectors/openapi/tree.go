@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -8,29 +9,32 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
-// kind is the JSON type of a node.
-type kind uint8
+// valueKind is the JSON type of a value.
+type valueKind uint8
 
 const (
-	kNull kind = iota
-	kBool
-	kNumber
-	kString
-	kArray
-	kObject
+	kindNull valueKind = iota
+	kindBool
+	kindNumber
+	kindString
+	kindArray
+	kindObject
 )
 
-// A node is one parsed JSON value of a document. Objects keep their
-// members in document order (derived methods follow the document), so a
-// node is not a map; objects with many members get an index.
-type node struct {
-	kind kind
-	// str is a string's text, a number's text as written, or for a bool
-	// "true" or "false".
-	str   string
-	items []node // array items
+// A value is one parsed JSON value: of a document, or of a call's
+// arguments. Objects keep their members in the order written (derived
+// methods follow the document; a call sends `{R, G, B}` as R, G, B) and
+// numbers as written (12345678901234567890 is not rounded), so a value is
+// not a map; objects with many members get an index. Of duplicate keys the
+// last counts, as JSON.parse and encoding/json decide.
+type value struct {
+	kind valueKind
+	// text is a string's content, a number as written, or "true"/"false".
+	text string
+	// keys are an object's member names; items are an array's items or an
+	// object's member values (items[i] is the value of keys[i]).
 	keys  []string
-	vals  []node         // object members, in document order
+	items []value
 	index map[string]int // key -> position, for objects past indexFrom members
 }
 
@@ -38,99 +42,113 @@ type node struct {
 // linear scan is faster below it.
 const indexFrom = 24
 
-// maxDocDepth bounds the nesting of a document.
-const maxDocDepth = 512
+// Nesting bounds: of a document, and of a call's arguments.
+const (
+	maxDocDepth   = 512
+	maxValueDepth = 64
+)
 
 // parseJSON parses a whole document; ok is false when b is not one JSON
 // value.
-func parseJSON(b []byte) (node, bool) {
-	return jsontext.Parse[node](b, maxDocDepth, treeBuilder{})
+func parseJSON(b []byte) (value, bool) {
+	return jsontext.Parse[value](b, maxDocDepth, valueBuilder{})
 }
 
-type treeBuilder struct{}
-
-func (treeBuilder) Null() node { return node{kind: kNull} }
-func (treeBuilder) Bool(b bool) node {
-	if b {
-		return node{kind: kBool, str: "true"}
+// parseValue parses a call's arguments.
+func parseValue(raw []byte) (value, error) {
+	v, ok := jsontext.Parse(raw, maxValueDepth, valueBuilder{})
+	if !ok {
+		return value{}, fmt.Errorf("invalid JSON, or nested deeper than %d levels", maxValueDepth)
 	}
-	return node{kind: kBool, str: "false"}
+	return v, nil
 }
-func (treeBuilder) Number(t []byte) (node, bool) { return node{kind: kNumber, str: string(t)}, true }
-func (treeBuilder) String(s string) node         { return node{kind: kString, str: s} }
-func (treeBuilder) Array(items []node) node      { return node{kind: kArray, items: items} }
-func (treeBuilder) Object(keys []string, vals []node) (node, bool) {
-	n := node{kind: kObject, keys: keys, vals: vals}
+
+// valueBuilder builds values for jsontext.Parse.
+type valueBuilder struct{}
+
+func (valueBuilder) Null() value { return value{} }
+func (valueBuilder) Bool(b bool) value {
+	if b {
+		return value{kind: kindBool, text: "true"}
+	}
+	return value{kind: kindBool, text: "false"}
+}
+func (valueBuilder) Number(t []byte) (value, bool) {
+	return value{kind: kindNumber, text: string(t)}, true
+}
+func (valueBuilder) String(s string) value     { return value{kind: kindString, text: s} }
+func (valueBuilder) Array(items []value) value { return value{kind: kindArray, items: items} }
+func (valueBuilder) Object(keys []string, vals []value) (value, bool) {
+	v := value{kind: kindObject, keys: keys, items: vals}
 	if len(keys) >= indexFrom {
-		n.index = make(map[string]int, len(keys))
-		for i := len(keys) - 1; i >= 0; i-- {
-			n.index[keys[i]] = i // the first of duplicate keys wins
+		v.index = make(map[string]int, len(keys))
+		for i, k := range keys {
+			v.index[k] = i // the last of duplicate keys wins
 		}
 	}
-	return n, true
+	return v, true
 }
 
 // get returns the member key of an object, or nil (also for non-objects).
-// Of duplicate keys, the first counts.
-func (n *node) get(key string) *node {
-	if n == nil || n.kind != kObject {
+func (n *value) get(key string) *value {
+	if n == nil || n.kind != kindObject {
 		return nil
 	}
 	if n.index != nil {
 		if i, ok := n.index[key]; ok {
-			return &n.vals[i]
+			return &n.items[i]
 		}
 		return nil
 	}
-	for i, k := range n.keys {
-		if k == key {
-			return &n.vals[i]
+	for i := len(n.keys) - 1; i >= 0; i-- {
+		if n.keys[i] == key {
+			return &n.items[i]
 		}
 	}
 	return nil
 }
 
 // has reports whether an object has key.
-func (n *node) has(key string) bool { return n.get(key) != nil }
+func (n *value) has(key string) bool { return n.get(key) != nil }
 
 // isObject, isArray and isString report n's kind (false for nil).
-func (n *node) isObject() bool { return n != nil && n.kind == kObject }
-func (n *node) isArray() bool  { return n != nil && n.kind == kArray }
-func (n *node) isString() bool { return n != nil && n.kind == kString }
+func (n *value) isObject() bool { return n != nil && n.kind == kindObject }
+func (n *value) isArray() bool  { return n != nil && n.kind == kindArray }
+func (n *value) isString() bool { return n != nil && n.kind == kindString }
 
-// text returns a string node's text, or "".
-func (n *node) text() string {
-	if n == nil || n.kind != kString {
+// textValue returns a string value's text, or "" (also for nil).
+func (n *value) textValue() string {
+	if n == nil || n.kind != kindString {
 		return ""
 	}
-	return n.str
+	return n.text
 }
 
 // getText returns the text of member key when it is a string, or "".
-func (n *node) getText(key string) string { return n.get(key).text() }
+func (n *value) getText(key string) string { return n.get(key).textValue() }
 
 // getBool returns member key when it is a boolean, else def.
-func (n *node) getBool(key string, def bool) bool {
+func (n *value) getBool(key string, def bool) bool {
 	v := n.get(key)
-	if v == nil || v.kind != kBool {
+	if v == nil || v.kind != kindBool {
 		return def
 	}
-	return v.str == "true"
+	return v.text == "true"
 }
 
 // isTrue reports whether n is the boolean true.
-func (n *node) isTrue() bool { return n != nil && n.kind == kBool && n.str == "true" }
+func (n *value) isTrue() bool { return n != nil && n.kind == kindBool && n.text == "true" }
 
 // strings returns the string items of an array member.
-func (n *node) strings(key string) []string {
+func (n *value) strings(key string) []string {
 	v := n.get(key)
 	if !v.isArray() {
 		return nil
 	}
 	var out []string
 	for i := range v.items {
-		if v.items[i].kind == kString {
-			out = append(out, v.items[i].str)
+		if v.items[i].kind == kindString {
+			out = append(out, v.items[i].text)
 		}
 	}
 	return out
@@ -138,7 +156,7 @@ func (n *node) strings(key string) []string {
 
 // resolvePointer resolves a JSON pointer ("/a/b~1c", already without '#')
 // within root; percent-encoding in the pointer is decoded first.
-func resolvePointer(root *node, ptr string) *node {
+func resolvePointer(root *value, ptr string) *value {
 	if ptr == "" {
 		return root
 	}

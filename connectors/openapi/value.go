@@ -8,64 +8,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
-// maxValueDepth bounds how deeply a call's arguments may nest.
-const maxValueDepth = 64
-
-// valueKind is the JSON type of a value.
-type valueKind uint8
-
-const (
-	kindNull valueKind = iota
-	kindBool
-	kindNumber
-	kindString
-	kindArray
-	kindObject
-)
-
-// A value is a JSON argument as a call serialises it: object members in the
-// order the program wrote them (so `{R, G, B}` is sent as R, G, B) and
-// numbers as written (so 12345678901234567890 is not rounded).
-type value struct {
-	kind valueKind
-	// text is a string's content, a number as written, or "true"/"false".
-	text string
-	// keys are an object's member names; items are an array's items or an
-	// object's member values (items[i] is the value of keys[i]).
-	keys  []string
-	items []value
-}
-
-// parseValue parses raw JSON into a value.
-func parseValue(raw []byte) (value, error) {
-	v, ok := jsontext.Parse(raw, maxValueDepth, valueBuilder{})
-	if !ok {
-		return value{}, fmt.Errorf("invalid JSON, or nested deeper than %d levels", maxValueDepth)
-	}
-	return v, nil
-}
-
-// valueBuilder builds values for jsontext.Parse.
-type valueBuilder struct{}
-
-func (valueBuilder) Null() value { return value{} }
-func (valueBuilder) Bool(b bool) value {
-	if b {
-		return value{kind: kindBool, text: "true"}
-	}
-	return value{kind: kindBool, text: "false"}
-}
-func (valueBuilder) Number(text []byte) (value, bool) {
-	return value{kind: kindNumber, text: string(text)}, true
-}
-func (valueBuilder) String(s string) value { return value{kind: kindString, text: s} }
-func (valueBuilder) Array(items []value) value {
-	return value{kind: kindArray, items: items}
-}
-func (valueBuilder) Object(keys []string, values []value) (value, bool) {
-	return value{kind: kindObject, keys: keys, items: values}, true
-}
-
 // scalar reports whether v is a string, number or boolean.
 func (v value) scalar() bool {
 	return v.kind == kindString || v.kind == kindNumber || v.kind == kindBool
@@ -74,10 +16,8 @@ func (v value) scalar() bool {
 // member returns the value of an object's member, and whether it has one
 // (the last, when a name repeats, as JSON decoders do).
 func (v value) member(name string) (value, bool) {
-	for i := len(v.keys) - 1; i >= 0; i-- {
-		if v.keys[i] == name {
-			return v.items[i], true
-		}
+	if m := v.get(name); m != nil {
+		return *m, true
 	}
 	return value{}, false
 }
@@ -99,7 +39,7 @@ func (v value) appendJSON(b []byte) []byte {
 	case kindBool, kindNumber:
 		return append(b, v.text...)
 	case kindString:
-		return append(b, jsonString(v.text)...)
+		return jsontext.AppendStringNoHTML(b, v.text)
 	case kindArray:
 		b = append(b, '[')
 		for i, it := range v.items {
@@ -115,7 +55,7 @@ func (v value) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, jsonString(k)...)
+			b = jsontext.AppendStringNoHTML(b, k)
 			b = append(b, ':')
 			b = v.items[i].appendJSON(b)
 		}

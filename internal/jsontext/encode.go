@@ -9,7 +9,14 @@ const hexDigits = "0123456789abcdef"
 
 // AppendString appends s as a JSON string exactly as encoding/json.Marshal
 // writes it (HTML-escaped, invalid UTF-8 as \ufffd, U+2028/2029 escaped).
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendString(b, s, &safe) }
+
+// AppendStringNoHTML is AppendString without HTML escaping: <, > and &
+// are written as they are (as an encoding/json Encoder with
+// SetEscapeHTML(false) writes them), for text sent to other programs.
+func AppendStringNoHTML(b []byte, s string) []byte { return appendString(b, s, &safeNoHTML) }
+
+func appendString(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -64,9 +71,12 @@ func AppendString(b []byte, s string) []byte {
 // <, >, & or a control character.
 func Safe(b byte) bool { return b < utf8.RuneSelf && safe[b] }
 
-var safe = func() (t [utf8.RuneSelf]bool) {
+var safe, safeNoHTML = safeBytes(`"\<>&`), safeBytes(`"\`)
+
+// safeBytes marks the printable ASCII bytes but those of escaped.
+func safeBytes(escaped string) (t [utf8.RuneSelf]bool) {
 	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = !strings.ContainsRune(`"\<>&`, rune(b))
+		t[b] = !strings.ContainsRune(escaped, rune(b))
 	}
 	return t
-}()
+}

@@ -1,11 +1,13 @@
 package jsontext
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
 
-// FuzzAppendString: AppendString writes what encoding/json.Marshal writes.
+// FuzzAppendString: AppendString writes what encoding/json.Marshal writes,
+// AppendStringNoHTML what an Encoder without HTML escaping writes.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", `q " b \ s`, "\b\f\n\r\t\x00\x1f\x7f", "<a>&amp;", "日本 ü", "\u2028\u2029", "bad \xff utf8 \xe6\x97", "\xed\xa0\x80"} {
 		f.Add(s)
@@ -17,6 +19,15 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if got := AppendString(nil, s); string(got) != string(want) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := AppendStringNoHTML(nil, s), bytes.TrimSuffix(buf.Bytes(), []byte("\n")); string(got) != string(want) {
+			t.Fatalf("AppendStringNoHTML(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

@@ -66,5 +66,3 @@ func appendNode(b []byte, n *node) []byte {
 		return append(b, ']')
 	}
 }
-
-

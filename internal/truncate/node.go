@@ -167,7 +167,6 @@ func objectMarkerKey(keys []string) string {
 	}
 }
 
-
 // charLen is the measure of one character of a string as encoding/json
 // writes it: r is the decoded rune and size its byte length.
 func charLen(r rune, size int) int {
