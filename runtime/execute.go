@@ -51,6 +51,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 	if err := r.store.CreateExecution(ctx, e); err != nil {
 		return codemode.Outcome{}, fmt.Errorf("create execution: %w", err)
 	}
+	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
 	return r.runPass(ctx, e, ap, nil)
 }
 
@@ -75,6 +76,7 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) 
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return r.lostRace(ctx, id, "approved", err)
 	}
+	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
 		return r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err))

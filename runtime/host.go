@@ -192,10 +192,11 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 		return nil, fmt.Errorf("%s.%s: arguments are not valid JSON: %w", c.Connector, c.Method, err)
 	}
 	run, val, err := p.decide(ctx, c, t, args, decoded)
-	switch {
-	case run == nil:
+	if run == nil {
 		return val, err
-	case run.State == 0: // new, for a connector that can send it first
+	}
+	ctx = observeCall(ctx, *run)
+	if run.State == 0 { // new, for a connector that can send it first
 		return p.startAndLog(ctx, *run, t, t.src.src.Connector.(connectors.Starter))
 	}
 	return p.execute(ctx, *run, t)

@@ -48,6 +48,7 @@ type Connector struct {
 	logger        *slog.Logger
 	stderr        *lineLogger     // stdio only; every session's child writes here
 	httpTransport *http.Transport // url only; shared by every session
+	progress      progressRelay   // routes servers' progress to the calls that asked
 	// life ends when Close begins; it aborts a session start in progress.
 	life    context.Context
 	endLife context.CancelFunc
@@ -318,16 +319,24 @@ func (c *Connector) Start(ctx context.Context, tool string, args json.RawMessage
 	if !known {
 		return nil, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
 	}
+	ctx, unwatch := c.progress.watch(ctx, c.cfg.Name)
 	if s.stdio != nil {
-		pc, ok, err := s.startStdio(tool, args)
+		pc, ok, err := s.startStdio(tool, args, tokenOf(ctx))
 		switch {
 		case err != nil:
+			unwatch()
 			return nil, c.callError(ctx, s, name, err)
 		case ok:
-			return func() (connectors.Result, error) { return c.awaitStdio(ctx, s, name, tool, args, pc) }, nil
+			return func() (connectors.Result, error) {
+				defer unwatch()
+				return c.awaitStdio(ctx, s, name, tool, args, pc)
+			}, nil
 		}
 	}
-	return func() (connectors.Result, error) { return c.callClient(ctx, s, name, tool, args) }, nil
+	return func() (connectors.Result, error) {
+		defer unwatch()
+		return c.callClient(ctx, s, name, tool, args)
+	}, nil
 }
 
 // awaitStdio waits for the answer to a call sent on a stdio session's raw
@@ -393,6 +402,9 @@ func (c *Connector) call(ctx context.Context, s *session, tool string, args json
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	if tok := tokenOf(ctx); tok != "" {
+		req.Params.Meta = &mcpgo.Meta{ProgressToken: tok}
+	}
 	res, err := s.client.CallTool(withSink(callCtx, sink), req)
 	raw := sink.result()
 	switch {

@@ -181,6 +181,10 @@ func (s *session) listen(ctx context.Context) error {
 const listenAckTimeout = 5 * time.Second
 
 func (s *session) onNotification(n mcpgo.JSONRPCNotification) {
+	if n.Method == string(mcpgo.MethodNotificationProgress) {
+		s.c.progress.deliver(n)
+		return
+	}
 	if n.Method == mcpgo.MethodNotificationSubscriptionsAcknowledged {
 		s.ackOnce.Do(func() { close(s.listening) })
 		return

@@ -602,11 +602,12 @@ func abbreviate(line []byte) string {
 // must go through mcp-go's client instead because the client's request
 // _meta is not known yet (the session lists its tools first, so only in
 // tests). The answer is read with stdioResult.
-func (s *session) startStdio(tool string, args json.RawMessage) (pc *pendingCall, ok bool, err error) {
+func (s *session) startStdio(tool string, args json.RawMessage, progressToken string) (pc *pendingCall, ok bool, err error) {
 	meta, known := s.stdio.requestMeta()
 	if !known {
 		return nil, false, nil
 	}
+	meta = withProgressToken(meta, progressToken)
 	name, err := json.Marshal(tool)
 	if err != nil {
 		return nil, true, fmt.Errorf("encode the tool name: %w", err)

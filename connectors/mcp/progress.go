@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// progressRelay passes a server's notifications/progress about a call to
+// the connectors.Progress of the context the call was made with: the call
+// goes out with a progress token of ours, and the notifications that carry
+// it are routed back. Safe for concurrent use.
+type progressRelay struct {
+	next atomic.Uint64
+	mu   sync.Mutex
+	by   map[string]connectors.Progress // token -> receiver; guarded by mu
+}
+
+type progressTokenKey struct{}
+
+// watch registers the call about to be made with ctx, when ctx wants
+// progress: it returns the context carrying the call's token (see
+// tokenOf) and the function that ends the registration.
+func (r *progressRelay) watch(ctx context.Context, name string) (context.Context, func()) {
+	p := connectors.ProgressFrom(ctx)
+	if p == nil {
+		return ctx, func() {}
+	}
+	tok := name + "-" + strconv.FormatUint(r.next.Add(1), 10)
+	r.mu.Lock()
+	if r.by == nil {
+		r.by = map[string]connectors.Progress{}
+	}
+	r.by[tok] = p
+	r.mu.Unlock()
+	return context.WithValue(ctx, progressTokenKey{}, tok), func() {
+		r.mu.Lock()
+		delete(r.by, tok)
+		r.mu.Unlock()
+	}
+}
+
+// tokenOf returns the progress token of the call made with ctx, or "".
+func tokenOf(ctx context.Context) string {
+	tok, _ := ctx.Value(progressTokenKey{}).(string)
+	return tok
+}
+
+// deliver routes a notifications/progress to its call, if it is ours.
+func (r *progressRelay) deliver(n mcpgo.JSONRPCNotification) {
+	b, err := json.Marshal(n.Params.AdditionalFields)
+	if err != nil {
+		return
+	}
+	var p struct {
+		Token    any      `json:"progressToken"`
+		Progress float64  `json:"progress"`
+		Total    *float64 `json:"total"`
+		Message  string   `json:"message"`
+	}
+	if json.Unmarshal(b, &p) != nil {
+		return
+	}
+	tok, ok := p.Token.(string)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	recv := r.by[tok]
+	r.mu.Unlock()
+	if recv == nil {
+		return
+	}
+	msg := p.Message
+	switch {
+	case msg != "":
+	case p.Total != nil && *p.Total > 0:
+		msg = fmt.Sprintf("%g of %g", p.Progress, *p.Total)
+	default:
+		msg = fmt.Sprintf("%g", p.Progress)
+	}
+	recv(msg)
+}
+
+// withProgressToken adds "progressToken" to a request's _meta object
+// (which may be empty).
+func withProgressToken(meta json.RawMessage, tok string) json.RawMessage {
+	if tok == "" {
+		return meta
+	}
+	t, _ := json.Marshal(tok)
+	entry := append([]byte(`"progressToken":`), t...)
+	if len(meta) < 2 || string(meta) == "{}" || string(meta) == "null" {
+		return append(append([]byte{'{'}, entry...), '}')
+	}
+	out := append([]byte{}, meta[:len(meta)-1]...)
+	out = append(out, ',')
+	out = append(out, entry...)
+	return append(out, '}')
+}

@@ -1,0 +1,59 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// TestDownstreamProgressIsRelayed: a call made with a connectors.Progress
+// in its context goes out with a progress token, and the server's
+// notifications/progress about it come back, over every transport.
+func TestDownstreamProgressIsRelayed(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := dial(t, tr.config(t))
+			var mu sync.Mutex
+			var got []string
+			ctx := connectors.WithProgress(context.Background(), func(msg string) {
+				mu.Lock()
+				got = append(got, msg)
+				mu.Unlock()
+			})
+			if _, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":100}`)); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(got, []string{"started", "halfway"}) {
+				t.Errorf("progress %q, want started and halfway", got)
+			}
+			// Without a receiver, no token goes out and nothing is relayed.
+			if _, err := c.Call(context.Background(), "slow", json.RawMessage(`{"ms":10}`)); err != nil {
+				t.Fatal(err)
+			}
+			c.progress.mu.Lock()
+			left := len(c.progress.by)
+			c.progress.mu.Unlock()
+			if left != 0 {
+				t.Errorf("%d progress registrations left", left)
+			}
+		})
+	}
+}
+
+func TestWithProgressToken(t *testing.T) {
+	for _, tc := range []struct{ meta, want string }{
+		{"", `{"progressToken":"t-1"}`},
+		{"{}", `{"progressToken":"t-1"}`},
+		{`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"t-1"}`},
+	} {
+		if got := string(withProgressToken(json.RawMessage(tc.meta), "t-1")); got != tc.want {
+			t.Errorf("withProgressToken(%s) = %s, want %s", tc.meta, got, tc.want)
+		}
+	}
+}
