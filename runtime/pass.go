@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 	"sort"
 
@@ -61,10 +62,10 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 	switch {
 	case runErr != nil:
 		internal = errors.Join(fmt.Errorf("run %s: %w", e.ID, runErr), flushErr)
-		e.Error = "internal failure running the program: " + runErr.Error()
+		e.Error = "internal failure running the program: " + scrub.Paths(runErr.Error())
 	case flushErr != nil:
 		internal = fmt.Errorf("execution %s: %w", e.ID, flushErr)
-		e.Error = "internal failure: " + flushErr.Error()
+		e.Error = "internal failure: " + scrub.Paths(flushErr.Error())
 	case clockErr != "":
 		e.Error = clockErr
 	case stop != nil && out.Status != sandbox.Completed:
@@ -80,7 +81,7 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 			e.Error = stop.msg
 		default:
 			internal = fmt.Errorf("execution %s: %w", e.ID, stop.err)
-			e.Error = stop.msg
+			e.Error = scrub.Paths(stop.msg)
 		}
 	case out.Status == sandbox.Completed:
 		if missed := p.unreached(); len(missed) > 0 {
@@ -110,6 +111,9 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 	}
 	if to.Terminal() {
 		r.dispose(ctx, e.ID)
+	}
+	if ev, ok := endEvent(e, to, stop); ok {
+		emit(ctx, ev)
 	}
 	o, err := r.outcome(ctx, e)
 	return o, errors.Join(internal, err)

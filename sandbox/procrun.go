@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // procRun is one Run on one worker, seen from the parent: it sends the
@@ -259,7 +261,7 @@ func (r *procRun) crashed(d *dispatch, cause error) (Outcome, bool, error) {
 	case r.w.forbiddenSyscall():
 		o.Error = "sandbox worker killed: it made a system call the sandbox forbids (seccomp: no files, sockets, processes or privileges); the run is ended and the worker replaced"
 	default:
-		o.Error = "sandbox worker crashed: " + r.w.exitSummary()
+		o.Error = "sandbox worker crashed: " + scrub.Paths(r.w.exitSummary())
 	}
 	r.pool.log.Warn("sandbox worker ended during a run", "pid", r.w.pid, "outcome", o.Error,
 		"cause", cause, "exit", r.w.exitSummary(), "stderr", r.w.stderr.tail())

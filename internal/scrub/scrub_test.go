@@ -175,3 +175,20 @@ func TestSecretHeader(t *testing.T) {
 		}
 	}
 }
+
+func TestPaths(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"open /home/me/.config/codemode/codemode.db: permission denied", "open …/codemode.db: permission denied"},
+		{`exec: "/usr/local/bin/codemode-mcp": no such file`, `exec: "…/codemode-mcp": no such file`},
+		{"read /tmp/x/: is a directory", "read …/x: is a directory"},
+		{"panic at\n\t/root/go/pkg/mod/x@v1/y.go:12 +0x1", "panic at\n\t…/y.go:12 +0x1"},
+		{"GET https://api.example.com/v1/items: 500", "GET https://api.example.com/v1/items: 500"},
+		{"and/or 1/2 /", "and/or 1/2 /"},
+		{"no paths here", "no paths here"},
+	}
+	for _, tt := range tests {
+		if got := Paths(tt.in); got != tt.want {
+			t.Errorf("Paths(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
