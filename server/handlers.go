@@ -10,9 +10,11 @@ import (
 )
 
 func (s *Server) handleCodemode(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, sent := s.observe(ctx, req)
+	defer sent()
 	var in codemodeInput
 	if err := decode(req, &in); err != nil {
-		return nil, err
+		return badArguments(err), nil
 	}
 	if strings.TrimSpace(in.Code) == "" {
 		return valueResult(errorOutcome{Status: "error", Error: `"code" is required: pass the program as {"code": "async () => { … }"}`}, true), nil
@@ -27,7 +29,7 @@ func (s *Server) handleCodemode(ctx context.Context, req mcp.CallToolRequest) (*
 func (s *Server) handlePending(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in pendingInput
 	if err := decode(req, &in); err != nil {
-		return nil, err
+		return badArguments(err), nil
 	}
 	p, err := s.rt.Pending(ctx, in.ExecutionID)
 	if err != nil {
@@ -40,9 +42,11 @@ func (s *Server) handlePending(ctx context.Context, req mcp.CallToolRequest) (*m
 }
 
 func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, sent := s.observe(ctx, req)
+	defer sent()
 	var in executionInput
 	if err := decode(req, &in); err != nil {
-		return nil, err
+		return badArguments(err), nil
 	}
 	out, err := s.rt.Approve(ctx, in.ExecutionID, s.approver(ctx))
 	if err != nil {
@@ -52,9 +56,11 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest) (*m
 }
 
 func (s *Server) handleReject(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, sent := s.observe(ctx, req)
+	defer sent()
 	var in rejectInput
 	if err := decode(req, &in); err != nil {
-		return nil, err
+		return badArguments(err), nil
 	}
 	out, err := s.rt.Reject(ctx, in.ExecutionID, in.Seq)
 	if err != nil {
@@ -64,9 +70,11 @@ func (s *Server) handleReject(ctx context.Context, req mcp.CallToolRequest) (*mc
 }
 
 func (s *Server) handleRollback(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, sent := s.observe(ctx, req)
+	defer sent()
 	var in executionInput
 	if err := decode(req, &in); err != nil {
-		return nil, err
+		return badArguments(err), nil
 	}
 	out, err := s.rt.Rollback(ctx, in.ExecutionID)
 	if err != nil {
@@ -89,7 +97,7 @@ func (s *Server) handleSnippets(ctx context.Context, req mcp.CallToolRequest) (*
 func (s *Server) handleSaveSnippet(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in saveSnippetInput
 	if err := decode(req, &in); err != nil {
-		return nil, err
+		return badArguments(err), nil
 	}
 	sn, err := s.rt.SaveSnippet(ctx, in.Name, in.ExecutionID, in.Description, in.InputSchema)
 	if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -122,6 +123,13 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.writeTimeout}
 	defer dw.clear()
+	if g.sessions != nil { // streamable HTTP: see awaitSent
+		dw.sent = g.sessions.counter(r.Header.Get(mcpserver.HeaderKeySessionID))
+		if dw.sent == nil { // initialize, or protocol 2026-07-28: no session
+			dw.sent = &sentCounter{}
+		}
+		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, dw.sent))
+	}
 	g.next.ServeHTTP(dw, r)
 }
 
@@ -212,13 +220,15 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	return buf.Bytes(), 0, nil
 }
 
-// deadlineWriter gives every write of a response a fresh deadline, and
-// drops the Access-Control-Allow-Origin: * that the SSE transport sets.
+// deadlineWriter gives every write of a response a fresh deadline, drops
+// the Access-Control-Allow-Origin: * that the SSE transport sets, and
+// counts the notifications written on it (sent).
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	d       time.Duration
 	started bool
+	sent    *sentCounter // nil: not counted
 }
 
 func (w *deadlineWriter) start() {
@@ -239,7 +249,11 @@ func (w *deadlineWriter) WriteHeader(code int) {
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	w.start()
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
-	return w.ResponseWriter.Write(p)
+	n, err := w.ResponseWriter.Write(p)
+	if err == nil && w.sent != nil && isNotificationEvent(p) {
+		w.sent.add()
+	}
+	return n, err
 }
 
 func (w *deadlineWriter) Flush() {

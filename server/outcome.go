@@ -37,3 +37,9 @@ type errorOutcome struct {
 	ExecutionID string `json:"executionId,omitempty"`
 	Error       string `json:"error"`
 }
+
+// badArguments is the result of a request whose arguments do not decode:
+// a tool error the model can fix, naming what was wrong.
+func badArguments(err error) *mcp.CallToolResult {
+	return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true)
+}

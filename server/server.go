@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -17,6 +18,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // Options configure a Server.
@@ -95,6 +97,10 @@ func New(opts Options) *Server {
 		mcpserver.WithElicitation(),
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithRecovery(),
+		mcpserver.WithLogging(),
+		// Arguments that do not fit a tool's schema are a tool error naming
+		// the field (SEP-1303), not an internal error.
+		mcpserver.WithInputSchemaValidation(),
 		mcpserver.WithInstructions("Use the codemode tool: write one program that calls the connectors; search and describe them from inside the program."),
 	)
 	s.register()
@@ -176,9 +182,31 @@ func decode(req mcp.CallToolRequest, v any) error {
 		b = []byte("{}")
 	}
 	if err := json.Unmarshal(b, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("invalid arguments for %s: %q must be %s, got %s", req.Params.Name, te.Field, jsonKind(te.Type), te.Value)
+		}
 		return fmt.Errorf("invalid arguments for %s: %w", req.Params.Name, err)
 	}
 	return nil
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 // runtimeFailure maps an error from the runtime to a tool result: user
@@ -194,7 +222,7 @@ func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, e
 		return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "canceled"}, true)
 	}
 	s.log.Error("tool failed", "tool", tool, "executionId", executionID, "err", err)
-	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + firstLine(err.Error()) + " (details in the server log)"}, true)
+	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + scrub.Paths(firstLine(err.Error())) + " (details in the server log)"}, true)
 }
 
 // listHint tells the client which tool lists what a refused request named

@@ -22,12 +22,30 @@ const maxSessions = 4096
 // SessionIdManager): an id is live from the initialize that issued it until
 // its client deletes it or it is evicted. Safe for concurrent use.
 type sessions struct {
-	mu       sync.Mutex
-	lastUsed map[string]time.Time // guarded by mu
+	mu   sync.Mutex
+	live map[string]*liveSession // guarded by mu
+}
+
+// liveSession is what the server keeps of one session.
+type liveSession struct {
+	lastUsed time.Time // guarded by sessions.mu
+	// sent counts the notifications written on the session's responses,
+	// its POSTs' and its GET stream's (see awaitSent).
+	sent sentCounter
 }
 
 func newSessions() *sessions {
-	return &sessions{lastUsed: map[string]time.Time{}}
+	return &sessions{live: map[string]*liveSession{}}
+}
+
+// counter returns the notification counter of a live session, or nil.
+func (s *sessions) counter(id string) *sentCounter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.live[id]; l != nil {
+		return &l.sent
+	}
+	return nil
 }
 
 var errUnknownSession = errors.New("unknown session")
@@ -39,17 +57,17 @@ func (s *sessions) Generate() string {
 	id := "mcp-session-" + hex.EncodeToString(b[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.lastUsed) >= maxSessions {
+	if len(s.live) >= maxSessions {
 		var oldest string
 		var at time.Time
-		for k, t := range s.lastUsed {
-			if oldest == "" || t.Before(at) {
-				oldest, at = k, t
+		for k, l := range s.live {
+			if oldest == "" || l.lastUsed.Before(at) {
+				oldest, at = k, l.lastUsed
 			}
 		}
-		delete(s.lastUsed, oldest)
+		delete(s.live, oldest)
 	}
-	s.lastUsed[id] = time.Now()
+	s.live[id] = &liveSession{lastUsed: time.Now()}
 	return id
 }
 
@@ -57,10 +75,11 @@ func (s *sessions) Generate() string {
 func (s *sessions) Validate(id string) (isTerminated bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.lastUsed[id]; !ok {
+	l := s.live[id]
+	if l == nil {
 		return false, errUnknownSession
 	}
-	s.lastUsed[id] = time.Now()
+	l.lastUsed = time.Now()
 	return false, nil
 }
 
@@ -68,7 +87,7 @@ func (s *sessions) Validate(id string) (isTerminated bool, err error) {
 func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.lastUsed, id)
+	delete(s.live, id)
 	return false, nil
 }
 
