@@ -11,6 +11,8 @@ import (
 
 	"github.com/dlclark/regexp2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 )
 
 // compileSchema compiles a JSON Schema with an ECMAScript regex engine (real
@@ -70,36 +72,7 @@ func validateValue(sch *jsonschema.Schema, what string, inst any) error {
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("invalid %s: %w", what, err)
 	}
-	var lines []string
-	seen := map[string]bool{}
-	for _, leaf := range leaves(ve) {
-		u := leaf.BasicOutput()
-		if u.Error == nil {
-			continue
-		}
-		at := u.InstanceLocation
-		if at == "" {
-			at = "(root)"
-		}
-		line := fmt.Sprintf("at %s: %s", at, u.Error.String())
-		if !seen[line] {
-			seen[line] = true
-			lines = append(lines, line)
-		}
-	}
-	return fmt.Errorf("invalid %s:\n- %s", what, strings.Join(lines, "\n- "))
-}
-
-// leaves returns the validation errors without causes, depth first.
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
+	return fmt.Errorf("invalid %s:\n- %s", what, strings.Join(schemacheck.Violations(ve), "\n- "))
 }
 
 // regexMatchTimeout bounds one pattern match, so a catastrophic pattern in a

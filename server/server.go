@@ -98,9 +98,6 @@ func New(opts Options) *Server {
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithRecovery(),
 		mcpserver.WithLogging(),
-		// Arguments that do not fit a tool's schema are a tool error naming
-		// the field (SEP-1303), not an internal error.
-		mcpserver.WithInputSchemaValidation(),
 		mcpserver.WithInstructions("Use the codemode tool: write one program that calls the connectors; search and describe them from inside the program."),
 	)
 	s.register()
@@ -115,9 +112,10 @@ func boolp(b bool) *bool { return &b }
 // add registers (or replaces) one tool.
 func (s *Server) add(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
 	ann.Title = title
-	tool := mcp.NewToolWithRawSchema(name, description, schemaOf(input))
+	schema := schemaOf(input)
+	tool := mcp.NewToolWithRawSchema(name, description, schema)
 	tool.Annotations = ann
-	s.mcp.AddTool(tool, h)
+	s.mcp.AddTool(tool, validating(name, schema, h))
 }
 
 // addCodemode registers the codemode tool, whose description carries the

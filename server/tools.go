@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/invopop/jsonschema"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // Inputs of the tools we expose; their JSON Schemas are reflected from these
@@ -28,7 +30,18 @@ type rejectInput struct {
 
 type executionsInput struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,description=How many executions to list (default 20)\\, newest first."`
-	Status string `json:"status,omitempty" jsonschema:"enum=running,enum=paused,enum=completed,enum=error,enum=rejected,enum=rolled_back,description=Only executions in this status."`
+	Status string `json:"status,omitempty" jsonschema:"description=Only executions in this status."`
+}
+
+// completeSchema lists every execution status (codemode.ExecStatuses) as
+// the values of status.
+func (executionsInput) completeSchema(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("status"); ok {
+		p.Enum = nil
+		for _, st := range codemode.ExecStatuses() {
+			p.Enum = append(p.Enum, st.String())
+		}
+	}
 }
 
 type snippetsInput struct{}
@@ -47,6 +60,9 @@ func schemaOf(v any) json.RawMessage {
 	s := r.Reflect(v)
 	s.Version = ""
 	s.ID = ""
+	if c, ok := v.(interface{ completeSchema(*jsonschema.Schema) }); ok {
+		c.completeSchema(s)
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic("server: cannot reflect tool schema: " + err.Error()) // programming error, caught by tests
