@@ -5,6 +5,7 @@
 package jsontext
 
 import (
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -44,6 +45,12 @@ type parser[V any] struct {
 	i   int
 	max int
 	bld Builder[V]
+	// keys and vals are stacks the members and items of the arrays and
+	// objects being parsed are gathered on; each array or object gets
+	// exact-size slices of its own when it ends, so parsing allocates once
+	// per array or object instead of growing a slice for each.
+	keys []string
+	vals []V
 }
 
 func (p *parser[V]) space() {
@@ -100,13 +107,13 @@ func (p *parser[V]) object(depth int) (V, bool) {
 		return zero, false
 	}
 	p.i++ // {
-	var keys []string
-	var values []V
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
 		return p.bld.Object(nil, nil)
 	}
+	kmark, vmark := len(p.keys), len(p.vals)
+	defer func() { p.keys = p.keys[:kmark]; p.popVals(vmark) }()
 	for {
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -125,11 +132,11 @@ func (p *parser[V]) object(depth int) (V, bool) {
 		if !ok {
 			return zero, false
 		}
-		keys, values = append(keys, key), append(values, v)
+		p.keys, p.vals = append(p.keys, key), append(p.vals, v)
 		if end, ok := p.next('}'); !ok {
 			return zero, false
 		} else if end {
-			return p.bld.Object(keys, values)
+			return p.bld.Object(slices.Clone(p.keys[kmark:]), slices.Clone(p.vals[vmark:]))
 		}
 	}
 }
@@ -140,24 +147,32 @@ func (p *parser[V]) array(depth int) (V, bool) {
 		return zero, false
 	}
 	p.i++ // [
-	var items []V
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == ']' {
 		p.i++
 		return p.bld.Array(nil), true
 	}
+	mark := len(p.vals)
+	defer p.popVals(mark)
 	for {
 		v, ok := p.value(depth)
 		if !ok {
 			return zero, false
 		}
-		items = append(items, v)
+		p.vals = append(p.vals, v)
 		if end, ok := p.next(']'); !ok {
 			return zero, false
 		} else if end {
-			return p.bld.Array(items), true
+			return p.bld.Array(slices.Clone(p.vals[mark:])), true
 		}
 	}
+}
+
+// popVals drops the values gathered since mark, clearing them so that
+// what they hold can be collected.
+func (p *parser[V]) popVals(mark int) {
+	clear(p.vals[mark:])
+	p.vals = p.vals[:mark]
 }
 
 // next reads what follows a member or item: a comma (end false) or the
