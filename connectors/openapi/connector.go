@@ -33,6 +33,7 @@ type Connector struct {
 	calls       httpCaller
 
 	closeOnce sync.Once
+	storing   sync.WaitGroup // the derivation being written to the cache
 	specOnce  sync.Once
 	specJSON  []byte // the document as JSON, made on the first spec call
 	specErr   error
@@ -87,7 +88,8 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if version == "" {
 		version = buildVersion()
 	}
-	d, err := deriveCached(doc, derivedCache{dir: cfg.CacheDir, version: version}, log)
+	cache := derivedCache{dir: cfg.CacheDir, version: version}
+	d, fresh, err := deriveCached(doc, cache, log)
 	if err != nil {
 		return nil, sc.Error(err)
 	}
@@ -95,6 +97,17 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	c.description = d.Title
 	c.warnings = append(append([]string(nil), doc.warnings...), d.Warnings...)
 	c.assemble(d, f, cfg.BaseURL != "")
+	if fresh && cache.dir != "" {
+		// The derivation is written while the server goes on starting
+		// (d is only read from now on); Close waits for it.
+		c.storing.Add(1)
+		go func() {
+			defer c.storing.Done()
+			if err := cache.store(doc.hash, d); err != nil {
+				log.Warn("openapi: could not cache the derived methods", "err", err)
+			}
+		}()
+	}
 	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if baseWarn != "" {
 		c.warnings = append(c.warnings, sc.String(baseWarn))
@@ -113,6 +126,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 		Logger:           log,
 	})
 	if err != nil {
+		c.storing.Wait()
 		return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
 	}
 	c.calls = calls
@@ -138,32 +152,29 @@ func (noBase) close() {}
 var derivations atomic.Int64
 
 // deriveCached returns the document's derivation from the cache, or
-// derives it and stores it there.
-func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (*derivation, error) {
-	d, err := cache.load(doc.hash)
+// derives it (fresh: the caller stores it).
+func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *derivation, fresh bool, err error) {
+	d, err = cache.load(doc.hash)
 	if err != nil {
 		log.Warn("openapi: cached derivation unusable; deriving again", "err", err)
 	}
 	if d != nil {
-		return d, nil
+		return d, false, nil
 	}
 	derivations.Add(1)
 	text, err := doc.jsonText()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	root, ok := parseJSON(text)
 	if !ok {
-		return nil, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", yamlHint(doc), syntaxErrorAt(text))
+		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", yamlHint(doc), syntaxErrorAt(text))
 	}
 	d, err = derive(&root)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := cache.store(doc.hash, d); err != nil {
-		log.Warn("openapi: could not cache the derived methods", "err", err)
-	}
-	return d, nil
+	return d, true, nil
 }
 
 // syntaxErrorAt says where JSON text is invalid (": line L, column C:
@@ -364,10 +375,12 @@ func (c *Connector) RequiresApproval(tool string, args json.RawMessage) (require
 	return !isSafeMethod(a.Method), true
 }
 
-// Close stops a token request under way and closes idle connections.
-// Calls must have returned. It is safe to call more than once.
+// Close stops a token request under way, closes idle connections and
+// waits for the derivation to be written to the cache. Calls must have
+// returned. It is safe to call more than once.
 func (c *Connector) Close() error {
 	c.closeOnce.Do(c.calls.close)
+	c.storing.Wait()
 	return nil
 }
 

@@ -45,9 +45,11 @@ func BenchmarkGitHubCold(b *testing.B) {
 func BenchmarkGitHubWarm(b *testing.B) {
 	doc := githubDocument(b)
 	dir := b.TempDir()
-	if _, err := New(context.Background(), Config{Name: "github", Document: doc, CacheDir: dir}); err != nil {
+	first, err := New(context.Background(), Config{Name: "github", Document: doc, CacheDir: dir})
+	if err != nil {
 		b.Fatal(err)
 	}
+	first.Close()
 	b.ReportAllocs()
 	for b.Loop() {
 		c, err := New(context.Background(), Config{Name: "github", Document: doc, CacheDir: dir})
@@ -57,6 +59,7 @@ func BenchmarkGitHubWarm(b *testing.B) {
 		if n := len(c.tools); n < 1100 {
 			b.Fatalf("%d tools", n)
 		}
+		c.Close()
 	}
 }
 

@@ -32,6 +32,7 @@ func newTest(t *testing.T, doc string, mod ...func(*Config)) *Connector {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.Close() })
 	return c
 }
 

@@ -59,6 +59,7 @@ func TestDerivationCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.Close() // the derivation is in the cache once Close returns
 		return c, derivations.Load() - before
 	}
 	first, n := start("v1")
@@ -134,14 +135,17 @@ func TestURLDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.Close()
 	if len(c.Warnings()) != 0 {
 		t.Errorf("warnings: %q", c.Warnings())
 	}
 	if got := c.base.String(); got != srv.URL+"/api" {
 		t.Errorf("base URL %q, want %q", got, srv.URL+"/api")
 	}
-	if _, err := New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir}); err != nil {
+	if c, err := New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir}); err != nil {
 		t.Fatal(err)
+	} else {
+		c.Close()
 	}
 	if gets.Load() != 2 || full.Load() != 1 {
 		t.Errorf("requests %d, full answers %d; want 2 and 1 (the second answered 304)", gets.Load(), full.Load())
@@ -151,6 +155,7 @@ func TestURLDocument(t *testing.T) {
 	if err != nil {
 		t.Fatalf("offline with a cached copy: %v", err)
 	}
+	c.Close()
 	w := strings.Join(c.Warnings(), "\n")
 	if !strings.Contains(w, "using the copy cached on") || strings.Contains(w, "doc-secret-1") {
 		t.Errorf("offline warning %q: want the cached copy named, and no query string", w)
