@@ -4,6 +4,7 @@
 #
 #   bench/run.sh                 # 5 samples of everything (about 5 minutes)
 #   COUNT=1 E2E_BENCHTIME=1s UNIT_BENCHTIME=200ms bench/run.sh   # a quick look
+#   E2E_BENCH='DownstreamCall|SideEffectCall' UNIT_BENCH=LoggedCall bench/run.sh   # some of them
 #
 # The end-to-end benchmarks (./bench) run as COUNT rounds, each with fresh
 # servers; the component benchmarks with -count COUNT. Raw output goes to
@@ -18,6 +19,8 @@ cd "$(dirname "$0")/.."
 COUNT=${COUNT:-5}
 E2E_BENCHTIME=${E2E_BENCHTIME:-2s}
 UNIT_BENCHTIME=${UNIT_BENCHTIME:-1s}
+E2E_BENCH=${E2E_BENCH:-.}    # -test.bench of the end-to-end benchmarks
+UNIT_BENCH=${UNIT_BENCH:-.}  # -bench of the component benchmarks
 OUT=${OUT:-bench/out}
 BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da # golang.org/x/perf, 2026-09-08
 mkdir -p "$OUT"
@@ -40,7 +43,7 @@ if [ -n "${SERVER_CPUPROFILE:-}" ]; then
 fi
 
 echo
-echo "== end to end: $COUNT rounds of bench.test -test.bench . -test.benchtime $E2E_BENCHTIME (go test -c ./bench)"
+echo "== end to end: $COUNT rounds of bench.test -test.bench '$E2E_BENCH' -test.benchtime $E2E_BENCHTIME (go test -c ./bench)"
 # Rounds rather than -count: each round starts fresh servers and measures
 # direct, connector and codemode back to back, so a noisy neighbour on this
 # machine hits both sides of a ratio alike.
@@ -49,14 +52,14 @@ out_abs=$(cd "$OUT" && pwd)
 : > "$OUT/e2e.txt"
 for round in $(seq "$COUNT"); do
   echo "round $round: load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
-  (cd bench && "$out_abs/bench.test" -test.run '^$' -test.bench . -test.benchtime "$E2E_BENCHTIME" \
+  (cd bench && "$out_abs/bench.test" -test.run '^$' -test.bench "$E2E_BENCH" -test.benchtime "$E2E_BENCHTIME" \
     -test.count 1 -test.timeout 60m "${profile_args[@]}") | tee -a "$OUT/e2e.txt" || status=1
 done
 rm -f "$OUT/bench.test"
 
 echo
-echo "== components: go test -run '^\$' -bench . -benchtime $UNIT_BENCHTIME -count $COUNT ./server ./sandbox ./runtime ./runtime/sqlitestore"
-go test -run '^$' -bench . -benchtime "$UNIT_BENCHTIME" -count "$COUNT" -timeout 60m \
+echo "== components: go test -run '^\$' -bench '$UNIT_BENCH' -benchtime $UNIT_BENCHTIME -count $COUNT ./server ./sandbox ./runtime ./runtime/sqlitestore"
+go test -run '^$' -bench "$UNIT_BENCH" -benchtime "$UNIT_BENCHTIME" -count "$COUNT" -timeout 60m \
   ./server ./sandbox ./runtime ./runtime/sqlitestore | tee "$OUT/units.txt" || status=1
 
 echo

@@ -285,6 +285,10 @@ func TestInterruptedRollback(t *testing.T) {
 	if v, _ := k.get("a"); v != "old" {
 		t.Errorf("a = %q, want old", v)
 	}
+	// The run's history stays: rolled back, it still says what happened.
+	if x, _, _ := e.rt.Execution(e.ctx, "exec_rb"); x.Status != codemode.StatusRolledBack || !strings.Contains(x.Error, "interrupted during a rollback") {
+		t.Errorf("after the rollback: %s %q", x.Status, x.Error)
+	}
 }
 
 // Every rollback reports every call that may be in effect: reverted,

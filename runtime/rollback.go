@@ -95,7 +95,6 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 			out.Reverted = append(out.Reverted, en.Seq)
 		}
 	}
-	e.Error = ""
 	if err := r.setStatus(ctx, e, codemode.StatusRollingBack, codemode.StatusRolledBack); err != nil {
 		return codemode.Outcome{ExecutionID: id, Status: codemode.StatusRollingBack}, err
 	}
