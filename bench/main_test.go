@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -14,6 +15,9 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		removeBinary()
+		if thingsBuilt.dir != "" {
+			_ = os.RemoveAll(thingsBuilt.dir)
+		}
 		fixture.RemoveBinaries()
 	}))
 }

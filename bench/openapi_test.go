@@ -1,19 +1,24 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // thingsDocument is the OpenAPI document of thingsServer.
@@ -37,61 +42,92 @@ paths:
                 properties: { id: { type: integer }, name: { type: string }, tags: { type: array, items: { type: string } } }
 `
 
-// thingsServer answers GET /things/{id} with a small JSON object after
-// delay, on 127.0.0.1.
-func thingsServer(b *testing.B, delay time.Duration) *httptest.Server {
+// thingsServer starts bench/internal/thingsapi, answering GET
+// /things/{id} after delay, and returns its base URL; a cleanup stops it.
+func thingsServer(b testing.TB, delay time.Duration) string {
 	b.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if delay > 0 {
-			time.Sleep(delay) // the API's own work
+	thingsBuilt.once.Do(func() {
+		if thingsBuilt.dir, thingsBuilt.err = os.MkdirTemp("", "codemode-bench-api-"); thingsBuilt.err == nil {
+			thingsBuilt.path, thingsBuilt.err = fixture.BuildCommand("./bench/internal/thingsapi", thingsBuilt.dir, "thingsapi")
 		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":1,"name":"thing one","tags":["a","b"]}`)
-	}))
-	b.Cleanup(srv.Close)
-	return srv
+	})
+	if thingsBuilt.err != nil {
+		b.Fatalf("build thingsapi: %v", thingsBuilt.err)
+	}
+	cmd := exec.Command(thingsBuilt.path, "-delay", delay.String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("thingsapi did not start: %v", err)
+	}
+	return "http://" + strings.TrimSpace(addr)
+}
+
+// thingsBuilt is the thingsapi binary, built once per process.
+var thingsBuilt struct {
+	once      sync.Once
+	dir, path string
+	err       error
 }
 
 // BenchmarkOpenAPIGet is issue 10's per-call figure: one GET of a local
-// API made directly with net/http (via=direct: a keep-alive client, the
-// body read and decoded as JSON), and made by a program inside
-// codemode-mcp through an OpenAPI connector (via=codemode: n sequential
-// awaits per program, each validated, logged and decoded). The API answers
-// at once (api=instant) or after 1 ms of work (api=1ms, a realistic
+// API (a process of its own, bench/internal/thingsapi) made directly with
+// net/http by this process (via=direct: a keep-alive client, the body read
+// and decoded as JSON), and made by a program inside codemode-mcp through
+// an OpenAPI connector (via=codemode: callsPerProgram sequential awaits
+// per program, each validated, logged and decoded). The API answers at
+// once (api=instant) or after 1 ms of work (api=1ms, a realistic
 // downstream); the difference of the two vias is what codemode adds.
 func BenchmarkOpenAPIGet(b *testing.B) {
-	for _, delay := range []time.Duration{0, time.Millisecond} {
-		name := "api=instant"
-		if delay > 0 {
-			name = "api=" + delay.String()
-		}
-		b.Run(name, func(b *testing.B) {
-			srv := thingsServer(b, delay)
-			b.Run("via=direct", func(b *testing.B) {
-				tr := http.DefaultTransport.(*http.Transport).Clone()
-				defer tr.CloseIdleConnections()
-				client := &http.Client{Transport: tr}
-				for b.Loop() {
-					if err := directGet(client, srv.URL+"/things/1?fields=name&fields=tags"); err != nil {
-						b.Fatal(err)
-					}
+	for _, iso := range isolations {
+		b.Run("isolation="+iso, func(b *testing.B) {
+			for _, delay := range []time.Duration{0, time.Millisecond} {
+				name := "api=instant"
+				if delay > 0 {
+					name = "api=" + delay.String()
 				}
-			})
-			for _, iso := range isolations {
-				b.Run("isolation="+iso+"/via=codemode", func(b *testing.B) {
-					cm := startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", thingsConfig(b, srv.URL, iso))
+				b.Run(name, func(b *testing.B) {
+					api := thingsServer(b, delay)
+					cm := startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", thingsConfig(b, api, iso))
 					ctx := context.Background()
 					if err := programGets(ctx, cm, 10); err != nil {
 						b.Fatal(err)
 					}
-					b.ResetTimer()
-					for done := 0; done < b.N; {
-						n := min(callsPerProgram, b.N-done)
-						if err := programGets(ctx, cm, n); err != nil {
-							b.Fatal(err)
+					b.Run("via=direct", func(b *testing.B) {
+						tr := http.DefaultTransport.(*http.Transport).Clone()
+						defer tr.CloseIdleConnections()
+						client := &http.Client{Transport: tr}
+						for b.Loop() {
+							if err := directGet(client, api+"/things/1?fields=name&fields=tags"); err != nil {
+								b.Fatal(err)
+							}
 						}
-						done += n
-					}
+					})
+					b.Run("via=codemode", func(b *testing.B) {
+						b.ResetTimer()
+						for done := 0; done < b.N; {
+							n := min(callsPerProgram, b.N-done)
+							if err := programGets(ctx, cm, n); err != nil {
+								b.Fatal(err)
+							}
+							done += n
+						}
+					})
 				})
 			}
 		})
@@ -129,7 +165,7 @@ func programGets(ctx context.Context, p *peer, n int) error {
 
 // thingsConfig writes a configuration whose connector api is thingsDocument
 // served at base.
-func thingsConfig(b *testing.B, base, iso string) string {
+func thingsConfig(b testing.TB, base, iso string) string {
 	b.Helper()
 	dir := b.TempDir()
 	doc := filepath.Join(dir, "things.yaml")

@@ -78,8 +78,8 @@ type caller struct {
 	scrub    *scrub.Scrubber
 	log      *slog.Logger
 	client   *http.Client
-	own      *http.Transport // the transport to close, nil when given
-	oauth    *tokenSource    // nil unless Auth is OAuth2
+	own      *directTransport // the transport to close, nil when given
+	oauth    *tokenSource     // nil unless Auth is OAuth2
 }
 
 // newCaller checks cfg and builds a caller. Errors name the bad field and
@@ -131,7 +131,7 @@ func newCaller(cfg callerConfig) (*caller, error) {
 	}
 	rt := cfg.Transport
 	if rt == nil {
-		c.own = http.DefaultTransport.(*http.Transport).Clone()
+		c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
 		rt = c.own
 	}
 	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect}
@@ -155,7 +155,7 @@ func (c *caller) close() {
 		c.oauth.close()
 	}
 	if c.own != nil {
-		c.own.CloseIdleConnections()
+		c.own.closeIdle()
 	}
 }
 
