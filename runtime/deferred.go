@@ -26,10 +26,10 @@ import (
 //     on: a call logged pending (the run pauses or an approver is asked),
 //     an approver's answer (pending -> executing or rejected);
 //   - when the group is due (its oldest item queued groupAge ago, or
-//     groupEntries items, or groupBytes of values), checked when a new
-//     entry is queued; a read-only call through a connector that sends
-//     before waiting (connectors.Starter) is sent first, so that write
-//     happens while the downstream server works;
+//     groupEntries items, or groupBytes of values), checked once a call is
+//     sent (through a connector that sends before waiting,
+//     connectors.Starter: so that write happens while the downstream
+//     server works) or has returned, and when a step is queued;
 //   - at the end of the pass (finish), before the run's status is recorded.
 //
 // So a paused or finished run never shows less than this process knew,
@@ -115,36 +115,51 @@ func (p *pass) writeNowLocked(ctx context.Context) error {
 	return nil
 }
 
-// queueBeforeLocked queues a new entry for a call or step that runs after
-// its entry is queued, and writes the group if it is due. With writeAhead
-// (a call that may have a side effect) the entry must also survive a
-// crash before the call is made: it is journaled when the store has a
-// journal, else the group is committed at once. If a write fails, the
-// entry is taken back (it will not run) and the pass stops.
-func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, writeAhead bool) error {
+// queueBeforeLocked queues a new entry for a step that runs after its
+// entry is queued, and writes the group if it is due: if that write fails,
+// the entry is taken back (the step will not run) and the pass stops.
+func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
+	if err := p.queueLocked(e); err != nil {
+		return err
+	}
+	if err := p.writeDueLocked(ctx); err != nil {
+		p.takeBackLocked(e.Seq)
+		return err
+	}
+	return nil
+}
+
+// writeAheadLocked queues a new entry for a call that may have a side
+// effect and makes it survive a crash before the call is made: journaled
+// when the store has a journal (the group is then written when it is due,
+// after the call is sent: see pass.execute), else committed at once with
+// the group. If that write fails, the entry is taken back (the call will
+// not be made) and the pass stops.
+func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
 	var err error
-	switch {
-	case writeAhead && p.useJournal():
+	if p.useJournal() {
 		if err = p.journalLocked(ctx, *e); err == nil {
 			p.ahead[e.Seq] = true
-			err = p.writeDueLocked(ctx)
 		}
-	case writeAhead:
+	} else {
 		err = p.writeNowLocked(ctx)
-	default:
-		err = p.writeDueLocked(ctx)
 	}
 	if err != nil {
-		p.queued = p.queued[:len(p.queued)-1]
-		delete(p.queuedAt, e.Seq)
-		delete(p.executing, e.Seq)
-		delete(p.ahead, e.Seq)
+		p.takeBackLocked(e.Seq)
 		return err
 	}
 	return nil
+}
+
+// takeBackLocked removes the entry queued last (seq), which will not run.
+func (p *pass) takeBackLocked(seq int) {
+	p.queued = p.queued[:len(p.queued)-1]
+	delete(p.queuedAt, seq)
+	delete(p.executing, seq)
+	delete(p.ahead, seq)
 }
 
 // useJournal reports whether the pass writes ahead to the store's journal:

@@ -196,10 +196,7 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 		return val, err
 	}
 	ctx = observeCall(ctx, *run)
-	if run.State == 0 { // new, for a connector that can send it first
-		return p.startAndLog(ctx, *run, t, t.src.src.Connector.(connectors.Starter))
-	}
-	return p.execute(ctx, *run, t)
+	return p.execute(ctx, *run, t, run.State == 0)
 }
 
 // decide answers a call from the log, or decides to execute it (returning
@@ -250,15 +247,15 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if !t.def.KnownReadOnly() {
 		// Write-ahead: a call that may have a side effect is journaled or
 		// committed executing before it is sent (see deferred.go).
-		if err := p.queueBeforeLocked(ctx, &e, true); err != nil {
+		if err := p.writeAheadLocked(ctx, &e); err != nil {
 			return nil, nil, err
 		}
 		return &e, nil, nil
 	}
 	if _, ok := t.src.src.Connector.(connectors.Starter); ok {
-		return &e, nil, nil // not queued yet: see startAndLog
+		return &e, nil, nil // not queued yet: execute queues it once sent
 	}
-	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
+	if err := p.queueLocked(&e); err != nil {
 		return nil, nil, err
 	}
 	return &e, nil, nil
@@ -386,32 +383,37 @@ func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codem
 	return nil
 }
 
-// execute calls the connector for an entry executing (queued, or logged
-// so) and records the result: queued (see deferred.go), so the program
-// gets it without waiting for a commit.
-func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool) (json.RawMessage, error) {
-	res, callErr := t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
-	return p.settle(ctx, e, res, callErr)
-}
-
-// startAndLog makes a new call (decided, not queued yet) through a
-// connector that sends it before waiting for the answer: the call is
-// queued once sent, and a due group (see deferred.go) is written while the
-// tool runs, so that commit adds nothing to the call's time; then the call
-// is settled like any call. The call was decided before it is sent (its
-// arguments were validated and it was not gated). If the log write fails,
-// the call's outcome is dropped and the pass stops with the internal
-// failure.
-func (p *pass) startAndLog(ctx context.Context, e codemode.Entry, t *tool, st connectors.Starter) (json.RawMessage, error) {
-	wait, callErr := st.Start(ctx, t.def.SourceName, e.Args)
+// execute makes a decided call and records its result (queued, see
+// deferred.go: the program gets it without waiting for a commit). A new
+// read-only call through a connector that sends before it waits
+// (connectors.Starter; fresh) is queued once sent; any other call was
+// queued (written ahead) or logged before. A group of log writes that
+// came due is written while the call is in flight (Starter) or once it
+// returned, never between a call's write-ahead and its sending, so that
+// commit adds nothing to the call's time. If that write fails, the call's
+// outcome is dropped and the pass stops with the internal failure.
+func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh bool) (json.RawMessage, error) {
+	var (
+		res     connectors.Result
+		callErr error
+		wait    func() (connectors.Result, error)
+	)
+	st, starts := t.src.src.Connector.(connectors.Starter)
+	if starts {
+		wait, callErr = st.Start(ctx, t.def.SourceName, e.Args)
+	} else {
+		res, callErr = t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
+	}
 	p.mu.Lock()
-	logErr := p.queueLocked(&e)
+	var logErr error
+	if fresh {
+		logErr = p.queueLocked(&e)
+	}
 	if logErr == nil {
 		logErr = p.writeDueLocked(ctx)
 	}
 	p.mu.Unlock()
-	var res connectors.Result
-	if callErr == nil {
+	if starts && callErr == nil {
 		res, callErr = wait()
 	}
 	if logErr != nil {
@@ -494,7 +496,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		}
 	}
 	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
-	return nil, false, p.queueBeforeLocked(ctx, &e, false)
+	return nil, false, p.queueBeforeLocked(ctx, &e)
 }
 
 // StepDone records the value or failure of a step that just ran (deferred,

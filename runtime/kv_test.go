@@ -26,6 +26,9 @@ type kv struct {
 	callErr    map[string]error                             // tool -> transport error
 	hook       func(ctx context.Context, tool string) error // called by Call after counting it, if set
 	noRevert   map[string]bool                              // tools whose calls cannot be reverted (of put and add)
+	// noopWrites, set before use, drops noop's read-only annotation (a
+	// cheap call that is written ahead, for benchmarks).
+	noopWrites bool
 }
 
 func newKV(name string) *kv {
@@ -55,7 +58,7 @@ func (k *kv) Tools(context.Context) ([]connectors.Tool, error) {
 	if k.extra != "" {
 		putProps += `,"` + k.extra + `":{"type":"string"}`
 	}
-	ro := true
+	ro, noopRO := true, !k.noopWrites
 	return []connectors.Tool{
 		{Name: "get", SourceName: "get", Description: "Reads the value of a key.",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`),
@@ -68,7 +71,7 @@ func (k *kv) Tools(context.Context) ([]connectors.Tool, error) {
 		{Name: "fail", SourceName: "fail", Description: "Always fails.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}}}`)},
 		{Name: "noop", SourceName: "noop", Description: "Does nothing, cheaply.",
-			InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: connectors.Annotations{ReadOnly: &ro}},
+			InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: connectors.Annotations{ReadOnly: &noopRO}},
 	}, nil
 }
 

@@ -1,32 +1,85 @@
 package sqlitestore
 
 import (
+	"fmt"
 	"os"
-	"runtime"
 	"syscall"
-	"unsafe"
 )
 
-// appendRecord writes b to the end of f (opened O_APPEND). A record up to
-// rawRecordLimit is written with raw write(2) calls, which do not wake
-// the Go runtime's monitor thread (see journal.go): a write of a few
-// hundred bytes to a regular file returns without waiting on a device.
-func appendRecord(f *os.File, b []byte) error {
-	if len(b) > rawRecordLimit {
-		_, err := f.Write(b)
+// mapChunk is the first size of a journal file and the unit it grows by
+// at least.
+const mapChunk = 64 << 10
+
+// sink adds journal records to a file mapped into memory. Invariant: the
+// file's first off bytes hold whole records, the rest of the mapping is
+// zeros (a fresh file, or one grown by fallocate), so a reader stops
+// where the records stop; a record is visible to a reader of the file as
+// soon as it is copied.
+type sink struct {
+	f   *os.File
+	m   []byte // the file mapped, len(m) bytes of it; nil: write(2) instead
+	off int    // where the next record goes
+}
+
+// newSink maps f (empty, opened for reading and writing). Where the file
+// cannot be mapped or its blocks reserved, it writes records with
+// write(2) instead.
+func newSink(f *os.File) sink {
+	s := sink{f: f}
+	if err := s.grow(mapChunk); err != nil {
+		s.m = nil
+	}
+	return s
+}
+
+// grow maps at least n bytes of the file, reserving its blocks first.
+func (s *sink) grow(n int) error {
+	size := max(2*len(s.m), mapChunk)
+	for size < n {
+		size *= 2
+	}
+	fd := int(s.f.Fd())
+	if err := syscall.Fallocate(fd, 0, 0, int64(size)); err != nil {
+		return fmt.Errorf("reserve %d bytes: %w", size, err)
+	}
+	m, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("map %d bytes: %w", size, err)
+	}
+	if s.m != nil {
+		if err := syscall.Munmap(s.m); err != nil {
+			_ = syscall.Munmap(m)
+			return fmt.Errorf("unmap: %w", err)
+		}
+	}
+	s.m = m
+	return nil
+}
+
+// write adds records b at the end.
+func (s *sink) write(b []byte) error {
+	if s.m == nil {
+		_, err := s.f.WriteAt(b, int64(s.off))
+		if err == nil {
+			s.off += len(b)
+		}
 		return err
 	}
-	fd := f.Fd()
-	for len(b) > 0 {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch {
-		case errno == syscall.EINTR:
-			continue
-		case errno != 0:
-			return &os.PathError{Op: "write", Path: f.Name(), Err: errno}
+	if s.off+len(b) > len(s.m) {
+		if err := s.grow(s.off + len(b)); err != nil {
+			return err
 		}
-		b = b[n:]
 	}
-	runtime.KeepAlive(f)
+	s.off += copy(s.m[s.off:], b)
 	return nil
+}
+
+// close unmaps the file.
+func (s *sink) close() error {
+	if s.m == nil {
+		return nil
+	}
+	err := syscall.Munmap(s.m)
+	s.m = nil
+	return err
 }

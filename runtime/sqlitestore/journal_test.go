@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -32,7 +32,7 @@ func TestJournalFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := storetest.NewEntry("exec_f", 2, codemode.EntryExecuting)
-	big.Args = json.RawMessage(`{"text":"` + strings.Repeat("x", 2*rawRecordLimit) + `"}`)
+	big.Args = json.RawMessage(`{"text":"` + strings.Repeat("x", 200<<10) + `"}`)
 	if err := s.Journal(ctx, "exec_f", []codemode.Entry{storetest.NewEntry("exec_f", 1, codemode.EntryExecuting), big}); err != nil {
 		t.Fatal(err)
 	}
@@ -107,20 +107,27 @@ func journalBytes(t *testing.T, entries []codemode.Entry) []byte {
 // before it are read, nothing after it.
 func TestJournalTornRecords(t *testing.T) {
 	var entries []codemode.Entry
+	var ends []int // where each record ends in the file
+	var file []byte
 	for seq := 1; seq <= 3; seq++ {
 		e := storetest.NewEntry("exec_t", seq, codemode.EntryExecuting)
 		e.Args = json.RawMessage(`{"text":"line\nbreak ü"}`)
+		e.Result = json.RawMessage(`{"n":` + strconv.Itoa(seq) + `}`)
+		e.Error, e.Reverts = "partly", seq-1
+		e.CreatedAt = time.Date(2026, 3, 1, 12, 0, seq, 5, time.UTC)
 		entries = append(entries, e)
+		file = appendJournalRecord(file, e)
+		ends = append(ends, len(file))
 	}
-	b := journalBytes(t, entries)
-	ends := []int{}
-	for i, c := range b {
-		if c == '\n' {
-			ends = append(ends, i+1)
-		}
+	// The file holds the records, then zeros (room reserved ahead).
+	if b := journalBytes(t, entries); len(b) < len(file) || !bytes.Equal(b[:len(file)], file) || bytes.ContainsFunc(b[len(file):], func(r rune) bool { return r != 0 }) {
+		t.Fatalf("the journal file holds %d bytes, want the %d bytes of the records and zeros", len(b), len(file))
 	}
-	if len(ends) != 3 {
-		t.Fatalf("%d records in the file, want 3:\n%s", len(ends), b)
+	if diff := cmp.Diff(entries, parseJournal(append(bytes.Clone(file), make([]byte, 100)...))); diff != "" {
+		t.Fatalf("records followed by zeros read back (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(entries, parseJournal(file)); diff != "" {
+		t.Fatalf("records read back (-want +got):\n%s", diff)
 	}
 	seqs := func(es []codemode.Entry) []int {
 		out := []int{}
@@ -129,19 +136,19 @@ func TestJournalTornRecords(t *testing.T) {
 		}
 		return out
 	}
-	for cut := 0; cut <= len(b); cut++ {
+	for cut := 0; cut <= len(file); cut++ {
 		want := []int{}
 		for i, end := range ends {
-			if cut >= end || cut == end-1 { // a record cut just before its newline is whole
+			if cut >= end {
 				want = append(want, i+1)
 			}
 		}
-		if diff := cmp.Diff(want, seqs(parseJournal(b[:cut]))); diff != "" {
+		if diff := cmp.Diff(want, seqs(parseJournal(file[:cut]))); diff != "" {
 			t.Fatalf("cut at %d (-want +got):\n%s", cut, diff)
 		}
 	}
-	for i := range b {
-		damaged := bytes.Clone(b)
+	for i := range file {
+		damaged := bytes.Clone(file)
 		damaged[i] ^= 0x01
 		got := seqs(parseJournal(damaged))
 		for r, end := range ends {
@@ -158,22 +165,22 @@ func TestJournalTornRecords(t *testing.T) {
 // The reader takes any bytes: it never fails, and what follows complete
 // records (a torn or damaged tail) never changes them.
 func FuzzParseJournal(f *testing.F) {
-	var seed bytes.Buffer
+	var seed []byte
 	for seq := 1; seq <= 2; seq++ {
-		b, err := json.Marshal(storetest.NewEntry("exec_t", seq, codemode.EntryExecuting))
-		if err != nil {
-			f.Fatal(err)
-		}
-		fmt.Fprintf(&seed, "%08x %s\n", crc32.Checksum(b, castagnoli), b)
+		seed = appendJournalRecord(seed, storetest.NewEntry("exec_t", seq, codemode.EntryExecuting))
 	}
-	f.Add(seed.Bytes(), []byte("0000"))
-	f.Add([]byte("garbage\n"), []byte{0})
+	f.Add(seed, []byte{1, 2, 3, 4})
+	f.Add([]byte("garbage"), []byte{0})
 	f.Fuzz(func(t *testing.T, b, tail []byte) {
 		whole := parseJournal(b)
-		if len(b) == 0 || b[len(b)-1] != '\n' {
-			return
+		n := 0
+		for _, e := range whole {
+			n = len(appendJournalRecord(nil, e)) + n
 		}
-		got := parseJournal(append(bytes.Clone(b), tail...))
+		if n > len(b) {
+			t.Fatalf("%d records read from %d bytes take %d bytes", len(whole), len(b), n)
+		}
+		got := parseJournal(append(bytes.Clone(b[:n]), tail...))
 		if len(got) < len(whole) || !cmp.Equal(whole, got[:len(whole)]) {
 			t.Fatalf("a tail changed the records before it: %d records, then %d", len(whole), len(got))
 		}
