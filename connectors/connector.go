@@ -29,6 +29,13 @@ type Tool struct {
 	// Deprecated marks a tool its source deprecates (an OpenAPI operation's
 	// deprecated flag); declarations mark it @deprecated.
 	Deprecated bool `json:"deprecated,omitempty"`
+	// Tags are the groups the source puts the tool in (an OpenAPI
+	// operation's tags); codemode.search finds tools by them.
+	Tags []string `json:"tags,omitempty"`
+	// Route is an HTTP operation's method and path template ("GET
+	// /repos/{owner}/{repo}"), empty for other tools; codemode.search
+	// finds tools by its words.
+	Route string `json:"route,omitempty"`
 	// RequiresApproval is the connector's own verdict: a native tool's flag,
 	// an MCP tool annotated destructive and not read-only, an OpenAPI
 	// operation with a non-safe method. Config globs add to it.

@@ -18,6 +18,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -55,6 +56,8 @@ type source struct {
 	valDefs   any // defs decoded for the validator
 	declOnce  sync.Once
 	decls     string // the source's declarations, made on first use
+	segOnce   sync.Once
+	seg       *search.Segment[*searchResult] // the source's search documents, made on first use
 }
 
 // tool is one method with its final approval verdict, its revert function
@@ -80,6 +83,9 @@ type catalog struct {
 
 	declOnce sync.Once
 	decls    string // every source's declarations, made on first use
+
+	indexOnce sync.Once
+	idx       *searchIndex // made on first use from the sources' segments
 }
 
 // buildCatalog lists every source's tools and applies the configuration's

@@ -119,7 +119,7 @@ func TestSearch(t *testing.T) {
 	tests := []struct {
 		query, first string
 	}{
-		{"sum", "fx.get_sum"},
+		{"get sum", "fx.get_sum"},
 		{"getSum", "fx.get_sum"},
 		{"get-sum", "fx.get_sum"},
 		{"delete thing", "fx.delete_thing"},
@@ -140,10 +140,19 @@ func TestSearch(t *testing.T) {
 			}
 		})
 	}
-	got := search("sum").Results[0]
-	want := hit{Path: "fx.get_sum", Connector: "fx", Method: "get_sum", Kind: "method", Description: "Adds two numbers.", Score: 1}
+	got := search("getSum").Results[0]
+	want := hit{Path: "fx.get_sum", Connector: "fx", Method: "get_sum", Kind: "method", Description: "Adds two numbers."}
+	if got.Score <= 0 {
+		t.Errorf("get_sum hit has score %v, want > 0", got.Score)
+	}
+	got.Score = 0
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("get_sum hit (-want +got):\n%s", diff)
+	}
+	// Both methods named for a sum come first for "sum" (record_sum also
+	// says "sum" in its description).
+	if r := search("sum").Results; len(r) < 2 || !(r[0].Path == "fx.get_sum" && r[1].Path == "fx.record_sum" || r[0].Path == "fx.record_sum" && r[1].Path == "fx.get_sum") {
+		t.Errorf(`search("sum") = %+v, want get_sum and record_sum first`, r)
 	}
 	if h := search("delete"); !h.Results[0].RequiresApproval {
 		t.Errorf("delete_thing hit lacks requiresApproval: %+v", h.Results[0])
@@ -159,7 +168,7 @@ func TestSearch(t *testing.T) {
 	}
 
 	// The sandbox sees the same value.
-	o := e.run(`async () => (await codemode.search("sum")).results[0].path`, nil)
+	o := e.run(`async () => (await codemode.search("getSum")).results[0].path`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
 	if p := resultOf[string](t, o); p != "fx.get_sum" {
 		t.Errorf("codemode.search in the sandbox = %q", p)

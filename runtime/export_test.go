@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,3 +21,26 @@ func Beat(ctx context.Context, r *Runtime) { r.own.beat(ctx) }
 
 // OwnerID is the id r claims runs with.
 func OwnerID(r *Runtime) string { return r.own.id }
+
+// ResetSearchIndex drops every search segment and index r has made, so
+// the next search builds them again. Not safe while r searches.
+func ResetSearchIndex(r *Runtime) {
+	old := r.catalog()
+	c := &catalog{sources: old.sources, byName: old.byName, globals: old.globals}
+	for _, s := range c.sources {
+		s.segOnce = sync.Once{}
+		s.seg = nil
+	}
+	r.cat.Store(c)
+	r.snippetSeg.Store(nil)
+}
+
+// HasPath reports whether path is an available connector's method.
+func HasPath(r *Runtime, path string) bool {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return false
+	}
+	_, err := r.catalog().resolve(path[:i], path[i+1:])
+	return err == nil
+}

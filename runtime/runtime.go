@@ -100,8 +100,11 @@ type Runtime struct {
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
-	cat       atomic.Pointer[catalog]
-	refreshMu sync.Mutex
+	cat atomic.Pointer[catalog]
+	// snippetSeg is the search segment of the saved snippets as last
+	// listed (see snippetIndex).
+	snippetSeg atomic.Pointer[snippetSegment]
+	refreshMu  sync.Mutex
 
 	mu     sync.Mutex
 	closed bool           // guarded by mu

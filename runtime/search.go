@@ -5,15 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
-	"unicode"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
 // maxSearchResults caps codemode.search results.
 const maxSearchResults = 20
+
+// maxSearchText is how much of a description (after its first line) the
+// search index reads: the start says what a method does; the rest of a
+// long description mentions many things in passing, and costs time.
+const maxSearchText = 2000
 
 // Kinds of catalog items.
 const (
@@ -42,163 +48,191 @@ type description struct {
 	Types            string `json:"types"`
 }
 
-// item is one searchable thing with its scoring material.
-type item struct {
-	res       searchResult
-	primary   []string // name tokens of the item itself
-	secondary []string // name tokens of its container (the connector of a method)
-	text      []string // description tokens
+// searchIndex is the index of a catalog: one segment per available
+// connector, made once per source (see source.segment), so a catalog
+// rebuilt for one connector's change re-analyses only that connector.
+type searchIndex = search.Index[*searchResult]
+
+// index returns the catalog's search index, made on first use.
+func (c *catalog) index() *searchIndex {
+	c.indexOnce.Do(func() {
+		var ix *searchIndex
+		for _, s := range c.sources {
+			if s.available() {
+				ix = ix.With(s.name, s.segment())
+			}
+		}
+		c.idx = ix
+	})
+	return c.idx
 }
 
-// items lists every connector, method and snippet.
-func (r *Runtime) items(ctx context.Context) ([]item, error) {
-	var out []item
-	for _, s := range r.catalog().sources {
-		if !s.available() {
-			continue
-		}
+// segment returns the source's documents for the search index: the
+// connector itself and each method, analysed once.
+func (s *source) segment() *search.Segment[*searchResult] {
+	s.segOnce.Do(func() {
 		desc := s.description
 		if desc == "" {
 			desc = fmt.Sprintf("%d methods", len(s.tools))
 		}
-		out = append(out, item{
-			res:     searchResult{Path: s.name, Connector: s.name, Kind: kindConnector, Description: summary(desc)},
-			primary: tokens(s.name),
-			text:    tokens(s.description),
-		})
+		docs := make([]search.Doc[*searchResult], 0, len(s.tools)+1)
+		var conn search.Doc[*searchResult]
+		conn.Value = &searchResult{Path: s.name, Connector: s.name, Kind: kindConnector, Description: summary(desc)}
+		conn.Fields[search.Name] = s.name
+		conn.Fields[search.Summary] = s.description
+		docs = append(docs, conn)
 		for _, t := range s.tools {
-			desc := t.def.Description
-			if desc == "" {
-				desc = t.def.Title
-			}
-			out = append(out, item{
-				res: searchResult{
-					Path: s.name + "." + t.def.Name, Connector: s.name, Method: t.def.Name, Kind: kindMethod,
-					Description: summary(desc), RequiresApproval: t.def.RequiresApproval,
-				},
-				primary:   append(tokens(t.def.Name), tokens(t.def.SourceName)...),
-				secondary: tokens(s.name),
-				text:      append(tokens(t.def.Title), tokens(t.def.Description)...),
-			})
+			docs = append(docs, t.searchDoc())
 		}
+		s.seg = search.NewSegment(docs)
+	})
+	return s.seg
+}
+
+// searchDoc is a method's search document.
+func (t *tool) searchDoc() search.Doc[*searchResult] {
+	def := t.def
+	desc := def.Description
+	if desc == "" {
+		desc = def.Title
 	}
+	var d search.Doc[*searchResult]
+	d.Value = &searchResult{
+		Path: t.src.name + "." + def.Name, Connector: t.src.name, Method: def.Name, Kind: kindMethod,
+		Description: summary(desc), RequiresApproval: def.RequiresApproval,
+	}
+	d.Fields[search.Name] = def.Name
+	if !sameWords(def.Name, def.SourceName) {
+		d.Fields[search.Name] += " " + def.SourceName
+	}
+	first, rest := splitFirstLine(def.Description)
+	d.Fields[search.Summary] = strings.TrimSpace(def.Title + "\n" + first)
+	d.Fields[search.Text] = abbreviate(rest, maxSearchText)
+	d.Fields[search.Params] = strings.Join(propertyNames(def.InputSchema), " ")
+	d.Fields[search.Tags] = strings.Join(def.Tags, " ")
+	d.Fields[search.Route] = routeWords(def.Route)
+	d.Fields[search.Container] = t.src.name
+	return d
+}
+
+// sameWords reports whether two names split into the same words
+// (issues_create and issues/create).
+func sameWords(a, b string) bool {
+	return slices.Equal(search.Words(a), search.Words(b))
+}
+
+// splitFirstLine splits a description into its first non-empty line and
+// the rest.
+func splitFirstLine(s string) (first, rest string) {
+	s = strings.TrimSpace(s)
+	first, rest, _ = strings.Cut(s, "\n")
+	return strings.TrimSpace(first), strings.TrimSpace(rest)
+}
+
+// routeWords keeps the method and the literal segments of an HTTP route
+// ("GET /repos/{owner}/{repo}/pulls" gives "GET repos pulls"): parameter
+// names say little about what an operation does.
+func routeWords(route string) string {
+	var b strings.Builder
+	for _, seg := range strings.FieldsFunc(route, func(r rune) bool { return r == '/' || r == ' ' }) {
+		if strings.HasPrefix(seg, "{") {
+			continue
+		}
+		b.WriteString(seg)
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// propertyNames returns the names of a schema's top-level properties.
+func propertyNames(schema json.RawMessage) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names) // for determinism
+	return names
+}
+
+// snippetSegment is the search segment of the saved snippets, kept while
+// they do not change.
+type snippetSegment struct {
+	key string // the snippets' names and descriptions
+	seg *search.Segment[*searchResult]
+}
+
+// snippetIndex returns a segment of the saved snippets (nil when there
+// are none), reusing the last one made while the snippets are the same.
+func (r *Runtime) snippetIndex(ctx context.Context) (*search.Segment[*searchResult], error) {
 	snips, err := r.store.ListSnippets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
-	for _, sn := range snips {
-		out = append(out, item{
-			res:       searchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)},
-			primary:   tokens(sn.Name),
-			secondary: []string{"snippet", "snippets"},
-			text:      tokens(sn.Description),
-		})
+	if len(snips) == 0 {
+		return nil, nil
 	}
-	return out, nil
+	var key strings.Builder
+	for _, sn := range snips {
+		key.WriteString(sn.Name)
+		key.WriteByte(0)
+		key.WriteString(sn.Description)
+		key.WriteByte(0)
+	}
+	if cur := r.snippetSeg.Load(); cur != nil && cur.key == key.String() {
+		return cur.seg, nil
+	}
+	docs := make([]search.Doc[*searchResult], 0, len(snips))
+	for _, sn := range snips {
+		var d search.Doc[*searchResult]
+		d.Value = &searchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)}
+		d.Fields[search.Name] = sn.Name
+		first, rest := splitFirstLine(sn.Description)
+		d.Fields[search.Summary] = first
+		d.Fields[search.Text] = rest
+		d.Fields[search.Params] = strings.Join(propertyNames(sn.InputSchema), " ")
+		d.Fields[search.Container] = "snippet"
+		docs = append(docs, d)
+	}
+	seg := search.NewSegment(docs)
+	r.snippetSeg.Store(&snippetSegment{key: key.String(), seg: seg})
+	return seg, nil
 }
 
+// snippetsSegment names the snippets' segment; connector names cannot
+// contain a space.
+const snippetsSegment = " snippets"
+
 // Search answers codemode.search(query): connectors, methods and snippets
-// scored by how well the query's words match their names (split at
-// camelCase and snake_case) and descriptions, best first, ties by path, at
-// most 20; total counts every match. An empty query lists everything.
+// ranked by the index (see package internal/search), best first, ties by
+// path, at most maxSearchResults; total counts every match. An empty query
+// lists everything.
 func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, error) {
-	all, err := r.items(ctx)
+	ix := r.catalog().index()
+	seg, err := r.snippetIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	q := tokens(query)
-	var hits []searchResult
-	for _, it := range all {
-		score := 1.0
-		if len(q) > 0 {
-			score = it.score(q)
-		}
-		if score <= 0 {
-			continue
-		}
-		it.res.Score = math.Round(score*100) / 100
-		hits = append(hits, it.res)
+	if seg != nil {
+		ix = ix.With(snippetsSegment, seg)
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].Path < hits[j].Path
-	})
-	total := len(hits)
-	if len(hits) > maxSearchResults {
-		hits = hits[:maxSearchResults]
-	}
-	if hits == nil {
-		hits = []searchResult{}
+	found := ix.Search(query, func(a, b *searchResult) bool { return a.Path < b.Path })
+	total := len(found)
+	found = found[:min(len(found), maxSearchResults)]
+	hits := make([]searchResult, len(found))
+	for i, h := range found {
+		hits[i] = *h.Value
+		hits[i].Score = math.Round(h.Score*100) / 100
 	}
 	return json.Marshal(struct {
 		Results []searchResult `json:"results"`
 		Total   int            `json:"total"`
 	}{hits, total})
-}
-
-// score is the mean over query words of each word's best match.
-func (it item) score(q []string) float64 {
-	sum := 0.0
-	for _, w := range q {
-		best := max(
-			matchWord(w, it.primary, 1.0),
-			matchWord(w, it.secondary, 0.5),
-			matchWord(w, it.text, 0.4),
-		)
-		sum += best
-	}
-	return sum / float64(len(q))
-}
-
-// matchWord scores w against tokens: exact 1, prefix 0.75 (either way, from
-// two letters), substring 0.5; times weight.
-func matchWord(w string, toks []string, weight float64) float64 {
-	best := 0.0
-	for _, t := range toks {
-		s := 0.0
-		switch {
-		case t == w:
-			s = 1
-		case len(w) >= 2 && (strings.HasPrefix(t, w) || strings.HasPrefix(w, t) && len(t) >= 3):
-			s = 0.75
-		case len(w) >= 3 && strings.Contains(t, w):
-			s = 0.5
-		}
-		best = max(best, s)
-	}
-	return best * weight
-}
-
-// tokens splits text into lower-case words at non-alphanumerics and
-// camelCase boundaries ("getSum", "get_sum" and "get-sum" give get, sum).
-func tokens(s string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(s)
-	for i, c := range rs {
-		if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
-			flush()
-			continue
-		}
-		if len(cur) > 0 && unicode.IsUpper(c) {
-			prev := rs[i-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-				flush()
-			}
-		}
-		cur = append(cur, c)
-	}
-	flush()
-	return out
 }
 
 // summary is the first line of a description, at most 200 bytes.
@@ -208,6 +242,29 @@ func summary(s string) string {
 		s = strings.TrimSpace(s[:i])
 	}
 	return abbreviate(s, 200)
+}
+
+// paths lists every available connector and method path, and the saved
+// snippets'.
+func (r *Runtime) paths(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, s := range r.catalog().sources {
+		if !s.available() {
+			continue
+		}
+		out = append(out, s.name)
+		for _, t := range s.tools {
+			out = append(out, s.name+"."+t.def.Name)
+		}
+	}
+	snips, err := r.store.ListSnippets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list snippets: %w", err)
+	}
+	for _, sn := range snips {
+		out = append(out, "snippets."+sn.Name)
+	}
+	return out, nil
 }
 
 // Describe answers codemode.describe(path) for a connector ("notes"), a
@@ -246,13 +303,9 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 		}
 	}
 	if d == nil {
-		all, err := r.items(ctx)
+		paths, err := r.paths(ctx)
 		if err != nil {
 			return nil, err
-		}
-		paths := make([]string, len(all))
-		for i, it := range all {
-			paths[i] = it.res.Path
 		}
 		return nil, fmt.Errorf("unknown path %q; nearest: %s", path, listOrNone(nearest(path, paths, 5)))
 	}

@@ -39,25 +39,6 @@ func TestCanonicalJSON(t *testing.T) {
 	}
 }
 
-func TestTokens(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"getSum", []string{"get", "sum"}},
-		{"get_sum", []string{"get", "sum"}},
-		{"get-sum", []string{"get", "sum"}},
-		{"HTTPServer2Go", []string{"http", "server2", "go"}},
-		{"createNote v2", []string{"create", "note", "v2"}},
-		{"", nil},
-	}
-	for _, tc := range tests {
-		if diff := cmp.Diff(tc.want, tokens(tc.in)); diff != "" {
-			t.Errorf("tokens(%q) (-want +got):\n%s", tc.in, diff)
-		}
-	}
-}
-
 func TestNearest(t *testing.T) {
 	names := []string{"write_file", "read_file", "read_files", "list_dir", "move_file"}
 	got := nearest("read_fil", names, 3)

@@ -243,6 +243,8 @@ func (c *Connector) assemble(d *derivation, f *filter, baseSet bool) {
 		c.ops[op.SourceName] = &op
 		t := m.Tool
 		t.Name = name
+		t.Tags = op.Tags
+		t.Route = op.Method + " " + op.Path
 		setHTTPHints(&t, op.Method)
 		c.tools = append(c.tools, t)
 		for _, r := range m.Refs {

@@ -1,0 +1,170 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Words splits text into lower-case words at anything that is not a
+// letter or a digit (spaces, punctuation, snake_case, kebab-case, dots,
+// slashes) and at camelCase boundaries: "getSum", "get_sum", "get-sum" and
+// "issues/get" give get, sum and issues, get. "HTTPServer" gives http,
+// server.
+func Words(s string) []string {
+	var out []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			out = append(out, strings.ToLower(s[start:end]))
+			start = -1
+		}
+	}
+	var prev rune
+	for i, c := range s {
+		if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			flush(i)
+			prev = c
+			continue
+		}
+		if start >= 0 && unicode.IsUpper(c) {
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && startsWord(s, i)) {
+				flush(i)
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+		prev = c
+	}
+	flush(len(s))
+	return out
+}
+
+// startsWord reports whether the capital at byte i, after another, begins
+// a word: a lower-case letter follows it ("HTTPServer"), but not a plural
+// s that ends the run ("PRs", "URLs").
+func startsWord(s string, i int) bool {
+	rest := []rune(s[i:min(len(s), i+12)])
+	if len(rest) < 2 || !unicode.IsLower(rest[1]) {
+		return false
+	}
+	return rest[1] != 's' || len(rest) > 2 && unicode.IsLower(rest[2])
+}
+
+// terms analyses text for the index: its words without stop words,
+// abbreviations spelt out (repo → repository) and every word stemmed.
+func terms(s string) []string {
+	ws := Words(s)
+	out := ws[:0:0]
+	for _, w := range ws {
+		if stopWords[w] {
+			continue
+		}
+		if full, ok := abbreviations[w]; ok {
+			out = append(out, full...)
+			continue
+		}
+		out = append(out, Stem(w))
+	}
+	return out
+}
+
+// stopWords are left out of documents and queries: they say nothing about
+// which method is meant.
+var stopWords = setOf(`a an the of to in into on onto for from by with at as
+	is are be been was were it its this that these those and or nor but
+	do does can could should would will shall may might must
+	how what which who whom whose where when why
+	some any each every all via using use per than then there their
+	please want need let lets not no
+	information details detail data specific particular given certain`)
+
+// abbreviations are spelt out on both sides, in documents and queries, so
+// "repo" finds "repository" and "PR" finds "pull request". The values are
+// stems.
+var abbreviations = map[string][]string{}
+
+func init() {
+	for short, long := range map[string]string{
+		"repo": "repository", "repos": "repository",
+		"pr": "pull request", "prs": "pull request",
+		"mr": "pull request", "mrs": "pull request",
+		"org": "organization", "orgs": "organization",
+		"msg": "message", "msgs": "message",
+		"config": "configuration", "cfg": "configuration",
+		"auth": "authentication", "env": "environment", "envs": "environment",
+		"dir": "directory", "dirs": "directory", "db": "database",
+		"doc": "document", "docs": "document", "img": "image", "pic": "image",
+		"num": "number", "nums": "number", "desc": "description",
+		"attr": "attribute", "attrs": "attribute", "param": "parameter", "params": "parameter",
+		"pkg": "package", "pkgs": "package", "txt": "text",
+	} {
+		var stems []string
+		for _, w := range Words(long) {
+			stems = append(stems, Stem(w))
+		}
+		abbreviations[short] = stems
+	}
+}
+
+func setOf(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// Stem reduces an English word to a stem shared by its inflections, so
+// that a query and a document meet whatever form either uses: plurals
+// (repositories → repository, branches → branch), -ed and -ing forms
+// (merged, merging → merg; starred → star) and a final e (create →
+// creat). Agent nouns keep their -er: a reviewer is not a review. It is deliberately light: it
+// never removes more than one suffix of each kind, and never leaves a
+// stem shorter than three letters. Words of digits are kept.
+func Stem(w string) string {
+	if len(w) <= 3 || !isASCIILower(w) {
+		return w
+	}
+	// Plurals.
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zzes"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:len(w)-1]
+	}
+	// Verb forms.
+	for _, suf := range []string{"ing", "ed"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 && hasVowel(w[:len(w)-len(suf)]) {
+			w = undouble(w[:len(w)-len(suf)])
+			break
+		}
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble removes a doubled final consonant left by a suffix (starr →
+// star, runn → run), but not ll, ss or zz (install, access, buzz).
+func undouble(w string) string {
+	n := len(w)
+	if n >= 4 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
+
+func isASCIILower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,84 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"getSum", []string{"get", "sum"}},
+		{"get_sum", []string{"get", "sum"}},
+		{"get-sum", []string{"get", "sum"}},
+		{"issues/list-for-repo", []string{"issues", "list", "for", "repo"}},
+		{"github.issues.create", []string{"github", "issues", "create"}},
+		{"HTTPServer2Go", []string{"http", "server2", "go"}},
+		{"createNote v2", []string{"create", "note", "v2"}},
+		{"list PRs and URLs", []string{"list", "prs", "and", "urls"}},
+		{"Crème brûlée", []string{"crème", "brûlée"}},
+		{"", nil},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, Words(tc.in)); diff != "" {
+			t.Errorf("Words(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestStem(t *testing.T) {
+	same := [][]string{
+		{"repository", "repositories"},
+		{"branch", "branches"},
+		{"merge", "merged", "merging", "merges"},
+		{"create", "created", "creates", "creating"},
+		{"star", "starred", "stars", "starring"},
+		{"review", "reviews", "reviewed"},
+		{"reviewer", "reviewers"},
+		{"follow", "follows", "followed", "following"},
+		{"status", "statuses"},
+		{"release", "releases"},
+		{"access", "accesses"},
+		{"install", "installed"},
+	}
+	for _, group := range same {
+		want := Stem(group[0])
+		for _, w := range group[1:] {
+			if got := Stem(w); got != want {
+				t.Errorf("Stem(%q) = %q, want %q (as Stem(%q))", w, got, want, group[0])
+			}
+		}
+	}
+	// Short words, words of digits and non-ASCII words are kept.
+	for _, w := range []string{"get", "use", "2024", "v2", "für"} {
+		if got := Stem(w); got != w {
+			t.Errorf("Stem(%q) = %q, want it kept", w, got)
+		}
+	}
+	// Never shorter than three letters.
+	for _, w := range []string{"used", "ping", "feed", "user"} {
+		if got := Stem(w); len(got) < 3 {
+			t.Errorf("Stem(%q) = %q, shorter than three letters", w, got)
+		}
+	}
+}
+
+func TestTerms(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Merge a pull request", []string{"merg", "pull", "request"}},
+		{"star a repo", []string{"star", "repository"}},
+		{"list PRs", []string{"list", "pull", "request"}},
+		{"the sum of two numbers", []string{"sum", "two", "number"}},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, terms(tc.in)); diff != "" {
+			t.Errorf("terms(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}

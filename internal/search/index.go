@@ -1,0 +1,442 @@
+// Package search is the ranked index behind codemode.search: it finds
+// connector methods, connectors and snippets by plain-language queries
+// ("merge a pull request", "add two numbers").
+//
+// Scoring is BM25F: a document has fields (its name, a summary, its
+// description, parameter names, tags, an HTTP route, its container's name)
+// whose term frequencies are weighted and length-normalised per field, and
+// a query term contributes idf × tf/(k1 + tf) of that weighted frequency.
+// Text is analysed the same way on both sides: names are split at
+// camelCase, snake_case, dots and slashes; stop words go; abbreviations
+// are spelt out (repo → repository, PR → pull request); words are stemmed
+// (plural and singular, -ed and -ing forms meet). A query word also finds
+// its synonyms at a lower weight (open ≈ create, remove ≈ delete), only
+// the best of them counts, and a document's score grows with the share of
+// the query's words it matches. A word no document has is looked up as a
+// prefix of indexed terms, then as a misspelling of one.
+//
+// An Index is immutable and made of Segments, one per group of documents
+// (a connector's methods); replacing one group (With) reuses the others,
+// so a change to one connector re-analyses only its documents. Statistics
+// (document frequencies, average field lengths) are summed over segments
+// at query time, so they are always those of the whole index.
+package search
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Field is a part of a document scored with its own weight.
+type Field int
+
+// The fields of a document.
+const (
+	// Name is the item's own name (a method's sandbox and source names).
+	Name Field = iota
+	// Summary is its title and the first line of its description.
+	Summary
+	// Text is the rest of its description.
+	Text
+	// Params are the names of its input's properties.
+	Params
+	// Tags are the groups its source puts it in (OpenAPI tags).
+	Tags
+	// Route is an HTTP operation's method and path template.
+	Route
+	// Container is the name of what holds it (a method's connector).
+	Container
+	// NumFields counts the fields.
+	NumFields
+)
+
+// fieldWeight and fieldB are BM25F's per-field boost and length
+// normalisation. Names and summaries say what a method does; long
+// descriptions mention many things in passing.
+var (
+	fieldWeight = [NumFields]float64{Name: 1, Summary: 0.8, Text: 0.25, Params: 0.15, Tags: 0.4, Route: 0.4, Container: 0.3}
+	fieldB      = [NumFields]float64{Name: 1, Summary: 0.6, Text: 0.75, Params: 0.5, Tags: 0.3, Route: 0.5, Container: 0.3}
+)
+
+const (
+	k1 = 1.2
+	// coverageWeight is how much the share of a query's words a document
+	// matches scales its score: score × (1 - c + c × matched/words).
+	coverageWeight = 0.6
+	// nameBoost rewards a document whose name the query covers: its score
+	// is multiplied by 1 + nameBoost × (name words matched / name words),
+	// so "getSum" puts get_sum before a method that only mentions it.
+	nameBoost = 2.5
+	// prefixWeight and fuzzyWeight weigh terms found for a query word no
+	// document has: terms it begins, and terms one edit away.
+	prefixWeight = 0.6
+	fuzzyWeight  = 0.5
+	// unRestWeight weighs the rest of an "un" word (see splitUn).
+	unRestWeight = 0.7
+	// maxExpansions bounds the terms one missing word expands to.
+	maxExpansions = 16
+)
+
+// Doc is one document: a value the caller gets back with its hits, and
+// the text of each field.
+type Doc[T any] struct {
+	Value  T
+	Fields [NumFields]string
+}
+
+// Segment is the analysed form of a group of documents. It is immutable.
+type Segment[T any] struct {
+	values []T
+	lens   [][NumFields]uint16 // terms per field, per document
+	total  [NumFields]int      // terms per field, over the segment
+	post   map[string][]posting
+	vocab  []string // the terms, sorted
+}
+
+// posting is one document holding a term, with the term's frequency in
+// each field.
+type posting struct {
+	doc int32
+	tf  [NumFields]uint16
+}
+
+// NewSegment analyses docs.
+func NewSegment[T any](docs []Doc[T]) *Segment[T] {
+	s := &Segment[T]{
+		values: make([]T, len(docs)),
+		lens:   make([][NumFields]uint16, len(docs)),
+		post:   map[string][]posting{},
+	}
+	local := map[string]int{} // a document's terms: index in tfs
+	var tfs [][NumFields]uint16
+	var order []string
+	for i, d := range docs {
+		s.values[i] = d.Value
+		clear(local)
+		tfs, order = tfs[:0], order[:0]
+		for f := Field(0); f < NumFields; f++ {
+			ts := terms(d.Fields[f])
+			s.lens[i][f] = clamp16(len(ts))
+			s.total[f] += len(ts)
+			for _, t := range ts {
+				j, ok := local[t]
+				if !ok {
+					j = len(tfs)
+					local[t] = j
+					tfs = append(tfs, [NumFields]uint16{})
+					order = append(order, t)
+				}
+				if tfs[j][f] < math.MaxUint16 {
+					tfs[j][f]++
+				}
+			}
+		}
+		for j, t := range order {
+			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: tfs[j]})
+		}
+	}
+	s.vocab = make([]string, 0, len(s.post))
+	for t := range s.post {
+		s.vocab = append(s.vocab, t)
+	}
+	sort.Strings(s.vocab)
+	return s
+}
+
+func clamp16(n int) uint16 {
+	if n > math.MaxUint16 {
+		return math.MaxUint16
+	}
+	return uint16(n)
+}
+
+// Len is the number of documents in the segment.
+func (s *Segment[T]) Len() int { return len(s.values) }
+
+// Index is a set of named segments searched as one. It is immutable and
+// safe for concurrent use.
+type Index[T any] struct {
+	names []string // sorted
+	segs  []*Segment[T]
+	n     int
+	avg   [NumFields]float64
+}
+
+// With returns an index in which the segment named name is seg (added,
+// or replacing the one of that name); a nil seg removes it. The other
+// segments are shared, not copied.
+func (ix *Index[T]) With(name string, seg *Segment[T]) *Index[T] {
+	out := &Index[T]{}
+	if ix != nil {
+		out.names = make([]string, 0, len(ix.names)+1)
+		out.segs = make([]*Segment[T], 0, len(ix.segs)+1)
+		for i, n := range ix.names {
+			if n != name {
+				out.names = append(out.names, n)
+				out.segs = append(out.segs, ix.segs[i])
+			}
+		}
+	}
+	if seg != nil {
+		i := sort.SearchStrings(out.names, name)
+		out.names = append(out.names, "")
+		copy(out.names[i+1:], out.names[i:])
+		out.names[i] = name
+		out.segs = append(out.segs, nil)
+		copy(out.segs[i+1:], out.segs[i:])
+		out.segs[i] = seg
+	}
+	var total [NumFields]int
+	for _, s := range out.segs {
+		out.n += s.Len()
+		for f := range total {
+			total[f] += s.total[f]
+		}
+	}
+	for f := range total {
+		if out.n > 0 {
+			out.avg[f] = float64(total[f]) / float64(out.n)
+		}
+	}
+	return out
+}
+
+// Len is the number of documents in the index.
+func (ix *Index[T]) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return ix.n
+}
+
+// Hit is one document found, with its score.
+type Hit[T any] struct {
+	Value T
+	Score float64
+}
+
+// Search scores every document against query and returns the matching
+// ones, best first (ties in index order: by segment name, then document
+// order); a query without words matches every document with score 1. less,
+// when not nil, breaks ties between equal scores instead.
+func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
+	if ix.Len() == 0 {
+		return nil
+	}
+	concepts := parseQuery(query)
+	if len(concepts) == 0 {
+		out := make([]Hit[T], 0, ix.n)
+		for _, s := range ix.segs {
+			for _, v := range s.values {
+				out = append(out, Hit[T]{Value: v, Score: 1})
+			}
+		}
+		sortHits(out, less)
+		return out
+	}
+	// Per document: the score so far and the concepts it matched.
+	base := make([]int, len(ix.segs))
+	for i := 1; i < len(ix.segs); i++ {
+		base[i] = base[i-1] + ix.segs[i-1].Len()
+	}
+	score := make([]float64, ix.n)
+	matched := make([]uint16, ix.n)
+	best := make([]float64, ix.n)      // this concept's best contribution
+	nameHit := make([]float64, ix.n)   // this concept's best weight on a name term
+	nameWords := make([]float64, ix.n) // name words matched, weighted
+	var touched []int32
+	concepts = ix.splitUn(concepts)
+	words := 0.0
+	for _, c := range concepts {
+		if !c.soft {
+			words++
+		}
+	}
+	for _, c := range concepts {
+		touched = touched[:0]
+		// A synonym weighs no more than the word itself would: its idf is
+		// at most the word's (when documents have the word).
+		maxIDF := math.Inf(1)
+		if ix.df(c.variants[0].term) > 0 && !c.soft {
+			maxIDF = ix.idf(c.variants[0].term)
+		}
+		for _, v := range ix.expand(c.variants) {
+			idf := min(ix.idf(v.term), maxIDF)
+			for si, s := range ix.segs {
+				for _, p := range s.post[v.term] {
+					d := int32(base[si]) + p.doc
+					w := 0.0
+					for f := Field(0); f < NumFields; f++ {
+						if p.tf[f] == 0 {
+							continue
+						}
+						norm := 1 - fieldB[f] + fieldB[f]*float64(s.lens[p.doc][f])/max(ix.avg[f], 1)
+						w += fieldWeight[f] * float64(p.tf[f]) / norm
+					}
+					contrib := v.weight * idf * w / (k1 + w)
+					if best[d] == 0 {
+						touched = append(touched, d)
+					}
+					best[d] = max(best[d], contrib)
+					if p.tf[Name] > 0 {
+						nameHit[d] = max(nameHit[d], v.weight)
+					}
+				}
+			}
+		}
+		for _, d := range touched {
+			score[d] += best[d]
+			nameWords[d] += nameHit[d]
+			if !c.soft {
+				matched[d]++
+			}
+			best[d], nameHit[d] = 0, 0
+		}
+	}
+	var out []Hit[T]
+	for si, s := range ix.segs {
+		for i, v := range s.values {
+			d := base[si] + i
+			if matched[d] == 0 {
+				continue // only soft concepts matched
+			}
+			cover := 1 - coverageWeight + coverageWeight*float64(matched[d])/words
+			if n := s.lens[i][Name]; n > 0 {
+				cover *= 1 + nameBoost*min(1, nameWords[d]/float64(n))
+			}
+			out = append(out, Hit[T]{Value: v, Score: score[d] * cover})
+		}
+	}
+	sortHits(out, less)
+	return out
+}
+
+func sortHits[T any](hs []Hit[T], less func(a, b T) bool) {
+	sort.SliceStable(hs, func(i, j int) bool {
+		if hs[i].Score != hs[j].Score {
+			return hs[i].Score > hs[j].Score
+		}
+		return less != nil && less(hs[i].Value, hs[j].Value)
+	})
+}
+
+// splitUn reads a word that begins with "un" also as "remove" and the
+// rest, when documents have the rest: "unassign" finds unassign, and
+// (less) assign, with a soft remove.
+func (ix *Index[T]) splitUn(cs []concept) []concept {
+	out := cs
+	for i, c := range cs {
+		rest := strings.TrimPrefix(c.word, "un")
+		if c.soft || len(rest) < 4 || rest == c.word {
+			continue
+		}
+		r := Stem(rest)
+		if ix.df(r) == 0 {
+			continue
+		}
+		if len(out) == len(cs) {
+			out = slices.Clone(cs)
+		}
+		out[i].variants = append(slices.Clone(c.variants), variant{r, unRestWeight})
+		out = append(out, removeConcept)
+	}
+	return out
+}
+
+// df is the number of documents holding term.
+func (ix *Index[T]) df(term string) int {
+	n := 0
+	for _, s := range ix.segs {
+		n += len(s.post[term])
+	}
+	return n
+}
+
+// idf is BM25's inverse document frequency (never negative).
+func (ix *Index[T]) idf(term string) float64 {
+	df := float64(ix.df(term))
+	return math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
+}
+
+// expand returns the variants to look up: each variant that some document
+// holds; for a query word (weight 1) of three letters or more that none
+// holds, the indexed terms it is a prefix of or, failing those, the terms
+// one edit away.
+func (ix *Index[T]) expand(vs []variant) []variant {
+	out := make([]variant, 0, len(vs))
+	for _, v := range vs {
+		if ix.df(v.term) > 0 {
+			out = append(out, v)
+			continue
+		}
+		if v.weight < 1 || len(v.term) < 3 {
+			continue
+		}
+		found := ix.vocabMatching(v.term, maxExpansions, func(t string) bool { return strings.HasPrefix(t, v.term) })
+		w := prefixWeight
+		if len(found) == 0 {
+			found = ix.fuzzy(v.term)
+			w = fuzzyWeight
+		}
+		for _, t := range found {
+			out = append(out, variant{t, w})
+		}
+	}
+	return out
+}
+
+// vocabMatching returns up to n distinct indexed terms that begin with
+// prefix and satisfy ok, in order.
+func (ix *Index[T]) vocabMatching(prefix string, n int, ok func(string) bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ix.segs {
+		i := sort.SearchStrings(s.vocab, prefix)
+		for ; i < len(s.vocab) && strings.HasPrefix(s.vocab[i], prefix); i++ {
+			t := s.vocab[i]
+			if !seen[t] && ok(t) {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// fuzzy returns the indexed terms one edit (insertion, deletion,
+// substitution or transposition of neighbours) away from w, sharing its
+// first letter.
+func (ix *Index[T]) fuzzy(w string) []string {
+	return ix.vocabMatching(w[:1], maxExpansions, func(t string) bool { return oneEdit(w, t) })
+}
+
+// oneEdit reports whether a and b (ASCII) are one edit apart.
+func oneEdit(a, b string) bool {
+	if a == b {
+		return false
+	}
+	la, lb := len(a), len(b)
+	if la > lb {
+		a, b, la, lb = b, a, lb, la
+	}
+	if lb-la > 1 {
+		return false
+	}
+	i := 0
+	for i < la && a[i] == b[i] {
+		i++
+	}
+	if la == lb {
+		if a[i+1:] == b[i+1:] {
+			return true // substitution
+		}
+		return i+1 < la && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // transposition
+	}
+	return a[i:] == b[i+1:] // insertion
+}

@@ -1,0 +1,188 @@
+package search
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// method is a test document: name, summary, description.
+func method(name, summary, text string) Doc[string] {
+	var d Doc[string]
+	d.Value = name
+	d.Fields[Name] = name
+	d.Fields[Summary] = summary
+	d.Fields[Text] = text
+	return d
+}
+
+func paths(hs []Hit[string]) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Value
+	}
+	return out
+}
+
+func first(t *testing.T, ix *Index[string], q string) string {
+	t.Helper()
+	hs := ix.Search(q, nil)
+	if len(hs) == 0 {
+		return ""
+	}
+	return hs[0].Value
+}
+
+var tracker = []Doc[string]{
+	method("issues_create", "Create an issue", "Any user with pull access to a repository can create an issue."),
+	method("issues_list", "List issues", "List issues in a repository."),
+	method("issues_delete_comment", "Delete an issue comment", ""),
+	method("issues_update", "Update an issue", "Issue owners and users with push access can edit an issue."),
+	method("repos_get", "Get a repository", ""),
+	method("repos_create_for_authenticated_user", "Create a repository for the authenticated user", ""),
+	method("pulls_merge", "Merge a pull request", "Merges a pull request into the base branch."),
+	method("pulls_list", "List pull requests", ""),
+	method("issues_remove_assignees", "Remove assignees from an issue", "Removes users assigned to an issue."),
+	method("get_sum", "Get Sum Tool", "Returns the sum of two numbers"),
+	method("echo", "Echo Tool", "Echoes back the input string"),
+}
+
+func TestSearchRanks(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment(tracker))
+	tests := []struct{ query, want string }{
+		{"create issue", "issues_create"},
+		{"issues_create", "issues_create"},
+		{"issuesCreate", "issues_create"},
+		{"open a new issue", "issues_create"},                // open ≈ create
+		{"edit an issue", "issues_update"},                   // edit ≈ update
+		{"remove an issue comment", "issues_delete_comment"}, // remove ≈ delete
+		{"merge a PR", "pulls_merge"},                        // PR = pull request
+		{"list PRs", "pulls_list"},
+		{"get a repo", "repos_get"},                                     // repo = repository
+		{"create my repository", "repos_create_for_authenticated_user"}, // my → authenticated
+		{"merged pull requests", "pulls_merge"},                         // stems
+		{"add two numbers", "get_sum"},                                  // add ≈ sum
+		{"unassign an issue", "issues_remove_assignees"},
+		{"isues", "issues_list"},   // one edit away; a verbless query favours list
+		{"repositor", "repos_get"}, // a prefix
+	}
+	for _, tc := range tests {
+		if got := first(t, ix, tc.query); got != tc.want {
+			t.Errorf("first hit for %q = %q, want %q (all: %v)", tc.query, got, tc.want, paths(ix.Search(tc.query, nil)))
+		}
+	}
+}
+
+func TestSearchNoMatch(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment(tracker))
+	for _, q := range []string{"zzzqqq", "the of a"} {
+		hs := ix.Search(q, nil)
+		if q == "the of a" {
+			// Only stop words: like an empty query, everything.
+			if len(hs) != len(tracker) {
+				t.Errorf("%q: %d hits, want all %d", q, len(hs), len(tracker))
+			}
+			continue
+		}
+		if len(hs) != 0 {
+			t.Errorf("%q: %v, want no hits", q, paths(hs))
+		}
+	}
+	if hs := (*Index[string])(nil).Search("issue", nil); hs != nil {
+		t.Errorf("empty index: %v", hs)
+	}
+}
+
+func TestSearchEmptyQueryListsAll(t *testing.T) {
+	ix := (*Index[string])(nil).With("b", NewSegment(tracker[:2])).With("a", NewSegment(tracker[2:4]))
+	hs := ix.Search("", func(a, b string) bool { return a < b })
+	want := []string{"issues_create", "issues_delete_comment", "issues_list", "issues_update"}
+	if diff := cmp.Diff(want, paths(hs)); diff != "" {
+		t.Errorf("empty query (-want +got):\n%s", diff)
+	}
+	for _, h := range hs {
+		if h.Score != 1 {
+			t.Errorf("empty query: score %v for %s, want 1", h.Score, h.Value)
+		}
+	}
+}
+
+func TestSearchScoresDescend(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment(tracker))
+	hs := ix.Search("issue", func(a, b string) bool { return a < b })
+	if len(hs) < 4 {
+		t.Fatalf("issue: %v", paths(hs))
+	}
+	for i := 1; i < len(hs); i++ {
+		a, b := hs[i-1], hs[i]
+		if a.Score < b.Score || a.Score == b.Score && a.Value > b.Value {
+			t.Errorf("out of order at %d: %v then %v", i, a, b)
+		}
+	}
+}
+
+// With replaces one group's documents and keeps the others; statistics
+// follow.
+func TestIndexWith(t *testing.T) {
+	a := NewSegment(tracker[:4])
+	echo := method("echo", "Echo Tool", "Echoes back the input string")
+	b := NewSegment([]Doc[string]{echo})
+	ix := (*Index[string])(nil).With("a", a).With("b", b)
+	if ix.Len() != 5 {
+		t.Fatalf("Len = %d, want 5", ix.Len())
+	}
+	if got := first(t, ix, "echo"); got != "echo" {
+		t.Errorf("echo: %q", got)
+	}
+	b2 := NewSegment([]Doc[string]{method("shout", "Shout Tool", "Shouts the input string")})
+	ix2 := ix.With("b", b2)
+	if ix2.Len() != 5 || first(t, ix2, "echo") != "" || first(t, ix2, "shout") != "shout" {
+		t.Errorf("after replacing b: Len %d, echo %q, shout %q", ix2.Len(), first(t, ix2, "echo"), first(t, ix2, "shout"))
+	}
+	// The old index is unchanged.
+	if first(t, ix, "echo") != "echo" || first(t, ix, "shout") != "" {
+		t.Error("With changed the index it was called on")
+	}
+	ix3 := ix2.With("a", nil)
+	if ix3.Len() != 1 || first(t, ix3, "issue") != "" {
+		t.Errorf("after removing a: Len %d, issue %q", ix3.Len(), first(t, ix3, "issue"))
+	}
+	// Scores of one document depend on the whole index (idf), and only on
+	// its contents, not on how it was put together.
+	whole := (*Index[string])(nil).With("x", NewSegment(append(append([]Doc[string]{}, tracker[:4]...), echo)))
+	s1, s2 := ix.Search("create issue", nil), whole.Search("create issue", nil)
+	if len(s1) == 0 || len(s1) != len(s2) || fmt.Sprintf("%.6f", s1[0].Score) != fmt.Sprintf("%.6f", s2[0].Score) {
+		t.Errorf("segmented %v vs whole %v", s1, s2)
+	}
+}
+
+func TestOneEdit(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"issue", "isue", true}, {"issue", "issuue", true}, {"issue", "isxue", true},
+		{"creat", "craet", true}, {"issue", "issue", false}, {"issue", "iss", false},
+		{"abcd", "badc", false},
+	} {
+		if got := oneEdit(tc.a, tc.b); got != tc.want {
+			t.Errorf("oneEdit(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+}
+
+func BenchmarkSearch(b *testing.B) {
+	var docs []Doc[string]
+	for i := range 1200 {
+		d := tracker[i%len(tracker)]
+		d.Value = fmt.Sprintf("%s_%d", d.Value, i)
+		d.Fields[Name] = d.Value
+		docs = append(docs, d)
+	}
+	ix := (*Index[string])(nil).With("t", NewSegment(docs))
+	b.ReportAllocs()
+	for b.Loop() {
+		ix.Search("merge a pull request", nil)
+	}
+}

@@ -1,0 +1,183 @@
+package search
+
+import "strings"
+
+// variant is one term a query word stands for, with the weight of a match
+// on it (1 for the word itself).
+type variant struct {
+	term   string
+	weight float64
+}
+
+// synonymGroups are words a model uses for one another when it asks for a
+// method: every word of a group finds the others at the group's weight.
+// They are general vocabulary of APIs (verbs of create, read, update and
+// delete, and common nouns), never words of one particular API.
+var synonymGroups = []struct {
+	weight float64
+	words  string
+}{
+	{0.7, "create add new open make post insert"},
+	{0.6, "create write save store put"},
+	{0.5, "update write save store put"},
+	{0.8, "delete remove drop destroy erase"},
+	{0.7, "update edit change modify set rename patch"},
+	{0.6, "get read fetch retrieve show view see inspect detail"},
+	{0.6, "list enumerate browse"},
+	{0.4, "get list"},
+	{0.7, "search find query lookup locate"},
+	{0.6, "send trigger dispatch run start launch execute invoke fire"},
+	{0.7, "stop cancel abort halt terminate kill"},
+	{0.7, "sum add plus total"},
+	{0.7, "copy duplicate clone"},
+	{0.6, "upload attach"},
+	{0.7, "move transfer relocate"},
+	{0.6, "user person people account someone somebody"},
+	{0.7, "image picture photo icon"},
+	{0.7, "note memo"},
+	{0.7, "comment reply remark"},
+	{0.7, "issue ticket bug"},
+	{0.8, "email mail"},
+	{0.6, "entity node item record"},
+	{0.6, "link relation connection relationship association"},
+	{0.7, "star favorite bookmark"},
+	{0.6, "setting configuration preference option"},
+	{0.7, "error failure fault"},
+}
+
+// directed are expansions that hold one way only: a model that writes "my"
+// means the authenticated user, but "authenticated" does not mean "my".
+var directed = map[string][]string{
+	"my":      {"authenticated"},
+	"me":      {"authenticated"},
+	"mine":    {"authenticated"},
+	"myself":  {"authenticated"},
+	"i":       {"authenticated"},
+	"current": {"authenticated"},
+	"self":    {"authenticated"},
+}
+
+// directedWeight is the weight of a directed expansion.
+const directedWeight = 0.6
+
+// synonyms maps a query word's stem to its other variants.
+var synonyms = map[string][]variant{}
+
+func init() {
+	add := func(from, to string, w float64) {
+		if from == to {
+			return
+		}
+		for i, v := range synonyms[from] {
+			if v.term == to {
+				synonyms[from][i].weight = max(v.weight, w)
+				return
+			}
+		}
+		synonyms[from] = append(synonyms[from], variant{to, w})
+	}
+	for _, g := range synonymGroups {
+		ws := strings.Fields(g.words)
+		for _, a := range ws {
+			for _, b := range ws {
+				add(Stem(a), Stem(b), g.weight)
+			}
+		}
+	}
+	for i, g := range synonymGroups {
+		if verbGroups[i] {
+			for _, w := range strings.Fields(g.words) {
+				verbs[Stem(w)] = true
+			}
+		}
+	}
+	for _, w := range strings.Fields(moreVerbs) {
+		verbs[Stem(w)] = true
+	}
+	for from, tos := range directed {
+		for _, to := range tos {
+			add(from, Stem(to), directedWeight)
+		}
+	}
+}
+
+// verbs are words that say what to do. A query without one ("dependabot
+// alerts", "reviews on a pull request") asks to read: it gets a soft
+// concept that favours list and get methods without counting as a word of
+// the query.
+var verbs = map[string]bool{}
+
+// verbGroups are the synonym groups of verbs (their words are verbs);
+// moreVerbs are verbs that have no synonyms here.
+var verbGroups = map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 12: true, 13: true, 14: true}
+
+const moreVerbs = `merge star unstar fork lock unlock approve assign unassign download
+	render rerun cancel enable disable check mark follow unfollow watch unwatch
+	invite accept transfer archive unarchive publish sync dismiss submit request
+	compare protect reopen close revoke block unblock ping test redeliver
+	suspend unsuspend install uninstall subscribe unsubscribe rename replace
+	reset restore revert approve reject review resolve`
+
+// readConcept is the soft concept of a query without a verb.
+var readConcept = concept{soft: true, variants: []variant{{Stem("list"), 0.4}, {Stem("get"), 0.3}}}
+
+// removeConcept is the soft concept of a word that begins with "un".
+var removeConcept = concept{soft: true, variants: []variant{{Stem("remove"), 0.6}, {Stem("delete"), 0.5}}}
+
+// concept is one word of a query with every term that stands for it; the
+// first variant is the word's own stem. A soft concept adds to a
+// document's score, and to the share of its name the query covers, but
+// not to the share of the query it matches.
+type concept struct {
+	word     string
+	variants []variant
+	soft     bool
+}
+
+// parseQuery turns a query into its concepts, in order: one per word that
+// is not a stop word (an abbreviation gives one per word it stands for).
+// A word that appears twice counts once.
+func parseQuery(q string) []concept {
+	var out []concept
+	seen := map[string]bool{}
+	addConcept := func(word, stem string) {
+		if seen[stem] {
+			return
+		}
+		seen[stem] = true
+		for _, c := range out {
+			for _, v := range c.variants {
+				if v.term == stem {
+					return // a synonym of an earlier word ("create a new …")
+				}
+			}
+		}
+		c := concept{word: word, variants: []variant{{stem, 1}}}
+		c.variants = append(c.variants, synonyms[stem]...)
+		if stem != word {
+			c.variants = append(c.variants, synonyms[word]...)
+		}
+		out = append(out, c)
+	}
+	for _, w := range Words(q) {
+		if full, ok := abbreviations[w]; ok {
+			for _, s := range full {
+				addConcept(s, s)
+			}
+			continue
+		}
+		if stopWords[w] && directed[w] == nil {
+			continue
+		}
+		addConcept(w, Stem(w))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for _, c := range out {
+		if verbs[c.variants[0].term] {
+			return out
+		}
+	}
+	return append(out, readConcept)
+}

@@ -1,0 +1,141 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// githubDocument is GitHub's OpenAPI document from the end-to-end suite's
+// npm packages (@octokit/openapi); CODEMODE_GITHUB_OPENAPI overrides it.
+func githubDocument(b *testing.B) string {
+	b.Helper()
+	p := os.Getenv("CODEMODE_GITHUB_OPENAPI")
+	if p == "" {
+		p = filepath.Join("..", "e2e", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
+	}
+	if _, err := os.Stat(p); err != nil {
+		b.Fatalf("GitHub's OpenAPI document: %v (run `npm ci` in e2e/, or set CODEMODE_GITHUB_OPENAPI)", err)
+	}
+	return p
+}
+
+// intent is one query of a search query set (e2e/search/*.json) with the
+// paths that answer it.
+type intent struct {
+	Query string   `json:"query"`
+	Want  []string `json:"want"`
+}
+
+func loadIntents(b *testing.B, name string) []intent {
+	b.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "e2e", "search", name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var set struct {
+		Intents []intent `json:"intents"`
+	}
+	if err := json.Unmarshal(raw, &set); err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return set.Intents
+}
+
+// BenchmarkSearchGitHub measures codemode.search over GitHub's document
+// (1,200+ methods) and the notes connector: one op is one Search of a
+// plain-language query, cycling through the tuning set (e2e/search/
+// tuning.json). It reports the recall of that set (top1 and top5, in %,
+// over the queries whose answers are configured here: GitHub's and
+// notes'), and with CODEMODE_SEARCH_HELDBACK=1 the held-back set's too.
+// CODEMODE_SEARCH_VERBOSE=1 logs the queries whose answer is not first.
+// The first search builds the index: index-build is that time alone.
+func BenchmarkSearchGitHub(b *testing.B) {
+	ctx := context.Background()
+	gh, err := openapi.New(ctx, openapi.Config{Name: "github", Document: githubDocument(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := newEnv(b, setup{noKV: true, notes: true, extra: []runtime.Source{{Connector: gh}}})
+	search := func(q string) []string {
+		raw, err := e.rt.Search(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var h hits
+		if err := json.Unmarshal(raw, &h); err != nil {
+			b.Fatal(err)
+		}
+		paths := make([]string, len(h.Results))
+		for i, r := range h.Results {
+			paths[i] = r.Path
+		}
+		return paths
+	}
+	b.Run("index-build", func(b *testing.B) {
+		for range b.N {
+			runtime.ResetSearchIndex(e.rt)
+			search("x")
+		}
+	})
+	sets := []string{"tuning.json"}
+	if os.Getenv("CODEMODE_SEARCH_HELDBACK") == "1" {
+		sets = append(sets, "heldback.json")
+	}
+	var queries []string
+	for _, name := range sets {
+		var n, top1, top5 int
+		for _, in := range loadIntents(b, name) {
+			if !runtime.HasPath(e.rt, in.Want[0]) {
+				continue
+			}
+			n++
+			got := search(in.Query)
+			queries = append(queries, in.Query)
+			rank := -1
+			for i, p := range got {
+				for _, w := range in.Want {
+					if p == w && rank < 0 {
+						rank = i
+					}
+				}
+			}
+			if rank == 0 {
+				top1++
+			}
+			if rank >= 0 && rank < 5 {
+				top5++
+			}
+			if rank != 0 && os.Getenv("CODEMODE_SEARCH_VERBOSE") == "1" {
+				b.Logf("%s: %q: want %v at rank %d; got %v", name, in.Query, in.Want, rank, got[:min(5, len(got))])
+			}
+		}
+		set := name[:len(name)-len(".json")]
+		b.Logf("%s: %d queries, top-1 %d (%.0f%%), top-5 %d (%.0f%%)", set, n, top1, pct(top1, n), top5, pct(top5, n))
+		b.Run(set, func(b *testing.B) {
+			for range b.N {
+				search(queries[0])
+			}
+			b.ReportMetric(pct(top1, n), "top1-%")
+			b.ReportMetric(pct(top5, n), "top5-%")
+		})
+	}
+	b.Run("query", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			search(queries[i%len(queries)])
+		}
+	})
+}
+
+func pct(k, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return 100 * float64(k) / float64(n)
+}
