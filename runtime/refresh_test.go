@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -24,11 +25,33 @@ func toolNames(rt *runtime.Runtime, name string) []string {
 	return out
 }
 
+// searchPaths returns the paths codemode.search finds for q.
+func searchPaths(t *testing.T, e *env, q string) []string {
+	t.Helper()
+	raw, err := e.rt.Search(e.ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h hits
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range h.Results {
+		out = append(out, r.Path)
+	}
+	return out
+}
+
 // A downstream server that adds a tool (and announces it) is listed again
-// by RefreshConnector: later programs, Connectors and the declarations see
-// the new tool; a second refresh reports no change.
+// by RefreshConnector: later programs, Connectors, search and the
+// declarations see the new tool; a second refresh reports no change.
 func TestRefreshConnectorPicksUpNewTools(t *testing.T) {
 	e := newEnv(t, setup{mcp: true, noKV: true})
+	// Search the catalog first, so that its index exists before the change.
+	if found := searchPaths(t, e, "brand new"); slices.Contains(found, "fx.brand_new") {
+		t.Fatalf("search found fx.brand_new before it existed: %v", found)
+	}
 	mustStatus(t, e.run(`async () => await fx.add_tool({ name: "brand_new" })`, nil), codemode.StatusCompleted)
 
 	before := e.run(`async () => await fx.brand_new({})`, nil)
@@ -46,6 +69,9 @@ func TestRefreshConnectorPicksUpNewTools(t *testing.T) {
 	}
 	if got := resultOf[string](t, e.run(`async () => await fx.brand_new({})`, nil)); got != "I am brand_new" {
 		t.Fatalf("fx.brand_new() = %q", got)
+	}
+	if found := searchPaths(t, e, "brand new"); len(found) == 0 || found[0] != "fx.brand_new" {
+		t.Fatalf("search after the refresh: %v, want fx.brand_new first", found)
 	}
 	decls, err := e.rt.Declarations("fx")
 	if err != nil || !strings.Contains(decls, "brand_new(") {
