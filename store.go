@@ -116,7 +116,8 @@ type Store interface {
 type Journaler interface {
 	// Journal records entries of execution id as they now are (in order;
 	// a later record of a seq supersedes an earlier one). Once it returns
-	// they survive a crash of this process. The first call after
+	// they survive a crash of this process, and whatever else the store's
+	// commits survive (a power loss, where the store promises that). The first call after
 	// DropJournal (or ever) for id starts an empty journal.
 	Journal(ctx context.Context, id string, entries []Entry) error
 	// DropJournal removes id's journal once everything in it is written

@@ -107,19 +107,23 @@ func BenchmarkHousekeeping(b *testing.B) {
 // BenchmarkJournal measures one journal record (codemode.Journaler) of a
 // call with small arguments: what a side-effecting call pays twice (its
 // entry before it is sent, its result before the program sees it) instead
-// of a commit.
+// of a commit; with synchronous FULL each record is also flushed to disk.
 func BenchmarkJournal(b *testing.B) {
-	ctx := context.Background()
-	s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{})
-	if err := s.CreateExecution(ctx, storetest.NewExecution("exec_bench", codemode.StatusRunning)); err != nil {
-		b.Fatal(err)
-	}
-	e := storetest.NewEntry("exec_bench", 1, codemode.EntryExecuting)
-	e.CreatedAt, e.UpdatedAt = time.Now(), time.Now()
-	for b.Loop() {
-		e.Seq++
-		if err := s.Journal(ctx, "exec_bench", []codemode.Entry{e}); err != nil {
-			b.Fatal(err)
-		}
+	for _, sync := range []string{"normal", "full"} {
+		b.Run(sync, func(b *testing.B) {
+			ctx := context.Background()
+			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
+			if err := s.CreateExecution(ctx, storetest.NewExecution("exec_bench", codemode.StatusRunning)); err != nil {
+				b.Fatal(err)
+			}
+			e := storetest.NewEntry("exec_bench", 1, codemode.EntryExecuting)
+			e.CreatedAt, e.UpdatedAt = time.Now(), time.Now()
+			for b.Loop() {
+				e.Seq++
+				if err := s.Journal(ctx, "exec_bench", []codemode.Entry{e}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

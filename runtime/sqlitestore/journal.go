@@ -26,9 +26,17 @@ import (
 // into memory (MAP_SHARED, journal_linux.go; elsewhere one write(2)): once
 // the copy is done the record is in the kernel's page cache and survives
 // the death of this process (not a power loss, which synchronous NORMAL
-// does not promise either). The file grows by doubling, its blocks
-// reserved (fallocate) before they are mapped, so a full disk is an error
-// of the growth, not a fault while copying.
+// does not promise either). With synchronous FULL, which does promise it,
+// Journal also flushes the file to disk (fsync; on Linux that writes the
+// mapped pages too) before it returns when it records an entry executing
+// (written ahead of a call), and a new journal's directory entry with it:
+// a side effect is then never made before its record is on disk, at the
+// price of a flush per call, as a commit would cost. A result record is
+// not flushed on its own: the next call's flush takes it along, and one
+// lost to a power loss leaves its call unknown, as if in flight. The
+// file grows by doubling, its blocks reserved (fallocate) before they are
+// mapped, so a full disk is an error of the growth, not a fault while
+// copying.
 //
 // Layout: one file per execution, <database>-ahead/<execution id>, mode
 // 0600 in a 0700 directory (it holds call arguments and results, like the
@@ -47,13 +55,16 @@ import (
 // journals holds the journals this store has open.
 type journals struct {
 	dir string // <database>-ahead
+	// durable: every record is flushed to disk before Journal returns
+	// (synchronous FULL).
+	durable bool
 
 	mu    sync.Mutex
 	files map[string]*journalFile // by execution id; guarded by mu
 }
 
-func newJournals(dbPath string) *journals {
-	return &journals{dir: dbPath + "-ahead", files: map[string]*journalFile{}}
+func newJournals(dbPath string, durable bool) *journals {
+	return &journals{dir: dbPath + "-ahead", durable: durable, files: map[string]*journalFile{}}
 }
 
 // journalFile is one open journal. Records are added at its end by
@@ -67,6 +78,10 @@ type journalFile struct {
 	buf []byte // the records being added; reused; guarded by mu
 	out sink   // where they go; guarded by mu
 }
+
+// testHookFlushed, when set by a test, is called after each flush of a
+// journal to disk.
+var testHookFlushed func()
 
 // safeName is what an execution id may look like to be a file name as is.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -107,6 +122,14 @@ func (s *Store) Journal(ctx context.Context, id string, entries []codemode.Entry
 	if err := jf.out.write(jf.buf); err != nil {
 		return fmt.Errorf("journal of %s: write: %w", id, err)
 	}
+	if s.journals.durable && writesAhead(entries) {
+		if err := jf.f.Sync(); err != nil {
+			return fmt.Errorf("journal of %s: flush to disk: %w", id, err)
+		}
+		if testHookFlushed != nil {
+			testHookFlushed()
+		}
+	}
 	return nil
 }
 
@@ -124,9 +147,36 @@ func (j *journals) open(id string) (*journalFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal of %s: %w", id, err)
 	}
+	if j.durable {
+		// The new file's name must be on disk before a record in it
+		// counts as flushed.
+		if err := syncDir(j.dir); err != nil {
+			return nil, errors.Join(fmt.Errorf("journal of %s: %w", id, err), f.Close())
+		}
+	}
 	jf := &journalFile{f: f, out: newSink(f)}
 	j.files[id] = jf
 	return jf, nil
+}
+
+// writesAhead reports whether entries hold one recorded executing: ahead
+// of its call.
+func writesAhead(entries []codemode.Entry) bool {
+	for _, e := range entries {
+		if e.State == codemode.EntryExecuting {
+			return true
+		}
+	}
+	return false
+}
+
+// syncDir flushes directory dir's entries to disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // close releases the journal's file (it stays on disk).

@@ -68,9 +68,44 @@ func TestJournalFile(t *testing.T) {
 	}
 }
 
+// With synchronous FULL (durable across a power loss) a journal record
+// written ahead of a call (executing) is flushed to disk before Journal
+// returns, as a commit would be, and a result is not (the next flush takes
+// it along); with NORMAL nothing is flushed.
+func TestJournalFlushedWhenFull(t *testing.T) {
+	flushes := 0
+	testHookFlushed = func() { flushes++ }
+	t.Cleanup(func() { testHookFlushed = nil })
+	ctx := context.Background()
+	for _, tt := range []struct {
+		sync string
+		want int
+	}{{"normal", 0}, {"full", 3}} {
+		flushes = 0
+		s := openAt(t, filepath.Join(t.TempDir(), "j.db"), Options{Synchronous: tt.sync})
+		if err := s.CreateExecution(ctx, storetest.NewExecution("exec_d", codemode.StatusRunning)); err != nil {
+			t.Fatal(err)
+		}
+		for seq := 1; seq <= 3; seq++ {
+			for _, st := range []codemode.EntryState{codemode.EntryExecuting, codemode.EntryApplied} {
+				if err := s.Journal(ctx, "exec_d", []codemode.Entry{storetest.NewEntry("exec_d", seq, st)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if flushes != tt.want {
+			t.Errorf("synchronous %s: %d flushes for 3 calls, want %d", tt.sync, flushes, tt.want)
+		}
+		got, err := s.journals.read("exec_d")
+		if err != nil || len(got) != 6 {
+			t.Errorf("synchronous %s: journal holds %d records (%v), want 6", tt.sync, len(got), err)
+		}
+	}
+}
+
 // An execution id that is not a plain file name gets a hex file name.
 func TestJournalFileName(t *testing.T) {
-	j := newJournals("/db")
+	j := newJournals("/db", false)
 	for id, want := range map[string]string{
 		"exec_0123abcd": "/db-ahead/exec_0123abcd",
 		"../x":          "/db-ahead/x2e2e2f78",

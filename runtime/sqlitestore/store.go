@@ -78,7 +78,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs, logger: logger, journals: newJournals(abs)}
+	s := &Store{db: db, path: abs, logger: logger, journals: newJournals(abs, sync == "FULL")}
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
