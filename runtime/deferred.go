@@ -39,8 +39,16 @@ import (
 // last write, and the results of calls made since then: their entries stay
 // executing, and recovery (recover.go) marks them unknown. Only the calls
 // in flight at the crash are unknown unless read-only calls came after the
-// last side effect (its result then waits in the group). A rollback's
-// revert pass writes every entry at once.
+// last side effect (its result then waits in the group).
+//
+// A rollback's revert pass (a configured revert function) has no journal:
+// each of its calls that may have a side effect is committed before it is
+// sent, and its final write marks the call it undid reverted in the same
+// transaction as its last results (finish). So a crash leaves that call
+// either reverted with every result of its revert, or still applied with
+// its revert's calls written: the call in flight unknown, the earlier ones
+// with their results. Rolled back again, it is reverted again: the revert
+// in flight at the crash may have run twice, no other.
 //
 // Why: a commit per call cost a third of a call's time with process
 // isolation. SQLite's system calls, like any made through Go's syscall
@@ -93,7 +101,7 @@ func (p *pass) dueLocked() bool {
 	switch {
 	case n == 0:
 		return false
-	case p.mode == modeRevert, n >= groupEntries, p.groupBytes >= groupBytes:
+	case n >= groupEntries, p.groupBytes >= groupBytes:
 		return true
 	}
 	return time.Since(p.groupStart) >= p.r.groupAge

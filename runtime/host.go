@@ -154,18 +154,27 @@ func (p *pass) reachLocked(seq int) {
 
 // finish ends the pass: later calls are refused, calls still in flight (a
 // connector call outliving a stop) are waited for, and the results still
-// deferred are written (see deferred.go). It returns the stop reason, if
-// any, and the error of that final write: the caller must treat it as an
+// deferred are written (see deferred.go), with also when the pass was not
+// stopped (a revert pass marks the call it undid reverted in the same
+// transaction as its last results). It returns the stop reason, if any,
+// and the error of that final write: the caller must treat it as an
 // internal failure of the pass, whatever else happened, and must not record
 // the run's status before finish returns.
-func (p *pass) finish(ctx context.Context) (*stopReason, error) {
+func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopReason, error) {
 	p.mu.Lock()
 	p.done = true
 	p.mu.Unlock()
 	p.inflight.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	err := p.flushLocked(ctx)
+	var err error
+	if len(also) > 0 && p.stop == nil {
+		if err = p.writeLocked(ctx, also, nil); err != nil {
+			err = fmt.Errorf("record the end of a pass of %s: %w", p.execID, err)
+		}
+	} else {
+		err = p.flushLocked(ctx)
+	}
 	p.flushed = true
 	if err == nil && p.journaled {
 		// Everything the journal holds is written now. Dropped before the

@@ -33,9 +33,10 @@ var errNotRevertible = errors.New("not revertible")
 //
 // While it reverts, the run is rolling_back and this process its owner;
 // if the process dies, the run is recovered (ending error) and can be
-// rolled back again, which reverts what is still applied or unknown (a
-// call whose revert ran just before the crash may be reverted twice: the
-// same at-least-once window as a call).
+// rolled back again, which reverts what is still applied or unknown. A
+// call is marked reverted in the same write as its revert's last result
+// (revertJS), so only a call whose revert was in flight at the crash may
+// be reverted twice: the same at-least-once window as a call.
 func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, error) {
 	e, done, err := r.openExecution(ctx, id, "rolled back", codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusPaused)
 	if err != nil {
@@ -114,23 +115,28 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) er
 	if t == nil {
 		return fmt.Errorf("connector %s no longer has the method %s", en.Connector, en.Method)
 	}
-	var err error
 	if rv, ok := s.src.Connector.(connectors.Reverter); ok && rv.Revertible(t.def.SourceName) {
-		err = rv.Revert(ctx, t.def.SourceName, en.Args, rawOrNull(en.Result))
-	} else if t.revertJS != "" {
-		err = r.revertJS(ctx, en, t.revertJS, maxSeq)
-	} else {
-		return errNotRevertible
+		if err := rv.Revert(ctx, t.def.SourceName, en.Args, rawOrNull(en.Result)); err != nil {
+			return err
+		}
+		return r.moveEntry(ctx, &en, en.State, codemode.EntryReverted)
 	}
-	if err != nil {
-		return err
+	if t.revertJS != "" {
+		return r.revertJS(ctx, en, t.revertJS, maxSeq)
 	}
-	return r.moveEntry(ctx, &en, en.State, codemode.EntryReverted)
+	return errNotRevertible
 }
 
 // revertJS runs a configured "(args, result) => …" function as its own
-// pass; its calls are logged after *maxSeq, which it advances.
+// pass; its calls are logged after *maxSeq, which it advances. When the
+// function completes, the pass's last write marks en reverted.
 func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, maxSeq *int) error {
+	undone := en
+	st, err := codemode.Transition(en.State, codemode.EntryReverted)
+	if err != nil {
+		return err
+	}
+	undone.State, undone.UpdatedAt = st, r.now()
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
 	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
 	p.reverts = en.Seq
@@ -140,7 +146,11 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, ma
 		Limits:  r.limits,
 		Clock:   sandbox.Clock{Seed: newSeed()},
 	}, p)
-	stop, flushErr := p.finish(ctx)
+	var also []codemode.EntryUpdate
+	if runErr == nil && out.Status == sandbox.Completed {
+		also = append(also, codemode.EntryUpdate{Entry: undone, From: en.State})
+	}
+	stop, flushErr := p.finish(ctx, also...)
 	p.mu.Lock()
 	*maxSeq = max(*maxSeq, p.maxSeq)
 	leftover := p.leftoverLocked()

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -119,5 +120,47 @@ func TestRollbackPausedRun(t *testing.T) {
 	}
 	if e.kv.count("put") != 0 {
 		t.Error("the pending put ran")
+	}
+}
+
+// A revert function's calls that may have a side effect are committed
+// before they are sent, and the call it undoes is marked reverted in the
+// same transaction as its last result: a crash never leaves a call whose
+// revert completed still applied (which a second rollback would revert
+// again), only, at worst, the revert call in flight unknown.
+func TestRevertPassMarksTheCallRevertedWithItsLastWrite(t *testing.T) {
+	cs := &countingStore{}
+	e := newEnv(t, setup{
+		wrap:     cs.wrap,
+		kvRevert: map[string]string{"noop": `async (args) => { await kv.add({ key: "u1" }); await kv.add({ key: "u2" }); }`},
+	})
+	o := e.run(`async () => { await kv.noop({ n: 1 }) }`, nil)
+	mustStatus(t, o, codemode.StatusCompleted)
+	var writes [][]string
+	cs.beforeWrite = func(inserts []codemode.Entry, updates []codemode.EntryUpdate) (bool, error) {
+		var w []string
+		for _, en := range inserts {
+			w = append(w, fmt.Sprintf("new %d %s.%s %s", en.Seq, en.Connector, en.Method, en.State))
+		}
+		for _, u := range updates {
+			w = append(w, fmt.Sprintf("%d %s.%s %s -> %s", u.Entry.Seq, u.Entry.Connector, u.Entry.Method, u.From, u.Entry.State))
+		}
+		writes = append(writes, w)
+		return false, nil
+	}
+	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1}, r.Reverted); diff != "" || len(r.Failures) != 0 {
+		t.Fatalf("reverted (-want +got):\n%s\nfailures %v", diff, r.Failures)
+	}
+	want := [][]string{
+		{"new 2 kv.add executing"},
+		{"new 3 kv.add executing", "2 kv.add executing -> applied"},
+		{"3 kv.add executing -> applied", "1 kv.noop applied -> reverted"},
+	}
+	if diff := cmp.Diff(want, writes); diff != "" {
+		t.Errorf("the rollback's log writes (-want +got):\n%s", diff)
 	}
 }
