@@ -25,7 +25,7 @@ import (
 // world is one database with its configuration: a codemode-mcp server
 // over stdio whose connector fx is the fixture MCP server, which counts
 // its side effects in the effects file (counter appends a name, uncount
-// appends -name).
+// appends -name, or ~name when there is nothing left to undo).
 type world struct {
 	t           *testing.T
 	bin         string
@@ -206,25 +206,39 @@ func (b *syncBuffer) String() string {
 // effects reads the fixture's side effects: each name's net count
 // (counter adds one, uncount takes one back).
 func (w *world) effects() map[string]int {
+	net, _ := w.readEffects()
+	return net
+}
+
+// idleUndos reads how many times uncount found nothing to undo, by name:
+// a revert of a call that never happened, or that was reverted already.
+func (w *world) idleUndos() map[string]int {
+	_, idle := w.readEffects()
+	return idle
+}
+
+func (w *world) readEffects() (net, idle map[string]int) {
 	w.t.Helper()
+	net, idle = map[string]int{}, map[string]int{}
 	b, err := os.ReadFile(w.effectsFile)
 	if os.IsNotExist(err) {
-		return map[string]int{}
+		return net, idle
 	}
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	out := map[string]int{}
 	for _, line := range strings.Split(string(b), "\n") {
 		switch {
 		case line == "":
 		case strings.HasPrefix(line, "-"):
-			out[line[1:]]--
+			net[line[1:]]--
+		case strings.HasPrefix(line, "~"):
+			idle[line[1:]]++
 		default:
-			out[line]++
+			net[line]++
 		}
 	}
-	return out
+	return net, idle
 }
 
 // call is one logged call of a run, as `executions show` prints it.
@@ -261,6 +275,27 @@ func (r run) unknown() int {
 		}
 	}
 	return n
+}
+
+// call returns the program's counter call named name (not a revert's).
+func (r run) call(name string) (call, bool) {
+	for _, c := range r.Calls {
+		if c.Reverts == 0 && c.Method == "counter" && c.name() == name {
+			return c, true
+		}
+	}
+	return call{}, false
+}
+
+// revertsOf returns the calls a rollback made to revert call seq.
+func (r run) revertsOf(seq int) []call {
+	var out []call
+	for _, c := range r.Calls {
+		if c.Reverts == seq {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // show runs `codemode-mcp executions show ID` on w's database (another
