@@ -71,8 +71,9 @@ func BenchmarkDownstreamCall(b *testing.B) {
 // BenchmarkSideEffectCall is BenchmarkDownstreamCall for a call that is not
 // known to be read-only: the fixture's record-sum (get-sum plus an
 // in-memory tally, annotated readOnlyHint: false). Inside a program such a
-// call is committed to the log before it is sent (write-ahead), so each
-// op pays one commit (which also carries the previous call's result).
+// call is logged before it is sent (write-ahead): its entry, and then its
+// result, are records appended to the store's journal (a file mapped in
+// memory), and the log is committed in groups as for read-only calls.
 func BenchmarkSideEffectCall(b *testing.B) {
 	for _, iso := range isolations {
 		b.Run("isolation="+iso, func(b *testing.B) {
