@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it:
-#   formatting, go vet, unit and integration tests with the race detector,
+#   formatting, go vet (and a build and vet for every other release target:
+#   linux, darwin and windows on amd64 and arm64), unit and integration
+#   tests with the race detector,
 #   then the end-to-end suite (a real MCP client drives the built binary in
 #   front of real npm MCP servers).
 # Needs Go 1.26 and Node 20+ with npm; installs Go modules and the pinned npm
@@ -17,6 +19,15 @@ fi
 echo "== go vet"
 go mod download
 go vet ./...
+
+# The release targets other than this machine's: built and vetted (tests
+# included) so that their code cannot rot, though it is not run here.
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do
+  [ "$target" = "$(go env GOOS)/$(go env GOARCH)" ] && continue
+  echo "== go build and go vet for $target"
+  GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -trimpath ./...
+  GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet -trimpath ./...
+done
 
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,7 +61,11 @@ func TestCrashRestartsOnNextCall(t *testing.T) {
 func TestExitBetweenCallsIsTransparent(t *testing.T) {
 	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), RestartDelay: 50 * time.Millisecond})
 	pid := childPID(t, c)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.RLock()
