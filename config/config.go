@@ -16,7 +16,6 @@ const (
 	DefaultServerName     = "codemode"
 	DefaultTransport      = "stdio"
 	DefaultAddr           = "127.0.0.1:8931"
-	DefaultStorePath      = "./codemode.db"
 	DefaultMaxExecutions  = 50
 	DefaultPausedTTL      = 24 * time.Hour
 	DefaultSynchronous    = "normal"
@@ -79,7 +78,8 @@ type HTTP struct {
 // Store configures the durable SQLite log.
 type Store struct {
 	// Path of the SQLite file; a relative path in a file is resolved against
-	// the file's directory. Default "./codemode.db".
+	// the file's directory. "" (the default) means codemode.db in the
+	// user's data directory (internal/appdirs).
 	Path          string
 	MaxExecutions int           // terminal runs kept; default 50
 	PausedTTL     time.Duration // paused runs older than this expire; default 24h
@@ -87,7 +87,7 @@ type Store struct {
 	// CacheDir holds what can be made again but is worth keeping between
 	// starts: fetched OpenAPI documents and the methods derived from them.
 	// A relative path in a file is resolved against the file's directory.
-	// "" means the user's cache directory (see DefaultCacheDir).
+	// "" means the user's cache directory (internal/appdirs).
 	CacheDir string
 	// Lease is how long a process's claim on the runs it works on lasts
 	// without renewal: another process recovers them once it lapsed
@@ -231,7 +231,6 @@ func defaults() *Config {
 	return &Config{
 		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr},
 		Store: Store{
-			Path:          DefaultStorePath,
 			MaxExecutions: DefaultMaxExecutions,
 			PausedTTL:     DefaultPausedTTL,
 			Synchronous:   DefaultSynchronous,

@@ -15,7 +15,7 @@ func TestDefault(t *testing.T) {
 	got := Default()
 	want := &Config{
 		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931"},
-		Store:  Store{Path: "./codemode.db", MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal", Lease: 15 * time.Second},
+		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process",
 		},

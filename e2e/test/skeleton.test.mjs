@@ -1,7 +1,7 @@
 // Issue 2 acceptance, verified from outside as a new user would.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { writeFileSync, mkdirSync, statSync, readdirSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import {
@@ -187,5 +187,22 @@ describe("command line", () => {
     const r = cli(["version"]);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^codemode-mcp /);
+  });
+
+  test("with no config and no --db, the log goes to the data directory and nothing to the working directory", () => {
+    const dir = tempDir();
+    const work = path.join(dir, "work");
+    mkdirSync(work);
+    const env = { ...process.env, XDG_STATE_HOME: path.join(dir, "state"), CODEMODE_CONFIG: "" };
+    const r = cli(["run", "--code", "1"], { cwd: work, env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).result, 1);
+    const db = path.join(dir, "state", "codemode-mcp", "codemode.db");
+    assert.equal(statSync(db).mode & 0o777, 0o600);
+    assert.equal(statSync(path.dirname(db)).mode & 0o777, 0o700);
+    assert.deepEqual(readdirSync(work), []);
+    const v = cli(["version"], { cwd: work, env });
+    assert.equal(v.code, 0, v.stderr);
+    assert.ok(v.stdout.includes(`\nlog:    ${db}\n`), v.stdout);
   });
 });

@@ -21,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
+	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
@@ -91,9 +92,12 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	for _, w := range cfg.Warnings {
 		a.warn(w.String())
 	}
-	dbPath := cfg.Store.Path
-	if opts.DBPath != "" {
-		dbPath = opts.DBPath
+	dbPath, err := StorePath(cfg, opts.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Store.Path == "" && opts.DBPath == "" {
+		a.warnOldDefault(dbPath)
 	}
 	if dir := filepath.Dir(dbPath); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -250,7 +254,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Include:     cc.Operations.Include,
 			Exclude:     cc.Operations.Exclude,
 			CallTimeout: cc.Timeout,
-			CacheDir:    cacheDir(a.Config),
+			CacheDir:    CacheDir(a.Config),
 			Scrubber:    a.Scrubber,
 			Logger:      a.log,
 		})
@@ -288,14 +292,47 @@ func openAPIAuth(a *config.Auth) *openapi.Auth {
 	return out
 }
 
-// cacheDir is store.cache_dir, or the user's cache directory's
+// StorePath is the SQLite file a command uses: db (the --db flag) when
+// set, else store.path, else codemode.db in the user's data directory.
+func StorePath(cfg *config.Config, db string) (string, error) {
+	switch {
+	case db != "":
+		return db, nil
+	case cfg.Store.Path != "":
+		return cfg.Store.Path, nil
+	}
+	dir, err := appdirs.Data()
+	if err != nil {
+		return "", fmt.Errorf("no data directory for the execution log (set store.path or --db): %w", err)
+	}
+	return filepath.Join(dir, DefaultStoreFile), nil
+}
+
+// DefaultStoreFile is the name of the SQLite file in the data directory.
+const DefaultStoreFile = "codemode.db"
+
+// warnOldDefault points at a codemode.db in the working directory, where
+// the log was kept by default before it moved to the data directory: it
+// is no longer used unless store.path or --db names it.
+func (a *App) warnOldDefault(dbPath string) {
+	abs, err := filepath.Abs(DefaultStoreFile)
+	if err != nil || abs == dbPath {
+		return
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() {
+		a.log.Warn("the execution log is kept in the data directory now; the codemode.db in the working directory is not used (set store.path or --db to keep using it)",
+			"log", dbPath, "unused", abs)
+	}
+}
+
+// CacheDir is store.cache_dir, or the user's cache directory's
 // codemode-mcp folder ("" when there is none: nothing is cached).
-func cacheDir(cfg *config.Config) string {
+func CacheDir(cfg *config.Config) string {
 	if cfg.Store.CacheDir != "" {
 		return cfg.Store.CacheDir
 	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "codemode-mcp")
+	if d, err := appdirs.Cache(); err == nil {
+		return d
 	}
 	return ""
 }

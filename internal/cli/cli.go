@@ -56,7 +56,7 @@ Usage:
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
-  codemode-mcp version
+  codemode-mcp version [--config F] [--db F]
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
 the built-in notes connector only. Logs go to stderr ($CODEMODE_LOG_LEVEL=debug|info|warn|error).
@@ -92,8 +92,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		// Hidden: a sandbox worker process, started by the process pool.
 		err = sandbox.RunWorker(ctx, log)
 	case "version", "--version", "-v":
-		fmt.Fprintln(env.Stdout, "codemode-mcp", version())
-		return ExitOK
+		err = cmdVersion(rest, env)
 	case "help", "--help", "-h":
 		fmt.Fprint(env.Stdout, usageText)
 		return ExitOK

@@ -21,6 +21,7 @@ func TestSubcommandHelp(t *testing.T) {
 		{"approvals", []string{"approve ID", "reject ID [SEQ]", "-db"}},
 		{"executions", []string{"show ID", "-limit", "-status"}},
 		{"snippets", []string{"[--input-schema JSON]", "-input-schema", "-from", "-description"}},
+		{"version", []string{"-config", "-db"}},
 	}
 	for _, tt := range tests {
 		for _, flag := range []string{"--help", "-h"} {

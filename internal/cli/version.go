@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
+)
+
+// cmdVersion prints the version and the files a command with the same
+// --config and --db would use: the config file, the execution log and the
+// cache directory. It creates nothing.
+func cmdVersion(args []string, env Env) error {
+	var c common
+	fs := newFlags("version", env, &c, true)
+	pos, err := parse(fs, args, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("version takes no arguments, got %q", pos)
+	}
+	fmt.Fprintf(env.Stdout, "codemode-mcp %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	path, err := config.Find(c.config)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg := config.Default()
+	if path == "" {
+		fmt.Fprintf(env.Stdout, "config: none (the built-in notes connector; looked for --config, $%s and ./%s)\n", config.EnvConfig, config.DefaultFile)
+	} else {
+		if cfg, err = config.Load(path); err != nil {
+			return usageError{err}
+		}
+		fmt.Fprintf(env.Stdout, "config: %s\n", absPath(path))
+	}
+	db, err := app.StorePath(cfg, c.db)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "log:    %s\n", absPath(db))
+	cache := app.CacheDir(cfg)
+	if cache == "" {
+		cache = "none (no user cache directory: OpenAPI documents are not cached)"
+	}
+	fmt.Fprintf(env.Stdout, "cache:  %s\n", cache)
+	return nil
+}
+
+// absPath returns p made absolute, or p when it cannot be.
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
