@@ -25,6 +25,8 @@ const (
 	DefaultMemoryLimit    = 256 << 20
 	DefaultMaxResultChars = 24000
 	DefaultIsolation      = "process"
+	// DefaultDescriptionBudget is server.description_budget's default.
+	DefaultDescriptionBudget = 1500
 )
 
 // Config is a loaded and validated configuration.
@@ -48,6 +50,10 @@ type Server struct {
 	Transport string // "stdio" | "sse" | "http"; default "stdio"
 	Addr      string // listen address for sse/http; default 127.0.0.1:8931
 	AuthToken string // required Bearer token for sse/http when non-empty
+	// DescriptionBudget is how many tokens of TypeScript declarations the
+	// codemode tool's description may carry inline; 0 never inlines them.
+	// Default DefaultDescriptionBudget.
+	DescriptionBudget int
 
 	// HTTP guards and bounds the sse and http transports.
 	HTTP
@@ -229,7 +235,7 @@ func Default() *Config {
 
 func defaults() *Config {
 	return &Config{
-		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr},
+		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr, DescriptionBudget: DefaultDescriptionBudget},
 		Store: Store{
 			MaxExecutions: DefaultMaxExecutions,
 			PausedTTL:     DefaultPausedTTL,

@@ -257,6 +257,11 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 				s.MaxConnections = v
 			}
 		}},
+		{"description_budget", func(n *node, fp fieldPath) {
+			if v, ok := d.count(n, fp, 0); ok {
+				s.DescriptionBudget = v
+			}
+		}},
 	})
 }
 

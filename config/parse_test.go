@@ -14,7 +14,7 @@ import (
 func TestDefault(t *testing.T) {
 	got := Default()
 	want := &Config{
-		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931"},
+		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500},
 		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process",
@@ -59,7 +59,7 @@ func TestParseFull(t *testing.T) {
 	want := &Config{
 		Path: file,
 		Server: Server{
-			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret",
+			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret", DescriptionBudget: 800,
 			HTTP: HTTP{
 				AllowedOrigins: []string{"https://app.example.com", "http://localhost:6274"},
 				AllowedHosts:   []string{"mcp.example.com", "gw.lan:9000"},
@@ -78,9 +78,9 @@ func TestParseFull(t *testing.T) {
 		},
 		Approvals: Approvals{Elicitation: false, Tools: false},
 		Connectors: []Connector{
-			{Name: "notes", SourceName: "notes", Line: 33, Kind: KindBuiltin, Builtin: "notes"},
+			{Name: "notes", SourceName: "notes", Line: 34, Kind: KindBuiltin, Builtin: "notes"},
 			{
-				Name: "files", SourceName: "files", Line: 35, Kind: KindStdio,
+				Name: "files", SourceName: "files", Line: 36, Kind: KindStdio,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
 				Env:     map[string]string{"LOG": "info"},
 				Cwd:     filepath.Join(dir, "work"),
@@ -90,13 +90,13 @@ func TestParseFull(t *testing.T) {
 				Timeout: 5 * time.Second, Description: "Local files",
 			},
 			{
-				Name: "remote", SourceName: "remote", Line: 46, Kind: KindHTTP,
+				Name: "remote", SourceName: "remote", Line: 47, Kind: KindHTTP,
 				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
 				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
 			},
-			{Name: "legacy", SourceName: "legacy", Line: 50, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{Name: "legacy", SourceName: "legacy", Line: 51, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
 			{
-				Name: "github", SourceName: "github", Line: 53, Kind: KindOpenAPI,
+				Name: "github", SourceName: "github", Line: 54, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
 				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
 				Auth:       &Auth{Bearer: "gh"},
@@ -104,12 +104,12 @@ func TestParseFull(t *testing.T) {
 				NoApprove:  []string{"search/*"},
 			},
 			{
-				Name: "petstore", SourceName: "petstore", Line: 60, Kind: KindOpenAPI,
+				Name: "petstore", SourceName: "petstore", Line: 61, Kind: KindOpenAPI,
 				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
 				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
 			},
 			{
-				Name: "billing", SourceName: "billing", Line: 64, Kind: KindOpenAPI,
+				Name: "billing", SourceName: "billing", Line: 65, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "billing.yaml"),
 				Auth: &Auth{OAuth2: &OAuth2{
 					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},

@@ -11,6 +11,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
@@ -183,8 +184,8 @@ func TestDescribe(t *testing.T) {
 		types      []string
 	}{
 		{"kv", "connector", false, []string{"declare const kv", "put(input:"}},
-		{"kv.put", "method", true, []string{"kv.put(input:", "Requires approval."}},
-		{"fx.get_sum", "method", false, []string{"fx.get_sum(input:", "a: number"}},
+		{"kv.put", "method", true, []string{"declare const kv: {", "  put(input: KvPutInput)", "Requires approval."}},
+		{"fx.get_sum", "method", false, []string{"declare const fx: {", "  get_sum(input: FxGetSumInput)", "a: number"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
@@ -209,13 +210,38 @@ func TestDescribe(t *testing.T) {
 			}
 		})
 	}
-	_, err := e.rt.Describe(e.ctx, "fx.get_summ")
+	// A connector lists its methods with their summaries.
+	raw, err := e.rt.Describe(e.ctx, "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conn struct {
+		Methods []struct {
+			Method, Description string
+			RequiresApproval    bool
+		}
+	}
+	if err := json.Unmarshal(raw, &conn); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]bool{}
+	for _, m := range conn.Methods {
+		byName[m.Method] = m.RequiresApproval
+		if m.Description == "" && m.Method == "get" {
+			t.Errorf("kv.get has no description in %s", raw)
+		}
+	}
+	if approval, ok := byName["put"]; !ok || !approval || byName["get"] {
+		t.Errorf("describe kv methods = %s", raw)
+	}
+
+	_, err = e.rt.Describe(e.ctx, "fx.get_summ")
 	if err == nil || !strings.Contains(err.Error(), `unknown path "fx.get_summ"; nearest: fx.get_sum`) {
 		t.Errorf("unknown path: %v", err)
 	}
 	o := e.run(`async () => (await codemode.describe("kv.get")).types`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
-	if !strings.Contains(resultOf[string](t, o), "kv.get(input:") {
+	if !strings.Contains(resultOf[string](t, o), "  get(input: KvGetInput): Promise<KvGetOutput>;") {
 		t.Errorf("codemode.describe in the sandbox = %s", o.Result)
 	}
 }
@@ -249,11 +275,12 @@ func TestDeclarationsWithin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, fits := e.rt.DeclarationsWithin(len(all)); !fits || d != all {
-		t.Errorf("budget = their size: fits %v", fits)
+	n := tokens.Estimate(all)
+	if d, fits := e.rt.DeclarationsWithin(n); !fits || d != all {
+		t.Errorf("budget = their size in tokens (%d): fits %v", n, fits)
 	}
-	if d, fits := e.rt.DeclarationsWithin(len(all) - 1); fits || d != "" {
-		t.Errorf("budget one byte short: fits %v, %d bytes", fits, len(d))
+	if d, fits := e.rt.DeclarationsWithin(n - 1); fits || d != "" {
+		t.Errorf("budget one token short: fits %v, %d bytes", fits, len(d))
 	}
 	if d, fits := e.rt.DeclarationsWithin(10); fits || d != "" {
 		t.Errorf("tiny budget: fits %v", fits)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
@@ -25,12 +26,18 @@ type CodemodeDescription = {
   kind: "connector" | "method" | "snippet";
   description: string;
   requiresApproval?: boolean;
+  /** TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else ""). */
   types: string;
+  /** A connector's methods. */
+  methods?: { method: string; description: string; requiresApproval?: boolean }[];
+  /** A snippet's input schema and program. */
+  inputSchema?: unknown;
+  code?: string;
 };
 declare const codemode: {
-  /** Find connectors, methods and snippets by keywords; an empty query lists everything. */
+  /** Find connectors, methods and snippets by what they do ("merge a pull request"), best first (at most 20); an empty query lists everything. */
   search(query: string): Promise<{ results: CodemodeSearchResult[]; total: number }>;
-  /** The TypeScript declarations of a connector, method or snippet path. */
+  /** The TypeScript declarations of a connector, method or snippet path; an unknown path throws an error naming the nearest ones. */
   describe(path: string): Promise<CodemodeDescription>;
   /** Run non-deterministic code once; on replay its recorded value is returned without running fn. fn must not call connectors. */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
@@ -111,29 +118,32 @@ func (t *tool) typegen() typegen.Method {
 	}
 }
 
-// DeclarationsWithin returns Declarations("") when it is at most budget
-// bytes long; fits is false when it is longer. A catalog that cannot fit
-// (a lower bound of its declarations' size is past budget) is not
-// generated, so asking costs little whatever the number of methods.
+// DeclarationsWithin returns Declarations("") when its estimated size in
+// tokens (internal/tokens) is at most budget; fits is false when it is
+// larger. A catalog that cannot fit (a lower bound of its declarations'
+// size is past budget) is not generated, so asking costs little whatever
+// the number of methods.
 func (r *Runtime) DeclarationsWithin(budget int) (decls string, fits bool) {
 	cat := r.catalog()
+	// Bytes of the declarations, at least: "declare const NAME: {\n};\n"
+	// and per method "  NAME(input: T): Promise<T>;\n". A token covers at
+	// most maxBytesPerToken of them.
+	const maxBytesPerToken = 12
 	least := len(codemodeDeclaration)
 	for _, s := range cat.sources {
 		if !s.available() {
 			continue
 		}
-		// "declare const NAME: {\n};\n" and per method at least
-		// "  NAME(input: T): Promise<T>;\n".
 		least += len(s.name) + 20
 		for _, t := range s.tools {
 			least += len(t.def.Name) + 30
 		}
-		if least > budget {
+		if least > budget*maxBytesPerToken {
 			return "", false
 		}
 	}
 	d, err := r.Declarations("")
-	if err != nil || len(d) > budget {
+	if err != nil || tokens.Estimate(d) > budget {
 		return "", false
 	}
 	return d, true

@@ -21,6 +21,9 @@ const maxSearchResults = 20
 // long description mentions many things in passing, and costs time.
 const maxSearchText = 2000
 
+// connectorWeight scales the score of a connector's own search document.
+const connectorWeight = 0.5
+
 // Kinds of catalog items.
 const (
 	kindConnector = "connector"
@@ -45,7 +48,54 @@ type description struct {
 	Kind             string `json:"kind"`
 	Description      string `json:"description"`
 	RequiresApproval bool   `json:"requiresApproval,omitempty"`
-	Types            string `json:"types"`
+	// Types is TypeScript that compiles on its own: a method's
+	// declaration with every type it refers to; a connector's
+	// declarations when they are at most maxDescribeTypes bytes (else
+	// empty: describe its methods one by one); a snippet's run.
+	Types string `json:"types"`
+	// Methods lists a connector's methods.
+	Methods []methodSummary `json:"methods,omitempty"`
+	// InputSchema and Code are a snippet's.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	Code        string          `json:"code,omitempty"`
+}
+
+// methodSummary is one method in a connector's description.
+type methodSummary struct {
+	Method           string `json:"method"`
+	Description      string `json:"description"`
+	RequiresApproval bool   `json:"requiresApproval,omitempty"`
+}
+
+// maxDescribeTypes bounds the declarations describe gives for a whole
+// connector; a larger connector is described method by method.
+const maxDescribeTypes = 16 << 10
+
+// describeConnector is codemode.describe of a connector: its own
+// description, its methods with their summaries, and its declarations
+// when they are small.
+func (s *source) describeConnector(path string) *description {
+	d := &description{Path: path, Kind: kindConnector, Description: s.description}
+	least := 0
+	for _, t := range s.tools {
+		d.Methods = append(d.Methods, methodSummary{Method: t.def.Name, Description: summary(t.typegen().Description), RequiresApproval: t.def.RequiresApproval})
+		least += len(t.def.Name) + 30 // "  NAME(input: T): Promise<T>;\n" at least
+	}
+	if least <= maxDescribeTypes {
+		if decls := s.declarations(); len(decls) <= maxDescribeTypes {
+			d.Types = decls
+		}
+	}
+	return d
+}
+
+// describeMethod is codemode.describe of a method: the declaration of its
+// connector with this method alone, and every type it refers to.
+func (t *tool) describeMethod(path string) *description {
+	s := t.src
+	m := t.typegen()
+	decls := typegen.Declarations(typegen.Connector{Name: s.name, Definitions: s.typeDefs(), Methods: []typegen.Method{m}})
+	return &description{Path: path, Kind: kindMethod, Description: m.Description, RequiresApproval: t.def.RequiresApproval, Types: decls}
 }
 
 // searchIndex is the index of a catalog: one segment per available
@@ -80,6 +130,8 @@ func (s *source) segment() *search.Segment[*searchResult] {
 		conn.Value = &searchResult{Path: s.name, Connector: s.name, Kind: kindConnector, Description: summary(desc)}
 		conn.Fields[search.Name] = s.name
 		conn.Fields[search.Summary] = s.description
+		// A connector gives way to its methods: a query names what to do.
+		conn.Weight = connectorWeight
 		docs = append(docs, conn)
 		for _, t := range s.tools {
 			docs = append(docs, t.searchDoc())
@@ -277,12 +329,9 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 	if s := r.catalog().byName[conn]; s != nil && s.available() {
 		switch t := s.byName[method]; {
 		case !hasDot:
-			d = &description{Path: path, Kind: kindConnector, Description: s.description, Types: s.declarations()}
+			d = s.describeConnector(path)
 		case t != nil:
-			d = &description{
-				Path: path, Kind: kindMethod, Description: t.typegen().Description,
-				RequiresApproval: t.def.RequiresApproval, Types: typegen.MethodDeclaration(s.name, s.typeDefs(), t.typegen()),
-			}
+			d = t.describeMethod(path)
 		}
 	}
 	if d == nil && hasDot && conn == "snippets" {
@@ -296,7 +345,8 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 			name, _ := json.Marshal(sn.Name)
 			d = &description{
 				Path: path, Kind: kindSnippet, Description: sn.Description,
-				Types: fmt.Sprintf("declare function run(name: %s, input: %s): Promise<unknown>;\n", name, input),
+				Types:       fmt.Sprintf("declare function run(name: %s, input: %s): Promise<unknown>;\n", name, input),
+				InputSchema: sn.InputSchema, Code: sn.Code,
 			}
 		case !isNotFound(err):
 			return nil, fmt.Errorf("load snippet %s: %w", method, err)

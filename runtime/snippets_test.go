@@ -70,6 +70,9 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 	if err := json.Unmarshal(d, &desc); err != nil {
 		t.Fatal(err)
 	}
+	if code, _ := desc["code"].(string); !strings.Contains(code, "fx.get_sum") {
+		t.Errorf("describe snippet lacks its code: %s", d)
+	}
 	if desc["kind"] != "snippet" || desc["description"] != "Adds two to a number." ||
 		!strings.Contains(desc["types"].(string), `declare function run(name: "addTwo", input: `) {
 		t.Errorf("describe snippet = %s", d)

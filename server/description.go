@@ -2,40 +2,45 @@ package server
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 )
 
-// inlineBudget is how many characters of TypeScript declarations the
-// codemode tool description may carry inline; past it the model discovers
+// DefaultDescriptionBudget is how many tokens (as internal/tokens
+// estimates them) of TypeScript declarations the codemode tool's
+// description carries inline by default; past it the model discovers
 // methods with codemode.search and codemode.describe.
-const inlineBudget = 6000
+const DefaultDescriptionBudget = config.DefaultDescriptionBudget
 
-// maxToolNamesPerLine bounds the method names listed on a connector's line.
-const maxToolNamesPerLine = 12
+// maxConnectorLine bounds the text of a connector's line.
+const maxConnectorLine = 160
 
-// Description builds the codemode tool description: the workflow, the rules,
-// one line per connector, and the declarations inline while they fit the
-// budget (tooLarge: there are declarations, too large to inline). Its size
-// is bounded whatever the number of methods.
-func Description(infos []codemode.ConnectorInfo, declarations string, tooLarge bool) string {
-	var b strings.Builder
-	b.WriteString(`Run a JavaScript or TypeScript program that calls the connectors below as typed global objects, and get its result.
+// descriptionHead is the workflow and the rules.
+const descriptionHead = `Run a JavaScript or TypeScript program against the connectors below (typed global objects) and get its result.
 
 Workflow:
-1. Find methods: await codemode.search("issue create") returns paths; await codemode.describe("github.create_issue") returns TypeScript types.
-2. Write one async program that does the whole task: async () => { const r = await notes.listNotes({}); return r.notes.length; }
-3. The value the program returns (JSON) is the result; console.log output is returned in logs.
+1. Find methods: await codemode.search("create issue") returns {results: [{path, description, requiresApproval}], total}.
+2. Read exact types: await codemode.describe("github.issues_create") returns the TypeScript of its input and output.
+3. Do the whole task in one program: async () => { const r = await notes.listNotes({}); return r.notes.length; }. Its return value (JSON) is the result; console.log lines come back in logs.
 
 Rules:
-- Every connector method takes ONE object argument and returns a Promise: await it.
+- A connector method takes ONE object argument and returns a Promise: await it.
 - No require, import, process, fetch, file system or network: all I/O goes through the connectors.
-- Calls that need a human's approval pause the program (status "paused"); after approval it re-runs from the start, replaying logged results, so keep programs deterministic. Date.now(), new Date() and Math.random() replay automatically; wrap anything else non-deterministic in codemode.step(name, fn).
+- Calls that need a human's approval pause the program (status "paused"); once approved it re-runs from the start, replaying logged results, so keep it deterministic: Date.now(), new Date() and Math.random() replay by themselves; wrap anything else non-deterministic in codemode.step(name, fn).
 - codemode.run(name, input) runs a saved snippet.
-- Errors are returned with line:col; fix the program and try again.
-`)
+- Errors come with line:col; fix the program and run it again.
+`
+
+// Description builds the codemode tool description: the workflow, the
+// rules, one line per connector (its name, its number of methods, the
+// first sentence of its description), and the declarations inline when
+// there are some and they fit (tooLarge: there are declarations, too
+// large to inline). Its size is bounded whatever the number of methods.
+func Description(infos []codemode.ConnectorInfo, declarations string, tooLarge bool) string {
+	var b strings.Builder
+	b.WriteString(descriptionHead)
 	b.WriteString("\nConnectors:\n")
 	if len(infos) == 0 {
 		b.WriteString("- (none configured)\n")
@@ -45,8 +50,8 @@ Rules:
 		b.WriteByte('\n')
 	}
 	switch {
-	case tooLarge || len(declarations) > inlineBudget:
-		b.WriteString("\nThe declarations are too large to list here: use codemode.search and codemode.describe.\n")
+	case tooLarge:
+		b.WriteString("\nTheir declarations are not listed here: find methods with codemode.search and read their types with codemode.describe.\n")
 	case declarations != "":
 		b.WriteString("\nDeclarations:\n```ts\n")
 		b.WriteString(strings.TrimRight(declarations, "\n"))
@@ -55,41 +60,50 @@ Rules:
 	return b.String()
 }
 
+// connectorLine is "- name (N methods): first sentence", or why the
+// connector is unavailable.
 func connectorLine(c codemode.ConnectorInfo) string {
 	if c.Error != "" {
-		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, firstLine(c.Error))
+		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, clip(firstLine(c.Error), maxConnectorLine))
 	}
-	names := make([]string, 0, len(c.Tools))
-	approval := 0
-	for _, t := range c.Tools {
-		names = append(names, t.Name)
-		if t.RequiresApproval {
-			approval++
-		}
+	methods := "methods"
+	if len(c.Tools) == 1 {
+		methods = "method"
 	}
-	sort.Strings(names)
-	shown := names
-	more := ""
-	if len(shown) > maxToolNamesPerLine {
-		shown = shown[:maxToolNamesPerLine]
-		more = fmt.Sprintf(", … %d more", len(names)-maxToolNamesPerLine)
-	}
-	line := fmt.Sprintf("- %s: %d methods (%s%s)", c.Name, len(names), strings.Join(shown, ", "), more)
-	if c.Description != "" {
-		line = fmt.Sprintf("- %s — %s: %d methods (%s%s)", c.Name, firstLine(c.Description), len(names), strings.Join(shown, ", "), more)
-	}
-	if approval > 0 {
-		line += fmt.Sprintf("; %d require approval", approval)
+	line := fmt.Sprintf("- %s (%d %s)", c.Name, len(c.Tools), methods)
+	if s := firstSentence(c.Description); s != "" {
+		line += ": " + clip(s, maxConnectorLine)
 	}
 	return line
 }
 
 func firstLine(s string) string {
+	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
+		s = strings.TrimSpace(s[:i])
 	}
 	return s
+}
+
+// firstSentence is the first line of s up to the end of its first
+// sentence (a period, question or exclamation mark before a space).
+func firstSentence(s string) string {
+	s = firstLine(s)
+	for i := 0; i+1 < len(s); i++ {
+		if strings.IndexByte(".!?", s[i]) >= 0 && s[i+1] == ' ' {
+			return s[:i+1]
+		}
+	}
+	return s
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -7,28 +7,28 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 )
 
 func TestDescriptionIsBounded(t *testing.T) {
 	var infos []codemode.ConnectorInfo
 	for c := 0; c < 20; c++ {
-		info := codemode.ConnectorInfo{Name: fmt.Sprintf("conn%d", c), Description: "a connector\nwith a second line"}
+		info := codemode.ConnectorInfo{Name: fmt.Sprintf("conn%d", c), Description: "A connector. It does things\nwith a second line"}
 		for m := 0; m < 500; m++ {
 			info.Tools = append(info.Tools, connectors.Tool{Name: fmt.Sprintf("method_%03d", m), RequiresApproval: m%2 == 0})
 		}
 		infos = append(infos, info)
 	}
-	decls := strings.Repeat("declare const x: {};\n", 5000)
-	d := Description(infos, decls, false)
-	if len(d) > 8000 {
-		t.Errorf("description is %d bytes for 10,000 methods; want it bounded", len(d))
+	d := Description(infos, "", true)
+	if n := tokens.Estimate(d); n > 1000 {
+		t.Errorf("description is %d tokens for 20 connectors of 500 methods; want it bounded", n)
 	}
-	if strings.Contains(d, "declare const") {
-		t.Error("large declarations must not be inlined")
+	if strings.Contains(d, "method_000") {
+		t.Error("method names must not be listed")
 	}
-	for _, want := range []string{"- conn0 — a connector: 500 methods (method_000,", "… 488 more); 250 require approval", "use codemode.search and codemode.describe"} {
+	for _, want := range []string{"- conn0 (500 methods): A connector.\n", "find methods with codemode.search and read their types with codemode.describe"} {
 		if !strings.Contains(d, want) {
-			t.Errorf("description lacks %q", want)
+			t.Errorf("description lacks %q:\n%s", want, d)
 		}
 	}
 }
@@ -37,10 +37,33 @@ func TestDescriptionInlinesSmallDeclarationsAndUnavailable(t *testing.T) {
 	d := Description([]codemode.ConnectorInfo{
 		{Name: "a", Tools: []connectors.Tool{{Name: "f"}}},
 		{Name: "down", Error: "start: exec: \"nope\": executable file not found\nmore detail"},
+		{Name: "long", Description: strings.Repeat("word ", 100)},
 	}, "declare const a: { f(input: {}): Promise<unknown>; };\n", false)
-	for _, want := range []string{"- a: 1 methods (f)", "- down: unavailable (start: exec: \"nope\": executable file not found)", "```ts\ndeclare const a"} {
+	for _, want := range []string{"- a (1 method)\n", "- down: unavailable (start: exec: \"nope\": executable file not found)", "```ts\ndeclare const a", "- long (0 methods): word word"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("description lacks %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d, "not listed here") {
+		t.Errorf("inlined declarations, yet the description says they are not:\n%s", d)
+	}
+	for _, line := range strings.Split(d, "\n") {
+		if strings.HasPrefix(line, "- long") && len(line) > 200 {
+			t.Errorf("a connector's line is %d bytes: %s", len(line), line)
+		}
+	}
+}
+
+func TestFirstSentence(t *testing.T) {
+	for in, want := range map[string]string{
+		"GitHub's v3 REST API.":               "GitHub's v3 REST API.",
+		"Scratch notes. Kept in the store.":   "Scratch notes.",
+		"Version 1.2 of the API\nsecond line": "Version 1.2 of the API",
+		"Does it work? Yes.":                  "Does it work?",
+		"":                                    "",
+	} {
+		if got := firstSentence(in); got != want {
+			t.Errorf("firstSentence(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

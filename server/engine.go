@@ -40,8 +40,9 @@ type Engine interface {
 	// Connectors describes the connectors in configuration order.
 	Connectors() []codemode.ConnectorInfo
 	// DeclarationsWithin returns the TypeScript declarations of every
-	// connector when they are at most budget bytes long (fits false
-	// otherwise, without generating them when they cannot fit).
+	// connector when they come to at most budget tokens (as
+	// internal/tokens estimates them; fits false otherwise, without
+	// generating them when they cannot fit).
 	DeclarationsWithin(budget int) (decls string, fits bool)
 	// MaxResultChars bounds what outcomes show of a value (0: no bound).
 	MaxResultChars() int

@@ -39,6 +39,12 @@ type Options struct {
 	// cannot approve its own calls (approvals.tools: false). Approval then
 	// comes through elicitation or the command line.
 	WithholdApprovals bool
+	// DescriptionBudget is how many tokens of TypeScript declarations
+	// the codemode tool's description may carry inline (estimated by
+	// internal/tokens); past it the description tells the model to use
+	// codemode.search and codemode.describe. 0 means
+	// DefaultDescriptionBudget; negative never inlines them.
+	DescriptionBudget int
 	Logger            *slog.Logger
 }
 
@@ -121,7 +127,14 @@ func (s *Server) add(name, title, description string, input any, ann mcp.ToolAnn
 // addCodemode registers the codemode tool, whose description carries the
 // connectors and their declarations as the runtime has them now.
 func (s *Server) addCodemode() {
-	decls, fits := s.rt.DeclarationsWithin(inlineBudget)
+	budget := s.opts.DescriptionBudget
+	if budget == 0 {
+		budget = DefaultDescriptionBudget
+	}
+	decls, fits := "", false
+	if budget > 0 {
+		decls, fits = s.rt.DeclarationsWithin(budget)
+	}
 	s.add("codemode", "Run a program against the connectors", Description(s.rt.Connectors(), decls, !fits), &codemodeInput{},
 		mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
 		s.handleCodemode)

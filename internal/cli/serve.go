@@ -73,6 +73,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		AuthToken:         cfg.Server.AuthToken,
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
+		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
 		Logger:            a.Log,
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
@@ -92,4 +93,13 @@ func isLoopback(a net.Addr) bool {
 		return t.IP.IsLoopback()
 	}
 	return false
+}
+
+// descriptionBudget maps server.description_budget to
+// server.Options.DescriptionBudget: 0 (never inline) is negative there.
+func descriptionBudget(tokens int) int {
+	if tokens == 0 {
+		return -1
+	}
+	return tokens
 }

@@ -73,6 +73,11 @@ const (
 	// document has: terms it begins, and terms one edit away.
 	prefixWeight = 0.6
 	fuzzyWeight  = 0.5
+	// actionBoost rewards a document whose name's verb is the query's:
+	// its score is multiplied by 1 + actionBoost × the weight of that verb
+	// among the query verb's variants ("star a repository" favours
+	// star_repo over list_repos_starred).
+	actionBoost = 0.5
 	// unRestWeight weighs the rest of an "un" word (see splitUn).
 	unRestWeight = 0.7
 	// maxExpansions bounds the terms one missing word expands to.
@@ -84,11 +89,16 @@ const (
 type Doc[T any] struct {
 	Value  T
 	Fields [NumFields]string
+	// Weight scales the document's score (0 means 1): less than 1 for
+	// documents that should give way to others matching as well.
+	Weight float64
 }
 
 // Segment is the analysed form of a group of documents. It is immutable.
 type Segment[T any] struct {
 	values []T
+	weight []float64           // per document
+	action []string            // per document: the first verb of its name ("" for none)
 	lens   [][NumFields]uint16 // terms per field, per document
 	total  [NumFields]int      // terms per field, over the segment
 	post   map[string][]posting
@@ -106,6 +116,8 @@ type posting struct {
 func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	s := &Segment[T]{
 		values: make([]T, len(docs)),
+		weight: make([]float64, len(docs)),
+		action: make([]string, len(docs)),
 		lens:   make([][NumFields]uint16, len(docs)),
 		post:   map[string][]posting{},
 	}
@@ -114,10 +126,17 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	var order []string
 	for i, d := range docs {
 		s.values[i] = d.Value
+		s.weight[i] = d.Weight
+		if s.weight[i] <= 0 {
+			s.weight[i] = 1
+		}
 		clear(local)
 		tfs, order = tfs[:0], order[:0]
 		for f := Field(0); f < NumFields; f++ {
 			ts := terms(d.Fields[f])
+			if f == Name {
+				s.action[i] = firstVerb(ts)
+			}
 			s.lens[i][f] = clamp16(len(ts))
 			s.total[f] += len(ts)
 			for _, t := range ts {
@@ -295,6 +314,7 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 			best[d], nameHit[d] = 0, 0
 		}
 	}
+	action := queryAction(concepts)
 	var out []Hit[T]
 	for si, s := range ix.segs {
 		for i, v := range s.values {
@@ -306,7 +326,15 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 			if n := s.lens[i][Name]; n > 0 {
 				cover *= 1 + nameBoost*min(1, nameWords[d]/float64(n))
 			}
-			out = append(out, Hit[T]{Value: v, Score: score[d] * cover})
+			if a := s.action[i]; a != "" && action != nil {
+				for _, v := range action.variants {
+					if v.term == a {
+						cover *= 1 + actionBoost*v.weight
+						break
+					}
+				}
+			}
+			out = append(out, Hit[T]{Value: v, Score: score[d] * cover * s.weight[i]})
 		}
 	}
 	sortHits(out, less)
@@ -320,6 +348,31 @@ func sortHits[T any](hs []Hit[T], less func(a, b T) bool) {
 		}
 		return less != nil && less(hs[i].Value, hs[j].Value)
 	})
+}
+
+// firstVerb returns the first of terms that is a verb, or "".
+func firstVerb(terms []string) string {
+	for _, t := range terms {
+		if verbs[t] {
+			return t
+		}
+	}
+	return ""
+}
+
+// queryAction is the concept that says what the query asks to do: its
+// leading verb, else the soft read concept of a query without one; nil
+// when neither.
+func queryAction(cs []concept) *concept {
+	if i := leadVerb(cs); i >= 0 {
+		return &cs[i]
+	}
+	for i := range cs {
+		if cs[i].soft && cs[i].word == readConcept.word && len(cs[i].variants) == len(readConcept.variants) && cs[i].variants[0] == readConcept.variants[0] {
+			return &cs[i]
+		}
+	}
+	return nil
 }
 
 // splitUn reads a word that begins with "un" also as "remove" and the

@@ -174,10 +174,26 @@ func parseQuery(q string) []concept {
 	if len(out) == 0 {
 		return nil
 	}
-	for _, c := range out {
-		if verbs[c.variants[0].term] {
-			return out
-		}
+	if leadVerb(out) >= 0 {
+		return out
 	}
 	return append(out, readConcept)
+}
+
+// leadVerb returns the index of the concept that says what the query asks
+// to do, or -1: its first word, when that is a verb (words such as "my"
+// aside). Plain-language requests put the verb first ("merge a pull
+// request"); a verb later on is more often a noun ("jobs of a workflow
+// run").
+func leadVerb(cs []concept) int {
+	for i, c := range cs {
+		if c.soft || directed[c.word] != nil {
+			continue
+		}
+		if verbs[c.variants[0].term] {
+			return i
+		}
+		return -1
+	}
+	return -1
 }
