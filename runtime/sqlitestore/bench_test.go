@@ -12,9 +12,9 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/storetest"
 )
 
-// BenchmarkLoggedCall measures one logged call: the entry inserted as
-// executing, then updated to applied with its result.
-func BenchmarkLoggedCall(b *testing.B) {
+// eachSync runs bench as a sub-benchmark per synchronous level, on a new
+// store holding the running execution exec_bench.
+func eachSync(b *testing.B, bench func(b *testing.B, ctx context.Context, s *Store)) {
 	for _, sync := range []string{"normal", "full"} {
 		b.Run(sync, func(b *testing.B) {
 			ctx := context.Background()
@@ -22,48 +22,49 @@ func BenchmarkLoggedCall(b *testing.B) {
 			if err := s.CreateExecution(ctx, storetest.NewExecution("exec_bench", codemode.StatusRunning)); err != nil {
 				b.Fatal(err)
 			}
-			result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
-			seq := 0
-			for b.Loop() {
-				seq++
-				e := storetest.NewEntry("exec_bench", seq, codemode.EntryExecuting)
-				if err := s.InsertEntry(ctx, e); err != nil {
-					b.Fatal(err)
-				}
-				e.State, e.Result = codemode.EntryApplied, result
-				if err := s.UpdateEntry(ctx, e, codemode.EntryExecuting); err != nil {
-					b.Fatal(err)
-				}
-			}
+			bench(b, ctx, s)
 		})
 	}
+}
+
+// BenchmarkLoggedCall measures one logged call: the entry inserted as
+// executing, then updated to applied with its result.
+func BenchmarkLoggedCall(b *testing.B) {
+	eachSync(b, func(b *testing.B, ctx context.Context, s *Store) {
+		result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
+		seq := 0
+		for b.Loop() {
+			seq++
+			e := storetest.NewEntry("exec_bench", seq, codemode.EntryExecuting)
+			if err := s.InsertEntry(ctx, e); err != nil {
+				b.Fatal(err)
+			}
+			e.State, e.Result = codemode.EntryApplied, result
+			if err := s.UpdateEntry(ctx, e, codemode.EntryExecuting); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkLoggedCallDeferred measures one logged call as the runtime
 // writes it: the entry inserted as executing in the same transaction as the
 // previous call's result (WriteEntries), so one commit per call.
 func BenchmarkLoggedCallDeferred(b *testing.B) {
-	for _, sync := range []string{"normal", "full"} {
-		b.Run(sync, func(b *testing.B) {
-			ctx := context.Background()
-			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
-			if err := s.CreateExecution(ctx, storetest.NewExecution("exec_bench", codemode.StatusRunning)); err != nil {
+	eachSync(b, func(b *testing.B, ctx context.Context, s *Store) {
+		result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
+		var done []codemode.EntryUpdate
+		seq := 0
+		for b.Loop() {
+			seq++
+			e := storetest.NewEntry("exec_bench", seq, codemode.EntryExecuting)
+			if err := s.WriteEntries(ctx, []codemode.Entry{e}, done); err != nil {
 				b.Fatal(err)
 			}
-			result := json.RawMessage(`{"id":"note_0123456789abcdef","text":"hello","tags":["a","b"],"createdAt":"2026-03-01T12:00:00Z"}`)
-			var done []codemode.EntryUpdate
-			seq := 0
-			for b.Loop() {
-				seq++
-				e := storetest.NewEntry("exec_bench", seq, codemode.EntryExecuting)
-				if err := s.WriteEntries(ctx, []codemode.Entry{e}, done); err != nil {
-					b.Fatal(err)
-				}
-				e.State, e.Result = codemode.EntryApplied, result
-				done = append(done[:0], codemode.EntryUpdate{Entry: e, From: codemode.EntryExecuting})
-			}
-		})
-	}
+			e.State, e.Result = codemode.EntryApplied, result
+			done = append(done[:0], codemode.EntryUpdate{Entry: e, From: codemode.EntryExecuting})
+		}
+	})
 }
 
 // BenchmarkHousekeeping measures what Runtime.housekeeping asks of the store
@@ -109,21 +110,14 @@ func BenchmarkHousekeeping(b *testing.B) {
 // entry before it is sent, its result before the program sees it) instead
 // of a commit; with synchronous FULL each record is also flushed to disk.
 func BenchmarkJournal(b *testing.B) {
-	for _, sync := range []string{"normal", "full"} {
-		b.Run(sync, func(b *testing.B) {
-			ctx := context.Background()
-			s := openAt(b, filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: sync})
-			if err := s.CreateExecution(ctx, storetest.NewExecution("exec_bench", codemode.StatusRunning)); err != nil {
+	eachSync(b, func(b *testing.B, ctx context.Context, s *Store) {
+		e := storetest.NewEntry("exec_bench", 1, codemode.EntryExecuting)
+		e.CreatedAt, e.UpdatedAt = time.Now(), time.Now()
+		for b.Loop() {
+			e.Seq++
+			if err := s.Journal(ctx, "exec_bench", []codemode.Entry{e}); err != nil {
 				b.Fatal(err)
 			}
-			e := storetest.NewEntry("exec_bench", 1, codemode.EntryExecuting)
-			e.CreatedAt, e.UpdatedAt = time.Now(), time.Now()
-			for b.Loop() {
-				e.Seq++
-				if err := s.Journal(ctx, "exec_bench", []codemode.Entry{e}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+		}
+	})
 }
