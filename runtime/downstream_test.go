@@ -56,12 +56,8 @@ func TestRunTimeoutCutsASlowDownstreamCall(t *testing.T) {
 	if diff := cmp.Diff([]string{"1 fx.slow error"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !logs.has("told the server to cancel a request") {
-		if time.Now().After(deadline) {
-			t.Fatal("the downstream request was not cancelled")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !logs.await("told the server to cancel a request", 5*time.Second) {
+		t.Fatal("the downstream request was not cancelled")
 	}
 
 	start = time.Now()
@@ -77,8 +73,9 @@ func TestRunTimeoutCutsASlowDownstreamCall(t *testing.T) {
 
 // logRecorder is a slog handler that keeps record messages.
 type logRecorder struct {
-	mu   sync.Mutex
-	msgs []string
+	mu    sync.Mutex
+	msgs  []string
+	added chan struct{} // closed (and replaced) when a record comes; guarded by mu
 }
 
 func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
@@ -87,7 +84,33 @@ func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, rec.Message)
+	if r.added != nil {
+		close(r.added)
+		r.added = nil
+	}
 	return nil
+}
+
+// await reports whether msg is logged within d, waking on each record.
+func (r *logRecorder) await(msg string, d time.Duration) bool {
+	timeout := time.After(d)
+	for {
+		r.mu.Lock()
+		if r.foundLocked(msg) {
+			r.mu.Unlock()
+			return true
+		}
+		if r.added == nil {
+			r.added = make(chan struct{})
+		}
+		added := r.added
+		r.mu.Unlock()
+		select {
+		case <-added:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
@@ -96,6 +119,10 @@ func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
 func (r *logRecorder) has(msg string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.foundLocked(msg)
+}
+
+func (r *logRecorder) foundLocked(msg string) bool {
 	for _, m := range r.msgs {
 		if m == msg {
 			return true
