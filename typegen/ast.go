@@ -1,5 +1,7 @@
 package typegen
 
+import "fmt"
+
 // kind is the kind of a TypeScript type expression.
 type kind int
 
@@ -49,6 +51,8 @@ type namedType struct {
 	// what to build typ from; nil once built
 	src    *document
 	schema any
+	// where the schema is, for diagnostics
+	method, part, pointer string
 }
 
 func unknownType() *tsType       { return &tsType{kind: kUnknown} }
@@ -225,10 +229,11 @@ func directRefs(t *tsType, out []*tsType) []*tsType {
 }
 
 // breakCycles replaces references that would make a type alias circular
-// (type A = B | string; type B = A) with unknown. It cuts the back edges of
-// a depth-first walk in definition order, which leaves the eager reference
-// graph acyclic.
-func breakCycles(defs []*namedType) {
+// (type A = B | string; type B = A) with unknown, and reports each. It cuts
+// the back edges of a depth-first walk in definition order, which leaves
+// the eager reference graph acyclic.
+func (c *converter) breakCycles() {
+	defs := c.defs
 	const (
 		unseen = iota
 		active
@@ -241,6 +246,10 @@ func breakCycles(defs []*namedType) {
 		for _, r := range directRefs(d.typ, nil) {
 			switch state[r.def] {
 			case active:
+				c.diags = append(c.diags, Diagnostic{
+					Connector: c.connector, Method: d.method, Part: d.part, Pointer: d.pointer, Keyword: "$ref",
+					Message: fmt.Sprintf("type %s refers to %s through unions or intersections only, which TypeScript cannot declare; that reference is typed unknown", d.name, r.def.name),
+				})
 				*r = tsType{kind: kUnknown}
 			case unseen:
 				visit(r.def)

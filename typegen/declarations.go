@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 )
 
 // Method is one callable method of a connector.
@@ -49,7 +51,7 @@ func NewDefinitions(raw json.RawMessage) (*Definitions, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, errors.New("typegen: definitions are not a JSON object")
 	}
-	return &Definitions{doc: &document{value: v, id: -1}}, nil
+	return &Definitions{doc: &document{value: v, id: -1, part: "definitions"}}, nil
 }
 
 // approvalNote ends the JSDoc of methods that require approval.
@@ -61,7 +63,9 @@ const approvalNote = "Requires approval."
 // <name>: { … }` with one JSDoc-commented member per method:
 // `method(input: <Prefix>Input): Promise<<Prefix>Output | unknown>`
 // (Promise<unknown> without output schema). Methods requiring approval have
-// "Requires approval." in their JSDoc.
+// "Requires approval." in their JSDoc. A dotted name ("github.issues")
+// declares the first segment, holding the rest as nested objects:
+// `declare const github: { issues: { … } }`.
 //
 // Prefixes are TypeName made unique within the connector (get_item and
 // getItem give <C>GetItem and <C>GetItem2, in method order). Local $ref
@@ -75,17 +79,165 @@ func Declarations(c Connector) string {
 
 // DeclarationsAll returns the declarations of several connectors, in order,
 // as one file: like Declarations for each, but with type names unique across
-// all of them.
+// all of them, and connectors whose names share a first segment (mcp.a,
+// mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
+// after the types of all of them.
 func DeclarationsAll(cs []Connector) string {
+	return Generate(cs, Options{}).Text
+}
+
+// Options change what Generate produces.
+type Options struct {
+	// Reserved are type names the output must not declare, such as those
+	// of declarations printed in the same file.
+	Reserved []string
+}
+
+// Result is what Generate produces.
+type Result struct {
+	// Text is the declarations (see DeclarationsAll).
+	Text string
+	// Diagnostics report what the declarations do not express exactly:
+	// unsupported keywords, references not followed, cut cycles, depth
+	// limits, connectors left out because their names clash. In
+	// connector order, each connector's in the order its schemas were
+	// converted.
+	Diagnostics []Diagnostic
+}
+
+// Generate is DeclarationsAll with options, and with diagnostics. A
+// connector whose name (sanitized as valueIdent does, segment by segment)
+// equals another's, or is the namespace of another ("a" and "a.b"), is left
+// out with a diagnostic: the sandbox refuses such names anyway, and the
+// output stays valid.
+func Generate(cs []Connector, opts Options) Result {
 	names := newNamer()
+	for _, n := range opts.Reserved {
+		names.taken[n] = true
+	}
+	roots, diags := declaredGlobals(cs)
 	var p printer
-	for i, c := range cs {
+	for i, g := range roots {
 		if i > 0 {
 			p.newline()
 		}
-		connectorDeclarations(&p, names, c)
+		diags = append(diags, globalDeclarations(&p, names, g)...)
 	}
-	return p.b.String()
+	return Result{Text: p.b.String(), Diagnostics: diags}
+}
+
+// member is a declared global or one of its nested objects: a connector,
+// or a namespace holding connectors and namespaces.
+type member struct {
+	name string     // identifier
+	conn *Connector // set for a connector
+	kids []*member  // a namespace's members, in order of first appearance
+	// leaves (on a global) are the connectors declared within it, in
+	// input order.
+	leaves []*member
+	sigs   []signature // conn's methods' types, once converted
+}
+
+// signature is the input and (optional) output type of a method.
+type signature struct{ in, out *namedType }
+
+// declaredGlobals arranges connectors by global, in order of first
+// appearance; connectors whose names clash are left out with a diagnostic.
+func declaredGlobals(cs []Connector) ([]*member, []Diagnostic) {
+	var roots []*member
+	var diags []Diagnostic
+	byPath := map[string]*member{}
+	for i := range cs {
+		c := &cs[i]
+		segs := strings.Split(c.Name, ".")
+		var root, parent *member
+		path := ""
+		for j, seg := range segs {
+			seg = valueIdent(seg)
+			if j > 0 {
+				path += "."
+			}
+			path += seg
+			m := byPath[path]
+			last := j == len(segs)-1
+			if m != nil && (m.conn != nil || last) {
+				diags = append(diags, Diagnostic{Connector: c.Name, Message: fmt.Sprintf(
+					"connector name %s clashes with another connector's name or namespace (%s); it is left out of the declarations", quote(c.Name), path)})
+				break
+			}
+			if m == nil {
+				m = &member{name: seg}
+				byPath[path] = m
+				if parent == nil {
+					roots = append(roots, m)
+				} else {
+					parent.kids = append(parent.kids, m)
+				}
+			}
+			if root == nil {
+				root = m
+			}
+			if last {
+				m.conn = c
+				root.leaves = append(root.leaves, m)
+			}
+			parent = m
+		}
+	}
+	return roots, diags
+}
+
+// globalDeclarations prints the types of every connector within global g,
+// then `declare const <g>: {…};`.
+func globalDeclarations(p *printer, names *namer, g *member) []Diagnostic {
+	var diags []Diagnostic
+	for _, m := range g.leaves {
+		c := m.conn
+		prefixes := names.methodPrefixes(c.Name, c.Methods)
+		conv := newNamedConverter(c.Name, names, c.Definitions)
+		m.sigs = make([]signature, len(c.Methods))
+		for i, meth := range c.Methods {
+			m.sigs[i].in, m.sigs[i].out = conv.method(prefixes[i], meth)
+			conv.drain()
+		}
+		conv.breakCycles()
+		printTypes(p, conv.defs)
+		diags = append(diags, conv.diags...)
+	}
+	if g.conn != nil {
+		p.jsdoc(textLines(g.conn.Description))
+	}
+	p.print("declare const " + g.name + ": ")
+	p.memberType(g)
+	p.print(";")
+	p.newline()
+	return diags
+}
+
+// memberType prints the object type of a connector (its methods) or a
+// namespace (its members, each with its connector's description).
+func (p *printer) memberType(m *member) {
+	p.print("{")
+	p.indent++
+	if c := m.conn; c != nil {
+		for i, meth := range c.Methods {
+			p.newline()
+			p.jsdoc(methodDoc(meth))
+			p.print(propertyKey(meth.Name) + "(input: " + m.sigs[i].in.name + "): " + promiseOf(m.sigs[i].out) + ";")
+		}
+	}
+	for _, k := range m.kids {
+		p.newline()
+		if k.conn != nil {
+			p.jsdoc(textLines(k.conn.Description))
+		}
+		p.print(propertyKey(k.name) + ": ")
+		p.memberType(k)
+		p.print(";")
+	}
+	p.indent--
+	p.newline()
+	p.print("}")
 }
 
 // MethodDeclaration returns the types of one method plus one line
@@ -98,12 +250,12 @@ func MethodDeclaration(connector string, defs *Definitions, m Method) string {
 	conv := newNamedConverter(connector, names, defs)
 	in, out := conv.method(prefix, m)
 	conv.drain()
-	breakCycles(conv.defs)
+	conv.breakCycles()
 
 	var p printer
 	printTypes(&p, conv.defs)
 	p.jsdoc(methodDoc(m))
-	p.print(valueIdent(connector))
+	p.print(namespacedIdent(connector))
 	if isValueIdent(m.Name) {
 		p.print("." + m.Name)
 	} else {
@@ -114,38 +266,13 @@ func MethodDeclaration(connector string, defs *Definitions, m Method) string {
 	return p.b.String()
 }
 
-func connectorDeclarations(p *printer, names *namer, c Connector) {
-	prefixes := names.methodPrefixes(c.Name, c.Methods)
-	conv := newNamedConverter(c.Name, names, c.Definitions)
-	type sig struct{ in, out *namedType }
-	sigs := make([]sig, len(c.Methods))
-	for i, m := range c.Methods {
-		sigs[i].in, sigs[i].out = conv.method(prefixes[i], m)
-		conv.drain()
-	}
-	breakCycles(conv.defs)
-
-	printTypes(p, conv.defs)
-	p.jsdoc(textLines(c.Description))
-	p.print("declare const " + valueIdent(c.Name) + ": {")
-	p.indent++
-	for i, m := range c.Methods {
-		p.newline()
-		p.jsdoc(methodDoc(m))
-		p.print(propertyKey(m.Name) + "(input: " + sigs[i].in.name + "): " + promiseOf(sigs[i].out) + ";")
-	}
-	p.indent--
-	p.newline()
-	p.print("};")
-	p.newline()
-}
-
 func newNamedConverter(connector string, names *namer, defs *Definitions) *converter {
 	c := &converter{
-		named:  true,
-		prefix: pascal(connector),
-		names:  names,
-		refs:   map[string]*namedType{},
+		named:     true,
+		prefix:    pascal(connector),
+		names:     names,
+		refs:      map[string]*namedType{},
+		connector: connector,
 	}
 	if defs != nil {
 		c.shared = defs.doc
@@ -156,28 +283,33 @@ func newNamedConverter(connector string, names *namer, defs *Definitions) *conve
 // method defines the Input type and, when there is an output schema, the
 // Output type of a method. Names were reserved by methodPrefixes.
 func (c *converter) method(prefix string, m Method) (in, out *namedType) {
-	in = c.root(prefix+"Input", c.newDocument(inputSchema(m.Input)))
+	in = c.root(prefix+"Input", c.document(inputSchema(m.Input), m.Name, "input"))
 	if !isAbsent(m.Output) {
-		v, err := decode(m.Output)
-		if err != nil {
-			v = true // unknown
-		}
-		out = c.root(prefix+"Output", c.newDocument(v))
+		out = c.root(prefix+"Output", c.document(m.Output, m.Name, "output"))
 	}
 	return in, out
 }
 
-// inputSchema decodes an input schema; absent means an object with any
-// properties, invalid means unknown.
-func inputSchema(raw json.RawMessage) any {
-	if isAbsent(raw) {
-		return map[string]any{"type": "object"}
-	}
+// document decodes a method's schema; one that is not JSON is reported and
+// means unknown.
+func (c *converter) document(raw json.RawMessage, method, part string) *document {
 	v, err := decode(raw)
+	d := c.newDocument(v, method, part)
 	if err != nil {
-		return true
+		d.value = true // unknown
+		c.base, c.at = "", nil
+		c.note(d, "", "the schema is not valid JSON; typed unknown")
 	}
-	return v
+	return d
+}
+
+// inputSchema returns an input schema; absent means an object with any
+// properties.
+func inputSchema(raw json.RawMessage) json.RawMessage {
+	if isAbsent(raw) {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return raw
 }
 
 func isAbsent(raw json.RawMessage) bool {

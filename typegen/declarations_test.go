@@ -351,3 +351,141 @@ declare const gh: {
 		t.Error("NewDefinitions of an array: no error")
 	}
 }
+
+// namespaceConnectors have dotted names: siblings under one global, a
+// deeper namespace, a segment that needs sanitizing, and two names that
+// clash with others (left out, with diagnostics).
+func namespaceConnectors() []Connector {
+	obj := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)
+	return []Connector{
+		{Name: "mcp.a", Description: "Server A.", Methods: []Method{{Name: "get_sum", Description: "Adds.", Input: obj}}},
+		{Name: "notes", Methods: []Method{{Name: "list"}}},
+		{Name: "mcp.b", Methods: []Method{{Name: "get_sum", Input: obj, Output: obj, RequiresApproval: true}, {Name: "delete", Input: obj}}},
+		{Name: "github.pulls.reviews", Description: "Reviews.", Methods: []Method{{Name: "list", Input: obj}}},
+		{Name: "github.issues", Methods: []Method{{Name: "list_for_repo", Input: obj}}},
+		{Name: "my-org.tools", Methods: []Method{{Name: "x"}}},
+		{Name: "mcp", Methods: []Method{{Name: "clash"}}},
+		{Name: "github.pulls.reviews.comments", Methods: []Method{{Name: "clash"}}},
+		{Name: "mcp.a", Methods: []Method{{Name: "clash"}}},
+	}
+}
+
+func TestNamespacesGolden(t *testing.T) {
+	res := Generate(namespaceConnectors(), Options{})
+	golden(t, "namespaces.ts", res.Text)
+	var diags []string
+	for _, d := range res.Diagnostics {
+		diags = append(diags, d.String())
+	}
+	want := []string{
+		`mcp: connector name "mcp" clashes with another connector's name or namespace (mcp); it is left out of the declarations`,
+		`github.pulls.reviews.comments: connector name "github.pulls.reviews.comments" clashes with another connector's name or namespace (github.pulls.reviews); it is left out of the declarations`,
+		`mcp.a: connector name "mcp.a" clashes with another connector's name or namespace (mcp.a); it is left out of the declarations`,
+	}
+	if diff := cmp.Diff(want, diags); diff != "" {
+		t.Errorf("diagnostics mismatch (-want +got):\n%s", diff)
+	}
+	if n := strings.Count(res.Text, "declare const mcp:"); n != 1 {
+		t.Errorf("declare const mcp appears %d times:\n%s", n, res.Text)
+	}
+	for _, clash := range []string{"clash("} {
+		if strings.Contains(res.Text, clash) {
+			t.Errorf("a clashing connector was declared:\n%s", res.Text)
+		}
+	}
+}
+
+func TestMethodDeclarationDotted(t *testing.T) {
+	got := MethodDeclaration("github.issues", nil, Method{Name: "list_for_repo"})
+	want := "type GithubIssuesListForRepoInput = { [key: string]: unknown };\n\ngithub.issues.list_for_repo(input: GithubIssuesListForRepoInput): Promise<unknown>;\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MethodDeclaration mismatch (-want +got):\n%s", diff)
+	}
+	got = MethodDeclaration("my-org.x", nil, Method{Name: "a-b"})
+	if !strings.Contains(got, `my_org.x["a-b"](input: `) {
+		t.Errorf("MethodDeclaration of a sanitized dotted name:\n%s", got)
+	}
+}
+
+func TestGenerateReserved(t *testing.T) {
+	// The codemode global's own types must not be declared again.
+	c := Connector{Name: "codemode_search", Methods: []Method{{Name: "m",
+		Input: json.RawMessage(`{"$defs":{"Result":{"type":"string"}},"$ref":"#/$defs/Result"}`)}}}
+	res := Generate([]Connector{c}, Options{Reserved: []string{"CodemodeSearchResult"}})
+	if strings.Contains(res.Text, "type CodemodeSearchResult =") || !strings.Contains(res.Text, "type CodemodeSearchResult2 = string;") {
+		t.Errorf("reserved name used:\n%s", res.Text)
+	}
+	if got := DeclarationsAll([]Connector{c}); !strings.Contains(got, "type CodemodeSearchResult = string;") {
+		t.Errorf("without the option the plain name is free:\n%s", got)
+	}
+}
+
+// TestSchemaCaseDiagnosticsGolden records the diagnostics of every
+// schemaCases entry (SchemaDiagnostics, refs inlined), one line each.
+func TestSchemaCaseDiagnosticsGolden(t *testing.T) {
+	var b strings.Builder
+	for _, tc := range schemaCases {
+		for _, d := range SchemaDiagnostics(json.RawMessage(tc.schema)) {
+			b.WriteString(tc.name + ": " + d.String() + "\n")
+		}
+	}
+	golden(t, "cases.diagnostics.txt", b.String())
+}
+
+// TestDiagnosticsGolden records the diagnostics Generate gives for the
+// golden connectors (named types: cycles are cut in declarations).
+func TestDiagnosticsGolden(t *testing.T) {
+	var cs []Connector
+	for _, name := range goldenConnectors {
+		cs = append(cs, loadConnector(t, name))
+	}
+	var b strings.Builder
+	for _, d := range Generate(cs, Options{}).Diagnostics {
+		b.WriteString(d.String() + "\n")
+	}
+	golden(t, "golden.diagnostics.txt", b.String())
+}
+
+func TestDiagnosticString(t *testing.T) {
+	tests := []struct {
+		d    Diagnostic
+		want string
+	}{
+		{Diagnostic{Connector: "gh", Method: "get", Part: "input", Pointer: "/properties/a~1b", Keyword: "not", Message: "m"}, "gh.get (input #/properties/a~1b): m"},
+		{Diagnostic{Connector: "gh", Part: "definitions", Pointer: "/components/schemas/x", Message: "m"}, "gh (definitions #/components/schemas/x): m"},
+		{Diagnostic{Connector: "gh", Method: "get", Part: "output", Message: "m"}, "gh.get (output #): m"},
+		{Diagnostic{Connector: "gh", Message: "m"}, "gh: m"},
+		{Diagnostic{Pointer: "/anyOf/0", Message: "m"}, "(#/anyOf/0): m"},
+		{Diagnostic{Message: "m"}, "m"},
+	}
+	for _, tc := range tests {
+		if got := tc.d.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestDiagnosticsPointAtTheKeyword(t *testing.T) {
+	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{"s":{"type":"object","properties":{"p":{"not":{}}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Connector{Name: "x", Definitions: defs, Methods: []Method{
+		{Name: "m", Input: json.RawMessage(`{"type":"object","properties":{"a/b":{"type":"array","items":[{"type":"date"}]},"s":{"$ref":"#/components/schemas/s"}}}`),
+			Output: json.RawMessage(`{"$defs":{"D":{"allOf":[{"$ref":"https://example.com/x.json"}]}},"$ref":"#/$defs/D"}`)},
+		{Name: "bad", Input: json.RawMessage(`{"type":`)},
+	}}
+	var got []string
+	for _, d := range Generate([]Connector{c}, Options{}).Diagnostics {
+		got = append(got, d.Keyword+" | "+d.String())
+	}
+	want := []string{
+		`type | x.m (input #/properties/a~1b/items/0): type "date" is not a JSON Schema type; typed unknown`,
+		`not | x (definitions #/components/schemas/s/properties/p): not cannot be expressed in TypeScript; the type is wider than the schema`,
+		`$ref | x.m (output #/$defs/D/allOf/0): $ref "https://example.com/x.json" is not local (only references within the document, #/…, are followed); typed unknown`,
+		` | x.bad (input #): the schema is not valid JSON; typed unknown`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+}

@@ -91,6 +91,10 @@ var isValueIdent = connectors.IsIdentifier
 // valid whatever the input.
 var valueIdent = connectors.Identifier
 
+// namespacedIdent is valueIdent of each segment of a dotted connector name
+// ("github.issues"), the expression that reaches the connector.
+var namespacedIdent = connectors.NamespacedIdentifier
+
 // namer hands out unique type names within one output.
 type namer struct {
 	taken map[string]bool

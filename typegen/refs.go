@@ -19,14 +19,17 @@ var containers = []string{"$defs", "definitions", "components"}
 // not resolve, are unknown. $id and $anchor are not considered.
 func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsType {
 	if !strings.HasPrefix(ref, "#") {
+		c.refNote(d, ref, "is not local (only references within the document, #/…, are followed)")
 		return unknownType()
 	}
 	target, ok := resolvePointer(d.value, ref[1:])
 	if !ok && c.shared != nil && inContainer(ref) {
-		d = c.shared
-		target, ok = resolvePointer(d.value, ref[1:])
+		if t, found := resolvePointer(c.shared.value, ref[1:]); found {
+			d, target, ok = c.shared, t, true
+		}
 	}
 	if !ok {
+		c.refNote(d, ref, "does not resolve to a schema of the document (anchors and $id are not followed)")
 		return unknownType()
 	}
 	if c.named {
@@ -34,19 +37,22 @@ func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsT
 		if nt := c.refs[key]; nt != nil {
 			return refTo(nt)
 		}
-		nt := c.define(c.names.unique(defName(c.prefix, ref)), d, target)
+		nt := c.define(c.names.unique(defName(c.prefix, ref)), d, target, ref[1:])
 		c.refs[key] = nt
 		return refTo(nt)
 	}
 	if slices.Contains(stack, ref) {
+		c.refNote(d, ref, "refers to a schema that contains it")
 		return unknownType()
 	}
+	defer c.enter(ref[1:])()
 	return c.convert(d, target, depth+1, append(stack[:len(stack):len(stack)], ref))
 }
 
-// define adds a named type to be built from schema (named mode).
-func (c *converter) define(name string, d *document, schema any) *namedType {
-	nt := &namedType{name: name, doc: docLines(schema), src: d, schema: schema}
+// define adds a named type to be built from schema, found at pointer of
+// document d (named mode).
+func (c *converter) define(name string, d *document, schema any, pointer string) *namedType {
+	nt := &namedType{name: name, doc: docLines(schema), src: d, schema: schema, method: d.method, part: d.part, pointer: pointer}
 	c.defs = append(c.defs, nt)
 	c.queue = append(c.queue, nt)
 	return nt
@@ -55,7 +61,7 @@ func (c *converter) define(name string, d *document, schema any) *namedType {
 // root defines the named type for a whole document (a method's Input or
 // Output), so that "#" refers to it.
 func (c *converter) root(name string, d *document) *namedType {
-	nt := c.define(name, d, d.value)
+	nt := c.define(name, d, d.value, "")
 	c.refs[c.refKey(d, "#")] = nt
 	return nt
 }
@@ -66,15 +72,18 @@ func (c *converter) drain() {
 	for len(c.queue) > 0 {
 		nt := c.queue[0]
 		c.queue = c.queue[1:]
+		restore := c.enter(nt.pointer)
 		nt.typ = c.convert(nt.src, nt.schema, 0, nil)
+		restore()
 		nt.src, nt.schema = nil, nil
 	}
 }
 
-// newDocument wraps a decoded root schema for named mode.
-func (c *converter) newDocument(v any) *document {
+// newDocument wraps a decoded root schema of method's part ("input",
+// "output") for named mode.
+func (c *converter) newDocument(v any, method, part string) *document {
 	c.nextID++
-	return &document{value: v, id: c.nextID, shared: sharedKey(v)}
+	return &document{value: v, id: c.nextID, shared: sharedKey(v), method: method, part: part}
 }
 
 // refKey identifies what a reference means: references into the definition

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 )
 
 // Limits that keep hostile or accidental inputs from exhausting the stack or
@@ -26,6 +28,18 @@ func Schema(schema json.RawMessage) string {
 	c := &converter{}
 	t := c.convert(&document{value: v}, v, 0, []string{"#"})
 	return render(normalize(t))
+}
+
+// SchemaDiagnostics returns what Schema could not express of a schema
+// (see Diagnostic; Connector, Method and Part are empty).
+func SchemaDiagnostics(schema json.RawMessage) []Diagnostic {
+	v, err := decode(schema)
+	if err != nil {
+		return []Diagnostic{{Keyword: "", Message: "the schema is not valid JSON (" + err.Error() + "); typed unknown"}}
+	}
+	c := &converter{}
+	c.convert(&document{value: v}, v, 0, []string{"#"})
+	return c.diags
 }
 
 // decode parses one JSON value, keeping numbers as written.
@@ -50,6 +64,9 @@ type document struct {
 	// definitions, components) when references into them mean the same
 	// thing in every document with the same containers; "" otherwise.
 	shared string
+	// method and part say where the document is, for diagnostics (see
+	// Diagnostic).
+	method, part string
 }
 
 // converter turns decoded JSON Schema values into type trees.
@@ -69,12 +86,38 @@ type converter struct {
 	// mode), where references into definition containers that a method's
 	// own schema lacks resolve.
 	shared *document
+
+	// Where the schema being converted is, for diagnostics: base is the
+	// JSON pointer (as written) of the schema a conversion started from,
+	// at the tokens below it.
+	connector  string
+	base       string
+	at         []string
+	diags      []Diagnostic
+	overBudget bool // the node budget's diagnostic was given
+}
+
+// sub converts the subschema s found at tokens below the current schema.
+func (c *converter) sub(d *document, s any, depth int, stack []string, tokens ...string) *tsType {
+	n := len(c.at)
+	c.at = append(c.at, tokens...)
+	t := c.convert(d, s, depth+1, stack)
+	c.at = c.at[:n]
+	return t
 }
 
 // convert converts schema s of document d. stack holds the refs being
 // inlined (inline mode only).
 func (c *converter) convert(d *document, s any, depth int, stack []string) *tsType {
-	if depth > maxDepth || (!c.named && c.nodes >= maxNodes) {
+	switch {
+	case depth > maxDepth:
+		c.note(d, "", fmt.Sprintf("schemas nested deeper than %d levels are typed unknown", maxDepth))
+		return unknownType()
+	case !c.named && c.nodes >= maxNodes:
+		if !c.overBudget {
+			c.overBudget = true
+			c.note(d, "", fmt.Sprintf("the schema expands to more than %d schemas once its references are inlined; the rest is typed unknown", maxNodes))
+		}
 		return unknownType()
 	}
 	c.nodes++
@@ -93,14 +136,15 @@ func (c *converter) convert(d *document, s any, depth int, stack []string) *tsTy
 // schemaObject intersects what the keywords of one schema object say: its
 // $ref, its own type, allOf, anyOf and oneOf; nullable adds null.
 func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack []string) *tsType {
+	c.unsupported(d, m)
 	var parts []*tsType
 	if ref, ok := m["$ref"].(string); ok {
 		parts = append(parts, c.ref(d, ref, depth, stack))
 	}
 	parts = append(parts, c.core(d, m, depth, stack))
 	if all, ok := m["allOf"].([]any); ok {
-		for _, s := range all {
-			parts = append(parts, c.convert(d, s, depth+1, stack))
+		for i, s := range all {
+			parts = append(parts, c.sub(d, s, depth, stack, "allOf", strconv.Itoa(i)))
 		}
 	}
 	for _, kw := range []string{"anyOf", "oneOf"} {
@@ -109,8 +153,8 @@ func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack
 			continue
 		}
 		u := union()
-		for _, s := range alts {
-			u.items = append(u.items, c.convert(d, s, depth+1, stack))
+		for i, s := range alts {
+			u.items = append(u.items, c.sub(d, s, depth, stack, kw, strconv.Itoa(i)))
 		}
 		parts = append(parts, u)
 	}
@@ -191,7 +235,10 @@ func (c *converter) typed(d *document, m map[string]any, name string, depth int,
 		return c.array(d, m, depth, stack)
 	case "object":
 		return c.object(d, m, depth, stack)
+	case "any": // draft 3
+		return unknownType()
 	}
+	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", quote(name)))
 	return unknownType()
 }
 
@@ -220,7 +267,7 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 		ps, ok := props[k]
 		pt := unknownType()
 		if ok {
-			pt = c.convert(d, ps, depth+1, stack)
+			pt = c.sub(d, ps, depth, stack, "properties", k)
 		}
 		// Draft 3 marked required properties in the property itself.
 		req := required[k]
@@ -233,11 +280,11 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 	var index []*tsType
 	additional, hasAdditional := m["additionalProperties"]
 	if hasAdditional && additional != false {
-		index = append(index, c.convert(d, additional, depth+1, stack))
+		index = append(index, c.sub(d, additional, depth, stack, "additionalProperties"))
 	}
 	if pp, ok := m["patternProperties"].(map[string]any); ok {
 		for _, k := range sortedKeys(pp) {
-			index = append(index, c.convert(d, pp[k], depth+1, stack))
+			index = append(index, c.sub(d, pp[k], depth, stack, "patternProperties", k))
 		}
 	}
 	switch {
@@ -257,11 +304,11 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 func (c *converter) array(d *document, m map[string]any, depth int, stack []string) *tsType {
 	items, hasItems := m["items"]
 	if prefix, ok := m["prefixItems"].([]any); ok {
-		return c.tuple(d, prefix, items, hasItems, depth, stack)
+		return c.tuple(d, "prefixItems", prefix, "items", items, hasItems, depth, stack)
 	}
 	if list, ok := items.([]any); ok {
 		rest, hasRest := m["additionalItems"]
-		return c.tuple(d, list, rest, hasRest, depth, stack)
+		return c.tuple(d, "items", list, "additionalItems", rest, hasRest, depth, stack)
 	}
 	switch {
 	case !hasItems:
@@ -269,19 +316,19 @@ func (c *converter) array(d *document, m map[string]any, depth int, stack []stri
 	case items == false:
 		return &tsType{kind: kTuple}
 	}
-	return arrayOf(c.convert(d, items, depth+1, stack))
+	return arrayOf(c.sub(d, items, depth, stack, "items"))
 }
 
-func (c *converter) tuple(d *document, elems []any, rest any, hasRest bool, depth int, stack []string) *tsType {
+func (c *converter) tuple(d *document, elemsKw string, elems []any, restKw string, rest any, hasRest bool, depth int, stack []string) *tsType {
 	t := &tsType{kind: kTuple}
-	for _, e := range elems {
-		t.items = append(t.items, c.convert(d, e, depth+1, stack))
+	for i, e := range elems {
+		t.items = append(t.items, c.sub(d, e, depth, stack, elemsKw, strconv.Itoa(i)))
 	}
 	switch {
 	case !hasRest:
 		t.elem = unknownType()
 	case rest != false:
-		t.elem = c.convert(d, rest, depth+1, stack)
+		t.elem = c.sub(d, rest, depth, stack, restKw)
 	}
 	return t
 }

@@ -139,6 +139,16 @@ var schemaCases = []struct {
 	{"ref recursive", `{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#"}}},"required":["name"]}`, `{ children?: unknown[]; name: string }`},
 	{"ref mutually recursive", `{"$defs":{"A":{"type":"object","properties":{"b":{"$ref":"#/$defs/B"}}},"B":{"type":"array","items":{"$ref":"#/$defs/A"}}},"$ref":"#/$defs/A"}`, `{ b?: unknown[] }`},
 	{"ref self alias", `{"$defs":{"A":{"$ref":"#/$defs/A"}},"$ref":"#/$defs/A"}`, `unknown`},
+	{"ref anchor", `{"$defs":{"A":{"$anchor":"a","type":"string"}},"$ref":"#a"}`, `unknown`},
+
+	// unsupported keywords: ignored (the type is wider), with diagnostics
+	{"not", `{"type":"string","not":{"const":"x"}}`, `string`},
+	{"if then else", `{"type":"object","properties":{"a":{"type":"string"}},"if":{"required":["a"]},"then":{"required":["b"]},"else":true}`, `{ a?: string }`},
+	{"dependent schemas", `{"type":"object","properties":{"a":{"type":"number"}},"dependentSchemas":{"a":{"required":["b"]}},"dependentRequired":{"a":["c"]},"dependencies":{"a":["d"]}}`, `{ a?: number }`},
+	{"unevaluated", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"number"},"unevaluatedItems":false,"contains":{"const":1}}},"unevaluatedProperties":false,"propertyNames":{"pattern":"^a"}}`, `{ a?: number[] }`},
+	{"unevaluated true", `{"type":"object","unevaluatedProperties":true}`, `{ [key: string]: unknown }`},
+	{"dynamic refs", `{"anyOf":[{"$dynamicRef":"#node"},{"$recursiveRef":"#"},{"type":"string"}]}`, `unknown`},
+	{"validation keywords are not diagnostics", `{"type":"string","minLength":1,"maxLength":9,"pattern":"^a","title":"T","readOnly":true,"$comment":"c","x-foo":1}`, `string`},
 }
 
 func TestSchema(t *testing.T) {

@@ -492,6 +492,38 @@ type CasesRefSelfAliasOutput = CasesA4;
 
 type CasesA4 = unknown;
 
+type CasesRefAnchorInput = unknown;
+
+type CasesRefAnchorOutput = unknown;
+
+type CasesNotInput = string;
+
+type CasesNotOutput = string;
+
+type CasesIfThenElseInput = { a?: string };
+
+type CasesIfThenElseOutput = { a?: string };
+
+type CasesDependentSchemasInput = { a?: number };
+
+type CasesDependentSchemasOutput = { a?: number };
+
+type CasesUnevaluatedInput = { a?: number[] };
+
+type CasesUnevaluatedOutput = { a?: number[] };
+
+type CasesUnevaluatedTrueInput = { [key: string]: unknown };
+
+type CasesUnevaluatedTrueOutput = { [key: string]: unknown };
+
+type CasesDynamicRefsInput = unknown;
+
+type CasesDynamicRefsOutput = unknown;
+
+type CasesValidationKeywordsAreNotDiagnosticsInput = string;
+
+type CasesValidationKeywordsAreNotDiagnosticsOutput = string;
+
 declare const cases: {
   empty_object(input: CasesEmptyObjectInput): Promise<CasesEmptyObjectOutput>;
   "true"(input: CasesTrueInput): Promise<CasesTrueOutput>;
@@ -589,4 +621,12 @@ declare const cases: {
   ref_recursive(input: CasesRefRecursiveInput): Promise<CasesRefRecursiveOutput>;
   ref_mutually_recursive(input: CasesRefMutuallyRecursiveInput): Promise<CasesRefMutuallyRecursiveOutput>;
   ref_self_alias(input: CasesRefSelfAliasInput): Promise<CasesRefSelfAliasOutput>;
+  ref_anchor(input: CasesRefAnchorInput): Promise<CasesRefAnchorOutput>;
+  not(input: CasesNotInput): Promise<CasesNotOutput>;
+  if_then_else(input: CasesIfThenElseInput): Promise<CasesIfThenElseOutput>;
+  dependent_schemas(input: CasesDependentSchemasInput): Promise<CasesDependentSchemasOutput>;
+  unevaluated(input: CasesUnevaluatedInput): Promise<CasesUnevaluatedOutput>;
+  unevaluated_true(input: CasesUnevaluatedTrueInput): Promise<CasesUnevaluatedTrueOutput>;
+  dynamic_refs(input: CasesDynamicRefsInput): Promise<CasesDynamicRefsOutput>;
+  validation_keywords_are_not_diagnostics(input: CasesValidationKeywordsAreNotDiagnosticsInput): Promise<CasesValidationKeywordsAreNotDiagnosticsOutput>;
 };

@@ -1,0 +1,136 @@
+package typegen
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A Diagnostic reports something of a schema (or of a connector list) that
+// the declarations do not express exactly. The output stays valid
+// TypeScript: what is not expressed makes a type wider than its schema (or
+// unknown), never wrong syntax.
+type Diagnostic struct {
+	Connector string // the connector ("" for SchemaDiagnostics)
+	Method    string // the method, "" for the connector's shared definitions or the connector itself
+	// Part is the schema the keyword is in: "input", "output",
+	// "definitions" (the connector's shared definitions) or "" (the
+	// connector itself, or SchemaDiagnostics' schema).
+	Part string
+	// Pointer is the JSON pointer within that schema of the schema object
+	// holding the keyword ("" for the root).
+	Pointer string
+	Keyword string // the keyword concerned ("not", "$ref", …), "" when none
+	Message string
+}
+
+// String renders the diagnostic on one line:
+// "gh.issues_get (input #/properties/q): not cannot be expressed …".
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	b.WriteString(d.Connector)
+	if d.Method != "" {
+		b.WriteString("." + d.Method)
+	}
+	var where []string
+	if d.Part != "" {
+		where = append(where, d.Part)
+	}
+	if d.Part != "" || d.Pointer != "" {
+		where = append(where, "#"+d.Pointer)
+	}
+	if len(where) > 0 {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("(" + strings.Join(where, " ") + ")")
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Message)
+	return b.String()
+}
+
+// unsupportedKeywords constrain values in ways TypeScript types cannot
+// say; the converter ignores them, so the type is wider than the schema.
+// Keywords that only constrain values within a type (minLength, pattern,
+// maximum, …) are not reported: no TypeScript type could say them either,
+// and every schema has them.
+var unsupportedKeywords = map[string]bool{
+	"not": true, "if": true, "dependentSchemas": true, "dependentRequired": true,
+	"dependencies": true, "unevaluatedProperties": true, "unevaluatedItems": true,
+	"propertyNames": true, "contains": true, "$dynamicRef": true, "$recursiveRef": true,
+}
+
+// unsupported reports the unsupported keywords of schema object m, in
+// keyword order.
+func (c *converter) unsupported(d *document, m map[string]any) {
+	var found []string
+	for k, v := range m {
+		if !unsupportedKeywords[k] {
+			continue
+		}
+		if (k == "unevaluatedProperties" || k == "unevaluatedItems") && v == true {
+			continue // allows everything: nothing lost
+		}
+		found = append(found, k)
+	}
+	if len(found) == 0 {
+		return
+	}
+	sort.Strings(found)
+	for _, k := range found {
+		msg := k + " cannot be expressed in TypeScript; the type is wider than the schema"
+		switch k {
+		case "if":
+			msg = "if/then/else" + msg[len(k):]
+		case "$dynamicRef", "$recursiveRef":
+			msg = k + " is not followed; the type is wider than the schema"
+		}
+		c.note(d, k, msg)
+	}
+}
+
+// note records a diagnostic for the schema being converted.
+func (c *converter) note(d *document, keyword, msg string) {
+	c.diags = append(c.diags, Diagnostic{
+		Connector: c.connector,
+		Method:    d.method,
+		Part:      d.part,
+		Pointer:   c.pointer(),
+		Keyword:   keyword,
+		Message:   msg,
+	})
+}
+
+// pointer renders the current position as a JSON pointer.
+func (c *converter) pointer() string {
+	if len(c.at) == 0 {
+		return c.base
+	}
+	var b strings.Builder
+	b.WriteString(c.base)
+	for _, t := range c.at {
+		b.WriteByte('/')
+		b.WriteString(pointerEscaper.Replace(t))
+	}
+	return b.String()
+}
+
+// pointerEscaper encodes a JSON pointer token.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// enter sets the position to the schema at pointer base (a JSON pointer as
+// written in a $ref, without '#') and returns a func restoring the
+// previous one.
+func (c *converter) enter(base string) (restore func()) {
+	savedBase, savedAt := c.base, c.at
+	c.base, c.at = base, nil
+	return func() { c.base, c.at = savedBase, savedAt }
+}
+
+// refNote reports a reference that is not followed.
+func (c *converter) refNote(d *document, ref, why string) {
+	c.note(d, "$ref", fmt.Sprintf("$ref %s %s; typed unknown", quote(ref), why))
+}
