@@ -127,7 +127,11 @@ type Approvals struct {
 // OpenAPI is set, as Kind says.
 type Connector struct {
 	// Name is the connector's global name in the sandbox (validated with
-	// connectors.ValidateConnectorName).
+	// connectors.ValidateConnectorName). A dotted name ("github.issues")
+	// puts the connector in a namespace: github is then an object holding
+	// it and any other github.* connector, and no connector may be named
+	// github itself. Names from Claude Desktop / VS Code files are made
+	// flat identifiers (dots become '_').
 	Name string
 	// SourceName is the name as written in the file. It differs from Name
 	// only for entries of a Claude Desktop / VS Code file whose names are not

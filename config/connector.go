@@ -425,6 +425,7 @@ func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
 // sections, and after Claude/VS Code names are sanitized).
 func (d *decoder) uniqueConnectors(ps []parsed) []Connector {
 	seen := map[string]parsed{}
+	under := map[string]parsed{} // namespace -> first connector in it
 	var out []Connector
 	for _, p := range ps {
 		c := p.c
@@ -440,8 +441,39 @@ func (d *decoder) uniqueConnectors(ps []parsed) []Connector {
 			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q%s is already defined at line %d (%s)", c.Name, from, first.pos.line, first.fp))
 			continue
 		}
+		if other, ok := namespaceClash(c.Name, seen, under); ok {
+			leaf, nested := other.c.Name, c.Name
+			if len(c.Name) < len(leaf) {
+				leaf, nested = c.Name, leaf
+			}
+			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q clashes with connector %q at line %d (%s): %q cannot be both a connector and the namespace of %q; rename one (for example %q to %q)",
+				c.Name, other.c.Name, other.pos.line, other.fp, leaf, nested, leaf, leaf+".core"))
+			continue
+		}
 		seen[c.Name] = p
+		for i := range len(c.Name) {
+			if c.Name[i] == '.' {
+				if _, ok := under[c.Name[:i]]; !ok {
+					under[c.Name[:i]] = p
+				}
+			}
+		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// namespaceClash finds an earlier connector that name lies under (a
+// connector named like one of name's namespaces) or that lies under name
+// (under maps each namespace to the first connector in it).
+func namespaceClash(name string, seen, under map[string]parsed) (parsed, bool) {
+	for i := range len(name) {
+		if name[i] == '.' {
+			if p, ok := seen[name[:i]]; ok {
+				return p, true
+			}
+		}
+	}
+	p, ok := under[name]
+	return p, ok
 }

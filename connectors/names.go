@@ -72,20 +72,82 @@ func isIdentRune(r rune, first bool) bool {
 
 // ValidateConnectorName returns an error saying why name cannot be a
 // connector's global name in the sandbox, or nil.
+//
+// A dotted name ("github.issues") is a connector inside a namespace: the
+// program reaches it as github.issues.method(…). Each dot-separated segment
+// must be an identifier; the first, the global itself, must not be
+// codemode or a JavaScript global. Whether a name is also the namespace of
+// another connector is a property of the whole set (see NamespaceConflict).
 func ValidateConnectorName(name string) error {
-	switch {
-	case name == "":
+	if name == "" {
 		return fmt.Errorf("connector name is empty")
-	case name == "codemode":
-		return fmt.Errorf("connector name %q is reserved for the sandbox's own API", name)
-	case reserved[name]:
-		return fmt.Errorf("connector name %q is a JavaScript reserved word", name)
-	case jsGlobals[name]:
-		return fmt.Errorf("connector name %q would shadow the JavaScript global %s", name, name)
-	case !IsIdentifier(name):
-		return fmt.Errorf("connector name %q is not a valid JavaScript identifier (letters, digits, _ and $; not starting with a digit); try %q", name, Identifier(name))
+	}
+	segs := strings.Split(name, ".")
+	for _, s := range segs {
+		if s == "" {
+			return fmt.Errorf("connector name %q has an empty segment: dots separate namespaces, as in \"github.issues\"", name)
+		}
+	}
+	root := segs[0]
+	of := ""
+	if len(segs) > 1 {
+		of = fmt.Sprintf(" (in connector name %q)", name)
+	}
+	switch {
+	case root == "codemode":
+		return fmt.Errorf("connector name %q is reserved for the sandbox's own API%s", root, of)
+	case jsGlobals[root]:
+		return fmt.Errorf("connector name %q would shadow the JavaScript global %s%s", root, root, of)
+	}
+	for _, s := range segs {
+		switch {
+		case reserved[s]:
+			return fmt.Errorf("connector name %q is a JavaScript reserved word%s", s, of)
+		case s == "__proto__":
+			return fmt.Errorf("connector name %q would replace an object's prototype%s", s, of)
+		case !IsIdentifier(s):
+			return fmt.Errorf("connector name %q is not a valid JavaScript identifier (letters, digits, _ and $; not starting with a digit)%s; try %q", s, of, NamespacedIdentifier(name))
+		}
 	}
 	return nil
+}
+
+// NamespacedIdentifier is Identifier applied to each dot-separated segment
+// of name ("my-org.issues" -> "my_org.issues"); empty segments become "_".
+func NamespacedIdentifier(name string) string {
+	segs := strings.Split(name, ".")
+	for i, s := range segs {
+		segs[i] = Identifier(s)
+	}
+	return strings.Join(segs, ".")
+}
+
+// NamespaceConflict finds a name of names that is also the namespace of
+// another ("github" and "github.issues"): the sandbox cannot make github
+// both a connector and the object holding github.issues. It returns the
+// first name in order that lies under another name (nested) and that name
+// (leaf); ok is false when there is none. Names are compared as given
+// (validate them first); duplicates are not conflicts here.
+func NamespaceConflict(names []string) (leaf, nested string, ok bool) {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	for _, n := range names {
+		for i := 0; i < len(n); i++ {
+			if n[i] == '.' && set[n[:i]] {
+				return n[:i], n, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// Root returns the global a connector name is reached through: the name's
+// first dot-separated segment ("github.issues" -> "github").
+func Root(name string) string {
+	root, _, _ := strings.Cut(name, ".")
+	return root
 }
 
 // Identifier turns a source name into a JavaScript identifier: characters

@@ -60,6 +60,19 @@ func TestValidateConnectorName(t *testing.T) {
 		{"console", "shadow the JavaScript global console"},
 		{"my-server", `try "my_server"`},
 		{"9lives", `try "_9lives"`},
+		{"github.issues", ""},
+		{"mcp.a.b_c", ""},
+		{"a.", "empty segment"},
+		{".a", "empty segment"},
+		{"a..b", "empty segment"},
+		{"codemode.x", `"codemode" is reserved for the sandbox's own API (in connector name "codemode.x")`},
+		{"Math.x", "shadow the JavaScript global Math"},
+		{"x.Math", ""}, // only the root is a global
+		{"x.class", `"class" is a JavaScript reserved word (in connector name "x.class")`},
+		{"x.my-issues", `"my-issues" is not a valid JavaScript identifier`},
+		{"my-org.my-issues", `try "my_org.my_issues"`},
+		{"x.__proto__", "prototype"},
+		{"__proto__", "prototype"},
 	}
 	for _, tt := range tests {
 		err := ValidateConnectorName(tt.name)
@@ -69,6 +82,33 @@ func TestValidateConnectorName(t *testing.T) {
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("ValidateConnectorName(%q) = %v, want an error containing %q", tt.name, err, tt.wantErr)
 		}
+	}
+}
+
+func TestNamespaceConflict(t *testing.T) {
+	tests := []struct {
+		names        []string
+		leaf, nested string
+	}{
+		{[]string{"github", "notes"}, "", ""},
+		{[]string{"mcp.a", "mcp.b", "mcp.c.d"}, "", ""},
+		{[]string{"github", "github.issues"}, "github", "github.issues"},
+		{[]string{"github.issues", "notes", "github"}, "github", "github.issues"},
+		{[]string{"a.b.c", "a.b"}, "a.b", "a.b.c"},
+		{[]string{"a.bc", "a.b"}, "", ""},
+		{[]string{"ab.c", "a"}, "", ""},
+	}
+	for _, tt := range tests {
+		leaf, nested, ok := NamespaceConflict(tt.names)
+		if leaf != tt.leaf || nested != tt.nested || ok != (tt.leaf != "") {
+			t.Errorf("NamespaceConflict(%q) = %q, %q, %v; want %q, %q", tt.names, leaf, nested, ok, tt.leaf, tt.nested)
+		}
+	}
+	if got := Root("github.issues"); got != "github" {
+		t.Errorf("Root = %q", got)
+	}
+	if got := Root("notes"); got != "notes" {
+		t.Errorf("Root = %q", got)
 	}
 }
 

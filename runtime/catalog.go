@@ -82,7 +82,8 @@ type catalog struct {
 	globals []sandbox.Global // one per available source
 
 	declOnce sync.Once
-	decls    string // every source's declarations, made on first use
+	decls    string               // every source's declarations, made on first use
+	diags    []typegen.Diagnostic // what decls do not express exactly
 
 	indexOnce sync.Once
 	idx       *searchIndex // made on first use from the sources' segments
@@ -121,6 +122,9 @@ func buildCatalog(ctx context.Context, sources []Source, sc *scrub.Scrubber, log
 		}
 		c.sources = append(c.sources, s)
 		c.byName[name] = s
+	}
+	if err := c.checkNamespaces(); err != nil {
+		return nil, err
 	}
 	c.globals = c.sandboxGlobals()
 	return c, nil

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -46,13 +47,17 @@ declare const codemode: {
 };
 `
 
-// Declarations returns the TypeScript declarations of one connector, or with
+// Declarations returns the TypeScript declarations of one connector, of
+// the connectors in a namespace ("mcp" for mcp.a and mcp.b), or with
 // connector "" of every available connector preceded by the codemode
 // global's own declaration.
 func (r *Runtime) Declarations(connector string) (string, error) {
 	cat := r.catalog()
 	if connector != "" {
 		s := cat.byName[connector]
+		if ns := cat.inNamespace(connector); s == nil && len(ns) > 0 {
+			return namespaceDeclarations(ns), nil
+		}
 		if s == nil {
 			names := make([]string, 0, len(cat.sources))
 			for _, s := range cat.sources {
@@ -82,10 +87,43 @@ func (c *catalog) declarations() string {
 			c.decls = codemodeDeclaration
 			return
 		}
-		// One file: type names stay unique across connectors.
-		c.decls = codemodeDeclaration + "\n" + typegen.DeclarationsAll(cs)
+		// One file: type names stay unique across connectors and apart
+		// from the codemode global's.
+		res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
+		c.decls = codemodeDeclaration + "\n" + res.Text
+		c.diags = res.Diagnostics
 	})
 	return c.decls
+}
+
+// codemodeTypeNames are the type names codemodeDeclaration declares.
+var codemodeTypeNames = func() []string {
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^type (\w+)`).FindAllStringSubmatch(codemodeDeclaration, -1) {
+		names = append(names, m[1])
+	}
+	return names
+}()
+
+// TypeDiagnostics reports what the declarations of the available
+// connectors do not express exactly (see typegen.Diagnostic), connector
+// by connector.
+func (r *Runtime) TypeDiagnostics() []typegen.Diagnostic {
+	cat := r.catalog()
+	cat.declarations()
+	return cat.diags
+}
+
+// namespaceDeclarations returns the declarations of the available sources
+// of one namespace, as one file.
+func namespaceDeclarations(ns []*source) string {
+	var cs []typegen.Connector
+	for _, s := range ns {
+		if s.available() {
+			cs = append(cs, s.typegen())
+		}
+	}
+	return typegen.DeclarationsAll(cs)
 }
 
 // declarations returns the source's declarations, made once.

@@ -325,8 +325,8 @@ func (r *Runtime) paths(ctx context.Context) ([]string, error) {
 // naming the nearest paths.
 func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, error) {
 	var d *description
-	conn, method, hasDot := strings.Cut(path, ".")
-	if s := r.catalog().byName[conn]; s != nil && s.available() {
+	s, method, hasDot := r.catalog().splitPath(path)
+	if s != nil && s.available() {
 		switch t := s.byName[method]; {
 		case !hasDot:
 			d = s.describeConnector(path)
@@ -334,8 +334,8 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 			d = t.describeMethod(path)
 		}
 	}
-	if d == nil && hasDot && conn == "snippets" {
-		sn, err := r.store.GetSnippet(ctx, method)
+	if name, ok := strings.CutPrefix(path, "snippets."); d == nil && ok {
+		sn, err := r.store.GetSnippet(ctx, name)
 		switch {
 		case err == nil:
 			input := "unknown"
@@ -349,7 +349,7 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 				InputSchema: sn.InputSchema, Code: sn.Code,
 			}
 		case !isNotFound(err):
-			return nil, fmt.Errorf("load snippet %s: %w", method, err)
+			return nil, fmt.Errorf("load snippet %s: %w", name, err)
 		}
 	}
 	if d == nil {

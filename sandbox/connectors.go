@@ -33,16 +33,19 @@ type connectorFunc struct {
 
 // installConnectors installs one object per connector. Each is a Proxy so
 // that an unknown method is a function throwing a TypeError that names the
-// nearest methods.
+// nearest methods. A connector with a dotted name is installed in
+// namespace objects (see namespaces.go).
 func (ps *pass) installConnectors(g *goja.Object) error {
-	seen := map[string]bool{"codemode": true, "console": true}
+	if err := checkGlobalNames(ps.globals); err != nil {
+		return err
+	}
+	spaces := namespaces{}
 	for ci, gl := range ps.globals {
-		if gl.Name == "" || seen[gl.Name] {
-			return fmt.Errorf("sandbox: connector global %q is empty, reserved or duplicated", gl.Name)
-		}
-		seen[gl.Name] = true
 		if gl.Unavailable != "" {
 			ps.conns = append(ps.conns, nil) // keeps ps.conns[ci] for ps.globals[ci]
+			if strings.Contains(gl.Name, ".") {
+				ps.namespaceOf(g, spaces, gl.Name).unavailable(gl.Name, gl.Unavailable)
+			}
 			continue
 		}
 		c := &connector{name: gl.Name, methods: gl.Methods, m: make([]connectorFunc, len(gl.Methods))}
@@ -68,7 +71,13 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 				return ps.vm.ToValue(func(goja.FunctionCall) goja.Value { panic(ps.vm.NewTypeError(msg)) })
 			},
 		})
-		if err := g.Set(gl.Name, proxy); err != nil {
+		parent, key := g, gl.Name
+		if strings.Contains(gl.Name, ".") {
+			ns := ps.namespaceOf(g, spaces, gl.Name)
+			ns.members = append(ns.members, leafName(gl.Name))
+			parent, key = ns.target, leafName(gl.Name)
+		}
+		if err := parent.Set(key, proxy); err != nil {
 			return fmt.Errorf("sandbox: install %s: %w", gl.Name, err)
 		}
 	}

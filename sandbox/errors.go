@@ -105,12 +105,17 @@ func (ps *pass) referenceHint(msg string) string {
 		return ""
 	}
 	var names []string
+	seen := map[string]bool{}
 	for _, g := range ps.globals {
 		if g.Name == name && g.Unavailable != "" {
 			return "; connector " + name + " is unavailable: " + g.Unavailable
 		}
-		if g.Unavailable == "" {
-			names = append(names, g.Name)
+		// A namespace object is installed even when its connectors are
+		// unavailable.
+		root, _, dotted := strings.Cut(g.Name, ".")
+		if (g.Unavailable == "" || dotted) && !seen[root] {
+			seen[root] = true
+			names = append(names, root)
 		}
 	}
 	names = append(nearest(name, names), "codemode")

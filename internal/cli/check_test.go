@@ -101,3 +101,34 @@ func TestCheckAndTypesCreateNoDatabase(t *testing.T) {
 		}
 	}
 }
+
+// check lists, under each connector, the places where its declarations are
+// wider than its schemas (typegen's diagnostics).
+func TestCheckListsTypeDiagnostics(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[{"url":"http://127.0.0.1:9"}],
+"paths":{"/things":{"get":{"operationId":"listThings","parameters":[{"name":"q","in":"query","schema":{"type":"string","not":{"enum":["x"]}}}],
+"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Thing"}}}}}}}},
+"components":{"schemas":{"Thing":{"type":"object","properties":{"id":{"type":"string"}},"propertyNames":{"pattern":"^[a-z]+$"}}}}}`
+	if err := os.WriteFile(filepath.Join(dir, "api.json"), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "codemode.yaml")
+	body := "store:\n  path: ./c.db\n  cache_dir: ./cache\nconnectors:\n  api.v1:\n    openapi: ./api.json\n  notes:\n    builtin: notes\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitOK {
+		t.Fatalf("check exit code %d; stdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	want := "✓ api.v1: 3 tools: listThings, request, spec\n" +
+		"  requires approval: request\n" +
+		"  types: 2 schema place(s) typed wider than the schema says:\n" +
+		"    api.v1.listThings (input #/properties/q): not cannot be expressed in TypeScript; the type is wider than the schema\n" +
+		"    api.v1 (definitions #/components/schemas/Thing): propertyNames cannot be expressed in TypeScript; the type is wider than the schema\n" +
+		"✓ notes: "
+	if !strings.Contains(out, want) {
+		t.Errorf("check output lacks\n%s\nin:\n%s", want, out)
+	}
+}

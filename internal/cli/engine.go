@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/codemode-mcp/codemode-mcp/server"
+	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
 // engine is what the commands use of the durable runtime; package
@@ -20,4 +21,7 @@ type engine interface {
 	// Declarations returns the TypeScript declarations of one connector
 	// (or of all, for "").
 	Declarations(connector string) (string, error)
+	// TypeDiagnostics reports what the declarations of all connectors do
+	// not express exactly.
+	TypeDiagnostics() []typegen.Diagnostic
 }

@@ -13,6 +13,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
 func openAppFrom(ctx context.Context, cfg *config.Config, c common, log *slog.Logger) (*app.App, error) {
@@ -142,6 +143,10 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	}
 	defer done()
 	failed := 0
+	notes := map[string][]typegen.Diagnostic{}
+	for _, d := range eng.TypeDiagnostics() {
+		notes[d.Connector] = append(notes[d.Connector], d)
+	}
 	for _, ci := range eng.Connectors() {
 		if ci.Error != "" {
 			failed++
@@ -160,6 +165,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		if len(approval) > 0 {
 			fmt.Fprintf(env.Stdout, "  requires approval: %s\n", strings.Join(approval, ", "))
 		}
+		printTypeNotes(env.Stdout, notes[ci.Name])
 	}
 	for _, w := range warnings {
 		if strings.Contains(w, " is unavailable: ") {
@@ -173,4 +179,23 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	}
 	fmt.Fprintln(env.Stdout, "ok")
 	return nil
+}
+
+// maxTypeNotes bounds the type diagnostics check prints per connector.
+const maxTypeNotes = 5
+
+// printTypeNotes prints a connector's type diagnostics, the first few of
+// them.
+func printTypeNotes(w io.Writer, ds []typegen.Diagnostic) {
+	if len(ds) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  types: %d schema place(s) typed wider than the schema says:\n", len(ds))
+	for i, d := range ds {
+		if i == maxTypeNotes {
+			fmt.Fprintf(w, "    … and %d more\n", len(ds)-maxTypeNotes)
+			break
+		}
+		fmt.Fprintf(w, "    %s\n", d)
+	}
 }

@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// Dotted connector names ("github.issues") put connectors in namespaces:
+// the sandbox nests them under one global per first segment, typegen
+// declares one object per global, and a path such as
+// "github.issues.list_for_repo" names a method of github.issues. A name
+// that is also another's namespace is refused when the catalog is built.
+
+// checkNamespaces refuses a catalog in which a connector's name is also the
+// namespace of another connector.
+func (c *catalog) checkNamespaces() error {
+	names := make([]string, len(c.sources))
+	for i, s := range c.sources {
+		names[i] = s.name
+	}
+	if leaf, nested, ok := connectors.NamespaceConflict(names); ok {
+		return fmt.Errorf("connector %q cannot also be the namespace of connector %q; rename one", leaf, nested)
+	}
+	return nil
+}
+
+// splitPath finds the connector a path starts with: the whole path
+// ("github.issues"), or everything before its last dot when that is a
+// connector ("github.issues.list_for_repo": connector github.issues,
+// method list_for_repo). Method names have no dots. s is nil when neither
+// names a connector.
+func (c *catalog) splitPath(path string) (s *source, method string, hasMethod bool) {
+	if s := c.byName[path]; s != nil {
+		return s, "", false
+	}
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return nil, "", false
+	}
+	return c.byName[path[:i]], path[i+1:], true
+}
+
+// inNamespace returns the sources whose names lie under namespace ns
+// ("mcp" holds mcp.a and mcp.b.c), in configuration order.
+func (c *catalog) inNamespace(ns string) []*source {
+	var out []*source
+	for _, s := range c.sources {
+		if strings.HasPrefix(s.name, ns+".") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
