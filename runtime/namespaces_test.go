@@ -77,7 +77,7 @@ func TestNamespaces(t *testing.T) {
 	raw, _ := e.rt.Describe(e.ctx, "ns.b.put")
 	var d struct{ Types string }
 	_ = json.Unmarshal(raw, &d)
-	if !strings.Contains(d.Types, "ns.b.put(input: NsBPutInput)") {
+	if !strings.Contains(d.Types, "declare const ns: {\n  b: {\n") || !strings.Contains(d.Types, "    put(input: NsBPutInput): Promise<unknown>;") {
 		t.Errorf("describe ns.b.put types:\n%s", d.Types)
 	}
 	if _, err := e.rt.Describe(e.ctx, "ns.c.put"); err == nil || !strings.Contains(err.Error(), "ns.b.put") {
