@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -62,5 +63,38 @@ func BenchmarkResume1000(b *testing.B) {
 		if a.Status != codemode.StatusCompleted {
 			b.Fatalf("status %s: %s", a.Status, a.Error)
 		}
+	}
+}
+
+// BenchmarkCheckBeforeRunning is the cost of the check before a program
+// runs: one Execute of a typical program (four calls with object-literal
+// arguments, one of them needing approval, so the run pauses there) with
+// the check and without it. Its normalisation is cached after the first
+// run in both cases; sandbox's BenchmarkCollectStatic adds what finding
+// the static calls costs a program seen for the first time.
+func BenchmarkCheckBeforeRunning(b *testing.B) {
+	const code = `async () => {
+		const got = await kv.get({ key: "greeting" });
+		await kv.add({ key: "seen", value: String(got.value) });
+		const sum = await fx.get_sum({ a: 20, b: 22 });
+		await kv.put({ key: "answer", value: String(sum) });
+		return sum;
+	}`
+	for _, off := range []bool{false, true} {
+		name := "check"
+		if off {
+			name = "nocheck"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := newEnv(b, setup{mcp: true})
+			runtime.SetNoCheck(e.rt, off)
+			mustStatus(b, e.run(code, nil), codemode.StatusPaused)
+			b.ResetTimer()
+			for range b.N {
+				if o := e.run(code, nil); o.Status != codemode.StatusPaused {
+					b.Fatalf("status %s: %s", o.Status, o.Error)
+				}
+			}
+		})
 	}
 }

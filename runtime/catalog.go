@@ -58,6 +58,10 @@ type source struct {
 	decls     string // the source's declarations, made on first use
 	segOnce   sync.Once
 	seg       *search.Segment[*searchResult] // the source's search documents, made on first use
+	// checkDefs are defs decoded for the check before running (see
+	// precheck.go), on first use.
+	checkDefsOnce sync.Once
+	checkDefs     any
 }
 
 // tool is one method with its final approval verdict, its revert function
@@ -72,6 +76,9 @@ type tool struct {
 
 	schemaOnce sync.Once
 	schema     *jsonschema.Schema // nil when the schema could not be compiled
+
+	checkOnce sync.Once
+	checkRoot any // the input schema decoded for the check before running
 }
 
 // catalog holds the sources in configuration order. It is not changed

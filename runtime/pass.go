@@ -22,6 +22,7 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, ap codemod
 		Globals: p.cat.globals,
 		Limits:  r.limits,
 		Clock:   sandbox.Clock(e.Clock),
+		NoCheck: r.noCheck,
 	}, p)
 	stop, flushErr := p.finish(ctx)
 	return r.record(ctx, e, p, stop, flushErr, out, runErr)

@@ -56,7 +56,7 @@ func TestRefreshConnectorPicksUpNewTools(t *testing.T) {
 
 	before := e.run(`async () => await fx.brand_new({})`, nil)
 	mustStatus(t, before, codemode.StatusError)
-	if !strings.Contains(before.Error, "fx.brand_new is not a function") {
+	if !strings.Contains(before.Error, "fx.brand_new is not a method of fx") {
 		t.Fatalf("before the refresh: error %q, want the unknown-method error", before.Error)
 	}
 

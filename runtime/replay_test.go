@@ -52,7 +52,8 @@ func TestScriptErrorIsAnOutcome(t *testing.T) {
 		{"throw", `async () => { throw new Error("nope") }`, "nope"},
 		{"tool error", `async () => { await kv.fail({ reason: "disk full" }) }`, "kv failed: disk full"},
 		{"syntax", "async () => { let x = ; }", "line"},
-		{"invalid args", `async () => kv.put({ key: "", extra: 1 })`, "invalid arguments for kv.put"},
+		{"invalid args", `async () => { const args = { key: "", extra: 1 }; return kv.put(args) }`, "invalid arguments for kv.put"},
+		{"invalid args seen before running", `async () => kv.put({ key: "", extra: 1 })`, "checked before running"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,7 +86,8 @@ func TestToolErrorIsLoggedAndCatchable(t *testing.T) {
 func TestValidationListsEveryViolationAndRecordsNothing(t *testing.T) {
 	e := newEnv(t, setup{})
 	o := e.run(`async () => {
-		try { await kv.put({ key: "", value: 3, bogus: true }) } catch (err) { return err.message }
+		const args = { key: "", value: 3, bogus: true }; // built at run time: the check before running does not see it
+		try { await kv.put(args) } catch (err) { return err.message }
 	}`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
 	msg := resultOf[string](t, o)

@@ -101,6 +101,8 @@ type Runtime struct {
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
 	cat atomic.Pointer[catalog]
+	// noCheck skips the check before running (benchmarks compare).
+	noCheck bool
 	// snippetSeg is the search segment of the saved snippets as last
 	// listed (see snippetIndex).
 	snippetSeg atomic.Pointer[snippetSegment]

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // githubDocument is GitHub's OpenAPI document from the end-to-end suite's
@@ -138,4 +140,38 @@ func pct(k, n int) float64 {
 		return 0
 	}
 	return 100 * float64(k) / float64(n)
+}
+
+// BenchmarkCheckGitHub is the host's part of the check before running
+// (Runtime's sandbox.Checker) for a typical program against GitHub's
+// document: four static calls, three with object-literal arguments
+// (constant, partly dynamic, and one with a misspelt property). The
+// schemas are decoded on first use (the first op); sandbox's
+// BenchmarkCollectStatic is the part that finds the calls.
+func BenchmarkCheckGitHub(b *testing.B) {
+	ctx := context.Background()
+	gh, err := openapi.New(ctx, openapi.Config{Name: "github", Document: githubDocument(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := newEnv(b, setup{noKV: true, notes: true, extra: []runtime.Source{{Connector: gh}}})
+	calls, err := sandbox.StaticCalls(`async () => {
+		const repo = await github.repos_get({ owner: "golang", repo: "go" });
+		const issues = await github.issues_list_for_repo({ owner: "golang", repo: repo.name, state: "open", per_page: 5 });
+		await notes.createNote({ text: issues.map(i => i.title).join("\n") });
+		return await github.issues_create({ owner: "golang", rep: "go", body: { title: "x", body: "y" } });
+	}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	problems, err := runtime.Check(ctx, e.rt, calls)
+	if err != nil || len(problems) != 2 || !strings.Contains(problems[1].Message, `"rep" not allowed; did you mean "repo"?`) {
+		b.Fatalf("problems %v, %v; want the misspelt property", problems, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runtime.Check(ctx, e.rt, calls); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

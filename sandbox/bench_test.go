@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/dop251/goja/parser"
 )
 
 // benchHost answers every call at once with a constant.
@@ -128,6 +130,34 @@ async function main(): Promise<Summary> {
 	for b.Loop() {
 		if _, err := Normalize(code); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCollectStatic is what finding a program's static calls adds to
+// normalising a program seen for the first time (a typical program: four
+// calls with object-literal arguments); the check itself is measured by
+// runtime's BenchmarkCheckBeforeRunning.
+func BenchmarkCollectStatic(b *testing.B) {
+	const code = `async () => {
+		const got = await kv.get({ key: "greeting" });
+		await kv.add({ key: "seen", value: String(got.value) });
+		const sum = await fx.get_sum({ a: 20, b: 22 });
+		await kv.put({ key: "answer", value: String(sum) });
+		return sum;
+	}`
+	n, err := Normalize(code)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prg, err := parser.ParseFile(nil, n.File, n.Source, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if info := collectStatic(prg, n.pos); len(info.calls) != 4 {
+			b.Fatalf("%d calls", len(info.calls))
 		}
 	}
 }

@@ -467,8 +467,15 @@ func TestConnectorObjectsBehave(t *testing.T) {
 
 func TestUnknownGlobal(t *testing.T) {
 	e := newExecutor(t)
-	o := runCode(t, e, &fakeHost{}, "await notse.createNote({})", Limits{})
-	want := "ReferenceError: notse is not defined (line 1:col 7); did you mean notes? Available globals: notes, everything, codemode"
+	// Written out, a misspelt connector is found before the program runs.
+	o := runCode(t, e, &fakeHost{}, "await notes.listNotes({});\nawait notse.createNote({})", Limits{})
+	want := "the program was checked before running and has a problem; nothing was run:\n- line 2:7: notse is not defined; did you mean notes?"
+	if o.Error != want {
+		t.Errorf("error\n got %q\nwant %q", o.Error, want)
+	}
+	// Reached otherwise, it is a ReferenceError that says the same.
+	o = runCode(t, e, &fakeHost{}, "const m = 'createNote';\nawait notse[m]({})", Limits{})
+	want = "ReferenceError: notse is not defined (line 2:col 7); did you mean notes? Available globals: notes, everything, codemode"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
 	}
@@ -804,8 +811,8 @@ func TestUnavailableGlobal(t *testing.T) {
 			if o.Status != Failed || o.Error != want {
 				t.Errorf("using it: %v %q\nwant failed %q", o.Status, o.Error, want)
 			}
-			o = run("await notse.createNote({})")
-			want = "ReferenceError: notse is not defined (line 1:col 7); did you mean notes? Available globals: notes, everything, codemode"
+			o = run("const m = 'createNote';\nawait notse[m]({})")
+			want = "ReferenceError: notse is not defined (line 2:col 7); did you mean notes? Available globals: notes, everything, codemode"
 			if o.Status != Failed || o.Error != want {
 				t.Errorf("a misspelt connector: %v %q\nwant failed %q (the unavailable one is not offered)", o.Status, o.Error, want)
 			}

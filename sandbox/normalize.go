@@ -95,6 +95,7 @@ type Normalized struct {
 
 	program *goja.Program
 	pos     *positionMap
+	static  *staticInfo // the static calls, for the check before running
 }
 
 // Position maps a line and column of Source (1-based; the column in bytes,
@@ -209,7 +210,7 @@ func normalize(code, file string) (Normalized, error) {
 		}
 		return Normalized{}, &SyntaxError{Message: err.Error()}
 	}
-	return Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm}, nil
+	return Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm, static: collectStatic(fprg, pm)}, nil
 }
 
 // userBlock finds the body of the arrow function holding the model's

@@ -153,7 +153,7 @@ func (l *leaders) lead() {
 			return
 		case msgAbandon:
 			d.abandon(id)
-		case msgCall, msgStepResult, msgStepDone, msgSearch, msgDescribe, msgSnippet:
+		case msgCall, msgStepResult, msgStepDone, msgSearch, msgDescribe, msgSnippet, msgCheck:
 			serve, err := d.prepare(kind, id, payload)
 			if err != nil {
 				l.res <- readResult{err: err}
@@ -381,6 +381,24 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 		call = func(ctx context.Context) hostReply {
 			code, err := d.host.Snippet(ctx, name, input)
 			return hostReply{value: []byte(code), err: err}
+		}
+	case msgCheck:
+		raw := dd.bytes()
+		call = func(ctx context.Context) hostReply {
+			ch, ok := d.host.(Checker)
+			if !ok {
+				return hostReply{value: []byte("[]")}
+			}
+			var calls []StaticCall
+			if err := json.Unmarshal(raw, &calls); err != nil {
+				return hostReply{err: fmt.Errorf("sandbox: static calls from the worker: %w", err)}
+			}
+			problems, err := ch.Check(ctx, calls)
+			if err != nil {
+				return hostReply{err: err}
+			}
+			v, err := json.Marshal(problems)
+			return hostReply{value: v, err: err}
 		}
 	}
 	if dd.err != nil {

@@ -39,6 +39,7 @@ const (
 	msgAbandon                    // W→P: (id only)
 	msgReply                      // P→W: reply status, found, value, message
 	msgOutcome                    // W→P: an Outcome and the worker's flags
+	msgCheck                      // W→P: the static calls (JSON); the reply's value is the problems (JSON)
 )
 
 // maxFrame bounds one frame (a result, the arguments of a call, a value a
@@ -243,6 +244,11 @@ func encodeProgram(e *enc, p Program) {
 	l := p.Limits
 	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes)).varint(int64(l.MaxClockReads))
 	encodeClock(e, p.Clock)
+	var flags uint64
+	if p.NoCheck {
+		flags |= 1
+	}
+	e.uvarint(flags)
 }
 
 func decodeProgram(d *dec) Program {
@@ -265,6 +271,7 @@ func decodeProgram(d *dec) Program {
 	p.Limits.MaxCodeBytes = int(d.varint())
 	p.Limits.MaxClockReads = int(d.varint())
 	p.Clock = decodeClock(d)
+	p.NoCheck = d.uvarint()&1 != 0
 	return p
 }
 

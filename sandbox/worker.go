@@ -396,6 +396,23 @@ func (h *pipeHost) Snippet(ctx context.Context, name string, input json.RawMessa
 	return string(r.value), err
 }
 
+// Check forwards the check before running (see Checker).
+func (h *pipeHost) Check(ctx context.Context, calls []StaticCall) ([]Problem, error) {
+	raw, err := json.Marshal(calls)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.roundTrip(ctx, msgCheck, newEnc(len(raw)+8).bytes(raw))
+	if err != nil {
+		return nil, err
+	}
+	var problems []Problem
+	if err := json.Unmarshal(r.value, &problems); err != nil {
+		return nil, fmt.Errorf("sandbox: problems from the host: %w", err)
+	}
+	return problems, nil
+}
+
 // noHost is the Host of the warm-up program, which calls nothing.
 type noHost struct{}
 

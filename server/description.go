@@ -27,6 +27,7 @@ Workflow:
 
 Rules:
 - A connector method takes ONE object argument and returns a Promise: await it.
+- The program is checked before it runs: unknown methods and arguments that do not fit are all reported with line:col, and nothing runs.
 - No require, import, process, fetch, file system or network: all I/O goes through the connectors.
 - Calls that need a human's approval pause the program (status "paused"); once approved it re-runs from the start, replaying logged results, so keep it deterministic: Date.now(), new Date() and Math.random() replay by themselves; wrap anything else non-deterministic in codemode.step(name, fn).
 - codemode.run(name, input) runs a saved snippet.

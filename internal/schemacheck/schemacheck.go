@@ -18,23 +18,51 @@ func Violations(err error) []string {
 		return []string{err.Error()}
 	}
 	var lines []string
-	seen := map[string]bool{}
+	for _, v := range Leaves(ve) {
+		lines = append(lines, v.String())
+	}
+	return lines
+}
+
+// Violation is one violated rule: the JSON pointer of the value ("" for
+// the root), what is wrong with it, and the keyword violated ("required",
+// "type", …; "" when the error does not say).
+type Violation struct {
+	Pointer string
+	Message string
+	Keyword string
+}
+
+func (v Violation) String() string {
+	at := v.Pointer
+	if at == "" {
+		at = "(root)"
+	}
+	return fmt.Sprintf("at %s: %s", at, v.Message)
+}
+
+// Leaves returns the violated rules of a validation error, depth first,
+// without repeats.
+func Leaves(ve *jsonschema.ValidationError) []Violation {
+	var out []Violation
+	seen := map[Violation]bool{}
 	for _, leaf := range leaves(ve) {
 		u := leaf.BasicOutput()
 		if u.Error == nil {
 			continue
 		}
-		at := u.InstanceLocation
-		if at == "" {
-			at = "(root)"
+		v := Violation{Pointer: u.InstanceLocation, Message: u.Error.String()}
+		if leaf.ErrorKind != nil {
+			if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
+				v.Keyword = kp[len(kp)-1]
+			}
 		}
-		line := fmt.Sprintf("at %s: %s", at, u.Error.String())
-		if !seen[line] {
-			seen[line] = true
-			lines = append(lines, line)
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
 		}
 	}
-	return lines
+	return out
 }
 
 // leaves returns the validation errors without causes, depth first.
