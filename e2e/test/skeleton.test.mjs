@@ -24,9 +24,9 @@ describe("stdio", () => {
       assert.ok(names.includes(n), `missing tool ${n} in ${names}`);
     }
     const cm = tools.find((t) => t.name === "codemode");
-    assert.match(cm.description, /everything: \d+ methods/);
-    assert.match(cm.description, /memory: \d+ methods/);
-    assert.match(cm.description, /notes: 3 methods/);
+    assert.match(cm.description, /- everything \(\d+ methods\)/);
+    assert.match(cm.description, /- memory \(\d+ methods\)/);
+    assert.match(cm.description, /- notes \(3 methods\)/);
     assert.equal(tools.find((t) => t.name === "codemode_pending").annotations.readOnlyHint, true);
     assert.equal(tools.find((t) => t.name === "codemode_approve").annotations.destructiveHint, true);
   });
@@ -92,7 +92,8 @@ describe("stdio", () => {
 
   test("a tool's isError becomes a thrown Error carrying its message", async () => {
     const { outcome } = await codemode(client, `async () => {
-      try { await memory.create_relations({relations: "not an array"}); return "no error"; }
+      const relations = "not an array"; // made at run time: the check before running leaves it to the call
+      try { await memory.create_relations({relations}); return "no error"; }
       catch (e) { return String(e.message || e); }
     }`);
     assert.equal(outcome.status, "completed");

@@ -27,7 +27,7 @@ connectors:
 
     const before = await codemode(client, `async () => await fx.brand_new({})`);
     assert.equal(before.outcome.status, "error");
-    assert.match(before.outcome.error, /brand_new is not a function/);
+    assert.match(before.outcome.error, /fx\.brand_new is not a method of fx/);
 
     const add = await codemode(client, `async () => await fx.add_tool({ name: "brand_new" })`);
     assert.equal(add.outcome.status, "completed", JSON.stringify(add.outcome));
