@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // A misspelt method after a call with a side effect is reported before
@@ -83,4 +84,20 @@ func TestCheckBeforeRunningLeavesValidProgramsAlone(t *testing.T) {
 	// A connector the program shadows is the program's own.
 	o = e.run(`async () => { const fx = { get_summ: () => 7 }; return fx.get_summ(); }`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
+}
+
+// A connector in a namespace (ns.kv) is checked like any other.
+func TestCheckBeforeRunningNamespaces(t *testing.T) {
+	e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: newKV("ns.kv")}}})
+	o := e.run(`async () => await ns.kv.gte({ key: "k" })`, nil)
+	mustStatus(t, o, codemode.StatusError)
+	if want := "- line 1:25: ns.kv.gte is not a method of ns.kv; nearest: get"; !strings.Contains(o.Error, want) {
+		t.Errorf("error %q, want it to contain %q", o.Error, want)
+	}
+	o = e.run(`async () => await ns.kv.get({ key: 1 })`, nil)
+	mustStatus(t, o, codemode.StatusError)
+	if want := "ns.kv.get: at /key: got number, want string"; !strings.Contains(o.Error, want) {
+		t.Errorf("error %q, want it to contain %q", o.Error, want)
+	}
+	mustStatus(t, e.run(`async () => await ns.kv.add({ key: "k", value: "v" })`, nil), codemode.StatusCompleted)
 }
