@@ -174,6 +174,11 @@ type Connector struct {
 	// Approve lists globs (path.Match syntax) of tool names that need
 	// approval in addition to what the source declares.
 	Approve []string
+	// ForwardUnknown (MCP connectors) forwards a call of a method the
+	// server did not list as a tools/call of that name, for servers whose
+	// tools come and go; such calls need approval unless NoApprove
+	// matches them, and Tools' globs still apply.
+	ForwardUnknown bool
 	// NoApprove lists globs of tool names that need no approval although
 	// the source says they do (an OpenAPI POST that only searches, say).
 	// Approve wins when both match.

@@ -43,6 +43,7 @@ var connectorKeys = []keySpec{
 	{"auth", []Kind{KindOpenAPI}},
 	{"operations", []Kind{KindOpenAPI}},
 	{"tools", []Kind{KindBuiltin, KindStdio, KindHTTP}},
+	{"forward_unknown", []Kind{KindStdio, KindHTTP}},
 	{"approve", nil},
 	{"no_approve", nil},
 	{"revert", nil},
@@ -219,6 +220,8 @@ func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
 	switch e.key {
 	case "tools":
 		c.Tools = d.filter(n, fp)
+	case "forward_unknown":
+		c.ForwardUnknown, _ = d.boolean(n, fp)
 	case "approve":
 		c.Approve = d.globs(n, fp)
 	case "no_approve":

@@ -22,4 +22,10 @@ type Source struct {
 	// Description is the configured one-line description; when empty, the
 	// connector's own Description method (if any) is used.
 	Description string
+	// ForwardUnknown makes a method the connector did not list callable
+	// anyway: the call goes to the connector under the name the program
+	// used (its Call decides whether it exists), with an input of any
+	// object. Such a call is validated, logged and replayed like any
+	// other, and requires approval unless NoApprove matches its name.
+	ForwardUnknown bool
 }

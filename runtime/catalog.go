@@ -62,6 +62,9 @@ type source struct {
 	// precheck.go), on first use.
 	checkDefsOnce sync.Once
 	checkDefs     any
+	// fwd holds the tools made for methods called without being listed
+	// (Source.ForwardUnknown), by name.
+	fwd sync.Map
 }
 
 // tool is one method with its final approval verdict, its revert function
@@ -307,7 +310,7 @@ func (c *catalog) sandboxGlobals() []sandbox.Global {
 			gs = append(gs, sandbox.Global{Name: s.name, Unavailable: s.err.Error()})
 			continue
 		}
-		g := sandbox.Global{Name: s.name}
+		g := sandbox.Global{Name: s.name, Forward: s.src.ForwardUnknown}
 		for _, t := range s.tools {
 			g.Methods = append(g.Methods, t.def.Name)
 		}
@@ -334,6 +337,9 @@ func (c *catalog) resolve(connector, method string) (*tool, error) {
 		return nil, fmt.Errorf("unknown connector %s; available: %s", connector, listOrNone(nearest(connector, names, len(names))))
 	}
 	t := s.byName[method]
+	if t == nil && s.src.ForwardUnknown && forwardableName(method) {
+		return s.forwarded(method), nil
+	}
 	if t == nil {
 		names := make([]string, 0, len(s.tools))
 		for _, t := range s.tools {
@@ -487,4 +493,42 @@ func (r *Runtime) relistLocked(ctx context.Context, name, op string, prep func(S
 		return nil, nil, nil, fmt.Errorf("runtime: %s connector %s: %w", op, name, s.err)
 	}
 	return cat, old, s, nil
+}
+
+// maxForwardedName bounds the name of a method called without being
+// listed.
+const maxForwardedName = 128
+
+// forwardableName reports whether a method name may be forwarded: not
+// empty, at most maxForwardedName bytes, no control characters.
+func forwardableName(name string) bool {
+	if name == "" || len(name) > maxForwardedName {
+		return false
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// forwarded returns the tool of a method the connector did not list
+// (Source.ForwardUnknown): any object as input, approval unless the
+// configuration's no_approve globs match (approve globs win), the
+// configured revert of that name if any.
+func (s *source) forwarded(name string) *tool {
+	if t, ok := s.fwd.Load(name); ok {
+		return t.(*tool)
+	}
+	t := &tool{src: s, def: connectors.Tool{
+		Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`),
+		Description: "A method " + s.name + " did not list, forwarded by name (forward_unknown).",
+	}}
+	t.approve = matchesAny(s.src.Approve, name)
+	t.noApprove = matchesAny(s.src.NoApprove, name)
+	t.def.RequiresApproval = t.approve || !t.noApprove
+	t.revertJS = s.src.Revert[name]
+	got, _ := s.fwd.LoadOrStore(name, t)
+	return got.(*tool)
 }

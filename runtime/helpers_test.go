@@ -27,22 +27,24 @@ import (
 
 // setup chooses what an env connects.
 type setup struct {
-	kv        *kv               // the kv connector to use (a fresh one if nil)
-	noKV      bool              // leave kv out
-	mcp       bool              // add the fixture MCP server as "fx"
-	fxApprove []string          // approval globs for fx
-	fxRevert  map[string]string // revert functions for fx
-	notes     bool              // add the built-in notes connector
-	kvApprove []string
-	kvRevert  map[string]string
-	maxExecs  int
-	ttl       time.Duration
-	hkEvery   time.Duration // Options.HousekeepingInterval
-	limits    sandbox.Limits
-	maxChars  int          // Options.MaxResultChars
-	maxValue  int          // Options.MaxValueBytes
-	fxLogger  *slog.Logger // the fixture connector's logger (discarded if nil)
-	extra     []runtime.Source
+	kv          *kv               // the kv connector to use (a fresh one if nil)
+	noKV        bool              // leave kv out
+	mcp         bool              // add the fixture MCP server as "fx"
+	fxApprove   []string          // approval globs for fx
+	fxNoApprove []string          // no_approve globs for fx
+	fxForward   bool              // fx forwards methods it did not list (forward_unknown)
+	fxRevert    map[string]string // revert functions for fx
+	notes       bool              // add the built-in notes connector
+	kvApprove   []string
+	kvRevert    map[string]string
+	maxExecs    int
+	ttl         time.Duration
+	hkEvery     time.Duration // Options.HousekeepingInterval
+	limits      sandbox.Limits
+	maxChars    int          // Options.MaxResultChars
+	maxValue    int          // Options.MaxValueBytes
+	fxLogger    *slog.Logger // the fixture connector's logger (discarded if nil)
+	extra       []runtime.Source
 	// wrap, if set, wraps the real store the runtime is given (to count
 	// or fail its writes); e.store stays the real one.
 	wrap func(codemode.Store) codemode.Store
@@ -115,17 +117,18 @@ func (e *env) open(s setup) {
 	}
 	if s.mcp {
 		fx, err := mcp.Dial(ctx, mcp.Config{
-			Name:    "fx",
-			Command: fixture.MCPServer(t),
-			Env:     fxEnv(e.effects, s.fxEnv),
-			Logger:  orDiscard(s.fxLogger),
+			Name:           "fx",
+			Command:        fixture.MCPServer(t),
+			Env:            fxEnv(e.effects, s.fxEnv),
+			Logger:         orDiscard(s.fxLogger),
+			ForwardUnknown: s.fxForward,
 		})
 		if err != nil {
 			e.shutdown()
 			t.Fatalf("dial fixture: %v", err)
 		}
 		e.fx = fx
-		sources = append(sources, runtime.Source{Connector: fx, Approve: s.fxApprove, Revert: s.fxRevert})
+		sources = append(sources, runtime.Source{Connector: fx, Approve: s.fxApprove, NoApprove: s.fxNoApprove, Revert: s.fxRevert, ForwardUnknown: s.fxForward})
 	}
 	if s.notes {
 		n, err := notes.New(ctx, st.DB())

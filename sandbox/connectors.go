@@ -20,8 +20,9 @@ import (
 // program replaced or deleted reads as what the target holds.
 type connector struct {
 	name    string
-	methods []string        // sorted
-	m       []connectorFunc // by method index
+	methods []string              // sorted
+	m       []connectorFunc       // by method index
+	fwd     map[string]goja.Value // methods made for other names (Global.Forward)
 }
 
 // connectorFunc is one method of a connector.
@@ -66,6 +67,9 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 				}
 				if notMethods[prop] {
 					return goja.Undefined()
+				}
+				if gl.Forward {
+					return ps.forwardedMethod(c, prop)
 				}
 				msg := fmt.Sprintf("%s.%s is not a function; %s", c.name, prop, suggestion(prop, c.methods, "methods"))
 				return ps.vm.ToValue(func(goja.FunctionCall) goja.Value { panic(ps.vm.NewTypeError(msg)) })
@@ -129,7 +133,30 @@ func (ps *pass) callConnector(c *connector, mi int, arg, s goja.Value) goja.Valu
 	if f.what == "" {
 		f.what = c.name + "." + method
 	}
-	what := f.what
+	return ps.callMethod(c, method, f.what, arg, s)
+}
+
+// forwardedMethod returns the function a read of prop gives on a
+// connector that forwards names it does not list (Global.Forward), made
+// once per name.
+func (ps *pass) forwardedMethod(c *connector, prop string) goja.Value {
+	if f, ok := c.fwd[prop]; ok {
+		return f
+	}
+	if c.fwd == nil {
+		c.fwd = map[string]goja.Value{}
+	}
+	what := c.name + "." + prop
+	f := ps.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		return ps.callMethod(c, prop, what, call.Argument(0), goja.Null())
+	})
+	c.fwd[prop] = f
+	return f
+}
+
+// callMethod is the call c.method(arg), what being "connector.method". s
+// is arg serialised by the caller, or null when it did not serialise it.
+func (ps *pass) callMethod(c *connector, method, what string, arg, s goja.Value) goja.Value {
 	args := "{}"
 	if !goja.IsUndefined(arg) {
 		if kind := argKind(arg); kind != "object" {

@@ -48,6 +48,10 @@ type Global struct {
 	// now (its downstream did not start): no object is installed, and a
 	// program that names it is told this instead of only "not defined".
 	Unavailable string
+	// Forward makes any other property read on the connector a method
+	// too: calling it asks the host for a call of that name
+	// (forward_unknown), which the host may refuse.
+	Forward bool
 }
 
 // Limits bound one pass. Zero values mean the defaults below.

@@ -240,15 +240,19 @@ func encodeProgram(e *enc, p Program) {
 			e.str(m)
 		}
 		e.str(g.Unavailable)
+		e.uvarint(boolBit(g.Forward))
 	}
 	l := p.Limits
 	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes)).varint(int64(l.MaxClockReads))
 	encodeClock(e, p.Clock)
-	var flags uint64
-	if p.NoCheck {
-		flags |= 1
+	e.uvarint(boolBit(p.NoCheck))
+}
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
 	}
-	e.uvarint(flags)
+	return 0
 }
 
 func decodeProgram(d *dec) Program {
@@ -262,6 +266,7 @@ func decodeProgram(d *dec) Program {
 			g.Methods = append(g.Methods, d.str())
 		}
 		g.Unavailable = d.str()
+		g.Forward = d.uvarint() != 0
 		p.Globals = append(p.Globals, g)
 	}
 	p.Limits.Timeout = time.Duration(d.varint())

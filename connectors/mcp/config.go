@@ -39,6 +39,11 @@ type Config struct {
 	// matches, and none of Exclude's does.
 	Include, Exclude []string
 
+	// ForwardUnknown forwards a call of a tool the server did not list
+	// (it may list it later) as a tools/call of that name, when Include
+	// and Exclude allow the name.
+	ForwardUnknown bool
+
 	// CallTimeout bounds each tool call; 0 means no bound beyond the
 	// caller's context.
 	CallTimeout time.Duration

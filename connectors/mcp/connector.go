@@ -316,7 +316,7 @@ func (c *Connector) Start(ctx context.Context, tool string, args json.RawMessage
 		name = c.tools[i].Name
 	}
 	c.mu.RUnlock()
-	if !known {
+	if !known && !c.forwardable(tool) {
 		return nil, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
 	}
 	ctx, unwatch := c.progress.watch(ctx, c.cfg.Name)
@@ -534,4 +534,23 @@ func (c *Connector) Close() error {
 		}
 	})
 	return c.closeErr
+}
+
+// maxForwardedName bounds the name of a tool called without being listed.
+const maxForwardedName = 128
+
+// forwardable reports whether a tool the server did not list may be
+// called by name (Config.ForwardUnknown): a name of at most
+// maxForwardedName bytes without control characters, that Include and
+// Exclude allow.
+func (c *Connector) forwardable(tool string) bool {
+	if !c.cfg.ForwardUnknown || tool == "" || len(tool) > maxForwardedName {
+		return false
+	}
+	for _, r := range tool {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return c.cfg.selected(tool)
 }

@@ -445,3 +445,27 @@ func TestCloseDuringACall(t *testing.T) {
 		})
 	}
 }
+
+// ForwardUnknown calls a tool the server did not list by name, unless
+// Include or Exclude leave the name out or it is not a plausible name.
+func TestForwardUnknown(t *testing.T) {
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), ForwardUnknown: true, Exclude: []string{"fail", "secret*"}})
+	ctx := context.Background()
+	if _, err := c.Call(ctx, "add-tool", json.RawMessage(`{"name":"late"}`)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Call(ctx, "late", nil)
+	if err != nil || res.IsError || string(res.Value) != `"I am late"` {
+		t.Fatalf("Call(late) = %+v, %v", res, err)
+	}
+	// A name the server lacks reaches it; its answer is the tool's error.
+	res, err = c.Call(ctx, "nope", nil)
+	if err == nil && !res.IsError {
+		t.Errorf("Call(nope) = %+v, want the server's error", res)
+	}
+	for _, name := range []string{"fail", "secret_x", "bad\nname", strings.Repeat("x", 200)} {
+		if _, err := c.Call(ctx, name, nil); !errors.Is(err, connectors.ErrUnknownTool) {
+			t.Errorf("Call(%q) = %v, want ErrUnknownTool", name, err)
+		}
+	}
+}

@@ -46,3 +46,31 @@ connectors:
     await client.close();
   }
 });
+
+test("forward_unknown: a tool the server registers mid-program is called by name, approval-gated unless no_approve", async () => {
+  const dir = tempDir();
+  const cfg = writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: false
+connectors:
+  fx:
+    command: ${JSON.stringify(fixtureBin)}
+    forward_unknown: true
+    no_approve: ["quick_*"]
+`);
+  const client = await connectStdio(cfg);
+  try {
+    // Registered and called in the same program: the catalog it began
+    // with does not list it.
+    const quick = await codemode(client, `async () => { await fx.add_tool({ name: "quick_one" }); return await fx.quick_one({}); }`);
+    assert.equal(quick.outcome.status, "completed", JSON.stringify(quick.outcome));
+    assert.equal(quick.outcome.result, "I am quick_one");
+    const gated = await codemode(client, `async () => { await fx.add_tool({ name: "gated" }); return await fx.gated({ n: 1 }); }`);
+    assert.equal(gated.outcome.status, "paused", JSON.stringify(gated.outcome));
+    assert.deepEqual(gated.outcome.pending.map((p) => `${p.connector}.${p.method}`), ["fx.gated"]);
+  } finally {
+    await client.close();
+  }
+});

@@ -194,7 +194,7 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 		} else {
 			a.Connectors = append(a.Connectors, c)
 		}
-		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, NoApprove: cc.NoApprove, Revert: cc.Revert, Description: cc.Description})
+		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, NoApprove: cc.NoApprove, Revert: cc.Revert, Description: cc.Description, ForwardUnknown: cc.ForwardUnknown})
 	}
 	return sources, nil
 }
@@ -217,21 +217,22 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
 		c, err := mcp.Dial(ctx, mcp.Config{
-			Name:        cc.Name,
-			Command:     cc.Command,
-			Args:        cc.Args,
-			Env:         cc.Env,
-			Inherit:     cc.Inherit.Names,
-			InheritAll:  cc.Inherit.All,
-			Dir:         cc.Cwd,
-			URL:         cc.URL,
-			SSE:         cc.Kind == config.KindSSE,
-			Headers:     cc.Headers,
-			Include:     cc.Tools.Include,
-			Exclude:     cc.Tools.Exclude,
-			CallTimeout: cc.Timeout,
-			Logger:      a.log,
-			Scrubber:    a.Scrubber,
+			Name:           cc.Name,
+			Command:        cc.Command,
+			Args:           cc.Args,
+			Env:            cc.Env,
+			Inherit:        cc.Inherit.Names,
+			InheritAll:     cc.Inherit.All,
+			Dir:            cc.Cwd,
+			URL:            cc.URL,
+			SSE:            cc.Kind == config.KindSSE,
+			Headers:        cc.Headers,
+			Include:        cc.Tools.Include,
+			Exclude:        cc.Tools.Exclude,
+			ForwardUnknown: cc.ForwardUnknown,
+			CallTimeout:    cc.Timeout,
+			Logger:         a.log,
+			Scrubber:       a.Scrubber,
 			OnToolsChanged: func() {
 				a.refresh.changed(cc.Name)
 			},
