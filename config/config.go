@@ -110,6 +110,10 @@ type Sandbox struct {
 	Isolation      string        // "process" | "inprocess"; default "process"
 	MaxCalls       int           // host calls per pass; 0 = sandbox default
 	MaxStackDepth  int           // JS call stack depth; 0 = sandbox default
+	// TypeCheck is "tsc" to type-check every new program with tsgo or
+	// tsc (found on PATH) against the declarations before it runs, and
+	// refuse it on type errors; "off" (the default) does not.
+	TypeCheck string
 }
 
 // Approvals configures how approval requests reach the human.
@@ -256,6 +260,7 @@ func defaults() *Config {
 			MemoryLimit:    DefaultMemoryLimit,
 			MaxResultChars: DefaultMaxResultChars,
 			Isolation:      DefaultIsolation,
+			TypeCheck:      "off",
 		},
 		Approvals: Approvals{Elicitation: true, Tools: true},
 	}

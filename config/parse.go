@@ -397,6 +397,11 @@ func (d *decoder) sandbox(n *node, fp fieldPath, s *Sandbox) {
 				s.Isolation = v
 			}
 		}},
+		{"typecheck", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "off", "tsc"); ok {
+				s.TypeCheck = v
+			}
+		}},
 		{"max_calls", func(n *node, fp fieldPath) {
 			if v, ok := d.count(n, fp, 0); ok {
 				s.MaxCalls = v

@@ -17,7 +17,7 @@ func TestDefault(t *testing.T) {
 		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500},
 		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
-			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process",
+			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process", TypeCheck: "off",
 		},
 		Approvals:  Approvals{Elicitation: true, Tools: true},
 		Connectors: []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}},
@@ -74,7 +74,7 @@ func TestParseFull(t *testing.T) {
 		},
 		Sandbox: Sandbox{
 			Timeout: 30 * time.Second, MemoryLimit: 1 << 30, MaxResultChars: 1000, Isolation: "process",
-			MaxCalls: 100, MaxStackDepth: 500,
+			MaxCalls: 100, MaxStackDepth: 500, TypeCheck: "off",
 		},
 		Approvals: Approvals{Elicitation: false, Tools: false},
 		Connectors: []Connector{
@@ -205,6 +205,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:4:5: connectors.x.args: args does not apply to a url connector (only to command connectors)`},
 		{"tools on openapi", "connectors:\n  x:\n    openapi: a.json\n    tools: [a]\n",
 			`codemode.yaml:4:5: connectors.x.tools: tools does not apply to an openapi connector (only to builtin, command or url connectors)`},
+		{"bad typecheck", "sandbox:\n  typecheck: eslint\n",
+			`codemode.yaml:2:14: sandbox.typecheck: must be one of off, tsc; got "eslint"`},
 		{"forward_unknown on builtin", "connectors:\n  x:\n    builtin: notes\n    forward_unknown: true\n",
 			`codemode.yaml:4:5: connectors.x.forward_unknown: forward_unknown does not apply to a builtin connector (only to command or url connectors)`},
 		{"bad url", "connectors:\n  x:\n    url: example.com/mcp\n",
@@ -347,6 +349,7 @@ func TestParseValues(t *testing.T) {
 			func(c *Config) any { return []string{c.Connectors[0].Name, c.Connectors[0].SourceName} }, []string{"github_issues", "github.issues"}},
 		{"memory store path kept", "store: {path: \":memory:\"}", func(c *Config) any { return c.Store.Path }, ":memory:"},
 		{"bom", "\ufeffserver: {name: bom}", func(c *Config) any { return c.Server.Name }, "bom"},
+		{"typecheck", "sandbox: {typecheck: tsc}", func(c *Config) any { return c.Sandbox.TypeCheck }, "tsc"},
 		{"forward unknown", "connectors: {s: {command: srv, forward_unknown: true}, r: {url: \"http://127.0.0.1:1/mcp\", forward_unknown: true}}",
 			func(c *Config) any { return []bool{c.Connectors[0].ForwardUnknown, c.Connectors[1].ForwardUnknown} }, []bool{true, true}},
 		{"forward unknown in a client file", `{"mcpServers": {"s": {"command": "x", "forward_unknown": true}}}`,

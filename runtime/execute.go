@@ -29,6 +29,11 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 		// nothing.
 		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", humanBytes(len(code)), humanBytes(max))}, nil
 	}
+	if r.typeCheck != nil {
+		if o, refused := r.typeCheckProgram(ctx, code); refused {
+			return o, nil
+		}
+	}
 	now := r.now()
 	if r.housekeepingDue(now) {
 		r.housekeeping(ctx)
@@ -267,4 +272,24 @@ func wrongOutcome(id string, e *codemode.Execution) codemode.Outcome {
 		return codemode.Outcome{}
 	}
 	return codemode.Outcome{ExecutionID: id, Status: e.Status}
+}
+
+// typeCheckProgram runs the type checker over a new program; refused is
+// true with the outcome to return when it has type errors or the checker
+// fails (the program does not run and nothing is stored).
+func (r *Runtime) typeCheckProgram(ctx context.Context, code string) (o codemode.Outcome, refused bool) {
+	decls, err := r.Declarations("")
+	if err != nil {
+		decls = codemodeDeclaration
+	}
+	problems, err := r.typeCheck.Check(ctx, code, decls)
+	switch {
+	case err != nil:
+		r.log.Warn("type check failed", "err", err)
+		return codemode.Outcome{Status: codemode.StatusError, Error: "the type check (sandbox.typecheck) failed; nothing was run: " + r.scrub.String(err.Error())}, true
+	case len(problems) > 0:
+		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("the program has %d type error%s (sandbox.typecheck); nothing was run:\n- %s",
+			len(problems), plural(len(problems), "", "s"), strings.Join(problems, "\n- "))}, true
+	}
+	return codemode.Outcome{}, false
 }

@@ -59,6 +59,8 @@ type setup struct {
 	scrubber *scrub.Scrubber
 	fxEnv    map[string]string
 	lease    time.Duration // Options.Lease
+	// typeCheck is Options.TypeCheck.
+	typeCheck runtime.TypeChecker
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -146,6 +148,7 @@ func (e *env) open(s setup) {
 	}
 	rt, err := runtime.New(ctx, runtime.Options{
 		Store:                store,
+		TypeCheck:            s.typeCheck,
 		Executor:             e.exec,
 		Sources:              sources,
 		Limits:               s.limits,

@@ -76,6 +76,11 @@ type Options struct {
 	// them), from tool descriptions and schemas, and from the outcomes and
 	// execution records the runtime writes.
 	Scrubber *scrub.Scrubber
+	// TypeCheck, when set, type-checks every new program against the
+	// declarations of the connectors (Declarations("")) before an
+	// execution exists; a program with type errors is refused, and
+	// nothing is stored (sandbox.typecheck: tsc).
+	TypeCheck TypeChecker
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
@@ -103,6 +108,8 @@ type Runtime struct {
 	cat atomic.Pointer[catalog]
 	// noCheck skips the check before running (benchmarks compare).
 	noCheck bool
+	// typeCheck, when set, type-checks new programs (Options.TypeCheck).
+	typeCheck TypeChecker
 	// snippetSeg is the search segment of the saved snippets as last
 	// listed (see snippetIndex).
 	snippetSeg atomic.Pointer[snippetSegment]
@@ -140,18 +147,19 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	r := &Runtime{
-		store:    opts.Store,
-		exec:     opts.Executor,
-		limits:   opts.Limits,
-		maxExecs: opts.MaxExecutions,
-		ttl:      opts.PausedTTL,
-		hkEvery:  housekeepingInterval(opts.HousekeepingInterval),
-		maxChars: opts.MaxResultChars,
-		maxValue: valueCap(opts.MaxValueBytes),
-		groupAge: groupAge,
-		clock:    opts.Now,
-		scrub:    opts.Scrubber,
-		log:      log,
+		store:     opts.Store,
+		exec:      opts.Executor,
+		limits:    opts.Limits,
+		maxExecs:  opts.MaxExecutions,
+		ttl:       opts.PausedTTL,
+		hkEvery:   housekeepingInterval(opts.HousekeepingInterval),
+		maxChars:  opts.MaxResultChars,
+		maxValue:  valueCap(opts.MaxValueBytes),
+		groupAge:  groupAge,
+		clock:     opts.Now,
+		scrub:     opts.Scrubber,
+		typeCheck: opts.TypeCheck,
+		log:       log,
 	}
 	if r.clock == nil {
 		r.clock = time.Now

@@ -23,6 +23,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -121,6 +122,15 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Executor = exec
+	var typeCheck rt.TypeChecker
+	if cfg.Sandbox.TypeCheck == "tsc" {
+		tc, err := tscheck.Find()
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("sandbox.typecheck is tsc, but %w", err)
+		}
+		typeCheck = tc
+	}
 	r, err := rt.New(ctx, rt.Options{
 		Store:    st,
 		Executor: wakingExecutor{Executor: a.Executor, retry: a.retry},
@@ -135,6 +145,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		Lease:          cfg.Store.Lease,
 		MaxResultChars: cfg.Sandbox.MaxResultChars,
 		Scrubber:       a.Scrubber,
+		TypeCheck:      typeCheck,
 		Logger:         log,
 	})
 	if err != nil {

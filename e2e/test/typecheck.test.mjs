@@ -1,0 +1,51 @@
+// sandbox.typecheck: tsc, from outside: with TypeScript's tsc on PATH (the
+// suite's own), a program with a type error the check before running
+// cannot see is refused with line:col in the model's code, and nothing
+// runs; a correct program runs.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { tempDir, writeConfig, connectStdio, codemode, cli, e2eDir, everythingBin } from "../lib/helpers.mjs";
+
+const binDir = path.join(e2eDir, "node_modules", ".bin");
+
+test("sandbox.typecheck: tsc refuses a program with type errors before it runs", async () => {
+  const dir = tempDir();
+  const cfg = writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+sandbox:
+  typecheck: tsc
+approvals:
+  elicitation: false
+connectors:
+  notes:
+    builtin: notes
+  everything:
+    command: ${JSON.stringify(everythingBin)}
+`);
+  const env = { PATH: `${binDir}${path.delimiter}${process.env.PATH}` };
+  const client = await connectStdio(cfg, { env });
+  try {
+    const bad = await codemode(client, `async () => {
+  const r = await notes.listNotes({});
+  return r.notes.map((n) => n.txt);
+}`);
+    assert.equal(bad.outcome.status, "error", JSON.stringify(bad.outcome));
+    assert.match(bad.outcome.error, /type error.*nothing was run/);
+    assert.match(bad.outcome.error, /line 3:\d+: Property 'txt' does not exist/);
+    assert.ok(!bad.outcome.executionId, "no execution is stored");
+
+    const good = await codemode(client, "```ts\nconst r = await notes.listNotes({});\nconst n: number = r.notes.length;\nreturn n;\n```");
+    assert.equal(good.outcome.status, "completed", JSON.stringify(good.outcome));
+    assert.equal(good.outcome.result, 0);
+  } finally {
+    await client.close();
+  }
+
+  // Without a checker on PATH the server does not start: the setting asks
+  // for one.
+  const r = cli(["run", "--config", cfg, "--code", "1"], { env: { ...process.env, PATH: "/nonexistent" } });
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr + r.stdout, /sandbox\.typecheck is tsc, but neither tsgo nor tsc is on PATH/);
+});
