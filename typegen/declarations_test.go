@@ -20,11 +20,20 @@ func loadConnector(t *testing.T, name string) Connector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c Connector
+	// "definitions" holds the connector's shared definitions document.
+	var c struct {
+		Connector
+		Definitions json.RawMessage `json:"definitions"`
+	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		t.Fatalf("decode %s.json: %v", name, err)
 	}
-	return c
+	defs, err := NewDefinitions(c.Definitions)
+	if err != nil {
+		t.Fatalf("%s.json definitions: %v", name, err)
+	}
+	c.Connector.Definitions = defs
+	return c.Connector
 }
 
 // golden compares got with testdata/<file>, or rewrites it with -update.
@@ -48,7 +57,7 @@ func golden(t *testing.T, file, got string) {
 
 // goldenConnectors are the testdata connectors; their .ts outputs were
 // checked with `tsc --strict --noEmit`.
-var goldenConnectors = []string{"everything", "memory", "constructs"}
+var goldenConnectors = []string{"everything", "memory", "constructs", "named"}
 
 func TestDeclarationsGolden(t *testing.T) {
 	for _, name := range goldenConnectors {
@@ -80,7 +89,7 @@ func TestMethodDeclarationGolden(t *testing.T) {
 			c := loadConnector(t, name)
 			var parts []string
 			for _, m := range c.Methods {
-				parts = append(parts, MethodDeclaration(c.Name, nil, m))
+				parts = append(parts, MethodDeclaration(c.Name, c.Definitions, m))
 			}
 			golden(t, name+".describe.txt", strings.Join(parts, "\n// ----\n\n"))
 		})
@@ -487,5 +496,50 @@ func TestDiagnosticsPointAtTheKeyword(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+}
+
+// jsAndTSWords are JavaScript's reserved words (ES2024, strict mode and
+// module code included), TypeScript's contextual keywords and type names,
+// and property names with a meaning of their own.
+var jsAndTSWords = strings.Fields(`
+	break case catch class const continue debugger default delete do else enum
+	export extends false finally for function if import in instanceof new null
+	return super switch this throw true try typeof var void while with yield
+	let static implements interface package private protected public await
+	arguments eval undefined NaN Infinity async of get set
+	abstract accessor any as asserts assert bigint boolean declare from global
+	infer is keyof module namespace never number object out override readonly
+	require satisfies string symbol type unique unknown using
+	constructor prototype __proto__ toString valueOf hasOwnProperty then
+`)
+
+// TestKeywordsGolden declares methods, properties and connectors named
+// after every reserved word and contextual keyword: keys are quoted where
+// needed and value names sanitized, so tsc accepts the file.
+func TestKeywordsGolden(t *testing.T) {
+	var props []string
+	for _, w := range jsAndTSWords {
+		props = append(props, `"`+w+`":{"type":"string"}`)
+	}
+	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{"words":{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":["class","type"]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := json.RawMessage(`{"$ref":"#/components/schemas/words"}`)
+	var cs []Connector
+	c := Connector{Name: "words", Definitions: defs}
+	for _, w := range jsAndTSWords {
+		c.Methods = append(c.Methods, Method{Name: w, Input: in})
+	}
+	cs = append(cs, c)
+	for _, w := range jsAndTSWords {
+		// As a global and as a namespace member.
+		cs = append(cs, Connector{Name: w, Methods: []Method{{Name: "m"}}}, Connector{Name: "ns." + w, Methods: []Method{{Name: "m"}}})
+	}
+	res := Generate(cs, Options{})
+	golden(t, "keywords.ts", res.Text)
+	if len(res.Diagnostics) != 0 {
+		t.Errorf("diagnostics: %v", res.Diagnostics)
 	}
 }

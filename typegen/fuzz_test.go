@@ -8,7 +8,8 @@ import (
 
 // FuzzSchema feeds arbitrary bytes as a schema to Schema and, as input and
 // output schemas, to Declarations: neither may panic, and both must produce
-// balanced brackets outside string literals and comments.
+// TypeScript that passes checkDeclarations (balanced, parsed by esbuild,
+// every type declared once and every referenced type declared).
 func FuzzSchema(f *testing.F) {
 	for _, tc := range schemaCases {
 		f.Add([]byte(tc.schema))
@@ -17,13 +18,13 @@ func FuzzSchema(f *testing.F) {
 	f.Add([]byte(`{"properties":{"*/":{"description":"/* } ] ) \" '","enum":["}","\\\"]"]}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out := Schema(json.RawMessage(data))
-		if err := checkBalanced(out); err != "" {
+		if err := checkDeclarations("type T = " + out + ";\n"); err != "" {
 			t.Fatalf("Schema(%q) = %q: %s", data, out, err)
 		}
 		decl := Declarations(Connector{Name: "f", Methods: []Method{
 			{Name: "m", Description: string(data), Input: data, Output: data},
 		}})
-		if err := checkBalanced(decl); err != "" {
+		if err := checkDeclarations(decl); err != "" {
 			t.Fatalf("Declarations with schema %q = %q: %s", data, decl, err)
 		}
 	})

@@ -195,6 +195,7 @@ func defName(prefix, ref string) string {
 	if u, err := url.PathUnescape(last); err == nil {
 		last = u
 	}
+	last = pointerUnescaper.Replace(last)
 	name := pascal(last)
 	switch {
 	case ref == "#":

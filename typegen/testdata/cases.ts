@@ -436,19 +436,19 @@ type CasesRefWithConstraintsOutput = CasesA2 & { a: unknown };
 
 type CasesA2 = { a?: string };
 
-type CasesRefEscapedPointerInput = CasesA1b | CasesC0d;
+type CasesRefEscapedPointerInput = CasesAB | CasesCD;
 
-type CasesRefEscapedPointerOutput = CasesA1b | CasesC0d;
+type CasesRefEscapedPointerOutput = CasesAB | CasesCD;
 
-type CasesA1b = string;
+type CasesAB = string;
 
-type CasesC0d = number;
+type CasesCD = number;
 
-type CasesRefPercentEncodedInput = CasesAB;
+type CasesRefPercentEncodedInput = CasesAB2;
 
-type CasesRefPercentEncodedOutput = CasesAB;
+type CasesRefPercentEncodedOutput = CasesAB2;
 
-type CasesAB = boolean;
+type CasesAB2 = boolean;
 
 type CasesRefIntoArrayInput = string | Cases0;
 
