@@ -191,23 +191,7 @@ connectors:
 	return path
 }
 
-// githubDocument is GitHub's OpenAPI document from the end-to-end suite's
-// npm packages (@octokit/openapi); CODEMODE_GITHUB_OPENAPI overrides it.
-func githubDocument(b *testing.B) string {
-	b.Helper()
-	p := os.Getenv("CODEMODE_GITHUB_OPENAPI")
-	if p == "" {
-		p = filepath.Join("..", "e2e", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
-	}
-	abs, err := filepath.Abs(p)
-	if err == nil {
-		_, err = os.Stat(abs)
-	}
-	if err != nil {
-		b.Fatalf("GitHub's OpenAPI document: %v (run `npm ci` in e2e/, or set CODEMODE_GITHUB_OPENAPI)", err)
-	}
-	return abs
-}
+func githubDocument(b *testing.B) string { return fixture.GitHubDocument(b) }
 
 // BenchmarkOpenAPIStartToolsList is issue 10's start-up figure: the time
 // from starting `codemode-mcp serve` with GitHub's document configured to

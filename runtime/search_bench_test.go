@@ -9,23 +9,10 @@ import (
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
-
-// githubDocument is GitHub's OpenAPI document from the end-to-end suite's
-// npm packages (@octokit/openapi); CODEMODE_GITHUB_OPENAPI overrides it.
-func githubDocument(b *testing.B) string {
-	b.Helper()
-	p := os.Getenv("CODEMODE_GITHUB_OPENAPI")
-	if p == "" {
-		p = filepath.Join("..", "e2e", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
-	}
-	if _, err := os.Stat(p); err != nil {
-		b.Fatalf("GitHub's OpenAPI document: %v (run `npm ci` in e2e/, or set CODEMODE_GITHUB_OPENAPI)", err)
-	}
-	return p
-}
 
 // intent is one query of a search query set (e2e/search/*.json) with the
 // paths that answer it.
@@ -49,6 +36,17 @@ func loadIntents(b *testing.B, name string) []intent {
 	return set.Intents
 }
 
+// githubEnv is an env with GitHub's document (as connector github) and
+// notes.
+func githubEnv(b *testing.B) *env {
+	b.Helper()
+	gh, err := openapi.New(context.Background(), openapi.Config{Name: "github", Document: fixture.GitHubDocument(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return newEnv(b, setup{noKV: true, notes: true, extra: []runtime.Source{{Connector: gh}}})
+}
+
 // BenchmarkSearchGitHub measures codemode.search over GitHub's document
 // (1,200+ methods) and the notes connector: one op is one Search of a
 // plain-language query, cycling through the tuning set (e2e/search/
@@ -59,11 +57,7 @@ func loadIntents(b *testing.B, name string) []intent {
 // The first search builds the index: index-build is that time alone.
 func BenchmarkSearchGitHub(b *testing.B) {
 	ctx := context.Background()
-	gh, err := openapi.New(ctx, openapi.Config{Name: "github", Document: githubDocument(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := newEnv(b, setup{noKV: true, notes: true, extra: []runtime.Source{{Connector: gh}}})
+	e := githubEnv(b)
 	search := func(q string) []string {
 		raw, err := e.rt.Search(ctx, q)
 		if err != nil {
@@ -150,11 +144,7 @@ func pct(k, n int) float64 {
 // BenchmarkCollectStatic is the part that finds the calls.
 func BenchmarkCheckGitHub(b *testing.B) {
 	ctx := context.Background()
-	gh, err := openapi.New(ctx, openapi.Config{Name: "github", Document: githubDocument(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := newEnv(b, setup{noKV: true, notes: true, extra: []runtime.Source{{Connector: gh}}})
+	e := githubEnv(b)
 	calls, err := sandbox.StaticCalls(`async () => {
 		const repo = await github.repos_get({ owner: "golang", repo: "go" });
 		const issues = await github.issues_list_for_repo({ owner: "golang", repo: repo.name, state: "open", per_page: 5 });

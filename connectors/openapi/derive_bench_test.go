@@ -2,26 +2,13 @@ package openapi
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
-// githubDocument is GitHub's OpenAPI document from the end-to-end suite's
-// npm packages (@octokit/openapi); CODEMODE_GITHUB_OPENAPI overrides it.
-func githubDocument(b *testing.B) string {
-	b.Helper()
-	p := os.Getenv("CODEMODE_GITHUB_OPENAPI")
-	if p == "" {
-		p = filepath.Join("..", "..", "e2e", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
-	}
-	if _, err := os.Stat(p); err != nil {
-		b.Fatalf("GitHub's OpenAPI document: %v (run `npm ci` in e2e/, or set CODEMODE_GITHUB_OPENAPI)", err)
-	}
-	return p
-}
+func githubDocument(b *testing.B) string { return fixture.GitHubDocument(b) }
 
 // BenchmarkGitHubCold derives GitHub's document with an empty cache:
 // read, parse, derive every operation with input and output schemas,
