@@ -4,6 +4,7 @@ package rawpipe
 
 import (
 	"errors"
+	"net"
 	"os"
 )
 
@@ -12,3 +13,6 @@ type Pipe struct{ *os.File }
 
 // New reports errors.ErrUnsupported: Wrap then uses the *os.File.
 func New(*os.File) (*Pipe, error) { return nil, errors.ErrUnsupported }
+
+// WrapConn returns c: raw system calls are Linux's only.
+func WrapConn(c *net.TCPConn) net.Conn { return c }
