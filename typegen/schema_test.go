@@ -148,6 +148,7 @@ var schemaCases = []struct {
 	{"unevaluated", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"number"},"unevaluatedItems":false,"contains":{"const":1}}},"unevaluatedProperties":false,"propertyNames":{"pattern":"^a"}}`, `{ a?: number[] }`},
 	{"unevaluated true", `{"type":"object","unevaluatedProperties":true}`, `{ [key: string]: unknown }`},
 	{"dynamic refs", `{"anyOf":[{"$dynamicRef":"#node"},{"$recursiveRef":"#"},{"type":"string"}]}`, `unknown`},
+	{"depth limit", strings.Repeat(`{"type":"array","items":`, 70) + `{"type":"string"}` + strings.Repeat(`}`, 70), "unknown" + strings.Repeat("[]", maxDepth+1)},
 	{"validation keywords are not diagnostics", `{"type":"string","minLength":1,"maxLength":9,"pattern":"^a","title":"T","readOnly":true,"$comment":"c","x-foo":1}`, `string`},
 }
 

@@ -520,6 +520,10 @@ type CasesDynamicRefsInput = unknown;
 
 type CasesDynamicRefsOutput = unknown;
 
+type CasesDepthLimitInput = unknown[][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][];
+
+type CasesDepthLimitOutput = unknown[][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][][];
+
 type CasesValidationKeywordsAreNotDiagnosticsInput = string;
 
 type CasesValidationKeywordsAreNotDiagnosticsOutput = string;
@@ -628,5 +632,6 @@ declare const cases: {
   unevaluated(input: CasesUnevaluatedInput): Promise<CasesUnevaluatedOutput>;
   unevaluated_true(input: CasesUnevaluatedTrueInput): Promise<CasesUnevaluatedTrueOutput>;
   dynamic_refs(input: CasesDynamicRefsInput): Promise<CasesDynamicRefsOutput>;
+  depth_limit(input: CasesDepthLimitInput): Promise<CasesDepthLimitOutput>;
   validation_keywords_are_not_diagnostics(input: CasesValidationKeywordsAreNotDiagnosticsInput): Promise<CasesValidationKeywordsAreNotDiagnosticsOutput>;
 };
