@@ -6,7 +6,7 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,6 +71,43 @@ connectors:
     revert:
       create_entities: "(args, result) => memory.delete_entities({ entityNames: args.entities.map(e => e.name) })"
 ${extra}`);
+}
+
+// fixturePair writes a config in which connectors `reads` and `writes`
+// (or the names given) are the Go fixture server, both counting their side
+// effects into one file; writes needs approval for counter. extra is more
+// YAML for the connectors section.
+export function fixturePair(dir, { reads = "reads", writes = "writes", elicitation = false, isolation = "process", extra = "" } = {}) {
+  const effects = path.join(dir, "effects.txt");
+  const cfg = writeConfig(dir, `
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+sandbox:
+  timeout: 10s
+  isolation: ${isolation}
+approvals:
+  elicitation: ${elicitation}
+connectors:
+  ${reads}:
+    command: ${JSON.stringify(fixtureBin)}
+    env: { FIXTURE_SIDE_EFFECTS: ${JSON.stringify(effects)} }
+  ${writes}:
+    command: ${JSON.stringify(fixtureBin)}
+    env: { FIXTURE_SIDE_EFFECTS: ${JSON.stringify(effects)} }
+    approve: ["counter"]
+${extra}`);
+  return { cfg, effects };
+}
+
+// countEffects returns how many times each name was counted in a
+// fixture's effects file.
+export function countEffects(effects) {
+  const out = {};
+  if (!existsSync(effects)) return out;
+  for (const line of readFileSync(effects, "utf8").split("\n")) {
+    if (line.trim()) out[line.trim()] = (out[line.trim()] ?? 0) + 1;
+  }
+  return out;
 }
 
 // connectStdio starts `codemode-mcp serve` as a child of the SDK's stdio

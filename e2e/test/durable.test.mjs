@@ -9,40 +9,16 @@ import path from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   tempDir, writeConfig, standardConfig, connectStdio, codemode, callTool, cli, bin, fixtureBin,
+  fixturePair, countEffects,
 } from "../lib/helpers.mjs";
 
 // fixtureConfig: `reads` and `writes` are the same fixture server; writes
 // needs approval for counter. Both count into one file.
 function fixtureConfig(dir, extra = "") {
-  const effects = path.join(dir, "effects.txt");
-  const cfg = writeConfig(dir, `
-store:
-  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
-sandbox:
-  timeout: 10s
-approvals:
-  elicitation: ${extra.includes("elicitation") ? "true" : "false"}
-connectors:
-  reads:
-    command: ${JSON.stringify(fixtureBin)}
-    env: { FIXTURE_SIDE_EFFECTS: ${JSON.stringify(effects)} }
-  writes:
-    command: ${JSON.stringify(fixtureBin)}
-    env: { FIXTURE_SIDE_EFFECTS: ${JSON.stringify(effects)} }
-    approve: ["counter"]
-`);
-  return { cfg, effects };
+  return fixturePair(dir, { elicitation: extra.includes("elicitation") });
 }
 
-// count returns how many times each name was counted in the effects file.
-function count(effects) {
-  const out = {};
-  if (!existsSync(effects)) return out;
-  for (const line of readFileSync(effects, "utf8").split("\n")) {
-    if (line.trim()) out[line.trim()] = (out[line.trim()] ?? 0) + 1;
-  }
-  return out;
-}
+const count = countEffects;
 
 const readThenWrite = `async () => {
   const r = await reads.counter({ name: "read" });

@@ -5,47 +5,20 @@
 // that is both a connector and a namespace is a config error.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import {
-  tempDir, writeConfig, connectStdio, codemode, callTool, cli, fixtureBin, e2eDir,
+  tempDir, writeConfig, connectStdio, codemode, callTool, cli, fixtureBin, e2eDir, fixturePair, countEffects,
 } from "../lib/helpers.mjs";
 
 const tsc = path.join(e2eDir, "node_modules", "typescript", "bin", "tsc");
 
 function namespaceConfig(dir, isolation) {
-  const effects = path.join(dir, "effects.txt");
-  const cfg = writeConfig(dir, `
-store:
-  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
-sandbox:
-  timeout: 10s
-  isolation: ${isolation}
-approvals:
-  elicitation: false
-connectors:
-  fx.reads:
-    command: ${JSON.stringify(fixtureBin)}
-    env: { FIXTURE_SIDE_EFFECTS: ${JSON.stringify(effects)} }
-  notes:
-    builtin: notes
-  fx.writes:
-    command: ${JSON.stringify(fixtureBin)}
-    env: { FIXTURE_SIDE_EFFECTS: ${JSON.stringify(effects)} }
-    approve: ["counter"]
-`);
-  return { cfg, effects };
+  return fixturePair(dir, { reads: "fx.reads", writes: "fx.writes", isolation, extra: "  notes:\n    builtin: notes\n" });
 }
 
-function count(effects) {
-  const out = {};
-  if (!existsSync(effects)) return out;
-  for (const line of readFileSync(effects, "utf8").split("\n")) {
-    if (line.trim()) out[line.trim()] = (out[line.trim()] ?? 0) + 1;
-  }
-  return out;
-}
+const count = countEffects;
 
 const program = `async () => {
   const r = await fx.reads.counter({ name: "read" });
