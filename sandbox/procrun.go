@@ -71,13 +71,15 @@ func (r *procRun) run(ctx context.Context, host Host) (o Outcome, keep bool, err
 	// (waking another thread roughly doubles the cost of a call here, and
 	// so does arming a timer per call); when a call is still being served
 	// at a tick of this goroutine's ticker, a new leader takes over reading
-	// (other calls, cancellations) meanwhile.
+	// (other calls, cancellations) meanwhile. The ticker runs only while
+	// calls are being served (see leaders).
+	tick := time.NewTicker(leaderHandoff)
+	tick.Stop()
+	defer tick.Stop()
 	res := make(chan readResult, 1)
-	l := &leaders{run: r, d: d, res: res}
+	l := &leaders{run: r, d: d, res: res, tick: tick}
 	l.wg.Add(1)
 	go l.lead()
-	tick := time.NewTicker(leaderHandoff)
-	defer tick.Stop()
 	var rr readResult
 wait:
 	for {
@@ -112,11 +114,20 @@ type readResult struct {
 
 // leaders are the goroutines reading the frames of one run, one at a time
 // (all owned by wg).
+//
+// The handoff ticker runs only while host requests are being served: the
+// first serve after a quiet spell starts it, and a tick that finds no
+// request served since the previous tick and none in progress stops it.
+// So a run of quick calls arms it about once per burst, not once per call,
+// and while the program computes without calling the host, nothing in
+// the server wakes up (a 2 ms ticker for the whole run cost about 2,000
+// context switches a second; BenchmarkServerWhileProgramComputes).
 type leaders struct {
 	// fixed at creation
-	run *procRun
-	d   *dispatch
-	res chan<- readResult
+	run  *procRun
+	d    *dispatch
+	res  chan<- readResult
+	tick *time.Ticker // read by procRun.run, which calls handoff at each tick
 
 	wg sync.WaitGroup
 
@@ -124,6 +135,7 @@ type leaders struct {
 	serving int  // serves begun by leaders; guarded by mu
 	busy    bool // the current leader is serving a call, not reading; guarded by mu
 	seen    int  // serving at the previous tick; guarded by mu
+	ticking bool // tick is running; guarded by mu
 }
 
 // lead reads frames until the outcome or an error, serving host requests
@@ -178,6 +190,10 @@ func (l *leaders) serve(f func()) bool {
 	l.mu.Lock()
 	l.serving++
 	l.busy = true
+	if !l.ticking {
+		l.ticking = true
+		l.tick.Reset(leaderHandoff)
+	}
 	l.mu.Unlock()
 	f()
 	l.mu.Lock()
@@ -190,14 +206,20 @@ func (l *leaders) serve(f func()) bool {
 }
 
 // handoff starts a new leader when the current one has been serving the
-// same call since the previous tick.
+// same call since the previous tick, and stops the ticker when no call
+// has been served since then.
 func (l *leaders) handoff() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.busy && l.serving == l.seen {
+	switch {
+	case l.serving != l.seen:
+	case l.busy:
 		l.busy = false
 		l.wg.Add(1)
 		go l.lead()
+	default:
+		l.tick.Stop()
+		l.ticking = false
 	}
 	l.seen = l.serving
 }

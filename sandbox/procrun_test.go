@@ -1,0 +1,171 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// slowThenQuick is a program whose first call (notes.createNote) is
+// answered only after the host has served `quick` everything.add calls
+// made while it is pending: unless a new leader takes over reading while
+// the first leader serves the slow call, the run deadlocks. It does that
+// twice, with a CPU-bound loop in between during which no call is served
+// (so the handoff ticker has stopped and must start again).
+func slowThenQuick(quick int) string {
+	return fmt.Sprintf(`
+		async function phase(n) {
+			const slow = notes.createNote({ n });
+			let s = 0;
+			for (let i = 0; i < %d; i++) s += (await everything.add({ i })).i;
+			await slow;
+			return s;
+		}
+		const a = await phase(1);
+		let x = 0;
+		for (let i = 0; i < 3e5; i++) x = (x + i) %% 7;
+		const b = await phase(2);
+		return [a, b, x >= 0];
+	`, quick)
+}
+
+// phasedHost serves slowThenQuick: createNote({n}) answers once n*quick
+// add calls have been served in all (a held call may reach the host after
+// some of the quick calls made after it).
+type phasedHost struct {
+	fakeHost
+	quick int
+
+	mu      sync.Mutex
+	adds    int
+	changed chan struct{} // closed and replaced at every add
+}
+
+func newPhasedHost(quick int) *phasedHost {
+	h := &phasedHost{quick: quick, changed: make(chan struct{})}
+	h.fakeHost.call = func(ctx context.Context, c Call) (json.RawMessage, error) {
+		var a struct{ N, I int }
+		if err := json.Unmarshal(c.Args, &a); err != nil {
+			return nil, err
+		}
+		switch c.Method {
+		case "createNote":
+			for {
+				h.mu.Lock()
+				done, changed := h.adds >= a.N*h.quick, h.changed
+				h.mu.Unlock()
+				if done {
+					return json.RawMessage(`{}`), nil
+				}
+				select {
+				case <-changed:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		case "add":
+			h.mu.Lock()
+			h.adds++
+			close(h.changed)
+			h.changed = make(chan struct{})
+			h.mu.Unlock()
+			return json.RawMessage(fmt.Sprintf(`{"i":%d}`, a.I)), nil
+		}
+		return nil, fmt.Errorf("unexpected method %s", c.Method)
+	}
+	return h
+}
+
+// TestProcessLeadersHandOffAndRestart checks the leaders' handoff through
+// a quiet spell: a slow call pending while quick calls go on, twice, with
+// a CPU-bound stretch in between.
+func TestProcessLeadersHandOffAndRestart(t *testing.T) {
+	pool := newPool(t, ProcessOptions{Size: 1})
+	const quick = 50
+	o := run(t, pool, newPhasedHost(quick), slowThenQuick(quick), Limits{Timeout: 20 * time.Second})
+	sum := quick * (quick - 1) / 2
+	wantCompleted(t, "slowThenQuick", o, fmt.Sprintf("[%d,%d,true]", sum, sum))
+}
+
+// TestProcessLeadersStress runs many programs at once on a small pool,
+// each mixing slow calls that need a handoff, concurrent quick calls and
+// CPU-bound stretches, while some are cancelled at random moments and
+// some workers are killed mid-run. Every run must end (completed, or
+// failed with the cancellation or the crash), the pool must keep working,
+// and no goroutine may be left behind (goleak in TestMain).
+func TestProcessLeadersStress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress test")
+	}
+	pool := newPool(t, ProcessOptions{Size: 2})
+	const runs, quick = 24, 20
+	concurrent := `
+		const r = await Promise.all(Array.from({ length: 40 }, (_, i) => everything.echo({ i })));
+		let x = 0;
+		for (let i = 0; i < 2e5; i++) x = (x + i) % 7;
+		return r.length + (x >= 0 ? 0 : 1);
+	`
+	var completed, failed atomic.Int32
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			code, host, want := slowThenQuick(quick), Host(newPhasedHost(quick)), fmt.Sprintf("[%d,%d,true]", quick*(quick-1)/2, quick*(quick-1)/2)
+			if i%2 == 1 {
+				code, host, want = concurrent, &fakeHost{}, "40"
+			}
+			switch i % 6 {
+			case 2: // cancelled at a random moment
+				time.AfterFunc(time.Duration(rng.IntN(40_000))*time.Microsecond, cancel)
+			case 3: // its worker killed at a random moment
+				time.AfterFunc(time.Duration(rng.IntN(40_000))*time.Microsecond, func() {
+					for _, pid := range childPIDs(t) {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+						return
+					}
+				})
+			}
+			o, err := pool.Run(ctx, Program{Code: code, Globals: testGlobals, Limits: Limits{Timeout: 60 * time.Second}}, host)
+			if err != nil {
+				// A kill may also hit a worker the pool is starting.
+				if !strings.Contains(err.Error(), "did not start") {
+					t.Errorf("run %d: internal error: %v", i, err)
+				}
+				failed.Add(1)
+				return
+			}
+			switch o.Status {
+			case Completed:
+				if !jsonEqual(t, o.Result, want) {
+					t.Errorf("run %d: result %s, want %s", i, o.Result, want)
+				}
+				completed.Add(1)
+			case Failed:
+				if i%6 != 2 && i%6 != 3 {
+					// A kill aimed at another run's worker may land here.
+					t.Logf("run %d failed: %s", i, o.Error)
+				}
+				failed.Add(1)
+			default:
+				t.Errorf("run %d: status %v (%s)", i, o.Status, o.Error)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d completed, %d failed", completed.Load(), failed.Load())
+	if completed.Load() < runs/2 {
+		t.Errorf("only %d of %d runs completed", completed.Load(), runs)
+	}
+	wantCompleted(t, "after", run(t, pool, &fakeHost{}, "1 + 1", Limits{}), "2")
+}
