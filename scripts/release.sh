@@ -10,8 +10,10 @@
 # and DIR/SHA256SUMS. Reproducible: the same commit and Go version give
 # the same bytes on any machine and in any directory (-trimpath, an empty
 # build id, no build time; the VCS revision and commit time Go stamps in
-# belong to the commit). Publishing is left to whoever runs it; CI builds
-# twice and compares the checksums (scripts/test.sh).
+# belong to the commit, and the OpenAPI connector keys its caches by them).
+# Build from a git clone: where Go cannot stamp the revision (a git
+# worktree, a tarball) the script stops. Publishing is left to whoever runs
+# it; CI builds twice, from two clones, and compares (scripts/test.sh).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: scripts/release.sh DIR" >&2; exit 2; }
 out=$1
@@ -31,9 +33,13 @@ for target in $targets; do
   name="codemode-mcp-$version-$goos-$goarch"
   [ "$goos" = windows ] && name="$name.exe"
   echo "== $name"
-  GOOS=$goos GOARCH=$goarch CGO_ENABLED=0 GOFLAGS= go build -trimpath -buildvcs=auto \
+  GOOS=$goos GOARCH=$goarch CGO_ENABLED=0 GOFLAGS= go build -trimpath -buildvcs=true \
     -ldflags "-s -w -buildid= -X github.com/codemode-mcp/codemode-mcp/internal/cli.Version=$version" \
     -o "$out/$name" ./cmd/codemode-mcp
+  if ! go version -m "$out/$name" | grep -q 'vcs.revision='; then
+    echo "release.sh: Go did not stamp the VCS revision into $name (not a git clone? a worktree?); build from a clone" >&2
+    exit 1
+  fi
   names+=("$name")
 done
 
