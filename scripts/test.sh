@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it:
 #   formatting, go vet (and a build and vet for every other release target:
-#   linux, darwin and windows on amd64 and arm64), unit and integration
+#   linux, darwin and windows on amd64 and arm64), the release binaries
+#   built twice and compared, unit and integration
 #   tests with the race detector,
 #   then the end-to-end suite (a real MCP client drives the built binary in
 #   front of real npm MCP servers).
@@ -28,6 +29,20 @@ for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 wi
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -trimpath ./...
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet -trimpath ./...
 done
+
+echo "== release binaries (scripts/release.sh), built twice from two clones of HEAD"
+# The same commit must give the same bytes whatever the directory; local
+# changes are not in the clones.
+git rev-parse --git-dir >/dev/null 2>&1 || { echo "scripts/test.sh: not a git checkout; the release check needs one"; exit 1; }
+rel=$(mktemp -d)
+trap 'rm -rf "$rel"' EXIT
+git clone -q . "$rel/a" && git clone -q . "$rel/b"
+"$rel/a/scripts/release.sh" "$rel/out-a" > /dev/null
+"$rel/b/scripts/release.sh" "$rel/out-b" > /dev/null
+[ "$(wc -l < "$rel/out-a/SHA256SUMS")" -eq 6 ] || { echo "release.sh made $(wc -l < "$rel/out-a/SHA256SUMS") binaries, want 6"; exit 1; }
+cmp "$rel/out-a/SHA256SUMS" "$rel/out-b/SHA256SUMS" || { echo "two release builds of the same commit differ"; diff "$rel/out-a/SHA256SUMS" "$rel/out-b/SHA256SUMS"; exit 1; }
+"$rel/out-a/codemode-mcp-$(cd "$rel/a" && git describe --tags --always)-$(go env GOOS)-$(go env GOARCH)" version | head -1
+rm -rf "$rel"
 
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...
