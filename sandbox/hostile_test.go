@@ -74,7 +74,10 @@ var memoryExceeded = failsWith(fmt.Sprintf("memory limit exceeded (%d MiB)", hos
 func hostileCases() []hostileCase {
 	short := Limits{Timeout: 300 * time.Millisecond}
 	// Memory bombs get a long timeout: the memory limit must stop them.
-	long := Limits{Timeout: 30 * time.Second}
+	// Under the race detector, with the sampling limiter, a huge
+	// allocation takes tens of seconds (the detector prepares its shadow
+	// of it) before anything can stop it.
+	long := Limits{Timeout: 90 * time.Second}
 	stackOverflow := failsWithPrefix("RangeError: maximum call stack size exceeded (line ")
 	return []hostileCase{
 		{name: "memory: growing array of strings", code: "let a = []; while (true) a.push('x'.repeat(1e6))", limits: long, processOnly: true, check: memoryExceeded},
@@ -182,6 +185,10 @@ func TestHostilePrograms(t *testing.T) {
 	}{
 		{"process", true, func(t *testing.T) Executor {
 			return newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit})
+		}},
+		// macOS's limiter, run here with RLIMIT_DATA off.
+		{"process with the sampling limiter", true, func(t *testing.T) Executor {
+			return newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: LimiterSampling})
 		}},
 		{"inprocess", false, func(t *testing.T) Executor { return newExecutor(t) }},
 	}

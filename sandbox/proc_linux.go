@@ -1,24 +1,21 @@
-//go:build linux
-
 package sandbox
 
 import (
+	"bytes"
 	"fmt"
-	"io"
 	"os"
+	"strconv"
 	"syscall"
-
-	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
-// processSupported reports whether this OS has the process executor.
-const processSupported = true
+// Linux is where the process executor is developed and every suite runs,
+// with both limiters (LimiterSystem, the default, and LimiterSampling).
 
-// workerSysProcAttr puts a worker in a process group of its own, so that a
-// terminal's Ctrl-C reaches the parent, which stops its workers itself.
-func workerSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
+// systemLimiter is what LimiterSystem means here: RLIMIT_DATA.
+const systemLimiter = LimiterSystem
+
+// residentSupported reports whether residentBytes works here.
+const residentSupported = true
 
 // killedBySeccomp reports whether a process died of SIGSYS, the signal of
 // a seccomp filter's SECCOMP_RET_KILL_PROCESS.
@@ -55,25 +52,24 @@ func vmDataBytes() (int64, error) {
 	return statusField(b, "VmData")
 }
 
-// workerPipes returns the pipes a ProcessPool gives a worker: fd 3 from
-// the parent, fd 4 to it. They are made non-blocking so that Go's poller
-// serves them (a blocking read would hold the only P of GOMAXPROCS=1), and
-// read and written with raw system calls (internal/rawpipe).
-func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
-	var pipes [2]*rawpipe.Pipe
-	for i, fd := range []int{workerInFD, workerOutFD} {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-			return nil, nil, fmt.Errorf("sandbox worker: fd %d is not a pipe (a worker is started by the sandbox's process pool)", fd)
-		}
-		if err := syscall.SetNonblock(fd, true); err != nil {
-			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
-		}
-		p, err := rawpipe.New(os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i]))
-		if err != nil {
-			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
-		}
-		pipes[i] = p
+// limitProcess is the parent's part of LimiterSystem: nothing here (the
+// worker sets its own rlimit).
+func limitProcess(*os.Process, int64) (release func(), err error) { return func() {}, nil }
+
+// residentBytes returns the resident memory of process pid: the second
+// field of /proc/PID/statm, in pages.
+func residentBytes(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0, err
 	}
-	return pipes[0], pipes[1], nil
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/statm: %q", pid, b)
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/statm: %w", pid, err)
+	}
+	return pages * int64(os.Getpagesize()), nil
 }

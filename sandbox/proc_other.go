@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !windows
 
 package sandbox
 
@@ -6,15 +6,32 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
-// processSupported reports whether this OS has the process executor.
+// Systems other than Linux, macOS and Windows have no process executor:
+// NewProcessPool and RunWorker return errors wrapping
+// errors.ErrUnsupported.
+
 const processSupported = false
+
+const (
+	systemLimiter     = LimiterSystem
+	residentSupported = false
+)
 
 func workerSysProcAttr() *syscall.SysProcAttr { return nil }
 
+func workerDir() string { return "" }
+
+func attachWorkerPipes(*exec.Cmd, *os.File, *os.File) {}
+
 func limitData(int64) error { return errors.ErrUnsupported }
+
+func limitProcess(*os.Process, int64) (func(), error) { return nil, errors.ErrUnsupported }
+
+func residentBytes(int) (int64, error) { return 0, errors.ErrUnsupported }
 
 func hardenWorker() error { return errors.ErrUnsupported }
 

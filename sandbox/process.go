@@ -31,9 +31,12 @@ type ProcessOptions struct {
 	MaxWorkers int
 	// MemoryLimit is each worker's memory budget in bytes (default 256
 	// MiB): a program whose heap passes 80% of it is interrupted with
-	// "memory limit exceeded (256 MiB)", and the worker's hard data-size
-	// limit kills one that allocates past it in one go.
+	// "memory limit exceeded (256 MiB)", and the Limiter stops one that
+	// allocates past it in one go, with the same outcome.
 	MemoryLimit int64
+	// Limiter is the hard memory limit besides the heap watchdog (default
+	// LimiterSystem, this OS's own).
+	Limiter Limiter
 	// MaxRunsPerWorker recycles a worker after that many runs (default 1,000).
 	MaxRunsPerWorker int
 	// Logger receives worker failures (default: discard).
@@ -64,7 +67,7 @@ const (
 // ProcessPool is the Executor that runs each program in a worker process
 // (see RunWorker and ServeWorker) taken from a warm pool. A worker runs
 // one program at a time with GOMAXPROCS=1, a heap watchdog and a hard
-// data-size limit; the parent serves its host calls with the real Host
+// memory limit (see Limiter); the parent serves its host calls with the real Host
 // over a pipe, holds a wall-clock deadline (Limits.Timeout plus a grace of
 // one second) and kills a worker that does not stop. A worker is replaced
 // after it crashed, hit the memory limit, was killed, or ran
@@ -73,8 +76,9 @@ const (
 //
 // A failure of the worker is the program's failure, reported in the
 // Outcome: "memory limit exceeded (256 MiB)", "timed out after 60s",
-// "sandbox worker crashed: …". Linux only: elsewhere NewProcessPool returns
-// an error wrapping errors.ErrUnsupported.
+// "sandbox worker crashed: …". The pool is the same code on Linux, macOS
+// and Windows (the proc_*.go files hold what differs); elsewhere
+// NewProcessPool returns an error wrapping errors.ErrUnsupported.
 type ProcessPool struct {
 	// fixed at creation
 	opts    ProcessOptions // with defaults
@@ -123,11 +127,19 @@ func NewProcessPool(opts ProcessOptions) (*ProcessPool, error) {
 	if opts.MaxRunsPerWorker <= 0 {
 		opts.MaxRunsPerWorker = DefaultMaxRunsPerWorker
 	}
+	limiter, err := limiterFor(opts.Limiter)
+	if err != nil {
+		return nil, err
+	}
+	opts.Limiter = limiter
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	env := []string{"GOMAXPROCS=1", EnvWorkerMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10)}
+	if opts.Limiter != LimiterSystem {
+		env = append(env, EnvLimiter+"="+string(opts.Limiter))
+	}
 	if tz, ok := os.LookupEnv("TZ"); ok {
 		env = append(env, "TZ="+tz) // Date shows local time as it would in process
 	}
@@ -154,7 +166,7 @@ func NewProcessPool(opts ProcessOptions) (*ProcessPool, error) {
 
 // start starts one worker.
 func (p *ProcessPool) start() (*procWorker, error) {
-	return startWorker(p.opts.Command, p.env, p.log, &p.procs)
+	return startWorker(p.opts, p.env, p.log, &p.procs)
 }
 
 // Run executes one pass of p in a worker (see Executor). It is safe for

@@ -363,11 +363,17 @@ func TestNewProcessPoolBadCommand(t *testing.T) {
 			t.Errorf("command %q: no error", cmd)
 		}
 	}
-	// A worker started by hand, without its pipes, says why.
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if p, err := NewProcessPool(ProcessOptions{Command: []string{exe}, Limiter: "rss"}); err == nil || !strings.Contains(err.Error(), `unknown limiter "rss"`) {
+		if p != nil {
+			p.Close()
+		}
+		t.Errorf("limiter rss: %v, want an error naming it", err)
+	}
+	// A worker started by hand, without its pipes, says why.
 	cmd := exec.Command(exe)
 	cmd.Env = []string{envTestWorker + "=1"}
 	out, err := cmd.CombinedOutput()

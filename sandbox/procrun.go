@@ -61,6 +61,11 @@ func (r *procRun) run(ctx context.Context, host Host) (o Outcome, keep bool, err
 		r.mu.Unlock()
 	}()
 
+	if r.w.resident > 0 {
+		rw := watchResident(r.w.pid, r.w.resident, func() { r.kill(memoryLimitMessage(r.pool.opts.MemoryLimit)) })
+		defer rw.stop()
+	}
+
 	e := newEnc(len(r.prog.Code) + 256)
 	encodeProgram(e, r.prog)
 	if err := r.w.fw.write(msgRun, r.id, e); err != nil {

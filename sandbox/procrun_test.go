@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -131,7 +131,9 @@ func TestProcessLeadersStress(t *testing.T) {
 			case 3: // its worker killed at a random moment
 				time.AfterFunc(time.Duration(rng.IntN(40_000))*time.Microsecond, func() {
 					for _, pid := range childPIDs(t) {
-						_ = syscall.Kill(pid, syscall.SIGKILL)
+						if p, err := os.FindProcess(pid); err == nil {
+							_ = p.Kill()
+						}
 						return
 					}
 				})

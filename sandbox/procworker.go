@@ -30,6 +30,9 @@ type procWorker struct {
 	exited chan struct{} // closed once the process has been waited for
 
 	waitErr error // the exit status; read after exited is closed
+	// resident is the ceiling of the worker's resident memory under
+	// LimiterSampling (0: not sampled).
+	resident int64
 
 	// used by the Run holding the worker, or by the pool (under its mu)
 	runs   int
@@ -57,21 +60,30 @@ func (w *procWorker) hasRun(code uint64) bool {
 	return false
 }
 
-// startWorker starts a worker process and waits for its hello. The
-// goroutine waiting for the process is owned by procs.
-func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup) (*procWorker, error) {
+// startWorker starts a worker process of a pool with opts and waits for
+// its hello. The goroutine waiting for the process is owned by procs.
+func startWorker(opts ProcessOptions, env []string, log *slog.Logger, procs *sync.WaitGroup) (*procWorker, error) {
+	command := opts.Command
 	tail := &stderrTail{log: log}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = env
-	cmd.Dir = "/" // nothing relative to the server's directory
+	cmd.Dir = workerDir()
 	cmd.Stderr = tail
 	cmd.SysProcAttr = workerSysProcAttr()
 	cmd.WaitDelay = stopTimeout
-	inW, outR, err := childpipe.Start(cmd, func(in, out *os.File) {
-		cmd.ExtraFiles = []*os.File{in, out} // fds 3 and 4
-	})
+	inW, outR, err := childpipe.Start(cmd, func(in, out *os.File) { attachWorkerPipes(cmd, in, out) })
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: start worker %s: %w", command[0], err)
+	}
+	release := func() {}
+	if opts.Limiter == LimiterSystem {
+		if release, err = limitProcess(cmd.Process, opts.MemoryLimit); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			inW.Close()
+			outR.Close()
+			return nil, fmt.Errorf("sandbox: worker %s: memory limit: %w", command[0], err)
+		}
 	}
 	w := &procWorker{
 		cmd:    cmd,
@@ -88,6 +100,7 @@ func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup)
 	tail.mu.Unlock()
 	procs.Go(func() {
 		w.waitErr = cmd.Wait()
+		release()
 		close(w.exited)
 	})
 	t := time.AfterFunc(startTimeout, w.kill)
@@ -108,6 +121,16 @@ func startWorker(command, env []string, log *slog.Logger, procs *sync.WaitGroup)
 		<-w.exited
 		w.closePipes()
 		return nil, fmt.Errorf("sandbox: worker %s did not start: %v (%s)", command[0], err, w.exitSummary())
+	}
+	if opts.Limiter == LimiterSampling {
+		// The ceiling is the size after start-up (the runtime, goja and
+		// esbuild warmed up) plus the budget, as RLIMIT_DATA's is.
+		base, err := residentBytes(w.pid)
+		if err != nil {
+			w.stop()
+			return nil, fmt.Errorf("sandbox: worker %s: resident memory: %w", command[0], err)
+		}
+		w.resident = base + opts.MemoryLimit*raceMemoryFactor
 	}
 	return w, nil
 }

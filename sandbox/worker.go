@@ -17,8 +17,8 @@ type WorkerConfig struct {
 	// MemoryLimit is the worker's memory budget in bytes. While a program
 	// runs, a watchdog interrupts it once the heap passes 80% of the budget
 	// (the outcome is "memory limit exceeded (256 MiB)") and the worker asks
-	// to be replaced. 0 disables the watchdog. The hard limit (an rlimit)
-	// is set by RunWorker, not here.
+	// to be replaced. 0 disables the watchdog. The hard limit (see
+	// Limiter) is not set here.
 	MemoryLimit int64
 	// Logger receives internal failures (default: discard).
 	Logger *slog.Logger

@@ -25,11 +25,13 @@ const EnvWorkerMemoryLimit = "CODEMODE_SANDBOX_MEMORY_LIMIT"
 // RunWorker is the body of a worker process, which a ProcessPool starts
 // with ProcessOptions.Command (for the codemode-mcp binary, its hidden
 // __sandbox-worker sub-command). It runs on one OS thread's worth of Go
-// (GOMAXPROCS=1), sets Go's soft memory limit and the hard data-size
-// rlimit from EnvWorkerMemoryLimit, confines itself (no_new_privs, a
+// (GOMAXPROCS=1), sets Go's soft memory limit from EnvWorkerMemoryLimit
+// and, on Linux, the hard data-size rlimit (unless EnvLimiter says the
+// parent samples instead), confines itself on Linux (no_new_privs, a
 // seccomp filter, no capabilities: see hardenWorker), and serves the
-// parent on file descriptors 3 and 4 until the parent closes them. Linux only: elsewhere
-// it returns an error wrapping errors.ErrUnsupported.
+// parent on its pipes (file descriptors 3 and 4; standard input and output
+// on Windows) until the parent closes them. On systems other than Linux,
+// macOS and Windows it returns an error wrapping errors.ErrUnsupported.
 func RunWorker(ctx context.Context, log *slog.Logger) error {
 	runtime.GOMAXPROCS(1)
 	var limit int64
@@ -48,8 +50,10 @@ func RunWorker(ctx context.Context, log *slog.Logger) error {
 	defer out.Close()
 	if limit > 0 {
 		debug.SetMemoryLimit(limit / 100 * softLimitPercent)
-		if err := limitData(limit); err != nil {
-			return err
+		if Limiter(os.Getenv(EnvLimiter)) == LimiterSystem {
+			if err := limitData(limit); err != nil {
+				return err
+			}
 		}
 	}
 	if err := hardenWorker(); err != nil {

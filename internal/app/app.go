@@ -373,7 +373,10 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 	pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{
 		Command:     cmd,
 		MemoryLimit: cfg.Sandbox.MemoryLimit,
-		Logger:      log,
+		// A test hook: "sampling" makes Linux hold workers to their limit
+		// as macOS does.
+		Limiter: sandbox.Limiter(os.Getenv(sandbox.EnvLimiter)),
+		Logger:  log,
 	})
 	if errors.Is(err, errors.ErrUnsupported) {
 		log.Warn("sandbox: process isolation is not supported on this system; programs run in process, without a memory limit")
