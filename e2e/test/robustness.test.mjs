@@ -30,15 +30,48 @@ function rssOfTree(pid) {
   return total;
 }
 
-describe("robustness (process isolation, the default)", () => {
+// dataLimits returns the hard data-size limit ("unlimited" or bytes) of
+// each child of pid (the sandbox workers and the downstream servers).
+function dataLimits(pid) {
+  const out = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== pid) continue;
+      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes("__sandbox-worker")) continue;
+      out.push(readFileSync(`/proc/${d}/limits`, "utf8").match(/^Max data size\s+\S+\s+(\S+)/m)[1]);
+    } catch {}
+  }
+  return out;
+}
+
+// The same suite with each way of holding workers to their memory limit:
+// Linux's own (RLIMIT_DATA) and macOS's (the server samples the workers'
+// resident memory), which CODEMODE_SANDBOX_LIMITER selects here.
+for (const [mode, env] of [["process isolation, the default", {}], ["process isolation, macOS's sampling limiter", { CODEMODE_SANDBOX_LIMITER: "sampling" }]]) {
+describe(`robustness (${mode})`, () => {
   let client, pid;
   before(async () => {
     const dir = tempDir();
-    client = await connectStdio(standardConfig(dir));
+    client = await connectStdio(standardConfig(dir), { env });
     pid = client.transport?.pid;
     assert.ok(pid, "the stdio transport exposes the server's pid");
   });
   after(async () => client?.close());
+
+  test("the workers' data-size rlimit is set only by the default limiter", async () => {
+    // A worker sets its own rlimit as it starts, so one the pool has only
+    // just started may not have it yet: look again until none is starting.
+    const sampling = env.CODEMODE_SANDBOX_LIMITER === "sampling";
+    let limits = [];
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setImmediate(r))) {
+      limits = dataLimits(pid);
+      if (limits.length > 0 && limits.every((l) => (l === "unlimited") === sampling)) break;
+    }
+    assert.ok(limits.length > 0, "no sandbox workers found");
+    for (const l of limits) assert.equal(l === "unlimited", sampling, `limits ${limits}`);
+  });
 
   const hostile = [
     ["memory growth", "async () => { const a = []; while (true) a.push('x'.repeat(1e6)); }", /memory limit exceeded/],
@@ -83,3 +116,4 @@ describe("robustness (process isolation, the default)", () => {
     assert.match(outcome.error, /get_sum/);
   });
 });
+}
