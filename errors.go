@@ -17,14 +17,20 @@ var (
 	// ErrConnectorsChanged: a paused run used connectors that are gone or
 	// whose tool schemas changed since, so replaying it is unsafe.
 	ErrConnectorsChanged = errors.New("connectors changed since the execution paused")
+	// ErrNotAsShown: a person's decision about a paused run named pending
+	// actions (Review.Digest) other than those pending now: the run moved
+	// on since they were shown. Nothing changed.
+	ErrNotAsShown = errors.New("the pending actions changed since they were shown")
 	// ErrClosed: the Runtime was closed.
 	ErrClosed = errors.New("runtime is closed")
 )
 
 // IsRefusal reports whether err refuses a request the caller can correct
 // (an unknown execution or snippet, an execution in the wrong state,
-// connectors changed since a pause) rather than an internal failure.
+// connectors changed since a pause, a decision about actions no longer
+// pending) rather than an internal failure.
 func IsRefusal(err error) bool {
 	return errors.Is(err, ErrWrongState) || errors.Is(err, ErrUnknownExecution) ||
-		errors.Is(err, ErrUnknownSnippet) || errors.Is(err, ErrConnectorsChanged)
+		errors.Is(err, ErrUnknownSnippet) || errors.Is(err, ErrConnectorsChanged) ||
+		errors.Is(err, ErrNotAsShown)
 }

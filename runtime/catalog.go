@@ -269,24 +269,44 @@ func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// needsApproval reports whether a call of the tool with args must be
+// approvalWhy is why a call needs approval (see tool.approval).
+type approvalWhy int
+
+const (
+	noApproval      approvalWhy = iota
+	whyConfig                   // the configuration's approve globs match the method
+	whyConnectorArg             // the connector's per-call verdict (ApprovalDecider)
+	whyConnector                // the connector's verdict on the tool
+)
+
+// approval reports whether, and why, a call of the tool with args must be
 // approved: the configuration's approve globs say yes, its no_approve
 // globs no, else the connector's per-call verdict (ApprovalDecider) or
 // its Tool's.
-func (t *tool) needsApproval(args json.RawMessage) bool {
+func (t *tool) approval(args json.RawMessage) approvalWhy {
 	switch {
 	case t.approve:
-		return true
+		return whyConfig
 	case t.noApprove:
-		return false
+		return noApproval
 	}
 	if d, ok := t.src.src.Connector.(connectors.ApprovalDecider); ok {
 		if req, ok := d.RequiresApproval(t.def.SourceName, args); ok {
-			return req
+			if req {
+				return whyConnectorArg
+			}
+			return noApproval
 		}
 	}
-	return t.def.RequiresApproval
+	if t.def.RequiresApproval {
+		return whyConnector
+	}
+	return noApproval
 }
+
+// needsApproval reports whether a call of the tool with args must be
+// approved (see approval).
+func (t *tool) needsApproval(args json.RawMessage) bool { return t.approval(args) != noApproval }
 
 // typeDefs returns the source's shared schemas for the declaration
 // generator (nil without).

@@ -68,6 +68,16 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 // nothing changes; a run whose connectors are gone or changed is refused
 // with ErrConnectorsChanged and stays paused.
 func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error) {
+	return r.ApproveReviewed(ctx, id, codemode.Review{}, ap)
+}
+
+// ApproveReviewed is Approve for a person who was shown the pending
+// actions: with rv.Digest set, the actions pending once the run is claimed
+// must have that digest (codemode.PendingDigest), else the run stays
+// paused and the error wraps ErrNotAsShown. The check is made after the
+// claim, so no other decision can slip in between the check and the
+// approval.
+func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Review, ap codemode.Approver) (codemode.Outcome, error) {
 	e, done, err := r.openExecution(ctx, id, "approved", codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
@@ -81,11 +91,19 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) 
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return r.lostRace(ctx, id, "approved", err)
 	}
-	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
 		return r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err))
 	}
+	if rv.Digest != "" && codemode.PendingDigest(codemode.PendingActions(id, log)) != rv.Digest {
+		// Give the claim back: the run waits, as it was, for a decision
+		// about what is pending now.
+		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
+			return r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err))
+		}
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, notAsShown(id, "approved")
+	}
+	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	// Every pending action moves to executing in one transaction; the pass
 	// replays the log as it is now, so it is updated in place.
 	var approved []codemode.EntryUpdate
@@ -110,17 +128,32 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) 
 // the run ends) and the run ends rejected. Applied actions stay applied
 // (see Rollback).
 func (r *Runtime) Reject(ctx context.Context, id string, seq int) (codemode.Outcome, error) {
+	return r.RejectReviewed(ctx, id, seq, codemode.Review{})
+}
+
+// RejectReviewed is Reject for a person who was shown the pending
+// actions: with rv.Digest set, the actions pending must have that digest
+// (else ErrNotAsShown and nothing changes), and rv.Reason is added to the
+// run's error. (The digest is compared before the run's status moves, so
+// a run that another decision moved on and paused again in between would
+// be rejected: rejection is the safe direction.)
+func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (codemode.Outcome, error) {
 	e, done, err := r.openExecution(ctx, id, "rejected", codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
 	defer done()
 	msg := "rejected by the user"
-	if seq != 0 {
-		pending, err := r.pendingOf(ctx, id)
-		if err != nil {
+	var pending []codemode.PendingAction
+	if seq != 0 || rv.Digest != "" {
+		if pending, err = r.pendingOf(ctx, id); err != nil {
 			return codemode.Outcome{}, err
 		}
+	}
+	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, notAsShown(id, "rejected")
+	}
+	if seq != 0 {
 		var found *codemode.PendingAction
 		var seqs []string
 		for i, a := range pending {
@@ -133,6 +166,9 @@ func (r *Runtime) Reject(ctx context.Context, id string, seq int) (codemode.Outc
 			return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, listOrNone(seqs))
 		}
 		msg = fmt.Sprintf("call %d (%s.%s) was rejected by the user", seq, found.Connector, found.Method)
+	}
+	if reason := reviewReason(rv.Reason); reason != "" {
+		msg += ": " + reason
 	}
 	if err := r.endPaused(ctx, e, msg); err != nil {
 		return r.lostRace(ctx, id, "rejected", err)

@@ -251,11 +251,5 @@ func (r *Runtime) pendingOf(ctx context.Context, id string) ([]codemode.PendingA
 	if err != nil {
 		return nil, fmt.Errorf("load log of %s: %w", id, err)
 	}
-	var out []codemode.PendingAction
-	for _, e := range log {
-		if e.State == codemode.EntryPending {
-			out = append(out, codemode.PendingAction{ExecutionID: id, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: rawOrNull(e.Args)})
-		}
-	}
-	return out, nil
+	return codemode.PendingActions(id, log), nil
 }

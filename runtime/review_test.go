@@ -1,0 +1,139 @@
+package runtime_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// digestOf is the digest of what execution id has pending now, as a
+// surface that shows it computes it: from the log.
+func (e *env) digestOf(id string) string {
+	e.t.Helper()
+	_, entries, err := e.rt.Execution(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Execution(%s): %v", id, err)
+	}
+	return codemode.PendingDigest(codemode.PendingActions(id, entries))
+}
+
+// A decision carries the digest of what was shown; a run that moved on
+// since (approved elsewhere, paused at the next call) is not approved or
+// rejected on the strength of the old view, and nothing runs.
+func TestReviewedDecisionsNeedWhatWasShown(t *testing.T) {
+	e := newEnv(t, setup{})
+	o := e.run(`async () => { await kv.put({ key: "a", value: "1" }); await kv.put({ key: "b", value: "2" }); return "done" }`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	id := o.ExecutionID
+	shownFirst := e.digestOf(id)
+
+	// Someone else approves the first put; the run pauses at the second.
+	mustStatus(t, e.approve(id, nil), codemode.StatusPaused)
+	puts := e.kv.count("put")
+
+	for _, decide := range []struct {
+		name string
+		do   func(codemode.Review) (codemode.Outcome, error)
+	}{
+		{"approve", func(rv codemode.Review) (codemode.Outcome, error) { return e.rt.ApproveReviewed(e.ctx, id, rv, nil) }},
+		{"reject", func(rv codemode.Review) (codemode.Outcome, error) { return e.rt.RejectReviewed(e.ctx, id, 0, rv) }},
+	} {
+		t.Run(decide.name, func(t *testing.T) {
+			out, err := decide.do(codemode.Review{Digest: shownFirst})
+			if !errors.Is(err, codemode.ErrNotAsShown) || !codemode.IsRefusal(err) {
+				t.Fatalf("decision on the old view: %v, want ErrNotAsShown", err)
+			}
+			if out.Status != codemode.StatusPaused || !strings.Contains(err.Error(), "changed since they were shown") {
+				t.Errorf("outcome %+v, error %q", out, err)
+			}
+			if got := e.status(id); got != codemode.StatusPaused {
+				t.Errorf("status after the refusal = %s, want paused", got)
+			}
+			if diff := cmp.Diff([]string{"1 kv.put applied", "2 kv.put pending"}, e.log(id)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := e.kv.count("put"); got != puts {
+		t.Fatalf("a refused decision ran %d puts", got-puts)
+	}
+
+	// With the digest of what is pending now, the approval goes through.
+	a, err := e.rt.ApproveReviewed(e.ctx, id, codemode.Review{Digest: e.digestOf(id)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, a, codemode.StatusCompleted)
+	if v, _ := e.kv.get("b"); v != "2" {
+		t.Errorf("b = %q after the approval", v)
+	}
+}
+
+func TestRejectReviewedKeepsTheReason(t *testing.T) {
+	e := newEnv(t, setup{})
+	o := e.run(`await kv.put({ key: "a", value: "1" })`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	reason := "wrong key\n\u202eevil" + strings.Repeat("x", 600)
+	r, err := e.rt.RejectReviewed(e.ctx, o.ExecutionID, 1, codemode.Review{Digest: e.digestOf(o.ExecutionID), Reason: reason})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, r, codemode.StatusRejected)
+	// On one line, without the override, cut to MaxReasonChars.
+	want := "call 1 (kv.put) was rejected by the user: wrong key evil" + strings.Repeat("x", codemode.MaxReasonChars-len("wrong key evil")) + "…"
+	if r.Error != want {
+		t.Errorf("error = %q", r.Error)
+	}
+	if e.kv.count("put") != 0 {
+		t.Error("the rejected put ran")
+	}
+}
+
+func TestPendingDigestNamesEverything(t *testing.T) {
+	base := codemode.PendingAction{ExecutionID: "exec_1", Seq: 2, Connector: "kv", Method: "put", Args: []byte(`{"key":"a"}`)}
+	d := codemode.PendingDigest([]codemode.PendingAction{base})
+	variants := []func(*codemode.PendingAction){
+		func(a *codemode.PendingAction) { a.ExecutionID = "exec_2" },
+		func(a *codemode.PendingAction) { a.Seq = 3 },
+		func(a *codemode.PendingAction) { a.Connector = "kv2" },
+		func(a *codemode.PendingAction) { a.Method = "add" },
+		func(a *codemode.PendingAction) { a.Args = []byte(`{"key":"b"}`) },
+		func(a *codemode.PendingAction) { a.Args = []byte(`{"key": "a"}`) }, // the text as logged, not its meaning
+		func(a *codemode.PendingAction) { a.Connector, a.Method = "kvp", "ut" },
+	}
+	for i, v := range variants {
+		a := base
+		v(&a)
+		if codemode.PendingDigest([]codemode.PendingAction{a}) == d {
+			t.Errorf("variant %d has the same digest", i)
+		}
+	}
+	if codemode.PendingDigest([]codemode.PendingAction{base, base}) == d || codemode.PendingDigest(nil) == d {
+		t.Error("the number of actions does not change the digest")
+	}
+}
+
+func TestMethodExplainsApprovalAndRevert(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxApprove: []string{"counter"}, fxRevert: map[string]string{"counter": "(args) => fx.uncount({ name: args.name })"}})
+	tests := []struct {
+		connector, method string
+		want              codemode.MethodInfo
+	}{
+		{"kv", "put", codemode.MethodInfo{Known: true, ApprovalReason: "kv requires approval for put", Revertible: true}},
+		{"kv", "get", codemode.MethodInfo{Known: true, ReadOnly: true}},
+		{"kv", "add", codemode.MethodInfo{Known: true, Revertible: true}},
+		{"fx", "counter", codemode.MethodInfo{Known: true, ApprovalReason: "the configuration's approve list for fx matches counter", Revertible: true}},
+		{"fx", "delete_thing", codemode.MethodInfo{Known: true, ApprovalReason: "fx marks delete_thing as destructive"}},
+		{"fx", "nope", codemode.MethodInfo{}},
+		{"gone", "put", codemode.MethodInfo{}},
+	}
+	for _, tc := range tests {
+		if got := e.rt.Method(tc.connector, tc.method, []byte(`{}`)); got != tc.want {
+			t.Errorf("Method(%s, %s) = %+v, want %+v", tc.connector, tc.method, got, tc.want)
+		}
+	}
+}
