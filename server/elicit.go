@@ -6,9 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -16,6 +13,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // approver returns the runtime approver for this request: one that asks the
@@ -43,7 +41,7 @@ const maxShownArgs = 4000
 const shownHead = 600
 
 // elicitMessage is the prompt for p: the connector, method and arguments
-// with every control, format and bidirectional character escaped, so what
+// with every hidden character escaped (package visible), so what
 // the user reads is what runs. Arguments longer than maxShownArgs are
 // shown cut, with their size and a hash, and whole is false: such a call
 // is approved only where the user can read all of it.
@@ -53,7 +51,7 @@ func elicitMessage(p codemode.PendingAction) (msg string, whole bool) {
 	if json.Indent(&b, p.Args, "", "  ") == nil { // the text as logged, laid out: numbers and keys exactly as they run
 		args = b.String()
 	}
-	args = escapeInvisible(args)
+	args = visible.Escape(args)
 	head := fmt.Sprintf("Approve %s.%s (execution %s, call %d)?", p.Connector, p.Method, p.ExecutionID, p.Seq)
 	if utf8.RuneCountInString(args) <= maxShownArgs {
 		return head + "\nArguments:\n" + args, true
@@ -62,26 +60,6 @@ func elicitMessage(p codemode.PendingAction) (msg string, whole bool) {
 	return fmt.Sprintf("%s\nThe arguments are too long to show here (%d bytes, sha256 %x). They begin:\n%s\n"+
 		"Accepting here does not approve them: read them with `codemode-mcp executions show %s` and approve with `codemode-mcp approvals approve %s`, or decline to reject the call.",
 		head, len(p.Args), sum[:8], truncate.String(args, shownHead), p.ExecutionID, p.ExecutionID), false
-}
-
-// escapeInvisible writes every control character other than a newline, and
-// every format character (bidirectional overrides and isolates, zero-width
-// characters), as a \uXXXX escape.
-func escapeInvisible(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if (unicode.IsControl(r) && r != '\n') || unicode.Is(unicode.Cf, r) {
-			if r > 0xFFFF { // as JSON writes it: a surrogate pair
-				hi, lo := utf16.EncodeRune(r)
-				fmt.Fprintf(&b, "\\u%04X\\u%04X", hi, lo)
-			} else {
-				fmt.Fprintf(&b, "\\u%04X", r)
-			}
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // Ask sends an elicitation naming connector, method and arguments; accept
