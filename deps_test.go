@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// The domain, the store and the MCP server do not link the sandbox (goja,
-// esbuild); the domain and the conformance suite link no database or MCP
-// library either.
+// The domain, the store, the MCP server and the approval console do not
+// link the sandbox (goja, esbuild); the domain, the conformance suite and
+// the console link no database or MCP library either.
 func TestDependencies(t *testing.T) {
 	tests := []struct {
 		pkg       string
@@ -18,6 +18,7 @@ func TestDependencies(t *testing.T) {
 		{"github.com/codemode-mcp/codemode-mcp/storetest", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore", []string{"dop251/goja", "evanw/esbuild", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/server", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite"}},
+		{"github.com/codemode-mcp/codemode-mcp/console", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
 	}
 	for _, tt := range tests {
 		out, err := exec.Command("go", "list", "-deps", tt.pkg).CombinedOutput()

@@ -125,6 +125,9 @@ type Approvals struct {
 	// to MCP clients. Default true; false keeps approval away from the
 	// model (elicitation and the command line remain).
 	Tools bool
+	// Console serves the approval console at / on the sse and http
+	// transports. Default true.
+	Console bool
 }
 
 // Connector is one tool source. Exactly one of Builtin, Command, URL and
@@ -262,6 +265,6 @@ func defaults() *Config {
 			Isolation:      DefaultIsolation,
 			TypeCheck:      "off",
 		},
-		Approvals: Approvals{Elicitation: true, Tools: true},
+		Approvals: Approvals{Elicitation: true, Tools: true, Console: true},
 	}
 }

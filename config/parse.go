@@ -427,6 +427,11 @@ func (d *decoder) approvals(n *node, fp fieldPath, a *Approvals) {
 				a.Tools = v
 			}
 		}},
+		{"console", func(n *node, fp fieldPath) {
+			if v, ok := d.boolean(n, fp); ok {
+				a.Console = v
+			}
+		}},
 	})
 }
 

@@ -19,7 +19,7 @@ func TestDefault(t *testing.T) {
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process", TypeCheck: "off",
 		},
-		Approvals:  Approvals{Elicitation: true, Tools: true},
+		Approvals:  Approvals{Elicitation: true, Tools: true, Console: true},
 		Connectors: []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -76,7 +76,7 @@ func TestParseFull(t *testing.T) {
 			Timeout: 30 * time.Second, MemoryLimit: 1 << 30, MaxResultChars: 1000, Isolation: "process",
 			MaxCalls: 100, MaxStackDepth: 500, TypeCheck: "off",
 		},
-		Approvals: Approvals{Elicitation: false, Tools: false},
+		Approvals: Approvals{Elicitation: false, Tools: false, Console: false},
 		Connectors: []Connector{
 			{Name: "notes", SourceName: "notes", Line: 34, Kind: KindBuiltin, Builtin: "notes"},
 			{
@@ -247,6 +247,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:2:20: server.max_connections: must be a positive number, got 0`},
 		{"bad approvals tools", "approvals:\n  tools: no way\n",
 			`codemode.yaml:2:10: approvals.tools: expected true or false, got "no way"`},
+		{"bad approvals console", "approvals:\n  console: web\n",
+			`codemode.yaml:2:12: approvals.console: expected true or false, got "web"`},
 		{"inherit reserved", "connectors:\n  x:\n    command: a\n    inherit_env: [HOME, CODEMODE_TOKEN]\n",
 			`codemode.yaml:4:25: connectors.x.inherit_env[1]: CODEMODE_TOKEN: codemode-mcp's own CODEMODE_* variables are never passed to a downstream server (set a value under env: if one needs it)`},
 		{"inherit on url", "connectors:\n  x:\n    url: https://x/mcp\n    inherit_env: true\n",

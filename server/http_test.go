@@ -105,57 +105,107 @@ func initialize(t *testing.T, base string, extra ...string) string {
 // against both transports, with and without a token: a foreign Origin, a
 // foreign Host (DNS rebinding), and simple (no-preflight) text/plain
 // POSTs.
+// With a console mounted beside the MCP endpoints, they answer the same.
 func TestPageLikeClientsCannotDriveTheServer(t *testing.T) {
 	for _, token := range []string{"", "s3cret"} {
 		for _, transport := range []string{server.TransportHTTP, server.TransportSSE} {
-			t.Run(fmt.Sprintf("%s token=%q", transport, token), func(t *testing.T) {
-				base := serve(t, newServerWith(t, server.Options{AuthToken: token}), transport)
-				auth := map[string]string{}
-				if token != "" {
-					auth["Authorization"] = "Bearer " + token
-				}
-				with := func(h map[string]string, kv ...string) map[string]string {
-					out := map[string]string{}
-					for k, v := range auth {
-						out[k] = v
+			for _, withConsole := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s token=%q console=%v", transport, token, withConsole), func(t *testing.T) {
+					opts := server.Options{AuthToken: token}
+					if withConsole {
+						opts.Console = consoleStub()
 					}
-					for k, v := range h {
-						out[k] = v
+					base := serve(t, newServerWith(t, opts), transport)
+					auth := map[string]string{}
+					if token != "" {
+						auth["Authorization"] = "Bearer " + token
 					}
-					for i := 0; i+1 < len(kv); i += 2 {
-						out[kv[i]] = kv[i+1]
+					with := func(h map[string]string, kv ...string) map[string]string {
+						out := map[string]string{}
+						for k, v := range auth {
+							out[k] = v
+						}
+						for k, v := range h {
+							out[k] = v
+						}
+						for i := 0; i+1 < len(kv); i += 2 {
+							out[kv[i]] = kv[i+1]
+						}
+						return out
 					}
-					return out
-				}
-				post := server.PathMCP
-				if transport == server.TransportSSE {
-					post = server.PathMessage + "?sessionId=anything"
-				}
-				cases := []struct {
-					name string
-					r    req
-					want int
-				}{
-					{"foreign origin GET", req{method: "GET", path: pathFor(transport), header: with(nil, "Origin", "http://evil.example", "Accept", "text/event-stream")}, http.StatusForbidden},
-					{"foreign origin POST", req{method: "POST", path: post, body: initBody, header: with(jsonHeaders(), "Origin", "http://evil.example")}, http.StatusForbidden},
-					{"null origin", req{method: "POST", path: post, body: initBody, header: with(jsonHeaders(), "Origin", "null")}, http.StatusForbidden},
-					{"text/plain POST", req{method: "POST", path: post, body: initBody, header: with(map[string]string{"Content-Type": "text/plain"})}, http.StatusUnsupportedMediaType},
-					{"form POST", req{method: "POST", path: post, body: "a=b", header: with(map[string]string{"Content-Type": "application/x-www-form-urlencoded"})}, http.StatusUnsupportedMediaType},
-					{"rebound host", req{method: "POST", path: post, body: initBody, host: "evil.example:1234", header: with(jsonHeaders())}, http.StatusForbidden},
-					{"preflight", req{method: "OPTIONS", path: post, header: with(nil, "Origin", "http://evil.example", "Access-Control-Request-Method", "POST")}, http.StatusForbidden},
-				}
-				for _, tc := range cases {
-					resp := tc.r.do(t, nil, base)
-					if resp.StatusCode != tc.want {
-						b, _ := io.ReadAll(resp.Body)
-						t.Errorf("%s: status %d, want %d (%s)", tc.name, resp.StatusCode, tc.want, b)
+					post := server.PathMCP
+					if transport == server.TransportSSE {
+						post = server.PathMessage + "?sessionId=anything"
 					}
-					if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
-						t.Errorf("%s: Access-Control-Allow-Origin %q", tc.name, got)
+					cases := []struct {
+						name string
+						r    req
+						want int
+					}{
+						{"foreign origin GET", req{method: "GET", path: pathFor(transport), header: with(nil, "Origin", "http://evil.example", "Accept", "text/event-stream")}, http.StatusForbidden},
+						{"foreign origin POST", req{method: "POST", path: post, body: initBody, header: with(jsonHeaders(), "Origin", "http://evil.example")}, http.StatusForbidden},
+						{"null origin", req{method: "POST", path: post, body: initBody, header: with(jsonHeaders(), "Origin", "null")}, http.StatusForbidden},
+						{"text/plain POST", req{method: "POST", path: post, body: initBody, header: with(map[string]string{"Content-Type": "text/plain"})}, http.StatusUnsupportedMediaType},
+						{"form POST", req{method: "POST", path: post, body: "a=b", header: with(map[string]string{"Content-Type": "application/x-www-form-urlencoded"})}, http.StatusUnsupportedMediaType},
+						{"rebound host", req{method: "POST", path: post, body: initBody, host: "evil.example:1234", header: with(jsonHeaders())}, http.StatusForbidden},
+						{"preflight", req{method: "OPTIONS", path: post, header: with(nil, "Origin", "http://evil.example", "Access-Control-Request-Method", "POST")}, http.StatusForbidden},
 					}
-				}
-			})
+					for _, tc := range cases {
+						resp := tc.r.do(t, nil, base)
+						if resp.StatusCode != tc.want {
+							b, _ := io.ReadAll(resp.Body)
+							t.Errorf("%s: status %d, want %d (%s)", tc.name, resp.StatusCode, tc.want, b)
+						}
+						if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
+							t.Errorf("%s: Access-Control-Allow-Origin %q", tc.name, got)
+						}
+					}
+				})
+			}
 		}
+	}
+}
+
+// consoleStub stands for the approval console: it answers every request
+// "console" (its own rules are package console's).
+func consoleStub() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Console", "yes")
+		_, _ = io.WriteString(w, "console "+r.URL.Path)
+	})
+}
+
+// The guard sends every path but the MCP endpoints to the console, after
+// the Host check and without the MCP rules (the console has its own).
+func TestConsoleBesideTheMCPEndpoints(t *testing.T) {
+	for _, transport := range []string{server.TransportHTTP, server.TransportSSE} {
+		t.Run(transport, func(t *testing.T) {
+			base := serve(t, newServerWith(t, server.Options{AuthToken: "s3cret", Console: consoleStub()}), transport)
+			other := server.PathMCP
+			if transport == server.TransportHTTP {
+				other = server.PathSSE
+			}
+			for _, tc := range []struct {
+				name        string
+				r           req
+				want        int
+				wantConsole bool
+			}{
+				{"root", req{method: "GET", path: "/"}, http.StatusOK, true},
+				{"a page", req{method: "GET", path: "/runs/exec_1"}, http.StatusOK, true},
+				{"a form post", req{method: "POST", path: "/runs/exec_1/approve", body: "csrf=x", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, http.StatusOK, true},
+				{"the other transport's path", req{method: "GET", path: other}, http.StatusOK, true},
+				{"rebound host", req{method: "GET", path: "/", host: "evil.example"}, http.StatusForbidden, false},
+				{"MCP without the token", req{method: "POST", path: pathFor(transport), body: initBody, header: jsonHeaders()}, http.StatusUnauthorized, false},
+				{"MCP text/plain", req{method: "POST", path: pathFor(transport), body: initBody, header: map[string]string{"Content-Type": "text/plain", "Authorization": "Bearer s3cret"}}, http.StatusUnsupportedMediaType, false},
+			} {
+				resp := tc.r.do(t, nil, base)
+				if resp.StatusCode != tc.want || (resp.Header.Get("X-Console") == "yes") != tc.wantConsole {
+					b, _ := io.ReadAll(resp.Body)
+					t.Errorf("%s: %d console=%q (%s), want %d console=%v", tc.name, resp.StatusCode, resp.Header.Get("X-Console"), b, tc.want, tc.wantConsole)
+				}
+			}
+		})
 	}
 }
 

@@ -20,11 +20,19 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
-// A guard stands in front of both HTTP transports. A request reaches the
-// MCP handler only after passing, in this order:
+// A guard stands in front of both HTTP transports and the approval
+// console. Every request must first pass
 //
 //  1. Host: a loopback name, an IP literal or one of AllowedHosts (a page
-//     that rebinds its own DNS name to this machine sends its own name);
+//     that rebinds its own DNS name to this machine sends its own name).
+//
+// A request for any other path than the MCP endpoints then goes to the
+// console (when one is served), which has rules of its own for pages and
+// form posts (package console: sessions, CSRF tokens, same-origin posts),
+// under the same read and write deadlines. A request for an MCP endpoint
+// (or for anything, without a console) reaches the MCP handler only after
+// passing, in this order:
+//
 //  2. Origin: absent (not a browser), loopback, or one of AllowedOrigins;
 //  3. the bearer token, when one is configured (CORS preflights of an
 //     allowed origin excepted: browsers send them without credentials);
@@ -50,11 +58,15 @@ type guard struct {
 	writeTimeout   time.Duration
 	sessions       *sessions // streamable HTTP; nil for SSE
 	next           http.Handler
+	mcpPaths       []string     // the MCP endpoints
+	console        http.Handler // nil: none
 }
 
-func newGuard(opts *Options, sess *sessions, next http.Handler) *guard {
+func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...string) *guard {
 	h := httpDefaults(opts.HTTP)
 	g := &guard{
+		mcpPaths:       mcpPaths,
+		console:        opts.Console,
 		allowedOrigins: lowerAll(h.AllowedOrigins),
 		allowedHosts:   lowerAll(h.AllowedHosts),
 		maxBody:        h.MaxBody,
@@ -80,6 +92,10 @@ func lowerAll(ss []string) []string {
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not served here (server.allowed_hosts)", r.Host))
+		return
+	}
+	if g.console != nil && !slices.Contains(g.mcpPaths, r.URL.Path) {
+		g.serveConsole(w, r)
 		return
 	}
 	origin := r.Header.Get("Origin")
@@ -131,6 +147,17 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, dw.sent))
 	}
 	g.next.ServeHTTP(dw, r)
+}
+
+// serveConsole hands a request to the console with the read deadline of a
+// body (the console reads small forms) and the per-write deadline.
+func (g *guard) serveConsole(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(g.readTimeout))
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	dw := &deadlineWriter{ResponseWriter: w, rc: rc, d: g.writeTimeout}
+	defer dw.clear()
+	g.console.ServeHTTP(dw, r)
 }
 
 // refuse answers a request the guard stops and closes its connection, so

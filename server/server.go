@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"time"
 
@@ -45,7 +46,12 @@ type Options struct {
 	// codemode.search and codemode.describe. 0 means
 	// DefaultDescriptionBudget; negative never inlines them.
 	DescriptionBudget int
-	Logger            *slog.Logger
+	// Console, when set, is served on the HTTP transports at every path
+	// but the MCP endpoints (the approval console, package console). It
+	// does its own authentication: the guard checks only the Host of its
+	// requests (see guard).
+	Console http.Handler
+	Logger  *slog.Logger
 }
 
 // HTTPOptions configure the HTTP transports (config.HTTP); zero fields take

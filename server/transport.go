@@ -43,23 +43,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 // ServeHTTP serves MCP on ln with the given transport ("http": streamable
 // HTTP at /mcp; "sse": legacy SSE at /sse and /message) until ctx ends, then
-// shuts down gracefully. Every request passes a guard first (Host, Origin,
+// shuts down gracefully; with Options.Console, the console is served at
+// every other path. Every request passes a guard first (Host, Origin,
 // bearer token, content type, body size, sessions: see guard); HTTPOptions
 // bound the connections, and with a certificate the server speaks TLS.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport string) error {
 	h := httpDefaults(s.opts.HTTP)
-	srv := &http.Server{
-		ReadHeaderTimeout: h.ReadTimeout,
-		IdleTimeout:       h.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slogLogger(s.log),
-	}
-	if h.TLSCert != "" || h.TLSKey != "" {
-		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
-		if err != nil {
-			return fmt.Errorf("TLS certificate %s and key %s: %w", h.TLSCert, h.TLSKey, err)
-		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	srv, err := newHTTPServer(h, s.log)
+	if err != nil {
+		return err
 	}
 	var cors []mcpserver.CORSOption
 	if len(h.AllowedOrigins) > 0 {
@@ -67,6 +59,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	}
 	var shutdown func(context.Context) error
 	var sess *sessions
+	var paths []string
 	mux := http.NewServeMux()
 	switch transport {
 	case TransportHTTP:
@@ -83,7 +76,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		}
 		hs := mcpserver.NewStreamableHTTPServer(s.mcp, opts...)
 		mux.Handle(PathMCP, hs)
-		shutdown = hs.Shutdown
+		shutdown, paths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
 		opts := []mcpserver.SSEOption{
 			mcpserver.WithSSEEndpoint(PathSSE),
@@ -99,13 +92,74 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		hs := mcpserver.NewSSEServer(s.mcp, opts...)
 		mux.Handle(PathSSE, hs)
 		mux.Handle(PathMessage, hs)
-		shutdown = hs.Shutdown
+		shutdown, paths = hs.Shutdown, []string{PathSSE, PathMessage}
 	default:
 		return fmt.Errorf("unknown HTTP transport %q (want %q or %q)", transport, TransportHTTP, TransportSSE)
 	}
-	srv.Handler = newGuard(&s.opts, sess, mux)
+	srv.Handler = newGuard(&s.opts, sess, mux, paths...)
+	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown, func(addr string, useTLS bool) {
+		s.log.Info("serving MCP", "transport", transport, "addr", addr, "tls", useTLS)
+		if s.opts.Console != nil {
+			s.log.Info("approval console", "url", baseURL(useTLS, addr))
+		}
+	})
+}
 
-	ln = limitListener(ln, h.MaxConnections)
+// ServeConsole serves opts.Console alone on ln (codemode-mcp console),
+// behind the guard's Host check and with the bounds of opts.HTTP, until
+// ctx ends. Of opts it uses HTTP, Console and Logger.
+func ServeConsole(ctx context.Context, ln net.Listener, opts Options) error {
+	if opts.Console == nil {
+		return errors.New("ServeConsole: no console")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	h := httpDefaults(opts.HTTP)
+	srv, err := newHTTPServer(h, log)
+	if err != nil {
+		return err
+	}
+	srv.Handler = newGuard(&opts, nil, http.NotFoundHandler())
+	return serveHTTP(ctx, "console", srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, useTLS bool) {
+		log.Info("approval console", "url", baseURL(useTLS, addr))
+	})
+}
+
+// baseURL is where a browser finds the server listening on addr.
+func baseURL(useTLS bool, addr string) string {
+	if useTLS {
+		return "https://" + addr + "/"
+	}
+	return "http://" + addr + "/"
+}
+
+// newHTTPServer returns an http.Server with the bounds of h, speaking TLS
+// when h names a certificate.
+func newHTTPServer(h HTTPOptions, log *slog.Logger) (*http.Server, error) {
+	srv := &http.Server{
+		ReadHeaderTimeout: h.ReadTimeout,
+		IdleTimeout:       h.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slogLogger(log),
+	}
+	if h.TLSCert != "" || h.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("TLS certificate %s and key %s: %w", h.TLSCert, h.TLSKey, err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return srv, nil
+}
+
+// serveHTTP serves srv on ln (at most maxConns connections at once) until
+// ctx ends, then shuts it down: shutdown first (the transport's own, which
+// ends its streams), then whatever is left after a grace period. started
+// is called once it listens; name is what errors say failed.
+func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listener, maxConns int, log *slog.Logger, shutdown func(context.Context) error, started func(addr string, useTLS bool)) error {
+	ln = limitListener(ln, maxConns)
 	useTLS := srv.TLSConfig != nil
 	errc := make(chan error, 1)
 	go func() {
@@ -115,24 +169,24 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		}
 		errc <- srv.Serve(ln)
 	}()
-	s.log.Info("serving MCP", "transport", transport, "addr", ln.Addr().String(), "tls", useTLS)
+	started(ln.Addr().String(), useTLS)
 
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil
 		}
-		return fmt.Errorf("%s transport: %w", transport, err)
+		return fmt.Errorf("%s: %w", name, err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("HTTP shutdown", "err", err)
+		log.Warn("HTTP shutdown", "err", err)
 	}
 	_ = srv.Close() // whatever is left after the grace period
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("%s transport: %w", transport, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

@@ -56,6 +56,7 @@ Usage:
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
+  codemode-mcp console    [--config F] [--db F] [--addr 127.0.0.1:8932]
   codemode-mcp version [--config F] [--db F]
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
@@ -88,6 +89,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = cmdExecutions(ctx, rest, env, log)
 	case "snippets":
 		err = cmdSnippets(ctx, rest, env, log)
+	case "console":
+		err = cmdConsole(ctx, rest, env, log)
 	case "__sandbox-worker":
 		// Hidden: a sandbox worker process, started by the process pool.
 		err = sandbox.RunWorker(ctx, log)

@@ -22,6 +22,7 @@ func TestSubcommandHelp(t *testing.T) {
 		{"executions", []string{"show ID", "-limit", "-status"}},
 		{"snippets", []string{"[--input-schema JSON]", "-input-schema", "-from", "-description"}},
 		{"version", []string{"-config", "-db"}},
+		{"console", []string{"[--addr 127.0.0.1:8932]", "-addr", "-db", "-config"}},
 	}
 	for _, tt := range tests {
 		for _, flag := range []string{"--help", "-h"} {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 
+	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -65,6 +67,10 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	for _, w := range a.Warnings {
 		a.Log.Warn(w)
 	}
+	var cons http.Handler
+	if cfg.Server.Transport != server.TransportStdio && cfg.Approvals.Console {
+		cons = console.New(console.Options{Engine: a.Runtime, Token: cfg.Server.AuthToken, Logger: a.Log})
+	}
 	srv := server.New(server.Options{
 		Name:              cfg.Server.Name,
 		Version:           version(),
@@ -74,6 +80,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
 		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
+		Console:           cons,
 		Logger:            a.Log,
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)

@@ -1,0 +1,259 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// maxSessions bounds the sessions kept; the oldest goes first.
+const maxSessions = 256
+
+// maxForm bounds a form body (a rejection's reason is the largest field).
+const maxForm = 64 << 10
+
+// auth keeps the sessions of one console. Sessions live in memory: a
+// restart logs everyone out.
+type auth struct {
+	// fixed at creation
+	token    [sha256.Size]byte
+	hasToken bool
+	ttl      time.Duration
+	now      func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*session // by cookie value; guarded by mu
+}
+
+// session is one logged-in browser. Its fields other than flash are fixed
+// at creation.
+type session struct {
+	id      string
+	csrf    string
+	expires time.Time
+	created time.Time
+
+	flash *flash // guarded by auth.mu
+}
+
+// flash is the outcome of a decision, shown once on the run's page after
+// the redirect that follows the decision.
+type flash struct {
+	verb    string
+	outcome codemode.Outcome
+}
+
+func newAuth(token string, ttl time.Duration, now func() time.Time) *auth {
+	a := &auth{ttl: ttl, now: now, sessions: map[string]*session{}}
+	if token != "" {
+		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
+	}
+	return a
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// newSession starts a session, making room when there are maxSessions.
+func (a *auth) newSession() *session {
+	now := a.now()
+	s := &session{id: randomToken(), csrf: randomToken(), created: now, expires: now.Add(a.ttl)}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, old := range a.sessions {
+		if !now.Before(old.expires) {
+			delete(a.sessions, id)
+		}
+	}
+	for len(a.sessions) >= maxSessions {
+		var oldest *session
+		for _, old := range a.sessions {
+			if oldest == nil || old.created.Before(oldest.created) {
+				oldest = old
+			}
+		}
+		delete(a.sessions, oldest.id)
+	}
+	a.sessions[s.id] = s
+	return s
+}
+
+// lookup returns the live session of a cookie value, or nil.
+func (a *auth) lookup(id string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		return nil
+	}
+	if !a.now().Before(s.expires) {
+		delete(a.sessions, id)
+		return nil
+	}
+	return s
+}
+
+func (a *auth) end(s *session) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.sessions, s.id)
+}
+
+func (a *auth) setFlash(s *session, f *flash) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s.flash = f
+}
+
+// takeFlash returns the session's flash, for execution id, once.
+func (a *auth) takeFlash(s *session, id string) *flash {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f := s.flash
+	if f == nil || f.outcome.ExecutionID != id {
+		return nil
+	}
+	s.flash = nil
+	return f
+}
+
+// tokenMatches compares a typed token with the configured one in constant
+// time (over hashes, so its length does not leak either).
+func (a *auth) tokenMatches(typed string) bool {
+	got := sha256.Sum256([]byte(typed))
+	return subtle.ConstantTimeCompare(got[:], a.token[:]) == 1
+}
+
+// cookieName is the session cookie's name for a request: one per port
+// (browsers send a host's cookies to every port of it, and a console and
+// a server may run side by side), with the __Host- prefix under TLS.
+func cookieName(r *http.Request) string {
+	name := "codemode_console"
+	if _, port, err := net.SplitHostPort(r.Host); err == nil && port != "" {
+		name += "_" + port
+	}
+	if r.TLS != nil {
+		name = "__Host-" + name
+	}
+	return name
+}
+
+func (a *auth) setCookie(w http.ResponseWriter, r *http.Request, s *session) {
+	http.SetCookie(w, &http.Cookie{
+		Name:     cookieName(r),
+		Value:    s.id,
+		Path:     "/",
+		MaxAge:   int(a.ttl / time.Second),
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	})
+}
+
+func clearCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+}
+
+type sessionKey struct{}
+
+// sessionOf returns the request's session (set by authenticate).
+func sessionOf(r *http.Request) *session {
+	s, _ := r.Context().Value(sessionKey{}).(*session)
+	return s
+}
+
+// authenticate finds the request's session and, for a POST, checks its
+// CSRF token. Without a token configured, a browser without a session
+// gets one. It answers the request itself (login form, 401, 403) and
+// returns false when the request goes no further.
+func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	var s *session
+	if ck, err := r.Cookie(cookieName(r)); err == nil {
+		s = c.auth.lookup(ck.Value)
+	}
+	if r.URL.Path == "/login" && r.Method == http.MethodPost && c.auth.hasToken {
+		c.login(w, r)
+		return r, false
+	}
+	if s == nil && c.auth.hasToken {
+		switch {
+		case r.URL.Path == "/login" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			c.loginPage(w, r, http.StatusOK, "/", "")
+		case strings.HasPrefix(r.URL.Path, "/api/"):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"log in to the console first"}` + "\n"))
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			c.loginPage(w, r, http.StatusUnauthorized, r.URL.RequestURI(), "")
+		default:
+			c.loginPage(w, r, http.StatusUnauthorized, "/", "Your session has ended: log in again, then repeat what you were doing.")
+		}
+		return r, false
+	}
+	if s == nil {
+		s = c.auth.newSession()
+		c.auth.setCookie(w, r, s)
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		if err := r.ParseForm(); err != nil {
+			c.refuse(w, r, http.StatusBadRequest, "The form could not be read: "+err.Error())
+			return r, false
+		}
+		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {
+			c.refuse(w, r, http.StatusForbidden, "This form is out of date or did not come from the console (its CSRF token does not match your session). Reload the page and try again.")
+			return r, false
+		}
+	}
+	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)), true
+}
+
+// login checks the typed token; right, it starts a session and sends the
+// browser where it was going.
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		c.refuse(w, r, http.StatusBadRequest, "The form could not be read: "+err.Error())
+		return
+	}
+	next := localPath(r.PostForm.Get("next"))
+	if !c.auth.tokenMatches(r.PostForm.Get("token")) {
+		c.log.Warn("console: a login with a wrong token", "remote", r.RemoteAddr)
+		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the token. It is the server's auth_token (or the one codemode-mcp console printed when it started).")
+		return
+	}
+	if ck, err := r.Cookie(cookieName(r)); err == nil {
+		if old := c.auth.lookup(ck.Value); old != nil {
+			c.auth.end(old) // a new login gets a new session id
+		}
+	}
+	c.auth.setCookie(w, r, c.auth.newSession())
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
+	c.auth.end(sessionOf(r))
+	clearCookie(w, r)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// localPath returns p when it is a path on this server, else "/": the
+// login form's next never leads elsewhere.
+func localPath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+		return "/"
+	}
+	return p
+}

@@ -1,0 +1,181 @@
+// Package console is the approval console: a web page where a person sees
+// what programs want to do and approves, rejects or rolls back their runs.
+// It is served by `serve --transport http|sse` beside the MCP endpoints
+// and by `codemode-mcp console` for deployments whose clients use stdio;
+// server/ puts it behind the same Host check as the MCP endpoints.
+//
+// It is Go templates and a little plain JavaScript, embedded: no build
+// step, nothing fetched from elsewhere, usable without JavaScript (the
+// script only refreshes the page when runs change, and asks before a
+// rollback).
+//
+// Security, in the order a request meets it:
+//
+//   - every response forbids framing (X-Frame-Options, frame-ancestors),
+//     sends no Referer, and carries a Content-Security-Policy that allows
+//     only this origin's script and style (no inline script);
+//   - a state-changing request from another origin is refused
+//     (http.CrossOriginProtection: Sec-Fetch-Site, else Origin against
+//     Host);
+//   - when a token is configured, nothing but the login form and the
+//     static assets is served without a session: a page answers the
+//     login form with 401, the JSON endpoint a bare 401. Logging in with
+//     the token sets an HttpOnly, SameSite=Strict session cookie (Secure,
+//     and __Host- prefixed, under TLS); the token never appears in a URL;
+//   - every POST carries the session's CSRF token;
+//   - a decision carries the digest of the pending actions shown
+//     (codemode.PendingDigest) and the runtime refuses it when they
+//     changed;
+//   - everything from a program, a connector or a downstream is escaped
+//     by html/template, and hidden characters (controls, bidirectional
+//     overrides, zero-width characters) are shown as marked escapes
+//     (package visible).
+package console
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// Engine is what the console needs of the durable runtime; package
+// runtime's *Runtime implements it. Decisions go through the same methods
+// as the MCP tools and the command line. Its methods must be safe for
+// concurrent use; errors that codemode.IsRefusal reports are shown to the
+// person, others are internal failures.
+type Engine interface {
+	// Executions lists runs newest first.
+	Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error)
+	// Execution returns one run and its log, with the values as logged.
+	Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error)
+	// Snippets lists the saved snippets by name.
+	Snippets(ctx context.Context) ([]codemode.Snippet, error)
+	// ApproveReviewed approves a paused run's pending actions if they are
+	// still the ones rv.Digest names.
+	ApproveReviewed(ctx context.Context, id string, rv codemode.Review, ap codemode.Approver) (codemode.Outcome, error)
+	// RejectReviewed rejects a paused run (seq > 0: that action) if its
+	// pending actions are still the ones rv.Digest names.
+	RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (codemode.Outcome, error)
+	// Rollback reverts a run's applied, revertible calls, newest first.
+	Rollback(ctx context.Context, id string) (codemode.Outcome, error)
+	// Method describes a connector method as served now.
+	Method(connector, method string, args json.RawMessage) codemode.MethodInfo
+}
+
+// Options configure a Console.
+type Options struct {
+	Engine Engine
+	// Token, when set, is what a person types to log in (the server's
+	// auth_token). Without one the console is open to whoever reaches it
+	// (loopback, as the MCP endpoints are then).
+	Token string
+	// SessionTTL is how long a login lasts (default 12h).
+	SessionTTL time.Duration
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// DefaultSessionTTL is how long a login lasts.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Console serves the approval console. It is an http.Handler.
+type Console struct {
+	// fixed at creation
+	eng    Engine
+	log    *slog.Logger
+	now    func() time.Time
+	auth   *auth
+	pages  map[string]*template.Template
+	static http.Handler
+	mux    *http.ServeMux
+}
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// New builds a console over opts.Engine.
+func New(opts Options) *Console {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = DefaultSessionTTL
+	}
+	static, err := fs.Sub(assets, "static")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	c := &Console{
+		eng:    opts.Engine,
+		log:    opts.Logger,
+		now:    opts.Now,
+		auth:   newAuth(opts.Token, opts.SessionTTL, opts.Now),
+		pages:  parsePages(),
+		static: http.StripPrefix("/static/", http.FileServerFS(static)),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", c.pendingPage)
+	mux.HandleFunc("GET /runs", c.runsPage)
+	mux.HandleFunc("GET /runs/{id}", c.runPage)
+	mux.HandleFunc("POST /runs/{id}/approve", c.approve)
+	mux.HandleFunc("POST /runs/{id}/reject", c.reject)
+	mux.HandleFunc("POST /runs/{id}/rollback", c.rollback)
+	mux.HandleFunc("GET /snippets", c.snippetsPage)
+	mux.HandleFunc("GET /api/version", c.version)
+	mux.HandleFunc("POST /logout", c.logout)
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
+	mux.HandleFunc("/", c.notFound)
+	c.mux = mux
+	return c
+}
+
+// ServeHTTP answers one request: the security headers, the cross-origin
+// and session checks, then the page.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	if r.URL.Path == "/static/console.css" || r.URL.Path == "/static/console.js" {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-cache")
+		c.static.ServeHTTP(w, r)
+		return
+	}
+	if err := crossOrigin.Check(r); err != nil {
+		c.refuse(w, r, http.StatusForbidden, "This request came from another site or origin, so it was refused. Use the console's own buttons.")
+		return
+	}
+	r, ok := c.authenticate(w, r)
+	if !ok {
+		return
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+// crossOrigin refuses state-changing requests that a browser marks as
+// coming from another origin.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// securityHeaders are set on every response.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+}

@@ -1,0 +1,336 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Nav     string // the section: "pending", "runs" or "snippets"
+	CSRF    string
+	Logout  bool   // a token is configured: offer to log out
+	Version string // changes when runs change (see version)
+	Problem string // shown at the top: why a request was refused
+	Next    string // the login form's destination
+
+	Runs     []*runView
+	Run      *runView
+	Outcome  *outcomeView
+	Snippets []snippetView
+	Statuses []string
+	Filter   string
+	Limit    int
+}
+
+// card is a run with the session's CSRF token, for the forms of the
+// shared templates.
+type card struct {
+	Run  *runView
+	CSRF string
+}
+
+// parsePages parses every page with the layout and the shared parts.
+func parsePages() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"ints": func(xs []int) string {
+			s := make([]string, len(xs))
+			for i, x := range xs {
+				s[i] = strconv.Itoa(x)
+			}
+			return strings.Join(s, ", ")
+		},
+		"card": func(r *runView, csrf string) card { return card{Run: r, CSRF: csrf} },
+	}
+	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html"))
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"pending", "runs", "run", "snippets", "login", "problem"} {
+		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(assets, "templates/"+name+".html"))
+	}
+	return pages
+}
+
+// render writes a page; a template failure (a bug) is logged and answered
+// with a plain 500.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
+	if s := sessionOf(r); s != nil {
+		p.CSRF = s.csrf
+	}
+	p.Logout = c.auth.hasToken && sessionOf(r) != nil
+	if p.Version == "" && sessionOf(r) != nil {
+		p.Version, _ = c.fingerprint(r.Context())
+	}
+	var buf bytes.Buffer
+	if err := c.pages[name].ExecuteTemplate(&buf, "layout.html", p); err != nil {
+		c.log.Error("console: rendering a page failed", "page", name, "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// refuse answers with a page that says why the request went no further.
+func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	c.render(w, r, status, "problem", &page{Title: http.StatusText(status), Problem: msg})
+}
+
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, next, problem string) {
+	c.render(w, r, status, "login", &page{Title: "Log in", Next: localPath(next), Problem: problem})
+}
+
+func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
+	c.refuse(w, r, http.StatusNotFound, "There is no page at this address.")
+}
+
+// internal reports an internal failure: in detail in the log, briefly on
+// the page.
+func (c *Console) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
+	c.log.Error("console: "+what, "err", err)
+	c.refuse(w, r, http.StatusInternalServerError, "Internal error while "+what+" (details in the server log).")
+}
+
+// pendingPage lists the paused runs, newest first, with their pending
+// actions and the buttons to decide.
+func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	paused, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
+	if err != nil {
+		c.internal(w, r, "listing the paused runs", err)
+		return
+	}
+	p := &page{Title: "Awaiting approval", Nav: "pending"}
+	for _, e := range paused {
+		e, log, err := c.eng.Execution(ctx, e.ID)
+		if errors.Is(err, codemode.ErrUnknownExecution) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			c.internal(w, r, "reading a paused run", err)
+			return
+		}
+		if e.Status == codemode.StatusPaused {
+			p.Runs = append(p.Runs, c.newRunView(e, log))
+		}
+	}
+	c.render(w, r, http.StatusOK, "pending", p)
+}
+
+// Bounds of the runs page.
+const (
+	defaultRuns = 50
+	maxRuns     = 500
+)
+
+// runsPage is the audit trail: runs newest first (filtered by status),
+// each with its calls.
+func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	p := &page{Title: "Runs", Nav: "runs", Filter: q.Get("status"), Limit: defaultRuns}
+	for _, st := range codemode.ExecStatuses() {
+		p.Statuses = append(p.Statuses, st.String())
+	}
+	f := codemode.ExecutionFilter{Limit: defaultRuns}
+	if p.Filter != "" {
+		st, err := codemode.ParseExecStatus(p.Filter)
+		if err != nil {
+			c.refuse(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+		f.Status = st
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxRuns {
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxRuns))
+			return
+		}
+		f.Limit, p.Limit = n, n
+	}
+	list, err := c.eng.Executions(ctx, f)
+	if err != nil {
+		c.internal(w, r, "listing runs", err)
+		return
+	}
+	for _, e := range list {
+		e, log, err := c.eng.Execution(ctx, e.ID)
+		if errors.Is(err, codemode.ErrUnknownExecution) {
+			continue
+		}
+		if err != nil {
+			c.internal(w, r, "reading a run", err)
+			return
+		}
+		p.Runs = append(p.Runs, c.newRunView(e, log))
+	}
+	c.render(w, r, http.StatusOK, "runs", p)
+}
+
+// runPage shows one run: its program, calls, outcome, and the decisions
+// it allows; after a decision, that decision's outcome.
+func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
+	c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
+}
+
+func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, status int, problem string) {
+	e, log, err := c.eng.Execution(r.Context(), id)
+	if errors.Is(err, codemode.ErrUnknownExecution) {
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", id))
+		return
+	}
+	if err != nil {
+		c.internal(w, r, "reading a run", err)
+		return
+	}
+	p := &page{Title: "Run " + id, Nav: "runs", Run: c.newRunView(e, log), Problem: problem}
+	if s := sessionOf(r); s != nil && problem == "" {
+		if f := c.auth.takeFlash(s, id); f != nil {
+			p.Outcome = newOutcomeView(f)
+		}
+	}
+	c.render(w, r, status, "run", p)
+}
+
+func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
+	list, err := c.eng.Snippets(r.Context())
+	if err != nil {
+		c.internal(w, r, "listing snippets", err)
+		return
+	}
+	p := &page{Title: "Snippets", Nav: "snippets"}
+	for _, s := range list {
+		p.Snippets = append(p.Snippets, snippetView{
+			Name:          plainSegments(s.Name),
+			Description:   plainSegments(s.Description),
+			Code:          codeView(s.Code, nil),
+			InputSchema:   jsonView("snippet-"+s.Name+"-schema", s.InputSchema),
+			Connectors:    strings.Join(s.Connectors, ", "),
+			FromExecution: s.FromExecution,
+			Age:           age(c.now(), s.CreatedAt),
+			Created:       s.CreatedAt,
+		})
+	}
+	c.render(w, r, http.StatusOK, "snippets", p)
+}
+
+// approve approves a paused run's pending actions as they were shown.
+func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
+	digest := r.PostForm.Get("digest")
+	if digest == "" {
+		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it approves (no digest). Reload the page and try again.")
+		return
+	}
+	c.decide(w, r, "approved", func(ctx context.Context, id string) (codemode.Outcome, error) {
+		return c.eng.ApproveReviewed(ctx, id, codemode.Review{Digest: digest}, nil)
+	})
+}
+
+// reject rejects a paused run (or one of its actions, with seq) as shown,
+// with the reason typed.
+func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
+	digest := r.PostForm.Get("digest")
+	if digest == "" {
+		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
+		return
+	}
+	seq := 0
+	if s := r.PostForm.Get("seq"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", s))
+			return
+		}
+		seq = n
+	}
+	reason := r.PostForm.Get("reason")
+	c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
+		return c.eng.RejectReviewed(ctx, id, seq, codemode.Review{Digest: digest, Reason: reason})
+	})
+}
+
+func (c *Console) rollback(w http.ResponseWriter, r *http.Request) {
+	c.decide(w, r, "rolled back", c.eng.Rollback)
+}
+
+// decide makes a decision through the engine, detached from the request
+// (a closed tab does not cut a run short), and sends the browser to the
+// run's page, which shows the outcome once. A refused decision shows the
+// run as it is now, with the reason, and status 409.
+func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do func(context.Context, string) (codemode.Outcome, error)) {
+	id := r.PathValue("id")
+	o, err := do(context.WithoutCancel(r.Context()), id)
+	switch {
+	case errors.Is(err, codemode.ErrUnknownExecution):
+		c.refuse(w, r, http.StatusNotFound, err.Error())
+		return
+	case codemode.IsRefusal(err):
+		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
+		c.showRun(w, r, id, http.StatusConflict, err.Error())
+		return
+	case err != nil:
+		c.internal(w, r, "the run was being "+verb, err)
+		return
+	}
+	c.log.Info("console: "+verb, "executionId", id, "status", o.Status.String())
+	c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: o})
+	http.Redirect(w, r, "/runs/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+// version answers the page's script: a value that changes when runs or
+// snippets change, so the page refreshes itself then.
+func (c *Console) version(w http.ResponseWriter, r *http.Request) {
+	v, err := c.fingerprint(r.Context())
+	if err != nil {
+		c.log.Error("console: version", "err", err)
+		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"version": v})
+}
+
+// fingerprintRuns is how many of the newest runs the fingerprint covers
+// (besides every paused run): the script asks every few seconds.
+const fingerprintRuns = 20
+
+// fingerprint hashes the state of the newest runs, every paused run and
+// the snippets.
+func (c *Console) fingerprint(ctx context.Context) (string, error) {
+	recent, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Limit: fingerprintRuns})
+	if err != nil {
+		return "", err
+	}
+	paused, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
+	if err != nil {
+		return "", err
+	}
+	snippets, err := c.eng.Snippets(ctx)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, e := range append(recent, paused...) {
+		fmt.Fprintf(h, "%s %s %d\n", e.ID, e.Status, e.UpdatedAt.UnixNano())
+	}
+	for _, s := range snippets {
+		fmt.Fprintf(h, "snippet %q %d\n", s.Name, s.CreatedAt.UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}

@@ -1,0 +1,391 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
+)
+
+// What the pages fold (behind a click, never left out): strings longer
+// than foldChars characters, showing their first foldHead; arrays and
+// objects of more than foldItems members; anything nested deeper than
+// maxDepth is shown as its JSON text.
+const (
+	foldChars = 240
+	foldHead  = 100
+	foldItems = 30
+	maxDepth  = 40
+)
+
+// jsonNode is one value of a JSON document laid out for a page: a scalar,
+// or an object or array with its members.
+type jsonNode struct {
+	ID     string // of its fold, stable across refreshes of the page
+	HasKey bool
+	Key    []visible.Segment // the member's name (HasKey)
+	// A container has Open and Close ("{" and "}", "[" and "]") and Items;
+	// a scalar has Text and Class ("s" string, "n" number, "l" literal).
+	Open, Close string
+	Items       []*jsonNode
+	Text        []visible.Segment
+	Class       string
+	Comma       bool
+	// Fold: the value is shown behind a <details>, with Summary and Note
+	// ("1,234 characters", "57 items") in its <summary>.
+	Fold    bool
+	Summary []visible.Segment
+	Note    string
+}
+
+// jsonView lays out a JSON value as logged (nil for none): numbers and
+// keys exactly as written, in order, duplicates included. Text that is not
+// JSON is shown as text.
+func jsonView(id string, raw json.RawMessage) *jsonNode {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	n, err := readValue(dec, id, 0)
+	if err != nil {
+		return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
+	}
+	return n
+}
+
+func readValue(dec *json.Decoder, id string, depth int) (*jsonNode, error) {
+	if depth >= maxDepth {
+		var rest json.RawMessage
+		if err := dec.Decode(&rest); err != nil {
+			return nil, err
+		}
+		return &jsonNode{ID: id, Text: visible.Segments(string(rest)), Class: "l"}, nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		n := &jsonNode{ID: id, Open: string(v), Close: "]"}
+		if v == '{' {
+			n.Close = "}"
+		}
+		for i := 0; dec.More(); i++ {
+			var key string
+			if v == '{' {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ = kt.(string)
+			}
+			item, err := readValue(dec, id+"."+strconv.Itoa(i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if v == '{' {
+				item.HasKey, item.Key = true, stringSegments(key)
+			}
+			n.Items = append(n.Items, item)
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return nil, err
+		}
+		for i, item := range n.Items {
+			item.Comma = i < len(n.Items)-1
+		}
+		if len(n.Items) > foldItems {
+			n.Fold, n.Summary, n.Note = true, []visible.Segment{{Text: n.Open + " … " + n.Close}}, plural(len(n.Items), "member", "members")
+			if v == '[' {
+				n.Note = plural(len(n.Items), "item", "items")
+			}
+		}
+		return n, nil
+	case string:
+		n := &jsonNode{ID: id, Class: "s", Text: quoted(v)}
+		if chars := utf8.RuneCountInString(v); chars > foldChars {
+			head := quoted(v[:runeOffset(v, foldHead)])
+			head[len(head)-1] = visible.Segment{Text: "…"} // for the closing quote
+			n.Fold, n.Summary, n.Note = true, head, plural(chars, "character", "characters")
+		}
+		return n, nil
+	case json.Number:
+		return &jsonNode{ID: id, Class: "n", Text: []visible.Segment{{Text: v.String()}}}, nil
+	case bool:
+		return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: strconv.FormatBool(v)}}}, nil
+	case nil:
+		return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: "null"}}}, nil
+	}
+	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+// stringSegments is a JSON string's text as a page shows it, without
+// quotes: backslashes and quotes escaped as JSON writes them, hidden
+// characters (newlines included) as marked escapes.
+func stringSegments(s string) []visible.Segment {
+	segs := visible.Segments(s)
+	for i := range segs {
+		if !segs[i].Hidden {
+			segs[i].Text = jsonEscaper.Replace(segs[i].Text)
+		}
+	}
+	return segs
+}
+
+var jsonEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+// quoted is stringSegments between quotes.
+func quoted(s string) []visible.Segment {
+	out := []visible.Segment{{Text: `"`}}
+	out = append(out, stringSegments(s)...)
+	return append(out, visible.Segment{Text: `"`})
+}
+
+// runeOffset is the byte offset of the n-th character of s.
+func runeOffset(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
+}
+
+// plainSegments is text from a program or a downstream (a name, an error
+// message, a log line) as a page shows it: hidden characters marked.
+func plainSegments(s string) []visible.Segment { return visible.Segments(s) }
+
+// codeLine is one line of a program.
+type codeLine struct {
+	N    int
+	Text []visible.Segment
+	// Mark: the line names a method awaiting approval.
+	Mark bool
+}
+
+// codeView lays out a program's lines, marking those that name one of
+// marks ("connector.method"). Tabs stay tabs and a line's CR of a CRLF
+// ending goes; every other hidden character is marked.
+func codeView(code string, marks []string) []codeLine {
+	lines := strings.Split(strings.TrimRight(code, "\n"), "\n")
+	out := make([]codeLine, len(lines))
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		segs := visible.Segments(l)
+		for j := range segs {
+			if segs[j].Rune == '\t' {
+				segs[j] = visible.Segment{Text: "\t"}
+			}
+		}
+		out[i] = codeLine{N: i + 1, Text: segs}
+		for _, m := range marks {
+			if strings.Contains(l, m) {
+				out[i].Mark = true
+			}
+		}
+	}
+	return out
+}
+
+// age says how long ago t was, for people.
+func age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+}
+
+func plural(n int, one, many string) string {
+	s := strconv.Itoa(n)
+	if n >= 10000 {
+		s = groupThousands(s)
+	}
+	if n == 1 {
+		return s + " " + one
+	}
+	return s + " " + many
+}
+
+func groupThousands(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// actionView is one pending action.
+type actionView struct {
+	Seq       int
+	Connector []visible.Segment
+	Method    []visible.Segment
+	Reason    string
+	Args      *jsonNode
+}
+
+// callView is one logged call or step.
+type callView struct {
+	Seq     int
+	Name    []visible.Segment // connector.method, or step(name)
+	State   string
+	Reverts int
+	Args    *jsonNode
+	Result  *jsonNode
+	Error   []visible.Segment
+}
+
+// runView is one run as the pages show it.
+type runView struct {
+	ID      string
+	Status  string
+	Created time.Time
+	Updated time.Time
+	Age     string
+	Error   []visible.Segment
+	Result  *jsonNode
+	Logs    [][]visible.Segment
+	Code    []codeLine
+	Pending []actionView
+	// Digest names the pending actions shown (codemode.PendingDigest); it
+	// travels with a decision.
+	Digest      string
+	Calls       []callView
+	Paused      bool
+	CanRollback bool
+}
+
+// newRunView lays out e and its log.
+func (c *Console) newRunView(e *codemode.Execution, log []codemode.Entry) *runView {
+	v := &runView{
+		ID:      e.ID,
+		Status:  e.Status.String(),
+		Created: e.CreatedAt,
+		Updated: e.UpdatedAt,
+		Age:     age(c.now(), e.CreatedAt),
+		Error:   plainSegments(e.Error),
+		Paused:  e.Status == codemode.StatusPaused,
+	}
+	if e.Status == codemode.StatusCompleted {
+		v.Result = jsonView(e.ID+"-result", e.Result)
+		if v.Result == nil {
+			v.Result = jsonView(e.ID+"-result", json.RawMessage("null"))
+		}
+	}
+	for _, l := range e.Logs {
+		v.Logs = append(v.Logs, plainSegments(l))
+	}
+	var marks []string
+	if v.Paused {
+		pending := codemode.PendingActions(e.ID, log)
+		v.Digest = codemode.PendingDigest(pending)
+		for _, p := range pending {
+			info := c.eng.Method(p.Connector, p.Method, p.Args)
+			reason := info.ApprovalReason
+			if !info.Known {
+				reason = fmt.Sprintf("%s.%s is not served now (its connector is unavailable or changed): approving will be refused", p.Connector, p.Method)
+			}
+			v.Pending = append(v.Pending, actionView{
+				Seq:       p.Seq,
+				Connector: plainSegments(p.Connector),
+				Method:    plainSegments(p.Method),
+				Reason:    reason,
+				Args:      jsonView(fmt.Sprintf("%s-args-%d", e.ID, p.Seq), p.Args),
+			})
+			marks = append(marks, p.Connector+"."+p.Method)
+		}
+	}
+	v.Code = codeView(e.Code, marks)
+	rollbackable := e.Status == codemode.StatusCompleted || e.Status == codemode.StatusError ||
+		e.Status == codemode.StatusRejected || e.Status == codemode.StatusPaused
+	for _, en := range log {
+		name := en.Connector + "." + en.Method
+		if en.Kind == codemode.KindStep {
+			name = "step(" + en.Name + ")"
+		}
+		cv := callView{
+			Seq:     en.Seq,
+			Name:    plainSegments(name),
+			State:   en.State.String(),
+			Reverts: en.Reverts,
+			Args:    jsonView(fmt.Sprintf("%s-call-%d-args", e.ID, en.Seq), en.Args),
+			Result:  jsonView(fmt.Sprintf("%s-call-%d-result", e.ID, en.Seq), en.Result),
+			Error:   plainSegments(en.Error),
+		}
+		v.Calls = append(v.Calls, cv)
+		if rollbackable && en.Kind == codemode.KindCall && en.Reverts == 0 &&
+			(en.State == codemode.EntryApplied || en.State == codemode.EntryUnknown) &&
+			c.eng.Method(en.Connector, en.Method, en.Args).Revertible {
+			v.CanRollback = true
+		}
+	}
+	return v
+}
+
+// outcomeView is the outcome of a decision, shown once after it.
+type outcomeView struct {
+	Verb    string
+	Status  string
+	Result  *jsonNode
+	Error   []visible.Segment
+	Pending []actionView
+	// A rollback's report.
+	Reverted, UnknownReverted []int
+	Failures                  []codemode.RevertFailure
+	NotReverted               []codemode.KeptCall
+}
+
+func newOutcomeView(f *flash) *outcomeView {
+	o := f.outcome
+	v := &outcomeView{
+		Verb:            f.verb,
+		Status:          o.Status.String(),
+		Error:           plainSegments(o.Error),
+		Reverted:        o.Reverted,
+		UnknownReverted: o.UnknownReverted,
+		Failures:        o.Failures,
+		NotReverted:     o.NotReverted,
+	}
+	if o.Status == codemode.StatusCompleted {
+		v.Result = jsonView(o.ExecutionID+"-outcome", o.Result)
+	}
+	for _, p := range o.Pending {
+		v.Pending = append(v.Pending, actionView{Seq: p.Seq, Connector: plainSegments(p.Connector), Method: plainSegments(p.Method),
+			Args: jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args)})
+	}
+	return v
+}
+
+// snippetView is one saved snippet.
+type snippetView struct {
+	Name          []visible.Segment
+	Description   []visible.Segment
+	Code          []codeLine
+	InputSchema   *jsonNode
+	Connectors    string
+	FromExecution string
+	Age           string
+	Created       time.Time
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/codemode-mcp/codemode-mcp/console"
+	"github.com/codemode-mcp/codemode-mcp/server"
+)
+
+// DefaultConsoleAddr is where codemode-mcp console listens: beside a
+// server's default 127.0.0.1:8931.
+const DefaultConsoleAddr = "127.0.0.1:8932"
+
+// cmdConsole serves the approval console for a store that other
+// processes use too (a stdio server's): it opens the store and the
+// connectors as the approvals command does, so an approved call is made
+// from here, and serves the console until interrupted.
+//
+// The console always asks for a token: server.auth_token when the
+// configuration sets one, else one made for this run and printed on
+// stderr. Without it, anyone able to reach the port (other users of the
+// machine among them) could approve calls that only the owner of the
+// database file can approve from the command line.
+func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("console", env, &c, true)
+	addr := fs.String("addr", DefaultConsoleAddr, "listen address")
+	pos, err := parse(fs, args, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("console takes no arguments, got %q", pos)
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	defer ln.Close()
+	a, err := openAppFrom(ctx, cfg, c, log)
+	if err != nil {
+		return err
+	}
+	defer closer(a, log)()
+	for _, w := range a.Warnings {
+		a.Log.Warn(w)
+	}
+	token := cfg.Server.AuthToken
+	if token == "" {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b) // never fails (crypto/rand)
+		token = hex.EncodeToString(b)
+		scheme := "http"
+		if cfg.Server.TLSCert != "" {
+			scheme = "https"
+		}
+		fmt.Fprintf(env.Stderr, "codemode-mcp console: open %s://%s/ and log in with the token %s (made for this run; server.auth_token sets one)\n", scheme, ln.Addr(), token)
+	}
+	return server.ServeConsole(ctx, ln, server.Options{
+		HTTP:    cfg.Server.HTTP,
+		Console: console.New(console.Options{Engine: a.Runtime, Token: token, Logger: a.Log}),
+		Logger:  a.Log,
+	})
+}
