@@ -7,7 +7,9 @@
 #   then the end-to-end suite (a real MCP client drives the built binary in
 #   front of real npm MCP servers).
 # Needs Go 1.26 and Node 20+ with npm; installs Go modules and the pinned npm
-# packages itself.
+# packages itself. The approval console's browser tests need Debian's
+# chromium at /usr/bin/chromium (.ci/run installs it; without it they are
+# skipped here, and fail when CI=true).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
