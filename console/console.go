@@ -144,7 +144,7 @@ func New(opts Options) *Console {
 // and session checks, then the page.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header())
-	if r.URL.Path == "/static/console.css" || r.URL.Path == "/static/console.js" {
+	if publicAssets[r.URL.Path] {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
@@ -164,6 +164,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mux.ServeHTTP(w, r)
 }
+
+// publicAssets are served without a session (the login page uses them):
+// the same in every installation, they hold nothing of the store.
+var publicAssets = map[string]bool{"/static/console.css": true, "/static/console.js": true, "/static/icon.svg": true}
 
 // crossOrigin refuses state-changing requests that a browser marks as
 // coming from another origin.

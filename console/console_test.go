@@ -243,7 +243,7 @@ func TestNothingWithoutTheToken(t *testing.T) {
 	}
 
 	// The static assets carry nothing of the store.
-	for _, path := range []string{"/static/console.css", "/static/console.js"} {
+	for _, path := range []string{"/static/console.css", "/static/console.js", "/static/icon.svg"} {
 		if p := b.get(path); p.status != http.StatusOK {
 			t.Errorf("GET %s: %d", path, p.status)
 		}
