@@ -78,9 +78,9 @@ func TestParseFull(t *testing.T) {
 		},
 		Approvals: Approvals{Elicitation: false, Tools: false, Console: false},
 		Connectors: []Connector{
-			{Name: "notes", SourceName: "notes", Line: 34, Kind: KindBuiltin, Builtin: "notes"},
+			{Name: "notes", SourceName: "notes", Line: 35, Kind: KindBuiltin, Builtin: "notes"},
 			{
-				Name: "files", SourceName: "files", Line: 36, Kind: KindStdio,
+				Name: "files", SourceName: "files", Line: 37, Kind: KindStdio,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
 				Env:     map[string]string{"LOG": "info"},
 				Cwd:     filepath.Join(dir, "work"),
@@ -90,13 +90,13 @@ func TestParseFull(t *testing.T) {
 				Timeout: 5 * time.Second, Description: "Local files",
 			},
 			{
-				Name: "remote", SourceName: "remote", Line: 47, Kind: KindHTTP,
+				Name: "remote", SourceName: "remote", Line: 48, Kind: KindHTTP,
 				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
 				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
 			},
-			{Name: "legacy", SourceName: "legacy", Line: 51, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{Name: "legacy", SourceName: "legacy", Line: 52, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
 			{
-				Name: "github", SourceName: "github", Line: 54, Kind: KindOpenAPI,
+				Name: "github", SourceName: "github", Line: 55, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
 				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
 				Auth:       &Auth{Bearer: "gh"},
@@ -104,12 +104,12 @@ func TestParseFull(t *testing.T) {
 				NoApprove:  []string{"search/*"},
 			},
 			{
-				Name: "petstore", SourceName: "petstore", Line: 61, Kind: KindOpenAPI,
+				Name: "petstore", SourceName: "petstore", Line: 62, Kind: KindOpenAPI,
 				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
 				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
 			},
 			{
-				Name: "billing", SourceName: "billing", Line: 65, Kind: KindOpenAPI,
+				Name: "billing", SourceName: "billing", Line: 66, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "billing.yaml"),
 				Auth: &Auth{OAuth2: &OAuth2{
 					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},
