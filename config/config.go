@@ -1,6 +1,7 @@
 // Package config reads codemode-mcp's configuration: the native YAML (or
-// JSON) format of design §4, and the Claude Desktop / Claude Code / Cursor /
-// VS Code files ({"mcpServers": …} or {"servers": …}) as they are.
+// JSON) format of the README's configuration reference, and the Claude
+// Desktop / Claude Code / Cursor / VS Code files ({"mcpServers": …} or
+// {"servers": …}) as they are.
 //
 // Every problem is reported with the file, line, column and dotted field path
 // (see Error). Unknown keys are errors, with a suggestion for near misses.

@@ -126,7 +126,8 @@ func (e *SyntaxError) Error() string {
 }
 
 // Normalize turns the model's code into a program goja can run. It accepts
-// every shape of design.md §6, optionally inside a Markdown fence (```,
+// every program shape the README's "Writing programs" lists (the rules
+// below), optionally inside a Markdown fence (```,
 // ```js, ```ts, ```typescript, ```javascript):
 //
 //   - TypeScript syntax (annotations, interfaces, `as`, generics, enums) is

@@ -1,5 +1,6 @@
 // Package server exposes the runtime to MCP clients: the codemode tool and
-// the approval, history and snippet tools of design.md §5, over stdio,
+// the approval, history and snippet tools the README lists under "What the
+// client sees" (tools.go registers them), over stdio,
 // legacy SSE and streamable HTTP. It is the only package besides the MCP
 // connector that imports mcp-go.
 package server

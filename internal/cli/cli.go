@@ -1,4 +1,5 @@
-// Package cli implements the codemode-mcp command line (design.md §3). Main
+// Package cli implements the codemode-mcp command line (usageText; the
+// README's "Command line"). Main
 // is the whole program apart from signal handling, so tests run it in
 // process.
 package cli
