@@ -6,6 +6,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // DefaultDescriptionBudget is how many tokens (as internal/tokens
@@ -65,7 +66,7 @@ func Description(infos []codemode.ConnectorInfo, declarations string, tooLarge b
 // connector is unavailable.
 func connectorLine(c codemode.ConnectorInfo) string {
 	if c.Error != "" {
-		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, clip(firstLine(c.Error), maxConnectorLine))
+		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, clip(short.FirstLine(c.Error), maxConnectorLine))
 	}
 	methods := "methods"
 	if len(c.Tools) == 1 {
@@ -78,18 +79,10 @@ func connectorLine(c codemode.ConnectorInfo) string {
 	return line
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	return s
-}
-
 // firstSentence is the first line of s up to the end of its first
 // sentence (a period, question or exclamation mark before a space).
 func firstSentence(s string) string {
-	s = firstLine(s)
+	s = short.FirstLine(s)
 	for i := 0; i+1 < len(s); i++ {
 		if strings.IndexByte(".!?", s[i]) >= 0 && s[i+1] == ' ' {
 			return s[:i+1]

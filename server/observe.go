@@ -9,6 +9,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // observe returns the context a tool request drives the runtime with: one
@@ -96,7 +97,7 @@ func (o *clientObserver) log(e codemode.Event) {
 	}
 	data := map[string]any{"event": e.Kind.String(), "executionId": e.ExecutionID}
 	if e.Message != "" {
-		data["message"] = firstLine(e.Message)
+		data["message"] = short.FirstLine(e.Message)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

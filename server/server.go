@@ -21,6 +21,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // Options configure a Server.
@@ -240,7 +241,7 @@ func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, e
 		return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "canceled"}, true)
 	}
 	s.log.Error("tool failed", "tool", tool, "executionId", executionID, "err", err)
-	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + scrub.Paths(firstLine(err.Error())) + " (details in the server log)"}, true)
+	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"}, true)
 }
 
 // listHint tells the client which tool lists what a refused request named

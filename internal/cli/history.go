@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger) error {
@@ -153,7 +154,7 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tERROR")
 	for _, e := range execs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"), firstLine(e.Error))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"), short.Clip(short.FirstLine(e.Error), 80))
 	}
 	return tw.Flush()
 }
@@ -210,16 +211,4 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		return nil
 	}
 	return usagef("usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // logConn is a connection of the pool kept for WriteEntries' transactions.
@@ -46,7 +48,7 @@ func openLogConn(ctx context.Context, db *sql.DB) (*logConn, error) {
 	} {
 		stmt, err := conn.PrepareContext(ctx, p.sql)
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("log connection: prepare %q: %w", firstLine(p.sql), err), l.close())
+			return nil, errors.Join(fmt.Errorf("log connection: prepare %q: %w", short.FirstLine(p.sql), err), l.close())
 		}
 		*p.dst = stmt
 		l.all = append(l.all, stmt)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // statements are the store's hot statements, prepared once at Open.
@@ -112,7 +114,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	for _, p := range list {
 		stmt, err := s.db.PrepareContext(ctx, p.sql)
 		if err != nil {
-			return errors.Join(fmt.Errorf("prepare statement %q: %w", firstLine(p.sql), err), s.stmts.close())
+			return errors.Join(fmt.Errorf("prepare statement %q: %w", short.FirstLine(p.sql), err), s.stmts.close())
 		}
 		*p.dst = stmt
 		st.all = append(st.all, stmt)
@@ -127,10 +129,4 @@ func (st *statements) close() error {
 		errs = append(errs, stmt.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// firstLine shortens a statement for error messages.
-func firstLine(q string) string {
-	line, _, _ := strings.Cut(q, "\n")
-	return line
 }
