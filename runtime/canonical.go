@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // canonicalJSON re-encodes a JSON value so that key order and whitespace do
@@ -45,18 +44,6 @@ func decodeJSON(raw []byte) (any, error) {
 		return nil, fmt.Errorf("decode JSON: trailing data after the value")
 	}
 	return v, nil
-}
-
-// abbreviate shortens s to at most n bytes (on a rune boundary) for messages.
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // rawOrNull returns v, or JSON null when v is empty.

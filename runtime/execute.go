@@ -9,6 +9,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // Execute runs a new program. It first prunes old terminal runs
@@ -27,7 +28,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 	if max := r.limits.WithDefaults().MaxCodeBytes; len(code) > max {
 		// Refused before an execution exists: a rejected program stores
 		// nothing.
-		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", humanBytes(len(code)), humanBytes(max))}, nil
+		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", short.Bytes(int64(len(code))), short.Bytes(int64(max)))}, nil
 	}
 	if r.typeCheck != nil {
 		if o, refused := r.typeCheckProgram(ctx, code); refused {

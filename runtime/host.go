@@ -11,6 +11,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -585,7 +586,7 @@ func describeEntry(e codemode.Entry) string {
 }
 
 func describeCall(connector, method string, args json.RawMessage) string {
-	return fmt.Sprintf("%s.%s(%s)", connector, method, abbreviate(string(rawOrNull(args)), 200))
+	return fmt.Sprintf("%s.%s(%s)", connector, method, short.Clip(string(rawOrNull(args)), 200))
 }
 
 func describeStep(name string) string {

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 )
 
@@ -33,7 +33,7 @@ func (r *Runtime) tooLarge(v []byte, what, verb, advice string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %s %s; the execution log keeps at most %s per value — %s",
-		what, verb, humanBytes(len(v)), humanBytes(r.maxValue), advice)
+		what, verb, short.Bytes(int64(len(v))), short.Bytes(int64(r.maxValue)), advice)
 }
 
 // callArgsTooLarge is the message for a call whose arguments are over the
@@ -87,25 +87,7 @@ func (r *Runtime) capMessage(msg string) string {
 	if r.maxValue <= 0 || len(msg) <= r.maxValue {
 		return msg
 	}
-	return abbreviate(msg, r.maxValue)
-}
-
-// humanBytes renders a size as "512 bytes", "3.2 KiB" or "1 MiB".
-func humanBytes(n int) string {
-	units := []string{"bytes", "KiB", "MiB", "GiB"}
-	v, i := float64(n), 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if i == 0 {
-		return strconv.Itoa(n) + " bytes"
-	}
-	s := strconv.FormatFloat(v, 'f', 1, 64)
-	if len(s) > 2 && s[len(s)-2:] == ".0" {
-		s = s[:len(s)-2]
-	}
-	return s + " " + units[i]
+	return short.Clip(msg, r.maxValue)
 }
 
 // visible returns what a surface shows of o: its result (or error message)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
@@ -159,7 +160,7 @@ func (t *tool) searchDoc() search.Doc[*searchResult] {
 	}
 	first, rest := splitFirstLine(def.Description)
 	d.Fields[search.Summary] = strings.TrimSpace(def.Title + "\n" + first)
-	d.Fields[search.Text] = abbreviate(rest, maxSearchText)
+	d.Fields[search.Text] = short.Clip(rest, maxSearchText)
 	d.Fields[search.Params] = strings.Join(propertyNames(def.InputSchema), " ")
 	d.Fields[search.Tags] = strings.Join(def.Tags, " ")
 	d.Fields[search.Route] = routeWords(def.Route)
@@ -293,7 +294,7 @@ func summary(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
-	return abbreviate(s, 200)
+	return short.Clip(s, 200)
 }
 
 // paths lists every available connector and method path, and the saved

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // WorkerConfig configures ServeWorker.
@@ -233,18 +235,7 @@ func (s *workerServer) sendOutcome(id uint32, o wireOutcome) error {
 
 // memoryLimitMessage is the outcome of a program that hit the memory limit.
 func memoryLimitMessage(limit int64) string {
-	return "memory limit exceeded (" + formatBytes(limit) + ")"
-}
-
-// formatBytes prints whole GiB and MiB as such, other sizes in bytes.
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return "memory limit exceeded (" + short.Bytes(limit) + ")"
 }
 
 // pipeHost is the Host of a worker: every method is a round trip to the

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
@@ -517,7 +518,7 @@ func (t *stdioTransport) watchWhileIdle() bool {
 func (t *stdioTransport) dispatch(line []byte) {
 	var m rpcMessage
 	if err := json.Unmarshal(line, &m); err != nil {
-		t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", abbreviate(line))
+		t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", short.Clip(string(line), 200))
 		return
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
@@ -586,15 +587,6 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 			t.logger.Debug("could not answer the server", "method", req.Method, "err", err)
 		}
 	}()
-}
-
-// abbreviate shortens a line for a log message.
-func abbreviate(line []byte) string {
-	const n = 200
-	if len(line) <= n {
-		return string(line)
-	}
-	return string(line[:n]) + "…"
 }
 
 // startStdio sends a tools/call on the session's raw stdio path: the

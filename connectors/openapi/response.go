@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // maxMessage bounds the API's own message quoted in an error.
@@ -171,13 +173,5 @@ func lookup(v value, path []string) (value, bool) {
 // oneLine collapses white space and bounds s to maxMessage bytes (on a
 // character boundary, an ellipsis marking the cut).
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return short.Clip(strings.Join(strings.Fields(s), " "), maxMessage)
 }

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // Checker runs one TypeScript checker binary.
@@ -103,7 +105,7 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	case errors.As(runErr, &exit) && onlyIn(out.String(), "connectors.d.ts"):
 		return nil, nil // errors in the declarations only: not the program's
 	}
-	return nil, fmt.Errorf("typecheck: %s: %v: %s", filepath.Base(c.bin), runErr, abbreviate(out.String(), 2000))
+	return nil, fmt.Errorf("typecheck: %s: %v: %s", filepath.Base(c.bin), runErr, short.Clip(out.String(), 2000))
 }
 
 // Wrap makes the model's code the body of an async function (so top-level
@@ -199,11 +201,4 @@ func onlyIn(output, file string) bool {
 		n++
 	}
 	return n > 0
-}
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
