@@ -148,7 +148,10 @@ func TestHeldCallStartsDuringALongTurn(t *testing.T) {
 	for name, e := range bothExecutors(t) {
 		t.Run(name, func(t *testing.T) {
 			h := &slowHost{d: 10 * time.Millisecond}
-			code := "const p = notes.listNotes({});\nconst end = Date.now() + 400;\nwhile (Date.now() < end) {}\nawait p"
+			// The clock is read every 10,000 iterations: a pass may read it at
+			// most a million times, which a tight loop does in 400 ms on a
+			// fast machine.
+			code := "const p = notes.listNotes({});\nconst end = Date.now() + 400;\nwhile (Date.now() < end) { for (let i = 0; i < 10000; i++) {} }\nawait p"
 			start := time.Now()
 			o := run(t, e, h, code, Limits{})
 			wantCompleted(t, code, o, `"slow"`)
