@@ -12,8 +12,8 @@ import (
 )
 
 // An Executor runs programs. Implementations: the in-process goja executor
-// (NewInProcess) and, later, a pool of worker processes. Run must be safe for
-// concurrent use; each Run executes one pass of one program.
+// (NewInProcess) and the pool of worker processes (NewProcessPool). Run must
+// be safe for concurrent use; each Run executes one pass of one program.
 type Executor interface {
 	// Run executes one pass of p, calling host for every connector call and
 	// codemode.* service. It returns when the program settles, is stopped by
