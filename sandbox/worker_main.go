@@ -18,6 +18,10 @@ const (
 	workerOutFD = 4
 )
 
+// WorkerSubcommand is the codemode-mcp binary's hidden sub-command that runs
+// RunWorker: a ProcessPool's Command is [os.Executable(), WorkerSubcommand].
+const WorkerSubcommand = "__sandbox-worker"
+
 // EnvWorkerMemoryLimit is the environment variable that gives a worker
 // process its memory limit in bytes.
 const EnvWorkerMemoryLimit = "CODEMODE_SANDBOX_MEMORY_LIMIT"

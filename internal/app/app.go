@@ -368,7 +368,7 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 		if err != nil {
 			return nil, fmt.Errorf("sandbox worker command: %w", err)
 		}
-		cmd = []string{exe, "__sandbox-worker"}
+		cmd = []string{exe, sandbox.WorkerSubcommand}
 	}
 	pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{
 		Command:     cmd,

@@ -92,7 +92,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = cmdSnippets(ctx, rest, env, log)
 	case "console":
 		err = cmdConsole(ctx, rest, env, log)
-	case "__sandbox-worker":
+	case sandbox.WorkerSubcommand:
 		// Hidden: a sandbox worker process, started by the process pool.
 		err = sandbox.RunWorker(ctx, log)
 	case "version", "--version", "-v":
