@@ -230,11 +230,27 @@ func (r *Runtime) housekeepingDue(now time.Time) bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.hkRuns++
-	due := r.hkEvery < 0 || r.hkLast.IsZero() || now.Sub(r.hkLast) >= r.hkEvery ||
-		(r.maxExecs > 0 && r.hkRuns > r.maxExecs)
+	return r.schedule.due(now, r.maxExecs)
+}
+
+// housekeepingSchedule says which Executes do the housekeeping: the first,
+// then one every `every` (Options.HousekeepingInterval resolved; negative:
+// every Execute), or sooner once more than maxExecs Executes began since
+// the last (so pruning keeps up with a burst of runs).
+type housekeepingSchedule struct {
+	every time.Duration
+	last  time.Time // when housekeeping last began (zero: never)
+	runs  int       // Executes counted since then
+}
+
+// due counts an Execute at now and reports whether it does the
+// housekeeping; when it does, the interval starts again.
+func (h *housekeepingSchedule) due(now time.Time, maxExecs int) bool {
+	h.runs++
+	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every ||
+		(maxExecs > 0 && h.runs > maxExecs)
 	if due {
-		r.hkLast, r.hkRuns = now, 0
+		h.last, h.runs = now, 0
 	}
 	return due
 }

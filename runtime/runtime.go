@@ -93,7 +93,6 @@ type Runtime struct {
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
-	hkEvery  time.Duration    // Options.HousekeepingInterval resolved; <0: every Execute
 	maxChars int              // Options.MaxResultChars
 	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
 	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
@@ -115,11 +114,10 @@ type Runtime struct {
 	snippetSeg atomic.Pointer[snippetSegment]
 	refreshMu  sync.Mutex
 
-	mu     sync.Mutex
-	closed bool           // guarded by mu
-	active sync.WaitGroup // in-flight requests; Add under mu while !closed
-	hkLast time.Time      // when housekeeping last began (zero: never); guarded by mu
-	hkRuns int            // Executes since then; guarded by mu
+	mu       sync.Mutex
+	closed   bool                 // guarded by mu
+	active   sync.WaitGroup       // in-flight requests; Add under mu while !closed
+	schedule housekeepingSchedule // when to do the housekeeping; guarded by mu
 }
 
 // DefaultHousekeepingInterval is the default of
@@ -152,9 +150,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		limits:    opts.Limits,
 		maxExecs:  opts.MaxExecutions,
 		ttl:       opts.PausedTTL,
-		hkEvery:   housekeepingInterval(opts.HousekeepingInterval),
 		maxChars:  opts.MaxResultChars,
 		maxValue:  valueCap(opts.MaxValueBytes),
+		schedule:  housekeepingSchedule{every: housekeepingInterval(opts.HousekeepingInterval)},
 		groupAge:  groupAge,
 		clock:     opts.Now,
 		scrub:     opts.Scrubber,
