@@ -107,7 +107,7 @@ func (e *env) open(s setup) {
 		t.Fatalf("open store: %v", err)
 	}
 	e.store = st
-	e.exec = sandbox.NewInProcess()
+	e.exec = sandbox.NewInProcess(sandbox.InProcessOptions{})
 	e.down = false
 	var sources []runtime.Source
 	if !s.noKV {

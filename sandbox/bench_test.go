@@ -35,7 +35,7 @@ func BenchmarkTrivialRun(b *testing.B) {
 
 // BenchmarkTrivialRunUncached adds esbuild and compilation to every run.
 func BenchmarkTrivialRunUncached(b *testing.B) {
-	e := NewInProcess(WithCacheSize(0))
+	e := NewInProcess(InProcessOptions{CacheSize: -1})
 	b.Cleanup(func() { _ = e.Close() })
 	for b.Loop() {
 		benchRun(b, e, "1 + 1")

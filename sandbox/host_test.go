@@ -140,7 +140,7 @@ var testGlobals = []Global{
 // newExecutor returns an executor closed when the test ends.
 func newExecutor(t testing.TB) *InProcess {
 	t.Helper()
-	e := NewInProcess()
+	e := NewInProcess(InProcessOptions{})
 	t.Cleanup(func() {
 		if err := e.Close(); err != nil {
 			t.Errorf("Close: %v", err)

@@ -27,35 +27,27 @@ type InProcess struct {
 	runs   sync.WaitGroup             // Runs in progress
 }
 
-// Option configures NewInProcess.
-type Option func(*options)
-
-type options struct {
-	log       *slog.Logger
-	cacheSize int
-}
-
-// WithLogger sets the logger for internal failures (default: discard).
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.log = l }
-}
-
-// WithCacheSize sets how many normalised programs are kept (default 128;
-// 0 disables the cache).
-func WithCacheSize(n int) Option {
-	return func(o *options) { o.cacheSize = n }
+// InProcessOptions configures NewInProcess; the zero value is the default.
+type InProcessOptions struct {
+	// Logger receives internal failures (default: discard).
+	Logger *slog.Logger
+	// CacheSize is how many normalised programs are kept (default 128;
+	// negative: none).
+	CacheSize int
 }
 
 // NewInProcess returns an in-process executor.
-func NewInProcess(opts ...Option) *InProcess {
-	o := options{cacheSize: 128}
-	for _, opt := range opts {
-		opt(&o)
+func NewInProcess(opts InProcessOptions) *InProcess {
+	switch {
+	case opts.CacheSize == 0:
+		opts.CacheSize = 128
+	case opts.CacheSize < 0:
+		opts.CacheSize = 0
 	}
-	if o.log == nil {
-		o.log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &InProcess{log: o.log, cache: newNormCache(o.cacheSize), active: map[int]context.CancelFunc{}}
+	return &InProcess{log: opts.Logger, cache: newNormCache(opts.CacheSize), active: map[int]context.CancelFunc{}}
 }
 
 var _ Executor = (*InProcess)(nil)

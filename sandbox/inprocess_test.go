@@ -727,7 +727,7 @@ func TestConcurrentRuns(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	e := NewInProcess()
+	e := NewInProcess(InProcessOptions{})
 	done := make(chan Outcome)
 	go func() {
 		o, _ := e.Run(context.Background(), Program{Code: "await new Promise(() => {})"}, &fakeHost{})

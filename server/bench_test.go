@@ -74,7 +74,7 @@ func newBenchClient(b *testing.B, retention bool) *client.Client {
 	if err != nil {
 		b.Fatal(err)
 	}
-	exec := sandbox.NewInProcess()
+	exec := sandbox.NewInProcess(sandbox.InProcessOptions{})
 	b.Cleanup(func() { closeOrFail(b, "executor", exec.Close) })
 	opts := rt.Options{
 		Store:    st,

@@ -57,7 +57,7 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 	for _, p := range prepare {
 		p(st, n)
 	}
-	ex := sandbox.NewInProcess()
+	ex := sandbox.NewInProcess(sandbox.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}},
 		Limits: sandbox.Limits{Timeout: 5 * time.Second}, MaxResultChars: maxChars})
 	if err != nil {

@@ -360,7 +360,7 @@ func isURL(loc string) bool {
 // where worker processes are not supported, with a warning).
 func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Executor, error) {
 	if cfg.Sandbox.Isolation != "process" {
-		return sandbox.NewInProcess(sandbox.WithLogger(log)), nil
+		return sandbox.NewInProcess(sandbox.InProcessOptions{Logger: log}), nil
 	}
 	cmd := opts.WorkerCommand
 	if cmd == nil {
@@ -380,7 +380,7 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 	})
 	if errors.Is(err, errors.ErrUnsupported) {
 		log.Warn("sandbox: process isolation is not supported on this system; programs run in process, without a memory limit")
-		return sandbox.NewInProcess(sandbox.WithLogger(log)), nil
+		return sandbox.NewInProcess(sandbox.InProcessOptions{Logger: log}), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start the sandbox workers: %w", err)
