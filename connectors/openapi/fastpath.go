@@ -21,7 +21,7 @@ import (
 // Transport hands each request to a writing and a reading goroutine of the
 // connection's. On a machine whose idle CPUs halt, each such hand-off wakes
 // a thread, and they are most of what a GET through a program costs beyond
-// the request itself (BENCHMARKS.md, "OpenAPI calls").
+// the request itself (BENCHMARKS.md, "A GET through a program").
 //
 // Invariants:
 //   - It carries only idempotent requests (GET, HEAD, OPTIONS, TRACE, PUT,
