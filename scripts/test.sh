@@ -43,7 +43,7 @@ git clone -q . "$rel/a" && git clone -q . "$rel/b"
 "$rel/b/scripts/release.sh" "$rel/out-b" > /dev/null
 [ "$(wc -l < "$rel/out-a/SHA256SUMS")" -eq 6 ] || { echo "release.sh made $(wc -l < "$rel/out-a/SHA256SUMS") binaries, want 6"; exit 1; }
 cmp "$rel/out-a/SHA256SUMS" "$rel/out-b/SHA256SUMS" || { echo "two release builds of the same commit differ"; diff "$rel/out-a/SHA256SUMS" "$rel/out-b/SHA256SUMS"; exit 1; }
-"$rel/out-a/codemode-mcp-$(cd "$rel/a" && git describe --tags --always)-$(go env GOOS)-$(go env GOARCH)" version | head -1
+"$rel/out-a/codemode-mcp-$(cd "$rel/a" && git describe --tags --always)-$(go env GOOS)-$(go env GOARCH)" version | sed -n 1p   # (head would end the pipe early: SIGPIPE)
 rm -rf "$rel"
 
 echo "== go test -race"
