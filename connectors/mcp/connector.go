@@ -67,6 +67,11 @@ type Connector struct {
 	serverName, serverVersion, instructions string
 	failures                                int       // consecutive session failures (for the backoff)
 	failedAt                                time.Time // when the last one happened
+	// down is why the server is unreachable while the recovery goroutine
+	// (see Open) brings it back; nil otherwise.
+	down error
+
+	recovering sync.WaitGroup // the recovery goroutine; Close waits for it
 }
 
 var _ connectors.Connector = (*Connector)(nil)
@@ -76,6 +81,82 @@ var _ connectors.Connector = (*Connector)(nil)
 // connection and listing; a started child process lives until Close (or
 // until it exits, when the next call starts a new one).
 func Dial(ctx context.Context, cfg Config) (*Connector, error) {
+	c, err := newConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, tools, err := c.startSession(ctx)
+	if err != nil {
+		err = c.startError(s, err)
+		_ = c.Close()
+		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
+	}
+	c.mu.Lock()
+	c.sess = s
+	c.setToolsLocked(s, tools)
+	c.mu.Unlock()
+	return c, nil
+}
+
+// Open is Dial for a server that may be down: when the first start fails,
+// it returns the connector anyway, and a goroutine it owns starts the
+// server again with the restart backoff (RestartDelay doubling up to
+// MaxRestartDelay) until it comes up or Close is called. Until then Down
+// and Tools report why, and calls fail at once with an error naming the
+// connector. When the server comes up its tools are listed and
+// OnToolsChanged is called. Only a configuration error fails Open.
+func Open(ctx context.Context, cfg Config) (*Connector, error) {
+	c, err := newConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, tools, err := c.startSession(ctx)
+	if err != nil {
+		err = c.startError(s, err)
+		c.mu.Lock()
+		c.down = err
+		c.failures, c.failedAt = 1, time.Now()
+		c.mu.Unlock()
+		c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
+			"first", c.backoff(1), "max", c.maxRestartDelay())
+		c.recovering.Add(1)
+		go c.recover()
+		return c, nil
+	}
+	c.mu.Lock()
+	c.sess = s
+	c.setToolsLocked(s, tools)
+	c.mu.Unlock()
+	return c, nil
+}
+
+// Down reports why the server is unreachable while the connector brings
+// it back in the background (see Open), or nil.
+func (c *Connector) Down() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.down
+}
+
+// recover starts the server again, with the backoff, until it comes up or
+// the connector is closed.
+func (c *Connector) recover() {
+	defer c.recovering.Done()
+	for c.life.Err() == nil {
+		if _, err := c.reconnect(c.life); err == nil {
+			return
+		} else {
+			c.mu.Lock()
+			if c.down != nil {
+				c.down = errors.Unwrap(err)
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// newConnector validates cfg and builds a connector without a session.
+func newConnector(cfg Config) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
@@ -90,16 +171,6 @@ func Dial(ctx context.Context, cfg Config) (*Connector, error) {
 	} else {
 		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	s, tools, err := c.startSession(ctx)
-	if err != nil {
-		err = c.startError(s, err)
-		_ = c.Close()
-		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
-	}
-	c.mu.Lock()
-	c.sess = s
-	c.setToolsLocked(s, tools)
-	c.mu.Unlock()
 	return c, nil
 }
 
@@ -148,12 +219,16 @@ func (c *Connector) Instructions() string {
 }
 
 // Tools returns the tools kept by Include/Exclude in the server's order,
-// with sanitized, unique names. Callers must not modify the schemas.
+// with sanitized, unique names. Callers must not modify the schemas. While
+// the server is down (see Open) it returns why.
 func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if c.closed {
+	switch {
+	case c.closed:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case c.down != nil:
+		return nil, c.down
 	}
 	return append([]connectors.Tool(nil), c.tools...), nil
 }
@@ -513,6 +588,7 @@ func (c *Connector) Close() error {
 		c.closed = true
 		c.mu.Unlock()
 		c.endLife()
+		c.recovering.Wait()
 		// Wait for a start in progress; it sees closed and stops its session.
 		c.restarting <- struct{}{}
 		c.mu.Lock()

@@ -41,11 +41,13 @@ func (e *disconnected) Unwrap() []error { return []error{ErrDisconnected, e.caus
 // stream, a failed call).
 func (c *Connector) current(ctx context.Context) (*session, error) {
 	c.mu.RLock()
-	s, closed := c.sess, c.closed
+	s, closed, down := c.sess, c.closed, c.down
 	c.mu.RUnlock()
 	switch {
 	case closed:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case down != nil:
+		return nil, fmt.Errorf("%s: the MCP server is unavailable (%w); it is being started again in the background", c.cfg.Name, down)
 	case s != nil && s.alive():
 		return s, nil
 	case s != nil:
@@ -178,7 +180,7 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	}
 	old := c.tools
-	c.sess = s
+	c.sess, c.down = s, nil
 	c.setToolsLocked(s, tools)
 	changed := !reflect.DeepEqual(old, c.tools)
 	c.mu.Unlock()

@@ -68,6 +68,7 @@ type App struct {
 	Log *slog.Logger
 
 	log     *slog.Logger
+	backoff backoff // Options.backoff
 	refresh *refresher
 	retry   *retrier
 
@@ -87,7 +88,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	scrubber := scrub.New(cfg.Secrets()...)
 	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
-	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log}
+	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log, backoff: opts.backoff}
 	a.refresh = newRefresher(a)
 	a.retry = newRetrier(a, opts.backoff)
 	for _, w := range cfg.Warnings {
@@ -227,23 +228,28 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
-		c, err := mcp.Dial(ctx, mcp.Config{
-			Name:           cc.Name,
-			Command:        cc.Command,
-			Args:           cc.Args,
-			Env:            cc.Env,
-			Inherit:        cc.Inherit.Names,
-			InheritAll:     cc.Inherit.All,
-			Dir:            cc.Cwd,
-			URL:            cc.URL,
-			SSE:            cc.Kind == config.KindSSE,
-			Headers:        cc.Headers,
-			Include:        cc.Tools.Include,
-			Exclude:        cc.Tools.Exclude,
-			ForwardUnknown: cc.ForwardUnknown,
-			CallTimeout:    cc.Timeout,
-			Logger:         a.log,
-			Scrubber:       a.Scrubber,
+		// Open: a server that is down comes up by itself later (its
+		// Tools report why meanwhile, so the runtime shows it
+		// unavailable), and OnToolsChanged brings its tools in.
+		c, err := mcp.Open(ctx, mcp.Config{
+			Name:            cc.Name,
+			Command:         cc.Command,
+			Args:            cc.Args,
+			Env:             cc.Env,
+			Inherit:         cc.Inherit.Names,
+			InheritAll:      cc.Inherit.All,
+			Dir:             cc.Cwd,
+			URL:             cc.URL,
+			SSE:             cc.Kind == config.KindSSE,
+			Headers:         cc.Headers,
+			Include:         cc.Tools.Include,
+			Exclude:         cc.Tools.Exclude,
+			ForwardUnknown:  cc.ForwardUnknown,
+			CallTimeout:     cc.Timeout,
+			RestartDelay:    a.backoff.first,
+			MaxRestartDelay: a.backoff.max,
+			Logger:          a.log,
+			Scrubber:        a.Scrubber,
 			OnToolsChanged: func() {
 				a.refresh.changed(cc.Name)
 			},

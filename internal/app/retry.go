@@ -68,13 +68,12 @@ func newRetrier(a *App, b backoff) *retrier {
 	return &retrier{app: a, backoff: b, waiting: map[string]*waiter{}}
 }
 
-// add records that cc failed to start at failedAt; MCP connectors and
-// OpenAPI connectors whose document is a URL are retried once start is
-// called, others never (a native connector or a document file that fails
-// is a configuration error).
+// add records that cc failed to start at failedAt; OpenAPI connectors
+// whose document is a URL are retried once start is called, others never
+// (an MCP connector comes back by itself, see mcp.Open; a native connector
+// or a document file that fails is a configuration error).
 func (r *retrier) add(cc config.Connector, failedAt time.Time) {
 	switch {
-	case cc.Kind == config.KindStdio, cc.Kind == config.KindHTTP, cc.Kind == config.KindSSE:
 	case cc.Kind == config.KindOpenAPI && isURL(cc.OpenAPI):
 	default:
 		return

@@ -179,10 +179,9 @@ func toolNamesOf(ci codemode.ConnectorInfo) []string {
 	return out
 }
 
-// A downstream that fails at start-up is unavailable, is dialled again on
-// the backoff's schedule (no program asks for it here once it is up), and
-// joins: its tools appear, programs call it, the change is announced, and
-// Close closes it.
+// A downstream that fails at start-up is unavailable, is started again by
+// its connector on the backoff's schedule, and joins: its tools appear,
+// programs call it, the change is announced, and Close closes it.
 func TestUnavailableConnectorJoinsLater(t *testing.T) {
 	e := openRetryEnv(t, backoff{first: 100 * time.Millisecond, max: 200 * time.Millisecond}, "")
 	if !slices.ContainsFunc(e.a.Warnings, func(w string) bool { return strings.HasPrefix(w, "connector fx is unavailable: ") }) {
@@ -207,59 +206,15 @@ func TestUnavailableConnectorJoinsLater(t *testing.T) {
 	e.mustSum()
 	warnings := slices.Clone(e.a.Warnings)
 
-	e.a.mu.Lock()
-	joined := slices.Clone(e.a.joined)
-	e.a.mu.Unlock()
-	if len(joined) != 1 || joined[0].Name() != "fx" {
-		t.Fatalf("connectors that joined: %v; want fx", joined)
+	if len(e.a.Connectors) != 1 || e.a.Connectors[0].Name() != "fx" {
+		t.Fatalf("connectors: %v; want fx", e.a.Connectors)
 	}
 	e.close()
-	if _, err := joined[0].Tools(context.Background()); err == nil {
+	if _, err := e.a.Connectors[0].Tools(context.Background()); err == nil {
 		t.Fatal("fx still lists its tools after Close; want it closed")
 	}
 	if diff := cmp.Diff(warnings, e.a.Warnings); diff != "" {
 		t.Fatalf("warnings changed (-before +after):\n%s", diff)
-	}
-}
-
-// A program that names a connector that is down wakes the retry at once,
-// long before the backoff's first step; one that does not name it does
-// not.
-func TestCallWakesAnEarlyRetry(t *testing.T) {
-	e := openRetryEnv(t, backoff{first: time.Hour, max: time.Hour}, "")
-	e.bringUp()
-	if o := e.run(`1 + 1`); o.Status != codemode.StatusCompleted {
-		t.Fatalf("1 + 1: %s %q", o.Status, o.Error)
-	}
-	time.Sleep(100 * time.Millisecond)
-	if n := e.attempts(); n != 1 {
-		t.Fatalf("%d attempts before any program named fx, want 1 (start-up)", n)
-	}
-	e.mustFailUnavailable()
-	e.waitChanged()
-	if n := e.attempts(); n != 2 {
-		t.Fatalf("%d attempts, want 2 (start-up, the woken retry)", n)
-	}
-	e.mustSum()
-}
-
-// A stream of programs failing on a connector that stays down does not
-// make more attempts than the backoff allows: after the first early one,
-// the next may come only a step (an hour here) later.
-func TestFailingCallsDoNotHammer(t *testing.T) {
-	e := openRetryEnv(t, backoff{first: time.Hour, max: time.Hour}, "")
-	e.mustFailUnavailable()
-	e.waitFor("the woken retry ran", func() bool { return e.attempts() == 2 })
-	for range 20 {
-		e.mustFailUnavailable()
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if n := e.attempts(); n != 2 {
-		t.Fatalf("%d attempts after 21 failing programs, want 2", n)
-	}
-	if ci := e.info(); ci.Error == "" {
-		t.Fatalf("fx is available although its server never came up: %+v", ci)
 	}
 }
 
