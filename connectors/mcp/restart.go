@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 )
 
 // Default restart backoff (Config.RestartDelay, Config.MaxRestartDelay).
 const (
-	DefaultRestartDelay    = 500 * time.Millisecond
-	DefaultMaxRestartDelay = 30 * time.Second
+	DefaultRestartDelay    = backoff.DefaultFirst
+	DefaultMaxRestartDelay = backoff.DefaultMax
 )
 
 // exitNoticeDelay is how long a failed call waits for a stdio server to be
@@ -202,27 +203,15 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 }
 
 // backoff is the delay before the next start after failures consecutive
-// failures: none before the first, then RestartDelay, doubling up to
-// MaxRestartDelay.
+// failures (see internal/backoff).
 func (c *Connector) backoff(failures int) time.Duration {
-	if failures <= 0 {
-		return 0
-	}
-	d, limit := c.cfg.RestartDelay, c.maxRestartDelay()
-	if d <= 0 {
-		d = DefaultRestartDelay
-	}
-	for i := 1; i < failures && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
+	return c.policy().Delay(failures)
 }
 
-func (c *Connector) maxRestartDelay() time.Duration {
-	if c.cfg.MaxRestartDelay > 0 {
-		return c.cfg.MaxRestartDelay
-	}
-	return DefaultMaxRestartDelay
+func (c *Connector) maxRestartDelay() time.Duration { return c.policy().Limit() }
+
+func (c *Connector) policy() backoff.Policy {
+	return backoff.Policy{First: c.cfg.RestartDelay, Max: c.cfg.MaxRestartDelay}
 }
 
 // toolDiff names the tools only in a (removed) or only in b (added), and

@@ -11,10 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -22,6 +20,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
@@ -40,9 +39,9 @@ type Options struct {
 	// isolation must handle that sub-command in its TestMain).
 	WorkerCommand []string
 
-	// backoff is the retry schedule of downstreams that failed at
-	// start-up (zero: defaultBackoff); tests shorten it.
-	backoff backoff
+	// backoff is the retry schedule of downstreams that are down (zero:
+	// the defaults of internal/backoff); tests shorten it.
+	backoff backoff.Policy
 }
 
 // App is a running configuration.
@@ -68,19 +67,18 @@ type App struct {
 	Log *slog.Logger
 
 	log     *slog.Logger
-	backoff backoff // Options.backoff
+	backoff backoff.Policy // Options.backoff
 	refresh *refresher
-	retry   *retrier
-
-	mu     sync.Mutex
-	joined []connectors.Connector // connectors that joined after start-up; guarded by mu
 }
 
 // Open starts everything cfg describes. Downstream servers start
 // concurrently; one that fails does not stop the others: it is reported in
-// Warnings and as an unavailable connector. An MCP downstream that failed
-// is dialled again in the background (see retrier) and joins when it can
-// be reached; OnConnectorsChanged's function is called then.
+// Warnings and as an unavailable connector. A downstream that is down (an
+// MCP server, an OpenAPI document at a URL) is tried again in the
+// background by its own connector (mcp.Open, openapi.Open: one backoff,
+// internal/backoff) and joins when it can be reached: its tools are
+// listed again (see refresher) and OnConnectorsChanged's function is
+// called then.
 func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	log := opts.Logger
 	if log == nil {
@@ -90,7 +88,6 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
 	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log, backoff: opts.backoff}
 	a.refresh = newRefresher(a)
-	a.retry = newRetrier(a, opts.backoff)
 	for _, w := range cfg.Warnings {
 		a.warn(w.String())
 	}
@@ -134,7 +131,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	r, err := rt.New(ctx, rt.Options{
 		Store:    st,
-		Executor: wakingExecutor{Executor: a.Executor, retry: a.retry},
+		Executor: a.Executor,
 		Sources:  sources,
 		Limits: sandbox.Limits{
 			Timeout:       cfg.Sandbox.Timeout,
@@ -155,7 +152,6 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	a.Runtime = r
 	a.refresh.start()
-	a.retry.start()
 	for _, ci := range r.Connectors() {
 		if ci.Error != "" {
 			a.warn(fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error))
@@ -184,28 +180,21 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 		}()
 	}
 	wg.Wait()
-	failedAt := time.Now()
+	if err := errors.Join(errs...); err != nil {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+		return nil, err
+	}
 	var sources []rt.Source
 	for i, cc := range cfg.Connectors {
 		for _, w := range warns[i] {
 			a.warn(w)
 		}
 		c := conns[i]
-		if errs[i] != nil {
-			if errors.Is(errs[i], errFatal) {
-				for _, c := range conns {
-					if c != nil {
-						c.Close()
-					}
-				}
-				return nil, errs[i]
-			}
-			a.log.Warn("connector failed to start", "connector", cc.Name, "err", errs[i])
-			c = unavailable{name: cc.Name, err: errs[i]}
-			a.retry.add(cc, failedAt)
-		} else {
-			a.Connectors = append(a.Connectors, c)
-		}
+		a.Connectors = append(a.Connectors, c)
 		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, NoApprove: cc.NoApprove, Revert: cc.Revert, Description: cc.Description, ForwardUnknown: cc.ForwardUnknown})
 	}
 	return sources, nil
@@ -246,8 +235,8 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Exclude:         cc.Tools.Exclude,
 			ForwardUnknown:  cc.ForwardUnknown,
 			CallTimeout:     cc.Timeout,
-			RestartDelay:    a.backoff.first,
-			MaxRestartDelay: a.backoff.max,
+			RestartDelay:    a.backoff.First,
+			MaxRestartDelay: a.backoff.Max,
 			Logger:          a.log,
 			Scrubber:        a.Scrubber,
 			OnToolsChanged: func() {
@@ -255,7 +244,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			},
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("connector %s: %w", cc.Name, err)
+			return nil, nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
 		}
 		var warns []string
 		for _, col := range c.Collisions() {
@@ -263,7 +252,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return c, warns, nil
 	case config.KindOpenAPI:
-		c, err := openapi.New(ctx, openapi.Config{
+		ocfg := openapi.Config{
 			Name:        cc.Name,
 			Document:    cc.OpenAPI,
 			BaseURL:     cc.BaseURL,
@@ -275,12 +264,20 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			CacheDir:    CacheDir(a.Config),
 			Scrubber:    a.Scrubber,
 			Logger:      a.log,
-		})
+		}
+		var c interface {
+			connectors.Connector
+			Warnings() []string
+		}
+		var err error
+		if isURL(cc.OpenAPI) {
+			// A document not reached (offline, no cached copy) is read
+			// again in the background; its tools come in when it loads.
+			c, err = openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
+		} else {
+			c, err = openapi.New(ctx, ocfg)
+		}
 		if err != nil {
-			if isURL(cc.OpenAPI) {
-				// Not reached (offline, no cached copy): retried later.
-				return nil, nil, fmt.Errorf("connector %s: %w", cc.Name, err)
-			}
 			return nil, nil, fmt.Errorf("%w: connector %s (line %d): %w", errFatal, cc.Name, cc.Line, err)
 		}
 		var warns []string
@@ -394,12 +391,10 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 	return pool, nil
 }
 
-// Close stops retrying unavailable connectors (cancelling an attempt under
-// way), then stops the runtime, the executor, every connector, those that
-// joined later included (concurrently, waiting for downstream processes),
+// Close stops the runtime, the executor, every connector (concurrently,
+// waiting for downstream processes and for the connectors' own retries),
 // and the store.
 func (a *App) Close() error {
-	a.retry.stop()
 	a.refresh.stop()
 	var errs []error
 	if a.Runtime != nil {
@@ -408,9 +403,7 @@ func (a *App) Close() error {
 	if a.Executor != nil {
 		errs = append(errs, a.Executor.Close())
 	}
-	a.mu.Lock()
-	conns := append(slices.Clip(a.Connectors), a.joined...)
-	a.mu.Unlock()
+	conns := a.Connectors
 	var wg sync.WaitGroup
 	cerrs := make([]error, len(conns))
 	for i, c := range conns {

@@ -21,7 +21,6 @@ type refresher struct {
 
 	mu       sync.Mutex
 	dirty    map[string]bool // connectors that announced a change; guarded by mu
-	rejoined bool            // a connector joined after start-up; guarded by mu
 	onChange func()          // guarded by mu
 
 	cancel context.CancelFunc
@@ -47,16 +46,6 @@ func (f *refresher) kick() {
 	case f.wake <- struct{}{}:
 	default:
 	}
-}
-
-// joined records that a connector that failed at start-up joined the
-// runtime, so that onChange is called (on this goroutine, as for a
-// refresh). It never blocks.
-func (f *refresher) joined() {
-	f.mu.Lock()
-	f.rejoined = true
-	f.mu.Unlock()
-	f.kick()
 }
 
 // start begins refreshing; a.Runtime must be set.
@@ -86,19 +75,9 @@ func (f *refresher) loop(ctx context.Context) {
 		f.mu.Lock()
 		names := f.dirty
 		f.dirty = map[string]bool{}
-		changedAny := f.rejoined
-		f.rejoined = false
+		changedAny := false
 		f.mu.Unlock()
 		for name := range names {
-			if f.app.retry.isWaiting(name) {
-				// Dialled again but not joined yet: its stand-in has
-				// nothing to refresh. Keep the announcement for the wake
-				// that joined sends.
-				f.mu.Lock()
-				f.dirty[name] = true
-				f.mu.Unlock()
-				continue
-			}
 			rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 			changed, err := f.app.Runtime.RefreshConnector(rctx, name)
 			cancel()

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
@@ -42,7 +46,7 @@ type retryEnv struct {
 
 // openRetryEnv opens the App with backoff b. server is the script's last
 // line, run once the mark exists ("" runs the fixture server).
-func openRetryEnv(t *testing.T, b backoff, server string) *retryEnv {
+func openRetryEnv(t *testing.T, b backoff.Policy, server string) *retryEnv {
 	t.Helper()
 	dir := t.TempDir()
 	e := &retryEnv{t: t, mark: filepath.Join(dir, "up"), count: filepath.Join(dir, "attempts"), changed: make(chan struct{}, 1)}
@@ -183,7 +187,7 @@ func toolNamesOf(ci codemode.ConnectorInfo) []string {
 // its connector on the backoff's schedule, and joins: its tools appear,
 // programs call it, the change is announced, and Close closes it.
 func TestUnavailableConnectorJoinsLater(t *testing.T) {
-	e := openRetryEnv(t, backoff{first: 100 * time.Millisecond, max: 200 * time.Millisecond}, "")
+	e := openRetryEnv(t, backoff.Policy{First: 100 * time.Millisecond, Max: 200 * time.Millisecond}, "")
 	if !slices.ContainsFunc(e.a.Warnings, func(w string) bool { return strings.HasPrefix(w, "connector fx is unavailable: ") }) {
 		t.Fatalf("warnings %q do not report fx unavailable", e.a.Warnings)
 	}
@@ -221,7 +225,7 @@ func TestUnavailableConnectorJoinsLater(t *testing.T) {
 // Close cancels an attempt under way (a server that never answers the
 // handshake) and waits for it; goleak (TestMain) checks nothing is left.
 func TestCloseCancelsAnAttempt(t *testing.T) {
-	e := openRetryEnv(t, backoff{first: 10 * time.Millisecond, max: 10 * time.Millisecond}, "exec sleep 600")
+	e := openRetryEnv(t, backoff.Policy{First: 10 * time.Millisecond, Max: 10 * time.Millisecond}, "exec sleep 600")
 	e.bringUp()
 	e.waitFor("a retry began", func() bool { return e.attempts() >= 2 })
 	before := e.attempts()
@@ -237,20 +241,63 @@ func TestCloseCancelsAnAttempt(t *testing.T) {
 	}
 }
 
-// The schedule: 1 s, doubling, at most 60 s; a call may bring an attempt
-// forward by one step.
-func TestBackoffSteps(t *testing.T) {
-	b := defaultBackoff
-	var got []step
-	for s := b.begin(); len(got) < 9; s = b.after(s) {
-		got = append(got, s)
+// An OpenAPI document at a URL that cannot be read at start-up (no cached
+// copy) leaves its connector unavailable; its connector reads it again on
+// the same backoff, and once it loads the runtime lists its methods, a
+// later program sees them, and the change is announced.
+func TestUnreachableDocumentJoinsLater(t *testing.T) {
+	body, err := os.ReadFile("../../connectors/openapi/testdata/notes-3.1.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	sec := func(n time.Duration) time.Duration { return n * time.Second }
-	want := []step{
-		{0, sec(1)}, {sec(1), sec(2)}, {sec(2), sec(4)}, {sec(4), sec(8)}, {sec(8), sec(16)},
-		{sec(16), sec(32)}, {sec(32), sec(60)}, {sec(60), sec(60)}, {sec(60), sec(60)},
+	var up atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "not yet", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(body)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n  cache_dir: " + strconv.Quote(filepath.Join(dir, "cache")) + "\n" +
+		"sandbox:\n  isolation: inprocess\n" +
+		"connectors:\n  notes:\n    openapi: " + strconv.Quote(srv.URL+"/notes.json") + "\n"
+	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "codemode.yaml"))
+	if err != nil {
+		t.Fatalf("config: %v", err)
 	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(step{})); diff != "" {
-		t.Fatalf("steps (-want +got):\n%s", diff)
+	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), backoff: backoff.Policy{First: 10 * time.Millisecond, Max: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer func() {
+		if err := a.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	changed := make(chan struct{}, 1)
+	a.OnConnectorsChanged(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	if !slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.HasPrefix(w, "connector notes is unavailable: ") }) {
+		t.Fatalf("warnings %q do not report notes unavailable", a.Warnings)
+	}
+	o, err := a.Runtime.Execute(context.Background(), `async () => typeof notes.spec`, nil)
+	if err != nil || o.Status != codemode.StatusError || !strings.Contains(o.Error, "connector notes is unavailable: ") {
+		t.Fatalf("program naming notes while down: %+v, %v", o, err)
+	}
+	up.Store(true)
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("OnConnectorsChanged's function was not called")
+	}
+	o, err = a.Runtime.Execute(context.Background(), `async () => typeof notes.spec`, nil)
+	if err != nil || o.Status != codemode.StatusCompleted || string(o.Result) != `"function"` {
+		t.Fatalf("program naming notes once loaded: %+v, %v", o, err)
 	}
 }

@@ -1,0 +1,187 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+)
+
+// remoteReadTimeout bounds one attempt to read a document in the background.
+const remoteReadTimeout = 30 * time.Second
+
+// A Remote is the connector of a document at a URL that may be unreachable
+// when the server starts (offline, no cached copy). Open returns it down
+// when the first read fails; a goroutine it owns reads the document again
+// with the downstream backoff (internal/backoff) until it loads or Close is
+// called. While it is down Tools reports why (the runtime shows the
+// connector unavailable) and calls fail naming it; once loaded it is the
+// Connector New would have made, and OnReady is called so that the
+// runtime lists its tools again.
+type Remote struct {
+	// fixed at Open
+	cfg     Config
+	policy  backoff.Policy
+	onReady func()
+	life    context.Context
+	endLife context.CancelFunc
+	loading sync.WaitGroup // the background reads; Close waits for them
+
+	mu   sync.RWMutex
+	c    *Connector // nil while down
+	down error      // why, while down
+}
+
+var (
+	_ connectors.Connector       = (*Remote)(nil)
+	_ connectors.Definer         = (*Remote)(nil)
+	_ connectors.ApprovalDecider = (*Remote)(nil)
+)
+
+// Open is New for a document that may be unreachable at start: only a
+// configuration error (a bad name, a bad include glob) fails it; a
+// document that cannot be read leaves the Remote down, read again in the
+// background with policy. onReady (may be nil) is called, on the Remote's
+// goroutine, once a document that was down has loaded.
+func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()) (*Remote, error) {
+	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
+		return nil, err
+	}
+	if _, err := newFilter(cfg.Include, cfg.Exclude); err != nil {
+		return nil, err
+	}
+	r := &Remote{cfg: cfg, policy: policy, onReady: onReady}
+	r.life, r.endLife = context.WithCancel(context.Background())
+	c, err := New(ctx, cfg)
+	if err == nil {
+		r.c = c
+		return r, nil
+	}
+	r.down = err
+	if cfg.Logger != nil {
+		cfg.Logger.Warn("openapi: the document could not be read; retrying in the background", "connector", cfg.Name, "err", err,
+			"first", policy.Delay(1), "max", policy.Limit())
+	}
+	r.loading.Add(1)
+	go r.retry()
+	return r, nil
+}
+
+// retry reads the document with the backoff until it loads or Close.
+func (r *Remote) retry() {
+	defer r.loading.Done()
+	for failures := 1; ; failures++ {
+		t := time.NewTimer(r.policy.Delay(failures))
+		select {
+		case <-r.life.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(r.life, remoteReadTimeout)
+		c, err := New(ctx, r.cfg)
+		cancel()
+		r.mu.Lock()
+		if err == nil && r.life.Err() == nil {
+			r.c, r.down = c, nil
+		} else if err != nil {
+			r.down = err
+		}
+		r.mu.Unlock()
+		switch {
+		case err == nil && r.c == c:
+			if r.cfg.Logger != nil {
+				r.cfg.Logger.Info("openapi: the document loaded", "connector", r.cfg.Name, "failures", failures)
+			}
+			if r.onReady != nil {
+				r.onReady()
+			}
+			return
+		case err == nil: // closed meanwhile
+			_ = c.Close()
+			return
+		}
+	}
+}
+
+// loaded returns the connector, or nil and why it is down.
+func (r *Remote) loaded() (*Connector, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.c, r.down
+}
+
+// Name is the connector's name.
+func (r *Remote) Name() string { return r.cfg.Name }
+
+// Down reports why the document is not loaded, or nil.
+func (r *Remote) Down() error {
+	_, err := r.loaded()
+	return err
+}
+
+// Description is the document's title once loaded.
+func (r *Remote) Description() string {
+	if c, _ := r.loaded(); c != nil {
+		return c.Description()
+	}
+	return ""
+}
+
+// Warnings are the loaded document's (see Connector.Warnings).
+func (r *Remote) Warnings() []string {
+	if c, _ := r.loaded(); c != nil {
+		return c.Warnings()
+	}
+	return nil
+}
+
+// Tools lists the loaded document's methods, or reports why it is down.
+func (r *Remote) Tools(ctx context.Context) ([]connectors.Tool, error) {
+	c, err := r.loaded()
+	if c == nil {
+		return nil, err
+	}
+	return c.Tools(ctx)
+}
+
+// Definitions are the loaded document's shared schemas.
+func (r *Remote) Definitions() json.RawMessage {
+	if c, _ := r.loaded(); c != nil {
+		return c.Definitions()
+	}
+	return nil
+}
+
+// Call makes the request of a method; while the document is down it fails
+// naming the connector and why.
+func (r *Remote) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
+	c, err := r.loaded()
+	if c == nil {
+		return connectors.Result{}, fmt.Errorf("connector %s is unavailable: %w; its document is read again in the background", r.cfg.Name, err)
+	}
+	return c.Call(ctx, tool, args)
+}
+
+// RequiresApproval is the loaded connector's (see Connector.RequiresApproval).
+func (r *Remote) RequiresApproval(tool string, args json.RawMessage) (required, ok bool) {
+	if c, _ := r.loaded(); c != nil {
+		return c.RequiresApproval(tool, args)
+	}
+	return true, true
+}
+
+// Close stops the background reads, waits for them, and closes the loaded
+// connector. Calls must have returned. It is safe to call more than once.
+func (r *Remote) Close() error {
+	r.endLife()
+	r.loading.Wait()
+	if c, _ := r.loaded(); c != nil {
+		return c.Close()
+	}
+	return nil
+}
