@@ -80,23 +80,7 @@ var _ connectors.Connector = (*Connector)(nil)
 // MCP handshake and lists the server's tools. The context bounds only the
 // connection and listing; a started child process lives until Close (or
 // until it exits, when the next call starts a new one).
-func Dial(ctx context.Context, cfg Config) (*Connector, error) {
-	c, err := newConnector(cfg)
-	if err != nil {
-		return nil, err
-	}
-	s, tools, err := c.startSession(ctx)
-	if err != nil {
-		err = c.startError(s, err)
-		_ = c.Close()
-		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
-	}
-	c.mu.Lock()
-	c.sess = s
-	c.setToolsLocked(s, tools)
-	c.mu.Unlock()
-	return c, nil
-}
+func Dial(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, false) }
 
 // Open is Dial for a server that may be down: when the first start fails,
 // it returns the connector anyway, and a goroutine it owns starts the
@@ -105,13 +89,21 @@ func Dial(ctx context.Context, cfg Config) (*Connector, error) {
 // and Tools report why, and calls fail at once with an error naming the
 // connector. When the server comes up its tools are listed and
 // OnToolsChanged is called. Only a configuration error fails Open.
-func Open(ctx context.Context, cfg Config) (*Connector, error) {
+func Open(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, true) }
+
+// start is Dial (retry false) and Open (retry true).
+func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	c, err := newConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s, tools, err := c.startSession(ctx)
-	if err != nil {
+	switch {
+	case err != nil && !retry:
+		err = c.startError(s, err)
+		_ = c.Close()
+		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
+	case err != nil:
 		err = c.startError(s, err)
 		c.mu.Lock()
 		c.down = err
