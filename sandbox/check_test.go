@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // checkingHost is a fakeHost that is also a Checker.
@@ -27,66 +25,6 @@ func (h *checkingHost) Check(_ context.Context, calls []StaticCall) ([]Problem, 
 		return nil, nil
 	}
 	return h.check(calls), nil
-}
-
-func staticOf(t *testing.T, code string) *staticInfo {
-	t.Helper()
-	n, err := Normalize(code)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.static
-}
-
-// The static calls of a program are found in its syntax tree, located in
-// the model's own source (TypeScript here), with what its literals say.
-func TestCollectStatic(t *testing.T) {
-	code := "```ts\n" + `async () => {
-  const n: number = 2;
-  await notes.createNote({ text: "hi", tags: ["a", n], n: -1.5, ok: true, none: null, ["k" + n]: 1 });
-  await github.issues["list_for_repo"]?.({ owner, ...rest });
-  const mine = { go: () => 1 };
-  mine.go();
-  JSON.stringify({});
-}
-` + "```"
-	info := staticOf(t, code)
-	var got []string
-	for _, c := range info.calls {
-		got = append(got, c.Connector+"."+c.Method)
-	}
-	if diff := cmp.Diff([]string{"notes.createNote", "github.issues.list_for_repo", "JSON.stringify"}, got); diff != "" {
-		t.Fatalf("calls (-want +got):\n%s", diff)
-	}
-	c := info.calls[0]
-	if c.Line != 4 || c.Col != 15 {
-		t.Errorf("notes.createNote at %d:%d, want 4:15", c.Line, c.Col)
-	}
-	a := c.Args
-	if a == nil || a.Kind != "object" || !a.Open || a.Value != nil || len(a.Props) != 5 {
-		t.Fatalf("args of createNote: %+v", a)
-	}
-	want := map[string]string{"text": `string "hi"`, "tags": "array ", "n": "number -1.5", "ok": "boolean true", "none": "null null"}
-	for _, p := range a.Props {
-		if got := p.Value.Kind + " " + string(p.Value.Value); got != want[p.Key] {
-			t.Errorf("property %s: %q, want %q", p.Key, got, want[p.Key])
-		}
-	}
-	if p := a.Props[0]; p.Line != 4 || p.Col != 28 {
-		t.Errorf("text at %d:%d, want 4:28", p.Line, p.Col)
-	}
-	gh := info.calls[1]
-	if gh.Args == nil || !gh.Args.Open || len(gh.Args.Props) != 1 || gh.Args.Props[0].Value.Kind != "" {
-		t.Errorf("args of list_for_repo: %+v", gh.Args)
-	}
-	if _, ok := info.roots["mine"]; ok {
-		t.Error("a declared name is a root")
-	}
-	// A constant object literal has its JSON.
-	info = staticOf(t, `notes.createNote({ text: "hi", n: [1, {x: false}] })`)
-	if got := string(info.calls[0].Args.Value); got != `{"text":"hi","n":[1,{"x":false}]}` {
-		t.Errorf("constant argument JSON %s", got)
-	}
 }
 
 // The check runs before the first statement, on both executors: a host's

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 	"github.com/dop251/goja"
 	"golang.org/x/sys/unix"
 )
@@ -18,7 +20,7 @@ import (
 // makes a system call the filter denies (harmless if it were allowed).
 func init() {
 	if os.Getenv(envTestWorker) == "1" {
-		probeGlobals = installProbes
+		pass.ProbeGlobals = installProbes
 	}
 }
 
@@ -84,11 +86,11 @@ func TestWorkerConfinement(t *testing.T) {
 	if err := json.Unmarshal(o.Result, &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.NoNewPrivs != 1 || c.Seccomp != 2 || !c.CapsOK || c.CapEff != 0 || c.CapPrm != 0 || c.Nofile != workerMaxFiles || c.Cwd != "/" {
+	if c.NoNewPrivs != 1 || c.Seccomp != 2 || !c.CapsOK || c.CapEff != 0 || c.CapPrm != 0 || c.Nofile != worker.MaxFiles || c.Cwd != "/" {
 		t.Errorf("worker confinement: %s", o.Result)
 	}
-	if os.Geteuid() == 0 && c.UID != nobody {
-		t.Errorf("a worker started by root runs as uid %d, want %d", c.UID, nobody)
+	if os.Geteuid() == 0 && c.UID != worker.NobodyUID {
+		t.Errorf("a worker started by root runs as uid %d, want %d", c.UID, worker.NobodyUID)
 	}
 
 	for _, name := range []string{"openat", "socket", "execve", "ptrace", "kill"} {

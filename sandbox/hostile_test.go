@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -115,8 +118,8 @@ func hostileCases() []hostileCase {
 			for _, l := range o.Logs[:len(o.Logs)-1] {
 				size += len(l)
 			}
-			if size > DefaultMaxLogBytes {
-				t.Errorf("%d bytes of logs kept, limit %d", size, DefaultMaxLogBytes)
+			if size > pass.DefaultMaxLogBytes {
+				t.Errorf("%d bytes of logs kept, limit %d", size, pass.DefaultMaxLogBytes)
 			}
 			if last := o.Logs[len(o.Logs)-1]; !strings.HasPrefix(last, "… ") || !strings.HasSuffix(last, " more log lines truncated") {
 				t.Errorf("last log line %q, want the truncation marker", last)
@@ -188,7 +191,7 @@ func TestHostilePrograms(t *testing.T) {
 		}},
 		// macOS's limiter, run here with RLIMIT_DATA off.
 		{"process with the sampling limiter", true, func(t *testing.T) Executor {
-			return newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: LimiterSampling})
+			return newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: worker.LimiterSampling})
 		}},
 		{"inprocess", false, func(t *testing.T) Executor { return newExecutor(t) }},
 	}
@@ -211,7 +214,7 @@ func TestHostilePrograms(t *testing.T) {
 						t.Fatalf("internal error: %v", err)
 					}
 					tc.check(t, o)
-					if limit := tc.limits.WithDefaults().Timeout + 2*killGrace; time.Since(start) > limit {
+					if limit := tc.limits.WithDefaults().Timeout + 2*worker.KillGrace; time.Since(start) > limit {
 						t.Errorf("the run took %v", time.Since(start))
 					}
 					wantCompleted(t, "the next run", run(t, e, &fakeHost{}, "(await notes.createNote({ n: 2 })).args.n * 21", Limits{}), "42")
@@ -294,16 +297,19 @@ func (w *rssWatch) stop() int64 {
 	return w.peak
 }
 
-// totalRSS is VmRSS of this process plus its live children.
+// totalRSS is the resident size of this process plus its live children.
 func totalRSS(t testing.TB) int64 {
 	var total int64
 	for _, pid := range append([]int{os.Getpid()}, childPIDs(t)...) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
 		if err != nil {
 			continue // exited meanwhile
 		}
-		if n, err := statusField(b, "VmRSS"); err == nil {
-			total += n
+		// statm: size resident shared … in pages.
+		if f := strings.Fields(string(b)); len(f) > 1 {
+			if pages, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				total += pages * int64(os.Getpagesize())
+			}
 		}
 	}
 	return total

@@ -2,14 +2,12 @@ package sandbox
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
-)
 
-// ErrClosed is returned by Run after Close.
-var ErrClosed = errors.New("sandbox: executor closed")
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
+)
 
 // InProcess is the Executor that runs each pass in a fresh goja runtime in
 // this process. It bounds time, stack depth, calls, logs and code size, but
@@ -18,7 +16,7 @@ var ErrClosed = errors.New("sandbox: executor closed")
 type InProcess struct {
 	// fixed at creation
 	log   *slog.Logger
-	cache *normCache
+	cache *source.Cache
 
 	mu     sync.Mutex
 	closed bool
@@ -47,7 +45,7 @@ func NewInProcess(opts InProcessOptions) *InProcess {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &InProcess{log: opts.Logger, cache: newNormCache(opts.CacheSize), active: map[int]context.CancelFunc{}}
+	return &InProcess{log: opts.Logger, cache: source.NewCache(opts.CacheSize), active: map[int]context.CancelFunc{}}
 }
 
 var _ Executor = (*InProcess)(nil)
@@ -80,29 +78,7 @@ func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, err
 		e.mu.Unlock()
 		e.runs.Done()
 	}()
-	return execute(ctx, p, host, e.cache, e.log)
-}
-
-// execute is the body of a Run shared by the executors: the code size
-// limit, normalisation through cache, and one pass.
-func execute(ctx context.Context, p Program, host Host, cache *normCache, log *slog.Logger) (Outcome, error) {
-	limits := p.Limits.WithDefaults()
-	if len(p.Code) > limits.MaxCodeBytes {
-		return Outcome{
-			Status: Failed,
-			Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(p.Code), limits.MaxCodeBytes),
-			Clock:  Clock{Seed: p.Clock.Seed, Times: p.Clock.Times},
-		}, nil
-	}
-	norm, err := cache.normalize(p.Code, ProgramFile)
-	if err != nil {
-		var se *SyntaxError
-		if errors.As(err, &se) {
-			return Outcome{Status: Failed, Error: se.Error(), Clock: Clock{Seed: p.Clock.Seed, Times: p.Clock.Times}}, nil
-		}
-		return Outcome{}, err
-	}
-	return runPass(ctx, norm, p, host, cache.normalize, log)
+	return pass.Execute(ctx, p, host, e.cache, e.log)
 }
 
 // Close cancels the passes in progress, waits for them and makes further

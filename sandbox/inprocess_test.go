@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -160,19 +161,6 @@ func TestCancel(t *testing.T) {
 	}
 	if o.Status != Failed || o.Error != "canceled" {
 		t.Fatalf("outcome %v %q, want failed: canceled", o.Status, o.Error)
-	}
-}
-
-func TestFormatDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		60 * time.Second:        "60s",
-		90 * time.Second:        "90s",
-		1500 * time.Millisecond: "1.5s",
-		200 * time.Millisecond:  "200ms",
-	} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
-		}
 	}
 }
 
@@ -373,8 +361,8 @@ func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, c := range causes {
-				if !errors.Is(c, errProgramEnded) {
-					t.Errorf("host call cancelled with cause %v, want errProgramEnded", c)
+				if !errors.Is(c, pass.ErrProgramEnded) {
+					t.Errorf("host call cancelled with cause %v, want ErrProgramEnded", c)
 				}
 			}
 			if tc.started >= 0 && len(causes) != tc.started {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 )
 
 // TestSamplingLimiter runs macOS's limiter here, with RLIMIT_DATA off in
@@ -19,7 +21,7 @@ import (
 // stopped by the parent's sampling alone.
 func TestSamplingLimiter(t *testing.T) {
 	logs := &lockedBuffer{}
-	p := newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: LimiterSampling,
+	p := newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: worker.LimiterSampling,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	checkDataLimit := func(t *testing.T) {
 		t.Helper()
@@ -67,7 +69,7 @@ func TestSystemLimiter(t *testing.T) {
 	for _, pid := range p.Stats().PIDs {
 		limit := dataLimit(t, pid)
 		n, err := strconv.ParseInt(limit, 10, 64)
-		if err != nil || n < hostileMemoryLimit*raceMemoryFactor || n > hostileMemoryLimit*raceMemoryFactor+4<<30 {
+		if err != nil || n < hostileMemoryLimit*worker.RaceMemoryFactor || n > hostileMemoryLimit*worker.RaceMemoryFactor+4<<30 {
 			t.Errorf("worker %d: data-size limit %s, want the limit plus the data size at start", pid, limit)
 		}
 	}

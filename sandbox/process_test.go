@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -206,7 +207,7 @@ func TestProcessHostCallCancellationCrossesThePipe(t *testing.T) {
 	if o.Status != Failed || o.Error != "timed out after 200ms" {
 		t.Fatalf("outcome %v %q, want a timeout", o.Status, o.Error)
 	}
-	if d := time.Since(start); d > killGrace {
+	if d := time.Since(start); d > worker.KillGrace {
 		t.Errorf("the run took %v: the worker was killed rather than the call cancelled", d)
 	}
 	select {
@@ -267,7 +268,7 @@ func TestProcessPoolIsWarmAndRecycles(t *testing.T) {
 		wantCompleted(t, "run", run(t, pool, &fakeHost{}, fmt.Sprintf("%d * 2", i), Limits{}), fmt.Sprint(i*2))
 	}
 	waitIdle(t, pool, 2)
-	if st := pool.Stats(); st.Total > DefaultMaxWorkers {
+	if st := pool.Stats(); st.Total > worker.DefaultMaxWorkers {
 		t.Errorf("%d workers alive", st.Total)
 	}
 	// 12 runs at most 3 per worker: at least 4 distinct workers served.

@@ -1,0 +1,213 @@
+// Package sandbox runs the model's JavaScript/TypeScript programs. It knows
+// nothing of MCP or SQLite: connector calls and the other host services are
+// reached through the Host interface, so the runtime can answer them from the
+// durable log, by calling a connector, or by stopping the program.
+package pass
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// An Executor runs programs. Implementations: the in-process goja executor
+// (NewInProcess) and the pool of worker processes (NewProcessPool). Run must
+// be safe for concurrent use; each Run executes one pass of one program.
+type Executor interface {
+	// Run executes one pass of p, calling host for every connector call and
+	// codemode.* service. It returns when the program settles, is stopped by
+	// the host, fails or hits a limit. Script failures are reported in the
+	// Outcome; the error is for internal failures only.
+	Run(ctx context.Context, p Program, host Host) (Outcome, error)
+	// Close stops the executor and waits for everything it started.
+	Close() error
+}
+
+// ErrClosed is returned by an Executor's Run after Close.
+var ErrClosed = errors.New("sandbox: executor closed")
+
+// Program is one pass of a program.
+type Program struct {
+	// Code is the model's source in any accepted shape (see Normalize).
+	Code string
+	// Globals are the connector objects to install.
+	Globals []Global
+	Limits  Limits
+	// Clock makes time and randomness replay: Math.random draws from a
+	// generator seeded with Clock.Seed, and the n-th read of the clock
+	// (Date.now(), new Date()) returns Clock.Times[n] when present.
+	Clock Clock
+	// NoCheck skips the check before running (see Checker): benchmarks
+	// compare a run with and without it.
+	NoCheck bool
+}
+
+// Global is one connector object in the sandbox.
+type Global struct {
+	Name    string
+	Methods []string // sorted
+	// Unavailable, when not empty, says why this connector cannot be used
+	// now (its downstream did not start): no object is installed, and a
+	// program that names it is told this instead of only "not defined".
+	Unavailable string
+	// Forward makes any other property read on the connector a method
+	// too: calling it asks the host for a call of that name
+	// (forward_unknown), which the host may refuse.
+	Forward bool
+}
+
+// Limits bound one pass. Zero values mean the defaults below.
+type Limits struct {
+	Timeout       time.Duration // wall clock for the whole pass, busy or awaiting (default 60s)
+	MaxStackDepth int           // JS call stack depth (default 1000)
+	MaxCalls      int           // host calls (connector calls and steps) per pass (default 10000)
+	MaxLogBytes   int           // captured console output; past it a truncation marker (default 1 MiB)
+	MaxCodeBytes  int           // size of Code (default 1 MiB)
+	// MaxClockReads bounds the clock readings (Date.now(), new Date()) of a
+	// pass, each of which is kept for replay (default 1,000,000): past it
+	// the pass fails with "too many clock readings".
+	MaxClockReads int
+}
+
+// Defaults for zero Limits fields.
+const (
+	DefaultTimeout       = 60 * time.Second
+	DefaultMaxStackDepth = 1000
+	DefaultMaxCalls      = 10000
+	DefaultMaxLogBytes   = 1 << 20
+	DefaultMaxCodeBytes  = 1 << 20
+	DefaultMaxClockReads = 1_000_000
+)
+
+// WithDefaults returns l with zero fields replaced by the defaults.
+func (l Limits) WithDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxStackDepth <= 0 {
+		l.MaxStackDepth = DefaultMaxStackDepth
+	}
+	if l.MaxCalls <= 0 {
+		l.MaxCalls = DefaultMaxCalls
+	}
+	if l.MaxLogBytes <= 0 {
+		l.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if l.MaxCodeBytes <= 0 {
+		l.MaxCodeBytes = DefaultMaxCodeBytes
+	}
+	if l.MaxClockReads <= 0 {
+		l.MaxClockReads = DefaultMaxClockReads
+	}
+	return l
+}
+
+// Clock carries what makes Date and Math.random replay.
+type Clock struct {
+	Seed  int64   `json:"seed"`
+	Times []int64 `json:"times,omitempty"` // Unix milliseconds, in read order
+}
+
+// Call is one connector call made by the program. Seq numbers are assigned
+// in program order, synchronously at the call site, starting at 1 and shared
+// with codemode.step and the calls of snippets run by codemode.run.
+type Call struct {
+	Seq       int             `json:"seq"`
+	Connector string          `json:"connector"`
+	Method    string          `json:"method"`
+	Args      json.RawMessage `json:"args"` // JSON object; {} when the program passed nothing
+}
+
+// Step is a codemode.step(name, fn) request.
+type Step struct {
+	Seq  int    `json:"seq"`
+	Name string `json:"name"`
+}
+
+// Host serves the program's calls. Methods are called off the VM: on
+// goroutines of their own or, for a call made while nothing else is
+// pending, on the VM's goroutine between two of its turns; possibly
+// concurrently (Promise.all). They must be safe for concurrent use.
+//
+// An error wrapping ErrStop stops the program: the VM is interrupted in a
+// way the program cannot catch, no further Host method is called in this
+// pass, and Outcome.Stop carries the error. Any other error is thrown into
+// the program as an Error with the error's message.
+type Host interface {
+	// Call performs (or replays) a connector call and returns its value.
+	Call(ctx context.Context, c Call) (json.RawMessage, error)
+	// StepResult returns the recorded value of a step; ok is false when the
+	// step has not run before and must run now.
+	StepResult(ctx context.Context, s Step) (value json.RawMessage, ok bool, err error)
+	// StepDone records the value of a step that just ran (value is JSON,
+	// "null" for undefined), or its failure (errMsg non-empty).
+	StepDone(ctx context.Context, s Step, value json.RawMessage, errMsg string) error
+	// Search answers codemode.search(query) with a JSON value.
+	Search(ctx context.Context, query string) (json.RawMessage, error)
+	// Describe answers codemode.describe(path) with a JSON value.
+	Describe(ctx context.Context, path string) (json.RawMessage, error)
+	// Snippet returns the source of a saved snippet for codemode.run;
+	// input is the JSON of the run's input ("null" when none was given),
+	// which the host may refuse (a schema violation) with an error.
+	Snippet(ctx context.Context, name string, input json.RawMessage) (code string, err error)
+}
+
+// CallError is a Host.Call error with details: the members of Details, a
+// JSON object, become properties of the Error thrown into the program
+// (a failed HTTP call's status and body), but for those an Error already
+// has (message, stack, name). Details also cross the worker pipe.
+type CallError struct {
+	Message string
+	Details json.RawMessage
+}
+
+func (e *CallError) Error() string { return e.Message }
+
+// ErrStop marks a Host error that stops the program (pause, refusal,
+// divergence).
+var ErrStop = errors.New("program stopped by host")
+
+// Status is how a pass ended.
+type Status int
+
+const (
+	// Completed: the program returned a value.
+	Completed Status = iota + 1
+	// Failed: the program threw, had a syntax error, or hit a limit.
+	Failed
+	// Stopped: the host stopped the program (Outcome.Stop).
+	Stopped
+)
+
+func (s Status) String() string {
+	switch s {
+	case Completed:
+		return "completed"
+	case Failed:
+		return "failed"
+	case Stopped:
+		return "stopped"
+	}
+	return "unknown"
+}
+
+// Outcome is the end of one pass.
+type Outcome struct {
+	Status Status
+	// Result is the program's value as JSON when Completed ("null" for
+	// undefined and for values JSON cannot represent).
+	Result json.RawMessage
+	// Error is the failure message when Failed, with line:col in the model's
+	// own source where there is one.
+	Error string
+	// Stop is the host's error when Stopped.
+	Stop error
+	// Logs is the captured console output, one entry per console call.
+	Logs []string
+	// Clock is the clock of this pass: the input's Seed, and every time value
+	// read (the input's Times as a prefix).
+	Clock Clock
+	// Calls is the number of host calls (connector calls and steps) made.
+	Calls int
+}

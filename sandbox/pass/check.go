@@ -1,0 +1,143 @@
+package pass
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dop251/goja"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
+)
+
+// Problem is one thing the check found wrong, where it is in the model's
+// source.
+type Problem struct {
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	Message string `json:"message"`
+}
+
+// Checker is implemented by hosts that check a program's static calls
+// against the connectors before it runs: that every method exists, and
+// that object-literal arguments fit the method's input (missing required
+// properties, unknown properties, constants of the wrong type). Check
+// reports every problem it finds; an error is an internal failure. It is
+// called once per pass, before the program's first statement, and must
+// not call any connector.
+type Checker interface {
+	Check(ctx context.Context, calls []source.StaticCall) ([]Problem, error)
+}
+
+// check runs the static check of a program about to run: its static calls
+// of connectors are sent to the host (when it is a Checker); a name used
+// as a connector that is not defined but close to a connector's is
+// reported here. It returns the failure that ends the pass, or "" to run
+// the program.
+func check(ctx context.Context, prog *source.Normalized, globals []Global, host Host) (string, error) {
+	static := prog.StaticCalls()
+	if len(static) == 0 {
+		return "", nil
+	}
+	// Calls of available connectors go to the host; names used as
+	// connectors that are globals of no kind are compared with theirs. (A
+	// call of an unavailable connector says so when it runs.)
+	roots, globalRoots := map[string]bool{}, map[string]bool{}
+	var names []string
+	for _, g := range globals {
+		root, _, _ := strings.Cut(g.Name, ".")
+		globalRoots[root] = true
+		if g.Unavailable == "" && !roots[root] {
+			roots[root] = true
+			names = append(names, root)
+		}
+	}
+	var calls []source.StaticCall
+	var problems []Problem
+	for _, c := range static {
+		root, _, _ := strings.Cut(c.Connector, ".")
+		if roots[root] {
+			calls = append(calls, c)
+		}
+	}
+	for root, use := range prog.Roots() {
+		if globalRoots[root] || isBuiltinGlobal(root) {
+			continue
+		}
+		if near := nearConnector(root, names); near != "" {
+			problems = append(problems, Problem{Line: use.Line, Col: use.Col, Message: fmt.Sprintf("%s is not defined; did you mean %s?", root, near)})
+		}
+	}
+	if ch, ok := host.(Checker); ok && len(calls) > 0 {
+		found, err := ch.Check(ctx, calls)
+		if err != nil {
+			return "", err
+		}
+		problems = append(problems, found...)
+	}
+	if len(problems) == 0 {
+		return "", nil
+	}
+	return formatProblems(problems), nil
+}
+
+// formatProblems words a failed check: every problem, in source order.
+func formatProblems(ps []Problem) string {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Line != ps[j].Line {
+			return ps[i].Line < ps[j].Line
+		}
+		return ps[i].Col < ps[j].Col
+	})
+	var b strings.Builder
+	if len(ps) == 1 {
+		b.WriteString("the program was checked before running and has a problem; nothing was run:")
+	} else {
+		fmt.Fprintf(&b, "the program was checked before running and has %d problems; nothing was run:", len(ps))
+	}
+	for _, p := range ps {
+		b.WriteString("\n- ")
+		if p.Line > 0 {
+			fmt.Fprintf(&b, "line %d:%d: ", p.Line, p.Col)
+		}
+		b.WriteString(p.Message)
+	}
+	return b.String()
+}
+
+// nearConnector returns the connector name root is a likely misspelling
+// of (one or two edits away, or equal but for case), or "".
+func nearConnector(root string, names []string) string {
+	if len(root) < 4 {
+		return ""
+	}
+	best, bestD := "", 3
+	for _, n := range names {
+		d := textdist.Distance(strings.ToLower(root), strings.ToLower(n))
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// builtinGlobals are the names a fresh goja runtime defines, plus the
+// sandbox's own globals.
+var builtinGlobals = sync.OnceValue(func() map[string]bool {
+	vm := goja.New()
+	names, _ := vm.RunString("Object.getOwnPropertyNames(globalThis)")
+	out := map[string]bool{"console": true, "codemode": true, "setTimeout": true, "clearTimeout": true, "setInterval": true, "clearInterval": true, "input": true}
+	if obj, ok := names.Export().([]any); ok {
+		for _, n := range obj {
+			if s, ok := n.(string); ok {
+				out[s] = true
+			}
+		}
+	}
+	return out
+})
+
+func isBuiltinGlobal(name string) bool { return builtinGlobals()[name] }

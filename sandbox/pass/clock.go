@@ -1,0 +1,71 @@
+package pass
+
+import (
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// clockState replays time and randomness for one pass. It is used only on
+// the VM goroutine.
+type clockState struct {
+	seed  int64
+	times []int64 // the input's times, then every new read
+	reads int
+	rng   *rand.Rand
+	now   func() time.Time
+	// inStep reports whether a codemode.step function is running: its reads
+	// are neither replayed nor recorded (the step's value is).
+	inStep func() bool
+	// max bounds the reads (Limits.MaxClockReads); the read past it calls
+	// over, which ends the pass.
+	max  int
+	over func(reads int)
+}
+
+func newClockState(c Clock, now func() time.Time) *clockState {
+	s := uint64(c.Seed)
+	return &clockState{
+		seed:  c.Seed,
+		times: slices.Clone(c.Times),
+		rng:   rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15)),
+		now:   now,
+	}
+}
+
+// Now is goja's time source: the n-th read returns the n-th recorded time,
+// or the wall clock (to the millisecond, which is all Date keeps), recorded.
+func (c *clockState) Now() time.Time {
+	if c.inStep != nil && c.inStep() {
+		return time.UnixMilli(c.now().UnixMilli())
+	}
+	n := c.reads
+	if c.max > 0 && n >= c.max {
+		if n == c.max && c.over != nil {
+			c.reads++
+			c.over(n)
+		}
+		return time.UnixMilli(c.times[len(c.times)-1])
+	}
+	c.reads++
+	if n < len(c.times) {
+		return time.UnixMilli(c.times[n])
+	}
+	ms := c.now().UnixMilli()
+	c.times = append(c.times, ms)
+	return time.UnixMilli(ms)
+}
+
+// Random is goja's random source. Inside a step it is not the replayed
+// sequence (and not deterministic).
+func (c *clockState) Random() float64 {
+	if c.inStep != nil && c.inStep() {
+		return rand.Float64()
+	}
+	return c.rng.Float64()
+}
+
+// Clock returns the pass's clock: the seed and every time value.
+func (c *clockState) Clock() Clock {
+	return Clock{Seed: c.seed, Times: slices.Clone(c.times)}
+}

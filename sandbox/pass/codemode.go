@@ -1,0 +1,211 @@
+package pass
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/dop251/goja"
+)
+
+// installCodemode installs the codemode global.
+func (ps *pass) installCodemode(g *goja.Object) error {
+	cm := ps.vm.NewObject()
+	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
+		"search":   ps.search,
+		"describe": ps.describe,
+		"step":     ps.step,
+		"run":      ps.runSnippet,
+	} {
+		if err := cm.Set(name, fn); err != nil {
+			return fmt.Errorf("sandbox: install codemode.%s: %w", name, err)
+		}
+	}
+	return g.Set("codemode", cm)
+}
+
+// stringArg returns a string argument, or throws a TypeError naming fn.
+func (ps *pass) stringArg(call goja.FunctionCall, i int, fn, param string) string {
+	s, ok := call.Argument(i).Export().(string)
+	if !ok {
+		panic(ps.vm.NewTypeError("%s: %s must be a string, got %s", fn, param, argKind(call.Argument(i))))
+	}
+	return s
+}
+
+func (ps *pass) search(call goja.FunctionCall) goja.Value {
+	q := ps.stringArg(call, 0, "codemode.search(query)", "query")
+	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Search(ps.hostCtx, q) })
+}
+
+func (ps *pass) describe(call goja.FunctionCall) goja.Value {
+	path := ps.stringArg(call, 0, "codemode.describe(path)", "path")
+	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Describe(ps.hostCtx, path) })
+}
+
+// hostJSON returns a promise of the JSON value f fetches from the host.
+func (ps *pass) hostJSON(f func() (json.RawMessage, error)) goja.Value {
+	if ps.over() {
+		return ps.pending()
+	}
+	promise, resolve, reject := ps.vm.NewPromise()
+	ps.goHost(callLabel{}, func() func() {
+		raw, err := f()
+		if err != nil {
+			return ps.hostErr(err, reject)
+		}
+		return func() { ps.resolveJSON(raw, resolve, reject) }
+	})
+	return ps.vm.ToValue(promise)
+}
+
+// step is codemode.step(name, fn): a recorded value is replayed without
+// running fn; otherwise fn runs, its value is recorded as JSON and the
+// promise resolves with that JSON decoded, so that the first pass and a
+// replay see the same value.
+func (ps *pass) step(call goja.FunctionCall) goja.Value {
+	name := ps.stringArg(call, 0, "codemode.step(name, fn)", "name")
+	fn, ok := goja.AssertFunction(call.Argument(1))
+	if !ok {
+		panic(ps.vm.NewTypeError("codemode.step(name, fn): fn must be a function, got %s", argKind(call.Argument(1))))
+	}
+	seq, ok := ps.admit("codemode.step(" + name + ")")
+	if !ok {
+		return ps.pending()
+	}
+	st := Step{Seq: seq, Name: name}
+	promise, resolve, reject := ps.vm.NewPromise()
+	ps.goHost(stepLabel(st), func() func() {
+		val, found, err := ps.host.StepResult(ps.hostCtx, st)
+		if err != nil {
+			return ps.hostErr(err, reject)
+		}
+		if found {
+			return func() { ps.resolveJSON(val, resolve, reject) }
+		}
+		return func() { ps.runStep(st, fn, resolve, reject) }
+	})
+	return ps.vm.ToValue(promise)
+}
+
+func stepLabel(st Step) callLabel {
+	return callLabel{what: "codemode.step(" + strconv.Quote(st.Name) + ")", seq: st.Seq}
+}
+
+// runStep runs a step's function on the loop and records its outcome.
+func (ps *pass) runStep(st Step, fn goja.Callable, resolve, reject func(any) error) {
+	restore := ps.steps.enter(&st)
+	v, err := fn(goja.Undefined())
+	restore()
+	if err != nil {
+		var ex *goja.Exception
+		if isUncatchable(err) || !errors.As(err, &ex) {
+			ps.jsErr(err)
+			return
+		}
+		ps.stepFailed(st, ex.Value(), "", reject)
+		return
+	}
+	onValue := func(call goja.FunctionCall) goja.Value {
+		if ps.isDone() {
+			return goja.Undefined()
+		}
+		raw, thrown := ps.valueJSON(call.Argument(0))
+		if thrown != nil {
+			ps.stepFailed(st, thrown, "the step's value cannot be converted to JSON: ", reject)
+			return goja.Undefined()
+		}
+		ps.goHost(stepLabel(st), func() func() {
+			if err := ps.host.StepDone(ps.hostCtx, st, raw, ""); err != nil {
+				return ps.hostErr(err, reject)
+			}
+			return func() { ps.resolveJSON(raw, resolve, reject) }
+		})
+		return goja.Undefined()
+	}
+	onRejected := func(call goja.FunctionCall) goja.Value {
+		if !ps.isDone() {
+			ps.stepFailed(st, call.Argument(0), "", reject)
+		}
+		return goja.Undefined()
+	}
+	_, err = ps.h.then(goja.Undefined(), v, ps.vm.ToValue(onValue), ps.vm.ToValue(onRejected))
+	ps.jsErr(err)
+}
+
+// stepFailed records a step's failure, then rejects with the thrown value.
+func (ps *pass) stepFailed(st Step, reason goja.Value, prefix string, reject func(any) error) {
+	msg, _ := ps.describeValue(reason)
+	msg = prefix + msg
+	ps.goHost(stepLabel(st), func() func() {
+		if err := ps.host.StepDone(ps.hostCtx, st, nil, msg); err != nil {
+			return ps.hostErr(err, reject)
+		}
+		return func() { ps.jsErr(reject(reason)) }
+	})
+}
+
+// runSnippet is codemode.run(name, input): the snippet's code, normalised
+// like a program, runs in this VM with input as its argument; its calls
+// continue this pass's sequence numbers.
+func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
+	name := ps.stringArg(call, 0, "codemode.run(name, input)", "name")
+	ps.notInStep("codemode.run(" + name + ")")
+	input := call.Argument(1)
+	if ps.over() {
+		return ps.pending()
+	}
+	inputJSON, err := ps.h.result(goja.Undefined(), input)
+	if err != nil {
+		panic(err)
+	}
+	in := json.RawMessage(inputJSON.String())
+	promise, resolve, reject := ps.vm.NewPromise()
+	ps.goHost(callLabel{}, func() func() {
+		code, err := ps.host.Snippet(ps.hostCtx, name, in)
+		if err != nil {
+			return ps.hostErr(err, reject)
+		}
+		if len(code) > ps.limits.MaxCodeBytes {
+			return func() {
+				ps.rejectWith(reject, fmt.Sprintf("snippet %s: code is too large: %d bytes, limit %d", name, len(code), ps.limits.MaxCodeBytes))
+			}
+		}
+		norm, err := ps.normalize(code, snippetFile(name))
+		if err != nil {
+			return func() { ps.rejectWith(reject, "snippet "+name+": "+err.Error()) }
+		}
+		return func() {
+			ps.sources[norm.File] = loaded{norm: norm, snippet: name}
+			fnv, err := ps.vm.RunProgram(norm.Compiled())
+			if err != nil {
+				ps.jsErr(err)
+				return
+			}
+			fn, ok := goja.AssertFunction(fnv)
+			if !ok {
+				ps.internalFail(fmt.Errorf("sandbox: normalised snippet %s is not a function", name))
+				return
+			}
+			res, err := fn(goja.Undefined(), input)
+			if err != nil {
+				ps.jsErr(err)
+				return
+			}
+			ps.jsErr(resolve(res))
+		}
+	})
+	return ps.vm.ToValue(promise)
+}
+
+// snippetFile is the file name of a snippet in stack traces.
+func snippetFile(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c == '_' || c == '$' || c == '-' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+			b[i] = '_'
+		}
+	}
+	return "snippet:" + string(b)
+}

@@ -1,0 +1,516 @@
+package pass
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+	"github.com/dop251/goja_nodejs/eventloop"
+)
+
+var (
+	// errTimedOut is the cause of a pass context that hit Limits.Timeout.
+	errTimedOut = errors.New("sandbox: pass timed out")
+	// errPassOver is the value the VM is interrupted with once the pass has
+	// an outcome.
+	errPassOver = errors.New("sandbox: pass over")
+	// ErrProgramEnded is the cause of the host calls' context once the
+	// program has settled or failed.
+	ErrProgramEnded = errors.New("sandbox: the program ended before this call returned")
+)
+
+// LimitError is a cause of the pass context whose message is the outcome's
+// error as it is (a memory limit hit, a cancellation with a reason).
+type LimitError struct{ Msg string }
+
+func (e *LimitError) Error() string { return e.Msg }
+
+// normalizeFunc normalises a program or snippet under a file name
+// (possibly from a cache).
+type normalizeFunc func(code, file string) (*source.Normalized, error)
+
+// pass is one execution of one program in a fresh goja runtime driven by a
+// goja_nodejs event loop. The loop's goroutine (the VM goroutine) owns the
+// runtime; host calls run between two turns of the VM on its goroutine, or
+// on goroutines of their own, owned by hostWG, and come back through
+// loop.RunOnLoop (see hostjobs.go). The first outcome recorded wins; once
+// there is one, the VM is interrupted, the loop stops and every callback
+// that reaches the loop does nothing.
+//
+// Calls in flight when the program ends: once the program has settled
+// (returned or thrown) or failed (a limit, the timeout, a cancellation),
+// the context of the host calls still running is canceled and host calls
+// not yet started are not made, so no call runs unseen after the program
+// is over. The outcome's logs then end with a line such as
+//
+//	[warn] 2 calls were still in flight when the program returned and were cancelled: notes.createNote #3, notes.deleteNote #4. Await every call: the result of a call in flight is lost and it may or may not have taken effect.
+//
+// A host stop (pause, refusal) is different: calls already running finish
+// and are waited for, so that what they did is recorded.
+type pass struct {
+	// fixed at creation
+	ctx        context.Context // canceled at the deadline, on cancellation and when Run returns
+	hostCtx    context.Context // the host calls' context: ctx, also canceled when the program ends
+	cancelHost context.CancelCauseFunc
+	host       Host
+	prog       *source.Normalized
+	globals    []Global
+	limits     Limits
+	log        *slog.Logger
+	loop       *eventloop.EventLoop
+	normalize  normalizeFunc
+	frames     []goja.StackFrame // callSite's buffer; used on the VM goroutine
+
+	hostWG      sync.WaitGroup // host jobs run on goroutines of their own
+	rescueWG    sync.WaitGroup // the rescuer (hostjobs.go)
+	stopped     atomic.Bool    // the host returned ErrStop: no further host calls
+	outstanding atomic.Int64   // host jobs run on goroutines whose result has not reached the loop
+
+	// owned by the VM goroutine; read by Run once it has exited
+	vm         *goja.Runtime
+	h          *helpers
+	steps      stepContext
+	clock      *clockState
+	seq        int
+	sources    map[string]loaded // by file name: the program and the snippets run
+	logs       logState
+	rejections rejectionTracker
+	timers     map[int64]func() // id -> clear
+	nextTimer  int64
+	conns      []*connector // by index in globals
+	callNative goja.Value   // the Go side of the connector methods made in JavaScript
+	isObject   goja.Value   // argKind(v) == "object", for them
+
+	mu        sync.Mutex
+	done      bool
+	out       Outcome       // Status, Result, Error, Stop
+	internal  error         // an internal failure: Run returns it
+	vmRef     *goja.Runtime // for Interrupt from other goroutines
+	nextHost  int
+	inflight  map[int]callLabel // connector calls and steps whose host method has not returned, by goHost id
+	cancelled []callLabel       // those in flight when the program ended (not by a host stop)
+
+	// host jobs (hostjobs.go)
+	held        *hostJob      // a call to run at the end of the VM's turn
+	heldGen     uint64        // counts the calls held
+	rescue      *time.Timer   // the rescuer's timer, once it has started
+	rescueStop  chan struct{} // closed to end the rescuer
+	rescueArmed bool          // the rescuer's timer is set
+	rescueGen   uint64        // heldGen when it was set
+	rescueOff   bool          // the pass is ending: no rescuer
+}
+
+// callLabel names a connector call or a step in the in-flight warning.
+type callLabel struct {
+	what string // "notes.createNote" or "codemode.step(name)"
+	seq  int
+}
+
+// loaded is a compiled program of the pass, for error positions.
+type loaded struct {
+	norm    *source.Normalized
+	snippet string // the snippet's name; "" for the program
+}
+
+// runPass runs one pass of prog (already normalised) to its outcome. It is
+// the executor-independent core: the in-process executor calls it, and a
+// worker process can call it with a Host that forwards over a pipe.
+// normalize serves codemode.run (nil: Normalize without a cache); log may be
+// nil. It returns only after the VM goroutine, every host goroutine and
+// every timer it started have ended; the error is an internal failure.
+func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host, normalize normalizeFunc, log *slog.Logger) (Outcome, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if normalize == nil {
+		normalize = source.NormalizeFile
+	}
+	limits := p.Limits.WithDefaults()
+	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
+	defer cancel()
+	if !p.NoCheck {
+		// Before the first statement runs: a program that names a method
+		// that does not exist fails before any call is made.
+		msg, err := check(passCtx, prog, p.Globals, host)
+		switch {
+		case errors.Is(err, ErrStop):
+			return Outcome{Status: Stopped, Stop: err, Clock: p.Clock}, nil
+		case err != nil && passCtx.Err() != nil:
+			return failed(deadlineMessage(passCtx, limits.Timeout)), nil
+		case err != nil:
+			return Outcome{}, fmt.Errorf("sandbox: check before running: %w", err)
+		case msg != "":
+			o := failed(msg)
+			o.Clock = p.Clock
+			return o, nil
+		}
+	}
+	hostCtx, cancelHost := context.WithCancelCause(passCtx)
+	defer cancelHost(nil)
+
+	ps := &pass{
+		ctx:        passCtx,
+		hostCtx:    hostCtx,
+		cancelHost: cancelHost,
+		inflight:   map[int]callLabel{},
+		host:       host,
+		prog:       prog,
+		globals:    p.Globals,
+		limits:     limits,
+		log:        log,
+		loop:       eventloop.NewEventLoop(eventloop.EnableConsole(false)),
+		normalize:  normalize,
+		clock:      newClockState(p.Clock, time.Now),
+		sources:    map[string]loaded{prog.File: {norm: prog}},
+		logs:       logState{max: limits.MaxLogBytes},
+		timers:     map[int64]func(){},
+	}
+	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.turn(func() { ps.start(vm) }) })
+
+	loopDone := make(chan struct{})
+	var loopPanicked bool
+	go func() {
+		defer close(loopDone)
+		defer func() {
+			if r := recover(); r != nil {
+				loopPanicked = true
+				ps.internalFail(fmt.Errorf("sandbox: event loop panic: %v\n%s", r, debug.Stack()))
+			}
+		}()
+		ps.loop.StartInForeground()
+	}()
+	afterDone := make(chan struct{})
+	stopAfter := context.AfterFunc(passCtx, func() {
+		defer close(afterDone)
+		ps.abort(failed(deadlineMessage(passCtx, limits.Timeout)))
+	})
+
+	<-loopDone
+	ps.stopRescuer()
+	ps.hostWG.Wait()
+	if !stopAfter() {
+		<-afterDone
+	}
+	if !loopPanicked {
+		// Cancels the timers still pending and waits for their goroutines.
+		// A loop that panicked (a bug: every job runs under guard) still
+		// counts as running and cannot be terminated; a timer of its that
+		// fires later stays blocked, which is logged with the panic.
+		ps.loop.Terminate()
+	}
+	return ps.outcome()
+}
+
+func deadlineMessage(ctx context.Context, timeout time.Duration) string {
+	cause := context.Cause(ctx)
+	var le *LimitError
+	switch {
+	case errors.As(cause, &le):
+		return le.Msg
+	case errors.Is(cause, errTimedOut):
+		return TimeoutMessage(timeout)
+	case errors.Is(cause, context.Canceled):
+		return "canceled"
+	default:
+		return "canceled: " + cause.Error()
+	}
+}
+
+// TimeoutMessage is the error of a pass that ran past its Limits.Timeout:
+// whole seconds print as "60s", shorter spans as time.Duration does.
+func TimeoutMessage(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("timed out after %ds", d/time.Second)
+	}
+	return "timed out after " + d.String()
+}
+
+func failed(msg string) Outcome { return Outcome{Status: Failed, Error: msg} }
+
+// start installs the globals and runs the program; it is the loop's first
+// job.
+func (ps *pass) start(vm *goja.Runtime) {
+	ps.mu.Lock()
+	ps.vmRef = vm
+	done := ps.done
+	ps.mu.Unlock()
+	if done {
+		ps.loop.StopNoWait()
+		return
+	}
+	if err := ps.setup(vm); err != nil {
+		ps.internalFail(err)
+		return
+	}
+	fnv, err := vm.RunProgram(ps.prog.Compiled())
+	if err != nil {
+		ps.jsErr(err)
+		return
+	}
+	fn, ok := goja.AssertFunction(fnv)
+	if !ok {
+		ps.internalFail(fmt.Errorf("sandbox: normalised program is not a function"))
+		return
+	}
+	res, err := fn(goja.Undefined(), goja.Undefined())
+	if err != nil {
+		ps.jsErr(err)
+		return
+	}
+	_, err = ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
+	ps.jsErr(err)
+}
+
+// setup configures the runtime and installs the sandbox's globals.
+func (ps *pass) setup(vm *goja.Runtime) error {
+	ps.vm = vm
+	ps.clock.inStep = ps.steps.inStep
+	ps.clock.max = ps.limits.MaxClockReads
+	ps.clock.over = func(n int) {
+		ps.end(failed(fmt.Sprintf("too many clock readings: the program read the clock (Date.now(), new Date()) more than %d times in one pass, and every reading is kept so that the run replays; use codemode.step for code that measures time, and await new Promise(r => setTimeout(r, ms)) to wait instead of a busy loop", n)))
+	}
+	vm.SetAsyncContextTracker(&ps.steps)
+	vm.SetTimeSource(ps.clock.Now)
+	vm.SetRandSource(ps.clock.Random)
+	vm.SetMaxCallStackSize(ps.limits.MaxStackDepth)
+	vm.SetPromiseRejectionTracker(ps.rejections.track)
+	// eval and Function must not read source maps named in the code from
+	// the file system.
+	vm.SetParserOptions(parser.WithDisableSourceMaps)
+	g := vm.GlobalObject()
+	// The event loop installs a CommonJS require and Node's timers; the
+	// sandbox has no modules, and its own timers (see timers.go).
+	for _, name := range []string{"require", "setImmediate", "clearImmediate"} {
+		if err := g.Delete(name); err != nil {
+			return fmt.Errorf("sandbox: remove %s: %w", name, err)
+		}
+	}
+	h, err := installHelpers(vm)
+	if err != nil {
+		return err
+	}
+	ps.h = h
+	for _, install := range []func(*goja.Object) error{ps.installConsole, ps.installTimers, ps.installCodemode, ps.installConnectors} {
+		if err := install(g); err != nil {
+			return err
+		}
+	}
+	if ProbeGlobals != nil {
+		return ProbeGlobals(vm)
+	}
+	return nil
+}
+
+// valueJSON converts v to JSON with the VM's own helper. A value that cannot
+// be converted returns what the conversion threw; an uncatchable error (an
+// interrupt) panics on so the VM unwinds.
+func (ps *pass) valueJSON(v goja.Value) (json.RawMessage, goja.Value) {
+	s, err := ps.h.result(goja.Undefined(), v)
+	if err != nil {
+		var ex *goja.Exception
+		if isUncatchable(err) || !errors.As(err, &ex) {
+			panic(err)
+		}
+		return nil, ex.Value()
+	}
+	return json.RawMessage(s.String()), nil
+}
+
+// onValue receives the program's value.
+func (ps *pass) onValue(call goja.FunctionCall) goja.Value {
+	if ps.isDone() {
+		return goja.Undefined()
+	}
+	raw, thrown := ps.valueJSON(call.Argument(0))
+	if thrown != nil {
+		msg, _ := ps.describeValue(thrown)
+		ps.end(failed("the program's value cannot be converted to JSON: " + msg))
+		return goja.Undefined()
+	}
+	ps.warnUnhandled()
+	ps.end(Outcome{Status: Completed, Result: raw})
+	return goja.Undefined()
+}
+
+// onRejected receives the program's failure.
+func (ps *pass) onRejected(call goja.FunctionCall) goja.Value {
+	if !ps.isDone() {
+		ps.end(failed(ps.failure(call.Argument(0), nil)))
+	}
+	return goja.Undefined()
+}
+
+// finish records how the pass ended; the first outcome wins. It reports
+// whether o was recorded. Unless the host stopped the pass, the host calls
+// still in flight are noted and their context canceled.
+func (ps *pass) finish(o Outcome) bool {
+	ps.mu.Lock()
+	if ps.done {
+		ps.mu.Unlock()
+		return false
+	}
+	ps.done = true
+	ps.out = o
+	cancel := o.Status != Stopped
+	if cancel {
+		ids := make([]int, 0, len(ps.inflight))
+		for id := range ps.inflight {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			ps.cancelled = append(ps.cancelled, ps.inflight[id])
+		}
+	}
+	ps.mu.Unlock()
+	if cancel {
+		ps.cancelHost(ErrProgramEnded)
+	}
+	return true
+}
+
+func (ps *pass) isDone() bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.done
+}
+
+// end records o from the VM goroutine: JavaScript still running or queued
+// is interrupted and the loop stops.
+func (ps *pass) end(o Outcome) {
+	if ps.finish(o) {
+		ps.vm.Interrupt(errPassOver)
+	}
+	ps.loop.StopNoWait()
+}
+
+// abort records o from any goroutine and stops the VM and the loop.
+func (ps *pass) abort(o Outcome) {
+	if !ps.finish(o) {
+		return
+	}
+	ps.mu.Lock()
+	vm := ps.vmRef
+	ps.mu.Unlock()
+	if vm != nil {
+		vm.Interrupt(errPassOver)
+	}
+	ps.loop.RunOnLoop(func(*goja.Runtime) { ps.loop.StopNoWait() })
+}
+
+// internalFail records an internal failure (Run returns it) and ends the
+// pass.
+func (ps *pass) internalFail(err error) {
+	ps.log.Error("sandbox: internal failure", "err", err)
+	ps.mu.Lock()
+	if ps.internal == nil {
+		ps.internal = err
+	}
+	ps.mu.Unlock()
+	ps.abort(failed("internal error"))
+}
+
+// guard runs f on the loop, turning a panic into an internal failure.
+func (ps *pass) guard(f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			ps.internalFail(fmt.Errorf("sandbox: panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	f()
+}
+
+// jsErr handles an error returned by a call from Go into JavaScript at the
+// top of the VM goroutine: uncatchable errors and exceptions that escaped
+// the program end the pass.
+func (ps *pass) jsErr(err error) {
+	if err == nil || ps.isDone() {
+		return
+	}
+	var so *goja.StackOverflowError
+	var ie *goja.InterruptedError
+	var ex *goja.Exception
+	switch {
+	case errors.As(err, &so):
+		ps.end(failed("RangeError: maximum call stack size exceeded" + ps.frameLocation(so.Stack())))
+	case errors.As(err, &ie):
+		ps.internalFail(fmt.Errorf("sandbox: unexpected interrupt: %w", err))
+	case errors.As(err, &ex):
+		ps.end(failed(ps.failure(ex.Value(), ex.Stack())))
+	default:
+		ps.internalFail(fmt.Errorf("sandbox: %w", err))
+	}
+}
+
+func isUncatchable(err error) bool {
+	var so *goja.StackOverflowError
+	var ie *goja.InterruptedError
+	return errors.As(err, &so) || errors.As(err, &ie)
+}
+
+// outcome assembles the result once everything has ended.
+func (ps *pass) outcome() (Outcome, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.internal != nil {
+		return Outcome{}, ps.internal
+	}
+	o := ps.out
+	if !ps.done {
+		return Outcome{}, errors.New("sandbox: pass ended without an outcome")
+	}
+	if o.Status == Completed && len(o.Result) == 0 {
+		o.Result = json.RawMessage("null")
+	}
+	o.Logs = ps.logs.result()
+	if len(ps.cancelled) > 0 {
+		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], inflightWarning(ps.cancelled, o.Status))
+	}
+	o.Clock = ps.clock.Clock()
+	o.Calls = ps.seq
+	return o, nil
+}
+
+// inflightWarning is the log line about calls canceled because the program
+// ended while they were in flight.
+func inflightWarning(calls []callLabel, status Status) string {
+	var b strings.Builder
+	when := "ended"
+	if status == Completed {
+		when = "returned"
+	}
+	if len(calls) == 1 {
+		fmt.Fprintf(&b, "[warn] 1 call was still in flight when the program %s and was cancelled: ", when)
+	} else {
+		fmt.Fprintf(&b, "[warn] %d calls were still in flight when the program %s and were cancelled: ", len(calls), when)
+	}
+	const maxNamed = 5
+	for i, c := range calls {
+		if i == maxNamed {
+			fmt.Fprintf(&b, " and %d more", len(calls)-maxNamed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s #%d", c.what, c.seq)
+	}
+	b.WriteString(". Await every call: the result of a call in flight is lost and it may or may not have taken effect.")
+	return b.String()
+}
+
+// ProbeGlobals, when set, installs extra globals in every pass. Only the sandbox
+// package's tests set it (in a test worker process, to probe the worker's
+// confinement from a program); it is nil in every binary.
+var ProbeGlobals func(vm *goja.Runtime) error

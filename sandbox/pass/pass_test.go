@@ -1,0 +1,23 @@
+package pass
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestTimeoutMessage(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		60 * time.Second:        "timed out after 60s",
+		90 * time.Second:        "timed out after 90s",
+		1500 * time.Millisecond: "timed out after 1.5s",
+		200 * time.Millisecond:  "timed out after 200ms",
+	} {
+		if got := TimeoutMessage(d); got != want {
+			t.Errorf("TimeoutMessage(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

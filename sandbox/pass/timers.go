@@ -1,0 +1,86 @@
+package pass
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// installTimers installs setTimeout, clearTimeout, setInterval and
+// clearInterval on the event loop. They are bounded by the pass's timeout
+// and cleared when the pass ends. Unlike Node's, an exception thrown by a
+// timer callback fails the pass (Node would crash), so it is not lost.
+// setImmediate is not provided.
+func (ps *pass) installTimers(g *goja.Object) error {
+	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
+		"setTimeout":    ps.setTimer(false),
+		"setInterval":   ps.setTimer(true),
+		"clearTimeout":  ps.clearTimer,
+		"clearInterval": ps.clearTimer,
+	} {
+		if err := g.Set(name, fn); err != nil {
+			return fmt.Errorf("sandbox: install %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (ps *pass) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {
+	return func(call goja.FunctionCall) goja.Value {
+		fn, ok := goja.AssertFunction(call.Argument(0))
+		if !ok {
+			panic(ps.vm.NewTypeError("the callback must be a function, got %s", argKind(call.Argument(0))))
+		}
+		ms := call.Argument(1).ToFloat()
+		if math.IsNaN(ms) || ms < 0 {
+			ms = 0
+		}
+		d := time.Duration(min(ms, float64(ps.limits.Timeout/time.Millisecond)+1)) * time.Millisecond
+		var args []goja.Value
+		if len(call.Arguments) > 2 {
+			args = append(args, call.Arguments[2:]...)
+		}
+		ps.nextTimer++
+		id := ps.nextTimer
+		step := ps.steps.cur // a timer set inside a step runs inside it
+		run := func(*goja.Runtime) {
+			if !repeat {
+				delete(ps.timers, id)
+			}
+			if ps.isDone() {
+				return
+			}
+			ps.turn(func() {
+				restore := ps.steps.enter(step)
+				_, err := fn(goja.Undefined(), args...)
+				restore()
+				ps.jsErr(err)
+			})
+		}
+		if repeat {
+			iv := ps.loop.SetInterval(run, d)
+			if iv == nil {
+				return goja.Undefined()
+			}
+			ps.timers[id] = func() { ps.loop.ClearInterval(iv) }
+		} else {
+			t := ps.loop.SetTimeout(run, d)
+			if t == nil {
+				return goja.Undefined()
+			}
+			ps.timers[id] = func() { ps.loop.ClearTimeout(t) }
+		}
+		return ps.vm.ToValue(id)
+	}
+}
+
+func (ps *pass) clearTimer(call goja.FunctionCall) goja.Value {
+	id := call.Argument(0).ToInteger()
+	if clear, ok := ps.timers[id]; ok {
+		delete(ps.timers, id)
+		clear()
+	}
+	return goja.Undefined()
+}

@@ -1,8 +1,0 @@
-//go:build race
-
-package sandbox
-
-// raceMemoryFactor scales a worker's hard data limit: the race detector's
-// shadow memory grows with the heap (about 3x here) and is not the
-// program's memory.
-const raceMemoryFactor = 4

@@ -1,0 +1,413 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+)
+
+// Names the normalised source uses. They start with "$cm$" so that they do
+// not clash with the model's identifiers (esbuild renames the model's own
+// bindings where they would shadow these).
+const (
+	mainName    = "$cm$main" // the async function wrapping the program
+	inputName   = "$cm$in"   // its argument (codemode.run input), kept out of reach of a user `input` binding
+	defaultName = "$cm$d"    // the value of `export default`
+	// defaultSlot replaces the 7 bytes of the keyword `default` so that no
+	// column moves.
+	defaultSlot = defaultName + " ="
+
+	// wrapPrefix and wrapSuffix surround the model's code (on lines of their
+	// own) before esbuild sees it: the code is the body of an async arrow
+	// function, so top-level await and return are legal and its function
+	// declarations stay declarations; the arrow sits inside a function whose
+	// parameter is input, so the code sees input and may declare its own.
+	wrapPrefix = "async function " + mainName + "(input) { const " + inputName + " = input; return (async () => { let " + defaultName + ";"
+	wrapSuffix = "})(); }"
+
+	// finalPrefix and finalSuffix turn esbuild's output (the function plus
+	// any helpers esbuild adds) into one expression whose value is the
+	// function.
+	finalPrefix = "(function () {\n"
+	finalSuffix = "\nreturn " + mainName + ";\n})()"
+
+	// ProgramFile is the file name of the model's program in stack traces.
+	ProgramFile = "program.js"
+
+	maxExportRewrites = 32
+)
+
+// Shape is the shape Normalize recognised in the model's code: it decides
+// what the program's value is.
+type Shape int
+
+const (
+	// ShapeStatements: a statement list without a final expression; the
+	// value is undefined unless the code returns one with a top-level return.
+	ShapeStatements Shape = iota + 1
+	// ShapeExpression: the last statement is an expression; its (awaited)
+	// value is the program's value.
+	ShapeExpression
+	// ShapeFunction: the last statement is a function or arrow function
+	// expression (`async () => {…}`); it is called with the input and its
+	// (awaited) return value is the program's value.
+	ShapeFunction
+	// ShapeNamedFunction: the code ends with a function declaration; the
+	// function named main, else that last one, is called with the input.
+	ShapeNamedFunction
+	// ShapeExportDefault: `export default X`; X is the value, called with
+	// the input when it is a function.
+	ShapeExportDefault
+)
+
+func (s Shape) String() string {
+	switch s {
+	case ShapeStatements:
+		return "statements"
+	case ShapeExpression:
+		return "expression"
+	case ShapeFunction:
+		return "function"
+	case ShapeNamedFunction:
+		return "named function"
+	case ShapeExportDefault:
+		return "export default"
+	}
+	return "unknown"
+}
+
+// Normalized is a program ready to run in goja.
+type Normalized struct {
+	// Source is JavaScript (ES2022 minus async generators, which are
+	// lowered) that evaluates to an async function of one argument, the
+	// input: calling it runs the model's code and its Promise settles with
+	// the program's value.
+	Source string
+	// Shape is how the model's code was read.
+	Shape Shape
+	// File is the file name the program has in stack traces.
+	File string
+
+	program *goja.Program
+	pos     *positionMap
+	static  *staticInfo // the static calls, for the check before running
+}
+
+// Position maps a line and column of Source (1-based; the column in bytes,
+// as goja reports them) to the model's original code (1-based; the column in
+// UTF-16 units, as JavaScript counts). ok is false for positions that are not
+// in the model's code (the wrapper around it).
+// Compiled is the program compiled for goja; one compiled program is safe
+// to run in several runtimes.
+func (n *Normalized) Compiled() *goja.Program { return n.program }
+
+// StaticCalls are the program's static calls (see StaticCall), for the
+// check before running.
+func (n *Normalized) StaticCalls() []StaticCall {
+	if n.static == nil {
+		return nil
+	}
+	return n.static.calls
+}
+
+// Roots maps each global name the program uses as X.y(…) or X["y"](…)
+// without declaring it to the first place it is so used.
+func (n *Normalized) Roots() map[string]Place {
+	if n.static == nil {
+		return nil
+	}
+	return n.static.roots
+}
+
+func (n *Normalized) Position(line, col int) (origLine, origCol int, ok bool) {
+	if n == nil || n.pos == nil {
+		return 0, 0, false
+	}
+	return n.pos.original(line, col)
+}
+
+// SyntaxError reports code that cannot be compiled. Line and Column are
+// 1-based in the model's original code (Column in UTF-16 units); they are 0
+// when the position is unknown.
+type SyntaxError struct {
+	Message string
+	Line    int
+	Column  int
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("SyntaxError: %s (line %d:col %d)", e.Message, e.Line, e.Column)
+	}
+	return "SyntaxError: " + e.Message
+}
+
+// Normalize turns the model's code into a program goja can run. It accepts
+// every program shape the README's "Writing programs" lists (the rules
+// below), optionally inside a Markdown fence (```,
+// ```js, ```ts, ```typescript, ```javascript):
+//
+//   - TypeScript syntax (annotations, interfaces, `as`, generics, enums) is
+//     stripped by esbuild, never type-checked; async generators and
+//     `for await` are lowered because goja lacks them.
+//   - The code becomes the body of an async function, so top-level await
+//     and a top-level return work. The shape is read from the syntax tree
+//     (goja's parser over esbuild's output), not guessed from text:
+//     1. `export default X` makes X the value (called with the input when
+//     it is a function or arrow literal); other `export` keywords are
+//     ignored.
+//     2. Otherwise, when the last statement is an expression statement: a
+//     function or arrow function literal (`async () => {…}`, `() => …`,
+//     `(async function () {…})`) is called with the input and its result
+//     is the value; any other expression is the value (`const x = await
+//     a.b({}); x.y`).
+//     3. Otherwise, when the last statement is a function declaration
+//     (`async function main() {…}`), the function named main, if there is
+//     one, else that last function, is called with the input.
+//     4. Otherwise the value is undefined, or what a top-level return gives.
+//     Only an expression statement gives a value: a program ending in
+//     `if`, `try` or a loop has none (no eval-style completion values).
+//   - The value is awaited, so a Promise settles first.
+//   - The code is read in sloppy mode; input is in scope (undefined for a
+//     program, codemode.run's argument for a snippet) and may be redeclared.
+//   - Markdown fences: see stripFence. `import` is a syntax error that says
+//     connectors are globals.
+//
+// Known limit: esbuild drops expression statements it folds into a
+// primitive; a dropped last statement is recovered (see
+// recoverLastExpression), except in TypeScript code when it shares its line
+// with the statement before it.
+//
+// Errors are *SyntaxError values with the line and column in code as the
+// model wrote it (before fence removal, wrapping or TypeScript stripping).
+// Normalize is pure and safe for concurrent use.
+func Normalize(code string) (Normalized, error) {
+	return normalize(code, ProgramFile)
+}
+
+func normalize(code, file string) (Normalized, error) {
+	src := stripFence(code)
+	codeLines := strings.Count(src, "\n") + 1
+
+	res, src, err := transform(src)
+	if err != nil {
+		return Normalized{}, err
+	}
+	t, err := parseTransform(res, file, codeLines)
+	if err != nil {
+		return Normalized{}, err
+	}
+	shape, ins := readShape(t.out, t.block)
+	if shape == ShapeStatements || shape == ShapeExpression {
+		if t2, ok := recoverLastExpression(src, t, file, codeLines); ok {
+			t, shape, ins = t2, ShapeExpression, nil
+		}
+	}
+	out, pm := t.out, t.pm
+	edited := applyInsertions(out, ins)
+	final := finalPrefix + edited + finalSuffix
+	pm.prefixLen = len(finalPrefix)
+	pm.ins = ins
+	pm.finalLineStarts = lineStarts(final)
+
+	fprg, perr := parser.ParseFile(nil, file, final, 0, parser.WithDisableSourceMaps)
+	if perr != nil {
+		return Normalized{}, pm.parserError(perr, true)
+	}
+	program, err := goja.CompileAST(fprg, false)
+	if err != nil {
+		var ce *goja.CompilerSyntaxError
+		if errors.As(err, &ce) && ce.File != nil {
+			p := ce.File.Position(ce.Offset)
+			return Normalized{}, pm.syntaxError(ce.Message, p.Line, p.Column, true)
+		}
+		var re *goja.CompilerReferenceError
+		if errors.As(err, &re) && re.File != nil {
+			p := re.File.Position(re.Offset)
+			return Normalized{}, pm.syntaxError(re.Message, p.Line, p.Column, true)
+		}
+		return Normalized{}, &SyntaxError{Message: err.Error()}
+	}
+	return Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm, static: collectStatic(fprg, pm)}, nil
+}
+
+// userBlock finds the body of the arrow function holding the model's
+// statements in esbuild's output: function mainName(input) { const …;
+// return (async () => { … })(); }.
+func userBlock(prg *ast.Program) *ast.BlockStatement {
+	for _, s := range prg.Body {
+		fd, ok := s.(*ast.FunctionDeclaration)
+		if !ok || fd.Function == nil || fd.Function.Name == nil || fd.Function.Name.Name.String() != mainName || fd.Function.Body == nil {
+			continue
+		}
+		for _, st := range fd.Function.Body.List {
+			ret, ok := st.(*ast.ReturnStatement)
+			if !ok {
+				continue
+			}
+			call, ok := ret.Argument.(*ast.CallExpression)
+			if !ok {
+				continue
+			}
+			arrow, ok := call.Callee.(*ast.ArrowFunctionLiteral)
+			if !ok {
+				continue
+			}
+			if b, ok := arrow.Body.(*ast.BlockStatement); ok {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// insertion is text inserted before byte offset at of esbuild's output.
+type insertion struct {
+	at   int
+	text string
+}
+
+// readShape decides the shape of the model's statements and returns the
+// insertions that make the wrapper return the program's value.
+func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
+	var stmts []ast.Statement
+	for _, s := range block.List {
+		if _, ok := s.(*ast.EmptyStatement); !ok {
+			stmts = append(stmts, s)
+		}
+	}
+	end := int(block.RightBrace) - 1
+	var def ast.Expression
+	for _, s := range stmts {
+		if es, ok := s.(*ast.ExpressionStatement); ok {
+			if as, ok := es.Expression.(*ast.AssignExpression); ok {
+				if id, ok := as.Left.(*ast.Identifier); ok && id.Name.String() == defaultName {
+					def = as.Right
+				}
+			}
+		}
+	}
+	if def != nil {
+		if isFunctionLiteral(def) {
+			return ShapeExportDefault, []insertion{{end, "return " + defaultName + "(" + inputName + ");\n"}}
+		}
+		return ShapeExportDefault, []insertion{{end, "return " + defaultName + ";\n"}}
+	}
+	if len(stmts) == 0 {
+		return ShapeStatements, nil
+	}
+	switch last := stmts[len(stmts)-1].(type) {
+	case *ast.ExpressionStatement:
+		start := statementStart(out, int(last.Expression.Idx0())-1)
+		if isFunctionLiteral(last.Expression) {
+			return ShapeFunction, []insertion{
+				{start, "return ("},
+				{statementEnd(out, int(last.Expression.Idx1())-1), ")(" + inputName + ")"},
+			}
+		}
+		return ShapeExpression, []insertion{{start, "return "}}
+	case *ast.FunctionDeclaration:
+		name := ""
+		for _, s := range stmts {
+			if fd, ok := s.(*ast.FunctionDeclaration); ok && fd.Function.Name != nil && fd.Function.Name.Name.String() == "main" {
+				name = "main"
+			}
+		}
+		if name == "" && last.Function.Name != nil {
+			name = last.Function.Name.Name.String()
+		}
+		if name == "" {
+			return ShapeStatements, nil
+		}
+		return ShapeNamedFunction, []insertion{{end, "return " + name + "(" + inputName + ");\n"}}
+	}
+	return ShapeStatements, nil
+}
+
+func isFunctionLiteral(e ast.Expression) bool {
+	switch e.(type) {
+	case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
+		return true
+	}
+	return false
+}
+
+// statementStart moves back from an expression's first byte over the
+// parentheses that open it, and the block comments esbuild leaves between
+// them (`(/* @__PURE__ */ new Date())`), since goja's tree does not keep
+// parentheses: text inserted there precedes the whole statement.
+func statementStart(out string, off int) int {
+	off = clamp(off, 0, len(out))
+	j := off - 1
+	for {
+		for j >= 0 && isSpace(out[j]) {
+			j--
+		}
+		switch {
+		case j >= 1 && out[j] == '/' && out[j-1] == '*':
+			open := strings.LastIndex(out[:j-1], "/*")
+			if open < 0 {
+				return off
+			}
+			j = open - 1
+		case j >= 0 && out[j] == '(':
+			off = j
+			j--
+		default:
+			return off
+		}
+	}
+}
+
+// statementEnd moves forward from an expression's end over the
+// parentheses that close it (and any around the statement), stopping before
+// the statement's semicolon.
+func statementEnd(out string, off int) int {
+	off = clamp(off, 0, len(out))
+	j := off
+	for {
+		for j < len(out) && isSpace(out[j]) {
+			j++
+		}
+		switch {
+		case strings.HasPrefix(out[j:], "/*"):
+			end := strings.Index(out[j+2:], "*/")
+			if end < 0 {
+				return off
+			}
+			j += 2 + end + 2
+		case j < len(out) && out[j] == ')':
+			j++
+			off = j
+		default:
+			return off
+		}
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func applyInsertions(out string, ins []insertion) string {
+	sort.SliceStable(ins, func(i, j int) bool { return ins[i].at < ins[j].at })
+	var b strings.Builder
+	b.Grow(len(out) + 64)
+	prev := 0
+	for i := range ins {
+		ins[i].at = clamp(ins[i].at, prev, len(out))
+		in := ins[i]
+		b.WriteString(out[prev:in.at])
+		b.WriteString(in.text)
+		prev = in.at
+	}
+	b.WriteString(out[prev:])
+	return b.String()
+}
+
+func clamp(v, lo, hi int) int {
+	return max(lo, min(v, hi))
+}

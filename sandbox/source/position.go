@@ -1,0 +1,150 @@
+package source
+
+import (
+	"errors"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/dop251/goja/parser"
+	"github.com/go-sourcemap/sourcemap"
+)
+
+// positionMap maps positions in a Normalized source back to the model's
+// code. The chain is: final source -(minus finalPrefix, minus the
+// insertions)-> esbuild's output -(esbuild's source map)-> esbuild's input,
+// whose line 1 is wrapPrefix and whose following lines are the model's code
+// line for line (fence removal keeps lines and columns).
+type positionMap struct {
+	// fixed at creation; read-only afterwards
+	out             string // esbuild's output
+	outLineStarts   []int
+	sm              *sourcemap.Consumer
+	codeLines       int // lines of the model's code
+	prefixLen       int // bytes of finalPrefix
+	ins             []insertion
+	finalLineStarts []int
+	shift           srcShift // text inserted into the model's code, if any
+}
+
+// srcShift is text of n UTF-16 units inserted into line (1-based) of the
+// model's code before column col (0-based).
+type srcShift struct {
+	line, col, n int
+}
+
+// original maps a goja position (1-based line, 1-based byte column) in the
+// final source.
+func (m *positionMap) original(line, col int) (int, int, bool) {
+	if line < 1 || line > len(m.finalLineStarts) || col < 1 {
+		return 0, 0, false
+	}
+	off := m.finalLineStarts[line-1] + col - 1 - m.prefixLen
+	if off < 0 {
+		return 0, 0, false
+	}
+	return m.fromOut(m.unedit(off))
+}
+
+// unedit maps an offset in the edited output to esbuild's output; an offset
+// inside inserted text maps to where the text was inserted.
+func (m *positionMap) unedit(off int) int {
+	shift := 0
+	for _, in := range m.ins {
+		pos := in.at + shift
+		if off < pos {
+			break
+		}
+		if off < pos+len(in.text) {
+			return in.at
+		}
+		shift += len(in.text)
+	}
+	return off - shift
+}
+
+// fromOut maps a byte offset of esbuild's output to the model's code.
+func (m *positionMap) fromOut(off int) (int, int, bool) {
+	if off < 0 || off > len(m.out) || len(m.outLineStarts) == 0 {
+		return 0, 0, false
+	}
+	li := sort.Search(len(m.outLineStarts), func(i int) bool { return m.outLineStarts[i] > off }) - 1
+	if li < 0 {
+		return 0, 0, false
+	}
+	col16 := utf16Len(m.out[m.outLineStarts[li]:off])
+	_, _, l, c, ok := m.sm.Source(li+1, col16)
+	if !ok {
+		return 0, 0, false
+	}
+	ol := l - 1 // line 1 of esbuild's input is wrapPrefix
+	if ol < 1 || ol > m.codeLines {
+		return 0, 0, false
+	}
+	if s := m.shift; s.n > 0 && ol == s.line && c >= s.col {
+		c = max(s.col, c-s.n)
+	}
+	return ol, c + 1, true
+}
+
+// parserError converts a goja parser error over esbuild's output (final
+// false) or the final source (final true).
+func (m *positionMap) parserError(err error, final bool) error {
+	var el parser.ErrorList
+	if errors.As(err, &el) && len(el) > 0 && el[0] != nil {
+		return m.syntaxError(el[0].Message, el[0].Position.Line, el[0].Position.Column, final)
+	}
+	return &SyntaxError{Message: err.Error()}
+}
+
+func (m *positionMap) syntaxError(msg string, line, col int, final bool) *SyntaxError {
+	var l, c int
+	var ok bool
+	if final {
+		l, c, ok = m.original(line, col)
+	} else if line >= 1 && line <= len(m.outLineStarts) && col >= 1 {
+		l, c, ok = m.fromOut(m.outLineStarts[line-1] + col - 1)
+	}
+	if !ok {
+		return &SyntaxError{Message: msg}
+	}
+	return &SyntaxError{Message: msg, Line: l, Column: c}
+}
+
+// lineStarts returns the byte offset of every line of s, with goja's line
+// terminators (\n, \r\n, \r, U+2028, U+2029).
+func lineStarts(s string) []int {
+	starts := []int{0}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			starts = append(starts, i+1)
+		case '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			starts = append(starts, i+1)
+		case 0xe2:
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+				i += 2
+				starts = append(starts, i+1)
+			}
+		}
+	}
+	return starts
+}
+
+// utf16Len is the length of s in UTF-16 code units (invalid bytes count
+// one each).
+func utf16Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		i += size
+	}
+	return n
+}

@@ -1,0 +1,168 @@
+package source
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// recoverLastExpression handles expression statements that esbuild
+// dropped at the end of the code. Even without minification esbuild removes
+// an expression statement it folded into a primitive (`-1`, `!0`, `'a' + 1`,
+// an enum member), so a program ending in one would lose its value or, worse,
+// return the value of the statement before.
+//
+// The original text after the start of the last statement that survived is
+// parsed with goja (when it is plain JavaScript) to find the statement that
+// really comes last; for TypeScript the last non-blank line is taken as that
+// statement when the surviving one starts on an earlier line. The transform
+// is then retried with "return " inserted there, and the retry is used only
+// if it merely appends a top-level return statement to the same statements.
+func recoverLastExpression(src string, t *transformed, file string, codeLines int) (*transformed, bool) {
+	at, ok := droppedTail(src, t)
+	if !ok {
+		return nil, false
+	}
+	const ret = "return "
+	res := api.Transform(wrapPrefix+"\n"+src[:at]+ret+src[at:]+"\n"+wrapSuffix, transformOptions)
+	if len(res.Errors) > 0 {
+		return nil, false
+	}
+	t2, err := parseTransform(res, file, codeLines)
+	if err != nil {
+		return nil, false
+	}
+	list := t2.block.List
+	if len(list) == 0 {
+		return nil, false
+	}
+	last, ok := list[len(list)-1].(*ast.ReturnStatement)
+	if !ok || last.Argument == nil {
+		return nil, false
+	}
+	before := strings.TrimSpace(t.out[int(t.block.LeftBrace) : int(t.block.RightBrace)-1])
+	before2 := strings.TrimSpace(t2.out[int(t2.block.LeftBrace) : int(last.Idx0())-1])
+	if before != before2 {
+		return nil, false
+	}
+	starts := lineStarts(src)
+	li := sort.Search(len(starts), func(i int) bool { return starts[i] > at }) - 1
+	t2.pm.shift = srcShift{line: li + 1, col: utf16Len(src[starts[li]:at]), n: len(ret)}
+	return t2, true
+}
+
+// droppedTail returns the byte offset in src of a last statement that may
+// have been dropped by esbuild, if there is a sign of one.
+func droppedTail(src string, t *transformed) (int, bool) {
+	// The model's statements follow the wrapper's `let $cm$d;`.
+	var stmts []ast.Statement
+	for _, s := range t.block.List[min(1, len(t.block.List)):] {
+		if _, ok := s.(*ast.EmptyStatement); !ok {
+			stmts = append(stmts, s)
+		}
+	}
+	from, survivors := 0, 0
+	starts := lineStarts(src)
+	lastLine := -1 // 0-based index of the last non-blank line
+	for i := len(starts) - 1; i >= 0; i-- {
+		end := len(src)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		if strings.TrimSpace(src[starts[i]:end]) != "" {
+			lastLine = i
+			break
+		}
+	}
+	if lastLine < 0 {
+		return 0, false
+	}
+	startLine := 0
+	if len(stmts) > 0 {
+		l, c, ok := t.pm.fromOut(int(stmts[len(stmts)-1].Idx0()) - 1)
+		if !ok || l > len(starts) {
+			return 0, false
+		}
+		from, survivors, startLine = starts[l-1]+utf16ToBytes(src[starts[l-1]:], c-1), 1, l-1
+	}
+
+	// Plain JavaScript: parse what follows the last survivor.
+	const pre = "(async () => {\n"
+	tail := src[from:]
+	if prg, err := parser.ParseFile(nil, "", pre+tail+"\n})", 0, parser.WithDisableSourceMaps); err == nil {
+		body := arrowBody(prg)
+		if body == nil {
+			return 0, false
+		}
+		var list []ast.Statement
+		for _, s := range body.List {
+			if _, ok := s.(*ast.EmptyStatement); !ok {
+				list = append(list, s)
+			}
+		}
+		if len(list) <= survivors {
+			return 0, false
+		}
+		es, ok := list[len(list)-1].(*ast.ExpressionStatement)
+		if !ok {
+			return 0, false
+		}
+		off := statementStart(pre+tail, int(es.Expression.Idx0())-1) - len(pre)
+		if off < 0 {
+			return 0, false
+		}
+		return from + off, true
+	}
+
+	// TypeScript: the last non-blank line, if the survivor starts before it.
+	if survivors > 0 && startLine >= lastLine {
+		return 0, false
+	}
+	end := len(src)
+	if lastLine+1 < len(starts) {
+		end = starts[lastLine+1]
+	}
+	line := src[starts[lastLine]:end]
+	trimmed := strings.TrimLeft(line, " \t")
+	for _, p := range []string{"//", "/*", "*", "}", ")", "]"} {
+		if strings.HasPrefix(trimmed, p) {
+			return 0, false
+		}
+	}
+	return starts[lastLine] + len(line) - len(trimmed), true
+}
+
+func arrowBody(prg *ast.Program) *ast.BlockStatement {
+	if len(prg.Body) != 1 {
+		return nil
+	}
+	es, ok := prg.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return nil
+	}
+	arrow, ok := es.Expression.(*ast.ArrowFunctionLiteral)
+	if !ok {
+		return nil
+	}
+	b, _ := arrow.Body.(*ast.BlockStatement)
+	return b
+}
+
+// utf16ToBytes returns the byte length of the first n UTF-16 units of s.
+func utf16ToBytes(s string, n int) int {
+	units := 0
+	for i, r := range s {
+		if units >= n {
+			return i
+		}
+		if r >= 0x10000 {
+			units += 2
+		} else {
+			units++
+		}
+	}
+	return len(s)
+}

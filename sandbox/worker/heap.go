@@ -1,0 +1,55 @@
+package worker
+
+import (
+	"context"
+	"runtime/metrics"
+	"time"
+)
+
+// Memory budget of a worker process, as fractions of its MemoryLimit.
+const (
+	// heapWatchPercent: the watchdog interrupts the program once the heap
+	// passes this share of the limit.
+	heapWatchPercent = 80
+	// softLimitPercent: Go's soft memory limit (debug.SetMemoryLimit), so
+	// that garbage is collected hard before the watchdog looks at the heap.
+	softLimitPercent = 70
+	// heapWatchEvery is the watchdog's polling period. With GOMAXPROCS=1 a
+	// busy VM goroutine is preempted every 10ms, which bounds the real
+	// period; the hard rlimit catches what grows faster.
+	heapWatchEvery = 2 * time.Millisecond
+)
+
+// heapMetric is the bytes occupied by heap objects, live or not yet swept.
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// heapBytes returns the bytes of heap objects now.
+func heapBytes() uint64 {
+	sample := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
+// watchHeap polls the heap until ctx ends; once it passes heapWatchPercent
+// of limit it calls trip and reports true.
+func watchHeap(ctx context.Context, limit int64, trip func()) bool {
+	threshold := uint64(limit) / 100 * heapWatchPercent
+	sample := []metrics.Sample{{Name: heapMetric}}
+	t := time.NewTicker(heapWatchEvery)
+	defer t.Stop()
+	for {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > threshold {
+			trip()
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+}

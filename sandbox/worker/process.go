@@ -1,0 +1,406 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"hash/maphash"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure NewPool. Zero values mean the defaults.
+type Options struct {
+	// Command starts a worker: the path of a binary and its arguments, e.g.
+	// [os.Executable(), "__sandbox-worker"]; the binary must call Main.
+	// Required.
+	Command []string
+	// Env is added to a worker's environment, which is otherwise only
+	// GOMAXPROCS=1, EnvMemoryLimit and the parent's TZ: a worker does
+	// not inherit the parent's environment (and its tokens).
+	Env []string
+	// Size is the number of warm workers kept ready (default 2).
+	Size int
+	// MaxWorkers bounds the workers alive at once, busy or idle (default
+	// the larger of Size and 4); a Run beyond it waits for a free worker.
+	// Peak memory is about MaxWorkers × MemoryLimit.
+	MaxWorkers int
+	// MemoryLimit is each worker's memory budget in bytes (default 256
+	// MiB): a program whose heap passes 80% of it is interrupted with
+	// "memory limit exceeded (256 MiB)", and the Limiter stops one that
+	// allocates past it in one go, with the same outcome.
+	MemoryLimit int64
+	// Limiter is the hard memory limit besides the heap watchdog (default
+	// LimiterSystem, this OS's own).
+	Limiter Limiter
+	// MaxRunsPerWorker recycles a worker after that many runs (default 1,000).
+	MaxRunsPerWorker int
+	// Logger receives worker failures (default: discard).
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultPoolSize         = 2
+	DefaultMaxWorkers       = 4
+	DefaultMemoryLimit      = 256 << 20
+	DefaultMaxRunsPerWorker = 1000
+)
+
+const (
+	// KillGrace is how long past its timeout, or past a cancellation, a
+	// worker may take to report before it is killed.
+	KillGrace = time.Second
+	// startTimeout bounds a worker's start-up (until its hello).
+	startTimeout = 10 * time.Second
+	// stopTimeout is how long a worker told to stop may take to exit before
+	// it is killed.
+	stopTimeout = time.Second
+	// startBackoff is the pause of the background starter after a failure.
+	startBackoff = time.Second
+)
+
+// Pool is the Executor that runs each program in a worker process
+// (see Main and Serve) taken from a warm pool. A worker runs
+// one program at a time with GOMAXPROCS=1, a heap watchdog and a hard
+// memory limit (see Limiter); the parent serves its host calls with the real Host
+// over a pipe, holds a wall-clock deadline (Limits.Timeout plus a grace of
+// one second) and kills a worker that does not stop. A worker is replaced
+// after it crashed, hit the memory limit, was killed, or ran
+// MaxRunsPerWorker programs. Run never waits for a process to start while
+// a warm worker is idle; the pool is refilled in the background.
+//
+// A failure of the worker is the program's failure, reported in the
+// Outcome: "memory limit exceeded (256 MiB)", "timed out after 60s",
+// "sandbox worker crashed: …". The pool is the same code on Linux, macOS
+// and Windows (the proc_*.go files hold what differs); elsewhere
+// NewPool returns an error wrapping errors.ErrUnsupported.
+type Pool struct {
+	// fixed at creation
+	opts    Options // with defaults
+	env     []string
+	log     *slog.Logger
+	closeCx context.Context // canceled by Close
+	closeFn context.CancelFunc
+	wake    chan struct{} // wakes the starter (buffered 1)
+	seed    maphash.Seed  // hashes programs for worker affinity
+	nextRun atomic.Uint32
+
+	runs    sync.WaitGroup // Runs in progress
+	starter sync.WaitGroup // the background starter
+	procs   sync.WaitGroup // process waiters and background stops
+
+	mu       sync.Mutex
+	closed   bool
+	idle     []*procWorker // warm, most recently used last
+	total    int           // workers alive or starting
+	starting int           // started by the background starter, not yet idle
+	waiters  int           // Runs waiting for a worker
+	changed  chan struct{} // closed and replaced when a worker is freed or total drops
+}
+
+var _ pass.Executor = (*Pool)(nil)
+
+// NewPool starts a pool: the first worker before it returns (so that
+// a bad Command is reported here), the other warm ones in the background.
+func NewPool(opts Options) (*Pool, error) {
+	if !processSupported {
+		return nil, fmt.Errorf("sandbox: process isolation: %w", errors.ErrUnsupported)
+	}
+	if len(opts.Command) == 0 || opts.Command[0] == "" {
+		return nil, errors.New("sandbox: Options.Command is required")
+	}
+	if opts.Size <= 0 {
+		opts.Size = DefaultPoolSize
+	}
+	if opts.MaxWorkers <= 0 {
+		opts.MaxWorkers = max(opts.Size, DefaultMaxWorkers)
+	}
+	opts.MaxWorkers = max(opts.MaxWorkers, opts.Size)
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = DefaultMemoryLimit
+	}
+	if opts.MaxRunsPerWorker <= 0 {
+		opts.MaxRunsPerWorker = DefaultMaxRunsPerWorker
+	}
+	limiter, err := limiterFor(opts.Limiter)
+	if err != nil {
+		return nil, err
+	}
+	opts.Limiter = limiter
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	env := []string{"GOMAXPROCS=1", EnvMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10)}
+	if opts.Limiter != LimiterSystem {
+		env = append(env, EnvLimiter+"="+string(opts.Limiter))
+	}
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		env = append(env, "TZ="+tz) // Date shows local time as it would in process
+	}
+	p := &Pool{
+		opts:    opts,
+		env:     append(env, opts.Env...),
+		log:     log,
+		wake:    make(chan struct{}, 1),
+		seed:    maphash.MakeSeed(),
+		changed: make(chan struct{}),
+	}
+	p.closeCx, p.closeFn = context.WithCancel(context.Background())
+	w, err := p.start()
+	if err != nil {
+		p.closeFn()
+		p.procs.Wait()
+		return nil, err
+	}
+	p.idle, p.total = []*procWorker{w}, 1
+	p.starter.Go(p.refill)
+	p.wakeStarter()
+	return p, nil
+}
+
+// start starts one worker.
+func (p *Pool) start() (*procWorker, error) {
+	return startWorker(p.opts, p.env, p.log, &p.procs)
+}
+
+// Run executes one pass of p in a worker (see Executor). It is safe for
+// concurrent use. The error is for internal failures (of the host
+// plumbing, or a worker that cannot start) and for a closed pool.
+func (p *Pool) Run(ctx context.Context, prog pass.Program, host pass.Host) (pass.Outcome, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return pass.Outcome{}, pass.ErrClosed
+	}
+	p.runs.Add(1)
+	p.mu.Unlock()
+	defer p.runs.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(p.closeCx, cancel)
+	defer stop()
+
+	limits := prog.Limits.WithDefaults()
+	if len(prog.Code) > limits.MaxCodeBytes {
+		return pass.Outcome{
+			Status: pass.Failed,
+			Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(prog.Code), limits.MaxCodeBytes),
+			Clock:  pass.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times},
+		}, nil
+	}
+	code := maphash.String(p.seed, prog.Code)
+	w, err := p.acquire(ctx, code)
+	if err != nil {
+		if p.closeCx.Err() != nil {
+			return pass.Outcome{}, pass.ErrClosed
+		}
+		if ctx.Err() != nil {
+			o := pass.Outcome{Status: pass.Failed, Error: cancelMessage(ctx)}
+			o.Clock = pass.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times}
+			return o, nil
+		}
+		return pass.Outcome{}, err
+	}
+	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: limits}
+	o, keep, err := r.run(ctx, host)
+	w.ran(code)
+	p.release(w, keep)
+	return o, err
+}
+
+// cancelMessage is the outcome of a run canceled by its caller, as
+// deadlineMessage has it.
+func cancelMessage(ctx context.Context) string {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return "canceled: " + cause.Error()
+	}
+	return "canceled"
+}
+
+// acquire takes an idle worker (preferring one that ran the same code
+// recently: it has the code normalised in its cache, which saves a few ms
+// on a replay), else starts one (within MaxWorkers), else waits for one.
+func (p *Pool) acquire(ctx context.Context, code uint64) (*procWorker, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, pass.ErrClosed
+		}
+		for len(p.idle) > 0 {
+			i := len(p.idle) - 1
+			for j := i; j >= 0; j-- {
+				if p.idle[j].hasRun(code) {
+					i = j
+					break
+				}
+			}
+			w := p.idle[i]
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			if w.dead() {
+				p.total--
+				p.retire(w)
+				continue
+			}
+			p.wakeStarter()
+			p.mu.Unlock()
+			return w, nil
+		}
+		// Start one unless enough are already on their way to the Runs
+		// waiting before this one.
+		if p.total < p.opts.MaxWorkers && p.starting <= p.waiters {
+			p.total++
+			p.mu.Unlock()
+			w, err := p.start()
+			if err != nil {
+				p.mu.Lock()
+				p.total--
+				p.notifyLocked()
+				p.mu.Unlock()
+				return nil, err
+			}
+			return w, nil
+		}
+		p.waiters++
+		changed := p.changed
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+		p.mu.Lock()
+		p.waiters--
+		p.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// release gives a worker back after a run; one that must not run again is
+// stopped in the background.
+func (p *Pool) release(w *procWorker, keep bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w.runs++
+	if keep && !p.closed && w.runs < p.opts.MaxRunsPerWorker && !w.dead() {
+		p.idle = append(p.idle, w)
+		p.notifyLocked()
+		return
+	}
+	p.total--
+	p.notifyLocked()
+	p.wakeStarter()
+	p.retire(w)
+}
+
+// retire stops w in the background (owned by procs).
+func (p *Pool) retire(w *procWorker) {
+	p.procs.Go(w.stop)
+}
+
+// notifyLocked wakes the Runs waiting for a worker.
+func (p *Pool) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+func (p *Pool) wakeStarter() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// refill is the background starter: it keeps Size workers idle or
+// starting, within MaxWorkers.
+func (p *Pool) refill() {
+	for {
+		select {
+		case <-p.closeCx.Done():
+			return
+		case <-p.wake:
+		}
+		for {
+			p.mu.Lock()
+			need := !p.closed && len(p.idle)+p.starting < p.opts.Size && p.total < p.opts.MaxWorkers
+			if need {
+				p.total++
+				p.starting++
+			}
+			p.mu.Unlock()
+			if !need {
+				break
+			}
+			w, err := p.start()
+			p.mu.Lock()
+			p.starting--
+			switch {
+			case err != nil:
+				p.total--
+			case p.closed:
+				p.total--
+				p.retire(w)
+			default:
+				p.idle = append(p.idle, w)
+			}
+			p.notifyLocked()
+			p.mu.Unlock()
+			if err != nil {
+				p.log.Warn("sandbox: cannot start a worker", "err", err)
+				select {
+				case <-p.closeCx.Done():
+					return
+				case <-time.After(startBackoff):
+				}
+				break
+			}
+		}
+	}
+}
+
+// Close cancels the runs in progress, waits for them, stops every worker
+// and waits for the processes to exit. Later Runs fail with ErrClosed.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.closeFn()
+	p.runs.Wait()
+	p.starter.Wait()
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.total -= len(idle)
+	p.mu.Unlock()
+	for _, w := range idle {
+		p.retire(w)
+	}
+	p.procs.Wait()
+	return nil
+}
+
+// Stats is a snapshot of a pool, for tests and diagnostics.
+type Stats struct {
+	Idle  int   // warm workers waiting for a run
+	Total int   // workers alive or starting
+	PIDs  []int // process ids of the idle workers
+}
+
+// Stats returns a snapshot of the pool.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Stats{Idle: len(p.idle), Total: p.total}
+	for _, w := range p.idle {
+		s.PIDs = append(s.PIDs, w.pid)
+	}
+	return s
+}

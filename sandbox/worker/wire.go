@@ -1,0 +1,345 @@
+package worker
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+)
+
+// The worker protocol: frames over a pair of pipes between the parent (the
+// Pool) and one worker process (Serve).
+//
+//	frame   = length:uint32be kind:uint8 id:uint32be payload
+//	payload = fields encoded by enc: uvarints, varints, and byte strings as
+//	          uvarint length + bytes
+//
+// length counts kind, id and payload. The worker says hello once, then
+// serves one run at a time: the parent sends msgRun; the worker asks the
+// parent for every host method (msgCall … msgSnippet, each with an id of its
+// own) and the parent answers each with msgReply under the same id; the
+// worker ends the run with msgOutcome. msgCancel (parent → worker) cancels
+// the run in progress; msgAbandon (worker → parent) cancels the context of
+// one host call whose answer the program no longer needs (the parent still
+// replies). A binary encoding keeps a host call to two small frames with
+// no reflection.
+const (
+	msgHello      byte = iota + 1 // W→P: pid
+	msgRun                        // P→W: a pass.Program
+	msgCancel                     // P→W: reason ("" for a plain cancellation)
+	msgCall                       // W→P: seq, connector, method, args
+	msgStepResult                 // W→P: seq, name
+	msgStepDone                   // W→P: seq, name, value, errMsg
+	msgSearch                     // W→P: query
+	msgDescribe                   // W→P: path
+	msgSnippet                    // W→P: name, input
+	msgAbandon                    // W→P: (id only)
+	msgReply                      // P→W: reply status, found, value, message
+	msgOutcome                    // W→P: an pass.Outcome and the worker's flags
+	msgCheck                      // W→P: the static calls (JSON); the reply's value is the problems (JSON)
+)
+
+// maxFrame bounds one frame (a result, the arguments of a call, a value a
+// connector returns) so that neither side allocates without bound because
+// of the other.
+const maxFrame = 64 << 20
+
+const frameHeader = 9 // length, kind, id
+
+// errFrameTooLarge is returned for a frame past maxFrame.
+var errFrameTooLarge = fmt.Errorf("sandbox: message larger than %d MiB", maxFrame>>20)
+
+// Reply statuses.
+const (
+	replyOK   byte = iota + 1 // value (and found, for StepResult)
+	replyErr                  // message: thrown into the program
+	replyStop                 // message: the host stopped the program
+)
+
+// frameWriter writes whole frames; it is safe for concurrent use.
+type frameWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// write sends one frame made of kind, id and the payload in e (which may
+// be nil). The payload is written with its header in one Write.
+func (fw *frameWriter) write(kind byte, id uint32, e *enc) error {
+	var b []byte
+	if e != nil {
+		b = e.b
+	} else {
+		b = make([]byte, frameHeader)
+	}
+	n := len(b) - 4
+	if n > maxFrame {
+		return errFrameTooLarge
+	}
+	binary.BigEndian.PutUint32(b[0:4], uint32(n))
+	b[4] = kind
+	binary.BigEndian.PutUint32(b[5:9], id)
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	_, err := fw.w.Write(b)
+	return err
+}
+
+// frameReader reads frames; it is used by one goroutine at a time.
+type frameReader struct {
+	r   *bufio.Reader
+	hdr [frameHeader]byte
+}
+
+func newFrameReader(r io.Reader) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// read returns the next frame. The payload is freshly allocated: it may be
+// kept.
+func (fr *frameReader) read() (kind byte, id uint32, payload []byte, err error) {
+	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
+		return 0, 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(fr.hdr[0:4])
+	if n < frameHeader-4 || n > maxFrame {
+		return 0, 0, nil, fmt.Errorf("sandbox: bad frame length %d", n)
+	}
+	payload = make([]byte, n-(frameHeader-4))
+	if _, err := io.ReadFull(fr.r, payload); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, 0, nil, err
+	}
+	return fr.hdr[4], binary.BigEndian.Uint32(fr.hdr[5:9]), payload, nil
+}
+
+// enc builds a frame: its header is reserved at the start.
+type enc struct{ b []byte }
+
+func newEnc(size int) *enc { return &enc{b: make([]byte, frameHeader, frameHeader+size)} }
+
+func (e *enc) uvarint(v uint64) *enc { e.b = binary.AppendUvarint(e.b, v); return e }
+func (e *enc) varint(v int64) *enc   { e.b = binary.AppendVarint(e.b, v); return e }
+func (e *enc) byte1(v byte) *enc     { e.b = append(e.b, v); return e }
+
+func (e *enc) bytes(v []byte) *enc {
+	e.b = binary.AppendUvarint(e.b, uint64(len(v)))
+	e.b = append(e.b, v...)
+	return e
+}
+
+func (e *enc) str(v string) *enc {
+	e.b = binary.AppendUvarint(e.b, uint64(len(v)))
+	e.b = append(e.b, v...)
+	return e
+}
+
+func (e *enc) bool1(v bool) *enc {
+	if v {
+		return e.byte1(1)
+	}
+	return e.byte1(0)
+}
+
+// errShortPayload is a payload that ends too soon or has a bad length.
+var errShortPayload = errors.New("sandbox: malformed message")
+
+// dec reads a payload; the first failure sticks in err and later reads
+// return zero values.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail() { d.err = errShortPayload; d.b = nil }
+
+func (d *dec) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) byte1() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *dec) bool1() bool { return d.byte1() == 1 }
+
+// bytes returns a sub-slice of the payload (nil for an empty string).
+func (d *dec) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) str() string { return string(d.bytes()) }
+
+// int reads a non-negative int that must fit in max.
+func (d *dec) int(max int) int {
+	v := d.uvarint()
+	if v > uint64(max) {
+		d.fail()
+		return 0
+	}
+	return int(v)
+}
+
+// Program encoding.
+
+func encodeProgram(e *enc, p pass.Program) {
+	e.str(p.Code)
+	e.uvarint(uint64(len(p.Globals)))
+	for _, g := range p.Globals {
+		e.str(g.Name)
+		e.uvarint(uint64(len(g.Methods)))
+		for _, m := range g.Methods {
+			e.str(m)
+		}
+		e.str(g.Unavailable)
+		e.uvarint(boolBit(g.Forward))
+	}
+	l := p.Limits
+	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes)).varint(int64(l.MaxClockReads))
+	encodeClock(e, p.Clock)
+	e.uvarint(boolBit(p.NoCheck))
+}
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func decodeProgram(d *dec) pass.Program {
+	var p pass.Program
+	p.Code = d.str()
+	n := d.int(len(d.b))
+	for i := 0; i < n && d.err == nil; i++ {
+		g := pass.Global{Name: d.str()}
+		m := d.int(len(d.b))
+		for j := 0; j < m && d.err == nil; j++ {
+			g.Methods = append(g.Methods, d.str())
+		}
+		g.Unavailable = d.str()
+		g.Forward = d.uvarint() != 0
+		p.Globals = append(p.Globals, g)
+	}
+	p.Limits.Timeout = time.Duration(d.varint())
+	p.Limits.MaxStackDepth = int(d.varint())
+	p.Limits.MaxCalls = int(d.varint())
+	p.Limits.MaxLogBytes = int(d.varint())
+	p.Limits.MaxCodeBytes = int(d.varint())
+	p.Limits.MaxClockReads = int(d.varint())
+	p.Clock = decodeClock(d)
+	p.NoCheck = d.uvarint()&1 != 0
+	return p
+}
+
+// encodeClock writes the times as deltas (a busy loop's repeated
+// readings take a byte each).
+func encodeClock(e *enc, c pass.Clock) {
+	e.varint(c.Seed).uvarint(uint64(len(c.Times)))
+	var last int64
+	for _, t := range c.Times {
+		e.varint(t - last)
+		last = t
+	}
+}
+
+func decodeClock(d *dec) pass.Clock {
+	c := pass.Clock{Seed: d.varint()}
+	n := d.int(len(d.b))
+	if n > 0 {
+		c.Times = make([]int64, 0, n)
+	}
+	var last int64
+	for i := 0; i < n && d.err == nil; i++ {
+		last += d.varint()
+		c.Times = append(c.Times, last)
+	}
+	return c
+}
+
+// wireOutcome is an Outcome as the worker reports it.
+type wireOutcome struct {
+	pass.Outcome
+	stopMsg  string // pass.Outcome.Stop's message when pass.Stopped
+	internal string // an internal failure of the worker: Run returns it
+	recycle  bool   // the worker should not run another program (a memory limit was hit)
+}
+
+func encodeOutcome(e *enc, o wireOutcome) {
+	e.byte1(byte(o.Status)).bytes(o.Result).str(o.Error).str(o.stopMsg).str(o.internal).bool1(o.recycle)
+	e.uvarint(uint64(len(o.Logs)))
+	for _, l := range o.Logs {
+		e.str(l)
+	}
+	encodeClock(e, o.Clock)
+	e.uvarint(uint64(o.Calls))
+}
+
+func decodeOutcome(d *dec) wireOutcome {
+	var o wireOutcome
+	o.Status = pass.Status(d.byte1())
+	if r := d.bytes(); r != nil {
+		o.Result = r
+	}
+	o.Error = d.str()
+	o.stopMsg = d.str()
+	o.internal = d.str()
+	o.recycle = d.bool1()
+	n := d.int(len(d.b))
+	for i := 0; i < n && d.err == nil; i++ {
+		o.Logs = append(o.Logs, d.str())
+	}
+	o.Clock = decodeClock(d)
+	o.Calls = d.int(1 << 31)
+	return o
+}
