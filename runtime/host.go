@@ -536,22 +536,6 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 	return thrown
 }
 
-// Search answers codemode.search.
-func (p *pass) Search(ctx context.Context, query string) (json.RawMessage, error) {
-	return p.r.Search(ctx, query)
-}
-
-// Describe answers codemode.describe.
-func (p *pass) Describe(ctx context.Context, path string) (json.RawMessage, error) {
-	return p.r.Describe(ctx, path)
-}
-
-// Snippet returns a saved snippet's code for codemode.run, once input
-// satisfies the snippet's input schema.
-func (p *pass) Snippet(ctx context.Context, name string, input json.RawMessage) (string, error) {
-	return p.r.snippetCode(ctx, name, input)
-}
-
 // callError is the error thrown into the program for a failed call: its
 // message, and the details of the failure recorded as its result.
 func callError(e codemode.Entry) error {

@@ -18,11 +18,12 @@ import (
 func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
-		Code:    e.Code,
-		Globals: p.cat.globals,
-		Limits:  r.limits,
-		Clock:   sandbox.Clock(e.Clock),
-		NoCheck: r.noCheck,
+		Code:     e.Code,
+		Globals:  p.cat.globals,
+		Services: serviceList,
+		Limits:   r.limits,
+		Clock:    sandbox.Clock(e.Clock),
+		NoCheck:  r.noCheck,
 	}, p)
 	stop, flushErr := p.finish(ctx)
 	return r.record(ctx, e, p, stop, flushErr, out, runErr)

@@ -141,10 +141,11 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, ma
 	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
 	p.reverts = en.Seq
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
-		Code:    code,
-		Globals: p.cat.globals,
-		Limits:  r.limits,
-		Clock:   sandbox.Clock{Seed: newSeed()},
+		Code:     code,
+		Globals:  p.cat.globals,
+		Services: serviceList,
+		Limits:   r.limits,
+		Clock:    sandbox.Clock{Seed: newSeed()},
 	}, p)
 	var also []codemode.EntryUpdate
 	if runErr == nil && out.Status == sandbox.Completed {

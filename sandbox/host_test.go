@@ -35,6 +35,7 @@ type fakeHost struct {
 	search     func(ctx context.Context, query string) (json.RawMessage, error)
 	describe   func(ctx context.Context, path string) (json.RawMessage, error)
 	snippet    func(ctx context.Context, name string, input json.RawMessage) (string, error)
+	service    func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 
 	mu    sync.Mutex
 	calls []Call
@@ -86,31 +87,52 @@ func (h *fakeHost) StepDone(ctx context.Context, s Step, value json.RawMessage, 
 	return nil
 }
 
-func (h *fakeHost) Search(ctx context.Context, query string) (json.RawMessage, error) {
-	h.record("search " + query)
-	if h.search != nil {
-		return h.search(ctx, query)
+// Service answers codemode.search, codemode.describe and codemode.run's
+// lookup with the fields of the same name, and any other with service.
+func (h *fakeHost) Service(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	var a []json.RawMessage
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, fmt.Errorf("fakeHost: arguments of %s: %v", name, err)
 	}
-	return json.RawMessage(`{"results":[],"total":0}`), nil
-}
-
-func (h *fakeHost) Describe(ctx context.Context, path string) (json.RawMessage, error) {
-	h.record("describe " + path)
-	if h.describe != nil {
-		return h.describe(ctx, path)
+	str := func(i int) string {
+		var s string
+		if i < len(a) {
+			_ = json.Unmarshal(a[i], &s)
+		}
+		return s
 	}
-	return json.RawMessage(`{"path":` + fmt.Sprintf("%q", path) + `}`), nil
-}
-
-func (h *fakeHost) Snippet(ctx context.Context, name string, input json.RawMessage) (string, error) {
-	h.record("snippet " + name)
-	h.mu.Lock()
-	h.snippetInputs = append(h.snippetInputs, string(input))
-	h.mu.Unlock()
-	if h.snippet != nil {
-		return h.snippet(ctx, name, input)
+	switch name {
+	case "search":
+		h.record("search " + str(0))
+		if h.search != nil {
+			return h.search(ctx, str(0))
+		}
+		return json.RawMessage(`{"results":[],"total":0}`), nil
+	case "describe":
+		h.record("describe " + str(0))
+		if h.describe != nil {
+			return h.describe(ctx, str(0))
+		}
+		return json.RawMessage(`{"path":` + fmt.Sprintf("%q", str(0)) + `}`), nil
+	case SnippetService:
+		h.record("snippet " + str(0))
+		h.mu.Lock()
+		h.snippetInputs = append(h.snippetInputs, string(a[1]))
+		h.mu.Unlock()
+		if h.snippet == nil {
+			return nil, fmt.Errorf("no snippet named %s", str(0))
+		}
+		code, err := h.snippet(ctx, str(0), a[1])
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(code)
 	}
-	return "", fmt.Errorf("no snippet named %s", name)
+	h.record("service " + name + " " + string(args))
+	if h.service != nil {
+		return h.service(ctx, name, args)
+	}
+	return nil, fmt.Errorf("fakeHost: no service %s", name)
 }
 
 func (h *fakeHost) recordedCalls() []Call {
@@ -137,6 +159,13 @@ var testGlobals = []Global{
 	{Name: "everything", Methods: []string{"add", "echo", "get_sum", "get_tiny_image"}},
 }
 
+// testServices are the host-backed codemode functions of most tests, as
+// the runtime offers them.
+var testServices = []Service{
+	{Name: "search", Params: []Param{{Name: "query", String: true}}},
+	{Name: "describe", Params: []Param{{Name: "path", String: true}}},
+}
+
 // newExecutor returns an executor closed when the test ends.
 func newExecutor(t testing.TB) *InProcess {
 	t.Helper()
@@ -153,7 +182,7 @@ func newExecutor(t testing.TB) *InProcess {
 // internal error.
 func runCode(t testing.TB, e *InProcess, h Host, code string, limits Limits) Outcome {
 	t.Helper()
-	o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals, Limits: limits}, h)
+	o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals, Services: testServices, Limits: limits}, h)
 	if err != nil {
 		t.Fatalf("Run(%q): internal error: %v", code, err)
 	}

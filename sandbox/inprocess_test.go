@@ -510,6 +510,42 @@ func TestSearchAndDescribe(t *testing.T) {
 	}
 }
 
+// TestAServiceIsTwoEdits adds a host-backed codemode function the way the
+// runtime adds codemode.search: its entry in the Program's Services and
+// its answer in the host. On both executors the program gets the answer,
+// arguments are checked and sent as a JSON array, and a host error is
+// thrown into the program.
+func TestAServiceIsTwoEdits(t *testing.T) {
+	p := Program{
+		Globals:  testGlobals,
+		Services: []Service{{Name: "forecast", Params: []Param{{Name: "city", String: true}, {Name: "options"}}}}, // edit 1
+	}
+	h := &fakeHost{service: func(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) { // edit 2
+		if strings.Contains(string(args), "Atlantis") {
+			return nil, errors.New("no weather in Atlantis")
+		}
+		return json.RawMessage(`{"service":"` + name + `","args":` + string(args) + `}`), nil
+	}}
+	for name, e := range bothExecutors(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range []struct{ code, want string }{
+				{"await codemode.forecast('Oslo', { days: 2, at: new Date(0) })", `{"service":"forecast","args":["Oslo",{"days":2,"at":"1970-01-01T00:00:00.000Z"}]}`},
+				{"(await codemode.forecast('Oslo')).args", `["Oslo",null]`},
+				{"let m; try { await codemode.forecast(7) } catch (e) { m = e.message }\nm", `"codemode.forecast(city, options): city must be a string, got number"`},
+				{"let m; try { await codemode.forecast('Atlantis') } catch (e) { m = e.message }\nm", `"no weather in Atlantis"`},
+				{"typeof codemode.search", `"undefined"`},
+			} {
+				p.Code = tc.code
+				o, err := e.Run(context.Background(), p, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantCompleted(t, tc.code, o, tc.want)
+			}
+		})
+	}
+}
+
 func TestStep(t *testing.T) {
 	t.Run("first pass records the JSON value", func(t *testing.T) {
 		e := newExecutor(t)

@@ -39,6 +39,8 @@ type (
 	CallError = pass.CallError
 	Status    = pass.Status
 	Outcome   = pass.Outcome
+	Service   = pass.Service
+	Param     = pass.Param
 	Checker   = pass.Checker
 	Problem   = pass.Problem
 )
@@ -49,6 +51,9 @@ const (
 	Failed    = pass.Failed
 	Stopped   = pass.Stopped
 )
+
+// SnippetService is the Host.Service name of codemode.run's lookup.
+const SnippetService = pass.SnippetService
 
 var (
 	// ErrStop marks a Host error that stops the program.

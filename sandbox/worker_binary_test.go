@@ -20,10 +20,8 @@ func (echoHost) StepResult(context.Context, sandbox.Step) (json.RawMessage, bool
 	return nil, false, nil
 }
 func (echoHost) StepDone(context.Context, sandbox.Step, json.RawMessage, string) error { return nil }
-func (echoHost) Search(context.Context, string) (json.RawMessage, error)               { return nil, nil }
-func (echoHost) Describe(context.Context, string) (json.RawMessage, error)             { return nil, nil }
-func (echoHost) Snippet(context.Context, string, json.RawMessage) (string, error) {
-	return "", nil
+func (echoHost) Service(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, nil
 }
 
 // TestCodemodeBinaryIsAWorker builds the codemode-mcp binary and runs a

@@ -1,7 +1,9 @@
-// Package sandbox runs the model's JavaScript/TypeScript programs. It knows
-// nothing of MCP or SQLite: connector calls and the other host services are
-// reached through the Host interface, so the runtime can answer them from the
-// durable log, by calling a connector, or by stopping the program.
+// Package pass runs one pass of a program in a fresh goja runtime (Execute)
+// and defines the types of the sandbox's API, which package sandbox names:
+// Program, Host, Outcome and the rest. It knows nothing of MCP or SQLite:
+// connector calls and the other host services are reached through the Host
+// interface, so the runtime can answer them from the durable log, by
+// calling a connector, or by stopping the program.
 package pass
 
 import (
@@ -12,7 +14,7 @@ import (
 )
 
 // An Executor runs programs. Implementations: the in-process goja executor
-// (NewInProcess) and the pool of worker processes (NewProcessPool). Run must
+// (sandbox.NewInProcess) and the pool of worker processes (worker.NewPool). Run must
 // be safe for concurrent use; each Run executes one pass of one program.
 type Executor interface {
 	// Run executes one pass of p, calling host for every connector call and
@@ -29,7 +31,7 @@ var ErrClosed = errors.New("sandbox: executor closed")
 
 // Program is one pass of a program.
 type Program struct {
-	// Code is the model's source in any accepted shape (see Normalize).
+	// Code is the model's source in any accepted shape (see source.Normalize).
 	Code string
 	// Globals are the connector objects to install.
 	Globals []Global
@@ -41,7 +43,36 @@ type Program struct {
 	// NoCheck skips the check before running (see Checker): benchmarks
 	// compare a run with and without it.
 	NoCheck bool
+	// Services are the host-backed functions of the codemode global
+	// besides step and run (see Service).
+	Services []Service
 }
+
+// Service is a host-backed function of the codemode global: a program's
+// codemode.<Name>(…) checks its arguments against Params, asks the host
+// (Host.Service with the arguments as a JSON array) and resolves with the
+// JSON value the host answers. The host decides which it offers
+// (codemode.search and codemode.describe, for the runtime); adding one
+// takes its entry in the Program's Services and its answer in the Host.
+type Service struct {
+	Name   string // not "step" or "run"
+	Params []Param
+}
+
+// Param is one parameter of a Service.
+type Param struct {
+	Name string
+	// String makes it a string the program must pass; otherwise it is any
+	// value JSON can carry (undefined and a missing argument are null).
+	String bool
+}
+
+// SnippetService is the name under which Host.Service is asked for the
+// source of a saved snippet by codemode.run(name, input): the arguments
+// are [name, input] (input "null" when none was given, which the host may
+// refuse with an error, a schema violation), and the answer is the
+// source as a JSON string.
+const SnippetService = "run"
 
 // Global is one connector object in the sandbox.
 type Global struct {
@@ -143,14 +174,10 @@ type Host interface {
 	// StepDone records the value of a step that just ran (value is JSON,
 	// "null" for undefined), or its failure (errMsg non-empty).
 	StepDone(ctx context.Context, s Step, value json.RawMessage, errMsg string) error
-	// Search answers codemode.search(query) with a JSON value.
-	Search(ctx context.Context, query string) (json.RawMessage, error)
-	// Describe answers codemode.describe(path) with a JSON value.
-	Describe(ctx context.Context, path string) (json.RawMessage, error)
-	// Snippet returns the source of a saved snippet for codemode.run;
-	// input is the JSON of the run's input ("null" when none was given),
-	// which the host may refuse (a schema violation) with an error.
-	Snippet(ctx context.Context, name string, input json.RawMessage) (code string, err error)
+	// Service answers a host-backed function of the codemode global (see
+	// Service and SnippetService): args is the JSON array of its
+	// arguments, and the value returned is JSON.
+	Service(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 }
 
 // CallError is a Host.Call error with details: the members of Details, a

@@ -5,19 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/dop251/goja"
 )
 
-// installCodemode installs the codemode global.
+// installCodemode installs the codemode global: step and run, and the
+// Program's Services.
 func (ps *pass) installCodemode(g *goja.Object) error {
 	cm := ps.vm.NewObject()
-	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
-		"search":   ps.search,
-		"describe": ps.describe,
-		"step":     ps.step,
-		"run":      ps.runSnippet,
-	} {
+	fns := map[string]func(goja.FunctionCall) goja.Value{"step": ps.step, "run": ps.runSnippet}
+	for _, sv := range ps.services {
+		if _, taken := fns[sv.Name]; taken || sv.Name == "" || sv.Name == "__proto__" {
+			return fmt.Errorf("sandbox: service %q is empty, reserved or duplicated", sv.Name)
+		}
+		fns[sv.Name] = ps.service(sv)
+	}
+	for name, fn := range fns {
 		if err := cm.Set(name, fn); err != nil {
 			return fmt.Errorf("sandbox: install codemode.%s: %w", name, err)
 		}
@@ -34,14 +38,34 @@ func (ps *pass) stringArg(call goja.FunctionCall, i int, fn, param string) strin
 	return s
 }
 
-func (ps *pass) search(call goja.FunctionCall) goja.Value {
-	q := ps.stringArg(call, 0, "codemode.search(query)", "query")
-	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Search(ps.hostCtx, q) })
-}
-
-func (ps *pass) describe(call goja.FunctionCall) goja.Value {
-	path := ps.stringArg(call, 0, "codemode.describe(path)", "path")
-	return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Describe(ps.hostCtx, path) })
+// service is codemode.<sv.Name>: its arguments, checked against sv.Params,
+// go to Host.Service as a JSON array; the promise resolves with the answer.
+func (ps *pass) service(sv Service) func(goja.FunctionCall) goja.Value {
+	names := make([]string, len(sv.Params))
+	for i, p := range sv.Params {
+		names[i] = p.Name
+	}
+	sig := "codemode." + sv.Name + "(" + strings.Join(names, ", ") + ")"
+	return func(call goja.FunctionCall) goja.Value {
+		args := make([]json.RawMessage, len(sv.Params))
+		for i, p := range sv.Params {
+			if p.String {
+				args[i], _ = json.Marshal(ps.stringArg(call, i, sig, p.Name))
+				continue
+			}
+			raw, thrown := ps.valueJSON(call.Argument(i))
+			if thrown != nil {
+				msg, _ := ps.describeValue(thrown)
+				panic(ps.vm.NewTypeError("%s: %s cannot be converted to JSON: %s", sig, p.Name, msg))
+			}
+			args[i] = raw
+		}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			panic(ps.vm.NewTypeError("%s: %v", sig, err))
+		}
+		return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Service(ps.hostCtx, sv.Name, raw) })
+	}
 }
 
 // hostJSON returns a promise of the JSON value f fetches from the host.
@@ -160,12 +184,17 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	if err != nil {
 		panic(err)
 	}
-	in := json.RawMessage(inputJSON.String())
+	nameJSON, _ := json.Marshal(name)
+	args := json.RawMessage(`[` + string(nameJSON) + `,` + inputJSON.String() + `]`)
 	promise, resolve, reject := ps.vm.NewPromise()
 	ps.goHost(callLabel{}, func() func() {
-		code, err := ps.host.Snippet(ps.hostCtx, name, in)
+		raw, err := ps.host.Service(ps.hostCtx, SnippetService, args)
 		if err != nil {
 			return ps.hostErr(err, reject)
+		}
+		var code string
+		if err := json.Unmarshal(raw, &code); err != nil {
+			return func() { ps.rejectWith(reject, "snippet "+name+": the host did not answer with its source") }
 		}
 		if len(code) > ps.limits.MaxCodeBytes {
 			return func() {

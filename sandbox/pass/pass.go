@@ -66,6 +66,7 @@ type pass struct {
 	host       Host
 	prog       *source.Normalized
 	globals    []Global
+	services   []Service
 	limits     Limits
 	log        *slog.Logger
 	loop       *eventloop.EventLoop
@@ -167,6 +168,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host,
 		host:       host,
 		prog:       prog,
 		globals:    p.Globals,
+		services:   p.Services,
 		limits:     limits,
 		log:        log,
 		loop:       eventloop.NewEventLoop(eventloop.EnableConsole(false)),

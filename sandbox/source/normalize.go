@@ -1,3 +1,8 @@
+// Package source turns the model's code into a program goja can run
+// (Normalize): it strips Markdown fences, compiles TypeScript with esbuild,
+// reads the shape the code has (statements, an expression, a function, an
+// export), maps positions back to the model's own source, and finds the
+// static calls the check before running looks at (StaticCalls).
 package source
 
 import (

@@ -1,3 +1,8 @@
+// Package worker runs passes in a pool of worker processes (Pool): each
+// worker is this binary's hidden sub-command (Main), confined and under a
+// memory limit, talking to the parent over two pipes with the frames of
+// wire.go. The parent keeps the connectors and the durable log; a worker
+// only runs programs.
 package worker
 
 import (

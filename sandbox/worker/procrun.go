@@ -173,7 +173,7 @@ func (l *leaders) lead() {
 			return
 		case msgAbandon:
 			d.abandon(id)
-		case msgCall, msgStepResult, msgStepDone, msgSearch, msgDescribe, msgSnippet, msgCheck:
+		case msgCall, msgStepResult, msgStepDone, msgService, msgCheck:
 			serve, err := d.prepare(kind, id, payload)
 			if err != nil {
 				l.res <- readResult{err: err}
@@ -394,23 +394,11 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 		call = func(ctx context.Context) hostReply {
 			return hostReply{err: d.host.StepDone(ctx, s, value, errMsg)}
 		}
-	case msgSearch:
-		q := dd.str()
+	case msgService:
+		name, args := dd.str(), json.RawMessage(dd.bytes())
 		call = func(ctx context.Context) hostReply {
-			v, err := d.host.Search(ctx, q)
+			v, err := d.host.Service(ctx, name, args)
 			return hostReply{value: v, err: err}
-		}
-	case msgDescribe:
-		path := dd.str()
-		call = func(ctx context.Context) hostReply {
-			v, err := d.host.Describe(ctx, path)
-			return hostReply{value: v, err: err}
-		}
-	case msgSnippet:
-		name, input := dd.str(), dd.bytes()
-		call = func(ctx context.Context) hostReply {
-			code, err := d.host.Snippet(ctx, name, input)
-			return hostReply{value: []byte(code), err: err}
 		}
 	case msgCheck:
 		raw := dd.bytes()

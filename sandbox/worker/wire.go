@@ -21,7 +21,7 @@ import (
 //
 // length counts kind, id and payload. The worker says hello once, then
 // serves one run at a time: the parent sends msgRun; the worker asks the
-// parent for every host method (msgCall … msgSnippet, each with an id of its
+// parent for every host method (msgCall … msgService, each with an id of its
 // own) and the parent answers each with msgReply under the same id; the
 // worker ends the run with msgOutcome. msgCancel (parent → worker) cancels
 // the run in progress; msgAbandon (worker → parent) cancels the context of
@@ -35,12 +35,10 @@ const (
 	msgCall                       // W→P: seq, connector, method, args
 	msgStepResult                 // W→P: seq, name
 	msgStepDone                   // W→P: seq, name, value, errMsg
-	msgSearch                     // W→P: query
-	msgDescribe                   // W→P: path
-	msgSnippet                    // W→P: name, input
+	msgService                    // W→P: name, args (a host-backed codemode function)
 	msgAbandon                    // W→P: (id only)
 	msgReply                      // P→W: reply status, found, value, message
-	msgOutcome                    // W→P: an pass.Outcome and the worker's flags
+	msgOutcome                    // W→P: an Outcome and the worker's flags
 	msgCheck                      // W→P: the static calls (JSON); the reply's value is the problems (JSON)
 )
 
@@ -248,6 +246,13 @@ func encodeProgram(e *enc, p pass.Program) {
 	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes)).varint(int64(l.MaxClockReads))
 	encodeClock(e, p.Clock)
 	e.uvarint(boolBit(p.NoCheck))
+	e.uvarint(uint64(len(p.Services)))
+	for _, sv := range p.Services {
+		e.str(sv.Name).uvarint(uint64(len(sv.Params)))
+		for _, pa := range sv.Params {
+			e.str(pa.Name).uvarint(boolBit(pa.String))
+		}
+	}
 }
 
 func boolBit(b bool) uint64 {
@@ -279,6 +284,15 @@ func decodeProgram(d *dec) pass.Program {
 	p.Limits.MaxClockReads = int(d.varint())
 	p.Clock = decodeClock(d)
 	p.NoCheck = d.uvarint()&1 != 0
+	n = d.int(len(d.b))
+	for i := 0; i < n && d.err == nil; i++ {
+		sv := pass.Service{Name: d.str()}
+		m := d.int(len(d.b))
+		for j := 0; j < m && d.err == nil; j++ {
+			sv.Params = append(sv.Params, pass.Param{Name: d.str(), String: d.uvarint() != 0})
+		}
+		p.Services = append(p.Services, sv)
+	}
 	return p
 }
 
@@ -310,7 +324,7 @@ func decodeClock(d *dec) pass.Clock {
 // wireOutcome is an Outcome as the worker reports it.
 type wireOutcome struct {
 	pass.Outcome
-	stopMsg  string // pass.Outcome.Stop's message when pass.Stopped
+	stopMsg  string // Outcome.Stop's message when Stopped
 	internal string // an internal failure of the worker: Run returns it
 	recycle  bool   // the worker should not run another program (a memory limit was hit)
 }

@@ -3,8 +3,10 @@ package worker
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
 
@@ -25,5 +27,35 @@ func TestClockCrossesThePipeCompactly(t *testing.T) {
 	got := decodeClock(&dec{b: e.b})
 	if got.Seed != -7 || !slices.Equal(got.Times, times) {
 		t.Errorf("clock changed crossing the pipe: seed %d, %d times", got.Seed, len(got.Times))
+	}
+}
+
+// TestProgramCrossesThePipe: every field of a Program reaches the worker
+// as it was sent.
+func TestProgramCrossesThePipe(t *testing.T) {
+	p := pass.Program{
+		Code: "await weather.today({ city: 'Oslo' })",
+		Globals: []pass.Global{
+			{Name: "weather", Methods: []string{"today", "week"}, Forward: true},
+			{Name: "mcp.down", Unavailable: "it did not start"},
+		},
+		Limits:  pass.Limits{Timeout: 3 * time.Second, MaxStackDepth: 5, MaxCalls: 6, MaxLogBytes: 7, MaxCodeBytes: 8, MaxClockReads: 9},
+		Clock:   pass.Clock{Seed: 42, Times: []int64{1, 2}},
+		NoCheck: true,
+		Services: []pass.Service{
+			{Name: "search", Params: []pass.Param{{Name: "query", String: true}}},
+			{Name: "forecast", Params: []pass.Param{{Name: "city", String: true}, {Name: "options"}}},
+			{Name: "nothing"},
+		},
+	}
+	e := newEnc(64)
+	encodeProgram(e, p)
+	d := &dec{b: e.b[frameHeader:]}
+	got := decodeProgram(d)
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	if diff := cmp.Diff(p, got); diff != "" {
+		t.Errorf("program changed crossing the pipe (-sent +received):\n%s", diff)
 	}
 }

@@ -368,25 +368,13 @@ func (h *pipeHost) StepDone(ctx context.Context, s pass.Step, value json.RawMess
 	return err
 }
 
-// Search forwards codemode.search.
-func (h *pipeHost) Search(ctx context.Context, query string) (json.RawMessage, error) {
-	r, err := h.roundTrip(ctx, msgSearch, newEnc(len(query)+4).str(query))
-	return r.value, err
-}
-
-// Describe forwards codemode.describe.
-func (h *pipeHost) Describe(ctx context.Context, path string) (json.RawMessage, error) {
-	r, err := h.roundTrip(ctx, msgDescribe, newEnc(len(path)+4).str(path))
-	return r.value, err
-}
-
-// Snippet forwards codemode.run's lookup.
-func (h *pipeHost) Snippet(ctx context.Context, name string, input json.RawMessage) (string, error) {
-	r, err := h.roundTrip(ctx, msgSnippet, newEnc(len(name)+len(input)+8).str(name).bytes(input))
+// Service forwards a host-backed codemode function.
+func (h *pipeHost) Service(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	r, err := h.roundTrip(ctx, msgService, newEnc(len(name)+len(args)+8).str(name).bytes(args))
 	if errors.Is(err, errFrameTooLarge) {
-		return "", fmt.Errorf("codemode.run(%q): the input is too large to send: %d bytes, limit %d MiB", name, len(input), maxFrame>>20)
+		return nil, fmt.Errorf("codemode.%s: the arguments are too large to send: %d bytes, limit %d MiB", name, len(args), maxFrame>>20)
 	}
-	return string(r.value), err
+	return r.value, err
 }
 
 // Check forwards the check before running (see Checker).
@@ -416,8 +404,6 @@ func (noHost) StepResult(context.Context, pass.Step) (json.RawMessage, bool, err
 	return nil, false, errNoHost
 }
 func (noHost) StepDone(context.Context, pass.Step, json.RawMessage, string) error { return errNoHost }
-func (noHost) Search(context.Context, string) (json.RawMessage, error)            { return nil, errNoHost }
-func (noHost) Describe(context.Context, string) (json.RawMessage, error)          { return nil, errNoHost }
-func (noHost) Snippet(context.Context, string, json.RawMessage) (string, error) {
-	return "", errNoHost
+func (noHost) Service(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errNoHost
 }
