@@ -73,10 +73,9 @@ type pass struct {
 	normalize  normalizeFunc
 	frames     []goja.StackFrame // callSite's buffer; used on the VM goroutine
 
-	hostWG      sync.WaitGroup // host jobs run on goroutines of their own
-	rescueWG    sync.WaitGroup // the rescuer (hostjobs.go)
-	stopped     atomic.Bool    // the host returned ErrStop: no further host calls
-	outstanding atomic.Int64   // host jobs run on goroutines whose result has not reached the loop
+	hostWG  sync.WaitGroup // host jobs run on goroutines of their own
+	jobs    hostJobs       // the held call, the count of jobs on goroutines, the rescuer (hostjobs.go)
+	stopped atomic.Bool    // the host returned ErrStop: no further host calls
 
 	// owned by the VM goroutine; read by Run once it has exited
 	vm         *goja.Runtime
@@ -101,15 +100,6 @@ type pass struct {
 	nextHost  int
 	inflight  map[int]callLabel // connector calls and steps whose host method has not returned, by goHost id
 	cancelled []callLabel       // those in flight when the program ended (not by a host stop)
-
-	// host jobs (hostjobs.go)
-	held        *hostJob      // a call to run at the end of the VM's turn
-	heldGen     uint64        // counts the calls held
-	rescue      *time.Timer   // the rescuer's timer, once it has started
-	rescueStop  chan struct{} // closed to end the rescuer
-	rescueArmed bool          // the rescuer's timer is set
-	rescueGen   uint64        // heldGen when it was set
-	rescueOff   bool          // the pass is ending: no rescuer
 }
 
 // callLabel names a connector call or a step in the in-flight warning.
@@ -178,6 +168,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host,
 		logs:       logState{max: limits.MaxLogBytes},
 		timers:     map[int64]func(){},
 	}
+	ps.jobs.start, ps.jobs.over = ps.startJob, ps.isDone
 	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.turn(func() { ps.start(vm) }) })
 
 	loopDone := make(chan struct{})
@@ -199,7 +190,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host,
 	})
 
 	<-loopDone
-	ps.stopRescuer()
+	ps.jobs.stop()
 	ps.hostWG.Wait()
 	if !stopAfter() {
 		<-afterDone
