@@ -38,7 +38,7 @@ const rescueAfter = time.Millisecond
 // it) and returns the function, if any, that delivers its result on the
 // VM goroutine.
 type hostJob struct {
-	id int // in pass.inflight; 0 for host services that are not tracked
+	id int // in pass.flight; 0 for host services that are not tracked
 	f  func() func()
 }
 
@@ -184,11 +184,7 @@ func (q *hostJobs) stop() {
 func (ps *pass) goHost(label callLabel, f func() func()) {
 	j := &hostJob{f: f}
 	if label.what != "" {
-		ps.mu.Lock()
-		ps.nextHost++
-		j.id = ps.nextHost
-		ps.inflight[j.id] = label
-		ps.mu.Unlock()
+		j.id = ps.flight.add(label)
 	}
 	for _, sp := range ps.jobs.hold(j, len(ps.timers) > 0) {
 		ps.jobs.spawn(sp)
@@ -267,10 +263,4 @@ func (ps *pass) callHost(j *hostJob) (cb func()) {
 }
 
 // returned takes j out of flight: before its result is delivered.
-func (ps *pass) returned(j *hostJob) {
-	if j.id != 0 {
-		ps.mu.Lock()
-		delete(ps.inflight, j.id)
-		ps.mu.Unlock()
-	}
-}
+func (ps *pass) returned(j *hostJob) { ps.flight.returned(j.id) }

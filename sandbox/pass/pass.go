@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,9 +73,10 @@ type pass struct {
 
 	hostWG  sync.WaitGroup // host jobs run on goroutines of their own
 	jobs    hostJobs       // the held call, the count of jobs on goroutines, the rescuer (hostjobs.go)
+	flight  inFlight       // the connector calls and steps whose host method has not returned (inflight.go)
 	stopped atomic.Bool    // the host returned ErrStop: no further host calls
 
-	// owned by the VM goroutine; read by Run once it has exited
+	// owned by the VM goroutine; read by runPass once it has exited
 	vm         *goja.Runtime
 	h          *helpers
 	steps      stepContext
@@ -92,14 +91,11 @@ type pass struct {
 	callNative goja.Value   // the Go side of the connector methods made in JavaScript
 	isObject   goja.Value   // argKind(v) == "object", for them
 
-	mu        sync.Mutex
-	done      bool
-	out       Outcome       // Status, Result, Error, Stop
-	internal  error         // an internal failure: Run returns it
-	vmRef     *goja.Runtime // for Interrupt from other goroutines
-	nextHost  int
-	inflight  map[int]callLabel // connector calls and steps whose host method has not returned, by goHost id
-	cancelled []callLabel       // those in flight when the program ended (not by a host stop)
+	mu       sync.Mutex
+	done     bool
+	out      Outcome       // Status, Result, Error, Stop
+	internal error         // an internal failure: Run returns it
+	vmRef    *goja.Runtime // for Interrupt from other goroutines
 }
 
 // callLabel names a connector call or a step in the in-flight warning.
@@ -154,7 +150,6 @@ func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host,
 		ctx:        passCtx,
 		hostCtx:    hostCtx,
 		cancelHost: cancelHost,
-		inflight:   map[int]callLabel{},
 		host:       host,
 		prog:       prog,
 		globals:    p.Globals,
@@ -357,14 +352,7 @@ func (ps *pass) finish(o Outcome) bool {
 	ps.out = o
 	cancel := o.Status != Stopped
 	if cancel {
-		ids := make([]int, 0, len(ps.inflight))
-		for id := range ps.inflight {
-			ids = append(ids, id)
-		}
-		sort.Ints(ids)
-		for _, id := range ids {
-			ps.cancelled = append(ps.cancelled, ps.inflight[id])
-		}
+		ps.flight.cancel()
 	}
 	ps.mu.Unlock()
 	if cancel {
@@ -467,40 +455,12 @@ func (ps *pass) outcome() (Outcome, error) {
 		o.Result = json.RawMessage("null")
 	}
 	o.Logs = ps.logs.result()
-	if len(ps.cancelled) > 0 {
-		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], inflightWarning(ps.cancelled, o.Status))
+	if w := ps.flight.warning(o.Status); w != "" {
+		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], w)
 	}
 	o.Clock = ps.clock.Clock()
 	o.Calls = ps.seq
 	return o, nil
-}
-
-// inflightWarning is the log line about calls canceled because the program
-// ended while they were in flight.
-func inflightWarning(calls []callLabel, status Status) string {
-	var b strings.Builder
-	when := "ended"
-	if status == Completed {
-		when = "returned"
-	}
-	if len(calls) == 1 {
-		fmt.Fprintf(&b, "[warn] 1 call was still in flight when the program %s and was cancelled: ", when)
-	} else {
-		fmt.Fprintf(&b, "[warn] %d calls were still in flight when the program %s and were cancelled: ", len(calls), when)
-	}
-	const maxNamed = 5
-	for i, c := range calls {
-		if i == maxNamed {
-			fmt.Fprintf(&b, " and %d more", len(calls)-maxNamed)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s #%d", c.what, c.seq)
-	}
-	b.WriteString(". Await every call: the result of a call in flight is lost and it may or may not have taken effect.")
-	return b.String()
 }
 
 // ProbeGlobals, when set, installs extra globals in every pass. Only the sandbox
