@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -429,5 +431,149 @@ func TestStdioAnswerReadByAnotherCaller(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("round %d: a call is stuck although its answer was read", i)
 		}
+	}
+}
+
+// TestStdioStress drives the transport's reader hand-off (see
+// stdioTransport) with many concurrent calls over real pipes: per round,
+// 50 calls in flight, answered out of order in random batches written in
+// random pieces (so that reads are interrupted mid-line while the reading
+// role moves between callers and the watcher), with notifications mixed
+// in, some calls cancelled, and the rest cut off by the server's stdout
+// ending mid-line. Every answered call gets its own answer, every
+// cancelled one context.Canceled, every cut-off one a closed transport,
+// every notification is delivered once, and nothing stays registered.
+func TestStdioStress(t *testing.T) {
+	for round := range 20 {
+		rng := rand.New(rand.NewPCG(uint64(round), 14))
+		p := newScriptedPeer(t)
+		var notified atomic.Int64
+		p.tr.SetNotificationHandler(func(mcpgo.JSONRPCNotification) { notified.Add(1) })
+		const n = 50
+		type result struct {
+			i   int
+			ans callAnswer
+		}
+		results := make(chan result, n)
+		cancels := make([]context.CancelFunc, n)
+		for i := range n {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancels[i] = cancel
+			go func() {
+				r, err := p.tr.call(ctx, "tools/call", fmt.Appendf(nil, `{"i":%d}`, i))
+				results <- result{i, callAnswer{r, err}}
+			}()
+		}
+		ids := map[int]string{}
+		for len(ids) < n {
+			m := p.next()
+			params, _ := m["params"].(map[string]any)
+			ids[int(params["i"].(float64))] = idJSON(t, m)
+		}
+		const (
+			answered = iota
+			cancelled
+			cutOff
+		)
+		fate := make([]int, n)
+		order := rng.Perm(n)
+		var (
+			batch strings.Builder
+			notes int64
+		)
+		flush := func() {
+			// In random pieces: a read may end anywhere in a line.
+			b := batch.String()
+			for len(b) > 0 {
+				k := 1 + rng.IntN(min(len(b), 200))
+				if _, err := p.out.WriteString(b[:k]); err != nil {
+					t.Fatal(err)
+				}
+				b = b[k:]
+				if rng.IntN(8) == 0 {
+					time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
+				}
+			}
+			batch.Reset()
+		}
+		for _, i := range order {
+			fate[i] = rng.IntN(3)
+			switch fate[i] {
+			case answered:
+				fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%s,"result":{"i":%d}}`+"\n", ids[i], i)
+			case cancelled:
+				cancels[i]()
+			}
+			if rng.IntN(3) == 0 {
+				batch.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` + "\n")
+				notes++
+			}
+			if rng.IntN(4) == 0 {
+				flush()
+			}
+		}
+		flush()
+		got := map[int]callAnswer{}
+		for i := range n {
+			if fate[i] == cutOff {
+				continue
+			}
+			select {
+			case r := <-results:
+				got[r.i] = r.ans
+			case <-time.After(30 * time.Second):
+				t.Fatalf("round %d: %d of the answered and cancelled calls returned within 30s", round, len(got))
+			}
+		}
+		// Every notification arrives, even with no call in flight to read
+		// it (the watcher does).
+		deadline := time.Now().Add(10 * time.Second)
+		for notified.Load() < notes && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if got := notified.Load(); got != notes {
+			t.Fatalf("round %d: %d notifications delivered, want %d", round, got, notes)
+		}
+		// Half a line, then the end of stdout.
+		if _, err := p.out.WriteString(`{"jsonrpc":"2.0","id":` + ids[order[0]]); err != nil {
+			t.Fatal(err)
+		}
+		_ = p.out.Close()
+		for len(got) < n {
+			r := <-results
+			got[r.i] = r.ans
+		}
+		for i, a := range got {
+			switch fate[i] {
+			case answered:
+				if a.err != nil || string(a.reply.result) != fmt.Sprintf(`{"i":%d}`, i) {
+					t.Fatalf("round %d: answered call %d = %s, %v", round, i, a.reply.result, a.err)
+				}
+			case cancelled:
+				if !errors.Is(a.err, context.Canceled) {
+					t.Fatalf("round %d: cancelled call %d = %s, %v", round, i, a.reply.result, a.err)
+				}
+			case cutOff:
+				if !errors.Is(a.err, transport.ErrTransportClosed) {
+					t.Fatalf("round %d: call %d cut off by the end of stdout = %s, %v; want transport closed", round, i, a.reply.result, a.err)
+				}
+			}
+		}
+		if _, err := p.tr.call(context.Background(), "tools/call", []byte(`{}`)); !errors.Is(err, transport.ErrTransportClosed) {
+			t.Fatalf("round %d: a call after the end = %v", round, err)
+		}
+		if notified.Load() != notes {
+			t.Fatalf("round %d: %d notifications, want %d", round, notified.Load(), notes)
+		}
+		p.tr.mu.Lock()
+		left, calls := len(p.tr.pending), p.tr.calls
+		p.tr.mu.Unlock()
+		if left != 0 || calls != 0 {
+			t.Fatalf("round %d: %d requests still registered, %d counted in flight, after every call returned", round, left, calls)
+		}
+		for _, c := range cancels {
+			c()
+		}
+		p.stop()
 	}
 }
