@@ -146,10 +146,16 @@ func each(op func(context.Context) error) func(*testing.B) {
 // warmed up. With iso "process" it fails unless the server runs programs in
 // worker processes, and with "inprocess" unless it does not.
 func startPair(b *testing.B, iso string) (direct, cm *peer) {
+	return startPairOn(b, iso, "")
+}
+
+// startPairOn is startPair with the log in store (a SQLite file or a
+// PostgreSQL URL; "": a SQLite file in a temporary directory).
+func startPairOn(b *testing.B, iso, store string) (direct, cm *peer) {
 	b.Helper()
 	fx := fixture.MCPServer(b)
 	direct = startPeer(b, nil, fx)
-	cm = startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", writeConfig(b, fx, iso))
+	cm = startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", writeConfig(b, fx, iso, store))
 
 	ctx := context.Background()
 	if err := directSum(ctx, direct, "get-sum"); err != nil {
@@ -196,10 +202,14 @@ func startConnector(b *testing.B) *mcpconn.Connector {
 }
 
 // writeConfig writes a codemode-mcp configuration with one connector, fx,
-// the fixture server at fixturePath, and returns its path.
-func writeConfig(b *testing.B, fixturePath, iso string) string {
+// the fixture server at fixturePath, and the log in store ("": a SQLite
+// file in a temporary directory), and returns its path.
+func writeConfig(b *testing.B, fixturePath, iso, store string) string {
 	b.Helper()
 	dir := b.TempDir()
+	if store == "" {
+		store = filepath.Join(dir, "codemode.db")
+	}
 	cfg := fmt.Sprintf(`store:
   path: %s
   synchronous: normal
@@ -210,7 +220,7 @@ approvals:
 connectors:
   fx:
     command: %s
-`, strconv.Quote(filepath.Join(dir, "codemode.db")), iso, strconv.Quote(fixturePath))
+`, strconv.Quote(store), iso, strconv.Quote(fixturePath))
 	path := filepath.Join(dir, "codemode.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)

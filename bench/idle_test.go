@@ -29,7 +29,7 @@ const computeWindow = 10 * time.Second
 // sandbox's clock is deterministic and a program cannot read real time.
 func BenchmarkServerWhileProgramComputes(b *testing.B) {
 	fx := fixture.MCPServer(b)
-	cm := startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", writeConfig(b, fx, "process"))
+	cm := startPeer(b, serverEnv(), codemodeBinary(b), "serve", "--config", writeConfig(b, fx, "process", ""))
 	ctx := context.Background()
 	loop := func(n int) string {
 		return fmt.Sprintf("async () => { let x = 0; for (let i = 0; i < %d; i++) x = (x + i) %% 1000003; return x >= 0 }", n)

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -19,5 +20,11 @@ func TestMain(m *testing.M) {
 			_ = os.RemoveAll(thingsBuilt.dir)
 		}
 		fixture.RemoveBinaries()
+		if err := pgtest.StopShared(); err != nil {
+			println("stop the PostgreSQL test cluster:", err.Error())
+		}
+		if err := pgtest.StopDurable(); err != nil {
+			println("stop the durable PostgreSQL cluster:", err.Error())
+		}
 	}))
 }

@@ -9,6 +9,7 @@
 package config
 
 import (
+	"strings"
 	"time"
 )
 
@@ -82,11 +83,13 @@ type HTTP struct {
 	MaxConnections int
 }
 
-// Store configures the durable SQLite log.
+// Store configures the durable log.
 type Store struct {
 	// Path of the SQLite file; a relative path in a file is resolved against
 	// the file's directory. "" (the default) means codemode.db in the
-	// user's data directory (internal/appdirs).
+	// user's data directory (internal/appdirs). A postgres:// or
+	// postgresql:// URL (IsPostgresURL) puts the log in that PostgreSQL
+	// database instead, which several replicas may share.
 	Path          string
 	MaxExecutions int           // terminal runs kept; default 50
 	PausedTTL     time.Duration // paused runs older than this expire; default 24h
@@ -101,6 +104,22 @@ type Store struct {
 	// (at once on the same machine when the process is dead). Default
 	// 15s, at least 1s.
 	Lease time.Duration
+	// Postgres tunes the connection pool when Path is a PostgreSQL URL.
+	Postgres Postgres
+}
+
+// Postgres configures the PostgreSQL store's connection pool.
+type Postgres struct {
+	// MaxConns caps the pool's connections; 0 means the driver's default
+	// (the larger of 4 and the number of CPUs).
+	MaxConns int
+}
+
+// IsPostgresURL reports whether a store location (store.path, --db) is a
+// PostgreSQL URL rather than a SQLite file path.
+func IsPostgresURL(location string) bool {
+	l := strings.ToLower(location)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
 }
 
 // Sandbox configures program execution.

@@ -332,7 +332,7 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 			if !ok {
 				return
 			}
-			if v != ":memory:" && !strings.HasPrefix(v, "file:") {
+			if v != ":memory:" && !strings.HasPrefix(v, "file:") && !IsPostgresURL(v) {
 				v = d.resolvePath(v)
 			}
 			s.Path = v
@@ -366,6 +366,15 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 			if ok {
 				s.Lease = v
 			}
+		}},
+		{"postgres", func(n *node, fp fieldPath) {
+			d.object(n, fp, []field{
+				{"max_conns", func(n *node, fp fieldPath) {
+					if v, ok := d.count(n, fp, 1); ok {
+						s.Postgres.MaxConns = v
+					}
+				}},
+			})
 		}},
 	})
 }

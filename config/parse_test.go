@@ -132,7 +132,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "sever:\n  name: x\n",
 			`codemode.yaml:1:1: sever: unknown key (did you mean "server"?)`},
 		{"unknown key without near miss", "store:\n  colour: red\n",
-			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous, cache_dir, lease`},
+			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous, cache_dir, lease, postgres`},
 		{"unknown connector key", "connectors:\n  files:\n    comand: npx\n",
 			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
 		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",
@@ -461,5 +461,35 @@ func TestServerWarnings(t *testing.T) {
 				t.Errorf("%s: warning not located at server.addr: %+v", tt.src, w)
 			}
 		}
+	}
+}
+
+// A PostgreSQL URL in store.path is kept as written (not a path beside the
+// file), with the pool's settings; its password is a secret, the rest of
+// it is not.
+func TestStorePostgres(t *testing.T) {
+	src := "store:\n  path: postgres://codemode:s3cret@db.internal:5432/codemode?sslmode=require&password=other\n  postgres: {max_conns: 8}\n"
+	cfg, err := Parse([]byte(src), "/etc/codemode/codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "postgres://codemode:s3cret@db.internal:5432/codemode?sslmode=require&password=other"; cfg.Store.Path != want {
+		t.Errorf("store.path = %q, want %q", cfg.Store.Path, want)
+	}
+	if !IsPostgresURL(cfg.Store.Path) || IsPostgresURL("/var/lib/codemode.db") || !IsPostgresURL("PostgreSQL://h/db") {
+		t.Error("IsPostgresURL")
+	}
+	if cfg.Store.Postgres.MaxConns != 8 {
+		t.Errorf("max_conns = %d, want 8", cfg.Store.Postgres.MaxConns)
+	}
+	if diff := cmp.Diff([]string{"s3cret", "other"}, cfg.Secrets()); diff != "" {
+		t.Errorf("secrets (-want +got):\n%s", diff)
+	}
+	if got := DatabaseURLSecrets("/var/lib/codemode.db"); got != nil {
+		t.Errorf("secrets of a file path: %v", got)
+	}
+	_, err = Parse([]byte("store:\n  postgres: {max_conns: 0}\n"), "")
+	if err == nil || !strings.Contains(err.Error(), "store.postgres.max_conns") {
+		t.Errorf("max_conns 0: %v, want an error naming store.postgres.max_conns", err)
 	}
 }

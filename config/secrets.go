@@ -13,7 +13,7 @@ import (
 
 // Secrets returns every secret value the configuration holds, for a
 // scrubber to remove from what the model sees and what is stored: the
-// server's auth token; each stdio connector's env values; each header value
+// server's auth token; the password of a PostgreSQL store URL; each stdio connector's env values; each header value
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
 // (or a lone user name) and the query values of every configured URL; and
@@ -34,6 +34,7 @@ func (c *Config) Secrets() []string {
 		}
 	}
 	add(c.Server.AuthToken)
+	add(DatabaseURLSecrets(c.Store.Path)...)
 	for i := range c.Connectors {
 		cc := &c.Connectors[i]
 		for _, k := range sortedKeys(cc.Env) {
@@ -111,6 +112,29 @@ func urlSecrets(raw string) []string {
 	q := u.Query()
 	for _, k := range sortedKeys(q) {
 		out = append(out, q[k]...)
+	}
+	return out
+}
+
+// DatabaseURLSecrets returns the password of a PostgreSQL URL (in its
+// user information or its password parameter); nothing for anything else.
+func DatabaseURLSecrets(raw string) []string {
+	if !IsPostgresURL(raw) {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Unparsable: the whole of it stays out of what is shown.
+		return []string{raw}
+	}
+	var out []string
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	if p := u.Query().Get("password"); p != "" {
+		out = append(out, p)
 	}
 	return out
 }

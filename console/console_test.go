@@ -50,10 +50,7 @@ func newEnv(t *testing.T, tok string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := notes.New(ctx, st.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := notes.New(st)
 	ex := sandbox.NewInProcess(sandbox.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}}, Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {

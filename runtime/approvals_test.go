@@ -187,7 +187,7 @@ func TestApproveInANewProcess(t *testing.T) {
 		t.Errorf("the read ran %d times, want 1", n)
 	}
 	var count int
-	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM notes`).Scan(&count); err != nil {
+	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM records WHERE kind = 'notes'`).Scan(&count); err != nil {
 		t.Fatal(err)
 	}
 	if count != 1 {
@@ -202,7 +202,7 @@ func TestApproveInANewProcess(t *testing.T) {
 	if diff := cmp.Diff([]int{2}, r.Reverted); diff != "" || len(r.Failures) != 0 {
 		t.Errorf("rollback reverted %v (-want +got %s), failures %v", r.Reverted, diff, r.Failures)
 	}
-	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM notes`).Scan(&count); err != nil {
+	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM records WHERE kind = 'notes'`).Scan(&count); err != nil {
 		t.Fatal(err)
 	}
 	if count != 0 {

@@ -133,11 +133,7 @@ func (e *env) open(s setup) {
 		sources = append(sources, runtime.Source{Connector: fx, Approve: s.fxApprove, NoApprove: s.fxNoApprove, Revert: s.fxRevert, ForwardUnknown: s.fxForward})
 	}
 	if s.notes {
-		n, err := notes.New(ctx, st.DB())
-		if err != nil {
-			e.shutdown()
-			t.Fatalf("notes: %v", err)
-		}
+		n := notes.New(st)
 		e.notes = n
 		sources = append(sources, runtime.Source{Connector: n})
 	}

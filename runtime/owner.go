@@ -119,6 +119,16 @@ func (o *owner) beat(ctx context.Context) {
 	}
 }
 
+// Join registers this process as an owner now rather than at its first
+// run, so that from the start it renews a lease and recovers, at every
+// heartbeat, the runs of owners that are gone: what a server does (serve),
+// so that of several replicas sharing a database, one that has run nothing
+// yet still recovers a dead one's runs within the lease.
+func (r *Runtime) Join(ctx context.Context) error {
+	_, err := r.own.claim(ctx)
+	return err
+}
+
 // close stops the heartbeat and removes the owner record.
 func (o *owner) close(ctx context.Context) error {
 	o.mu.Lock()

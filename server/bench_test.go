@@ -70,10 +70,7 @@ func newBenchClient(b *testing.B, retention bool) *client.Client {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { closeOrFail(b, "store", st.Close) })
-	n, err := notes.New(ctx, st.DB())
-	if err != nil {
-		b.Fatal(err)
-	}
+	n := notes.New(st)
 	exec := sandbox.NewInProcess(sandbox.InProcessOptions{})
 	b.Cleanup(func() { closeOrFail(b, "executor", exec.Close) })
 	opts := rt.Options{

@@ -50,10 +50,7 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := notes.New(ctx, st.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := notes.New(st)
 	for _, p := range prepare {
 		p(st, n)
 	}

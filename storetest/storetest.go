@@ -4,7 +4,8 @@
 // conditional updates (exactly one of racing deciders wins, from one
 // handle or from several on one database, as a server and the command
 // line share one), all-or-nothing log writes, retention, owners and the
-// recovery of an execution whose owner is gone, snippets, and, for a
+// recovery of an execution whose owner is gone, snippets, the records of
+// native connectors (connectors.Records) for a store that keeps them, and, for a
 // store that has one, the write-ahead journal (codemode.Journaler).
 //
 // A store package runs it from a test:
@@ -18,6 +19,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // Factory opens the stores the suite tests.
@@ -65,6 +67,9 @@ func Run(t *testing.T, f Factory) {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, f) })
 	}
 	probe := f.New(t)
+	if _, ok := probe.(connectors.Records); ok {
+		t.Run("Records", func(t *testing.T) { testRecords(t, f) })
+	}
 	if _, ok := probe.(codemode.Journaler); !ok {
 		return // the journal is optional; a store without one commits instead
 	}

@@ -1,17 +1,16 @@
 // Package notes is the built-in native connector: short notes with tags,
-// kept in the same SQLite file as the execution log. It is the example of a
+// kept in the execution log's database (connectors.Records: SQLite or
+// PostgreSQL, whichever the store is). It is the example of a
 // native connector: listNotes is read-only; createNote requires approval and
 // is revertible (a rollback deletes the note); deleteNote is destructive and
 // requires approval too.
 //
-// The package uses SQLite SQL (JSON functions) through a *sql.DB it is
-// given; it does not import a driver.
+// A note is a record of kind "notes" whose value is {"text", "tags"}.
 package notes
 
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -32,9 +31,9 @@ const (
 )
 
 // Notes is the notes connector. It is safe for concurrent use; it keeps no
-// state besides the database, which the caller owns.
+// state besides its records, which the caller owns.
 type Notes struct {
-	db *sql.DB
+	records connectors.Records
 }
 
 var (
@@ -42,23 +41,9 @@ var (
 	_ connectors.Reverter  = (*Notes)(nil)
 )
 
-// New returns the connector on db (a SQLite database), creating its table
-// if absent.
-func New(ctx context.Context, db *sql.DB) (*Notes, error) {
-	for _, stmt := range []string{
-		`CREATE TABLE IF NOT EXISTS notes (
-			id         TEXT    PRIMARY KEY NOT NULL,
-			text       TEXT    NOT NULL,
-			tags       TEXT    NOT NULL DEFAULT '[]', -- JSON array of strings
-			created_at INTEGER NOT NULL               -- Unix nanoseconds
-		)`,
-		`CREATE INDEX IF NOT EXISTS notes_created_at ON notes (created_at)`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return nil, fmt.Errorf("notes: create table: %w", err)
-		}
-	}
-	return &Notes{db: db}, nil
+// New returns the connector on records (the store's).
+func New(records connectors.Records) *Notes {
+	return &Notes{records: records}
 }
 
 // Name returns "notes".
@@ -69,7 +54,7 @@ func (n *Notes) Tools(ctx context.Context) ([]connectors.Tool, error) {
 	return slices.Clone(tools), nil
 }
 
-// Close does nothing: the database belongs to the caller. It is safe to
+// Close does nothing: the records belong to the caller. It is safe to
 // call more than once.
 func (n *Notes) Close() error { return nil }
 
@@ -133,40 +118,36 @@ type deleteResult struct {
 	Deleted bool `json:"deleted"`
 }
 
+// stored is a note's record value.
+type stored struct {
+	Text string   `json:"text"`
+	Tags []string `json:"tags"`
+}
+
+// list scans the notes newest first, keeping those with the tag, up to
+// the limit. (Notes are scratch notes: a scan of them is cheap.)
 func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
-	q := `SELECT id, text, tags, created_at FROM notes`
-	var args []any
-	if a.Tag != nil {
-		q += ` WHERE EXISTS (SELECT 1 FROM json_each(notes.tags) WHERE json_each.value = ?)`
-		args = append(args, *a.Tag)
-	}
-	q += ` ORDER BY created_at DESC, rowid DESC LIMIT ?`
-	args = append(args, a.Limit)
-	rows, err := n.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return listResult{}, fmt.Errorf("list: %w", err)
-	}
-	defer rows.Close()
 	out := listResult{Notes: []note{}}
-	for rows.Next() {
-		var (
-			nt      note
-			tags    string
-			created int64
-		)
-		if err := rows.Scan(&nt.ID, &nt.Text, &tags, &created); err != nil {
-			return listResult{}, fmt.Errorf("list: %w", err)
+	var bad error
+	err := n.records.ScanRecords(ctx, Name, func(r connectors.Record) bool {
+		var v stored
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			bad = fmt.Errorf("list: note %s: %w", r.ID, err)
+			return false
 		}
-		if err := json.Unmarshal([]byte(tags), &nt.Tags); err != nil {
-			return listResult{}, fmt.Errorf("list: note %s: decode tags: %w", nt.ID, err)
+		if a.Tag != nil && !slices.Contains(v.Tags, *a.Tag) {
+			return true
 		}
-		if nt.Tags == nil {
-			nt.Tags = []string{}
+		if v.Tags == nil {
+			v.Tags = []string{}
 		}
-		nt.CreatedAt = formatTime(time.Unix(0, created))
-		out.Notes = append(out.Notes, nt)
+		out.Notes = append(out.Notes, note{ID: r.ID, Text: v.Text, Tags: v.Tags, CreatedAt: formatTime(r.CreatedAt)})
+		return len(out.Notes) < a.Limit
+	})
+	if err == nil {
+		err = bad
 	}
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return listResult{}, fmt.Errorf("list: %w", err)
 	}
 	return out, nil
@@ -178,28 +159,22 @@ func (n *Notes) create(ctx context.Context, a createArgs) (note, error) {
 		return note{}, err
 	}
 	created := time.Now().UTC().Truncate(time.Millisecond)
-	tags, err := json.Marshal(a.Tags)
+	value, err := json.Marshal(stored{Text: a.Text, Tags: a.Tags})
 	if err != nil {
-		return note{}, fmt.Errorf("encode tags: %w", err)
+		return note{}, fmt.Errorf("encode note: %w", err)
 	}
-	_, err = n.db.ExecContext(ctx, `INSERT INTO notes (id, text, tags, created_at) VALUES (?, ?, ?, ?)`,
-		id, a.Text, string(tags), created.UnixNano())
-	if err != nil {
+	if err := n.records.PutRecord(ctx, connectors.Record{Kind: Name, ID: id, Value: value, CreatedAt: created}); err != nil {
 		return note{}, fmt.Errorf("create: %w", err)
 	}
 	return note{ID: id, Text: a.Text, Tags: a.Tags, CreatedAt: formatTime(created)}, nil
 }
 
 func (n *Notes) delete(ctx context.Context, id string) (deleteResult, error) {
-	res, err := n.db.ExecContext(ctx, `DELETE FROM notes WHERE id = ?`, id)
+	ok, err := n.records.DeleteRecord(ctx, Name, id)
 	if err != nil {
 		return deleteResult{}, fmt.Errorf("delete %s: %w", id, err)
 	}
-	c, err := res.RowsAffected()
-	if err != nil {
-		return deleteResult{}, fmt.Errorf("delete %s: %w", id, err)
-	}
-	return deleteResult{Deleted: c > 0}, nil
+	return deleteResult{Deleted: ok}, nil
 }
 
 // newID returns "note_" and 16 random hex digits.

@@ -44,11 +44,7 @@ func openNotesAt(t *testing.T, path string) (*Notes, *sqlitestore.Store) {
 			t.Error(err)
 		}
 	})
-	n, err := New(context.Background(), st.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n, st
+	return New(st), st
 }
 
 // call runs a tool that must succeed and decodes its value into out.
@@ -456,14 +452,7 @@ func TestNotesPersist(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		n, err := New(context.Background(), st.DB())
-		if err != nil {
-			t.Fatal(err)
-		}
-		call(t, n, ToolCreate, `{"text":"remember","tags":["a"]}`, &created)
-		if _, err := New(context.Background(), st.DB()); err != nil {
-			t.Fatalf("New on an existing table: %v", err)
-		}
+		call(t, New(st), ToolCreate, `{"text":"remember","tags":["a"]}`, &created)
 	}()
 	n, _ := openNotesAt(t, path)
 	var got listResult

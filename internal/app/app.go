@@ -24,7 +24,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -47,7 +46,7 @@ type Options struct {
 // App is a running configuration.
 type App struct {
 	Config   *config.Config
-	Store    *sqlitestore.Store
+	Store    Store
 	Runtime  *rt.Runtime
 	Executor sandbox.Executor
 	// Connectors are the connectors that started, in config order. (A
@@ -84,7 +83,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	scrubber := scrub.New(cfg.Secrets()...)
+	scrubber := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(opts.DBPath)...)...)
 	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
 	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log, backoff: opts.backoff}
 	a.refresh = newRefresher(a)
@@ -98,14 +97,9 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if cfg.Store.Path == "" && opts.DBPath == "" {
 		a.warnOldDefault(dbPath)
 	}
-	if dir := filepath.Dir(dbPath); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("store directory for %s: %w", dbPath, err)
-		}
-	}
-	st, err := sqlitestore.Open(ctx, dbPath, sqlitestore.Options{Synchronous: cfg.Store.Synchronous, Logger: log})
+	st, err := OpenStore(ctx, cfg, dbPath, log)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err
 	}
 	a.Store = st
 
@@ -209,11 +203,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 	case config.KindBuiltin:
 		switch cc.Builtin {
 		case "notes":
-			n, err := notes.New(ctx, a.Store.DB())
-			if err != nil {
-				return nil, nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
-			}
-			return renamed(n, cc.Name), nil, nil
+			return renamed(notes.New(a.Store), cc.Name), nil, nil
 		}
 		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
@@ -307,8 +297,9 @@ func openAPIAuth(a *config.Auth) *openapi.Auth {
 	return out
 }
 
-// StorePath is the SQLite file a command uses: db (the --db flag) when
-// set, else store.path, else codemode.db in the user's data directory.
+// StorePath is the store a command uses: db (the --db flag) when set,
+// else store.path, else codemode.db in the user's data directory. It is a
+// SQLite file path or a PostgreSQL URL (config.IsPostgresURL).
 func StorePath(cfg *config.Config, db string) (string, error) {
 	switch {
 	case db != "":

@@ -22,11 +22,17 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
-		goleak.Cleanup(func(int) { fixture.RemoveBinaries() }),
+		goleak.Cleanup(func(int) {
+			fixture.RemoveBinaries()
+			if err := pgtest.StopShared(); err != nil {
+				println("stop the PostgreSQL test cluster:", err.Error())
+			}
+		}),
 		// regexp2 (JSON Schema patterns with a match timeout) keeps one
 		// clock goroutine of its own for a while after a match.
 		goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/internal/cli"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -21,7 +22,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__sandbox-worker" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { fixture.RemoveBinaries() }))
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
+		fixture.RemoveBinaries()
+		if err := pgtest.StopShared(); err != nil {
+			println("stop the PostgreSQL test cluster:", err.Error())
+		}
+	}))
 }
 
 // check reports a downstream that fails at start-up with ✗ and its reason

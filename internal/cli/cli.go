@@ -58,6 +58,7 @@ Usage:
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
   codemode-mcp console    [--config F] [--db F] [--addr 127.0.0.1:8932]
+  codemode-mcp store copy --to LOC [--config F] [--db FROM]
   codemode-mcp version [--config F] [--db F]
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
@@ -92,6 +93,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = cmdSnippets(ctx, rest, env, log)
 	case "console":
 		err = cmdConsole(ctx, rest, env, log)
+	case "store":
+		err = cmdStore(ctx, rest, env, log)
 	case sandbox.WorkerSubcommand:
 		// Hidden: a sandbox worker process, started by the process pool.
 		err = sandbox.RunWorker(ctx, log)
@@ -181,7 +184,7 @@ func newFlags(name string, env Env, c *common, withDB bool) *flag.FlagSet {
 	fs.Usage = func() {}
 	fs.StringVar(&c.config, "config", "", "config file (YAML or JSON; Claude Desktop / VS Code mcpServers files work as-is)")
 	if withDB {
-		fs.StringVar(&c.db, "db", "", "SQLite file (overrides store.path)")
+		fs.StringVar(&c.db, "db", "", "SQLite file or postgres:// URL (overrides store.path)")
 	}
 	return fs
 }

@@ -67,6 +67,9 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	for _, w := range a.Warnings {
 		a.Log.Warn(w)
 	}
+	if err := a.Runtime.Join(ctx); err != nil {
+		return err
+	}
 	var cons http.Handler
 	if cfg.Server.Transport != server.TransportStdio && cfg.Approvals.Console {
 		cons = console.New(console.Options{Engine: a.Runtime, Token: cfg.Server.AuthToken, Logger: a.Log})

@@ -40,7 +40,7 @@ func cmdVersion(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "log:    %s\n", absPath(db))
+	fmt.Fprintf(env.Stdout, "log:    %s\n", app.StoreDisplay(db))
 	cache := app.CacheDir(cfg)
 	if cache == "" {
 		cache = "none (no user cache directory: OpenAPI documents are not cached)"

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
 )
-
-const entryColumns = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, created_at, updated_at`
 
 // Entries returns an execution's log in seq order; ErrNotFound if the
 // execution does not exist (an existing execution with no calls yet has an
@@ -23,7 +22,7 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 	defer rows.Close()
 	var out []codemode.Entry
 	for rows.Next() {
-		e, err := scanEntry(rows)
+		e, err := sc.ScanEntry(rows)
 		if err != nil {
 			return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 		}
@@ -49,20 +48,20 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 // ErrNotFound if the execution does not. A zero UpdatedAt is set to now, a
 // zero CreatedAt to UpdatedAt.
 func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
-	if err := checkInsert(e); err != nil {
+	if err := sc.CheckInsert(e); err != nil {
 		return err
 	}
-	return insertEntry(ctx, s.stmts.insertEntry, e, now())
+	return insertEntry(ctx, s.stmts.insertEntry, e, sc.Now())
 }
 
 // UpdateEntry stores e's state, result, error and UpdatedAt (zero: now)
 // if the stored state is still from, else ErrConflict (ErrNotFound if absent). Whether the move is
 // legal is the runtime's business (runtime.Transition).
 func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
-	if err := checkUpdate(e); err != nil {
+	if err := sc.CheckUpdate(e); err != nil {
 		return err
 	}
-	return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, e, from, now())
+	return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, e, from, sc.Now())
 }
 
 // WriteEntries makes the inserts in order, then the updates in order, in
@@ -72,12 +71,12 @@ func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode
 // for it.
 func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, updates []codemode.EntryUpdate) (err error) {
 	for _, e := range inserts {
-		if err := checkInsert(e); err != nil {
+		if err := sc.CheckInsert(e); err != nil {
 			return err
 		}
 	}
 	for _, u := range updates {
-		if err := checkUpdate(u.Entry); err != nil {
+		if err := sc.CheckUpdate(u.Entry); err != nil {
 			return err
 		}
 	}
@@ -85,12 +84,12 @@ func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, upda
 	case len(inserts)+len(updates) == 0:
 		return nil
 	case len(inserts) == 1 && len(updates) == 0:
-		return insertEntry(ctx, s.stmts.insertEntry, inserts[0], now())
+		return insertEntry(ctx, s.stmts.insertEntry, inserts[0], sc.Now())
 	case len(inserts) == 0 && len(updates) == 1:
-		return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, updates[0].Entry, updates[0].From, now())
+		return updateEntry(ctx, s.stmts.updateEntry, func() *sql.Stmt { return s.stmts.entryState }, updates[0].Entry, updates[0].From, sc.Now())
 	}
 	return s.log.tx(ctx, func(insert, update *sql.Stmt, state func() *sql.Stmt) error {
-		t := now()
+		t := sc.Now()
 		for _, e := range inserts {
 			if err := insertEntry(ctx, insert, e, t); err != nil {
 				return err
@@ -105,38 +104,10 @@ func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, upda
 	})
 }
 
-// checkInsert refuses an entry that could not be read back.
-func checkInsert(e codemode.Entry) error {
-	if err := checkState(e.State); err != nil {
-		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
-	}
-	if e.Kind != codemode.KindCall && e.Kind != codemode.KindStep {
-		return fmt.Errorf("insert log entry %s#%d: invalid kind %d", e.ExecutionID, e.Seq, int(e.Kind))
-	}
-	return nil
-}
-
-// checkUpdate refuses a new state that could not be read back.
-func checkUpdate(e codemode.Entry) error {
-	if err := checkState(e.State); err != nil {
-		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
-	}
-	return nil
-}
-
 // insertEntry runs the insert statement (of the store or of a transaction)
-// for e, checked by checkInsert; t stands in for a zero UpdatedAt.
+// for e, checked by sc.CheckInsert; t stands in for a zero UpdatedAt.
 func insertEntry(ctx context.Context, insert *sql.Stmt, e codemode.Entry, t time.Time) error {
-	if !e.UpdatedAt.IsZero() {
-		t = e.UpdatedAt
-	}
-	created := t
-	if !e.CreatedAt.IsZero() {
-		created = e.CreatedAt
-	}
-	_, err := insert.ExecContext(ctx,
-		e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
-		rawText(e.Args), rawText(e.Result), e.Error, e.State.String(), e.Reverts, toNanos(created), toNanos(t))
+	_, err := insert.ExecContext(ctx, sc.EntryValues(e, t)...)
 	switch {
 	case isPrimaryKeyViolation(err):
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, codemode.ErrConflict)
@@ -149,15 +120,12 @@ func insertEntry(ctx context.Context, insert *sql.Stmt, e codemode.Entry, t time
 }
 
 // updateEntry runs the conditional update statement (of the store or of a
-// transaction) for e, checked by checkUpdate; t stands in for a zero
+// transaction) for e, checked by sc.CheckUpdate; t stands in for a zero
 // UpdatedAt. When no row matches, the statement returned by state (only
 // prepared then) tells ErrNotFound from ErrConflict.
 func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, e codemode.Entry, from codemode.EntryState, t time.Time) error {
-	if !e.UpdatedAt.IsZero() {
-		t = e.UpdatedAt
-	}
 	res, err := update.ExecContext(ctx,
-		e.State.String(), rawText(e.Result), e.Error, toNanos(t), e.ExecutionID, e.Seq, from.String())
+		e.State.String(), sc.RawText(e.Result), e.Error, sc.Nanos(sc.UpdatedAt(e, t)), e.ExecutionID, e.Seq, from.String())
 	if err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
@@ -177,27 +145,4 @@ func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, 
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
 	return fmt.Errorf("update log entry %s#%d: state is %s, not %s: %w", e.ExecutionID, e.Seq, cur, from, codemode.ErrConflict)
-}
-
-func scanEntry(sc scanner) (codemode.Entry, error) {
-	var (
-		e                codemode.Entry
-		kind, state      string
-		args, result     []byte
-		created, updated int64
-	)
-	err := sc.Scan(&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &e.Reverts, &created, &updated)
-	if err != nil {
-		return e, err
-	}
-	if err := e.Kind.UnmarshalText([]byte(kind)); err != nil {
-		return e, fmt.Errorf("log entry #%d: %w", e.Seq, err)
-	}
-	if err := e.State.UnmarshalText([]byte(state)); err != nil {
-		return e, fmt.Errorf("log entry #%d: %w", e.Seq, err)
-	}
-	e.Args, e.Result = rawValue(args), rawValue(result)
-	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return e, nil
 }

@@ -7,9 +7,8 @@ import (
 	"fmt"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
 )
-
-const executionColumns = `id, code, status, result, error, logs, connectors, clock, owner, created_at, updated_at`
 
 // CreateExecution inserts e; ErrConflict if the id exists. A zero CreatedAt
 // is set to now; UpdatedAt is set to CreatedAt. Both are written back to e.
@@ -17,19 +16,19 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	if e.ID == "" {
 		return errors.New("create execution: empty id")
 	}
-	if err := checkStatus(e.Status); err != nil {
+	if err := sc.CheckStatus(e.Status); err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
 	created := e.CreatedAt
 	if created.IsZero() {
-		created = now()
+		created = sc.Now()
 	}
-	args, err := executionValues(e)
+	args, err := sc.ExecutionValues(e)
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
 	vals := append([]any{e.ID, e.Code}, args...)
-	vals = append(vals, toNanos(created), toNanos(created))
+	vals = append(vals, sc.Nanos(created), sc.Nanos(created))
 	_, err = s.stmts.createExecution.ExecContext(ctx, vals...)
 	if isPrimaryKeyViolation(err) {
 		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)
@@ -37,33 +36,15 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
-	e.CreatedAt = fromNanos(toNanos(created))
+	e.CreatedAt = sc.FromNanos(sc.Nanos(created))
 	e.UpdatedAt = e.CreatedAt
 	return nil
-}
-
-// executionValues returns status, result, error, logs, connectors, clock
-// and owner as bound values.
-func executionValues(e *codemode.Execution) ([]any, error) {
-	logs, err := jsonText(e.Logs, len(e.Logs) == 0)
-	if err != nil {
-		return nil, fmt.Errorf("encode logs: %w", err)
-	}
-	conns, err := jsonText(e.Connectors, len(e.Connectors) == 0)
-	if err != nil {
-		return nil, fmt.Errorf("encode connectors: %w", err)
-	}
-	clock, err := jsonText(e.Clock, false)
-	if err != nil {
-		return nil, fmt.Errorf("encode clock: %w", err)
-	}
-	return []any{e.Status.String(), rawText(e.Result), e.Error, logs, conns, clock, e.Owner}, nil
 }
 
 // GetExecution returns ErrNotFound for an unknown id.
 func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
 	row := s.stmts.getExecution.QueryRowContext(ctx, id)
-	e, err := scanExecution(row)
+	e, err := sc.ScanExecution(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
 	}
@@ -79,15 +60,15 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 // is no such execution). Code and CreatedAt never change. Whether the move is legal is the runtime's business
 // (runtime.TransitionExec), not the store's.
 func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
-	if err := checkStatus(e.Status); err != nil {
+	if err := sc.CheckStatus(e.Status); err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
-	args, err := executionValues(e)
+	args, err := sc.ExecutionValues(e)
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
-	t := stamp(e.UpdatedAt)
-	res, err := s.stmts.updateExecution.ExecContext(ctx, append(args, toNanos(t), e.ID, from.String())...)
+	t := sc.Stamp(e.UpdatedAt)
+	res, err := s.stmts.updateExecution.ExecContext(ctx, append(args, sc.Nanos(t), e.ID, from.String())...)
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
@@ -121,7 +102,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		byStatus, limited int
 	)
 	if f.Status != 0 {
-		if err := checkStatus(f.Status); err != nil {
+		if err := sc.CheckStatus(f.Status); err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
 		byStatus = 1
@@ -138,7 +119,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 	defer rows.Close()
 	var out []*codemode.Execution
 	for rows.Next() {
-		e, err := scanExecution(rows)
+		e, err := sc.ScanExecution(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
@@ -192,36 +173,4 @@ func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
 		s.logger.DebugContext(ctx, "pruned executions", "deleted", n, "kept", keep)
 	}
 	return int(n), nil
-}
-
-// scanner is a *sql.Row or *sql.Rows.
-type scanner interface {
-	Scan(dest ...any) error
-}
-
-func scanExecution(sc scanner) (*codemode.Execution, error) {
-	var (
-		e                          codemode.Execution
-		status                     string
-		result, logs, conns, clock []byte
-		created, updated           int64
-	)
-	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &created, &updated); err != nil {
-		return nil, err
-	}
-	if err := e.Status.UnmarshalText([]byte(status)); err != nil {
-		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
-	}
-	e.Result = rawValue(result)
-	if err := jsonDecode(logs, &e.Logs, "logs"); err != nil {
-		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
-	}
-	if err := jsonDecode(conns, &e.Connectors, "connectors"); err != nil {
-		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
-	}
-	if err := jsonDecode(clock, &e.Clock, "clock"); err != nil {
-		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
-	}
-	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &e, nil
 }

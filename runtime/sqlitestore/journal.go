@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
 )
 
 // The journal (codemode.Journaler): log entries written ahead of a side
@@ -105,7 +106,7 @@ func (s *Store) Journal(ctx context.Context, id string, entries []codemode.Entry
 		if e.ExecutionID != id {
 			return fmt.Errorf("journal of %s: entry #%d belongs to %s", id, e.Seq, e.ExecutionID)
 		}
-		if err := checkInsert(e); err != nil {
+		if err := sc.CheckInsert(e); err != nil {
 			return fmt.Errorf("journal of %s: %w", id, err)
 		}
 	}

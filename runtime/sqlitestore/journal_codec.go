@@ -7,6 +7,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
 )
 
 // A journal record (journal.go) is binary, so that writing one costs well
@@ -62,7 +63,7 @@ func fromStamp(n int64) time.Time {
 	if n == 0 {
 		return time.Time{}
 	}
-	return fromNanos(n)
+	return sc.FromNanos(n)
 }
 
 // parseJournal returns the entries of a journal's records up to the first

@@ -2,13 +2,16 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // copySchema1 copies testdata/schema1.db (see testdata/README.md) to a
@@ -96,5 +99,61 @@ func TestSchema1Migrates(t *testing.T) {
 	again := openAt(t, path, Options{})
 	if x, err := again.GetExecution(ctx, stuck.ID); err != nil || x.Status != codemode.StatusError {
 		t.Errorf("after reopening: %+v, %v", x, err)
+	}
+}
+
+// A database of schema 2, whose notes the notes connector kept in a table
+// of its own, opens with those notes moved to the records every store
+// keeps, in their order (ties by insertion), tags intact.
+func TestSchema2NotesMoveToRecords(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{ms[0].SQL, ms[1].SQL, `PRAGMA user_version = 2`,
+		// The notes connector's table as releases of schema 2 made it.
+		`CREATE TABLE IF NOT EXISTS notes (
+			id         TEXT    PRIMARY KEY NOT NULL,
+			text       TEXT    NOT NULL,
+			tags       TEXT    NOT NULL DEFAULT '[]',
+			created_at INTEGER NOT NULL
+		)`,
+		`CREATE INDEX IF NOT EXISTS notes_created_at ON notes (created_at)`,
+		`INSERT INTO notes VALUES ('note_1', 'first', '["a","b"]', 1000), ('note_3', 'tie, older', '[]', 2000), ('note_2', 'tie, newer "q"', '["x"]', 2000)`,
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, path, Options{})
+	var got []string
+	err = s.ScanRecords(ctx, "notes", func(r connectors.Record) bool {
+		got = append(got, r.ID+" "+string(r.Value)+" "+strconv.FormatInt(r.CreatedAt.UnixNano(), 10))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`note_2 {"text":"tie, newer \"q\"","tags":["x"]} 2000`,
+		`note_3 {"text":"tie, older","tags":[]} 2000`,
+		`note_1 {"text":"first","tags":["a","b"]} 1000`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records after migration (-want +got):\n%s", diff)
+	}
+	var n int
+	if err := s.DB().QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'notes'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the old notes table is still there (%d, %v)", n, err)
 	}
 }

@@ -217,6 +217,8 @@ func TestSchemaHasTables(t *testing.T) {
 		"index executions_created_at",
 		"index executions_status",
 		"table owners",
+		"table records",
+		"index records_kind_created",
 		"table snippets",
 	}
 	if diff := cmp.Diff(want, schemaObjects(t, s)); diff != "" {

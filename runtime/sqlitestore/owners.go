@@ -7,9 +7,8 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
 )
-
-const ownerColumns = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
 
 // RegisterOwner inserts o; ErrConflict if its id exists. Zero StartedAt
 // and Heartbeat are set to now.
@@ -17,13 +16,7 @@ func (s *Store) RegisterOwner(ctx context.Context, o codemode.Owner) error {
 	if o.ID == "" {
 		return errors.New("register owner: empty id")
 	}
-	started := stamp(o.StartedAt)
-	beat := o.Heartbeat
-	if beat.IsZero() {
-		beat = started
-	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO owners (`+ownerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.ID, o.Host, o.PID, o.Boot, o.ProcessStart, toNanos(started), toNanos(beat), int64(o.Lease))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO owners (`+sc.OwnerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, sc.OwnerValues(o)...)
 	if isPrimaryKeyViolation(err) {
 		return fmt.Errorf("register owner %s: %w", o.ID, codemode.ErrConflict)
 	}
@@ -36,7 +29,7 @@ func (s *Store) RegisterOwner(ctx context.Context, o codemode.Owner) error {
 // Heartbeat sets owner id's heartbeat to at (zero: now); ErrNotFound if it
 // is not registered.
 func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE owners SET heartbeat_at = ? WHERE id = ?`, toNanos(stamp(at)), id)
+	res, err := s.db.ExecContext(ctx, `UPDATE owners SET heartbeat_at = ? WHERE id = ?`, sc.Nanos(sc.Stamp(at)), id)
 	if err != nil {
 		return fmt.Errorf("heartbeat of owner %s: %w", id, err)
 	}
@@ -45,21 +38,17 @@ func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
 
 // Owners lists the registered owners by id.
 func (s *Store) Owners(ctx context.Context) ([]codemode.Owner, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+ownerColumns+` FROM owners ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sc.OwnerColumns+` FROM owners ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list owners: %w", err)
 	}
 	defer rows.Close()
 	var out []codemode.Owner
 	for rows.Next() {
-		var (
-			o                    codemode.Owner
-			started, beat, lease int64
-		)
-		if err := rows.Scan(&o.ID, &o.Host, &o.PID, &o.Boot, &o.ProcessStart, &started, &beat, &lease); err != nil {
+		o, err := sc.ScanOwner(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list owners: %w", err)
 		}
-		o.StartedAt, o.Heartbeat, o.Lease = fromNanos(started), fromNanos(beat), time.Duration(lease)
 		out = append(out, o)
 	}
 	if err := rows.Err(); err != nil {

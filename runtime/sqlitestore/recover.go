@@ -8,6 +8,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
 )
 
 // RecoverExecution ends an execution whose owner is gone, in one
@@ -19,14 +20,14 @@ import (
 // (ErrNotFound if there is no such execution). The journal is removed
 // once that is committed.
 func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string) (err error) {
-	if err := checkStatus(e.Status); err != nil {
+	if err := sc.CheckStatus(e.Status); err != nil {
 		return fmt.Errorf("recover execution %s: %w", e.ID, err)
 	}
 	journaled, err := s.journals.read(e.ID)
 	if err != nil {
 		return fmt.Errorf("recover execution %s: %w", e.ID, err)
 	}
-	t := stamp(e.UpdatedAt)
+	t := sc.Stamp(e.UpdatedAt)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("recover execution %s: begin: %w", e.ID, err)
@@ -50,15 +51,15 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 		return fmt.Errorf("recover execution %s: apply its journal: %w", e.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, error = ?, updated_at = ? WHERE execution_id = ? AND state = ?`,
-		codemode.EntryUnknown.String(), note, toNanos(t), e.ID, codemode.EntryExecuting.String()); err != nil {
+		codemode.EntryUnknown.String(), note, sc.Nanos(t), e.ID, codemode.EntryExecuting.String()); err != nil {
 		return fmt.Errorf("recover execution %s: mark executing entries unknown: %w", e.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, updated_at = ? WHERE execution_id = ? AND state = ?`,
-		codemode.EntryRejected.String(), toNanos(t), e.ID, codemode.EntryPending.String()); err != nil {
+		codemode.EntryRejected.String(), sc.Nanos(t), e.ID, codemode.EntryPending.String()); err != nil {
 		return fmt.Errorf("recover execution %s: reject pending entries: %w", e.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE executions SET status = ?, error = ?, owner = '', updated_at = ? WHERE id = ?`,
-		e.Status.String(), e.Error, toNanos(t), e.ID); err != nil {
+		e.Status.String(), e.Error, sc.Nanos(t), e.ID); err != nil {
 		return fmt.Errorf("recover execution %s: %w", e.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -82,7 +83,7 @@ func (s *Store) applyJournal(ctx context.Context, tx *sql.Tx, entries []codemode
 	update := tx.StmtContext(ctx, s.stmts.updateEntry)
 	state := func() *sql.Stmt { return tx.StmtContext(ctx, s.stmts.entryState) }
 	for _, en := range entries {
-		if err := checkInsert(en); err != nil {
+		if err := sc.CheckInsert(en); err != nil {
 			return err
 		}
 		err := insertEntry(ctx, insert, en, t)

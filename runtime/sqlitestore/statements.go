@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
 )
 
 // statements are the store's hot statements, prepared once at Open.
@@ -44,7 +45,7 @@ type statements struct {
 // statusLiteral, so inlining them is safe; it lets the plan see the list.
 func terminalIn() (string, error) {
 	var lits []string
-	for _, s := range terminalStatuses() {
+	for _, s := range sc.TerminalStatuses() {
 		lit, err := statusLiteral(s.(string))
 		if err != nil {
 			return "", err
@@ -70,7 +71,7 @@ func statusLiteral(s string) (string, error) {
 
 // The log's statements, also prepared on the log connection (logConn).
 const (
-	insertEntrySQL = `INSERT INTO entries (` + entryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertEntrySQL = `INSERT INTO entries (` + sc.EntryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateEntrySQL = `UPDATE entries SET state = ?, result = ?, error = ?, updated_at = ?
 			WHERE execution_id = ? AND seq = ? AND state = ?`
 	entryStateSQL = `SELECT state FROM entries WHERE execution_id = ? AND seq = ?`
@@ -84,7 +85,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		return fmt.Errorf("prepare statements: %w", err)
 	}
 	st := &s.stmts
-	const listSQL = `SELECT ` + executionColumns + ` FROM executions`
+	const listSQL = `SELECT ` + sc.ExecutionColumns + ` FROM executions`
 	list := []struct {
 		dst **sql.Stmt
 		sql string
@@ -92,11 +93,11 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&st.insertEntry, insertEntrySQL},
 		{&st.updateEntry, updateEntrySQL},
 		{&st.entryState, entryStateSQL},
-		{&st.entries, `SELECT ` + entryColumns + ` FROM entries WHERE execution_id = ? ORDER BY seq`},
+		{&st.entries, `SELECT ` + sc.EntryColumns + ` FROM entries WHERE execution_id = ? ORDER BY seq`},
 		{&st.executionExists, `SELECT 1 FROM executions WHERE id = ?`},
 
-		{&st.createExecution, `INSERT INTO executions (` + executionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&st.getExecution, `SELECT ` + executionColumns + ` FROM executions WHERE id = ?`},
+		{&st.createExecution, `INSERT INTO executions (` + sc.ExecutionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.getExecution, `SELECT ` + sc.ExecutionColumns + ` FROM executions WHERE id = ?`},
 		{&st.updateExecution, `UPDATE executions SET status = ?, result = ?, error = ?, logs = ?, connectors = ?, clock = ?, owner = ?, updated_at = ?
 			WHERE id = ? AND status = ?`},
 		{&st.executionStatus, `SELECT status FROM executions WHERE id = ?`},

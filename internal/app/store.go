@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/runtime/pgstore"
+	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+)
+
+// Store is the execution log with the records native connectors keep in
+// it (the notes connector's notes): sqlitestore or pgstore.
+type Store interface {
+	codemode.Store
+	connectors.Records
+}
+
+// OpenStore opens the store at location: a PostgreSQL database for a
+// postgres:// URL, else a SQLite file (its directory is created 0700).
+func OpenStore(ctx context.Context, cfg *config.Config, location string, log *slog.Logger) (Store, error) {
+	if config.IsPostgresURL(location) {
+		st, err := pgstore.Open(ctx, location, pgstore.Options{MaxConns: int32(min(cfg.Store.Postgres.MaxConns, 1<<20)), Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		return st, nil
+	}
+	if dir := filepath.Dir(location); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store directory for %s: %w", location, err)
+		}
+	}
+	st, err := sqlitestore.Open(ctx, location, sqlitestore.Options{Synchronous: cfg.Store.Synchronous, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return st, nil
+}
+
+// StoreDisplay is a store location as it may be shown: a PostgreSQL URL
+// without its password, a file path made absolute.
+func StoreDisplay(location string) string {
+	if config.IsPostgresURL(location) {
+		return pgstore.Redact(location)
+	}
+	if abs, err := filepath.Abs(location); err == nil {
+		return abs
+	}
+	return location
+}

@@ -1,0 +1,231 @@
+// Package pgtest starts throwaway PostgreSQL clusters for tests: initdb and
+// pg_ctl from the machine's PostgreSQL (Debian's postgresql package puts
+// them in /usr/lib/postgresql/<version>/bin), on a temporary directory,
+// listening on a Unix socket only. No mock: the tests of the PostgreSQL
+// store and the replica tests run against a real server.
+//
+// initdb refuses to run as root, so when the test runs as root the cluster
+// is made and run by the postgres user (runuser). Without PostgreSQL a test
+// is skipped, except under CI (CI set), where it fails: CI installs it.
+package pgtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Cluster is a running PostgreSQL server on a temporary directory.
+type Cluster struct {
+	dir     string // data, socket and log live under it
+	bin     string // directory of initdb and pg_ctl
+	runAs   string // "" or the user the server runs as (runuser)
+	dbs     atomic.Int64
+	stopped atomic.Bool
+}
+
+// Find returns the directory holding initdb and pg_ctl: the one on PATH,
+// else the newest /usr/lib/postgresql/*/bin.
+func Find() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if _, err := exec.LookPath("pg_ctl"); err == nil {
+			return filepath.Dir(p), nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("PostgreSQL's initdb and pg_ctl are not installed (Debian: apt-get install postgresql)")
+}
+
+// version is the number in /usr/lib/postgresql/<version>/bin.
+func version(bin string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(bin)))
+	return v
+}
+
+// Start makes and starts a cluster with durability off (fsync,
+// synchronous_commit: test data need not survive a crash of the machine);
+// Stop removes it. Most tests want Shared instead.
+func Start() (*Cluster, error) { return start(false) }
+
+// StartDurable is Start with PostgreSQL's durable defaults (fsync and
+// synchronous_commit on), as a real server runs: for benchmarks.
+func StartDurable() (*Cluster, error) { return start(true) }
+
+func start(durable bool) (*Cluster, error) {
+	bin, err := Find()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "codemode-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, bin: bin}
+	if os.Geteuid() == 0 {
+		c.runAs = "postgres"
+		if err := chownTree(dir, c.runAs); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if err := c.run("initdb", "-D", c.data(), "--auth=trust", "--username=postgres", "--encoding=UTF8", "--no-sync"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	// A Unix socket only.
+	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c max_connections=200", dir)
+	if !durable {
+		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
+	if err := c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(dir, "server.log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%w\nserver log:\n%s", err, log)
+	}
+	return c, nil
+}
+
+func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// run runs one of the cluster's programs, as the postgres user when this
+// process is root.
+func (c *Cluster) run(prog string, args ...string) error {
+	name := filepath.Join(c.bin, prog)
+	if c.runAs != "" {
+		args = append([]string{"-u", c.runAs, "--", name}, args...)
+		name = "runuser"
+	}
+	cmd := exec.Command(name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// pg_ctl's server keeps no handle of ours: it is waited for by -w.
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %v: %w\n%s", prog, args, err, out.String())
+	}
+	return nil
+}
+
+// chownTree gives dir to the named user.
+func chownTree(dir, name string) error {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("PostgreSQL must run as %s when tests run as root: %w", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return os.Chown(dir, uid, gid)
+}
+
+// URL is the connection URL of database db.
+func (c *Cluster) URL(db string) string {
+	return fmt.Sprintf("postgres://postgres@/%s?host=%s&sslmode=disable", db, c.dir)
+}
+
+// NewDatabase creates an empty database and returns its URL.
+func (c *Cluster) NewDatabase(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("t%d", c.dbs.Add(1))
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return "", fmt.Errorf("connect to the test cluster: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return c.URL(name), nil
+}
+
+// Stop stops the server (fast shutdown: connections are closed) and
+// removes the directory. It is safe to call more than once.
+func (c *Cluster) Stop() error {
+	if c == nil || !c.stopped.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := c.run("pg_ctl", "-D", c.data(), "-m", "fast", "-w", "-t", "30", "stop")
+	return errors.Join(err, os.RemoveAll(c.dir))
+}
+
+// lazy is a cluster started by the first test that needs it.
+type lazy struct {
+	once  sync.Once
+	c     *Cluster
+	err   error
+	start func() (*Cluster, error)
+}
+
+var (
+	shared  = &lazy{start: Start}
+	durable = &lazy{start: StartDurable}
+)
+
+// get starts the cluster once; without PostgreSQL, t is skipped, or fails
+// under CI.
+func (l *lazy) get(t testing.TB) *Cluster {
+	t.Helper()
+	l.once.Do(func() {
+		began := time.Now()
+		l.c, l.err = l.start()
+		if l.err == nil {
+			t.Logf("PostgreSQL test cluster started in %s", time.Since(began).Round(time.Millisecond))
+		}
+	})
+	if l.err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL test cluster: %v", l.err)
+		}
+		t.Skipf("PostgreSQL test cluster: %v", l.err)
+	}
+	return l.c
+}
+
+// Shared returns the cluster of this test binary, started by the first
+// caller; StopShared (from TestMain) stops it. Without PostgreSQL, t is
+// skipped, or fails under CI (CI set).
+func Shared(t testing.TB) *Cluster { return shared.get(t) }
+
+// NewDatabase is Shared(t).NewDatabase: the URL of a new, empty database.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, shared.get(t))
+}
+
+// DurableDatabase is NewDatabase on a cluster with durability on, for
+// benchmarks; StopDurable stops it.
+func DurableDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, durable.get(t))
+}
+
+func newDatabase(t testing.TB, c *Cluster) string {
+	t.Helper()
+	url, err := c.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+// StopShared stops the shared cluster if one was started.
+func StopShared() error { return shared.c.Stop() }
+
+// StopDurable stops the durable cluster if one was started.
+func StopDurable() error { return durable.c.Stop() }
