@@ -8,8 +8,9 @@
 #   front of real npm MCP servers).
 # Needs Go 1.26 and Node 20+ with npm; installs Go modules and the pinned npm
 # packages itself. The approval console's browser tests need Debian's
-# chromium at /usr/bin/chromium (.ci/run installs it; without it they are
-# skipped here, and fail when CI=true).
+# chromium at /usr/bin/chromium, and the PostgreSQL store's tests Debian's
+# postgresql (initdb, pg_ctl) (.ci/run installs both; without them those
+# tests are skipped here, and fail when CI=true).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
