@@ -1,7 +1,6 @@
 package crashtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -60,7 +57,7 @@ type server struct {
 	t      *testing.T
 	client *client.Client
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *fixture.SyncBuffer
 	// gone is closed once the server and every process it started that
 	// kept the marker pipe (the fixture server) have exited.
 	gone chan struct{}
@@ -74,7 +71,7 @@ func (w *world) start() *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, stderr: &syncBuffer{}, gone: make(chan struct{})}
+	s := &server{t: t, stderr: &fixture.SyncBuffer{}, gone: make(chan struct{})}
 	tr := transport.NewStdioWithOptions(w.bin, nil, []string{"serve", "--config", w.cfg},
 		transport.WithCommandFunc(func(_ context.Context, name string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.Command(name, args...)
@@ -185,24 +182,6 @@ func (s *server) background(tool string, args map[string]any) <-chan error {
 	return done
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // effects reads the fixture's side effects: each name's net count
 // (counter adds one, uncount takes one back).
 func (w *world) effects() map[string]int {
@@ -219,26 +198,7 @@ func (w *world) idleUndos() map[string]int {
 
 func (w *world) readEffects() (net, idle map[string]int) {
 	w.t.Helper()
-	net, idle = map[string]int{}, map[string]int{}
-	b, err := os.ReadFile(w.effectsFile)
-	if os.IsNotExist(err) {
-		return net, idle
-	}
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		switch {
-		case line == "":
-		case strings.HasPrefix(line, "-"):
-			net[line[1:]]--
-		case strings.HasPrefix(line, "~"):
-			idle[line[1:]]++
-		default:
-			net[line]++
-		}
-	}
-	return net, idle
+	return fixture.SideEffects(w.t, w.effectsFile)
 }
 
 // call is one logged call of a run, as `executions show` prints it.
@@ -302,13 +262,7 @@ func (r run) revertsOf(seq int) []call {
 // process, beside the server).
 func (w *world) show(id string) run {
 	w.t.Helper()
-	out, err := exec.Command(w.bin, "executions", "show", id, "--config", w.cfg).Output()
-	if err != nil {
-		w.t.Fatalf("executions show %s: %v\n%s", id, err, out)
-	}
 	var r run
-	if err := json.Unmarshal(out, &r); err != nil {
-		w.t.Fatalf("executions show %s: %v\n%s", id, err, out)
-	}
+	fixture.ShowExecution(w.t, w.bin, w.cfg, id, &r)
 	return r
 }

@@ -1,7 +1,6 @@
 package replicatest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -65,7 +64,7 @@ type replica struct {
 	name   string
 	cmd    *exec.Cmd
 	client *client.Client
-	stderr *syncBuffer
+	stderr *fixture.SyncBuffer
 	done   chan struct{} // closed when the process has exited
 }
 
@@ -74,7 +73,7 @@ func (tm *team) start(name string) *replica {
 	t := tm.t
 	t.Helper()
 	addr := freeAddr(t)
-	r := &replica{t: t, name: name, stderr: &syncBuffer{}, done: make(chan struct{})}
+	r := &replica{t: t, name: name, stderr: &fixture.SyncBuffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(tm.bin, "serve", "--config", tm.cfg, "--transport", "http", "--addr", addr)
 	r.cmd.Stderr = r.stderr
 	r.cmd.WaitDelay = 5 * time.Second
@@ -197,33 +196,15 @@ func (r *replica) callRaw(ctx context.Context, tool string, args map[string]any)
 // effects counts each name the fixture's counter appended.
 func (tm *team) effects() map[string]int {
 	tm.t.Helper()
-	out := map[string]int{}
-	b, err := os.ReadFile(tm.effectsFile)
-	if os.IsNotExist(err) {
-		return out
-	}
-	if err != nil {
-		tm.t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if line != "" {
-			out[line]++
-		}
-	}
-	return out
+	net, _ := fixture.SideEffects(tm.t, tm.effectsFile)
+	return net
 }
 
 // show is `codemode-mcp executions show id` on the team's database.
 func (tm *team) show(id string) run {
 	tm.t.Helper()
-	out, err := exec.Command(tm.bin, "executions", "show", id, "--config", tm.cfg).Output()
-	if err != nil {
-		tm.t.Fatalf("executions show %s: %v\n%s", id, err, out)
-	}
 	var r run
-	if err := json.Unmarshal(out, &r); err != nil {
-		tm.t.Fatalf("executions show %s: %v\n%s", id, err, out)
-	}
+	fixture.ShowExecution(tm.t, tm.bin, tm.cfg, id, &r)
 	return r
 }
 
@@ -405,22 +386,4 @@ func firstExecution(list map[string]any) (string, bool) {
 	e, _ := execs[0].(map[string]any)
 	id, _ := e["executionId"].(string)
 	return id, id != ""
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

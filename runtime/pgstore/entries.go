@@ -37,15 +37,8 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 	}
 	defer rows.Close()
-	var out []codemode.Entry
-	for rows.Next() {
-		e, err := sc.ScanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sc.Collect(rows, sc.ScanEntry)
+	if err != nil {
 		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 	}
 	if len(out) == 0 {

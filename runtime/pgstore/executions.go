@@ -101,15 +101,8 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		return nil, fmt.Errorf("list executions: %w", err)
 	}
 	defer rows.Close()
-	var out []*codemode.Execution
-	for rows.Next() {
-		e, err := sc.ScanExecution(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list executions: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sc.Collect(rows, sc.ScanExecution)
+	if err != nil {
 		return nil, fmt.Errorf("list executions: %w", err)
 	}
 	return out, nil

@@ -43,15 +43,8 @@ func (s *Store) Owners(ctx context.Context) ([]codemode.Owner, error) {
 		return nil, fmt.Errorf("list owners: %w", err)
 	}
 	defer rows.Close()
-	var out []codemode.Owner
-	for rows.Next() {
-		o, err := sc.ScanOwner(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list owners: %w", err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sc.Collect(rows, sc.ScanOwner)
+	if err != nil {
 		return nil, fmt.Errorf("list owners: %w", err)
 	}
 	return out, nil

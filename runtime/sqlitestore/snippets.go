@@ -52,15 +52,8 @@ func (s *Store) ListSnippets(ctx context.Context) ([]codemode.Snippet, error) {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
 	defer rows.Close()
-	var out []codemode.Snippet
-	for rows.Next() {
-		sn, err := sc.ScanSnippet(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list snippets: %w", err)
-		}
-		out = append(out, sn)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sc.Collect(rows, sc.ScanSnippet)
+	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
 	return out, nil

@@ -311,3 +311,20 @@ func ScanRecords(kind string, rows Rows, fn func(connectors.Record) bool) error 
 	}
 	return nil
 }
+
+// Collect scans every row of rows with scan, then checks rows.Err; the
+// caller closes rows.
+func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
