@@ -180,3 +180,69 @@ func testConcurrentWriters(t *testing.T, f Factory) {
 		}
 	}
 }
+
+// testPruneRace prunes from two handles on one database at once, as two
+// replicas' housekeeping may, while a third finishes more runs: the
+// deletions add up (no run is deleted twice, no error), and what is left
+// is the keep newest terminal runs besides every running and paused one.
+func testPruneRace(t *testing.T, f Factory) {
+	ctx := context.Background()
+	a := f.New(t)
+	b := f.Another(t, a)
+	const (
+		runs = 60
+		keep = 10
+	)
+	var want []string // newest first
+	for i := range runs {
+		status := codemode.StatusCompleted
+		if i%10 == 3 {
+			status = codemode.StatusPaused
+		}
+		e := NewExecution(fmt.Sprintf("p%02d", i), status)
+		e.CreatedAt = at(i)
+		if err := a.CreateExecution(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.InsertEntry(ctx, NewEntry(e.ID, 1, codemode.EntryApplied)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terminal := 0
+	for i := runs - 1; i >= 0; i-- {
+		if i%10 == 3 {
+			want = append(want, fmt.Sprintf("p%02d", i))
+		} else if terminal < keep {
+			terminal++
+			want = append(want, fmt.Sprintf("p%02d", i))
+		}
+	}
+	var (
+		wg      sync.WaitGroup
+		deleted [2]int
+		errs    [2]error
+	)
+	for c, s := range []codemode.Store{a, b} {
+		wg.Go(func() { deleted[c], errs[c] = s.PruneExecutions(ctx, keep) })
+	}
+	wg.Wait()
+	for c, err := range errs {
+		if err != nil {
+			t.Fatalf("prune from handle %d: %v", c, err)
+		}
+	}
+	if got, wantN := deleted[0]+deleted[1], runs-len(want); got != wantN {
+		t.Errorf("the two prunes deleted %d + %d runs, want %d in all", deleted[0], deleted[1], wantN)
+	}
+	list, err := a.ListExecutions(ctx, codemode.ExecutionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range list {
+		got = append(got, e.ID)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("left after racing prunes (-want +got):\n%s", diff)
+	}
+}

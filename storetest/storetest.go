@@ -47,6 +47,7 @@ func Run(t *testing.T, f Factory) {
 		{"DeleteExecutionCascades", testDeleteExecutionCascades},
 		{"PruneExecutions", testPruneExecutions},
 		{"PruneExecutionsNegativeKeep", testPruneExecutionsNegativeKeep},
+		{"PruneRace", testPruneRace},
 		{"EntriesRoundTrip", testEntriesRoundTrip},
 		{"EntriesUnknownExecution", testEntriesUnknownExecution},
 		{"InsertEntryErrors", testInsertEntryErrors},
