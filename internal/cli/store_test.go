@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -55,9 +56,13 @@ func TestStoreCopyToPostgres(t *testing.T) {
 		{"store", "copy", "--config", cfg},
 		{"store", "move", "--config", cfg, "--to", url},
 		{"store", "copy", "--config", cfg, "--to", strings.TrimSuffix(cfg, "codemode.yaml") + "c.db"},
+		{"store", "copy", "--config", cfg, "--db", strings.TrimSuffix(cfg, "codemode.yaml") + "typo.db", "--to", url},
 	} {
 		if code, _, errs := run(t, "", args...); code != cli.ExitUsage || strings.Contains(errs, "hunter2") {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, errs)
 		}
+	}
+	if _, err := os.Stat(strings.TrimSuffix(cfg, "codemode.yaml") + "typo.db"); err == nil {
+		t.Error("store copy from a path with no store made one there")
 	}
 }
