@@ -44,6 +44,8 @@ var tracker = []Doc[string]{
 	method("pulls_merge", "Merge a pull request", "Merges a pull request into the base branch."),
 	method("pulls_list", "List pull requests", ""),
 	method("issues_remove_assignees", "Remove assignees from an issue", "Removes users assigned to an issue."),
+	method("actions_disable_workflow", "Disable a workflow", ""),
+	method("actions_enable_workflow", "Enable a workflow", ""),
 	method("get_sum", "Get Sum Tool", "Returns the sum of two numbers"),
 	method("echo", "Echo Tool", "Echoes back the input string"),
 }
@@ -64,6 +66,9 @@ func TestSearchRanks(t *testing.T) {
 		{"merged pull requests", "pulls_merge"},                         // stems
 		{"add two numbers", "get_sum"},                                  // add ≈ sum
 		{"unassign an issue", "issues_remove_assignees"},
+		{"turn off a workflow", "actions_disable_workflow"}, // a phrasal verb
+		{"switch on the workflow", "actions_enable_workflow"},
+		{"set up a new issue", "issues_create"},
 		{"isues", "issues_list"},   // one edit away; a verbless query favours list
 		{"repositor", "repos_get"}, // a prefix
 	}

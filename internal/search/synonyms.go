@@ -43,6 +43,12 @@ var synonymGroups = []struct {
 	{0.7, "star favorite bookmark"},
 	{0.6, "setting configuration preference option"},
 	{0.7, "error failure fault"},
+	// Verbs (26–30: verbGroups).
+	{0.6, "request ask"},
+	{0.6, "redeliver resend retry"},
+	{0.5, "create publish"},
+	{0.5, "add grant give"},
+	{0.5, "enable disable set"},
 }
 
 // directed are expansions that hold one way only: a model that writes "my"
@@ -109,7 +115,34 @@ var verbs = map[string]bool{}
 
 // verbGroups are the synonym groups of verbs (their words are verbs);
 // moreVerbs are verbs that have no synonyms here.
-var verbGroups = map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 12: true, 13: true, 14: true}
+var verbGroups = map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 12: true, 13: true, 14: true,
+	26: true, 27: true, 28: true, 29: true, 30: true}
+
+// phrasalVerbs are two-word verbs a query may use, read as the one verb
+// they mean ("turn off Actions" asks to disable them).
+var phrasalVerbs = map[[2]string]string{
+	{"turn", "off"}: "disable", {"switch", "off"}: "disable", {"shut", "off"}: "disable",
+	{"turn", "on"}: "enable", {"switch", "on"}: "enable",
+	{"set", "up"}: "create", {"spin", "up"}: "create", {"stand", "up"}: "create",
+	{"look", "up"}: "get", {"find", "out"}: "get",
+	{"clean", "up"}: "delete", {"kick", "off"}: "trigger",
+}
+
+// joinPhrasal replaces each phrasal verb of words with the verb it means.
+func joinPhrasal(words []string) []string {
+	out := words[:0:0]
+	for i := 0; i < len(words); i++ {
+		if i+1 < len(words) {
+			if v, ok := phrasalVerbs[[2]string{words[i], words[i+1]}]; ok {
+				out = append(out, v)
+				i++
+				continue
+			}
+		}
+		out = append(out, words[i])
+	}
+	return out
+}
 
 const moreVerbs = `merge star unstar fork lock unlock approve assign unassign download
 	render rerun cancel enable disable check mark follow unfollow watch unwatch
@@ -159,7 +192,7 @@ func parseQuery(q string) []concept {
 		}
 		out = append(out, c)
 	}
-	for _, w := range Words(q) {
+	for _, w := range joinPhrasal(Words(q)) {
 		if full, ok := abbreviations[w]; ok {
 			for _, s := range full {
 				addConcept(s, s)
