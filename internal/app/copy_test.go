@@ -31,7 +31,7 @@ type snapshot struct {
 	Executions []*codemode.Execution
 	Logs       map[string][]codemode.Entry
 	Snippets   []codemode.Snippet
-	Notes      []connectors.Record
+	Records    map[string][]connectors.Record // by kind (recordKinds)
 }
 
 func read(t *testing.T, st Store) snapshot {
@@ -51,8 +51,11 @@ func read(t *testing.T, st Store) snapshot {
 	if s.Snippets, err = st.ListSnippets(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ScanRecords(ctx, "notes", func(r connectors.Record) bool { s.Notes = append(s.Notes, r); return true }); err != nil {
-		t.Fatal(err)
+	s.Records = map[string][]connectors.Record{}
+	for _, kind := range recordKinds {
+		if err := st.ScanRecords(ctx, kind, func(r connectors.Record) bool { s.Records[kind] = append(s.Records[kind], r); return true }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return s
 }
@@ -89,9 +92,12 @@ func fill(t *testing.T, st Store) {
 	if err := st.SaveSnippet(ctx, codemode.Snippet{Name: "count", Code: "async () => 2", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`), FromExecution: "exec_completed", CreatedAt: base}); err != nil {
 		t.Fatal(err)
 	}
-	for i, id := range []string{"note_a", "note_b", "note_c"} {
-		if err := st.PutRecord(ctx, connectors.Record{Kind: "notes", ID: id, Value: json.RawMessage(`{"text":"` + id + `","tags":[]}`), CreatedAt: base.Add(time.Duration(i/2) * time.Second)}); err != nil {
-			t.Fatal(err)
+	// Three records of every kind a built-in connector keeps.
+	for _, kind := range recordKinds {
+		for i, id := range []string{"a", "b", "c"} {
+			if err := st.PutRecord(ctx, connectors.Record{Kind: kind, ID: id, Value: json.RawMessage(`{"id":"` + id + `"}`), CreatedAt: base.Add(time.Duration(i/2) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -116,7 +122,7 @@ func TestCopyStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(Copied{Executions: 4, Entries: 12, Snippets: 1, Records: 3}, n); diff != "" {
+			if diff := cmp.Diff(Copied{Executions: 4, Entries: 12, Snippets: 1, Records: 3 * len(recordKinds)}, n); diff != "" {
 				t.Errorf("counts (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(want, read(t, dst)); diff != "" {
@@ -126,7 +132,7 @@ func TestCopyStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(Copied{Snippets: 1, SkippedExecutions: 4, SkippedRecords: 3}, n); diff != "" {
+			if diff := cmp.Diff(Copied{Snippets: 1, SkippedExecutions: 4, SkippedRecords: 3 * len(recordKinds)}, n); diff != "" {
 				t.Errorf("second copy (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(want, read(t, dst)); diff != "" {
