@@ -58,7 +58,7 @@ Usage:
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
   codemode-mcp console    [--config F] [--db F] [--addr 127.0.0.1:8932]
-  codemode-mcp store copy --to LOC [--config F] [--db FROM]
+  codemode-mcp store copy [--from FROM] --to LOC [--config F]
   codemode-mcp version [--config F] [--db F]
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,

@@ -11,22 +11,30 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 )
 
-// cmdStore is `store copy --to LOC [--db FROM]`: the execution log, its
+// cmdStore is `store copy [--from FROM] --to LOC`: the execution log, its
 // snippets and the notes copied to another store (a SQLite file to
-// PostgreSQL, or back).
+// PostgreSQL, or back). --from names the source as --db does elsewhere;
+// without either, the source is the configured store.
 func cmdStore(ctx context.Context, args []string, env Env, log *slog.Logger) (err error) {
 	var c common
 	fs := newFlags("store", env, &c, true)
 	to := fs.String("to", "", "the store to copy to: a SQLite file or a postgres:// URL (required)")
+	fromFlag := fs.String("from", "", "the store to copy from (default: --db, then the configured store)")
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 || pos[0] != "copy" {
-		return usagef("usage: codemode-mcp store copy --to LOC [--db FROM] [--config F]")
+		return usagef("usage: codemode-mcp store copy [--from FROM] --to LOC [--config F]")
 	}
 	if *to == "" {
 		return usagef("store copy: --to is required (a SQLite file or a postgres:// URL)")
+	}
+	if *fromFlag != "" {
+		if c.db != "" && c.db != *fromFlag {
+			return usagef("store copy: --from and --db name different stores; give one")
+		}
+		c.db = *fromFlag
 	}
 	cfg, err := loadConfig(c)
 	if err != nil {

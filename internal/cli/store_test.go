@@ -43,9 +43,10 @@ func TestStoreCopyToPostgres(t *testing.T) {
 	if code, out, _ = run(t, "", "version", "--config", cfg, "--db", url); code != 0 || strings.Contains(out, "hunter2") || !strings.Contains(out, "log:    postgres://postgres:xxxxx@") {
 		t.Errorf("version: %d %s", code, out)
 	}
-	// Copying again leaves everything as it is.
-	if code, out, _ = run(t, "", "store", "copy", "--config", cfg, "--to", url); code != 0 || !strings.Contains(out, "1 executions and 1 notes were there already") {
-		t.Errorf("second copy: %d %s", code, out)
+	// Copying again, the source named with --from, leaves everything as it is.
+	src := strings.TrimSuffix(cfg, "codemode.yaml") + "c.db"
+	if code, out, errs = run(t, "", "store", "copy", "--from", src, "--to", url); code != 0 || !strings.Contains(out, "1 executions and 1 notes were there already") {
+		t.Errorf("second copy: %d %s %s", code, out, errs)
 	}
 	bad := "postgres://someone:hunter2@127.0.0.1:1/nowhere?connect_timeout=2"
 	code, out, errs = run(t, "", "store", "copy", "--config", cfg, "--to", bad)
@@ -57,6 +58,8 @@ func TestStoreCopyToPostgres(t *testing.T) {
 		{"store", "move", "--config", cfg, "--to", url},
 		{"store", "copy", "--config", cfg, "--to", strings.TrimSuffix(cfg, "codemode.yaml") + "c.db"},
 		{"store", "copy", "--config", cfg, "--db", strings.TrimSuffix(cfg, "codemode.yaml") + "typo.db", "--to", url},
+		{"store", "copy", "--config", cfg, "--from", strings.TrimSuffix(cfg, "codemode.yaml") + "typo.db", "--to", url},
+		{"store", "copy", "--from", src, "--db", url, "--to", strings.TrimSuffix(cfg, "codemode.yaml") + "c2.db"},
 	} {
 		if code, _, errs := run(t, "", args...); code != cli.ExitUsage || strings.Contains(errs, "hunter2") {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, errs)
