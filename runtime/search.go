@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
@@ -165,8 +167,79 @@ func (t *tool) searchDoc() search.Doc[*searchResult] {
 	d.Fields[search.Tags] = strings.Join(def.Tags, " ")
 	d.Fields[search.Route] = routeWords(def.Route)
 	d.Fields[search.Container] = t.src.name
+	d.Fields[search.Schema] = schemaText(def.InputSchema)
+	if ro := def.Annotations.ReadOnly; ro != nil {
+		d.Effect = search.Writes
+		if *ro {
+			d.Effect = search.Reads
+		}
+	}
 	return d
 }
+
+// schemaText is what a method's input says beyond its top-level names
+// (those are Params): the names of nested properties, and every
+// property's description and the string values its enum allows
+// ("state_reason … reopened" lets "reopen an issue" find issues_update). It walks inline schemas only, at most
+// maxSchemaDepth levels down, and stops at maxSearchText bytes.
+func schemaText(schema json.RawMessage) string {
+	var root any
+	if json.Unmarshal(schema, &root) != nil {
+		return ""
+	}
+	var b strings.Builder
+	var walk func(v any, depth int, top bool)
+	walk = func(v any, depth int, top bool) {
+		m, ok := v.(map[string]any)
+		if !ok || depth > maxSchemaDepth || b.Len() >= maxSearchText {
+			return
+		}
+		if !top {
+			if d, ok := m["description"].(string); ok {
+				b.WriteString(short.Clip(d, 300))
+				b.WriteByte('\n')
+			}
+			if e, ok := m["enum"].([]any); ok {
+				for _, x := range e {
+					if s, ok := x.(string); ok {
+						b.WriteString(s)
+						b.WriteByte(' ')
+					}
+				}
+				b.WriteByte('\n')
+			}
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			names := make([]string, 0, len(props))
+			for n := range props {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				if !top {
+					b.WriteString(n)
+					b.WriteByte(' ')
+				}
+				walk(props[n], depth+1, false)
+			}
+		}
+		if it, ok := m["items"]; ok {
+			walk(it, depth+1, false)
+		}
+		for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+			if xs, ok := m[k].([]any); ok {
+				for _, x := range xs {
+					walk(x, depth+1, false)
+				}
+			}
+		}
+	}
+	walk(root, 0, true)
+	return short.Clip(b.String(), maxSearchText)
+}
+
+// maxSchemaDepth bounds how deep schemaText walks.
+const maxSchemaDepth = 4
 
 // sameWords reports whether two names split into the same words
 // (issues_create and issues/create).
@@ -218,11 +291,26 @@ func propertyNames(schema json.RawMessage) []string {
 type snippetSegment struct {
 	key string // the snippets' names and descriptions
 	seg *search.Segment[*searchResult]
+	// with is the last catalog index this segment was added to, and the
+	// index that made: an index's statistics and meanings are made once,
+	// not per query.
+	with atomic.Pointer[[2]*searchIndex]
+}
+
+// withSnippets returns base with the snippets' segment, reusing the index
+// made for the last query while neither has changed.
+func (sn *snippetSegment) withSnippets(base *searchIndex) *searchIndex {
+	if w := sn.with.Load(); w != nil && w[0] == base {
+		return w[1]
+	}
+	ix := base.With(snippetsSegment, sn.seg)
+	sn.with.Store(&[2]*searchIndex{base, ix})
+	return ix
 }
 
 // snippetIndex returns a segment of the saved snippets (nil when there
 // are none), reusing the last one made while the snippets are the same.
-func (r *Runtime) snippetIndex(ctx context.Context) (*search.Segment[*searchResult], error) {
+func (r *Runtime) snippetIndex(ctx context.Context) (*snippetSegment, error) {
 	snips, err := r.store.ListSnippets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
@@ -238,7 +326,7 @@ func (r *Runtime) snippetIndex(ctx context.Context) (*search.Segment[*searchResu
 		key.WriteByte(0)
 	}
 	if cur := r.snippetSeg.Load(); cur != nil && cur.key == key.String() {
-		return cur.seg, nil
+		return cur, nil
 	}
 	docs := make([]search.Doc[*searchResult], 0, len(snips))
 	for _, sn := range snips {
@@ -252,9 +340,9 @@ func (r *Runtime) snippetIndex(ctx context.Context) (*search.Segment[*searchResu
 		d.Fields[search.Container] = "snippet"
 		docs = append(docs, d)
 	}
-	seg := search.NewSegment(docs)
-	r.snippetSeg.Store(&snippetSegment{key: key.String(), seg: seg})
-	return seg, nil
+	sn := &snippetSegment{key: key.String(), seg: search.NewSegment(docs)}
+	r.snippetSeg.Store(sn)
+	return sn, nil
 }
 
 // snippetsSegment names the snippets' segment; connector names cannot
@@ -267,20 +355,31 @@ const snippetsSegment = " snippets"
 // lists everything.
 func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, error) {
 	ix := r.catalog().index()
-	seg, err := r.snippetIndex(ctx)
+	sn, err := r.snippetIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if seg != nil {
-		ix = ix.With(snippetsSegment, seg)
+	if sn != nil {
+		ix = sn.withSnippets(ix)
 	}
-	found := ix.Search(query, func(a, b *searchResult) bool { return a.Path < b.Path })
+	found := ix.Search(query, nil)
+	// Scores are shown to two decimals; ties are broken by path among the
+	// scores as shown, so that the order is the one the results say.
+	for i := range found {
+		found[i].Score = math.Round(found[i].Score*100) / 100
+	}
+	slices.SortStableFunc(found, func(a, b search.Hit[*searchResult]) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Value.Path, b.Value.Path)
+	})
 	total := len(found)
 	found = found[:min(len(found), maxSearchResults)]
 	hits := make([]searchResult, len(found))
 	for i, h := range found {
 		hits[i] = *h.Value
-		hits[i].Score = math.Round(h.Score*100) / 100
+		hits[i].Score = h.Score
 	}
 	return json.Marshal(struct {
 		Results []searchResult `json:"results"`

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -165,5 +167,44 @@ func TestCompileSchemaShared(t *testing.T) {
 	// A reference that resolves nowhere still fails to compile.
 	if _, err := compileSchema(json.RawMessage(`{"$ref":"#/components/schemas/nope"}`), shared); err == nil {
 		t.Error("a dangling reference compiled")
+	}
+}
+
+// A method's search document carries what its input says below the top
+// level (nested names, enum values, descriptions) in the Schema field,
+// and its effect as its annotations declare it.
+func TestSearchDocSchemaAndEffect(t *testing.T) {
+	input := `{"type":"object","properties":{
+		"owner":{"type":"string","description":"The account owner."},
+		"body":{"type":"object","properties":{
+			"state_reason":{"type":"string","enum":["completed","reopened",3],"description":"Why the state changed."},
+			"labels":{"type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","properties":{"color":{"type":"string"}}}]}}}}}}`
+	got := schemaText(json.RawMessage(input))
+	for _, want := range []string{"state_reason", "reopened", "completed", "Why the state changed.", "labels", "color", "The account owner."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("schemaText lacks %q: %q", want, got)
+		}
+	}
+	for _, not := range []string{"owner ", "3"} {
+		if strings.Contains(got, not) {
+			t.Errorf("schemaText has %q: %q", not, got)
+		}
+	}
+	if got := schemaText(json.RawMessage(`not json`)); got != "" {
+		t.Errorf("schemaText(not json) = %q", got)
+	}
+	deep := `{"type":"object","properties":{"a":{"properties":{"b":{"properties":{"c":{"properties":{"d":{"properties":{"e":{"properties":{"toodeep":{}}}}}}}}}}}}}`
+	if got := schemaText(json.RawMessage(deep)); strings.Contains(got, "toodeep") || !strings.Contains(got, "b") {
+		t.Errorf("schemaText past the depth limit: %q", got)
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		ro   *bool
+		want search.Effect
+	}{{&yes, search.Reads}, {&no, search.Writes}, {nil, search.Unknown}} {
+		tl := &tool{src: &source{name: "c"}, def: connectors.Tool{Name: "m", InputSchema: json.RawMessage(`{}`), Annotations: connectors.Annotations{ReadOnly: tc.ro}}}
+		if got := tl.searchDoc().Effect; got != tc.want {
+			t.Errorf("readOnlyHint %v: effect %v, want %v", tc.ro, got, tc.want)
+		}
 	}
 }

