@@ -363,10 +363,18 @@ func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, er
 		ix = sn.withSnippets(ix)
 	}
 	found := ix.Search(query, nil)
-	// Scores are shown to two decimals; ties are broken by path among the
-	// scores as shown, so that the order is the one the results say.
+	total := len(found)
+	// Scores are shown to two decimals, and ties are broken by path among
+	// the scores as shown. Rounding keeps the order of different scores,
+	// so only the shown results and those tied with the last of them are
+	// sorted again.
+	n := min(total, maxSearchResults)
+	for n > 0 && n < total && round2(found[n].Score) == round2(found[n-1].Score) {
+		n++
+	}
+	found = found[:n]
 	for i := range found {
-		found[i].Score = math.Round(found[i].Score*100) / 100
+		found[i].Score = round2(found[i].Score)
 	}
 	slices.SortStableFunc(found, func(a, b search.Hit[*searchResult]) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
@@ -374,8 +382,7 @@ func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, er
 		}
 		return strings.Compare(a.Value.Path, b.Value.Path)
 	})
-	total := len(found)
-	found = found[:min(len(found), maxSearchResults)]
+	found = found[:min(n, maxSearchResults)]
 	hits := make([]searchResult, len(found))
 	for i, h := range found {
 		hits[i] = *h.Value
@@ -386,6 +393,9 @@ func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, er
 		Total   int            `json:"total"`
 	}{hits, total})
 }
+
+// round2 rounds a score to the two decimals results show.
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 // summary is the first line of a description, at most 200 bytes.
 func summary(s string) string {

@@ -36,6 +36,7 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -516,11 +517,18 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 }
 
 func sortHits[T any](hs []Hit[T], less func(a, b T) bool) {
-	sort.SliceStable(hs, func(i, j int) bool {
-		if hs[i].Score != hs[j].Score {
-			return hs[i].Score > hs[j].Score
+	slices.SortStableFunc(hs, func(a, b Hit[T]) int {
+		switch {
+		case a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score)
+		case less == nil:
+			return 0
+		case less(a.Value, b.Value):
+			return -1
+		case less(b.Value, a.Value):
+			return 1
 		}
-		return less != nil && less(hs[i].Value, hs[j].Value)
+		return 0
 	})
 }
 
