@@ -168,6 +168,12 @@ func (t *tool) searchDoc() search.Doc[*searchResult] {
 	d.Fields[search.Route] = routeWords(def.Route)
 	d.Fields[search.Container] = t.src.name
 	d.Fields[search.Schema] = schemaText(def.InputSchema)
+	if def.Deprecated {
+		// A deprecated method gives way to its replacement, which usually
+		// matches as well (teams_add_member_legacy and
+		// teams_add_or_update_membership_for_user_in_org).
+		d.Weight = deprecatedWeight
+	}
 	if ro := def.Annotations.ReadOnly; ro != nil {
 		d.Effect = search.Writes
 		if *ro {
@@ -237,6 +243,9 @@ func schemaText(schema json.RawMessage) string {
 	walk(root, 0, true)
 	return short.Clip(b.String(), maxSearchText)
 }
+
+// deprecatedWeight scales a deprecated method's search score.
+const deprecatedWeight = 0.7
 
 // maxSchemaDepth bounds how deep schemaText walks.
 const maxSchemaDepth = 4

@@ -207,4 +207,11 @@ func TestSearchDocSchemaAndEffect(t *testing.T) {
 			t.Errorf("readOnlyHint %v: effect %v, want %v", tc.ro, got, tc.want)
 		}
 	}
+	// A deprecated method gives way to others matching as well.
+	for _, dep := range []bool{false, true} {
+		tl := &tool{src: &source{name: "c"}, def: connectors.Tool{Name: "m", InputSchema: json.RawMessage(`{}`), Deprecated: dep}}
+		if w := tl.searchDoc().Weight; dep && (w <= 0 || w >= 1) || !dep && w != 0 {
+			t.Errorf("deprecated %v: weight %v", dep, w)
+		}
+	}
 }

@@ -152,9 +152,12 @@ connectors:
   // 37 % / 60 % (half of it asks to do things), and heldback5.json, by a
   // third, at 25 % / 43 %. heldback6.json (80 intents, by a fourth)
   // measured 25 % / 52 % before word vectors, the input's nested schema
-  // and the query's mood entered the ranking, and 29 % / 59 % after:
+  // and the query's mood entered the ranking, and 29 % / 59 % after.
+  // heldback7.json (80 intents, by a fifth) measured 41 % / 60 % before
+  // the verbs developers use and noun-verbs were read, 44 % / 64 % after:
   // logged here, not yet met.
   test("search: held-back GitHub intents find their operation first for at least 70 % and in the top 5 for at least 90 %", async () => {
+    const held7 = await recall(client, intents("heldback7.json"));
     const held6 = await recall(client, intents("heldback6.json"));
     const held5 = await recall(client, intents("heldback5.json"));
     const held4 = await recall(client, intents("heldback4.json"));
@@ -162,7 +165,8 @@ connectors:
     const held2 = await recall(client, intents("heldback2.json"));
     const held = await recall(client, intents("heldback.json"));
     const tuning = await recall(client, intents("tuning.json"));
-    console.log(`# search recall: held-back (6) ${held6.n} intents top-1 ${pct(held6.top1)} top-5 ${pct(held6.top5)}; ` +
+    console.log(`# search recall: held-back (7) ${held7.n} intents top-1 ${pct(held7.top1)} top-5 ${pct(held7.top5)}; ` +
+      `held-back (6) ${held6.n} intents top-1 ${pct(held6.top1)} top-5 ${pct(held6.top5)}; ` +
       `held-back (5) ${held5.n} intents top-1 ${pct(held5.top1)} top-5 ${pct(held5.top5)}; ` +
       `held-back (4) ${held4.n} intents top-1 ${pct(held4.top1)} top-5 ${pct(held4.top5)}; ` +
       `held-back (3) ${held3.n} intents top-1 ${pct(held3.top1)} top-5 ${pct(held3.top5)}; ` +

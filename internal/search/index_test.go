@@ -263,3 +263,54 @@ func TestSearchMood(t *testing.T) {
 		}
 	}
 }
+
+// How a query says what it asks to do: its leading verb, after fillers
+// and adverbs; a noun used as a verb where an object follows it; a verb
+// leading a later clause when the first states a situation; prefixes and
+// phrasal verbs joined.
+func TestQueryVerb(t *testing.T) {
+	verb := func(q string) string {
+		cs := parseQuery(q)
+		if i := leadVerb(cs); i >= 0 {
+			return cs[i].variants[0].term
+		}
+		return ""
+	}
+	for q, want := range map[string]string{
+		"merge a pull request":                               "merg",
+		"manually trigger the deploy workflow":               "trigger",
+		"just delete the branch":                             "delet",
+		"comment on an issue":                                "comment",
+		"label issue 17 as a bug":                            "label",
+		"file a bug about the login page":                    "fil",
+		"comment history of a repository":                    "",
+		"CI flaked, rerun the jobs that failed":              "rerun",
+		"the webhook delivery failed; send it again":         "send",
+		"re-run the failed jobs":                             "rerun",
+		"thumbs up that comment":                             "react",
+		"shut down my codespace":                             "stop",
+		"ban a spammer from our org":                         "ban",
+		"auto-generate release notes":                        "generat",
+		"reviews on a pull request":                          "",
+		"a release went out broken, please take it down now": "delet",
+	} {
+		if got := verb(q); got != want {
+			t.Errorf("verb of %q = %q, want %q", q, got, want)
+		}
+	}
+	// A noun used as a verb asks to add one: the soft create concept.
+	cs := parseQuery("comment on an issue")
+	if last := cs[len(cs)-1]; !last.soft || last.variants[0].term != Stem("create") {
+		t.Errorf("comment on an issue: %+v, want a soft create concept last", cs)
+	}
+	ix := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
+		method("issues_list_comments", "List issue comments", "Lists the comments on an issue."),
+		method("issues_create_comment", "Create an issue comment", "Adds a comment to an issue."),
+	}))
+	if got := first(t, ix, "comment on an issue"); got != "issues_create_comment" {
+		t.Errorf("comment on an issue: first %q (all: %v)", got, paths(ix.Search("comment on an issue", nil)))
+	}
+	if got := first(t, ix, "comments on an issue"); got != "issues_list_comments" {
+		t.Errorf("comments on an issue: first %q (all: %v)", got, paths(ix.Search("comments on an issue", nil)))
+	}
+}

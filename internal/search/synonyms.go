@@ -49,6 +49,15 @@ var synonymGroups = []struct {
 	{0.5, "create publish"},
 	{0.5, "add grant give"},
 	{0.5, "enable disable set"},
+	// Words developers use for those verbs and a few nouns (31–).
+	{0.6, "delete wipe purge nuke trash scrap discard"},
+	{0.5, "create file register raise draft compose cut"},
+	{0.6, "get grab"},
+	{0.6, "remove kick boot expel evict"},
+	{0.6, "block ban bar blacklist"},
+	{0.5, "label tag"},
+	{0.6, "reaction react upvote thumb"},
+	{0.5, "update tweak bump toggle flip adjust amend"},
 }
 
 // directed are expansions that hold one way only: a model that writes "my"
@@ -126,9 +135,14 @@ var phrasalVerbs = map[[2]string]string{
 	{"set", "up"}: "create", {"spin", "up"}: "create", {"stand", "up"}: "create",
 	{"look", "up"}: "get", {"find", "out"}: "get",
 	{"clean", "up"}: "delete", {"kick", "off"}: "trigger",
+	{"shut", "down"}: "stop", {"take", "down"}: "delete", {"tear", "down"}: "delete",
+	{"kick", "out"}: "remove", {"roll", "back"}: "revert", {"bring", "back"}: "restore",
+	{"pull", "up"}: "get", {"hand", "over"}: "transfer", {"sign", "off"}: "approve",
+	{"thumbs", "up"}: "react", {"thumb", "up"}: "react",
 }
 
 // joinPhrasal replaces each phrasal verb of words with the verb it means.
+// A pronoun may stand between the two words ("turn it off").
 func joinPhrasal(words []string) []string {
 	out := words[:0:0]
 	for i := 0; i < len(words); i++ {
@@ -139,17 +153,30 @@ func joinPhrasal(words []string) []string {
 				continue
 			}
 		}
+		if i+2 < len(words) && pronouns[words[i+1]] {
+			if v, ok := phrasalVerbs[[2]string{words[i], words[i+2]}]; ok {
+				out = append(out, v, words[i+1])
+				i += 2
+				continue
+			}
+		}
 		out = append(out, words[i])
 	}
 	return out
 }
+
+// pronouns may stand between the words of a phrasal verb.
+var pronouns = setOf(`it them this that these those him her me us`)
 
 const moreVerbs = `merge star unstar fork lock unlock approve assign unassign download
 	render rerun cancel enable disable check mark follow unfollow watch unwatch
 	invite accept transfer archive unarchive publish sync dismiss submit request
 	compare protect reopen close revoke block unblock ping test redeliver
 	suspend unsuspend install uninstall subscribe unsubscribe rename replace
-	reset restore revert approve reject review resolve`
+	reset restore revert approve reject review resolve
+	wipe purge nuke trash scrap discard register raise draft compose cut grab
+	kick boot expel evict ban blacklist tweak bump toggle flip adjust amend upvote
+	squash abandon share react generate`
 
 // readConcept is the soft concept of a query without a verb.
 var readConcept = concept{soft: true, variants: []variant{{Stem("list"), 0.4}, {Stem("get"), 0.3}}}
@@ -165,6 +192,9 @@ type concept struct {
 	word     string
 	variants []variant
 	soft     bool
+	// verb marks the word that says what the query asks to do, when it is
+	// a word that can also be a noun (see nounVerbs).
+	verb bool
 }
 
 // parseQuery turns a query into its concepts, in order: one per word that
@@ -173,15 +203,15 @@ type concept struct {
 func parseQuery(q string) []concept {
 	var out []concept
 	seen := map[string]bool{}
-	addConcept := func(word, stem string) {
+	addConcept := func(word, stem string) bool {
 		if seen[stem] {
-			return
+			return false
 		}
 		seen[stem] = true
 		for _, c := range out {
 			for _, v := range c.variants {
 				if v.term == stem {
-					return // a synonym of an earlier word ("create a new …")
+					return false // a synonym of an earlier word ("create a new …")
 				}
 			}
 		}
@@ -191,8 +221,29 @@ func parseQuery(q string) []concept {
 			c.variants = append(c.variants, synonyms[word]...)
 		}
 		out = append(out, c)
+		return true
 	}
-	for _, w := range joinPhrasal(Words(q)) {
+	// A request may state its situation first and its verb after a comma:
+	// "CI flaked, rerun the failed jobs". The verb is the first clause's
+	// leading word, or else the leading verb of a later clause.
+	var ws []string
+	var starts []int
+	for _, cl := range strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune(",;:()", r) }) {
+		starts = append(starts, len(ws))
+		ws = append(ws, joinPhrasal(joinPrefixes(Words(cl)))...)
+	}
+	lead := leadWord(ws)
+	isVerb := func(w string) bool { return verbs[Stem(w)] && !plural(w) }
+	if lead < len(ws) && !isVerb(ws[lead]) && !isQuestion(ws) {
+		for _, st := range starts[1:] {
+			if l := st + leadWord(ws[st:]); l < len(ws) && isVerb(ws[l]) {
+				lead = l
+				break
+			}
+		}
+	}
+	nounVerb := false
+	for i, w := range ws {
 		if full, ok := abbreviations[w]; ok {
 			for _, s := range full {
 				addConcept(s, s)
@@ -202,10 +253,27 @@ func parseQuery(q string) []concept {
 		if stopWords[w] && directed[w] == nil {
 			continue
 		}
-		addConcept(w, Stem(w))
+		if i < lead && isFiller(w) {
+			continue // a filler before the verb ("manually trigger …")
+		}
+		if !addConcept(w, Stem(w)) || i != lead {
+			continue
+		}
+		switch {
+		case isVerb(w):
+			out[len(out)-1].verb = true
+		case nounVerbs[Stem(w)] && !plural(w) && verbContext(ws[i+1:]):
+			out[len(out)-1].verb = true
+			nounVerb = true
+		}
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	if nounVerb {
+		// "comment on an issue", "tag issue 17": a noun used as a verb asks to
+		// add one.
+		return append(out, createConcept)
 	}
 	if leadVerb(out) >= 0 {
 		return out
@@ -213,20 +281,113 @@ func parseQuery(q string) []concept {
 	return append(out, readConcept)
 }
 
-// leadVerb returns the index of the concept that says what the query asks
-// to do, or -1: its first word, when that is a verb (words such as "my"
-// aside). Plain-language requests put the verb first ("merge a pull
-// request"); a verb later on is more often a noun ("jobs of a workflow
-// run").
-func leadVerb(cs []concept) int {
-	for i, c := range cs {
-		if c.soft || directed[c.word] != nil {
-			continue
-		}
-		if verbs[c.variants[0].term] {
+// leadWord is the index in ws of the word that may say what the query asks
+// to do: the first, after adverbs and fillers ("manually", "just").
+func leadWord(ws []string) int {
+	for i, w := range ws {
+		if !isFiller(w) && !stopWords[w] && directed[w] == nil && abbreviations[w] == nil {
 			return i
 		}
-		return -1
+	}
+	return len(ws)
+}
+
+// isQuestion reports whether ws ask to know something: they begin with a
+// question word ("which", "is"), but not "how to" or "how do I".
+func isQuestion(ws []string) bool {
+	for i, w := range ws {
+		if isFiller(w) {
+			continue
+		}
+		return questionWords[w] && !(w == "how" && i+1 < len(ws) && howTo[ws[i+1]])
+	}
+	return false
+}
+
+// isFiller reports whether w is a word a request may put before its verb:
+// an adverb ("manually") or a word such as "just".
+func isFiller(w string) bool {
+	return fillers[w] || len(w) > 4 && strings.HasSuffix(w, "ly") && !verbs[Stem(w)]
+}
+
+// fillers are words a request may put before its verb.
+var fillers = setOf(`just also now then quickly please pls kindly go ahead simply`)
+
+// joinPrefixes joins a prefix written apart from its word ("re-run" gives
+// rerun; "auto-generate" gives generate).
+func joinPrefixes(ws []string) []string {
+	out := ws[:0:0]
+	for i := 0; i < len(ws); i++ {
+		if i+1 < len(ws) {
+			switch ws[i] {
+			case "re", "un":
+				out = append(out, ws[i]+ws[i+1])
+				i++
+				continue
+			case "auto", "force", "bulk", "mass":
+				continue
+			}
+		}
+		out = append(out, ws[i])
+	}
+	return out
+}
+
+// nounVerbs are nouns that a request also uses as its verb, meaning "add
+// one": "comment on an issue", "label issue 17", "file a bug". They count
+// as the query's verb only where they lead it, and then followed by an
+// article, a pronoun, a number, a preposition or a noun (see parseQuery):
+// "comment history" stays a noun.
+var nounVerbs = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`comment reply label tag file commit star pin review note bookmark
+		message post flag`) {
+		nounVerbs[Stem(w)] = true
+	}
+}
+
+// verbContext reports whether the words after a noun that may be a verb
+// make it one: an article, a pronoun, a preposition or a number follows
+// it ("comment on an issue", "file a bug", "star it"), or a number
+// follows the next word ("label issue 17").
+func verbContext(next []string) bool {
+	isNum := func(w string) bool { return w != "" && strings.Trim(w, "0123456789") == "" }
+	switch {
+	case len(next) == 0:
+		return false
+	case objectStarts[next[0]] || isNum(next[0]):
+		return true
+	case len(next) > 1 && isNum(next[1]):
+		return true
+	}
+	return false
+}
+
+// objectStarts are words that begin what a verb acts on.
+var objectStarts = setOf(`a an the this that these those my our your their his her its it them me us
+	on to in onto at with for about`)
+
+// plural reports whether w looks like a plural noun (a verb that leads a
+// request is in its base form: "comment on", not "comments on").
+func plural(w string) bool {
+	return strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && Stem(w) != w
+}
+
+// createConcept is the soft concept of a noun used as a verb.
+var createConcept = concept{soft: true, variants: []variant{{Stem("create"), 0.5}, {Stem("add"), 0.4}}}
+
+// leadVerb returns the index of the concept that says what the query asks
+// to do, or -1: the one parseQuery marked, the request's leading word
+// (after fillers, stop words and "my") when that is a verb in its base
+// form or a noun used as one, or else the verb leading a later clause.
+// Plain-language requests put the verb first ("merge a pull request"); a
+// verb later on is more often a noun ("jobs of a workflow run").
+func leadVerb(cs []concept) int {
+	for i, c := range cs {
+		if c.verb {
+			return i
+		}
 	}
 	return -1
 }
@@ -257,8 +418,7 @@ func init() {
 // queryMood is what a query asks for: Reads for a question or a lead verb
 // that reads, Writes for another lead verb, Unknown otherwise.
 func queryMood(q string, cs []concept) Effect {
-	ws := Words(q)
-	if len(ws) > 0 && questionWords[ws[0]] && !(ws[0] == "how" && len(ws) > 1 && howTo[ws[1]]) {
+	if isQuestion(Words(q)) {
 		return Reads
 	}
 	if i := leadVerb(cs); i >= 0 {
