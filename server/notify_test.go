@@ -3,12 +3,15 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/server"
@@ -152,5 +155,96 @@ func TestWrongArgumentTypesNameTheField(t *testing.T) {
 		if !res.IsError || !strings.Contains(text, tc.want) || strings.Contains(text, "internal") {
 			t.Errorf("%s %v: isError %v, %q; want a tool error naming %s", tc.tool, tc.args, res.IsError, text, tc.want)
 		}
+	}
+}
+
+// Over streamable HTTP with the session's GET stream open (as the
+// TypeScript SDK's client keeps it), every run's log notifications reach
+// the client, from whichever of the two streams took them (mcp-go's
+// session has one channel of notifications that both drain; see
+// awaitSent). The client reads the two streams on two goroutines, so the
+// order of arrival is not asserted: the transport cannot promise it
+// (measured: a run's two events arrive swapped about 2 times in 100
+// whether or not the server waits for each to be flushed before sending
+// the next).
+func TestLogNotificationsOverStreamableHTTPWithAGetStream(t *testing.T) {
+	base := serve(t, newServerWith(t, server.Options{}), server.TransportHTTP)
+	tr, err := transport.NewStreamableHTTP(base+server.PathMCP, transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "order", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := map[string][]string{} // execution: its events as they came
+	n := 0
+	c.OnNotification(func(m mcp.JSONRPCNotification) {
+		if m.Method != string(mcp.MethodNotificationMessage) {
+			return
+		}
+		b, _ := json.Marshal(m.Params.AdditionalFields)
+		var f struct {
+			Data struct{ Event, ExecutionID string }
+		}
+		_ = json.Unmarshal(b, &f)
+		mu.Lock()
+		got[f.Data.ExecutionID] = append(got[f.Data.ExecutionID], f.Data.Event)
+		n++
+		mu.Unlock()
+	})
+	lvl := mcp.SetLevelRequest{}
+	lvl.Params.Level = mcp.LoggingLevelInfo
+	if err := c.SetLevel(ctx, lvl); err != nil {
+		t.Fatal(err)
+	}
+	const runs = 40
+	want := map[string][]string{}
+	for i := range runs {
+		call := mcp.CallToolRequest{}
+		call.Params.Name = "codemode"
+		call.Params.Arguments = map[string]any{"code": "1 + 1"}
+		events := []string{"completed", "started"}
+		if i%2 == 1 {
+			call.Params.Arguments = map[string]any{"code": "throw new Error('no')"}
+			events = []string{"failed", "started"}
+		}
+		res, err := c.CallTool(ctx, call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ ExecutionID string }
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &out); err != nil || out.ExecutionID == "" {
+			t.Fatalf("run %d: %s", i, b)
+		}
+		want[out.ExecutionID] = events
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		k := n
+		mu.Unlock()
+		if k >= 2*runs || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for id := range got {
+		slices.Sort(got[id])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log events per execution (-want +got):\n%s", diff)
 	}
 }
