@@ -49,7 +49,8 @@ var synonymGroups = []struct {
 	{0.5, "create publish"},
 	{0.5, "add grant give"},
 	{0.5, "enable disable set"},
-	// Words developers use for those verbs and a few nouns (31–).
+	// Words developers use for those verbs and nouns (not in verbGroups:
+	// their verbs are in moreVerbs).
 	{0.6, "delete wipe purge nuke trash scrap discard"},
 	{0.5, "create file register raise draft compose cut"},
 	{0.6, "get grab"},
@@ -192,8 +193,8 @@ type concept struct {
 	word     string
 	variants []variant
 	soft     bool
-	// verb marks the word that says what the query asks to do, when it is
-	// a word that can also be a noun (see nounVerbs).
+	// verb marks the word that says what the query asks to do (see
+	// parseQuery and leadVerb).
 	verb bool
 }
 
@@ -335,9 +336,9 @@ func joinPrefixes(ws []string) []string {
 
 // nounVerbs are nouns that a request also uses as its verb, meaning "add
 // one": "comment on an issue", "label issue 17", "file a bug". They count
-// as the query's verb only where they lead it, and then followed by an
-// article, a pronoun, a number, a preposition or a noun (see parseQuery):
-// "comment history" stays a noun.
+// as the query's verb only where they lead it, in their base form, and
+// before what a verb acts on (see verbContext): "comment history" and
+// "comments on an issue" stay nouns.
 var nounVerbs = map[string]bool{}
 
 func init() {
