@@ -22,11 +22,12 @@
 // higher. A query's mood counts too: a question ("which checks failed?")
 // wants a method that only reads, and one that reads gives way a little
 // to one that writes when the query asks to change something (see
-// queryMood). Measured over GitHub's 1,200 operations on six sets of
-// plain-language intents, these three moved a set written by someone who
-// had seen neither the search nor the other sets from 25 % first and
-// 52 % in the top five to 30 % and 59 %: words the documents do not use
-// are still what it misses most.
+// queryMood). What the query asks to do is its leading verb as people
+// write it: after fillers, in a later clause when the first states a
+// situation, or a noun used as a verb ("comment on an issue"; see
+// parseQuery). BENCHMARKS.md has what each of these brought, measured on
+// query sets kept apart from tuning; words the documents do not use are
+// still what it misses most.
 //
 // An Index is immutable and made of Segments, one per group of documents
 // (a connector's methods); replacing one group (With) reuses the others,
