@@ -81,7 +81,7 @@ func BenchmarkSearchGitHub(b *testing.B) {
 	})
 	sets := []string{"tuning.json"}
 	if os.Getenv("CODEMODE_SEARCH_HELDBACK") == "1" {
-		sets = append(sets, "heldback.json", "heldback2.json", "heldback3.json", "heldback4.json", "heldback5.json", "heldback6.json", "heldback7.json", "heldback8.json")
+		sets = append(sets, "heldback.json", "heldback2.json", "heldback3.json", "heldback4.json", "heldback5.json", "heldback6.json", "heldback7.json", "heldback8.json", "heldback9.json")
 	}
 	var queries []string
 	for _, name := range sets {
