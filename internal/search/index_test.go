@@ -314,3 +314,26 @@ func TestQueryVerb(t *testing.T) {
 		t.Errorf("comments on an issue: first %q (all: %v)", got, paths(ix.Search("comments on an issue", nil)))
 	}
 }
+
+// Words in -ly are adverbs only before a verb: "reply" and "weekly" are
+// words of the query.
+func TestLyWordsAreNotAlwaysFillers(t *testing.T) {
+	for q, want := range map[string]string{
+		"reply to an issue":                "reply",
+		"weekly commit activity":           "weekly",
+		"temporarily disable the workflow": "",
+	} {
+		found := ""
+		for _, c := range parseQuery(q) {
+			if c.word == want && want != "" {
+				found = c.word
+			}
+			if c.word == "temporarily" {
+				t.Errorf("%q: the adverb is a word of the query", q)
+			}
+		}
+		if found != want {
+			t.Errorf("%q: %q is not a word of the query: %+v", q, want, parseQuery(q))
+		}
+	}
+}

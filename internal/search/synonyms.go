@@ -254,7 +254,7 @@ func parseQuery(q string) []concept {
 		if stopWords[w] && directed[w] == nil {
 			continue
 		}
-		if i < lead && isFiller(w) {
+		if i < lead && isFiller(ws, i) {
 			continue // a filler before the verb ("manually trigger …")
 		}
 		if !addConcept(w, Stem(w)) || i != lead {
@@ -286,7 +286,7 @@ func parseQuery(q string) []concept {
 // to do: the first, after adverbs and fillers ("manually", "just").
 func leadWord(ws []string) int {
 	for i, w := range ws {
-		if !isFiller(w) && !stopWords[w] && directed[w] == nil && abbreviations[w] == nil {
+		if !isFiller(ws, i) && !stopWords[w] && directed[w] == nil && abbreviations[w] == nil {
 			return i
 		}
 	}
@@ -297,7 +297,7 @@ func leadWord(ws []string) int {
 // question word ("which", "is"), but not "how to" or "how do I".
 func isQuestion(ws []string) bool {
 	for i, w := range ws {
-		if isFiller(w) {
+		if isFiller(ws, i) {
 			continue
 		}
 		return questionWords[w] && !(w == "how" && i+1 < len(ws) && howTo[ws[i+1]])
@@ -305,10 +305,16 @@ func isQuestion(ws []string) bool {
 	return false
 }
 
-// isFiller reports whether w is a word a request may put before its verb:
-// an adverb ("manually") or a word such as "just".
-func isFiller(w string) bool {
-	return fillers[w] || len(w) > 4 && strings.HasSuffix(w, "ly") && !verbs[Stem(w)]
+// isFiller reports whether ws[i] is a word a request may put before its
+// verb: a word such as "just", or an adverb in -ly before a verb
+// ("manually trigger"; but "reply", and "weekly commit activity").
+func isFiller(ws []string, i int) bool {
+	w := ws[i]
+	if fillers[w] {
+		return true
+	}
+	return len(w) > 4 && strings.HasSuffix(w, "ly") && !verbs[Stem(w)] && !nounVerbs[Stem(w)] &&
+		i+1 < len(ws) && verbs[Stem(ws[i+1])]
 }
 
 // fillers are words a request may put before its verb.
