@@ -160,8 +160,10 @@ connectors:
   // tasks and, as the model, the query it would search with for each,
   // before it looked at GitHub's document for the answers; measured once
   // on arrival at 95 % / 100 % (the code of b0e2043 gives 88 % / 99 %).
+  // heldback9.json (users' words again, by a sixth) measured 48 % / 74 %.
   // heldback2.json and heldback8.json are asserted; the others logged.
   test("search: held-back GitHub intents find their operation first for at least 70 % and in the top 5 for at least 90 %", async () => {
+    const held9 = await recall(client, intents("heldback9.json"));
     const held8 = await recall(client, intents("heldback8.json"));
     const held7 = await recall(client, intents("heldback7.json"));
     const held6 = await recall(client, intents("heldback6.json"));
@@ -172,6 +174,7 @@ connectors:
     const held = await recall(client, intents("heldback.json"));
     const tuning = await recall(client, intents("tuning.json"));
     console.log(`# search recall: held-back (8, a model's queries) ${held8.n} intents top-1 ${pct(held8.top1)} top-5 ${pct(held8.top5)}; ` +
+      `held-back (9) ${held9.n} intents top-1 ${pct(held9.top1)} top-5 ${pct(held9.top5)}; ` +
       `held-back (7) ${held7.n} intents top-1 ${pct(held7.top1)} top-5 ${pct(held7.top5)}; ` +
       `held-back (6) ${held6.n} intents top-1 ${pct(held6.top1)} top-5 ${pct(held6.top5)}; ` +
       `held-back (5) ${held5.n} intents top-1 ${pct(held5.top1)} top-5 ${pct(held5.top5)}; ` +
