@@ -325,6 +325,9 @@ type Index[T any] struct {
 	// the whole index.
 	dense     [][][]float32
 	denseOnce sync.Once
+	// near remembers the neighbours of query words (see neighbours).
+	nearMu sync.Mutex
+	near   map[string][]variant
 }
 
 // With returns an index in which the segment named name is seg (added,
@@ -691,45 +694,77 @@ func (ix *Index[T]) related(cs []concept) []concept {
 		if c.soft {
 			continue
 		}
-		qv := wordvec.Lookup(c.word)
-		if !qv.Ok() || qv.Rank() < relatedCommon {
+		near := ix.neighbours(c)
+		if len(near) == 0 {
 			continue
-		}
-		type cand struct {
-			term string
-			sim  float32
-		}
-		var best []cand
-		for _, s := range ix.segs {
-			for j, v := range s.vecs {
-				sim := wordvec.Cos(qv, v)
-				if sim < relatedMin {
-					continue
-				}
-				t := s.vecTerms[j]
-				if slices.ContainsFunc(c.variants, func(v variant) bool { return v.term == t }) || slices.ContainsFunc(best, func(b cand) bool { return b.term == t }) || opposite(c.variants[0].term, t) {
-					continue
-				}
-				best = append(best, cand{t, sim})
-			}
-		}
-		if len(best) == 0 {
-			continue
-		}
-		sort.Slice(best, func(a, b int) bool {
-			return best[a].sim > best[b].sim || best[a].sim == best[b].sim && best[a].term < best[b].term
-		})
-		if len(best) > relatedK {
-			best = best[:relatedK]
 		}
 		if &out[0] == &cs[0] {
 			out = slices.Clone(cs)
 		}
-		vs := slices.Clone(c.variants)
-		for _, b := range best {
-			vs = append(vs, variant{b.term, relatedWeight * float64(b.sim)})
+		out[i].variants = append(slices.Clone(c.variants), near...)
+	}
+	return out
+}
+
+// maxNeighbourCache bounds the query words an index remembers the
+// neighbours of.
+const maxNeighbourCache = 4096
+
+// neighbours returns the variants related adds to concept c, remembered
+// per word for the life of the index (a model's searches repeat their
+// words, and finding them costs a dot product per indexed term).
+func (ix *Index[T]) neighbours(c concept) []variant {
+	ix.nearMu.Lock()
+	near, ok := ix.near[c.word]
+	ix.nearMu.Unlock()
+	if ok {
+		return near
+	}
+	near = ix.findNeighbours(c)
+	ix.nearMu.Lock()
+	if ix.near == nil {
+		ix.near = map[string][]variant{}
+	}
+	if len(ix.near) < maxNeighbourCache {
+		ix.near[c.word] = near
+	}
+	ix.nearMu.Unlock()
+	return near
+}
+
+// findNeighbours computes neighbours.
+func (ix *Index[T]) findNeighbours(c concept) []variant {
+	qv := wordvec.Lookup(c.word)
+	if !qv.Ok() || qv.Rank() < relatedCommon {
+		return nil
+	}
+	type cand struct {
+		term string
+		sim  float32
+	}
+	var best []cand
+	for _, s := range ix.segs {
+		for j, v := range s.vecs {
+			sim := wordvec.Cos(qv, v)
+			if sim < relatedMin {
+				continue
+			}
+			t := s.vecTerms[j]
+			if slices.ContainsFunc(c.variants, func(v variant) bool { return v.term == t }) || slices.ContainsFunc(best, func(b cand) bool { return b.term == t }) || opposite(c.variants[0].term, t) {
+				continue
+			}
+			best = append(best, cand{t, sim})
 		}
-		out[i].variants = vs
+	}
+	sort.Slice(best, func(a, b int) bool {
+		return best[a].sim > best[b].sim || best[a].sim == best[b].sim && best[a].term < best[b].term
+	})
+	if len(best) > relatedK {
+		best = best[:relatedK]
+	}
+	var out []variant
+	for _, b := range best {
+		out = append(out, variant{b.term, relatedWeight * float64(b.sim)})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -335,5 +336,37 @@ func TestLyWordsAreNotAlwaysFillers(t *testing.T) {
 		if found != want {
 			t.Errorf("%q: %q is not a word of the query: %+v", q, want, parseQuery(q))
 		}
+	}
+}
+
+// The neighbours of a query word are remembered per index, up to a bound,
+// and what is remembered is what would be found again; searches may run
+// at once.
+func TestNeighboursRemembered(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
+		method("repos_get_latest_release", "Get the latest release", ""),
+		method("repos_list_releases", "List releases", ""),
+	}))
+	c := parseQuery("newest")[0]
+	want := ix.findNeighbours(c)
+	if len(want) == 0 {
+		t.Fatal("newest has no neighbours")
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1500 {
+				ix.Search(fmt.Sprintf("newest zq%dx%d", g, i), nil)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := ix.neighbours(c); !cmp.Equal(got, want, cmp.AllowUnexported(variant{})) {
+		t.Errorf("remembered %v, found %v", got, want)
+	}
+	if n := len(ix.near); n != maxNeighbourCache {
+		t.Errorf("%d words remembered, want the bound %d", n, maxNeighbourCache)
 	}
 }
