@@ -712,8 +712,13 @@ const maxNeighbourCache = 4096
 
 // neighbours returns the variants related adds to concept c, remembered
 // per word for the life of the index (a model's searches repeat their
-// words, and finding them costs a dot product per indexed term).
+// words, and finding them costs a dot product per indexed term). Only
+// words of the vectors' vocabulary are remembered, at most
+// maxNeighbourCache of them.
 func (ix *Index[T]) neighbours(c concept) []variant {
+	if qv := wordvec.Lookup(c.word); !qv.Ok() || qv.Rank() < relatedCommon {
+		return nil // nothing to find, and nothing to remember: a word of a query is hostile
+	}
 	ix.nearMu.Lock()
 	near, ok := ix.near[c.word]
 	ix.nearMu.Unlock()

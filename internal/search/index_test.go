@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/search/wordvec"
 )
 
 // method is a test document: name, summary, description.
@@ -358,7 +360,8 @@ func TestNeighboursRemembered(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 1500 {
-				ix.Search(fmt.Sprintf("newest zq%dx%d", g, i), nil)
+				// Words of the vocabulary, and words of none (never remembered).
+				ix.Search(fmt.Sprintf("newest %s zq%dx%d", wordvec.Word(relatedCommon+g*1500+i), g, i), nil)
 			}
 		}()
 	}

@@ -48,6 +48,7 @@ func Cos(a, b Vec) float32 {
 }
 
 type table struct {
+	words []string
 	index map[string]int32
 	dim   int
 	vecs  []byte // int8 values
@@ -78,7 +79,7 @@ func load() *table {
 		if len(words) != n {
 			return
 		}
-		t := table{index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
+		t := table{words: words, index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
 		// The vectors stay where go:embed put them (read-only data, paged in
 		// as used), read as int8 one byte at a time.
 		t.vecs = b[wl:]
@@ -120,6 +121,15 @@ func (v Vec) AddTo(acc []float32, k float32) {
 	for i, x := range v.v[:len(acc)] {
 		acc[i] += k * float32(int8(x))
 	}
+}
+
+// Word returns the word of rank i (0 ≤ i < Len()), most frequent first.
+func Word(i int) string {
+	t := load()
+	if i < 0 || i >= len(t.words) {
+		return ""
+	}
+	return t.words[i]
 }
 
 // Len is the number of words that have vectors.
