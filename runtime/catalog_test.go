@@ -164,6 +164,13 @@ func TestSearch(t *testing.T) {
 	if all.Total != 2+5+fxTools || len(all.Results) != min(20, all.Total) {
 		t.Errorf("empty query: total %d, %d results; want %d, capped at 20", all.Total, len(all.Results), 2+5+fxTools)
 	}
+	// A query is a few words: a long one is refused, naming the bound.
+	if _, err := e.rt.Search(e.ctx, strings.Repeat("word ", 300)); err == nil || !strings.Contains(err.Error(), "1500 bytes long; at most 1000") {
+		t.Errorf("a 1,500-byte query: %v", err)
+	}
+	if _, err := e.rt.Search(e.ctx, strings.Repeat("w", 1000)); err != nil {
+		t.Errorf("a 1,000-byte query: %v", err)
+	}
 	if h := search("zzzqqq"); h.Total != 0 || h.Results == nil {
 		t.Errorf("no match: %+v, want an empty results array", h)
 	}

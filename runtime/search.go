@@ -19,6 +19,9 @@ import (
 // maxSearchResults caps codemode.search results.
 const maxSearchResults = 20
 
+// maxSearchQuery bounds a codemode.search query, in bytes.
+const maxSearchQuery = 1000
+
 // maxSearchText is how much of a description (after its first line) the
 // search index reads: the start says what a method does; the rest of a
 // long description mentions many things in passing, and costs time.
@@ -363,6 +366,11 @@ const snippetsSegment = " snippets"
 // path, at most maxSearchResults; total counts every match. An empty query
 // lists everything.
 func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, error) {
+	if len(query) > maxSearchQuery {
+		// Every word of a query is looked up, and a word no document has
+		// is compared with the whole vocabulary: a query is a few words.
+		return nil, fmt.Errorf("codemode.search: the query is %d bytes long; at most %d (a few words name a method)", len(query), maxSearchQuery)
+	}
 	ix := r.catalog().index()
 	sn, err := r.snippetIndex(ctx)
 	if err != nil {

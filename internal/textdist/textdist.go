@@ -29,13 +29,21 @@ func Distance(a, b string) int {
 	return prev[len(rb)]
 }
 
-// Nearest returns names ordered by case-insensitive edit distance to name,
-// ties by name. score, when not nil, adjusts a candidate's distance (e.g. to
-// favour substrings).
+// maxCompared is how many runes of a name Nearest compares: a name can
+// come from a program or a client (hostile), and the distance costs its
+// length times each candidate's.
+const maxCompared = 128
+
+// Nearest returns names ordered by case-insensitive edit distance to name
+// (its first maxCompared runes), ties by name. score, when not nil,
+// adjusts a candidate's distance (e.g. to favour substrings).
 func Nearest(name string, names []string, score func(name, candidate string, d int) int) []string {
 	type scored struct {
 		name string
 		d    int
+	}
+	if r := []rune(name); len(r) > maxCompared {
+		name = string(r[:maxCompared])
 	}
 	low := strings.ToLower(name)
 	s := make([]scored, 0, len(names))

@@ -39,3 +39,24 @@ func TestNearest(t *testing.T) {
 		t.Errorf("scored Nearest: %v", got)
 	}
 }
+
+// A name longer than maxCompared runes is compared by its beginning: the
+// cost of a hostile name is bounded, and the names it begins like still
+// come first.
+func TestNearestLongName(t *testing.T) {
+	names := []string{"echo", "get_sum", strings.Repeat("a", maxCompared) + "tail"}
+	long := strings.Repeat("a", maxCompared) + strings.Repeat("z", 1<<20)
+	var seen []string
+	got := Nearest(long, names, func(name, cand string, d int) int {
+		seen = append(seen, name)
+		return d
+	})
+	if got[0] != names[2] {
+		t.Errorf("Nearest of a long name: %v", got)
+	}
+	for _, n := range seen {
+		if len([]rune(n)) != maxCompared {
+			t.Fatalf("the score saw a name of %d runes, want %d", len([]rune(n)), maxCompared)
+		}
+	}
+}
