@@ -189,8 +189,9 @@ func (t *tool) searchDoc() search.Doc[*searchResult] {
 // schemaText is what a method's input says beyond its top-level names
 // (those are Params): the names of nested properties, and every
 // property's description and the string values its enum allows
-// ("state_reason … reopened" lets "reopen an issue" find issues_update). It walks inline schemas only, at most
-// maxSchemaDepth levels down, and stops at maxSearchText bytes.
+// ("state_reason … reopened" lets "reopen an issue" find issues_update).
+// It walks inline schemas only, at most maxSchemaDepth levels down, and
+// stops at maxSearchText bytes.
 func schemaText(schema json.RawMessage) string {
 	var root any
 	if json.Unmarshal(schema, &root) != nil {

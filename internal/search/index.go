@@ -716,7 +716,8 @@ const maxNeighbourCache = 4096
 // words of the vectors' vocabulary are remembered, at most
 // maxNeighbourCache of them.
 func (ix *Index[T]) neighbours(c concept) []variant {
-	if qv := wordvec.Lookup(c.word); !qv.Ok() || qv.Rank() < relatedCommon {
+	qv := wordvec.Lookup(c.word)
+	if !qv.Ok() || qv.Rank() < relatedCommon {
 		return nil // nothing to find, and nothing to remember: a word of a query is hostile
 	}
 	ix.nearMu.Lock()
@@ -725,7 +726,7 @@ func (ix *Index[T]) neighbours(c concept) []variant {
 	if ok {
 		return near
 	}
-	near = ix.findNeighbours(c)
+	near = ix.findNeighbours(c, qv)
 	ix.nearMu.Lock()
 	if ix.near == nil {
 		ix.near = map[string][]variant{}
@@ -737,12 +738,9 @@ func (ix *Index[T]) neighbours(c concept) []variant {
 	return near
 }
 
-// findNeighbours computes neighbours.
-func (ix *Index[T]) findNeighbours(c concept) []variant {
-	qv := wordvec.Lookup(c.word)
-	if !qv.Ok() || qv.Rank() < relatedCommon {
-		return nil
-	}
+// findNeighbours computes neighbours: the indexed terms nearest to qv,
+// the vector of c's word.
+func (ix *Index[T]) findNeighbours(c concept, qv wordvec.Vec) []variant {
 	type cand struct {
 		term string
 		sim  float32
@@ -777,7 +775,7 @@ func (ix *Index[T]) findNeighbours(c concept) []variant {
 // opposite reports whether a and b (stems) are words of opposite meaning,
 // which word vectors put close together: open and close, lock and unlock.
 func opposite(a, b string) bool {
-	for _, p := range []string{"un", "dis", "de", "re", "in"} {
+	for _, p := range []string{"un", "dis", "de", "in"} {
 		if a == p+b || b == p+a {
 			return true
 		}

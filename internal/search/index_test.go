@@ -206,14 +206,20 @@ func TestSearchRelatedByMeaning(t *testing.T) {
 	if got := first(t, ix, "newest release"); got != "repos_get_latest_release" {
 		t.Errorf("newest release: first %q, want repos_get_latest_release (all: %v)", got, paths(ix.Search("newest release", nil)))
 	}
-	locks := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
-		method("issues_unlock", "Unlock an issue", ""),
-		method("issues_close", "Close an issue", ""),
+	// Word vectors put "upload" near "download" and "import" near
+	// "export"; neither is found for the other.
+	opp := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
+		method("repos_download_archive", "Download a repository archive", ""),
+		method("migrations_start_export", "Start an export", ""),
 	}))
-	for _, c := range locks.related(parseQuery("lock open")) {
-		for _, v := range c.variants[1:] {
-			if opposite(c.variants[0].term, v.term) || v.term == "unlock" || v.term == "clos" {
-				t.Errorf("%q found its opposite %q", c.word, v.term)
+	for _, p := range [][2]string{{"upload", "download"}, {"import", "export"}} {
+		if sim := wordvec.Cos(wordvec.Lookup(p[0]), wordvec.Lookup(p[1])); sim < relatedMin {
+			t.Fatalf("cos(%s, %s) = %.2f: below relatedMin, so this case tests nothing", p[0], p[1], sim)
+		}
+		c := parseQuery(p[0])[0]
+		for _, v := range opp.findNeighbours(c, wordvec.Lookup(p[0])) {
+			if v.term == Stem(p[1]) {
+				t.Errorf("%q found its opposite %q", p[0], p[1])
 			}
 		}
 	}
@@ -350,7 +356,7 @@ func TestNeighboursRemembered(t *testing.T) {
 		method("repos_list_releases", "List releases", ""),
 	}))
 	c := parseQuery("newest")[0]
-	want := ix.findNeighbours(c)
+	want := ix.findNeighbours(c, wordvec.Lookup("newest"))
 	if len(want) == 0 {
 		t.Fatal("newest has no neighbours")
 	}
