@@ -173,18 +173,8 @@ func TestLogNotificationsOverStreamableHTTPWithAGetStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.NewClient(tr)
-	t.Cleanup(func() { c.Close() })
+	c := start(t, client.NewClient(tr), mcp.ClientCapabilities{})
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: "order", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	got := map[string][]string{} // execution: its events as they came
 	n := 0
@@ -210,24 +200,16 @@ func TestLogNotificationsOverStreamableHTTPWithAGetStream(t *testing.T) {
 	const runs = 40
 	want := map[string][]string{}
 	for i := range runs {
-		call := mcp.CallToolRequest{}
-		call.Params.Name = "codemode"
-		call.Params.Arguments = map[string]any{"code": "1 + 1"}
-		events := []string{"completed", "started"}
+		code, events := "1 + 1", []string{"completed", "started"}
 		if i%2 == 1 {
-			call.Params.Arguments = map[string]any{"code": "throw new Error('no')"}
-			events = []string{"failed", "started"}
+			code, events = "throw new Error('no')", []string{"failed", "started"}
 		}
-		res, err := c.CallTool(ctx, call)
-		if err != nil {
-			t.Fatal(err)
+		out, _ := call(t, c, "codemode", map[string]any{"code": code})
+		id, _ := out["executionId"].(string)
+		if id == "" {
+			t.Fatalf("run %d: %v", i, out)
 		}
-		var out struct{ ExecutionID string }
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, &out); err != nil || out.ExecutionID == "" {
-			t.Fatalf("run %d: %s", i, b)
-		}
-		want[out.ExecutionID] = events
+		want[id] = events
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -90,6 +90,14 @@ func connect(t testing.TB, s *server.Server, h elicitFunc) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return start(t, c, caps)
+}
+
+// start starts c, initializes its session declaring caps, and closes it
+// when the test ends.
+func start(t testing.TB, c *client.Client, caps mcp.ClientCapabilities) *client.Client {
+	t.Helper()
+	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -101,7 +109,6 @@ func connect(t testing.TB, s *server.Server, h elicitFunc) *client.Client {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 
