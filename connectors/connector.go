@@ -98,6 +98,27 @@ type Starter interface {
 	Start(ctx context.Context, tool string, args json.RawMessage) (wait func() (Result, error), err error)
 }
 
+// WithSent returns ctx carrying sent, for Sent. The runtime gives a call's
+// context one so that, through a connector that is not a Starter, it can
+// still write its log while the downstream works rather than after.
+func WithSent(ctx context.Context, sent func()) context.Context {
+	return context.WithValue(ctx, sentKey{}, sent)
+}
+
+// Sent runs the function WithSent put in ctx, if any. A connector whose
+// Call can tell when a call's request has left (the OpenAPI connector,
+// once the request is written on its connection) calls it then, before it
+// waits for the answer, on the goroutine that called Call; the function
+// runs once per call however often it is called (a request sent again).
+// It may take a while (a log write): the answer waits meanwhile.
+func Sent(ctx context.Context) {
+	if f, ok := ctx.Value(sentKey{}).(func()); ok {
+		f()
+	}
+}
+
+type sentKey struct{}
+
 // Reverter is implemented by connectors that can undo some of their calls
 // natively. Revert is called during a rollback with the arguments and result
 // of an applied call, newest first.

@@ -398,31 +398,41 @@ func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codem
 // read-only call through a connector that sends before it waits
 // (connectors.Starter; fresh) is queued once sent; any other call was
 // queued (written ahead) or logged before. A group of log writes that
-// came due is written while the call is in flight (Starter) or once it
-// returned, never between a call's write-ahead and its sending, so that
-// commit adds nothing to the call's time. If that write fails, the call's
-// outcome is dropped and the pass stops with the internal failure.
+// came due is written while the call is in flight (a Starter, or a
+// connector that says when its request has left: connectors.Sent) or
+// once it returned, never between a call's write-ahead and its sending,
+// so that commit adds nothing to the call's time. If that write fails,
+// the call's outcome is dropped and the pass stops with the internal
+// failure.
 func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh bool) (json.RawMessage, error) {
 	var (
 		res     connectors.Result
 		callErr error
 		wait    func() (connectors.Result, error)
+		logged  bool  // logInFlight ran (connectors.Sent, or after Start or Call)
+		logErr  error // what its write gave
 	)
+	logInFlight := func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if logged {
+			return
+		}
+		logged = true
+		if fresh {
+			logErr = p.queueLocked(&e)
+		}
+		if logErr == nil {
+			logErr = p.writeDueLocked(ctx)
+		}
+	}
 	st, starts := t.src.src.Connector.(connectors.Starter)
 	if starts {
 		wait, callErr = st.Start(ctx, t.def.SourceName, e.Args)
 	} else {
-		res, callErr = t.src.src.Connector.Call(ctx, t.def.SourceName, e.Args)
+		res, callErr = t.src.src.Connector.Call(connectors.WithSent(ctx, logInFlight), t.def.SourceName, e.Args)
 	}
-	p.mu.Lock()
-	var logErr error
-	if fresh {
-		logErr = p.queueLocked(&e)
-	}
-	if logErr == nil {
-		logErr = p.writeDueLocked(ctx)
-	}
-	p.mu.Unlock()
+	logInFlight() // if connectors.Sent was not called (and for a Starter)
 	if starts && callErr == nil {
 		res, callErr = wait()
 	}

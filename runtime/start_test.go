@@ -23,9 +23,14 @@ import (
 // when it was waited for.
 type startingKV struct {
 	*kv
-	env      *env
+	logNotes
 	startErr error // Start fails with it, sending nothing
+}
 
+// logNotes records what the log of a running execution held at moments
+// of a call.
+type logNotes struct {
+	env     *env
 	mu      sync.Mutex
 	atStart [][]string // guarded by mu
 	atWait  [][]string // guarded by mu
@@ -45,7 +50,7 @@ func (s *startingKV) Start(ctx context.Context, tool string, args json.RawMessag
 }
 
 // note appends the running execution's log as "seq state" lines.
-func (s *startingKV) note(to *[][]string) {
+func (s *logNotes) note(to *[][]string) {
 	ctx := context.Background()
 	runs, err := s.env.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusRunning})
 	if err != nil || len(runs) != 1 {
@@ -162,5 +167,59 @@ func TestStartedCallLogFailure(t *testing.T) {
 	}
 	if got := e.entries(o.ExecutionID); len(got) != 0 {
 		t.Errorf("log = %q, want nothing (the only write failed)", got)
+	}
+}
+
+// sendingKV is kv telling the runtime when each call's request has left
+// (connectors.Sent, as the OpenAPI connector does). It records what the
+// log of the running execution held just before and just after.
+type sendingKV struct {
+	*kv
+	logNotes
+}
+
+func (s *sendingKV) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
+	s.note(&s.atStart)
+	connectors.Sent(ctx)
+	connectors.Sent(ctx) // a request sent again: the log is written once
+	s.note(&s.atWait)
+	return s.kv.Call(ctx, tool, args)
+}
+
+// A read-only call through a connector that says when its request has
+// left is logged as a Starter's is: when its group is due (written
+// through), its entry is committed while the call is in flight, before
+// the connector reads the answer, with the same commits as any call.
+func TestSentCallsAreLoggedInFlight(t *testing.T) {
+	tests := []struct {
+		through    bool
+		wantBefore [][]string
+		wantAfter  [][]string
+		commits    int64
+	}{
+		{true, [][]string{{}, {"1 executing"}}, [][]string{{"1 executing"}, {"1 applied", "2 executing"}}, 5},
+		{false, [][]string{{}, {}}, [][]string{{}, {}}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("writeThrough=%v", tt.through), func(t *testing.T) {
+			cs := &countingStore{}
+			skv := &sendingKV{kv: newKV("kv")}
+			e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: skv}}, wrap: cs.wrap, writeThrough: tt.through, groupAge: time.Hour})
+			skv.env = e
+			o := e.run(loop("get", 2), nil)
+			mustStatus(t, o, codemode.StatusCompleted)
+			if diff := cmp.Diff(getEntries(2), e.entries(o.ExecutionID)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantBefore, skv.atStart); diff != "" {
+				t.Errorf("log before each request left (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantAfter, skv.atWait); diff != "" {
+				t.Errorf("log once each request had left (-want +got):\n%s", diff)
+			}
+			if got := cs.commits.Load(); got != tt.commits {
+				t.Errorf("commits = %d, want %d", got, tt.commits)
+			}
+		})
 	}
 }

@@ -32,7 +32,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 			return nil, err
 		}
 		s.proc = p
-		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout), rawpipe.Wrap(p.stdin), c.logger)
+		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout, 0), rawpipe.Wrap(p.stdin, 0), c.logger)
 		return &tap{Interface: s.stdio, logger: c.logger}, nil
 	}
 	hc := &http.Client{Transport: c.httpTransport}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
@@ -141,7 +142,7 @@ func (t *directTransport) get(ctx context.Context, key string, req *http.Request
 		return nil, false, err
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
-		conn = rawpipe.WrapConn(tc) // plain TLS or HTTP on top: neither wakes the monitor thread
+		conn = rawpipe.WrapConn(tc, rawpipe.Spin) // plain TLS or HTTP on top: neither wakes the monitor thread
 	}
 	if req.URL.Scheme == "https" {
 		cfg := &tls.Config{}
@@ -210,6 +211,7 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 	if err := dc.bw.Flush(); err != nil {
 		return nil, false, fail(err)
 	}
+	connectors.Sent(ctx) // the runtime writes its log while the API works
 	if _, err := dc.br.Peek(1); err != nil {
 		return nil, false, fail(err)
 	}

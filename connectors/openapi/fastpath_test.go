@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // connCounter counts the connections a test server accepted and closed.
@@ -260,5 +262,47 @@ func TestDirectTransportProxy(t *testing.T) {
 	dt.proxy = http.ProxyURL(proxy)
 	if dt.direct(req) {
 		t.Error("a proxied request was taken directly")
+	}
+}
+
+// TestDirectTransportSaysWhenSent: once the request is on its connection,
+// and before the answer is read, directTransport tells the caller
+// (connectors.Sent), so that the runtime writes its log while the API
+// works.
+func TestDirectTransportSaysWhenSent(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release // the answer waits until the caller was told
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	_, _, client := newDirectTest(t, srv)
+	sent := make(chan struct{}, 2)
+	ctx := connectors.WithSent(context.Background(), func() { sent <- struct{}{} })
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-sent:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("not told within 5 s that the request was sent")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 0 {
+		t.Errorf("told %d more times, want once", len(sent))
 	}
 }

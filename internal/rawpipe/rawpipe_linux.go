@@ -12,8 +12,9 @@ import (
 // Pipe is one end of a pipe read and written with raw system calls (see
 // the package documentation).
 type Pipe struct {
-	f  *os.File
-	rc syscall.RawConn
+	f    *os.File
+	rc   syscall.RawConn
+	spin time.Duration // see Spin
 }
 
 // New returns f as a Pipe. f must be non-blocking and served by Go's
@@ -51,7 +52,7 @@ func (p *Pipe) Close() error { return p.f.Close() }
 // Read reads what the pipe holds, up to len(b), waiting in the poller
 // while it is empty.
 func (p *Pipe) Read(b []byte) (int, error) {
-	return rawRead(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "read", Path: p.f.Name(), Err: e} })
+	return rawRead(p.rc, b, p.spin, func(e syscall.Errno) error { return &os.PathError{Op: "read", Path: p.f.Name(), Err: e} })
 }
 
 // Write writes all of b, waiting in the poller while the pipe is full.
@@ -65,23 +66,25 @@ func (p *Pipe) Write(b []byte) (int, error) {
 // that finds nothing waits there and a deadline or Close ends the wait.
 type Conn struct {
 	*net.TCPConn
-	rc syscall.RawConn
+	rc   syscall.RawConn
+	spin time.Duration // see Spin
 }
 
-// WrapConn returns c read and written with raw system calls, or c itself
-// when its descriptor cannot be reached.
-func WrapConn(c *net.TCPConn) net.Conn {
+// WrapConn returns c read and written with raw system calls, its reads
+// polling for up to spin before they wait (see Spin), or c itself when its
+// descriptor cannot be reached.
+func WrapConn(c *net.TCPConn, spin time.Duration) net.Conn {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return c
 	}
-	return &Conn{TCPConn: c, rc: rc}
+	return &Conn{TCPConn: c, rc: rc, spin: max(spin, 0)}
 }
 
 // Read reads what has arrived, up to len(b), waiting in the poller while
 // nothing has.
 func (c *Conn) Read(b []byte) (int, error) {
-	return rawRead(c.rc, b, func(e syscall.Errno) error { return c.opError("read", e) })
+	return rawRead(c.rc, b, c.spin, func(e syscall.Errno) error { return c.opError("read", e) })
 }
 
 // Write writes all of b, waiting in the poller while the socket's send
@@ -94,16 +97,22 @@ func (c *Conn) opError(op string, e syscall.Errno) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
 }
 
-// rawRead reads what rc's descriptor holds, up to len(b), waiting in the
-// poller while it holds nothing; fail words the error of a failed read.
-func rawRead(rc syscall.RawConn, b []byte, fail func(syscall.Errno) error) (int, error) {
+// rawRead reads what rc's descriptor holds, up to len(b), polling for up
+// to spin (see Spin) and then waiting in the poller while it holds
+// nothing; fail words the error of a failed read.
+func rawRead(rc syscall.RawConn, b []byte, spin time.Duration, fail func(syscall.Errno) error) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
 	var n int
 	var errno syscall.Errno
+	polled := false
 	if err := rc.Read(func(fd uintptr) bool {
 		n, errno = rawIO(syscall.SYS_READ, fd, b)
+		if errno == syscall.EAGAIN && spin > 0 && !polled {
+			polled = true // once per Read: after a wait in the poller, data is there
+			n, errno = poll(fd, b, spin)
+		}
 		return errno != syscall.EAGAIN // false: wait until readable
 	}); err != nil {
 		return 0, err

@@ -6,13 +6,18 @@ import (
 	"errors"
 	"net"
 	"os"
+	"time"
 )
 
 // Pipe is not available on this OS; New always fails.
-type Pipe struct{ *os.File }
+type Pipe struct {
+	*os.File
+	spin time.Duration
+}
 
 // New reports errors.ErrUnsupported: Wrap then uses the *os.File.
 func New(*os.File) (*Pipe, error) { return nil, errors.ErrUnsupported }
 
-// WrapConn returns c: raw system calls are Linux's only.
-func WrapConn(c *net.TCPConn) net.Conn { return c }
+// WrapConn returns c: raw system calls, and polling reads, are Linux's
+// only.
+func WrapConn(c *net.TCPConn, _ time.Duration) net.Conn { return c }
