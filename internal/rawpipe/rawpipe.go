@@ -41,7 +41,7 @@ type File interface {
 // result closes f.
 func Wrap(f *os.File, spin time.Duration) File {
 	if p, err := New(f); err == nil {
-		p.spin = max(spin, 0)
+		p.spin = newSpinner(spin)
 		return p
 	}
 	return f
@@ -62,10 +62,17 @@ func Wrap(f *os.File, spin time.Duration) File {
 // reading for a little while after each exchange is still running when
 // the next message comes, so that hop costs a read instead of a wake-up.
 //
-// The polling loop (poll, spin_linux.go) keeps these invariants:
+// The polling (spinner and poll, spin_linux.go) keeps these invariants:
 //   - it only runs when a read finds nothing: a read that finds data
 //     returns it at once, and a read that waited in the poller does not
 //     poll again;
+//   - it runs only while it pays: a read polls when the last read of the
+//     same descriptor that found nothing had its data within a few spins
+//     (pollWithin), so against an API, or a program, that takes longer
+//     (an API taking 1 ms does) the descriptor stops
+//     polling (its reads wait in the poller at once) until an answer comes
+//     quickly again; a read that ended without data (a deadline, a Close)
+//     counts as slow;
 //   - it is bounded: a Read polls for at most its spin, once, and then
 //     waits in the poller as before, so a deadline or a Close that comes
 //     during the polling takes effect at most spin late;

@@ -14,7 +14,7 @@ import (
 type Pipe struct {
 	f    *os.File
 	rc   syscall.RawConn
-	spin time.Duration // see Spin
+	spin *spinner // nil: reads do not poll (see Spin)
 }
 
 // New returns f as a Pipe. f must be non-blocking and served by Go's
@@ -67,7 +67,7 @@ func (p *Pipe) Write(b []byte) (int, error) {
 type Conn struct {
 	*net.TCPConn
 	rc   syscall.RawConn
-	spin time.Duration // see Spin
+	spin *spinner // nil: reads do not poll (see Spin)
 }
 
 // WrapConn returns c read and written with raw system calls, its reads
@@ -78,7 +78,7 @@ func WrapConn(c *net.TCPConn, spin time.Duration) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &Conn{TCPConn: c, rc: rc, spin: max(spin, 0)}
+	return &Conn{TCPConn: c, rc: rc, spin: newSpinner(spin)}
 }
 
 // Read reads what has arrived, up to len(b), waiting in the poller while
@@ -97,26 +97,31 @@ func (c *Conn) opError(op string, e syscall.Errno) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
 }
 
-// rawRead reads what rc's descriptor holds, up to len(b), polling for up
-// to spin (see Spin) and then waiting in the poller while it holds
+// rawRead reads what rc's descriptor holds, up to len(b), polling (when
+// s says so, see Spin) and then waiting in the poller while it holds
 // nothing; fail words the error of a failed read.
-func rawRead(rc syscall.RawConn, b []byte, spin time.Duration, fail func(syscall.Errno) error) (int, error) {
+func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(syscall.Errno) error) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
 	var n int
 	var errno syscall.Errno
-	polled := false
-	if err := rc.Read(func(fd uintptr) bool {
+	var since time.Time // when a read first found nothing
+	err := rc.Read(func(fd uintptr) bool {
 		n, errno = rawIO(syscall.SYS_READ, fd, b)
-		if errno == syscall.EAGAIN && spin > 0 && !polled {
-			polled = true // once per Read: after a wait in the poller, data is there
-			n, errno = poll(fd, b, spin)
+		if errno == syscall.EAGAIN && since.IsZero() {
+			since = time.Now()
+			if s.polls() {
+				n, errno = poll(fd, b, s.spin)
+			}
 		}
 		return errno != syscall.EAGAIN // false: wait until readable
-	}); err != nil {
+	})
+	if err != nil {
+		s.gaveUp()
 		return 0, err
 	}
+	s.waitedSince(since)
 	switch {
 	case errno != 0:
 		return 0, fail(errno)

@@ -22,7 +22,7 @@ func pipePair(t *testing.T, spin time.Duration) (r, w *Pipe) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.spin = spin
+	r.spin = newSpinner(spin)
 	w, err = New(os.NewFile(uintptr(fds[1]), "w"))
 	if err != nil {
 		t.Fatal(err)

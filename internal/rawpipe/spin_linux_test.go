@@ -85,3 +85,50 @@ func rawFD(t *testing.T, p *Pipe) uintptr {
 	}
 	return fd
 }
+
+// TestPollingStopsWhileAnswersAreSlow checks that a descriptor polls only
+// while answers come within its spin: after a read whose data came later,
+// or that ended without data, the next read waits in the poller at once;
+// after a read whose data came quickly, it polls again.
+func TestPollingStopsWhileAnswersAreSlow(t *testing.T) {
+	const spin = 100 * time.Millisecond
+	r, w := pipePair(t, spin)
+	readAfter := func(write time.Duration) {
+		t.Helper()
+		go func() {
+			time.Sleep(write)
+			_, _ = w.Write([]byte("x"))
+		}()
+		if n, err := r.Read(make([]byte, 1)); n != 1 || err != nil {
+			t.Fatalf("Read = %d, %v; want the byte written after %v", n, err, write)
+		}
+	}
+	// readNothing reads an empty pipe with a 1 ms deadline and returns how
+	// long the read took: at least spin if it polled.
+	readNothing := func() time.Duration {
+		t.Helper()
+		if err := r.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := r.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("Read of an empty pipe = %v; want a deadline error", err)
+		}
+		took := time.Since(start)
+		if err := r.SetReadDeadline(time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		return took
+	}
+	readAfter((pollWithin + 1) * spin) // slower than pollWithin spins: polling stops
+	if took := readNothing(); took >= spin*2/3 {
+		t.Fatalf("after an answer slower than the spin, a read took %v: it polled", took)
+	}
+	if took := readNothing(); took >= spin*2/3 { // ended without data: still no polling
+		t.Fatalf("after a read that ended without data, a read took %v: it polled", took)
+	}
+	readAfter(10 * time.Millisecond) // quickly: polling resumes
+	if took := readNothing(); took < spin {
+		t.Fatalf("after an answer within the spin, a read took %v: it did not poll", took)
+	}
+}
