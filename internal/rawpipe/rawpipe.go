@@ -67,9 +67,9 @@ func Wrap(f *os.File, spin time.Duration) File {
 //     returns it at once, and a read that waited in the poller does not
 //     poll again;
 //   - it runs only while it pays: a read polls when the last read of the
-//     same descriptor that found nothing had its data within a few spins
-//     (pollWithin), so against an API, or a program, that takes longer
-//     (an API taking 1 ms does) the descriptor stops
+//     same descriptor that found nothing had its data within 2 ms
+//     (pollWithin spins), so against an API, or a program, that takes
+//     longer the descriptor stops
 //     polling (its reads wait in the poller at once) until an answer comes
 //     quickly again; a read that ended without data (a deadline, a Close)
 //     counts as slow;

@@ -32,12 +32,13 @@ func (s *spinner) polls() bool {
 }
 
 // pollWithin is how many spins the last wait may have taken for the next
-// read to poll. More than one: the worker's answer after a long wait comes
-// around the spin (its own wake-up, then its turn), and a pipe that
-// stopped polling whenever it came a little late lost 20 µs of the GET
-// against an API taking 1 ms; that API's own answers (1 ms, 10 spins)
-// still stop the polling of its connection.
-const pollWithin = 4
+// read to poll: 2 ms. Measured on the GET against an API taking 1 ms
+// (BENCHMARKS.md), polling on its connection and on the worker's pipe
+// still paid (+97 against +105 µs added with 4 spins as the limit), though
+// the answer comes long after the polling ends; past 2 ms a poll is at
+// most 5 % of the wait, and an API farther away than that costs no
+// polling at all.
+const pollWithin = 20
 
 // waitedSince records the wait of a read that first found nothing at
 // since; a zero since (the read found data at once) records nothing.

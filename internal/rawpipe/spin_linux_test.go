@@ -91,7 +91,7 @@ func rawFD(t *testing.T, p *Pipe) uintptr {
 // or that ended without data, the next read waits in the poller at once;
 // after a read whose data came quickly, it polls again.
 func TestPollingStopsWhileAnswersAreSlow(t *testing.T) {
-	const spin = 100 * time.Millisecond
+	const spin = 50 * time.Millisecond
 	r, w := pipePair(t, spin)
 	readAfter := func(write time.Duration) {
 		t.Helper()
