@@ -119,6 +119,26 @@ func Sent(ctx context.Context) {
 
 type sentKey struct{}
 
+// WithAnswering returns ctx carrying answering, for Answering. The sandbox
+// gives the context of a call made by a program in a worker process one,
+// which tells the worker to get ready for its answer.
+func WithAnswering(ctx context.Context, answering func()) context.Context {
+	return context.WithValue(ctx, answeringKey{}, answering)
+}
+
+// Answering runs the function WithAnswering put in ctx, if any. A connector
+// that can tell when the answer to a call has started to arrive (the
+// OpenAPI connector, once its first byte has) calls it then, before it
+// reads and decodes the rest, on the goroutine that called Call; the
+// function must be quick, and it is harmless to call it more than once.
+func Answering(ctx context.Context) {
+	if f, ok := ctx.Value(answeringKey{}).(func()); ok {
+		f()
+	}
+}
+
+type answeringKey struct{}
+
 // Reverter is implemented by connectors that can undo some of their calls
 // natively. Revert is called during a rollback with the arguments and result
 // of an applied call, newest first.

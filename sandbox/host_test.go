@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // envTestWorker makes the test binary a worker process (see newPool).
@@ -62,6 +64,9 @@ func (h *fakeHost) Call(ctx context.Context, c Call) (json.RawMessage, error) {
 	h.calls = append(h.calls, c)
 	h.mu.Unlock()
 	h.record(fmt.Sprintf("call %d %s.%s", c.Seq, c.Connector, c.Method))
+	// As the OpenAPI connector does once an answer starts to arrive: with
+	// process isolation every reply then follows a msgSoon frame.
+	connectors.Answering(ctx)
 	if h.call != nil {
 		return h.call(ctx, c)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // slowThenQuick is a program whose first call (notes.createNote) is
@@ -170,4 +172,32 @@ func TestProcessLeadersStress(t *testing.T) {
 		t.Errorf("only %d of %d runs completed", completed.Load(), runs)
 	}
 	wantCompleted(t, "after", run(t, pool, &fakeHost{}, "1 + 1", Limits{}), "2")
+}
+
+// TestProcessReplyAfterSoon checks the worker's side of msgSoon: told that
+// an answer is on its way (connectors.Answering, which fakeHost calls
+// before every answer), it polls for the reply, and a reply that comes
+// long after its polling ended (5 ms), or at once, or for one of many
+// calls in flight, still reaches the call it answers.
+func TestProcessReplyAfterSoon(t *testing.T) {
+	pool := newPool(t, ProcessOptions{Size: 1})
+	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+		var a struct{ I int }
+		if err := json.Unmarshal(c.Args, &a); err != nil {
+			return nil, err
+		}
+		connectors.Answering(ctx) // told again: one msgSoon only
+		if a.I%3 == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return json.RawMessage(fmt.Sprintf(`{"i":%d}`, a.I)), nil
+	}}
+	code := `
+		let s = 0;
+		for (let i = 0; i < 30; i++) s += (await everything.echo({ i })).i;
+		const all = await Promise.all(Array.from({ length: 30 }, (_, i) => everything.echo({ i })));
+		return [s, all.reduce((t, r) => t + r.i, 0)];
+	`
+	o := run(t, pool, h, code, Limits{Timeout: 20 * time.Second})
+	wantCompleted(t, "calls told soon", o, "[435,435]")
 }

@@ -14,7 +14,7 @@ import (
 type Pipe struct {
 	f    *os.File
 	rc   syscall.RawConn
-	spin *spinner // nil: reads do not poll (see Spin)
+	spin *spinner // see Spin
 }
 
 // New returns f as a Pipe. f must be non-blocking and served by Go's
@@ -39,7 +39,7 @@ func New(f *os.File) (*Pipe, error) {
 	case flags&syscall.O_NONBLOCK == 0:
 		return nil, fmt.Errorf("rawpipe: %s is in blocking mode", f.Name())
 	}
-	return &Pipe{f: f, rc: rc}, nil
+	return &Pipe{f: f, rc: rc, spin: newSpinner(0)}, nil
 }
 
 // SetReadDeadline makes a read waiting in the poller fail with
@@ -48,6 +48,11 @@ func (p *Pipe) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t
 
 // Close closes the descriptor.
 func (p *Pipe) Close() error { return p.f.Close() }
+
+// PollNext makes the next Read poll for up to d (see Spin) if it finds
+// the pipe empty, whatever the pipe's own polling: for a reader told that
+// data is on its way (the worker, by msgSoon).
+func (p *Pipe) PollNext(d time.Duration) { p.spin.arm(d) }
 
 // Read reads what the pipe holds, up to len(b), waiting in the poller
 // while it is empty.
@@ -67,7 +72,7 @@ func (p *Pipe) Write(b []byte) (int, error) {
 type Conn struct {
 	*net.TCPConn
 	rc   syscall.RawConn
-	spin *spinner // nil: reads do not poll (see Spin)
+	spin *spinner // see Spin
 }
 
 // WrapConn returns c read and written with raw system calls, its reads
@@ -107,12 +112,13 @@ func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(syscall.Errno) 
 	var n int
 	var errno syscall.Errno
 	var since time.Time // when a read first found nothing
+	armed := s.take()
 	err := rc.Read(func(fd uintptr) bool {
 		n, errno = rawIO(syscall.SYS_READ, fd, b)
 		if errno == syscall.EAGAIN && since.IsZero() {
 			since = time.Now()
-			if s.polls() {
-				n, errno = poll(fd, b, s.spin)
+			if d := s.pollFor(armed); d > 0 {
+				n, errno = poll(fd, b, d)
 			}
 		}
 		return errno != syscall.EAGAIN // false: wait until readable

@@ -8,27 +8,41 @@ import (
 )
 
 // spinner is the polling of one descriptor's reads (its invariants are
-// Spin's). A nil *spinner never polls.
+// Spin's).
 type spinner struct {
-	spin time.Duration
+	spin time.Duration // 0: the reads poll only when armed (PollNext)
 	// waited is how long the last read that found nothing waited for its
 	// data, in nanoseconds; MaxInt64 when it ended without data.
 	waited atomic.Int64
+	// armed is how long the next read polls whatever the above (PollNext),
+	// in nanoseconds; 0 when it is not armed.
+	armed atomic.Int64
 }
 
-// newSpinner returns the spinner of reads polling for up to spin, or nil
-// when spin is not positive.
+// newSpinner returns the spinner of reads polling for up to spin (none
+// when spin is not positive, unless armed).
 func newSpinner(spin time.Duration) *spinner {
-	if spin <= 0 {
-		return nil
-	}
-	return &spinner{spin: spin}
+	return &spinner{spin: max(spin, 0)}
 }
 
-// polls reports whether a read that found nothing polls now: while the
-// last such read had its data within pollWithin spins.
-func (s *spinner) polls() bool {
-	return s != nil && time.Duration(s.waited.Load()) < pollWithin*s.spin
+// arm makes the next read poll for up to d if it finds nothing.
+func (s *spinner) arm(d time.Duration) { s.armed.Store(int64(d)) }
+
+// take disarms the spinner as a read starts and returns how long that
+// read polls if it was armed (0 if not).
+func (s *spinner) take() time.Duration { return time.Duration(s.armed.Swap(0)) }
+
+// pollFor returns how long a read that found nothing polls: armed if the
+// read was armed, else spin while the last such read had its data within
+// pollWithin spins, else 0.
+func (s *spinner) pollFor(armed time.Duration) time.Duration {
+	switch {
+	case armed > 0:
+		return armed
+	case s.spin > 0 && time.Duration(s.waited.Load()) < pollWithin*s.spin:
+		return s.spin
+	}
+	return 0
 }
 
 // pollWithin is how many spins the last wait may have taken for the next
@@ -43,7 +57,7 @@ const pollWithin = 20
 // waitedSince records the wait of a read that first found nothing at
 // since; a zero since (the read found data at once) records nothing.
 func (s *spinner) waitedSince(since time.Time) {
-	if s != nil && !since.IsZero() {
+	if s.spin > 0 && !since.IsZero() {
 		s.waited.Store(int64(time.Since(since)))
 	}
 }
@@ -51,7 +65,7 @@ func (s *spinner) waitedSince(since time.Time) {
 // gaveUp records a read that ended without data (a deadline, a Close):
 // it says nothing comes quickly, so the next read does not poll.
 func (s *spinner) gaveUp() {
-	if s != nil {
+	if s.spin > 0 {
 		s.waited.Store(math.MaxInt64)
 	}
 }

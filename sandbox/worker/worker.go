@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
@@ -53,6 +54,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		fw:    &frameWriter{w: out},
 	}
 	s.host = &pipeHost{fw: s.fw, pending: map[uint32]chan replyMsg{}}
+	if p, ok := in.(interface{ PollNext(time.Duration) }); ok {
+		s.soon = p.PollNext
+	}
 	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
 		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
 		defer stop()
@@ -77,6 +81,7 @@ type workerServer struct {
 	cache *source.Cache
 	fw    *frameWriter
 	host  *pipeHost
+	soon  func(time.Duration) // makes the next read of in poll (msgSoon); nil when in cannot
 
 	runs sync.WaitGroup
 
@@ -122,6 +127,10 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 		case msgReply:
 			if err := s.host.deliver(id, payload); err != nil {
 				return err
+			}
+		case msgSoon:
+			if s.soon != nil && fr.r.Buffered() == 0 {
+				s.soon(rawpipe.Spin) // the reply's frame: poll for it
 			}
 		default:
 			return fmt.Errorf("sandbox worker: unexpected message kind %d", kind)
