@@ -69,10 +69,9 @@ func Wrap(f *os.File, spin time.Duration) File {
 //   - it runs only while it pays: a read polls when the last read of the
 //     same descriptor that found nothing had its data within 2 ms
 //     (pollWithin spins), so against an API, or a program, that takes
-//     longer the descriptor stops
-//     polling (its reads wait in the poller at once) until an answer comes
-//     quickly again; a read that ended without data (a deadline, a Close)
-//     counts as slow;
+//     longer the descriptor stops polling (its reads wait in the poller
+//     at once) until an answer comes quickly again; a read that ended
+//     without data (a deadline, a Close) counts as slow;
 //   - it is bounded: a Read polls for at most its spin, once, and then
 //     waits in the poller as before, so a deadline or a Close that comes
 //     during the polling takes effect at most spin late;

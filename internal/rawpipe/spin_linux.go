@@ -48,10 +48,10 @@ func (s *spinner) pollFor(armed time.Duration) time.Duration {
 // pollWithin is how many spins the last wait may have taken for the next
 // read to poll: 2 ms. Measured on the GET against an API taking 1 ms
 // (BENCHMARKS.md), polling on its connection and on the worker's pipe
-// still paid (+97 against +105 µs added with 4 spins as the limit), though
-// the answer comes long after the polling ends; past 2 ms a poll is at
-// most 5 % of the wait, and an API farther away than that costs no
-// polling at all.
+// still paid (a median of +91 against +107 µs added over 4 interleaved
+// rounds with 4 spins as the limit), though the answer comes long after
+// the polling ends; past 2 ms a poll is at most 5 % of the wait, and an
+// API farther away than that costs no polling at all.
 const pollWithin = 20
 
 // waitedSince records the wait of a read that first found nothing at
