@@ -129,8 +129,12 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 				return err
 			}
 		case msgSoon:
+			// The reply's frame follows: the next read polls for it (unless
+			// it is here already). The worker's one P is this goroutine's
+			// meanwhile, so a program computing while other calls are in
+			// flight waits for at most rawpipe.Spin.
 			if s.soon != nil && fr.r.Buffered() == 0 {
-				s.soon(rawpipe.Spin) // the reply's frame: poll for it
+				s.soon(rawpipe.Spin)
 			}
 		default:
 			return fmt.Errorf("sandbox worker: unexpected message kind %d", kind)
