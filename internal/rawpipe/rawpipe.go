@@ -48,12 +48,13 @@ func Wrap(f *os.File, spin time.Duration) File {
 }
 
 // Spin is how long a read on the server's end of an exchange polls before
-// it waits in Go's poller, given to Wrap and WrapConn by the two ends on
-// the path of a call made inside a program: the server's read end of a
+// it waits in Go's poller, given to Wrap and WrapConn by the ends on the
+// path of a call made inside a program: the server's read end of a
 // sandbox worker's pipe (the program's next call usually comes within
-// tens of microseconds of the answer to its last) and an OpenAPI
-// connector's kept-alive connections (a local or nearby API answers
-// within that time too). Linux only.
+// tens of microseconds of the answer to its last), an OpenAPI connector's
+// kept-alive connections and the stdio MCP connector's read end of a
+// downstream server's output (a local or nearby API, or a local MCP
+// server, answers within that time too). Linux only.
 //
 // Why: on a machine whose idle CPUs halt (every virtual machine measured
 // here), a process that waits in the poller has its thread parked and its
