@@ -74,49 +74,69 @@ func (s *logNotes) note(to *[][]string) {
 func newStartingEnv(t *testing.T, cs *countingStore, s setup) (*env, *startingKV) {
 	t.Helper()
 	skv := &startingKV{kv: newKV("kv")}
-	s.noKV, s.extra = true, []runtime.Source{{Connector: skv}}
+	return newNotingEnv(t, cs, s, skv, &skv.logNotes), skv
+}
+
+// newNotingEnv returns an env whose only connector is c, notes being
+// where c records the log.
+func newNotingEnv(t *testing.T, cs *countingStore, s setup, c connectors.Connector, notes *logNotes) *env {
+	t.Helper()
+	s.noKV, s.extra = true, []runtime.Source{{Connector: c}}
 	if cs != nil {
 		s.wrap = cs.wrap
 	}
 	e := newEnv(t, s)
-	skv.env = e
-	return e, skv
+	notes.env = e
+	return e
 }
 
-// A read-only call through a Starter is sent first and written while it is
-// in flight when its group is due: written through, each call's entry is committed
-// before the connector is waited for, never after its result is used, and
-// the results and the number of commits are those of any call. With long
-// groups nothing is written until the pass ends.
-func TestStartedCallsAreLoggedInFlight(t *testing.T) {
+// A read-only call is logged while it is in flight, through a Starter
+// (sent first) as through a connector that says when its request has left
+// (connectors.Sent): when its group is due (written through), each call's
+// entry is committed before the connector waits for the answer, never
+// after its result is used, and the results and the number of commits are
+// those of any call. With long groups nothing is written until the pass
+// ends.
+func TestCallsAreLoggedInFlight(t *testing.T) {
+	kinds := []struct {
+		name string
+		make func() (connectors.Connector, *logNotes)
+	}{
+		{"Starter", func() (connectors.Connector, *logNotes) { s := &startingKV{kv: newKV("kv")}; return s, &s.logNotes }},
+		{"Sent", func() (connectors.Connector, *logNotes) { s := &sendingKV{kv: newKV("kv")}; return s, &s.logNotes }},
+	}
 	tests := []struct {
-		through   bool
-		wantStart [][]string
-		wantWait  [][]string
-		commits   int64
+		through bool
+		// the log when each call was sent (Start; before Sent) and when
+		// it was waited for (wait; after Sent)
+		wantSent, wantWait [][]string
+		commits            int64
 	}{
 		{true, [][]string{{}, {"1 executing"}}, [][]string{{"1 executing"}, {"1 applied", "2 executing"}}, 5},
 		{false, [][]string{{}, {}}, [][]string{{}, {}}, 3},
 	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("writeThrough=%v", tt.through), func(t *testing.T) {
-			cs := &countingStore{}
-			e, skv := newStartingEnv(t, cs, setup{writeThrough: tt.through, groupAge: time.Hour})
-			o := e.run(loop("get", 2), nil)
-			mustStatus(t, o, codemode.StatusCompleted)
-			if diff := cmp.Diff(getEntries(2), e.entries(o.ExecutionID)); diff != "" {
-				t.Errorf("log (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantStart, skv.atStart); diff != "" {
-				t.Errorf("log when each call was sent (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantWait, skv.atWait); diff != "" {
-				t.Errorf("log when each call was waited for (-want +got):\n%s", diff)
-			}
-			if got := cs.commits.Load(); got != tt.commits {
-				t.Errorf("commits = %d, want %d", got, tt.commits)
-			}
-		})
+	for _, k := range kinds {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/writeThrough=%v", k.name, tt.through), func(t *testing.T) {
+				cs := &countingStore{}
+				c, notes := k.make()
+				e := newNotingEnv(t, cs, setup{writeThrough: tt.through, groupAge: time.Hour}, c, notes)
+				o := e.run(loop("get", 2), nil)
+				mustStatus(t, o, codemode.StatusCompleted)
+				if diff := cmp.Diff(getEntries(2), e.entries(o.ExecutionID)); diff != "" {
+					t.Errorf("log (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.wantSent, notes.atStart); diff != "" {
+					t.Errorf("log when each call was sent (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.wantWait, notes.atWait); diff != "" {
+					t.Errorf("log when each call was waited for (-want +got):\n%s", diff)
+				}
+				if got := cs.commits.Load(); got != tt.commits {
+					t.Errorf("commits = %d, want %d", got, tt.commits)
+				}
+			})
+		}
 	}
 }
 
@@ -184,42 +204,4 @@ func (s *sendingKV) Call(ctx context.Context, tool string, args json.RawMessage)
 	connectors.Sent(ctx) // a request sent again: the log is written once
 	s.note(&s.atWait)
 	return s.kv.Call(ctx, tool, args)
-}
-
-// A read-only call through a connector that says when its request has
-// left is logged as a Starter's is: when its group is due (written
-// through), its entry is committed while the call is in flight, before
-// the connector reads the answer, with the same commits as any call.
-func TestSentCallsAreLoggedInFlight(t *testing.T) {
-	tests := []struct {
-		through    bool
-		wantBefore [][]string
-		wantAfter  [][]string
-		commits    int64
-	}{
-		{true, [][]string{{}, {"1 executing"}}, [][]string{{"1 executing"}, {"1 applied", "2 executing"}}, 5},
-		{false, [][]string{{}, {}}, [][]string{{}, {}}, 3},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("writeThrough=%v", tt.through), func(t *testing.T) {
-			cs := &countingStore{}
-			skv := &sendingKV{kv: newKV("kv")}
-			e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: skv}}, wrap: cs.wrap, writeThrough: tt.through, groupAge: time.Hour})
-			skv.env = e
-			o := e.run(loop("get", 2), nil)
-			mustStatus(t, o, codemode.StatusCompleted)
-			if diff := cmp.Diff(getEntries(2), e.entries(o.ExecutionID)); diff != "" {
-				t.Errorf("log (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantBefore, skv.atStart); diff != "" {
-				t.Errorf("log before each request left (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantAfter, skv.atWait); diff != "" {
-				t.Errorf("log once each request had left (-want +got):\n%s", diff)
-			}
-			if got := cs.commits.Load(); got != tt.commits {
-				t.Errorf("commits = %d, want %d", got, tt.commits)
-			}
-		})
-	}
 }
