@@ -39,15 +39,7 @@ func TestPollReadsWhatComesWhilePolling(t *testing.T) {
 // that passed during the polling ends it.
 func TestPollingReadIsBounded(t *testing.T) {
 	r, _ := pipePair(t, 50*time.Millisecond)
-	if err := r.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	n, err := r.Read(make([]byte, 16))
-	if n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("Read = %d, %v; want 0, a deadline error", n, err)
-	}
-	if waited := time.Since(start); waited < 50*time.Millisecond {
+	if waited := readNothing(t, r); waited < 50*time.Millisecond {
 		t.Fatalf("Read ended after %v: it did not poll for its 50ms", waited)
 	}
 }
@@ -74,6 +66,24 @@ func TestCloseEndsPollingRead(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Read still waiting 5 s after Close")
 	}
+}
+
+// readNothing reads the empty pipe r with a 1 ms deadline and returns how
+// long the read took: at least the polling's time if it polled.
+func readNothing(t *testing.T, r *Pipe) time.Duration {
+	t.Helper()
+	if err := r.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := r.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read of an empty pipe = %v; want a deadline error", err)
+	}
+	took := time.Since(start)
+	if err := r.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	return took
 }
 
 // rawFD returns p's descriptor.
@@ -103,32 +113,15 @@ func TestPollingStopsWhileAnswersAreSlow(t *testing.T) {
 			t.Fatalf("Read = %d, %v; want the byte written after %v", n, err, write)
 		}
 	}
-	// readNothing reads an empty pipe with a 1 ms deadline and returns how
-	// long the read took: at least spin if it polled.
-	readNothing := func() time.Duration {
-		t.Helper()
-		if err := r.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		if _, err := r.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("Read of an empty pipe = %v; want a deadline error", err)
-		}
-		took := time.Since(start)
-		if err := r.SetReadDeadline(time.Time{}); err != nil {
-			t.Fatal(err)
-		}
-		return took
-	}
 	readAfter((pollWithin + 1) * spin) // slower than pollWithin spins: polling stops
-	if took := readNothing(); took >= spin*2/3 {
+	if took := readNothing(t, r); took >= spin*2/3 {
 		t.Fatalf("after an answer slower than the spin, a read took %v: it polled", took)
 	}
-	if took := readNothing(); took >= spin*2/3 { // ended without data: still no polling
+	if took := readNothing(t, r); took >= spin*2/3 { // ended without data: still no polling
 		t.Fatalf("after a read that ended without data, a read took %v: it polled", took)
 	}
 	readAfter(10 * time.Millisecond) // quickly: polling resumes
-	if took := readNothing(); took < spin {
+	if took := readNothing(t, r); took < spin {
 		t.Fatalf("after an answer within the spin, a read took %v: it did not poll", took)
 	}
 }
@@ -139,22 +132,11 @@ func TestPollingStopsWhileAnswersAreSlow(t *testing.T) {
 func TestPollNextArmsOneRead(t *testing.T) {
 	const d = 200 * time.Millisecond
 	r, _ := pipePair(t, 0)
-	readNothing := func() time.Duration {
-		t.Helper()
-		if err := r.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		if _, err := r.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("Read of an empty pipe = %v; want a deadline error", err)
-		}
-		return time.Since(start)
-	}
 	r.PollNext(d)
-	if took := readNothing(); took < d {
+	if took := readNothing(t, r); took < d {
 		t.Fatalf("the read after PollNext took %v: it did not poll for %v", took, d)
 	}
-	if took := readNothing(); took >= d*2/3 {
+	if took := readNothing(t, r); took >= d*2/3 {
 		t.Fatalf("the read after that took %v: it polled", took)
 	}
 }
