@@ -102,28 +102,23 @@ type Starter interface {
 // context one so that, through a connector that is not a Starter, it can
 // still write its log while the downstream works rather than after.
 func WithSent(ctx context.Context, sent func()) context.Context {
-	return context.WithValue(ctx, sentKey{}, sent)
+	return context.WithValue(ctx, sentHook, sent)
 }
 
 // Sent runs the function WithSent put in ctx, if any. A connector whose
 // Call can tell when a call's request has left (the OpenAPI connector,
 // once the request is written on its connection) calls it then, before it
-// waits for the answer, on the goroutine that called Call; the function
-// runs once per call however often it is called (a request sent again).
-// It may take a while (a log write): the answer waits meanwhile.
-func Sent(ctx context.Context) {
-	if f, ok := ctx.Value(sentKey{}).(func()); ok {
-		f()
-	}
-}
-
-type sentKey struct{}
+// waits for the answer, on the goroutine that called Call. Calling it
+// again (a request sent again) is harmless: the runtime's function writes
+// once per call. It may take a while (a log write): the answer waits
+// meanwhile.
+func Sent(ctx context.Context) { runHook(ctx, sentHook) }
 
 // WithAnswering returns ctx carrying answering, for Answering. The sandbox
 // gives the context of a call made by a program in a worker process one,
 // which tells the worker to get ready for its answer.
 func WithAnswering(ctx context.Context, answering func()) context.Context {
-	return context.WithValue(ctx, answeringKey{}, answering)
+	return context.WithValue(ctx, answeringHook, answering)
 }
 
 // Answering runs the function WithAnswering put in ctx, if any. A connector
@@ -131,13 +126,23 @@ func WithAnswering(ctx context.Context, answering func()) context.Context {
 // OpenAPI connector, once its first byte has) calls it then, before it
 // reads and decodes the rest, on the goroutine that called Call; the
 // function must be quick, and it is harmless to call it more than once.
-func Answering(ctx context.Context) {
-	if f, ok := ctx.Value(answeringKey{}).(func()); ok {
+func Answering(ctx context.Context) { runHook(ctx, answeringHook) }
+
+// hookKey keys the functions a call's context carries for its connector
+// to run (Sent, Answering).
+type hookKey int
+
+const (
+	sentHook hookKey = iota
+	answeringHook
+)
+
+// runHook runs the function ctx carries under k, if any.
+func runHook(ctx context.Context, k hookKey) {
+	if f, ok := ctx.Value(k).(func()); ok {
 		f()
 	}
 }
-
-type answeringKey struct{}
 
 // Reverter is implemented by connectors that can undo some of their calls
 // natively. Revert is called during a rollback with the arguments and result
