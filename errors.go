@@ -21,6 +21,9 @@ var (
 	// actions (Review.Digest) other than those pending now: the run moved
 	// on since they were shown. Nothing changed.
 	ErrNotAsShown = errors.New("the pending actions changed since they were shown")
+	// ErrNeedsSignIn: a paused run waits for a person to sign in to one of
+	// its connectors, and nobody has yet. Nothing changed.
+	ErrNeedsSignIn = errors.New("a sign-in is still needed")
 	// ErrClosed: the Runtime was closed.
 	ErrClosed = errors.New("runtime is closed")
 )
@@ -28,9 +31,10 @@ var (
 // IsRefusal reports whether err refuses a request the caller can correct
 // (an unknown execution or snippet, an execution in the wrong state,
 // connectors changed since a pause, a decision about actions no longer
-// pending) rather than an internal failure.
+// pending, an approval of a run still waiting for a sign-in) rather than
+// an internal failure.
 func IsRefusal(err error) bool {
 	return errors.Is(err, ErrWrongState) || errors.Is(err, ErrUnknownExecution) ||
 		errors.Is(err, ErrUnknownSnippet) || errors.Is(err, ErrConnectorsChanged) ||
-		errors.Is(err, ErrNotAsShown)
+		errors.Is(err, ErrNotAsShown) || errors.Is(err, ErrNeedsSignIn)
 }

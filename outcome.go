@@ -32,14 +32,32 @@ type Outcome struct {
 // (isError: true).
 func (o Outcome) IsError() bool { return o.Status == StatusError }
 
-// PendingAction is a call awaiting approval.
+// PendingAction is a call awaiting a person: an approval, or a sign-in to
+// its connector.
 type PendingAction struct {
 	ExecutionID string          `json:"executionId"`
 	Seq         int             `json:"seq"`
 	Connector   string          `json:"connector"`
 	Method      string          `json:"method"`
 	Args        json.RawMessage `json:"args"`
+	// Awaits is what the call waits for: AwaitsApproval (omitted from the
+	// JSON form) or AwaitsSignIn.
+	Awaits Awaits `json:"awaits,omitempty"`
+	// Reason says why a sign-in is needed (AwaitsSignIn only).
+	Reason string `json:"reason,omitempty"`
 }
+
+// Awaits tells what a pending action waits for.
+type Awaits string
+
+const (
+	// AwaitsApproval: a person approves or rejects the call.
+	AwaitsApproval Awaits = ""
+	// AwaitsSignIn: a person signs in to the call's connector (a remote
+	// server behind OAuth); the run then resumes like an approval, and
+	// the call executes.
+	AwaitsSignIn Awaits = "sign_in"
+)
 
 // RevertFailure is one revert that failed during a rollback.
 type RevertFailure struct {

@@ -8,20 +8,24 @@ import (
 	"hash"
 )
 
-// PendingActions returns the actions of execution id's log that await
-// approval, in seq order, with their arguments as logged ("null" when none
-// were logged).
+// PendingActions returns the actions of execution id's log that await a
+// person (an approval or a sign-in), in seq order, with their arguments as
+// logged ("null" when none were logged).
 func PendingActions(id string, log []Entry) []PendingAction {
 	var out []PendingAction
 	for _, e := range log {
-		if e.State != EntryPending {
+		if !e.State.AwaitsPerson() {
 			continue
 		}
 		args := e.Args
 		if len(args) == 0 {
 			args = json.RawMessage("null")
 		}
-		out = append(out, PendingAction{ExecutionID: id, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: args})
+		a := PendingAction{ExecutionID: id, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: args}
+		if e.State == EntrySignIn {
+			a.Awaits, a.Reason = AwaitsSignIn, e.Error
+		}
+		out = append(out, a)
 	}
 	return out
 }
@@ -47,6 +51,7 @@ func PendingDigest(actions []PendingAction) string {
 		field(h, []byte(a.Connector))
 		field(h, []byte(a.Method))
 		field(h, a.Args)
+		field(h, []byte(a.Awaits))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -13,7 +13,8 @@ const (
 	// StatusRunning: a pass of the program runs in the process that owns
 	// the execution.
 	StatusRunning ExecStatus = iota + 1
-	// StatusPaused: a call awaits approval; no process owns the execution.
+	// StatusPaused: a call awaits approval or a sign-in; no process owns the
+	// execution.
 	StatusPaused
 	StatusCompleted
 	StatusError
@@ -103,6 +104,12 @@ const (
 	// (the process died): it may or may not have taken effect. A rollback
 	// reverts it when it has a revert.
 	EntryUnknown
+	// EntrySignIn: awaiting a person's sign-in to the call's connector (a
+	// remote server that needs OAuth). The call was not made, or was
+	// refused before it could take effect (connectors.SignInRequired);
+	// the entry's Error says why. Once the person has signed in, the run
+	// resumes like an approval and the call executes.
+	EntrySignIn
 )
 
 var entryStateNames = map[EntryState]string{
@@ -113,7 +120,13 @@ var entryStateNames = map[EntryState]string{
 	EntryReverted:  "reverted",
 	EntryError:     "error",
 	EntryUnknown:   "unknown",
+	EntrySignIn:    "sign_in",
 }
+
+// AwaitsPerson reports whether an entry in this state waits for a person
+// (an approval or a sign-in): its run is paused, and it is rejected when
+// the run ends.
+func (s EntryState) AwaitsPerson() bool { return s == EntryPending || s == EntrySignIn }
 
 func (s EntryState) String() string {
 	if n, ok := entryStateNames[s]; ok {
@@ -150,9 +163,10 @@ var ErrIllegalTransition = errors.New("illegal state transition")
 // entryTransitions lists the legal moves of a log entry. A new entry starts
 // executing or pending (state 0 is "no entry yet").
 var entryTransitions = map[EntryState][]EntryState{
-	0:              {EntryExecuting, EntryPending},
-	EntryExecuting: {EntryApplied, EntryError, EntryExecuting, EntryUnknown}, // executing again: replay; unknown: recovery
+	0:              {EntryExecuting, EntryPending, EntrySignIn},
+	EntryExecuting: {EntryApplied, EntryError, EntryExecuting, EntryUnknown, EntrySignIn}, // executing again: replay; unknown: recovery; sign_in: refused for want of a sign-in
 	EntryPending:   {EntryExecuting, EntryRejected},
+	EntrySignIn:    {EntryExecuting, EntryPending, EntryRejected}, // pending: the method, known once signed in, needs approval
 	EntryApplied:   {EntryReverted},
 	EntryUnknown:   {EntryReverted},
 }

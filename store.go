@@ -76,8 +76,9 @@ type Store interface {
 	// transaction, if it is still in status from and claimed by owner:
 	// the entries id's journal holds (Journaler) are applied first, then
 	// every entry still executing becomes unknown (with note as its
-	// error) and every pending entry rejected, and the execution takes e's
-	// status, error and UpdatedAt, and no owner. Else ErrConflict
+	// error) and every entry awaiting a person (pending, sign_in)
+	// rejected, and the execution takes e's status, error and UpdatedAt,
+	// and no owner. Else ErrConflict
 	// (ErrNotFound if there is no such execution). Any journal of the
 	// execution is removed.
 	RecoverExecution(ctx context.Context, e *Execution, from ExecStatus, owner, note string) error

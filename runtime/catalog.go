@@ -19,6 +19,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -82,6 +83,11 @@ type tool struct {
 
 	checkOnce sync.Once
 	checkRoot any // the input schema decoded for the check before running
+
+	// signIn, when set, makes this a stand-in for a method of a source
+	// that needs a sign-in before it can list its tools (see
+	// source.signInStandIn): its calls await the sign-in.
+	signIn *connectors.SignInRequired
 }
 
 // catalog holds the sources in configuration order. It is not changed
@@ -230,6 +236,34 @@ func (s *source) lookupAny(name string) *tool {
 // available reports whether the source has a global in the sandbox.
 func (s *source) available() bool { return s.err == nil }
 
+// signIn returns why the source needs a person to sign in before it can
+// list its tools, or nil when it does not (it is available, or unavailable
+// for another reason).
+func (s *source) signIn() *connectors.SignInRequired {
+	sir, _ := connectors.AsSignInRequired(s.err)
+	return sir
+}
+
+// signInOrNil is signIn for a source that may be nil.
+func (s *source) signInOrNil() *connectors.SignInRequired {
+	if s == nil {
+		return nil
+	}
+	return s.signIn()
+}
+
+// signInStandIn returns a stand-in for method name of a source that needs
+// a sign-in: its tools are unknown until then, so any method name a
+// program calls is taken, its arguments unchecked, and the call awaits
+// the sign-in (see pass.decide). Once the person has signed in, the
+// approval that resumes the run looks the method up among the tools the
+// source lists then (Runtime.settleSignIns).
+func (s *source) signInStandIn(name string, why *connectors.SignInRequired) *tool {
+	return &tool{src: s, signIn: why, def: connectors.Tool{
+		Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`),
+	}}
+}
+
 // fingerprint hashes what a replayed call depends on: every tool's names and
 // schemas (not descriptions or titles), canonicalised, and the shared
 // schemas they refer to.
@@ -326,6 +360,11 @@ func (s *source) typeDefs() *typegen.Definitions {
 func (c *catalog) sandboxGlobals() []sandbox.Global {
 	var gs []sandbox.Global
 	for _, s := range c.sources {
+		if s.signIn() != nil {
+			// Every method name is a call that awaits the sign-in.
+			gs = append(gs, sandbox.Global{Name: s.name, Forward: true})
+			continue
+		}
 		if !s.available() {
 			gs = append(gs, sandbox.Global{Name: s.name, Unavailable: s.err.Error()})
 			continue
@@ -344,6 +383,12 @@ func (c *catalog) sandboxGlobals() []sandbox.Global {
 // thrown into the program, naming the nearest alternatives.
 func (c *catalog) resolve(connector, method string) (*tool, error) {
 	s := c.byName[connector]
+	if why := s.signInOrNil(); why != nil {
+		if !forwardableName(method) {
+			return nil, fmt.Errorf("%s.%s: not a method name", connector, short.Clip(method, 80))
+		}
+		return s.signInStandIn(method, why), nil
+	}
 	if s == nil || !s.available() {
 		var names []string
 		for _, s := range c.sources {

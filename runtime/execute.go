@@ -9,6 +9,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
@@ -96,32 +97,100 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	if err != nil {
 		return r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err))
 	}
-	if rv.Digest != "" && codemode.PendingDigest(codemode.PendingActions(id, log)) != rv.Digest {
-		// Give the claim back: the run waits, as it was, for a decision
-		// about what is pending now.
+	// refuse gives the claim back: the run waits, as it was, for a
+	// decision about what is pending now.
+	refuse := func(why error) (codemode.Outcome, error) {
 		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
 			return r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err))
 		}
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, notAsShown(id, "approved")
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, why
 	}
-	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
-	// Every pending action moves to executing in one transaction; the pass
-	// replays the log as it is now, so it is updated in place.
+	if rv.Digest != "" && codemode.PendingDigest(codemode.PendingActions(id, log)) != rv.Digest {
+		return refuse(notAsShown(id, "approved"))
+	}
+	// Every pending action moves to executing in one transaction; a call
+	// that awaited a sign-in moves on only once the person has signed in
+	// (see afterSignIn). The pass replays the log as it is now, so it is
+	// updated in place.
 	var approved []codemode.EntryUpdate
 	for i, en := range log {
-		if en.State != codemode.EntryPending {
+		to := codemode.EntryExecuting
+		switch en.State {
+		case codemode.EntryPending:
+		case codemode.EntrySignIn:
+			var err error
+			if to, err = r.afterSignIn(ctx, en); err != nil {
+				if codemode.IsRefusal(err) {
+					return refuse(err)
+				}
+				return r.abort(ctx, e, err)
+			}
+		default:
 			continue
 		}
-		if log[i].State, err = codemode.Transition(codemode.EntryPending, codemode.EntryExecuting); err != nil {
+		if log[i].State, err = codemode.Transition(en.State, to); err != nil {
 			return r.abort(ctx, e, err)
 		}
 		log[i].UpdatedAt = r.now()
-		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: codemode.EntryPending})
+		if to == codemode.EntryPending {
+			log[i].Error = ""
+		}
+		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
+	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
 		return r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err))
 	}
 	return r.runPass(ctx, e, ap, log)
+}
+
+// afterSignIn decides where a call that awaited a sign-in to its
+// connector goes when its run is approved: executing, or pending when the
+// method (as the connector lists it now: its tools may have been unknown
+// until the sign-in) needs approval, which the person has not given. The
+// error wraps ErrNeedsSignIn while the connector still needs a sign-in.
+// A connector that could not list its tools for want of a sign-in is
+// listed again first.
+func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (codemode.EntryState, error) {
+	s := r.catalog().byName[en.Connector]
+	if s == nil {
+		return 0, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
+			"execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)}
+	}
+	why := s.signIn()
+	if si, ok := s.src.Connector.(connectors.SignIner); ok {
+		var err error
+		if why, err = si.NeedsSignIn(ctx); err != nil {
+			return 0, fmt.Errorf("ask connector %s whether it needs a sign-in: %w", en.Connector, err)
+		}
+	}
+	if why != nil {
+		return 0, stillNeedsSignIn(en, why)
+	}
+	if s.signIn() != nil {
+		if _, err := r.RefreshConnector(ctx, en.Connector); err != nil {
+			if sir, ok := connectors.AsSignInRequired(err); ok {
+				return 0, stillNeedsSignIn(en, sir)
+			}
+			return 0, &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
+				"execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)}
+		}
+	}
+	t, err := r.catalog().resolve(en.Connector, en.Method)
+	if err == nil && t.signIn == nil && t.needsApproval(en.Args) {
+		return codemode.EntryPending, nil
+	}
+	// (A method the connector does not list fails on replay, naming the
+	// methods it has.)
+	return codemode.EntryExecuting, nil
+}
+
+// stillNeedsSignIn is the refusal of an approval of a run whose call en
+// awaits a sign-in that has not happened.
+func stillNeedsSignIn(en codemode.Entry, why *connectors.SignInRequired) error {
+	return &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
+		"execution %s waits for a sign-in (call %d, %s.%s): %v; sign in first (`codemode-mcp login %s`, or the approval console's Sign in button), then approve it",
+		en.ExecutionID, en.Seq, en.Connector, en.Method, why, en.Connector)}
 }
 
 // Reject rejects a paused run: its pending actions become rejected (with
@@ -190,7 +259,8 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 	return nil
 }
 
-// rejectPending moves every pending entry of an ended run to rejected.
+// rejectPending moves every entry of an ended run that awaits a person
+// (pending, sign_in) to rejected.
 func (r *Runtime) rejectPending(ctx context.Context, id string) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
@@ -198,10 +268,10 @@ func (r *Runtime) rejectPending(ctx context.Context, id string) {
 		return
 	}
 	for _, en := range log {
-		if en.State != codemode.EntryPending {
+		if !en.State.AwaitsPerson() {
 			continue
 		}
-		if err := r.moveEntry(ctx, &en, codemode.EntryPending, codemode.EntryRejected); err != nil {
+		if err := r.moveEntry(ctx, &en, en.State, codemode.EntryRejected); err != nil {
 			r.log.Warn("could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}

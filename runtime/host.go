@@ -73,7 +73,7 @@ type pass struct {
 	ahead      map[int]bool           // seqs written ahead to the journal
 	journaled  bool                   // the pass journaled something (dropped at finish)
 
-	gated map[int]codemode.Entry // entries this pass logged pending that are still pending; guarded by mu
+	gated map[int]codemode.Entry // entries this pass logged pending or sign_in that still await a person; guarded by mu
 	askMu sync.Mutex             // one approver question at a time (see gateLocked)
 
 	stop     *stopReason    // first stop; guarded by mu
@@ -237,8 +237,15 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if err := validateValue(t.inputSchema(p.r.log), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
-		return nil, nil, err
+	if t.signIn != nil && p.mode != modeRun {
+		// A rollback's revert cannot wait for a person.
+		return nil, nil, t.signIn
+	}
+	if t.signIn == nil {
+		// (A stand-in's schema is unknown until the sign-in.)
+		if err := validateValue(t.inputSchema(p.r.log), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
+			return nil, nil, err
+		}
 	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
@@ -250,6 +257,14 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		Method:      c.Method,
 		Args:        args,
 		Reverts:     p.reverts,
+	}
+	if t.signIn != nil {
+		e.Error = t.signIn.Error()
+		if err := p.insertLocked(ctx, &e, codemode.EntrySignIn); err != nil {
+			return nil, nil, err
+		}
+		p.gated[e.Seq] = e
+		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	}
 	if p.mode == modeRun && t.needsApproval(args) {
 		return p.gateLocked(ctx, e)
@@ -285,6 +300,8 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 		return &logged, nil, nil
 	case codemode.EntryPending:
 		return nil, nil, p.stopLocked(stopPause, fmt.Sprintf("call %d (%s.%s) awaits approval", logged.Seq, logged.Connector, logged.Method), nil)
+	case codemode.EntrySignIn:
+		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(logged), nil)
 	case codemode.EntryRejected:
 		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("call %d (%s.%s) was rejected", logged.Seq, logged.Connector, logged.Method), nil)
 	default:
@@ -448,12 +465,25 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 	res, callErr = p.r.scrubAnswer(res, callErr)
 	var thrown error
 	to := codemode.EntryError
+	sir, signIn := connectors.AsSignInRequired(callErr)
 	switch {
 	case callErr != nil && ctx.Err() != nil:
 		// The pass was cancelled or timed out during the call: whether it
 		// took effect is unknown, so the entry stays executing and the call
 		// runs again on replay.
 		return nil, fmt.Errorf("%s.%s: %w", e.Connector, e.Method, callErr)
+	case signIn && p.mode == modeRun:
+		// The server refused the call for want of a (new) sign-in: it did
+		// not take effect. The run pauses until a person signs in.
+		e.Error = p.r.capMessage(sir.Error())
+		if err := p.record(ctx, e, codemode.EntrySignIn); err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		e.State = codemode.EntrySignIn
+		p.gated[e.Seq] = e
+		return nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	case callErr != nil:
 		e.Error = p.r.capMessage(fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
 		thrown = errors.New(e.Error)
@@ -544,6 +574,11 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 		return err
 	}
 	return thrown
+}
+
+// awaitsSignIn is the stop message of a pass paused at e for a sign-in.
+func awaitsSignIn(e codemode.Entry) string {
+	return fmt.Sprintf("call %d (%s.%s) awaits a sign-in to %s", e.Seq, e.Connector, e.Method, e.Connector)
 }
 
 // callError is the error thrown into the program for a failed call: its

@@ -149,7 +149,7 @@ func (p *pass) leftoverLocked() []codemode.Entry {
 		if p.visited[seq] {
 			continue
 		}
-		if e.State == codemode.EntryExecuting || e.State == codemode.EntryPending {
+		if e.State == codemode.EntryExecuting || e.State.AwaitsPerson() {
 			out = append(out, e)
 		}
 	}
@@ -173,7 +173,8 @@ func (p *pass) unreached() []codemode.Entry {
 
 // settleLeftovers moves undecided entries of a run that is ending: an
 // executing call whose result was never recorded becomes error, a pending
-// one rejected. Failures are logged; the run ends regardless.
+// one (or one awaiting a sign-in) rejected. Failures are logged; the run
+// ends regardless.
 func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry) {
 	for _, en := range leftover {
 		var err error
@@ -181,8 +182,8 @@ func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, le
 		case codemode.EntryExecuting:
 			en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
 			err = r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
-		case codemode.EntryPending:
-			err = r.moveEntry(ctx, &en, codemode.EntryPending, codemode.EntryRejected)
+		case codemode.EntryPending, codemode.EntrySignIn:
+			err = r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
 		}
 		if err != nil {
 			r.log.Warn("could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)

@@ -79,8 +79,10 @@ func recoverable(t *testing.T, s codemode.Store, id string, from codemode.ExecSt
 		NewEntry(id, 5, codemode.EntryReverted),
 		NewEntry(id, 6, codemode.EntryRejected),
 		NewEntry(id, 7, codemode.EntryExecuting),
+		NewEntry(id, 8, codemode.EntrySignIn),
 	}
 	log[1].Error = "boom"
+	log[7].Error = "connector c needs a sign-in: not signed in yet"
 	log[6].Kind, log[6].Connector, log[6].Method, log[6].Name, log[6].Args = codemode.KindStep, "codemode", "step", "pick", nil
 	if err := s.WriteEntries(ctx, log, nil); err != nil {
 		t.Fatal(err)
@@ -95,7 +97,7 @@ func recovered(log []codemode.Entry, note string) []codemode.Entry {
 		switch e.State {
 		case codemode.EntryExecuting:
 			out[i].State, out[i].Error = codemode.EntryUnknown, note
-		case codemode.EntryPending:
+		case codemode.EntryPending, codemode.EntrySignIn:
 			out[i].State = codemode.EntryRejected
 		}
 	}

@@ -46,8 +46,8 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE entries SET state = $1, error = $2, updated_at = $3 WHERE execution_id = $4 AND state = $5`,
 		codemode.EntryUnknown.String(), note, t, e.ID, codemode.EntryExecuting.String())
-	b.Queue(`UPDATE entries SET state = $1, updated_at = $2 WHERE execution_id = $3 AND state = $4`,
-		codemode.EntryRejected.String(), t, e.ID, codemode.EntryPending.String())
+	b.Queue(`UPDATE entries SET state = $1, updated_at = $2 WHERE execution_id = $3 AND state IN ($4, $5)`,
+		codemode.EntryRejected.String(), t, e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String())
 	b.Queue(`UPDATE executions SET status = $1, error = $2, owner = '', updated_at = $3 WHERE id = $4`,
 		e.Status.String(), e.Error, t, e.ID)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {

@@ -54,8 +54,8 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 		codemode.EntryUnknown.String(), note, sc.Nanos(t), e.ID, codemode.EntryExecuting.String()); err != nil {
 		return fmt.Errorf("recover execution %s: mark executing entries unknown: %w", e.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, updated_at = ? WHERE execution_id = ? AND state = ?`,
-		codemode.EntryRejected.String(), sc.Nanos(t), e.ID, codemode.EntryPending.String()); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, updated_at = ? WHERE execution_id = ? AND state IN (?, ?)`,
+		codemode.EntryRejected.String(), sc.Nanos(t), e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String()); err != nil {
 		return fmt.Errorf("recover execution %s: reject pending entries: %w", e.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE executions SET status = ?, error = ?, owner = '', updated_at = ? WHERE id = ?`,

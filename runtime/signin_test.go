@@ -1,0 +1,241 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
+)
+
+// remote is a connector whose source needs a sign-in, as a remote MCP
+// server behind OAuth: while signed out, Tools and Call fail with
+// connectors.SignInRequired (and Call makes no call). post writes, read
+// does not, destroy requires approval.
+type remote struct {
+	mu       sync.Mutex
+	signedIn bool
+	calls    map[string]int
+}
+
+var _ connectors.SignIner = (*remote)(nil)
+
+func newRemote(signedIn bool) *remote { return &remote{signedIn: signedIn, calls: map[string]int{}} }
+
+func (r *remote) Name() string { return "remote" }
+
+func (r *remote) refusal() error {
+	return fmt.Errorf("list tools: %w", &connectors.SignInRequired{Connector: "remote", Reason: "not signed in yet"})
+}
+
+func (r *remote) Tools(context.Context) ([]connectors.Tool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.signedIn {
+		return nil, r.refusal()
+	}
+	yes := true
+	obj := json.RawMessage(`{"type":"object","properties":{"x":{"type":"number"}}}`)
+	return []connectors.Tool{
+		{Name: "post", SourceName: "post", InputSchema: obj},
+		{Name: "read", SourceName: "read", InputSchema: obj, Annotations: connectors.Annotations{ReadOnly: &yes}},
+		{Name: "destroy", SourceName: "destroy", InputSchema: obj, RequiresApproval: true},
+	}, nil
+}
+
+func (r *remote) Call(_ context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.signedIn {
+		return connectors.Result{}, r.refusal()
+	}
+	if !slices.Contains([]string{"post", "read", "destroy"}, tool) {
+		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
+	}
+	r.calls[tool]++
+	return connectors.Result{Value: json.RawMessage(fmt.Sprintf(`{"tool":%q,"n":%d}`, tool, r.calls[tool]))}, nil
+}
+
+func (r *remote) Close() error { return nil }
+
+func (r *remote) NeedsSignIn(context.Context) (*connectors.SignInRequired, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.signedIn {
+		return nil, nil
+	}
+	return &connectors.SignInRequired{Connector: "remote", Reason: "not signed in yet"}, nil
+}
+
+func (r *remote) BeginSignIn(context.Context) (connectors.SignInAttempt, error) {
+	return nil, errors.New("not in this test")
+}
+
+func (r *remote) SignOut(context.Context) error {
+	r.set(false)
+	return nil
+}
+
+func (r *remote) set(signedIn bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.signedIn = signedIn
+}
+
+func (r *remote) count(tool string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[tool]
+}
+
+func newRemoteEnv(t *testing.T, r *remote) *env {
+	return newEnv(t, setup{extra: []runtime.Source{{Connector: r}}})
+}
+
+// mustSignInPending fails unless o is paused on exactly one call awaiting a
+// sign-in to remote.
+func mustSignInPending(t *testing.T, o codemode.Outcome, method string) codemode.PendingAction {
+	t.Helper()
+	mustStatus(t, o, codemode.StatusPaused)
+	if len(o.Pending) != 1 {
+		t.Fatalf("pending = %+v, want one action", o.Pending)
+	}
+	p := o.Pending[0]
+	if p.Awaits != codemode.AwaitsSignIn || p.Connector != "remote" || p.Method != method || !strings.Contains(p.Reason, "not signed in yet") {
+		t.Fatalf("pending action = %+v, want remote.%s awaiting a sign-in with its reason", p, method)
+	}
+	return p
+}
+
+// A program's first call to a connector that could not list its tools for
+// want of a sign-in pauses the run like an approval; approving it before
+// the sign-in is refused and changes nothing; once signed in, approval
+// resumes the run by replay: the calls before it are not made again and
+// the awaited call is made once.
+func TestSignInPausesTheRunAndApprovalResumesIt(t *testing.T) {
+	r := newRemote(false)
+	e := newRemoteEnv(t, r)
+	code := `async () => {
+		await kv.add({ key: "a", value: "1" });
+		const got = await remote.post({ x: 1 });
+		return { got, a: await kv.get({ key: "a" }) };
+	}`
+	o := e.run(code, nil)
+	mustSignInPending(t, o, "post")
+	if got := e.log(o.ExecutionID); !slices.Equal(got, []string{"1 kv.add applied", "2 remote.post sign_in"}) {
+		t.Fatalf("log = %v", got)
+	}
+
+	_, err := e.rt.Approve(e.ctx, o.ExecutionID, nil)
+	if !errors.Is(err, codemode.ErrNeedsSignIn) || !codemode.IsRefusal(err) || !strings.Contains(err.Error(), "codemode-mcp login remote") {
+		t.Fatalf("approve before the sign-in: %v; want ErrNeedsSignIn saying how to sign in", err)
+	}
+	if st := e.status(o.ExecutionID); st != codemode.StatusPaused {
+		t.Fatalf("after the refused approval the run is %s, want paused", st)
+	}
+
+	r.set(true)
+	done := e.approve(o.ExecutionID, nil)
+	mustStatus(t, done, codemode.StatusCompleted)
+	if n := r.count("post"); n != 1 {
+		t.Fatalf("remote.post made %d times, want 1", n)
+	}
+	if n := e.kv.count("add"); n != 1 {
+		t.Fatalf("kv.add made %d times, want 1 (replayed after the sign-in)", n)
+	}
+	if got := e.log(o.ExecutionID); !slices.Equal(got, []string{"1 kv.add applied", "2 remote.post applied", "3 kv.get applied"}) {
+		t.Fatalf("log = %v", got)
+	}
+}
+
+// A call awaiting a sign-in to a method that, once the tools are known,
+// needs approval, is not approved by the sign-in: the run pauses again for
+// its approval.
+func TestSignInDoesNotApproveACallThatNeedsApproval(t *testing.T) {
+	r := newRemote(false)
+	e := newRemoteEnv(t, r)
+	o := e.run(`async () => await remote.destroy({ x: 2 })`, nil)
+	mustSignInPending(t, o, "destroy")
+	r.set(true)
+	again := e.approve(o.ExecutionID, nil)
+	mustStatus(t, again, codemode.StatusPaused)
+	if len(again.Pending) != 1 || again.Pending[0].Awaits != codemode.AwaitsApproval || again.Pending[0].Method != "destroy" {
+		t.Fatalf("after the sign-in: pending %+v, want destroy awaiting approval", again.Pending)
+	}
+	if n := r.count("destroy"); n != 0 {
+		t.Fatalf("destroy made %d times before its approval", n)
+	}
+	mustStatus(t, e.approve(o.ExecutionID, nil), codemode.StatusCompleted)
+	if n := r.count("destroy"); n != 1 {
+		t.Fatalf("destroy made %d times, want 1", n)
+	}
+}
+
+// A server that stops accepting the stored tokens (revoked) makes the next
+// call pause the run for a new sign-in instead of failing it: the call,
+// refused before it took effect, is made once after the sign-in.
+func TestRevokedSignInPausesTheNextCall(t *testing.T) {
+	for _, tool := range []string{"post", "read"} { // written ahead, and queued
+		t.Run(tool, func(t *testing.T) {
+			r := newRemote(true)
+			e := newRemoteEnv(t, r)
+			first := e.run(`async () => await remote.`+tool+`({ x: 1 })`, nil)
+			mustStatus(t, first, codemode.StatusCompleted)
+
+			r.set(false) // revoked
+			o := e.run(`async () => { const v = await remote.`+tool+`({ x: 2 }); return v.n; }`, nil)
+			mustSignInPending(t, o, tool)
+			if got := e.log(o.ExecutionID); !slices.Equal(got, []string{"1 remote." + tool + " sign_in"}) {
+				t.Fatalf("log = %v", got)
+			}
+			r.set(true)
+			done := e.approve(o.ExecutionID, nil)
+			mustStatus(t, done, codemode.StatusCompleted)
+			if n := resultOf[int](t, done); n != 2 || r.count(tool) != 2 {
+				t.Fatalf("result %d, %d calls in all; want the second call made once", n, r.count(tool))
+			}
+		})
+	}
+}
+
+// Rejecting a run that awaits a sign-in ends it rejected, and the awaited
+// call is rejected in the log.
+func TestRejectARunAwaitingASignIn(t *testing.T) {
+	r := newRemote(false)
+	e := newRemoteEnv(t, r)
+	o := e.run(`async () => await remote.post({})`, nil)
+	mustSignInPending(t, o, "post")
+	if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.status(o.ExecutionID); st != codemode.StatusRejected {
+		t.Fatalf("status %s, want rejected", st)
+	}
+	if got := e.log(o.ExecutionID); !slices.Equal(got, []string{"1 remote.post rejected"}) {
+		t.Fatalf("log = %v", got)
+	}
+}
+
+// A program that catches the pause of a call awaiting a sign-in cannot
+// make further calls in that pass, and a connector that needs a sign-in
+// does not take a rollback's reverts.
+func TestSignInStopsThePass(t *testing.T) {
+	r := newRemote(false)
+	e := newRemoteEnv(t, r)
+	o := e.run(`async () => {
+		try { await remote.post({}); } catch (err) {}
+		await kv.add({ key: "b", value: "2" });
+		return "went on";
+	}`, nil)
+	mustSignInPending(t, o, "post")
+	if n := e.kv.count("add"); n != 0 {
+		t.Fatalf("kv.add made %d times after the pause", n)
+	}
+}
