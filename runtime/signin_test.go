@@ -239,3 +239,64 @@ func TestSignInStopsThePass(t *testing.T) {
 		t.Fatalf("kv.add made %d times after the pause", n)
 	}
 }
+
+// attemptFunc is a SignInAttempt whose Wait is a function.
+type attemptFunc struct {
+	url  string
+	wait func(ctx context.Context) error
+}
+
+func (a *attemptFunc) URL() string                    { return a.url }
+func (a *attemptFunc) Wait(ctx context.Context) error { return a.wait(ctx) }
+func (a *attemptFunc) Close() error                   { return nil }
+
+// interactive is a remote whose BeginSignIn signs in when Wait is called.
+type interactive struct{ *remote }
+
+func (i interactive) BeginSignIn(context.Context) (connectors.SignInAttempt, error) {
+	return &attemptFunc{url: "http://127.0.0.1:1/authorize?state=x", wait: func(context.Context) error {
+		i.set(true)
+		return nil
+	}}, nil
+}
+
+// BeginSignIn's attempt lists the connector's tools again once signed in,
+// so the runs AwaitingSignIn name are approved without a separate refresh.
+func TestBeginSignInRelistsTheConnector(t *testing.T) {
+	r := newRemote(false)
+	e := newEnv(t, setup{extra: []runtime.Source{{Connector: interactive{r}}}})
+	if names := toolNames(e.rt, "remote"); len(names) != 0 {
+		t.Fatalf("tools before the sign-in: %v", names)
+	}
+	var ids []string
+	for range 2 {
+		o := e.run(`async () => (await remote.read({ x: 1 })).tool`, nil)
+		mustSignInPending(t, o, "read")
+		ids = append(ids, o.ExecutionID)
+	}
+	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
+	waiting, err := e.rt.AwaitingSignIn(e.ctx, "remote")
+	if err != nil || !slices.Equal(waiting, ids) {
+		t.Fatalf("AwaitingSignIn = %v, %v; want %v", waiting, err, ids)
+	}
+
+	a, err := e.rt.BeginSignIn(e.ctx, "remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Wait(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if names := toolNames(e.rt, "remote"); !slices.Contains(names, "read") {
+		t.Fatalf("tools after the sign-in: %v", names)
+	}
+	for _, id := range ids {
+		if got := resultOf[string](t, e.approve(id, nil)); got != "read" {
+			t.Fatalf("resumed run %s gave %q", id, got)
+		}
+	}
+	if _, err := e.rt.BeginSignIn(e.ctx, "kv"); !errors.Is(err, runtime.ErrNoSignIn) {
+		t.Fatalf("BeginSignIn(kv) = %v, want ErrNoSignIn", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // Engine is what the server needs of the durable runtime; package runtime's
@@ -46,4 +47,8 @@ type Engine interface {
 	DeclarationsWithin(budget int) (decls string, fits bool)
 	// MaxResultChars bounds what outcomes show of a value (0: no bound).
 	MaxResultChars() int
+	// BeginSignIn starts a person's sign-in to a connector that needs one
+	// (connectors.SignIner); the attempt's Wait returns once the tokens
+	// are stored and the connector's tools listed again.
+	BeginSignIn(ctx context.Context, connector string) (connectors.SignInAttempt, error)
 }

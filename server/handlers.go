@@ -20,6 +20,7 @@ func (s *Server) handleCodemode(ctx context.Context, req mcp.CallToolRequest) (*
 		return valueResult(errorOutcome{Status: "error", Error: `"code" is required: pass the program as {"code": "async () => { … }"}`}, true), nil
 	}
 	out, err := s.rt.Execute(ctx, in.Code, s.approver(ctx))
+	out, err = s.signInThenResume(ctx, out, err)
 	if err != nil {
 		return s.runtimeFailure(ctx, "codemode", out.ExecutionID, err), nil
 	}
@@ -49,6 +50,7 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest) (*m
 		return badArguments(err), nil
 	}
 	out, err := s.rt.Approve(ctx, in.ExecutionID, s.approver(ctx))
+	out, err = s.signInThenResume(ctx, out, err)
 	if err != nil {
 		return s.runtimeFailure(ctx, "codemode_approve", in.ExecutionID, err), nil
 	}

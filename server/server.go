@@ -31,8 +31,13 @@ type Options struct {
 	// Runtime is the durable runtime the tools drive (a *runtime.Runtime).
 	Runtime Engine
 	// Elicitation asks the user through the client (when it declares the
-	// capability) before a call that needs approval, instead of pausing.
+	// capability) before a call that needs approval, instead of pausing,
+	// and, when the client can open links (URL-mode elicitation), to sign
+	// in to a connector a run waits for.
 	Elicitation bool
+	// SignInWait bounds how long a tool call waits for a sign-in it asked
+	// the person for (0: DefaultSignInWait).
+	SignInWait time.Duration
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
 	// HTTP bounds and guards the SSE and HTTP transports.
