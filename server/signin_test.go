@@ -112,7 +112,7 @@ type pageAttempt struct {
 	opened chan struct{}
 }
 
-func (a *pageAttempt) URL() string { return a.url }
+func (a *pageAttempt) URL() string  { return a.url }
 func (a *pageAttempt) Close() error { return nil }
 func (a *pageAttempt) Wait(ctx context.Context) error {
 	select {
