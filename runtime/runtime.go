@@ -114,10 +114,16 @@ type Runtime struct {
 	snippetSeg atomic.Pointer[snippetSegment]
 	refreshMu  sync.Mutex
 
+	// background is the context of work the runtime does on its own (the
+	// sign-ins StartSignIn waits for); Close ends it.
+	background context.Context
+	stopBG     context.CancelFunc
+
 	mu       sync.Mutex
-	closed   bool                 // guarded by mu
-	active   sync.WaitGroup       // in-flight requests; Add under mu while !closed
-	schedule housekeepingSchedule // when to do the housekeeping; guarded by mu
+	closed   bool                         // guarded by mu
+	active   sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
+	schedule housekeepingSchedule         // when to do the housekeeping; guarded by mu
+	signIns  map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
 }
 
 // DefaultHousekeepingInterval is the default of
@@ -162,6 +168,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if r.clock == nil {
 		r.clock = time.Now
 	}
+	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
 	lease := opts.Lease
 	if lease <= 0 {
 		lease = DefaultLease
@@ -193,14 +200,15 @@ func housekeepingInterval(d time.Duration) time.Duration {
 	return d
 }
 
-// Close refuses new requests, waits for in-flight ones (running passes,
-// rollbacks) to finish, and removes this process's owner record. It does
-// not close the store, the executor or the
-// connectors: the caller owns them.
+// Close refuses new requests, ends the sign-ins StartSignIn waits for,
+// waits for in-flight requests (running passes, rollbacks) to finish, and
+// removes this process's owner record. It does not close the store, the
+// executor or the connectors: the caller owns them.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
+	r.stopBG()
 	r.active.Wait()
 	return r.own.close(context.Background())
 }

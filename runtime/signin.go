@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -82,4 +83,117 @@ func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]string, er
 		}
 	}
 	return ids, nil
+}
+
+// A BackgroundSignIn is a sign-in StartSignIn began, which the runtime
+// waits for.
+type BackgroundSignIn struct {
+	url  string
+	done chan struct{}
+	err  error // set before done closes
+}
+
+// URL is the page the person opens in their browser to sign in.
+func (b *BackgroundSignIn) URL() string { return b.url }
+
+// Done is closed once the sign-in completed and the runs awaiting it were
+// resumed, or the sign-in failed, timed out or the runtime closed.
+func (b *BackgroundSignIn) Done() <-chan struct{} { return b.done }
+
+// Err is why the sign-in did not complete (nil when it did), once Done is
+// closed.
+func (b *BackgroundSignIn) Err() error {
+	<-b.done
+	return b.err
+}
+
+// StartSignIn begins a person's sign-in to connector name, for surfaces
+// that cannot wait for it (the approval console) or that wait apart from
+// the run they resume (the login command). The runtime waits for the
+// sign-in in the background, for at most wait, and once the person has
+// signed in resumes every run awaiting that sign-in (AwaitingSignIn), as
+// Approve does (with no approver: a call that needs approval pauses the
+// run again). While one sign-in to the connector is under way, StartSignIn
+// returns it again instead of starting another. Close ends the wait.
+func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Duration) (*BackgroundSignIn, error) {
+	r.mu.Lock()
+	if b := r.signIns[name]; b != nil {
+		r.mu.Unlock()
+		return b, nil
+	}
+	r.mu.Unlock()
+	done, err := r.begin()
+	if err != nil {
+		return nil, err
+	}
+	// The attempt outlives the request that started it.
+	a, err := r.BeginSignIn(r.background, name)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	r.mu.Lock()
+	if b := r.signIns[name]; b != nil { // another request started one meanwhile
+		r.mu.Unlock()
+		a.Close()
+		done()
+		return b, nil
+	}
+	if r.signIns == nil {
+		r.signIns = map[string]*BackgroundSignIn{}
+	}
+	b := &BackgroundSignIn{url: a.URL(), done: make(chan struct{})}
+	r.signIns[name] = b
+	r.mu.Unlock()
+	go func() {
+		defer done()
+		defer close(b.done)
+		defer func() {
+			r.mu.Lock()
+			delete(r.signIns, name)
+			r.mu.Unlock()
+		}()
+		defer a.Close()
+		wctx, cancel := context.WithTimeout(r.background, wait)
+		defer cancel()
+		if b.err = a.Wait(wctx); b.err != nil {
+			r.log.Warn("a sign-in did not complete", "connector", name, "err", b.err)
+			return
+		}
+		r.log.Info("signed in", "connector", name)
+		r.resumeSignedIn(r.background, name)
+	}()
+	return b, nil
+}
+// DefaultSignInWait is how long SignInPage's sign-in is waited for.
+const DefaultSignInWait = 15 * time.Minute
+
+// SignInPage starts the background sign-in to connector name (or finds the
+// one under way: StartSignIn, waited for DefaultSignInWait) and returns its
+// page, for a surface that only shows the person where to go (the
+// approval console).
+func (r *Runtime) SignInPage(ctx context.Context, name string) (string, error) {
+	b, err := r.StartSignIn(ctx, name, DefaultSignInWait)
+	if err != nil {
+		return "", err
+	}
+	return b.URL(), nil
+}
+
+// resumeSignedIn approves every run awaiting a sign-in to connector name,
+// logging each outcome.
+func (r *Runtime) resumeSignedIn(ctx context.Context, name string) {
+	ids, err := r.AwaitingSignIn(ctx, name)
+	if err != nil {
+		r.log.Warn("could not list the runs awaiting a sign-in", "connector", name, "err", err)
+		return
+	}
+	for _, id := range ids {
+		o, err := r.Approve(ctx, id, nil)
+		if err != nil {
+			r.log.Warn("could not resume a run after its sign-in", "execution", id, "connector", name, "err", err)
+			continue
+		}
+		r.log.Info("resumed a run after its sign-in", "execution", id, "connector", name, "status", o.Status.String())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -298,5 +299,77 @@ func TestBeginSignInRelistsTheConnector(t *testing.T) {
 	}
 	if _, err := e.rt.BeginSignIn(e.ctx, "kv"); !errors.Is(err, runtime.ErrNoSignIn) {
 		t.Fatalf("BeginSignIn(kv) = %v, want ErrNoSignIn", err)
+	}
+}
+
+// person is a remote whose sign-in completes when the person opens the
+// page (open), as a browser would.
+type person struct {
+	*remote
+	page chan struct{}
+}
+
+func (p person) BeginSignIn(context.Context) (connectors.SignInAttempt, error) {
+	return &attemptFunc{url: "http://127.0.0.1:1/authorize?state=y", wait: func(ctx context.Context) error {
+		select {
+		case <-p.page:
+			p.set(true)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}, nil
+}
+
+// A sign-in started for a surface that cannot wait (StartSignIn) is waited
+// for in the background: a second start while it is under way gets the
+// same sign-in, and once the person has signed in every run awaiting it is
+// resumed.
+func TestStartSignInResumesTheWaitingRuns(t *testing.T) {
+	r := newRemote(false)
+	p := person{remote: r, page: make(chan struct{})}
+	e := newEnv(t, setup{extra: []runtime.Source{{Connector: p}}})
+	var ids []string
+	for range 2 {
+		o := e.run(`async () => (await remote.post({ x: 1 })).n`, nil)
+		mustSignInPending(t, o, "post")
+		ids = append(ids, o.ExecutionID)
+	}
+	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
+	if err != nil || again != b || b.URL() != "http://127.0.0.1:1/authorize?state=y" {
+		t.Fatalf("second StartSignIn = %p, %v; want the first (%p) with its URL", again, err, b)
+	}
+	close(p.page) // the person signs in
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if st := e.status(id); st != codemode.StatusCompleted {
+			t.Fatalf("run %s is %s after the sign-in, want completed", id, st)
+		}
+	}
+	if n := r.count("post"); n != 2 {
+		t.Fatalf("remote.post made %d times, want once per run", n)
+	}
+}
+
+// Closing the runtime ends a sign-in it waits for.
+func TestCloseEndsABackgroundSignIn(t *testing.T) {
+	r := newRemote(false)
+	p := person{remote: r, page: make(chan struct{})}
+	e := newEnv(t, setup{extra: []runtime.Source{{Connector: p}}})
+	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Err after Close = %v, want context.Canceled", err)
 	}
 }
