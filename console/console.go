@@ -67,6 +67,11 @@ type Engine interface {
 	Rollback(ctx context.Context, id string) (codemode.Outcome, error)
 	// Method describes a connector method as served now.
 	Method(connector, method string, args json.RawMessage) codemode.MethodInfo
+	// SignInPage starts (or finds under way) a person's sign-in to
+	// connector and returns the page they open to sign in and until when
+	// the engine waits for it; once they have signed in, the engine
+	// resumes every run awaiting it.
+	SignInPage(ctx context.Context, connector string) (link string, until time.Time, err error)
 }
 
 // Options configure a Console.
@@ -131,6 +136,7 @@ func New(opts Options) *Console {
 	mux.HandleFunc("POST /runs/{id}/approve", c.approve)
 	mux.HandleFunc("POST /runs/{id}/reject", c.reject)
 	mux.HandleFunc("POST /runs/{id}/rollback", c.rollback)
+	mux.HandleFunc("POST /runs/{id}/signin", c.signIn)
 	mux.HandleFunc("GET /snippets", c.snippetsPage)
 	mux.HandleFunc("GET /api/version", c.version)
 	mux.HandleFunc("POST /logout", c.logout)

@@ -45,6 +45,12 @@ type env struct {
 
 func newEnv(t *testing.T, tok string) *env {
 	t.Helper()
+	return newEnvWith(t, tok)
+}
+
+// newEnvWith is newEnv with extra sources beside notes.
+func newEnvWith(t *testing.T, tok string, extra ...rt.Source) *env {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -52,7 +58,7 @@ func newEnv(t *testing.T, tok string) *env {
 	}
 	n := notes.New(st)
 	ex := sandbox.NewInProcess(sandbox.InProcessOptions{})
-	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}}, Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: append([]rt.Source{{Connector: n}}, extra...), Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,15 @@ type page struct {
 	Statuses []string
 	Filter   string
 	Limit    int
+	SignIn   *signInView
+}
+
+// signInView is where a person goes to sign in to a connector a run
+// awaits.
+type signInView struct {
+	Run, Connector string
+	URL            template.URL // an http(s) URL, checked (signIn)
+	Until          time.Time    // when the engine stops waiting for it
 }
 
 // card is a run with the session's CSRF token, for the forms of the
@@ -59,7 +68,7 @@ func parsePages() map[string]*template.Template {
 	}
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"pending", "runs", "run", "snippets", "login", "problem"} {
+	for _, name := range []string{"pending", "runs", "run", "snippets", "login", "problem", "signin"} {
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(assets, "templates/"+name+".html"))
 	}
 	return pages
@@ -291,6 +300,48 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 	c.log.Info("console: "+verb, "executionId", id, "status", o.Status.String())
 	c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: o})
 	http.Redirect(w, r, "/runs/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+// signIn starts (or finds under way) the sign-in to a connector the run
+// awaits and shows the person the link to its page. The console does not
+// redirect there itself: its pages may only submit forms to their own
+// origin (form-action 'self'), and a link is what the person should see
+// anyway: where they are sent.
+func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
+	ctx := r.Context()
+	e, log, err := c.eng.Execution(ctx, id)
+	switch {
+	case errors.Is(err, codemode.ErrUnknownExecution):
+		c.refuse(w, r, http.StatusNotFound, err.Error())
+		return
+	case err != nil:
+		c.internal(w, r, "loading the run", err)
+		return
+	}
+	awaits := false
+	if e.Status == codemode.StatusPaused {
+		for _, p := range codemode.PendingActions(id, log) {
+			awaits = awaits || (p.Awaits == codemode.AwaitsSignIn && p.Connector == connector)
+		}
+	}
+	if !awaits {
+		c.showRun(w, r, id, http.StatusConflict, fmt.Sprintf("Run %s does not await a sign-in to %q (any more).", id, connector))
+		return
+	}
+	link, until, err := c.eng.SignInPage(context.WithoutCancel(ctx), connector)
+	if err != nil {
+		c.internal(w, r, "starting the sign-in to "+connector, err)
+		return
+	}
+	u, err := url.Parse(link)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		c.internal(w, r, "starting the sign-in to "+connector, fmt.Errorf("the sign-in page is not an http(s) URL"))
+		return
+	}
+	c.log.Info("console: sign-in started", "executionId", id, "connector", connector)
+	c.render(w, r, http.StatusOK, "signin", &page{Title: "Sign in to " + connector, Nav: "pending",
+		SignIn: &signInView{Run: id, Connector: connector, URL: template.URL(u.String()), Until: until}})
 }
 
 // version answers the page's script: a value that changes when runs or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -244,6 +245,10 @@ type actionView struct {
 	Method    []visible.Segment
 	Reason    string
 	Args      *jsonNode
+	// SignIn marks a call awaiting a sign-in to its connector; SignInWhy
+	// says why.
+	SignIn    bool
+	SignInWhy []visible.Segment
 }
 
 // callView is one logged call or step.
@@ -275,6 +280,9 @@ type runView struct {
 	Calls       []callView
 	Paused      bool
 	CanRollback bool
+	// SignIns are the connectors the run awaits a sign-in to, in the
+	// order of their calls; approval waits for them.
+	SignIns []string
 }
 
 // newRunView lays out e and its log.
@@ -302,18 +310,25 @@ func (c *Console) newRunView(e *codemode.Execution, log []codemode.Entry) *runVi
 		pending := codemode.PendingActions(e.ID, log)
 		v.Digest = codemode.PendingDigest(pending)
 		for _, p := range pending {
-			info := c.eng.Method(p.Connector, p.Method, p.Args)
-			reason := info.ApprovalReason
-			if !info.Known {
-				reason = fmt.Sprintf("%s.%s is not served now (its connector is unavailable or changed): approving will be refused", p.Connector, p.Method)
-			}
-			v.Pending = append(v.Pending, actionView{
+			av := actionView{
 				Seq:       p.Seq,
 				Connector: plainSegments(p.Connector),
 				Method:    plainSegments(p.Method),
-				Reason:    reason,
 				Args:      jsonView(fmt.Sprintf("%s-args-%d", e.ID, p.Seq), p.Args),
-			})
+			}
+			if p.Awaits == codemode.AwaitsSignIn {
+				av.SignIn, av.SignInWhy = true, plainSegments(p.Reason)
+				if !slices.Contains(v.SignIns, p.Connector) {
+					v.SignIns = append(v.SignIns, p.Connector)
+				}
+			} else {
+				info := c.eng.Method(p.Connector, p.Method, p.Args)
+				av.Reason = info.ApprovalReason
+				if !info.Known {
+					av.Reason = fmt.Sprintf("%s.%s is not served now (its connector is unavailable or changed): approving will be refused", p.Connector, p.Method)
+				}
+			}
+			v.Pending = append(v.Pending, av)
 			marks = append(marks, p.Connector+"."+p.Method)
 		}
 	}
@@ -373,7 +388,8 @@ func newOutcomeView(f *flash) *outcomeView {
 	}
 	for _, p := range o.Pending {
 		v.Pending = append(v.Pending, actionView{Seq: p.Seq, Connector: plainSegments(p.Connector), Method: plainSegments(p.Method),
-			Args: jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args)})
+			Args:   jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args),
+			SignIn: p.Awaits == codemode.AwaitsSignIn, SignInWhy: plainSegments(p.Reason)})
 	}
 	return v
 }

@@ -88,13 +88,17 @@ func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]string, er
 // A BackgroundSignIn is a sign-in StartSignIn began, which the runtime
 // waits for.
 type BackgroundSignIn struct {
-	url  string
-	done chan struct{}
-	err  error // set before done closes
+	url   string
+	until time.Time
+	done  chan struct{}
+	err   error // set before done closes
 }
 
 // URL is the page the person opens in their browser to sign in.
 func (b *BackgroundSignIn) URL() string { return b.url }
+
+// Until is when the runtime stops waiting for the sign-in.
+func (b *BackgroundSignIn) Until() time.Time { return b.until }
 
 // Done is closed once the sign-in completed and the runs awaiting it were
 // resumed, or the sign-in failed, timed out or the runtime closed.
@@ -142,7 +146,7 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 	if r.signIns == nil {
 		r.signIns = map[string]*BackgroundSignIn{}
 	}
-	b := &BackgroundSignIn{url: a.URL(), done: make(chan struct{})}
+	b := &BackgroundSignIn{url: a.URL(), until: time.Now().Add(wait), done: make(chan struct{})}
 	r.signIns[name] = b
 	r.mu.Unlock()
 	go func() {
@@ -154,7 +158,7 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 			r.mu.Unlock()
 		}()
 		defer a.Close()
-		wctx, cancel := context.WithTimeout(r.background, wait)
+		wctx, cancel := context.WithDeadline(r.background, b.until)
 		defer cancel()
 		if b.err = a.Wait(wctx); b.err != nil {
 			r.log.Warn("a sign-in did not complete", "connector", name, "err", b.err)
@@ -165,19 +169,20 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 	}()
 	return b, nil
 }
+
 // DefaultSignInWait is how long SignInPage's sign-in is waited for.
 const DefaultSignInWait = 15 * time.Minute
 
 // SignInPage starts the background sign-in to connector name (or finds the
 // one under way: StartSignIn, waited for DefaultSignInWait) and returns its
-// page, for a surface that only shows the person where to go (the
-// approval console).
-func (r *Runtime) SignInPage(ctx context.Context, name string) (string, error) {
+// page and until when it is waited for, for a surface that only shows the
+// person where to go (the approval console).
+func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Time, error) {
 	b, err := r.StartSignIn(ctx, name, DefaultSignInWait)
 	if err != nil {
-		return "", err
+		return "", time.Time{}, err
 	}
-	return b.URL(), nil
+	return b.URL(), b.Until(), nil
 }
 
 // resumeSignedIn approves every run awaiting a sign-in to connector name,

@@ -2,102 +2,37 @@ package runtime_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
+	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
-// remote is a connector whose source needs a sign-in, as a remote MCP
-// server behind OAuth: while signed out, Tools and Call fail with
-// connectors.SignInRequired (and Call makes no call). post writes, read
-// does not, destroy requires approval.
-type remote struct {
-	mu       sync.Mutex
-	signedIn bool
-	calls    map[string]int
+// newRemoteEnv is an env with a fixture.Gated named remote, signed in or
+// not when the runtime lists its tools.
+func newRemoteEnv(t *testing.T, signedIn bool) (*env, *fixture.Gated) {
+	g := fixture.NewGated(t, "remote")
+	g.SetSignedIn(signedIn)
+	return newEnv(t, setup{extra: []runtime.Source{{Connector: g}}}), g
 }
 
-var _ connectors.SignIner = (*remote)(nil)
-
-func newRemote(signedIn bool) *remote { return &remote{signedIn: signedIn, calls: map[string]int{}} }
-
-func (r *remote) Name() string { return "remote" }
-
-func (r *remote) refusal() error {
-	return fmt.Errorf("list tools: %w", &connectors.SignInRequired{Connector: "remote", Reason: "not signed in yet"})
-}
-
-func (r *remote) Tools(context.Context) ([]connectors.Tool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.signedIn {
-		return nil, r.refusal()
+// open opens a sign-in page, as the person's browser does.
+func open(t *testing.T, link string) {
+	t.Helper()
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
 	}
-	yes := true
-	obj := json.RawMessage(`{"type":"object","properties":{"x":{"type":"number"}}}`)
-	return []connectors.Tool{
-		{Name: "post", SourceName: "post", InputSchema: obj},
-		{Name: "read", SourceName: "read", InputSchema: obj, Annotations: connectors.Annotations{ReadOnly: &yes}},
-		{Name: "destroy", SourceName: "destroy", InputSchema: obj, RequiresApproval: true},
-	}, nil
-}
-
-func (r *remote) Call(_ context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.signedIn {
-		return connectors.Result{}, r.refusal()
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", link, resp.Status)
 	}
-	if !slices.Contains([]string{"post", "read", "destroy"}, tool) {
-		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
-	}
-	r.calls[tool]++
-	return connectors.Result{Value: json.RawMessage(fmt.Sprintf(`{"tool":%q,"n":%d}`, tool, r.calls[tool]))}, nil
-}
-
-func (r *remote) Close() error { return nil }
-
-func (r *remote) NeedsSignIn(context.Context) (*connectors.SignInRequired, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.signedIn {
-		return nil, nil
-	}
-	return &connectors.SignInRequired{Connector: "remote", Reason: "not signed in yet"}, nil
-}
-
-func (r *remote) BeginSignIn(context.Context) (connectors.SignInAttempt, error) {
-	return nil, errors.New("not in this test")
-}
-
-func (r *remote) SignOut(context.Context) error {
-	r.set(false)
-	return nil
-}
-
-func (r *remote) set(signedIn bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.signedIn = signedIn
-}
-
-func (r *remote) count(tool string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[tool]
-}
-
-func newRemoteEnv(t *testing.T, r *remote) *env {
-	return newEnv(t, setup{extra: []runtime.Source{{Connector: r}}})
 }
 
 // mustSignInPending fails unless o is paused on exactly one call awaiting a
@@ -121,8 +56,7 @@ func mustSignInPending(t *testing.T, o codemode.Outcome, method string) codemode
 // resumes the run by replay: the calls before it are not made again and
 // the awaited call is made once.
 func TestSignInPausesTheRunAndApprovalResumesIt(t *testing.T) {
-	r := newRemote(false)
-	e := newRemoteEnv(t, r)
+	e, r := newRemoteEnv(t, false)
 	code := `async () => {
 		await kv.add({ key: "a", value: "1" });
 		const got = await remote.post({ x: 1 });
@@ -142,10 +76,10 @@ func TestSignInPausesTheRunAndApprovalResumesIt(t *testing.T) {
 		t.Fatalf("after the refused approval the run is %s, want paused", st)
 	}
 
-	r.set(true)
+	r.SetSignedIn(true)
 	done := e.approve(o.ExecutionID, nil)
 	mustStatus(t, done, codemode.StatusCompleted)
-	if n := r.count("post"); n != 1 {
+	if n := r.Calls("post"); n != 1 {
 		t.Fatalf("remote.post made %d times, want 1", n)
 	}
 	if n := e.kv.count("add"); n != 1 {
@@ -160,21 +94,20 @@ func TestSignInPausesTheRunAndApprovalResumesIt(t *testing.T) {
 // needs approval, is not approved by the sign-in: the run pauses again for
 // its approval.
 func TestSignInDoesNotApproveACallThatNeedsApproval(t *testing.T) {
-	r := newRemote(false)
-	e := newRemoteEnv(t, r)
+	e, r := newRemoteEnv(t, false)
 	o := e.run(`async () => await remote.destroy({ x: 2 })`, nil)
 	mustSignInPending(t, o, "destroy")
-	r.set(true)
+	r.SetSignedIn(true)
 	again := e.approve(o.ExecutionID, nil)
 	mustStatus(t, again, codemode.StatusPaused)
 	if len(again.Pending) != 1 || again.Pending[0].Awaits != codemode.AwaitsApproval || again.Pending[0].Method != "destroy" {
 		t.Fatalf("after the sign-in: pending %+v, want destroy awaiting approval", again.Pending)
 	}
-	if n := r.count("destroy"); n != 0 {
+	if n := r.Calls("destroy"); n != 0 {
 		t.Fatalf("destroy made %d times before its approval", n)
 	}
 	mustStatus(t, e.approve(o.ExecutionID, nil), codemode.StatusCompleted)
-	if n := r.count("destroy"); n != 1 {
+	if n := r.Calls("destroy"); n != 1 {
 		t.Fatalf("destroy made %d times, want 1", n)
 	}
 }
@@ -185,22 +118,21 @@ func TestSignInDoesNotApproveACallThatNeedsApproval(t *testing.T) {
 func TestRevokedSignInPausesTheNextCall(t *testing.T) {
 	for _, tool := range []string{"post", "read"} { // written ahead, and queued
 		t.Run(tool, func(t *testing.T) {
-			r := newRemote(true)
-			e := newRemoteEnv(t, r)
+			e, r := newRemoteEnv(t, true)
 			first := e.run(`async () => await remote.`+tool+`({ x: 1 })`, nil)
 			mustStatus(t, first, codemode.StatusCompleted)
 
-			r.set(false) // revoked
+			r.SetSignedIn(false) // revoked
 			o := e.run(`async () => { const v = await remote.`+tool+`({ x: 2 }); return v.n; }`, nil)
 			mustSignInPending(t, o, tool)
 			if got := e.log(o.ExecutionID); !slices.Equal(got, []string{"1 remote." + tool + " sign_in"}) {
 				t.Fatalf("log = %v", got)
 			}
-			r.set(true)
+			r.SetSignedIn(true)
 			done := e.approve(o.ExecutionID, nil)
 			mustStatus(t, done, codemode.StatusCompleted)
-			if n := resultOf[int](t, done); n != 2 || r.count(tool) != 2 {
-				t.Fatalf("result %d, %d calls in all; want the second call made once", n, r.count(tool))
+			if n := resultOf[int](t, done); n != 2 || r.Calls(tool) != 2 {
+				t.Fatalf("result %d, %d calls in all; want the second call made once", n, r.Calls(tool))
 			}
 		})
 	}
@@ -209,8 +141,7 @@ func TestRevokedSignInPausesTheNextCall(t *testing.T) {
 // Rejecting a run that awaits a sign-in ends it rejected, and the awaited
 // call is rejected in the log.
 func TestRejectARunAwaitingASignIn(t *testing.T) {
-	r := newRemote(false)
-	e := newRemoteEnv(t, r)
+	e, _ := newRemoteEnv(t, false)
 	o := e.run(`async () => await remote.post({})`, nil)
 	mustSignInPending(t, o, "post")
 	if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); err != nil {
@@ -225,11 +156,9 @@ func TestRejectARunAwaitingASignIn(t *testing.T) {
 }
 
 // A program that catches the pause of a call awaiting a sign-in cannot
-// make further calls in that pass, and a connector that needs a sign-in
-// does not take a rollback's reverts.
+// make further calls in that pass.
 func TestSignInStopsThePass(t *testing.T) {
-	r := newRemote(false)
-	e := newRemoteEnv(t, r)
+	e, _ := newRemoteEnv(t, false)
 	o := e.run(`async () => {
 		try { await remote.post({}); } catch (err) {}
 		await kv.add({ key: "b", value: "2" });
@@ -241,31 +170,10 @@ func TestSignInStopsThePass(t *testing.T) {
 	}
 }
 
-// attemptFunc is a SignInAttempt whose Wait is a function.
-type attemptFunc struct {
-	url  string
-	wait func(ctx context.Context) error
-}
-
-func (a *attemptFunc) URL() string                    { return a.url }
-func (a *attemptFunc) Wait(ctx context.Context) error { return a.wait(ctx) }
-func (a *attemptFunc) Close() error                   { return nil }
-
-// interactive is a remote whose BeginSignIn signs in when Wait is called.
-type interactive struct{ *remote }
-
-func (i interactive) BeginSignIn(context.Context) (connectors.SignInAttempt, error) {
-	return &attemptFunc{url: "http://127.0.0.1:1/authorize?state=x", wait: func(context.Context) error {
-		i.set(true)
-		return nil
-	}}, nil
-}
-
 // BeginSignIn's attempt lists the connector's tools again once signed in,
 // so the runs AwaitingSignIn name are approved without a separate refresh.
 func TestBeginSignInRelistsTheConnector(t *testing.T) {
-	r := newRemote(false)
-	e := newEnv(t, setup{extra: []runtime.Source{{Connector: interactive{r}}}})
+	e, _ := newRemoteEnv(t, false)
 	if names := toolNames(e.rt, "remote"); len(names) != 0 {
 		t.Fatalf("tools before the sign-in: %v", names)
 	}
@@ -286,6 +194,7 @@ func TestBeginSignInRelistsTheConnector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	open(t, a.URL())
 	if err := a.Wait(e.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -302,33 +211,12 @@ func TestBeginSignInRelistsTheConnector(t *testing.T) {
 	}
 }
 
-// person is a remote whose sign-in completes when the person opens the
-// page (open), as a browser would.
-type person struct {
-	*remote
-	page chan struct{}
-}
-
-func (p person) BeginSignIn(context.Context) (connectors.SignInAttempt, error) {
-	return &attemptFunc{url: "http://127.0.0.1:1/authorize?state=y", wait: func(ctx context.Context) error {
-		select {
-		case <-p.page:
-			p.set(true)
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}}, nil
-}
-
 // A sign-in started for a surface that cannot wait (StartSignIn) is waited
 // for in the background: a second start while it is under way gets the
 // same sign-in, and once the person has signed in every run awaiting it is
 // resumed.
 func TestStartSignInResumesTheWaitingRuns(t *testing.T) {
-	r := newRemote(false)
-	p := person{remote: r, page: make(chan struct{})}
-	e := newEnv(t, setup{extra: []runtime.Source{{Connector: p}}})
+	e, r := newRemoteEnv(t, false)
 	var ids []string
 	for range 2 {
 		o := e.run(`async () => (await remote.post({ x: 1 })).n`, nil)
@@ -340,10 +228,10 @@ func TestStartSignInResumesTheWaitingRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
-	if err != nil || again != b || b.URL() != "http://127.0.0.1:1/authorize?state=y" {
-		t.Fatalf("second StartSignIn = %p, %v; want the first (%p) with its URL", again, err, b)
+	if err != nil || again != b || r.Begun() != 1 {
+		t.Fatalf("second StartSignIn = %p, %v (%d sign-ins begun); want the first (%p)", again, err, r.Begun(), b)
 	}
-	close(p.page) // the person signs in
+	open(t, b.URL())
 	if err := b.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -352,16 +240,14 @@ func TestStartSignInResumesTheWaitingRuns(t *testing.T) {
 			t.Fatalf("run %s is %s after the sign-in, want completed", id, st)
 		}
 	}
-	if n := r.count("post"); n != 2 {
+	if n := r.Calls("post"); n != 2 {
 		t.Fatalf("remote.post made %d times, want once per run", n)
 	}
 }
 
 // Closing the runtime ends a sign-in it waits for.
 func TestCloseEndsABackgroundSignIn(t *testing.T) {
-	r := newRemote(false)
-	p := person{remote: r, page: make(chan struct{})}
-	e := newEnv(t, setup{extra: []runtime.Source{{Connector: p}}})
+	e, _ := newRemoteEnv(t, false)
 	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Hour)
 	if err != nil {
 		t.Fatal(err)

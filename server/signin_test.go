@@ -3,127 +3,24 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
-// gated is a connector behind a sign-in: until signed in, its Tools and
-// Call fail with connectors.SignInRequired. Its sign-in is a page on a
-// real HTTP server: opening the attempt's URL signs in.
-type gated struct {
-	page *httptest.Server
-
-	mu       sync.Mutex
-	signedIn bool
-	calls    int
-	opened   chan struct{} // closed when the page was opened; guarded by mu
-}
-
-func newGated(t *testing.T) *gated {
-	g := &gated{}
-	g.page = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("state") != "s3cr3t-state" {
-			http.Error(w, "bad state", http.StatusBadRequest)
-			return
-		}
-		g.mu.Lock()
-		g.signedIn = true
-		if g.opened != nil {
-			close(g.opened)
-			g.opened = nil
-		}
-		g.mu.Unlock()
-		fmt.Fprintln(w, "signed in")
-	}))
-	t.Cleanup(g.page.Close)
-	return g
-}
-
-func (g *gated) Name() string { return "remote" }
-func (g *gated) Close() error { return nil }
-
-func (g *gated) refusal() error {
-	return &connectors.SignInRequired{Connector: "remote", Reason: "not signed in yet"}
-}
-
-func (g *gated) Tools(context.Context) ([]connectors.Tool, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.signedIn {
-		return nil, g.refusal()
-	}
-	return []connectors.Tool{{Name: "post", SourceName: "post", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
-}
-
-func (g *gated) Call(context.Context, string, json.RawMessage) (connectors.Result, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.signedIn {
-		return connectors.Result{}, g.refusal()
-	}
-	g.calls++
-	return connectors.Result{Value: json.RawMessage(fmt.Sprint(g.calls))}, nil
-}
-
-func (g *gated) NeedsSignIn(context.Context) (*connectors.SignInRequired, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.signedIn {
-		return nil, nil
-	}
-	return &connectors.SignInRequired{Connector: "remote", Reason: "not signed in yet"}, nil
-}
-
-func (g *gated) BeginSignIn(context.Context) (connectors.SignInAttempt, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	opened := make(chan struct{})
-	g.opened = opened
-	return &pageAttempt{url: g.page.URL + "/authorize?state=s3cr3t-state", opened: opened}, nil
-}
-
-func (g *gated) SignOut(context.Context) error { return errors.New("not in this test") }
-
-func (g *gated) callCount() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.calls
-}
-
-// pageAttempt completes when its page is opened.
-type pageAttempt struct {
-	url    string
-	opened chan struct{}
-}
-
-func (a *pageAttempt) URL() string  { return a.url }
-func (a *pageAttempt) Close() error { return nil }
-func (a *pageAttempt) Wait(ctx context.Context) error {
-	select {
-	case <-a.opened:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func newSignInServer(t *testing.T, g *gated) *server.Server {
+func newSignInServer(t *testing.T, g *fixture.Gated) *server.Server {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{})
@@ -162,7 +59,7 @@ const signInProgram = `async () => await remote.post({})`
 // they have signed in the same tools/call resumes the run, which makes the
 // call once. The model's outcome holds no part of the link.
 func TestSignInThroughURLElicitation(t *testing.T) {
-	g := newGated(t)
+	g := fixture.NewGated(t, "remote")
 	var asked []mcp.ElicitationParams
 	c := connectURL(t, newSignInServer(t, g), func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 		asked = append(asked, r.Params)
@@ -176,16 +73,16 @@ func TestSignInThroughURLElicitation(t *testing.T) {
 		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}}, nil
 	})
 	out, isErr := call(t, c, "codemode", map[string]any{"code": signInProgram})
-	if isErr || out["status"] != "completed" || out["result"] != float64(1) {
+	if isErr || out["status"] != "completed" || fmt.Sprint(out["result"]) != "map[n:1 tool:post]" {
 		t.Fatalf("outcome %v (isError %v), want completed with 1", out, isErr)
 	}
 	if len(asked) != 1 || asked[0].Mode != mcp.ElicitationModeURL || !strings.Contains(asked[0].Message, "Sign in to remote") || asked[0].ElicitationID == "" {
 		t.Fatalf("elicitations %+v, want one URL-mode request naming remote", asked)
 	}
-	if n := g.callCount(); n != 1 {
+	if n := g.Calls("post"); n != 1 {
 		t.Fatalf("remote.post made %d times", n)
 	}
-	if b, _ := json.Marshal(out); strings.Contains(string(b), "s3cr3t-state") {
+	if b, _ := json.Marshal(out); strings.Contains(string(b), fixture.GatedState()) {
 		t.Fatalf("the outcome holds the link: %s", b)
 	}
 }
@@ -198,7 +95,7 @@ func TestSignInPauseWithoutURLElicitation(t *testing.T) {
 		url  bool
 	}{{"form-only client", false}, {"declined", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGated(t)
+			g := fixture.NewGated(t, "remote")
 			h := func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 				return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
 			}
@@ -218,7 +115,7 @@ func TestSignInPauseWithoutURLElicitation(t *testing.T) {
 			if p["awaits"] != "sign_in" || p["connector"] != "remote" || !strings.Contains(fmt.Sprint(p["reason"]), "not signed in yet") {
 				t.Fatalf("pending action %v, want remote awaiting a sign-in with its reason", p)
 			}
-			if g.callCount() != 0 {
+			if g.Calls("post") != 0 {
 				t.Fatal("the call was made without a sign-in")
 			}
 		})
