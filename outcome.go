@@ -103,4 +103,8 @@ type ConnectorInfo struct {
 	Tools []connectors.Tool `json:"tools"`
 	// Error is set when the connector's tools could not be listed.
 	Error string `json:"error,omitempty"`
+	// NeedsSignIn is set when they could not be listed for want of a
+	// person's sign-in (connectors.SignInRequired): a call pauses the run
+	// until then.
+	NeedsSignIn bool `json:"needsSignIn,omitempty"`
 }

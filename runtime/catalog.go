@@ -471,7 +471,7 @@ func (c *catalog) infos() []codemode.ConnectorInfo {
 func (s *source) info() codemode.ConnectorInfo {
 	info := codemode.ConnectorInfo{Name: s.name, Description: s.description}
 	if s.err != nil {
-		info.Error = s.err.Error()
+		info.Error, info.NeedsSignIn = s.err.Error(), s.signIn() != nil
 	}
 	for _, t := range s.tools {
 		info.Tools = append(info.Tools, t.def)

@@ -259,3 +259,22 @@ func TestCloseEndsABackgroundSignIn(t *testing.T) {
 		t.Fatalf("Err after Close = %v, want context.Canceled", err)
 	}
 }
+
+// Connectors says which connector needs a sign-in.
+func TestConnectorsSayWhichNeedsASignIn(t *testing.T) {
+	e, g := newRemoteEnv(t, false)
+	for _, c := range e.rt.Connectors() {
+		if want := c.Name == "remote"; c.NeedsSignIn != want {
+			t.Fatalf("%s: NeedsSignIn %v", c.Name, c.NeedsSignIn)
+		}
+	}
+	g.SetSignedIn(true)
+	if _, err := e.rt.RefreshConnector(e.ctx, "remote"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range e.rt.Connectors() {
+		if c.NeedsSignIn {
+			t.Fatalf("%s still needs a sign-in after it", c.Name)
+		}
+	}
+}

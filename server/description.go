@@ -31,6 +31,7 @@ Rules:
 - The program is checked before it runs: unknown methods and arguments that do not fit are all reported with line:col, and nothing runs.
 - No require, import, process, fetch, file system or network: all I/O goes through the connectors.
 - Calls that need a human's approval pause the program (status "paused"); once approved it re-runs from the start, replaying logged results, so keep it deterministic: Date.now(), new Date() and Math.random() replay by themselves; wrap anything else non-deterministic in codemode.step(name, fn).
+- A call to a connector that needs the user to sign in pauses the program the same way (its pending action has "awaits": "sign_in"); it goes on once they have signed in.
 - codemode.run(name, input) runs a saved snippet.
 - Errors come with line:col; fix the program and run it again.
 `
@@ -65,6 +66,9 @@ func Description(infos []codemode.ConnectorInfo, declarations string, tooLarge b
 // connectorLine is "- name (N methods): first sentence", or why the
 // connector is unavailable.
 func connectorLine(c codemode.ConnectorInfo) string {
+	if c.NeedsSignIn {
+		return fmt.Sprintf("- %s: needs the user to sign in; its methods are listed once they have (a call pauses the run until then)", c.Name)
+	}
 	if c.Error != "" {
 		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, clip(short.FirstLine(c.Error), maxConnectorLine))
 	}

@@ -38,8 +38,10 @@ func TestDescriptionInlinesSmallDeclarationsAndUnavailable(t *testing.T) {
 		{Name: "a", Tools: []connectors.Tool{{Name: "f"}}},
 		{Name: "down", Error: "start: exec: \"nope\": executable file not found\nmore detail"},
 		{Name: "long", Description: strings.Repeat("word ", 100)},
+		{Name: "remote", Error: "connector remote needs a sign-in: not signed in yet", NeedsSignIn: true},
 	}, "declare const a: { f(input: {}): Promise<unknown>; };\n", false)
-	for _, want := range []string{"- a (1 method)\n", "- down: unavailable (start: exec: \"nope\": executable file not found)", "```ts\ndeclare const a", "- long (0 methods): word word"} {
+	for _, want := range []string{"- a (1 method)\n", "- down: unavailable (start: exec: \"nope\": executable file not found)", "```ts\ndeclare const a", "- long (0 methods): word word",
+		"- remote: needs the user to sign in; its methods are listed once they have"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("description lacks %q:\n%s", want, d)
 		}
