@@ -69,7 +69,7 @@ connectors:
       MEMORY_FILE_PATH: ${JSON.stringify(path.join(dir, "memory.jsonl"))}
     approve: ["create_*"]
     revert:
-      create_entities: "(args, result) => memory.delete_entities({ entityNames: args.entities.map(e => e.name) })"
+      create_entities: "(args, result) => result && result.entities.length > 0 ? memory.delete_entities({ entityNames: result.entities.map(e => e.name) }) : null"
 ${extra}`);
 }
 

@@ -162,6 +162,26 @@ describe("server-memory with a configured revert", () => {
       await client.close();
     }
   });
+
+  test("rollback deletes what the call created, not an entity that existed before it", async () => {
+    const dir = tempDir();
+    const client = await connectStdio(standardConfig(dir));
+    const names = async () => (await codemode(client, "(await memory.read_graph({})).entities.map(e => e.name).sort()")).outcome.result;
+    try {
+      const first = await codemode(client, `async () => memory.create_entities({ entities: [{ name: "Ada", entityType: "person", observations: [] }] })`);
+      await callTool(client, "codemode_approve", { executionId: first.outcome.executionId });
+      const { outcome } = await codemode(client, `async () => memory.create_entities({ entities: [
+        { name: "Ada", entityType: "person", observations: [] }, { name: "Bob", entityType: "person", observations: [] }] })`);
+      const approved = await callTool(client, "codemode_approve", { executionId: outcome.executionId });
+      assert.deepEqual(approved.outcome.result.entities.map((e) => e.name), ["Bob"], JSON.stringify(approved.outcome));
+      assert.deepEqual(await names(), ["Ada", "Bob"]);
+      const rb = await callTool(client, "codemode_rollback", { executionId: outcome.executionId });
+      assert.equal(rb.outcome.status, "rolled_back", JSON.stringify(rb.outcome));
+      assert.deepEqual(await names(), ["Ada"], "the rollback deleted an entity the call did not create");
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe("restarts and other surfaces", () => {
