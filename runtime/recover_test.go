@@ -314,6 +314,7 @@ func TestRollbackReport(t *testing.T) {
 	want := codemode.Outcome{
 		Status:      codemode.StatusRolledBack,
 		ExecutionID: o.ExecutionID,
+		Error:       "rolled back partly: 1 call reverted; call 3 (kv.add) stays as it was: its revert failed: kv: cannot revert c; call 4 (kv.put): nothing can revert it: it stays applied",
 		Reverted:    []int{2},
 		Failures:    []codemode.RevertFailure{{Seq: 3, Connector: "kv", Method: "add", Error: "kv: cannot revert c"}},
 		NotReverted: []codemode.KeptCall{{Seq: 4, Connector: "kv", Method: "put", State: codemode.EntryApplied, Reason: "nothing can revert it: it stays applied"}},

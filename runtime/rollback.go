@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -96,10 +98,16 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 			out.Reverted = append(out.Reverted, en.Seq)
 		}
 	}
+	if note := rollbackNote(out); note != "" {
+		if e.Error != "" {
+			note += " (the run had ended: " + e.Error + ")"
+		}
+		e.Error = note
+	}
 	if err := r.setStatus(ctx, e, codemode.StatusRollingBack, codemode.StatusRolledBack); err != nil {
 		return codemode.Outcome{ExecutionID: id, Status: codemode.StatusRollingBack}, err
 	}
-	out.Status = e.Status
+	out.Status, out.Error = e.Status, e.Error
 	r.dispose(ctx, id)
 	return r.visible(out), nil
 }
@@ -177,4 +185,30 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, ma
 func (r *Runtime) readOnly(en codemode.Entry) bool {
 	t, err := r.catalog().resolve(en.Connector, en.Method)
 	return err == nil && t.def.KnownReadOnly()
+}
+
+// rollbackNote says, for a rollback that left calls in effect, what it
+// reverted and what stays: the run's message once it is rolled_back, so
+// that every surface showing its status says it ("" when every call that
+// could be in effect was reverted).
+func rollbackNote(o codemode.Outcome) string {
+	if len(o.Failures) == 0 && len(o.NotReverted) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	switch n := len(o.Reverted) + len(o.UnknownReverted); n {
+	case 0:
+		b.WriteString("rolled back, but nothing was reverted")
+	case 1:
+		b.WriteString("rolled back partly: 1 call reverted")
+	default:
+		fmt.Fprintf(&b, "rolled back partly: %d calls reverted", n)
+	}
+	for _, f := range o.Failures {
+		fmt.Fprintf(&b, "; call %d (%s.%s) stays as it was: its revert failed: %s", f.Seq, f.Connector, f.Method, short.Clip(f.Error, 200))
+	}
+	for _, k := range o.NotReverted {
+		fmt.Fprintf(&b, "; call %d (%s.%s): %s", k.Seq, k.Connector, k.Method, k.Reason)
+	}
+	return b.String()
 }

@@ -47,6 +47,28 @@ func TestRollbackNewestFirstDespiteAFailure(t *testing.T) {
 	if _, ok := k.get("a"); ok {
 		t.Error("a is still set after its revert")
 	}
+	// The run's message says what stays, wherever its status is shown.
+	wantNote := "rolled back partly: 2 calls reverted; call 3 (kv.add) stays as it was: its revert failed: kv: cannot revert b"
+	x, _, err := e.rt.Execution(e.ctx, o.ExecutionID)
+	if err != nil || r.Error != wantNote || x.Error != wantNote {
+		t.Errorf("outcome error %q, run error %q (%v); want %q", r.Error, x.Error, err, wantNote)
+	}
+}
+
+// A rollback that could revert nothing says so in the run's message.
+func TestRollbackThatRevertedNothingSaysSo(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	o := e.run(`async () => fx.counter({ name: "kept" })`, nil)
+	mustStatus(t, o, codemode.StatusCompleted)
+	r, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, r, codemode.StatusRolledBack)
+	want := "rolled back, but nothing was reverted; call 1 (fx.counter): nothing can revert it: it stays applied"
+	if r.Error != want {
+		t.Errorf("outcome error %q, want %q", r.Error, want)
+	}
 }
 
 // A configured JavaScript revert for an MCP tool runs in the sandbox, its
