@@ -79,6 +79,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	clientVars := &vars{lookup: lookup, client: true, workspace: workspaceFolder(d.dir), home: home}
 
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM, as Windows editors write
+	data = jsoncToJSON(data)                              // VS Code's files have comments
 	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, d.syntaxError(err)
