@@ -18,13 +18,14 @@ const DefaultDescriptionBudget = config.DefaultDescriptionBudget
 // maxConnectorLine bounds the text of a connector's line.
 const maxConnectorLine = 160
 
-// descriptionHead is the workflow and the rules.
+// descriptionHead is the workflow and the rules; %[1]s is a method to show
+// (exampleMethod) and %[2]s a program calling it.
 const descriptionHead = `Run a JavaScript or TypeScript program against the connectors below (typed global objects) and get its result.
 
 Workflow:
 1. Find methods: await codemode.search("create issue") returns {results: [{path, description, requiresApproval}], total}.
-2. Read exact types: await codemode.describe("github.issues_create") returns the TypeScript of its input and output.
-3. Do the whole task in one program: async () => { const r = await notes.listNotes({}); return r.notes.length; }. Its return value (JSON) is the result; console.log lines come back in logs.
+2. Read exact types: await codemode.describe("%[1]s") returns the TypeScript of its input and output.
+3. Do the whole task in one program: %[2]s. Its return value (JSON) is the result; console.log lines come back in logs.
 
 Rules:
 - A connector method takes ONE object argument and returns a Promise: await it.
@@ -36,6 +37,19 @@ Rules:
 - Errors come with line:col; fix the program and run it again.
 `
 
+// exampleMethod is the path of a method the description's examples show:
+// the first method of the first connector that has one, so that the
+// examples name only what is configured ("connector.method" when none
+// has a method).
+func exampleMethod(infos []codemode.ConnectorInfo) string {
+	for _, c := range infos {
+		if c.Error == "" && len(c.Tools) > 0 {
+			return c.Name + "." + c.Tools[0].Name
+		}
+	}
+	return "connector.method"
+}
+
 // Description builds the codemode tool description: the workflow, the
 // rules, one line per connector (its name, its number of methods, the
 // first sentence of its description), and the declarations inline when
@@ -43,7 +57,8 @@ Rules:
 // large to inline). Its size is bounded whatever the number of methods.
 func Description(infos []codemode.ConnectorInfo, declarations string, tooLarge bool) string {
 	var b strings.Builder
-	b.WriteString(descriptionHead)
+	m := exampleMethod(infos)
+	fmt.Fprintf(&b, descriptionHead, m, "async () => { const r = await "+m+"({ /* … */ }); return r; }")
 	b.WriteString("\nConnectors:\n")
 	if len(infos) == 0 {
 		b.WriteString("- (none configured)\n")

@@ -23,13 +23,36 @@ func TestDescriptionIsBounded(t *testing.T) {
 	if n := tokens.Estimate(d); n > 1000 {
 		t.Errorf("description is %d tokens for 20 connectors of 500 methods; want it bounded", n)
 	}
-	if strings.Contains(d, "method_000") {
-		t.Error("method names must not be listed")
+	if strings.Contains(d, "method_001") || strings.Count(d, "method_000") != 2 {
+		t.Error("method names must not be listed, but for the one the examples use (twice)")
 	}
 	for _, want := range []string{"- conn0 (500 methods): A connector.\n", "find methods with codemode.search and read their types with codemode.describe"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("description lacks %q:\n%s", want, d)
 		}
+	}
+}
+
+// The examples name a method of a configured connector, never one that is
+// not configured.
+func TestDescriptionExamplesNameConfiguredMethods(t *testing.T) {
+	d := Description([]codemode.ConnectorInfo{
+		{Name: "down", Error: "start failed"},
+		{Name: "empty"},
+		{Name: "files", Tools: []connectors.Tool{{Name: "read_file"}, {Name: "write_file"}}},
+	}, "", false)
+	for _, want := range []string{`codemode.describe("files.read_file")`, "await files.read_file({"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("description lacks %q:\n%s", want, d)
+		}
+	}
+	for _, never := range []string{"notes.", "github."} {
+		if strings.Contains(d, never) {
+			t.Errorf("description names %q, which is not configured:\n%s", never, d)
+		}
+	}
+	if d := Description(nil, "", false); !strings.Contains(d, `codemode.describe("connector.method")`) {
+		t.Errorf("with no connector the examples are generic:\n%s", d)
 	}
 }
 
