@@ -188,3 +188,28 @@ func TestServeRefusesAnOpenListener(t *testing.T) {
 		t.Errorf("serve on 0.0.0.0 without a token: exit %d, stderr %q", code, errs)
 	}
 }
+
+// Approving without the configuration the run used says that no
+// configuration file was found, not only that its connectors "changed".
+func TestApproveWithoutTheConfigSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mine.yaml")
+	db := filepath.Join(dir, "c.db")
+	if err := os.WriteFile(cfg, []byte("connectors:\n  mine:\n    builtin: notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "run", "--config", cfg, "--db", db, "--code", "await mine.createNote({text: 'x'})")
+	var paused struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &paused); err != nil || code != cli.ExitOK || paused.Status != "paused" {
+		t.Fatalf("run: %d %v\n%s%s", code, err, out, errs)
+	}
+	t.Chdir(t.TempDir())
+	t.Setenv("CODEMODE_CONFIG", "")
+	code, _, errs = run(t, "", "approvals", "approve", paused.ExecutionID, "--db", db)
+	if code != cli.ExitFailure || !strings.Contains(errs, "mine (gone)") || !strings.Contains(errs, "No configuration file was found") {
+		t.Fatalf("approve without the config: %d\n%s", code, errs)
+	}
+	if code, out, errs = run(t, "", "approvals", "approve", paused.ExecutionID, "--db", db, "--config", cfg); code != cli.ExitOK || !strings.Contains(out, "completed") {
+		t.Fatalf("approve with it: %d\n%s%s", code, out, errs)
+	}
+}

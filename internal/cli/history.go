@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"text/tabwriter"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
@@ -62,7 +64,7 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 			out, err = eng.Rollback(ctx, pos[1])
 		}
 		if err != nil {
-			return refused(ctx, eng, env, pos[1], err)
+			return refused(ctx, eng, env, pos[1], withoutConfigHint(c, err))
 		}
 		return printOutcome(env.Stdout, out)
 	case "reject":
@@ -87,6 +89,20 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 		return printOutcome(env.Stdout, out)
 	}
 	return usagef("approvals: unknown action %q (want list, approve, reject or rollback)", pos[0])
+}
+
+// withoutConfigHint adds to a refusal for changed connectors, when no
+// configuration file was found, that this is the likely cause: the
+// command then serves the built-in notes connector only, so every
+// connector the run used looks gone.
+func withoutConfigHint(c common, err error) error {
+	if !errors.Is(err, codemode.ErrConnectorsChanged) {
+		return err
+	}
+	if path, ferr := config.Find(c.config); ferr != nil || path != "" {
+		return err
+	}
+	return fmt.Errorf("%w. No configuration file was found (no --config, no $CODEMODE_CONFIG, no ./%s), so only the built-in notes connector is configured here: give the file the run was started with (--config FILE)", err, config.DefaultFile)
 }
 
 // refused reports a request the runtime refused because of the execution
