@@ -29,9 +29,14 @@ func (r *Runtime) Method(connector, method string, args json.RawMessage) codemod
 	case whyConnectorArg:
 		info.ApprovalReason = fmt.Sprintf("%s requires approval for this call of %s", connector, method)
 	case whyConnector:
-		if d := t.def.Annotations.Destructive; d != nil && *d {
+		verb, _, _ := strings.Cut(t.def.Route, " ")
+		switch d := t.def.Annotations.Destructive; {
+		case verb != "":
+			// An HTTP operation: the verdict is ours, not the API's.
+			info.ApprovalReason = fmt.Sprintf("%s is an HTTP %s operation, and codemode-mcp asks before every POST, PUT, PATCH and DELETE (no_approve lifts it)", method, verb)
+		case d != nil && *d:
 			info.ApprovalReason = fmt.Sprintf("%s marks %s as destructive", connector, method)
-		} else {
+		default:
 			info.ApprovalReason = fmt.Sprintf("%s requires approval for %s", connector, method)
 		}
 	}

@@ -1,6 +1,8 @@
 package runtime_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -8,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // digestOf is the digest of what execution id has pending now, as a
@@ -117,8 +121,24 @@ func TestPendingDigestNamesEverything(t *testing.T) {
 	}
 }
 
+// routed is an HTTP API's connector with one DELETE operation, which it
+// annotates destructive (as the OpenAPI connector does).
+type routed struct{}
+
+func (routed) Name() string { return "petstore" }
+func (routed) Close() error { return nil }
+func (routed) Tools(context.Context) ([]connectors.Tool, error) {
+	yes := true
+	return []connectors.Tool{{Name: "deletePet", SourceName: "deletePet", Route: "DELETE /pets/{id}", RequiresApproval: true,
+		InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: connectors.Annotations{Destructive: &yes}}}, nil
+}
+func (routed) Call(context.Context, string, json.RawMessage) (connectors.Result, error) {
+	return connectors.Result{}, nil
+}
+
 func TestMethodExplainsApprovalAndRevert(t *testing.T) {
-	e := newEnv(t, setup{mcp: true, fxApprove: []string{"counter"}, fxRevert: map[string]string{"counter": "(args) => fx.uncount({ name: args.name })"}})
+	e := newEnv(t, setup{mcp: true, fxApprove: []string{"counter"}, fxRevert: map[string]string{"counter": "(args) => fx.uncount({ name: args.name })"},
+		extra: []runtime.Source{{Connector: routed{}}}})
 	tests := []struct {
 		connector, method string
 		want              codemode.MethodInfo
@@ -128,6 +148,8 @@ func TestMethodExplainsApprovalAndRevert(t *testing.T) {
 		{"kv", "add", codemode.MethodInfo{Known: true, Revertible: true}},
 		{"fx", "counter", codemode.MethodInfo{Known: true, ApprovalReason: "the configuration's approve list for fx matches counter", Revertible: true}},
 		{"fx", "delete_thing", codemode.MethodInfo{Known: true, ApprovalReason: "fx marks delete_thing as destructive"}},
+		// The rule for DELETE is ours, not the API's.
+		{"petstore", "deletePet", codemode.MethodInfo{Known: true, ApprovalReason: "deletePet is an HTTP DELETE operation, and codemode-mcp asks before every POST, PUT, PATCH and DELETE (no_approve lifts it)"}},
 		{"fx", "nope", codemode.MethodInfo{}},
 		{"gone", "put", codemode.MethodInfo{}},
 	}

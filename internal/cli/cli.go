@@ -14,11 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -50,7 +52,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 const usageText = `codemode-mcp: one MCP tool that runs programs against many tool sources
 
 Usage:
-  codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F]
+  codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F] [--insecure-no-auth]
   codemode-mcp run    [--config F] [--db F] (--code 'JS' | FILE | -)
   codemode-mcp types  [--config F] [--db F] [CONNECTOR]
   codemode-mcp check  [--config F] [--db F]
@@ -58,7 +60,7 @@ Usage:
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
   codemode-mcp console    [--config F] [--db F] [--addr 127.0.0.1:8932]
-  codemode-mcp store copy [--from FROM] --to LOC [--config F]
+  codemode-mcp store copy [--from FROM] --to LOC [--config F] [--db F]
   codemode-mcp version [--config F] [--db F]
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
@@ -101,10 +103,14 @@ func Main(ctx context.Context, args []string, env Env) int {
 	case "version", "--version", "-v":
 		err = cmdVersion(rest, env)
 	case "help", "--help", "-h":
+		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
+			// "help run" is "run --help".
+			return Main(ctx, []string{rest[0], "--help"}, env)
+		}
 		fmt.Fprint(env.Stdout, usageText)
 		return ExitOK
 	default:
-		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q\n\n%s", cmd, usageText)
+		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q%s\n\n%s", cmd, didYouMean(cmd, commands()), usageText)
 		return ExitUsage
 	}
 	return exitCode(err, env.Stderr)
@@ -214,7 +220,8 @@ func parse(fs *flag.FlagSet, args []string, out io.Writer) ([]string, error) {
 }
 
 // printUsage writes a sub-command's synopsis (its line of usageText) and
-// its flags.
+// its flags, written --name as the README and the synopses write them
+// (Go's flag package takes one dash or two).
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "Usage:")
 	for line := range strings.Lines(usageText) {
@@ -223,10 +230,42 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 		}
 	}
 	fmt.Fprintln(w, "\nFlags:")
-	prev := fs.Output()
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(prev)
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		head := "  --" + f.Name
+		if arg != "" {
+			head += " " + arg
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", head, strings.ReplaceAll(usage, "\n", "\n    \t"))
+	})
+}
+
+// commands lists the sub-commands of usageText, in its order.
+func commands() []string {
+	var out []string
+	for line := range strings.Lines(usageText) {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "codemode-mcp" && !slices.Contains(out, f[1]) {
+			out = append(out, f[1])
+		}
+	}
+	return out
+}
+
+// didYouMean is ` (did you mean "x"?)` for the choice nearest to word
+// when it is near enough to be a typo, else "".
+func didYouMean(word string, choices []string) string {
+	near := textdist.Nearest(word, choices, nil)
+	if len(near) == 0 {
+		return ""
+	}
+	best := near[0]
+	if d := textdist.Distance(strings.ToLower(word), strings.ToLower(best)); d > max(2, len(best)/3) && !strings.HasPrefix(best, word) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
 // loadConfig finds and loads the configuration.

@@ -56,3 +56,50 @@ func TestTopLevelUsageMentionsInputSchema(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
+
+// Every flag a sub-command takes is in its synopsis, and its help writes
+// flags --name, as the README does.
+func TestSynopsesNameEveryFlag(t *testing.T) {
+	for _, cmd := range []string{"serve", "run", "types", "check", "approvals", "executions", "snippets", "console", "store", "version"} {
+		_, out, _ := run(t, "", cmd, "--help")
+		usage, flags, ok := strings.Cut(out, "\nFlags:\n")
+		if !ok {
+			t.Fatalf("%s --help has no Flags section:\n%s", cmd, out)
+		}
+		for _, line := range strings.Split(flags, "\n") {
+			if !strings.HasPrefix(line, "  -") {
+				continue
+			}
+			if !strings.HasPrefix(line, "  --") {
+				t.Errorf("%s --help writes a flag with one dash: %q", cmd, line)
+				continue
+			}
+			name := strings.Fields(line)[0]
+			if !strings.Contains(usage, "["+name) && !strings.Contains(usage, " "+name+" ") && !strings.Contains(usage, "("+name) {
+				t.Errorf("%s: the synopsis does not name %s:\n%s", cmd, name, usage)
+			}
+		}
+	}
+}
+
+// "help CMD" is "CMD --help"; a mistyped command or action is answered
+// with the one meant.
+func TestHelpCommandAndDidYouMean(t *testing.T) {
+	_, want, _ := run(t, "", "run", "--help")
+	if code, out, _ := run(t, "", "help", "run"); code != cli.ExitOK || out != want {
+		t.Errorf("help run: %d\n%s\nwant\n%s", code, out, want)
+	}
+	if code, _, errs := run(t, "", "serv"); code != cli.ExitUsage || !strings.Contains(errs, `unknown command "serv" (did you mean "serve"?)`) {
+		t.Errorf("serv: %d %q", code, errs)
+	}
+	cfg := notesConfig(t)
+	if code, _, errs := run(t, "", "approvals", "aprove", "x", "--config", cfg); code != cli.ExitUsage || !strings.Contains(errs, `(did you mean "approve"?)`) {
+		t.Errorf("approvals aprove: %d %q", code, errs)
+	}
+	if code, _, errs := run(t, "", "executions", "shwo", "x", "--config", cfg); code != cli.ExitUsage || !strings.Contains(errs, `(did you mean "show"?)`) {
+		t.Errorf("executions shwo: %d %q", code, errs)
+	}
+	if code, _, errs := run(t, "", "zzzzzz"); code != cli.ExitUsage || strings.Contains(errs, "did you mean") {
+		t.Errorf("a word like no command gets no suggestion: %d %q", code, errs)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -88,7 +89,7 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 		}
 		return printOutcome(env.Stdout, out)
 	}
-	return usagef("approvals: unknown action %q (want list, approve, reject or rollback)", pos[0])
+	return usagef("approvals: unknown action %q%s (want list, approve, reject or rollback)", pos[0], didYouMean(pos[0], []string{"list", "approve", "reject", "rollback"}))
 }
 
 // withoutConfigHint adds to a refusal for changed connectors, when no
@@ -155,7 +156,7 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		}{e, entries})
 	}
 	if len(pos) != 0 {
-		return usagef("usage: codemode-mcp executions [--limit N] [--status S] | show ID | delete ID")
+		return usagef("executions: unknown use %q%s; usage: codemode-mcp executions [--limit N] [--status S] | show ID | delete ID", strings.Join(pos, " "), didYouMean(pos[0], []string{"show", "delete"}))
 	}
 	f := codemode.ExecutionFilter{Limit: *limit}
 	if *status != "" {
@@ -226,5 +227,5 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
 		return nil
 	}
-	return usagef("usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
+	return usagef("snippets: unknown use %q%s; usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME", strings.Join(pos, " "), didYouMean(pos[0], []string{"list", "save", "delete"}))
 }
