@@ -28,6 +28,7 @@ import http from "node:http";
 import net from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import { fixtureBin } from "./helpers.mjs";
 
@@ -46,6 +47,10 @@ export const hydraMissing = existsSync(hydraBin)
   : `Ory Hydra is missing at ${hydraBin}: build it with scripts/hydra.sh (it prints the path; set HYDRA_BIN to it), as scripts/test.sh does`;
 
 export const skipHydra = hydraMissing && process.env.CI !== "true" ? hydraMissing : false;
+
+// hydraBrowser is the path of a $BROWSER stand-in that signs in through
+// Chromium (lib/hydra-browser.mjs; give it startHydra's browserEnv()).
+export const hydraBrowser = fileURLToPath(new URL("./hydra-browser.mjs", import.meta.url));
 
 // How long startHydra waits for Hydra to answer its health check.
 const startTimeoutMs = 60000;
@@ -94,6 +99,8 @@ async function freePorts(n) {
 //   revokeConsent(subject?)       revokes the subject's consent sessions
 //                                 for every client, and with them their
 //                                 access and refresh tokens
+//   browserEnv()                  the environment lib/hydra-browser.mjs,
+//                                 a $BROWSER stand-in, needs
 //   untilInactive(token)          resolves once introspection says token
 //                                 is no longer active (it expired)
 //   log()                         the end of Hydra's log
@@ -110,6 +117,7 @@ export async function startHydra({ subject = "e2e-user", accessTokenTTL = "1h", 
           ...hydra,
           subject,
           consentApp: app.state,
+          browserEnv: () => ({ HYDRA_SIGNIN_PUBLIC_URL: hydra.publicURL, HYDRA_SIGNIN_CONSENT_URL: app.state.url }),
           untilInactive: (token) => untilInactive(hydra, token),
           revokeConsent: (who = subject) => hydra.admin("DELETE", `/admin/oauth2/auth/sessions/consent?${new URLSearchParams({ subject: who, all: "true" })}`),
           stop: async () => {
@@ -375,13 +383,21 @@ export async function signIn(browser, startURL, as) {
     const fail = (err) => {
       throw new Error(`signing in, at ${page.url()}: ${err.message}`);
     };
+    // Hydra shows an error it cannot send to the client (an unknown
+    // client, a redirect URI not registered) on its own error page.
+    const hydraError = (u) => onAuth(u) && u.pathname === "/oauth2/fallbacks/error";
     await page.goto(startURL, { waitUntil: "commit" });
     for (const name of ["Sign in", "Allow"]) {
       const button = page.getByRole("button", { name, exact: true });
       const next = await Promise.race([
         button.waitFor().then(() => "button"),
         page.waitForURL(done, { waitUntil: "commit" }).then(() => "left"),
+        page.waitForURL(hydraError, { waitUntil: "commit" }).then(() => "error"),
       ]).catch(fail);
+      if (next === "error") {
+        const q = new URL(page.url()).searchParams;
+        throw new Error(`signing in: Hydra refused the request: ${q.get("error")}: ${q.get("error_description")}`);
+      }
       if (next === "left") break;
       await button.click();
     }

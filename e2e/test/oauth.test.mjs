@@ -14,12 +14,16 @@ import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import path from "node:path";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { tempDir, countEffects } from "../lib/helpers.mjs";
 import { launchBrowser, skipBrowser } from "../lib/browser.mjs";
-import { startHydra, startProtectedServer, signIn, skipHydra } from "../lib/hydra.mjs";
+import { startHydra, startProtectedServer, signIn, skipHydra, hydraBrowser } from "../lib/hydra.mjs";
+
+const execFileAsync = promisify(execFile);
 
 // The access token lifetime: short, so that the test sees one expire.
 const accessTokenTTL = "3s";
@@ -78,16 +82,25 @@ function memoryProvider(redirectURL, { clientInformation, authorizeParams = {} }
   };
 }
 
-// startReceiver serves the client's loopback redirect URI: it only says
-// so; the test reads the code from the URL the browser ended at.
+// startReceiver serves the client's loopback redirect URI and keeps the
+// query of each redirect it received (code, state); the browser's other
+// requests (its favicon) get 404.
 async function startReceiver() {
+  const received = [];
   const srv = http.createServer((req, res) => {
+    const u = new URL(req.url, "http://127.0.0.1");
+    if (u.pathname !== "/callback") {
+      res.writeHead(404).end();
+      return;
+    }
+    received.push(u.searchParams);
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
     res.end("<!doctype html><title>Signed in</title><p>Signed in. You can close this window.</p>");
   });
   await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${srv.address().port}/callback`,
+    received,
     close: () =>
       new Promise((resolve) => {
         srv.closeAllConnections();
@@ -230,10 +243,17 @@ describe("the TypeScript SDK's OAuth client, Ory Hydra and a protected MCP serve
       await client.close();
     }
 
-    // Signing in again works, with the same registration.
+    // Signing in again works, with the same registration; this time the
+    // sign-in URL is opened as `codemode-mcp login` opens one, by running
+    // the program $BROWSER names (lib/hydra-browser.mjs).
     const again = await connect(server.url, provider);
     assert.ok(again.unauthorized);
-    await authorize(browser, as, provider, again.transport);
+    const url = provider.saved.authorizations.at(-1);
+    const opened = await execFileAsync(hydraBrowser, [url.href], { env: { ...process.env, ...as.browserEnv() } });
+    assert.match(opened.stderr, /signed in, sent to .*\/callback: Signed in\. You can close this window\./);
+    const q = receiver.received.at(-1);
+    assert.equal(q.get("state"), url.searchParams.get("state"));
+    await again.transport.finishAuth(q.get("code"));
     const { client: back } = await connect(server.url, provider);
     try {
       assert.equal(await call(back, "counter", { name: "after-revoke" }), "1");
