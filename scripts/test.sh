@@ -10,7 +10,10 @@
 # packages itself. The approval console's browser tests need Debian's
 # chromium at /usr/bin/chromium, and the PostgreSQL store's tests Debian's
 # postgresql (initdb, pg_ctl) (.ci/run installs both; without them those
-# tests are skipped here, and fail when CI=true).
+# tests are skipped here, and fail when CI=true). The OAuth sign-in tests
+# need Ory Hydra, built once by scripts/hydra.sh (Go and gcc; a few
+# minutes cold, then cached outside the repository) and passed to the
+# suite as HYDRA_BIN; a failed build stops the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,4 +61,5 @@ go build -o bin/codemode-mcp ./cmd/codemode-mcp
 go build -o bin/mcpfixture ./internal/fixture/mcpserver
 (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 (cd e2e/conformance && npm ci --no-audit --no-fund --loglevel=error)   # the MCP conformance suite and Node 22
-(cd e2e && CODEMODE_BIN="$PWD/../bin/codemode-mcp" npm test)
+HYDRA_BIN=$(scripts/hydra.sh)   # the authorization server of the OAuth tests (e2e/lib/hydra.mjs)
+(cd e2e && CODEMODE_BIN="$PWD/../bin/codemode-mcp" HYDRA_BIN="$HYDRA_BIN" npm test)

@@ -21,12 +21,15 @@ export const browserMissing = existsSync(chromiumPath)
 
 export const skipBrowser = browserMissing && process.env.CI !== "true" ? browserMissing : false;
 
+// launchBrowser starts a headless Chromium with a fresh temporary profile
+// (playwright's launch makes a new user-data-dir and deletes it on
+// close), so no cookie or session outlives the browser.
 export async function launchBrowser() {
   if (browserMissing) throw new Error(browserMissing);
   return chromium.launch({
     executablePath: chromiumPath,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 }
 
