@@ -11,6 +11,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,8 +143,9 @@ func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQue
 	return rd, nil
 }
 
-// pendingPage lists the paused runs, newest first, with their pending
-// actions and the buttons to decide.
+// pendingPage lists the paused runs, oldest first (a new pause is added
+// below the others: it never moves what is under the pointer), with their
+// pending actions and the buttons to decide.
 func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	paused, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
@@ -151,6 +153,7 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, "listing the paused runs", err)
 		return
 	}
+	slices.Reverse(paused) // listed newest first
 	p := &page{Title: "Awaiting approval", Nav: "pending"}
 	for _, e := range paused {
 		rd, err := c.readRun(ctx, e.ID, nil)

@@ -148,3 +148,29 @@ func TestCallsAreShownAPageAtATime(t *testing.T) {
 		t.Errorf("the list of runs does not show the first 20 calls of 250")
 	}
 }
+
+// The pending actions are listed oldest first, so a new pause is added
+// below what is on the page; each Approve and Reject names the run (and
+// Approve the call) it decides.
+func TestPausesOldestFirstAndButtonsNameTheirRun(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	first := e.pause("first")
+	second := e.pause("second")
+	p := b.get("/")
+	i, j := strings.Index(p.body, `id="run-`+first+`"`), strings.Index(p.body, `id="run-`+second+`"`)
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("the older pause is not listed first (at %d and %d)", i, j)
+	}
+	for _, id := range []string{first, second} {
+		for _, want := range []string{
+			`<button type="submit" class="approve">Approve notes.createNote <span class="of">of run</span> <code class="eid">` + id + `</code></button>`,
+			`<button type="submit" class="reject">Reject <span class="of">run</span> <code class="eid">` + id + `</code></button>`,
+		} {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("no %s", want)
+			}
+		}
+	}
+}

@@ -362,6 +362,9 @@ type runView struct {
 	Logs    [][]visible.Segment
 	Code    []codeLine
 	Pending []actionView
+	// Approves names what Approve approves: the pending call's
+	// connector.method, or how many calls are pending.
+	Approves []visible.Segment
 	// Digest names the pending actions shown (codemode.PendingDigest); it
 	// travels with a decision.
 	Digest      string
@@ -422,6 +425,11 @@ func (c *Console) newRunView(rd *runRead) *runView {
 				Args:      jsonValue(fmt.Sprintf("%s-args-%d", e.ID, p.Seq), p.Args, len(p.Args), previewChars, valueHref(e.ID, p.Seq, "args")),
 			})
 			marks = append(marks, p.Connector+"."+p.Method)
+		}
+		if len(rd.pending) == 1 {
+			v.Approves = plainSegments(rd.pending[0].Connector + "." + rd.pending[0].Method)
+		} else {
+			v.Approves = plainSegments(plural(len(rd.pending), "call", "calls"))
 		}
 	}
 	v.Code = codeView(e.Code, marks)
