@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 
-	codemode "github.com/codemode-mcp/codemode-mcp"
-
 	"github.com/codemode-mcp/codemode-mcp/server"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
@@ -18,9 +16,6 @@ type engine interface {
 	// DeleteExecution removes a run and its log (a paused run is rejected
 	// first; a running one is refused).
 	DeleteExecution(ctx context.Context, id string) error
-	// ExecutionLog returns a run and the part of its log q selects, values
-	// cut as q says.
-	ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error)
 	// DeleteSnippet removes a snippet.
 	DeleteSnippet(ctx context.Context, name string) error
 	// Declarations returns the TypeScript declarations of one connector
