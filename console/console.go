@@ -6,8 +6,9 @@
 //
 // It is Go templates and a little plain JavaScript, embedded: no build
 // step, nothing fetched from elsewhere, usable without JavaScript (the
-// script only refreshes the page when runs change, and asks before a
-// rollback).
+// script only refreshes the page when runs change, never moving what is
+// under the pointer, and asks before a rollback). A run's log is read a
+// page at a time, with long values cut in the store (view.go's bounds).
 //
 // Security, in the order a request meets it:
 //
