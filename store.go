@@ -14,6 +14,39 @@ type EntryUpdate struct {
 	From  EntryState
 }
 
+// A LogQuery selects part of an execution's log for reading
+// (Store.ClippedEntries), so that a surface showing a long log reads a
+// page of it, and only the start of values too long to show.
+type LogQuery struct {
+	// After leaves out the entries whose seq is at most After.
+	After int
+	// Limit is the most entries returned; 0: every one after After.
+	Limit int
+	// Preview, when positive, cuts each value (arguments, result, error)
+	// longer than Preview characters to its first Preview characters; 0
+	// reads the values whole; negative reads none, only their sizes.
+	Preview int
+}
+
+// A ClippedEntry is a log entry as Store.ClippedEntries reads it: its
+// values may be cut (LogQuery.Preview), and Sizes says how long they are
+// in the log. A cut value is the start of the value as logged, not valid
+// JSON: show it, never replay or decide from it.
+type ClippedEntry struct {
+	Entry
+	Sizes EntrySizes
+}
+
+// EntrySizes are the lengths in bytes of an entry's values as logged.
+type EntrySizes struct {
+	Args, Result, Error int
+}
+
+// Cut reports whether any value of c is shorter than it is in the log.
+func (c ClippedEntry) Cut() bool {
+	return len(c.Args) < c.Sizes.Args || len(c.Result) < c.Sizes.Result || len(c.Error) < c.Sizes.Error
+}
+
 // ExecutionFilter selects executions to list.
 type ExecutionFilter struct {
 	Limit  int        // 0: no limit
@@ -58,6 +91,11 @@ type Store interface {
 
 	// Entries returns an execution's log in seq order.
 	Entries(ctx context.Context, executionID string) ([]Entry, error)
+	// ClippedEntries returns part of an execution's log in seq order, for
+	// reading: the entries q selects, their values cut as q says, each
+	// with the full sizes of its values. ErrNotFound if the execution
+	// does not exist.
+	ClippedEntries(ctx context.Context, executionID string, q LogQuery) ([]ClippedEntry, error)
 	// InsertEntry adds a new entry; ErrConflict if (execution, seq) exists.
 	InsertEntry(ctx context.Context, e Entry) error
 	// UpdateEntry stores e's state, result and error if the stored state is

@@ -20,6 +20,7 @@ const (
 	DefaultAddr           = "127.0.0.1:8931"
 	DefaultMaxExecutions  = 50
 	DefaultPausedTTL      = 24 * time.Hour
+	DefaultMaxRunLog      = 64 << 20
 	DefaultSynchronous    = "normal"
 	DefaultLease          = 15 * time.Second
 	MinLease              = time.Second
@@ -93,7 +94,11 @@ type Store struct {
 	Path          string
 	MaxExecutions int           // terminal runs kept; default 50
 	PausedTTL     time.Duration // paused runs older than this expire; default 24h
-	Synchronous   string        // "normal" | "full"; default "normal"
+	// MaxRunLog is the quota of one run's log in bytes: the arguments,
+	// results and errors its calls and steps keep, over all its passes. A
+	// run that would pass it ends in error. Default 64 MiB.
+	MaxRunLog   int64
+	Synchronous string // "normal" | "full"; default "normal"
 	// CacheDir holds what can be made again but is worth keeping between
 	// starts: fetched OpenAPI documents and the methods derived from them.
 	// A relative path in a file is resolved against the file's directory.
@@ -275,6 +280,7 @@ func defaults() *Config {
 		Store: Store{
 			MaxExecutions: DefaultMaxExecutions,
 			PausedTTL:     DefaultPausedTTL,
+			MaxRunLog:     DefaultMaxRunLog,
 			Synchronous:   DefaultSynchronous,
 			Lease:         DefaultLease,
 		},

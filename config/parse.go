@@ -348,6 +348,16 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 				s.PausedTTL = v
 			}
 		}},
+		{"max_run_log", func(n *node, fp fieldPath) {
+			v, ok := d.size(n, fp)
+			if ok && v <= 0 {
+				d.errAt(n.pos, fp, "must be a positive size")
+				return
+			}
+			if ok {
+				s.MaxRunLog = v
+			}
+		}},
 		{"synchronous", func(n *node, fp fieldPath) {
 			if v, ok := d.oneOf(n, fp, "normal", "full"); ok {
 				s.Synchronous = v

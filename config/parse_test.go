@@ -15,7 +15,7 @@ func TestDefault(t *testing.T) {
 	got := Default()
 	want := &Config{
 		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500},
-		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, Synchronous: "normal", Lease: 15 * time.Second},
+		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, MaxRunLog: 64 << 20, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process", TypeCheck: "off",
 		},
@@ -69,7 +69,7 @@ func TestParseFull(t *testing.T) {
 			},
 		},
 		Store: Store{
-			Path: filepath.Join(dir, "data", "codemode.db"), MaxExecutions: 10, PausedTTL: 2 * time.Hour, Synchronous: "full",
+			Path: filepath.Join(dir, "data", "codemode.db"), MaxExecutions: 10, PausedTTL: 2 * time.Hour, MaxRunLog: 8 << 20, Synchronous: "full",
 			CacheDir: filepath.Join(dir, "cache"), Lease: 15 * time.Second,
 		},
 		Sandbox: Sandbox{
@@ -78,9 +78,9 @@ func TestParseFull(t *testing.T) {
 		},
 		Approvals: Approvals{Elicitation: false, Tools: false, Console: false},
 		Connectors: []Connector{
-			{Name: "notes", SourceName: "notes", Line: 35, Kind: KindBuiltin, Builtin: "notes"},
+			{Name: "notes", SourceName: "notes", Line: 36, Kind: KindBuiltin, Builtin: "notes"},
 			{
-				Name: "files", SourceName: "files", Line: 37, Kind: KindStdio,
+				Name: "files", SourceName: "files", Line: 38, Kind: KindStdio,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
 				Env:     map[string]string{"LOG": "info"},
 				Cwd:     filepath.Join(dir, "work"),
@@ -90,13 +90,13 @@ func TestParseFull(t *testing.T) {
 				Timeout: 5 * time.Second, Description: "Local files",
 			},
 			{
-				Name: "remote", SourceName: "remote", Line: 48, Kind: KindHTTP,
+				Name: "remote", SourceName: "remote", Line: 49, Kind: KindHTTP,
 				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
 				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
 			},
-			{Name: "legacy", SourceName: "legacy", Line: 52, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{Name: "legacy", SourceName: "legacy", Line: 53, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
 			{
-				Name: "github", SourceName: "github", Line: 55, Kind: KindOpenAPI,
+				Name: "github", SourceName: "github", Line: 56, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
 				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
 				Auth:       &Auth{Bearer: "gh"},
@@ -104,12 +104,12 @@ func TestParseFull(t *testing.T) {
 				NoApprove:  []string{"search/*"},
 			},
 			{
-				Name: "petstore", SourceName: "petstore", Line: 62, Kind: KindOpenAPI,
+				Name: "petstore", SourceName: "petstore", Line: 63, Kind: KindOpenAPI,
 				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
 				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
 			},
 			{
-				Name: "billing", SourceName: "billing", Line: 66, Kind: KindOpenAPI,
+				Name: "billing", SourceName: "billing", Line: 67, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "billing.yaml"),
 				Auth: &Auth{OAuth2: &OAuth2{
 					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},
@@ -132,7 +132,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "sever:\n  name: x\n",
 			`codemode.yaml:1:1: sever: unknown key (did you mean "server"?)`},
 		{"unknown key without near miss", "store:\n  colour: red\n",
-			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, synchronous, cache_dir, lease, postgres`},
+			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, max_run_log, synchronous, cache_dir, lease, postgres`},
 		{"unknown connector key", "connectors:\n  files:\n    comand: npx\n",
 			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
 		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",
@@ -155,6 +155,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:2:21: sandbox.max_result_chars: expected a whole number, got the number 1.5`},
 		{"non-positive limit", "store:\n  max_executions: 0\n",
 			`codemode.yaml:2:19: store.max_executions: must be a positive number, got 0`},
+		{"zero run log quota", "store:\n  max_run_log: 0\n",
+			`codemode.yaml:2:16: store.max_run_log: must be a positive size`},
 		{"negative limit", "sandbox:\n  max_calls: -1\n",
 			`codemode.yaml:2:14: sandbox.max_calls: must be at least 0, got -1`},
 		{"bad bool", "approvals:\n  elicitation: maybe\n",
@@ -329,6 +331,7 @@ func TestParseValues(t *testing.T) {
 		{"size MB", "sandbox: {memory_limit: 512MB}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(512e6)},
 		{"size plain", "sandbox: {memory_limit: 1048576}", func(c *Config) any { return c.Sandbox.MemoryLimit }, int64(1 << 20)},
 		{"lease", "store: {lease: 40s}", func(c *Config) any { return c.Store.Lease }, 40 * time.Second},
+		{"run log quota", "store: {max_run_log: 16MiB}", func(c *Config) any { return c.Store.MaxRunLog }, int64(16 << 20)},
 		{"hex int", "store: {max_executions: 0x10}", func(c *Config) any { return c.Store.MaxExecutions }, 16},
 		{"quoted int", "store: {max_executions: \"7\"}", func(c *Config) any { return c.Store.MaxExecutions }, 7},
 		{"transport case", "server: {transport: SSE}", func(c *Config) any { return c.Server.Transport }, "sse"},

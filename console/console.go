@@ -6,8 +6,9 @@
 //
 // It is Go templates and a little plain JavaScript, embedded: no build
 // step, nothing fetched from elsewhere, usable without JavaScript (the
-// script only refreshes the page when runs change, and asks before a
-// rollback).
+// script only refreshes the page when runs change, never moving what is
+// under the pointer, and asks before a rollback). A run's log is read a
+// page at a time, with long values cut in the store (view.go's bounds).
 //
 // Security, in the order a request meets it:
 //
@@ -53,8 +54,9 @@ import (
 type Engine interface {
 	// Executions lists runs newest first.
 	Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error)
-	// Execution returns one run and its log, with the values as logged.
-	Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error)
+	// ExecutionLog returns one run and the part of its log q selects,
+	// values cut as q says (codemode.ClippedEntry).
+	ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error)
 	// Snippets lists the saved snippets by name.
 	Snippets(ctx context.Context) ([]codemode.Snippet, error)
 	// ApproveReviewed approves a paused run's pending actions if they are
@@ -133,6 +135,7 @@ func New(opts Options) *Console {
 	mux.HandleFunc("GET /{$}", c.pendingPage)
 	mux.HandleFunc("GET /runs", c.runsPage)
 	mux.HandleFunc("GET /runs/{id}", c.runPage)
+	mux.HandleFunc("GET /runs/{id}/value", c.valuePage)
 	mux.HandleFunc("POST /runs/{id}/approve", c.approve)
 	mux.HandleFunc("POST /runs/{id}/reject", c.reject)
 	mux.HandleFunc("POST /runs/{id}/rollback", c.rollback)

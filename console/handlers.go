@@ -11,6 +11,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,8 +116,45 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, what string, 
 	c.refuse(w, r, http.StatusInternalServerError, "Internal error while "+what+" (details in the server log).")
 }
 
-// pendingPage lists the paused runs, newest first, with their pending
-// actions and the buttons to decide.
+// readRun reads run id to show it: every entry without its values, the
+// pending actions whole (a decision carries their digest), and, with calls
+// set, the page of calls it selects, values cut to calls.Preview. A run
+// with a long log is never read whole: what a page shows is bounded by
+// its number of calls and the preview.
+func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQuery) (*runRead, error) {
+	e, heads, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Preview: -1})
+	if err != nil {
+		return nil, err
+	}
+	rd := &runRead{exec: e, heads: heads}
+	if e.Status == codemode.StatusPaused {
+		var whole []codemode.Entry
+		for _, h := range heads {
+			if !h.State.AwaitsPerson() {
+				continue
+			}
+			_, one, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: h.Seq - 1, Limit: 1})
+			if err != nil {
+				return nil, err
+			}
+			for _, en := range one {
+				whole = append(whole, en.Entry)
+			}
+		}
+		rd.pending = codemode.PendingActions(id, whole)
+	}
+	if calls != nil {
+		rd.preview = calls.Preview
+		if _, rd.calls, err = c.eng.ExecutionLog(ctx, id, *calls); err != nil {
+			return nil, err
+		}
+	}
+	return rd, nil
+}
+
+// pendingPage lists the paused runs, oldest first (a new pause is added
+// below the others: it never moves what is under the pointer), with their
+// pending actions and the buttons to decide.
 func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	paused, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
@@ -124,9 +162,10 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, "listing the paused runs", err)
 		return
 	}
+	slices.Reverse(paused) // listed newest first
 	p := &page{Title: "Awaiting approval", Nav: "pending"}
 	for _, e := range paused {
-		e, log, err := c.eng.Execution(ctx, e.ID)
+		rd, err := c.readRun(ctx, e.ID, nil)
 		if errors.Is(err, codemode.ErrUnknownExecution) {
 			continue // deleted meanwhile
 		}
@@ -134,8 +173,8 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 			c.internal(w, r, "reading a paused run", err)
 			return
 		}
-		if e.Status == codemode.StatusPaused {
-			p.Runs = append(p.Runs, c.newRunView(e, log))
+		if rd.exec.Status == codemode.StatusPaused {
+			p.Runs = append(p.Runs, c.newRunView(rd))
 		}
 	}
 	c.render(w, r, http.StatusOK, "pending", p)
@@ -148,7 +187,7 @@ const (
 )
 
 // runsPage is the audit trail: runs newest first (filtered by status),
-// each with its calls.
+// each with its first calls.
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -179,7 +218,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, e := range list {
-		e, log, err := c.eng.Execution(ctx, e.ID)
+		rd, err := c.readRun(ctx, e.ID, &codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars})
 		if errors.Is(err, codemode.ErrUnknownExecution) {
 			continue
 		}
@@ -187,19 +226,29 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 			c.internal(w, r, "reading a run", err)
 			return
 		}
-		p.Runs = append(p.Runs, c.newRunView(e, log))
+		p.Runs = append(p.Runs, c.newRunView(rd))
 	}
 	c.render(w, r, http.StatusOK, "runs", p)
 }
 
-// runPage shows one run: its program, calls, outcome, and the decisions
-// it allows; after a decision, that decision's outcome.
+// runPage shows one run: its program, calls (a page of them: ?page=N),
+// outcome, and the decisions it allows; after a decision, that decision's
+// outcome.
 func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 	c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
 }
 
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, status int, problem string) {
-	e, log, err := c.eng.Execution(r.Context(), id)
+	n := 1
+	if s := r.URL.Query().Get("page"); s != "" && r.Method == http.MethodGet {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("page %q: want a page number from 1", s))
+			return
+		}
+		n = v
+	}
+	rd, err := c.readRun(r.Context(), id, nil)
 	if errors.Is(err, codemode.ErrUnknownExecution) {
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", id))
 		return
@@ -208,13 +257,132 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 		c.internal(w, r, "reading a run", err)
 		return
 	}
-	p := &page{Title: "Run " + id, Nav: "runs", Run: c.newRunView(e, log), Problem: problem}
+	// The page's calls, read by seq from the heads: page n holds calls
+	// (n-1)*callsPerPage+1 on.
+	from := (n - 1) * callsPerPage
+	if from > 0 && from >= len(rd.heads) {
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has %s: there is no page %d of them.", id, plural(len(rd.heads), "call", "calls"), n))
+		return
+	}
+	q := codemode.LogQuery{Limit: callsPerPage, Preview: previewChars}
+	if from > 0 {
+		q.After = rd.heads[from-1].Seq
+	}
+	if len(rd.heads) > 0 {
+		if _, rd.calls, err = c.eng.ExecutionLog(r.Context(), id, q); err != nil {
+			c.internal(w, r, "reading a run", err)
+			return
+		}
+	}
+	rd.preview = previewChars
+	if len(rd.heads) > callsPerPage {
+		pg := &pagerView{From: from + 1, To: min(from+callsPerPage, len(rd.heads)), Total: len(rd.heads)}
+		base := "/runs/" + url.PathEscape(id) + "?page="
+		if n > 1 {
+			pg.Prev = base + strconv.Itoa(n-1)
+		}
+		if pg.To < pg.Total {
+			pg.Next = base + strconv.Itoa(n+1)
+		}
+		rd.pager = pg
+	}
+	p := &page{Title: "Run " + id, Nav: "runs", Run: c.newRunView(rd), Problem: problem}
 	if s := sessionOf(r); s != nil && problem == "" {
 		if f := c.auth.takeFlash(s, id); f != nil {
 			p.Outcome = newOutcomeView(f)
 		}
 	}
 	c.render(w, r, status, "run", p)
+}
+
+// valuePage downloads one value of a run whole, as it is logged: part
+// ("args", "result" or "error") of call seq, or with no seq the run's
+// result. It is how a value the pages show cut is read in full (a value
+// is at most what the log keeps of one, 1 MiB by default).
+func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
+	id, q := r.PathValue("id"), r.URL.Query()
+	part, seq := q.Get("part"), 0
+	if s := q.Get("seq"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", s))
+			return
+		}
+		seq = n
+	}
+	if !(part == "result" || seq > 0 && (part == "args" || part == "error")) {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %q: want args, result or error of a call (seq=N), or result of the run", part))
+		return
+	}
+	body, name, err := c.value(r.Context(), id, seq, part)
+	switch {
+	case errors.Is(err, codemode.ErrUnknownExecution):
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", id))
+		return
+	case err != nil:
+		c.internal(w, r, "reading a run", err)
+		return
+	case body == nil:
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has no such value (%s of call %d).", id, part, seq))
+		return
+	}
+	ctype, ext := "application/json", ".json"
+	if part == "error" {
+		ctype, ext = "text/plain; charset=utf-8", ".txt"
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+fileName(name)+ext+`"`)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}
+
+// value reads one value of run id whole (see valuePage) and names it for
+// a file; nil when the run has no such value.
+func (c *Console) value(ctx context.Context, id string, seq int, part string) ([]byte, string, error) {
+	if seq == 0 {
+		e, _, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Limit: 1, Preview: -1})
+		if err != nil || e.Status != codemode.StatusCompleted {
+			return nil, "", err
+		}
+		return rawOrNull(e.Result), e.ID + "-result", nil
+	}
+	e, log, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: seq - 1, Limit: 1})
+	if err != nil || len(log) == 0 || log[0].Seq != seq {
+		return nil, "", err
+	}
+	var v []byte
+	switch part {
+	case "args":
+		v = log[0].Args
+	case "result":
+		v = log[0].Result
+	default:
+		v = []byte(log[0].Error)
+	}
+	if len(v) == 0 {
+		return nil, "", nil
+	}
+	return v, fmt.Sprintf("%s-call-%d-%s", e.ID, seq, part), nil
+}
+
+// rawOrNull is a result as logged, "null" for none.
+func rawOrNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+// fileName keeps the characters of an execution id that are safe in a
+// file name (ids are "exec_" and hex digits; an id from an older store
+// could be anything).
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
@@ -310,7 +478,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
 	ctx := r.Context()
-	e, log, err := c.eng.Execution(ctx, id)
+	rd, err := c.readRun(ctx, id, nil)
 	switch {
 	case errors.Is(err, codemode.ErrUnknownExecution):
 		c.refuse(w, r, http.StatusNotFound, err.Error())
@@ -320,10 +488,8 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	awaits := false
-	if e.Status == codemode.StatusPaused {
-		for _, p := range codemode.PendingActions(id, log) {
-			awaits = awaits || (p.Awaits == codemode.AwaitsSignIn && p.Connector == connector)
-		}
+	for _, p := range rd.pending { // (none unless it is paused)
+		awaits = awaits || (p.Awaits == codemode.AwaitsSignIn && p.Connector == connector)
 	}
 	if !awaits {
 		c.showRun(w, r, id, http.StatusConflict, fmt.Sprintf("Run %s does not await a sign-in to %q (any more).", id, connector))

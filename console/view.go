@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
@@ -238,13 +240,97 @@ func groupThousands(s string) string {
 	return b.String()
 }
 
+// Bounds of what a page shows of a run's log: a value longer than its
+// preview is shown cut, with its size and a link that downloads it whole
+// (valueView); the calls of a run are shown a page at a time.
+const (
+	// previewChars is what a run's page and the pending actions show of
+	// a value.
+	previewChars = 8000
+	// listPreviewChars is what the list of runs shows of a value.
+	listPreviewChars = 1000
+	// callsPerPage is how many calls a run's page shows at once.
+	callsPerPage = 100
+	// listCalls is how many calls of each run the list of runs shows.
+	listCalls = 20
+)
+
+// valueView is a logged value as a page shows it: a JSON value laid out,
+// a text (an error message), or the start of a value too long to show,
+// with its size and where to download it whole.
+type valueView struct {
+	ID   string // of its fold, stable across refreshes
+	JSON *jsonNode
+	Text []visible.Segment
+	// Cut: Text is the value's first Shown characters; Size is how much
+	// the whole takes, and Href downloads it.
+	Cut   bool
+	Shown string
+	Size  string
+	Href  string
+}
+
+// jsonValue shows a JSON value of size bytes in the log, of which raw was
+// read (all of it, or its start: codemode.ClippedEntry); href downloads it
+// whole. A value whole but longer than preview characters is cut here.
+func jsonValue(id string, raw json.RawMessage, size, preview int, href string) *valueView {
+	if size == 0 && len(raw) == 0 {
+		return nil
+	}
+	if v, cut := cutValue(string(raw), size, preview, href); cut {
+		v.ID = id
+		return v
+	}
+	return &valueView{ID: id, JSON: jsonView(id, raw)}
+}
+
+// textValue shows a text (an error message) as jsonValue shows JSON.
+func textValue(id, text string, size, preview int, href string) *valueView {
+	if size == 0 && text == "" {
+		return nil
+	}
+	if v, cut := cutValue(text, size, preview, href); cut {
+		v.ID = id
+		return v
+	}
+	return &valueView{ID: id, Text: plainSegments(text)}
+}
+
+// cutValue is the view of read, the start (or all) of a value of size
+// bytes, when it must be shown cut: when read is shorter than the value,
+// or longer than preview characters.
+func cutValue(read string, size, preview int, href string) (*valueView, bool) {
+	head := read[:runeOffset(read, preview)]
+	if len(head) == size {
+		return nil, false
+	}
+	return &valueView{
+		Text:  plainSegments(head),
+		Cut:   true,
+		Shown: plural(utf8.RuneCountInString(head), "character", "characters"),
+		Size:  short.Bytes(int64(size)),
+		Href:  href,
+	}, true
+}
+
+// valueHref is where the console downloads a value of run id whole: part
+// ("args", "result" or "error") of call seq, or with seq 0 the run's
+// result.
+func valueHref(id string, seq int, part string) string {
+	q := url.Values{"part": {part}}
+	if seq > 0 {
+		q.Set("seq", strconv.Itoa(seq))
+	}
+	return "/runs/" + url.PathEscape(id) + "/value?" + q.Encode()
+}
+
 // actionView is one pending action.
 type actionView struct {
 	Seq       int
 	Connector []visible.Segment
 	Method    []visible.Segment
 	Reason    string
-	Args      *jsonNode
+	Args      *valueView
 	// SignIn marks a call awaiting a sign-in to its connector; SignInWhy
 	// says why.
 	SignIn    bool
@@ -257,9 +343,16 @@ type callView struct {
 	Name    []visible.Segment // connector.method, or step(name)
 	State   string
 	Reverts int
-	Args    *jsonNode
-	Result  *jsonNode
-	Error   []visible.Segment
+	Args    *valueView
+	Result  *valueView
+	Error   *valueView
+}
+
+// pagerView says which calls of a run a page shows, and links to the
+// others.
+type pagerView struct {
+	From, To, Total int    // calls From to To (counted from 1) of Total
+	Prev, Next      string // the pages before and after, "" when none
 }
 
 // runView is one run as the pages show it.
@@ -270,14 +363,19 @@ type runView struct {
 	Updated time.Time
 	Age     string
 	Error   []visible.Segment
-	Result  *jsonNode
+	Result  *valueView
 	Logs    [][]visible.Segment
 	Code    []codeLine
 	Pending []actionView
+	// Approves names what Approve approves: the pending call's
+	// connector.method, or how many calls are pending.
+	Approves []visible.Segment
 	// Digest names the pending actions shown (codemode.PendingDigest); it
 	// travels with a decision.
 	Digest      string
 	Calls       []callView
+	CallCount   int        // calls and steps in the log
+	Pager       *pagerView // which calls Calls holds, when not all
 	Paused      bool
 	CanRollback bool
 	// SignIns are the connectors the run awaits a sign-in to, in the
@@ -285,36 +383,48 @@ type runView struct {
 	SignIns []string
 }
 
-// newRunView lays out e and its log.
-func (c *Console) newRunView(e *codemode.Execution, log []codemode.Entry) *runView {
+// runRead is what the console read of a run to show it: every entry
+// without its values (heads), the pending actions whole, and the calls to
+// show, their values cut to preview characters.
+type runRead struct {
+	exec    *codemode.Execution
+	heads   []codemode.ClippedEntry
+	pending []codemode.PendingAction
+	calls   []codemode.ClippedEntry
+	preview int
+	pager   *pagerView
+}
+
+// newRunView lays out a run as read.
+func (c *Console) newRunView(rd *runRead) *runView {
+	e := rd.exec
 	v := &runView{
-		ID:      e.ID,
-		Status:  e.Status.String(),
-		Created: e.CreatedAt,
-		Updated: e.UpdatedAt,
-		Age:     age(c.now(), e.CreatedAt),
-		Error:   plainSegments(e.Error),
-		Paused:  e.Status == codemode.StatusPaused,
+		ID:        e.ID,
+		Status:    e.Status.String(),
+		Created:   e.CreatedAt,
+		Updated:   e.UpdatedAt,
+		Age:       age(c.now(), e.CreatedAt),
+		Error:     plainSegments(e.Error),
+		Paused:    e.Status == codemode.StatusPaused,
+		CallCount: len(rd.heads),
+		Pager:     rd.pager,
 	}
 	if e.Status == codemode.StatusCompleted {
-		v.Result = jsonView(e.ID+"-result", e.Result)
-		if v.Result == nil {
-			v.Result = jsonView(e.ID+"-result", json.RawMessage("null"))
-		}
+		result := rawOrNull(e.Result)
+		v.Result = jsonValue(e.ID+"-result", result, len(result), rd.preview, valueHref(e.ID, 0, "result"))
 	}
 	for _, l := range e.Logs {
 		v.Logs = append(v.Logs, plainSegments(l))
 	}
 	var marks []string
 	if v.Paused {
-		pending := codemode.PendingActions(e.ID, log)
-		v.Digest = codemode.PendingDigest(pending)
-		for _, p := range pending {
+		v.Digest = codemode.PendingDigest(rd.pending)
+		for _, p := range rd.pending {
 			av := actionView{
 				Seq:       p.Seq,
 				Connector: plainSegments(p.Connector),
 				Method:    plainSegments(p.Method),
-				Args:      jsonView(fmt.Sprintf("%s-args-%d", e.ID, p.Seq), p.Args),
+				Args:      jsonValue(fmt.Sprintf("%s-args-%d", e.ID, p.Seq), p.Args, len(p.Args), previewChars, valueHref(e.ID, p.Seq, "args")),
 			}
 			if p.Awaits == codemode.AwaitsSignIn {
 				av.SignIn, av.SignInWhy = true, plainSegments(p.Reason)
@@ -331,30 +441,38 @@ func (c *Console) newRunView(e *codemode.Execution, log []codemode.Entry) *runVi
 			v.Pending = append(v.Pending, av)
 			marks = append(marks, p.Connector+"."+p.Method)
 		}
+		if len(rd.pending) == 1 {
+			v.Approves = plainSegments(rd.pending[0].Connector + "." + rd.pending[0].Method)
+		} else {
+			v.Approves = plainSegments(plural(len(rd.pending), "call", "calls"))
+		}
 	}
 	v.Code = codeView(e.Code, marks)
 	rollbackable := e.Status == codemode.StatusCompleted || e.Status == codemode.StatusError ||
 		e.Status == codemode.StatusRejected || e.Status == codemode.StatusPaused
-	for _, en := range log {
-		name := en.Connector + "." + en.Method
-		if en.Kind == codemode.KindStep {
-			name = "step(" + en.Name + ")"
-		}
-		cv := callView{
-			Seq:     en.Seq,
-			Name:    plainSegments(name),
-			State:   en.State.String(),
-			Reverts: en.Reverts,
-			Args:    jsonView(fmt.Sprintf("%s-call-%d-args", e.ID, en.Seq), en.Args),
-			Result:  jsonView(fmt.Sprintf("%s-call-%d-result", e.ID, en.Seq), en.Result),
-			Error:   plainSegments(en.Error),
-		}
-		v.Calls = append(v.Calls, cv)
+	for _, en := range rd.heads {
 		if rollbackable && en.Kind == codemode.KindCall && en.Reverts == 0 &&
 			(en.State == codemode.EntryApplied || en.State == codemode.EntryUnknown) &&
 			c.eng.Method(en.Connector, en.Method, en.Args).Revertible {
 			v.CanRollback = true
+			break
 		}
+	}
+	for _, en := range rd.calls {
+		name := en.Connector + "." + en.Method
+		if en.Kind == codemode.KindStep {
+			name = "step(" + en.Name + ")"
+		}
+		id := fmt.Sprintf("%s-call-%d", e.ID, en.Seq)
+		v.Calls = append(v.Calls, callView{
+			Seq:     en.Seq,
+			Name:    plainSegments(name),
+			State:   en.State.String(),
+			Reverts: en.Reverts,
+			Args:    jsonValue(id+"-args", en.Args, en.Sizes.Args, rd.preview, valueHref(e.ID, en.Seq, "args")),
+			Result:  jsonValue(id+"-result", en.Result, en.Sizes.Result, rd.preview, valueHref(e.ID, en.Seq, "result")),
+			Error:   textValue(id+"-error", en.Error, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),
+		})
 	}
 	return v
 }
@@ -388,7 +506,7 @@ func newOutcomeView(f *flash) *outcomeView {
 	}
 	for _, p := range o.Pending {
 		v.Pending = append(v.Pending, actionView{Seq: p.Seq, Connector: plainSegments(p.Connector), Method: plainSegments(p.Method),
-			Args:   jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args),
+			Args:   &valueView{ID: fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), JSON: jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args)},
 			SignIn: p.Awaits == codemode.AwaitsSignIn, SignInWhy: plainSegments(p.Reason)})
 	}
 	return v

@@ -190,15 +190,27 @@ func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
 // returned, a step that ran): e, moved to to, is queued, and journaled
 // when its entry is journaled or already written. After finish's final
 // write nothing of the pass should come, but if it does, it is written at
-// once.
+// once. If its values would take the run's log past its quota, e is
+// recorded as failed without them and the error returned stops the
+// program (quota.go).
 func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntryState) error {
-	st, err := codemode.Transition(codemode.EntryExecuting, to)
-	if err != nil {
-		return p.internal(err)
-	}
-	e.State, e.UpdatedAt = st, p.r.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	to, quotaErr := p.chargeOutcomeLocked(&e, to)
+	st, err := codemode.Transition(codemode.EntryExecuting, to)
+	if err != nil {
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	e.State, e.UpdatedAt = st, p.r.now()
+	if err := p.recordLocked(ctx, e); err != nil {
+		return err
+	}
+	return quotaErr
+}
+
+// recordLocked queues, journals or writes e, the outcome of an entry that
+// was executing (see record).
+func (p *pass) recordLocked(ctx context.Context, e codemode.Entry) error {
 	i, queued := p.queuedAt[e.Seq]
 	if p.useJournal() && !p.flushed && (p.ahead[e.Seq] || !queued) {
 		// The entry survives a crash (journaled, or written): so must its
@@ -220,7 +232,7 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 		return nil
 	}
 	if err := p.r.store.UpdateEntry(context.WithoutCancel(ctx), e, codemode.EntryExecuting); err != nil {
-		err = fmt.Errorf("set call %d of %s executing -> %s: %w", e.Seq, e.ExecutionID, to, err)
+		err = fmt.Errorf("set call %d of %s executing -> %s: %w", e.Seq, e.ExecutionID, e.State, err)
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	delete(p.executing, e.Seq)

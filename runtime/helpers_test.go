@@ -43,6 +43,7 @@ type setup struct {
 	limits      sandbox.Limits
 	maxChars    int          // Options.MaxResultChars
 	maxValue    int          // Options.MaxValueBytes
+	maxLog      int64        // Options.MaxRunLogBytes
 	fxLogger    *slog.Logger // the fixture connector's logger (discarded if nil)
 	extra       []runtime.Source
 	// wrap, if set, wraps the real store the runtime is given (to count
@@ -153,6 +154,7 @@ func (e *env) open(s setup) {
 		HousekeepingInterval: s.hkEvery,
 		MaxResultChars:       s.maxChars,
 		MaxValueBytes:        s.maxValue,
+		MaxRunLogBytes:       s.maxLog,
 		Now:                  s.clock.nowFunc(),
 		Scrubber:             s.scrubber,
 		Lease:                s.lease,

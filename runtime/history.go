@@ -63,6 +63,26 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 	return e, log, nil
 }
 
+// ExecutionLog returns one execution and the part of its log q selects,
+// for reading: values longer than q.Preview are cut (see
+// codemode.ClippedEntry), so a surface shows a long log a page at a time
+// and the start of each long value, and reads a value whole only when
+// asked.
+func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error) {
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := r.store.ClippedEntries(ctx, id, q)
+	if errors.Is(err, codemode.ErrNotFound) {
+		return nil, nil, unknownExecution(id)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("load log of %s: %w", id, err)
+	}
+	return e, log, nil
+}
+
 // DeleteExecution removes an execution and its log. A running or
 // rolling_back execution is refused (ErrWrongState); a paused one is first rejected (and disposed),
 // then deleted. Applied actions are not reverted: roll back first for that.

@@ -34,6 +34,7 @@ const (
 	stopReject                       // a call was declined or had been rejected
 	stopDiverge                      // the program no longer matches its log
 	stopInternal                     // the store failed
+	stopQuota                        // the run's log would pass its quota (quota.go)
 )
 
 type stopReason struct {
@@ -72,6 +73,7 @@ type pass struct {
 	flushed    bool                   // the final flush ran: results are written at once
 	ahead      map[int]bool           // seqs written ahead to the journal
 	journaled  bool                   // the pass journaled something (dropped at finish)
+	logBytes   int64                  // bytes of values in the run's log, with what the pass added (quota.go)
 
 	gated map[int]codemode.Entry // entries this pass logged pending or sign_in that still await a person; guarded by mu
 	askMu sync.Mutex             // one approver question at a time (see gateLocked)
@@ -103,6 +105,7 @@ func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seq
 	}
 	for _, e := range log {
 		p.entries[e.Seq] = e
+		p.logBytes += valueBytes(e)
 	}
 	return p
 }
@@ -246,6 +249,9 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		if err := validateValue(t.inputSchema(p.r.log), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
 			return nil, nil, err
 		}
+	}
+	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (%s.%s)", seq, c.Connector, c.Method), "the call was not made"); err != nil {
+		return nil, nil, err
 	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true

@@ -79,7 +79,7 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 			to = codemode.StatusPaused
 		case stopReject:
 			to, e.Error = codemode.StatusRejected, stop.msg
-		case stopDiverge:
+		case stopDiverge, stopQuota:
 			e.Error = stop.msg
 		default:
 			internal = fmt.Errorf("execution %s: %w", e.ID, stop.err)

@@ -58,6 +58,12 @@ type Options struct {
 	// result over it ends the run in error. 0 means DefaultMaxValueBytes
 	// (1 MiB); negative means no cap.
 	MaxValueBytes int
+	// MaxRunLogBytes is the quota of one run's log: the bytes of the
+	// values (arguments, results, errors) its entries keep, over all its
+	// passes. A call or step that would take the log past it ends the run
+	// in error, naming the quota (see quota.go). 0 means
+	// DefaultMaxRunLogBytes (64 MiB); negative means no quota.
+	MaxRunLogBytes int64
 	// Lease is how long this process's claim on the runs it works on
 	// lasts without renewal; it renews it every Lease/3. Another process
 	// that cannot tell whether this one is alive (on another machine)
@@ -95,6 +101,7 @@ type Runtime struct {
 	ttl      time.Duration
 	maxChars int              // Options.MaxResultChars
 	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
+	maxLog   int64            // Options.MaxRunLogBytes resolved; 0: no quota
 	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
 	clock    func() time.Time // Options.Now resolved
 	scrub    *scrub.Scrubber  // Options.Scrubber (nil scrubs nothing)
@@ -158,6 +165,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		ttl:       opts.PausedTTL,
 		maxChars:  opts.MaxResultChars,
 		maxValue:  valueCap(opts.MaxValueBytes),
+		maxLog:    logQuota(opts.MaxRunLogBytes),
 		schedule:  housekeepingSchedule{every: housekeepingInterval(opts.HousekeepingInterval)},
 		groupAge:  groupAge,
 		clock:     opts.Now,

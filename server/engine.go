@@ -28,8 +28,9 @@ type Engine interface {
 	Pending(ctx context.Context, id string) ([]codemode.PendingAction, error)
 	// Executions lists runs newest first.
 	Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error)
-	// Execution returns one run and its log.
-	Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error)
+	// ExecutionLog returns one run and the part of its log q selects,
+	// values cut as q says.
+	ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error)
 	// Snippets lists the saved snippets by name.
 	Snippets(ctx context.Context) ([]codemode.Snippet, error)
 	// SaveSnippet saves a completed run's program as a snippet.

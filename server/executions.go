@@ -69,20 +69,10 @@ func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) 
 	bounded := maxChars > 0
 	views := make([]executionView, 0, len(execs))
 	for _, e := range execs {
-		_, entries, err := s.rt.Execution(ctx, e.ID)
+		v, err := s.auditView(ctx, e, bounded)
 		if err != nil {
 			return s.runtimeFailure(ctx, "codemode_executions", e.ID, err), nil
 		}
-		// The audit trail shows each run briefly; its full values stay in
-		// the store (codemode-mcp executions show ID).
-		e.Result, e.Logs = truncate.Fit(e.Result, e.Logs, auditValueChars)
-		e.Code = truncate.String(e.Code, auditValueChars)
-		v := executionView{Execution: e}
-		if bounded && len(entries) > auditCalls {
-			v.MoreCalls = len(entries) - auditCalls
-			entries = entries[:auditCalls]
-		}
-		v.Calls = callViews(entries)
 		views = append(views, v)
 	}
 	answer := map[string]any{"executions": views}
@@ -96,7 +86,35 @@ func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) 
 	return valueResult(truncate.Value(b, maxChars), false), nil
 }
 
-func callViews(entries []codemode.Entry) []callView {
+// auditView is e as the audit trail shows it, briefly: its full values
+// stay in the store (codemode-mcp executions show ID). Bounded, its log is
+// read a page at a time with its values cut in the store (a run's log may
+// hold store.max_run_log of them): its first auditCalls calls with their
+// errors cut, and the others counted from their heads.
+func (s *Server) auditView(ctx context.Context, e *codemode.Execution, bounded bool) (executionView, error) {
+	e.Result, e.Logs = truncate.Fit(e.Result, e.Logs, auditValueChars)
+	e.Code = truncate.String(e.Code, auditValueChars)
+	v := executionView{Execution: e}
+	q := codemode.LogQuery{} // unbounded: every call, errors whole
+	if bounded {
+		q = codemode.LogQuery{Limit: auditCalls, Preview: auditValueChars}
+	}
+	_, calls, err := s.rt.ExecutionLog(ctx, e.ID, q)
+	if err != nil {
+		return v, err
+	}
+	if bounded && len(calls) == auditCalls {
+		_, heads, err := s.rt.ExecutionLog(ctx, e.ID, codemode.LogQuery{After: calls[len(calls)-1].Seq, Preview: -1})
+		if err != nil {
+			return v, err
+		}
+		v.MoreCalls = len(heads)
+	}
+	v.Calls = callViews(calls)
+	return v, nil
+}
+
+func callViews(entries []codemode.ClippedEntry) []callView {
 	out := make([]callView, 0, len(entries))
 	for _, en := range entries {
 		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,

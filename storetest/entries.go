@@ -71,6 +71,107 @@ func testEntriesUnknownExecution(t *testing.T, f Factory) {
 	}
 }
 
+// testClippedEntries reads pages of a log with values whole, cut and
+// left out; a cut is counted in characters, so a multi-byte character is
+// never split, and sizes are in bytes.
+func testClippedEntries(t *testing.T, f Factory) {
+	s := f.New(t)
+	ctx := context.Background()
+	for _, id := range []string{"exec_c", "exec_empty"} {
+		if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusRunning)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := []codemode.Entry{
+		{ExecutionID: "exec_c", Seq: 1, Kind: codemode.KindCall, Connector: "notes", Method: "createNote",
+			Args: json.RawMessage(`{"text":"ééééé"}`), Result: bigJSON(100 << 10), State: codemode.EntryApplied},
+		{ExecutionID: "exec_c", Seq: 2, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: "pick",
+			Result: json.RawMessage(`0.25`), State: codemode.EntryApplied},
+		{ExecutionID: "exec_c", Seq: 3, Kind: codemode.KindCall, Connector: "files", Method: "read_file",
+			Args: json.RawMessage(`{"path":"x"}`), Error: "ENOENT: no such file", State: codemode.EntryError},
+		{ExecutionID: "exec_c", Seq: 10, Kind: codemode.KindCall, Connector: "notes", Method: "deleteNote",
+			Args: json.RawMessage(`{"id":"note_1"}`), State: codemode.EntryPending},
+	}
+	if err := s.WriteEntries(ctx, log, nil); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Entries(ctx, "exec_c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := func(e codemode.Entry) codemode.EntrySizes {
+		return codemode.EntrySizes{Args: len(e.Args), Result: len(e.Result), Error: len(e.Error)}
+	}
+	clip := func(v string, n int) string {
+		if r := []rune(v); n >= 0 && len(r) > n {
+			return string(r[:n])
+		}
+		return v
+	}
+	// want is the log from seq after, at most limit entries, as preview
+	// cuts it.
+	want := func(after, limit, preview int) []codemode.ClippedEntry {
+		var out []codemode.ClippedEntry
+		for _, e := range full {
+			if e.Seq <= after || limit > 0 && len(out) == limit {
+				continue
+			}
+			c := codemode.ClippedEntry{Entry: e, Sizes: sizes(e)}
+			switch {
+			case preview < 0:
+				c.Args, c.Result, c.Error = nil, nil, ""
+			case preview > 0:
+				if c.Args != nil {
+					c.Args = json.RawMessage(clip(string(c.Args), preview))
+				}
+				if c.Result != nil {
+					c.Result = json.RawMessage(clip(string(c.Result), preview))
+				}
+				c.Error = clip(c.Error, preview)
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	for _, q := range []codemode.LogQuery{
+		{},
+		{Preview: 10},
+		{Preview: 3},
+		{Preview: -1},
+		{After: 1, Limit: 2, Preview: 8},
+		{After: 3},
+		{After: 10},
+		{Limit: 1, Preview: -1},
+	} {
+		got, err := s.ClippedEntries(ctx, "exec_c", q)
+		if err != nil {
+			t.Fatalf("ClippedEntries(%+v): %v", q, err)
+		}
+		if diff := cmp.Diff(want(q.After, q.Limit, q.Preview), got, rawAsString); diff != "" {
+			t.Errorf("ClippedEntries(%+v) (-want +got):\n%s", q, diff)
+		}
+		for _, c := range got {
+			if whole := c.Sizes == sizes(c.Entry); c.Cut() == whole {
+				t.Errorf("ClippedEntries(%+v): entry #%d Cut() = %v with sizes %+v", q, c.Seq, c.Cut(), c.Sizes)
+			}
+		}
+	}
+	// A cut value is the start of the value as logged: "ééé" of ééééé.
+	got, err := s.ClippedEntries(ctx, "exec_c", codemode.LogQuery{Limit: 1, Preview: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Args) != `{"text":"ééé` || !got[0].Cut() || got[0].Sizes.Args != len(`{"text":"ééééé"}`) {
+		t.Errorf("entry #1 cut to 12 characters: args %q (Cut %v, size %d)", got[0].Args, got[0].Cut(), got[0].Sizes.Args)
+	}
+	if empty, err := s.ClippedEntries(ctx, "exec_empty", codemode.LogQuery{}); err != nil || len(empty) != 0 {
+		t.Errorf("ClippedEntries of an execution with no log = %v, %v; want none", empty, err)
+	}
+	if _, err := s.ClippedEntries(ctx, "exec_none", codemode.LogQuery{}); !errors.Is(err, codemode.ErrNotFound) {
+		t.Errorf("ClippedEntries of an unknown execution: error %v, want ErrNotFound", err)
+	}
+}
+
 func testInsertEntryErrors(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()

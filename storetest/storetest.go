@@ -50,6 +50,7 @@ func Run(t *testing.T, f Factory) {
 		{"PruneRace", testPruneRace},
 		{"EntriesRoundTrip", testEntriesRoundTrip},
 		{"EntriesUnknownExecution", testEntriesUnknownExecution},
+		{"ClippedEntries", testClippedEntries},
 		{"InsertEntryErrors", testInsertEntryErrors},
 		{"UpdateEntry", testUpdateEntry},
 		{"UpdateEntryRecordsError", testUpdateEntryRecordsError},

@@ -67,13 +67,16 @@ async function login(page, tok) {
   await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/login")), page.getByRole("button", { name: "Log in" }).click()]);
 }
 
+// decideButton is the button of a decision (Approve, Reject) in the card
+// of run id; it names the run.
+function decideButton(page, id, button) {
+  return page.locator(`#run-${id}`).getByRole("button", { name: new RegExp(`^${button} .*run ${id}$`) });
+}
+
 // decide clicks a button in the card of run id and waits for the run's
 // page.
 async function decide(page, id, button) {
-  await Promise.all([
-    page.waitForURL(`**/runs/${id}`),
-    page.locator(`#run-${id}`).getByRole("button", { name: button, exact: true }).click(),
-  ]);
+  await Promise.all([page.waitForURL(`**/runs/${id}`), decideButton(page, id, button).click()]);
 }
 
 // serveAttacker serves a page on another origin that posts a form to
@@ -203,6 +206,38 @@ describe("the approval console beside streamable HTTP", { skip: skipBrowser }, (
     await row.locator("summary").first().click();
     const trail = await row.innerText();
     assert.ok(trail.includes("fx.counter") && trail.includes("reverted") && trail.includes("fx.uncount") && trail.includes("reverts call 1"), trail);
+  });
+
+  test("a new pause never moves what is under the pointer: the click approves the run it was aimed at", async () => {
+    const aimed = await pause(client, "aimed-at");
+    await page.goto(base + "/");
+    const button = decideButton(page, aimed, "Approve");
+    assert.equal((await button.innerText()).replace(/\s+/g, " ").trim(), `Approve fx.counter of run ${aimed}`);
+    await button.hover();
+    const before = await button.boundingBox();
+
+    // Another run pauses while the pointer rests on the button; the page
+    // notices within its polling interval.
+    const other = await pause(client, "not-aimed-at");
+    await page.waitForFunction((id) => {
+      const n = document.getElementById("notice");
+      return (n && !n.hidden) || document.getElementById(`run-${id}`) !== null;
+    }, other, { timeout: 20000 });
+    assert.deepEqual(await button.boundingBox(), before, "the button under the pointer moved");
+    assert.match(await page.locator("#notice").innerText(), /changed\. It updates when the pointer leaves the list/);
+    await screenshot(page, "console-change-waits.png");
+
+    // A click where the pointer is approves the run it was aimed at.
+    await Promise.all([page.waitForURL("**/runs/**"), page.mouse.down().then(() => page.mouse.up())]);
+    assert.ok(page.url().endsWith(`/runs/${aimed}`), `the click went to ${page.url()}, not run ${aimed}`);
+    await page.getByRole("heading", { name: "Approved: the run completed." }).waitFor();
+    assert.equal(count(effects, "aimed-at"), 1);
+    assert.equal(count(effects, "not-aimed-at"), 0, "the other run was approved");
+
+    // The new pause is listed below those that were there before it.
+    await page.goto(base + "/");
+    const ids = await page.locator("article.run").evaluateAll((cards) => cards.map((c) => c.id));
+    assert.equal(ids.at(-1), `run-${other}`, `the new pause is not last: ${ids}`);
   });
 
   test("a form posted from a page of another origin is refused, and nothing runs", async () => {

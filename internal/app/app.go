@@ -134,6 +134,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		},
 		MaxExecutions:  cfg.Store.MaxExecutions,
 		PausedTTL:      cfg.Store.PausedTTL,
+		MaxRunLogBytes: cfg.Store.MaxRunLog,
 		Lease:          cfg.Store.Lease,
 		MaxResultChars: cfg.Sandbox.MaxResultChars,
 		Scrubber:       a.Scrubber,

@@ -57,7 +57,7 @@ Usage:
   codemode-mcp types  [--config F] [--db F] [CONNECTOR]
   codemode-mcp check  [--config F] [--db F]
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
-  codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID | delete ID
+  codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
   codemode-mcp console    [--config F] [--db F] [--addr 127.0.0.1:8932]
   codemode-mcp store copy [--from FROM] --to LOC [--config F] [--db F]

@@ -213,3 +213,48 @@ func TestApproveWithoutTheConfigSaysSo(t *testing.T) {
 		t.Fatalf("approve with it: %d\n%s%s", code, out, errs)
 	}
 }
+
+// executions show prints a long value cut, with its size and the command
+// that prints it whole; --seq N --full prints that call whole.
+func TestExecutionsShowCutsLongValues(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", `await codemode.step("big", () => "0123456789".repeat(1000) + "E" + "ND"); 1`)
+	var o struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &o); err != nil || code != cli.ExitOK || o.Status != "completed" {
+		t.Fatalf("run: %d %v\n%s%s", code, err, out, errs)
+	}
+	whole := `"` + strings.Repeat("0123456789", 1000) + `END"`
+	var shown struct {
+		Calls []struct {
+			Seq    int
+			Result json.RawMessage
+		}
+	}
+	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--config", cfg)
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != cli.ExitOK || len(shown.Calls) != 1 {
+		t.Fatalf("show: %d %v\n%s", code, err, errs)
+	}
+	var cut string
+	if err := json.Unmarshal(shown.Calls[0].Result, &cut); err != nil {
+		t.Fatalf("the cut result is not a JSON string: %s", shown.Calls[0].Result)
+	}
+	note := "…[cut: 9.8 KiB in the log; codemode-mcp executions show " + o.ExecutionID + " --seq 1 --full prints it whole]"
+	if cut != whole[:4000]+note {
+		t.Errorf("cut result: %q…%q", cut[:20], cut[3990:])
+	}
+
+	var call struct{ Result json.RawMessage }
+	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--seq", "1", "--full", "--config", cfg)
+	if err := json.Unmarshal([]byte(out), &call); err != nil || code != cli.ExitOK || string(call.Result) != whole {
+		t.Errorf("show --seq 1 --full: %d %v (%d bytes of result)\n%s", code, err, len(call.Result), errs)
+	}
+	if code, out, _ = run(t, "", "executions", "show", o.ExecutionID, "--seq", "1", "--config", cfg); code != cli.ExitOK || !strings.Contains(out, "--full prints it whole") {
+		t.Errorf("show --seq 1: %d", code)
+	}
+	if code, _, errs = run(t, "", "executions", "show", o.ExecutionID, "--full", "--config", cfg); code != cli.ExitUsage || !strings.Contains(errs, "--full needs --seq N") {
+		t.Errorf("show --full: %d %s", code, errs)
+	}
+	if code, _, errs = run(t, "", "executions", "show", o.ExecutionID, "--seq", "7", "--config", cfg); code != cli.ExitFailure || !strings.Contains(errs, "has no call 7") {
+		t.Errorf("show --seq 7: %d %s", code, errs)
+	}
+}

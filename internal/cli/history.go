@@ -129,6 +129,8 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	fs := newFlags("executions", env, &c, true)
 	limit := fs.Int("limit", 20, "how many executions, newest first")
 	status := fs.String("status", "", "only executions in this status")
+	seq := fs.Int("seq", 0, "with show: only this call of the run")
+	full := fs.Bool("full", false, "with show --seq N: the call's values whole, however long")
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -146,17 +148,10 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		return nil
 	}
 	if len(pos) == 2 && pos[0] == "show" {
-		e, entries, err := eng.Execution(ctx, pos[1])
-		if err != nil {
-			return err
-		}
-		return printJSON(env.Stdout, struct {
-			*codemode.Execution
-			Calls []codemode.Entry `json:"calls"`
-		}{e, entries})
+		return showExecution(ctx, eng, env, pos[1], *seq, *full)
 	}
 	if len(pos) != 0 {
-		return usagef("executions: unknown use %q%s; usage: codemode-mcp executions [--limit N] [--status S] | show ID | delete ID", strings.Join(pos, " "), didYouMean(pos[0], []string{"show", "delete"}))
+		return usagef("executions: unknown use %q%s; usage: codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID", strings.Join(pos, " "), didYouMean(pos[0], []string{"show", "delete"}))
 	}
 	f := codemode.ExecutionFilter{Limit: *limit}
 	if *status != "" {
@@ -174,6 +169,73 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"), short.Clip(short.FirstLine(e.Error), 80))
 	}
 	return tw.Flush()
+}
+
+// showChars is what `executions show` prints of a value: a longer one is
+// cut, and says how to print it whole.
+const showChars = 4000
+
+// showExecution prints run id and its calls as JSON, each value longer
+// than showChars characters cut to its start followed by a note of its
+// size and of the command that prints it whole; with seq, only that call,
+// and with full its values whole. A run's log can hold tens of MiB
+// (store.max_run_log): it is read with its values cut, never whole.
+func showExecution(ctx context.Context, eng engine, env Env, id string, seq int, full bool) error {
+	switch {
+	case seq < 0:
+		return usagef("executions show: --seq %d is not a call number", seq)
+	case full && seq == 0:
+		return usagef("executions show: --full needs --seq N (a run's whole log can be large: print one call at a time)")
+	}
+	q := codemode.LogQuery{Preview: showChars}
+	if seq > 0 {
+		q.After, q.Limit = seq-1, 1
+	}
+	if full {
+		q.Preview = 0
+	}
+	e, log, err := eng.ExecutionLog(ctx, id, q)
+	if err != nil {
+		return err
+	}
+	calls := make([]codemode.Entry, len(log))
+	for i, c := range log {
+		calls[i] = shownEntry(e.ID, c)
+	}
+	if seq > 0 {
+		if len(calls) == 0 || calls[0].Seq != seq {
+			return fmt.Errorf("execution %s has no call %d", e.ID, seq)
+		}
+		return printJSON(env.Stdout, calls[0])
+	}
+	return printJSON(env.Stdout, struct {
+		*codemode.Execution
+		Calls []codemode.Entry `json:"calls"`
+	}{e, calls})
+}
+
+// shownEntry is c as `executions show` prints it: a value that was cut is
+// a JSON string, its start, then where the whole is.
+func shownEntry(id string, c codemode.ClippedEntry) codemode.Entry {
+	en := c.Entry
+	note := func(size int) string {
+		return fmt.Sprintf("…[cut: %s in the log; codemode-mcp executions show %s --seq %d --full prints it whole]", short.Bytes(int64(size)), id, en.Seq)
+	}
+	cutJSON := func(v json.RawMessage, size int) json.RawMessage {
+		if len(v) == size {
+			return v
+		}
+		b, err := json.Marshal(string(v) + note(size))
+		if err != nil { // a Go string always marshals
+			return nil
+		}
+		return b
+	}
+	en.Args, en.Result = cutJSON(en.Args, c.Sizes.Args), cutJSON(en.Result, c.Sizes.Result)
+	if len(en.Error) < c.Sizes.Error {
+		en.Error += note(c.Sizes.Error)
+	}
+	return en
 }
 
 func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) error {

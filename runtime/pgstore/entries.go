@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,12 +43,47 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 	}
 	if len(out) == 0 {
-		var one int
-		err := s.pool.QueryRow(ctx, `SELECT 1 FROM executions WHERE id = $1`, executionID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("log of execution %s: %w", executionID, codemode.ErrNotFound)
+		if err := s.executionExists(ctx, executionID); err != nil {
+			return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 		}
-		if err != nil {
+	}
+	return out, nil
+}
+
+// executionExists returns ErrNotFound if there is no execution id: an
+// empty log is told from a missing execution.
+func (s *Store) executionExists(ctx context.Context, id string) error {
+	var one int
+	err := s.pool.QueryRow(ctx, `SELECT 1 FROM executions WHERE id = $1`, id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return codemode.ErrNotFound
+	}
+	return err
+}
+
+// dialect is how PostgreSQL writes the clipped read of the log: left
+// counts characters, and reads only the start of a value kept compressed
+// or out of line (TOAST) as far as it can.
+var dialect = sc.Dialect{
+	Param:  func(n int) string { return "$" + strconv.Itoa(n) },
+	Prefix: func(col, n string) string { return "left(" + col + ", " + n + ")" },
+}
+
+// ClippedEntries returns the part of an execution's log q selects, in seq
+// order, values cut as q says; ErrNotFound if the execution does not
+// exist.
+func (s *Store) ClippedEntries(ctx context.Context, executionID string, q codemode.LogQuery) ([]codemode.ClippedEntry, error) {
+	rows, err := s.pool.Query(ctx, sc.ClippedEntriesSQL(dialect, q.Preview), sc.ClippedEntriesArgs(executionID, q)...)
+	if err != nil {
+		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
+	}
+	defer rows.Close()
+	out, err := sc.Collect(rows, sc.ScanClippedEntry)
+	if err != nil {
+		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
+	}
+	if len(out) == 0 {
+		if err := s.executionExists(ctx, executionID); err != nil {
 			return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -25,12 +26,47 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 	}
 	if len(out) == 0 {
-		var one int
-		err := s.stmts.executionExists.QueryRowContext(ctx, executionID).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("log of execution %s: %w", executionID, codemode.ErrNotFound)
+		if err := s.executionExists(ctx, executionID); err != nil {
+			return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 		}
-		if err != nil {
+	}
+	return out, nil
+}
+
+// executionExists returns ErrNotFound if there is no execution id: an
+// empty log is told from a missing execution.
+func (s *Store) executionExists(ctx context.Context, id string) error {
+	var one int
+	err := s.stmts.executionExists.QueryRowContext(ctx, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return codemode.ErrNotFound
+	}
+	return err
+}
+
+// dialect is how SQLite writes the clipped read of the log: substr counts
+// characters in text.
+var dialect = sc.Dialect{
+	Param:  func(n int) string { return "?" + strconv.Itoa(n) },
+	Prefix: func(col, n string) string { return "substr(" + col + ", 1, " + n + ")" },
+}
+
+// ClippedEntries returns the part of an execution's log q selects, in seq
+// order, values cut as q says; ErrNotFound if the execution does not
+// exist. A cut value is read whole by SQLite and cut before it is handed
+// over, so the memory it takes is one value at a time.
+func (s *Store) ClippedEntries(ctx context.Context, executionID string, q codemode.LogQuery) ([]codemode.ClippedEntry, error) {
+	rows, err := s.db.QueryContext(ctx, sc.ClippedEntriesSQL(dialect, q.Preview), sc.ClippedEntriesArgs(executionID, q)...)
+	if err != nil {
+		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
+	}
+	defer rows.Close()
+	out, err := sc.Collect(rows, sc.ScanClippedEntry)
+	if err != nil {
+		return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
+	}
+	if len(out) == 0 {
+		if err := s.executionExists(ctx, executionID); err != nil {
 			return nil, fmt.Errorf("log of execution %s: %w", executionID, err)
 		}
 	}

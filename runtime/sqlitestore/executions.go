@@ -136,7 +136,8 @@ func (s *Store) DeleteExecution(ctx context.Context, id string) error {
 
 // PruneExecutions deletes the oldest terminal executions beyond the keep
 // newest terminal ones, with their logs; running and paused executions are
-// never deleted. It returns how many went.
+// never deleted. It returns how many went. Then it gives some of the space
+// of deleted runs back to the file system (reclaim.go).
 //
 // It runs on every Execute, and usually finds nothing to do: it first
 // counts the terminal runs (a read on the (status, created_at) index, no
@@ -144,6 +145,15 @@ func (s *Store) DeleteExecution(ctx context.Context, id string) error {
 // a shortcut, not a guard: the DELETE selects its victims itself, so a run
 // finished by another process in between is merely left for the next call.
 func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
+	n, err := s.prune(ctx, keep)
+	if err == nil {
+		s.reclaim(ctx)
+	}
+	return n, err
+}
+
+// prune is PruneExecutions without the reclaiming.
+func (s *Store) prune(ctx context.Context, keep int) (int, error) {
 	if keep < 0 {
 		return 0, fmt.Errorf("prune executions: keep is %d, want >= 0", keep)
 	}

@@ -82,6 +82,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
+	s.incrementalMode(ctx)
 	// After the migration: statements are compiled against the schema.
 	if err := s.prepare(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), db.Close())

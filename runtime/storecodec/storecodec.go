@@ -10,6 +10,7 @@ package storecodec
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -207,15 +208,18 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 }
 
 // ScanEntry reads EntryColumns.
-func ScanEntry(sc Scanner) (codemode.Entry, error) {
+func ScanEntry(sc Scanner) (codemode.Entry, error) { return scanEntry(sc) }
+
+// scanEntry reads EntryColumns, then into more.
+func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 	var (
 		e                codemode.Entry
 		kind, state      string
 		args, result     []byte
 		created, updated int64
 	)
-	err := sc.Scan(&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &e.Reverts, &created, &updated)
+	err := sc.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
+		&args, &result, &e.Error, &state, &e.Reverts, &created, &updated}, more...)...)
 	if err != nil {
 		return e, err
 	}
@@ -228,6 +232,57 @@ func ScanEntry(sc Scanner) (codemode.Entry, error) {
 	e.Args, e.Result = RawValue(args), RawValue(result)
 	e.CreatedAt, e.UpdatedAt = FromNanos(created), FromNanos(updated)
 	return e, nil
+}
+
+// A Dialect writes what ClippedEntriesSQL needs in one SQL dialect.
+type Dialect struct {
+	// Param writes bound parameter n (counted from 1).
+	Param func(n int) string
+	// Prefix writes the first n characters of the text column col (n is
+	// SQL).
+	Prefix func(col, n string) string
+}
+
+// ClippedEntriesSQL is the query of Store.ClippedEntries for a preview
+// (codemode.LogQuery.Preview), bound to ClippedEntriesArgs. It selects
+// EntryColumns, the values cut as the preview says, then their lengths in
+// bytes (octet_length, which SQLite and PostgreSQL both compute without
+// reading a value stored apart from its row).
+func ClippedEntriesSQL(d Dialect, preview int) string {
+	args, result, errText := "args", "result", "error"
+	switch {
+	case preview < 0:
+		args, result, errText = "NULL", "NULL", "''"
+	case preview > 0:
+		args, result, errText = d.Prefix("args", d.Param(4)), d.Prefix("result", d.Param(4)), d.Prefix("error", d.Param(4))
+	}
+	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
+		`, state, reverts, created_at, updated_at,
+		coalesce(octet_length(args), 0), coalesce(octet_length(result), 0), octet_length(error)
+		FROM entries WHERE execution_id = ` + d.Param(1) + ` AND seq > ` + d.Param(2) + ` ORDER BY seq LIMIT ` + d.Param(3)
+}
+
+// ClippedEntriesArgs are the bound values of ClippedEntriesSQL: the
+// execution id, q.After, the limit (no limit: the largest int32) and, for a
+// positive preview, the preview.
+func ClippedEntriesArgs(id string, q codemode.LogQuery) []any {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
+	args := []any{id, q.After, limit}
+	if q.Preview > 0 {
+		args = append(args, q.Preview)
+	}
+	return args
+}
+
+// ScanClippedEntry reads the columns of ClippedEntriesSQL.
+func ScanClippedEntry(sc Scanner) (codemode.ClippedEntry, error) {
+	var c codemode.ClippedEntry
+	e, err := scanEntry(sc, &c.Sizes.Args, &c.Sizes.Result, &c.Sizes.Error)
+	c.Entry = e
+	return c, err
 }
 
 // SnippetValues returns sn as the bound values of SnippetColumns; a zero

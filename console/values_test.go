@@ -1,0 +1,176 @@
+package console_test
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// run executes a program to its end and returns its execution id.
+func (e *env) run(code string, want codemode.ExecStatus) string {
+	e.t.Helper()
+	o, err := e.rt.Execute(e.ctx, code, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if o.Status != want {
+		e.t.Fatalf("status %s, want %s: %+v", o.Status, want, o)
+	}
+	return o.ExecutionID
+}
+
+var hrefRe = regexp.MustCompile(`<a href="(/runs/[^"]+/value\?[^"]+)" download>`)
+
+// A value too long to show is shown cut, with its size and a link that
+// downloads it whole: on a run's page (8,000 characters), in the list of
+// runs (1,000), and in a pending action, whose whole arguments an Approve
+// still approves.
+func TestLongValuesAreShownCutAndDownloadWhole(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	big := strings.Repeat("0123456789", 2000) + "END" // 20,003 characters
+	id := e.run(`async () => { await codemode.step("big", () => "0123456789".repeat(2000) + "E" + "ND"); return "ok" }`, codemode.StatusCompleted)
+
+	for _, tt := range []struct {
+		path, shown string
+	}{
+		{"/runs/" + id, "8000 characters"},
+		{"/runs", "1000 characters"},
+	} {
+		p := b.get(tt.path)
+		if want := "Cut: the first " + tt.shown + " of 19.5 KiB are shown."; !strings.Contains(p.body, want) {
+			t.Errorf("%s: no %q", tt.path, want)
+		}
+		if strings.Contains(p.body, "END") {
+			t.Errorf("%s shows the whole value", tt.path)
+		}
+		m := hrefRe.FindStringSubmatch(p.body)
+		if m == nil {
+			t.Fatalf("%s: no download link", tt.path)
+		}
+		d := b.get(html.UnescapeString(m[1]))
+		if d.status != http.StatusOK || d.body != jsString(big) {
+			t.Errorf("%s: the download gives %d, %d bytes; want the value whole (%d bytes)", tt.path, d.status, len(d.body), len(jsString(big)))
+		}
+		if cd := d.header.Get("Content-Disposition"); cd != `attachment; filename="`+id+`-call-1-result.json"` || d.header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: download headers %q, %q", tt.path, cd, d.header.Get("Content-Type"))
+		}
+	}
+
+	// A pending action's long arguments: cut on the page, approved whole.
+	pid := e.pause(big)
+	p := b.get("/")
+	if !strings.Contains(p.body, "Cut: the first 8000 characters of 19.5 KiB are shown.") {
+		t.Errorf("pending arguments are not shown cut")
+	}
+	m := hrefRe.FindStringSubmatch(p.body)
+	if m == nil || !strings.Contains(m[1], "part=args") {
+		t.Fatalf("no download link for the pending arguments: %v", m)
+	}
+	if d := b.get(html.UnescapeString(m[1])); !strings.Contains(d.body, "END") {
+		t.Errorf("the pending arguments do not download whole: %d bytes", len(d.body))
+	}
+	csrf, digest := form(t, p, pid)
+	if r := b.do("POST", "/runs/"+pid+"/approve", url.Values{"csrf": {csrf}, "digest": {digest}}, nil); r.status != http.StatusSeeOther {
+		t.Fatalf("approve: %d", r.status)
+	}
+	if st := e.status(pid); st != codemode.StatusCompleted {
+		t.Errorf("approved run is %s", st)
+	}
+
+	// What the download refuses.
+	for path, want := range map[string]int{
+		"/runs/" + id + "/value?part=args&seq=1":   http.StatusNotFound, // a step has no arguments
+		"/runs/" + id + "/value?part=result&seq=9": http.StatusNotFound,
+		"/runs/" + id + "/value?part=code":         http.StatusBadRequest,
+		"/runs/" + id + "/value?part=args":         http.StatusBadRequest,
+		"/runs/" + id + "/value?part=result&seq=x": http.StatusBadRequest,
+		"/runs/exec_none/value?part=result":        http.StatusNotFound,
+		"/runs/" + id + "/value?part=result":       http.StatusOK, // the run's result
+	} {
+		if got := b.get(path); got.status != want {
+			t.Errorf("GET %s: %d, want %d", path, got.status, want)
+		}
+	}
+	if got := e.browser().get("/runs/" + id + "/value?part=result&seq=1"); got.status != http.StatusUnauthorized || strings.Contains(got.body, "0123456789") {
+		t.Errorf("a download without a session: %d", got.status)
+	}
+}
+
+// A run's page shows its calls a page at a time, with links to the
+// others; the list of runs shows the first calls of each and counts them
+// all.
+func TestCallsAreShownAPageAtATime(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	id := e.run(`async () => { for (let i = 1; i <= 250; i++) await codemode.step("s" + i, () => i); return "ok" }`, codemode.StatusCompleted)
+	for _, tt := range []struct {
+		page          string
+		first, last   int
+		prev, next    string
+		pagerOnTheTop string
+	}{
+		{"", 1, 100, "", "2", "Calls 1–100 of 250"},
+		{"?page=2", 101, 200, "1", "3", "Calls 101–200 of 250"},
+		{"?page=3", 201, 250, "2", "", "Calls 201–250 of 250"},
+	} {
+		p := b.get("/runs/" + id + tt.page)
+		if !strings.Contains(p.body, tt.pagerOnTheTop) {
+			t.Errorf("page %q: no %q", tt.page, tt.pagerOnTheTop)
+		}
+		steps := regexp.MustCompile(`step\(s(\d+)\)`).FindAllStringSubmatch(p.body, -1)
+		if len(steps) != tt.last-tt.first+1 || steps[0][1] != fmt.Sprint(tt.first) || steps[len(steps)-1][1] != fmt.Sprint(tt.last) {
+			t.Errorf("page %q shows %d calls, from %s to %s; want %d to %d", tt.page, len(steps), steps[0][1], steps[len(steps)-1][1], tt.first, tt.last)
+		}
+		for rel, n := range map[string]string{"prev": tt.prev, "next": tt.next} {
+			link := fmt.Sprintf(`href="/runs/%s?page=%s" rel="%s"`, id, n, rel)
+			if has := strings.Contains(p.body, link); has != (n != "") {
+				t.Errorf("page %q: link %s present %v", tt.page, link, has)
+			}
+		}
+	}
+	if p := b.get("/runs/" + id + "?page=4"); p.status != http.StatusNotFound {
+		t.Errorf("page 4 of 250 calls: %d", p.status)
+	}
+	if p := b.get("/runs/" + id + "?page=0"); p.status != http.StatusBadRequest {
+		t.Errorf("page 0: %d", p.status)
+	}
+	list := b.get("/runs")
+	if !strings.Contains(list.body, "250 calls") || !strings.Contains(list.body, "The first 20 calls are shown") || strings.Contains(list.body, "step(s21)") {
+		t.Errorf("the list of runs does not show the first 20 calls of 250")
+	}
+}
+
+// The pending actions are listed oldest first, so a new pause is added
+// below what is on the page; each Approve and Reject names the run (and
+// Approve the call) it decides.
+func TestPausesOldestFirstAndButtonsNameTheirRun(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	first := e.pause("first")
+	second := e.pause("second")
+	p := b.get("/")
+	i, j := strings.Index(p.body, `id="run-`+first+`"`), strings.Index(p.body, `id="run-`+second+`"`)
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("the older pause is not listed first (at %d and %d)", i, j)
+	}
+	for _, id := range []string{first, second} {
+		for _, want := range []string{
+			`<button type="submit" class="approve">Approve notes.createNote <span class="of">of run</span> <code class="eid">` + id + `</code></button>`,
+			`<button type="submit" class="reject">Reject <span class="of">run</span> <code class="eid">` + id + `</code></button>`,
+		} {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("no %s", want)
+			}
+		}
+	}
+}
