@@ -96,7 +96,12 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log}
 	c.description = d.Title
 	c.warnings = append(append([]string(nil), doc.warnings...), d.Warnings...)
-	c.assemble(d, f, cfg.BaseURL != "")
+	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
+	var pin *url.URL
+	if cfg.BaseURL != "" {
+		pin = base
+	}
+	c.assemble(d, f, pin)
 	if fresh && cache.dir != "" {
 		// The derivation is written while the server goes on starting
 		// (d is only read from now on); Close waits for it.
@@ -108,7 +113,6 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 			}
 		}()
 	}
-	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if baseWarn != "" {
 		c.warnings = append(c.warnings, sc.String(baseWarn))
 		c.calls = noBase{why: sc.String(baseWarn)}
@@ -208,9 +212,9 @@ func yamlHint(doc *document) string {
 // tools and the definitions they refer to. Of methods whose names
 // collide, the first keeps the name and the others are skipped; so are
 // methods named like the connector's own request and spec. With a
-// configured base URL (baseSet), operations' own absolute servers are
-// ignored: every request goes to the base URL.
-func (c *Connector) assemble(d *derivation, f *filter, baseSet bool) {
+// configured base URL (pin, nil without), every request stays on its
+// origin: see pinnedServer.
+func (c *Connector) assemble(d *derivation, f *filter, pin *url.URL) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
 	refs := map[string]bool{}
@@ -235,10 +239,8 @@ func (c *Connector) assemble(d *derivation, f *filter, baseSet bool) {
 		taken[name] = m.Op.SourceName
 		op := m.Op
 		op.Name = name
-		if baseSet {
-			if u, err := url.Parse(op.Server); err != nil || u.IsAbs() {
-				op.Server = ""
-			}
+		if pin != nil {
+			op.Server = pinnedServer(pin, op.Server)
 		}
 		c.ops[op.SourceName] = &op
 		t := m.Tool
@@ -295,6 +297,27 @@ func definitions(d *derivation, refs map[string]bool) json.RawMessage {
 		}
 	}
 	return append(b, "}}}"...)
+}
+
+// pinnedServer is the server an operation keeps when base_url pins the
+// connector to an origin: a server that is a path ("/v2", "v2/") stays,
+// resolved against the base URL; a server that names an origin (an
+// absolute URL, or a network-path reference "//host/path", which is not
+// absolute but resolves to another host), or anything that would not
+// resolve to the base URL's scheme, host and port, is replaced by the base
+// URL ("") so that the connector's credentials never leave its origin.
+func pinnedServer(pin *url.URL, server string) string {
+	if server == "" {
+		return ""
+	}
+	ref, err := url.Parse(server)
+	if err != nil || ref.Scheme != "" || ref.Host != "" || ref.User != nil || strings.HasPrefix(ref.Path, "//") {
+		return ""
+	}
+	if !sameOrigin(pin.ResolveReference(ref), pin) {
+		return ""
+	}
+	return server
 }
 
 // baseURL resolves the URL requests go to: base_url when configured, else
