@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -265,12 +266,28 @@ func checkSegments(expanded string, used []*Param) error {
 	if strings.TrimPrefix(expanded, "/") == "" {
 		return fmt.Errorf("%s: the value is empty, which would leave an empty path segment", who)
 	}
-	for _, s := range strings.Split(strings.TrimPrefix(expanded, "/"), "/") {
-		if s == "." || s == ".." {
-			return fmt.Errorf("%s: the value makes the path segment %q, which would change the endpoint called", who, s)
-		}
+	if s := dotSegment(expanded); s != "" {
+		return fmt.Errorf("%s: the value makes the path segment %q, which would change the endpoint called", who, s)
 	}
 	return nil
+}
+
+// dotSegment returns the first "." or ".." segment of an encoded path as
+// any server may read it, "" when it has none. Servers differ: some
+// decode an encoded '/' ("..%2f") before they split a path, some take a
+// backslash for '/' ("..%5c"); so the path is percent-decoded whole and
+// split at both.
+func dotSegment(escaped string) string {
+	p, err := url.PathUnescape(escaped)
+	if err != nil {
+		p = escaped
+	}
+	for _, s := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if s == "." || s == ".." {
+			return s
+		}
+	}
+	return ""
 }
 
 // escapeLiteral appends a literal part of a path template, encoding what a

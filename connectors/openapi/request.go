@@ -37,8 +37,9 @@ type requestAnswer struct {
 //     case);
 //   - path: a path appended to the base URL's ("/repos/o/r/issues", a
 //     query allowed), or an absolute URL with the base URL's scheme, host
-//     and port (a Link header's next page); any other URL is refused, and
-//     so are "." and ".." segments;
+//     and port under its path (a Link header's next page); any other URL
+//     is refused, and so are "." and ".." segments, however encoded (see
+//     dotSegment);
 //   - query: values strings, numbers, booleans, or arrays of them (the key
 //     repeated); null leaves a key out;
 //   - headers: string (number, boolean) values; the connector's headers and
@@ -92,7 +93,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	}
 	p, _ := in.member("path")
 	if p.kind != kindString || p.text == "" {
-		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL on the base URL's host)`)
+		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
 	}
 	target, query, err := c.requestURL(p.text)
 	if err != nil {
@@ -172,14 +173,15 @@ func (c *caller) requestURL(path string) (string, []byte, error) {
 		return "", nil, errors.New("a URL with user information is not allowed")
 	}
 	p := ref.EscapedPath()
-	for _, seg := range strings.Split(p, "/") {
-		if s, err := url.PathUnescape(seg); err == nil && (s == "." || s == "..") {
-			return "", nil, fmt.Errorf("%q has a %q segment, which is not allowed", oneLine(path), s)
-		}
+	if s := dotSegment(p); s != "" {
+		return "", nil, fmt.Errorf("%q has a %q segment, which is not allowed", oneLine(path), s)
 	}
 	if ref.Scheme != "" || ref.Host != "" {
 		if ref.Scheme == "" || !sameOrigin(ref, c.base) {
 			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), c.base.Scheme, c.base.Host)
+		}
+		if bp := strings.TrimSuffix(c.base.EscapedPath(), "/"); bp != "" && p != bp && !strings.HasPrefix(p, bp+"/") {
+			return "", nil, fmt.Errorf("%q is not under the base URL's path (%s); give a path relative to the base URL, or an absolute URL under it", oneLine(path), bp)
 		}
 		return ref.Scheme + "://" + ref.Host + p, []byte(ref.RawQuery), nil
 	}
