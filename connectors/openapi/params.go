@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -420,10 +421,18 @@ func appendCookieParam(b []byte, p *Param, v value) []byte {
 }
 
 // checkHeader refuses a header name that is not an HTTP token, or a value
-// with a line break or other control character (but tab).
+// with a line break or other control character (but tab); and it refuses
+// Accept-Encoding, from a program (request's headers, an operation's
+// header parameter) as from the configuration: an answer in an encoding
+// the program asked for is not decoded (net/http decodes only what it
+// asked for itself), and a credential echoed in a compressed answer would
+// pass the scrubber.
 func checkHeader(name, val string) error {
 	if name == "" {
 		return fmt.Errorf("empty header name")
+	}
+	if strings.EqualFold(name, "Accept-Encoding") {
+		return errors.New("Accept-Encoding cannot be set: the connector reads every answer to keep its credentials out of what it returns, and it cannot read a compressed one")
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
