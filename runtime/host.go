@@ -240,6 +240,12 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if err := validateValue(t.inputSchema(p.r.log), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
 		return nil, nil, err
 	}
+	v, err := t.approval(args)
+	if err != nil {
+		// The connector refuses the call (a generic call that reaches
+		// what the configuration excluded): nothing is logged either.
+		return nil, nil, fmt.Errorf("%s.%s: %w", c.Connector, c.Method, err)
+	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
 	e := codemode.Entry{
@@ -251,7 +257,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		Args:        args,
 		Reverts:     p.reverts,
 	}
-	if p.mode == modeRun && t.needsApproval(args) {
+	if p.mode == modeRun && v.why != noApproval {
 		return p.gateLocked(ctx, e)
 	}
 	if !t.def.KnownReadOnly() {

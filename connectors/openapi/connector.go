@@ -31,6 +31,8 @@ type Connector struct {
 	log         *slog.Logger
 	base        *url.URL // where requests go; nil when there is nowhere
 	calls       httpCaller
+	filter      *filter
+	routes      []route // every operation request can reach (Route)
 
 	closeOnce sync.Once
 	storing   sync.WaitGroup // the derivation being written to the cache
@@ -93,15 +95,14 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log}
+	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log, filter: f}
 	c.description = d.Title
 	c.warnings = append(append([]string(nil), doc.warnings...), d.Warnings...)
 	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
-	var pin *url.URL
-	if cfg.BaseURL != "" {
-		pin = base
+	if baseWarn != "" {
+		base = nil
 	}
-	c.assemble(d, f, pin)
+	c.assemble(d, f, base, cfg.BaseURL != "")
 	if fresh && cache.dir != "" {
 		// The derivation is written while the server goes on starting
 		// (d is only read from now on); Close waits for it.
@@ -212,16 +213,31 @@ func yamlHint(doc *document) string {
 // tools and the definitions they refer to. Of methods whose names
 // collide, the first keeps the name and the others are skipped; so are
 // methods named like the connector's own request and spec. With a
-// configured base URL (pin, nil without), every request stays on its
-// origin: see pinnedServer.
-func (c *Connector) assemble(d *derivation, f *filter, pin *url.URL) {
+// configured base URL (pinned), every request stays on its origin: see
+// pinnedServer. Every operation request can reach on base (nil: none) is
+// a route, whether the filter kept it or not.
+func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned bool) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
 	refs := map[string]bool{}
 	for i := range d.Methods {
 		m := &d.Methods[i]
-		name := methodName(&m.Op)
-		if !f.keep(name, &m.Op) {
+		op := new(Operation) // d is the cache's: not changed
+		*op = m.Op
+		name := methodName(op)
+		op.Name = name
+		if pinned && base != nil {
+			op.Server = pinnedServer(base, op.Server)
+		}
+		rt := -1
+		if base != nil {
+			if r, ok := newRoute(op, base); ok {
+				r.excluded = f.excludedBy(name, op)
+				rt = len(c.routes)
+				c.routes = append(c.routes, r)
+			}
+		}
+		if !f.keep(name, op) {
 			continue
 		}
 		if first, dup := taken[name]; dup {
@@ -236,13 +252,11 @@ func (c *Connector) assemble(d *derivation, f *filter, pin *url.URL) {
 			c.warnings = append(c.warnings, fmt.Sprintf("operationId %q is used twice; the second (%s %s) is skipped", m.Op.SourceName, m.Op.Method, m.Op.Path))
 			continue
 		}
-		taken[name] = m.Op.SourceName
-		op := m.Op
-		op.Name = name
-		if pin != nil {
-			op.Server = pinnedServer(pin, op.Server)
+		taken[name] = op.SourceName
+		c.ops[op.SourceName] = op
+		if rt >= 0 {
+			c.routes[rt].tool = op.SourceName
 		}
-		c.ops[op.SourceName] = &op
 		t := m.Tool
 		t.Name = name
 		t.Tags = op.Tags
@@ -373,6 +387,9 @@ func (c *Connector) Definitions() json.RawMessage { return c.defs }
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
 	switch tool {
 	case methodRequest:
+		if _, _, err := c.Route(tool, args); err != nil {
+			return connectors.Result{IsError: true, Message: c.scrub.String("request: " + err.Error())}, nil
+		}
 		return c.calls.request(ctx, args)
 	case methodSpec:
 		return c.spec(args)
@@ -382,22 +399,6 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
 	}
 	return c.calls.call(ctx, op, args)
-}
-
-// RequiresApproval decides per call for request: a safe HTTP method (GET,
-// HEAD, OPTIONS, TRACE) needs no approval, others do. Other methods are
-// decided by their Tool (ok false).
-func (c *Connector) RequiresApproval(tool string, args json.RawMessage) (required, ok bool) {
-	if tool != methodRequest {
-		return false, false
-	}
-	var a struct {
-		Method string `json:"method"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil {
-		return true, true
-	}
-	return !isSafeMethod(a.Method), true
 }
 
 // Close stops a token request under way, closes idle connections and
@@ -455,8 +456,9 @@ func requestTool() connectors.Tool {
 		Name:       methodRequest,
 		SourceName: methodRequest,
 		Description: "Make any HTTP request to this API, with the connector's base URL and credentials, and get {status, headers, body} whatever the status " +
-			"(it throws only when no answer came). path is relative to the base URL, or an absolute URL on the same host, such as a Link header's next page. " +
-			"Requires approval unless the method is GET, HEAD, OPTIONS or TRACE.",
+			"(it throws only when no answer came). path is relative to the base URL, or an absolute URL under it, such as a Link header's next page. " +
+			"A request that reaches one of the API's operations follows that operation's rules (its approval; refused if the configuration excluded it); " +
+			"any other requires approval unless the method is GET, HEAD, OPTIONS or TRACE.",
 		InputSchema:  json.RawMessage(requestInput),
 		OutputSchema: json.RawMessage(requestOutput),
 	}
@@ -466,7 +468,7 @@ func requestTool() connectors.Tool {
 
 const requestInput = `{"type":"object","properties":{` +
 	`"method":{"type":"string","enum":["GET","HEAD","POST","PUT","PATCH","DELETE","OPTIONS","TRACE","get","head","post","put","patch","delete","options","trace"]},` +
-	`"path":{"type":"string","minLength":1,"description":"Path relative to the base URL (\"/repos/o/r/issues\"), or an absolute URL on the same host."},` +
+	`"path":{"type":"string","minLength":1,"description":"Path relative to the base URL (\"/repos/o/r/issues\"), or an absolute URL under it."},` +
 	`"query":{"type":"object","description":"Query parameters; an array value repeats the key.","additionalProperties":{"anyOf":[{"type":["string","number","boolean"]},{"type":"array","items":{"type":["string","number","boolean"]}}]}},` +
 	`"headers":{"type":"object","additionalProperties":{"type":"string"}},` +
 	`"body":{"description":"Sent as JSON, unless a Content-Type header says otherwise (then a string is sent as it is)."}` +

@@ -83,21 +83,11 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 		}
 	}
 	out := &outgoing{header: http.Header{}}
-	m, _ := in.member("method")
-	if m.kind != kindString {
-		return nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
-	}
-	out.method = strings.ToUpper(m.text)
-	if !slices.Contains(requestMethods, out.method) {
-		return nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
-	}
-	p, _ := in.member("path")
-	if p.kind != kindString || p.text == "" {
-		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
-	}
-	target, query, err := c.requestURL(p.text)
+	var target string
+	var query []byte
+	out.method, target, query, err = requestTarget(in, c.base)
 	if err != nil {
-		return nil, fmt.Errorf("path: %w", err)
+		return nil, err
 	}
 	if q, ok := in.member("query"); ok && q.kind != kindNull {
 		if q.kind != kindObject {
@@ -132,6 +122,9 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 			if err := checkHeader(k, v.text); err != nil {
 				return nil, fmt.Errorf("headers.%s: %w", k, err)
 			}
+			if slices.ContainsFunc(methodOverrides, func(h string) bool { return strings.EqualFold(h, k) }) {
+				return nil, fmt.Errorf("headers.%s: a program cannot override the request's method (many servers take this header for it): its approval is decided by the method it names", k)
+			}
 			out.header.Add(k, v.text)
 		}
 	}
@@ -160,11 +153,41 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	return out, nil
 }
 
+// methodOverrides are the headers with which many servers (and
+// frameworks) let a request stand for another method: request refuses
+// them, since a GET that a server takes for a DELETE would need no
+// approval.
+var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
+
+// requestTarget reads request's method and path from its argument (an
+// object) and resolves the path against base (requestURL). Errors name the
+// bad field.
+func requestTarget(in value, base *url.URL) (method, target string, query []byte, err error) {
+	m, _ := in.member("method")
+	if m.kind != kindString {
+		return "", "", nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
+	}
+	method = strings.ToUpper(m.text)
+	if !slices.Contains(requestMethods, method) {
+		return "", "", nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
+	}
+	p, _ := in.member("path")
+	if p.kind != kindString || p.text == "" {
+		return "", "", nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
+	}
+	target, query, err = requestURL(base, p.text)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("path: %w", err)
+	}
+	return method, target, query, nil
+}
+
 // requestURL resolves request's path: relative, it is appended to the base
 // URL's path (its query after the base's); absolute, it must have the base
-// URL's scheme, host and port. It returns the URL without its query, and
-// the query, both encoded. "." and ".." segments are refused.
-func (c *caller) requestURL(path string) (string, []byte, error) {
+// URL's scheme, host and port, and be under its path. It returns the URL
+// without its query, and the query, both encoded. "." and ".." segments
+// are refused.
+func requestURL(base *url.URL, path string) (string, []byte, error) {
 	ref, err := url.Parse(path)
 	if err != nil {
 		return "", nil, fmt.Errorf("not a URL or path: %w", errors.Unwrap(err))
@@ -177,10 +200,10 @@ func (c *caller) requestURL(path string) (string, []byte, error) {
 		return "", nil, fmt.Errorf("%q has a %q segment, which is not allowed", oneLine(path), s)
 	}
 	if ref.Scheme != "" || ref.Host != "" {
-		if ref.Scheme == "" || !sameOrigin(ref, c.base) {
-			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), c.base.Scheme, c.base.Host)
+		if ref.Scheme == "" || !sameOrigin(ref, base) {
+			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), base.Scheme, base.Host)
 		}
-		if bp := strings.TrimSuffix(c.base.EscapedPath(), "/"); bp != "" && p != bp && !strings.HasPrefix(p, bp+"/") {
+		if bp := strings.TrimSuffix(base.EscapedPath(), "/"); bp != "" && p != bp && !strings.HasPrefix(p, bp+"/") {
 			return "", nil, fmt.Errorf("%q is not under the base URL's path (%s); give a path relative to the base URL, or an absolute URL under it", oneLine(path), bp)
 		}
 		return ref.Scheme + "://" + ref.Host + p, []byte(ref.RawQuery), nil
@@ -188,6 +211,6 @@ func (c *caller) requestURL(path string) (string, []byte, error) {
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}
-	target := c.base.Scheme + "://" + c.base.Host + strings.TrimSuffix(c.base.EscapedPath(), "/") + p
-	return target, []byte(joinQuery(c.base.RawQuery, ref.RawQuery)), nil
+	target := base.Scheme + "://" + base.Host + strings.TrimSuffix(base.EscapedPath(), "/") + p
+	return target, []byte(joinQuery(base.RawQuery, ref.RawQuery)), nil
 }

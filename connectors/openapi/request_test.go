@@ -149,6 +149,9 @@ func TestRequestRefused(t *testing.T) {
 		{`{"method":"GET","path":"/x","headers":{"X-A":["v"]}}`, "request: headers.X-A: must be a string, not an array"},
 		{`{"method":"GET","path":"/x","headers":{"X-A":"v\r\nEvil: 1"}}`, "request: headers.X-A: header X-A: the value holds a control character"},
 		{`{"method":"GET","path":"/x","headers":{"Bad Name":"v"}}`, `request: headers.Bad Name: header name "Bad Name" is not a valid HTTP token`},
+		{`{"method":"GET","path":"/x","headers":{"x-http-method-override":"DELETE"}}`, `request: headers.x-http-method-override: a program cannot override the request's method (many servers take this header for it): its approval is decided by the method it names`},
+		{`{"method":"POST","path":"/x","headers":{"X-HTTP-Method":"DELETE"}}`, `request: headers.X-HTTP-Method: a program cannot override the request's method`},
+		{`{"method":"POST","path":"/x","headers":{"X-Method-Override":"PUT"}}`, `request: headers.X-Method-Override: a program cannot override the request's method`},
 		{`{"method":"POST","path":"/x","headers":{"Content-Type":"application/x-www-form-urlencoded"},"body":[1]}`, "request: body: a form body must be an object (or a string already encoded), not an array"},
 	} {
 		res, err := c.request(context.Background(), json.RawMessage(tt.args))
