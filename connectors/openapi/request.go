@@ -83,12 +83,12 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 		}
 	}
 	out := &outgoing{header: http.Header{}}
-	var target string
-	var query []byte
-	out.method, target, query, err = requestTarget(in, c.base)
+	tg, err := requestTarget(in, c.base)
 	if err != nil {
 		return nil, err
 	}
+	out.method = tg.method
+	query := tg.query
 	if q, ok := in.member("query"); ok && q.kind != kindNull {
 		if q.kind != kindObject {
 			return nil, fmt.Errorf("query: must be an object, not %s", kindName(q.kind))
@@ -103,7 +103,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 			}
 		}
 	}
-	out.url = target
+	out.url = tg.origin + tg.path
 	if len(query) > 0 {
 		out.url += "?" + string(query)
 	}
@@ -159,34 +159,48 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 // approval.
 var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
 
+// A target is where a call of request goes.
+type target struct {
+	method string
+	// origin is the base URL's scheme://host.
+	origin string
+	// path is the path, encoded, the base URL's path included; rel is
+	// what follows the base URL's path.
+	path, rel string
+	// query is the query, encoded (the base URL's first).
+	query []byte
+}
+
 // requestTarget reads request's method and path from its argument (an
 // object) and resolves the path against base (requestURL). Errors name the
 // bad field.
-func requestTarget(in value, base *url.URL) (method, target string, query []byte, err error) {
+func requestTarget(in value, base *url.URL) (target, error) {
 	m, _ := in.member("method")
 	if m.kind != kindString {
-		return "", "", nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
+		return target{}, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
 	}
-	method = strings.ToUpper(m.text)
-	if !slices.Contains(requestMethods, method) {
-		return "", "", nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
+	t := target{method: strings.ToUpper(m.text)}
+	if !slices.Contains(requestMethods, t.method) {
+		return target{}, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
 	}
 	p, _ := in.member("path")
 	if p.kind != kindString || p.text == "" {
-		return "", "", nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
+		return target{}, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
 	}
-	target, query, err = requestURL(base, p.text)
+	rel, query, err := requestURL(base, p.text)
 	if err != nil {
-		return "", "", nil, fmt.Errorf("path: %w", err)
+		return target{}, fmt.Errorf("path: %w", err)
 	}
-	return method, target, query, nil
+	bp := strings.TrimSuffix(base.EscapedPath(), "/")
+	t.origin, t.path, t.rel, t.query = base.Scheme+"://"+base.Host, bp+rel, rel, query
+	return t, nil
 }
 
 // requestURL resolves request's path: relative, it is appended to the base
 // URL's path (its query after the base's); absolute, it must have the base
-// URL's scheme, host and port, and be under its path. It returns the URL
-// without its query, and the query, both encoded. "." and ".." segments
-// are refused.
+// URL's scheme, host and port, and be under its path. It returns the path
+// that follows the base URL's (starting with '/', or empty), and the
+// query, both encoded. "." and ".." segments are refused.
 func requestURL(base *url.URL, path string) (string, []byte, error) {
 	ref, err := url.Parse(path)
 	if err != nil {
@@ -203,14 +217,14 @@ func requestURL(base *url.URL, path string) (string, []byte, error) {
 		if ref.Scheme == "" || !sameOrigin(ref, base) {
 			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), base.Scheme, base.Host)
 		}
-		if bp := strings.TrimSuffix(base.EscapedPath(), "/"); bp != "" && p != bp && !strings.HasPrefix(p, bp+"/") {
+		bp := strings.TrimSuffix(base.EscapedPath(), "/")
+		if bp != "" && p != bp && !strings.HasPrefix(p, bp+"/") {
 			return "", nil, fmt.Errorf("%q is not under the base URL's path (%s); give a path relative to the base URL, or an absolute URL under it", oneLine(path), bp)
 		}
-		return ref.Scheme + "://" + ref.Host + p, []byte(ref.RawQuery), nil
+		return p[len(bp):], []byte(ref.RawQuery), nil
 	}
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}
-	target := base.Scheme + "://" + base.Host + strings.TrimSuffix(base.EscapedPath(), "/") + p
-	return target, []byte(joinQuery(base.RawQuery, ref.RawQuery)), nil
+	return p, []byte(joinQuery(base.RawQuery, ref.RawQuery)), nil
 }

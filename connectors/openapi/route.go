@@ -103,9 +103,11 @@ func (r *route) reaches(method string, segs []string) bool {
 
 // pathForms splits an encoded path into its segments as servers may read
 // it: each segment decoded on its own (an encoded '/' stays inside its
-// segment), and the path decoded whole and split at '/' and '\'. Empty
-// segments are dropped (servers that do not merge them are not more
-// permissive than one that does).
+// segment), and the path decoded whole and split at '/' and '\'; and
+// each of those with every segment cut at ';' when one has a ';' (servers
+// such as Tomcat take what follows for path parameters). Empty segments
+// are dropped (servers that do not merge them are not more permissive
+// than one that does).
 func pathForms(escaped string) [][]string {
 	var each []string
 	for _, s := range strings.Split(escaped, "/") {
@@ -121,11 +123,23 @@ func pathForms(escaped string) [][]string {
 	if err != nil {
 		whole = escaped
 	}
-	split := strings.FieldsFunc(whole, func(r rune) bool { return r == '/' || r == '\\' })
-	if slices.Equal(split, each) {
-		return [][]string{each}
+	forms := [][]string{each}
+	add := func(f []string) {
+		if !slices.ContainsFunc(forms, func(g []string) bool { return slices.Equal(f, g) }) {
+			forms = append(forms, f)
+		}
 	}
-	return [][]string{each, split}
+	add(strings.FieldsFunc(whole, func(r rune) bool { return r == '/' || r == '\\' }))
+	for _, f := range forms {
+		if slices.ContainsFunc(f, func(s string) bool { return strings.Contains(s, ";") }) {
+			cut := make([]string, len(f))
+			for i, s := range f {
+				cut[i], _, _ = strings.Cut(s, ";")
+			}
+			add(cut)
+		}
+	}
+	return forms
 }
 
 // Route resolves a call of request to what it reaches (see
@@ -150,14 +164,14 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 		m, _ := in.member("method")
 		return connectors.Route{RequiresApproval: !isSafeMethod(m.text)}, true, nil
 	}
-	method, target, _, err := requestTarget(in, c.base)
+	tg, err := requestTarget(in, c.base)
 	if err != nil {
 		return connectors.Route{}, true, err
 	}
+	method := tg.method
 	r := connectors.Route{RequiresApproval: !isSafeMethod(method)}
-	escaped := strings.TrimPrefix(target, c.base.Scheme+"://"+c.base.Host)
-	full := pathForms(escaped)
-	for _, form := range pathForms(strings.TrimPrefix(escaped, strings.TrimSuffix(c.base.EscapedPath(), "/"))) {
+	full := pathForms(tg.path)
+	for _, form := range pathForms(tg.rel) {
 		p := "/" + strings.Join(form, "/")
 		r.Paths = append(r.Paths, p)
 		if pat := c.filter.excludedPath(p); pat != "" {

@@ -31,7 +31,8 @@ const routesDocument = `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"p
 
 // TestRoute checks what a request() call reaches: the operations whose
 // method and path template its path matches, in every form a server may
-// read the path (case, an encoded '/', '\', repeated and trailing '/'),
+// read the path (case, an encoded '/', '\', repeated and trailing '/',
+// path parameters after ';'),
 // and its path relative to the base URL; a call that reaches an
 // operation operations.exclude removed, or a path an exclude path
 // pattern matches, is refused naming the path and the pattern, by Route
@@ -71,6 +72,8 @@ func TestRoute(t *testing.T) {
 		{"GET", "/internal/keys", connectors.Route{}, `GET /internal/keys: the path is excluded by the connector's operations.exclude pattern "path:/internal/*"`},
 		{"GET", "/secret", connectors.Route{}, `GET /secret reaches the operation getSecret (GET /secret), which the connector's operations.exclude pattern "getSecret" removed`},
 		{"HEAD", "/SECRET/", connectors.Route{}, `which the connector's operations.exclude pattern "getSecret" removed`},
+		{"GET", "/secret;jsessionid=1", connectors.Route{}, `GET /secret;jsessionid=1 reaches the operation getSecret`},
+		{"GET", "/admin;x/stats", connectors.Route{}, `operations.exclude pattern "path:/admin/*"`},
 		{"GET", "/x/..%2fsecret", connectors.Route{}, `path: "/x/..%2fsecret" has a ".." segment, which is not allowed`},
 		{"FETCH", "/pets/1", connectors.Route{}, `method: "FETCH" is not one of`},
 	} {
@@ -101,6 +104,24 @@ func TestRoute(t *testing.T) {
 	if _, ok, _ := c.Route("getPet", json.RawMessage(`{"petId":"1"}`)); ok {
 		t.Error("an operation's method is generic")
 	}
+	// An absolute URL names the base URL's origin in another way: the
+	// host in capitals, the default port written out.
+	named, err := New(context.Background(), Config{Name: "api", Document: writeDoc(t, routesDocument), BaseURL: "http://localhost/v1", Exclude: []string{"getSecret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { named.Close() })
+	for _, p := range []string{"http://LOCALHOST/v1/secret", "http://localhost:80/v1/secret", "HTTP://LocalHost:80/v1/Secret/"} {
+		args, _ := json.Marshal(map[string]string{"method": "GET", "path": p})
+		if _, _, err := named.Route("request", args); err == nil || !strings.Contains(err.Error(), `operations.exclude pattern "getSecret" removed`) {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if got, _, err := named.Route("request", json.RawMessage(`{"method":"GET","path":"http://LOCALHOST:80/v1/pets/1"}`)); err != nil ||
+		!cmp.Equal(got, connectors.Route{Tools: []string{"getPet"}, Paths: []string{"/pets/1"}}, cmpopts.EquateEmpty()) {
+		t.Errorf("another spelling of the origin: %+v %v", got, err)
+	}
+
 	// An operation operations.include leaves out is reachable: it is not
 	// one of the connector's methods, so the method's rule applies.
 	inc, err := New(context.Background(), Config{Name: "api", Document: writeDoc(t, routesDocument), BaseURL: api.srv.URL, Include: []string{"getPet"}})
