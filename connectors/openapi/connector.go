@@ -33,6 +33,7 @@ type Connector struct {
 	calls       httpCaller
 	filter      *filter
 	routes      []route // every operation request can reach (Route)
+	byKey       map[routeKey][]int
 
 	closeOnce sync.Once
 	storing   sync.WaitGroup // the derivation being written to the cache
@@ -269,6 +270,7 @@ func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned boo
 	}
 	c.tools = append(c.tools, requestTool(), specTool())
 	c.defs = definitions(d, refs)
+	c.index()
 }
 
 // definitions is the definitions document of the shared schemas named in

@@ -80,15 +80,15 @@ func templateGlob(seg string) string {
 	return b.String()
 }
 
-// reaches reports whether a request of method to a path (its segments)
-// reaches r. A HEAD reaches a GET operation too: servers answer it with
-// the GET's handler.
-func (r *route) reaches(method string, segs []string) bool {
+// reaches reports whether a request of method to a path (its segments,
+// and whole: them joined) reaches r. A HEAD reaches a GET operation too:
+// servers answer it with the GET's handler.
+func (r *route) reaches(method string, segs []string, whole string) bool {
 	if r.method != method && (method != "HEAD" || r.method != "GET") {
 		return false
 	}
 	if r.whole != "" {
-		return connectors.MatchPath(r.whole, "/"+strings.Join(segs, "/"))
+		return connectors.MatchPath(r.whole, whole)
 	}
 	if len(segs) != len(r.segs) {
 		return false
@@ -99,6 +99,35 @@ func (r *route) reaches(method string, segs []string) bool {
 		}
 	}
 	return true
+}
+
+// A routeKey indexes the routes of a method and a number of segments;
+// routes with a multi-segment parameter are under segments -1.
+type routeKey struct {
+	method   string
+	segments int
+}
+
+// index indexes the routes (Connector.byKey) once they are all made.
+func (c *Connector) index() {
+	c.byKey = map[routeKey][]int{}
+	for i, r := range c.routes {
+		k := routeKey{r.method, len(r.segs)}
+		if r.whole != "" {
+			k.segments = -1
+		}
+		c.byKey[k] = append(c.byKey[k], i)
+	}
+}
+
+// candidateKeys are the keys of the routes a request of method to a path
+// of n segments may reach (see route.reaches).
+func candidateKeys(method string, n int) []routeKey {
+	keys := []routeKey{{method, n}, {method, -1}}
+	if method == "HEAD" {
+		keys = append(keys, routeKey{"GET", n}, routeKey{"GET", -1})
+	}
+	return keys
 }
 
 // pathForms splits an encoded path into its segments as servers may read
@@ -178,19 +207,22 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 			return connectors.Route{}, true, fmt.Errorf("%s %s: the path is excluded by the connector's operations.exclude pattern %q", method, oneLine(p), pat)
 		}
 	}
-	for i := range c.routes {
-		rt := &c.routes[i]
-		reached := false
-		for _, form := range full {
-			reached = reached || rt.reaches(method, form)
-		}
-		switch {
-		case !reached:
-		case rt.excluded != "":
-			return connectors.Route{}, true, fmt.Errorf("%s %s reaches the operation %s (%s %s), which the connector's operations.exclude pattern %q removed",
-				method, oneLine(r.Paths[0]), rt.op.SourceName, rt.op.Method, rt.op.Path, rt.excluded)
-		case rt.tool != "":
-			r.Tools = append(r.Tools, rt.tool)
+	for _, form := range full {
+		whole := "/" + strings.Join(form, "/")
+		for _, k := range candidateKeys(method, len(form)) {
+			for _, i := range c.byKey[k] {
+				rt := &c.routes[i]
+				if !rt.reaches(method, form, whole) || slices.Contains(r.Tools, rt.tool) && rt.tool != "" {
+					continue
+				}
+				if rt.excluded != "" {
+					return connectors.Route{}, true, fmt.Errorf("%s %s reaches the operation %s (%s %s), which the connector's operations.exclude pattern %q removed",
+						method, oneLine(r.Paths[0]), rt.op.SourceName, rt.op.Method, rt.op.Path, rt.excluded)
+				}
+				if rt.tool != "" {
+					r.Tools = append(r.Tools, rt.tool)
+				}
+			}
 		}
 	}
 	return r, true, nil
