@@ -32,14 +32,17 @@ type Connector struct {
 	base        *url.URL // where requests go; nil when there is nowhere
 	calls       httpCaller
 	filter      *filter
-	routes      []route // every operation request can reach (Route)
-	byKey       map[routeKey][]int
+	derived     *derivation // read only
+	pinned      bool        // base_url is configured (see pinnedServer)
 
-	closeOnce sync.Once
-	storing   sync.WaitGroup // the derivation being written to the cache
-	specOnce  sync.Once
-	specJSON  []byte // the document as JSON, made on the first spec call
-	specErr   error
+	closeOnce  sync.Once
+	storing    sync.WaitGroup // the derivation being written to the cache
+	specOnce   sync.Once
+	specJSON   []byte // the document as JSON, made on the first spec call
+	specErr    error
+	routesOnce sync.Once
+	routes     []route // every operation request can reach, made on the first Route
+	byKey      map[routeKey][]int
 }
 
 // httpCaller makes the HTTP requests of a connector's methods.
@@ -96,14 +99,14 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log, filter: f}
+	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log, filter: f, derived: d, pinned: cfg.BaseURL != ""}
 	c.description = d.Title
 	c.warnings = append(append([]string(nil), doc.warnings...), d.Warnings...)
 	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if baseWarn != "" {
 		base = nil
 	}
-	c.assemble(d, f, base, cfg.BaseURL != "")
+	c.assemble(d, f, base, c.pinned)
 	if fresh && cache.dir != "" {
 		// The derivation is written while the server goes on starting
 		// (d is only read from now on); Close waits for it.
@@ -215,30 +218,15 @@ func yamlHint(doc *document) string {
 // collide, the first keeps the name and the others are skipped; so are
 // methods named like the connector's own request and spec. With a
 // configured base URL (pinned), every request stays on its origin: see
-// pinnedServer. Every operation request can reach on base (nil: none) is
-// a route, whether the filter kept it or not.
+// pinnedServer.
 func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned bool) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
 	refs := map[string]bool{}
 	for i := range d.Methods {
 		m := &d.Methods[i]
-		op := new(Operation) // d is the cache's: not changed
-		*op = m.Op
-		name := methodName(op)
-		op.Name = name
-		if pinned && base != nil {
-			op.Server = pinnedServer(base, op.Server)
-		}
-		rt := -1
-		if base != nil {
-			if r, ok := newRoute(op, base); ok {
-				r.excluded = f.excludedBy(name, op)
-				rt = len(c.routes)
-				c.routes = append(c.routes, r)
-			}
-		}
-		if !f.keep(name, op) {
+		name := methodName(&m.Op)
+		if !f.keep(name, &m.Op) {
 			continue
 		}
 		if first, dup := taken[name]; dup {
@@ -253,11 +241,13 @@ func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned boo
 			c.warnings = append(c.warnings, fmt.Sprintf("operationId %q is used twice; the second (%s %s) is skipped", m.Op.SourceName, m.Op.Method, m.Op.Path))
 			continue
 		}
-		taken[name] = op.SourceName
-		c.ops[op.SourceName] = op
-		if rt >= 0 {
-			c.routes[rt].tool = op.SourceName
+		taken[name] = m.Op.SourceName
+		op := m.Op // d is the cache's: not changed
+		op.Name = name
+		if pinned && base != nil {
+			op.Server = pinnedServer(base, op.Server)
 		}
+		c.ops[op.SourceName] = &op
 		t := m.Tool
 		t.Name = name
 		t.Tags = op.Tags
@@ -270,7 +260,6 @@ func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned boo
 	}
 	c.tools = append(c.tools, requestTool(), specTool())
 	c.defs = definitions(d, refs)
-	c.index()
 }
 
 // definitions is the definitions document of the shared schemas named in

@@ -35,12 +35,45 @@ type route struct {
 	excluded string
 }
 
-// newRoute is the route of op when request can reach it, on base's
-// origin; ok is false when its server is elsewhere.
-func newRoute(op *Operation, base *url.URL) (route, bool) {
+// makeRoutes makes the routes of every operation of the document that
+// request can reach on the base URL, whether operations' filter kept it
+// or not (on the first call of Route: a start does not pay for them).
+func (c *Connector) makeRoutes() {
+	c.byKey = map[routeKey][]int{}
+	if c.base == nil || c.derived == nil {
+		return
+	}
+	for i := range c.derived.Methods {
+		op := &c.derived.Methods[i].Op
+		server := op.Server
+		if c.pinned {
+			server = pinnedServer(c.base, server)
+		}
+		r, ok := newRoute(op, server, c.base)
+		if !ok {
+			continue
+		}
+		name := methodName(op)
+		r.excluded = c.filter.excludedBy(name, op)
+		if kept := c.ops[op.SourceName]; kept != nil && kept.Method == op.Method && kept.Path == op.Path {
+			r.tool = op.SourceName
+		}
+		k := routeKey{r.method, len(r.segs)}
+		if r.whole != "" {
+			k.segments = -1
+		}
+		c.byKey[k] = append(c.byKey[k], len(c.routes))
+		c.routes = append(c.routes, r)
+	}
+}
+
+// newRoute is the route of op, whose server is serverURL (pinned: see
+// pinnedServer), when request can reach it on base's origin; ok is false
+// when its server is elsewhere.
+func newRoute(op *Operation, serverURL string, base *url.URL) (route, bool) {
 	server := base
-	if op.Server != "" {
-		ref, err := url.Parse(op.Server)
+	if serverURL != "" {
+		ref, err := url.Parse(serverURL)
 		if err != nil {
 			return route{}, false
 		}
@@ -106,18 +139,6 @@ func (r *route) reaches(method string, segs []string, whole string) bool {
 type routeKey struct {
 	method   string
 	segments int
-}
-
-// index indexes the routes (Connector.byKey) once they are all made.
-func (c *Connector) index() {
-	c.byKey = map[routeKey][]int{}
-	for i, r := range c.routes {
-		k := routeKey{r.method, len(r.segs)}
-		if r.whole != "" {
-			k.segments = -1
-		}
-		c.byKey[k] = append(c.byKey[k], i)
-	}
 }
 
 // candidateKeys are the keys of the routes a request of method to a path
@@ -199,10 +220,13 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 	}
 	method := tg.method
 	r := connectors.Route{RequiresApproval: !isSafeMethod(method)}
+	c.routesOnce.Do(c.makeRoutes)
 	full := pathForms(tg.path)
 	for _, form := range pathForms(tg.rel) {
 		p := "/" + strings.Join(form, "/")
-		r.Paths = append(r.Paths, p)
+		if !slices.Contains(r.Paths, p) {
+			r.Paths = append(r.Paths, p)
+		}
 		if pat := c.filter.excludedPath(p); pat != "" {
 			return connectors.Route{}, true, fmt.Errorf("%s %s: the path is excluded by the connector's operations.exclude pattern %q", method, oneLine(p), pat)
 		}
