@@ -340,21 +340,21 @@ type verdict struct {
 // approved: the configuration's approve globs say yes; for a generic call
 // (connectors.Router), the verdict of what it reaches (see routed); its
 // no_approve globs no; else the connector's verdict on the tool. An error
-// is the connector's refusal of a generic call (see connectors.Router).
+// is the connector's refusal of a generic call (see connectors.Router),
+// which comes first: a refused call is not put to anyone.
 func (t *tool) approval(args json.RawMessage) (verdict, error) {
-	if t.approve {
-		return verdict{why: whyConfig}, nil
-	}
 	if r, ok := t.src.src.Connector.(connectors.Router); ok {
 		route, generic, err := r.Route(t.def.SourceName, args)
 		if err != nil {
 			return verdict{}, err
 		}
-		if generic {
+		if generic && !t.approve {
 			return t.routed(route), nil
 		}
 	}
 	switch {
+	case t.approve:
+		return verdict{why: whyConfig}, nil
 	case t.noApprove:
 		return verdict{}, nil
 	case t.def.RequiresApproval:

@@ -91,6 +91,14 @@ func TestRequestFollowsWhatItReaches(t *testing.T) {
 	if l := e.log(o.ExecutionID); len(l) != 0 {
 		t.Errorf("a refused call was logged: %v", l)
 	}
+	// Refused first: with request itself in approve, a call of an
+	// excluded path is still refused, not put to anyone.
+	gated := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: c, Approve: []string{"request"}}}})
+	o = gated.run(`await api.request({method: "GET", path: "/secret"})`, nil)
+	mustStatus(t, o, codemode.StatusError)
+	if !strings.Contains(o.Error, `operations.exclude pattern "getSecret" removed`) {
+		t.Errorf("excluded, request in approve: %q", o.Error)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if want := "POST /search,GET /open,DELETE /nowhere"; strings.Join(got, ",") != want {
