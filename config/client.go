@@ -148,6 +148,9 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 		case "disabledTools":
 			c.Tools.Exclude = append(c.Tools.Exclude, d.globs(n, ffp)...)
 		default:
+			if f.key == "approve" || f.key == "no_approve" {
+				d.noPathGlobs(n, ffp)
+			}
 			if d.commonField(&c, f, ffp) {
 				continue
 			}

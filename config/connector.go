@@ -150,6 +150,9 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 			d.errAt(f.keyPos, fp.key(f.key), fmt.Sprintf("%s does not apply to %s connector (only to %s connectors)",
 				f.key, article(kindWord(kind)), orList(words)))
 		default:
+			if kind != KindOpenAPI && (f.key == "approve" || f.key == "no_approve") {
+				d.noPathGlobs(f.val, fp.key(f.key))
+			}
 			d.connectorField(&c, f, fp.key(f.key))
 		}
 	}
@@ -210,6 +213,20 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 		c.Operations = d.filter(n, fp)
 	default:
 		d.commonField(c, e, fp)
+	}
+}
+
+// noPathGlobs refuses path patterns ("path:/admin/*") in the approve or
+// no_approve list of a connector whose methods have no HTTP paths (any
+// but an OpenAPI connector), where they would never match.
+func (d *decoder) noPathGlobs(n *node, fp fieldPath) {
+	if n.kind != seqNode {
+		return
+	}
+	for i, item := range n.items {
+		if item.kind == scalarNode && strings.HasPrefix(item.text, connectors.PathPattern) {
+			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%q: %s patterns match HTTP paths, which only the methods of OpenAPI connectors have", item.text, connectors.PathPattern))
+		}
 	}
 }
 

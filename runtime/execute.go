@@ -114,12 +114,12 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	// updated in place.
 	var approved []codemode.EntryUpdate
 	for i, en := range log {
-		to := codemode.EntryExecuting
+		to, note := codemode.EntryExecuting, ""
 		switch en.State {
 		case codemode.EntryPending:
 		case codemode.EntrySignIn:
 			var err error
-			if to, err = r.afterSignIn(ctx, en); err != nil {
+			if to, note, err = r.afterSignIn(ctx, en); err != nil {
 				if codemode.IsRefusal(err) {
 					return refuse(err)
 				}
@@ -131,10 +131,7 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 		if log[i].State, err = codemode.Transition(en.State, to); err != nil {
 			return r.abort(ctx, e, err)
 		}
-		log[i].UpdatedAt = r.now()
-		if to == codemode.EntryPending {
-			log[i].Error = ""
-		}
+		log[i].UpdatedAt, log[i].Error = r.now(), note
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
@@ -145,44 +142,52 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its
-// connector goes when its run is approved: executing, or pending when the
+// connector goes when its run is approved: executing; pending when the
 // method (as the connector lists it now: its tools may have been unknown
-// until the sign-in) needs approval, which the person has not given. The
+// until the sign-in) needs approval, which the person has not given; or
+// rejected, with the reason as note, when the connector refuses the call
+// (a generic call that reaches what the configuration excluded). The
 // error wraps ErrNeedsSignIn while the connector still needs a sign-in.
 // A connector that could not list its tools for want of a sign-in is
 // listed again first.
-func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (codemode.EntryState, error) {
+func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (to codemode.EntryState, note string, err error) {
 	s := r.catalog().byName[en.Connector]
 	if s == nil {
-		return 0, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
+		return 0, "", &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)}
 	}
 	why := s.signIn()
 	if si, ok := s.src.Connector.(connectors.SignIner); ok {
 		var err error
 		if why, err = si.NeedsSignIn(ctx); err != nil {
-			return 0, fmt.Errorf("ask connector %s whether it needs a sign-in: %w", en.Connector, err)
+			return 0, "", fmt.Errorf("ask connector %s whether it needs a sign-in: %w", en.Connector, err)
 		}
 	}
 	if why != nil {
-		return 0, stillNeedsSignIn(en, why)
+		return 0, "", stillNeedsSignIn(en, why)
 	}
 	if s.signIn() != nil {
 		if _, err := r.RefreshConnector(ctx, en.Connector); err != nil {
 			if sir, ok := connectors.AsSignInRequired(err); ok {
-				return 0, stillNeedsSignIn(en, sir)
+				return 0, "", stillNeedsSignIn(en, sir)
 			}
-			return 0, &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
+			return 0, "", &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
 				"execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)}
 		}
 	}
-	t, err := r.catalog().resolve(en.Connector, en.Method)
-	if err == nil && t.signIn == nil && t.needsApproval(en.Args) {
-		return codemode.EntryPending, nil
+	t, rerr := r.catalog().resolve(en.Connector, en.Method)
+	if rerr != nil || t.signIn != nil {
+		// (A method the connector does not list fails on replay, naming
+		// the methods it has.)
+		return codemode.EntryExecuting, "", nil
 	}
-	// (A method the connector does not list fails on replay, naming the
-	// methods it has.)
-	return codemode.EntryExecuting, nil
+	switch v, aerr := t.approval(en.Args); {
+	case aerr != nil:
+		return codemode.EntryRejected, fmt.Sprintf("%s.%s: %v", en.Connector, en.Method, aerr), nil
+	case v.why != noApproval:
+		return codemode.EntryPending, "", nil
+	}
+	return codemode.EntryExecuting, "", nil
 }
 
 // stillNeedsSignIn is the refusal of an approval of a run whose call en

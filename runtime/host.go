@@ -253,6 +253,15 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (%s.%s)", seq, c.Connector, c.Method), "the call was not made"); err != nil {
 		return nil, nil, err
 	}
+	var v verdict
+	if t.signIn == nil { // (a stand-in's verdict waits for the sign-in: Runtime.afterSignIn)
+		var err error
+		if v, err = t.approval(args); err != nil {
+			// The connector refuses the call (a generic call that reaches
+			// what the configuration excluded): nothing is logged either.
+			return nil, nil, fmt.Errorf("%s.%s: %w", c.Connector, c.Method, err)
+		}
+	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
 	e := codemode.Entry{
@@ -272,7 +281,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		p.gated[e.Seq] = e
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	}
-	if p.mode == modeRun && t.needsApproval(args) {
+	if p.mode == modeRun && v.why != noApproval {
 		return p.gateLocked(ctx, e)
 	}
 	if !t.def.KnownReadOnly() {
