@@ -44,6 +44,16 @@ type Config struct {
 	// (keys of other MCP clients that are ignored, disabled entries, an
 	// unauthenticated listener beyond loopback).
 	Warnings []Warning
+	// EnvValues are the values the configuration took from the environment
+	// where a secret may stand: ${VAR} references in what a connector is
+	// given or sends (args, env, URLs, headers, credentials) and in
+	// server.auth_token, and the variables inherit_env names. Secrets
+	// returns them (but booleans, numbers and absolute paths), so that a
+	// token passed as an argument or in a URL's path is scrubbed like one
+	// passed in a header. Settings of codemode-mcp's own (names, addresses,
+	// paths, globs, numbers, durations, one-of-a-list values) are not
+	// collected, even from ${VAR}.
+	EnvValues []string
 }
 
 // Server configures the MCP server side.

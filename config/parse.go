@@ -117,6 +117,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 		return nil, collect(d.errs)
 	}
 	cfg.Warnings = d.warn
+	cfg.EnvValues = append(cfg.EnvValues, d.envValues...)
 	return cfg, nil
 }
 
@@ -187,7 +188,7 @@ func (d *decoder) resolvePath(p string) string {
 func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 	d.object(n, fp, []field{
 		{"name", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.Name = v
 			}
 		}},
@@ -197,7 +198,7 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 			}
 		}},
 		{"addr", func(n *node, fp fieldPath) {
-			v, ok := d.nonEmpty(n, fp)
+			v, ok := d.nonEmptySetting(n, fp)
 			if !ok {
 				return
 			}
@@ -216,13 +217,13 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 		{"allowed_origins", func(n *node, fp fieldPath) { s.AllowedOrigins = d.origins(n, fp) }},
 		{"allowed_hosts", func(n *node, fp fieldPath) { s.AllowedHosts = d.hosts(n, fp) }},
 		{"tls_cert", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.TLSCert = d.resolvePath(v)
 				d.tlsPos = n.pos
 			}
 		}},
 		{"tls_key", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.TLSKey = d.resolvePath(v)
 				d.tlsPos = n.pos
 			}
@@ -270,7 +271,7 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 // trailing slash).
 func (d *decoder) origins(n *node, fp fieldPath) []string {
 	var out []string
-	for i, v := range d.strList(n, fp) {
+	for i, v := range d.settingList(n, fp) {
 		ifp := fp.index(i)
 		if v == "*" || v == "null" {
 			d.errAt(n.items[i].pos, ifp, fmt.Sprintf("%q would let any web page drive the server; list the origins (such as \"https://app.example.com\") that may", v))
@@ -290,7 +291,7 @@ func (d *decoder) origins(n *node, fp fieldPath) []string {
 // as clients write them in the Host header.
 func (d *decoder) hosts(n *node, fp fieldPath) []string {
 	var out []string
-	for i, v := range d.strList(n, fp) {
+	for i, v := range d.settingList(n, fp) {
 		h := strings.ToLower(strings.TrimSpace(v))
 		name := h
 		if host, port, err := net.SplitHostPort(h); err == nil && port != "" {
@@ -328,7 +329,7 @@ func (d *decoder) checkServer(cfg *Config) {
 func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 	d.object(n, fp, []field{
 		{"path", func(n *node, fp fieldPath) {
-			v, ok := d.nonEmpty(n, fp)
+			v, ok := d.nonEmptySetting(n, fp)
 			if !ok {
 				return
 			}
@@ -353,7 +354,7 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 			}
 		}},
 		{"cache_dir", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.CacheDir = d.resolvePath(v)
 			}
 		}},

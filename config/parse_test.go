@@ -47,6 +47,7 @@ func TestParseFull(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "gh")
 	t.Setenv("BILLING_SECRET", "cs")
 	t.Setenv("LOG_LEVEL", "")
+	t.Setenv("NODE_OPTIONS", "")
 	file := filepath.Join("testdata", "full.yaml")
 	got, err := Load(file)
 	if err != nil {
@@ -116,6 +117,9 @@ func TestParseFull(t *testing.T) {
 				}},
 			},
 		},
+		// The token, GITHUB_TOKEN (inherited by files), REMOTE_TOKEN,
+		// GITHUB_TOKEN again (github's bearer) and BILLING_SECRET.
+		EnvValues: []string{"s3cret", "gh", "rt", "gh", "cs"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load(%s) mismatch (-want +got):\n%s", file, diff)
