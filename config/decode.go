@@ -25,6 +25,8 @@ type decoder struct {
 	addrPos pos
 	// tlsPos is where tls_cert or tls_key was written.
 	tlsPos pos
+	// tokenPos is where server.auth_token was written.
+	tokenPos pos
 }
 
 // maxErrors stops a hopeless file from producing pages of output.

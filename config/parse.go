@@ -112,6 +112,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	})
 	slices.SortStableFunc(cs, func(a, b parsed) int { return a.pos.line - b.pos.line })
 	cfg.Connectors = d.uniqueConnectors(cs)
+	d.authToken(cfg, lookup)
 	d.checkServer(cfg)
 	if len(d.errs) > 0 {
 		return nil, collect(d.errs)
@@ -119,6 +120,23 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	cfg.Warnings = d.warn
 	cfg.EnvValues = append(cfg.EnvValues, d.envValues...)
 	return cfg, nil
+}
+
+// authToken says where the bearer token comes from: server.auth_token when
+// set and not empty, else the environment variable EnvToken.
+func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
+	s := &cfg.Server
+	if s.AuthToken == "" {
+		cfg.tokenFromEnv(lookup)
+		return
+	}
+	s.AuthTokenFrom = "server.auth_token"
+	if d.file != "" {
+		s.AuthTokenFrom += " in " + d.file
+	}
+	if v, ok := lookup(EnvToken); ok && strings.TrimSpace(v) != "" && v != s.AuthToken {
+		d.warnAt(d.tokenPos, "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
+	}
 }
 
 // syntaxError converts a parser error into an *Error at its position.
@@ -212,6 +230,7 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 		{"auth_token", func(n *node, fp fieldPath) {
 			if v, ok := d.str(n, fp); ok {
 				s.AuthToken = v
+				d.tokenPos = n.pos
 			}
 		}},
 		{"allowed_origins", func(n *node, fp fieldPath) { s.AllowedOrigins = d.origins(n, fp) }},

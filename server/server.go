@@ -35,6 +35,10 @@ type Options struct {
 	Elicitation bool
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
+	// AuthTokenFrom says where AuthToken came from (config.Server's
+	// AuthTokenFrom), for the log line that says which authentication is
+	// in force.
+	AuthTokenFrom string
 	// HTTP bounds and guards the SSE and HTTP transports.
 	HTTP HTTPOptions
 	// WithholdApprovals leaves codemode_approve, codemode_reject and

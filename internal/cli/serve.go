@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
@@ -50,9 +51,9 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		defer ln.Close()
 		if cfg.Server.AuthToken == "" && !isLoopback(ln.Addr()) {
 			if !*insecure {
-				return usagef("refusing to serve on %s (not loopback) without server.auth_token: anyone who can reach it could run programs; set a token (server.auth_token: ${CODEMODE_TOKEN}), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr())
+				return usagef("refusing to serve on %s (not loopback) without server.auth_token or %s: anyone who can reach it could run programs; set a token (%s=…, or server.auth_token), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr(), config.EnvToken, config.EnvToken)
 			}
-			log.Warn("serving on a non-loopback address without server.auth_token (--insecure-no-auth): anyone who can reach it can run programs", "addr", ln.Addr().String())
+			log.Warn("serving on a non-loopback address without server.auth_token or "+config.EnvToken+" (--insecure-no-auth): anyone who can reach it can run programs", "addr", ln.Addr().String())
 		}
 	}
 	a, err := openAppFrom(ctx, cfg, c, log)
@@ -80,6 +81,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		Runtime:           a.Runtime,
 		Elicitation:       cfg.Approvals.Elicitation,
 		AuthToken:         cfg.Server.AuthToken,
+		AuthTokenFrom:     cfg.Server.AuthTokenFrom,
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
 		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
