@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,11 @@ import (
 //  1. Host: a loopback name, an IP literal or one of AllowedHosts (a page
 //     that rebinds its own DNS name to this machine sends its own name).
 //
-// A request for any other path than the MCP endpoints then goes to the
+// The paths where clients look for OAuth (oauthPath) are then answered 404
+// with a JSON body that says the server takes a bearer token: a client
+// refused without one goes looking for an authorization server and shows
+// the user what it found there, which must not be the console's login
+// page. A request for any other path than the MCP endpoints then goes to the
 // console (when one is served), which has rules of its own for pages and
 // form posts (package console: sessions, CSRF tokens, same-origin posts),
 // under the same read and write deadlines. A request for an MCP endpoint
@@ -35,7 +40,9 @@ import (
 //
 //  2. Origin: absent (not a browser), loopback, or one of AllowedOrigins;
 //  3. the bearer token, when one is configured (CORS preflights of an
-//     allowed origin excepted: browsers send them without credentials);
+//     allowed origin excepted: browsers send them without credentials):
+//     401 without one or with a wrong one, with a WWW-Authenticate that
+//     says a bearer token is required;
 //  4. for a POST, Content-Type application/json (a page can send
 //     text/plain without a preflight) and a body of at most MaxBody bytes,
 //     read within ReadTimeout before anything parses it;
@@ -94,6 +101,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not served here (server.allowed_hosts)", r.Host))
 		return
 	}
+	if oauthPath(r.URL.Path) {
+		g.noOAuth(w)
+		return
+	}
 	if g.console != nil && !slices.Contains(g.mcpPaths, r.URL.Path) {
 		g.serveConsole(w, r)
 		return
@@ -113,9 +124,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
-	if !g.authorized(r.Header.Get("Authorization")) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp"`)
-		refuse(w, http.StatusUnauthorized, "Unauthorized: missing or invalid bearer token")
+	if !g.authenticate(w, r) {
 		return
 	}
 	var body []byte
@@ -203,12 +212,64 @@ func isLoopbackOrigin(origin string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// authorized checks the bearer token in constant time (over hashes, so the
-// token's length does not leak either). The scheme is case-insensitive.
-func (g *guard) authorized(header string) bool {
+// tokenRequired says what a client without the bearer token must send.
+// Clients show it: from the 401's WWW-Authenticate and body, or, when
+// they go looking for OAuth after the 401, from the JSON of noOAuth.
+const tokenRequired = "this server requires a bearer token: send Authorization: Bearer <token> (its server.auth_token or CODEMODE_TOKEN)"
+
+// authenticate checks the request's bearer token, when one is configured,
+// and answers the request itself when it goes no further: 401 (with
+// WWW-Authenticate) without a token or with a wrong one.
+func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	if !g.hasToken {
 		return true
 	}
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error_description="`+tokenRequired+`"`)
+		refuse(w, http.StatusUnauthorized, "Unauthorized: "+tokenRequired)
+		return false
+	}
+	if !g.authorized(header) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error="invalid_token", error_description="the bearer token is not this server's"`)
+		refuse(w, http.StatusUnauthorized, "Unauthorized: the bearer token is not this server's")
+		return false
+	}
+	return true
+}
+
+// oauthPath reports whether a path is one where MCP clients look for OAuth
+// after a 401: the discovery documents of RFC 9728 (protected resource),
+// RFC 8414 (authorization server, also with the path inserted) and OpenID
+// Connect (also appended to a path), anything else under /.well-known/
+// (the console has nothing there), and the endpoints clients assume when
+// discovery finds none (/register, /authorize, /token).
+func oauthPath(p string) bool {
+	switch p {
+	case "/register", "/authorize", "/token":
+		return true
+	}
+	return strings.HasPrefix(p, "/.well-known/") || strings.Contains(p, "/.well-known/openid-configuration") || strings.Contains(p, "/.well-known/oauth-authorization-server")
+}
+
+// noOAuth answers a request for an OAuth path: 404, since this server has
+// no authorization server, with a JSON body (in the form of an OAuth error)
+// that says what it takes instead.
+func (g *guard) noOAuth(w http.ResponseWriter) {
+	desc := "this server has no OAuth authorization server"
+	if g.hasToken {
+		desc += "; " + tokenRequired
+	}
+	body, _ := json.Marshal(map[string]string{"error": "not_found", "error_description": desc})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// authorized checks the bearer token in constant time (over hashes, so the
+// token's length does not leak either). The scheme is case-insensitive.
+func (g *guard) authorized(header string) bool {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false

@@ -1,0 +1,67 @@
+package server_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/server"
+)
+
+// A client refused for want of the token is told why: the 401 says that a
+// bearer token is required (in WWW-Authenticate, which clients read, and
+// in its body), and the paths where clients then look for OAuth answer 404
+// with JSON saying the same, not the console's login page.
+func TestClientsWithoutTheTokenAreToldWhy(t *testing.T) {
+	for _, token := range []string{"s3cret", ""} {
+		base := serve(t, newServerWith(t, server.Options{AuthToken: token, Console: consoleStub()}), server.TransportHTTP)
+		for _, p := range []string{
+			"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+			"/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server/mcp",
+			"/.well-known/openid-configuration", "/mcp/.well-known/openid-configuration",
+			"/register", "/authorize", "/token",
+		} {
+			method := "GET"
+			if p == "/register" || p == "/token" {
+				method = "POST"
+			}
+			resp := req{method: method, path: p, body: `{"client_name":"x"}`, header: jsonHeaders()}.do(t, nil, base)
+			b, _ := io.ReadAll(resp.Body)
+			var body struct {
+				Error            string `json:"error"`
+				ErrorDescription string `json:"error_description"`
+			}
+			err := json.Unmarshal(b, &body)
+			if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/json" || err != nil || resp.Header.Get("X-Console") != "" {
+				t.Errorf("token %q, %s %s: %d %s %q; want 404 JSON, not the console", token, method, p, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+				continue
+			}
+			b, _ = json.Marshal(body)
+			if !strings.Contains(body.ErrorDescription, "no OAuth authorization server") ||
+				strings.Contains(body.ErrorDescription, "bearer token") != (token != "") {
+				t.Errorf("token %q, %s: %s; want it to say there is no OAuth, and that a bearer token is required exactly when one is", token, p, b)
+			}
+		}
+		if token == "" {
+			continue
+		}
+		for _, tc := range []struct {
+			auth, wantHeader, wantBody string
+		}{
+			{"", `Bearer realm="codemode-mcp", error_description="this server requires a bearer token: send Authorization: Bearer <token> (its server.auth_token or CODEMODE_TOKEN)"`, "requires a bearer token"},
+			{"Bearer wrong", `Bearer realm="codemode-mcp", error="invalid_token", error_description="the bearer token is not this server's"`, "not this server's"},
+		} {
+			h := jsonHeaders()
+			if tc.auth != "" {
+				h["Authorization"] = tc.auth
+			}
+			resp := req{method: "POST", path: server.PathMCP, body: initBody, header: h}.do(t, nil, base)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != tc.wantHeader || !strings.Contains(string(b), tc.wantBody) {
+				t.Errorf("Authorization %q: %d, WWW-Authenticate %q, body %q; want 401, %q, a body saying %q", tc.auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), b, tc.wantHeader, tc.wantBody)
+			}
+		}
+	}
+}
