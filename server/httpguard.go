@@ -9,16 +9,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // A guard stands in front of both HTTP transports and the approval
@@ -41,8 +45,10 @@ import (
 //  2. Origin: absent (not a browser), loopback, or one of AllowedOrigins;
 //  3. the bearer token, when one is configured (CORS preflights of an
 //     allowed origin excepted: browsers send them without credentials):
-//     401 without one or with a wrong one, with a WWW-Authenticate that
-//     says a bearer token is required;
+//     401 without one, with a WWW-Authenticate that says a bearer token is
+//     required; a wrong one counts against its client address (Failures),
+//     which is refused with 429 and Retry-After once it has failed too
+//     often, before its token is looked at;
 //  4. for a POST, Content-Type application/json (a page can send
 //     text/plain without a preflight) and a body of at most MaxBody bytes,
 //     read within ReadTimeout before anything parses it;
@@ -67,6 +73,8 @@ type guard struct {
 	next           http.Handler
 	mcpPaths       []string     // the MCP endpoints
 	console        http.Handler // nil: none
+	failures       *throttle.Failures
+	log            *slog.Logger
 }
 
 func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...string) *guard {
@@ -81,6 +89,14 @@ func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...stri
 		writeTimeout:   h.WriteTimeout,
 		sessions:       sess,
 		next:           next,
+		failures:       opts.AuthFailures,
+		log:            opts.Logger,
+	}
+	if g.failures == nil {
+		g.failures = throttle.New(0, 0, nil)
+	}
+	if g.log == nil {
+		g.log = slog.Default()
 	}
 	if opts.AuthToken != "" {
 		g.token, g.hasToken = sha256.Sum256([]byte(opts.AuthToken)), true
@@ -219,7 +235,10 @@ const tokenRequired = "this server requires a bearer token: send Authorization: 
 
 // authenticate checks the request's bearer token, when one is configured,
 // and answers the request itself when it goes no further: 401 (with
-// WWW-Authenticate) without a token or with a wrong one.
+// WWW-Authenticate) without a token or with a wrong one, 429 (with
+// Retry-After) when its client address has failed too often. Only wrong
+// tokens count as failures and are logged (at a bounded rate): a client
+// sending none is not guessing, and clients commonly try once without.
 func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	if !g.hasToken {
 		return true
@@ -230,7 +249,15 @@ func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) bool {
 		refuse(w, http.StatusUnauthorized, "Unauthorized: "+tokenRequired)
 		return false
 	}
+	if ok, secs := g.failures.Allow(r.RemoteAddr); !ok {
+		g.failures.Warn(g.log, "bearer token refused: too many wrong tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: too many wrong bearer tokens from your address; try again in %d s", secs))
+		return false
+	}
 	if !g.authorized(header) {
+		g.failures.Fail(r.RemoteAddr)
+		g.failures.Warn(g.log, "a wrong bearer token", "remote", r.RemoteAddr, "path", r.URL.Path)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error="invalid_token", error_description="the bearer token is not this server's"`)
 		refuse(w, http.StatusUnauthorized, "Unauthorized: the bearer token is not this server's")
 		return false

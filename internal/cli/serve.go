@@ -10,6 +10,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/console"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -71,9 +72,12 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err := a.Runtime.Join(ctx); err != nil {
 		return err
 	}
+	// One count of wrong tokens per client address for the MCP endpoints
+	// and the console's login, which share the listener.
+	failures := throttle.New(0, 0, nil)
 	var cons http.Handler
 	if cfg.Server.Transport != server.TransportStdio && cfg.Approvals.Console {
-		cons = console.New(console.Options{Engine: a.Runtime, Token: cfg.Server.AuthToken, Logger: a.Log})
+		cons = console.New(console.Options{Engine: a.Runtime, Token: cfg.Server.AuthToken, Failures: failures, Logger: a.Log})
 	}
 	srv := server.New(server.Options{
 		Name:              cfg.Server.Name,
@@ -82,6 +86,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		Elicitation:       cfg.Approvals.Elicitation,
 		AuthToken:         cfg.Server.AuthToken,
 		AuthTokenFrom:     cfg.Server.AuthTokenFrom,
+		AuthFailures:      failures,
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
 		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
