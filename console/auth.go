@@ -16,6 +16,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // maxSessions bounds the sessions kept; the oldest goes first.
@@ -267,9 +268,13 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // localPath returns p when it is a path on this server, else "/": the
-// login form's next never leads elsewhere.
+// login form's next never leads elsewhere. A path with a control
+// character (a tab, a newline) or another character a person cannot see
+// for what it is (visible.Hidden) is refused too: browsers drop tabs and
+// newlines from URLs ("/\t/evil.example" is "//evil.example" to them), and
+// no page of the console has such a path.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsFunc(p, visible.Hidden) {
 		return "/"
 	}
 	return p

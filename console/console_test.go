@@ -286,7 +286,10 @@ func TestLoginSetsAStrictSessionCookie(t *testing.T) {
 		t.Fatalf("after login: %d", p.status)
 	}
 	// An open redirect through next is not possible.
-	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example"} {
+	// Nor through characters browsers drop from a URL (a tab, a newline:
+	// "/\t/evil.example" is "//evil.example" to them) or that hide what the
+	// path is.
+	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/\t/evil.example", "/\n/evil.example", "/runs\x00", "/runs/\u202eexe.txt", "/\u200b/evil.example"} {
 		p := e.browser().do("POST", "/login", url.Values{"token": {token}, "next": {next}}, nil)
 		if p.header.Get("Location") != "/" {
 			t.Errorf("next %q leads to %q", next, p.header.Get("Location"))
