@@ -55,7 +55,7 @@ func TestClientsWithoutTheTokenAreToldWhy(t *testing.T) {
 		for _, tc := range []struct {
 			auth, wantHeader, wantBody string
 		}{
-			{"", `Bearer realm="codemode-mcp", error_description="this server requires a bearer token: send Authorization: Bearer <token> (its server.auth_token or CODEMODE_TOKEN)"`, "requires a bearer token"},
+			{"", `Bearer realm="codemode-mcp", error_description="this server requires a bearer token in the Authorization header (its server.auth_token or CODEMODE_TOKEN)"`, "requires a bearer token"},
 			{"Bearer wrong", `Bearer realm="codemode-mcp", error="invalid_token", error_description="the bearer token is not this server's"`, "not this server's"},
 		} {
 			h := jsonHeaders()

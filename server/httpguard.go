@@ -230,8 +230,10 @@ func isLoopbackOrigin(origin string) bool {
 
 // tokenRequired says what a client without the bearer token must send.
 // Clients show it: from the 401's WWW-Authenticate and body, or, when
-// they go looking for OAuth after the 401, from the JSON of noOAuth.
-const tokenRequired = "this server requires a bearer token: send Authorization: Bearer <token> (its server.auth_token or CODEMODE_TOKEN)"
+// they go looking for OAuth after the 401, from the JSON of noOAuth. It
+// has no "Bearer <…>": clients redact what looks like a token after
+// "Bearer " in what they show (Claude Code does).
+const tokenRequired = "this server requires a bearer token in the Authorization header (its server.auth_token or CODEMODE_TOKEN)"
 
 // authenticate checks the request's bearer token, when one is configured,
 // and answers the request itself when it goes no further: 401 (with
@@ -283,15 +285,14 @@ func oauthPath(p string) bool {
 // no authorization server, with a JSON body (in the form of an OAuth error)
 // that says what it takes instead.
 func (g *guard) noOAuth(w http.ResponseWriter) {
-	desc := "this server has no OAuth authorization server"
+	desc := "no OAuth authorization server here"
 	if g.hasToken {
-		desc += "; " + tokenRequired
+		desc += ": " + tokenRequired
 	}
-	body, _ := json.Marshal(map[string]string{"error": "not_found", "error_description": desc})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNotFound)
-	_, _ = w.Write(append(body, '\n'))
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": "not_found", "error_description": desc})
 }
 
 // authorized checks the bearer token in constant time (over hashes, so the
