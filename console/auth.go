@@ -249,7 +249,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	if !c.auth.tokenMatches(r.PostForm.Get("token")) {
 		c.auth.failures.Fail(r.RemoteAddr)
 		c.auth.failures.Warn(c.log, "console: a login with a wrong token", "remote", r.RemoteAddr)
-		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the token. It is the server's auth_token (or the one codemode-mcp console printed when it started).")
+		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the token. It is the server's auth_token or CODEMODE_TOKEN (or the one codemode-mcp console printed when it started).")
 		return
 	}
 	if ck, err := r.Cookie(cookieName(r)); err == nil {

@@ -259,7 +259,7 @@ func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if !g.authorized(header) {
 		g.failures.Fail(r.RemoteAddr)
-		g.failures.Warn(g.log, "a wrong bearer token", "remote", r.RemoteAddr, "path", r.URL.Path)
+		g.failures.Warn(g.log, "a wrong bearer token", "remote", r.RemoteAddr)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error="invalid_token", error_description="the bearer token is not this server's"`)
 		refuse(w, http.StatusUnauthorized, "Unauthorized: the bearer token is not this server's")
 		return false
