@@ -106,17 +106,17 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 		switch f.key {
 		case "command":
 			hasCmd = true
-			c.Command, _ = d.nonEmpty(n, ffp)
+			c.Command, _ = d.nonEmptySetting(n, ffp)
 		case "args":
 			c.Args = d.strList(n, ffp)
 		case "env":
 			c.Env = d.env(n, ffp)
 		case "envFile":
-			if v, ok := d.nonEmpty(n, ffp); ok {
+			if v, ok := d.nonEmptySetting(n, ffp); ok {
 				envFile, envFilePos = d.resolvePath(v), n.pos
 			}
 		case "cwd":
-			if v, ok := d.nonEmpty(n, ffp); ok {
+			if v, ok := d.nonEmptySetting(n, ffp); ok {
 				c.Cwd = d.resolvePath(v)
 			}
 		case "inherit_env":

@@ -9,6 +9,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"time"
 )
@@ -45,6 +46,16 @@ type Config struct {
 	// (keys of other MCP clients that are ignored, disabled entries, an
 	// unauthenticated listener beyond loopback).
 	Warnings []Warning
+	// EnvValues are the values the configuration took from the environment
+	// where a secret may stand: ${VAR} references in what a connector is
+	// given or sends (args, env, URLs, headers, credentials) and in
+	// server.auth_token, and the variables inherit_env names. Secrets
+	// returns them (but booleans, numbers and absolute paths), so that a
+	// token passed as an argument or in a URL's path is scrubbed like one
+	// passed in a header. Settings of codemode-mcp's own (names, addresses,
+	// paths, globs, numbers, durations, one-of-a-list values) are not
+	// collected, even from ${VAR}.
+	EnvValues []string
 }
 
 // Server configures the MCP server side.
@@ -52,7 +63,13 @@ type Server struct {
 	Name      string // default "codemode"
 	Transport string // "stdio" | "sse" | "http"; default "stdio"
 	Addr      string // listen address for sse/http; default 127.0.0.1:8931
-	AuthToken string // required Bearer token for sse/http when non-empty
+	// AuthToken, when non-empty, is the Bearer token required on sse/http
+	// (and the console's login). server.auth_token sets it; when that is
+	// unset or empty, the environment variable EnvToken does.
+	AuthToken string
+	// AuthTokenFrom says where AuthToken came from, for the log: the
+	// field and file, or EnvToken; "" when there is no token.
+	AuthTokenFrom string
 	// DescriptionBudget is how many tokens of TypeScript declarations the
 	// codemode tool's description may carry inline; 0 never inlines them.
 	// Default DefaultDescriptionBudget.
@@ -266,12 +283,31 @@ type Filter struct {
 	Include, Exclude []string
 }
 
+// EnvToken is the environment variable that sets the bearer token
+// (Server.AuthToken) when the configuration sets none, with or without a
+// config file: the README's quick start for HTTP sets only it.
+const EnvToken = "CODEMODE_TOKEN"
+
 // Default returns the built-in configuration: all defaults and the builtin
-// notes connector only.
+// notes connector only, with the token of EnvToken when it is set.
 func Default() *Config {
 	c := defaults()
 	c.Connectors = []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}}
+	c.tokenFromEnv(os.LookupEnv)
 	return c
+}
+
+// tokenFromEnv sets the bearer token from EnvToken when the configuration
+// sets none. A token in the configuration wins (parse warns when both are
+// set and differ).
+func (c *Config) tokenFromEnv(lookup func(string) (string, bool)) {
+	if c.Server.AuthToken != "" {
+		return
+	}
+	if v, ok := lookup(EnvToken); ok && strings.TrimSpace(v) != "" {
+		c.Server.AuthToken, c.Server.AuthTokenFrom = v, EnvToken
+		c.EnvValues = append(c.EnvValues, v)
+	}
 }
 
 func defaults() *Config {

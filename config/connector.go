@@ -169,7 +169,7 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 	n := e.val
 	switch e.key {
 	case "builtin":
-		if v, ok := d.nonEmpty(n, fp); ok {
+		if v, ok := d.nonEmptySetting(n, fp); ok {
 			if !slices.Contains(builtins, v) {
 				d.errAt(n.pos, fp, fmt.Sprintf("unknown builtin %q%s; known: %s", v, didYouMean(v, builtins), strings.Join(builtins, ", ")))
 				return
@@ -177,13 +177,13 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 			c.Builtin = v
 		}
 	case "command":
-		c.Command, _ = d.nonEmpty(n, fp)
+		c.Command, _ = d.nonEmptySetting(n, fp)
 	case "args":
 		c.Args = d.strList(n, fp)
 	case "env":
 		c.Env = d.env(n, fp)
 	case "cwd":
-		if v, ok := d.nonEmpty(n, fp); ok {
+		if v, ok := d.nonEmptySetting(n, fp); ok {
 			c.Cwd = d.resolvePath(v)
 		}
 	case "inherit_env":
@@ -195,7 +195,7 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 	case "headers":
 		c.Headers = d.strMap(n, fp, true)
 	case "openapi":
-		v, ok := d.nonEmpty(n, fp)
+		v, ok := d.nonEmptySetting(n, fp)
 		switch {
 		case !ok:
 		case isHTTPURL(v):
@@ -248,7 +248,7 @@ func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
 	case "timeout":
 		c.Timeout, _ = d.duration(n, fp)
 	case "description":
-		c.Description, _ = d.str(n, fp)
+		c.Description, _ = d.setting(n, fp)
 	default:
 		return false
 	}
@@ -272,6 +272,9 @@ func (d *decoder) env(n *node, fp fieldPath) map[string]string {
 const ReservedEnvPrefix = "CODEMODE_"
 
 // inherit decodes inherit_env: true, false, or a list of variable names.
+// The values of the variables named are kept as possible secrets
+// (Config.EnvValues); with true, which passes the whole environment, none
+// are: every variable of codemode-mcp's own environment would be.
 func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
 	if n.kind == scalarNode {
 		all, _ := d.boolean(n, fp)
@@ -282,7 +285,7 @@ func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
 		return Inherit{}
 	}
 	var in Inherit
-	for i, name := range d.strList(n, fp) {
+	for i, name := range d.settingList(n, fp) {
 		switch {
 		case name == "" || strings.ContainsAny(name, "=\x00"):
 			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("bad environment variable name %q", name))
@@ -290,6 +293,11 @@ func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
 			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
 		default:
 			in.Names = append(in.Names, name)
+			// The server is given this variable's value: it is as secret
+			// as one written under env.
+			if v, ok := d.vars.lookup(name); ok && v != "" {
+				d.envValues = append(d.envValues, v)
+			}
 		}
 	}
 	return in
@@ -372,7 +380,7 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 						k.In = v
 					}
 				}},
-				{"name", func(n *node, fp fieldPath) { k.Name, _ = d.nonEmpty(n, fp) }},
+				{"name", func(n *node, fp fieldPath) { k.Name, _ = d.nonEmptySetting(n, fp) }},
 				{"value", func(n *node, fp fieldPath) { k.Value, _ = d.nonEmpty(n, fp) }},
 			})
 			if !hasKey(n, "name") || !hasKey(n, "value") {
@@ -390,7 +398,7 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 				{"token_url", func(n *node, fp fieldPath) { o.TokenURL, _ = d.httpURL(n, fp) }},
 				{"client_id", func(n *node, fp fieldPath) { o.ClientID, _ = d.nonEmpty(n, fp) }},
 				{"client_secret", func(n *node, fp fieldPath) { o.ClientSecret, _ = d.nonEmpty(n, fp) }},
-				{"scopes", func(n *node, fp fieldPath) { o.Scopes = d.strList(n, fp) }},
+				{"scopes", func(n *node, fp fieldPath) { o.Scopes = d.settingList(n, fp) }},
 			})
 			if !hasKey(n, "token_url") || !hasKey(n, "client_id") || !hasKey(n, "client_secret") {
 				d.errAt(n.pos, fp, "needs token_url, client_id and client_secret (and optionally scopes)")

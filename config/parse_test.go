@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 )
 
 func TestDefault(t *testing.T) {
+	t.Setenv(EnvToken, "")
 	got := Default()
 	want := &Config{
 		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500},
@@ -28,6 +30,7 @@ func TestDefault(t *testing.T) {
 }
 
 func TestParseEmptyGivesDefaultsWithoutConnectors(t *testing.T) {
+	t.Setenv(EnvToken, "")
 	for _, src := range []string{"", "# nothing\n", "{}", "---\n"} {
 		got, err := Parse([]byte(src), "")
 		if err != nil {
@@ -47,6 +50,7 @@ func TestParseFull(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "gh")
 	t.Setenv("BILLING_SECRET", "cs")
 	t.Setenv("LOG_LEVEL", "")
+	t.Setenv("NODE_OPTIONS", "")
 	file := filepath.Join("testdata", "full.yaml")
 	got, err := Load(file)
 	if err != nil {
@@ -60,6 +64,7 @@ func TestParseFull(t *testing.T) {
 		Path: file,
 		Server: Server{
 			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret", DescriptionBudget: 800,
+			AuthTokenFrom: "server.auth_token in " + file,
 			HTTP: HTTP{
 				AllowedOrigins: []string{"https://app.example.com", "http://localhost:6274"},
 				AllowedHosts:   []string{"mcp.example.com", "gw.lan:9000"},
@@ -116,9 +121,62 @@ func TestParseFull(t *testing.T) {
 				}},
 			},
 		},
+		// The token, GITHUB_TOKEN (inherited by files), REMOTE_TOKEN,
+		// GITHUB_TOKEN again (github's bearer) and BILLING_SECRET.
+		EnvValues: []string{"s3cret", "gh", "rt", "gh", "cs"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load(%s) mismatch (-want +got):\n%s", file, diff)
+	}
+}
+
+// CODEMODE_TOKEN sets the bearer token when the configuration sets none:
+// without a file, with a file that has no auth_token or an empty one. A
+// token in the file wins, with a warning when the two differ. Where the
+// token came from is kept for the log, and the token is a secret.
+func TestTokenFromTheEnvironment(t *testing.T) {
+	const env = "env-token-5d1c"
+	tests := []struct {
+		name    string
+		env     string
+		src     string // "" for Default()
+		token   string
+		from    string
+		warning string
+	}{
+		{"no file", env, "", env, EnvToken, ""},
+		{"no file, no variable", "", "", "", "", ""},
+		{"no auth_token", env, "store:\n  max_executions: 5\n", env, EnvToken, ""},
+		{"empty auth_token", env, "server:\n  auth_token: \"\"\n", env, EnvToken, ""},
+		{"the example's form", env, "server:\n  auth_token: ${CODEMODE_TOKEN:-}\n", env, "server.auth_token in codemode.yaml", ""},
+		{"the file's own", "", "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml", ""},
+		{"both", env, "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml",
+			"codemode.yaml:2:15: server.auth_token: CODEMODE_TOKEN is set too, to another token, and is not used: server.auth_token wins"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(EnvToken, tt.env)
+			cfg := Default()
+			if tt.src != "" {
+				var err error
+				if cfg, err = Parse([]byte(tt.src), "codemode.yaml"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if cfg.Server.AuthToken != tt.token || cfg.Server.AuthTokenFrom != tt.from {
+				t.Errorf("token %q from %q, want %q from %q", cfg.Server.AuthToken, cfg.Server.AuthTokenFrom, tt.token, tt.from)
+			}
+			var warnings []string
+			for _, w := range cfg.Warnings {
+				warnings = append(warnings, w.String())
+			}
+			if got := strings.Join(warnings, "\n"); got != tt.warning {
+				t.Errorf("warnings %q, want %q", got, tt.warning)
+			}
+			if tt.token != "" && !slices.Contains(cfg.Secrets(), tt.token) {
+				t.Errorf("Secrets() %q lacks the token", cfg.Secrets())
+			}
+		})
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -125,7 +126,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ex) {
 		return ex.code
 	}
-	fmt.Fprintf(stderr, "codemode-mcp: %v%s\n", err, listHint(err))
+	fmt.Fprintf(stderr, "codemode-mcp: %s%s\n", visible.Escape(err.Error()), listHint(err))
 	var ue usageError
 	var ce *config.Error
 	if errors.As(err, &ue) || errors.As(err, &ce) {

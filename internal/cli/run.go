@@ -13,6 +13,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
@@ -20,12 +21,23 @@ func openAppFrom(ctx context.Context, cfg *config.Config, c common, log *slog.Lo
 	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
 }
 
-// printJSON writes v as indented JSON.
+// printJSON writes v as indented JSON, with the characters a person
+// cannot see for what they are (bidirectional overrides, zero-width and
+// other invisible characters) written as \uXXXX escapes, as the console
+// and the elicitation prompt show them (internal/visible): the JSON means
+// the same (encoding/json escapes the ASCII control characters already,
+// and every other such character can only stand inside a string), and a
+// person reading `approvals list` sees what will run.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, visible.Escape(b.String()))
+	return err
 }
 
 // printOutcome prints an outcome and turns an error outcome into exit 1.
@@ -150,7 +162,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	for _, ci := range eng.Connectors() {
 		if ci.Error != "" {
 			failed++
-			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, ci.Error)
+			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, visible.Escape(ci.Error))
 			continue
 		}
 		var names, approval []string
@@ -161,9 +173,9 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			}
 		}
 		sort.Strings(names)
-		fmt.Fprintf(env.Stdout, "✓ %s: %d tools: %s\n", ci.Name, len(names), strings.Join(names, ", "))
+		fmt.Fprintf(env.Stdout, "✓ %s: %d tools: %s\n", ci.Name, len(names), visible.Escape(strings.Join(names, ", ")))
 		if len(approval) > 0 {
-			fmt.Fprintf(env.Stdout, "  requires approval: %s\n", strings.Join(approval, ", "))
+			fmt.Fprintf(env.Stdout, "  requires approval: %s\n", visible.Escape(strings.Join(approval, ", ")))
 		}
 		printTypeNotes(env.Stdout, notes[ci.Name])
 	}
@@ -171,7 +183,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		if strings.Contains(w, " is unavailable: ") {
 			continue // already printed with ✗ above
 		}
-		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
+		fmt.Fprintf(env.Stdout, "warning: %s\n", visible.Escape(w))
 	}
 	if failed > 0 {
 		fmt.Fprintf(env.Stdout, "%d connector(s) unavailable\n", failed)
@@ -196,6 +208,6 @@ func printTypeNotes(w io.Writer, ds []typegen.Diagnostic) {
 			fmt.Fprintf(w, "    … and %d more\n", len(ds)-maxTypeNotes)
 			break
 		}
-		fmt.Fprintf(w, "    %s\n", d)
+		fmt.Fprintf(w, "    %s\n", visible.Escape(d.String()))
 	}
 }
