@@ -240,14 +240,7 @@ func TestLapsedLeaseStopsSideEffects(t *testing.T) {
 	const lease = 500 * time.Millisecond
 	fs := &failingStore{}
 	k := newKV("kv")
-	reached, resume := make(chan struct{}), make(chan struct{})
-	k.hook = func(_ context.Context, tool string) error {
-		if tool == "get" {
-			close(reached)
-			<-resume
-		}
-		return nil
-	}
+	reached, resume := k.blockAt("get")
 	e := newEnv(t, setup{kv: k, wrap: fs.wrap, lease: lease})
 	type result struct {
 		o   codemode.Outcome

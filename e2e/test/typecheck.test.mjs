@@ -13,10 +13,13 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { tempDir, writeConfig, connectStdio, codemode, cli, e2eDir, everythingBin } from "../lib/helpers.mjs";
 
 const binDir = path.join(e2eDir, "node_modules", ".bin");
+// The suite's own tsc first on PATH.
+const env = { PATH: `${binDir}${path.delimiter}${process.env.PATH}` };
 
-test("sandbox.typecheck: tsc refuses a program with type errors before it runs", async () => {
-  const dir = tempDir();
-  const cfg = writeConfig(dir, `
+// typecheckConfig writes a configuration with sandbox.typecheck: tsc, the
+// notes connector and the connectors of extra (YAML), and returns its path.
+function typecheckConfig(dir, extra = "") {
+  return writeConfig(dir, `
 store:
   path: ${JSON.stringify(path.join(dir, "codemode.db"))}
 sandbox:
@@ -26,10 +29,14 @@ approvals:
 connectors:
   notes:
     builtin: notes
-  everything:
+${extra}`);
+}
+
+test("sandbox.typecheck: tsc refuses a program with type errors before it runs", async () => {
+  const dir = tempDir();
+  const cfg = typecheckConfig(dir, `  everything:
     command: ${JSON.stringify(everythingBin)}
 `);
-  const env = { PATH: `${binDir}${path.delimiter}${process.env.PATH}` };
   const client = await connectStdio(cfg, { env });
   try {
     const bad = await codemode(client, `async () => {
@@ -64,18 +71,7 @@ test("sandbox.typecheck: tsc reads no file of the server's", async () => {
   const secret = "SECRET-" + randomBytes(8).toString("hex");
   const module = path.join(secretDir, "secret");
   writeFileSync(`${module}.ts`, `export const key = { value: "${secret}" } as const;\nexport declare const typed: "${secret}";\n`, { mode: 0o644 });
-  const cfg = writeConfig(dir, `
-store:
-  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
-sandbox:
-  typecheck: tsc
-approvals:
-  elicitation: false
-connectors:
-  notes:
-    builtin: notes
-`);
-  const env = { PATH: `${binDir}${path.delimiter}${process.env.PATH}` };
+  const cfg = typecheckConfig(dir);
   const client = await connectStdio(cfg, { env });
   try {
     for (const code of [
