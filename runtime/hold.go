@@ -124,7 +124,7 @@ func (h *hold) end(finish func(context.Context) error) {
 	})
 }
 
-// renewed records a renewal of the lease that reached the store, begun at
+// renew records a renewal of the lease that reached the store, begun at
 // began. If the previous one is more than a lease older, other processes
 // may have taken this one for gone meanwhile: the runs held now are
 // dropped (mayAct refuses them), and it reports the gap.
