@@ -55,11 +55,16 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 	if e.Owner, err = r.own.claim(ctx); err != nil {
 		return codemode.Outcome{}, err
 	}
+	h, err := r.own.claims.take(ctx, e.ID)
+	if err != nil {
+		return codemode.Outcome{}, err
+	}
+	defer h.release()
 	if err := r.store.CreateExecution(ctx, e); err != nil {
 		return codemode.Outcome{}, fmt.Errorf("create execution: %w", err)
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
-	return r.runPass(ctx, e, ap, nil)
+	return r.runPass(ctx, e, h, ap, nil)
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -90,6 +95,11 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
 			id, strings.Join(changed, ", "))}
 	}
+	h, err := r.own.claims.take(ctx, id)
+	if err != nil {
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, err
+	}
+	defer h.release()
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return r.lostRace(ctx, id, "approved", err)
 	}
@@ -138,7 +148,7 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
 		return r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err))
 	}
-	return r.runPass(ctx, e, ap, log)
+	return r.runPass(ctx, e, h, ap, log)
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its

@@ -180,14 +180,24 @@ func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopR
 		err = p.flushLocked(ctx)
 	}
 	p.flushed = true
-	if err == nil && p.journaled {
-		// Everything the journal holds is written now. Dropped before the
-		// run's status changes, so a finished run leaves no journal.
-		if derr := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); derr != nil {
-			p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", derr)
-		}
+	if err == nil {
+		p.dropJournalLocked(ctx)
 	}
 	return p.stop, err
+}
+
+// dropJournalLocked removes the pass's journal, if it wrote one, once
+// everything the journal holds is written: before the run's status
+// changes, so that a finished run leaves no journal.
+func (p *pass) dropJournalLocked(ctx context.Context) {
+	if !p.journaled {
+		return
+	}
+	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); err != nil {
+		p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", err)
+		return
+	}
+	p.journaled = false
 }
 
 // Call performs or replays one connector call.

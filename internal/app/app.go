@@ -116,7 +116,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.Executor = exec
 	var typeCheck rt.TypeChecker
 	if cfg.Sandbox.TypeCheck == "tsc" {
-		tc, err := tscheck.Find()
+		tc, err := tscheck.Find(tscheck.Options{Logger: log})
 		if err != nil {
 			a.Close()
 			return nil, fmt.Errorf("sandbox.typecheck is tsc, but %w", err)
