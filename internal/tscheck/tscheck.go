@@ -190,7 +190,7 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	cmd := exec.CommandContext(ctx, c.bin, "--project", configFile)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "NODE_OPTIONS=--max-old-space-size=" + strconv.Itoa(heapMB)}
-	if err := confine(cmd, dir); err != nil {
+	if err := confine(cmd, dir, c.log.Warn); err != nil {
 		return nil, fmt.Errorf("typecheck: %w", err)
 	}
 	var out bytes.Buffer
