@@ -22,7 +22,7 @@ import (
 func silentScript(t *testing.T) string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "silent.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile read -r line; do :; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return script
@@ -135,7 +135,7 @@ func TestOpenNamesTheListingPhase(t *testing.T) {
 // reason, and the stderr the server wrote.
 func TestDialTimesOut(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "silent.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'downloading a package' >&2\nexec cat >/dev/null\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'downloading a package' >&2\nwhile read -r line; do :; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Dial(context.Background(), Config{Name: "slow", Command: script, StartTimeout: 300 * time.Millisecond, Logger: testLogger(t)})
