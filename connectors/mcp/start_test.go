@@ -10,11 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // silentScript writes a stdio server that reads its input and never
@@ -150,50 +147,5 @@ func TestDialTimesOut(t *testing.T) {
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Dial error %v is not a deadline", err)
-	}
-}
-
-// A server that answers after StartTimeout joins then: its tools are
-// listed, OnToolsChanged is called, an info line says so, and calls work.
-func TestALateServerJoinsWhenItAnswers(t *testing.T) {
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(dir, "late.sh")
-	// The script waits for a line on the FIFO before it runs the server;
-	// the initialize request waits in its stdin meanwhile.
-	body := "#!/bin/sh\nread go < '" + gate + "'\nexec '" + fixture.MCPServer(t) + "'\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	joined := make(chan struct{}, 1)
-	c := open(t, Config{Name: "late", Command: script, StartTimeout: 300 * time.Millisecond, Logger: slog.New(rec),
-		OnToolsChanged: func() { joined <- struct{}{} }})
-	if err := c.Down(); err == nil || !strings.HasPrefix(err.Error(), "timed out after 300ms ") {
-		t.Fatalf("Down() = %v; want the start timed out", err)
-	}
-	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("go\n"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	<-joined
-	if err := c.Down(); err != nil {
-		t.Fatalf("Down() after it answered = %v", err)
-	}
-	if tools, err := c.Tools(context.Background()); err != nil || len(tools) == 0 {
-		t.Fatalf("Tools() after it answered = %v, %v", tools, err)
-	}
-	echo(t, c, "late")
-	if got := rec.find(func(r map[string]string) bool {
-		return r["level"] == "INFO" && r["connector"] == "late" && r["msg"] == "the MCP server answered; its tools are available now" && r["after"] != ""
-	}); len(got) != 1 {
-		t.Errorf("want one info line saying it answered; got %v", rec.find(func(map[string]string) bool { return true }))
 	}
 }

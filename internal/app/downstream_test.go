@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -306,78 +305,5 @@ func TestUnreachableDocumentJoinsLater(t *testing.T) {
 	o, err = a.Runtime.Execute(context.Background(), `async () => typeof notes.spec`, nil)
 	if err != nil || o.Status != codemode.StatusCompleted || string(o.Result) != `"function"` {
 		t.Fatalf("program naming notes once loaded: %+v, %v", o, err)
-	}
-}
-
-// A downstream that starts and does not answer holds start-up only for its
-// start timeout (its own start_timeout wins over server.start_timeout):
-// Open returns with it unavailable, saying so, and programs run with the
-// other connectors; when it answers it joins, and programs call it.
-func TestASlowDownstreamJoinsWhenItAnswers(t *testing.T) {
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(dir, "slow.sh")
-	body := "#!/bin/sh\nread go < '" + gate + "'\nexec '" + fixture.MCPServer(t) + "'\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	yaml := "server:\n  start_timeout: 200ms\n" +
-		"store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n" +
-		"sandbox:\n  isolation: inprocess\n" +
-		"connectors:\n  fx:\n    command: " + strconv.Quote(fixture.MCPServer(t)) + "\n    start_timeout: 1m\n" +
-		"  slow:\n    command: " + strconv.Quote(script) + "\n    start_timeout: 300ms\n"
-	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "codemode.yaml"))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer func() {
-		if err := a.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	}()
-	changed := make(chan struct{}, 1)
-	a.OnConnectorsChanged(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	const why = "connector slow is unavailable: timed out after 300ms initialising"
-	if !slices.Contains(a.Warnings, why) {
-		t.Fatalf("warnings %q do not say %q", a.Warnings, why)
-	}
-	run := func(code string) codemode.Outcome {
-		t.Helper()
-		o, err := a.Runtime.Execute(context.Background(), code, nil)
-		if err != nil {
-			t.Fatalf("Execute: %v", err)
-		}
-		return o
-	}
-	if o := run(`async () => await fx.get_sum({ a: 2, b: 3 })`); o.Status != codemode.StatusCompleted || string(o.Result) != "5" {
-		t.Fatalf("program calling fx while slow starts: %+v", o)
-	}
-	if o := run(`async () => await slow.get_sum({ a: 2, b: 3 })`); o.Status != codemode.StatusError || !strings.Contains(o.Error, why) {
-		t.Fatalf("program calling slow while it starts: %+v", o)
-	}
-
-	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("go\n"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	<-changed
-	if o := run(`async () => await slow.get_sum({ a: 2, b: 3 })`); o.Status != codemode.StatusCompleted || string(o.Result) != "5" {
-		t.Fatalf("program calling slow once it answered: %+v", o)
 	}
 }
