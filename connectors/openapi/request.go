@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 )
 
 // requestMethods are the methods request accepts.
@@ -178,7 +179,7 @@ func (c *caller) requestURL(path string) (string, []byte, error) {
 		}
 	}
 	if ref.Scheme != "" || ref.Host != "" {
-		if ref.Scheme == "" || !sameOrigin(ref, c.base) {
+		if ref.Scheme == "" || !origin.Same(ref, c.base) {
 			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), c.base.Scheme, c.base.Host)
 		}
 		return ref.Scheme + "://" + ref.Host + p, []byte(ref.RawQuery), nil
