@@ -72,3 +72,22 @@ func TestAStdioServerDiesWithUs(t *testing.T) {
 		return
 	}
 }
+
+// A stdio server gets its standard streams and nothing else of ours, not
+// even a descriptor we hold without close-on-exec.
+func TestAStdioServerGetsOnlyItsDescriptors(t *testing.T) {
+	leaked := fixture.LeakDescriptor(t)
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t)})
+	pid := childPID(t, c)
+	files := fixture.OpenFiles(t, pid)
+	for fd, target := range files {
+		if target == leaked {
+			t.Errorf("the server holds descriptor %d: %s", fd, target)
+		}
+	}
+	for fd := range 3 {
+		if !strings.HasPrefix(files[fd], "pipe:") {
+			t.Errorf("the server's descriptor %d is %q, want a pipe", fd, files[fd])
+		}
+	}
+}
