@@ -57,16 +57,12 @@ function running(pid) {
 }
 
 // dataLimits returns the hard data-size limit ("unlimited" or bytes) of
-// each child of pid (the sandbox workers and the downstream servers).
+// each sandbox worker among pid's children.
 function dataLimits(pid) {
   const out = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
+  for (const w of childrenOf(pid, "__sandbox-worker")) {
     try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== pid) continue;
-      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes("__sandbox-worker")) continue;
-      out.push(readFileSync(`/proc/${d}/limits`, "utf8").match(/^Max data size\s+\S+\s+(\S+)/m)[1]);
+      out.push(readFileSync(`/proc/${w}/limits`, "utf8").match(/^Max data size\s+\S+\s+(\S+)/m)[1]);
     } catch {}
   }
   return out;

@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,7 +11,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
@@ -28,26 +27,7 @@ func TestASlowDownstreamJoinsWhenItAnswers(t *testing.T) {
 		"sandbox:\n  isolation: inprocess\n" +
 		"connectors:\n  fx:\n    command: " + strconv.Quote(fixture.MCPServer(t)) + "\n    start_timeout: 1m\n" +
 		"  slow:\n    command: " + strconv.Quote(script) + "\n    start_timeout: 300ms\n"
-	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "codemode.yaml"))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer func() {
-		if err := a.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	}()
-	changed := make(chan struct{}, 1)
-	a.OnConnectorsChanged(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
+	a, changed := openWatched(t, dir, yaml, backoff.Policy{})
 	const why = "connector slow is unavailable: timed out after 300ms initialising"
 	if !slices.Contains(a.Warnings, why) {
 		t.Fatalf("warnings %q do not say %q", a.Warnings, why)
