@@ -156,13 +156,16 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	var late error
+	var phase string
 	select {
 	case r := <-results:
 		return c.firstSession(r, retry)
 	case <-timer.C:
-		late = &startTimeoutError{after: limit, phase: c.startPhase()}
+		phase = c.startPhase()
+		late = &startTimeoutError{after: limit, phase: phase}
 	case <-ctx.Done():
-		late = fmt.Errorf("%s: %w", c.startPhase(), context.Cause(ctx))
+		phase = c.startPhase()
+		late = fmt.Errorf("%s: %w", phase, context.Cause(ctx))
 	}
 	if !retry || ctx.Err() != nil {
 		cancel(late)
@@ -176,7 +179,7 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	c.down = late
 	c.mu.Unlock()
 	c.logger.Warn("the MCP server has not answered in time; going on without it until it does",
-		"start_timeout", limit, "during", c.startPhase())
+		"start_timeout", limit, "during", phase)
 	c.recovering.Add(1)
 	go c.awaitLate(results, began)
 	return c, nil
