@@ -340,7 +340,9 @@ func TestParseValues(t *testing.T) {
 		{"transport case", "server: {transport: SSE}", func(c *Config) any { return c.Server.Transport }, "sse"},
 		{"number as string", "server: {name: 42}", func(c *Config) any { return c.Server.Name }, "42"},
 		{"start timeouts", "server: {start_timeout: 3s}\nconnectors: {s: {command: srv, start_timeout: 90s}, r: {url: \"http://127.0.0.1:1/mcp\"}}",
-			func(c *Config) any { return []time.Duration{c.Server.StartTimeout, c.Connectors[0].StartTimeout, c.Connectors[1].StartTimeout} },
+			func(c *Config) any {
+				return []time.Duration{c.Server.StartTimeout, c.Connectors[0].StartTimeout, c.Connectors[1].StartTimeout}
+			},
 			[]time.Duration{3 * time.Second, 90 * time.Second, 0}},
 		{"start timeout in a client file", `{"mcpServers": {"s": {"command": "x", "start_timeout": "1m"}}}`,
 			func(c *Config) any { return c.Connectors[0].StartTimeout }, time.Minute},
