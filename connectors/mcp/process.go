@@ -139,9 +139,9 @@ func (p *process) status() string {
 
 // stop ends the child: its stdin is closed, then SIGTERM after stopGrace
 // and SIGKILL after termGrace; once it is reaped, what is left of its
-// process group (or job) is killed and our end of its stdout closed (which ends the
-// transport's reader even if a grandchild holds the pipe). It is safe to
-// call more than once and concurrently.
+// process group (its job, on Windows) is killed and our end of its stdout
+// closed (which ends the transport's reader even if a grandchild holds
+// the pipe). It is safe to call more than once and concurrently.
 func (p *process) stop(logger *slog.Logger) error {
 	p.stopOnce.Do(func() {
 		p.stoppedAt = time.Now()
