@@ -31,6 +31,8 @@ const (
 	DefaultIsolation      = "process"
 	// DefaultDescriptionBudget is server.description_budget's default.
 	DefaultDescriptionBudget = 1500
+	// DefaultStartTimeout is server.start_timeout's default.
+	DefaultStartTimeout = 10 * time.Second
 )
 
 // Config is a loaded and validated configuration.
@@ -74,6 +76,11 @@ type Server struct {
 	// codemode tool's description may carry inline; 0 never inlines them.
 	// Default DefaultDescriptionBudget.
 	DescriptionBudget int
+	// StartTimeout is how long start-up (serve, run, check, console)
+	// waits for each downstream MCP server to connect, initialise and
+	// list its tools before it goes on without it; a connector's own
+	// StartTimeout overrides it. Default DefaultStartTimeout.
+	StartTimeout time.Duration
 
 	// HTTP guards and bounds the sse and http transports.
 	HTTP
@@ -238,6 +245,9 @@ type Connector struct {
 	Revert map[string]string
 	// Timeout bounds one call; 0 means none.
 	Timeout time.Duration
+	// StartTimeout (MCP servers) is how long start-up waits for this
+	// server; 0 means Server.StartTimeout.
+	StartTimeout time.Duration
 	// Description is an optional human one-liner.
 	Description string
 }
@@ -312,7 +322,8 @@ func (c *Config) tokenFromEnv(lookup func(string) (string, bool)) {
 
 func defaults() *Config {
 	return &Config{
-		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr, DescriptionBudget: DefaultDescriptionBudget},
+		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr, DescriptionBudget: DefaultDescriptionBudget,
+			StartTimeout: DefaultStartTimeout},
 		Store: Store{
 			MaxExecutions: DefaultMaxExecutions,
 			PausedTTL:     DefaultPausedTTL,

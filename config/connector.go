@@ -44,6 +44,7 @@ var connectorKeys = []keySpec{
 	{"operations", []Kind{KindOpenAPI}},
 	{"tools", []Kind{KindBuiltin, KindStdio, KindHTTP}},
 	{"forward_unknown", []Kind{KindStdio, KindHTTP}},
+	{"start_timeout", []Kind{KindStdio, KindHTTP}},
 	{"approve", nil},
 	{"no_approve", nil},
 	{"revert", nil},
@@ -247,6 +248,8 @@ func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
 		c.Revert = d.revert(n, fp)
 	case "timeout":
 		c.Timeout, _ = d.duration(n, fp)
+	case "start_timeout":
+		c.StartTimeout, _ = d.positiveDuration(n, fp)
 	case "description":
 		c.Description, _ = d.setting(n, fp)
 	default:

@@ -283,6 +283,11 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 				s.DescriptionBudget = v
 			}
 		}},
+		{"start_timeout", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.StartTimeout = v
+			}
+		}},
 	})
 }
 

@@ -16,7 +16,7 @@ func TestDefault(t *testing.T) {
 	t.Setenv(EnvToken, "")
 	got := Default()
 	want := &Config{
-		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500},
+		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500, StartTimeout: 10 * time.Second},
 		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, MaxRunLog: 64 << 20, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process", TypeCheck: "off",
@@ -63,7 +63,7 @@ func TestParseFull(t *testing.T) {
 	want := &Config{
 		Path: file,
 		Server: Server{
-			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret", DescriptionBudget: 800,
+			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret", DescriptionBudget: 800, StartTimeout: 20 * time.Second,
 			AuthTokenFrom: "server.auth_token in " + file,
 			HTTP: HTTP{
 				AllowedOrigins: []string{"https://app.example.com", "http://localhost:6274"},
@@ -83,25 +83,25 @@ func TestParseFull(t *testing.T) {
 		},
 		Approvals: Approvals{Elicitation: false, Tools: false, Console: false},
 		Connectors: []Connector{
-			{Name: "notes", SourceName: "notes", Line: 36, Kind: KindBuiltin, Builtin: "notes"},
+			{Name: "notes", SourceName: "notes", Line: 37, Kind: KindBuiltin, Builtin: "notes"},
 			{
-				Name: "files", SourceName: "files", Line: 38, Kind: KindStdio,
+				Name: "files", SourceName: "files", Line: 39, Kind: KindStdio,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
 				Env:     map[string]string{"LOG": "info"},
 				Cwd:     filepath.Join(dir, "work"),
 				Inherit: Inherit{Names: []string{"GITHUB_TOKEN", "NODE_OPTIONS"}},
 				Approve: []string{"write_*", "edit_*", "move_*", "create_*"},
 				Revert:  map[string]string{"write_file": "(args, result) => files.delete_file({ path: `${args.path}` })"},
-				Timeout: 5 * time.Second, Description: "Local files",
+				Timeout: 5 * time.Second, StartTimeout: time.Minute, Description: "Local files",
 			},
 			{
-				Name: "remote", SourceName: "remote", Line: 49, Kind: KindHTTP,
+				Name: "remote", SourceName: "remote", Line: 51, Kind: KindHTTP,
 				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
 				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
 			},
-			{Name: "legacy", SourceName: "legacy", Line: 53, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{Name: "legacy", SourceName: "legacy", Line: 55, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
 			{
-				Name: "github", SourceName: "github", Line: 56, Kind: KindOpenAPI,
+				Name: "github", SourceName: "github", Line: 58, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
 				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
 				Auth:       &Auth{Bearer: "gh"},
@@ -109,12 +109,12 @@ func TestParseFull(t *testing.T) {
 				NoApprove:  []string{"search/*"},
 			},
 			{
-				Name: "petstore", SourceName: "petstore", Line: 63, Kind: KindOpenAPI,
+				Name: "petstore", SourceName: "petstore", Line: 65, Kind: KindOpenAPI,
 				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
 				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
 			},
 			{
-				Name: "billing", SourceName: "billing", Line: 67, Kind: KindOpenAPI,
+				Name: "billing", SourceName: "billing", Line: 69, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "billing.yaml"),
 				Auth: &Auth{OAuth2: &OAuth2{
 					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},
@@ -269,6 +269,12 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:2:14: sandbox.typecheck: must be one of off, tsc; got "eslint"`},
 		{"forward_unknown on builtin", "connectors:\n  x:\n    builtin: notes\n    forward_unknown: true\n",
 			`codemode.yaml:4:5: connectors.x.forward_unknown: forward_unknown does not apply to a builtin connector (only to command or url connectors)`},
+		{"start timeout on an openapi connector", "connectors:\n  x:\n    openapi: x.json\n    start_timeout: 5s\n",
+			`codemode.yaml:4:5: connectors.x.start_timeout: start_timeout does not apply to an openapi connector (only to command or url connectors)`},
+		{"zero start timeout", "connectors:\n  x:\n    command: srv\n    start_timeout: 0s\n",
+			`codemode.yaml:4:20: connectors.x.start_timeout: must be a positive duration`},
+		{"zero server start timeout", "server:\n  start_timeout: 0\n",
+			`codemode.yaml:2:18: server.start_timeout: must be a positive duration`},
 		{"bad url", "connectors:\n  x:\n    url: example.com/mcp\n",
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp"`},
 		{"bad openapi scheme", "connectors:\n  x:\n    openapi: ftp://x/a.json\n",
@@ -398,6 +404,13 @@ func TestParseValues(t *testing.T) {
 		{"quoted int", "store: {max_executions: \"7\"}", func(c *Config) any { return c.Store.MaxExecutions }, 7},
 		{"transport case", "server: {transport: SSE}", func(c *Config) any { return c.Server.Transport }, "sse"},
 		{"number as string", "server: {name: 42}", func(c *Config) any { return c.Server.Name }, "42"},
+		{"start timeouts", "server: {start_timeout: 3s}\nconnectors: {s: {command: srv, start_timeout: 90s}, r: {url: \"http://127.0.0.1:1/mcp\"}}",
+			func(c *Config) any {
+				return []time.Duration{c.Server.StartTimeout, c.Connectors[0].StartTimeout, c.Connectors[1].StartTimeout}
+			},
+			[]time.Duration{3 * time.Second, 90 * time.Second, 0}},
+		{"start timeout in a client file", `{"mcpServers": {"s": {"command": "x", "start_timeout": "1m"}}}`,
+			func(c *Config) any { return c.Connectors[0].StartTimeout }, time.Minute},
 		{"connector timeout zero", "connectors: {n: {builtin: notes, timeout: 0}}", func(c *Config) any { return c.Connectors[0].Timeout }, time.Duration(0)},
 		{"tools list shorthand", "connectors: {n: {builtin: notes, tools: [\"a*\"]}}", func(c *Config) any { return c.Connectors[0].Tools }, Filter{Include: []string{"a*"}}},
 		{"merge key", "connectors:\n  a: &a {command: npx, args: [one], timeout: 3s}\n  b:\n    <<: *a\n    args: [two]\n",

@@ -48,6 +48,11 @@ type Config struct {
 	// caller's context.
 	CallTimeout time.Duration
 
+	// StartTimeout is how long Open and Dial wait for the first session:
+	// connecting, the initialize handshake and listing the tools. Zero
+	// means DefaultStartTimeout. See Open for what happens past it.
+	StartTimeout time.Duration
+
 	// RestartDelay is the wait before starting a new session after a
 	// failure (a stdio server that exited, a remote server's transport
 	// failure); it doubles with each consecutive failure up to
@@ -91,6 +96,8 @@ func (cfg *Config) validate() error {
 		return errors.New("args, env, dir and inherit apply to command, not url")
 	case cfg.CallTimeout < 0:
 		return fmt.Errorf("call timeout %v is negative", cfg.CallTimeout)
+	case cfg.StartTimeout < 0:
+		return fmt.Errorf("start timeout %v is negative", cfg.StartTimeout)
 	case cfg.RestartDelay < 0 || cfg.MaxRestartDelay < 0:
 		return fmt.Errorf("restart delays %v and %v must not be negative", cfg.RestartDelay, cfg.MaxRestartDelay)
 	}

@@ -21,6 +21,7 @@ type fakeServer struct {
 	pages   map[string]string // tools/list cursor -> raw result
 	calls   map[string]string // tools/call tool name -> raw result
 	headers []http.Header
+	hang    string // a method it never answers (until the connection closes)
 }
 
 func startFake(t *testing.T, pages map[string]string, calls map[string]string) (*fakeServer, string) {
@@ -66,6 +67,13 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(req.ID) == 0 { // a notification
 		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	f.mu.Lock()
+	hang := f.hang == req.Method
+	f.mu.Unlock()
+	if hang {
+		<-r.Context().Done()
 		return
 	}
 	var result string

@@ -48,6 +48,10 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 	case closed:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case down != nil:
+		var late *startTimeoutError
+		if errors.As(down, &late) {
+			return nil, fmt.Errorf("%s: the MCP server is unavailable (%w); it is still starting and joins when it answers", c.cfg.Name, down)
+		}
 		return nil, fmt.Errorf("%s: the MCP server is unavailable (%w); it is being started again in the background", c.cfg.Name, down)
 	case s != nil && s.alive():
 		return s, nil

@@ -54,6 +54,7 @@ type session struct {
 func (c *Connector) startSession(ctx context.Context) (*session, []connectors.Tool, error) {
 	s := &session{c: c, started: time.Now(), listening: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	c.setPhase(phaseConnecting)
 	tr, err := c.newTransport(s)
 	if err != nil {
 		s.close()
@@ -78,15 +79,26 @@ func (c *Connector) startSession(ctx context.Context) (*session, []connectors.To
 	return s, tools, nil
 }
 
+// The phases of a session start, named in the error of one that does not
+// finish within Config.StartTimeout ("timed out after 10s initialising").
+const (
+	phaseConnecting   = "connecting"
+	phaseInitialising = "initialising"
+	phaseListing      = "listing tools"
+	phaseListening    = "subscribing to tool-list changes"
+)
+
 // open performs the handshake, lists the tools and opens the change stream.
 func (s *session) open(ctx context.Context) ([]connectors.Tool, error) {
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
+	s.c.setPhase(phaseListing)
 	tools, err := s.c.listTools(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	s.c.setPhase(phaseListening)
 	if err := s.listen(ctx); err != nil {
 		return nil, err
 	}
@@ -113,6 +125,7 @@ func (s *session) connect(ctx context.Context) error {
 	if !c.cfg.SSE {
 		defer s.closeOnDone(ctx)()
 	}
+	c.setPhase(phaseInitialising)
 	req := mcpgo.InitializeRequest{}
 	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: c.clientVersion()}
 	res, err := s.client.Initialize(ctx, req)

@@ -37,7 +37,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout, rawpipe.Spin), rawpipe.Wrap(p.stdin, 0), c.logger)
 		return &tap{Interface: s.stdio, logger: c.logger}, nil
 	}
-	hc := &http.Client{Transport: c.httpTransport}
+	hc := &http.Client{Transport: c.httpTransport, CheckRedirect: checkRedirect}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),

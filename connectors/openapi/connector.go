@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -319,7 +320,7 @@ func pinnedServer(pin *url.URL, server string) string {
 	if err != nil || ref.Scheme != "" || ref.Host != "" || ref.User != nil || strings.HasPrefix(ref.Path, "//") {
 		return ""
 	}
-	if !sameOrigin(pin.ResolveReference(ref), pin) {
+	if !origin.Same(pin.ResolveReference(ref), pin) {
 		return ""
 	}
 	return server

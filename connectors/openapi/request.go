@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 )
 
 // requestMethods are the methods request accepts.
@@ -214,7 +215,7 @@ func requestURL(base *url.URL, path string) (string, []byte, error) {
 		return "", nil, fmt.Errorf("%q has a %q segment, which is not allowed", oneLine(path), s)
 	}
 	if ref.Scheme != "" || ref.Host != "" {
-		if ref.Scheme == "" || !sameOrigin(ref, base) {
+		if ref.Scheme == "" || !origin.Same(ref, base) {
 			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), base.Scheme, base.Host)
 		}
 		bp := strings.TrimSuffix(base.EscapedPath(), "/")

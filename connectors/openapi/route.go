@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"net/url"
 	"slices"
 	"strings"
@@ -79,7 +80,7 @@ func newRoute(op *Operation, serverURL string, base *url.URL) (route, bool) {
 		}
 		server = base.ResolveReference(ref)
 	}
-	if !sameOrigin(server, base) {
+	if !origin.Same(server, base) {
 		return route{}, false
 	}
 	r := route{method: op.Method, op: op}

@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,7 +73,10 @@ type App struct {
 
 // Open starts everything cfg describes. Downstream servers start
 // concurrently; one that fails does not stop the others: it is reported in
-// Warnings and as an unavailable connector. A downstream that is down (an
+// Warnings and as an unavailable connector. Open waits for an MCP server
+// at most its start timeout (the connector's start_timeout, else
+// server.start_timeout): one that has not answered by then is unavailable
+// too, and joins when it answers. A downstream that is down (an
 // MCP server, an OpenAPI document at a URL) is tried again in the
 // background by its own connector (mcp.Open, openapi.Open: one backoff,
 // internal/backoff) and joins when it can be reached: its tools are
@@ -226,6 +230,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Exclude:         cc.Tools.Exclude,
 			ForwardUnknown:  cc.ForwardUnknown,
 			CallTimeout:     cc.Timeout,
+			StartTimeout:    cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout),
 			RestartDelay:    a.backoff.First,
 			MaxRestartDelay: a.backoff.Max,
 			Logger:          a.log,

@@ -72,6 +72,44 @@ func TestCheckReportsAFailedDownstream(t *testing.T) {
 	}
 }
 
+// A downstream that starts and never answers holds neither check nor run:
+// check reports it as a failure with the reason (the phase its start timed
+// out in) and exits 1, and run runs a program on the connectors that are
+// ready, telling one that names the silent connector why it is missing.
+func TestCheckAndRunDoNotWaitForASilentDownstream(t *testing.T) {
+	dir := t.TempDir()
+	silent := filepath.Join(dir, "silent.sh")
+	if err := os.WriteFile(silent, []byte("#!/bin/sh\nwhile read -r line; do :; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "codemode.yaml")
+	body := "server:\n  start_timeout: 300ms\nstore:\n  path: ./c.db\nconnectors:\n" +
+		"  fx:\n    command: " + fixture.MCPServer(t) + "\n    start_timeout: 1m\n" +
+		"  slow:\n    command: " + silent + "\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitFailure {
+		t.Errorf("check exit code %d, want %d; stderr:\n%s", code, cli.ExitFailure, errs)
+	}
+	if !strings.Contains(out, "\n✗ slow: timed out after 300ms initialising\n") || !strings.Contains(out, "\n✓ fx: ") {
+		t.Errorf("check output:\n%s", out)
+	}
+	if !strings.Contains(errs, `connector=slow start_timeout=300ms during=initialising`) {
+		t.Errorf("the log does not name the slow connector and its deadline:\n%s", errs)
+	}
+
+	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await fx.get_sum({a: 2, b: 3})`)
+	if code != cli.ExitOK || !strings.Contains(out, `"result": 5`) {
+		t.Errorf("run with the working connector: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, _ = run(t, "", "run", "--config", cfg, "--code", `await slow.anything({})`)
+	if code != cli.ExitFailure || !strings.Contains(out, "connector slow is unavailable: timed out after 300ms initialising") {
+		t.Errorf("run naming the silent connector: %d\n%s", code, out)
+	}
+}
+
 // check and types start the connectors (the notes connector needs a
 // database) but leave no database beside the config, with store.path set
 // (relative to the config) or defaulted (relative to the working directory,
