@@ -16,8 +16,9 @@ import (
 // server's auth token; the password of a PostgreSQL store URL; each stdio connector's env values; each header value
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
-// (or a lone user name) and the query values of every configured URL; and
-// OpenAPI credentials. The order is stable; values may repeat.
+// (or a lone user name) and the query values of every configured URL;
+// OpenAPI credentials, and the client secret of a url connector's oauth.
+// The order is stable; values may repeat.
 //
 // A value is a secret by where it is written, not by how it looks (an env
 // value such as "production" is scrubbed too), with one exception: env
@@ -49,6 +50,9 @@ func (c *Config) Secrets() []string {
 		}
 		for _, u := range []string{cc.URL, cc.OpenAPI, cc.BaseURL} {
 			add(urlSecrets(u)...)
+		}
+		if o := cc.OAuth; o != nil {
+			add(o.ClientSecret)
 		}
 		if a := cc.Auth; a != nil {
 			add(a.Bearer)
