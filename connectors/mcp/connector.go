@@ -68,7 +68,9 @@ type Connector struct {
 	failures                                int       // consecutive session failures (for the backoff)
 	failedAt                                time.Time // when the last one happened
 	// down is why the server is unreachable while the recovery goroutine
-	// (see Open) brings it back; nil otherwise.
+	// (see Open) brings it back, or the *connectors.SignInRequired of a
+	// server that wants a sign-in (no goroutine retries it: a sign-in, or
+	// tokens another process stored, bring it back); nil otherwise.
 	down error
 
 	recovering sync.WaitGroup // the recovery goroutine; Close waits for it
@@ -102,7 +104,20 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	case err != nil && !retry:
 		err = c.startError(s, err)
 		_ = c.Close()
+		if sr, ok := connectors.AsSignInRequired(err); ok {
+			err = sr
+		}
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
+	case err != nil && needsSignIn(err):
+		// Retrying would not help: a person must sign in first (or
+		// another process, whose tokens NeedsSignIn and the next call
+		// find in the store).
+		sr, _ := connectors.AsSignInRequired(err)
+		c.mu.Lock()
+		c.down = sr
+		c.mu.Unlock()
+		c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+cfg.Name, "reason", sr.Reason)
+		return c, nil
 	case err != nil:
 		err = c.startError(s, err)
 		c.mu.Lock()
@@ -135,7 +150,8 @@ func (c *Connector) Down() error {
 func (c *Connector) recover() {
 	defer c.recovering.Done()
 	for c.life.Err() == nil {
-		if _, err := c.reconnect(c.life); err == nil {
+		if _, err := c.reconnect(c.life); err == nil || needsSignIn(err) {
+			// Up, or waiting for a sign-in, which brings it back.
 			return
 		} else {
 			c.mu.Lock()
@@ -246,6 +262,9 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	}
 	tools, err := c.listTools(ctx, s)
 	if err != nil {
+		if sr, ok := connectors.AsSignInRequired(err); ok {
+			return fmt.Errorf("mcp connector %q: tools/list: %w", c.cfg.Name, sr)
+		}
 		if transportFailed(s, err) && ctx.Err() == nil {
 			return c.failure(s, "tools/list", err)
 		}
@@ -496,11 +515,17 @@ type callEnded struct {
 func (e *callEnded) Error() string { return e.cause.Error() }
 func (e *callEnded) Unwrap() error { return e.cause }
 
-// callError reports a failed call: the caller's cancellation or the call
+// callError reports a failed call: a sign-in needed as such (wrapping
+// connectors.SignInRequired); the caller's cancellation or the call
 // timeout as such; a session that ended, or a transport failure, as a
 // disconnection (retiring the session); a JSON-RPC error from the server as
 // it is.
 func (c *Connector) callError(ctx context.Context, s *session, name string, err error) error {
+	if sr, ok := connectors.AsSignInRequired(err); ok {
+		// Nothing was sent that could take effect, and the session is
+		// fine: the call can be made again after a sign-in.
+		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, sr)
+	}
 	var ended *callEnded
 	switch {
 	case errors.As(err, &ended) && !errors.Is(ended.cause, errExited) &&
@@ -596,6 +621,9 @@ func (c *Connector) Close() error {
 		}
 		if c.httpTransport != nil {
 			c.httpTransport.CloseIdleConnections()
+		}
+		if c.cfg.OAuth != nil {
+			_ = c.cfg.OAuth.Close()
 		}
 		if err != nil {
 			c.closeErr = fmt.Errorf("mcp connector %q: close: %w", c.cfg.Name, err)

@@ -37,7 +37,11 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout, rawpipe.Spin), rawpipe.Wrap(p.stdin, 0), c.logger)
 		return &tap{Interface: s.stdio, logger: c.logger}, nil
 	}
-	hc := &http.Client{Transport: c.httpTransport}
+	var rt http.RoundTripper = c.httpTransport
+	if cfg.OAuth != nil {
+		rt = cfg.OAuth.Transport(rt)
+	}
+	hc := &http.Client{Transport: rt}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),

@@ -21,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
@@ -37,6 +38,13 @@ type Options struct {
 	// __sandbox-worker sub-command; a test binary that uses process
 	// isolation must handle that sub-command in its TestMain).
 	WorkerCommand []string
+
+	// Tokens is where url connectors keep their OAuth grants and client
+	// registrations (nil: the store); Sealer seals them (nil:
+	// DefaultSealer). check reads the configured store's tokens while it
+	// runs on a scratch store.
+	Tokens connectors.Records
+	Sealer *oauth.Sealer
 
 	// backoff is the retry schedule of downstreams that are down (zero:
 	// the defaults of internal/backoff); tests shorten it.
@@ -68,6 +76,8 @@ type App struct {
 	log     *slog.Logger
 	backoff backoff.Policy // Options.backoff
 	refresh *refresher
+	tokens  connectors.Records // Options.Tokens, else Store
+	sealer  *oauth.Sealer      // Options.Sealer, else DefaultSealer
 }
 
 // Open starts everything cfg describes. Downstream servers start
@@ -102,6 +112,13 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Store = st
+	a.tokens, a.sealer = opts.Tokens, opts.Sealer
+	if a.tokens == nil {
+		a.tokens = st
+	}
+	if a.sealer == nil {
+		a.sealer = DefaultSealer()
+	}
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {
@@ -207,9 +224,14 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
+		auth, err := OAuthFor(cc, a.tokens, a.sealer, a.Scrubber, a.log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", errFatal, err)
+		}
 		// Open: a server that is down comes up by itself later (its
 		// Tools report why meanwhile, so the runtime shows it
-		// unavailable), and OnToolsChanged brings its tools in.
+		// unavailable), and OnToolsChanged brings its tools in. One that
+		// needs a sign-in waits for it.
 		c, err := mcp.Open(ctx, mcp.Config{
 			Name:            cc.Name,
 			Command:         cc.Command,
@@ -221,6 +243,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			URL:             cc.URL,
 			SSE:             cc.Kind == config.KindSSE,
 			Headers:         cc.Headers,
+			OAuth:           auth,
 			Include:         cc.Tools.Include,
 			Exclude:         cc.Tools.Exclude,
 			ForwardUnknown:  cc.ForwardUnknown,

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 )
 
 // mustSignInRequired fails unless err wraps SignInRequired whose reason
@@ -39,18 +41,18 @@ func mustSignInRequired(t *testing.T, err error, want string) *connectors.SignIn
 // of the challenge and the resource; the call then carries the token; a
 // second sign-in reuses the registration.
 func TestSignInThenCall(t *testing.T) {
-	f := newFakeAS(t)
-	f.challengeScope = "mcp:read"
+	f := oauthtest.New(t)
+	f.ChallengeScope = "mcp:read"
 	e := newEnv(t)
 	s := e.session(f, Config{})
 
 	_, err := call(t, s, f)
 	mustSignInRequired(t, err, "not signed in yet")
-	hits := f.hits()
+	hits := f.Hits()
 	_, err = call(t, s, f)
 	mustSignInRequired(t, err, "not signed in yet")
-	if f.hits() != hits {
-		t.Errorf("a call known to need a sign-in reached the server (%d → %d requests)", hits, f.hits())
+	if f.Hits() != hits {
+		t.Errorf("a call known to need a sign-in reached the server (%d → %d requests)", hits, f.Hits())
 	}
 	if sr, err := s.NeedsSignIn(context.Background()); sr == nil || err != nil {
 		t.Errorf("NeedsSignIn before the sign-in: %v, %v", sr, err)
@@ -63,8 +65,8 @@ func TestSignInThenCall(t *testing.T) {
 	if !strings.Contains(page, "Signed in") || !strings.Contains(page, "close this tab") {
 		t.Errorf("the page after the redirect: %s", page)
 	}
-	q := f.lastAuthorize()
-	for k, want := range map[string]string{"scope": "mcp:read", "resource": f.serverURL(), "code_challenge_method": "S256", "response_type": "code"} {
+	q := f.LastAuthorize()
+	for k, want := range map[string]string{"scope": "mcp:read", "resource": f.ServerURL(), "code_challenge_method": "S256", "response_type": "code"} {
 		if q.Get(k) != want {
 			t.Errorf("authorization request %s = %q, want %q", k, q.Get(k), want)
 		}
@@ -75,8 +77,8 @@ func TestSignInThenCall(t *testing.T) {
 	if len(q.Get("state")) < 20 {
 		t.Errorf("state %q", q.Get("state"))
 	}
-	form := f.lastTokenForm()
-	if form.Get("resource") != f.serverURL() || form.Get("code_verifier") == "" || form.Get("grant_type") != "authorization_code" {
+	form := f.LastTokenForm()
+	if form.Get("resource") != f.ServerURL() || form.Get("code_verifier") == "" || form.Get("grant_type") != "authorization_code" {
 		t.Errorf("token request %v", form)
 	}
 	if status, err := call(t, s, f); status != http.StatusOK || err != nil {
@@ -95,13 +97,13 @@ func TestSignInThenCall(t *testing.T) {
 	if _, err := signIn(t, s); err != nil {
 		t.Fatal(err)
 	}
-	if regs, _, _, _ := f.snapshot(); regs != 1 {
+	if regs, _, _, _ := f.Snapshot(); regs != 1 {
 		t.Errorf("%d registrations, want 1 (kept and reused)", regs)
 	}
-	if got := f.lastAuthorize().Get("redirect_uri"); got != redirect {
+	if got := f.LastAuthorize().Get("redirect_uri"); got != redirect {
 		t.Errorf("second sign-in redirect %q, want the registered %q", got, redirect)
 	}
-	reg := f.regBodies[0]
+	reg := f.Registrations()[0]
 	if reg["application_type"] != "native" || !slices.Contains(toStrings(reg["grant_types"]), "refresh_token") || reg["token_endpoint_auth_method"] != "none" {
 		t.Errorf("registration request %v", reg)
 	}
@@ -122,25 +124,25 @@ func toStrings(v any) []string {
 func TestDiscoveryPlaces(t *testing.T) {
 	tests := []struct {
 		name   string
-		set    func(f *fakeAS)
+		set    func(f *oauthtest.Server)
 		wanted string // a path that must have been requested
 		never  string // a path that must not have been
 	}{
-		{"resource_metadata in the challenge", func(f *fakeAS) {}, "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
-		{"path-based well-known URL", func(f *fakeAS) { f.prmInHeader = false }, "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
-		{"root well-known URL, resource the origin", func(f *fakeAS) {
-			f.prmInHeader, f.prmPath, f.prmResource = false, "/.well-known/oauth-protected-resource", f.rs.URL
+		{"resource_metadata in the challenge", func(f *oauthtest.Server) {}, "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
+		{"path-based well-known URL", func(f *oauthtest.Server) { f.PRMInHeader = false }, "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
+		{"root well-known URL, resource the origin", func(f *oauthtest.Server) {
+			f.PRMInHeader, f.PRMPath, f.PRMResource = false, "/.well-known/oauth-protected-resource", f.RS.URL
 		}, "/.well-known/oauth-protected-resource", ""},
-		{"custom location", func(f *fakeAS) { f.prmPath = "/custom/metadata/location.json" }, "/custom/metadata/location.json", "/.well-known/oauth-protected-resource/mcp"},
-		{"issuer with a path: RFC 8414 inserted", func(f *fakeAS) { f.issuerPath = "/tenant1" }, "/.well-known/oauth-authorization-server/tenant1", "/.well-known/oauth-authorization-server"},
-		{"issuer with a path: OpenID Connect appended", func(f *fakeAS) { f.issuerPath, f.openID = "/tenant1", true }, "/tenant1/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"},
-		{"OpenID Connect discovery", func(f *fakeAS) { f.openID = true }, "/.well-known/openid-configuration", ""},
-		{"2025-03-26: metadata at the server's origin", func(f *fakeAS) { f.noPRM, f.asOnRS = true, true }, "/.well-known/oauth-authorization-server", ""},
-		{"2025-03-26: default endpoints", func(f *fakeAS) { f.noPRM, f.asOnRS, f.noMetadata = true, true, true }, "/authorize", ""},
+		{"custom location", func(f *oauthtest.Server) { f.PRMPath = "/custom/metadata/location.json" }, "/custom/metadata/location.json", "/.well-known/oauth-protected-resource/mcp"},
+		{"issuer with a path: RFC 8414 inserted", func(f *oauthtest.Server) { f.IssuerPath = "/tenant1" }, "/.well-known/oauth-authorization-server/tenant1", "/.well-known/oauth-authorization-server"},
+		{"issuer with a path: OpenID Connect appended", func(f *oauthtest.Server) { f.IssuerPath, f.OpenID = "/tenant1", true }, "/tenant1/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"},
+		{"OpenID Connect discovery", func(f *oauthtest.Server) { f.OpenID = true }, "/.well-known/openid-configuration", ""},
+		{"2025-03-26: metadata at the server's origin", func(f *oauthtest.Server) { f.NoPRM, f.ASOnRS = true, true }, "/.well-known/oauth-authorization-server", ""},
+		{"2025-03-26: default endpoints", func(f *oauthtest.Server) { f.NoPRM, f.ASOnRS, f.NoMetadata = true, true, true }, "/authorize", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeAS(t)
+			f := oauthtest.New(t)
 			tt.set(f)
 			e := newEnv(t)
 			s := e.session(f, Config{})
@@ -152,13 +154,13 @@ func TestDiscoveryPlaces(t *testing.T) {
 			if status, err := call(t, s, f); status != http.StatusOK || err != nil {
 				t.Fatalf("call: %d, %v", status, err)
 			}
-			if f.hitsOf(tt.wanted) == 0 {
+			if f.HitsOf(tt.wanted) == 0 {
 				t.Errorf("%s was never requested", tt.wanted)
 			}
-			if tt.never != "" && f.hitsOf(tt.never) != 0 {
+			if tt.never != "" && f.HitsOf(tt.never) != 0 {
 				t.Errorf("%s was requested", tt.never)
 			}
-			if got := f.lastAuthorize().Get("resource"); got == "" {
+			if got := f.LastAuthorize().Get("resource"); got == "" {
 				t.Error("no resource parameter")
 			}
 		})
@@ -168,17 +170,17 @@ func TestDiscoveryPlaces(t *testing.T) {
 // Metadata naming another resource is refused before anything is asked
 // of the authorization server, and the error names both.
 func TestResourceMismatch(t *testing.T) {
-	f := newFakeAS(t)
-	f.prmResource = "https://evil.example.com/mcp"
+	f := oauthtest.New(t)
+	f.PRMResource = "https://evil.example.com/mcp"
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	_, err := call(t, s, f)
 	mustSignInRequired(t, err, "not signed in")
 	_, err = s.BeginSignIn(context.Background())
-	if !errors.Is(err, errResourceMismatch) || !strings.Contains(err.Error(), "evil.example.com") || !strings.Contains(err.Error(), f.rs.URL) {
+	if !errors.Is(err, errResourceMismatch) || !strings.Contains(err.Error(), "evil.example.com") || !strings.Contains(err.Error(), f.RS.URL) {
 		t.Fatalf("BeginSignIn: %v, want a mismatch naming both resources", err)
 	}
-	if regs, _, _, authorizes := f.snapshot(); regs+authorizes != 0 {
+	if regs, _, _, authorizes := f.Snapshot(); regs+authorizes != 0 {
 		t.Errorf("%d registrations and %d authorization requests after a mismatch", regs, authorizes)
 	}
 }
@@ -209,7 +211,7 @@ func TestResourceMatches(t *testing.T) {
 // it sends one or says it does (RFC 9207), and an error is reported.
 func TestRedirectChecks(t *testing.T) {
 	t.Run("state", func(t *testing.T) {
-		f := newFakeAS(t)
+		f := oauthtest.New(t)
 		e := newEnv(t)
 		s := e.session(f, Config{})
 		a, err := s.BeginSignIn(context.Background())
@@ -247,16 +249,16 @@ func TestRedirectChecks(t *testing.T) {
 	})
 	for _, tt := range []struct {
 		name string
-		set  func(f *fakeAS)
+		set  func(f *oauthtest.Server)
 		want string
 	}{
-		{"iss of another server", func(f *fakeAS) { f.issParam, f.redirectIss = true, "https://other.example" }, "RFC 9207"},
-		{"iss present though not announced", func(f *fakeAS) { f.redirectIss = "https://other.example" }, "other.example"},
-		{"iss announced but missing", func(f *fakeAS) { f.issParam, f.noRedirectIss = true, true }, "no iss"},
-		{"access denied", func(f *fakeAS) { f.denyWith = "access_denied" }, "access_denied: the person said no"},
+		{"iss of another server", func(f *oauthtest.Server) { f.IssParam, f.RedirectIss = true, "https://other.example" }, "RFC 9207"},
+		{"iss present though not announced", func(f *oauthtest.Server) { f.RedirectIss = "https://other.example" }, "other.example"},
+		{"iss announced but missing", func(f *oauthtest.Server) { f.IssParam, f.NoRedirectIss = true, true }, "no iss"},
+		{"access denied", func(f *oauthtest.Server) { f.DenyWith = "access_denied" }, "access_denied: the person said no"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeAS(t)
+			f := oauthtest.New(t)
 			tt.set(f)
 			e := newEnv(t)
 			s := e.session(f, Config{})
@@ -273,8 +275,8 @@ func TestRedirectChecks(t *testing.T) {
 		})
 	}
 	t.Run("iss of the server", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.issParam = true
+		f := oauthtest.New(t)
+		f.IssParam = true
 		e := newEnv(t)
 		if _, err := signIn(t, e.session(f, Config{})); err != nil {
 			t.Fatal(err)
@@ -286,8 +288,8 @@ func TestRedirectChecks(t *testing.T) {
 // in one process and of processes on one store: the server detects reuse
 // and would revoke the grant.
 func TestRefreshOnceAcrossProcesses(t *testing.T) {
-	f := newFakeAS(t)
-	f.rotate = true
+	f := oauthtest.New(t)
+	f.Rotate = true
 	e := newEnv(t)
 	first := e.session(f, Config{})
 	if _, err := signIn(t, first); err != nil {
@@ -311,7 +313,7 @@ func TestRefreshOnceAcrossProcesses(t *testing.T) {
 		for err := range errs {
 			t.Errorf("round %d: %v", round, err)
 		}
-		if _, refreshes, reuses, _ := f.snapshot(); refreshes != round || reuses != 0 {
+		if _, refreshes, reuses, _ := f.Snapshot(); refreshes != round || reuses != 0 {
 			t.Fatalf("round %d: %d refreshes (%d reuses), want %d and 0", round, refreshes, reuses, round)
 		}
 	}
@@ -320,18 +322,18 @@ func TestRefreshOnceAcrossProcesses(t *testing.T) {
 // A token the server refuses before it expires is refreshed, and the
 // request sent again with its body.
 func TestRefreshOn401(t *testing.T) {
-	f := newFakeAS(t)
-	f.rotate = true
+	f := oauthtest.New(t)
+	f.Rotate = true
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	if _, err := signIn(t, s); err != nil {
 		t.Fatal(err)
 	}
-	f.expireAccess()
+	f.ExpireAccess()
 	if status, err := call(t, s, f); status != http.StatusOK || err != nil {
 		t.Fatalf("call after the server dropped the access token: %d, %v", status, err)
 	}
-	if _, refreshes, _, _ := f.snapshot(); refreshes != 1 {
+	if _, refreshes, _, _ := f.Snapshot(); refreshes != 1 {
 		t.Errorf("%d refreshes, want 1", refreshes)
 	}
 }
@@ -340,23 +342,23 @@ func TestRefreshOn401(t *testing.T) {
 // every call), the store says so to every process, and a new sign-in
 // ends it.
 func TestRevokedGrant(t *testing.T) {
-	f := newFakeAS(t)
-	f.rotate = true
+	f := oauthtest.New(t)
+	f.Rotate = true
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	if _, err := signIn(t, s); err != nil {
 		t.Fatal(err)
 	}
-	f.revokeAll()
+	f.RevokeAll()
 	_, err := call(t, s, f)
 	mustSignInRequired(t, err, "refused the refresh token")
 	if !strings.Contains(e.logs.String(), "invalid_grant") {
 		t.Errorf("the refusal is not logged with what the server answered:\n%s", e.logs)
 	}
-	hits := f.hits()
+	hits := f.Hits()
 	_, err = call(t, s, f)
 	mustSignInRequired(t, err, "refused the refresh token")
-	if f.hits() != hits {
+	if f.Hits() != hits {
 		t.Error("a call known to need a sign-in reached the server")
 	}
 	other := e.session(f, Config{})
@@ -374,7 +376,7 @@ func TestRevokedGrant(t *testing.T) {
 // A refresh that fails for another reason (the endpoint down) is reported
 // with what the server answered, and the grant is kept.
 func TestRefreshFailureReported(t *testing.T) {
-	f := newFakeAS(t)
+	f := oauthtest.New(t)
 	e := newEnv(t)
 	s := e.session(f, Config{Timeout: 300 * time.Millisecond})
 	if _, err := signIn(t, s); err != nil {
@@ -382,9 +384,7 @@ func TestRefreshFailureReported(t *testing.T) {
 	}
 	hang := make(chan struct{})
 	defer close(hang)
-	f.mu.Lock()
-	f.hangToken = hang
-	f.mu.Unlock()
+	f.Set(func(f *oauthtest.Server) { f.HangToken = hang })
 	e.clock.advance(2 * time.Hour)
 	_, err := call(t, s, f)
 	if err == nil || !strings.Contains(err.Error(), "refreshing the access token") || !strings.Contains(err.Error(), "deadline exceeded") {
@@ -402,9 +402,9 @@ func TestRefreshFailureReported(t *testing.T) {
 // that never grants enough is given up on after a bounded number of
 // sign-ins, with an error saying so.
 func TestStepUp(t *testing.T) {
-	f := newFakeAS(t)
-	f.challengeScope = "mcp:read"
-	f.needScopes = []string{"mcp:read", "mcp:write"}
+	f := oauthtest.New(t)
+	f.ChallengeScope = "mcp:read"
+	f.NeedScopes = []string{"mcp:read", "mcp:write"}
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	if _, err := signIn(t, s); err != nil {
@@ -415,7 +415,7 @@ func TestStepUp(t *testing.T) {
 	if _, err := signIn(t, s); err != nil {
 		t.Fatal(err)
 	}
-	if got := sortedScopes(f.lastAuthorize().Get("scope")); !slices.Equal(got, []string{"mcp:read", "mcp:write"}) {
+	if got := sortedScopes(f.LastAuthorize().Get("scope")); !slices.Equal(got, []string{"mcp:read", "mcp:write"}) {
 		t.Errorf("step-up scope %v", got)
 	}
 	if status, err := call(t, s, f); status != http.StatusOK || err != nil {
@@ -424,9 +424,9 @@ func TestStepUp(t *testing.T) {
 }
 
 func TestStepUpGivesUp(t *testing.T) {
-	f := newFakeAS(t)
-	f.challengeScope = "mcp:admin"
-	f.alwaysForbidden = true
+	f := oauthtest.New(t)
+	f.ChallengeScope = "mcp:admin"
+	f.AlwaysForbidden = true
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	var last error
@@ -444,7 +444,7 @@ func TestStepUpGivesUp(t *testing.T) {
 	if !errors.As(last, &se) || !strings.Contains(last.Error(), "giving up") || !strings.Contains(last.Error(), "mcp:admin") {
 		t.Fatalf("after repeated 403s: %v, want a ScopeError", last)
 	}
-	if _, _, _, authorizes := f.snapshot(); authorizes > 1+maxStepUps {
+	if _, _, _, authorizes := f.Snapshot(); authorizes > 1+maxStepUps {
 		t.Errorf("%d sign-ins, want at most %d", authorizes, 1+maxStepUps)
 	}
 }
@@ -454,19 +454,19 @@ func TestStepUpGivesUp(t *testing.T) {
 func TestScopeSelection(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		set  func(f *fakeAS)
+		set  func(f *oauthtest.Server)
 		cfg  []string
 		want []string
 	}{
-		{"challenge", func(f *fakeAS) { f.challengeScope, f.prmScopes = "a", []string{"a", "b"} }, nil, []string{"a"}},
-		{"scopes_supported", func(f *fakeAS) { f.prmScopes = []string{"a", "b"} }, nil, []string{"a", "b"}},
-		{"none", func(f *fakeAS) {}, nil, nil},
-		{"configured", func(f *fakeAS) { f.challengeScope = "a" }, []string{"x"}, []string{"x"}},
-		{"offline_access listed", func(f *fakeAS) { f.prmScopes, f.asScopes = []string{"a"}, []string{"a", "offline_access"} }, nil, []string{"a", "offline_access"}},
-		{"offline_access not listed", func(f *fakeAS) { f.prmScopes, f.asScopes = []string{"a"}, []string{"a", "b"} }, nil, []string{"a"}},
+		{"challenge", func(f *oauthtest.Server) { f.ChallengeScope, f.PRMScopes = "a", []string{"a", "b"} }, nil, []string{"a"}},
+		{"scopes_supported", func(f *oauthtest.Server) { f.PRMScopes = []string{"a", "b"} }, nil, []string{"a", "b"}},
+		{"none", func(f *oauthtest.Server) {}, nil, nil},
+		{"configured", func(f *oauthtest.Server) { f.ChallengeScope = "a" }, []string{"x"}, []string{"x"}},
+		{"offline_access listed", func(f *oauthtest.Server) { f.PRMScopes, f.ASScopes = []string{"a"}, []string{"a", "offline_access"} }, nil, []string{"a", "offline_access"}},
+		{"offline_access not listed", func(f *oauthtest.Server) { f.PRMScopes, f.ASScopes = []string{"a"}, []string{"a", "b"} }, nil, []string{"a"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeAS(t)
+			f := oauthtest.New(t)
 			tt.set(f)
 			e := newEnv(t)
 			s := e.session(f, Config{Scopes: tt.cfg})
@@ -474,7 +474,7 @@ func TestScopeSelection(t *testing.T) {
 			if _, err := signIn(t, s); err != nil {
 				t.Fatal(err)
 			}
-			q := f.lastAuthorize()
+			q := f.LastAuthorize()
 			if got := sortedScopes(q.Get("scope")); !slices.Equal(got, tt.want) {
 				t.Errorf("scope %v, want %v", got, tt.want)
 			}
@@ -490,75 +490,75 @@ func TestScopeSelection(t *testing.T) {
 // else a registration; without any, an error naming the setting.
 func TestClientIdentity(t *testing.T) {
 	t.Run("pre-registered, client_secret_basic", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.noRegistration, f.clientID, f.clientSecret = true, "pre-registered", "pre-registered-secret"
-		f.authMethods = []string{"client_secret_basic"}
+		f := oauthtest.New(t)
+		f.NoRegistration, f.ClientID, f.ClientSecret = true, "pre-registered", "pre-registered-secret"
+		f.AuthMethods = []string{"client_secret_basic"}
 		e := newEnv(t)
 		s := e.session(f, Config{ClientID: "pre-registered", ClientSecret: "pre-registered-secret"})
 		if _, err := signIn(t, s); err != nil {
 			t.Fatal(err)
 		}
-		if a := f.tokenAuth[len(f.tokenAuth)-1]; !strings.HasPrefix(a, "Basic ") {
-			t.Errorf("token request authentication %q", a)
+		if _, auth := f.TokenRequests(); !strings.HasPrefix(auth[len(auth)-1], "Basic ") {
+			t.Errorf("token request authentication %q", auth)
 		}
 	})
 	t.Run("pre-registered, client_secret_post", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.clientID, f.clientSecret = "pre-registered", "pre-registered-secret"
-		f.authMethods = []string{"client_secret_post"}
+		f := oauthtest.New(t)
+		f.ClientID, f.ClientSecret = "pre-registered", "pre-registered-secret"
+		f.AuthMethods = []string{"client_secret_post"}
 		e := newEnv(t)
 		s := e.session(f, Config{ClientID: "pre-registered", ClientSecret: "pre-registered-secret"})
 		if _, err := signIn(t, s); err != nil {
 			t.Fatal(err)
 		}
-		if f.lastTokenForm().Get("client_secret") == "" {
+		if f.LastTokenForm().Get("client_secret") == "" {
 			t.Error("no client_secret in the form")
 		}
-		if regs, _, _, _ := f.snapshot(); regs != 0 {
+		if regs, _, _, _ := f.Snapshot(); regs != 0 {
 			t.Errorf("%d registrations", regs)
 		}
 	})
 	t.Run("client ID metadata document", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.cimd = true
+		f := oauthtest.New(t)
+		f.CIMD = true
 		e := newEnv(t)
 		s := e.session(f, Config{ClientMetadataURL: "https://client.example/codemode.json"})
 		if _, err := signIn(t, s); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.lastAuthorize().Get("client_id"); got != "https://client.example/codemode.json" {
+		if got := f.LastAuthorize().Get("client_id"); got != "https://client.example/codemode.json" {
 			t.Errorf("client_id %q", got)
 		}
-		if regs, _, _, _ := f.snapshot(); regs != 0 {
+		if regs, _, _, _ := f.Snapshot(); regs != 0 {
 			t.Errorf("%d registrations", regs)
 		}
 	})
 	t.Run("metadata document not supported: registration", func(t *testing.T) {
-		f := newFakeAS(t)
+		f := oauthtest.New(t)
 		e := newEnv(t)
 		s := e.session(f, Config{ClientMetadataURL: "https://client.example/codemode.json"})
 		if _, err := signIn(t, s); err != nil {
 			t.Fatal(err)
 		}
-		if regs, _, _, _ := f.snapshot(); regs != 1 {
+		if regs, _, _, _ := f.Snapshot(); regs != 1 {
 			t.Errorf("%d registrations", regs)
 		}
 	})
 	t.Run("registration with a secret", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.authMethods = []string{"client_secret_basic"}
+		f := oauthtest.New(t)
+		f.AuthMethods = []string{"client_secret_basic"}
 		e := newEnv(t)
 		s := e.session(f, Config{})
 		if _, err := signIn(t, s); err != nil {
 			t.Fatal(err)
 		}
-		if a := f.tokenAuth[len(f.tokenAuth)-1]; !strings.HasPrefix(a, "Basic ") {
-			t.Errorf("token request authentication %q", a)
+		if _, auth := f.TokenRequests(); !strings.HasPrefix(auth[len(auth)-1], "Basic ") {
+			t.Errorf("token request authentication %q", auth)
 		}
 	})
 	t.Run("nothing to sign in as", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.noRegistration = true
+		f := oauthtest.New(t)
+		f.NoRegistration = true
 		e := newEnv(t)
 		_, err := e.session(f, Config{}).BeginSignIn(context.Background())
 		if err == nil || !strings.Contains(err.Error(), "oauth.client_id") {
@@ -566,8 +566,8 @@ func TestClientIdentity(t *testing.T) {
 		}
 	})
 	t.Run("no PKCE", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.noPKCE = true
+		f := oauthtest.New(t)
+		f.NoPKCE = true
 		e := newEnv(t)
 		_, err := e.session(f, Config{}).BeginSignIn(context.Background())
 		if err == nil || !strings.Contains(err.Error(), "PKCE") {
@@ -593,28 +593,29 @@ func TestClientCredentials(t *testing.T) {
 		name    string
 		methods []string
 		cfg     Config
-		check   func(t *testing.T, f *fakeAS)
+		check   func(t *testing.T, f *oauthtest.Server)
 	}{
-		{"client_secret_basic", []string{"client_secret_basic"}, Config{ClientSecret: "cc-secret-value"}, func(t *testing.T, f *fakeAS) {
-			if !strings.HasPrefix(f.tokenAuth[0], "Basic ") {
-				t.Errorf("authentication %q", f.tokenAuth[0])
+		{"client_secret_basic", []string{"client_secret_basic"}, Config{ClientSecret: "cc-secret-value"}, func(t *testing.T, f *oauthtest.Server) {
+			if _, auth := f.TokenRequests(); !strings.HasPrefix(auth[0], "Basic ") {
+				t.Errorf("authentication %q", auth[0])
 			}
 		}},
-		{"client_secret_post", []string{"client_secret_post"}, Config{ClientSecret: "cc-secret-value"}, func(t *testing.T, f *fakeAS) {
-			if f.tokenForms[0].Get("client_secret") == "" {
+		{"client_secret_post", []string{"client_secret_post"}, Config{ClientSecret: "cc-secret-value"}, func(t *testing.T, f *oauthtest.Server) {
+			if forms, _ := f.TokenRequests(); forms[0].Get("client_secret") == "" {
 				t.Error("no client_secret in the form")
 			}
 		}},
-		{"private_key_jwt", []string{"private_key_jwt"}, Config{PrivateKey: signer, KeyAlg: alg}, func(t *testing.T, f *fakeAS) {
-			if f.assertions != 1 || f.tokenForms[0].Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
-				t.Errorf("%d assertions; form %v", f.assertions, f.tokenForms[0])
+		{"private_key_jwt", []string{"private_key_jwt"}, Config{PrivateKey: signer, KeyAlg: alg}, func(t *testing.T, f *oauthtest.Server) {
+			forms, _ := f.TokenRequests()
+			if f.Assertions() != 1 || forms[0].Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+				t.Errorf("%d assertions; form %v", f.Assertions(), forms[0])
 			}
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeAS(t)
-			f.clientID, f.clientSecret, f.ecKey, f.authMethods = "machine", "cc-secret-value", &key.PublicKey, tt.methods
-			f.prmScopes = []string{"mcp:read"}
+			f := oauthtest.New(t)
+			f.ClientID, f.ClientSecret, f.ECKey, f.AuthMethods = "machine", "cc-secret-value", &key.PublicKey, tt.methods
+			f.PRMScopes = []string{"mcp:read"}
 			e := newEnv(t)
 			cfg := tt.cfg
 			cfg.Grant, cfg.ClientID = GrantClientCredentials, "machine"
@@ -623,8 +624,9 @@ func TestClientCredentials(t *testing.T) {
 				t.Fatalf("call: %d, %v", status, err)
 			}
 			tt.check(t, f)
-			form := f.tokenForms[0]
-			if form.Get("grant_type") != "client_credentials" || form.Get("resource") != f.serverURL() || form.Get("scope") != "mcp:read" {
+			forms, _ := f.TokenRequests()
+			form := forms[0]
+			if form.Get("grant_type") != "client_credentials" || form.Get("resource") != f.ServerURL() || form.Get("scope") != "mcp:read" {
 				t.Errorf("token request %v", form)
 			}
 			// Expired: a new token, no person involved.
@@ -632,8 +634,8 @@ func TestClientCredentials(t *testing.T) {
 			if status, err := call(t, s, f); status != http.StatusOK || err != nil {
 				t.Fatalf("call after expiry: %d, %v", status, err)
 			}
-			if len(f.tokenForms) != 2 {
-				t.Errorf("%d token requests, want 2", len(f.tokenForms))
+			if forms, _ := f.TokenRequests(); len(forms) != 2 {
+				t.Errorf("%d token requests, want 2", len(forms))
 			}
 			if _, err := s.BeginSignIn(context.Background()); err == nil {
 				t.Error("BeginSignIn of a client credentials session")
@@ -645,8 +647,8 @@ func TestClientCredentials(t *testing.T) {
 // Every answer read is bounded, and so is every wait.
 func TestBoundedAnswers(t *testing.T) {
 	t.Run("huge metadata", func(t *testing.T) {
-		f := newFakeAS(t)
-		f.metadataPad = 2 << 20
+		f := oauthtest.New(t)
+		f.MetadataPad = 2 << 20
 		e := newEnv(t)
 		_, err := e.session(f, Config{}).BeginSignIn(context.Background())
 		if !errors.Is(err, errTooLarge) {
@@ -654,10 +656,10 @@ func TestBoundedAnswers(t *testing.T) {
 		}
 	})
 	t.Run("hanging token endpoint", func(t *testing.T) {
-		f := newFakeAS(t)
+		f := oauthtest.New(t)
 		hang := make(chan struct{})
 		defer close(hang)
-		f.hangToken = hang
+		f.HangToken = hang
 		e := newEnv(t)
 		s := e.session(f, Config{Timeout: 200 * time.Millisecond})
 		if _, err := signIn(t, s); err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
@@ -665,7 +667,7 @@ func TestBoundedAnswers(t *testing.T) {
 		}
 	})
 	t.Run("sign-in nobody completes", func(t *testing.T) {
-		f := newFakeAS(t)
+		f := oauthtest.New(t)
 		e := newEnv(t)
 		s := e.session(f, Config{SignInTimeout: 50 * time.Millisecond})
 		a, err := s.BeginSignIn(context.Background())
@@ -681,8 +683,8 @@ func TestBoundedAnswers(t *testing.T) {
 
 // Sign out forgets the grant (revoking it at the server) in every process.
 func TestSignOut(t *testing.T) {
-	f := newFakeAS(t)
-	f.rotate = true
+	f := oauthtest.New(t)
+	f.Rotate = true
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	if _, err := signIn(t, s); err != nil {
@@ -691,7 +693,7 @@ func TestSignOut(t *testing.T) {
 	if err := s.SignOut(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if f.hitsOf("/revoke") == 0 {
+	if f.HitsOf("/revoke") == 0 {
 		t.Error("nothing was revoked")
 	}
 	other := e.session(f, Config{})
@@ -705,11 +707,11 @@ func TestSignOut(t *testing.T) {
 // No token, code, verifier or client secret appears in a log line, an
 // error, a page or the database file; the scrubber knows every one.
 func TestNoSecretLeaks(t *testing.T) {
-	f := newFakeAS(t)
-	f.rotate = true
-	f.authMethods = []string{"client_secret_basic"} // the registration gets a secret
-	f.challengeScope = "mcp:read"
-	f.needScopes = []string{"mcp:read", "mcp:write"}
+	f := oauthtest.New(t)
+	f.Rotate = true
+	f.AuthMethods = []string{"client_secret_basic"} // the registration gets a secret
+	f.ChallengeScope = "mcp:read"
+	f.NeedScopes = []string{"mcp:read", "mcp:write"}
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	var texts []string
@@ -731,7 +733,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	e.clock.advance(2 * time.Hour)
 	_, err = call(t, s, f) // refresh
 	note(err)
-	f.revokeAll()
+	f.RevokeAll()
 	e.clock.advance(2 * time.Hour)
 	_, err = call(t, s, f) // refused refresh
 	note(err)
@@ -742,10 +744,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	texts = append(texts, a.URL())
 	a.Close()
 
-	f.mu.Lock()
-	secrets := slices.Clone(f.secrets)
-	f.mu.Unlock()
-	secrets = append(secrets, a.verifier)
+	secrets := append(f.Secrets(), a.verifier)
 	if len(secrets) < 8 {
 		t.Fatalf("only %d secrets were issued: the flow did not run", len(secrets))
 	}
@@ -770,5 +769,27 @@ func TestNoSecretLeaks(t *testing.T) {
 				t.Errorf("%q appears in %.200q", sec, txt)
 			}
 		}
+	}
+}
+
+// The token goes to the server's origin only.
+func TestTokenStaysWithTheServer(t *testing.T) {
+	f := oauthtest.New(t)
+	e := newEnv(t)
+	s := e.session(f, Config{})
+	if _, err := signIn(t, s); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan string, 1)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen <- r.Header.Get("Authorization") }))
+	defer other.Close()
+	c := &http.Client{Transport: s.Transport(nil)}
+	resp, err := c.Get(other.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := <-seen; got != "" {
+		t.Errorf("another origin got Authorization %q", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
@@ -81,8 +82,12 @@ const KeyFileName = "secret.key"
 // record does not open. Sealed values are JSON objects, as records hold
 // JSON.
 type Sealer struct {
+	load func() ([]byte, error) // the key, read on first use
+
+	once sync.Once
 	aead cipher.AEAD
 	kid  string // identifies the key, so a value sealed with another key is told apart
+	err  error  // why the key could not be had
 }
 
 // sealed is the stored form of a sealed value.
@@ -98,23 +103,54 @@ var errOtherKey = errors.New("sealed with another key")
 
 // NewSealer returns a Sealer for a KeySize-byte key.
 func NewSealer(key []byte) (*Sealer, error) {
+	s := &Sealer{}
+	s.once.Do(func() { s.err = s.init(key) })
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s, nil
+}
+
+// LazySealer returns a Sealer whose key load returns when first needed
+// (LoadKey creates a key file: with LazySealer nothing is created until a
+// value is sealed, or a stored one opened). An error of load is the error
+// of every Seal and Open.
+func LazySealer(load func() ([]byte, error)) *Sealer { return &Sealer{load: load} }
+
+func (s *Sealer) init(key []byte) error {
 	if len(key) != KeySize {
-		return nil, fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
+		return fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
+	if s.aead, err = cipher.NewGCM(block); err != nil {
+		return err
 	}
 	sum := sha256.Sum256(append([]byte("codemode-mcp key id\x00"), key...))
-	return &Sealer{aead: aead, kid: hex.EncodeToString(sum[:4])}, nil
+	s.kid = hex.EncodeToString(sum[:4])
+	return nil
+}
+
+// ready loads the key on first use.
+func (s *Sealer) ready() error {
+	s.once.Do(func() {
+		key, err := s.load()
+		if err != nil {
+			s.err = fmt.Errorf("the key that seals stored tokens: %w", err)
+			return
+		}
+		s.err = s.init(key)
+	})
+	return s.err
 }
 
 // Seal encrypts plain for kind and id.
 func (s *Sealer) Seal(kind, id string, plain []byte) ([]byte, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
 	nonce := make([]byte, s.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, err
@@ -130,6 +166,9 @@ func (s *Sealer) Seal(kind, id string, plain []byte) ([]byte, error) {
 
 // Open decrypts a value Seal made for kind and id.
 func (s *Sealer) Open(kind, id string, value []byte) ([]byte, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
 	var v sealed
 	if err := json.Unmarshal(value, &v); err != nil || v.Alg != "A256GCM" {
 		return nil, fmt.Errorf("%s %s: not a sealed value", kind, id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -25,8 +26,9 @@ import (
 // once known, later requests fail with it at once, without being sent,
 // until the store holds usable tokens again. A request that already
 // carries an Authorization header (configured by the user) is sent as it
-// is. A request is sent again only if its body can be had again
-// (GetBody).
+// is, and so is a request to another origin than the server's (the token
+// goes nowhere else). A request is sent again only if its body can be had
+// again (GetBody).
 func (s *Session) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -44,7 +46,10 @@ type transport struct {
 const maxSends = 2 + maxStepUps
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Authorization") != "" {
+	if req.Header.Get("Authorization") != "" || !t.s.sameOrigin(req.URL) {
+		// The user's own credential; or another origin (an SSE server's
+		// message endpoint elsewhere, a redirect), which never gets the
+		// server's token.
 		return t.base.RoundTrip(req)
 	}
 	ctx := req.Context()
@@ -209,4 +214,25 @@ func closeBody(req *http.Request) {
 func discard(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
+}
+
+// sameOrigin reports whether u has the server's scheme, host and port.
+func (s *Session) sameOrigin(u *url.URL) bool {
+	o, err := url.Parse(s.server)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Scheme, o.Scheme) && strings.EqualFold(canonicalHost(u), canonicalHost(o))
+}
+
+// canonicalHost is u's host and port, without a default port.
+func canonicalHost(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if (strings.EqualFold(u.Scheme, "https") && port == "443") || (strings.EqualFold(u.Scheme, "http") && port == "80") {
+		port = ""
+	}
+	if port == "" {
+		return host
+	}
+	return host + ":" + port
 }
