@@ -105,6 +105,17 @@ func (t *tap) SendNotification(ctx context.Context, n mcpgo.JSONRPCNotification)
 // real one, so it does not decode a typed copy the connector never reads.
 func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.Interface.SendRequest(ctx, req)
+	if req.Method == string(mcpgo.MethodServerDiscover) && err == nil && resp != nil && resp.Error == nil && !namesVersions(resp.Result) {
+		// A server that answers every method it does not know with an
+		// empty result is not a 2026-07-28 server: mcp-go would take it
+		// for one and never send initialize. An error makes it fall back
+		// to the handshake.
+		t.logger.Debug("server/discover was answered without supportedVersions; using the initialize handshake")
+		r := *resp
+		r.Result = nil
+		r.Error = &mcpgo.JSONRPCErrorDetails{Code: mcpgo.METHOD_NOT_FOUND, Message: "server/discover answered without supportedVersions"}
+		return &r, nil
+	}
 	if sink, ok := ctx.Value(sinkKey{}).(*rawSink); ok {
 		if sink.record(resp, err) && sink.keep {
 			stub := *resp
@@ -191,4 +202,13 @@ func (s *rawSink) result() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.raw
+}
+
+// namesVersions reports whether a server/discover result lists the
+// protocol versions the server supports, as a 2026-07-28 server's does.
+func namesVersions(result json.RawMessage) bool {
+	var r struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	return json.Unmarshal(result, &r) == nil && len(r.SupportedVersions) > 0
 }
