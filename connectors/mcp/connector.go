@@ -97,6 +97,9 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) { return start(ct
 func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	c, err := newConnector(cfg)
 	if err != nil {
+		if cfg.OAuth != nil {
+			_ = cfg.OAuth.Close()
+		}
 		return nil, err
 	}
 	s, tools, err := c.startSession(ctx)

@@ -98,8 +98,10 @@ func (a *signInAttempt) Wait(ctx context.Context) error {
 	if s != nil && s.alive() && !c.downForSignIn() {
 		return nil
 	}
-	if _, err := c.reconnect(ctx); err != nil {
+	if _, err := c.reconnect(ctx); err != nil && !needsSignIn(err) {
 		return fmt.Errorf("signed in, but connecting again failed: %w", err)
 	}
+	// Signed in. (A server that wants more, say other scopes, makes the
+	// next call need a sign-in again.)
 	return nil
 }

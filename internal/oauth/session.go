@@ -124,8 +124,11 @@ type Session struct {
 	// counts those answers since the last success.
 	needScopes []string
 	stepUps    int
-	flight     *flight    // the refresh under way
-	disc       *discovery // what a client credentials session discovered
+	// scopeRefused is the access token a 403 insufficient_scope refused
+	// last: it is not sent again, and its 403s count once.
+	scopeRefused string
+	flight       *flight    // the refresh under way
+	disc         *discovery // what a client credentials session discovered
 }
 
 // grant is a server's stored grant.
@@ -299,7 +302,7 @@ func (s *Session) adopt(g *grant, raw []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur, s.raw = g, raw
-	if g != nil && g.usable() && covers(g.Scopes, s.needScopes) {
+	if g != nil && g.usable() && covers(g.Scopes, s.needScopes) && (g.AccessToken == "" || g.AccessToken != s.scopeRefused) {
 		s.need = ""
 	}
 }
@@ -629,7 +632,7 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 	}
 	s.adopt(g, raw)
 	s.mu.Lock()
-	need, needScopes := s.need, s.needScopes
+	need, needScopes, scopeRefused := s.need, s.needScopes, s.scopeRefused
 	s.mu.Unlock()
 	reason := ""
 	switch {
@@ -637,7 +640,7 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 		reason = need
 	case g.Refused != "":
 		reason = g.Refused
-	case !covers(g.Scopes, needScopes):
+	case !covers(g.Scopes, needScopes), g.AccessToken != "" && g.AccessToken == scopeRefused:
 		reason = "the server needs the scopes " + strings.Join(needScopes, " ")
 	case g.RefreshToken == "" && g.due(s.cfg.Now()):
 		reason = "the access token expired and the server gave no refresh token"
@@ -679,7 +682,7 @@ func (s *Session) SignOut(ctx context.Context) error {
 		}
 	}
 	s.mu.Lock()
-	s.cur, s.raw, s.need, s.needScopes, s.stepUps = nil, nil, "signed out", nil, 0
+	s.cur, s.raw, s.need, s.needScopes, s.stepUps, s.scopeRefused = nil, nil, "signed out", nil, 0, ""
 	s.mu.Unlock()
 	return nil
 }

@@ -142,31 +142,36 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 		if ch.err != "insufficient_scope" {
 			return "", nil
 		}
-		return s.insufficientScope(ctx, ch)
+		return s.insufficientScope(ctx, ch, tok)
 	}
 	if resp.StatusCode/100 == 2 {
 		s.mu.Lock()
-		s.stepUps = 0
+		s.stepUps, s.scopeRefused = 0, ""
 		s.mu.Unlock()
 	}
 	return "", nil
 }
 
-// insufficientScope handles a 403 insufficient_scope: the scopes it asks
-// for join those held; a client credentials session asks for them at
-// once, any other needs a sign-in with them. After maxStepUps in a row the
-// server is taken to never grant them.
-func (s *Session) insufficientScope(ctx context.Context, ch bearer) (string, error) {
+// insufficientScope handles a 403 insufficient_scope to a request sent
+// with tok: the scopes it asks for join those held; a client credentials
+// session asks for them at once, any other needs a sign-in with them.
+// When maxStepUps new tokens in a row were refused so, the server is
+// taken to never grant what it asks for (the same token refused again
+// counts once).
+func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) (string, error) {
 	s.mu.Lock()
 	var held []string
 	if s.cur != nil {
 		held = s.cur.Scopes
 	}
 	want := union(held, s.needScopes, ch.scopes)
-	s.stepUps++
+	if tok == "" || tok != s.scopeRefused {
+		s.stepUps++
+		s.scopeRefused = tok
+	}
 	steps := s.stepUps
 	if steps > maxStepUps {
-		s.stepUps = 0
+		s.stepUps, s.scopeRefused = 0, ""
 		s.mu.Unlock()
 		return "", &ScopeError{Connector: s.cfg.Connector, Scopes: ch.scopes, Tries: steps}
 	}
