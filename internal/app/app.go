@@ -224,7 +224,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
-		auth, err := OAuthFor(cc, a.tokens, a.sealer, a.Scrubber, a.log)
+		auth, err := OAuthFor(cc, oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", errFatal, err)
 		}
@@ -232,30 +232,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// Tools report why meanwhile, so the runtime shows it
 		// unavailable), and OnToolsChanged brings its tools in. One that
 		// needs a sign-in waits for it.
-		c, err := mcp.Open(ctx, mcp.Config{
-			Name:            cc.Name,
-			Command:         cc.Command,
-			Args:            cc.Args,
-			Env:             cc.Env,
-			Inherit:         cc.Inherit.Names,
-			InheritAll:      cc.Inherit.All,
-			Dir:             cc.Cwd,
-			URL:             cc.URL,
-			SSE:             cc.Kind == config.KindSSE,
-			Headers:         cc.Headers,
-			OAuth:           auth,
-			Include:         cc.Tools.Include,
-			Exclude:         cc.Tools.Exclude,
-			ForwardUnknown:  cc.ForwardUnknown,
-			CallTimeout:     cc.Timeout,
-			RestartDelay:    a.backoff.First,
-			MaxRestartDelay: a.backoff.Max,
-			Logger:          a.log,
-			Scrubber:        a.Scrubber,
-			OnToolsChanged: func() {
-				a.refresh.changed(cc.Name)
-			},
-		})
+		c, err := mcp.Open(ctx, mcpConfig(cc, auth, a.Scrubber, a.log, a.backoff, func() { a.refresh.changed(cc.Name) }))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
 		}

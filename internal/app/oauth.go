@@ -1,14 +1,16 @@
 package app
 
 import (
+	"context"
 	"crypto"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
-	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
@@ -31,7 +33,7 @@ func DefaultSealer() *oauth.Sealer {
 // sends an Authorization header of its own, or its server is plain HTTP
 // beyond this machine (tokens are sent only over HTTPS) and it has no
 // oauth: map (with one, that is an error).
-func OAuthFor(cc config.Connector, tokens connectors.Records, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (*oauth.Session, error) {
+func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (*oauth.Session, error) {
 	if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
 		return nil, nil
 	}
@@ -65,7 +67,7 @@ func OAuthFor(cc config.Connector, tokens connectors.Records, sealer *oauth.Seal
 		PrivateKey:        key,
 		KeyAlg:            alg,
 		Scopes:            o.Scopes,
-		Store:             oauth.Records{R: tokens},
+		Store:             tokens,
 		Sealer:            sealer,
 		Scrubber:          sc,
 		Logger:            log,
@@ -78,4 +80,42 @@ func OAuthFor(cc config.Connector, tokens connectors.Records, sealer *oauth.Seal
 		return nil, fmt.Errorf("connector %s: oauth: %w", cc.Name, err)
 	}
 	return s, nil
+}
+
+// OpenRemote opens the MCP connector of cc alone (login and check --url
+// use it), signing in through an OAuth session on tokens (see OAuthFor).
+// The connector is returned even when its server is down or needs a
+// sign-in (mcp.Open); Close closes it.
+func OpenRemote(ctx context.Context, cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (*mcp.Connector, error) {
+	auth, err := OAuthFor(cc, tokens, sealer, sc, log)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.Open(ctx, mcpConfig(cc, auth, sc, log, backoff.Policy{}, nil))
+}
+
+// mcpConfig is the mcp.Config of an MCP connector (stdio, url or SSE).
+func mcpConfig(cc config.Connector, auth *oauth.Session, sc *scrub.Scrubber, log *slog.Logger, b backoff.Policy, onToolsChanged func()) mcp.Config {
+	return mcp.Config{
+		Name:            cc.Name,
+		Command:         cc.Command,
+		Args:            cc.Args,
+		Env:             cc.Env,
+		Inherit:         cc.Inherit.Names,
+		InheritAll:      cc.Inherit.All,
+		Dir:             cc.Cwd,
+		URL:             cc.URL,
+		SSE:             cc.Kind == config.KindSSE,
+		Headers:         cc.Headers,
+		OAuth:           auth,
+		Include:         cc.Tools.Include,
+		Exclude:         cc.Tools.Exclude,
+		ForwardUnknown:  cc.ForwardUnknown,
+		CallTimeout:     cc.Timeout,
+		RestartDelay:    b.First,
+		MaxRestartDelay: b.Max,
+		Logger:          log,
+		Scrubber:        sc,
+		OnToolsChanged:  onToolsChanged,
+	}
 }

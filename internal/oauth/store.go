@@ -319,3 +319,39 @@ func (v vault) swap(ctx context.Context, kind, id string, raw, plain []byte) ([]
 
 // sameStored reports whether two stored forms are the same value.
 func sameStored(a, b []byte) bool { return bytes.Equal(a, b) }
+
+// MemoryStore is a Store in this process's memory, for tokens that are
+// not to be kept (codemode-mcp check --url). It is safe for concurrent
+// use.
+type MemoryStore struct {
+	mu     sync.Mutex
+	values map[string][]byte // by kind and id
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{values: map[string][]byte{}} }
+
+// Load implements Store.
+func (m *MemoryStore) Load(_ context.Context, kind, id string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.values[kind+"\x00"+id]
+	return v, ok, nil
+}
+
+// Swap implements Store.
+func (m *MemoryStore) Swap(_ context.Context, kind, id string, old, new []byte) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := kind + "\x00" + id
+	cur, ok := m.values[k]
+	if ok != (old != nil) || ok && !bytes.Equal(cur, old) {
+		return false, nil
+	}
+	if new == nil {
+		delete(m.values, k)
+	} else {
+		m.values[k] = bytes.Clone(new)
+	}
+	return true, nil
+}
