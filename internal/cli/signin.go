@@ -328,8 +328,8 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		}
 		if sr, ok := connectors.AsSignInRequired(err); ok && signIns < maxSignIns {
 			signIns++
-			fmt.Fprintf(env.Stderr, "%s needs a sign-in: %s\n", shown, sr.Reason)
-			if err := signInOnce(ctx, conn, shown, env.Stderr, !u.noBrowser, log); err != nil {
+			fmt.Fprintf(env.Stdout, "%s needs a sign-in: %s\n", shown, sr.Reason)
+			if err := signInOnce(ctx, conn, shown, env.Stdout, !u.noBrowser, log); err != nil {
 				fmt.Fprintf(env.Stdout, "✗ sign-in: %s\n", sc.String(err.Error()))
 				return exitError{ExitFailure}
 			}
