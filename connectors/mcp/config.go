@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -71,6 +73,12 @@ type Config struct {
 	// to pick the change up. It runs on the transport's reading goroutine and
 	// must not block.
 	OnToolsChanged func()
+
+	// Elicit, when set, answers the server's elicitation requests (form
+	// mode), and the client declares the capability: given the request's
+	// message and requested schema it returns "accept" with the content,
+	// "decline" or "cancel". Nil declares no elicitation.
+	Elicit func(ctx context.Context, message string, schema json.RawMessage) (action string, content map[string]any, err error)
 
 	// Logger receives the connector's logs and, at debug level, the stderr
 	// of a stdio server; nil means slog.Default().

@@ -243,3 +243,26 @@ func TestDialNeedsSignIn(t *testing.T) {
 		t.Errorf("NeedsSignIn of a stdio connector: %v, %v", sr, err)
 	}
 }
+
+// Elicit answers a server's request for input; the call that asked gets
+// the answer.
+func TestElicit(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			cfg := tr.config(t)
+			asked := make(chan string, 1)
+			cfg.Elicit = func(_ context.Context, message string, schema json.RawMessage) (string, map[string]any, error) {
+				asked <- message
+				return "accept", map[string]any{}, nil
+			}
+			c := dial(t, cfg)
+			res, err := c.Call(context.Background(), "ask", json.RawMessage(`{}`))
+			if err != nil || res.IsError || !strings.Contains(string(res.Value), "accept") {
+				t.Fatalf("Call(ask) = %+v, %v", res, err)
+			}
+			if got := <-asked; got != "Proceed?" {
+				t.Errorf("the question was %q", got)
+			}
+		})
+	}
+}

@@ -54,11 +54,17 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		}
 		return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
 	}
-	tr, err := transport.NewStreamableHTTP(cfg.URL,
+	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(cfg.Headers),
 		transport.WithHTTPBasicClient(hc),
 		transport.WithHTTPLogger(c.logger),
-	)
+	}
+	if cfg.Elicit != nil {
+		// A server sends requests not tied to a call (an elicitation) on
+		// the session's GET stream: a client that answers them listens.
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(cfg.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", scrub.URL(cfg.URL), err)
 	}

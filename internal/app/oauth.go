@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"crypto"
 	"fmt"
 	"log/slog"
@@ -82,16 +81,15 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 	return s, nil
 }
 
-// OpenRemote opens the MCP connector of cc alone (login and check --url
-// use it), signing in through an OAuth session on tokens (see OAuthFor).
-// The connector is returned even when its server is down or needs a
-// sign-in (mcp.Open); Close closes it.
-func OpenRemote(ctx context.Context, cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (*mcp.Connector, error) {
+// RemoteConfig is the mcp.Config of cc alone (login and check --url open
+// it with mcp.Open), signing in through an OAuth session on tokens (see
+// OAuthFor), which the connector owns.
+func RemoteConfig(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (mcp.Config, error) {
 	auth, err := OAuthFor(cc, tokens, sealer, sc, log)
 	if err != nil {
-		return nil, err
+		return mcp.Config{}, err
 	}
-	return mcp.Open(ctx, mcpConfig(cc, auth, sc, log, backoff.Policy{}, nil))
+	return mcpConfig(cc, auth, sc, log, backoff.Policy{}, nil), nil
 }
 
 // mcpConfig is the mcp.Config of an MCP connector (stdio, url or SSE).

@@ -54,7 +54,7 @@ Usage:
   codemode-mcp run    [--config F] [--db F] (--code 'JS' | FILE | -)
   codemode-mcp types  [--config F] [--db F] [CONNECTOR]
   codemode-mcp check  [--config F] [--db F]
-  codemode-mcp check  --url URL [--sse] [--header 'N: V'] [--call TOOL [--args JSON]] [--no-browser] [--oauth-client-id ID] [--oauth-client-secret-file F] [--oauth-client-metadata-url U] [--oauth-scopes S] [--oauth-grant G] [--oauth-private-key F]
+  codemode-mcp check  --url URL [--sse] [--header 'N: V'] [--call TOOL [--args JSON] [--elicitation defaults|decline]] [--no-browser] [--oauth-client-id ID] [--oauth-client-secret-file F] [--oauth-client-metadata-url U] [--oauth-scopes S] [--oauth-grant G] [--oauth-private-key F]
   codemode-mcp login  [--config F] [--db F] [--no-browser] CONNECTOR
   codemode-mcp logout [--config F] [--db F] CONNECTOR
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID

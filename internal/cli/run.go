@@ -136,7 +136,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		}
 		return checkURL(ctx, u, env, log)
 	}
-	if u.call != "" || u.sse || len(u.headers) > 0 || u.clientID != "" || u.clientSecretFile != "" || u.clientMetadataURL != "" || u.scopes != "" || u.grant != "" || u.privateKey != "" {
+	if u.call != "" || u.elicitation != "" || u.sse || len(u.headers) > 0 || u.clientID != "" || u.clientSecretFile != "" || u.clientMetadataURL != "" || u.scopes != "" || u.grant != "" || u.privateKey != "" {
 		return usagef("check: --call, --sse, --header and --oauth-* go with --url")
 	}
 	cfg, err := loadConfig(c)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
@@ -125,7 +126,11 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	defer st.Close()
 	sc := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(loc)...)...)
 	log = slog.New(scrub.NewHandler(log.Handler(), sc))
-	conn, err := app.OpenRemote(ctx, cc, oauth.Records{R: st}, app.DefaultSealer(), sc, log)
+	mc, err := app.RemoteConfig(cc, oauth.Records{R: st}, app.DefaultSealer(), sc, log)
+	if err != nil {
+		return usageError{err}
+	}
+	conn, err := mcp.Open(ctx, mc)
 	if err != nil {
 		return usageError{err}
 	}
@@ -211,6 +216,7 @@ type urlCheck struct {
 	clientID, clientSecretFile string
 	clientMetadataURL, scopes  string
 	grant, privateKey          string
+	elicitation                string
 	headers                    headerFlags
 }
 
@@ -236,6 +242,7 @@ func urlFlags(fs *flag.FlagSet) *urlCheck {
 	fs.StringVar(&u.call, "call", "", "with --url: then call this tool (its name on the server) and print the result")
 	fs.StringVar(&u.args, "args", "{}", "with --call: the tool's arguments, a JSON object")
 	fs.Var(u.headers, "header", "with --url: a header for every request, \"Name: value\" (repeatable)")
+	fs.StringVar(&u.elicitation, "elicitation", "", "with --call: answer the server's requests for input (elicitation) by accepting the defaults its schema gives (defaults) or by declining (decline); without it, none is declared")
 	fs.BoolVar(&u.noBrowser, "no-browser", false, "with --url: print the sign-in URL without opening a browser")
 	fs.StringVar(&u.clientID, "oauth-client-id", "", "with --url: a client registered with the server's authorization server (oauth.client_id)")
 	fs.StringVar(&u.clientSecretFile, "oauth-client-secret-file", "", "with --url: a file holding that client's secret (oauth.client_secret)")
@@ -309,7 +316,27 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 	}
 	sc := scrub.New(append(secrets, urlQueryValues(u.url)...)...)
 	log = slog.New(scrub.NewHandler(log.Handler(), sc))
-	conn, err := app.OpenRemote(ctx, cc, oauth.NewMemoryStore(), sealer, sc, log)
+	mc, err := app.RemoteConfig(cc, oauth.NewMemoryStore(), sealer, sc, log)
+	if err != nil {
+		return usageError{err}
+	}
+	switch u.elicitation {
+	case "":
+	case "defaults":
+		mc.Elicit = func(_ context.Context, message string, schema json.RawMessage) (string, map[string]any, error) {
+			content := schemaDefaults(schema)
+			log.Info("the server asked for input; answered with the schema's defaults", "message", sc.String(clean(message)), "content", len(content))
+			return "accept", content, nil
+		}
+	case "decline":
+		mc.Elicit = func(_ context.Context, message string, _ json.RawMessage) (string, map[string]any, error) {
+			log.Info("the server asked for input; declined", "message", sc.String(clean(message)))
+			return "decline", nil, nil
+		}
+	default:
+		return usagef("check: --elicitation wants defaults or decline, got %q", u.elicitation)
+	}
+	conn, err := mcp.Open(ctx, mc)
 	if err != nil {
 		return usageError{err}
 	}
@@ -413,4 +440,33 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// schemaDefaults is the content an elicitation gets when its form is
+// accepted untouched: each property's default (SEP-1034).
+func schemaDefaults(schema json.RawMessage) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+	}
+	content := map[string]any{}
+	if json.Unmarshal(schema, &s) != nil {
+		return content
+	}
+	for name, p := range s.Properties {
+		if p.Default != nil {
+			content[name] = p.Default
+		}
+	}
+	return content
+}
+
+// clean makes a server's text one bounded line for a log.
+func clean(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
 }
