@@ -100,33 +100,54 @@ func signInOnce(ctx context.Context, s connectors.SignIner, name string, w io.Wr
 	return a.Wait(ctx)
 }
 
+// target is the url connector a login or logout is about, with the store
+// of its sign-ins.
+type target struct {
+	cc  config.Connector
+	st  app.Store
+	loc string          // the store's location
+	sc  *scrub.Scrubber // the configuration's secrets
+	log *slog.Logger    // scrubbed
+}
+
+// openTarget parses the command line of login or logout (fs has its
+// flags), finds the connector it names and opens the store; close the
+// store when done.
+func openTarget(ctx context.Context, cmd string, fs *flag.FlagSet, c *common, args []string, env Env, log *slog.Logger) (*target, error) {
+	pos, err := parse(fs, args, env.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 1 {
+		return nil, usagef("%s: name one connector (a url connector of the configuration), got %q", cmd, pos)
+	}
+	cfg, err := loadConfig(*c)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := remoteConnector(cfg, cmd, pos[0])
+	if err != nil {
+		return nil, err
+	}
+	st, loc, err := tokenStore(ctx, cfg, *c, log)
+	if err != nil {
+		return nil, err
+	}
+	sc := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(loc)...)...)
+	return &target{cc: cc, st: st, loc: loc, sc: sc, log: slog.New(scrub.NewHandler(log.Handler(), sc))}, nil
+}
+
 func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
 	fs := newFlags("login", env, &c, true)
 	noBrowser := fs.Bool("no-browser", false, "print the URL to open, without opening a browser")
-	pos, err := parse(fs, args, env.Stdout)
+	tg, err := openTarget(ctx, "login", fs, &c, args, env, log)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("login: name one connector (a url connector of the configuration), got %q", pos)
-	}
-	cfg, err := loadConfig(c)
-	if err != nil {
-		return err
-	}
-	cc, err := remoteConnector(cfg, "login", pos[0])
-	if err != nil {
-		return err
-	}
-	st, loc, err := tokenStore(ctx, cfg, c, log)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	sc := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(loc)...)...)
-	log = slog.New(scrub.NewHandler(log.Handler(), sc))
-	mc, err := app.RemoteConfig(cc, oauth.Records{R: st}, app.DefaultSealer(), sc, log)
+	defer tg.st.Close()
+	cc, sc := tg.cc, tg.sc
+	mc, err := app.RemoteConfig(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
 	if err != nil {
 		return usageError{err}
 	}
@@ -146,7 +167,7 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	signIns := 0
 	for {
 		signIns++
-		if err := signInOnce(ctx, conn, cc.Name, env.Stdout, !*noBrowser, log); err != nil {
+		if err := signInOnce(ctx, conn, cc.Name, env.Stdout, !*noBrowser, tg.log); err != nil {
 			return sc.Error(fmt.Errorf("login %s: %w", cc.Name, err))
 		}
 		tools, err := conn.Tools(ctx)
@@ -156,7 +177,7 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		if err != nil {
 			return sc.Error(fmt.Errorf("login %s: signed in, but: %w", cc.Name, err))
 		}
-		fmt.Fprintf(env.Stdout, "Signed in to %s (%d tools). Its tokens are kept, encrypted, in %s.\n", cc.Name, len(tools), app.StoreDisplay(loc))
+		fmt.Fprintf(env.Stdout, "Signed in to %s (%d tools). Its tokens are kept, encrypted, in %s.\n", cc.Name, len(tools), app.StoreDisplay(tg.loc))
 		return nil
 	}
 }
@@ -164,29 +185,13 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
 	fs := newFlags("logout", env, &c, true)
-	pos, err := parse(fs, args, env.Stdout)
+	tg, err := openTarget(ctx, "logout", fs, &c, args, env, log)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("logout: name one connector (a url connector of the configuration), got %q", pos)
-	}
-	cfg, err := loadConfig(c)
-	if err != nil {
-		return err
-	}
-	cc, err := remoteConnector(cfg, "logout", pos[0])
-	if err != nil {
-		return err
-	}
-	st, loc, err := tokenStore(ctx, cfg, c, log)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	sc := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(loc)...)...)
-	log = slog.New(scrub.NewHandler(log.Handler(), sc))
-	s, err := app.OAuthFor(cc, oauth.Records{R: st}, app.DefaultSealer(), sc, log)
+	defer tg.st.Close()
+	cc, sc := tg.cc, tg.sc
+	s, err := app.OAuthFor(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
 	if err != nil {
 		return usageError{err}
 	}

@@ -129,16 +129,22 @@ func (f *fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallen
 		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
 	}
 	candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
-	for _, c := range candidates {
-		var m resourceMetadata
-		notFound, err := f.getJSON(ctx, c, "protected resource metadata", &m)
+	return firstFound[resourceMetadata](ctx, f, candidates, "protected resource metadata")
+}
+
+// firstFound fetches the first of urls that is there (not a 404 or the
+// like) as a T: nil when none is.
+func firstFound[T any](ctx context.Context, f *fetcher, urls []string, what string) (*T, string, error) {
+	for _, u := range urls {
+		var m T
+		notFound, err := f.getJSON(ctx, u, what, &m)
 		switch {
 		case notFound:
 			continue
 		case err != nil:
 			return nil, "", err
 		}
-		return &m, c, nil
+		return &m, u, nil
 	}
 	return nil, "", nil
 }
@@ -164,18 +170,7 @@ func serverMetadataURLs(iu *url.URL) []string {
 // serverMetadata fetches an authorization server's metadata; nil when it
 // publishes none at any of serverMetadataURLs.
 func (f *fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*serverMetadata, string, error) {
-	for _, c := range serverMetadataURLs(iu) {
-		var m serverMetadata
-		notFound, err := f.getJSON(ctx, c, "authorization server metadata", &m)
-		switch {
-		case notFound:
-			continue
-		case err != nil:
-			return nil, "", err
-		}
-		return &m, c, nil
-	}
-	return nil, "", nil
+	return firstFound[serverMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
 }
 
 // legacyDiscovery is the 2025-03-26 revision's discovery, for servers that

@@ -109,6 +109,24 @@ func TestSignInThenCall(t *testing.T) {
 	}
 }
 
+// signedIn starts a test authorization server (changed by set, when
+// given) and a session with cfg, signed in.
+func signedIn(t *testing.T, cfg Config, set func(*oauthtest.Server)) (*oauthtest.Server, *env, *Session) {
+	t.Helper()
+	f := oauthtest.New(t)
+	if set != nil {
+		set(f)
+	}
+	e := newEnv(t)
+	s := e.session(f, cfg)
+	if _, err := signIn(t, s); err != nil {
+		t.Fatal(err)
+	}
+	return f, e, s
+}
+
+func rotating(f *oauthtest.Server) { f.Rotate = true }
+
 func toStrings(v any) []string {
 	var out []string
 	l, _ := v.([]any)
@@ -288,13 +306,7 @@ func TestRedirectChecks(t *testing.T) {
 // in one process and of processes on one store: the server detects reuse
 // and would revoke the grant.
 func TestRefreshOnceAcrossProcesses(t *testing.T) {
-	f := oauthtest.New(t)
-	f.Rotate = true
-	e := newEnv(t)
-	first := e.session(f, Config{})
-	if _, err := signIn(t, first); err != nil {
-		t.Fatal(err)
-	}
+	f, e, first := signedIn(t, Config{}, rotating)
 	procs := []*Session{first, e.session(f, Config{}), e.session(f, Config{})}
 	for round := 1; round <= 3; round++ {
 		e.clock.advance(2 * time.Hour) // every access token expired
@@ -322,13 +334,7 @@ func TestRefreshOnceAcrossProcesses(t *testing.T) {
 // A token the server refuses before it expires is refreshed, and the
 // request sent again with its body.
 func TestRefreshOn401(t *testing.T) {
-	f := oauthtest.New(t)
-	f.Rotate = true
-	e := newEnv(t)
-	s := e.session(f, Config{})
-	if _, err := signIn(t, s); err != nil {
-		t.Fatal(err)
-	}
+	f, _, s := signedIn(t, Config{}, rotating)
 	f.ExpireAccess()
 	if status, err := call(t, s, f); status != http.StatusOK || err != nil {
 		t.Fatalf("call after the server dropped the access token: %d, %v", status, err)
@@ -342,13 +348,7 @@ func TestRefreshOn401(t *testing.T) {
 // every call), the store says so to every process, and a new sign-in
 // ends it.
 func TestRevokedGrant(t *testing.T) {
-	f := oauthtest.New(t)
-	f.Rotate = true
-	e := newEnv(t)
-	s := e.session(f, Config{})
-	if _, err := signIn(t, s); err != nil {
-		t.Fatal(err)
-	}
+	f, e, s := signedIn(t, Config{}, rotating)
 	f.RevokeAll()
 	_, err := call(t, s, f)
 	mustSignInRequired(t, err, "refused the refresh token")
@@ -376,12 +376,7 @@ func TestRevokedGrant(t *testing.T) {
 // A refresh that fails for another reason (the endpoint down) is reported
 // with what the server answered, and the grant is kept.
 func TestRefreshFailureReported(t *testing.T) {
-	f := oauthtest.New(t)
-	e := newEnv(t)
-	s := e.session(f, Config{Timeout: 300 * time.Millisecond})
-	if _, err := signIn(t, s); err != nil {
-		t.Fatal(err)
-	}
+	f, e, s := signedIn(t, Config{Timeout: 300 * time.Millisecond}, nil)
 	hang := make(chan struct{})
 	defer close(hang)
 	f.Set(func(f *oauthtest.Server) { f.HangToken = hang })
@@ -683,13 +678,7 @@ func TestBoundedAnswers(t *testing.T) {
 
 // Sign out forgets the grant (revoking it at the server) in every process.
 func TestSignOut(t *testing.T) {
-	f := oauthtest.New(t)
-	f.Rotate = true
-	e := newEnv(t)
-	s := e.session(f, Config{})
-	if _, err := signIn(t, s); err != nil {
-		t.Fatal(err)
-	}
+	f, e, s := signedIn(t, Config{}, rotating)
 	if err := s.SignOut(context.Background()); err != nil {
 		t.Fatal(err)
 	}
