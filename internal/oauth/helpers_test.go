@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
+	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/runtime/pgstore"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 )
 
@@ -42,7 +45,8 @@ func (c *testClock) advance(d time.Duration) {
 // "process"), the sealing key, a scrubber and a log.
 type env struct {
 	t     *testing.T
-	path  string
+	path  string // the SQLite file
+	pg    string // a PostgreSQL URL, used instead when set
 	seal  *Sealer
 	scrub *scrub.Scrubber
 	clock *testClock
@@ -61,9 +65,17 @@ func newEnv(t *testing.T) *env {
 }
 
 // store opens a new handle on the env's database, as another process
-// would.
-func (e *env) store() *sqlitestore.Store {
+// would: the SQLite file, or with pg set the PostgreSQL database.
+func (e *env) store() connectors.Records {
 	e.t.Helper()
+	if e.pg != "" {
+		st, err := pgstore.Open(context.Background(), e.pg, pgstore.Options{Logger: e.log})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { st.Close() })
+		return st
+	}
 	st, err := sqlitestore.Open(context.Background(), e.path, sqlitestore.Options{Logger: e.log})
 	if err != nil {
 		e.t.Fatal(err)
@@ -71,6 +83,10 @@ func (e *env) store() *sqlitestore.Store {
 	e.t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// onPostgres makes the env's store a new PostgreSQL database (a
+// throwaway cluster: internal/pgtest), as replicas share.
+func (e *env) onPostgres() { e.pg = pgtest.NewDatabase(e.t) }
 
 // session starts a session on a store handle of its own, with cfg's
 // Server, Store, Sealer, Scrubber, Logger and Now filled in.

@@ -303,31 +303,44 @@ func TestRedirectChecks(t *testing.T) {
 }
 
 // A rotating refresh token is sent once, whatever the number of callers
-// in one process and of processes on one store: the server detects reuse
-// and would revoke the grant.
+// in one process and of processes on one store, SQLite or PostgreSQL (the
+// replicas' case): the server detects reuse and would revoke the grant.
 func TestRefreshOnceAcrossProcesses(t *testing.T) {
-	f, e, first := signedIn(t, Config{}, rotating)
-	procs := []*Session{first, e.session(f, Config{}), e.session(f, Config{})}
-	for round := 1; round <= 3; round++ {
-		e.clock.advance(2 * time.Hour) // every access token expired
-		var wg sync.WaitGroup
-		errs := make(chan error, 30)
-		for i := range 30 {
-			s := procs[i%len(procs)]
-			wg.Go(func() {
-				if status, err := call(t, s, f); err != nil || status != http.StatusOK {
-					errs <- errors.Join(err, errors.New(http.StatusText(status)))
+	for _, db := range []string{"SQLite", "PostgreSQL"} {
+		t.Run(db, func(t *testing.T) {
+			f := oauthtest.New(t)
+			f.Rotate = true
+			e := newEnv(t)
+			if db == "PostgreSQL" {
+				e.onPostgres()
+			}
+			first := e.session(f, Config{})
+			if _, err := signIn(t, first); err != nil {
+				t.Fatal(err)
+			}
+			procs := []*Session{first, e.session(f, Config{}), e.session(f, Config{})}
+			for round := 1; round <= 3; round++ {
+				e.clock.advance(2 * time.Hour) // every access token expired
+				var wg sync.WaitGroup
+				errs := make(chan error, 30)
+				for i := range 30 {
+					s := procs[i%len(procs)]
+					wg.Go(func() {
+						if status, err := call(t, s, f); err != nil || status != http.StatusOK {
+							errs <- errors.Join(err, errors.New(http.StatusText(status)))
+						}
+					})
 				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Errorf("round %d: %v", round, err)
-		}
-		if _, refreshes, reuses, _ := f.Snapshot(); refreshes != round || reuses != 0 {
-			t.Fatalf("round %d: %d refreshes (%d reuses), want %d and 0", round, refreshes, reuses, round)
-		}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Errorf("round %d: %v", round, err)
+				}
+				if _, refreshes, reuses, _ := f.Snapshot(); refreshes != round || reuses != 0 {
+					t.Fatalf("round %d: %d refreshes (%d reuses), want %d and 0", round, refreshes, reuses, round)
+				}
+			}
+		})
 	}
 }
 

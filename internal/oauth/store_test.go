@@ -98,3 +98,55 @@ func TestLoadKey(t *testing.T) {
 		}
 	})
 }
+
+// A LazySealer reads its key when a value is first sealed or opened, and
+// its error is theirs.
+func TestLazySealer(t *testing.T) {
+	loads := 0
+	s := LazySealer(func() ([]byte, error) { loads++; return bytes.Repeat([]byte{4}, KeySize), nil })
+	if loads != 0 {
+		t.Fatal("the key was read before use")
+	}
+	v, err := s.Seal(KindClient, "x", []byte("{}"))
+	if err != nil || loads != 1 {
+		t.Fatalf("Seal: %v, %d loads", err, loads)
+	}
+	if _, err := s.Open(KindClient, "x", v); err != nil || loads != 1 {
+		t.Fatalf("Open: %v, %d loads", err, loads)
+	}
+	broken := LazySealer(func() ([]byte, error) { return nil, errors.New("no key here") })
+	if _, err := broken.Seal(KindClient, "x", nil); err == nil || !strings.Contains(err.Error(), "no key here") {
+		t.Errorf("Seal without a key: %v", err)
+	}
+}
+
+// MemoryStore swaps as the records of a database do.
+func TestMemoryStore(t *testing.T) {
+	ctx := t.Context()
+	m := NewMemoryStore()
+	swap := func(old, new string, want bool) {
+		t.Helper()
+		var o, n []byte
+		if old != "" {
+			o = []byte(old)
+		}
+		if new != "" {
+			n = []byte(new)
+		}
+		if ok, err := m.Swap(ctx, KindGrant, "a", o, n); ok != want || err != nil {
+			t.Fatalf("Swap(%q → %q) = %v, %v; want %v", old, new, ok, err, want)
+		}
+	}
+	swap("", "1", true)
+	swap("", "2", false)
+	swap("2", "3", false)
+	swap("1", "2", true)
+	if v, ok, _ := m.Load(ctx, KindGrant, "a"); !ok || string(v) != "2" {
+		t.Fatalf("Load: %q, %v", v, ok)
+	}
+	swap("1", "", false)
+	swap("2", "", true)
+	if _, ok, _ := m.Load(ctx, KindGrant, "a"); ok {
+		t.Fatal("deleted value still there")
+	}
+}
