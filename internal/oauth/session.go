@@ -112,9 +112,11 @@ type Session struct {
 	ccTurn chan struct{}
 
 	mu sync.Mutex
-	// cur is the grant last read or written, raw its stored form.
-	cur *grant
-	raw []byte
+	// cur is the grant last read or written, raw its stored form; loaded
+	// says the store was read at least once.
+	cur    *grant
+	raw    []byte
+	loaded bool
 	// need, when set, is why a sign-in is needed, as far as this process
 	// knows.
 	need string
@@ -301,7 +303,7 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 func (s *Session) adopt(g *grant, raw []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cur, s.raw = g, raw
+	s.cur, s.raw, s.loaded = g, raw, true
 	if g != nil && g.usable() && covers(g.Scopes, s.needScopes) && (g.AccessToken == "" || g.AccessToken != s.scopeRefused) {
 		s.need = ""
 	}
@@ -352,11 +354,12 @@ func union(a []string, bs ...[]string) []string {
 // wrapping *connectors.SignInRequired when a person must sign in first.
 func (s *Session) accessToken(ctx context.Context) (string, error) {
 	s.mu.Lock()
-	g, need := s.cur, s.need
+	g, need, loaded := s.cur, s.need, s.loaded
 	s.mu.Unlock()
-	if g == nil || need != "" {
+	if !loaded || need != "" {
 		// Another process may have signed in or refreshed: the store is
-		// read again (a local read, nothing is sent).
+		// read again (a local read, nothing is sent). A server that wants
+		// no token costs one read, not one a request.
 		ng, raw, err := s.load(ctx)
 		if err != nil {
 			return "", err

@@ -795,3 +795,22 @@ func TestTokenStaysWithTheServer(t *testing.T) {
 		t.Errorf("another origin got Authorization %q", got)
 	}
 }
+
+// A process that read the store before anyone signed in does not read it
+// on every request, but when the server answers 401 it looks again, and
+// uses the grant another process stored since, without asking for a
+// sign-in.
+func TestGrantOfAnotherProcessOn401(t *testing.T) {
+	f := oauthtest.New(t)
+	e := newEnv(t)
+	s := e.session(f, Config{})
+	if sr, err := s.NeedsSignIn(context.Background()); sr != nil || err != nil {
+		t.Fatalf("NeedsSignIn of a session that knows nothing yet: %v, %v", sr, err)
+	}
+	if _, err := signIn(t, e.session(f, Config{})); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := call(t, s, f); status != http.StatusOK || err != nil {
+		t.Fatalf("call: %d, %v", status, err)
+	}
+}

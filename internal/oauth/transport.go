@@ -113,7 +113,23 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 			}
 			return g.AccessToken, nil
 		case tok == "":
-			return "", s.needSignIn("not signed in yet")
+			// Another process may have signed in since the store was read.
+			g, raw, err := s.load(ctx)
+			if err != nil {
+				return "", err
+			}
+			s.adopt(g, raw)
+			if g == nil || !g.usable() {
+				return "", s.needSignIn("not signed in yet")
+			}
+			if !g.due(s.cfg.Now()) {
+				return g.AccessToken, nil
+			}
+			ng, err := s.refresh(ctx, "")
+			if err != nil {
+				return "", err
+			}
+			return ng.AccessToken, nil
 		case sends > 1:
 			// Refused right after a refresh or a new token: the grant is no
 			// good.
