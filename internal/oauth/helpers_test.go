@@ -11,35 +11,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/runtime/pgstore"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 )
-
-// testClock is a clock the test moves.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *testClock { return &testClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // env is what a test's sessions share: a real SQLite store (a handle per
 // "process"), the sealing key, a scrubber and a log.
@@ -49,7 +29,7 @@ type env struct {
 	pg    string // a PostgreSQL URL, used instead when set
 	seal  *Sealer
 	scrub *scrub.Scrubber
-	clock *testClock
+	clock *fixture.Clock
 	logs  *syncBuffer
 	log   *slog.Logger
 }
@@ -61,7 +41,7 @@ func newEnv(t *testing.T) *env {
 	}
 	logs := &syncBuffer{}
 	return &env{t: t, path: filepath.Join(t.TempDir(), "codemode.db"), seal: seal, scrub: scrub.New(),
-		clock: newClock(), logs: logs, log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		clock: fixture.NewClock(), logs: logs, log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 }
 
 // store opens a new handle on the env's database, as another process

@@ -320,7 +320,7 @@ func TestRefreshOnceAcrossProcesses(t *testing.T) {
 			}
 			procs := []*Session{first, e.session(f, Config{}), e.session(f, Config{})}
 			for round := 1; round <= 3; round++ {
-				e.clock.advance(2 * time.Hour) // every access token expired
+				e.clock.Advance(2 * time.Hour) // every access token expired
 				var wg sync.WaitGroup
 				errs := make(chan error, 30)
 				for i := range 30 {
@@ -393,7 +393,7 @@ func TestRefreshFailureReported(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
 	f.Set(func(f *oauthtest.Server) { f.HangToken = hang })
-	e.clock.advance(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	_, err := call(t, s, f)
 	if err == nil || !strings.Contains(err.Error(), "refreshing the access token") || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Fatalf("call with the token endpoint hanging: %v", err)
@@ -638,7 +638,7 @@ func TestClientCredentials(t *testing.T) {
 				t.Errorf("token request %v", form)
 			}
 			// Expired: a new token, no person involved.
-			e.clock.advance(2 * time.Hour)
+			e.clock.Advance(2 * time.Hour)
 			if status, err := call(t, s, f); status != http.StatusOK || err != nil {
 				t.Fatalf("call after expiry: %d, %v", status, err)
 			}
@@ -732,11 +732,11 @@ func TestNoSecretLeaks(t *testing.T) {
 	page, err = signIn(t, s)
 	note(err)
 	texts = append(texts, page)
-	e.clock.advance(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	_, err = call(t, s, f) // refresh
 	note(err)
 	f.RevokeAll()
-	e.clock.advance(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	_, err = call(t, s, f) // refused refresh
 	note(err)
 	a, err := s.BeginSignIn(context.Background())
