@@ -217,6 +217,10 @@ type Connector struct {
 	URL     string
 	SSE     bool
 	Headers map[string]string
+	// OAuth configures how a url connector signs in to a server that
+	// wants OAuth (the MCP authorization specification). Nil is the
+	// default: discovery and registration do everything.
+	OAuth *OAuth
 
 	// OpenAPI is the document's path (resolved against the config file's
 	// directory) or http(s) URL; BaseURL overrides its servers.
@@ -258,6 +262,25 @@ type Auth struct {
 	Basic  *BasicAuth
 	APIKey *APIKey
 	OAuth2 *OAuth2
+}
+
+// OAuth is a url connector's oauth: map. Every field is optional.
+type OAuth struct {
+	// ClientID and ClientSecret are a client registered beforehand with
+	// the server's authorization server.
+	ClientID, ClientSecret string
+	// ClientMetadataURL is the HTTPS URL of a Client ID Metadata Document,
+	// used as the client id by servers that accept one.
+	ClientMetadataURL string
+	// Scopes, when set, are asked for instead of those the server names.
+	Scopes []string
+	// Grant is "authorization_code" (a person signs in; the default) or
+	// "client_credentials" (machine to machine: ClientID and ClientSecret
+	// or PrivateKey).
+	Grant string
+	// PrivateKey is a PEM private key file (resolved against the config
+	// file's directory): the client authenticates by private_key_jwt.
+	PrivateKey string
 }
 
 // OAuth2 is the OAuth 2.0 client credentials grant: a token is requested

@@ -2,11 +2,14 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
 // parsed is a decoded connector and where it was written.
@@ -37,6 +40,7 @@ var connectorKeys = []keySpec{
 	{"inherit_env", []Kind{KindStdio}},
 	{"url", []Kind{KindHTTP}},
 	{"sse", []Kind{KindHTTP}},
+	{"oauth", []Kind{KindHTTP}},
 	{"headers", []Kind{KindHTTP, KindOpenAPI}},
 	{"openapi", []Kind{KindOpenAPI}},
 	{"base_url", []Kind{KindOpenAPI}},
@@ -161,6 +165,14 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 	if kind == KindHTTP && c.SSE {
 		c.Kind = KindSSE
 	}
+	if c.OAuth != nil {
+		for h := range c.Headers {
+			if strings.EqualFold(h, "Authorization") {
+				i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "oauth" })
+				d.errAt(e.val.entries[i].keyPos, fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
+			}
+		}
+	}
 	p.c = c
 	return p, len(d.errs) == nerr
 }
@@ -195,6 +207,8 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 		c.SSE, _ = d.boolean(n, fp)
 	case "headers":
 		c.Headers = d.strMap(n, fp, true)
+	case "oauth":
+		c.OAuth = d.oauth(n, fp)
 	case "openapi":
 		v, ok := d.nonEmptySetting(n, fp)
 		switch {
@@ -417,6 +431,103 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 		d.errAt(n.pos, fp, fmt.Sprintf("takes exactly one of bearer, basic, api_key or oauth2; got %s", strings.Join(set, " and ")))
 	}
 	return a
+}
+
+// oauthChoice lists an oauth: map's keys.
+const oauthChoice = "{client_id, client_secret, client_metadata_url, scopes, grant, private_key}"
+
+// oauth decodes a url connector's oauth: map (every key optional) and
+// checks that it makes sense together: a secret or key needs a client id,
+// the client credentials grant needs a client id and a secret or key, a
+// client ID metadata document is an https URL with a path, and a private
+// key file holds a key codemode-mcp can sign with.
+func (d *decoder) oauth(n *node, fp fieldPath) *OAuth {
+	if !d.mapping(n, fp, oauthChoice) {
+		return nil
+	}
+	o := &OAuth{}
+	var keyPos, metaPos pos
+	d.object(n, fp, []field{
+		{"client_id", func(n *node, fp fieldPath) { o.ClientID, _ = d.nonEmpty(n, fp) }},
+		{"client_secret", func(n *node, fp fieldPath) { o.ClientSecret, _ = d.nonEmpty(n, fp) }},
+		{"client_metadata_url", func(n *node, fp fieldPath) {
+			v, ok := d.httpURL(n, fp)
+			if !ok {
+				return
+			}
+			if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
+				d.errAt(n.pos, fp, fmt.Sprintf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", v))
+				return
+			}
+			o.ClientMetadataURL, metaPos = v, n.pos
+		}},
+		{"scopes", func(n *node, fp fieldPath) {
+			for i, sc := range d.strList(n, fp) {
+				if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
+					d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("a scope is one word without spaces or quotes; got %q", sc))
+					continue
+				}
+				o.Scopes = append(o.Scopes, sc)
+			}
+		}},
+		{"grant", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "authorization_code", "client_credentials"); ok {
+				o.Grant = v
+			}
+		}},
+		{"private_key", func(n *node, fp fieldPath) {
+			v, ok := d.nonEmpty(n, fp)
+			if !ok {
+				return
+			}
+			o.PrivateKey, keyPos = d.resolvePath(v), n.pos
+			b, err := ReadKeyFile(o.PrivateKey)
+			if err == nil {
+				_, _, err = oauth.ParsePrivateKey(b)
+			}
+			if err != nil {
+				d.errAt(n.pos, fp, fmt.Sprintf("private key %s: %v", o.PrivateKey, err))
+			}
+		}},
+	})
+	switch {
+	case o.ClientSecret != "" && o.PrivateKey != "":
+		d.errAt(keyPos, fp.key("private_key"), "client_secret and private_key exclude each other: the client authenticates with one")
+	case (o.ClientSecret != "" || o.PrivateKey != "") && o.ClientID == "":
+		d.errAt(n.pos, fp, "client_secret and private_key need the client_id they belong to")
+	case o.Grant == "client_credentials" && (o.ClientID == "" || o.ClientSecret == "" && o.PrivateKey == ""):
+		d.errAt(n.pos, fp, "grant client_credentials needs client_id and client_secret (or private_key): no person signs in")
+	case o.Grant == "client_credentials" && o.ClientMetadataURL != "":
+		d.errAt(metaPos, fp.key("client_metadata_url"), "client_metadata_url is for a person's sign-in, not for grant client_credentials")
+	}
+	return o
+}
+
+// maxKeyFile bounds a private key file read.
+const maxKeyFile = 64 << 10
+
+// ReadKeyFile reads a private key file: a regular file of at most 64 KiB.
+func ReadKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxKeyFile {
+		return nil, fmt.Errorf("%s is larger than %d KiB: not a key", path, maxKeyFile>>10)
+	}
+	return b, nil
 }
 
 // mapping reports whether n is a mapping or null, reporting a type error

@@ -49,6 +49,7 @@ func TestParseFull(t *testing.T) {
 	t.Setenv("REMOTE_TOKEN", "rt")
 	t.Setenv("GITHUB_TOKEN", "gh")
 	t.Setenv("BILLING_SECRET", "cs")
+	t.Setenv("TICKETS_SECRET", "ts")
 	t.Setenv("LOG_LEVEL", "")
 	t.Setenv("NODE_OPTIONS", "")
 	file := filepath.Join("testdata", "full.yaml")
@@ -120,10 +121,22 @@ func TestParseFull(t *testing.T) {
 					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},
 				}},
 			},
+			{
+				Name: "tickets", SourceName: "tickets", Line: 77, Kind: KindHTTP, URL: "https://tickets.example.com/mcp",
+				OAuth: &OAuth{ClientID: "codemode", ClientSecret: "ts", Scopes: []string{"tickets:read", "tickets:write"}},
+			},
+			{
+				Name: "machine", SourceName: "machine", Line: 83, Kind: KindHTTP, URL: "https://machine.example.com/mcp",
+				OAuth: &OAuth{Grant: "client_credentials", ClientID: "m2m", PrivateKey: filepath.Join(dir, "m2m.pem")},
+			},
+			{
+				Name: "discovered", SourceName: "discovered", Line: 86, Kind: KindHTTP, URL: "https://open.example.com/mcp",
+				OAuth: &OAuth{ClientMetadataURL: "https://codemode.example.com/client.json"},
+			},
 		},
 		// The token, GITHUB_TOKEN (inherited by files), REMOTE_TOKEN,
 		// GITHUB_TOKEN again (github's bearer) and BILLING_SECRET.
-		EnvValues: []string{"s3cret", "gh", "rt", "gh", "cs"},
+		EnvValues: []string{"s3cret", "gh", "rt", "gh", "cs", "ts"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load(%s) mismatch (-want +got):\n%s", file, diff)
@@ -291,6 +304,24 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:4:11: connectors.x.args: expected a list of strings, got the string "-y srv"`},
 		{"list in args", "connectors:\n  x:\n    command: npx\n    args: [a, [b]]\n",
 			`codemode.yaml:4:15: connectors.x.args[1]: expected a string, got a list`},
+		{"oauth on a command", "connectors:\n  x:\n    command: srv\n    oauth: {client_id: c}\n",
+			`codemode.yaml:4:5: connectors.x.oauth: oauth does not apply to a command connector (only to url connectors)`},
+		{"oauth unknown key", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {clientId: c}\n",
+			`codemode.yaml:4:13: connectors.x.oauth.clientId: unknown key (did you mean "client_id"?)`},
+		{"oauth secret without id", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {client_secret: s3cr3t}\n",
+			`codemode.yaml:4:12: connectors.x.oauth: client_secret and private_key need the client_id they belong to`},
+		{"oauth client credentials without a secret", "connectors:\n  x:\n    url: https://a/mcp\n    oauth:\n      grant: client_credentials\n      client_id: c\n",
+			`codemode.yaml:5:7: connectors.x.oauth: grant client_credentials needs client_id and client_secret (or private_key): no person signs in`},
+		{"oauth bad grant", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {grant: password}\n",
+			`codemode.yaml:4:20: connectors.x.oauth.grant: must be one of authorization_code, client_credentials; got "password"`},
+		{"oauth metadata document over http", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {client_metadata_url: \"http://a/c.json\"}\n",
+			`codemode.yaml:4:34: connectors.x.oauth.client_metadata_url: a client ID metadata document's URL is https with a path, such as "https://example.com/codemode-mcp.json"; got "http://a/c.json"`},
+		{"oauth scope with a space", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {scopes: [\"a b\"]}\n",
+			`codemode.yaml:4:22: connectors.x.oauth.scopes[0]: a scope is one word without spaces or quotes; got "a b"`},
+		{"oauth missing key file", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {client_id: c, private_key: /nonexistent/k.pem}\n",
+			`codemode.yaml:4:40: connectors.x.oauth.private_key: private key /nonexistent/k.pem: open /nonexistent/k.pem: no such file or directory`},
+		{"oauth with an Authorization header", "connectors:\n  x:\n    url: https://a/mcp\n    headers: {Authorization: Bearer x}\n    oauth: {}\n",
+			`codemode.yaml:5:5: connectors.x.oauth: oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in`},
 		{"oauth2 without a secret", "connectors:\n  x:\n    openapi: x.json\n    auth:\n      oauth2: {token_url: https://a/t, client_id: c}\n",
 			`codemode.yaml:5:15: connectors.x.auth.oauth2: needs token_url, client_id and client_secret (and optionally scopes)`},
 		{"bad no_approve glob", "connectors:\n  x:\n    openapi: x.json\n    no_approve: [\"[\"]\n",

@@ -17,11 +17,11 @@ import (
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
 // (or a lone user name) and the query values of every configured URL;
-// OpenAPI credentials; and every value taken from the environment where a
-// secret may stand (EnvValues: a token passed in args or in a URL's path).
-// The order is stable; values may repeat. Values shorter than scrub.MinLen
-// are returned but no scrubber can remove them without mangling ordinary
-// text.
+// OpenAPI credentials; the client secret of a url connector's oauth; and
+// every value taken from the environment where a secret may stand
+// (EnvValues: a token passed in args or in a URL's path). The order is
+// stable; values may repeat. Values shorter than scrub.MinLen are returned
+// but no scrubber can remove them without mangling ordinary text.
 //
 // A value is a secret by where it is written or where it came from, not by
 // how it looks (an env value such as "production" is scrubbed too), with
@@ -54,6 +54,9 @@ func (c *Config) Secrets() []string {
 		}
 		for _, u := range []string{cc.URL, cc.OpenAPI, cc.BaseURL} {
 			add(urlSecrets(u)...)
+		}
+		if o := cc.OAuth; o != nil {
+			add(o.ClientSecret)
 		}
 		if a := cc.Auth; a != nil {
 			add(a.Bearer)

@@ -35,6 +35,9 @@ connectors:
   oauth:
     openapi: spec.json
     auth: {oauth2: {token_url: "https://auth.example.com/token?tenant=t-1234", client_id: me, client_secret: oauth-client-secret}}
+  signin:
+    url: https://tickets.example.com/mcp
+    oauth: {client_id: codemode, client_secret: signin-client-secret}
 `
 	cfg, err := Parse([]byte(src), "")
 	if err != nil {
@@ -51,6 +54,7 @@ connectors:
 		"wonderland", "YWxpY2U6d29uZGVybGFuZA==",
 		"apikeyvalue",
 		"oauth-client-secret", "t-1234",
+		"signin-client-secret",
 		"ghp_token123", // from the environment
 	}
 	if diff := cmp.Diff(want, cfg.Secrets()); diff != "" {

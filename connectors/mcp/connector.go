@@ -68,7 +68,9 @@ type Connector struct {
 	failures                                int       // consecutive session failures (for the backoff)
 	failedAt                                time.Time // when the last one happened
 	// down is why the server is unreachable while the recovery goroutine
-	// (see Open) brings it back; nil otherwise.
+	// (see Open) brings it back, or the *connectors.SignInRequired of a
+	// server that wants a sign-in (no goroutine retries it: a sign-in, or
+	// tokens another process stored, bring it back); nil otherwise.
 	down error
 	// phase is what the last session start did last (see session.open).
 	phase string
@@ -139,6 +141,9 @@ func (e *startTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	c, err := newConnector(cfg)
 	if err != nil {
+		if cfg.OAuth != nil {
+			_ = cfg.OAuth.Close()
+		}
 		return nil, err
 	}
 	began := time.Now()
@@ -192,7 +197,12 @@ func (c *Connector) firstSession(r startResult, retry bool) (*Connector, error) 
 	case r.err != nil && !retry:
 		err := c.startError(r.s, r.err)
 		_ = c.Close()
+		if sr, ok := connectors.AsSignInRequired(err); ok {
+			err = sr
+		}
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
+	case r.err != nil && needsSignIn(r.err):
+		c.awaitSignIn(r.err)
 	case r.err != nil:
 		c.wentDown(r.s, r.err)
 		return c, nil
@@ -210,10 +220,14 @@ func (c *Connector) firstSession(r startResult, retry bool) (*Connector, error) 
 func (c *Connector) awaitLate(results <-chan startResult, began time.Time) {
 	defer c.recovering.Done()
 	r := <-results
-	if r.err != nil {
-		if c.life.Err() == nil {
-			c.wentDown(r.s, r.err)
-		}
+	switch {
+	case r.err != nil && c.life.Err() != nil:
+		return
+	case r.err != nil && needsSignIn(r.err):
+		c.awaitSignIn(r.err)
+		return
+	case r.err != nil:
+		c.wentDown(r.s, r.err)
 		return
 	}
 	c.mu.Lock()
@@ -231,6 +245,18 @@ func (c *Connector) awaitLate(results <-chan startResult, began time.Time) {
 	if c.cfg.OnToolsChanged != nil {
 		c.cfg.OnToolsChanged()
 	}
+}
+
+// awaitSignIn records that the server needs a person to sign in (err
+// wraps connectors.SignInRequired). Retrying would not help: the
+// connector comes up after a sign-in, this process's or another's, whose
+// tokens NeedsSignIn and the next call find in the store.
+func (c *Connector) awaitSignIn(err error) {
+	sr, _ := connectors.AsSignInRequired(err)
+	c.mu.Lock()
+	c.down = sr
+	c.mu.Unlock()
+	c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
 }
 
 // wentDown records that the server could not be reached (err, from a start
@@ -283,7 +309,8 @@ func (c *Connector) Down() error {
 func (c *Connector) recover() {
 	defer c.recovering.Done()
 	for c.life.Err() == nil {
-		if _, err := c.reconnect(c.life); err == nil {
+		if _, err := c.reconnect(c.life); err == nil || needsSignIn(err) {
+			// Up, or waiting for a sign-in, which brings it back.
 			return
 		} else {
 			c.mu.Lock()
@@ -394,6 +421,9 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	}
 	tools, err := c.listTools(ctx, s)
 	if err != nil {
+		if sr, ok := connectors.AsSignInRequired(err); ok {
+			return fmt.Errorf("mcp connector %q: tools/list: %w", c.cfg.Name, sr)
+		}
 		if transportFailed(s, err) && ctx.Err() == nil {
 			return c.failure(s, "tools/list", err)
 		}
@@ -644,11 +674,17 @@ type callEnded struct {
 func (e *callEnded) Error() string { return e.cause.Error() }
 func (e *callEnded) Unwrap() error { return e.cause }
 
-// callError reports a failed call: the caller's cancellation or the call
+// callError reports a failed call: a sign-in needed as such (wrapping
+// connectors.SignInRequired); the caller's cancellation or the call
 // timeout as such; a session that ended, or a transport failure, as a
 // disconnection (retiring the session); a JSON-RPC error from the server as
 // it is.
 func (c *Connector) callError(ctx context.Context, s *session, name string, err error) error {
+	if sr, ok := connectors.AsSignInRequired(err); ok {
+		// Nothing was sent that could take effect, and the session is
+		// fine: the call can be made again after a sign-in.
+		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, sr)
+	}
 	var ended *callEnded
 	switch {
 	case errors.As(err, &ended) && !errors.Is(ended.cause, errExited) &&
@@ -744,6 +780,9 @@ func (c *Connector) Close() error {
 		}
 		if c.httpTransport != nil {
 			c.httpTransport.CloseIdleConnections()
+		}
+		if c.cfg.OAuth != nil {
+			_ = c.cfg.OAuth.Close()
 		}
 		if err != nil {
 			c.closeErr = fmt.Errorf("mcp connector %q: close: %w", c.cfg.Name, err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -467,5 +468,25 @@ func TestForwardUnknown(t *testing.T) {
 		if _, err := c.Call(ctx, name, nil); !errors.Is(err, connectors.ErrUnknownTool) {
 			t.Errorf("Call(%q) = %v, want ErrUnknownTool", name, err)
 		}
+	}
+}
+
+// A server that answers server/discover, a method it does not know, with
+// an empty result (as some test servers answer every unknown method) is
+// not taken for a 2026-07-28 server: the connector performs the
+// initialize handshake and sees the server's name.
+func TestEmptyDiscoverMeansTheHandshake(t *testing.T) {
+	f, url := startFake(t, map[string]string{"": `{"tools":[]}`}, nil)
+	f.mu.Lock()
+	f.discover = `{}`
+	f.mu.Unlock()
+	c := dial(t, Config{Name: "fake", URL: url})
+	if name, _ := c.ServerInfo(); name != "fake" {
+		t.Errorf("server name %q, want fake (from initialize)", name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Contains(f.methods, "initialize") {
+		t.Errorf("methods sent: %v, want an initialize", f.methods)
 	}
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -60,7 +61,11 @@ func (c *Connector) startSession(ctx context.Context) (*session, []connectors.To
 		s.close()
 		return nil, nil, err
 	}
-	s.client = client.NewClient(tr)
+	var opts []client.ClientOption
+	if c.cfg.Elicit != nil {
+		opts = append(opts, client.WithElicitationHandler(elicitHandler(c.cfg.Elicit)))
+	}
+	s.client = client.NewClient(tr, opts...)
 	s.client.OnNotification(s.onNotification)
 	s.client.OnConnectionLost(func(err error) { // SSE only
 		c.logger.Warn("the connection to the MCP server was lost", "err", err)
@@ -267,4 +272,27 @@ func (s *session) describeEnd() string {
 		return ""
 	}
 	return s.proc.status()
+}
+
+// elicitHandler answers a server's elicitation requests with
+// Config.Elicit.
+type elicitHandler func(ctx context.Context, message string, schema json.RawMessage) (string, map[string]any, error)
+
+func (h elicitHandler) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+	if req.Params.Mode != "" && req.Params.Mode != "form" {
+		return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionDecline}}, nil
+	}
+	schema, err := json.Marshal(req.Params.RequestedSchema)
+	if err != nil {
+		return nil, fmt.Errorf("the elicitation's requested schema: %w", err)
+	}
+	action, content, err := h(ctx, req.Params.Message, schema)
+	if err != nil {
+		return nil, err
+	}
+	out := &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseAction(action)}}
+	if action == string(mcpgo.ElicitationResponseActionAccept) {
+		out.Content = content
+	}
+	return out, nil
 }

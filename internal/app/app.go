@@ -22,6 +22,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
@@ -38,6 +39,13 @@ type Options struct {
 	// __sandbox-worker sub-command; a test binary that uses process
 	// isolation must handle that sub-command in its TestMain).
 	WorkerCommand []string
+
+	// Tokens is where url connectors keep their OAuth grants and client
+	// registrations (nil: the store); Sealer seals them (nil:
+	// DefaultSealer). check reads the configured store's tokens while it
+	// runs on a scratch store.
+	Tokens connectors.Records
+	Sealer *oauth.Sealer
 
 	// backoff is the retry schedule of downstreams that are down (zero:
 	// the defaults of internal/backoff); tests shorten it.
@@ -69,6 +77,8 @@ type App struct {
 	log     *slog.Logger
 	backoff backoff.Policy // Options.backoff
 	refresh *refresher
+	tokens  connectors.Records // Options.Tokens, else Store
+	sealer  *oauth.Sealer      // Options.Sealer, else DefaultSealer
 }
 
 // Open starts everything cfg describes. Downstream servers start
@@ -106,6 +116,13 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Store = st
+	a.tokens, a.sealer = opts.Tokens, opts.Sealer
+	if a.tokens == nil {
+		a.tokens = st
+	}
+	if a.sealer == nil {
+		a.sealer = DefaultSealer()
+	}
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {
@@ -212,33 +229,17 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
+		auth, err := OAuthFor(cc, oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", errFatal, err)
+		}
 		// Open: a server that is down comes up by itself later (its
 		// Tools report why meanwhile, so the runtime shows it
-		// unavailable), and OnToolsChanged brings its tools in.
-		c, err := mcp.Open(ctx, mcp.Config{
-			Name:            cc.Name,
-			Command:         cc.Command,
-			Args:            cc.Args,
-			Env:             cc.Env,
-			Inherit:         cc.Inherit.Names,
-			InheritAll:      cc.Inherit.All,
-			Dir:             cc.Cwd,
-			URL:             cc.URL,
-			SSE:             cc.Kind == config.KindSSE,
-			Headers:         cc.Headers,
-			Include:         cc.Tools.Include,
-			Exclude:         cc.Tools.Exclude,
-			ForwardUnknown:  cc.ForwardUnknown,
-			CallTimeout:     cc.Timeout,
-			StartTimeout:    cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout),
-			RestartDelay:    a.backoff.First,
-			MaxRestartDelay: a.backoff.Max,
-			Logger:          a.log,
-			Scrubber:        a.Scrubber,
-			OnToolsChanged: func() {
-				a.refresh.changed(cc.Name)
-			},
-		})
+		// unavailable), and OnToolsChanged brings its tools in. One that
+		// needs a sign-in waits for it.
+		mc := mcpConfig(cc, auth, a.Scrubber, a.log, a.backoff, func() { a.refresh.changed(cc.Name) })
+		mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
+		c, err := mcp.Open(ctx, mc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
 		}

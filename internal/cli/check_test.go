@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__sandbox-worker" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
+	// And as the browser $BROWSER names in the sign-in tests.
+	if len(os.Args) > 2 && os.Args[1] == testBrowserArg {
+		os.Exit(testBrowser(os.Args[2]))
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		fixture.RemoveBinaries()
 		if err := pgtest.StopShared(); err != nil {

@@ -113,11 +113,12 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	eng, _, done, err := openScratch(ctx, cfg, c.db, log)
+	a, done, err := openScratch(ctx, cfg, c.db, log)
 	if err != nil {
 		return err
 	}
 	defer done()
+	eng := a.Runtime
 	name := ""
 	if len(pos) == 1 {
 		name = pos[0]
@@ -133,12 +134,22 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
 	fs := newFlags("check", env, &c, true)
+	u := urlFlags(fs)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("check takes no arguments, got %q", pos)
+	}
+	if u.url != "" {
+		if c.config != "" || c.db != "" {
+			return usagef("check: --url checks one server without a config file or a store; drop --config and --db")
+		}
+		return checkURL(ctx, u, env, log)
+	}
+	if u.call != "" || u.elicitation != "" || u.sse || len(u.headers) > 0 || u.clientID != "" || u.clientSecretFile != "" || u.clientMetadataURL != "" || u.scopes != "" || u.grant != "" || u.privateKey != "" {
+		return usagef("check: --call, --sse, --header and --oauth-* go with --url")
 	}
 	cfg, err := loadConfig(c)
 	if err != nil {
@@ -149,17 +160,24 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		src = "built-in default (no config file found)"
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\n", src)
-	eng, warnings, done, err := openScratch(ctx, cfg, c.db, log)
+	a, done, err := openScratch(ctx, cfg, c.db, log)
 	if err != nil {
 		return err
 	}
 	defer done()
+	eng, warnings := a.Runtime, a.Warnings
+	signIns := signInNeeded(ctx, a.Connectors)
 	failed := 0
 	notes := map[string][]typegen.Diagnostic{}
 	for _, d := range eng.TypeDiagnostics() {
 		notes[d.Connector] = append(notes[d.Connector], d)
 	}
 	for _, ci := range eng.Connectors() {
+		if sr := signIns[ci.Name]; sr != nil {
+			failed++
+			fmt.Fprintf(env.Stdout, "✗ %s: needs a sign-in (%s): run codemode-mcp login %s%s\n", ci.Name, a.Scrubber.String(sr.Reason), ci.Name, configFlag(cfg))
+			continue
+		}
 		if ci.Error != "" {
 			failed++
 			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, visible.Escape(ci.Error))
@@ -187,6 +205,9 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	}
 	if failed > 0 {
 		fmt.Fprintf(env.Stdout, "%d connector(s) unavailable\n", failed)
+		if len(signIns) > 0 {
+			fmt.Fprintf(env.Stdout, "%d need a sign-in: %s\n", len(signIns), strings.Join(sortedNames(signIns), ", "))
+		}
 		return exitError{ExitFailure}
 	}
 	fmt.Fprintln(env.Stdout, "ok")
@@ -210,4 +231,12 @@ func printTypeNotes(w io.Writer, ds []typegen.Diagnostic) {
 		}
 		fmt.Fprintf(w, "    %s\n", visible.Escape(d.String()))
 	}
+}
+
+// configFlag is " --config F" when the configuration came from a file.
+func configFlag(cfg *config.Config) string {
+	if cfg.Path == "" {
+		return ""
+	}
+	return " --config " + cfg.Path
 }
