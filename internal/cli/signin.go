@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
@@ -141,6 +142,7 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	var c common
 	fs := newFlags("login", env, &c, true)
 	noBrowser := fs.Bool("no-browser", false, "print the URL to open, without opening a browser")
+	noResume := fs.Bool("no-resume", false, "do not resume the runs that wait for this sign-in")
 	tg, err := openTarget(ctx, "login", fs, &c, args, env, log)
 	if err != nil {
 		return err
@@ -178,8 +180,53 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			return sc.Error(fmt.Errorf("login %s: signed in, but: %w", cc.Name, err))
 		}
 		fmt.Fprintf(env.Stdout, "Signed in to %s (%d tools). Its tokens are kept, encrypted, in %s.\n", cc.Name, len(tools), app.StoreDisplay(tg.loc))
+		if *noResume {
+			return nil
+		}
+		_ = conn.Close()
+		return resumeSignedIn(ctx, c, cc.Name, env, log)
+	}
+}
+
+// resumeSignedIn approves, in this process, every paused run that waits
+// for the sign-in to connector name just made: each runs again by replay
+// with the configuration's connectors, as `approvals approve` runs it. A
+// run that then pauses again (for an approval, say) is reported as such.
+func resumeSignedIn(ctx context.Context, c common, name string, env Env, log *slog.Logger) error {
+	eng, stop, err := openApp(ctx, c, log, true)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	ids, err := eng.AwaitingSignIn(ctx, name)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
 		return nil
 	}
+	if len(ids) == 1 {
+		fmt.Fprintln(env.Stdout, "Resuming the run that waited for it:")
+	} else {
+		fmt.Fprintf(env.Stdout, "Resuming the %d runs that waited for it:\n", len(ids))
+	}
+	failed := false
+	for _, id := range ids {
+		o, err := eng.Approve(ctx, id, nil)
+		switch {
+		case err != nil:
+			failed = true
+			fmt.Fprintf(env.Stdout, "  %s: not resumed: %v\n", id, err)
+		case o.Status == codemode.StatusPaused:
+			fmt.Fprintf(env.Stdout, "  %s: paused again (codemode-mcp approvals list)\n", id)
+		default:
+			fmt.Fprintf(env.Stdout, "  %s: %s\n", id, o.Status)
+		}
+	}
+	if failed {
+		return exitError{ExitFailure}
+	}
+	return nil
 }
 
 func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) error {

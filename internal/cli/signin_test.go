@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -89,10 +90,27 @@ func TestLoginCheckLogout(t *testing.T) {
 		t.Errorf("check created the store: %v", err)
 	}
 
+	// A run before the sign-in waits for it, and login resumes it.
+	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await remote.echo({ message: "waited for the sign-in" })`)
+	var waiting struct {
+		Status, ExecutionID string
+		Pending             []struct{ Awaits string }
+	}
+	if err := json.Unmarshal([]byte(out), &waiting); err != nil || code != cli.ExitOK || waiting.Status != "paused" || len(waiting.Pending) != 1 || waiting.Pending[0].Awaits != "sign_in" {
+		t.Fatalf("run before login: %d %v\n%s\n%s", code, err, out, errs)
+	}
+
 	setBrowser(t)
 	code, out, errs = run(t, "", "login", "remote", "--config", cfg)
 	if code != cli.ExitOK || !strings.Contains(out, f.AS.URL+"/authorize?") || !regexp.MustCompile(`Signed in to remote \(\d+ tools\)`).MatchString(out) {
 		t.Fatalf("login: %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "Resuming the run that waited for it:\n  "+waiting.ExecutionID+": completed") {
+		t.Fatalf("login did not resume the waiting run:\n%s\n%s", out, errs)
+	}
+	code, out, errs = run(t, "", "executions", "show", waiting.ExecutionID, "--config", cfg)
+	if code != cli.ExitOK || !strings.Contains(out, "waited for the sign-in") || !strings.Contains(out, `"completed"`) {
+		t.Fatalf("the resumed run: %d\n%s\n%s", code, out, errs)
 	}
 	key := filepath.Join(state, "codemode-mcp", "secret.key")
 	if fi, err := os.Stat(key); err != nil || fi.Mode().Perm() != 0o600 {
