@@ -168,9 +168,13 @@ func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubbe
 	}
 	defs, err := src.Connector.Tools(ctx)
 	if err != nil {
-		err = sc.Error(err)
+		err = scrubError(sc, err)
 		s.err = err
-		log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
+		if s.signIn() != nil {
+			log.Info("connector needs a sign-in; a call to it pauses its run until then", "connector", name, "reason", err)
+		} else {
+			log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
+		}
 		return s, nil
 	}
 	if d, ok := src.Connector.(connectors.Definer); ok {

@@ -346,6 +346,7 @@ func newConnector(cfg Config) (*Connector, error) {
 // session s (possibly nil) has been closed, so its stderr has been read to
 // the end.
 func (c *Connector) startError(s *session, err error) error {
+	err = saidOnce(err)
 	if c.stderr == nil {
 		return err
 	}
@@ -357,6 +358,33 @@ func (c *Connector) startError(s *session, err error) error {
 	}
 	return err
 }
+
+// saidOnce returns err with a part its message repeats at once said
+// once: mcp-go's client and transports each prefix the same words
+// ("initialize: transport error: transport error: transport closed"). It
+// still wraps err.
+func saidOnce(err error) error {
+	parts := strings.Split(err.Error(), ": ")
+	kept := parts[:1]
+	for _, p := range parts[1:] {
+		if p != kept[len(kept)-1] {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == len(parts) {
+		return err
+	}
+	return &reworded{msg: strings.Join(kept, ": "), err: err}
+}
+
+// reworded is an error said in other words, wrapping the original.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.err }
 
 func (c *Connector) clientVersion() string {
 	if c.cfg.ClientVersion != "" {

@@ -490,3 +490,17 @@ func TestEmptyDiscoverMeansTheHandshake(t *testing.T) {
 		t.Errorf("methods sent: %v, want an initialize", f.methods)
 	}
 }
+
+// A part of an error's message repeated at once (mcp-go's client and its
+// transport both say "transport error") is said once, and the error still
+// wraps the original.
+func TestSaidOnce(t *testing.T) {
+	base := errors.New("transport closed")
+	err := saidOnce(fmt.Errorf("initialize: transport error: transport error: %w", base))
+	if err.Error() != "initialize: transport error: transport closed" || !errors.Is(err, base) {
+		t.Fatalf("saidOnce = %q (wraps the original: %v)", err, errors.Is(err, base))
+	}
+	if plain := errors.New("a: b: a"); saidOnce(plain) != plain {
+		t.Error("an error with nothing repeated at once was changed")
+	}
+}

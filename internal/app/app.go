@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
@@ -262,18 +261,11 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Scrubber:    a.Scrubber,
 			Logger:      a.log,
 		}
-		var c interface {
-			connectors.Connector
-			Warnings() []string
-		}
-		var err error
-		if isURL(cc.OpenAPI) {
-			// A document not reached (offline, no cached copy) is read
-			// again in the background; its tools come in when it loads.
-			c, err = openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
-		} else {
-			c, err = openapi.New(ctx, ocfg)
-		}
+		// A document not read (a URL offline without a cached copy, a
+		// file missing or not yet valid) leaves the connector unavailable
+		// with the reason, as a server that is down does, and is read
+		// again in the background; its tools come in when it loads.
+		c, err := openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: connector %s (line %d): %w", errFatal, cc.Name, cc.Line, err)
 		}
@@ -348,12 +340,6 @@ func CacheDir(cfg *config.Config) string {
 		return d
 	}
 	return ""
-}
-
-// isURL reports whether an OpenAPI document location is an http(s) URL.
-func isURL(loc string) bool {
-	l := strings.ToLower(loc)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
 // newExecutor returns the executor sandbox.isolation selects: a pool of

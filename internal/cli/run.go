@@ -160,7 +160,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		src = "built-in default (no config file found)"
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\n", src)
-	a, done, err := openScratch(ctx, cfg, c.db, log)
+	a, done, err := openScratch(ctx, cfg, c.db, reportOnly(log))
 	if err != nil {
 		return err
 	}
@@ -239,4 +239,33 @@ func configFlag(cfg *config.Config) string {
 		return ""
 	}
 	return " --config " + cfg.Path
+}
+
+// reportOnly is check's logger: what connectors log while starting (a
+// server down and "retrying in the background", a document not read) is
+// in check's report already, and check retries nothing, so only errors
+// are logged, unless $CODEMODE_LOG_LEVEL asks for more.
+func reportOnly(log *slog.Logger) *slog.Logger {
+	if os.Getenv("CODEMODE_LOG_LEVEL") != "" {
+		return log
+	}
+	return slog.New(minLevel{log.Handler(), slog.LevelError})
+}
+
+// minLevel is a handler that drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
 }
