@@ -21,19 +21,36 @@ import (
 // declined). ap may be nil; with an approver, calls needing approval are put
 // to it before the run pauses.
 func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error) {
-	done, err := r.begin()
-	if err != nil {
-		return codemode.Outcome{}, err
+	e, done, out, err := r.create(ctx, code, nil)
+	if e == nil {
+		return out, err
 	}
 	defer done()
+	return r.runPass(ctx, e, ap, nil)
+}
+
+// create begins a request (see begin) and creates the execution of a new
+// program (a task when task is set), after the checks a program meets
+// before anything is stored (its size, the type check) and the
+// housekeeping. When it returns no execution, the program was refused
+// (out says why) or err failed; otherwise done ends the request.
+func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) (*codemode.Execution, func(), codemode.Outcome, error) {
+	done, err := r.begin()
+	if err != nil {
+		return nil, nil, codemode.Outcome{}, err
+	}
+	refuse := func(out codemode.Outcome, err error) (*codemode.Execution, func(), codemode.Outcome, error) {
+		done()
+		return nil, nil, out, err
+	}
 	if max := r.limits.WithDefaults().MaxCodeBytes; len(code) > max {
 		// Refused before an execution exists: a rejected program stores
 		// nothing.
-		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", short.Bytes(int64(len(code))), short.Bytes(int64(max)))}, nil
+		return refuse(codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", short.Bytes(int64(len(code))), short.Bytes(int64(max)))}, nil)
 	}
 	if r.typeCheck != nil {
 		if o, refused := r.typeCheckProgram(ctx, code); refused {
-			return o, nil
+			return refuse(o, nil)
 		}
 	}
 	now := r.now()
@@ -46,20 +63,21 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 		Code:       code,
 		Clock:      codemode.Clock{Seed: newSeed()},
 		Connectors: map[string]string{},
+		Task:       task,
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
 	if e.Status, err = codemode.TransitionExec(0, codemode.StatusRunning); err != nil {
-		return codemode.Outcome{}, err
+		return refuse(codemode.Outcome{}, err)
 	}
 	if e.Owner, err = r.own.claim(ctx); err != nil {
-		return codemode.Outcome{}, err
+		return refuse(codemode.Outcome{}, err)
 	}
 	if err := r.store.CreateExecution(ctx, e); err != nil {
-		return codemode.Outcome{}, fmt.Errorf("create execution: %w", err)
+		return refuse(codemode.Outcome{}, fmt.Errorf("create execution: %w", err))
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
-	return r.runPass(ctx, e, ap, nil)
+	return e, done, codemode.Outcome{}, nil
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -80,30 +98,53 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) 
 // claim, so no other decision can slip in between the check and the
 // approval.
 func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Review, ap codemode.Approver) (codemode.Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "approved", codemode.StatusPaused)
-	if err != nil {
-		return wrongOutcome(id, e), err
+	e, log, done, out, err := r.claimApproved(ctx, id, rv)
+	if e == nil {
+		return out, err
 	}
 	defer done()
+	return r.runPass(ctx, e, ap, log)
+}
+
+// claimApproved makes the decision of ApproveReviewed: it claims the
+// paused run (running, owned by this process) and moves its pending
+// actions on, and returns it with its log as the pass that resumes it must
+// replay. When it returns no execution, the approval was refused (the run
+// stays as it was, out and err say why) or failed (the run ended in
+// error); otherwise done ends the request (see begin).
+func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Review) (_ *codemode.Execution, _ []codemode.Entry, _ func(), _ codemode.Outcome, err error) {
+	e, done, err := r.openExecution(ctx, id, "approved", codemode.StatusPaused)
+	if err != nil {
+		return nil, nil, nil, wrongOutcome(id, e), err
+	}
+	claimed := false
+	defer func() {
+		if !claimed {
+			done()
+		}
+	}()
+	fail := func(out codemode.Outcome, err error) (*codemode.Execution, []codemode.Entry, func(), codemode.Outcome, error) {
+		return nil, nil, nil, out, err
+	}
 	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
+		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
-			id, strings.Join(changed, ", "))}
+			id, strings.Join(changed, ", "))})
 	}
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
-		return r.lostRace(ctx, id, "approved", err)
+		return fail(r.lostRace(ctx, id, "approved", err))
 	}
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		return r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err))
+		return fail(r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err)))
 	}
 	// refuse gives the claim back: the run waits, as it was, for a
 	// decision about what is pending now.
-	refuse := func(why error) (codemode.Outcome, error) {
+	refuse := func(why error) (*codemode.Execution, []codemode.Entry, func(), codemode.Outcome, error) {
 		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
-			return r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err))
+			return fail(r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err)))
 		}
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, why
+		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, why)
 	}
 	if rv.Digest != "" && codemode.PendingDigest(codemode.PendingActions(id, log)) != rv.Digest {
 		return refuse(notAsShown(id, "approved"))
@@ -123,13 +164,13 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 				if codemode.IsRefusal(err) {
 					return refuse(err)
 				}
-				return r.abort(ctx, e, err)
+				return fail(r.abort(ctx, e, err))
 			}
 		default:
 			continue
 		}
 		if log[i].State, err = codemode.Transition(en.State, to); err != nil {
-			return r.abort(ctx, e, err)
+			return fail(r.abort(ctx, e, err))
 		}
 		log[i].UpdatedAt = r.now()
 		if to == codemode.EntryPending {
@@ -139,9 +180,10 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
-		return r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err))
+		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
 	}
-	return r.runPass(ctx, e, ap, log)
+	claimed = true
+	return e, log, done, codemode.Outcome{}, nil
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its

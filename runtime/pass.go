@@ -16,12 +16,17 @@ import (
 // the caller loaded it: nil for a fresh execution, just created by Execute)
 // and records how the pass ended.
 func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
+	if e.Task != nil {
+		var end func()
+		ctx, end = r.track(ctx, e.ID)
+		defer end()
+	}
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
 		Globals:  p.cat.globals,
 		Services: serviceList,
-		Limits:   r.limits,
+		Limits:   r.limitsOf(e),
 		Clock:    sandbox.Clock(e.Clock),
 		NoCheck:  r.noCheck,
 	}, p)
@@ -109,6 +114,12 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 		r.settleLeftovers(ctx, e, leftover)
 	}
 	if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
+		if errors.Is(err, codemode.ErrConflict) {
+			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal()); cur != nil {
+				o, err := r.outcome(ctx, cur)
+				return o, errors.Join(internal, err)
+			}
+		}
 		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(internal, err)
 	}
 	if to.Terminal() {
@@ -213,6 +224,7 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
+	r.changedStatus()
 	return nil
 }
 
