@@ -296,3 +296,18 @@ func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, err
 	}
 	return r.outcome(ctx, e)
 }
+
+// PendingWhole lists the actions run id waits for as logged, their
+// arguments whole (Pending cuts them for the model), for a surface that
+// shows them to a person and sends their digest back with the decision
+// (codemode.Review); none unless the run is paused.
+func (r *Runtime) PendingWhole(ctx context.Context, id string) ([]codemode.PendingAction, error) {
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.Status != codemode.StatusPaused {
+		return nil, nil
+	}
+	return r.pendingOf(ctx, id)
+}
