@@ -240,7 +240,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		if err != nil {
 			return nil, err
 		}
-		t := viewTask(e, nil, true).modern()
+		t := seed(e, true).modern()
 		t["resultType"] = "task"
 		return t, nil
 	}
@@ -260,7 +260,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	if err != nil {
 		return nil, err
 	}
-	v := viewTask(e, nil, false)
+	v := seed(e, false)
 	if sess != nil {
 		f.follow(sess, v)
 	}
@@ -270,6 +270,15 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 			"io.modelcontextprotocol/model-immediate-response": fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID),
 		},
 	}, nil
+}
+
+// seed is the task a run is as it is created: working (a task begins so,
+// even when a quick program has already ended by the time the answer is
+// written; tasks/get says so next).
+func seed(e *codemode.Execution, modern bool) taskView {
+	v := viewTask(e, nil, modern)
+	v.Status, v.StatusMessage, v.UpdatedAt = mcp.TaskStatusWorking, "the program is running", e.CreatedAt
+	return v
 }
 
 // follow sends the session notifications/tasks/status as task v's status
@@ -365,11 +374,13 @@ func (f *taskFront) cancelTask(ctx context.Context, id string, modern bool) (any
 	if err != nil {
 		return nil, err
 	}
+	cancelled := false
 	if !e.Status.Terminal() {
 		_, err = f.s.rt.Cancel(ctx, id, "cancelled by the client (tasks/cancel)")
 		if err != nil && !codemode.IsRefusal(err) {
 			return nil, err
 		}
+		cancelled = err == nil // else the run ended first
 	}
 	if modern {
 		return map[string]any{"resultType": "complete"}, nil
@@ -378,7 +389,7 @@ func (f *taskFront) cancelTask(ctx context.Context, id string, modern bool) (any
 	if err != nil {
 		return nil, err
 	}
-	if v.Status != mcp.TaskStatusCancelled {
+	if !cancelled {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("Cannot cancel task: already in terminal status '%s'", v.Status)}
 	}
 	return v.legacy(), nil

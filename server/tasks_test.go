@@ -335,3 +335,269 @@ func TestTaskRequestsThatAreRefused(t *testing.T) {
 		t.Errorf("tasks/get of a plain call's run: %v", err)
 	}
 }
+
+// answering is an elicitation handler that answers action and records
+// what it was asked.
+type answering struct {
+	mu     sync.Mutex
+	action mcp.ElicitationResponseAction
+	asked  []mcp.ElicitationParams
+}
+
+func (a *answering) handle(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, r.Params)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: a.action}}, nil
+}
+
+func (a *answering) questions() []mcp.ElicitationParams {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]mcp.ElicitationParams(nil), a.asked...)
+}
+
+func TestATaskThatWaitsIsAnsweredThroughElicitation(t *testing.T) {
+	elicit := mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}
+	for _, tc := range []struct {
+		transport string
+		action    mcp.ElicitationResponseAction
+		status    mcp.TaskStatus
+		outcome   string
+	}{
+		{"stdio", mcp.ElicitationResponseActionAccept, mcp.TaskStatusCompleted, "completed"},
+		{"http", mcp.ElicitationResponseActionAccept, mcp.TaskStatusCompleted, "completed"},
+		{"stdio", mcp.ElicitationResponseActionDecline, mcp.TaskStatusFailed, "rejected"},
+	} {
+		t.Run(tc.transport+" "+string(tc.action), func(t *testing.T) {
+			a := &answering{action: tc.action}
+			s := newServer(t, true)
+			var c *client.Client
+			if tc.transport == "stdio" {
+				c = stdioClient(t, s, elicit, client.WithElicitationHandler(elicitFunc(a.handle)))
+			} else {
+				c = httpClient(t, s, elicit, client.WithElicitationHandler(elicitFunc(a.handle)))
+			}
+			notes := listenStatus(c)
+			task := createTask(t, c, `const n = await notes.createNote({ text: "from a task" }); return n.text`)
+			waiting := pollUntil(t, c, task.TaskId, mcp.TaskStatusInputRequired)
+			if !strings.Contains(waiting.StatusMessage, `call 1 awaits approval: notes.createNote({"text":"from a task"})`) {
+				t.Errorf("input_required message %q, want the pending action", waiting.StatusMessage)
+			}
+			if len(a.questions()) != 0 {
+				t.Fatal("asked before tasks/result: the task's pass runs without the client")
+			}
+			got, _ := taskResult(t, c, task.TaskId)
+			if got["status"] != tc.outcome {
+				t.Fatalf("outcome %v, want %s", got, tc.outcome)
+			}
+			if tc.outcome == "completed" && got["result"] != "from a task" {
+				t.Errorf("result %v", got["result"])
+			}
+			qs := a.questions()
+			if len(qs) != 1 || !strings.Contains(qs[0].Message, "Approve notes.createNote (execution "+task.TaskId+", call 1)?") ||
+				!strings.Contains(qs[0].Message, `"text": "from a task"`) {
+				t.Fatalf("asked %+v, want the pending action as the codemode call's elicitation shows it", qs)
+			}
+			if rel := qs[0].Meta; rel == nil || fmt.Sprint(rel.AdditionalFields[mcp.RelatedTaskMetaKey]) != fmt.Sprint(map[string]any{"taskId": task.TaskId}) {
+				t.Errorf("elicitation _meta %+v, want the related task", rel)
+			}
+			if r := getTask(t, c, task.TaskId); r.Status != tc.status {
+				t.Errorf("task %s, want %s", r.Status, tc.status)
+			}
+			notes.waitFor(t, task.TaskId, "input_required")
+			notes.waitFor(t, task.TaskId, string(tc.status))
+			list, _ := call(t, c, "codemode", map[string]any{"code": `(await notes.listNotes({})).notes.length`})
+			want := 0.0
+			if tc.outcome == "completed" {
+				want = 1
+			}
+			if list["result"] != want {
+				t.Errorf("notes after the task: %v, want %v (the side effect once)", list["result"], want)
+			}
+		})
+	}
+}
+
+func TestATaskIsNotApprovedWithArgumentsTooLongToShow(t *testing.T) {
+	a := &answering{action: mcp.ElicitationResponseActionAccept}
+	s := newServer(t, true)
+	c := stdioClient(t, s, mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, client.WithElicitationHandler(elicitFunc(a.handle)))
+	task := createTask(t, c, `await notes.createNote({ text: "é".repeat(5000) })`)
+	pollUntil(t, c, task.TaskId, mcp.TaskStatusInputRequired)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(a.questions()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // until the client was asked
+	}
+	if qs := a.questions(); len(qs) != 1 || !strings.Contains(qs[0].Message, "Accepting here does not approve them") {
+		t.Fatalf("asked %+v", qs)
+	}
+	if r := getTask(t, c, task.TaskId); r.Status != mcp.TaskStatusInputRequired {
+		t.Errorf("after accepting arguments not shown whole: %s, want input_required", r.Status)
+	}
+	// tasks/result still waits: a decision made elsewhere ends it.
+	if _, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "codemode_reject", Arguments: map[string]any{"executionId": task.TaskId}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("tasks/result: %v", err)
+	}
+	cancel()
+	if r := getTask(t, c, task.TaskId); r.Status != mcp.TaskStatusFailed || !strings.Contains(r.StatusMessage, "rejected") {
+		t.Errorf("after codemode_reject: %s %q", r.Status, r.StatusMessage)
+	}
+}
+
+func TestATaskIsCancelled(t *testing.T) {
+	c := stdioClient(t, newServer(t, false), mcp.ClientCapabilities{})
+	running := createTask(t, c, `await new Promise(r => setTimeout(r, 60000)); await notes.createNote({ text: "never" })`)
+	res, err := c.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: running.TaskId}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != mcp.TaskStatusCancelled {
+		t.Errorf("tasks/cancel answered %s, want cancelled", res.Status)
+	}
+	if r := getTask(t, c, running.TaskId); r.Status != mcp.TaskStatusCancelled {
+		t.Errorf("tasks/get after cancel: %s", r.Status)
+	}
+	if _, err := rawCall(c, "tasks/cancel", map[string]any{"taskId": running.TaskId}); err == nil || !strings.Contains(err.Error(), "-32602: Cannot cancel task: already in terminal status 'cancelled'") {
+		t.Errorf("second tasks/cancel: %v", err)
+	}
+	got, _ := taskResult(t, c, running.TaskId)
+	if got["status"] != "cancelled" || got["error"] != "cancelled by the client (tasks/cancel)" {
+		t.Errorf("tasks/result of a cancelled task: %v", got)
+	}
+
+	waiting := createTask(t, c, `await notes.createNote({ text: "x" })`)
+	pollUntil(t, c, waiting.TaskId, mcp.TaskStatusInputRequired)
+	if res, err := c.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: waiting.TaskId}}); err != nil || res.Status != mcp.TaskStatusCancelled {
+		t.Errorf("cancel an input_required task: %+v, %v", res, err)
+	}
+	pending, _ := call(t, c, "codemode_pending", map[string]any{})
+	if p, _ := pending["pending"].([]any); len(p) != 0 {
+		t.Errorf("pending after cancelling: %v", p)
+	}
+}
+
+// modern sends a 2026-07-28 request over streamable HTTP (no session),
+// declaring the tasks extension unless bare, and returns its result or
+// error object.
+func modern(t *testing.T, base, method string, params map[string]any, bare bool) (result map[string]any, rpcErr map[string]any) {
+	t.Helper()
+	caps := map[string]any{}
+	if !bare {
+		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+	}
+	p := map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+	}}
+	for k, v := range params {
+		p[k] = v
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": p})
+	resp := req{method: "POST", path: server.PathMCP, body: string(body),
+		header: jsonHeaders("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method)}.do(t, nil, base)
+	var msg struct {
+		ID     int            `json:"id"`
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil || msg.ID != 7 {
+		t.Fatalf("%s: %d %v (id %d)", method, resp.StatusCode, err, msg.ID)
+	}
+	return msg.Result, msg.Error
+}
+
+// modernUntil polls tasks/get until the task's status is want.
+func modernUntil(t *testing.T, base, id, want string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, rpcErr := modern(t, base, "tasks/get", map[string]any{"taskId": id}, false)
+		if rpcErr != nil {
+			t.Fatalf("tasks/get: %v", rpcErr)
+		}
+		if got["status"] == want {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %v, want %s", id, got["status"], want)
+		}
+		time.Sleep(20 * time.Millisecond) // a client's poll
+	}
+}
+
+func TestTasksOfTheExtension(t *testing.T) {
+	base := serve(t, newServer(t, true), server.TransportHTTP)
+	call := func(t *testing.T, code string) map[string]any {
+		t.Helper()
+		res, rpcErr := modern(t, base, "tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": code}}, false)
+		if rpcErr != nil || res["resultType"] != "task" || res["status"] != "working" || res["ttlMs"] == nil || res["pollIntervalMs"] != 1000.0 {
+			t.Fatalf("tools/call: %v %v, want a task (resultType task, working, ttlMs, pollIntervalMs)", res, rpcErr)
+		}
+		return res
+	}
+
+	t.Run("input requests answered by tasks/update", func(t *testing.T) {
+		task := call(t, `(await notes.createNote({ text: "through tasks/update" })).text`)
+		id := task["taskId"].(string)
+		got := modernUntil(t, base, id, "input_required")
+		reqs, _ := got["inputRequests"].(map[string]any)
+		if len(reqs) != 1 {
+			t.Fatalf("inputRequests = %v, want one question", got["inputRequests"])
+		}
+		var key string
+		var q map[string]any
+		for k, v := range reqs {
+			key, q = k, v.(map[string]any)
+		}
+		params, _ := q["params"].(map[string]any)
+		if q["method"] != "elicitation/create" || !strings.Contains(fmt.Sprint(params["message"]), "Approve notes.createNote (execution "+id+", call 1)?") {
+			t.Errorf("input request %v", q)
+		}
+		if ack, rpcErr := modern(t, base, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"not-asked": map[string]any{"action": "accept"}}}, false); rpcErr != nil || ack["resultType"] != "complete" {
+			t.Fatalf("tasks/update with an unknown key: %v %v", ack, rpcErr)
+		}
+		if still := modernUntil(t, base, id, "input_required"); still["inputRequests"] == nil {
+			t.Error("an answer to a key not asked changed the task")
+		}
+		if ack, rpcErr := modern(t, base, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}}}, false); rpcErr != nil || ack["resultType"] != "complete" {
+			t.Fatalf("tasks/update: %v %v", ack, rpcErr)
+		}
+		done := modernUntil(t, base, id, "completed")
+		res, _ := done["result"].(map[string]any)
+		sc, _ := res["structuredContent"].(map[string]any)
+		if sc["status"] != "completed" || sc["result"] != "through tasks/update" || sc["executionId"] != id {
+			t.Errorf("result %v", res)
+		}
+	})
+	t.Run("a failed program completes with its error", func(t *testing.T) {
+		id := call(t, `throw new Error("nope")`)["taskId"].(string)
+		done := modernUntil(t, base, id, "completed")
+		res, _ := done["result"].(map[string]any)
+		if res["isError"] != true || !strings.Contains(fmt.Sprint(res["structuredContent"]), "nope") {
+			t.Errorf("result %v, want the error outcome, isError", res)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		id := call(t, `await new Promise(r => setTimeout(r, 60000))`)["taskId"].(string)
+		if ack, rpcErr := modern(t, base, "tasks/cancel", map[string]any{"taskId": id}, false); rpcErr != nil || ack["resultType"] != "complete" {
+			t.Fatalf("tasks/cancel: %v %v", ack, rpcErr)
+		}
+		modernUntil(t, base, id, "cancelled")
+	})
+	t.Run("refused without the extension", func(t *testing.T) {
+		_, rpcErr := modern(t, base, "tasks/get", map[string]any{"taskId": "exec_1"}, true)
+		if rpcErr == nil || rpcErr["code"] != -32021.0 {
+			t.Errorf("tasks/get without the extension: %v, want -32021", rpcErr)
+		}
+	})
+}
