@@ -26,7 +26,8 @@ import (
 // cancellation and the run's own end exactly one wins. A pass of a task
 // run registers in the process that runs it (livePass): a cancellation
 // received there stops it at once; one received elsewhere stops it when
-// the pass's watcher next reads the run's status (every cancelPoll). The
+// the pass's watcher next reads the run's status (every cancelPoll, a
+// quarter of a second). The
 // pass then ends as any pass whose run moved on without it: what it
 // logged stays, calls it left undecided are settled, and the run stays
 // cancelled.
@@ -37,9 +38,9 @@ const DefaultTaskTimeout = 30 * time.Minute
 // cancelPoll is how often the pass of a task run reads its run's status,
 // to stop once another process cancelled it; awaitPoll how often Await
 // reads a run it waits for (this process's own status changes wake it at
-// once).
+// once). Each is one read of the run's row.
 const (
-	cancelPoll = time.Second
+	cancelPoll = 250 * time.Millisecond
 	awaitPoll  = 250 * time.Millisecond
 )
 
@@ -186,8 +187,7 @@ func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCau
 // Cancel ends a run started as a task that is running or paused: it is
 // cancelled (reason is its error), its actions pending approval are
 // rejected, and a pass of it in progress in this process is stopped and
-// awaited (one in another process stops within about a second: see
-// above). Applied calls stay applied (see Rollback). A run in any other
+// awaited (one in another process stops within cancelPoll: see above). Applied calls stay applied (see Rollback). A run in any other
 // status, or one that is not a task, is refused (ErrWrongState), and so is
 // a cancellation that loses the race to the run's own end.
 func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outcome, error) {
