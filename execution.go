@@ -42,8 +42,26 @@ type Execution struct {
 type Task struct {
 	// TTL is how long after the run's creation the task is offered to
 	// clients (tasks/get, tasks/list); the run itself stays in the log
-	// as long as any other.
-	TTL time.Duration `json:"ttl"`
+	// as long as any other. Its JSON form is whole milliseconds (ttlMs),
+	// as MCP counts it.
+	TTL time.Duration `json:"-"`
+}
+
+type taskJSON struct {
+	TTLMs int64 `json:"ttlMs"`
+}
+
+func (t Task) MarshalJSON() ([]byte, error) {
+	return json.Marshal(taskJSON{TTLMs: t.TTL.Milliseconds()})
+}
+
+func (t *Task) UnmarshalJSON(b []byte) error {
+	var j taskJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	t.TTL = time.Duration(j.TTLMs) * time.Millisecond
+	return nil
 }
 
 // Clock is what a program's passes share so that Date and Math.random

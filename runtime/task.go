@@ -256,11 +256,14 @@ func (r *Runtime) changedStatus() {
 
 // Await returns run id as stored once until reports true of it: at once
 // when it already does, else when this process changes a run's status or
-// every awaitPoll (a change made by another process sharing the store),
-// until ctx ends (its error is returned). An unknown run is
+// every poll (a change made by another process sharing the store; 0 means
+// awaitPoll), until ctx ends (its error is returned). An unknown run is
 // ErrUnknownExecution.
-func (r *Runtime) Await(ctx context.Context, id string, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
-	t := time.NewTicker(awaitPoll)
+func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
+	if poll <= 0 {
+		poll = awaitPoll
+	}
+	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
 		r.mu.Lock()

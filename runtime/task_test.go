@@ -52,7 +52,7 @@ func (e *env) await(id string, until func(*codemode.Execution) bool) *codemode.E
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
-	x, err := e.rt.Await(ctx, id, until)
+	x, err := e.rt.Await(ctx, id, 0, until)
 	if err != nil {
 		e.t.Fatalf("Await(%s): %v (status %s)", id, err, e.status(id))
 	}

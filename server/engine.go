@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -37,8 +38,9 @@ type Engine interface {
 	// its error.
 	Cancel(ctx context.Context, id, reason string) (codemode.Outcome, error)
 	// Await returns run id as stored once until reports true of it (at
-	// once when it already does), or ctx's error.
-	Await(ctx context.Context, id string, until func(*codemode.Execution) bool) (*codemode.Execution, error)
+	// once when it already does; another process's change is seen within
+	// poll, 0: the engine's default), or ctx's error.
+	Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error)
 	// Outcome is the outcome of a run as stored: what a plain call that
 	// ran its last pass returned.
 	Outcome(ctx context.Context, id string) (codemode.Outcome, error)

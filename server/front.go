@@ -281,17 +281,24 @@ func seed(e *codemode.Execution, modern bool) taskView {
 	return v
 }
 
+// followPoll is how often a follower reads its task for a change another
+// process made (this process's own changes wake it at once): status
+// notifications are a courtesy, polling is how a client learns (the
+// specification says as much), so a follower of a task that waits hours
+// for a person reads it seldom.
+const followPoll = 2 * time.Second
+
 // follow sends the session notifications/tasks/status as task v's status
-// changes, through whichever process changes it, until it ends, the
-// session goes or the front stops.
+// changes, through whichever process changes it, until it ends or
+// expires, the session goes or the front stops.
 func (f *taskFront) follow(sess mcpserver.ClientSession, v taskView) {
 	f.wg.Go(func() {
 		last := v.Status
 		for !last.IsTerminal() {
-			e, err := f.s.rt.Await(f.ctx, v.ID, func(e *codemode.Execution) bool {
-				return viewTask(e, nil, false).Status != last
+			e, err := f.s.rt.Await(f.ctx, v.ID, followPoll, func(e *codemode.Execution) bool {
+				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
 			})
-			if err != nil {
+			if err != nil || expired(e, time.Now()) {
 				return
 			}
 			var pending []codemode.PendingAction

@@ -84,7 +84,7 @@ var (
 // taskRun reads the run of task id; an unknown id, a run that is not a
 // task and a task past its TTL are errTaskNotFound or errTaskExpired.
 func (s *Server) taskRun(ctx context.Context, id string) (*codemode.Execution, error) {
-	e, err := s.rt.Await(ctx, id, always)
+	e, err := s.rt.Await(ctx, id, 0, always)
 	switch {
 	case errors.Is(err, codemode.ErrUnknownExecution):
 		return nil, errTaskNotFound
@@ -248,7 +248,7 @@ func (s *Server) startTask(ctx context.Context, args json.RawMessage, ttl time.D
 	if out.Status != codemode.StatusRunning {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "the program was refused; nothing was run: " + out.Error}
 	}
-	return s.rt.Await(ctx, out.ExecutionID, always)
+	return s.rt.Await(ctx, out.ExecutionID, 0, always)
 }
 
 // questions are what a person is asked about a paused task through the
@@ -330,7 +330,7 @@ func refusalOK(err error) error {
 func (s *Server) awaitResult(ctx context.Context, sess mcpserver.ClientSession, id string) (*codemode.Execution, error) {
 	var asked time.Time // the pause already put to the person
 	for {
-		e, err := s.rt.Await(ctx, id, func(e *codemode.Execution) bool {
+		e, err := s.rt.Await(ctx, id, 0, func(e *codemode.Execution) bool {
 			return e.Status.Terminal() || (e.Status == codemode.StatusPaused && !e.UpdatedAt.Equal(asked))
 		})
 		if err != nil {
