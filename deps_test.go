@@ -9,7 +9,7 @@ import (
 // The domain, the stores, the MCP server and the approval console do not
 // link the sandbox (goja, esbuild); the domain, the conformance suite and
 // the console link no database or MCP library either; each store links
-// only its own database driver.
+// only its own database driver; the OAuth client links none of them.
 func TestDependencies(t *testing.T) {
 	tests := []struct {
 		pkg       string
@@ -21,6 +21,9 @@ func TestDependencies(t *testing.T) {
 		{"github.com/codemode-mcp/codemode-mcp/runtime/pgstore", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/server", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx"}},
 		{"github.com/codemode-mcp/codemode-mcp/console", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
+		// The OAuth client is the standard library's: no database (its
+		// store is an interface), no MCP library, no sandbox.
+		{"github.com/codemode-mcp/codemode-mcp/internal/oauth", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 	}
 	for _, tt := range tests {
 		out, err := exec.Command("go", "list", "-deps", tt.pkg).CombinedOutput()

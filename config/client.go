@@ -23,7 +23,7 @@ import (
 var clientKeys = []string{
 	"type", "command", "args", "env", "envFile", "cwd", "inherit_env", "url", "headers",
 	"transportType", "serverUrl", "disabled", "timeout", "disabledTools",
-	"description", "tools", "approve", "no_approve", "revert", "forward_unknown",
+	"description", "tools", "approve", "no_approve", "revert", "forward_unknown", "start_timeout",
 	"autoApprove", "alwaysAllow", "dev", "watchPaths", "gallery", "version",
 }
 
@@ -106,17 +106,17 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 		switch f.key {
 		case "command":
 			hasCmd = true
-			c.Command, _ = d.nonEmpty(n, ffp)
+			c.Command, _ = d.nonEmptySetting(n, ffp)
 		case "args":
 			c.Args = d.strList(n, ffp)
 		case "env":
 			c.Env = d.env(n, ffp)
 		case "envFile":
-			if v, ok := d.nonEmpty(n, ffp); ok {
+			if v, ok := d.nonEmptySetting(n, ffp); ok {
 				envFile, envFilePos = d.resolvePath(v), n.pos
 			}
 		case "cwd":
-			if v, ok := d.nonEmpty(n, ffp); ok {
+			if v, ok := d.nonEmptySetting(n, ffp); ok {
 				c.Cwd = d.resolvePath(v)
 			}
 		case "inherit_env":
@@ -148,6 +148,9 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 		case "disabledTools":
 			c.Tools.Exclude = append(c.Tools.Exclude, d.globs(n, ffp)...)
 		default:
+			if f.key == "approve" || f.key == "no_approve" {
+				d.noPathGlobs(n, ffp)
+			}
 			if d.commonField(&c, f, ffp) {
 				continue
 			}

@@ -190,6 +190,8 @@ func TestClientEntryErrors(t *testing.T) {
 			`mcp.json:1:17: mcpServers.a: has both command and url; an entry runs a command or connects to a URL`},
 		{"typo of command", `{"mcpServers": {"a": {"comand": "x"}}}`,
 			`mcp.json:1:23: mcpServers.a.comand: unknown key (did you mean "command"?)`},
+		{"path pattern", `{"mcpServers": {"a": {"command": "x", "approve": ["path:/x"]}}}`,
+			`mcp.json:1:51: mcpServers.a.approve[0]: "path:/x": path: patterns match HTTP paths, which only the methods of OpenAPI connectors have`},
 		{"neither", `{"mcpServers": {"a": {"args": []}}}`,
 			`mcp.json:1:17: mcpServers.a: needs command (a stdio server) or url (a remote server)`},
 		{"sse type with command", `{"servers": {"a": {"type": "sse", "command": "x"}}}`,

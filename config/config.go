@@ -9,6 +9,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"time"
 )
@@ -31,6 +32,8 @@ const (
 	DefaultIsolation      = "process"
 	// DefaultDescriptionBudget is server.description_budget's default.
 	DefaultDescriptionBudget = 1500
+	// DefaultStartTimeout is server.start_timeout's default.
+	DefaultStartTimeout = 10 * time.Second
 )
 
 // Config is a loaded and validated configuration.
@@ -46,6 +49,16 @@ type Config struct {
 	// (keys of other MCP clients that are ignored, disabled entries, an
 	// unauthenticated listener beyond loopback).
 	Warnings []Warning
+	// EnvValues are the values the configuration took from the environment
+	// where a secret may stand: ${VAR} references in what a connector is
+	// given or sends (args, env, URLs, headers, credentials) and in
+	// server.auth_token, and the variables inherit_env names. Secrets
+	// returns them (but booleans, numbers and absolute paths), so that a
+	// token passed as an argument or in a URL's path is scrubbed like one
+	// passed in a header. Settings of codemode-mcp's own (names, addresses,
+	// paths, globs, numbers, durations, one-of-a-list values) are not
+	// collected, even from ${VAR}.
+	EnvValues []string
 }
 
 // Server configures the MCP server side.
@@ -53,11 +66,22 @@ type Server struct {
 	Name      string // default "codemode"
 	Transport string // "stdio" | "sse" | "http"; default "stdio"
 	Addr      string // listen address for sse/http; default 127.0.0.1:8931
-	AuthToken string // required Bearer token for sse/http when non-empty
+	// AuthToken, when non-empty, is the Bearer token required on sse/http
+	// (and the console's login). server.auth_token sets it; when that is
+	// unset or empty, the environment variable EnvToken does.
+	AuthToken string
+	// AuthTokenFrom says where AuthToken came from, for the log: the
+	// field and file, or EnvToken; "" when there is no token.
+	AuthTokenFrom string
 	// DescriptionBudget is how many tokens of TypeScript declarations the
 	// codemode tool's description may carry inline; 0 never inlines them.
 	// Default DefaultDescriptionBudget.
 	DescriptionBudget int
+	// StartTimeout is how long start-up (serve, run, check, console)
+	// waits for each downstream MCP server to connect, initialise and
+	// list its tools before it goes on without it; a connector's own
+	// StartTimeout overrides it. Default DefaultStartTimeout.
+	StartTimeout time.Duration
 
 	// HTTP guards and bounds the sse and http transports.
 	HTTP
@@ -198,6 +222,10 @@ type Connector struct {
 	URL     string
 	SSE     bool
 	Headers map[string]string
+	// OAuth configures how a url connector signs in to a server that
+	// wants OAuth (the MCP authorization specification). Nil is the
+	// default: discovery and registration do everything.
+	OAuth *OAuth
 
 	// OpenAPI is the document's path (resolved against the config file's
 	// directory) or http(s) URL; BaseURL overrides its servers.
@@ -226,6 +254,9 @@ type Connector struct {
 	Revert map[string]string
 	// Timeout bounds one call; 0 means none.
 	Timeout time.Duration
+	// StartTimeout (MCP servers) is how long start-up waits for this
+	// server; 0 means Server.StartTimeout.
+	StartTimeout time.Duration
 	// Description is an optional human one-liner.
 	Description string
 }
@@ -236,6 +267,25 @@ type Auth struct {
 	Basic  *BasicAuth
 	APIKey *APIKey
 	OAuth2 *OAuth2
+}
+
+// OAuth is a url connector's oauth: map. Every field is optional.
+type OAuth struct {
+	// ClientID and ClientSecret are a client registered beforehand with
+	// the server's authorization server.
+	ClientID, ClientSecret string
+	// ClientMetadataURL is the HTTPS URL of a Client ID Metadata Document,
+	// used as the client id by servers that accept one.
+	ClientMetadataURL string
+	// Scopes, when set, are asked for instead of those the server names.
+	Scopes []string
+	// Grant is "authorization_code" (a person signs in; the default) or
+	// "client_credentials" (machine to machine: ClientID and ClientSecret
+	// or PrivateKey).
+	Grant string
+	// PrivateKey is a PEM private key file (resolved against the config
+	// file's directory): the client authenticates by private_key_jwt.
+	PrivateKey string
 }
 
 // OAuth2 is the OAuth 2.0 client credentials grant: a token is requested
@@ -271,17 +321,37 @@ type Filter struct {
 	Include, Exclude []string
 }
 
+// EnvToken is the environment variable that sets the bearer token
+// (Server.AuthToken) when the configuration sets none, with or without a
+// config file: the README's quick start for HTTP sets only it.
+const EnvToken = "CODEMODE_TOKEN"
+
 // Default returns the built-in configuration: all defaults and the builtin
-// notes connector only.
+// notes connector only, with the token of EnvToken when it is set.
 func Default() *Config {
 	c := defaults()
 	c.Connectors = []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}}
+	c.tokenFromEnv(os.LookupEnv)
 	return c
+}
+
+// tokenFromEnv sets the bearer token from EnvToken when the configuration
+// sets none. A token in the configuration wins (parse warns when both are
+// set and differ).
+func (c *Config) tokenFromEnv(lookup func(string) (string, bool)) {
+	if c.Server.AuthToken != "" {
+		return
+	}
+	if v, ok := lookup(EnvToken); ok && strings.TrimSpace(v) != "" {
+		c.Server.AuthToken, c.Server.AuthTokenFrom = v, EnvToken
+		c.EnvValues = append(c.EnvValues, v)
+	}
 }
 
 func defaults() *Config {
 	return &Config{
-		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr, DescriptionBudget: DefaultDescriptionBudget},
+		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr, DescriptionBudget: DefaultDescriptionBudget,
+			StartTimeout: DefaultStartTimeout},
 		Store: Store{
 			MaxExecutions: DefaultMaxExecutions,
 			PausedTTL:     DefaultPausedTTL,

@@ -2,11 +2,14 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
 // parsed is a decoded connector and where it was written.
@@ -37,6 +40,7 @@ var connectorKeys = []keySpec{
 	{"inherit_env", []Kind{KindStdio}},
 	{"url", []Kind{KindHTTP}},
 	{"sse", []Kind{KindHTTP}},
+	{"oauth", []Kind{KindHTTP}},
 	{"headers", []Kind{KindHTTP, KindOpenAPI}},
 	{"openapi", []Kind{KindOpenAPI}},
 	{"base_url", []Kind{KindOpenAPI}},
@@ -44,6 +48,7 @@ var connectorKeys = []keySpec{
 	{"operations", []Kind{KindOpenAPI}},
 	{"tools", []Kind{KindBuiltin, KindStdio, KindHTTP}},
 	{"forward_unknown", []Kind{KindStdio, KindHTTP}},
+	{"start_timeout", []Kind{KindStdio, KindHTTP}},
 	{"approve", nil},
 	{"no_approve", nil},
 	{"revert", nil},
@@ -150,12 +155,23 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 			d.errAt(f.keyPos, fp.key(f.key), fmt.Sprintf("%s does not apply to %s connector (only to %s connectors)",
 				f.key, article(kindWord(kind)), orList(words)))
 		default:
+			if kind != KindOpenAPI && (f.key == "approve" || f.key == "no_approve") {
+				d.noPathGlobs(f.val, fp.key(f.key))
+			}
 			d.connectorField(&c, f, fp.key(f.key))
 		}
 	}
 	c.Kind = kind
 	if kind == KindHTTP && c.SSE {
 		c.Kind = KindSSE
+	}
+	if c.OAuth != nil {
+		for h := range c.Headers {
+			if strings.EqualFold(h, "Authorization") {
+				i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "oauth" })
+				d.errAt(e.val.entries[i].keyPos, fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
+			}
+		}
 	}
 	p.c = c
 	return p, len(d.errs) == nerr
@@ -166,7 +182,7 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 	n := e.val
 	switch e.key {
 	case "builtin":
-		if v, ok := d.nonEmpty(n, fp); ok {
+		if v, ok := d.nonEmptySetting(n, fp); ok {
 			if !slices.Contains(builtins, v) {
 				d.errAt(n.pos, fp, fmt.Sprintf("unknown builtin %q%s; known: %s", v, didYouMean(v, builtins), strings.Join(builtins, ", ")))
 				return
@@ -174,13 +190,13 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 			c.Builtin = v
 		}
 	case "command":
-		c.Command, _ = d.nonEmpty(n, fp)
+		c.Command, _ = d.nonEmptySetting(n, fp)
 	case "args":
 		c.Args = d.strList(n, fp)
 	case "env":
 		c.Env = d.env(n, fp)
 	case "cwd":
-		if v, ok := d.nonEmpty(n, fp); ok {
+		if v, ok := d.nonEmptySetting(n, fp); ok {
 			c.Cwd = d.resolvePath(v)
 		}
 	case "inherit_env":
@@ -191,8 +207,10 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 		c.SSE, _ = d.boolean(n, fp)
 	case "headers":
 		c.Headers = d.strMap(n, fp, true)
+	case "oauth":
+		c.OAuth = d.oauth(n, fp)
 	case "openapi":
-		v, ok := d.nonEmpty(n, fp)
+		v, ok := d.nonEmptySetting(n, fp)
 		switch {
 		case !ok:
 		case isHTTPURL(v):
@@ -213,6 +231,20 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 	}
 }
 
+// noPathGlobs refuses path patterns ("path:/admin/*") in the approve or
+// no_approve list of a connector whose methods have no HTTP paths (any
+// but an OpenAPI connector), where they would never match.
+func (d *decoder) noPathGlobs(n *node, fp fieldPath) {
+	if n.kind != seqNode {
+		return
+	}
+	for i, item := range n.items {
+		if item.kind == scalarNode && strings.HasPrefix(item.text, connectors.PathPattern) {
+			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%q: %s patterns match HTTP paths, which only the methods of OpenAPI connectors have", item.text, connectors.PathPattern))
+		}
+	}
+}
+
 // commonField decodes the keys every connector (native or client entry)
 // may have; it reports whether key was one of them.
 func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
@@ -230,8 +262,10 @@ func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
 		c.Revert = d.revert(n, fp)
 	case "timeout":
 		c.Timeout, _ = d.duration(n, fp)
+	case "start_timeout":
+		c.StartTimeout, _ = d.positiveDuration(n, fp)
 	case "description":
-		c.Description, _ = d.str(n, fp)
+		c.Description, _ = d.setting(n, fp)
 	default:
 		return false
 	}
@@ -255,6 +289,9 @@ func (d *decoder) env(n *node, fp fieldPath) map[string]string {
 const ReservedEnvPrefix = "CODEMODE_"
 
 // inherit decodes inherit_env: true, false, or a list of variable names.
+// The values of the variables named are kept as possible secrets
+// (Config.EnvValues); with true, which passes the whole environment, none
+// are: every variable of codemode-mcp's own environment would be.
 func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
 	if n.kind == scalarNode {
 		all, _ := d.boolean(n, fp)
@@ -265,7 +302,7 @@ func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
 		return Inherit{}
 	}
 	var in Inherit
-	for i, name := range d.strList(n, fp) {
+	for i, name := range d.settingList(n, fp) {
 		switch {
 		case name == "" || strings.ContainsAny(name, "=\x00"):
 			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("bad environment variable name %q", name))
@@ -273,6 +310,11 @@ func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
 			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
 		default:
 			in.Names = append(in.Names, name)
+			// The server is given this variable's value: it is as secret
+			// as one written under env.
+			if v, ok := d.vars.lookup(name); ok && v != "" {
+				d.envValues = append(d.envValues, v)
+			}
 		}
 	}
 	return in
@@ -355,7 +397,7 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 						k.In = v
 					}
 				}},
-				{"name", func(n *node, fp fieldPath) { k.Name, _ = d.nonEmpty(n, fp) }},
+				{"name", func(n *node, fp fieldPath) { k.Name, _ = d.nonEmptySetting(n, fp) }},
 				{"value", func(n *node, fp fieldPath) { k.Value, _ = d.nonEmpty(n, fp) }},
 			})
 			if !hasKey(n, "name") || !hasKey(n, "value") {
@@ -373,7 +415,7 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 				{"token_url", func(n *node, fp fieldPath) { o.TokenURL, _ = d.httpURL(n, fp) }},
 				{"client_id", func(n *node, fp fieldPath) { o.ClientID, _ = d.nonEmpty(n, fp) }},
 				{"client_secret", func(n *node, fp fieldPath) { o.ClientSecret, _ = d.nonEmpty(n, fp) }},
-				{"scopes", func(n *node, fp fieldPath) { o.Scopes = d.strList(n, fp) }},
+				{"scopes", func(n *node, fp fieldPath) { o.Scopes = d.settingList(n, fp) }},
 			})
 			if !hasKey(n, "token_url") || !hasKey(n, "client_id") || !hasKey(n, "client_secret") {
 				d.errAt(n.pos, fp, "needs token_url, client_id and client_secret (and optionally scopes)")
@@ -389,6 +431,103 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 		d.errAt(n.pos, fp, fmt.Sprintf("takes exactly one of bearer, basic, api_key or oauth2; got %s", strings.Join(set, " and ")))
 	}
 	return a
+}
+
+// oauthChoice lists an oauth: map's keys.
+const oauthChoice = "{client_id, client_secret, client_metadata_url, scopes, grant, private_key}"
+
+// oauth decodes a url connector's oauth: map (every key optional) and
+// checks that it makes sense together: a secret or key needs a client id,
+// the client credentials grant needs a client id and a secret or key, a
+// client ID metadata document is an https URL with a path, and a private
+// key file holds a key codemode-mcp can sign with.
+func (d *decoder) oauth(n *node, fp fieldPath) *OAuth {
+	if !d.mapping(n, fp, oauthChoice) {
+		return nil
+	}
+	o := &OAuth{}
+	var keyPos, metaPos pos
+	d.object(n, fp, []field{
+		{"client_id", func(n *node, fp fieldPath) { o.ClientID, _ = d.nonEmpty(n, fp) }},
+		{"client_secret", func(n *node, fp fieldPath) { o.ClientSecret, _ = d.nonEmpty(n, fp) }},
+		{"client_metadata_url", func(n *node, fp fieldPath) {
+			v, ok := d.httpURL(n, fp)
+			if !ok {
+				return
+			}
+			if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
+				d.errAt(n.pos, fp, fmt.Sprintf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", v))
+				return
+			}
+			o.ClientMetadataURL, metaPos = v, n.pos
+		}},
+		{"scopes", func(n *node, fp fieldPath) {
+			for i, sc := range d.strList(n, fp) {
+				if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
+					d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("a scope is one word without spaces or quotes; got %q", sc))
+					continue
+				}
+				o.Scopes = append(o.Scopes, sc)
+			}
+		}},
+		{"grant", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "authorization_code", "client_credentials"); ok {
+				o.Grant = v
+			}
+		}},
+		{"private_key", func(n *node, fp fieldPath) {
+			v, ok := d.nonEmpty(n, fp)
+			if !ok {
+				return
+			}
+			o.PrivateKey, keyPos = d.resolvePath(v), n.pos
+			b, err := ReadKeyFile(o.PrivateKey)
+			if err == nil {
+				_, _, err = oauth.ParsePrivateKey(b)
+			}
+			if err != nil {
+				d.errAt(n.pos, fp, fmt.Sprintf("private key %s: %v", o.PrivateKey, err))
+			}
+		}},
+	})
+	switch {
+	case o.ClientSecret != "" && o.PrivateKey != "":
+		d.errAt(keyPos, fp.key("private_key"), "client_secret and private_key exclude each other: the client authenticates with one")
+	case (o.ClientSecret != "" || o.PrivateKey != "") && o.ClientID == "":
+		d.errAt(n.pos, fp, "client_secret and private_key need the client_id they belong to")
+	case o.Grant == "client_credentials" && (o.ClientID == "" || o.ClientSecret == "" && o.PrivateKey == ""):
+		d.errAt(n.pos, fp, "grant client_credentials needs client_id and client_secret (or private_key): no person signs in")
+	case o.Grant == "client_credentials" && o.ClientMetadataURL != "":
+		d.errAt(metaPos, fp.key("client_metadata_url"), "client_metadata_url is for a person's sign-in, not for grant client_credentials")
+	}
+	return o
+}
+
+// maxKeyFile bounds a private key file read.
+const maxKeyFile = 64 << 10
+
+// ReadKeyFile reads a private key file: a regular file of at most 64 KiB.
+func ReadKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxKeyFile {
+		return nil, fmt.Errorf("%s is larger than %d KiB: not a key", path, maxKeyFile>>10)
+	}
+	return b, nil
 }
 
 // mapping reports whether n is a mapping or null, reporting a type error

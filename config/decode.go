@@ -15,13 +15,18 @@ type decoder struct {
 	file string // as given, for messages
 	dir  string // absolute directory of the file; "" when there is none
 	vars *vars  // current ${…} expansion rules (native or client entry)
-	errs []*Error
-	warn []Warning
+	// envValues are the values taken from the environment where a secret
+	// may stand (Config.EnvValues).
+	envValues []string
+	errs      []*Error
+	warn      []Warning
 	// addrPos is where server.addr was written, for the warning about an
 	// unauthenticated listener.
 	addrPos pos
 	// tlsPos is where tls_cert or tls_key was written.
 	tlsPos pos
+	// tokenPos is where server.auth_token was written.
+	tokenPos pos
 }
 
 // maxErrors stops a hopeless file from producing pages of output.
@@ -111,21 +116,43 @@ func (d *decoder) entries(n *node, fp fieldPath) []entry {
 }
 
 // str returns a scalar as a string, ${…}-expanded when it was written as a
-// string. Numbers and booleans are accepted as written.
+// string. Numbers and booleans are accepted as written. The values it took
+// from the environment are kept as possible secrets (Config.EnvValues):
+// str is for values a connector is given or sends (arguments, URLs,
+// headers, credentials); settings of codemode-mcp's own, of a fixed form
+// or shown by design, are read with setting.
 func (d *decoder) str(n *node, fp fieldPath) (string, bool) {
+	s, env, ok := d.expanded(n, fp)
+	d.envValues = append(d.envValues, env...)
+	return s, ok
+}
+
+// setting is str for a value that is not a secret by nature: a name, an
+// address, a path, a glob, a description, a number, a duration, a size,
+// a boolean or one of a list. What it takes from the environment is not
+// kept as a secret: scrubbing it would garble ordinary text (a transport
+// "http" from ${TRANSPORT} would take every URL apart).
+func (d *decoder) setting(n *node, fp fieldPath) (string, bool) {
+	s, _, ok := d.expanded(n, fp)
+	return s, ok
+}
+
+// expanded returns a scalar as a string, ${…}-expanded when it was written
+// as a string, and the values the expansion took from the environment.
+func (d *decoder) expanded(n *node, fp fieldPath) (string, []string, bool) {
 	if n.kind != scalarNode {
 		d.typeErr(n, fp, "a string")
-		return "", false
+		return "", nil, false
 	}
 	if n.stype != strScalar {
-		return n.text, true
+		return n.text, nil, true
 	}
-	s, err := d.vars.expand(n.text)
+	s, env, err := d.vars.expand(n.text)
 	if err != nil {
 		d.errAt(n.pos, fp, err.Error())
-		return "", false
+		return "", nil, false
 	}
-	return s, true
+	return s, env, true
 }
 
 // raw returns a string scalar without expansion.
@@ -139,7 +166,16 @@ func (d *decoder) raw(n *node, fp fieldPath) (string, bool) {
 
 // nonEmpty is str for values that must not be empty.
 func (d *decoder) nonEmpty(n *node, fp fieldPath) (string, bool) {
-	s, ok := d.str(n, fp)
+	return d.notEmpty(n, fp, d.str)
+}
+
+// nonEmptySetting is setting for values that must not be empty.
+func (d *decoder) nonEmptySetting(n *node, fp fieldPath) (string, bool) {
+	return d.notEmpty(n, fp, d.setting)
+}
+
+func (d *decoder) notEmpty(n *node, fp fieldPath, read func(*node, fieldPath) (string, bool)) (string, bool) {
+	s, ok := read(n, fp)
 	if ok && strings.TrimSpace(s) == "" {
 		d.errAt(n.pos, fp, "must not be empty")
 		return "", false
@@ -149,7 +185,7 @@ func (d *decoder) nonEmpty(n *node, fp fieldPath) (string, bool) {
 
 // oneOf returns a string that must be one of options (case-insensitive).
 func (d *decoder) oneOf(n *node, fp fieldPath, options ...string) (string, bool) {
-	s, ok := d.str(n, fp)
+	s, ok := d.setting(n, fp)
 	if !ok {
 		return "", false
 	}
@@ -162,8 +198,18 @@ func (d *decoder) oneOf(n *node, fp fieldPath, options ...string) (string, bool)
 	return "", false
 }
 
-// strList decodes a list of strings; null is an empty list.
+// strList decodes a list of strings with str; null is an empty list.
 func (d *decoder) strList(n *node, fp fieldPath) []string {
+	return d.list(n, fp, d.str)
+}
+
+// settingList decodes a list of strings with setting; null is an empty
+// list.
+func (d *decoder) settingList(n *node, fp fieldPath) []string {
+	return d.list(n, fp, d.setting)
+}
+
+func (d *decoder) list(n *node, fp fieldPath, read func(*node, fieldPath) (string, bool)) []string {
 	switch n.kind {
 	case nullNode:
 		return nil
@@ -174,7 +220,7 @@ func (d *decoder) strList(n *node, fp fieldPath) []string {
 	}
 	out := make([]string, 0, len(n.items))
 	for i, item := range n.items {
-		if s, ok := d.str(item, fp.index(i)); ok {
+		if s, ok := read(item, fp.index(i)); ok {
 			out = append(out, s)
 		}
 	}
@@ -193,7 +239,7 @@ func (d *decoder) globs(n *node, fp fieldPath) []string {
 	}
 	out := make([]string, 0, len(n.items))
 	for i, item := range n.items {
-		g, ok := d.str(item, fp.index(i))
+		g, ok := d.setting(item, fp.index(i))
 		if !ok {
 			continue
 		}
@@ -236,7 +282,7 @@ func (d *decoder) integer(n *node, fp fieldPath) (int64, bool) {
 		d.typeErr(n, fp, want)
 		return 0, false
 	}
-	s, ok := d.str(n, fp)
+	s, ok := d.setting(n, fp)
 	if !ok {
 		return 0, false
 	}
@@ -272,7 +318,7 @@ func (d *decoder) boolean(n *node, fp fieldPath) (bool, bool) {
 		d.typeErr(n, fp, "true or false")
 		return false, false
 	}
-	s, ok := d.str(n, fp)
+	s, ok := d.setting(n, fp)
 	if !ok {
 		return false, false
 	}
@@ -300,7 +346,7 @@ func (d *decoder) duration(n *node, fp fieldPath) (time.Duration, bool) {
 		d.typeErr(n, fp, want)
 		return 0, false
 	}
-	s, ok := d.str(n, fp)
+	s, ok := d.setting(n, fp)
 	if !ok {
 		return 0, false
 	}
@@ -323,7 +369,7 @@ func (d *decoder) size(n *node, fp fieldPath) (int64, bool) {
 		d.typeErr(n, fp, want)
 		return 0, false
 	}
-	s, ok := d.str(n, fp)
+	s, ok := d.setting(n, fp)
 	if !ok {
 		return 0, false
 	}

@@ -15,6 +15,10 @@ import (
 // In entries of Claude Desktop / VS Code files (client is set) also the
 // variables VS Code defines there: ${workspaceFolder}, ${userHome}; and
 // ${input:…}, which only VS Code can prompt for, is a clear error.
+//
+// expand also returns the values it took from the environment (not the
+// defaults written in the file, nor VS Code's own variables): they may be
+// secrets wherever they stand (Config.EnvValues).
 type vars struct {
 	lookup    func(string) (string, bool)
 	client    bool
@@ -22,11 +26,12 @@ type vars struct {
 	home      string // ${userHome}
 }
 
-func (v *vars) expand(s string) (string, error) {
+func (v *vars) expand(s string) (string, []string, error) {
 	if !strings.Contains(s, "$") {
-		return s, nil
+		return s, nil, nil
 	}
 	var b strings.Builder
+	var fromEnv []string
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '$' || i+1 >= len(s) {
@@ -47,16 +52,17 @@ func (v *vars) expand(s string) (string, error) {
 		}
 		end := closingBrace(s, i+2)
 		if end < 0 {
-			return "", fmt.Errorf("unterminated ${ in %q (write $$ for a literal dollar)", s)
+			return "", nil, fmt.Errorf("unterminated ${ in %q (write $$ for a literal dollar)", s)
 		}
-		val, err := v.resolve(s[i+2 : end])
+		val, env, err := v.resolve(s[i+2 : end])
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		b.WriteString(val)
+		fromEnv = append(fromEnv, env...)
 		i = end + 1
 	}
-	return b.String(), nil
+	return b.String(), fromEnv, nil
 }
 
 // closingBrace returns the index of the '}' closing a "${" whose body starts
@@ -78,29 +84,31 @@ func closingBrace(s string, from int) int {
 	return -1
 }
 
-func (v *vars) resolve(body string) (string, error) {
+// resolve returns the value of one reference and the values of the
+// environment it took.
+func (v *vars) resolve(body string) (string, []string, error) {
 	name, def, hasDef := strings.Cut(body, ":-")
 	if v.client {
 		switch {
 		case name == "workspaceFolder":
-			return v.workspace, nil
+			return v.workspace, nil, nil
 		case name == "userHome":
-			return v.home, nil
+			return v.home, nil, nil
 		case strings.HasPrefix(name, "input:"):
-			return "", fmt.Errorf("${%s} asks VS Code to prompt for a value, which codemode-mcp cannot do; use an environment variable instead, e.g. ${env:%s}", name, envName(strings.TrimPrefix(name, "input:")))
+			return "", nil, fmt.Errorf("${%s} asks VS Code to prompt for a value, which codemode-mcp cannot do; use an environment variable instead, e.g. ${env:%s}", name, envName(strings.TrimPrefix(name, "input:")))
 		}
 	}
 	name = strings.TrimPrefix(name, "env:")
 	if !isVarName(name) {
-		return "", fmt.Errorf("bad variable name %q in ${%s} (letters, digits and _; write $$ for a literal dollar)", name, body)
+		return "", nil, fmt.Errorf("bad variable name %q in ${%s} (letters, digits and _; write $$ for a literal dollar)", name, body)
 	}
 	if val, ok := v.lookup(name); ok && (val != "" || !hasDef) {
-		return val, nil
+		return val, []string{val}, nil
 	}
 	if hasDef {
 		return v.expand(def)
 	}
-	return "", fmt.Errorf("environment variable %s is not set (write ${%s:-default} to give a default)", name, name)
+	return "", nil, fmt.Errorf("environment variable %s is not set (write ${%s:-default} to give a default)", name, name)
 }
 
 func isVarName(s string) bool {

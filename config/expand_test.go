@@ -46,7 +46,7 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.v.expand(tt.in)
+			got, _, err := tt.v.expand(tt.in)
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Fatalf("expand(%q) error = %v, want %q", tt.in, err, tt.err)
@@ -60,6 +60,39 @@ func TestExpand(t *testing.T) {
 				t.Errorf("expand(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// expand reports the values it took from the environment, and only those:
+// not defaults written in the file, nor VS Code's own variables.
+func TestExpandReportsValuesFromTheEnvironment(t *testing.T) {
+	env := map[string]string{"HOST": "example.com", "EMPTY": "", "TOKEN": "t0ken"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	native := &vars{lookup: lookup}
+	client := &vars{lookup: lookup, client: true, workspace: "/ws", home: "/home/u"}
+	tests := []struct {
+		v    *vars
+		in   string
+		want []string
+	}{
+		{native, "plain", nil},
+		{native, "https://${HOST}/${TOKEN}/mcp", []string{"example.com", "t0ken"}},
+		{native, "${NOPE:-default}", nil},
+		{native, "${EMPTY:-default}", nil},
+		{native, "[${EMPTY}]", []string{""}},
+		{native, "${NOPE:-${TOKEN}}", []string{"t0ken"}},
+		{native, "$${TOKEN}", nil},
+		{client, "${workspaceFolder}/${env:TOKEN}", []string{"t0ken"}},
+		{client, "${userHome}", nil},
+	}
+	for _, tt := range tests {
+		_, got, err := tt.v.expand(tt.in)
+		if err != nil {
+			t.Fatalf("expand(%q): %v", tt.in, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("expand(%q) values from the environment (-want +got):\n%s", tt.in, diff)
+		}
 	}
 }
 

@@ -113,12 +113,31 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	})
 	slices.SortStableFunc(cs, func(a, b parsed) int { return a.pos.line - b.pos.line })
 	cfg.Connectors = d.uniqueConnectors(cs)
+	d.authToken(cfg, lookup)
 	d.checkServer(cfg)
 	if len(d.errs) > 0 {
 		return nil, collect(d.errs)
 	}
 	cfg.Warnings = d.warn
+	cfg.EnvValues = append(cfg.EnvValues, d.envValues...)
 	return cfg, nil
+}
+
+// authToken says where the bearer token comes from: server.auth_token when
+// set and not empty, else the environment variable EnvToken.
+func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
+	s := &cfg.Server
+	if s.AuthToken == "" {
+		cfg.tokenFromEnv(lookup)
+		return
+	}
+	s.AuthTokenFrom = "server.auth_token"
+	if d.file != "" {
+		s.AuthTokenFrom += " in " + d.file
+	}
+	if v, ok := lookup(EnvToken); ok && strings.TrimSpace(v) != "" && v != s.AuthToken {
+		d.warnAt(d.tokenPos, "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
+	}
 }
 
 // syntaxError converts a parser error into an *Error at its position.
@@ -188,7 +207,7 @@ func (d *decoder) resolvePath(p string) string {
 func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 	d.object(n, fp, []field{
 		{"name", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.Name = v
 			}
 		}},
@@ -198,7 +217,7 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 			}
 		}},
 		{"addr", func(n *node, fp fieldPath) {
-			v, ok := d.nonEmpty(n, fp)
+			v, ok := d.nonEmptySetting(n, fp)
 			if !ok {
 				return
 			}
@@ -212,18 +231,19 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 		{"auth_token", func(n *node, fp fieldPath) {
 			if v, ok := d.str(n, fp); ok {
 				s.AuthToken = v
+				d.tokenPos = n.pos
 			}
 		}},
 		{"allowed_origins", func(n *node, fp fieldPath) { s.AllowedOrigins = d.origins(n, fp) }},
 		{"allowed_hosts", func(n *node, fp fieldPath) { s.AllowedHosts = d.hosts(n, fp) }},
 		{"tls_cert", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.TLSCert = d.resolvePath(v)
 				d.tlsPos = n.pos
 			}
 		}},
 		{"tls_key", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.TLSKey = d.resolvePath(v)
 				d.tlsPos = n.pos
 			}
@@ -263,6 +283,11 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 				s.DescriptionBudget = v
 			}
 		}},
+		{"start_timeout", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.StartTimeout = v
+			}
+		}},
 	})
 }
 
@@ -271,7 +296,7 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 // trailing slash).
 func (d *decoder) origins(n *node, fp fieldPath) []string {
 	var out []string
-	for i, v := range d.strList(n, fp) {
+	for i, v := range d.settingList(n, fp) {
 		ifp := fp.index(i)
 		if v == "*" || v == "null" {
 			d.errAt(n.items[i].pos, ifp, fmt.Sprintf("%q would let any web page drive the server; list the origins (such as \"https://app.example.com\") that may", v))
@@ -291,7 +316,7 @@ func (d *decoder) origins(n *node, fp fieldPath) []string {
 // as clients write them in the Host header.
 func (d *decoder) hosts(n *node, fp fieldPath) []string {
 	var out []string
-	for i, v := range d.strList(n, fp) {
+	for i, v := range d.settingList(n, fp) {
 		h := strings.ToLower(strings.TrimSpace(v))
 		name := h
 		if host, port, err := net.SplitHostPort(h); err == nil && port != "" {
@@ -329,7 +354,7 @@ func (d *decoder) checkServer(cfg *Config) {
 func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 	d.object(n, fp, []field{
 		{"path", func(n *node, fp fieldPath) {
-			v, ok := d.nonEmpty(n, fp)
+			v, ok := d.nonEmptySetting(n, fp)
 			if !ok {
 				return
 			}
@@ -364,7 +389,7 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 			}
 		}},
 		{"cache_dir", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmpty(n, fp); ok {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
 				s.CacheDir = d.resolvePath(v)
 			}
 		}},

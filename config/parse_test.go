@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,10 @@ import (
 )
 
 func TestDefault(t *testing.T) {
+	t.Setenv(EnvToken, "")
 	got := Default()
 	want := &Config{
-		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500},
+		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500, StartTimeout: 10 * time.Second},
 		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, MaxRunLog: 64 << 20, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
 			Timeout: 60 * time.Second, TaskTimeout: 30 * time.Minute, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process", TypeCheck: "off",
@@ -28,6 +30,7 @@ func TestDefault(t *testing.T) {
 }
 
 func TestParseEmptyGivesDefaultsWithoutConnectors(t *testing.T) {
+	t.Setenv(EnvToken, "")
 	for _, src := range []string{"", "# nothing\n", "{}", "---\n"} {
 		got, err := Parse([]byte(src), "")
 		if err != nil {
@@ -46,7 +49,9 @@ func TestParseFull(t *testing.T) {
 	t.Setenv("REMOTE_TOKEN", "rt")
 	t.Setenv("GITHUB_TOKEN", "gh")
 	t.Setenv("BILLING_SECRET", "cs")
+	t.Setenv("TICKETS_SECRET", "ts")
 	t.Setenv("LOG_LEVEL", "")
+	t.Setenv("NODE_OPTIONS", "")
 	file := filepath.Join("testdata", "full.yaml")
 	got, err := Load(file)
 	if err != nil {
@@ -59,7 +64,8 @@ func TestParseFull(t *testing.T) {
 	want := &Config{
 		Path: file,
 		Server: Server{
-			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret", DescriptionBudget: 800,
+			Name: "gateway", Transport: "http", Addr: "127.0.0.1:9000", AuthToken: "s3cret", DescriptionBudget: 800, StartTimeout: 20 * time.Second,
+			AuthTokenFrom: "server.auth_token in " + file,
 			HTTP: HTTP{
 				AllowedOrigins: []string{"https://app.example.com", "http://localhost:6274"},
 				AllowedHosts:   []string{"mcp.example.com", "gw.lan:9000"},
@@ -78,25 +84,25 @@ func TestParseFull(t *testing.T) {
 		},
 		Approvals: Approvals{Elicitation: false, Tools: false, Console: false},
 		Connectors: []Connector{
-			{Name: "notes", SourceName: "notes", Line: 36, Kind: KindBuiltin, Builtin: "notes"},
+			{Name: "notes", SourceName: "notes", Line: 37, Kind: KindBuiltin, Builtin: "notes"},
 			{
-				Name: "files", SourceName: "files", Line: 38, Kind: KindStdio,
+				Name: "files", SourceName: "files", Line: 39, Kind: KindStdio,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."},
 				Env:     map[string]string{"LOG": "info"},
 				Cwd:     filepath.Join(dir, "work"),
 				Inherit: Inherit{Names: []string{"GITHUB_TOKEN", "NODE_OPTIONS"}},
 				Approve: []string{"write_*", "edit_*", "move_*", "create_*"},
 				Revert:  map[string]string{"write_file": "(args, result) => files.delete_file({ path: `${args.path}` })"},
-				Timeout: 5 * time.Second, Description: "Local files",
+				Timeout: 5 * time.Second, StartTimeout: time.Minute, Description: "Local files",
 			},
 			{
-				Name: "remote", SourceName: "remote", Line: 49, Kind: KindHTTP,
+				Name: "remote", SourceName: "remote", Line: 51, Kind: KindHTTP,
 				URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer rt"},
 				Tools: Filter{Include: []string{"*"}, Exclude: []string{"dangerous_*"}},
 			},
-			{Name: "legacy", SourceName: "legacy", Line: 53, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
+			{Name: "legacy", SourceName: "legacy", Line: 55, Kind: KindSSE, URL: "http://127.0.0.1:3001/sse", SSE: true},
 			{
-				Name: "github", SourceName: "github", Line: 56, Kind: KindOpenAPI,
+				Name: "github", SourceName: "github", Line: 58, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "github.json"), BaseURL: "https://api.github.com",
 				Headers:    map[string]string{"User-Agent": "codemode-mcp"},
 				Auth:       &Auth{Bearer: "gh"},
@@ -104,21 +110,86 @@ func TestParseFull(t *testing.T) {
 				NoApprove:  []string{"search/*"},
 			},
 			{
-				Name: "petstore", SourceName: "petstore", Line: 63, Kind: KindOpenAPI,
+				Name: "petstore", SourceName: "petstore", Line: 65, Kind: KindOpenAPI,
 				OpenAPI: "https://petstore3.swagger.io/api/v3/openapi.json",
 				Auth:    &Auth{APIKey: &APIKey{In: "query", Name: "key", Value: "$ecret"}},
 			},
 			{
-				Name: "billing", SourceName: "billing", Line: 67, Kind: KindOpenAPI,
+				Name: "billing", SourceName: "billing", Line: 69, Kind: KindOpenAPI,
 				OpenAPI: filepath.Join(dir, "billing.yaml"),
 				Auth: &Auth{OAuth2: &OAuth2{
 					TokenURL: "https://auth.example.com/token", ClientID: "codemode", ClientSecret: "cs", Scopes: []string{"read", "write"},
 				}},
 			},
+			{
+				Name: "tickets", SourceName: "tickets", Line: 77, Kind: KindHTTP, URL: "https://tickets.example.com/mcp",
+				OAuth: &OAuth{ClientID: "codemode", ClientSecret: "ts", Scopes: []string{"tickets:read", "tickets:write"}},
+			},
+			{
+				Name: "machine", SourceName: "machine", Line: 83, Kind: KindHTTP, URL: "https://machine.example.com/mcp",
+				OAuth: &OAuth{Grant: "client_credentials", ClientID: "m2m", PrivateKey: filepath.Join(dir, "m2m.pem")},
+			},
+			{
+				Name: "discovered", SourceName: "discovered", Line: 86, Kind: KindHTTP, URL: "https://open.example.com/mcp",
+				OAuth: &OAuth{ClientMetadataURL: "https://codemode.example.com/client.json"},
+			},
 		},
+		// The token, GITHUB_TOKEN (inherited by files), REMOTE_TOKEN,
+		// GITHUB_TOKEN again (github's bearer) and BILLING_SECRET.
+		EnvValues: []string{"s3cret", "gh", "rt", "gh", "cs", "ts"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load(%s) mismatch (-want +got):\n%s", file, diff)
+	}
+}
+
+// CODEMODE_TOKEN sets the bearer token when the configuration sets none:
+// without a file, with a file that has no auth_token or an empty one. A
+// token in the file wins, with a warning when the two differ. Where the
+// token came from is kept for the log, and the token is a secret.
+func TestTokenFromTheEnvironment(t *testing.T) {
+	const env = "env-token-5d1c"
+	tests := []struct {
+		name    string
+		env     string
+		src     string // "" for Default()
+		token   string
+		from    string
+		warning string
+	}{
+		{"no file", env, "", env, EnvToken, ""},
+		{"no file, no variable", "", "", "", "", ""},
+		{"no auth_token", env, "store:\n  max_executions: 5\n", env, EnvToken, ""},
+		{"empty auth_token", env, "server:\n  auth_token: \"\"\n", env, EnvToken, ""},
+		{"the example's form", env, "server:\n  auth_token: ${CODEMODE_TOKEN:-}\n", env, "server.auth_token in codemode.yaml", ""},
+		{"the file's own", "", "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml", ""},
+		{"both", env, "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml",
+			"codemode.yaml:2:15: server.auth_token: CODEMODE_TOKEN is set too, to another token, and is not used: server.auth_token wins"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(EnvToken, tt.env)
+			cfg := Default()
+			if tt.src != "" {
+				var err error
+				if cfg, err = Parse([]byte(tt.src), "codemode.yaml"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if cfg.Server.AuthToken != tt.token || cfg.Server.AuthTokenFrom != tt.from {
+				t.Errorf("token %q from %q, want %q from %q", cfg.Server.AuthToken, cfg.Server.AuthTokenFrom, tt.token, tt.from)
+			}
+			var warnings []string
+			for _, w := range cfg.Warnings {
+				warnings = append(warnings, w.String())
+			}
+			if got := strings.Join(warnings, "\n"); got != tt.warning {
+				t.Errorf("warnings %q, want %q", got, tt.warning)
+			}
+			if tt.token != "" && !slices.Contains(cfg.Secrets(), tt.token) {
+				t.Errorf("Secrets() %q lacks the token", cfg.Secrets())
+			}
+		})
 	}
 }
 
@@ -213,18 +284,46 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:2:14: sandbox.typecheck: must be one of off, tsc; got "eslint"`},
 		{"forward_unknown on builtin", "connectors:\n  x:\n    builtin: notes\n    forward_unknown: true\n",
 			`codemode.yaml:4:5: connectors.x.forward_unknown: forward_unknown does not apply to a builtin connector (only to command or url connectors)`},
+		{"start timeout on an openapi connector", "connectors:\n  x:\n    openapi: x.json\n    start_timeout: 5s\n",
+			`codemode.yaml:4:5: connectors.x.start_timeout: start_timeout does not apply to an openapi connector (only to command or url connectors)`},
+		{"zero start timeout", "connectors:\n  x:\n    command: srv\n    start_timeout: 0s\n",
+			`codemode.yaml:4:20: connectors.x.start_timeout: must be a positive duration`},
+		{"zero server start timeout", "server:\n  start_timeout: 0\n",
+			`codemode.yaml:2:18: server.start_timeout: must be a positive duration`},
 		{"bad url", "connectors:\n  x:\n    url: example.com/mcp\n",
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp"`},
 		{"bad openapi scheme", "connectors:\n  x:\n    openapi: ftp://x/a.json\n",
 			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://x/a.json"`},
 		{"bad glob", "connectors:\n  x:\n    builtin: notes\n    approve: [\"[a\"]\n",
 			`codemode.yaml:4:15: connectors.x.approve[0]: bad glob "[a" (path.Match syntax: *, ?, [a-z], \ escapes)`},
+		{"path pattern on a builtin", "connectors:\n  x:\n    builtin: notes\n    approve: [a, \"path:/admin/*\"]\n",
+			`codemode.yaml:4:18: connectors.x.approve[1]: "path:/admin/*": path: patterns match HTTP paths, which only the methods of OpenAPI connectors have`},
+		{"path pattern on a stdio server", "connectors:\n  x:\n    command: srv\n    no_approve: [\"path:/*\"]\n",
+			`codemode.yaml:4:18: connectors.x.no_approve[0]: "path:/*": path: patterns match HTTP paths, which only the methods of OpenAPI connectors have`},
 		{"glob list as string", "connectors:\n  x:\n    builtin: notes\n    approve: write_*\n",
 			`codemode.yaml:4:14: connectors.x.approve: expected a list of globs such as ["write_*"], got the string "write_*"`},
 		{"args as string", "connectors:\n  x:\n    command: npx\n    args: -y srv\n",
 			`codemode.yaml:4:11: connectors.x.args: expected a list of strings, got the string "-y srv"`},
 		{"list in args", "connectors:\n  x:\n    command: npx\n    args: [a, [b]]\n",
 			`codemode.yaml:4:15: connectors.x.args[1]: expected a string, got a list`},
+		{"oauth on a command", "connectors:\n  x:\n    command: srv\n    oauth: {client_id: c}\n",
+			`codemode.yaml:4:5: connectors.x.oauth: oauth does not apply to a command connector (only to url connectors)`},
+		{"oauth unknown key", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {clientId: c}\n",
+			`codemode.yaml:4:13: connectors.x.oauth.clientId: unknown key (did you mean "client_id"?)`},
+		{"oauth secret without id", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {client_secret: s3cr3t}\n",
+			`codemode.yaml:4:12: connectors.x.oauth: client_secret and private_key need the client_id they belong to`},
+		{"oauth client credentials without a secret", "connectors:\n  x:\n    url: https://a/mcp\n    oauth:\n      grant: client_credentials\n      client_id: c\n",
+			`codemode.yaml:5:7: connectors.x.oauth: grant client_credentials needs client_id and client_secret (or private_key): no person signs in`},
+		{"oauth bad grant", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {grant: password}\n",
+			`codemode.yaml:4:20: connectors.x.oauth.grant: must be one of authorization_code, client_credentials; got "password"`},
+		{"oauth metadata document over http", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {client_metadata_url: \"http://a/c.json\"}\n",
+			`codemode.yaml:4:34: connectors.x.oauth.client_metadata_url: a client ID metadata document's URL is https with a path, such as "https://example.com/codemode-mcp.json"; got "http://a/c.json"`},
+		{"oauth scope with a space", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {scopes: [\"a b\"]}\n",
+			`codemode.yaml:4:22: connectors.x.oauth.scopes[0]: a scope is one word without spaces or quotes; got "a b"`},
+		{"oauth missing key file", "connectors:\n  x:\n    url: https://a/mcp\n    oauth: {client_id: c, private_key: /nonexistent/k.pem}\n",
+			`codemode.yaml:4:40: connectors.x.oauth.private_key: private key /nonexistent/k.pem: open /nonexistent/k.pem: no such file or directory`},
+		{"oauth with an Authorization header", "connectors:\n  x:\n    url: https://a/mcp\n    headers: {Authorization: Bearer x}\n    oauth: {}\n",
+			`codemode.yaml:5:5: connectors.x.oauth: oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in`},
 		{"oauth2 without a secret", "connectors:\n  x:\n    openapi: x.json\n    auth:\n      oauth2: {token_url: https://a/t, client_id: c}\n",
 			`codemode.yaml:5:15: connectors.x.auth.oauth2: needs token_url, client_id and client_secret (and optionally scopes)`},
 		{"bad no_approve glob", "connectors:\n  x:\n    openapi: x.json\n    no_approve: [\"[\"]\n",
@@ -340,6 +439,13 @@ func TestParseValues(t *testing.T) {
 		{"quoted int", "store: {max_executions: \"7\"}", func(c *Config) any { return c.Store.MaxExecutions }, 7},
 		{"transport case", "server: {transport: SSE}", func(c *Config) any { return c.Server.Transport }, "sse"},
 		{"number as string", "server: {name: 42}", func(c *Config) any { return c.Server.Name }, "42"},
+		{"start timeouts", "server: {start_timeout: 3s}\nconnectors: {s: {command: srv, start_timeout: 90s}, r: {url: \"http://127.0.0.1:1/mcp\"}}",
+			func(c *Config) any {
+				return []time.Duration{c.Server.StartTimeout, c.Connectors[0].StartTimeout, c.Connectors[1].StartTimeout}
+			},
+			[]time.Duration{3 * time.Second, 90 * time.Second, 0}},
+		{"start timeout in a client file", `{"mcpServers": {"s": {"command": "x", "start_timeout": "1m"}}}`,
+			func(c *Config) any { return c.Connectors[0].StartTimeout }, time.Minute},
 		{"connector timeout zero", "connectors: {n: {builtin: notes, timeout: 0}}", func(c *Config) any { return c.Connectors[0].Timeout }, time.Duration(0)},
 		{"tools list shorthand", "connectors: {n: {builtin: notes, tools: [\"a*\"]}}", func(c *Config) any { return c.Connectors[0].Tools }, Filter{Include: []string{"a*"}}},
 		{"merge key", "connectors:\n  a: &a {command: npx, args: [one], timeout: 3s}\n  b:\n    <<: *a\n    args: [two]\n",

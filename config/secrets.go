@@ -16,14 +16,19 @@ import (
 // server's auth token; the password of a PostgreSQL store URL; each stdio connector's env values; each header value
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
-// (or a lone user name) and the query values of every configured URL; and
-// OpenAPI credentials. The order is stable; values may repeat.
+// (or a lone user name) and the query values of every configured URL;
+// OpenAPI credentials; the client secret of a url connector's oauth; and
+// every value taken from the environment where a secret may stand
+// (EnvValues: a token passed in args or in a URL's path). The order is
+// stable; values may repeat. Values shorter than scrub.MinLen are returned
+// but no scrubber can remove them without mangling ordinary text.
 //
-// A value is a secret by where it is written, not by how it looks (an env
-// value such as "production" is scrubbed too), with one exception: env
-// values that cannot be credentials and that tools echo all the time
-// (true/false, numbers, absolute file paths) are not collected, since
-// scrubbing them would garble ordinary results.
+// A value is a secret by where it is written or where it came from, not by
+// how it looks (an env value such as "production" is scrubbed too), with
+// one exception: env values and values from the environment that cannot
+// be credentials and that tools echo all the time (true/false, numbers,
+// absolute file paths) are not collected, since scrubbing them would
+// garble ordinary results.
 func (c *Config) Secrets() []string {
 	var out []string
 	add := func(vs ...string) {
@@ -50,6 +55,9 @@ func (c *Config) Secrets() []string {
 		for _, u := range []string{cc.URL, cc.OpenAPI, cc.BaseURL} {
 			add(urlSecrets(u)...)
 		}
+		if o := cc.OAuth; o != nil {
+			add(o.ClientSecret)
+		}
 		if a := cc.Auth; a != nil {
 			add(a.Bearer)
 			if b := a.Basic; b != nil {
@@ -64,11 +72,16 @@ func (c *Config) Secrets() []string {
 			}
 		}
 	}
+	for _, v := range c.EnvValues {
+		if !plainSetting(v) {
+			add(v)
+		}
+	}
 	return out
 }
 
-// plainSetting reports whether an env value is a boolean, a number or an
-// absolute path.
+// plainSetting reports whether an env value (or a value from the
+// environment) is a boolean, a number or an absolute path.
 func plainSetting(v string) bool {
 	v = strings.TrimSpace(v)
 	switch strings.ToLower(v) {

@@ -172,16 +172,6 @@ type Definer interface {
 	Definitions() json.RawMessage
 }
 
-// ApprovalDecider is implemented by connectors that decide per call
-// whether some tools need approval, from the call's arguments (an OpenAPI
-// connector's generic request method: GET does not, POST does).
-// RequiresApproval reports the verdict for a call of tool (by SourceName)
-// with args; ok is false for tools decided by their Tool's
-// RequiresApproval. Configuration globs still apply on top.
-type ApprovalDecider interface {
-	RequiresApproval(tool string, args json.RawMessage) (required, ok bool)
-}
-
 // ErrUnknownTool is returned (wrapped) by Call for a tool the connector does
 // not have.
 var ErrUnknownTool = errors.New("unknown tool")

@@ -21,6 +21,17 @@ type Records interface {
 	// CreatedAt, then the reverse of insertion order), until fn returns
 	// false or there are no more. fn must not call the Records.
 	ScanRecords(ctx context.Context, kind string, fn func(Record) bool) error
+	// GetRecord returns the record of kind and id; ErrRecordNotFound if
+	// there is none.
+	GetRecord(ctx context.Context, kind, id string) (Record, error)
+	// ReplaceRecord is a compare-and-swap: it replaces the value of the
+	// record of kind and id by new if the stored value is old, byte for
+	// byte, and reports whether it did. A nil old means "no record" (the
+	// record is inserted with CreatedAt now, if there is none); a nil new
+	// deletes the record (if its value is old). Of several callers, in one
+	// process or several sharing the database, swapping from the same old
+	// value, exactly one succeeds. A replaced record keeps its CreatedAt.
+	ReplaceRecord(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error)
 }
 
 // Record is one value a native connector keeps.
@@ -34,3 +45,7 @@ type Record struct {
 // ErrRecordExists is returned (wrapped) by PutRecord for an id its kind
 // already has.
 var ErrRecordExists = errors.New("record exists")
+
+// ErrRecordNotFound is returned (wrapped) by GetRecord for an id its kind
+// does not have.
+var ErrRecordNotFound = errors.New("record not found")

@@ -6,13 +6,17 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // maxSessions bounds the sessions kept; the oldest goes first.
@@ -29,6 +33,7 @@ type auth struct {
 	hasToken bool
 	ttl      time.Duration
 	now      func() time.Time
+	failures *throttle.Failures // wrong tokens per client address
 
 	mu       sync.Mutex
 	sessions map[string]*session // by cookie value; guarded by mu
@@ -52,8 +57,11 @@ type flash struct {
 	outcome codemode.Outcome
 }
 
-func newAuth(token string, ttl time.Duration, now func() time.Time) *auth {
-	a := &auth{ttl: ttl, now: now, sessions: map[string]*session{}}
+func newAuth(token string, ttl time.Duration, now func() time.Time, failures *throttle.Failures) *auth {
+	if failures == nil {
+		failures = throttle.New(0, 0, nil)
+	}
+	a := &auth{ttl: ttl, now: now, failures: failures, sessions: map[string]*session{}}
 	if token != "" {
 		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
 	}
@@ -221,7 +229,10 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 }
 
 // login checks the typed token; right, it starts a session and sends the
-// browser where it was going.
+// browser where it was going. A client address that typed too many wrong
+// tokens is refused (429, Retry-After) before its token is looked at,
+// until its limit lifts (throttle.Failures); wrong tokens and refusals are
+// logged at a bounded rate.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
@@ -229,9 +240,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := localPath(r.PostForm.Get("next"))
+	if ok, secs := c.auth.failures.Allow(r.RemoteAddr); !ok {
+		c.auth.failures.Warn(c.log, "console: a login refused: too many wrong tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		c.loginPage(w, r, http.StatusTooManyRequests, next, fmt.Sprintf("Too many wrong tokens from your address: try again in %d s.", secs))
+		return
+	}
 	if !c.auth.tokenMatches(r.PostForm.Get("token")) {
-		c.log.Warn("console: a login with a wrong token", "remote", r.RemoteAddr)
-		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the token. It is the server's auth_token (or the one codemode-mcp console printed when it started).")
+		c.auth.failures.Fail(r.RemoteAddr)
+		c.auth.failures.Warn(c.log, "console: a login with a wrong token", "remote", r.RemoteAddr)
+		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the token. It is the server's auth_token or CODEMODE_TOKEN (or the one codemode-mcp console printed when it started).")
 		return
 	}
 	if ck, err := r.Cookie(cookieName(r)); err == nil {
@@ -250,9 +268,13 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // localPath returns p when it is a path on this server, else "/": the
-// login form's next never leads elsewhere.
+// login form's next never leads elsewhere. A path with a control
+// character (a tab, a newline) or another character a person cannot see
+// for what it is (visible.Hidden) is refused too: browsers drop tabs and
+// newlines from URLs ("/\t/evil.example" is "//evil.example" to them), and
+// no page of the console has such a path.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsFunc(p, visible.Hidden) {
 		return "/"
 	}
 	return p

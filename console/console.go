@@ -44,6 +44,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // Engine is what the console needs of the durable runtime; package
@@ -86,8 +87,14 @@ type Options struct {
 	// SessionTTL is how long a login lasts (default 12h).
 	SessionTTL time.Duration
 	// Now is the clock (default time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
+	Now func() time.Time
+	// Failures limits wrong tokens typed at the login per client address
+	// (429 past its limit) and the log lines about them; share the MCP
+	// server's (server.Options.AuthFailures) so that both count against
+	// the same addresses. nil: one of the console's own with throttle's
+	// defaults.
+	Failures *throttle.Failures
+	Logger   *slog.Logger
 }
 
 // DefaultSessionTTL is how long a login lasts.
@@ -127,7 +134,7 @@ func New(opts Options) *Console {
 		eng:    opts.Engine,
 		log:    opts.Logger,
 		now:    opts.Now,
-		auth:   newAuth(opts.Token, opts.SessionTTL, opts.Now),
+		auth:   newAuth(opts.Token, opts.SessionTTL, opts.Now, opts.Failures),
 		pages:  parsePages(),
 		static: http.StripPrefix("/static/", http.FileServerFS(static)),
 	}

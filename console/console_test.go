@@ -1,8 +1,10 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/console"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -45,11 +49,12 @@ type env struct {
 
 func newEnv(t *testing.T, tok string) *env {
 	t.Helper()
-	return newEnvWith(t, tok)
+	return newEnvWith(t, console.Options{Token: tok})
 }
 
-// newEnvWith is newEnv with extra sources beside notes.
-func newEnvWith(t *testing.T, tok string, extra ...rt.Source) *env {
+// newEnvWith is newEnv with the console's options (its Engine is set
+// here; a nil Logger discards) and extra sources beside notes.
+func newEnvWith(t *testing.T, opts console.Options, extra ...rt.Source) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -68,7 +73,11 @@ func newEnvWith(t *testing.T, tok string, extra ...rt.Source) *env {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	c := console.New(console.Options{Engine: r, Token: tok, Logger: slog.New(slog.DiscardHandler)})
+	opts.Engine = r
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := console.New(opts)
 	go func() {
 		done <- server.ServeConsole(sctx, ln, server.Options{Console: c, Logger: slog.New(slog.DiscardHandler)})
 	}()
@@ -277,7 +286,10 @@ func TestLoginSetsAStrictSessionCookie(t *testing.T) {
 		t.Fatalf("after login: %d", p.status)
 	}
 	// An open redirect through next is not possible.
-	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example"} {
+	// Nor through characters browsers drop from a URL (a tab, a newline:
+	// "/\t/evil.example" is "//evil.example" to them) or that hide what the
+	// path is.
+	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/\t/evil.example", "/\n/evil.example", "/runs\x00", "/runs/\u202eexe.txt", "/\u200b/evil.example"} {
 		p := e.browser().do("POST", "/login", url.Values{"token": {token}, "next": {next}}, nil)
 		if p.header.Get("Location") != "/" {
 			t.Errorf("next %q leads to %q", next, p.header.Get("Location"))
@@ -589,5 +601,61 @@ func TestForeignHostIsRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("foreign Host: %d", resp.StatusCode)
+	}
+}
+
+// syncBuffer is a log destination safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Wrong tokens typed at the login are limited per client address: past
+// the limit a login gets 429 with Retry-After and a page saying when to
+// try again, before its token is looked at (the right one too, until the
+// limit lifts); the log gets a bounded number of lines, none with a token.
+func TestWrongLoginsAreLimited(t *testing.T) {
+	frozen := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	logs := &syncBuffer{}
+	e := newEnvWith(t, console.Options{
+		Token:    token,
+		Failures: throttle.New(3, time.Minute, func() time.Time { return frozen }),
+		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	b := e.browser()
+	for i := range 3 {
+		if p := b.login(fmt.Sprintf("guess-%d", i)); p.status != http.StatusUnauthorized || !strings.Contains(p.body, "not the token") {
+			t.Fatalf("wrong token %d: %d", i+1, p.status)
+		}
+	}
+	for _, tok := range []string{"guess-3", token} {
+		p := b.login(tok)
+		if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "60" || !strings.Contains(p.body, "Too many wrong tokens from your address: try again in 60 s.") || !strings.Contains(p.body, `name="token"`) {
+			t.Errorf("login with %q past the limit: %d, Retry-After %q; want 429, 60 and the login form saying when to try again:\n%s", tok, p.status, p.header.Get("Retry-After"), p.body)
+		}
+	}
+	if p := b.get("/"); p.status != http.StatusUnauthorized {
+		t.Errorf("a page after the refused logins: %d, want 401 (not logged in)", p.status)
+	}
+	logged := logs.String()
+	if n := strings.Count(logged, "level=WARN"); n != 3 {
+		t.Errorf("%d lines about logins, want 3 (the limit of lines):\n%s", n, logged)
+	}
+	for _, secret := range []string{"guess-", token} {
+		if strings.Contains(logged, secret) {
+			t.Errorf("the log shows a token (%s):\n%s", secret, logged)
+		}
 	}
 }

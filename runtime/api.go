@@ -19,11 +19,14 @@ type TypeChecker interface {
 type Source struct {
 	Connector connectors.Connector
 	// Approve holds globs over method names (sandbox or source names) that
-	// require approval in addition to the connector's own verdict.
+	// require approval in addition to the connector's own verdict; a glob
+	// starting with connectors.PathPattern ("path:/admin/*") is over
+	// paths instead: an HTTP operation's path template (Tool.Route), and
+	// the paths a generic call names (connectors.Router).
 	Approve []string
-	// NoApprove holds globs over method names whose calls need no approval
-	// although the connector's verdict says they do (Approve wins when both
-	// match).
+	// NoApprove holds globs over method names (or paths, as Approve) whose
+	// calls need no approval although the connector's verdict says they do
+	// (Approve wins when both match).
 	NoApprove []string
 	// Revert maps a method name (sandbox or source name) to the source of a
 	// JavaScript function "(args, result) => …" run in the sandbox, with the

@@ -66,6 +66,11 @@ type source struct {
 	// fwd holds the tools made for methods called without being listed
 	// (Source.ForwardUnknown), by name.
 	fwd sync.Map
+	// approve and noApprove are the configuration's globs over names
+	// (Source.Approve, Source.NoApprove); approvePaths and noApprovePaths
+	// its globs over paths, connectors.PathPattern taken off.
+	approve, noApprove           []string
+	approvePaths, noApprovePaths []string
 }
 
 // tool is one method with its final approval verdict, its revert function
@@ -127,6 +132,9 @@ func buildCatalog(ctx context.Context, sources []Source, sc *scrub.Scrubber, log
 			globs []string
 		}{{"approve", src.Approve}, {"no_approve", src.NoApprove}} {
 			for _, g := range l.globs {
+				if strings.HasPrefix(g, connectors.PathPattern) {
+					continue // connectors.MatchPath: any text is a glob
+				}
 				if _, err := path.Match(g, ""); err != nil {
 					return nil, fmt.Errorf("connector %s: %s glob %q: %w", name, l.key, g, err)
 				}
@@ -152,15 +160,21 @@ func buildCatalog(ctx context.Context, sources []Source, sc *scrub.Scrubber, log
 // of secrets (sc).
 func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubber, log *slog.Logger) (*source, error) {
 	s := &source{src: src, name: name, byName: map[string]*tool{}}
+	s.approve, s.approvePaths = splitGlobs(src.Approve)
+	s.noApprove, s.noApprovePaths = splitGlobs(src.NoApprove)
 	s.description = src.Description
 	if d, ok := src.Connector.(describer); ok && s.description == "" {
 		s.description = sc.String(d.Description())
 	}
 	defs, err := src.Connector.Tools(ctx)
 	if err != nil {
-		err = sc.Error(err)
+		err = scrubError(sc, err)
 		s.err = err
-		log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
+		if s.signIn() != nil {
+			log.Info("connector needs a sign-in; a call to it pauses its run until then", "connector", name, "reason", err)
+		} else {
+			log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
+		}
 		return s, nil
 	}
 	if d, ok := src.Connector.(connectors.Definer); ok {
@@ -172,8 +186,9 @@ func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubbe
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
 		t := &tool{src: s, def: def}
-		t.approve = matchesAny(src.Approve, def.Name, def.SourceName)
-		t.noApprove = matchesAny(src.NoApprove, def.Name, def.SourceName)
+		tmpl := routePath(def.Route)
+		t.approve = matchesAny(s.approve, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.approvePaths, tmpl) != ""
+		t.noApprove = matchesAny(s.noApprove, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.noApprovePaths, tmpl) != ""
 		t.def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
 		if js, ok := src.Revert[def.Name]; ok {
 			t.revertJS = js
@@ -205,6 +220,39 @@ func (c *catalog) with(s *source) *catalog {
 	}
 	n.globals = n.sandboxGlobals()
 	return n
+}
+
+// splitGlobs splits an approve or no_approve list into globs over names
+// and globs over paths (connectors.PathPattern, which is taken off).
+func splitGlobs(globs []string) (names, paths []string) {
+	for _, g := range globs {
+		if p, ok := strings.CutPrefix(g, connectors.PathPattern); ok {
+			paths = append(paths, p)
+		} else {
+			names = append(names, g)
+		}
+	}
+	return names, paths
+}
+
+// routePath is the path template of a Tool.Route ("GET /pets/{id}" ->
+// "/pets/{id}"), "" without one.
+func routePath(route string) string {
+	_, p, _ := strings.Cut(route, " ")
+	return p
+}
+
+// matchesPath returns the first of paths that a path glob matches, ""
+// when none does.
+func matchesPath(globs []string, paths ...string) string {
+	for _, g := range globs {
+		for _, p := range paths {
+			if connectors.MatchPath(g, p) {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // matchesAny reports whether any glob matches one of the names. Globs were
@@ -309,38 +357,90 @@ type approvalWhy int
 const (
 	noApproval      approvalWhy = iota
 	whyConfig                   // the configuration's approve globs match the method
-	whyConnectorArg             // the connector's per-call verdict (ApprovalDecider)
+	whyConfigPath               // the configuration's approve globs match the path a generic call names
+	whyReached                  // a generic call reaches a tool that needs approval
+	whyConnectorArg             // the connector's verdict on a generic call that reaches none of its tools
 	whyConnector                // the connector's verdict on the tool
 )
 
-// approval reports whether, and why, a call of the tool with args must be
-// approved: the configuration's approve globs say yes, its no_approve
-// globs no, else the connector's per-call verdict (ApprovalDecider) or
-// its Tool's.
-func (t *tool) approval(args json.RawMessage) approvalWhy {
-	switch {
-	case t.approve:
-		return whyConfig
-	case t.noApprove:
-		return noApproval
-	}
-	if d, ok := t.src.src.Connector.(connectors.ApprovalDecider); ok {
-		if req, ok := d.RequiresApproval(t.def.SourceName, args); ok {
-			if req {
-				return whyConnectorArg
-			}
-			return noApproval
-		}
-	}
-	if t.def.RequiresApproval {
-		return whyConnector
-	}
-	return noApproval
+// A verdict is whether, and why, a call must be approved.
+type verdict struct {
+	why approvalWhy
+	// path is the path an approve glob matched (whyConfigPath).
+	path string
+	// reached is the tool a generic call reaches, and why a call of it
+	// needs approval (whyReached).
+	reached    *tool
+	reachedWhy approvalWhy
 }
 
-// needsApproval reports whether a call of the tool with args must be
-// approved (see approval).
-func (t *tool) needsApproval(args json.RawMessage) bool { return t.approval(args) != noApproval }
+// approval reports whether, and why, a call of the tool with args must be
+// approved: the configuration's approve globs say yes; for a generic call
+// (connectors.Router), the verdict of what it reaches (see routed); its
+// no_approve globs no; else the connector's verdict on the tool. An error
+// is the connector's refusal of a generic call (see connectors.Router),
+// which comes first: a refused call is not put to anyone.
+func (t *tool) approval(args json.RawMessage) (verdict, error) {
+	if r, ok := t.src.src.Connector.(connectors.Router); ok {
+		route, generic, err := r.Route(t.def.SourceName, args)
+		if err != nil {
+			return verdict{}, err
+		}
+		if generic && !t.approve {
+			return t.routed(route), nil
+		}
+	}
+	switch {
+	case t.approve:
+		return verdict{why: whyConfig}, nil
+	case t.noApprove:
+		return verdict{}, nil
+	case t.def.RequiresApproval:
+		return verdict{why: whyConnector}, nil
+	}
+	return verdict{}, nil
+}
+
+// routed is the verdict on a generic call that reaches r: the
+// configuration's approve globs over its paths; else, when it reaches
+// some of the connector's tools, the strictest of their verdicts (their
+// own globs decide, not the generic tool's no_approve: no_approve on
+// request does not lift the approval of an operation it reaches); else
+// the no_approve globs over the generic tool and over its paths, then the
+// connector's verdict on the call.
+func (t *tool) routed(r connectors.Route) verdict {
+	if p := matchesPath(t.src.approvePaths, r.Paths...); p != "" {
+		return verdict{why: whyConfigPath, path: p}
+	}
+	reached := 0
+	for _, name := range r.Tools {
+		x := t.src.bySourceName(name)
+		if x == nil || x == t {
+			continue
+		}
+		reached++
+		if v, err := x.approval(nil); err == nil && v.why != noApproval {
+			return verdict{why: whyReached, reached: x, reachedWhy: v.why}
+		}
+	}
+	switch {
+	case reached > 0, t.noApprove, matchesPath(t.src.noApprovePaths, r.Paths...) != "":
+		return verdict{}
+	case r.RequiresApproval:
+		return verdict{why: whyConnectorArg}
+	}
+	return verdict{}
+}
+
+// bySourceName finds a listed tool by its source name.
+func (s *source) bySourceName(name string) *tool {
+	for _, t := range s.tools {
+		if t.def.SourceName == name {
+			return t
+		}
+	}
+	return nil
+}
 
 // typeDefs returns the source's shared schemas for the declaration
 // generator (nil without).
@@ -590,8 +690,8 @@ func (s *source) forwarded(name string) *tool {
 		Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`),
 		Description: "A method " + s.name + " did not list, forwarded by name (forward_unknown).",
 	}}
-	t.approve = matchesAny(s.src.Approve, name)
-	t.noApprove = matchesAny(s.src.NoApprove, name)
+	t.approve = matchesAny(s.approve, name)
+	t.noApprove = matchesAny(s.noApprove, name)
 	t.def.RequiresApproval = t.approve || !t.noApprove
 	t.revertJS = s.src.Revert[name]
 	got, _ := s.fwd.LoadOrStore(name, t)

@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -12,14 +11,7 @@ import (
 // Close waits for an in-flight pass and refuses new requests.
 func TestCloseWaitsForInFlightPasses(t *testing.T) {
 	e := newEnv(t, setup{})
-	entered, release := make(chan struct{}), make(chan struct{})
-	e.kv.hook = func(_ context.Context, tool string) error {
-		if tool == "add" {
-			close(entered)
-			<-release
-		}
-		return nil
-	}
+	entered, release := e.kv.blockAt("add")
 	ran := make(chan codemode.Outcome, 1)
 	go func() {
 		o, err := e.rt.Execute(e.ctx, `async () => kv.add({ key: "slow" })`, nil)

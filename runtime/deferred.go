@@ -142,8 +142,12 @@ func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
 // when the store has a journal (the group is then written when it is due,
 // after the call is sent: see pass.execute), else committed at once with
 // the group. If that write fails, the entry is taken back (the call will
-// not be made) and the pass stops.
+// not be made) and the pass stops. So does a pass whose claim on the run
+// lapsed (claims.mayAct), before anything is written.
 func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
+	if err := p.r.own.claims.mayAct(p.execID); err != nil {
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}

@@ -21,27 +21,37 @@ import (
 // declined). ap may be nil; with an approver, calls needing approval are put
 // to it before the run pauses.
 func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error) {
-	e, done, out, err := r.create(ctx, code, nil)
-	if e == nil {
+	c, out, err := r.create(ctx, code, nil)
+	if c == nil {
 		return out, err
 	}
-	defer done()
-	return r.runPass(ctx, e, ap, nil)
+	defer c.end()
+	return r.runPass(ctx, c.e, c.h, ap, nil)
+}
+
+// A claimed run is a run a request has claimed for a pass: the hold on it
+// (hold.go), and end, which lets go of the hold and ends the request (see
+// begin) once the pass has recorded how it ended.
+type claimed struct {
+	e   *codemode.Execution
+	h   *hold
+	log []codemode.Entry // what the pass replays
+	end func()
 }
 
 // create begins a request (see begin) and creates the execution of a new
 // program (a task when task is set), after the checks a program meets
 // before anything is stored (its size, the type check) and the
-// housekeeping. When it returns no execution, the program was refused
-// (out says why) or err failed; otherwise done ends the request.
-func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) (*codemode.Execution, func(), codemode.Outcome, error) {
+// housekeeping. When it returns no run, the program was refused (out says
+// why) or err failed.
+func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) (*claimed, codemode.Outcome, error) {
 	done, err := r.begin()
 	if err != nil {
-		return nil, nil, codemode.Outcome{}, err
+		return nil, codemode.Outcome{}, err
 	}
-	refuse := func(out codemode.Outcome, err error) (*codemode.Execution, func(), codemode.Outcome, error) {
+	refuse := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {
 		done()
-		return nil, nil, out, err
+		return nil, out, err
 	}
 	if max := r.limits.WithDefaults().MaxCodeBytes; len(code) > max {
 		// Refused before an execution exists: a rejected program stores
@@ -73,11 +83,16 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	if e.Owner, err = r.own.claim(ctx); err != nil {
 		return refuse(codemode.Outcome{}, err)
 	}
+	h, err := r.own.claims.take(ctx, e.ID)
+	if err != nil {
+		return refuse(codemode.Outcome{}, err)
+	}
 	if err := r.store.CreateExecution(ctx, e); err != nil {
+		h.release()
 		return refuse(codemode.Outcome{}, fmt.Errorf("create execution: %w", err))
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
-	return e, done, codemode.Outcome{}, nil
+	return &claimed{e: e, h: h, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -98,38 +113,44 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) 
 // claim, so no other decision can slip in between the check and the
 // approval.
 func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Review, ap codemode.Approver) (codemode.Outcome, error) {
-	e, log, done, out, err := r.claimApproved(ctx, id, rv)
-	if e == nil {
+	c, out, err := r.claimApproved(ctx, id, rv)
+	if c == nil {
 		return out, err
 	}
-	defer done()
-	return r.runPass(ctx, e, ap, log)
+	defer c.end()
+	return r.runPass(ctx, c.e, c.h, ap, c.log)
 }
 
 // claimApproved makes the decision of ApproveReviewed: it claims the
 // paused run (running, owned by this process) and moves its pending
 // actions on, and returns it with its log as the pass that resumes it must
-// replay. When it returns no execution, the approval was refused (the run
-// stays as it was, out and err say why) or failed (the run ended in
-// error); otherwise done ends the request (see begin).
-func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Review) (_ *codemode.Execution, _ []codemode.Entry, _ func(), _ codemode.Outcome, err error) {
+// replay. When it returns no run, the approval was refused (the run stays
+// as it was, out and err say why) or failed (the run ended in error).
+func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Review) (_ *claimed, _ codemode.Outcome, err error) {
 	e, done, err := r.openExecution(ctx, id, "approved", codemode.StatusPaused)
 	if err != nil {
-		return nil, nil, nil, wrongOutcome(id, e), err
+		return nil, wrongOutcome(id, e), err
 	}
-	claimed := false
+	var h *hold
+	ok := false
 	defer func() {
-		if !claimed {
+		if !ok {
+			if h != nil {
+				h.release()
+			}
 			done()
 		}
 	}()
-	fail := func(out codemode.Outcome, err error) (*codemode.Execution, []codemode.Entry, func(), codemode.Outcome, error) {
-		return nil, nil, nil, out, err
+	fail := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {
+		return nil, out, err
 	}
 	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
 		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
 			id, strings.Join(changed, ", "))})
+	}
+	if h, err = r.own.claims.take(ctx, id); err != nil {
+		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
 	}
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return fail(r.lostRace(ctx, id, "approved", err))
@@ -140,7 +161,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	}
 	// refuse gives the claim back: the run waits, as it was, for a
 	// decision about what is pending now.
-	refuse := func(why error) (*codemode.Execution, []codemode.Entry, func(), codemode.Outcome, error) {
+	refuse := func(why error) (*claimed, codemode.Outcome, error) {
 		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
 			return fail(r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err)))
 		}
@@ -155,12 +176,12 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	// updated in place.
 	var approved []codemode.EntryUpdate
 	for i, en := range log {
-		to := codemode.EntryExecuting
+		to, note := codemode.EntryExecuting, ""
 		switch en.State {
 		case codemode.EntryPending:
 		case codemode.EntrySignIn:
 			var err error
-			if to, err = r.afterSignIn(ctx, en); err != nil {
+			if to, note, err = r.afterSignIn(ctx, en); err != nil {
 				if codemode.IsRefusal(err) {
 					return refuse(err)
 				}
@@ -172,59 +193,64 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		if log[i].State, err = codemode.Transition(en.State, to); err != nil {
 			return fail(r.abort(ctx, e, err))
 		}
-		log[i].UpdatedAt = r.now()
-		if to == codemode.EntryPending {
-			log[i].Error = ""
-		}
+		log[i].UpdatedAt, log[i].Error = r.now(), note
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
 	}
-	claimed = true
-	return e, log, done, codemode.Outcome{}, nil
+	ok = true
+	return &claimed{e: e, h: h, log: log, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its
-// connector goes when its run is approved: executing, or pending when the
+// connector goes when its run is approved: executing; pending when the
 // method (as the connector lists it now: its tools may have been unknown
-// until the sign-in) needs approval, which the person has not given. The
+// until the sign-in) needs approval, which the person has not given; or
+// rejected, with the reason as note, when the connector refuses the call
+// (a generic call that reaches what the configuration excluded). The
 // error wraps ErrNeedsSignIn while the connector still needs a sign-in.
 // A connector that could not list its tools for want of a sign-in is
 // listed again first.
-func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (codemode.EntryState, error) {
+func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (to codemode.EntryState, note string, err error) {
 	s := r.catalog().byName[en.Connector]
 	if s == nil {
-		return 0, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
+		return 0, "", &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)}
 	}
 	why := s.signIn()
 	if si, ok := s.src.Connector.(connectors.SignIner); ok {
 		var err error
 		if why, err = si.NeedsSignIn(ctx); err != nil {
-			return 0, fmt.Errorf("ask connector %s whether it needs a sign-in: %w", en.Connector, err)
+			return 0, "", fmt.Errorf("ask connector %s whether it needs a sign-in: %w", en.Connector, err)
 		}
 	}
 	if why != nil {
-		return 0, stillNeedsSignIn(en, why)
+		return 0, "", stillNeedsSignIn(en, why)
 	}
 	if s.signIn() != nil {
 		if _, err := r.RefreshConnector(ctx, en.Connector); err != nil {
 			if sir, ok := connectors.AsSignInRequired(err); ok {
-				return 0, stillNeedsSignIn(en, sir)
+				return 0, "", stillNeedsSignIn(en, sir)
 			}
-			return 0, &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
+			return 0, "", &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
 				"execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)}
 		}
 	}
-	t, err := r.catalog().resolve(en.Connector, en.Method)
-	if err == nil && t.signIn == nil && t.needsApproval(en.Args) {
-		return codemode.EntryPending, nil
+	t, rerr := r.catalog().resolve(en.Connector, en.Method)
+	if rerr != nil || t.signIn != nil {
+		// (A method the connector does not list fails on replay, naming
+		// the methods it has.)
+		return codemode.EntryExecuting, "", nil
 	}
-	// (A method the connector does not list fails on replay, naming the
-	// methods it has.)
-	return codemode.EntryExecuting, nil
+	switch v, aerr := t.approval(en.Args); {
+	case aerr != nil:
+		return codemode.EntryRejected, fmt.Sprintf("%s.%s: %v", en.Connector, en.Method, aerr), nil
+	case v.why != noApproval:
+		return codemode.EntryPending, "", nil
+	}
+	return codemode.EntryExecuting, "", nil
 }
 
 // stillNeedsSignIn is the refusal of an approval of a run whose call en

@@ -54,3 +54,10 @@ func SetNoCheck(r *Runtime, off bool) { r.noCheck = off }
 func Check(ctx context.Context, r *Runtime, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
 	return newPass(r, "bench", nil, modeRun, 0, nil).Check(ctx, calls)
 }
+
+// Tick runs one heartbeat of r: it renews the lease, records what the
+// store failed to record, and recovers.
+func Tick(ctx context.Context, r *Runtime) { r.own.tick(ctx) }
+
+// MayAct is nil, or why r may no longer act on run id (its claim lapsed).
+func MayAct(r *Runtime, id string) error { return r.own.claims.mayAct(id) }

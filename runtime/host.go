@@ -180,14 +180,24 @@ func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopR
 		err = p.flushLocked(ctx)
 	}
 	p.flushed = true
-	if err == nil && p.journaled {
-		// Everything the journal holds is written now. Dropped before the
-		// run's status changes, so a finished run leaves no journal.
-		if derr := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); derr != nil {
-			p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", derr)
-		}
+	if err == nil {
+		p.dropJournalLocked(ctx)
 	}
 	return p.stop, err
+}
+
+// dropJournalLocked removes the pass's journal, if it wrote one, once
+// everything the journal holds is written: before the run's status
+// changes, so that a finished run leaves no journal.
+func (p *pass) dropJournalLocked(ctx context.Context) {
+	if !p.journaled {
+		return
+	}
+	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); err != nil {
+		p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", err)
+		return
+	}
+	p.journaled = false
 }
 
 // Call performs or replays one connector call.
@@ -253,6 +263,15 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (%s.%s)", seq, c.Connector, c.Method), "the call was not made"); err != nil {
 		return nil, nil, err
 	}
+	var v verdict
+	if t.signIn == nil { // (a stand-in's verdict waits for the sign-in: Runtime.afterSignIn)
+		var err error
+		if v, err = t.approval(args); err != nil {
+			// The connector refuses the call (a generic call that reaches
+			// what the configuration excluded): nothing is logged either.
+			return nil, nil, fmt.Errorf("%s.%s: %w", c.Connector, c.Method, err)
+		}
+	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
 	e := codemode.Entry{
@@ -272,7 +291,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		p.gated[e.Seq] = e
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	}
-	if p.mode == modeRun && t.needsApproval(args) {
+	if p.mode == modeRun && v.why != noApproval {
 		return p.gateLocked(ctx, e)
 	}
 	if !t.def.KnownReadOnly() {

@@ -153,6 +153,20 @@ func (k *kv) DisposeExecution(_ context.Context, id string) error {
 	return nil
 }
 
+// blockAt makes the call of tool (one call) wait until release is
+// closed; entered is closed once it waits. It sets k.hook, before use.
+func (k *kv) blockAt(tool string) (entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	k.hook = func(_ context.Context, called string) error {
+		if called == tool {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	return entered, release
+}
+
 func (k *kv) count(tool string) int {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -30,6 +30,10 @@ import (
 // error with a message naming what interrupted it, what its journal
 // holds is applied, its executing entries become unknown and its pending
 // ones rejected; of two processes recovering at once, one does it.
+//
+// The runs this process claims itself are settled by it when the store
+// failed while it worked on them (hold.go): the owner is alive, so
+// nobody else would.
 
 // DefaultLease is the default of Options.Lease.
 const DefaultLease = 15 * time.Second
@@ -40,10 +44,11 @@ const unknownNote = "the run was interrupted while this call was in flight: it m
 // owner is this process as the owner of the runs it works on.
 type owner struct {
 	// fixed at creation
-	r     *Runtime
-	id    string
-	self  procid.Identity
-	lease time.Duration
+	r      *Runtime
+	id     string
+	self   procid.Identity
+	lease  time.Duration
+	claims *claims // the runs this process works on (hold.go)
 
 	mu         sync.Mutex
 	registered bool               // guarded by mu
@@ -54,7 +59,7 @@ type owner struct {
 func newOwner(r *Runtime, lease time.Duration) *owner {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &owner{r: r, id: "own_" + hex.EncodeToString(b[:]), self: procid.Self(), lease: lease}
+	return &owner{r: r, id: "own_" + hex.EncodeToString(b[:]), self: procid.Self(), lease: lease, claims: newClaims(lease)}
 }
 
 // claim registers the owner if it is not yet (starting its heartbeat) and
@@ -77,6 +82,7 @@ func (o *owner) claim(ctx context.Context) (string, error) {
 
 // register writes the owner record.
 func (o *owner) register(ctx context.Context) error {
+	began := time.Now()
 	now := o.r.now()
 	err := o.r.store.RegisterOwner(ctx, codemode.Owner{
 		ID: o.id, Host: o.self.Host, PID: o.self.PID, Boot: o.self.Boot, ProcessStart: o.self.Start,
@@ -85,11 +91,20 @@ func (o *owner) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("register this process as an owner: %w", err)
 	}
+	o.renewed(began)
 	return nil
 }
 
-// heartbeat renews the lease every lease/3 and recovers the runs of owners
-// that are gone, until ctx ends.
+// renewed records a renewal of the lease begun at began (see
+// claims.renew).
+func (o *owner) renewed(began time.Time) {
+	if gap := o.claims.renew(began); gap > 0 {
+		o.r.log.Warn("this process could not renew its lease for longer than the lease (the store was unreachable); the runs it was working on make no further call with a side effect and end, and other processes may have recovered them",
+			"owner", o.id, "unrenewed", gap.Round(time.Millisecond), "lease", o.lease)
+	}
+}
+
+// heartbeat runs tick every lease/3, until ctx ends.
 func (o *owner) heartbeat(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(o.lease / 3)
@@ -100,23 +115,39 @@ func (o *owner) heartbeat(ctx context.Context, done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		o.beat(ctx)
-		o.r.recoverOrphans(ctx)
+		o.tick(ctx)
 	}
 }
 
-// beat renews the lease. An owner record that is gone (another process
-// took this one for dead: its lease lapsed) is written again: runs
-// recovered meanwhile stay recovered, later ones are claimed again.
-func (o *owner) beat(ctx context.Context) {
+// tick renews the lease; if the store answered, it settles the runs of
+// this process that the store failed to record (hold.go); then it
+// recovers the runs of owners that are gone, and this process's own runs
+// that no request holds.
+func (o *owner) tick(ctx context.Context) {
+	if o.beat(ctx) {
+		o.r.settleStranded(ctx)
+	}
+	o.r.recoverOrphans(ctx)
+}
+
+// beat renews the lease and reports whether the store took it. An owner
+// record that is gone (another process took this one for dead: its lease
+// lapsed) is written again: runs recovered meanwhile stay recovered, later
+// ones are claimed again.
+func (o *owner) beat(ctx context.Context) bool {
+	began := time.Now()
 	err := o.r.store.Heartbeat(ctx, o.id, o.r.now())
-	if errors.Is(err, codemode.ErrNotFound) {
+	switch {
+	case errors.Is(err, codemode.ErrNotFound):
 		o.r.log.Warn("this process's owner record was removed (its lease lapsed?); registering again", "owner", o.id)
 		err = o.register(ctx)
+	case err == nil:
+		o.renewed(began)
 	}
 	if err != nil && ctx.Err() == nil {
 		o.r.log.Warn("owner heartbeat failed", "owner", o.id, "err", err)
 	}
+	return err == nil
 }
 
 // Join registers this process as an owner now rather than at its first
@@ -139,6 +170,11 @@ func (o *owner) close(ctx context.Context) error {
 	o.registered = false
 	o.cancel()
 	<-o.done
+	// What the store failed to record is written now if it can be;
+	// otherwise, once this record is gone, another process recovers those
+	// runs after the lease.
+	o.r.settleStranded(ctx)
+	o.r.recoverOrphans(ctx)
 	if err := o.r.store.RemoveOwner(ctx, o.id); err != nil && !errors.Is(err, codemode.ErrNotFound) {
 		return fmt.Errorf("remove owner %s: %w", o.id, err)
 	}
@@ -200,6 +236,12 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 			continue
 		}
 		for _, e := range runs {
+			if e.Owner == r.own.id {
+				if r.recoverOwn(ctx, e, st) {
+					recovered++
+				}
+				continue
+			}
 			why, gone := r.own.gone(e, byID[e.Owner], now, r.own.lease)
 			if !gone {
 				claimed[e.Owner] = true
@@ -250,4 +292,47 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 	r.changedStatus()
 	r.dispose(ctx, e.ID)
 	return true
+}
+
+// recoverOwn recovers a run claimed by this process that none of its
+// requests holds (hold.go), and reports whether it did.
+func (r *Runtime) recoverOwn(ctx context.Context, e *codemode.Execution, st codemode.ExecStatus) bool {
+	if !r.own.claims.recovering(e.ID) {
+		return false
+	}
+	defer r.own.claims.done(e.ID, nil)
+	return r.recoverRun(ctx, e, st, "this process was working on it when the store failed, and could not record how it ended")
+}
+
+// settleStranded writes the end of each run whose pass ended while the
+// store failed (hold.strand), if the store still shows it claimed by this
+// process; a run whose end cannot be written is left to recoverOwn. Runs
+// the store cannot be asked about wait for the next heartbeat.
+func (r *Runtime) settleStranded(ctx context.Context) {
+	for _, s := range r.own.claims.settling() {
+		r.own.claims.done(s.id, r.settleOne(ctx, s))
+	}
+}
+
+// settleOne settles one stranded run; it returns s.finish when the store
+// could not be asked (to try again), else nil.
+func (r *Runtime) settleOne(ctx context.Context, s strandedRun) func(context.Context) error {
+	e, err := r.store.GetExecution(ctx, s.id)
+	switch {
+	case errors.Is(err, codemode.ErrNotFound):
+		return nil
+	case err != nil:
+		r.log.Warn("could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", s.id, "err", err)
+		return s.finish
+	case !e.Status.Claimed() || e.Owner != r.own.id:
+		return nil // its end was written after all, or another process recovered it
+	}
+	if err := s.finish(ctx); err != nil {
+		if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
+			r.log.Warn("could not record the end of a run once the store answered again; recovering it", "execution", s.id, "err", err)
+		}
+		return nil
+	}
+	r.log.Info("recorded the end of a run once the store answered again", "execution", s.id)
+	return nil
 }

@@ -14,8 +14,9 @@ import (
 
 // runPass runs the program of e (status running) once against its log (as
 // the caller loaded it: nil for a fresh execution, just created by Execute)
-// and records how the pass ended.
-func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
+// and records how the pass ended. h is the caller's hold on the run
+// (hold.go). A pass of a task run can be cancelled (task.go).
+func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
 	if e.Task != nil {
 		var end func()
 		ctx, end = r.track(ctx, e.ID)
@@ -31,16 +32,63 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, ap codemod
 		NoCheck:  r.noCheck,
 	}, p)
 	stop, flushErr := p.finish(ctx)
-	return r.record(ctx, e, p, stop, flushErr, out, runErr)
+	return r.record(ctx, e, p, h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 }
 
-// record stores the end of a pass: the clock, logs and connectors used, the
-// new status, and the fate of entries the pass left undecided. Terminal
-// outcomes dispose the execution. flushErr is the failure of the pass's
-// final write of deferred results (finish): the run ends in error then,
-// whatever the program did.
-func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, stop *stopReason, flushErr error, out sandbox.Outcome, runErr error) (codemode.Outcome, error) {
+// passEnd is how a pass ended.
+type passEnd struct {
+	stop     *stopReason
+	flushErr error // the failure of the pass's final write of deferred results (finish)
+	out      sandbox.Outcome
+	runErr   error // the executor's failure
+}
+
+// record stores the end of a pass (see writeEnd) and returns the run's
+// outcome. If the store does not take it, the run is still claimed by
+// this process: it is stranded (hold.go) with what the pass holds, to be
+// written once the store answers again.
+func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, h *hold, end passEnd) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx) // the pass happened; its end is recorded even if the caller gave up
+	internal, err := r.writeEnd(ctx, e, p, end)
+	if err != nil {
+		if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
+			h.strand(func(ctx context.Context) error { return r.writeEndAgain(ctx, e, p, end) })
+			r.log.Warn("the store did not record how a run ended; this process records it once the store answers again", "execution", e.ID, "err", err)
+		}
+		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(internal, err)
+	}
+	o, err := r.outcome(ctx, e)
+	return o, errors.Join(internal, err)
+}
+
+// writeEndAgain writes the end of a stranded pass: what it still holds
+// queued, then its end as record would have (as an internal failure if
+// the queue cannot be written).
+func (r *Runtime) writeEndAgain(ctx context.Context, e *codemode.Execution, p *pass, end passEnd) error {
+	p.mu.Lock()
+	err := p.flushLocked(ctx)
+	if err == nil {
+		p.dropJournalLocked(ctx)
+	}
+	p.mu.Unlock()
+	end.flushErr = err
+	_, err = r.writeEnd(ctx, e, p, end)
+	return err
+}
+
+// writeEnd decides the end of a pass and writes it: the clock, logs and
+// connectors used, the new status, and the fate of entries the pass left
+// undecided. Terminal outcomes dispose the execution. internal is the
+// pass's own failure (the caller returns it with the outcome); err is the
+// store's failure to take the end.
+//
+// A pass whose log could not be written (its final write, end.flushErr,
+// or a write on the way, a stop of kind stopInternal) ends the run in
+// error as recovery would (interrupt): in one conditional transaction
+// that also marks every call still executing unknown, since a write that
+// failed may still have taken effect.
+func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, end passEnd) (internal, err error) {
+	stop, flushErr, out, runErr := end.stop, end.flushErr, end.out, end.runErr
 	if len(out.Clock.Times) >= len(e.Clock.Times) {
 		e.Clock.Times = out.Clock.Times
 	}
@@ -63,9 +111,9 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 	leftover := p.leftoverLocked()
 	p.mu.Unlock()
 
-	var internal error
 	to := codemode.StatusError
 	e.Result, e.Error = nil, ""
+	interrupted := flushErr != nil || (stop != nil && stop.kind == stopInternal && out.Status != sandbox.Completed)
 	switch {
 	case runErr != nil:
 		internal = errors.Join(fmt.Errorf("run %s: %w", e.ID, runErr), flushErr)
@@ -110,37 +158,64 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, st
 			e.Error = out.Stop.Error()
 		}
 	}
-	if to.Terminal() {
-		r.settleLeftovers(ctx, e, leftover)
-	}
-	if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
-		if errors.Is(err, codemode.ErrConflict) {
-			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal()); cur != nil {
-				o, err := r.outcome(ctx, cur)
-				return o, errors.Join(internal, err)
-			}
+	switch {
+	case interrupted:
+		if err := r.interrupt(ctx, e); err != nil {
+			return internal, err
 		}
-		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(internal, err)
+	default:
+		if to.Terminal() {
+			r.settleLeftovers(ctx, e, leftover)
+		}
+		if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
+			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal(), err); cur != nil {
+				*e = *cur // the run stays cancelled, as the pass leaves it
+				return internal, nil
+			}
+			return internal, err
+		}
+		if to.Terminal() {
+			r.dispose(ctx, e.ID)
+		}
 	}
-	if to.Terminal() {
-		r.dispose(ctx, e.ID)
-	}
-	if ev, ok := endEvent(e, to, stop); ok {
+	if ev, ok := endEvent(e, e.Status, stop); ok {
 		emit(ctx, ev)
 	}
-	o, err := r.outcome(ctx, e)
-	return o, errors.Join(internal, err)
+	return internal, nil
 }
 
-// abort ends a run that could not get a pass started (the store failed):
-// it is recorded as error if possible, and the error returned.
+// interrupt ends a run this process claims whose log could not be written
+// (the store failed), with e.Error, as recovery ends a dead owner's run:
+// in one transaction, if the store still shows the run running and
+// claimed by this process, its calls still executing become unknown (a
+// write that failed may have taken effect, and a call whose result was
+// not written may have run), its pending ones rejected, and it ends
+// error. Then it is disposed. ErrConflict if another process recovered it
+// first.
+func (r *Runtime) interrupt(ctx context.Context, e *codemode.Execution) error {
+	st, err := codemode.TransitionExec(codemode.StatusRunning, codemode.StatusError)
+	if err != nil {
+		return err
+	}
+	rec := &codemode.Execution{ID: e.ID, Status: st, Error: r.scrub.String(e.Error + "; calls that were in flight are marked unknown"), UpdatedAt: r.now()}
+	if err := r.store.RecoverExecution(ctx, rec, codemode.StatusRunning, r.own.id, unknownNote); err != nil {
+		return fmt.Errorf("end execution %s after a failure of the store: %w", e.ID, err)
+	}
+	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
+	r.dispose(ctx, e.ID)
+	return nil
+}
+
+// abort ends a run that could not get a pass started (the store failed)
+// as interrupt does, and returns the cause. If that fails too, the run is
+// left to this process's recovery (hold.go) once the caller lets go of
+// it.
 func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
 	e.Error = "internal failure: " + cause.Error()
-	if err := r.setStatus(ctx, e, codemode.StatusRunning, codemode.StatusError); err != nil {
+	if err := r.interrupt(ctx, e); err != nil {
 		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(cause, err)
 	}
-	r.dispose(ctx, e.ID)
 	o, _ := r.outcome(ctx, e)
 	return o, cause
 }

@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -198,14 +197,7 @@ func TestOwnerLifecycle(t *testing.T) {
 	if got := owners(); len(got) != 0 {
 		t.Fatalf("owners before any run = %v, want none", got)
 	}
-	entered, release := make(chan struct{}), make(chan struct{})
-	k.hook = func(_ context.Context, tool string) error {
-		if tool == "add" {
-			close(entered)
-			<-release
-		}
-		return nil
-	}
+	entered, release := k.blockAt("add")
 	done := make(chan codemode.Outcome)
 	go func() { done <- e.run(`async () => kv.add({ key: "a" })`, nil) }()
 	<-entered

@@ -23,24 +23,43 @@ func (r *Runtime) Method(connector, method string, args json.RawMessage) codemod
 	if rv, ok := t.src.src.Connector.(connectors.Reverter); ok && rv.Revertible(t.def.SourceName) {
 		info.Revertible = true
 	}
-	switch t.approval(args) {
+	v, err := t.approval(args)
+	if err != nil {
+		info.ApprovalReason = fmt.Sprintf("%s refuses this call of %s: %v", connector, method, err)
+		return info
+	}
+	switch v.why {
+	case whyConfigPath:
+		info.ApprovalReason = fmt.Sprintf("the configuration's approve list for %s matches the path %s", connector, v.path)
+	case whyReached:
+		x := v.reached
+		info.ApprovalReason = fmt.Sprintf("this call of %s reaches %s (%s), and %s", method, x.def.Name, x.def.Route, approvalReason(connector, x.def.Name, x, v.reachedWhy))
+	default:
+		info.ApprovalReason = approvalReason(connector, method, t, v.why)
+	}
+	return info
+}
+
+// approvalReason says why a call of method (of tool t) needs approval,
+// for the reasons a call of it has itself.
+func approvalReason(connector, method string, t *tool, why approvalWhy) string {
+	switch why {
 	case whyConfig:
-		info.ApprovalReason = fmt.Sprintf("the configuration's approve list for %s matches %s", connector, method)
+		return fmt.Sprintf("the configuration's approve list for %s matches %s", connector, method)
 	case whyConnectorArg:
-		info.ApprovalReason = fmt.Sprintf("%s requires approval for this call of %s", connector, method)
+		return fmt.Sprintf("%s requires approval for this call of %s", connector, method)
 	case whyConnector:
 		verb, _, _ := strings.Cut(t.def.Route, " ")
 		switch d := t.def.Annotations.Destructive; {
 		case verb != "":
 			// An HTTP operation: the verdict is ours, not the API's.
-			info.ApprovalReason = fmt.Sprintf("%s is an HTTP %s operation, and codemode-mcp asks before every POST, PUT, PATCH and DELETE (no_approve lifts it)", method, verb)
+			return fmt.Sprintf("%s is an HTTP %s operation, and codemode-mcp asks before every POST, PUT, PATCH and DELETE (no_approve lifts it)", method, verb)
 		case d != nil && *d:
-			info.ApprovalReason = fmt.Sprintf("%s marks %s as destructive", connector, method)
-		default:
-			info.ApprovalReason = fmt.Sprintf("%s requires approval for %s", connector, method)
+			return fmt.Sprintf("%s marks %s as destructive", connector, method)
 		}
+		return fmt.Sprintf("%s requires approval for %s", connector, method)
 	}
-	return info
+	return ""
 }
 
 // notAsShown is the refusal of a decision about pending actions other

@@ -47,6 +47,11 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 	defer done()
 	from := e.Status
 	// Claim the rollback first: of two racing rollbacks only one reverts.
+	h, err := r.own.claims.take(ctx, id)
+	if err != nil {
+		return codemode.Outcome{ExecutionID: id, Status: from}, err
+	}
+	defer h.release()
 	if err := r.setStatus(ctx, e, from, codemode.StatusRollingBack); err != nil {
 		return r.lostRace(ctx, id, "rolled back", err)
 	}

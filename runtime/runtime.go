@@ -101,9 +101,7 @@ type Runtime struct {
 	store    codemode.Store
 	exec     sandbox.Executor
 	limits   sandbox.Limits
-	// taskTimeout is Options.TaskTimeout resolved.
-	taskTimeout time.Duration
-	maxExecs    int
+	maxExecs int
 	ttl      time.Duration
 	maxChars int              // Options.MaxResultChars
 	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
@@ -114,6 +112,9 @@ type Runtime struct {
 	log      *slog.Logger
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
+
+	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
+	taskTimeout time.Duration
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.

@@ -22,7 +22,17 @@ func (r *Runtime) scrubAnswer(res connectors.Result, err error) (connectors.Resu
 	}
 	res.Value = r.scrub.JSON(res.Value)
 	res.Message = r.scrub.String(res.Message)
-	return res, r.scrub.Error(err)
+	return res, scrubError(r.scrub, err)
+}
+
+// scrubError is sc.Error(err), except that a connectors.SignInRequired in
+// err stays one (its reason scrubbed): the scrubbed error hides the chain
+// it wraps, and the runtime must still see that a sign-in is needed.
+func scrubError(sc *scrub.Scrubber, err error) error {
+	if sir, ok := connectors.AsSignInRequired(err); ok {
+		return &connectors.SignInRequired{Connector: sir.Connector, Reason: sc.String(sir.Reason)}
+	}
+	return sc.Error(err)
 }
 
 // scrubTool scrubs what a connector says of one tool.

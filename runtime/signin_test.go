@@ -11,6 +11,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
@@ -275,6 +276,22 @@ func TestConnectorsSayWhichNeedsASignIn(t *testing.T) {
 	for _, c := range e.rt.Connectors() {
 		if c.NeedsSignIn {
 			t.Fatalf("%s still needs a sign-in after it", c.Name)
+		}
+	}
+}
+
+// A reason that holds a secret is scrubbed, and the call still pauses for
+// the sign-in (the scrubbed error must not hide that a sign-in is needed).
+func TestSignInWithASecretInItsReason(t *testing.T) {
+	for _, signedIn := range []bool{false, true} { // refused at listing, and at the call
+		g := fixture.NewGated(t, "remote")
+		g.SetSignedIn(signedIn)
+		e := newEnv(t, setup{extra: []runtime.Source{{Connector: g}}, scrubber: scrub.New("signed")})
+		g.SetSignedIn(false)
+		o := e.run(`async () => await remote.post({})`, nil)
+		mustStatus(t, o, codemode.StatusPaused)
+		if len(o.Pending) != 1 || o.Pending[0].Awaits != codemode.AwaitsSignIn || strings.Contains(o.Pending[0].Reason, "signed") {
+			t.Fatalf("signed in at start %v: pending %+v, want a sign-in with its reason scrubbed", signedIn, o.Pending)
 		}
 	}
 }

@@ -71,12 +71,12 @@ type taskState struct {
 // any, hears the run's events; ctx's end does not stop the run (Cancel
 // and Close do).
 func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (codemode.Outcome, error) {
-	e, done, out, err := r.create(ctx, code, &task)
-	if e == nil {
+	c, out, err := r.create(ctx, code, &task)
+	if c == nil {
 		return out, err
 	}
-	r.runInBackground(ctx, done, func(bg context.Context) (codemode.Outcome, error) { return r.runPass(bg, e, nil, nil) })
-	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: e.ID}, nil
+	r.runInBackground(ctx, c)
+	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: c.e.ID}, nil
 }
 
 // Resume approves a paused run as ApproveReviewed does (the same checks:
@@ -86,31 +86,32 @@ func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (c
 // in the background, as Start's, and the outcome returned is running. A
 // run that is not a task resumes within the call, as ApproveReviewed.
 func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error) {
-	e, log, done, out, err := r.claimApproved(ctx, id, rv)
-	if e == nil {
+	c, out, err := r.claimApproved(ctx, id, rv)
+	if c == nil {
 		return out, err
 	}
-	if e.Task == nil {
-		defer done()
-		return r.runPass(ctx, e, nil, log)
+	if c.e.Task == nil {
+		defer c.end()
+		return r.runPass(ctx, c.e, c.h, nil, c.log)
 	}
-	r.runInBackground(ctx, done, func(bg context.Context) (codemode.Outcome, error) { return r.runPass(bg, e, nil, log) })
+	r.runInBackground(ctx, c)
 	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: id}, nil
 }
 
-// runInBackground runs pass in a goroutine that ends the request (done) when
-// it returns, with a context that keeps ctx's values (its observer) and
-// ends only when the runtime closes. A failure is logged: nobody waits
-// for the outcome, which is in the store.
-func (r *Runtime) runInBackground(ctx context.Context, done func(), pass func(context.Context) (codemode.Outcome, error)) {
+// runInBackground runs the pass of a claimed run in a goroutine that ends
+// the request (c.end) when the pass has recorded its end, with a context
+// that keeps ctx's values (its observer) and ends only when the runtime
+// closes. A failure is logged: nobody waits for the outcome, which is in
+// the store.
+func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
 	bg, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(r.background, func() { cancel(errShutdown) })
 	go func() {
-		defer done()
+		defer c.end()
 		defer cancel(nil)
 		defer stop()
-		if out, err := pass(bg); err != nil {
-			r.log.Error("a task run's pass failed", "execution", out.ExecutionID, "err", err)
+		if _, err := r.runPass(bg, c.e, c.h, nil, c.log); err != nil {
+			r.log.Error("a task run's pass failed", "execution", c.e.ID, "err", err)
 		}
 	}()
 }
@@ -228,11 +229,14 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outco
 }
 
 // cancelledMeanwhile ends a pass whose run was cancelled while it ran
-// (the pass could not record its end: its status moved from running to
-// cancelled): the calls it left undecided are settled, unless the pass
+// (the pass could not record its end, err: its status moved from running
+// to cancelled): the calls it left undecided are settled, unless the pass
 // settled them itself (it was ending the run), and the run is disposed.
 // It returns the run as stored, or nil when it was not cancelled.
-func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry, settled bool) *codemode.Execution {
+func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry, settled bool, err error) *codemode.Execution {
+	if !errors.Is(err, codemode.ErrConflict) {
+		return nil
+	}
 	cur, err := r.store.GetExecution(ctx, e.ID)
 	if err != nil || cur.Status != codemode.StatusCancelled {
 		return nil

@@ -5,19 +5,24 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // A guard stands in front of both HTTP transports and the approval
@@ -26,7 +31,11 @@ import (
 //  1. Host: a loopback name, an IP literal or one of AllowedHosts (a page
 //     that rebinds its own DNS name to this machine sends its own name).
 //
-// A request for any other path than the MCP endpoints then goes to the
+// The paths where clients look for OAuth (oauthPath) are then answered 404
+// with a JSON body that says the server takes a bearer token: a client
+// refused without one goes looking for an authorization server and shows
+// the user what it found there, which must not be the console's login
+// page. A request for any other path than the MCP endpoints then goes to the
 // console (when one is served), which has rules of its own for pages and
 // form posts (package console: sessions, CSRF tokens, same-origin posts),
 // under the same read and write deadlines. A request for an MCP endpoint
@@ -35,7 +44,11 @@ import (
 //
 //  2. Origin: absent (not a browser), loopback, or one of AllowedOrigins;
 //  3. the bearer token, when one is configured (CORS preflights of an
-//     allowed origin excepted: browsers send them without credentials);
+//     allowed origin excepted: browsers send them without credentials):
+//     401 without one, with a WWW-Authenticate that says a bearer token is
+//     required; a wrong one counts against its client address (Failures),
+//     which is refused with 429 and Retry-After once it has failed too
+//     often, before its token is looked at;
 //  4. for a POST, Content-Type application/json (a page can send
 //     text/plain without a preflight) and a body of at most MaxBody bytes,
 //     read within ReadTimeout before anything parses it;
@@ -63,6 +76,8 @@ type guard struct {
 	next           http.Handler
 	mcpPaths       []string     // the MCP endpoints
 	console        http.Handler // nil: none
+	failures       *throttle.Failures
+	log            *slog.Logger
 	// front answers the task requests of a POST that passed every check,
 	// in front of the transport, and reports whether it did (nil: none).
 	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
@@ -80,6 +95,14 @@ func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...stri
 		writeTimeout:   h.WriteTimeout,
 		sessions:       sess,
 		next:           next,
+		failures:       opts.AuthFailures,
+		log:            opts.Logger,
+	}
+	if g.failures == nil {
+		g.failures = throttle.New(0, 0, nil)
+	}
+	if g.log == nil {
+		g.log = slog.Default()
 	}
 	if opts.AuthToken != "" {
 		g.token, g.hasToken = sha256.Sum256([]byte(opts.AuthToken)), true
@@ -98,6 +121,10 @@ func lowerAll(ss []string) []string {
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not served here (server.allowed_hosts)", r.Host))
+		return
+	}
+	if oauthPath(r.URL.Path) {
+		g.noOAuth(w)
 		return
 	}
 	if g.console != nil && !slices.Contains(g.mcpPaths, r.URL.Path) {
@@ -119,9 +146,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
-	if !g.authorized(r.Header.Get("Authorization")) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp"`)
-		refuse(w, http.StatusUnauthorized, "Unauthorized: missing or invalid bearer token")
+	if !g.authenticate(w, r) {
 		return
 	}
 	var body []byte
@@ -212,12 +237,76 @@ func isLoopbackOrigin(origin string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// authorized checks the bearer token in constant time (over hashes, so the
-// token's length does not leak either). The scheme is case-insensitive.
-func (g *guard) authorized(header string) bool {
+// tokenRequired says what a client without the bearer token must send.
+// Clients show it: from the 401's WWW-Authenticate and body, or, when
+// they go looking for OAuth after the 401, from the JSON of noOAuth. It
+// has no "Bearer <…>": clients redact what looks like a token after
+// "Bearer " in what they show (Claude Code does).
+const tokenRequired = "this server requires a bearer token in the Authorization header (its server.auth_token or CODEMODE_TOKEN)"
+
+// authenticate checks the request's bearer token, when one is configured,
+// and answers the request itself when it goes no further: 401 (with
+// WWW-Authenticate) without a token or with a wrong one, 429 (with
+// Retry-After) when its client address has failed too often. Only wrong
+// tokens count as failures and are logged (at a bounded rate): a client
+// sending none is not guessing, and clients commonly try once without.
+func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	if !g.hasToken {
 		return true
 	}
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error_description="`+tokenRequired+`"`)
+		refuse(w, http.StatusUnauthorized, "Unauthorized: "+tokenRequired)
+		return false
+	}
+	if ok, secs := g.failures.Allow(r.RemoteAddr); !ok {
+		g.failures.Warn(g.log, "bearer token refused: too many wrong tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: too many wrong bearer tokens from your address; try again in %d s", secs))
+		return false
+	}
+	if !g.authorized(header) {
+		g.failures.Fail(r.RemoteAddr)
+		g.failures.Warn(g.log, "a wrong bearer token", "remote", r.RemoteAddr)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error="invalid_token", error_description="the bearer token is not this server's"`)
+		refuse(w, http.StatusUnauthorized, "Unauthorized: the bearer token is not this server's")
+		return false
+	}
+	return true
+}
+
+// oauthPath reports whether a path is one where MCP clients look for OAuth
+// after a 401: the discovery documents of RFC 9728 (protected resource),
+// RFC 8414 (authorization server, also with the path inserted) and OpenID
+// Connect (also appended to a path), anything else under /.well-known/
+// (the console has nothing there), and the endpoints clients assume when
+// discovery finds none (/register, /authorize, /token).
+func oauthPath(p string) bool {
+	switch p {
+	case "/register", "/authorize", "/token":
+		return true
+	}
+	return strings.HasPrefix(p, "/.well-known/") || strings.Contains(p, "/.well-known/openid-configuration") || strings.Contains(p, "/.well-known/oauth-authorization-server")
+}
+
+// noOAuth answers a request for an OAuth path: 404, since this server has
+// no authorization server, with a JSON body (in the form of an OAuth error)
+// that says what it takes instead.
+func (g *guard) noOAuth(w http.ResponseWriter) {
+	desc := "no OAuth authorization server here"
+	if g.hasToken {
+		desc += ": " + tokenRequired
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": "not_found", "error_description": desc})
+}
+
+// authorized checks the bearer token in constant time (over hashes, so the
+// token's length does not leak either). The scheme is case-insensitive.
+func (g *guard) authorized(header string) bool {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false

@@ -24,6 +24,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // Options configure a Server.
@@ -42,6 +43,15 @@ type Options struct {
 	SignInWait time.Duration
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
+	// AuthTokenFrom says where AuthToken came from (config.Server's
+	// AuthTokenFrom), for the log line that says which authentication is
+	// in force.
+	AuthTokenFrom string
+	// AuthFailures limits wrong bearer tokens per client address (429
+	// past its limit) and the log lines about them; share one with the
+	// console so that its logins count against the same addresses. nil:
+	// a Failures of the server's own with throttle's defaults.
+	AuthFailures *throttle.Failures
 	// HTTP bounds and guards the SSE and HTTP transports.
 	HTTP HTTPOptions
 	// WithholdApprovals leaves codemode_approve, codemode_reject and

@@ -214,8 +214,10 @@ func withoutID(m map[string]any) map[string]any {
 
 func TestTasksAreDeclared(t *testing.T) {
 	for name, connect := range map[string]func(*testing.T, *server.Server) *client.Client{
-		"stdio": func(t *testing.T, s *server.Server) *client.Client { return stdioClient(t, s, mcp.ClientCapabilities{}) },
-		"http":  func(t *testing.T, s *server.Server) *client.Client { return httpClient(t, s, mcp.ClientCapabilities{}) },
+		"stdio": func(t *testing.T, s *server.Server) *client.Client {
+			return stdioClient(t, s, mcp.ClientCapabilities{})
+		},
+		"http": func(t *testing.T, s *server.Server) *client.Client { return httpClient(t, s, mcp.ClientCapabilities{}) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := connect(t, newServer(t, false))

@@ -115,11 +115,24 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	}
 	srv.Handler = g
 	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown, func(addr string, useTLS bool) {
-		s.log.Info("serving MCP", "transport", transport, "addr", addr, "tls", useTLS)
+		s.log.Info("serving MCP", "transport", transport, "addr", addr, "tls", useTLS, "auth", s.opts.authInForce())
 		if s.opts.Console != nil {
 			s.log.Info("approval console", "url", baseURL(useTLS, addr))
 		}
 	})
+}
+
+// authInForce says which authentication the HTTP transports require, for
+// the log: "none", or a bearer token and where it came from; never the
+// token.
+func (o *Options) authInForce() string {
+	switch {
+	case o.AuthToken == "":
+		return "none"
+	case o.AuthTokenFrom == "":
+		return "bearer token"
+	}
+	return "bearer token from " + o.AuthTokenFrom
 }
 
 // ServeConsole serves opts.Console alone on ln (codemode-mcp console),

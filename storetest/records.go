@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -81,5 +83,122 @@ func testRecords(t *testing.T, f Factory) {
 		if err := got.ScanRecords(ctx, "notes", func(connectors.Record) bool { n++; return true }); err != nil || n != 3 {
 			t.Errorf("another handle sees %d notes (%v), want 3", n, err)
 		}
+	}
+}
+
+// testReplaceRecord checks the compare-and-swap of connectors.Records:
+// GetRecord reads what ReplaceRecord wrote, an insert (nil old) only when
+// there is no record, a replace only from the stored value, a delete (nil
+// new) only of the stored value, and CreatedAt kept by a replace.
+func testReplaceRecord(t *testing.T, f Factory) {
+	ctx := context.Background()
+	r := f.New(t).(connectors.Records)
+	get := func(id string) (string, error) {
+		t.Helper()
+		rec, err := r.GetRecord(ctx, "tokens", id)
+		return string(rec.Value), err
+	}
+	swap := func(id, old, new string, want bool) {
+		t.Helper()
+		var o, n json.RawMessage
+		if old != "" {
+			o = json.RawMessage(old)
+		}
+		if new != "" {
+			n = json.RawMessage(new)
+		}
+		ok, err := r.ReplaceRecord(ctx, "tokens", id, o, n)
+		if err != nil || ok != want {
+			t.Fatalf("ReplaceRecord(%s, %q → %q) = %v, %v; want %v", id, old, new, ok, err, want)
+		}
+	}
+	if _, err := get("a"); !errors.Is(err, connectors.ErrRecordNotFound) {
+		t.Fatalf("GetRecord of nothing: %v, want ErrRecordNotFound", err)
+	}
+	swap("a", "", `{"v":1}`, true)  // insert
+	swap("a", "", `{"v":9}`, false) // there is one now
+	if v, err := get("a"); v != `{"v":1}` || err != nil {
+		t.Fatalf("after insert: %s, %v", v, err)
+	}
+	first, err := r.GetRecord(ctx, "tokens", "a")
+	if err != nil || first.Kind != "tokens" || first.ID != "a" || first.CreatedAt.IsZero() {
+		t.Fatalf("GetRecord: %+v, %v", first, err)
+	}
+	swap("a", `{"v":2}`, `{"v":3}`, false)  // not the stored value
+	swap("a", `{"v": 1}`, `{"v":3}`, false) // byte for byte, not as JSON
+	swap("a", `{"v":1}`, `{"v":2}`, true)
+	if v, _ := get("a"); v != `{"v":2}` {
+		t.Fatalf("after replace: %s", v)
+	}
+	if again, _ := r.GetRecord(ctx, "tokens", "a"); !again.CreatedAt.Equal(first.CreatedAt) {
+		t.Errorf("CreatedAt moved from %v to %v", first.CreatedAt, again.CreatedAt)
+	}
+	swap("b", `{"v":2}`, `{"v":3}`, false) // no record b
+	swap("a", `{"v":1}`, "", false)        // delete of a value no longer stored
+	swap("a", `{"v":2}`, "", true)
+	if _, err := get("a"); !errors.Is(err, connectors.ErrRecordNotFound) {
+		t.Fatalf("after delete: %v, want ErrRecordNotFound", err)
+	}
+	if _, err := r.ReplaceRecord(ctx, "tokens", "a", nil, nil); err == nil {
+		t.Error("ReplaceRecord with neither value: no error")
+	}
+	// Records of other kinds are apart.
+	swap("a", "", `{"v":1}`, true)
+	if _, err := r.GetRecord(ctx, "other", "a"); !errors.Is(err, connectors.ErrRecordNotFound) {
+		t.Errorf("GetRecord of another kind: %v, want ErrRecordNotFound", err)
+	}
+}
+
+// testReplaceRecordRace races swappers from the same old value, on one
+// handle and on two handles of one database (two processes, two
+// replicas): each round exactly one wins and the stored value is the
+// winner's. This is what makes a token refresh happen once.
+func testReplaceRecordRace(t *testing.T, f Factory) {
+	for _, handles := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d handles", handles), func(t *testing.T) {
+			ctx := context.Background()
+			first := f.New(t)
+			stores := []connectors.Records{first.(connectors.Records)}
+			if handles == 2 {
+				stores = append(stores, f.Another(t, first).(connectors.Records))
+			}
+			const rounds, contenders = 30, 4
+			cur := json.RawMessage(`{"round":0}`)
+			if ok, err := stores[0].ReplaceRecord(ctx, "tokens", "x", nil, cur); !ok || err != nil {
+				t.Fatalf("insert: %v, %v", ok, err)
+			}
+			for round := 1; round <= rounds; round++ {
+				var wg sync.WaitGroup
+				won := make([]bool, contenders)
+				errs := make([]error, contenders)
+				for c := range contenders {
+					s := stores[c%len(stores)]
+					next := json.RawMessage(fmt.Sprintf(`{"round":%d,"winner":%d}`, round, c))
+					wg.Go(func() { won[c], errs[c] = s.ReplaceRecord(ctx, "tokens", "x", cur, next) })
+				}
+				wg.Wait()
+				winner := -1
+				for c := range contenders {
+					if errs[c] != nil {
+						t.Fatalf("round %d: contender %d: %v", round, c, errs[c])
+					}
+					if won[c] {
+						if winner >= 0 {
+							t.Fatalf("round %d: contenders %d and %d both swapped", round, winner, c)
+						}
+						winner = c
+					}
+				}
+				if winner < 0 {
+					t.Fatalf("round %d: nobody swapped", round)
+				}
+				rec, err := stores[len(stores)-1].GetRecord(ctx, "tokens", "x")
+				want := fmt.Sprintf(`{"round":%d,"winner":%d}`, round, winner)
+				if err != nil || string(rec.Value) != want {
+					t.Fatalf("round %d: stored %s (%v), want %s", round, rec.Value, err, want)
+				}
+				cur = rec.Value
+			}
+		})
 	}
 }

@@ -71,6 +71,8 @@ func Run(t *testing.T, f Factory) {
 	probe := f.New(t)
 	if _, ok := probe.(connectors.Records); ok {
 		t.Run("Records", func(t *testing.T) { testRecords(t, f) })
+		t.Run("ReplaceRecord", func(t *testing.T) { testReplaceRecord(t, f) })
+		t.Run("ReplaceRecordRace", func(t *testing.T) { testReplaceRecordRace(t, f) })
 	}
 	if _, ok := probe.(codemode.Journaler); !ok {
 		return // the journal is optional; a store without one commits instead

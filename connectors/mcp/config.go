@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -33,6 +36,12 @@ type Config struct {
 	URL     string
 	SSE     bool
 	Headers map[string]string
+	// OAuth, for a url server, signs its requests in when the server wants
+	// OAuth (see internal/oauth): the connector then implements
+	// connectors.SignIner through it, and a server that needs a sign-in
+	// makes Tools and Call fail with connectors.SignInRequired instead of
+	// being retried. The connector owns it: Close closes it.
+	OAuth *oauth.Session
 
 	// Include and Exclude are path.Match globs over the tools' source
 	// names: a tool is kept when Include is empty or one of its globs
@@ -47,6 +56,11 @@ type Config struct {
 	// CallTimeout bounds each tool call; 0 means no bound beyond the
 	// caller's context.
 	CallTimeout time.Duration
+
+	// StartTimeout is how long Open and Dial wait for the first session:
+	// connecting, the initialize handshake and listing the tools. Zero
+	// means DefaultStartTimeout. See Open for what happens past it.
+	StartTimeout time.Duration
 
 	// RestartDelay is the wait before starting a new session after a
 	// failure (a stdio server that exited, a remote server's transport
@@ -64,6 +78,12 @@ type Config struct {
 	// to pick the change up. It runs on the transport's reading goroutine and
 	// must not block.
 	OnToolsChanged func()
+
+	// Elicit, when set, answers the server's elicitation requests (form
+	// mode), and the client declares the capability: given the request's
+	// message and requested schema it returns "accept" with the content,
+	// "decline" or "cancel". Nil declares no elicitation.
+	Elicit func(ctx context.Context, message string, schema json.RawMessage) (action string, content map[string]any, err error)
 
 	// Logger receives the connector's logs and, at debug level, the stderr
 	// of a stdio server; nil means slog.Default().
@@ -87,10 +107,14 @@ func (cfg *Config) validate() error {
 		return errors.New("sse applies to url, not command")
 	case cfg.Command != "" && len(cfg.Headers) > 0:
 		return errors.New("headers apply to url, not command")
+	case cfg.Command != "" && cfg.OAuth != nil:
+		return errors.New("oauth applies to url, not command")
 	case cfg.URL != "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.Dir != "" || cfg.InheritAll || len(cfg.Inherit) > 0):
 		return errors.New("args, env, dir and inherit apply to command, not url")
 	case cfg.CallTimeout < 0:
 		return fmt.Errorf("call timeout %v is negative", cfg.CallTimeout)
+	case cfg.StartTimeout < 0:
+		return fmt.Errorf("start timeout %v is negative", cfg.StartTimeout)
 	case cfg.RestartDelay < 0 || cfg.MaxRestartDelay < 0:
 		return fmt.Errorf("restart delays %v and %v must not be negative", cfg.RestartDelay, cfg.MaxRestartDelay)
 	}

@@ -68,58 +68,232 @@ type Connector struct {
 	failures                                int       // consecutive session failures (for the backoff)
 	failedAt                                time.Time // when the last one happened
 	// down is why the server is unreachable while the recovery goroutine
-	// (see Open) brings it back; nil otherwise.
+	// (see Open) brings it back, or the *connectors.SignInRequired of a
+	// server that wants a sign-in (no goroutine retries it: a sign-in, or
+	// tokens another process stored, bring it back); nil otherwise.
 	down error
+	// phase is what the last session start did last (see session.open).
+	phase string
 
-	recovering sync.WaitGroup // the recovery goroutine; Close waits for it
+	// recovering holds the first start, the goroutine waiting for a late
+	// one and the recovery goroutine; Close waits for them.
+	recovering sync.WaitGroup
 }
 
 var _ connectors.Connector = (*Connector)(nil)
 
+// DefaultStartTimeout is Config.StartTimeout's default.
+const DefaultStartTimeout = 10 * time.Second
+
 // Dial starts or connects to the server described by cfg, performs the
-// MCP handshake and lists the server's tools. The context bounds only the
-// connection and listing; a started child process lives until Close (or
-// until it exits, when the next call starts a new one).
+// MCP handshake and lists the server's tools. The context and
+// StartTimeout bound only the connection and listing: past either, the
+// start is stopped and Dial fails saying how far it got ("timed out after
+// 10s initialising"). A started child process lives until Close (or until
+// it exits, when the next call starts a new one).
 func Dial(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, false) }
 
-// Open is Dial for a server that may be down: when the first start fails,
-// it returns the connector anyway, and a goroutine it owns starts the
+// Open is Dial for a server that may be down or slow: when the first start
+// fails, it returns the connector anyway, and a goroutine it owns starts the
 // server again with the restart backoff (RestartDelay doubling up to
 // MaxRestartDelay) until it comes up or Close is called. Until then Down
 // and Tools report why, and calls fail at once with an error naming the
 // connector. When the server comes up its tools are listed and
 // OnToolsChanged is called. Only a configuration error fails Open.
+//
+// A server that has not answered within StartTimeout (a first npx
+// download, a proxy that accepts and never replies, a server stuck
+// before its handshake) is not stopped: Open returns the connector down,
+// with an error saying what the start was doing when the time ran out
+// ("timed out after 10s initialising"), and logs a warning naming the
+// deadline; a goroutine it owns waits for that start, so the server joins
+// as soon as it answers (an info line says after how long, and
+// OnToolsChanged is called), or, if the start fails, is started again
+// with the backoff. Killing a slow server and starting it again would
+// throw away what it was doing, a download say, and never let it finish.
 func Open(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, true) }
 
-// start is Dial (retry false) and Open (retry true).
+// A startResult is what a session start gave: a session and its tools, or
+// the error and the session (possibly nil, closed) it left.
+type startResult struct {
+	s     *session
+	tools []connectors.Tool
+	err   error
+}
+
+// startTimeoutError is why a server that has not answered within
+// StartTimeout is unavailable: it unwraps to context.DeadlineExceeded.
+type startTimeoutError struct {
+	after time.Duration
+	phase string // what the start was doing (see session.open)
+}
+
+func (e *startTimeoutError) Error() string {
+	return fmt.Sprintf("timed out after %v %s", e.after, e.phase)
+}
+
+func (e *startTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// start is Dial (retry false) and Open (retry true). The first session
+// starts on a goroutine of the connector's (in recovering), on the
+// connector's life rather than on ctx, so that a start that outlives
+// StartTimeout can go on after Open returns.
 func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	c, err := newConnector(cfg)
 	if err != nil {
+		if cfg.OAuth != nil {
+			_ = cfg.OAuth.Close()
+		}
 		return nil, err
 	}
-	s, tools, err := c.startSession(ctx)
+	began := time.Now()
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	results := make(chan startResult, 1)
+	c.recovering.Add(1)
+	go func() {
+		defer c.recovering.Done()
+		defer cancel(nil)
+		defer context.AfterFunc(c.life, func() { cancel(ErrClosed) })()
+		s, tools, err := c.startSession(sctx)
+		results <- startResult{s: s, tools: tools, err: err}
+	}()
+	limit := c.startTimeout()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	var late error
+	var phase string
+	select {
+	case r := <-results:
+		return c.firstSession(r, retry)
+	case <-timer.C:
+		phase = c.startPhase()
+		late = &startTimeoutError{after: limit, phase: phase}
+	case <-ctx.Done():
+		phase = c.startPhase()
+		late = fmt.Errorf("%s: %w", phase, context.Cause(ctx))
+	}
+	if !retry || ctx.Err() != nil {
+		cancel(late)
+		r := <-results
+		if r.err != nil {
+			r.err = late
+		}
+		return c.firstSession(r, retry)
+	}
+	c.mu.Lock()
+	c.down = late
+	c.mu.Unlock()
+	c.logger.Warn("the MCP server has not answered in time; going on without it until it does",
+		"start_timeout", limit, "during", phase)
+	c.recovering.Add(1)
+	go c.awaitLate(results, began)
+	return c, nil
+}
+
+// firstSession installs the first session, or reports that it could not
+// start: Dial fails, Open goes on down (see wentDown).
+func (c *Connector) firstSession(r startResult, retry bool) (*Connector, error) {
 	switch {
-	case err != nil && !retry:
-		err = c.startError(s, err)
+	case r.err != nil && !retry:
+		err := c.startError(r.s, r.err)
 		_ = c.Close()
-		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
-	case err != nil:
-		err = c.startError(s, err)
-		c.mu.Lock()
-		c.down = err
-		c.failures, c.failedAt = 1, time.Now()
-		c.mu.Unlock()
-		c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
-			"first", c.backoff(1), "max", c.maxRestartDelay())
-		c.recovering.Add(1)
-		go c.recover()
+		if sr, ok := connectors.AsSignInRequired(err); ok {
+			err = sr
+		}
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
+	case r.err != nil && needsSignIn(r.err):
+		c.awaitSignIn(r.err)
+	case r.err != nil:
+		c.wentDown(r.s, r.err)
 		return c, nil
 	}
 	c.mu.Lock()
-	c.sess = s
-	c.setToolsLocked(s, tools)
+	c.sess = r.s
+	c.setToolsLocked(r.s, r.tools)
 	c.mu.Unlock()
 	return c, nil
+}
+
+// awaitLate waits for a first start that outlived StartTimeout (see
+// Open), then brings the connector up with its session, or down with its
+// error. It runs in recovering.
+func (c *Connector) awaitLate(results <-chan startResult, began time.Time) {
+	defer c.recovering.Done()
+	r := <-results
+	switch {
+	case r.err != nil && c.life.Err() != nil:
+		return
+	case r.err != nil && needsSignIn(r.err):
+		c.awaitSignIn(r.err)
+		return
+	case r.err != nil:
+		c.wentDown(r.s, r.err)
+		return
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = r.s.close()
+		return
+	}
+	c.sess, c.down = r.s, nil
+	c.setToolsLocked(r.s, r.tools)
+	n := len(c.tools)
+	c.mu.Unlock()
+	c.logger.Info("the MCP server answered; its tools are available now",
+		"after", time.Since(began).Round(time.Millisecond), "tools", n)
+	if c.cfg.OnToolsChanged != nil {
+		c.cfg.OnToolsChanged()
+	}
+}
+
+// awaitSignIn records that the server needs a person to sign in (err
+// wraps connectors.SignInRequired). Retrying would not help: the
+// connector comes up after a sign-in, this process's or another's, whose
+// tokens NeedsSignIn and the next call find in the store.
+func (c *Connector) awaitSignIn(err error) {
+	sr, _ := connectors.AsSignInRequired(err)
+	c.mu.Lock()
+	c.down = sr
+	c.mu.Unlock()
+	c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
+}
+
+// wentDown records that the server could not be reached (err, from a start
+// that left the closed session s, possibly nil) and starts bringing it back
+// in the background (recover).
+func (c *Connector) wentDown(s *session, err error) {
+	err = c.startError(s, err)
+	c.mu.Lock()
+	c.down = err
+	c.failures, c.failedAt = 1, time.Now()
+	c.mu.Unlock()
+	c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
+		"first", c.backoff(1), "max", c.maxRestartDelay())
+	c.recovering.Add(1)
+	go c.recover()
+}
+
+// startTimeout is Config.StartTimeout or its default.
+func (c *Connector) startTimeout() time.Duration {
+	if c.cfg.StartTimeout > 0 {
+		return c.cfg.StartTimeout
+	}
+	return DefaultStartTimeout
+}
+
+// setPhase records what the session start in progress is doing, for the
+// error of one that does not finish in time.
+func (c *Connector) setPhase(phase string) {
+	c.mu.Lock()
+	c.phase = phase
+	c.mu.Unlock()
+}
+
+func (c *Connector) startPhase() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.phase
 }
 
 // Down reports why the server is unreachable while the connector brings
@@ -135,7 +309,8 @@ func (c *Connector) Down() error {
 func (c *Connector) recover() {
 	defer c.recovering.Done()
 	for c.life.Err() == nil {
-		if _, err := c.reconnect(c.life); err == nil {
+		if _, err := c.reconnect(c.life); err == nil || needsSignIn(err) {
+			// Up, or waiting for a sign-in, which brings it back.
 			return
 		} else {
 			c.mu.Lock()
@@ -171,6 +346,7 @@ func newConnector(cfg Config) (*Connector, error) {
 // session s (possibly nil) has been closed, so its stderr has been read to
 // the end.
 func (c *Connector) startError(s *session, err error) error {
+	err = saidOnce(err)
 	if c.stderr == nil {
 		return err
 	}
@@ -182,6 +358,33 @@ func (c *Connector) startError(s *session, err error) error {
 	}
 	return err
 }
+
+// saidOnce returns err with a part its message repeats at once said
+// once: mcp-go's client and transports each prefix the same words
+// ("initialize: transport error: transport error: transport closed"). It
+// still wraps err.
+func saidOnce(err error) error {
+	parts := strings.Split(err.Error(), ": ")
+	kept := parts[:1]
+	for _, p := range parts[1:] {
+		if p != kept[len(kept)-1] {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == len(parts) {
+		return err
+	}
+	return &reworded{msg: strings.Join(kept, ": "), err: err}
+}
+
+// reworded is an error said in other words, wrapping the original.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.err }
 
 func (c *Connector) clientVersion() string {
 	if c.cfg.ClientVersion != "" {
@@ -246,6 +449,9 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	}
 	tools, err := c.listTools(ctx, s)
 	if err != nil {
+		if sr, ok := connectors.AsSignInRequired(err); ok {
+			return fmt.Errorf("mcp connector %q: tools/list: %w", c.cfg.Name, sr)
+		}
 		if transportFailed(s, err) && ctx.Err() == nil {
 			return c.failure(s, "tools/list", err)
 		}
@@ -496,11 +702,17 @@ type callEnded struct {
 func (e *callEnded) Error() string { return e.cause.Error() }
 func (e *callEnded) Unwrap() error { return e.cause }
 
-// callError reports a failed call: the caller's cancellation or the call
+// callError reports a failed call: a sign-in needed as such (wrapping
+// connectors.SignInRequired); the caller's cancellation or the call
 // timeout as such; a session that ended, or a transport failure, as a
 // disconnection (retiring the session); a JSON-RPC error from the server as
 // it is.
 func (c *Connector) callError(ctx context.Context, s *session, name string, err error) error {
+	if sr, ok := connectors.AsSignInRequired(err); ok {
+		// Nothing was sent that could take effect, and the session is
+		// fine: the call can be made again after a sign-in.
+		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, sr)
+	}
 	var ended *callEnded
 	switch {
 	case errors.As(err, &ended) && !errors.Is(ended.cause, errExited) &&
@@ -596,6 +808,9 @@ func (c *Connector) Close() error {
 		}
 		if c.httpTransport != nil {
 			c.httpTransport.CloseIdleConnections()
+		}
+		if c.cfg.OAuth != nil {
+			_ = c.cfg.OAuth.Close()
 		}
 		if err != nil {
 			c.closeErr = fmt.Errorf("mcp connector %q: close: %w", c.cfg.Name, err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -467,5 +468,39 @@ func TestForwardUnknown(t *testing.T) {
 		if _, err := c.Call(ctx, name, nil); !errors.Is(err, connectors.ErrUnknownTool) {
 			t.Errorf("Call(%q) = %v, want ErrUnknownTool", name, err)
 		}
+	}
+}
+
+// A server that answers server/discover, a method it does not know, with
+// an empty result (as some test servers answer every unknown method) is
+// not taken for a 2026-07-28 server: the connector performs the
+// initialize handshake and sees the server's name.
+func TestEmptyDiscoverMeansTheHandshake(t *testing.T) {
+	f, url := startFake(t, map[string]string{"": `{"tools":[]}`}, nil)
+	f.mu.Lock()
+	f.discover = `{}`
+	f.mu.Unlock()
+	c := dial(t, Config{Name: "fake", URL: url})
+	if name, _ := c.ServerInfo(); name != "fake" {
+		t.Errorf("server name %q, want fake (from initialize)", name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Contains(f.methods, "initialize") {
+		t.Errorf("methods sent: %v, want an initialize", f.methods)
+	}
+}
+
+// A part of an error's message repeated at once (mcp-go's client and its
+// transport both say "transport error") is said once, and the error still
+// wraps the original.
+func TestSaidOnce(t *testing.T) {
+	base := errors.New("transport closed")
+	err := saidOnce(fmt.Errorf("initialize: transport error: transport error: %w", base))
+	if err.Error() != "initialize: transport error: transport closed" || !errors.Is(err, base) {
+		t.Fatalf("saidOnce = %q (wraps the original: %v)", err, errors.Is(err, base))
+	}
+	if plain := errors.New("a: b: a"); saidOnce(plain) != plain {
+		t.Error("an error with nothing repeated at once was changed")
 	}
 }

@@ -17,10 +17,13 @@ import (
 type fakeServer struct {
 	srv *http.Server
 
-	mu      sync.Mutex
-	pages   map[string]string // tools/list cursor -> raw result
-	calls   map[string]string // tools/call tool name -> raw result
-	headers []http.Header
+	mu       sync.Mutex
+	pages    map[string]string // tools/list cursor -> raw result
+	calls    map[string]string // tools/call tool name -> raw result
+	discover string            // server/discover's raw result ("": method not found)
+	methods  []string          // the methods it was sent, in order
+	headers  []http.Header
+	hang     string // a method it never answers (until the connection closes)
 }
 
 func startFake(t *testing.T, pages map[string]string, calls map[string]string) (*fakeServer, string) {
@@ -68,9 +71,19 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	f.mu.Lock()
+	hang := f.hang == req.Method
+	f.mu.Unlock()
+	if hang {
+		<-r.Context().Done()
+		return
+	}
 	var result string
 	f.mu.Lock()
+	f.methods = append(f.methods, req.Method)
 	switch req.Method {
+	case "server/discover":
+		result = f.discover
 	case "initialize":
 		result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"0.1"},"instructions":"fake instructions"}`
 	case "tools/list":

@@ -1,9 +1,14 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package mcp
 
-import "os/exec"
+import (
+	"os"
+	"syscall"
+)
 
-func setProcessGroup(*exec.Cmd) {}
+func childAttr() *syscall.SysProcAttr { return nil }
+
+func contain(*os.Process) (release func(), err error) { return func() {}, nil }
 
 func killProcessGroup(int) error { return nil }

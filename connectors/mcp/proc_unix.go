@@ -4,15 +4,9 @@ package mcp
 
 import (
 	"errors"
-	"os/exec"
+	"os"
 	"syscall"
 )
-
-// setProcessGroup starts the child in its own process group, so that
-// killProcessGroup can reach the processes it started (npx starts node).
-func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
 
 // killProcessGroup kills what is left of the child's process group once the
 // child itself has been reaped.
@@ -23,3 +17,7 @@ func killProcessGroup(pid int) error {
 	}
 	return err
 }
+
+// contain does nothing here: the process group (childAttr) is what
+// killProcessGroup reaches.
+func contain(*os.Process) (release func(), err error) { return func() {}, nil }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -29,9 +30,10 @@ const waitDelay = 2 * time.Second
 // goroutine reaps it and records how it ended, so an exit is noticed at
 // once, whether or not a call is in flight.
 type process struct {
-	cmd    *exec.Cmd
-	stdin  *os.File // our end of the child's stdin
-	stdout *os.File // our end of the child's stdout
+	cmd     *exec.Cmd
+	stdin   *os.File // our end of the child's stdin
+	stdout  *os.File // our end of the child's stdout
+	release func()   // kills what is left of the child's job (Windows; see contain)
 
 	exited chan struct{} // closed once the child has been reaped
 	// Set before exited is closed.
@@ -48,31 +50,52 @@ type process struct {
 // startProcess starts cfg's command with its stdin and stdout on pipes and
 // its stderr going to stderr. onExit runs (on the reaping goroutine) once
 // the child has been reaped.
+//
+// One goroutine forks the child and reaps it, locked to its OS thread
+// from before the fork until the child is reaped: on Linux the child's
+// parent-death signal (childAttr) follows the thread that forked it, and
+// this keeps that thread alive, and out of the hands of any other
+// goroutine (one that locked it and ended would end it), for as long as
+// the child runs.
 func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = childEnv(cfg, os.Environ())
 	cmd.Stderr = stderr // not a pipe we read: exec copies it and Wait waits for the copy
 	cmd.WaitDelay = waitDelay
-	setProcessGroup(cmd)
+	cmd.SysProcAttr = childAttr()
 
-	inW, outR, err := childpipe.Start(cmd, func(in, out *os.File) { cmd.Stdin, cmd.Stdout = in, out })
-	if err != nil {
-		return nil, fmt.Errorf("start the server: %w", err)
-	}
 	p := &process{
 		cmd:      cmd,
-		stdin:    inW,
-		stdout:   outR,
 		exited:   make(chan struct{}),
 		stopping: make(chan struct{}),
 	}
+	started := make(chan error, 1)
 	go func() {
-		err := cmd.Wait()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread() // the child is gone: nothing is left to signal
+		inW, outR, err := childpipe.Start(cmd, func(in, out *os.File) { cmd.Stdin, cmd.Stdout = in, out })
+		if err == nil {
+			p.stdin, p.stdout = inW, outR
+			if p.release, err = contain(cmd.Process); err != nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				inW.Close()
+				outR.Close()
+			}
+		}
+		started <- err
+		if err != nil {
+			return
+		}
+		err = cmd.Wait()
 		p.waitErr, p.state, p.exitedAt = err, cmd.ProcessState, time.Now()
 		close(p.exited)
 		onExit()
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start the server: %w", err)
+	}
 	return p, nil
 }
 
@@ -116,9 +139,9 @@ func (p *process) status() string {
 
 // stop ends the child: its stdin is closed, then SIGTERM after stopGrace
 // and SIGKILL after termGrace; once it is reaped, what is left of its
-// process group is killed and our end of its stdout closed (which ends the
-// transport's reader even if a grandchild holds the pipe). It is safe to
-// call more than once and concurrently.
+// process group (its job, on Windows) is killed and our end of its stdout
+// closed (which ends the transport's reader even if a grandchild holds
+// the pipe). It is safe to call more than once and concurrently.
 func (p *process) stop(logger *slog.Logger) error {
 	p.stopOnce.Do(func() {
 		p.stoppedAt = time.Now()
@@ -140,6 +163,7 @@ func (p *process) stop(logger *slog.Logger) error {
 		if err := killProcessGroup(p.pid()); err != nil {
 			errs = append(errs, fmt.Errorf("kill process group: %w", err))
 		}
+		p.release()
 		if err := p.stdout.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			errs = append(errs, fmt.Errorf("close stdout: %w", err))
 		}

@@ -47,7 +47,19 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 	switch {
 	case closed:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case down != nil && needsSignIn(down):
+		// Another process may have signed in meanwhile.
+		if c.cfg.OAuth != nil {
+			if sr, err := c.cfg.OAuth.NeedsSignIn(ctx); err == nil && sr == nil {
+				return c.reconnect(ctx)
+			}
+		}
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, down)
 	case down != nil:
+		var late *startTimeoutError
+		if errors.As(down, &late) {
+			return nil, fmt.Errorf("%s: the MCP server is unavailable (%w); it is still starting and joins when it answers", c.cfg.Name, down)
+		}
 		return nil, fmt.Errorf("%s: the MCP server is unavailable (%w); it is being started again in the background", c.cfg.Name, down)
 	case s != nil && s.alive():
 		return s, nil
@@ -162,6 +174,15 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	defer context.AfterFunc(c.life, cancel)()
 	start := time.Now()
 	s, tools, err := c.startSession(sctx)
+	if sr, ok := connectors.AsSignInRequired(err); ok {
+		// Not a failure of the server: no backoff, no retry until a
+		// sign-in.
+		c.mu.Lock()
+		c.down = sr
+		c.mu.Unlock()
+		c.logger.Info("the MCP server needs a sign-in", "reason", sr.Reason)
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, sr)
+	}
 	if err != nil {
 		c.mu.Lock()
 		c.failures++

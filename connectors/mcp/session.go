@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -54,12 +55,17 @@ type session struct {
 func (c *Connector) startSession(ctx context.Context) (*session, []connectors.Tool, error) {
 	s := &session{c: c, started: time.Now(), listening: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	c.setPhase(phaseConnecting)
 	tr, err := c.newTransport(s)
 	if err != nil {
 		s.close()
 		return nil, nil, err
 	}
-	s.client = client.NewClient(tr)
+	var opts []client.ClientOption
+	if c.cfg.Elicit != nil {
+		opts = append(opts, client.WithElicitationHandler(elicitHandler(c.cfg.Elicit)))
+	}
+	s.client = client.NewClient(tr, opts...)
 	s.client.OnNotification(s.onNotification)
 	s.client.OnConnectionLost(func(err error) { // SSE only
 		c.logger.Warn("the connection to the MCP server was lost", "err", err)
@@ -78,15 +84,26 @@ func (c *Connector) startSession(ctx context.Context) (*session, []connectors.To
 	return s, tools, nil
 }
 
+// The phases of a session start, named in the error of one that does not
+// finish within Config.StartTimeout ("timed out after 10s initialising").
+const (
+	phaseConnecting   = "connecting"
+	phaseInitialising = "initialising"
+	phaseListing      = "listing tools"
+	phaseListening    = "subscribing to tool-list changes"
+)
+
 // open performs the handshake, lists the tools and opens the change stream.
 func (s *session) open(ctx context.Context) ([]connectors.Tool, error) {
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
+	s.c.setPhase(phaseListing)
 	tools, err := s.c.listTools(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	s.c.setPhase(phaseListening)
 	if err := s.listen(ctx); err != nil {
 		return nil, err
 	}
@@ -113,6 +130,7 @@ func (s *session) connect(ctx context.Context) error {
 	if !c.cfg.SSE {
 		defer s.closeOnDone(ctx)()
 	}
+	c.setPhase(phaseInitialising)
 	req := mcpgo.InitializeRequest{}
 	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: c.clientVersion()}
 	res, err := s.client.Initialize(ctx, req)
@@ -254,4 +272,27 @@ func (s *session) describeEnd() string {
 		return ""
 	}
 	return s.proc.status()
+}
+
+// elicitHandler answers a server's elicitation requests with
+// Config.Elicit.
+type elicitHandler func(ctx context.Context, message string, schema json.RawMessage) (string, map[string]any, error)
+
+func (h elicitHandler) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+	if req.Params.Mode != "" && req.Params.Mode != "form" {
+		return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionDecline}}, nil
+	}
+	schema, err := json.Marshal(req.Params.RequestedSchema)
+	if err != nil {
+		return nil, fmt.Errorf("the elicitation's requested schema: %w", err)
+	}
+	action, content, err := h(ctx, req.Params.Message, schema)
+	if err != nil {
+		return nil, err
+	}
+	out := &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseAction(action)}}
+	if action == string(mcpgo.ElicitationResponseActionAccept) {
+		out.Content = content
+	}
+	return out, nil
 }

@@ -37,7 +37,11 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout, rawpipe.Spin), rawpipe.Wrap(p.stdin, 0), c.logger)
 		return &tap{Interface: s.stdio, logger: c.logger}, nil
 	}
-	hc := &http.Client{Transport: c.httpTransport}
+	var rt http.RoundTripper = c.httpTransport
+	if cfg.OAuth != nil {
+		rt = cfg.OAuth.Transport(rt)
+	}
+	hc := &http.Client{Transport: rt, CheckRedirect: checkRedirect}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),
@@ -50,11 +54,17 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		}
 		return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
 	}
-	tr, err := transport.NewStreamableHTTP(cfg.URL,
+	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(cfg.Headers),
 		transport.WithHTTPBasicClient(hc),
 		transport.WithHTTPLogger(c.logger),
-	)
+	}
+	if cfg.Elicit != nil {
+		// A server sends requests not tied to a call (an elicitation) on
+		// the session's GET stream: a client that answers them listens.
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(cfg.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", scrub.URL(cfg.URL), err)
 	}
@@ -101,6 +111,17 @@ func (t *tap) SendNotification(ctx context.Context, n mcpgo.JSONRPCNotification)
 // real one, so it does not decode a typed copy the connector never reads.
 func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.Interface.SendRequest(ctx, req)
+	if req.Method == string(mcpgo.MethodServerDiscover) && err == nil && resp != nil && resp.Error == nil && !namesVersions(resp.Result) {
+		// A server that answers every method it does not know with an
+		// empty result is not a 2026-07-28 server: mcp-go would take it
+		// for one and never send initialize. An error makes it fall back
+		// to the handshake.
+		t.logger.Debug("server/discover was answered without supportedVersions; using the initialize handshake")
+		r := *resp
+		r.Result = nil
+		r.Error = &mcpgo.JSONRPCErrorDetails{Code: mcpgo.METHOD_NOT_FOUND, Message: "server/discover answered without supportedVersions"}
+		return &r, nil
+	}
 	if sink, ok := ctx.Value(sinkKey{}).(*rawSink); ok {
 		if sink.record(resp, err) && sink.keep {
 			stub := *resp
@@ -187,4 +208,13 @@ func (s *rawSink) result() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.raw
+}
+
+// namesVersions reports whether a server/discover result lists the
+// protocol versions the server supports, as a 2026-07-28 server's does.
+func namesVersions(result json.RawMessage) bool {
+	var r struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	return json.Unmarshal(result, &r) == nil && len(r.SupportedVersions) > 0
 }

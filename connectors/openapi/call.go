@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -164,29 +165,13 @@ func (c *caller) close() {
 // is the answer. A followed redirect keeps the headers (Go's client copies
 // them on a same-host redirect) and gets the query API key again.
 func (c *caller) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > maxRedirects || !sameOrigin(req.URL, via[0].URL) {
+	if len(via) > maxRedirects || !origin.Same(req.URL, via[0].URL) {
 		return http.ErrUseLastResponse
 	}
 	if pair := apiKeyQuery(c.auth); pair != "" && !req.URL.Query().Has(c.auth.APIKey.Name) {
 		req.URL.RawQuery = joinQuery(req.URL.RawQuery, pair)
 	}
 	return nil
-}
-
-// sameOrigin reports whether a and b have the same scheme, host and port
-// (default ports made explicit).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }
 
 // joinQuery joins two encoded query strings.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -31,12 +32,18 @@ type Connector struct {
 	log         *slog.Logger
 	base        *url.URL // where requests go; nil when there is nowhere
 	calls       httpCaller
+	filter      *filter
+	derived     *derivation // read only
+	pinned      bool        // base_url is configured (see pinnedServer)
 
-	closeOnce sync.Once
-	storing   sync.WaitGroup // the derivation being written to the cache
-	specOnce  sync.Once
-	specJSON  []byte // the document as JSON, made on the first spec call
-	specErr   error
+	closeOnce  sync.Once
+	storing    sync.WaitGroup // the derivation being written to the cache
+	specOnce   sync.Once
+	specJSON   []byte // the document as JSON, made on the first spec call
+	specErr    error
+	routesOnce sync.Once
+	routes     []route // every operation request can reach, made on the first Route
+	byKey      map[routeKey][]int
 }
 
 // httpCaller makes the HTTP requests of a connector's methods.
@@ -93,10 +100,14 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log}
+	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log, filter: f, derived: d, pinned: cfg.BaseURL != ""}
 	c.description = d.Title
 	c.warnings = append(append([]string(nil), doc.warnings...), d.Warnings...)
-	c.assemble(d, f, cfg.BaseURL != "")
+	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
+	if baseWarn != "" {
+		base = nil
+	}
+	c.assemble(d, f, base, c.pinned)
 	if fresh && cache.dir != "" {
 		// The derivation is written while the server goes on starting
 		// (d is only read from now on); Close waits for it.
@@ -108,7 +119,6 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 			}
 		}()
 	}
-	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if baseWarn != "" {
 		c.warnings = append(c.warnings, sc.String(baseWarn))
 		c.calls = noBase{why: sc.String(baseWarn)}
@@ -208,9 +218,9 @@ func yamlHint(doc *document) string {
 // tools and the definitions they refer to. Of methods whose names
 // collide, the first keeps the name and the others are skipped; so are
 // methods named like the connector's own request and spec. With a
-// configured base URL (baseSet), operations' own absolute servers are
-// ignored: every request goes to the base URL.
-func (c *Connector) assemble(d *derivation, f *filter, baseSet bool) {
+// configured base URL (pinned), every request stays on its origin: see
+// pinnedServer.
+func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned bool) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
 	refs := map[string]bool{}
@@ -233,12 +243,10 @@ func (c *Connector) assemble(d *derivation, f *filter, baseSet bool) {
 			continue
 		}
 		taken[name] = m.Op.SourceName
-		op := m.Op
+		op := m.Op // d is the cache's: not changed
 		op.Name = name
-		if baseSet {
-			if u, err := url.Parse(op.Server); err != nil || u.IsAbs() {
-				op.Server = ""
-			}
+		if pinned && base != nil {
+			op.Server = pinnedServer(base, op.Server)
 		}
 		c.ops[op.SourceName] = &op
 		t := m.Tool
@@ -297,6 +305,27 @@ func definitions(d *derivation, refs map[string]bool) json.RawMessage {
 	return append(b, "}}}"...)
 }
 
+// pinnedServer is the server an operation keeps when base_url pins the
+// connector to an origin: a server that is a path ("/v2", "v2/") stays,
+// resolved against the base URL; a server that names an origin (an
+// absolute URL, or a network-path reference "//host/path", which is not
+// absolute but resolves to another host), or anything that would not
+// resolve to the base URL's scheme, host and port, is replaced by the base
+// URL ("") so that the connector's credentials never leave its origin.
+func pinnedServer(pin *url.URL, server string) string {
+	if server == "" {
+		return ""
+	}
+	ref, err := url.Parse(server)
+	if err != nil || ref.Scheme != "" || ref.Host != "" || ref.User != nil || strings.HasPrefix(ref.Path, "//") {
+		return ""
+	}
+	if !origin.Same(pin.ResolveReference(ref), pin) {
+		return ""
+	}
+	return server
+}
+
 // baseURL resolves the URL requests go to: base_url when configured, else
 // the document's server, a relative one against the document's URL. The
 // warning says why there is none.
@@ -350,6 +379,9 @@ func (c *Connector) Definitions() json.RawMessage { return c.defs }
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
 	switch tool {
 	case methodRequest:
+		if _, _, err := c.Route(tool, args); err != nil {
+			return connectors.Result{IsError: true, Message: c.scrub.String("request: " + err.Error())}, nil
+		}
 		return c.calls.request(ctx, args)
 	case methodSpec:
 		return c.spec(args)
@@ -359,22 +391,6 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
 	}
 	return c.calls.call(ctx, op, args)
-}
-
-// RequiresApproval decides per call for request: a safe HTTP method (GET,
-// HEAD, OPTIONS, TRACE) needs no approval, others do. Other methods are
-// decided by their Tool (ok false).
-func (c *Connector) RequiresApproval(tool string, args json.RawMessage) (required, ok bool) {
-	if tool != methodRequest {
-		return false, false
-	}
-	var a struct {
-		Method string `json:"method"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil {
-		return true, true
-	}
-	return !isSafeMethod(a.Method), true
 }
 
 // Close stops a token request under way, closes idle connections and
@@ -432,8 +448,9 @@ func requestTool() connectors.Tool {
 		Name:       methodRequest,
 		SourceName: methodRequest,
 		Description: "Make any HTTP request to this API, with the connector's base URL and credentials, and get {status, headers, body} whatever the status " +
-			"(it throws only when no answer came). path is relative to the base URL, or an absolute URL on the same host, such as a Link header's next page. " +
-			"Requires approval unless the method is GET, HEAD, OPTIONS or TRACE.",
+			"(it throws only when no answer came). path is relative to the base URL, or an absolute URL under it, such as a Link header's next page. " +
+			"A request that reaches one of the API's operations follows that operation's rules (its approval; refused if the configuration excluded it); " +
+			"any other requires approval unless the method is GET, HEAD, OPTIONS or TRACE.",
 		InputSchema:  json.RawMessage(requestInput),
 		OutputSchema: json.RawMessage(requestOutput),
 	}
@@ -443,7 +460,7 @@ func requestTool() connectors.Tool {
 
 const requestInput = `{"type":"object","properties":{` +
 	`"method":{"type":"string","enum":["GET","HEAD","POST","PUT","PATCH","DELETE","OPTIONS","TRACE","get","head","post","put","patch","delete","options","trace"]},` +
-	`"path":{"type":"string","minLength":1,"description":"Path relative to the base URL (\"/repos/o/r/issues\"), or an absolute URL on the same host."},` +
+	`"path":{"type":"string","minLength":1,"description":"Path relative to the base URL (\"/repos/o/r/issues\"), or an absolute URL under it."},` +
 	`"query":{"type":"object","description":"Query parameters; an array value repeats the key.","additionalProperties":{"anyOf":[{"type":["string","number","boolean"]},{"type":"array","items":{"type":["string","number","boolean"]}}]}},` +
 	`"headers":{"type":"object","additionalProperties":{"type":"string"}},` +
 	`"body":{"description":"Sent as JSON, unless a Content-Type header says otherwise (then a string is sent as it is)."}` +

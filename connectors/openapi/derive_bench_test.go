@@ -72,3 +72,22 @@ func BenchmarkGitHubDeclarations(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGitHubRoute resolves a request() call against GitHub's 1,225
+// operations (connectors.Router), as the runtime does before every such
+// call and Call does again: a path with an encoded '/' (two readings) that
+// reaches one operation.
+func BenchmarkGitHubRoute(b *testing.B) {
+	c, err := New(context.Background(), Config{Name: "github", Document: githubDocument(b), BaseURL: "https://api.github.com"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []byte(`{"method":"GET","path":"/repos/golang/go/contents/src%2Fnet%2Fhttp/server.go","query":{"ref":"master"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		r, _, err := c.Route("request", args)
+		if err != nil || len(r.Tools) == 0 {
+			b.Fatalf("%+v %v", r, err)
+		}
+	}
+}

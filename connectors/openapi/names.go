@@ -3,7 +3,6 @@ package openapi
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -47,9 +46,9 @@ type filter struct {
 
 // pattern is one operation pattern.
 type pattern struct {
+	text string // as configured
 	kind string // "name", "tag" or "path"
 	glob string
-	re   *regexp.Regexp // path patterns
 }
 
 // newFilter checks and compiles include and exclude patterns.
@@ -74,24 +73,14 @@ func newFilter(include, exclude []string) (*filter, error) {
 func parsePattern(s string) (pattern, error) {
 	switch {
 	case strings.HasPrefix(s, "tag:"):
-		p := pattern{kind: "tag", glob: strings.TrimPrefix(s, "tag:")}
+		p := pattern{text: s, kind: "tag", glob: strings.TrimPrefix(s, "tag:")}
 		_, err := path.Match(p.glob, "")
 		return p, err
-	case strings.HasPrefix(s, "path:"):
-		g := strings.TrimPrefix(s, "path:")
-		var re strings.Builder
-		re.WriteString("^")
-		for i, part := range strings.Split(g, "*") {
-			if i > 0 {
-				re.WriteString(".*")
-			}
-			re.WriteString(regexp.QuoteMeta(part))
-		}
-		re.WriteString("$")
-		return pattern{kind: "path", glob: g, re: regexp.MustCompile(re.String())}, nil
+	case strings.HasPrefix(s, connectors.PathPattern):
+		return pattern{text: s, kind: "path", glob: strings.TrimPrefix(s, connectors.PathPattern)}, nil
 	}
 	_, err := path.Match(s, "")
-	return pattern{kind: "name", glob: s}, err
+	return pattern{text: s, kind: "name", glob: s}, err
 }
 
 func (p pattern) match(name string, op *Operation) bool {
@@ -104,7 +93,7 @@ func (p pattern) match(name string, op *Operation) bool {
 		}
 		return false
 	case "path":
-		return p.re.MatchString(op.Path)
+		return connectors.MatchPath(p.glob, op.Path)
 	}
 	for _, n := range []string{name, op.SourceName} {
 		if ok, _ := path.Match(p.glob, n); ok {
@@ -126,13 +115,33 @@ func (f *filter) keep(name string, op *Operation) bool {
 			break
 		}
 	}
-	if !in {
-		return false
+	return in && f.excludedBy(name, op) == ""
+}
+
+// excludedBy returns the exclude pattern that removes the operation named
+// name, "" when none does.
+func (f *filter) excludedBy(name string, op *Operation) string {
+	if f == nil {
+		return ""
 	}
 	for _, p := range f.exclude {
 		if p.match(name, op) {
-			return false
+			return p.text
 		}
 	}
-	return true
+	return ""
+}
+
+// excludedPath returns the exclude path pattern that matches a path a
+// request names, "" when none does.
+func (f *filter) excludedPath(p string) string {
+	if f == nil {
+		return ""
+	}
+	for _, pat := range f.exclude {
+		if pat.kind == "path" && connectors.MatchPath(pat.glob, p) {
+			return pat.text
+		}
+	}
+	return ""
 }

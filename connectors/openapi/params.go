@@ -2,8 +2,10 @@ package openapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -265,12 +267,28 @@ func checkSegments(expanded string, used []*Param) error {
 	if strings.TrimPrefix(expanded, "/") == "" {
 		return fmt.Errorf("%s: the value is empty, which would leave an empty path segment", who)
 	}
-	for _, s := range strings.Split(strings.TrimPrefix(expanded, "/"), "/") {
-		if s == "." || s == ".." {
-			return fmt.Errorf("%s: the value makes the path segment %q, which would change the endpoint called", who, s)
-		}
+	if s := dotSegment(expanded); s != "" {
+		return fmt.Errorf("%s: the value makes the path segment %q, which would change the endpoint called", who, s)
 	}
 	return nil
+}
+
+// dotSegment returns the first "." or ".." segment of an encoded path as
+// any server may read it, "" when it has none. Servers differ: some
+// decode an encoded '/' ("..%2f") before they split a path, some take a
+// backslash for '/' ("..%5c"); so the path is percent-decoded whole and
+// split at both.
+func dotSegment(escaped string) string {
+	p, err := url.PathUnescape(escaped)
+	if err != nil {
+		p = escaped
+	}
+	for _, s := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if s == "." || s == ".." {
+			return s
+		}
+	}
+	return ""
 }
 
 // escapeLiteral appends a literal part of a path template, encoding what a
@@ -403,10 +421,18 @@ func appendCookieParam(b []byte, p *Param, v value) []byte {
 }
 
 // checkHeader refuses a header name that is not an HTTP token, or a value
-// with a line break or other control character (but tab).
+// with a line break or other control character (but tab); and it refuses
+// Accept-Encoding, from a program (request's headers, an operation's
+// header parameter) as from the configuration: an answer in an encoding
+// the program asked for is not decoded (net/http decodes only what it
+// asked for itself), and a credential echoed in a compressed answer would
+// pass the scrubber.
 func checkHeader(name, val string) error {
 	if name == "" {
 		return fmt.Errorf("empty header name")
+	}
+	if strings.EqualFold(name, "Accept-Encoding") {
+		return errors.New("Accept-Encoding cannot be set: the connector reads every answer to keep its credentials out of what it returns, and it cannot read a compressed one")
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {

@@ -213,6 +213,8 @@ func TestRefused(t *testing.T) {
 		{"dot dot", pathOp(Param{}), `{"id":".."}`, `makes the path segment ".."`},
 		{"dot dot in segments", pathOp(Param{MultiSegment: true}), `{"id":"a/../b"}`, `makes the path segment ".."`},
 		{"dot in segments", pathOp(Param{MultiSegment: true}), `{"id":"./b"}`, `makes the path segment "."`},
+		{"dot dot and an encoded slash", pathOp(Param{}), `{"id":"../admin"}`, `makes the path segment ".."`},
+		{"dot dot and a backslash", pathOp(Param{}), `{"id":"..\\admin"}`, `makes the path segment ".."`},
 		{"label makes dot dot", pathOp(Param{Style: StyleLabel}), `{"id":"."}`, `makes the path segment ".."`},
 		{"empty", pathOp(Param{}), `{"id":""}`, `path parameter "id": the value is empty`},
 		{"empty array", pathOp(Param{}), `{"id":[]}`, `the value is empty`},

@@ -37,9 +37,10 @@ type Remote struct {
 }
 
 var (
-	_ connectors.Connector       = (*Remote)(nil)
-	_ connectors.Definer         = (*Remote)(nil)
-	_ connectors.ApprovalDecider = (*Remote)(nil)
+	_ connectors.Connector = (*Remote)(nil)
+	_ connectors.Definer   = (*Remote)(nil)
+	_ connectors.Router    = (*Remote)(nil)
+	_ connectors.Router    = (*Connector)(nil)
 )
 
 // Open is New for a document that may be unreachable at start: only a
@@ -167,12 +168,13 @@ func (r *Remote) Call(ctx context.Context, tool string, args json.RawMessage) (c
 	return c.Call(ctx, tool, args)
 }
 
-// RequiresApproval is the loaded connector's (see Connector.RequiresApproval).
-func (r *Remote) RequiresApproval(tool string, args json.RawMessage) (required, ok bool) {
+// Route is the loaded connector's (see Connector.Route); while the
+// document is down, a call of request needs approval (it fails anyway).
+func (r *Remote) Route(tool string, args json.RawMessage) (connectors.Route, bool, error) {
 	if c, _ := r.loaded(); c != nil {
-		return c.RequiresApproval(tool, args)
+		return c.Route(tool, args)
 	}
-	return true, true
+	return connectors.Route{RequiresApproval: true}, tool == methodRequest, nil
 }
 
 // Close stops the background reads, waits for them, and closes the loaded

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 )
 
 // requestMethods are the methods request accepts.
@@ -37,8 +38,9 @@ type requestAnswer struct {
 //     case);
 //   - path: a path appended to the base URL's ("/repos/o/r/issues", a
 //     query allowed), or an absolute URL with the base URL's scheme, host
-//     and port (a Link header's next page); any other URL is refused, and
-//     so are "." and ".." segments;
+//     and port under its path (a Link header's next page); any other URL
+//     is refused, and so are "." and ".." segments, however encoded (see
+//     dotSegment);
 //   - query: values strings, numbers, booleans, or arrays of them (the key
 //     repeated); null leaves a key out;
 //   - headers: string (number, boolean) values; the connector's headers and
@@ -82,22 +84,12 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 		}
 	}
 	out := &outgoing{header: http.Header{}}
-	m, _ := in.member("method")
-	if m.kind != kindString {
-		return nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
-	}
-	out.method = strings.ToUpper(m.text)
-	if !slices.Contains(requestMethods, out.method) {
-		return nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
-	}
-	p, _ := in.member("path")
-	if p.kind != kindString || p.text == "" {
-		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL on the base URL's host)`)
-	}
-	target, query, err := c.requestURL(p.text)
+	tg, err := requestTarget(in, c.base)
 	if err != nil {
-		return nil, fmt.Errorf("path: %w", err)
+		return nil, err
 	}
+	out.method = tg.method
+	query := tg.query
 	if q, ok := in.member("query"); ok && q.kind != kindNull {
 		if q.kind != kindObject {
 			return nil, fmt.Errorf("query: must be an object, not %s", kindName(q.kind))
@@ -112,7 +104,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 			}
 		}
 	}
-	out.url = target
+	out.url = tg.origin + tg.path
 	if len(query) > 0 {
 		out.url += "?" + string(query)
 	}
@@ -130,6 +122,9 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 			}
 			if err := checkHeader(k, v.text); err != nil {
 				return nil, fmt.Errorf("headers.%s: %w", k, err)
+			}
+			if slices.ContainsFunc(methodOverrides, func(h string) bool { return strings.EqualFold(h, k) }) {
+				return nil, fmt.Errorf("headers.%s: a program cannot override the request's method (many servers take this header for it): its approval is decided by the method it names", k)
 			}
 			out.header.Add(k, v.text)
 		}
@@ -159,11 +154,55 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	return out, nil
 }
 
+// methodOverrides are the headers with which many servers (and
+// frameworks) let a request stand for another method: request refuses
+// them, since a GET that a server takes for a DELETE would need no
+// approval.
+var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
+
+// A target is where a call of request goes.
+type target struct {
+	method string
+	// origin is the base URL's scheme://host.
+	origin string
+	// path is the path, encoded, the base URL's path included; rel is
+	// what follows the base URL's path.
+	path, rel string
+	// query is the query, encoded (the base URL's first).
+	query []byte
+}
+
+// requestTarget reads request's method and path from its argument (an
+// object) and resolves the path against base (requestURL). Errors name the
+// bad field.
+func requestTarget(in value, base *url.URL) (target, error) {
+	m, _ := in.member("method")
+	if m.kind != kindString {
+		return target{}, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
+	}
+	t := target{method: strings.ToUpper(m.text)}
+	if !slices.Contains(requestMethods, t.method) {
+		return target{}, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
+	}
+	p, _ := in.member("path")
+	if p.kind != kindString || p.text == "" {
+		return target{}, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
+	}
+	rel, query, err := requestURL(base, p.text)
+	if err != nil {
+		return target{}, fmt.Errorf("path: %w", err)
+	}
+	bp := strings.TrimSuffix(base.EscapedPath(), "/")
+	t.origin, t.path, t.rel, t.query = base.Scheme+"://"+base.Host, bp+rel, rel, query
+	return t, nil
+}
+
 // requestURL resolves request's path: relative, it is appended to the base
 // URL's path (its query after the base's); absolute, it must have the base
-// URL's scheme, host and port. It returns the URL without its query, and
-// the query, both encoded. "." and ".." segments are refused.
-func (c *caller) requestURL(path string) (string, []byte, error) {
+// URL's scheme, host and port, and be under its path. It returns the path
+// that follows the base URL's (starting with '/', or empty), and the
+// query, both encoded. "." and ".." segments are refused.
+func requestURL(base *url.URL, path string) (string, []byte, error) {
 	ref, err := url.Parse(path)
 	if err != nil {
 		return "", nil, fmt.Errorf("not a URL or path: %w", errors.Unwrap(err))
@@ -172,20 +211,21 @@ func (c *caller) requestURL(path string) (string, []byte, error) {
 		return "", nil, errors.New("a URL with user information is not allowed")
 	}
 	p := ref.EscapedPath()
-	for _, seg := range strings.Split(p, "/") {
-		if s, err := url.PathUnescape(seg); err == nil && (s == "." || s == "..") {
-			return "", nil, fmt.Errorf("%q has a %q segment, which is not allowed", oneLine(path), s)
-		}
+	if s := dotSegment(p); s != "" {
+		return "", nil, fmt.Errorf("%q has a %q segment, which is not allowed", oneLine(path), s)
 	}
 	if ref.Scheme != "" || ref.Host != "" {
-		if ref.Scheme == "" || !sameOrigin(ref, c.base) {
-			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), c.base.Scheme, c.base.Host)
+		if ref.Scheme == "" || !origin.Same(ref, base) {
+			return "", nil, fmt.Errorf("%q is not on the base URL's scheme, host and port (%s://%s); give a path relative to the base URL, or an absolute URL on it", oneLine(path), base.Scheme, base.Host)
 		}
-		return ref.Scheme + "://" + ref.Host + p, []byte(ref.RawQuery), nil
+		bp := strings.TrimSuffix(base.EscapedPath(), "/")
+		if bp != "" && p != bp && !strings.HasPrefix(p, bp+"/") {
+			return "", nil, fmt.Errorf("%q is not under the base URL's path (%s); give a path relative to the base URL, or an absolute URL under it", oneLine(path), bp)
+		}
+		return p[len(bp):], []byte(ref.RawQuery), nil
 	}
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}
-	target := c.base.Scheme + "://" + c.base.Host + strings.TrimSuffix(c.base.EscapedPath(), "/") + p
-	return target, []byte(joinQuery(c.base.RawQuery, ref.RawQuery)), nil
+	return p, []byte(joinQuery(base.RawQuery, ref.RawQuery)), nil
 }

@@ -1,10 +1,12 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -125,5 +127,50 @@ func TestScrubHeaders(t *testing.T) {
 	res := callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`)
 	if want := `["application/vnd.github+json","2022-11-28","` + scrub.Placeholder + `","go-agent-11"]`; string(res.Value) != want {
 		t.Errorf("value %s, want %s", res.Value, want)
+	}
+}
+
+// TestScrubBinaryAnswer checks that a credential an API echoes in a
+// binary answer, which the program gets as base64, does not reach it,
+// wherever it starts in the answer.
+func TestScrubBinaryAnswer(t *testing.T) {
+	const token = "binary-echo-secret-12"
+	for before := range 3 {
+		api := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			_, _ = w.Write(append(append(bytes.Repeat([]byte{0xff}, before), r.Header.Get("Authorization")...), 0xfe, 0xfd))
+		})
+		c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: token} })
+		res := callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`)
+		if !strings.Contains(string(res.Value), scrub.Placeholder) || scrub.New(token).Contains(string(res.Value)) {
+			t.Errorf("%d bytes before the token: the program got %s", before, res.Value)
+		}
+	}
+}
+
+// TestAcceptEncodingRefused checks that a program cannot ask for a
+// compressed answer, which the connector could not check for its
+// credentials: request() and an operation's header parameter are refused,
+// naming the header, and nothing is sent; a configured header is refused
+// at start.
+func TestAcceptEncodingRefused(t *testing.T) {
+	api := newRecorder(t, nil)
+	c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: "gzip-secret-13"} })
+	const want = "Accept-Encoding cannot be set: the connector reads every answer to keep its credentials out of what it returns, and it cannot read a compressed one"
+	res, err := c.request(context.Background(), json.RawMessage(`{"method":"GET","path":"/x","headers":{"accept-encoding":"gzip"}}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Message, "request: headers.accept-encoding: "+want) {
+		t.Errorf("request: %+v %v", res, err)
+	}
+	op := &Operation{Method: "GET", Path: "/x", Params: []Param{{Name: "Accept-Encoding", Prop: "enc", In: InHeader, Style: StyleSimple}}}
+	res, err = c.call(context.Background(), op, json.RawMessage(`{"enc":"br"}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Message, `input "enc" (header parameter "Accept-Encoding"): `+want) {
+		t.Errorf("header parameter: %+v %v", res, err)
+	}
+	if n := len(api.requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+	u, _ := url.Parse(api.srv.URL)
+	if _, err := newCaller(callerConfig{Base: u, Headers: map[string]string{"Accept-Encoding": "gzip"}}); err == nil || !strings.Contains(err.Error(), "headers: "+want) {
+		t.Errorf("configured header: %v", err)
 	}
 }

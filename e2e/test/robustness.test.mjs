@@ -2,8 +2,9 @@
 // error outcomes, the next run works, and responses stay small.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
-import { tempDir, standardConfig, connectStdio, codemode } from "../lib/helpers.mjs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { tempDir, standardConfig, connectStdio, codemode, writeConfig, fixtureBin } from "../lib/helpers.mjs";
 
 // rssOfTree sums VmRSS (KiB) of pid and all its descendants.
 function rssOfTree(pid) {
@@ -30,17 +31,38 @@ function rssOfTree(pid) {
   return total;
 }
 
-// dataLimits returns the hard data-size limit ("unlimited" or bytes) of
-// each child of pid (the sandbox workers and the downstream servers).
-function dataLimits(pid) {
+// childrenOf returns the pids of pid's children whose command line
+// contains word.
+function childrenOf(pid, word) {
   const out = [];
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const stat = readFileSync(`/proc/${d}/stat`, "utf8");
       if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== pid) continue;
-      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes("__sandbox-worker")) continue;
-      out.push(readFileSync(`/proc/${d}/limits`, "utf8").match(/^Max data size\s+\S+\s+(\S+)/m)[1]);
+      if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes(word)) out.push(Number(d));
+    } catch {}
+  }
+  return out;
+}
+
+// running reports whether pid is a live process (not gone, not a zombie).
+function running(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+// dataLimits returns the hard data-size limit ("unlimited" or bytes) of
+// each sandbox worker among pid's children.
+function dataLimits(pid) {
+  const out = [];
+  for (const w of childrenOf(pid, "__sandbox-worker")) {
+    try {
+      out.push(readFileSync(`/proc/${w}/limits`, "utf8").match(/^Max data size\s+\S+\s+(\S+)/m)[1]);
     } catch {}
   }
   return out;
@@ -117,3 +139,67 @@ describe(`robustness (${mode})`, () => {
   });
 });
 }
+
+// Issue 27, item 5, from outside: a stdio server that starts and never
+// answers (a first npx download, a proxy, a bug) does not hold serve: it
+// answers tools/list and runs a program on the working connector within a
+// bounded time, names the slow one in its log, and a program naming it is
+// told why it is missing. A downstream dies with the server, also when the
+// server is killed with SIGKILL.
+describe("a silent downstream", () => {
+  let dir, client, started;
+  before(async () => {
+    dir = tempDir();
+    const silent = path.join(dir, "silent.mjs");
+    writeFileSync(silent, 'process.stdin.on("data", () => {});\n'); // reads, never writes
+    const cfg = writeConfig(dir, `
+server:
+  start_timeout: 2s
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: false
+connectors:
+  fx:
+    command: ${JSON.stringify(fixtureBin)}
+    args: ["-linger"]
+  slow:
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(silent)}]
+`);
+    started = Date.now();
+    client = await connectStdio(cfg);
+  });
+  after(async () => client?.close());
+
+  test("serve answers with the connectors that are ready, and names the slow one", async () => {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === "codemode"));
+    const desc = tools.find((t) => t.name === "codemode").description;
+    assert.match(desc, /slow: unavailable \(timed out after 2s initialising\)/);
+    const { outcome } = await codemode(client, "async () => await fx.get_sum({ a: 2, b: 3 })");
+    assert.equal(outcome.result, 5, JSON.stringify(outcome));
+    const took = Date.now() - started;
+    assert.ok(took < 30_000, `serve took ${took} ms to answer`);
+    assert.match(client.stderrText(), /level=WARN msg="the MCP server has not answered in time; going on without it until it does" connector=slow start_timeout=2s during=initialising/);
+  });
+
+  test("a program naming the slow connector is told why it is missing", async () => {
+    const { outcome, isError } = await codemode(client, "async () => await slow.anything({})");
+    assert.equal(isError, true);
+    assert.match(outcome.error, /connector slow is unavailable: timed out after 2s initialising/);
+  });
+
+  test("SIGKILL of the server leaves no downstream running", async () => {
+    const pid = client.transport.pid;
+    const fx = childrenOf(pid, "mcpfixture");
+    assert.equal(fx.length, 1, `fixture children of ${pid}: ${fx}`);
+    process.kill(pid, "SIGKILL");
+    // The fixture runs with -linger: the end of its input does not end it,
+    // only the parent-death signal does.
+    for (const deadline = Date.now() + 10_000; running(fx[0]) && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(running(fx[0]), false, `the fixture server ${fx[0]} outlived the server`);
+  });
+});

@@ -4,12 +4,12 @@
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import path from "node:path";
 import {
   tempDir, writeConfig, standardConfig, connectStdio, startHTTP, connectHTTP,
-  codemode, callTool, cli, bin, fixtureBin, everythingBin,
+  codemode, callTool, cli, bin, fixtureBin, everythingBin, e2eDir,
 } from "../lib/helpers.mjs";
 
 // request sends one raw HTTP request (node:http, so that Host and Origin
@@ -315,5 +315,84 @@ describe("serve beyond loopback", () => {
     assert.match(r.stderr, /without server\.auth_token/);
     assert.match(r.stderr, /--insecure-no-auth/);
     assert.ok(!existsSync(path.join(dir, "codemode.db")), "it started something before refusing");
+  });
+});
+
+describe("CODEMODE_TOKEN, as the README's quick start sets it", () => {
+  const token = "readme-token-6b2e91d0";
+  for (const withConfig of [false, true]) {
+    test(`is required ${withConfig ? "with a config file that sets no auth_token" : "without a config file"}`, async () => {
+      const dir = tempDir();
+      // No codemode.yaml in dir, which is the server's working directory.
+      const cfg = withConfig ? writeConfig(dir, "approvals:\n  elicitation: false\nconnectors:\n  notes:\n    builtin: notes\n", "other.yaml") : null;
+      const server = await startHTTP(cfg, "http", ["--db", path.join(dir, "codemode.db")], { env: { CODEMODE_TOKEN: token }, cwd: dir });
+      try {
+        const addr = server.url.host;
+        assert.match(server.stderr(), /msg="serving MCP".* auth="bearer token from CODEMODE_TOKEN"/);
+        const none = await request(addr, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" }, body: initBody });
+        assert.equal(none.status, 401, none.body);
+        assert.match(none.headers["www-authenticate"], /^Bearer .*error_description="this server requires a bearer token/);
+        const page = await request(addr, { path: "/" });
+        assert.equal(page.status, 401, "the console opens without logging in");
+        assert.match(page.body, /name="token"/);
+        const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+        const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+        const client = new Client({ name: "e2e", version: "1.0.0" });
+        await client.connect(new StreamableHTTPClientTransport(server.url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+        try {
+          const { outcome } = await codemode(client, "1 + 1");
+          assert.equal(outcome.result, 2, JSON.stringify(outcome));
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await server.stop();
+      }
+      assert.ok(!server.stderr().includes(token), "the log shows the token");
+    });
+  }
+});
+
+// claude runs Claude Code's own CLI from npm (it health-checks servers
+// with no model and no key) in a home of its own, so that nothing of the
+// machine's Claude configuration is read or written.
+const claudeBin = path.join(e2eDir, "node_modules", ".bin", "claude");
+function claude(home, args) {
+  if (!existsSync(claudeBin)) throw new Error(`${claudeBin} is missing: run 'npm ci' in e2e/`);
+  const r = spawnSync(claudeBin, args, {
+    cwd: home,
+    encoding: "utf8",
+    timeout: 120000,
+    env: {
+      PATH: process.env.PATH, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, ".claude"),
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1", DISABLE_ERROR_REPORTING: "1",
+    },
+  });
+  return { code: r.status, out: `${r.stdout}${r.stderr}`, error: r.error };
+}
+
+describe("Claude Code against the HTTP transport", () => {
+  test("without the header it says a bearer token is required; with it, Connected", async () => {
+    const token = "claude-token-0d7c44e1";
+    const dir = tempDir();
+    const server = await startHTTP(null, "http", ["--db", path.join(dir, "codemode.db")], { env: { CODEMODE_TOKEN: token }, cwd: dir });
+    try {
+      const home = tempDir();
+      const add = claude(home, ["mcp", "add", "--transport", "http", "codemode", server.url.href]);
+      assert.equal(add.code, 0, add.out);
+      const without = claude(home, ["mcp", "list"]);
+      assert.equal(without.error, undefined, without.out);
+      assert.match(without.out, /codemode: .*bearer token in the Authorization header/, without.out);
+      assert.doesNotMatch(without.out, /<!doctype|<html|Log in/i, without.out);
+      assert.doesNotMatch(without.out, /Connected/, without.out);
+
+      assert.equal(claude(home, ["mcp", "remove", "codemode"]).code, 0);
+      const addWith = claude(home, ["mcp", "add", "--transport", "http", "codemode", server.url.href, "--header", `Authorization: Bearer ${token}`]);
+      assert.equal(addWith.code, 0, addWith.out);
+      const withToken = claude(home, ["mcp", "list"]);
+      assert.match(withToken.out, /codemode: .*Connected/, withToken.out);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -5,13 +5,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
@@ -21,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
@@ -37,6 +38,13 @@ type Options struct {
 	// __sandbox-worker sub-command; a test binary that uses process
 	// isolation must handle that sub-command in its TestMain).
 	WorkerCommand []string
+
+	// Tokens is where url connectors keep their OAuth grants and client
+	// registrations (nil: the store); Sealer seals them (nil:
+	// DefaultSealer). check reads the configured store's tokens while it
+	// runs on a scratch store.
+	Tokens connectors.Records
+	Sealer *oauth.Sealer
 
 	// backoff is the retry schedule of downstreams that are down (zero:
 	// the defaults of internal/backoff); tests shorten it.
@@ -68,11 +76,16 @@ type App struct {
 	log     *slog.Logger
 	backoff backoff.Policy // Options.backoff
 	refresh *refresher
+	tokens  connectors.Records // Options.Tokens, else Store
+	sealer  *oauth.Sealer      // Options.Sealer, else DefaultSealer
 }
 
 // Open starts everything cfg describes. Downstream servers start
 // concurrently; one that fails does not stop the others: it is reported in
-// Warnings and as an unavailable connector. A downstream that is down (an
+// Warnings and as an unavailable connector. Open waits for an MCP server
+// at most its start timeout (the connector's start_timeout, else
+// server.start_timeout): one that has not answered by then is unavailable
+// too, and joins when it answers. A downstream that is down (an
 // MCP server, an OpenAPI document at a URL) is tried again in the
 // background by its own connector (mcp.Open, openapi.Open: one backoff,
 // internal/backoff) and joins when it can be reached: its tools are
@@ -102,6 +115,13 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Store = st
+	a.tokens, a.sealer = opts.Tokens, opts.Sealer
+	if a.tokens == nil {
+		a.tokens = st
+	}
+	if a.sealer == nil {
+		a.sealer = DefaultSealer()
+	}
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {
@@ -116,7 +136,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.Executor = exec
 	var typeCheck rt.TypeChecker
 	if cfg.Sandbox.TypeCheck == "tsc" {
-		tc, err := tscheck.Find()
+		tc, err := tscheck.Find(tscheck.Options{Logger: log})
 		if err != nil {
 			a.Close()
 			return nil, fmt.Errorf("sandbox.typecheck is tsc, but %w", err)
@@ -209,32 +229,17 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
+		auth, err := OAuthFor(cc, oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", errFatal, err)
+		}
 		// Open: a server that is down comes up by itself later (its
 		// Tools report why meanwhile, so the runtime shows it
-		// unavailable), and OnToolsChanged brings its tools in.
-		c, err := mcp.Open(ctx, mcp.Config{
-			Name:            cc.Name,
-			Command:         cc.Command,
-			Args:            cc.Args,
-			Env:             cc.Env,
-			Inherit:         cc.Inherit.Names,
-			InheritAll:      cc.Inherit.All,
-			Dir:             cc.Cwd,
-			URL:             cc.URL,
-			SSE:             cc.Kind == config.KindSSE,
-			Headers:         cc.Headers,
-			Include:         cc.Tools.Include,
-			Exclude:         cc.Tools.Exclude,
-			ForwardUnknown:  cc.ForwardUnknown,
-			CallTimeout:     cc.Timeout,
-			RestartDelay:    a.backoff.First,
-			MaxRestartDelay: a.backoff.Max,
-			Logger:          a.log,
-			Scrubber:        a.Scrubber,
-			OnToolsChanged: func() {
-				a.refresh.changed(cc.Name)
-			},
-		})
+		// unavailable), and OnToolsChanged brings its tools in. One that
+		// needs a sign-in waits for it.
+		mc := mcpConfig(cc, auth, a.Scrubber, a.log, a.backoff, func() { a.refresh.changed(cc.Name) })
+		mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
+		c, err := mcp.Open(ctx, mc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
 		}
@@ -257,18 +262,11 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			Scrubber:    a.Scrubber,
 			Logger:      a.log,
 		}
-		var c interface {
-			connectors.Connector
-			Warnings() []string
-		}
-		var err error
-		if isURL(cc.OpenAPI) {
-			// A document not reached (offline, no cached copy) is read
-			// again in the background; its tools come in when it loads.
-			c, err = openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
-		} else {
-			c, err = openapi.New(ctx, ocfg)
-		}
+		// A document not read (a URL offline without a cached copy, a
+		// file missing or not yet valid) leaves the connector unavailable
+		// with the reason, as a server that is down does, and is read
+		// again in the background; its tools come in when it loads.
+		c, err := openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: connector %s (line %d): %w", errFatal, cc.Name, cc.Line, err)
 		}
@@ -343,12 +341,6 @@ func CacheDir(cfg *config.Config) string {
 		return d
 	}
 	return ""
-}
-
-// isURL reports whether an OpenAPI document location is an http(s) URL.
-func isURL(loc string) bool {
-	l := strings.ToLower(loc)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
 // newExecutor returns the executor sandbox.isolation selects: a pool of

@@ -8,6 +8,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
 // Copied counts what CopyStore copied, and what the destination had
@@ -18,8 +19,12 @@ type Copied struct {
 	SkippedExecutions, SkippedRecords      int
 }
 
-// recordKinds are the kinds of records the built-in connectors keep.
-var recordKinds = []string{notes.Name}
+// recordKinds are the kinds of records the built-in connectors keep, and
+// the OAuth grants and client registrations of url connectors (sealed:
+// the destination opens them with the same key, CODEMODE_SECRET_KEY or
+// the key file of the data directory, so a copy made on the same machine
+// or with the variable set keeps everyone signed in).
+var recordKinds = []string{notes.Name, oauth.KindGrant, oauth.KindClient}
 
 // CopyStore copies every execution with its log, every snippet and the
 // records of the built-in connectors from src to dst, keeping ids and

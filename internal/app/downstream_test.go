@@ -269,26 +269,7 @@ func TestUnreachableDocumentJoinsLater(t *testing.T) {
 	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n  cache_dir: " + strconv.Quote(filepath.Join(dir, "cache")) + "\n" +
 		"sandbox:\n  isolation: inprocess\n" +
 		"connectors:\n  notes:\n    openapi: " + strconv.Quote(srv.URL+"/notes.json") + "\n"
-	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "codemode.yaml"))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), backoff: backoff.Policy{First: 10 * time.Millisecond, Max: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer func() {
-		if err := a.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	}()
-	changed := make(chan struct{}, 1)
-	a.OnConnectorsChanged(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
+	a, changed := openWatched(t, dir, yaml, backoff.Policy{First: 10 * time.Millisecond, Max: 20 * time.Millisecond})
 	if !slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.HasPrefix(w, "connector notes is unavailable: ") }) {
 		t.Fatalf("warnings %q do not report notes unavailable", a.Warnings)
 	}
@@ -306,4 +287,32 @@ func TestUnreachableDocumentJoinsLater(t *testing.T) {
 	if err != nil || o.Status != codemode.StatusCompleted || string(o.Result) != `"function"` {
 		t.Fatalf("program naming notes once loaded: %+v, %v", o, err)
 	}
+}
+
+// openWatched opens an App on yaml, as the file codemode.yaml in dir, with
+// the retry schedule b, and closes it when the test ends. The channel
+// receives when OnConnectorsChanged's function ran.
+func openWatched(t *testing.T, dir, yaml string, b backoff.Policy) (*App, <-chan struct{}) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "codemode.yaml"))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), backoff: b})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	changed := make(chan struct{}, 1)
+	a.OnConnectorsChanged(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	return a, changed
 }

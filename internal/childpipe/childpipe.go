@@ -12,7 +12,8 @@ import (
 // Stdin/Stdout or ExtraFiles), starts cmd and closes the child's ends in
 // this process. It returns the parent's ends: toChild to write what the
 // child reads, fromChild to read what the child writes. On error nothing is
-// left open.
+// left open. The child gets no other descriptor of this process than
+// those cmd names (see closeOnExec).
 func Start(cmd *exec.Cmd, attach func(childIn, childOut *os.File)) (toChild, fromChild *os.File, err error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -25,6 +26,7 @@ func Start(cmd *exec.Cmd, attach func(childIn, childOut *os.File)) (toChild, fro
 		return nil, nil, fmt.Errorf("pipe: %w", err)
 	}
 	attach(inR, outW)
+	closeOnExec()
 	err = cmd.Start()
 	// The child has its own copies of these ends now.
 	inR.Close()

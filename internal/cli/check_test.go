@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__sandbox-worker" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
+	// And as the browser $BROWSER names in the sign-in tests.
+	if len(os.Args) > 2 && os.Args[1] == testBrowserArg {
+		os.Exit(testBrowser(os.Args[2]))
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		fixture.RemoveBinaries()
 		if err := pgtest.StopShared(); err != nil {
@@ -69,6 +73,47 @@ func TestCheckReportsAFailedDownstream(t *testing.T) {
 	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await fx.get_sum({a: 2, b: 3})`)
 	if code != cli.ExitOK || !strings.Contains(out, `"result": 5`) {
 		t.Errorf("run with the working connector: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// A downstream that starts and never answers holds neither check nor run:
+// check reports it as a failure with the reason (the phase its start timed
+// out in) and exits 1, and run runs a program on the connectors that are
+// ready, telling one that names the silent connector why it is missing.
+func TestCheckAndRunDoNotWaitForASilentDownstream(t *testing.T) {
+	dir := t.TempDir()
+	silent := filepath.Join(dir, "silent.sh")
+	if err := os.WriteFile(silent, []byte("#!/bin/sh\nwhile read -r line; do :; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "codemode.yaml")
+	body := "server:\n  start_timeout: 300ms\nstore:\n  path: ./c.db\nconnectors:\n" +
+		"  fx:\n    command: " + fixture.MCPServer(t) + "\n    start_timeout: 1m\n" +
+		"  slow:\n    command: " + silent + "\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitFailure {
+		t.Errorf("check exit code %d, want %d; stderr:\n%s", code, cli.ExitFailure, errs)
+	}
+	if !strings.Contains(out, "\n✗ slow: timed out after 300ms initialising\n") || !strings.Contains(out, "\n✓ fx: ") {
+		t.Errorf("check output:\n%s", out)
+	}
+	if strings.Contains(errs, "slow") {
+		t.Errorf("check's report names the slow connector; its log says it again:\n%s", errs)
+	}
+
+	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await fx.get_sum({a: 2, b: 3})`)
+	if code != cli.ExitOK || !strings.Contains(out, `"result": 5`) {
+		t.Errorf("run with the working connector: %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, `connector=slow start_timeout=300ms during=initialising`) {
+		t.Errorf("run's log does not name the slow connector and its deadline:\n%s", errs)
+	}
+	code, out, _ = run(t, "", "run", "--config", cfg, "--code", `await slow.anything({})`)
+	if code != cli.ExitFailure || !strings.Contains(out, "connector slow is unavailable: timed out after 300ms initialising") {
+		t.Errorf("run naming the silent connector: %d\n%s", code, out)
 	}
 }
 
@@ -136,5 +181,42 @@ func TestCheckListsTypeDiagnostics(t *testing.T) {
 		"✓ notes: "
 	if !strings.Contains(out, want) {
 		t.Errorf("check output lacks\n%s\nin:\n%s", want, out)
+	}
+}
+
+// check reports a connector that failed once, in its report: not again in
+// its log ("retrying in the background", which check does not do), and
+// without the words mcp-go's layers each repeat; a local OpenAPI document
+// that is missing makes its connector unavailable, as an unreachable URL
+// does, instead of stopping every command.
+func TestCheckReportsAFailureOnce(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "codemode.yaml")
+	body := "connectors:\n" +
+		"  broken:\n    command: sh\n    args: [\"-c\", \"echo boom >&2; exit 3\"]\n" +
+		"  api:\n    openapi: ./missing.yaml\n" +
+		"  notes:\n    builtin: notes\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CODEMODE_LOG_LEVEL", "")
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitFailure {
+		t.Errorf("check exit code %d, want %d", code, cli.ExitFailure)
+	}
+	for _, want := range []string{"\n✗ broken: initialize: transport error: transport closed (the server exited with status 3)", "\n✗ api: read the OpenAPI document: open " + filepath.Join(dir, "missing.yaml"), "\n✓ notes: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check's report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "transport error: transport error") {
+		t.Errorf("a repeated prefix:\n%s", out)
+	}
+	if errs != "" {
+		t.Errorf("check's log repeats its report:\n%s", errs)
+	}
+	code, out, errs = run(t, "", "run", "--config", cfg, "--db", filepath.Join(dir, "c.db"), "--code", "await notes.listNotes({})")
+	if code != cli.ExitOK || !strings.Contains(out, `"completed"`) {
+		t.Errorf("run beside a missing document: %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -56,6 +57,9 @@ Usage:
   codemode-mcp run    [--config F] [--db F] (--code 'JS' | FILE | -)
   codemode-mcp types  [--config F] [--db F] [CONNECTOR]
   codemode-mcp check  [--config F] [--db F]
+  codemode-mcp check  --url URL [--sse] [--header 'N: V'] [--call TOOL [--args JSON] [--elicitation defaults|decline]] [--no-browser] [--oauth-client-id ID] [--oauth-client-secret-file F] [--oauth-client-metadata-url U] [--oauth-scopes S] [--oauth-grant G] [--oauth-private-key F]
+  codemode-mcp login  [--config F] [--db F] [--no-browser] [--no-resume] CONNECTOR
+  codemode-mcp logout [--config F] [--db F] CONNECTOR
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
@@ -87,6 +91,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = cmdTypes(ctx, rest, env, log)
 	case "check":
 		err = cmdCheck(ctx, rest, env, log)
+	case "login":
+		err = cmdLogin(ctx, rest, env, log)
+	case "logout":
+		err = cmdLogout(ctx, rest, env, log)
 	case "approvals":
 		err = cmdApprovals(ctx, rest, env, log)
 	case "executions":
@@ -125,7 +133,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ex) {
 		return ex.code
 	}
-	fmt.Fprintf(stderr, "codemode-mcp: %v%s\n", err, listHint(err))
+	fmt.Fprintf(stderr, "codemode-mcp: %s%s\n", visible.Escape(err.Error()), listHint(err))
 	var ue usageError
 	var ce *config.Error
 	if errors.As(err, &ue) || errors.As(err, &ce) {
@@ -318,15 +326,30 @@ func closer(a *app.App, log *slog.Logger) func() {
 // the history (check, types): with its store at db when --db was given,
 // else in a temporary directory (the built-in notes connector needs a
 // database, and these commands must not create one beside the config; the
-// store is a real file because it runs in WAL mode). It returns the engine
-// and the warnings of start-up; done stops everything and removes the
-// temporary directory.
-func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (engine, []string, func(), error) {
+// store is a real file because it runs in WAL mode), the sign-ins of url
+// connectors then read from the configured store if it exists. It returns
+// the app; done stops everything and removes the temporary directory.
+func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (*app.App, func(), error) {
+	opts := app.Options{Logger: log}
+	closeTokens := func() {}
+	if db == "" {
+		// Sign-ins are read from (and refreshed in) the configured store,
+		// when it exists: check says who needs one.
+		tokens, err := existingTokenStore(ctx, cfg, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		if tokens != nil {
+			opts.Tokens = tokens
+			closeTokens = func() { tokens.Close() }
+		}
+	}
 	removeDir := func() {}
 	if db == "" {
 		dir, err := os.MkdirTemp("", "codemode-scratch-")
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("temporary store: %w", err)
+			closeTokens()
+			return nil, nil, fmt.Errorf("temporary store: %w", err)
 		}
 		db = filepath.Join(dir, "codemode.db")
 		removeDir = func() {
@@ -335,14 +358,40 @@ func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.L
 			}
 		}
 	}
-	a, err := app.Open(ctx, cfg, app.Options{DBPath: db, Logger: log})
+	opts.DBPath = db
+	a, err := app.Open(ctx, cfg, opts)
 	if err != nil {
+		closeTokens()
 		removeDir()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	stop := closer(a, log)
-	return a.Runtime, a.Warnings, func() {
+	return a, func() {
 		stop()
+		closeTokens()
 		removeDir()
 	}, nil
+}
+
+// existingTokenStore opens the configured store for its sign-ins, if the
+// configuration has url connectors and the store exists (a PostgreSQL
+// URL, or a SQLite file that is there); nil otherwise: nothing is created.
+func existingTokenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (app.Store, error) {
+	remote := false
+	for _, cc := range cfg.Connectors {
+		remote = remote || cc.Kind == config.KindHTTP || cc.Kind == config.KindSSE
+	}
+	if !remote {
+		return nil, nil
+	}
+	loc, err := app.StorePath(cfg, "")
+	if err != nil {
+		return nil, nil
+	}
+	if !config.IsPostgresURL(loc) {
+		if _, err := os.Stat(loc); err != nil {
+			return nil, nil
+		}
+	}
+	return app.OpenStore(ctx, cfg, loc, log)
 }

@@ -258,3 +258,39 @@ func TestExecutionsShowCutsLongValues(t *testing.T) {
 		t.Errorf("show --seq 7: %d %s", code, errs)
 	}
 }
+
+// The command line shows bidirectional, zero-width and other hidden
+// characters as the console does, as \uXXXX escapes: in the JSON it prints
+// (which still means the same) and in the executions table. A program's
+// text cannot reorder or hide itself in a terminal.
+func TestHiddenCharactersAreEscaped(t *testing.T) {
+	cfg := notesConfig(t)
+	const text = "pay\u202egpj.exe\u200b to\u00a0bob"
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", `async () => { await notes.createNote({ text: "pay\u202egpj.exe\u200b to\u00a0bob" }) }`)
+	if code != cli.ExitOK {
+		t.Fatalf("run: %d %s", code, errs)
+	}
+	var o struct {
+		ExecutionID string
+		Pending     []struct{ Args struct{ Text string } }
+	}
+	if err := json.Unmarshal([]byte(out), &o); err != nil || len(o.Pending) != 1 || o.Pending[0].Args.Text != text {
+		t.Fatalf("the outcome's JSON does not hold the text as written (%v): %s", err, out)
+	}
+	code, list, _ := run(t, "", "approvals", "list", "--config", cfg)
+	_, fail, _ := run(t, "", "run", "--config", cfg, "--code", `throw new Error("a\u202eb\u200bc")`)
+	_, table, _ := run(t, "", "executions", "--config", cfg)
+	for _, s := range []struct{ what, out, want string }{
+		{"run", out, `pay\u202Egpj.exe\u200B to\u00A0bob`},
+		{"approvals list", list, `pay\u202Egpj.exe\u200B to\u00A0bob`},
+		{"an error outcome", fail, `a\u202Eb\u200Bc`},
+		{"executions", table, `a\u202Eb\u200Bc`},
+	} {
+		if !strings.Contains(s.out, s.want) || strings.ContainsAny(s.out, "\u202e\u200b\u00a0") {
+			t.Errorf("%s prints hidden characters raw, or not as %s:\n%s", s.what, s.want, s.out)
+		}
+	}
+	if code != cli.ExitOK {
+		t.Errorf("approvals list: exit %d", code)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
@@ -63,7 +64,7 @@ func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) e
 		if cfg.Server.TLSCert != "" {
 			scheme = "https"
 		}
-		fmt.Fprintf(env.Stderr, "codemode-mcp console: open %s://%s/ and log in with the token %s (made for this run; server.auth_token sets one)\n", scheme, ln.Addr(), token)
+		fmt.Fprintf(env.Stderr, "codemode-mcp console: open %s://%s/ and log in with the token %s (made for this run; server.auth_token or %s sets one)\n", scheme, ln.Addr(), token, config.EnvToken)
 	}
 	return server.ServeConsole(ctx, ln, server.Options{
 		HTTP:    cfg.Server.HTTP,

@@ -24,4 +24,7 @@ type engine interface {
 	// TypeDiagnostics reports what the declarations of all connectors do
 	// not express exactly.
 	TypeDiagnostics() []typegen.Diagnostic
+	// AwaitingSignIn lists the paused runs that wait for a sign-in to a
+	// connector, oldest first.
+	AwaitingSignIn(ctx context.Context, connector string) ([]string, error)
 }

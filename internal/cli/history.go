@@ -13,6 +13,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger) error {
@@ -120,7 +121,7 @@ func refused(ctx context.Context, r engine, env Env, id string, err error) error
 	if perr := printJSON(env.Stdout, o); perr != nil {
 		return perr
 	}
-	fmt.Fprintf(env.Stderr, "codemode-mcp: %v%s\n", err, listHint(err))
+	fmt.Fprintf(env.Stderr, "codemode-mcp: %s%s\n", visible.Escape(err.Error()), listHint(err))
 	return exitError{ExitFailure}
 }
 
@@ -166,7 +167,7 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tERROR")
 	for _, e := range execs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"), short.Clip(short.FirstLine(e.Error), 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"), visible.Escape(short.Clip(short.FirstLine(e.Error), 80)))
 	}
 	return tw.Flush()
 }

@@ -13,6 +13,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
@@ -20,12 +21,23 @@ func openAppFrom(ctx context.Context, cfg *config.Config, c common, log *slog.Lo
 	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
 }
 
-// printJSON writes v as indented JSON.
+// printJSON writes v as indented JSON, with the characters a person
+// cannot see for what they are (bidirectional overrides, zero-width and
+// other invisible characters) written as \uXXXX escapes, as the console
+// and the elicitation prompt show them (internal/visible): the JSON means
+// the same (encoding/json escapes the ASCII control characters already,
+// and every other such character can only stand inside a string), and a
+// person reading `approvals list` sees what will run.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, visible.Escape(b.String()))
+	return err
 }
 
 // printOutcome prints an outcome and turns an error outcome into exit 1.
@@ -101,11 +113,12 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	eng, _, done, err := openScratch(ctx, cfg, c.db, log)
+	a, done, err := openScratch(ctx, cfg, c.db, log)
 	if err != nil {
 		return err
 	}
 	defer done()
+	eng := a.Runtime
 	name := ""
 	if len(pos) == 1 {
 		name = pos[0]
@@ -121,12 +134,22 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
 	fs := newFlags("check", env, &c, true)
+	u := urlFlags(fs)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("check takes no arguments, got %q", pos)
+	}
+	if u.url != "" {
+		if c.config != "" || c.db != "" {
+			return usagef("check: --url checks one server without a config file or a store; drop --config and --db")
+		}
+		return checkURL(ctx, u, env, log)
+	}
+	if u.call != "" || u.elicitation != "" || u.sse || len(u.headers) > 0 || u.clientID != "" || u.clientSecretFile != "" || u.clientMetadataURL != "" || u.scopes != "" || u.grant != "" || u.privateKey != "" {
+		return usagef("check: --call, --sse, --header and --oauth-* go with --url")
 	}
 	cfg, err := loadConfig(c)
 	if err != nil {
@@ -137,20 +160,27 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		src = "built-in default (no config file found)"
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\n", src)
-	eng, warnings, done, err := openScratch(ctx, cfg, c.db, log)
+	a, done, err := openScratch(ctx, cfg, c.db, reportOnly(log))
 	if err != nil {
 		return err
 	}
 	defer done()
+	eng, warnings := a.Runtime, a.Warnings
+	signIns := signInNeeded(ctx, a.Connectors)
 	failed := 0
 	notes := map[string][]typegen.Diagnostic{}
 	for _, d := range eng.TypeDiagnostics() {
 		notes[d.Connector] = append(notes[d.Connector], d)
 	}
 	for _, ci := range eng.Connectors() {
+		if sr := signIns[ci.Name]; sr != nil {
+			failed++
+			fmt.Fprintf(env.Stdout, "✗ %s: needs a sign-in (%s): run codemode-mcp login %s%s\n", ci.Name, a.Scrubber.String(sr.Reason), ci.Name, configFlag(cfg))
+			continue
+		}
 		if ci.Error != "" {
 			failed++
-			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, ci.Error)
+			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, visible.Escape(ci.Error))
 			continue
 		}
 		var names, approval []string
@@ -161,9 +191,9 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			}
 		}
 		sort.Strings(names)
-		fmt.Fprintf(env.Stdout, "✓ %s: %d tools: %s\n", ci.Name, len(names), strings.Join(names, ", "))
+		fmt.Fprintf(env.Stdout, "✓ %s: %d tools: %s\n", ci.Name, len(names), visible.Escape(strings.Join(names, ", ")))
 		if len(approval) > 0 {
-			fmt.Fprintf(env.Stdout, "  requires approval: %s\n", strings.Join(approval, ", "))
+			fmt.Fprintf(env.Stdout, "  requires approval: %s\n", visible.Escape(strings.Join(approval, ", ")))
 		}
 		printTypeNotes(env.Stdout, notes[ci.Name])
 	}
@@ -171,10 +201,13 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		if strings.Contains(w, " is unavailable: ") {
 			continue // already printed with ✗ above
 		}
-		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
+		fmt.Fprintf(env.Stdout, "warning: %s\n", visible.Escape(w))
 	}
 	if failed > 0 {
 		fmt.Fprintf(env.Stdout, "%d connector(s) unavailable\n", failed)
+		if len(signIns) > 0 {
+			fmt.Fprintf(env.Stdout, "%d need a sign-in: %s\n", len(signIns), strings.Join(sortedNames(signIns), ", "))
+		}
 		return exitError{ExitFailure}
 	}
 	fmt.Fprintln(env.Stdout, "ok")
@@ -196,6 +229,43 @@ func printTypeNotes(w io.Writer, ds []typegen.Diagnostic) {
 			fmt.Fprintf(w, "    … and %d more\n", len(ds)-maxTypeNotes)
 			break
 		}
-		fmt.Fprintf(w, "    %s\n", d)
+		fmt.Fprintf(w, "    %s\n", visible.Escape(d.String()))
 	}
+}
+
+// configFlag is " --config F" when the configuration came from a file.
+func configFlag(cfg *config.Config) string {
+	if cfg.Path == "" {
+		return ""
+	}
+	return " --config " + cfg.Path
+}
+
+// reportOnly is check's logger: what connectors log while starting (a
+// server down and "retrying in the background", a document not read) is
+// in check's report already, and check retries nothing, so only errors
+// are logged, unless $CODEMODE_LOG_LEVEL asks for more.
+func reportOnly(log *slog.Logger) *slog.Logger {
+	if os.Getenv("CODEMODE_LOG_LEVEL") != "" {
+		return log
+	}
+	return slog.New(minLevel{log.Handler(), slog.LevelError})
+}
+
+// minLevel is a handler that drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
 }

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/console"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -50,9 +52,9 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		defer ln.Close()
 		if cfg.Server.AuthToken == "" && !isLoopback(ln.Addr()) {
 			if !*insecure {
-				return usagef("refusing to serve on %s (not loopback) without server.auth_token: anyone who can reach it could run programs; set a token (server.auth_token: ${CODEMODE_TOKEN}), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr())
+				return usagef("refusing to serve on %s (not loopback) without server.auth_token or %s: anyone who can reach it could run programs; set a token (%s=…, or server.auth_token), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr(), config.EnvToken, config.EnvToken)
 			}
-			log.Warn("serving on a non-loopback address without server.auth_token (--insecure-no-auth): anyone who can reach it can run programs", "addr", ln.Addr().String())
+			log.Warn("serving on a non-loopback address without server.auth_token or "+config.EnvToken+" (--insecure-no-auth): anyone who can reach it can run programs", "addr", ln.Addr().String())
 		}
 	}
 	a, err := openAppFrom(ctx, cfg, c, log)
@@ -70,9 +72,12 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err := a.Runtime.Join(ctx); err != nil {
 		return err
 	}
+	// One count of wrong tokens per client address for the MCP endpoints
+	// and the console's login, which share the listener.
+	failures := throttle.New(0, 0, nil)
 	var cons http.Handler
 	if cfg.Server.Transport != server.TransportStdio && cfg.Approvals.Console {
-		cons = console.New(console.Options{Engine: a.Runtime, Token: cfg.Server.AuthToken, Logger: a.Log})
+		cons = console.New(console.Options{Engine: a.Runtime, Token: cfg.Server.AuthToken, Failures: failures, Logger: a.Log})
 	}
 	srv := server.New(server.Options{
 		Name:              cfg.Server.Name,
@@ -80,6 +85,8 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		Runtime:           a.Runtime,
 		Elicitation:       cfg.Approvals.Elicitation,
 		AuthToken:         cfg.Server.AuthToken,
+		AuthTokenFrom:     cfg.Server.AuthTokenFrom,
+		AuthFailures:      failures,
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
 		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),

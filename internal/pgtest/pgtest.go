@@ -33,6 +33,7 @@ type Cluster struct {
 	dir     string // data, socket and log live under it
 	bin     string // directory of initdb and pg_ctl
 	runAs   string // "" or the user the server runs as (runuser)
+	opts    string // the server's options (pg_ctl -o), for Restart
 	dbs     atomic.Int64
 	stopped atomic.Bool
 }
@@ -96,13 +97,36 @@ func start(durable bool) (*Cluster, error) {
 	if !durable {
 		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	}
-	if err := c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(dir, "server.log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	c.opts = opts
+	if err := c.startServer(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w\nserver log:\n%s", err, log)
+		return nil, err
 	}
 	return c, nil
 }
+
+// startServer starts the server on the cluster's directory and waits
+// until it accepts connections.
+func (c *Cluster) startServer() error {
+	logFile := filepath.Join(c.dir, "server.log")
+	if err := c.run("pg_ctl", "-D", c.data(), "-l", logFile, "-o", c.opts, "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(logFile)
+		return fmt.Errorf("%w\nserver log:\n%s", err, log)
+	}
+	return nil
+}
+
+// Crash stops the server as a crash would (pg_ctl's immediate mode: every
+// server process exits at once, connections are cut, nothing is
+// checkpointed) and returns once it is down. Restart brings it back on
+// the same directory and socket, replaying its write-ahead log.
+func (c *Cluster) Crash() error {
+	return c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "-t", "30", "stop")
+}
+
+// Restart starts the server again after Crash and returns once it
+// accepts connections.
+func (c *Cluster) Restart() error { return c.startServer() }
 
 func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
 
@@ -222,6 +246,23 @@ func newDatabase(t testing.TB, c *Cluster) string {
 		t.Fatal(err)
 	}
 	return url
+}
+
+// Private starts a cluster of t's own, which t may crash and restart
+// (Crash, Restart) without disturbing other tests; it is stopped when t
+// ends. It is durable (StartDurable): what it acknowledged survives a
+// crash, as on a real server. Without PostgreSQL, t is skipped, or fails
+// under CI (CI set).
+func Private(t testing.TB) *Cluster {
+	t.Helper()
+	l := &lazy{start: StartDurable}
+	c := l.get(t)
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stop the test's PostgreSQL cluster: %v", err)
+		}
+	})
+	return c
 }
 
 // StopShared stops the shared cluster if one was started.

@@ -5,5 +5,8 @@
 // paused through one replica is listed, approved and finished through the
 // other, that approvals racing on both replicas happen exactly once, and
 // that a replica killed with SIGKILL mid-run has its run recovered by the
-// other within the lease. It has only tests.
+// other within the lease, and that when the database crashes under load
+// (a cluster of the test's own, stopped in immediate mode and started
+// again) every run is settled within the lease of its return, each side
+// effect in its log. It has only tests.
 package replicatest

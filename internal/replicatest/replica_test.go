@@ -35,12 +35,19 @@ type team struct {
 
 func newTeam(t *testing.T) *team {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
+	return newTeamOn(t, pgtest.NewDatabase(t))
+}
+
+// newTeamOn is newTeam on the database at url.
+func newTeamOn(t *testing.T, url string) *team {
+	t.Helper()
 	dir := t.TempDir()
 	tm := &team{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt")}
+	// Every run is kept (max_executions): the tests read their logs.
 	cfg := fmt.Sprintf(`store:
   path: %s
   lease: %s
+  max_executions: 1000000
 approvals:
   elicitation: false
 sandbox:

@@ -3,7 +3,7 @@
 // a log or the store.
 //
 // A Scrubber replaces every occurrence of each secret, and of the forms in
-// which a secret commonly travels (JSON-escaped, URL-encoded), with
+// which a secret commonly travels (JSON-escaped, URL-encoded, base64), with
 // Placeholder. JSON is scrubbed structurally, so the result stays valid JSON
 // whatever the secret contains. Values shorter than MinLen are not secrets
 // it can scrub without mangling ordinary text; they are ignored (callers
@@ -12,6 +12,7 @@ package scrub
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -31,7 +32,66 @@ const MinLen = 4
 type Scrubber struct {
 	mu    sync.RWMutex
 	forms []string // every form of every secret, longest first; guarded by mu
-	r     *strings.Replacer
+	set   *formSet // made of forms; nil while there are none; guarded by mu
+}
+
+// A formSet finds and replaces the forms of a Scrubber's secrets. It does
+// not change once made.
+type formSet struct {
+	r *strings.Replacer
+	// seen is a filter over the first MinLen bytes of every form, so that
+	// text holding none of them (almost all text) is passed over at a few
+	// nanoseconds a byte: strings.Replacer alone costs several times that,
+	// and scrubbing a 16 MiB binary answer (as base64) with it took
+	// hundreds of milliseconds. A bit set means a form may start with
+	// those bytes; byPrefix says which.
+	seen     [1 << 16 / 64]uint64
+	byPrefix map[uint32][]string
+}
+
+func newFormSet(forms []string) *formSet {
+	fs := &formSet{byPrefix: map[uint32][]string{}}
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, Placeholder)
+		k := prefixKey(f, 0)
+		fs.seen[bucket(k)/64] |= 1 << (bucket(k) % 64)
+		fs.byPrefix[k] = append(fs.byPrefix[k], f)
+	}
+	fs.r = strings.NewReplacer(pairs...)
+	return fs
+}
+
+// prefixKey is the MinLen (4) bytes of s at i, which must exist.
+func prefixKey[T ~string | ~[]byte](s T, i int) uint32 {
+	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+}
+
+// bucket is a key's bit in formSet.seen.
+func bucket(k uint32) uint32 { return (k * 0x9e3779b1) >> 16 }
+
+// hasForm reports whether text holds a form.
+func hasForm[T ~string | ~[]byte](fs *formSet, text T) bool {
+	for i := 0; i+MinLen <= len(text); i++ {
+		k := prefixKey(text, i)
+		if b := bucket(k); fs.seen[b/64]&(1<<(b%64)) == 0 {
+			continue
+		}
+		for _, f := range fs.byPrefix[k] {
+			if len(text)-i >= len(f) && string(text[i:i+len(f)]) == f {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// replace returns text with every form replaced.
+func (fs *formSet) replace(text string) string {
+	if !hasForm(fs, text) {
+		return text
+	}
+	return fs.r.Replace(text)
 }
 
 // New returns a Scrubber holding secrets.
@@ -66,27 +126,56 @@ func (s *Scrubber) Add(secrets ...string) {
 	}
 	// Longest first, so a secret that contains another is replaced whole.
 	slices.SortStableFunc(s.forms, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(s.forms))
-	for _, f := range s.forms {
-		pairs = append(pairs, f, Placeholder)
-	}
-	s.r = strings.NewReplacer(pairs...)
+	s.set = newFormSet(s.forms)
 }
 
 // forms lists the ways v appears in text: as it is, JSON-escaped (without
-// the quotes), and URL-encoded (query and path escaping).
+// the quotes), URL-encoded (query and path escaping), and in base64 (see
+// base64Forms).
 func forms(v string) []string {
 	out := []string{v}
-	add := func(f string) {
-		if len(f) >= MinLen && !slices.Contains(out, f) {
+	add := func(f string, min int) {
+		if len(f) >= min && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}
 	if b, err := json.Marshal(v); err == nil {
-		add(string(b[1 : len(b)-1]))
+		add(string(b[1:len(b)-1]), MinLen)
 	}
-	add(url.QueryEscape(v))
-	add(url.PathEscape(v))
+	add(url.QueryEscape(v), MinLen)
+	add(url.PathEscape(v), MinLen)
+	for _, f := range base64Forms(v) {
+		add(f, minBase64)
+	}
+	return out
+}
+
+// minBase64 is the shortest base64 form of a secret that is scrubbed: a
+// shorter run of base64 characters turns up by chance in large encoded
+// data (a 16 MiB binary answer holds each 6-character run about once), and
+// replacing it there would corrupt the data for nothing.
+const minBase64 = 8
+
+// base64Forms lists the ways v appears in base64 text (a binary answer as
+// a program gets it, a basic credential, a token an API wraps), in the
+// standard and the URL alphabet: whole, with and without padding; and,
+// for each of the three offsets (modulo 3 bytes) at which v can start
+// within longer encoded data, the characters that only v's bytes
+// determine (those it shares with its neighbours are left: at most 4 bits
+// of v in each).
+func base64Forms(v string) []string {
+	var out []string
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		raw := enc.WithPadding(base64.NoPadding)
+		out = append(out, enc.EncodeToString([]byte(v)), raw.EncodeToString([]byte(v)))
+		for k := range 3 {
+			e := raw.EncodeToString(append(make([]byte, k, k+len(v)), v...))
+			// Character i holds bits 6i to 6i+5 of the data; v's are bits
+			// 8k to 8(k+len(v))-1.
+			from, to := (8*k+5)/6, 8*(k+len(v))/6
+			out = append(out, e[from:to])
+		}
+	}
 	return out
 }
 
@@ -108,32 +197,32 @@ func (s *Scrubber) Empty() bool {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.r == nil
+	return s.set == nil
 }
 
-// replacer returns the current replacer, or nil.
-func (s *Scrubber) replacer() *strings.Replacer {
+// formSet returns the current form set, or nil.
+func (s *Scrubber) formSet() *formSet {
 	if s == nil {
 		return nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.r
+	return s.set
 }
 
 // String returns text with every secret replaced.
 func (s *Scrubber) String(text string) string {
-	r := s.replacer()
-	if r == nil {
+	fs := s.formSet()
+	if fs == nil {
 		return text
 	}
-	return r.Replace(text)
+	return fs.replace(text)
 }
 
 // Contains reports whether text holds a secret in any of its forms.
 func (s *Scrubber) Contains(text string) bool {
-	r := s.replacer()
-	return r != nil && r.Replace(text) != text
+	fs := s.formSet()
+	return fs != nil && hasForm(fs, text)
 }
 
 // Error returns err unchanged when its message holds no secret, else an
@@ -169,48 +258,48 @@ func (e *scrubbed) Is(target error) bool {
 // invalid JSON that holds a secret becomes a JSON string of its scrubbed
 // text.
 func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
-	r := s.replacer()
-	if r == nil {
+	fs := s.formSet()
+	if fs == nil {
 		return raw
 	}
 	// Fast path: without a backslash, every string's text is in raw as it
 	// decodes, so no form of a secret in raw means none in any string.
-	if bytes.IndexByte(raw, '\\') < 0 && r.Replace(string(raw)) == string(raw) {
+	if bytes.IndexByte(raw, '\\') < 0 && !hasForm(fs, raw) {
 		return raw
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		if r.Replace(string(raw)) == string(raw) {
+		if !hasForm(fs, raw) {
 			return raw
 		}
-		b, _ := json.Marshal(r.Replace(string(raw)))
+		b, _ := json.Marshal(fs.r.Replace(string(raw)))
 		return b
 	}
-	v, changed := scrubValue(r, v)
+	v, changed := scrubValue(fs, v)
 	if !changed {
 		return raw
 	}
 	b, err := marshalNoEscape(v)
 	if err != nil {
-		b, _ = json.Marshal(r.Replace(string(raw)))
+		b, _ = json.Marshal(fs.r.Replace(string(raw)))
 	}
 	return b
 }
 
 // scrubValue scrubs the strings and keys of a decoded value in place and
 // reports whether any changed.
-func scrubValue(r *strings.Replacer, v any) (any, bool) {
+func scrubValue(fs *formSet, v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		c := r.Replace(x)
+		c := fs.replace(x)
 		return c, c != x
 	case []any:
 		changed := false
 		for i := range x {
 			var ch bool
-			x[i], ch = scrubValue(r, x[i])
+			x[i], ch = scrubValue(fs, x[i])
 			changed = changed || ch
 		}
 		return x, changed
@@ -218,8 +307,8 @@ func scrubValue(r *strings.Replacer, v any) (any, bool) {
 		changed := false
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			ck := r.Replace(k)
-			ce, ch := scrubValue(r, e)
+			ck := fs.replace(k)
+			ce, ch := scrubValue(fs, e)
 			changed = changed || ch || ck != k
 			out[ck] = ce
 		}

@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,4 +192,55 @@ func TestPaths(t *testing.T) {
 			t.Errorf("Paths(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TestBase64 checks that a secret inside base64 text is scrubbed, in the
+// standard and the URL alphabet, with and without padding, whole and at
+// each of the three offsets it can start at within longer encoded data:
+// no part of what is left decodes to it.
+func TestBase64(t *testing.T) {
+	const secret = "tok_+/?~>>?secret-value-1"
+	s := New(secret)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		for before := range 6 {
+			for _, after := range []int{0, 1, 2, 7} {
+				data := append(append(bytes.Repeat([]byte{0xfb}, before), secret...), bytes.Repeat([]byte{0xff}, after)...)
+				text := "bin " + enc.EncodeToString(data) + " end"
+				got := s.String(text)
+				if !strings.Contains(got, Placeholder) {
+					t.Errorf("%d bytes before, %d after: nothing scrubbed in %q", before, after, text)
+				}
+				for _, piece := range strings.Split(got, Placeholder) {
+					if decodesTo(piece, secret) {
+						t.Errorf("%d bytes before, %d after: %q still decodes to the secret", before, after, got)
+					}
+				}
+			}
+		}
+	}
+	// Whole, the padded form goes with its padding.
+	if got := s.String(base64.StdEncoding.EncodeToString([]byte(secret))); got != Placeholder {
+		t.Errorf("whole: %q", got)
+	}
+}
+
+// decodesTo reports whether any run of text, decoded as base64 of either
+// alphabet from any character, holds secret.
+func decodesTo(text, secret string) bool {
+	notBase64 := func(r rune) bool {
+		return !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_", r)
+	}
+	for i := range text {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			run := text[i:]
+			if j := strings.IndexFunc(run, notBase64); j >= 0 {
+				run = run[:j]
+			}
+			run = run[:len(run)/4*4]
+			if b, err := enc.DecodeString(run); err == nil && strings.Contains(string(b), secret) {
+				return true
+			}
+		}
+	}
+	return false
 }

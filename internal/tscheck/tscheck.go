@@ -1,14 +1,34 @@
 // Package tscheck type-checks a program with a real TypeScript checker
 // (tsgo or tsc, found on PATH) against the connectors' declarations
 // before it runs (sandbox.typecheck: tsc).
+//
+// The program is hostile, and a checker is a program that reads files: a
+// type such as typeof import("/abs/path"), an import or a reference
+// directive would make it read any TypeScript file the server can, and
+// print what it finds in a type error. So a check is confined:
+//
+//   - it resolves nothing: the program and the generated declarations
+//     are its only files (noResolve, no automatic types), besides the
+//     checker's own standard library; a checker that read any other file
+//     anyway is refused, and nothing of its output is shown;
+//   - what is shown of its output is the program's diagnostics, and
+//     errors that name no file (a bad option), never a line about another
+//     file;
+//   - it runs as a worker does (confine): with only PATH in its
+//     environment, in a temporary directory of its own, in a process
+//     group of its own that is killed with the server, and, when the
+//     server runs as root on Linux, as nobody;
+//   - at most MaxRunning checks run at once; more wait their turn.
 package tscheck
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,24 +40,66 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// Checker runs one TypeScript checker binary.
+// Checker runs one TypeScript checker binary. It is safe for concurrent
+// use.
 type Checker struct {
+	// fixed at creation
 	bin     string // absolute path of tsgo or tsc
 	timeout time.Duration
+	log     *slog.Logger
+	slots   chan struct{} // one per check running
 }
 
 // DefaultTimeout bounds one check.
 const DefaultTimeout = 60 * time.Second
 
+// DefaultMaxRunning is how many checks run at once by default: a checker
+// is a Node or Go process that takes a CPU and a few hundred MB while it
+// runs.
+const DefaultMaxRunning = 2
+
+// heapMB caps the JavaScript heap of tsc (Node's --max-old-space-size):
+// a program and its declarations need far less.
+const heapMB = 1024
+
+// Options configure a Checker.
+type Options struct {
+	// Timeout bounds one check (0: DefaultTimeout).
+	Timeout time.Duration
+	// MaxRunning bounds the checks running at once (0:
+	// DefaultMaxRunning); a check waits for its turn as long as its
+	// context allows.
+	MaxRunning int
+	// Logger receives what the checker does (nil: discarded).
+	Logger *slog.Logger
+}
+
 // Find returns a Checker for tsgo when it is on PATH, else tsc; an error
 // when neither is.
-func Find() (*Checker, error) {
+func Find(opts Options) (*Checker, error) {
 	for _, name := range []string{"tsgo", "tsc"} {
 		if p, err := exec.LookPath(name); err == nil {
-			return &Checker{bin: p, timeout: DefaultTimeout}, nil
+			if abs, err := filepath.Abs(p); err == nil {
+				p = abs
+			}
+			return newChecker(p, opts), nil
 		}
 	}
 	return nil, errors.New("neither tsgo nor tsc is on PATH (install TypeScript: npm install -g typescript)")
+}
+
+func newChecker(bin string, opts Options) *Checker {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxRunning <= 0 {
+		opts.MaxRunning = DefaultMaxRunning
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Checker{bin: bin, timeout: opts.Timeout, log: log, slots: make(chan struct{}, opts.MaxRunning)}
 }
 
 // Bin is the checker's path.
@@ -62,6 +124,33 @@ declare function clearInterval(id?: number): void;
 // code.
 const wrapLines = 2
 
+// The files of a check, in its directory.
+const (
+	declsFile   = "connectors.d.ts"
+	programFile = "program.ts"
+	configFile  = "tsconfig.json"
+)
+
+// tsconfig is the configuration of every check: strict, no output, and no
+// file but the two given (noResolve: imports, import types and reference
+// directives add nothing; types: no automatic @types); listFiles makes
+// the checker say what it read.
+var tsconfig = func() []byte {
+	b, err := json.Marshal(map[string]any{
+		"compilerOptions": map[string]any{
+			"strict": true, "noEmit": true, "pretty": false,
+			"target": "es2022", "lib": []string{"es2022"}, "module": "esnext",
+			"skipLibCheck": true, "noResolve": true, "types": []string{},
+			"listFiles": true,
+		},
+		"files": []string{declsFile, programFile},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
 // Check type-checks code (a program in any shape the sandbox accepts)
 // against declarations (every connector and the codemode global, as
 // runtime.Declarations gives them) under --strict, and returns one line
@@ -70,42 +159,61 @@ const wrapLines = 2
 // declarations) are not the program's and are left out. err is a failure
 // of the checker itself.
 func (c *Checker) Check(ctx context.Context, code, declarations string) ([]string, error) {
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		c.log.Info("a type check waits for a free checker", "running", cap(c.slots))
+		select {
+		case c.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("typecheck: waiting for a free checker (%d run at once): %w", cap(c.slots), ctx.Err())
+		}
+	}
+	defer func() { <-c.slots }()
+
 	dir, err := os.MkdirTemp("", "codemode-typecheck-")
 	if err != nil {
 		return nil, fmt.Errorf("typecheck: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	decls := filepath.Join(dir, "connectors.d.ts")
-	prog := filepath.Join(dir, "program.ts")
-	if err := os.WriteFile(decls, []byte(ambient+declarations), 0o600); err != nil {
-		return nil, fmt.Errorf("typecheck: %w", err)
-	}
-	if err := os.WriteFile(prog, []byte(Wrap(code)), 0o600); err != nil {
-		return nil, fmt.Errorf("typecheck: %w", err)
+	for name, text := range map[string][]byte{
+		declsFile:   []byte(ambient + declarations),
+		programFile: []byte(Wrap(code)),
+		configFile:  tsconfig,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o600); err != nil {
+			return nil, fmt.Errorf("typecheck: %w", err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, "--strict", "--noEmit", "--pretty", "false",
-		"--target", "es2022", "--lib", "es2022", "--module", "esnext", "--skipLibCheck",
-		"connectors.d.ts", "program.ts")
+	cmd := exec.CommandContext(ctx, c.bin, "--project", configFile)
 	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "NODE_OPTIONS=--max-old-space-size=" + strconv.Itoa(heapMB)}
+	if err := confine(cmd, dir, c.log.Warn); err != nil {
+		return nil, fmt.Errorf("typecheck: %w", err)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("typecheck: %s did not finish within %s", filepath.Base(c.bin), c.timeout)
 	}
-	diags := Parse(out.String(), "program.ts")
+	if outside := outsideFiles(out.String(), dir); len(outside) > 0 {
+		c.log.Warn("a type check read files besides the program, its declarations and the checker's library; refused", "files", outside)
+		return nil, fmt.Errorf("typecheck: %s read %d file(s) besides the program and its declarations; the program is refused and nothing of the check is shown", filepath.Base(c.bin), len(outside))
+	}
+	diags := Parse(out.String(), programFile)
 	var exit *exec.ExitError
 	switch {
 	case runErr == nil:
 		return nil, nil
 	case errors.As(runErr, &exit) && len(diags) > 0:
 		return diags, nil
-	case errors.As(runErr, &exit) && onlyIn(out.String(), "connectors.d.ts"):
+	case errors.As(runErr, &exit) && onlyIn(out.String(), declsFile):
 		return nil, nil // errors in the declarations only: not the program's
 	}
-	return nil, fmt.Errorf("typecheck: %s: %v: %s", filepath.Base(c.bin), runErr, short.Clip(out.String(), 2000))
+	return nil, fmt.Errorf("typecheck: %s: %v%s", filepath.Base(c.bin), runErr, checkerErrors(out.String()))
 }
 
 // Wrap makes the model's code the body of an async function (so top-level
@@ -183,6 +291,66 @@ func Parse(output, file string) []string {
 		last = len(out) - 1
 	}
 	return out
+}
+
+// fileRE matches a line of --listFiles: a path to a TypeScript or
+// JavaScript file.
+var fileRE = regexp.MustCompile(`^\S.*\.(d\.)?[cm]?[jt]sx?$`)
+
+// libRE matches the base name of a file of a checker's standard library.
+var libRE = regexp.MustCompile(`^lib(\.[a-z0-9]+)*\.d\.ts$`)
+
+// outsideFiles returns the files a checker's output (--listFiles) says it
+// read besides the program and declarations in dir and its standard
+// library.
+func outsideFiles(output, dir string) []string {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		realDir = dir
+	}
+	var out []string
+	for _, line := range strings.Split(output, "\n") {
+		line = strings.TrimRight(line, "\r ")
+		if !fileRE.MatchString(line) || diagRE.MatchString(line) {
+			continue
+		}
+		base := filepath.Base(line)
+		if libRE.MatchString(base) {
+			continue
+		}
+		if base == declsFile || base == programFile {
+			switch d := filepath.Dir(line); {
+			case !filepath.IsAbs(line) && d == ".", d == dir, d == realDir:
+				continue
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// checkerErrors returns, for the error of a failed check, the errors of a
+// checker's output that name no file (a bad option, a crash): never a line
+// about a file, which could quote it.
+func checkerErrors(output string) string {
+	var msgs []string
+	for _, line := range strings.Split(output, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "error TS") {
+			continue
+		}
+		msgs = append(msgs, short.Clip(line, 300))
+	}
+	for _, line := range strings.Split(output, "\n") {
+		// The configuration is ours: its errors are safe to show.
+		if m := diagRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil && filepath.Base(m[1]) == configFile {
+			msgs = append(msgs, short.Clip(strings.TrimSpace(line), 300))
+		}
+	}
+	if len(msgs) == 0 {
+		return " (no error names the program; the checker's output is not shown)"
+	}
+	return ": " + strings.Join(msgs, "; ")
 }
 
 // onlyIn reports whether every error of a checker's output is located in

@@ -2,7 +2,11 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	sc "github.com/codemode-mcp/codemode-mcp/runtime/storecodec"
@@ -46,4 +50,45 @@ func (s *Store) ScanRecords(ctx context.Context, kind string, fn func(connectors
 	}
 	defer rows.Close()
 	return sc.ScanRecords(kind, rows, fn)
+}
+
+// GetRecord returns kind's record id; ErrRecordNotFound if there is none.
+func (s *Store) GetRecord(ctx context.Context, kind, id string) (connectors.Record, error) {
+	var value string
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT value, created_at FROM records WHERE kind = ? AND id = ?`, kind, id).Scan(&value, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return connectors.Record{}, fmt.Errorf("get %s %s: %w", kind, id, connectors.ErrRecordNotFound)
+	}
+	if err != nil {
+		return connectors.Record{}, fmt.Errorf("get %s %s: %w", kind, id, err)
+	}
+	return connectors.Record{Kind: kind, ID: id, Value: json.RawMessage(value), CreatedAt: sc.FromNanos(created)}, nil
+}
+
+// ReplaceRecord swaps the value of kind's record id from old to new (see
+// connectors.Records): one conditional statement, so that of racing
+// swappers, in this process or another on the same file, one wins.
+func (s *Store) ReplaceRecord(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error) {
+	var res sql.Result
+	var err error
+	switch {
+	case old == nil && new == nil:
+		return false, fmt.Errorf("replace %s %s: neither an old nor a new value", kind, id)
+	case old == nil:
+		res, err = s.db.ExecContext(ctx, `INSERT INTO records (kind, id, value, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`,
+			kind, id, string(new), sc.Nanos(time.Now()))
+	case new == nil:
+		res, err = s.db.ExecContext(ctx, `DELETE FROM records WHERE kind = ? AND id = ? AND value = ?`, kind, id, string(old))
+	default:
+		res, err = s.db.ExecContext(ctx, `UPDATE records SET value = ? WHERE kind = ? AND id = ? AND value = ?`, string(new), kind, id, string(old))
+	}
+	if err != nil {
+		return false, fmt.Errorf("replace %s %s: %w", kind, id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("replace %s %s: %w", kind, id, err)
+	}
+	return n == 1, nil
 }

@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/procjob"
 )
 
 // Windows: built and vetted for amd64 and arm64 by scripts/test.sh, never
@@ -86,30 +87,5 @@ const jobMemoryMargin = 64 << 20
 // the process if it still runs (KILL_ON_JOB_CLOSE); the system closes it
 // too when this process exits.
 func limitProcess(p *os.Process, limit int64) (release func(), err error) {
-	job, err := windows.CreateJobObject(nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("create a job object: %w", err)
-	}
-	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
-	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_PROCESS_MEMORY | windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-	info.ProcessMemoryLimit = uintptr(limit*RaceMemoryFactor + jobMemoryMargin)
-	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
-		windows.CloseHandle(job)
-		return nil, fmt.Errorf("set the job object's memory limit: %w", err)
-	}
-	// The os.Process holds the process's handle, so its pid cannot have
-	// been reused.
-	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(p.Pid))
-	if err != nil {
-		windows.CloseHandle(job)
-		return nil, fmt.Errorf("open process %d: %w", p.Pid, err)
-	}
-	err = windows.AssignProcessToJobObject(job, h)
-	windows.CloseHandle(h)
-	if err != nil {
-		windows.CloseHandle(job)
-		return nil, fmt.Errorf("assign process %d to its job object: %w", p.Pid, err)
-	}
-	return func() { windows.CloseHandle(job) }, nil
+	return procjob.Contain(p, limit*RaceMemoryFactor+jobMemoryMargin)
 }

@@ -45,7 +45,7 @@ type ApiRequestInput = {
   body?: unknown;
   headers?: { [key: string]: string };
   method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "TRACE" | "get" | "head" | "post" | "put" | "patch" | "delete" | "options" | "trace";
-  /** Path relative to the base URL ("/repos/o/r/issues"), or an absolute URL on the same host. */
+  /** Path relative to the base URL ("/repos/o/r/issues"), or an absolute URL under it. */
   path: string;
   /** Query parameters; an array value repeats the key. */
   query?: {
@@ -83,7 +83,7 @@ declare const api: {
    */
   updateKeeper(input: ApiUpdateKeeperInput): Promise<ApiUpdateKeeperOutput>;
   /**
-   * Make any HTTP request to this API, with the connector's base URL and credentials, and get {status, headers, body} whatever the status (it throws only when no answer came). path is relative to the base URL, or an absolute URL on the same host, such as a Link header's next page. Requires approval unless the method is GET, HEAD, OPTIONS or TRACE.
+   * Make any HTTP request to this API, with the connector's base URL and credentials, and get {status, headers, body} whatever the status (it throws only when no answer came). path is relative to the base URL, or an absolute URL under it, such as a Link header's next page. A request that reaches one of the API's operations follows that operation's rules (its approval; refused if the configuration excluded it); any other requires approval unless the method is GET, HEAD, OPTIONS or TRACE.
    * Requires approval.
    */
   request(input: ApiRequestInput): Promise<ApiRequestOutput>;

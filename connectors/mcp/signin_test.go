@@ -1,0 +1,268 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
+	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+)
+
+// protected starts the fixture MCP server over streamable HTTP (or SSE)
+// behind the test authorization server, and returns the authorization
+// server and the URL of the protected MCP endpoint.
+func protected(t *testing.T, sse bool) (*oauthtest.Server, string) {
+	t.Helper()
+	target, err := url.Parse(fixture.StartHTTP(t, sse))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	proxy.FlushInterval = -1 // SSE streams pass as they come
+	f := oauthtest.New(t)
+	f.Next = proxy
+	f.PRMResource = f.RS.URL // the whole origin: /mcp, /sse and /message
+	return f, f.RS.URL + target.Path
+}
+
+// tokenStore is a SQLite store for grants, shared by the sessions a test
+// opens on it (one per "process").
+type tokenStore struct {
+	t    *testing.T
+	path string
+	seal *oauth.Sealer
+}
+
+func newTokenStore(t *testing.T) *tokenStore {
+	seal, err := oauth.NewSealer(bytes.Repeat([]byte{9}, oauth.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tokenStore{t: t, path: filepath.Join(t.TempDir(), "tokens.db"), seal: seal}
+}
+
+// session is the OAuth client of server on a handle of its own on the
+// store; the connector that gets it closes it.
+func (ts *tokenStore) session(server string) *oauth.Session {
+	ts.t.Helper()
+	st, err := sqlitestore.Open(context.Background(), filepath.Clean(ts.path), sqlitestore.Options{})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	ts.t.Cleanup(func() { st.Close() })
+	s, err := oauth.New(oauth.Config{Connector: "remote", Server: server, Store: oauth.Records{R: st}, Sealer: ts.seal, Logger: testLogger(ts.t)})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return s
+}
+
+// openRemote opens a connector for the protected server with a session on
+// ts; changed receives a value when its tools change.
+func openRemote(t *testing.T, ts *tokenStore, server string, sse bool) (*Connector, chan struct{}) {
+	t.Helper()
+	changed := make(chan struct{}, 10)
+	c, err := Open(context.Background(), Config{
+		Name: "remote", URL: server, SSE: sse, OAuth: ts.session(server), Logger: testLogger(t),
+		OnToolsChanged: func() { changed <- struct{}{} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, changed
+}
+
+// browse plays a browser that approves at once: it follows the
+// authorization URL's redirects to the loopback listener.
+func browse(t *testing.T, u string) string {
+	t.Helper()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(u)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// signInNow signs the connector in and waits for it to be connected.
+func signInNow(t *testing.T, c *Connector) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := c.BeginSignIn(ctx)
+	if err != nil {
+		t.Fatalf("BeginSignIn: %v", err)
+	}
+	defer a.Close()
+	if page := browse(t, a.URL()); !strings.Contains(page, "Signed in") {
+		t.Errorf("page: %s", page)
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+}
+
+func mustNeedSignIn(t *testing.T, err error) {
+	t.Helper()
+	sr, ok := connectors.AsSignInRequired(err)
+	if !ok || sr.Connector != "remote" {
+		t.Fatalf("got %v, want a SignInRequired of connector remote", err)
+	}
+	if errors.Is(err, ErrDisconnected) {
+		t.Errorf("a sign-in reported as a disconnection: %v", err)
+	}
+}
+
+// A server that wants a sign-in: the connector reports SignInRequired
+// from Tools and Call at once (no retries: the server is not asked
+// again), and after a sign-in it connects, lists the tools and tells the
+// app they changed.
+func TestSignInBringsTheServer(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		name := "streamable HTTP"
+		if sse {
+			name = "SSE"
+		}
+		t.Run(name, func(t *testing.T) {
+			f, server := protected(t, sse)
+			ts := newTokenStore(t)
+			c, changed := openRemote(t, ts, server, sse)
+			ctx := context.Background()
+			_, err := c.Tools(ctx)
+			mustNeedSignIn(t, err)
+			hits := f.Hits()
+			for range 3 {
+				_, err = c.Call(ctx, "echo", json.RawMessage(`{"message":"hi"}`))
+				mustNeedSignIn(t, err)
+			}
+			if f.Hits() != hits {
+				t.Errorf("calls that need a sign-in reached the server (%d → %d requests)", hits, f.Hits())
+			}
+			if sr, err := c.NeedsSignIn(ctx); sr == nil || err != nil {
+				t.Errorf("NeedsSignIn: %v, %v", sr, err)
+			}
+			signInNow(t, c)
+			select {
+			case <-changed:
+			default:
+				t.Error("OnToolsChanged was not called after the sign-in")
+			}
+			tools, err := c.Tools(ctx)
+			if err != nil || len(tools) == 0 {
+				t.Fatalf("Tools after the sign-in: %d, %v", len(tools), err)
+			}
+			res, err := c.Call(ctx, "echo", json.RawMessage(`{"message":"hi"}`))
+			if err != nil || res.IsError {
+				t.Fatalf("Call after the sign-in: %+v, %v", res, err)
+			}
+			if sr, err := c.NeedsSignIn(ctx); sr != nil || err != nil {
+				t.Errorf("NeedsSignIn after the sign-in: %v, %v", sr, err)
+			}
+		})
+	}
+}
+
+// Tokens revoked at the server: the next call needs a sign-in (the run
+// would pause) instead of failing as a disconnection, the tools stay
+// known, and a sign-in in another process brings the calls back.
+func TestRevokedTokensNeedASignIn(t *testing.T) {
+	f, server := protected(t, false)
+	f.Rotate = true
+	ts := newTokenStore(t)
+	c, _ := openRemote(t, ts, server, false)
+	signInNow(t, c)
+	ctx := context.Background()
+	f.RevokeAll()
+	_, err := c.Call(ctx, "echo", json.RawMessage(`{"message":"hi"}`))
+	mustNeedSignIn(t, err)
+	if tools, err := c.Tools(ctx); err != nil || len(tools) == 0 {
+		t.Errorf("Tools after the revocation: %d, %v", len(tools), err)
+	}
+	// Another process (another connector on the same store) signs in.
+	other, _ := openRemote(t, ts, server, false)
+	if sr, err := other.NeedsSignIn(ctx); sr == nil || err != nil {
+		t.Fatalf("the other process: NeedsSignIn %v, %v", sr, err)
+	}
+	signInNow(t, other)
+	if sr, err := c.NeedsSignIn(ctx); sr != nil || err != nil {
+		t.Errorf("NeedsSignIn after another process signed in: %v, %v", sr, err)
+	}
+	if res, err := c.Call(ctx, "echo", json.RawMessage(`{"message":"again"}`)); err != nil || res.IsError {
+		t.Fatalf("Call after another process signed in: %+v, %v", res, err)
+	}
+}
+
+// Signed in by another process while this connector waited: its next
+// call connects, without a sign-in of its own.
+func TestSignInOfAnotherProcess(t *testing.T) {
+	_, server := protected(t, false)
+	ts := newTokenStore(t)
+	c, _ := openRemote(t, ts, server, false)
+	ctx := context.Background()
+	_, err := c.Tools(ctx)
+	mustNeedSignIn(t, err)
+	other, _ := openRemote(t, ts, server, false)
+	signInNow(t, other)
+	if res, err := c.Call(ctx, "echo", json.RawMessage(`{"message":"hi"}`)); err != nil || res.IsError {
+		t.Fatalf("Call: %+v, %v", res, err)
+	}
+	if tools, err := c.Tools(ctx); err != nil || len(tools) == 0 {
+		t.Fatalf("Tools: %d, %v", len(tools), err)
+	}
+}
+
+// Dial (which does not wait for a server) reports the sign-in as its
+// error; a stdio connector does not sign in.
+func TestDialNeedsSignIn(t *testing.T) {
+	_, server := protected(t, false)
+	ts := newTokenStore(t)
+	_, err := Dial(context.Background(), Config{Name: "remote", URL: server, OAuth: ts.session(server), Logger: testLogger(t)})
+	mustNeedSignIn(t, err)
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t)})
+	if _, err := c.BeginSignIn(context.Background()); !errors.Is(err, errNoSignIn) {
+		t.Errorf("BeginSignIn of a stdio connector: %v", err)
+	}
+	if sr, err := c.NeedsSignIn(context.Background()); sr != nil || err != nil {
+		t.Errorf("NeedsSignIn of a stdio connector: %v, %v", sr, err)
+	}
+}
+
+// Elicit answers a server's request for input; the call that asked gets
+// the answer.
+func TestElicit(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			cfg := tr.config(t)
+			asked := make(chan string, 1)
+			cfg.Elicit = func(_ context.Context, message string, schema json.RawMessage) (string, map[string]any, error) {
+				asked <- message
+				return "accept", map[string]any{}, nil
+			}
+			c := dial(t, cfg)
+			res, err := c.Call(context.Background(), "ask", json.RawMessage(`{}`))
+			if err != nil || res.IsError || !strings.Contains(string(res.Value), "accept") {
+				t.Fatalf("Call(ask) = %+v, %v", res, err)
+			}
+			if got := <-asked; got != "Proceed?" {
+				t.Errorf("the question was %q", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"crypto"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// DefaultSealer seals stored tokens with the key of CODEMODE_SECRET_KEY,
+// else of the key file in the data directory (created on first use).
+func DefaultSealer() *oauth.Sealer {
+	return oauth.LazySealer(func() ([]byte, error) {
+		dir, err := appdirs.Data()
+		if err != nil {
+			dir = ""
+		}
+		key, _, err := oauth.LoadKey(dir)
+		return key, err
+	})
+}
+
+// OAuthFor is the OAuth client of a url connector, keeping its grants in
+// tokens sealed by sealer; nil when the connector does not sign in: it
+// sends an Authorization header of its own, or its server is plain HTTP
+// beyond this machine (tokens are sent only over HTTPS) and it has no
+// oauth: map (with one, that is an error).
+func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (*oauth.Session, error) {
+	if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
+		return nil, nil
+	}
+	for h := range cc.Headers {
+		if strings.EqualFold(h, "Authorization") {
+			return nil, nil
+		}
+	}
+	o := cc.OAuth
+	if o == nil {
+		o = &config.OAuth{}
+	}
+	var key crypto.Signer
+	var alg string
+	if o.PrivateKey != "" {
+		b, err := config.ReadKeyFile(o.PrivateKey)
+		if err == nil {
+			key, alg, err = oauth.ParsePrivateKey(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("connector %s: oauth.private_key %s: %w", cc.Name, o.PrivateKey, err)
+		}
+	}
+	s, err := oauth.New(oauth.Config{
+		Connector:         cc.Name,
+		Server:            cc.URL,
+		Grant:             o.Grant,
+		ClientID:          o.ClientID,
+		ClientSecret:      o.ClientSecret,
+		ClientMetadataURL: o.ClientMetadataURL,
+		PrivateKey:        key,
+		KeyAlg:            alg,
+		Scopes:            o.Scopes,
+		Store:             tokens,
+		Sealer:            sealer,
+		Scrubber:          sc,
+		Logger:            log,
+	})
+	if err != nil && cc.OAuth == nil {
+		log.Debug("the connector will not sign in", "connector", cc.Name, "why", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: oauth: %w", cc.Name, err)
+	}
+	return s, nil
+}
+
+// RemoteConfig is the mcp.Config of cc alone (login and check --url open
+// it with mcp.Open), signing in through an OAuth session on tokens (see
+// OAuthFor), which the connector owns.
+func RemoteConfig(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (mcp.Config, error) {
+	auth, err := OAuthFor(cc, tokens, sealer, sc, log)
+	if err != nil {
+		return mcp.Config{}, err
+	}
+	return mcpConfig(cc, auth, sc, log, backoff.Policy{}, nil), nil
+}
+
+// mcpConfig is the mcp.Config of an MCP connector (stdio, url or SSE).
+func mcpConfig(cc config.Connector, auth *oauth.Session, sc *scrub.Scrubber, log *slog.Logger, b backoff.Policy, onToolsChanged func()) mcp.Config {
+	return mcp.Config{
+		Name:            cc.Name,
+		Command:         cc.Command,
+		Args:            cc.Args,
+		Env:             cc.Env,
+		Inherit:         cc.Inherit.Names,
+		InheritAll:      cc.Inherit.All,
+		Dir:             cc.Cwd,
+		URL:             cc.URL,
+		SSE:             cc.Kind == config.KindSSE,
+		Headers:         cc.Headers,
+		OAuth:           auth,
+		Include:         cc.Tools.Include,
+		Exclude:         cc.Tools.Exclude,
+		ForwardUnknown:  cc.ForwardUnknown,
+		CallTimeout:     cc.Timeout,
+		RestartDelay:    b.First,
+		MaxRestartDelay: b.Max,
+		Logger:          log,
+		Scrubber:        sc,
+		OnToolsChanged:  onToolsChanged,
+	}
+}

@@ -1,0 +1,524 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// maxSignIns bounds the sign-ins of one login or check --url: the first,
+// and the step-ups a server asking for more scopes may need.
+const maxSignIns = 3
+
+// remoteConnector finds the url connector name in cfg.
+func remoteConnector(cfg *config.Config, cmd, name string) (config.Connector, error) {
+	var remotes []string
+	for _, cc := range cfg.Connectors {
+		if cc.Kind == config.KindHTTP || cc.Kind == config.KindSSE {
+			remotes = append(remotes, cc.Name)
+		}
+		if cc.Name != name {
+			continue
+		}
+		if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
+			return cc, usagef("%s: connector %s is not a url connector: only a remote MCP server signs in", cmd, name)
+		}
+		for h := range cc.Headers {
+			if strings.EqualFold(h, "Authorization") {
+				return cc, usagef("%s: connector %s sends an Authorization header of its own (headers:): it does not sign in", cmd, name)
+			}
+		}
+		return cc, nil
+	}
+	known := "none"
+	if len(remotes) > 0 {
+		known = strings.Join(remotes, ", ")
+	}
+	return config.Connector{}, usagef("%s: no connector %q in %s; url connectors: %s", cmd, name, configName(cfg), known)
+}
+
+func configName(cfg *config.Config) string {
+	if cfg.Path == "" {
+		return "the built-in default"
+	}
+	return cfg.Path
+}
+
+// tokenStore opens the store where a command keeps (or reads) the
+// configuration's sign-ins: --db, else store.path, else the default.
+func tokenStore(ctx context.Context, cfg *config.Config, c common, log *slog.Logger) (app.Store, string, error) {
+	loc, err := app.StorePath(cfg, c.db)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := app.OpenStore(ctx, cfg, loc, log)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, loc, nil
+}
+
+// signInOnce runs one sign-in of s: it prints the URL on w, opens the
+// browser unless told not to ($BROWSER, else the system's opener), and
+// waits for the browser to come back.
+func signInOnce(ctx context.Context, s connectors.SignIner, name string, w io.Writer, browser bool, log *slog.Logger) error {
+	a, err := s.BeginSignIn(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	fmt.Fprintf(w, "Sign in to %s: open\n\n  %s\n\n", name, a.URL())
+	if browser {
+		b, err := oauth.OpenBrowser(a.URL())
+		if err != nil {
+			fmt.Fprintf(w, "(%v)\n", err)
+		} else {
+			defer func() {
+				if err := b.Close(); err != nil {
+					log.Debug("the browser opener", "err", err)
+				}
+			}()
+		}
+	}
+	fmt.Fprintln(w, "Waiting for the browser to come back…")
+	return a.Wait(ctx)
+}
+
+// target is the url connector a login or logout is about, with the store
+// of its sign-ins.
+type target struct {
+	cc  config.Connector
+	st  app.Store
+	loc string          // the store's location
+	sc  *scrub.Scrubber // the configuration's secrets
+	log *slog.Logger    // scrubbed
+}
+
+// openTarget parses the command line of login or logout (fs has its
+// flags), finds the connector it names and opens the store; close the
+// store when done.
+func openTarget(ctx context.Context, cmd string, fs *flag.FlagSet, c *common, args []string, env Env, log *slog.Logger) (*target, error) {
+	pos, err := parse(fs, args, env.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 1 {
+		return nil, usagef("%s: name one connector (a url connector of the configuration), got %q", cmd, pos)
+	}
+	cfg, err := loadConfig(*c)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := remoteConnector(cfg, cmd, pos[0])
+	if err != nil {
+		return nil, err
+	}
+	st, loc, err := tokenStore(ctx, cfg, *c, log)
+	if err != nil {
+		return nil, err
+	}
+	sc := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(loc)...)...)
+	return &target{cc: cc, st: st, loc: loc, sc: sc, log: slog.New(scrub.NewHandler(log.Handler(), sc))}, nil
+}
+
+func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("login", env, &c, true)
+	noBrowser := fs.Bool("no-browser", false, "print the URL to open, without opening a browser")
+	noResume := fs.Bool("no-resume", false, "do not resume the runs that wait for this sign-in")
+	tg, err := openTarget(ctx, "login", fs, &c, args, env, log)
+	if err != nil {
+		return err
+	}
+	defer tg.st.Close()
+	cc, sc := tg.cc, tg.sc
+	mc, err := app.RemoteConfig(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
+	if err != nil {
+		return usageError{err}
+	}
+	conn, err := mcp.Open(ctx, mc)
+	if err != nil {
+		return usageError{err}
+	}
+	defer conn.Close()
+	if cc.OAuth != nil && cc.OAuth.Grant == oauth.GrantClientCredentials {
+		tools, err := conn.Tools(ctx)
+		if err != nil {
+			return sc.Error(fmt.Errorf("login %s: %w", cc.Name, err))
+		}
+		fmt.Fprintf(env.Stdout, "%s uses the client_credentials grant: no sign-in; connected, %d tools.\n", cc.Name, len(tools))
+		return nil
+	}
+	signIns := 0
+	for {
+		signIns++
+		if err := signInOnce(ctx, conn, cc.Name, env.Stdout, !*noBrowser, tg.log); err != nil {
+			return sc.Error(fmt.Errorf("login %s: %w", cc.Name, err))
+		}
+		tools, err := conn.Tools(ctx)
+		if _, ok := connectors.AsSignInRequired(err); ok && signIns < maxSignIns {
+			continue // the server wants more (scopes): sign in again
+		}
+		if err != nil {
+			return sc.Error(fmt.Errorf("login %s: signed in, but: %w", cc.Name, err))
+		}
+		fmt.Fprintf(env.Stdout, "Signed in to %s (%d tools). Its tokens are kept, encrypted, in %s.\n", cc.Name, len(tools), app.StoreDisplay(tg.loc))
+		if *noResume {
+			return nil
+		}
+		_ = conn.Close()
+		return resumeSignedIn(ctx, c, cc.Name, env, log)
+	}
+}
+
+// resumeSignedIn approves, in this process, every paused run that waits
+// for the sign-in to connector name just made: each runs again by replay
+// with the configuration's connectors, as `approvals approve` runs it. A
+// run that then pauses again (for an approval, say) is reported as such.
+func resumeSignedIn(ctx context.Context, c common, name string, env Env, log *slog.Logger) error {
+	eng, stop, err := openApp(ctx, c, log, true)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	ids, err := eng.AwaitingSignIn(ctx, name)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if len(ids) == 1 {
+		fmt.Fprintln(env.Stdout, "Resuming the run that waited for it:")
+	} else {
+		fmt.Fprintf(env.Stdout, "Resuming the %d runs that waited for it:\n", len(ids))
+	}
+	failed := false
+	for _, id := range ids {
+		o, err := eng.Approve(ctx, id, nil)
+		switch {
+		case err != nil:
+			failed = true
+			fmt.Fprintf(env.Stdout, "  %s: not resumed: %v\n", id, err)
+		case o.Status == codemode.StatusPaused:
+			fmt.Fprintf(env.Stdout, "  %s: paused again (codemode-mcp approvals list)\n", id)
+		default:
+			fmt.Fprintf(env.Stdout, "  %s: %s\n", id, o.Status)
+		}
+	}
+	if failed {
+		return exitError{ExitFailure}
+	}
+	return nil
+}
+
+func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) error {
+	var c common
+	fs := newFlags("logout", env, &c, true)
+	tg, err := openTarget(ctx, "logout", fs, &c, args, env, log)
+	if err != nil {
+		return err
+	}
+	defer tg.st.Close()
+	cc, sc := tg.cc, tg.sc
+	s, err := app.OAuthFor(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
+	if err != nil {
+		return usageError{err}
+	}
+	if s == nil {
+		return usagef("logout: connector %s does not sign in (its server is plain HTTP beyond this machine)", cc.Name)
+	}
+	defer s.Close()
+	signed, err := s.Signed(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.SignOut(ctx); err != nil {
+		return sc.Error(fmt.Errorf("logout %s: %w", cc.Name, err))
+	}
+	if signed {
+		fmt.Fprintf(env.Stdout, "Signed out of %s: its tokens are forgotten (and revoked, where its authorization server offers that).\n", cc.Name)
+	} else {
+		fmt.Fprintf(env.Stdout, "%s was not signed in; nothing is kept for it now.\n", cc.Name)
+	}
+	return nil
+}
+
+// urlCheck is check --url's flags.
+type urlCheck struct {
+	url, call, args            string
+	sse, noBrowser             bool
+	clientID, clientSecretFile string
+	clientMetadataURL, scopes  string
+	grant, privateKey          string
+	elicitation                string
+	headers                    headerFlags
+}
+
+// headerFlags collects repeated --header "Name: value" flags.
+type headerFlags map[string]string
+
+func (h headerFlags) String() string { return "" }
+
+func (h headerFlags) Set(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("want \"Name: value\", got %q", v)
+	}
+	h[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	return nil
+}
+
+// urlFlags adds check --url's flags to fs.
+func urlFlags(fs *flag.FlagSet) *urlCheck {
+	u := &urlCheck{headers: headerFlags{}}
+	fs.StringVar(&u.url, "url", "", "check one remote MCP server at this URL, without a config file: connect, sign in when it needs it (in the browser), list its tools")
+	fs.BoolVar(&u.sse, "sse", false, "with --url: the server speaks the legacy SSE transport")
+	fs.StringVar(&u.call, "call", "", "with --url: then call this tool (its name on the server) and print the result")
+	fs.StringVar(&u.args, "args", "{}", "with --call: the tool's arguments, a JSON object")
+	fs.Var(u.headers, "header", "with --url: a header for every request, \"Name: value\" (repeatable)")
+	fs.StringVar(&u.elicitation, "elicitation", "", "with --call: answer the server's requests for input (elicitation) by accepting the defaults its schema gives (defaults) or by declining (decline); without it, none is declared")
+	fs.BoolVar(&u.noBrowser, "no-browser", false, "with --url: print the sign-in URL without opening a browser")
+	fs.StringVar(&u.clientID, "oauth-client-id", "", "with --url: a client registered with the server's authorization server (oauth.client_id)")
+	fs.StringVar(&u.clientSecretFile, "oauth-client-secret-file", "", "with --url: a file holding that client's secret (oauth.client_secret)")
+	fs.StringVar(&u.clientMetadataURL, "oauth-client-metadata-url", "", "with --url: the HTTPS URL of a client ID metadata document (oauth.client_metadata_url)")
+	fs.StringVar(&u.scopes, "oauth-scopes", "", "with --url: the scopes to ask for, separated by spaces or commas (oauth.scopes)")
+	fs.StringVar(&u.grant, "oauth-grant", "", "with --url: authorization_code (a person signs in, the default) or client_credentials (oauth.grant)")
+	fs.StringVar(&u.privateKey, "oauth-private-key", "", "with --url: a PEM private key file; the client authenticates by private_key_jwt (oauth.private_key)")
+	return u
+}
+
+// connector is the url connector check --url checks.
+func (u *urlCheck) connector() (config.Connector, []string, error) {
+	p, err := url.Parse(u.url)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return config.Connector{}, nil, usagef("check: --url wants an http(s) URL such as https://example.com/mcp, got %q", u.url)
+	}
+	cc := config.Connector{Name: "remote", SourceName: "remote", Kind: config.KindHTTP, URL: u.url, SSE: u.sse, Headers: u.headers}
+	if u.sse {
+		cc.Kind = config.KindSSE
+	}
+	var secrets []string
+	o := &config.OAuth{ClientID: u.clientID, ClientMetadataURL: u.clientMetadataURL, Grant: u.grant, PrivateKey: u.privateKey}
+	if u.clientSecretFile != "" {
+		b, err := config.ReadKeyFile(u.clientSecretFile)
+		if err != nil {
+			return cc, nil, usagef("check: --oauth-client-secret-file: %v", err)
+		}
+		o.ClientSecret = strings.TrimSpace(string(b))
+		secrets = append(secrets, o.ClientSecret)
+	}
+	o.Scopes = strings.FieldsFunc(u.scopes, func(r rune) bool { return r == ' ' || r == ',' })
+	switch o.Grant {
+	case "", oauth.GrantAuthorizationCode, oauth.GrantClientCredentials:
+	default:
+		return cc, nil, usagef("check: --oauth-grant wants authorization_code or client_credentials, got %q", o.Grant)
+	}
+	if o.ClientID != "" || o.ClientSecret != "" || o.ClientMetadataURL != "" || o.Grant != "" || o.PrivateKey != "" || len(o.Scopes) > 0 {
+		cc.OAuth = o
+	}
+	for k, v := range u.headers {
+		if scrub.SecretHeader(k) {
+			secrets = append(secrets, v)
+		}
+	}
+	return cc, secrets, nil
+}
+
+// checkURL checks one remote server without a config file: it connects,
+// signs in when the server wants it (opening the browser: the person ran
+// the command to do that), lists the tools and, with --call, calls one.
+// The tokens are not kept: they live in memory, sealed with a key made
+// for the run.
+func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error {
+	cc, secrets, err := u.connector()
+	if err != nil {
+		return err
+	}
+	var args json.RawMessage
+	if u.call != "" {
+		if err := json.Unmarshal([]byte(u.args), &args); err != nil || !strings.HasPrefix(strings.TrimSpace(u.args), "{") {
+			return usagef("check: --args wants a JSON object, got %q", u.args)
+		}
+	}
+	key := make([]byte, oauth.KeySize)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	sealer, err := oauth.NewSealer(key)
+	if err != nil {
+		return err
+	}
+	sc := scrub.New(append(secrets, urlQueryValues(u.url)...)...)
+	log = slog.New(scrub.NewHandler(log.Handler(), sc))
+	mc, err := app.RemoteConfig(cc, oauth.NewMemoryStore(), sealer, sc, log)
+	if err != nil {
+		return usageError{err}
+	}
+	switch u.elicitation {
+	case "":
+	case "defaults":
+		mc.Elicit = func(_ context.Context, message string, schema json.RawMessage) (string, map[string]any, error) {
+			content := schemaDefaults(schema)
+			log.Info("the server asked for input; answered with the schema's defaults", "message", sc.String(clean(message)), "content", len(content))
+			return "accept", content, nil
+		}
+	case "decline":
+		mc.Elicit = func(_ context.Context, message string, _ json.RawMessage) (string, map[string]any, error) {
+			log.Info("the server asked for input; declined", "message", sc.String(clean(message)))
+			return "decline", nil, nil
+		}
+	default:
+		return usagef("check: --elicitation wants defaults or decline, got %q", u.elicitation)
+	}
+	conn, err := mcp.Open(ctx, mc)
+	if err != nil {
+		return usageError{err}
+	}
+	defer conn.Close()
+	shown := redactedURL(u.url)
+	fmt.Fprintf(env.Stdout, "server: %s\n", shown)
+	for signIns := 0; ; {
+		tools, err := conn.Tools(ctx)
+		var out json.RawMessage
+		if err == nil && u.call != "" {
+			var res connectors.Result
+			res, err = conn.Call(ctx, u.call, args)
+			if err == nil {
+				out, err = json.Marshal(res)
+			}
+		}
+		if sr, ok := connectors.AsSignInRequired(err); ok && signIns < maxSignIns {
+			signIns++
+			fmt.Fprintf(env.Stdout, "%s needs a sign-in: %s\n", shown, sr.Reason)
+			if err := signInOnce(ctx, conn, shown, env.Stdout, !u.noBrowser, log); err != nil {
+				fmt.Fprintf(env.Stdout, "✗ sign-in: %s\n", sc.String(err.Error()))
+				return exitError{ExitFailure}
+			}
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stdout, "✗ %s\n", sc.String(err.Error()))
+			return exitError{ExitFailure}
+		}
+		names := make([]string, 0, len(tools))
+		for _, t := range tools {
+			names = append(names, t.SourceName)
+		}
+		sort.Strings(names)
+		name, version := conn.ServerInfo()
+		fmt.Fprintf(env.Stdout, "✓ %s %s: %d tools: %s\n", name, version, len(names), strings.Join(names, ", "))
+		if u.call != "" {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", u.call, sc.String(string(out)))
+			var res connectors.Result
+			if json.Unmarshal(out, &res) == nil && res.IsError {
+				return exitError{ExitFailure}
+			}
+		}
+		fmt.Fprintln(env.Stdout, "ok")
+		return nil
+	}
+}
+
+// urlQueryValues are the query values of a URL, which may be secrets.
+func urlQueryValues(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, vs := range u.Query() {
+		out = append(out, vs...)
+	}
+	return out
+}
+
+// redactedURL is a URL without its user information and query.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// signInNeeded reports, for check, which connectors need a sign-in: the
+// SignInRequired of each that does, by name.
+func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]*connectors.SignInRequired {
+	out := map[string]*connectors.SignInRequired{}
+	for _, c := range conns {
+		s, ok := c.(connectors.SignIner)
+		if !ok {
+			continue
+		}
+		if _, err := c.Tools(ctx); err != nil {
+			if sr, ok := connectors.AsSignInRequired(err); ok {
+				out[c.Name()] = sr
+				continue
+			}
+		}
+		if sr, err := s.NeedsSignIn(ctx); err == nil && sr != nil {
+			out[c.Name()] = sr
+		} else if err != nil && !errors.Is(err, context.Canceled) {
+			out[c.Name()] = &connectors.SignInRequired{Connector: c.Name(), Reason: err.Error()}
+		}
+	}
+	return out
+}
+
+// sortedNames returns m's keys in order.
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// schemaDefaults is the content an elicitation gets when its form is
+// accepted untouched: each property's default (SEP-1034).
+func schemaDefaults(schema json.RawMessage) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+	}
+	content := map[string]any{}
+	if json.Unmarshal(schema, &s) != nil {
+		return content
+	}
+	for name, p := range s.Properties {
+		if p.Default != nil {
+			content[name] = p.Default
+		}
+	}
+	return content
+}
+
+// clean makes a server's text one bounded line for a log.
+func clean(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,258 @@
+package oauth
+
+import (
+	"strings"
+)
+
+// A Challenge is one challenge of a WWW-Authenticate header (RFC 9110
+// section 11.6.1): a scheme with either a token68 or parameters.
+type Challenge struct {
+	// Scheme is the scheme as written ("Bearer"); compare it with
+	// strings.EqualFold.
+	Scheme string
+	// Token68 is the challenge's token68, if it has one instead of
+	// parameters.
+	Token68 string
+	// Params holds the parameters by lower-cased name; a name given twice
+	// keeps its first value.
+	Params map[string]string
+}
+
+// maxChallengeHeader bounds the WWW-Authenticate text parsed (all of a
+// response's headers together); the rest is ignored.
+const maxChallengeHeader = 16 << 10
+
+// ParseChallenges parses the values of a response's WWW-Authenticate
+// headers: each may hold several challenges, separated by commas, whose
+// parameters are tokens or quoted strings with backslash escapes. A
+// malformed part ends the parsing of its header value; what was parsed
+// before it is kept.
+func ParseChallenges(values []string) []Challenge {
+	var out []Challenge
+	budget := maxChallengeHeader
+	for _, v := range values {
+		if budget <= 0 {
+			break
+		}
+		if len(v) > budget {
+			v = v[:budget]
+		}
+		budget -= len(v)
+		p := &challengeParser{s: v}
+		out = append(out, p.all()...)
+	}
+	return out
+}
+
+// challengeParser reads challenges from one header value.
+type challengeParser struct {
+	s string
+	i int
+}
+
+func (p *challengeParser) all() []Challenge {
+	var out []Challenge
+	for {
+		p.skipListSeparators()
+		if p.i >= len(p.s) {
+			return out
+		}
+		scheme := p.token()
+		if scheme == "" {
+			return out // not a challenge: give up on the rest
+		}
+		c := Challenge{Scheme: scheme, Params: map[string]string{}}
+		if p.i < len(p.s) && p.s[p.i] != ' ' && p.s[p.i] != '\t' && p.s[p.i] != ',' {
+			return append(out, c) // "Bearer;…": keep the scheme, drop the rest
+		}
+		p.skipSpace()
+		if t, ok := p.token68(); ok {
+			c.Token68 = t
+			out = append(out, c)
+			continue
+		}
+		ok := p.params(c.Params)
+		out = append(out, c)
+		if !ok {
+			return out
+		}
+	}
+}
+
+// params reads auth-params into m until the next challenge starts (a token
+// not followed by "="), the value ends, or the syntax breaks (false).
+func (p *challengeParser) params(m map[string]string) bool {
+	for {
+		p.skipSpace()
+		if p.i >= len(p.s) {
+			return true
+		}
+		if p.s[p.i] == ',' {
+			// Empty list elements are allowed; look past them for the next
+			// parameter or challenge.
+			save := p.i
+			p.skipListSeparators()
+			if !p.paramAhead() {
+				p.i = save
+				p.skipListSeparators()
+				return true
+			}
+			continue
+		}
+		start := p.i
+		name := p.token()
+		if name == "" {
+			return false
+		}
+		p.skipSpace()
+		if p.i >= len(p.s) || p.s[p.i] != '=' {
+			// A token not followed by "=": the next challenge's scheme.
+			p.i = start
+			return true
+		}
+		p.i++ // '='
+		p.skipSpace()
+		var val string
+		var ok bool
+		if p.i < len(p.s) && p.s[p.i] == '"' {
+			val, ok = p.quoted()
+		} else {
+			val = p.token()
+			ok = val != ""
+		}
+		if !ok {
+			return false
+		}
+		key := strings.ToLower(name)
+		if _, dup := m[key]; !dup {
+			m[key] = val
+		}
+		p.skipSpace()
+		if p.i < len(p.s) && p.s[p.i] != ',' {
+			return false
+		}
+	}
+}
+
+// paramAhead reports whether a token followed by "=" starts at p.i.
+func (p *challengeParser) paramAhead() bool {
+	save := p.i
+	defer func() { p.i = save }()
+	if p.token() == "" {
+		return false
+	}
+	p.skipSpace()
+	return p.i < len(p.s) && p.s[p.i] == '='
+}
+
+// token68 reads a token68 standing alone (followed by the end or a comma),
+// and reports whether there was one; otherwise it reads nothing.
+func (p *challengeParser) token68() (string, bool) {
+	j := p.i
+	for j < len(p.s) && isToken68Char(p.s[j]) {
+		j++
+	}
+	if j == p.i {
+		return "", false
+	}
+	for j < len(p.s) && p.s[j] == '=' {
+		j++
+	}
+	k := j
+	for k < len(p.s) && (p.s[k] == ' ' || p.s[k] == '\t') {
+		k++
+	}
+	if k < len(p.s) && p.s[k] != ',' {
+		return "", false
+	}
+	t := p.s[p.i:j]
+	p.i = k
+	return t, true
+}
+
+// quoted reads a quoted-string, undoing backslash escapes.
+func (p *challengeParser) quoted() (string, bool) {
+	p.i++ // opening quote
+	var b strings.Builder
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return b.String(), true
+		case c == '\\' && p.i+1 < len(p.s):
+			b.WriteByte(p.s[p.i+1])
+			p.i += 2
+		default:
+			b.WriteByte(c)
+			p.i++
+		}
+	}
+	return "", false // unterminated
+}
+
+func (p *challengeParser) token() string {
+	j := p.i
+	for j < len(p.s) && isTokenChar(p.s[j]) {
+		j++
+	}
+	t := p.s[p.i:j]
+	p.i = j
+	return t
+}
+
+func (p *challengeParser) skipSpace() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+func (p *challengeParser) skipListSeparators() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == ',') {
+		p.i++
+	}
+}
+
+// isTokenChar reports whether c may appear in an RFC 9110 token.
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+func isToken68Char(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~+/", c) >= 0
+}
+
+// bearer is what a Bearer challenge says (RFC 6750 section 3, RFC 9728
+// section 5.1).
+type bearer struct {
+	found            bool
+	resourceMetadata string
+	scopes           []string
+	err, description string
+}
+
+// bearerChallenge finds the first Bearer challenge among a response's
+// WWW-Authenticate values.
+func bearerChallenge(values []string) bearer {
+	for _, c := range ParseChallenges(values) {
+		if !strings.EqualFold(c.Scheme, "Bearer") {
+			continue
+		}
+		return bearer{
+			found:            true,
+			resourceMetadata: c.Params["resource_metadata"],
+			scopes:           strings.Fields(c.Params["scope"]),
+			err:              c.Params["error"],
+			description:      c.Params["error_description"],
+		}
+	}
+	return bearer{}
+}

@@ -1,0 +1,248 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// maxAnswer bounds every answer read from a protected resource's metadata,
+// an authorization server's metadata, registration or token endpoint.
+const maxAnswer = 1 << 20
+
+// maxErrorText bounds the error description quoted from a server.
+const maxErrorText = 300
+
+// errTooLarge is wrapped by the error of an answer over maxAnswer.
+var errTooLarge = errors.New("answer too large")
+
+// readBounded reads a body of at most maxAnswer bytes.
+func readBounded(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxAnswer+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxAnswer {
+		return nil, fmt.Errorf("%w: over %d bytes", errTooLarge, maxAnswer)
+	}
+	return b, nil
+}
+
+// secureURL checks that raw is an absolute https URL, or http to a
+// loopback address (a server on this machine), without a fragment:
+// tokens, codes and client secrets travel only over HTTPS or stay on this
+// machine. what names the URL in the error ("the token endpoint").
+func secureURL(raw, what string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || !u.IsAbs() {
+		return nil, fmt.Errorf("%s %q is not an absolute URL", what, clip(raw))
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if !isLoopback(u.Hostname()) {
+			return nil, fmt.Errorf("%s %q is not HTTPS (plain http is accepted only for a loopback address)", what, clip(raw))
+		}
+	default:
+		return nil, fmt.Errorf("%s %q is not an http(s) URL", what, clip(raw))
+	}
+	if u.Fragment != "" {
+		return nil, fmt.Errorf("%s %q has a fragment", what, clip(raw))
+	}
+	return u, nil
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// oauthError is an error answer of an authorization server endpoint: its
+// HTTP status and the error code and description of RFC 6749 section
+// 5.2, never the rest of the body (which might echo a secret).
+type oauthError struct {
+	endpoint    string // "the token endpoint"
+	status      int
+	code        string
+	description string
+}
+
+func (e *oauthError) Error() string {
+	msg := fmt.Sprintf("%s answered %d", e.endpoint, e.status)
+	if e.code != "" {
+		msg += " " + e.code
+	}
+	if e.description != "" {
+		msg += ": " + e.description
+	}
+	return msg
+}
+
+// newOAuthError reads an error answer's code and description.
+func newOAuthError(endpoint string, status int, body []byte) *oauthError {
+	e := &oauthError{endpoint: endpoint, status: status}
+	var m struct {
+		Error            any `json:"error"`
+		ErrorDescription any `json:"error_description"`
+	}
+	if json.Unmarshal(body, &m) == nil {
+		if s, ok := m.Error.(string); ok {
+			e.code = clean(s, 64)
+		}
+		if s, ok := m.ErrorDescription.(string); ok {
+			e.description = clean(s, maxErrorText)
+		}
+	}
+	return e
+}
+
+// clean makes text from a server fit a one-line message: control
+// characters removed, at most n bytes.
+func clean(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// clip bounds a URL or value quoted in an error.
+func clip(s string) string { return clean(s, 200) }
+
+// redacted shows a URL without its query and fragment, which may carry
+// secrets.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return clip(raw)
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return clip(u.String())
+}
+
+// getJSON fetches url and decodes its JSON body into v. It reports a 404
+// (or 410) as notFound, so that discovery can try the next place.
+func (f *fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return false, fmt.Errorf("%s at %s: %w", what, redacted(rawURL), err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("%s at %s: %w", what, redacted(rawURL), err)
+	}
+	defer resp.Body.Close()
+	body, err := readBounded(resp.Body)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("%s at %s: %w", what, redacted(rawURL), err)
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return true, fmt.Errorf("%s at %s: %d", what, redacted(rawURL), resp.StatusCode)
+	case resp.StatusCode/100 != 2:
+		// Some servers answer 400, 401 or 405 where nothing is published:
+		// discovery treats any 4xx as "not here".
+		return resp.StatusCode/100 == 4, fmt.Errorf("%s at %s: HTTP %d", what, redacted(rawURL), resp.StatusCode)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return false, fmt.Errorf("%s at %s is not a JSON object: %w", what, redacted(rawURL), err)
+	}
+	return false, nil
+}
+
+// fetcher makes the client's own requests (metadata, registration,
+// tokens), each bounded by timeout.
+type fetcher struct {
+	client  *http.Client
+	timeout time.Duration
+	owned   *http.Transport // the transport it made, if it made one
+}
+
+// post sends a POST of body (of contentType) with header to rawURL and
+// returns the status and the bounded body. Redirects are not followed
+// (see newFetcher): a form carrying a code or a secret goes where it was
+// addressed or nowhere.
+func (f *fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", what, redacted(rawURL), err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Accept", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", what, redacted(rawURL), err)
+	}
+	defer resp.Body.Close()
+	b, err := readBounded(resp.Body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", what, redacted(rawURL), err)
+	}
+	return resp.StatusCode, b, nil
+}
+
+// maxRedirects bounds the redirects a metadata request follows.
+const maxRedirects = 3
+
+// newFetcher returns a fetcher over base (nil: a transport of its own)
+// whose GETs follow at most maxRedirects redirects, to HTTPS or loopback
+// URLs only, and whose POSTs follow none.
+func newFetcher(base http.RoundTripper, timeout time.Duration) *fetcher {
+	var owned *http.Transport
+	if base == nil {
+		owned = http.DefaultTransport.(*http.Transport).Clone()
+		base = owned
+	}
+	c := &http.Client{
+		Transport: base,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.Method != http.MethodGet || len(via) > maxRedirects {
+				return http.ErrUseLastResponse
+			}
+			if _, err := secureURL(req.URL.String(), "a redirect"); err != nil {
+				return err
+			}
+			return nil
+		},
+	}
+	return &fetcher{client: c, timeout: timeout, owned: owned}
+}
+
+// close closes the idle connections of the transport the fetcher made.
+func (f *fetcher) close() {
+	if f.owned != nil {
+		f.owned.CloseIdleConnections()
+	}
+}

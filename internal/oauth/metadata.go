@@ -1,0 +1,278 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// resourceMetadata is a protected resource's metadata (RFC 9728).
+type resourceMetadata struct {
+	Resource             string   `json:"resource"`
+	AuthorizationServers []string `json:"authorization_servers"`
+	ScopesSupported      []string `json:"scopes_supported"`
+}
+
+// serverMetadata is an authorization server's metadata (RFC 8414, and
+// OpenID Connect discovery, which has the same fields), with the MCP
+// additions.
+type serverMetadata struct {
+	Issuer                                     string   `json:"issuer"`
+	AuthorizationEndpoint                      string   `json:"authorization_endpoint"`
+	TokenEndpoint                              string   `json:"token_endpoint"`
+	RegistrationEndpoint                       string   `json:"registration_endpoint"`
+	RevocationEndpoint                         string   `json:"revocation_endpoint"`
+	ScopesSupported                            []string `json:"scopes_supported"`
+	GrantTypesSupported                        []string `json:"grant_types_supported"`
+	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported"`
+	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported"`
+	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`
+	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported"`
+}
+
+// discovery is what the client learnt of a server before signing in: the
+// resource to name in its requests and the authorization server's
+// endpoints.
+type discovery struct {
+	// resource is the resource indicator sent (RFC 8707): the protected
+	// resource metadata's resource, or the server's own URL.
+	resource string
+	// issuer is the authorization server's identifier; "" when it
+	// published no metadata (the 2025-03-26 default endpoints).
+	issuer string
+	meta   serverMetadata
+	// how says how the metadata was found, for messages and logs.
+	how string
+	// legacy is set when no protected resource metadata was found and the
+	// 2025-03-26 fallbacks were used.
+	legacy bool
+	// scopesSupported is the protected resource's scopes_supported.
+	scopesSupported []string
+}
+
+// errResourceMismatch is wrapped by the error of protected resource
+// metadata that names another resource than the server.
+var errResourceMismatch = errors.New("the protected resource metadata names another resource")
+
+// discover finds the protected resource metadata of the server at server
+// (from the challenge's resource_metadata, else the well-known URLs with
+// and without the server's path) and the metadata of its first
+// authorization server (RFC 8414 and OpenID Connect discovery, with the
+// path-insertion variants in the specification's order). Without
+// protected resource metadata it falls back as the 2025-03-26 revision
+// allows: metadata at the server's origin, else the default endpoints
+// /authorize, /token and /register there.
+func (f *fetcher) discover(ctx context.Context, server string, ch bearer) (*discovery, error) {
+	su, err := secureURL(server, "the server URL")
+	if err != nil {
+		return nil, err
+	}
+	prm, prmURL, err := f.resourceMetadata(ctx, su, ch.resourceMetadata)
+	if err != nil {
+		return nil, err
+	}
+	if prm == nil {
+		return f.legacyDiscovery(ctx, su)
+	}
+	if prm.Resource == "" {
+		return nil, fmt.Errorf("the protected resource metadata at %s has no resource", redacted(prmURL))
+	}
+	if !resourceMatches(prm.Resource, server) {
+		return nil, fmt.Errorf("%w: the metadata at %s is for %q, but the server is %q; refusing to sign in",
+			errResourceMismatch, redacted(prmURL), clip(prm.Resource), redacted(server))
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", redacted(prmURL))
+	}
+	issuer := prm.AuthorizationServers[0]
+	iu, err := secureURL(issuer, "the authorization server")
+	if err != nil {
+		return nil, err
+	}
+	meta, metaURL, err := f.serverMetadata(ctx, iu)
+	if err != nil {
+		return nil, err
+	}
+	if meta == nil {
+		return nil, fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
+			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
+	}
+	if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return nil, fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
+			redacted(metaURL), clip(meta.Issuer), redacted(issuer))
+	}
+	d := &discovery{resource: prm.Resource, issuer: meta.Issuer, meta: *meta, scopesSupported: prm.ScopesSupported,
+		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + redacted(metaURL)}
+	if err := d.checkEndpoints(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// resourceMetadata fetches the protected resource metadata: at the
+// challenge's URL when it gave one, else at the well-known URL with the
+// server's path, else without. It returns nil when none is published.
+func (f *fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallenge string) (*resourceMetadata, string, error) {
+	var candidates []string
+	if fromChallenge != "" {
+		if _, err := secureURL(fromChallenge, "the resource_metadata URL"); err != nil {
+			return nil, "", err
+		}
+		candidates = append(candidates, fromChallenge)
+	}
+	origin := su.Scheme + "://" + su.Host
+	if p := strings.TrimSuffix(su.EscapedPath(), "/"); p != "" {
+		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
+	}
+	candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
+	return firstFound[resourceMetadata](ctx, f, candidates, "protected resource metadata")
+}
+
+// firstFound fetches the first of urls that is there (not a 404 or the
+// like) as a T: nil when none is.
+func firstFound[T any](ctx context.Context, f *fetcher, urls []string, what string) (*T, string, error) {
+	for _, u := range urls {
+		var m T
+		notFound, err := f.getJSON(ctx, u, what, &m)
+		switch {
+		case notFound:
+			continue
+		case err != nil:
+			return nil, "", err
+		}
+		return &m, u, nil
+	}
+	return nil, "", nil
+}
+
+// serverMetadataURLs are the places an authorization server's metadata
+// may be, in the order the MCP specification (2025-11-25) tries them: for
+// an issuer with a path, RFC 8414's and OpenID Connect's with the path
+// inserted after the well-known prefix, then OpenID Connect's with it
+// appended; for an issuer without one, RFC 8414's then OpenID Connect's.
+func serverMetadataURLs(iu *url.URL) []string {
+	origin := iu.Scheme + "://" + iu.Host
+	p := strings.TrimSuffix(iu.EscapedPath(), "/")
+	if p == "" {
+		return []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"}
+	}
+	return []string{
+		origin + "/.well-known/oauth-authorization-server" + p,
+		origin + "/.well-known/openid-configuration" + p,
+		origin + p + "/.well-known/openid-configuration",
+	}
+}
+
+// serverMetadata fetches an authorization server's metadata; nil when it
+// publishes none at any of serverMetadataURLs.
+func (f *fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*serverMetadata, string, error) {
+	return firstFound[serverMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
+}
+
+// legacyDiscovery is the 2025-03-26 revision's discovery, for servers that
+// publish no protected resource metadata: the authorization server is the
+// server's origin, its metadata at RFC 8414's well-known URL there, else
+// its endpoints at the default paths.
+func (f *fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery, error) {
+	origin := su.Scheme + "://" + su.Host
+	iu, _ := url.Parse(origin)
+	d := &discovery{resource: canonicalURL(su.String()), legacy: true}
+	meta, metaURL, err := f.serverMetadata(ctx, iu)
+	if err != nil {
+		return nil, err
+	}
+	if meta != nil {
+		// The 2025-03-26 revision derives the metadata URL from the server's
+		// origin, so the issuer it names may have a path of its own.
+		d.meta, d.issuer = *meta, meta.Issuer
+		d.how = "no protected resource metadata; authorization server metadata at " + redacted(metaURL) + " (the 2025-03-26 discovery)"
+	} else {
+		d.meta = serverMetadata{
+			AuthorizationEndpoint: origin + "/authorize",
+			TokenEndpoint:         origin + "/token",
+			RegistrationEndpoint:  origin + "/register",
+		}
+		d.how = "no metadata; the default endpoints /authorize, /token and /register at " + origin + " (the 2025-03-26 fallback)"
+	}
+	if err := d.checkEndpoints(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkEndpoints refuses endpoints that are not HTTPS (or loopback).
+func (d *discovery) checkEndpoints() error {
+	for _, e := range []struct{ url, what string }{
+		{d.meta.AuthorizationEndpoint, "the authorization endpoint"},
+		{d.meta.TokenEndpoint, "the token endpoint"},
+		{d.meta.RegistrationEndpoint, "the registration endpoint"},
+		{d.meta.RevocationEndpoint, "the revocation endpoint"},
+	} {
+		if e.url == "" {
+			continue
+		}
+		if _, err := secureURL(e.url, e.what); err != nil {
+			return err
+		}
+	}
+	if d.meta.TokenEndpoint == "" {
+		return errors.New("the authorization server metadata names no token endpoint")
+	}
+	return nil
+}
+
+// pkceOK reports whether the authorization server supports PKCE with S256.
+// A server that published metadata must list it (the MCP specification:
+// without code_challenge_methods_supported a client must not proceed);
+// the default endpoints of the 2025-03-26 fallback are assumed to.
+func (d *discovery) pkceOK() bool {
+	if d.issuer == "" && d.legacy {
+		return true
+	}
+	return slices.Contains(d.meta.CodeChallengeMethodsSupported, "S256")
+}
+
+// canonicalURL is a server's URL in the form resources are compared and
+// named: scheme and host in lower case, no default port, no fragment, no
+// trailing slash.
+func canonicalURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	u.Host = host
+	u.Fragment, u.RawFragment = "", ""
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
+	return u.String()
+}
+
+// resourceMatches reports whether a protected resource metadata's
+// resource covers the server: the same scheme, host and port, and a path
+// that is the server's path or a parent of it (at a "/" boundary), as a
+// resource at an origin covers the MCP endpoint under it.
+func resourceMatches(resource, server string) bool {
+	r, err1 := url.Parse(canonicalURL(resource))
+	s, err2 := url.Parse(canonicalURL(server))
+	if err1 != nil || err2 != nil || r.Scheme != s.Scheme || r.Host != s.Host || r.RawQuery != "" && r.RawQuery != s.RawQuery {
+		return false
+	}
+	rp, sp := r.EscapedPath(), s.EscapedPath()
+	return rp == "" || rp == sp || strings.HasPrefix(sp, rp+"/")
+}

@@ -1,0 +1,173 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// registration is a client registered with an authorization server (RFC
+// 7591), kept and reused for later sign-ins.
+type registration struct {
+	// Issuer is the authorization server's issuer, or its registration
+	// endpoint when it published no metadata.
+	Issuer       string    `json:"issuer"`
+	ClientID     string    `json:"client_id"`
+	ClientSecret string    `json:"client_secret,omitempty"`
+	AuthMethod   string    `json:"auth_method"`
+	RedirectURIs []string  `json:"redirect_uris"`
+	Scopes       []string  `json:"scopes,omitempty"`
+	Registered   time.Time `json:"registered"`
+	// Expires is when the client secret expires; zero for never.
+	Expires time.Time `json:"expires,omitzero"`
+}
+
+// regID is the record id of the registrations with d's authorization
+// server.
+func regID(d *discovery) string {
+	if d.issuer != "" {
+		return d.issuer
+	}
+	return d.meta.RegistrationEndpoint
+}
+
+// fits reports whether the registration can sign in with redirect and
+// scopes at now: it registered that redirect URI and those scopes (when
+// it registered any), and its secret has not expired.
+func (r *registration) fits(redirect string, scopes []string, now time.Time) bool {
+	return slices.Contains(r.RedirectURIs, redirect) &&
+		(len(r.Scopes) == 0 || covers(r.Scopes, scopes)) &&
+		(r.Expires.IsZero() || now.Add(time.Minute).Before(r.Expires))
+}
+
+func (r *registration) client(d *discovery) client {
+	return client{
+		auth:        clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.issuer},
+		regID:       regID(d),
+		storeSecret: r.ClientSecret != "",
+	}
+}
+
+// loadRegistration returns the stored registration with d's server, and
+// its stored form (nil when there is none or it cannot be read).
+func (s *Session) loadRegistration(ctx context.Context, d *discovery) (*registration, []byte) {
+	id := regID(d)
+	plain, raw, err := s.vault.load(ctx, KindClient, id)
+	if err != nil {
+		s.log.Warn("reading the stored client registration failed; registering again", "err", err)
+		return nil, raw
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	var r registration
+	if err := json.Unmarshal(plain, &r); err != nil || r.ClientID == "" {
+		return nil, raw
+	}
+	s.cfg.Scrubber.Add(r.ClientSecret)
+	return &r, raw
+}
+
+// storeRegistration stores r in place of what was stored as old.
+func (s *Session) storeRegistration(ctx context.Context, d *discovery, old []byte, r *registration) error {
+	plain, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	id := regID(d)
+	if _, ok, err := s.vault.swap(ctx, KindClient, id, old, plain); err != nil || ok {
+		return err
+	}
+	// Another process registered meanwhile: ours is as good.
+	cur, _, err := s.vault.store.Load(ctx, KindClient, id)
+	if err != nil {
+		return err
+	}
+	_, _, err = s.vault.swap(ctx, KindClient, id, cur, plain)
+	return err
+}
+
+// forgetRegistration drops a registration the authorization server no
+// longer knows (invalid_client), so that the next sign-in registers again.
+func (s *Session) forgetRegistration(ctx context.Context, id string) {
+	raw, ok, err := s.vault.store.Load(ctx, KindClient, id)
+	if err == nil && ok {
+		_, err = s.vault.store.Swap(ctx, KindClient, id, raw, nil)
+	}
+	if err != nil {
+		s.log.Warn("forgetting a client registration the server refused", "err", err)
+		return
+	}
+	s.log.Info("the authorization server no longer knows our client registration; the next sign-in registers again", "issuer", redacted(id))
+}
+
+// register registers a client (RFC 7591) for a person's sign-in through
+// redirect: a native application (application_type native) using the
+// authorization code and refresh token grants, authenticating at the
+// token endpoint as the server allows (none, a public client, when it
+// can).
+func (s *Session) register(ctx context.Context, d *discovery, redirect string, scopes []string) (*registration, error) {
+	method := authNone
+	if m := d.meta.TokenEndpointAuthMethodsSupported; len(m) > 0 && !slices.Contains(m, authNone) {
+		method = chooseAuthMethod(m, true)
+	}
+	req := map[string]any{
+		"client_name":                s.cfg.ClientName,
+		"redirect_uris":              []string{redirect},
+		"grant_types":                []string{GrantAuthorizationCode, "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+		"application_type":           "native",
+	}
+	if len(scopes) > 0 {
+		req["scope"] = strings.Join(scopes, " ")
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	status, answer, err := s.f.post(ctx, d.meta.RegistrationEndpoint, "client registration at", "application/json", body, http.Header{})
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+	}
+	if status/100 != 2 {
+		return nil, fmt.Errorf("connector %s: registering a client: %w", s.cfg.Connector, newOAuthError("the registration endpoint", status, answer))
+	}
+	var m struct {
+		ClientID              string  `json:"client_id"`
+		ClientSecret          string  `json:"client_secret"`
+		AuthMethod            string  `json:"token_endpoint_auth_method"`
+		ClientSecretExpiresAt float64 `json:"client_secret_expires_at"`
+	}
+	if err := json.Unmarshal(answer, &m); err != nil {
+		return nil, fmt.Errorf("connector %s: the registration endpoint's answer is not a client: %w", s.cfg.Connector, err)
+	}
+	s.cfg.Scrubber.Add(m.ClientSecret)
+	if m.ClientID == "" || !headerSafe(m.ClientID) {
+		return nil, errors.New("connector " + s.cfg.Connector + ": the registration endpoint's answer has no usable client_id")
+	}
+	r := &registration{
+		Issuer: regID(d), ClientID: m.ClientID, ClientSecret: m.ClientSecret,
+		AuthMethod: method, RedirectURIs: []string{redirect}, Scopes: scopes, Registered: s.cfg.Now(),
+	}
+	if m.AuthMethod != "" {
+		r.AuthMethod = m.AuthMethod
+	}
+	if r.AuthMethod != authNone && r.ClientSecret == "" {
+		r.AuthMethod = authNone
+	}
+	if m.AuthMethod == "" && r.ClientSecret != "" {
+		// A secret without a method: as the server supports.
+		r.AuthMethod = chooseAuthMethod(d.meta.TokenEndpointAuthMethodsSupported, true)
+	}
+	if m.ClientSecretExpiresAt > 0 {
+		r.Expires = time.Unix(int64(m.ClientSecretExpiresAt), 0)
+	}
+	s.log.Info("registered a client with the authorization server", "authorization_server", d.issuerOrOrigin(), "auth_method", r.AuthMethod)
+	return r, nil
+}

@@ -1,0 +1,712 @@
+package oauth
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout       = 30 * time.Second
+	DefaultSignInTimeout = 10 * time.Minute
+	DefaultClientName    = "codemode-mcp"
+)
+
+// leaseTime is how long a process holds a grant while it refreshes it:
+// longer than a token request may take (DefaultTimeout), so that no other
+// process sends the same refresh token meanwhile.
+const leaseTime = 2 * DefaultTimeout
+
+// leasePoll is how often a process waiting for another's refresh looks at
+// the store.
+const leasePoll = 25 * time.Millisecond
+
+// maxRefreshSkew is how long before its expiry a token is refreshed at the
+// most; a short-lived token is refreshed when a quarter of its life is
+// left.
+const maxRefreshSkew = time.Minute
+
+// maxStepUps bounds the sign-ins asked for in a row because the server
+// answered 403 insufficient_scope: after the first sign-in and this many
+// step-ups, the server is taken to never grant what it asks for.
+const maxStepUps = 2
+
+// Config configures a Session.
+type Config struct {
+	// Connector is the connector's name, for SignInRequired and messages.
+	Connector string
+	// Server is the remote MCP server's URL: the protected resource.
+	Server string
+	// Grant is GrantAuthorizationCode ("" too) or GrantClientCredentials.
+	Grant string
+	// ClientID and ClientSecret are a client registered beforehand with
+	// the authorization server; PrivateKey (with KeyAlg, see
+	// ParsePrivateKey) authenticates it by private_key_jwt instead of a
+	// secret. ClientMetadataURL is the HTTPS URL of a Client ID Metadata
+	// Document, the client id for servers that accept one. With none of
+	// them the client registers itself (RFC 7591) where the server allows.
+	ClientID, ClientSecret string
+	ClientMetadataURL      string
+	PrivateKey             crypto.Signer
+	KeyAlg                 string
+	// Scopes, when set, are asked for instead of those the server
+	// suggests.
+	Scopes []string
+	// ClientName is the name registered; DefaultClientName when empty.
+	ClientName string
+
+	// Store keeps grants and registrations, sealed by Sealer.
+	Store  Store
+	Sealer *Sealer
+	// Scrubber receives every token, code, verifier and client secret
+	// before it is used.
+	Scrubber *scrub.Scrubber
+	// Logger receives the session's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// HTTP carries the client's own requests to the authorization server
+	// (nil: a transport of its own).
+	HTTP http.RoundTripper
+	// Timeout bounds each request to the authorization server
+	// (DefaultTimeout when zero); SignInTimeout bounds a sign-in, the wait
+	// for the browser to come back (DefaultSignInTimeout).
+	Timeout, SignInTimeout time.Duration
+	// Now is the clock tokens expire by; nil means time.Now.
+	Now func() time.Time
+}
+
+// A Session is the OAuth client of one remote MCP server: it finds how the
+// server is protected, signs in (or, for the client credentials grant,
+// obtains tokens alone), keeps the grant in the store, and adds its access
+// token to the connector's requests (Transport), refreshing it once across
+// the processes that share the store. Its methods are safe for
+// concurrent use. Close stops what it runs in the background.
+type Session struct {
+	// fixed at creation
+	cfg    Config
+	id     string // the grant's record id: the server's URL without query
+	server string // the server's canonical URL
+	f      *fetcher
+	vault  vault
+	holder string // this session's name in a lease
+	log    *slog.Logger
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // refreshes under way
+	// ccTurn holds a token while a client credentials token is requested
+	// (one at a time, see clientCredentials).
+	ccTurn chan struct{}
+
+	mu sync.Mutex
+	// cur is the grant last read or written, raw its stored form; loaded
+	// says the store was read at least once.
+	cur    *grant
+	raw    []byte
+	loaded bool
+	// need, when set, is why a sign-in is needed, as far as this process
+	// knows.
+	need string
+	// challenge is the server's last Bearer challenge (on a 401).
+	challenge bearer
+	// needScopes are scopes a 403 insufficient_scope asked for; stepUps
+	// counts those answers since the last success.
+	needScopes []string
+	stepUps    int
+	// scopeRefused is the access token a 403 insufficient_scope refused
+	// last: it is not sent again, and its 403s count once.
+	scopeRefused string
+	flight       *flight    // the refresh under way
+	disc         *discovery // what a client credentials session discovered
+}
+
+// grant is a server's stored grant.
+type grant struct {
+	Server             string    `json:"server"`
+	Resource           string    `json:"resource"`
+	Issuer             string    `json:"issuer,omitempty"`
+	TokenEndpoint      string    `json:"token_endpoint"`
+	RevocationEndpoint string    `json:"revocation_endpoint,omitempty"`
+	Grant              string    `json:"grant"`
+	ClientID           string    `json:"client_id"`
+	ClientSecret       string    `json:"client_secret,omitempty"`
+	AuthMethod         string    `json:"auth_method"`
+	AccessToken        string    `json:"access_token,omitempty"`
+	RefreshToken       string    `json:"refresh_token,omitempty"`
+	Obtained           time.Time `json:"obtained"`
+	Expiry             time.Time `json:"expiry,omitzero"`
+	Scopes             []string  `json:"scopes,omitempty"`
+	// Refused says why the tokens are no longer good (the server refused
+	// them, or the refresh token); a sign-in is needed.
+	Refused string `json:"refused,omitempty"`
+	// Lease is held by the process refreshing the grant.
+	Lease *lease `json:"lease,omitempty"`
+}
+
+type lease struct {
+	Holder string    `json:"holder"`
+	Until  time.Time `json:"until"`
+}
+
+// flight is one refresh under way in this process; done closes when g or
+// err is set.
+type flight struct {
+	done chan struct{}
+	g    *grant
+	err  error
+}
+
+// New returns a session for cfg.
+func New(cfg Config) (*Session, error) {
+	if cfg.Grant == "" {
+		cfg.Grant = GrantAuthorizationCode
+	}
+	switch {
+	case cfg.Grant != GrantAuthorizationCode && cfg.Grant != GrantClientCredentials:
+		return nil, fmt.Errorf("grant %q: want %s or %s", cfg.Grant, GrantAuthorizationCode, GrantClientCredentials)
+	case cfg.Grant == GrantClientCredentials && cfg.ClientID == "":
+		return nil, errors.New("the client_credentials grant needs a client_id")
+	case cfg.Grant == GrantClientCredentials && cfg.ClientSecret == "" && cfg.PrivateKey == nil:
+		return nil, errors.New("the client_credentials grant needs a client_secret or a private_key")
+	case cfg.Store == nil || cfg.Sealer == nil:
+		return nil, errors.New("no store for tokens")
+	}
+	if _, err := secureURL(cfg.Server, "the server URL"); err != nil {
+		return nil, err
+	}
+	if cfg.ClientMetadataURL != "" {
+		u, err := url.Parse(cfg.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+			return nil, fmt.Errorf("client_metadata_url %q: a client ID metadata document's URL must be https with a path", clip(cfg.ClientMetadataURL))
+		}
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = DefaultClientName
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.SignInTimeout <= 0 {
+		cfg.SignInTimeout = DefaultSignInTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Scrubber == nil {
+		cfg.Scrubber = scrub.New()
+	}
+	cfg.Scrubber.Add(cfg.ClientSecret)
+	holder := make([]byte, 8)
+	if _, err := rand.Read(holder); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Session{
+		cfg:    cfg,
+		id:     grantID(cfg.Server),
+		server: canonicalURL(cfg.Server),
+		f:      newFetcher(cfg.HTTP, cfg.Timeout),
+		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
+		holder: hex.EncodeToString(holder),
+		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),
+		ctx:    ctx,
+		cancel: cancel,
+		ccTurn: make(chan struct{}, 1),
+	}, nil
+}
+
+// grantID is the record id of a server's grant: its canonical URL without
+// query (which may hold a secret: ids are stored in the clear).
+func grantID(server string) string {
+	u, err := url.Parse(canonicalURL(server))
+	if err != nil {
+		return canonicalURL(server)
+	}
+	u.RawQuery, u.ForceQuery = "", false
+	return u.String()
+}
+
+// Close ends the refreshes under way and waits for them.
+func (s *Session) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	s.f.close()
+	return nil
+}
+
+// signInRequired is the error of a call that needs a person to sign in.
+func (s *Session) signInRequired(reason string) error {
+	return &connectors.SignInRequired{Connector: s.cfg.Connector, Reason: reason}
+}
+
+// needSignIn records why a sign-in is needed and returns the error. A
+// client credentials session has no one to sign in: it reports the reason
+// as a plain error and records nothing (its next request asks for a new
+// token).
+func (s *Session) needSignIn(reason string) error {
+	if s.cfg.Grant == GrantClientCredentials {
+		return fmt.Errorf("connector %s: %s (client credentials grant)", s.cfg.Connector, reason)
+	}
+	s.mu.Lock()
+	s.need = reason
+	s.mu.Unlock()
+	return s.signInRequired(reason)
+}
+
+// decodeGrant opens a stored grant; a grant of another server (the same id
+// for another URL) is none.
+func (s *Session) decodeGrant(plain []byte) (*grant, error) {
+	var g grant
+	if err := json.Unmarshal(plain, &g); err != nil {
+		return nil, fmt.Errorf("stored grant of %s: %w", s.id, err)
+	}
+	if g.Server != s.server {
+		return nil, nil
+	}
+	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
+	return &g, nil
+}
+
+// load reads the stored grant (nil when there is none) and its stored
+// form. A grant sealed with another key is reported as none, with a
+// warning: it cannot be used.
+func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
+	plain, raw, err := s.vault.load(ctx, KindGrant, s.id)
+	if errors.Is(err, errOtherKey) {
+		s.log.Warn("the stored sign-in was sealed with another key; sign in again (or give every process the same "+EnvSecretKey+")", "err", err)
+		return nil, raw, nil
+	}
+	if err != nil || raw == nil {
+		return nil, raw, err
+	}
+	g, err := s.decodeGrant(plain)
+	return g, raw, err
+}
+
+// adopt makes g (stored as raw) the session's current grant.
+func (s *Session) adopt(g *grant, raw []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur, s.raw, s.loaded = g, raw, true
+	if g != nil && g.usable() && covers(g.Scopes, s.needScopes) && (g.AccessToken == "" || g.AccessToken != s.scopeRefused) {
+		s.need = ""
+	}
+}
+
+// usable reports whether g has tokens nobody refused.
+func (g *grant) usable() bool {
+	return g.Refused == "" && (g.AccessToken != "" || g.RefreshToken != "" || g.Grant == GrantClientCredentials)
+}
+
+// due reports whether g's access token is to be replaced at now.
+func (g *grant) due(now time.Time) bool {
+	if g.AccessToken == "" {
+		return true
+	}
+	if g.Expiry.IsZero() {
+		return false
+	}
+	skew := min(maxRefreshSkew, g.Expiry.Sub(g.Obtained)/4)
+	return !now.Before(g.Expiry.Add(-skew))
+}
+
+// covers reports whether have holds every scope of want.
+func covers(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// union returns the scopes of a then those of b not in a.
+func union(a []string, bs ...[]string) []string {
+	out := slices.Clone(a)
+	for _, b := range bs {
+		for _, x := range b {
+			if x != "" && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// accessToken returns the token to send: "" when there is none yet and
+// none is known to be needed (the server's answer will say); an error
+// wrapping *connectors.SignInRequired when a person must sign in first.
+func (s *Session) accessToken(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	g, need, loaded := s.cur, s.need, s.loaded
+	s.mu.Unlock()
+	if !loaded || need != "" {
+		// Another process may have signed in or refreshed: the store is
+		// read again (a local read, nothing is sent). A server that wants
+		// no token costs one read, not one a request.
+		ng, raw, err := s.load(ctx)
+		if err != nil {
+			return "", err
+		}
+		s.adopt(ng, raw)
+		s.mu.Lock()
+		g, need = s.cur, s.need
+		s.mu.Unlock()
+	}
+	switch {
+	case need != "":
+		return "", s.signInRequired(need)
+	case g == nil:
+		return "", nil
+	case g.Refused != "" && s.cfg.Grant == GrantClientCredentials:
+		return "", nil // the server's 401 makes the session ask for a new one
+	case g.Refused != "":
+		return "", s.needSignIn(g.Refused)
+	case !g.due(s.cfg.Now()):
+		return g.AccessToken, nil
+	}
+	ng, err := s.refresh(ctx, "")
+	if err == nil {
+		return ng.AccessToken, nil
+	}
+	if _, ok := connectors.AsSignInRequired(err); !ok && g.AccessToken != "" && (g.Expiry.IsZero() || s.cfg.Now().Before(g.Expiry)) {
+		// Refreshed early and failed: the token still works for now.
+		s.log.Warn("refreshing the access token before it expires failed; using it until it does", "err", err, "expires", g.Expiry)
+		return g.AccessToken, nil
+	}
+	return "", err
+}
+
+// refresh returns a grant whose access token is neither stale (a token
+// the server refused; "" for a token that is only due) nor due: one
+// stored meanwhile by another process, or a new one from the token
+// endpoint. Concurrent callers share one refresh; processes sharing the
+// store take a lease on the grant first, so that one refresh token is
+// sent once (runRefresh).
+func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
+	s.mu.Lock()
+	f := s.flight
+	if f == nil {
+		if s.ctx.Err() != nil {
+			s.mu.Unlock()
+			return nil, errors.New("the OAuth session is closed")
+		}
+		f = &flight{done: make(chan struct{})}
+		s.flight = f
+		s.wg.Add(1)
+		go s.runRefresh(f, stale)
+	}
+	s.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.g, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// runRefresh is one refresh, in a goroutine of the session (a caller that
+// gives up does not fail the others; Close cancels it and waits).
+func (s *Session) runRefresh(f *flight, stale string) {
+	defer s.wg.Done()
+	ctx, cancel := context.WithTimeout(s.ctx, leaseTime+s.cfg.Timeout)
+	defer cancel()
+	g, err := s.refreshShared(ctx, stale)
+	if err != nil {
+		err = s.cfg.Scrubber.Error(err)
+	}
+	s.mu.Lock()
+	s.flight = nil
+	s.mu.Unlock()
+	f.g, f.err = g, err
+	close(f.done)
+}
+
+// refreshShared refreshes under a lease in the store. It reads the grant;
+// when another process refreshed it meanwhile, that is the answer; when
+// another holds the lease, it waits for the grant to change (or the lease
+// to lapse); otherwise it swaps in a grant leased to itself (exactly one
+// process wins that swap), sends the refresh, and swaps in the new tokens.
+func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, error) {
+	for {
+		g, raw, err := s.load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		now := s.cfg.Now()
+		switch {
+		case g == nil:
+			s.adopt(nil, raw)
+			return nil, s.needSignIn("not signed in yet")
+		case g.Refused != "" && g.Grant != GrantClientCredentials:
+			s.adopt(g, raw)
+			return nil, s.needSignIn(g.Refused)
+		case g.Refused == "" && g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
+			s.adopt(g, raw)
+			return g, nil
+		case g.Lease != nil && g.Lease.Holder != s.holder && now.Before(g.Lease.Until):
+			if err := s.waitForChange(ctx, raw); err != nil {
+				return nil, fmt.Errorf("waiting for another process to refresh the token: %w", err)
+			}
+			continue
+		case g.Grant != GrantClientCredentials && g.RefreshToken == "" && stale != "":
+			return nil, s.refuse(ctx, g, raw, "the server refused the access token, and gave no refresh token")
+		case g.Grant != GrantClientCredentials && g.RefreshToken == "":
+			return nil, s.refuse(ctx, g, raw, "the access token expired, and the server gave no refresh token")
+		}
+		leased := *g
+		leased.Lease = &lease{Holder: s.holder, Until: now.Add(leaseTime)}
+		plain, _ := json.Marshal(&leased)
+		lraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, plain)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue // changed meanwhile: look again
+		}
+		return s.renew(ctx, g, &leased, lraw)
+	}
+}
+
+// waitForChange waits until the stored grant is no longer raw, or its
+// lease lapsed (its holder died).
+func (s *Session) waitForChange(ctx context.Context, raw []byte) error {
+	t := time.NewTicker(leasePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		g, cur, err := s.load(ctx)
+		switch {
+		case err != nil:
+			return err
+		case cur == nil || !sameStored(cur, raw):
+			return nil
+		case g == nil || g.Lease == nil || !s.cfg.Now().Before(g.Lease.Until):
+			return nil
+		}
+	}
+}
+
+// renew sends the refresh of g (held under leased, stored as lraw) and
+// stores its outcome: the new tokens, or the refusal, or g again without
+// the lease when the endpoint could not be reached.
+func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*grant, error) {
+	form := url.Values{}
+	if g.Grant == GrantClientCredentials {
+		form.Set("grant_type", GrantClientCredentials)
+		if len(g.Scopes) > 0 {
+			form.Set("scope", strings.Join(g.Scopes, " "))
+		}
+	} else {
+		form.Set("grant_type", "refresh_token")
+		form.Set("refresh_token", g.RefreshToken)
+	}
+	form.Set("resource", g.Resource)
+	auth := s.authFor(g)
+	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
+	if err != nil {
+		if isInvalidGrant(err) {
+			s.log.Warn("the authorization server refused the refresh token; a sign-in is needed", "err", err)
+			return nil, s.refuse(ctx, leased, lraw, "the authorization server refused the refresh token ("+err.Error()+")")
+		}
+		// Not the grant's fault: give the lease back and say what happened.
+		s.log.Warn("refreshing the access token failed", "err", err, "token_endpoint", redacted(g.TokenEndpoint))
+		plain, _ := json.Marshal(g)
+		if _, _, rerr := s.vault.swap(ctx, KindGrant, s.id, lraw, plain); rerr != nil {
+			s.log.Warn("giving back the lease on the grant", "err", rerr)
+		}
+		return nil, fmt.Errorf("refreshing the access token: %w", err)
+	}
+	ng := *g
+	ng.Lease, ng.Refused = nil, ""
+	ng.AccessToken, ng.Obtained, ng.Expiry = t.access, s.cfg.Now(), t.expiry
+	if t.refresh != "" {
+		ng.RefreshToken = t.refresh
+	}
+	if len(t.scopes) > 0 {
+		ng.Scopes = t.scopes
+	}
+	plain, _ := json.Marshal(&ng)
+	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, plain)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		// The lease was broken (it lapsed while the request hung). Store
+		// ours only if nobody refreshed since: a newer grant wins.
+		cur, craw, err := s.load(ctx)
+		if err == nil && cur != nil && cur.RefreshToken == g.RefreshToken {
+			nraw, ok, err = s.vault.swap(ctx, KindGrant, s.id, craw, plain)
+		}
+		if err != nil || !ok {
+			s.log.Warn("the stored grant changed while this process refreshed it; using the new token in this process only")
+			nraw = nil
+		}
+	}
+	s.log.Debug("refreshed the access token", "expires", ng.Expiry, "rotated", t.refresh != "" && t.refresh != g.RefreshToken)
+	s.adopt(&ng, nraw)
+	return &ng, nil
+}
+
+// refuse stores that g's tokens are no longer good (so that every process
+// asks for a sign-in) and returns the SignInRequired.
+func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason string) error {
+	r := *g
+	r.AccessToken, r.RefreshToken, r.Lease, r.Refused = "", "", nil, reason
+	plain, _ := json.Marshal(&r)
+	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, plain)
+	if err != nil {
+		s.log.Warn("recording that the server refused the tokens", "err", err)
+	} else if ok {
+		s.adopt(&r, nraw)
+	}
+	return s.needSignIn(reason)
+}
+
+// authFor is how the client of g authenticates: the configured secret or
+// key when g's client is the configured one, else what g keeps.
+func (s *Session) authFor(g *grant) clientAuth {
+	a := clientAuth{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod, audience: g.Issuer}
+	if a.audience == "" {
+		a.audience = g.TokenEndpoint
+	}
+	if g.ClientID == s.cfg.ClientID {
+		if s.cfg.ClientSecret != "" {
+			a.secret = s.cfg.ClientSecret
+		}
+		a.key, a.alg = s.cfg.PrivateKey, s.cfg.KeyAlg
+	}
+	return a
+}
+
+// storeGrant stores g as the server's grant, whatever was stored before.
+func (s *Session) storeGrant(ctx context.Context, g *grant) error {
+	plain, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	for range 10 {
+		raw, _, err := s.vault.store.Load(ctx, KindGrant, s.id)
+		if err != nil {
+			return fmt.Errorf("store the grant: %w", err)
+		}
+		nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, plain)
+		if err != nil {
+			return fmt.Errorf("store the grant: %w", err)
+		}
+		if ok {
+			s.adopt(g, nraw)
+			return nil
+		}
+	}
+	return errors.New("store the grant: it kept changing")
+}
+
+// NeedsSignIn implements connectors.SignIner: it reads the store (another
+// process may have signed in) and reports whether a call would now need a
+// sign-in. It sends nothing.
+func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, error) {
+	if s.cfg.Grant == GrantClientCredentials {
+		return nil, nil
+	}
+	g, raw, err := s.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.adopt(g, raw)
+	s.mu.Lock()
+	need, needScopes, scopeRefused := s.need, s.needScopes, s.scopeRefused
+	s.mu.Unlock()
+	reason := ""
+	switch {
+	case g == nil:
+		reason = need
+	case g.Refused != "":
+		reason = g.Refused
+	case !covers(g.Scopes, needScopes), g.AccessToken != "" && g.AccessToken == scopeRefused:
+		reason = "the server needs the scopes " + strings.Join(needScopes, " ")
+	case g.RefreshToken == "" && g.due(s.cfg.Now()):
+		reason = "the access token expired and the server gave no refresh token"
+	}
+	if reason == "" {
+		return nil, nil
+	}
+	return &connectors.SignInRequired{Connector: s.cfg.Connector, Reason: reason}, nil
+}
+
+// Signed reports whether a grant with usable tokens is stored for the
+// server (a sign-in happened and was not refused since).
+func (s *Session) Signed(ctx context.Context) (bool, error) {
+	g, _, err := s.load(ctx)
+	return g != nil && g.usable(), err
+}
+
+// SignOut implements connectors.SignIner: it revokes the stored tokens
+// where the authorization server offers revocation (RFC 7009; a failure
+// is logged, not returned) and forgets them.
+func (s *Session) SignOut(ctx context.Context) error {
+	for range 10 {
+		g, raw, err := s.load(ctx)
+		if err != nil {
+			return err
+		}
+		if raw == nil {
+			break
+		}
+		if g != nil {
+			s.revoke(ctx, g)
+		}
+		_, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, nil)
+		if err != nil {
+			return fmt.Errorf("forget the grant: %w", err)
+		}
+		if ok {
+			break
+		}
+	}
+	s.mu.Lock()
+	s.cur, s.raw, s.need, s.needScopes, s.stepUps, s.scopeRefused = nil, nil, "signed out", nil, 0, ""
+	s.mu.Unlock()
+	return nil
+}
+
+// revoke asks the authorization server to revoke g's tokens, refresh token
+// first (which ends the grant on most servers).
+func (s *Session) revoke(ctx context.Context, g *grant) {
+	if g.RevocationEndpoint == "" {
+		return
+	}
+	for _, t := range []struct{ tok, hint string }{{g.RefreshToken, "refresh_token"}, {g.AccessToken, "access_token"}} {
+		if t.tok == "" {
+			continue
+		}
+		form := url.Values{"token": {t.tok}, "token_type_hint": {t.hint}}
+		status, _, err := s.f.postForm(ctx, g.RevocationEndpoint, "revocation request to", form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
+		switch {
+		case err != nil:
+			s.log.Warn("revoking a token failed; it is forgotten here all the same", "hint", t.hint, "err", err)
+		case status/100 != 2:
+			s.log.Warn("revoking a token failed; it is forgotten here all the same", "hint", t.hint, "status", status)
+		}
+	}
+}

@@ -1,0 +1,512 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// callbackPath is the path of the loopback redirect URI.
+const callbackPath = "/callback"
+
+// randomString returns n random bytes in base64url, for PKCE verifiers,
+// states and the like.
+func randomString(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// discoverNow discovers the server's authorization (see discover), from
+// the server's last Bearer challenge; when no answer gave one yet, it asks
+// the server for one first (probe).
+func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
+	s.mu.Lock()
+	ch := s.challenge
+	s.mu.Unlock()
+	if !ch.found {
+		ch = s.probe(ctx)
+	}
+	d, err := s.f.discover(ctx, s.cfg.Server, ch)
+	if err != nil {
+		return nil, ch, err
+	}
+	s.log.Debug("discovered the authorization server", "how", d.how, "issuer", d.issuer)
+	return d, ch, nil
+}
+
+// probe sends the server an MCP ping without a token, to read the
+// challenge of its 401 (the resource_metadata URL and scope it names).
+func (s *Session) probe(ctx context.Context) bearer {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":"codemode-mcp-sign-in","method":"ping"}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.Server, strings.NewReader(body))
+	if err != nil {
+		return bearer{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := s.f.client.Do(req)
+	if err != nil {
+		return bearer{}
+	}
+	defer discard(resp)
+	if resp.StatusCode != http.StatusUnauthorized {
+		return bearer{}
+	}
+	ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
+	if ch.found {
+		s.mu.Lock()
+		s.challenge = ch
+		s.mu.Unlock()
+	}
+	return ch
+}
+
+// chooseScopes picks the scopes to ask for (the MCP specification's
+// scope selection): the configured ones, else the challenge's scope, else
+// the protected resource's scopes_supported, else none; plus those a 403
+// insufficient_scope asked for; plus offline_access for a person's
+// sign-in when the authorization server lists it (so that it grants a
+// refresh token).
+func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
+	var base []string
+	switch {
+	case len(s.cfg.Scopes) > 0:
+		base = s.cfg.Scopes
+	case len(ch.scopes) > 0:
+		base = ch.scopes
+	case len(d.scopesSupported) > 0:
+		base = d.scopesSupported
+	}
+	s.mu.Lock()
+	out := union(base, s.needScopes)
+	s.mu.Unlock()
+	if s.cfg.Grant == GrantAuthorizationCode && slices.Contains(d.meta.ScopesSupported, "offline_access") {
+		out = union(out, []string{"offline_access"})
+	}
+	return out
+}
+
+// clientCredentials obtains a token by the client credentials grant and
+// stores it. Concurrent callers share one request: a caller that waited
+// finds the token the one before it obtained.
+func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, error) {
+	started := s.cfg.Now()
+	select {
+	case s.ccTurn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.ccTurn }()
+	s.mu.Lock()
+	g, d, needScopes := s.cur, s.disc, s.needScopes
+	s.mu.Unlock()
+	if g != nil && g.AccessToken != "" && g.Refused == "" && g.Obtained.After(started) && covers(g.Scopes, needScopes) {
+		return g, nil
+	}
+	if d == nil {
+		var err error
+		if d, err = s.f.discover(ctx, s.cfg.Server, ch); err != nil {
+			return nil, fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+		}
+		s.mu.Lock()
+		s.disc = d
+		s.mu.Unlock()
+	}
+	scopes := s.chooseScopes(d, ch)
+	auth, err := s.configuredAuth(d)
+	if err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {d.resource}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	t, err := s.f.requestTokens(ctx, d.meta.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
+	if err != nil {
+		return nil, s.cfg.Scrubber.Error(fmt.Errorf("connector %s: client credentials token: %w", s.cfg.Connector, err))
+	}
+	ng := &grant{
+		Server: s.server, Resource: d.resource, Issuer: d.issuer,
+		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
+		Grant: GrantClientCredentials, ClientID: auth.id, AuthMethod: auth.method,
+		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: scopes,
+	}
+	if len(t.scopes) > 0 {
+		ng.Scopes = t.scopes
+	}
+	if err := s.storeGrant(ctx, ng); err != nil {
+		return nil, err
+	}
+	s.log.Info("obtained a token by the client credentials grant", "scopes", strings.Join(ng.Scopes, " "), "expires", ng.Expiry)
+	return ng, nil
+}
+
+// configuredAuth is the authentication of the configured client: by
+// private_key_jwt with a key, else by its secret as the server supports.
+func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
+	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: d.issuer}
+	if a.audience == "" {
+		a.audience = d.meta.TokenEndpoint
+	}
+	if a.key != nil {
+		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.alg) {
+			return a, fmt.Errorf("connector %s: the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)",
+				s.cfg.Connector, strings.Join(algs, ", "), a.alg)
+		}
+		a.method = authPrivateJWT
+		return a, nil
+	}
+	a.method = chooseAuthMethod(d.meta.TokenEndpointAuthMethodsSupported, a.secret != "")
+	return a, nil
+}
+
+// client is the identity the client signs in with, and where it came
+// from.
+type client struct {
+	auth clientAuth
+	// regID is the id of the stored registration it came from ("" for a
+	// configured client or a client ID metadata document).
+	regID string
+	// storeSecret says whether the grant must keep the secret (it came
+	// from a registration, not from the configuration).
+	storeSecret bool
+}
+
+// clientFor finds the client to sign in as, in the specification's
+// order: the configured one; a client ID metadata document when the
+// server supports them; a registration (RFC 7591) made earlier with this
+// authorization server for this redirect URI and these scopes, else a new
+// one.
+func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, regRaw []byte, redirect string, scopes []string) (client, error) {
+	if s.cfg.ClientID != "" {
+		a, err := s.configuredAuth(d)
+		return client{auth: a}, err
+	}
+	if s.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported {
+		return client{auth: clientAuth{id: s.cfg.ClientMetadataURL, method: authNone}}, nil
+	}
+	if d.meta.RegistrationEndpoint == "" {
+		why := "it offers no dynamic client registration"
+		if s.cfg.ClientMetadataURL != "" {
+			why += " and does not accept client ID metadata documents"
+		}
+		return client{}, fmt.Errorf("connector %s: cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector",
+			s.cfg.Connector, d.issuerOrOrigin(), why)
+	}
+	if reg != nil && reg.fits(redirect, scopes, s.cfg.Now()) {
+		return reg.client(d), nil
+	}
+	nreg, err := s.register(ctx, d, redirect, scopes)
+	if err != nil {
+		return client{}, err
+	}
+	if err := s.storeRegistration(ctx, d, regRaw, nreg); err != nil {
+		s.log.Warn("keeping the client registration failed; the next sign-in registers again", "err", err)
+	}
+	return nreg.client(d), nil
+}
+
+// issuerOrOrigin names the authorization server in messages.
+func (d *discovery) issuerOrOrigin() string {
+	if d.issuer != "" {
+		return redacted(d.issuer)
+	}
+	return redacted(d.meta.TokenEndpoint)
+}
+
+// BeginSignIn starts a sign-in (the authorization code flow with PKCE
+// through a loopback redirect, RFC 8252): it discovers the authorization
+// server, finds the client (registering one if need be), listens on
+// 127.0.0.1 and returns the attempt, whose URL a person opens. The
+// attempt ends when the browser comes back to the listener (the code is
+// exchanged for tokens, which are stored), when SignInTimeout passes, or
+// at Close.
+func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
+	if s.cfg.Grant == GrantClientCredentials {
+		return nil, fmt.Errorf("connector %s uses the client_credentials grant: it needs no sign-in", s.cfg.Connector)
+	}
+	d, ch, err := s.discoverNow(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+	}
+	switch {
+	case !d.pkceOK():
+		return nil, fmt.Errorf("connector %s: the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in",
+			s.cfg.Connector, d.issuerOrOrigin())
+	case d.meta.AuthorizationEndpoint == "":
+		return nil, fmt.Errorf("connector %s: the authorization server %s names no authorization endpoint", s.cfg.Connector, d.issuerOrOrigin())
+	}
+	scopes := s.chooseScopes(d, ch)
+	var reg *registration
+	var regRaw []byte
+	if s.cfg.ClientID == "" && d.meta.RegistrationEndpoint != "" {
+		reg, regRaw = s.loadRegistration(ctx, d)
+	}
+	ln, err := listenLoopback(reg)
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: listen for the sign-in's redirect: %w", s.cfg.Connector, err)
+	}
+	redirect := fmt.Sprintf("http://127.0.0.1:%d%s", ln.Addr().(*net.TCPAddr).Port, callbackPath)
+	c, err := s.clientFor(ctx, d, reg, regRaw, redirect, scopes)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	verifier, err1 := randomString(32)
+	state, err2 := randomString(24)
+	if err := errors.Join(err1, err2); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s.cfg.Scrubber.Add(verifier, state)
+	sum := sha256.Sum256([]byte(verifier))
+	au, err := url.Parse(d.meta.AuthorizationEndpoint)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("connector %s: the authorization endpoint: %w", s.cfg.Connector, err)
+	}
+	q := au.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", c.auth.id)
+	q.Set("redirect_uri", redirect)
+	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", d.resource)
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	au.RawQuery = q.Encode()
+
+	a := &Attempt{s: s, url: au.String(), redirect: redirect, state: state, verifier: verifier,
+		d: d, client: c, scopes: scopes, ln: ln, done: make(chan struct{})}
+	a.ctx, a.cancel = context.WithTimeout(s.ctx, s.cfg.SignInTimeout)
+	a.stopTimer = context.AfterFunc(a.ctx, func() {
+		a.finish(fmt.Errorf("connector %s: the sign-in did not complete within %v", s.cfg.Connector, s.cfg.SignInTimeout))
+	})
+	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	a.serving.Add(1)
+	go func() {
+		defer a.serving.Done()
+		_ = a.srv.Serve(ln)
+	}()
+	s.log.Info("sign-in started", "connector", s.cfg.Connector, "authorization_server", d.issuerOrOrigin(), "scopes", strings.Join(scopes, " "), "redirect", redirect)
+	return a, nil
+}
+
+// listenLoopback listens on 127.0.0.1: on the port of the registration's
+// redirect URI when it is free (authorization servers that do not let
+// loopback redirects change port keep working), else on a random port.
+func listenLoopback(reg *registration) (net.Listener, error) {
+	if reg != nil {
+		for _, r := range reg.RedirectURIs {
+			u, err := url.Parse(r)
+			if err != nil || u.Hostname() != "127.0.0.1" {
+				continue
+			}
+			if p, err := strconv.Atoi(u.Port()); err == nil && p > 0 {
+				if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", u.Port())); err == nil {
+					return ln, nil
+				}
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+// An Attempt is one sign-in under way: a loopback listener waiting for the
+// browser's redirect. It implements connectors.SignInAttempt.
+type Attempt struct {
+	// fixed at creation
+	s                         *Session
+	url                       string
+	redirect, state, verifier string
+	d                         *discovery
+	client                    client
+	scopes                    []string
+	ln                        net.Listener
+	srv                       *http.Server
+	serving                   sync.WaitGroup
+	ctx                       context.Context // bounds the attempt
+	cancel                    context.CancelFunc
+	stopTimer                 func() bool
+
+	used       atomic.Bool // the redirect came (state checked): one use
+	done       chan struct{}
+	finishOnce sync.Once
+	err        error // set before done closes
+	closeOnce  sync.Once
+}
+
+var _ connectors.SignInAttempt = (*Attempt)(nil)
+
+// URL is the authorization request to open in a browser: it holds the
+// PKCE challenge and the state, never the verifier or a secret.
+func (a *Attempt) URL() string { return a.url }
+
+// Wait blocks until the sign-in completed (nil: the tokens are stored),
+// failed, or ctx ended.
+func (a *Attempt) Wait(ctx context.Context) error {
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Done is closed when the attempt ended.
+func (a *Attempt) Done() <-chan struct{} { return a.done }
+
+// Close stops the attempt: the listener closes (a request being answered
+// is waited for). It is safe to call more than once.
+func (a *Attempt) Close() error {
+	a.closeOnce.Do(func() {
+		a.stopTimer()
+		a.finish(fmt.Errorf("connector %s: the sign-in was abandoned", a.s.cfg.Connector))
+		_ = a.srv.Close()
+		a.serving.Wait()
+		a.cancel()
+	})
+	return nil
+}
+
+func (a *Attempt) finish(err error) {
+	a.finishOnce.Do(func() {
+		a.err = err
+		close(a.done)
+	})
+}
+
+// ServeHTTP answers the browser's redirect: it checks the state (a
+// redirect with another state is refused and the attempt goes on), takes
+// the redirect once, checks iss (RFC 9207), exchanges the code and stores
+// the tokens, and tells the person the outcome, never a token.
+func (a *Attempt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != callbackPath {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(a.state)) != 1 {
+		a.s.log.Warn("a sign-in redirect came with a state this sign-in did not send; refused", "connector", a.s.cfg.Connector)
+		page(w, http.StatusBadRequest, "This link is not the sign-in codemode-mcp is waiting for", "Start the sign-in again from codemode-mcp.")
+		return
+	}
+	if !a.used.CompareAndSwap(false, true) {
+		page(w, http.StatusConflict, "This sign-in has already ended", "Start a new one from codemode-mcp if you need to.")
+		return
+	}
+	err := a.complete(q)
+	a.finish(err)
+	if err != nil {
+		a.s.log.Warn("sign-in failed", "connector", a.s.cfg.Connector, "err", err)
+		page(w, http.StatusBadRequest, "Sign-in failed", a.s.cfg.Scrubber.String(err.Error()))
+		return
+	}
+	page(w, http.StatusOK, "Signed in", "codemode-mcp is signed in to "+a.s.cfg.Connector+". You can close this tab.")
+}
+
+// complete checks the redirect's parameters, exchanges the code and
+// stores the grant.
+func (a *Attempt) complete(q url.Values) error {
+	s, d := a.s, a.d
+	if e := q.Get("error"); e != "" {
+		msg := fmt.Sprintf("connector %s: the authorization server answered %s", s.cfg.Connector, clean(e, 64))
+		if desc := q.Get("error_description"); desc != "" {
+			msg += ": " + clean(desc, maxErrorText)
+		}
+		return errors.New(msg)
+	}
+	iss := q.Get("iss")
+	switch {
+	case iss == "" && d.meta.AuthorizationResponseIssParameterSupported:
+		return fmt.Errorf("connector %s: the redirect has no iss, which the authorization server says it sends (RFC 9207); refusing it", s.cfg.Connector)
+	case iss != "" && d.issuer != "" && iss != d.issuer:
+		return fmt.Errorf("connector %s: the redirect comes from issuer %q, not from %q, the authorization server this sign-in went to (RFC 9207); refusing it",
+			s.cfg.Connector, clip(iss), redacted(d.issuer))
+	}
+	code := q.Get("code")
+	if code == "" {
+		return fmt.Errorf("connector %s: the redirect has no code", s.cfg.Connector)
+	}
+	s.cfg.Scrubber.Add(code)
+	form := url.Values{
+		"grant_type":    {GrantAuthorizationCode},
+		"code":          {code},
+		"redirect_uri":  {a.redirect},
+		"code_verifier": {a.verifier},
+		"resource":      {d.resource},
+	}
+	t, err := s.f.requestTokens(a.ctx, d.meta.TokenEndpoint, form, a.client.auth, s.cfg.Scrubber, s.cfg.Now())
+	if err != nil {
+		var oe *oauthError
+		if a.client.regID != "" && errors.As(err, &oe) && oe.code == "invalid_client" {
+			s.forgetRegistration(a.ctx, a.client.regID)
+		}
+		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: exchanging the code: %w", s.cfg.Connector, err))
+	}
+	g := &grant{
+		Server: s.server, Resource: d.resource, Issuer: d.issuer,
+		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
+		Grant: GrantAuthorizationCode, ClientID: a.client.auth.id, AuthMethod: a.client.auth.method,
+		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: a.scopes,
+	}
+	if a.client.storeSecret {
+		g.ClientSecret = a.client.auth.secret
+	}
+	if len(t.scopes) > 0 {
+		g.Scopes = t.scopes
+	}
+	if err := s.storeGrant(a.ctx, g); err != nil {
+		return fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+	}
+	s.mu.Lock()
+	if covers(g.Scopes, s.needScopes) {
+		s.needScopes = nil
+	}
+	s.mu.Unlock()
+	s.log.Info("signed in", "connector", s.cfg.Connector, "scopes", strings.Join(g.Scopes, " "), "expires", g.Expiry, "refresh_token", g.RefreshToken != "")
+	return nil
+}
+
+// page writes the loopback listener's answer: a small HTML page, with
+// nothing fetched from elsewhere and no referrer sent on.
+func page(w http.ResponseWriter, status int, title, text string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><title>codemode-mcp: %s</title>`+
+		`<body style="font-family:system-ui,sans-serif;margin:3em auto;max-width:36em"><h1>%s</h1><p>%s</p></body>`,
+		html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
+}

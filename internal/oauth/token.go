@@ -1,0 +1,184 @@
+package oauth
+
+import (
+	"context"
+	"crypto"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+)
+
+// Token endpoint authentication methods (RFC 7591 section 2, RFC 7523).
+const (
+	authNone       = "none"
+	authBasic      = "client_secret_basic"
+	authPost       = "client_secret_post"
+	authPrivateJWT = "private_key_jwt"
+)
+
+// Grants.
+const (
+	// GrantAuthorizationCode is a person signing in through a browser.
+	GrantAuthorizationCode = "authorization_code"
+	// GrantClientCredentials is a machine-to-machine client: no person
+	// signs in.
+	GrantClientCredentials = "client_credentials"
+)
+
+// tokens is a token endpoint's successful answer.
+type tokens struct {
+	access, refresh string
+	// expiry is when the access token expires; zero when the answer did
+	// not say (it is then used until the server refuses it).
+	expiry time.Time
+	// scopes are the scopes granted, when the answer said.
+	scopes []string
+}
+
+// clientAuth is how the client authenticates at the token endpoint.
+type clientAuth struct {
+	id, secret string
+	method     string
+	// key and alg sign private_key_jwt assertions, whose audience is the
+	// authorization server's issuer (or, without one, the token endpoint).
+	key      crypto.Signer
+	alg      string
+	audience string
+}
+
+// chooseAuthMethod picks the token endpoint authentication of a client
+// with (or without) a secret among those the server supports (RFC 8414's
+// default when it lists none: client_secret_basic).
+func chooseAuthMethod(supported []string, hasSecret bool) string {
+	if !hasSecret {
+		return authNone
+	}
+	switch {
+	case len(supported) == 0 || slices.Contains(supported, authBasic):
+		return authBasic
+	case slices.Contains(supported, authPost):
+		return authPost
+	case slices.Contains(supported, authNone):
+		return authNone
+	}
+	return authBasic
+}
+
+// requestTokens posts a token request (form, with the client's
+// authentication added) to endpoint and reads the answer. Every token in
+// the answer is added to sc before requestTokens returns. An error answer
+// is an *oauthError holding only its code and description.
+func (f *fetcher) requestTokens(ctx context.Context, endpoint string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (tokens, error) {
+	status, body, err := f.postForm(ctx, endpoint, "token request to", form, auth, sc, now)
+	if err != nil {
+		return tokens{}, err
+	}
+	if status/100 != 2 {
+		return tokens{}, newOAuthError("the token endpoint", status, body)
+	}
+	return parseTokens(body, sc, now)
+}
+
+// postForm posts form to an endpoint of the authorization server, with the
+// client's authentication (RFC 6749 section 2.3, RFC 7523), and returns
+// the status and the bounded answer.
+func (f *fetcher) postForm(ctx context.Context, endpoint, what string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (int, []byte, error) {
+	header := http.Header{}
+	switch auth.method {
+	case authBasic:
+		// RFC 6749 section 2.3.1: the id and secret are form-encoded first.
+		cred := url.QueryEscape(auth.id) + ":" + url.QueryEscape(auth.secret)
+		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+	case authPost:
+		form.Set("client_id", auth.id)
+		form.Set("client_secret", auth.secret)
+	case authPrivateJWT:
+		jwt, err := signAssertion(auth.key, auth.alg, auth.id, auth.audience, now)
+		if err != nil {
+			return 0, nil, err
+		}
+		sc.Add(jwt)
+		form.Set("client_id", auth.id)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", jwt)
+	default:
+		form.Set("client_id", auth.id)
+	}
+	return f.post(ctx, endpoint, what, "application/x-www-form-urlencoded", []byte(form.Encode()), header)
+}
+
+// parseTokens reads a token endpoint's answer (RFC 6749 section 5.1).
+func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (tokens, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return tokens{}, fmt.Errorf("the token endpoint's answer is not a JSON object: %w", err)
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	t := tokens{access: str("access_token"), refresh: str("refresh_token")}
+	// Scrubbed from here on, before anyone can see them.
+	sc.Add(t.access, t.refresh)
+	switch {
+	case t.access == "":
+		return tokens{}, errors.New("the token endpoint's answer has no access_token")
+	case !headerSafe(t.access):
+		return tokens{}, errors.New("the access_token holds characters a header cannot carry")
+	}
+	if typ := str("token_type"); typ != "" && !strings.EqualFold(typ, "bearer") {
+		return tokens{}, fmt.Errorf("token_type %q is not supported (only Bearer is)", clean(typ, 40))
+	}
+	var secs float64
+	switch v := m["expires_in"].(type) {
+	case float64:
+		secs = v
+	case string:
+		// Some servers send the number as a string.
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return tokens{}, fmt.Errorf("expires_in %q is not a number of seconds", clean(v, 40))
+		}
+		secs = n
+	case nil:
+	default:
+		return tokens{}, errors.New("expires_in is not a number of seconds")
+	}
+	if secs > 0 {
+		t.expiry = now.Add(time.Duration(min(secs, 1e9) * float64(time.Second)))
+	}
+	t.scopes = strings.Fields(str("scope"))
+	return t, nil
+}
+
+// headerSafe reports whether s can be sent in an HTTP header value.
+func headerSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// isInvalidGrant reports whether err is the token endpoint saying the
+// grant itself (the refresh token, the code) is no longer good, or that
+// the client is no longer known: a person must sign in again. Other
+// failures (the endpoint down, a 5xx) may pass.
+func isInvalidGrant(err error) bool {
+	var oe *oauthError
+	if !errors.As(err, &oe) {
+		return false
+	}
+	switch oe.code {
+	case "invalid_grant", "invalid_client", "unauthorized_client":
+		return true
+	}
+	return oe.status == http.StatusBadRequest && oe.code == ""
+}

@@ -1,0 +1,259 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Transport returns a RoundTripper that sends requests through base with
+// the session's access token, and handles the server's answers to it:
+//
+//   - 401 with a Bearer challenge (or no challenge at all): without a
+//     token, a client credentials session obtains one and sends the request
+//     again; any other says a sign-in is needed. With a token, it is
+//     refreshed (once, see Session.refresh) and the request sent again; a
+//     second 401 means the server refuses the grant: a sign-in is needed.
+//   - 403 insufficient_scope: the scopes asked for are added to those of
+//     the next sign-in (a client credentials session asks for them at
+//     once), at most maxStepUps times in a row.
+//
+// "A sign-in is needed" is an error wrapping *connectors.SignInRequired;
+// once known, later requests fail with it at once, without being sent,
+// until the store holds usable tokens again. A request that already
+// carries an Authorization header (configured by the user) is sent as it
+// is, and so is a request to another origin than the server's (the token
+// goes nowhere else). A request is sent again only if its body can be had
+// again (GetBody).
+func (s *Session) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &transport{s: s, base: base}
+}
+
+type transport struct {
+	s    *Session
+	base http.RoundTripper
+}
+
+// maxSends bounds the sends of one request: the first, one after a
+// refresh or a client credentials token, and the step-ups.
+const maxSends = 2 + maxStepUps
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") != "" || !t.s.sameOrigin(req.URL) {
+		// The user's own credential; or another origin (an SSE server's
+		// message endpoint elsewhere, a redirect), which never gets the
+		// server's token.
+		return t.base.RoundTrip(req)
+	}
+	ctx := req.Context()
+	s := t.s
+	tok, err := s.accessToken(ctx)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	for sends := 1; ; sends++ {
+		r := req.Clone(ctx)
+		if sends > 1 && req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, errors.New("the request cannot be sent again with a new token (its body cannot be read twice)")
+			}
+			if r.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		}
+		if tok != "" {
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := t.base.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		next, err := s.answered(ctx, resp, tok, sends)
+		switch {
+		case err != nil:
+			discard(resp)
+			return nil, err
+		case next == "":
+			return resp, nil
+		}
+		discard(resp)
+		tok = next
+	}
+}
+
+// answered looks at the server's answer to a request sent with tok (the
+// sends-th send) and returns the token to send it again with, or "" to
+// keep the answer, or the error to report instead.
+func (s *Session) answered(ctx context.Context, resp *http.Response, tok string, sends int) (string, error) {
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		values := resp.Header.Values("WWW-Authenticate")
+		ch := bearerChallenge(values)
+		if !ch.found && len(values) > 0 {
+			return "", nil // another scheme: not ours to answer
+		}
+		s.mu.Lock()
+		s.challenge = ch
+		s.mu.Unlock()
+		switch {
+		case sends >= maxSends:
+			return "", s.needSignIn("the server keeps refusing the tokens")
+		case tok == "" && s.cfg.Grant == GrantClientCredentials:
+			g, err := s.clientCredentials(ctx, ch)
+			if err != nil {
+				return "", err
+			}
+			return g.AccessToken, nil
+		case tok == "":
+			// Another process may have signed in since the store was read.
+			g, raw, err := s.load(ctx)
+			if err != nil {
+				return "", err
+			}
+			s.adopt(g, raw)
+			if g == nil || !g.usable() {
+				return "", s.needSignIn("not signed in yet")
+			}
+			if !g.due(s.cfg.Now()) {
+				return g.AccessToken, nil
+			}
+			ng, err := s.refresh(ctx, "")
+			if err != nil {
+				return "", err
+			}
+			return ng.AccessToken, nil
+		case sends > 1:
+			// Refused right after a refresh or a new token: the grant is no
+			// good.
+			s.mu.Lock()
+			g, raw := s.cur, s.raw
+			s.mu.Unlock()
+			if g != nil && g.AccessToken == tok {
+				return "", s.refuse(ctx, g, raw, "the server refused a new access token")
+			}
+			return "", s.needSignIn("the server refused a new access token")
+		case s.cfg.Grant == GrantClientCredentials:
+			// A client credentials token is not refreshed: ask for another.
+			g, err := s.clientCredentials(ctx, ch)
+			if err != nil {
+				return "", err
+			}
+			return g.AccessToken, nil
+		}
+		g, err := s.refresh(ctx, tok)
+		if err != nil {
+			return "", err
+		}
+		return g.AccessToken, nil
+	case http.StatusForbidden:
+		ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
+		if ch.err != "insufficient_scope" {
+			return "", nil
+		}
+		return s.insufficientScope(ctx, ch, tok)
+	}
+	if resp.StatusCode/100 == 2 {
+		s.mu.Lock()
+		s.stepUps, s.scopeRefused = 0, ""
+		s.mu.Unlock()
+	}
+	return "", nil
+}
+
+// insufficientScope handles a 403 insufficient_scope to a request sent
+// with tok: the scopes it asks for join those held; a client credentials
+// session asks for them at once, any other needs a sign-in with them.
+// When maxStepUps new tokens in a row were refused so, the server is
+// taken to never grant what it asks for (the same token refused again
+// counts once).
+func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) (string, error) {
+	s.mu.Lock()
+	var held []string
+	if s.cur != nil {
+		held = s.cur.Scopes
+	}
+	want := union(held, s.needScopes, ch.scopes)
+	if tok == "" || tok != s.scopeRefused {
+		s.stepUps++
+		s.scopeRefused = tok
+	}
+	steps := s.stepUps
+	if steps > maxStepUps {
+		s.stepUps, s.scopeRefused = 0, ""
+		s.mu.Unlock()
+		return "", &ScopeError{Connector: s.cfg.Connector, Scopes: ch.scopes, Tries: steps}
+	}
+	s.needScopes = want
+	s.mu.Unlock()
+	s.log.Info("the server needs more scopes", "scopes", strings.Join(ch.scopes, " "), "step", steps)
+	if s.cfg.Grant == GrantClientCredentials {
+		g, err := s.clientCredentials(ctx, ch)
+		if err != nil {
+			return "", err
+		}
+		return g.AccessToken, nil
+	}
+	return "", s.needSignIn("the server needs the scopes " + strings.Join(want, " "))
+}
+
+// ScopeError is the error of a server that keeps answering 403
+// insufficient_scope after the scopes it asked for were granted: signing
+// in again would not help.
+type ScopeError struct {
+	Connector string
+	Scopes    []string
+	Tries     int
+}
+
+func (e *ScopeError) Error() string {
+	asks := "it names no scope"
+	if len(e.Scopes) > 0 {
+		asks = "it asks for " + strings.Join(e.Scopes, " ")
+	}
+	return fmt.Sprintf("connector %s: the server still answers 403 insufficient_scope (%s) after %d step-up(s); giving up",
+		e.Connector, asks, e.Tries-1)
+}
+
+// closeBody closes a request's body, as a RoundTripper must even when it
+// fails.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// discard reads a little of a response (so its connection can be reused)
+// and closes it.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}
+
+// sameOrigin reports whether u has the server's scheme, host and port.
+func (s *Session) sameOrigin(u *url.URL) bool {
+	o, err := url.Parse(s.server)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Scheme, o.Scheme) && strings.EqualFold(canonicalHost(u), canonicalHost(o))
+}
+
+// canonicalHost is u's host and port, without a default port.
+func canonicalHost(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if (strings.EqualFold(u.Scheme, "https") && port == "443") || (strings.EqualFold(u.Scheme, "http") && port == "80") {
+		port = ""
+	}
+	if port == "" {
+		return host
+	}
+	return host + ":" + port
+}

@@ -1,0 +1,209 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Holds: the runs this process works on, and what happens to them when
+// the store fails.
+//
+// A request that claims a run (Execute, Approve, Rollback) takes a hold
+// on it (claims.take) before the write that claims it, and lets go of it
+// when it ends (hold.release). By then it has written the run's end, or it
+// could not: the store failed, and the run stays claimed by this process
+// in the store with nobody working on it. Its lease would keep it so
+// forever, since this process goes on renewing it. So a run claimed by
+// this process that no request of it holds is this process's to settle,
+// at each heartbeat that reached the store (owner.tick):
+//
+//   - a pass whose end could not be written leaves its run stranded
+//     (hold.strand) with what it holds: the log entries it had queued and
+//     the outcome of the program. Once the store answers again they are
+//     written, as the pass would have (pass.go, record); if that fails,
+//     the run is recovered as below.
+//   - any other run claimed by this process and held by none of its
+//     requests (a claim whose write failed but took effect, a request
+//     that failed before its pass could start, a stranded run whose end
+//     could not be written) is recovered as a dead owner's run is
+//     (owner.go): it ends error, its calls in flight unknown, its pending
+//     ones rejected.
+//
+// Either way a run is settled within a heartbeat (a third of the lease)
+// of the store's return.
+//
+// A process that could not renew its lease for a whole lease (the store
+// was unreachable) drops its claims: other processes may have recovered
+// its runs meanwhile, so a pass that outlived the lapse makes no further
+// call with a side effect (claims.mayAct, checked before a call's
+// write-ahead) and ends; its run is then recovered by whoever gets there
+// first.
+//
+// Settling and recovering a run of this process are exclusive with a new
+// claim of it by this process: claims.take waits while the run is busy.
+// Against other processes the store's conditional writes decide (a
+// stranded run is settled only while the store still shows it claimed by
+// this process).
+
+// claims is the registry of holds of one owner. Its methods are safe for
+// concurrent use.
+type claims struct {
+	// fixed at creation
+	lease time.Duration
+
+	mu       sync.Mutex
+	live     map[string]int                         // requests holding each run; guarded by mu
+	stranded map[string]func(context.Context) error // runs whose end is still to write; guarded by mu
+	busy     map[string]chan struct{}               // runs being settled or recovered; closed when done; guarded by mu
+	dropped  map[string]bool                        // live runs held across a lapse of the lease; guarded by mu
+	renewed  time.Time                              // when the last renewal of the lease that reached the store began; guarded by mu
+}
+
+func newClaims(lease time.Duration) *claims {
+	return &claims{
+		lease:    lease,
+		live:     map[string]int{},
+		stranded: map[string]func(context.Context) error{},
+		busy:     map[string]chan struct{}{},
+		dropped:  map[string]bool{},
+	}
+}
+
+// hold is one request's hold on one run. Its methods are idempotent; the
+// first of release and strand wins.
+type hold struct {
+	c    *claims
+	id   string
+	once sync.Once
+}
+
+// take registers a hold on run id, waiting while this process settles or
+// recovers it.
+func (c *claims) take(ctx context.Context, id string) (*hold, error) {
+	for {
+		c.mu.Lock()
+		ch := c.busy[id]
+		if ch == nil {
+			c.live[id]++
+			c.mu.Unlock()
+			return &hold{c: c, id: id}, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("claim execution %s: %w", id, ctx.Err())
+		}
+	}
+}
+
+// release lets go of the hold: the request wrote the run's end, or
+// leaves the run (if still claimed) to be recovered.
+func (h *hold) release() { h.end(nil) }
+
+// strand lets go of the hold, leaving finish to write the run's end once
+// the store answers again (see above). finish returns the store's error;
+// it is called with no hold of the run live.
+func (h *hold) strand(finish func(context.Context) error) { h.end(finish) }
+
+func (h *hold) end(finish func(context.Context) error) {
+	h.once.Do(func() {
+		c := h.c
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.live[h.id]--; c.live[h.id] <= 0 {
+			delete(c.live, h.id)
+			delete(c.dropped, h.id)
+		}
+		if finish != nil {
+			c.stranded[h.id] = finish // a newer end supersedes an older one
+		}
+	})
+}
+
+// renew records a renewal of the lease that reached the store, begun at
+// began. If the previous one is more than a lease older, other processes
+// may have taken this one for gone meanwhile: the runs held now are
+// dropped (mayAct refuses them), and it reports the gap.
+func (c *claims) renew(began time.Time) (lapsed time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.renewed.IsZero() {
+		if gap := began.Sub(c.renewed); gap > c.lease {
+			lapsed = gap
+			for id := range c.live {
+				c.dropped[id] = true
+			}
+		}
+	}
+	c.renewed = began
+	return lapsed
+}
+
+// errLapsed is why a pass of a run whose claim was dropped may not act.
+var errLapsed = errors.New("this process could not renew its lease on the run for longer than the lease (the store was unreachable), so another process may have recovered the run: the call was not made")
+
+// mayAct reports, as an error wrapping errLapsed, whether this process
+// may no longer act on run id because its claim lapsed (see above).
+func (c *claims) mayAct(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dropped[id] || (!c.renewed.IsZero() && time.Since(c.renewed) > c.lease) {
+		return fmt.Errorf("execution %s: %w", id, errLapsed)
+	}
+	return nil
+}
+
+// strandedRun is a stranded run being settled.
+type strandedRun struct {
+	id     string
+	finish func(context.Context) error
+}
+
+// settling takes the stranded runs that no request holds, marking them
+// busy; done must be called for each.
+func (c *claims) settling() []strandedRun {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []strandedRun
+	for id, finish := range c.stranded {
+		if c.live[id] > 0 || c.busy[id] != nil {
+			continue
+		}
+		delete(c.stranded, id)
+		c.busy[id] = make(chan struct{})
+		out = append(out, strandedRun{id: id, finish: finish})
+	}
+	return out
+}
+
+// recovering marks run id busy for its recovery by this process, unless
+// a request holds it or it is stranded or busy: then it reports false.
+// done must be called after a true.
+func (c *claims) recovering(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.live[id] > 0 || c.stranded[id] != nil || c.busy[id] != nil {
+		return false
+	}
+	c.busy[id] = make(chan struct{})
+	return true
+}
+
+// done ends the settling or recovery of run id. A settling that could not
+// reach the store gives finish back, to be tried again (unless a newer end
+// was stranded meanwhile).
+func (c *claims) done(id string, finish func(context.Context) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if finish != nil && c.stranded[id] == nil {
+		c.stranded[id] = finish
+	}
+	if ch := c.busy[id]; ch != nil {
+		close(ch)
+		delete(c.busy, id)
+	}
+}
