@@ -414,8 +414,10 @@ func (f *taskFront) modernGet(ctx context.Context, id string) (any, error) {
 	switch v.Status {
 	case mcp.TaskStatusInputRequired:
 		reqs := map[string]any{}
-		for _, q := range questions(pending) {
-			reqs[q.key] = map[string]any{"method": mcp.MethodElicitationCreate, "params": q.elicitation(id)}
+		if f.s.opts.Elicitation { // (as for elicitation: approvals.elicitation)
+			for _, q := range questions(pending) {
+				reqs[q.key] = map[string]any{"method": mcp.MethodElicitationCreate, "params": q.elicitation(id)}
+			}
 		}
 		t["inputRequests"] = reqs
 	case mcp.TaskStatusCompleted:
@@ -438,7 +440,7 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 	if err != nil {
 		return nil, err
 	}
-	if e.Status != codemode.StatusPaused {
+	if e.Status != codemode.StatusPaused || !f.s.opts.Elicitation { // nothing was asked: no answer counts
 		f.partial.forget(id)
 		return ack, nil
 	}

@@ -340,7 +340,7 @@ func (s *Server) awaitResult(ctx context.Context, sess mcpserver.ClientSession, 
 			return e, nil
 		}
 		asked = e.UpdatedAt
-		if err := s.askPaused(ctx, sess, id); err != nil {
+		if err := s.askPaused(ctx, sess, e); err != nil {
 			return nil, err
 		}
 	}
@@ -350,8 +350,10 @@ func (s *Server) awaitResult(ctx context.Context, sess mcpserver.ClientSession, 
 // the session's client: approvals by elicitation, a sign-in by URL-mode
 // elicitation (as the codemode call does), when elicitation is enabled
 // and the client declared it. A question it cannot ask leaves the run
-// waiting for a decision made elsewhere (the console, the command line).
-func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, id string) error {
+// waiting for a decision made elsewhere (the console, the command line);
+// such a decision also ends a question still open (whilePaused).
+func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, e *codemode.Execution) error {
+	id := e.ID
 	pending, err := s.rt.PendingWhole(ctx, id)
 	if err != nil || len(pending) == 0 {
 		return refusalOK(err)
@@ -359,7 +361,9 @@ func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, id
 	if sess == nil || !s.opts.Elicitation {
 		return nil
 	}
-	sctx := s.mcp.WithContext(ctx, sess)
+	qctx, stop := s.whilePaused(ctx, id, e.UpdatedAt)
+	defer stop()
+	sctx := s.mcp.WithContext(qctx, sess)
 	if len(pending) == 1 && pending[0].Awaits == codemode.AwaitsSignIn {
 		if u := s.urlElicitationSession(sctx); u != nil && s.askSignIn(sctx, u, pending[0]) {
 			_, err := s.rt.Resume(ctx, id, codemode.Review{Digest: codemode.PendingDigest(pending)})
@@ -381,7 +385,9 @@ func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, id
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			s.log.Info("elicitation unavailable; the task stays input_required", "executionId", id, "err", err)
+			if qctx.Err() == nil {
+				s.log.Info("elicitation unavailable; the task stays input_required", "executionId", id, "err", err)
+			}
 			return nil
 		}
 		answers[q.key] = res.Action
@@ -391,6 +397,26 @@ func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, id
 	}
 	_, err = s.decide(ctx, id, pending, qs, answers)
 	return err
+}
+
+// whilePaused returns a context that ends with ctx, or once run id is no
+// longer in the pause that began at since (it was decided elsewhere), and
+// the func that ends it and waits for the watcher it starts.
+func (s *Server) whilePaused(ctx context.Context, id string, since time.Time) (context.Context, func()) {
+	qctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, err := s.rt.Await(qctx, id, 0, func(e *codemode.Execution) bool {
+			return e.Status != codemode.StatusPaused || !e.UpdatedAt.Equal(since)
+		})
+		if err == nil {
+			cancel()
+		}
+	})
+	return qctx, func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // partialAnswers remembers, for the 2026-07-28 form, the questions of a

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -602,4 +603,64 @@ func TestTasksOfTheExtension(t *testing.T) {
 			t.Errorf("tasks/get without the extension: %v, want -32021", rpcErr)
 		}
 	})
+}
+
+func TestTaskResultEndsWhenTheTaskIsDecidedElsewhere(t *testing.T) {
+	// The client is asked, and never answers; an approval made elsewhere
+	// ends the question and the wait of tasks/result.
+	asked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	never := func(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		asked <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("no answer")
+	}
+	c := httpClient(t, newServer(t, true), mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, client.WithElicitationHandler(elicitFunc(never)))
+	t.Cleanup(func() { close(release) })
+	task := createTask(t, c, `(await notes.createNote({ text: "decided elsewhere" })).text`)
+	pollUntil(t, c, task.TaskId, mcp.TaskStatusInputRequired)
+	done := make(chan map[string]any, 1)
+	go func() {
+		r, err := c.TaskResult(context.Background(), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+		if err != nil {
+			t.Errorf("tasks/result: %v", err)
+			done <- nil
+			return
+		}
+		var out map[string]any
+		_ = json.Unmarshal([]byte(r.Content[0].(mcp.TextContent).Text), &out)
+		done <- out
+	}()
+	<-asked
+	if out, _ := call(t, c, "codemode_approve", map[string]any{"executionId": task.TaskId}); out["status"] != "completed" {
+		t.Fatalf("codemode_approve: %v", out)
+	}
+	select {
+	case out := <-done:
+		if out["status"] != "completed" || out["result"] != "decided elsewhere" {
+			t.Errorf("tasks/result after an approval elsewhere: %v", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tasks/result still waits for the unanswered question after the task was approved elsewhere")
+	}
+}
+
+func TestTheExtensionAsksNothingWithoutElicitation(t *testing.T) {
+	base := serve(t, newServer(t, false), server.TransportHTTP) // approvals.elicitation: false
+	task, _ := modern(t, base, "tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": `await notes.createNote({ text: "x" })`}}, false)
+	id := task["taskId"].(string)
+	got := modernUntil(t, base, id, "input_required")
+	if reqs, _ := got["inputRequests"].(map[string]any); len(reqs) != 0 {
+		t.Fatalf("inputRequests %v with elicitation off", reqs)
+	}
+	_, rpcErr := modern(t, base, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1-000000000000": map[string]any{"action": "accept"}}}, false)
+	if rpcErr != nil {
+		t.Fatal(rpcErr)
+	}
+	if still := modernUntil(t, base, id, "input_required"); still["status"] != "input_required" {
+		t.Errorf("after an answer nobody was asked: %v", still["status"])
+	}
 }
