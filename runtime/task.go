@@ -202,6 +202,13 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outco
 	}
 	from := e.Status
 	e.Error = reason
+	if from == codemode.StatusRunning && e.Owner != r.own.id {
+		if why, gone := r.ownerGone(ctx, e); gone {
+			// Nobody will settle what its pass left in flight: end it as
+			// recovery does, cancelled.
+			return r.cancelOrphan(ctx, e, why)
+		}
+	}
 	if err := r.setStatus(ctx, e, from, codemode.StatusCancelled); err != nil {
 		return r.lostRace(ctx, id, "cancelled", err)
 	}
@@ -225,6 +232,43 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outco
 		}
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: id, Message: reason})
+	return r.outcome(ctx, e)
+}
+
+// ownerGone reports whether the owner of running run e is gone (see
+// owner.gone), and why.
+func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string, bool) {
+	owners, err := r.store.Owners(ctx)
+	if err != nil {
+		r.log.Warn("cancel: listing owners failed", "err", err)
+		return "", false
+	}
+	var rec *codemode.Owner
+	for i := range owners {
+		if owners[i].ID == e.Owner {
+			rec = &owners[i]
+		}
+	}
+	return r.own.gone(e, rec, r.now(), r.own.lease)
+}
+
+// cancelOrphan cancels running run e whose owner is gone (why), as
+// recovery ends such a run: in one transaction, its calls still executing
+// become unknown and its pending ones rejected, and it ends cancelled.
+func (r *Runtime) cancelOrphan(ctx context.Context, e *codemode.Execution, why string) (codemode.Outcome, error) {
+	ctx = context.WithoutCancel(ctx)
+	rec := &codemode.Execution{ID: e.ID, Error: e.Error + "; its process was gone (" + why + "): calls that were in flight are marked unknown", UpdatedAt: r.now()}
+	var err error
+	if rec.Status, err = codemode.TransitionExec(codemode.StatusRunning, codemode.StatusCancelled); err != nil {
+		return codemode.Outcome{}, err
+	}
+	if err := r.store.RecoverExecution(ctx, rec, codemode.StatusRunning, e.Owner, unknownNote); err != nil {
+		return r.lostRace(ctx, e.ID, "cancelled", err)
+	}
+	r.changedStatus()
+	r.dispose(ctx, e.ID)
+	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: rec.Error})
+	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
 	return r.outcome(ctx, e)
 }
 

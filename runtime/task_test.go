@@ -256,3 +256,31 @@ func TestCloseEndsTaskPassesWithTheReason(t *testing.T) {
 		t.Errorf("after a shutdown: %s (%s), want error naming the shutdown", x.Status, x.Error)
 	}
 }
+
+func TestCancelARunningTaskWhoseProcessIsGone(t *testing.T) {
+	e := newEnv(t, setup{lease: time.Hour}) // no heartbeat recovers the run meanwhile
+	o := deadOwner(t, time.Now())
+	if err := e.store.RegisterOwner(e.ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	x := &codemode.Execution{ID: "exec_orphan", Code: `async () => {}`, Status: codemode.StatusRunning, Owner: o.ID, Task: &codemode.Task{TTL: time.Hour}}
+	if err := e.store.CreateExecution(e.ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.WriteEntries(e.ctx, []codemode.Entry{addEntry(x.ID, 1, "a", codemode.EntryApplied, `{}`), addEntry(x.ID, 2, "b", codemode.EntryExecuting, "")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.rt.Cancel(e.ctx, x.ID, "cancelled by the client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, out, codemode.StatusCancelled)
+	if !strings.Contains(out.Error, "cancelled by the client; its process was gone") {
+		t.Errorf("error %q", out.Error)
+	}
+	// Nobody was left to settle the call in flight: it is unknown, as
+	// after a recovery, not executing forever.
+	if diff := cmp.Diff([]string{"1 kv.add applied", "2 kv.add unknown"}, e.log(x.ID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
