@@ -105,10 +105,13 @@ func expired(e *codemode.Execution, now time.Time) bool {
 
 // taskTTL resolves the TTL a client asked for (milliseconds; nil: none).
 func taskTTL(ms *int64) time.Duration {
-	if ms == nil {
+	switch {
+	case ms == nil:
 		return defaultTaskTTL
+	case *ms > maxTaskTTL.Milliseconds(): // (before it could overflow)
+		return maxTaskTTL
 	}
-	return min(max(time.Duration(*ms)*time.Millisecond, minTaskTTL), maxTaskTTL)
+	return max(time.Duration(*ms)*time.Millisecond, minTaskTTL)
 }
 
 // taskView is the task a run is, as both protocol forms show it.
