@@ -1,10 +1,10 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"io"
 	"log/slog"
 	"net"
@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -604,31 +603,13 @@ func TestForeignHostIsRefused(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Wrong tokens typed at the login are limited per client address: past
 // the limit a login gets 429 with Retry-After and a page saying when to
 // try again, before its token is looked at (the right one too, until the
 // limit lifts); the log gets a bounded number of lines, none with a token.
 func TestWrongLoginsAreLimited(t *testing.T) {
 	frozen := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	logs := &syncBuffer{}
+	logs := &fixture.SyncBuffer{}
 	e := newEnvWith(t, console.Options{
 		Token:    token,
 		Failures: throttle.New(3, time.Minute, func() time.Time { return frozen }),

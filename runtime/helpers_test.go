@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,7 +53,7 @@ type setup struct {
 	groupAge     time.Duration
 	writeThrough bool
 	// clock, if set, is the runtime's clock (Options.Now).
-	clock *clock
+	clock *fixture.Clock
 	// scrubber, if set, is Options.Scrubber; fxEnv adds to the fixture's
 	// environment.
 	scrubber *scrub.Scrubber
@@ -157,7 +156,7 @@ func (e *env) open(s setup) {
 		MaxResultChars:       s.maxChars,
 		MaxValueBytes:        s.maxValue,
 		MaxRunLogBytes:       s.maxLog,
-		Now:                  s.clock.nowFunc(),
+		Now:                  nowOf(s.clock),
 		Scrubber:             s.scrubber,
 		Lease:                s.lease,
 		TaskTimeout:          s.taskTimeout,
@@ -184,30 +183,8 @@ func fxEnv(effects string, extra map[string]string) map[string]string {
 	return env
 }
 
-// clock is a clock the test moves by hand (runtime.Options.Now).
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)} }
-
-// Now returns the clock's time.
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock forward by d.
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// nowFunc is c.Now, or nil (the real clock) for a nil c.
-func (c *clock) nowFunc() func() time.Time {
+// nowOf is c.Now, or nil (the real clock) for a nil c.
+func nowOf(c *fixture.Clock) func() time.Time {
 	if c == nil {
 		return nil
 	}

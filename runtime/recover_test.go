@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
@@ -64,7 +65,7 @@ func addEntry(id string, seq int, key string, state codemode.EntryState, result 
 // its journal held is applied, its call in flight is unknown, its pending
 // call rejected; the dead owner's record goes.
 func TestRecoveryOfADeadProcess(t *testing.T) {
-	clk := newClock()
+	clk := fixture.NewClock()
 	k := newKV("kv")
 	e := newEnv(t, setup{kv: k, clock: clk})
 	o := deadOwner(t, clk.Now())
@@ -122,7 +123,7 @@ func TestRecoveryOfADeadProcess(t *testing.T) {
 // owner's lease lapsed; a live process of this machine keeps its runs
 // however old its heartbeat.
 func TestRecoveryByLease(t *testing.T) {
-	clk := newClock()
+	clk := fixture.NewClock()
 	k := newKV("kv")
 	e := newEnv(t, setup{kv: k, clock: clk})
 	far := codemode.Owner{ID: "own_far", Host: "another-host", PID: 99, StartedAt: clk.Now(), Heartbeat: clk.Now(), Lease: 15 * time.Second}
@@ -158,7 +159,7 @@ func TestRecoveryByLease(t *testing.T) {
 // A run left running by a release without owners is recovered once it has
 // not changed for a lease.
 func TestRecoveryOfARunWithoutOwner(t *testing.T) {
-	clk := newClock()
+	clk := fixture.NewClock()
 	e := newEnv(t, setup{clock: clk})
 	x := &codemode.Execution{ID: "exec_old", Code: "1", Status: codemode.StatusRunning, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
 	if err := e.store.CreateExecution(e.ctx, x); err != nil {
@@ -182,7 +183,7 @@ func TestRecoveryOfARunWithoutOwner(t *testing.T) {
 // record was removed), and removes its record when it closes. Its own
 // runs are never recovered, even by another runtime of the same process.
 func TestOwnerLifecycle(t *testing.T) {
-	clk := newClock()
+	clk := fixture.NewClock()
 	k := newKV("kv")
 	e := newEnv(t, setup{kv: k, clock: clk})
 	id := runtime.OwnerID(e.rt)
@@ -243,7 +244,7 @@ func TestOwnerLifecycle(t *testing.T) {
 // recovery ends error; rolling it back again reverts what is still
 // applied, and not the calls the first rollback made.
 func TestInterruptedRollback(t *testing.T) {
-	clk := newClock()
+	clk := fixture.NewClock()
 	k := newKV("kv")
 	k.data["a"] = "new"
 	e := newEnv(t, setup{kv: k, clock: clk})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
@@ -52,7 +53,7 @@ func TestRetentionPrunesTerminalRunsOnly(t *testing.T) {
 }
 
 func TestPausedRunsExpire(t *testing.T) {
-	clk := newClock()
+	clk := fixture.NewClock()
 	e := newEnv(t, setup{ttl: 24 * time.Hour, hkEvery: -1, clock: clk})
 	old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
 	mustStatus(t, old, codemode.StatusPaused)
@@ -123,7 +124,7 @@ func TestHousekeepingThrottledByCount(t *testing.T) {
 // Expiry waits for the housekeeping interval, then happens on the next
 // Execute.
 func TestHousekeepingInterval(t *testing.T) {
-	clk := newClock()
+	clk := fixture.NewClock()
 	e := newEnv(t, setup{ttl: time.Minute, hkEvery: time.Hour, clock: clk})
 	put := `async () => { await kv.put({ key: "k", value: "v" }) }`
 	old := e.run(put, nil) // the first Execute does the housekeeping

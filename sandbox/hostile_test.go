@@ -163,16 +163,16 @@ typeof Deno, typeof Bun, typeof __dirname, typeof setImmediate, typeof GoError =
 		{name: "throw a hostile proxy", code: "throw new Proxy({}, { get() { throw 1 }, ownKeys() { throw 2 }, getPrototypeOf() { throw 3 } })", check: failsWith("Uncaught [object]")},
 		{name: "throw an object whose toString throws", code: "throw { toString() { throw 1 } }", check: failsWith("Uncaught {}")},
 		{name: "throw an Error whose message throws", code: "Error.prototype.toString = () => { throw 1 }; Object.defineProperty(Error.prototype, 'message', { get() { throw 2 } }); throw new TypeError()",
-			check: failsWith("TypeError (line 1:col 127)")},
+			check: failsWith("TypeError (line 1:127)")},
 		{name: "unhandled rejection", code: "Promise.reject(new Error('floating')); 'ok'",
-			check: completes(`"ok"`, "[warn] unhandled promise rejection: Error: floating (line 1:col 16)")},
+			check: completes(`"ok"`, "[warn] unhandled promise rejection: Error: floating (line 1:16)")},
 		{name: "late unhandled rejection", code: "new Promise((_, reject) => setTimeout(() => reject(new RangeError('late')), 5));\nawait new Promise(r => setTimeout(r, 50));\n'ok'",
-			check: completes(`"ok"`, "[warn] unhandled promise rejection: RangeError: late (line 1:col 52)")},
+			check: completes(`"ok"`, "[warn] unhandled promise rejection: RangeError: late (line 1:52)")},
 		{name: "dropped failing call", code: "everything.echo({});\nawait new Promise(r => setTimeout(r, 50));\n'ok'",
 			host: func() Host {
 				return &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) { return nil, errors.New("echo: 500") }}
 			},
-			check: completes(`"ok"`, "[warn] unhandled promise rejection: Error: echo: 500 (line 1:col 12)")},
+			check: completes(`"ok"`, "[warn] unhandled promise rejection: Error: echo: 500 (line 1:12)")},
 	}
 }
 

@@ -69,22 +69,22 @@ func TestFailures(t *testing.T) {
 		code string
 		want string // Outcome.Error
 	}{
-		{"thrown Error", "throw new Error('boom')", "Error: boom (line 1:col 7)"},
-		{"thrown TypeError in arrow", "async () => {\n  throw new TypeError('bad arg');\n}", "TypeError: bad arg (line 2:col 9)"},
-		{"custom error class", "class MyError extends Error { constructor(m) { super(m); this.name = 'MyError' } }\nthrow new MyError('mine')", "MyError: mine (line 1:col 48)"},
+		{"thrown Error", "throw new Error('boom')", "Error: boom (line 1:7)"},
+		{"thrown TypeError in arrow", "async () => {\n  throw new TypeError('bad arg');\n}", "TypeError: bad arg (line 2:9)"},
+		{"custom error class", "class MyError extends Error { constructor(m) { super(m); this.name = 'MyError' } }\nthrow new MyError('mine')", "MyError: mine (line 1:48)"},
 		{"thrown string", "throw 'x'", `Uncaught "x"`},
 		{"thrown object", "throw {a: 1}", `Uncaught {"a":1}`},
 		{"thrown number", "throw 42", "Uncaught 42"},
-		{"rejected promise", "await Promise.reject(new RangeError('r'))", "RangeError: r (line 1:col 22)"},
+		{"rejected promise", "await Promise.reject(new RangeError('r'))", "RangeError: r (line 1:22)"},
 		{"engine TypeError after await in a nested function",
 			"const r = await notes.createNote({});\nfunction f(o) {\n  return o.missing.deeper;\n}\nf(r)",
-			"TypeError: Cannot read property 'deeper' of undefined (line 3:col 20)"},
+			"TypeError: Cannot read property 'deeper' of undefined (line 3:20)"},
 		{"runtime error in fenced TypeScript",
 			"```ts\ninterface Box { v: number }\nasync () => {\n  const b = await notes.createNote({}) as any;\n  throw new Error(`bad ${b.seq}`);\n}\n```",
-			"Error: bad 1 (line 5:col 9)"},
+			"Error: bad 1 (line 5:9)"},
 		{"result not JSON", "10n", "the program's value cannot be converted to JSON: TypeError: Do not know how to serialize a BigInt"},
 		{"timer callback throws", "setTimeout(() => { throw new Error('in timer') }, 0);\nawait new Promise(r => setTimeout(r, 200));",
-			"Error: in timer (line 1:col 26)"},
+			"Error: in timer (line 1:26)"},
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
@@ -168,7 +168,7 @@ func TestStackOverflow(t *testing.T) {
 	e := newExecutor(t)
 	code := "function r(n) {\n  return r(n + 1) + 1;\n}\ntry { r(0) } catch (e) { 'caught' }"
 	o := runCode(t, e, &fakeHost{}, code, Limits{MaxStackDepth: 200})
-	if o.Status != Failed || !strings.HasPrefix(o.Error, "RangeError: maximum call stack size exceeded (line 2:col") {
+	if o.Status != Failed || !strings.HasPrefix(o.Error, "RangeError: maximum call stack size exceeded (line 2:") {
 		t.Fatalf("outcome %v %q, want an uncatchable stack overflow at line 2", o.Status, o.Error)
 	}
 }
@@ -381,7 +381,7 @@ func TestHostErrorIsCatchable(t *testing.T) {
 	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), `[true,"notes: 404 not found"]`)
 
 	o := runCode(t, e, h, "await notes.createNote({})", Limits{})
-	if o.Status != Failed || o.Error != "Error: notes: 404 not found (line 1:col 13)" {
+	if o.Status != Failed || o.Error != "Error: notes: 404 not found (line 1:13)" {
 		t.Errorf("uncaught host error: %v %q", o.Status, o.Error)
 	}
 }
@@ -426,11 +426,11 @@ func TestArgumentErrorsTakeNoSeq(t *testing.T) {
 func TestUnknownMethod(t *testing.T) {
 	tests := []struct{ name, code, want string }{
 		{"near", "await everything.get_summ({ a: 1 })",
-			"TypeError: everything.get_summ is not a function; did you mean get_sum? (line 1:col 18)"},
+			"TypeError: everything.get_summ is not a function; did you mean get_sum? (line 1:18)"},
 		{"far", "await everything.zzzzzzzzzzzz({})",
-			"TypeError: everything.zzzzzzzzzzzz is not a function; available methods: add, echo, get_sum, get_tiny_image (line 1:col 18)"},
+			"TypeError: everything.zzzzzzzzzzzz is not a function; available methods: add, echo, get_sum, get_tiny_image (line 1:18)"},
 		{"caught", "try { everything.ech({}) } catch (e) { throw new Error(e.message) }",
-			"Error: everything.ech is not a function; did you mean echo? (line 1:col 46)"},
+			"Error: everything.ech is not a function; did you mean echo? (line 1:46)"},
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
@@ -463,12 +463,12 @@ func TestUnknownGlobal(t *testing.T) {
 	}
 	// Reached otherwise, it is a ReferenceError that says the same.
 	o = runCode(t, e, &fakeHost{}, "const m = 'createNote';\nawait notse[m]({})", Limits{})
-	want = "ReferenceError: notse is not defined (line 2:col 7); did you mean notes? Available globals: notes, everything, codemode"
+	want = "ReferenceError: notse is not defined (line 2:7); did you mean notes? Available globals: notes, everything, codemode"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
 	}
 	o = runCode(t, e, &fakeHost{}, "github.listIssues({})", Limits{})
-	want = "ReferenceError: github is not defined (line 1:col 1); available globals: notes, everything, codemode"
+	want = "ReferenceError: github is not defined (line 1:1); available globals: notes, everything, codemode"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
 	}
@@ -668,11 +668,11 @@ func TestSnippets(t *testing.T) {
 
 	code = "try { await codemode.run('broken', {}) } catch (e) { return e.message }"
 	o := runCode(t, e, h, code, Limits{})
-	if o.Status != Completed || !strings.HasPrefix(string(o.Result), `"snippet broken: SyntaxError: `) || !strings.Contains(string(o.Result), "(line 1:col ") {
+	if o.Status != Completed || !strings.HasPrefix(string(o.Result), `"snippet broken: SyntaxError: `) || !strings.Contains(string(o.Result), "(line 1:") {
 		t.Errorf("broken snippet: %v %s %q", o.Status, o.Result, o.Error)
 	}
 	o = runCode(t, e, h, "await codemode.run('throws', {})", Limits{})
-	if o.Status != Failed || o.Error != "Error: snip (snippet throws line 2:col 9)" {
+	if o.Status != Failed || o.Error != "Error: snip (snippet throws line 2:9)" {
 		t.Errorf("throwing snippet: %v %q", o.Status, o.Error)
 	}
 	o = runCode(t, e, h, "await codemode.run('missing', {})", Limits{})
@@ -794,10 +794,10 @@ func TestHostCallErrorLocations(t *testing.T) {
 		},
 	}
 	tests := []struct{ name, code, want string }{
-		{"awaited", "const a = 1;\nawait everything.echo({ a })", "Error: downstream said no (line 2:col 18)"},
-		{"in a function", "async function f() {\n  return await notes.createNote({});\n}\nawait f()", "Error: downstream said no (line 2:col 22)"},
-		{"in Promise.all", "await Promise.all([\n  notes.listNotes({}),\n])", "Error: downstream said no (line 2:col 9)"},
-		{"in a snippet", "await codemode.run('s')", "Error: downstream said no (snippet s line 2:col 22)"},
+		{"awaited", "const a = 1;\nawait everything.echo({ a })", "Error: downstream said no (line 2:18)"},
+		{"in a function", "async function f() {\n  return await notes.createNote({});\n}\nawait f()", "Error: downstream said no (line 2:22)"},
+		{"in Promise.all", "await Promise.all([\n  notes.listNotes({}),\n])", "Error: downstream said no (line 2:9)"},
+		{"in a snippet", "await codemode.run('s')", "Error: downstream said no (snippet s line 2:22)"},
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
@@ -831,12 +831,12 @@ func TestUnavailableGlobal(t *testing.T) {
 				return o
 			}
 			o := run("await down.list({})")
-			want := "ReferenceError: down is not defined (line 1:col 7); connector down is unavailable: start /opt/down-server: exit status 1"
+			want := "ReferenceError: down is not defined (line 1:7); connector down is unavailable: start /opt/down-server: exit status 1"
 			if o.Status != Failed || o.Error != want {
 				t.Errorf("using it: %v %q\nwant failed %q", o.Status, o.Error, want)
 			}
 			o = run("const m = 'createNote';\nawait notse[m]({})")
-			want = "ReferenceError: notse is not defined (line 2:col 7); did you mean notes? Available globals: notes, everything, codemode"
+			want = "ReferenceError: notse is not defined (line 2:7); did you mean notes? Available globals: notes, everything, codemode"
 			if o.Status != Failed || o.Error != want {
 				t.Errorf("a misspelt connector: %v %q\nwant failed %q (the unavailable one is not offered)", o.Status, o.Error, want)
 			}

@@ -50,12 +50,12 @@ func TestNamespaces(t *testing.T) {
 			}
 
 			errs := []struct{ code, want string }{
-				{"await mcp.c.get_sum({})", "TypeError: mcp.c is not a connector; did you mean a or b? (line 1:col 11)"},
-				{"await mcp.b.get_summ({})", "TypeError: mcp.b.get_summ is not a function; did you mean get_sum? (line 1:col 13)"},
-				{"await mcp.down.list({})", "TypeError: connector mcp.down is unavailable: start /opt/down: exit status 1 (line 1:col 11)"},
-				{"await gone.x.list({})", "TypeError: connector gone.x is unavailable: no such server (line 1:col 12)"},
-				{"await github.pull.reviews.list({})", "TypeError: github.pull is not a connector; did you mean pulls? (line 1:col 14)"},
-				{"await mpc.a.get_sum({})", "ReferenceError: mpc is not defined (line 1:col 7); did you mean mcp? Available globals: mcp, gone, notes, github, codemode"},
+				{"await mcp.c.get_sum({})", "TypeError: mcp.c is not a connector; did you mean a or b? (line 1:11)"},
+				{"await mcp.b.get_summ({})", "TypeError: mcp.b.get_summ is not a function; did you mean get_sum? (line 1:13)"},
+				{"await mcp.down.list({})", "TypeError: connector mcp.down is unavailable: start /opt/down: exit status 1 (line 1:11)"},
+				{"await gone.x.list({})", "TypeError: connector gone.x is unavailable: no such server (line 1:12)"},
+				{"await github.pull.reviews.list({})", "TypeError: github.pull is not a connector; did you mean pulls? (line 1:14)"},
+				{"await mpc.a.get_sum({})", "ReferenceError: mpc is not defined (line 1:7); did you mean mcp? Available globals: mcp, gone, notes, github, codemode"},
 			}
 			for _, tc := range errs {
 				o := run(tc.code)

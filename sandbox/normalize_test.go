@@ -102,8 +102,8 @@ func TestSyntaxErrorOutcome(t *testing.T) {
 	e := newExecutor(t)
 	code := "```ts\nconst a: number = 1;\nconst b = a +* 2;\n```"
 	o := runCode(t, e, &fakeHost{}, code, Limits{})
-	if o.Status != Failed || !strings.HasPrefix(o.Error, "SyntaxError: ") || !strings.HasSuffix(o.Error, "(line 3:col 14)") {
-		t.Fatalf("outcome %v %q, want a source.SyntaxError at line 3:col 14", o.Status, o.Error)
+	if o.Status != Failed || !strings.HasPrefix(o.Error, "SyntaxError: ") || !strings.HasSuffix(o.Error, "(line 3:14)") {
+		t.Fatalf("outcome %v %q, want a source.SyntaxError at line 3:14", o.Status, o.Error)
 	}
 }
 
@@ -172,7 +172,7 @@ func TestRecoveredExpressionErrorPosition(t *testing.T) {
 	e := newExecutor(t)
 	code := "const a = 1;\n-1, null.x"
 	o := runCode(t, e, &fakeHost{}, code, Limits{})
-	if o.Status != Failed || !strings.HasSuffix(o.Error, "(line 2:col 10)") {
-		t.Errorf("outcome %v %q, want an error at line 2:col 10", o.Status, o.Error)
+	if o.Status != Failed || !strings.HasSuffix(o.Error, "(line 2:10)") {
+		t.Errorf("outcome %v %q, want an error at line 2:10", o.Status, o.Error)
 	}
 }

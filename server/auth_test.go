@@ -1,13 +1,12 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -71,24 +70,6 @@ func TestClientsWithoutTheTokenAreToldWhy(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Wrong bearer tokens are limited per client address: past the limit the
 // address gets 429 with Retry-After, before its token is looked at (the
 // right one too, until the limit lifts); a request with no token is not a
@@ -96,7 +77,7 @@ func (s *syncBuffer) String() string {
 // none shows a token.
 func TestWrongTokensAreLimited(t *testing.T) {
 	frozen := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	logs := &syncBuffer{}
+	logs := &fixture.SyncBuffer{}
 	base := serve(t, newServerWith(t, server.Options{
 		AuthToken:    "s3cret",
 		AuthFailures: throttle.New(3, time.Minute, func() time.Time { return frozen }),

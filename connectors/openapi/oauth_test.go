@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"io"
 	"net/http"
 	"net/url"
@@ -55,10 +56,10 @@ func newTokenEndpoint(t *testing.T, expiresIn string) *tokenEndpoint {
 }
 
 // oauthCaller returns a caller of base authenticating with te, on clock.
-func oauthCaller(t *testing.T, base string, te *tokenEndpoint, clock *fakeClock) *caller {
+func oauthCaller(t *testing.T, base string, te *tokenEndpoint, clock *fixture.Clock) *caller {
 	return newTestCaller(t, base, func(cfg *callerConfig) {
 		cfg.Auth = &Auth{OAuth2: &OAuth2{TokenURL: te.srv.URL + "/token", ClientID: "my app", ClientSecret: "s&cret:x", Scopes: []string{"read", "write"}}}
-		cfg.Now = clock.now
+		cfg.Now = clock.Now
 	})
 }
 
@@ -77,7 +78,7 @@ func bearers(rec *recorder) []string {
 func TestOAuthTokenRequest(t *testing.T) {
 	api := newRecorder(t, nil)
 	te := newTokenEndpoint(t, "3600")
-	c := oauthCaller(t, api.srv.URL, te, newFakeClock())
+	c := oauthCaller(t, api.srv.URL, te, fixture.NewClock())
 	callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`)
 	got := te.last(t)
 	form, _ := url.ParseQuery(string(got.Body))
@@ -115,15 +116,15 @@ func TestOAuthExpiry(t *testing.T) {
 		t.Run(tt.expiresIn, func(t *testing.T) {
 			api := newRecorder(t, nil)
 			te := newTokenEndpoint(t, tt.expiresIn)
-			clock := newFakeClock()
+			clock := fixture.NewClock()
 			c := oauthCaller(t, api.srv.URL, te, clock)
 			op := &Operation{Method: "GET", Path: "/x"}
 			callOK(t, c, op, `{}`)
-			clock.advance(tt.keep)
+			clock.Advance(tt.keep)
 			callOK(t, c, op, `{}`)
 			want := []string{"Bearer tok-1", "Bearer tok-1"}
 			if tt.replace > 0 {
-				clock.advance(tt.replace - tt.keep)
+				clock.Advance(tt.replace - tt.keep)
 				callOK(t, c, op, `{}`)
 				callOK(t, c, op, `{}`)
 				want = append(want, "Bearer tok-2", "Bearer tok-2")
@@ -153,7 +154,7 @@ func TestOAuth401(t *testing.T) {
 	})
 	refused.Store("Bearer tok-1", true)
 	te := newTokenEndpoint(t, "3600")
-	c := oauthCaller(t, api.srv.URL, te, newFakeClock())
+	c := oauthCaller(t, api.srv.URL, te, fixture.NewClock())
 	post := &Operation{Method: "POST", Path: "/x", Body: &Body{Prop: "body", MediaType: "application/json"}}
 	res := callOK(t, c, post, `{"body":{"n":1}}`)
 	if string(res.Value) != `"ok"` {
@@ -208,7 +209,7 @@ func TestOAuthShared(t *testing.T) {
 	api := newRecorder(t, nil)
 	te := newTokenEndpoint(t, "3600")
 	te.gate, te.got = make(chan struct{}), make(chan struct{}, n)
-	c := oauthCaller(t, api.srv.URL, te, newFakeClock())
+	c := oauthCaller(t, api.srv.URL, te, fixture.NewClock())
 	joined := make(chan struct{}, n)
 	c.oauth.onJoin = func() { joined <- struct{}{} }
 
@@ -256,7 +257,7 @@ func TestOAuthClose(t *testing.T) {
 	api := newRecorder(t, nil)
 	te := newTokenEndpoint(t, "3600")
 	te.gate, te.got = make(chan struct{}), make(chan struct{}, 1)
-	c := oauthCaller(t, api.srv.URL, te, newFakeClock())
+	c := oauthCaller(t, api.srv.URL, te, fixture.NewClock())
 	abandonCall(t, c, te)
 	c.close()
 	if _, err := c.oauth.token(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "closed") {

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"sync"
 	"testing"
-	"time"
 )
 
 // A received request, as a test server got it.
@@ -84,28 +83,6 @@ func newTestCaller(t testing.TB, base string, opts ...func(*callerConfig)) *call
 	}
 	t.Cleanup(c.close)
 	return c
-}
-
-// A fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 // mustJSON returns v as JSON.

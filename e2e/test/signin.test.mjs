@@ -73,6 +73,18 @@ describe("codemode-mcp signs in to a server Ory Hydra protects", { skip: skipHyd
     fixture = await startProtectedServer(as, { scope: ["mcp:tools", "offline_access"], env: { FIXTURE_SIDE_EFFECTS: effects } });
     browser = await launchBrowser();
   });
+  // remoteConfig writes a config into dir with its store at store and the
+  // protected fixture as connector remote, nothing else configured.
+  const remoteConfig = (dir, store) =>
+    writeConfig(dir, `
+store:
+  path: ${JSON.stringify(store)}
+approvals:
+  elicitation: false
+connectors:
+  remote:
+    url: ${fixture.url}
+`);
   after(async () => {
     await browser?.close();
     await fixture?.stop();
@@ -81,15 +93,7 @@ describe("codemode-mcp signs in to a server Ory Hydra protects", { skip: skipHyd
 
   test("a first call pauses for a sign-in in the console; refresh; revocation; no token anywhere", async () => {
     const db = path.join(dir, "codemode.db");
-    const cfg = writeConfig(dir, `
-store:
-  path: ${JSON.stringify(db)}
-approvals:
-  elicitation: false
-connectors:
-  remote:
-    url: ${fixture.url}
-`);
+    const cfg = remoteConfig(dir, db);
     const env = { CODEMODE_SECRET_KEY: randomBytes(32).toString("hex") };
     const srv = await startHTTP(cfg, "http", [], { env });
     const client = await connectHTTP(srv.url);
@@ -163,15 +167,7 @@ connectors:
   test("two replicas on one PostgreSQL refresh a rotating refresh token once between them", async () => {
     const pg = await startPostgres();
     const rdir = tempDir();
-    const cfg = writeConfig(rdir, `
-store:
-  path: ${JSON.stringify(pg.url)}
-approvals:
-  elicitation: false
-connectors:
-  remote:
-    url: ${fixture.url}
-`);
+    const cfg = remoteConfig(rdir, pg.url);
     const env = { CODEMODE_SECRET_KEY: randomBytes(32).toString("hex") };
     const replicas = [];
     const clients = [];

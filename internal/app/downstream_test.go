@@ -113,7 +113,7 @@ func (e *retryEnv) run(code string) codemode.Outcome {
 func (e *retryEnv) mustFailUnavailable() {
 	e.t.Helper()
 	o := e.run(`async () => await fx.get_sum({ a: 2, b: 3 })`)
-	if o.Status != codemode.StatusError || !strings.HasPrefix(o.Error, "ReferenceError: fx is not defined (line 1:col ") || !strings.Contains(o.Error, "); connector fx is unavailable: ") {
+	if o.Status != codemode.StatusError || !strings.HasPrefix(o.Error, "ReferenceError: fx is not defined (line 1:") || !strings.Contains(o.Error, "); connector fx is unavailable: ") {
 		e.t.Fatalf("outcome %s %q; want an error saying fx is unavailable", o.Status, o.Error)
 	}
 }

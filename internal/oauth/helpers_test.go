@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -30,7 +29,7 @@ type env struct {
 	seal  *Sealer
 	scrub *scrub.Scrubber
 	clock *fixture.Clock
-	logs  *syncBuffer
+	logs  *fixture.SyncBuffer
 	log   *slog.Logger
 }
 
@@ -39,7 +38,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &fixture.SyncBuffer{}
 	return &env{t: t, path: filepath.Join(t.TempDir(), "codemode.db"), seal: seal, scrub: scrub.New(),
 		clock: fixture.NewClock(), logs: logs, log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 }
@@ -85,24 +84,6 @@ func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 	}
 	e.t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // call sends a request to the fake's protected resource through the

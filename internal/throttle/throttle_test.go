@@ -2,37 +2,18 @@ package throttle
 
 import (
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"sync"
 	"testing"
 	"time"
 )
 
-// clock is a hand-turned clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
 // An address may fail burst times; then it waits until one attempt has
 // refilled, and gets one attempt per period from then on. Other addresses
 // are not affected, and an address that never fails is never limited.
 func TestFailuresPerAddress(t *testing.T) {
-	c := newClock()
-	f := New(3, 10*time.Second, c.now)
+	c := fixture.NewClock()
+	f := New(3, 10*time.Second, c.Now)
 	const a, b = "192.0.2.1:40000", "192.0.2.2:40000"
 	for i := range 3 {
 		if ok, _ := f.Allow(a); !ok {
@@ -49,11 +30,11 @@ func TestFailuresPerAddress(t *testing.T) {
 	if ok, _ := f.Allow(b); !ok {
 		t.Fatal("another address is limited")
 	}
-	c.advance(3500 * time.Millisecond)
+	c.Advance(3500 * time.Millisecond)
 	if ok, secs := f.Allow(a); ok || secs != 7 {
 		t.Fatalf("3.5 s later: ok %v, retry after %d s; want refused for 7 s more (6.5, rounded up)", ok, secs)
 	}
-	c.advance(6500 * time.Millisecond)
+	c.Advance(6500 * time.Millisecond)
 	if ok, _ := f.Allow(a); !ok {
 		t.Fatal("refused once an attempt refilled")
 	}
@@ -61,7 +42,7 @@ func TestFailuresPerAddress(t *testing.T) {
 	if ok, _ := f.Allow(a); ok {
 		t.Fatal("a second attempt allowed within the period")
 	}
-	c.advance(time.Hour)
+	c.Advance(time.Hour)
 	for i := range 3 {
 		if ok, _ := f.Allow(a); !ok {
 			t.Fatalf("after an hour, attempt %d refused: the bucket did not refill to the burst", i+1)
@@ -96,8 +77,8 @@ func TestAddrKey(t *testing.T) {
 // Log lines are bounded across all addresses, and the next line written
 // says how many were not.
 func TestLogIsBounded(t *testing.T) {
-	c := newClock()
-	f := New(2, time.Minute, c.now)
+	c := fixture.NewClock()
+	f := New(2, time.Minute, c.Now)
 	var written, unlogged int
 	for range 100 {
 		if ok, n := f.Log(); ok {
@@ -108,7 +89,7 @@ func TestLogIsBounded(t *testing.T) {
 	if written != 2 || unlogged != 0 {
 		t.Fatalf("at once: %d lines written (%d said unlogged); want 2 and 0", written, unlogged)
 	}
-	c.advance(time.Minute)
+	c.Advance(time.Minute)
 	ok, n := f.Log()
 	if !ok || n != 98 {
 		t.Fatalf("a minute later: ok %v, unlogged %d; want a line saying 98 were not written", ok, n)
@@ -121,11 +102,11 @@ func TestLogIsBounded(t *testing.T) {
 // The addresses remembered are bounded: refilled ones are forgotten
 // first, else the one that failed least recently.
 func TestAddressesAreBounded(t *testing.T) {
-	c := newClock()
-	f := New(1, time.Minute, c.now)
+	c := fixture.NewClock()
+	f := New(1, time.Minute, c.Now)
 	addr := func(i int) string { return fmt.Sprintf("10.%d.%d.%d:1", i>>16&255, i>>8&255, i&255) }
 	for i := range maxAddrs + 100 {
-		c.advance(time.Millisecond)
+		c.Advance(time.Millisecond)
 		f.Fail(addr(i))
 	}
 	if len(f.addrs) != maxAddrs {
@@ -141,7 +122,7 @@ func TestAddressesAreBounded(t *testing.T) {
 			t.Errorf("%s is not limited; want it remembered", addr(i))
 		}
 	}
-	c.advance(2 * time.Minute) // every bucket is full again
+	c.Advance(2 * time.Minute) // every bucket is full again
 	f.Fail("203.0.113.9:1")
 	if len(f.addrs) != 1 {
 		t.Errorf("%d addresses remembered; want only the new one once the others refilled", len(f.addrs))
@@ -151,7 +132,7 @@ func TestAddressesAreBounded(t *testing.T) {
 // Concurrent failures and checks from many goroutines keep the counts
 // consistent (run with -race).
 func TestConcurrentUse(t *testing.T) {
-	f := New(5, time.Hour, newClock().now)
+	f := New(5, time.Hour, fixture.NewClock().Now)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

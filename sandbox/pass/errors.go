@@ -39,7 +39,7 @@ func (ps *pass) failure(v goja.Value, frames []goja.StackFrame) string {
 	return msg + loc + ps.referenceHint(msg)
 }
 
-// frameLocation is " (line L:col C)" for the top frame in the model's code,
+// frameLocation is " (line L:C)" for the top frame in the model's code,
 // or "".
 func (ps *pass) frameLocation(frames []goja.StackFrame) string {
 	for i := range frames {
@@ -76,7 +76,7 @@ func (ps *pass) stackLocation(stack string) string {
 }
 
 // location maps a position in a compiled file of the pass to the model's
-// code: " (line L:col C)", " (snippet NAME line L:col C)", or "" when the
+// code: " (line L:C)", " (snippet NAME line L:C)", or "" when the
 // position is not in the model's code.
 func (ps *pass) location(file string, line, col int) string {
 	src, ok := ps.sources[file]
@@ -88,9 +88,9 @@ func (ps *pass) location(file string, line, col int) string {
 		return ""
 	}
 	if src.snippet != "" {
-		return fmt.Sprintf(" (snippet %s line %d:col %d)", src.snippet, l, c)
+		return fmt.Sprintf(" (snippet %s line %d:%d)", src.snippet, l, c)
 	}
-	return fmt.Sprintf(" (line %d:col %d)", l, c)
+	return fmt.Sprintf(" (line %d:%d)", l, c)
 }
 
 // referenceHint follows "ReferenceError: x is not defined" with the

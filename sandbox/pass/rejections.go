@@ -12,7 +12,7 @@ import (
 // that completes while some are still unhandled gets a warning in its logs,
 // such as
 //
-//	[warn] unhandled promise rejection: Error: not found (line 3:col 9)
+//	[warn] unhandled promise rejection: Error: not found (line 3:9)
 //
 // since the failure it swallowed is likely a bug (Node would crash).
 type rejectionTracker struct {

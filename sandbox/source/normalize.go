@@ -147,7 +147,7 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("SyntaxError: %s (line %d:col %d)", e.Message, e.Line, e.Column)
+		return fmt.Sprintf("SyntaxError: %s (line %d:%d)", e.Message, e.Line, e.Column)
 	}
 	return "SyntaxError: " + e.Message
 }
