@@ -15,6 +15,7 @@ const (
 	EventCompleted                      // it completed
 	EventFailed                         // it ended in error (Message)
 	EventRejected                       // it ended rejected (Message)
+	EventCancelled                      // it was cancelled (Message)
 )
 
 func (k EventKind) String() string {
@@ -35,6 +36,8 @@ func (k EventKind) String() string {
 		return "failed"
 	case EventRejected:
 		return "rejected"
+	case EventCancelled:
+		return "cancelled"
 	}
 	return "unknown"
 }

@@ -25,9 +25,43 @@ type Execution struct {
 	// Owner is the id of the process (Owner) working on the execution
 	// while its status is claimed (running, rolling_back); empty
 	// otherwise.
-	Owner     string    `json:"owner,omitempty"`
+	Owner string `json:"owner,omitempty"`
+	// Task is set when the run was started as an MCP task (a
+	// task-augmented tools/call): nil for every other run.
+	Task      *Task     `json:"task,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// A Task is what makes a run an MCP task: the client that started it
+// polls it by the run's id, which is the task's id, and the run's status
+// is the task's (running is working, paused is input_required, …: see
+// package server). Its passes run in the background of the process that
+// runs them, each bounded by the task timeout instead of the plain
+// call's.
+type Task struct {
+	// TTL is how long after the run's creation the task is offered to
+	// clients (tasks/get, tasks/list); the run itself stays in the log
+	// as long as any other. Its JSON form is whole milliseconds (ttlMs),
+	// as MCP counts it.
+	TTL time.Duration `json:"-"`
+}
+
+type taskJSON struct {
+	TTLMs int64 `json:"ttlMs"`
+}
+
+func (t Task) MarshalJSON() ([]byte, error) {
+	return json.Marshal(taskJSON{TTLMs: t.TTL.Milliseconds()})
+}
+
+func (t *Task) UnmarshalJSON(b []byte) error {
+	var j taskJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	t.TTL = time.Duration(j.TTLMs) * time.Millisecond
+	return nil
 }
 
 // Clock is what a program's passes share so that Date and Math.random

@@ -23,10 +23,16 @@ const (
 	// StatusRollingBack: a rollback reverts the execution's calls in the
 	// process that owns it.
 	StatusRollingBack
+	// StatusCancelled: the client that started the run as a task cancelled
+	// it (tasks/cancel) while it ran or waited for a person. It stays
+	// cancelled even if a pass that was running then still finishes:
+	// what that pass logged stays in the log, and its calls can be rolled
+	// back.
+	StatusCancelled
 )
 
 // execStatusOrder lists the statuses in the order messages name them.
-var execStatusOrder = []ExecStatus{StatusRunning, StatusPaused, StatusCompleted, StatusError, StatusRejected, StatusRollingBack, StatusRolledBack}
+var execStatusOrder = []ExecStatus{StatusRunning, StatusPaused, StatusCompleted, StatusError, StatusRejected, StatusCancelled, StatusRollingBack, StatusRolledBack}
 
 var execStatusNames = map[ExecStatus]string{
 	StatusRunning:     "running",
@@ -36,6 +42,7 @@ var execStatusNames = map[ExecStatus]string{
 	StatusRejected:    "rejected",
 	StatusRolledBack:  "rolled_back",
 	StatusRollingBack: "rolling_back",
+	StatusCancelled:   "cancelled",
 }
 
 // ExecStatuses returns every execution status.
@@ -51,7 +58,7 @@ func (s ExecStatus) String() string {
 // Terminal reports whether the program is done: no further pass of it can
 // run (a rollback may still revert its calls).
 func (s ExecStatus) Terminal() bool {
-	return s == StatusCompleted || s == StatusError || s == StatusRejected || s == StatusRolledBack
+	return s == StatusCompleted || s == StatusError || s == StatusRejected || s == StatusCancelled || s == StatusRolledBack
 }
 
 // Claimed reports whether a process works on an execution in this status
@@ -187,14 +194,16 @@ func Transition(from, to EntryState) (EntryState, error) {
 }
 
 // execTransitions lists the legal moves of an execution. Recovery moves a
-// claimed execution whose owner is gone to error.
+// claimed execution whose owner is gone to error; a cancellation moves a
+// running or paused one to cancelled, from whichever process receives it.
 var execTransitions = map[ExecStatus][]ExecStatus{
 	0:                 {StatusRunning},
-	StatusRunning:     {StatusPaused, StatusCompleted, StatusError, StatusRejected},
-	StatusPaused:      {StatusRunning, StatusRejected, StatusRollingBack},
+	StatusRunning:     {StatusPaused, StatusCompleted, StatusError, StatusRejected, StatusCancelled},
+	StatusPaused:      {StatusRunning, StatusRejected, StatusRollingBack, StatusCancelled},
 	StatusCompleted:   {StatusRollingBack},
 	StatusError:       {StatusRollingBack},
 	StatusRejected:    {StatusRollingBack},
+	StatusCancelled:   {StatusRollingBack},
 	StatusRollingBack: {StatusRolledBack, StatusError},
 	StatusRolledBack:  nil,
 }

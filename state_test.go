@@ -22,3 +22,22 @@ func TestTransitionsUsedByTheEngineAreLegal(t *testing.T) {
 		}
 	}
 }
+
+func TestCancelledIsTerminalAndRollsBack(t *testing.T) {
+	for _, m := range [][2]ExecStatus{{StatusRunning, StatusCancelled}, {StatusPaused, StatusCancelled}, {StatusCancelled, StatusRollingBack}} {
+		if _, err := TransitionExec(m[0], m[1]); err != nil {
+			t.Errorf("TransitionExec(%s, %s): %v", m[0], m[1], err)
+		}
+	}
+	for _, m := range [][2]ExecStatus{{StatusCancelled, StatusRunning}, {StatusCancelled, StatusPaused}, {StatusCompleted, StatusCancelled}, {StatusRollingBack, StatusCancelled}, {0, StatusCancelled}} {
+		if _, err := TransitionExec(m[0], m[1]); !errors.Is(err, ErrIllegalTransition) {
+			t.Errorf("%s -> %s allowed: %v", m[0], m[1], err)
+		}
+	}
+	if !StatusCancelled.Terminal() || StatusCancelled.Claimed() {
+		t.Errorf("cancelled: Terminal %v, Claimed %v; want a terminal status nobody claims", StatusCancelled.Terminal(), StatusCancelled.Claimed())
+	}
+	if s, err := ParseExecStatus("cancelled"); err != nil || s != StatusCancelled {
+		t.Errorf(`ParseExecStatus("cancelled") = %v, %v`, s, err)
+	}
+}

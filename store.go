@@ -51,6 +51,8 @@ func (c ClippedEntry) Cut() bool {
 type ExecutionFilter struct {
 	Limit  int        // 0: no limit
 	Status ExecStatus // 0: any
+	// Tasks keeps only the runs started as tasks (Execution.Task set).
+	Tasks bool
 }
 
 // Errors returned (wrapped) by Store implementations.
@@ -79,9 +81,11 @@ type Store interface {
 	GetExecution(ctx context.Context, id string) (*Execution, error)
 	// UpdateExecution stores e (status, result, error, logs, connectors,
 	// clock, owner, UpdatedAt) if the stored status is still from, else
-	// ErrConflict (ErrNotFound if there is no such execution).
+	// ErrConflict (ErrNotFound if there is no such execution). Code,
+	// Task and CreatedAt are written once, by CreateExecution.
 	UpdateExecution(ctx context.Context, e *Execution, from ExecStatus) error
-	// ListExecutions returns executions newest first.
+	// ListExecutions returns executions newest first (only those started
+	// as tasks with f.Tasks).
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, error)
 	// DeleteExecution removes an execution and its log; ErrNotFound if absent.
 	DeleteExecution(ctx context.Context, id string) error

@@ -26,6 +26,7 @@ const (
 	DefaultLease          = 15 * time.Second
 	MinLease              = time.Second
 	DefaultSandboxTimeout = 60 * time.Second
+	DefaultTaskTimeout    = 30 * time.Minute
 	DefaultMemoryLimit    = 256 << 20
 	DefaultMaxResultChars = 24000
 	DefaultIsolation      = "process"
@@ -153,12 +154,16 @@ func IsPostgresURL(location string) bool {
 
 // Sandbox configures program execution.
 type Sandbox struct {
-	Timeout        time.Duration // wall clock per pass; default 60s
-	MemoryLimit    int64         // bytes; default 256 MiB
-	MaxResultChars int           // what the model sees of a result; default 24000
-	Isolation      string        // "process" | "inprocess"; default "process"
-	MaxCalls       int           // host calls per pass; 0 = sandbox default
-	MaxStackDepth  int           // JS call stack depth; 0 = sandbox default
+	Timeout time.Duration // wall clock per pass; default 60s
+	// TaskTimeout is the wall clock per pass of a run started as an MCP
+	// task (its client polls it instead of waiting for the call);
+	// default 30m.
+	TaskTimeout    time.Duration
+	MemoryLimit    int64  // bytes; default 256 MiB
+	MaxResultChars int    // what the model sees of a result; default 24000
+	Isolation      string // "process" | "inprocess"; default "process"
+	MaxCalls       int    // host calls per pass; 0 = sandbox default
+	MaxStackDepth  int    // JS call stack depth; 0 = sandbox default
 	// TypeCheck is "tsc" to type-check every new program with tsgo or
 	// tsc (found on PATH) against the declarations before it runs, and
 	// refuse it on type errors; "off" (the default) does not.
@@ -356,6 +361,7 @@ func defaults() *Config {
 		},
 		Sandbox: Sandbox{
 			Timeout:        DefaultSandboxTimeout,
+			TaskTimeout:    DefaultTaskTimeout,
 			MemoryLimit:    DefaultMemoryLimit,
 			MaxResultChars: DefaultMaxResultChars,
 			Isolation:      DefaultIsolation,

@@ -422,6 +422,11 @@ func (d *decoder) sandbox(n *node, fp fieldPath, s *Sandbox) {
 				s.Timeout = v
 			}
 		}},
+		{"task_timeout", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.TaskTimeout = v
+			}
+		}},
 		{"memory_limit", func(n *node, fp fieldPath) {
 			v, ok := d.size(n, fp)
 			if ok && v <= 0 {

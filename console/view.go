@@ -449,7 +449,7 @@ func (c *Console) newRunView(rd *runRead) *runView {
 	}
 	v.Code = codeView(e.Code, marks)
 	rollbackable := e.Status == codemode.StatusCompleted || e.Status == codemode.StatusError ||
-		e.Status == codemode.StatusRejected || e.Status == codemode.StatusPaused
+		e.Status == codemode.StatusRejected || e.Status == codemode.StatusCancelled || e.Status == codemode.StatusPaused
 	for _, en := range rd.heads {
 		if rollbackable && en.Kind == codemode.KindCall && en.Reverts == 0 &&
 			(en.State == codemode.EntryApplied || en.State == codemode.EntryUnknown) &&

@@ -295,7 +295,7 @@ func TestWrongStateRequests(t *testing.T) {
 			}
 			_, err := e.rt.Rollback(e.ctx, done.ExecutionID)
 			return err
-		}, "is rolled_back; only a completed, error, rejected or paused execution can be rolled back"},
+		}, "is rolled_back; only a completed, error, rejected, cancelled or paused execution can be rolled back"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,19 +21,46 @@ import (
 // declined). ap may be nil; with an approver, calls needing approval are put
 // to it before the run pauses.
 func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error) {
+	c, out, err := r.create(ctx, code, nil)
+	if c == nil {
+		return out, err
+	}
+	defer c.end()
+	return r.runPass(ctx, c.e, c.h, ap, nil)
+}
+
+// A claimed run is a run a request has claimed for a pass: the hold on it
+// (hold.go), and end, which lets go of the hold and ends the request (see
+// begin) once the pass has recorded how it ended.
+type claimed struct {
+	e   *codemode.Execution
+	h   *hold
+	log []codemode.Entry // what the pass replays
+	end func()
+}
+
+// create begins a request (see begin) and creates the execution of a new
+// program (a task when task is set), after the checks a program meets
+// before anything is stored (its size, the type check) and the
+// housekeeping. When it returns no run, the program was refused (out says
+// why) or err failed.
+func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) (*claimed, codemode.Outcome, error) {
 	done, err := r.begin()
 	if err != nil {
-		return codemode.Outcome{}, err
+		return nil, codemode.Outcome{}, err
 	}
-	defer done()
+	refuse := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {
+		done()
+		return nil, out, err
+	}
 	if max := r.limits.WithDefaults().MaxCodeBytes; len(code) > max {
 		// Refused before an execution exists: a rejected program stores
 		// nothing.
-		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", short.Bytes(int64(len(code))), short.Bytes(int64(max)))}, nil
+		return refuse(codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", short.Bytes(int64(len(code))), short.Bytes(int64(max)))}, nil)
 	}
 	if r.typeCheck != nil {
 		if o, refused := r.typeCheckProgram(ctx, code); refused {
-			return o, nil
+			return refuse(o, nil)
 		}
 	}
 	now := r.now()
@@ -46,25 +73,26 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 		Code:       code,
 		Clock:      codemode.Clock{Seed: newSeed()},
 		Connectors: map[string]string{},
+		Task:       task,
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
 	if e.Status, err = codemode.TransitionExec(0, codemode.StatusRunning); err != nil {
-		return codemode.Outcome{}, err
+		return refuse(codemode.Outcome{}, err)
 	}
 	if e.Owner, err = r.own.claim(ctx); err != nil {
-		return codemode.Outcome{}, err
+		return refuse(codemode.Outcome{}, err)
 	}
 	h, err := r.own.claims.take(ctx, e.ID)
 	if err != nil {
-		return codemode.Outcome{}, err
+		return refuse(codemode.Outcome{}, err)
 	}
-	defer h.release()
 	if err := r.store.CreateExecution(ctx, e); err != nil {
-		return codemode.Outcome{}, fmt.Errorf("create execution: %w", err)
+		h.release()
+		return refuse(codemode.Outcome{}, fmt.Errorf("create execution: %w", err))
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
-	return r.runPass(ctx, e, h, ap, nil)
+	return &claimed{e: e, h: h, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -85,35 +113,59 @@ func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) 
 // claim, so no other decision can slip in between the check and the
 // approval.
 func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Review, ap codemode.Approver) (codemode.Outcome, error) {
+	c, out, err := r.claimApproved(ctx, id, rv)
+	if c == nil {
+		return out, err
+	}
+	defer c.end()
+	return r.runPass(ctx, c.e, c.h, ap, c.log)
+}
+
+// claimApproved makes the decision of ApproveReviewed: it claims the
+// paused run (running, owned by this process) and moves its pending
+// actions on, and returns it with its log as the pass that resumes it must
+// replay. When it returns no run, the approval was refused (the run stays
+// as it was, out and err say why) or failed (the run ended in error).
+func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Review) (_ *claimed, _ codemode.Outcome, err error) {
 	e, done, err := r.openExecution(ctx, id, "approved", codemode.StatusPaused)
 	if err != nil {
-		return wrongOutcome(id, e), err
+		return nil, wrongOutcome(id, e), err
 	}
-	defer done()
+	var h *hold
+	ok := false
+	defer func() {
+		if !ok {
+			if h != nil {
+				h.release()
+			}
+			done()
+		}
+	}()
+	fail := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {
+		return nil, out, err
+	}
 	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
+		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
-			id, strings.Join(changed, ", "))}
+			id, strings.Join(changed, ", "))})
 	}
-	h, err := r.own.claims.take(ctx, id)
-	if err != nil {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, err
+	if h, err = r.own.claims.take(ctx, id); err != nil {
+		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
 	}
-	defer h.release()
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
-		return r.lostRace(ctx, id, "approved", err)
+		return fail(r.lostRace(ctx, id, "approved", err))
 	}
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		return r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err))
+		return fail(r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err)))
 	}
 	// refuse gives the claim back: the run waits, as it was, for a
 	// decision about what is pending now.
-	refuse := func(why error) (codemode.Outcome, error) {
+	refuse := func(why error) (*claimed, codemode.Outcome, error) {
 		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
-			return r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err))
+			return fail(r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err)))
 		}
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, why
+		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, why)
 	}
 	if rv.Digest != "" && codemode.PendingDigest(codemode.PendingActions(id, log)) != rv.Digest {
 		return refuse(notAsShown(id, "approved"))
@@ -133,22 +185,23 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 				if codemode.IsRefusal(err) {
 					return refuse(err)
 				}
-				return r.abort(ctx, e, err)
+				return fail(r.abort(ctx, e, err))
 			}
 		default:
 			continue
 		}
 		if log[i].State, err = codemode.Transition(en.State, to); err != nil {
-			return r.abort(ctx, e, err)
+			return fail(r.abort(ctx, e, err))
 		}
 		log[i].UpdatedAt, log[i].Error = r.now(), note
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
-		return r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err))
+		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
 	}
-	return r.runPass(ctx, e, h, ap, log)
+	ok = true
+	return &claimed{e: e, h: h, log: log, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its

@@ -59,6 +59,8 @@ type setup struct {
 	scrubber *scrub.Scrubber
 	fxEnv    map[string]string
 	lease    time.Duration // Options.Lease
+	// taskTimeout is Options.TaskTimeout.
+	taskTimeout time.Duration
 	// typeCheck is Options.TypeCheck.
 	typeCheck runtime.TypeChecker
 }
@@ -157,6 +159,7 @@ func (e *env) open(s setup) {
 		Now:                  nowOf(s.clock),
 		Scrubber:             s.scrubber,
 		Lease:                s.lease,
+		TaskTimeout:          s.taskTimeout,
 	})
 	if err != nil {
 		e.shutdown()

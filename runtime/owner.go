@@ -289,6 +289,7 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 		return false
 	}
 	r.log.Warn("recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
+	r.changedStatus()
 	r.dispose(ctx, e.ID)
 	return true
 }

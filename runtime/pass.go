@@ -15,14 +15,19 @@ import (
 // runPass runs the program of e (status running) once against its log (as
 // the caller loaded it: nil for a fresh execution, just created by Execute)
 // and records how the pass ended. h is the caller's hold on the run
-// (hold.go).
+// (hold.go). A pass of a task run can be cancelled (task.go).
 func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
+	if e.Task != nil {
+		var end func()
+		ctx, end = r.track(ctx, e.ID)
+		defer end()
+	}
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
 		Globals:  p.cat.globals,
 		Services: serviceList,
-		Limits:   r.limits,
+		Limits:   r.limitsOf(e),
 		Clock:    sandbox.Clock(e.Clock),
 		NoCheck:  r.noCheck,
 	}, p)
@@ -163,6 +168,10 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			r.settleLeftovers(ctx, e, leftover)
 		}
 		if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
+			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal(), err); cur != nil {
+				*e = *cur // the run stays cancelled, as the pass leaves it
+				return internal, nil
+			}
 			return internal, err
 		}
 		if to.Terminal() {
@@ -290,6 +299,7 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
+	r.changedStatus()
 	return nil
 }
 

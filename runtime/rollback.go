@@ -40,7 +40,7 @@ var errNotRevertible = errors.New("not revertible")
 // (revertJS), so only a call whose revert was in flight at the crash may
 // be reverted twice: the same at-least-once window as a call.
 func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "rolled back", codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusPaused)
+	e, done, err := r.openExecution(ctx, id, "rolled back", codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusCancelled, codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}

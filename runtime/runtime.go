@@ -82,6 +82,10 @@ type Options struct {
 	// them), from tool descriptions and schemas, and from the outcomes and
 	// execution records the runtime writes.
 	Scrubber *scrub.Scrubber
+	// TaskTimeout bounds each pass of a run started as a task (Start),
+	// in place of Limits.Timeout: a task's client polls it instead of
+	// waiting for a call to return. 0 means DefaultTaskTimeout.
+	TaskTimeout time.Duration
 	// TypeCheck, when set, type-checks every new program against the
 	// declarations of the connectors (Declarations("")) before an
 	// execution exists; a program with type errors is refused, and
@@ -109,6 +113,9 @@ type Runtime struct {
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 
+	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
+	taskTimeout time.Duration
+
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
 	cat atomic.Pointer[catalog]
@@ -131,6 +138,7 @@ type Runtime struct {
 	active   sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
 	schedule housekeepingSchedule         // when to do the housekeeping; guarded by mu
 	signIns  map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
+	tasks    taskState                    // task passes in progress here, status changes (task.go); guarded by mu
 }
 
 // DefaultHousekeepingInterval is the default of
@@ -176,6 +184,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if r.clock == nil {
 		r.clock = time.Now
 	}
+	r.taskTimeout = opts.TaskTimeout
+	if r.taskTimeout <= 0 {
+		r.taskTimeout = DefaultTaskTimeout
+	}
 	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
 	lease := opts.Lease
 	if lease <= 0 {
@@ -208,7 +220,8 @@ func housekeepingInterval(d time.Duration) time.Duration {
 	return d
 }
 
-// Close refuses new requests, ends the sign-ins StartSignIn waits for,
+// Close refuses new requests, ends the sign-ins StartSignIn waits for and
+// the passes of task runs (each ends in error: the server shut down),
 // waits for in-flight requests (running passes, rollbacks) to finish, and
 // removes this process's owner record. It does not close the store, the
 // executor or the connectors: the caller owns them.

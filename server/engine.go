@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -21,6 +22,31 @@ type Engine interface {
 	Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error)
 	// Reject ends a paused run rejected (seq > 0: that pending action).
 	Reject(ctx context.Context, id string, seq int) (codemode.Outcome, error)
+	// RejectReviewed is Reject for a person who was shown the pending
+	// actions (codemode.Review).
+	RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (codemode.Outcome, error)
+
+	// Start runs a new program as a task and returns at once (running, or
+	// the outcome of a program refused before anything was stored); the
+	// run goes on in the background, and the observer in ctx hears it.
+	Start(ctx context.Context, code string, t codemode.Task) (codemode.Outcome, error)
+	// Resume approves a paused run for a person who was shown its pending
+	// actions through the client that polls it as a task; a task goes on
+	// in the background (running).
+	Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error)
+	// Cancel ends a task that runs or waits, cancelled, with reason as
+	// its error.
+	Cancel(ctx context.Context, id, reason string) (codemode.Outcome, error)
+	// Await returns run id as stored once until reports true of it (at
+	// once when it already does; another process's change is seen within
+	// poll, 0: the engine's default), or ctx's error.
+	Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error)
+	// Outcome is the outcome of a run as stored: what a plain call that
+	// ran its last pass returned.
+	Outcome(ctx context.Context, id string) (codemode.Outcome, error)
+	// PendingWhole lists the actions a paused run waits for, their
+	// arguments whole.
+	PendingWhole(ctx context.Context, id string) ([]codemode.PendingAction, error)
 	// Rollback reverts a run's applied, revertible calls, newest first.
 	Rollback(ctx context.Context, id string) (codemode.Outcome, error)
 	// Pending lists the actions awaiting approval (id "": of every paused

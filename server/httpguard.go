@@ -56,6 +56,9 @@ import (
 //     other than initialize needs the Mcp-Session-Id of a live session
 //     (400 without one, 404 for one this server did not issue or ended).
 //
+// On streamable HTTP the task front (front.go) then answers the task
+// requests; the transport gets everything else.
+//
 // Responses are written under a per-write deadline (WriteTimeout), so a
 // client that stops reading is dropped instead of holding its handler, and
 // never carry Access-Control-Allow-Origin: * (the SSE transport would set
@@ -75,6 +78,9 @@ type guard struct {
 	console        http.Handler // nil: none
 	failures       *throttle.Failures
 	log            *slog.Logger
+	// front answers the task requests of a POST that passed every check,
+	// in front of the transport, and reports whether it did (nil: none).
+	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
 func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...string) *guard {
@@ -170,6 +176,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			dw.sent = &sentCounter{}
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, dw.sent))
+	}
+	if g.front != nil && r.Method == http.MethodPost && g.front(dw, r, body) {
+		return
 	}
 	g.next.ServeHTTP(dw, r)
 }

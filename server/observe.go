@@ -86,6 +86,7 @@ var eventLevels = map[codemode.EventKind]mcp.LoggingLevel{
 	codemode.EventPaused:    mcp.LoggingLevelNotice,
 	codemode.EventRejected:  mcp.LoggingLevelWarning,
 	codemode.EventFailed:    mcp.LoggingLevelError,
+	codemode.EventCancelled: mcp.LoggingLevelWarning,
 }
 
 // log sends a run event as a log notification (the session filters it by

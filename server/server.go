@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -110,6 +112,13 @@ type Server struct {
 	rt   Engine
 	mcp  *mcpserver.MCPServer
 	log  *slog.Logger
+
+	// clients holds the sessions mcp-go registered, by id, for the
+	// requests the task front answers (front.go).
+	clients sync.Map
+	// tasksServed is set once a transport that serves tasks (stdio,
+	// streamable HTTP) starts: from then on clients are told of tasks.
+	tasksServed atomic.Bool
 }
 
 // New builds the MCP server and registers its tools.
@@ -127,10 +136,51 @@ func New(opts Options) *Server {
 		mcpserver.WithLegacyServerInitiatedRequests(),
 		mcpserver.WithRecovery(),
 		mcpserver.WithLogging(),
+		mcpserver.WithHooks(s.hooks()),
 		mcpserver.WithInstructions("Use the codemode tool: write one program that calls the connectors; search and describe them from inside the program."),
 	)
 	s.register()
 	return s
+}
+
+// hooks keeps the registry of sessions the task front reads, and, once a
+// transport serves tasks, declares them: the tasks capability (2025-11-25)
+// or extension (2026-07-28), and taskSupport optional on the codemode tool.
+func (s *Server) hooks() *mcpserver.Hooks {
+	h := &mcpserver.Hooks{}
+	h.AddOnRegisterSession(func(_ context.Context, sess mcpserver.ClientSession) { s.clients.Store(sess.SessionID(), sess) })
+	h.AddOnUnregisterSession(func(_ context.Context, sess mcpserver.ClientSession) {
+		s.clients.CompareAndDelete(sess.SessionID(), sess)
+	})
+	h.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if s.tasksServed.Load() {
+			res.Capabilities.Tasks = &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &mcp.TaskRequestsCapability{
+				Tools: &struct {
+					Call *struct{} `json:"call,omitempty"`
+				}{Call: &struct{}{}},
+			}}
+		}
+	})
+	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		if s.tasksServed.Load() {
+			ext := map[string]any{tasksExtension: map[string]any{}}
+			for k, v := range res.Capabilities.Extensions {
+				ext[k] = v
+			}
+			res.Capabilities.Extensions = ext
+		}
+	})
+	h.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		if !s.tasksServed.Load() || mcpserver.IsModernRequest(ctx) {
+			return
+		}
+		for i := range res.Tools {
+			if res.Tools[i].Name == "codemode" {
+				res.Tools[i].Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+			}
+		}
+	})
+	return h
 }
 
 // MCP returns the underlying mcp-go server (for in-process clients in tests).

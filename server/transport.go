@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -30,11 +31,20 @@ const (
 )
 
 // ServeStdio serves MCP over in/out until in reaches EOF or ctx ends.
-// Nothing else may write to out.
+// Nothing else may write to out. The task front (front.go) reads in
+// before mcp-go.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	f := s.newFront(ctx)
+	defer f.stop()
+	w := &lockedWriter{w: out}
+	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w}
 	std := mcpserver.NewStdioServer(s.mcp)
 	std.SetErrorLogger(slogLogger(s.log))
-	err := std.Listen(ctx, in, out)
+	std.SetContextFunc(func(ctx context.Context) context.Context {
+		r.sess = mcpserver.ClientSessionFromContext(ctx)
+		return ctx
+	})
+	err := std.Listen(ctx, r, w)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -60,9 +70,12 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	var shutdown func(context.Context) error
 	var sess *sessions
 	var paths []string
+	var front *taskFront
 	mux := http.NewServeMux()
 	switch transport {
 	case TransportHTTP:
+		front = s.newFront(ctx)
+		defer front.stop()
 		sess = newSessions()
 		opts := []mcpserver.StreamableHTTPOption{
 			mcpserver.WithEndpointPath(PathMCP),
@@ -96,7 +109,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	default:
 		return fmt.Errorf("unknown HTTP transport %q (want %q or %q)", transport, TransportHTTP, TransportSSE)
 	}
-	srv.Handler = newGuard(&s.opts, sess, mux, paths...)
+	g := newGuard(&s.opts, sess, mux, paths...)
+	if front != nil {
+		g.front = front.serveHTTP
+	}
+	srv.Handler = g
 	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown, func(addr string, useTLS bool) {
 		s.log.Info("serving MCP", "transport", transport, "addr", addr, "tls", useTLS, "auth", s.opts.authInForce())
 		if s.opts.Console != nil {

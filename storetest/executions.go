@@ -25,6 +25,9 @@ func testExecutionRoundTrip(t *testing.T, f Factory) {
 		{"1 MB result", &codemode.Execution{ID: "exec_big", Code: "big", Status: codemode.StatusCompleted, Result: bigJSON(1 << 20)}},
 		{"caller's CreatedAt", &codemode.Execution{ID: "exec_at", Code: "1", Status: codemode.StatusRunning, CreatedAt: at(3)}},
 		{"null result", &codemode.Execution{ID: "exec_null", Code: "null", Status: codemode.StatusCompleted, Result: json.RawMessage("null")}},
+		{"task", &codemode.Execution{ID: "exec_task", Code: "1", Status: codemode.StatusRunning, Task: &codemode.Task{TTL: 90 * time.Minute}}},
+		{"task without a TTL", &codemode.Execution{ID: "exec_task0", Code: "1", Status: codemode.StatusRunning, Task: &codemode.Task{}}},
+		{"cancelled", &codemode.Execution{ID: "exec_cancelled", Code: "1", Status: codemode.StatusCancelled, Error: "cancelled by the client", Task: &codemode.Task{TTL: time.Hour}}},
 	}
 	s := f.New(t)
 	ctx := context.Background()
@@ -88,6 +91,7 @@ func testUpdateExecution(t *testing.T, f Factory) {
 	ctx := context.Background()
 	e := NewExecution("exec_u", codemode.StatusRunning)
 	e.CreatedAt = at(0)
+	e.Task = &codemode.Task{TTL: time.Hour}
 	if err := s.CreateExecution(ctx, e); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +115,8 @@ func testUpdateExecution(t *testing.T, f Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want.Code, want.CreatedAt = e.Code, e.CreatedAt
+	// Code, CreatedAt and Task are written once, when the run is created.
+	want.Code, want.CreatedAt, want.Task = e.Code, e.CreatedAt, e.Task
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after update (-want +got):\n%s", diff)
 	}
@@ -125,7 +130,7 @@ func testUpdateExecution(t *testing.T, f Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cleared.Code, cleared.CreatedAt = e.Code, e.CreatedAt
+	cleared.Code, cleared.CreatedAt, cleared.Task = e.Code, e.CreatedAt, e.Task
 	if diff := cmp.Diff(cleared, got); diff != "" {
 		t.Errorf("after clearing (-want +got):\n%s", diff)
 	}
@@ -191,9 +196,13 @@ func testListExecutions(t *testing.T, f Factory) {
 		{"d", codemode.StatusCompleted, at(5)},
 		{"z", codemode.StatusError, at(0)},
 	}
+	tasks := map[string]bool{"b": true, "c": true, "z": true} // started as tasks
 	for _, x := range seed {
 		e := NewExecution(x.id, x.status)
 		e.CreatedAt = x.t
+		if tasks[x.id] {
+			e.Task = &codemode.Task{TTL: time.Minute}
+		}
 		if err := s.CreateExecution(ctx, e); err != nil {
 			t.Fatal(err)
 		}
@@ -208,6 +217,10 @@ func testListExecutions(t *testing.T, f Factory) {
 		{"completed", codemode.ExecutionFilter{Status: codemode.StatusCompleted}, []string{"d", "b", "a"}},
 		{"paused, limit 1", codemode.ExecutionFilter{Status: codemode.StatusPaused, Limit: 1}, []string{"e"}},
 		{"none rolled back", codemode.ExecutionFilter{Status: codemode.StatusRolledBack}, nil},
+		{"tasks", codemode.ExecutionFilter{Tasks: true}, []string{"c", "b", "z"}},
+		{"tasks, limit 2", codemode.ExecutionFilter{Tasks: true, Limit: 2}, []string{"c", "b"}},
+		{"completed tasks", codemode.ExecutionFilter{Tasks: true, Status: codemode.StatusCompleted}, []string{"b"}},
+		{"paused tasks, limit 1", codemode.ExecutionFilter{Tasks: true, Status: codemode.StatusPaused, Limit: 1}, []string{"c"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -310,17 +323,18 @@ func testPruneExecutions(t *testing.T, f Factory) {
 		{"o6", codemode.StatusRolledBack},
 		{"o7", codemode.StatusCompleted},
 		{"o8", codemode.StatusPaused},
+		{"o9", codemode.StatusCancelled},
 	}
 	tests := []struct {
 		keep    int
 		deleted int
 		left    []string // newest first
 	}{
-		{keep: 10, deleted: 0, left: []string{"o8", "o7", "o6", "o5", "o4", "o3", "o2", "o1"}},
-		{keep: 5, deleted: 0, left: []string{"o8", "o7", "o6", "o5", "o4", "o3", "o2", "o1"}},
-		{keep: 3, deleted: 2, left: []string{"o8", "o7", "o6", "o5", "o4", "o2"}},
-		{keep: 1, deleted: 4, left: []string{"o8", "o7", "o4", "o2"}},
-		{keep: 0, deleted: 5, left: []string{"o8", "o4", "o2"}},
+		{keep: 10, deleted: 0, left: []string{"o9", "o8", "o7", "o6", "o5", "o4", "o3", "o2", "o1"}},
+		{keep: 6, deleted: 0, left: []string{"o9", "o8", "o7", "o6", "o5", "o4", "o3", "o2", "o1"}},
+		{keep: 4, deleted: 2, left: []string{"o9", "o8", "o7", "o6", "o5", "o4", "o2"}},
+		{keep: 2, deleted: 4, left: []string{"o9", "o8", "o7", "o4", "o2"}},
+		{keep: 0, deleted: 6, left: []string{"o8", "o4", "o2"}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("keep=%d", tt.keep), func(t *testing.T) {

@@ -156,6 +156,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		PausedTTL:      cfg.Store.PausedTTL,
 		MaxRunLogBytes: cfg.Store.MaxRunLog,
 		Lease:          cfg.Store.Lease,
+		TaskTimeout:    cfg.Sandbox.TaskTimeout,
 		MaxResultChars: cfg.Sandbox.MaxResultChars,
 		Scrubber:       a.Scrubber,
 		TypeCheck:      typeCheck,

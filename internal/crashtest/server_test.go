@@ -63,8 +63,13 @@ type server struct {
 	gone chan struct{}
 }
 
-// start starts a server on w's database and completes the handshake.
-func (w *world) start() *server {
+// start starts a server on w's database and completes the handshake
+// (protocol 2026-07-28, mcp-go's client's own choice).
+func (w *world) start() *server { return w.startWith("") }
+
+// startWith is start with the client asking for protocol version (""
+// lets it choose).
+func (w *world) startWith(version string) *server {
 	t := w.t
 	t.Helper()
 	marker, keep, err := os.Pipe()
@@ -100,6 +105,7 @@ func (w *world) start() *server {
 	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "crashtest", Version: "1"}
+	req.Params.ProtocolVersion = version
 	if _, err := s.client.Initialize(ctx, req); err != nil {
 		s.kill()
 		t.Fatalf("initialize: %v\nstderr:\n%s", err, s.stderr)

@@ -69,6 +69,7 @@ connectors:
 type replica struct {
 	t      *testing.T
 	name   string
+	addr   string
 	cmd    *exec.Cmd
 	client *client.Client
 	stderr *fixture.SyncBuffer
@@ -80,7 +81,7 @@ func (tm *team) start(name string) *replica {
 	t := tm.t
 	t.Helper()
 	addr := freeAddr(t)
-	r := &replica{t: t, name: name, stderr: &fixture.SyncBuffer{}, done: make(chan struct{})}
+	r := &replica{t: t, name: name, addr: addr, stderr: &fixture.SyncBuffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(tm.bin, "serve", "--config", tm.cfg, "--transport", "http", "--addr", addr)
 	r.cmd.Stderr = r.stderr
 	r.cmd.WaitDelay = 5 * time.Second

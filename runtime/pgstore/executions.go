@@ -22,10 +22,14 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
+	task, err := sc.TaskText(e)
+	if err != nil {
+		return fmt.Errorf("create execution %s: encode task: %w", e.ID, err)
+	}
 	created := sc.Stamp(e.CreatedAt)
 	args := append([]any{e.ID, e.Code}, vals...)
-	args = append(args, sc.Nanos(created), sc.Nanos(created))
-	_, err = s.pool.Exec(ctx, `INSERT INTO executions (`+sc.ExecutionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, args...)
+	args = append(args, task, sc.Nanos(created), sc.Nanos(created))
+	_, err = s.pool.Exec(ctx, `INSERT INTO executions (`+sc.ExecutionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, args...)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)
 	}
@@ -82,14 +86,17 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 // ListExecutions returns executions newest first (by CreatedAt, then by
 // insertion order).
 func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
-	q := `SELECT ` + sc.ExecutionColumns + ` FROM executions`
+	q := `SELECT ` + sc.ExecutionColumns + ` FROM executions WHERE true`
 	var args []any
+	if f.Tasks {
+		q += ` AND task IS NOT NULL`
+	}
 	if f.Status != 0 {
 		if err := sc.CheckStatus(f.Status); err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
 		args = append(args, f.Status.String())
-		q += ` WHERE status = $1`
+		q += ` AND status = $1`
 	}
 	q += ` ORDER BY created_at DESC, ord DESC`
 	if f.Limit > 0 {

@@ -27,8 +27,12 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
+	task, err := sc.TaskText(e)
+	if err != nil {
+		return fmt.Errorf("create execution %s: encode task: %w", e.ID, err)
+	}
 	vals := append([]any{e.ID, e.Code}, args...)
-	vals = append(vals, sc.Nanos(created), sc.Nanos(created))
+	vals = append(vals, task, sc.Nanos(created), sc.Nanos(created))
 	_, err = s.stmts.createExecution.ExecContext(ctx, vals...)
 	if isPrimaryKeyViolation(err) {
 		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)
@@ -98,9 +102,12 @@ func (s *Store) executionMiss(ctx context.Context, id string, from codemode.Exec
 // insertion order).
 func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
 	var (
-		args              []any
-		byStatus, limited int
+		args                     []any
+		tasks, byStatus, limited int
 	)
+	if f.Tasks {
+		tasks = 1
+	}
 	if f.Status != 0 {
 		if err := sc.CheckStatus(f.Status); err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
@@ -112,7 +119,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		limited = 1
 		args = append(args, f.Limit)
 	}
-	rows, err := s.stmts.listExecutions[byStatus][limited].QueryContext(ctx, args...)
+	rows, err := s.stmts.listExecutions[tasks][byStatus][limited].QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list executions: %w", err)
 	}

@@ -216,6 +216,7 @@ func TestSchemaHasTables(t *testing.T) {
 		"table executions",
 		"index executions_created_at",
 		"index executions_status",
+		"index executions_tasks",
 		"table owners",
 		"table records",
 		"index records_kind_created",

@@ -27,10 +27,10 @@ type statements struct {
 	updateExecution *sql.Stmt
 	executionStatus *sql.Stmt
 	deleteExecution *sql.Stmt
-	// listExecutions[byStatus][limited]: a bound LIMIT makes SQLite
+	// listExecutions[tasks][byStatus][limited]: a bound LIMIT makes SQLite
 	// re-prepare the statement on every run (the planner reads its value), so
 	// the unlimited lists (the paused-TTL sweep) have their own statements.
-	listExecutions [2][2]*sql.Stmt
+	listExecutions [2][2][2]*sql.Stmt
 
 	countTerminal *sql.Stmt
 	pruneTerminal *sql.Stmt
@@ -96,16 +96,20 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&st.entries, `SELECT ` + sc.EntryColumns + ` FROM entries WHERE execution_id = ? ORDER BY seq`},
 		{&st.executionExists, `SELECT 1 FROM executions WHERE id = ?`},
 
-		{&st.createExecution, `INSERT INTO executions (` + sc.ExecutionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.createExecution, `INSERT INTO executions (` + sc.ExecutionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.getExecution, `SELECT ` + sc.ExecutionColumns + ` FROM executions WHERE id = ?`},
 		{&st.updateExecution, `UPDATE executions SET status = ?, result = ?, error = ?, logs = ?, connectors = ?, clock = ?, owner = ?, updated_at = ?
 			WHERE id = ? AND status = ?`},
 		{&st.executionStatus, `SELECT status FROM executions WHERE id = ?`},
 		{&st.deleteExecution, `DELETE FROM executions WHERE id = ?`},
-		{&st.listExecutions[0][0], listSQL + ` ORDER BY created_at DESC, rowid DESC`},
-		{&st.listExecutions[0][1], listSQL + ` ORDER BY created_at DESC, rowid DESC LIMIT ?`},
-		{&st.listExecutions[1][0], listSQL + ` WHERE status = ? ORDER BY created_at DESC, rowid DESC`},
-		{&st.listExecutions[1][1], listSQL + ` WHERE status = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`},
+		{&st.listExecutions[0][0][0], listSQL + ` ORDER BY created_at DESC, rowid DESC`},
+		{&st.listExecutions[0][0][1], listSQL + ` ORDER BY created_at DESC, rowid DESC LIMIT ?`},
+		{&st.listExecutions[0][1][0], listSQL + ` WHERE status = ? ORDER BY created_at DESC, rowid DESC`},
+		{&st.listExecutions[0][1][1], listSQL + ` WHERE status = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`},
+		{&st.listExecutions[1][0][0], listSQL + ` WHERE task IS NOT NULL ORDER BY created_at DESC, rowid DESC`},
+		{&st.listExecutions[1][0][1], listSQL + ` WHERE task IS NOT NULL ORDER BY created_at DESC, rowid DESC LIMIT ?`},
+		{&st.listExecutions[1][1][0], listSQL + ` WHERE task IS NOT NULL AND status = ? ORDER BY created_at DESC, rowid DESC`},
+		{&st.listExecutions[1][1][1], listSQL + ` WHERE task IS NOT NULL AND status = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`},
 
 		{&st.countTerminal, `SELECT count(*) FROM executions WHERE status IN ` + terminal},
 		{&st.pruneTerminal, `DELETE FROM executions WHERE rowid IN (

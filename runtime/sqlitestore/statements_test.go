@@ -26,7 +26,7 @@ func TestTerminalIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "('completed', 'error', 'rejected', 'rolled_back')"; got != want {
+	if want := "('completed', 'error', 'rejected', 'cancelled', 'rolled_back')"; got != want {
 		t.Errorf("terminalIn() = %s, want %s", got, want)
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // Column lists, in the order the Values and Scan functions use.
 const (
-	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, created_at, updated_at`
+	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, created_at, updated_at`
 	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, created_at, updated_at`
 	SnippetColumns   = `name, description, code, input_schema, connectors, from_execution, created_at`
 	OwnerColumns     = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
@@ -151,6 +151,15 @@ func ExecutionValues(e *codemode.Execution) ([]any, error) {
 	return []any{e.Status.String(), RawText(e.Result), e.Error, logs, conns, clock, e.Owner}, nil
 }
 
+// TaskText binds e's Task as JSON text, or NULL for a run that is not a
+// task (ExecutionColumns' task, written once, when the run is created).
+func TaskText(e *codemode.Execution) (any, error) {
+	if e.Task == nil {
+		return nil, nil
+	}
+	return JSONText(e.Task, false)
+}
+
 // EntryValues returns e as the bound values of EntryColumns; t stands in
 // for a zero UpdatedAt, and UpdatedAt for a zero CreatedAt.
 func EntryValues(e codemode.Entry, t time.Time) []any {
@@ -185,9 +194,10 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 		e                          codemode.Execution
 		status                     string
 		result, logs, conns, clock []byte
+		task                       []byte
 		created, updated           int64
 	)
-	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &created, &updated); err != nil {
+	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &created, &updated); err != nil {
 		return nil, err
 	}
 	if err := e.Status.UnmarshalText([]byte(status)); err != nil {
@@ -202,6 +212,12 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 	}
 	if err := JSONDecode(clock, &e.Clock, "clock"); err != nil {
 		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	if task != nil {
+		e.Task = &codemode.Task{}
+		if err := JSONDecode(task, e.Task, "task"); err != nil {
+			return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+		}
 	}
 	e.CreatedAt, e.UpdatedAt = FromNanos(created), FromNanos(updated)
 	return &e, nil

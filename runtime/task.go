@@ -1,0 +1,364 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// Runs started as tasks.
+//
+// A task run (codemode.Execution.Task set) is an ordinary run whose passes
+// go on in the background of the process that runs them, under the
+// runtime (Close stops and waits for them), each bounded by
+// Options.TaskTimeout rather than Limits.Timeout. Its client polls it by
+// id (Await), answers its pauses (Resume) and cancels it (Cancel), through
+// any process that shares the store: everything the client sees is in the
+// store.
+//
+// A cancellation is a conditional update of the run's status (running or
+// paused -> cancelled) by whichever process receives it, so that of a
+// cancellation and the run's own end exactly one wins. A pass of a task
+// run registers in the process that runs it (livePass): a cancellation
+// received there stops it at once; one received elsewhere stops it when
+// the pass's watcher next reads the run's status (every cancelPoll, a
+// quarter of a second). The
+// pass then ends as any pass whose run moved on without it: what it
+// logged stays, calls it left undecided are settled, and the run stays
+// cancelled.
+
+// DefaultTaskTimeout is the default of Options.TaskTimeout.
+const DefaultTaskTimeout = 30 * time.Minute
+
+// cancelPoll is how often the pass of a task run reads its run's status,
+// to stop once another process cancelled it; awaitPoll how often Await
+// reads a run it waits for (this process's own status changes wake it at
+// once). Each is one read of the run's row.
+const (
+	cancelPoll = 250 * time.Millisecond
+	awaitPoll  = 250 * time.Millisecond
+)
+
+// Causes of a stopped task pass, as the run's error reads them.
+var (
+	errCancelled = errors.New("the run was cancelled")
+	errShutdown  = errors.New("the server shut down while the run was in progress")
+)
+
+// livePass is a pass of a task run in progress in this process.
+type livePass struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the pass has recorded how it ended
+}
+
+// taskState is the runtime's bookkeeping of task runs; its fields are
+// guarded by Runtime.mu.
+type taskState struct {
+	live    map[string]*livePass // passes of task runs in progress here, by execution id
+	changed chan struct{}        // closed and replaced whenever this process changes a run's status
+}
+
+// Start runs a new program as a task: it creates the execution as Execute
+// does (the same checks, nothing stored for a refused program) and
+// returns its outcome, running, at once; the program goes on in the
+// background with no approver (a call that needs approval pauses the run)
+// and each pass bounded by Options.TaskTimeout. The observer in ctx, if
+// any, hears the run's events; ctx's end does not stop the run (Cancel
+// and Close do).
+func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (codemode.Outcome, error) {
+	c, out, err := r.create(ctx, code, &task)
+	if c == nil {
+		return out, err
+	}
+	r.runInBackground(ctx, c)
+	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: c.e.ID}, nil
+}
+
+// Resume approves a paused run as ApproveReviewed does (the same checks:
+// the digest of what the person was shown, the connectors, a sign-in),
+// for a person who answered through the client that polls the run as a
+// task. The decision is made before Resume returns; the run then goes on
+// in the background, as Start's, and the outcome returned is running. A
+// run that is not a task resumes within the call, as ApproveReviewed.
+func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error) {
+	c, out, err := r.claimApproved(ctx, id, rv)
+	if c == nil {
+		return out, err
+	}
+	if c.e.Task == nil {
+		defer c.end()
+		return r.runPass(ctx, c.e, c.h, nil, c.log)
+	}
+	r.runInBackground(ctx, c)
+	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: id}, nil
+}
+
+// runInBackground runs the pass of a claimed run in a goroutine that ends
+// the request (c.end) when the pass has recorded its end, with a context
+// that keeps ctx's values (its observer) and ends only when the runtime
+// closes. A failure is logged: nobody waits for the outcome, which is in
+// the store.
+func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
+	bg, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(r.background, func() { cancel(errShutdown) })
+	go func() {
+		defer c.end()
+		defer cancel(nil)
+		defer stop()
+		if _, err := r.runPass(bg, c.e, c.h, nil, c.log); err != nil {
+			r.log.Error("a task run's pass failed", "execution", c.e.ID, "err", err)
+		}
+	}()
+}
+
+// limitsOf returns the limits of e's passes: a task run's are bounded by
+// the task timeout.
+func (r *Runtime) limitsOf(e *codemode.Execution) sandbox.Limits {
+	l := r.limits
+	if e.Task != nil {
+		l.Timeout = r.taskTimeout
+	}
+	return l
+}
+
+// track registers a pass of task run id in progress here and returns the
+// context to run it with (cancelled by Cancel, with errCancelled) and the
+// func that ends the registration once the pass has recorded its end. A
+// watcher reads the run's status every cancelPoll and stops the pass
+// when the run is no longer running here (another process cancelled it,
+// or took this one for gone).
+func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()) {
+	pctx, cancel := context.WithCancelCause(ctx)
+	lp := &livePass{cancel: cancel, done: make(chan struct{})}
+	r.mu.Lock()
+	if r.tasks.live == nil {
+		r.tasks.live = map[string]*livePass{}
+	}
+	r.tasks.live[id] = lp
+	r.mu.Unlock()
+
+	wctx, stopWatch := context.WithCancel(pctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.watch(wctx, id, cancel) })
+	return pctx, func() {
+		stopWatch()
+		wg.Wait()
+		r.mu.Lock()
+		if r.tasks.live[id] == lp {
+			delete(r.tasks.live, id)
+		}
+		r.mu.Unlock()
+		cancel(nil)
+		close(lp.done)
+	}
+}
+
+// watch stops a pass (cancel) once its run is no longer running under
+// this process, reading it every cancelPoll until ctx ends.
+func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(cancelPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e, err := r.store.GetExecution(ctx, id)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				r.log.Warn("reading a task run's status failed", "execution", id, "err", err)
+			}
+		case e.Status == codemode.StatusCancelled:
+			cancel(errCancelled)
+			return
+		case e.Status != codemode.StatusRunning || e.Owner != r.own.id:
+			cancel(fmt.Errorf("the run is %s, no longer running in this process", e.Status))
+			return
+		}
+	}
+}
+
+// Cancel ends a run started as a task that is running or paused: it is
+// cancelled (reason is its error), its actions pending approval are
+// rejected, and a pass of it in progress in this process is stopped and
+// awaited (one in another process stops within cancelPoll: see above). Applied calls stay applied (see Rollback). A run in any other
+// status, or one that is not a task, is refused (ErrWrongState), and so is
+// a cancellation that loses the race to the run's own end.
+func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outcome, error) {
+	e, done, err := r.openExecution(ctx, id, "cancelled", codemode.StatusRunning, codemode.StatusPaused)
+	if err != nil {
+		return wrongOutcome(id, e), err
+	}
+	defer done()
+	if e.Task == nil {
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s was not started as a task; only a task can be cancelled", id)
+	}
+	from := e.Status
+	e.Error = reason
+	if from == codemode.StatusRunning && e.Owner != r.own.id {
+		if why, gone := r.ownerGone(ctx, e); gone {
+			// Nobody will settle what its pass left in flight: end it as
+			// recovery does, cancelled.
+			return r.cancelOrphan(ctx, e, why)
+		}
+	}
+	if err := r.setStatus(ctx, e, from, codemode.StatusCancelled); err != nil {
+		return r.lostRace(ctx, id, "cancelled", err)
+	}
+	wait := ctx
+	ctx = context.WithoutCancel(ctx) // the decision is made; finish the job
+	if from == codemode.StatusPaused {
+		r.rejectPending(ctx, id)
+		r.dispose(ctx, id)
+	} else {
+		r.mu.Lock()
+		lp := r.tasks.live[id]
+		r.mu.Unlock()
+		if lp != nil {
+			// The pass stops at once (its program is interrupted, its
+			// calls cancelled) and settles what it left undecided.
+			lp.cancel(errCancelled)
+			select {
+			case <-lp.done:
+			case <-wait.Done():
+			}
+		}
+	}
+	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: id, Message: reason})
+	return r.outcome(ctx, e)
+}
+
+// ownerGone reports whether the owner of running run e is gone (see
+// owner.gone), and why.
+func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string, bool) {
+	owners, err := r.store.Owners(ctx)
+	if err != nil {
+		r.log.Warn("cancel: listing owners failed", "err", err)
+		return "", false
+	}
+	var rec *codemode.Owner
+	for i := range owners {
+		if owners[i].ID == e.Owner {
+			rec = &owners[i]
+		}
+	}
+	return r.own.gone(e, rec, r.now(), r.own.lease)
+}
+
+// cancelOrphan cancels running run e whose owner is gone (why), as
+// recovery ends such a run: in one transaction, its calls still executing
+// become unknown and its pending ones rejected, and it ends cancelled.
+func (r *Runtime) cancelOrphan(ctx context.Context, e *codemode.Execution, why string) (codemode.Outcome, error) {
+	ctx = context.WithoutCancel(ctx)
+	rec := &codemode.Execution{ID: e.ID, Error: e.Error + "; its process was gone (" + why + "): calls that were in flight are marked unknown", UpdatedAt: r.now()}
+	var err error
+	if rec.Status, err = codemode.TransitionExec(codemode.StatusRunning, codemode.StatusCancelled); err != nil {
+		return codemode.Outcome{}, err
+	}
+	if err := r.store.RecoverExecution(ctx, rec, codemode.StatusRunning, e.Owner, unknownNote); err != nil {
+		return r.lostRace(ctx, e.ID, "cancelled", err)
+	}
+	r.changedStatus()
+	r.dispose(ctx, e.ID)
+	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: rec.Error})
+	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
+	return r.outcome(ctx, e)
+}
+
+// cancelledMeanwhile ends a pass whose run was cancelled while it ran
+// (the pass could not record its end, err: its status moved from running
+// to cancelled): the calls it left undecided are settled, unless the pass
+// settled them itself (it was ending the run), and the run is disposed.
+// It returns the run as stored, or nil when it was not cancelled.
+func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry, settled bool, err error) *codemode.Execution {
+	if !errors.Is(err, codemode.ErrConflict) {
+		return nil
+	}
+	cur, err := r.store.GetExecution(ctx, e.ID)
+	if err != nil || cur.Status != codemode.StatusCancelled {
+		return nil
+	}
+	if !settled {
+		r.settleLeftovers(ctx, cur, leftover)
+	}
+	r.dispose(ctx, e.ID)
+	return cur
+}
+
+// changedStatus wakes the Awaits of this process: a run's status changed.
+func (r *Runtime) changedStatus() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tasks.changed != nil {
+		close(r.tasks.changed)
+		r.tasks.changed = nil
+	}
+}
+
+// Await returns run id as stored once until reports true of it: at once
+// when it already does, else when this process changes a run's status or
+// every poll (a change made by another process sharing the store; 0 means
+// awaitPoll), until ctx ends (its error is returned). An unknown run is
+// ErrUnknownExecution.
+func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
+	if poll <= 0 {
+		poll = awaitPoll
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		if r.tasks.changed == nil {
+			r.tasks.changed = make(chan struct{})
+		}
+		changed := r.tasks.changed
+		r.mu.Unlock()
+		e, err := r.getExecution(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if until(e) {
+			return e, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		case <-t.C:
+		}
+	}
+}
+
+// Outcome is the outcome of run id as stored: what the call that ran its
+// last pass returned (its result or error, or the actions it waits for),
+// cut to MaxResultChars; running while a pass of it is in progress. An
+// unknown run is ErrUnknownExecution.
+func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, error) {
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return codemode.Outcome{}, err
+	}
+	return r.outcome(ctx, e)
+}
+
+// PendingWhole lists the actions run id waits for as logged, their
+// arguments whole (Pending cuts them for the model), for a surface that
+// shows them to a person and sends their digest back with the decision
+// (codemode.Review); none unless the run is paused.
+func (r *Runtime) PendingWhole(ctx context.Context, id string) ([]codemode.PendingAction, error) {
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.Status != codemode.StatusPaused {
+		return nil, nil
+	}
+	return r.pendingOf(ctx, id)
+}

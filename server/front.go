@@ -1,0 +1,568 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
+)
+
+// The task front answers the requests of tasks.go in front of mcp-go: a
+// JSON-RPC request is read before mcp-go sees it, and a request for a task
+// method or a task-augmented codemode call is answered here, everything
+// else passed on. On stdio the front reads the input lines (stdioFront)
+// and writes on the same output as mcp-go, one whole message per write;
+// on streamable HTTP the guard hands it each POST body (serveHTTP). A
+// request's mcp-go session (for elicitation and notifications) is the one
+// mcp-go registered under the request's session id (Server.clients). The
+// legacy SSE transport answers its requests on the event stream, which
+// only mcp-go writes: it offers no tasks, and neither does an in-process
+// client; there mcp-go ignores params.task and runs the call as a plain
+// one, as the specification asks of a server that does not declare tasks.
+
+// rpcRequest is a JSON-RPC request as the front reads it.
+type rpcRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// rpcError is a JSON-RPC error the front answers with.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// rpcResponse is a JSON-RPC response the front writes; ID is the
+// request's, byte for byte.
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// taskCall is a request the front answers.
+type taskCall struct {
+	rpcRequest
+	meta   *mcp.Meta // params._meta
+	modern bool      // protocol 2026-07-28 or later (declared in _meta)
+}
+
+// declaresTasks reports whether a modern request declares the tasks
+// extension among its client capabilities.
+func (c taskCall) declaresTasks() bool {
+	caps := c.meta.ClientCapabilities()
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[tasksExtension]
+	return ok
+}
+
+// taskCallOf reports whether body is a request the front answers: tasks/get
+// and tasks/cancel; tasks/result and tasks/list (2025-11-25); tasks/update
+// (2026-07-28); a tools/call of codemode with params.task (2025-11-25) or
+// from a client that declares the tasks extension (2026-07-28).
+func taskCallOf(body []byte) (taskCall, bool) {
+	if !bytes.Contains(body, []byte("task")) { // cheap: every request the front answers says it
+		return taskCall{}, false
+	}
+	var c taskCall
+	if json.Unmarshal(body, &c.rpcRequest) != nil || len(c.ID) == 0 || string(c.ID) == "null" {
+		return taskCall{}, false // not a request: mcp-go answers what it is
+	}
+	var p struct {
+		Name string          `json:"name"`
+		Task json.RawMessage `json:"task"`
+		Meta *mcp.Meta       `json:"_meta"`
+	}
+	_ = json.Unmarshal(c.Params, &p) // params that do not decode: the methods say so
+	c.meta = p.Meta
+	c.modern = mcp.IsModernProtocol(p.Meta.ProtocolVersion())
+	switch mcp.MCPMethod(c.Method) {
+	case mcp.MethodToolsCall:
+		if p.Name != "codemode" {
+			return taskCall{}, false
+		}
+		if c.modern {
+			return c, c.declaresTasks()
+		}
+		return c, len(p.Task) > 0 && string(p.Task) != "null"
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
+		return c, true
+	case mcp.MethodTasksResult, mcp.MethodTasksList:
+		return c, !c.modern // removed in 2026-07-28: mcp-go says so
+	case methodTasksUpdate:
+		return c, c.modern
+	}
+	return taskCall{}, false
+}
+
+// methodTasksUpdate answers a task's input requests (2026-07-28).
+const methodTasksUpdate mcp.MCPMethod = "tasks/update"
+
+// taskFront serves the task methods for one transport while it runs; the
+// goroutines it starts (requests on stdio, status followers) end when its
+// context does, and stop waits for them.
+type taskFront struct {
+	s       *Server
+	ctx     context.Context // ends when the transport's does, or at stop
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	partial partialAnswers
+}
+
+// newFront starts the front of a transport that serves until ctx ends,
+// and declares tasks to the clients from then on.
+func (s *Server) newFront(ctx context.Context) *taskFront {
+	f := &taskFront{s: s}
+	f.ctx, f.cancel = context.WithCancel(ctx)
+	s.tasksServed.Store(true)
+	return f
+}
+
+// stop ends what the front started and waits for it.
+func (f *taskFront) stop() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+// session returns the mcp-go session registered under id, or nil.
+func (s *Server) session(id string) mcpserver.ClientSession {
+	if id == "" {
+		return nil
+	}
+	if v, ok := s.clients.Load(id); ok {
+		return v.(mcpserver.ClientSession)
+	}
+	return nil
+}
+
+// answer answers one request, with ctx (which ends with the request) and
+// sess, the request's mcp-go session (nil: none).
+func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) rpcResponse {
+	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID}
+	result, err := f.dispatch(ctx, sess, c)
+	var re *rpcError
+	switch {
+	case err == nil:
+		resp.Result = result
+	case errors.As(err, &re):
+		resp.Error = re
+	case errors.Is(err, errTaskNotFound), errors.Is(err, errTaskExpired):
+		resp.Error = &rpcError{Code: mcp.INVALID_PARAMS, Message: "Failed to retrieve task: " + err.Error()}
+	case ctx.Err() != nil:
+		resp.Error = &rpcError{Code: mcp.REQUEST_INTERRUPTED, Message: "the request ended before the task did: " + ctx.Err().Error()}
+	default:
+		f.s.log.Error("task request failed", "method", c.Method, "err", err)
+		resp.Error = &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"}
+	}
+	return resp
+}
+
+// taskParams are the params of the task methods.
+type taskParams struct {
+	TaskID         string                     `json:"taskId"`
+	Cursor         string                     `json:"cursor"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+}
+
+func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
+	s := f.s
+	if c.modern && !c.declaresTasks() {
+		return nil, &rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "Missing required client capability",
+			Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}
+	}
+	if mcp.MCPMethod(c.Method) == mcp.MethodToolsCall {
+		return f.create(ctx, sess, c)
+	}
+	var p taskParams
+	if len(c.Params) > 0 {
+		if err := json.Unmarshal(c.Params, &p); err != nil {
+			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: %v", c.Method, err)}
+		}
+	}
+	if mcp.MCPMethod(c.Method) == mcp.MethodTasksList {
+		return f.list(ctx, p.Cursor)
+	}
+	if p.TaskID == "" {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: taskId is required", c.Method)}
+	}
+	switch mcp.MCPMethod(c.Method) {
+	case mcp.MethodTasksGet:
+		if c.modern {
+			return f.modernGet(ctx, p.TaskID)
+		}
+		_, _, v, err := s.view(ctx, p.TaskID, false)
+		return v.legacy(), err
+	case mcp.MethodTasksResult:
+		return f.result(ctx, sess, p.TaskID)
+	case mcp.MethodTasksCancel:
+		return f.cancelTask(ctx, p.TaskID, c.modern)
+	case methodTasksUpdate:
+		return f.update(ctx, p.TaskID, p.InputResponses)
+	}
+	return nil, &rpcError{Code: mcp.METHOD_NOT_FOUND, Message: "Method " + c.Method + " not found"}
+}
+
+// create starts a task-augmented codemode call's program and answers with
+// its task (CreateTaskResult), once the run is in the store.
+func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+		Task      *struct {
+			TTL *int64 `json:"ttl"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(c.Params, &p); err != nil {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid params of tools/call: " + err.Error()}
+	}
+	if c.modern {
+		e, err := f.s.startTask(ctx, p.Arguments, defaultTaskTTL, nil)
+		if err != nil {
+			return nil, err
+		}
+		t := seed(e, true).modern()
+		t["resultType"] = "task"
+		return t, nil
+	}
+	var ttl *int64
+	if p.Task != nil {
+		ttl = p.Task.TTL
+	}
+	var o codemode.Observer
+	if sess != nil {
+		var token mcp.ProgressToken
+		if c.meta != nil {
+			token = c.meta.ProgressToken
+		}
+		o = &clientObserver{s: f.s, ctx: f.s.mcp.WithContext(f.ctx, sess), token: token}
+	}
+	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(ttl), o)
+	if err != nil {
+		return nil, err
+	}
+	v := seed(e, false)
+	if sess != nil {
+		f.follow(sess, v)
+	}
+	return map[string]any{
+		"task": v.legacy(),
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/model-immediate-response": fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID),
+		},
+	}, nil
+}
+
+// seed is the task a run is as it is created: working (a task begins so,
+// even when a quick program has already ended by the time the answer is
+// written; tasks/get says so next).
+func seed(e *codemode.Execution, modern bool) taskView {
+	v := viewTask(e, nil, modern)
+	v.Status, v.StatusMessage, v.UpdatedAt = mcp.TaskStatusWorking, "the program is running", e.CreatedAt
+	return v
+}
+
+// followPoll is how often a follower reads its task for a change another
+// process made (this process's own changes wake it at once): status
+// notifications are a courtesy, polling is how a client learns (the
+// specification says as much), so a follower of a task that waits hours
+// for a person reads it seldom.
+const followPoll = 2 * time.Second
+
+// follow sends the session notifications/tasks/status as task v's status
+// changes, through whichever process changes it, until it ends or
+// expires, the session goes or the front stops.
+func (f *taskFront) follow(sess mcpserver.ClientSession, v taskView) {
+	f.wg.Go(func() {
+		last := v.Status
+		for !last.IsTerminal() {
+			e, err := f.s.rt.Await(f.ctx, v.ID, followPoll, func(e *codemode.Execution) bool {
+				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
+			})
+			if err != nil || expired(e, time.Now()) {
+				return
+			}
+			var pending []codemode.PendingAction
+			if e.Status == codemode.StatusPaused {
+				pending, _ = f.s.rt.PendingWhole(f.ctx, v.ID)
+			}
+			t := viewTask(e, pending, false).legacy()
+			last = t.Status
+			err = f.s.mcp.SendNotificationToSpecificClient(sess.SessionID(), string(mcp.MethodNotificationTasksStatus), taskParamsMap(t))
+			if errors.Is(err, mcpserver.ErrSessionNotFound) {
+				return
+			}
+		}
+	})
+}
+
+// taskParamsMap is a task as notification params.
+func taskParamsMap(t mcp.Task) map[string]any {
+	b, _ := json.Marshal(t)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// result answers tasks/result: the outcome a plain call gives, once the
+// task ended, asking the person about its pauses meanwhile.
+func (f *taskFront) result(ctx context.Context, sess mcpserver.ClientSession, id string) (any, error) {
+	if _, err := f.s.taskRun(ctx, id); err != nil {
+		return nil, err
+	}
+	if _, err := f.s.awaitResult(ctx, sess, id); err != nil {
+		return nil, err
+	}
+	res, err := f.s.taskResult(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	res.Meta = mcp.WithRelatedTask(id)
+	return res, nil
+}
+
+// list answers tasks/list: the tasks newest first, taskListPage at a
+// time; the cursor is the offset of the next page.
+func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
+	offset := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 {
+			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid cursor %q", short.Clip(cursor, 40))}
+		}
+		offset = n
+	}
+	runs, err := f.s.rt.Executions(ctx, codemode.ExecutionFilter{Tasks: true})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tasks := []mcp.Task{}
+	next := ""
+	for i, e := range runs {
+		if i < offset || expired(e, now) {
+			continue
+		}
+		if len(tasks) == taskListPage {
+			next = strconv.Itoa(i)
+			break
+		}
+		tasks = append(tasks, viewTask(e, nil, false).legacy())
+	}
+	res := mcp.ListTasksResult{Tasks: tasks}
+	res.NextCursor = mcp.Cursor(next)
+	return res, nil
+}
+
+// cancelTask answers tasks/cancel: the task is cancelled before the
+// answer (2025-11-25: with the task; 2026-07-28: an acknowledgement). A
+// task that has ended is refused (invalid params) on 2025-11-25.
+func (f *taskFront) cancelTask(ctx context.Context, id string, modern bool) (any, error) {
+	e, err := f.s.taskRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	cancelled := false
+	if !e.Status.Terminal() {
+		_, err = f.s.rt.Cancel(ctx, id, "cancelled by the client (tasks/cancel)")
+		if err != nil && !codemode.IsRefusal(err) {
+			return nil, err
+		}
+		cancelled = err == nil // else the run ended first
+	}
+	if modern {
+		return map[string]any{"resultType": "complete"}, nil
+	}
+	_, _, v, err := f.s.view(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if !cancelled {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("Cannot cancel task: already in terminal status '%s'", v.Status)}
+	}
+	return v.legacy(), nil
+}
+
+// modernGet answers tasks/get on 2026-07-28: the task with its status's
+// own field (the questions it waits on, its result).
+func (f *taskFront) modernGet(ctx context.Context, id string) (any, error) {
+	e, pending, v, err := f.s.view(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	t := v.modern()
+	t["resultType"] = "complete"
+	switch v.Status {
+	case mcp.TaskStatusInputRequired:
+		reqs := map[string]any{}
+		if f.s.opts.Elicitation { // (as for elicitation: approvals.elicitation)
+			for _, q := range questions(pending) {
+				reqs[q.key] = map[string]any{"method": mcp.MethodElicitationCreate, "params": q.elicitation(id)}
+			}
+		}
+		t["inputRequests"] = reqs
+	case mcp.TaskStatusCompleted:
+		res, err := f.s.taskResult(ctx, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		t["result"] = res
+	}
+	return t, nil
+}
+
+// update answers tasks/update (2026-07-28): the answers to a paused task's
+// questions; once every question is accepted the run is approved (in the
+// background), a declined one rejects it. Answers to keys not asked now
+// are ignored, as the extension asks.
+func (f *taskFront) update(ctx context.Context, id string, responses map[string]json.RawMessage) (any, error) {
+	ack := map[string]any{"resultType": "complete"}
+	e, pending, _, err := f.s.view(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if e.Status != codemode.StatusPaused || !f.s.opts.Elicitation { // nothing was asked: no answer counts
+		f.partial.forget(id)
+		return ack, nil
+	}
+	qs := questions(pending)
+	answers := map[string]mcp.ElicitationResponseAction{}
+	var accepted []string
+	for _, q := range qs {
+		raw, ok := responses[q.key]
+		if !ok {
+			continue
+		}
+		var r struct {
+			Action mcp.ElicitationResponseAction `json:"action"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of tasks/update: inputResponses[%q]: %v", q.key, err)}
+		}
+		answers[q.key] = r.Action
+		if r.Action == mcp.ElicitationResponseActionAccept {
+			accepted = append(accepted, q.key)
+		}
+	}
+	for k := range f.partial.add(id, qs, accepted) {
+		if _, ok := answers[k]; !ok {
+			answers[k] = mcp.ElicitationResponseActionAccept
+		}
+	}
+	decided, err := f.s.decide(ctx, id, pending, qs, answers)
+	if decided {
+		f.partial.forget(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ack, nil
+}
+
+// stdioFront is the reader mcp-go's stdio transport reads: it reads whole
+// lines from in, answers the front's requests (each on its own goroutine,
+// as tasks/result may wait long) and hands mcp-go every other line.
+type stdioFront struct {
+	f   *taskFront
+	in  *bufio.Reader
+	out *lockedWriter
+	// sess is the stdio session, set by the transport's context function
+	// before the first Read.
+	sess mcpserver.ClientSession
+	rest []byte // what is left of the line being handed to mcp-go
+}
+
+func (r *stdioFront) Read(p []byte) (int, error) {
+	for len(r.rest) == 0 {
+		line, err := r.in.ReadBytes('\n')
+		if len(line) > 0 {
+			if c, ok := taskCallOf(line); ok {
+				r.f.wg.Go(func() { r.serve(c) })
+			} else {
+				r.rest = line
+			}
+		}
+		if err != nil {
+			if len(r.rest) == 0 {
+				return 0, err
+			}
+			break // the last line first; the next Read returns err again
+		}
+	}
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
+}
+
+// serve answers one request and writes the response as one line.
+func (r *stdioFront) serve(c taskCall) {
+	resp := r.f.answer(r.f.ctx, r.sess, c)
+	b, err := json.Marshal(resp)
+	if err != nil {
+		r.f.s.log.Error("encoding a task response failed", "err", err)
+		return
+	}
+	if _, err := r.out.Write(append(b, '\n')); err != nil {
+		r.f.s.log.Debug("writing a task response failed", "err", err)
+	}
+}
+
+// lockedWriter serialises writes: mcp-go and the front write whole
+// messages, one per Write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+// serveHTTP answers a streamable-HTTP POST whose body is a request of the
+// front, with a JSON response, and reports whether it did.
+func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	c, ok := taskCallOf(body)
+	if !ok {
+		return false
+	}
+	var sess mcpserver.ClientSession
+	if !c.modern {
+		sess = f.s.session(r.Header.Get(mcpserver.HeaderKeySessionID))
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(f.ctx, cancel)
+	defer stop()
+	resp := f.answer(ctx, sess, c)
+	b, err := json.Marshal(resp)
+	if err != nil {
+		f.s.log.Error("encoding a task response failed", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return true
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return true
+}

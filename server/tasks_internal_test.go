@@ -1,0 +1,66 @@
+package server
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+func TestTaskTTLIsKeptWithinBounds(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		asked *int64
+		want  time.Duration
+	}{
+		{nil, 24 * time.Hour},
+		{ms(600000), 10 * time.Minute},
+		{ms(1), time.Minute},
+		{ms(-5), time.Minute},
+		{ms(30 * 24 * 3600 * 1000), 7 * 24 * time.Hour},
+		{ms(math.MaxInt64), 7 * 24 * time.Hour},
+	} {
+		if got := taskTTL(tc.asked); got != tc.want {
+			t.Errorf("taskTTL(%v) = %v, want %v", tc.asked, got, tc.want)
+		}
+	}
+}
+
+func TestATaskExpiresAfterItsTTL(t *testing.T) {
+	at := time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)
+	e := &codemode.Execution{CreatedAt: at, Task: &codemode.Task{TTL: time.Hour}}
+	if expired(e, at.Add(time.Hour)) || !expired(e, at.Add(time.Hour+time.Millisecond)) {
+		t.Error("a task expires just after its TTL")
+	}
+	if expired(&codemode.Execution{CreatedAt: at, Task: &codemode.Task{}}, at.Add(1000*time.Hour)) {
+		t.Error("a task without a TTL expired")
+	}
+}
+
+func TestRunStatusesAsTaskStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		run            codemode.ExecStatus
+		legacy, modern string
+	}{
+		{codemode.StatusRunning, "working", "working"},
+		{codemode.StatusPaused, "input_required", "input_required"},
+		{codemode.StatusCompleted, "completed", "completed"},
+		{codemode.StatusError, "failed", "completed"},
+		{codemode.StatusRejected, "failed", "completed"},
+		{codemode.StatusRollingBack, "failed", "completed"},
+		{codemode.StatusRolledBack, "failed", "completed"},
+		{codemode.StatusCancelled, "cancelled", "cancelled"},
+	} {
+		e := &codemode.Execution{Status: tc.run, Error: "why", Task: &codemode.Task{}}
+		if got := string(viewTask(e, nil, false).Status); got != tc.legacy {
+			t.Errorf("%s: 2025-11-25 status %s, want %s", tc.run, got, tc.legacy)
+		}
+		if got := string(viewTask(e, nil, true).Status); got != tc.modern {
+			t.Errorf("%s: 2026-07-28 status %s, want %s", tc.run, got, tc.modern)
+		}
+	}
+	if len(codemode.ExecStatuses()) != 8 {
+		t.Errorf("%d run statuses: map the new one to a task status", len(codemode.ExecStatuses()))
+	}
+}

@@ -1,0 +1,666 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/server"
+)
+
+// stdioClient serves s over stdio on pipes and connects mcp-go's client to
+// it (protocol 2025-11-25, declaring caps); everything is closed, and the
+// server awaited, when the test ends.
+func stdioClient(t *testing.T, s *server.Server, caps mcp.ClientCapabilities, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(ctx, inR, outW) }()
+	c := client.NewClient(transport.NewIO(outR, inW, nil), opts...)
+	t.Cleanup(func() {
+		inW.Close() // the server reads EOF and returns
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+		cancel()
+		outW.Close()
+	})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	init.Params.Capabilities = caps
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// httpClient serves s over streamable HTTP and connects mcp-go's client to
+// it (protocol 2025-11-25, with a GET stream for what the server sends
+// outside a request).
+func httpClient(t *testing.T, s *server.Server, caps mcp.ClientCapabilities, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	base := serve(t, s, server.TransportHTTP)
+	tr, err := transport.NewStreamableHTTP(base+server.PathMCP, transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start(t, client.NewClient(tr, opts...), caps)
+}
+
+// createTask sends a task-augmented codemode call and returns its task.
+func createTask(t *testing.T, c *client.Client, code string, extra ...map[string]any) mcp.Task {
+	t.Helper()
+	params := map[string]any{"name": "codemode", "arguments": map[string]any{"code": code}, "task": map[string]any{"ttl": 600000}}
+	for _, e := range extra {
+		for k, v := range e {
+			params[k] = v
+		}
+	}
+	res := rawRequest(t, c, "tools/call", params)
+	var created mcp.CreateTaskResult
+	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskId == "" {
+		t.Fatalf("CreateTaskResult: %v: %s", err, res)
+	}
+	return created.Task
+}
+
+var rawIDs struct {
+	sync.Mutex
+	n int
+}
+
+// rawRequest sends a request the client has no method for and returns its
+// result; a JSON-RPC error fails the test.
+func rawRequest(t *testing.T, c *client.Client, method string, params any) json.RawMessage {
+	t.Helper()
+	res, err := rawCall(c, method, params)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return res
+}
+
+func rawCall(c *client.Client, method string, params any) (json.RawMessage, error) {
+	rawIDs.Lock()
+	rawIDs.n++
+	id := fmt.Sprintf("raw-%d", rawIDs.n)
+	rawIDs.Unlock()
+	resp, err := c.GetTransport().SendRequest(context.Background(), transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method, Params: params,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, fmt.Errorf("JSON-RPC error %d: %s", resp.Error.Code, resp.Error.Message)
+	}
+	return resp.Result, nil
+}
+
+func getTask(t *testing.T, c *client.Client, id string) *mcp.GetTaskResult {
+	t.Helper()
+	r, err := c.GetTask(context.Background(), mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: id}})
+	if err != nil {
+		t.Fatalf("tasks/get %s: %v", id, err)
+	}
+	return r
+}
+
+// pollUntil polls tasks/get until the task's status is want.
+func pollUntil(t *testing.T, c *client.Client, id string, want mcp.TaskStatus) *mcp.GetTaskResult {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := getTask(t, c, id)
+		if r.Status == want {
+			return r
+		}
+		if r.Status.IsTerminal() || time.Now().After(deadline) {
+			t.Fatalf("task %s is %s (%s), want %s", id, r.Status, r.StatusMessage, want)
+		}
+		time.Sleep(20 * time.Millisecond) // a client's poll, not synchronisation: the next tasks/get reads the store
+	}
+}
+
+func taskResult(t *testing.T, c *client.Client, id string) (map[string]any, bool) {
+	t.Helper()
+	r, err := c.TaskResult(context.Background(), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: id}})
+	if err != nil {
+		t.Fatalf("tasks/result %s: %v", id, err)
+	}
+	if r.Meta == nil || fmt.Sprint(r.Meta.AdditionalFields[mcp.RelatedTaskMetaKey]) != fmt.Sprint(map[string]any{"taskId": id}) {
+		t.Errorf("tasks/result _meta = %+v, want the related task", r.Meta)
+	}
+	if len(r.Content) != 1 {
+		t.Fatalf("tasks/result: want one text content, got %d", len(r.Content))
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(r.Content[0].(mcp.TextContent).Text), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out, r.IsError
+}
+
+// statusNotes collects the notifications/tasks/status a client receives.
+type statusNotes struct {
+	mu   sync.Mutex
+	seen map[string][]string // task id: statuses in order
+	ch   chan struct{}
+}
+
+func listenStatus(c *client.Client) *statusNotes {
+	n := &statusNotes{seen: map[string][]string{}, ch: make(chan struct{}, 64)}
+	c.OnNotification(func(m mcp.JSONRPCNotification) {
+		if m.Method != string(mcp.MethodNotificationTasksStatus) {
+			return
+		}
+		n.mu.Lock()
+		id, _ := m.Params.AdditionalFields["taskId"].(string)
+		st, _ := m.Params.AdditionalFields["status"].(string)
+		n.seen[id] = append(n.seen[id], st)
+		n.mu.Unlock()
+		n.ch <- struct{}{}
+	})
+	return n
+}
+
+// waitFor returns once task id was reported in status st.
+func (n *statusNotes) waitFor(t *testing.T, id, st string) []string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		n.mu.Lock()
+		got := append([]string(nil), n.seen[id]...)
+		n.mu.Unlock()
+		for _, s := range got {
+			if s == st {
+				return got
+			}
+		}
+		select {
+		case <-n.ch:
+		case <-timeout:
+			t.Fatalf("no notifications/tasks/status %s for %s; got %v", st, id, got)
+		}
+	}
+}
+
+func withoutID(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if k != "executionId" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func TestTasksAreDeclared(t *testing.T) {
+	for name, connect := range map[string]func(*testing.T, *server.Server) *client.Client{
+		"stdio": func(t *testing.T, s *server.Server) *client.Client {
+			return stdioClient(t, s, mcp.ClientCapabilities{})
+		},
+		"http": func(t *testing.T, s *server.Server) *client.Client { return httpClient(t, s, mcp.ClientCapabilities{}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := connect(t, newServer(t, false))
+			caps := c.GetServerCapabilities().Tasks
+			if caps == nil || caps.List == nil || caps.Cancel == nil || caps.Requests == nil || caps.Requests.Tools == nil || caps.Requests.Tools.Call == nil {
+				t.Errorf("tasks capability = %+v, want list, cancel and requests.tools.call", caps)
+			}
+			tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range tools.Tools {
+				want := tool.Name == "codemode"
+				if got := tool.Execution != nil && tool.Execution.TaskSupport == mcp.TaskSupportOptional; got != want {
+					t.Errorf("%s: taskSupport optional = %v, want %v", tool.Name, got, want)
+				}
+			}
+		})
+	}
+	t.Run("not in process", func(t *testing.T) {
+		// An in-process client reaches mcp-go directly: no tasks are
+		// declared, and a task-augmented call runs as a plain one.
+		c := connect(t, newServer(t, false), nil)
+		if c.GetServerCapabilities().Tasks != nil {
+			t.Error("tasks declared to an in-process client")
+		}
+		res := rawRequest(t, c, "tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": "6 * 7"}, "task": map[string]any{}})
+		if !strings.Contains(string(res), `"result":42`) {
+			t.Errorf("task-augmented call in process: %s, want the plain call's outcome", res)
+		}
+	})
+}
+
+func TestATaskRunsAndGivesThePlainCallsOutcome(t *testing.T) {
+	for name, connect := range map[string]func(*testing.T, *server.Server, mcp.ClientCapabilities, ...client.ClientOption) *client.Client{
+		"stdio": stdioClient,
+		"http":  httpClient,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := connect(t, newServer(t, false), mcp.ClientCapabilities{})
+			notes := listenStatus(c)
+			const code = `await new Promise(r => setTimeout(r, 300)); console.log("slept"); return { answer: 42 }`
+			began := time.Now()
+			task := createTask(t, c, code)
+			if took := time.Since(began); took > 250*time.Millisecond {
+				t.Errorf("the task came after %v, before the program could have ended?", took)
+			}
+			if task.Status != mcp.TaskStatusWorking || !strings.HasPrefix(task.TaskId, "exec_") {
+				t.Errorf("created task = %+v, want working with the run's id", task)
+			}
+			if task.TTL == nil || *task.TTL != 600000 || task.PollInterval == nil || *task.PollInterval != 1000 {
+				t.Errorf("ttl %v, pollInterval %v: want the requested 600000 and the 1000 hint", task.TTL, task.PollInterval)
+			}
+			if got := getTask(t, c, task.TaskId); got.Status != mcp.TaskStatusWorking {
+				t.Errorf("tasks/get while it runs: %s", got.Status)
+			}
+			got, isErr := taskResult(t, c, task.TaskId) // blocks until it ends
+			if done := getTask(t, c, task.TaskId); done.Status != mcp.TaskStatusCompleted {
+				t.Errorf("after tasks/result: %s", done.Status)
+			}
+			plain, plainErr := call(t, c, "codemode", map[string]any{"code": code})
+			if diff := cmp.Diff(withoutID(plain), withoutID(got)); diff != "" || isErr != plainErr {
+				t.Errorf("tasks/result differs from the plain call (-plain +task):\n%s", diff)
+			}
+			if got["executionId"] != task.TaskId {
+				t.Errorf("outcome of execution %v, want %s", got["executionId"], task.TaskId)
+			}
+			if seen := notes.waitFor(t, task.TaskId, "completed"); seen[len(seen)-1] != "completed" {
+				t.Errorf("status notifications %v", seen)
+			}
+			list, err := c.ListTasks(context.Background(), mcp.ListTasksRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Tasks) != 1 || list.Tasks[0].TaskId != task.TaskId || list.Tasks[0].Status != mcp.TaskStatusCompleted {
+				t.Errorf("tasks/list = %+v, want the one task, completed", list.Tasks)
+			}
+		})
+	}
+}
+
+func TestAFailedTaskGivesTheErrorAndItsReason(t *testing.T) {
+	c := stdioClient(t, newServer(t, false), mcp.ClientCapabilities{})
+	task := createTask(t, c, `throw new Error("boom")`)
+	got, isErr := taskResult(t, c, task.TaskId)
+	if !isErr || got["status"] != "error" || !strings.Contains(fmt.Sprint(got["error"]), "boom") {
+		t.Errorf("tasks/result = %v (isError %v), want the error outcome", got, isErr)
+	}
+	if r := getTask(t, c, task.TaskId); r.Status != mcp.TaskStatusFailed || !strings.Contains(r.StatusMessage, "boom") {
+		t.Errorf("tasks/get = %s %q, want failed with the reason", r.Status, r.StatusMessage)
+	}
+}
+
+func TestTaskRequestsThatAreRefused(t *testing.T) {
+	c := stdioClient(t, newServer(t, false), mcp.ClientCapabilities{})
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+		want   string
+	}{
+		{"tasks/get", map[string]any{"taskId": "exec_0000000000000000"}, "-32602: Failed to retrieve task: task not found"},
+		{"tasks/get", map[string]any{}, "-32602: invalid params of tasks/get: taskId is required"},
+		{"tasks/result", map[string]any{"taskId": "nope"}, "-32602: Failed to retrieve task: task not found"},
+		{"tasks/cancel", map[string]any{"taskId": "nope"}, "-32602: Failed to retrieve task: task not found"},
+		{"tasks/list", map[string]any{"cursor": "x"}, `-32602: invalid cursor "x"`},
+		{"tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": 7}, "task": map[string]any{}}, "-32602: invalid arguments for codemode:\n- at /code: got number, want string"},
+		{"tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": strings.Repeat("x", 2<<20)}, "task": map[string]any{}}, "-32602: the program was refused; nothing was run: code is too large"},
+	} {
+		_, err := rawCall(c, tc.method, tc.params)
+		if err == nil || !strings.Contains(strings.Replace(err.Error(), "JSON-RPC error ", "", 1), tc.want) {
+			t.Errorf("%s %v: %v, want %s", tc.method, tc.params, err, tc.want)
+		}
+	}
+	// A plain call's run is no task.
+	out, _ := call(t, c, "codemode", map[string]any{"code": "1"})
+	if _, err := rawCall(c, "tasks/get", map[string]any{"taskId": out["executionId"]}); err == nil || !strings.Contains(err.Error(), "task not found") {
+		t.Errorf("tasks/get of a plain call's run: %v", err)
+	}
+}
+
+// answering is an elicitation handler that answers action and records
+// what it was asked.
+type answering struct {
+	mu     sync.Mutex
+	action mcp.ElicitationResponseAction
+	asked  []mcp.ElicitationParams
+}
+
+func (a *answering) handle(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, r.Params)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: a.action}}, nil
+}
+
+func (a *answering) questions() []mcp.ElicitationParams {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]mcp.ElicitationParams(nil), a.asked...)
+}
+
+func TestATaskThatWaitsIsAnsweredThroughElicitation(t *testing.T) {
+	elicit := mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}
+	for _, tc := range []struct {
+		transport string
+		action    mcp.ElicitationResponseAction
+		status    mcp.TaskStatus
+		outcome   string
+	}{
+		{"stdio", mcp.ElicitationResponseActionAccept, mcp.TaskStatusCompleted, "completed"},
+		{"http", mcp.ElicitationResponseActionAccept, mcp.TaskStatusCompleted, "completed"},
+		{"stdio", mcp.ElicitationResponseActionDecline, mcp.TaskStatusFailed, "rejected"},
+	} {
+		t.Run(tc.transport+" "+string(tc.action), func(t *testing.T) {
+			a := &answering{action: tc.action}
+			s := newServer(t, true)
+			var c *client.Client
+			if tc.transport == "stdio" {
+				c = stdioClient(t, s, elicit, client.WithElicitationHandler(elicitFunc(a.handle)))
+			} else {
+				c = httpClient(t, s, elicit, client.WithElicitationHandler(elicitFunc(a.handle)))
+			}
+			notes := listenStatus(c)
+			task := createTask(t, c, `const n = await notes.createNote({ text: "from a task" }); return n.text`)
+			waiting := pollUntil(t, c, task.TaskId, mcp.TaskStatusInputRequired)
+			if !strings.Contains(waiting.StatusMessage, `call 1 awaits approval: notes.createNote({"text":"from a task"})`) {
+				t.Errorf("input_required message %q, want the pending action", waiting.StatusMessage)
+			}
+			if len(a.questions()) != 0 {
+				t.Fatal("asked before tasks/result: the task's pass runs without the client")
+			}
+			got, _ := taskResult(t, c, task.TaskId)
+			if got["status"] != tc.outcome {
+				t.Fatalf("outcome %v, want %s", got, tc.outcome)
+			}
+			if tc.outcome == "completed" && got["result"] != "from a task" {
+				t.Errorf("result %v", got["result"])
+			}
+			qs := a.questions()
+			if len(qs) != 1 || !strings.Contains(qs[0].Message, "Approve notes.createNote (execution "+task.TaskId+", call 1)?") ||
+				!strings.Contains(qs[0].Message, `"text": "from a task"`) {
+				t.Fatalf("asked %+v, want the pending action as the codemode call's elicitation shows it", qs)
+			}
+			if rel := qs[0].Meta; rel == nil || fmt.Sprint(rel.AdditionalFields[mcp.RelatedTaskMetaKey]) != fmt.Sprint(map[string]any{"taskId": task.TaskId}) {
+				t.Errorf("elicitation _meta %+v, want the related task", rel)
+			}
+			if r := getTask(t, c, task.TaskId); r.Status != tc.status {
+				t.Errorf("task %s, want %s", r.Status, tc.status)
+			}
+			notes.waitFor(t, task.TaskId, "input_required")
+			notes.waitFor(t, task.TaskId, string(tc.status))
+			list, _ := call(t, c, "codemode", map[string]any{"code": `(await notes.listNotes({})).notes.length`})
+			want := 0.0
+			if tc.outcome == "completed" {
+				want = 1
+			}
+			if list["result"] != want {
+				t.Errorf("notes after the task: %v, want %v (the side effect once)", list["result"], want)
+			}
+		})
+	}
+}
+
+func TestATaskIsNotApprovedWithArgumentsTooLongToShow(t *testing.T) {
+	a := &answering{action: mcp.ElicitationResponseActionAccept}
+	s := newServer(t, true)
+	c := stdioClient(t, s, mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, client.WithElicitationHandler(elicitFunc(a.handle)))
+	task := createTask(t, c, `await notes.createNote({ text: "é".repeat(5000) })`)
+	pollUntil(t, c, task.TaskId, mcp.TaskStatusInputRequired)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(a.questions()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // until the client was asked
+	}
+	if qs := a.questions(); len(qs) != 1 || !strings.Contains(qs[0].Message, "Accepting here does not approve them") {
+		t.Fatalf("asked %+v", qs)
+	}
+	if r := getTask(t, c, task.TaskId); r.Status != mcp.TaskStatusInputRequired {
+		t.Errorf("after accepting arguments not shown whole: %s, want input_required", r.Status)
+	}
+	// tasks/result still waits: a decision made elsewhere ends it.
+	if _, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "codemode_reject", Arguments: map[string]any{"executionId": task.TaskId}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("tasks/result: %v", err)
+	}
+	cancel()
+	if r := getTask(t, c, task.TaskId); r.Status != mcp.TaskStatusFailed || !strings.Contains(r.StatusMessage, "rejected") {
+		t.Errorf("after codemode_reject: %s %q", r.Status, r.StatusMessage)
+	}
+}
+
+func TestATaskIsCancelled(t *testing.T) {
+	c := stdioClient(t, newServer(t, false), mcp.ClientCapabilities{})
+	running := createTask(t, c, `await new Promise(r => setTimeout(r, 60000)); await notes.createNote({ text: "never" })`)
+	res, err := c.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: running.TaskId}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != mcp.TaskStatusCancelled {
+		t.Errorf("tasks/cancel answered %s, want cancelled", res.Status)
+	}
+	if r := getTask(t, c, running.TaskId); r.Status != mcp.TaskStatusCancelled {
+		t.Errorf("tasks/get after cancel: %s", r.Status)
+	}
+	if _, err := rawCall(c, "tasks/cancel", map[string]any{"taskId": running.TaskId}); err == nil || !strings.Contains(err.Error(), "-32602: Cannot cancel task: already in terminal status 'cancelled'") {
+		t.Errorf("second tasks/cancel: %v", err)
+	}
+	got, _ := taskResult(t, c, running.TaskId)
+	if got["status"] != "cancelled" || got["error"] != "cancelled by the client (tasks/cancel)" {
+		t.Errorf("tasks/result of a cancelled task: %v", got)
+	}
+
+	waiting := createTask(t, c, `await notes.createNote({ text: "x" })`)
+	pollUntil(t, c, waiting.TaskId, mcp.TaskStatusInputRequired)
+	if res, err := c.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: waiting.TaskId}}); err != nil || res.Status != mcp.TaskStatusCancelled {
+		t.Errorf("cancel an input_required task: %+v, %v", res, err)
+	}
+	pending, _ := call(t, c, "codemode_pending", map[string]any{})
+	if p, _ := pending["pending"].([]any); len(p) != 0 {
+		t.Errorf("pending after cancelling: %v", p)
+	}
+}
+
+// modern sends a 2026-07-28 request over streamable HTTP (no session),
+// declaring the tasks extension unless bare, and returns its result or
+// error object.
+func modern(t *testing.T, base, method string, params map[string]any, bare bool) (result map[string]any, rpcErr map[string]any) {
+	t.Helper()
+	caps := map[string]any{}
+	if !bare {
+		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+	}
+	p := map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+	}}
+	for k, v := range params {
+		p[k] = v
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": p})
+	resp := req{method: "POST", path: server.PathMCP, body: string(body),
+		header: jsonHeaders("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method)}.do(t, nil, base)
+	var msg struct {
+		ID     int            `json:"id"`
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil || msg.ID != 7 {
+		t.Fatalf("%s: %d %v (id %d)", method, resp.StatusCode, err, msg.ID)
+	}
+	return msg.Result, msg.Error
+}
+
+// modernUntil polls tasks/get until the task's status is want.
+func modernUntil(t *testing.T, base, id, want string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, rpcErr := modern(t, base, "tasks/get", map[string]any{"taskId": id}, false)
+		if rpcErr != nil {
+			t.Fatalf("tasks/get: %v", rpcErr)
+		}
+		if got["status"] == want {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %v, want %s", id, got["status"], want)
+		}
+		time.Sleep(20 * time.Millisecond) // a client's poll
+	}
+}
+
+func TestTasksOfTheExtension(t *testing.T) {
+	base := serve(t, newServer(t, true), server.TransportHTTP)
+	call := func(t *testing.T, code string) map[string]any {
+		t.Helper()
+		res, rpcErr := modern(t, base, "tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": code}}, false)
+		if rpcErr != nil || res["resultType"] != "task" || res["status"] != "working" || res["ttlMs"] == nil || res["pollIntervalMs"] != 1000.0 {
+			t.Fatalf("tools/call: %v %v, want a task (resultType task, working, ttlMs, pollIntervalMs)", res, rpcErr)
+		}
+		return res
+	}
+
+	t.Run("input requests answered by tasks/update", func(t *testing.T) {
+		task := call(t, `(await notes.createNote({ text: "through tasks/update" })).text`)
+		id := task["taskId"].(string)
+		got := modernUntil(t, base, id, "input_required")
+		reqs, _ := got["inputRequests"].(map[string]any)
+		if len(reqs) != 1 {
+			t.Fatalf("inputRequests = %v, want one question", got["inputRequests"])
+		}
+		var key string
+		var q map[string]any
+		for k, v := range reqs {
+			key, q = k, v.(map[string]any)
+		}
+		params, _ := q["params"].(map[string]any)
+		if q["method"] != "elicitation/create" || !strings.Contains(fmt.Sprint(params["message"]), "Approve notes.createNote (execution "+id+", call 1)?") {
+			t.Errorf("input request %v", q)
+		}
+		if ack, rpcErr := modern(t, base, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"not-asked": map[string]any{"action": "accept"}}}, false); rpcErr != nil || ack["resultType"] != "complete" {
+			t.Fatalf("tasks/update with an unknown key: %v %v", ack, rpcErr)
+		}
+		if still := modernUntil(t, base, id, "input_required"); still["inputRequests"] == nil {
+			t.Error("an answer to a key not asked changed the task")
+		}
+		if ack, rpcErr := modern(t, base, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}}}, false); rpcErr != nil || ack["resultType"] != "complete" {
+			t.Fatalf("tasks/update: %v %v", ack, rpcErr)
+		}
+		done := modernUntil(t, base, id, "completed")
+		res, _ := done["result"].(map[string]any)
+		sc, _ := res["structuredContent"].(map[string]any)
+		if sc["status"] != "completed" || sc["result"] != "through tasks/update" || sc["executionId"] != id {
+			t.Errorf("result %v", res)
+		}
+	})
+	t.Run("a failed program completes with its error", func(t *testing.T) {
+		id := call(t, `throw new Error("nope")`)["taskId"].(string)
+		done := modernUntil(t, base, id, "completed")
+		res, _ := done["result"].(map[string]any)
+		if res["isError"] != true || !strings.Contains(fmt.Sprint(res["structuredContent"]), "nope") {
+			t.Errorf("result %v, want the error outcome, isError", res)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		id := call(t, `await new Promise(r => setTimeout(r, 60000))`)["taskId"].(string)
+		if ack, rpcErr := modern(t, base, "tasks/cancel", map[string]any{"taskId": id}, false); rpcErr != nil || ack["resultType"] != "complete" {
+			t.Fatalf("tasks/cancel: %v %v", ack, rpcErr)
+		}
+		modernUntil(t, base, id, "cancelled")
+	})
+	t.Run("refused without the extension", func(t *testing.T) {
+		_, rpcErr := modern(t, base, "tasks/get", map[string]any{"taskId": "exec_1"}, true)
+		if rpcErr == nil || rpcErr["code"] != -32021.0 {
+			t.Errorf("tasks/get without the extension: %v, want -32021", rpcErr)
+		}
+	})
+}
+
+func TestTaskResultEndsWhenTheTaskIsDecidedElsewhere(t *testing.T) {
+	// The client is asked, and never answers; an approval made elsewhere
+	// ends the question and the wait of tasks/result.
+	asked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	never := func(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		asked <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("no answer")
+	}
+	c := httpClient(t, newServer(t, true), mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, client.WithElicitationHandler(elicitFunc(never)))
+	t.Cleanup(func() { close(release) })
+	task := createTask(t, c, `(await notes.createNote({ text: "decided elsewhere" })).text`)
+	pollUntil(t, c, task.TaskId, mcp.TaskStatusInputRequired)
+	done := make(chan map[string]any, 1)
+	go func() {
+		r, err := c.TaskResult(context.Background(), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+		if err != nil {
+			t.Errorf("tasks/result: %v", err)
+			done <- nil
+			return
+		}
+		var out map[string]any
+		_ = json.Unmarshal([]byte(r.Content[0].(mcp.TextContent).Text), &out)
+		done <- out
+	}()
+	<-asked
+	if out, _ := call(t, c, "codemode_approve", map[string]any{"executionId": task.TaskId}); out["status"] != "completed" {
+		t.Fatalf("codemode_approve: %v", out)
+	}
+	select {
+	case out := <-done:
+		if out["status"] != "completed" || out["result"] != "decided elsewhere" {
+			t.Errorf("tasks/result after an approval elsewhere: %v", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tasks/result still waits for the unanswered question after the task was approved elsewhere")
+	}
+}
+
+func TestTheExtensionAsksNothingWithoutElicitation(t *testing.T) {
+	base := serve(t, newServer(t, false), server.TransportHTTP) // approvals.elicitation: false
+	task, _ := modern(t, base, "tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": `await notes.createNote({ text: "x" })`}}, false)
+	id := task["taskId"].(string)
+	got := modernUntil(t, base, id, "input_required")
+	if reqs, _ := got["inputRequests"].(map[string]any); len(reqs) != 0 {
+		t.Fatalf("inputRequests %v with elicitation off", reqs)
+	}
+	_, rpcErr := modern(t, base, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1-000000000000": map[string]any{"action": "accept"}}}, false)
+	if rpcErr != nil {
+		t.Fatal(rpcErr)
+	}
+	if still := modernUntil(t, base, id, "input_required"); still["status"] != "input_required" {
+		t.Errorf("after an answer nobody was asked: %v", still["status"])
+	}
+}
