@@ -122,7 +122,11 @@ type Entry struct {
 	// Reverts is, for a call made by a rollback to undo another call (a
 	// configured revert function's call), the seq of the call it undoes;
 	// 0 for the program's own calls and steps.
-	Reverts   int       `json:"reverts,omitempty"`
+	Reverts int `json:"reverts,omitempty"`
+	// Task is, for a call its downstream server runs as a task, the id of
+	// that task (connectors.Tasker), logged before anything waits for it;
+	// empty for every other entry. Once logged it is never changed.
+	Task      string    `json:"task,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }

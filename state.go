@@ -29,10 +29,17 @@ const (
 	// what that pass logged stays in the log, and its calls can be rolled
 	// back.
 	StatusCancelled
+	// StatusWaiting: calls of the run run as tasks of their downstream
+	// server (their entries are waiting, their task ids logged) and no
+	// pass runs: no process owns the execution, and no worker process is
+	// held. Whichever process sees those tasks end first resumes it
+	// (waiting -> running), and its pass replays the log, reading the
+	// tasks' results.
+	StatusWaiting
 )
 
 // execStatusOrder lists the statuses in the order messages name them.
-var execStatusOrder = []ExecStatus{StatusRunning, StatusPaused, StatusCompleted, StatusError, StatusRejected, StatusCancelled, StatusRollingBack, StatusRolledBack}
+var execStatusOrder = []ExecStatus{StatusRunning, StatusPaused, StatusWaiting, StatusCompleted, StatusError, StatusRejected, StatusCancelled, StatusRollingBack, StatusRolledBack}
 
 var execStatusNames = map[ExecStatus]string{
 	StatusRunning:     "running",
@@ -43,6 +50,7 @@ var execStatusNames = map[ExecStatus]string{
 	StatusRolledBack:  "rolled_back",
 	StatusRollingBack: "rolling_back",
 	StatusCancelled:   "cancelled",
+	StatusWaiting:     "waiting",
 }
 
 // ExecStatuses returns every execution status.
@@ -117,6 +125,12 @@ const (
 	// the entry's Error says why. Once the person has signed in, the run
 	// resumes like an approval and the call executes.
 	EntrySignIn
+	// EntryWaiting: the call runs as a task of its downstream server, whose
+	// id (Entry.Task) was logged before anything waited for it. Its run
+	// waits (StatusWaiting) or is paused; a pass that reaches the entry
+	// again reads the task (it does not call the tool again) and records
+	// its result once it has ended.
+	EntryWaiting
 )
 
 var entryStateNames = map[EntryState]string{
@@ -128,6 +142,7 @@ var entryStateNames = map[EntryState]string{
 	EntryError:     "error",
 	EntryUnknown:   "unknown",
 	EntrySignIn:    "sign_in",
+	EntryWaiting:   "waiting",
 }
 
 // AwaitsPerson reports whether an entry in this state waits for a person
@@ -171,9 +186,10 @@ var ErrIllegalTransition = errors.New("illegal state transition")
 // executing or pending (state 0 is "no entry yet").
 var entryTransitions = map[EntryState][]EntryState{
 	0:              {EntryExecuting, EntryPending, EntrySignIn},
-	EntryExecuting: {EntryApplied, EntryError, EntryExecuting, EntryUnknown, EntrySignIn}, // executing again: replay; unknown: recovery; sign_in: refused for want of a sign-in
+	EntryExecuting: {EntryApplied, EntryError, EntryExecuting, EntryUnknown, EntrySignIn, EntryWaiting}, // executing again: replay; unknown: recovery; sign_in: refused for want of a sign-in; waiting: its downstream runs it as a task
 	EntryPending:   {EntryExecuting, EntryRejected},
 	EntrySignIn:    {EntryExecuting, EntryPending, EntryRejected}, // pending: the method, known once signed in, needs approval
+	EntryWaiting:   {EntryApplied, EntryError, EntryUnknown},      // its task ended (or could not be read: error); unknown: recovery
 	EntryApplied:   {EntryReverted},
 	EntryUnknown:   {EntryReverted},
 }
@@ -195,10 +211,13 @@ func Transition(from, to EntryState) (EntryState, error) {
 
 // execTransitions lists the legal moves of an execution. Recovery moves a
 // claimed execution whose owner is gone to error; a cancellation moves a
-// running or paused one to cancelled, from whichever process receives it.
+// running, paused or waiting one to cancelled, from whichever process
+// receives it; a waiting one that cannot resume (the connectors it used
+// changed) ends in error.
 var execTransitions = map[ExecStatus][]ExecStatus{
 	0:                 {StatusRunning},
-	StatusRunning:     {StatusPaused, StatusCompleted, StatusError, StatusRejected, StatusCancelled},
+	StatusRunning:     {StatusPaused, StatusWaiting, StatusCompleted, StatusError, StatusRejected, StatusCancelled},
+	StatusWaiting:     {StatusRunning, StatusCancelled, StatusError},
 	StatusPaused:      {StatusRunning, StatusRejected, StatusRollingBack, StatusCancelled},
 	StatusCompleted:   {StatusRollingBack},
 	StatusError:       {StatusRollingBack},

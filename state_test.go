@@ -41,3 +41,32 @@ func TestCancelledIsTerminalAndRollsBack(t *testing.T) {
 		t.Errorf(`ParseExecStatus("cancelled") = %v, %v`, s, err)
 	}
 }
+
+func TestWaitingForADownstreamTask(t *testing.T) {
+	for _, m := range [][2]EntryState{{EntryExecuting, EntryWaiting}, {EntryWaiting, EntryApplied}, {EntryWaiting, EntryError}, {EntryWaiting, EntryUnknown}} {
+		if _, err := Transition(m[0], m[1]); err != nil {
+			t.Errorf("Transition(%s, %s): %v", m[0], m[1], err)
+		}
+	}
+	for _, m := range [][2]EntryState{{0, EntryWaiting}, {EntryPending, EntryWaiting}, {EntryWaiting, EntryExecuting}, {EntryWaiting, EntryRejected}} {
+		if _, err := Transition(m[0], m[1]); !errors.Is(err, ErrIllegalTransition) {
+			t.Errorf("%s -> %s allowed: %v", m[0], m[1], err)
+		}
+	}
+	for _, m := range [][2]ExecStatus{{StatusRunning, StatusWaiting}, {StatusWaiting, StatusRunning}, {StatusWaiting, StatusCancelled}, {StatusWaiting, StatusError}} {
+		if _, err := TransitionExec(m[0], m[1]); err != nil {
+			t.Errorf("TransitionExec(%s, %s): %v", m[0], m[1], err)
+		}
+	}
+	for _, m := range [][2]ExecStatus{{StatusPaused, StatusWaiting}, {StatusWaiting, StatusPaused}, {StatusWaiting, StatusCompleted}, {StatusWaiting, StatusRollingBack}} {
+		if _, err := TransitionExec(m[0], m[1]); !errors.Is(err, ErrIllegalTransition) {
+			t.Errorf("%s -> %s allowed: %v", m[0], m[1], err)
+		}
+	}
+	if StatusWaiting.Terminal() || StatusWaiting.Claimed() || EntryWaiting.AwaitsPerson() {
+		t.Error("waiting: a run nobody claims that is not over, an entry that waits for no person")
+	}
+	if s, err := ParseExecStatus("waiting"); err != nil || s != StatusWaiting {
+		t.Errorf(`ParseExecStatus("waiting") = %v, %v`, s, err)
+	}
+}

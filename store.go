@@ -102,8 +102,9 @@ type Store interface {
 	ClippedEntries(ctx context.Context, executionID string, q LogQuery) ([]ClippedEntry, error)
 	// InsertEntry adds a new entry; ErrConflict if (execution, seq) exists.
 	InsertEntry(ctx context.Context, e Entry) error
-	// UpdateEntry stores e's state, result and error if the stored state is
-	// still from, else ErrConflict (ErrNotFound if absent).
+	// UpdateEntry stores e's state, result and error, and its Task when
+	// set (an update never clears a logged task id), if the stored state
+	// is still from, else ErrConflict (ErrNotFound if absent).
 	UpdateEntry(ctx context.Context, e Entry, from EntryState) error
 	// WriteEntries writes, in one transaction, every insert in order (each
 	// as InsertEntry would), then every update in order (each as
@@ -117,8 +118,8 @@ type Store interface {
 	// RecoverExecution ends an execution whose owner is gone, in one
 	// transaction, if it is still in status from and claimed by owner:
 	// the entries id's journal holds (Journaler) are applied first, then
-	// every entry still executing becomes unknown (with note as its
-	// error) and every entry awaiting a person (pending, sign_in)
+	// every entry still executing, or waiting for its downstream task,
+	// becomes unknown (with note as its error) and every entry awaiting a person (pending, sign_in)
 	// rejected, and the execution takes e's status, error and UpdatedAt,
 	// and no owner. Else ErrConflict
 	// (ErrNotFound if there is no such execution). Any journal of the
@@ -158,7 +159,10 @@ type Store interface {
 // one caller at a time.
 type Journaler interface {
 	// Journal records entries of execution id as they now are (in order;
-	// a later record of a seq supersedes an earlier one). Once it returns
+	// a later record of a seq supersedes an earlier one). An entry waiting
+	// for its downstream task, or carrying a task id, is refused: a task
+	// id is committed (WriteEntries), since recovery applies a journal
+	// only over entries still executing. Once it returns
 	// they survive a crash of this process, and whatever else the store's
 	// commits survive (a power loss, where the store promises that). The first call after
 	// DropJournal (or ever) for id starts an empty journal.

@@ -292,3 +292,62 @@ func testUpdateEntryRecordsError(t *testing.T, f Factory) {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }
+
+// testEntryTask logs a downstream task's id as a call moves executing ->
+// waiting, in a batch and alone; an update without an id keeps it, and
+// every read returns it.
+func testEntryTask(t *testing.T, f Factory) {
+	s := f.New(t)
+	ctx := context.Background()
+	if err := s.CreateExecution(ctx, NewExecution("exec_t", codemode.StatusRunning)); err != nil {
+		t.Fatal(err)
+	}
+	one, two := NewEntry("exec_t", 1, codemode.EntryExecuting), NewEntry("exec_t", 2, codemode.EntryExecuting)
+	if err := s.WriteEntries(ctx, []codemode.Entry{one}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// In a batch with the insert of the next call, as a pass writes it.
+	one.State, one.Task = codemode.EntryWaiting, "5f0c6e1e-task-1"
+	if err := s.WriteEntries(ctx, []codemode.Entry{two}, []codemode.EntryUpdate{{Entry: one, From: codemode.EntryExecuting}}); err != nil {
+		t.Fatal(err)
+	}
+	two.State, two.Task = codemode.EntryWaiting, "task-2"
+	if err := s.UpdateEntry(ctx, two, codemode.EntryExecuting); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]codemode.Entry{one, two}, entries(t, s, "exec_t"), ignoreStamps); diff != "" {
+		t.Errorf("log with waiting calls (-want +got):\n%s", diff)
+	}
+	// The task ended: its result is recorded by an update that does not
+	// repeat the id.
+	done := one
+	done.State, done.Result, done.Task = codemode.EntryApplied, json.RawMessage(`{"ok":true}`), ""
+	if err := s.UpdateEntry(ctx, done, codemode.EntryWaiting); err != nil {
+		t.Fatal(err)
+	}
+	failed := two
+	failed.State, failed.Error, failed.Task = codemode.EntryError, "the task failed", ""
+	if err := s.WriteEntries(ctx, nil, []codemode.EntryUpdate{{Entry: failed, From: codemode.EntryWaiting}}); err != nil {
+		t.Fatal(err)
+	}
+	done.Task, failed.Task = one.Task, two.Task
+	if diff := cmp.Diff([]codemode.Entry{done, failed}, entries(t, s, "exec_t"), ignoreStamps); diff != "" {
+		t.Errorf("log after the tasks ended (-want +got):\n%s", diff)
+	}
+	clipped, err := s.ClippedEntries(ctx, "exec_t", codemode.LogQuery{Preview: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(clipped) != 2 || clipped[0].Task != one.Task || clipped[1].Task != two.Task {
+		t.Errorf("ClippedEntries tasks = %+v, want %q and %q", clipped, one.Task, two.Task)
+	}
+	// An entry inserted with its id keeps it.
+	three := NewEntry("exec_t", 3, codemode.EntryWaiting)
+	three.Task = "task-3"
+	if err := s.InsertEntry(ctx, three); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, s, "exec_t"); len(got) != 3 || got[2].Task != "task-3" {
+		t.Errorf("inserted waiting entry = %+v, want task-3", got)
+	}
+}

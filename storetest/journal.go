@@ -195,6 +195,11 @@ func testJournalErrors(t *testing.T, f Factory) {
 	if err := j.Journal(ctx, "exec_j", []codemode.Entry{bad}); err == nil {
 		t.Error("journaling an entry without a state succeeded")
 	}
+	waiting := NewEntry("exec_j", 3, codemode.EntryWaiting)
+	waiting.Task = "task-3"
+	if err := j.Journal(ctx, "exec_j", []codemode.Entry{waiting}); err == nil {
+		t.Error("journaling a downstream task's id succeeded; it must be committed")
+	}
 	if err := j.Journal(ctx, "exec_j", nil); err != nil {
 		t.Errorf("journaling nothing: %v", err)
 	}

@@ -62,7 +62,8 @@ func testOwners(t *testing.T, f Factory) {
 }
 
 // recoverable creates execution id, in status from and owned by owner, with
-// a log holding an entry in each state (seq 1-6) and a step executing (7).
+// a log holding an entry in each state (seq 1-6, 8, 9: a call waiting for
+// its downstream task) and a step executing (7).
 func recoverable(t *testing.T, s codemode.Store, id string, from codemode.ExecStatus, owner string) []codemode.Entry {
 	t.Helper()
 	ctx := context.Background()
@@ -80,7 +81,9 @@ func recoverable(t *testing.T, s codemode.Store, id string, from codemode.ExecSt
 		NewEntry(id, 6, codemode.EntryRejected),
 		NewEntry(id, 7, codemode.EntryExecuting),
 		NewEntry(id, 8, codemode.EntrySignIn),
+		NewEntry(id, 9, codemode.EntryWaiting),
 	}
+	log[8].Task = "task-" + id
 	log[1].Error = "boom"
 	log[7].Error = "connector c needs a sign-in: not signed in yet"
 	log[6].Kind, log[6].Connector, log[6].Method, log[6].Name, log[6].Args = codemode.KindStep, "codemode", "step", "pick", nil
@@ -95,7 +98,7 @@ func recovered(log []codemode.Entry, note string) []codemode.Entry {
 	out := append([]codemode.Entry(nil), log...)
 	for i, e := range out {
 		switch e.State {
-		case codemode.EntryExecuting:
+		case codemode.EntryExecuting, codemode.EntryWaiting:
 			out[i].State, out[i].Error = codemode.EntryUnknown, note
 		case codemode.EntryPending, codemode.EntrySignIn:
 			out[i].State = codemode.EntryRejected

@@ -54,6 +54,7 @@ func Run(t *testing.T, f Factory) {
 		{"InsertEntryErrors", testInsertEntryErrors},
 		{"UpdateEntry", testUpdateEntry},
 		{"UpdateEntryRecordsError", testUpdateEntryRecordsError},
+		{"EntryTask", testEntryTask},
 		{"WriteEntries", testWriteEntries},
 		{"WriteEntriesRace", testWriteEntriesRace},
 		{"UpdateEntryRace", testUpdateEntryRace},

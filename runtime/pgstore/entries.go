@@ -15,9 +15,10 @@ import (
 )
 
 const (
-	insertEntrySQL = `INSERT INTO entries (` + sc.EntryColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
-	updateEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, updated_at = $4
-		WHERE execution_id = $5 AND seq = $6 AND state = $7`
+	insertEntrySQL = `INSERT INTO entries (` + sc.EntryColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+	// A task id, once logged, stays: an update without one keeps it.
+	updateEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, task = coalesce(nullif($4, ''), task), updated_at = $5
+		WHERE execution_id = $6 AND seq = $7 AND state = $8`
 	// checkedUpdateSQL is updateEntrySQL failing (division by zero,
 	// SQLSTATE 22012) when it matches no row, so that a batch it is part
 	// of is undone.
@@ -194,7 +195,7 @@ func insertError(e codemode.Entry, err error) error {
 }
 
 func updateValues(e codemode.Entry, from codemode.EntryState, t time.Time) []any {
-	return []any{e.State.String(), sc.RawText(e.Result), e.Error, sc.Nanos(sc.UpdatedAt(e, t)), e.ExecutionID, e.Seq, from.String()}
+	return []any{e.State.String(), sc.RawText(e.Result), e.Error, e.Task, sc.Nanos(sc.UpdatedAt(e, t)), e.ExecutionID, e.Seq, from.String()}
 }
 
 func updateEntry(ctx context.Context, q querier, e codemode.Entry, from codemode.EntryState, t time.Time) error {

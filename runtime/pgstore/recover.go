@@ -14,8 +14,8 @@ import (
 // RecoverExecution ends an execution whose owner is gone, in one
 // transaction: if its status is still from and its owner is owner (read
 // with SELECT … FOR UPDATE, so a second replica recovering at once waits
-// and then sees the run ended), every entry still executing becomes
-// unknown with note as its error, every pending entry rejected, and the
+// and then sees the run ended), every entry still executing or waiting
+// for its downstream task becomes unknown with note as its error, every pending entry rejected, and the
 // execution takes e's status, error and UpdatedAt (zero: now, written
 // back), and no owner. Else ErrConflict (ErrNotFound if there is no such
 // execution). This store has no journal: what was logged was committed.
@@ -44,8 +44,8 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 		return fmt.Errorf("recover execution %s: it is %s owned by %q, not %s owned by %q: %w", e.ID, status, curOwner, from, owner, codemode.ErrConflict)
 	}
 	b := &pgx.Batch{}
-	b.Queue(`UPDATE entries SET state = $1, error = $2, updated_at = $3 WHERE execution_id = $4 AND state = $5`,
-		codemode.EntryUnknown.String(), note, t, e.ID, codemode.EntryExecuting.String())
+	b.Queue(`UPDATE entries SET state = $1, error = $2, updated_at = $3 WHERE execution_id = $4 AND state IN ($5, $6)`,
+		codemode.EntryUnknown.String(), note, t, e.ID, codemode.EntryExecuting.String(), codemode.EntryWaiting.String())
 	b.Queue(`UPDATE entries SET state = $1, updated_at = $2 WHERE execution_id = $3 AND state IN ($4, $5)`,
 		codemode.EntryRejected.String(), t, e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String())
 	b.Queue(`UPDATE executions SET status = $1, error = $2, owner = '', updated_at = $3 WHERE id = $4`,

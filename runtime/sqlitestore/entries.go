@@ -83,8 +83,8 @@ func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	return insertEntry(ctx, s.stmts.insertEntry, e, sc.Now())
 }
 
-// UpdateEntry stores e's state, result, error and UpdatedAt (zero: now)
-// if the stored state is still from, else ErrConflict (ErrNotFound if absent). Whether the move is
+// UpdateEntry stores e's state, result, error, task (when set: a logged
+// task id stays) and UpdatedAt (zero: now) if the stored state is still from, else ErrConflict (ErrNotFound if absent). Whether the move is
 // legal is the runtime's business (runtime.Transition).
 func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
 	if err := sc.CheckUpdate(e); err != nil {
@@ -154,7 +154,7 @@ func insertEntry(ctx context.Context, insert *sql.Stmt, e codemode.Entry, t time
 // prepared then) tells ErrNotFound from ErrConflict.
 func updateEntry(ctx context.Context, update *sql.Stmt, state func() *sql.Stmt, e codemode.Entry, from codemode.EntryState, t time.Time) error {
 	res, err := update.ExecContext(ctx,
-		e.State.String(), sc.RawText(e.Result), e.Error, sc.Nanos(sc.UpdatedAt(e, t)), e.ExecutionID, e.Seq, from.String())
+		e.State.String(), sc.RawText(e.Result), e.Error, e.Task, sc.Nanos(sc.UpdatedAt(e, t)), e.ExecutionID, e.Seq, from.String())
 	if err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}

@@ -109,6 +109,9 @@ func (s *Store) Journal(ctx context.Context, id string, entries []codemode.Entry
 		if err := sc.CheckInsert(e); err != nil {
 			return fmt.Errorf("journal of %s: %w", id, err)
 		}
+		if e.State == codemode.EntryWaiting || e.Task != "" {
+			return fmt.Errorf("journal of %s: entry #%d: a downstream task's id is committed, not journaled", id, e.Seq)
+		}
 	}
 	jf, err := s.journals.open(id)
 	if err != nil {

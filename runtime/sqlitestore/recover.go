@@ -14,7 +14,8 @@ import (
 // RecoverExecution ends an execution whose owner is gone, in one
 // IMMEDIATE transaction: if its status is still from and its owner is
 // owner, the entries its journal holds are applied (journal.go), every
-// entry still executing becomes unknown with note as its error, every
+// entry still executing or waiting for its downstream task becomes
+// unknown with note as its error, every
 // pending entry rejected, and the execution takes e's status, error and
 // UpdatedAt (zero: now, written back), and no owner. Else ErrConflict
 // (ErrNotFound if there is no such execution). The journal is removed
@@ -50,8 +51,8 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 	if err := s.applyJournal(ctx, tx, journaled, t); err != nil {
 		return fmt.Errorf("recover execution %s: apply its journal: %w", e.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, error = ?, updated_at = ? WHERE execution_id = ? AND state = ?`,
-		codemode.EntryUnknown.String(), note, sc.Nanos(t), e.ID, codemode.EntryExecuting.String()); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, error = ?, updated_at = ? WHERE execution_id = ? AND state IN (?, ?)`,
+		codemode.EntryUnknown.String(), note, sc.Nanos(t), e.ID, codemode.EntryExecuting.String(), codemode.EntryWaiting.String()); err != nil {
 		return fmt.Errorf("recover execution %s: mark executing entries unknown: %w", e.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE entries SET state = ?, updated_at = ? WHERE execution_id = ? AND state IN (?, ?)`,

@@ -71,8 +71,9 @@ func statusLiteral(s string) (string, error) {
 
 // The log's statements, also prepared on the log connection (logConn).
 const (
-	insertEntrySQL = `INSERT INTO entries (` + sc.EntryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateEntrySQL = `UPDATE entries SET state = ?, result = ?, error = ?, updated_at = ?
+	insertEntrySQL = `INSERT INTO entries (` + sc.EntryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// A task id, once logged, stays: an update without one keeps it.
+	updateEntrySQL = `UPDATE entries SET state = ?, result = ?, error = ?, task = coalesce(nullif(?, ''), task), updated_at = ?
 			WHERE execution_id = ? AND seq = ? AND state = ?`
 	entryStateSQL = `SELECT state FROM entries WHERE execution_id = ? AND seq = ?`
 )

@@ -20,7 +20,7 @@ import (
 // Column lists, in the order the Values and Scan functions use.
 const (
 	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, created_at, updated_at`
-	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, created_at, updated_at`
+	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, created_at, updated_at`
 	SnippetColumns   = `name, description, code, input_schema, connectors, from_execution, created_at`
 	OwnerColumns     = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
 )
@@ -171,7 +171,7 @@ func EntryValues(e codemode.Entry, t time.Time) []any {
 		created = e.CreatedAt
 	}
 	return []any{e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
-		RawText(e.Args), RawText(e.Result), e.Error, e.State.String(), e.Reverts, Nanos(created), Nanos(t)}
+		RawText(e.Args), RawText(e.Result), e.Error, e.State.String(), e.Reverts, e.Task, Nanos(created), Nanos(t)}
 }
 
 // UpdatedAt is the time an update of e stores: e.UpdatedAt, or t when
@@ -235,7 +235,7 @@ func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 		created, updated int64
 	)
 	err := sc.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &e.Reverts, &created, &updated}, more...)...)
+		&args, &result, &e.Error, &state, &e.Reverts, &e.Task, &created, &updated}, more...)...)
 	if err != nil {
 		return e, err
 	}
@@ -273,7 +273,7 @@ func ClippedEntriesSQL(d Dialect, preview int) string {
 		args, result, errText = d.Prefix("args", d.Param(4)), d.Prefix("result", d.Param(4)), d.Prefix("error", d.Param(4))
 	}
 	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
-		`, state, reverts, created_at, updated_at,
+		`, state, reverts, task, created_at, updated_at,
 		coalesce(octet_length(args), 0), coalesce(octet_length(result), 0), octet_length(error)
 		FROM entries WHERE execution_id = ` + d.Param(1) + ` AND seq > ` + d.Param(2) + ` ORDER BY seq LIMIT ` + d.Param(3)
 }
