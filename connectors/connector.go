@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // A Tool is one callable method of a connector.
@@ -40,6 +41,10 @@ type Tool struct {
 	// an MCP tool annotated destructive and not read-only, an OpenAPI
 	// operation with a non-safe method. Config globs add to it.
 	RequiresApproval bool `json:"requiresApproval,omitempty"`
+	// Task reports that the source runs calls of the tool as tasks of its
+	// own (an MCP tool whose server offers tasks for it): the connector is
+	// a Tasker, and the runtime starts such a call with StartTask.
+	Task bool `json:"task,omitempty"`
 }
 
 // KnownReadOnly reports whether the source says the tool has no side
@@ -143,6 +148,63 @@ func runHook(ctx context.Context, k hookKey) {
 		f()
 	}
 }
+
+// Tasker is implemented by connectors whose source can run a call as a
+// task of its own: the call is sent, the source answers at once with the
+// task's id, the task works on, and its result is read once it has ended
+// (a downstream MCP server's task-augmented tools/call, tasks/get,
+// tasks/result and tasks/cancel). The runtime logs the task's id before
+// anything waits for it, and no program pass runs while it waits; a pass
+// that reaches the call again reads the task instead of calling the tool.
+// Its methods must be safe for concurrent use.
+type Tasker interface {
+	// StartTask sends a call of tool (by SourceName; a Tool with Task set)
+	// as a task and returns it. A source that answered the call at once,
+	// without a task, gives its result in TaskStart.Result. An error is
+	// what Call would have returned.
+	StartTask(ctx context.Context, tool string, args json.RawMessage) (TaskStart, error)
+	// PollTask reads the state of task id, started by StartTask. It
+	// returns an error wrapping ErrUnknownTask when the source does not
+	// know the task (any more): it expired, or its server restarted and
+	// forgot it, so whether the call took effect cannot be known.
+	PollTask(ctx context.Context, id string) (TaskState, error)
+	// TaskResult returns the outcome of task id, which has ended, as Call
+	// would have returned the call's: a task that failed or was cancelled
+	// is a Result with IsError (the tool's own failure).
+	TaskResult(ctx context.Context, id string) (Result, error)
+	// CancelTask asks the source to stop task id. A task that has already
+	// ended, or is unknown, is not an error.
+	CancelTask(ctx context.Context, id string) error
+}
+
+// TaskStart is what StartTask gave: a task (ID), or the call's result.
+type TaskStart struct {
+	// ID is the task's id at its source (bounded, printable); empty when
+	// Result is set.
+	ID string
+	// Result is the call's outcome when the source answered it at once.
+	Result *Result
+	// PollInterval is how often the source suggests reading the task (0:
+	// no suggestion).
+	PollInterval time.Duration
+}
+
+// TaskState is what PollTask read.
+type TaskState struct {
+	// Ended: the task completed, failed or was cancelled; TaskResult
+	// gives its outcome.
+	Ended bool
+	// Status is the source's word for the state ("working", "completed",
+	// …), Message what it says about it, both for people.
+	Status, Message string
+	// PollInterval is how often the source suggests reading the task (0:
+	// no suggestion).
+	PollInterval time.Duration
+}
+
+// ErrUnknownTask is returned (wrapped) by Tasker.PollTask and TaskResult
+// for a task the source does not know.
+var ErrUnknownTask = errors.New("unknown task")
 
 // Reverter is implemented by connectors that can undo some of their calls
 // natively. Revert is called during a rollback with the arguments and result

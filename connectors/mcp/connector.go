@@ -74,6 +74,9 @@ type Connector struct {
 	down error
 	// phase is what the last session start did last (see session.open).
 	phase string
+	// legacy: sessions start with the 2025-11-25 handshake, the server
+	// offering tasks in that form only (task.go).
+	legacy bool
 
 	// recovering holds the first start, the goroutine waiting for a late
 	// one and the recovery goroutine; Close waits for them.
@@ -537,7 +540,9 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 				c.logger.Warn("skipping a duplicate tool definition", "tool", w.Name)
 			case c.cfg.selected(w.Name):
 				seen[w.Name] = true
-				tools = append(tools, w.toTool())
+				t := w.toTool()
+				t.Task = w.offersTasks() && s.tasks
+				tools = append(tools, t)
 			default:
 				seen[w.Name] = true
 			}
@@ -582,15 +587,9 @@ func (c *Connector) Start(ctx context.Context, tool string, args json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	c.mu.RLock()
-	i, known := c.bySource[tool]
-	name := tool
-	if known {
-		name = c.tools[i].Name
-	}
-	c.mu.RUnlock()
-	if !known && !c.forwardable(tool) {
-		return nil, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
+	name, err := c.resolve(tool)
+	if err != nil {
+		return nil, err
 	}
 	ctx, unwatch := c.progress.watch(ctx, c.cfg.Name)
 	if s.stdio != nil {
@@ -610,6 +609,22 @@ func (c *Connector) Start(ctx context.Context, tool string, args json.RawMessage
 		defer unwatch()
 		return c.callClient(ctx, s, name, tool, args)
 	}, nil
+}
+
+// resolve returns the sandbox name of tool (by source name), which must be
+// listed or forwardable; else an error wrapping connectors.ErrUnknownTool.
+func (c *Connector) resolve(tool string) (string, error) {
+	c.mu.RLock()
+	i, known := c.bySource[tool]
+	name := tool
+	if known {
+		name = c.tools[i].Name
+	}
+	c.mu.RUnlock()
+	if !known && !c.forwardable(tool) {
+		return "", fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
+	}
+	return name, nil
 }
 
 // awaitStdio waits for the answer to a call sent on a stdio session's raw

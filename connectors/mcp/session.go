@@ -38,6 +38,9 @@ type session struct {
 	cancel context.CancelCauseFunc
 
 	serverName, serverVersion, instructions string
+	// tasks: the server runs tools/call as tasks on this session's
+	// protocol (task.go); set by connect.
+	tasks bool
 
 	stopListen func()        // ends the subscriptions/listen stream, if one was opened
 	listening  chan struct{} // closed when the server acknowledges the stream
@@ -62,6 +65,9 @@ func (c *Connector) startSession(ctx context.Context) (*session, []connectors.To
 		return nil, nil, err
 	}
 	var opts []client.ClientOption
+	if c.speaksLegacy() {
+		opts = append(opts, client.WithProtocolVersion(mcpgo.LATEST_LEGACY_PROTOCOL_VERSION))
+	}
 	if c.cfg.Elicit != nil {
 		opts = append(opts, client.WithElicitationHandler(elicitHandler(c.cfg.Elicit)))
 	}
@@ -72,6 +78,11 @@ func (c *Connector) startSession(ctx context.Context) (*session, []connectors.To
 		s.cancel(fmt.Errorf("%w: %v", errConnectionLost, err))
 	})
 	tools, err := s.open(ctx)
+	if errors.Is(err, errLegacyTasks) {
+		s.close()
+		c.logger.Info("the MCP server offers tasks in the 2025-11-25 form only; speaking 2025-11-25 to it")
+		return c.startSession(ctx)
+	}
 	if err != nil {
 		if s.proc != nil && ctx.Err() == nil {
 			// A child that died is reaped a moment after its output ends;
@@ -143,6 +154,13 @@ func (s *session) connect(ctx context.Context) error {
 	s.serverName = res.ServerInfo.Name
 	s.serverVersion = res.ServerInfo.Version
 	s.instructions = res.Instructions
+	if offersTasks(s.client.GetServerCapabilities()) {
+		if mcpgo.IsModernProtocol(s.client.ProtocolVersion()) {
+			c.pinLegacy()
+			return errLegacyTasks
+		}
+		s.tasks = true
+	}
 	c.logger.Debug("connected", "server", s.serverName, "version", s.serverVersion,
 		"protocol", s.client.ProtocolVersion())
 	return nil

@@ -25,6 +25,18 @@ type wireTool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema"`
 	Annotations  *wireAnnotations `json:"annotations"`
+	Execution    *wireExecution   `json:"execution"`
+}
+
+// wireExecution is a tool's execution behaviour (MCP 2025-11-25).
+type wireExecution struct {
+	// TaskSupport is "forbidden" (or absent), "optional" or "required".
+	TaskSupport string `json:"taskSupport"`
+}
+
+// offersTasks reports whether the tool may be called as a task.
+func (w *wireTool) offersTasks() bool {
+	return w.Execution != nil && (w.Execution.TaskSupport == "optional" || w.Execution.TaskSupport == "required")
 }
 
 type wireAnnotations struct {
