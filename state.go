@@ -70,9 +70,12 @@ func (s ExecStatus) Terminal() bool {
 }
 
 // Claimed reports whether a process works on an execution in this status
-// (it runs a pass, or a rollback), so the execution has an owner, and is
-// recovered when that owner is gone.
-func (s ExecStatus) Claimed() bool { return s == StatusRunning || s == StatusRollingBack }
+// (it runs a pass or a rollback, or watches the downstream tasks the run
+// waits for), so the execution has an owner, and is recovered (a waiting
+// one taken over) when that owner is gone.
+func (s ExecStatus) Claimed() bool {
+	return s == StatusRunning || s == StatusRollingBack || s == StatusWaiting
+}
 
 // ParseExecStatus parses the String form.
 func ParseExecStatus(s string) (ExecStatus, error) {

@@ -63,8 +63,8 @@ func TestWaitingForADownstreamTask(t *testing.T) {
 			t.Errorf("%s -> %s allowed: %v", m[0], m[1], err)
 		}
 	}
-	if StatusWaiting.Terminal() || StatusWaiting.Claimed() || EntryWaiting.AwaitsPerson() {
-		t.Error("waiting: a run nobody claims that is not over, an entry that waits for no person")
+	if StatusWaiting.Terminal() || !StatusWaiting.Claimed() || EntryWaiting.AwaitsPerson() {
+		t.Error("waiting: a run its watcher claims that is not over, an entry that waits for no person")
 	}
 	if s, err := ParseExecStatus("waiting"); err != nil || s != StatusWaiting {
 		t.Errorf(`ParseExecStatus("waiting") = %v, %v`, s, err)

@@ -191,7 +191,8 @@ func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
 }
 
 // record takes the outcome of an entry that was executing (a call that
-// returned, a step that ran): e, moved to to, is queued, and journaled
+// returned, a step that ran), or waiting (a downstream task that ended:
+// written at once): e, moved to to, is queued, and journaled
 // when its entry is journaled or already written. After finish's final
 // write nothing of the pass should come, but if it does, it is written at
 // once. If its values would take the run's log past its quota, e is
@@ -201,11 +202,25 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	to, quotaErr := p.chargeOutcomeLocked(&e, to)
-	st, err := codemode.Transition(codemode.EntryExecuting, to)
+	from := codemode.EntryExecuting
+	if e.State == codemode.EntryWaiting {
+		from = codemode.EntryWaiting
+	}
+	st, err := codemode.Transition(from, to)
 	if err != nil {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	e.State, e.UpdatedAt = st, p.r.now()
+	if from == codemode.EntryWaiting {
+		// The result of a downstream task: committed at once, as its id
+		// was (waiting.go).
+		if err := p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: e, From: from}}, nil); err != nil {
+			err = fmt.Errorf("set call %d of %s waiting -> %s: %w", e.Seq, e.ExecutionID, e.State, err)
+			return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+		}
+		delete(p.waiting, e.Seq)
+		return quotaErr
+	}
 	if err := p.recordLocked(ctx, e); err != nil {
 		return err
 	}

@@ -19,14 +19,17 @@ import (
 // completed, error (a script failure is an outcome, not a Go error), paused
 // (Pending lists the action awaiting approval) or rejected (the approver
 // declined). ap may be nil; with an approver, calls needing approval are put
-// to it before the run pauses.
+// to it before the run pauses. A run that waits for downstream tasks
+// (waiting.go) is awaited until it pauses or ends, or ctx ends (the
+// outcome is then waiting, and the run goes on).
 func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error) {
 	c, out, err := r.create(ctx, code, nil)
 	if c == nil {
 		return out, err
 	}
-	defer c.end()
-	return r.runPass(ctx, c.e, c.h, ap, nil)
+	out, err = r.runPass(ctx, c.e, c.h, ap, nil)
+	c.end()
+	return r.settled(ctx, out, err)
 }
 
 // A claimed run is a run a request has claimed for a pass: the hold on it
@@ -117,8 +120,9 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	if c == nil {
 		return out, err
 	}
-	defer c.end()
-	return r.runPass(ctx, c.e, c.h, ap, c.log)
+	out, err = r.runPass(ctx, c.e, c.h, ap, c.log)
+	c.end()
+	return r.settled(ctx, out, err)
 }
 
 // claimApproved makes the decision of ApproveReviewed: it claims the
@@ -315,14 +319,16 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 }
 
 // endPaused ends a paused run as rejected with msg: the status first (the
-// conditional update decides races), then its pending entries; then the run
-// is disposed.
+// conditional update decides races), then its pending entries and the
+// calls still waiting for their downstream tasks; then the run is
+// disposed.
 func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg string) error {
 	e.Error = msg
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRejected); err != nil {
 		return err
 	}
 	r.rejectPending(ctx, e.ID)
+	r.settleWaitingOf(ctx, e.ID)
 	r.dispose(ctx, e.ID)
 	return nil
 }

@@ -29,6 +29,7 @@ type setup struct {
 	kv          *kv               // the kv connector to use (a fresh one if nil)
 	noKV        bool              // leave kv out
 	mcp         bool              // add the fixture MCP server as "fx"
+	fxTasks     bool              // the fixture offers tasks and its task-counter tool (-tasks)
 	fxApprove   []string          // approval globs for fx
 	fxNoApprove []string          // no_approve globs for fx
 	fxForward   bool              // fx forwards methods it did not list (forward_unknown)
@@ -120,9 +121,14 @@ func (e *env) open(s setup) {
 		sources = append(sources, runtime.Source{Connector: e.kv, Approve: s.kvApprove, Revert: s.kvRevert})
 	}
 	if s.mcp {
+		var args []string
+		if s.fxTasks {
+			args = []string{"-tasks"}
+		}
 		fx, err := mcp.Dial(ctx, mcp.Config{
 			Name:           "fx",
 			Command:        fixture.MCPServer(t),
+			Args:           args,
 			Env:            fxEnv(e.effects, s.fxEnv),
 			Logger:         orDiscard(s.fxLogger),
 			ForwardUnknown: s.fxForward,

@@ -35,6 +35,11 @@ const (
 	stopDiverge                      // the program no longer matches its log
 	stopInternal                     // the store failed
 	stopQuota                        // the run's log would pass its quota (quota.go)
+	// stopWait: a call runs as a task of its downstream server; the run
+	// waits for it without a pass (waiting.go). Any other stop replaces
+	// it: a pause lets a person answer while the task works, and a run
+	// that ends settles the calls still waiting.
+	stopWait
 )
 
 type stopReason struct {
@@ -75,8 +80,9 @@ type pass struct {
 	journaled  bool                   // the pass journaled something (dropped at finish)
 	logBytes   int64                  // bytes of values in the run's log, with what the pass added (quota.go)
 
-	gated map[int]codemode.Entry // entries this pass logged pending or sign_in that still await a person; guarded by mu
-	askMu sync.Mutex             // one approver question at a time (see gateLocked)
+	gated   map[int]codemode.Entry // entries this pass logged pending or sign_in that still await a person; guarded by mu
+	waiting map[int]codemode.Entry // entries this pass leaves waiting for their downstream task; guarded by mu
+	askMu   sync.Mutex             // one approver question at a time (see gateLocked)
 
 	stop     *stopReason    // first stop; guarded by mu
 	done     bool           // the pass is over; guarded by mu
@@ -99,6 +105,7 @@ func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seq
 		used:      map[string]bool{},
 		executing: map[int]codemode.Entry{},
 		gated:     map[int]codemode.Entry{},
+		waiting:   map[int]codemode.Entry{},
 		ahead:     map[int]bool{},
 		queuedAt:  map[int]int{},
 		maxSeq:    seqBase,
@@ -134,10 +141,10 @@ func (p *pass) refusalLocked() error {
 	return nil
 }
 
-// stopLocked records the first stop reason and returns the error that stops
-// the program.
+// stopLocked records the first stop reason (a wait gives way to any
+// other: see stopWait) and returns the error that stops the program.
 func (p *pass) stopLocked(kind stopKind, msg string, err error) error {
-	if p.stop == nil {
+	if p.stop == nil || (p.stop.kind == stopWait && kind != stopWait) {
 		p.stop = &stopReason{kind: kind, msg: msg, err: err}
 	}
 	return fmt.Errorf("%w: %s", sandbox.ErrStop, p.stop.msg)
@@ -219,6 +226,9 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 		return val, err
 	}
 	ctx = observeCall(ctx, *run)
+	if run.State == codemode.EntryWaiting {
+		return p.readTask(ctx, *run, t)
+	}
 	return p.execute(ctx, *run, t, run.State == 0)
 }
 
@@ -294,9 +304,11 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if p.mode == modeRun && v.why != noApproval {
 		return p.gateLocked(ctx, e)
 	}
-	if !t.def.KnownReadOnly() {
+	if !t.def.KnownReadOnly() || t.tasker() != nil {
 		// Write-ahead: a call that may have a side effect is journaled or
-		// committed executing before it is sent (see deferred.go).
+		// committed executing before it is sent (see deferred.go); so is
+		// one its source runs as a task, whose id is then committed
+		// (waiting.go).
 		if err := p.writeAheadLocked(ctx, &e); err != nil {
 			return nil, nil, err
 		}
@@ -322,6 +334,10 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 		// Approved, or a crash came between deciding and recording: execute
 		// (again). At-least-once for that window only.
 		p.executing[logged.Seq] = logged
+		return &logged, nil, nil
+	case codemode.EntryWaiting:
+		// Its downstream task was started: read it (waiting.go), never
+		// call the tool again.
 		return &logged, nil, nil
 	case codemode.EntryPending:
 		return nil, nil, p.stopLocked(stopPause, fmt.Sprintf("call %d (%s.%s) awaits approval", logged.Seq, logged.Connector, logged.Method), nil)
@@ -467,6 +483,9 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh boo
 		if logErr == nil {
 			logErr = p.writeDueLocked(ctx)
 		}
+	}
+	if tk := t.tasker(); tk != nil {
+		return p.startTask(ctx, e, t, tk)
 	}
 	st, starts := t.src.src.Connector.(connectors.Starter)
 	if starts {

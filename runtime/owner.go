@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -49,6 +50,10 @@ type owner struct {
 	self   procid.Identity
 	lease  time.Duration
 	claims *claims // the runs this process works on (hold.go)
+
+	// serving: the process joined (Join) to serve; it takes over the
+	// waiting runs of owners that are gone (waiting.go).
+	serving atomic.Bool
 
 	mu         sync.Mutex
 	registered bool               // guarded by mu
@@ -154,8 +159,10 @@ func (o *owner) beat(ctx context.Context) bool {
 // run, so that from the start it renews a lease and recovers, at every
 // heartbeat, the runs of owners that are gone: what a server does (serve),
 // so that of several replicas sharing a database, one that has run nothing
-// yet still recovers a dead one's runs within the lease.
+// yet still recovers a dead one's runs within the lease, and takes over
+// the runs a dead one left waiting for downstream tasks.
 func (r *Runtime) Join(ctx context.Context) error {
+	r.own.serving.Store(true)
 	_, err := r.own.claim(ctx)
 	return err
 }
@@ -252,6 +259,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 			}
 		}
 	}
+	r.watchWaitingRuns(ctx, byID, now, claimed)
 	for _, rec := range owners {
 		if rec.ID == r.own.id || claimed[rec.ID] {
 			continue
@@ -264,6 +272,30 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 		}
 	}
 	return recovered
+}
+
+// watchWaitingRuns starts this process's waiter (waiting.go) of each run
+// waiting for downstream tasks that it owns, and, in a serving process
+// (Join), of each whose owner is gone, which the waiter takes over. The
+// owners of waiting runs are marked claimed (their records are kept).
+func (r *Runtime) watchWaitingRuns(ctx context.Context, byID map[string]*codemode.Owner, now time.Time, claimed map[string]bool) {
+	runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusWaiting})
+	if err != nil {
+		r.log.Warn("recovery: listing waiting runs failed", "err", err)
+		return
+	}
+	for _, e := range runs {
+		if e.Owner == r.own.id {
+			r.watchWaiting(e.ID)
+			continue
+		}
+		// A gone owner's record stays until its waiting runs are taken
+		// over, so that whoever takes them over sees it gone.
+		claimed[e.Owner] = true
+		if _, gone := r.own.gone(e, byID[e.Owner], now, r.own.lease); gone && r.own.serving.Load() {
+			r.watchWaiting(e.ID)
+		}
+	}
 }
 
 // recoverRun ends one claimed run whose owner is gone; it reports whether

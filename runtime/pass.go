@@ -130,6 +130,8 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 		switch stop.kind {
 		case stopPause:
 			to = codemode.StatusPaused
+		case stopWait:
+			to = codemode.StatusWaiting
 		case stopReject:
 			to, e.Error = codemode.StatusRejected, stop.msg
 		case stopDiverge, stopQuota:
@@ -177,6 +179,9 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 		if to.Terminal() {
 			r.dispose(ctx, e.ID)
 		}
+		if to == codemode.StatusWaiting {
+			r.watchWaiting(e.ID)
+		}
 	}
 	if ev, ok := endEvent(e, e.Status, stop); ok {
 		emit(ctx, ev)
@@ -221,8 +226,9 @@ func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error)
 }
 
 // leftoverLocked returns the entries a pass leaves undecided: calls still
-// executing (their result never recorded), calls it logged pending, and
-// logged entries the program did not reach that were executing or pending.
+// executing (their result never recorded), calls it logged pending, calls
+// waiting for their downstream task, and logged entries the program did
+// not reach that were executing, waiting or pending.
 func (p *pass) leftoverLocked() []codemode.Entry {
 	var out []codemode.Entry
 	for _, e := range p.executing {
@@ -231,11 +237,14 @@ func (p *pass) leftoverLocked() []codemode.Entry {
 	for _, e := range p.gated {
 		out = append(out, e)
 	}
+	for _, e := range p.waiting {
+		out = append(out, e)
+	}
 	for seq, e := range p.entries {
 		if p.visited[seq] {
 			continue
 		}
-		if e.State == codemode.EntryExecuting || e.State.AwaitsPerson() {
+		if e.State == codemode.EntryExecuting || e.State == codemode.EntryWaiting || e.State.AwaitsPerson() {
 			out = append(out, e)
 		}
 	}
@@ -259,7 +268,8 @@ func (p *pass) unreached() []codemode.Entry {
 
 // settleLeftovers moves undecided entries of a run that is ending: an
 // executing call whose result was never recorded becomes error, a pending
-// one (or one awaiting a sign-in) rejected. Failures are logged; the run
+// one (or one awaiting a sign-in) rejected, one waiting for its downstream
+// task error, its task cancelled (settleWaiting). Failures are logged; the run
 // ends regardless.
 func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry) {
 	for _, en := range leftover {
@@ -270,6 +280,8 @@ func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, le
 			err = r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
 		case codemode.EntryPending, codemode.EntrySignIn:
 			err = r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
+		case codemode.EntryWaiting:
+			err = r.settleWaiting(ctx, en)
 		}
 		if err != nil {
 			r.log.Warn("could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)

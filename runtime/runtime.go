@@ -139,6 +139,7 @@ type Runtime struct {
 	schedule housekeepingSchedule         // when to do the housekeeping; guarded by mu
 	signIns  map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
 	tasks    taskState                    // task passes in progress here, status changes (task.go); guarded by mu
+	waiters  map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
 }
 
 // DefaultHousekeepingInterval is the default of

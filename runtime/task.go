@@ -91,8 +91,9 @@ func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (co
 		return out, err
 	}
 	if c.e.Task == nil {
-		defer c.end()
-		return r.runPass(ctx, c.e, c.h, nil, c.log)
+		out, err := r.runPass(ctx, c.e, c.h, nil, c.log)
+		c.end()
+		return r.settled(ctx, out, err)
 	}
 	r.runInBackground(ctx, c)
 	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: id}, nil
@@ -185,14 +186,15 @@ func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCau
 	}
 }
 
-// Cancel ends a run started as a task that is running or paused: it is
-// cancelled (reason is its error), its actions pending approval are
-// rejected, and a pass of it in progress in this process is stopped and
+// Cancel ends a run started as a task that is running, paused or waiting
+// for downstream tasks: it is cancelled (reason is its error), its actions
+// pending approval are rejected, its calls waiting for their tasks end
+// error (the tasks cancelled at their source), and a pass of it in progress in this process is stopped and
 // awaited (one in another process stops within cancelPoll: see above). Applied calls stay applied (see Rollback). A run in any other
 // status, or one that is not a task, is refused (ErrWrongState), and so is
 // a cancellation that loses the race to the run's own end.
 func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "cancelled", codemode.StatusRunning, codemode.StatusPaused)
+	e, done, err := r.openExecution(ctx, id, "cancelled", codemode.StatusRunning, codemode.StatusPaused, codemode.StatusWaiting)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
@@ -214,8 +216,9 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outco
 	}
 	wait := ctx
 	ctx = context.WithoutCancel(ctx) // the decision is made; finish the job
-	if from == codemode.StatusPaused {
+	if from != codemode.StatusRunning {
 		r.rejectPending(ctx, id)
+		r.settleWaitingOf(ctx, id)
 		r.dispose(ctx, id)
 	} else {
 		r.mu.Lock()

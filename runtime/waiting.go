@@ -1,0 +1,436 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// Calls run as downstream tasks.
+//
+// A tool its connector runs as a task of its source (connectors.Tasker,
+// Tool.Task: a downstream MCP tool whose server offers tasks) is called
+// in three steps, each logged before the next:
+//
+//  1. The call is decided as any other (approval, validation) and written
+//     ahead, executing (deferred.go).
+//  2. StartTask sends it; the source answers at once with the task's id.
+//     The entry moves executing -> waiting with the id (Entry.Task),
+//     committed at once with everything queued (never only journaled:
+//     recovery applies a journal only over entries still executing, so a
+//     journaled id could be lost under a committed executing entry). Then
+//     the pass stops (stopWait): the program is interrupted as by a pause,
+//     its worker process goes back to the pool, calls it started at the
+//     same time still finish, and the run ends its pass waiting (owned by
+//     this process, which watches it).
+//  3. The waiter of the run (waitFor, a goroutine of this process) reads
+//     its waiting calls' tasks every poll interval (the source's hint,
+//     within [minTaskPoll, maxTaskPoll]). Once every one has ended it
+//     resumes the run: waiting -> running (a conditional update: of two
+//     processes resuming it, one does), and the new pass replays the log.
+//     A pass that reaches a waiting entry reads its task (readTask): an
+//     ended task's result is recorded (waiting -> applied or error,
+//     committed at once) and given to the program; a task still working
+//     stops the pass again. The tool is never called twice.
+//
+// A pass may stop for a wait and for a person at once (Promise.all): the
+// run pauses, its waiting calls stay waiting, and the pass that an
+// approval resumes reads their tasks. A run that ends (completed with a
+// call left floating, rejected, cancelled, failed) settles the calls still
+// waiting: their tasks are cancelled at their source, and they end error.
+//
+// Tasks live in their server (a stdio server's process, an HTTP server's
+// session), so the process that started them watches them. A waiting run
+// whose owner is gone (owner.go) is taken over by a serving process
+// (Join): it resumes the run at once, and the replay reads each task; a
+// task its server no longer knows (connectors.ErrUnknownTask: the server
+// restarted, the task expired, it belongs to a session that is gone) fails
+// its call, with a message saying it may or may not have taken effect.
+
+// Bounds of how often a waiter reads a run's tasks: the source's hint is
+// kept within them, defaultTaskPoll stands for no hint.
+const (
+	minTaskPoll     = 100 * time.Millisecond
+	defaultTaskPoll = time.Second
+	maxTaskPoll     = 30 * time.Second
+)
+
+// taskRequestTimeout bounds one request about a task outside a pass (a
+// waiter's reading, a cancellation), so that a server that does not answer
+// holds nothing up.
+const taskRequestTimeout = 30 * time.Second
+
+// tasker returns the connector that runs calls of t as tasks of its
+// source, or nil when t is an ordinary call.
+func (t *tool) tasker() connectors.Tasker {
+	if !t.def.Task {
+		return nil
+	}
+	tk, _ := t.src.src.Connector.(connectors.Tasker)
+	return tk
+}
+
+// startTask makes a decided call (logged executing) as a task of its
+// source: its result when the source answered at once, else the task's
+// id is committed and the pass stops to wait for it (see above).
+func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *tool, tk connectors.Tasker) (json.RawMessage, error) {
+	st, err := tk.StartTask(ctx, t.def.SourceName, e.Args)
+	p.mu.Lock()
+	logErr := p.writeDueLocked(ctx)
+	p.mu.Unlock()
+	switch {
+	case logErr != nil:
+		if err == nil && st.ID != "" {
+			p.r.cancelTask(ctx, tk, e, st.ID)
+		}
+		return nil, logErr
+	case err != nil:
+		return p.settle(ctx, e, connectors.Result{}, err)
+	case st.Result != nil:
+		return p.settle(ctx, e, *st.Result, nil)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.waitLocked(ctx, &e, st.ID); err != nil {
+		// Nobody will ever read the task: stop it.
+		p.r.cancelTask(ctx, tk, e, st.ID)
+		return nil, err
+	}
+	return nil, p.stopLocked(stopWait, awaitsTask(e), nil)
+}
+
+// waitLocked moves e, executing, to waiting with its task's id, committed
+// at once with everything queued; a failure stops the pass.
+func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) error {
+	st, err := codemode.Transition(codemode.EntryExecuting, codemode.EntryWaiting)
+	if err != nil {
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	e.State, e.Task, e.UpdatedAt = st, id, p.r.now()
+	if i, queued := p.queuedAt[e.Seq]; queued {
+		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
+		p.queued[i] = *e
+		err = p.flushLocked(ctx)
+	} else {
+		err = p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: codemode.EntryExecuting}}, nil)
+	}
+	if err != nil {
+		err = fmt.Errorf("log the task of call %d of %s: %w", e.Seq, e.ExecutionID, err)
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	delete(p.executing, e.Seq)
+	p.waiting[e.Seq] = *e
+	return nil
+}
+
+// readTask answers a call whose entry waits for its task (a replay): the
+// task's result once it has ended (recorded, then returned as a call's
+// would be); while it works, or cannot be read for now, the pass stops to
+// wait for it again. A task its source does not know any more fails the
+// call.
+func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *tool) (json.RawMessage, error) {
+	p.mu.Lock()
+	p.waiting[e.Seq] = e
+	p.mu.Unlock()
+	tk := t.tasker()
+	if tk == nil {
+		return p.settle(ctx, e, connectors.Result{}, fmt.Errorf("its task %s cannot be read: connector %s no longer runs %s as a task; it may or may not have taken effect", e.Task, e.Connector, e.Method))
+	}
+	st, err := tk.PollTask(ctx, e.Task)
+	switch {
+	case errors.Is(err, connectors.ErrUnknownTask):
+		return p.settle(ctx, e, connectors.Result{}, lostTask(e, err))
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("%s.%s: %w", e.Connector, e.Method, err)
+	case err != nil:
+		p.r.log.Info("could not read a call's downstream task; the run waits for it", "execution", e.ExecutionID, "seq", e.Seq, "task", e.Task, "err", err)
+		return nil, p.stillWaiting(e)
+	case !st.Ended:
+		return nil, p.stillWaiting(e)
+	}
+	res, err := tk.TaskResult(ctx, e.Task)
+	switch _, signIn := connectors.AsSignInRequired(err); {
+	case errors.Is(err, connectors.ErrUnknownTask):
+		err = lostTask(e, err)
+	case signIn:
+		// (Its task ended; its result waits for the sign-in.)
+		p.r.log.Info("a call's downstream task cannot be read without a sign-in; the run waits for it", "execution", e.ExecutionID, "seq", e.Seq, "task", e.Task)
+		return nil, p.stillWaiting(e)
+	}
+	// (A result that cannot be read otherwise is the call's failure: its
+	// task has ended, so reading it again would fail again.)
+	return p.settle(ctx, e, res, err)
+}
+
+// stillWaiting stops the pass at e, whose task has not ended.
+func (p *pass) stillWaiting(e codemode.Entry) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiting[e.Seq] = e
+	return p.stopLocked(stopWait, awaitsTask(e), nil)
+}
+
+// lostTask is the failure of a call whose task its source does not know.
+func lostTask(e codemode.Entry, err error) error {
+	return fmt.Errorf("its task %s is no longer known to connector %s (its server was restarted, or the task expired): it may or may not have taken effect: %w", e.Task, e.Connector, err)
+}
+
+// awaitsTask is the stop message of a pass that waits for e's task.
+func awaitsTask(e codemode.Entry) string {
+	return fmt.Sprintf("call %d (%s.%s) waits for its task %s", e.Seq, e.Connector, e.Method, e.Task)
+}
+
+// cancelTask asks e's connector to stop task id, which nothing will read;
+// a failure is logged.
+func (r *Runtime) cancelTask(ctx context.Context, tk connectors.Tasker, e codemode.Entry, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskRequestTimeout)
+	defer cancel()
+	if err := tk.CancelTask(ctx, id); err != nil {
+		r.log.Warn("could not cancel a call's downstream task", "execution", e.ExecutionID, "seq", e.Seq, "task", id, "err", err)
+	}
+}
+
+// taskerOf returns the connector that runs e's call as a task, in the
+// current catalog, or nil.
+func (r *Runtime) taskerOf(e codemode.Entry) connectors.Tasker {
+	s := r.catalog().byName[e.Connector]
+	if s == nil {
+		return nil
+	}
+	tk, _ := s.src.Connector.(connectors.Tasker)
+	return tk
+}
+
+// settleWaiting ends en, waiting in a run that ends: its task is
+// cancelled at its source and the call ends error.
+func (r *Runtime) settleWaiting(ctx context.Context, en codemode.Entry) error {
+	if tk := r.taskerOf(en); tk != nil {
+		r.cancelTask(ctx, tk, en, en.Task)
+	}
+	en.Error = fmt.Sprintf("not completed: the run ended while this call's task %s was working; the task was cancelled, and the call may or may not have taken effect", en.Task)
+	return r.moveEntry(ctx, &en, codemode.EntryWaiting, codemode.EntryError)
+}
+
+// settleWaitingOf settles every entry of run id still waiting (see
+// settleWaiting); failures are logged.
+func (r *Runtime) settleWaitingOf(ctx context.Context, id string) {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		r.log.Warn("could not load the log to settle calls waiting for their tasks", "execution", id, "err", err)
+		return
+	}
+	for _, en := range log {
+		if en.State != codemode.EntryWaiting {
+			continue
+		}
+		if err := r.settleWaiting(ctx, en); err != nil {
+			r.log.Warn("could not settle a call waiting for its task", "execution", id, "seq", en.Seq, "err", err)
+		}
+	}
+}
+
+// watchWaiting starts this process's waiter of run id (waitFor), unless
+// it has one or is closing. The waiter is background work of the runtime:
+// Close stops it and waits for it; the run stays waiting, for another
+// process (or this one, started again) to take over.
+func (r *Runtime) watchWaiting(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.waiters[id] {
+		return
+	}
+	if r.waiters == nil {
+		r.waiters = map[string]bool{}
+	}
+	r.waiters[id] = true
+	r.active.Add(1)
+	go func() {
+		defer r.active.Done()
+		defer func() {
+			r.mu.Lock()
+			delete(r.waiters, id)
+			r.mu.Unlock()
+		}()
+		r.waitFor(r.background, id)
+	}()
+}
+
+// waitFor watches waiting run id until it is no longer waiting here or ctx
+// ends: every poll it reads the run and its waiting calls' tasks; once they
+// have all ended it resumes the run (its pass may leave it waiting again,
+// and the watch goes on). A run waiting under an owner that is gone is
+// resumed at once (taken over: see above). Another live process's run is
+// left to it.
+func (r *Runtime) waitFor(ctx context.Context, id string) {
+	for ctx.Err() == nil {
+		r.mu.Lock()
+		if r.tasks.changed == nil {
+			r.tasks.changed = make(chan struct{})
+		}
+		changed := r.tasks.changed
+		r.mu.Unlock()
+		e, err := r.store.GetExecution(ctx, id)
+		switch {
+		case errors.Is(err, codemode.ErrNotFound):
+			return
+		case err != nil:
+			if ctx.Err() == nil {
+				r.log.Warn("reading a waiting run failed; trying again", "execution", id, "err", err)
+			}
+			if !sleep(ctx, defaultTaskPoll, nil) {
+				return
+			}
+			continue
+		case e.Status != codemode.StatusWaiting:
+			return
+		case e.Owner != r.own.id:
+			if _, gone := r.ownerGone(ctx, e); !gone {
+				return // its owner watches it
+			}
+			r.resumeWaiting(ctx, e, "its owner is gone")
+			continue
+		}
+		ended, poll := r.tasksEnded(ctx, id)
+		if ended {
+			r.resumeWaiting(ctx, e, "its tasks ended")
+			continue
+		}
+		if !sleep(ctx, poll, changed) {
+			return
+		}
+	}
+}
+
+// sleep waits d, or until woken is closed (when not nil); false if ctx
+// ended first.
+func sleep(ctx context.Context, d time.Duration, woken <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-woken:
+	}
+	return true
+}
+
+// tasksEnded reads the task of every call of run id that waits for one,
+// and reports whether each has ended (or can no longer be read, which the
+// replay records: a task its source does not know, a connector that no
+// longer runs it), and how long to wait before reading them again.
+func (r *Runtime) tasksEnded(ctx context.Context, id string) (bool, time.Duration) {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("reading a waiting run's log failed; trying again", "execution", id, "err", err)
+		}
+		return false, defaultTaskPoll
+	}
+	poll := time.Duration(0)
+	for _, en := range log {
+		if en.State != codemode.EntryWaiting {
+			continue
+		}
+		tk := r.taskerOf(en)
+		if tk == nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, taskRequestTimeout)
+		st, err := tk.PollTask(rctx, en.Task)
+		cancel()
+		switch {
+		case errors.Is(err, connectors.ErrUnknownTask), err == nil && st.Ended:
+			continue
+		case err != nil:
+			if ctx.Err() == nil {
+				r.log.Info("could not read a call's downstream task; trying again", "execution", id, "seq", en.Seq, "task", en.Task, "err", err)
+			}
+		}
+		next := st.PollInterval
+		if next <= 0 {
+			next = defaultTaskPoll
+		}
+		if poll == 0 || next < poll {
+			poll = next
+		}
+	}
+	if poll == 0 {
+		return true, 0
+	}
+	return false, min(max(poll, minTaskPoll), maxTaskPoll)
+}
+
+// resumeWaiting resumes waiting run e (why says why, for the log): it
+// claims it (waiting -> running, owned by this process; nothing happens
+// when another process or request moved it first) and runs its pass in
+// the background context ctx, replaying its log; a task run's pass is
+// bounded by the task timeout. A run whose connectors changed while it
+// waited cannot be replayed: it ends error, its waiting calls settled.
+func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why string) {
+	done, err := r.begin()
+	if err != nil {
+		return
+	}
+	defer done()
+	from := e.Status
+	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
+		e.Error = fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
+		if err := r.setStatus(ctx, e, from, codemode.StatusError); err != nil {
+			return
+		}
+		r.settleWaitingOf(ctx, e.ID)
+		r.dispose(ctx, e.ID)
+		emit(ctx, codemode.Event{Kind: codemode.EventFailed, ExecutionID: e.ID, Message: e.Error})
+		return
+	}
+	h, err := r.own.claims.take(ctx, e.ID)
+	if err != nil {
+		return
+	}
+	defer h.release()
+	if err := r.setStatus(ctx, e, from, codemode.StatusRunning); err != nil {
+		if !errors.Is(err, codemode.ErrConflict) && ctx.Err() == nil {
+			r.log.Warn("could not resume a waiting run", "execution", e.ID, "err", err)
+		}
+		return
+	}
+	r.log.Debug("resuming a waiting run", "execution", e.ID, "why", why)
+	log, err := r.store.Entries(ctx, e.ID)
+	if err != nil {
+		_, _ = r.abort(ctx, e, fmt.Errorf("load log of %s: %w", e.ID, err))
+		return
+	}
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
+	defer stop()
+	if _, err := r.runPass(pctx, e, h, nil, log); err != nil {
+		r.log.Error("a resumed run's pass failed", "execution", e.ID, "err", err)
+	}
+}
+
+// settled returns out, the outcome of a pass, once its run no longer
+// runs nor waits: a run that waits for its calls' tasks is awaited (its
+// waiter resumes it), until ctx ends or the runtime closes, when out is
+// returned as it is (the run goes on).
+func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) (codemode.Outcome, error) {
+	if err != nil || out.Status != codemode.StatusWaiting {
+		return out, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(r.background, cancel)()
+	e, aerr := r.Await(ctx, out.ExecutionID, 0, func(e *codemode.Execution) bool {
+		return e.Status != codemode.StatusWaiting && e.Status != codemode.StatusRunning
+	})
+	if aerr != nil {
+		return out, nil
+	}
+	return r.outcome(context.WithoutCancel(ctx), e)
+}

@@ -1,0 +1,178 @@
+package runtime_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+)
+
+// taskEntry returns the log entry of run id at seq, failing if absent.
+func (e *env) entry(id string, seq int) codemode.Entry {
+	e.t.Helper()
+	_, log, err := e.rt.Execution(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, en := range log {
+		if en.Seq == seq {
+			return en
+		}
+	}
+	e.t.Fatalf("run %s has no call %d", id, seq)
+	return codemode.Entry{}
+}
+
+func waiting(x *codemode.Execution) bool { return x.Status == codemode.StatusWaiting }
+
+// A call of a tool its server runs as a task: the task's id is logged
+// before the run waits, the run waits without a pass, and once the task
+// has ended the run resumes by replay and the program gets its result;
+// the tool was called once.
+func TestADownstreamTaskIsAwaitedWithoutAPass(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true})
+	const code = `const n = await fx.task_counter({ name: "a", ms: 400 }); return { n }`
+	o := e.start(code)
+	x := e.await(o.ExecutionID, waiting)
+	if x.Owner == "" {
+		t.Error("a waiting run has no owner to watch it")
+	}
+	en := e.entry(o.ExecutionID, 1)
+	if en.State != codemode.EntryWaiting || en.Task == "" {
+		t.Fatalf("the call while the run waits = %+v, want waiting with its task id", en)
+	}
+	x = e.await(o.ExecutionID, terminal)
+	if x.Status != codemode.StatusCompleted || string(x.Result) != `{"n":1}` {
+		t.Fatalf("run = %s %s (%s), want completed with n 1", x.Status, x.Result, x.Error)
+	}
+	done := e.entry(o.ExecutionID, 1)
+	if done.State != codemode.EntryApplied || done.Task != en.Task || string(done.Result) != "1" {
+		t.Errorf("the call once its task ended = %+v, want applied, result 1, task %s", done, en.Task)
+	}
+	if n := e.effectCount("a"); n != 1 {
+		t.Errorf("the tool was called %d times, want once", n)
+	}
+
+	// A plain call waits for the run to end, and gives its outcome.
+	out := e.run(`return await fx.task_counter({ name: "b", ms: 1 })`, nil)
+	mustStatus(t, out, codemode.StatusCompleted)
+	if string(out.Result) != "1" {
+		t.Errorf("plain call result = %s, want 1", out.Result)
+	}
+}
+
+// A run that pauses for an approval while a call's task works: the
+// approval's replay reads the logged task (it does not call the tool
+// again), waits for it if it still works, and the run completes with
+// the tool called once.
+func TestAnApprovalReplayReadsTheLoggedTask(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true, kvApprove: []string{"add"}})
+	const code = `const [n] = await Promise.all([
+		fx.task_counter({ name: "c", ms: 300 }),
+		kv.add({ key: "k", value: "v" }),
+	]);
+	return n`
+	o := e.run(code, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	en := e.entry(o.ExecutionID, 1)
+	if en.Task == "" || (en.State != codemode.EntryWaiting && en.State != codemode.EntryApplied) {
+		t.Fatalf("the task call while the run is paused = %+v, want its task logged", en)
+	}
+	out := e.approve(o.ExecutionID, nil)
+	mustStatus(t, out, codemode.StatusCompleted)
+	if string(out.Result) != "1" {
+		t.Errorf("result = %s, want 1", out.Result)
+	}
+	if n := e.effectCount("c"); n != 1 {
+		t.Errorf("the tool was called %d times, want once", n)
+	}
+	if got := e.entry(o.ExecutionID, 1); got.Task != en.Task || got.State != codemode.EntryApplied {
+		t.Errorf("the task call = %+v, want applied with task %s", got, en.Task)
+	}
+}
+
+// A task that fails throws into the program, as a failed call does, and
+// replays the same way.
+func TestAFailedDownstreamTaskThrows(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true})
+	out := e.run(`try { await fx.task_counter({ name: "f", ms: 1, fail: true }) } catch (err) { return String(err.message) }`, nil)
+	mustStatus(t, out, codemode.StatusCompleted)
+	if !strings.Contains(string(out.Result), "failed as asked") {
+		t.Errorf("result = %s, want the task's failure", out.Result)
+	}
+	if en := e.entry(out.ExecutionID, 1); en.State != codemode.EntryError || en.Task == "" {
+		t.Errorf("the failed call = %+v, want error with its task id", en)
+	}
+}
+
+// Cancelling a task run that waits: the run ends cancelled, the call ends
+// error, and its task is cancelled at its server.
+func TestCancelAWaitingRunCancelsItsTask(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true})
+	o := e.start(`await fx.task_counter({ name: "x", ms: 600000 }); return 1`)
+	e.await(o.ExecutionID, waiting)
+	out, err := e.rt.Cancel(e.ctx, o.ExecutionID, "cancelled by the client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, out, codemode.StatusCancelled)
+	en := e.entry(o.ExecutionID, 1)
+	if en.State != codemode.EntryError || !strings.Contains(en.Error, "the task was cancelled") {
+		t.Errorf("the waiting call = %+v, want error: its task cancelled", en)
+	}
+	st, err := e.fx.PollTask(e.ctx, en.Task)
+	if err != nil || st.Status != "cancelled" {
+		t.Errorf("the downstream task = %+v, %v; want cancelled", st, err)
+	}
+}
+
+// A server started again forgets its tasks: the call fails, saying it
+// may or may not have taken effect, and the program goes on.
+func TestATaskItsServerForgotFailsTheCall(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true})
+	o := e.start(`try { await fx.task_counter({ name: "lost", ms: 600000 }) } catch (err) { return String(err.message) }`)
+	e.await(o.ExecutionID, waiting)
+	if _, err := e.fx.Call(e.ctx, "crash", nil); err == nil {
+		t.Fatal("the crash tool returned")
+	}
+	x := e.await(o.ExecutionID, terminal)
+	if x.Status != codemode.StatusCompleted || !strings.Contains(string(x.Result), "may or may not have taken effect") {
+		t.Errorf("run = %s %s (%s), want completed with the call's failure", x.Status, x.Result, x.Error)
+	}
+}
+
+// A run left waiting by a process that died is taken over by a serving
+// process: it resumes it, its replay reads the task (which the dead
+// process's server took with it) and the program goes on.
+func TestAServingProcessTakesOverADeadOnesWaitingRun(t *testing.T) {
+	clk := fixture.NewClock()
+	e := newEnv(t, setup{mcp: true, fxTasks: true, clock: clk, lease: 300 * time.Millisecond})
+	o := deadOwner(t, clk.Now())
+	en := codemode.Entry{ExecutionID: "exec_left", Seq: 1, Kind: codemode.KindCall, Connector: "fx", Method: "task_counter",
+		Args: []byte(`{"name":"left","ms":600000}`), State: codemode.EntryWaiting, Task: "a-task-of-a-server-that-is-gone"}
+	if err := e.store.RegisterOwner(e.ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.CreateExecution(e.ctx, &codemode.Execution{ID: "exec_left", Status: codemode.StatusWaiting, Owner: o.ID,
+		Code: `try { await fx.task_counter({ name: "left", ms: 600000 }) } catch (err) { return "lost" }`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.InsertEntry(e.ctx, en); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	if err := e.rt.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x := e.await("exec_left", terminal)
+	if x.Status != codemode.StatusCompleted || string(x.Result) != `"lost"` {
+		t.Errorf("run = %s %s (%s), want completed: the task was lost", x.Status, x.Result, x.Error)
+	}
+	if n := e.effectCount("left"); n != 0 {
+		t.Errorf("the tool was called %d times by the takeover, want never", n)
+	}
+}
