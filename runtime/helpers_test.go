@@ -64,6 +64,9 @@ type setup struct {
 	taskTimeout time.Duration
 	// typeCheck is Options.TypeCheck.
 	typeCheck runtime.TypeChecker
+	// workers, when positive, runs programs in a pool of that many worker
+	// processes (this test binary, see TestMain) instead of in process.
+	workers int
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -111,6 +114,16 @@ func (e *env) open(s setup) {
 	}
 	e.store = st
 	e.exec = sandbox.NewInProcess(sandbox.InProcessOptions{})
+	if s.workers > 0 {
+		pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{
+			Command: []string{os.Args[0]}, Env: []string{envTestWorker + "=1"},
+			Size: s.workers, MaxWorkers: s.workers,
+		})
+		if err != nil {
+			t.Fatalf("start the worker pool: %v", err)
+		}
+		e.exec = pool
+	}
 	e.down = false
 	var sources []runtime.Source
 	if !s.noKV {

@@ -1,16 +1,30 @@
 package runtime_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
+// envTestWorker makes the test binary a sandbox worker process (see
+// setup.workers).
+const envTestWorker = "CODEMODE_RUNTIME_TEST_WORKER"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(envTestWorker) == "1" {
+		if err := sandbox.RunWorker(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+			fmt.Fprintln(os.Stderr, "runtime test worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	fixture.RemoveBinaries()
 	if code == 0 {

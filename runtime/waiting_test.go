@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,65 @@ func TestAServingProcessTakesOverADeadOnesWaitingRun(t *testing.T) {
 	}
 	if n := e.effectCount("left"); n != 0 {
 		t.Errorf("the tool was called %d times by the takeover, want never", n)
+	}
+}
+
+// The acceptance of downstream tasks: twenty programs call a tool that
+// runs as a 5-second task at once, on a pool of two worker processes.
+// Were a worker held while its program waits, they would take 50 s; they
+// take about 5. Each log holds its call's task id; the programs that then
+// need an approval are approved, and the replay calls the tool no more.
+func TestTwentyProgramsWaitForDownstreamTasksOnTwoWorkers(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true, workers: 2})
+	const n = 20
+	type result struct {
+		o   codemode.Outcome
+		err error
+	}
+	results := make(chan result, n)
+	began := time.Now()
+	for i := range n {
+		code := fmt.Sprintf(`const n = await fx.task_counter({ name: "run%d", ms: 5000 });`, i)
+		if i%2 == 0 {
+			code += fmt.Sprintf(` await kv.put({ key: "run%d", value: String(n) });`, i)
+		}
+		code += ` return n`
+		go func() {
+			o, err := e.rt.Execute(e.ctx, code, nil)
+			results <- result{o, err}
+		}()
+	}
+	var paused []string
+	for range n {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		switch r.o.Status {
+		case codemode.StatusPaused:
+			paused = append(paused, r.o.ExecutionID)
+		case codemode.StatusCompleted:
+		default:
+			t.Fatalf("outcome = %+v, want completed or paused for an approval", r.o)
+		}
+		if en := e.entry(r.o.ExecutionID, 1); en.Task == "" || en.State != codemode.EntryApplied {
+			t.Errorf("run %s: its task call = %+v, want applied with its task id", r.o.ExecutionID, en)
+		}
+	}
+	took := time.Since(began)
+	t.Logf("%d programs waiting on 5-second downstream tasks, 2 workers: all settled in %v", n, took.Round(time.Millisecond))
+	if took > 30*time.Second {
+		t.Errorf("they took %v; a worker held by each waiting program would make it 50 s", took)
+	}
+	if len(paused) != n/2 {
+		t.Fatalf("%d runs paused, want %d", len(paused), n/2)
+	}
+	for _, id := range paused {
+		mustStatus(t, e.approve(id, nil), codemode.StatusCompleted)
+	}
+	for i := range n {
+		if c := e.effectCount(fmt.Sprintf("run%d", i)); c != 1 {
+			t.Errorf("run%d: the tool was called %d times, want once", i, c)
+		}
 	}
 }
