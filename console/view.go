@@ -343,6 +343,7 @@ type callView struct {
 	Name    []visible.Segment // connector.method, or step(name)
 	State   string
 	Reverts int
+	Task    string // the downstream task the call runs as
 	Args    *valueView
 	Result  *valueView
 	Error   *valueView
@@ -469,6 +470,7 @@ func (c *Console) newRunView(rd *runRead) *runView {
 			Name:    plainSegments(name),
 			State:   en.State.String(),
 			Reverts: en.Reverts,
+			Task:    en.Task,
 			Args:    jsonValue(id+"-args", en.Args, en.Sizes.Args, rd.preview, valueHref(e.ID, en.Seq, "args")),
 			Result:  jsonValue(id+"-result", en.Result, en.Sizes.Result, rd.preview, valueHref(e.ID, en.Seq, "result")),
 			Error:   textValue(id+"-error", en.Error, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),

@@ -484,7 +484,8 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh boo
 			logErr = p.writeDueLocked(ctx)
 		}
 	}
-	if tk := t.tasker(); tk != nil {
+	if tk := t.tasker(); tk != nil && p.mode == modeRun {
+		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
 	st, starts := t.src.src.Connector.(connectors.Starter)

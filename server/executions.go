@@ -39,6 +39,8 @@ type callView struct {
 	Error     string `json:"error,omitempty"`
 	// Reverts is the seq of the call a rollback made this call to undo.
 	Reverts int `json:"reverts,omitempty"`
+	// Task is the id of the downstream task the call runs as.
+	Task string `json:"task,omitempty"`
 }
 
 // handleExecutions lists the audit trail. With the runtime's MaxResultChars set,
@@ -118,7 +120,7 @@ func callViews(entries []codemode.ClippedEntry) []callView {
 	out := make([]callView, 0, len(entries))
 	for _, en := range entries {
 		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
-			Name: en.Name, State: en.State.String(), Error: en.Error, Reverts: en.Reverts})
+			Name: en.Name, State: en.State.String(), Error: en.Error, Reverts: en.Reverts, Task: en.Task})
 	}
 	return out
 }

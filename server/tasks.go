@@ -32,7 +32,7 @@ import (
 //
 // The run's status is the task's:
 //
-//	running                   working
+//	running, waiting          working
 //	paused                    input_required (the pending actions are its message)
 //	completed                 completed
 //	error, rejected,          failed (the run's error is its message); on
@@ -131,6 +131,8 @@ func viewTask(e *codemode.Execution, pending []codemode.PendingAction, modern bo
 	switch e.Status {
 	case codemode.StatusRunning:
 		v.Status, v.StatusMessage = mcp.TaskStatusWorking, "the program is running"
+	case codemode.StatusWaiting:
+		v.Status, v.StatusMessage = mcp.TaskStatusWorking, "the program waits for the tasks of downstream servers"
 	case codemode.StatusPaused:
 		v.Status, v.StatusMessage = mcp.TaskStatusInputRequired, pendingMessage(pending)
 	case codemode.StatusCompleted:

@@ -44,6 +44,7 @@ func TestRunStatusesAsTaskStatuses(t *testing.T) {
 		legacy, modern string
 	}{
 		{codemode.StatusRunning, "working", "working"},
+		{codemode.StatusWaiting, "working", "working"},
 		{codemode.StatusPaused, "input_required", "input_required"},
 		{codemode.StatusCompleted, "completed", "completed"},
 		{codemode.StatusError, "failed", "completed"},
@@ -60,7 +61,7 @@ func TestRunStatusesAsTaskStatuses(t *testing.T) {
 			t.Errorf("%s: 2026-07-28 status %s, want %s", tc.run, got, tc.modern)
 		}
 	}
-	if len(codemode.ExecStatuses()) != 8 {
+	if len(codemode.ExecStatuses()) != 9 {
 		t.Errorf("%d run statuses: map the new one to a task status", len(codemode.ExecStatuses()))
 	}
 }
