@@ -415,15 +415,17 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 	}
 }
 
-// settled returns out, the outcome of a pass, once its run no longer
-// runs nor waits: a run that waits for its calls' tasks is awaited (its
-// waiter resumes it), until ctx ends or the runtime closes, when out is
-// returned as it is (the run goes on).
+// settled returns out, the outcome of a pass of a run that is not a
+// task, once its run no longer runs nor waits: a run that waits for its
+// calls' tasks is awaited (its waiter resumes it) for at most the plain
+// call's timeout (Limits.Timeout), and until ctx ends or the runtime
+// closes; then out is returned as it is, waiting, and the run goes on.
+// (A caller that can wait longer starts the run as a task.)
 func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) (codemode.Outcome, error) {
 	if err != nil || out.Status != codemode.StatusWaiting {
 		return out, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, r.limits.WithDefaults().Timeout)
 	defer cancel()
 	defer context.AfterFunc(r.background, cancel)()
 	e, aerr := r.Await(ctx, out.ExecutionID, 0, func(e *codemode.Execution) bool {

@@ -9,6 +9,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // taskEntry returns the log entry of run id at seq, failing if absent.
@@ -235,5 +236,35 @@ func TestTwentyProgramsWaitForDownstreamTasksOnTwoWorkers(t *testing.T) {
 		if c := e.effectCount(fmt.Sprintf("run%d", i)); c != 1 {
 			t.Errorf("run%d: the tool was called %d times, want once", i, c)
 		}
+	}
+}
+
+// A plain call waits for a downstream task no longer than its timeout:
+// past it, its outcome is waiting, and the run goes on to its end.
+func TestAPlainCallWaitsAtMostItsTimeout(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true, limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	out := e.run(`return await fx.task_counter({ name: "later", ms: 1500 })`, nil)
+	mustStatus(t, out, codemode.StatusWaiting)
+	x := e.await(out.ExecutionID, terminal)
+	if x.Status != codemode.StatusCompleted || string(x.Result) != "1" {
+		t.Errorf("run = %s %s (%s), want completed with 1", x.Status, x.Result, x.Error)
+	}
+}
+
+// A rollback's revert cannot wait for a task: a revert function that calls
+// a task tool calls it plainly.
+func TestARevertCallsATaskToolPlainly(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true, fxRevert: map[string]string{
+		"task_counter": `(args) => fx.task_counter({ name: "undo-" + args.name, ms: 1 })`,
+	}})
+	out := e.run(`return await fx.task_counter({ name: "r", ms: 1 })`, nil)
+	mustStatus(t, out, codemode.StatusCompleted)
+	rb, err := e.rt.Rollback(e.ctx, out.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, rb, codemode.StatusRolledBack)
+	if len(rb.Reverted) != 1 || e.effectCount("undo-r") != 1 {
+		t.Errorf("rollback = %+v, undo count %d; want call 1 reverted by one plain call", rb, e.effectCount("undo-r"))
 	}
 }
