@@ -265,7 +265,9 @@ func (r *Runtime) watchWaiting(id string) {
 // have all ended it resumes the run (its pass may leave it waiting again,
 // and the watch goes on). A run waiting under an owner that is gone is
 // resumed at once (taken over: see above). Another live process's run is
-// left to it.
+// left to it. A run that was ended while it waited (cancelled or rejected,
+// through another process say) has its calls' tasks cancelled here too:
+// only this process's session may know them.
 func (r *Runtime) waitFor(ctx context.Context, id string) {
 	for ctx.Err() == nil {
 		r.mu.Lock()
@@ -286,6 +288,9 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 				return
 			}
 			continue
+		case e.Status == codemode.StatusCancelled || e.Status == codemode.StatusRejected:
+			r.cancelTasksOf(ctx, id)
+			return
 		case e.Status != codemode.StatusWaiting:
 			return
 		case e.Owner != r.own.id:
@@ -295,8 +300,8 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			r.resumeWaiting(ctx, e, "its owner is gone")
 			continue
 		}
-		ended, poll := r.tasksEnded(ctx, id)
-		if ended {
+		poll := r.taskPoll(ctx, id)
+		if poll == 0 {
 			r.resumeWaiting(ctx, e, "its tasks ended")
 			continue
 		}
@@ -320,19 +325,37 @@ func sleep(ctx context.Context, d time.Duration, woken <-chan struct{}) bool {
 	return true
 }
 
-// tasksEnded reads the task of every call of run id that waits for one,
-// and reports whether each has ended (or can no longer be read, which the
-// replay records: a task its source does not know, a connector that no
-// longer runs it), and how long to wait before reading them again.
-func (r *Runtime) tasksEnded(ctx context.Context, id string) (bool, time.Duration) {
+// cancelTasksOf cancels, at their sources, the tasks of run id's calls
+// that were waiting when it ended (they end error) or still wait;
+// cancelling one that has ended, or that a source does not know, is
+// harmless.
+func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		return
+	}
+	for _, en := range log {
+		if en.Task == "" || (en.State != codemode.EntryWaiting && en.State != codemode.EntryError) {
+			continue
+		}
+		if tk := r.taskerOf(en); tk != nil {
+			r.cancelTask(ctx, tk, en, en.Task)
+		}
+	}
+}
+
+// taskPoll reads the task of every call of run id that waits for one,
+// and returns how long to wait before reading them again: 0 when every
+// task has ended, or can no longer be read (which the replay records: a
+// task its source does not know, a connector that no longer runs it).
+func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("reading a waiting run's log failed; trying again", "execution", id, "err", err)
 		}
-		return false, defaultTaskPoll
+		return defaultTaskPoll
 	}
-	poll := time.Duration(0)
 	for _, en := range log {
 		if en.State != codemode.EntryWaiting {
 			continue
@@ -361,9 +384,9 @@ func (r *Runtime) tasksEnded(ctx context.Context, id string) (bool, time.Duratio
 		}
 	}
 	if poll == 0 {
-		return true, 0
+		return 0
 	}
-	return false, min(max(poll, minTaskPoll), maxTaskPoll)
+	return min(max(poll, minTaskPoll), maxTaskPoll)
 }
 
 // resumeWaiting resumes waiting run e (why says why, for the log): it

@@ -268,3 +268,26 @@ func TestARevertCallsATaskToolPlainly(t *testing.T) {
 		t.Errorf("rollback = %+v, undo count %d; want call 1 reverted by one plain call", rb, e.effectCount("undo-r"))
 	}
 }
+
+// A waiting run cancelled through another process: that process's server
+// does not know the task (another stdio server), so the process that
+// started it, which watches the run, cancels it at its server.
+func TestAWaitingRunCancelledElsewhereHasItsTaskCancelledByItsOwner(t *testing.T) {
+	a := newEnv(t, setup{mcp: true, fxTasks: true})
+	b := newEnvAt(t, a.dbPath, setup{mcp: true, fxTasks: true})
+	o := a.start(`await fx.task_counter({ name: "elsewhere", ms: 600000 }); return 1`)
+	a.await(o.ExecutionID, waiting)
+	out, err := b.rt.Cancel(b.ctx, o.ExecutionID, "cancelled through b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, out, codemode.StatusCancelled)
+	id := a.entry(o.ExecutionID, 1).Task
+	// tasks/result waits for the task to end: a's waiter ends it.
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	res, err := a.fx.TaskResult(ctx, id)
+	if err != nil || !res.IsError || !strings.Contains(res.Message, "cancelled") {
+		t.Errorf("the task at a's server = %+v, %v; want cancelled", res, err)
+	}
+}

@@ -195,13 +195,15 @@ func (c *Connector) TaskResult(ctx context.Context, id string) (connectors.Resul
 		return err
 	})
 	var rpc *taskAnswerError
-	if errors.As(err, &rpc) && !t.ended() {
-		// (It ended while tasks/result waited for it.)
+	if (err == nil || errors.As(err, &rpc)) && !t.ended() {
+		// It ended while tasks/result waited for it: how?
 		if now, gerr := c.getTask(ctx, id); gerr == nil {
 			t = now
 		}
 	}
 	switch {
+	case t.Status == string(mcpgo.TaskStatusCancelled):
+		return connectors.Result{IsError: true, Message: taskFailure("was cancelled", t.StatusMessage)}, nil
 	case errors.As(err, &rpc) && t.Status == string(mcpgo.TaskStatusFailed):
 		// A failed task's tasks/result is the error that failed it.
 		msg := t.StatusMessage
