@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,5 +221,33 @@ func TestCheckReportsAFailureOnce(t *testing.T) {
 	code, out, errs = run(t, "", "run", "--config", cfg, "--db", filepath.Join(dir, "c.db"), "--code", "await notes.listNotes({})")
 	if code != cli.ExitOK || !strings.Contains(out, `"completed"`) {
 		t.Errorf("run beside a missing document: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// run waits for a call its server runs as a task, and executions show
+// gives the call's task id.
+func TestExecutionsShowADownstreamTask(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "codemode.yaml")
+	body := "store:\n  path: ./c.db\nsandbox:\n  isolation: inprocess\nconnectors:\n" +
+		"  fx:\n    command: " + fixture.MCPServer(t) + "\n    args: [\"-tasks\"]\n" +
+		"    env:\n      FIXTURE_SIDE_EFFECTS: " + filepath.Join(dir, "effects") + "\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", `return await fx.task_counter({ name: "cli", ms: 1 })`)
+	var o struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &o); err != nil || code != cli.ExitOK || o.Status != "completed" {
+		t.Fatalf("run: %d %v\n%s%s", code, err, out, errs)
+	}
+	var shown struct {
+		Calls []struct{ State, Task string }
+	}
+	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--config", cfg)
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != cli.ExitOK || len(shown.Calls) != 1 {
+		t.Fatalf("show: %d %v\n%s%s", code, err, out, errs)
+	}
+	if c := shown.Calls[0]; c.State != "applied" || c.Task == "" {
+		t.Errorf("the call = %+v, want applied with its task id", c)
 	}
 }
