@@ -270,12 +270,6 @@ func (r *Runtime) watchWaiting(id string) {
 // only this process's session may know them.
 func (r *Runtime) waitFor(ctx context.Context, id string) {
 	for ctx.Err() == nil {
-		r.mu.Lock()
-		if r.tasks.changed == nil {
-			r.tasks.changed = make(chan struct{})
-		}
-		changed := r.tasks.changed
-		r.mu.Unlock()
 		e, err := r.store.GetExecution(ctx, id)
 		switch {
 		case errors.Is(err, codemode.ErrNotFound):
@@ -284,7 +278,7 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			if ctx.Err() == nil {
 				r.log.Warn("reading a waiting run failed; trying again", "execution", id, "err", err)
 			}
-			if !sleep(ctx, defaultTaskPoll, nil) {
+			if !sleep(ctx, defaultTaskPoll) {
 				return
 			}
 			continue
@@ -297,30 +291,34 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			if _, gone := r.ownerGone(ctx, e); !gone {
 				return // its owner watches it
 			}
-			r.resumeWaiting(ctx, e, "its owner is gone")
+			if !r.resumeWaiting(ctx, e, "its owner is gone") && !sleep(ctx, defaultTaskPoll) {
+				return
+			}
 			continue
 		}
 		poll := r.taskPoll(ctx, id)
 		if poll == 0 {
-			r.resumeWaiting(ctx, e, "its tasks ended")
+			if !r.resumeWaiting(ctx, e, "its tasks ended") && !sleep(ctx, defaultTaskPoll) {
+				return
+			}
 			continue
 		}
-		if !sleep(ctx, poll, changed) {
+		if !sleep(ctx, poll) {
 			return
 		}
 	}
 }
 
-// sleep waits d, or until woken is closed (when not nil); false if ctx
-// ended first.
-func sleep(ctx context.Context, d time.Duration, woken <-chan struct{}) bool {
+// sleep waits d; false if ctx ended first. (A waiter is not woken by
+// status changes: a cancellation made here settles the run's calls
+// itself, and the waiter sees it at its next reading.)
+func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
-	case <-woken:
 	}
 	return true
 }
@@ -395,39 +393,45 @@ func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) 
 // the background context ctx, replaying its log; a task run's pass is
 // bounded by the task timeout. A run whose connectors changed while it
 // waited cannot be replayed: it ends error, its waiting calls settled.
-func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why string) {
+// It reports whether the run moved on (resumed or ended, here or by
+// another); false when it could not be claimed (the store failed), to be
+// tried again later.
+func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why string) bool {
 	done, err := r.begin()
 	if err != nil {
-		return
+		return false
 	}
 	defer done()
 	from := e.Status
 	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
 		e.Error = fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
 		if err := r.setStatus(ctx, e, from, codemode.StatusError); err != nil {
-			return
+			return errors.Is(err, codemode.ErrConflict)
 		}
 		r.settleWaitingOf(ctx, e.ID)
 		r.dispose(ctx, e.ID)
 		emit(ctx, codemode.Event{Kind: codemode.EventFailed, ExecutionID: e.ID, Message: e.Error})
-		return
+		return true
 	}
 	h, err := r.own.claims.take(ctx, e.ID)
 	if err != nil {
-		return
+		return false
 	}
 	defer h.release()
 	if err := r.setStatus(ctx, e, from, codemode.StatusRunning); err != nil {
-		if !errors.Is(err, codemode.ErrConflict) && ctx.Err() == nil {
+		if errors.Is(err, codemode.ErrConflict) {
+			return true // another moved it first
+		}
+		if ctx.Err() == nil {
 			r.log.Warn("could not resume a waiting run", "execution", e.ID, "err", err)
 		}
-		return
+		return false
 	}
 	r.log.Debug("resuming a waiting run", "execution", e.ID, "why", why)
 	log, err := r.store.Entries(ctx, e.ID)
 	if err != nil {
 		_, _ = r.abort(ctx, e, fmt.Errorf("load log of %s: %w", e.ID, err))
-		return
+		return true
 	}
 	pctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -436,6 +440,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 	if _, err := r.runPass(pctx, e, h, nil, log); err != nil {
 		r.log.Error("a resumed run's pass failed", "execution", e.ID, "err", err)
 	}
+	return true
 }
 
 // settled returns out, the outcome of a pass of a run that is not a
