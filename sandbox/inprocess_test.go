@@ -510,6 +510,36 @@ func TestSearchAndDescribe(t *testing.T) {
 	}
 }
 
+// A service call takes the next sequence number, shared with connector
+// calls and steps, so the host can log and replay its answer; inside a
+// step's function it takes none (the step's value replays). On both
+// executors: the number crosses the worker pipe.
+func TestServicesTakeSequenceNumbers(t *testing.T) {
+	code := `await notes.listNotes({});
+const s = await codemode.search('x');
+const d = await codemode.describe('notes');
+const v = await codemode.step('s', async () => { await null; return (await codemode.describe('notes.listNotes')).path });
+await notes.createNote({});
+[s.total, d.path, v]`
+	for name, e := range bothExecutors(t) {
+		t.Run(name, func(t *testing.T) {
+			h := &fakeHost{}
+			o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals, Services: testServices}, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCompleted(t, code, o, `[0,"notes","notes.listNotes"]`)
+			want := []string{"call 1 notes.listNotes", "search 2 x", "describe 3 notes", "stepResult 4 s", "describe 0 notes.listNotes", "stepDone 4 s", "call 5 notes.createNote"}
+			if diff := cmp.Diff(want, h.recordedLog()); diff != "" {
+				t.Errorf("host log (-want +got):\n%s", diff)
+			}
+			if o.Calls != 5 {
+				t.Errorf("Outcome.Calls = %d, want 5", o.Calls)
+			}
+		})
+	}
+}
+
 // TestAServiceIsTwoEdits adds a host-backed codemode function the way the
 // runtime adds codemode.search: its entry in the Program's Services and
 // its answer in the host. On both executors the program gets the answer,

@@ -38,7 +38,7 @@ const (
 	msgCall                       // W→P: seq, connector, method, args
 	msgStepResult                 // W→P: seq, name
 	msgStepDone                   // W→P: seq, name, value, errMsg
-	msgService                    // W→P: name, args (a host-backed codemode function)
+	msgService                    // W→P: seq, name, args (a host-backed codemode function)
 	msgAbandon                    // W→P: (id only)
 	msgReply                      // P→W: reply status, found, value, message
 	msgOutcome                    // W→P: an Outcome and the worker's flags
