@@ -40,9 +40,6 @@ type Program struct {
 	// generator seeded with Clock.Seed, and the n-th read of the clock
 	// (Date.now(), new Date()) returns Clock.Times[n] when present.
 	Clock Clock
-	// NoCheck skips the check before running (see Checker): benchmarks
-	// compare a run with and without it.
-	NoCheck bool
 	// Services are the host-backed functions of the codemode global
 	// besides step and run (see Service).
 	Services []Service

@@ -41,7 +41,6 @@ func TestProgramCrossesThePipe(t *testing.T) {
 		},
 		Limits:  pass.Limits{Timeout: 3 * time.Second, MaxStackDepth: 5, MaxCalls: 6, MaxLogBytes: 7, MaxCodeBytes: 8, MaxClockReads: 9},
 		Clock:   pass.Clock{Seed: 42, Times: []int64{1, 2}},
-		NoCheck: true,
 		Services: []pass.Service{
 			{Name: "search", Params: []pass.Param{{Name: "query", String: true}}},
 			{Name: "forecast", Params: []pass.Param{{Name: "city", String: true}, {Name: "options"}}},
