@@ -84,8 +84,9 @@ type (
 const (
 	// WorkerSubcommand is the binary's hidden sub-command that runs RunWorker.
 	WorkerSubcommand = worker.Subcommand
-	// EnvLimiter is the environment variable that chooses the Limiter.
-	EnvLimiter = worker.EnvLimiter
+	// The Limiters (see worker.Limiter).
+	LimiterSystem   = worker.LimiterSystem
+	LimiterSampling = worker.LimiterSampling
 )
 
 // NewProcessPool starts a pool of worker processes (see worker.NewPool).
