@@ -292,9 +292,6 @@ func (ps *pass) setup(vm *goja.Runtime) error {
 			return err
 		}
 	}
-	if ProbeGlobals != nil {
-		return ProbeGlobals(vm)
-	}
 	return nil
 }
 
@@ -460,8 +457,3 @@ func (ps *pass) outcome() (Outcome, error) {
 	o.Calls = ps.seq
 	return o, nil
 }
-
-// ProbeGlobals, when set, installs extra globals in every pass. Only the sandbox
-// package's tests set it (in a test worker process, to probe the worker's
-// confinement from a program); it is nil in every binary.
-var ProbeGlobals func(vm *goja.Runtime) error
