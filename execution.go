@@ -72,12 +72,18 @@ type Clock struct {
 	Times []int64 `json:"times,omitempty"` // Unix milliseconds, in read order
 }
 
-// EntryKind tells a connector call from a step.
+// EntryKind tells a connector call from a step and from a service's
+// answer.
 type EntryKind int
 
 const (
 	KindCall EntryKind = iota + 1
 	KindStep
+	// KindService is the answer of a codemode service (codemode.search,
+	// codemode.describe): logged so that a replay gives the program what
+	// its first pass saw, whatever changed in between. It has no effect to
+	// revert.
+	KindService
 )
 
 func (k EntryKind) String() string {
@@ -86,6 +92,8 @@ func (k EntryKind) String() string {
 		return "call"
 	case KindStep:
 		return "step"
+	case KindService:
+		return "service"
 	}
 	return "unknown"
 }
@@ -98,6 +106,8 @@ func (k *EntryKind) UnmarshalText(b []byte) error {
 		*k = KindCall
 	case "step":
 		*k = KindStep
+	case "service":
+		*k = KindService
 	default:
 		return errors.New("unknown entry kind " + string(b))
 	}
@@ -111,7 +121,8 @@ type Entry struct {
 	Kind        EntryKind `json:"kind"`
 	// Connector and Method name the call (Method is the sandbox name); for a
 	// step Connector is "codemode", Method is "step" and Name is the step's
-	// name.
+	// name; for a service Connector is "codemode", Method the service
+	// ("search") and Args the JSON array of its arguments.
 	Connector string          `json:"connector"`
 	Method    string          `json:"method"`
 	Name      string          `json:"name,omitempty"`

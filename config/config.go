@@ -158,8 +158,13 @@ type Sandbox struct {
 	// TaskTimeout is the wall clock per pass of a run started as an MCP
 	// task (its client polls it instead of waiting for the call);
 	// default 30m.
-	TaskTimeout    time.Duration
-	MemoryLimit    int64  // bytes; default 256 MiB
+	TaskTimeout time.Duration
+	MemoryLimit int64 // bytes; default 256 MiB
+	// MemoryLimiter is how a worker is held to MemoryLimit besides its
+	// heap watchdog: "system" (the default: this system's own limit) or
+	// "sampling" (the server samples each running worker's resident
+	// size, as it does on macOS).
+	MemoryLimiter  string
 	MaxResultChars int    // what the model sees of a result; default 24000
 	Isolation      string // "process" | "inprocess"; default "process"
 	MaxCalls       int    // host calls per pass; 0 = sandbox default
@@ -366,6 +371,7 @@ func defaults() *Config {
 			MaxResultChars: DefaultMaxResultChars,
 			Isolation:      DefaultIsolation,
 			TypeCheck:      "off",
+			MemoryLimiter:  "system",
 		},
 		Approvals: Approvals{Elicitation: true, Tools: true, Console: true},
 	}

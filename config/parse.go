@@ -437,6 +437,11 @@ func (d *decoder) sandbox(n *node, fp fieldPath, s *Sandbox) {
 				s.MemoryLimit = v
 			}
 		}},
+		{"memory_limiter", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "system", "sampling"); ok {
+				s.MemoryLimiter = v
+			}
+		}},
 		{"max_result_chars", func(n *node, fp fieldPath) {
 			if v, ok := d.count(n, fp, 1); ok {
 				s.MaxResultChars = v

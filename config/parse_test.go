@@ -19,7 +19,7 @@ func TestDefault(t *testing.T) {
 		Server: Server{Name: "codemode", Transport: "stdio", Addr: "127.0.0.1:8931", DescriptionBudget: 1500, StartTimeout: 10 * time.Second},
 		Store:  Store{MaxExecutions: 50, PausedTTL: 24 * time.Hour, MaxRunLog: 64 << 20, Synchronous: "normal", Lease: 15 * time.Second},
 		Sandbox: Sandbox{
-			Timeout: 60 * time.Second, TaskTimeout: 30 * time.Minute, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process", TypeCheck: "off",
+			Timeout: 60 * time.Second, TaskTimeout: 30 * time.Minute, MemoryLimit: 256 << 20, MaxResultChars: 24000, Isolation: "process", TypeCheck: "off", MemoryLimiter: "system",
 		},
 		Approvals:  Approvals{Elicitation: true, Tools: true, Console: true},
 		Connectors: []Connector{{Name: "notes", SourceName: "notes", Kind: KindBuiltin, Builtin: "notes"}},
@@ -80,7 +80,7 @@ func TestParseFull(t *testing.T) {
 		},
 		Sandbox: Sandbox{
 			Timeout: 30 * time.Second, TaskTimeout: 30 * time.Minute, MemoryLimit: 1 << 30, MaxResultChars: 1000, Isolation: "process",
-			MaxCalls: 100, MaxStackDepth: 500, TypeCheck: "off",
+			MaxCalls: 100, MaxStackDepth: 500, TypeCheck: "off", MemoryLimiter: "system",
 		},
 		Approvals: Approvals{Elicitation: false, Tools: false, Console: false},
 		Connectors: []Connector{
@@ -465,6 +465,7 @@ func TestParseValues(t *testing.T) {
 		{"memory store path kept", "store: {path: \":memory:\"}", func(c *Config) any { return c.Store.Path }, ":memory:"},
 		{"bom", "\ufeffserver: {name: bom}", func(c *Config) any { return c.Server.Name }, "bom"},
 		{"typecheck", "sandbox: {typecheck: tsc}", func(c *Config) any { return c.Sandbox.TypeCheck }, "tsc"},
+		{"memory limiter", "sandbox: {memory_limiter: sampling}", func(c *Config) any { return c.Sandbox.MemoryLimiter }, "sampling"},
 		{"forward unknown", "connectors: {s: {command: srv, forward_unknown: true}, r: {url: \"http://127.0.0.1:1/mcp\", forward_unknown: true}}",
 			func(c *Config) any { return []bool{c.Connectors[0].ForwardUnknown, c.Connectors[1].ForwardUnknown} }, []bool{true, true}},
 		{"forward unknown in a client file", `{"mcpServers": {"s": {"command": "x", "forward_unknown": true}}}`,

@@ -323,18 +323,16 @@ func TestWrongStateRequests(t *testing.T) {
 // leave it executing.
 func TestApprovedCallThatDivergesIsSettled(t *testing.T) {
 	e := newEnv(t, setup{})
+	redefineSnippet(t, e, "pick", `async () => 1`)
 	code := `async () => {
-		const n = (await codemode.search("")).total;
+		const n = await codemode.run("pick");
 		await kv.put({ key: "k" + n, value: "v" });
 	}`
 	o := e.run(code, nil)
 	mustStatus(t, o, codemode.StatusPaused)
-	// A saved snippet changes what codemode.search finds, so the replay
-	// makes a different call.
-	src := e.run(`1 + 1`, nil)
-	if _, err := e.rt.SaveSnippet(e.ctx, "extra", src.ExecutionID, "", nil); err != nil {
-		t.Fatal(err)
-	}
+	// A redefined snippet gives another value, so the replay makes a
+	// different call.
+	redefineSnippet(t, e, "pick", `async () => 2`)
 	a := e.approve(o.ExecutionID, nil)
 	mustStatus(t, a, codemode.StatusError)
 	if !strings.Contains(a.Error, "diverged") {

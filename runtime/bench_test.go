@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -68,30 +67,33 @@ func BenchmarkResume1000(b *testing.B) {
 
 // BenchmarkCheckBeforeRunning is the cost of the check before a program
 // runs: one Execute of a typical program (four calls with object-literal
-// arguments, one of them needing approval, so the run pauses there) with
-// the check and without it. Its normalisation is cached after the first
-// run in both cases; sandbox's BenchmarkCollectStatic adds what finding
-// the static calls costs a program seen for the first time.
+// arguments, one of them needing approval, so the run pauses there)
+// whose calls the check sees (check), and of the same program making its
+// calls through local names, which leaves the check nothing to look at
+// (nocheck). Its normalisation is cached after the first run in both
+// cases; sandbox's BenchmarkCollectStatic adds what finding the static
+// calls costs a program seen for the first time.
 func BenchmarkCheckBeforeRunning(b *testing.B) {
-	const code = `async () => {
+	const body = `
 		const got = await kv.get({ key: "greeting" });
 		await kv.add({ key: "seen", value: String(got.value) });
 		const sum = await fx.get_sum({ a: 20, b: 22 });
 		await kv.put({ key: "answer", value: String(sum) });
 		return sum;
 	}`
-	for _, off := range []bool{false, true} {
-		name := "check"
-		if off {
-			name = "nocheck"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, tc := range []struct{ name, code string }{
+		{"check", "async () => {" + body},
+		{"nocheck", "async () => {\n\t\tconst [kv, fx] = [globalThis.kv, globalThis.fx];" + body},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if calls, err := sandbox.StaticCalls(tc.code); err != nil || (tc.name == "nocheck") != (len(calls) == 0) {
+				b.Fatalf("the check sees %d calls (%v) in %s", len(calls), err, tc.name)
+			}
 			e := newEnv(b, setup{mcp: true})
-			runtime.SetNoCheck(e.rt, off)
-			mustStatus(b, e.run(code, nil), codemode.StatusPaused)
+			mustStatus(b, e.run(tc.code, nil), codemode.StatusPaused)
 			b.ResetTimer()
 			for range b.N {
-				if o := e.run(code, nil); o.Status != codemode.StatusPaused {
+				if o := e.run(tc.code, nil); o.Status != codemode.StatusPaused {
 					b.Fatalf("status %s: %s", o.Status, o.Error)
 				}
 			}

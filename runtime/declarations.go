@@ -2,50 +2,10 @@ package runtime
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
-
-// codemodeDeclaration is the TypeScript of the sandbox's own codemode global.
-const codemodeDeclaration = `/** A search hit: a connector, one of its methods, or a saved snippet. */
-type CodemodeSearchResult = {
-  /** "connector", "connector.method" or "snippets.name"; pass it to describe. */
-  path: string;
-  connector?: string;
-  method?: string;
-  kind: "connector" | "method" | "snippet";
-  description: string;
-  /** The call pauses the program until a human approves it. */
-  requiresApproval?: boolean;
-  score: number;
-};
-/** The TypeScript and description of one path. */
-type CodemodeDescription = {
-  path: string;
-  kind: "connector" | "method" | "snippet";
-  description: string;
-  requiresApproval?: boolean;
-  /** TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else ""). */
-  types: string;
-  /** A connector's methods. */
-  methods?: { method: string; description: string; requiresApproval?: boolean }[];
-  /** A snippet's input schema and program. */
-  inputSchema?: unknown;
-  code?: string;
-};
-declare const codemode: {
-  /** Find connectors, methods and snippets by what they do ("merge a pull request"), best first (at most 20); an empty query lists everything. */
-  search(query: string): Promise<{ results: CodemodeSearchResult[]; total: number }>;
-  /** The TypeScript declarations of a connector, method or snippet path; an unknown path throws an error naming the nearest ones. */
-  describe(path: string): Promise<CodemodeDescription>;
-  /** Run non-deterministic code once; on replay its recorded value is returned without running fn. fn must not call connectors. */
-  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
-  /** Run a saved snippet with an input; its calls continue this run's log. */
-  run(name: string, input?: unknown): Promise<unknown>;
-};
-`
 
 // Declarations returns the TypeScript declarations of one connector, of
 // the connectors in a namespace ("mcp" for mcp.a and mcp.b), or with
@@ -95,15 +55,6 @@ func (c *catalog) declarations() string {
 	})
 	return c.decls
 }
-
-// codemodeTypeNames are the type names codemodeDeclaration declares.
-var codemodeTypeNames = func() []string {
-	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^type (\w+)`).FindAllStringSubmatch(codemodeDeclaration, -1) {
-		names = append(names, m[1])
-	}
-	return names
-}()
 
 // TypeDiagnostics reports what the declarations of the available
 // connectors do not express exactly (see typegen.Diagnostic), connector

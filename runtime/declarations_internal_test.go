@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,5 +32,54 @@ func TestCodemodeTypeNamesAreReserved(t *testing.T) {
 			t.Errorf("type %s declared twice:\n%s", m[1], res.Text)
 		}
 		seen[m[1]] = true
+	}
+}
+
+// The codemode global's TypeScript is made from the Go types of the
+// services' answers: every field JSON encodes is a member (optional when
+// omitempty, with its doc tag as JSDoc), named answer types are referred
+// to by name, and a service's declaration shows its parameters and the
+// type of its answer.
+func TestCodemodeDeclarationIsMadeFromGoTypes(t *testing.T) {
+	type inner struct {
+		A string `json:"a" doc:"Left out inline."`
+		B bool   `json:"b,omitempty"`
+	}
+	type answer struct {
+		Name   string          `json:"name" doc:"Its name."`
+		Kind   pathKind        `json:"kind"`
+		N      int             `json:"n,omitempty"`
+		Raw    json.RawMessage `json:"raw,omitempty"`
+		Items  []inner         `json:"items"`
+		Hit    *description    `json:"hit"`
+		Plain  float64
+		Skip   string `json:"-"`
+		hidden string
+	}
+	want := `{
+  /** Its name. */
+  name: string;
+  kind: "connector" | "method" | "snippet";
+  n?: number;
+  raw?: unknown;
+  items: { a: string; b?: boolean }[];
+  hit: CodemodeDescription;
+  Plain: number;
+}`
+	if got := tsStruct(reflect.TypeFor[answer](), "  ", "\n"); got != want {
+		t.Errorf("tsStruct:\n%s\nwant:\n%s", got, want)
+	}
+	for _, w := range []string{
+		"type CodemodeSearchResult = {\n  /** \"connector\", \"connector.method\" or \"snippets.name\"; pass it to describe. */\n  path: string;\n",
+		"  search(query: string): Promise<{ results: CodemodeSearchResult[]; total: number }>;\n",
+		"  describe(path: string): Promise<CodemodeDescription>;\n",
+		"  methods?: { method: string; description: string; requiresApproval?: boolean }[];\n",
+	} {
+		if !strings.Contains(codemodeDeclaration, w) {
+			t.Errorf("codemodeDeclaration lacks %q:\n%s", w, codemodeDeclaration)
+		}
+	}
+	if strings.Contains(codemodeDeclaration, "run(name: string, input: unknown)") || strings.Count(codemodeDeclaration, "  run(") != 1 {
+		t.Errorf("codemode.run is declared other than once, by the sandbox's own line:\n%s", codemodeDeclaration)
 	}
 }

@@ -47,9 +47,6 @@ func HasPath(r *Runtime, path string) bool {
 	return err == nil
 }
 
-// SetNoCheck turns the check before running off (true) or on.
-func SetNoCheck(r *Runtime, off bool) { r.noCheck = off }
-
 // Check runs the check before running over calls, as a pass of r would.
 func Check(ctx context.Context, r *Runtime, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
 	return newPass(r, "bench", nil, modeRun, 0, nil).Check(ctx, calls)

@@ -578,20 +578,32 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		if logged.Kind != codemode.KindStep || logged.Name != s.Name {
 			return nil, false, p.stopLocked(stopDiverge, divergence(logged, describeStep(s.Name)), nil)
 		}
-		switch logged.State {
-		case codemode.EntryApplied:
-			return rawOrNull(logged.Result), true, nil
-		case codemode.EntryError:
-			return nil, false, errors.New(logged.Error)
-		case codemode.EntryExecuting:
-			p.executing[seq] = logged
-			return nil, false, nil
-		default:
-			return nil, false, p.stopLocked(stopDiverge, fmt.Sprintf("step %d (%q) is %s in the log and cannot run again", seq, s.Name, logged.State), nil)
-		}
+		return p.replayOutcomeLocked(logged)
 	}
 	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
 	return nil, false, p.queueBeforeLocked(ctx, &e)
+}
+
+// replayOutcomeLocked answers a step or service call from its entry in
+// the log: its value (done), its failure, or nothing when it is still
+// executing (the pass that began it ended first): it then runs again and
+// its outcome is recorded over that entry.
+func (p *pass) replayOutcomeLocked(logged codemode.Entry) (value json.RawMessage, done bool, err error) {
+	switch logged.State {
+	case codemode.EntryApplied:
+		return rawOrNull(logged.Result), true, nil
+	case codemode.EntryError:
+		return nil, false, errors.New(logged.Error)
+	case codemode.EntryExecuting:
+		p.executing[logged.Seq] = logged
+		return nil, false, nil
+	default:
+		what := fmt.Sprintf("call %d (%s)", logged.Seq, describeEntry(logged))
+		if logged.Kind == codemode.KindStep {
+			what = fmt.Sprintf("step %d (%q)", logged.Seq, logged.Name)
+		}
+		return nil, false, p.stopLocked(stopDiverge, fmt.Sprintf("%s is %s in the log and cannot run again", what, logged.State), nil)
+	}
 }
 
 // StepDone records the value or failure of a step that just ran (deferred,
@@ -637,13 +649,15 @@ func callError(e codemode.Entry) error {
 
 // sameCall reports whether a logged entry is the call the program makes now.
 func sameCall(logged codemode.Entry, c sandbox.Call, args json.RawMessage) bool {
-	if logged.Kind != codemode.KindCall || logged.Connector != c.Connector || logged.Method != c.Method {
-		return false
-	}
-	if bytes.Equal(logged.Args, args) {
+	return logged.Kind == codemode.KindCall && logged.Connector == c.Connector && logged.Method == c.Method && sameArgs(logged.Args, args)
+}
+
+// sameArgs reports whether logged arguments are args, which are canonical.
+func sameArgs(logged, args json.RawMessage) bool {
+	if bytes.Equal(logged, args) {
 		return true
 	}
-	canon, err := canonicalJSON(logged.Args)
+	canon, err := canonicalJSON(logged)
 	return err == nil && bytes.Equal(canon, args)
 }
 
@@ -653,8 +667,11 @@ func divergence(logged codemode.Entry, now string) string {
 }
 
 func describeEntry(e codemode.Entry) string {
-	if e.Kind == codemode.KindStep {
+	switch e.Kind {
+	case codemode.KindStep:
 		return describeStep(e.Name)
+	case codemode.KindService:
+		return describeService(e.Method, e.Args)
 	}
 	return describeCall(e.Connector, e.Method, e.Args)
 }

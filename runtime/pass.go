@@ -29,7 +29,6 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, a
 		Services: serviceList,
 		Limits:   r.limitsOf(e),
 		Clock:    sandbox.Clock(e.Clock),
-		NoCheck:  r.noCheck,
 	}, p)
 	stop, flushErr := p.finish(ctx)
 	return r.record(ctx, e, p, h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})

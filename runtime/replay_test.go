@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -347,27 +348,25 @@ func TestRecordedErrorReplays(t *testing.T) {
 }
 
 // Divergence: the program calls something else at a logged seq on replay.
-// Search results change between passes here (a snippet is saved), which is
-// exactly the kind of outside input codemode.step is for.
+// A snippet the program runs is redefined between passes here (the
+// lookup of a snippet's source is not logged), outside input of the kind
+// codemode.step is for.
 func TestDivergenceNamesBothSides(t *testing.T) {
 	e := newEnv(t, setup{})
-	first := e.run(`async () => 1`, nil)
-	mustStatus(t, first, codemode.StatusCompleted)
+	redefineSnippet(t, e, "pick", `async () => 6`)
 	o := e.run(`async () => {
-		const r = await codemode.search("");
-		await kv.get({ key: "total-" + r.total });
+		const v = await codemode.run("pick");
+		await kv.get({ key: "picked-" + v });
 		await kv.put({ key: "k", value: "v" });
 	}`, nil)
 	mustStatus(t, o, codemode.StatusPaused)
-	if _, err := e.rt.SaveSnippet(e.ctx, "one", first.ExecutionID, "returns one", nil); err != nil {
-		t.Fatal(err)
-	}
+	redefineSnippet(t, e, "pick", `async () => 7`)
 	a := e.approve(o.ExecutionID, nil)
 	mustStatus(t, a, codemode.StatusError)
 	for _, want := range []string{
 		"replay diverged at call 1",
-		`the log has kv.get({"key":"total-6"})`,
-		`the program now calls kv.get({"key":"total-7"})`,
+		`the log has kv.get({"key":"picked-6"})`,
+		`the program now calls kv.get({"key":"picked-7"})`,
 		"codemode.step",
 	} {
 		if !strings.Contains(a.Error, want) {
@@ -379,6 +378,65 @@ func TestDivergenceNamesBothSides(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"1 kv.get applied", "2 kv.put error"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
+
+// codemode.search and codemode.describe answers are logged and replayed
+// like connector results: a run paused after it searched, approved after
+// a downstream's tools changed, gets the answers its first pass saw (a
+// failure too), so it makes the same calls; a new search sees the change.
+func TestServiceAnswersReplay(t *testing.T) {
+	e := newEnv(t, setup{mcp: true})
+	o := e.run(`async () => {
+		const s = await codemode.search("brand new");
+		const d = await codemode.describe("fx");
+		let missing = "";
+		try { await codemode.describe("fx.brand_new") } catch (err) { missing = err.message }
+		const paths = s.results.map(r => r.path);
+		await kv.get({ key: paths.join(",") + "|" + d.methods.length + "|" + missing });
+		await kv.put({ key: "k", value: "v" });
+		return { paths, methods: d.methods.map(m => m.method), missing };
+	}`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	mustStatus(t, e.run(`async () => await fx.add_tool({ name: "brand_new" })`, nil), codemode.StatusCompleted)
+	if changed, err := e.rt.RefreshConnector(e.ctx, "fx"); err != nil || !changed {
+		t.Fatalf("RefreshConnector = %v, %v", changed, err)
+	}
+	if found := searchPaths(t, e, "brand new"); len(found) == 0 || found[0] != "fx.brand_new" {
+		t.Fatalf("a search after the change: %v, want fx.brand_new first", found)
+	}
+	a := e.approve(o.ExecutionID, nil)
+	mustStatus(t, a, codemode.StatusCompleted)
+	got := resultOf[struct {
+		Paths, Methods []string
+		Missing        string
+	}](t, a)
+	if slices.Contains(got.Paths, "fx.brand_new") || slices.Contains(got.Methods, "brand_new") || len(got.Methods) == 0 {
+		t.Errorf("the replay saw the change: search %v, fx's methods %v", got.Paths, got.Methods)
+	}
+	if !strings.Contains(got.Missing, `unknown path "fx.brand_new"`) {
+		t.Errorf("the replayed failure of describe(fx.brand_new) is %q", got.Missing)
+	}
+	want := []string{"1 codemode.search applied", "2 codemode.describe applied", "3 codemode.describe error", "4 kv.get applied", "5 kv.put applied"}
+	if diff := cmp.Diff(want, e.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if n := e.kv.count("put"); n != 1 {
+		t.Errorf("kv.put ran %d times, want 1", n)
+	}
+}
+
+// redefineSnippet saves the snippet name as a run of code, in place of
+// the one of that name if there is one.
+func redefineSnippet(t *testing.T, e *env, name, code string) {
+	t.Helper()
+	src := e.run(code, nil)
+	mustStatus(t, src, codemode.StatusCompleted)
+	if err := e.rt.DeleteSnippet(e.ctx, name); err != nil && !errors.Is(err, codemode.ErrUnknownSnippet) {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.SaveSnippet(e.ctx, name, src.ExecutionID, "", nil); err != nil {
+		t.Fatal(err)
 	}
 }
 

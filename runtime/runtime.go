@@ -119,8 +119,6 @@ type Runtime struct {
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
 	cat atomic.Pointer[catalog]
-	// noCheck skips the check before running (benchmarks compare).
-	noCheck bool
 	// typeCheck, when set, type-checks new programs (Options.TypeCheck).
 	typeCheck TypeChecker
 	// snippetSeg is the search segment of the saved snippets as last

@@ -30,39 +30,52 @@ const maxSearchText = 2000
 // connectorWeight scales the score of a connector's own search document.
 const connectorWeight = 0.5
 
-// Kinds of catalog items.
+// pathKind is the kind of a catalog item.
+type pathKind string
+
 const (
-	kindConnector = "connector"
-	kindMethod    = "method"
-	kindSnippet   = "snippet"
+	kindConnector pathKind = "connector"
+	kindMethod    pathKind = "method"
+	kindSnippet   pathKind = "snippet"
 )
+
+// pathKinds lists every pathKind, for the TypeScript of the answers.
+var pathKinds = []pathKind{kindConnector, kindMethod, kindSnippet}
+
+// The answers of codemode.search and codemode.describe. Their
+// TypeScript, which the codemode global's declaration shows programs, is
+// made from these types (codemodets.go): a doc tag is a field's JSDoc.
+
+// searchAnswer is codemode.search's value.
+type searchAnswer struct {
+	Results []searchResult `json:"results"`
+	Total   int            `json:"total"`
+}
 
 // searchResult is one hit of codemode.search.
 type searchResult struct {
-	Path             string  `json:"path"`
-	Connector        string  `json:"connector,omitempty"`
-	Method           string  `json:"method,omitempty"`
-	Kind             string  `json:"kind"`
-	Description      string  `json:"description"`
-	RequiresApproval bool    `json:"requiresApproval,omitempty"`
-	Score            float64 `json:"score"`
+	Path             string   `json:"path" doc:"\"connector\", \"connector.method\" or \"snippets.name\"; pass it to describe."`
+	Connector        string   `json:"connector,omitempty"`
+	Method           string   `json:"method,omitempty"`
+	Kind             pathKind `json:"kind"`
+	Description      string   `json:"description"`
+	RequiresApproval bool     `json:"requiresApproval,omitempty" doc:"The call pauses the program until a human approves it."`
+	Score            float64  `json:"score"`
 }
 
 // description is codemode.describe's value.
 type description struct {
-	Path             string `json:"path"`
-	Kind             string `json:"kind"`
-	Description      string `json:"description"`
-	RequiresApproval bool   `json:"requiresApproval,omitempty"`
-	// Types is TypeScript that compiles on its own: a method's
-	// declaration with every type it refers to; a connector's
-	// declarations when they are at most maxDescribeTypes bytes (else
-	// empty: describe its methods one by one); a snippet's run.
-	Types string `json:"types"`
-	// Methods lists a connector's methods.
-	Methods []methodSummary `json:"methods,omitempty"`
-	// InputSchema and Code are a snippet's.
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	Path             string   `json:"path"`
+	Kind             pathKind `json:"kind"`
+	Description      string   `json:"description"`
+	RequiresApproval bool     `json:"requiresApproval,omitempty"`
+	// Types is a method's declaration with every type it refers to; a
+	// connector's declarations when they are at most maxDescribeTypes
+	// bytes (else empty: describe its methods one by one); a snippet's
+	// run.
+	Types       string          `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
+	Methods     []methodSummary `json:"methods,omitempty" doc:"A connector's methods."`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
 	Code        string          `json:"code,omitempty"`
 }
 
@@ -367,15 +380,20 @@ const snippetsSegment = " snippets"
 // path, at most maxSearchResults; total counts every match. An empty query
 // lists everything.
 func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, error) {
+	return marshalAnswer(r.search(ctx, query))
+}
+
+// search is Search's value.
+func (r *Runtime) search(ctx context.Context, query string) (searchAnswer, error) {
 	if len(query) > maxSearchQuery {
 		// Every word of a query is looked up, and a word no document has
 		// is compared with the whole vocabulary: a query is a few words.
-		return nil, fmt.Errorf("codemode.search: the query is %d bytes long; at most %d (a few words name a method)", len(query), maxSearchQuery)
+		return searchAnswer{}, fmt.Errorf("codemode.search: the query is %d bytes long; at most %d (a few words name a method)", len(query), maxSearchQuery)
 	}
 	ix := r.catalog().index()
 	sn, err := r.snippetIndex(ctx)
 	if err != nil {
-		return nil, err
+		return searchAnswer{}, err
 	}
 	if sn != nil {
 		ix = sn.withSnippets(ix)
@@ -406,10 +424,7 @@ func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, er
 		hits[i] = *h.Value
 		hits[i].Score = h.Score
 	}
-	return json.Marshal(struct {
-		Results []searchResult `json:"results"`
-		Total   int            `json:"total"`
-	}{hits, total})
+	return searchAnswer{hits, total}, nil
 }
 
 // round2 rounds a score to the two decimals results show.
@@ -452,6 +467,11 @@ func (r *Runtime) paths(ctx context.Context) ([]string, error) {
 // description, approval flag and TypeScript. An unknown path is an error
 // naming the nearest paths.
 func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, error) {
+	return marshalAnswer(r.describe(ctx, path))
+}
+
+// describe is Describe's value.
+func (r *Runtime) describe(ctx context.Context, path string) (*description, error) {
 	var d *description
 	s, method, hasDot := r.catalog().splitPath(path)
 	if s != nil && s.available() {
@@ -487,5 +507,13 @@ func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, e
 		}
 		return nil, fmt.Errorf("unknown path %q; nearest: %s", path, listOrNone(nearest(path, paths, 5)))
 	}
-	return json.Marshal(d)
+	return d, nil
+}
+
+// marshalAnswer is a service's answer as JSON.
+func marshalAnswer[T any](v T, err error) (json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }

@@ -3,11 +3,13 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
@@ -37,14 +39,15 @@ func loadIntents(b *testing.B, name string) []intent {
 }
 
 // githubEnv is an env with GitHub's document (as connector github) and
-// notes.
-func githubEnv(b *testing.B) *env {
+// notes, and s's other settings.
+func githubEnv(b *testing.B, s setup) *env {
 	b.Helper()
 	gh, err := openapi.New(context.Background(), openapi.Config{Name: "github", Document: fixture.GitHubDocument(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return newEnv(b, setup{noKV: true, notes: true, extra: []runtime.Source{{Connector: gh}}})
+	s.noKV, s.notes, s.extra = true, true, append(s.extra, runtime.Source{Connector: gh})
+	return newEnv(b, s)
 }
 
 // BenchmarkSearchGitHub measures codemode.search over GitHub's document
@@ -57,7 +60,7 @@ func githubEnv(b *testing.B) *env {
 // The first search builds the index: index-build is that time alone.
 func BenchmarkSearchGitHub(b *testing.B) {
 	ctx := context.Background()
-	e := githubEnv(b)
+	e := githubEnv(b, setup{})
 	search := func(q string) []string {
 		raw, err := e.rt.Search(ctx, q)
 		if err != nil {
@@ -144,7 +147,7 @@ func pct(k, n int) float64 {
 // BenchmarkCollectStatic is the part that finds the calls.
 func BenchmarkCheckGitHub(b *testing.B) {
 	ctx := context.Background()
-	e := githubEnv(b)
+	e := githubEnv(b, setup{})
 	calls, err := sandbox.StaticCalls(`async () => {
 		const repo = await github.repos_get({ owner: "golang", repo: "go" });
 		const issues = await github.issues_list_for_repo({ owner: "golang", repo: repo.name, state: "open", per_page: 5 });
@@ -163,5 +166,45 @@ func BenchmarkCheckGitHub(b *testing.B) {
 		if _, err := runtime.Check(ctx, e.rt, calls); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkServicesInProgram measures codemode.search and
+// codemode.describe called from a program: b.N calls in one program
+// (cycling through eight queries, or eight paths), so one op is one
+// answer with its host round trip and its log entry. Over GitHub's
+// document (search, describe) an answer costs what it costs; over the
+// small catalog of kv and notes (search-small) the rest shows. The index
+// is built before the timer starts.
+func BenchmarkServicesInProgram(b *testing.B) {
+	for _, c := range []struct {
+		name, fn, args string
+		github         bool
+	}{
+		{"search", "search", `["list open issues", "merge a pull request", "create a release", "rerun failed jobs", "star a repository", "add a label", "list my notifications", "get a file's contents"]`, true},
+		{"describe", "describe", `["github.issues_list_for_repo", "github.pulls_merge", "github.repos_create_release", "github.actions_re_run_workflow_failed_jobs", "github.activity_star_repo_for_authenticated_user", "github.issues_add_labels", "github.activity_list_notifications_for_authenticated_user", "github.repos_get_content"]`, true},
+		{"search-small", "search", `["create a note", "delete a note", "list notes", "get a value", "put a value", "add", "search notes", "remove"]`, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := setup{limits: sandbox.Limits{MaxCalls: b.N + 10}}
+			var e *env
+			if c.github {
+				e = githubEnv(b, s)
+			} else {
+				s.notes = true
+				e = newEnv(b, s)
+			}
+			mustStatus(b, e.run(`async () => codemode.search("warm the index")`, nil), codemode.StatusCompleted)
+			code := fmt.Sprintf(`async () => {
+				const args = %s;
+				let n = 0;
+				for (let i = 0; i < %d; i++) n += JSON.stringify(await codemode.%s(args[i %% args.length])).length;
+				return n;
+			}`, c.args, b.N, c.fn)
+			b.ResetTimer()
+			o := e.run(code, nil)
+			b.StopTimer()
+			mustStatus(b, o, codemode.StatusCompleted)
+		})
 	}
 }

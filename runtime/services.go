@@ -3,77 +3,188 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"reflect"
+	"strings"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // A service is a host-backed function of the sandbox's codemode global
-// (sandbox.Service): its parameters, which the sandbox checks, and its
-// answer. Adding one to the codemode global is its entry here and its
-// TypeScript in codemodeDeclaration.
+// (sandbox.Service): its parameters, which the sandbox checks, its answer,
+// which the log keeps (pass.Service), and its declaration in the codemode
+// global's TypeScript (codemodeDeclaration: its doc, and the TypeScript of
+// its answer's Go type). Adding one to the codemode global is its entry in
+// services.
 type service struct {
+	name   string
 	params []sandbox.Param
+	doc    string       // its JSDoc; "" for codemode.run's lookup, which the sandbox declares
+	result reflect.Type // the Go type of its answer
 	answer func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error)
 }
 
+// serviceOf is a service answered by f, whose value is the answer as JSON
+// and whose result type is the one the declaration shows.
+func serviceOf[T any](name, doc string, params []sandbox.Param, f func(ctx context.Context, p *pass, args []json.RawMessage) (T, error)) service {
+	return service{name: name, params: params, doc: doc, result: reflect.TypeFor[T](),
+		answer: func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error) {
+			return marshalAnswer(f(ctx, p, args))
+		}}
+}
+
 // services are the codemode functions a program may call besides step,
-// and codemode.run's lookup of a snippet's source (sandbox.SnippetService).
-var services = map[string]service{
-	"search": {
-		params: []sandbox.Param{{Name: "query", String: true}},
-		answer: func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error) {
-			return p.r.Search(ctx, stringArg(args, 0))
-		},
-	},
-	"describe": {
-		params: []sandbox.Param{{Name: "path", String: true}},
-		answer: func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error) {
-			return p.r.Describe(ctx, stringArg(args, 0))
-		},
-	},
-	sandbox.SnippetService: {
-		// The source of a saved snippet, once input satisfies its input
-		// schema.
-		answer: func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error) {
-			input := json.RawMessage("null")
-			if len(args) > 1 {
-				input = args[1]
-			}
-			code, err := p.r.snippetCode(ctx, stringArg(args, 0), input)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(code)
-		},
-	},
+// in the order the declaration lists them, and codemode.run's lookup of a
+// snippet's source (sandbox.SnippetService).
+var services = []service{
+	serviceOf("search", "Find connectors, methods and snippets by what they do (\"merge a pull request\"), best first (at most 20); an empty query lists everything.",
+		[]sandbox.Param{{Name: "query", String: true}},
+		func(ctx context.Context, p *pass, args []json.RawMessage) (searchAnswer, error) {
+			return p.r.search(ctx, stringArg(args, 0))
+		}),
+	serviceOf("describe", "The TypeScript declarations of a connector, method or snippet path; an unknown path throws an error naming the nearest ones.",
+		[]sandbox.Param{{Name: "path", String: true}},
+		func(ctx context.Context, p *pass, args []json.RawMessage) (*description, error) {
+			return p.r.describe(ctx, stringArg(args, 0))
+		}),
+	// The source of a saved snippet, once input satisfies its input
+	// schema.
+	serviceOf(sandbox.SnippetService, "", nil, func(ctx context.Context, p *pass, args []json.RawMessage) (string, error) {
+		input := json.RawMessage("null")
+		if len(args) > 1 {
+			input = args[1]
+		}
+		return p.r.snippetCode(ctx, stringArg(args, 0), input)
+	}),
+}
+
+// serviceNamed returns the service of that name.
+func serviceNamed(name string) (*service, bool) {
+	for i := range services {
+		if services[i].name == name {
+			return &services[i], true
+		}
+	}
+	return nil, false
 }
 
 // serviceList is what every Program offers, by name: the services but
 // codemode.run's lookup (the sandbox installs codemode.run itself).
 var serviceList = func() []sandbox.Service {
 	var out []sandbox.Service
-	for _, name := range slices.Sorted(maps.Keys(services)) {
-		if name != sandbox.SnippetService {
-			out = append(out, sandbox.Service{Name: name, Params: services[name].params})
+	for _, sv := range services {
+		if sv.name != sandbox.SnippetService {
+			out = append(out, sandbox.Service{Name: sv.name, Params: sv.params})
 		}
 	}
 	return out
 }()
 
-// Service answers a codemode service (see services).
-func (p *pass) Service(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	sv, ok := services[name]
+// Service answers a codemode service (see services). A call with a
+// sequence number (every call of search and describe but those inside a
+// step's function) is logged like a read-only connector call: its answer,
+// or its failure, is what every later pass of the run gets, so a program
+// that acts on what codemode.search found replays the same way after the
+// connectors changed between a pause and its approval.
+func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMessage, error) {
+	sv, ok := serviceNamed(sc.Name)
 	if !ok {
-		return nil, fmt.Errorf("codemode.%s is not a service of this server", name)
+		return nil, fmt.Errorf("codemode.%s is not a service of this server", sc.Name)
 	}
 	var a []json.RawMessage
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, fmt.Errorf("codemode.%s: arguments: %w", name, err)
+	if err := json.Unmarshal(sc.Args, &a); err != nil {
+		return nil, fmt.Errorf("codemode.%s: arguments: %w", sc.Name, err)
 	}
-	return sv.answer(ctx, p, a)
+	if sc.Seq == 0 {
+		return sv.answer(ctx, p, a)
+	}
+	args, err := canonicalJSON(sc.Args)
+	if err != nil {
+		return nil, fmt.Errorf("codemode.%s: arguments: %w", sc.Name, err)
+	}
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.inflight.Done()
+	e, val, err := p.decideService(ctx, sc, args)
+	if e == nil {
+		return val, err
+	}
+	val, err = sv.answer(ctx, p, a)
+	return p.settleService(ctx, *e, val, err)
+}
+
+// decideService answers a service call from the log, or logs it
+// executing (queued) and returns its entry: the caller answers it.
+func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args json.RawMessage) (*codemode.Entry, json.RawMessage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.refusalLocked(); err != nil {
+		return nil, nil, err
+	}
+	seq := p.seqBase + sc.Seq
+	p.reachLocked(seq)
+	if logged, ok := p.entries[seq]; ok && p.mode == modeRun {
+		if logged.Kind != codemode.KindService || logged.Method != sc.Name || !sameArgs(logged.Args, args) {
+			return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeService(sc.Name, args)), nil)
+		}
+		val, done, err := p.replayOutcomeLocked(logged)
+		if done || err != nil {
+			return nil, val, err
+		}
+		return &logged, nil, nil
+	}
+	if msg := p.r.callArgsTooLarge("codemode", sc.Name, args); msg != "" {
+		return nil, nil, errors.New(msg)
+	}
+	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (codemode.%s)", seq, sc.Name), "the call was not made"); err != nil {
+		return nil, nil, err
+	}
+	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
+	if err := p.queueBeforeLocked(ctx, &e); err != nil {
+		return nil, nil, err
+	}
+	return &e, nil, nil
+}
+
+// settleService records the answer of a service call logged executing
+// (deferred, see deferred.go) and returns what the program gets.
+func (p *pass) settleService(ctx context.Context, e codemode.Entry, val json.RawMessage, err error) (json.RawMessage, error) {
+	to := codemode.EntryApplied
+	var thrown error
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// The pass was cancelled or timed out meanwhile: the entry stays
+		// executing, and a replay answers it again.
+		return nil, err
+	case err != nil:
+		to, e.Error = codemode.EntryError, p.r.capMessage(err.Error())
+		thrown = errors.New(e.Error)
+	case p.r.maxValue > 0 && len(val) > p.r.maxValue:
+		// The answer cannot be kept for replay: the call fails, and fails
+		// the same way on replay.
+		to, e.Error = codemode.EntryError, p.r.callResultTooLarge(e.Connector, e.Method, val)
+		thrown = errors.New(e.Error)
+	default:
+		e.Result = rawOrNull(val)
+	}
+	if err := p.record(ctx, e, to); err != nil {
+		return nil, err
+	}
+	if thrown != nil {
+		return nil, thrown
+	}
+	return e.Result, nil
+}
+
+// describeService is a service call as divergences name it:
+// codemode.search("open issues").
+func describeService(name string, args json.RawMessage) string {
+	inner := strings.TrimSuffix(strings.TrimPrefix(string(args), "["), "]")
+	return fmt.Sprintf("codemode.%s(%s)", name, short.Clip(inner, 200))
 }
 
 // stringArg is argument i as a string ("" when it is missing or not one;

@@ -71,9 +71,8 @@ func TestCheckFailsBeforeRunning(t *testing.T) {
 	}
 }
 
-// A program with no problems runs; NoCheck skips the check; a host that
-// is not a Checker checks nothing, but a misspelt connector is still
-// found.
+// A program with no problems runs; a host that is not a Checker checks
+// nothing, but a misspelt connector is still found.
 func TestCheckPasses(t *testing.T) {
 	for name, e := range bothExecutors(t) {
 		t.Run(name, func(t *testing.T) {
@@ -84,11 +83,6 @@ func TestCheckPasses(t *testing.T) {
 			}
 			if len(h.seen) != 1 {
 				t.Errorf("checked %d times", len(h.seen))
-			}
-			h = &checkingHost{}
-			o, err = e.Run(context.Background(), Program{Code: "await notes.listNotes({})", Globals: testGlobals, NoCheck: true}, h)
-			if err != nil || o.Status != Completed || len(h.seen) != 0 {
-				t.Fatalf("NoCheck: %v %v %q, checked %d times", err, o.Status, o.Error, len(h.seen))
 			}
 			o, err = e.Run(context.Background(), Program{Code: "await notes.listNotes({});\nawait Notes.listNotes({})", Globals: testGlobals}, &fakeHost{})
 			want := "the program was checked before running and has a problem; nothing was run:\n- line 2:7: Notes is not defined; did you mean notes?"

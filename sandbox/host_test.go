@@ -94,10 +94,10 @@ func (h *fakeHost) StepDone(ctx context.Context, s Step, value json.RawMessage, 
 
 // Service answers codemode.search, codemode.describe and codemode.run's
 // lookup with the fields of the same name, and any other with service.
-func (h *fakeHost) Service(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+func (h *fakeHost) Service(ctx context.Context, sc ServiceCall) (json.RawMessage, error) {
 	var a []json.RawMessage
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, fmt.Errorf("fakeHost: arguments of %s: %v", name, err)
+	if err := json.Unmarshal(sc.Args, &a); err != nil {
+		return nil, fmt.Errorf("fakeHost: arguments of %s: %v", sc.Name, err)
 	}
 	str := func(i int) string {
 		var s string
@@ -106,15 +106,15 @@ func (h *fakeHost) Service(ctx context.Context, name string, args json.RawMessag
 		}
 		return s
 	}
-	switch name {
+	switch sc.Name {
 	case "search":
-		h.record("search " + str(0))
+		h.record(fmt.Sprintf("search %d %s", sc.Seq, str(0)))
 		if h.search != nil {
 			return h.search(ctx, str(0))
 		}
 		return json.RawMessage(`{"results":[],"total":0}`), nil
 	case "describe":
-		h.record("describe " + str(0))
+		h.record(fmt.Sprintf("describe %d %s", sc.Seq, str(0)))
 		if h.describe != nil {
 			return h.describe(ctx, str(0))
 		}
@@ -133,11 +133,11 @@ func (h *fakeHost) Service(ctx context.Context, name string, args json.RawMessag
 		}
 		return json.Marshal(code)
 	}
-	h.record("service " + name + " " + string(args))
+	h.record(fmt.Sprintf("service %d %s %s", sc.Seq, sc.Name, sc.Args))
 	if h.service != nil {
-		return h.service(ctx, name, args)
+		return h.service(ctx, sc.Name, sc.Args)
 	}
-	return nil, fmt.Errorf("fakeHost: no service %s", name)
+	return nil, fmt.Errorf("fakeHost: no service %s", sc.Name)
 }
 
 func (h *fakeHost) recordedCalls() []Call {

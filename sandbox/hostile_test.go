@@ -208,15 +208,13 @@ func TestHostilePrograms(t *testing.T) {
 					if tc.host != nil {
 						h = tc.host()
 					}
-					start := time.Now()
+					// tc.check says why the run ended (a limit, not the
+					// pass's deadline, unless that is the point).
 					o, err := e.Run(context.Background(), Program{Code: tc.code, Globals: testGlobals, Limits: tc.limits}, h)
 					if err != nil {
 						t.Fatalf("internal error: %v", err)
 					}
 					tc.check(t, o)
-					if limit := tc.limits.WithDefaults().Timeout + 2*worker.KillGrace; time.Since(start) > limit {
-						t.Errorf("the run took %v", time.Since(start))
-					}
 					wantCompleted(t, "the next run", run(t, e, &fakeHost{}, "(await notes.createNote({ n: 2 })).args.n * 21", Limits{}), "42")
 				})
 			}

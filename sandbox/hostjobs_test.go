@@ -130,14 +130,12 @@ func (h *slowHost) firstStart(t *testing.T) time.Time {
 func TestTimersFireWhileACallIsAwaited(t *testing.T) {
 	for name, e := range bothExecutors(t) {
 		t.Run(name, func(t *testing.T) {
+			// Had the timer waited for the call, the race would end with
+			// the call's answer.
 			h := &slowHost{d: 5 * time.Second}
 			code := "await Promise.race([notes.listNotes({}), new Promise(r => setTimeout(() => r('timeout'), 30))])"
-			start := time.Now()
 			o := run(t, e, h, code, Limits{})
 			wantCompleted(t, code, o, `"timeout"`)
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("the run took %v: the timer waited for the call", d)
-			}
 			if len(o.Logs) != 1 || !strings.Contains(o.Logs[0], "1 call was still in flight") {
 				t.Errorf("logs %q, want the in-flight warning", o.Logs)
 			}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -202,13 +203,15 @@ func TestProcessHostCallCancellationCrossesThePipe(t *testing.T) {
 		cancelled <- ctx.Err()
 		return nil, ctx.Err()
 	}}
-	start := time.Now()
+	waitIdle(t, pool, 1)
+	before := pool.Stats().PIDs
 	o := run(t, pool, h, "await notes.createNote({})", Limits{Timeout: 200 * time.Millisecond})
 	if o.Status != Failed || o.Error != "timed out after 200ms" {
 		t.Fatalf("outcome %v %q, want a timeout", o.Status, o.Error)
 	}
-	if d := time.Since(start); d > worker.KillGrace {
-		t.Errorf("the run took %v: the worker was killed rather than the call cancelled", d)
+	// A worker that ends its run is idle again when Run returns.
+	if after := pool.Stats().PIDs; !slices.Contains(after, before[0]) {
+		t.Errorf("idle workers %v before the run, %v after: the worker was killed rather than the call cancelled", before, after)
 	}
 	select {
 	case err := <-cancelled:
@@ -223,27 +226,25 @@ func TestProcessHostCallCancellationCrossesThePipe(t *testing.T) {
 func TestProcessCallerCancellation(t *testing.T) {
 	pool := newPool(t, ProcessOptions{Size: 1})
 	tests := []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		want string
+		name  string
+		cause error // the caller's cancellation's
+		want  string
 	}{
-		{"cancel", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(50*time.Millisecond, cancel)
-			return ctx, cancel
-		}, "canceled"},
-		{"cause", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancelCause(context.Background())
-			time.AfterFunc(50*time.Millisecond, func() { cancel(errors.New("client went away")) })
-			return ctx, func() { cancel(nil) }
-		}, "canceled: client went away"},
+		{"cancel", nil, "canceled"},
+		{"cause", errors.New("client went away"), "canceled: client went away"},
 	}
 	for _, tc := range tests {
-		for _, code := range []string{"await new Promise(() => {})", "while (true) {}"} {
+		for _, code := range []string{"await notes.listNotes({});\nawait new Promise(() => {})", "await notes.listNotes({});\nwhile (true) {}"} {
 			t.Run(tc.name+" "+code, func(t *testing.T) {
-				ctx, cancel := tc.ctx()
-				defer cancel()
-				o, err := pool.Run(ctx, Program{Code: code}, &fakeHost{})
+				// The caller cancels once the run is under way: once it
+				// made its first call.
+				ctx, cancel := context.WithCancelCause(context.Background())
+				defer cancel(nil)
+				h := &fakeHost{call: func(context.Context, Call) (json.RawMessage, error) {
+					cancel(tc.cause)
+					return json.RawMessage(`{}`), nil
+				}}
+				o, err := pool.Run(ctx, Program{Code: code, Globals: testGlobals}, h)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -294,12 +295,17 @@ func TestProcessPoolMaxWorkersQueues(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	active, peak := 0, 0
+	// Each run's call holds its worker until the test lets it go, one at
+	// a time, once two are held: a third run could only start while two
+	// are held if the pool started a third worker.
+	arrived, release := make(chan struct{}), make(chan struct{})
 	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
 		mu.Lock()
 		active++
 		peak = max(peak, active)
 		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		arrived <- struct{}{}
+		<-release
 		mu.Lock()
 		active--
 		mu.Unlock()
@@ -314,6 +320,14 @@ func TestProcessPoolMaxWorkersQueues(t *testing.T) {
 			}
 			errs <- err
 		})
+	}
+	<-arrived
+	<-arrived
+	for i := range 6 {
+		release <- struct{}{}
+		if i < 4 {
+			<-arrived
+		}
 	}
 	wg.Wait()
 	close(errs)
@@ -337,11 +351,16 @@ func TestProcessPoolClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan Outcome)
+	started := make(chan struct{})
+	h := &fakeHost{call: func(context.Context, Call) (json.RawMessage, error) {
+		close(started)
+		return json.RawMessage(`{}`), nil
+	}}
 	go func() {
-		o, _ := pool.Run(context.Background(), Program{Code: "while (true) {}"}, &fakeHost{})
+		o, _ := pool.Run(context.Background(), Program{Code: "await notes.listNotes({});\nwhile (true) {}", Globals: testGlobals}, h)
 		done <- o
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-started // the run is under way
 	if err := pool.Close(); err != nil {
 		t.Fatal(err)
 	}

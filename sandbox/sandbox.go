@@ -28,21 +28,22 @@ import (
 
 // The types and values of one pass (see sandbox/pass for their documentation).
 type (
-	Executor  = pass.Executor
-	Program   = pass.Program
-	Global    = pass.Global
-	Limits    = pass.Limits
-	Clock     = pass.Clock
-	Call      = pass.Call
-	Step      = pass.Step
-	Host      = pass.Host
-	CallError = pass.CallError
-	Status    = pass.Status
-	Outcome   = pass.Outcome
-	Service   = pass.Service
-	Param     = pass.Param
-	Checker   = pass.Checker
-	Problem   = pass.Problem
+	Executor    = pass.Executor
+	Program     = pass.Program
+	Global      = pass.Global
+	Limits      = pass.Limits
+	Clock       = pass.Clock
+	Call        = pass.Call
+	Step        = pass.Step
+	Host        = pass.Host
+	CallError   = pass.CallError
+	Status      = pass.Status
+	Outcome     = pass.Outcome
+	Service     = pass.Service
+	ServiceCall = pass.ServiceCall
+	Param       = pass.Param
+	Checker     = pass.Checker
+	Problem     = pass.Problem
 )
 
 // How a pass ends (see Status).
@@ -83,8 +84,9 @@ type (
 const (
 	// WorkerSubcommand is the binary's hidden sub-command that runs RunWorker.
 	WorkerSubcommand = worker.Subcommand
-	// EnvLimiter is the environment variable that chooses the Limiter.
-	EnvLimiter = worker.EnvLimiter
+	// The Limiters (see worker.Limiter).
+	LimiterSystem   = worker.LimiterSystem
+	LimiterSampling = worker.LimiterSampling
 )
 
 // NewProcessPool starts a pool of worker processes (see worker.NewPool).

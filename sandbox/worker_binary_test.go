@@ -20,7 +20,7 @@ func (echoHost) StepResult(context.Context, sandbox.Step) (json.RawMessage, bool
 	return nil, false, nil
 }
 func (echoHost) StepDone(context.Context, sandbox.Step, json.RawMessage, string) error { return nil }
-func (echoHost) Service(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+func (echoHost) Service(context.Context, sandbox.ServiceCall) (json.RawMessage, error) {
 	return nil, nil
 }
 

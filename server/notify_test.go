@@ -178,6 +178,7 @@ func TestLogNotificationsOverStreamableHTTPWithAGetStream(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string][]string{} // execution: its events as they came
 	n := 0
+	arrived := make(chan struct{}, 1024)
 	c.OnNotification(func(m mcp.JSONRPCNotification) {
 		if m.Method != string(mcp.MethodNotificationMessage) {
 			return
@@ -191,6 +192,10 @@ func TestLogNotificationsOverStreamableHTTPWithAGetStream(t *testing.T) {
 		got[f.Data.ExecutionID] = append(got[f.Data.ExecutionID], f.Data.Event)
 		n++
 		mu.Unlock()
+		select {
+		case arrived <- struct{}{}:
+		default: // more than the test waits for: the comparison below tells
+		}
 	})
 	lvl := mcp.SetLevelRequest{}
 	lvl.Params.Level = mcp.LoggingLevelInfo
@@ -211,15 +216,14 @@ func TestLogNotificationsOverStreamableHTTPWithAGetStream(t *testing.T) {
 		}
 		want[id] = events
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		k := n
-		mu.Unlock()
-		if k >= 2*runs || time.Now().After(deadline) {
-			break
+	timeout := time.After(10 * time.Second)
+wait:
+	for range 2 * runs {
+		select {
+		case <-arrived:
+		case <-timeout:
+			break wait
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	mu.Lock()
 	defer mu.Unlock()

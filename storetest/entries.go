@@ -38,11 +38,13 @@ func testEntriesRoundTrip(t *testing.T, f Factory) {
 			Args: json.RawMessage(`{"path":"x"}`), Error: "ENOENT", State: codemode.EntryError},
 		{ExecutionID: "exec_e", Seq: 4, Kind: codemode.KindCall, Connector: "notes", Method: "createNote",
 			Args: json.RawMessage(`{"text":"` + string(bigJSON(1 << 20)[1:])), State: codemode.EntryPending},
+		{ExecutionID: "exec_e", Seq: 5, Kind: codemode.KindService, Connector: "codemode", Method: "search",
+			Args: json.RawMessage(`["notes"]`), Result: json.RawMessage(`{"results":[],"total":0}`), State: codemode.EntryApplied},
 		{ExecutionID: "exec_e", Seq: 10, Kind: codemode.KindCall, Connector: "notes", Method: "deleteNote",
 			Args: json.RawMessage(`{"id":"note_1"}`), State: codemode.EntryExecuting, CreatedAt: at(4)},
 	}
 	// Insert out of order: Entries sorts by seq.
-	for _, i := range []int{4, 2, 0, 3, 1} {
+	for _, i := range []int{5, 2, 0, 3, 4, 1} {
 		if err := s.InsertEntry(ctx, want[i]); err != nil {
 			t.Fatalf("InsertEntry #%d: %v", want[i].Seq, err)
 		}
@@ -59,7 +61,7 @@ func testEntriesRoundTrip(t *testing.T, f Factory) {
 			t.Errorf("entry #%d timestamps not set: %v %v", e.Seq, e.CreatedAt, e.UpdatedAt)
 		}
 	}
-	if !got[4].CreatedAt.Equal(at(4)) {
+	if !got[5].CreatedAt.Equal(at(4)) {
 		t.Errorf("entry #10 CreatedAt = %v, want the caller's %v", got[4].CreatedAt, at(4))
 	}
 }

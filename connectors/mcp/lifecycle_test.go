@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -47,7 +48,9 @@ func TestCloseReapsTheChild(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Fatalf("this test reads /proc: %v", err)
 	}
-	c, err := Dial(context.Background(), Config{Name: "fx", Command: fixture.MCPServer(t), Logger: testLogger(t)})
+	var logs fixture.SyncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c, err := Dial(context.Background(), Config{Name: "fx", Command: fixture.MCPServer(t), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,13 +58,12 @@ func TestCloseReapsTheChild(t *testing.T) {
 	if s := processState(t, pid); s == "" || s == "Z" {
 		t.Fatalf("child state before Close = %q, want running", s)
 	}
-	start := time.Now()
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	// The fixture exits on stdin EOF, well before the SIGTERM grace period.
-	if elapsed := time.Since(start); elapsed > 1500*time.Millisecond {
-		t.Errorf("Close took %v", elapsed)
+	// The fixture exits on stdin EOF, before the SIGTERM grace period.
+	if strings.Contains(logs.String(), "SIGTERM") {
+		t.Errorf("Close signalled the server rather than let it exit on EOF:\n%s", logs.String())
 	}
 	if s := processState(t, pid); s != "" {
 		t.Errorf("child state after Close = %q, want no process (reaped)", s)
@@ -100,9 +102,8 @@ while :; do sleep 0.1; done
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	start := time.Now()
+	// Dial must give up at ctx's deadline: the server never answers.
 	_, err := Dial(ctx, Config{Name: "stubborn", Command: script, Args: []string{dir}, Logger: testLogger(t)})
-	elapsed := time.Since(start)
 	if err == nil {
 		t.Fatal("Dial succeeded against a server that never answers")
 	}
@@ -111,9 +112,6 @@ while :; do sleep 0.1; done
 	}
 	if !strings.Contains(err.Error(), "stubborn server starting") {
 		t.Errorf("Dial error does not carry the server's stderr: %v", err)
-	}
-	if elapsed > 10*time.Second {
-		t.Errorf("Dial took %v", elapsed)
 	}
 	for _, name := range []string{"child", "grandchild"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -204,13 +202,13 @@ func TestDialCancelledDuringSSEHandshake(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	start := time.Now()
+	// Dial must give up at ctx's deadline: the endpoint never comes.
 	_, err = Dial(ctx, Config{Name: "x", URL: "http://" + ln.Addr().String() + "/sse", SSE: true, Logger: testLogger(t)})
 	if err == nil {
 		t.Fatal("Dial succeeded")
 	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("Dial took %v to give up", elapsed)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Dial error = %v, want DeadlineExceeded", err)
 	}
 }
 

@@ -12,10 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
@@ -256,11 +258,14 @@ func TestRemoteServerReconnects(t *testing.T) {
 
 			// The server dies during a call.
 			errc := make(chan error, 1)
+			started := make(chan struct{})
+			var once sync.Once
+			ctx := connectors.WithProgress(context.Background(), func(string) { once.Do(func() { close(started) }) })
 			go func() {
-				_, err := c.Call(context.Background(), "slow", json.RawMessage(`{"ms":20000}`))
+				_, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":20000}`))
 				errc <- err
 			}()
-			time.Sleep(300 * time.Millisecond)
+			<-started // the server works on the call
 			f.kill()
 			select {
 			case err := <-errc:

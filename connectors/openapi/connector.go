@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
@@ -157,10 +156,6 @@ func (n noBase) request(context.Context, json.RawMessage) (connectors.Result, er
 
 func (noBase) close() {}
 
-// derivations counts documents derived (not taken from the cache), for
-// tests.
-var derivations atomic.Int64
-
 // deriveCached returns the document's derivation from the cache, or
 // derives it (fresh: the caller stores it).
 func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *derivation, fresh bool, err error) {
@@ -171,7 +166,6 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 	if d != nil {
 		return d, false, nil
 	}
-	derivations.Add(1)
 	text, err := doc.jsonText()
 	if err != nil {
 		return nil, false, err

@@ -49,13 +49,16 @@ export function writeConfig(dir, yaml, name = "codemode.yaml") {
 }
 
 // standardConfig: notes + everything + memory (approve create_*, revert
-// create_entities through delete_entities), a short timeout.
-export function standardConfig(dir, extra = "") {
+// create_entities through delete_entities), a short timeout. extra is more
+// YAML for the connectors section, sandbox more settings of the sandbox
+// section (indented).
+export function standardConfig(dir, extra = "", sandbox = "") {
   return writeConfig(dir, `
 store:
   path: ${JSON.stringify(path.join(dir, "codemode.db"))}
 sandbox:
   timeout: 3s
+${sandbox}
 approvals:
   elicitation: false
 connectors:

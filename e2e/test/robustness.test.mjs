@@ -70,13 +70,13 @@ function dataLimits(pid) {
 
 // The same suite with each way of holding workers to their memory limit:
 // Linux's own (RLIMIT_DATA) and macOS's (the server samples the workers'
-// resident memory), which CODEMODE_SANDBOX_LIMITER selects here.
-for (const [mode, env] of [["process isolation, the default", {}], ["process isolation, macOS's sampling limiter", { CODEMODE_SANDBOX_LIMITER: "sampling" }]]) {
+// resident memory), which sandbox.memory_limiter selects here.
+for (const [mode, limiter] of [["process isolation, the default", "system"], ["process isolation, macOS's sampling limiter", "sampling"]]) {
 describe(`robustness (${mode})`, () => {
   let client, pid;
   before(async () => {
     const dir = tempDir();
-    client = await connectStdio(standardConfig(dir), { env });
+    client = await connectStdio(standardConfig(dir, "", `  memory_limiter: ${limiter}`));
     pid = client.transport?.pid;
     assert.ok(pid, "the stdio transport exposes the server's pid");
   });
@@ -85,7 +85,7 @@ describe(`robustness (${mode})`, () => {
   test("the workers' data-size rlimit is set only by the default limiter", async () => {
     // A worker sets its own rlimit as it starts, so one the pool has only
     // just started may not have it yet: look again until none is starting.
-    const sampling = env.CODEMODE_SANDBOX_LIMITER === "sampling";
+    const sampling = limiter === "sampling";
     let limits = [];
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setImmediate(r))) {
       limits = dataLimits(pid);

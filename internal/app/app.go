@@ -361,10 +361,8 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 	pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{
 		Command:     cmd,
 		MemoryLimit: cfg.Sandbox.MemoryLimit,
-		// A test hook: "sampling" makes Linux hold workers to their limit
-		// as macOS does.
-		Limiter: sandbox.Limiter(os.Getenv(sandbox.EnvLimiter)),
-		Logger:  log,
+		Limiter:     memoryLimiter(cfg.Sandbox.MemoryLimiter),
+		Logger:      log,
 	})
 	if errors.Is(err, errors.ErrUnsupported) {
 		log.Warn("sandbox: process isolation is not supported on this system; programs run in process, without a memory limit")
@@ -374,6 +372,15 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 		return nil, fmt.Errorf("start the sandbox workers: %w", err)
 	}
 	return pool, nil
+}
+
+// memoryLimiter is the sandbox's Limiter that sandbox.memory_limiter
+// names.
+func memoryLimiter(name string) sandbox.Limiter {
+	if name == "sampling" {
+		return sandbox.LimiterSampling
+	}
+	return sandbox.LimiterSystem
 }
 
 // Close stops the runtime, the executor, every connector (concurrently,

@@ -65,9 +65,11 @@ func openRetryEnv(t *testing.T, b backoff.Policy, server string) *retryEnv {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "codemode.yaml")
+	// An attempt ends when its server answers or exits, or is cancelled:
+	// never by its start timeout within a test.
 	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n" +
 		"sandbox:\n  isolation: inprocess\n" +
-		"connectors:\n  fx:\n    command: " + strconv.Quote(script) + "\n" +
+		"connectors:\n  fx:\n    command: " + strconv.Quote(script) + "\n    start_timeout: 1h\n" +
 		"    env:\n      MARK: " + strconv.Quote(e.mark) + "\n      COUNT: " + strconv.Quote(e.count) + "\n"
 	cfg, err := config.Parse([]byte(yaml), file)
 	if err != nil {
@@ -235,13 +237,11 @@ func TestCloseCancelsAnAttempt(t *testing.T) {
 	e.bringUp()
 	e.waitFor("a retry began", func() bool { return e.attempts() >= 2 })
 	before := e.attempts()
-	start := time.Now()
-	e.close()
 	// The cancelled attempt stops its server: 2 s of grace after its stdin
-	// closes, then SIGTERM. No attempt may begin once Close did.
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Close took %v", d)
-	}
+	// closes, then SIGTERM. (Not cancelled, it would wait for its server,
+	// which never answers, for its hour of start timeout.) No attempt may
+	// begin once Close did.
+	e.close()
 	if n := e.attempts(); n != before {
 		t.Errorf("%d attempts began during Close", n-before)
 	}

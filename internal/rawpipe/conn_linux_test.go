@@ -111,7 +111,7 @@ func TestConnCloseEndsWaitingRead(t *testing.T) {
 		_, err := c.Read(make([]byte, 16))
 		done <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // let the read reach the poller
+	waitInPoller(t, "rawpipe.(*Conn).Read")
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

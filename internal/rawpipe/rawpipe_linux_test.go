@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,7 +53,7 @@ func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
 		}
 		done <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // let the writer fill the pipe and wait
+	waitInPoller(t, "rawpipe.(*Pipe).Write") // the writer filled the pipe and waits
 	got, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatalf("ReadAll: %v", err)
@@ -68,13 +70,19 @@ func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
 // deadline passes (how ServeWorker's context stops it).
 func TestPipeReadDeadline(t *testing.T) {
 	r, _ := pipePair(t, Spin)
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		time.Sleep(20 * time.Millisecond)
-		_ = r.SetReadDeadline(time.Now())
+		n, err := r.Read(make([]byte, 16))
+		done <- result{n, err}
 	}()
-	n, err := r.Read(make([]byte, 16))
-	if n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("Read = %d, %v; want 0, a deadline error", n, err)
+	waitInPoller(t, "rawpipe.(*Pipe).Read")
+	_ = r.SetReadDeadline(time.Now())
+	if got := <-done; got.n != 0 || !errors.Is(got.err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read = %d, %v; want 0, a deadline error", got.n, got.err)
 	}
 }
 
@@ -129,5 +137,26 @@ func TestNewRefusesBlockingDescriptor(t *testing.T) {
 		if _, ok := Wrap(f, Spin).(*Pipe); !ok {
 			t.Fatalf("Wrap(os.Pipe end %s) is not a *Pipe", f.Name())
 		}
+	}
+}
+
+// waitInPoller waits until a goroutine whose stack holds frame waits in
+// Go's poller (its state is "IO wait"): a read or write that found
+// nothing to do and parked, which no sleep can promise. It fails the test
+// after 10 s.
+func waitInPoller(t *testing.T, frame string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, "[IO wait") && strings.Contains(g, frame) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine in %s waits in the poller after 10 s", frame)
+		}
+		runtime.Gosched()
 	}
 }

@@ -80,10 +80,6 @@ type journalFile struct {
 	out sink   // where they go; guarded by mu
 }
 
-// testHookFlushed, when set by a test, is called after each flush of a
-// journal to disk.
-var testHookFlushed func()
-
 // safeName is what an execution id may look like to be a file name as is.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
@@ -126,12 +122,9 @@ func (s *Store) Journal(ctx context.Context, id string, entries []codemode.Entry
 	if err := jf.out.write(jf.buf); err != nil {
 		return fmt.Errorf("journal of %s: write: %w", id, err)
 	}
-	if s.journals.durable && writesAhead(entries) {
+	if s.journals.flushes(entries) {
 		if err := jf.f.Sync(); err != nil {
 			return fmt.Errorf("journal of %s: flush to disk: %w", id, err)
-		}
-		if testHookFlushed != nil {
-			testHookFlushed()
 		}
 	}
 	return nil
@@ -163,9 +156,14 @@ func (j *journals) open(id string) (*journalFile, error) {
 	return jf, nil
 }
 
-// writesAhead reports whether entries hold one recorded executing: ahead
-// of its call.
-func writesAhead(entries []codemode.Entry) bool {
+// flushes reports whether Journal flushes entries to disk before it
+// returns: with synchronous FULL (durable across a power loss), when they
+// hold one recorded executing, ahead of its call, as a commit would be; a
+// result is not flushed (the next flush takes it along).
+func (j *journals) flushes(entries []codemode.Entry) bool {
+	if !j.durable {
+		return false
+	}
 	for _, e := range entries {
 		if e.State == codemode.EntryExecuting {
 			return true

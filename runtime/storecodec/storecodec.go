@@ -104,7 +104,9 @@ func CheckInsert(e codemode.Entry) error {
 	if err := CheckState(e.State); err != nil {
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
-	if e.Kind != codemode.KindCall && e.Kind != codemode.KindStep {
+	switch e.Kind {
+	case codemode.KindCall, codemode.KindStep, codemode.KindService:
+	default:
 		return fmt.Errorf("insert log entry %s#%d: invalid kind %d", e.ExecutionID, e.Seq, int(e.Kind))
 	}
 	return nil

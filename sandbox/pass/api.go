@@ -40,9 +40,6 @@ type Program struct {
 	// generator seeded with Clock.Seed, and the n-th read of the clock
 	// (Date.now(), new Date()) returns Clock.Times[n] when present.
 	Clock Clock
-	// NoCheck skips the check before running (see Checker): benchmarks
-	// compare a run with and without it.
-	NoCheck bool
 	// Services are the host-backed functions of the codemode global
 	// besides step and run (see Service).
 	Services []Service
@@ -54,6 +51,8 @@ type Program struct {
 // JSON value the host answers. The host decides which it offers
 // (codemode.search and codemode.describe, for the runtime); adding one
 // takes its entry in the Program's Services and its answer in the Host.
+// Each call takes the next sequence number, as a connector call does, so
+// that the host can log its answer and replay it.
 type Service struct {
 	Name   string // not "step" or "run"
 	Params []Param
@@ -71,8 +70,20 @@ type Param struct {
 // source of a saved snippet by codemode.run(name, input): the arguments
 // are [name, input] (input "null" when none was given, which the host may
 // refuse with an error, a schema violation), and the answer is the
-// source as a JSON string.
+// source as a JSON string. It takes no sequence number (Seq 0).
 const SnippetService = "run"
+
+// ServiceCall is one call of a Service, or codemode.run's lookup of a
+// snippet (SnippetService).
+type ServiceCall struct {
+	// Seq is the call's number in the sequence connector calls and steps
+	// share (see Call); 0 when it has none: the lookup of a snippet, and
+	// a service called inside a step's function, since the step's value
+	// is what replays then.
+	Seq  int
+	Name string
+	Args json.RawMessage // the JSON array of the arguments
+}
 
 // Global is one connector object in the sandbox.
 type Global struct {
@@ -92,7 +103,7 @@ type Global struct {
 type Limits struct {
 	Timeout       time.Duration // wall clock for the whole pass, busy or awaiting (default 60s)
 	MaxStackDepth int           // JS call stack depth (default 1000)
-	MaxCalls      int           // host calls (connector calls and steps) per pass (default 10000)
+	MaxCalls      int           // host calls (connector calls, steps and services) per pass (default 10000)
 	MaxLogBytes   int           // captured console output; past it a truncation marker (default 1 MiB)
 	MaxCodeBytes  int           // size of Code (default 1 MiB)
 	// MaxClockReads bounds the clock readings (Date.now(), new Date()) of a
@@ -142,7 +153,8 @@ type Clock struct {
 
 // Call is one connector call made by the program. Seq numbers are assigned
 // in program order, synchronously at the call site, starting at 1 and shared
-// with codemode.step and the calls of snippets run by codemode.run.
+// with codemode.step, the Services and the calls of snippets run by
+// codemode.run.
 type Call struct {
 	Seq       int             `json:"seq"`
 	Connector string          `json:"connector"`
@@ -174,10 +186,10 @@ type Host interface {
 	// StepDone records the value of a step that just ran (value is JSON,
 	// "null" for undefined), or its failure (errMsg non-empty).
 	StepDone(ctx context.Context, s Step, value json.RawMessage, errMsg string) error
-	// Service answers a host-backed function of the codemode global (see
-	// Service and SnippetService): args is the JSON array of its
-	// arguments, and the value returned is JSON.
-	Service(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+	// Service answers (or replays) a host-backed function of the codemode
+	// global (see Service and SnippetService); the value returned is
+	// JSON.
+	Service(ctx context.Context, s ServiceCall) (json.RawMessage, error)
 }
 
 // CallError is a Host.Call error with details: the members of Details, a
@@ -235,6 +247,7 @@ type Outcome struct {
 	// Clock is the clock of this pass: the input's Seed, and every time value
 	// read (the input's Times as a prefix).
 	Clock Clock
-	// Calls is the number of host calls (connector calls and steps) made.
+	// Calls is the number of host calls (connector calls, steps and
+	// services) made.
 	Calls int
 }

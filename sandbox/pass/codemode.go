@@ -39,7 +39,9 @@ func (ps *pass) stringArg(call goja.FunctionCall, i int, fn, param string) strin
 }
 
 // service is codemode.<sv.Name>: its arguments, checked against sv.Params,
-// go to Host.Service as a JSON array; the promise resolves with the answer.
+// go to Host.Service as a JSON array, under the next sequence number
+// unless it is called inside a step's function; the promise resolves with
+// the answer.
 func (ps *pass) service(sv Service) func(goja.FunctionCall) goja.Value {
 	names := make([]string, len(sv.Params))
 	for i, p := range sv.Params {
@@ -64,7 +66,15 @@ func (ps *pass) service(sv Service) func(goja.FunctionCall) goja.Value {
 		if err != nil {
 			panic(ps.vm.NewTypeError("%s: %v", sig, err))
 		}
-		return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Service(ps.hostCtx, sv.Name, raw) })
+		sc := ServiceCall{Name: sv.Name, Args: raw}
+		if ps.steps.cur == nil {
+			seq, ok := ps.admit(sig)
+			if !ok {
+				return ps.pending()
+			}
+			sc.Seq = seq
+		}
+		return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Service(ps.hostCtx, sc) })
 	}
 }
 
@@ -188,7 +198,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	args := json.RawMessage(`[` + string(nameJSON) + `,` + inputJSON.String() + `]`)
 	promise, resolve, reject := ps.vm.NewPromise()
 	ps.goHost(callLabel{}, func() func() {
-		raw, err := ps.host.Service(ps.hostCtx, SnippetService, args)
+		raw, err := ps.host.Service(ps.hostCtx, ServiceCall{Name: SnippetService, Args: args})
 		if err != nil {
 			return ps.hostErr(err, reject)
 		}

@@ -126,22 +126,20 @@ func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host,
 	limits := p.Limits.WithDefaults()
 	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
 	defer cancel()
-	if !p.NoCheck {
-		// Before the first statement runs: a program that names a method
-		// that does not exist fails before any call is made.
-		msg, err := check(passCtx, prog, p.Globals, host)
-		switch {
-		case errors.Is(err, ErrStop):
-			return Outcome{Status: Stopped, Stop: err, Clock: p.Clock}, nil
-		case err != nil && passCtx.Err() != nil:
-			return failed(deadlineMessage(passCtx, limits.Timeout)), nil
-		case err != nil:
-			return Outcome{}, fmt.Errorf("sandbox: check before running: %w", err)
-		case msg != "":
-			o := failed(msg)
-			o.Clock = p.Clock
-			return o, nil
-		}
+	// Before the first statement runs: a program that names a method that
+	// does not exist fails before any call is made.
+	msg, err := check(passCtx, prog, p.Globals, host)
+	switch {
+	case errors.Is(err, ErrStop):
+		return Outcome{Status: Stopped, Stop: err, Clock: p.Clock}, nil
+	case err != nil && passCtx.Err() != nil:
+		return failed(deadlineMessage(passCtx, limits.Timeout)), nil
+	case err != nil:
+		return Outcome{}, fmt.Errorf("sandbox: check before running: %w", err)
+	case msg != "":
+		o := failed(msg)
+		o.Clock = p.Clock
+		return o, nil
 	}
 	hostCtx, cancelHost := context.WithCancelCause(passCtx)
 	defer cancelHost(nil)
@@ -293,9 +291,6 @@ func (ps *pass) setup(vm *goja.Runtime) error {
 		if err := install(g); err != nil {
 			return err
 		}
-	}
-	if ProbeGlobals != nil {
-		return ProbeGlobals(vm)
 	}
 	return nil
 }
@@ -462,8 +457,3 @@ func (ps *pass) outcome() (Outcome, error) {
 	o.Calls = ps.seq
 	return o, nil
 }
-
-// ProbeGlobals, when set, installs extra globals in every pass. Only the sandbox
-// package's tests set it (in a test worker process, to probe the worker's
-// confinement from a program); it is nil in every binary.
-var ProbeGlobals func(vm *goja.Runtime) error

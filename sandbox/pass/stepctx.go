@@ -10,6 +10,8 @@ import "github.com/dop251/goja"
 // Inside a step, whose value is replayed without running it again:
 //   - connector calls, nested steps and codemode.run throw a TypeError, since
 //     they would take sequence numbers that a replay would not take;
+//   - services (codemode.search) take no sequence number either: the
+//     host answers them without logging them;
 //   - Date and Math.random neither consume nor record the replayed clock
 //     (the step's value is what is recorded).
 type stepContext struct {

@@ -21,14 +21,13 @@ const (
 	// LimiterSampling is the parent sampling the resident memory of a
 	// worker that runs a program (every residentEvery) and killing it
 	// past its resident size at start plus the limit. It is macOS's
-	// limiter; on Linux it replaces the rlimit when chosen, so that the
-	// suites exercise it.
+	// limiter; elsewhere it replaces the system's when chosen
+	// (sandbox.memory_limiter: sampling).
 	LimiterSampling Limiter = "sampling"
 )
 
-// EnvLimiter is the environment variable by which the codemode-mcp
-// binary chooses the limiter ("sampling" on Linux, for tests), and by
-// which a pool tells its workers which one holds them.
+// EnvLimiter is the environment variable by which a pool tells its
+// workers which limiter holds them.
 const EnvLimiter = "CODEMODE_SANDBOX_LIMITER"
 
 // residentEvery is the sampling period of LimiterSampling: memory written

@@ -397,9 +397,10 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 			return hostReply{err: d.host.StepDone(ctx, s, value, errMsg)}
 		}
 	case msgService:
-		name, args := dd.str(), json.RawMessage(dd.bytes())
+		s := pass.ServiceCall{Seq: dd.int(1 << 31), Name: dd.str(), Args: json.RawMessage(dd.bytes())}
+		seq = s.Seq
 		call = func(ctx context.Context) hostReply {
-			v, err := d.host.Service(ctx, name, args)
+			v, err := d.host.Service(ctx, s)
 			return hostReply{value: v, err: err}
 		}
 	case msgCheck:

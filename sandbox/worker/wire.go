@@ -38,7 +38,7 @@ const (
 	msgCall                       // W→P: seq, connector, method, args
 	msgStepResult                 // W→P: seq, name
 	msgStepDone                   // W→P: seq, name, value, errMsg
-	msgService                    // W→P: name, args (a host-backed codemode function)
+	msgService                    // W→P: seq, name, args (a host-backed codemode function)
 	msgAbandon                    // W→P: (id only)
 	msgReply                      // P→W: reply status, found, value, message
 	msgOutcome                    // W→P: an Outcome and the worker's flags
@@ -249,7 +249,6 @@ func encodeProgram(e *enc, p pass.Program) {
 	l := p.Limits
 	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes)).varint(int64(l.MaxClockReads))
 	encodeClock(e, p.Clock)
-	e.uvarint(boolBit(p.NoCheck))
 	e.uvarint(uint64(len(p.Services)))
 	for _, sv := range p.Services {
 		e.str(sv.Name).uvarint(uint64(len(sv.Params)))
@@ -287,7 +286,6 @@ func decodeProgram(d *dec) pass.Program {
 	p.Limits.MaxCodeBytes = int(d.varint())
 	p.Limits.MaxClockReads = int(d.varint())
 	p.Clock = decodeClock(d)
-	p.NoCheck = d.uvarint()&1 != 0
 	n = d.int(len(d.b))
 	for i := 0; i < n && d.err == nil; i++ {
 		sv := pass.Service{Name: d.str()}

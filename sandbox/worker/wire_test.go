@@ -39,9 +39,8 @@ func TestProgramCrossesThePipe(t *testing.T) {
 			{Name: "weather", Methods: []string{"today", "week"}, Forward: true},
 			{Name: "mcp.down", Unavailable: "it did not start"},
 		},
-		Limits:  pass.Limits{Timeout: 3 * time.Second, MaxStackDepth: 5, MaxCalls: 6, MaxLogBytes: 7, MaxCodeBytes: 8, MaxClockReads: 9},
-		Clock:   pass.Clock{Seed: 42, Times: []int64{1, 2}},
-		NoCheck: true,
+		Limits: pass.Limits{Timeout: 3 * time.Second, MaxStackDepth: 5, MaxCalls: 6, MaxLogBytes: 7, MaxCodeBytes: 8, MaxClockReads: 9},
+		Clock:  pass.Clock{Seed: 42, Times: []int64{1, 2}},
 		Services: []pass.Service{
 			{Name: "search", Params: []pass.Param{{Name: "query", String: true}}},
 			{Name: "forecast", Params: []pass.Param{{Name: "city", String: true}, {Name: "options"}}},

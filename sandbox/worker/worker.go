@@ -382,10 +382,12 @@ func (h *pipeHost) StepDone(ctx context.Context, s pass.Step, value json.RawMess
 }
 
 // Service forwards a host-backed codemode function.
-func (h *pipeHost) Service(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	r, err := h.roundTrip(ctx, msgService, newEnc(len(name)+len(args)+8).str(name).bytes(args))
+func (h *pipeHost) Service(ctx context.Context, s pass.ServiceCall) (json.RawMessage, error) {
+	e := newEnc(len(s.Name) + len(s.Args) + 16)
+	e.uvarint(uint64(s.Seq)).str(s.Name).bytes(s.Args)
+	r, err := h.roundTrip(ctx, msgService, e)
 	if errors.Is(err, errFrameTooLarge) {
-		return nil, fmt.Errorf("codemode.%s: the arguments are too large to send: %d bytes, limit %d MiB", name, len(args), maxFrame>>20)
+		return nil, fmt.Errorf("codemode.%s: the arguments are too large to send: %d bytes, limit %d MiB", s.Name, len(s.Args), maxFrame>>20)
 	}
 	return r.value, err
 }
@@ -417,6 +419,6 @@ func (noHost) StepResult(context.Context, pass.Step) (json.RawMessage, bool, err
 	return nil, false, errNoHost
 }
 func (noHost) StepDone(context.Context, pass.Step, json.RawMessage, string) error { return errNoHost }
-func (noHost) Service(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+func (noHost) Service(context.Context, pass.ServiceCall) (json.RawMessage, error) {
 	return nil, errNoHost
 }
