@@ -382,6 +382,11 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 		if dec != codemode.NoAnswer {
 			p.r.log.Info("an approver's answer came after the pass stopped or the call was cancelled; the call stays pending", "execution", e.ExecutionID, "seq", e.Seq)
 		}
+		if p.stop != nil && p.stop.kind == stopWait {
+			// A call's task started while the person was asked: the
+			// pending call pauses the run (a pause wins over a wait).
+			return nil, nil, p.stopLocked(stopPause, what, nil)
+		}
 		return nil, nil, err
 	}
 	switch dec {

@@ -77,7 +77,7 @@ func TestAnApprovalReplayReadsTheLoggedTask(t *testing.T) {
 		kv.add({ key: "k", value: "v" }),
 	]);
 	return n`
-	o := e.run(code, nil)
+	o := e.run(code, e.holdUntilTask(1))
 	mustStatus(t, o, codemode.StatusPaused)
 	en := e.entry(o.ExecutionID, 1)
 	if en.Task == "" || (en.State != codemode.EntryWaiting && en.State != codemode.EntryApplied) {
@@ -93,6 +93,60 @@ func TestAnApprovalReplayReadsTheLoggedTask(t *testing.T) {
 	}
 	if got := e.entry(o.ExecutionID, 1); got.Task != en.Task || got.State != codemode.EntryApplied {
 		t.Errorf("the task call = %+v, want applied with task %s", got, en.Task)
+	}
+}
+
+// holdUntilTask returns an approver that holds its question until call
+// seq of the run is logged with a task, then gives no answer: the run's
+// two calls are decided concurrently, and the pause must come after the
+// task started.
+func (e *env) holdUntilTask(seq int) codemode.Approver {
+	return approverFunc(func(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error) {
+		for ctx.Err() == nil {
+			_, log, err := e.rt.Execution(ctx, a.ExecutionID)
+			if err != nil {
+				return codemode.NoAnswer, err
+			}
+			for _, en := range log {
+				if en.Seq == seq && en.Task != "" {
+					return codemode.NoAnswer, nil
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return codemode.NoAnswer, ctx.Err()
+	})
+}
+
+// A task that starts while a person is asked about another call of the
+// pass: the run pauses at once (a pause wins over a wait) rather than
+// waiting for the task and pausing when it ends.
+func TestAPauseWinsOverATaskStartedWhileAPersonIsAsked(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true, kvApprove: []string{"add"}})
+	const code = `await Promise.all([
+		fx.task_counter({ name: "long", ms: 600000 }),
+		kv.add({ key: "k", value: "v" }),
+	]);
+	return 1`
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	o, err := e.rt.Execute(ctx, code, e.holdUntilTask(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusPaused)
+	if en := e.entry(o.ExecutionID, 1); en.State != codemode.EntryWaiting || en.Task == "" {
+		t.Errorf("the task call = %+v, want waiting with its task", en)
+	}
+	// Rejecting the run settles the waiting call: its task is cancelled.
+	out, err := e.rt.Reject(e.ctx, o.ExecutionID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, out, codemode.StatusRejected)
+	en := e.entry(o.ExecutionID, 1)
+	if st, err := e.fx.PollTask(e.ctx, en.Task); err != nil || st.Status != "cancelled" {
+		t.Errorf("the downstream task = %+v, %v; want cancelled", st, err)
 	}
 }
 
