@@ -1,0 +1,44 @@
+package worker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
+)
+
+// BenchmarkProcessTrivialRun is BenchmarkTrivialRun on the process pool:
+// the program crosses the pipe to a warm worker and its outcome comes back.
+func BenchmarkProcessTrivialRun(b *testing.B) {
+	e := newPool(b, Options{Size: 1})
+	sandboxtest.BenchRun(b, e, "1 + 1") // warm the worker's cache
+	for b.Loop() {
+		sandboxtest.BenchRun(b, e, "1 + 1")
+	}
+}
+
+// BenchmarkProcessHostCall is BenchmarkHostCall on the process pool: each
+// call is a round trip over the pipe to the parent's host.
+func BenchmarkProcessHostCall(b *testing.B) {
+	e := newPool(b, Options{Size: 1})
+	code := sandboxtest.SequentialCalls
+	sandboxtest.BenchRun(b, e, code)
+	start := time.Now()
+	for b.Loop() {
+		sandboxtest.BenchRun(b, e, code)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*sandboxtest.HostCalls), "ns/call")
+}
+
+// BenchmarkProcessHostCallConcurrent is BenchmarkHostCallConcurrent on the
+// process pool.
+func BenchmarkProcessHostCallConcurrent(b *testing.B) {
+	e := newPool(b, Options{Size: 1})
+	code := sandboxtest.ConcurrentCalls
+	sandboxtest.BenchRun(b, e, code)
+	start := time.Now()
+	for b.Loop() {
+		sandboxtest.BenchRun(b, e, code)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*sandboxtest.HostCalls), "ns/call")
+}
