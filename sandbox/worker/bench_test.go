@@ -7,7 +7,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 )
 
-// BenchmarkProcessTrivialRun is BenchmarkTrivialRun on the process pool:
+// BenchmarkProcessTrivialRun is sandbox/pass's BenchmarkTrivialRun on the pool:
 // the program crosses the pipe to a warm worker and its outcome comes back.
 func BenchmarkProcessTrivialRun(b *testing.B) {
 	e := newPool(b, Options{Size: 1})
@@ -17,7 +17,7 @@ func BenchmarkProcessTrivialRun(b *testing.B) {
 	}
 }
 
-// BenchmarkProcessHostCall is BenchmarkHostCall on the process pool: each
+// BenchmarkProcessHostCall is sandbox/pass's BenchmarkHostCall on the pool: each
 // call is a round trip over the pipe to the parent's host.
 func BenchmarkProcessHostCall(b *testing.B) {
 	e := newPool(b, Options{Size: 1})
@@ -30,8 +30,8 @@ func BenchmarkProcessHostCall(b *testing.B) {
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*sandboxtest.HostCalls), "ns/call")
 }
 
-// BenchmarkProcessHostCallConcurrent is BenchmarkHostCallConcurrent on the
-// process pool.
+// BenchmarkProcessHostCallConcurrent is sandbox/pass's
+// BenchmarkHostCallConcurrent on the pool.
 func BenchmarkProcessHostCallConcurrent(b *testing.B) {
 	e := newPool(b, Options{Size: 1})
 	code := sandboxtest.ConcurrentCalls
