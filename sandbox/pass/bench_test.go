@@ -2,7 +2,6 @@ package pass
 
 import (
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 )
@@ -29,22 +28,12 @@ func BenchmarkTrivialRunUncached(b *testing.B) {
 // a program making 1000 sequential calls, reported per call.
 func BenchmarkHostCall(b *testing.B) {
 	e := newExecutor(b)
-	code := sandboxtest.SequentialCalls
-	start := time.Now()
-	for b.Loop() {
-		sandboxtest.BenchRun(b, e, code)
-	}
-	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*sandboxtest.HostCalls), "ns/call")
+	sandboxtest.BenchCalls(b, e, sandboxtest.SequentialCalls)
 }
 
 // BenchmarkHostCallConcurrent is BenchmarkHostCall with the 1000 calls in
 // one Promise.all.
 func BenchmarkHostCallConcurrent(b *testing.B) {
 	e := newExecutor(b)
-	code := sandboxtest.ConcurrentCalls
-	start := time.Now()
-	for b.Loop() {
-		sandboxtest.BenchRun(b, e, code)
-	}
-	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*sandboxtest.HostCalls), "ns/call")
+	sandboxtest.BenchCalls(b, e, sandboxtest.ConcurrentCalls)
 }

@@ -734,27 +734,7 @@ func TestConcurrentRuns(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	e := NewInProcess(InProcessOptions{})
-	done := make(chan sandbox.Outcome)
-	started := make(chan struct{})
-	h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) {
-		close(started)
-		return json.RawMessage(`{}`), nil
-	}}
-	go func() {
-		o, _ := e.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({});\nawait new Promise(() => {})", Globals: sandboxtest.Globals}, h)
-		done <- o
-	}()
-	<-started // the run is under way
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if o := <-done; o.Status != sandbox.Failed || o.Error != "canceled" {
-		t.Errorf("run in progress at Close: %v %q", o.Status, o.Error)
-	}
-	if _, err := e.Run(context.Background(), sandbox.Program{Code: "1"}, &sandboxtest.Host{}); !errors.Is(err, sandbox.ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	sandboxtest.CloseDuringRun(t, NewInProcess(InProcessOptions{}), "await new Promise(() => {})")
 }
 
 func TestBadGlobalsAreInternalErrors(t *testing.T) {

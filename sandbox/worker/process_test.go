@@ -340,26 +340,7 @@ func TestProcessPoolClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan sandbox.Outcome)
-	started := make(chan struct{})
-	h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) {
-		close(started)
-		return json.RawMessage(`{}`), nil
-	}}
-	go func() {
-		o, _ := pool.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({});\nwhile (true) {}", Globals: sandboxtest.Globals}, h)
-		done <- o
-	}()
-	<-started // the run is under way
-	if err := pool.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if o := <-done; o.Status != sandbox.Failed || o.Error != "canceled" {
-		t.Errorf("run in progress at Close: %v %q", o.Status, o.Error)
-	}
-	if _, err := pool.Run(context.Background(), sandbox.Program{Code: "1"}, &sandboxtest.Host{}); !errors.Is(err, sandbox.ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	sandboxtest.CloseDuringRun(t, pool, "while (true) {}")
 	if kids := childPIDs(t); len(kids) != 0 {
 		t.Errorf("worker processes left after Close: %v", kids)
 	}

@@ -8,9 +8,11 @@ package sandboxtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -249,6 +251,45 @@ func BenchRun(b *testing.B, e sandbox.Executor, code string) {
 	if err != nil || o.Status != sandbox.Completed {
 		b.Fatalf("Run: %v %v %q", err, o.Status, o.Error)
 	}
+}
+
+// CloseDuringRun closes e while a run is under way (it has made its first
+// connector call, then runs rest, which must not end by itself): the run
+// must end as failed, "canceled", and a Run after Close must fail with
+// sandbox.ErrClosed.
+func CloseDuringRun(t testing.TB, e sandbox.Executor, rest string) {
+	t.Helper()
+	done := make(chan sandbox.Outcome)
+	started := make(chan struct{})
+	h := &Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) {
+		close(started)
+		return json.RawMessage(`{}`), nil
+	}}
+	go func() {
+		o, _ := e.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({});\n" + rest, Globals: Globals}, h)
+		done <- o
+	}()
+	<-started // the run is under way
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-done; o.Status != sandbox.Failed || o.Error != "canceled" {
+		t.Errorf("run in progress at Close: %v %q", o.Status, o.Error)
+	}
+	if _, err := e.Run(context.Background(), sandbox.Program{Code: "1"}, &Host{}); !errors.Is(err, sandbox.ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}
+
+// BenchCalls runs code (SequentialCalls or ConcurrentCalls) on e for the
+// benchmark's loop and reports the time per connector call.
+func BenchCalls(b *testing.B, e sandbox.Executor, code string) {
+	b.Helper()
+	start := time.Now()
+	for b.Loop() {
+		BenchRun(b, e, code)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*HostCalls), "ns/call")
 }
 
 // Closed registers the Close of e for the end of the test, failing it if
