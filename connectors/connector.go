@@ -42,8 +42,9 @@ type Tool struct {
 	// operation with a non-safe method. Config globs add to it.
 	RequiresApproval bool `json:"requiresApproval,omitempty"`
 	// Task reports that the source runs calls of the tool as tasks of its
-	// own (an MCP tool whose server offers tasks for it): the connector is
-	// a Tasker, and the runtime starts such a call with StartTask.
+	// own (an MCP tool whose server offers tasks for it): the connector's
+	// Capabilities hold a Tasker, and the runtime starts such a call with
+	// StartTask.
 	Task bool `json:"task,omitempty"`
 }
 
@@ -91,14 +92,62 @@ type Connector interface {
 	// Close releases the connector's resources (stopping and waiting for any
 	// subprocess). It is safe to call more than once.
 	Close() error
+	// Capabilities says what the connector can do beyond these methods,
+	// and what it says of itself beside its tools.
+	Capabilities() Capabilities
 }
 
-// Starter is implemented by connectors that can send a call before their
-// caller waits for its answer, so the caller can do other work (the
-// runtime logs the call) while the tool runs. Start either sends the call
-// and returns the function that waits for its answer, which must be called
-// exactly once, or fails; either way the outcome (Start's error, or wait's
-// Result and error) is what Call would have returned.
+// Capabilities are what a connector can do beyond the methods of
+// Connector, and what it says of itself beside its tools: the one place
+// the runtime and the app learn either. A field left zero is something
+// the connector does not do or say. A capability's field usually holds
+// the connector itself (Capabilities{Reverter: c}); a connector that can
+// do a thing only as configured (an MCP server behind OAuth signs in)
+// sets it only then.
+//
+// The runtime asks for them each time it lists the connector's tools (at
+// start, after a change, a sign-in or a restart) and keeps them with that
+// listing, so what they hold may change from one listing to the next (an
+// OpenAPI document loaded late) and must agree with the Tools listed just
+// before.
+//
+// A connector that wraps another by embedding it keeps the embedded one's
+// Capabilities; a wrapper that changes how calls are made (its own Call)
+// says what it keeps in its own Capabilities method, since the
+// capabilities it inherits call the embedded connector directly.
+type Capabilities struct {
+	// Description is the connector's own one-line description ("" for
+	// none); a configured description takes its place.
+	Description string
+	// Definitions holds the schemas its tools' schemas share (an OpenAPI
+	// document's components): a local $ref into a definition container
+	// ("#/components/schemas/NAME", "#/$defs/NAME", "#/definitions/NAME")
+	// that a tool's InputSchema or OutputSchema does not hold itself
+	// resolves in Definitions, a JSON object holding such containers (nil
+	// when there are none).
+	Definitions json.RawMessage
+	// Diagnostics are the problems that did not stop the connector, for
+	// the person who configured it, one sentence each without the
+	// connector's name: tool names that collided after sanitizing, an
+	// OpenAPI document's operations skipped and why, a cached copy used
+	// offline.
+	Diagnostics []string
+
+	Starter   Starter   // sends a call before its answer is waited for
+	Tasker    Tasker    // runs calls of tools with Tool.Task as tasks of its source
+	Router    Router    // a generic tool whose calls reach what other tools reach
+	Reverter  Reverter  // undoes some calls natively in a rollback
+	Disposer  Disposer  // holds resources per execution
+	SignIner  SignIner  // its source may need a person to sign in
+	Refresher Refresher // lists its source's tools again on demand
+}
+
+// Starter is the capability (Capabilities.Starter) of connectors that can
+// send a call before their caller waits for its answer, so the caller can do
+// other work (the runtime logs the call) while the tool runs. Start either
+// sends the call and returns the function that waits for its answer, which
+// must be called exactly once, or fails; either way the outcome (Start's
+// error, or wait's Result and error) is what Call would have returned.
 type Starter interface {
 	Start(ctx context.Context, tool string, args json.RawMessage) (wait func() (Result, error), err error)
 }
@@ -149,14 +198,14 @@ func runHook(ctx context.Context, k hookKey) {
 	}
 }
 
-// Tasker is implemented by connectors whose source can run a call as a
-// task of its own: the call is sent, the source answers at once with the
-// task's id, the task works on, and its result is read once it has ended
-// (a downstream MCP server's task-augmented tools/call, tasks/get,
-// tasks/result and tasks/cancel). The runtime logs the task's id before
-// anything waits for it, and no program pass runs while it waits; a pass
-// that reaches the call again reads the task instead of calling the tool.
-// Its methods must be safe for concurrent use.
+// Tasker is the capability (Capabilities.Tasker) of connectors whose source
+// can run a call as a task of its own: the call is sent, the source answers
+// at once with the task's id, the task works on, and its result is read once
+// it has ended (a downstream MCP server's task-augmented tools/call,
+// tasks/get, tasks/result and tasks/cancel). The runtime logs the task's id
+// before anything waits for it, and no program pass runs while it waits; a
+// pass that reaches the call again reads the task instead of calling the
+// tool. Its methods must be safe for concurrent use.
 type Tasker interface {
 	// StartTask sends a call of tool (by SourceName; a Tool with Task set)
 	// as a task and returns it. A source that answered the call at once,
@@ -206,9 +255,9 @@ type TaskState struct {
 // for a task the source does not know.
 var ErrUnknownTask = errors.New("unknown task")
 
-// Reverter is implemented by connectors that can undo some of their calls
-// natively. Revert is called during a rollback with the arguments and result
-// of an applied call, newest first.
+// Reverter is the capability (Capabilities.Reverter) of connectors that can
+// undo some of their calls natively. Revert is called during a rollback with
+// the arguments and result of an applied call, newest first.
 type Reverter interface {
 	// Revertible reports whether calls of the tool (by SourceName) can be
 	// reverted.
@@ -216,22 +265,19 @@ type Reverter interface {
 	Revert(ctx context.Context, tool string, args, result json.RawMessage) error
 }
 
-// Disposer is implemented by connectors that hold per-execution resources.
-// DisposeExecution is called once per terminal transition of an execution
-// (never on pause); it must be idempotent.
+// Disposer is the capability (Capabilities.Disposer) of connectors that hold
+// per-execution resources. DisposeExecution is called once per terminal
+// transition of an execution (never on pause); it must be idempotent.
 type Disposer interface {
 	DisposeExecution(ctx context.Context, executionID string) error
 }
 
-// Definer is implemented by connectors whose tools' schemas share schemas
-// (an OpenAPI document's components): a local $ref into a definition
-// container ("#/components/schemas/NAME", "#/$defs/NAME",
-// "#/definitions/NAME") that a tool's InputSchema or OutputSchema does not
-// hold itself resolves in Definitions, a JSON object holding such
-// containers (nil when there are none). It does not change while the
-// connector is open.
-type Definer interface {
-	Definitions() json.RawMessage
+// Refresher is the capability (Capabilities.Refresher) of connectors whose
+// tool list can change while they run and can be listed again on demand (a
+// downstream MCP server): Refresh lists the source's tools again, after
+// which Tools gives them.
+type Refresher interface {
+	Refresh(ctx context.Context) error
 }
 
 // ErrUnknownTool is returned (wrapped) by Call for a tool the connector does

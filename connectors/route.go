@@ -5,15 +5,15 @@ import (
 	"strings"
 )
 
-// A Router is implemented by connectors with a generic tool whose calls
-// can reach what their other tools reach: an OpenAPI connector's request,
-// which makes any request of its API. Route says what a call of tool (by
-// SourceName) with args reaches, so that the rules of what it reaches
-// apply to it (see Route); ok is false for a tool that is not generic,
-// which its Tool decides. An error refuses the call (it reaches what the
-// configuration excluded, or it cannot be made at all) and names the
-// rule: the runtime throws it into the program before anything is logged
-// or asked, and Call refuses such a call too.
+// A Router is the capability (Capabilities.Router) of connectors with a
+// generic tool whose calls can reach what their other tools reach: an
+// OpenAPI connector's request, which makes any request of its API. Route
+// says what a call of tool (by SourceName) with args reaches, so that the
+// rules of what it reaches apply to it (see Route); ok is false for a tool
+// that is not generic, which its Tool decides. An error refuses the call (it
+// reaches what the configuration excluded, or it cannot be made at all) and
+// names the rule: the runtime throws it into the program before anything is
+// logged or asked, and Call refuses such a call too.
 type Router interface {
 	Route(tool string, args json.RawMessage) (r Route, ok bool, err error)
 }

@@ -40,9 +40,9 @@ func AsSignInRequired(err error) (*SignInRequired, bool) {
 	return nil, false
 }
 
-// SignIner is implemented by connectors whose source may need a person to
-// sign in (a remote MCP server behind OAuth). Its methods must be safe for
-// concurrent use.
+// SignIner is the capability (Capabilities.SignIner) of connectors whose
+// source may need a person to sign in (a remote MCP server behind OAuth).
+// Its methods must be safe for concurrent use.
 type SignIner interface {
 	// NeedsSignIn reports whether a call would now fail with
 	// SignInRequired (nil when it would not): no tokens are stored, or

@@ -61,7 +61,7 @@ func newEnvWith(t *testing.T, opts console.Options, extra ...rt.Source) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := notes.New(st)
+	n := notes.New(notes.Name, st)
 	ex := pass.NewInProcess(pass.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: append([]rt.Source{{Connector: n}}, extra...), Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {

@@ -33,7 +33,7 @@ type Source struct {
 	// connectors, to undo an applied call during a rollback.
 	Revert map[string]string
 	// Description is the configured one-line description; when empty, the
-	// connector's own Description method (if any) is used.
+	// connector's own (connectors.Capabilities.Description) is used.
 	Description string
 	// ForwardUnknown makes a method the connector did not list callable
 	// anyway: the call goes to the connector under the name the program

@@ -25,17 +25,15 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
-// describer is implemented by connectors that have a one-line description.
-type describer interface {
-	Description() string
-}
-
 // source is one configured connector as the runtime serves it. Its fields are
 // fixed at New.
 type source struct {
 	src  Source
 	name string
-	// description is the connector's own one-liner, if it has one.
+	// caps are what the connector said it can do when it was listed.
+	caps connectors.Capabilities
+	// description is the configured one-liner, else the connector's own
+	// (Capabilities.Description), if any.
 	description string
 	// err is set when the connector's tools could not be listed; the
 	// connector then has no global and no tools.
@@ -48,8 +46,9 @@ type source struct {
 	listed      []connectors.Tool
 	fpOnce      sync.Once
 	fingerprint string
-	// defs are the connector's shared schemas (connectors.Definer), nil
-	// without; decoded on first use for declarations and for validation.
+	// defs are the connector's shared schemas (Capabilities.Definitions),
+	// nil without; decoded on first use for declarations and for
+	// validation.
 	defs      json.RawMessage
 	typesOnce sync.Once
 	types     *typegen.Definitions
@@ -162,11 +161,12 @@ func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubbe
 	s := &source{src: src, name: name, byName: map[string]*tool{}}
 	s.approve, s.approvePaths = splitGlobs(src.Approve)
 	s.noApprove, s.noApprovePaths = splitGlobs(src.NoApprove)
-	s.description = src.Description
-	if d, ok := src.Connector.(describer); ok && s.description == "" {
-		s.description = sc.String(d.Description())
-	}
 	defs, err := src.Connector.Tools(ctx)
+	s.caps = src.Connector.Capabilities() // after Tools, so that they agree
+	s.description = src.Description
+	if s.description == "" {
+		s.description = sc.String(s.caps.Description)
+	}
 	if err != nil {
 		err = scrubError(sc, err)
 		s.err = err
@@ -177,9 +177,7 @@ func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubbe
 		}
 		return s, nil
 	}
-	if d, ok := src.Connector.(connectors.Definer); ok {
-		s.defs = sc.JSON(d.Definitions())
-	}
+	s.defs = sc.JSON(s.caps.Definitions)
 	for _, def := range defs {
 		def = scrubTool(sc, def)
 		if len(def.InputSchema) == 0 {
@@ -381,7 +379,7 @@ type verdict struct {
 // is the connector's refusal of a generic call (see connectors.Router),
 // which comes first: a refused call is not put to anyone.
 func (t *tool) approval(args json.RawMessage) (verdict, error) {
-	if r, ok := t.src.src.Connector.(connectors.Router); ok {
+	if r := t.src.caps.Router; r != nil {
 		route, generic, err := r.Route(t.def.SourceName, args)
 		if err != nil {
 			return verdict{}, err
@@ -603,12 +601,6 @@ func nearest(want string, names []string, n int) []string {
 	return out
 }
 
-// refresher is implemented by connectors whose tool list can change while
-// they run and can be listed again (connectors/mcp).
-type refresher interface {
-	Refresh(ctx context.Context) error
-}
-
 // RefreshConnector lists the tools of connector name again, after it
 // announced a change or came back from a restart with different tools, and
 // reports whether what programs and clients see of it changed. Passes
@@ -619,11 +611,11 @@ type refresher interface {
 func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, error) {
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
-	cat, old, s, err := r.relistLocked(ctx, name, "refresh", func(src Source) (Source, error) {
-		if rf, ok := src.Connector.(refresher); ok {
-			return src, rf.Refresh(ctx)
+	cat, old, s, err := r.relistLocked(ctx, name, "refresh", func(old *source) (Source, error) {
+		if rf := old.caps.Refresher; rf != nil {
+			return old.src, rf.Refresh(ctx)
 		}
-		return src, nil
+		return old.src, nil
 	})
 	if err != nil {
 		return false, err
@@ -637,16 +629,16 @@ func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, erro
 }
 
 // relistLocked lists the tools of connector name again, from the source
-// prep makes of its current one, and returns the catalog it looked in,
+// prep makes of its current entry, and returns the catalog it looked in,
 // the connector's entry there and the new entry; the catalog is not
 // changed. op names the operation in errors. The caller holds refreshMu.
-func (r *Runtime) relistLocked(ctx context.Context, name, op string, prep func(Source) (Source, error)) (*catalog, *source, *source, error) {
+func (r *Runtime) relistLocked(ctx context.Context, name, op string, prep func(*source) (Source, error)) (*catalog, *source, *source, error) {
 	cat := r.catalog()
 	old := cat.byName[name]
 	if old == nil {
 		return nil, nil, nil, fmt.Errorf("runtime: %s: unknown connector %q", op, name)
 	}
-	src, err := prep(old.src)
+	src, err := prep(old)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("runtime: %s connector %s: %w", op, name, err)
 	}

@@ -25,7 +25,8 @@ func (broken) Tools(context.Context) ([]connectors.Tool, error) {
 func (broken) Call(context.Context, string, json.RawMessage) (connectors.Result, error) {
 	return connectors.Result{}, errors.New("unreachable")
 }
-func (broken) Close() error { return nil }
+func (broken) Close() error                          { return nil }
+func (broken) Capabilities() connectors.Capabilities { return connectors.Capabilities{} }
 
 func TestConnectorsApprovalAndBrokenSource(t *testing.T) {
 	e := newEnv(t, setup{mcp: true, fxApprove: []string{"ech*", "get-sum"}, extra: []runtime.Source{{Connector: broken{}}}})

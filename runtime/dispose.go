@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // dispose tells every connector that holds per-execution resources that the
@@ -13,8 +11,8 @@ import (
 func (r *Runtime) dispose(ctx context.Context, id string) {
 	ctx = context.WithoutCancel(ctx)
 	for _, s := range r.catalog().sources {
-		d, ok := s.src.Connector.(connectors.Disposer)
-		if !ok {
+		d := s.caps.Disposer
+		if d == nil {
 			continue
 		}
 		if err := d.DisposeExecution(ctx, id); err != nil {

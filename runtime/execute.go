@@ -224,7 +224,7 @@ func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (to codemo
 			"execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)}
 	}
 	why := s.signIn()
-	if si, ok := s.src.Connector.(connectors.SignIner); ok {
+	if si := s.caps.SignIner; si != nil {
 		var err error
 		if why, err = si.NeedsSignIn(ctx); err != nil {
 			return 0, "", fmt.Errorf("ask connector %s whether it needs a sign-in: %w", en.Connector, err)

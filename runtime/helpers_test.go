@@ -156,7 +156,7 @@ func (e *env) open(s setup) {
 		sources = append(sources, runtime.Source{Connector: fx, Approve: s.fxApprove, NoApprove: s.fxNoApprove, Revert: s.fxRevert, ForwardUnknown: s.fxForward})
 	}
 	if s.notes {
-		n := notes.New(st)
+		n := notes.New(notes.Name, st)
 		e.notes = n
 		sources = append(sources, runtime.Source{Connector: n})
 	}

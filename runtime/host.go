@@ -314,7 +314,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		}
 		return &e, nil, nil
 	}
-	if _, ok := t.src.src.Connector.(connectors.Starter); ok {
+	if t.src.caps.Starter != nil {
 		return &e, nil, nil // not queued yet: execute queues it once sent
 	}
 	if err := p.queueLocked(&e); err != nil {
@@ -488,7 +488,8 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh boo
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
-	st, starts := t.src.src.Connector.(connectors.Starter)
+	st := t.src.caps.Starter
+	starts := st != nil
 	if starts {
 		wait, callErr = st.Start(ctx, t.def.SourceName, e.Args)
 	} else {

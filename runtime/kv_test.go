@@ -43,15 +43,14 @@ func newKV(name string) *kv {
 	}
 }
 
-var (
-	_ connectors.Connector = (*kv)(nil)
-	_ connectors.Reverter  = (*kv)(nil)
-	_ connectors.Disposer  = (*kv)(nil)
-)
+var _ connectors.Connector = (*kv)(nil)
 
-func (k *kv) Name() string        { return k.name }
-func (k *kv) Description() string { return "An in-memory key/value store for tests." }
-func (k *kv) Close() error        { return nil }
+func (k *kv) Name() string { return k.name }
+func (k *kv) Close() error { return nil }
+
+func (k *kv) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{Description: "An in-memory key/value store for tests.", Reverter: k, Disposer: k}
+}
 
 func (k *kv) Tools(context.Context) ([]connectors.Tool, error) {
 	putProps := `"key":{"type":"string","minLength":1},"value":{"type":"string"}`

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // Method describes one connector method as the runtime serves it now, for
@@ -20,7 +19,7 @@ func (r *Runtime) Method(connector, method string, args json.RawMessage) codemod
 		return codemode.MethodInfo{}
 	}
 	info := codemode.MethodInfo{Known: true, ReadOnly: t.def.KnownReadOnly(), Revertible: t.revertJS != ""}
-	if rv, ok := t.src.src.Connector.(connectors.Reverter); ok && rv.Revertible(t.def.SourceName) {
+	if rv := t.src.caps.Reverter; rv != nil && rv.Revertible(t.def.SourceName) {
 		info.Revertible = true
 	}
 	v, err := t.approval(args)

@@ -125,8 +125,9 @@ func TestPendingDigestNamesEverything(t *testing.T) {
 // annotates destructive (as the OpenAPI connector does).
 type routed struct{}
 
-func (routed) Name() string { return "petstore" }
-func (routed) Close() error { return nil }
+func (routed) Name() string                          { return "petstore" }
+func (routed) Close() error                          { return nil }
+func (routed) Capabilities() connectors.Capabilities { return connectors.Capabilities{} }
 func (routed) Tools(context.Context) ([]connectors.Tool, error) {
 	yes := true
 	return []connectors.Tool{{Name: "deletePet", SourceName: "deletePet", Route: "DELETE /pets/{id}", RequiresApproval: true,

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -23,12 +22,12 @@ var errNotRevertible = errors.New("not revertible")
 // calls, and its calls whose outcome is unknown (in flight when the run
 // was interrupted) when they have a revert: the revert may then undo
 // nothing, or fail, and is reported apart. A call is revertible when its
-// connector implements connectors.Reverter for it, or the configuration
-// gives a revert function for its method; that function runs in the
-// sandbox as its own pass, its calls executed without approval (asking
-// for the rollback was the human's decision) and logged after the run's
-// last entry, marked as made to revert that call (Entry.Reverts). Every
-// revert is attempted even when one fails.
+// connector reverts it (connectors.Capabilities.Reverter), or the
+// configuration gives a revert function for its method; that function
+// runs in the sandbox as its own pass, its calls executed without approval
+// (asking for the rollback was the human's decision) and logged after the
+// run's last entry, marked as made to revert that call (Entry.Reverts).
+// Every revert is attempted even when one fails.
 //
 // The outcome reports every call: reverted, unknownReverted, failures,
 // and notReverted (nothing can revert it: it stays applied, or unknown).
@@ -128,7 +127,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) er
 	if t == nil {
 		return fmt.Errorf("connector %s no longer has the method %s", en.Connector, en.Method)
 	}
-	if rv, ok := s.src.Connector.(connectors.Reverter); ok && rv.Revertible(t.def.SourceName) {
+	if rv := s.caps.Reverter; rv != nil && rv.Revertible(t.def.SourceName) {
 		if err := rv.Revert(ctx, t.def.SourceName, en.Args, rawOrNull(en.Result)); err != nil {
 			return err
 		}

@@ -22,9 +22,11 @@ const secret = "sk-test-0123456789"
 // leaky is a connector that tells its secret everywhere it can.
 type leaky struct{}
 
-func (leaky) Name() string        { return "leaky" }
-func (leaky) Description() string { return "uses key " + secret }
-func (leaky) Close() error        { return nil }
+func (leaky) Name() string { return "leaky" }
+func (leaky) Close() error { return nil }
+func (leaky) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{Description: "uses key " + secret}
+}
 func (leaky) Tools(context.Context) ([]connectors.Tool, error) {
 	return []connectors.Tool{
 		{Name: "fail", SourceName: "fail", Description: "fails with " + secret,

@@ -11,7 +11,7 @@ import (
 )
 
 // ErrNoSignIn is returned (wrapped) by BeginSignIn for a connector that
-// has no sign-in (its source is not a connectors.SignIner).
+// has no sign-in (no connectors.Capabilities.SignIner).
 var ErrNoSignIn = errors.New("connector has no sign-in")
 
 // BeginSignIn starts a person's sign-in to connector name (see
@@ -24,8 +24,8 @@ func (r *Runtime) BeginSignIn(ctx context.Context, name string) (connectors.Sign
 	if s == nil {
 		return nil, fmt.Errorf("sign in: unknown connector %q", name)
 	}
-	si, ok := s.src.Connector.(connectors.SignIner)
-	if !ok {
+	si := s.caps.SignIner
+	if si == nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, ErrNoSignIn)
 	}
 	a, err := si.BeginSignIn(ctx)
@@ -60,8 +60,8 @@ func (r *Runtime) SignOut(ctx context.Context, name string) error {
 	if s == nil {
 		return fmt.Errorf("sign out: unknown connector %q", name)
 	}
-	si, ok := s.src.Connector.(connectors.SignIner)
-	if !ok {
+	si := s.caps.SignIner
+	if si == nil {
 		return fmt.Errorf("sign out of %s: %w", name, ErrNoSignIn)
 	}
 	return si.SignOut(ctx)

@@ -36,7 +36,12 @@ type logNotes struct {
 	atWait  [][]string // guarded by mu
 }
 
-var _ connectors.Starter = (*startingKV)(nil)
+// Capabilities are kv's, and it starts its calls.
+func (s *startingKV) Capabilities() connectors.Capabilities {
+	caps := s.kv.Capabilities()
+	caps.Starter = s
+	return caps
+}
 
 func (s *startingKV) Start(ctx context.Context, tool string, args json.RawMessage) (func() (connectors.Result, error), error) {
 	s.note(&s.atStart)

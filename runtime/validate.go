@@ -18,8 +18,9 @@ import (
 // compileSchema compiles a JSON Schema with an ECMAScript regex engine (real
 // schemas use lookahead) and no loader: remote and file references are
 // refused rather than fetched. shared, when not nil, is a connector's
-// decoded definitions (connectors.Definer): the schemas there that raw's
-// local references need and raw lacks are added to it first.
+// decoded definitions (connectors.Capabilities.Definitions): the schemas
+// there that raw's local references need and raw lacks are added to it
+// first.
 func compileSchema(raw json.RawMessage, shared any) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {

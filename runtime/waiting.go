@@ -71,8 +71,7 @@ func (t *tool) tasker() connectors.Tasker {
 	if !t.def.Task {
 		return nil
 	}
-	tk, _ := t.src.src.Connector.(connectors.Tasker)
-	return tk
+	return t.src.caps.Tasker
 }
 
 // startTask makes a decided call (logged executing) as a task of its
@@ -202,8 +201,7 @@ func (r *Runtime) taskerOf(e codemode.Entry) connectors.Tasker {
 	if s == nil {
 		return nil
 	}
-	tk, _ := s.src.Connector.(connectors.Tasker)
-	return tk
+	return s.caps.Tasker
 }
 
 // settleWaiting ends en, waiting in a run that ends: its task is

@@ -70,7 +70,7 @@ func newBenchClient(b *testing.B, retention bool) *client.Client {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { closeOrFail(b, "store", st.Close) })
-	n := notes.New(st)
+	n := notes.New(notes.Name, st)
 	exec := pass.NewInProcess(pass.InProcessOptions{})
 	b.Cleanup(func() { closeOrFail(b, "executor", exec.Close) })
 	opts := rt.Options{

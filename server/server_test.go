@@ -51,7 +51,7 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := notes.New(st)
+	n := notes.New(notes.Name, st)
 	for _, p := range prepare {
 		p(st, n)
 	}

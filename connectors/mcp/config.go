@@ -37,10 +37,10 @@ type Config struct {
 	SSE     bool
 	Headers map[string]string
 	// OAuth, for a url server, signs its requests in when the server wants
-	// OAuth (see internal/oauth): the connector then implements
-	// connectors.SignIner through it, and a server that needs a sign-in
-	// makes Tools and Call fail with connectors.SignInRequired instead of
-	// being retried. The connector owns it: Close closes it.
+	// OAuth (see internal/oauth): the connector then signs in through it
+	// (Capabilities.SignIner), and a server that needs a sign-in makes Tools
+	// and Call fail with connectors.SignInRequired instead of being retried.
+	// The connector owns it: Close closes it.
 	OAuth *oauth.Session
 
 	// Include and Exclude are path.Match globs over the tools' source

@@ -431,12 +431,23 @@ func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 	return append([]connectors.Tool(nil), c.tools...), nil
 }
 
-// Collisions reports the tools whose sanitized names clashed at the last
-// listing; they were renamed, never merged.
-func (c *Connector) Collisions() []connectors.Collision {
+// Capabilities: a call is sent before it is waited for (Start; over stdio
+// the request is on its way when Start returns), a tool the server runs
+// as a task is called as one (task.go), the tools are listed again on
+// demand (Refresh), and a connector given OAuth signs in (signin.go). Its
+// Diagnostics are the tool names that collided after sanitizing at the
+// last listing (they were renamed, never merged).
+func (c *Connector) Capabilities() connectors.Capabilities {
+	caps := connectors.Capabilities{Starter: c, Tasker: c, Refresher: c}
+	if c.cfg.OAuth != nil {
+		caps.SignIner = c
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return append([]connectors.Collision(nil), c.collisions...)
+	for _, col := range c.collisions {
+		caps.Diagnostics = append(caps.Diagnostics, "tool names collide after sanitizing: "+col.String())
+	}
+	return caps
 }
 
 // Refresh lists the server's tools again (following pagination) and
@@ -557,8 +568,6 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 		cursor = next
 	}
 }
-
-var _ connectors.Starter = (*Connector)(nil)
 
 // Call invokes the tool whose source name is tool with args, a JSON object
 // (empty or null means {}). A tool's own failure (isError) is reported in

@@ -110,8 +110,8 @@ func TestToolsOverEveryTransport(t *testing.T) {
 			if got := c.Name(); got != "fx" {
 				t.Errorf("Name = %q", got)
 			}
-			if got := c.Collisions(); len(got) != 0 {
-				t.Errorf("Collisions = %v, want none", got)
+			if got := c.Capabilities().Diagnostics; len(got) != 0 {
+				t.Errorf("Diagnostics = %v, want none", got)
 			}
 		})
 	}

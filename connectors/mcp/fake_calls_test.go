@@ -66,9 +66,9 @@ func TestLenientToolListing(t *testing.T) {
 	if diff := cmp.Diff(want, tools); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	wantCollisions := []connectors.Collision{{Name: "get_sum", Sources: []string{"get-sum", "get_sum"}}}
-	if diff := cmp.Diff(wantCollisions, c.Collisions()); diff != "" {
-		t.Errorf("collisions (-want +got):\n%s", diff)
+	wantDiagnostics := []string{"tool names collide after sanitizing: get_sum <- get-sum, get_sum"}
+	if diff := cmp.Diff(wantDiagnostics, c.Capabilities().Diagnostics); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
 	if name, version := c.ServerInfo(); name != "fake" || version != "0.1" {
 		t.Errorf("ServerInfo = %q, %q", name, version)

@@ -9,10 +9,9 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
-var _ connectors.SignIner = (*Connector)(nil)
-
 // errNoSignIn is the error of the SignIner methods of a connector that
-// does not sign in (a stdio server, or a url server without OAuth).
+// does not sign in (a stdio server, or a url server without OAuth), whose
+// Capabilities have no SignIner.
 var errNoSignIn = errors.New("this connector does not sign in (only a url connector does)")
 
 // needsSignIn reports whether err says a person must sign in.

@@ -215,6 +215,9 @@ func TestSignInOfAnotherProcess(t *testing.T) {
 	_, server := protected(t, false)
 	ts := newTokenStore(t)
 	c, _ := openRemote(t, ts, server, false)
+	if c.Capabilities().SignIner != c {
+		t.Error("a connector given OAuth has no sign-in in its capabilities")
+	}
 	ctx := context.Background()
 	_, err := c.Tools(ctx)
 	mustNeedSignIn(t, err)
@@ -236,6 +239,9 @@ func TestDialNeedsSignIn(t *testing.T) {
 	_, err := Dial(context.Background(), Config{Name: "remote", URL: server, OAuth: ts.session(server), Logger: testLogger(t)})
 	mustNeedSignIn(t, err)
 	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t)})
+	if c.Capabilities().SignIner != nil {
+		t.Error("a stdio connector's capabilities include a sign-in")
+	}
 	if _, err := c.BeginSignIn(context.Background()); !errors.Is(err, errNoSignIn) {
 		t.Errorf("BeginSignIn of a stdio connector: %v", err)
 	}

@@ -60,8 +60,6 @@ func (c *Connector) pinLegacy() {
 	c.mu.Unlock()
 }
 
-var _ connectors.Tasker = (*Connector)(nil)
-
 // wireTaskAnswer is a task-augmented tools/call answered with a task (or,
 // when the server chose to answer at once, a tools/call result).
 type wireTaskAnswer struct {

@@ -20,8 +20,13 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// Name is the connector's global name in the sandbox.
+// Name is the builtin's name in the configuration (builtin: notes), and
+// its global's name unless the configuration names it otherwise.
 const Name = "notes"
+
+// Kind is the kind of the connector's records (connectors.Records),
+// whatever the connector is named.
+const Kind = "notes"
 
 const (
 	defaultLimit     = 100
@@ -33,21 +38,25 @@ const (
 // Notes is the notes connector. It is safe for concurrent use; it keeps no
 // state besides its records, which the caller owns.
 type Notes struct {
+	name    string
 	records connectors.Records
 }
 
-var (
-	_ connectors.Connector = (*Notes)(nil)
-	_ connectors.Reverter  = (*Notes)(nil)
-)
+var _ connectors.Connector = (*Notes)(nil)
 
-// New returns the connector on records (the store's).
-func New(records connectors.Records) *Notes {
-	return &Notes{records: records}
+// New returns the connector named name (its global in the sandbox: Name,
+// or the name the configuration gives it) on records (the store's).
+func New(name string, records connectors.Records) *Notes {
+	return &Notes{name: name, records: records}
 }
 
-// Name returns "notes".
-func (n *Notes) Name() string { return Name }
+// Name returns the connector's name, given to New.
+func (n *Notes) Name() string { return n.name }
+
+// Capabilities: a rollback deletes the notes the run created (Revert).
+func (n *Notes) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{Reverter: n}
+}
 
 // Tools returns listNotes, createNote and deleteNote.
 func (n *Notes) Tools(ctx context.Context) ([]connectors.Tool, error) {
@@ -129,7 +138,7 @@ type stored struct {
 func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
 	out := listResult{Notes: []note{}}
 	var bad error
-	err := n.records.ScanRecords(ctx, Name, func(r connectors.Record) bool {
+	err := n.records.ScanRecords(ctx, Kind, func(r connectors.Record) bool {
 		var v stored
 		if err := json.Unmarshal(r.Value, &v); err != nil {
 			bad = fmt.Errorf("list: note %s: %w", r.ID, err)
@@ -163,14 +172,14 @@ func (n *Notes) create(ctx context.Context, a createArgs) (note, error) {
 	if err != nil {
 		return note{}, fmt.Errorf("encode note: %w", err)
 	}
-	if err := n.records.PutRecord(ctx, connectors.Record{Kind: Name, ID: id, Value: value, CreatedAt: created}); err != nil {
+	if err := n.records.PutRecord(ctx, connectors.Record{Kind: Kind, ID: id, Value: value, CreatedAt: created}); err != nil {
 		return note{}, fmt.Errorf("create: %w", err)
 	}
 	return note{ID: id, Text: a.Text, Tags: a.Tags, CreatedAt: formatTime(created)}, nil
 }
 
 func (n *Notes) delete(ctx context.Context, id string) (deleteResult, error) {
-	ok, err := n.records.DeleteRecord(ctx, Name, id)
+	ok, err := n.records.DeleteRecord(ctx, Kind, id)
 	if err != nil {
 		return deleteResult{}, fmt.Errorf("delete %s: %w", id, err)
 	}

@@ -44,7 +44,7 @@ func openNotesAt(t *testing.T, path string) (*Notes, *sqlitestore.Store) {
 			t.Error(err)
 		}
 	})
-	return New(st), st
+	return New(Name, st), st
 }
 
 // call runs a tool that must succeed and decodes its value into out.
@@ -452,7 +452,7 @@ func TestNotesPersist(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		call(t, New(st), ToolCreate, `{"text":"remember","tags":["a"]}`, &created)
+		call(t, New(Name, st), ToolCreate, `{"text":"remember","tags":["a"]}`, &created)
 	}()
 	n, _ := openNotesAt(t, path)
 	var got listResult

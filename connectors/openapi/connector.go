@@ -350,23 +350,25 @@ func baseURL(configured, server string, docURL *url.URL) (*url.URL, string) {
 // Name returns the connector's global name.
 func (c *Connector) Name() string { return c.name }
 
-// Description is the document's title.
-func (c *Connector) Description() string { return c.description }
-
-// Warnings lists the document's problems that did not stop the connector:
-// unresolvable references, skipped operations and why, a cached copy used
-// offline.
-func (c *Connector) Warnings() []string { return slices.Clone(c.warnings) }
+// Capabilities: its description is the document's title, its Definitions
+// the shared schemas the tools' schemas refer to
+// (#/components/schemas/NAME, as {"components":{"schemas":{…}}}; nil
+// when they refer to none), its Diagnostics the document's problems that
+// did not stop it (unresolvable references, skipped operations and why,
+// a cached copy used offline); request routes (route.go).
+func (c *Connector) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{
+		Description: c.description,
+		Definitions: c.defs,
+		Diagnostics: slices.Clone(c.warnings),
+		Router:      c,
+	}
+}
 
 // Tools lists one method per operation kept, then request and spec.
 func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 	return slices.Clone(c.tools), nil
 }
-
-// Definitions returns the shared schemas the tools' schemas refer to
-// (#/components/schemas/NAME), as {"components":{"schemas":{…}}}; nil when
-// they refer to none.
-func (c *Connector) Definitions() json.RawMessage { return c.defs }
 
 // Call makes the request of a method. A non-2xx answer is the Result's
 // error, with the status and the decoded body as its Value.

@@ -59,7 +59,7 @@ func BenchmarkGitHubDeclarations(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		defs, err := typegen.NewDefinitions(c.Definitions())
+		defs, err := typegen.NewDefinitions(c.Capabilities().Definitions)
 		if err != nil {
 			b.Fatal(err)
 		}

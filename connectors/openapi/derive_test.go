@@ -39,11 +39,11 @@ func newTest(t *testing.T, doc string, mod ...func(*Config)) *Connector {
 // declarations is what `codemode-mcp types` prints of a connector.
 func declarations(t testing.TB, c *Connector) string {
 	t.Helper()
-	defs, err := typegen.NewDefinitions(c.Definitions())
+	defs, err := typegen.NewDefinitions(c.Capabilities().Definitions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc := typegen.Connector{Name: c.Name(), Description: c.Description(), Definitions: defs}
+	tc := typegen.Connector{Name: c.Name(), Description: c.Capabilities().Description, Definitions: defs}
 	for _, tl := range c.tools {
 		tc.Methods = append(tc.Methods, typegen.Method{
 			Name: tl.Name, Description: tl.Description, Input: tl.InputSchema, Output: tl.OutputSchema,
@@ -56,8 +56,8 @@ func declarations(t testing.TB, c *Connector) string {
 // describe renders what a connector derived, for golden files.
 func describe(t *testing.T, c *Connector) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n", c.Description())
-	for _, w := range c.Warnings() {
+	fmt.Fprintf(&b, "# %s\n", c.Capabilities().Description)
+	for _, w := range c.Capabilities().Diagnostics {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	for _, tl := range c.tools {
@@ -78,7 +78,7 @@ func describe(t *testing.T, c *Connector) string {
 		}
 		fmt.Fprintf(&b, "input: %s\noutput: %s\n", indentJSON(t, tl.InputSchema), indentJSON(t, tl.OutputSchema))
 	}
-	fmt.Fprintf(&b, "\n## definitions\n%s\n", indentJSON(t, c.Definitions()))
+	fmt.Fprintf(&b, "\n## definitions\n%s\n", indentJSON(t, c.Capabilities().Definitions))
 	return b.String()
 }
 

@@ -20,7 +20,7 @@
 //     JSON Schema 2020-12, which both the argument validator and typegen
 //     read. Shared schemas (#/components/schemas/NAME, 2.0's
 //     #/definitions/NAME) stay references into the connector's
-//     definitions (connectors.Definer) instead of being copied into every
+//     definitions (connectors.Capabilities) instead of being copied into every
 //     method: GitHub's 1,223 operations share 618 of them, and copying
 //     would multiply the validator's, the fingerprint's and typegen's work.
 //     A reference to any other place that itself refers to others becomes

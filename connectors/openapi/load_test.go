@@ -108,8 +108,8 @@ func TestDerivationCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, n := start("v1")
-	if n != 1 || c.Description() != "Shop 2" {
-		t.Errorf("changed document: derived %d times, title %q", n, c.Description())
+	if n != 1 || c.Capabilities().Description != "Shop 2" {
+		t.Errorf("changed document: derived %d times, title %q", n, c.Capabilities().Description)
 	}
 	if _, err := stale.Call(context.Background(), "spec", nil); err == nil || !strings.Contains(err.Error(), "changed while codemode-mcp ran") {
 		t.Errorf("spec of a document changed since the start: %v", err)
@@ -159,8 +159,8 @@ func TestURLDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	if len(c.Warnings()) != 0 {
-		t.Errorf("warnings: %q", c.Warnings())
+	if len(c.Capabilities().Diagnostics) != 0 {
+		t.Errorf("warnings: %q", c.Capabilities().Diagnostics)
 	}
 	if got := c.base.String(); got != srv.URL+"/api" {
 		t.Errorf("base URL %q, want %q", got, srv.URL+"/api")
@@ -179,7 +179,7 @@ func TestURLDocument(t *testing.T) {
 		t.Fatalf("offline with a cached copy: %v", err)
 	}
 	c.Close()
-	w := strings.Join(c.Warnings(), "\n")
+	w := strings.Join(c.Capabilities().Diagnostics, "\n")
 	if !strings.Contains(w, "using the copy cached on") || strings.Contains(w, "doc-secret-1") {
 		t.Errorf("offline warning %q: want the cached copy named, and no query string", w)
 	}

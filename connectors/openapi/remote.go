@@ -36,12 +36,7 @@ type Remote struct {
 	down error      // why, while down
 }
 
-var (
-	_ connectors.Connector = (*Remote)(nil)
-	_ connectors.Definer   = (*Remote)(nil)
-	_ connectors.Router    = (*Remote)(nil)
-	_ connectors.Router    = (*Connector)(nil)
-)
+var _ connectors.Connector = (*Remote)(nil)
 
 // Open is New for a document that may be unreachable at start: only a
 // configuration error (a bad name, a bad include glob) fails it; a
@@ -125,20 +120,15 @@ func (r *Remote) Down() error {
 	return err
 }
 
-// Description is the document's title once loaded.
-func (r *Remote) Description() string {
+// Capabilities are the loaded document's (see Connector.Capabilities),
+// none but its routing while it is down (see Route).
+func (r *Remote) Capabilities() connectors.Capabilities {
+	var caps connectors.Capabilities
 	if c, _ := r.loaded(); c != nil {
-		return c.Description()
+		caps = c.Capabilities()
 	}
-	return ""
-}
-
-// Warnings are the loaded document's (see Connector.Warnings).
-func (r *Remote) Warnings() []string {
-	if c, _ := r.loaded(); c != nil {
-		return c.Warnings()
-	}
-	return nil
+	caps.Router = r
+	return caps
 }
 
 // Tools lists the loaded document's methods, or reports why it is down.
@@ -148,14 +138,6 @@ func (r *Remote) Tools(ctx context.Context) ([]connectors.Tool, error) {
 		return nil, err
 	}
 	return c.Tools(ctx)
-}
-
-// Definitions are the loaded document's shared schemas.
-func (r *Remote) Definitions() json.RawMessage {
-	if c, _ := r.loaded(); c != nil {
-		return c.Definitions()
-	}
-	return nil
 }
 
 // Call makes the request of a method; while the document is down it fails

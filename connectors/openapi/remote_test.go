@@ -55,7 +55,7 @@ func TestRemoteStartsDownAndLoads(t *testing.T) {
 	if err != nil || len(tools) == 0 {
 		t.Fatalf("Tools after loading = %v, %v", tools, err)
 	}
-	if r.Description() == "" {
+	if r.Capabilities().Description == "" {
 		t.Errorf("no description after loading")
 	}
 }

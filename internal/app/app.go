@@ -187,14 +187,13 @@ func (a *App) warn(w string) {
 func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 	cfg := a.Config
 	conns := make([]connectors.Connector, len(cfg.Connectors))
-	warns := make([][]string, len(cfg.Connectors))
 	errs := make([]error, len(cfg.Connectors))
 	var wg sync.WaitGroup
 	for i, cc := range cfg.Connectors {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conns[i], warns[i], errs[i] = a.startConnector(ctx, cc)
+			conns[i], errs[i] = a.startConnector(ctx, cc)
 		}()
 	}
 	wg.Wait()
@@ -208,10 +207,10 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 	}
 	var sources []rt.Source
 	for i, cc := range cfg.Connectors {
-		for _, w := range warns[i] {
-			a.warn(w)
-		}
 		c := conns[i]
+		for _, d := range c.Capabilities().Diagnostics {
+			a.warn(fmt.Sprintf("connector %s: %s", cc.Name, d))
+		}
 		a.Connectors = append(a.Connectors, c)
 		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, NoApprove: cc.NoApprove, Revert: cc.Revert, Description: cc.Description, ForwardUnknown: cc.ForwardUnknown})
 	}
@@ -222,18 +221,20 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 // mistakes rather than a downstream that is down).
 var errFatal = errors.New("fatal")
 
-func (a *App) startConnector(ctx context.Context, cc config.Connector) (connectors.Connector, []string, error) {
+// startConnector starts the connector cc configures, under its configured
+// name.
+func (a *App) startConnector(ctx context.Context, cc config.Connector) (connectors.Connector, error) {
 	switch cc.Kind {
 	case config.KindBuiltin:
 		switch cc.Builtin {
-		case "notes":
-			return renamed(notes.New(a.Store), cc.Name), nil, nil
+		case notes.Name:
+			return notes.New(cc.Name, a.Store), nil
 		}
-		return nil, nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
+		return nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
 		auth, err := OAuthFor(cc, oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", errFatal, err)
+			return nil, fmt.Errorf("%w: %w", errFatal, err)
 		}
 		// Open: a server that is down comes up by itself later (its
 		// Tools report why meanwhile, so the runtime shows it
@@ -243,13 +244,9 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
 		c, err := mcp.Open(ctx, mc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
+			return nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
 		}
-		var warns []string
-		for _, col := range c.Collisions() {
-			warns = append(warns, fmt.Sprintf("connector %s: tool names collide after sanitizing: %s", cc.Name, col))
-		}
-		return c, warns, nil
+		return c, nil
 	case config.KindOpenAPI:
 		ocfg := openapi.Config{
 			Name:        cc.Name,
@@ -270,15 +267,11 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// again in the background; its tools come in when it loads.
 		c, err := openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: connector %s (line %d): %w", errFatal, cc.Name, cc.Line, err)
+			return nil, fmt.Errorf("%w: connector %s (line %d): %w", errFatal, cc.Name, cc.Line, err)
 		}
-		var warns []string
-		for _, w := range c.Warnings() {
-			warns = append(warns, fmt.Sprintf("connector %s: %s", cc.Name, w))
-		}
-		return c, warns, nil
+		return c, nil
 	}
-	return nil, nil, fmt.Errorf("%w: connector %s: unknown kind %v", errFatal, cc.Name, cc.Kind)
+	return nil, fmt.Errorf("%w: connector %s: unknown kind %v", errFatal, cc.Name, cc.Kind)
 }
 
 // openAPIAuth converts configured credentials.

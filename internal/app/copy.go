@@ -24,7 +24,7 @@ type Copied struct {
 // the destination opens them with the same key, CODEMODE_SECRET_KEY or
 // the key file of the data directory, so a copy made on the same machine
 // or with the variable set keeps everyone signed in).
-var recordKinds = []string{notes.Name, oauth.KindGrant, oauth.KindClient}
+var recordKinds = []string{notes.Kind, oauth.KindGrant, oauth.KindClient}
 
 // CopyStore copies every execution with its log, every snippet and the
 // records of the built-in connectors from src to dst, keeping ids and

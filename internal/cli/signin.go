@@ -465,8 +465,8 @@ func redactedURL(raw string) string {
 func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]*connectors.SignInRequired {
 	out := map[string]*connectors.SignInRequired{}
 	for _, c := range conns {
-		s, ok := c.(connectors.SignIner)
-		if !ok {
+		s := c.Capabilities().SignIner
+		if s == nil {
 			continue
 		}
 		if _, err := c.Tools(ctx); err != nil {
