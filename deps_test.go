@@ -2,14 +2,17 @@ package codemode_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// The domain, the stores, the MCP server and the approval console do not
-// link the sandbox (goja, esbuild); the domain, the conformance suite and
-// the console link no database or MCP library either; each store links
-// only its own database driver; the OAuth client links none of them.
+// The domain, the stores, the durable engine, the MCP server and the
+// approval console do not link the sandbox's JavaScript engine (goja,
+// esbuild): they speak of programs and outcomes through package sandbox's
+// types only; the domain, the conformance suite and the console link no
+// database or MCP library either; each store links only its own database
+// driver; the OAuth client links none of them.
 func TestDependencies(t *testing.T) {
 	tests := []struct {
 		pkg       string
@@ -19,6 +22,7 @@ func TestDependencies(t *testing.T) {
 		{"github.com/codemode-mcp/codemode-mcp/storetest", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore", []string{"dop251/goja", "evanw/esbuild", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/runtime/pgstore", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
+		{"github.com/codemode-mcp/codemode-mcp/runtime", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/server", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx"}},
 		{"github.com/codemode-mcp/codemode-mcp/console", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		// The OAuth client is the standard library's: no database (its
@@ -36,6 +40,32 @@ func TestDependencies(t *testing.T) {
 					t.Errorf("%s links %s", tt.pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// The sandbox is layered: package sandbox is the API (the types of a
+// program, its host and its outcome) and links nothing but the standard
+// library; the packages that do the work (source, pass, worker) import it,
+// never the other way round.
+func TestSandboxLayering(t *testing.T) {
+	const sandbox = "github.com/codemode-mcp/codemode-mcp/sandbox"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", sandbox).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", sandbox, err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep != sandbox {
+			t.Errorf("%s links %s; it may link only the standard library", sandbox, dep)
+		}
+	}
+	for _, pkg := range []string{sandbox + "/source", sandbox + "/pass", sandbox + "/worker"} {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		if !slices.Contains(strings.Fields(string(out)), sandbox) {
+			t.Errorf("%s does not import %s, whose types it is to speak", pkg, sandbox)
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -61,7 +62,7 @@ func newEnvWith(t *testing.T, opts console.Options, extra ...rt.Source) *env {
 		t.Fatal(err)
 	}
 	n := notes.New(notes.Name, st)
-	ex := sandbox.NewInProcess(sandbox.InProcessOptions{})
+	ex := pass.NewInProcess(pass.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: append([]rt.Source{{Connector: n}}, extra...), Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

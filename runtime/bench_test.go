@@ -6,6 +6,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
 
 // BenchmarkLoggedCall measures one connector call through the engine and
@@ -86,7 +87,7 @@ func BenchmarkCheckBeforeRunning(b *testing.B) {
 		{"nocheck", "async () => {\n\t\tconst [kv, fx] = [globalThis.kv, globalThis.fx];" + body},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			if calls, err := sandbox.StaticCalls(tc.code); err != nil || (tc.name == "nocheck") != (len(calls) == 0) {
+			if calls, err := source.StaticCalls(tc.code); err != nil || (tc.name == "nocheck") != (len(calls) == 0) {
 				b.Fatalf("the check sees %d calls (%v) in %s", len(calls), err, tc.name)
 			}
 			e := newEnv(b, setup{mcp: true})

@@ -22,6 +22,8 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 )
 
 // setup chooses what an env connects.
@@ -113,9 +115,9 @@ func (e *env) open(s setup) {
 		t.Fatalf("open store: %v", err)
 	}
 	e.store = st
-	e.exec = sandbox.NewInProcess(sandbox.InProcessOptions{})
+	e.exec = pass.NewInProcess(pass.InProcessOptions{})
 	if s.workers > 0 {
-		pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{
+		pool, err := worker.NewPool(worker.Options{
 			Command: []string{os.Args[0]}, Env: []string{envTestWorker + "=1"},
 			Size: s.workers, MaxWorkers: s.workers,
 		})

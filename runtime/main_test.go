@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 )
 
 // envTestWorker makes the test binary a sandbox worker process (see
@@ -19,7 +19,7 @@ const envTestWorker = "CODEMODE_RUNTIME_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envTestWorker) == "1" {
-		if err := sandbox.RunWorker(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+		if err := worker.Main(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
 			fmt.Fprintln(os.Stderr, "runtime test worker:", err)
 			os.Exit(1)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
 
 // intent is one query of a search query set (e2e/search/*.json) with the
@@ -148,7 +149,7 @@ func pct(k, n int) float64 {
 func BenchmarkCheckGitHub(b *testing.B) {
 	ctx := context.Background()
 	e := githubEnv(b, setup{})
-	calls, err := sandbox.StaticCalls(`async () => {
+	calls, err := source.StaticCalls(`async () => {
 		const repo = await github.repos_get({ owner: "golang", repo: "go" });
 		const issues = await github.issues_list_for_repo({ owner: "golang", repo: repo.name, state: "open", per_page: 5 });
 		await notes.createNote({ text: issues.map(i => i.title).join("\n") });

@@ -15,7 +15,7 @@ import (
 
 // A service is a host-backed function of the sandbox's codemode global
 // (sandbox.Service): its parameters, which the sandbox checks, its answer,
-// which the log keeps (pass.Service), and its declaration in the codemode
+// which the log keeps (sandbox.Service), and its declaration in the codemode
 // global's TypeScript (codemodeDeclaration: its doc, and the TypeScript of
 // its answer's Go type). Adding one to the codemode global is its entry in
 // services.

@@ -14,7 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -71,7 +71,7 @@ func newBenchClient(b *testing.B, retention bool) *client.Client {
 	}
 	b.Cleanup(func() { closeOrFail(b, "store", st.Close) })
 	n := notes.New(notes.Name, st)
-	exec := sandbox.NewInProcess(sandbox.InProcessOptions{})
+	exec := pass.NewInProcess(pass.InProcessOptions{})
 	b.Cleanup(func() { closeOrFail(b, "executor", exec.Close) })
 	opts := rt.Options{
 		Store:    st,

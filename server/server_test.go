@@ -16,6 +16,7 @@ import (
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -54,7 +55,7 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 	for _, p := range prepare {
 		p(st, n)
 	}
-	ex := sandbox.NewInProcess(sandbox.InProcessOptions{})
+	ex := pass.NewInProcess(pass.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}},
 		Limits: sandbox.Limits{Timeout: 5 * time.Second}, MaxResultChars: maxChars})
 	if err != nil {

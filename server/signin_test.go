@@ -17,6 +17,7 @@ import (
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -27,7 +28,7 @@ func newSignInServer(t *testing.T, g *fixture.Gated) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := sandbox.NewInProcess(sandbox.InProcessOptions{})
+	ex := pass.NewInProcess(pass.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: g}},
 		Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {

@@ -26,6 +26,8 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 )
 
 // Options adjust Open.
@@ -341,7 +343,7 @@ func CacheDir(cfg *config.Config) string {
 // where worker processes are not supported, with a warning).
 func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Executor, error) {
 	if cfg.Sandbox.Isolation != "process" {
-		return sandbox.NewInProcess(sandbox.InProcessOptions{Logger: log}), nil
+		return pass.NewInProcess(pass.InProcessOptions{Logger: log}), nil
 	}
 	cmd := opts.WorkerCommand
 	if cmd == nil {
@@ -349,9 +351,9 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 		if err != nil {
 			return nil, fmt.Errorf("sandbox worker command: %w", err)
 		}
-		cmd = []string{exe, sandbox.WorkerSubcommand}
+		cmd = []string{exe, worker.Subcommand}
 	}
-	pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{
+	pool, err := worker.NewPool(worker.Options{
 		Command:     cmd,
 		MemoryLimit: cfg.Sandbox.MemoryLimit,
 		Limiter:     memoryLimiter(cfg.Sandbox.MemoryLimiter),
@@ -359,7 +361,7 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 	})
 	if errors.Is(err, errors.ErrUnsupported) {
 		log.Warn("sandbox: process isolation is not supported on this system; programs run in process, without a memory limit")
-		return sandbox.NewInProcess(sandbox.InProcessOptions{Logger: log}), nil
+		return pass.NewInProcess(pass.InProcessOptions{Logger: log}), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start the sandbox workers: %w", err)
@@ -369,11 +371,11 @@ func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Ex
 
 // memoryLimiter is the sandbox's Limiter that sandbox.memory_limiter
 // names.
-func memoryLimiter(name string) sandbox.Limiter {
+func memoryLimiter(name string) worker.Limiter {
 	if name == "sampling" {
-		return sandbox.LimiterSampling
+		return worker.LimiterSampling
 	}
-	return sandbox.LimiterSystem
+	return worker.LimiterSystem
 }
 
 // Close stops the runtime, the executor, every connector (concurrently,

@@ -22,7 +22,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 )
 
 // Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
@@ -105,9 +105,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = cmdConsole(ctx, rest, env, log)
 	case "store":
 		err = cmdStore(ctx, rest, env, log)
-	case sandbox.WorkerSubcommand:
+	case worker.Subcommand:
 		// Hidden: a sandbox worker process, started by the process pool.
-		err = sandbox.RunWorker(ctx, log)
+		err = worker.Main(ctx, log)
 	case "version", "--version", "-v":
 		err = cmdVersion(rest, env)
 	case "help", "--help", "-h":

@@ -10,34 +10,16 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
-
-// Problem is one thing the check found wrong, where it is in the model's
-// source.
-type Problem struct {
-	Line    int    `json:"line"`
-	Col     int    `json:"col"`
-	Message string `json:"message"`
-}
-
-// Checker is implemented by hosts that check a program's static calls
-// against the connectors before it runs: that every method exists, and
-// that object-literal arguments fit the method's input (missing required
-// properties, unknown properties, constants of the wrong type). Check
-// reports every problem it finds; an error is an internal failure. It is
-// called once per pass, before the program's first statement, and must
-// not call any connector.
-type Checker interface {
-	Check(ctx context.Context, calls []source.StaticCall) ([]Problem, error)
-}
 
 // check runs the static check of a program about to run: its static calls
 // of connectors are sent to the host (when it is a Checker); a name used
 // as a connector that is not defined but close to a connector's is
 // reported here. It returns the failure that ends the pass, or "" to run
 // the program.
-func check(ctx context.Context, prog *source.Normalized, globals []Global, host Host) (string, error) {
+func check(ctx context.Context, prog *source.Normalized, globals []sandbox.Global, host sandbox.Host) (string, error) {
 	static := prog.StaticCalls()
 	if len(static) == 0 {
 		return "", nil
@@ -55,8 +37,8 @@ func check(ctx context.Context, prog *source.Normalized, globals []Global, host 
 			names = append(names, root)
 		}
 	}
-	var calls []source.StaticCall
-	var problems []Problem
+	var calls []sandbox.StaticCall
+	var problems []sandbox.Problem
 	for _, c := range static {
 		root, _, _ := strings.Cut(c.Connector, ".")
 		if roots[root] {
@@ -68,10 +50,10 @@ func check(ctx context.Context, prog *source.Normalized, globals []Global, host 
 			continue
 		}
 		if near := nearConnector(root, names); near != "" {
-			problems = append(problems, Problem{Line: use.Line, Col: use.Col, Message: fmt.Sprintf("%s is not defined; did you mean %s?", root, near)})
+			problems = append(problems, sandbox.Problem{Line: use.Line, Col: use.Col, Message: fmt.Sprintf("%s is not defined; did you mean %s?", root, near)})
 		}
 	}
-	if ch, ok := host.(Checker); ok && len(calls) > 0 {
+	if ch, ok := host.(sandbox.Checker); ok && len(calls) > 0 {
 		found, err := ch.Check(ctx, calls)
 		if err != nil {
 			return "", err
@@ -85,7 +67,7 @@ func check(ctx context.Context, prog *source.Normalized, globals []Global, host 
 }
 
 // formatProblems words a failed check: every problem, in source order.
-func formatProblems(ps []Problem) string {
+func formatProblems(ps []sandbox.Problem) string {
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].Line != ps[j].Line {
 			return ps[i].Line < ps[j].Line

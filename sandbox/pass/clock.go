@@ -1,6 +1,7 @@
 package pass
 
 import (
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -23,7 +24,7 @@ type clockState struct {
 	over func(reads int)
 }
 
-func newClockState(c Clock, now func() time.Time) *clockState {
+func newClockState(c sandbox.Clock, now func() time.Time) *clockState {
 	s := uint64(c.Seed)
 	return &clockState{
 		seed:  c.Seed,
@@ -66,6 +67,6 @@ func (c *clockState) Random() float64 {
 }
 
 // Clock returns the pass's clock: the seed and every time value.
-func (c *clockState) Clock() Clock {
-	return Clock{Seed: c.seed, Times: slices.Clone(c.times)}
+func (c *clockState) Clock() sandbox.Clock {
+	return sandbox.Clock{Seed: c.seed, Times: slices.Clone(c.times)}
 }

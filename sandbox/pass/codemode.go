@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja"
 )
 
@@ -42,7 +43,7 @@ func (ps *pass) stringArg(call goja.FunctionCall, i int, fn, param string) strin
 // go to Host.Service as a JSON array, under the next sequence number
 // unless it is called inside a step's function; the promise resolves with
 // the answer.
-func (ps *pass) service(sv Service) func(goja.FunctionCall) goja.Value {
+func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 	names := make([]string, len(sv.Params))
 	for i, p := range sv.Params {
 		names[i] = p.Name
@@ -66,7 +67,7 @@ func (ps *pass) service(sv Service) func(goja.FunctionCall) goja.Value {
 		if err != nil {
 			panic(ps.vm.NewTypeError("%s: %v", sig, err))
 		}
-		sc := ServiceCall{Name: sv.Name, Args: raw}
+		sc := sandbox.ServiceCall{Name: sv.Name, Args: raw}
 		if ps.steps.cur == nil {
 			seq, ok := ps.admit(sig)
 			if !ok {
@@ -108,7 +109,7 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 	if !ok {
 		return ps.pending()
 	}
-	st := Step{Seq: seq, Name: name}
+	st := sandbox.Step{Seq: seq, Name: name}
 	promise, resolve, reject := ps.vm.NewPromise()
 	ps.goHost(stepLabel(st), func() func() {
 		val, found, err := ps.host.StepResult(ps.hostCtx, st)
@@ -123,12 +124,12 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 	return ps.vm.ToValue(promise)
 }
 
-func stepLabel(st Step) callLabel {
+func stepLabel(st sandbox.Step) callLabel {
 	return callLabel{what: "codemode.step(" + strconv.Quote(st.Name) + ")", seq: st.Seq}
 }
 
 // runStep runs a step's function on the loop and records its outcome.
-func (ps *pass) runStep(st Step, fn goja.Callable, resolve, reject func(any) error) {
+func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(any) error) {
 	restore := ps.steps.enter(&st)
 	v, err := fn(goja.Undefined())
 	restore()
@@ -169,7 +170,7 @@ func (ps *pass) runStep(st Step, fn goja.Callable, resolve, reject func(any) err
 }
 
 // stepFailed records a step's failure, then rejects with the thrown value.
-func (ps *pass) stepFailed(st Step, reason goja.Value, prefix string, reject func(any) error) {
+func (ps *pass) stepFailed(st sandbox.Step, reason goja.Value, prefix string, reject func(any) error) {
 	msg, _ := ps.describeValue(reason)
 	msg = prefix + msg
 	ps.goHost(stepLabel(st), func() func() {
@@ -198,7 +199,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	args := json.RawMessage(`[` + string(nameJSON) + `,` + inputJSON.String() + `]`)
 	promise, resolve, reject := ps.vm.NewPromise()
 	ps.goHost(callLabel{}, func() func() {
-		raw, err := ps.host.Service(ps.hostCtx, ServiceCall{Name: SnippetService, Args: args})
+		raw, err := ps.host.Service(ps.hostCtx, sandbox.ServiceCall{Name: sandbox.SnippetService, Args: args})
 		if err != nil {
 			return ps.hostErr(err, reject)
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja"
 )
 
@@ -176,7 +177,7 @@ func (ps *pass) callMethod(c *connector, method, what string, arg, s goja.Value)
 	if !ok {
 		return ps.pending()
 	}
-	call := Call{Seq: seq, Connector: c.name, Method: method, Args: json.RawMessage(args)}
+	call := sandbox.Call{Seq: seq, Connector: c.name, Method: method, Args: json.RawMessage(args)}
 	site := ps.callSite()
 	promise, resolve, reject := ps.vm.NewPromise()
 	ps.goHost(callLabel{what, seq}, func() func() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja"
 )
 
@@ -54,13 +55,13 @@ func (ps *pass) hostErr(err error, reject func(any) error) func() {
 // Error's stack names it, so the outcome says where the failed call was
 // made in the model's code.
 func (ps *pass) hostErrAt(err error, reject func(any) error, site *goja.StackFrame) func() {
-	if errors.Is(err, ErrStop) {
+	if errors.Is(err, sandbox.ErrStop) {
 		ps.stopped.Store(true)
-		ps.abort(Outcome{Status: Stopped, Stop: err})
+		ps.abort(sandbox.Outcome{Status: sandbox.Stopped, Stop: err})
 		return nil
 	}
 	var details json.RawMessage
-	if ce := (*CallError)(nil); errors.As(err, &ce) {
+	if ce := (*sandbox.CallError)(nil); errors.As(err, &ce) {
 		details = ce.Details
 	}
 	return func() { ps.rejectAt(reject, err.Error(), site, details) }

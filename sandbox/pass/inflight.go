@@ -2,6 +2,7 @@ package pass
 
 import (
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"sort"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func (f *inFlight) cancel() {
 }
 
 // warning is the log line about the calls cancelled, or "".
-func (f *inFlight) warning(status Status) string {
+func (f *inFlight) warning(status sandbox.Status) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.cancelled) == 0 {
@@ -65,10 +66,10 @@ func (f *inFlight) warning(status Status) string {
 
 // inflightWarning is the log line about calls canceled because the program
 // ended while they were in flight.
-func inflightWarning(calls []callLabel, status Status) string {
+func inflightWarning(calls []callLabel, status sandbox.Status) string {
 	var b strings.Builder
 	when := "ended"
-	if status == Completed {
+	if status == sandbox.Completed {
 		when = "returned"
 	}
 	if len(calls) == 1 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja"
 )
 
@@ -76,7 +77,7 @@ func (ps *pass) namespaceOf(g *goja.Object, spaces namespaces, name string) *nam
 // empty ones or with an empty segment, codemode and console, __proto__,
 // duplicates,
 // and a name that is also the namespace of another ("a" and "a.b").
-func checkGlobalNames(globals []Global) error {
+func checkGlobalNames(globals []sandbox.Global) error {
 	leaves := map[string]bool{}
 	spaces := map[string]bool{}
 	for _, gl := range globals {

@@ -1,3 +1,9 @@
+// Package pass runs one pass of a program in a fresh goja runtime
+// (Execute): the globals, host calls, steps, snippets, timers, limits and
+// the outcome. InProcess is the sandbox.Executor that runs each pass here,
+// in this process; sandbox/worker runs the same passes in worker
+// processes. The types of the API (Program, Host, Outcome…) are package
+// sandbox's.
 package pass
 
 import (
@@ -11,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -61,11 +68,11 @@ type pass struct {
 	ctx        context.Context // canceled at the deadline, on cancellation and when Run returns
 	hostCtx    context.Context // the host calls' context: ctx, also canceled when the program ends
 	cancelHost context.CancelCauseFunc
-	host       Host
+	host       sandbox.Host
 	prog       *source.Normalized
-	globals    []Global
-	services   []Service
-	limits     Limits
+	globals    []sandbox.Global
+	services   []sandbox.Service
+	limits     sandbox.Limits
 	log        *slog.Logger
 	loop       *eventloop.EventLoop
 	normalize  normalizeFunc
@@ -93,9 +100,9 @@ type pass struct {
 
 	mu       sync.Mutex
 	done     bool
-	out      Outcome       // Status, Result, Error, Stop
-	internal error         // an internal failure: Run returns it
-	vmRef    *goja.Runtime // for Interrupt from other goroutines
+	out      sandbox.Outcome // Status, Result, Error, Stop
+	internal error           // an internal failure: Run returns it
+	vmRef    *goja.Runtime   // for Interrupt from other goroutines
 }
 
 // callLabel names a connector call or a step in the in-flight warning.
@@ -116,7 +123,7 @@ type loaded struct {
 // normalize serves codemode.run (nil: Normalize without a cache); log may be
 // nil. It returns only after the VM goroutine, every host goroutine and
 // every timer it started have ended; the error is an internal failure.
-func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host, normalize normalizeFunc, log *slog.Logger) (Outcome, error) {
+func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, host sandbox.Host, normalize normalizeFunc, log *slog.Logger) (sandbox.Outcome, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -130,12 +137,12 @@ func runPass(ctx context.Context, prog *source.Normalized, p Program, host Host,
 	// does not exist fails before any call is made.
 	msg, err := check(passCtx, prog, p.Globals, host)
 	switch {
-	case errors.Is(err, ErrStop):
-		return Outcome{Status: Stopped, Stop: err, Clock: p.Clock}, nil
+	case errors.Is(err, sandbox.ErrStop):
+		return sandbox.Outcome{Status: sandbox.Stopped, Stop: err, Clock: p.Clock}, nil
 	case err != nil && passCtx.Err() != nil:
 		return failed(deadlineMessage(passCtx, limits.Timeout)), nil
 	case err != nil:
-		return Outcome{}, fmt.Errorf("sandbox: check before running: %w", err)
+		return sandbox.Outcome{}, fmt.Errorf("sandbox: check before running: %w", err)
 	case msg != "":
 		o := failed(msg)
 		o.Clock = p.Clock
@@ -222,7 +229,7 @@ func TimeoutMessage(d time.Duration) string {
 	return "timed out after " + d.String()
 }
 
-func failed(msg string) Outcome { return Outcome{Status: Failed, Error: msg} }
+func failed(msg string) sandbox.Outcome { return sandbox.Outcome{Status: sandbox.Failed, Error: msg} }
 
 // start installs the globals and runs the program; it is the loop's first
 // job.
@@ -322,7 +329,7 @@ func (ps *pass) onValue(call goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	}
 	ps.warnUnhandled()
-	ps.end(Outcome{Status: Completed, Result: raw})
+	ps.end(sandbox.Outcome{Status: sandbox.Completed, Result: raw})
 	return goja.Undefined()
 }
 
@@ -337,7 +344,7 @@ func (ps *pass) onRejected(call goja.FunctionCall) goja.Value {
 // finish records how the pass ended; the first outcome wins. It reports
 // whether o was recorded. Unless the host stopped the pass, the host calls
 // still in flight are noted and their context canceled.
-func (ps *pass) finish(o Outcome) bool {
+func (ps *pass) finish(o sandbox.Outcome) bool {
 	ps.mu.Lock()
 	if ps.done {
 		ps.mu.Unlock()
@@ -345,7 +352,7 @@ func (ps *pass) finish(o Outcome) bool {
 	}
 	ps.done = true
 	ps.out = o
-	cancel := o.Status != Stopped
+	cancel := o.Status != sandbox.Stopped
 	if cancel {
 		ps.flight.cancel()
 	}
@@ -364,7 +371,7 @@ func (ps *pass) isDone() bool {
 
 // end records o from the VM goroutine: JavaScript still running or queued
 // is interrupted and the loop stops.
-func (ps *pass) end(o Outcome) {
+func (ps *pass) end(o sandbox.Outcome) {
 	if ps.finish(o) {
 		ps.vm.Interrupt(errPassOver)
 	}
@@ -372,7 +379,7 @@ func (ps *pass) end(o Outcome) {
 }
 
 // abort records o from any goroutine and stops the VM and the loop.
-func (ps *pass) abort(o Outcome) {
+func (ps *pass) abort(o sandbox.Outcome) {
 	if !ps.finish(o) {
 		return
 	}
@@ -436,17 +443,17 @@ func isUncatchable(err error) bool {
 }
 
 // outcome assembles the result once everything has ended.
-func (ps *pass) outcome() (Outcome, error) {
+func (ps *pass) outcome() (sandbox.Outcome, error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.internal != nil {
-		return Outcome{}, ps.internal
+		return sandbox.Outcome{}, ps.internal
 	}
 	o := ps.out
 	if !ps.done {
-		return Outcome{}, errors.New("sandbox: pass ended without an outcome")
+		return sandbox.Outcome{}, errors.New("sandbox: pass ended without an outcome")
 	}
-	if o.Status == Completed && len(o.Result) == 0 {
+	if o.Status == sandbox.Completed && len(o.Result) == 0 {
 		o.Result = json.RawMessage("null")
 	}
 	o.Logs = ps.logs.result()

@@ -4,10 +4,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newExecutor returns an executor closed when the test ends.
+func newExecutor(t testing.TB) *InProcess {
+	return sandboxtest.Closed(t, NewInProcess(InProcessOptions{}))
+}
 
 func TestTimeoutMessage(t *testing.T) {
 	for d, want := range map[time.Duration]string{

@@ -1,6 +1,9 @@
 package pass
 
-import "github.com/dop251/goja"
+import (
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/dop251/goja"
+)
 
 // stepContext knows whether JavaScript is running on behalf of a
 // codemode.step function, across its awaits and timers: it is goja's
@@ -15,7 +18,7 @@ import "github.com/dop251/goja"
 //   - Date and Math.random neither consume nor record the replayed clock
 //     (the step's value is what is recorded).
 type stepContext struct {
-	cur *Step // the step whose function is running, or nil
+	cur *sandbox.Step // the step whose function is running, or nil
 }
 
 var _ goja.AsyncContextTracker = (*stepContext)(nil)
@@ -24,13 +27,13 @@ var _ goja.AsyncContextTracker = (*stepContext)(nil)
 func (s *stepContext) Grab() any { return s.cur }
 
 // Resumed is called before a reaction runs.
-func (s *stepContext) Resumed(o any) { s.cur, _ = o.(*Step) }
+func (s *stepContext) Resumed(o any) { s.cur, _ = o.(*sandbox.Step) }
 
 // Exited is called after a reaction ran.
 func (s *stepContext) Exited() { s.cur = nil }
 
 // enter makes st current and returns a function restoring the previous one.
-func (s *stepContext) enter(st *Step) (restore func()) {
+func (s *stepContext) enter(st *sandbox.Step) (restore func()) {
 	prev := s.cur
 	s.cur = st
 	return func() { s.cur = prev }

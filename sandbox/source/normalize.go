@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
@@ -113,7 +114,7 @@ func (n *Normalized) Compiled() *goja.Program { return n.program }
 
 // StaticCalls are the program's static calls (see StaticCall), for the
 // check before running.
-func (n *Normalized) StaticCalls() []StaticCall {
+func (n *Normalized) StaticCalls() []sandbox.StaticCall {
 	if n.static == nil {
 		return nil
 	}

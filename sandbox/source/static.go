@@ -7,58 +7,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 )
 
-// StaticCall is a connector call whose connector and method are written
-// out in the program (github.issues_create({…})), found in its syntax tree
-// before it runs. Line and Col locate the method's name in the model's
-// own source (1-based; Col in UTF-16 units).
-type StaticCall struct {
-	Connector string `json:"connector"` // dotted for a nested object (github.issues)
-	Method    string `json:"method"`
-	Line      int    `json:"line"`
-	Col       int    `json:"col"`
-	// Args is the first argument when it is an object literal.
-	Args *Literal `json:"args,omitempty"`
-}
-
-// Literal is what the syntax tree says of a value written in the program:
-// its JavaScript type when that is known, its JSON value when it is a
-// constant, its properties or items when it is an object or array
-// literal.
-type Literal struct {
-	// Kind is "object", "array", "string", "number", "boolean" or "null",
-	// or "" when the type is not known before running (a variable, a
-	// call).
-	Kind string `json:"kind,omitempty"`
-	// Value is the JSON of a constant (of a string, number, boolean or
-	// null literal; of an object or array literal made only of constants).
-	Value json.RawMessage `json:"value,omitempty"`
-	// Props are an object literal's properties with a written key, in
-	// order; Open is set when it has others too (spread, computed keys).
-	Props []LiteralProp `json:"props,omitempty"`
-	Open  bool          `json:"open,omitempty"`
-	// Items are an array literal's elements (nil for a spread or a hole).
-	Items []*Literal `json:"items,omitempty"`
-	Line  int        `json:"line"`
-	Col   int        `json:"col"`
-}
-
-// LiteralProp is one property of an object literal; Line and Col locate
-// its key.
-type LiteralProp struct {
-	Key   string   `json:"key"`
-	Value *Literal `json:"value"`
-	Line  int      `json:"line"`
-	Col   int      `json:"col"`
-}
-
 // StaticCalls returns the static calls of a program (code in any shape
 // Normalize accepts), as the check before running sees them: calls of
 // names the program does not declare itself.
-func StaticCalls(code string) ([]StaticCall, error) {
+func StaticCalls(code string) ([]sandbox.StaticCall, error) {
 	n, err := Normalize(code)
 	if err != nil {
 		return nil, err
@@ -68,7 +25,7 @@ func StaticCalls(code string) ([]StaticCall, error) {
 
 // staticInfo is what the program's syntax tree says before it runs.
 type staticInfo struct {
-	calls []StaticCall
+	calls []sandbox.StaticCall
 	// roots maps a global name used as X.y(…) or X["y"](…) to the first
 	// place it is so used, for names the program does not declare.
 	roots map[string]Place
@@ -136,7 +93,7 @@ func collectStatic(prg *ast.Program, pm *positionMap) *staticInfo {
 			rl, rc := pos(rootAt)
 			info.roots[path[0]] = Place{rl, rc}
 		}
-		sc := StaticCall{Connector: strings.Join(path[:len(path)-1], "."), Method: path[len(path)-1], Line: line, Col: col}
+		sc := sandbox.StaticCall{Connector: strings.Join(path[:len(path)-1], "."), Method: path[len(path)-1], Line: line, Col: col}
 		if len(call.ArgumentList) > 0 {
 			if _, isObj := call.ArgumentList[0].(*ast.ObjectLiteral); isObj {
 				sc.Args = literalOf(call.ArgumentList[0], pos, 0)
@@ -192,8 +149,8 @@ func calleePath(e ast.Expression) ([]string, file.Idx, file.Idx) {
 }
 
 // literalOf describes an expression as a Literal.
-func literalOf(e ast.Expression, pos func(file.Idx) (int, int), depth int) *Literal {
-	l := &Literal{}
+func literalOf(e ast.Expression, pos func(file.Idx) (int, int), depth int) *sandbox.Literal {
+	l := &sandbox.Literal{}
 	l.Line, l.Col = pos(e.Idx0())
 	if depth > maxLiteralDepth {
 		return l
@@ -258,12 +215,12 @@ func literalOf(e ast.Expression, pos func(file.Idx) (int, int), depth int) *Lite
 				}
 				v := literalOf(p.Value, pos, depth+1)
 				static = static && v.Value != nil
-				lp := LiteralProp{Key: key, Value: v}
+				lp := sandbox.LiteralProp{Key: key, Value: v}
 				lp.Line, lp.Col = pos(p.Key.Idx0())
 				l.Props = append(l.Props, lp)
 			case *ast.PropertyShort:
 				static = false
-				lp := LiteralProp{Key: p.Name.Name.String(), Value: &Literal{}}
+				lp := sandbox.LiteralProp{Key: p.Name.Name.String(), Value: &sandbox.Literal{}}
 				lp.Line, lp.Col = pos(p.Name.Idx)
 				lp.Value.Line, lp.Value.Col = lp.Line, lp.Col
 				l.Props = append(l.Props, lp)

@@ -10,12 +10,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
-
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -110,14 +111,14 @@ func (w probeOnCall) Write(b []byte) (int, error) {
 // nothingHost answers every call with {}.
 type nothingHost struct{}
 
-func (nothingHost) Call(context.Context, pass.Call) (json.RawMessage, error) {
+func (nothingHost) Call(context.Context, sandbox.Call) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
-func (nothingHost) StepResult(context.Context, pass.Step) (json.RawMessage, bool, error) {
+func (nothingHost) StepResult(context.Context, sandbox.Step) (json.RawMessage, bool, error) {
 	return nil, false, nil
 }
-func (nothingHost) StepDone(context.Context, pass.Step, json.RawMessage, string) error { return nil }
-func (nothingHost) Service(context.Context, pass.ServiceCall) (json.RawMessage, error) {
+func (nothingHost) StepDone(context.Context, sandbox.Step, json.RawMessage, string) error { return nil }
+func (nothingHost) Service(context.Context, sandbox.ServiceCall) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
@@ -133,18 +134,80 @@ func TestAForbiddenCallEndsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	p := pass.Program{Code: "await notes.listNotes({});\nwhile (true) {}", Globals: []pass.Global{{Name: "notes", Methods: []string{"listNotes"}}}}
+	p := sandbox.Program{Code: "await notes.listNotes({});\nwhile (true) {}", Globals: []sandbox.Global{{Name: "notes", Methods: []string{"listNotes"}}}}
 	for range 2 {
 		o, err := pool.Run(context.Background(), p, nothingHost{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.Status != pass.Failed || !strings.Contains(o.Error, "system call the sandbox forbids") {
+		if o.Status != sandbox.Failed || !strings.Contains(o.Error, "system call the sandbox forbids") {
 			t.Errorf("run = %v %q, want it ended by the forbidden call", o.Status, o.Error)
 		}
 	}
-	o, err := pool.Run(context.Background(), pass.Program{Code: "1 + 1"}, nothingHost{})
+	o, err := pool.Run(context.Background(), sandbox.Program{Code: "1 + 1"}, nothingHost{})
 	if err != nil || string(o.Result) != "2" {
 		t.Errorf("a run without calls: %v %s %q, %v", o.Status, o.Result, o.Error, err)
+	}
+}
+
+// procField returns the value of a "Name:\tvalue" line of /proc/pid/status.
+func procField(t *testing.T, status, name string) string {
+	t.Helper()
+	for line := range strings.SplitSeq(status, "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in the status:\n%s", name, status)
+	return ""
+}
+
+// TestWorkerConfinement: a worker runs with no_new_privs, a seccomp
+// filter, no capabilities, in "/", with few files (read in its /proc
+// entries), and this process (the pool's owner) is not confined. That the
+// filter kills a worker on the calls it denies, and that the run in it
+// ends saying so, is sandbox/worker's TestDeniedSystemCallsKill and
+// TestAForbiddenCallEndsTheRun.
+func TestWorkerConfinement(t *testing.T) {
+	pool := newPool(t, Options{Size: 1})
+	waitIdle(t, pool, 1)
+	pid := pool.Stats().PIDs[0]
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(status)
+	nofile := ""
+	for line := range strings.SplitSeq(string(limits), "\n") {
+		if f := strings.Fields(line); strings.HasPrefix(line, "Max open files") && len(f) >= 5 {
+			nofile = f[4] // the hard limit
+		}
+	}
+	if procField(t, s, "NoNewPrivs") != "1" || procField(t, s, "Seccomp") != "2" ||
+		procField(t, s, "CapEff") != "0000000000000000" || procField(t, s, "CapPrm") != "0000000000000000" ||
+		nofile != strconv.Itoa(MaxFiles) || cwd != "/" {
+		t.Errorf("worker confinement: cwd %s, open files %s, status:\n%s", cwd, nofile, s)
+	}
+	if uid := strings.Fields(procField(t, s, "Uid")); os.Geteuid() == 0 && uid[1] != strconv.Itoa(NobodyUID) {
+		t.Errorf("a worker started by root runs as uid %s, want %d", uid[1], NobodyUID)
+	}
+	if o := sandboxtest.Run(t, pool, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}); string(o.Result) != "2" {
+		t.Errorf("a run in the confined worker: %v %s %q", o.Status, o.Result, o.Error)
+	}
+
+	own, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatalf("the pool's owner cannot open a file: %v", err)
+	}
+	if !strings.Contains(string(own), "NoNewPrivs:\t0") || !strings.Contains(string(own), "Seccomp:\t0") {
+		t.Errorf("the pool's owner is confined:\n%s", own)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"hash/maphash"
 	"log/slog"
 	"os"
@@ -70,7 +70,7 @@ const (
 	startBackoff = time.Second
 )
 
-// Pool is the Executor that runs each program in a worker process
+// Pool is the sandbox.Executor that runs each program in a worker process
 // (see Main and Serve) taken from a warm pool. A worker runs
 // one program at a time with GOMAXPROCS=1, a heap watchdog and a hard
 // memory limit (see Limiter); the parent serves its host calls with the real Host
@@ -109,7 +109,7 @@ type Pool struct {
 	changed  chan struct{} // closed and replaced when a worker is freed or total drops
 }
 
-var _ pass.Executor = (*Pool)(nil)
+var _ sandbox.Executor = (*Pool)(nil)
 
 // NewPool starts a pool: the first worker before it returns (so that
 // a bad Command is reported here), the other warm ones in the background.
@@ -178,11 +178,11 @@ func (p *Pool) start() (*procWorker, error) {
 // Run executes one pass of p in a worker (see Executor). It is safe for
 // concurrent use. The error is for internal failures (of the host
 // plumbing, or a worker that cannot start) and for a closed pool.
-func (p *Pool) Run(ctx context.Context, prog pass.Program, host pass.Host) (pass.Outcome, error) {
+func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host) (sandbox.Outcome, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return pass.Outcome{}, pass.ErrClosed
+		return sandbox.Outcome{}, sandbox.ErrClosed
 	}
 	p.runs.Add(1)
 	p.mu.Unlock()
@@ -194,24 +194,24 @@ func (p *Pool) Run(ctx context.Context, prog pass.Program, host pass.Host) (pass
 
 	limits := prog.Limits.WithDefaults()
 	if len(prog.Code) > limits.MaxCodeBytes {
-		return pass.Outcome{
-			Status: pass.Failed,
+		return sandbox.Outcome{
+			Status: sandbox.Failed,
 			Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(prog.Code), limits.MaxCodeBytes),
-			Clock:  pass.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times},
+			Clock:  sandbox.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times},
 		}, nil
 	}
 	code := maphash.String(p.seed, prog.Code)
 	w, err := p.acquire(ctx, code)
 	if err != nil {
 		if p.closeCx.Err() != nil {
-			return pass.Outcome{}, pass.ErrClosed
+			return sandbox.Outcome{}, sandbox.ErrClosed
 		}
 		if ctx.Err() != nil {
-			o := pass.Outcome{Status: pass.Failed, Error: cancelMessage(ctx)}
-			o.Clock = pass.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times}
+			o := sandbox.Outcome{Status: sandbox.Failed, Error: cancelMessage(ctx)}
+			o.Clock = sandbox.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times}
 			return o, nil
 		}
-		return pass.Outcome{}, err
+		return sandbox.Outcome{}, err
 	}
 	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: limits}
 	o, keep, err := r.run(ctx, host)
@@ -237,7 +237,7 @@ func (p *Pool) acquire(ctx context.Context, code uint64) (*procWorker, error) {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, pass.ErrClosed
+			return nil, sandbox.ErrClosed
 		}
 		for len(p.idle) > 0 {
 			i := len(p.idle) - 1

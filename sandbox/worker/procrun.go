@@ -10,10 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
-
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 )
 
@@ -25,8 +24,8 @@ type procRun struct {
 	pool   *Pool
 	w      *procWorker
 	id     uint32
-	prog   pass.Program
-	limits pass.Limits // with defaults
+	prog   sandbox.Program
+	limits sandbox.Limits // with defaults
 
 	mu         sync.Mutex
 	killReason string      // why the parent killed the worker; guarded by mu
@@ -36,7 +35,7 @@ type procRun struct {
 
 // run executes the program on the worker. keep is false when the worker
 // must not run another program.
-func (r *procRun) run(ctx context.Context, host pass.Host) (o pass.Outcome, keep bool, err error) {
+func (r *procRun) run(ctx context.Context, host sandbox.Host) (o sandbox.Outcome, keep bool, err error) {
 	d := newDispatch(ctx, host, r.w.fw)
 	defer d.close()
 
@@ -251,17 +250,17 @@ func (r *procRun) killed() string {
 }
 
 // finish turns the worker's outcome into the Run's result.
-func (r *procRun) finish(d *dispatch, wo wireOutcome) (pass.Outcome, bool, error) {
+func (r *procRun) finish(d *dispatch, wo wireOutcome) (sandbox.Outcome, bool, error) {
 	d.close()
 	keep := !wo.recycle && r.killed() == ""
 	if err := d.internalErr(); err != nil {
-		return pass.Outcome{}, false, err
+		return sandbox.Outcome{}, false, err
 	}
 	if wo.internal != "" {
-		return pass.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, wo.internal)
+		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, wo.internal)
 	}
 	o := wo.Outcome
-	if o.Status == pass.Stopped {
+	if o.Status == sandbox.Stopped {
 		o.Stop = d.stopErr()
 		if o.Stop == nil {
 			o.Stop = &stopError{msg: wo.stopMsg}
@@ -272,19 +271,19 @@ func (r *procRun) finish(d *dispatch, wo wireOutcome) (pass.Outcome, bool, error
 
 // crashed reports a worker that died or broke the protocol (cause): it is
 // killed and waited for, and the run fails with why.
-func (r *procRun) crashed(d *dispatch, cause error) (pass.Outcome, bool, error) {
+func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, error) {
 	r.w.kill()
 	<-r.w.exited
 	d.close()
 	if err := d.internalErr(); err != nil {
-		return pass.Outcome{}, false, err
+		return sandbox.Outcome{}, false, err
 	}
-	o := pass.Outcome{Clock: pass.Clock{Seed: r.prog.Clock.Seed, Times: r.prog.Clock.Times}, Calls: d.maxSeq()}
+	o := sandbox.Outcome{Clock: sandbox.Clock{Seed: r.prog.Clock.Seed, Times: r.prog.Clock.Times}, Calls: d.maxSeq()}
 	if stop := d.stopErr(); stop != nil {
-		o.Status, o.Stop = pass.Stopped, stop
+		o.Status, o.Stop = sandbox.Stopped, stop
 		return o, false, nil
 	}
-	o.Status = pass.Failed
+	o.Status = sandbox.Failed
 	switch reason := r.killed(); {
 	case reason != "":
 		o.Error = reason
@@ -306,7 +305,7 @@ type dispatch struct {
 	// fixed at creation
 	ctx    context.Context // parent of the calls' contexts
 	cancel context.CancelFunc
-	host   pass.Host
+	host   sandbox.Host
 	fw     *frameWriter
 
 	wg sync.WaitGroup
@@ -319,7 +318,7 @@ type dispatch struct {
 	closed   bool
 }
 
-func newDispatch(ctx context.Context, host pass.Host, fw *frameWriter) *dispatch {
+func newDispatch(ctx context.Context, host sandbox.Host, fw *frameWriter) *dispatch {
 	d := &dispatch{host: host, fw: fw, calls: map[uint32]context.CancelFunc{}}
 	d.ctx, d.cancel = context.WithCancel(ctx)
 	return d
@@ -377,27 +376,27 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 	seq := 0
 	switch kind {
 	case msgCall:
-		c := pass.Call{Seq: dd.int(1 << 31), Connector: dd.str(), Method: dd.str(), Args: json.RawMessage(dd.bytes())}
+		c := sandbox.Call{Seq: dd.int(1 << 31), Connector: dd.str(), Method: dd.str(), Args: json.RawMessage(dd.bytes())}
 		seq = c.Seq
 		call = func(ctx context.Context) hostReply {
 			v, err := d.host.Call(connectors.WithAnswering(ctx, d.soon(id)), c)
 			return hostReply{value: v, err: err}
 		}
 	case msgStepResult:
-		s := pass.Step{Seq: dd.int(1 << 31), Name: dd.str()}
+		s := sandbox.Step{Seq: dd.int(1 << 31), Name: dd.str()}
 		seq = s.Seq
 		call = func(ctx context.Context) hostReply {
 			v, found, err := d.host.StepResult(ctx, s)
 			return hostReply{found: found, value: v, err: err}
 		}
 	case msgStepDone:
-		s := pass.Step{Seq: dd.int(1 << 31), Name: dd.str()}
+		s := sandbox.Step{Seq: dd.int(1 << 31), Name: dd.str()}
 		value, errMsg := json.RawMessage(dd.bytes()), dd.str()
 		call = func(ctx context.Context) hostReply {
 			return hostReply{err: d.host.StepDone(ctx, s, value, errMsg)}
 		}
 	case msgService:
-		s := pass.ServiceCall{Seq: dd.int(1 << 31), Name: dd.str(), Args: json.RawMessage(dd.bytes())}
+		s := sandbox.ServiceCall{Seq: dd.int(1 << 31), Name: dd.str(), Args: json.RawMessage(dd.bytes())}
 		seq = s.Seq
 		call = func(ctx context.Context) hostReply {
 			v, err := d.host.Service(ctx, s)
@@ -406,11 +405,11 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 	case msgCheck:
 		raw := dd.bytes()
 		call = func(ctx context.Context) hostReply {
-			ch, ok := d.host.(pass.Checker)
+			ch, ok := d.host.(sandbox.Checker)
 			if !ok {
 				return hostReply{value: []byte("[]")}
 			}
-			var calls []source.StaticCall
+			var calls []sandbox.StaticCall
 			if err := json.Unmarshal(raw, &calls); err != nil {
 				return hostReply{err: fmt.Errorf("sandbox: static calls from the worker: %w", err)}
 			}
@@ -474,11 +473,11 @@ func (d *dispatch) answer(ctx context.Context, call func(context.Context) hostRe
 				d.internal = err
 			}
 			d.mu.Unlock()
-			r = hostReply{err: fmt.Errorf("%w: internal error", pass.ErrStop)}
+			r = hostReply{err: fmt.Errorf("%w: internal error", sandbox.ErrStop)}
 		}
 	}()
 	r = call(ctx)
-	if r.err != nil && errors.Is(r.err, pass.ErrStop) {
+	if r.err != nil && errors.Is(r.err, sandbox.ErrStop) {
 		d.mu.Lock()
 		if d.stop == nil {
 			d.stop = r.err
@@ -495,12 +494,12 @@ func (d *dispatch) reply(id uint32, r hostReply) {
 	status, msg := replyOK, ""
 	if r.err != nil {
 		status, msg = replyErr, r.err.Error()
-		if errors.Is(r.err, pass.ErrStop) {
+		if errors.Is(r.err, sandbox.ErrStop) {
 			status = replyStop
 		}
 		r.value = nil
 		// An error's details travel as the reply's value.
-		if ce := (*pass.CallError)(nil); status == replyErr && errors.As(r.err, &ce) {
+		if ce := (*sandbox.CallError)(nil); status == replyErr && errors.As(r.err, &ce) {
 			r.value = ce.Details
 		}
 	}

@@ -5,11 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"io"
 	"sync"
 	"time"
-
-	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 )
 
 // The worker protocol: frames over a pair of pipes between the parent (the
@@ -33,7 +32,7 @@ import (
 // encoding keeps a host call to two small frames with no reflection.
 const (
 	msgHello      byte = iota + 1 // W→P: pid
-	msgRun                        // P→W: a pass.Program
+	msgRun                        // P→W: a sandbox.Program
 	msgCancel                     // P→W: reason ("" for a plain cancellation)
 	msgCall                       // W→P: seq, connector, method, args
 	msgStepResult                 // W→P: seq, name
@@ -234,7 +233,7 @@ func (d *dec) int(max int) int {
 
 // Program encoding.
 
-func encodeProgram(e *enc, p pass.Program) {
+func encodeProgram(e *enc, p sandbox.Program) {
 	e.str(p.Code)
 	e.uvarint(uint64(len(p.Globals)))
 	for _, g := range p.Globals {
@@ -265,12 +264,12 @@ func boolBit(b bool) uint64 {
 	return 0
 }
 
-func decodeProgram(d *dec) pass.Program {
-	var p pass.Program
+func decodeProgram(d *dec) sandbox.Program {
+	var p sandbox.Program
 	p.Code = d.str()
 	n := d.int(len(d.b))
 	for i := 0; i < n && d.err == nil; i++ {
-		g := pass.Global{Name: d.str()}
+		g := sandbox.Global{Name: d.str()}
 		m := d.int(len(d.b))
 		for j := 0; j < m && d.err == nil; j++ {
 			g.Methods = append(g.Methods, d.str())
@@ -288,10 +287,10 @@ func decodeProgram(d *dec) pass.Program {
 	p.Clock = decodeClock(d)
 	n = d.int(len(d.b))
 	for i := 0; i < n && d.err == nil; i++ {
-		sv := pass.Service{Name: d.str()}
+		sv := sandbox.Service{Name: d.str()}
 		m := d.int(len(d.b))
 		for j := 0; j < m && d.err == nil; j++ {
-			sv.Params = append(sv.Params, pass.Param{Name: d.str(), String: d.uvarint() != 0})
+			sv.Params = append(sv.Params, sandbox.Param{Name: d.str(), String: d.uvarint() != 0})
 		}
 		p.Services = append(p.Services, sv)
 	}
@@ -300,7 +299,7 @@ func decodeProgram(d *dec) pass.Program {
 
 // encodeClock writes the times as deltas (a busy loop's repeated
 // readings take a byte each).
-func encodeClock(e *enc, c pass.Clock) {
+func encodeClock(e *enc, c sandbox.Clock) {
 	e.varint(c.Seed).uvarint(uint64(len(c.Times)))
 	var last int64
 	for _, t := range c.Times {
@@ -309,8 +308,8 @@ func encodeClock(e *enc, c pass.Clock) {
 	}
 }
 
-func decodeClock(d *dec) pass.Clock {
-	c := pass.Clock{Seed: d.varint()}
+func decodeClock(d *dec) sandbox.Clock {
+	c := sandbox.Clock{Seed: d.varint()}
 	n := d.int(len(d.b))
 	if n > 0 {
 		c.Times = make([]int64, 0, n)
@@ -325,7 +324,7 @@ func decodeClock(d *dec) pass.Clock {
 
 // wireOutcome is an Outcome as the worker reports it.
 type wireOutcome struct {
-	pass.Outcome
+	sandbox.Outcome
 	stopMsg  string // Outcome.Stop's message when Stopped
 	internal string // an internal failure of the worker: Run returns it
 	recycle  bool   // the worker should not run another program (a memory limit was hit)
@@ -343,7 +342,7 @@ func encodeOutcome(e *enc, o wireOutcome) {
 
 func decodeOutcome(d *dec) wireOutcome {
 	var o wireOutcome
-	o.Status = pass.Status(d.byte1())
+	o.Status = sandbox.Status(d.byte1())
 	if r := d.bytes(); r != nil {
 		o.Result = r
 	}

@@ -5,12 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestClockCrossesThePipeCompactly: readings go as deltas, so a busy
 // loop's repeated milliseconds take a byte each, and come back the same.
@@ -20,7 +17,7 @@ func TestClockCrossesThePipeCompactly(t *testing.T) {
 		times = append(times, 1_700_000_000_001)
 	}
 	var e enc
-	encodeClock(&e, pass.Clock{Seed: -7, Times: times})
+	encodeClock(&e, sandbox.Clock{Seed: -7, Times: times})
 	if len(e.b) > 10_000+40 {
 		t.Errorf("%d readings take %d bytes", len(times), len(e.b))
 	}
@@ -33,17 +30,17 @@ func TestClockCrossesThePipeCompactly(t *testing.T) {
 // TestProgramCrossesThePipe: every field of a Program reaches the worker
 // as it was sent.
 func TestProgramCrossesThePipe(t *testing.T) {
-	p := pass.Program{
+	p := sandbox.Program{
 		Code: "await weather.today({ city: 'Oslo' })",
-		Globals: []pass.Global{
+		Globals: []sandbox.Global{
 			{Name: "weather", Methods: []string{"today", "week"}, Forward: true},
 			{Name: "mcp.down", Unavailable: "it did not start"},
 		},
-		Limits: pass.Limits{Timeout: 3 * time.Second, MaxStackDepth: 5, MaxCalls: 6, MaxLogBytes: 7, MaxCodeBytes: 8, MaxClockReads: 9},
-		Clock:  pass.Clock{Seed: 42, Times: []int64{1, 2}},
-		Services: []pass.Service{
-			{Name: "search", Params: []pass.Param{{Name: "query", String: true}}},
-			{Name: "forecast", Params: []pass.Param{{Name: "city", String: true}, {Name: "options"}}},
+		Limits: sandbox.Limits{Timeout: 3 * time.Second, MaxStackDepth: 5, MaxCalls: 6, MaxLogBytes: 7, MaxCodeBytes: 8, MaxClockReads: 9},
+		Clock:  sandbox.Clock{Seed: 42, Times: []int64{1, 2}},
+		Services: []sandbox.Service{
+			{Name: "search", Params: []sandbox.Param{{Name: "query", String: true}}},
+			{Name: "forecast", Params: []sandbox.Param{{Name: "city", String: true}, {Name: "options"}}},
 			{Name: "nothing"},
 		},
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
@@ -96,7 +97,7 @@ type workerServer struct {
 const warmUpCode = "const o = { a: [1, 'x'], d: new Date(0) };\nconsole.log(o);\nawait null;\nJSON.stringify(o)"
 
 func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
-	if _, err := pass.Execute(ctx, pass.Program{Code: warmUpCode}, noHost{}, s.cache, s.log); err != nil {
+	if _, err := pass.Execute(ctx, sandbox.Program{Code: warmUpCode}, noHost{}, s.cache, s.log); err != nil {
 		s.log.Warn("sandbox worker: warm-up failed", "err", err)
 	}
 	if err := s.fw.write(msgHello, 0, newEnc(8).uvarint(uint64(os.Getpid()))); err != nil {
@@ -143,7 +144,7 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 }
 
 // start begins run id unless one is in progress (a protocol error).
-func (s *workerServer) start(ctx context.Context, id uint32, p pass.Program) error {
+func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running {
@@ -198,7 +199,7 @@ func (s *workerServer) shutdown(cause error) {
 }
 
 // run executes one program and returns its outcome.
-func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, p pass.Program) wireOutcome {
+func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, p sandbox.Program) wireOutcome {
 	var tripped bool
 	var watch sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -215,13 +216,13 @@ func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, 
 
 	if err != nil {
 		s.log.Error("sandbox worker: internal failure", "err", err)
-		return wireOutcome{Outcome: pass.Outcome{Status: pass.Failed, Error: "internal error"}, internal: err.Error(), recycle: true}
+		return wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Failed, Error: "internal error"}, internal: err.Error(), recycle: true}
 	}
 	// A worker whose heap stays large after a run is replaced rather than
 	// kept idle with that memory.
 	recycle := tripped || (s.cfg.MemoryLimit > 0 && heapBytes() > uint64(s.cfg.MemoryLimit)/2)
 	wo := wireOutcome{Outcome: o, recycle: recycle}
-	if o.Status == pass.Stopped && o.Stop != nil {
+	if o.Status == sandbox.Stopped && o.Stop != nil {
 		wo.stopMsg = o.Stop.Error()
 	}
 	return wo
@@ -237,8 +238,8 @@ func (s *workerServer) sendOutcome(id uint32, o wireOutcome) error {
 		return err
 	}
 	size := len(e.b)
-	o.Outcome = pass.Outcome{
-		Status: pass.Failed,
+	o.Outcome = sandbox.Outcome{
+		Status: sandbox.Failed,
 		Error:  fmt.Sprintf("the program's value and logs are too large to return: %d bytes, limit %d MiB", size, maxFrame>>20),
 		Clock:  o.Clock,
 		Calls:  o.Calls,
@@ -264,7 +265,7 @@ type pipeHost struct {
 	gone    error // the parent is gone: calls fail at once
 }
 
-var _ pass.Host = (*pipeHost)(nil)
+var _ sandbox.Host = (*pipeHost)(nil)
 
 // replyMsg is the parent's answer to one host call.
 type replyMsg struct {
@@ -279,7 +280,7 @@ type replyMsg struct {
 type stopError struct{ msg string }
 
 func (e *stopError) Error() string { return e.msg }
-func (e *stopError) Unwrap() error { return pass.ErrStop }
+func (e *stopError) Unwrap() error { return sandbox.ErrStop }
 
 // roundTrip sends a request and waits for its reply. When ctx ends first,
 // the parent is told to cancel the call, and its reply is still awaited:
@@ -318,7 +319,7 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (replyMsg, 
 		return r, &stopError{msg: r.msg}
 	case replyErr:
 		if len(r.value) > 0 {
-			return r, &pass.CallError{Message: r.msg, Details: r.value}
+			return r, &sandbox.CallError{Message: r.msg, Details: r.value}
 		}
 	}
 	return r, errors.New(r.msg)
@@ -354,7 +355,7 @@ func (h *pipeHost) fail(cause error) {
 }
 
 // Call forwards a connector call.
-func (h *pipeHost) Call(ctx context.Context, c pass.Call) (json.RawMessage, error) {
+func (h *pipeHost) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 	e := newEnc(len(c.Args) + len(c.Connector) + len(c.Method) + 16)
 	e.uvarint(uint64(c.Seq)).str(c.Connector).str(c.Method).bytes(c.Args)
 	r, err := h.roundTrip(ctx, msgCall, e)
@@ -365,13 +366,13 @@ func (h *pipeHost) Call(ctx context.Context, c pass.Call) (json.RawMessage, erro
 }
 
 // StepResult forwards codemode.step's lookup.
-func (h *pipeHost) StepResult(ctx context.Context, s pass.Step) (json.RawMessage, bool, error) {
+func (h *pipeHost) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
 	r, err := h.roundTrip(ctx, msgStepResult, newEnc(len(s.Name)+8).uvarint(uint64(s.Seq)).str(s.Name))
 	return r.value, r.found, err
 }
 
 // StepDone forwards a step's value or failure.
-func (h *pipeHost) StepDone(ctx context.Context, s pass.Step, value json.RawMessage, errMsg string) error {
+func (h *pipeHost) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	e := newEnc(len(s.Name) + len(value) + len(errMsg) + 16)
 	e.uvarint(uint64(s.Seq)).str(s.Name).bytes(value).str(errMsg)
 	_, err := h.roundTrip(ctx, msgStepDone, e)
@@ -382,7 +383,7 @@ func (h *pipeHost) StepDone(ctx context.Context, s pass.Step, value json.RawMess
 }
 
 // Service forwards a host-backed codemode function.
-func (h *pipeHost) Service(ctx context.Context, s pass.ServiceCall) (json.RawMessage, error) {
+func (h *pipeHost) Service(ctx context.Context, s sandbox.ServiceCall) (json.RawMessage, error) {
 	e := newEnc(len(s.Name) + len(s.Args) + 16)
 	e.uvarint(uint64(s.Seq)).str(s.Name).bytes(s.Args)
 	r, err := h.roundTrip(ctx, msgService, e)
@@ -393,7 +394,7 @@ func (h *pipeHost) Service(ctx context.Context, s pass.ServiceCall) (json.RawMes
 }
 
 // Check forwards the check before running (see Checker).
-func (h *pipeHost) Check(ctx context.Context, calls []source.StaticCall) ([]pass.Problem, error) {
+func (h *pipeHost) Check(ctx context.Context, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
 	raw, err := json.Marshal(calls)
 	if err != nil {
 		return nil, err
@@ -402,7 +403,7 @@ func (h *pipeHost) Check(ctx context.Context, calls []source.StaticCall) ([]pass
 	if err != nil {
 		return nil, err
 	}
-	var problems []pass.Problem
+	var problems []sandbox.Problem
 	if err := json.Unmarshal(r.value, &problems); err != nil {
 		return nil, fmt.Errorf("sandbox: problems from the host: %w", err)
 	}
@@ -414,11 +415,13 @@ type noHost struct{}
 
 var errNoHost = errors.New("sandbox worker: no host during warm-up")
 
-func (noHost) Call(context.Context, pass.Call) (json.RawMessage, error) { return nil, errNoHost }
-func (noHost) StepResult(context.Context, pass.Step) (json.RawMessage, bool, error) {
+func (noHost) Call(context.Context, sandbox.Call) (json.RawMessage, error) { return nil, errNoHost }
+func (noHost) StepResult(context.Context, sandbox.Step) (json.RawMessage, bool, error) {
 	return nil, false, errNoHost
 }
-func (noHost) StepDone(context.Context, pass.Step, json.RawMessage, string) error { return errNoHost }
-func (noHost) Service(context.Context, pass.ServiceCall) (json.RawMessage, error) {
+func (noHost) StepDone(context.Context, sandbox.Step, json.RawMessage, string) error {
+	return errNoHost
+}
+func (noHost) Service(context.Context, sandbox.ServiceCall) (json.RawMessage, error) {
 	return nil, errNoHost
 }

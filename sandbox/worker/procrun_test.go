@@ -1,4 +1,4 @@
-package sandbox
+package worker
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 )
 
 // slowThenQuick is a program whose first call (notes.createNote) is
@@ -42,7 +44,7 @@ func slowThenQuick(quick int) string {
 // add calls have been served in all (a held call may reach the host after
 // some of the quick calls made after it).
 type phasedHost struct {
-	fakeHost
+	sandboxtest.Host
 	quick int
 
 	mu      sync.Mutex
@@ -52,7 +54,7 @@ type phasedHost struct {
 
 func newPhasedHost(quick int) *phasedHost {
 	h := &phasedHost{quick: quick, changed: make(chan struct{})}
-	h.fakeHost.call = func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h.Host.OnCall = func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		var a struct{ N, I int }
 		if err := json.Unmarshal(c.Args, &a); err != nil {
 			return nil, err
@@ -89,11 +91,11 @@ func newPhasedHost(quick int) *phasedHost {
 // a quiet spell: a slow call pending while quick calls go on, twice, with
 // a CPU-bound stretch in between.
 func TestProcessLeadersHandOffAndRestart(t *testing.T) {
-	pool := newPool(t, ProcessOptions{Size: 1})
+	pool := newPool(t, Options{Size: 1})
 	const quick = 50
-	o := run(t, pool, newPhasedHost(quick), slowThenQuick(quick), Limits{Timeout: 20 * time.Second})
+	o := sandboxtest.Run(t, pool, newPhasedHost(quick), slowThenQuick(quick), sandbox.Limits{Timeout: 20 * time.Second})
 	sum := quick * (quick - 1) / 2
-	wantCompleted(t, "slowThenQuick", o, fmt.Sprintf("[%d,%d,true]", sum, sum))
+	sandboxtest.WantCompleted(t, "slowThenQuick", o, fmt.Sprintf("[%d,%d,true]", sum, sum))
 }
 
 // TestProcessLeadersStress runs many programs at once on a small pool,
@@ -106,7 +108,7 @@ func TestProcessLeadersStress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	pool := newPool(t, ProcessOptions{Size: 2})
+	pool := newPool(t, Options{Size: 2})
 	const runs, quick = 24, 20
 	concurrent := `
 		const r = await Promise.all(Array.from({ length: 40 }, (_, i) => everything.echo({ i })));
@@ -123,9 +125,9 @@ func TestProcessLeadersStress(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			code, host, want := slowThenQuick(quick), Host(newPhasedHost(quick)), fmt.Sprintf("[%d,%d,true]", quick*(quick-1)/2, quick*(quick-1)/2)
+			code, host, want := slowThenQuick(quick), sandbox.Host(newPhasedHost(quick)), fmt.Sprintf("[%d,%d,true]", quick*(quick-1)/2, quick*(quick-1)/2)
 			if i%2 == 1 {
-				code, host, want = concurrent, &fakeHost{}, "40"
+				code, host, want = concurrent, &sandboxtest.Host{}, "40"
 			}
 			switch i % 6 {
 			case 2: // cancelled at a random moment
@@ -140,7 +142,7 @@ func TestProcessLeadersStress(t *testing.T) {
 					}
 				})
 			}
-			o, err := pool.Run(ctx, Program{Code: code, Globals: testGlobals, Limits: Limits{Timeout: 60 * time.Second}}, host)
+			o, err := pool.Run(ctx, sandbox.Program{Code: code, Globals: sandboxtest.Globals, Limits: sandbox.Limits{Timeout: 60 * time.Second}}, host)
 			if err != nil {
 				// A kill may also hit a worker the pool is starting.
 				if !strings.Contains(err.Error(), "did not start") {
@@ -150,12 +152,12 @@ func TestProcessLeadersStress(t *testing.T) {
 				return
 			}
 			switch o.Status {
-			case Completed:
-				if !jsonEqual(t, o.Result, want) {
+			case sandbox.Completed:
+				if !sandboxtest.JSONEqual(t, o.Result, want) {
 					t.Errorf("run %d: result %s, want %s", i, o.Result, want)
 				}
 				completed.Add(1)
-			case Failed:
+			case sandbox.Failed:
 				if i%6 != 2 && i%6 != 3 {
 					// A kill aimed at another run's worker may land here.
 					t.Logf("run %d failed: %s", i, o.Error)
@@ -171,17 +173,17 @@ func TestProcessLeadersStress(t *testing.T) {
 	if completed.Load() < runs/2 {
 		t.Errorf("only %d of %d runs completed", completed.Load(), runs)
 	}
-	wantCompleted(t, "after", run(t, pool, &fakeHost{}, "1 + 1", Limits{}), "2")
+	sandboxtest.WantCompleted(t, "after", sandboxtest.Run(t, pool, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
 }
 
 // TestProcessReplyAfterSoon checks the worker's side of msgSoon: told that
-// an answer is on its way (connectors.Answering, which fakeHost calls
+// an answer is on its way (connectors.Answering, which sandboxtest.Host calls
 // before every answer), it polls for the reply, and a reply that comes
 // long after its polling ended (5 ms), or at once, or for one of many
 // calls in flight, still reaches the call it answers.
 func TestProcessReplyAfterSoon(t *testing.T) {
-	pool := newPool(t, ProcessOptions{Size: 1})
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	pool := newPool(t, Options{Size: 1})
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		var a struct{ I int }
 		if err := json.Unmarshal(c.Args, &a); err != nil {
 			return nil, err
@@ -198,6 +200,6 @@ func TestProcessReplyAfterSoon(t *testing.T) {
 		const all = await Promise.all(Array.from({ length: 30 }, (_, i) => everything.echo({ i })));
 		return [s, all.reduce((t, r) => t + r.i, 0)];
 	`
-	o := run(t, pool, h, code, Limits{Timeout: 20 * time.Second})
-	wantCompleted(t, "calls told soon", o, "[435,435]")
+	o := sandboxtest.Run(t, pool, h, code, sandbox.Limits{Timeout: 20 * time.Second})
+	sandboxtest.WantCompleted(t, "calls told soon", o, "[435,435]")
 }

@@ -1,4 +1,4 @@
-package sandbox
+package worker
 
 import (
 	"bytes"
@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 )
 
 // TestSamplingLimiter runs macOS's limiter here, with RLIMIT_DATA off in
@@ -21,7 +22,7 @@ import (
 // stopped by the parent's sampling alone.
 func TestSamplingLimiter(t *testing.T) {
 	logs := &lockedBuffer{}
-	p := newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: worker.LimiterSampling,
+	p := newPool(t, Options{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: LimiterSampling,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	checkDataLimit := func(t *testing.T) {
 		t.Helper()
@@ -33,7 +34,7 @@ func TestSamplingLimiter(t *testing.T) {
 	}
 	checkDataLimit(t)
 	rss := startRSSWatch(t)
-	long := Limits{Timeout: 90 * time.Second} // see hostileCases
+	long := sandbox.Limits{Timeout: 90 * time.Second} // see hostileCases
 	for _, tc := range []struct {
 		name, code string
 		sampled    bool // only the parent's sampling can stop it: it kills the worker
@@ -46,12 +47,12 @@ func TestSamplingLimiter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs.reset()
 			start := time.Now()
-			memoryExceeded(t, run(t, p, &fakeHost{}, tc.code, long))
+			memoryExceeded(t, sandboxtest.Run(t, p, &sandboxtest.Host{}, tc.code, long))
 			t.Logf("stopped after %v", time.Since(start).Round(time.Millisecond))
 			if killed := strings.Contains(logs.String(), `exit="signal: killed"`); tc.sampled && !killed {
 				t.Errorf("the parent did not kill the worker; log:\n%s", logs.String())
 			}
-			wantCompleted(t, "the next run", run(t, p, &fakeHost{}, "(await notes.createNote({ n: 2 })).args.n * 21", Limits{}), "42")
+			sandboxtest.WantCompleted(t, "the next run", sandboxtest.Run(t, p, &sandboxtest.Host{}, "(await notes.createNote({ n: 2 })).args.n * 21", sandbox.Limits{}), "42")
 			checkDataLimit(t)
 		})
 	}
@@ -65,11 +66,11 @@ func TestSamplingLimiter(t *testing.T) {
 // TestSystemLimiter checks that the default limiter is the workers'
 // RLIMIT_DATA: the limit plus what the worker had mapped at start.
 func TestSystemLimiter(t *testing.T) {
-	p := newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit})
+	p := newPool(t, Options{Size: 1, MemoryLimit: hostileMemoryLimit})
 	for _, pid := range p.Stats().PIDs {
 		limit := dataLimit(t, pid)
 		n, err := strconv.ParseInt(limit, 10, 64)
-		if err != nil || n < hostileMemoryLimit*worker.RaceMemoryFactor || n > hostileMemoryLimit*worker.RaceMemoryFactor+4<<30 {
+		if err != nil || n < hostileMemoryLimit*RaceMemoryFactor || n > hostileMemoryLimit*RaceMemoryFactor+4<<30 {
 			t.Errorf("worker %d: data-size limit %s, want the limit plus the data size at start", pid, limit)
 		}
 	}

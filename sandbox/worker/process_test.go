@@ -1,4 +1,4 @@
-package sandbox
+package worker
 
 import (
 	"context"
@@ -14,14 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // newPool returns a process pool whose workers are this test binary (see
 // TestMain), closed when the test ends.
-func newPool(t testing.TB, opts ProcessOptions) *ProcessPool {
+func newPool(t testing.TB, opts Options) *Pool {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -32,7 +33,7 @@ func newPool(t testing.TB, opts ProcessOptions) *ProcessPool {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	p, err := NewProcessPool(opts)
+	p, err := NewPool(opts)
 	if err != nil {
 		t.Fatalf("NewProcessPool: %v", err)
 	}
@@ -56,25 +57,14 @@ func (w testLogWriter) Write(b []byte) (int, error) {
 // default one-second sleep at exit would slow every worker's stop.
 var testWorkerEnv = []string{envTestWorker + "=1", "GORACE=atexit_sleep_ms=0"}
 
-// run runs code with testGlobals on any executor, failing the test on an
-// internal error.
-func run(t testing.TB, e Executor, h Host, code string, limits Limits) Outcome {
-	t.Helper()
-	o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals, Limits: limits}, h)
-	if err != nil {
-		t.Fatalf("Run(%q): internal error: %v", code, err)
-	}
-	return o
-}
-
 // TestProcessMatchesInProcess runs the same programs against both
 // executors: the outcome must be the same, and so must what the host saw.
 func TestProcessMatchesInProcess(t *testing.T) {
-	stopErr := fmt.Errorf("approval needed: %w", ErrStop)
+	stopErr := fmt.Errorf("approval needed: %w", sandbox.ErrStop)
 	snippets := map[string]string{"double": "async (input) => {\n  const a = await notes.createNote({ n: input.n });\n  return a.args.n * 2;\n}"}
-	newHost := func() *fakeHost {
-		return &fakeHost{
-			call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	newHost := func() *sandboxtest.Host {
+		return &sandboxtest.Host{
+			OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 				switch c.Method {
 				case "deleteNote":
 					return nil, stopErr
@@ -85,16 +75,16 @@ func TestProcessMatchesInProcess(t *testing.T) {
 				}
 				return json.RawMessage(fmt.Sprintf(`{"seq":%d,"args":%s}`, c.Seq, c.Args)), nil
 			},
-			stepResult: func(ctx context.Context, s Step) (json.RawMessage, bool, error) {
+			OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
 				if s.Name == "recorded" {
 					return json.RawMessage(`{"v":42}`), true, nil
 				}
 				return nil, false, nil
 			},
-			search: func(ctx context.Context, q string) (json.RawMessage, error) {
+			OnSearch: func(ctx context.Context, q string) (json.RawMessage, error) {
 				return json.RawMessage(`{"total":1,"q":` + fmt.Sprintf("%q", q) + `}`), nil
 			},
-			snippet: func(ctx context.Context, name string, input json.RawMessage) (string, error) {
+			OnSnippet: func(ctx context.Context, name string, input json.RawMessage) (string, error) {
 				if code, ok := snippets[name]; ok {
 					if !strings.Contains(string(input), `"n":`) {
 						return "", fmt.Errorf("invalid input for snippet %s: %s has no n", name, input)
@@ -107,42 +97,42 @@ func TestProcessMatchesInProcess(t *testing.T) {
 	}
 	programs := []struct {
 		name, code string
-		limits     Limits
+		limits     sandbox.Limits
 	}{
-		{"value", "1 + 1", Limits{}},
-		{"undefined", "undefined", Limits{}},
-		{"calls and logs", "const a = await notes.createNote({ t: 'é😀' });\nconsole.log('got', a);\nconsole.warn({ x: [1, 2] });\na", Limits{}},
-		{"promise all", "const xs = await Promise.all([1, 2, 3].map(n => everything.add({ n })));\nxs.map(x => x.seq)", Limits{}},
-		{"empty host value", "typeof (await everything.get_tiny_image({}))", Limits{}},
-		{"host error caught", "try { await everything.echo({}) } catch (e) { return [e instanceof Error, e.message] }", Limits{}},
-		{"host error uncaught", "await everything.echo({})", Limits{}},
-		{"thrown", "async () => {\n  throw new TypeError('bad');\n}", Limits{}},
-		{"syntax error", "const = 1", Limits{}},
-		{"code too large", "1 + 1 + 1", Limits{MaxCodeBytes: 4}},
-		{"stop", "try { await notes.deleteNote({}) } catch {}\nawait notes.createNote({})", Limits{}},
-		{"steps", "const r = await codemode.step('recorded', () => 1);\nconst n = await codemode.step('new', () => ({ d: new Date(0) }));\n[r, n]", Limits{}},
-		{"step throws", "try { await codemode.step('bad', () => { throw new Error('no') }) } catch (e) { return e.message }", Limits{}},
-		{"search and describe", "const s = await codemode.search('q');\nconst d = await codemode.describe('notes.createNote');\n[s, d]", Limits{}},
-		{"snippet", "await codemode.run('double', { n: 21 })", Limits{}},
-		{"missing snippet", "await codemode.run('nope', {})", Limits{}},
-		{"snippet input refused", "try { await codemode.run('double', { m: [1, 'x'] }) } catch (e) { return e.message }", Limits{}},
-		{"snippet without input", "try { await codemode.run('double') } catch (e) { return e.message }", Limits{}},
-		{"clock", "[Math.random(), typeof Date.now()]", Limits{}},
-		{"local time", "[new Date(0).toString(), new Date(0).getTimezoneOffset(), new Date(0).toLocaleString()]", Limits{}},
-		{"call limit", "for (let i = 0; i < 5; i++) await notes.listNotes({})", Limits{MaxCalls: 2}},
-		{"clock limit", "try { for (;;) Date.now() } catch (e) { return 'caught' }", Limits{MaxClockReads: 1000}},
-		{"log limit", "for (let i = 0; i < 100; i++) console.log('line', i); 'ok'", Limits{MaxLogBytes: 50}},
-		{"stack overflow", "function r() { return r() + 1 }\nr()", Limits{MaxStackDepth: 100}},
-		{"timeout", "while (true) {}", Limits{Timeout: 100 * time.Millisecond}},
-		{"floating call", "notes.createNote({}); await new Promise(r => setTimeout(r, 20)); 'done'", Limits{}},
+		{"value", "1 + 1", sandbox.Limits{}},
+		{"undefined", "undefined", sandbox.Limits{}},
+		{"calls and logs", "const a = await notes.createNote({ t: 'é😀' });\nconsole.log('got', a);\nconsole.warn({ x: [1, 2] });\na", sandbox.Limits{}},
+		{"promise all", "const xs = await Promise.all([1, 2, 3].map(n => everything.add({ n })));\nxs.map(x => x.seq)", sandbox.Limits{}},
+		{"empty host value", "typeof (await everything.get_tiny_image({}))", sandbox.Limits{}},
+		{"host error caught", "try { await everything.echo({}) } catch (e) { return [e instanceof Error, e.message] }", sandbox.Limits{}},
+		{"host error uncaught", "await everything.echo({})", sandbox.Limits{}},
+		{"thrown", "async () => {\n  throw new TypeError('bad');\n}", sandbox.Limits{}},
+		{"syntax error", "const = 1", sandbox.Limits{}},
+		{"code too large", "1 + 1 + 1", sandbox.Limits{MaxCodeBytes: 4}},
+		{"stop", "try { await notes.deleteNote({}) } catch {}\nawait notes.createNote({})", sandbox.Limits{}},
+		{"steps", "const r = await codemode.step('recorded', () => 1);\nconst n = await codemode.step('new', () => ({ d: new Date(0) }));\n[r, n]", sandbox.Limits{}},
+		{"step throws", "try { await codemode.step('bad', () => { throw new Error('no') }) } catch (e) { return e.message }", sandbox.Limits{}},
+		{"search and describe", "const s = await codemode.search('q');\nconst d = await codemode.describe('notes.createNote');\n[s, d]", sandbox.Limits{}},
+		{"snippet", "await codemode.run('double', { n: 21 })", sandbox.Limits{}},
+		{"missing snippet", "await codemode.run('nope', {})", sandbox.Limits{}},
+		{"snippet input refused", "try { await codemode.run('double', { m: [1, 'x'] }) } catch (e) { return e.message }", sandbox.Limits{}},
+		{"snippet without input", "try { await codemode.run('double') } catch (e) { return e.message }", sandbox.Limits{}},
+		{"clock", "[Math.random(), typeof Date.now()]", sandbox.Limits{}},
+		{"local time", "[new Date(0).toString(), new Date(0).getTimezoneOffset(), new Date(0).toLocaleString()]", sandbox.Limits{}},
+		{"call limit", "for (let i = 0; i < 5; i++) await notes.listNotes({})", sandbox.Limits{MaxCalls: 2}},
+		{"clock limit", "try { for (;;) Date.now() } catch (e) { return 'caught' }", sandbox.Limits{MaxClockReads: 1000}},
+		{"log limit", "for (let i = 0; i < 100; i++) console.log('line', i); 'ok'", sandbox.Limits{MaxLogBytes: 50}},
+		{"stack overflow", "function r() { return r() + 1 }\nr()", sandbox.Limits{MaxStackDepth: 100}},
+		{"timeout", "while (true) {}", sandbox.Limits{Timeout: 100 * time.Millisecond}},
+		{"floating call", "notes.createNote({}); await new Promise(r => setTimeout(r, 20)); 'done'", sandbox.Limits{}},
 	}
 	inproc := newExecutor(t)
-	pool := newPool(t, ProcessOptions{Size: 1})
+	pool := newPool(t, Options{Size: 1})
 	// Floating calls block until cancelled, so that both executors see them
 	// in flight.
-	block := func(h *fakeHost) {
-		inner := h.call
-		h.call = func(ctx context.Context, c Call) (json.RawMessage, error) {
+	block := func(h *sandboxtest.Host) {
+		inner := h.OnCall
+		h.OnCall = func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 			if c.Method == "createNote" && string(c.Args) == "{}" {
 				<-ctx.Done()
 				return nil, ctx.Err()
@@ -152,7 +142,7 @@ func TestProcessMatchesInProcess(t *testing.T) {
 	}
 	for _, tc := range programs {
 		t.Run(tc.name, func(t *testing.T) {
-			prog := Program{Code: tc.code, Globals: testGlobals, Limits: tc.limits, Clock: Clock{Seed: 5, Times: []int64{1000}}}
+			prog := sandbox.Program{Code: tc.code, Globals: sandboxtest.Globals, Limits: tc.limits, Clock: sandbox.Clock{Seed: 5, Times: []int64{1000}}}
 			hIn, hProc := newHost(), newHost()
 			if tc.name == "floating call" {
 				block(hIn)
@@ -173,7 +163,7 @@ func TestProcessMatchesInProcess(t *testing.T) {
 				}
 				want.Clock.Times, got.Clock.Times = nil, nil
 			}
-			if want.Status == Stopped && got.Stop != stopErr {
+			if want.Status == sandbox.Stopped && got.Stop != stopErr {
 				t.Errorf("Stop = %v, want the host's own error", got.Stop)
 			}
 			opt := cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })
@@ -182,13 +172,13 @@ func TestProcessMatchesInProcess(t *testing.T) {
 			}
 			// Concurrent calls reach the host in any order.
 			sorted := cmpopts.SortSlices(func(a, b string) bool { return a < b })
-			if diff := cmp.Diff(hIn.recordedLog(), hProc.recordedLog(), sorted); diff != "" {
+			if diff := cmp.Diff(hIn.Log(), hProc.Log(), sorted); diff != "" {
 				t.Errorf("host log (-in-process +process):\n%s", diff)
 			}
-			if diff := cmp.Diff(hIn.recordedSteps(), hProc.recordedSteps()); diff != "" {
+			if diff := cmp.Diff(hIn.Steps(), hProc.Steps()); diff != "" {
 				t.Errorf("steps (-in-process +process):\n%s", diff)
 			}
-			if diff := cmp.Diff(hIn.snippetInputs, hProc.snippetInputs); diff != "" {
+			if diff := cmp.Diff(hIn.SnippetInputs(), hProc.SnippetInputs()); diff != "" {
 				t.Errorf("snippet inputs (-in-process +process):\n%s", diff)
 			}
 		})
@@ -196,17 +186,17 @@ func TestProcessMatchesInProcess(t *testing.T) {
 }
 
 func TestProcessHostCallCancellationCrossesThePipe(t *testing.T) {
-	pool := newPool(t, ProcessOptions{Size: 1})
+	pool := newPool(t, Options{Size: 1})
 	cancelled := make(chan error, 1)
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		cancelled <- ctx.Err()
 		return nil, ctx.Err()
 	}}
 	waitIdle(t, pool, 1)
 	before := pool.Stats().PIDs
-	o := run(t, pool, h, "await notes.createNote({})", Limits{Timeout: 200 * time.Millisecond})
-	if o.Status != Failed || o.Error != "timed out after 200ms" {
+	o := sandboxtest.Run(t, pool, h, "await notes.createNote({})", sandbox.Limits{Timeout: 200 * time.Millisecond})
+	if o.Status != sandbox.Failed || o.Error != "timed out after 200ms" {
 		t.Fatalf("outcome %v %q, want a timeout", o.Status, o.Error)
 	}
 	// A worker that ends its run is idle again when Run returns.
@@ -224,7 +214,7 @@ func TestProcessHostCallCancellationCrossesThePipe(t *testing.T) {
 }
 
 func TestProcessCallerCancellation(t *testing.T) {
-	pool := newPool(t, ProcessOptions{Size: 1})
+	pool := newPool(t, Options{Size: 1})
 	tests := []struct {
 		name  string
 		cause error // the caller's cancellation's
@@ -240,25 +230,25 @@ func TestProcessCallerCancellation(t *testing.T) {
 				// made its first call.
 				ctx, cancel := context.WithCancelCause(context.Background())
 				defer cancel(nil)
-				h := &fakeHost{call: func(context.Context, Call) (json.RawMessage, error) {
+				h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) {
 					cancel(tc.cause)
 					return json.RawMessage(`{}`), nil
 				}}
-				o, err := pool.Run(ctx, Program{Code: code, Globals: testGlobals}, h)
+				o, err := pool.Run(ctx, sandbox.Program{Code: code, Globals: sandboxtest.Globals}, h)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if o.Status != Failed || o.Error != tc.want {
+				if o.Status != sandbox.Failed || o.Error != tc.want {
 					t.Fatalf("outcome %v %q, want failed: %s", o.Status, o.Error, tc.want)
 				}
 			})
 		}
 	}
-	wantCompleted(t, "after", run(t, pool, &fakeHost{}, "1 + 1", Limits{}), "2")
+	sandboxtest.WantCompleted(t, "after", sandboxtest.Run(t, pool, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
 }
 
 func TestProcessPoolIsWarmAndRecycles(t *testing.T) {
-	pool := newPool(t, ProcessOptions{Size: 2, MaxRunsPerWorker: 3})
+	pool := newPool(t, Options{Size: 2, MaxRunsPerWorker: 3})
 	waitIdle(t, pool, 2)
 	seen := map[int]bool{}
 	for i := range 12 {
@@ -266,10 +256,10 @@ func TestProcessPoolIsWarmAndRecycles(t *testing.T) {
 		for _, pid := range st.PIDs {
 			seen[pid] = true
 		}
-		wantCompleted(t, "run", run(t, pool, &fakeHost{}, fmt.Sprintf("%d * 2", i), Limits{}), fmt.Sprint(i*2))
+		sandboxtest.WantCompleted(t, "run", sandboxtest.Run(t, pool, &sandboxtest.Host{}, fmt.Sprintf("%d * 2", i), sandbox.Limits{}), fmt.Sprint(i*2))
 	}
 	waitIdle(t, pool, 2)
-	if st := pool.Stats(); st.Total > worker.DefaultMaxWorkers {
+	if st := pool.Stats(); st.Total > DefaultMaxWorkers {
 		t.Errorf("%d workers alive", st.Total)
 	}
 	// 12 runs at most 3 per worker: at least 4 distinct workers served.
@@ -279,7 +269,7 @@ func TestProcessPoolIsWarmAndRecycles(t *testing.T) {
 }
 
 // waitIdle waits until the pool has n idle workers.
-func waitIdle(t testing.TB, pool *ProcessPool, n int) {
+func waitIdle(t testing.TB, pool *Pool, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for pool.Stats().Idle < n {
@@ -291,7 +281,7 @@ func waitIdle(t testing.TB, pool *ProcessPool, n int) {
 }
 
 func TestProcessPoolMaxWorkersQueues(t *testing.T) {
-	pool := newPool(t, ProcessOptions{Size: 1, MaxWorkers: 2})
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 2})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	active, peak := 0, 0
@@ -299,7 +289,7 @@ func TestProcessPoolMaxWorkersQueues(t *testing.T) {
 	// a time, once two are held: a third run could only start while two
 	// are held if the pool started a third worker.
 	arrived, release := make(chan struct{}), make(chan struct{})
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		mu.Lock()
 		active++
 		peak = max(peak, active)
@@ -314,8 +304,8 @@ func TestProcessPoolMaxWorkersQueues(t *testing.T) {
 	errs := make(chan error, 6)
 	for range 6 {
 		wg.Go(func() {
-			o, err := pool.Run(context.Background(), Program{Code: "await notes.listNotes({})", Globals: testGlobals}, h)
-			if err == nil && (o.Status != Completed || string(o.Result) != "1") {
+			o, err := pool.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals}, h)
+			if err == nil && (o.Status != sandbox.Completed || string(o.Result) != "1") {
 				err = fmt.Errorf("outcome %v %s %q", o.Status, o.Result, o.Error)
 			}
 			errs <- err
@@ -346,30 +336,11 @@ func TestProcessPoolClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := NewProcessPool(ProcessOptions{Command: []string{exe}, Env: testWorkerEnv})
+	pool, err := NewPool(Options{Command: []string{exe}, Env: testWorkerEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan Outcome)
-	started := make(chan struct{})
-	h := &fakeHost{call: func(context.Context, Call) (json.RawMessage, error) {
-		close(started)
-		return json.RawMessage(`{}`), nil
-	}}
-	go func() {
-		o, _ := pool.Run(context.Background(), Program{Code: "await notes.listNotes({});\nwhile (true) {}", Globals: testGlobals}, h)
-		done <- o
-	}()
-	<-started // the run is under way
-	if err := pool.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if o := <-done; o.Status != Failed || o.Error != "canceled" {
-		t.Errorf("run in progress at Close: %v %q", o.Status, o.Error)
-	}
-	if _, err := pool.Run(context.Background(), Program{Code: "1"}, &fakeHost{}); !errors.Is(err, ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	sandboxtest.CloseDuringRun(t, pool, "while (true) {}")
 	if kids := childPIDs(t); len(kids) != 0 {
 		t.Errorf("worker processes left after Close: %v", kids)
 	}
@@ -377,7 +348,7 @@ func TestProcessPoolClose(t *testing.T) {
 
 func TestNewProcessPoolBadCommand(t *testing.T) {
 	for _, cmd := range [][]string{nil, {"/nonexistent/codemode-worker"}, {"/bin/true"}} {
-		p, err := NewProcessPool(ProcessOptions{Command: cmd})
+		p, err := NewPool(Options{Command: cmd})
 		if err == nil {
 			p.Close()
 			t.Errorf("command %q: no error", cmd)
@@ -387,7 +358,7 @@ func TestNewProcessPoolBadCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := NewProcessPool(ProcessOptions{Command: []string{exe}, Limiter: "rss"}); err == nil || !strings.Contains(err.Error(), `unknown limiter "rss"`) {
+	if p, err := NewPool(Options{Command: []string{exe}, Limiter: "rss"}); err == nil || !strings.Contains(err.Error(), `unknown limiter "rss"`) {
 		if p != nil {
 			p.Close()
 		}

@@ -1,4 +1,4 @@
-package sandbox
+package worker
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
-	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -30,40 +30,40 @@ const maxRSS = 1 << 30
 type hostileCase struct {
 	name   string
 	code   string
-	limits Limits
-	host   func() Host // nil: a fakeHost
+	limits sandbox.Limits
+	host   func() sandbox.Host // nil: a sandboxtest.Host
 	// processOnly: the program would take an in-process executor, or the
 	// whole server, down (or hang it): memory bombs, native recursion that
 	// overflows Go's stack, a regular expression that never yields.
 	processOnly bool
-	check       func(t *testing.T, o Outcome)
+	check       func(t *testing.T, o sandbox.Outcome)
 }
 
-func failsWith(msg string) func(*testing.T, Outcome) {
-	return func(t *testing.T, o Outcome) {
+func failsWith(msg string) func(*testing.T, sandbox.Outcome) {
+	return func(t *testing.T, o sandbox.Outcome) {
 		t.Helper()
-		if o.Status != Failed || o.Error != msg {
+		if o.Status != sandbox.Failed || o.Error != msg {
 			t.Errorf("outcome %v %q (result %.80s), want failed: %q", o.Status, o.Error, o.Result, msg)
 		}
 	}
 }
 
-func failsWithPrefix(prefix string) func(*testing.T, Outcome) {
-	return func(t *testing.T, o Outcome) {
+func failsWithPrefix(prefix string) func(*testing.T, sandbox.Outcome) {
+	return func(t *testing.T, o sandbox.Outcome) {
 		t.Helper()
-		if o.Status != Failed || !strings.HasPrefix(o.Error, prefix) {
+		if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, prefix) {
 			t.Errorf("outcome %v %q (result %.80s), want failed: %q…", o.Status, o.Error, o.Result, prefix)
 		}
 	}
 }
 
-func completes(result string, logs ...string) func(*testing.T, Outcome) {
-	return func(t *testing.T, o Outcome) {
+func completes(result string, logs ...string) func(*testing.T, sandbox.Outcome) {
+	return func(t *testing.T, o sandbox.Outcome) {
 		t.Helper()
-		if o.Status != Completed {
+		if o.Status != sandbox.Completed {
 			t.Fatalf("outcome %v %q, want completed", o.Status, o.Error)
 		}
-		if !jsonEqual(t, o.Result, result) {
+		if !sandboxtest.JSONEqual(t, o.Result, result) {
 			t.Errorf("result %s, want %s", o.Result, result)
 		}
 		if diff := cmp.Diff(logs, o.Logs); len(logs) > 0 && diff != "" {
@@ -75,19 +75,19 @@ func completes(result string, logs ...string) func(*testing.T, Outcome) {
 var memoryExceeded = failsWith(fmt.Sprintf("memory limit exceeded (%d MiB)", hostileMemoryLimit>>20))
 
 func hostileCases() []hostileCase {
-	short := Limits{Timeout: 300 * time.Millisecond}
+	short := sandbox.Limits{Timeout: 300 * time.Millisecond}
 	// Memory bombs get a long timeout: the memory limit must stop them.
 	// Under the race detector, with the sampling limiter, a huge
 	// allocation takes tens of seconds (the detector prepares its shadow
 	// of it) before anything can stop it.
-	long := Limits{Timeout: 90 * time.Second}
+	long := sandbox.Limits{Timeout: 90 * time.Second}
 	stackOverflow := failsWithPrefix("RangeError: maximum call stack size exceeded (line ")
 	return []hostileCase{
 		{name: "memory: growing array of strings", code: "let a = []; while (true) a.push('x'.repeat(1e6))", limits: long, processOnly: true, check: memoryExceeded},
 		// The heap watchdog interrupts this one cleanly: the worker
 		// survives to report the logs.
 		{name: "memory: growing array of objects", code: "console.log('before'); let a = []; while (true) a.push({ i: a.length, s: 'abc' + a.length })", limits: long, processOnly: true,
-			check: func(t *testing.T, o Outcome) {
+			check: func(t *testing.T, o sandbox.Outcome) {
 				memoryExceeded(t, o)
 				if diff := cmp.Diff([]string{"before"}, o.Logs); diff != "" {
 					t.Errorf("logs (-want +got):\n%s", diff)
@@ -112,27 +112,27 @@ func hostileCases() []hostileCase {
 		{name: "deep recursion", code: "function f(n) { return f(n + 1) + 1 }\nf(0)", check: stackOverflow},
 		{name: "deep recursion caught and retried", code: "function f() { try { return f() } catch (e) { return f() } }\nf()", check: stackOverflow},
 		{name: "deep async recursion", code: "async function f(n) { return await f(n + 1) }\nawait f(0)", check: stackOverflow},
-		{name: "output flood", code: "for (let i = 0; i < 200000; i++) console.log('line ' + i + ' ' + 'x'.repeat(40)); 'done'", check: func(t *testing.T, o Outcome) {
+		{name: "output flood", code: "for (let i = 0; i < 200000; i++) console.log('line ' + i + ' ' + 'x'.repeat(40)); 'done'", check: func(t *testing.T, o sandbox.Outcome) {
 			completes(`"done"`)(t, o)
 			size := 0
 			for _, l := range o.Logs[:len(o.Logs)-1] {
 				size += len(l)
 			}
-			if size > pass.DefaultMaxLogBytes {
-				t.Errorf("%d bytes of logs kept, limit %d", size, pass.DefaultMaxLogBytes)
+			if size > sandbox.DefaultMaxLogBytes {
+				t.Errorf("%d bytes of logs kept, limit %d", size, sandbox.DefaultMaxLogBytes)
 			}
 			if last := o.Logs[len(o.Logs)-1]; !strings.HasPrefix(last, "… ") || !strings.HasSuffix(last, " more log lines truncated") {
 				t.Errorf("last log line %q, want the truncation marker", last)
 			}
 		}},
-		{name: "huge string result", code: "'x'.repeat(5e6)", check: func(t *testing.T, o Outcome) {
-			if o.Status != Completed || len(o.Result) != 5e6+2 {
+		{name: "huge string result", code: "'x'.repeat(5e6)", check: func(t *testing.T, o sandbox.Outcome) {
+			if o.Status != sandbox.Completed || len(o.Result) != 5e6+2 {
 				t.Errorf("outcome %v %q, %d bytes of result, want the 5 MB string", o.Status, o.Error, len(o.Result))
 			}
 		}},
-		{name: "huge array result", code: "Array.from({ length: 2e5 }, (_, i) => i)", check: func(t *testing.T, o Outcome) {
+		{name: "huge array result", code: "Array.from({ length: 2e5 }, (_, i) => i)", check: func(t *testing.T, o sandbox.Outcome) {
 			var xs []int
-			if o.Status != Completed || json.Unmarshal(o.Result, &xs) != nil || len(xs) != 2e5 || xs[199999] != 199999 {
+			if o.Status != sandbox.Completed || json.Unmarshal(o.Result, &xs) != nil || len(xs) != 2e5 || xs[199999] != 199999 {
 				t.Errorf("outcome %v %q, %d bytes of result", o.Status, o.Error, len(o.Result))
 			}
 		}},
@@ -169,8 +169,10 @@ typeof Deno, typeof Bun, typeof __dirname, typeof setImmediate, typeof GoError =
 		{name: "late unhandled rejection", code: "new Promise((_, reject) => setTimeout(() => reject(new RangeError('late')), 5));\nawait new Promise(r => setTimeout(r, 50));\n'ok'",
 			check: completes(`"ok"`, "[warn] unhandled promise rejection: RangeError: late (line 1:52)")},
 		{name: "dropped failing call", code: "everything.echo({});\nawait new Promise(r => setTimeout(r, 50));\n'ok'",
-			host: func() Host {
-				return &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) { return nil, errors.New("echo: 500") }}
+			host: func() sandbox.Host {
+				return &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+					return nil, errors.New("echo: 500")
+				}}
 			},
 			check: completes(`"ok"`, "[warn] unhandled promise rejection: Error: echo: 500 (line 1:12)")},
 	}
@@ -184,16 +186,16 @@ func TestHostilePrograms(t *testing.T) {
 	executors := []struct {
 		name    string
 		process bool
-		new     func(t *testing.T) Executor
+		new     func(t *testing.T) sandbox.Executor
 	}{
-		{"process", true, func(t *testing.T) Executor {
-			return newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit})
+		{"process", true, func(t *testing.T) sandbox.Executor {
+			return newPool(t, Options{Size: 1, MemoryLimit: hostileMemoryLimit})
 		}},
 		// macOS's limiter, run here with RLIMIT_DATA off.
-		{"process with the sampling limiter", true, func(t *testing.T) Executor {
-			return newPool(t, ProcessOptions{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: worker.LimiterSampling})
+		{"process with the sampling limiter", true, func(t *testing.T) sandbox.Executor {
+			return newPool(t, Options{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: LimiterSampling})
 		}},
-		{"inprocess", false, func(t *testing.T) Executor { return newExecutor(t) }},
+		{"inprocess", false, func(t *testing.T) sandbox.Executor { return newExecutor(t) }},
 	}
 	for _, ex := range executors {
 		t.Run(ex.name, func(t *testing.T) {
@@ -204,18 +206,18 @@ func TestHostilePrograms(t *testing.T) {
 					continue
 				}
 				t.Run(tc.name, func(t *testing.T) {
-					var h Host = &fakeHost{}
+					var h sandbox.Host = &sandboxtest.Host{}
 					if tc.host != nil {
 						h = tc.host()
 					}
 					// tc.check says why the run ended (a limit, not the
 					// pass's deadline, unless that is the point).
-					o, err := e.Run(context.Background(), Program{Code: tc.code, Globals: testGlobals, Limits: tc.limits}, h)
+					o, err := e.Run(context.Background(), sandbox.Program{Code: tc.code, Globals: sandboxtest.Globals, Limits: tc.limits}, h)
 					if err != nil {
 						t.Fatalf("internal error: %v", err)
 					}
 					tc.check(t, o)
-					wantCompleted(t, "the next run", run(t, e, &fakeHost{}, "(await notes.createNote({ n: 2 })).args.n * 21", Limits{}), "42")
+					sandboxtest.WantCompleted(t, "the next run", sandboxtest.Run(t, e, &sandboxtest.Host{}, "(await notes.createNote({ n: 2 })).args.n * 21", sandbox.Limits{}), "42")
 				})
 			}
 			if peak := rss.stop(); peak > maxRSS {
@@ -230,8 +232,8 @@ func TestHostilePrograms(t *testing.T) {
 // TestConcurrentRunsBothExecutors is 20 concurrent runs, each making host
 // calls and computing; every one must get its own correct result.
 func TestConcurrentRunsBothExecutors(t *testing.T) {
-	for name, e := range map[string]Executor{
-		"process":   newPool(t, ProcessOptions{}),
+	for name, e := range map[string]sandbox.Executor{
+		"process":   newPool(t, Options{}),
 		"inprocess": newExecutor(t),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -243,13 +245,13 @@ func TestConcurrentRunsBothExecutors(t *testing.T) {
 let sum = 0; for (let k = 0; k < 1e4; k++) sum += k %% 7;
 console.log('run %d');
 [xs.map(x => x.args.n), sum]`, i, i)
-					o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals}, &fakeHost{})
+					o, err := e.Run(context.Background(), sandbox.Program{Code: code, Globals: sandboxtest.Globals}, &sandboxtest.Host{})
 					if err != nil {
 						errs <- err
 						return
 					}
 					want := fmt.Sprintf("[[%d,%d,%d],29994]", i, 2*i, 3*i)
-					if o.Status != Completed || string(o.Result) != want || len(o.Logs) != 1 || o.Logs[0] != fmt.Sprintf("run %d", i) {
+					if o.Status != sandbox.Completed || string(o.Result) != want || len(o.Logs) != 1 || o.Logs[0] != fmt.Sprintf("run %d", i) {
 						errs <- fmt.Errorf("run %d: %v %s %q %q, want %s", i, o.Status, o.Result, o.Error, o.Logs, want)
 					}
 				})

@@ -1,17 +1,17 @@
-package sandbox
+package pass
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -41,8 +41,8 @@ func TestConsole(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := runCode(t, e, &fakeHost{}, tc.code, Limits{})
-			if o.Status != Completed {
+			o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
+			if o.Status != sandbox.Completed {
 				t.Fatalf("status %v %q", o.Status, o.Error)
 			}
 			if diff := cmp.Diff(tc.want, o.Logs); diff != "" {
@@ -55,8 +55,8 @@ func TestConsole(t *testing.T) {
 func TestConsoleTruncation(t *testing.T) {
 	e := newExecutor(t)
 	code := "for (const s of ['12345', '67890', 'abc', 'd']) console.log(s); 'ok'"
-	o := runCode(t, e, &fakeHost{}, code, Limits{MaxLogBytes: 10})
-	wantCompleted(t, code, o, `"ok"`)
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{MaxLogBytes: 10})
+	sandboxtest.WantCompleted(t, code, o, `"ok"`)
 	want := []string{"12345", "67890", "… 2 more log lines truncated"}
 	if diff := cmp.Diff(want, o.Logs); diff != "" {
 		t.Errorf("logs (-want +got):\n%s", diff)
@@ -89,8 +89,8 @@ func TestFailures(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := runCode(t, e, &fakeHost{}, tc.code, Limits{})
-			if o.Status != Failed {
+			o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
+			if o.Status != sandbox.Failed {
 				t.Fatalf("status %v, result %s, want failed", o.Status, o.Result)
 			}
 			if o.Error != tc.want {
@@ -110,24 +110,24 @@ func TestResultValues(t *testing.T) {
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
-		wantCompleted(t, tc.code, runCode(t, e, &fakeHost{}, tc.code, Limits{}), tc.want)
+		sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 	}
 }
 
 func TestTimeoutBusyLoopThenNextRunWorks(t *testing.T) {
 	e := newExecutor(t)
-	o := runCode(t, e, &fakeHost{}, "for (let i = 0; ; i++) {}", Limits{Timeout: 200 * time.Millisecond})
-	if o.Status != Failed || o.Error != "timed out after 200ms" {
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "for (let i = 0; ; i++) {}", sandbox.Limits{Timeout: 200 * time.Millisecond})
+	if o.Status != sandbox.Failed || o.Error != "timed out after 200ms" {
 		t.Fatalf("outcome %v %q, want failed: timed out after 200ms", o.Status, o.Error)
 	}
-	wantCompleted(t, "1 + 1", runCode(t, e, &fakeHost{}, "1 + 1", Limits{}), "2")
+	sandboxtest.WantCompleted(t, "1 + 1", sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
 }
 
 func TestTimeoutNeverSettlingPromise(t *testing.T) {
 	e := newExecutor(t)
 	code := "await notes.createNote({}); await new Promise(() => {})"
-	o := runCode(t, e, &fakeHost{}, code, Limits{Timeout: 150 * time.Millisecond})
-	if o.Status != Failed || o.Error != "timed out after 150ms" {
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{Timeout: 150 * time.Millisecond})
+	if o.Status != sandbox.Failed || o.Error != "timed out after 150ms" {
 		t.Fatalf("outcome %v %q, want failed: timed out after 150ms", o.Status, o.Error)
 	}
 	if o.Calls != 1 {
@@ -137,12 +137,12 @@ func TestTimeoutNeverSettlingPromise(t *testing.T) {
 
 func TestTimeoutCancelsHostCalls(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
-	o := runCode(t, e, h, "await notes.createNote({})", Limits{Timeout: 100 * time.Millisecond})
-	if o.Status != Failed || o.Error != "timed out after 100ms" {
+	o := sandboxtest.RunWithServices(t, e, h, "await notes.createNote({})", sandbox.Limits{Timeout: 100 * time.Millisecond})
+	if o.Status != sandbox.Failed || o.Error != "timed out after 100ms" {
 		t.Fatalf("outcome %v %q, want a timeout", o.Status, o.Error)
 	}
 }
@@ -151,15 +151,15 @@ func TestCancel(t *testing.T) {
 	e := newExecutor(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := &fakeHost{call: func(context.Context, Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) {
 		cancel() // the run is under way
 		return json.RawMessage(`{}`), nil
 	}}
-	o, err := e.Run(ctx, Program{Code: "await notes.listNotes({});\nawait new Promise(() => {})", Globals: testGlobals}, h)
+	o, err := e.Run(ctx, sandbox.Program{Code: "await notes.listNotes({});\nawait new Promise(() => {})", Globals: sandboxtest.Globals}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Status != Failed || o.Error != "canceled" {
+	if o.Status != sandbox.Failed || o.Error != "canceled" {
 		t.Fatalf("outcome %v %q, want failed: canceled", o.Status, o.Error)
 	}
 }
@@ -167,21 +167,21 @@ func TestCancel(t *testing.T) {
 func TestStackOverflow(t *testing.T) {
 	e := newExecutor(t)
 	code := "function r(n) {\n  return r(n + 1) + 1;\n}\ntry { r(0) } catch (e) { 'caught' }"
-	o := runCode(t, e, &fakeHost{}, code, Limits{MaxStackDepth: 200})
-	if o.Status != Failed || !strings.HasPrefix(o.Error, "RangeError: maximum call stack size exceeded (line 2:") {
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{MaxStackDepth: 200})
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "RangeError: maximum call stack size exceeded (line 2:") {
 		t.Fatalf("outcome %v %q, want an uncatchable stack overflow at line 2", o.Status, o.Error)
 	}
 }
 
 func TestMaxCalls(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{}
+	h := &sandboxtest.Host{}
 	code := "for (let i = 0; i < 10; i++) { try { await notes.listNotes({}) } catch (e) {} }\n'done'"
-	o := runCode(t, e, h, code, Limits{MaxCalls: 3})
-	if o.Status != Failed || !strings.Contains(o.Error, "call limit exceeded: a run may make at most 3 connector calls and steps") {
+	o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{MaxCalls: 3})
+	if o.Status != sandbox.Failed || !strings.Contains(o.Error, "call limit exceeded: a run may make at most 3 connector calls and steps") {
 		t.Fatalf("outcome %v %q, want the call limit", o.Status, o.Error)
 	}
-	if got := len(h.recordedCalls()); got != 3 || o.Calls != 3 {
+	if got := len(h.Calls()); got != 3 || o.Calls != 3 {
 		t.Errorf("host saw %d calls, outcome counts %d; want 3", got, o.Calls)
 	}
 }
@@ -191,25 +191,25 @@ func TestMaxCalls(t *testing.T) {
 // readings it was allowed.
 func TestTooManyClockReadings(t *testing.T) {
 	e := newExecutor(t)
-	o := runCode(t, e, &fakeHost{}, "try { while (true) Date.now() } catch (e) { 'caught' }", Limits{MaxClockReads: 5000})
-	if o.Status != Failed || !strings.Contains(o.Error, "too many clock readings") || !strings.Contains(o.Error, "more than 5000 times") || !strings.Contains(o.Error, "codemode.step") {
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "try { while (true) Date.now() } catch (e) { 'caught' }", sandbox.Limits{MaxClockReads: 5000})
+	if o.Status != sandbox.Failed || !strings.Contains(o.Error, "too many clock readings") || !strings.Contains(o.Error, "more than 5000 times") || !strings.Contains(o.Error, "codemode.step") {
 		t.Fatalf("outcome %v %q, want the clock limit", o.Status, o.Error)
 	}
 	if len(o.Clock.Times) != 5000 {
 		t.Errorf("clock keeps %d readings, want 5000", len(o.Clock.Times))
 	}
 	// Readings inside a step are not kept, so they do not count.
-	o = runCode(t, e, &fakeHost{}, "await codemode.step('t', () => { for (let i = 0; i < 20000; i++) Date.now(); return 1 })", Limits{MaxClockReads: 5000})
-	if o.Status != Completed {
+	o = sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "await codemode.step('t', () => { for (let i = 0; i < 20000; i++) Date.now(); return 1 })", sandbox.Limits{MaxClockReads: 5000})
+	if o.Status != sandbox.Completed {
 		t.Errorf("step reading the clock: %v %q", o.Status, o.Error)
 	}
 }
 
 func TestCodeTooLarge(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{}
-	o := runCode(t, e, h, "1 + 1 + 1 + 1", Limits{MaxCodeBytes: 10})
-	if o.Status != Failed || o.Error != "code is too large: 13 bytes, limit 10" {
+	h := &sandboxtest.Host{}
+	o := sandboxtest.RunWithServices(t, e, h, "1 + 1 + 1 + 1", sandbox.Limits{MaxCodeBytes: 10})
+	if o.Status != sandbox.Failed || o.Error != "code is too large: 13 bytes, limit 10" {
 		t.Fatalf("outcome %v %q", o.Status, o.Error)
 	}
 }
@@ -220,7 +220,7 @@ func TestPromiseAllSeqInProgramOrder(t *testing.T) {
 		var mu sync.Mutex
 		var finished []int
 		secondDone := make(chan struct{})
-		h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+		h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 			if c.Seq == 1 {
 				<-secondDone // the first call resolves last
 			}
@@ -233,12 +233,12 @@ func TestPromiseAllSeqInProgramOrder(t *testing.T) {
 			return json.RawMessage(fmt.Sprintf(`{"seq":%d,"args":%s}`, c.Seq, c.Args)), nil
 		}}
 		code := "const [a, b] = await Promise.all([notes.createNote({n: 'a'}), notes.createNote({n: 'b'})]);\n[a.seq, a.args.n, b.seq, b.args.n]"
-		wantCompleted(t, code, runCode(t, e, h, code, Limits{}), `[1,"a",2,"b"]`)
+		sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `[1,"a",2,"b"]`)
 		if diff := cmp.Diff([]int{2, 1}, finished); diff != "" {
 			t.Errorf("host finishing order (-want +got):\n%s", diff)
 		}
 		byArgs := map[int]string{}
-		for _, c := range h.recordedCalls() {
+		for _, c := range h.Calls() {
 			byArgs[c.Seq] = string(c.Args)
 		}
 		if diff := cmp.Diff(map[int]string{1: `{"n":"a"}`, 2: `{"n":"b"}`}, byArgs); diff != "" {
@@ -248,7 +248,7 @@ func TestPromiseAllSeqInProgramOrder(t *testing.T) {
 }
 
 func TestHostStop(t *testing.T) {
-	stopErr := fmt.Errorf("approval needed for notes.deleteNote: %w", ErrStop)
+	stopErr := fmt.Errorf("approval needed for notes.deleteNote: %w", sandbox.ErrStop)
 	tests := []struct {
 		name string
 		code string
@@ -273,7 +273,7 @@ try { await notes.deleteNote({ id: 1 }) } finally { await notes.createNote({ inF
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+			h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 				if c.Method == "deleteNote" {
 					return nil, stopErr
 				}
@@ -281,11 +281,11 @@ try { await notes.deleteNote({ id: 1 }) } finally { await notes.createNote({ inF
 			}}
 			// Were the program not interrupted, it would go on to its next
 			// call (which the host log would show) or time out.
-			o := runCode(t, e, h, tc.code, Limits{Timeout: 10 * time.Second})
-			if o.Status != Stopped || !errors.Is(o.Stop, ErrStop) || o.Stop != stopErr {
+			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{Timeout: 10 * time.Second})
+			if o.Status != sandbox.Stopped || !errors.Is(o.Stop, sandbox.ErrStop) || o.Stop != stopErr {
 				t.Fatalf("outcome %v stop=%v error=%q, want stopped by the host's error", o.Status, o.Stop, o.Error)
 			}
-			if diff := cmp.Diff([]string{"call 1 notes.deleteNote"}, h.recordedLog()); diff != "" {
+			if diff := cmp.Diff([]string{"call 1 notes.deleteNote"}, h.Log()); diff != "" {
 				t.Errorf("host calls (-want +got):\n%s", diff)
 			}
 		})
@@ -294,12 +294,12 @@ try { await notes.deleteNote({ id: 1 }) } finally { await notes.createNote({ inF
 
 func TestLateStopDoesNotReplaceCompletion(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		<-ctx.Done() // the program returned: the call is cancelled, and stops the pass anyway
-		return nil, fmt.Errorf("pause: %w", ErrStop)
+		return nil, fmt.Errorf("pause: %w", sandbox.ErrStop)
 	}}
-	o := runCode(t, e, h, "notes.deleteNote({}); 'returned'", Limits{})
-	wantCompleted(t, "floating call", o, `"returned"`)
+	o := sandboxtest.RunWithServices(t, e, h, "notes.deleteNote({}); 'returned'", sandbox.Limits{})
+	sandboxtest.WantCompleted(t, "floating call", o, `"returned"`)
 	want := []string{"[warn] 1 call was still in flight when the program returned and was cancelled: notes.deleteNote #1. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}
 	if diff := cmp.Diff(want, o.Logs); diff != "" {
 		t.Errorf("logs (-want +got):\n%s", diff)
@@ -311,19 +311,19 @@ func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
 	tests := []struct {
 		name    string
 		code    string
-		status  Status
+		status  sandbox.Status
 		logs    []string
 		started int // host calls that had started: they see the cancellation
 	}{
-		{"returned", "notes.createNote({ floating: true }); " + tick + "1", Completed,
+		{"returned", "notes.createNote({ floating: true }); " + tick + "1", sandbox.Completed,
 			[]string{"[warn] 1 call was still in flight when the program returned and was cancelled: notes.createNote #1. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}, 1},
-		{"threw", "console.log('before'); notes.createNote({}); notes.deleteNote({}); " + tick + "throw new Error('x')", Failed,
+		{"threw", "console.log('before'); notes.createNote({}); notes.deleteNote({}); " + tick + "throw new Error('x')", sandbox.Failed,
 			[]string{"before", "[warn] 2 calls were still in flight when the program ended and were cancelled: notes.createNote #1, notes.deleteNote #2. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}, 2},
-		{"step", "codemode.step('s', () => 1); " + tick + "2", Completed,
+		{"step", "codemode.step('s', () => 1); " + tick + "2", sandbox.Completed,
 			[]string{`[warn] 1 call was still in flight when the program returned and was cancelled: codemode.step("s") #1. Await every call: the result of a call in flight is lost and it may or may not have taken effect.`}, 1},
-		{"many, some not started", "for (let i = 0; i < 7; i++) notes.listNotes({ i }); 'x'", Completed,
+		{"many, some not started", "for (let i = 0; i < 7; i++) notes.listNotes({ i }); 'x'", sandbox.Completed,
 			[]string{"[warn] 7 calls were still in flight when the program returned and were cancelled: notes.listNotes #1, notes.listNotes #2, notes.listNotes #3, notes.listNotes #4, notes.listNotes #5 and 2 more. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}, -1},
-		{"awaited calls are not in flight", "await notes.createNote({}); 'x'", Completed, nil, 0},
+		{"awaited calls are not in flight", "await notes.createNote({}); 'x'", sandbox.Completed, nil, 0},
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
@@ -337,18 +337,20 @@ func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
 				mu.Unlock()
 				return ctx.Err()
 			}
-			h := &fakeHost{
-				call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+			h := &sandboxtest.Host{
+				OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 					if strings.HasPrefix(tc.code, "await") {
 						return json.RawMessage(`{}`), nil
 					}
 					return nil, block(ctx)
 				},
-				stepResult: func(ctx context.Context, s Step) (json.RawMessage, bool, error) { return nil, false, block(ctx) },
+				OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
+					return nil, false, block(ctx)
+				},
 			}
 			// Calls in flight that were not cancelled would hold the run
 			// to its timeout, and see that as their cause (checked below).
-			o := runCode(t, e, h, tc.code, Limits{Timeout: 10 * time.Second})
+			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{Timeout: 10 * time.Second})
 			if o.Status != tc.status {
 				t.Fatalf("status %v (%s %q), want %v", o.Status, o.Result, o.Error, tc.status)
 			}
@@ -361,7 +363,7 @@ func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, c := range causes {
-				if !errors.Is(c, pass.ErrProgramEnded) {
+				if !errors.Is(c, ErrProgramEnded) {
 					t.Errorf("host call cancelled with cause %v, want ErrProgramEnded", c)
 				}
 			}
@@ -374,25 +376,25 @@ func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
 
 func TestHostErrorIsCatchable(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		return nil, errors.New("notes: 404 not found")
 	}}
 	code := "try { await notes.createNote({}) } catch (e) { return [e instanceof Error, e.message] }"
-	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), `[true,"notes: 404 not found"]`)
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `[true,"notes: 404 not found"]`)
 
-	o := runCode(t, e, h, "await notes.createNote({})", Limits{})
-	if o.Status != Failed || o.Error != "Error: notes: 404 not found (line 1:13)" {
+	o := sandboxtest.RunWithServices(t, e, h, "await notes.createNote({})", sandbox.Limits{})
+	if o.Status != sandbox.Failed || o.Error != "Error: notes: 404 not found (line 1:13)" {
 		t.Errorf("uncaught host error: %v %q", o.Status, o.Error)
 	}
 }
 
 func TestInvalidHostJSONRejects(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{not json`), nil
 	}}
 	code := "try { await notes.createNote({}) } catch (e) { return e.message.startsWith('the host returned invalid JSON') }"
-	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), "true")
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), "true")
 }
 
 func TestArguments(t *testing.T) {
@@ -410,17 +412,17 @@ func TestArguments(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &fakeHost{}
-			wantCompleted(t, tc.code, runCode(t, e, h, tc.code, Limits{}), tc.want)
+			h := &sandboxtest.Host{}
+			sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{}), tc.want)
 		})
 	}
 }
 
 func TestArgumentErrorsTakeNoSeq(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{}
+	h := &sandboxtest.Host{}
 	code := "try { notes.createNote(1) } catch {}\n(await notes.createNote({})).seq"
-	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), "1")
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), "1")
 }
 
 func TestUnknownMethod(t *testing.T) {
@@ -435,12 +437,12 @@ func TestUnknownMethod(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &fakeHost{}
-			o := runCode(t, e, h, tc.code, Limits{})
-			if o.Status != Failed || o.Error != tc.want {
+			h := &sandboxtest.Host{}
+			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{})
+			if o.Status != sandbox.Failed || o.Error != tc.want {
 				t.Errorf("outcome %v\n got %q\nwant %q", o.Status, o.Error, tc.want)
 			}
-			if n := len(h.recordedCalls()); n != 0 {
+			if n := len(h.Calls()); n != 0 {
 				t.Errorf("host saw %d calls", n)
 			}
 		})
@@ -450,24 +452,24 @@ func TestUnknownMethod(t *testing.T) {
 func TestConnectorObjectsBehave(t *testing.T) {
 	e := newExecutor(t)
 	code := "const n = await Promise.resolve(notes);\n[typeof n.createNote, typeof notes.then, JSON.stringify(notes) !== undefined, 'createNote' in notes]"
-	wantCompleted(t, code, runCode(t, e, &fakeHost{}, code, Limits{}), `["function","undefined",true,true]`)
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `["function","undefined",true,true]`)
 }
 
 func TestUnknownGlobal(t *testing.T) {
 	e := newExecutor(t)
 	// Written out, a misspelt connector is found before the program runs.
-	o := runCode(t, e, &fakeHost{}, "await notes.listNotes({});\nawait notse.createNote({})", Limits{})
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "await notes.listNotes({});\nawait notse.createNote({})", sandbox.Limits{})
 	want := "the program was checked before running and has a problem; nothing was run:\n- line 2:7: notse is not defined; did you mean notes?"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
 	}
 	// Reached otherwise, it is a ReferenceError that says the same.
-	o = runCode(t, e, &fakeHost{}, "const m = 'createNote';\nawait notse[m]({})", Limits{})
+	o = sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "const m = 'createNote';\nawait notse[m]({})", sandbox.Limits{})
 	want = "ReferenceError: notse is not defined (line 2:7); did you mean notes? Available globals: notes, everything, codemode"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
 	}
-	o = runCode(t, e, &fakeHost{}, "github.listIssues({})", Limits{})
+	o = sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "github.listIssues({})", sandbox.Limits{})
 	want = "ReferenceError: github is not defined (line 1:1); available globals: notes, everything, codemode"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
@@ -478,7 +480,7 @@ func TestNoHostAccess(t *testing.T) {
 	e := newExecutor(t)
 	code := `[typeof require, typeof process, typeof fetch, typeof setImmediate, typeof module, typeof XMLHttpRequest,
 typeof setTimeout, typeof clearTimeout, eval('1 + 1'), Function('return 3')(), eval('4\n//# sourceMappingURL=/etc/passwd')]`
-	wantCompleted(t, code, runCode(t, e, &fakeHost{}, code, Limits{}),
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
 		`["undefined","undefined","undefined","undefined","undefined","undefined","function","function",2,3,4]`)
 }
 
@@ -495,108 +497,42 @@ await new Promise(resolve => {
 await new Promise(r => setTimeout(r, 30, 'arg'));
 order.push('n=' + n);
 order`
-	wantCompleted(t, code, runCode(t, e, &fakeHost{}, code, Limits{}), `["n=3"]`)
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `["n=3"]`)
 }
 
 func TestSearchAndDescribe(t *testing.T) {
 	e := newExecutor(t)
-	h := &fakeHost{search: func(ctx context.Context, q string) (json.RawMessage, error) {
+	h := &sandboxtest.Host{OnSearch: func(ctx context.Context, q string) (json.RawMessage, error) {
 		return json.RawMessage(`{"results":[{"path":"notes.createNote","score":1}],"total":1,"q":` + fmt.Sprintf("%q", q) + `}`), nil
 	}}
 	code := "const s = await codemode.search('create'); const d = await codemode.describe('notes.createNote'); [s.total, s.q, d.path]"
-	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), `[1,"create","notes.createNote"]`)
-	if o := runCode(t, e, h, "codemode.search(1)", Limits{}); o.Status != Failed || !strings.Contains(o.Error, "query must be a string") {
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `[1,"create","notes.createNote"]`)
+	if o := sandboxtest.RunWithServices(t, e, h, "codemode.search(1)", sandbox.Limits{}); o.Status != sandbox.Failed || !strings.Contains(o.Error, "query must be a string") {
 		t.Errorf("non-string query: %v %q", o.Status, o.Error)
-	}
-}
-
-// A service call takes the next sequence number, shared with connector
-// calls and steps, so the host can log and replay its answer; inside a
-// step's function it takes none (the step's value replays). On both
-// executors: the number crosses the worker pipe.
-func TestServicesTakeSequenceNumbers(t *testing.T) {
-	code := `await notes.listNotes({});
-const s = await codemode.search('x');
-const d = await codemode.describe('notes');
-const v = await codemode.step('s', async () => { await null; return (await codemode.describe('notes.listNotes')).path });
-await notes.createNote({});
-[s.total, d.path, v]`
-	for name, e := range bothExecutors(t) {
-		t.Run(name, func(t *testing.T) {
-			h := &fakeHost{}
-			o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals, Services: testServices}, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantCompleted(t, code, o, `[0,"notes","notes.listNotes"]`)
-			want := []string{"call 1 notes.listNotes", "search 2 x", "describe 3 notes", "stepResult 4 s", "describe 0 notes.listNotes", "stepDone 4 s", "call 5 notes.createNote"}
-			if diff := cmp.Diff(want, h.recordedLog()); diff != "" {
-				t.Errorf("host log (-want +got):\n%s", diff)
-			}
-			if o.Calls != 5 {
-				t.Errorf("Outcome.Calls = %d, want 5", o.Calls)
-			}
-		})
-	}
-}
-
-// TestAServiceIsTwoEdits adds a host-backed codemode function the way the
-// runtime adds codemode.search: its entry in the Program's Services and
-// its answer in the host. On both executors the program gets the answer,
-// arguments are checked and sent as a JSON array, and a host error is
-// thrown into the program.
-func TestAServiceIsTwoEdits(t *testing.T) {
-	p := Program{
-		Globals:  testGlobals,
-		Services: []Service{{Name: "forecast", Params: []Param{{Name: "city", String: true}, {Name: "options"}}}}, // edit 1
-	}
-	h := &fakeHost{service: func(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) { // edit 2
-		if strings.Contains(string(args), "Atlantis") {
-			return nil, errors.New("no weather in Atlantis")
-		}
-		return json.RawMessage(`{"service":"` + name + `","args":` + string(args) + `}`), nil
-	}}
-	for name, e := range bothExecutors(t) {
-		t.Run(name, func(t *testing.T) {
-			for _, tc := range []struct{ code, want string }{
-				{"await codemode.forecast('Oslo', { days: 2, at: new Date(0) })", `{"service":"forecast","args":["Oslo",{"days":2,"at":"1970-01-01T00:00:00.000Z"}]}`},
-				{"(await codemode.forecast('Oslo')).args", `["Oslo",null]`},
-				{"let m; try { await codemode.forecast(7) } catch (e) { m = e.message }\nm", `"codemode.forecast(city, options): city must be a string, got number"`},
-				{"let m; try { await codemode.forecast('Atlantis') } catch (e) { m = e.message }\nm", `"no weather in Atlantis"`},
-				{"typeof codemode.search", `"undefined"`},
-			} {
-				p.Code = tc.code
-				o, err := e.Run(context.Background(), p, h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantCompleted(t, tc.code, o, tc.want)
-			}
-		})
 	}
 }
 
 func TestStep(t *testing.T) {
 	t.Run("first pass records the JSON value", func(t *testing.T) {
 		e := newExecutor(t)
-		h := &fakeHost{}
+		h := &sandboxtest.Host{}
 		code := "const v = await codemode.step('now', () => ({ d: new Date(0), u: undefined, n: 1 }));\nv"
-		wantCompleted(t, code, runCode(t, e, h, code, Limits{}), `{"d":"1970-01-01T00:00:00.000Z","n":1}`)
-		want := []stepRecord{{Step: Step{Seq: 1, Name: "now"}, Value: `{"d":"1970-01-01T00:00:00.000Z","n":1}`}}
-		if diff := cmp.Diff(want, h.recordedSteps()); diff != "" {
+		sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `{"d":"1970-01-01T00:00:00.000Z","n":1}`)
+		want := []sandboxtest.StepRecord{{Step: sandbox.Step{Seq: 1, Name: "now"}, Value: `{"d":"1970-01-01T00:00:00.000Z","n":1}`}}
+		if diff := cmp.Diff(want, h.Steps()); diff != "" {
 			t.Errorf("StepDone (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("replay returns the recorded value without running fn", func(t *testing.T) {
 		e := newExecutor(t)
-		h := &fakeHost{stepResult: func(ctx context.Context, s Step) (json.RawMessage, bool, error) {
+		h := &sandboxtest.Host{OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
 			return json.RawMessage(`{"v":42}`), true, nil
 		}}
 		code := "let ran = false;\nconst v = await codemode.step('rand', () => { ran = true; console.log('ran'); return Math.random() });\n[v, ran]"
-		o := runCode(t, e, h, code, Limits{})
-		wantCompleted(t, code, o, `[{"v":42},false]`)
-		if len(o.Logs) != 0 || len(h.recordedSteps()) != 0 {
-			t.Errorf("fn ran on replay: logs %q, StepDone %v", o.Logs, h.recordedSteps())
+		o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{})
+		sandboxtest.WantCompleted(t, code, o, `[{"v":42},false]`)
+		if len(o.Logs) != 0 || len(h.Steps()) != 0 {
+			t.Errorf("fn ran on replay: logs %q, StepDone %v", o.Logs, h.Steps())
 		}
 	})
 	t.Run("host calls inside a step throw, also after an await or in a timer", func(t *testing.T) {
@@ -608,11 +544,11 @@ func TestStep(t *testing.T) {
 			"() => codemode.step('inner', () => 1)",
 			"() => codemode.run('s', {})",
 		} {
-			h := &fakeHost{}
+			h := &sandboxtest.Host{}
 			code := "let msg;\ntry { await codemode.step('s', " + body + ") } catch (e) { msg = e.message }\nconst after = await notes.listNotes({});\n[msg, after.seq]"
-			o := runCode(t, e, h, code, Limits{})
+			o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{})
 			var got []any
-			if o.Status != Completed || json.Unmarshal(o.Result, &got) != nil || len(got) != 2 {
+			if o.Status != sandbox.Completed || json.Unmarshal(o.Result, &got) != nil || len(got) != 2 {
 				t.Fatalf("%s: outcome %v %s %q", body, o.Status, o.Result, o.Error)
 			}
 			if msg, _ := got[0].(string); !strings.Contains(msg, `cannot be called inside codemode.step("s")`) {
@@ -621,7 +557,7 @@ func TestStep(t *testing.T) {
 			if got[1] != 2.0 {
 				t.Errorf("%s: the call after the step has seq %v, want 2", body, got[1])
 			}
-			if n := len(h.recordedCalls()); n != 1 {
+			if n := len(h.Calls()); n != 1 {
 				t.Errorf("%s: host saw %d calls, want 1", body, n)
 			}
 		}
@@ -629,18 +565,18 @@ func TestStep(t *testing.T) {
 	t.Run("clock and randomness inside a step do not shift the replay", func(t *testing.T) {
 		e := newExecutor(t)
 		code := "const s = await codemode.step('s', async () => { await null; return [Date.now(), Math.random()] });\n[Date.now(), Math.random()]"
-		first, err := e.Run(context.Background(), Program{Code: code, Clock: Clock{Seed: 3}}, &fakeHost{})
-		if err != nil || first.Status != Completed {
+		first, err := e.Run(context.Background(), sandbox.Program{Code: code, Clock: sandbox.Clock{Seed: 3}}, &sandboxtest.Host{})
+		if err != nil || first.Status != sandbox.Completed {
 			t.Fatalf("first pass: %v %v %q", err, first.Status, first.Error)
 		}
 		if len(first.Clock.Times) != 1 {
 			t.Errorf("clock times %v: the step's read was recorded", first.Clock.Times)
 		}
-		h := &fakeHost{stepResult: func(ctx context.Context, s Step) (json.RawMessage, bool, error) {
+		h := &sandboxtest.Host{OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
 			return json.RawMessage(`[1, 0.5]`), true, nil
 		}}
-		replay, err := e.Run(context.Background(), Program{Code: code, Clock: first.Clock}, h)
-		if err != nil || replay.Status != Completed {
+		replay, err := e.Run(context.Background(), sandbox.Program{Code: code, Clock: first.Clock}, h)
+		if err != nil || replay.Status != sandbox.Completed {
 			t.Fatalf("replay: %v %v %q", err, replay.Status, replay.Error)
 		}
 		if string(replay.Result) != string(first.Result) {
@@ -649,22 +585,22 @@ func TestStep(t *testing.T) {
 	})
 	t.Run("throwing fn records the failure and rejects", func(t *testing.T) {
 		e := newExecutor(t)
-		h := &fakeHost{}
+		h := &sandboxtest.Host{}
 		code := "try { await codemode.step('bad', () => { throw new TypeError('nope') }) } catch (e) { return e.message }"
-		wantCompleted(t, code, runCode(t, e, h, code, Limits{}), `"nope"`)
-		want := []stepRecord{{Step: Step{Seq: 1, Name: "bad"}, ErrMsg: "TypeError: nope"}}
-		if diff := cmp.Diff(want, h.recordedSteps()); diff != "" {
+		sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `"nope"`)
+		want := []sandboxtest.StepRecord{{Step: sandbox.Step{Seq: 1, Name: "bad"}, ErrMsg: "TypeError: nope"}}
+		if diff := cmp.Diff(want, h.Steps()); diff != "" {
 			t.Errorf("StepDone (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("stop from StepResult", func(t *testing.T) {
 		e := newExecutor(t)
-		h := &fakeHost{stepResult: func(ctx context.Context, s Step) (json.RawMessage, bool, error) {
-			return nil, false, fmt.Errorf("diverged: %w", ErrStop)
+		h := &sandboxtest.Host{OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
+			return nil, false, fmt.Errorf("diverged: %w", sandbox.ErrStop)
 		}}
-		o := runCode(t, e, h, "try { await codemode.step('x', () => 1) } catch {}\nawait notes.createNote({})", Limits{})
-		if o.Status != Stopped || len(h.recordedCalls()) != 0 || len(h.recordedSteps()) != 0 {
-			t.Errorf("outcome %v, calls %v, steps %v", o.Status, h.recordedCalls(), h.recordedSteps())
+		o := sandboxtest.RunWithServices(t, e, h, "try { await codemode.step('x', () => 1) } catch {}\nawait notes.createNote({})", sandbox.Limits{})
+		if o.Status != sandbox.Stopped || len(h.Calls()) != 0 || len(h.Steps()) != 0 {
+			t.Errorf("outcome %v, calls %v, steps %v", o.Status, h.Calls(), h.Steps())
 		}
 	})
 }
@@ -675,7 +611,7 @@ func TestSnippets(t *testing.T) {
 		"broken": "const = 1",
 		"throws": "async (input) => {\n  throw new Error('snip');\n}",
 	}
-	h := &fakeHost{snippet: func(ctx context.Context, name string, _ json.RawMessage) (string, error) {
+	h := &sandboxtest.Host{OnSnippet: func(ctx context.Context, name string, _ json.RawMessage) (string, error) {
 		code, ok := snippets[name]
 		if !ok {
 			return "", fmt.Errorf("no snippet %q", name)
@@ -684,29 +620,29 @@ func TestSnippets(t *testing.T) {
 	}}
 	e := newExecutor(t)
 	code := "await notes.listNotes({});\nconst d = await codemode.run('double', { n: 21 });\nconst last = await notes.listNotes({});\n[d, last.seq]"
-	wantCompleted(t, code, runCode(t, e, h, code, Limits{}), "[42,3]")
+	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), "[42,3]")
 	want := []string{"call 1 notes.listNotes", "snippet double", "call 2 notes.createNote", "call 3 notes.listNotes"}
-	if diff := cmp.Diff(want, h.recordedLog()); diff != "" {
+	if diff := cmp.Diff(want, h.Log()); diff != "" {
 		t.Errorf("host log (-want +got):\n%s", diff)
 	}
 	// The host gets the input as JSON (null when there is none), to check
 	// it against the snippet's input schema.
-	runCode(t, e, h, "try { await codemode.run('missing') } catch {}\ntry { await codemode.run('missing', { d: new Date(0), u: undefined }) } catch {}", Limits{})
-	if diff := cmp.Diff([]string{`{"n":21}`, "null", `{"d":"1970-01-01T00:00:00.000Z"}`}, h.snippetInputs); diff != "" {
+	sandboxtest.RunWithServices(t, e, h, "try { await codemode.run('missing') } catch {}\ntry { await codemode.run('missing', { d: new Date(0), u: undefined }) } catch {}", sandbox.Limits{})
+	if diff := cmp.Diff([]string{`{"n":21}`, "null", `{"d":"1970-01-01T00:00:00.000Z"}`}, h.SnippetInputs()); diff != "" {
 		t.Errorf("snippet inputs (-want +got):\n%s", diff)
 	}
 
 	code = "try { await codemode.run('broken', {}) } catch (e) { return e.message }"
-	o := runCode(t, e, h, code, Limits{})
-	if o.Status != Completed || !strings.HasPrefix(string(o.Result), `"snippet broken: SyntaxError: `) || !strings.Contains(string(o.Result), "(line 1:") {
+	o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{})
+	if o.Status != sandbox.Completed || !strings.HasPrefix(string(o.Result), `"snippet broken: SyntaxError: `) || !strings.Contains(string(o.Result), "(line 1:") {
 		t.Errorf("broken snippet: %v %s %q", o.Status, o.Result, o.Error)
 	}
-	o = runCode(t, e, h, "await codemode.run('throws', {})", Limits{})
-	if o.Status != Failed || o.Error != "Error: snip (snippet throws line 2:9)" {
+	o = sandboxtest.RunWithServices(t, e, h, "await codemode.run('throws', {})", sandbox.Limits{})
+	if o.Status != sandbox.Failed || o.Error != "Error: snip (snippet throws line 2:9)" {
 		t.Errorf("throwing snippet: %v %q", o.Status, o.Error)
 	}
-	o = runCode(t, e, h, "await codemode.run('missing', {})", Limits{})
-	if o.Status != Failed || o.Error != `Error: no snippet "missing"` {
+	o = sandboxtest.RunWithServices(t, e, h, "await codemode.run('missing', {})", sandbox.Limits{})
+	if o.Status != sandbox.Failed || o.Error != `Error: no snippet "missing"` {
 		t.Errorf("missing snippet: %v %q", o.Status, o.Error)
 	}
 }
@@ -714,14 +650,14 @@ func TestSnippets(t *testing.T) {
 func TestClockReplay(t *testing.T) {
 	e := newExecutor(t)
 	code := "const r = [Math.random(), Math.random()];\nconst d = [Date.now(), new Date().getTime()];\nawait notes.createNote({});\n[r, d, Date.now(), typeof Date()]"
-	run := func(c Clock) Outcome {
-		o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals, Clock: c}, &fakeHost{})
-		if err != nil || o.Status != Completed {
+	run := func(c sandbox.Clock) sandbox.Outcome {
+		o, err := e.Run(context.Background(), sandbox.Program{Code: code, Globals: sandboxtest.Globals, Clock: c}, &sandboxtest.Host{})
+		if err != nil || o.Status != sandbox.Completed {
 			t.Fatalf("Run: %v %v %q", err, o.Status, o.Error)
 		}
 		return o
 	}
-	first := run(Clock{Seed: 7})
+	first := run(sandbox.Clock{Seed: 7})
 	if first.Clock.Seed != 7 || len(first.Clock.Times) != 4 {
 		t.Fatalf("clock %+v, want seed 7 and 4 time reads", first.Clock)
 	}
@@ -734,7 +670,7 @@ func TestClockReplay(t *testing.T) {
 	}
 	// A clock recorded an hour ago replays its own times, not the
 	// present's.
-	past := Clock{Seed: 7}
+	past := sandbox.Clock{Seed: 7}
 	for _, ms := range first.Clock.Times {
 		past.Times = append(past.Times, ms-3_600_000)
 	}
@@ -750,7 +686,7 @@ func TestClockReplay(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("replay of a past clock (-want +got):\n%s", diff)
 	}
-	other := run(Clock{Seed: 8})
+	other := run(sandbox.Clock{Seed: 8})
 	var a, b [3]json.RawMessage
 	if err := json.Unmarshal(first.Result, &a); err != nil {
 		t.Fatal(err)
@@ -763,11 +699,11 @@ func TestClockReplay(t *testing.T) {
 	}
 
 	// A recorded prefix is replayed, later reads are appended.
-	o, err := e.Run(context.Background(), Program{Code: "[Date.now(), Date.now(), Date.now() > 1e12]", Clock: Clock{Seed: 1, Times: []int64{1000, 2000}}}, &fakeHost{})
+	o, err := e.Run(context.Background(), sandbox.Program{Code: "[Date.now(), Date.now(), Date.now() > 1e12]", Clock: sandbox.Clock{Seed: 1, Times: []int64{1000, 2000}}}, &sandboxtest.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCompleted(t, "prefix", o, "[1000,2000,true]")
+	sandboxtest.WantCompleted(t, "prefix", o, "[1000,2000,true]")
 	if len(o.Clock.Times) != 3 || o.Clock.Times[0] != 1000 || o.Clock.Times[1] != 2000 {
 		t.Errorf("clock %+v", o.Clock)
 	}
@@ -780,12 +716,12 @@ func TestConcurrentRuns(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			code := fmt.Sprintf("const xs = await Promise.all([1, 2, 3].map(n => everything.add({ n: n * %d })));\nxs.map(x => x.args.n)", i)
-			o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals}, &fakeHost{})
+			o, err := e.Run(context.Background(), sandbox.Program{Code: code, Globals: sandboxtest.Globals}, &sandboxtest.Host{})
 			if err != nil {
 				errs <- err
 				return
 			}
-			if want := fmt.Sprintf("[%d,%d,%d]", i, 2*i, 3*i); o.Status != Completed || string(o.Result) != want {
+			if want := fmt.Sprintf("[%d,%d,%d]", i, 2*i, 3*i); o.Status != sandbox.Completed || string(o.Result) != want {
 				errs <- fmt.Errorf("run %d: %v %s %q, want %s", i, o.Status, o.Result, o.Error, want)
 			}
 		})
@@ -798,36 +734,16 @@ func TestConcurrentRuns(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	e := NewInProcess(InProcessOptions{})
-	done := make(chan Outcome)
-	started := make(chan struct{})
-	h := &fakeHost{call: func(context.Context, Call) (json.RawMessage, error) {
-		close(started)
-		return json.RawMessage(`{}`), nil
-	}}
-	go func() {
-		o, _ := e.Run(context.Background(), Program{Code: "await notes.listNotes({});\nawait new Promise(() => {})", Globals: testGlobals}, h)
-		done <- o
-	}()
-	<-started // the run is under way
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if o := <-done; o.Status != Failed || o.Error != "canceled" {
-		t.Errorf("run in progress at Close: %v %q", o.Status, o.Error)
-	}
-	if _, err := e.Run(context.Background(), Program{Code: "1"}, &fakeHost{}); !errors.Is(err, ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	sandboxtest.CloseDuringRun(t, NewInProcess(InProcessOptions{}), "await new Promise(() => {})")
 }
 
 func TestBadGlobalsAreInternalErrors(t *testing.T) {
 	e := newExecutor(t)
-	for _, g := range [][]Global{
+	for _, g := range [][]sandbox.Global{
 		{{Name: "codemode"}},
 		{{Name: "a"}, {Name: "a"}},
 	} {
-		if _, err := e.Run(context.Background(), Program{Code: "1", Globals: g}, &fakeHost{}); err == nil {
+		if _, err := e.Run(context.Background(), sandbox.Program{Code: "1", Globals: g}, &sandboxtest.Host{}); err == nil {
 			t.Errorf("globals %v: no error", g)
 		}
 	}
@@ -837,11 +753,11 @@ func TestBadGlobalsAreInternalErrors(t *testing.T) {
 // on: its Error still says where the call was made (also in e.stack), in
 // the program or in a snippet.
 func TestHostCallErrorLocations(t *testing.T) {
-	h := &fakeHost{
-		call: func(ctx context.Context, c Call) (json.RawMessage, error) {
+	h := &sandboxtest.Host{
+		OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 			return nil, errors.New("downstream said no")
 		},
-		snippet: func(ctx context.Context, name string, _ json.RawMessage) (string, error) {
+		OnSnippet: func(ctx context.Context, name string, _ json.RawMessage) (string, error) {
 			return "async () => {\n  return await notes.createNote({});\n}", nil
 		},
 	}
@@ -854,81 +770,14 @@ func TestHostCallErrorLocations(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := runCode(t, e, h, tc.code, Limits{})
-			if o.Status != Failed || o.Error != tc.want {
+			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{})
+			if o.Status != sandbox.Failed || o.Error != tc.want {
 				t.Errorf("outcome %v %q\nwant %q", o.Status, o.Error, tc.want)
 			}
 		})
 	}
-	o := runCode(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", Limits{})
-	if o.Status != Completed || !strings.Contains(string(o.Result), "at program.js:") {
+	o := sandboxtest.RunWithServices(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", sandbox.Limits{})
+	if o.Status != sandbox.Completed || !strings.Contains(string(o.Result), "at program.js:") {
 		t.Errorf("e.stack = %s (%v %q), want the frame of the program that made the call", o.Result, o.Status, o.Error)
-	}
-}
-
-// A connector whose downstream did not start is named in the program's
-// globals as unavailable: no object is installed for it, and a program
-// that uses it is told why (across the worker pipe too); the other
-// connectors work.
-func TestUnavailableGlobal(t *testing.T) {
-	globals := append(slices.Clone(testGlobals), Global{Name: "down", Unavailable: "start /opt/down-server: exit status 1"})
-	for name, e := range bothExecutors(t) {
-		t.Run(name, func(t *testing.T) {
-			run := func(code string) Outcome {
-				t.Helper()
-				o, err := e.Run(context.Background(), Program{Code: code, Globals: globals}, &fakeHost{})
-				if err != nil {
-					t.Fatalf("Run(%q): internal error: %v", code, err)
-				}
-				return o
-			}
-			o := run("await down.list({})")
-			want := "ReferenceError: down is not defined (line 1:7); connector down is unavailable: start /opt/down-server: exit status 1"
-			if o.Status != Failed || o.Error != want {
-				t.Errorf("using it: %v %q\nwant failed %q", o.Status, o.Error, want)
-			}
-			o = run("const m = 'createNote';\nawait notse[m]({})")
-			want = "ReferenceError: notse is not defined (line 2:7); did you mean notes? Available globals: notes, everything, codemode"
-			if o.Status != Failed || o.Error != want {
-				t.Errorf("a misspelt connector: %v %q\nwant failed %q (the unavailable one is not offered)", o.Status, o.Error, want)
-			}
-			wantCompleted(t, "typeof down", run("[typeof down, typeof notes.createNote]"), `["undefined","function"]`)
-		})
-	}
-}
-
-// TestCallErrorDetails: a host error with details throws an Error that
-// has the details' members as properties (its own message and stack
-// kept), on both executors (the process one carries them over the pipe).
-func TestCallErrorDetails(t *testing.T) {
-	host := func() *fakeHost {
-		return &fakeHost{call: func(ctx context.Context, c Call) (json.RawMessage, error) {
-			if c.Method == "deleteNote" {
-				return nil, errors.New("plain failure")
-			}
-			return nil, &CallError{
-				Message: "GET /pets/{id}: 404 Not Found: no such pet",
-				Details: json.RawMessage(`{"status":404,"body":{"message":"no such pet"},"message":"not this one","stack":"nor this"}`),
-			}
-		}}
-	}
-	code := `async () => {
-		try { await notes.createNote({}); } catch (e) {
-			return [e instanceof Error, e.message, e.status, e.body.message, String(e.stack).includes("line"), Object.keys(e).sort()];
-		}
-	}`
-	for name, e := range bothExecutors(t) {
-		t.Run(name, func(t *testing.T) {
-			o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals}, host())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantCompleted(t, "details", o, `[true,"GET /pets/{id}: 404 Not Found: no such pet",404,"no such pet",false,["body","status"]]`)
-			o, err = e.Run(context.Background(), Program{Code: `async () => { try { await notes.deleteNote({}); } catch (e) { return [e.message, e.status === undefined]; } }`, Globals: testGlobals}, host())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantCompleted(t, "plain", o, `["plain failure",true]`)
-		})
 	}
 }

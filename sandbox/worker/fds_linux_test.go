@@ -1,4 +1,4 @@
-package sandbox
+package worker
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 // without close-on-exec (inherited from whatever started it, say).
 func TestAWorkerGetsOnlyItsDescriptors(t *testing.T) {
 	leaked := fixture.LeakDescriptor(t)
-	pool := newPool(t, ProcessOptions{Size: 1})
+	pool := newPool(t, Options{Size: 1})
 	waitIdle(t, pool, 1)
 	for _, pid := range pool.Stats().PIDs {
 		files := fixture.OpenFiles(t, pid)

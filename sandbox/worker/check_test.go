@@ -1,23 +1,25 @@
-package sandbox
+package worker
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// checkingHost is a fakeHost that is also a Checker.
+// checkingHost is a sandboxtest.Host that is also a Checker.
 type checkingHost struct {
-	fakeHost
-	check func(calls []StaticCall) []Problem
+	sandboxtest.Host
+	check func(calls []sandbox.StaticCall) []sandbox.Problem
 
 	mu   sync.Mutex
-	seen [][]StaticCall
+	seen [][]sandbox.StaticCall
 }
 
-func (h *checkingHost) Check(_ context.Context, calls []StaticCall) ([]Problem, error) {
+func (h *checkingHost) Check(_ context.Context, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
 	h.mu.Lock()
 	h.seen = append(h.seen, calls)
 	h.mu.Unlock()
@@ -33,31 +35,31 @@ func TestCheckFailsBeforeRunning(t *testing.T) {
 	code := "await notes.listNotes({});\nawait everything.get_summ({ a: 1 });\nawait everything.echo({ mesage: 'x' });"
 	for name, e := range bothExecutors(t) {
 		t.Run(name, func(t *testing.T) {
-			h := &checkingHost{check: func(calls []StaticCall) []Problem {
-				var out []Problem
+			h := &checkingHost{check: func(calls []sandbox.StaticCall) []sandbox.Problem {
+				var out []sandbox.Problem
 				for _, c := range calls {
 					if c.Method == "get_summ" {
-						out = append(out, Problem{Line: c.Line, Col: c.Col, Message: "everything.get_summ is not a method; nearest: get_sum"})
+						out = append(out, sandbox.Problem{Line: c.Line, Col: c.Col, Message: "everything.get_summ is not a method; nearest: get_sum"})
 					}
 					if c.Method == "echo" {
 						p := c.Args.Props[0]
-						out = append(out, Problem{Line: p.Line, Col: p.Col, Message: "unknown property " + p.Key})
+						out = append(out, sandbox.Problem{Line: p.Line, Col: p.Col, Message: "unknown property " + p.Key})
 					}
 				}
 				// Reported out of order: the sandbox sorts them.
-				return []Problem{out[1], out[0]}
+				return []sandbox.Problem{out[1], out[0]}
 			}}
-			o, err := e.Run(context.Background(), Program{Code: code, Globals: testGlobals}, h)
+			o, err := e.Run(context.Background(), sandbox.Program{Code: code, Globals: sandboxtest.Globals}, h)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := "the program was checked before running and has 2 problems; nothing was run:\n" +
 				"- line 2:18: everything.get_summ is not a method; nearest: get_sum\n" +
 				"- line 3:25: unknown property mesage"
-			if o.Status != Failed || o.Error != want {
+			if o.Status != sandbox.Failed || o.Error != want {
 				t.Errorf("outcome %v %q\nwant failed %q", o.Status, o.Error, want)
 			}
-			if n := len(h.recordedCalls()); n != 0 {
+			if n := len(h.Calls()); n != 0 {
 				t.Errorf("the host saw %d calls", n)
 			}
 			if len(h.seen) != 1 || len(h.seen[0]) != 3 {
@@ -77,16 +79,16 @@ func TestCheckPasses(t *testing.T) {
 	for name, e := range bothExecutors(t) {
 		t.Run(name, func(t *testing.T) {
 			h := &checkingHost{}
-			o, err := e.Run(context.Background(), Program{Code: "await notes.listNotes({ tag: 'x' })", Globals: testGlobals}, h)
-			if err != nil || o.Status != Completed {
+			o, err := e.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({ tag: 'x' })", Globals: sandboxtest.Globals}, h)
+			if err != nil || o.Status != sandbox.Completed {
 				t.Fatalf("%v %v %q", err, o.Status, o.Error)
 			}
 			if len(h.seen) != 1 {
 				t.Errorf("checked %d times", len(h.seen))
 			}
-			o, err = e.Run(context.Background(), Program{Code: "await notes.listNotes({});\nawait Notes.listNotes({})", Globals: testGlobals}, &fakeHost{})
+			o, err = e.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({});\nawait Notes.listNotes({})", Globals: sandboxtest.Globals}, &sandboxtest.Host{})
 			want := "the program was checked before running and has a problem; nothing was run:\n- line 2:7: Notes is not defined; did you mean notes?"
-			if err != nil || o.Status != Failed || o.Error != want {
+			if err != nil || o.Status != sandbox.Failed || o.Error != want {
 				t.Fatalf("misspelt connector: %v %v %q", err, o.Status, o.Error)
 			}
 		})

@@ -1,18 +1,19 @@
-package sandbox
+package pass
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
 
-// InProcess is the Executor that runs each pass in a fresh goja runtime in
-// this process. It bounds time, stack depth, calls, logs and code size, but
-// not memory: a single huge allocation cannot be interrupted, which is what
-// the worker-process executor is for.
+// InProcess is the sandbox.Executor that runs each pass in a fresh goja
+// runtime in this process. It bounds time, stack depth, calls, logs and
+// code size, but not memory: a single huge allocation cannot be
+// interrupted, which is what the worker-process executor (sandbox/worker)
+// is for.
 type InProcess struct {
 	// fixed at creation
 	log   *slog.Logger
@@ -48,7 +49,7 @@ func NewInProcess(opts InProcessOptions) *InProcess {
 	return &InProcess{log: opts.Logger, cache: source.NewCache(opts.CacheSize), active: map[int]context.CancelFunc{}}
 }
 
-var _ Executor = (*InProcess)(nil)
+var _ sandbox.Executor = (*InProcess)(nil)
 
 // Run executes one pass of p (see Executor). It is safe for concurrent use.
 // A syntax error, a thrown value, a limit or a timeout is a Failed outcome;
@@ -59,13 +60,13 @@ var _ Executor = (*InProcess)(nil)
 // the program ends are canceled and reported in the logs (see pass); after
 // a host stop they complete. Host methods must therefore return once their
 // context is done.
-func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, error) {
+func (e *InProcess) Run(ctx context.Context, p sandbox.Program, host sandbox.Host) (sandbox.Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return Outcome{}, ErrClosed
+		return sandbox.Outcome{}, sandbox.ErrClosed
 	}
 	e.nextID++
 	id := e.nextID
@@ -78,7 +79,7 @@ func (e *InProcess) Run(ctx context.Context, p Program, host Host) (Outcome, err
 		e.mu.Unlock()
 		e.runs.Done()
 	}()
-	return pass.Execute(ctx, p, host, e.cache, e.log)
+	return Execute(ctx, p, host, e.cache, e.log)
 }
 
 // Close cancels the passes in progress, waits for them and makes further

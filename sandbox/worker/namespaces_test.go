@@ -1,17 +1,18 @@
-package sandbox
+package worker
 
 import (
 	"context"
-	"strings"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
 
 // namespaceGlobals: two connectors under mcp, one two levels down under
 // github, one unavailable one in the mcp namespace and a whole namespace
 // of unavailable ones.
-var namespaceGlobals = []Global{
+var namespaceGlobals = []sandbox.Global{
 	{Name: "mcp.a", Methods: []string{"get_sum"}},
 	{Name: "notes", Methods: []string{"createNote"}},
 	{Name: "mcp.b", Methods: []string{"echo", "get_sum"}},
@@ -26,10 +27,10 @@ var namespaceGlobals = []Global{
 func TestNamespaces(t *testing.T) {
 	for name, e := range bothExecutors(t) {
 		t.Run(name, func(t *testing.T) {
-			h := &fakeHost{}
-			run := func(code string) Outcome {
+			h := &sandboxtest.Host{}
+			run := func(code string) sandbox.Outcome {
 				t.Helper()
-				o, err := e.Run(context.Background(), Program{Code: code, Globals: namespaceGlobals}, h)
+				o, err := e.Run(context.Background(), sandbox.Program{Code: code, Globals: namespaceGlobals}, h)
 				if err != nil {
 					t.Fatalf("Run(%q): internal error: %v", code, err)
 				}
@@ -37,8 +38,8 @@ func TestNamespaces(t *testing.T) {
 			}
 			code := `const [a, b, r] = await Promise.all([mcp.a.get_sum({ x: 1 }), mcp.b.echo({ y: 2 }), github.pulls.reviews.list({})]);
 [a.seq, b.method, r.method, Object.keys(mcp), Object.keys(github.pulls), typeof mcp.then, 'a' in mcp]`
-			wantCompleted(t, code, run(code), `[1,"echo","list",["a","b"],["reviews"],"undefined",true]`)
-			calls := h.recordedCalls()
+			sandboxtest.WantCompleted(t, code, run(code), `[1,"echo","list",["a","b"],["reviews"],"undefined",true]`)
+			calls := h.Calls()
 			got := make([]string, len(calls))
 			for _, c := range calls {
 				if c.Seq >= 1 && int(c.Seq) <= len(got) {
@@ -59,29 +60,10 @@ func TestNamespaces(t *testing.T) {
 			}
 			for _, tc := range errs {
 				o := run(tc.code)
-				if o.Status != Failed || o.Error != tc.want {
+				if o.Status != sandbox.Failed || o.Error != tc.want {
 					t.Errorf("%s:\n got %v %q\nwant %q", tc.code, o.Status, o.Error, tc.want)
 				}
 			}
 		})
-	}
-}
-
-func TestNamespaceClashesAreInternalErrors(t *testing.T) {
-	e := newExecutor(t)
-	for _, g := range [][]Global{
-		{{Name: "a"}, {Name: "a.b"}},
-		{{Name: "a.b"}, {Name: "a"}},
-		{{Name: "a.b.c"}, {Name: "a.b", Unavailable: "x"}},
-		{{Name: "a..b"}},
-		{{Name: "a."}},
-		{{Name: "codemode.x"}},
-		{{Name: "x.__proto__"}},
-		{{Name: "a.b"}, {Name: "a.b"}},
-	} {
-		_, err := e.Run(context.Background(), Program{Code: "1", Globals: g}, &fakeHost{})
-		if err == nil || !strings.Contains(err.Error(), "clashes") {
-			t.Errorf("globals %v: error %v", g, err)
-		}
 	}
 }

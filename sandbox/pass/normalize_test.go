@@ -1,4 +1,4 @@
-package sandbox
+package pass
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
 
@@ -73,8 +75,8 @@ out`, source.ShapeExpression, "[1,2,3]"},
 			if n.Shape != tc.shape {
 				t.Errorf("shape %v, want %v\nsource:\n%s", n.Shape, tc.shape, n.Source)
 			}
-			o := runCode(t, e, &fakeHost{}, tc.code, Limits{})
-			wantCompleted(t, tc.code, o, tc.want)
+			o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
+			sandboxtest.WantCompleted(t, tc.code, o, tc.want)
 		})
 	}
 }
@@ -91,9 +93,9 @@ func TestSnippetShapeGetsInput(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &fakeHost{snippet: func(_ context.Context, name string, _ json.RawMessage) (string, error) { return tc.snippet, nil }}
+			h := &sandboxtest.Host{OnSnippet: func(_ context.Context, name string, _ json.RawMessage) (string, error) { return tc.snippet, nil }}
 			code := "await codemode.run('s', { n: 21 })"
-			wantCompleted(t, code, runCode(t, e, h, code, Limits{}), tc.want)
+			sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), tc.want)
 		})
 	}
 }
@@ -101,8 +103,8 @@ func TestSnippetShapeGetsInput(t *testing.T) {
 func TestSyntaxErrorOutcome(t *testing.T) {
 	e := newExecutor(t)
 	code := "```ts\nconst a: number = 1;\nconst b = a +* 2;\n```"
-	o := runCode(t, e, &fakeHost{}, code, Limits{})
-	if o.Status != Failed || !strings.HasPrefix(o.Error, "SyntaxError: ") || !strings.HasSuffix(o.Error, "(line 3:14)") {
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{})
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "SyntaxError: ") || !strings.HasSuffix(o.Error, "(line 3:14)") {
 		t.Fatalf("outcome %v %q, want a source.SyntaxError at line 3:14", o.Status, o.Error)
 	}
 }
@@ -142,7 +144,7 @@ func TestLastExpressionForms(t *testing.T) {
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
-		wantCompleted(t, tc.code, runCode(t, e, &fakeHost{}, tc.code, Limits{}), tc.want)
+		sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 	}
 }
 
@@ -162,7 +164,7 @@ func TestDroppedExpressionRecoveryKeepsMeaning(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantCompleted(t, tc.code, runCode(t, e, &fakeHost{}, tc.code, Limits{}), tc.want)
+			sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 		})
 	}
 }
@@ -171,8 +173,8 @@ func TestRecoveredExpressionErrorPosition(t *testing.T) {
 	// The inserted "return " must not move columns of the last line.
 	e := newExecutor(t)
 	code := "const a = 1;\n-1, null.x"
-	o := runCode(t, e, &fakeHost{}, code, Limits{})
-	if o.Status != Failed || !strings.HasSuffix(o.Error, "(line 2:10)") {
+	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{})
+	if o.Status != sandbox.Failed || !strings.HasSuffix(o.Error, "(line 2:10)") {
 		t.Errorf("outcome %v %q, want an error at line 2:10", o.Status, o.Error)
 	}
 }

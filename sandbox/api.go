@@ -1,10 +1,4 @@
-// Package pass runs one pass of a program in a fresh goja runtime (Execute)
-// and defines the types of the sandbox's API, which package sandbox names:
-// Program, Host, Outcome and the rest. It knows nothing of MCP or SQLite:
-// connector calls and the other host services are reached through the Host
-// interface, so the runtime can answer them from the durable log, by
-// calling a connector, or by stopping the program.
-package pass
+package sandbox
 
 import (
 	"context"
@@ -14,8 +8,9 @@ import (
 )
 
 // An Executor runs programs. Implementations: the in-process goja executor
-// (sandbox.NewInProcess) and the pool of worker processes (worker.NewPool). Run must
-// be safe for concurrent use; each Run executes one pass of one program.
+// (pass.NewInProcess) and the pool of worker processes (worker.NewPool).
+// Run must be safe for concurrent use; each Run executes one pass of one
+// program.
 type Executor interface {
 	// Run executes one pass of p, calling host for every connector call and
 	// codemode.* service. It returns when the program settles, is stopped by

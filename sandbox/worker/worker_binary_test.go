@@ -1,4 +1,4 @@
-package sandbox_test
+package worker
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestCodemodeBinaryIsAWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := sandbox.NewProcessPool(sandbox.ProcessOptions{Command: []string{bin, "__sandbox-worker"}, Size: 1, MemoryLimit: 64 << 20})
+	pool, err := NewPool(Options{Command: []string{bin, "__sandbox-worker"}, Size: 1, MemoryLimit: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

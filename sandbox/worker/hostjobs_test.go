@@ -1,10 +1,12 @@
-package sandbox
+package worker
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"strings"
 	"sync"
 	"testing"
@@ -12,9 +14,9 @@ import (
 )
 
 // bothExecutors returns the in-process executor and a one-worker pool.
-func bothExecutors(t *testing.T) map[string]Executor {
+func bothExecutors(t *testing.T) map[string]sandbox.Executor {
 	t.Helper()
-	return map[string]Executor{"inprocess": newExecutor(t), "process": newPool(t, ProcessOptions{Size: 1})}
+	return map[string]sandbox.Executor{"inprocess": newExecutor(t), "process": newPool(t, Options{Size: 1})}
 }
 
 // TestHostValuesReachTheProgram checks what a program gets for the JSON a
@@ -53,7 +55,7 @@ func TestHostValuesReachTheProgram(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
-					h := &fakeHost{call: func(context.Context, Call) (json.RawMessage, error) { return json.RawMessage(tc.raw), nil }}
+					h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) { return json.RawMessage(tc.raw), nil }}
 					code := "Object.defineProperty(Object.prototype, 'ok', { set() { globalThis.hit = true }, configurable: true });\n" +
 						"const r = await notes.listNotes({});\n" + tc.code
 					switch tc.name {
@@ -62,7 +64,7 @@ func TestHostValuesReachTheProgram(t *testing.T) {
 					case "out of range number rejects":
 						code = "try { await notes.listNotes({}) } catch (e) { return e instanceof Error && e.message.startsWith('the host returned invalid JSON') }"
 					}
-					wantCompleted(t, code, run(t, e, h, code, Limits{}), tc.want)
+					sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), tc.want)
 				})
 			}
 		})
@@ -73,8 +75,8 @@ func TestHostValuesReachTheProgram(t *testing.T) {
 // with the host's message, whether the call ran on the VM's goroutine (one
 // call at a time) or on a goroutine of its own (Promise.all).
 func TestHostErrorsAreErrors(t *testing.T) {
-	h := func() *fakeHost {
-		return &fakeHost{call: func(_ context.Context, c Call) (json.RawMessage, error) {
+	h := func() *sandboxtest.Host {
+		return &sandboxtest.Host{OnCall: func(_ context.Context, c sandbox.Call) (json.RawMessage, error) {
 			return nil, fmt.Errorf("%s: 503 unavailable", c.Method)
 		}}
 	}
@@ -87,7 +89,7 @@ func TestHostErrorsAreErrors(t *testing.T) {
 	for name, e := range bothExecutors(t) {
 		for _, tc := range tests {
 			t.Run(name+" "+tc.name, func(t *testing.T) {
-				wantCompleted(t, tc.code, run(t, e, h(), tc.code, Limits{}), tc.want)
+				sandboxtest.WantCompleted(t, tc.code, sandboxtest.Run(t, e, h(), tc.code, sandbox.Limits{}), tc.want)
 			})
 		}
 	}
@@ -96,14 +98,14 @@ func TestHostErrorsAreErrors(t *testing.T) {
 // slowHost answers connector calls after d, or when their context ends;
 // it records when each call began.
 type slowHost struct {
-	fakeHost
+	sandboxtest.Host
 	d time.Duration
 
 	mu     sync.Mutex
 	starts []time.Time
 }
 
-func (h *slowHost) Call(ctx context.Context, c Call) (json.RawMessage, error) {
+func (h *slowHost) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 	h.mu.Lock()
 	h.starts = append(h.starts, time.Now())
 	h.mu.Unlock()
@@ -134,8 +136,8 @@ func TestTimersFireWhileACallIsAwaited(t *testing.T) {
 			// the call's answer.
 			h := &slowHost{d: 5 * time.Second}
 			code := "await Promise.race([notes.listNotes({}), new Promise(r => setTimeout(() => r('timeout'), 30))])"
-			o := run(t, e, h, code, Limits{})
-			wantCompleted(t, code, o, `"timeout"`)
+			o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
+			sandboxtest.WantCompleted(t, code, o, `"timeout"`)
 			if len(o.Logs) != 1 || !strings.Contains(o.Logs[0], "1 call was still in flight") {
 				t.Errorf("logs %q, want the in-flight warning", o.Logs)
 			}
@@ -154,8 +156,8 @@ func TestHeldCallStartsDuringALongTurn(t *testing.T) {
 			// fast machine.
 			code := "const p = notes.listNotes({});\nconst end = Date.now() + 400;\nwhile (Date.now() < end) { for (let i = 0; i < 10000; i++) {} }\nawait p"
 			start := time.Now()
-			o := run(t, e, h, code, Limits{})
-			wantCompleted(t, code, o, `"slow"`)
+			o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
+			sandboxtest.WantCompleted(t, code, o, `"slow"`)
 			if d := h.firstStart(t).Sub(start); d > 250*time.Millisecond {
 				t.Errorf("the call started %v after the run: it waited for the busy loop", d)
 			}
@@ -171,7 +173,7 @@ func TestCallStartsAtOnceWithATimerSet(t *testing.T) {
 	h := &slowHost{d: time.Millisecond}
 	code := "const p = notes.listNotes({});\nawait new Promise(r => setTimeout(r, 300));\nawait p"
 	start := time.Now()
-	wantCompleted(t, code, run(t, e, h, code, Limits{}), `"slow"`)
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `"slow"`)
 	if d := h.firstStart(t).Sub(start); d > 200*time.Millisecond {
 		t.Errorf("the call started %v after the run, not at once", d)
 	}
@@ -181,74 +183,26 @@ func TestCallStartsAtOnceWithATimerSet(t *testing.T) {
 // VM's goroutine) still stop the program on ErrStop and end with the
 // deadline.
 func TestSequentialCallsStopAndTimeOut(t *testing.T) {
-	stopErr := fmt.Errorf("approval needed: %w", ErrStop)
+	stopErr := fmt.Errorf("approval needed: %w", sandbox.ErrStop)
 	for name, e := range bothExecutors(t) {
 		t.Run(name+" stop", func(t *testing.T) {
-			h := &fakeHost{call: func(_ context.Context, c Call) (json.RawMessage, error) {
+			h := &sandboxtest.Host{OnCall: func(_ context.Context, c sandbox.Call) (json.RawMessage, error) {
 				if c.Seq == 3 {
 					return nil, stopErr
 				}
 				return json.RawMessage(`{}`), nil
 			}}
-			o := run(t, e, h, "for (let i = 0; i < 10; i++) { try { await notes.listNotes({ i }) } catch {} }", Limits{})
-			if o.Status != Stopped || !errors.Is(o.Stop, ErrStop) || o.Stop.Error() != stopErr.Error() || o.Calls != 3 {
+			o := sandboxtest.Run(t, e, h, "for (let i = 0; i < 10; i++) { try { await notes.listNotes({ i }) } catch {} }", sandbox.Limits{})
+			if o.Status != sandbox.Stopped || !errors.Is(o.Stop, sandbox.ErrStop) || o.Stop.Error() != stopErr.Error() || o.Calls != 3 {
 				t.Fatalf("outcome %v stop=%v calls=%d, want stopped at call 3", o.Status, o.Stop, o.Calls)
 			}
 		})
 		t.Run(name+" timeout", func(t *testing.T) {
 			h := &slowHost{d: time.Millisecond}
-			o := run(t, e, h, "while (true) await notes.listNotes({})", Limits{Timeout: 200 * time.Millisecond})
-			if o.Status != Failed || o.Error != "timed out after 200ms" {
+			o := sandboxtest.Run(t, e, h, "while (true) await notes.listNotes({})", sandbox.Limits{Timeout: 200 * time.Millisecond})
+			if o.Status != sandbox.Failed || o.Error != "timed out after 200ms" {
 				t.Fatalf("outcome %v %q, want a timeout", o.Status, o.Error)
 			}
-		})
-	}
-}
-
-// TestArgumentSerialisation covers what connector methods send: the JSON
-// form of a plain object, and the errors for anything else.
-func TestArgumentSerialisation(t *testing.T) {
-	tests := []struct{ name, code, want string }{
-		{"nested", "(await notes.createNote({ a: [1, { b: 'é' }], n: null })).args", `{"a":[1,{"b":"é"}],"n":null}`},
-		{"own toJSON", "(await notes.createNote({ toJSON() { return { x: 1 } } })).args", `{"x":1}`},
-		{"toJSON to undefined", "try { notes.createNote({ toJSON() {} }) } catch (e) { return String(e) }",
-			`"TypeError: notes.createNote expects one object argument; its JSON form is undefined"`},
-		{"toJSON to an array", "try { notes.createNote({ toJSON() { return [1] } }) } catch (e) { return String(e) }",
-			`"TypeError: notes.createNote expects one object argument; its JSON form is [1]"`},
-		{"BigInt", "try { notes.createNote({ n: 1n }) } catch (e) { return e instanceof TypeError }", `true`},
-		{"proxy of an object", "(await notes.createNote(new Proxy({ a: 1 }, {}))).args", `{"a":1}`},
-		{"function", "try { notes.createNote(() => 1) } catch (e) { return String(e) }",
-			`"TypeError: notes.createNote expects one object argument, got function"`},
-		{"undefined", "(await notes.createNote(undefined)).args", `{}`},
-		{"getter runs once", "let n = 0; const a = { get x() { return ++n } };\nconst r = await notes.createNote(a);\n[r.args, n]", `[{"x":1},1]`},
-	}
-	e := newExecutor(t)
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			wantCompleted(t, tc.code, runCode(t, e, &fakeHost{}, tc.code, Limits{}), tc.want)
-		})
-	}
-}
-
-// TestConnectorMethodForms: a method read from the connector object (made
-// in JavaScript), the target's own function (reached through its property
-// descriptor) and a detached method all make the same call; a method the
-// program replaces is the program's.
-func TestConnectorMethodForms(t *testing.T) {
-	tests := []struct{ name, code, want string }{
-		{"read twice is the same function", "notes.createNote === notes.createNote", `true`},
-		{"detached", "const f = notes.createNote;\nconst r = await f({ a: 1 });\n[r.seq, r.method, r.args]", `[1,"createNote",{"a":1}]`},
-		{"own function", "const f = Object.getOwnPropertyDescriptor(notes, 'createNote').value;\nconst r = await f({ a: [1] });\n[r.seq, r.method, r.args]", `[1,"createNote",{"a":[1]}]`},
-		{"own function rejects the same", "const f = Object.getOwnPropertyDescriptor(notes, 'createNote').value;\ntry { f([1]) } catch (e) { return String(e) }",
-			`"TypeError: notes.createNote expects one object argument, got array"`},
-		{"replaced", "notes.createNote = () => 'mine';\nnotes.createNote({})", `"mine"`},
-		{"deleted", "delete notes.createNote;\ntry { notes.createNote({}) } catch (e) { return e.message }", `"notes.createNote is not a function; did you mean createNote?"`},
-		{"seq across forms", "const a = await notes.listNotes({});\nconst b = await Object.getOwnPropertyDescriptor(notes, 'listNotes').value({});\n[a.seq, b.seq]", `[1,2]`},
-	}
-	e := newExecutor(t)
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			wantCompleted(t, tc.code, runCode(t, e, &fakeHost{}, tc.code, Limits{}), tc.want)
 		})
 	}
 }
