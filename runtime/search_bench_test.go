@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
@@ -116,12 +118,40 @@ func githubEnv(b *testing.B, s setup) *env {
 	return newEnv(b, s)
 }
 
+// searchEnv is githubEnv with server-everything and server-memory beside
+// GitHub and notes, as the end-to-end suite configures them: every query
+// set has queries for them. Their binaries are in e2e's node_modules,
+// beside GitHub's document.
+func searchEnv(b *testing.B) *env {
+	b.Helper()
+	doc := fixture.GitHubDocument(b)
+	bin := filepath.Join(filepath.Dir(doc), "..", "..", "..", ".bin")
+	var extra []runtime.Source
+	for _, c := range []mcp.Config{
+		{Name: "everything", Command: filepath.Join(bin, "mcp-server-everything")},
+		{Name: "memory", Command: filepath.Join(bin, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(b.TempDir(), "memory.jsonl")}},
+	} {
+		c.Logger = slog.New(slog.DiscardHandler)
+		conn, err := mcp.Dial(context.Background(), c)
+		if err != nil {
+			b.Fatalf("%s (npm ci in e2e/): %v", c.Name, err)
+		}
+		b.Cleanup(func() {
+			if err := conn.Close(); err != nil {
+				b.Errorf("close %s: %v", c.Name, err)
+			}
+		})
+		extra = append(extra, runtime.Source{Connector: conn})
+	}
+	return githubEnv(b, setup{extra: extra})
+}
+
 // BenchmarkSearchGitHub measures codemode.search over GitHub's document
-// (1,200+ methods) and the notes connector: one op of query is one Search
+// (1,200+ methods), server-everything, server-memory and the notes
+// connector: one op of query is one Search
 // of a plain-language query, cycling through every query set of
 // e2e/search. Before it, it logs the recall of every set (top-1, top-5 and
-// top-20, over the queries whose answers are configured here: GitHub's
-// and notes'), and the sums over the sets the search was not tuned on and
+// top-20), and the sums over the sets the search was not tuned on and
 // over those in users' words; it reports the first two as metrics.
 // CODEMODE_SEARCH_VERBOSE=1 logs the queries whose answer is not first.
 // The first search builds the index: index-build is that time alone.
@@ -129,7 +159,7 @@ func githubEnv(b *testing.B, s setup) *env {
 //	go test -run '^$' -bench SearchGitHub/recall -benchtime 1x -v ./runtime
 func BenchmarkSearchGitHub(b *testing.B) {
 	ctx := context.Background()
-	e := githubEnv(b, setup{})
+	e := searchEnv(b)
 	search := func(q string) []string {
 		raw, err := e.rt.Search(ctx, q)
 		if err != nil {
@@ -159,7 +189,7 @@ func BenchmarkSearchGitHub(b *testing.B) {
 		var r recall
 		for _, in := range set.Intents {
 			if !runtime.HasPath(e.rt, in.Want[0]) {
-				continue
+				b.Fatalf("%s: %q wants %s, which is not configured", set.Name, in.Query, in.Want[0])
 			}
 			got := search(in.Query)
 			queries = append(queries, in.Query)
