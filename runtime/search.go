@@ -27,9 +27,6 @@ const maxSearchQuery = 1000
 // long description mentions many things in passing, and costs time.
 const maxSearchText = 2000
 
-// connectorWeight scales the score of a connector's own search document.
-const connectorWeight = 0.5
-
 // pathKind is the kind of a catalog item.
 type pathKind string
 
@@ -149,8 +146,6 @@ func (s *source) segment() *search.Segment[*searchResult] {
 		conn.Value = &searchResult{Path: s.name, Connector: s.name, Kind: kindConnector, Description: summary(desc)}
 		conn.Fields[search.Name] = s.name
 		conn.Fields[search.Summary] = s.description
-		// A connector gives way to its methods: a query names what to do.
-		conn.Weight = connectorWeight
 		docs = append(docs, conn)
 		for _, t := range s.tools {
 			docs = append(docs, t.searchDoc())
