@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +15,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
@@ -251,6 +256,86 @@ func TestDescribe(t *testing.T) {
 	mustStatus(t, o, codemode.StatusCompleted)
 	if !strings.Contains(resultOf[string](t, o), "  get(input: KvGetInput): Promise<KvGetOutput>;") {
 		t.Errorf("codemode.describe in the sandbox = %s", o.Result)
+	}
+}
+
+// groupedDocument is the API of TestDescribeGroups: two operations tagged
+// issues and one alpha, two untagged under /repos, one untagged at the
+// root.
+const groupedDocument = `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
+  "/repos/{owner}":{"get":{"operationId":"getRepo","responses":{"200":{"description":"ok"}}},
+    "delete":{"operationId":"deleteRepo","responses":{"204":{"description":"ok"}}}},
+  "/repos/{owner}/issues":{"get":{"operationId":"listIssues","tags":["issues"],"summary":"List issues","responses":{"200":{"description":"ok"}}},
+    "post":{"operationId":"createIssue","tags":["issues","write"],"responses":{"201":{"description":"ok"}}}},
+  "/zen":{"get":{"operationId":"zen","tags":["alpha"],"responses":{"200":{"description":"ok"}}}},
+  "/{id}":{"get":{"operationId":"byId","responses":{"200":{"description":"ok"}}}}
+}}`
+
+// TestDescribeGroups: describe of a connector lists its groups (an
+// operation's first tag, else the first segment of its path) by name, then
+// its methods group by group in the document's order, those in no group
+// last; describe of a namespace lists its connectors as groups.
+func TestDescribeGroups(t *testing.T) {
+	doc := filepath.Join(t.TempDir(), "api.json")
+	if err := os.WriteFile(doc, []byte(groupedDocument), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openapi.New(context.Background(), openapi.Config{Name: "api", Document: doc, BaseURL: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: c}, {Connector: newKV("ns.a")}, {Connector: newKV("ns.b")}}})
+	type described struct {
+		Kind   string
+		Groups []struct {
+			Name  string
+			Count int
+		}
+		Methods []struct{ Method, Group, Description string }
+	}
+	describe := func(path string) described {
+		t.Helper()
+		raw, err := e.rt.Describe(e.ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d described
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	flat := func(d described) (groups, methods []string) {
+		for _, g := range d.Groups {
+			groups = append(groups, fmt.Sprintf("%s %d", g.Name, g.Count))
+		}
+		for _, m := range d.Methods {
+			methods = append(methods, m.Group+" "+m.Method)
+		}
+		return groups, methods
+	}
+	api := describe("api")
+	groups, methods := flat(api)
+	if diff := cmp.Diff([]string{"alpha 1", "issues 2", "repos 2"}, groups); diff != "" {
+		t.Errorf("groups of api (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"alpha zen", "issues listIssues", "issues createIssue", "repos getRepo", "repos deleteRepo", " byId", " request", " spec"}, methods); diff != "" {
+		t.Errorf("methods of api (-want +got):\n%s", diff)
+	}
+	if api.Methods[1].Description != "List issues" {
+		t.Errorf("listIssues: %+v", api.Methods[1])
+	}
+	ns := describe("ns")
+	groups, methods = flat(ns)
+	if ns.Kind != "namespace" || len(groups) != 2 || !strings.HasPrefix(groups[0], "ns.a ") || !strings.HasPrefix(groups[1], "ns.b ") || !slices.Contains(methods, "ns.b put") || len(methods) != ns.Groups[0].Count+ns.Groups[1].Count {
+		t.Errorf("describe ns: %s %v %v", ns.Kind, groups, methods)
+	}
+	// A program browses: the methods of one group.
+	o := e.run(`async () => (await codemode.describe("api")).methods.filter((m) => m.group === "issues").map((m) => m.method)`, nil)
+	mustStatus(t, o, codemode.StatusCompleted)
+	if got := resultOf[[]any](t, o); !cmp.Equal(got, []any{"listIssues", "createIssue"}) {
+		t.Errorf("issues group in a program: %v", got)
 	}
 }
 

@@ -59,7 +59,7 @@ func TestCodemodeDeclarationIsMadeFromGoTypes(t *testing.T) {
 	want := `{
   /** Its name. */
   name: string;
-  kind: "connector" | "method" | "snippet";
+  kind: "connector" | "method" | "snippet" | "namespace";
   n?: number;
   raw?: unknown;
   items: { a: string; b?: boolean }[];
@@ -73,7 +73,8 @@ func TestCodemodeDeclarationIsMadeFromGoTypes(t *testing.T) {
 		"type CodemodeSearchResult = {\n  /** \"connector\", \"connector.method\" or \"snippets.name\"; pass it to describe. */\n  path: string;\n",
 		"  search(query: string): Promise<{ results: CodemodeSearchResult[]; total: number }>;\n",
 		"  describe(path: string): Promise<CodemodeDescription>;\n",
-		"  methods?: { method: string; description: string; requiresApproval?: boolean }[];\n",
+		"  methods?: { method: string; group?: string; description: string; requiresApproval?: boolean }[];\n",
+		"  groups?: { name: string; count: number }[];\n",
 	} {
 		if !strings.Contains(codemodeDeclaration, w) {
 			t.Errorf("codemodeDeclaration lacks %q:\n%s", w, codemodeDeclaration)

@@ -27,9 +27,6 @@ const maxSearchQuery = 1000
 // long description mentions many things in passing, and costs time.
 const maxSearchText = 2000
 
-// connectorWeight scales the score of a connector's own search document.
-const connectorWeight = 0.5
-
 // pathKind is the kind of a catalog item.
 type pathKind string
 
@@ -37,10 +34,11 @@ const (
 	kindConnector pathKind = "connector"
 	kindMethod    pathKind = "method"
 	kindSnippet   pathKind = "snippet"
+	kindNamespace pathKind = "namespace"
 )
 
 // pathKinds lists every pathKind, for the TypeScript of the answers.
-var pathKinds = []pathKind{kindConnector, kindMethod, kindSnippet}
+var pathKinds = []pathKind{kindConnector, kindMethod, kindSnippet, kindNamespace}
 
 // The answers of codemode.search and codemode.describe. Their
 // TypeScript, which the codemode global's declaration shows programs, is
@@ -73,8 +71,11 @@ type description struct {
 	// connector's declarations when they are at most maxDescribeTypes
 	// bytes (else empty: describe its methods one by one); a snippet's
 	// run.
-	Types       string          `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
-	Methods     []methodSummary `json:"methods,omitempty" doc:"A connector's methods."`
+	Types string `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
+	// Groups and Methods let a model browse a connector (or a namespace
+	// of connectors) when it does not know what to search for.
+	Groups      []methodGroup   `json:"groups,omitempty" doc:"A connector's groups of methods (OpenAPI tags, else the first segment of their paths, else the namespace of tool names such as fs/read_file), or a namespace's connectors, in the order methods lists them."`
+	Methods     []methodSummary `json:"methods,omitempty" doc:"A connector's or a namespace's methods, group by group; those in no group last."`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
 	Code        string          `json:"code,omitempty"`
 }
@@ -82,8 +83,70 @@ type description struct {
 // methodSummary is one method in a connector's description.
 type methodSummary struct {
 	Method           string `json:"method"`
+	Group            string `json:"group,omitempty"`
 	Description      string `json:"description"`
 	RequiresApproval bool   `json:"requiresApproval,omitempty"`
+}
+
+// methodGroup is one group of methods in a description.
+type methodGroup struct {
+	Name  string `json:"name"`
+	Count int    `json:"count" doc:"How many of the methods are in the group."`
+}
+
+// maxGroupName bounds a group's name, which comes from a document.
+const maxGroupName = 100
+
+// group is what a method is listed under in its connector's description:
+// its first tag (OpenAPI's grouping), else the first literal segment of
+// its route's path ("GET /repos/{owner}/{repo}" is repos), else the
+// namespace of its source name (before its first "/" or ".": fs/read_file
+// is fs); "" when it has none.
+func (t *tool) group() string {
+	g := ""
+	if len(t.def.Tags) > 0 {
+		g = t.def.Tags[0]
+	}
+	if _, path, ok := strings.Cut(t.def.Route, " "); ok && g == "" {
+		for seg := range strings.SplitSeq(path, "/") {
+			if seg != "" && !strings.HasPrefix(seg, "{") {
+				g = seg
+				break
+			}
+		}
+	}
+	if i := strings.IndexAny(t.def.SourceName, "/."); i > 0 && g == "" {
+		g = t.def.SourceName[:i]
+	}
+	return short.Clip(strings.TrimSpace(g), maxGroupName)
+}
+
+// grouped orders methods group by group, groups by name and methods in
+// their source's order within a group, those in no group last, and
+// returns the groups in that order.
+func grouped(methods []methodSummary) []methodGroup {
+	slices.SortStableFunc(methods, func(a, b methodSummary) int {
+		switch {
+		case a.Group == b.Group:
+			return 0
+		case a.Group == "":
+			return 1
+		case b.Group == "":
+			return -1
+		}
+		return strings.Compare(a.Group, b.Group)
+	})
+	var groups []methodGroup
+	for _, m := range methods {
+		switch {
+		case m.Group == "":
+		case len(groups) > 0 && groups[len(groups)-1].Name == m.Group:
+			groups[len(groups)-1].Count++
+		default:
+			groups = append(groups, methodGroup{Name: m.Group, Count: 1})
+		}
+	}
+	return groups
 }
 
 // maxDescribeTypes bounds the declarations describe gives for a whole
@@ -91,19 +154,43 @@ type methodSummary struct {
 const maxDescribeTypes = 16 << 10
 
 // describeConnector is codemode.describe of a connector: its own
-// description, its methods with their summaries, and its declarations
-// when they are small.
+// description, its groups of methods, its methods group by group with
+// their summaries, and its declarations when they are small.
 func (s *source) describeConnector(path string) *description {
 	d := &description{Path: path, Kind: kindConnector, Description: s.description}
 	least := 0
 	for _, t := range s.tools {
-		d.Methods = append(d.Methods, methodSummary{Method: t.def.Name, Description: summary(t.typegen().Description), RequiresApproval: t.def.RequiresApproval})
+		d.Methods = append(d.Methods, t.summary(t.group()))
 		least += len(t.def.Name) + 30 // "  NAME(input: T): Promise<T>;\n" at least
 	}
+	d.Groups = grouped(d.Methods)
 	if least <= maxDescribeTypes {
 		if decls := s.declarations(); len(decls) <= maxDescribeTypes {
 			d.Types = decls
 		}
+	}
+	return d
+}
+
+// summary is the method in a description, in group.
+func (t *tool) summary(group string) methodSummary {
+	return methodSummary{Method: t.def.Name, Group: group, Description: summary(t.typegen().Description), RequiresApproval: t.def.RequiresApproval}
+}
+
+// describeNamespace is codemode.describe of a namespace ("github" holding
+// github.issues and github.pulls): its connectors as groups, and their
+// methods.
+func describeNamespace(path string, srcs []*source) *description {
+	d := &description{Path: path, Kind: kindNamespace, Description: fmt.Sprintf("%d connectors", len(srcs))}
+	for _, s := range srcs {
+		if !s.available() {
+			continue
+		}
+		n := len(d.Methods)
+		for _, t := range s.tools {
+			d.Methods = append(d.Methods, t.summary(s.name))
+		}
+		d.Groups = append(d.Groups, methodGroup{Name: s.name, Count: len(d.Methods) - n})
 	}
 	return d
 }
@@ -149,8 +236,6 @@ func (s *source) segment() *search.Segment[*searchResult] {
 		conn.Value = &searchResult{Path: s.name, Connector: s.name, Kind: kindConnector, Description: summary(desc)}
 		conn.Fields[search.Name] = s.name
 		conn.Fields[search.Summary] = s.description
-		// A connector gives way to its methods: a query names what to do.
-		conn.Weight = connectorWeight
 		docs = append(docs, conn)
 		for _, t := range s.tools {
 			docs = append(docs, t.searchDoc())
@@ -463,8 +548,10 @@ func (r *Runtime) paths(ctx context.Context) ([]string, error) {
 }
 
 // Describe answers codemode.describe(path) for a connector ("notes"), a
-// method ("notes.createNote") or a snippet ("snippets.name"): its kind,
-// description, approval flag and TypeScript. An unknown path is an error
+// method ("notes.createNote"), a namespace of connectors ("github" for
+// github.issues) or a snippet ("snippets.name"): its kind, description,
+// approval flag and TypeScript, and a connector's or a namespace's groups
+// and methods. An unknown path is an error
 // naming the nearest paths.
 func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, error) {
 	return marshalAnswer(r.describe(ctx, path))
@@ -481,6 +568,9 @@ func (r *Runtime) describe(ctx context.Context, path string) (*description, erro
 		case t != nil:
 			d = t.describeMethod(path)
 		}
+	}
+	if ns := r.catalog().inNamespace(path); d == nil && s == nil && len(ns) > 0 {
+		d = describeNamespace(path, ns)
 	}
 	if name, ok := strings.CutPrefix(path, "snippets."); d == nil && ok {
 		sn, err := r.store.GetSnippet(ctx, name)

@@ -1,15 +1,20 @@
 package runtime_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
@@ -18,25 +23,88 @@ import (
 )
 
 // intent is one query of a search query set (e2e/search/*.json) with the
-// paths that answer it.
+// paths that answer it, the first the intended one.
 type intent struct {
 	Query string   `json:"query"`
 	Want  []string `json:"want"`
 }
 
-func loadIntents(b *testing.B, name string) []intent {
-	b.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "e2e", "search", name))
-	if err != nil {
-		b.Fatal(err)
+// querySet is one file of e2e/search: Words says whose words its queries
+// are ("api", "model", "users"), Tuned whether the search's rules were
+// chosen looking at its results.
+type querySet struct {
+	Name    string
+	Words   string   `json:"words"`
+	Tuned   bool     `json:"tuned"`
+	Intents []intent `json:"intents"`
+}
+
+// loadQuerySets reads every query set of e2e/search: tuning first, then
+// the held-back sets in the order they were written (heldback,
+// heldback2, …, heldback10).
+func loadQuerySets(tb testing.TB) []querySet {
+	tb.Helper()
+	dir := filepath.Join("..", "e2e", "search")
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no query sets in %s (%v)", dir, err)
 	}
-	var set struct {
-		Intents []intent `json:"intents"`
+	var sets []querySet
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		set := querySet{Name: strings.TrimSuffix(filepath.Base(f), ".json")}
+		if err := json.Unmarshal(raw, &set); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		if set.Words == "" || len(set.Intents) == 0 {
+			tb.Fatalf("%s: no words or no intents", f)
+		}
+		sets = append(sets, set)
 	}
-	if err := json.Unmarshal(raw, &set); err != nil {
-		b.Fatalf("%s: %v", name, err)
+	order := func(name string) int {
+		if name == "tuning" {
+			return 0
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "heldback"))
+		if err != nil {
+			return 1
+		}
+		return n
 	}
-	return set.Intents
+	slices.SortFunc(sets, func(a, b querySet) int { return cmp.Compare(order(a.Name), order(b.Name)) })
+	return sets
+}
+
+// recall counts a set's queries whose intended path (or one as good)
+// comes first, in the first 5 and in the first 20 (all codemode.search
+// gives).
+type recall struct {
+	n, top1, top5, top20 int
+}
+
+func (r *recall) add(rank int) {
+	r.n++
+	if rank == 0 {
+		r.top1++
+	}
+	if rank >= 0 && rank < 5 {
+		r.top5++
+	}
+	if rank >= 0 && rank < 20 {
+		r.top20++
+	}
+}
+
+func (r recall) plus(o recall) recall {
+	return recall{r.n + o.n, r.top1 + o.top1, r.top5 + o.top5, r.top20 + o.top20}
+}
+
+func (r recall) String() string {
+	return fmt.Sprintf("%3d  %3d %3.0f%%  %3d %3.0f%%  %3d %3.0f%%", r.n,
+		r.top1, pct(r.top1, r.n), r.top5, pct(r.top5, r.n), r.top20, pct(r.top20, r.n))
 }
 
 // githubEnv is an env with GitHub's document (as connector github) and
@@ -51,17 +119,48 @@ func githubEnv(b *testing.B, s setup) *env {
 	return newEnv(b, s)
 }
 
+// searchEnv is githubEnv with server-everything and server-memory beside
+// GitHub and notes, as the end-to-end suite configures them: every query
+// set has queries for them. Their binaries are in e2e's node_modules,
+// beside GitHub's document.
+func searchEnv(b *testing.B) *env {
+	b.Helper()
+	doc := fixture.GitHubDocument(b)
+	bin := filepath.Join(filepath.Dir(doc), "..", "..", "..", ".bin")
+	var extra []runtime.Source
+	for _, c := range []mcp.Config{
+		{Name: "everything", Command: filepath.Join(bin, "mcp-server-everything")},
+		{Name: "memory", Command: filepath.Join(bin, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(b.TempDir(), "memory.jsonl")}},
+	} {
+		c.Logger = slog.New(slog.DiscardHandler)
+		conn, err := mcp.Dial(context.Background(), c)
+		if err != nil {
+			b.Fatalf("%s (npm ci in e2e/): %v", c.Name, err)
+		}
+		b.Cleanup(func() {
+			if err := conn.Close(); err != nil {
+				b.Errorf("close %s: %v", c.Name, err)
+			}
+		})
+		extra = append(extra, runtime.Source{Connector: conn})
+	}
+	return githubEnv(b, setup{extra: extra})
+}
+
 // BenchmarkSearchGitHub measures codemode.search over GitHub's document
-// (1,200+ methods) and the notes connector: one op is one Search of a
-// plain-language query, cycling through the tuning set (e2e/search/
-// tuning.json). It reports the recall of that set (top1 and top5, in %,
-// over the queries whose answers are configured here: GitHub's and
-// notes'), and with CODEMODE_SEARCH_HELDBACK=1 the held-back set's too.
+// (1,200+ methods), server-everything, server-memory and the notes
+// connector: one op of query is one Search
+// of a plain-language query, cycling through every query set of
+// e2e/search. Before it, it logs the recall of every set (top-1, top-5 and
+// top-20), and the sums over the sets the search was not tuned on and
+// over those in users' words; it reports the first two as metrics.
 // CODEMODE_SEARCH_VERBOSE=1 logs the queries whose answer is not first.
 // The first search builds the index: index-build is that time alone.
+//
+//	go test -run '^$' -bench SearchGitHub/recall -benchtime 1x -v ./runtime
 func BenchmarkSearchGitHub(b *testing.B) {
 	ctx := context.Background()
-	e := githubEnv(b, setup{})
+	e := searchEnv(b)
 	search := func(q string) []string {
 		raw, err := e.rt.Search(ctx, q)
 		if err != nil {
@@ -83,48 +182,41 @@ func BenchmarkSearchGitHub(b *testing.B) {
 			search("x")
 		}
 	})
-	sets := []string{"tuning.json"}
-	if os.Getenv("CODEMODE_SEARCH_HELDBACK") == "1" {
-		sets = append(sets, "heldback.json", "heldback2.json", "heldback3.json", "heldback4.json", "heldback5.json", "heldback6.json", "heldback7.json", "heldback8.json", "heldback9.json")
-	}
 	var queries []string
-	for _, name := range sets {
-		var n, top1, top5 int
-		for _, in := range loadIntents(b, name) {
+	var table strings.Builder
+	var untuned, users recall
+	fmt.Fprintf(&table, "recall of codemode.search (top-1, top-5, top-20):\n%-11s %-6s %-5s %s\n", "set", "words", "tuned", "  n  top-1      top-5      top-20")
+	for _, set := range loadQuerySets(b) {
+		var r recall
+		for _, in := range set.Intents {
 			if !runtime.HasPath(e.rt, in.Want[0]) {
-				continue
+				b.Fatalf("%s: %q wants %s, which is not configured", set.Name, in.Query, in.Want[0])
 			}
-			n++
 			got := search(in.Query)
 			queries = append(queries, in.Query)
-			rank := -1
-			for i, p := range got {
-				for _, w := range in.Want {
-					if p == w && rank < 0 {
-						rank = i
-					}
-				}
-			}
-			if rank == 0 {
-				top1++
-			}
-			if rank >= 0 && rank < 5 {
-				top5++
-			}
+			rank := slices.IndexFunc(got, func(p string) bool { return slices.Contains(in.Want, p) })
+			r.add(rank)
 			if rank != 0 && os.Getenv("CODEMODE_SEARCH_VERBOSE") == "1" {
-				b.Logf("%s: %q: want %v at rank %d; got %v", name, in.Query, in.Want, rank, got[:min(5, len(got))])
+				b.Logf("%s: %q: want %v at rank %d; got %v", set.Name, in.Query, in.Want, rank, got[:min(5, len(got))])
 			}
 		}
-		set := name[:len(name)-len(".json")]
-		b.Logf("%s: %d queries, top-1 %d (%.0f%%), top-5 %d (%.0f%%)", set, n, top1, pct(top1, n), top5, pct(top5, n))
-		b.Run(set, func(b *testing.B) {
-			for range b.N {
-				search(queries[0])
-			}
-			b.ReportMetric(pct(top1, n), "top1-%")
-			b.ReportMetric(pct(top5, n), "top5-%")
-		})
+		if !set.Tuned {
+			untuned = untuned.plus(r)
+		}
+		if set.Words == "users" {
+			users = users.plus(r)
+		}
+		fmt.Fprintf(&table, "%-11s %-6s %-5v %s\n", set.Name, set.Words, set.Tuned, r)
 	}
+	fmt.Fprintf(&table, "%-24s %s\n%-24s %s", "not tuned on", untuned, "users' words", users)
+	b.Log(table.String())
+	b.Run("recall", func(b *testing.B) {
+		for range b.N {
+			search(queries[0])
+		}
+		b.ReportMetric(pct(untuned.top5, untuned.n), "untuned-top5-%")
+		b.ReportMetric(pct(untuned.top20, untuned.n), "untuned-top20-%")
+	})
 	b.Run("query", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := range b.N {

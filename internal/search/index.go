@@ -10,24 +10,25 @@
 // camelCase, snake_case, dots and slashes; stop words go; abbreviations
 // are spelt out (repo → repository, PR → pull request); words are stemmed
 // (plural and singular, -ed and -ing forms meet). A query word also finds
-// its synonyms at a lower weight (open ≈ create, remove ≈ delete), only
+// its synonyms at a lower weight (open ≈ create, save ≈ update), only
 // the best of them counts, and a document's score grows with the share of
-// the query's words it matches. A word no document has is looked up as a
-// prefix of indexed terms, then as a misspelling of one.
+// the query's words it matches.
 //
-// Meaning comes from English word vectors (package wordvec, GloVe): a
-// query word also finds the indexed terms nearest to it ("newest" finds
-// latest; see related), and a document whose name and summary mean what
-// the query means (the cosine of their idf-weighted mean vectors) scores
-// higher. A query's mood counts too: a question ("which checks failed?")
-// wants a method that only reads, and one that reads gives way a little
-// to one that writes when the query asks to change something (see
-// queryMood). What the query asks to do is its leading verb as people
-// write it: after fillers, in a later clause when the first states a
-// situation, or a noun used as a verb ("comment on an issue"; see
-// parseQuery). BENCHMARKS.md has what each of these brought, measured on
-// query sets kept apart from tuning; words the documents do not use are
-// still what it misses most.
+// Meaning comes from English word vectors (package wordvec): a document
+// whose name and summary mean what the query means (the cosine of their
+// idf-weighted mean vectors) scores higher. A query's mood counts too: a
+// question ("which checks failed?") wants a method that only reads, and
+// one that reads gives way a little to one that writes when the query
+// asks to change something (see queryMood). What the query asks to do is
+// its leading verb, in a later clause when the first states a situation,
+// or a noun used as a verb ("comment on an issue"; see parseQuery).
+//
+// Every rule here earns its place on query sets the search was not tuned
+// on, measured with and without it (BENCHMARKS.md, "Search"): a consumer
+// reads the first results and can search again, so what counts is the
+// intended method among the first 5 and 20. Rules that did not earn it
+// were deleted; words the documents do not use are still what it misses
+// most.
 //
 // An Index is immutable and made of Segments, one per group of documents
 // (a connector's methods); replacing one group (With) reuses the others,
@@ -41,7 +42,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/search/wordvec"
@@ -90,27 +90,6 @@ const (
 	// is multiplied by 1 + nameBoost × (name words matched / name words),
 	// so "getSum" puts get_sum before a method that only mentions it.
 	nameBoost = 2.5
-	// prefixWeight and fuzzyWeight weigh terms found for a query word no
-	// document has: terms it begins, and terms one edit away.
-	prefixWeight = 0.6
-	fuzzyWeight  = 0.5
-	// actionBoost rewards a document whose name's verb is the query's:
-	// its score is multiplied by 1 + actionBoost × the weight of that verb
-	// among the query verb's variants ("star a repository" favours
-	// star_repo over list_repos_starred).
-	actionBoost = 0.5
-	// unRestWeight weighs the rest of an "un" word (see splitUn).
-	unRestWeight = 0.7
-	// maxExpansions bounds the terms one missing word expands to.
-	maxExpansions = 16
-	// relatedK, relatedMin and relatedWeight govern the terms a query word
-	// finds by meaning (see related); the relatedCommon commonest English
-	// words ("get", "previous", "two") find none: their neighbours are
-	// too vague ("get" is nearest to "put").
-	relatedK      = 5
-	relatedCommon = 1000
-	relatedMin    = 0.55
-	relatedWeight = 0.6
 	// denseWeight and denseFloor weigh how near a document's meaning is to
 	// the query's (the cosine of their dense vectors): its score is
 	// multiplied by 1 + denseWeight × (cosine - denseFloor) when the
@@ -151,11 +130,9 @@ type Segment[T any] struct {
 	values []T
 	weight []float64           // per document
 	effect []Effect            // per document
-	action []string            // per document: the first verb of its name ("" for none)
 	lens   [][NumFields]uint16 // terms per field, per document
 	total  [NumFields]int      // terms per field, over the segment
 	post   map[string][]posting
-	vocab  []string // the terms, sorted
 	// vecTerms are the terms that have word vectors, and vecs those
 	// vectors (of the shortest word that gave the term).
 	vecTerms []string
@@ -179,7 +156,6 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 		values: make([]T, len(docs)),
 		weight: make([]float64, len(docs)),
 		effect: make([]Effect, len(docs)),
-		action: make([]string, len(docs)),
 		lens:   make([][NumFields]uint16, len(docs)),
 		post:   map[string][]posting{},
 	}
@@ -200,9 +176,6 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 		tfs, order = tfs[:0], order[:0]
 		for f := Field(0); f < NumFields; f++ {
 			ts = appendTerms(ts[:0], d.Fields[f], surface)
-			if f == Name {
-				s.action[i] = firstVerb(ts)
-			}
 			if f == Name || f == Summary {
 				gist[i] = append(gist[i], ts...)
 			}
@@ -225,13 +198,13 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: tfs[j]})
 		}
 	}
-	s.vocab = make([]string, 0, len(s.post))
+	vocab := make([]string, 0, len(s.post))
 	for t := range s.post {
-		s.vocab = append(s.vocab, t)
+		vocab = append(vocab, t)
 	}
-	sort.Strings(s.vocab)
+	sort.Strings(vocab) // for determinism
 	vec := map[string]int32{}
-	for _, t := range s.vocab {
+	for _, t := range vocab {
 		v := wordvec.Lookup(surface[t])
 		if !v.Ok() {
 			v = wordvec.Lookup(t)
@@ -325,9 +298,6 @@ type Index[T any] struct {
 	// the whole index.
 	dense     [][][]float32
 	denseOnce sync.Once
-	// near remembers the neighbours of query words (see neighbours).
-	nearMu sync.Mutex
-	near   map[string][]variant
 }
 
 // With returns an index in which the segment named name is seg (added,
@@ -435,8 +405,6 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 	nameHit := make([]float64, ix.n)   // this concept's best weight on a name term
 	nameWords := make([]float64, ix.n) // name words matched, weighted
 	var touched []int32
-	concepts = ix.splitUn(concepts)
-	concepts = ix.related(concepts)
 	words := 0.0
 	for _, c := range concepts {
 		if !c.soft {
@@ -451,7 +419,7 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 		if ix.df(c.variants[0].term) > 0 && !c.soft {
 			maxIDF = ix.idf(c.variants[0].term)
 		}
-		for _, v := range ix.expand(c.variants) {
+		for _, v := range c.variants {
 			idf := min(ix.idf(v.term), maxIDF)
 			for si, s := range ix.segs {
 				for _, p := range s.post[v.term] {
@@ -484,7 +452,6 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 			best[d], nameHit[d] = 0, 0
 		}
 	}
-	action := queryAction(concepts)
 	asks := queryMood(query, concepts)
 	ix.denseOnce.Do(ix.makeDense)
 	qd := ix.queryDense(concepts)
@@ -498,14 +465,6 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 			cover := 1 - coverageWeight + coverageWeight*float64(matched[d])/words
 			if n := s.lens[i][Name]; n > 0 {
 				cover *= 1 + nameBoost*min(1, nameWords[d]/float64(n))
-			}
-			if a := s.action[i]; a != "" && action != nil {
-				for _, v := range action.variants {
-					if v.term == a {
-						cover *= 1 + actionBoost*v.weight
-						break
-					}
-				}
 			}
 			if qd != nil {
 				cover *= 1 + denseWeight*max(0, float64(dot(qd, ix.dense[si][i]))-denseFloor)
@@ -536,54 +495,6 @@ func sortHits[T any](hs []Hit[T], less func(a, b T) bool) {
 	})
 }
 
-// firstVerb returns the first of terms that is a verb, or "".
-func firstVerb(terms []string) string {
-	for _, t := range terms {
-		if verbs[t] {
-			return t
-		}
-	}
-	return ""
-}
-
-// queryAction is the concept that says what the query asks to do: its
-// leading verb, else the soft read concept of a query without one; nil
-// when neither.
-func queryAction(cs []concept) *concept {
-	if i := leadVerb(cs); i >= 0 {
-		return &cs[i]
-	}
-	for i := range cs {
-		if cs[i].soft && cs[i].word == readConcept.word && len(cs[i].variants) == len(readConcept.variants) && cs[i].variants[0] == readConcept.variants[0] {
-			return &cs[i]
-		}
-	}
-	return nil
-}
-
-// splitUn reads a word that begins with "un" also as "remove" and the
-// rest, when documents have the rest: "unassign" finds unassign, and
-// (less) assign, with a soft remove.
-func (ix *Index[T]) splitUn(cs []concept) []concept {
-	out := cs
-	for i, c := range cs {
-		rest := strings.TrimPrefix(c.word, "un")
-		if c.soft || len(rest) < 4 || rest == c.word {
-			continue
-		}
-		r := Stem(rest)
-		if ix.df(r) == 0 {
-			continue
-		}
-		if len(out) == len(cs) {
-			out = slices.Clone(cs)
-		}
-		out[i].variants = append(slices.Clone(c.variants), variant{r, unRestWeight})
-		out = append(out, removeConcept)
-	}
-	return out
-}
-
 // df is the number of documents holding term.
 func (ix *Index[T]) df(term string) int {
 	n := 0
@@ -597,202 +508,4 @@ func (ix *Index[T]) df(term string) int {
 func (ix *Index[T]) idf(term string) float64 {
 	df := float64(ix.df(term))
 	return math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
-}
-
-// expand returns the variants to look up: each variant that some document
-// holds; for a query word (weight 1) of three letters or more that none
-// holds, the indexed terms it is a prefix of or, failing those, the terms
-// one edit away.
-func (ix *Index[T]) expand(vs []variant) []variant {
-	out := make([]variant, 0, len(vs))
-	for _, v := range vs {
-		if ix.df(v.term) > 0 {
-			out = append(out, v)
-			continue
-		}
-		if v.weight < 1 || len(v.term) < 3 {
-			continue
-		}
-		found := ix.vocabMatching(v.term, maxExpansions, func(t string) bool { return strings.HasPrefix(t, v.term) })
-		w := prefixWeight
-		if len(found) == 0 {
-			found = ix.fuzzy(v.term)
-			w = fuzzyWeight
-		}
-		for _, t := range found {
-			out = append(out, variant{t, w})
-		}
-	}
-	return out
-}
-
-// vocabMatching returns up to n distinct indexed terms that begin with
-// prefix and satisfy ok, in order.
-func (ix *Index[T]) vocabMatching(prefix string, n int, ok func(string) bool) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range ix.segs {
-		i := sort.SearchStrings(s.vocab, prefix)
-		for ; i < len(s.vocab) && strings.HasPrefix(s.vocab[i], prefix); i++ {
-			t := s.vocab[i]
-			if !seen[t] && ok(t) {
-				seen[t] = true
-				out = append(out, t)
-			}
-		}
-	}
-	sort.Strings(out)
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
-}
-
-// fuzzy returns the indexed terms one edit (insertion, deletion,
-// substitution or transposition of neighbours) away from w, sharing its
-// first letter.
-func (ix *Index[T]) fuzzy(w string) []string {
-	return ix.vocabMatching(w[:1], maxExpansions, func(t string) bool { return oneEdit(w, t) })
-}
-
-// oneEdit reports whether a and b (ASCII) are one edit apart.
-func oneEdit(a, b string) bool {
-	if a == b {
-		return false
-	}
-	la, lb := len(a), len(b)
-	if la > lb {
-		a, b, la, lb = b, a, lb, la
-	}
-	if lb-la > 1 {
-		return false
-	}
-	i := 0
-	for i < la && a[i] == b[i] {
-		i++
-	}
-	if la == lb {
-		if a[i+1:] == b[i+1:] {
-			return true // substitution
-		}
-		return i+1 < la && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // transposition
-	}
-	return a[i:] == b[i+1:] // insertion
-}
-
-// related adds to each word of the query the indexed terms nearest to it
-// in meaning (by word vectors; see wordvec): up to relatedK of them whose
-// cosine similarity to the word is at least relatedMin, each at
-// relatedWeight × that similarity, leaving out terms of the opposite
-// meaning, which word vectors put close (open and close, lock and
-// unlock). "newest" finds latest, "expel" finds remove: words that no
-// synonym list here foresees. It costs one dot product per indexed term
-// that has a vector, for each word of the query.
-func (ix *Index[T]) related(cs []concept) []concept {
-	out := cs
-	for i, c := range cs {
-		if c.soft {
-			continue
-		}
-		near := ix.neighbours(c)
-		if len(near) == 0 {
-			continue
-		}
-		if &out[0] == &cs[0] {
-			out = slices.Clone(cs)
-		}
-		out[i].variants = append(slices.Clone(c.variants), near...)
-	}
-	return out
-}
-
-// maxNeighbourCache bounds the query words an index remembers the
-// neighbours of.
-const maxNeighbourCache = 4096
-
-// neighbours returns the variants related adds to concept c, remembered
-// per word for the life of the index (a model's searches repeat their
-// words, and finding them costs a dot product per indexed term). Only
-// words of the vectors' vocabulary are remembered, at most
-// maxNeighbourCache of them.
-func (ix *Index[T]) neighbours(c concept) []variant {
-	qv := wordvec.Lookup(c.word)
-	if !qv.Ok() || qv.Rank() < relatedCommon {
-		return nil // nothing to find, and nothing to remember: a word of a query is hostile
-	}
-	ix.nearMu.Lock()
-	near, ok := ix.near[c.word]
-	ix.nearMu.Unlock()
-	if ok {
-		return near
-	}
-	near = ix.findNeighbours(c, qv)
-	ix.nearMu.Lock()
-	if ix.near == nil {
-		ix.near = map[string][]variant{}
-	}
-	if len(ix.near) < maxNeighbourCache {
-		ix.near[c.word] = near
-	}
-	ix.nearMu.Unlock()
-	return near
-}
-
-// findNeighbours computes neighbours: the indexed terms nearest to qv,
-// the vector of c's word.
-func (ix *Index[T]) findNeighbours(c concept, qv wordvec.Vec) []variant {
-	type cand struct {
-		term string
-		sim  float32
-	}
-	var best []cand
-	for _, s := range ix.segs {
-		for j, v := range s.vecs {
-			sim := wordvec.Cos(qv, v)
-			if sim < relatedMin {
-				continue
-			}
-			t := s.vecTerms[j]
-			if slices.ContainsFunc(c.variants, func(v variant) bool { return v.term == t }) || slices.ContainsFunc(best, func(b cand) bool { return b.term == t }) || opposite(c.variants[0].term, t) {
-				continue
-			}
-			best = append(best, cand{t, sim})
-		}
-	}
-	sort.Slice(best, func(a, b int) bool {
-		return best[a].sim > best[b].sim || best[a].sim == best[b].sim && best[a].term < best[b].term
-	})
-	if len(best) > relatedK {
-		best = best[:relatedK]
-	}
-	var out []variant
-	for _, b := range best {
-		out = append(out, variant{b.term, relatedWeight * float64(b.sim)})
-	}
-	return out
-}
-
-// opposite reports whether a and b (stems) are words of opposite meaning,
-// which word vectors put close together: open and close, lock and unlock.
-func opposite(a, b string) bool {
-	for _, p := range []string{"un", "dis", "de", "in"} {
-		if a == p+b || b == p+a {
-			return true
-		}
-	}
-	return antonyms[[2]string{a, b}] || antonyms[[2]string{b, a}]
-}
-
-var antonyms = map[[2]string]bool{}
-
-func init() {
-	for _, p := range strings.Fields(`open:close add:remove create:delete enable:disable start:stop
-		allow:deny approve:reject accept:decline include:exclude show:hide grant:revoke
-		public:private get:set push:pull upload:download follow:unfollow increase:decrease
-		min:max minimum:maximum first:last before:after old:new success:failure succeed:fail
-		input:output read:write lock:unlock add:delete join:leave import:export inbound:outbound
-		request:response send:receive enter:exit attach:detach install:uninstall up:down`) {
-		a, b, _ := strings.Cut(p, ":")
-		antonyms[[2]string{Stem(a), Stem(b)}] = true
-	}
 }

@@ -1,7 +1,9 @@
 // Package wordvec holds English word vectors (GloVe, 6B tokens, 100
 // dimensions, public domain under the PDDL; see gen for where they come
-// from), so that search can find a method by a word its description does
-// not use: "ban" finds block, "reply" finds comment. Words are the most
+// from), so that search can tell which methods mean what a query means
+// even where they share few of its words: a document's name and summary
+// and the query each have an idf-weighted mean vector, and their cosine
+// raises a document's score. Words are the most
 // frequent of GloVe's vocabulary made of the letters a–z; values are int8,
 // each vector scaled by its own largest component (cosine similarity does
 // not depend on the scale).
