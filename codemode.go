@@ -7,6 +7,6 @@
 // neutral connectors package), so that a Store implementation, the MCP
 // server and the command line can use these types without linking the
 // JavaScript engine. The engine itself is package runtime; stores live in
-// packages named for what they depend on (runtime/sqlitestore); storetest
+// packages named for what they depend on (store/sqlite); storetest
 // is the conformance suite every Store must pass.
 package codemode

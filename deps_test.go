@@ -19,9 +19,9 @@ func TestDependencies(t *testing.T) {
 		forbidden []string
 	}{
 		{"github.com/codemode-mcp/codemode-mcp", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
-		{"github.com/codemode-mcp/codemode-mcp/storetest", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
-		{"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore", []string{"dop251/goja", "evanw/esbuild", "jackc/pgx", "mark3labs/mcp-go"}},
-		{"github.com/codemode-mcp/codemode-mcp/runtime/pgstore", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
+		{"github.com/codemode-mcp/codemode-mcp/store/storetest", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
+		{"github.com/codemode-mcp/codemode-mcp/store/sqlite", []string{"dop251/goja", "evanw/esbuild", "jackc/pgx", "mark3labs/mcp-go"}},
+		{"github.com/codemode-mcp/codemode-mcp/store/postgres", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/runtime", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/server", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx"}},
 		{"github.com/codemode-mcp/codemode-mcp/console", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},

@@ -62,9 +62,9 @@ done
 rm -f "$OUT/bench.test"
 
 echo
-echo "== components: go test -run '^\$' -bench '$UNIT_BENCH' -benchtime $UNIT_BENCHTIME -count $COUNT ./server ./sandbox/pass ./sandbox/worker ./runtime ./runtime/sqlitestore ./connectors/openapi"
+echo "== components: go test -run '^\$' -bench '$UNIT_BENCH' -benchtime $UNIT_BENCHTIME -count $COUNT ./server ./sandbox/pass ./sandbox/worker ./runtime ./store/sqlite ./connectors/openapi"
 go test -run '^$' -bench "$UNIT_BENCH" -benchtime "$UNIT_BENCHTIME" -count "$COUNT" -timeout 60m \
-  ./server ./sandbox/pass ./sandbox/worker ./runtime ./runtime/sqlitestore ./connectors/openapi | tee "$OUT/units.txt" || status=1
+  ./server ./sandbox/pass ./sandbox/worker ./runtime ./store/sqlite ./connectors/openapi | tee "$OUT/units.txt" || status=1
 
 echo
 echo "== benchstat: end to end, codemode against direct"

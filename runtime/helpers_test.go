@@ -20,10 +20,10 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // setup chooses what an env connects.
@@ -81,7 +81,7 @@ type env struct {
 	dbPath  string
 	effects string // the fixture's FIXTURE_SIDE_EFFECTS file
 
-	store *sqlitestore.Store
+	store *sqlite.Store
 	exec  sandbox.Executor
 	kv    *kv
 	fx    *mcp.Connector
@@ -110,7 +110,7 @@ func (e *env) open(s setup) {
 	t := e.t
 	t.Helper()
 	ctx := e.ctx
-	st, err := sqlitestore.Open(ctx, e.dbPath, sqlitestore.Options{Logger: slog.New(slog.DiscardHandler)})
+	st, err := sqlite.Open(ctx, e.dbPath, sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

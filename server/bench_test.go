@@ -13,9 +13,9 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/server"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // BenchmarkCodemode is one tools/call of the codemode tool through an
@@ -65,7 +65,7 @@ func newBenchClient(b *testing.B, retention bool) *client.Client {
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 
-	st, err := sqlitestore.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlitestore.Options{Synchronous: "normal", Logger: log})
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "normal", Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/server"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // callsProgram is a program making n sequential notes.listNotes calls.
@@ -160,7 +160,7 @@ func TestExecutionsAnswerFitsMaxResultChars(t *testing.T) {
 // reverted and what failed.
 func TestInterruptedRunIsShownAndRolledBack(t *testing.T) {
 	ctx := context.Background()
-	s := newServerRT(t, server.Options{}, 0, func(st *sqlitestore.Store, n *notes.Notes) {
+	s := newServerRT(t, server.Options{}, 0, func(st *sqlite.Store, n *notes.Notes) {
 		cmd := exec.Command("true")
 		if err := cmd.Run(); err != nil {
 			t.Fatal(err)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/server"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // The runtime is the engine the server drives.
@@ -44,10 +44,10 @@ func newServerLimited(t testing.TB, maxChars int) *server.Server {
 // newServerRT builds a server; prepare, if given, runs on the store and
 // the notes connector before the runtime starts (as a process that wrote
 // the database earlier).
-func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...func(*sqlitestore.Store, *notes.Notes)) *server.Server {
+func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...func(*sqlite.Store, *notes.Notes)) *server.Server {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{})
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,16 +15,16 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/server"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 func newSignInServer(t *testing.T, g *fixture.Gated) *server.Server {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlitestore.Options{})
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

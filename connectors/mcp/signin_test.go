@@ -18,7 +18,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // protected starts the fixture MCP server over streamable HTTP (or SSE)
@@ -58,7 +58,7 @@ func newTokenStore(t *testing.T) *tokenStore {
 // store; the connector that gets it closes it.
 func (ts *tokenStore) session(server string) *oauth.Session {
 	ts.t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Clean(ts.path), sqlitestore.Options{})
+	st, err := sqlite.Open(context.Background(), filepath.Clean(ts.path), sqlite.Options{})
 	if err != nil {
 		ts.t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -27,15 +27,15 @@ func TestMain(m *testing.M) {
 }
 
 // openNotes returns the connector on a fresh store file.
-func openNotes(t *testing.T) (*Notes, *sqlitestore.Store) {
+func openNotes(t *testing.T) (*Notes, *sqlite.Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "codemode.db")
 	return openNotesAt(t, path)
 }
 
-func openNotesAt(t *testing.T, path string) (*Notes, *sqlitestore.Store) {
+func openNotesAt(t *testing.T, path string) (*Notes, *sqlite.Store) {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+	st, err := sqlite.Open(context.Background(), path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,7 @@ func TestNotesPersist(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "codemode.db")
 	var created note
 	func() {
-		st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+		st, err := sqlite.Open(context.Background(), path, sqlite.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,12 +10,12 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/runtime/pgstore"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/store/postgres"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // Store is the execution log with the records native connectors keep in
-// it (the notes connector's notes): sqlitestore or pgstore.
+// it (the notes connector's notes): sqlite or postgres.
 type Store interface {
 	codemode.Store
 	connectors.Records
@@ -25,7 +25,7 @@ type Store interface {
 // postgres:// URL, else a SQLite file (its directory is created 0700).
 func OpenStore(ctx context.Context, cfg *config.Config, location string, log *slog.Logger) (Store, error) {
 	if config.IsPostgresURL(location) {
-		st, err := pgstore.Open(ctx, location, pgstore.Options{MaxConns: int32(min(cfg.Store.Postgres.MaxConns, 1<<20)), Logger: log})
+		st, err := postgres.Open(ctx, location, postgres.Options{MaxConns: int32(min(cfg.Store.Postgres.MaxConns, 1<<20)), Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
@@ -36,7 +36,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, location string, log *sl
 			return nil, fmt.Errorf("store directory for %s: %w", location, err)
 		}
 	}
-	st, err := sqlitestore.Open(ctx, location, sqlitestore.Options{Synchronous: cfg.Store.Synchronous, Logger: log})
+	st, err := sqlite.Open(ctx, location, sqlite.Options{Synchronous: cfg.Store.Synchronous, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -47,7 +47,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, location string, log *sl
 // without its password, a file path made absolute.
 func StoreDisplay(location string) string {
 	if config.IsPostgresURL(location) {
-		return pgstore.Redact(location)
+		return postgres.Redact(location)
 	}
 	if abs, err := filepath.Abs(location); err == nil {
 		return abs

@@ -12,7 +12,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/cli"
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // A run whose server died on this machine is recovered by the first
@@ -23,7 +23,7 @@ func TestInterruptedRunOnTheCommandLine(t *testing.T) {
 	ctx := context.Background()
 	cfg := notesConfig(t)
 	db := filepath.Join(t.TempDir(), "c.db")
-	st, err := sqlitestore.Open(ctx, db, sqlitestore.Options{})
+	st, err := sqlite.Open(ctx, db, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,11 @@ import (
 )
 
 // A database written by the release before owners and recovery (kept in
-// runtime/sqlitestore/testdata, see its README) is migrated in place by the
+// store/sqlite/testdata, see its README) is migrated in place by the
 // first command that opens it: the run that release left running forever
 // is recovered, and its paused runs are approved as before.
 func TestUpgradeFromSchema1(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "runtime", "sqlitestore", "testdata", "schema1.db"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "store", "sqlite", "testdata", "schema1.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
-	"github.com/codemode-mcp/codemode-mcp/runtime/pgstore"
-	"github.com/codemode-mcp/codemode-mcp/runtime/sqlitestore"
+	"github.com/codemode-mcp/codemode-mcp/store/postgres"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // env is what a test's sessions share: a real SQLite store (a handle per
@@ -48,14 +48,14 @@ func newEnv(t *testing.T) *env {
 func (e *env) store() connectors.Records {
 	e.t.Helper()
 	if e.pg != "" {
-		st, err := pgstore.Open(context.Background(), e.pg, pgstore.Options{Logger: e.log})
+		st, err := postgres.Open(context.Background(), e.pg, postgres.Options{Logger: e.log})
 		if err != nil {
 			e.t.Fatal(err)
 		}
 		e.t.Cleanup(func() { st.Close() })
 		return st
 	}
-	st, err := sqlitestore.Open(context.Background(), e.path, sqlitestore.Options{Logger: e.log})
+	st, err := sqlite.Open(context.Background(), e.path, sqlite.Options{Logger: e.log})
 	if err != nil {
 		e.t.Fatal(err)
 	}

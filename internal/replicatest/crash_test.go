@@ -14,7 +14,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
-	"github.com/codemode-mcp/codemode-mcp/runtime/pgstore"
+	"github.com/codemode-mcp/codemode-mcp/store/postgres"
 )
 
 // The database crashes (PostgreSQL stopped in immediate mode: its
@@ -106,7 +106,7 @@ func TestDatabaseCrashes(t *testing.T) {
 	stopClients()
 	t.Logf("%d calls of codemode, %d of them not completed; %d side effects", calls.Load(), refused.Load(), len(tm.effects()))
 
-	st, err := pgstore.Open(ctx, url, pgstore.Options{Logger: slog.New(slog.DiscardHandler)})
+	st, err := postgres.Open(ctx, url, postgres.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

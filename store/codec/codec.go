@@ -1,0 +1,403 @@
+// Package codec is how the SQL stores (sqlite, postgres) lay the
+// domain types out in rows, so that both read and write the same thing:
+// the column lists, timestamps as Unix nanoseconds, JSON as text (NULL
+// when empty), states and statuses as their String form, and the checks
+// that refuse a value that could not be read back. It knows no driver:
+// rows are scanned through Scanner, which *sql.Row, *sql.Rows, pgx.Row
+// and pgx.Rows all are.
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
+
+// Column lists, in the order the Values and Scan functions use.
+const (
+	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, created_at, updated_at`
+	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, created_at, updated_at`
+	SnippetColumns   = `name, description, code, input_schema, connectors, from_execution, created_at`
+	OwnerColumns     = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
+)
+
+// Nanos is t as stored: Unix nanoseconds.
+func Nanos(t time.Time) int64 { return t.UnixNano() }
+
+// FromNanos is the inverse of Nanos, in UTC.
+func FromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// Now is the store's clock, as a column keeps it. A store only uses it
+// for a timestamp its caller left zero: the runtime stamps what it writes
+// with its own (injectable) clock.
+func Now() time.Time { return time.Now().Round(0).UTC() }
+
+// Stamp returns t, or Now when t is zero, as a column keeps it.
+func Stamp(t time.Time) time.Time {
+	if t.IsZero() {
+		return Now()
+	}
+	return FromNanos(Nanos(t))
+}
+
+// RawText binds raw JSON as text, or NULL when empty.
+func RawText(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// RawValue is the inverse of RawText: NULL becomes nil.
+func RawValue(b []byte) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+// JSONText marshals v to text, or NULL when empty reports true.
+func JSONText(v any, empty bool) (any, error) {
+	if empty {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// JSONDecode unmarshals a nullable JSON column into v; NULL leaves v alone.
+func JSONDecode(b []byte, v any, column string) error {
+	if b == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode column %s: %w", column, err)
+	}
+	return nil
+}
+
+// CheckStatus refuses a status that could not be read back.
+func CheckStatus(s codemode.ExecStatus) error {
+	if _, err := codemode.ParseExecStatus(s.String()); err != nil {
+		return fmt.Errorf("invalid execution status %d", int(s))
+	}
+	return nil
+}
+
+// CheckState refuses a log entry state that could not be read back.
+func CheckState(s codemode.EntryState) error {
+	if _, err := codemode.ParseEntryState(s.String()); err != nil {
+		return fmt.Errorf("invalid log entry state %d", int(s))
+	}
+	return nil
+}
+
+// CheckInsert refuses an entry that could not be read back.
+func CheckInsert(e codemode.Entry) error {
+	if err := CheckState(e.State); err != nil {
+		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
+	}
+	switch e.Kind {
+	case codemode.KindCall, codemode.KindStep, codemode.KindService:
+	default:
+		return fmt.Errorf("insert log entry %s#%d: invalid kind %d", e.ExecutionID, e.Seq, int(e.Kind))
+	}
+	return nil
+}
+
+// CheckUpdate refuses a new state that could not be read back.
+func CheckUpdate(e codemode.Entry) error {
+	if err := CheckState(e.State); err != nil {
+		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
+	}
+	return nil
+}
+
+// TerminalStatuses lists the String form of every terminal status.
+func TerminalStatuses() []any {
+	var out []any
+	for _, s := range codemode.ExecStatuses() {
+		if s.Terminal() {
+			out = append(out, s.String())
+		}
+	}
+	return out
+}
+
+// ExecutionValues returns e's status, result, error, logs, connectors,
+// clock and owner as bound values (ExecutionColumns without id, code and
+// the timestamps), after checking the status.
+func ExecutionValues(e *codemode.Execution) ([]any, error) {
+	if err := CheckStatus(e.Status); err != nil {
+		return nil, err
+	}
+	logs, err := JSONText(e.Logs, len(e.Logs) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode logs: %w", err)
+	}
+	conns, err := JSONText(e.Connectors, len(e.Connectors) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode connectors: %w", err)
+	}
+	clock, err := JSONText(e.Clock, false)
+	if err != nil {
+		return nil, fmt.Errorf("encode clock: %w", err)
+	}
+	return []any{e.Status.String(), RawText(e.Result), e.Error, logs, conns, clock, e.Owner}, nil
+}
+
+// TaskText binds e's Task as JSON text, or NULL for a run that is not a
+// task (ExecutionColumns' task, written once, when the run is created).
+func TaskText(e *codemode.Execution) (any, error) {
+	if e.Task == nil {
+		return nil, nil
+	}
+	return JSONText(e.Task, false)
+}
+
+// EntryValues returns e as the bound values of EntryColumns; t stands in
+// for a zero UpdatedAt, and UpdatedAt for a zero CreatedAt.
+func EntryValues(e codemode.Entry, t time.Time) []any {
+	if !e.UpdatedAt.IsZero() {
+		t = e.UpdatedAt
+	}
+	created := t
+	if !e.CreatedAt.IsZero() {
+		created = e.CreatedAt
+	}
+	return []any{e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
+		RawText(e.Args), RawText(e.Result), e.Error, e.State.String(), e.Reverts, e.Task, Nanos(created), Nanos(t)}
+}
+
+// UpdatedAt is the time an update of e stores: e.UpdatedAt, or t when
+// that is zero.
+func UpdatedAt(e codemode.Entry, t time.Time) time.Time {
+	if !e.UpdatedAt.IsZero() {
+		return e.UpdatedAt
+	}
+	return t
+}
+
+// Scanner is a row: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// ScanExecution reads ExecutionColumns.
+func ScanExecution(sc Scanner) (*codemode.Execution, error) {
+	var (
+		e                          codemode.Execution
+		status                     string
+		result, logs, conns, clock []byte
+		task                       []byte
+		created, updated           int64
+	)
+	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := e.Status.UnmarshalText([]byte(status)); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	e.Result = RawValue(result)
+	if err := JSONDecode(logs, &e.Logs, "logs"); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	if err := JSONDecode(conns, &e.Connectors, "connectors"); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	if err := JSONDecode(clock, &e.Clock, "clock"); err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	if task != nil {
+		e.Task = &codemode.Task{}
+		if err := JSONDecode(task, e.Task, "task"); err != nil {
+			return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+		}
+	}
+	e.CreatedAt, e.UpdatedAt = FromNanos(created), FromNanos(updated)
+	return &e, nil
+}
+
+// ScanEntry reads EntryColumns.
+func ScanEntry(sc Scanner) (codemode.Entry, error) { return scanEntry(sc) }
+
+// scanEntry reads EntryColumns, then into more.
+func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
+	var (
+		e                codemode.Entry
+		kind, state      string
+		args, result     []byte
+		created, updated int64
+	)
+	err := sc.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
+		&args, &result, &e.Error, &state, &e.Reverts, &e.Task, &created, &updated}, more...)...)
+	if err != nil {
+		return e, err
+	}
+	if err := e.Kind.UnmarshalText([]byte(kind)); err != nil {
+		return e, fmt.Errorf("log entry #%d: %w", e.Seq, err)
+	}
+	if err := e.State.UnmarshalText([]byte(state)); err != nil {
+		return e, fmt.Errorf("log entry #%d: %w", e.Seq, err)
+	}
+	e.Args, e.Result = RawValue(args), RawValue(result)
+	e.CreatedAt, e.UpdatedAt = FromNanos(created), FromNanos(updated)
+	return e, nil
+}
+
+// A Dialect writes what ClippedEntriesSQL needs in one SQL dialect.
+type Dialect struct {
+	// Param writes bound parameter n (counted from 1).
+	Param func(n int) string
+	// Prefix writes the first n characters of the text column col (n is
+	// SQL).
+	Prefix func(col, n string) string
+}
+
+// ClippedEntriesSQL is the query of Store.ClippedEntries for a preview
+// (codemode.LogQuery.Preview), bound to ClippedEntriesArgs. It selects
+// EntryColumns, the values cut as the preview says, then their lengths in
+// bytes (octet_length, which SQLite and PostgreSQL both compute without
+// reading a value stored apart from its row).
+func ClippedEntriesSQL(d Dialect, preview int) string {
+	args, result, errText := "args", "result", "error"
+	switch {
+	case preview < 0:
+		args, result, errText = "NULL", "NULL", "''"
+	case preview > 0:
+		args, result, errText = d.Prefix("args", d.Param(4)), d.Prefix("result", d.Param(4)), d.Prefix("error", d.Param(4))
+	}
+	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
+		`, state, reverts, task, created_at, updated_at,
+		coalesce(octet_length(args), 0), coalesce(octet_length(result), 0), octet_length(error)
+		FROM entries WHERE execution_id = ` + d.Param(1) + ` AND seq > ` + d.Param(2) + ` ORDER BY seq LIMIT ` + d.Param(3)
+}
+
+// ClippedEntriesArgs are the bound values of ClippedEntriesSQL: the
+// execution id, q.After, the limit (no limit: the largest int32) and, for a
+// positive preview, the preview.
+func ClippedEntriesArgs(id string, q codemode.LogQuery) []any {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
+	args := []any{id, q.After, limit}
+	if q.Preview > 0 {
+		args = append(args, q.Preview)
+	}
+	return args
+}
+
+// ScanClippedEntry reads the columns of ClippedEntriesSQL.
+func ScanClippedEntry(sc Scanner) (codemode.ClippedEntry, error) {
+	var c codemode.ClippedEntry
+	e, err := scanEntry(sc, &c.Sizes.Args, &c.Sizes.Result, &c.Sizes.Error)
+	c.Entry = e
+	return c, err
+}
+
+// SnippetValues returns sn as the bound values of SnippetColumns; a zero
+// CreatedAt is stamped now.
+func SnippetValues(sn codemode.Snippet) ([]any, error) {
+	conns, err := JSONText(sn.Connectors, len(sn.Connectors) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode connectors: %w", err)
+	}
+	return []any{sn.Name, sn.Description, sn.Code, RawText(sn.InputSchema), conns, sn.FromExecution, Nanos(Stamp(sn.CreatedAt))}, nil
+}
+
+// ScanSnippet reads SnippetColumns.
+func ScanSnippet(sc Scanner) (codemode.Snippet, error) {
+	var (
+		sn            codemode.Snippet
+		schema, conns []byte
+		created       int64
+	)
+	if err := sc.Scan(&sn.Name, &sn.Description, &sn.Code, &schema, &conns, &sn.FromExecution, &created); err != nil {
+		return sn, err
+	}
+	sn.InputSchema = RawValue(schema)
+	if err := JSONDecode(conns, &sn.Connectors, "connectors"); err != nil {
+		return sn, fmt.Errorf("snippet %s: %w", sn.Name, err)
+	}
+	sn.CreatedAt = FromNanos(created)
+	return sn, nil
+}
+
+// OwnerValues returns o as the bound values of OwnerColumns; zero
+// StartedAt and Heartbeat are stamped now.
+func OwnerValues(o codemode.Owner) []any {
+	started := Stamp(o.StartedAt)
+	beat := o.Heartbeat
+	if beat.IsZero() {
+		beat = started
+	}
+	return []any{o.ID, o.Host, o.PID, o.Boot, o.ProcessStart, Nanos(started), Nanos(beat), int64(o.Lease)}
+}
+
+// ScanOwner reads OwnerColumns.
+func ScanOwner(sc Scanner) (codemode.Owner, error) {
+	var (
+		o                    codemode.Owner
+		started, beat, lease int64
+	)
+	if err := sc.Scan(&o.ID, &o.Host, &o.PID, &o.Boot, &o.ProcessStart, &started, &beat, &lease); err != nil {
+		return o, err
+	}
+	o.StartedAt, o.Heartbeat, o.Lease = FromNanos(started), FromNanos(beat), time.Duration(lease)
+	return o, nil
+}
+
+// Rows is *sql.Rows or pgx.Rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanRecords calls fn with each row (id, value, created_at) of rows, a
+// query of kind's records, until fn returns false.
+func ScanRecords(kind string, rows Rows, fn func(connectors.Record) bool) error {
+	for rows.Next() {
+		var (
+			r       = connectors.Record{Kind: kind}
+			value   []byte
+			created int64
+		)
+		if err := rows.Scan(&r.ID, &value, &created); err != nil {
+			return fmt.Errorf("scan %s: %w", kind, err)
+		}
+		r.Value, r.CreatedAt = value, FromNanos(created)
+		if !fn(r) {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("scan %s: %w", kind, err)
+	}
+	return nil
+}
+
+// Collect scans every row of rows with scan, then checks rows.Err; the
+// caller closes rows.
+func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,208 @@
+// Package postgres implements codemode.Store (and connectors.Records) on
+// PostgreSQL with pgx, for several replicas of codemode-mcp sharing one
+// execution log. It is the only package that imports pgx.
+//
+// Every conditional move (approve, reject, roll back, recover, claim) is
+// one UPDATE … WHERE status = from (or a SELECT … FOR UPDATE in a
+// transaction): under READ COMMITTED a second racing UPDATE waits for the
+// first and re-reads the row, so exactly one of them matches. There is no
+// write-ahead journal: a call with a side effect is logged by a commit
+// of its own (one round trip) before it is made; read-only calls are
+// written in groups as with SQLite. Schema migrations run in one
+// transaction under an advisory lock, so replicas starting at once agree.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	sc "github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+// Options configure Open.
+type Options struct {
+	// MaxConns caps the pool's connections (0: pgx's default, the larger
+	// of 4 and the number of CPUs). A pool_max_conns parameter in the URL
+	// wins.
+	MaxConns int32
+	// Logger receives migration messages; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is a codemode.Store on one PostgreSQL database. It is safe for
+// concurrent use, and any number of Stores (in this or other processes, on
+// this or other machines) may share the database.
+type Store struct {
+	pool   *pgxpool.Pool
+	where  string // the URL without its password, for messages
+	logger *slog.Logger
+}
+
+var (
+	_ codemode.Store     = (*Store)(nil)
+	_ connectors.Records = (*Store)(nil)
+)
+
+// Redact returns the URL with its password replaced by "xxxxx", for
+// messages; what does not parse is reduced to its scheme.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		scheme, _, _ := strings.Cut(rawURL, "://")
+		return scheme + "://(unparsable URL)"
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
+
+// Open connects to the database at url (a postgres:// URL, as libpq
+// takes it), checks that it answers, and migrates its schema. A database
+// written by a newer version of the schema is refused.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	where := Redact(rawURL)
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		// pgx's message may quote the URL: do not pass it on.
+		return nil, fmt.Errorf("store %s: the URL does not parse as a PostgreSQL connection URL", where)
+	}
+	if opts.MaxConns > 0 && !strings.Contains(rawURL, "pool_max_conns") {
+		cfg.MaxConns = opts.MaxConns
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", where, err)
+	}
+	s := &Store{pool: pool, where: where, logger: logger}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store %s: %w", where, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// String is the URL without its password.
+func (s *Store) String() string { return s.where }
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrations returns the embedded migrations in version order.
+func migrations() ([]sc.Migration, error) { return sc.Migrations(migrationFiles) }
+
+// migrationLock is the advisory lock key migrations take (any constant
+// unlikely to be used by another application on the same database).
+const migrationLock = 0x636f64656d6f6465 // "codemode"
+
+// migrate applies the missing migrations in one transaction under an
+// advisory lock, so replicas opening a new database at once agree, and a
+// failure leaves the database as it was. The version is a row of
+// codemode_schema.
+func (s *Store) migrate(ctx context.Context) (err error) {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	latest := len(ms)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("store %s: begin migration: %w", s.where, err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
+		}
+	}()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("store %s: lock for migration: %w", s.where, err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("store %s: schema version table: %w", s.where, err)
+	}
+	var current int
+	err = tx.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&current)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if _, err := tx.Exec(ctx, `INSERT INTO codemode_schema (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("store %s: schema version: %w", s.where, err)
+		}
+	case err != nil:
+		return fmt.Errorf("store %s: read schema version: %w", s.where, err)
+	}
+	if current > latest {
+		return fmt.Errorf("store %s: schema version %d is newer than this binary's %d; upgrade codemode-mcp or use another database", s.where, current, latest)
+	}
+	for _, m := range ms[current:] {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("store %s: migration %s: %w", s.where, m.Name, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE codemode_schema SET version = $1`, latest); err != nil {
+		return fmt.Errorf("store %s: set schema version: %w", s.where, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("store %s: commit migration: %w", s.where, err)
+	}
+	if current < latest {
+		s.logger.DebugContext(ctx, "store schema migrated", "store", s.where, "from", current, "to", latest)
+	}
+	return nil
+}
+
+// SchemaVersion is the schema version this package writes.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// pgCode returns the SQLSTATE of err, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func isUniqueViolation(err error) bool { return pgCode(err) == "23505" }
+
+func isForeignKeyViolation(err error) bool { return pgCode(err) == "23503" }
+
+// oneRow turns a statement that touched no row into ErrNotFound.
+func oneRow(tag pgconn.CommandTag, what string) error {
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%s: %w", what, codemode.ErrNotFound)
+	}
+	return nil
+}

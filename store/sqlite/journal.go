@@ -1,0 +1,239 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	sc "github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+// The journal (codemode.Journaler): log entries written ahead of a side
+// effect without a commit.
+//
+// A commit costs far more than its SQLite work here: its system calls go
+// through Go's syscall package, which wakes the Go runtime's monitor
+// thread whenever the process was idle, and on a virtual machine each
+// wake-up is a costly exit (BENCHMARKS.md). A pass that makes a call with
+// a side effect every few hundred µs would pay that per call. A journal
+// record instead is copied into a file beside the database that is mapped
+// into memory (MAP_SHARED, journal_linux.go; elsewhere one write(2)): once
+// the copy is done the record is in the kernel's page cache and survives
+// the death of this process (not a power loss, which synchronous NORMAL
+// does not promise either). With synchronous FULL, which does promise it,
+// Journal also flushes the file to disk (fsync; on Linux that writes the
+// mapped pages too) before it returns when it records an entry executing
+// (written ahead of a call), and a new journal's directory entry with it:
+// a side effect is then never made before its record is on disk, at the
+// price of a flush per call, as a commit would cost. A result record is
+// not flushed on its own: the next call's flush takes it along, and one
+// lost to a power loss leaves its call unknown, as if in flight. The
+// file grows by doubling, its blocks reserved (fallocate) before they are
+// mapped, so a full disk is an error of the growth, not a fault while
+// copying.
+//
+// Layout: one file per execution, <database>-ahead/<execution id>, mode
+// 0600 in a 0700 directory (it holds call arguments and results, like the
+// database). Each record is one codemode.Entry, binary and checksummed
+// (journal_codec.go); a reader stops at the first record that is cut short
+// or damaged (a record cut by the crash).
+//
+// Invariant: a journal only ever adds to what the tables hold. Every
+// record is the entry as it was at some point of the pass; applying a
+// journal (RecoverExecution) inserts the entries the tables lack and
+// moves entries the tables still hold executing to their journaled state,
+// and nothing else. So a journal may hold records already committed, may
+// be applied more than once, and is removed only once its pass committed
+// everything (DropJournal) or after it was applied.
+
+// journals holds the journals this store has open.
+type journals struct {
+	dir string // <database>-ahead
+	// durable: every record is flushed to disk before Journal returns
+	// (synchronous FULL).
+	durable bool
+
+	mu    sync.Mutex
+	files map[string]*journalFile // by execution id; guarded by mu
+}
+
+func newJournals(dbPath string, durable bool) *journals {
+	return &journals{dir: dbPath + "-ahead", durable: durable, files: map[string]*journalFile{}}
+}
+
+// journalFile is one open journal. Records are added at its end by
+// write, which journal_linux.go makes a copy into the file mapped in
+// memory (no system call at all, most of the time) and which elsewhere
+// is write(2).
+type journalFile struct {
+	f *os.File
+
+	mu  sync.Mutex
+	buf []byte // the records being added; reused; guarded by mu
+	out sink   // where they go; guarded by mu
+}
+
+// safeName is what an execution id may look like to be a file name as is.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// path returns the journal file of execution id.
+func (j *journals) path(id string) string {
+	name := id
+	if !safeName.MatchString(id) {
+		name = "x" + hex.EncodeToString([]byte(id))
+	}
+	return filepath.Join(j.dir, name)
+}
+
+// Journal appends entries of execution id to its journal, starting an
+// empty one if this store has none open for id.
+func (s *Store) Journal(ctx context.Context, id string, entries []codemode.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	for _, e := range entries {
+		if e.ExecutionID != id {
+			return fmt.Errorf("journal of %s: entry #%d belongs to %s", id, e.Seq, e.ExecutionID)
+		}
+		if err := sc.CheckInsert(e); err != nil {
+			return fmt.Errorf("journal of %s: %w", id, err)
+		}
+		if e.State == codemode.EntryWaiting || e.Task != "" {
+			return fmt.Errorf("journal of %s: entry #%d: a downstream task's id is committed, not journaled", id, e.Seq)
+		}
+	}
+	jf, err := s.journals.open(id)
+	if err != nil {
+		return err
+	}
+	jf.mu.Lock()
+	defer jf.mu.Unlock()
+	jf.buf = jf.buf[:0]
+	for _, e := range entries {
+		jf.buf = appendJournalRecord(jf.buf, e)
+	}
+	if err := jf.out.write(jf.buf); err != nil {
+		return fmt.Errorf("journal of %s: write: %w", id, err)
+	}
+	if s.journals.flushes(entries) {
+		if err := jf.f.Sync(); err != nil {
+			return fmt.Errorf("journal of %s: flush to disk: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// open returns the open journal of id, creating (or emptying) its file.
+func (j *journals) open(id string) (*journalFile, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if jf := j.files[id]; jf != nil {
+		return jf, nil
+	}
+	if err := os.MkdirAll(j.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("journal of %s: %w", id, err)
+	}
+	f, err := os.OpenFile(j.path(id), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal of %s: %w", id, err)
+	}
+	if j.durable {
+		// The new file's name must be on disk before a record in it
+		// counts as flushed.
+		if err := syncDir(j.dir); err != nil {
+			return nil, errors.Join(fmt.Errorf("journal of %s: %w", id, err), f.Close())
+		}
+	}
+	jf := &journalFile{f: f, out: newSink(f)}
+	j.files[id] = jf
+	return jf, nil
+}
+
+// flushes reports whether Journal flushes entries to disk before it
+// returns: with synchronous FULL (durable across a power loss), when they
+// hold one recorded executing, ahead of its call, as a commit would be; a
+// result is not flushed (the next flush takes it along).
+func (j *journals) flushes(entries []codemode.Entry) bool {
+	if !j.durable {
+		return false
+	}
+	for _, e := range entries {
+		if e.State == codemode.EntryExecuting {
+			return true
+		}
+	}
+	return false
+}
+
+// syncDir flushes directory dir's entries to disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// close releases the journal's file (it stays on disk).
+func (jf *journalFile) close() error {
+	jf.mu.Lock()
+	defer jf.mu.Unlock()
+	return errors.Join(jf.out.close(), jf.f.Close())
+}
+
+// DropJournal closes and removes id's journal; without one it does
+// nothing.
+func (s *Store) DropJournal(_ context.Context, id string) error {
+	return s.journals.drop(id)
+}
+
+func (j *journals) drop(id string) error {
+	j.mu.Lock()
+	jf := j.files[id]
+	delete(j.files, id)
+	j.mu.Unlock()
+	var errs []error
+	if jf != nil {
+		errs = append(errs, jf.close())
+	}
+	if err := os.Remove(j.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("drop journal of %s: %w", id, err)
+	}
+	return nil
+}
+
+// close closes the open journals, leaving their files (a pass that has
+// not dropped its journal did not commit everything in it).
+func (j *journals) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var errs []error
+	for id, jf := range j.files {
+		errs = append(errs, jf.close())
+		delete(j.files, id)
+	}
+	return errors.Join(errs...)
+}
+
+// read returns the entries of id's journal up to the first record that is
+// incomplete or damaged; no journal is no entries.
+func (j *journals) read(id string) ([]codemode.Entry, error) {
+	b, err := os.ReadFile(j.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read journal of %s: %w", id, err)
+	}
+	return parseJournal(b), nil
+}

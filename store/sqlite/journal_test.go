@@ -1,0 +1,224 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/store/storetest"
+)
+
+// The journal lives beside the database, private like it; a journal not
+// dropped (the process died) stays for the next process to apply.
+func TestJournalFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := storetest.NewExecution("exec_f", codemode.StatusRunning)
+	run.Owner = "own_dead"
+	if err := s.CreateExecution(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	big := storetest.NewEntry("exec_f", 2, codemode.EntryExecuting)
+	big.Args = json.RawMessage(`{"text":"` + strings.Repeat("x", 200<<10) + `"}`)
+	if err := s.Journal(ctx, "exec_f", []codemode.Entry{storetest.NewEntry("exec_f", 1, codemode.EntryExecuting), big}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(path+"-ahead", "exec_f")
+	for name, want := range map[string]os.FileMode{path + "-ahead": 0o700 | os.ModeDir, file: 0o600} {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", name, st.Mode(), want)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("the journal of a store closed without DropJournal is gone: %v", err)
+	}
+	next := openAt(t, path, Options{})
+	if err := next.RecoverExecution(ctx, &codemode.Execution{ID: "exec_f", Status: codemode.StatusError}, codemode.StatusRunning, "own_dead", "unknown"); err != nil {
+		t.Fatal(err)
+	}
+	log, err := next.Entries(ctx, "exec_f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].State != codemode.EntryUnknown || len(log[1].Args) != len(big.Args) {
+		t.Errorf("log after recovery: %d entries %v", len(log), log)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("journal after recovery: %v, want it removed", err)
+	}
+}
+
+// With synchronous FULL (durable across a power loss) a journal record
+// written ahead of a call (executing) is flushed to disk before Journal
+// returns, as a commit would be, and a result is not (the next flush takes
+// it along); with NORMAL nothing is flushed.
+func TestJournalFlushedWhenFull(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		sync string
+		want int
+	}{{"normal", 0}, {"full", 3}} {
+		flushes := 0
+		s := openAt(t, filepath.Join(t.TempDir(), "j.db"), Options{Synchronous: tt.sync})
+		if err := s.CreateExecution(ctx, storetest.NewExecution("exec_d", codemode.StatusRunning)); err != nil {
+			t.Fatal(err)
+		}
+		for seq := 1; seq <= 3; seq++ {
+			for _, st := range []codemode.EntryState{codemode.EntryExecuting, codemode.EntryApplied} {
+				batch := []codemode.Entry{storetest.NewEntry("exec_d", seq, st)}
+				if s.journals.flushes(batch) {
+					flushes++
+				}
+				if err := s.Journal(ctx, "exec_d", batch); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if flushes != tt.want {
+			t.Errorf("synchronous %s: %d flushes for 3 calls, want %d", tt.sync, flushes, tt.want)
+		}
+		got, err := s.journals.read("exec_d")
+		if err != nil || len(got) != 6 {
+			t.Errorf("synchronous %s: journal holds %d records (%v), want 6", tt.sync, len(got), err)
+		}
+	}
+}
+
+// An execution id that is not a plain file name gets a hex file name.
+func TestJournalFileName(t *testing.T) {
+	j := newJournals("/db", false)
+	for id, want := range map[string]string{
+		"exec_0123abcd": "/db-ahead/exec_0123abcd",
+		"../x":          "/db-ahead/x2e2e2f78",
+		"":              "/db-ahead/x",
+	} {
+		if got := j.path(id); got != want {
+			t.Errorf("path(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+// journalBytes returns the journal records of entries.
+func journalBytes(t *testing.T, entries []codemode.Entry) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	s := openAt(t, filepath.Join(dir, "j.db"), Options{})
+	ctx := context.Background()
+	if err := s.CreateExecution(ctx, storetest.NewExecution("exec_t", codemode.StatusRunning)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := s.Journal(ctx, "exec_t", []codemode.Entry{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(s.journals.path("exec_t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A record cut by a crash, or damaged, ends the journal: the records
+// before it are read, nothing after it.
+func TestJournalTornRecords(t *testing.T) {
+	var entries []codemode.Entry
+	var ends []int // where each record ends in the file
+	var file []byte
+	for seq := 1; seq <= 3; seq++ {
+		e := storetest.NewEntry("exec_t", seq, codemode.EntryExecuting)
+		e.Args = json.RawMessage(`{"text":"line\nbreak ü"}`)
+		e.Result = json.RawMessage(`{"n":` + strconv.Itoa(seq) + `}`)
+		e.Error, e.Reverts = "partly", seq-1
+		e.CreatedAt = time.Date(2026, 3, 1, 12, 0, seq, 5, time.UTC)
+		entries = append(entries, e)
+		file = appendJournalRecord(file, e)
+		ends = append(ends, len(file))
+	}
+	// The file holds the records, then zeros (room reserved ahead).
+	if b := journalBytes(t, entries); len(b) < len(file) || !bytes.Equal(b[:len(file)], file) || bytes.ContainsFunc(b[len(file):], func(r rune) bool { return r != 0 }) {
+		t.Fatalf("the journal file holds %d bytes, want the %d bytes of the records and zeros", len(b), len(file))
+	}
+	if diff := cmp.Diff(entries, parseJournal(append(bytes.Clone(file), make([]byte, 100)...))); diff != "" {
+		t.Fatalf("records followed by zeros read back (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(entries, parseJournal(file)); diff != "" {
+		t.Fatalf("records read back (-want +got):\n%s", diff)
+	}
+	seqs := func(es []codemode.Entry) []int {
+		out := []int{}
+		for _, e := range es {
+			out = append(out, e.Seq)
+		}
+		return out
+	}
+	for cut := 0; cut <= len(file); cut++ {
+		want := []int{}
+		for i, end := range ends {
+			if cut >= end {
+				want = append(want, i+1)
+			}
+		}
+		if diff := cmp.Diff(want, seqs(parseJournal(file[:cut]))); diff != "" {
+			t.Fatalf("cut at %d (-want +got):\n%s", cut, diff)
+		}
+	}
+	for i := range file {
+		damaged := bytes.Clone(file)
+		damaged[i] ^= 0x01
+		got := seqs(parseJournal(damaged))
+		for r, end := range ends {
+			if i < end { // the damaged record and those after it are dropped
+				if len(got) > r {
+					t.Fatalf("byte %d damaged: read records %v, want only those before record %d", i, got, r+1)
+				}
+				break
+			}
+		}
+	}
+}
+
+// The reader takes any bytes: it never fails, and what follows complete
+// records (a torn or damaged tail) never changes them.
+func FuzzParseJournal(f *testing.F) {
+	var seed []byte
+	for seq := 1; seq <= 2; seq++ {
+		seed = appendJournalRecord(seed, storetest.NewEntry("exec_t", seq, codemode.EntryExecuting))
+	}
+	f.Add(seed, []byte{1, 2, 3, 4})
+	f.Add([]byte("garbage"), []byte{0})
+	f.Fuzz(func(t *testing.T, b, tail []byte) {
+		whole := parseJournal(b)
+		n := 0
+		for _, e := range whole {
+			n = len(appendJournalRecord(nil, e)) + n
+		}
+		if n > len(b) {
+			t.Fatalf("%d records read from %d bytes take %d bytes", len(whole), len(b), n)
+		}
+		got := parseJournal(append(bytes.Clone(b[:n]), tail...))
+		if len(got) < len(whole) || !cmp.Equal(whole, got[:len(whole)]) {
+			t.Fatalf("a tail changed the records before it: %d records, then %d", len(whole), len(got))
+		}
+	})
+}

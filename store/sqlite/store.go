@@ -1,0 +1,175 @@
+// Package sqlite implements runtime.Store on a SQLite file with
+// modernc.org/sqlite (pure Go, so CGO_ENABLED=0 builds work). It is the only
+// package that imports the SQLite driver.
+//
+// The database runs in WAL mode with a busy timeout and IMMEDIATE
+// transactions, so several handles, in one process or several (a server and
+// the CLI), can share one file. The schema is versioned with PRAGMA
+// user_version and migrated in one transaction at Open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// Options configure Open.
+type Options struct {
+	// Synchronous is the SQLite synchronous level: "normal" (the default;
+	// durable across application crashes, a power loss may lose the last
+	// transactions) or "full" (durable across power loss, ~4x slower per
+	// logged call).
+	Synchronous string
+	// Logger receives migration and diagnostic messages; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is a runtime.Store on one SQLite file. It is safe for concurrent use,
+// and several Stores (in this or other processes) may share one file.
+type Store struct {
+	db     *sql.DB
+	path   string
+	logger *slog.Logger
+	stmts  statements
+	log    *logConn
+	// journals are the write-ahead journals this store has open
+	// (journal.go).
+	journals *journals
+	// closeOnce gives the log connection back once (closing a sql.Conn
+	// twice is an error).
+	closeOnce sync.Once
+}
+
+var (
+	_ codemode.Store     = (*Store)(nil)
+	_ codemode.Journaler = (*Store)(nil)
+)
+
+// Open opens (creating it with mode 0600 if needed) the SQLite database at
+// path and migrates its schema. The parent directory must exist. A database
+// written by a newer version of the schema is refused.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	sync, err := synchronousLevel(opts.Synchronous)
+	if err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	abs, err := prepareFile(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(abs, sync))
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	s := &Store{db: db, path: abs, logger: logger, journals: newJournals(abs, sync == "FULL")}
+	if err := s.migrate(ctx); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	s.incrementalMode(ctx)
+	// After the migration: statements are compiled against the schema.
+	if err := s.prepare(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), db.Close())
+	}
+	if s.log, err = openLogConn(ctx, db); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.stmts.close(), db.Close())
+	}
+	return s, nil
+}
+
+// DB returns the underlying database, for native connectors that keep their
+// own tables in the same file (the notes connector). The Store owns it: do
+// not close it.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the prepared statements and the database. It is safe to call
+// more than once.
+func (s *Store) Close() error {
+	var logErr error
+	s.closeOnce.Do(func() { logErr = s.log.close() })
+	if err := errors.Join(logErr, s.journals.close(), s.stmts.close(), s.db.Close()); err != nil {
+		return fmt.Errorf("close store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// synchronousLevel maps Options.Synchronous to the PRAGMA value.
+func synchronousLevel(v string) (string, error) {
+	switch strings.ToLower(v) {
+	case "", "normal":
+		return "NORMAL", nil
+	case "full":
+		return "FULL", nil
+	}
+	return "", fmt.Errorf("store synchronous %q: want \"normal\" or \"full\"", v)
+}
+
+// dsn builds the connection string. The pragmas apply to every connection
+// of the pool. IMMEDIATE transactions take the write lock up front: deferred
+// ones that read then write fail with SQLITE_BUSY under concurrent writers
+// whatever the busy timeout.
+func dsn(path, sync string) string {
+	return path + "?_pragma=journal_mode(WAL)" +
+		"&_pragma=busy_timeout(5000)" +
+		"&_pragma=synchronous(" + sync + ")" +
+		"&_pragma=foreign_keys(1)" +
+		"&_txlock=immediate"
+}
+
+// prepareFile checks path and creates the database file with mode 0600 when
+// it does not exist (SQLite gives the -wal and -shm files the database's
+// mode). It returns the absolute path.
+func prepareFile(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("store path is empty")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("store path %s: %w", path, err)
+	}
+	if strings.ContainsRune(abs, '?') {
+		return "", fmt.Errorf("store path %s: must not contain '?'", abs)
+	}
+	dir := filepath.Dir(abs)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("store path %s: directory %s does not exist", abs, dir)
+	case err != nil:
+		return "", fmt.Errorf("store path %s: %w", abs, err)
+	case !st.IsDir():
+		return "", fmt.Errorf("store path %s: %s is not a directory", abs, dir)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return abs, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("create store %s: %w", abs, err)
+	}
+	// The umask can only remove bits; make sure the owner can read and write.
+	err = errors.Join(f.Chmod(0o600), f.Close())
+	if err != nil {
+		return "", fmt.Errorf("create store %s: %w", abs, err)
+	}
+	return abs, nil
+}
