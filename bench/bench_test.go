@@ -84,6 +84,46 @@ func BenchmarkSideEffectCall(b *testing.B) {
 	}
 }
 
+// BenchmarkDownstreamCallSlow is BenchmarkDownstreamCall against a
+// realistic downstream: an MCP server that answers after 1 ms of work (the
+// fixture's slow tool with {ms: 1}) rather than at once. It is what the
+// fast paths of a call (docs/ARCHITECTURE.md) must pay for themselves on:
+// a saving measured only against an instant fixture may be spent waiting
+// on any real server.
+func BenchmarkDownstreamCallSlow(b *testing.B) {
+	for _, iso := range isolations {
+		b.Run("isolation="+iso+"/server=1ms", func(b *testing.B) {
+			direct, cm := startPair(b, iso)
+			b.Run("via=direct", each(func(ctx context.Context) error {
+				text, err := direct.text(ctx, "slow", map[string]any{"ms": 1})
+				if err == nil && text != slowAnswer {
+					err = fmt.Errorf("slow(1) = %q, want %q", text, slowAnswer)
+				}
+				return err
+			}))
+			b.Run("via=codemode", func(b *testing.B) {
+				ctx := context.Background()
+				b.ResetTimer()
+				for done := 0; done < b.N; {
+					n := min(callsPerProgram, b.N-done)
+					code := fmt.Sprintf("async () => { let s = 0; for (let i = 0; i < %d; i++) s += (await fx.slow({ ms: 1 })).length; return s }", n)
+					res, err := cm.run(ctx, code)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if want := strconv.Itoa(len(slowAnswer) * n); string(res) != want {
+						b.Fatalf("%d calls of slow(1) returned %s, want %s", n, res, want)
+					}
+					done += n
+				}
+			})
+		})
+	}
+}
+
+// slowAnswer is the fixture's slow tool's text for {ms: 1}.
+const slowAnswer = "slept 1ms"
+
 // programCalls is the via=codemode side of a per-call benchmark: programs
 // of callsPerProgram sequential fx.<method>({a: 1, b: 2}) calls.
 func programCalls(method string, cm *peer) func(*testing.B) {
