@@ -168,27 +168,12 @@ func WithSent(ctx context.Context, sent func()) context.Context {
 // meanwhile.
 func Sent(ctx context.Context) { runHook(ctx, sentHook) }
 
-// WithAnswering returns ctx carrying answering, for Answering. The sandbox
-// gives the context of a call made by a program in a worker process one,
-// which tells the worker to get ready for its answer.
-func WithAnswering(ctx context.Context, answering func()) context.Context {
-	return context.WithValue(ctx, answeringHook, answering)
-}
-
-// Answering runs the function WithAnswering put in ctx, if any. A connector
-// that can tell when the answer to a call has started to arrive (the
-// OpenAPI connector, once its first byte has) calls it then, before it
-// reads and decodes the rest, on the goroutine that called Call; the
-// function must be quick, and it is harmless to call it more than once.
-func Answering(ctx context.Context) { runHook(ctx, answeringHook) }
-
 // hookKey keys the functions a call's context carries for its connector
-// to run (Sent, Answering).
+// to run (Sent).
 type hookKey int
 
 const (
 	sentHook hookKey = iota
-	answeringHook
 )
 
 // runHook runs the function ctx carries under k, if any.

@@ -215,7 +215,6 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 	if _, err := dc.br.Peek(1); err != nil {
 		return nil, false, fail(err)
 	}
-	connectors.Answering(ctx) // a worker waiting for it wakes while the answer is read
 	resp, err := http.ReadResponse(dc.br, req)
 	for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
 		resp, err = http.ReadResponse(dc.br, req) // an informational answer: the final one follows

@@ -85,14 +85,8 @@ func Wrap(f *os.File, spin time.Duration) File {
 //     spin. (Handing the P over on every turn, runtime.Gosched, cost more
 //     than the polling saved.)
 //
-// The sandbox worker's own ends do not poll on their own: with two CPUs
-// the worker, the server and the API would be three processes on the CPUs
-// at once, and a worker that polled while the server worked took the CPU
-// the server needed (BENCHMARKS.md). The worker polls once it is told its
-// answer is on its way (Pipe.PollNext on msgSoon, sent when the API's
-// answer starts to arrive): its wake-up then overlaps the server's last
-// work on the answer, and only that.
-//
-// A read that is armed (PollNext) polls for the time given, whatever the
-// descriptor's own polling; the arming is spent by the next Read.
+// The sandbox worker's own ends do not poll: with two CPUs the worker, the
+// server and the API would be three processes on the CPUs at once, and a
+// worker that polled while the server worked took the CPU the server
+// needed (BENCHMARKS.md).
 const Spin = 100 * time.Microsecond

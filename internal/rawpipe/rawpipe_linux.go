@@ -49,11 +49,6 @@ func (p *Pipe) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t
 // Close closes the descriptor.
 func (p *Pipe) Close() error { return p.f.Close() }
 
-// PollNext makes the next Read poll for up to d (see Spin) if it finds
-// the pipe empty, whatever the pipe's own polling: for a reader told that
-// data is on its way (the worker, by msgSoon).
-func (p *Pipe) PollNext(d time.Duration) { p.spin.arm(d) }
-
 // Read reads what the pipe holds, up to len(b), waiting in the poller
 // while it is empty.
 func (p *Pipe) Read(b []byte) (int, error) {
@@ -112,12 +107,11 @@ func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(syscall.Errno) 
 	var n int
 	var errno syscall.Errno
 	var since time.Time // when a read first found nothing
-	armed := s.take()
 	err := rc.Read(func(fd uintptr) bool {
 		n, errno = rawIO(syscall.SYS_READ, fd, b)
 		if errno == syscall.EAGAIN && since.IsZero() {
 			since = time.Now()
-			if d := s.pollFor(armed); d > 0 {
+			if d := s.pollFor(); d > 0 {
 				n, errno = poll(fd, b, d)
 			}
 		}

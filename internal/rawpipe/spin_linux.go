@@ -10,36 +10,22 @@ import (
 // spinner is the polling of one descriptor's reads (its invariants are
 // Spin's).
 type spinner struct {
-	spin time.Duration // 0: the reads poll only when armed (PollNext)
+	spin time.Duration // 0: the reads never poll
 	// waited is how long the last read that found nothing waited for its
 	// data, in nanoseconds; MaxInt64 when it ended without data.
 	waited atomic.Int64
-	// armed is how long the next read polls whatever the above (PollNext),
-	// in nanoseconds; 0 when it is not armed.
-	armed atomic.Int64
 }
 
 // newSpinner returns the spinner of reads polling for up to spin (none
-// when spin is not positive, unless armed).
+// when spin is not positive).
 func newSpinner(spin time.Duration) *spinner {
 	return &spinner{spin: max(spin, 0)}
 }
 
-// arm makes the next read poll for up to d if it finds nothing.
-func (s *spinner) arm(d time.Duration) { s.armed.Store(int64(d)) }
-
-// take disarms the spinner as a read starts and returns how long that
-// read polls if it was armed (0 if not).
-func (s *spinner) take() time.Duration { return time.Duration(s.armed.Swap(0)) }
-
-// pollFor returns how long a read that found nothing polls: armed if the
-// read was armed, else spin while the last such read had its data within
-// pollWithin spins, else 0.
-func (s *spinner) pollFor(armed time.Duration) time.Duration {
-	switch {
-	case armed > 0:
-		return armed
-	case s.spin > 0 && time.Duration(s.waited.Load()) < pollWithin*s.spin:
+// pollFor returns how long a read that found nothing polls: spin while
+// the last such read had its data within pollWithin spins, else 0.
+func (s *spinner) pollFor() time.Duration {
+	if s.spin > 0 && time.Duration(s.waited.Load()) < pollWithin*s.spin {
 		return s.spin
 	}
 	return 0

@@ -125,18 +125,3 @@ func TestPollingStopsWhileAnswersAreSlow(t *testing.T) {
 		t.Fatalf("after an answer within the spin, a read took %v: it did not poll", took)
 	}
 }
-
-// TestPollNextArmsOneRead checks PollNext: on a pipe that does not poll,
-// the next read polls for the time given, once; the read after it does
-// not.
-func TestPollNextArmsOneRead(t *testing.T) {
-	const d = 200 * time.Millisecond
-	r, _ := pipePair(t, 0)
-	r.PollNext(d)
-	if took := readNothing(t, r); took < d {
-		t.Fatalf("the read after PollNext took %v: it did not poll for %v", took, d)
-	}
-	if took := readNothing(t, r); took >= d*2/3 {
-		t.Fatalf("the read after that took %v: it polled", took)
-	}
-}

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
@@ -379,7 +377,7 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 		c := sandbox.Call{Seq: dd.int(1 << 31), Connector: dd.str(), Method: dd.str(), Args: json.RawMessage(dd.bytes())}
 		seq = c.Seq
 		call = func(ctx context.Context) hostReply {
-			v, err := d.host.Call(connectors.WithAnswering(ctx, d.soon(id)), c)
+			v, err := d.host.Call(ctx, c)
 			return hostReply{value: v, err: err}
 		}
 	case msgStepResult:
@@ -445,18 +443,6 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 		}()
 		d.reply(id, d.answer(ctx, call))
 	}, nil
-}
-
-// soon returns the function that tells the worker, once, that the answer
-// to call id is on its way (msgSoon; connectors.Answering). It runs on the
-// goroutine making the call.
-func (d *dispatch) soon(id uint32) func() {
-	var told atomic.Bool
-	return func() {
-		if !told.Swap(true) {
-			_ = d.fw.write(msgSoon, id, nil) // a worker that is gone is noticed by the reader
-		}
-	}
 }
 
 // answer calls the host unless it has stopped the run; a stop is recorded

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 )
@@ -174,32 +173,4 @@ func TestProcessLeadersStress(t *testing.T) {
 		t.Errorf("only %d of %d runs completed", completed.Load(), runs)
 	}
 	sandboxtest.WantCompleted(t, "after", sandboxtest.Run(t, pool, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
-}
-
-// TestProcessReplyAfterSoon checks the worker's side of msgSoon: told that
-// an answer is on its way (connectors.Answering, which sandboxtest.Host calls
-// before every answer), it polls for the reply, and a reply that comes
-// long after its polling ended (5 ms), or at once, or for one of many
-// calls in flight, still reaches the call it answers.
-func TestProcessReplyAfterSoon(t *testing.T) {
-	pool := newPool(t, Options{Size: 1})
-	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
-		var a struct{ I int }
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return nil, err
-		}
-		connectors.Answering(ctx) // told again: one msgSoon only
-		if a.I%3 == 0 {
-			time.Sleep(5 * time.Millisecond)
-		}
-		return json.RawMessage(fmt.Sprintf(`{"i":%d}`, a.I)), nil
-	}}
-	code := `
-		let s = 0;
-		for (let i = 0; i < 30; i++) s += (await everything.echo({ i })).i;
-		const all = await Promise.all(Array.from({ length: 30 }, (_, i) => everything.echo({ i })));
-		return [s, all.reduce((t, r) => t + r.i, 0)];
-	`
-	o := sandboxtest.Run(t, pool, h, code, sandbox.Limits{Timeout: 20 * time.Second})
-	sandboxtest.WantCompleted(t, "calls told soon", o, "[435,435]")
 }

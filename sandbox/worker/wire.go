@@ -25,10 +25,7 @@ import (
 // worker ends the run with msgOutcome. msgCancel (parent → worker) cancels
 // the run in progress; msgAbandon (worker → parent) cancels the context of
 // one host call whose answer the program no longer needs (the parent still
-// replies). msgSoon (parent → worker, no payload) says that the answer to
-// host call id has started to arrive from its downstream: the worker then
-// polls for the reply rather than sleeping (rawpipe.Pipe.PollNext), so
-// that waking it overlaps the parent's last work on the answer. A binary
+// replies). A binary
 // encoding keeps a host call to two small frames with no reflection.
 const (
 	msgHello      byte = iota + 1 // W→P: pid
@@ -42,7 +39,6 @@ const (
 	msgReply                      // P→W: reply status, found, value, message
 	msgOutcome                    // W→P: an Outcome and the worker's flags
 	msgCheck                      // W→P: the static calls (JSON); the reply's value is the problems (JSON)
-	msgSoon                       // P→W: (id only) the answer to call id is on its way
 )
 
 // maxFrame bounds one frame (a result, the arguments of a call, a value a

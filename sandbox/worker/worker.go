@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
@@ -55,9 +54,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		fw:    &frameWriter{w: out},
 	}
 	s.host = &pipeHost{fw: s.fw, pending: map[uint32]chan replyMsg{}}
-	if p, ok := in.(interface{ PollNext(time.Duration) }); ok {
-		s.soon = p.PollNext
-	}
 	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
 		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
 		defer stop()
@@ -82,7 +78,6 @@ type workerServer struct {
 	cache *source.Cache
 	fw    *frameWriter
 	host  *pipeHost
-	soon  func(time.Duration) // makes the next read of in poll (msgSoon); nil when in cannot
 
 	runs sync.WaitGroup
 
@@ -128,14 +123,6 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 		case msgReply:
 			if err := s.host.deliver(id, payload); err != nil {
 				return err
-			}
-		case msgSoon:
-			// The reply's frame follows: the next read polls for it (unless
-			// it is here already). The worker's one P is this goroutine's
-			// meanwhile, so a program computing while other calls are in
-			// flight waits for at most rawpipe.Spin.
-			if s.soon != nil && fr.r.Buffered() == 0 {
-				s.soon(rawpipe.Spin)
 			}
 		default:
 			return fmt.Errorf("sandbox worker: unexpected message kind %d", kind)

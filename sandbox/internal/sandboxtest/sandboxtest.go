@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -58,9 +57,6 @@ func (h *Host) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 	h.calls = append(h.calls, c)
 	h.mu.Unlock()
 	h.record(fmt.Sprintf("call %d %s.%s", c.Seq, c.Connector, c.Method))
-	// As the OpenAPI connector does once an answer starts to arrive: with
-	// process isolation every reply then follows a msgSoon frame.
-	connectors.Answering(ctx)
 	if h.OnCall != nil {
 		return h.OnCall(ctx, c)
 	}
