@@ -142,7 +142,7 @@ func (t *directTransport) get(ctx context.Context, key string, req *http.Request
 		return nil, false, err
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
-		conn = rawpipe.WrapConn(tc, rawpipe.Spin) // plain TLS or HTTP on top: neither wakes the monitor thread
+		conn = rawpipe.WrapConn(tc) // plain TLS or HTTP on top: neither wakes the monitor thread
 	}
 	if req.URL.Scheme == "https" {
 		cfg := &tls.Config{}

@@ -13,10 +13,9 @@ import (
 	"time"
 )
 
-// tcpPair returns a Conn dialled to a listener on 127.0.0.1, its reads
-// polling for spin, and the listener's (plain net) end of the same
-// connection.
-func tcpPair(t *testing.T, spin time.Duration) (*Conn, net.Conn) {
+// tcpPair returns a Conn dialled to a listener on 127.0.0.1 and the
+// listener's (plain net) end of the same connection.
+func tcpPair(t *testing.T) (*Conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,7 +38,7 @@ func tcpPair(t *testing.T, spin time.Duration) (*Conn, net.Conn) {
 	if peer == nil {
 		t.Fatal("accept failed")
 	}
-	c, ok := WrapConn(d.(*net.TCPConn), spin).(*Conn)
+	c, ok := WrapConn(d.(*net.TCPConn)).(*Conn)
 	if !ok {
 		t.Fatal("WrapConn did not return a *Conn on Linux")
 	}
@@ -52,7 +51,7 @@ func tcpPair(t *testing.T, spin time.Duration) (*Conn, net.Conn) {
 // buffers are full, reads while nothing has arrived, every byte arrives in
 // order, and a half-close reads as EOF.
 func TestConnCarriesMoreThanTheSocketHolds(t *testing.T) {
-	c, peer := tcpPair(t, Spin) // reads poll: most find nothing at first
+	c, peer := tcpPair(t)
 	up := make([]byte, 8<<20)
 	down := make([]byte, 8<<20)
 	for i := range up {
@@ -91,7 +90,7 @@ func TestConnCarriesMoreThanTheSocketHolds(t *testing.T) {
 // TestConnReadDeadline checks that a read waiting in the poller ends with
 // a timeout when its deadline passes, as net.Conn's does.
 func TestConnReadDeadline(t *testing.T) {
-	c, _ := tcpPair(t, 0)
+	c, _ := tcpPair(t)
 	if err := c.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +104,7 @@ func TestConnReadDeadline(t *testing.T) {
 // TestConnCloseEndsWaitingRead checks that closing a Conn ends a read
 // waiting in the poller with net.ErrClosed (how a cancelled request stops).
 func TestConnCloseEndsWaitingRead(t *testing.T) {
-	c, _ := tcpPair(t, Spin)
+	c, _ := tcpPair(t)
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Read(make([]byte, 16))
@@ -129,7 +128,7 @@ func TestConnCloseEndsWaitingRead(t *testing.T) {
 // on the Conn, never a hang or a panic: a write to a reset connection
 // fails with a *net.OpError naming the operation.
 func TestConnPeerReset(t *testing.T) {
-	c, peer := tcpPair(t, 0)
+	c, peer := tcpPair(t)
 	_ = peer.(*net.TCPConn).SetLinger(0) // close with RST
 	_ = peer.Close()
 	if n, err := c.Read(make([]byte, 16)); n != 0 || err == nil {
@@ -210,14 +209,14 @@ func TestConnStress(t *testing.T) {
 
 // stressClient is one client of TestConnStress: i%3 == 0 closes its own
 // Conn during a random round, i%3 == 1 asks the server to cut, and the
-// rest must complete every round; even clients' reads poll (Spin).
+// rest must complete every round.
 func stressClient(addr string, i, rounds int) error {
 	rng := rand.New(rand.NewPCG(uint64(i), 1))
 	d, err := net.Dial("tcp", addr)
 	if err != nil {
 		return err
 	}
-	c := WrapConn(d.(*net.TCPConn), [2]time.Duration{Spin, 0}[i%2])
+	c := WrapConn(d.(*net.TCPConn))
 	defer c.Close()
 	selfClose, serverCuts := i%3 == 0, i%3 == 1
 	mode := []byte{'e'}

@@ -12,9 +12,8 @@ import (
 	"time"
 )
 
-// pipePair returns the two ends of a new non-blocking pipe as Pipes, the
-// read end polling for spin.
-func pipePair(t *testing.T, spin time.Duration) (r, w *Pipe) {
+// pipePair returns the two ends of a new non-blocking pipe as Pipes.
+func pipePair(t *testing.T) (r, w *Pipe) {
 	t.Helper()
 	var fds [2]int
 	if err := syscall.Pipe2(fds[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
@@ -24,7 +23,6 @@ func pipePair(t *testing.T, spin time.Duration) (r, w *Pipe) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.spin = newSpinner(spin)
 	w, err = New(os.NewFile(uintptr(fds[1]), "w"))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +35,7 @@ func pipePair(t *testing.T, spin time.Duration) (r, w *Pipe) {
 // pipe is full and reads while it is empty, and that every byte arrives in
 // order, then EOF.
 func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
-	r, w := pipePair(t, Spin)   // reads poll: most find nothing at first
+	r, w := pipePair(t)
 	want := make([]byte, 4<<20) // many times a pipe's 64 KiB
 	for i := range want {
 		want[i] = byte(i * 7)
@@ -69,7 +67,7 @@ func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
 // TestPipeReadDeadline checks that a read waiting for data ends when its
 // deadline passes (how ServeWorker's context stops it).
 func TestPipeReadDeadline(t *testing.T) {
-	r, _ := pipePair(t, Spin)
+	r, _ := pipePair(t)
 	type result struct {
 		n   int
 		err error
@@ -89,7 +87,7 @@ func TestPipeReadDeadline(t *testing.T) {
 // TestPipeWriteToClosedReader checks that writing to a pipe nobody reads
 // fails with EPIPE (and does not kill the process).
 func TestPipeWriteToClosedReader(t *testing.T) {
-	r, w := pipePair(t, 0)
+	r, w := pipePair(t)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +101,7 @@ func TestPipeWriteToClosedReader(t *testing.T) {
 // TestPipeReadAfterClose checks that reading a closed end fails rather
 // than reading another descriptor.
 func TestPipeReadAfterClose(t *testing.T) {
-	r, _ := pipePair(t, 0)
+	r, _ := pipePair(t)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +123,7 @@ func TestNewRefusesBlockingDescriptor(t *testing.T) {
 	if p, err := New(rf); err == nil {
 		t.Fatalf("New(blocking pipe) = %v, nil; want an error", p)
 	}
-	if got := Wrap(rf, Spin); got != File(rf) {
+	if got := Wrap(rf); got != File(rf) {
 		t.Fatalf("Wrap(blocking pipe) = %T; want the *os.File itself", got)
 	}
 	pr, pw, err := os.Pipe()
@@ -134,7 +132,7 @@ func TestNewRefusesBlockingDescriptor(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = pr.Close(); _ = pw.Close() })
 	for _, f := range []*os.File{pr, pw} {
-		if _, ok := Wrap(f, Spin).(*Pipe); !ok {
+		if _, ok := Wrap(f).(*Pipe); !ok {
 			t.Fatalf("Wrap(os.Pipe end %s) is not a *Pipe", f.Name())
 		}
 	}
