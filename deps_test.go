@@ -47,7 +47,9 @@ func TestDependencies(t *testing.T) {
 // The sandbox is layered: package sandbox is the API (the types of a
 // program, its host and its outcome) and links nothing but the standard
 // library; the packages that do the work (source, pass, worker) import it,
-// never the other way round.
+// never the other way round, and none of them links connectors: a host
+// call is the host's business, and what a connector reports about it goes
+// to the runtime through connectors.CallHook, not through the sandbox.
 func TestSandboxLayering(t *testing.T) {
 	const sandbox = "github.com/codemode-mcp/codemode-mcp/sandbox"
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", sandbox).CombinedOutput()
@@ -66,6 +68,13 @@ func TestSandboxLayering(t *testing.T) {
 		}
 		if !slices.Contains(strings.Fields(string(out)), sandbox) {
 			t.Errorf("%s does not import %s, whose types it is to speak", pkg, sandbox)
+		}
+		deps, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, deps)
+		}
+		if slices.Contains(strings.Fields(string(deps)), "github.com/codemode-mcp/codemode-mcp/connectors") {
+			t.Errorf("%s links connectors", pkg)
 		}
 	}
 }

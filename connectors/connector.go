@@ -133,54 +133,12 @@ type Capabilities struct {
 	// offline.
 	Diagnostics []string
 
-	Starter   Starter   // sends a call before its answer is waited for
 	Tasker    Tasker    // runs calls of tools with Tool.Task as tasks of its source
 	Router    Router    // a generic tool whose calls reach what other tools reach
 	Reverter  Reverter  // undoes some calls natively in a rollback
 	Disposer  Disposer  // holds resources per execution
 	SignIner  SignIner  // its source may need a person to sign in
 	Refresher Refresher // lists its source's tools again on demand
-}
-
-// Starter is the capability (Capabilities.Starter) of connectors that can
-// send a call before their caller waits for its answer, so the caller can do
-// other work (the runtime logs the call) while the tool runs. Start either
-// sends the call and returns the function that waits for its answer, which
-// must be called exactly once, or fails; either way the outcome (Start's
-// error, or wait's Result and error) is what Call would have returned.
-type Starter interface {
-	Start(ctx context.Context, tool string, args json.RawMessage) (wait func() (Result, error), err error)
-}
-
-// WithSent returns ctx carrying sent, for Sent. The runtime gives a call's
-// context one so that, through a connector that is not a Starter, it can
-// still write its log while the downstream works rather than after.
-func WithSent(ctx context.Context, sent func()) context.Context {
-	return context.WithValue(ctx, sentHook, sent)
-}
-
-// Sent runs the function WithSent put in ctx, if any. A connector whose
-// Call can tell when a call's request has left (the OpenAPI connector,
-// once the request is written on its connection) calls it then, before it
-// waits for the answer, on the goroutine that called Call. Calling it
-// again (a request sent again) is harmless: the runtime's function writes
-// once per call. It may take a while (a log write): the answer waits
-// meanwhile.
-func Sent(ctx context.Context) { runHook(ctx, sentHook) }
-
-// hookKey keys the functions a call's context carries for its connector
-// to run (Sent).
-type hookKey int
-
-const (
-	sentHook hookKey = iota
-)
-
-// runHook runs the function ctx carries under k, if any.
-func runHook(ctx context.Context, k hookKey) {
-	if f, ok := ctx.Value(k).(func()); ok {
-		f()
-	}
 }
 
 // Tasker is the capability (Capabilities.Tasker) of connectors whose source

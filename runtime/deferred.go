@@ -27,8 +27,8 @@ import (
 //     an approver's answer (pending -> executing or rejected);
 //   - when the group is due (its oldest item queued groupAge ago, or
 //     groupEntries items, or groupBytes of values), checked once a call is
-//     sent (through a connector that sends before waiting,
-//     connectors.Starter: so that write happens while the downstream
+//     sent (when its connector reports it through the call's
+//     connectors.CallHook: so that write happens while the downstream
 //     server works) or has returned, and when a step is queued;
 //   - at the end of the pass (finish), before the run's status is recorded.
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // emit tells the request's observer (codemode.WithObserver), if any.
@@ -14,21 +13,21 @@ func emit(ctx context.Context, e codemode.Event) {
 	}
 }
 
-// observeCall reports a call about to be made and returns the context to
-// make it with: one through which the connector's own progress reports
-// reach the observer too.
-func observeCall(ctx context.Context, e codemode.Entry) context.Context {
+// observeCall reports a call about to be made and returns what passes the
+// connector's progress reports (connectors.CallHook) to the observer: nil
+// when there is none, so the connector asks its source for none.
+func observeCall(ctx context.Context, e codemode.Entry) func(string) {
 	o := codemode.ObserverFrom(ctx)
 	if o == nil {
-		return ctx
+		return nil
 	}
 	ev := codemode.Event{Kind: codemode.EventCall, ExecutionID: e.ExecutionID, Connector: e.Connector, Method: e.Method, Seq: e.Seq}
 	o.Event(ev)
-	return connectors.WithProgress(ctx, func(msg string) {
+	return func(msg string) {
 		p := ev
 		p.Kind, p.Message = codemode.EventProgress, msg
 		o.Event(p)
-	})
+	}
 }
 
 // endEvent is the event of a pass that left its run in status to (stop:

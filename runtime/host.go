@@ -225,11 +225,11 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 	if run == nil {
 		return val, err
 	}
-	ctx = observeCall(ctx, *run)
+	progress := observeCall(ctx, *run)
 	if run.State == codemode.EntryWaiting {
 		return p.readTask(ctx, *run, t)
 	}
-	return p.execute(ctx, *run, t, run.State == 0)
+	return p.execute(ctx, *run, t, run.State == 0, progress)
 }
 
 // decide answers a call from the log, or decides to execute it (returning
@@ -314,13 +314,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		}
 		return &e, nil, nil
 	}
-	if t.src.caps.Starter != nil {
-		return &e, nil, nil // not queued yet: execute queues it once sent
-	}
-	if err := p.queueLocked(&e); err != nil {
-		return nil, nil, err
-	}
-	return &e, nil, nil
+	return &e, nil, nil // not queued yet: execute queues it once sent
 }
 
 // replayLocked answers a call that matches its entry in the log.
@@ -458,22 +452,21 @@ func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codem
 
 // execute makes a decided call and records its result (queued, see
 // deferred.go: the program gets it without waiting for a commit). A new
-// read-only call through a connector that sends before it waits
-// (connectors.Starter; fresh) is queued once sent; any other call was
-// queued (written ahead) or logged before. A group of log writes that
-// came due is written while the call is in flight (a Starter, or a
-// connector that says when its request has left: connectors.Sent) or
-// once it returned, never between a call's write-ahead and its sending,
-// so that commit adds nothing to the call's time. If that write fails,
-// the call's outcome is dropped and the pass stops with the internal
-// failure.
-func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh bool) (json.RawMessage, error) {
+// read-only call (fresh) is queued once sent; any other call was queued
+// (written ahead) or logged before. A group of log writes that came due
+// is written while the call is in flight, when its connector reports that
+// the request has left (connectors.CallHook's Sent), or else once Call
+// returned; never between a call's write-ahead and its sending, so that
+// commit adds nothing to the call's time. If that write fails, the call's
+// outcome is dropped and the pass stops with the internal failure.
+// progress, if not nil, hears the connector's progress reports.
+//
+// The call's CallHook is the one path by which its connector reports to
+// the runtime (docs/ARCHITECTURE.md, "One hook per call").
+func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh bool, progress func(string)) (json.RawMessage, error) {
 	var (
-		res     connectors.Result
-		callErr error
-		wait    func() (connectors.Result, error)
-		logged  bool  // logInFlight ran (connectors.Sent, or after Start or Call)
-		logErr  error // what its write gave
+		logged bool  // logInFlight ran (Sent, or after Call)
+		logErr error // what its write gave
 	)
 	logInFlight := func() {
 		p.mu.Lock()
@@ -493,17 +486,9 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh boo
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
-	st := t.src.caps.Starter
-	starts := st != nil
-	if starts {
-		wait, callErr = st.Start(ctx, t.def.SourceName, e.Args)
-	} else {
-		res, callErr = t.src.src.Connector.Call(connectors.WithSent(ctx, logInFlight), t.def.SourceName, e.Args)
-	}
-	logInFlight() // if connectors.Sent was not called (and for a Starter)
-	if starts && callErr == nil {
-		res, callErr = wait()
-	}
+	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress}
+	res, callErr := t.src.src.Connector.Call(connectors.WithCallHook(ctx, hook), t.def.SourceName, e.Args)
+	logInFlight() // if Sent was not reported
 	if logErr != nil {
 		return nil, logErr
 	}

@@ -17,16 +17,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
-// startingKV is kv sending its calls before they are waited for
-// (connectors.Starter, as the MCP connector does over stdio). It records
-// what the log of the running execution held when each call was sent and
-// when it was waited for.
-type startingKV struct {
-	*kv
-	logNotes
-	startErr error // Start fails with it, sending nothing
-}
-
 // logNotes records what the log of a running execution held at moments
 // of a call.
 type logNotes struct {
@@ -34,24 +24,6 @@ type logNotes struct {
 	mu      sync.Mutex
 	atStart [][]string // guarded by mu
 	atWait  [][]string // guarded by mu
-}
-
-// Capabilities are kv's, and it starts its calls.
-func (s *startingKV) Capabilities() connectors.Capabilities {
-	caps := s.kv.Capabilities()
-	caps.Starter = s
-	return caps
-}
-
-func (s *startingKV) Start(ctx context.Context, tool string, args json.RawMessage) (func() (connectors.Result, error), error) {
-	s.note(&s.atStart)
-	if s.startErr != nil {
-		return nil, s.startErr
-	}
-	return func() (connectors.Result, error) {
-		s.note(&s.atWait)
-		return s.kv.Call(ctx, tool, args)
-	}, nil
 }
 
 // note appends the running execution's log as "seq state" lines.
@@ -76,9 +48,9 @@ func (s *logNotes) note(to *[][]string) {
 	*to = append(*to, lines)
 }
 
-func newStartingEnv(t *testing.T, cs *countingStore, s setup) (*env, *startingKV) {
+func newSendingEnv(t *testing.T, cs *countingStore, s setup) (*env, *sendingKV) {
 	t.Helper()
-	skv := &startingKV{kv: newKV("kv")}
+	skv := &sendingKV{kv: newKV("kv")}
 	return newNotingEnv(t, cs, s, skv, &skv.logNotes), skv
 }
 
@@ -95,65 +67,55 @@ func newNotingEnv(t *testing.T, cs *countingStore, s setup, c connectors.Connect
 	return e
 }
 
-// A read-only call is logged while it is in flight, through a Starter
-// (sent first) as through a connector that says when its request has left
-// (connectors.Sent): when its group is due (written through), each call's
+// A read-only call is logged while it is in flight, through a connector
+// that says when its request has left (connectors.CallHook's Sent): when
+// its group is due (written through), each call's
 // entry is committed before the connector waits for the answer, never
 // after its result is used, and the results and the number of commits are
 // those of any call. With long groups nothing is written until the pass
 // ends.
 func TestCallsAreLoggedInFlight(t *testing.T) {
-	kinds := []struct {
-		name string
-		make func() (connectors.Connector, *logNotes)
-	}{
-		{"Starter", func() (connectors.Connector, *logNotes) { s := &startingKV{kv: newKV("kv")}; return s, &s.logNotes }},
-		{"Sent", func() (connectors.Connector, *logNotes) { s := &sendingKV{kv: newKV("kv")}; return s, &s.logNotes }},
-	}
 	tests := []struct {
 		through bool
-		// the log when each call was sent (Start; before Sent) and when
-		// it was waited for (wait; after Sent)
+		// the log when each call was sent (before Sent) and when it was
+		// waited for (after Sent)
 		wantSent, wantWait [][]string
 		commits            int64
 	}{
 		{true, [][]string{{}, {"1 executing"}}, [][]string{{"1 executing"}, {"1 applied", "2 executing"}}, 5},
 		{false, [][]string{{}, {}}, [][]string{{}, {}}, 3},
 	}
-	for _, k := range kinds {
-		for _, tt := range tests {
-			t.Run(fmt.Sprintf("%s/writeThrough=%v", k.name, tt.through), func(t *testing.T) {
-				cs := &countingStore{}
-				c, notes := k.make()
-				e := newNotingEnv(t, cs, setup{writeThrough: tt.through, groupAge: time.Hour}, c, notes)
-				o := e.run(loop("get", 2), nil)
-				mustStatus(t, o, codemode.StatusCompleted)
-				if diff := cmp.Diff(getEntries(2), e.entries(o.ExecutionID)); diff != "" {
-					t.Errorf("log (-want +got):\n%s", diff)
-				}
-				if diff := cmp.Diff(tt.wantSent, notes.atStart); diff != "" {
-					t.Errorf("log when each call was sent (-want +got):\n%s", diff)
-				}
-				if diff := cmp.Diff(tt.wantWait, notes.atWait); diff != "" {
-					t.Errorf("log when each call was waited for (-want +got):\n%s", diff)
-				}
-				if got := cs.commits.Load(); got != tt.commits {
-					t.Errorf("commits = %d, want %d", got, tt.commits)
-				}
-			})
-		}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("writeThrough=%v", tt.through), func(t *testing.T) {
+			cs := &countingStore{}
+			e, notes := newSendingEnv(t, cs, setup{writeThrough: tt.through, groupAge: time.Hour})
+			o := e.run(loop("get", 2), nil)
+			mustStatus(t, o, codemode.StatusCompleted)
+			if diff := cmp.Diff(getEntries(2), e.entries(o.ExecutionID)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantSent, notes.atStart); diff != "" {
+				t.Errorf("log when each call was sent (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantWait, notes.atWait); diff != "" {
+				t.Errorf("log when each call was waited for (-want +got):\n%s", diff)
+			}
+			if got := cs.commits.Load(); got != tt.commits {
+				t.Errorf("commits = %d, want %d", got, tt.commits)
+			}
+		})
 	}
 }
 
-// A Start that fails is the call's failure: logged, and thrown into the
-// program, which can catch it.
-func TestStartFailureIsTheCallsError(t *testing.T) {
-	e, skv := newStartingEnv(t, nil, setup{})
-	skv.startErr = errors.New("server down")
+// A call that fails before its request has left (no Sent) is the call's
+// failure: logged, and thrown into the program, which can catch it.
+func TestUnsentCallFailureIsTheCallsError(t *testing.T) {
+	e, skv := newSendingEnv(t, nil, setup{})
+	skv.sendErr = errors.New("server down")
 	o := e.run(`async () => { try { await kv.get({ key: "k0" }) } catch (err) { return err.message } }`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
 	if got := resultOf[string](t, o); !strings.Contains(got, "server down") {
-		t.Errorf("program caught %q, want the start error", got)
+		t.Errorf("program caught %q, want the send error", got)
 	}
 	if diff := cmp.Diff([]string{"1 kv.get error kv.get failed: server down"}, e.entries(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
@@ -166,7 +128,7 @@ func TestStartFailureIsTheCallsError(t *testing.T) {
 // When logging a call that is already in flight fails, the call is still
 // waited for (it is not abandoned mid-way), its outcome is dropped, and the
 // run ends with the internal failure.
-func TestStartedCallLogFailure(t *testing.T) {
+func TestSentCallLogFailure(t *testing.T) {
 	errDisk := errors.New("disk full")
 	cs := &countingStore{}
 	cs.beforeWrite = func(inserts []codemode.Entry, _ []codemode.EntryUpdate) (bool, error) {
@@ -175,7 +137,7 @@ func TestStartedCallLogFailure(t *testing.T) {
 		}
 		return false, nil
 	}
-	e, skv := newStartingEnv(t, cs, setup{})
+	e, skv := newSendingEnv(t, cs, setup{})
 	o, err := e.rt.Execute(e.ctx, `async () => { await kv.get({ key: "k0" }); return "unreachable" }`, nil)
 	if !errors.Is(err, errDisk) {
 		t.Errorf("Execute error = %v, want the store's failure", err)
@@ -196,17 +158,23 @@ func TestStartedCallLogFailure(t *testing.T) {
 }
 
 // sendingKV is kv telling the runtime when each call's request has left
-// (connectors.Sent, as the OpenAPI connector does). It records what the
-// log of the running execution held just before and just after.
+// (connectors.CallHook's Sent, as the OpenAPI and stdio MCP connectors
+// do). It records what the log of the running execution held just before
+// and just after.
 type sendingKV struct {
 	*kv
 	logNotes
+	sendErr error // Call fails with it before sending anything
 }
 
 func (s *sendingKV) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
 	s.note(&s.atStart)
-	connectors.Sent(ctx)
-	connectors.Sent(ctx) // a request sent again: the log is written once
+	if s.sendErr != nil {
+		return connectors.Result{}, s.sendErr
+	}
+	hook := connectors.CallHookFrom(ctx)
+	hook.Sent()
+	hook.Sent() // a request sent again: the log is written once
 	s.note(&s.atWait)
 	return s.kv.Call(ctx, tool, args)
 }

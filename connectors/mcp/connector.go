@@ -438,7 +438,7 @@ func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 // Diagnostics are the tool names that collided after sanitizing at the
 // last listing (they were renamed, never merged).
 func (c *Connector) Capabilities() connectors.Capabilities {
-	caps := connectors.Capabilities{Starter: c, Tasker: c, Refresher: c}
+	caps := connectors.Capabilities{Tasker: c, Refresher: c}
 	if c.cfg.OAuth != nil {
 		caps.SignIner = c
 	}
@@ -575,49 +575,37 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 // connectors.ErrUnknownTool), bad arguments, a timeout, a malformed result,
 // a server that could not be (re)started, or a session that ended during
 // the call (wrapping ErrDisconnected; the next call starts a new one).
+//
+// Over stdio the call's connectors.CallHook hears Sent once the request is
+// written on the server's stdin, so the runtime writes its log while the
+// server works; over HTTP the request leaves inside mcp-go's client, which
+// does not say when, so nothing is reported.
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	wait, err := c.Start(ctx, tool, args)
+	args, err := objectArgs(args)
 	if err != nil {
-		return connectors.Result{}, err
-	}
-	return wait()
-}
-
-// Start begins the call Call makes and returns the function that waits for
-// its answer (connectors.Starter). Over stdio the request is on its way to
-// the server when Start returns; over HTTP, wait sends it. An error from
-// Start or from wait is what Call would return.
-func (c *Connector) Start(ctx context.Context, tool string, args json.RawMessage) (wait func() (connectors.Result, error), err error) {
-	args, err = objectArgs(args)
-	if err != nil {
-		return nil, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
+		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
 	}
 	s, err := c.current(ctx)
 	if err != nil {
-		return nil, err
+		return connectors.Result{}, err
 	}
 	name, err := c.resolve(tool)
 	if err != nil {
-		return nil, err
+		return connectors.Result{}, err
 	}
 	ctx, unwatch := c.progress.watch(ctx, c.cfg.Name)
+	defer unwatch()
 	if s.stdio != nil {
 		pc, ok, err := s.startStdio(tool, args, tokenOf(ctx))
 		switch {
 		case err != nil:
-			unwatch()
-			return nil, c.callError(ctx, s, name, err)
+			return connectors.Result{}, c.callError(ctx, s, name, err)
 		case ok:
-			return func() (connectors.Result, error) {
-				defer unwatch()
-				return c.awaitStdio(ctx, s, name, tool, args, pc)
-			}, nil
+			connectors.CallHookFrom(ctx).Sent()
+			return c.awaitStdio(ctx, s, name, tool, args, pc)
 		}
 	}
-	return func() (connectors.Result, error) {
-		defer unwatch()
-		return c.callClient(ctx, s, name, tool, args)
-	}, nil
+	return c.callClient(ctx, s, name, tool, args)
 }
 
 // resolve returns the sandbox name of tool (by source name), which must be

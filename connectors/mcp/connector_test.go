@@ -285,11 +285,11 @@ func TestCallHonoursContext(t *testing.T) {
 	// Cancelled once the server works on the call (it reports "started");
 	// were the cancellation not noticed, the call would return its
 	// answer after 10 s.
-	ctx = connectors.WithProgress(ctx, func(msg string) {
+	ctx = connectors.WithCallHook(ctx, &connectors.CallHook{OnProgress: func(msg string) {
 		if msg == "started" {
 			cancel()
 		}
-	})
+	}})
 	_, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":10000}`))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Call(slow) error = %v, want context.Canceled", err)
@@ -426,7 +426,7 @@ func TestCloseDuringACall(t *testing.T) {
 			errc := make(chan error, 1)
 			started := make(chan struct{})
 			var once sync.Once
-			ctx := connectors.WithProgress(context.Background(), func(string) { once.Do(func() { close(started) }) })
+			ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{OnProgress: func(string) { once.Do(func() { close(started) }) }})
 			go func() {
 				_, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":20000}`))
 				errc <- err

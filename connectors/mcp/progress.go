@@ -14,13 +14,13 @@ import (
 )
 
 // progressRelay passes a server's notifications/progress about a call to
-// the connectors.Progress of the context the call was made with: the call
+// the connectors.CallHook of the context the call was made with: the call
 // goes out with a progress token of ours, and the notifications that carry
 // it are routed back. Safe for concurrent use.
 type progressRelay struct {
 	next atomic.Uint64
 	mu   sync.Mutex
-	by   map[string]connectors.Progress // token -> receiver; guarded by mu
+	by   map[string]*connectors.CallHook // token -> receiver; guarded by mu
 }
 
 type progressTokenKey struct{}
@@ -29,16 +29,16 @@ type progressTokenKey struct{}
 // progress: it returns the context carrying the call's token (see
 // tokenOf) and the function that ends the registration.
 func (r *progressRelay) watch(ctx context.Context, name string) (context.Context, func()) {
-	p := connectors.ProgressFrom(ctx)
-	if p == nil {
+	h := connectors.CallHookFrom(ctx)
+	if !h.WantsProgress() {
 		return ctx, func() {}
 	}
 	tok := name + "-" + strconv.FormatUint(r.next.Add(1), 10)
 	r.mu.Lock()
 	if r.by == nil {
-		r.by = map[string]connectors.Progress{}
+		r.by = map[string]*connectors.CallHook{}
 	}
-	r.by[tok] = p
+	r.by[tok] = h
 	r.mu.Unlock()
 	return context.WithValue(ctx, progressTokenKey{}, tok), func() {
 		r.mu.Lock()
@@ -86,7 +86,7 @@ func (r *progressRelay) deliver(n mcpgo.JSONRPCNotification) {
 	default:
 		msg = fmt.Sprintf("%g", p.Progress)
 	}
-	recv(msg)
+	recv.Progress(msg)
 }
 
 // withProgressToken adds "progressToken" to a request's _meta object

@@ -10,7 +10,8 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// TestDownstreamProgressIsRelayed: a call made with a connectors.Progress
+// TestDownstreamProgressIsRelayed: a call made with a connectors.CallHook
+// that wants progress
 // in its context goes out with a progress token, and the server's
 // notifications/progress about it come back, over every transport.
 func TestDownstreamProgressIsRelayed(t *testing.T) {
@@ -19,11 +20,11 @@ func TestDownstreamProgressIsRelayed(t *testing.T) {
 			c := dial(t, tr.config(t))
 			var mu sync.Mutex
 			var got []string
-			ctx := connectors.WithProgress(context.Background(), func(msg string) {
+			ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{OnProgress: func(msg string) {
 				mu.Lock()
 				got = append(got, msg)
 				mu.Unlock()
-			})
+			}})
 			if _, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":100}`)); err != nil {
 				t.Fatal(err)
 			}
@@ -55,5 +56,43 @@ func TestWithProgressToken(t *testing.T) {
 		if got := string(withProgressToken(json.RawMessage(tc.meta), "t-1")); got != tc.want {
 			t.Errorf("withProgressToken(%s) = %s, want %s", tc.meta, got, tc.want)
 		}
+	}
+}
+
+// TestStdioCallReportsSent: over stdio the connector reports Sent through
+// the call's connectors.CallHook once its request is written, before it
+// waits for the answer (the server's "halfway", 200 ms after it took the
+// call, comes after it), exactly once a call; over HTTP, where mcp-go's
+// client sends the request, it reports nothing, and the runtime writes its
+// log once the call returns.
+func TestStdioCallReportsSent(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := dial(t, tr.config(t))
+			var mu sync.Mutex
+			var got []string
+			note := func(s string) {
+				mu.Lock()
+				got = append(got, s)
+				mu.Unlock()
+			}
+			ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{
+				OnSent:     func() { note("sent") },
+				OnProgress: note,
+			})
+			if _, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":400}`)); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			got = slices.DeleteFunc(got, func(s string) bool { return s == "started" }) // (it may beat Sent)
+			want := []string{"halfway"}
+			if tr.name == "stdio" {
+				want = []string{"sent", "halfway"}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("the hook heard %q (besides \"started\"), want %q", got, want)
+			}
+		})
 	}
 }

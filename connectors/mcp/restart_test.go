@@ -260,7 +260,7 @@ func TestRemoteServerReconnects(t *testing.T) {
 			errc := make(chan error, 1)
 			started := make(chan struct{})
 			var once sync.Once
-			ctx := connectors.WithProgress(context.Background(), func(string) { once.Do(func() { close(started) }) })
+			ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{OnProgress: func(string) { once.Do(func() { close(started) }) }})
 			go func() {
 				_, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":20000}`))
 				errc <- err

@@ -207,7 +207,7 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 	if err := dc.bw.Flush(); err != nil {
 		return nil, false, fail(err)
 	}
-	connectors.Sent(ctx) // the runtime writes its log while the API works
+	connectors.CallHookFrom(ctx).Sent() // the runtime writes its log while the API works
 	if _, err := dc.br.Peek(1); err != nil {
 		return nil, false, fail(err)
 	}

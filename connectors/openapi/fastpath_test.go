@@ -267,7 +267,7 @@ func TestDirectTransportProxy(t *testing.T) {
 
 // TestDirectTransportSaysWhenSent: once the request is on its connection,
 // and before the answer is read, directTransport tells the caller
-// (connectors.Sent), so that the runtime writes its log while the API
+// (connectors.CallHook's Sent), so that the runtime writes its log while the API
 // works.
 func TestDirectTransportSaysWhenSent(t *testing.T) {
 	release := make(chan struct{})
@@ -278,7 +278,7 @@ func TestDirectTransportSaysWhenSent(t *testing.T) {
 	t.Cleanup(srv.Close)
 	_, _, client := newDirectTest(t, srv)
 	sent := make(chan struct{}, 2)
-	ctx := connectors.WithSent(context.Background(), func() { sent <- struct{}{} })
+	ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{OnSent: func() { sent <- struct{}{} }})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/x", nil)
 	if err != nil {
 		t.Fatal(err)
