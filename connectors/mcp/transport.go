@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -31,7 +32,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 			return nil, err
 		}
 		s.proc = p
-		s.stdio = newStdioTransport(p.stdout, p.stdin, c.logger)
+		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout), rawpipe.Wrap(p.stdin), c.logger)
 		return &tap{Interface: s.stdio, logger: c.logger}, nil
 	}
 	var rt http.RoundTripper = c.httpTransport

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
 // processSupported reports whether this OS has the process executor.
@@ -30,9 +32,10 @@ func attachWorkerPipes(cmd *exec.Cmd, in, out *os.File) {
 
 // workerPipes returns the pipes a Pool gives a worker: fd 3 from
 // the parent, fd 4 to it. They are made non-blocking so that Go's poller
-// serves them (a blocking read would hold the only P of GOMAXPROCS=1).
+// serves them (a blocking read would hold the only P of GOMAXPROCS=1), and
+// on Linux read and written with raw system calls (internal/rawpipe).
 func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
-	var pipes [2]*os.File
+	var pipes [2]rawpipe.File
 	for i, fd := range []int{workerInFD, workerOutFD} {
 		var st syscall.Stat_t
 		if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
@@ -41,7 +44,7 @@ func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
 		if err := syscall.SetNonblock(fd, true); err != nil {
 			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
 		}
-		pipes[i] = os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i])
+		pipes[i] = rawpipe.Wrap(os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i]))
 	}
 	return pipes[0], pipes[1], nil
 }

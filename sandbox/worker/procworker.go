@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/childpipe"
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
 // procWorker is one worker process seen from the parent. It is used by one
@@ -89,8 +90,8 @@ func startWorker(opts Options, env []string, log *slog.Logger, procs *sync.WaitG
 		pid:    cmd.Process.Pid,
 		toW:    inW,
 		fromW:  outR,
-		fw:     &frameWriter{w: inW},
-		fr:     newFrameReader(outR),
+		fw:     &frameWriter{w: rawpipe.Wrap(inW)},
+		fr:     newFrameReader(rawpipe.Wrap(outR)),
 		stderr: tail,
 		exited: make(chan struct{}),
 	}

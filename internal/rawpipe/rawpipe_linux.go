@@ -1,0 +1,143 @@
+package rawpipe
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Pipe is one end of a pipe read and written with raw system calls (see
+// the package documentation).
+type Pipe struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// New returns f as a Pipe. f must be non-blocking and served by Go's
+// poller (os.Pipe's ends are; os.NewFile of a descriptor already in
+// non-blocking mode is too). A blocking descriptor is refused: a raw read
+// would hold its thread, and a P of the scheduler, until data came.
+func New(f *os.File) (*Pipe, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var flags uintptr
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		flags, _, errno = syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	}); err != nil {
+		return nil, err
+	}
+	switch {
+	case errno != 0:
+		return nil, &os.PathError{Op: "fcntl", Path: f.Name(), Err: errno}
+	case flags&syscall.O_NONBLOCK == 0:
+		return nil, fmt.Errorf("rawpipe: %s is in blocking mode", f.Name())
+	}
+	return &Pipe{f: f, rc: rc}, nil
+}
+
+// SetReadDeadline makes a read waiting in the poller fail with
+// os.ErrDeadlineExceeded once t has passed.
+func (p *Pipe) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t) }
+
+// Close closes the descriptor.
+func (p *Pipe) Close() error { return p.f.Close() }
+
+// Read reads what the pipe holds, up to len(b), waiting in the poller
+// while it is empty.
+func (p *Pipe) Read(b []byte) (int, error) {
+	return rawRead(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "read", Path: p.f.Name(), Err: e} })
+}
+
+// Write writes all of b, waiting in the poller while the pipe is full.
+func (p *Pipe) Write(b []byte) (int, error) {
+	return rawWrite(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "write", Path: p.f.Name(), Err: e} })
+}
+
+// Conn is a TCP connection read and written with raw system calls (see
+// the package documentation); its deadlines, Close and addresses are the
+// *net.TCPConn's, and its descriptor stays in Go's poller, so a read
+// that finds nothing waits there and a deadline or Close ends the wait.
+type Conn struct {
+	*net.TCPConn
+	rc syscall.RawConn
+}
+
+// WrapConn returns c read and written with raw system calls, or c itself
+// when its descriptor cannot be reached.
+func WrapConn(c *net.TCPConn) net.Conn {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return c
+	}
+	return &Conn{TCPConn: c, rc: rc}
+}
+
+// Read reads what has arrived, up to len(b), waiting in the poller while
+// nothing has.
+func (c *Conn) Read(b []byte) (int, error) {
+	return rawRead(c.rc, b, func(e syscall.Errno) error { return c.opError("read", e) })
+}
+
+// Write writes all of b, waiting in the poller while the socket's send
+// buffer is full.
+func (c *Conn) Write(b []byte) (int, error) {
+	return rawWrite(c.rc, b, func(e syscall.Errno) error { return c.opError("write", e) })
+}
+
+func (c *Conn) opError(op string, e syscall.Errno) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
+}
+
+// rawRead reads what rc's descriptor holds, up to len(b), waiting in the
+// poller while it holds nothing; fail words the error of a failed read.
+func rawRead(rc syscall.RawConn, b []byte, fail func(syscall.Errno) error) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	err := rc.Read(func(fd uintptr) bool {
+		n, errno = rawIO(syscall.SYS_READ, fd, b)
+		return errno != syscall.EAGAIN // false: wait until readable
+	})
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case errno != 0:
+		return 0, fail(errno)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// rawWrite writes all of b to rc's descriptor, waiting in the poller while
+// it is full; fail words the error of a failed write.
+func rawWrite(rc syscall.RawConn, b []byte, fail func(syscall.Errno) error) (int, error) {
+	written := 0
+	for written < len(b) {
+		var n int
+		var errno syscall.Errno
+		if err := rc.Write(func(fd uintptr) bool {
+			n, errno = rawIO(syscall.SYS_WRITE, fd, b[written:])
+			return errno != syscall.EAGAIN // false: wait until writable
+		}); err != nil {
+			return written, err
+		}
+		switch {
+		case errno != 0:
+			return written, fail(errno)
+		case n == 0:
+			return written, io.ErrShortWrite
+		}
+		written += n
+	}
+	return written, nil
+}

@@ -1,0 +1,160 @@
+package rawpipe
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pipePair returns the two ends of a new non-blocking pipe as Pipes.
+func pipePair(t *testing.T) (r, w *Pipe) {
+	t.Helper()
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(os.NewFile(uintptr(fds[0]), "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err = New(os.NewFile(uintptr(fds[1]), "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
+	return r, w
+}
+
+// TestPipeCarriesMoreThanThePipeHolds checks that writes wait while the
+// pipe is full and reads while it is empty, and that every byte arrives in
+// order, then EOF.
+func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
+	r, w := pipePair(t)
+	want := make([]byte, 4<<20) // many times a pipe's 64 KiB
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	done := make(chan error, 1)
+	go func() {
+		n, err := w.Write(want)
+		if err == nil && n != len(want) {
+			err = io.ErrShortWrite
+		}
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	waitInPoller(t, "rawpipe.(*Pipe).Write") // the writer filled the pipe and waits
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("ReadAll: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, not the %d written", len(got), len(want))
+	}
+}
+
+// TestPipeReadDeadline checks that a read waiting for data ends when its
+// deadline passes (how ServeWorker's context stops it).
+func TestPipeReadDeadline(t *testing.T) {
+	r, _ := pipePair(t)
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := r.Read(make([]byte, 16))
+		done <- result{n, err}
+	}()
+	waitInPoller(t, "rawpipe.(*Pipe).Read")
+	_ = r.SetReadDeadline(time.Now())
+	if got := <-done; got.n != 0 || !errors.Is(got.err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read = %d, %v; want 0, a deadline error", got.n, got.err)
+	}
+}
+
+// TestPipeWriteToClosedReader checks that writing to a pipe nobody reads
+// fails with EPIPE (and does not kill the process).
+func TestPipeWriteToClosedReader(t *testing.T) {
+	r, w := pipePair(t)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.Write([]byte("hello"))
+	var pe *os.PathError
+	if !errors.As(err, &pe) || !errors.Is(err, syscall.EPIPE) {
+		t.Fatalf("Write = %v; want a *os.PathError wrapping EPIPE", err)
+	}
+}
+
+// TestPipeReadAfterClose checks that reading a closed end fails rather
+// than reading another descriptor.
+func TestPipeReadAfterClose(t *testing.T) {
+	r, _ := pipePair(t)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Read(make([]byte, 1)); n != 0 || err == nil || err == io.EOF {
+		t.Fatalf("Read after Close = %d, %v; want an error", n, err)
+	}
+}
+
+// TestNewRefusesBlockingDescriptor checks that a blocking descriptor is
+// refused (a raw read would hold its thread) and that Wrap then falls back
+// to the *os.File, which still works.
+func TestNewRefusesBlockingDescriptor(t *testing.T) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	rf, wf := os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	t.Cleanup(func() { _ = rf.Close(); _ = wf.Close() })
+	if p, err := New(rf); err == nil {
+		t.Fatalf("New(blocking pipe) = %v, nil; want an error", p)
+	}
+	if got := Wrap(rf); got != File(rf) {
+		t.Fatalf("Wrap(blocking pipe) = %T; want the *os.File itself", got)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pr.Close(); _ = pw.Close() })
+	for _, f := range []*os.File{pr, pw} {
+		if _, ok := Wrap(f).(*Pipe); !ok {
+			t.Fatalf("Wrap(os.Pipe end %s) is not a *Pipe", f.Name())
+		}
+	}
+}
+
+// waitInPoller waits until a goroutine whose stack holds frame waits in
+// Go's poller (its state is "IO wait"): a read or write that found
+// nothing to do and parked, which no sleep can promise. It fails the test
+// after 10 s.
+func waitInPoller(t *testing.T, frame string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, "[IO wait") && strings.Contains(g, frame) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine in %s waits in the poller after 10 s", frame)
+		}
+		runtime.Gosched()
+	}
+}
