@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
 // directTransport is an http.RoundTripper for the requests a program makes
@@ -140,9 +139,6 @@ func (t *directTransport) get(ctx context.Context, key string, req *http.Request
 	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, false, err
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		conn = rawpipe.WrapConn(tc) // plain TLS or HTTP on top: neither wakes the monitor thread
 	}
 	if req.URL.Scheme == "https" {
 		cfg := &tls.Config{}

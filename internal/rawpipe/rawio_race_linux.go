@@ -8,9 +8,8 @@ import "syscall"
 // package when the race detector is on. The detector learns from
 // syscall.Read and syscall.Write that what one goroutine wrote to a
 // descriptor happens before what another read from it; raw system calls
-// would hide that edge, and a test whose client (through a Conn) and
-// server (through net) share a process would report races that are not
-// there. Everything around rawIO (the poller, EAGAIN, errors) is the same
+// would hide that edge, and a test whose two ends of a pipe share a
+// process would report races that are not there. Everything around rawIO (the poller, EAGAIN, errors) is the same
 // in both builds, so the race-enabled suite still tests it.
 func rawIO(call, fd uintptr, b []byte) (int, syscall.Errno) {
 	for {

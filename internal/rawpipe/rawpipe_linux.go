@@ -3,7 +3,6 @@ package rawpipe
 import (
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"syscall"
 	"time"
@@ -57,41 +56,6 @@ func (p *Pipe) Read(b []byte) (int, error) {
 // Write writes all of b, waiting in the poller while the pipe is full.
 func (p *Pipe) Write(b []byte) (int, error) {
 	return rawWrite(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "write", Path: p.f.Name(), Err: e} })
-}
-
-// Conn is a TCP connection read and written with raw system calls (see
-// the package documentation); its deadlines, Close and addresses are the
-// *net.TCPConn's, and its descriptor stays in Go's poller, so a read
-// that finds nothing waits there and a deadline or Close ends the wait.
-type Conn struct {
-	*net.TCPConn
-	rc syscall.RawConn
-}
-
-// WrapConn returns c read and written with raw system calls, or c itself
-// when its descriptor cannot be reached.
-func WrapConn(c *net.TCPConn) net.Conn {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return c
-	}
-	return &Conn{TCPConn: c, rc: rc}
-}
-
-// Read reads what has arrived, up to len(b), waiting in the poller while
-// nothing has.
-func (c *Conn) Read(b []byte) (int, error) {
-	return rawRead(c.rc, b, func(e syscall.Errno) error { return c.opError("read", e) })
-}
-
-// Write writes all of b, waiting in the poller while the socket's send
-// buffer is full.
-func (c *Conn) Write(b []byte) (int, error) {
-	return rawWrite(c.rc, b, func(e syscall.Errno) error { return c.opError("write", e) })
-}
-
-func (c *Conn) opError(op string, e syscall.Errno) error {
-	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
 }
 
 // rawRead reads what rc's descriptor holds, up to len(b), waiting in the

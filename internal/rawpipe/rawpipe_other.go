@@ -4,7 +4,6 @@ package rawpipe
 
 import (
 	"errors"
-	"net"
 	"os"
 )
 
@@ -15,6 +14,3 @@ type Pipe struct {
 
 // New reports errors.ErrUnsupported: Wrap then uses the *os.File.
 func New(*os.File) (*Pipe, error) { return nil, errors.ErrUnsupported }
-
-// WrapConn returns c: raw system calls are Linux's only.
-func WrapConn(c *net.TCPConn) net.Conn { return c }
