@@ -1,4 +1,13 @@
-package runtime
+// Package catalog holds every method of every configured connector, each
+// compiled once: what the sandbox sees of them (its globals and their
+// TypeScript declarations), how a program finds them (search and
+// describe), and what a call of one must satisfy before it runs (its
+// input schema, validated; the check before running; its approval
+// verdict). A catalog is built from the connectors' listings and not
+// changed after; the durable engine (package runtime) swaps in a new one
+// when a connector's tools change. It imports no store, no sandbox
+// executor and no MCP library.
+package catalog
 
 import (
 	"context"
@@ -8,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +25,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
@@ -25,44 +34,59 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
-// source is one configured connector as the runtime serves it. Its fields are
-// fixed at New.
-type source struct {
-	src  Source
-	name string
-	// caps are what the connector said it can do when it was listed.
-	caps connectors.Capabilities
-	// description is the configured one-liner, else the connector's own
+// Source is one connector as configured: the connector plus the policy the
+// configuration adds to it.
+type Source struct {
+	Connector connectors.Connector
+	// Approve holds globs over method names (sandbox or source names) that
+	// require approval in addition to the connector's own verdict; a glob
+	// starting with connectors.PathPattern ("path:/admin/*") is over
+	// paths instead: an HTTP operation's path template (Tool.Route), and
+	// the paths a generic call names (connectors.Router).
+	Approve []string
+	// NoApprove holds globs over method names (or paths, as Approve) whose
+	// calls need no approval although the connector's verdict says they do
+	// (Approve wins when both match).
+	NoApprove []string
+	// Revert maps a method name (sandbox or source name) to the source of a
+	// JavaScript function "(args, result) => …" run in the sandbox, with the
+	// connectors, to undo an applied call during a rollback.
+	Revert map[string]string
+	// Description is the configured one-line description; when empty, the
+	// connector's own (connectors.Capabilities.Description) is used.
+	Description string
+	// ForwardUnknown makes a method the connector did not list callable
+	// anyway: the call goes to the connector under the name the program
+	// used (its Call decides whether it exists), with an input of any
+	// object. Such a call is validated, logged and replayed like any
+	// other, and requires approval unless NoApprove matches its name.
+	ForwardUnknown bool
+}
+
+// A Connector is one configured connector as the catalog serves it. Its
+// exported fields are fixed when it is built and must not be changed; what
+// is derived from them (its fingerprint, declarations, search documents,
+// shared schemas) is made once, on first use, and never changes after.
+type Connector struct {
+	Source Source // as configured
+	Name   string
+	// Caps are what the connector said it can do when it was listed.
+	Caps connectors.Capabilities
+	// Description is the configured one-liner, else the connector's own
 	// (Capabilities.Description), if any.
-	description string
-	// err is set when the connector's tools could not be listed; the
-	// connector then has no global and no tools.
-	err    error
-	tools  []*tool
-	byName map[string]*tool
-	// listed are the tools as the connector listed them; fingerprint is
-	// made of them on first use (see fingerprintOf), not at start-up:
-	// canonicalising thousands of schemas takes tens of milliseconds.
-	listed      []connectors.Tool
-	fpOnce      sync.Once
-	fingerprint string
+	Description string
+	// Err is set when the connector's tools could not be listed; the
+	// connector then has no global and no methods.
+	Err error
+	// Methods are the connector's methods in the order it listed them.
+	Methods []*Method
+
+	byName map[string]*Method
 	// defs are the connector's shared schemas (Capabilities.Definitions),
-	// nil without; decoded on first use for declarations and for
-	// validation.
-	defs      json.RawMessage
-	typesOnce sync.Once
-	types     *typegen.Definitions
-	valOnce   sync.Once
-	valDefs   any // defs decoded for the validator
-	declOnce  sync.Once
-	decls     string // the source's declarations, made on first use
-	segOnce   sync.Once
-	seg       *search.Segment[*searchResult] // the source's search documents, made on first use
-	// checkDefs are defs decoded for the check before running (see
-	// precheck.go), on first use.
-	checkDefsOnce sync.Once
-	checkDefs     any
-	// fwd holds the tools made for methods called without being listed
+	// scrubbed; nil without.
+	defs json.RawMessage
+	log  *slog.Logger
+	// fwd holds the methods made for names called without being listed
 	// (Source.ForwardUnknown), by name.
 	fwd sync.Map
 	// approve and noApprove are the configuration's globs over names
@@ -70,51 +94,94 @@ type source struct {
 	// its globs over paths, connectors.PathPattern taken off.
 	approve, noApprove           []string
 	approvePaths, noApprovePaths []string
+
+	// Made on first use, not at start-up: canonicalising, decoding,
+	// analysing and generating for thousands of schemas takes tens of
+	// milliseconds, and most runs need none of it.
+	fingerprint func() string                         // see fingerprint
+	shared      func() sharedSchemas                  // the definitions decoded once
+	decls       func() string                         // the connector's declarations
+	segment     func() *search.Segment[*SearchResult] // its search documents
 }
 
-// tool is one method with its final approval verdict, its revert function
-// and its lazily compiled input schema.
-type tool struct {
-	src *source
-	def connectors.Tool
-	// revertJS is the configured revert function's source, if any.
-	revertJS string
+// sharedSchemas are a connector's definitions decoded once (jsonref.Decode)
+// for every use: the validator, the check before running and the
+// declarations read the same value and change none of it.
+type sharedSchemas struct {
+	value any                  // nil without definitions, or when they do not decode
+	types *typegen.Definitions // for the declarations; nil likewise
+}
+
+// A Method is one method of a connector with its final approval verdict,
+// its revert function and its input schema compiled once, on first use.
+// Its exported fields are fixed when it is made and must not be changed.
+type Method struct {
+	Conn *Connector
+	Def  connectors.Tool
+	// RevertJS is the configured revert function's source, if any.
+	RevertJS string
+	// SignIn, when set, makes this a stand-in for a method of a connector
+	// that needs a sign-in before it can list its tools (see
+	// Connector.signInStandIn): its calls await the sign-in.
+	SignIn *connectors.SignInRequired
+
 	// approve and noApprove: the configuration's globs match the method.
 	approve, noApprove bool
-
-	schemaOnce sync.Once
-	schema     *jsonschema.Schema // nil when the schema could not be compiled
-
-	checkOnce sync.Once
-	checkRoot any // the input schema decoded for the check before running
-
-	// signIn, when set, makes this a stand-in for a method of a source
-	// that needs a sign-in before it can list its tools (see
-	// source.signInStandIn): its calls await the sign-in.
-	signIn *connectors.SignInRequired
+	compiled           func() compiledInput
 }
 
-// catalog holds the sources in configuration order. It is not changed
-// once built: RefreshConnector builds a new one.
-type catalog struct {
-	sources []*source
-	byName  map[string]*source
-	globals []sandbox.Global // one per available source
-
-	declOnce sync.Once
-	decls    string               // every source's declarations, made on first use
-	diags    []typegen.Diagnostic // what decls do not express exactly
-
-	indexOnce sync.Once
-	idx       *searchIndex // made on first use from the sources' segments
+// compiledInput is a method's input schema decoded and compiled once, for
+// the validation of every call and for the check before running.
+type compiledInput struct {
+	// root is the input schema decoded (jsonref.Decode), with the shared
+	// schemas its references need added (jsonref.WithShared); nil when it
+	// does not decode.
+	root any
+	// schema is nil when the schema does not compile: the method is then
+	// called unvalidated (the connector decides).
+	schema *jsonschema.Schema
 }
 
-// buildCatalog lists every source's tools and applies the configuration's
-// approval globs and revert functions. A source whose Tools fails is kept
-// with its error; bad configuration (duplicate names, malformed globs) is an
-// error.
-func buildCatalog(ctx context.Context, sources []Source, sc *scrub.Scrubber, log *slog.Logger) (*catalog, error) {
-	c := &catalog{byName: map[string]*source{}}
+// Options configure a catalog.
+type Options struct {
+	// Codemode is the TypeScript of the sandbox's own codemode global
+	// (CodemodeDeclaration), which Declarations("") begins with.
+	Codemode string
+	// Scrubber holds the secrets removed from what connectors say of
+	// themselves and their tools (nil: none).
+	Scrubber *scrub.Scrubber
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// A Catalog holds the connectors in configuration order and every method
+// of each. It is not changed once built (Build and With make new ones), so
+// a pass keeps the catalog it began with; it is safe for concurrent use.
+type Catalog struct {
+	opts       Options
+	connectors []*Connector
+	byName     map[string]*Connector
+	globals    []sandbox.Global // one per available connector
+
+	decls func() declarations // every connector's, made on first use
+	index func() *searchIndex // made on first use from the connectors' segments
+}
+
+// declarations are the TypeScript of a whole catalog and what it does not
+// express exactly.
+type declarations struct {
+	text  string
+	diags []typegen.Diagnostic
+}
+
+// New lists every source's tools and applies the configuration's approval
+// globs and revert functions. A source whose Tools fails is kept with its
+// error; bad configuration (duplicate names, malformed globs) is an error.
+func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Catalog{opts: opts, byName: map[string]*Connector{}}
 	for i, src := range sources {
 		if src.Connector == nil {
 			return nil, fmt.Errorf("source %d has no connector", i)
@@ -139,61 +206,72 @@ func buildCatalog(ctx context.Context, sources []Source, sc *scrub.Scrubber, log
 				}
 			}
 		}
-		s, err := buildSource(ctx, src, name, sc, log)
-		if err != nil {
-			return nil, err
-		}
-		c.sources = append(c.sources, s)
+		s := c.Build(ctx, src)
+		c.connectors = append(c.connectors, s)
 		c.byName[name] = s
 	}
 	if err := c.checkNamespaces(); err != nil {
 		return nil, err
 	}
-	c.globals = c.sandboxGlobals()
-	return c, nil
+	return c.finish(), nil
 }
 
-// buildSource lists one connector's tools and applies the configuration's
-// approval globs and revert functions. A connector whose Tools fails gives
-// a source with that error. What the connector says of itself is scrubbed
-// of secrets (sc).
-func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubber, log *slog.Logger) (*source, error) {
-	s := &source{src: src, name: name, byName: map[string]*tool{}}
+// finish makes what a catalog derives from its connectors: the sandbox's
+// globals now, the declarations and the search index on first use.
+func (c *Catalog) finish() *Catalog {
+	c.globals = c.sandboxGlobals()
+	c.decls = sync.OnceValue(c.declarations)
+	c.index = sync.OnceValue(c.makeIndex)
+	return c
+}
+
+// Build lists one connector's tools (src.Connector, whose name was checked
+// when the catalog was made) and applies the configuration's approval
+// globs and revert functions. A connector whose Tools fails gives a
+// Connector with that error (Err). What the connector says of itself is
+// scrubbed of secrets.
+func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
+	sc, log := c.opts.Scrubber, c.opts.Logger
+	name := src.Connector.Name()
+	s := &Connector{Source: src, Name: name, byName: map[string]*Method{}, log: log}
 	s.approve, s.approvePaths = splitGlobs(src.Approve)
 	s.noApprove, s.noApprovePaths = splitGlobs(src.NoApprove)
 	defs, err := src.Connector.Tools(ctx)
-	s.caps = src.Connector.Capabilities() // after Tools, so that they agree
-	s.description = src.Description
-	if s.description == "" {
-		s.description = sc.String(s.caps.Description)
+	s.Caps = src.Connector.Capabilities() // after Tools, so that they agree
+	s.Description = src.Description
+	if s.Description == "" {
+		s.Description = sc.String(s.Caps.Description)
 	}
+	s.fingerprint = sync.OnceValue(func() string { return fingerprintOrRaw(defs, s.defs) })
+	s.shared = sync.OnceValue(s.decodeShared)
+	s.decls = sync.OnceValue(func() string { return typegen.Declarations(s.typegen()) })
+	s.segment = sync.OnceValue(s.makeSegment)
 	if err != nil {
-		err = scrubError(sc, err)
-		s.err = err
-		if s.signIn() != nil {
+		err = ScrubError(sc, err)
+		s.Err = err
+		if s.NeedsSignIn() != nil {
 			log.Info("connector needs a sign-in; a call to it pauses its run until then", "connector", name, "reason", err)
 		} else {
 			log.Warn("connector tools could not be listed; its global is absent", "connector", name, "err", err)
 		}
-		return s, nil
+		return s
 	}
-	s.defs = sc.JSON(s.caps.Definitions)
+	s.defs = sc.JSON(s.Caps.Definitions)
 	for _, def := range defs {
 		def = scrubTool(sc, def)
 		if len(def.InputSchema) == 0 {
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
-		t := &tool{src: s, def: def}
 		tmpl := routePath(def.Route)
-		t.approve = matchesAny(s.approve, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.approvePaths, tmpl) != ""
-		t.noApprove = matchesAny(s.noApprove, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.noApprovePaths, tmpl) != ""
-		t.def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
+		t := s.newMethod(def, matchesAny(s.approve, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.approvePaths, tmpl) != "",
+			matchesAny(s.noApprove, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.noApprovePaths, tmpl) != "")
+		t.Def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
 		if js, ok := src.Revert[def.Name]; ok {
-			t.revertJS = js
+			t.RevertJS = js
 		} else if js, ok := src.Revert[def.SourceName]; ok {
-			t.revertJS = js
+			t.RevertJS = js
 		}
-		s.tools = append(s.tools, t)
+		s.Methods = append(s.Methods, t)
 		s.byName[def.Name] = t
 	}
 	for m := range src.Revert {
@@ -201,24 +279,39 @@ func buildSource(ctx context.Context, src Source, name string, sc *scrub.Scrubbe
 			log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
 		}
 	}
-	s.listed = defs
-	return s, nil
+	return s
 }
 
-// with returns a copy of the catalog in which s replaces the source of the
-// same name.
-func (c *catalog) with(s *source) *catalog {
-	n := &catalog{sources: make([]*source, len(c.sources)), byName: make(map[string]*source, len(c.byName))}
-	for i, old := range c.sources {
-		if old.name == s.name {
+// newMethod makes a method of s whose input is compiled on first use.
+func (s *Connector) newMethod(def connectors.Tool, approve, noApprove bool) *Method {
+	t := &Method{Conn: s, Def: def, approve: approve, noApprove: noApprove}
+	t.compiled = sync.OnceValue(t.compile)
+	return t
+}
+
+// With returns a copy of the catalog in which s replaces the connector of
+// the same name.
+func (c *Catalog) With(s *Connector) *Catalog {
+	n := &Catalog{opts: c.opts, connectors: make([]*Connector, len(c.connectors)), byName: make(map[string]*Connector, len(c.byName))}
+	for i, old := range c.connectors {
+		if old.Name == s.Name {
 			old = s
 		}
-		n.sources[i] = old
-		n.byName[old.name] = old
+		n.connectors[i] = old
+		n.byName[old.Name] = old
 	}
-	n.globals = n.sandboxGlobals()
-	return n
+	return n.finish()
 }
+
+// Connectors are the catalog's connectors in configuration order.
+func (c *Catalog) Connectors() []*Connector { return c.connectors }
+
+// Connector returns the connector of that name, nil when there is none.
+func (c *Catalog) Connector(name string) *Connector { return c.byName[name] }
+
+// Globals are the sandbox's globals: one per connector, an unavailable one
+// saying why.
+func (c *Catalog) Globals() []sandbox.Global { return c.globals }
 
 // splitGlobs splits an approve or no_approve list into globs over names
 // and globs over paths (connectors.PathPattern, which is taken off).
@@ -266,48 +359,51 @@ func matchesAny(globs []string, names ...string) bool {
 	return false
 }
 
-// lookupAny finds a tool by sandbox name or source name.
-func (s *source) lookupAny(name string) *tool {
+// Method returns the listed method of that (sandbox) name, nil when there
+// is none.
+func (s *Connector) Method(name string) *Method { return s.byName[name] }
+
+// lookupAny finds a method by sandbox name or source name.
+func (s *Connector) lookupAny(name string) *Method {
 	if t := s.byName[name]; t != nil {
 		return t
 	}
-	for _, t := range s.tools {
-		if t.def.SourceName == name {
+	return s.bySourceName(name)
+}
+
+// bySourceName finds a listed method by its source name.
+func (s *Connector) bySourceName(name string) *Method {
+	for _, t := range s.Methods {
+		if t.Def.SourceName == name {
 			return t
 		}
 	}
 	return nil
 }
 
-// available reports whether the source has a global in the sandbox.
-func (s *source) available() bool { return s.err == nil }
+// Available reports whether the connector has a global in the sandbox.
+func (s *Connector) Available() bool { return s.Err == nil }
 
-// signIn returns why the source needs a person to sign in before it can
-// list its tools, or nil when it does not (it is available, or unavailable
-// for another reason).
-func (s *source) signIn() *connectors.SignInRequired {
-	sir, _ := connectors.AsSignInRequired(s.err)
-	return sir
-}
-
-// signInOrNil is signIn for a source that may be nil.
-func (s *source) signInOrNil() *connectors.SignInRequired {
+// NeedsSignIn returns why the connector needs a person to sign in before
+// it can list its tools, or nil when it does not (it is available, or
+// unavailable for another reason, or s is nil).
+func (s *Connector) NeedsSignIn() *connectors.SignInRequired {
 	if s == nil {
 		return nil
 	}
-	return s.signIn()
+	sir, _ := connectors.AsSignInRequired(s.Err)
+	return sir
 }
 
-// signInStandIn returns a stand-in for method name of a source that needs
-// a sign-in: its tools are unknown until then, so any method name a
+// signInStandIn returns a stand-in for method name of a connector that
+// needs a sign-in: its tools are unknown until then, so any method name a
 // program calls is taken, its arguments unchecked, and the call awaits
-// the sign-in (see pass.decide). Once the person has signed in, the
-// approval that resumes the run looks the method up among the tools the
-// source lists then (Runtime.settleSignIns).
-func (s *source) signInStandIn(name string, why *connectors.SignInRequired) *tool {
-	return &tool{src: s, signIn: why, def: connectors.Tool{
-		Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`),
-	}}
+// the sign-in. Once the person has signed in, the approval that resumes
+// the run looks the method up among the tools the connector lists then.
+func (s *Connector) signInStandIn(name string, why *connectors.SignInRequired) *Method {
+	t := s.newMethod(connectors.Tool{Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, false, false)
+	t.SignIn = why
+	return t
 }
 
 // fingerprint hashes what a replayed call depends on: every tool's names and
@@ -349,40 +445,64 @@ func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// approvalWhy is why a call needs approval (see tool.approval).
-type approvalWhy int
-
-const (
-	noApproval      approvalWhy = iota
-	whyConfig                   // the configuration's approve globs match the method
-	whyConfigPath               // the configuration's approve globs match the path a generic call names
-	whyReached                  // a generic call reaches a tool that needs approval
-	whyConnectorArg             // the connector's verdict on a generic call that reaches none of its tools
-	whyConnector                // the connector's verdict on the tool
-)
-
-// A verdict is whether, and why, a call must be approved.
-type verdict struct {
-	why approvalWhy
-	// path is the path an approve glob matched (whyConfigPath).
-	path string
-	// reached is the tool a generic call reaches, and why a call of it
-	// needs approval (whyReached).
-	reached    *tool
-	reachedWhy approvalWhy
+// fingerprintOrRaw is fingerprint, or for a schema that is not JSON (which
+// no connector lists) a fingerprint of the raw listing.
+func fingerprintOrRaw(defs []connectors.Tool, shared json.RawMessage) string {
+	fp, err := fingerprint(defs, shared)
+	if err != nil {
+		b, _ := json.Marshal(defs)
+		sum := sha256.Sum256(append(b, shared...))
+		fp = "raw-" + hex.EncodeToString(sum[:])
+	}
+	return fp
 }
 
-// approval reports whether, and why, a call of the tool with args must be
-// approved: the configuration's approve globs say yes; for a generic call
-// (connectors.Router), the verdict of what it reaches (see routed); its
-// no_approve globs no; else the connector's verdict on the tool. An error
-// is the connector's refusal of a generic call (see connectors.Router),
-// which comes first: a refused call is not put to anyone.
-func (t *tool) approval(args json.RawMessage) (verdict, error) {
-	if r := t.src.caps.Router; r != nil {
-		route, generic, err := r.Route(t.def.SourceName, args)
+// canonicalJSON re-encodes a JSON value so that key order and whitespace
+// do not matter: objects come out with sorted keys, numbers keep their
+// literal text.
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	v, err := jsonref.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// ApprovalWhy is why a call needs approval (see Method.Approval).
+type ApprovalWhy int
+
+const (
+	NoApproval      ApprovalWhy = iota
+	WhyConfig                   // the configuration's approve globs match the method
+	WhyConfigPath               // the configuration's approve globs match the path a generic call names
+	WhyReached                  // a generic call reaches a method that needs approval
+	WhyConnectorArg             // the connector's verdict on a generic call that reaches none of its methods
+	WhyConnector                // the connector's verdict on the method
+)
+
+// A Verdict is whether, and why, a call must be approved.
+type Verdict struct {
+	Why ApprovalWhy
+	// Path is the path an approve glob matched (WhyConfigPath).
+	Path string
+	// Reached is the method a generic call reaches, and ReachedWhy why a
+	// call of it needs approval (WhyReached).
+	Reached    *Method
+	ReachedWhy ApprovalWhy
+}
+
+// Approval reports whether, and why, a call of the method with args must
+// be approved: the configuration's approve globs say yes; for a generic
+// call (connectors.Router), the verdict of what it reaches (see routed);
+// its no_approve globs no; else the connector's verdict on the method. An
+// error is the connector's refusal of a generic call (see
+// connectors.Router), which comes first: a refused call is not put to
+// anyone.
+func (t *Method) Approval(args json.RawMessage) (Verdict, error) {
+	if r := t.Conn.Caps.Router; r != nil {
+		route, generic, err := r.Route(t.Def.SourceName, args)
 		if err != nil {
-			return verdict{}, err
+			return Verdict{}, err
 		}
 		if generic && !t.approve {
 			return t.routed(route), nil
@@ -390,86 +510,88 @@ func (t *tool) approval(args json.RawMessage) (verdict, error) {
 	}
 	switch {
 	case t.approve:
-		return verdict{why: whyConfig}, nil
+		return Verdict{Why: WhyConfig}, nil
 	case t.noApprove:
-		return verdict{}, nil
-	case t.def.RequiresApproval:
-		return verdict{why: whyConnector}, nil
+		return Verdict{}, nil
+	case t.Def.RequiresApproval:
+		return Verdict{Why: WhyConnector}, nil
 	}
-	return verdict{}, nil
+	return Verdict{}, nil
 }
 
 // routed is the verdict on a generic call that reaches r: the
 // configuration's approve globs over its paths; else, when it reaches
-// some of the connector's tools, the strictest of their verdicts (their
-// own globs decide, not the generic tool's no_approve: no_approve on
+// some of the connector's methods, the strictest of their verdicts (their
+// own globs decide, not the generic method's no_approve: no_approve on
 // request does not lift the approval of an operation it reaches); else
-// the no_approve globs over the generic tool and over its paths, then the
-// connector's verdict on the call.
-func (t *tool) routed(r connectors.Route) verdict {
-	if p := matchesPath(t.src.approvePaths, r.Paths...); p != "" {
-		return verdict{why: whyConfigPath, path: p}
+// the no_approve globs over the generic method and over its paths, then
+// the connector's verdict on the call.
+func (t *Method) routed(r connectors.Route) Verdict {
+	if p := matchesPath(t.Conn.approvePaths, r.Paths...); p != "" {
+		return Verdict{Why: WhyConfigPath, Path: p}
 	}
 	reached := 0
 	for _, name := range r.Tools {
-		x := t.src.bySourceName(name)
+		x := t.Conn.bySourceName(name)
 		if x == nil || x == t {
 			continue
 		}
 		reached++
-		if v, err := x.approval(nil); err == nil && v.why != noApproval {
-			return verdict{why: whyReached, reached: x, reachedWhy: v.why}
+		if v, err := x.Approval(nil); err == nil && v.Why != NoApproval {
+			return Verdict{Why: WhyReached, Reached: x, ReachedWhy: v.Why}
 		}
 	}
 	switch {
-	case reached > 0, t.noApprove, matchesPath(t.src.noApprovePaths, r.Paths...) != "":
-		return verdict{}
+	case reached > 0, t.noApprove, matchesPath(t.Conn.noApprovePaths, r.Paths...) != "":
+		return Verdict{}
 	case r.RequiresApproval:
-		return verdict{why: whyConnectorArg}
+		return Verdict{Why: WhyConnectorArg}
 	}
-	return verdict{}
+	return Verdict{}
 }
 
-// bySourceName finds a listed tool by its source name.
-func (s *source) bySourceName(name string) *tool {
-	for _, t := range s.tools {
-		if t.def.SourceName == name {
-			return t
-		}
+// Tasker returns the connector that runs calls of t as tasks of its
+// source, or nil when t is an ordinary call.
+func (t *Method) Tasker() connectors.Tasker {
+	if !t.Def.Task {
+		return nil
 	}
-	return nil
+	return t.Conn.Caps.Tasker
 }
 
-// typeDefs returns the source's shared schemas for the declaration
-// generator (nil without).
-func (s *source) typeDefs() *typegen.Definitions {
-	s.typesOnce.Do(func() {
-		d, err := typegen.NewDefinitions(s.defs)
-		if err != nil {
-			return // typegen then treats the references as unknown
-		}
-		s.types = d
-	})
-	return s.types
+// decodeShared decodes the connector's definitions, once for every use.
+func (s *Connector) decodeShared() sharedSchemas {
+	if len(s.defs) == 0 {
+		return sharedSchemas{}
+	}
+	v, err := jsonref.Decode(s.defs)
+	if err != nil {
+		return sharedSchemas{} // typegen then treats the references as unknown
+	}
+	types, err := typegen.DefinitionsOf(v)
+	if err != nil {
+		types = nil
+	}
+	return sharedSchemas{value: v, types: types}
 }
 
-// sandboxGlobals returns the sandbox globals: one per source, an
+// sandboxGlobals returns the sandbox globals: one per connector, an
 // unavailable one saying why (the sandbox installs no object for it).
-func (c *catalog) sandboxGlobals() []sandbox.Global {
+func (c *Catalog) sandboxGlobals() []sandbox.Global {
 	var gs []sandbox.Global
-	for _, s := range c.sources {
-		if s.signIn() != nil {
+	for _, s := range c.connectors {
+		if s.NeedsSignIn() != nil {
 			// Every method name is a call that awaits the sign-in.
-			gs = append(gs, sandbox.Global{Name: s.name, Forward: true})
+			gs = append(gs, sandbox.Global{Name: s.Name, Forward: true})
 			continue
 		}
-		if !s.available() {
-			gs = append(gs, sandbox.Global{Name: s.name, Unavailable: s.err.Error()})
+		if !s.Available() {
+			gs = append(gs, sandbox.Global{Name: s.Name, Unavailable: s.Err.Error()})
 			continue
 		}
-		g := sandbox.Global{Name: s.name, Forward: s.src.ForwardUnknown}
-		for _, t := range s.tools {
-			g.Methods = append(g.Methods, t.def.Name)
+		g := sandbox.Global{Name: s.Name, Forward: s.Source.ForwardUnknown}
+		for _, t := range s.Methods {
+			g.Methods = append(g.Methods, t.Def.Name)
 		}
 		sort.Strings(g.Methods)
 		gs = append(gs, g)
@@ -477,74 +599,62 @@ func (c *catalog) sandboxGlobals() []sandbox.Global {
 	return gs
 }
 
-// resolve finds an available connector's method; the error is the message
-// thrown into the program, naming the nearest alternatives.
-func (c *catalog) resolve(connector, method string) (*tool, error) {
+// Resolve finds an available connector's method; the error is the message
+// thrown into the program, naming the nearest alternatives. A connector
+// that needs a sign-in gives a stand-in (Method.SignIn) for any method
+// name; one with Source.ForwardUnknown a method for a name it did not
+// list.
+func (c *Catalog) Resolve(connector, method string) (*Method, error) {
 	s := c.byName[connector]
-	if why := s.signInOrNil(); why != nil {
+	if why := s.NeedsSignIn(); why != nil {
 		if !forwardableName(method) {
 			return nil, fmt.Errorf("%s.%s: not a method name", connector, short.Clip(method, 80))
 		}
 		return s.signInStandIn(method, why), nil
 	}
-	if s == nil || !s.available() {
+	if s == nil || !s.Available() {
 		var names []string
-		for _, s := range c.sources {
-			if s.available() {
-				names = append(names, s.name)
+		for _, s := range c.connectors {
+			if s.Available() {
+				names = append(names, s.Name)
 			}
 		}
 		if s != nil {
-			return nil, fmt.Errorf("connector %s is unavailable: %v", connector, s.err)
+			return nil, fmt.Errorf("connector %s is unavailable: %v", connector, s.Err)
 		}
-		return nil, fmt.Errorf("unknown connector %s; available: %s", connector, listOrNone(nearest(connector, names, len(names))))
+		return nil, fmt.Errorf("unknown connector %s; available: %s", connector, ListOrNone(Nearest(connector, names, len(names))))
 	}
 	t := s.byName[method]
-	if t == nil && s.src.ForwardUnknown && forwardableName(method) {
+	if t == nil && s.Source.ForwardUnknown && forwardableName(method) {
 		return s.forwarded(method), nil
 	}
 	if t == nil {
-		names := make([]string, 0, len(s.tools))
-		for _, t := range s.tools {
-			names = append(names, t.def.Name)
+		names := make([]string, 0, len(s.Methods))
+		for _, t := range s.Methods {
+			names = append(names, t.Def.Name)
 		}
-		return nil, fmt.Errorf("%s.%s is not a method of %s; nearest: %s", connector, method, connector, listOrNone(nearest(method, names, 5)))
+		return nil, fmt.Errorf("%s.%s is not a method of %s; nearest: %s", connector, method, connector, ListOrNone(Nearest(method, names, 5)))
 	}
 	return t, nil
 }
 
-// fingerprintOf returns the current fingerprint of a connector;
-// ok is false when it is gone or unavailable.
-func (c *catalog) fingerprintOf(name string) (string, bool) {
+// Fingerprint returns the current fingerprint of a connector (a hash of
+// its tools' names and schemas and of its shared schemas); ok is false
+// when it is gone or unavailable.
+func (c *Catalog) Fingerprint(name string) (string, bool) {
 	s := c.byName[name]
-	if s == nil || !s.available() {
+	if s == nil || !s.Available() {
 		return "", false
 	}
-	return s.fingerprintValue(), true
+	return s.fingerprint(), true
 }
 
-// fingerprintValue returns the source's fingerprint, made on first use. A
-// schema that is not JSON (which no connector lists) gives a fingerprint
-// of the raw listing instead.
-func (s *source) fingerprintValue() string {
-	s.fpOnce.Do(func() {
-		fp, err := fingerprint(s.listed, s.defs)
-		if err != nil {
-			b, _ := json.Marshal(s.listed)
-			sum := sha256.Sum256(append(b, s.defs...))
-			fp = "raw-" + hex.EncodeToString(sum[:])
-		}
-		s.fingerprint = fp
-	})
-	return s.fingerprint
-}
-
-// changed lists, for recorded fingerprints, the connectors that are gone or
-// whose tools changed, sorted, each with the reason.
-func (c *catalog) changed(recorded map[string]string) []string {
+// Changed lists, for recorded fingerprints, the connectors that are gone
+// or whose tools changed, sorted, each with the reason.
+func (c *Catalog) Changed(recorded map[string]string) []string {
 	var out []string
 	for name, fp := range recorded {
-		cur, ok := c.fingerprintOf(name)
+		cur, ok := c.Fingerprint(name)
 		switch {
 		case !ok:
 			out = append(out, name+" (gone)")
@@ -556,38 +666,40 @@ func (c *catalog) changed(recorded map[string]string) []string {
 	return out
 }
 
-// infos returns the connectors in source order with final approval flags.
-func (c *catalog) infos() []codemode.ConnectorInfo {
-	out := make([]codemode.ConnectorInfo, 0, len(c.sources))
-	for _, s := range c.sources {
-		out = append(out, s.info())
+// Infos returns the connectors in configuration order with final
+// approval flags.
+func (c *Catalog) Infos() []codemode.ConnectorInfo {
+	out := make([]codemode.ConnectorInfo, 0, len(c.connectors))
+	for _, s := range c.connectors {
+		out = append(out, s.Info())
 	}
 	return out
 }
 
-// info describes the source with final approval flags.
-func (s *source) info() codemode.ConnectorInfo {
-	info := codemode.ConnectorInfo{Name: s.name, Description: s.description}
-	if s.err != nil {
-		info.Error, info.NeedsSignIn = s.err.Error(), s.signIn() != nil
+// Info describes the connector with final approval flags.
+func (s *Connector) Info() codemode.ConnectorInfo {
+	info := codemode.ConnectorInfo{Name: s.Name, Description: s.Description}
+	if s.Err != nil {
+		info.Error, info.NeedsSignIn = s.Err.Error(), s.NeedsSignIn() != nil
 	}
-	for _, t := range s.tools {
-		info.Tools = append(info.Tools, t.def)
+	for _, t := range s.Methods {
+		info.Tools = append(info.Tools, t.Def)
 	}
 	return info
 }
 
-func listOrNone(names []string) string {
+// ListOrNone joins names with commas, "(none)" when there are none.
+func ListOrNone(names []string) string {
 	if len(names) == 0 {
 		return "(none)"
 	}
 	return strings.Join(names, ", ")
 }
 
-// nearest returns up to n names ordered by edit distance to want (case
+// Nearest returns up to n names ordered by edit distance to want (case
 // insensitive; a name containing want, or contained in it, counts as half as
 // far), ties by name.
-func nearest(want string, names []string, n int) []string {
+func Nearest(want string, names []string, n int) []string {
 	out := textdist.Nearest(want, names, func(want, name string, d int) int {
 		w, l := strings.ToLower(want), strings.ToLower(name)
 		if strings.Contains(l, w) || strings.Contains(w, l) {
@@ -599,57 +711,6 @@ func nearest(want string, names []string, n int) []string {
 		out = out[:n]
 	}
 	return out
-}
-
-// RefreshConnector lists the tools of connector name again, after it
-// announced a change or came back from a restart with different tools, and
-// reports whether what programs and clients see of it changed. Passes
-// already running keep the catalog they began with; later ones, the tool
-// description and search see the new tools. A paused execution that used
-// the connector is refused on approval when its tools changed, as after a
-// restart of codemode-mcp. When listing fails the catalog is unchanged.
-func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, error) {
-	r.refreshMu.Lock()
-	defer r.refreshMu.Unlock()
-	cat, old, s, err := r.relistLocked(ctx, name, "refresh", func(old *source) (Source, error) {
-		if rf := old.caps.Refresher; rf != nil {
-			return old.src, rf.Refresh(ctx)
-		}
-		return old.src, nil
-	})
-	if err != nil {
-		return false, err
-	}
-	if reflect.DeepEqual(old.info(), s.info()) { // the fingerprint derives from the same tools
-		return false, nil
-	}
-	r.cat.Store(cat.with(s))
-	r.log.Info("connector tools refreshed", "connector", name, "tools", len(s.tools))
-	return true, nil
-}
-
-// relistLocked lists the tools of connector name again, from the source
-// prep makes of its current entry, and returns the catalog it looked in,
-// the connector's entry there and the new entry; the catalog is not
-// changed. op names the operation in errors. The caller holds refreshMu.
-func (r *Runtime) relistLocked(ctx context.Context, name, op string, prep func(*source) (Source, error)) (*catalog, *source, *source, error) {
-	cat := r.catalog()
-	old := cat.byName[name]
-	if old == nil {
-		return nil, nil, nil, fmt.Errorf("runtime: %s: unknown connector %q", op, name)
-	}
-	src, err := prep(old)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("runtime: %s connector %s: %w", op, name, err)
-	}
-	s, err := buildSource(ctx, src, name, r.scrub, r.log)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("runtime: %s: %w", op, err)
-	}
-	if s.err != nil {
-		return nil, nil, nil, fmt.Errorf("runtime: %s connector %s: %w", op, name, s.err)
-	}
-	return cat, old, s, nil
 }
 
 // maxForwardedName bounds the name of a method called without being
@@ -670,22 +731,42 @@ func forwardableName(name string) bool {
 	return true
 }
 
-// forwarded returns the tool of a method the connector did not list
+// forwarded returns the method of a name the connector did not list
 // (Source.ForwardUnknown): any object as input, approval unless the
 // configuration's no_approve globs match (approve globs win), the
 // configured revert of that name if any.
-func (s *source) forwarded(name string) *tool {
+func (s *Connector) forwarded(name string) *Method {
 	if t, ok := s.fwd.Load(name); ok {
-		return t.(*tool)
+		return t.(*Method)
 	}
-	t := &tool{src: s, def: connectors.Tool{
+	t := s.newMethod(connectors.Tool{
 		Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`),
-		Description: "A method " + s.name + " did not list, forwarded by name (forward_unknown).",
-	}}
-	t.approve = matchesAny(s.approve, name)
-	t.noApprove = matchesAny(s.noApprove, name)
-	t.def.RequiresApproval = t.approve || !t.noApprove
-	t.revertJS = s.src.Revert[name]
+		Description: "A method " + s.Name + " did not list, forwarded by name (forward_unknown).",
+	}, matchesAny(s.approve, name), matchesAny(s.noApprove, name))
+	t.Def.RequiresApproval = t.approve || !t.noApprove
+	t.RevertJS = s.Source.Revert[name]
 	got, _ := s.fwd.LoadOrStore(name, t)
-	return got.(*tool)
+	return got.(*Method)
+}
+
+// ScrubError is sc.Error(err), except that a connectors.SignInRequired in
+// err stays one (its reason scrubbed): the scrubbed error hides the chain
+// it wraps, and the caller must still see that a sign-in is needed.
+func ScrubError(sc *scrub.Scrubber, err error) error {
+	if sir, ok := connectors.AsSignInRequired(err); ok {
+		return &connectors.SignInRequired{Connector: sir.Connector, Reason: sc.String(sir.Reason)}
+	}
+	return sc.Error(err)
+}
+
+// scrubTool scrubs what a connector says of one tool.
+func scrubTool(sc *scrub.Scrubber, t connectors.Tool) connectors.Tool {
+	if sc.Empty() {
+		return t
+	}
+	t.Title = sc.String(t.Title)
+	t.Description = sc.String(t.Description)
+	t.InputSchema = sc.JSON(t.InputSchema)
+	t.OutputSchema = sc.JSON(t.OutputSchema)
+	return t
 }

@@ -1,4 +1,4 @@
-package runtime
+package catalog
 
 import (
 	"fmt"
@@ -10,100 +10,84 @@ import (
 // Declarations returns the TypeScript declarations of one connector, of
 // the connectors in a namespace ("mcp" for mcp.a and mcp.b), or with
 // connector "" of every available connector preceded by the codemode
-// global's own declaration.
-func (r *Runtime) Declarations(connector string) (string, error) {
-	cat := r.catalog()
-	if connector != "" {
-		s := cat.byName[connector]
-		if ns := cat.inNamespace(connector); s == nil && len(ns) > 0 {
-			return namespaceDeclarations(ns), nil
-		}
-		if s == nil {
-			names := make([]string, 0, len(cat.sources))
-			for _, s := range cat.sources {
-				names = append(names, s.name)
-			}
-			return "", fmt.Errorf("unknown connector %q; connectors: %s", connector, listOrNone(nearest(connector, names, len(names))))
-		}
-		if !s.available() {
-			return "", fmt.Errorf("connector %s is unavailable: %v", connector, s.err)
-		}
-		return s.declarations(), nil
+// global's own declaration (Options.Codemode).
+func (c *Catalog) Declarations(connector string) (string, error) {
+	if connector == "" {
+		return c.decls().text, nil
 	}
-	return cat.declarations(), nil
+	s := c.byName[connector]
+	if ns := c.inNamespace(connector); s == nil && len(ns) > 0 {
+		return namespaceDeclarations(ns), nil
+	}
+	if s == nil {
+		names := make([]string, 0, len(c.connectors))
+		for _, s := range c.connectors {
+			names = append(names, s.Name)
+		}
+		return "", fmt.Errorf("unknown connector %q; connectors: %s", connector, ListOrNone(Nearest(connector, names, len(names))))
+	}
+	if !s.Available() {
+		return "", fmt.Errorf("connector %s is unavailable: %v", connector, s.Err)
+	}
+	return s.decls(), nil
 }
 
-// declarations returns the declarations of every available connector,
-// made once per catalog (a catalog does not change).
-func (c *catalog) declarations() string {
-	c.declOnce.Do(func() {
-		var cs []typegen.Connector
-		for _, s := range c.sources {
-			if s.available() {
-				cs = append(cs, s.typegen())
-			}
+// declarations makes the declarations of every available connector, once
+// per catalog (a catalog does not change).
+func (c *Catalog) declarations() declarations {
+	var cs []typegen.Connector
+	for _, s := range c.connectors {
+		if s.Available() {
+			cs = append(cs, s.typegen())
 		}
-		if len(cs) == 0 {
-			c.decls = codemodeDeclaration
-			return
-		}
-		// One file: type names stay unique across connectors and apart
-		// from the codemode global's.
-		res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
-		c.decls = codemodeDeclaration + "\n" + res.Text
-		c.diags = res.Diagnostics
-	})
-	return c.decls
+	}
+	if len(cs) == 0 {
+		return declarations{text: c.opts.Codemode}
+	}
+	// One file: type names stay unique across connectors and apart from
+	// the codemode global's.
+	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
+	return declarations{text: c.opts.Codemode + "\n" + res.Text, diags: res.Diagnostics}
 }
 
 // TypeDiagnostics reports what the declarations of the available
 // connectors do not express exactly (see typegen.Diagnostic), connector
 // by connector.
-func (r *Runtime) TypeDiagnostics() []typegen.Diagnostic {
-	cat := r.catalog()
-	cat.declarations()
-	return cat.diags
-}
+func (c *Catalog) TypeDiagnostics() []typegen.Diagnostic { return c.decls().diags }
 
-// namespaceDeclarations returns the declarations of the available sources
-// of one namespace, as one file.
-func namespaceDeclarations(ns []*source) string {
+// namespaceDeclarations returns the declarations of the available
+// connectors of one namespace, as one file.
+func namespaceDeclarations(ns []*Connector) string {
 	var cs []typegen.Connector
 	for _, s := range ns {
-		if s.available() {
+		if s.Available() {
 			cs = append(cs, s.typegen())
 		}
 	}
 	return typegen.DeclarationsAll(cs)
 }
 
-// declarations returns the source's declarations, made once.
-func (s *source) declarations() string {
-	s.declOnce.Do(func() { s.decls = typegen.Declarations(s.typegen()) })
-	return s.decls
-}
-
-// typegen converts a source for the declaration generator.
-func (s *source) typegen() typegen.Connector {
-	c := typegen.Connector{Name: s.name, Description: s.description, Definitions: s.typeDefs()}
-	for _, t := range s.tools {
+// typegen converts a connector for the declaration generator.
+func (s *Connector) typegen() typegen.Connector {
+	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared().types}
+	for _, t := range s.Methods {
 		c.Methods = append(c.Methods, t.typegen())
 	}
 	return c
 }
 
-func (t *tool) typegen() typegen.Method {
-	desc := t.def.Description
+func (t *Method) typegen() typegen.Method {
+	desc := t.Def.Description
 	if desc == "" {
-		desc = t.def.Title
+		desc = t.Def.Title
 	}
 	return typegen.Method{
-		Name:             t.def.Name,
+		Name:             t.Def.Name,
 		Description:      desc,
-		Input:            t.def.InputSchema,
-		Output:           t.def.OutputSchema,
-		RequiresApproval: t.def.RequiresApproval,
-		Deprecated:       t.def.Deprecated,
+		Input:            t.Def.InputSchema,
+		Output:           t.Def.OutputSchema,
+		RequiresApproval: t.Def.RequiresApproval,
+		Deprecated:       t.Def.Deprecated,
 	}
 }
 
@@ -112,27 +96,26 @@ func (t *tool) typegen() typegen.Method {
 // larger. A catalog that cannot fit (a lower bound of its declarations'
 // size is past budget) is not generated, so asking costs little whatever
 // the number of methods.
-func (r *Runtime) DeclarationsWithin(budget int) (decls string, fits bool) {
-	cat := r.catalog()
+func (c *Catalog) DeclarationsWithin(budget int) (decls string, fits bool) {
 	// Bytes of the declarations, at least: "declare const NAME: {\n};\n"
 	// and per method "  NAME(input: T): Promise<T>;\n". A token covers at
 	// most maxBytesPerToken of them.
 	const maxBytesPerToken = 12
-	least := len(codemodeDeclaration)
-	for _, s := range cat.sources {
-		if !s.available() {
+	least := len(c.opts.Codemode)
+	for _, s := range c.connectors {
+		if !s.Available() {
 			continue
 		}
-		least += len(s.name) + 20
-		for _, t := range s.tools {
-			least += len(t.def.Name) + 30
+		least += len(s.Name) + 20
+		for _, t := range s.Methods {
+			least += len(t.Def.Name) + 30
 		}
 		if least > budget*maxBytesPerToken {
 			return "", false
 		}
 	}
-	d, err := r.Declarations("")
-	if err != nil || tokens.Estimate(d) > budget {
+	d := c.decls().text
+	if tokens.Estimate(d) > budget {
 		return "", false
 	}
 	return d, true

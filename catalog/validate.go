@@ -1,34 +1,32 @@
-package runtime
+package catalog
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/dlclark/regexp2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 )
 
-// compileSchema compiles a JSON Schema with an ECMAScript regex engine (real
-// schemas use lookahead) and no loader: remote and file references are
-// refused rather than fetched. shared, when not nil, is a connector's
-// decoded definitions (connectors.Capabilities.Definitions): the schemas
-// there that raw's local references need and raw lacks are added to it
-// first.
-func compileSchema(raw json.RawMessage, shared any) (*jsonschema.Schema, error) {
+// CompileSchema compiles a JSON Schema with an ECMAScript regex engine
+// (real schemas use lookahead) and no loader: remote and file references
+// are refused rather than fetched.
+func CompileSchema(raw []byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("parse schema: %w", err)
 	}
-	if shared != nil {
-		doc = withShared(doc, shared)
-	}
+	return compileDoc(doc)
+}
+
+// compileDoc compiles a decoded schema (see CompileSchema).
+func compileDoc(doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{})
 	c.UseRegexpEngine(ecmaRegexp)
@@ -43,25 +41,33 @@ func compileSchema(raw json.RawMessage, shared any) (*jsonschema.Schema, error) 
 	return sch, nil
 }
 
-// inputSchema returns the tool's compiled input schema, or nil when it does
-// not compile (the tool is then called unvalidated; the source decides).
-func (t *tool) inputSchema(log interface{ Warn(string, ...any) }) *jsonschema.Schema {
-	t.schemaOnce.Do(func() {
-		sch, err := compileSchema(t.def.InputSchema, t.src.sharedForValidation())
-		if err != nil {
-			log.Warn("input schema does not compile; arguments are passed unvalidated", "connector", t.src.name, "method", t.def.Name, "err", err)
-			return
-		}
-		t.schema = sch
-	})
-	return t.schema
+// compile decodes the method's input schema, adds the connector's shared
+// schemas its local references need and it lacks (jsonref.WithShared),
+// and compiles it. A schema that does not compile is logged once: the
+// method is then called unvalidated (the connector decides).
+func (t *Method) compile() compiledInput {
+	root, err := jsonref.Decode(t.Def.InputSchema)
+	if err != nil {
+		t.Conn.log.Warn("input schema does not compile; arguments are passed unvalidated", "connector", t.Conn.Name, "method", t.Def.Name, "err", fmt.Errorf("parse schema: %w", err))
+		return compiledInput{}
+	}
+	root = jsonref.WithShared(root, t.Conn.shared().value)
+	sch, err := compileDoc(root)
+	if err != nil {
+		t.Conn.log.Warn("input schema does not compile; arguments are passed unvalidated", "connector", t.Conn.Name, "method", t.Def.Name, "err", err)
+	}
+	return compiledInput{root: root, schema: sch}
 }
 
-// validateValue checks arguments already decoded (by decodeJSON or
+// InputSchema returns the method's compiled input schema, or nil when it
+// does not compile (the method is then called unvalidated).
+func (t *Method) InputSchema() *jsonschema.Schema { return t.compiled().schema }
+
+// ValidateValue checks arguments already decoded (by jsonref.Decode or
 // jsonschema.UnmarshalJSON: numbers as json.Number) against sch and returns
 // an error listing every violation with its JSON pointer, or nil.
 // what names the value ("arguments for kv.put").
-func validateValue(sch *jsonschema.Schema, what string, inst any) error {
+func ValidateValue(sch *jsonschema.Schema, what string, inst any) error {
 	if sch == nil {
 		return nil
 	}
@@ -98,129 +104,3 @@ func (re *ecmaRe) MatchString(s string) bool {
 }
 
 func (re *ecmaRe) String() string { return (*regexp2.Regexp)(re).String() }
-
-// sharedForValidation returns the source's definitions decoded as the
-// validator decodes schemas, or nil.
-func (s *source) sharedForValidation() any {
-	s.valOnce.Do(func() {
-		if len(s.defs) == 0 {
-			return
-		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.defs))
-		if err == nil {
-			s.valDefs = v
-		}
-	})
-	return s.valDefs
-}
-
-// withShared adds to schema doc (freshly decoded: it is changed) the parts
-// of shared that its local references (and theirs, transitively) name and
-// that doc lacks, at the same places. shared's values are added, not
-// copied, and never changed: a reference that passes through one of them
-// resolves in doc exactly when it does in shared.
-func withShared(doc, shared any) any {
-	m, ok := doc.(map[string]any)
-	if !ok {
-		return doc
-	}
-	queue := []any{m}
-	seen := map[string]bool{}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
-		localRefs(v, 0, func(ref string) {
-			if seen[ref] {
-				return
-			}
-			seen[ref] = true
-			if _, ok := jsonPointer(m, ref[1:]); ok {
-				return
-			}
-			target, ok := jsonPointer(shared, ref[1:])
-			if ok && setPointer(m, ref[1:], target) {
-				queue = append(queue, target)
-			}
-		})
-	}
-	return m
-}
-
-// localRefs calls f with every local $ref ("#/…") within v.
-func localRefs(v any, depth int, f func(string)) {
-	if depth > 200 {
-		return
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#/") {
-			f(r)
-		}
-		for _, e := range x {
-			localRefs(e, depth+1, f)
-		}
-	case []any:
-		for _, e := range x {
-			localRefs(e, depth+1, f)
-		}
-	}
-}
-
-// pointerTokens splits a JSON pointer (URI fragment form) into its tokens.
-func pointerTokens(ptr string) ([]string, bool) {
-	if p, err := url.PathUnescape(ptr); err == nil {
-		ptr = p
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, false
-	}
-	toks := strings.Split(ptr[1:], "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	return toks, true
-}
-
-// jsonPointer resolves a JSON pointer through objects (arrays are not
-// definition containers).
-func jsonPointer(root any, ptr string) (any, bool) {
-	toks, ok := pointerTokens(ptr)
-	if !ok {
-		return nil, false
-	}
-	cur := root
-	for _, t := range toks {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[t]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// setPointer sets the value at ptr in root, making the objects missing on
-// the way; false when a non-object is in the way.
-func setPointer(root map[string]any, ptr string, v any) bool {
-	toks, ok := pointerTokens(ptr)
-	if !ok || len(toks) == 0 {
-		return false
-	}
-	cur := root
-	for _, t := range toks[:len(toks)-1] {
-		switch x := cur[t].(type) {
-		case map[string]any:
-			cur = x
-		case nil:
-			m := map[string]any{}
-			cur[t] = m
-			cur = m
-		default:
-			return false
-		}
-	}
-	cur[toks[len(toks)-1]] = v
-	return true
-}

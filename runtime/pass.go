@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
-	"sort"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -25,7 +26,7 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, a
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
-		Globals:  p.cat.globals,
+		Globals:  p.cat.Globals(),
 		Services: serviceList,
 		Limits:   r.limitsOf(e),
 		Clock:    sandbox.Clock(e.Clock),
@@ -100,7 +101,7 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 	}
 	p.mu.Lock()
 	for name := range p.used {
-		if fp, ok := p.cat.fingerprintOf(name); ok {
+		if fp, ok := p.cat.Fingerprint(name); ok {
 			if e.Connectors == nil {
 				e.Connectors = map[string]string{}
 			}

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // startingKV is kv sending its calls before they are waited for
@@ -86,7 +86,7 @@ func newStartingEnv(t *testing.T, cs *countingStore, s setup) (*env, *startingKV
 // where c records the log.
 func newNotingEnv(t *testing.T, cs *countingStore, s setup, c connectors.Connector, notes *logNotes) *env {
 	t.Helper()
-	s.noKV, s.extra = true, []runtime.Source{{Connector: c}}
+	s.noKV, s.extra = true, []catalog.Source{{Connector: c}}
 	if cs != nil {
 		s.wrap = cs.wrap
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -56,7 +57,7 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 		p(st, n)
 	}
 	ex := pass.NewInProcess(pass.InProcessOptions{})
-	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}},
+	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: n}},
 		Limits: sandbox.Limits{Timeout: 5 * time.Second}, MaxResultChars: maxChars})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/typegen"
+)
+
+// The runtime serves the catalog it holds (package catalog): the one a
+// pass begins with stays its own, and RefreshConnector swaps in a new one.
+
+// codemodeDeclaration is the TypeScript of the sandbox's own codemode
+// global: the services that have a doc (the others the sandbox declares).
+var codemodeDeclaration = func() string {
+	var decl []catalog.Service
+	for _, sv := range services {
+		if sv.Doc != "" {
+			decl = append(decl, sv.Service)
+		}
+	}
+	return catalog.CodemodeDeclaration(decl)
+}()
+
+// Search answers codemode.search(query) over the current catalog and the
+// saved snippets (catalog.Catalog.Search).
+func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, error) {
+	return marshalAnswer(r.catalog().Search(ctx, r.snippets, query))
+}
+
+// Describe answers codemode.describe(path) over the current catalog and
+// the saved snippets (catalog.Catalog.Describe).
+func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, error) {
+	return marshalAnswer(r.catalog().Describe(ctx, r.snippets, path))
+}
+
+// marshalAnswer is a service's answer as JSON.
+func marshalAnswer[T any](v T, err error) (json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// Declarations returns the TypeScript declarations of one connector, of
+// the connectors in a namespace, or with connector "" of every available
+// connector preceded by the codemode global's (catalog.Catalog.Declarations).
+func (r *Runtime) Declarations(connector string) (string, error) {
+	return r.catalog().Declarations(connector)
+}
+
+// DeclarationsWithin returns Declarations("") when it fits budget tokens
+// (catalog.Catalog.DeclarationsWithin).
+func (r *Runtime) DeclarationsWithin(budget int) (decls string, fits bool) {
+	return r.catalog().DeclarationsWithin(budget)
+}
+
+// TypeDiagnostics reports what the declarations of the available
+// connectors do not express exactly (see typegen.Diagnostic).
+func (r *Runtime) TypeDiagnostics() []typegen.Diagnostic { return r.catalog().TypeDiagnostics() }
+
+// RefreshConnector lists the tools of connector name again, after it
+// announced a change or came back from a restart with different tools, and
+// reports whether what programs and clients see of it changed. Passes
+// already running keep the catalog they began with; later ones, the tool
+// description and search see the new tools. A paused execution that used
+// the connector is refused on approval when its tools changed, as after a
+// restart of codemode-mcp. When listing fails the catalog is unchanged.
+func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, error) {
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+	cat := r.catalog()
+	old := cat.Connector(name)
+	if old == nil {
+		return false, fmt.Errorf("runtime: refresh: unknown connector %q", name)
+	}
+	if rf := old.Caps.Refresher; rf != nil {
+		if err := rf.Refresh(ctx); err != nil {
+			return false, fmt.Errorf("runtime: refresh connector %s: %w", name, err)
+		}
+	}
+	s := cat.Build(ctx, old.Source)
+	if s.Err != nil {
+		return false, fmt.Errorf("runtime: refresh connector %s: %w", name, s.Err)
+	}
+	if reflect.DeepEqual(old.Info(), s.Info()) { // the fingerprint derives from the same tools
+		return false, nil
+	}
+	r.cat.Store(cat.With(s))
+	r.log.Info("connector tools refreshed", "connector", name, "tools", len(s.Methods))
+	return true, nil
+}
