@@ -528,13 +528,7 @@ func (c *Catalog) Search(ctx context.Context, snippets *Snippets, query string) 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 // summary is the first line of a description, at most 200 bytes.
-func summary(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	return short.Clip(s, 200)
-}
+func summary(s string) string { return short.Clip(short.FirstLine(s), 200) }
 
 // paths lists every available connector and method path, and the saved
 // snippets'.

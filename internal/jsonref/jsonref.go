@@ -32,9 +32,9 @@ func Decode(raw []byte) (any, error) {
 	return v, nil
 }
 
-// tokens splits a URI fragment holding a JSON pointer into its decoded
+// Tokens splits a URI fragment holding a JSON pointer into its decoded
 // tokens; "" is the whole document (no tokens).
-func tokens(frag string) ([]string, bool) {
+func Tokens(frag string) ([]string, bool) {
 	if frag == "" {
 		return nil, true
 	}
@@ -51,12 +51,6 @@ func tokens(frag string) ([]string, bool) {
 	return toks, true
 }
 
-// Tokens is tokens for a pointer that is not the whole document.
-func Tokens(frag string) ([]string, bool) {
-	toks, ok := tokens(frag)
-	return toks, ok && frag != ""
-}
-
 // Unescape decodes a JSON pointer token ("a~1b" is "a/b").
 func Unescape(tok string) string { return unescaper.Replace(tok) }
 
@@ -71,7 +65,7 @@ var (
 // Pointer resolves a URI fragment holding a JSON pointer ("" is the whole
 // document) through objects and arrays.
 func Pointer(root any, frag string) (any, bool) {
-	toks, ok := tokens(frag)
+	toks, ok := Tokens(frag)
 	if !ok {
 		return nil, false
 	}
@@ -159,7 +153,7 @@ func refs(v any, depth int, f func(string)) {
 // way; false when a non-object is in the way.
 func set(root map[string]any, ptr string, v any) bool {
 	toks, ok := Tokens(ptr)
-	if !ok {
+	if !ok || len(toks) == 0 {
 		return false
 	}
 	cur := root
