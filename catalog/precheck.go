@@ -140,12 +140,8 @@ type argChecker struct {
 // maxCheckDepth bounds the schemas followed ($ref chains, nesting).
 const maxCheckDepth = 32
 
-func (ck *argChecker) problem(l *sandbox.Literal, ptr, msg string) {
-	at := ptr
-	if at == "" {
-		at = "(root)"
-	}
-	ck.out = append(ck.out, sandbox.Problem{Line: l.Line, Col: l.Col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, at, msg)})
+func (ck *argChecker) problem(line, col int, ptr, msg string) {
+	ck.out = append(ck.out, sandbox.Problem{Line: line, Col: col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, orRoot(ptr), msg)})
 }
 
 // check checks literal l at ptr against schema sch.
@@ -161,16 +157,16 @@ func (ck *argChecker) check(l *sandbox.Literal, sch any, ptr string, depth int) 
 	}
 	if l.Kind != "" {
 		if types := schemaTypes(m["type"]); len(types) > 0 && !kindFits(l, types) {
-			ck.problem(l, ptr, fmt.Sprintf("got %s, want %s", l.Kind, strings.Join(types, " or ")))
+			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("got %s, want %s", l.Kind, strings.Join(types, " or ")))
 			return
 		}
 	}
 	if l.Value != nil {
 		if enum, ok := m["enum"].([]any); ok && !inEnum(l.Value, enum) {
-			ck.problem(l, ptr, fmt.Sprintf("value must be one of %s", enumList(enum)))
+			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be one of %s", enumList(enum)))
 		}
 		if c, ok := m["const"]; ok && !inEnum(l.Value, []any{c}) {
-			ck.problem(l, ptr, fmt.Sprintf("value must be %s", enumList([]any{c})))
+			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be %s", enumList([]any{c})))
 		}
 	}
 	switch l.Kind {
@@ -199,7 +195,7 @@ func (ck *argChecker) object(l *sandbox.Literal, m map[string]any, ptr string, d
 			}
 		}
 		if len(missing) > 0 {
-			ck.problem(l, ptr, "missing propert"+short.Plural(len(missing), "y", "ies")+" "+strings.Join(missing, ", "))
+			ck.problem(l.Line, l.Col, ptr, "missing propert"+short.Plural(len(missing), "y", "ies")+" "+strings.Join(missing, ", "))
 		}
 	}
 	closed := m["additionalProperties"] == false && m["patternProperties"] == nil
@@ -215,7 +211,7 @@ func (ck *argChecker) object(l *sandbox.Literal, m map[string]any, ptr string, d
 				if near := Nearest(p.Key, known, 1); len(near) > 0 {
 					msg += fmt.Sprintf("; did you mean %q?", near[0])
 				}
-				ck.out = append(ck.out, sandbox.Problem{Line: p.Line, Col: p.Col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, orRoot(ptr), msg)})
+				ck.problem(p.Line, p.Col, ptr, msg)
 			}
 			continue
 		}
