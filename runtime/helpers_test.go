@@ -44,7 +44,6 @@ type setup struct {
 	ttl         time.Duration
 	hkEvery     time.Duration // Options.HousekeepingInterval
 	limits      sandbox.Limits
-	maxChars    int          // Options.MaxResultChars
 	maxValue    int          // Options.MaxValueBytes
 	maxLog      int64        // Options.MaxRunLogBytes
 	fxLogger    *slog.Logger // the fixture connector's logger (discarded if nil)
@@ -175,7 +174,6 @@ func (e *env) open(s setup) {
 		MaxExecutions:        s.maxExecs,
 		PausedTTL:            s.ttl,
 		HousekeepingInterval: s.hkEvery,
-		MaxResultChars:       s.maxChars,
 		MaxValueBytes:        s.maxValue,
 		MaxRunLogBytes:       s.maxLog,
 		Now:                  nowOf(s.clock),

@@ -329,8 +329,9 @@ func (r *Runtime) moveEntry(ctx context.Context, e *codemode.Entry, from, to cod
 	return nil
 }
 
-// outcome builds the Outcome of e as stored, cut to MaxResultChars (see
-// visible); a paused run lists its pending actions.
+// outcome builds the Outcome of e as stored, scrubbed of secrets; a
+// paused run lists its pending actions. Outcomes are whole: a surface
+// cuts what it shows (the MCP server, to max_result_chars).
 func (r *Runtime) outcome(ctx context.Context, e *codemode.Execution) (codemode.Outcome, error) {
 	o := codemode.Outcome{Status: e.Status, ExecutionID: e.ID, Error: e.Error, Logs: e.Logs}
 	if e.Status == codemode.StatusCompleted {
@@ -339,11 +340,11 @@ func (r *Runtime) outcome(ctx context.Context, e *codemode.Execution) (codemode.
 	if e.Status == codemode.StatusPaused {
 		pending, err := r.pendingOf(ctx, e.ID)
 		if err != nil {
-			return r.visible(o), err
+			return r.scrubOutcome(o), err
 		}
 		o.Pending = pending
 	}
-	return r.visible(o), nil
+	return r.scrubOutcome(o), nil
 }
 
 // pendingOf lists the pending actions of one execution in seq order.

@@ -113,7 +113,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 	}
 	out.Status, out.Error = e.Status, e.Error
 	r.dispose(ctx, id)
-	return r.visible(out), nil
+	return r.scrubOutcome(out), nil
 }
 
 // revert undoes one applied or unknown call and marks it reverted. A call

@@ -46,12 +46,6 @@ type Options struct {
 	// MaxExecutions terminal runs are ever kept, however fast runs come).
 	// 0 means DefaultHousekeepingInterval; negative means every Execute.
 	HousekeepingInterval time.Duration
-	// MaxResultChars bounds what outcomes show of a run: its result (or
-	// error message) and its console lines together, measured as
-	// internal/truncate defines, are cut structurally to it (valid JSON of
-	// the same shape, largest values first, with visible markers). The
-	// store keeps them whole. 0 shows everything.
-	MaxResultChars int
 	// MaxValueBytes caps each value the execution log stores (a call's
 	// arguments or result, a step's value, the program's result): a call
 	// over it fails with an error saying so (its arguments: before it is
@@ -104,7 +98,6 @@ type Runtime struct {
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
-	maxChars int              // Options.MaxResultChars
 	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
 	maxLog   int64            // Options.MaxRunLogBytes resolved; 0: no quota
 	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
@@ -170,7 +163,6 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		limits:    opts.Limits,
 		maxExecs:  opts.MaxExecutions,
 		ttl:       opts.PausedTTL,
-		maxChars:  opts.MaxResultChars,
 		maxValue:  valueCap(opts.MaxValueBytes),
 		maxLog:    logQuota(opts.MaxRunLogBytes),
 		schedule:  housekeepingSchedule{every: housekeepingInterval(opts.HousekeepingInterval)},
@@ -199,11 +191,6 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	r.recoverOrphans(ctx)
 	return r, nil
 }
-
-// MaxResultChars is Options.MaxResultChars: how much of a value outcomes
-// show (0: everything). Surfaces that show more than outcomes (the audit
-// trail) bound their answers with it too.
-func (r *Runtime) MaxResultChars() int { return r.maxChars }
 
 // now reads the runtime's clock, in UTC without a monotonic reading (as
 // the store keeps it).

@@ -36,7 +36,7 @@ func newServerWith(t testing.TB, opts server.Options) *server.Server {
 	return newServerRT(t, opts, 0)
 }
 
-// newServerLimited is a server whose runtime has MaxResultChars maxChars.
+// newServerLimited is a server with MaxResultChars maxChars.
 func newServerLimited(t testing.TB, maxChars int) *server.Server {
 	t.Helper()
 	return newServerRT(t, server.Options{}, maxChars)
@@ -58,7 +58,7 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 	}
 	ex := pass.NewInProcess(pass.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: n}},
-		Limits: sandbox.Limits{Timeout: 5 * time.Second}, MaxResultChars: maxChars})
+		Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +69,9 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 		st.Close()
 	})
 	opts.Version, opts.Runtime = "test", r
+	if maxChars != 0 {
+		opts.MaxResultChars = maxChars
+	}
 	return server.New(opts)
 }
 

@@ -160,7 +160,6 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		MaxRunLogBytes: cfg.Store.MaxRunLog,
 		Lease:          cfg.Store.Lease,
 		TaskTimeout:    cfg.Sandbox.TaskTimeout,
-		MaxResultChars: cfg.Sandbox.MaxResultChars,
 		Scrubber:       a.Scrubber,
 		TypeCheck:      typeCheck,
 		Logger:         log,
