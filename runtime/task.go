@@ -350,4 +350,3 @@ func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, err
 	}
 	return r.outcome(ctx, e)
 }
-
