@@ -43,7 +43,7 @@ var services = []service{
 		func(ctx context.Context, p *pass, args []json.RawMessage) (catalog.SearchAnswer, error) {
 			return p.r.catalog().Search(ctx, p.r.snippets, stringArg(args, 0))
 		}),
-	serviceOf("describe", "The TypeScript declarations of a connector, method or snippet path; a connector's (or a namespace's) groups and methods, to browse; an unknown path throws an error naming the nearest ones.",
+	serviceOf("describe", "The TypeScript declarations of a connector, method or snippet path, with a connector's groups and methods to browse; an unknown path throws an error naming the nearest ones.",
 		[]sandbox.Param{{Name: "path", String: true}},
 		func(ctx context.Context, p *pass, args []json.RawMessage) (*catalog.Description, error) {
 			return p.r.catalog().Describe(ctx, p.r.snippets, stringArg(args, 0))
