@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
+	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
 // callRaw calls a tool and returns its text content, which must be JSON,
@@ -40,7 +42,7 @@ func callRaw(t *testing.T, c *client.Client, tool string, args map[string]any) (
 // visible truncation marker.
 func TestLargeOutputReachesTheClientCut(t *testing.T) {
 	const maxChars = 24000
-	c := connect(t, newServerLimited(t, maxChars), nil)
+	c := connect(t, newServerTimeout(t, server.Options{MaxResultChars: maxChars}, 0, 2*time.Minute), nil)
 	for _, tc := range []struct {
 		name, code string
 		check      func(t *testing.T, o codemode.Outcome)

@@ -47,6 +47,12 @@ func newServerLimited(t testing.TB, maxChars int) *server.Server {
 // the database earlier).
 func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...func(*sqlite.Store, *notes.Notes)) *server.Server {
 	t.Helper()
+	return newServerTimeout(t, opts, maxChars, 5*time.Second, prepare...)
+}
+
+// newServerTimeout is newServerRT with passes bounded by timeout.
+func newServerTimeout(t testing.TB, opts server.Options, maxChars int, timeout time.Duration, prepare ...func(*sqlite.Store, *notes.Notes)) *server.Server {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlite.Options{})
 	if err != nil {
@@ -58,7 +64,7 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 	}
 	ex := pass.NewInProcess(pass.InProcessOptions{})
 	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: n}},
-		Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+		Limits: sandbox.Limits{Timeout: timeout}})
 	if err != nil {
 		t.Fatal(err)
 	}
