@@ -9,10 +9,12 @@
 // Text is analysed the same way on both sides: names are split at
 // camelCase, snake_case, dots and slashes; stop words go; abbreviations
 // are spelt out (repo → repository, PR → pull request); words are stemmed
-// (plural and singular, -ed and -ing forms meet). A query word also finds
-// its synonyms at a lower weight (open ≈ create, save ≈ update), only
-// the best of them counts, and a document's score grows with the share of
-// the query's words it matches.
+// (plural and singular, -ed and -ing forms meet). A query word also finds,
+// at lower weights, its synonyms (open ≈ create, remove ≈ delete), the
+// terms of its root (deploy, deployment; see root) and, when no document
+// has it, the terms it begins ("deps": dependency); only the best of them
+// counts. A document's score grows with the share of the query's words
+// it matches, counting only the words something in the index stands for.
 //
 // Meaning comes from English word vectors (package wordvec): a document
 // whose name and summary mean what the query means (the cosine of their
@@ -21,14 +23,17 @@
 // one that reads gives way a little to one that writes when the query
 // asks to change something (see queryMood). What the query asks to do is
 // its leading verb, in a later clause when the first states a situation,
-// or a noun used as a verb ("comment on an issue"; see parseQuery).
+// a noun used as a verb ("comment on an issue") or a leading word the
+// index does not have before what a verb acts on ("slap a label on #88";
+// see parseQuery).
 //
 // Every rule here earns its place on query sets the search was not tuned
 // on, measured with and without it (BENCHMARKS.md, "Search"): a consumer
 // reads the first results and can search again, so what counts is the
 // intended method among the first 5 and 20. Rules that did not earn it
-// were deleted; words the documents do not use are still what it misses
-// most.
+// were deleted; what generalised works on the form of words (roots,
+// prefixes, which words the index knows) rather than lists of them.
+// Words the documents do not use are still what it misses most.
 //
 // An Index is immutable and made of Segments, one per group of documents
 // (a connector's methods); replacing one group (With) reuses the others,
