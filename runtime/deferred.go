@@ -138,11 +138,12 @@ func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
 }
 
 // writeAheadLocked queues a new entry for a call that may have a side
-// effect and commits it at once with the group, so that it survives a
-// crash before the call is made. If that write fails, the entry is taken
-// back (the call will not be made) and the pass stops. So does a pass
-// whose claim on the run lapsed (claims.mayAct), before anything is
-// written.
+// effect and makes it survive a crash before the call is made: journaled
+// when the store has a journal (the group is then written when it is due,
+// after the call is sent: see pass.execute), else committed at once with
+// the group. If that write fails, the entry is taken back (the call will
+// not be made) and the pass stops. So does a pass whose claim on the run
+// lapsed (claims.mayAct), before anything is written.
 func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
 	if err := p.r.own.claims.mayAct(p.execID); err != nil {
 		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
@@ -150,7 +151,15 @@ func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
-	if err := p.writeNowLocked(ctx); err != nil {
+	var err error
+	if p.useJournal() {
+		if err = p.journalLocked(ctx, *e); err == nil {
+			p.ahead[e.Seq] = true
+		}
+	} else {
+		err = p.writeNowLocked(ctx)
+	}
+	if err != nil {
 		p.takeBackLocked(e.Seq)
 		return err
 	}
@@ -162,11 +171,29 @@ func (p *pass) takeBackLocked(seq int) {
 	p.queued = p.queued[:len(p.queued)-1]
 	delete(p.queuedAt, seq)
 	delete(p.executing, seq)
+	delete(p.ahead, seq)
+}
+
+// useJournal reports whether the pass writes ahead to the store's journal:
+// a program's pass on a store that has one. (A rollback's revert pass
+// commits every entry at once.)
+func (p *pass) useJournal() bool { return p.r.journal != nil && p.mode == modeRun }
+
+// journalLocked journals e (see codemode.Journaler); a failure stops the
+// pass.
+func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
+	if err := p.r.journal.Journal(context.WithoutCancel(ctx), p.execID, []codemode.Entry{e}); err != nil {
+		err = fmt.Errorf("journal call %d of %s: %w", e.Seq, p.execID, err)
+		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	}
+	p.journaled = true
+	return nil
 }
 
 // record takes the outcome of an entry that was executing (a call that
 // returned, a step that ran), or waiting (a downstream task that ended:
-// written at once): e, moved to to, is queued. After finish's final
+// written at once): e, moved to to, is queued, and journaled
+// when its entry is journaled or already written. After finish's final
 // write nothing of the pass should come, but if it does, it is written at
 // once. If its values would take the run's log past its quota, e is
 // recorded as failed without them and the error returned stops the
@@ -200,10 +227,18 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	return quotaErr
 }
 
-// recordLocked queues or writes e, the outcome of an entry that was
-// executing (see record).
+// recordLocked queues, journals or writes e, the outcome of an entry that
+// was executing (see record).
 func (p *pass) recordLocked(ctx context.Context, e codemode.Entry) error {
-	if i, queued := p.queuedAt[e.Seq]; queued {
+	i, queued := p.queuedAt[e.Seq]
+	if p.useJournal() && !p.flushed && (p.ahead[e.Seq] || !queued) {
+		// The entry survives a crash (journaled, or written): so must its
+		// result, before the program sees it.
+		if err := p.journalLocked(ctx, e); err != nil {
+			return err
+		}
+	}
+	if queued {
 		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
 		p.groupBytes += len(e.Result) + len(e.Error)
 		p.queued[i] = e

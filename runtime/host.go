@@ -76,6 +76,8 @@ type pass struct {
 	groupStart time.Time              // when the oldest item of queued and deferred was queued
 	groupBytes int                    // bytes of values queued since groupStart
 	flushed    bool                   // the final flush ran: results are written at once
+	ahead      map[int]bool           // seqs written ahead to the journal
+	journaled  bool                   // the pass journaled something (dropped at finish)
 	logBytes   int64                  // bytes of values in the run's log, with what the pass added (quota.go)
 
 	gated   map[int]codemode.Entry // entries this pass logged pending or sign_in that still await a person; guarded by mu
@@ -104,6 +106,7 @@ func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seq
 		executing: map[int]codemode.Entry{},
 		gated:     map[int]codemode.Entry{},
 		waiting:   map[int]codemode.Entry{},
+		ahead:     map[int]bool{},
 		queuedAt:  map[int]int{},
 		maxSeq:    seqBase,
 	}
@@ -184,7 +187,24 @@ func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopR
 		err = p.flushLocked(ctx)
 	}
 	p.flushed = true
+	if err == nil {
+		p.dropJournalLocked(ctx)
+	}
 	return p.stop, err
+}
+
+// dropJournalLocked removes the pass's journal, if it wrote one, once
+// everything the journal holds is written: before the run's status
+// changes, so that a finished run leaves no journal.
+func (p *pass) dropJournalLocked(ctx context.Context) {
+	if !p.journaled {
+		return
+	}
+	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); err != nil {
+		p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", err)
+		return
+	}
+	p.journaled = false
 }
 
 // Call performs or replays one connector call.
@@ -285,7 +305,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		return p.gateLocked(ctx, e)
 	}
 	if !t.def.KnownReadOnly() || t.tasker() != nil {
-		// Write-ahead: a call that may have a side effect is
+		// Write-ahead: a call that may have a side effect is journaled or
 		// committed executing before it is sent (see deferred.go); so is
 		// one its source runs as a task, whose id is then committed
 		// (waiting.go).

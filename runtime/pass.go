@@ -66,6 +66,9 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, h 
 func (r *Runtime) writeEndAgain(ctx context.Context, e *codemode.Execution, p *pass, end passEnd) error {
 	p.mu.Lock()
 	err := p.flushLocked(ctx)
+	if err == nil {
+		p.dropJournalLocked(ctx)
+	}
 	p.mu.Unlock()
 	end.flushErr = err
 	_, err = r.writeEnd(ctx, e, p, end)

@@ -110,7 +110,8 @@ type Runtime struct {
 	clock    func() time.Time // Options.Now resolved
 	scrub    *scrub.Scrubber  // Options.Scrubber (nil scrubs nothing)
 	log      *slog.Logger
-	own      *owner // this process as the owner of its runs (owner.go)
+	own      *owner             // this process as the owner of its runs (owner.go)
+	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 
 	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
 	taskTimeout time.Duration
@@ -192,6 +193,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		lease = DefaultLease
 	}
 	r.own = newOwner(r, lease)
+	r.journal, _ = opts.Store.(codemode.Journaler)
 	r.cat.Store(cat)
 	r.recoverOrphans(ctx)
 	return r, nil
