@@ -27,6 +27,11 @@ const maxSearchQuery = 1000
 // long description mentions many things in passing, and costs time.
 const maxSearchText = 2000
 
+// connectorWeight scales the score of a connector's own search document,
+// so that a query naming what a method does finds the method before its
+// connector ("write a note" is notes.createNote, not notes).
+const connectorWeight = 0.5
+
 // pathKind is the kind of a catalog item.
 type pathKind string
 
@@ -74,8 +79,8 @@ type description struct {
 	Types string `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
 	// Groups and Methods let a model browse a connector (or a namespace
 	// of connectors) when it does not know what to search for.
-	Groups      []methodGroup   `json:"groups,omitempty" doc:"A connector's groups of methods (OpenAPI tags, else the first segment of their paths, else the namespace of tool names such as fs/read_file), or a namespace's connectors, in the order methods lists them."`
-	Methods     []methodSummary `json:"methods,omitempty" doc:"A connector's or a namespace's methods, group by group; those in no group last."`
+	Groups      []methodGroup   `json:"groups,omitempty" doc:"Groups of a connector's methods (tags, path prefixes), or a namespace's connectors."`
+	Methods     []methodSummary `json:"methods,omitempty" doc:"Its methods, group by group."`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
 	Code        string          `json:"code,omitempty"`
 }
@@ -236,6 +241,7 @@ func (s *source) segment() *search.Segment[*searchResult] {
 		conn.Value = &searchResult{Path: s.name, Connector: s.name, Kind: kindConnector, Description: summary(desc)}
 		conn.Fields[search.Name] = s.name
 		conn.Fields[search.Summary] = s.description
+		conn.Weight = connectorWeight
 		docs = append(docs, conn)
 		for _, t := range s.tools {
 			docs = append(docs, t.searchDoc())

@@ -45,7 +45,7 @@ var services = []service{
 		func(ctx context.Context, p *pass, args []json.RawMessage) (searchAnswer, error) {
 			return p.r.search(ctx, stringArg(args, 0))
 		}),
-	serviceOf("describe", "The TypeScript declarations of a connector, method or snippet path; a connector's (or a namespace's) groups and methods, to browse; an unknown path throws an error naming the nearest ones.",
+	serviceOf("describe", "The TypeScript declarations of a connector, method or snippet path, with a connector's groups and methods to browse; an unknown path throws an error naming the nearest ones.",
 		[]sandbox.Param{{Name: "path", String: true}},
 		func(ctx context.Context, p *pass, args []json.RawMessage) (*description, error) {
 			return p.r.describe(ctx, stringArg(args, 0))
