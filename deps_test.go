@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// The domain, the stores, the durable engine, the MCP server and the
-// approval console do not link the sandbox's JavaScript engine (goja,
+// The domain, the stores, the catalog, the durable engine, the MCP server
+// and the approval console do not link the sandbox's JavaScript engine (goja,
 // esbuild): they speak of programs and outcomes through package sandbox's
 // types only; the domain, the conformance suite and the console link no
 // database or MCP library either; each store links only its own database
@@ -22,6 +22,10 @@ func TestDependencies(t *testing.T) {
 		{"github.com/codemode-mcp/codemode-mcp/store/storetest", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/store/sqlite", []string{"dop251/goja", "evanw/esbuild", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/store/postgres", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
+		// The catalog links no database, no MCP library and no JavaScript
+		// engine, and none of the packages that run programs or keep them.
+		{"github.com/codemode-mcp/codemode-mcp/catalog", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go",
+			"codemode-mcp/runtime", "codemode-mcp/store", "codemode-mcp/sandbox/", "codemode-mcp/server", "codemode-mcp/connectors/"}},
 		{"github.com/codemode-mcp/codemode-mcp/runtime", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/server", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx"}},
 		{"github.com/codemode-mcp/codemode-mcp/console", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
@@ -40,6 +44,26 @@ func TestDependencies(t *testing.T) {
 					t.Errorf("%s links %s", tt.pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// The durable engine serves the catalog of methods (package catalog); it
+// does not build its own: runtime imports catalog, and typegen and the
+// catalog share one $ref resolver (internal/jsonref).
+func TestCatalogLayering(t *testing.T) {
+	const mod = "github.com/codemode-mcp/codemode-mcp/"
+	for _, tc := range []struct{ pkg, imports string }{
+		{mod + "runtime", mod + "catalog"},
+		{mod + "catalog", mod + "internal/jsonref"},
+		{mod + "typegen", mod + "internal/jsonref"},
+	} {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", tc.pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", tc.pkg, err, out)
+		}
+		if !slices.Contains(strings.Fields(string(out)), tc.imports) {
+			t.Errorf("%s does not import %s", tc.pkg, tc.imports)
 		}
 	}
 }

@@ -70,16 +70,25 @@ func BenchmarkDownstreamCall(b *testing.B) {
 
 // BenchmarkSideEffectCall is BenchmarkDownstreamCall for a call that is not
 // known to be read-only: the fixture's record-sum (get-sum plus an
-// in-memory tally, annotated readOnlyHint: false). Inside a program such a
-// call is logged before it is sent (write-ahead): its entry, and then its
-// result, are records appended to the store's journal (a file mapped in
-// memory), and the log is committed in groups as for read-only calls.
+// in-memory tally, annotated readOnlyHint: false), answered at once
+// (downstream=instant) or after 1 ms of the server's own work
+// (downstream=1ms, a realistic downstream). Inside a program such a call
+// is logged before it is sent (write-ahead): its entry is committed
+// executing, with the results of the calls before it.
 func BenchmarkSideEffectCall(b *testing.B) {
 	for _, iso := range isolations {
 		b.Run("isolation="+iso, func(b *testing.B) {
 			direct, cm := startPair(b, iso)
-			b.Run("via=direct", each(func(ctx context.Context) error { return directSum(ctx, direct, "record-sum") }))
-			b.Run("via=codemode", programCalls("record_sum", cm))
+			for _, ms := range []int{0, 1} {
+				name, args := "downstream=instant", sumArgs
+				if ms > 0 {
+					name, args = fmt.Sprintf("downstream=%dms", ms), map[string]any{"a": 1, "b": 2, "ms": ms}
+				}
+				b.Run(name, func(b *testing.B) {
+					b.Run("via=direct", each(func(ctx context.Context) error { return directSumWith(ctx, direct, "record-sum", args) }))
+					b.Run("via=codemode", programCallsWith("record_sum", args, cm))
+				})
+			}
 		})
 	}
 }
@@ -127,12 +136,17 @@ const slowAnswer = "slept 1ms"
 // programCalls is the via=codemode side of a per-call benchmark: programs
 // of callsPerProgram sequential fx.<method>({a: 1, b: 2}) calls.
 func programCalls(method string, cm *peer) func(*testing.B) {
+	return programCallsWith(method, sumArgs, cm)
+}
+
+// programCallsWith is programCalls with args, {a: 1, b: 2} and more.
+func programCallsWith(method string, args map[string]any, cm *peer) func(*testing.B) {
 	return func(b *testing.B) {
 		ctx := context.Background()
 		b.ResetTimer()
 		for done := 0; done < b.N; {
 			n := min(callsPerProgram, b.N-done)
-			if err := programSum(ctx, cm, method, n); err != nil {
+			if err := programSumWith(ctx, cm, method, args, n); err != nil {
 				b.Fatal(err)
 			}
 			done += n
@@ -271,7 +285,12 @@ connectors:
 // directSum calls tool (get-sum or record-sum) with {a: 1, b: 2} directly
 // and checks its result.
 func directSum(ctx context.Context, p *peer, tool string) error {
-	text, err := p.text(ctx, tool, sumArgs)
+	return directSumWith(ctx, p, tool, sumArgs)
+}
+
+// directSumWith is directSum with args, {a: 1, b: 2} and more.
+func directSumWith(ctx context.Context, p *peer, tool string, args map[string]any) error {
+	text, err := p.text(ctx, tool, args)
 	if err != nil {
 		return err
 	}
@@ -284,7 +303,16 @@ func directSum(ctx context.Context, p *peer, tool string) error {
 // programSum runs a program making n sequential fx.<method>({a: 1, b: 2})
 // calls (get_sum or record_sum) and checks their total.
 func programSum(ctx context.Context, p *peer, method string, n int) error {
-	code := fmt.Sprintf("async () => { let s = 0; for (let i = 0; i < %d; i++) s += await fx.%s({ a: 1, b: 2 }); return s }", n, method)
+	return programSumWith(ctx, p, method, sumArgs, n)
+}
+
+// programSumWith is programSum with args, {a: 1, b: 2} and more.
+func programSumWith(ctx context.Context, p *peer, method string, args map[string]any, n int) error {
+	js, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	code := fmt.Sprintf("async () => { let s = 0; for (let i = 0; i < %d; i++) s += await fx.%s(%s); return s }", n, method, js)
 	res, err := p.run(ctx, code)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 
 	"go.uber.org/goleak"
 
@@ -54,7 +56,7 @@ func newEnv(t *testing.T, tok string) *env {
 
 // newEnvWith is newEnv with the console's options (its Engine is set
 // here; a nil Logger discards) and extra sources beside notes.
-func newEnvWith(t *testing.T, opts console.Options, extra ...rt.Source) *env {
+func newEnvWith(t *testing.T, opts console.Options, extra ...catalog.Source) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -63,7 +65,7 @@ func newEnvWith(t *testing.T, opts console.Options, extra ...rt.Source) *env {
 	}
 	n := notes.New(notes.Name, st)
 	ex := pass.NewInProcess(pass.InProcessOptions{})
-	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: append([]rt.Source{{Connector: n}}, extra...), Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: append([]catalog.Source{{Connector: n}}, extra...), Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
-	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 var signInLinkRe = regexp.MustCompile(`<a class="signin-link" href="([^"]+)"`)
@@ -21,7 +21,7 @@ var signInLinkRe = regexp.MustCompile(`<a class="signin-link" href="([^"]+)"`)
 // once the person has signed in there, the run goes on by itself.
 func TestSignInFromTheConsole(t *testing.T) {
 	g := fixture.NewGated(t, "remote")
-	e := newEnvWith(t, console.Options{Token: token}, rt.Source{Connector: g})
+	e := newEnvWith(t, console.Options{Token: token}, catalog.Source{Connector: g})
 	o, err := e.rt.Execute(e.ctx, `async () => (await remote.post({ x: 1 })).n`, nil)
 	if err != nil || o.Status != codemode.StatusPaused {
 		t.Fatalf("run: %+v, %v; want paused", o, err)

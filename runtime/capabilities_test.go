@@ -6,8 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // renamedConnector gives a connector another name by embedding it, as a
@@ -24,7 +24,7 @@ func (r renamedConnector) Name() string { return r.name }
 // through the wrapper.
 func TestAWrappedConnectorKeepsWhatItCanDo(t *testing.T) {
 	k := newKV("kv")
-	e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: renamedConnector{Connector: k, name: "store"}}}})
+	e := newEnv(t, setup{noKV: true, extra: []catalog.Source{{Connector: renamedConnector{Connector: k, name: "store"}}}})
 
 	infos := e.rt.Connectors()
 	if len(infos) != 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
@@ -34,7 +35,7 @@ func (broken) Close() error                          { return nil }
 func (broken) Capabilities() connectors.Capabilities { return connectors.Capabilities{} }
 
 func TestConnectorsApprovalAndBrokenSource(t *testing.T) {
-	e := newEnv(t, setup{mcp: true, fxApprove: []string{"ech*", "get-sum"}, extra: []runtime.Source{{Connector: broken{}}}})
+	e := newEnv(t, setup{mcp: true, fxApprove: []string{"ech*", "get-sum"}, extra: []catalog.Source{{Connector: broken{}}}})
 	infos := e.rt.Connectors()
 	var names []string
 	approval := map[string]bool{}
@@ -77,12 +78,12 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 	e := newEnv(t, setup{})
 	tests := []struct {
 		name    string
-		sources []runtime.Source
+		sources []catalog.Source
 		want    string
 	}{
-		{"duplicate", []runtime.Source{{Connector: newKV("a")}, {Connector: newKV("a")}}, `two sources are named "a"`},
-		{"reserved", []runtime.Source{{Connector: newKV("codemode")}}, "reserved"},
-		{"bad glob", []runtime.Source{{Connector: newKV("a"), Approve: []string{"[x"}}}, `approve glob "[x"`},
+		{"duplicate", []catalog.Source{{Connector: newKV("a")}, {Connector: newKV("a")}}, `two sources are named "a"`},
+		{"reserved", []catalog.Source{{Connector: newKV("codemode")}}, "reserved"},
+		{"bad glob", []catalog.Source{{Connector: newKV("a"), Approve: []string{"[x"}}}, `approve glob "[x"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -285,7 +286,7 @@ func TestDescribeGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: c}, {Connector: newKV("ns.a")}, {Connector: newKV("ns.b")}}})
+	e := newEnv(t, setup{noKV: true, extra: []catalog.Source{{Connector: c}, {Connector: newKV("ns.a")}, {Connector: newKV("ns.b")}}})
 	type described struct {
 		Kind   string
 		Groups []struct {

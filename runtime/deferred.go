@@ -18,10 +18,13 @@ import (
 // Everything queued is written in one transaction:
 //
 //   - before a call that is not known to be read-only is sent
-//     (connectors.Tool.KnownReadOnly): its entry is queued and the group
-//     written at once (write-ahead), so the call is committed executing
-//     before it can have an effect, and the results of the calls before
-//     it are committed with it;
+//     (connectors.Tool.KnownReadOnly), on a store without a journal
+//     (PostgreSQL): its entry is queued and the group written at once
+//     (write-ahead), so the call is committed executing before it can
+//     have an effect, and the results of the calls before it are
+//     committed with it. On a store with one (SQLite,
+//     codemode.Journaler) the entry is journaled instead, and its result
+//     journaled before the program sees it: both then wait in the group;
 //   - with any other write that must reach the store before the pass goes
 //     on: a call logged pending (the run pauses or an approver is asked),
 //     an approver's answer (pending -> executing or rejected);
@@ -55,8 +58,12 @@ import (
 // package by an idle process, wake the Go runtime's monitor thread, which
 // then polls every 20 µs for a while; with a call every few hundred µs
 // that was a train of wake-ups per call (BENCHMARKS.md). Read-only calls
-// keep that saving; a side effect pays one commit, which also carries the
-// previous results.
+// keep that saving; a side effect pays two journal records on SQLite, one
+// commit (which also carries the previous results) on PostgreSQL. On
+// SQLite a commit per side effect instead took the side-effecting call
+// from 1.01x to 1.43x a direct call in process (target 1.3x) and added
+// 7-17 % to a call of a downstream answering in 1 ms (BENCHMARKS.md,
+// "Fast paths that pay for themselves").
 //
 // If a write fails, the pass ends with an internal failure and nothing of
 // that group is written (a call whose write-ahead failed is not made);

@@ -10,13 +10,13 @@ import (
 // on pause. Failures are logged.
 func (r *Runtime) dispose(ctx context.Context, id string) {
 	ctx = context.WithoutCancel(ctx)
-	for _, s := range r.catalog().sources {
-		d := s.caps.Disposer
+	for _, s := range r.catalog().Connectors() {
+		d := s.Caps.Disposer
 		if d == nil {
 			continue
 		}
 		if err := d.DisposeExecution(ctx, id); err != nil {
-			r.log.Warn("dispose failed", "connector", s.name, "execution", id, "err", err)
+			r.log.Warn("dispose failed", "connector", s.Name, "execution", id, "err", err)
 		}
 	}
 }

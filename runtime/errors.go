@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -28,8 +27,6 @@ func unknownExecution(id string) error {
 func unknownSnippet(name string) error {
 	return &userError{sentinel: codemode.ErrUnknownSnippet, msg: fmt.Sprintf("unknown snippet %q", name)}
 }
-
-func isNotFound(err error) bool { return errors.Is(err, codemode.ErrNotFound) }
 
 // RefusalOutcome is the outcome shown for a refused request about
 // execution id (IsRefusal): status error and the reason, with the

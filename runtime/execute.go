@@ -9,6 +9,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
@@ -148,7 +149,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	fail := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {
 		return nil, out, err
 	}
-	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
+	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
 		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
 			id, strings.Join(changed, ", "))})
@@ -218,13 +219,13 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 // A connector that could not list its tools for want of a sign-in is
 // listed again first.
 func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (to codemode.EntryState, note string, err error) {
-	s := r.catalog().byName[en.Connector]
+	s := r.catalog().Connector(en.Connector)
 	if s == nil {
 		return 0, "", &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)}
 	}
-	why := s.signIn()
-	if si := s.caps.SignIner; si != nil {
+	why := s.NeedsSignIn()
+	if si := s.Caps.SignIner; si != nil {
 		var err error
 		if why, err = si.NeedsSignIn(ctx); err != nil {
 			return 0, "", fmt.Errorf("ask connector %s whether it needs a sign-in: %w", en.Connector, err)
@@ -233,7 +234,7 @@ func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (to codemo
 	if why != nil {
 		return 0, "", stillNeedsSignIn(en, why)
 	}
-	if s.signIn() != nil {
+	if s.NeedsSignIn() != nil {
 		if _, err := r.RefreshConnector(ctx, en.Connector); err != nil {
 			if sir, ok := connectors.AsSignInRequired(err); ok {
 				return 0, "", stillNeedsSignIn(en, sir)
@@ -242,16 +243,16 @@ func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (to codemo
 				"execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)}
 		}
 	}
-	t, rerr := r.catalog().resolve(en.Connector, en.Method)
-	if rerr != nil || t.signIn != nil {
+	t, rerr := r.catalog().Resolve(en.Connector, en.Method)
+	if rerr != nil || t.SignIn != nil {
 		// (A method the connector does not list fails on replay, naming
 		// the methods it has.)
 		return codemode.EntryExecuting, "", nil
 	}
-	switch v, aerr := t.approval(en.Args); {
+	switch v, aerr := t.Approval(en.Args); {
 	case aerr != nil:
 		return codemode.EntryRejected, fmt.Sprintf("%s.%s: %v", en.Connector, en.Method, aerr), nil
-	case v.why != noApproval:
+	case v.Why != catalog.NoApproval:
 		return codemode.EntryPending, "", nil
 	}
 	return codemode.EntryExecuting, "", nil
@@ -305,7 +306,7 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 			}
 		}
 		if found == nil {
-			return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, listOrNone(seqs))
+			return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, catalog.ListOrNone(seqs))
 		}
 		msg = fmt.Sprintf("call %d (%s.%s) was rejected by the user", seq, found.Connector, found.Method)
 	}
@@ -475,10 +476,7 @@ func wrongOutcome(id string, e *codemode.Execution) codemode.Outcome {
 // true with the outcome to return when it has type errors or the checker
 // fails (the program does not run and nothing is stored).
 func (r *Runtime) typeCheckProgram(ctx context.Context, code string) (o codemode.Outcome, refused bool) {
-	decls, err := r.Declarations("")
-	if err != nil {
-		decls = codemodeDeclaration
-	}
+	decls, _ := r.Declarations("") // every connector's: never an error
 	problems, err := r.typeCheck.Check(ctx, code, decls)
 	switch {
 	case err != nil:
@@ -486,7 +484,7 @@ func (r *Runtime) typeCheckProgram(ctx context.Context, code string) (o codemode
 		return codemode.Outcome{Status: codemode.StatusError, Error: "the type check (sandbox.typecheck) failed; nothing was run: " + r.scrub.String(err.Error())}, true
 	case len(problems) > 0:
 		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("the program has %d type error%s (sandbox.typecheck); nothing was run:\n- %s",
-			len(problems), plural(len(problems), "", "s"), strings.Join(problems, "\n- "))}, true
+			len(problems), short.Plural(len(problems), "", "s"), strings.Join(problems, "\n- "))}, true
 	}
 	return codemode.Outcome{}, false
 }

@@ -3,10 +3,11 @@ package runtime
 import (
 	"context"
 
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // SetGroupAge sets how long r's passes may keep log writes queued (see
@@ -25,16 +26,20 @@ func Beat(ctx context.Context, r *Runtime) { r.own.beat(ctx) }
 func OwnerID(r *Runtime) string { return r.own.id }
 
 // ResetSearchIndex drops every search segment and index r has made, so
-// the next search builds them again. Not safe while r searches.
+// the next search builds them again: the catalog is built anew from the
+// connectors it holds (which list their tools again). Not safe while r
+// searches.
 func ResetSearchIndex(r *Runtime) {
-	old := r.catalog()
-	c := &catalog{sources: old.sources, byName: old.byName, globals: old.globals}
-	for _, s := range c.sources {
-		s.segOnce = sync.Once{}
-		s.seg = nil
+	var srcs []catalog.Source
+	for _, s := range r.catalog().Connectors() {
+		srcs = append(srcs, s.Source)
+	}
+	c, err := catalog.New(context.Background(), srcs, catalog.Options{Codemode: codemodeDeclaration, Scrubber: r.scrub, Logger: r.log})
+	if err != nil {
+		panic(err)
 	}
 	r.cat.Store(c)
-	r.snippetSeg.Store(nil)
+	r.snippets = catalog.NewSnippets(r.store)
 }
 
 // HasPath reports whether path is an available connector's method.
@@ -43,7 +48,7 @@ func HasPath(r *Runtime, path string) bool {
 	if i < 0 {
 		return false
 	}
-	_, err := r.catalog().resolve(path[:i], path[i+1:])
+	_, err := r.catalog().Resolve(path[:i], path[i+1:])
 	return err == nil
 }
 

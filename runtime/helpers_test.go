@@ -14,6 +14,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
@@ -43,11 +44,10 @@ type setup struct {
 	ttl         time.Duration
 	hkEvery     time.Duration // Options.HousekeepingInterval
 	limits      sandbox.Limits
-	maxChars    int          // Options.MaxResultChars
 	maxValue    int          // Options.MaxValueBytes
 	maxLog      int64        // Options.MaxRunLogBytes
 	fxLogger    *slog.Logger // the fixture connector's logger (discarded if nil)
-	extra       []runtime.Source
+	extra       []catalog.Source
 	// wrap, if set, wraps the real store the runtime is given (to count
 	// or fail its writes); e.store stays the real one.
 	wrap func(codemode.Store) codemode.Store
@@ -127,13 +127,13 @@ func (e *env) open(s setup) {
 		e.exec = pool
 	}
 	e.down = false
-	var sources []runtime.Source
+	var sources []catalog.Source
 	if !s.noKV {
 		e.kv = s.kv
 		if e.kv == nil {
 			e.kv = newKV("kv")
 		}
-		sources = append(sources, runtime.Source{Connector: e.kv, Approve: s.kvApprove, Revert: s.kvRevert})
+		sources = append(sources, catalog.Source{Connector: e.kv, Approve: s.kvApprove, Revert: s.kvRevert})
 	}
 	if s.mcp {
 		var args []string
@@ -153,12 +153,12 @@ func (e *env) open(s setup) {
 			t.Fatalf("dial fixture: %v", err)
 		}
 		e.fx = fx
-		sources = append(sources, runtime.Source{Connector: fx, Approve: s.fxApprove, NoApprove: s.fxNoApprove, Revert: s.fxRevert, ForwardUnknown: s.fxForward})
+		sources = append(sources, catalog.Source{Connector: fx, Approve: s.fxApprove, NoApprove: s.fxNoApprove, Revert: s.fxRevert, ForwardUnknown: s.fxForward})
 	}
 	if s.notes {
 		n := notes.New(notes.Name, st)
 		e.notes = n
-		sources = append(sources, runtime.Source{Connector: n})
+		sources = append(sources, catalog.Source{Connector: n})
 	}
 	sources = append(sources, s.extra...)
 	var store codemode.Store = st
@@ -174,7 +174,6 @@ func (e *env) open(s setup) {
 		MaxExecutions:        s.maxExecs,
 		PausedTTL:            s.ttl,
 		HousekeepingInterval: s.hkEvery,
-		MaxResultChars:       s.maxChars,
 		MaxValueBytes:        s.maxValue,
 		MaxRunLogBytes:       s.maxLog,
 		Now:                  nowOf(s.clock),

@@ -9,9 +9,9 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// Pending lists the actions awaiting approval: of one execution (empty
-// unless it is paused), or with id "" of every paused execution, oldest run
-// first.
+// Pending lists the actions awaiting approval, their arguments whole as
+// logged: of one execution (empty unless it is paused), or with id "" of
+// every paused execution, oldest run first.
 func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAction, error) {
 	if id != "" {
 		e, err := r.getExecution(ctx, id)
@@ -22,7 +22,7 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAct
 			return nil, nil
 		}
 		p, err := r.pendingOf(ctx, id)
-		return r.visiblePending(p), err
+		return p, err
 	}
 	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 	if err != nil {
@@ -38,7 +38,7 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAct
 		}
 		out = append(out, p...)
 	}
-	return r.visiblePending(out), nil
+	return out, nil
 }
 
 // Executions lists executions newest first (the audit trail).

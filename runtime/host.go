@@ -10,7 +10,9 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -57,7 +59,7 @@ type stopReason struct {
 type pass struct {
 	// fixed at creation
 	r       *Runtime
-	cat     *catalog // the runtime's catalog when the pass began
+	cat     *catalog.Catalog // the runtime's catalog when the pass began
 	execID  string
 	ap      codemode.Approver
 	mode    passMode
@@ -213,11 +215,11 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 		return nil, err
 	}
 	defer p.inflight.Done()
-	t, err := p.cat.resolve(c.Connector, c.Method)
+	t, err := p.cat.Resolve(c.Connector, c.Method)
 	if err != nil {
 		return nil, err // thrown into the program; nothing is logged
 	}
-	args, decoded, err := canonicalValue(c.Args)
+	args, decoded, err := jsonref.Canonical(c.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s.%s: arguments are not valid JSON: %w", c.Connector, c.Method, err)
 	}
@@ -234,8 +236,8 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 
 // decide answers a call from the log, or decides to execute it (returning
 // the entry, already logged executing), pause or refuse.
-// decoded is args decoded (canonicalValue), for validation.
-func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.RawMessage, decoded any) (*codemode.Entry, json.RawMessage, error) {
+// decoded is args decoded (jsonref.Canonical), for validation.
+func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, args json.RawMessage, decoded any) (*codemode.Entry, json.RawMessage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refusalLocked(); err != nil {
@@ -260,23 +262,23 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if t.signIn != nil && p.mode != modeRun {
+	if t.SignIn != nil && p.mode != modeRun {
 		// A rollback's revert cannot wait for a person.
-		return nil, nil, t.signIn
+		return nil, nil, t.SignIn
 	}
-	if t.signIn == nil {
+	if t.SignIn == nil {
 		// (A stand-in's schema is unknown until the sign-in.)
-		if err := validateValue(t.inputSchema(p.r.log), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
+		if err := catalog.ValidateValue(t.InputSchema(), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
 			return nil, nil, err
 		}
 	}
 	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (%s.%s)", seq, c.Connector, c.Method), "the call was not made"); err != nil {
 		return nil, nil, err
 	}
-	var v verdict
-	if t.signIn == nil { // (a stand-in's verdict waits for the sign-in: Runtime.afterSignIn)
+	var v catalog.Verdict
+	if t.SignIn == nil { // (a stand-in's verdict waits for the sign-in: Runtime.afterSignIn)
 		var err error
-		if v, err = t.approval(args); err != nil {
+		if v, err = t.Approval(args); err != nil {
 			// The connector refuses the call (a generic call that reaches
 			// what the configuration excluded): nothing is logged either.
 			return nil, nil, fmt.Errorf("%s.%s: %w", c.Connector, c.Method, err)
@@ -293,18 +295,18 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *tool, args json.Ra
 		Args:        args,
 		Reverts:     p.reverts,
 	}
-	if t.signIn != nil {
-		e.Error = t.signIn.Error()
+	if t.SignIn != nil {
+		e.Error = t.SignIn.Error()
 		if err := p.insertLocked(ctx, &e, codemode.EntrySignIn); err != nil {
 			return nil, nil, err
 		}
 		p.gated[e.Seq] = e
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	}
-	if p.mode == modeRun && v.why != noApproval {
+	if p.mode == modeRun && v.Why != catalog.NoApproval {
 		return p.gateLocked(ctx, e)
 	}
-	if !t.def.KnownReadOnly() || t.tasker() != nil {
+	if !t.Def.KnownReadOnly() || t.Tasker() != nil {
 		// Write-ahead: a call that may have a side effect is journaled or
 		// committed executing before it is sent (see deferred.go); so is
 		// one its source runs as a task, whose id is then committed
@@ -463,7 +465,7 @@ func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codem
 //
 // The call's CallHook is the one path by which its connector reports to
 // the runtime (docs/ARCHITECTURE.md, "One hook per call").
-func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh bool, progress func(string)) (json.RawMessage, error) {
+func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method, fresh bool, progress func(string)) (json.RawMessage, error) {
 	var (
 		logged bool  // logInFlight ran (Sent, or after Call)
 		logErr error // what its write gave
@@ -482,12 +484,12 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *tool, fresh boo
 			logErr = p.writeDueLocked(ctx)
 		}
 	}
-	if tk := t.tasker(); tk != nil && p.mode == modeRun {
+	if tk := t.Tasker(); tk != nil && p.mode == modeRun {
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
 	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress}
-	res, callErr := t.src.src.Connector.Call(connectors.WithCallHook(ctx, hook), t.def.SourceName, e.Args)
+	res, callErr := t.Conn.Source.Connector.Call(connectors.WithCallHook(ctx, hook), t.Def.SourceName, e.Args)
 	logInFlight() // if Sent was not reported
 	if logErr != nil {
 		return nil, logErr
@@ -674,4 +676,12 @@ func describeCall(connector, method string, args json.RawMessage) string {
 func describeStep(name string) string {
 	b, _ := json.Marshal(name)
 	return fmt.Sprintf("codemode.step(%s)", b)
+}
+
+var _ sandbox.Checker = (*pass)(nil)
+
+// Check is the check before a program runs (sandbox.Checker), against the
+// catalog the pass began with (catalog.Catalog.Check).
+func (p *pass) Check(ctx context.Context, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
+	return p.cat.Check(ctx, calls)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -67,7 +68,7 @@ func TestHostRefusesCallsAfterStop(t *testing.T) {
 		}
 		return sandbox.Outcome{Status: sandbox.Stopped, Stop: stop}
 	}}
-	rt, err := runtime.New(e.ctx, runtime.Options{Store: e.store, Executor: exec, Sources: []runtime.Source{{Connector: e.kv}}})
+	rt, err := runtime.New(e.ctx, runtime.Options{Store: e.store, Executor: exec, Sources: []catalog.Source{{Connector: e.kv}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestCancelledCallRunsAgainOnReplay(t *testing.T) {
 		}
 		return nil
 	}
-	rt, err := runtime.New(e.ctx, runtime.Options{Store: e.store, Executor: exec, Sources: []runtime.Source{{Connector: e.kv}}})
+	rt, err := runtime.New(e.ctx, runtime.Options{Store: e.store, Executor: exec, Sources: []catalog.Source{{Connector: e.kv}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestHostUnknownMethodAndConnector(t *testing.T) {
 		}
 		return sandbox.Outcome{Status: sandbox.Completed, Result: json.RawMessage(`null`)}
 	}}
-	rt, err := runtime.New(e.ctx, runtime.Options{Store: e.store, Executor: exec, Sources: []runtime.Source{{Connector: e.kv}}})
+	rt, err := runtime.New(e.ctx, runtime.Options{Store: e.store, Executor: exec, Sources: []catalog.Source{{Connector: e.kv}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,9 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
-	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 )
 
 // DefaultMaxValueBytes is the default cap on one value kept in the
@@ -88,55 +86,4 @@ func (r *Runtime) capMessage(msg string) string {
 		return msg
 	}
 	return short.Clip(msg, r.maxValue)
-}
-
-// visible returns what a surface shows of o: its result (or error message)
-// and its console lines cut together to MaxResultChars by
-// truncate.Fit, structurally. The store keeps them whole.
-func (r *Runtime) visible(o codemode.Outcome) codemode.Outcome {
-	o = r.scrubOutcome(o)
-	if r.maxChars <= 0 {
-		return o
-	}
-	switch {
-	case len(o.Result) > 0:
-		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, r.maxChars)
-		o.Error = truncate.String(o.Error, r.maxChars)
-	case o.Error != "":
-		raw, err := json.Marshal(o.Error)
-		if err != nil { // a Go string always marshals
-			return o
-		}
-		raw, o.Logs = truncate.Fit(raw, o.Logs, r.maxChars)
-		if err := json.Unmarshal(raw, &o.Error); err != nil {
-			return o
-		}
-	default:
-		_, o.Logs = truncate.Fit(nil, o.Logs, r.maxChars)
-	}
-	if len(o.Logs) == 0 {
-		o.Logs = nil
-	}
-	o.Pending = r.visiblePending(o.Pending)
-	return o
-}
-
-// minPendingShare is the least a pending action's arguments are cut to
-// when many share MaxResultChars.
-const minPendingShare = 200
-
-// visiblePending cuts the arguments of pending actions to what outcomes
-// show: each to an equal share of MaxResultChars (at least
-// minPendingShare), structurally, as results are. The log keeps them whole:
-// approval runs the call with the arguments as logged.
-func (r *Runtime) visiblePending(ps []codemode.PendingAction) []codemode.PendingAction {
-	if r.maxChars <= 0 || len(ps) == 0 {
-		return ps
-	}
-	share := max(r.maxChars/len(ps), minPendingShare)
-	out := slices.Clone(ps)
-	for i := range out {
-		out[i].Args, _ = truncate.Fit(out[i].Args, nil, share)
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
@@ -17,7 +18,7 @@ import (
 // types take dotted paths.
 func TestNamespaces(t *testing.T) {
 	a, b := newKV("ns.a"), newKV("ns.b")
-	e := newEnv(t, setup{mcp: true, extra: []runtime.Source{{Connector: a}, {Connector: b}}})
+	e := newEnv(t, setup{mcp: true, extra: []catalog.Source{{Connector: a}, {Connector: b}}})
 	o := e.run(`async () => {
 		await ns.a.add({ key: "k", value: "1" });
 		const prev = await ns.b.put({ key: "k", value: "2" });
@@ -87,7 +88,7 @@ func TestNamespaces(t *testing.T) {
 
 func TestNamespaceClashIsRefused(t *testing.T) {
 	e := newEnv(t, setup{})
-	for _, sources := range [][]runtime.Source{
+	for _, sources := range [][]catalog.Source{
 		{{Connector: newKV("ns")}, {Connector: newKV("ns.a")}},
 		{{Connector: newKV("ns.a.b")}, {Connector: newKV("ns.a")}},
 	} {

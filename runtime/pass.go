@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
-	"sort"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -25,7 +26,7 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, a
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
-		Globals:  p.cat.globals,
+		Globals:  p.cat.Globals(),
 		Services: serviceList,
 		Limits:   r.limitsOf(e),
 		Clock:    sandbox.Clock(e.Clock),
@@ -100,7 +101,7 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 	}
 	p.mu.Lock()
 	for name := range p.used {
-		if fp, ok := p.cat.fingerprintOf(name); ok {
+		if fp, ok := p.cat.Fingerprint(name); ok {
 			if e.Connectors == nil {
 				e.Connectors = map[string]string{}
 			}
@@ -328,8 +329,9 @@ func (r *Runtime) moveEntry(ctx context.Context, e *codemode.Entry, from, to cod
 	return nil
 }
 
-// outcome builds the Outcome of e as stored, cut to MaxResultChars (see
-// visible); a paused run lists its pending actions.
+// outcome builds the Outcome of e as stored, scrubbed of secrets; a
+// paused run lists its pending actions. Outcomes are whole: a surface
+// cuts what it shows (the MCP server, to max_result_chars).
 func (r *Runtime) outcome(ctx context.Context, e *codemode.Execution) (codemode.Outcome, error) {
 	o := codemode.Outcome{Status: e.Status, ExecutionID: e.ID, Error: e.Error, Logs: e.Logs}
 	if e.Status == codemode.StatusCompleted {
@@ -338,11 +340,11 @@ func (r *Runtime) outcome(ctx context.Context, e *codemode.Execution) (codemode.
 	if e.Status == codemode.StatusPaused {
 		pending, err := r.pendingOf(ctx, e.ID)
 		if err != nil {
-			return r.visible(o), err
+			return r.scrubOutcome(o), err
 		}
 		o.Pending = pending
 	}
-	return r.visible(o), nil
+	return r.scrubOutcome(o), nil
 }
 
 // pendingOf lists the pending actions of one execution in seq order.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 )
 
 // A misspelt method after a call with a side effect is reported before
@@ -88,7 +88,7 @@ func TestCheckBeforeRunningLeavesValidProgramsAlone(t *testing.T) {
 
 // A connector in a namespace (ns.kv) is checked like any other.
 func TestCheckBeforeRunningNamespaces(t *testing.T) {
-	e := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: newKV("ns.kv")}}})
+	e := newEnv(t, setup{noKV: true, extra: []catalog.Source{{Connector: newKV("ns.kv")}}})
 	o := e.run(`async () => await ns.kv.gte({ key: "k" })`, nil)
 	mustStatus(t, o, codemode.StatusError)
 	if want := "- line 1:25: ns.kv.gte is not a method of ns.kv; nearest: get"; !strings.Contains(o.Error, want) {

@@ -8,48 +8,49 @@ import (
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 )
 
 // Method describes one connector method as the runtime serves it now, for
 // a person deciding about a call of it with args: why such a call needs
 // approval, whether a rollback can undo it, whether it is read-only.
 func (r *Runtime) Method(connector, method string, args json.RawMessage) codemode.MethodInfo {
-	t, err := r.catalog().resolve(connector, method)
+	t, err := r.catalog().Resolve(connector, method)
 	if err != nil {
 		return codemode.MethodInfo{}
 	}
-	info := codemode.MethodInfo{Known: true, ReadOnly: t.def.KnownReadOnly(), Revertible: t.revertJS != ""}
-	if rv := t.src.caps.Reverter; rv != nil && rv.Revertible(t.def.SourceName) {
+	info := codemode.MethodInfo{Known: true, ReadOnly: t.Def.KnownReadOnly(), Revertible: t.RevertJS != ""}
+	if rv := t.Conn.Caps.Reverter; rv != nil && rv.Revertible(t.Def.SourceName) {
 		info.Revertible = true
 	}
-	v, err := t.approval(args)
+	v, err := t.Approval(args)
 	if err != nil {
 		info.ApprovalReason = fmt.Sprintf("%s refuses this call of %s: %v", connector, method, err)
 		return info
 	}
-	switch v.why {
-	case whyConfigPath:
-		info.ApprovalReason = fmt.Sprintf("the configuration's approve list for %s matches the path %s", connector, v.path)
-	case whyReached:
-		x := v.reached
-		info.ApprovalReason = fmt.Sprintf("this call of %s reaches %s (%s), and %s", method, x.def.Name, x.def.Route, approvalReason(connector, x.def.Name, x, v.reachedWhy))
+	switch v.Why {
+	case catalog.WhyConfigPath:
+		info.ApprovalReason = fmt.Sprintf("the configuration's approve list for %s matches the path %s", connector, v.Path)
+	case catalog.WhyReached:
+		x := v.Reached
+		info.ApprovalReason = fmt.Sprintf("this call of %s reaches %s (%s), and %s", method, x.Def.Name, x.Def.Route, approvalReason(connector, x.Def.Name, x, v.ReachedWhy))
 	default:
-		info.ApprovalReason = approvalReason(connector, method, t, v.why)
+		info.ApprovalReason = approvalReason(connector, method, t, v.Why)
 	}
 	return info
 }
 
 // approvalReason says why a call of method (of tool t) needs approval,
 // for the reasons a call of it has itself.
-func approvalReason(connector, method string, t *tool, why approvalWhy) string {
+func approvalReason(connector, method string, t *catalog.Method, why catalog.ApprovalWhy) string {
 	switch why {
-	case whyConfig:
+	case catalog.WhyConfig:
 		return fmt.Sprintf("the configuration's approve list for %s matches %s", connector, method)
-	case whyConnectorArg:
+	case catalog.WhyConnectorArg:
 		return fmt.Sprintf("%s requires approval for this call of %s", connector, method)
-	case whyConnector:
-		verb, _, _ := strings.Cut(t.def.Route, " ")
-		switch d := t.def.Annotations.Destructive; {
+	case catalog.WhyConnector:
+		verb, _, _ := strings.Cut(t.Def.Route, " ")
+		switch d := t.Def.Annotations.Destructive; {
 		case verb != "":
 			// An HTTP operation: the verdict is ours, not the API's.
 			return fmt.Sprintf("%s is an HTTP %s operation, and codemode-mcp asks before every POST, PUT, PATCH and DELETE (no_approve lifts it)", method, verb)

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // digestOf is the digest of what execution id has pending now, as a
@@ -139,7 +139,7 @@ func (routed) Call(context.Context, string, json.RawMessage) (connectors.Result,
 
 func TestMethodExplainsApprovalAndRevert(t *testing.T) {
 	e := newEnv(t, setup{mcp: true, fxApprove: []string{"counter"}, fxRevert: map[string]string{"counter": "(args) => fx.uncount({ name: args.name })"},
-		extra: []runtime.Source{{Connector: routed{}}}})
+		extra: []catalog.Source{{Connector: routed{}}}})
 	tests := []struct {
 		connector, method string
 		want              codemode.MethodInfo

@@ -113,28 +113,28 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 	}
 	out.Status, out.Error = e.Status, e.Error
 	r.dispose(ctx, id)
-	return r.visible(out), nil
+	return r.scrubOutcome(out), nil
 }
 
 // revert undoes one applied or unknown call and marks it reverted. A call
 // whose outcome is unknown has no result: a revert gets null for it.
 func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) error {
-	s := r.catalog().byName[en.Connector]
-	if s == nil || !s.available() {
+	s := r.catalog().Connector(en.Connector)
+	if s == nil || !s.Available() {
 		return fmt.Errorf("connector %s is not available", en.Connector)
 	}
-	t := s.byName[en.Method]
+	t := s.Method(en.Method)
 	if t == nil {
 		return fmt.Errorf("connector %s no longer has the method %s", en.Connector, en.Method)
 	}
-	if rv := s.caps.Reverter; rv != nil && rv.Revertible(t.def.SourceName) {
-		if err := rv.Revert(ctx, t.def.SourceName, en.Args, rawOrNull(en.Result)); err != nil {
+	if rv := s.Caps.Reverter; rv != nil && rv.Revertible(t.Def.SourceName) {
+		if err := rv.Revert(ctx, t.Def.SourceName, en.Args, rawOrNull(en.Result)); err != nil {
 			return err
 		}
 		return r.moveEntry(ctx, &en, en.State, codemode.EntryReverted)
 	}
-	if t.revertJS != "" {
-		return r.revertJS(ctx, en, t.revertJS, maxSeq)
+	if t.RevertJS != "" {
+		return r.revertJS(ctx, en, t.RevertJS, maxSeq)
 	}
 	return errNotRevertible
 }
@@ -154,7 +154,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, ma
 	p.reverts = en.Seq
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     code,
-		Globals:  p.cat.globals,
+		Globals:  p.cat.Globals(),
 		Services: serviceList,
 		Limits:   r.limits,
 		Clock:    sandbox.Clock{Seed: newSeed()},
@@ -187,8 +187,8 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, ma
 
 // readOnly reports whether en is a call of a tool known to be read-only.
 func (r *Runtime) readOnly(en codemode.Entry) bool {
-	t, err := r.catalog().resolve(en.Connector, en.Method)
-	return err == nil && t.def.KnownReadOnly()
+	t, err := r.catalog().Resolve(en.Connector, en.Method)
+	return err == nil && t.Def.KnownReadOnly()
 }
 
 // rollbackNote says, for a rollback that left calls in effect, what it

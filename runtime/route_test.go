@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // routedDocument is the API of TestRequestFollowsWhatItReaches.
@@ -53,7 +53,7 @@ func TestRequestFollowsWhatItReaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	e := newEnv(t, setup{extra: []runtime.Source{{Connector: c, Approve: []string{"getPet", "path:/admin/*"}, NoApprove: []string{"search", "request"}}}})
+	e := newEnv(t, setup{extra: []catalog.Source{{Connector: c, Approve: []string{"getPet", "path:/admin/*"}, NoApprove: []string{"search", "request"}}}})
 
 	for _, tt := range []struct {
 		code   string
@@ -93,7 +93,7 @@ func TestRequestFollowsWhatItReaches(t *testing.T) {
 	}
 	// Refused first: with request itself in approve, a call of an
 	// excluded path is still refused, not put to anyone.
-	gated := newEnv(t, setup{noKV: true, extra: []runtime.Source{{Connector: c, Approve: []string{"request"}}}})
+	gated := newEnv(t, setup{noKV: true, extra: []catalog.Source{{Connector: c, Approve: []string{"request"}}}})
 	o = gated.run(`await api.request({method: "GET", path: "/secret"})`, nil)
 	mustStatus(t, o, codemode.StatusError)
 	if !strings.Contains(o.Error, `operations.exclude pattern "getSecret" removed`) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -28,7 +29,7 @@ type Options struct {
 	// Executor runs program passes. Required.
 	Executor sandbox.Executor
 	// Sources are the connectors with their configured policy, in order.
-	Sources []Source
+	Sources []catalog.Source
 	// Limits bound every pass.
 	Limits sandbox.Limits
 	// MaxExecutions is how many terminal executions are kept; older ones are
@@ -45,12 +46,6 @@ type Options struct {
 	// MaxExecutions terminal runs are ever kept, however fast runs come).
 	// 0 means DefaultHousekeepingInterval; negative means every Execute.
 	HousekeepingInterval time.Duration
-	// MaxResultChars bounds what outcomes show of a run: its result (or
-	// error message) and its console lines together, measured as
-	// internal/truncate defines, are cut structurally to it (valid JSON of
-	// the same shape, largest values first, with visible markers). The
-	// store keeps them whole. 0 shows everything.
-	MaxResultChars int
 	// MaxValueBytes caps each value the execution log stores (a call's
 	// arguments or result, a step's value, the program's result): a call
 	// over it fails with an error saying so (its arguments: before it is
@@ -103,7 +98,6 @@ type Runtime struct {
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
-	maxChars int              // Options.MaxResultChars
 	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
 	maxLog   int64            // Options.MaxRunLogBytes resolved; 0: no quota
 	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
@@ -118,13 +112,12 @@ type Runtime struct {
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
-	cat atomic.Pointer[catalog]
+	cat atomic.Pointer[catalog.Catalog]
 	// typeCheck, when set, type-checks new programs (Options.TypeCheck).
 	typeCheck TypeChecker
-	// snippetSeg is the search segment of the saved snippets as last
-	// listed (see snippetIndex).
-	snippetSeg atomic.Pointer[snippetSegment]
-	refreshMu  sync.Mutex
+	// snippets are the saved snippets as search and describe see them.
+	snippets  *catalog.Snippets
+	refreshMu sync.Mutex
 
 	// background is the context of work the runtime does on its own (the
 	// sign-ins StartSignIn waits for); Close ends it.
@@ -160,7 +153,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cat, err := buildCatalog(ctx, opts.Sources, opts.Scrubber, log)
+	cat, err := catalog.New(ctx, opts.Sources, catalog.Options{Codemode: codemodeDeclaration, Scrubber: opts.Scrubber, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
@@ -170,7 +163,6 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		limits:    opts.Limits,
 		maxExecs:  opts.MaxExecutions,
 		ttl:       opts.PausedTTL,
-		maxChars:  opts.MaxResultChars,
 		maxValue:  valueCap(opts.MaxValueBytes),
 		maxLog:    logQuota(opts.MaxRunLogBytes),
 		schedule:  housekeepingSchedule{every: housekeepingInterval(opts.HousekeepingInterval)},
@@ -179,6 +171,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		scrub:     opts.Scrubber,
 		typeCheck: opts.TypeCheck,
 		log:       log,
+		snippets:  catalog.NewSnippets(opts.Store),
 	}
 	if r.clock == nil {
 		r.clock = time.Now
@@ -199,17 +192,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	return r, nil
 }
 
-// MaxResultChars is Options.MaxResultChars: how much of a value outcomes
-// show (0: everything). Surfaces that show more than outcomes (the audit
-// trail) bound their answers with it too.
-func (r *Runtime) MaxResultChars() int { return r.maxChars }
-
 // now reads the runtime's clock, in UTC without a monotonic reading (as
 // the store keeps it).
 func (r *Runtime) now() time.Time { return r.clock().UTC().Round(0) }
 
 // catalog returns the current catalog.
-func (r *Runtime) catalog() *catalog { return r.cat.Load() }
+func (r *Runtime) catalog() *catalog.Catalog { return r.cat.Load() }
 
 // housekeepingInterval resolves Options.HousekeepingInterval.
 func housekeepingInterval(d time.Duration) time.Duration {
@@ -246,7 +234,7 @@ func (r *Runtime) begin() (func(), error) {
 
 // Connectors describes the connectors in source order; tools carry the final
 // approval verdict (the connector's own or the configuration's).
-func (r *Runtime) Connectors() []codemode.ConnectorInfo { return r.catalog().infos() }
+func (r *Runtime) Connectors() []codemode.ConnectorInfo { return r.catalog().Infos() }
 
 // newExecutionID returns "exec_" and 16 random hex digits.
 func newExecutionID() string {

@@ -2,8 +2,8 @@ package runtime
 
 import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // The runtime removes secrets (Options.Scrubber) where text enters it from
@@ -22,29 +22,7 @@ func (r *Runtime) scrubAnswer(res connectors.Result, err error) (connectors.Resu
 	}
 	res.Value = r.scrub.JSON(res.Value)
 	res.Message = r.scrub.String(res.Message)
-	return res, scrubError(r.scrub, err)
-}
-
-// scrubError is sc.Error(err), except that a connectors.SignInRequired in
-// err stays one (its reason scrubbed): the scrubbed error hides the chain
-// it wraps, and the runtime must still see that a sign-in is needed.
-func scrubError(sc *scrub.Scrubber, err error) error {
-	if sir, ok := connectors.AsSignInRequired(err); ok {
-		return &connectors.SignInRequired{Connector: sir.Connector, Reason: sc.String(sir.Reason)}
-	}
-	return sc.Error(err)
-}
-
-// scrubTool scrubs what a connector says of one tool.
-func scrubTool(sc *scrub.Scrubber, t connectors.Tool) connectors.Tool {
-	if sc.Empty() {
-		return t
-	}
-	t.Title = sc.String(t.Title)
-	t.Description = sc.String(t.Description)
-	t.InputSchema = sc.JSON(t.InputSchema)
-	t.OutputSchema = sc.JSON(t.OutputSchema)
-	return t
+	return res, catalog.ScrubError(r.scrub, err)
 }
 
 // scrubExecution scrubs the error and the console lines of an execution

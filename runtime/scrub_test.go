@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -47,7 +47,7 @@ func (leaky) Call(_ context.Context, tool string, _ json.RawMessage) (connectors
 // SQLite file hold no trace of it.
 func TestSecretsNeverReachTheProgramTheModelOrTheLog(t *testing.T) {
 	e := newEnv(t, setup{mcp: true, fxEnv: map[string]string{"FX_API_KEY": secret}, scrubber: scrub.New(secret),
-		extra: []runtime.Source{{Connector: leaky{}}}})
+		extra: []catalog.Source{{Connector: leaky{}}}})
 	o := e.run(`async () => {
 		const env = await fx.environ({});
 		console.log("key is", env.FX_API_KEY);

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/openapi"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
@@ -115,7 +116,7 @@ func githubEnv(b *testing.B, s setup) *env {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.noKV, s.notes, s.extra = true, true, append(s.extra, runtime.Source{Connector: gh})
+	s.noKV, s.notes, s.extra = true, true, append(s.extra, catalog.Source{Connector: gh})
 	return newEnv(b, s)
 }
 
@@ -127,7 +128,7 @@ func searchEnv(b *testing.B) *env {
 	b.Helper()
 	doc := fixture.GitHubDocument(b)
 	bin := filepath.Join(filepath.Dir(doc), "..", "..", "..", ".bin")
-	var extra []runtime.Source
+	var extra []catalog.Source
 	for _, c := range []mcp.Config{
 		{Name: "everything", Command: filepath.Join(bin, "mcp-server-everything")},
 		{Name: "memory", Command: filepath.Join(bin, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(b.TempDir(), "memory.jsonl")}},
@@ -142,7 +143,7 @@ func searchEnv(b *testing.B) *env {
 				b.Errorf("close %s: %v", c.Name, err)
 			}
 		})
-		extra = append(extra, runtime.Source{Connector: conn})
+		extra = append(extra, catalog.Source{Connector: conn})
 	}
 	return githubEnv(b, setup{extra: extra})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -20,17 +21,14 @@ import (
 // its answer's Go type). Adding one to the codemode global is its entry in
 // services.
 type service struct {
-	name   string
-	params []sandbox.Param
-	doc    string       // its JSDoc; "" for codemode.run's lookup, which the sandbox declares
-	result reflect.Type // the Go type of its answer
-	answer func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error)
+	catalog.Service // Doc is "" for codemode.run's lookup, which the sandbox declares
+	answer          func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error)
 }
 
 // serviceOf is a service answered by f, whose value is the answer as JSON
 // and whose result type is the one the declaration shows.
 func serviceOf[T any](name, doc string, params []sandbox.Param, f func(ctx context.Context, p *pass, args []json.RawMessage) (T, error)) service {
-	return service{name: name, params: params, doc: doc, result: reflect.TypeFor[T](),
+	return service{Service: catalog.Service{Name: name, Params: params, Doc: doc, Result: reflect.TypeFor[T]()},
 		answer: func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error) {
 			return marshalAnswer(f(ctx, p, args))
 		}}
@@ -42,13 +40,13 @@ func serviceOf[T any](name, doc string, params []sandbox.Param, f func(ctx conte
 var services = []service{
 	serviceOf("search", "Find connectors, methods and snippets by what they do (\"merge a pull request\"), best first (at most 20); an empty query lists everything.",
 		[]sandbox.Param{{Name: "query", String: true}},
-		func(ctx context.Context, p *pass, args []json.RawMessage) (searchAnswer, error) {
-			return p.r.search(ctx, stringArg(args, 0))
+		func(ctx context.Context, p *pass, args []json.RawMessage) (catalog.SearchAnswer, error) {
+			return p.r.catalog().Search(ctx, p.r.snippets, stringArg(args, 0))
 		}),
 	serviceOf("describe", "The TypeScript declarations of a connector, method or snippet path, with a connector's groups and methods to browse; an unknown path throws an error naming the nearest ones.",
 		[]sandbox.Param{{Name: "path", String: true}},
-		func(ctx context.Context, p *pass, args []json.RawMessage) (*description, error) {
-			return p.r.describe(ctx, stringArg(args, 0))
+		func(ctx context.Context, p *pass, args []json.RawMessage) (*catalog.Description, error) {
+			return p.r.catalog().Describe(ctx, p.r.snippets, stringArg(args, 0))
 		}),
 	// The source of a saved snippet, once input satisfies its input
 	// schema.
@@ -64,7 +62,7 @@ var services = []service{
 // serviceNamed returns the service of that name.
 func serviceNamed(name string) (*service, bool) {
 	for i := range services {
-		if services[i].name == name {
+		if services[i].Name == name {
 			return &services[i], true
 		}
 	}
@@ -76,8 +74,8 @@ func serviceNamed(name string) (*service, bool) {
 var serviceList = func() []sandbox.Service {
 	var out []sandbox.Service
 	for _, sv := range services {
-		if sv.name != sandbox.SnippetService {
-			out = append(out, sandbox.Service{Name: sv.name, Params: sv.params})
+		if sv.Name != sandbox.SnippetService {
+			out = append(out, sandbox.Service{Name: sv.Name, Params: sv.Params})
 		}
 	}
 	return out

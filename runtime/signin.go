@@ -20,11 +20,11 @@ var ErrNoSignIn = errors.New("connector has no sign-in")
 // made next finds them (Approve of a run awaiting the sign-in). The
 // caller must Close the attempt.
 func (r *Runtime) BeginSignIn(ctx context.Context, name string) (connectors.SignInAttempt, error) {
-	s := r.catalog().byName[name]
+	s := r.catalog().Connector(name)
 	if s == nil {
 		return nil, fmt.Errorf("sign in: unknown connector %q", name)
 	}
-	si := s.caps.SignIner
+	si := s.Caps.SignIner
 	if si == nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, ErrNoSignIn)
 	}
@@ -56,11 +56,11 @@ func (a *signInAttempt) Wait(ctx context.Context) error {
 // SignOut forgets the tokens of connector name (connectors.SignIner): its
 // next call awaits a new sign-in.
 func (r *Runtime) SignOut(ctx context.Context, name string) error {
-	s := r.catalog().byName[name]
+	s := r.catalog().Connector(name)
 	if s == nil {
 		return fmt.Errorf("sign out: unknown connector %q", name)
 	}
-	si := s.caps.SignIner
+	si := s.Caps.SignIner
 	if si == nil {
 		return fmt.Errorf("sign out of %s: %w", name, ErrNoSignIn)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
@@ -20,7 +21,7 @@ import (
 func newRemoteEnv(t *testing.T, signedIn bool) (*env, *fixture.Gated) {
 	g := fixture.NewGated(t, "remote")
 	g.SetSignedIn(signedIn)
-	return newEnv(t, setup{extra: []runtime.Source{{Connector: g}}}), g
+	return newEnv(t, setup{extra: []catalog.Source{{Connector: g}}}), g
 }
 
 // open opens a sign-in page, as the person's browser does.
@@ -286,7 +287,7 @@ func TestSignInWithASecretInItsReason(t *testing.T) {
 	for _, signedIn := range []bool{false, true} { // refused at listing, and at the call
 		g := fixture.NewGated(t, "remote")
 		g.SetSignedIn(signedIn)
-		e := newEnv(t, setup{extra: []runtime.Source{{Connector: g}}, scrubber: scrub.New("signed")})
+		e := newEnv(t, setup{extra: []catalog.Source{{Connector: g}}, scrubber: scrub.New("signed")})
 		g.SetSignedIn(false)
 		o := e.run(`async () => await remote.post({})`, nil)
 		mustStatus(t, o, codemode.StatusPaused)

@@ -10,6 +10,8 @@ import (
 	"sort"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // snippetName is what a snippet may be called.
@@ -37,7 +39,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		if err != nil {
 			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not JSON: %w", name, err)
 		}
-		if _, err := compileSchema(canon, nil); err != nil {
+		if _, err := catalog.CompileSchema(canon); err != nil {
 			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not a valid JSON Schema: %w", name, err)
 		}
 		inputSchema = canon
@@ -94,20 +96,20 @@ func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMe
 		for i, s := range all {
 			names[i] = s.Name
 		}
-		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", name, listOrNone(nearest(name, names, 5)))
+		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", name, catalog.ListOrNone(catalog.Nearest(name, names, 5)))
 	}
 	if err != nil {
 		return "", fmt.Errorf("load snippet %s: %w", name, err)
 	}
 	var gone []string
 	for _, c := range s.Connectors {
-		if src := r.catalog().byName[c]; src == nil || !src.available() {
+		if src := r.catalog().Connector(c); src == nil || !src.Available() {
 			gone = append(gone, c)
 		}
 	}
 	if len(gone) > 0 {
 		slices.Sort(gone)
-		return "", fmt.Errorf("snippet %s uses connectors that are not available: %s", name, listOrNone(gone))
+		return "", fmt.Errorf("snippet %s uses connectors that are not available: %s", name, catalog.ListOrNone(gone))
 	}
 	if len(s.InputSchema) > 0 {
 		if err := validateSnippetInput(*s, input); err != nil {
@@ -120,16 +122,16 @@ func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMe
 // validateSnippetInput checks codemode.run's input (JSON; null when none
 // was given) against the snippet's input schema, which SaveSnippet checked.
 func validateSnippetInput(s codemode.Snippet, input json.RawMessage) error {
-	sch, err := compileSchema(s.InputSchema, nil)
+	sch, err := catalog.CompileSchema(s.InputSchema)
 	if err != nil {
 		return fmt.Errorf("snippet %s: input schema: %w", s.Name, err)
 	}
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
-	inst, err := decodeJSON(input)
+	inst, err := jsonref.Decode(input)
 	if err != nil {
 		return fmt.Errorf("snippet %s: input is not JSON: %w", s.Name, err)
 	}
-	return validateValue(sch, fmt.Sprintf("input for snippet %s", s.Name), inst)
+	return catalog.ValidateValue(sch, fmt.Sprintf("input for snippet %s", s.Name), inst)
 }

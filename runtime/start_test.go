@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 // logNotes records what the log of a running execution held at moments
@@ -58,7 +58,7 @@ func newSendingEnv(t *testing.T, cs *countingStore, s setup) (*env, *sendingKV) 
 // where c records the log.
 func newNotingEnv(t *testing.T, cs *countingStore, s setup, c connectors.Connector, notes *logNotes) *env {
 	t.Helper()
-	s.noKV, s.extra = true, []runtime.Source{{Connector: c}}
+	s.noKV, s.extra = true, []catalog.Source{{Connector: c}}
 	if cs != nil {
 		s.wrap = cs.wrap
 	}

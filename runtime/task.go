@@ -341,7 +341,7 @@ func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, unti
 
 // Outcome is the outcome of run id as stored: what the call that ran its
 // last pass returned (its result or error, or the actions it waits for),
-// cut to MaxResultChars; running while a pass of it is in progress. An
+// whole; running while a pass of it is in progress. An
 // unknown run is ErrUnknownExecution.
 func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, error) {
 	e, err := r.getExecution(ctx, id)
@@ -349,19 +349,4 @@ func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, err
 		return codemode.Outcome{}, err
 	}
 	return r.outcome(ctx, e)
-}
-
-// PendingWhole lists the actions run id waits for as logged, their
-// arguments whole (Pending cuts them for the model), for a surface that
-// shows them to a person and sends their digest back with the decision
-// (codemode.Review); none unless the run is paused.
-func (r *Runtime) PendingWhole(ctx context.Context, id string) ([]codemode.PendingAction, error) {
-	e, err := r.getExecution(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if e.Status != codemode.StatusPaused {
-		return nil, nil
-	}
-	return r.pendingOf(ctx, id)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
@@ -65,20 +66,11 @@ const (
 // holds nothing up.
 const taskRequestTimeout = 30 * time.Second
 
-// tasker returns the connector that runs calls of t as tasks of its
-// source, or nil when t is an ordinary call.
-func (t *tool) tasker() connectors.Tasker {
-	if !t.def.Task {
-		return nil
-	}
-	return t.src.caps.Tasker
-}
-
 // startTask makes a decided call (logged executing) as a task of its
 // source: its result when the source answered at once, else the task's
 // id is committed and the pass stops to wait for it (see above).
-func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *tool, tk connectors.Tasker) (json.RawMessage, error) {
-	st, err := tk.StartTask(ctx, t.def.SourceName, e.Args)
+func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Method, tk connectors.Tasker) (json.RawMessage, error) {
+	st, err := tk.StartTask(ctx, t.Def.SourceName, e.Args)
 	p.mu.Lock()
 	logErr := p.writeDueLocked(ctx)
 	p.mu.Unlock()
@@ -132,11 +124,11 @@ func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) err
 // would be); while it works, or cannot be read for now, the pass stops to
 // wait for it again. A task its source does not know any more fails the
 // call.
-func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *tool) (json.RawMessage, error) {
+func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method) (json.RawMessage, error) {
 	p.mu.Lock()
 	p.waiting[e.Seq] = e
 	p.mu.Unlock()
-	tk := t.tasker()
+	tk := t.Tasker()
 	if tk == nil {
 		return p.settle(ctx, e, connectors.Result{}, fmt.Errorf("its task %s cannot be read: connector %s no longer runs %s as a task; it may or may not have taken effect", e.Task, e.Connector, e.Method))
 	}
@@ -197,11 +189,11 @@ func (r *Runtime) cancelTask(ctx context.Context, tk connectors.Tasker, e codemo
 // taskerOf returns the connector that runs e's call as a task, in the
 // current catalog, or nil.
 func (r *Runtime) taskerOf(e codemode.Entry) connectors.Tasker {
-	s := r.catalog().byName[e.Connector]
+	s := r.catalog().Connector(e.Connector)
 	if s == nil {
 		return nil
 	}
-	return s.caps.Tasker
+	return s.Caps.Tasker
 }
 
 // settleWaiting ends en, waiting in a run that ends: its task is
@@ -401,7 +393,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 	}
 	defer done()
 	from := e.Status
-	if changed := r.catalog().changed(e.Connectors); len(changed) > 0 {
+	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
 		e.Error = fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
 		if err := r.setStatus(ctx, e, from, codemode.StatusError); err != nil {
 			return errors.Is(err, codemode.ErrConflict)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,20 +67,63 @@ func TestADownstreamTaskIsAwaitedWithoutAPass(t *testing.T) {
 	}
 }
 
+// pauseWithATask sets up a pass that stops for a person and for a
+// downstream task at once, in an order fixed by construction: kv.add
+// (call 1) needs approval; kv.get (call 2) is held until the approver is
+// asked about call 1, and only then does the program call
+// fx.task_counter (call 3); the approver gives no answer once call 3 is
+// logged with its task. (A task that starts before the other call is
+// decided stops the pass first: the run then waits, and pauses when the
+// task has ended and the replay reaches the call.)
+func pauseWithATask(t *testing.T, ms int) (*env, string, codemode.Approver) {
+	k := newKV("kv")
+	asked := make(chan struct{})
+	k.hook = func(ctx context.Context, tool string) error {
+		if tool != "get" {
+			return nil
+		}
+		select {
+		case <-asked:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	e := newEnv(t, setup{kv: k, mcp: true, fxTasks: true, kvApprove: []string{"add"}})
+	code := fmt.Sprintf(`const [, n] = await Promise.all([
+		kv.add({ key: "k", value: "v" }),
+		kv.get({ key: "k" }).then(() => fx.task_counter({ name: "c", ms: %d })),
+	]);
+	return n`, ms)
+	var once sync.Once
+	ap := approverFunc(func(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error) {
+		once.Do(func() { close(asked) })
+		for ctx.Err() == nil {
+			_, log, err := e.rt.Execution(ctx, a.ExecutionID)
+			if err != nil {
+				return codemode.NoAnswer, err
+			}
+			for _, en := range log {
+				if en.Seq == 3 && en.Task != "" {
+					return codemode.NoAnswer, nil
+				}
+			}
+			time.Sleep(5 * time.Millisecond) // polls the store; the deadline is ctx's
+		}
+		return codemode.NoAnswer, ctx.Err()
+	})
+	return e, code, ap
+}
+
 // A run that pauses for an approval while a call's task works: the
 // approval's replay reads the logged task (it does not call the tool
 // again), waits for it if it still works, and the run completes with
 // the tool called once.
 func TestAnApprovalReplayReadsTheLoggedTask(t *testing.T) {
-	e := newEnv(t, setup{mcp: true, fxTasks: true, kvApprove: []string{"add"}})
-	const code = `const [n] = await Promise.all([
-		fx.task_counter({ name: "c", ms: 300 }),
-		kv.add({ key: "k", value: "v" }),
-	]);
-	return n`
-	o := e.run(code, e.holdUntilTask(1))
+	e, code, ap := pauseWithATask(t, 300)
+	o := e.run(code, ap)
 	mustStatus(t, o, codemode.StatusPaused)
-	en := e.entry(o.ExecutionID, 1)
+	en := e.entry(o.ExecutionID, 3)
 	if en.Task == "" || (en.State != codemode.EntryWaiting && en.State != codemode.EntryApplied) {
 		t.Fatalf("the task call while the run is paused = %+v, want its task logged", en)
 	}
@@ -91,60 +135,33 @@ func TestAnApprovalReplayReadsTheLoggedTask(t *testing.T) {
 	if n := e.effectCount("c"); n != 1 {
 		t.Errorf("the tool was called %d times, want once", n)
 	}
-	if got := e.entry(o.ExecutionID, 1); got.Task != en.Task || got.State != codemode.EntryApplied {
+	if got := e.entry(o.ExecutionID, 3); got.Task != en.Task || got.State != codemode.EntryApplied {
 		t.Errorf("the task call = %+v, want applied with task %s", got, en.Task)
 	}
-}
-
-// holdUntilTask returns an approver that holds its question until call
-// seq of the run is logged with a task, then gives no answer: the run's
-// two calls are decided concurrently, and the pause must come after the
-// task started.
-func (e *env) holdUntilTask(seq int) codemode.Approver {
-	return approverFunc(func(ctx context.Context, a codemode.PendingAction) (codemode.Decision, error) {
-		for ctx.Err() == nil {
-			_, log, err := e.rt.Execution(ctx, a.ExecutionID)
-			if err != nil {
-				return codemode.NoAnswer, err
-			}
-			for _, en := range log {
-				if en.Seq == seq && en.Task != "" {
-					return codemode.NoAnswer, nil
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		return codemode.NoAnswer, ctx.Err()
-	})
 }
 
 // A task that starts while a person is asked about another call of the
 // pass: the run pauses at once (a pause wins over a wait) rather than
 // waiting for the task and pausing when it ends.
 func TestAPauseWinsOverATaskStartedWhileAPersonIsAsked(t *testing.T) {
-	e := newEnv(t, setup{mcp: true, fxTasks: true, kvApprove: []string{"add"}})
-	const code = `await Promise.all([
-		fx.task_counter({ name: "long", ms: 600000 }),
-		kv.add({ key: "k", value: "v" }),
-	]);
-	return 1`
+	e, code, ap := pauseWithATask(t, 600000)
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
-	o, err := e.rt.Execute(ctx, code, e.holdUntilTask(1))
+	o, err := e.rt.Execute(ctx, code, ap)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustStatus(t, o, codemode.StatusPaused)
-	if en := e.entry(o.ExecutionID, 1); en.State != codemode.EntryWaiting || en.Task == "" {
+	if en := e.entry(o.ExecutionID, 3); en.State != codemode.EntryWaiting || en.Task == "" {
 		t.Errorf("the task call = %+v, want waiting with its task", en)
 	}
 	// Rejecting the run settles the waiting call: its task is cancelled.
-	out, err := e.rt.Reject(e.ctx, o.ExecutionID, 2)
+	out, err := e.rt.Reject(e.ctx, o.ExecutionID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustStatus(t, out, codemode.StatusRejected)
-	en := e.entry(o.ExecutionID, 1)
+	en := e.entry(o.ExecutionID, 3)
 	if st, err := e.fx.PollTask(e.ctx, en.Task); err != nil || st.Status != "cancelled" {
 		t.Errorf("the downstream task = %+v, %v; want cancelled", st, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
@@ -76,7 +77,7 @@ func newBenchClient(b *testing.B, retention bool) *client.Client {
 	opts := rt.Options{
 		Store:    st,
 		Executor: exec,
-		Sources:  []rt.Source{{Connector: n}},
+		Sources:  []catalog.Source{{Connector: n}},
 		Logger:   log,
 	}
 	if retention {

@@ -44,13 +44,10 @@ type Engine interface {
 	// Outcome is the outcome of a run as stored: what a plain call that
 	// ran its last pass returned.
 	Outcome(ctx context.Context, id string) (codemode.Outcome, error)
-	// PendingWhole lists the actions a paused run waits for, their
-	// arguments whole.
-	PendingWhole(ctx context.Context, id string) ([]codemode.PendingAction, error)
 	// Rollback reverts a run's applied, revertible calls, newest first.
 	Rollback(ctx context.Context, id string) (codemode.Outcome, error)
-	// Pending lists the actions awaiting approval (id "": of every paused
-	// run).
+	// Pending lists the actions awaiting approval, their arguments whole
+	// (id "": of every paused run).
 	Pending(ctx context.Context, id string) ([]codemode.PendingAction, error)
 	// Executions lists runs newest first.
 	Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error)
@@ -72,8 +69,6 @@ type Engine interface {
 	// internal/tokens estimates them; fits false otherwise, without
 	// generating them when they cannot fit).
 	DeclarationsWithin(budget int) (decls string, fits bool)
-	// MaxResultChars bounds what outcomes show of a value (0: no bound).
-	MaxResultChars() int
 	// BeginSignIn starts a person's sign-in to a connector that needs one
 	// (connectors.SignIner); the attempt's Wait returns once the tokens
 	// are stored and the connector's tools listed again.

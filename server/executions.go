@@ -15,7 +15,7 @@ import (
 const auditValueChars = 2000
 
 // auditCalls is how many calls of each execution codemode_executions lists
-// when its answer is bounded (the runtime's MaxResultChars > 0); the others are
+// when its answer is bounded (Options.MaxResultChars > 0); the others are
 // counted in moreCalls. The store keeps them all (codemode-mcp executions
 // show ID).
 const auditCalls = 20
@@ -43,7 +43,7 @@ type callView struct {
 	Task string `json:"task,omitempty"`
 }
 
-// handleExecutions lists the audit trail. With the runtime's MaxResultChars set,
+// handleExecutions lists the audit trail. With Options.MaxResultChars set,
 // each execution lists its first auditCalls calls and the whole answer is
 // cut to MaxResultChars structurally (truncate.Value), so what the model
 // sees stays bounded however many runs and calls there are.
@@ -67,7 +67,7 @@ func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) 
 	if err != nil {
 		return s.runtimeFailure(ctx, "codemode_executions", "", err), nil
 	}
-	maxChars := s.rt.MaxResultChars()
+	maxChars := s.opts.MaxResultChars
 	bounded := maxChars > 0
 	views := make([]executionView, 0, len(execs))
 	for _, e := range execs {

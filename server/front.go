@@ -303,7 +303,7 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v taskView) {
 			}
 			var pending []codemode.PendingAction
 			if e.Status == codemode.StatusPaused {
-				pending, _ = f.s.rt.PendingWhole(f.ctx, v.ID)
+				pending, _ = f.s.rt.Pending(f.ctx, v.ID)
 			}
 			t := viewTask(e, pending, false).legacy()
 			last = t.Status

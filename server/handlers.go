@@ -24,7 +24,7 @@ func (s *Server) handleCodemode(ctx context.Context, req mcp.CallToolRequest) (*
 	if err != nil {
 		return s.runtimeFailure(ctx, "codemode", out.ExecutionID, err), nil
 	}
-	return outcomeResult(out), nil
+	return s.outcomeResult(out), nil
 }
 
 func (s *Server) handlePending(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -39,7 +39,7 @@ func (s *Server) handlePending(ctx context.Context, req mcp.CallToolRequest) (*m
 	if p == nil {
 		p = []codemode.PendingAction{}
 	}
-	return valueResult(map[string]any{"pending": p}, false), nil
+	return valueResult(map[string]any{"pending": s.visiblePending(p)}, false), nil
 }
 
 func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -54,7 +54,7 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest) (*m
 	if err != nil {
 		return s.runtimeFailure(ctx, "codemode_approve", in.ExecutionID, err), nil
 	}
-	return outcomeResult(out), nil
+	return s.outcomeResult(out), nil
 }
 
 func (s *Server) handleReject(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -68,7 +68,7 @@ func (s *Server) handleReject(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if err != nil {
 		return s.runtimeFailure(ctx, "codemode_reject", in.ExecutionID, err), nil
 	}
-	return outcomeResult(out), nil
+	return s.outcomeResult(out), nil
 }
 
 func (s *Server) handleRollback(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -82,7 +82,7 @@ func (s *Server) handleRollback(ctx context.Context, req mcp.CallToolRequest) (*
 	if err != nil {
 		return s.runtimeFailure(ctx, "codemode_rollback", in.ExecutionID, err), nil
 	}
-	return outcomeResult(out), nil
+	return s.outcomeResult(out), nil
 }
 
 func (s *Server) handleSnippets(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -9,10 +9,11 @@ import (
 )
 
 // outcomeResult renders a runtime outcome as a tool result: the outcome
-// object as structuredContent and its JSON as text; isError for script
-// failures so the model can fix its code.
-func outcomeResult(o codemode.Outcome) *mcp.CallToolResult {
-	return valueResult(o, o.IsError())
+// object, cut to what the model is shown (visible), as structuredContent
+// and its JSON as text; isError for script failures so the model can fix
+// its code.
+func (s *Server) outcomeResult(o codemode.Outcome) *mcp.CallToolResult {
+	return valueResult(s.visible(o), o.IsError())
 }
 
 // valueResult renders any JSON-able value the same way.

@@ -65,6 +65,14 @@ type Options struct {
 	// codemode.search and codemode.describe. 0 means
 	// DefaultDescriptionBudget; negative never inlines them.
 	DescriptionBudget int
+	// MaxResultChars bounds what tools show of a run: its result (or
+	// error message) and its console lines together, measured as
+	// internal/truncate defines, cut structurally to it (valid JSON of the
+	// same shape, largest values first, with visible markers), and its
+	// pending actions' arguments, and the audit trail's answers
+	// (codemode_executions). The store keeps them whole. 0 shows
+	// everything.
+	MaxResultChars int
 	// Console, when set, is served on the HTTP transports at every path
 	// but the MCP endpoints (the approval console, package console). It
 	// does its own authentication: the guard checks only the Host of its

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -35,7 +36,7 @@ func newServerWith(t testing.TB, opts server.Options) *server.Server {
 	return newServerRT(t, opts, 0)
 }
 
-// newServerLimited is a server whose runtime has MaxResultChars maxChars.
+// newServerLimited is a server with MaxResultChars maxChars.
 func newServerLimited(t testing.TB, maxChars int) *server.Server {
 	t.Helper()
 	return newServerRT(t, server.Options{}, maxChars)
@@ -45,6 +46,12 @@ func newServerLimited(t testing.TB, maxChars int) *server.Server {
 // the notes connector before the runtime starts (as a process that wrote
 // the database earlier).
 func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...func(*sqlite.Store, *notes.Notes)) *server.Server {
+	t.Helper()
+	return newServerTimeout(t, opts, maxChars, 5*time.Second, prepare...)
+}
+
+// newServerTimeout is newServerRT with passes bounded by timeout.
+func newServerTimeout(t testing.TB, opts server.Options, maxChars int, timeout time.Duration, prepare ...func(*sqlite.Store, *notes.Notes)) *server.Server {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlite.Options{})
@@ -56,8 +63,8 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 		p(st, n)
 	}
 	ex := pass.NewInProcess(pass.InProcessOptions{})
-	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: n}},
-		Limits: sandbox.Limits{Timeout: 5 * time.Second}, MaxResultChars: maxChars})
+	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: n}},
+		Limits: sandbox.Limits{Timeout: timeout}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +75,9 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 		st.Close()
 	})
 	opts.Version, opts.Runtime = "test", r
+	if maxChars != 0 {
+		opts.MaxResultChars = maxChars
+	}
 	return server.New(opts)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -29,7 +30,7 @@ func newSignInServer(t *testing.T, g *fixture.Gated) *server.Server {
 		t.Fatal(err)
 	}
 	ex := pass.NewInProcess(pass.InProcessOptions{})
-	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []rt.Source{{Connector: g}},
+	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: g}},
 		Limits: sandbox.Limits{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

@@ -214,7 +214,7 @@ func (s *Server) view(ctx context.Context, id string, modern bool) (*codemode.Ex
 	}
 	var pending []codemode.PendingAction
 	if e.Status == codemode.StatusPaused {
-		if pending, err = s.rt.PendingWhole(ctx, id); err != nil {
+		if pending, err = s.rt.Pending(ctx, id); err != nil {
 			return nil, nil, taskView{}, err
 		}
 	}
@@ -228,7 +228,7 @@ func (s *Server) taskResult(ctx context.Context, id string) (*mcp.CallToolResult
 	if err != nil {
 		return nil, err
 	}
-	return outcomeResult(out), nil
+	return s.outcomeResult(out), nil
 }
 
 // startTask starts a codemode call's program as a task with the observer
@@ -359,7 +359,7 @@ func (s *Server) awaitResult(ctx context.Context, sess mcpserver.ClientSession, 
 // such a decision also ends a question still open (whilePaused).
 func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, e *codemode.Execution) error {
 	id := e.ID
-	pending, err := s.rt.PendingWhole(ctx, id)
+	pending, err := s.rt.Pending(ctx, id)
 	if err != nil || len(pending) == 0 {
 		return refusalOK(err)
 	}

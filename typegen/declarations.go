@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // Method is one callable method of a connector.
@@ -44,9 +46,18 @@ func NewDefinitions(raw json.RawMessage) (*Definitions, error) {
 	if isAbsent(raw) {
 		return nil, nil
 	}
-	v, err := decode(raw)
+	v, err := jsonref.Decode(raw)
 	if err != nil {
 		return nil, err
+	}
+	return DefinitionsOf(v)
+}
+
+// DefinitionsOf is NewDefinitions of a document already decoded by
+// jsonref.Decode, which it does not change.
+func DefinitionsOf(v any) (*Definitions, error) {
+	if v == nil {
+		return nil, nil
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return nil, errors.New("typegen: definitions are not a JSON object")
@@ -293,7 +304,7 @@ func (c *converter) method(prefix string, m Method) (in, out *namedType) {
 // document decodes a method's schema; one that is not JSON is reported and
 // means unknown.
 func (c *converter) document(raw json.RawMessage, method, part string) *document {
-	v, err := decode(raw)
+	v, err := jsonref.Decode(raw)
 	d := c.newDocument(v, method, part)
 	if err != nil {
 		d.value = true // unknown

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // containers are the top-level keys that hold reusable schemas: JSON Schema
@@ -22,9 +24,9 @@ func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsT
 		c.refNote(d, ref, "is not local (only references within the document, #/…, are followed)")
 		return unknownType()
 	}
-	target, ok := resolvePointer(d.value, ref[1:])
+	target, ok := jsonref.Pointer(d.value, ref[1:])
 	if !ok && c.shared != nil && inContainer(ref) {
-		if t, found := resolvePointer(c.shared.value, ref[1:]); found {
+		if t, found := jsonref.Pointer(c.shared.value, ref[1:]); found {
 			d, target, ok = c.shared, t, true
 		}
 	}
@@ -153,41 +155,6 @@ func closedRefs(v any, depth int) bool {
 	return true
 }
 
-// resolvePointer resolves a URI fragment holding a JSON pointer ("" is the
-// whole document).
-func resolvePointer(root any, frag string) (any, bool) {
-	if frag == "" {
-		return root, true
-	}
-	if p, err := url.PathUnescape(frag); err == nil {
-		frag = p
-	}
-	if !strings.HasPrefix(frag, "/") {
-		return nil, false
-	}
-	cur := root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = pointerUnescaper.Replace(tok)
-		switch x := cur.(type) {
-		case map[string]any:
-			v, ok := x[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) || (len(tok) > 1 && tok[0] == '0') {
-				return nil, false
-			}
-			cur = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
 // defName is the type name for a reference target: the prefix and the
 // PascalCase of the pointer's last token (#/$defs/entity -> <Prefix>Entity).
 func defName(prefix, ref string) string {
@@ -195,7 +162,7 @@ func defName(prefix, ref string) string {
 	if u, err := url.PathUnescape(last); err == nil {
 		last = u
 	}
-	last = pointerUnescaper.Replace(last)
+	last = jsonref.Unescape(last)
 	name := pascal(last)
 	switch {
 	case ref == "#":
@@ -205,6 +172,3 @@ func defName(prefix, ref string) string {
 	}
 	return typeIdent(prefix + name)
 }
-
-// pointerUnescaper decodes a JSON pointer token.
-var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")

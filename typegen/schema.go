@@ -1,12 +1,11 @@
 package typegen
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // Limits that keep hostile or accidental inputs from exhausting the stack or
@@ -21,7 +20,7 @@ const (
 // reference becomes unknown, as does anything typegen does not understand.
 // Invalid JSON and an empty input give unknown.
 func Schema(schema json.RawMessage) string {
-	v, err := decode(schema)
+	v, err := jsonref.Decode(schema)
 	if err != nil {
 		return "unknown"
 	}
@@ -33,27 +32,13 @@ func Schema(schema json.RawMessage) string {
 // SchemaDiagnostics returns what Schema could not express of a schema
 // (see Diagnostic; Connector, Method and Part are empty).
 func SchemaDiagnostics(schema json.RawMessage) []Diagnostic {
-	v, err := decode(schema)
+	v, err := jsonref.Decode(schema)
 	if err != nil {
 		return []Diagnostic{{Keyword: "", Message: "the schema is not valid JSON (" + err.Error() + "); typed unknown"}}
 	}
 	c := &converter{}
 	c.convert(&document{value: v}, v, 0, []string{"#"})
 	return c.diags
-}
-
-// decode parses one JSON value, keeping numbers as written.
-func decode(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("trailing data after JSON value")
-	}
-	return v, nil
 }
 
 // document is one root schema that $refs resolve against.

@@ -9,7 +9,11 @@ import { tempDir, writeConfig, connectStdio, codemode, fixtureBin } from "../lib
 
 test("a downstream's new tool reaches programs, the description and the client", async () => {
   const dir = tempDir();
+  // The budget is set so that the fixture's declarations are inlined
+  // whatever tools it gains.
   const cfg = writeConfig(dir, `
+server:
+  description_budget: 4000
 store:
   path: ${JSON.stringify(path.join(dir, "codemode.db"))}
 approvals:

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
@@ -159,7 +160,6 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		MaxRunLogBytes: cfg.Store.MaxRunLog,
 		Lease:          cfg.Store.Lease,
 		TaskTimeout:    cfg.Sandbox.TaskTimeout,
-		MaxResultChars: cfg.Sandbox.MaxResultChars,
 		Scrubber:       a.Scrubber,
 		TypeCheck:      typeCheck,
 		Logger:         log,
@@ -184,7 +184,7 @@ func (a *App) warn(w string) {
 }
 
 // startConnectors starts every configured connector concurrently.
-func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
+func (a *App) startConnectors(ctx context.Context) ([]catalog.Source, error) {
 	cfg := a.Config
 	conns := make([]connectors.Connector, len(cfg.Connectors))
 	errs := make([]error, len(cfg.Connectors))
@@ -205,14 +205,14 @@ func (a *App) startConnectors(ctx context.Context) ([]rt.Source, error) {
 		}
 		return nil, err
 	}
-	var sources []rt.Source
+	var sources []catalog.Source
 	for i, cc := range cfg.Connectors {
 		c := conns[i]
 		for _, d := range c.Capabilities().Diagnostics {
 			a.warn(fmt.Sprintf("connector %s: %s", cc.Name, d))
 		}
 		a.Connectors = append(a.Connectors, c)
-		sources = append(sources, rt.Source{Connector: c, Approve: cc.Approve, NoApprove: cc.NoApprove, Revert: cc.Revert, Description: cc.Description, ForwardUnknown: cc.ForwardUnknown})
+		sources = append(sources, catalog.Source{Connector: c, Approve: cc.Approve, NoApprove: cc.NoApprove, Revert: cc.Revert, Description: cc.Description, ForwardUnknown: cc.ForwardUnknown})
 	}
 	return sources, nil
 }

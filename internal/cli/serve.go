@@ -90,6 +90,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
 		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
+		MaxResultChars:    cfg.Sandbox.MaxResultChars,
 		Console:           cons,
 		Logger:            a.Log,
 	})

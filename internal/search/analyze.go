@@ -159,6 +159,30 @@ func Stem(w string) string {
 	return w
 }
 
+// root strips one derivational suffix from a stem, so that the words of
+// one family meet where their stems do not: deployment and deploy,
+// vulnerable and vulnerability, configuration and configure, owner and
+// own. A query word also finds the indexed terms of its root, at
+// rootWeight: a family's words are related, not the same (a reviewer is
+// not a review). The root keeps at least four letters, three for an agent
+// noun's -er or -or; a stem without one of the suffixes is its own root.
+func root(stem string) string {
+	for _, suf := range derivational {
+		least := 4
+		if suf == "er" || suf == "or" {
+			least = 3
+		}
+		if strings.HasSuffix(stem, suf) && len(stem)-len(suf) >= least {
+			return stem[:len(stem)-len(suf)]
+		}
+	}
+	return stem
+}
+
+// derivational are the suffixes root strips, the first that ends a stem;
+// abl is able after Stem took its final e (vulnerable → vulnerabl).
+var derivational = []string{"ation", "ment", "ity", "able", "ible", "ion", "al", "ive", "ly", "ness", "or", "er", "abl"}
+
 // undouble removes a doubled final consonant left by a suffix (starr →
 // star, runn → run), but not ll, ss or zz (install, access, buzz).
 func undouble(w string) string {

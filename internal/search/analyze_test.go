@@ -82,3 +82,21 @@ func TestTerms(t *testing.T) {
 		}
 	}
 }
+
+func TestRoot(t *testing.T) {
+	for w, want := range map[string]string{
+		"deployment":    "deploy",
+		"configuration": "configur",
+		"vulnerable":    "vulner",
+		"owner":         "own",
+		"reviewer":      "review",
+		"user":          "user", // the root would be two letters
+		"general":       "gener",
+		"action":        "action", // three letters: only -er and -or go that far
+		"deploy":        "deploy",
+	} {
+		if got := root(Stem(w)); got != want {
+			t.Errorf("root(Stem(%q)) = %q, want %q", w, got, want)
+		}
+	}
+}

@@ -9,10 +9,12 @@
 // Text is analysed the same way on both sides: names are split at
 // camelCase, snake_case, dots and slashes; stop words go; abbreviations
 // are spelt out (repo → repository, PR → pull request); words are stemmed
-// (plural and singular, -ed and -ing forms meet). A query word also finds
-// its synonyms at a lower weight (open ≈ create, save ≈ update), only
-// the best of them counts, and a document's score grows with the share of
-// the query's words it matches.
+// (plural and singular, -ed and -ing forms meet). A query word also finds,
+// at lower weights, its synonyms (open ≈ create, remove ≈ delete), the
+// terms of its root (deploy, deployment; see root) and, when no document
+// has it, the terms it begins ("deps": dependency); only the best of them
+// counts. A document's score grows with the share of the query's words
+// it matches, counting only the words something in the index stands for.
 //
 // Meaning comes from English word vectors (package wordvec): a document
 // whose name and summary mean what the query means (the cosine of their
@@ -21,14 +23,17 @@
 // one that reads gives way a little to one that writes when the query
 // asks to change something (see queryMood). What the query asks to do is
 // its leading verb, in a later clause when the first states a situation,
-// or a noun used as a verb ("comment on an issue"; see parseQuery).
+// a noun used as a verb ("comment on an issue") or a leading word the
+// index does not have before what a verb acts on ("slap a label on #88";
+// see parseQuery).
 //
 // Every rule here earns its place on query sets the search was not tuned
 // on, measured with and without it (BENCHMARKS.md, "Search"): a consumer
 // reads the first results and can search again, so what counts is the
 // intended method among the first 5 and 20. Rules that did not earn it
-// were deleted; words the documents do not use are still what it misses
-// most.
+// were deleted; what generalised works on the form of words (roots,
+// prefixes, which words the index knows) rather than lists of them.
+// Words the documents do not use are still what it misses most.
 //
 // An Index is immutable and made of Segments, one per group of documents
 // (a connector's methods); replacing one group (With) reuses the others,
@@ -42,6 +47,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/search/wordvec"
@@ -77,14 +83,18 @@ const (
 // normalisation. Names and summaries say what a method does; long
 // descriptions mention many things in passing.
 var (
-	fieldWeight = [NumFields]float64{Name: 1, Summary: 0.8, Text: 0.25, Params: 0.15, Tags: 0.4, Route: 0.4, Container: 0.3, Schema: 0.15}
-	fieldB      = [NumFields]float64{Name: 1, Summary: 0.6, Text: 0.75, Params: 0.5, Tags: 0.3, Route: 0.5, Container: 0.3, Schema: 0.75}
+	fieldWeight = [NumFields]float64{Name: 1, Summary: 0.8, Text: 0.4, Params: 0.15, Tags: 0.4, Route: 0.4, Container: 0.3, Schema: 0.3}
+	fieldB      = [NumFields]float64{Name: 1, Summary: 0.6, Text: 0.6, Params: 0.5, Tags: 0.3, Route: 0.5, Container: 0.3, Schema: 0.75}
 )
 
 const (
 	k1 = 1.2
 	// coverageWeight is how much the share of a query's words a document
-	// matches scales its score: score × (1 - c + c × matched/words).
+	// matches scales its score: score × (1 - c + c × matched/words),
+	// counting only the words something in the index stands for (a name,
+	// "carol", or a word of the situation no method has, "burning", would
+	// lower every document's share alike and weaken the words that tell
+	// documents apart).
 	coverageWeight = 0.6
 	// nameBoost rewards a document whose name the query covers: its score
 	// is multiplied by 1 + nameBoost × (name words matched / name words),
@@ -96,6 +106,14 @@ const (
 	// cosine is above the floor.
 	denseWeight = 1.0
 	denseFloor  = 0.3
+	// prefixWeight weighs the indexed terms a query word no document has
+	// begins ("deps" finds dependabot and dependency), at most
+	// maxPrefixTerms of them.
+	prefixWeight   = 0.6
+	maxPrefixTerms = 16
+	// rootWeight weighs the indexed terms that share a query word's root
+	// (see root): "deploy" finds deployment, "owned" owner.
+	rootWeight = 0.5
 )
 
 // Doc is one document: a value the caller gets back with its hits, and
@@ -133,6 +151,10 @@ type Segment[T any] struct {
 	lens   [][NumFields]uint16 // terms per field, per document
 	total  [NumFields]int      // terms per field, over the segment
 	post   map[string][]posting
+	// vocab is the segment's terms, sorted (for prefixes), and roots its
+	// terms by their root, where that is not the term itself.
+	vocab []string
+	roots map[string][]string
 	// vecTerms are the terms that have word vectors, and vecs those
 	// vectors (of the shortest word that gave the term).
 	vecTerms []string
@@ -198,13 +220,19 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: tfs[j]})
 		}
 	}
-	vocab := make([]string, 0, len(s.post))
+	s.vocab = make([]string, 0, len(s.post))
+	s.roots = map[string][]string{}
 	for t := range s.post {
-		vocab = append(vocab, t)
+		s.vocab = append(s.vocab, t)
 	}
-	sort.Strings(vocab) // for determinism
+	sort.Strings(s.vocab) // for determinism
+	for _, t := range s.vocab {
+		if r := root(t); r != t {
+			s.roots[r] = append(s.roots[r], t)
+		}
+	}
 	vec := map[string]int32{}
-	for _, t := range vocab {
+	for _, t := range s.vocab {
 		v := wordvec.Lookup(surface[t])
 		if !v.Ok() {
 			v = wordvec.Lookup(t)
@@ -383,7 +411,7 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 	if ix.Len() == 0 {
 		return nil
 	}
-	concepts := parseQuery(query)
+	concepts := parseQuery(query, func(term string) bool { return ix.df(term) > 0 })
 	if len(concepts) == 0 {
 		out := make([]Hit[T], 0, ix.n)
 		for _, s := range ix.segs {
@@ -405,13 +433,15 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 	nameHit := make([]float64, ix.n)   // this concept's best weight on a name term
 	nameWords := make([]float64, ix.n) // name words matched, weighted
 	var touched []int32
-	words := 0.0
-	for _, c := range concepts {
-		if !c.soft {
+	expanded := make([][]variant, len(concepts))
+	words := 0.0 // the query's words something in the index stands for
+	for i, c := range concepts {
+		expanded[i] = ix.expand(c)
+		if !c.soft && len(expanded[i]) > 0 {
 			words++
 		}
 	}
-	for _, c := range concepts {
+	for ci, c := range concepts {
 		touched = touched[:0]
 		// A synonym weighs no more than the word itself would: its idf is
 		// at most the word's (when documents have the word).
@@ -419,7 +449,7 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 		if ix.df(c.variants[0].term) > 0 && !c.soft {
 			maxIDF = ix.idf(c.variants[0].term)
 		}
-		for _, v := range c.variants {
+		for _, v := range expanded[ci] {
 			idf := min(ix.idf(v.term), maxIDF)
 			for si, s := range ix.segs {
 				for _, p := range s.post[v.term] {
@@ -479,20 +509,96 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 	return out
 }
 
+// sortHits orders hits best first; equal scores by less when it is not
+// nil, else in the order hs has them. It sorts positions rather than
+// sorting hs stably: a stable sort of the hundreds of hits a query
+// matches cost a fifth of a search.
 func sortHits[T any](hs []Hit[T], less func(a, b T) bool) {
-	slices.SortStableFunc(hs, func(a, b Hit[T]) int {
+	order := make([]int32, len(hs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := hs[i], hs[j]
 		switch {
 		case a.Score != b.Score:
 			return cmp.Compare(b.Score, a.Score)
 		case less == nil:
-			return 0
 		case less(a.Value, b.Value):
 			return -1
 		case less(b.Value, a.Value):
 			return 1
 		}
-		return 0
+		return cmp.Compare(i, j)
 	})
+	sorted := make([]Hit[T], len(hs))
+	for k, i := range order {
+		sorted[k] = hs[i]
+	}
+	copy(hs, sorted)
+}
+
+// expand returns the variants of c to look up: those some document holds
+// and, for the query word itself (not a soft concept), the indexed terms
+// of its root, and the terms it begins when no document holds it. The
+// root's terms and the prefix's are found by the word's form alone,
+// whatever it means: they weigh less than the word.
+func (ix *Index[T]) expand(c concept) []variant {
+	out := make([]variant, 0, len(c.variants))
+	for _, v := range c.variants {
+		if ix.df(v.term) > 0 {
+			out = append(out, v)
+		}
+	}
+	w := c.variants[0].term
+	if c.soft || len(w) < 3 {
+		return out
+	}
+	has := func(t string) bool {
+		return slices.ContainsFunc(c.variants, func(v variant) bool { return v.term == t }) ||
+			slices.ContainsFunc(out, func(v variant) bool { return v.term == t })
+	}
+	if ix.df(w) == 0 {
+		for _, t := range ix.withPrefix(w, maxPrefixTerms) {
+			if !has(t) {
+				out = append(out, variant{t, prefixWeight})
+			}
+		}
+	}
+	for _, t := range ix.withRoot(root(w)) {
+		if !has(t) {
+			out = append(out, variant{t, rootWeight})
+		}
+	}
+	return out
+}
+
+// withPrefix returns the first n indexed terms, in order, that begin with
+// prefix.
+func (ix *Index[T]) withPrefix(prefix string, n int) []string {
+	var out []string
+	for _, s := range ix.segs {
+		i := sort.SearchStrings(s.vocab, prefix)
+		for ; i < len(s.vocab) && strings.HasPrefix(s.vocab[i], prefix); i++ {
+			out = append(out, s.vocab[i])
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	return out[:min(n, len(out))]
+}
+
+// withRoot returns the indexed terms whose root is r, in order.
+func (ix *Index[T]) withRoot(r string) []string {
+	var out []string
+	if ix.df(r) > 0 {
+		out = append(out, r)
+	}
+	for _, s := range ix.segs {
+		out = append(out, s.roots[r]...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // df is the number of documents holding term.

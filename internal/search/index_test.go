@@ -48,6 +48,8 @@ var tracker = []Doc[string]{
 	method("actions_enable_workflow", "Enable a workflow", ""),
 	method("get_sum", "Get Sum Tool", "Returns the sum of two numbers"),
 	method("echo", "Echo Tool", "Echoes back the input string"),
+	method("repos_list_deployments", "List deployments", "Simple filtering of deployments is available."),
+	method("dependabot_list_alerts", "List Dependabot alerts", "Lists vulnerability alerts for the dependencies of a repository."),
 }
 
 func TestSearchRanks(t *testing.T) {
@@ -67,6 +69,9 @@ func TestSearchRanks(t *testing.T) {
 		{"turn off a workflow", "actions_disable_workflow"},             // a phrasal verb
 		{"switch on the workflow", "actions_enable_workflow"},
 		{"set up a new issue", "issues_create"},
+		{"remove an issue comment", "issues_delete_comment"},          // remove ≈ delete
+		{"turn the nightly workflow off", "actions_disable_workflow"}, // its object between
+		{"show what got deployed", "repos_list_deployments"},          // one root: deploy, deployment
 	}
 	for _, tc := range tests {
 		if got := first(t, ix, tc.query); got != tc.want {
@@ -207,7 +212,7 @@ func TestSearchMood(t *testing.T) {
 		"pull requests":               Unknown,
 		"recent deploys?":             Reads,
 	} {
-		if got := queryMood(q, parseQuery(q)); got != want {
+		if got := queryMood(q, parseQuery(q, nil)); got != want {
 			t.Errorf("mood of %q = %v, want %v", q, got, want)
 		}
 	}
@@ -218,7 +223,7 @@ func TestSearchMood(t *testing.T) {
 // the first states a situation; phrasal verbs joined.
 func TestQueryVerb(t *testing.T) {
 	verb := func(q string) string {
-		cs := parseQuery(q)
+		cs := parseQuery(q, nil)
 		if i := leadVerb(cs); i >= 0 {
 			return cs[i].variants[0].term
 		}
@@ -243,7 +248,7 @@ func TestQueryVerb(t *testing.T) {
 		}
 	}
 	// A noun used as a verb asks to add one: the soft create concept.
-	cs := parseQuery("comment on an issue")
+	cs := parseQuery("comment on an issue", nil)
 	if last := cs[len(cs)-1]; !last.soft || last.variants[0].term != Stem("create") {
 		t.Errorf("comment on an issue: %+v, want a soft create concept last", cs)
 	}
@@ -256,5 +261,64 @@ func TestQueryVerb(t *testing.T) {
 	}
 	if got := first(t, ix, "comments on an issue"); got != "issues_list_comments" {
 		t.Errorf("comments on an issue: first %q (all: %v)", got, paths(ix.Search("comments on an issue", nil)))
+	}
+}
+
+// A leading word the index does not hold, before what a verb acts on, is
+// a verb: the query asks to change something, not to read ("slap a
+// label on issue 7" adds one); a question or a word the index holds stays
+// what it was.
+func TestUnknownVerb(t *testing.T) {
+	add := method("issues_add_labels", "Add labels to an issue", "")
+	add.Effect = Writes
+	list := method("issues_list_labels_on_issue", "List labels for an issue", "")
+	list.Effect = Reads
+	ix := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{list, add}))
+	for q, want := range map[string]string{
+		"slap a label on issue 7":    "issues_add_labels",
+		"labels on issue 7":          "issues_list_labels_on_issue",
+		"what labels are on issue 7": "issues_list_labels_on_issue",
+	} {
+		if got := first(t, ix, q); got != want {
+			t.Errorf("%q: first %q, want %q (all: %v)", q, got, want, paths(ix.Search(q, nil)))
+		}
+	}
+	known := func(term string) bool { return term != "slap" }
+	if cs := parseQuery("slap a label on issue 7", known); leadVerb(cs) != 0 {
+		t.Errorf("slap a label on issue 7: %+v, want slap the verb", cs)
+	}
+	if cs := parseQuery("slap a label on issue 7", nil); leadVerb(cs) >= 0 {
+		t.Errorf("slap a label on issue 7, every word known: %+v, want no verb", cs)
+	}
+}
+
+// A word the index does not hold does not lower every document's share
+// of the query alike: with a word that neither the documents nor the
+// word vectors know, the scores are those of the query without it.
+func TestCoverageOfKnownWords(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment(tracker))
+	a, b := ix.Search("merge a pull request", nil), ix.Search("merge a pull request qzxv", nil)
+	if diff := cmp.Diff(a, b); diff != "" || len(a) == 0 || a[0].Value != "pulls_merge" {
+		t.Errorf("merge a pull request, and with qzxv (-+): %s", diff)
+	}
+}
+
+// A query word finds, at a lower weight, the indexed terms of its root
+// (deploy: deployment) and, when no document holds it, those it begins
+// (depend: dependabot).
+func TestSearchWordForms(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
+		method("pages_deploy", "Deploy a site", ""),
+		method("repos_list_deployments", "List deployments", ""),
+		method("dependabot_list_alerts", "List Dependabot alerts", "Lists vulnerability alerts."),
+	}))
+	for q, want := range map[string][]string{
+		"deploy":     {"pages_deploy", "repos_list_deployments"},
+		"deployment": {"repos_list_deployments", "pages_deploy"},
+		"depend":     {"dependabot_list_alerts"},
+	} {
+		if got := paths(ix.Search(q, nil)); !cmp.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
 	}
 }

@@ -48,3 +48,11 @@ func Bytes(n int64) string {
 	s = strings.TrimSuffix(s, ".0")
 	return s + " " + units[i]
 }
+
+// Plural is one when n is 1, else many ("propert"+Plural(n, "y", "ies")).
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

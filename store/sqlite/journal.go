@@ -23,21 +23,23 @@ import (
 // thread whenever the process was idle, and on a virtual machine each
 // wake-up is a costly exit (BENCHMARKS.md). A pass that makes a call with
 // a side effect every few hundred µs would pay that per call. A journal
-// record instead is copied into a file beside the database that is mapped
-// into memory (MAP_SHARED, journal_linux.go; elsewhere one write(2)): once
-// the copy is done the record is in the kernel's page cache and survives
-// the death of this process (not a power loss, which synchronous NORMAL
-// does not promise either). With synchronous FULL, which does promise it,
-// Journal also flushes the file to disk (fsync; on Linux that writes the
-// mapped pages too) before it returns when it records an entry executing
-// (written ahead of a call), and a new journal's directory entry with it:
-// a side effect is then never made before its record is on disk, at the
-// price of a flush per call, as a commit would cost. A result record is
-// not flushed on its own: the next call's flush takes it along, and one
-// lost to a power loss leaves its call unknown, as if in flight. The
-// file grows by doubling, its blocks reserved (fallocate) before they are
-// mapped, so a full disk is an error of the growth, not a fault while
-// copying.
+// record is instead one write(2) at the end of a file beside the
+// database: once it returns the record is in the kernel's page cache and
+// survives the death of this process (not a power loss, which synchronous
+// NORMAL does not promise either). With synchronous FULL, which does
+// promise it, Journal also flushes the file to disk (fsync) before it
+// returns when it records an entry executing (written ahead of a call),
+// and a new journal's directory entry with it: a side effect is then
+// never made before its record is on disk, at the price of a flush per
+// call, as a commit would cost. A result record is not flushed on its
+// own: the next call's flush takes it along, and one lost to a power loss
+// leaves its call unknown, as if in flight.
+//
+// Measured against a commit before each side effect (issue 28, item 3;
+// BENCHMARKS.md, "Fast paths that pay for themselves"), the journal keeps
+// the side-effecting call within its ratio bar. Copying records into the
+// file mapped in memory, which needs no system call, measured the same end
+// to end as a write(2) each, so the simpler write is what remains.
 //
 // Layout: one file per execution, <database>-ahead/<execution id>, mode
 // 0600 in a 0700 directory (it holds call arguments and results, like the
@@ -68,16 +70,13 @@ func newJournals(dbPath string, durable bool) *journals {
 	return &journals{dir: dbPath + "-ahead", durable: durable, files: map[string]*journalFile{}}
 }
 
-// journalFile is one open journal. Records are added at its end by
-// write, which journal_linux.go makes a copy into the file mapped in
-// memory (no system call at all, most of the time) and which elsewhere
-// is write(2).
+// journalFile is one open journal; records are written at its end.
 type journalFile struct {
 	f *os.File
 
 	mu  sync.Mutex
 	buf []byte // the records being added; reused; guarded by mu
-	out sink   // where they go; guarded by mu
+	end int64  // where the next records go; guarded by mu
 }
 
 // safeName is what an execution id may look like to be a file name as is.
@@ -119,9 +118,12 @@ func (s *Store) Journal(ctx context.Context, id string, entries []codemode.Entry
 	for _, e := range entries {
 		jf.buf = appendJournalRecord(jf.buf, e)
 	}
-	if err := jf.out.write(jf.buf); err != nil {
+	// On a failure the end stays: the next records overwrite what part of
+	// these was written, so no damaged record hides the ones after it.
+	if _, err := jf.f.WriteAt(jf.buf, jf.end); err != nil {
 		return fmt.Errorf("journal of %s: write: %w", id, err)
 	}
+	jf.end += int64(len(jf.buf))
 	if s.journals.flushes(entries) {
 		if err := jf.f.Sync(); err != nil {
 			return fmt.Errorf("journal of %s: flush to disk: %w", id, err)
@@ -151,7 +153,7 @@ func (j *journals) open(id string) (*journalFile, error) {
 			return nil, errors.Join(fmt.Errorf("journal of %s: %w", id, err), f.Close())
 		}
 	}
-	jf := &journalFile{f: f, out: newSink(f)}
+	jf := &journalFile{f: f}
 	j.files[id] = jf
 	return jf, nil
 }
@@ -185,7 +187,7 @@ func syncDir(dir string) error {
 func (jf *journalFile) close() error {
 	jf.mu.Lock()
 	defer jf.mu.Unlock()
-	return errors.Join(jf.out.close(), jf.f.Close())
+	return jf.f.Close()
 }
 
 // DropJournal closes and removes id's journal; without one it does

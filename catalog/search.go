@@ -1,9 +1,10 @@
-package runtime
+package catalog
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -32,44 +34,45 @@ const maxSearchText = 2000
 // connector ("write a note" is notes.createNote, not notes).
 const connectorWeight = 0.5
 
-// pathKind is the kind of a catalog item.
-type pathKind string
+// PathKind is the kind of a catalog item.
+type PathKind string
 
 const (
-	kindConnector pathKind = "connector"
-	kindMethod    pathKind = "method"
-	kindSnippet   pathKind = "snippet"
-	kindNamespace pathKind = "namespace"
+	kindConnector PathKind = "connector"
+	kindMethod    PathKind = "method"
+	kindSnippet   PathKind = "snippet"
+	kindNamespace PathKind = "namespace"
 )
 
-// pathKinds lists every pathKind, for the TypeScript of the answers.
-var pathKinds = []pathKind{kindConnector, kindMethod, kindSnippet, kindNamespace}
+// pathKinds lists every PathKind, for the TypeScript of the answers.
+var pathKinds = []PathKind{kindConnector, kindMethod, kindSnippet, kindNamespace}
 
 // The answers of codemode.search and codemode.describe. Their
 // TypeScript, which the codemode global's declaration shows programs, is
-// made from these types (codemodets.go): a doc tag is a field's JSDoc.
+// made from these types (CodemodeDeclaration): a doc tag is a field's
+// JSDoc.
 
-// searchAnswer is codemode.search's value.
-type searchAnswer struct {
-	Results []searchResult `json:"results"`
+// SearchAnswer is codemode.search's value.
+type SearchAnswer struct {
+	Results []SearchResult `json:"results"`
 	Total   int            `json:"total"`
 }
 
-// searchResult is one hit of codemode.search.
-type searchResult struct {
+// SearchResult is one hit of codemode.search.
+type SearchResult struct {
 	Path             string   `json:"path" doc:"\"connector\", \"connector.method\" or \"snippets.name\"; pass it to describe."`
 	Connector        string   `json:"connector,omitempty"`
 	Method           string   `json:"method,omitempty"`
-	Kind             pathKind `json:"kind"`
+	Kind             PathKind `json:"kind"`
 	Description      string   `json:"description"`
 	RequiresApproval bool     `json:"requiresApproval,omitempty" doc:"The call pauses the program until a human approves it."`
 	Score            float64  `json:"score"`
 }
 
-// description is codemode.describe's value.
-type description struct {
+// Description is codemode.describe's value.
+type Description struct {
 	Path             string   `json:"path"`
-	Kind             pathKind `json:"kind"`
+	Kind             PathKind `json:"kind"`
 	Description      string   `json:"description"`
 	RequiresApproval bool     `json:"requiresApproval,omitempty"`
 	// Types is a method's declaration with every type it refers to; a
@@ -79,22 +82,22 @@ type description struct {
 	Types string `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
 	// Groups and Methods let a model browse a connector (or a namespace
 	// of connectors) when it does not know what to search for.
-	Groups      []methodGroup   `json:"groups,omitempty" doc:"Groups of a connector's methods (tags, path prefixes), or a namespace's connectors."`
-	Methods     []methodSummary `json:"methods,omitempty" doc:"Its methods, group by group."`
+	Groups      []MethodGroup   `json:"groups,omitempty" doc:"Groups of a connector's methods (tags, path prefixes), or a namespace's connectors."`
+	Methods     []MethodSummary `json:"methods,omitempty" doc:"Its methods, group by group."`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
 	Code        string          `json:"code,omitempty"`
 }
 
-// methodSummary is one method in a connector's description.
-type methodSummary struct {
+// MethodSummary is one method in a connector's description.
+type MethodSummary struct {
 	Method           string `json:"method"`
 	Group            string `json:"group,omitempty"`
 	Description      string `json:"description"`
 	RequiresApproval bool   `json:"requiresApproval,omitempty"`
 }
 
-// methodGroup is one group of methods in a description.
-type methodGroup struct {
+// MethodGroup is one group of methods in a description.
+type MethodGroup struct {
 	Name  string `json:"name"`
 	Count int    `json:"count" doc:"How many of the methods are in the group."`
 }
@@ -107,12 +110,12 @@ const maxGroupName = 100
 // its route's path ("GET /repos/{owner}/{repo}" is repos), else the
 // namespace of its source name (before its first "/" or ".": fs/read_file
 // is fs); "" when it has none.
-func (t *tool) group() string {
+func (t *Method) group() string {
 	g := ""
-	if len(t.def.Tags) > 0 {
-		g = t.def.Tags[0]
+	if len(t.Def.Tags) > 0 {
+		g = t.Def.Tags[0]
 	}
-	if _, path, ok := strings.Cut(t.def.Route, " "); ok && g == "" {
+	if _, path, ok := strings.Cut(t.Def.Route, " "); ok && g == "" {
 		for seg := range strings.SplitSeq(path, "/") {
 			if seg != "" && !strings.HasPrefix(seg, "{") {
 				g = seg
@@ -120,8 +123,8 @@ func (t *tool) group() string {
 			}
 		}
 	}
-	if i := strings.IndexAny(t.def.SourceName, "/."); i > 0 && g == "" {
-		g = t.def.SourceName[:i]
+	if i := strings.IndexAny(t.Def.SourceName, "/."); i > 0 && g == "" {
+		g = t.Def.SourceName[:i]
 	}
 	return short.Clip(strings.TrimSpace(g), maxGroupName)
 }
@@ -129,8 +132,8 @@ func (t *tool) group() string {
 // grouped orders methods group by group, groups by name and methods in
 // their source's order within a group, those in no group last, and
 // returns the groups in that order.
-func grouped(methods []methodSummary) []methodGroup {
-	slices.SortStableFunc(methods, func(a, b methodSummary) int {
+func grouped(methods []MethodSummary) []MethodGroup {
+	slices.SortStableFunc(methods, func(a, b MethodSummary) int {
 		switch {
 		case a.Group == b.Group:
 			return 0
@@ -141,14 +144,14 @@ func grouped(methods []methodSummary) []methodGroup {
 		}
 		return strings.Compare(a.Group, b.Group)
 	})
-	var groups []methodGroup
+	var groups []MethodGroup
 	for _, m := range methods {
 		switch {
 		case m.Group == "":
 		case len(groups) > 0 && groups[len(groups)-1].Name == m.Group:
 			groups[len(groups)-1].Count++
 		default:
-			groups = append(groups, methodGroup{Name: m.Group, Count: 1})
+			groups = append(groups, MethodGroup{Name: m.Group, Count: 1})
 		}
 	}
 	return groups
@@ -161,16 +164,16 @@ const maxDescribeTypes = 16 << 10
 // describeConnector is codemode.describe of a connector: its own
 // description, its groups of methods, its methods group by group with
 // their summaries, and its declarations when they are small.
-func (s *source) describeConnector(path string) *description {
-	d := &description{Path: path, Kind: kindConnector, Description: s.description}
+func (s *Connector) describeConnector(path string) *Description {
+	d := &Description{Path: path, Kind: kindConnector, Description: s.Description}
 	least := 0
-	for _, t := range s.tools {
+	for _, t := range s.Methods {
 		d.Methods = append(d.Methods, t.summary(t.group()))
-		least += len(t.def.Name) + 30 // "  NAME(input: T): Promise<T>;\n" at least
+		least += len(t.Def.Name) + 30 // "  NAME(input: T): Promise<T>;\n" at least
 	}
 	d.Groups = grouped(d.Methods)
 	if least <= maxDescribeTypes {
-		if decls := s.declarations(); len(decls) <= maxDescribeTypes {
+		if decls := s.decls(); len(decls) <= maxDescribeTypes {
 			d.Types = decls
 		}
 	}
@@ -178,89 +181,84 @@ func (s *source) describeConnector(path string) *description {
 }
 
 // summary is the method in a description, in group.
-func (t *tool) summary(group string) methodSummary {
-	return methodSummary{Method: t.def.Name, Group: group, Description: summary(t.typegen().Description), RequiresApproval: t.def.RequiresApproval}
+func (t *Method) summary(group string) MethodSummary {
+	return MethodSummary{Method: t.Def.Name, Group: group, Description: summary(t.typegen().Description), RequiresApproval: t.Def.RequiresApproval}
 }
 
 // describeNamespace is codemode.describe of a namespace ("github" holding
 // github.issues and github.pulls): its connectors as groups, and their
 // methods.
-func describeNamespace(path string, srcs []*source) *description {
-	d := &description{Path: path, Kind: kindNamespace, Description: fmt.Sprintf("%d connectors", len(srcs))}
+func describeNamespace(path string, srcs []*Connector) *Description {
+	d := &Description{Path: path, Kind: kindNamespace, Description: fmt.Sprintf("%d connectors", len(srcs))}
 	for _, s := range srcs {
-		if !s.available() {
+		if !s.Available() {
 			continue
 		}
 		n := len(d.Methods)
-		for _, t := range s.tools {
-			d.Methods = append(d.Methods, t.summary(s.name))
+		for _, t := range s.Methods {
+			d.Methods = append(d.Methods, t.summary(s.Name))
 		}
-		d.Groups = append(d.Groups, methodGroup{Name: s.name, Count: len(d.Methods) - n})
+		d.Groups = append(d.Groups, MethodGroup{Name: s.Name, Count: len(d.Methods) - n})
 	}
 	return d
 }
 
 // describeMethod is codemode.describe of a method: the declaration of its
 // connector with this method alone, and every type it refers to.
-func (t *tool) describeMethod(path string) *description {
-	s := t.src
+func (t *Method) describeMethod(path string) *Description {
+	s := t.Conn
 	m := t.typegen()
-	decls := typegen.Declarations(typegen.Connector{Name: s.name, Definitions: s.typeDefs(), Methods: []typegen.Method{m}})
-	return &description{Path: path, Kind: kindMethod, Description: m.Description, RequiresApproval: t.def.RequiresApproval, Types: decls}
+	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared().types, Methods: []typegen.Method{m}})
+	return &Description{Path: path, Kind: kindMethod, Description: m.Description, RequiresApproval: t.Def.RequiresApproval, Types: decls}
 }
 
 // searchIndex is the index of a catalog: one segment per available
-// connector, made once per source (see source.segment), so a catalog
-// rebuilt for one connector's change re-analyses only that connector.
-type searchIndex = search.Index[*searchResult]
+// connector, made once per connector (see Connector.makeSegment), so a
+// catalog rebuilt for one connector's change re-analyses only that
+// connector.
+type searchIndex = search.Index[*SearchResult]
 
-// index returns the catalog's search index, made on first use.
-func (c *catalog) index() *searchIndex {
-	c.indexOnce.Do(func() {
-		var ix *searchIndex
-		for _, s := range c.sources {
-			if s.available() {
-				ix = ix.With(s.name, s.segment())
-			}
+// makeIndex makes the catalog's search index.
+func (c *Catalog) makeIndex() *searchIndex {
+	var ix *searchIndex
+	for _, s := range c.connectors {
+		if s.Available() {
+			ix = ix.With(s.Name, s.segment())
 		}
-		c.idx = ix
-	})
-	return c.idx
+	}
+	return ix
 }
 
-// segment returns the source's documents for the search index: the
+// makeSegment makes the connector's documents for the search index: the
 // connector itself and each method, analysed once.
-func (s *source) segment() *search.Segment[*searchResult] {
-	s.segOnce.Do(func() {
-		desc := s.description
-		if desc == "" {
-			desc = fmt.Sprintf("%d methods", len(s.tools))
-		}
-		docs := make([]search.Doc[*searchResult], 0, len(s.tools)+1)
-		var conn search.Doc[*searchResult]
-		conn.Value = &searchResult{Path: s.name, Connector: s.name, Kind: kindConnector, Description: summary(desc)}
-		conn.Fields[search.Name] = s.name
-		conn.Fields[search.Summary] = s.description
-		conn.Weight = connectorWeight
-		docs = append(docs, conn)
-		for _, t := range s.tools {
-			docs = append(docs, t.searchDoc())
-		}
-		s.seg = search.NewSegment(docs)
-	})
-	return s.seg
+func (s *Connector) makeSegment() *search.Segment[*SearchResult] {
+	desc := s.Description
+	if desc == "" {
+		desc = fmt.Sprintf("%d methods", len(s.Methods))
+	}
+	docs := make([]search.Doc[*SearchResult], 0, len(s.Methods)+1)
+	var conn search.Doc[*SearchResult]
+	conn.Value = &SearchResult{Path: s.Name, Connector: s.Name, Kind: kindConnector, Description: summary(desc)}
+	conn.Fields[search.Name] = s.Name
+	conn.Fields[search.Summary] = s.Description
+	conn.Weight = connectorWeight
+	docs = append(docs, conn)
+	for _, t := range s.Methods {
+		docs = append(docs, t.searchDoc())
+	}
+	return search.NewSegment(docs)
 }
 
 // searchDoc is a method's search document.
-func (t *tool) searchDoc() search.Doc[*searchResult] {
-	def := t.def
+func (t *Method) searchDoc() search.Doc[*SearchResult] {
+	def := t.Def
 	desc := def.Description
 	if desc == "" {
 		desc = def.Title
 	}
-	var d search.Doc[*searchResult]
-	d.Value = &searchResult{
-		Path: t.src.name + "." + def.Name, Connector: t.src.name, Method: def.Name, Kind: kindMethod,
+	var d search.Doc[*SearchResult]
+	d.Value = &SearchResult{
+		Path: t.Conn.Name + "." + def.Name, Connector: t.Conn.Name, Method: def.Name, Kind: kindMethod,
 		Description: summary(desc), RequiresApproval: def.RequiresApproval,
 	}
 	d.Fields[search.Name] = def.Name
@@ -273,7 +271,7 @@ func (t *tool) searchDoc() search.Doc[*searchResult] {
 	d.Fields[search.Params] = strings.Join(propertyNames(def.InputSchema), " ")
 	d.Fields[search.Tags] = strings.Join(def.Tags, " ")
 	d.Fields[search.Route] = routeWords(def.Route)
-	d.Fields[search.Container] = t.src.name
+	d.Fields[search.Container] = t.Conn.Name
 	d.Fields[search.Schema] = schemaText(def.InputSchema)
 	if def.Deprecated {
 		// A deprecated method gives way to its replacement, which usually
@@ -403,11 +401,30 @@ func propertyNames(schema json.RawMessage) []string {
 	return names
 }
 
+// SnippetStore is what search and describe read of the saved snippets
+// (codemode.Store has it).
+type SnippetStore interface {
+	ListSnippets(ctx context.Context) ([]codemode.Snippet, error)
+	// GetSnippet returns codemode.ErrNotFound for an unknown name.
+	GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error)
+}
+
+// Snippets are the saved snippets as search and describe see them, with
+// their search segment kept while they do not change. It is safe for
+// concurrent use and outlives catalogs.
+type Snippets struct {
+	store SnippetStore
+	last  atomic.Pointer[snippetSegment] // as last listed
+}
+
+// NewSnippets returns the snippets of store.
+func NewSnippets(store SnippetStore) *Snippets { return &Snippets{store: store} }
+
 // snippetSegment is the search segment of the saved snippets, kept while
 // they do not change.
 type snippetSegment struct {
 	key string // the snippets' names and descriptions
-	seg *search.Segment[*searchResult]
+	seg *search.Segment[*SearchResult]
 	// with is the last catalog index this segment was added to, and the
 	// index that made: an index's statistics and meanings are made once,
 	// not per query.
@@ -425,10 +442,10 @@ func (sn *snippetSegment) withSnippets(base *searchIndex) *searchIndex {
 	return ix
 }
 
-// snippetIndex returns a segment of the saved snippets (nil when there
-// are none), reusing the last one made while the snippets are the same.
-func (r *Runtime) snippetIndex(ctx context.Context) (*snippetSegment, error) {
-	snips, err := r.store.ListSnippets(ctx)
+// segment returns a segment of the saved snippets (nil when there are
+// none), reusing the last one made while the snippets are the same.
+func (sns *Snippets) segment(ctx context.Context) (*snippetSegment, error) {
+	snips, err := sns.store.ListSnippets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
@@ -442,13 +459,13 @@ func (r *Runtime) snippetIndex(ctx context.Context) (*snippetSegment, error) {
 		key.WriteString(sn.Description)
 		key.WriteByte(0)
 	}
-	if cur := r.snippetSeg.Load(); cur != nil && cur.key == key.String() {
+	if cur := sns.last.Load(); cur != nil && cur.key == key.String() {
 		return cur, nil
 	}
-	docs := make([]search.Doc[*searchResult], 0, len(snips))
+	docs := make([]search.Doc[*SearchResult], 0, len(snips))
 	for _, sn := range snips {
-		var d search.Doc[*searchResult]
-		d.Value = &searchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)}
+		var d search.Doc[*SearchResult]
+		d.Value = &SearchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)}
 		d.Fields[search.Name] = sn.Name
 		first, rest := splitFirstLine(sn.Description)
 		d.Fields[search.Summary] = first
@@ -458,7 +475,7 @@ func (r *Runtime) snippetIndex(ctx context.Context) (*snippetSegment, error) {
 		docs = append(docs, d)
 	}
 	sn := &snippetSegment{key: key.String(), seg: search.NewSegment(docs)}
-	r.snippetSeg.Store(sn)
+	sns.last.Store(sn)
 	return sn, nil
 }
 
@@ -466,25 +483,20 @@ func (r *Runtime) snippetIndex(ctx context.Context) (*snippetSegment, error) {
 // contain a space.
 const snippetsSegment = " snippets"
 
-// Search answers codemode.search(query): connectors, methods and snippets
-// ranked by the index (see package internal/search), best first, ties by
-// path, at most maxSearchResults; total counts every match. An empty query
-// lists everything.
-func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, error) {
-	return marshalAnswer(r.search(ctx, query))
-}
-
-// search is Search's value.
-func (r *Runtime) search(ctx context.Context, query string) (searchAnswer, error) {
+// Search answers codemode.search(query): connectors, methods and the
+// snippets ranked by the index (see package internal/search), best first,
+// ties by path, at most maxSearchResults; total counts every match. An
+// empty query lists everything.
+func (c *Catalog) Search(ctx context.Context, snippets *Snippets, query string) (SearchAnswer, error) {
 	if len(query) > maxSearchQuery {
 		// Every word of a query is looked up, and a word no document has
 		// is compared with the whole vocabulary: a query is a few words.
-		return searchAnswer{}, fmt.Errorf("codemode.search: the query is %d bytes long; at most %d (a few words name a method)", len(query), maxSearchQuery)
+		return SearchAnswer{}, fmt.Errorf("codemode.search: the query is %d bytes long; at most %d (a few words name a method)", len(query), maxSearchQuery)
 	}
-	ix := r.catalog().index()
-	sn, err := r.snippetIndex(ctx)
+	ix := c.index()
+	sn, err := snippets.segment(ctx)
 	if err != nil {
-		return searchAnswer{}, err
+		return SearchAnswer{}, err
 	}
 	if sn != nil {
 		ix = sn.withSnippets(ix)
@@ -503,47 +515,41 @@ func (r *Runtime) search(ctx context.Context, query string) (searchAnswer, error
 	for i := range found {
 		found[i].Score = round2(found[i].Score)
 	}
-	slices.SortStableFunc(found, func(a, b search.Hit[*searchResult]) int {
+	slices.SortStableFunc(found, func(a, b search.Hit[*SearchResult]) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Value.Path, b.Value.Path)
 	})
 	found = found[:min(n, maxSearchResults)]
-	hits := make([]searchResult, len(found))
+	hits := make([]SearchResult, len(found))
 	for i, h := range found {
 		hits[i] = *h.Value
 		hits[i].Score = h.Score
 	}
-	return searchAnswer{hits, total}, nil
+	return SearchAnswer{hits, total}, nil
 }
 
 // round2 rounds a score to the two decimals results show.
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 // summary is the first line of a description, at most 200 bytes.
-func summary(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	return short.Clip(s, 200)
-}
+func summary(s string) string { return short.Clip(short.FirstLine(s), 200) }
 
 // paths lists every available connector and method path, and the saved
 // snippets'.
-func (r *Runtime) paths(ctx context.Context) ([]string, error) {
+func (c *Catalog) paths(ctx context.Context, snippets *Snippets) ([]string, error) {
 	var out []string
-	for _, s := range r.catalog().sources {
-		if !s.available() {
+	for _, s := range c.connectors {
+		if !s.Available() {
 			continue
 		}
-		out = append(out, s.name)
-		for _, t := range s.tools {
-			out = append(out, s.name+"."+t.def.Name)
+		out = append(out, s.Name)
+		for _, t := range s.Methods {
+			out = append(out, s.Name+"."+t.Def.Name)
 		}
 	}
-	snips, err := r.store.ListSnippets(ctx)
+	snips, err := snippets.store.ListSnippets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
@@ -557,17 +563,11 @@ func (r *Runtime) paths(ctx context.Context) ([]string, error) {
 // method ("notes.createNote"), a namespace of connectors ("github" for
 // github.issues) or a snippet ("snippets.name"): its kind, description,
 // approval flag and TypeScript, and a connector's or a namespace's groups
-// and methods. An unknown path is an error
-// naming the nearest paths.
-func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, error) {
-	return marshalAnswer(r.describe(ctx, path))
-}
-
-// describe is Describe's value.
-func (r *Runtime) describe(ctx context.Context, path string) (*description, error) {
-	var d *description
-	s, method, hasDot := r.catalog().splitPath(path)
-	if s != nil && s.available() {
+// and methods. An unknown path is an error naming the nearest paths.
+func (c *Catalog) Describe(ctx context.Context, snippets *Snippets, path string) (*Description, error) {
+	var d *Description
+	s, method, hasDot := c.splitPath(path)
+	if s != nil && s.Available() {
 		switch t := s.byName[method]; {
 		case !hasDot:
 			d = s.describeConnector(path)
@@ -575,11 +575,11 @@ func (r *Runtime) describe(ctx context.Context, path string) (*description, erro
 			d = t.describeMethod(path)
 		}
 	}
-	if ns := r.catalog().inNamespace(path); d == nil && s == nil && len(ns) > 0 {
+	if ns := c.inNamespace(path); d == nil && s == nil && len(ns) > 0 {
 		d = describeNamespace(path, ns)
 	}
 	if name, ok := strings.CutPrefix(path, "snippets."); d == nil && ok {
-		sn, err := r.store.GetSnippet(ctx, name)
+		sn, err := snippets.store.GetSnippet(ctx, name)
 		switch {
 		case err == nil:
 			input := "unknown"
@@ -587,29 +587,21 @@ func (r *Runtime) describe(ctx context.Context, path string) (*description, erro
 				input = typegen.Schema(sn.InputSchema)
 			}
 			name, _ := json.Marshal(sn.Name)
-			d = &description{
+			d = &Description{
 				Path: path, Kind: kindSnippet, Description: sn.Description,
 				Types:       fmt.Sprintf("declare function run(name: %s, input: %s): Promise<unknown>;\n", name, input),
 				InputSchema: sn.InputSchema, Code: sn.Code,
 			}
-		case !isNotFound(err):
+		case !errors.Is(err, codemode.ErrNotFound):
 			return nil, fmt.Errorf("load snippet %s: %w", name, err)
 		}
 	}
 	if d == nil {
-		paths, err := r.paths(ctx)
+		paths, err := c.paths(ctx, snippets)
 		if err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("unknown path %q; nearest: %s", path, listOrNone(nearest(path, paths, 5)))
+		return nil, fmt.Errorf("unknown path %q; nearest: %s", path, ListOrNone(Nearest(path, paths, 5)))
 	}
 	return d, nil
-}
-
-// marshalAnswer is a service's answer as JSON.
-func marshalAnswer[T any](v T, err error) (json.RawMessage, error) {
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }

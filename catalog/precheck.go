@@ -1,4 +1,4 @@
-package runtime
+package catalog
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
-
-var _ sandbox.Checker = (*pass)(nil)
 
 // notMethodNames are what generic code reads on any object; the sandbox
 // answers them without a call (see sandbox/connectors.go).
@@ -30,27 +30,27 @@ var notMethodNames = map[string]bool{"then": true, "toJSON": true, "catch": true
 // properties it lacks (when it has no spread), properties the schema does
 // not allow, and constants of the wrong type or outside an enum. No
 // connector is called and nothing is logged.
-func (p *pass) Check(ctx context.Context, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
+func (cat *Catalog) Check(ctx context.Context, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
 	var out []sandbox.Problem
 	for _, c := range calls {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s := p.cat.byName[c.Connector]
-		if s == nil || !s.available() || notMethodNames[c.Method] {
+		s := cat.byName[c.Connector]
+		if s == nil || !s.Available() || notMethodNames[c.Method] {
 			continue // not a connector method (or an unavailable one, which says so when called)
 		}
 		t := s.byName[c.Method]
-		if t == nil && s.src.ForwardUnknown {
+		if t == nil && s.Source.ForwardUnknown {
 			continue // forwarded when called: the server decides
 		}
 		if t == nil {
-			_, err := p.cat.resolve(c.Connector, c.Method)
+			_, err := cat.Resolve(c.Connector, c.Method)
 			out = append(out, sandbox.Problem{Line: c.Line, Col: c.Col, Message: err.Error()})
 			continue
 		}
 		if c.Args != nil {
-			out = append(out, t.checkArgs(c, p.r.log)...)
+			out = append(out, t.checkArgs(c)...)
 		}
 	}
 	return out, nil
@@ -59,19 +59,20 @@ func (p *pass) Check(ctx context.Context, calls []sandbox.StaticCall) ([]sandbox
 // checkArgs checks an object-literal argument against the tool's input:
 // for what its text shows, then, when it is all constants, by validating
 // it as the call will be (for the rules the first pass does not judge).
-func (t *tool) checkArgs(c sandbox.StaticCall, log interface{ Warn(string, ...any) }) []sandbox.Problem {
+func (t *Method) checkArgs(c sandbox.StaticCall) []sandbox.Problem {
 	what := c.Connector + "." + c.Method
 	lit := c.Args
 	var out []sandbox.Problem
-	if root, defs := t.checkSchemas(); root != nil {
-		ck := &argChecker{what: what, root: root, defs: defs}
-		ck.check(lit, root, "", 0)
+	in := t.compiled()
+	if in.root != nil {
+		ck := &argChecker{what: what, root: in.root, defs: t.Conn.shared().value}
+		ck.check(lit, in.root, "", 0)
 		out = ck.out
 	}
 	if lit.Value == nil {
 		return out
 	}
-	sch := t.inputSchema(log)
+	sch := in.schema
 	if sch == nil {
 		return out
 	}
@@ -98,33 +99,10 @@ func (t *tool) checkArgs(c sandbox.StaticCall, log interface{ Warn(string, ...an
 // combinations (anyOf, …) hold.
 var structuralKeywords = map[string]bool{"required": true, "additionalProperties": true, "type": true, "enum": true, "const": true}
 
-// checkSchemas returns the tool's input schema and its connector's
-// definitions, decoded for the check (nil when they do not decode).
-func (t *tool) checkSchemas() (root, defs any) {
-	t.checkOnce.Do(func() {
-		var v any
-		if json.Unmarshal(t.def.InputSchema, &v) == nil {
-			t.checkRoot = v
-		}
-	})
-	return t.checkRoot, t.src.sharedForCheck()
-}
-
-// sharedForCheck returns the source's definitions decoded for the check,
-// or nil.
-func (s *source) sharedForCheck() any {
-	s.checkDefsOnce.Do(func() {
-		if len(s.defs) > 0 {
-			_ = json.Unmarshal(s.defs, &s.checkDefs)
-		}
-	})
-	return s.checkDefs
-}
-
 // literalAt returns the literal at a JSON pointer of lit, or the nearest
 // one above it.
 func literalAt(lit *sandbox.Literal, ptr string) *sandbox.Literal {
-	toks, ok := pointerTokens(ptr)
+	toks, ok := jsonref.Tokens(ptr)
 	if !ok {
 		return lit
 	}
@@ -162,48 +140,13 @@ type argChecker struct {
 // maxCheckDepth bounds the schemas followed ($ref chains, nesting).
 const maxCheckDepth = 32
 
-func (ck *argChecker) problem(l *sandbox.Literal, ptr, msg string) {
-	at := ptr
-	if at == "" {
-		at = "(root)"
-	}
-	ck.out = append(ck.out, sandbox.Problem{Line: l.Line, Col: l.Col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, at, msg)})
-}
-
-// resolve follows local $refs (in the input schema, then in the shared
-// definitions); nil for a schema it cannot follow.
-func (ck *argChecker) resolve(sch any) map[string]any {
-	for range maxCheckDepth {
-		m, ok := sch.(map[string]any)
-		if !ok {
-			return nil
-		}
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return m
-		}
-		if !strings.HasPrefix(ref, "#") {
-			return nil
-		}
-		if v, ok := jsonPointer(ck.root, ref[1:]); ok {
-			sch = v
-			continue
-		}
-		if ck.defs == nil {
-			return nil
-		}
-		v, ok := jsonPointer(ck.defs, ref[1:])
-		if !ok {
-			return nil
-		}
-		sch = v
-	}
-	return nil
+func (ck *argChecker) problem(line, col int, ptr, msg string) {
+	ck.out = append(ck.out, sandbox.Problem{Line: line, Col: col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, orRoot(ptr), msg)})
 }
 
 // check checks literal l at ptr against schema sch.
 func (ck *argChecker) check(l *sandbox.Literal, sch any, ptr string, depth int) {
-	m := ck.resolve(sch)
+	m := jsonref.Follow(sch, ck.root, ck.defs)
 	if m == nil || depth > maxCheckDepth || l == nil {
 		return
 	}
@@ -214,16 +157,16 @@ func (ck *argChecker) check(l *sandbox.Literal, sch any, ptr string, depth int) 
 	}
 	if l.Kind != "" {
 		if types := schemaTypes(m["type"]); len(types) > 0 && !kindFits(l, types) {
-			ck.problem(l, ptr, fmt.Sprintf("got %s, want %s", l.Kind, strings.Join(types, " or ")))
+			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("got %s, want %s", l.Kind, strings.Join(types, " or ")))
 			return
 		}
 	}
 	if l.Value != nil {
 		if enum, ok := m["enum"].([]any); ok && !inEnum(l.Value, enum) {
-			ck.problem(l, ptr, fmt.Sprintf("value must be one of %s", enumList(enum)))
+			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be one of %s", enumList(enum)))
 		}
 		if c, ok := m["const"]; ok && !inEnum(l.Value, []any{c}) {
-			ck.problem(l, ptr, fmt.Sprintf("value must be %s", enumList([]any{c})))
+			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be %s", enumList([]any{c})))
 		}
 	}
 	switch l.Kind {
@@ -252,7 +195,7 @@ func (ck *argChecker) object(l *sandbox.Literal, m map[string]any, ptr string, d
 			}
 		}
 		if len(missing) > 0 {
-			ck.problem(l, ptr, "missing propert"+plural(len(missing), "y", "ies")+" "+strings.Join(missing, ", "))
+			ck.problem(l.Line, l.Col, ptr, "missing propert"+short.Plural(len(missing), "y", "ies")+" "+strings.Join(missing, ", "))
 		}
 	}
 	closed := m["additionalProperties"] == false && m["patternProperties"] == nil
@@ -265,14 +208,14 @@ func (ck *argChecker) object(l *sandbox.Literal, m map[string]any, ptr string, d
 		if !ok {
 			if closed {
 				msg := fmt.Sprintf("additional property %q not allowed", p.Key)
-				if near := nearest(p.Key, known, 1); len(near) > 0 {
+				if near := Nearest(p.Key, known, 1); len(near) > 0 {
 					msg += fmt.Sprintf("; did you mean %q?", near[0])
 				}
-				ck.out = append(ck.out, sandbox.Problem{Line: p.Line, Col: p.Col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, orRoot(ptr), msg)})
+				ck.problem(p.Line, p.Col, ptr, msg)
 			}
 			continue
 		}
-		ck.check(p.Value, sub, ptr+"/"+escapePointer(p.Key), depth+1)
+		ck.check(p.Value, sub, ptr+"/"+jsonref.Escape(p.Key), depth+1)
 	}
 }
 
@@ -281,17 +224,6 @@ func orRoot(ptr string) string {
 		return "(root)"
 	}
 	return ptr
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // schemaTypes returns a schema's "type" as a list.
@@ -344,10 +276,26 @@ func inEnum(v json.RawMessage, enum []any) bool {
 	return false
 }
 
+// equalJSON reports whether two decoded JSON values are equal, numbers
+// by value (1 and 1.0 are equal, as in JSON Schema).
 func equalJSON(a, b any) bool {
-	ab, err1 := json.Marshal(a)
-	bb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)
+	pa := plainJSON(a)
+	return pa != "" && pa == plainJSON(b)
+}
+
+// plainJSON encodes a decoded JSON value with numbers as float64 writes
+// them, "" when it does not encode.
+func plainJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var x any
+	if json.Unmarshal(b, &x) != nil {
+		return ""
+	}
+	b, _ = json.Marshal(x)
+	return string(b)
 }
 
 func enumList(enum []any) string {

@@ -1,4 +1,4 @@
-package runtime
+package catalog
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func TestMethodGroup(t *testing.T) {
 		{connectors.Tool{SourceName: "get_sum"}, ""},
 		{connectors.Tool{SourceName: "x", Tags: []string{long}}, long[:maxGroupName] + "…"},
 	} {
-		if got := (&tool{def: tc.def}).group(); got != tc.want {
+		if got := (&Method{Def: tc.def}).group(); got != tc.want {
 			t.Errorf("group of %+v = %q, want %q", tc.def, got, tc.want)
 		}
 	}

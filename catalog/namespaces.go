@@ -1,4 +1,4 @@
-package runtime
+package catalog
 
 import (
 	"fmt"
@@ -15,10 +15,10 @@ import (
 
 // checkNamespaces refuses a catalog in which a connector's name is also the
 // namespace of another connector.
-func (c *catalog) checkNamespaces() error {
-	names := make([]string, len(c.sources))
-	for i, s := range c.sources {
-		names[i] = s.name
+func (c *Catalog) checkNamespaces() error {
+	names := make([]string, len(c.connectors))
+	for i, s := range c.connectors {
+		names[i] = s.Name
 	}
 	if leaf, nested, ok := connectors.NamespaceConflict(names); ok {
 		return fmt.Errorf("connector %q cannot also be the namespace of connector %q; rename one", leaf, nested)
@@ -31,7 +31,7 @@ func (c *catalog) checkNamespaces() error {
 // connector ("github.issues.list_for_repo": connector github.issues,
 // method list_for_repo). Method names have no dots. s is nil when neither
 // names a connector.
-func (c *catalog) splitPath(path string) (s *source, method string, hasMethod bool) {
+func (c *Catalog) splitPath(path string) (s *Connector, method string, hasMethod bool) {
 	if s := c.byName[path]; s != nil {
 		return s, "", false
 	}
@@ -42,12 +42,12 @@ func (c *catalog) splitPath(path string) (s *source, method string, hasMethod bo
 	return c.byName[path[:i]], path[i+1:], true
 }
 
-// inNamespace returns the sources whose names lie under namespace ns
+// inNamespace returns the connectors whose names lie under namespace ns
 // ("mcp" holds mcp.a and mcp.b.c), in configuration order.
-func (c *catalog) inNamespace(ns string) []*source {
-	var out []*source
-	for _, s := range c.sources {
-		if strings.HasPrefix(s.name, ns+".") {
+func (c *Catalog) inNamespace(ns string) []*Connector {
+	var out []*Connector
+	for _, s := range c.connectors {
+		if strings.HasPrefix(s.Name, ns+".") {
 			out = append(out, s)
 		}
 	}

@@ -1,16 +1,28 @@
-package runtime
+package catalog
 
 import (
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // The TypeScript of the sandbox's own codemode global is made from the Go
-// types of what its services answer (services), so that what a program is
-// told it gets is what it gets: a field added to searchResult appears in
-// the declaration, with its JSDoc from the field's doc tag.
+// types of what its services answer, so that what a program is told it
+// gets is what it gets: a field added to SearchResult appears in the
+// declaration, with its JSDoc from the field's doc tag.
+
+// A Service is a function of the codemode global as its declaration shows
+// it: its name, its JSDoc, its parameters (which the sandbox checks) and
+// the Go type of its answer.
+type Service struct {
+	Name   string
+	Doc    string
+	Params []sandbox.Param
+	Result reflect.Type
+}
 
 // codemodeTypes are the Go types the declaration names (type X = {…}),
 // in the order it declares them; any other struct is written inline.
@@ -19,11 +31,12 @@ var codemodeTypes = []struct {
 	name string
 	doc  string
 }{
-	{reflect.TypeFor[searchResult](), "CodemodeSearchResult", "A search hit: a connector, one of its methods, or a saved snippet."},
-	{reflect.TypeFor[description](), "CodemodeDescription", "The TypeScript and description of one path."},
+	{reflect.TypeFor[SearchResult](), "CodemodeSearchResult", "A search hit: a connector, one of its methods, or a saved snippet."},
+	{reflect.TypeFor[Description](), "CodemodeDescription", "The TypeScript and description of one path."},
 }
 
-// codemodeTypeNames are the type names codemodeDeclaration declares.
+// codemodeTypeNames are the type names CodemodeDeclaration declares, which
+// no connector's declarations may take.
 var codemodeTypeNames = func() []string {
 	names := make([]string, len(codemodeTypes))
 	for i, ct := range codemodeTypes {
@@ -32,27 +45,24 @@ var codemodeTypeNames = func() []string {
 	return names
 }()
 
-// codemodeDeclaration is the TypeScript of the sandbox's own codemode
-// global: the types above, the services, and the functions the sandbox
-// itself installs (step, run).
-var codemodeDeclaration = func() string {
+// CodemodeDeclaration is the TypeScript of the sandbox's own codemode
+// global offering services: the types above, the services, and the
+// functions the sandbox itself installs (step, run).
+func CodemodeDeclaration(services []Service) string {
 	var b strings.Builder
 	for _, ct := range codemodeTypes {
 		fmt.Fprintf(&b, "/** %s */\ntype %s = %s;\n", ct.doc, ct.name, tsStruct(ct.t, "  ", "\n"))
 	}
 	b.WriteString("declare const codemode: {\n")
 	for _, sv := range services {
-		if sv.doc == "" {
-			continue
-		}
-		params := make([]string, len(sv.params))
-		for i, p := range sv.params {
+		params := make([]string, len(sv.Params))
+		for i, p := range sv.Params {
 			params[i] = p.Name + "?: unknown"
 			if p.String {
 				params[i] = p.Name + ": string"
 			}
 		}
-		fmt.Fprintf(&b, "  /** %s */\n  %s(%s): Promise<%s>;\n", sv.doc, sv.name, strings.Join(params, ", "), tsType(sv.result))
+		fmt.Fprintf(&b, "  /** %s */\n  %s(%s): Promise<%s>;\n", sv.Doc, sv.Name, strings.Join(params, ", "), tsType(sv.Result))
 	}
 	b.WriteString(`  /** Run non-deterministic code once; on replay its recorded value is returned without running fn. fn must not call connectors. */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
@@ -61,11 +71,11 @@ var codemodeDeclaration = func() string {
 };
 `)
 	return b.String()
-}()
+}
 
 // tsType is the TypeScript of the JSON encoding/json makes of a value of
 // type t. It covers the types the services answer with; any other panics
-// when the package initialises, which every test run shows.
+// when the runtime's package initialises, which every test run shows.
 func tsType(t reflect.Type) string {
 	for _, ct := range codemodeTypes {
 		if ct.t == t {
@@ -75,7 +85,7 @@ func tsType(t reflect.Type) string {
 	switch {
 	case t == reflect.TypeFor[json.RawMessage]():
 		return "unknown"
-	case t == reflect.TypeFor[pathKind]():
+	case t == reflect.TypeFor[PathKind]():
 		quoted := make([]string, len(pathKinds))
 		for i, k := range pathKinds {
 			quoted[i] = fmt.Sprintf("%q", k)
@@ -96,7 +106,7 @@ func tsType(t reflect.Type) string {
 	case reflect.Struct:
 		return tsStruct(t, "", " ")
 	}
-	panic(fmt.Sprintf("runtime: no TypeScript for the Go type %s of a codemode service's answer", t))
+	panic(fmt.Sprintf("catalog: no TypeScript for the Go type %s of a codemode service's answer", t))
 }
 
 // tsStruct is the TypeScript object type of struct t, one member per

@@ -1,4 +1,4 @@
-package runtime
+package catalog
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
@@ -14,7 +15,7 @@ import (
 // connector, even one whose definitions are named to collide with them.
 func TestCodemodeTypeNamesAreReserved(t *testing.T) {
 	if len(codemodeTypeNames) == 0 {
-		t.Fatal("no type names found in codemodeDeclaration")
+		t.Fatal("no type names found in CodemodeDeclaration")
 	}
 	var cs []typegen.Connector
 	for i, name := range codemodeTypeNames {
@@ -27,7 +28,7 @@ func TestCodemodeTypeNamesAreReserved(t *testing.T) {
 	}
 	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
 	seen := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^type (\w+)`).FindAllStringSubmatch(codemodeDeclaration+res.Text, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^type (\w+)`).FindAllStringSubmatch(CodemodeDeclaration(nil)+res.Text, -1) {
 		if seen[m[1]] {
 			t.Errorf("type %s declared twice:\n%s", m[1], res.Text)
 		}
@@ -47,11 +48,11 @@ func TestCodemodeDeclarationIsMadeFromGoTypes(t *testing.T) {
 	}
 	type answer struct {
 		Name   string          `json:"name" doc:"Its name."`
-		Kind   pathKind        `json:"kind"`
+		Kind   PathKind        `json:"kind"`
 		N      int             `json:"n,omitempty"`
 		Raw    json.RawMessage `json:"raw,omitempty"`
 		Items  []inner         `json:"items"`
-		Hit    *description    `json:"hit"`
+		Hit    *Description    `json:"hit"`
 		Plain  float64
 		Skip   string `json:"-"`
 		hidden string
@@ -69,6 +70,10 @@ func TestCodemodeDeclarationIsMadeFromGoTypes(t *testing.T) {
 	if got := tsStruct(reflect.TypeFor[answer](), "  ", "\n"); got != want {
 		t.Errorf("tsStruct:\n%s\nwant:\n%s", got, want)
 	}
+	decl := CodemodeDeclaration([]Service{
+		{Name: "search", Doc: "Find.", Params: []sandbox.Param{{Name: "query", String: true}}, Result: reflect.TypeFor[SearchAnswer]()},
+		{Name: "describe", Doc: "Describe.", Params: []sandbox.Param{{Name: "path", String: true}}, Result: reflect.TypeFor[*Description]()},
+	})
 	for _, w := range []string{
 		"type CodemodeSearchResult = {\n  /** \"connector\", \"connector.method\" or \"snippets.name\"; pass it to describe. */\n  path: string;\n",
 		"  search(query: string): Promise<{ results: CodemodeSearchResult[]; total: number }>;\n",
@@ -76,11 +81,11 @@ func TestCodemodeDeclarationIsMadeFromGoTypes(t *testing.T) {
 		"  methods?: { method: string; group?: string; description: string; requiresApproval?: boolean }[];\n",
 		"  groups?: { name: string; count: number }[];\n",
 	} {
-		if !strings.Contains(codemodeDeclaration, w) {
-			t.Errorf("codemodeDeclaration lacks %q:\n%s", w, codemodeDeclaration)
+		if !strings.Contains(decl, w) {
+			t.Errorf("CodemodeDeclaration lacks %q:\n%s", w, decl)
 		}
 	}
-	if strings.Contains(codemodeDeclaration, "run(name: string, input: unknown)") || strings.Count(codemodeDeclaration, "  run(") != 1 {
-		t.Errorf("codemode.run is declared other than once, by the sandbox's own line:\n%s", codemodeDeclaration)
+	if strings.Contains(decl, "run(name: string, input: unknown)") || strings.Count(decl, "  run(") != 1 {
+		t.Errorf("codemode.run is declared other than once, by the sandbox's own line:\n%s", decl)
 	}
 }

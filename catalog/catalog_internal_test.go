@@ -1,0 +1,194 @@
+package catalog
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
+	"github.com/codemode-mcp/codemode-mcp/internal/search"
+)
+
+// testConnector is a connector named c with shared schemas defs ("" for
+// none), as Build makes one, without listing.
+func testConnector(defs string) *Connector {
+	s := &Connector{Name: "c", byName: map[string]*Method{}, log: slog.New(slog.DiscardHandler)}
+	if defs != "" {
+		s.defs = json.RawMessage(defs)
+	}
+	s.shared = sync.OnceValue(s.decodeShared)
+	return s
+}
+
+// testMethod is a method m of s with that input schema.
+func testMethod(s *Connector, input string) *Method {
+	return s.newMethod(connectors.Tool{Name: "m", InputSchema: json.RawMessage(input)}, false, false)
+}
+
+func TestNearest(t *testing.T) {
+	names := []string{"write_file", "read_file", "read_files", "list_dir", "move_file"}
+	got := Nearest("read_fil", names, 3)
+	if diff := cmp.Diff([]string{"read_file", "read_files", "move_file"}, got); diff != "" {
+		t.Errorf("nearest (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateArgs(t *testing.T) {
+	schema := json.RawMessage(`{
+		"type": "object",
+		"properties": {
+			"path": {"type": "string", "pattern": "^(?!/etc)"},
+			"mode": {"enum": ["r", "w"]},
+			"tags": {"type": "array", "items": {"type": "string"}}
+		},
+		"required": ["path"],
+		"additionalProperties": false
+	}`)
+	sch, err := CompileSchema(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args string
+		want []string // substrings; nil = valid
+	}{
+		{"valid", `{"path":"a","mode":"r","tags":["x"]}`, nil},
+		{"missing", `{}`, []string{"at (root):", "path"}},
+		{"lookahead pattern", `{"path":"/etc/passwd"}`, []string{"at /path:"}},
+		{"several", `{"path":1,"mode":"x","tags":[1],"extra":true}`, []string{"at /path:", "at /mode:", "at /tags/0:", "extra"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inst, err := jsonref.Decode([]byte(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = ValidateValue(sch, "arguments for files.open", inst)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("valid args refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("invalid args accepted")
+			}
+			if !strings.HasPrefix(err.Error(), "invalid arguments for files.open:") {
+				t.Errorf("message %q does not name the method", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := CompileSchema(json.RawMessage(`{"$ref":"file:///etc/passwd"}`)); err == nil {
+		t.Error("a schema referencing a local file compiled; references must not be loaded")
+	}
+}
+
+// TestCompileSchemaShared: a method's input schema referring to a connector's shared
+// definitions validates against them (transitively, recursion included),
+// and the shared document is not changed.
+func TestCompileSchemaShared(t *testing.T) {
+	sharedRaw := `{"components":{"schemas":{
+		"pet":{"type":"object","properties":{"name":{"type":"string"},"tag":{"$ref":"#/components/schemas/tag"},"parent":{"$ref":"#/components/schemas/pet"}},"required":["name"]},
+		"tag":{"type":"string","enum":["a","b"]},
+		"unused":{"type":"number"}}}}`
+	conn := testConnector(sharedRaw)
+	shared := conn.shared().value
+	before, _ := json.Marshal(shared)
+	sch := testMethod(conn, `{"type":"object","properties":{"body":{"$ref":"#/components/schemas/pet"}},"required":["body"]}`).InputSchema()
+	if sch == nil {
+		t.Fatal("the schema did not compile")
+	}
+	check := func(args string, wants ...string) {
+		t.Helper()
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = ValidateValue(sch, "arguments", v)
+		if len(wants) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", args, err)
+			}
+			return
+		}
+		if err == nil {
+			t.Fatalf("%s: no error, want %q", args, wants)
+		}
+		for _, w := range wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", args, err, w)
+			}
+		}
+	}
+	check(`{"body":{"name":"rex","tag":"a","parent":{"name":"old"}}}`)
+	check(`{"body":{"name":"rex","tag":"c"}}`, "/body/tag")
+	check(`{"body":{"parent":{"name":1}}}`, "/body/parent/name", "at /body:")
+	after, _ := json.Marshal(shared)
+	if string(before) != string(after) {
+		t.Error("compiling changed the shared definitions")
+	}
+	// A reference that resolves nowhere still fails to compile.
+	if testMethod(conn, `{"$ref":"#/components/schemas/nope"}`).InputSchema() != nil {
+		t.Error("a dangling reference compiled")
+	}
+}
+
+// A method's search document carries what its input says below the top
+// level (nested names, enum values, descriptions) in the Schema field,
+// and its effect as its annotations declare it.
+func TestSearchDocSchemaAndEffect(t *testing.T) {
+	input := `{"type":"object","properties":{
+		"owner":{"type":"string","description":"The account owner."},
+		"body":{"type":"object","properties":{
+			"state_reason":{"type":"string","enum":["completed","reopened",3],"description":"Why the state changed."},
+			"labels":{"type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","properties":{"color":{"type":"string"}}}]}}}}}}`
+	got := schemaText(json.RawMessage(input))
+	for _, want := range []string{"state_reason", "reopened", "completed", "Why the state changed.", "labels", "color", "The account owner."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("schemaText lacks %q: %q", want, got)
+		}
+	}
+	for _, not := range []string{"owner ", "3"} {
+		if strings.Contains(got, not) {
+			t.Errorf("schemaText has %q: %q", not, got)
+		}
+	}
+	if got := schemaText(json.RawMessage(`not json`)); got != "" {
+		t.Errorf("schemaText(not json) = %q", got)
+	}
+	deep := `{"type":"object","properties":{"a":{"properties":{"b":{"properties":{"c":{"properties":{"d":{"properties":{"e":{"properties":{"toodeep":{}}}}}}}}}}}}}`
+	if got := schemaText(json.RawMessage(deep)); strings.Contains(got, "toodeep") || !strings.Contains(got, "b") {
+		t.Errorf("schemaText past the depth limit: %q", got)
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		ro   *bool
+		want search.Effect
+	}{{&yes, search.Reads}, {&no, search.Writes}, {nil, search.Unknown}} {
+		tl := testMethod(testConnector(""), "{}")
+		tl.Def = (connectors.Tool{Name: "m", InputSchema: json.RawMessage(`{}`), Annotations: connectors.Annotations{ReadOnly: tc.ro}})
+		if got := tl.searchDoc().Effect; got != tc.want {
+			t.Errorf("readOnlyHint %v: effect %v, want %v", tc.ro, got, tc.want)
+		}
+	}
+	// A deprecated method gives way to others matching as well.
+	for _, dep := range []bool{false, true} {
+		tl := testMethod(testConnector(""), "{}")
+		tl.Def = (connectors.Tool{Name: "m", InputSchema: json.RawMessage(`{}`), Deprecated: dep})
+		if w := tl.searchDoc().Weight; dep && (w <= 0 || w >= 1) || !dep && w != 0 {
+			t.Errorf("deprecated %v: weight %v", dep, w)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package catalog_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// fakeConnector lists tools and definitions; it is never called.
+type fakeConnector struct {
+	name  string
+	tools []connectors.Tool
+	defs  string
+}
+
+func (f *fakeConnector) Name() string { return f.name }
+func (f *fakeConnector) Tools(context.Context) ([]connectors.Tool, error) {
+	return f.tools, nil
+}
+func (f *fakeConnector) Call(context.Context, string, json.RawMessage) (connectors.Result, error) {
+	panic("the catalog does not call connectors")
+}
+func (f *fakeConnector) Close() error { return nil }
+func (f *fakeConnector) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{Definitions: json.RawMessage(f.defs)}
+}
+
+// A catalog is built and used without a store or a sandbox: the check
+// before running, validation and the declarations read one method's
+// schema and its connector's shared schemas, decoded once, and follow
+// the same $ref to the same place; an enum's numbers compare by value.
+func TestCatalogWithoutAnEngine(t *testing.T) {
+	ctx := context.Background()
+	conn := &fakeConnector{name: "shop", defs: `{"components":{"schemas":{"size":{"type":"integer","enum":[1.0,2,3]}}}}`,
+		tools: []connectors.Tool{{Name: "order", SourceName: "order", Description: "Order a shirt.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"size":{"$ref":"#/components/schemas/size"}},"required":["size"],"additionalProperties":false}`)}}}
+	cat, err := catalog.New(ctx, []catalog.Source{{Connector: conn}}, catalog.Options{Codemode: "declare const codemode: {};\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit := func(size string) *sandbox.Literal {
+		return &sandbox.Literal{Kind: "object", Value: json.RawMessage(`{"size":` + size + `}`), Props: []sandbox.LiteralProp{
+			{Key: "size", Value: &sandbox.Literal{Kind: "number", Value: json.RawMessage(size), Line: 1, Col: 20}, Line: 1, Col: 14}}}
+	}
+	for size, want := range map[string]string{"1": "", "2": "", "4": `shop.order: at /size: value must be one of [1.0, 2, 3]`} {
+		problems, err := cat.Check(ctx, []sandbox.StaticCall{{Connector: "shop", Method: "order", Line: 1, Col: 7, Args: lit(size)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range problems {
+			got = append(got, p.Message)
+		}
+		if want == "" && len(got) > 0 || want != "" && (len(got) == 0 || got[0] != want) {
+			t.Errorf("size %s: problems %q, want %q", size, got, want)
+		}
+	}
+	m, err := cat.Resolve("shop", "order")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.ValidateValue(m.InputSchema(), "arguments for shop.order", map[string]any{"size": json.Number("5")}); err == nil || !strings.Contains(err.Error(), "/size") {
+		t.Errorf("size 5 validated: %v", err)
+	}
+	if err := catalog.ValidateValue(m.InputSchema(), "arguments for shop.order", map[string]any{"size": json.Number("3")}); err != nil {
+		t.Errorf("size 3 refused: %v", err)
+	}
+	decls, err := cat.Declarations("shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(decls, "size: ShopSize") || !strings.Contains(decls, "ShopSize = 1.0 | 2 | 3;") {
+		t.Errorf("declarations do not show the shared enum:\n%s", decls)
+	}
+	all, _ := cat.Declarations("")
+	if !strings.HasPrefix(all, "declare const codemode: {};\n") {
+		t.Errorf("Declarations(\"\") does not begin with Options.Codemode:\n%s", all)
+	}
+	if _, ok := cat.Fingerprint("shop"); !ok {
+		t.Error("no fingerprint for an available connector")
+	}
+	if got := cat.Changed(map[string]string{"shop": "old", "gone": "x"}); strings.Join(got, ",") != "gone (gone),shop (tools changed)" {
+		t.Errorf("Changed = %q", got)
+	}
+}

@@ -1,0 +1,122 @@
+package catalog
+
+import (
+	"fmt"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
+	"github.com/codemode-mcp/codemode-mcp/typegen"
+)
+
+// Declarations returns the TypeScript declarations of one connector, of
+// the connectors in a namespace ("mcp" for mcp.a and mcp.b), or with
+// connector "" of every available connector preceded by the codemode
+// global's own declaration (Options.Codemode).
+func (c *Catalog) Declarations(connector string) (string, error) {
+	if connector == "" {
+		return c.decls().text, nil
+	}
+	s := c.byName[connector]
+	if ns := c.inNamespace(connector); s == nil && len(ns) > 0 {
+		return namespaceDeclarations(ns), nil
+	}
+	if s == nil {
+		names := make([]string, 0, len(c.connectors))
+		for _, s := range c.connectors {
+			names = append(names, s.Name)
+		}
+		return "", fmt.Errorf("unknown connector %q; connectors: %s", connector, ListOrNone(Nearest(connector, names, len(names))))
+	}
+	if !s.Available() {
+		return "", fmt.Errorf("connector %s is unavailable: %v", connector, s.Err)
+	}
+	return s.decls(), nil
+}
+
+// declarations makes the declarations of every available connector, once
+// per catalog (a catalog does not change).
+func (c *Catalog) declarations() declarations {
+	var cs []typegen.Connector
+	for _, s := range c.connectors {
+		if s.Available() {
+			cs = append(cs, s.typegen())
+		}
+	}
+	if len(cs) == 0 {
+		return declarations{text: c.opts.Codemode}
+	}
+	// One file: type names stay unique across connectors and apart from
+	// the codemode global's.
+	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
+	return declarations{text: c.opts.Codemode + "\n" + res.Text, diags: res.Diagnostics}
+}
+
+// TypeDiagnostics reports what the declarations of the available
+// connectors do not express exactly (see typegen.Diagnostic), connector
+// by connector.
+func (c *Catalog) TypeDiagnostics() []typegen.Diagnostic { return c.decls().diags }
+
+// namespaceDeclarations returns the declarations of the available
+// connectors of one namespace, as one file.
+func namespaceDeclarations(ns []*Connector) string {
+	var cs []typegen.Connector
+	for _, s := range ns {
+		if s.Available() {
+			cs = append(cs, s.typegen())
+		}
+	}
+	return typegen.DeclarationsAll(cs)
+}
+
+// typegen converts a connector for the declaration generator.
+func (s *Connector) typegen() typegen.Connector {
+	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared().types}
+	for _, t := range s.Methods {
+		c.Methods = append(c.Methods, t.typegen())
+	}
+	return c
+}
+
+func (t *Method) typegen() typegen.Method {
+	desc := t.Def.Description
+	if desc == "" {
+		desc = t.Def.Title
+	}
+	return typegen.Method{
+		Name:             t.Def.Name,
+		Description:      desc,
+		Input:            t.Def.InputSchema,
+		Output:           t.Def.OutputSchema,
+		RequiresApproval: t.Def.RequiresApproval,
+		Deprecated:       t.Def.Deprecated,
+	}
+}
+
+// DeclarationsWithin returns Declarations("") when its estimated size in
+// tokens (internal/tokens) is at most budget; fits is false when it is
+// larger. A catalog that cannot fit (a lower bound of its declarations'
+// size is past budget) is not generated, so asking costs little whatever
+// the number of methods.
+func (c *Catalog) DeclarationsWithin(budget int) (decls string, fits bool) {
+	// Bytes of the declarations, at least: "declare const NAME: {\n};\n"
+	// and per method "  NAME(input: T): Promise<T>;\n". A token covers at
+	// most maxBytesPerToken of them.
+	const maxBytesPerToken = 12
+	least := len(c.opts.Codemode)
+	for _, s := range c.connectors {
+		if !s.Available() {
+			continue
+		}
+		least += len(s.Name) + 20
+		for _, t := range s.Methods {
+			least += len(t.Def.Name) + 30
+		}
+		if least > budget*maxBytesPerToken {
+			return "", false
+		}
+	}
+	d := c.decls().text
+	if tokens.Estimate(d) > budget {
+		return "", false
+	}
+	return d, true
+}

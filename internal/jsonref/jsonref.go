@@ -1,0 +1,227 @@
+// Package jsonref decodes JSON schemas and follows their local references
+// ("#/…", a JSON pointer into the document): the one resolver that the
+// catalog's validation and check before running and typegen's declarations
+// share. Only local references are followed; $id and $anchor are not
+// considered, and nothing is fetched.
+package jsonref
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Decode decodes one JSON value with numbers kept as json.Number (their
+// literal text), as the schema validator decodes them; trailing data is an
+// error.
+func Decode(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data after JSON value")
+	}
+	return v, nil
+}
+
+// Tokens splits a URI fragment holding a JSON pointer into its decoded
+// tokens; "" is the whole document (no tokens).
+func Tokens(frag string) ([]string, bool) {
+	if frag == "" {
+		return nil, true
+	}
+	if p, err := url.PathUnescape(frag); err == nil {
+		frag = p
+	}
+	if !strings.HasPrefix(frag, "/") {
+		return nil, false
+	}
+	toks := strings.Split(frag[1:], "/")
+	for i, t := range toks {
+		toks[i] = Unescape(t)
+	}
+	return toks, true
+}
+
+// Unescape decodes a JSON pointer token ("a~1b" is "a/b").
+func Unescape(tok string) string { return unescaper.Replace(tok) }
+
+// Escape encodes a JSON pointer token ("a/b" is "a~1b").
+func Escape(tok string) string { return escaper.Replace(tok) }
+
+var (
+	unescaper = strings.NewReplacer("~1", "/", "~0", "~")
+	escaper   = strings.NewReplacer("~", "~0", "/", "~1")
+)
+
+// Pointer resolves a URI fragment holding a JSON pointer ("" is the whole
+// document) through objects and arrays.
+func Pointer(root any, frag string) (any, bool) {
+	toks, ok := Tokens(frag)
+	if !ok {
+		return nil, false
+	}
+	cur := root
+	for _, tok := range toks {
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) || (len(tok) > 1 && tok[0] == '0') {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// maxFollow bounds a chain of references Follow walks.
+const maxFollow = 32
+
+// Follow follows sch's local $ref, and the target's, until a schema
+// without one, resolving each in the first of docs that has its pointer;
+// nil when a reference is not local or does not resolve, for a schema that
+// is not an object, and past maxFollow references.
+func Follow(sch any, docs ...any) map[string]any {
+	for range maxFollow {
+		m, ok := sch.(map[string]any)
+		if !ok {
+			return nil
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		if !strings.HasPrefix(ref, "#") {
+			return nil
+		}
+		sch, ok = nil, false
+		for _, d := range docs {
+			if sch, ok = Pointer(d, ref[1:]); ok {
+				break
+			}
+		}
+		if !ok {
+			return nil
+		}
+	}
+	return nil
+}
+
+// maxWalk bounds how deep Refs looks for references.
+const maxWalk = 200
+
+// Refs calls f with every local $ref ("#/…") within v.
+func Refs(v any, f func(ref string)) { refs(v, 0, f) }
+
+func refs(v any, depth int, f func(string)) {
+	if depth > maxWalk {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#/") {
+			f(r)
+		}
+		for _, e := range x {
+			refs(e, depth+1, f)
+		}
+	case []any:
+		for _, e := range x {
+			refs(e, depth+1, f)
+		}
+	}
+}
+
+// set sets the value at ptr in root, making the objects missing on the
+// way; false when a non-object is in the way.
+func set(root map[string]any, ptr string, v any) bool {
+	toks, ok := Tokens(ptr)
+	if !ok || len(toks) == 0 {
+		return false
+	}
+	cur := root
+	for _, t := range toks[:len(toks)-1] {
+		switch x := cur[t].(type) {
+		case map[string]any:
+			cur = x
+		case nil:
+			m := map[string]any{}
+			cur[t] = m
+			cur = m
+		default:
+			return false
+		}
+	}
+	cur[toks[len(toks)-1]] = v
+	return true
+}
+
+// WithShared adds to schema doc (freshly decoded: it is changed) the parts
+// of shared that its local references (and theirs, transitively) name and
+// that doc lacks, at the same places, and returns doc. shared's values are
+// added, not copied, and never changed: a reference that passes through one
+// of them resolves in doc exactly when it does in shared.
+func WithShared(doc, shared any) any {
+	m, ok := doc.(map[string]any)
+	if !ok || shared == nil {
+		return doc
+	}
+	queue := []any{m}
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		Refs(v, func(ref string) {
+			if seen[ref] {
+				return
+			}
+			seen[ref] = true
+			if _, ok := Pointer(m, ref[1:]); ok {
+				return
+			}
+			target, ok := Pointer(shared, ref[1:])
+			if ok && set(m, ref[1:], target) {
+				queue = append(queue, target)
+			}
+		})
+	}
+	return m
+}
+
+// Canonical re-encodes a JSON value so that key order and whitespace do
+// not matter: objects come out with sorted keys, numbers keep their literal
+// text. Empty input is the empty object (a call without arguments). It
+// returns the decoded value (as Decode gives it) too, so a caller that
+// needs both decodes once.
+func Canonical(raw []byte) (json.RawMessage, any, error) {
+	// No arguments (the sandbox sends {} then) is common: no decoder for it.
+	if string(raw) == "{}" || len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("{}"), map[string]any{}, nil
+	}
+	v, err := Decode(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode JSON: %w", err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-encode JSON: %w", err)
+	}
+	return out, v, nil
+}

@@ -1,0 +1,55 @@
+package jsonref
+
+import "testing"
+
+func TestCanonicalJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{``, `{}`},
+		{`{}`, `{}`},
+		{` { } `, `{}`},
+		{`{"b":1,"a":{"d":[1,2],"c":null}}`, `{"a":{"c":null,"d":[1,2]},"b":1}`},
+		{" {\n \"a\" : 1.50 } ", `{"a":1.50}`},
+		{`{"big":12345678901234567890}`, `{"big":12345678901234567890}`},
+		{`"x"`, `"x"`},
+	}
+	for _, tc := range tests {
+		got, _, err := Canonical([]byte(tc.in))
+		if err != nil {
+			t.Errorf("Canonical(%q): %v", tc.in, err)
+			continue
+		}
+		if string(got) != tc.want {
+			t.Errorf("Canonical(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{`{`, `{"a":1} {"b":2}`, `nope`} {
+		if _, _, err := Canonical([]byte(bad)); err == nil {
+			t.Errorf("Canonical(%q) accepted invalid JSON", bad)
+		}
+	}
+}
+
+// Pointer resolves through objects and arrays; Follow follows a chain of
+// references through the documents in order, and gives up on a reference
+// that is not local, does not resolve, or loops.
+func TestPointerAndFollow(t *testing.T) {
+	root, err := Decode([]byte(`{"$defs":{"a/b":{"$ref":"#/$defs/c"},"c":{"type":"string"},"loop":{"$ref":"#/$defs/loop"}},"allOf":[{"x":1}],"ext":{"$ref":"https://x/y"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := map[string]any{"components": map[string]any{"s": map[string]any{"type": "integer"}}}
+	if v, ok := Pointer(root, "/allOf/0/x"); !ok || v.(interface{ String() string }).String() != "1" {
+		t.Errorf("Pointer through an array = %v, %v", v, ok)
+	}
+	for _, bad := range []string{"/allOf/01", "/allOf/1", "/nope", "nope"} {
+		if _, ok := Pointer(root, bad); ok {
+			t.Errorf("Pointer(%q) resolved", bad)
+		}
+	}
+	for ref, want := range map[string]string{"#/$defs/a~1b": "string", "#/$defs/a%7E1b": "string", "#/components/s": "integer", "#/$defs/loop": "", "#/ext": "", "#/nope": ""} {
+		m := Follow(map[string]any{"$ref": ref}, root, shared)
+		if got, _ := m["type"].(string); got != want || (want == "") != (m == nil) {
+			t.Errorf("Follow(%s) = %v, want type %q", ref, m, want)
+		}
+	}
+}
