@@ -32,7 +32,9 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 			return nil, err
 		}
 		s.proc = p
-		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout), rawpipe.Wrap(p.stdin), c.logger)
+		// Reading the server's answers polls for a while (rawpipe.Spin): a
+		// local server's answer then finds this process running.
+		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout, rawpipe.Spin), rawpipe.Wrap(p.stdin, 0), c.logger)
 		return &tap{Interface: s.stdio, logger: c.logger}, nil
 	}
 	var rt http.RoundTripper = c.httpTransport

@@ -40,12 +40,58 @@ type File interface {
 }
 
 // Wrap returns f read and written with raw system calls where this OS
-// allows it (Linux), else f itself. f must be a pipe end in non-blocking
-// mode served by Go's poller, as os.Pipe returns. Closing the result
-// closes f.
-func Wrap(f *os.File) File {
+// allows it (Linux), its reads polling for up to spin before they wait
+// (see Spin; 0: they wait at once), else f itself. f must be a pipe end in
+// non-blocking mode served by Go's poller, as os.Pipe returns. Closing the
+// result closes f.
+func Wrap(f *os.File, spin time.Duration) File {
 	if p, err := New(f); err == nil {
+		p.spin = newSpinner(spin)
 		return p
 	}
 	return f
 }
+
+// Spin is how long a read on the server's end of an exchange polls before
+// it waits in Go's poller, given to Wrap by the ends on the path of a
+// call made inside a program: the server's read end of a sandbox worker's
+// pipe (the program's next call usually comes within tens of microseconds
+// of the answer to its last) and the stdio MCP connector's read end of a
+// downstream server's output (a local MCP server answers within that time
+// too). Linux only. (An OpenAPI connector's sockets are plain net.Conns:
+// raw reads and polling on them measured no gain, BENCHMARKS.md.)
+//
+// Why: on a machine whose idle CPUs halt (every virtual machine measured
+// here), a process that waits in the poller has its thread parked and its
+// CPU halted, and waking them is most of what a hop between processes
+// costs (BENCHMARKS.md, "A GET through a program"). A server that keeps
+// reading for a little while after each exchange is still running when
+// the next message comes, so that hop costs a read instead of a wake-up.
+//
+// The polling (spinner and poll, spin_linux.go) keeps these invariants:
+//   - it only runs when a read finds nothing: a read that finds data
+//     returns it at once, and a read that waited in the poller does not
+//     poll again;
+//   - it runs only while it pays: a read polls when the last read of the
+//     same descriptor that found nothing had its data within 2 ms
+//     (pollWithin spins), so against an API, or a program, that takes
+//     longer the descriptor stops polling (its reads wait in the poller
+//     at once) until an answer comes quickly again; a read that ended
+//     without data (a deadline, a Close) counts as slow;
+//   - it is bounded: a Read polls for at most its spin, once, and then
+//     waits in the poller as before, so a deadline or a Close that comes
+//     during the polling takes effect at most spin late;
+//   - it gives the CPU to other threads on every turn (sched_yield): the
+//     process it has just woken (the worker, the API) is often placed on
+//     the same CPU, and polling without yielding made a GET against an API
+//     taking 1 ms slower, not faster (BENCHMARKS.md);
+//   - it keeps its goroutine's P meanwhile: another goroutine of the
+//     process that becomes runnable goes to an idle P, or waits at most
+//     spin. (Handing the P over on every turn, runtime.Gosched, cost more
+//     than the polling saved.)
+//
+// The sandbox worker's own ends do not poll: with two CPUs the worker, the
+// server and the API would be three processes on the CPUs at once, and a
+// worker that polled while the server worked took the CPU the server
+// needed (BENCHMARKS.md).
+const Spin = 100 * time.Microsecond

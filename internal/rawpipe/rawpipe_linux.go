@@ -11,8 +11,9 @@ import (
 // Pipe is one end of a pipe read and written with raw system calls (see
 // the package documentation).
 type Pipe struct {
-	f  *os.File
-	rc syscall.RawConn
+	f    *os.File
+	rc   syscall.RawConn
+	spin *spinner // see Spin
 }
 
 // New returns f as a Pipe. f must be non-blocking and served by Go's
@@ -37,7 +38,7 @@ func New(f *os.File) (*Pipe, error) {
 	case flags&syscall.O_NONBLOCK == 0:
 		return nil, fmt.Errorf("rawpipe: %s is in blocking mode", f.Name())
 	}
-	return &Pipe{f: f, rc: rc}, nil
+	return &Pipe{f: f, rc: rc, spin: newSpinner(0)}, nil
 }
 
 // SetReadDeadline makes a read waiting in the poller fail with
@@ -50,7 +51,7 @@ func (p *Pipe) Close() error { return p.f.Close() }
 // Read reads what the pipe holds, up to len(b), waiting in the poller
 // while it is empty.
 func (p *Pipe) Read(b []byte) (int, error) {
-	return rawRead(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "read", Path: p.f.Name(), Err: e} })
+	return rawRead(p.rc, b, p.spin, func(e syscall.Errno) error { return &os.PathError{Op: "read", Path: p.f.Name(), Err: e} })
 }
 
 // Write writes all of b, waiting in the poller while the pipe is full.
@@ -58,21 +59,31 @@ func (p *Pipe) Write(b []byte) (int, error) {
 	return rawWrite(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "write", Path: p.f.Name(), Err: e} })
 }
 
-// rawRead reads what rc's descriptor holds, up to len(b), waiting in the
-// poller while it holds nothing; fail words the error of a failed read.
-func rawRead(rc syscall.RawConn, b []byte, fail func(syscall.Errno) error) (int, error) {
+// rawRead reads what rc's descriptor holds, up to len(b), polling (when
+// s says so, see Spin) and then waiting in the poller while it holds
+// nothing; fail words the error of a failed read.
+func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(syscall.Errno) error) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
 	var n int
 	var errno syscall.Errno
+	var since time.Time // when a read first found nothing
 	err := rc.Read(func(fd uintptr) bool {
 		n, errno = rawIO(syscall.SYS_READ, fd, b)
+		if errno == syscall.EAGAIN && since.IsZero() {
+			since = time.Now()
+			if d := s.pollFor(); d > 0 {
+				n, errno = poll(fd, b, d)
+			}
+		}
 		return errno != syscall.EAGAIN // false: wait until readable
 	})
 	if err != nil {
+		s.gaveUp()
 		return 0, err
 	}
+	s.waitedSince(since)
 	switch {
 	case errno != 0:
 		return 0, fail(errno)

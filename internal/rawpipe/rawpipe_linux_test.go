@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// pipePair returns the two ends of a new non-blocking pipe as Pipes.
-func pipePair(t *testing.T) (r, w *Pipe) {
+// pipePair returns the two ends of a new non-blocking pipe as Pipes, the
+// read end polling for spin.
+func pipePair(t *testing.T, spin time.Duration) (r, w *Pipe) {
 	t.Helper()
 	var fds [2]int
 	if err := syscall.Pipe2(fds[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
@@ -23,6 +24,7 @@ func pipePair(t *testing.T) (r, w *Pipe) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.spin = newSpinner(spin)
 	w, err = New(os.NewFile(uintptr(fds[1]), "w"))
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +37,7 @@ func pipePair(t *testing.T) (r, w *Pipe) {
 // pipe is full and reads while it is empty, and that every byte arrives in
 // order, then EOF.
 func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
-	r, w := pipePair(t)
+	r, w := pipePair(t, Spin)   // reads poll: most find nothing at first
 	want := make([]byte, 4<<20) // many times a pipe's 64 KiB
 	for i := range want {
 		want[i] = byte(i * 7)
@@ -67,7 +69,7 @@ func TestPipeCarriesMoreThanThePipeHolds(t *testing.T) {
 // TestPipeReadDeadline checks that a read waiting for data ends when its
 // deadline passes (how ServeWorker's context stops it).
 func TestPipeReadDeadline(t *testing.T) {
-	r, _ := pipePair(t)
+	r, _ := pipePair(t, Spin)
 	type result struct {
 		n   int
 		err error
@@ -87,7 +89,7 @@ func TestPipeReadDeadline(t *testing.T) {
 // TestPipeWriteToClosedReader checks that writing to a pipe nobody reads
 // fails with EPIPE (and does not kill the process).
 func TestPipeWriteToClosedReader(t *testing.T) {
-	r, w := pipePair(t)
+	r, w := pipePair(t, 0)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestPipeWriteToClosedReader(t *testing.T) {
 // TestPipeReadAfterClose checks that reading a closed end fails rather
 // than reading another descriptor.
 func TestPipeReadAfterClose(t *testing.T) {
-	r, _ := pipePair(t)
+	r, _ := pipePair(t, 0)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestNewRefusesBlockingDescriptor(t *testing.T) {
 	if p, err := New(rf); err == nil {
 		t.Fatalf("New(blocking pipe) = %v, nil; want an error", p)
 	}
-	if got := Wrap(rf); got != File(rf) {
+	if got := Wrap(rf, Spin); got != File(rf) {
 		t.Fatalf("Wrap(blocking pipe) = %T; want the *os.File itself", got)
 	}
 	pr, pw, err := os.Pipe()
@@ -132,7 +134,7 @@ func TestNewRefusesBlockingDescriptor(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = pr.Close(); _ = pw.Close() })
 	for _, f := range []*os.File{pr, pw} {
-		if _, ok := Wrap(f).(*Pipe); !ok {
+		if _, ok := Wrap(f, Spin).(*Pipe); !ok {
 			t.Fatalf("Wrap(os.Pipe end %s) is not a *Pipe", f.Name())
 		}
 	}

@@ -5,12 +5,19 @@ package rawpipe
 import (
 	"errors"
 	"os"
+	"time"
 )
 
 // Pipe is not available on this OS; New always fails.
 type Pipe struct {
 	*os.File
+	spin *spinner
 }
+
+// spinner is Linux's only: reads here never poll.
+type spinner struct{}
+
+func newSpinner(time.Duration) *spinner { return nil }
 
 // New reports errors.ErrUnsupported: Wrap then uses the *os.File.
 func New(*os.File) (*Pipe, error) { return nil, errors.ErrUnsupported }

@@ -44,7 +44,7 @@ func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
 		if err := syscall.SetNonblock(fd, true); err != nil {
 			return nil, nil, fmt.Errorf("sandbox worker: fd %d: %w", fd, err)
 		}
-		pipes[i] = rawpipe.Wrap(os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i]))
+		pipes[i] = rawpipe.Wrap(os.NewFile(uintptr(fd), [...]string{"sandbox-in", "sandbox-out"}[i]), 0) // the worker does not poll (rawpipe.Spin)
 	}
 	return pipes[0], pipes[1], nil
 }

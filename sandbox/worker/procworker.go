@@ -90,8 +90,8 @@ func startWorker(opts Options, env []string, log *slog.Logger, procs *sync.WaitG
 		pid:    cmd.Process.Pid,
 		toW:    inW,
 		fromW:  outR,
-		fw:     &frameWriter{w: rawpipe.Wrap(inW)},
-		fr:     newFrameReader(rawpipe.Wrap(outR)),
+		fw:     &frameWriter{w: rawpipe.Wrap(inW, 0)},
+		fr:     newFrameReader(rawpipe.Wrap(outR, rawpipe.Spin)),
 		stderr: tail,
 		exited: make(chan struct{}),
 	}
