@@ -46,13 +46,14 @@ func compileDoc(doc any) (*jsonschema.Schema, error) {
 // and compiles it. A schema that does not compile is logged once: the
 // method is then called unvalidated (the connector decides).
 func (t *Method) compile() compiledInput {
+	var sch *jsonschema.Schema
 	root, err := jsonref.Decode(t.Def.InputSchema)
 	if err != nil {
-		t.Conn.log.Warn("input schema does not compile; arguments are passed unvalidated", "connector", t.Conn.Name, "method", t.Def.Name, "err", fmt.Errorf("parse schema: %w", err))
-		return compiledInput{}
+		root, err = nil, fmt.Errorf("parse schema: %w", err)
+	} else {
+		root = jsonref.WithShared(root, t.Conn.shared().value)
+		sch, err = compileDoc(root)
 	}
-	root = jsonref.WithShared(root, t.Conn.shared().value)
-	sch, err := compileDoc(root)
 	if err != nil {
 		t.Conn.log.Warn("input schema does not compile; arguments are passed unvalidated", "connector", t.Conn.Name, "method", t.Def.Name, "err", err)
 	}

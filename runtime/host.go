@@ -152,13 +152,6 @@ func (p *pass) stopLocked(kind stopKind, msg string, err error) error {
 	return fmt.Errorf("%w: %s", sandbox.ErrStop, p.stop.msg)
 }
 
-// internal stops the pass because the store failed.
-func (p *pass) internal(err error) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-}
-
 // reach marks a seq as reached by the program.
 func (p *pass) reachLocked(seq int) {
 	p.visited[seq] = true

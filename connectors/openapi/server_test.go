@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -83,24 +82,4 @@ func newTestCaller(t testing.TB, base string, opts ...func(*callerConfig)) *call
 	}
 	t.Cleanup(c.close)
 	return c
-}
-
-// mustJSON returns v as JSON.
-func mustJSON(t *testing.T, v any) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// decodeJSON decodes raw into an any, numbers as json.Number.
-func decodeJSON(t *testing.T, raw []byte) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("not JSON: %q: %v", raw, err)
-	}
-	return v
 }

@@ -100,6 +100,3 @@ func (b *Browser) Close() error {
 	}
 	return nil
 }
-
-// Exited is closed when the program has exited.
-func (b *Browser) Exited() <-chan struct{} { return b.done }

@@ -221,12 +221,10 @@ func (l *lazy) get(t testing.TB) *Cluster {
 	return l.c
 }
 
-// Shared returns the cluster of this test binary, started by the first
-// caller; StopShared (from TestMain) stops it. Without PostgreSQL, t is
-// skipped, or fails under CI (CI set).
-func Shared(t testing.TB) *Cluster { return shared.get(t) }
-
-// NewDatabase is Shared(t).NewDatabase: the URL of a new, empty database.
+// NewDatabase returns the URL of a new, empty database on the cluster of
+// this test binary, started by the first caller; StopShared (from
+// TestMain) stops it. Without PostgreSQL, t is skipped, or fails under CI
+// (CI set).
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	return newDatabase(t, shared.get(t))
