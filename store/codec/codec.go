@@ -10,11 +10,9 @@ package codec
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // Column lists, in the order the Values and Scan functions use.
@@ -252,50 +250,8 @@ func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 	return e, nil
 }
 
-// A Dialect writes what ClippedEntriesSQL needs in one SQL dialect.
-type Dialect struct {
-	// Param writes bound parameter n (counted from 1).
-	Param func(n int) string
-	// Prefix writes the first n characters of the text column col (n is
-	// SQL).
-	Prefix func(col, n string) string
-}
-
-// ClippedEntriesSQL is the query of Store.ClippedEntries for a preview
-// (codemode.LogQuery.Preview), bound to ClippedEntriesArgs. It selects
-// EntryColumns, the values cut as the preview says, then their lengths in
-// bytes (octet_length, which SQLite and PostgreSQL both compute without
-// reading a value stored apart from its row).
-func ClippedEntriesSQL(d Dialect, preview int) string {
-	args, result, errText := "args", "result", "error"
-	switch {
-	case preview < 0:
-		args, result, errText = "NULL", "NULL", "''"
-	case preview > 0:
-		args, result, errText = d.Prefix("args", d.Param(4)), d.Prefix("result", d.Param(4)), d.Prefix("error", d.Param(4))
-	}
-	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
-		`, state, reverts, task, created_at, updated_at,
-		coalesce(octet_length(args), 0), coalesce(octet_length(result), 0), octet_length(error)
-		FROM entries WHERE execution_id = ` + d.Param(1) + ` AND seq > ` + d.Param(2) + ` ORDER BY seq LIMIT ` + d.Param(3)
-}
-
-// ClippedEntriesArgs are the bound values of ClippedEntriesSQL: the
-// execution id, q.After, the limit (no limit: the largest int32) and, for a
-// positive preview, the preview.
-func ClippedEntriesArgs(id string, q codemode.LogQuery) []any {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = math.MaxInt32
-	}
-	args := []any{id, q.After, limit}
-	if q.Preview > 0 {
-		args = append(args, q.Preview)
-	}
-	return args
-}
-
-// ScanClippedEntry reads the columns of ClippedEntriesSQL.
+// ScanClippedEntry reads EntryColumns, then the lengths in bytes of args,
+// result and error.
 func ScanClippedEntry(sc Scanner) (codemode.ClippedEntry, error) {
 	var c codemode.ClippedEntry
 	e, err := scanEntry(sc, &c.Sizes.Args, &c.Sizes.Result, &c.Sizes.Error)
@@ -353,51 +309,4 @@ func ScanOwner(sc Scanner) (codemode.Owner, error) {
 	}
 	o.StartedAt, o.Heartbeat, o.Lease = FromNanos(started), FromNanos(beat), time.Duration(lease)
 	return o, nil
-}
-
-// Rows is *sql.Rows or pgx.Rows.
-type Rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// ScanRecords calls fn with each row (id, value, created_at) of rows, a
-// query of kind's records, until fn returns false.
-func ScanRecords(kind string, rows Rows, fn func(connectors.Record) bool) error {
-	for rows.Next() {
-		var (
-			r       = connectors.Record{Kind: kind}
-			value   []byte
-			created int64
-		)
-		if err := rows.Scan(&r.ID, &value, &created); err != nil {
-			return fmt.Errorf("scan %s: %w", kind, err)
-		}
-		r.Value, r.CreatedAt = value, FromNanos(created)
-		if !fn(r) {
-			return nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("scan %s: %w", kind, err)
-	}
-	return nil
-}
-
-// Collect scans every row of rows with scan, then checks rows.Err; the
-// caller closes rows.
-func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -1,0 +1,248 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+var createExecutionSQL = `INSERT INTO executions (` + codec.ExecutionColumns + `) VALUES ` + values(codec.ExecutionColumns)
+
+// CreateExecution inserts e; ErrConflict if the id exists. A zero
+// CreatedAt is set to now; UpdatedAt is set to CreatedAt. Both are written
+// back to e.
+func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) error {
+	if e.ID == "" {
+		return errors.New("create execution: empty id")
+	}
+	vals, err := codec.ExecutionValues(e)
+	if err != nil {
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
+	}
+	task, err := codec.TaskText(e)
+	if err != nil {
+		return fmt.Errorf("create execution %s: encode task: %w", e.ID, err)
+	}
+	created := codec.Stamp(e.CreatedAt)
+	args := append([]any{e.ID, e.Code}, vals...)
+	_, err = s.db.Exec(ctx, createExecutionSQL, append(args, task, codec.Nanos(created), codec.Nanos(created))...)
+	switch {
+	case err != nil && s.d.Unique(err):
+		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)
+	case err != nil:
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
+	}
+	e.CreatedAt, e.UpdatedAt = created, created
+	return nil
+}
+
+// GetExecution returns ErrNotFound for an unknown id.
+func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	e, err := codec.ScanExecution(s.db.QueryRow(ctx, `SELECT `+codec.ExecutionColumns+` FROM executions WHERE id = $1`, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("get execution %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// UpdateExecution stores e's status, result, error, logs, connectors,
+// clock, owner and UpdatedAt (zero: now, written back) if the stored
+// status is still from, else ErrConflict (ErrNotFound if there is no such
+// execution). Code and CreatedAt never change. Whether the move is legal
+// is the runtime's business (codemode.TransitionExec).
+func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
+	vals, err := codec.ExecutionValues(e)
+	if err != nil {
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	}
+	t := codec.Stamp(e.UpdatedAt)
+	n, err := s.db.Exec(ctx, `UPDATE executions SET status = $1, result = $2, error = $3, logs = $4, connectors = $5, clock = $6, owner = $7, updated_at = $8
+		WHERE id = $9 AND status = $10`, append(vals, codec.Nanos(t), e.ID, from.String())...)
+	switch {
+	case err != nil:
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	case n == 0:
+		var cur string
+		err := s.db.QueryRow(ctx, `SELECT status FROM executions WHERE id = $1`, e.ID).Scan(&cur)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("update execution %s: %w", e.ID, codemode.ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("update execution %s: %w", e.ID, err)
+		}
+		return fmt.Errorf("update execution %s: status is %s, not %s: %w", e.ID, cur, from, codemode.ErrConflict)
+	}
+	e.UpdatedAt = t
+	return nil
+}
+
+// ListExecutions returns executions newest first (by CreatedAt, then by
+// insertion order). Each filter makes its own statement text, so that an
+// unlimited list binds no LIMIT (SQLite prepares a statement with a bound
+// LIMIT again on every run, its planner reading the value).
+func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
+	var (
+		args  []any
+		where []string
+	)
+	if f.Tasks {
+		where = append(where, `task IS NOT NULL`)
+	}
+	if f.Status != 0 {
+		if err := codec.CheckStatus(f.Status); err != nil {
+			return nil, fmt.Errorf("list executions: %w", err)
+		}
+		args = append(args, f.Status.String())
+		where = append(where, `status = $1`)
+	}
+	q := `SELECT ` + codec.ExecutionColumns + ` FROM executions`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += s.listOrder
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q += ` LIMIT $` + strconv.Itoa(len(args))
+	}
+	out, err := collect(ctx, s.db, q, args, codec.ScanExecution)
+	if err != nil {
+		return nil, fmt.Errorf("list executions: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteExecution removes an execution and (by cascade) its log;
+// ErrNotFound if absent.
+func (s *Store) DeleteExecution(ctx context.Context, id string) error {
+	n, err := s.db.Exec(ctx, `DELETE FROM executions WHERE id = $1`, id)
+	return oneRow(n, err, "delete execution "+id)
+}
+
+// PruneExecutions deletes the oldest terminal executions beyond the keep
+// newest terminal ones, with their logs; running and paused executions are
+// never deleted. It returns how many went.
+//
+// It runs on every Execute, and usually finds nothing to do: it first
+// counts the terminal runs (a read on the (status, created_at) index, no
+// write lock) and only deletes when there are more than keep. The count is
+// a shortcut, not a guard: the DELETE selects its victims itself, so a run
+// finished by another process in between is merely left for the next call,
+// and a row another process already deleted is skipped.
+func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
+	if keep < 0 {
+		return 0, fmt.Errorf("prune executions: keep is %d, want >= 0", keep)
+	}
+	var terminal int
+	if err := s.db.QueryRow(ctx, s.countTerminal).Scan(&terminal); err != nil {
+		return 0, fmt.Errorf("prune executions: count terminal: %w", err)
+	}
+	if terminal <= keep {
+		return 0, nil
+	}
+	n, err := s.db.Exec(ctx, s.pruneTerminal, keep)
+	if err != nil {
+		return 0, fmt.Errorf("prune executions: %w", err)
+	}
+	if n > 0 {
+		s.logger.DebugContext(ctx, "pruned executions", "deleted", n, "kept", keep)
+	}
+	return int(n), nil
+}
+
+// terminalIn is the SQL list of terminal statuses, e.g. ('completed',
+// 'error', 'rejected', 'rolled_back'), written into the statements so
+// that the plan sees the list. The names are the runtime's own constants,
+// and statusLiteral refuses any but lower case letters and '_'.
+var terminalIn = func() string {
+	var lits []string
+	for _, s := range codec.TerminalStatuses() {
+		lit, err := statusLiteral(s.(string))
+		if err != nil {
+			panic(err) // a status named by the runtime itself; TestTerminalIn
+		}
+		lits = append(lits, lit)
+	}
+	return "(" + strings.Join(lits, ", ") + ")"
+}()
+
+// statusLiteral quotes a status name as an SQL string literal, refusing
+// anything but lower case letters and '_'.
+func statusLiteral(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("empty status name")
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && r != '_' {
+			return "", fmt.Errorf("status name %q: unexpected character %q", s, r)
+		}
+	}
+	return "'" + s + "'", nil
+}
+
+// RecoverExecution ends an execution whose owner is gone: if its status is
+// still from and its owner is owner, every entry still executing or
+// waiting for its downstream task becomes unknown with note as its error,
+// every pending entry (or one waiting for a sign-in) rejected, and the
+// execution takes e's status, error and UpdatedAt (zero: now, written
+// back), and no owner. Else ErrConflict (ErrNotFound if there is no such
+// execution).
+func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string) error {
+	return s.Recover(ctx, e, from, owner, note, nil)
+}
+
+// Recover is RecoverExecution that first applies entries written ahead of
+// the log (SQLite's journal) in the same transaction: an entry the log
+// lacks is inserted, an entry it holds executing takes the written-ahead
+// state, result and error, and any other is left as it is. So written-ahead
+// entries may repeat what was committed and may be applied more than once.
+//
+// It is one Batch, its first statement the guarded move of the execution:
+// of two owners recovering a run at once, the second's finds it moved
+// (PostgreSQL makes it wait for the first's row lock and re-read the row)
+// and nothing of its batch is written.
+func (s *Store) Recover(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string, ahead []codemode.Entry) error {
+	if err := codec.CheckStatus(e.Status); err != nil {
+		return fmt.Errorf("recover execution %s: %w", e.ID, err)
+	}
+	t := codec.Stamp(e.UpdatedAt)
+	stmts := []Stmt{{SQL: `UPDATE executions SET status = $1, error = $2, owner = '', updated_at = $3 WHERE id = $4 AND status = $5 AND owner = $6`,
+		Args: []any{e.Status.String(), e.Error, codec.Nanos(t), e.ID, from.String(), owner}, Guard: true}}
+	for _, en := range ahead {
+		if err := codec.CheckInsert(en); err != nil {
+			return fmt.Errorf("recover execution %s: apply its journal: %w", e.ID, err)
+		}
+		stmts = append(stmts, Stmt{SQL: insertEntrySQL + ` ON CONFLICT (execution_id, seq) DO NOTHING`, Args: codec.EntryValues(en, t)})
+		if en.State != codemode.EntryExecuting {
+			stmts = append(stmts, Stmt{SQL: updateEntrySQL, Args: updateValues(en, codemode.EntryExecuting, t)})
+		}
+	}
+	stmts = append(stmts,
+		Stmt{SQL: `UPDATE entries SET state = $1, error = $2, updated_at = $3 WHERE execution_id = $4 AND state IN ($5, $6)`,
+			Args: []any{codemode.EntryUnknown.String(), note, codec.Nanos(t), e.ID, codemode.EntryExecuting.String(), codemode.EntryWaiting.String()}},
+		Stmt{SQL: `UPDATE entries SET state = $1, updated_at = $2 WHERE execution_id = $3 AND state IN ($4, $5)`,
+			Args: []any{codemode.EntryRejected.String(), codec.Nanos(t), e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String()}})
+	if _, err := s.db.Batch(ctx, stmts); errors.Is(err, ErrNoRow) {
+		var status, cur string
+		err := s.db.QueryRow(ctx, `SELECT status, owner FROM executions WHERE id = $1`, e.ID).Scan(&status, &cur)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("recover execution %s: %w", e.ID, codemode.ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("recover execution %s: %w", e.ID, err)
+		}
+		return fmt.Errorf("recover execution %s: it is %s owned by %q, not %s owned by %q: %w", e.ID, status, cur, from, owner, codemode.ErrConflict)
+	} else if err != nil {
+		return fmt.Errorf("recover execution %s: %w", e.ID, err)
+	}
+	e.Owner, e.UpdatedAt = "", t
+	return nil
+}
