@@ -50,14 +50,6 @@ func RawText(b json.RawMessage) any {
 	return string(b)
 }
 
-// RawValue is the inverse of RawText: NULL becomes nil.
-func RawValue(b []byte) json.RawMessage {
-	if b == nil {
-		return nil
-	}
-	return json.RawMessage(b)
-}
-
 // JSONText marshals v to text, or NULL when empty reports true.
 func JSONText(v any, empty bool) (any, error) {
 	if empty {
@@ -89,17 +81,9 @@ func CheckStatus(s codemode.ExecStatus) error {
 	return nil
 }
 
-// CheckState refuses a log entry state that could not be read back.
-func CheckState(s codemode.EntryState) error {
-	if _, err := codemode.ParseEntryState(s.String()); err != nil {
-		return fmt.Errorf("invalid log entry state %d", int(s))
-	}
-	return nil
-}
-
 // CheckInsert refuses an entry that could not be read back.
 func CheckInsert(e codemode.Entry) error {
-	if err := CheckState(e.State); err != nil {
+	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
 	switch e.Kind {
@@ -112,21 +96,17 @@ func CheckInsert(e codemode.Entry) error {
 
 // CheckUpdate refuses a new state that could not be read back.
 func CheckUpdate(e codemode.Entry) error {
-	if err := CheckState(e.State); err != nil {
+	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
 	return nil
 }
 
-// TerminalStatuses lists the String form of every terminal status.
-func TerminalStatuses() []any {
-	var out []any
-	for _, s := range codemode.ExecStatuses() {
-		if s.Terminal() {
-			out = append(out, s.String())
-		}
+func checkState(s codemode.EntryState) error {
+	if _, err := codemode.ParseEntryState(s.String()); err != nil {
+		return fmt.Errorf("invalid log entry state %d", int(s))
 	}
-	return out
+	return nil
 }
 
 // ExecutionValues returns e's status, result, error, logs, connectors,
@@ -203,7 +183,7 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 	if err := e.Status.UnmarshalText([]byte(status)); err != nil {
 		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
 	}
-	e.Result = RawValue(result)
+	e.Result = json.RawMessage(result)
 	if err := JSONDecode(logs, &e.Logs, "logs"); err != nil {
 		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
 	}
@@ -245,7 +225,7 @@ func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 	if err := e.State.UnmarshalText([]byte(state)); err != nil {
 		return e, fmt.Errorf("log entry #%d: %w", e.Seq, err)
 	}
-	e.Args, e.Result = RawValue(args), RawValue(result)
+	e.Args, e.Result = json.RawMessage(args), json.RawMessage(result)
 	e.CreatedAt, e.UpdatedAt = FromNanos(created), FromNanos(updated)
 	return e, nil
 }
@@ -279,7 +259,7 @@ func ScanSnippet(sc Scanner) (codemode.Snippet, error) {
 	if err := sc.Scan(&sn.Name, &sn.Description, &sn.Code, &schema, &conns, &sn.FromExecution, &created); err != nil {
 		return sn, err
 	}
-	sn.InputSchema = RawValue(schema)
+	sn.InputSchema = json.RawMessage(schema)
 	if err := JSONDecode(conns, &sn.Connectors, "connectors"); err != nil {
 		return sn, fmt.Errorf("snippet %s: %w", sn.Name, err)
 	}

@@ -17,9 +17,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -140,20 +140,15 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 			err = errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
 		}
 	}()
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
-		return fmt.Errorf("store %s: lock for migration: %w", s.where, err)
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("store %s: schema version table: %w", s.where, err)
+	for _, q := range []string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(migrationLock) + `)`,
+		`CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL)`,
+		`INSERT INTO codemode_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT FROM codemode_schema)`} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("store %s: prepare migration: %w", s.where, err)
+		}
 	}
 	var current int
-	err = tx.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&current)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		if _, err := tx.Exec(ctx, `INSERT INTO codemode_schema (version) VALUES (0)`); err != nil {
-			return fmt.Errorf("store %s: schema version: %w", s.where, err)
-		}
-	case err != nil:
+	if err := tx.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&current); err != nil {
 		return fmt.Errorf("store %s: read schema version: %w", s.where, err)
 	}
 	if current > latest {
@@ -177,10 +172,4 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 }
 
 // SchemaVersion is the schema version this package writes.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil {
-		return 0
-	}
-	return len(ms)
-}
+func SchemaVersion() int { return sc.Version(migrationFiles) }

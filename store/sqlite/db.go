@@ -49,7 +49,7 @@ func sqliteCode(err error) int {
 // connection of our own, BEGIN IMMEDIATE, COMMIT and ROLLBACK are plain
 // prepared statements.
 type sqlDB struct {
-	pool stmts
+	stmts // on the pool
 
 	mu   sync.Mutex // held through a batch
 	conn *sql.Conn
@@ -62,62 +62,32 @@ func openDB(ctx context.Context, db *sql.DB) (*sqlDB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log connection: %w", err)
 	}
-	return &sqlDB{pool: stmts{prepare: db.PrepareContext}, conn: conn, log: stmts{prepare: conn.PrepareContext}}, nil
+	return &sqlDB{stmts: stmts{prepare: db.PrepareContext}, conn: conn, log: stmts{prepare: conn.PrepareContext}}, nil
 }
 
 // close closes the statements and gives the connection back.
 func (d *sqlDB) close() error {
-	return errors.Join(d.pool.close(), d.log.close(), d.conn.Close())
+	return errors.Join(d.stmts.close(), d.log.close(), d.conn.Close())
 }
 
-func (d *sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return d.pool.exec(ctx, query, args...)
-}
-
-func (d *sqlDB) QueryRow(ctx context.Context, query string, args ...any) codec.Scanner {
-	st, err := d.pool.get(ctx, query)
-	if err != nil {
-		return errRow{err}
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-func (d *sqlDB) Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error {
-	st, err := d.pool.get(ctx, query)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := row(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-// Batch runs stmts between BEGIN IMMEDIATE and COMMIT on the batches'
+// Batch runs batch between BEGIN IMMEDIATE and COMMIT on the batches'
 // connection; when one fails, the transaction is rolled back.
-func (d *sqlDB) Batch(ctx context.Context, stmts []sqlstore.Stmt) (failed int, err error) {
+func (d *sqlDB) Batch(ctx context.Context, batch []sqlstore.Stmt) (failed int, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, err := d.log.exec(ctx, `BEGIN IMMEDIATE`); err != nil {
+	if _, err := d.log.Exec(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return -1, fmt.Errorf("begin: %w", err)
 	}
 	defer func() {
 		if err == nil {
 			return
 		}
-		if _, rerr := d.log.exec(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil {
+		if _, rerr := d.log.Exec(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
 		}
 	}()
-	for i, st := range stmts {
-		n, err := d.log.exec(ctx, st.SQL, st.Args...)
+	for i, st := range batch {
+		n, err := d.log.Exec(ctx, st.SQL, st.Args...)
 		if err == nil && st.Guard && n == 0 {
 			err = sqlstore.ErrNoRow
 		}
@@ -125,7 +95,7 @@ func (d *sqlDB) Batch(ctx context.Context, stmts []sqlstore.Stmt) (failed int, e
 			return i, err
 		}
 	}
-	if _, err := d.log.exec(ctx, `COMMIT`); err != nil {
+	if _, err := d.log.Exec(ctx, `COMMIT`); err != nil {
 		return -1, fmt.Errorf("commit: %w", err)
 	}
 	return -1, nil
@@ -136,8 +106,9 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// stmts prepares each statement text once, on first use. The texts are
-// the store's own, a set fixed by its code, so the cache stays small.
+// stmts prepares each statement text once, on first use, and runs it. The
+// texts are the store's own, a set fixed by its code, so the cache stays
+// small.
 type stmts struct {
 	prepare func(ctx context.Context, query string) (*sql.Stmt, error)
 	mu      sync.Mutex // held while preparing
@@ -161,7 +132,7 @@ func (c *stmts) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-func (c *stmts) exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (c *stmts) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	st, err := c.get(ctx, query)
 	if err != nil {
 		return 0, err
@@ -171,6 +142,32 @@ func (c *stmts) exec(ctx context.Context, query string, args ...any) (int64, err
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+func (c *stmts) QueryRow(ctx context.Context, query string, args ...any) codec.Scanner {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (c *stmts) Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // close closes every prepared statement; closing twice is harmless.

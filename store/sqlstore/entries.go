@@ -68,8 +68,7 @@ func logOf[T any](ctx context.Context, s *Store, id, query string, args []any, s
 	out, err := collect(ctx, s.db, query, args, scan)
 	if err == nil && len(out) == 0 {
 		var one int
-		err = s.db.QueryRow(ctx, `SELECT 1 FROM executions WHERE id = $1`, id).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
+		if err = s.db.QueryRow(ctx, `SELECT 1 FROM executions WHERE id = $1`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			err = codemode.ErrNotFound
 		}
 	}
@@ -158,15 +157,14 @@ func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, upda
 
 // insertError maps an insert's error to the Store's.
 func (s *Store) insertError(e codemode.Entry, err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case s.d.Unique(err):
-		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, codemode.ErrConflict)
-	case s.d.ForeignKey(err):
-		return fmt.Errorf("insert log entry %s#%d: execution: %w", e.ExecutionID, e.Seq, codemode.ErrNotFound)
 	}
-	return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
+	what := fmt.Sprintf("insert log entry %s#%d", e.ExecutionID, e.Seq)
+	if s.d.ForeignKey(err) {
+		return fmt.Errorf("%s: execution: %w", what, codemode.ErrNotFound)
+	}
+	return s.inserted(err, what, codemode.ErrConflict)
 }
 
 // updateValues are updateEntrySQL's arguments; t stands in for a zero
@@ -177,13 +175,6 @@ func updateValues(e codemode.Entry, from codemode.EntryState, t time.Time) []any
 
 // entryMiss explains why a conditional update of e matched no row.
 func (s *Store) entryMiss(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
-	var cur string
-	err := s.db.QueryRow(ctx, `SELECT state FROM entries WHERE execution_id = $1 AND seq = $2`, e.ExecutionID, e.Seq).Scan(&cur)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, codemode.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
-	}
-	return fmt.Errorf("update log entry %s#%d: state is %s, not %s: %w", e.ExecutionID, e.Seq, cur, from, codemode.ErrConflict)
+	return s.explain(ctx, fmt.Sprintf("update log entry %s#%d", e.ExecutionID, e.Seq),
+		`SELECT 'state is ' || state FROM entries WHERE execution_id = $1 AND seq = $2`, []any{e.ExecutionID, e.Seq}, from.String())
 }

@@ -32,11 +32,8 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	created := codec.Stamp(e.CreatedAt)
 	args := append([]any{e.ID, e.Code}, vals...)
 	_, err = s.db.Exec(ctx, createExecutionSQL, append(args, task, codec.Nanos(created), codec.Nanos(created))...)
-	switch {
-	case err != nil && s.d.Unique(err):
-		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)
-	case err != nil:
-		return fmt.Errorf("create execution %s: %w", e.ID, err)
+	if err := s.inserted(err, "create execution "+e.ID, codemode.ErrConflict); err != nil {
+		return err
 	}
 	e.CreatedAt, e.UpdatedAt = created, created
 	return nil
@@ -71,15 +68,7 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 	case err != nil:
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	case n == 0:
-		var cur string
-		err := s.db.QueryRow(ctx, `SELECT status FROM executions WHERE id = $1`, e.ID).Scan(&cur)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("update execution %s: %w", e.ID, codemode.ErrNotFound)
-		case err != nil:
-			return fmt.Errorf("update execution %s: %w", e.ID, err)
-		}
-		return fmt.Errorf("update execution %s: status is %s, not %s: %w", e.ID, cur, from, codemode.ErrConflict)
+		return s.explain(ctx, "update execution "+e.ID, `SELECT 'status is ' || status FROM executions WHERE id = $1`, []any{e.ID}, from.String())
 	}
 	e.UpdatedAt = t
 	return nil
@@ -90,23 +79,16 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 // unlimited list binds no LIMIT (SQLite prepares a statement with a bound
 // LIMIT again on every run, its planner reading the value).
 func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
-	var (
-		args  []any
-		where []string
-	)
+	q, args := `SELECT `+codec.ExecutionColumns+` FROM executions WHERE true`, []any(nil)
 	if f.Tasks {
-		where = append(where, `task IS NOT NULL`)
+		q += ` AND task IS NOT NULL`
 	}
 	if f.Status != 0 {
 		if err := codec.CheckStatus(f.Status); err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
 		args = append(args, f.Status.String())
-		where = append(where, `status = $1`)
-	}
-	q := `SELECT ` + codec.ExecutionColumns + ` FROM executions`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, ` AND `)
+		q += ` AND status = $1`
 	}
 	q += s.listOrder
 	if f.Limit > 0 {
@@ -160,33 +142,17 @@ func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
 
 // terminalIn is the SQL list of terminal statuses, e.g. ('completed',
 // 'error', 'rejected', 'rolled_back'), written into the statements so
-// that the plan sees the list. The names are the runtime's own constants,
-// and statusLiteral refuses any but lower case letters and '_'.
+// that the plan sees the list. The names are the runtime's own constants
+// (TestTerminalIn pins them: lower case letters and '_', nothing to quote).
 var terminalIn = func() string {
 	var lits []string
-	for _, s := range codec.TerminalStatuses() {
-		lit, err := statusLiteral(s.(string))
-		if err != nil {
-			panic(err) // a status named by the runtime itself; TestTerminalIn
+	for _, st := range codemode.ExecStatuses() {
+		if st.Terminal() {
+			lits = append(lits, "'"+st.String()+"'")
 		}
-		lits = append(lits, lit)
 	}
 	return "(" + strings.Join(lits, ", ") + ")"
 }()
-
-// statusLiteral quotes a status name as an SQL string literal, refusing
-// anything but lower case letters and '_'.
-func statusLiteral(s string) (string, error) {
-	if s == "" {
-		return "", errors.New("empty status name")
-	}
-	for _, r := range s {
-		if (r < 'a' || r > 'z') && r != '_' {
-			return "", fmt.Errorf("status name %q: unexpected character %q", s, r)
-		}
-	}
-	return "'" + s + "'", nil
-}
 
 // RecoverExecution ends an execution whose owner is gone: if its status is
 // still from and its owner is owner, every entry still executing or
@@ -231,15 +197,8 @@ func (s *Store) Recover(ctx context.Context, e *codemode.Execution, from codemod
 		Stmt{SQL: `UPDATE entries SET state = $1, updated_at = $2 WHERE execution_id = $3 AND state IN ($4, $5)`,
 			Args: []any{codemode.EntryRejected.String(), codec.Nanos(t), e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String()}})
 	if _, err := s.db.Batch(ctx, stmts); errors.Is(err, ErrNoRow) {
-		var status, cur string
-		err := s.db.QueryRow(ctx, `SELECT status, owner FROM executions WHERE id = $1`, e.ID).Scan(&status, &cur)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("recover execution %s: %w", e.ID, codemode.ErrNotFound)
-		case err != nil:
-			return fmt.Errorf("recover execution %s: %w", e.ID, err)
-		}
-		return fmt.Errorf("recover execution %s: it is %s owned by %q, not %s owned by %q: %w", e.ID, status, cur, from, owner, codemode.ErrConflict)
+		return s.explain(ctx, "recover execution "+e.ID, `SELECT 'it is ' || status || ' owned by "' || owner || '"' FROM executions WHERE id = $1`,
+			[]any{e.ID}, fmt.Sprintf("%s owned by %q", from, owner))
 	} else if err != nil {
 		return fmt.Errorf("recover execution %s: %w", e.ID, err)
 	}

@@ -16,13 +16,7 @@ import (
 func (s *Store) PutRecord(ctx context.Context, r connectors.Record) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO records (kind, id, value, created_at) VALUES ($1, $2, $3, $4)`,
 		r.Kind, r.ID, string(r.Value), codec.Nanos(codec.Stamp(r.CreatedAt)))
-	switch {
-	case err != nil && s.d.Unique(err):
-		return fmt.Errorf("put %s %s: %w", r.Kind, r.ID, connectors.ErrRecordExists)
-	case err != nil:
-		return fmt.Errorf("put %s %s: %w", r.Kind, r.ID, err)
-	}
-	return nil
+	return s.inserted(err, "put "+r.Kind+" "+r.ID, connectors.ErrRecordExists)
 }
 
 // DeleteRecord removes a record and reports whether it was there.

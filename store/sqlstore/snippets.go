@@ -16,6 +16,8 @@ var saveSnippetSQL = `INSERT INTO snippets (` + codec.SnippetColumns + `) VALUES
 	  input_schema = excluded.input_schema, connectors = excluded.connectors,
 	  from_execution = excluded.from_execution, created_at = excluded.created_at`
 
+var registerOwnerSQL = `INSERT INTO owners (` + codec.OwnerColumns + `) VALUES ` + values(codec.OwnerColumns)
+
 // SaveSnippet inserts or replaces a snippet by name. A zero CreatedAt is
 // set to now.
 func (s *Store) SaveSnippet(ctx context.Context, sn codemode.Snippet) error {
@@ -65,14 +67,8 @@ func (s *Store) RegisterOwner(ctx context.Context, o codemode.Owner) error {
 	if o.ID == "" {
 		return errors.New("register owner: empty id")
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO owners (`+codec.OwnerColumns+`) VALUES `+values(codec.OwnerColumns), codec.OwnerValues(o)...)
-	switch {
-	case err != nil && s.d.Unique(err):
-		return fmt.Errorf("register owner %s: %w", o.ID, codemode.ErrConflict)
-	case err != nil:
-		return fmt.Errorf("register owner %s: %w", o.ID, err)
-	}
-	return nil
+	_, err := s.db.Exec(ctx, registerOwnerSQL, codec.OwnerValues(o)...)
+	return s.inserted(err, "register owner "+o.ID, codemode.ErrConflict)
 }
 
 // Heartbeat sets owner id's heartbeat to at (zero: now); ErrNotFound if it

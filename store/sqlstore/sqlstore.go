@@ -20,6 +20,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,17 +103,38 @@ func New(db DB, d Dialect, logger *slog.Logger) *Store {
 
 // values is the VALUES list of an INSERT of columns: ($1, $2, …).
 func values(columns string) string {
-	n := strings.Count(columns, ",") + 1
-	var b strings.Builder
-	b.WriteByte('(')
-	for i := 1; i <= n; i++ {
-		if i > 1 {
-			b.WriteString(", ")
-		}
-		b.WriteString("$" + strconv.Itoa(i))
+	ps := make([]string, strings.Count(columns, ",")+1)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(i+1)
 	}
-	b.WriteByte(')')
-	return b.String()
+	return "(" + strings.Join(ps, ", ") + ")"
+}
+
+// inserted maps an insert's error: a unique violation is exists, the
+// contract's error for a key that is taken.
+func (s *Store) inserted(err error, what string, exists error) error {
+	switch {
+	case err == nil:
+		return nil
+	case s.d.Unique(err):
+		return fmt.Errorf("%s: %w", what, exists)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// explain tells why a conditional move of what changed no row:
+// ErrNotFound when query, of where the row is, finds none, else
+// ErrConflict naming where it is and where it was expected (want).
+func (s *Store) explain(ctx context.Context, what, query string, args []any, want string) error {
+	var cur string
+	err := s.db.QueryRow(ctx, query, args...).Scan(&cur)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%s: %w", what, codemode.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %s, not %s: %w", what, cur, want, codemode.ErrConflict)
 }
 
 // oneRow turns a statement that changed no row into ErrNotFound.
