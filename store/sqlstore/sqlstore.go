@@ -82,7 +82,10 @@ type Store struct {
 	db     DB
 	d      Dialect
 	logger *slog.Logger
-	// The statements that name d.Order, written once.
+	// The statements that name d.Order, written once. pruneTerminal keeps
+	// the newest with NOT IN … LIMIT rather than skipping them with OFFSET:
+	// SQLite takes OFFSET only after a LIMIT (-1 for none), which
+	// PostgreSQL refuses; this is one text for both.
 	listOrder, countTerminal, pruneTerminal, scanRecords string
 }
 
