@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -124,12 +126,40 @@ func (c *stmts) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := c.m.Load(query); ok {
 		return st.(*sql.Stmt), nil
 	}
-	st, err := c.prepare(ctx, query)
+	st, err := c.prepare(ctx, anonymous(query))
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", short.FirstLine(query), err)
 	}
 	c.m.Store(query, st)
 	return st, nil
+}
+
+// anonymous writes a statement's numbered parameters ($1, $2, …) as
+// SQLite's anonymous ones (?) when they come in order, each once:
+// modernc.org/sqlite binds a named or numbered parameter by its name, a
+// string it makes for every parameter of every run (20 allocations per
+// logged call), an anonymous one by its position. Any other statement is
+// left as it is, which SQLite binds by number too.
+func anonymous(query string) string {
+	var b strings.Builder
+	next := 1
+	for i := 0; i < len(query); i++ {
+		if query[i] != '$' {
+			b.WriteByte(query[i])
+			continue
+		}
+		j := i + 1
+		for j < len(query) && '0' <= query[j] && query[j] <= '9' {
+			j++
+		}
+		if query[i+1:j] != strconv.Itoa(next) {
+			return query
+		}
+		b.WriteByte('?')
+		next++
+		i = j - 1
+	}
+	return b.String()
 }
 
 func (c *stmts) Exec(ctx context.Context, query string, args ...any) (int64, error) {
