@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -271,4 +272,49 @@ func (w *world) show(id string) run {
 	var r run
 	fixture.ShowExecution(w.t, w.bin, w.cfg, id, &r)
 	return r
+}
+
+// stallAfter is how long a rollback may go without a single revert
+// reaching the fixture before watchProgress takes the server's stacks:
+// less than the sandbox's 60s timeout of one revert, so the stacks show
+// where a stuck revert waits while it still waits. A rollback reverts
+// thousands of calls, each in about a millisecond.
+const stallAfter = 30 * time.Second
+
+// watchProgress watches the fixture's side effects file while s works on
+// a rollback. When it stops growing for stallAfter, a revert is stuck:
+// the server is sent SIGQUIT (Go prints every goroutine's stack to its
+// stderr, which the failing call then shows) — a diagnosis of a hang seen
+// once in CI, not a bound on how long a rollback may take. The returned
+// function stops the watch.
+func (w *world) watchProgress(s *server) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		size, since := int64(-1), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			fi, err := os.Stat(w.effectsFile)
+			if err != nil || fi.Size() != size {
+				if err == nil {
+					size = fi.Size()
+				}
+				since = time.Now()
+				continue
+			}
+			if time.Since(since) >= stallAfter {
+				w.t.Logf("no revert reached the fixture for %v: taking the server's stacks (SIGQUIT)", stallAfter)
+				_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
