@@ -18,20 +18,17 @@ var insertEntrySQL = `INSERT INTO entries (` + codec.EntryColumns + `) VALUES ` 
 const updateEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, task = coalesce(nullif($4, ''), task), updated_at = $5
 	WHERE execution_id = $6 AND seq = $7 AND state = $8`
 
-// Entries returns an execution's log in seq order; ErrNotFound if the
-// execution does not exist (an existing execution with no calls yet has an
-// empty log).
+// Entries returns an execution's log in seq order (codemode.Store).
 func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Entry, error) {
 	return logOf(ctx, s, executionID, `SELECT `+codec.EntryColumns+` FROM entries WHERE execution_id = $1 ORDER BY seq`,
 		[]any{executionID}, codec.ScanEntry)
 }
 
-// ClippedEntries returns the part of an execution's log q selects, in seq
-// order, values cut as q says; ErrNotFound if the execution does not
-// exist. The values are cut in SQL: on PostgreSQL only the start of a
-// value kept compressed or out of line (TOAST) is read as far as it can
-// be; SQLite reads a value whole and cuts it before it is handed over, so
-// the memory it takes is one value at a time.
+// ClippedEntries returns the part of an execution's log q selects
+// (codemode.Store). The values are cut in SQL: on PostgreSQL only the
+// start of a value kept compressed or out of line (TOAST) is read as far
+// as it can be; SQLite reads a value whole and cuts it before it is
+// handed over, so the memory it takes is one value at a time.
 func (s *Store) ClippedEntries(ctx context.Context, executionID string, q codemode.LogQuery) ([]codemode.ClippedEntry, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -78,9 +75,7 @@ func logOf[T any](ctx context.Context, s *Store, id, query string, args []any, s
 	return out, nil
 }
 
-// InsertEntry adds a new entry; ErrConflict if (execution, seq) exists,
-// ErrNotFound if the execution does not. A zero UpdatedAt is set to now, a
-// zero CreatedAt to UpdatedAt.
+// InsertEntry adds a new entry (codemode.Store).
 func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	if err := codec.CheckInsert(e); err != nil {
 		return err
@@ -89,10 +84,7 @@ func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	return s.insertError(e, err)
 }
 
-// UpdateEntry stores e's state, result, error, task (when set: a logged
-// task id stays) and UpdatedAt (zero: now) if the stored state is still
-// from, else ErrConflict (ErrNotFound if absent). Whether the move is
-// legal is the runtime's business (codemode.Transition).
+// UpdateEntry moves an entry if its state is still from (codemode.Store).
 func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
 	if err := codec.CheckUpdate(e); err != nil {
 		return err
@@ -107,11 +99,10 @@ func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode
 	return nil
 }
 
-// WriteEntries makes the inserts in order, then the updates in order, all
-// or nothing, with the errors of InsertEntry and UpdateEntry. A single
-// insert or update is one statement, committed on its own; more are one
-// DB.Batch, each update guarded so that one that finds its entry moved
-// undoes them all.
+// WriteEntries makes the inserts, then the updates, all or nothing
+// (codemode.Store). A single insert or update is one statement, committed
+// on its own; more are one DB.Batch, each update guarded so that one that
+// finds its entry moved undoes them all.
 func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, updates []codemode.EntryUpdate) error {
 	for _, e := range inserts {
 		if err := codec.CheckInsert(e); err != nil {

@@ -14,9 +14,7 @@ import (
 
 var createExecutionSQL = `INSERT INTO executions (` + codec.ExecutionColumns + `) VALUES ` + values(codec.ExecutionColumns)
 
-// CreateExecution inserts e; ErrConflict if the id exists. A zero
-// CreatedAt is set to now; UpdatedAt is set to CreatedAt. Both are written
-// back to e.
+// CreateExecution inserts e (codemode.Store).
 func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) error {
 	if e.ID == "" {
 		return errors.New("create execution: empty id")
@@ -39,7 +37,7 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	return nil
 }
 
-// GetExecution returns ErrNotFound for an unknown id.
+// GetExecution reads an execution (codemode.Store).
 func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
 	e, err := codec.ScanExecution(s.db.QueryRow(ctx, `SELECT `+codec.ExecutionColumns+` FROM executions WHERE id = $1`, id))
 	switch {
@@ -51,11 +49,8 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 	return e, nil
 }
 
-// UpdateExecution stores e's status, result, error, logs, connectors,
-// clock, owner and UpdatedAt (zero: now, written back) if the stored
-// status is still from, else ErrConflict (ErrNotFound if there is no such
-// execution). Code and CreatedAt never change. Whether the move is legal
-// is the runtime's business (codemode.TransitionExec).
+// UpdateExecution moves an execution if its status is still from
+// (codemode.Store).
 func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
 	vals, err := codec.ExecutionValues(e)
 	if err != nil {
@@ -74,8 +69,8 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 	return nil
 }
 
-// ListExecutions returns executions newest first (by CreatedAt, then by
-// insertion order). Each filter makes its own statement text, so that an
+// ListExecutions returns executions newest first (codemode.Store). Each
+// filter makes its own statement text, so that an
 // unlimited list binds no LIMIT (SQLite prepares a statement with a bound
 // LIMIT again on every run, its planner reading the value).
 func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
@@ -102,18 +97,15 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 	return out, nil
 }
 
-// DeleteExecution removes an execution and (by cascade) its log;
-// ErrNotFound if absent.
+// DeleteExecution removes an execution and, by cascade, its log
+// (codemode.Store).
 func (s *Store) DeleteExecution(ctx context.Context, id string) error {
 	n, err := s.db.Exec(ctx, `DELETE FROM executions WHERE id = $1`, id)
 	return oneRow(n, err, "delete execution "+id)
 }
 
 // PruneExecutions deletes the oldest terminal executions beyond the keep
-// newest terminal ones, with their logs; running and paused executions are
-// never deleted. It returns how many went.
-//
-// It runs on every Execute, and usually finds nothing to do: it first
+// newest (codemode.Store). It runs on every Execute, and usually finds nothing to do: it first
 // counts the terminal runs (a read on the (status, created_at) index, no
 // write lock) and only deletes when there are more than keep. The count is
 // a shortcut, not a guard: the DELETE selects its victims itself, so a run
@@ -154,13 +146,8 @@ var terminalIn = func() string {
 	return "(" + strings.Join(lits, ", ") + ")"
 }()
 
-// RecoverExecution ends an execution whose owner is gone: if its status is
-// still from and its owner is owner, every entry still executing or
-// waiting for its downstream task becomes unknown with note as its error,
-// every pending entry (or one waiting for a sign-in) rejected, and the
-// execution takes e's status, error and UpdatedAt (zero: now, written
-// back), and no owner. Else ErrConflict (ErrNotFound if there is no such
-// execution).
+// RecoverExecution ends an execution whose owner is gone
+// (codemode.Store): Recover with no entries written ahead.
 func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string) error {
 	return s.Recover(ctx, e, from, owner, note, nil)
 }

@@ -11,8 +11,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
-// PutRecord inserts r; ErrRecordExists if r.Kind has r.ID. A zero
-// CreatedAt is set to now.
+// PutRecord inserts r (connectors.Records).
 func (s *Store) PutRecord(ctx context.Context, r connectors.Record) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO records (kind, id, value, created_at) VALUES ($1, $2, $3, $4)`,
 		r.Kind, r.ID, string(r.Value), codec.Nanos(codec.Stamp(r.CreatedAt)))
