@@ -91,8 +91,9 @@ type jwk struct {
 	key crypto.PublicKey
 }
 
-// find returns the key for a header: the key with its kid, or, for a
-// header without one, the only key that fits its alg.
+// find returns the key for a header: the only key that has its kid (any,
+// for a header without one) and fits its alg (a set may publish an RSA
+// and an EC key under one kid).
 func (s *keySet) find(h header) (crypto.PublicKey, bool) {
 	var found []jwk
 	for _, k := range s.keys {
@@ -102,7 +103,7 @@ func (s *keySet) find(h header) (crypto.PublicKey, bool) {
 		if k.alg != "" && k.alg != h.Alg {
 			continue
 		}
-		if h.Kid == "" && checkKeyType(h.Alg, k.key) != nil {
+		if checkKeyType(h.Alg, k.key) != nil {
 			continue
 		}
 		found = append(found, k)
@@ -166,7 +167,9 @@ func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error)
 	now := v.cfg.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.refetched = now
+	if old != nil { // a refetch: the first fetch does not count against RefetchInterval
+		v.refetched = now
+	}
 	if ferr != nil {
 		v.cfg.Logger.Warn("server.auth: cannot fetch the issuer's keys", "jwks_uri", meta.JWKSURI, "err", ferr)
 		if old != nil {

@@ -182,3 +182,11 @@ func (f *Server) Introspections() int {
 
 // String names the key, for test messages.
 func (k *Key) String() string { return fmt.Sprintf("key %s", k.Kid) }
+
+// CurrentKey returns the key the server signs with now (made on first
+// use).
+func (f *Server) CurrentKey() *Key {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keyLocked()
+}
