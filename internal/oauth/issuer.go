@@ -39,6 +39,14 @@ func NewFetcher(base http.RoundTripper, timeout time.Duration) *Fetcher {
 // Close closes the idle connections of the transport the Fetcher made.
 func (f *Fetcher) Close() { f.f.close() }
 
+// CheckURL reports whether raw is an absolute https URL (http only to a
+// loopback address) without a fragment, as every URL a token or a
+// secret travels to must be; what names it in the error.
+func CheckURL(raw, what string) error {
+	_, err := secureURL(raw, what)
+	return err
+}
+
 // CheckIssuer reports whether issuer can be an authorization server's
 // identifier: an absolute https URL (http only to a loopback address)
 // without a query or fragment.

@@ -139,8 +139,8 @@ func New(cfg Config) (*Validator, error) {
 		return nil, err
 	}
 	if e := cfg.IntrospectionEndpoint; e != "" {
-		if err := oauth.CheckIssuer(e); err != nil {
-			return nil, fmt.Errorf("resource: the introspection endpoint: %w", err)
+		if err := oauth.CheckURL(e, "the introspection endpoint"); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.Audience == "" {
