@@ -29,24 +29,28 @@ type world struct {
 	bin         string
 	cfg         string
 	effectsFile string
+	// fixtureStderr is where the fixture server's stderr goes (its stacks,
+	// when watchProgress takes them).
+	fixtureStderr string
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	dir := t.TempDir()
-	w := &world{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt")}
+	w := &world{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt"), fixtureStderr: filepath.Join(dir, "fixture-stderr.txt")}
 	cfg := fmt.Sprintf(`store:
   path: %s
 approvals:
   elicitation: false
 connectors:
   fx:
-    command: %s
+    command: /bin/sh
+    args: ["-c", 'exec "$0" 2>>"$1"', %s, %s]
     env:
       FIXTURE_SIDE_EFFECTS: %s
     revert:
       counter: "(args) => fx.uncount({ name: args.name })"
-`, strconv.Quote(filepath.Join(dir, "codemode.db")), strconv.Quote(fixture.MCPServer(t)), strconv.Quote(w.effectsFile))
+`, strconv.Quote(filepath.Join(dir, "codemode.db")), strconv.Quote(fixture.MCPServer(t)), strconv.Quote(w.fixtureStderr), strconv.Quote(w.effectsFile))
 	if err := os.WriteFile(w.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +314,7 @@ func (w *world) watchProgress(s *server) (stop func()) {
 				continue
 			}
 			if time.Since(since) >= stallAfter {
-				w.t.Logf("no revert reached the fixture for %v: taking the server's stacks (SIGQUIT)", stallAfter)
+				w.t.Logf("no revert reached the fixture for %v: taking the stacks of the fixture and the server (SIGQUIT)\n%s", stallAfter, w.diagnose(s.cmd.Process.Pid))
 				_ = s.cmd.Process.Signal(syscall.SIGQUIT)
 				return
 			}
