@@ -48,7 +48,10 @@ import (
 //     401 without one, with a WWW-Authenticate that says a bearer token is
 //     required; a wrong one counts against its client address (Failures),
 //     which is refused with 429 and Retry-After once it has failed too
-//     often, before its token is looked at;
+//     often, before its token is looked at. Under server.auth, the
+//     issuer's access token instead (resource.go): its Principal goes into
+//     the request's context, and a POST's tools/call and task requests
+//     need their scope (ToolScopes), checked once the body is read;
 //  4. for a POST, Content-Type application/json (a page can send
 //     text/plain without a preflight) and a body of at most MaxBody bytes,
 //     read within ReadTimeout before anything parses it;

@@ -130,7 +130,8 @@ func (rs *resourceServer) servesMetadata(path string) bool {
 	return slices.Contains(rs.metadataPaths, path)
 }
 
-// authenticate validates the request's bearer token. It returns the
+// authenticateIssuer validates the request's bearer token under
+// server.auth (in place of authenticate's static token). It returns the
 // request with the token's Principal in its context, or answers the
 // request itself and returns nil: 401 (no token, or an invalid one), 429
 // (its address sent too many invalid ones: each may cost the issuer an
