@@ -80,8 +80,8 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 		return nil, fmt.Errorf("server.auth: the resource %q is not an absolute URL", res)
 	}
 	if auth.Resource == "" {
-		if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
-			return nil, fmt.Errorf("server.auth: the server listens on %s, which is no address a client can reach: set server.auth.resource to the MCP endpoint's public URL", u.Host)
+		if err := checkListenHost(u.Host); err != nil {
+			return nil, err
 		}
 	}
 	v, err := resource.New(resource.Config{
@@ -121,6 +121,27 @@ func orDefault(list, def []string) []string {
 		return def
 	}
 	return list
+}
+
+// CheckAuthAddr reports whether a server with auth can listen on addr:
+// without server.auth.resource the resource is the listen address, which
+// must then be one a client can reach (not 0.0.0.0 or ::).
+func CheckAuthAddr(auth *config.ServerAuth, addr net.Addr) error {
+	if auth == nil || auth.Resource != "" {
+		return nil
+	}
+	return checkListenHost(addr.String())
+}
+
+func checkListenHost(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("server.auth: the server listens on %s, which is no address a client can reach: set server.auth.resource to the MCP endpoint's public URL", hostport)
+	}
+	return nil
 }
 
 func (rs *resourceServer) close() { rs.v.Close() }

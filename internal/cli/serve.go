@@ -50,6 +50,9 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
 		}
 		defer ln.Close()
+		if err := server.CheckAuthAddr(httpAuth(cfg), ln.Addr()); err != nil {
+			return usagef("%v", err)
+		}
 		if cfg.Server.AuthToken == "" && cfg.Server.Auth == nil && !isLoopback(ln.Addr()) {
 			if !*insecure {
 				return usagef("refusing to serve on %s (not loopback) without server.auth_token, %s or server.auth: anyone who can reach it could run programs; set a token (%s=…, or server.auth_token) or an issuer (server.auth.issuer), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr(), config.EnvToken, config.EnvToken)
