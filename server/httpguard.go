@@ -65,7 +65,9 @@ import (
 // Responses are written under a per-write deadline (WriteTimeout), so a
 // client that stops reading is dropped instead of holding its handler, and
 // never carry Access-Control-Allow-Origin: * (the SSE transport would set
-// it).
+// it), but the protected resource metadata of server.auth: a public
+// document, answered before any other check, that browser-based clients
+// must be able to read.
 type guard struct {
 	// fixed at creation
 	token          [sha256.Size]byte // of the bearer token; zero when none
