@@ -31,9 +31,9 @@ var Scopes = []string{ScopeRun, ScopeApprove, ScopeAdmin}
 // reaches it is the one user.
 //
 // Its fields are fixed once made; Claims is the token's claim set as the
-// issuer sent it (a JWT's payload, or the introspection answer), bounded
-// by the token's own size limit, for a policy that reads a claim of its
-// own choosing.
+// issuer sent it (a JWT's payload, or the introspection answer; nil when
+// that was over 16 KiB), for a policy that reads a claim of its own
+// choosing.
 type Principal struct {
 	// Issuer is the authorization server that issued the token.
 	Issuer string

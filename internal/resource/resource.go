@@ -19,6 +19,7 @@
 package resource
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -336,6 +337,9 @@ func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Pri
 			scopes = append(scopes, strings.Fields(s)...)
 		}
 	}
+	if len(raw) > MaxTokenLen { // a huge introspection answer is not kept (the cache holds it)
+		raw = nil
+	}
 	return &codemode.Principal{
 		Issuer:   v.cfg.Issuer,
 		Subject:  c.Subject,
@@ -345,7 +349,7 @@ func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Pri
 		Scopes:   boundedAll(scopes),
 		Groups:   boundedAll(c.Groups),
 		Roles:    boundedAll(c.Roles),
-		Claims:   json.RawMessage(raw),
+		Claims:   json.RawMessage(bytes.Clone(raw)),
 	}, nil
 }
 
