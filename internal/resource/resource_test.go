@@ -273,3 +273,34 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// A burst of tokens signed with a new key, validated at once, fetches the
+// keys once more, not once per token (the fetches are serialised and a
+// fetch finds the one made while it waited); every token passes.
+func TestABurstAfterARotationFetchesTheKeysOnce(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	if _, err := v.Validate(context.Background(), as.SignJWT("ES256", nil)); err != nil {
+		t.Fatal(err)
+	}
+	as.RotateKey()
+	tok := as.SignJWT("ES256", nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			_, err := v.Validate(context.Background(), tok)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := as.HitsOf("/jwks"); n != 2 {
+		t.Errorf("%d fetches of the keys, want 2 (the first, and one after the rotation)", n)
+	}
+}
