@@ -94,8 +94,20 @@ func TestProtectedResourceMetadata(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", p, diff)
 		}
 	}
+	// With server.auth.resource, the metadata names it, and its host is served.
+	pub := serve(t, newServerWith(t, server.Options{Auth: &config.ServerAuth{Issuer: as.Issuer(), Resource: "https://mcp.example.test/team/mcp"}}), server.TransportHTTP)
+	resp := req{method: "GET", path: "/.well-known/oauth-protected-resource/team/mcp", host: "mcp.example.test"}.do(t, nil, pub)
+	var got map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK || got["resource"] != "https://mcp.example.test/team/mcp" {
+		t.Errorf("the metadata of a configured resource, by its host: %d %v %v", resp.StatusCode, got, err)
+	}
+	if resp := (req{method: "POST", path: server.PathMCP, body: initBody, header: jsonHeaders(), host: "mcp.example.test"}.do(t, nil, pub)); resp.StatusCode != http.StatusUnauthorized ||
+		resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/team/mcp"` {
+		t.Errorf("the MCP endpoint by the resource's host: %d %q; want 401 pointing at the resource's metadata", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+
 	// Clients that look for an authorization server here are told where it is.
-	resp := req{method: "GET", path: "/.well-known/oauth-authorization-server"}.do(t, nil, base)
+	resp = req{method: "GET", path: "/.well-known/oauth-authorization-server"}.do(t, nil, base)
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), as.Issuer()) {
 		t.Errorf("authorization server metadata here: %d %s; want 404 naming the issuer", resp.StatusCode, b)

@@ -304,3 +304,25 @@ func TestABurstAfterARotationFetchesTheKeysOnce(t *testing.T) {
 		t.Errorf("%d fetches of the keys, want 2 (the first, and one after the rotation)", n)
 	}
 }
+
+// The cache of introspection answers holds at most CacheSize tokens: with
+// room for two, three tokens asked about twice are not all answered from
+// it the second time.
+func TestIntrospectionCacheIsBounded(t *testing.T) {
+	as := oauthtest.New(t)
+	v, clk := newValidator(t, as, func(c *resource.Config) { c.ClientID, c.CacheSize = "codemode", 2 })
+	var toks []string
+	for i := range 3 {
+		toks = append(toks, as.IssueOpaque(map[string]any{"sub": "user-" + string(rune('a'+i)), "aud": as.ServerURL(), "exp": clk.Now().Add(time.Hour).Unix()}))
+	}
+	for range 2 {
+		for _, tok := range toks {
+			if _, err := v.Validate(context.Background(), tok); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := as.Introspections(); n <= 3 {
+		t.Errorf("%d introspections for three tokens asked about twice with room for two, want more than 3", n)
+	}
+}
