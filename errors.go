@@ -24,6 +24,10 @@ var (
 	// ErrNeedsSignIn: a paused run waits for a person to sign in to one of
 	// its connectors, and nobody has yet. Nothing changed.
 	ErrNeedsSignIn = errors.New("a sign-in is still needed")
+	// ErrNotAllowed: the policy (package policy) does not let the person
+	// make this decision about a run they may see; the message says why.
+	// A run they may not see is ErrUnknownExecution instead.
+	ErrNotAllowed = errors.New("not allowed by the policy")
 	// ErrClosed: the Runtime was closed.
 	ErrClosed = errors.New("runtime is closed")
 )
@@ -31,10 +35,12 @@ var (
 // IsRefusal reports whether err refuses a request the caller can correct
 // (an unknown execution or snippet, an execution in the wrong state,
 // connectors changed since a pause, a decision about actions no longer
-// pending, an approval of a run still waiting for a sign-in) rather than
+// pending, an approval of a run still waiting for a sign-in, a decision
+// the policy does not allow) rather than
 // an internal failure.
 func IsRefusal(err error) bool {
 	return errors.Is(err, ErrWrongState) || errors.Is(err, ErrUnknownExecution) ||
 		errors.Is(err, ErrUnknownSnippet) || errors.Is(err, ErrConnectorsChanged) ||
-		errors.Is(err, ErrNotAsShown) || errors.Is(err, ErrNeedsSignIn)
+		errors.Is(err, ErrNotAsShown) || errors.Is(err, ErrNeedsSignIn) ||
+		errors.Is(err, ErrNotAllowed)
 }

@@ -28,7 +28,11 @@ type Execution struct {
 	Owner string `json:"owner,omitempty"`
 	// Task is set when the run was started as an MCP task (a
 	// task-augmented tools/call): nil for every other run.
-	Task      *Task     `json:"task,omitempty"`
+	Task *Task `json:"task,omitempty"`
+	// StartedBy is who started the run; written once, with the run. A
+	// run resumed by another person's approval keeps its starter. Zero
+	// for a run logged before people were recorded.
+	StartedBy Person    `json:"startedBy,omitzero"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -137,7 +141,12 @@ type Entry struct {
 	// Task is, for a call its downstream server runs as a task, the id of
 	// that task (connectors.Tasker), logged before anything waits for it;
 	// empty for every other entry. Once logged it is never changed.
-	Task      string    `json:"task,omitempty"`
+	Task string `json:"task,omitempty"`
+	// DecidedBy is who approved or rejected the call (a pending one) and
+	// DecidedAt when; zero for a call nobody decided. Once set it is
+	// never changed.
+	DecidedBy Person    `json:"decidedBy,omitzero"`
+	DecidedAt time.Time `json:"decidedAt,omitzero"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }

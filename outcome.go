@@ -45,6 +45,9 @@ type PendingAction struct {
 	Awaits Awaits `json:"awaits,omitempty"`
 	// Reason says why a sign-in is needed (AwaitsSignIn only).
 	Reason string `json:"reason,omitempty"`
+	// StartedBy is who started the run (zero for a run logged before
+	// people were recorded).
+	StartedBy Person `json:"startedBy,omitzero"`
 }
 
 // Awaits tells what a pending action waits for.

@@ -53,6 +53,9 @@ type ExecutionFilter struct {
 	Status ExecStatus // 0: any
 	// Tasks keeps only the runs started as tasks (Execution.Task set).
 	Tasks bool
+	// StartedBy, when set, keeps only the runs that subject started
+	// (Execution.StartedBy.Subject).
+	StartedBy string
 }
 
 // Errors returned (wrapped) by Store implementations.
@@ -75,7 +78,8 @@ var (
 // UpdatedAt is set to the store's clock (and written back where the
 // argument is a pointer).
 type Store interface {
-	// CreateExecution inserts e; ErrConflict if the id exists.
+	// CreateExecution inserts e (with its StartedBy, written once);
+	// ErrConflict if the id exists.
 	CreateExecution(ctx context.Context, e *Execution) error
 	// GetExecution returns ErrNotFound for an unknown id.
 	GetExecution(ctx context.Context, id string) (*Execution, error)
@@ -102,8 +106,9 @@ type Store interface {
 	ClippedEntries(ctx context.Context, executionID string, q LogQuery) ([]ClippedEntry, error)
 	// InsertEntry adds a new entry; ErrConflict if (execution, seq) exists.
 	InsertEntry(ctx context.Context, e Entry) error
-	// UpdateEntry stores e's state, result and error, and its Task when
-	// set (an update never clears a logged task id), if the stored state
+	// UpdateEntry stores e's state, result and error, its Task when set
+	// (an update never clears a logged task id) and its DecidedBy and
+	// DecidedAt when set (nor a logged decider), if the stored state
 	// is still from, else ErrConflict (ErrNotFound if absent).
 	UpdateEntry(ctx context.Context, e Entry, from EntryState) error
 	// WriteEntries writes, in one transaction, every insert in order (each
@@ -145,6 +150,16 @@ type Store interface {
 	ListSnippets(ctx context.Context) ([]Snippet, error)
 	// DeleteSnippet returns ErrNotFound for an unknown name.
 	DeleteSnippet(ctx context.Context, name string) error
+
+	// Audit appends r to the audit (its ID is assigned, a zero At set
+	// to the store's clock). Records are never changed; they outlive the
+	// runs they name, and go only by PruneAudit.
+	Audit(ctx context.Context, r AuditRecord) error
+	// AuditRecords returns the records q selects, oldest first.
+	AuditRecords(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
+	// PruneAudit deletes the records older than before and returns how
+	// many went.
+	PruneAudit(ctx context.Context, before time.Time) (int, error)
 
 	Close() error
 }

@@ -17,8 +17,9 @@ import (
 
 // Column lists, in the order the Values and Scan functions use.
 const (
-	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, created_at, updated_at`
-	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, created_at, updated_at`
+	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, started_by, started_by_name, started_by_email, created_at, updated_at`
+	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, decided_by, decided_by_name, decided_by_email, decided_at, created_at, updated_at`
+	AuditColumns     = `id, at, subject, name, email, action, execution_id, seq, target, outcome`
 	SnippetColumns   = `name, description, code, input_schema, connectors, from_execution, created_at`
 	OwnerColumns     = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
 )
@@ -140,6 +141,19 @@ func TaskText(e *codemode.Execution) (any, error) {
 	return JSONText(e.Task, false)
 }
 
+// PersonValues binds p as the three columns of a person (subject, name,
+// email).
+func PersonValues(p codemode.Person) []any { return []any{p.Subject, p.Name, p.Email} }
+
+// DecidedAt binds when an entry was decided: Unix nanoseconds, 0 for
+// never.
+func DecidedAt(e codemode.Entry) int64 {
+	if e.DecidedAt.IsZero() {
+		return 0
+	}
+	return Nanos(e.DecidedAt)
+}
+
 // EntryValues returns e as the bound values of EntryColumns; t stands in
 // for a zero UpdatedAt, and UpdatedAt for a zero CreatedAt.
 func EntryValues(e codemode.Entry, t time.Time) []any {
@@ -151,7 +165,8 @@ func EntryValues(e codemode.Entry, t time.Time) []any {
 		created = e.CreatedAt
 	}
 	return []any{e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
-		RawText(e.Args), RawText(e.Result), e.Error, e.State.String(), e.Reverts, e.Task, Nanos(created), Nanos(t)}
+		RawText(e.Args), RawText(e.Result), e.Error, e.State.String(), e.Reverts, e.Task,
+		e.DecidedBy.Subject, e.DecidedBy.Name, e.DecidedBy.Email, DecidedAt(e), Nanos(created), Nanos(t)}
 }
 
 // UpdatedAt is the time an update of e stores: e.UpdatedAt, or t when
@@ -177,7 +192,8 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 		task                       []byte
 		created, updated           int64
 	)
-	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &created, &updated); err != nil {
+	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task,
+		&e.StartedBy.Subject, &e.StartedBy.Name, &e.StartedBy.Email, &created, &updated); err != nil {
 		return nil, err
 	}
 	if err := e.Status.UnmarshalText([]byte(status)); err != nil {
@@ -212,10 +228,12 @@ func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 		e                codemode.Entry
 		kind, state      string
 		args, result     []byte
+		decided          int64
 		created, updated int64
 	)
 	err := sc.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &e.Reverts, &e.Task, &created, &updated}, more...)...)
+		&args, &result, &e.Error, &state, &e.Reverts, &e.Task,
+		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &decided, &created, &updated}, more...)...)
 	if err != nil {
 		return e, err
 	}
@@ -226,6 +244,9 @@ func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 		return e, fmt.Errorf("log entry #%d: %w", e.Seq, err)
 	}
 	e.Args, e.Result = json.RawMessage(args), json.RawMessage(result)
+	if decided != 0 {
+		e.DecidedAt = FromNanos(decided)
+	}
 	e.CreatedAt, e.UpdatedAt = FromNanos(created), FromNanos(updated)
 	return e, nil
 }
@@ -289,4 +310,24 @@ func ScanOwner(sc Scanner) (codemode.Owner, error) {
 	}
 	o.StartedAt, o.Heartbeat, o.Lease = FromNanos(started), FromNanos(beat), time.Duration(lease)
 	return o, nil
+}
+
+// AuditValues returns r as the bound values of AuditColumns without id;
+// a zero At is stamped now.
+func AuditValues(r codemode.AuditRecord) []any {
+	return []any{Nanos(Stamp(r.At)), r.Person.Subject, r.Person.Name, r.Person.Email, string(r.Action), r.ExecutionID, r.Seq, r.Target, r.Outcome}
+}
+
+// ScanAudit reads AuditColumns.
+func ScanAudit(sc Scanner) (codemode.AuditRecord, error) {
+	var (
+		r      codemode.AuditRecord
+		at     int64
+		action string
+	)
+	if err := sc.Scan(&r.ID, &at, &r.Person.Subject, &r.Person.Name, &r.Person.Email, &action, &r.ExecutionID, &r.Seq, &r.Target, &r.Outcome); err != nil {
+		return r, err
+	}
+	r.At, r.Action = FromNanos(at), codemode.AuditAction(action)
+	return r, nil
 }

@@ -212,9 +212,12 @@ func schemaObjects(t *testing.T, s *Store) []string {
 func TestSchemaHasTables(t *testing.T) {
 	s := openTemp(t)
 	want := []string{
+		"table audit",
+		"index audit_at",
 		"table entries",
 		"table executions",
 		"index executions_created_at",
+		"index executions_started_by",
 		"index executions_status",
 		"index executions_tasks",
 		"table owners",

@@ -15,8 +15,15 @@ import (
 var insertEntrySQL = `INSERT INTO entries (` + codec.EntryColumns + `) VALUES ` + values(codec.EntryColumns)
 
 // A task id, once logged, stays: an update without one keeps it.
-const updateEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, task = coalesce(nullif($4, ''), task), updated_at = $5
-	WHERE execution_id = $6 AND seq = $7 AND state = $8`
+// So does a decider: an update that names one sets it only where none is
+// logged.
+// (Each CASE reads the row as it was before the update.)
+const updateEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, task = coalesce(nullif($4, ''), task), updated_at = $5,
+	decided_by = CASE WHEN decided_by = '' THEN $6 ELSE decided_by END,
+	decided_by_name = CASE WHEN decided_by = '' THEN $7 ELSE decided_by_name END,
+	decided_by_email = CASE WHEN decided_by = '' THEN $8 ELSE decided_by_email END,
+	decided_at = CASE WHEN decided_by = '' THEN $9 ELSE decided_at END
+	WHERE execution_id = $10 AND seq = $11 AND state = $12`
 
 // Entries returns an execution's log in seq order (codemode.Store).
 func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Entry, error) {
@@ -54,7 +61,7 @@ func (s *Store) clippedSQL(preview int) string {
 		args, result, errText = s.d.Prefix("args", "$4"), s.d.Prefix("result", "$4"), s.d.Prefix("error", "$4")
 	}
 	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
-		`, state, reverts, task, created_at, updated_at,
+		`, state, reverts, task, decided_by, decided_by_name, decided_by_email, decided_at, created_at, updated_at,
 		coalesce(octet_length(args), 0), coalesce(octet_length(result), 0), octet_length(error)
 		FROM entries WHERE execution_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`
 }
@@ -161,7 +168,8 @@ func (s *Store) insertError(e codemode.Entry, err error) error {
 // updateValues are updateEntrySQL's arguments; t stands in for a zero
 // UpdatedAt.
 func updateValues(e codemode.Entry, from codemode.EntryState, t time.Time) []any {
-	return []any{e.State.String(), codec.RawText(e.Result), e.Error, e.Task, codec.Nanos(codec.UpdatedAt(e, t)), e.ExecutionID, e.Seq, from.String()}
+	return []any{e.State.String(), codec.RawText(e.Result), e.Error, e.Task, codec.Nanos(codec.UpdatedAt(e, t)),
+		e.DecidedBy.Subject, e.DecidedBy.Name, e.DecidedBy.Email, codec.DecidedAt(e), e.ExecutionID, e.Seq, from.String()}
 }
 
 // entryMiss explains why a conditional update of e matched no row.

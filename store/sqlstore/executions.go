@@ -29,7 +29,8 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	}
 	created := codec.Stamp(e.CreatedAt)
 	args := append([]any{e.ID, e.Code}, vals...)
-	_, err = s.db.Exec(ctx, createExecutionSQL, append(args, task, codec.Nanos(created), codec.Nanos(created))...)
+	args = append(append(args, task), codec.PersonValues(e.StartedBy)...)
+	_, err = s.db.Exec(ctx, createExecutionSQL, append(args, codec.Nanos(created), codec.Nanos(created))...)
 	if err := s.inserted(err, "create execution "+e.ID, codemode.ErrConflict); err != nil {
 		return err
 	}
@@ -83,7 +84,11 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
 		args = append(args, f.Status.String())
-		q += ` AND status = $1`
+		q += ` AND status = $` + strconv.Itoa(len(args))
+	}
+	if f.StartedBy != "" {
+		args = append(args, f.StartedBy)
+		q += ` AND started_by = $` + strconv.Itoa(len(args))
 	}
 	q += s.listOrder
 	if f.Limit > 0 {

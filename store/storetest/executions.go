@@ -115,8 +115,9 @@ func testUpdateExecution(t *testing.T, f Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Code, CreatedAt and Task are written once, when the run is created.
-	want.Code, want.CreatedAt, want.Task = e.Code, e.CreatedAt, e.Task
+	// Code, CreatedAt, Task and StartedBy are written once, when the run
+	// is created.
+	want.Code, want.CreatedAt, want.Task, want.StartedBy = e.Code, e.CreatedAt, e.Task, e.StartedBy
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after update (-want +got):\n%s", diff)
 	}
@@ -130,7 +131,7 @@ func testUpdateExecution(t *testing.T, f Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cleared.Code, cleared.CreatedAt, cleared.Task = e.Code, e.CreatedAt, e.Task
+	cleared.Code, cleared.CreatedAt, cleared.Task, cleared.StartedBy = e.Code, e.CreatedAt, e.Task, e.StartedBy
 	if diff := cmp.Diff(cleared, got); diff != "" {
 		t.Errorf("after clearing (-want +got):\n%s", diff)
 	}

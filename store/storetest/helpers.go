@@ -22,8 +22,15 @@ func NewExecution(id string, status codemode.ExecStatus) *codemode.Execution {
 		Logs:       []string{"hello", `{"a":1}`},
 		Connectors: map[string]string{"notes": "sha256:abc"},
 		Clock:      codemode.Clock{Seed: 42, Times: []int64{1700000000000, 1700000000001}},
+		StartedBy:  alice,
 	}
 }
+
+// alice and bob are the people of the suite's runs and decisions.
+var (
+	alice = codemode.Person{Subject: "sub-alice", Name: "Alice", Email: "alice@example.com"}
+	bob   = codemode.Person{Subject: "sub-bob", Name: "Bob"}
+)
 
 // NewEntry returns a call entry of execution id, for a store's own tests.
 func NewEntry(id string, seq int, state codemode.EntryState) codemode.Entry {

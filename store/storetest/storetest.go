@@ -65,6 +65,8 @@ func Run(t *testing.T, f Factory) {
 		{"RecoverExecutionErrors", testRecoverExecutionErrors},
 		{"RecoverRace", testRecoverRace},
 		{"Snippets", testSnippets},
+		{"People", testPeople},
+		{"Audit", testAudit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, f) })

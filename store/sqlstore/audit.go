@@ -1,0 +1,57 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+// The audit's id is the database's (an autoincrement, an identity), so an
+// insert names every column but it.
+const auditInsertColumns = `at, subject, name, email, action, execution_id, seq, target, outcome`
+
+var auditSQL = `INSERT INTO audit (` + auditInsertColumns + `) VALUES ` + values(auditInsertColumns)
+
+// Audit appends a record (codemode.Store).
+func (s *Store) Audit(ctx context.Context, r codemode.AuditRecord) error {
+	if r.Action == "" || r.Person.Subject == "" {
+		return fmt.Errorf("audit: a record needs an action and a person (got %q by %q)", r.Action, r.Person.Subject)
+	}
+	if _, err := s.db.Exec(ctx, auditSQL, codec.AuditValues(r)...); err != nil {
+		return fmt.Errorf("audit %s of %s: %w", r.Action, r.ExecutionID, err)
+	}
+	return nil
+}
+
+// AuditRecords returns the records q selects, oldest first
+// (codemode.Store).
+func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]codemode.AuditRecord, error) {
+	query, args := `SELECT `+codec.AuditColumns+` FROM audit`, []any(nil)
+	if !q.Since.IsZero() {
+		args = append(args, codec.Nanos(q.Since))
+		query += ` WHERE at >= $1`
+	}
+	query += ` ORDER BY at, id`
+	if q.Limit > 0 {
+		args = append(args, q.Limit)
+		query += ` LIMIT $` + strconv.Itoa(len(args))
+	}
+	out, err := collect(ctx, s.db, query, args, codec.ScanAudit)
+	if err != nil {
+		return nil, fmt.Errorf("read the audit: %w", err)
+	}
+	return out, nil
+}
+
+// PruneAudit deletes the records older than before (codemode.Store).
+func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int, error) {
+	n, err := s.db.Exec(ctx, `DELETE FROM audit WHERE at < $1`, codec.Nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("prune the audit: %w", err)
+	}
+	return int(n), nil
+}
