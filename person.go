@@ -88,6 +88,9 @@ const (
 	AuditCancel   AuditAction = "cancel"
 	// AuditSignIn: a person began signing in to a connector (Target).
 	AuditSignIn AuditAction = "sign_in"
+	// AuditView: a person asked to see a run the policy hides from them
+	// (only these refusals are recorded, not every view).
+	AuditView AuditAction = "view"
 )
 
 // AuditOutcome words of an audit record; a refusal's Outcome is

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -33,7 +34,8 @@ func unknownSnippet(name string) error {
 // execution's current status when it exists.
 func (r *Runtime) RefusalOutcome(ctx context.Context, id string, err error) codemode.Outcome {
 	out := codemode.Outcome{Status: codemode.StatusError, ExecutionID: id, Error: err.Error()}
-	if id != "" {
+	// (An unknown run may be one the policy hides: its status is not told.)
+	if id != "" && !errors.Is(err, codemode.ErrUnknownExecution) {
 		if e, gerr := r.getExecution(ctx, id); gerr == nil {
 			out.Status = e.Status
 		}

@@ -78,6 +78,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 		Clock:      codemode.Clock{Seed: newSeed()},
 		Connectors: map[string]string{},
 		Task:       task,
+		StartedBy:  codemode.PersonFrom(ctx),
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
@@ -95,6 +96,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 		h.release()
 		return refuse(codemode.Outcome{}, fmt.Errorf("create execution: %w", err))
 	}
+	r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditRun, ExecutionID: e.ID}, nil)
 	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
 	return &claimed{e: e, h: h, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
@@ -131,8 +133,14 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 // actions on, and returns it with its log as the pass that resumes it must
 // replay. When it returns no run, the approval was refused (the run stays
 // as it was, out and err say why) or failed (the run ended in error).
+//
+// Under an issuer the person must be allowed to approve every action
+// pending once the run is claimed (policy.MayApprove); a run they may
+// not see is unknown. The decision, or its refusal, is audited.
 func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Review) (_ *claimed, _ codemode.Outcome, err error) {
-	e, done, err := r.openExecution(ctx, id, "approved", codemode.StatusPaused)
+	rec := codemode.AuditRecord{Action: codemode.AuditApprove, ExecutionID: id}
+	defer func() { r.audit(ctx, rec, err) }()
+	e, done, err := r.openExecution(ctx, id, "approved", pendingOfRun, codemode.StatusPaused)
 	if err != nil {
 		return nil, wrongOutcome(id, e), err
 	}
@@ -172,7 +180,12 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		}
 		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, why)
 	}
-	if rv.Digest != "" && codemode.PendingDigest(codemode.PendingActions(id, log)) != rv.Digest {
+	pending := codemode.PendingActions(id, log)
+	rec.Target = targets(pending)
+	if err := r.policy.MayApprove(codemode.PrincipalFrom(ctx), e, pending); err != nil {
+		return refuse(err)
+	}
+	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
 		return refuse(notAsShown(id, "approved"))
 	}
 	// Every pending action moves to executing in one transaction; a call
@@ -199,6 +212,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 			return fail(r.abort(ctx, e, err))
 		}
 		log[i].UpdatedAt, log[i].Error = r.now(), note
+		r.decided(ctx, &log[i])
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
@@ -280,18 +294,29 @@ func (r *Runtime) Reject(ctx context.Context, id string, seq int) (codemode.Outc
 // run's error. (The digest is compared before the run's status moves, so
 // a run that another decision moved on and paused again in between would
 // be rejected: rejection is the safe direction.)
-func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (codemode.Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "rejected", codemode.StatusPaused)
+//
+// Under an issuer the person must be the run's starter or allowed to
+// decide every pending action (policy.MayReject); a run they may not see
+// is unknown. The decision, or its refusal, is audited.
+func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (_ codemode.Outcome, err error) {
+	rec := codemode.AuditRecord{Action: codemode.AuditReject, ExecutionID: id, Seq: seq}
+	defer func() { r.audit(ctx, rec, err) }()
+	e, done, err := r.openExecution(ctx, id, "rejected", pendingOfRun, codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
 	defer done()
 	msg := "rejected by the user"
-	var pending []codemode.PendingAction
-	if seq != 0 || rv.Digest != "" {
-		if pending, err = r.pendingOf(ctx, id); err != nil {
-			return codemode.Outcome{}, err
-		}
+	if who := codemode.PrincipalFrom(ctx); who != nil {
+		msg = "rejected by " + who.Display()
+	}
+	pending, err := r.pendingOf(ctx, id)
+	if err != nil {
+		return codemode.Outcome{}, err
+	}
+	rec.Target = targets(pending)
+	if err := r.policy.MayReject(codemode.PrincipalFrom(ctx), e, pending); err != nil {
+		return codemode.Outcome{ExecutionID: id, Status: e.Status}, err
 	}
 	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
 		return codemode.Outcome{ExecutionID: id, Status: e.Status}, notAsShown(id, "rejected")
@@ -308,35 +333,35 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 		if found == nil {
 			return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, catalog.ListOrNone(seqs))
 		}
-		msg = fmt.Sprintf("call %d (%s.%s) was rejected by the user", seq, found.Connector, found.Method)
+		msg = fmt.Sprintf("call %d (%s.%s) was %s", seq, found.Connector, found.Method, msg)
 	}
 	if reason := reviewReason(rv.Reason); reason != "" {
 		msg += ": " + reason
 	}
-	if err := r.endPaused(ctx, e, msg); err != nil {
+	if err := r.endPaused(ctx, e, msg, codemode.PersonFrom(ctx)); err != nil {
 		return r.lostRace(ctx, id, "rejected", err)
 	}
 	return r.outcome(ctx, e)
 }
 
 // endPaused ends a paused run as rejected with msg: the status first (the
-// conditional update decides races), then its pending entries and the
-// calls still waiting for their downstream tasks; then the run is
-// disposed.
-func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg string) error {
+// conditional update decides races), then its pending entries (decided
+// by by; zero: by nobody, an expiry) and the calls still waiting for
+// their downstream tasks; then the run is disposed.
+func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg string, by codemode.Person) error {
 	e.Error = msg
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRejected); err != nil {
 		return err
 	}
-	r.rejectPending(ctx, e.ID)
+	r.rejectPending(ctx, e.ID, by)
 	r.settleWaitingOf(ctx, e.ID)
 	r.dispose(ctx, e.ID)
 	return nil
 }
 
 // rejectPending moves every entry of an ended run that awaits a person
-// (pending, sign_in) to rejected.
-func (r *Runtime) rejectPending(ctx context.Context, id string) {
+// (pending, sign_in) to rejected, decided by by (zero: by nobody).
+func (r *Runtime) rejectPending(ctx context.Context, id string, by codemode.Person) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
 		r.log.Warn("could not load the log to reject pending actions", "execution", id, "err", err)
@@ -345,6 +370,9 @@ func (r *Runtime) rejectPending(ctx context.Context, id string) {
 	for _, en := range log {
 		if !en.State.AwaitsPerson() {
 			continue
+		}
+		if !by.IsZero() {
+			en.DecidedBy, en.DecidedAt = by, r.now()
 		}
 		if err := r.moveEntry(ctx, &en, en.State, codemode.EntryRejected); err != nil {
 			r.log.Warn("could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
@@ -370,7 +398,7 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 // housekeeping (see Options.HousekeepingInterval); when it does, the
 // interval starts again now.
 func (r *Runtime) housekeepingDue(now time.Time) bool {
-	if r.maxExecs <= 0 && r.ttl <= 0 {
+	if r.maxExecs <= 0 && r.ttl <= 0 && r.auditRetention <= 0 {
 		return false
 	}
 	r.mu.Lock()
@@ -400,9 +428,17 @@ func (h *housekeepingSchedule) due(now time.Time, maxExecs int) bool {
 	return due
 }
 
-// housekeeping prunes terminal runs beyond MaxExecutions and expires paused
-// runs older than PausedTTL. Failures are logged: they must not block a run.
+// housekeeping prunes audit records older than AuditRetention and
+// terminal runs beyond MaxExecutions, and expires paused runs older than
+// PausedTTL. Failures are logged: they must not block a run.
 func (r *Runtime) housekeeping(ctx context.Context) {
+	if r.auditRetention > 0 {
+		if n, err := r.store.PruneAudit(ctx, r.now().Add(-r.auditRetention)); err != nil {
+			r.log.Warn("pruning the audit failed", "err", err)
+		} else if n > 0 {
+			r.log.Debug("pruned old audit records", "count", n)
+		}
+	}
 	if r.maxExecs > 0 {
 		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
 		if err != nil {
@@ -424,7 +460,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 		if now.Sub(e.UpdatedAt) <= r.ttl {
 			continue
 		}
-		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.ttl))
+		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.ttl), codemode.Person{})
 		switch {
 		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:
@@ -435,15 +471,20 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 }
 
-// openExecution begins a request (see begin) on execution id, which must be
-// in one of the allowed statuses. On error the execution is returned when it
-// was found, so callers can report its status; done is nil.
-func (r *Runtime) openExecution(ctx context.Context, id, action string, allowed ...codemode.ExecStatus) (*codemode.Execution, func(), error) {
+// openExecution begins a request (see begin) on execution id, which the
+// person ctx carries must reach as a says (visible: else it is unknown)
+// and must be in one of the allowed statuses. On error the execution is
+// returned when it was found and visible, so callers can report its
+// status; done is nil.
+func (r *Runtime) openExecution(ctx context.Context, id, action string, a access, allowed ...codemode.ExecStatus) (*codemode.Execution, func(), error) {
 	done, err := r.begin()
 	if err != nil {
 		return nil, nil, err
 	}
 	e, err := r.getExecution(ctx, id)
+	if err == nil {
+		err = r.visible(ctx, e, a)
+	}
 	if err != nil {
 		done()
 		return nil, nil, err

@@ -10,19 +10,25 @@ import (
 )
 
 // Pending lists the actions awaiting approval, their arguments whole as
-// logged: of one execution (empty unless it is paused), or with id "" of
-// every paused execution, oldest run first.
+// logged, each with its run's starter: of one execution (empty unless it
+// is paused), or with id "" of every paused execution, oldest run first.
+// Under an issuer only the actions the policy shows the person are
+// listed (of their own runs, and of connectors they approve), and a run
+// of which it shows none is unknown.
 func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAction, error) {
 	if id != "" {
 		e, err := r.getExecution(ctx, id)
+		if err == nil {
+			err = r.visible(ctx, e, pendingOfRun)
+		}
 		if err != nil {
+			r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditView, ExecutionID: id}, err)
 			return nil, err
 		}
 		if e.Status != codemode.StatusPaused {
 			return nil, nil
 		}
-		p, err := r.pendingOf(ctx, id)
-		return p, err
+		return r.shownPending(ctx, e)
 	}
 	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 	if err != nil {
@@ -32,7 +38,7 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAct
 	slices.Reverse(paused)
 	var out []codemode.PendingAction
 	for _, e := range paused {
-		p, err := r.pendingOf(ctx, e.ID)
+		p, err := r.shownPending(ctx, e)
 		if err != nil {
 			return nil, err
 		}
@@ -41,8 +47,30 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAct
 	return out, nil
 }
 
-// Executions lists executions newest first (the audit trail).
+// shownPending lists paused run e's pending actions that the person ctx
+// carries is shown (policy.Shown), each with the run's starter.
+func (r *Runtime) shownPending(ctx context.Context, e *codemode.Execution) ([]codemode.PendingAction, error) {
+	p, err := r.pendingOf(ctx, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	who := codemode.PrincipalFrom(ctx)
+	out := p[:0]
+	for _, a := range p {
+		if r.policy.Shown(who, e, a) {
+			a.StartedBy = e.StartedBy
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// Executions lists executions newest first; under an issuer, only the
+// person's own (policy.Sees).
 func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
+	if who := codemode.PrincipalFrom(ctx); who != nil {
+		f.StartedBy = who.Subject
+	}
 	list, err := r.store.ListExecutions(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("list executions: %w", err)
@@ -52,7 +80,7 @@ func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([
 
 // Execution returns one execution and its log.
 func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
-	e, err := r.getExecution(ctx, id)
+	e, err := r.seenExecution(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +97,7 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 // and the start of each long value, and reads a value whole only when
 // asked.
 func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error) {
-	e, err := r.getExecution(ctx, id)
+	e, err := r.seenExecution(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,7 +120,7 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 		return err
 	}
 	defer done()
-	e, err := r.getExecution(ctx, id)
+	e, err := r.seenExecution(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -100,7 +128,7 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	case e.Status.Claimed():
 		return wrongState("execution %s is %s; it can be deleted once it pauses or ends", id, e.Status)
 	case e.Status == codemode.StatusPaused:
-		if err := r.endPaused(ctx, e, "rejected: deleted while paused"); err != nil {
+		if err := r.endPaused(ctx, e, "rejected: deleted while paused", codemode.PersonFrom(ctx)); err != nil {
 			_, err = r.lostRace(ctx, id, "deleted", err)
 			return err
 		}

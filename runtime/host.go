@@ -66,6 +66,9 @@ type pass struct {
 	seqBase int
 	reverts int                    // modeRevert: the seq of the call the pass undoes (Entry.Reverts)
 	entries map[int]codemode.Entry // the log when the pass began
+	// run is the run's id and starter, for the policy (mayAsk); nil for
+	// a pass that asks nobody (a revert's).
+	run *codemode.Execution
 
 	mu        sync.Mutex
 	visited   map[int]bool           // seqs the program reached; guarded by mu
@@ -355,11 +358,11 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 		return nil, nil, err
 	}
 	what := fmt.Sprintf("call %d (%s.%s) awaits approval", e.Seq, e.Connector, e.Method)
-	if p.ap == nil {
+	action := codemode.PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
+	if p.ap == nil || !p.mayAsk(ctx, action) {
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
 	p.gated[e.Seq] = e
-	action := codemode.PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
 	p.mu.Unlock()
 	dec := p.ask(ctx, action)
 	p.mu.Lock()
@@ -378,6 +381,14 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 		}
 		return nil, nil, err
 	}
+	if dec != codemode.NoAnswer {
+		p.r.decided(ctx, &e)
+		rec := codemode.AuditRecord{Action: codemode.AuditApprove, ExecutionID: e.ExecutionID, Seq: e.Seq, Target: e.Connector + "." + e.Method}
+		if dec == codemode.Decline {
+			rec.Action = codemode.AuditReject
+		}
+		p.r.audit(ctx, rec, nil)
+	}
 	switch dec {
 	case codemode.Accept:
 		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
@@ -394,6 +405,18 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 	default:
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
+}
+
+// mayAsk reports whether the person whose request runs the pass may be
+// asked to approve action a (policy.MayApprove): under an issuer with
+// approvals.separation, not the run's own starter, and only an approver
+// of its connector; otherwise the run pauses for someone who may.
+func (p *pass) mayAsk(ctx context.Context, a codemode.PendingAction) bool {
+	who := codemode.PrincipalFrom(ctx)
+	if who == nil || p.run == nil {
+		return true
+	}
+	return p.r.policy.MayApprove(who, p.run, []codemode.PendingAction{a}) == nil
 }
 
 // ask puts a pending action to the approver, one question of the pass at

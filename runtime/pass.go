@@ -24,6 +24,7 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, a
 		defer end()
 	}
 	p := newPass(r, e.ID, ap, modeRun, 0, log)
+	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
 		Globals:  p.cat.Globals(),

@@ -38,8 +38,13 @@ var errNotRevertible = errors.New("not revertible")
 // call is marked reverted in the same write as its revert's last result
 // (revertJS), so only a call whose revert was in flight at the crash may
 // be reverted twice: the same at-least-once window as a call.
-func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "rolled back", codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusCancelled, codemode.StatusPaused)
+//
+// Under an issuer only the run's starter rolls it back (policy.Sees);
+// another's run is unknown. The rollback, or its refusal, is audited.
+func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, err error) {
+	rec := codemode.AuditRecord{Action: codemode.AuditRollback, ExecutionID: id}
+	defer func() { r.audit(ctx, rec, err) }()
+	e, done, err := r.openExecution(ctx, id, "rolled back", ownRun, codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusCancelled, codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
@@ -56,7 +61,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 	}
 	ctx = context.WithoutCancel(ctx) // the claim is made; finish the job
 	if from == codemode.StatusPaused {
-		r.rejectPending(ctx, id)
+		r.rejectPending(ctx, id, codemode.PersonFrom(ctx))
 	}
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
@@ -112,6 +117,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, er
 		return codemode.Outcome{ExecutionID: id, Status: codemode.StatusRollingBack}, err
 	}
 	out.Status, out.Error = e.Status, e.Error
+	rec.Outcome = e.Status.String()
 	r.dispose(ctx, id)
 	return r.scrubOutcome(out), nil
 }

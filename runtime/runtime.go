@@ -19,6 +19,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/policy"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -81,6 +82,14 @@ type Options struct {
 	// in place of Limits.Timeout: a task's client polls it instead of
 	// waiting for a call to return. 0 means DefaultTaskTimeout.
 	TaskTimeout time.Duration
+	// Policy is who may see and decide what, for requests that carry a
+	// principal (a server with an issuer); nil means the default
+	// (policy.Policy's zero value). Requests without one are the one
+	// user's.
+	Policy *policy.Policy
+	// AuditRetention, when positive, prunes audit records older than it
+	// in the housekeeping; 0 keeps them all.
+	AuditRetention time.Duration
 	// TypeCheck, when set, type-checks every new program against the
 	// declarations of the connectors (Declarations("")) before an
 	// execution exists; a program with type errors is refused, and
@@ -106,6 +115,9 @@ type Runtime struct {
 	log      *slog.Logger
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
+
+	policy         *policy.Policy // Options.Policy resolved
+	auditRetention time.Duration
 
 	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
 	taskTimeout time.Duration
@@ -175,6 +187,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	if r.clock == nil {
 		r.clock = time.Now
+	}
+	r.policy, r.auditRetention = opts.Policy, opts.AuditRetention
+	if r.policy == nil {
+		r.policy = defaultPolicy
 	}
 	r.taskTimeout = opts.TaskTimeout
 	if r.taskTimeout <= 0 {

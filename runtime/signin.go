@@ -19,7 +19,10 @@ var ErrNoSignIn = errors.New("connector has no sign-in")
 // stored and the connector's tools are listed again, so that an approval
 // made next finds them (Approve of a run awaiting the sign-in). The
 // caller must Close the attempt.
-func (r *Runtime) BeginSignIn(ctx context.Context, name string) (connectors.SignInAttempt, error) {
+//
+// The attempt is audited (who began signing in to which connector).
+func (r *Runtime) BeginSignIn(ctx context.Context, name string) (_ connectors.SignInAttempt, err error) {
+	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditSignIn, Target: name}, err) }()
 	s := r.catalog().Connector(name)
 	if s == nil {
 		return nil, fmt.Errorf("sign in: unknown connector %q", name)

@@ -44,7 +44,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		}
 		inputSchema = canon
 	}
-	e, err := r.getExecution(ctx, executionID)
+	e, err := r.seenExecution(ctx, executionID)
 	if err != nil {
 		return codemode.Snippet{}, err
 	}

@@ -193,8 +193,13 @@ func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCau
 // awaited (one in another process stops within cancelPoll: see above). Applied calls stay applied (see Rollback). A run in any other
 // status, or one that is not a task, is refused (ErrWrongState), and so is
 // a cancellation that loses the race to the run's own end.
-func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outcome, error) {
-	e, done, err := r.openExecution(ctx, id, "cancelled", codemode.StatusRunning, codemode.StatusPaused, codemode.StatusWaiting)
+//
+// Under an issuer only the run's starter cancels it (policy.Sees);
+// another's run is unknown. The cancellation, or its refusal, is
+// audited.
+func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Outcome, err error) {
+	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditCancel, ExecutionID: id}, err) }()
+	e, done, err := r.openExecution(ctx, id, "cancelled", ownRun, codemode.StatusRunning, codemode.StatusPaused, codemode.StatusWaiting)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
@@ -217,7 +222,7 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outco
 	wait := ctx
 	ctx = context.WithoutCancel(ctx) // the decision is made; finish the job
 	if from != codemode.StatusRunning {
-		r.rejectPending(ctx, id)
+		r.rejectPending(ctx, id, codemode.PersonFrom(ctx))
 		r.settleWaitingOf(ctx, id)
 		r.dispose(ctx, id)
 	} else {
@@ -310,9 +315,14 @@ func (r *Runtime) changedStatus() {
 // every poll (a change made by another process sharing the store; 0 means
 // awaitPoll), until ctx ends (its error is returned). An unknown run is
 // ErrUnknownExecution.
+//
+// Under an issuer, another's run is unknown (policy.Sees).
 func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
 	if poll <= 0 {
 		poll = awaitPoll
+	}
+	if _, err := r.seenExecution(ctx, id); err != nil {
+		return nil, err
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
@@ -343,8 +353,10 @@ func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, unti
 // last pass returned (its result or error, or the actions it waits for),
 // whole; running while a pass of it is in progress. An
 // unknown run is ErrUnknownExecution.
+//
+// Under an issuer, another's run is unknown (policy.Sees).
 func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, error) {
-	e, err := r.getExecution(ctx, id)
+	e, err := r.seenExecution(ctx, id)
 	if err != nil {
 		return codemode.Outcome{}, err
 	}

@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/policy"
+)
+
+// access is what a request does to a run, for the policy: read or act on
+// it whole (its starter's), or decide its pending actions (an approver's
+// too).
+type access int
+
+const (
+	ownRun access = iota + 1
+	pendingOfRun
+)
+
+// visible returns nil when the person ctx carries may reach run e as a
+// says, else ErrUnknownExecution, as if it did not exist: the policy
+// (package policy) never tells that another's run exists beyond what it
+// shows. Without a principal (the one user) every run is visible.
+func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) error {
+	who := codemode.PrincipalFrom(ctx)
+	if r.policy.Sees(who, e) {
+		return nil
+	}
+	if a == pendingOfRun && e.Status == codemode.StatusPaused {
+		pending, err := r.pendingOf(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		if r.policy.SeesPending(who, e, pending) {
+			return nil
+		}
+	}
+	return unknownExecution(e.ID)
+}
+
+// seenExecution loads run id for a request that reads it whole
+// (visible, ownRun).
+func (r *Runtime) seenExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	e, err := r.getExecution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.visible(ctx, e, ownRun); err != nil {
+		r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditView, ExecutionID: id}, err)
+		return nil, err
+	}
+	return e, nil
+}
+
+// audit appends rec, by the person ctx carries, with the outcome err
+// gives it (ok, or "refused: " and the reason, or "error"); a record
+// whose action is AuditView is kept only for a run hidden from the person
+// (the policy's refusals), not for every read. A failure to write is
+// logged: it must not undo a decision already made.
+func (r *Runtime) audit(ctx context.Context, rec codemode.AuditRecord, err error) {
+	switch {
+	case err == nil && rec.Action == codemode.AuditView:
+		return
+	case err == nil:
+		if rec.Outcome == "" {
+			rec.Outcome = codemode.AuditOK
+		}
+	case codemode.IsRefusal(err):
+		rec.Outcome = codemode.AuditRefused + ": " + err.Error()
+	default:
+		rec.Outcome = "error"
+	}
+	if rec.Action == codemode.AuditView && !errors.Is(err, codemode.ErrUnknownExecution) {
+		return
+	}
+	rec.Person, rec.At = codemode.PersonFrom(ctx), r.now()
+	if werr := r.store.Audit(context.WithoutCancel(ctx), rec); werr != nil {
+		r.log.Warn("could not write the audit", "action", rec.Action, "execution", rec.ExecutionID, "err", werr)
+	}
+}
+
+// targets names what pending actions are about: "connector.method",
+// each once, in order.
+func targets(pending []codemode.PendingAction) string {
+	var out []string
+	for _, a := range pending {
+		if t := a.Connector + "." + a.Method; !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// decided stamps en as decided now by the person ctx carries.
+func (r *Runtime) decided(ctx context.Context, en *codemode.Entry) {
+	en.DecidedBy, en.DecidedAt = codemode.PersonFrom(ctx), r.now()
+}
+
+// defaultPolicy is the policy of a Runtime given none.
+var defaultPolicy = &policy.Policy{}
