@@ -23,7 +23,7 @@ import (
 var clientKeys = []string{
 	"type", "command", "args", "env", "envFile", "cwd", "inherit_env", "url", "headers",
 	"transportType", "serverUrl", "disabled", "timeout", "disabledTools",
-	"description", "tools", "approve", "no_approve", "revert", "forward_unknown", "start_timeout",
+	"description", "tools", "approve", "no_approve", "approvers", "revert", "forward_unknown", "start_timeout",
 	"autoApprove", "alwaysAllow", "dev", "watchPaths", "gallery", "version",
 }
 

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/policy"
 )
 
 // Defaults of the settings a file may leave out.
@@ -139,6 +141,9 @@ type Store struct {
 	Lease time.Duration
 	// Postgres tunes the connection pool when Path is a PostgreSQL URL.
 	Postgres Postgres
+	// AuditRetention prunes audit records older than it
+	// (store.audit_retention); 0, the default, keeps them all.
+	AuditRetention time.Duration
 }
 
 // Postgres configures the PostgreSQL store's connection pool.
@@ -190,6 +195,27 @@ type Approvals struct {
 	// Console serves the approval console at / on the sse and http
 	// transports. Default true.
 	Console bool
+	// Approvers decide the pending actions of every connector without
+	// approvers of its own, under server.auth (approvals.approvers); the
+	// zero value: everyone whose token has codemode:approve.
+	Approvers policy.Approvers
+	// Separation forbids approving a run one started, under server.auth
+	// (approvals.separation). Default false.
+	Separation bool
+}
+
+// Policy is the policy package's rules as the configuration sets them.
+func (c *Config) Policy() *policy.Policy {
+	p := &policy.Policy{Approvers: c.Approvals.Approvers, Separation: c.Approvals.Separation}
+	for _, cn := range c.Connectors {
+		if cn.Approvers != nil {
+			if p.Connectors == nil {
+				p.Connectors = map[string]policy.Approvers{}
+			}
+			p.Connectors[cn.Name] = *cn.Approvers
+		}
+	}
+	return p
 }
 
 // Connector is one tool source. Exactly one of Builtin, Command, URL and
@@ -256,6 +282,9 @@ type Connector struct {
 	// the source says they do (an OpenAPI POST that only searches, say).
 	// Approve wins when both match.
 	NoApprove []string
+	// Approvers, when set (connectors.<name>.approvers), decide this
+	// connector's pending actions in place of approvals.approvers.
+	Approvers *policy.Approvers
 	// Revert maps a tool name to a JavaScript expression
 	// "(args, result) => …" run during a rollback. Never env-expanded, since
 	// JavaScript template literals use ${…}.

@@ -52,6 +52,7 @@ var connectorKeys = []keySpec{
 	{"approve", nil},
 	{"no_approve", nil},
 	{"revert", nil},
+	{"approvers", nil},
 	{"timeout", nil},
 	{"description", nil},
 }
@@ -260,6 +261,9 @@ func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
 		c.NoApprove = d.globs(n, fp)
 	case "revert":
 		c.Revert = d.revert(n, fp)
+	case "approvers":
+		a := d.approvers(n, fp)
+		c.Approvers = &a
 	case "timeout":
 		c.Timeout, _ = d.duration(n, fp)
 	case "start_timeout":

@@ -16,6 +16,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/codemode-mcp/codemode-mcp/policy"
 )
 
 // EnvConfig is the environment variable naming the config file when no
@@ -405,6 +407,11 @@ func (d *decoder) store(n *node, fp fieldPath, s *Store) {
 				s.Lease = v
 			}
 		}},
+		{"audit_retention", func(n *node, fp fieldPath) {
+			if v, ok := d.positiveDuration(n, fp); ok {
+				s.AuditRetention = v
+			}
+		}},
 		{"postgres", func(n *node, fp fieldPath) {
 			d.object(n, fp, []field{
 				{"max_conns", func(n *node, fp fieldPath) {
@@ -489,7 +496,32 @@ func (d *decoder) approvals(n *node, fp fieldPath, a *Approvals) {
 				a.Console = v
 			}
 		}},
+		{"approvers", func(n *node, fp fieldPath) {
+			a.Approvers = d.approvers(n, fp)
+		}},
+		{"separation", func(n *node, fp fieldPath) {
+			if v, ok := d.boolean(n, fp); ok {
+				a.Separation = v
+			}
+		}},
 	})
+}
+
+// approvers decodes who approves: {subjects, groups, roles}, each a list
+// of names (the token's sub, values of its groups and roles claims).
+func (d *decoder) approvers(n *node, fp fieldPath) policy.Approvers {
+	var a policy.Approvers
+	d.object(n, fp, []field{
+		{"subjects", func(n *node, fp fieldPath) { a.Subjects = d.nonEmptyList(n, fp) }},
+		{"groups", func(n *node, fp fieldPath) { a.Groups = d.nonEmptyList(n, fp) }},
+		{"roles", func(n *node, fp fieldPath) { a.Roles = d.nonEmptyList(n, fp) }},
+	})
+	return a
+}
+
+// nonEmptyList decodes a list of non-empty settings.
+func (d *decoder) nonEmptyList(n *node, fp fieldPath) []string {
+	return d.list(n, fp, d.nonEmptySetting)
 }
 
 func (d *decoder) positiveDuration(n *node, fp fieldPath) (v time.Duration, ok bool) {

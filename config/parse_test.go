@@ -203,7 +203,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "sever:\n  name: x\n",
 			`codemode.yaml:1:1: sever: unknown key (did you mean "server"?)`},
 		{"unknown key without near miss", "store:\n  colour: red\n",
-			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, max_run_log, synchronous, cache_dir, lease, postgres`},
+			`codemode.yaml:2:3: store.colour: unknown key; known keys: path, max_executions, paused_ttl, max_run_log, synchronous, cache_dir, lease, audit_retention, postgres`},
 		{"unknown connector key", "connectors:\n  files:\n    comand: npx\n",
 			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
 		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",

@@ -157,6 +157,8 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		},
 		MaxExecutions:  cfg.Store.MaxExecutions,
 		PausedTTL:      cfg.Store.PausedTTL,
+		AuditRetention: cfg.Store.AuditRetention,
+		Policy:         cfg.Policy(),
 		MaxRunLogBytes: cfg.Store.MaxRunLog,
 		Lease:          cfg.Store.Lease,
 		TaskTimeout:    cfg.Sandbox.TaskTimeout,
