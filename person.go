@@ -126,6 +126,8 @@ type AuditRecord struct {
 type AuditQuery struct {
 	// Since leaves out records before it (zero: from the first).
 	Since time.Time
+	// ExecutionID, when set, keeps only the records about that run.
+	ExecutionID string
 	// Limit is the most records returned; 0: every one.
 	Limit int
 }

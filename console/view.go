@@ -344,9 +344,12 @@ type callView struct {
 	State   string
 	Reverts int
 	Task    string // the downstream task the call runs as
-	Args    *valueView
-	Result  *valueView
-	Error   *valueView
+	// DecidedBy names who approved or rejected the call ("" when
+	// nobody did).
+	DecidedBy []visible.Segment
+	Args      *valueView
+	Result    *valueView
+	Error     *valueView
 }
 
 // pagerView says which calls of a run a page shows, and links to the
@@ -358,16 +361,19 @@ type pagerView struct {
 
 // runView is one run as the pages show it.
 type runView struct {
-	ID      string
-	Status  string
-	Created time.Time
-	Updated time.Time
-	Age     string
-	Error   []visible.Segment
-	Result  *valueView
-	Logs    [][]visible.Segment
-	Code    []codeLine
-	Pending []actionView
+	ID     string
+	Status string
+	// StartedBy names who started the run ("" for a run logged before
+	// people were recorded).
+	StartedBy []visible.Segment
+	Created   time.Time
+	Updated   time.Time
+	Age       string
+	Error     []visible.Segment
+	Result    *valueView
+	Logs      [][]visible.Segment
+	Code      []codeLine
+	Pending   []actionView
 	// Approves names what Approve approves: the pending call's
 	// connector.method, or how many calls are pending.
 	Approves []visible.Segment
@@ -402,6 +408,7 @@ func (c *Console) newRunView(rd *runRead) *runView {
 	v := &runView{
 		ID:        e.ID,
 		Status:    e.Status.String(),
+		StartedBy: plainSegments(e.StartedBy.Display()),
 		Created:   e.CreatedAt,
 		Updated:   e.UpdatedAt,
 		Age:       age(c.now(), e.CreatedAt),
@@ -466,14 +473,15 @@ func (c *Console) newRunView(rd *runRead) *runView {
 		}
 		id := fmt.Sprintf("%s-call-%d", e.ID, en.Seq)
 		v.Calls = append(v.Calls, callView{
-			Seq:     en.Seq,
-			Name:    plainSegments(name),
-			State:   en.State.String(),
-			Reverts: en.Reverts,
-			Task:    en.Task,
-			Args:    jsonValue(id+"-args", en.Args, en.Sizes.Args, rd.preview, valueHref(e.ID, en.Seq, "args")),
-			Result:  jsonValue(id+"-result", en.Result, en.Sizes.Result, rd.preview, valueHref(e.ID, en.Seq, "result")),
-			Error:   textValue(id+"-error", en.Error, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),
+			Seq:       en.Seq,
+			Name:      plainSegments(name),
+			State:     en.State.String(),
+			Reverts:   en.Reverts,
+			Task:      en.Task,
+			DecidedBy: plainSegments(en.DecidedBy.Display()),
+			Args:      jsonValue(id+"-args", en.Args, en.Sizes.Args, rd.preview, valueHref(e.ID, en.Seq, "args")),
+			Result:    jsonValue(id+"-result", en.Result, en.Sizes.Result, rd.preview, valueHref(e.ID, en.Seq, "result")),
+			Error:     textValue(id+"-error", en.Error, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),
 		})
 	}
 	return v

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -80,6 +81,16 @@ func (r *Runtime) audit(ctx context.Context, rec codemode.AuditRecord, err error
 	if werr := r.store.Audit(context.WithoutCancel(ctx), rec); werr != nil {
 		r.log.Warn("could not write the audit", "action", rec.Action, "execution", rec.ExecutionID, "err", werr)
 	}
+}
+
+// Audit returns the audit records q selects, oldest first: for the
+// command line on the server's machine (codemode-mcp audit), never for a
+// request under an issuer, which gets ErrNotAllowed.
+func (r *Runtime) Audit(ctx context.Context, q codemode.AuditQuery) ([]codemode.AuditRecord, error) {
+	if codemode.PrincipalFrom(ctx) != nil {
+		return nil, fmt.Errorf("the audit is read on the server's machine (codemode-mcp audit): %w", codemode.ErrNotAllowed)
+	}
+	return r.store.AuditRecords(ctx, q)
 }
 
 // targets names what pending actions are about: "connector.method",

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -41,6 +42,9 @@ type callView struct {
 	Reverts int `json:"reverts,omitempty"`
 	// Task is the id of the downstream task the call runs as.
 	Task string `json:"task,omitempty"`
+	// DecidedBy is who approved or rejected the call, and DecidedAt when.
+	DecidedBy codemode.Person `json:"decidedBy,omitzero"`
+	DecidedAt time.Time       `json:"decidedAt,omitzero"`
 }
 
 // handleExecutions lists the audit trail. With Options.MaxResultChars set,
@@ -120,7 +124,8 @@ func callViews(entries []codemode.ClippedEntry) []callView {
 	out := make([]callView, 0, len(entries))
 	for _, en := range entries {
 		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
-			Name: en.Name, State: en.State.String(), Error: en.Error, Reverts: en.Reverts, Task: en.Task})
+			Name: en.Name, State: en.State.String(), Error: en.Error, Reverts: en.Reverts, Task: en.Task,
+			DecidedBy: en.DecidedBy, DecidedAt: en.DecidedAt})
 	}
 	return out
 }

@@ -65,6 +65,7 @@ Usage:
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME
   codemode-mcp console    [--config F] [--db F] [--addr 127.0.0.1:8932]
   codemode-mcp store copy [--from FROM] --to LOC [--config F] [--db F]
+  codemode-mcp audit  [--config F] [--db F] [--since 24h|2026-01-31|RFC3339] [--run ID]
   codemode-mcp version [--config F] [--db F]
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
@@ -81,6 +82,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return ExitUsage
 	}
 	cmd, rest := args[0], args[1:]
+	if cmd != "serve" {
+		// What the command line decides is the OS user's on this machine
+		// (a server's requests are their principal's, or Local's).
+		ctx = codemode.WithPerson(ctx, localPerson())
+	}
 	var err error
 	switch cmd {
 	case "serve":
@@ -105,6 +111,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = cmdConsole(ctx, rest, env, log)
 	case "store":
 		err = cmdStore(ctx, rest, env, log)
+	case "audit":
+		err = cmdAudit(ctx, rest, env, log)
 	case worker.Subcommand:
 		// Hidden: a sandbox worker process, started by the process pool.
 		err = worker.Main(ctx, log)

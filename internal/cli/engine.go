@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/server"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
@@ -27,4 +28,6 @@ type engine interface {
 	// AwaitingSignIn lists the paused runs that wait for a sign-in to a
 	// connector, oldest first.
 	AwaitingSignIn(ctx context.Context, connector string) ([]string, error)
+	// Audit reads the audit.
+	Audit(ctx context.Context, q codemode.AuditQuery) ([]codemode.AuditRecord, error)
 }

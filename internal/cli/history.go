@@ -165,9 +165,10 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		return err
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tERROR")
+	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tSTARTED BY\tERROR")
 	for _, e := range execs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"), visible.Escape(short.Clip(short.FirstLine(e.Error), 80)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"),
+			visible.Escape(short.Clip(e.StartedBy.Display(), 40)), visible.Escape(short.Clip(short.FirstLine(e.Error), 80)))
 	}
 	return tw.Flush()
 }
@@ -209,10 +210,17 @@ func showExecution(ctx context.Context, eng engine, env Env, id string, seq int,
 		}
 		return printJSON(env.Stdout, calls[0])
 	}
+	decisions, err := eng.Audit(ctx, codemode.AuditQuery{ExecutionID: e.ID})
+	if err != nil {
+		return err
+	}
 	return printJSON(env.Stdout, struct {
 		*codemode.Execution
 		Calls []codemode.Entry `json:"calls"`
-	}{e, calls})
+		// Decisions are the audit's records of the run: who started it,
+		// approved, rejected, cancelled or rolled it back, and when.
+		Decisions []codemode.AuditRecord `json:"decisions,omitempty"`
+	}{e, calls, decisions})
 }
 
 // shownEntry is c as `executions show` prints it: a value that was cut is

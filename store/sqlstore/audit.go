@@ -30,10 +30,14 @@ func (s *Store) Audit(ctx context.Context, r codemode.AuditRecord) error {
 // AuditRecords returns the records q selects, oldest first
 // (codemode.Store).
 func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]codemode.AuditRecord, error) {
-	query, args := `SELECT `+codec.AuditColumns+` FROM audit`, []any(nil)
+	query, args := `SELECT `+codec.AuditColumns+` FROM audit WHERE true`, []any(nil)
 	if !q.Since.IsZero() {
 		args = append(args, codec.Nanos(q.Since))
-		query += ` WHERE at >= $1`
+		query += ` AND at >= $` + strconv.Itoa(len(args))
+	}
+	if q.ExecutionID != "" {
+		args = append(args, q.ExecutionID)
+		query += ` AND execution_id = $` + strconv.Itoa(len(args))
 	}
 	query += ` ORDER BY at, id`
 	if q.Limit > 0 {

@@ -153,6 +153,13 @@ func testAudit(t *testing.T, f Factory) {
 	if diff := cmp.Diff(recs[1:3], since, noIDs); diff != "" {
 		t.Errorf("AuditRecords(since 2, limit 2) (-want +got):\n%s", diff)
 	}
+	run, err := s.AuditRecords(ctx, codemode.AuditQuery{ExecutionID: "exec_1", Since: at(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(recs[1:3], run, noIDs); diff != "" {
+		t.Errorf("AuditRecords(exec_1, since 2) (-want +got):\n%s", diff)
+	}
 	n, err := s.PruneAudit(ctx, at(2))
 	if err != nil || n != 1 {
 		t.Errorf("PruneAudit(before 2) = %d, %v; want 1", n, err)
