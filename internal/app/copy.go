@@ -17,6 +17,11 @@ import (
 type Copied struct {
 	Executions, Entries, Snippets, Records int
 	SkippedExecutions, SkippedRecords      int
+	// Audit counts the audit records copied; AuditKept is set when the
+	// destination had an audit already, which is then left as it is
+	// (records have no key that would tell a copied one from another).
+	Audit     int
+	AuditKept bool
 }
 
 // recordKinds are the kinds of records the built-in connectors keep, and
@@ -26,8 +31,8 @@ type Copied struct {
 // or with the variable set keeps everyone signed in).
 var recordKinds = []string{notes.Kind, oauth.KindGrant, oauth.KindClient}
 
-// CopyStore copies every execution with its log, every snippet and the
-// records of the built-in connectors from src to dst, keeping ids and
+// CopyStore copies every execution with its log, every snippet, the
+// records of the built-in connectors and the audit from src to dst, keeping ids and
 // timestamps. An execution or record dst already has is skipped (a
 // snippet is replaced). A run still running or rolling back is refused:
 // its log is still being written (stop the server that runs it first; a
@@ -103,5 +108,29 @@ func CopyStore(ctx context.Context, dst, src Store) (Copied, error) {
 			}
 		}
 	}
-	return c, nil
+	return c, copyAudit(ctx, dst, src, &c)
+}
+
+// copyAudit copies the audit, oldest first, into a destination whose
+// audit is empty.
+func copyAudit(ctx context.Context, dst, src Store, c *Copied) error {
+	have, err := dst.AuditRecords(ctx, codemode.AuditQuery{Limit: 1})
+	if err != nil {
+		return fmt.Errorf("copy: %w", err)
+	}
+	if len(have) > 0 {
+		c.AuditKept = true
+		return nil
+	}
+	recs, err := src.AuditRecords(ctx, codemode.AuditQuery{})
+	if err != nil {
+		return fmt.Errorf("copy: %w", err)
+	}
+	for _, r := range recs {
+		if err := dst.Audit(ctx, r); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+		c.Audit++
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/user"
 	"time"
@@ -70,6 +71,12 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
+			// (The audit keeps Unix nanoseconds, which end in 2262.)
+			if last := time.Unix(0, math.MaxInt64); t.After(last) {
+				t = last
+			} else if t.Before(time.Unix(0, 0)) {
+				t = time.Time{} // from the first record
+			}
 			return t, nil
 		}
 	}

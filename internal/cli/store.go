@@ -70,8 +70,11 @@ func cmdStore(ctx context.Context, args []string, env Env, log *slog.Logger) (er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "copied %d executions (%d log entries), %d snippets and %d notes from %s to %s",
-		n.Executions, n.Entries, n.Snippets, n.Records, app.StoreDisplay(from), app.StoreDisplay(*to))
+	fmt.Fprintf(env.Stdout, "copied %d executions (%d log entries), %d snippets, %d notes and %d audit records from %s to %s",
+		n.Executions, n.Entries, n.Snippets, n.Records, n.Audit, app.StoreDisplay(from), app.StoreDisplay(*to))
+	if n.AuditKept {
+		fmt.Fprint(env.Stdout, "; the destination's audit was not empty and was left as it is")
+	}
 	if n.SkippedExecutions+n.SkippedRecords > 0 {
 		fmt.Fprintf(env.Stdout, "; %d executions and %d notes were there already and were left as they are", n.SkippedExecutions, n.SkippedRecords)
 	}

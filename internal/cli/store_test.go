@@ -27,7 +27,7 @@ func TestStoreCopyToPostgres(t *testing.T) {
 	// accepted, so the one in the URL shows what is redacted.
 	url := strings.Replace(pgtest.NewDatabase(t), "postgres@", "postgres:hunter2@", 1)
 	code, out, errs = run(t, "", "store", "copy", "--config", cfg, "--to", url)
-	if code != 0 || !strings.Contains(out, "copied 1 executions (1 log entries), 0 snippets and 1 notes") {
+	if code != 0 || !strings.Contains(out, "copied 1 executions (1 log entries), 0 snippets, 1 notes and 2 audit records") {
 		t.Fatalf("store copy: %d %s %s", code, out, errs)
 	}
 	if strings.Contains(out+errs, "hunter2") || !strings.Contains(out, "postgres:xxxxx@") {
@@ -45,7 +45,7 @@ func TestStoreCopyToPostgres(t *testing.T) {
 	}
 	// Copying again, the source named with --from, leaves everything as it is.
 	src := strings.TrimSuffix(cfg, "codemode.yaml") + "c.db"
-	if code, out, errs = run(t, "", "store", "copy", "--from", src, "--to", url); code != 0 || !strings.Contains(out, "1 executions and 1 notes were there already") {
+	if code, out, errs = run(t, "", "store", "copy", "--from", src, "--to", url); code != 0 || !strings.Contains(out, "1 executions and 1 notes were there already") || !strings.Contains(out, "audit was not empty") {
 		t.Errorf("second copy: %d %s %s", code, out, errs)
 	}
 	bad := "postgres://someone:hunter2@127.0.0.1:1/nowhere?connect_timeout=2"

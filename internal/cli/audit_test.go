@@ -1,0 +1,79 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os/user"
+	"strings"
+	"testing"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// What the command line does is the OS user's (subject local, named by
+// the user's name): a run it starts and a decision it makes say so in
+// `executions`, `executions show` (with the run's decisions from the
+// audit) and `audit`, which prints JSON lines, oldest first.
+func TestCommandLinePeopleAndAudit(t *testing.T) {
+	me := "local"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		me = u.Username
+	}
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", "async () => notes.createNote({ text: 'audited' })")
+	var paused struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &paused); err != nil || code != 0 || paused.Status != "paused" {
+		t.Fatalf("run: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := run(t, "", "approvals", "approve", paused.ExecutionID, "--config", cfg); code != 0 {
+		t.Fatalf("approve: %d %s", code, errs)
+	}
+	if code, out, errs = run(t, "", "executions", "--config", cfg); code != 0 || !strings.Contains(out, "STARTED BY") || !strings.Contains(out, me) {
+		t.Errorf("executions: %d %s %s; want a STARTED BY column naming %s", code, out, errs, me)
+	}
+	code, out, errs = run(t, "", "executions", "show", paused.ExecutionID, "--config", cfg)
+	var shown struct {
+		StartedBy codemode.Person
+		Calls     []codemode.Entry
+		Decisions []codemode.AuditRecord
+	}
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != 0 {
+		t.Fatalf("executions show: %d %s %s", code, out, errs)
+	}
+	local := codemode.Person{Subject: codemode.LocalSubject, Name: me}
+	if shown.StartedBy != local || len(shown.Calls) != 1 || shown.Calls[0].DecidedBy != local || shown.Calls[0].DecidedAt.IsZero() {
+		t.Errorf("executions show: started by %+v, calls %+v; want both %+v", shown.StartedBy, shown.Calls, local)
+	}
+	if len(shown.Decisions) != 2 || shown.Decisions[1].Action != codemode.AuditApprove {
+		t.Errorf("executions show: decisions %+v, want the run and its approval", shown.Decisions)
+	}
+
+	code, out, errs = run(t, "", "audit", "--config", cfg, "--since", "1h")
+	if code != 0 {
+		t.Fatalf("audit: %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var got []string
+	for _, l := range lines {
+		var r codemode.AuditRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		if r.Person != local || r.ExecutionID != paused.ExecutionID {
+			t.Errorf("audit record %+v: want %+v about %s", r, local, paused.ExecutionID)
+		}
+		got = append(got, string(r.Action)+" "+r.Target+" "+r.Outcome)
+	}
+	want := []string{"run  ok", "approve notes.createNote ok"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("audit = %q, want %q", got, want)
+	}
+	if strings.Contains(out, "audited") {
+		t.Errorf("the audit holds the call's arguments: %s", out)
+	}
+	if code, out, _ = run(t, "", "audit", "--config", cfg, "--since", "2999-01-01"); code != 0 || out != "" {
+		t.Errorf("audit --since the future: %d %q, want nothing", code, out)
+	}
+	if code, _, errs = run(t, "", "audit", "--config", cfg, "--since", "yesterday"); code != 2 || !strings.Contains(errs, `--since "yesterday"`) {
+		t.Errorf("audit --since yesterday: %d %s, want a usage error naming it", code, errs)
+	}
+}
