@@ -22,7 +22,9 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAct
 			err = r.visible(ctx, e, pendingOfRun)
 		}
 		if err != nil {
-			r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditView, ExecutionID: id}, err)
+			if codemode.PrincipalFrom(ctx) != nil {
+				r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditView, ExecutionID: id}, err)
+			}
 			return nil, err
 		}
 		if e.Status != codemode.StatusPaused {

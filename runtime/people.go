@@ -43,14 +43,17 @@ func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) 
 }
 
 // seenExecution loads run id for a request that reads it whole
-// (visible, ownRun).
+// (visible, ownRun). A refusal under an issuer is audited, for a hidden
+// run as for a missing one (the same answer either way).
 func (r *Runtime) seenExecution(ctx context.Context, id string) (*codemode.Execution, error) {
 	e, err := r.getExecution(ctx, id)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = r.visible(ctx, e, ownRun)
 	}
-	if err := r.visible(ctx, e, ownRun); err != nil {
-		r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditView, ExecutionID: id}, err)
+	if err != nil {
+		if codemode.PrincipalFrom(ctx) != nil {
+			r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditView, ExecutionID: id}, err)
+		}
 		return nil, err
 	}
 	return e, nil

@@ -63,8 +63,14 @@ func newServerTimeout(t testing.TB, opts server.Options, maxChars int, timeout t
 		p(st, n)
 	}
 	ex := pass.NewInProcess(pass.InProcessOptions{})
-	r, err := rt.New(ctx, rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: n}},
-		Limits: sandbox.Limits{Timeout: timeout}})
+	ro := rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: n}},
+		Limits: sandbox.Limits{Timeout: timeout}}
+	// An Options.Runtime that wants runtime options of its own (a
+	// policy) sets them.
+	if o, ok := opts.Runtime.(interface{ runtimeOptions(*rt.Options) }); ok {
+		o.runtimeOptions(&ro)
+	}
+	r, err := rt.New(ctx, ro)
 	if err != nil {
 		t.Fatal(err)
 	}
