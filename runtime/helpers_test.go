@@ -20,6 +20,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/policy"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
@@ -66,6 +67,9 @@ type setup struct {
 	taskTimeout time.Duration
 	// typeCheck is Options.TypeCheck.
 	typeCheck runtime.TypeChecker
+	// policy is Options.Policy; auditRetention Options.AuditRetention.
+	policy         *policy.Policy
+	auditRetention time.Duration
 	// workers, when positive, runs programs in a pool of that many worker
 	// processes (this test binary, see TestMain) instead of in process.
 	workers int
@@ -180,6 +184,8 @@ func (e *env) open(s setup) {
 		Scrubber:             s.scrubber,
 		Lease:                s.lease,
 		TaskTimeout:          s.taskTimeout,
+		Policy:               s.policy,
+		AuditRetention:       s.auditRetention,
 	})
 	if err != nil {
 		e.shutdown()
