@@ -81,7 +81,8 @@ async function freePorts(n) {
 
 // startHydra starts Hydra and its login-and-consent app and resolves once
 // Hydra is healthy. Options:
-//   subject          who every sign-in is for ("e2e-user")
+//   subject          who every sign-in is for ("e2e-user"), until
+//                    signInAs changes it
 //   accessTokenTTL   access token lifetime, as Hydra reads durations ("1h")
 //   refreshTokenTTL  refresh token lifetime ("720h")
 //   scopes           scopes the discovery document advertises besides
@@ -96,6 +97,9 @@ async function freePorts(n) {
 //   createClient(metadata)        a client made through the admin API
 //                                 (a pre-registered client)
 //   introspect(token)             the admin API's introspection of token
+//   subject                       who the next sign-in is for
+//   signInAs(subject)             makes the next sign-ins subject's (two
+//                                 people of one team, one after the other)
 //   revokeConsent(subject?)       revokes the subject's consent sessions
 //                                 for every client, and with them their
 //                                 access and refresh tokens
@@ -115,11 +119,16 @@ export async function startHydra({ subject = "e2e-user", accessTokenTTL = "1h", 
         app.adminURL = hydra.adminURL;
         return {
           ...hydra,
-          subject,
+          get subject() {
+            return app.subject;
+          },
+          signInAs: (who) => {
+            app.subject = who;
+          },
           consentApp: app.state,
           browserEnv: () => ({ HYDRA_SIGNIN_PUBLIC_URL: hydra.publicURL, HYDRA_SIGNIN_CONSENT_URL: app.state.url }),
           untilInactive: (token) => untilInactive(hydra, token),
-          revokeConsent: (who = subject) => hydra.admin("DELETE", `/admin/oauth2/auth/sessions/consent?${new URLSearchParams({ subject: who, all: "true" })}`),
+          revokeConsent: (who = app.subject) => hydra.admin("DELETE", `/admin/oauth2/auth/sessions/consent?${new URLSearchParams({ subject: who, all: "true" })}`),
           stop: async () => {
             await hydra.stop();
             await app.close();
@@ -265,7 +274,7 @@ function page(title, body) {
 
 // startConsentApp serves Hydra's login and consent pages on a free
 // loopback port. Each is a page with one button, as a person would see:
-// "Sign in" (as subject) and "Allow" (every requested scope and
+// "Sign in" (as app.subject) and "Allow" (every requested scope and
 // audience). Pressing it accepts the request through Hydra's admin API
 // (app.adminURL, set once Hydra runs) and redirects the browser where
 // Hydra says. Neither the login nor the consent is remembered, so every
@@ -275,7 +284,7 @@ async function startConsentApp(subject) {
   // What the test sees: the app's URL and how many sign-ins and consents
   // it accepted.
   const state = { url: "", logins: 0, consents: 0 };
-  const app = { adminURL: "", state };
+  const app = { adminURL: "", state, subject };
 
   const accept = async (kind, challenge, body) => {
     const res = await fetch(`${app.adminURL}/admin/oauth2/auth/requests/${kind}/accept?${new URLSearchParams({ [`${kind}_challenge`]: challenge })}`, {
@@ -307,7 +316,7 @@ async function startConsentApp(subject) {
       const client = r.client?.client_name || r.client?.client_id || "";
       const detail =
         kind === "login"
-          ? `<p>${escapeHTML(client)} asks you to sign in. You are <b>${escapeHTML(subject)}</b>.</p>`
+          ? `<p>${escapeHTML(client)} asks you to sign in. You are <b>${escapeHTML(app.subject)}</b>.</p>`
           : `<p>${escapeHTML(client)} asks for: <span id="scopes">${escapeHTML((r.requested_scope ?? []).join(" "))}</span>` +
             `${r.requested_access_token_audience?.length ? `, for <span id="audience">${escapeHTML(r.requested_access_token_audience.join(" "))}</span>` : ""}.</p>`;
       const button = kind === "login" ? "Sign in" : "Allow";
@@ -329,7 +338,7 @@ async function startConsentApp(subject) {
     const challenge = new URLSearchParams(body).get("challenge") ?? "";
     let to;
     if (kind === "login") {
-      to = await accept("login", challenge, { subject, remember: false });
+      to = await accept("login", challenge, { subject: app.subject, remember: false });
       state.logins++;
     } else {
       const r = await get("consent", challenge);

@@ -9,7 +9,11 @@
 // API) and runs programs on both replicas with the one token. Tokens for
 // another audience, expired, or signed by another key are refused with
 // 401 and the metadata pointer; an opaque token (another client's) is
-// introspected at Hydra's admin endpoint.
+// introspected at Hydra's admin endpoint. Issue 30, items 2, 3 and 6:
+// alice (runs) and bob (the configured approver) sign in as two Hydra
+// subjects; bob sees alice's run only as a pending approval, approves it
+// once on the other replica, approvals.separation refuses alice's own
+// approval, and `codemode-mcp audit` lists both people.
 //
 // Hydra issues JWT access tokens here (STRATEGIES_ACCESS_TOKEN=jwt) but
 // for the client made with access_token_strategy "opaque". It does not
@@ -25,7 +29,7 @@ import { generateKeyPairSync, createSign } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { tempDir, writeConfig, startHTTP } from "../lib/helpers.mjs";
+import { tempDir, writeConfig, startHTTP, callTool, cli } from "../lib/helpers.mjs";
 import { launchBrowser, skipBrowser } from "../lib/browser.mjs";
 import { startHydra, signIn, skipHydra } from "../lib/hydra.mjs";
 import { startPostgres, skipPostgres } from "../lib/postgres.mjs";
@@ -162,7 +166,7 @@ function forge(jwt) {
 }
 
 describe("codemode-mcp as a resource server of Ory Hydra, on two replicas", { skip: skipHydra || skipBrowser || skipPostgres }, () => {
-  let as, pg, browser, receiver, dir;
+  let as, pg, browser, receiver, dir, cfg;
   const replicas = [];
   before(async () => {
     as = await startHydra({ scopes: scopes.split(" "), env: { STRATEGIES_ACCESS_TOKEN: "jwt" } });
@@ -170,7 +174,7 @@ describe("codemode-mcp as a resource server of Ory Hydra, on two replicas", { sk
     browser = await launchBrowser();
     receiver = await startReceiver();
     dir = tempDir();
-    const cfg = writeConfig(dir, `
+    cfg = writeConfig(dir, `
 server:
   auth:
     issuer: ${JSON.stringify(as.issuer)}
@@ -181,6 +185,8 @@ store:
   path: ${JSON.stringify(pg.url)}
 approvals:
   elicitation: false
+  separation: true
+  approvers: {subjects: [bob]}
 connectors:
   notes:
     builtin: notes
@@ -313,5 +319,83 @@ connectors:
     }
     assert.equal(res.status, 401);
     assert.match(res.challenge, /error="invalid_token", error_description="the token is not active/);
+  });
+
+  test("alice runs, bob approves: bob sees alice's run only as a pending approval, separation refuses alice, the audit names both", async () => {
+    const team = await as.createClient({
+      client_name: "team",
+      redirect_uris: [receiver.url],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      scope: scopes,
+      audience: [audience],
+    });
+    const tokens = {};
+    for (const who of ["alice", "bob"]) {
+      as.signInAs(who);
+      tokens[who] = await tokenFor(browser, as, receiver.url, replicas[0].url, team.client_id, { audience });
+      assert.equal(decode(tokens[who].split(".")[1]).sub, who);
+    }
+    as.signInAs("e2e-user");
+    // alice on one replica, bob on the other.
+    const person = async (who, r) => {
+      const client = new Client({ name: `e2e-${who}`, version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(r.url, { requestInit: { headers: { Authorization: `Bearer ${tokens[who]}` } } }));
+      return client;
+    };
+    const alice = await person("alice", replicas[0]);
+    const bob = await person("bob", replicas[1]);
+    try {
+      const { outcome: paused } = await callTool(alice, "codemode", { code: `async () => notes.createNote({ text: "alice's plan" })` });
+      assert.equal(paused.status, "paused", JSON.stringify(paused));
+      const id = paused.executionId;
+
+      const { outcome: bobsRuns } = await callTool(bob, "codemode_executions", {});
+      assert.ok(!JSON.stringify(bobsRuns).includes(id), `bob lists alice's run: ${JSON.stringify(bobsRuns)}`);
+      const { outcome: pending } = await callTool(bob, "codemode_pending", {});
+      assert.deepEqual(
+        pending.pending.map((a) => [a.executionId, a.connector, a.method, a.startedBy.subject]),
+        [[id, "notes", "createNote", "alice"]],
+      );
+      const { outcome: rollback, isError: rollbackRefused } = await callTool(bob, "codemode_rollback", { executionId: id });
+      assert.ok(rollbackRefused);
+      assert.equal(rollback.status, "error");
+      assert.match(rollback.error, /^unknown execution/);
+
+      const { outcome: own, isError: ownRefused } = await callTool(alice, "codemode_approve", { executionId: id });
+      assert.ok(ownRefused);
+      assert.equal(own.status, "paused");
+      assert.match(own.error, /alice started this run; approvals\.separation forbids approving one's own run/);
+
+      const { outcome: approved, isError } = await callTool(bob, "codemode_approve", { executionId: id });
+      assert.ok(!isError, JSON.stringify(approved));
+      assert.equal(approved.status, "completed");
+      const { isError: again } = await callTool(bob, "codemode_approve", { executionId: id });
+      assert.ok(again, "bob approved alice's run twice");
+
+      const { outcome: alicesRuns } = await callTool(alice, "codemode_executions", {});
+      const run = alicesRuns.executions.find((e) => e.executionId === id);
+      assert.equal(run.startedBy.subject, "alice");
+      assert.equal(run.calls[0].decidedBy.subject, "bob");
+
+      const audit = cli(["audit", "--config", cfg, "--run", id]);
+      assert.equal(audit.code, 0, audit.stderr);
+      const records = audit.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.deepEqual(
+        records.map((r) => [r.person.subject, r.action, r.outcome.split(":")[0]]),
+        [
+          ["alice", "run", "ok"],
+          ["bob", "rollback", "refused"],
+          ["alice", "approve", "refused"],
+          ["bob", "approve", "ok"],
+          ["bob", "approve", "refused"],
+        ],
+      );
+      assert.ok(!audit.stdout.includes("alice's plan"), "the audit holds the call's arguments");
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
   });
 });
