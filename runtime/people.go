@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/policy"
 )
 
@@ -73,7 +74,9 @@ func (r *Runtime) audit(ctx context.Context, rec codemode.AuditRecord, err error
 			rec.Outcome = codemode.AuditOK
 		}
 	case codemode.IsRefusal(err):
-		rec.Outcome = codemode.AuditRefused + ": " + err.Error()
+		// (A refusal's message is the runtime's own; the reason a sign-in
+		// is needed may quote a downstream server: bounded, scrubbed.)
+		rec.Outcome = short.Clip(r.scrub.String(codemode.AuditRefused+": "+err.Error()), maxAuditOutcome)
 	default:
 		rec.Outcome = "error"
 	}
@@ -112,6 +115,9 @@ func targets(pending []codemode.PendingAction) string {
 func (r *Runtime) decided(ctx context.Context, en *codemode.Entry) {
 	en.DecidedBy, en.DecidedAt = codemode.PersonFrom(ctx), r.now()
 }
+
+// maxAuditOutcome bounds an audit record's outcome, in bytes.
+const maxAuditOutcome = 1000
 
 // defaultPolicy is the policy of a Runtime given none.
 var defaultPolicy = &policy.Policy{}

@@ -23,6 +23,11 @@ var ErrNoSignIn = errors.New("connector has no sign-in")
 // The attempt is audited (who began signing in to which connector).
 func (r *Runtime) BeginSignIn(ctx context.Context, name string) (_ connectors.SignInAttempt, err error) {
 	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditSignIn, Target: name}, err) }()
+	return r.beginSignIn(ctx, name)
+}
+
+// beginSignIn is BeginSignIn without the audit.
+func (r *Runtime) beginSignIn(ctx context.Context, name string) (connectors.SignInAttempt, error) {
 	s := r.catalog().Connector(name)
 	if s == nil {
 		return nil, fmt.Errorf("sign in: unknown connector %q", name)
@@ -133,8 +138,12 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 	if err != nil {
 		return nil, err
 	}
-	// The attempt outlives the request that started it.
-	a, err := r.BeginSignIn(r.background, name)
+	// The attempt outlives the request that started it; what it
+	// resumes is decided by the person who started it (Entry.DecidedBy,
+	// the audit).
+	bg := codemode.WithPerson(r.background, codemode.PersonFrom(ctx))
+	a, err := r.beginSignIn(bg, name)
+	r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditSignIn, Target: name}, err)
 	if err != nil {
 		done()
 		return nil, err
@@ -168,7 +177,7 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 			return
 		}
 		r.log.Info("signed in", "connector", name)
-		r.resumeSignedIn(r.background, name)
+		r.resumeSignedIn(bg, name)
 	}()
 	return b, nil
 }
