@@ -216,7 +216,7 @@ func TestBeginSignInRelistsTheConnector(t *testing.T) {
 // A sign-in started for a surface that cannot wait (StartSignIn) is waited
 // for in the background: a second start while it is under way gets the
 // same sign-in, and once the person has signed in every run awaiting it is
-// resumed.
+// resumed, its call decided by that person, who the audit names.
 func TestStartSignInResumesTheWaitingRuns(t *testing.T) {
 	e, r := newRemoteEnv(t, false)
 	var ids []string
@@ -225,7 +225,8 @@ func TestStartSignInResumesTheWaitingRuns(t *testing.T) {
 		mustSignInPending(t, o, "post")
 		ids = append(ids, o.ExecutionID)
 	}
-	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
+	ana := codemode.Person{Subject: codemode.LocalSubject, Name: "ana"}
+	b, err := e.rt.StartSignIn(codemode.WithPerson(e.ctx, ana), "remote", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +245,31 @@ func TestStartSignInResumesTheWaitingRuns(t *testing.T) {
 	}
 	if n := r.Calls("post"); n != 2 {
 		t.Fatalf("remote.post made %d times, want once per run", n)
+	}
+	for _, id := range ids {
+		_, log, err := e.rt.Execution(e.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if log[0].DecidedBy != ana {
+			t.Errorf("run %s: the signed-in call was decided by %+v, want ana", id, log[0].DecidedBy)
+		}
+	}
+	recs, err := e.store.AuditRecords(e.ctx, codemode.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signIns, approvals int
+	for _, rec := range recs {
+		switch {
+		case rec.Action == codemode.AuditSignIn && rec.Person == ana && rec.Target == "remote":
+			signIns++
+		case rec.Action == codemode.AuditApprove && rec.Person == ana && rec.Outcome == codemode.AuditOK:
+			approvals++
+		}
+	}
+	if signIns != 1 || approvals != 2 {
+		t.Errorf("audit: %d sign-ins and %d approvals by ana, want 1 and 2: %+v", signIns, approvals, recs)
 	}
 }
 
