@@ -18,10 +18,18 @@ import (
 // Column lists, in the order the Values and Scan functions use.
 const (
 	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, started_by, started_by_name, started_by_email, created_at, updated_at`
-	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, decided_by, decided_by_name, decided_by_email, decided_at, created_at, updated_at`
-	AuditColumns     = `id, at, subject, name, email, action, execution_id, seq, target, outcome`
-	SnippetColumns   = `name, description, code, input_schema, connectors, from_execution, created_at`
-	OwnerColumns     = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
+	// EntryColumns are EntryInsertColumns, then DecidedColumns.
+	EntryColumns = EntryInsertColumns + `, ` + DecidedColumns
+	// EntryInsertColumns are what an entry nobody decided is inserted
+	// with (EntryValues); DecidedColumns who decided it and when
+	// (DecidedValues), written only for an entry that names a decider, so
+	// that the write of every call binds no more than it did before
+	// people were recorded.
+	EntryInsertColumns = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, created_at, updated_at`
+	DecidedColumns     = `decided_by, decided_by_name, decided_by_email, decided_at`
+	AuditColumns       = `id, at, subject, name, email, action, execution_id, seq, target, outcome`
+	SnippetColumns     = `name, description, code, input_schema, connectors, from_execution, created_at`
+	OwnerColumns       = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
 )
 
 // Nanos is t as stored: Unix nanoseconds.
@@ -145,16 +153,16 @@ func TaskText(e *codemode.Execution) (any, error) {
 // email).
 func PersonValues(p codemode.Person) []any { return []any{p.Subject, p.Name, p.Email} }
 
-// DecidedAt binds when an entry was decided: Unix nanoseconds, 0 for
-// never.
-func DecidedAt(e codemode.Entry) int64 {
-	if e.DecidedAt.IsZero() {
-		return 0
+// DecidedValues binds who decided e and when, as DecidedColumns.
+func DecidedValues(e codemode.Entry) []any {
+	at := int64(0)
+	if !e.DecidedAt.IsZero() {
+		at = Nanos(e.DecidedAt)
 	}
-	return Nanos(e.DecidedAt)
+	return []any{e.DecidedBy.Subject, e.DecidedBy.Name, e.DecidedBy.Email, at}
 }
 
-// EntryValues returns e as the bound values of EntryColumns; t stands in
+// EntryValues returns e as the bound values of EntryInsertColumns; t stands in
 // for a zero UpdatedAt, and UpdatedAt for a zero CreatedAt.
 func EntryValues(e codemode.Entry, t time.Time) []any {
 	if !e.UpdatedAt.IsZero() {
@@ -165,8 +173,7 @@ func EntryValues(e codemode.Entry, t time.Time) []any {
 		created = e.CreatedAt
 	}
 	return []any{e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
-		RawText(e.Args), RawText(e.Result), e.Error, e.State.String(), e.Reverts, e.Task,
-		e.DecidedBy.Subject, e.DecidedBy.Name, e.DecidedBy.Email, DecidedAt(e), Nanos(created), Nanos(t)}
+		RawText(e.Args), RawText(e.Result), e.Error, e.State.String(), e.Reverts, e.Task, Nanos(created), Nanos(t)}
 }
 
 // UpdatedAt is the time an update of e stores: e.UpdatedAt, or t when
@@ -232,8 +239,8 @@ func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 		created, updated int64
 	)
 	err := sc.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &e.Reverts, &e.Task,
-		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &decided, &created, &updated}, more...)...)
+		&args, &result, &e.Error, &state, &e.Reverts, &e.Task, &created, &updated,
+		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &decided}, more...)...)
 	if err != nil {
 		return e, err
 	}

@@ -12,13 +12,28 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
-var insertEntrySQL = `INSERT INTO entries (` + codec.EntryColumns + `) VALUES ` + values(codec.EntryColumns)
+var (
+	insertEntrySQL        = `INSERT INTO entries (` + codec.EntryInsertColumns + `) VALUES ` + values(codec.EntryInsertColumns)
+	insertDecidedEntrySQL = `INSERT INTO entries (` + codec.EntryColumns + `) VALUES ` + values(codec.EntryColumns)
+)
+
+// insertOf is the statement that inserts e: with its decider only when it
+// names one.
+func insertOf(e codemode.Entry, t time.Time) Stmt {
+	if e.DecidedBy.IsZero() {
+		return Stmt{SQL: insertEntrySQL, Args: codec.EntryValues(e, t)}
+	}
+	return Stmt{SQL: insertDecidedEntrySQL, Args: append(codec.EntryValues(e, t), codec.DecidedValues(e)...)}
+}
 
 // A task id, once logged, stays: an update without one keeps it.
-// So does a decider: an update that names one sets it only where none is
-// logged.
-// (Each CASE reads the row as it was before the update.)
-const updateEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, task = coalesce(nullif($4, ''), task), updated_at = $5,
+const updateEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, task = coalesce(nullif($4, ''), task), updated_at = $5
+	WHERE execution_id = $6 AND seq = $7 AND state = $8`
+
+// So does a decider: an update that names one (the move out of pending
+// or sign_in) sets it only where none is logged. (Each CASE reads the row
+// as it was before the update.)
+const updateDecidedEntrySQL = `UPDATE entries SET state = $1, result = $2, error = $3, task = coalesce(nullif($4, ''), task), updated_at = $5,
 	decided_by = CASE WHEN decided_by = '' THEN $6 ELSE decided_by END,
 	decided_by_name = CASE WHEN decided_by = '' THEN $7 ELSE decided_by_name END,
 	decided_by_email = CASE WHEN decided_by = '' THEN $8 ELSE decided_by_email END,
@@ -61,7 +76,7 @@ func (s *Store) clippedSQL(preview int) string {
 		args, result, errText = s.d.Prefix("args", "$4"), s.d.Prefix("result", "$4"), s.d.Prefix("error", "$4")
 	}
 	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
-		`, state, reverts, task, decided_by, decided_by_name, decided_by_email, decided_at, created_at, updated_at,
+		`, state, reverts, task, created_at, updated_at, decided_by, decided_by_name, decided_by_email, decided_at,
 		coalesce(octet_length(args), 0), coalesce(octet_length(result), 0), octet_length(error)
 		FROM entries WHERE execution_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`
 }
@@ -87,7 +102,8 @@ func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
 	if err := codec.CheckInsert(e); err != nil {
 		return err
 	}
-	_, err := s.db.Exec(ctx, insertEntrySQL, codec.EntryValues(e, codec.Now())...)
+	st := insertOf(e, codec.Now())
+	_, err := s.db.Exec(ctx, st.SQL, st.Args...)
 	return s.insertError(e, err)
 }
 
@@ -96,7 +112,8 @@ func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode
 	if err := codec.CheckUpdate(e); err != nil {
 		return err
 	}
-	n, err := s.db.Exec(ctx, updateEntrySQL, updateValues(e, from, codec.Now())...)
+	st := updateOf(e, from, codec.Now())
+	n, err := s.db.Exec(ctx, st.SQL, st.Args...)
 	switch {
 	case err != nil:
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
@@ -132,10 +149,12 @@ func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, upda
 	t := codec.Now()
 	stmts := make([]Stmt, 0, len(inserts)+len(updates))
 	for _, e := range inserts {
-		stmts = append(stmts, Stmt{SQL: insertEntrySQL, Args: codec.EntryValues(e, t)})
+		stmts = append(stmts, insertOf(e, t))
 	}
 	for _, u := range updates {
-		stmts = append(stmts, Stmt{SQL: updateEntrySQL, Args: updateValues(u.Entry, u.From, t), Guard: true})
+		st := updateOf(u.Entry, u.From, t)
+		st.Guard = true
+		stmts = append(stmts, st)
 	}
 	i, err := s.db.Batch(ctx, stmts)
 	switch {
@@ -165,11 +184,16 @@ func (s *Store) insertError(e codemode.Entry, err error) error {
 	return s.inserted(err, what, codemode.ErrConflict)
 }
 
-// updateValues are updateEntrySQL's arguments; t stands in for a zero
-// UpdatedAt.
-func updateValues(e codemode.Entry, from codemode.EntryState, t time.Time) []any {
-	return []any{e.State.String(), codec.RawText(e.Result), e.Error, e.Task, codec.Nanos(codec.UpdatedAt(e, t)),
-		e.DecidedBy.Subject, e.DecidedBy.Name, e.DecidedBy.Email, codec.DecidedAt(e), e.ExecutionID, e.Seq, from.String()}
+// updateOf is the statement that makes update e (from state from); t
+// stands in for a zero UpdatedAt. It writes a decider only when e names
+// one.
+func updateOf(e codemode.Entry, from codemode.EntryState, t time.Time) Stmt {
+	args := append(make([]any, 0, 8), e.State.String(), codec.RawText(e.Result), e.Error, e.Task, codec.Nanos(codec.UpdatedAt(e, t)))
+	if e.DecidedBy.IsZero() {
+		return Stmt{SQL: updateEntrySQL, Args: append(args, e.ExecutionID, e.Seq, from.String())}
+	}
+	args = append(args, codec.DecidedValues(e)...) // (grows: decisions are rare)
+	return Stmt{SQL: updateDecidedEntrySQL, Args: append(args, e.ExecutionID, e.Seq, from.String())}
 }
 
 // entryMiss explains why a conditional update of e matched no row.

@@ -178,9 +178,11 @@ func (s *Store) Recover(ctx context.Context, e *codemode.Execution, from codemod
 		if err := codec.CheckInsert(en); err != nil {
 			return fmt.Errorf("recover execution %s: apply its journal: %w", e.ID, err)
 		}
-		stmts = append(stmts, Stmt{SQL: insertEntrySQL + ` ON CONFLICT (execution_id, seq) DO NOTHING`, Args: codec.EntryValues(en, t)})
+		ins := insertOf(en, t)
+		ins.SQL += ` ON CONFLICT (execution_id, seq) DO NOTHING`
+		stmts = append(stmts, ins)
 		if en.State != codemode.EntryExecuting {
-			stmts = append(stmts, Stmt{SQL: updateEntrySQL, Args: updateValues(en, codemode.EntryExecuting, t)})
+			stmts = append(stmts, updateOf(en, codemode.EntryExecuting, t))
 		}
 	}
 	stmts = append(stmts,
