@@ -44,6 +44,7 @@ type Config struct {
 	Store      Store
 	Sandbox    Sandbox
 	Approvals  Approvals
+	Telemetry  Telemetry
 	Connectors []Connector // in file order
 	// Warnings are things that are accepted but deserve a word to the user
 	// (keys of other MCP clients that are ignored, disabled entries, an
