@@ -28,7 +28,13 @@ type Execution struct {
 	Owner string `json:"owner,omitempty"`
 	// Task is set when the run was started as an MCP task (a
 	// task-augmented tools/call): nil for every other run.
-	Task      *Task     `json:"task,omitempty"`
+	Task *Task `json:"task,omitempty"`
+	// Trace is the W3C traceparent of the span of the run's first pass,
+	// written once, when the run is created with tracing on ("" else):
+	// the spans of its later passes (a replay after an approval, a
+	// resumption, a rollback) link to it, also in another process or
+	// after a restart.
+	Trace     string    `json:"trace,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }

@@ -19,7 +19,7 @@ import (
 
 // Column lists, in the order the Values and Scan functions use.
 const (
-	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, created_at, updated_at`
+	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, trace, created_at, updated_at`
 	EntryColumns     = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, created_at, updated_at`
 	SnippetColumns   = `name, description, code, input_schema, connectors, from_execution, created_at`
 	OwnerColumns     = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
@@ -153,13 +153,18 @@ func ExecutionValues(e *codemode.Execution) ([]any, error) {
 	return []any{e.Status.String(), RawText(e.Result), e.Error, logs, conns, clock, e.Owner}, nil
 }
 
-// TaskText binds e's Task as JSON text, or NULL for a run that is not a
-// task (ExecutionColumns' task, written once, when the run is created).
-func TaskText(e *codemode.Execution) (any, error) {
-	if e.Task == nil {
-		return nil, nil
+// CreateValues binds what ExecutionColumns has beyond ExecutionValues
+// and written once, when the run is created: its Task as JSON text (NULL
+// for a run that is not a task) and its Trace.
+func CreateValues(e *codemode.Execution) ([]any, error) {
+	var task any
+	if e.Task != nil {
+		var err error
+		if task, err = JSONText(e.Task, false); err != nil {
+			return nil, fmt.Errorf("encode task: %w", err)
+		}
 	}
-	return JSONText(e.Task, false)
+	return []any{task, e.Trace}, nil
 }
 
 // EntryValues returns e as the bound values of EntryColumns; t stands in
@@ -199,7 +204,7 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 		task                       []byte
 		created, updated           int64
 	)
-	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &created, &updated); err != nil {
+	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &e.Trace, &created, &updated); err != nil {
 		return nil, err
 	}
 	if err := e.Status.UnmarshalText([]byte(status)); err != nil {

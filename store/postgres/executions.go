@@ -22,14 +22,14 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
-	task, err := sc.TaskText(e)
+	once, err := sc.CreateValues(e)
 	if err != nil {
-		return fmt.Errorf("create execution %s: encode task: %w", e.ID, err)
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
 	created := sc.Stamp(e.CreatedAt)
 	args := append([]any{e.ID, e.Code}, vals...)
-	args = append(args, task, sc.Nanos(created), sc.Nanos(created))
-	_, err = s.pool.Exec(ctx, `INSERT INTO executions (`+sc.ExecutionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, args...)
+	args = append(append(args, once...), sc.Nanos(created), sc.Nanos(created))
+	_, err = s.pool.Exec(ctx, `INSERT INTO executions (`+sc.ExecutionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, args...)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)
 	}

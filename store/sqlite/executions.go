@@ -27,12 +27,12 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
-	task, err := sc.TaskText(e)
+	once, err := sc.CreateValues(e)
 	if err != nil {
-		return fmt.Errorf("create execution %s: encode task: %w", e.ID, err)
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
 	vals := append([]any{e.ID, e.Code}, args...)
-	vals = append(vals, task, sc.Nanos(created), sc.Nanos(created))
+	vals = append(append(vals, once...), sc.Nanos(created), sc.Nanos(created))
 	_, err = s.stmts.createExecution.ExecContext(ctx, vals...)
 	if isPrimaryKeyViolation(err) {
 		return fmt.Errorf("create execution %s: %w", e.ID, codemode.ErrConflict)

@@ -97,7 +97,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&st.entries, `SELECT ` + sc.EntryColumns + ` FROM entries WHERE execution_id = ? ORDER BY seq`},
 		{&st.executionExists, `SELECT 1 FROM executions WHERE id = ?`},
 
-		{&st.createExecution, `INSERT INTO executions (` + sc.ExecutionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.createExecution, `INSERT INTO executions (` + sc.ExecutionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.getExecution, `SELECT ` + sc.ExecutionColumns + ` FROM executions WHERE id = ?`},
 		{&st.updateExecution, `UPDATE executions SET status = ?, result = ?, error = ?, logs = ?, connectors = ?, clock = ?, owner = ?, updated_at = ?
 			WHERE id = ? AND status = ?`},
