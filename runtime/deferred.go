@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -277,7 +278,14 @@ func (p *pass) writeLocked(ctx context.Context, updates []codemode.EntryUpdate, 
 	if len(updates) > 0 {
 		batch = append(p.deferred[:len(p.deferred):len(p.deferred)], updates...)
 	}
-	if err := p.r.store.WriteEntries(context.WithoutCancel(ctx), inserts, batch); err != nil {
+	var span trace.Span
+	if p.r.tracer != nil {
+		_, span = p.r.tracer.Start(ctx, "codemode.store.write", trace.WithAttributes(
+			attrExecution.String(p.execID), attrInserts.Int(len(inserts)), attrUpdates.Int(len(batch))))
+	}
+	err := p.r.store.WriteEntries(context.WithoutCancel(ctx), inserts, batch)
+	endSpan(span, err)
+	if err != nil {
 		return err
 	}
 	p.writtenLocked()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 	if c == nil {
 		return out, err
 	}
-	out, err = r.runPass(ctx, c.e, c.h, ap, nil)
+	out, err = r.runPass(ctx, c, ap)
 	c.end()
 	return r.settled(ctx, out, err)
 }
@@ -41,6 +42,11 @@ type claimed struct {
 	h   *hold
 	log []codemode.Entry // what the pass replays
 	end func()
+	// span is the pass's span, started with the claim (nil: runPass
+	// starts one, or tracing is off); approved is how long each call
+	// approved with the claim waited (trace.go).
+	span     trace.Span
+	approved map[int]time.Duration
 }
 
 // create begins a request (see begin) and creates the execution of a new
@@ -91,12 +97,20 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	if err != nil {
 		return refuse(codemode.Outcome{}, err)
 	}
-	if err := r.store.CreateExecution(ctx, e); err != nil {
+	// The run's span begins before the execution is stored, which keeps
+	// its traceparent (Execution.Trace) for the later passes to link to.
+	sctx, span := r.startPass(ctx, e, passRun)
+	ws := r.storeSpan(sctx, "codemode.store.execution", e.ID)
+	err = r.store.CreateExecution(ctx, e)
+	endSpan(ws, err)
+	if err != nil {
 		h.release()
-		return refuse(codemode.Outcome{}, fmt.Errorf("create execution: %w", err))
+		err = fmt.Errorf("create execution: %w", err)
+		endPass(span, e, err)
+		return refuse(codemode.Outcome{}, err)
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
-	return &claimed{e: e, h: h, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
+	return &claimed{e: e, h: h, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -121,7 +135,7 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	if c == nil {
 		return out, err
 	}
-	out, err = r.runPass(ctx, c.e, c.h, ap, c.log)
+	out, err = r.runPass(ctx, c, ap)
 	c.end()
 	return r.settled(ctx, out, err)
 }
@@ -138,12 +152,14 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	}
 	var h *hold
 	ok := false
+	sctx, span := r.startPass(ctx, e, passReplay)
 	defer func() {
 		if !ok {
 			if h != nil {
 				h.release()
 			}
 			done()
+			endPass(span, e, err)
 		}
 	}()
 	fail := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {
@@ -157,7 +173,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	if h, err = r.own.claims.take(ctx, id); err != nil {
 		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
 	}
-	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
+	if err := r.setStatus(sctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return fail(r.lostRace(ctx, id, "approved", err))
 	}
 	log, err := r.store.Entries(ctx, id)
@@ -202,11 +218,14 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
-	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
+	ws := r.storeSpan(sctx, "codemode.store.write", id)
+	err = r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved)
+	endSpan(ws, err)
+	if err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
 	}
 	ok = true
-	return &claimed{e: e, h: h, log: log, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
+	return &claimed{e: e, h: h, log: log, span: span, approved: r.approvalWaits(approved), end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its

@@ -66,6 +66,9 @@ type pass struct {
 	seqBase int
 	reverts int                    // modeRevert: the seq of the call the pass undoes (Entry.Reverts)
 	entries map[int]codemode.Entry // the log when the pass began
+	// approved is how long each call approved before the pass waited
+	// for its approval, for its span (nil when tracing is off: trace.go).
+	approved map[int]time.Duration
 
 	mu        sync.Mutex
 	visited   map[int]bool           // seqs the program reached; guarded by mu
@@ -202,12 +205,25 @@ func (p *pass) dropJournalLocked(ctx context.Context) {
 	p.journaled = false
 }
 
-// Call performs or replays one connector call.
+// Call performs or replays one connector call, in a span of its own when
+// tracing is on (trace.go).
 func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
 	defer p.inflight.Done()
+	if p.r.tracer == nil {
+		return p.call(ctx, c, nil)
+	}
+	ctx, cs := p.startCall(ctx, c)
+	val, err := p.call(ctx, c, cs)
+	cs.end(val, err)
+	return val, err
+}
+
+// call is Call once the call is entered; cs (nil: tracing is off) hears
+// what was decided.
+func (p *pass) call(ctx context.Context, c sandbox.Call, cs *callSpan) (json.RawMessage, error) {
 	t, err := p.cat.Resolve(c.Connector, c.Method)
 	if err != nil {
 		return nil, err // thrown into the program; nothing is logged
@@ -218,8 +234,10 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 	}
 	run, val, err := p.decide(ctx, c, t, args, decoded)
 	if run == nil {
+		cs.decided(p, p.seqBase+c.Seq, err)
 		return val, err
 	}
+	cs.executing(p, *run)
 	progress := observeCall(ctx, *run)
 	if run.State == codemode.EntryWaiting {
 		return p.readTask(ctx, *run, t)
@@ -402,7 +420,14 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 func (p *pass) ask(ctx context.Context, a codemode.PendingAction) codemode.Decision {
 	p.askMu.Lock()
 	defer p.askMu.Unlock()
+	var asked time.Time
+	if p.r.tracer != nil {
+		asked = time.Now()
+	}
 	dec, err := p.ap.Ask(ctx, a)
+	if p.r.tracer != nil {
+		noteAsk(ctx, time.Since(asked), dec)
+	}
 	if err != nil {
 		p.r.log.Info("approver could not ask; pausing", "execution", a.ExecutionID, "seq", a.Seq, "err", err)
 		return codemode.NoAnswer

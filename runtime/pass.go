@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"sort"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -13,17 +14,30 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
-// runPass runs the program of e (status running) once against its log (as
-// the caller loaded it: nil for a fresh execution, just created by Execute)
-// and records how the pass ended. h is the caller's hold on the run
-// (hold.go). A pass of a task run can be cancelled (task.go).
-func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
+// runPass runs the program of c.e (status running) once against its log
+// (c.log, as the caller loaded it: nil for a fresh execution, just created
+// by Execute) and records how the pass ended. c.h is the caller's hold on
+// the run (hold.go). A pass of a task run can be cancelled (task.go). The
+// pass's span is c.span, or one runPass starts (a resumed run's), and
+// ends here.
+func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver) (_ codemode.Outcome, err error) {
+	e := c.e
+	if r.tracer != nil {
+		if c.span == nil {
+			ctx, c.span = r.startPass(ctx, e, passResume)
+		} else {
+			ctx = trace.ContextWithSpan(ctx, c.span)
+		}
+		defer func() { endPass(c.span, e, err) }()
+	}
 	if e.Task != nil {
 		var end func()
 		ctx, end = r.track(ctx, e.ID)
 		defer end()
 	}
-	p := newPass(r, e.ID, ap, modeRun, 0, log)
+	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
+	p.approved = c.approved
+	sb := r.sandboxSpan(ctx)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
 		Globals:  p.cat.Globals(),
@@ -31,8 +45,9 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, a
 		Limits:   r.limitsOf(e),
 		Clock:    sandbox.Clock(e.Clock),
 	}, p)
+	endSandbox(sb, out, runErr)
 	stop, flushErr := p.finish(ctx)
-	return r.record(ctx, e, p, h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
+	return r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 }
 
 // passEnd is how a pass ended.
@@ -307,7 +322,10 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 	prev, prevOwner, prevAt := e.Status, e.Owner, e.UpdatedAt
 	e.Status, e.Owner, e.UpdatedAt = st, owner, r.now()
 	r.scrubExecution(e)
-	if err := r.store.UpdateExecution(ctx, e, from); err != nil {
+	span := r.storeSpan(ctx, "codemode.store.execution", e.ID)
+	err = r.store.UpdateExecution(ctx, e, from)
+	endSpan(span, err)
+	if err != nil {
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}

@@ -38,12 +38,14 @@ var errNotRevertible = errors.New("not revertible")
 // call is marked reverted in the same write as its revert's last result
 // (revertJS), so only a call whose revert was in flight at the crash may
 // be reverted twice: the same at-least-once window as a call.
-func (r *Runtime) Rollback(ctx context.Context, id string) (codemode.Outcome, error) {
+func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, err error) {
 	e, done, err := r.openExecution(ctx, id, "rolled back", codemode.StatusCompleted, codemode.StatusError, codemode.StatusRejected, codemode.StatusCancelled, codemode.StatusPaused)
 	if err != nil {
 		return wrongOutcome(id, e), err
 	}
 	defer done()
+	ctx, span := r.startPass(ctx, e, passRollback)
+	defer func() { endPass(span, e, err) }()
 	from := e.Status
 	// Claim the rollback first: of two racing rollbacks only one reverts.
 	h, err := r.own.claims.take(ctx, id)

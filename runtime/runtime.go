@@ -20,6 +20,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Runtime.
@@ -86,6 +87,9 @@ type Options struct {
 	// execution exists; a program with type errors is refused, and
 	// nothing is stored (sandbox.typecheck: tsc).
 	TypeCheck TypeChecker
+	// Tracer, when set, is where the spans of runs, calls, sandbox
+	// passes and log writes go (trace.go); nil makes none, at no cost.
+	Tracer trace.TracerProvider
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
@@ -106,6 +110,7 @@ type Runtime struct {
 	log      *slog.Logger
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
+	tracer   trace.Tracer       // Options.Tracer's, or nil: no spans (trace.go)
 
 	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
 	taskTimeout time.Duration
@@ -187,6 +192,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	r.own = newOwner(r, lease)
 	r.journal, _ = opts.Store.(codemode.Journaler)
+	if opts.Tracer != nil {
+		r.tracer = opts.Tracer.Tracer(tracerName)
+	}
 	r.cat.Store(cat)
 	r.recoverOrphans(ctx)
 	return r, nil

@@ -91,7 +91,7 @@ func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (co
 		return out, err
 	}
 	if c.e.Task == nil {
-		out, err := r.runPass(ctx, c.e, c.h, nil, c.log)
+		out, err := r.runPass(ctx, c, nil)
 		c.end()
 		return r.settled(ctx, out, err)
 	}
@@ -111,7 +111,7 @@ func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
 		defer c.end()
 		defer cancel(nil)
 		defer stop()
-		if _, err := r.runPass(bg, c.e, c.h, nil, c.log); err != nil {
+		if _, err := r.runPass(bg, c, nil); err != nil {
 			r.log.Error("a task run's pass failed", "execution", c.e.ID, "err", err)
 		}
 	}()

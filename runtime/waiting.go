@@ -427,7 +427,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
 	defer stop()
-	if _, err := r.runPass(pctx, e, h, nil, log); err != nil {
+	if _, err := r.runPass(pctx, &claimed{e: e, h: h, log: log}, nil); err != nil {
 		r.log.Error("a resumed run's pass failed", "execution", e.ID, "err", err)
 	}
 	return true
