@@ -25,6 +25,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // setup chooses what an env connects.
@@ -69,6 +70,8 @@ type setup struct {
 	// workers, when positive, runs programs in a pool of that many worker
 	// processes (this test binary, see TestMain) instead of in process.
 	workers int
+	// tracer is Options.Tracer.
+	tracer trace.TracerProvider
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -180,6 +183,7 @@ func (e *env) open(s setup) {
 		Scrubber:             s.scrubber,
 		Lease:                s.lease,
 		TaskTimeout:          s.taskTimeout,
+		Tracer:               s.tracer,
 	})
 	if err != nil {
 		e.shutdown()

@@ -1,0 +1,149 @@
+package runtime_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// recorder returns a tracer provider whose ended spans rec holds.
+func recorder(t *testing.T) (*sdktrace.TracerProvider, *tracetest.SpanRecorder) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp, rec
+}
+
+// attr returns a span's attribute key as text ("" if absent).
+func attr(s sdktrace.ReadOnlySpan, key string) string {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// spanLine renders a span as "name k=v …" with the attributes a test
+// looks at, and its parent's name ("<caller>" for the caller's span).
+func spanLine(s sdktrace.ReadOnlySpan, names map[trace.SpanID]string) string {
+	parent := names[s.Parent().SpanID()]
+	if parent == "" && s.Parent().IsValid() {
+		parent = "<remote>"
+	}
+	kv := []string{s.Name()}
+	for _, k := range []string{"codemode.pass", "codemode.status", "codemode.call.outcome", "codemode.approval.waited"} {
+		if v := attr(s, k); v != "" {
+			kv = append(kv, k[strings.LastIndex(k, ".")+1:]+"="+v)
+		}
+	}
+	return strings.Join(kv, " ") + " <- " + parent
+}
+
+// A run that pauses and is approved makes one trace: the first pass
+// continues the caller's trace, its calls are its children (executed, or
+// paused for approval), and the pass after the approval — made by
+// another process, so only what the store kept links them — is the first
+// pass's child and links to it, with its calls replayed or executed.
+func TestTraceOfAnApprovedRun(t *testing.T) {
+	tp, rec := recorder(t)
+	e := newEnv(t, setup{kvApprove: []string{"put"}, tracer: tp})
+
+	ctx, caller := tp.Tracer("client").Start(context.Background(), "client")
+	code := `async () => { await kv.add({ key: "a", value: "1" }); await kv.put({ key: "k", value: "v" }); await kv.add({ key: "b", value: "2" }); return "done"; }`
+	o, err := e.rt.Execute(ctx, code, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller.End()
+	mustStatus(t, o, codemode.StatusPaused)
+
+	e.restart(setup{kvApprove: []string{"put"}, tracer: tp}) // the approval comes to another process
+	mustStatus(t, e.approve(o.ExecutionID, nil), codemode.StatusCompleted)
+
+	spans := rec.Ended()
+	names := map[trace.SpanID]string{}
+	var run, replay sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		names[s.SpanContext().SpanID()] = s.Name()
+		switch s.Name() {
+		case "codemode.run":
+			run = s
+		case "codemode.replay":
+			replay = s
+		}
+		if s.SpanContext().TraceID() != caller.SpanContext().TraceID() {
+			t.Errorf("span %s is in trace %s, not the caller's %s", s.Name(), s.SpanContext().TraceID(), caller.SpanContext().TraceID())
+		}
+	}
+	if run == nil || replay == nil {
+		t.Fatalf("no codemode.run or codemode.replay span among %d", len(spans))
+	}
+	if got := attr(run, "codemode.execution_id"); got != o.ExecutionID {
+		t.Errorf("run span's execution id = %q, want %q", got, o.ExecutionID)
+	}
+	if run.Parent().SpanID() != caller.SpanContext().SpanID() {
+		t.Errorf("the run's parent is %s, want the caller's span", run.Parent().SpanID())
+	}
+	if links := replay.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != run.SpanContext().SpanID() {
+		t.Errorf("the replay's links = %+v, want the run's first span", links)
+	}
+	if got := attr(run, "codemode.connectors"); got != `["kv"]` {
+		t.Errorf("run span's connectors = %s", got)
+	}
+
+	var got []string
+	for _, s := range spans {
+		if strings.HasPrefix(s.Name(), "codemode.store.") {
+			continue // counted below
+		}
+		got = append(got, spanLine(s, names))
+	}
+	slices.Sort(got)
+	want := []string{
+		"call kv.add outcome=executed <- codemode.run",
+		"call kv.add outcome=executed <- codemode.replay",
+		"call kv.add outcome=replayed <- codemode.replay",
+		"call kv.put outcome=executed waited=true <- codemode.replay",
+		"call kv.put outcome=paused <- codemode.run",
+		"client <- ",
+		"codemode.replay pass=replay status=completed <- codemode.run",
+		"codemode.run pass=run status=paused <- client",
+		"codemode.sandbox <- codemode.replay",
+		"codemode.sandbox <- codemode.run",
+	}
+	slices.Sort(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("spans:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	writes := 0
+	for _, s := range spans {
+		if s.Name() == "codemode.store.write" {
+			writes++
+		}
+	}
+	if writes == 0 {
+		t.Error("no codemode.store.write span")
+	}
+}
+
+// With tracing off a run keeps no traceparent and nothing is recorded.
+func TestNoTraceWhenOff(t *testing.T) {
+	e := newEnv(t, setup{})
+	o := e.run(`async () => { await kv.add({ key: "a", value: "1" }); return 1; }`, nil)
+	mustStatus(t, o, codemode.StatusCompleted)
+	x, _, err := e.rt.Execution(context.Background(), o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Trace != "" {
+		t.Errorf("Trace = %q with tracing off", x.Trace)
+	}
+}
