@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
+
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
@@ -78,6 +80,7 @@ type guard struct {
 	console        http.Handler // nil: none
 	failures       *throttle.Failures
 	log            *slog.Logger
+	traceContext   bool // Options.TraceContext: a request's traceparent header is its trace's
 	// front answers the task requests of a POST that passed every check,
 	// in front of the transport, and reports whether it did (nil: none).
 	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
@@ -97,6 +100,7 @@ func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...stri
 		next:           next,
 		failures:       opts.AuthFailures,
 		log:            opts.Logger,
+		traceContext:   opts.TraceContext,
 	}
 	if g.failures == nil {
 		g.failures = throttle.New(0, 0, nil)
@@ -176,6 +180,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			dw.sent = &sentCounter{}
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, dw.sent))
+	}
+	if g.traceContext && r.Header.Get(propagate.Traceparent) != "" {
+		r = r.WithContext(propagate.FromHeader(r.Context(), r.Header))
 	}
 	if g.front != nil && r.Method == http.MethodPost && g.front(dw, r, body) {
 		return
