@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // A call made in a traced context carries its W3C trace context in the
@@ -21,7 +23,20 @@ func TestCallPropagatesTraceContext(t *testing.T) {
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: state})
 	traced := trace.ContextWithSpanContext(context.Background(), sc)
 	const want = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 vendor=opaque"
-	for _, tr := range transports {
+	for _, tr := range []struct {
+		name   string
+		config func(t *testing.T) Config
+	}{
+		{"stdio", func(t *testing.T) Config {
+			return Config{Name: "fx", Command: fixture.MCPServer(t), Env: map[string]string{"FIXTURE_TRACE": "1"}}
+		}},
+		{"http", func(t *testing.T) Config {
+			return Config{Name: "fx", URL: fixture.StartHTTPWithEnv(t, false, "FIXTURE_TRACE=1")}
+		}},
+		{"sse", func(t *testing.T) Config {
+			return Config{Name: "fx", URL: fixture.StartHTTPWithEnv(t, true, "FIXTURE_TRACE=1"), SSE: true}
+		}},
+	} {
 		t.Run(tr.name, func(t *testing.T) {
 			c := dial(t, tr.config(t))
 			for _, tc := range []struct {
