@@ -13,6 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/config"
@@ -75,6 +78,9 @@ type App struct {
 	// Log is the logger everything the app started logs to: Options.Logger
 	// with every record scrubbed.
 	Log *slog.Logger
+	// Tracing is the OpenTelemetry trace pipeline (telemetry.traces and
+	// the OTEL_* variables), nil when tracing is off; Close flushes it.
+	Tracing *telemetry.Tracing
 
 	log     *slog.Logger
 	backoff backoff.Policy // Options.backoff
@@ -137,6 +143,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Executor = exec
+	if a.Tracing, err = telemetry.NewTracing(ctx, cfg.Telemetry, os.Getenv, log); err != nil {
+		a.Close()
+		return nil, err
+	}
 	var typeCheck rt.TypeChecker
 	if cfg.Sandbox.TypeCheck == "tsc" {
 		tc, err := tscheck.Find(tscheck.Options{Logger: log})
@@ -163,6 +173,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		Scrubber:       a.Scrubber,
 		TypeCheck:      typeCheck,
 		Logger:         log,
+		Tracer:         a.Tracing.TracerProvider(),
 	})
 	if err != nil {
 		a.Close()
@@ -405,5 +416,16 @@ func (a *App) Close() error {
 	if a.Store != nil {
 		errs = append(errs, a.Store.Close())
 	}
+	if a.Tracing != nil {
+		// The spans of the runs that just ended go out before the process
+		// does, for as long as a collector that answers needs.
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		errs = append(errs, a.Tracing.Shutdown(ctx))
+		cancel()
+	}
 	return errors.Join(errs...)
 }
+
+// tracingFlushTimeout bounds how long Close waits for the last spans to
+// be exported.
+const tracingFlushTimeout = 5 * time.Second

@@ -92,6 +92,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
 		MaxResultChars:    cfg.Sandbox.MaxResultChars,
 		Console:           cons,
+		TraceContext:      a.Tracing != nil,
 		Logger:            a.Log,
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
