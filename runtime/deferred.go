@@ -3,10 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Grouped log writes, and write-ahead for side effects.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Execute runs a new program. It first prunes old terminal runs

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"sort"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -12,6 +11,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // runPass runs the program of c.e (status running) once against its log

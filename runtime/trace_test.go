@@ -2,6 +2,11 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // recorder returns a tracer provider whose ended spans rec holds.
@@ -145,5 +153,58 @@ func TestNoTraceWhenOff(t *testing.T) {
 	}
 	if x.Trace != "" {
 		t.Errorf("Trace = %q with tracing off", x.Trace)
+	}
+}
+
+// BenchmarkTracing is BenchmarkLoggedCall with tracing off and on, every
+// run sampled, spans batched to the real OTLP/HTTP exporter of
+// internal/telemetry posting to a loopback collector that discards them
+// (so the batcher's encoding and sending share the machine with the
+// calls, as in production). "calls" is the cost of one call in a program
+// of b.N calls (its call span and its share of the log-write spans);
+// "execute" a run of one call (the run, sandbox and store spans too). The
+// issue's bar: a call costs at most 10 µs more with tracing on.
+func BenchmarkTracing(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer sink.Close()
+	for _, on := range []bool{false, true} {
+		name := "off"
+		var tp trace.TracerProvider
+		var tr *telemetry.Tracing
+		if on {
+			name = "on"
+			b.Setenv("OTEL_TRACES_SAMPLER", "always_on")
+			var err error
+			tr, err = telemetry.NewTracing(context.Background(), config.Telemetry{Traces: config.Traces{
+				Exporter: "otlp", Protocol: telemetry.ProtocolHTTP, Endpoint: sink.URL}}, os.Getenv, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tp = tr.TracerProvider()
+		}
+		b.Run(name+"/calls", func(b *testing.B) {
+			k := newKV("kv")
+			e := newEnv(b, setup{kv: k, limits: sandbox.Limits{MaxCalls: b.N + 10}, tracer: tp})
+			code := fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.noop({}); return "ok" }`, b.N)
+			b.ResetTimer()
+			o := e.run(code, nil)
+			b.StopTimer()
+			mustStatus(b, o, codemode.StatusCompleted)
+		})
+		b.Run(name+"/execute", func(b *testing.B) {
+			e := newEnv(b, setup{tracer: tp})
+			b.ResetTimer()
+			for range b.N {
+				if o := e.run(`async () => kv.noop({})`, nil); o.Status != codemode.StatusCompleted {
+					b.Fatalf("status %s: %s", o.Status, o.Error)
+				}
+			}
+		})
+		if err := tr.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
