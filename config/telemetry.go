@@ -92,11 +92,7 @@ func (d *decoder) traces(n *node, fp fieldPath, t *Traces) {
 // ratio decodes a number from 0 to 1 (also from an expanded string).
 func (d *decoder) ratio(n *node, fp fieldPath) (float64, bool) {
 	const want = "a number from 0 to 1"
-	if n.kind != scalarNode || n.stype == boolScalar {
-		d.typeErr(n, fp, want)
-		return 0, false
-	}
-	s, ok := d.setting(n, fp)
+	s, ok := d.scalarSetting(n, fp, want)
 	if !ok {
 		return 0, false
 	}

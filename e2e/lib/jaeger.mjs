@@ -13,27 +13,19 @@
 // API), each on a free loopback port; the collector's own metrics are
 // off, so nothing listens beyond those.
 import { spawn } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
-import net from "node:net";
-import { homedir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { tempDir } from "./helpers.mjs";
+import { builtTool, tempDir, freePorts, watchProcess } from "./helpers.mjs";
 
 export const jaegerVersion = "v1.76.0";
 
-// jaegerBin is $JAEGER_BIN, else where scripts/jaeger.sh caches its build.
-export const jaegerBin = process.env.JAEGER_BIN
-  ? path.resolve(process.env.JAEGER_BIN)
-  : path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), ".cache"), "codemode-mcp", `jaeger-${jaegerVersion}`, "jaeger");
-
+// jaegerBin is $JAEGER_BIN, else where scripts/jaeger.sh caches its build;
 // jaegerMissing is why the tests that need Jaeger cannot run here, or "".
 // In CI (CI=true) a missing Jaeger is a failure, not a reason to skip:
 // startJaeger throws.
-export const jaegerMissing = existsSync(jaegerBin)
-  ? ""
-  : `Jaeger is missing at ${jaegerBin}: build it with scripts/jaeger.sh (it prints the path; set JAEGER_BIN to it), as scripts/test.sh does`;
-
-export const skipJaeger = jaegerMissing && process.env.CI !== "true" ? jaegerMissing : false;
+export const { bin: jaegerBin, missing: jaegerMissing, skip: skipJaeger } = builtTool({
+  name: "jaeger", title: "Jaeger", version: jaegerVersion, envVar: "JAEGER_BIN", script: "scripts/jaeger.sh",
+});
 
 // How long startJaeger waits for Jaeger to answer, and jaeger.trace for a
 // trace to be complete.
@@ -42,23 +34,6 @@ const traceTimeoutMs = 30000;
 
 // Jaeger's log is kept for error messages, at most this many bytes.
 const logLimit = 64 * 1024;
-
-async function freePorts(n) {
-  const servers = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const srv = net.createServer();
-      servers.push(srv);
-      await new Promise((resolve, reject) => {
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", resolve);
-      });
-    }
-    return servers.map((srv) => srv.address().port);
-  } finally {
-    await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
-  }
-}
 
 // startJaeger starts Jaeger and resolves once its query API answers:
 // { otlpHTTP, otlpGRPC, queryURL, trace(id, done), traces(service), stop(), log() }.
@@ -111,19 +86,7 @@ exporters:
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let log = "";
-  const keep = (d) => {
-    log = (log + d.toString()).slice(-logLimit);
-  };
-  proc.stdout.on("data", keep);
-  proc.stderr.on("data", keep);
-  const exited = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
-  const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
-    const kill = setTimeout(() => proc.kill("SIGKILL"), 10000);
-    await exited;
-    clearTimeout(kill);
-  };
+  const { log, exited, stop } = watchProcess(proc, logLimit);
   const queryURL = `http://127.0.0.1:${queryPort}`;
   const get = async (p) => {
     const res = await fetch(queryURL + p);
@@ -136,13 +99,13 @@ exporters:
   try {
     const deadline = Date.now() + startTimeoutMs;
     for (;;) {
-      if (gone) throw new Error(`Jaeger exited (${gone.code ?? gone.signal}) before it answered:\n${log}`);
+      if (gone) throw new Error(`Jaeger exited (${gone.code ?? gone.signal}) before it answered:\n${log()}`);
       try {
         if ((await get("/api/services")).status === 200) break;
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`Jaeger did not answer within ${startTimeoutMs} ms:\n${log}`);
+      if (Date.now() > deadline) throw new Error(`Jaeger did not answer within ${startTimeoutMs} ms:\n${log()}`);
       await Promise.race([exited, new Promise((r) => setTimeout(r, 50))]);
     }
   } catch (err) {
@@ -155,7 +118,7 @@ exporters:
     otlpGRPC: `http://127.0.0.1:${grpcPort}`,
     queryURL,
     proc,
-    log: () => log,
+    log,
     stop,
     // traces lists the traces of a service (Jaeger's /api/traces).
     traces: async (service) => (await get(`/api/traces?service=${encodeURIComponent(service)}&limit=100`)).body?.data ?? [],
@@ -170,7 +133,7 @@ exporters:
         last = r.body?.data?.[0];
         if (r.status === 200 && last && done(last)) return last;
         if (Date.now() > deadline) {
-          throw new Error(`trace ${id} was not complete within ${traceTimeoutMs} ms; last seen:\n${JSON.stringify(last?.spans?.map((s) => s.operationName))}\n${log}`);
+          throw new Error(`trace ${id} was not complete within ${traceTimeoutMs} ms; last seen:\n${JSON.stringify(last?.spans?.map((s) => s.operationName))}\n${log()}`);
         }
         await new Promise((r) => setTimeout(r, 100));
       }
