@@ -142,6 +142,28 @@ func TestTraceOfAnApprovedRun(t *testing.T) {
 	}
 }
 
+// A call the approver was asked about (elicitation) says on its span
+// that it waited for a person, and what the person decided.
+func TestTraceOfAnAskedCall(t *testing.T) {
+	tp, rec := recorder(t)
+	e := newEnv(t, setup{kvApprove: []string{"put"}, tracer: tp})
+	mustStatus(t, e.run(`async () => kv.put({ key: "k", value: "v" })`, decide(codemode.Accept, new([]codemode.PendingAction))), codemode.StatusCompleted)
+	var put sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "call kv.put" {
+			put = s
+		}
+	}
+	if put == nil {
+		t.Fatal("no call kv.put span")
+	}
+	for k, want := range map[string]string{"codemode.call.outcome": "executed", "codemode.approval.waited": "true", "codemode.approval.decision": "accept"} {
+		if got := attr(put, k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}
+
 // With tracing off a run keeps no traceparent and nothing is recorded.
 func TestNoTraceWhenOff(t *testing.T) {
 	e := newEnv(t, setup{})
