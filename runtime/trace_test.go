@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -229,4 +230,53 @@ func BenchmarkTracing(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.Run("added/drop", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		benchmarkTracingAdded(b, tp)
+	})
+	b.Run("added/otlp", func(b *testing.B) {
+		tr, err := telemetry.NewTracing(context.Background(), config.Telemetry{Traces: config.Traces{
+			Exporter: "otlp", Protocol: telemetry.ProtocolHTTP, Endpoint: sink.URL}}, os.Getenv, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = tr.Shutdown(context.Background()) }()
+		benchmarkTracingAdded(b, tr.TracerProvider())
+	})
+}
+
+// benchmarkTracingAdded measures what tracing adds to a call as the
+// median, over b.N pairs, of the difference between a program of 1000
+// calls run with tracing on and the same program run just before with
+// tracing off (reported as added-ns/call), with tp's spans: pairing the
+// two keeps a machine whose load moves from swamping a difference of
+// microseconds. "drop" batches the spans to an exporter that drops them;
+// "otlp" encodes and posts them to the loopback collector, whose work,
+// and the exporter's, run beside the calls on this machine's two cores.
+func benchmarkTracingAdded(b *testing.B, tp trace.TracerProvider) {
+	const calls = 1000
+	code := fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.noop({}); return "ok" }`, calls)
+	off := newEnv(b, setup{limits: sandbox.Limits{MaxCalls: calls + 10}})
+	on := newEnv(b, setup{limits: sandbox.Limits{MaxCalls: calls + 10}, tracer: tp})
+	timed := func(e *env) time.Duration {
+		start := time.Now()
+		mustStatus(b, e.run(code, nil), codemode.StatusCompleted)
+		return time.Since(start)
+	}
+	timed(off) // warm both: the sandbox's caches, the store's pages
+	timed(on)
+	var diffs, offs []float64
+	b.ResetTimer()
+	for range b.N {
+		d0 := timed(off)
+		d1 := timed(on)
+		diffs = append(diffs, float64(d1-d0)/calls)
+		offs = append(offs, float64(d0)/calls)
+	}
+	b.StopTimer()
+	slices.Sort(diffs)
+	slices.Sort(offs)
+	b.ReportMetric(diffs[len(diffs)/2], "added-ns/call")
+	b.ReportMetric(offs[len(offs)/2], "off-ns/call")
 }
