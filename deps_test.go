@@ -32,6 +32,8 @@ func TestDependencies(t *testing.T) {
 		// The OAuth client is the standard library's: no database (its
 		// store is an interface), no MCP library, no sandbox.
 		{"github.com/codemode-mcp/codemode-mcp/internal/oauth", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
+		// The resource server (server.auth) is the standard library's too.
+		{"github.com/codemode-mcp/codemode-mcp/internal/resource", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 	}
 	for _, tt := range tests {
 		out, err := exec.Command("go", "list", "-deps", tt.pkg).CombinedOutput()
