@@ -165,6 +165,73 @@ func TestTraceOfAnAskedCall(t *testing.T) {
 	}
 }
 
+// A run that waits for a downstream task is resumed by a pass of its
+// own (codemode.resume), in the run's trace and linked to its first pass;
+// the call's span carries the traceparent to the downstream too.
+func TestTraceOfAResumedRun(t *testing.T) {
+	tp, rec := recorder(t)
+	e := newEnv(t, setup{mcp: true, fxTasks: true, tracer: tp})
+	o := e.start(`const n = await fx.task_counter({ name: "a", ms: 50 }); return { n }`)
+	if x := e.await(o.ExecutionID, terminal); x.Status != codemode.StatusCompleted {
+		t.Fatalf("run %s: %s", x.Status, x.Error)
+	}
+	var run, resume sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		switch s.Name() {
+		case "codemode.run":
+			run = s
+		case "codemode.resume":
+			resume = s
+		}
+	}
+	if run == nil || resume == nil {
+		t.Fatalf("no codemode.run or codemode.resume span among %d", len(rec.Ended()))
+	}
+	if got := attr(run, "codemode.status"); got != "waiting" {
+		t.Errorf("the first pass ended %s, want waiting", got)
+	}
+	if got := attr(resume, "codemode.status"); got != "completed" {
+		t.Errorf("the resumed pass ended %s, want completed", got)
+	}
+	if resume.Parent().SpanID() != run.SpanContext().SpanID() || resume.SpanContext().TraceID() != run.SpanContext().TraceID() {
+		t.Errorf("the resumed pass's parent is %s, want the first pass %s", resume.Parent().SpanID(), run.SpanContext().SpanID())
+	}
+	if links := resume.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != run.SpanContext().SpanID() {
+		t.Errorf("the resumed pass's links = %+v, want the first pass", links)
+	}
+}
+
+// A rollback is a span of the run's trace, and its reverts' calls are its
+// children.
+func TestTraceOfARollback(t *testing.T) {
+	tp, rec := recorder(t)
+	e := newEnv(t, setup{tracer: tp, kvRevert: map[string]string{"noop": `async (args) => { await kv.add({ key: "u1" }) }`}})
+	o := e.run(`async () => { await kv.noop({ n: 1 }) }`, nil)
+	mustStatus(t, o, codemode.StatusCompleted)
+	if _, err := e.rt.Rollback(e.ctx, o.ExecutionID); err != nil {
+		t.Fatal(err)
+	}
+	names := map[trace.SpanID]string{}
+	for _, s := range rec.Ended() {
+		names[s.SpanContext().SpanID()] = s.Name()
+	}
+	var got []string
+	for _, s := range rec.Ended() {
+		if strings.HasPrefix(s.Name(), "call ") || s.Name() == "codemode.rollback" {
+			got = append(got, spanLine(s, names))
+		}
+	}
+	slices.Sort(got)
+	want := []string{
+		"call kv.add outcome=executed <- codemode.rollback",
+		"call kv.noop outcome=executed <- codemode.run",
+		"codemode.rollback pass=rollback status=rolled_back <- codemode.run",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("spans:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // With tracing off a run keeps no traceparent and nothing is recorded.
 func TestNoTraceWhenOff(t *testing.T) {
 	e := newEnv(t, setup{})
