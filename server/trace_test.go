@@ -106,3 +106,38 @@ func TestHTTPTraceparentHeader(t *testing.T) {
 		})
 	}
 }
+
+// ended is a span processor that hands the spans that end to a channel
+// (as many as it holds): how a test waits for a span made in the
+// background.
+type ended chan sdktrace.ReadOnlySpan
+
+func (e ended) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (e ended) OnEnd(s sdktrace.ReadOnlySpan) {
+	select {
+	case e <- s:
+	default: // full: the test has what it waits for, or fails
+	}
+}
+func (e ended) Shutdown(context.Context) error   { return nil }
+func (e ended) ForceFlush(context.Context) error { return nil }
+
+// A task-augmented tools/call (answered in front of mcp-go) continues the
+// trace of its _meta.traceparent too.
+func TestTaskCallContinuesTheClientsTrace(t *testing.T) {
+	spans := make(ended, 64)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	s := newServerOf(t, server.Options{TraceContext: true}, 0, rt.Options{Tracer: tp})
+	c := stdioClient(t, s, mcp.ClientCapabilities{})
+	createTask(t, c, "1 + 1", map[string]any{"_meta": map[string]any{"traceparent": metaParent}})
+	for sp := range spans { // the run's pass ends in the background
+		if sp.Name() != "codemode.run" {
+			continue
+		}
+		if got, want := sp.Parent().TraceID().String()+"-"+sp.Parent().SpanID().String(), "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"; got != want {
+			t.Errorf("run span's parent = %s, want %s", got, want)
+		}
+		return
+	}
+}
