@@ -175,6 +175,7 @@ func TestTraceOfAResumedRun(t *testing.T) {
 	if x := e.await(o.ExecutionID, terminal); x.Status != codemode.StatusCompleted {
 		t.Fatalf("run %s: %s", x.Status, x.Error)
 	}
+	e.shutdown() // waits for the background pass, which ends its span once the run's end is stored
 	var run, resume sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
 		switch s.Name() {
