@@ -49,7 +49,7 @@ func (ps *pass) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {
 			if !repeat {
 				delete(ps.timers, id)
 			}
-			if ps.isDone() {
+			if ps.isDone() || ps.pastDeadline() {
 				return
 			}
 			ps.turn(func() {
@@ -83,4 +83,15 @@ func (ps *pass) clearTimer(call goja.FunctionCall) goja.Value {
 		clear()
 	}
 	return goja.Undefined()
+}
+
+// pastDeadline reports whether the pass's deadline has passed by the wall
+// clock. A timer is capped at the timeout plus a millisecond, so one set
+// for longer fires just after the deadline; on a loaded machine it can
+// fire before the goroutine that ends the pass at its deadline has run,
+// and its callback must not run then (a program waiting 300 ms under a
+// 100 ms timeout would complete instead of timing out).
+func (ps *pass) pastDeadline() bool {
+	d, ok := ps.ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
