@@ -45,6 +45,9 @@ type Config struct {
 	Sandbox    Sandbox
 	Approvals  Approvals
 	Connectors []Connector // in file order
+	// Metrics is telemetry.metrics; Log is log.
+	Metrics Metrics
+	Log     Log
 	// Warnings are things that are accepted but deserve a word to the user
 	// (keys of other MCP clients that are ignored, disabled entries, an
 	// unauthenticated listener beyond loopback).
