@@ -86,6 +86,8 @@ type Options struct {
 	// execution exists; a program with type errors is refused, and
 	// nothing is stored (sandbox.typecheck: tsc).
 	TypeCheck TypeChecker
+	// Metrics, when set, hears what the runtime measures (metrics.go).
+	Metrics Metrics
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
@@ -106,6 +108,7 @@ type Runtime struct {
 	log      *slog.Logger
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
+	metrics  Metrics            // Options.Metrics; nil measures nothing
 
 	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
 	taskTimeout time.Duration
@@ -170,6 +173,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		clock:     opts.Now,
 		scrub:     opts.Scrubber,
 		typeCheck: opts.TypeCheck,
+		metrics:   opts.Metrics,
 		log:       log,
 		snippets:  catalog.NewSnippets(opts.Store),
 	}
