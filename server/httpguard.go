@@ -76,6 +76,7 @@ type guard struct {
 	next           http.Handler
 	mcpPaths       []string     // the MCP endpoints
 	console        http.Handler // nil: none
+	metrics        http.Handler // Prometheus text at PathMetrics; nil: none
 	failures       *throttle.Failures
 	log            *slog.Logger
 	// front answers the task requests of a POST that passed every check,
@@ -88,6 +89,7 @@ func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...stri
 	g := &guard{
 		mcpPaths:       mcpPaths,
 		console:        opts.Console,
+		metrics:        opts.Metrics,
 		allowedOrigins: lowerAll(h.AllowedOrigins),
 		allowedHosts:   lowerAll(h.AllowedHosts),
 		maxBody:        h.MaxBody,
@@ -127,7 +129,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.noOAuth(w)
 		return
 	}
-	if g.console != nil && !slices.Contains(g.mcpPaths, r.URL.Path) {
+	metrics := g.metrics != nil && r.URL.Path == PathMetrics
+	if g.console != nil && !metrics && !slices.Contains(g.mcpPaths, r.URL.Path) {
 		g.serveConsole(w, r)
 		return
 	}
@@ -147,6 +150,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.authenticate(w, r) {
+		return
+	}
+	if metrics {
+		g.serveMetrics(w, r)
 		return
 	}
 	var body []byte
@@ -181,6 +188,20 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.next.ServeHTTP(dw, r)
+}
+
+// serveMetrics answers a scrape of PathMetrics, which passed the Host,
+// Origin and bearer token checks as an MCP request does, under the
+// per-write deadline.
+func (g *guard) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.writeTimeout}
+	defer dw.clear()
+	g.metrics.ServeHTTP(dw, r)
 }
 
 // serveConsole hands a request to the console with the read deadline of a

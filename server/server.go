@@ -78,6 +78,10 @@ type Options struct {
 	// does its own authentication: the guard checks only the Host of its
 	// requests (see guard).
 	Console http.Handler
+	// Metrics, when set, serves Prometheus text at PathMetrics on the HTTP
+	// transports, behind the same checks as the MCP endpoints (Host,
+	// Origin, the bearer token).
+	Metrics http.Handler
 	Logger  *slog.Logger
 }
 

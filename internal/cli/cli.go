@@ -54,7 +54,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 const usageText = `codemode-mcp: one MCP tool that runs programs against many tool sources
 
 Usage:
-  codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F] [--insecure-no-auth]
+  codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F] [--insecure-no-auth] [--metrics-addr 127.0.0.1:9464]
   codemode-mcp run    [--config F] [--db F] (--code 'JS' | FILE | -)
   codemode-mcp types  [--config F] [--db F] [CONNECTOR]
   codemode-mcp check  [--config F] [--db F]
