@@ -19,7 +19,7 @@ import (
 // free loopback port.
 type httpServe struct {
 	addr   string
-	start  string // the log line that says it serves MCP
+	start  string                      // the log line that says it serves MCP
 	found  map[*regexp.Regexp][]string // what startServeLogging waited for
 	cancel context.CancelFunc
 	done   chan int    // Main's exit code
