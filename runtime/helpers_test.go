@@ -69,6 +69,10 @@ type setup struct {
 	// workers, when positive, runs programs in a pool of that many worker
 	// processes (this test binary, see TestMain) instead of in process.
 	workers int
+	// logger is Options.Logger (discarded if nil); metrics is
+	// Options.Metrics.
+	logger  *slog.Logger
+	metrics runtime.Metrics
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -180,6 +184,8 @@ func (e *env) open(s setup) {
 		Scrubber:             s.scrubber,
 		Lease:                s.lease,
 		TaskTimeout:          s.taskTimeout,
+		Logger:               s.logger,
+		Metrics:              s.metrics,
 	})
 	if err != nil {
 		e.shutdown()
