@@ -206,6 +206,14 @@ func newLogger(w io.Writer, l config.Log) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if format == config.LogJSON {
+		// A duration is written as text ("1.5s"), as in text lines, not
+		// as JSON's count of nanoseconds.
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
+			return a
+		}
 		h = slog.NewJSONHandler(w, opts)
 	}
 	return slog.New(telemetry.TraceHandler(h))

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -286,5 +287,58 @@ func TestServeMetricsMethodNames(t *testing.T) {
 	fams := scrape(t, "http://"+s.addr+"/metrics", token)
 	if v, _ := sample(fams, "codemode_call_duration_seconds", map[string]string{"connector": "fx", "method": "echo"}); v != 1 {
 		t.Errorf("calls of fx.echo = %v, want 1", v)
+	}
+}
+
+// servingMCPJSON matches serve's "serving MCP" line in JSON, with its
+// address.
+var servingMCPJSON = regexp.MustCompile(`"msg":"serving MCP".*"addr":"([^"]+)"`)
+
+// log.format: json makes every line serve logs a JSON object, and the
+// secrets of the configuration are scrubbed from them as from text lines.
+func TestServeLogsJSON(t *testing.T) {
+	const token = "json-token-77e1"
+	const secret = "tok-9f3b2c41d7e6"
+	t.Setenv("CODEMODE_TOKEN", "")
+	t.Setenv("CODEMODE_LOG_FORMAT", "")
+	t.Setenv("CODEMODE_LOG_LEVEL", "")
+	t.Setenv("BROKEN_TOKEN", secret)
+	cfg := metricsConfig(t, token, "  broken:\n    url: http://127.0.0.1:1/${BROKEN_TOKEN}/mcp\nlog:\n  format: json\n")
+	s := startServeLogging(t, []*regexp.Regexp{servingMCPJSON}, "--config", cfg)
+	c := mcpClient(t, s.addr, token)
+	callTool(t, c, "codemode", map[string]any{"code": `async () => await broken.anything({})`})
+	code, logged := s.stop()
+	if code != 0 {
+		t.Errorf("serve exited %d", code)
+	}
+	n := 0
+	for line := range strings.Lines(logged) {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a line is not JSON: %v: %s", err, line)
+			continue
+		}
+		if rec["msg"] == nil || rec["level"] == nil || rec["time"] == nil {
+			t.Errorf("a line without msg, level or time: %s", line)
+		}
+		n++
+	}
+	if n < 2 {
+		t.Errorf("%d JSON lines:\n%s", n, logged)
+	}
+	if !strings.Contains(logged, "broken") {
+		t.Errorf("nothing logged about the broken connector:\n%s", logged)
+	}
+	if strings.Contains(logged, secret) {
+		t.Errorf("the log shows the secret:\n%s", logged)
+	}
+	if !strings.Contains(logged, "127.0.0.1:1/") {
+		t.Errorf("no line names the broken connector's URL (whose secret is scrubbed):\n%s", logged)
+	}
+	if !strings.Contains(logged, `"delay":"`) {
+		t.Errorf("durations are not written as text:\n%s", logged)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
@@ -85,6 +87,12 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	a, err := app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log, Metrics: m})
 	if err != nil {
 		return err
+	}
+	if m != nil {
+		// OpenTelemetry reports export and collection failures to a global
+		// handler that writes to the standard logger: they go to this log
+		// instead, scrubbed and in its format.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { a.Log.Warn("telemetry", "err", err) }))
 	}
 	defer func() {
 		if err := a.Close(); err != nil {
