@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -258,4 +258,3 @@ func benchMetrics(b *testing.B, methodNames bool) *Metrics {
 	b.Cleanup(func() { m.Shutdown(context.Background()) })
 	return m
 }
-
