@@ -101,10 +101,10 @@ type Metrics struct {
 	downRestarts metric.Int64Counter
 	signIns      metric.Int64Counter
 
-	// callSets holds the measurement option of each (connector, method,
-	// outcome) seen, so that a call records without allocating; cached
-	// counts them (at most maxCached).
-	callSets sync.Map // callKey -> metric.MeasurementOption
+	// callSets holds the record options of each (connector, method,
+	// outcome) seen, as the slice Record takes, so that a call records
+	// without allocating; cached counts them (at most maxCached).
+	callSets sync.Map // callKey -> []metric.RecordOption
 	cached   atomic.Int64
 }
 
@@ -272,20 +272,20 @@ func (m *Metrics) CallDone(ctx context.Context, connector, method, outcome strin
 	if !m.methodNames {
 		method = ""
 	}
-	m.callDuration.Record(ctx, d.Seconds(), m.callSet(callKey{connector, method, outcome}))
+	m.callDuration.Record(ctx, d.Seconds(), m.callSet(callKey{connector, method, outcome})...)
 }
 
-// callSet returns the measurement option of k, kept for the next call
-// while fewer than maxCached are kept.
-func (m *Metrics) callSet(k callKey) metric.MeasurementOption {
+// callSet returns the record options of k, kept for the next call while
+// fewer than maxCached are kept.
+func (m *Metrics) callSet(k callKey) []metric.RecordOption {
 	if v, ok := m.callSets.Load(k); ok {
-		return v.(metric.MeasurementOption)
+		return v.([]metric.RecordOption)
 	}
 	attrs := []attribute.KeyValue{attribute.String("connector", k.connector), attribute.String("outcome", k.outcome)}
 	if k.method != "" {
 		attrs = append(attrs, attribute.String("method", k.method))
 	}
-	set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	set := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 	if m.cached.Load() < maxCached {
 		if _, loaded := m.callSets.LoadOrStore(k, set); !loaded {
 			m.cached.Add(1)
