@@ -57,7 +57,9 @@ import (
 //     (400 without one, 404 for one this server did not issue or ended).
 //
 // On streamable HTTP the task front (front.go) then answers the task
-// requests; the transport gets everything else.
+// requests; the transport gets everything else. PathMetrics, when metrics
+// are served (Options.Metrics), passes 1 to 3 like an MCP endpoint and is
+// answered for GET and HEAD only, with no body or session rules.
 //
 // Responses are written under a per-write deadline (WriteTimeout), so a
 // client that stops reading is dropped instead of holding its handler, and
