@@ -128,7 +128,9 @@ func checkLog(t *testing.T, r run, effects map[string]int) []string {
 func rollBack(t *testing.T, w *world, s *server, r run, inEffect []string) {
 	id := r.ID
 	t.Helper()
+	stopWatch := w.watchProgress(s)
 	out, isErr := s.call("codemode_rollback", map[string]any{"executionId": id})
+	stopWatch()
 	if isErr || out["status"] != "rolled_back" {
 		t.Fatalf("rollback of %s: %v", id, out)
 	}

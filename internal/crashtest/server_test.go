@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,24 +29,28 @@ type world struct {
 	bin         string
 	cfg         string
 	effectsFile string
+	// fixtureStderr is where the fixture server's stderr goes (its stacks,
+	// when watchProgress takes them).
+	fixtureStderr string
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	dir := t.TempDir()
-	w := &world{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt")}
+	w := &world{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt"), fixtureStderr: filepath.Join(dir, "fixture-stderr.txt")}
 	cfg := fmt.Sprintf(`store:
   path: %s
 approvals:
   elicitation: false
 connectors:
   fx:
-    command: %s
+    command: /bin/sh
+    args: ["-c", 'exec "$0" 2>>"$1"', %s, %s]
     env:
       FIXTURE_SIDE_EFFECTS: %s
     revert:
       counter: "(args) => fx.uncount({ name: args.name })"
-`, strconv.Quote(filepath.Join(dir, "codemode.db")), strconv.Quote(fixture.MCPServer(t)), strconv.Quote(w.effectsFile))
+`, strconv.Quote(filepath.Join(dir, "codemode.db")), strconv.Quote(fixture.MCPServer(t)), strconv.Quote(w.fixtureStderr), strconv.Quote(w.effectsFile))
 	if err := os.WriteFile(w.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +276,49 @@ func (w *world) show(id string) run {
 	var r run
 	fixture.ShowExecution(w.t, w.bin, w.cfg, id, &r)
 	return r
+}
+
+// stallAfter is how long a rollback may go without a single revert
+// reaching the fixture before watchProgress takes the server's stacks:
+// less than the sandbox's 60s timeout of one revert, so the stacks show
+// where a stuck revert waits while it still waits. A rollback reverts
+// thousands of calls, each in about a millisecond.
+const stallAfter = 30 * time.Second
+
+// watchProgress watches the fixture's side effects file while s works on
+// a rollback. When it stops growing for stallAfter, a revert is stuck:
+// the server is sent SIGQUIT (Go prints every goroutine's stack to its
+// stderr, which the failing call then shows) — a diagnosis of a hang seen
+// once in CI, not a bound on how long a rollback may take. The returned
+// function stops the watch.
+func (w *world) watchProgress(s *server) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		size, since := int64(-1), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			fi, err := os.Stat(w.effectsFile)
+			if err != nil || fi.Size() != size {
+				if err == nil {
+					size = fi.Size()
+				}
+				since = time.Now()
+				continue
+			}
+			if time.Since(since) >= stallAfter {
+				w.t.Logf("no revert reached the fixture for %v: taking the stacks of the fixture and the server (SIGQUIT)\n%s", stallAfter, w.diagnose(s.cmd.Process.Pid))
+				_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
