@@ -61,6 +61,9 @@ var (
 const (
 	cardinalityLimit = 2000
 	maxCached        = 1024
+	// maxMethodLabel bounds a method label's bytes: with forward_unknown a
+	// program may name any method.
+	maxMethodLabel = 128
 )
 
 // MetricsOptions configure NewMetrics.
@@ -269,8 +272,11 @@ func (m *Metrics) CallDone(ctx context.Context, connector, method, outcome strin
 	if m == nil {
 		return
 	}
-	if !m.methodNames {
+	switch {
+	case !m.methodNames:
 		method = ""
+	case len(method) > maxMethodLabel:
+		method = strings.ToValidUTF8(method[:maxMethodLabel], "")
 	}
 	m.callDuration.Record(ctx, d.Seconds(), m.callSet(callKey{connector, method, outcome})...)
 }

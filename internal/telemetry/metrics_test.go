@@ -161,6 +161,12 @@ func TestCallSetsAreBounded(t *testing.T) {
 	if n := m.cached.Load(); n > maxCached {
 		t.Errorf("%d attribute sets kept, want at most %d", n, maxCached)
 	}
+	long := strings.Repeat("é", 1000)
+	m.CallDone(context.Background(), "fx", long, OutcomeOK, time.Millisecond)
+	got := text(t, m)
+	if strings.Contains(got, strings.Repeat("é", maxMethodLabel/2+1)) || !strings.Contains(got, `method="`+strings.Repeat("é", maxMethodLabel/2)+`"`) {
+		t.Errorf("a method name of %d bytes is not cut to %d in its label", len(long), maxMethodLabel)
+	}
 }
 
 // OTLP pushes the metrics, over HTTP by default, to where
