@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/cli"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
@@ -340,5 +341,29 @@ func TestServeLogsJSON(t *testing.T) {
 	}
 	if !strings.Contains(logged, `"delay":"`) {
 		t.Errorf("durations are not written as text:\n%s", logged)
+	}
+}
+
+// A --metrics-addr that is no host:port, and an unknown exporter in the
+// environment, are usage errors that say what was wrong.
+func TestServeMetricsUsageErrors(t *testing.T) {
+	t.Setenv("CODEMODE_TOKEN", "")
+	t.Setenv("CODEMODE_CONFIG", "")
+	for _, tc := range []struct {
+		env, flag, want string
+	}{
+		{"", "9464", `--metrics-addr: expected host:port such as "127.0.0.1:9464", got "9464"`},
+		{"zipkin", "", `OTEL_METRICS_EXPORTER="zipkin": want prometheus, otlp or none`},
+	} {
+		t.Setenv("OTEL_METRICS_EXPORTER", tc.env)
+		args := []string{"serve", "--transport", "http", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "c.db")}
+		if tc.flag != "" {
+			args = append(args, "--metrics-addr", tc.flag)
+		}
+		var stderr strings.Builder
+		code := cli.Main(context.Background(), args, cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr})
+		if code != cli.ExitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("serve %v with %s=%q: exit %d, %s; want exit 2 saying %s", args, "OTEL_METRICS_EXPORTER", tc.env, code, stderr.String(), tc.want)
+		}
 	}
 }
