@@ -22,7 +22,7 @@ log:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Metrics{Exporter: "otlp", Addr: "127.0.0.1:9464", MethodNames: true}, cfg.Metrics); diff != "" {
+	if diff := cmp.Diff(Metrics{Exporter: "otlp", Addr: "127.0.0.1:9464", MethodNames: true}, cfg.Telemetry.Metrics); diff != "" {
 		t.Errorf("Metrics (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(Log{Format: "json", Level: "debug"}, cfg.Log); diff != "" {

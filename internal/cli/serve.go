@@ -47,7 +47,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		if err := config.CheckListenAddr(*metricsAddr); err != nil {
 			return usagef("--metrics-addr: %v", err)
 		}
-		cfg.Metrics.Addr = *metricsAddr
+		cfg.Telemetry.Metrics.Addr = *metricsAddr
 	}
 	log = newLogger(env.Stderr, cfg.Log)
 	switch cfg.Server.Transport {
@@ -159,14 +159,14 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 // telemetry.metrics.addr when it is set, before anything starts, so that
 // a busy port fails fast.
 func startMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger) (*telemetry.Metrics, net.Listener, error) {
-	prom, otlp, err := cfg.Metrics.Exporters(os.LookupEnv)
+	prom, otlp, err := cfg.Telemetry.Metrics.Exporters(os.LookupEnv)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
 	var ln net.Listener
-	if cfg.Metrics.Addr != "" {
-		if ln, err = net.Listen("tcp", cfg.Metrics.Addr); err != nil {
-			return nil, nil, fmt.Errorf("listen on %s for metrics: %w", cfg.Metrics.Addr, err)
+	if cfg.Telemetry.Metrics.Addr != "" {
+		if ln, err = net.Listen("tcp", cfg.Telemetry.Metrics.Addr); err != nil {
+			return nil, nil, fmt.Errorf("listen on %s for metrics: %w", cfg.Telemetry.Metrics.Addr, err)
 		}
 		if !isLoopback(ln.Addr()) {
 			log.Warn("serving metrics on a non-loopback address without authentication: anyone who can reach it can read them", "addr", ln.Addr().String())
@@ -174,7 +174,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger) (*t
 	} else if prom && cfg.Server.Transport == server.TransportStdio {
 		log.Warn("Prometheus metrics are asked for, but the stdio transport has no /metrics: set telemetry.metrics.addr or --metrics-addr")
 	}
-	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: prom, OTLP: otlp, MethodNames: cfg.Metrics.MethodNames, ServiceVersion: version()})
+	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: prom, OTLP: otlp, MethodNames: cfg.Telemetry.Metrics.MethodNames, ServiceVersion: version()})
 	if err != nil {
 		if ln != nil {
 			ln.Close()
