@@ -174,7 +174,7 @@ func startMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger) (*t
 	} else if prom && cfg.Server.Transport == server.TransportStdio {
 		log.Warn("Prometheus metrics are asked for, but the stdio transport has no /metrics: set telemetry.metrics.addr or --metrics-addr")
 	}
-	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: prom, OTLP: otlp, MethodNames: cfg.Telemetry.Metrics.MethodNames, ServiceVersion: version()})
+	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: prom, OTLP: otlp, MethodNames: cfg.Telemetry.Metrics.MethodNames})
 	if err != nil {
 		if ln != nil {
 			ln.Close()

@@ -23,7 +23,6 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/resource"
 )
 
 // MeterName is the instrumentation scope of codemode-mcp's instruments.
@@ -77,9 +76,10 @@ type MetricsOptions struct {
 	OTLP bool
 	// MethodNames labels call durations with the method too.
 	MethodNames bool
-	// ServiceName and ServiceVersion describe this process (the resource;
-	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win).
-	ServiceName, ServiceVersion string
+	// ServiceName is the service.name of what is exported (the
+	// configuration's; "" leaves OTEL_SERVICE_NAME, then
+	// DefaultServiceName).
+	ServiceName string
 	// Getenv reads the environment (nil: os.Getenv).
 	Getenv func(string) string
 }
@@ -124,7 +124,7 @@ func NewMetrics(ctx context.Context, opts MetricsOptions) (*Metrics, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	res, err := newResource(ctx, opts.ServiceName, opts.ServiceVersion)
+	res, err := newResource(ctx, opts.ServiceName)
 	if err != nil {
 		return nil, err
 	}
@@ -182,23 +182,6 @@ func otlpExporter(ctx context.Context, getenv func(string) string) (sdkmetric.Ex
 		return nil, fmt.Errorf("OTLP metrics exporter: %w", err)
 	}
 	return exp, nil
-}
-
-// newResource describes this process: service.name and service.version,
-// under what OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say.
-func newResource(ctx context.Context, name, version string) (*resource.Resource, error) {
-	if name == "" {
-		name = "codemode-mcp"
-	}
-	attrs := []attribute.KeyValue{attribute.String("service.name", name)}
-	if version != "" {
-		attrs = append(attrs, attribute.String("service.version", version))
-	}
-	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithTelemetrySDK(), resource.WithFromEnv())
-	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
-		return nil, fmt.Errorf("telemetry resource: %w", err)
-	}
-	return res, nil
 }
 
 func (m *Metrics) instruments() error {

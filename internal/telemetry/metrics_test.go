@@ -56,7 +56,7 @@ func TestMetricsOffIsNilAndFree(t *testing.T) {
 // the end of the test.
 func newPrometheus(t *testing.T, methodNames bool) *Metrics {
 	t.Helper()
-	m, err := NewMetrics(context.Background(), MetricsOptions{Prometheus: true, MethodNames: methodNames, ServiceVersion: "v9.9.9"})
+	m, err := NewMetrics(context.Background(), MetricsOptions{Prometheus: true, MethodNames: methodNames, ServiceName: "codemode-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestPrometheusNamesAndLabels(t *testing.T) {
 			`codemode_sandbox_workers{state="idle"} 2`,
 			`codemode_sandbox_worker_restarts_total 4`,
 			`codemode_approvals_pending 3`,
-			`service_version="v9.9.9"`,
+			`service_name="codemode-test"`,
 			`go_goroutines `,
 		}
 		if methodNames {
