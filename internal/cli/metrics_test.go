@@ -204,6 +204,9 @@ func TestServeMetrics(t *testing.T) {
 		{"codemode_approvals_pending", nil, 0},
 		{"codemode_store_write_duration_seconds", map[string]string{"op": "create_execution", "outcome": "ok"}, runs + 2},
 		{"codemode_store_write_duration_seconds", map[string]string{"outcome": "ok"}, -1},
+		// The approved call was written ahead to SQLite's journal: the
+		// metered store kept the capability.
+		{"codemode_store_write_duration_seconds", map[string]string{"op": "journal", "outcome": "ok"}, -1},
 		{"codemode_sandbox_workers", map[string]string{"state": "idle"}, -1},
 		{"codemode_sandbox_worker_restarts_total", nil, 0},
 		{"codemode_downstream_restarts_total", nil, -2}, // none yet: no series
