@@ -11,6 +11,8 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 )
@@ -70,6 +72,42 @@ func TestMeteredStoreKeepsTheJournal(t *testing.T) {
 		`codemode_store_write_duration_seconds_count{op="create_execution",outcome="ok"} 2`,
 		`codemode_store_write_duration_seconds_count{op="journal",outcome="ok"} 1`,
 	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("no %s in\n%s", want, rec.Body)
+		}
+	}
+}
+
+// With metrics on, the app counts a downstream server started again after
+// it crashed, under its connector's name, and observes the paused runs.
+func TestMetricsCountDownstreamRestarts(t *testing.T) {
+	ctx := context.Background()
+	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(ctx)
+	dir := t.TempDir()
+	yaml := "store:\n  path: ./c.db\nsandbox:\n  isolation: inprocess\nconnectors:\n  fx:\n    command: " + fixture.MCPServer(t) + "\n"
+	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "codemode.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(ctx, cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m, backoff: backoff.Policy{First: time.Millisecond, Max: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	fx := a.Connectors[0]
+	if _, err := fx.Call(ctx, "crash", nil); err == nil {
+		t.Fatal("crash did not fail")
+	}
+	if _, err := fx.Call(ctx, "echo", []byte(`{"message":"back"}`)); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`codemode_downstream_restarts_total{connector="fx"} 1`, "codemode_approvals_pending 0"} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("no %s in\n%s", want, rec.Body)
 		}
