@@ -20,6 +20,9 @@ func TestDependencies(t *testing.T) {
 	}{
 		{"github.com/codemode-mcp/codemode-mcp", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/store/storetest", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
+		// The SQL both stores run is written against an interface of theirs:
+		// it links neither driver.
+		{"github.com/codemode-mcp/codemode-mcp/store/sqlstore", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/store/sqlite", []string{"dop251/goja", "evanw/esbuild", "jackc/pgx", "mark3labs/mcp-go"}},
 		{"github.com/codemode-mcp/codemode-mcp/store/postgres", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "mark3labs/mcp-go"}},
 		// The catalog links no database, no MCP library and no JavaScript
@@ -32,6 +35,8 @@ func TestDependencies(t *testing.T) {
 		// The OAuth client is the standard library's: no database (its
 		// store is an interface), no MCP library, no sandbox.
 		{"github.com/codemode-mcp/codemode-mcp/internal/oauth", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
+		// The resource server (server.auth) is the standard library's too.
+		{"github.com/codemode-mcp/codemode-mcp/internal/resource", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 	}
 	for _, tt := range tests {
 		out, err := exec.Command("go", "list", "-deps", tt.pkg).CombinedOutput()

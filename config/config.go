@@ -76,6 +76,9 @@ type Server struct {
 	// AuthTokenFrom says where AuthToken came from, for the log: the
 	// field and file, or EnvToken; "" when there is no token.
 	AuthTokenFrom string
+	// Auth, when set (server.auth), makes the server an OAuth resource
+	// server for the team's issuer instead: AuthToken is then "".
+	Auth *ServerAuth
 	// DescriptionBudget is how many tokens of TypeScript declarations the
 	// codemode tool's description may carry inline; 0 never inlines them.
 	// Default DefaultDescriptionBudget.

@@ -27,6 +27,8 @@ type decoder struct {
 	tlsPos pos
 	// tokenPos is where server.auth_token was written.
 	tokenPos pos
+	// authPos is where server.auth was written.
+	authPos pos
 }
 
 // maxErrors stops a hopeless file from producing pages of output.

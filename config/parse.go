@@ -116,6 +116,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	slices.SortStableFunc(cs, func(a, b parsed) int { return a.pos.line - b.pos.line })
 	cfg.Connectors = d.uniqueConnectors(cs)
 	d.authToken(cfg, lookup)
+	d.checkServerAuth(cfg)
 	d.checkServer(cfg)
 	if len(d.errs) > 0 {
 		return nil, collect(d.errs)
@@ -236,6 +237,7 @@ func (d *decoder) server(n *node, fp fieldPath, s *Server) {
 				d.tokenPos = n.pos
 			}
 		}},
+		{"auth", func(n *node, fp fieldPath) { s.Auth = d.serverAuth(n, fp) }},
 		{"allowed_origins", func(n *node, fp fieldPath) { s.AllowedOrigins = d.origins(n, fp) }},
 		{"allowed_hosts", func(n *node, fp fieldPath) { s.AllowedHosts = d.hosts(n, fp) }},
 		{"tls_cert", func(n *node, fp fieldPath) {
@@ -340,7 +342,7 @@ func (d *decoder) checkServer(cfg *Config) {
 	if (s.TLSCert == "") != (s.TLSKey == "") {
 		d.errAt(d.tlsPos, "server", "tls_cert and tls_key go together: set both (HTTPS) or neither")
 	}
-	if s.Transport == "stdio" || s.AuthToken != "" {
+	if s.Transport == "stdio" || s.AuthToken != "" || s.Auth != nil {
 		return
 	}
 	host, _, err := net.SplitHostPort(s.Addr)

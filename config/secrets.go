@@ -13,7 +13,7 @@ import (
 
 // Secrets returns every secret value the configuration holds, for a
 // scrubber to remove from what the model sees and what is stored: the
-// server's auth token; the password of a PostgreSQL store URL; each stdio connector's env values; each header value
+// server's auth token and its introspection client's secret; the password of a PostgreSQL store URL; each stdio connector's env values; each header value
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
 // (or a lone user name) and the query values of every configured URL;
@@ -39,6 +39,9 @@ func (c *Config) Secrets() []string {
 		}
 	}
 	add(c.Server.AuthToken)
+	if a := c.Server.Auth; a != nil {
+		add(a.Introspection.ClientSecret)
+	}
 	add(DatabaseURLSecrets(c.Store.Path)...)
 	for i := range c.Connectors {
 		cc := &c.Connectors[i]

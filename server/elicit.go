@@ -20,7 +20,7 @@ import (
 // user through MCP elicitation when it is enabled and the client declared
 // the capability, else nil (approval-required calls pause).
 func (s *Server) approver(ctx context.Context) codemode.Approver {
-	if !s.opts.Elicitation {
+	if !s.opts.Elicitation || !s.principalCanApprove(ctx) {
 		return nil
 	}
 	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)

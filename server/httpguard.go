@@ -48,7 +48,10 @@ import (
 //     401 without one, with a WWW-Authenticate that says a bearer token is
 //     required; a wrong one counts against its client address (Failures),
 //     which is refused with 429 and Retry-After once it has failed too
-//     often, before its token is looked at;
+//     often, before its token is looked at. Under server.auth, the
+//     issuer's access token instead (resource.go): its Principal goes into
+//     the request's context, and a POST's tools/call and task requests
+//     need their scope (ToolScopes), checked once the body is read;
 //  4. for a POST, Content-Type application/json (a page can send
 //     text/plain without a preflight) and a body of at most MaxBody bytes,
 //     read within ReadTimeout before anything parses it;
@@ -58,13 +61,16 @@ import (
 //
 // On streamable HTTP the task front (front.go) then answers the task
 // requests; the transport gets everything else. PathMetrics, when metrics
-// are served (Options.Metrics), passes 1 to 3 like an MCP endpoint and is
-// answered for GET and HEAD only, with no body or session rules.
+// are served (Options.Metrics), passes 1 to 3 like an MCP endpoint (under
+// an issuer, with an access token of metricsScope) and is answered for GET
+// and HEAD only, with no body or session rules.
 //
 // Responses are written under a per-write deadline (WriteTimeout), so a
 // client that stops reading is dropped instead of holding its handler, and
 // never carry Access-Control-Allow-Origin: * (the SSE transport would set
-// it).
+// it), but the protected resource metadata of server.auth: a public
+// document, answered before any other check, that browser-based clients
+// must be able to read.
 type guard struct {
 	// fixed at creation
 	token          [sha256.Size]byte // of the bearer token; zero when none
@@ -81,6 +87,9 @@ type guard struct {
 	metrics        http.Handler // Prometheus text at PathMetrics; nil: none
 	failures       *throttle.Failures
 	log            *slog.Logger
+	// rs, under server.auth, validates access tokens instead of token
+	// and serves the protected resource metadata (resource.go).
+	rs *resourceServer
 	// front answers the task requests of a POST that passed every check,
 	// in front of the transport, and reports whether it did (nil: none).
 	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
@@ -111,6 +120,12 @@ func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...stri
 	if opts.AuthToken != "" {
 		g.token, g.hasToken = sha256.Sum256([]byte(opts.AuthToken)), true
 	}
+	if a := opts.Auth; a != nil && a.Resource != "" {
+		// The resource's own host names this server (behind a proxy).
+		if u, err := url.Parse(a.Resource); err == nil && u.Host != "" {
+			g.allowedHosts = append(g.allowedHosts, strings.ToLower(u.Host), strings.ToLower(u.Hostname()))
+		}
+	}
 	return g
 }
 
@@ -127,12 +142,25 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not served here (server.allowed_hosts)", r.Host))
 		return
 	}
+	if g.rs != nil && g.rs.servesMetadata(r.URL.Path) {
+		g.rs.metadata.ServeHTTP(w, r)
+		return
+	}
 	if oauthPath(r.URL.Path) {
 		g.noOAuth(w)
 		return
 	}
 	metrics := g.metrics != nil && r.URL.Path == PathMetrics
 	if g.console != nil && !metrics && !slices.Contains(g.mcpPaths, r.URL.Path) {
+		if g.rs != nil {
+			if r.Header.Get("Authorization") == "" {
+				g.rs.challenge(w, http.StatusUnauthorized, "", consoleNeedsToken, "")
+				return
+			}
+			if r = g.authenticateIssuer(w, r, consoleScope); r == nil {
+				return
+			}
+		}
 		g.serveConsole(w, r)
 		return
 	}
@@ -151,7 +179,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
-	if !g.authenticate(w, r) {
+	if g.rs != nil {
+		scope := ""
+		if metrics {
+			scope = metricsScope
+		}
+		if r = g.authenticateIssuer(w, r, scope); r == nil {
+			return
+		}
+	} else if !g.authenticate(w, r) {
 		return
 	}
 	if metrics {
@@ -168,6 +204,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var status int
 		if body, status, err = g.readBody(w, r); err != nil {
 			refuse(w, status, err.Error())
+			return
+		}
+		if g.rs != nil && !g.authorizeBody(w, r, body) {
 			return
 		}
 	}
@@ -260,6 +299,10 @@ func isLoopbackOrigin(origin string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
+// consoleNeedsToken is what a browser is told at the console of a server
+// with an issuer, which the console cannot sign people in through yet.
+const consoleNeedsToken = "the approval console of a server with an issuer (server.auth) takes a bearer token with the scope codemode:admin; it cannot sign you in through the issuer yet: decide through the MCP tools (codemode_pending, codemode_approve), or run codemode-mcp console on the server's machine"
+
 // tokenRequired says what a client without the bearer token must send.
 // Clients show it: from the 401's WWW-Authenticate and body, or, when
 // they go looking for OAuth after the 401, from the JSON of noOAuth. It
@@ -318,7 +361,10 @@ func oauthPath(p string) bool {
 // that says what it takes instead.
 func (g *guard) noOAuth(w http.ResponseWriter) {
 	desc := "no OAuth authorization server here"
-	if g.hasToken {
+	switch {
+	case g.rs != nil:
+		desc += ": this server's authorization server is " + g.rs.v.Issuer() + " (its protected resource metadata: " + g.rs.metadataURL + ")"
+	case g.hasToken:
 		desc += ": " + tokenRequired
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -43,6 +43,12 @@ type Options struct {
 	SignInWait time.Duration
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
+	// Auth, when set, makes SSE and HTTP an OAuth resource server for the
+	// team's issuer (server.auth; resource.go): every request to the MCP
+	// endpoints needs an access token it issued for this server, whose
+	// Principal the request's context then carries (codemode.PrincipalFrom),
+	// and each tool its scope (ToolScopes). AuthToken must then be "".
+	Auth *config.ServerAuth
 	// AuthTokenFrom says where AuthToken came from (config.Server's
 	// AuthTokenFrom), for the log line that says which authentication is
 	// in force.

@@ -74,7 +74,14 @@ func newServerTimeout(t testing.TB, opts server.Options, maxChars int, timeout t
 		n.Close()
 		st.Close()
 	})
-	opts.Version, opts.Runtime = "test", r
+	opts.Version = "test"
+	// An Options.Runtime that wraps an engine (a recording one) is given
+	// the real runtime to wrap.
+	if w, ok := opts.Runtime.(interface{ wrap(server.Engine) }); ok {
+		w.wrap(r)
+	} else {
+		opts.Runtime = r
+	}
 	if maxChars != 0 {
 		opts.MaxResultChars = maxChars
 	}

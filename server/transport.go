@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -114,6 +115,14 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	if front != nil {
 		g.front = front.serveHTTP
 	}
+	if s.opts.Auth != nil {
+		rs, err := newResourceServer(s.opts.Auth, strings.TrimSuffix(baseURL(srv.TLSConfig != nil, ln.Addr().String()), "/")+paths[0], &s.opts)
+		if err != nil {
+			return err
+		}
+		defer rs.close()
+		g.rs = rs
+	}
 	srv.Handler = g
 	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown, func(addr string, useTLS bool) {
 		s.log.Info("serving MCP", "transport", transport, "addr", addr, "tls", useTLS, "auth", s.opts.authInForce())
@@ -128,6 +137,8 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 // token.
 func (o *Options) authInForce() string {
 	switch {
+	case o.Auth != nil:
+		return "access tokens of " + o.Auth.Issuer
 	case o.AuthToken == "":
 		return "none"
 	case o.AuthTokenFrom == "":

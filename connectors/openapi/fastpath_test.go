@@ -221,8 +221,13 @@ func TestDirectTransportConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n := cc.n.Load(); n > 16+maxIdlePerHost {
-		t.Errorf("%d connections for 16 concurrent clients", n)
+	// Connections are reused: 800 requests do not take one each. (How
+	// many are dialled depends on scheduling: when more than
+	// maxIdlePerHost requests end at once, the connections beyond the
+	// idle bound are closed and dialled again later, so no figure near
+	// 16+maxIdlePerHost holds on a loaded machine.)
+	if n := cc.n.Load(); n > 16*50/4 {
+		t.Errorf("%d connections for 800 requests of 16 concurrent clients; want most requests on a kept-alive connection", n)
 	}
 }
 

@@ -189,6 +189,20 @@ func TestServeRefusesAnOpenListener(t *testing.T) {
 	}
 }
 
+// With server.auth, serve listens beyond loopback without a token, but
+// not on an address no client can reach unless server.auth.resource
+// names the public URL; it refuses before starting anything.
+func TestServeWithAnIssuerNeedsAReachableResource(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfg, []byte("server:\n  auth:\n    issuer: https://auth.example.com/\nconnectors:\n  notes:\n    builtin: notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "", "serve", "--config", cfg, "--transport", "http", "--addr", "0.0.0.0:0")
+	if code != cli.ExitUsage || !strings.Contains(errs, "set server.auth.resource") || strings.Contains(errs, "insecure") {
+		t.Errorf("serve with an issuer on 0.0.0.0: exit %d, stderr %q", code, errs)
+	}
+}
+
 // Approving without the configuration the run used says that no
 // configuration file was found, not only that its connectors "changed".
 func TestApproveWithoutTheConfigSaysSo(t *testing.T) {

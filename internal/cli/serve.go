@@ -24,7 +24,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	fs := newFlags("serve", env, &c, true)
 	transport := fs.String("transport", "", "stdio | sse | http (default: server.transport, else stdio)")
 	addr := fs.String("addr", "", "listen address for sse/http (default: server.addr, else 127.0.0.1:8931)")
-	insecure := fs.Bool("insecure-no-auth", false, "serve sse/http beyond loopback without server.auth_token (anyone who can reach it can run programs)")
+	insecure := fs.Bool("insecure-no-auth", false, "serve sse/http beyond loopback without server.auth_token or server.auth (anyone who can reach it can run programs)")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus text at /metrics on this address of its own, without authentication, e.g. "+config.DefaultMetricsAddr+" (default: telemetry.metrics.addr)")
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
@@ -63,9 +63,12 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
 		}
 		defer ln.Close()
-		if cfg.Server.AuthToken == "" && !isLoopback(ln.Addr()) {
+		if err := server.CheckAuthAddr(httpAuth(cfg), ln.Addr()); err != nil {
+			return usagef("%v", err)
+		}
+		if cfg.Server.AuthToken == "" && cfg.Server.Auth == nil && !isLoopback(ln.Addr()) {
 			if !*insecure {
-				return usagef("refusing to serve on %s (not loopback) without server.auth_token or %s: anyone who can reach it could run programs; set a token (%s=…, or server.auth_token), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr(), config.EnvToken, config.EnvToken)
+				return usagef("refusing to serve on %s (not loopback) without server.auth_token, %s or server.auth: anyone who can reach it could run programs; set a token (%s=…, or server.auth_token) or an issuer (server.auth.issuer), listen on 127.0.0.1, or pass --insecure-no-auth", ln.Addr(), config.EnvToken, config.EnvToken)
 			}
 			log.Warn("serving on a non-loopback address without server.auth_token or "+config.EnvToken+" (--insecure-no-auth): anyone who can reach it can run programs", "addr", ln.Addr().String())
 		}
@@ -133,6 +136,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		Elicitation:       cfg.Approvals.Elicitation,
 		AuthToken:         cfg.Server.AuthToken,
 		AuthTokenFrom:     cfg.Server.AuthTokenFrom,
+		Auth:              httpAuth(cfg),
 		AuthFailures:      failures,
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
@@ -182,6 +186,15 @@ func startMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger) (*t
 		return nil, nil, err
 	}
 	return m, ln, nil
+}
+
+// httpAuth is server.auth for the HTTP transports; stdio has no tokens
+// (whoever starts the process is its one user).
+func httpAuth(cfg *config.Config) *config.ServerAuth {
+	if cfg.Server.Transport == server.TransportStdio {
+		return nil
+	}
+	return cfg.Server.Auth
 }
 
 func isLoopback(a net.Addr) bool {

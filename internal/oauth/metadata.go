@@ -32,6 +32,10 @@ type serverMetadata struct {
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`
 	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported"`
+	// A resource server's needs (IssuerMetadata): the issuer's keys and
+	// its introspection endpoint (RFC 7662).
+	JWKSURI               string `json:"jwks_uri"`
+	IntrospectionEndpoint string `json:"introspection_endpoint"`
 }
 
 // discovery is what the client learnt of a server before signing in: the

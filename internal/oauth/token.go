@@ -95,9 +95,7 @@ func (f *fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 	header := http.Header{}
 	switch auth.method {
 	case authBasic:
-		// RFC 6749 section 2.3.1: the id and secret are form-encoded first.
-		cred := url.QueryEscape(auth.id) + ":" + url.QueryEscape(auth.secret)
-		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+		header.Set("Authorization", basicCredentials(auth.id, auth.secret))
 	case authPost:
 		form.Set("client_id", auth.id)
 		form.Set("client_secret", auth.secret)
@@ -114,6 +112,13 @@ func (f *fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 		form.Set("client_id", auth.id)
 	}
 	return f.post(ctx, endpoint, what, "application/x-www-form-urlencoded", []byte(form.Encode()), header)
+}
+
+// basicCredentials is the Authorization value of client_secret_basic:
+// RFC 6749 section 2.3.1 has the id and secret form-encoded first.
+func basicCredentials(id, secret string) string {
+	cred := url.QueryEscape(id) + ":" + url.QueryEscape(secret)
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(cred))
 }
 
 // parseTokens reads a token endpoint's answer (RFC 6749 section 5.1).

@@ -10,11 +10,9 @@ package codec
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // Column lists, in the order the Values and Scan functions use.
@@ -52,14 +50,6 @@ func RawText(b json.RawMessage) any {
 	return string(b)
 }
 
-// RawValue is the inverse of RawText: NULL becomes nil.
-func RawValue(b []byte) json.RawMessage {
-	if b == nil {
-		return nil
-	}
-	return json.RawMessage(b)
-}
-
 // JSONText marshals v to text, or NULL when empty reports true.
 func JSONText(v any, empty bool) (any, error) {
 	if empty {
@@ -91,17 +81,9 @@ func CheckStatus(s codemode.ExecStatus) error {
 	return nil
 }
 
-// CheckState refuses a log entry state that could not be read back.
-func CheckState(s codemode.EntryState) error {
-	if _, err := codemode.ParseEntryState(s.String()); err != nil {
-		return fmt.Errorf("invalid log entry state %d", int(s))
-	}
-	return nil
-}
-
 // CheckInsert refuses an entry that could not be read back.
 func CheckInsert(e codemode.Entry) error {
-	if err := CheckState(e.State); err != nil {
+	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
 	switch e.Kind {
@@ -114,21 +96,17 @@ func CheckInsert(e codemode.Entry) error {
 
 // CheckUpdate refuses a new state that could not be read back.
 func CheckUpdate(e codemode.Entry) error {
-	if err := CheckState(e.State); err != nil {
+	if err := checkState(e.State); err != nil {
 		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
 	}
 	return nil
 }
 
-// TerminalStatuses lists the String form of every terminal status.
-func TerminalStatuses() []any {
-	var out []any
-	for _, s := range codemode.ExecStatuses() {
-		if s.Terminal() {
-			out = append(out, s.String())
-		}
+func checkState(s codemode.EntryState) error {
+	if _, err := codemode.ParseEntryState(s.String()); err != nil {
+		return fmt.Errorf("invalid log entry state %d", int(s))
 	}
-	return out
+	return nil
 }
 
 // ExecutionValues returns e's status, result, error, logs, connectors,
@@ -205,7 +183,7 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 	if err := e.Status.UnmarshalText([]byte(status)); err != nil {
 		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
 	}
-	e.Result = RawValue(result)
+	e.Result = json.RawMessage(result)
 	if err := JSONDecode(logs, &e.Logs, "logs"); err != nil {
 		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
 	}
@@ -247,55 +225,13 @@ func scanEntry(sc Scanner, more ...any) (codemode.Entry, error) {
 	if err := e.State.UnmarshalText([]byte(state)); err != nil {
 		return e, fmt.Errorf("log entry #%d: %w", e.Seq, err)
 	}
-	e.Args, e.Result = RawValue(args), RawValue(result)
+	e.Args, e.Result = json.RawMessage(args), json.RawMessage(result)
 	e.CreatedAt, e.UpdatedAt = FromNanos(created), FromNanos(updated)
 	return e, nil
 }
 
-// A Dialect writes what ClippedEntriesSQL needs in one SQL dialect.
-type Dialect struct {
-	// Param writes bound parameter n (counted from 1).
-	Param func(n int) string
-	// Prefix writes the first n characters of the text column col (n is
-	// SQL).
-	Prefix func(col, n string) string
-}
-
-// ClippedEntriesSQL is the query of Store.ClippedEntries for a preview
-// (codemode.LogQuery.Preview), bound to ClippedEntriesArgs. It selects
-// EntryColumns, the values cut as the preview says, then their lengths in
-// bytes (octet_length, which SQLite and PostgreSQL both compute without
-// reading a value stored apart from its row).
-func ClippedEntriesSQL(d Dialect, preview int) string {
-	args, result, errText := "args", "result", "error"
-	switch {
-	case preview < 0:
-		args, result, errText = "NULL", "NULL", "''"
-	case preview > 0:
-		args, result, errText = d.Prefix("args", d.Param(4)), d.Prefix("result", d.Param(4)), d.Prefix("error", d.Param(4))
-	}
-	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
-		`, state, reverts, task, created_at, updated_at,
-		coalesce(octet_length(args), 0), coalesce(octet_length(result), 0), octet_length(error)
-		FROM entries WHERE execution_id = ` + d.Param(1) + ` AND seq > ` + d.Param(2) + ` ORDER BY seq LIMIT ` + d.Param(3)
-}
-
-// ClippedEntriesArgs are the bound values of ClippedEntriesSQL: the
-// execution id, q.After, the limit (no limit: the largest int32) and, for a
-// positive preview, the preview.
-func ClippedEntriesArgs(id string, q codemode.LogQuery) []any {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = math.MaxInt32
-	}
-	args := []any{id, q.After, limit}
-	if q.Preview > 0 {
-		args = append(args, q.Preview)
-	}
-	return args
-}
-
-// ScanClippedEntry reads the columns of ClippedEntriesSQL.
+// ScanClippedEntry reads EntryColumns, then the lengths in bytes of args,
+// result and error.
 func ScanClippedEntry(sc Scanner) (codemode.ClippedEntry, error) {
 	var c codemode.ClippedEntry
 	e, err := scanEntry(sc, &c.Sizes.Args, &c.Sizes.Result, &c.Sizes.Error)
@@ -323,7 +259,7 @@ func ScanSnippet(sc Scanner) (codemode.Snippet, error) {
 	if err := sc.Scan(&sn.Name, &sn.Description, &sn.Code, &schema, &conns, &sn.FromExecution, &created); err != nil {
 		return sn, err
 	}
-	sn.InputSchema = RawValue(schema)
+	sn.InputSchema = json.RawMessage(schema)
 	if err := JSONDecode(conns, &sn.Connectors, "connectors"); err != nil {
 		return sn, fmt.Errorf("snippet %s: %w", sn.Name, err)
 	}
@@ -353,51 +289,4 @@ func ScanOwner(sc Scanner) (codemode.Owner, error) {
 	}
 	o.StartedAt, o.Heartbeat, o.Lease = FromNanos(started), FromNanos(beat), time.Duration(lease)
 	return o, nil
-}
-
-// Rows is *sql.Rows or pgx.Rows.
-type Rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// ScanRecords calls fn with each row (id, value, created_at) of rows, a
-// query of kind's records, until fn returns false.
-func ScanRecords(kind string, rows Rows, fn func(connectors.Record) bool) error {
-	for rows.Next() {
-		var (
-			r       = connectors.Record{Kind: kind}
-			value   []byte
-			created int64
-		)
-		if err := rows.Scan(&r.ID, &value, &created); err != nil {
-			return fmt.Errorf("scan %s: %w", kind, err)
-		}
-		r.Value, r.CreatedAt = value, FromNanos(created)
-		if !fn(r) {
-			return nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("scan %s: %w", kind, err)
-	}
-	return nil
-}
-
-// Collect scans every row of rows with scan, then checks rows.Err; the
-// caller closes rows.
-func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

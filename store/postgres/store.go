@@ -1,14 +1,12 @@
 // Package postgres implements codemode.Store (and connectors.Records) on
 // PostgreSQL with pgx, for several replicas of codemode-mcp sharing one
-// execution log. It is the only package that imports pgx.
+// execution log. It is the only package that imports pgx. The store's
+// logic is store/sqlstore's; this package runs its statements on a pgx
+// pool (db.go) and migrates the schema.
 //
-// Every conditional move (approve, reject, roll back, recover, claim) is
-// one UPDATE … WHERE status = from (or a SELECT … FOR UPDATE in a
-// transaction): under READ COMMITTED a second racing UPDATE waits for the
-// first and re-reads the row, so exactly one of them matches. There is no
-// write-ahead journal: a call with a side effect is logged by a commit
-// of its own (one round trip) before it is made; read-only calls are
-// written in groups as with SQLite. Schema migrations run in one
+// There is no write-ahead journal: a call with a side effect is logged by
+// a commit of its own (one round trip) before it is made; read-only calls
+// are written in groups as with SQLite. Schema migrations run in one
 // transaction under an advisory lock, so replicas starting at once agree.
 package postgres
 
@@ -19,15 +17,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	sc "github.com/codemode-mcp/codemode-mcp/store/codec"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
 // Options configure Open.
@@ -44,6 +42,7 @@ type Options struct {
 // concurrent use, and any number of Stores (in this or other processes, on
 // this or other machines) may share the database.
 type Store struct {
+	*sqlstore.Store
 	pool   *pgxpool.Pool
 	where  string // the URL without its password, for messages
 	logger *slog.Logger
@@ -91,7 +90,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", where, err)
 	}
-	s := &Store{pool: pool, where: where, logger: logger}
+	s := &Store{Store: sqlstore.New(pgDB{pool}, dialect, logger), pool: pool, where: where, logger: logger}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("store %s: %w", where, err)
@@ -141,20 +140,15 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 			err = errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
 		}
 	}()
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
-		return fmt.Errorf("store %s: lock for migration: %w", s.where, err)
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("store %s: schema version table: %w", s.where, err)
+	for _, q := range []string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(migrationLock) + `)`,
+		`CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL)`,
+		`INSERT INTO codemode_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT FROM codemode_schema)`} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("store %s: prepare migration: %w", s.where, err)
+		}
 	}
 	var current int
-	err = tx.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&current)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		if _, err := tx.Exec(ctx, `INSERT INTO codemode_schema (version) VALUES (0)`); err != nil {
-			return fmt.Errorf("store %s: schema version: %w", s.where, err)
-		}
-	case err != nil:
+	if err := tx.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&current); err != nil {
 		return fmt.Errorf("store %s: read schema version: %w", s.where, err)
 	}
 	if current > latest {
@@ -178,31 +172,4 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 }
 
 // SchemaVersion is the schema version this package writes.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil {
-		return 0
-	}
-	return len(ms)
-}
-
-// pgCode returns the SQLSTATE of err, or "".
-func pgCode(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
-}
-
-func isUniqueViolation(err error) bool { return pgCode(err) == "23505" }
-
-func isForeignKeyViolation(err error) bool { return pgCode(err) == "23503" }
-
-// oneRow turns a statement that touched no row into ErrNotFound.
-func oneRow(tag pgconn.CommandTag, what string) error {
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%s: %w", what, codemode.ErrNotFound)
-	}
-	return nil
-}
+func SchemaVersion() int { return sc.Version(migrationFiles) }

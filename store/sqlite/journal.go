@@ -227,6 +227,23 @@ func (j *journals) close() error {
 	return errors.Join(errs...)
 }
 
+// RecoverExecution is sqlstore's, applying first, in the same IMMEDIATE
+// transaction, the entries the execution's journal holds (journal.go);
+// the journal is removed once that is committed.
+func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string) error {
+	journaled, err := s.journals.read(e.ID)
+	if err != nil {
+		return fmt.Errorf("recover execution %s: %w", e.ID, err)
+	}
+	if err := s.Recover(ctx, e, from, owner, note, journaled); err != nil {
+		return err
+	}
+	if err := s.journals.drop(e.ID); err != nil {
+		s.logger.WarnContext(ctx, "recovered execution's journal not removed", "execution", e.ID, "err", err)
+	}
+	return nil
+}
+
 // read returns the entries of id's journal up to the first record that is
 // incomplete or damaged; no journal is no entries.
 func (j *journals) read(id string) ([]codemode.Entry, error) {

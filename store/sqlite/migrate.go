@@ -16,13 +16,7 @@ var migrationFiles embed.FS
 func migrations() ([]sc.Migration, error) { return sc.Migrations(migrationFiles) }
 
 // SchemaVersion is the schema version this package writes.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil {
-		return 0
-	}
-	return len(ms)
-}
+func SchemaVersion() int { return sc.Version(migrationFiles) }
 
 // migrate applies the missing migrations in one IMMEDIATE transaction, so
 // two processes opening a new file at once agree, and a failure leaves the

@@ -19,15 +19,9 @@ import (
 // write transaction, so that the runs writing their logs meanwhile wait
 // for one step at most, never for the whole.
 //
-// Measured on the development VM (2 vCPUs, loaded), after pruning a run of
-// 64 × 1 MiB among 50 small ones (a 68 MiB file): a step of 2,048 pages
-// (8 MiB) takes 25–90 ms, the 64 MiB come back in 320 ms of steps; the
-// WAL stays under 7 MiB, since each step's commit lets SQLite checkpoint.
-// One incremental_vacuum of all 16,405 free pages took 985 ms and left a
-// 63 MiB WAL; a VACUUM took 220 ms there, but it costs as much as the
-// data the file keeps (2 s for 68 MiB), holds the write lock throughout
-// (other processes' writes wait at most the 5 s busy timeout, then fail)
-// and needs room for a copy of the file.
+// A whole incremental_vacuum or a VACUUM measured far longer and holds the
+// write lock throughout (the figures: docs/ARCHITECTURE.md, "Space comes
+// back in steps, not by VACUUM").
 
 // Bounds of one housekeeping's reclaiming: steps of reclaimStep pages
 // (8 MiB of the default 4 KiB pages), at most reclaimSteps of them; fewer
@@ -36,6 +30,16 @@ const (
 	reclaimStep  = 2048
 	reclaimSteps = 4
 )
+
+// PruneExecutions is sqlstore's, then gives some of the space of deleted
+// runs back to the file system (reclaim.go).
+func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
+	n, err := s.Store.PruneExecutions(ctx, keep)
+	if err == nil {
+		s.reclaim(ctx)
+	}
+	return n, err
+}
 
 // reclaim gives free pages back to the file system (see above). Failures
 // are logged: the space is tried again at the next housekeeping.

@@ -1,6 +1,10 @@
-// Package sqlite implements runtime.Store on a SQLite file with
-// modernc.org/sqlite (pure Go, so CGO_ENABLED=0 builds work). It is the only
-// package that imports the SQLite driver.
+// Package sqlite implements codemode.Store (and connectors.Records) on a
+// SQLite file with modernc.org/sqlite (pure Go, so CGO_ENABLED=0 builds
+// work). It is the only package that imports the SQLite driver. The
+// store's logic is store/sqlstore's; this package runs its statements
+// (db.go), and keeps what is SQLite's own: the connection's set-up, the
+// migrations, the write-ahead journal (journal.go) and giving the space of
+// pruned runs back (reclaim.go).
 //
 // The database runs in WAL mode with a busy timeout and IMMEDIATE
 // transactions, so several handles, in one process or several (a server and
@@ -23,6 +27,8 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
 // Options configure Open.
@@ -37,25 +43,26 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Store is a runtime.Store on one SQLite file. It is safe for concurrent use,
-// and several Stores (in this or other processes) may share one file.
+// Store is a codemode.Store on one SQLite file. It is safe for concurrent
+// use, and several Stores (in this or other processes) may share one file.
 type Store struct {
+	*sqlstore.Store
 	db     *sql.DB
 	path   string
 	logger *slog.Logger
-	stmts  statements
-	log    *logConn
+	run    *sqlDB
 	// journals are the write-ahead journals this store has open
 	// (journal.go).
 	journals *journals
-	// closeOnce gives the log connection back once (closing a sql.Conn
-	// twice is an error).
+	// closeOnce gives the batches' connection back once (closing a
+	// sql.Conn twice is an error).
 	closeOnce sync.Once
 }
 
 var (
 	_ codemode.Store     = (*Store)(nil)
 	_ codemode.Journaler = (*Store)(nil)
+	_ connectors.Records = (*Store)(nil)
 )
 
 // Open opens (creating it with mode 0600 if needed) the SQLite database at
@@ -83,13 +90,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, errors.Join(err, db.Close())
 	}
 	s.incrementalMode(ctx)
-	// After the migration: statements are compiled against the schema.
-	if err := s.prepare(ctx); err != nil {
+	if s.run, err = openDB(ctx, db); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), db.Close())
 	}
-	if s.log, err = openLogConn(ctx, db); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.stmts.close(), db.Close())
-	}
+	s.Store = sqlstore.New(s.run, dialect, logger)
 	return s, nil
 }
 
@@ -104,9 +108,9 @@ func (s *Store) Path() string { return s.path }
 // Close closes the prepared statements and the database. It is safe to call
 // more than once.
 func (s *Store) Close() error {
-	var logErr error
-	s.closeOnce.Do(func() { logErr = s.log.close() })
-	if err := errors.Join(logErr, s.journals.close(), s.stmts.close(), s.db.Close()); err != nil {
+	var runErr error
+	s.closeOnce.Do(func() { runErr = s.run.close() })
+	if err := errors.Join(runErr, s.journals.close(), s.db.Close()); err != nil {
 		return fmt.Errorf("close store %s: %w", s.path, err)
 	}
 	return nil

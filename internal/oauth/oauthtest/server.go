@@ -65,23 +65,29 @@ type Server struct {
 	HangToken       chan struct{}    // when set, the token endpoint waits for it
 	ASOnRS          bool             // the authorization server is the resource server's origin
 	DenyWith        string           // the authorization endpoint redirects with this error
+	// IntrospectClientID and IntrospectClientSecret, when set, are the
+	// client the introspection endpoint wants (client_secret_basic).
+	IntrospectClientID, IntrospectClientSecret string
 
-	mu            sync.Mutex
-	codes         map[string]codeGrant
-	access        map[string][]string // valid access tokens and their scopes
-	refresh       map[string]*refreshToken
-	registrations int
-	refreshes     int
-	reuses        int
-	authorizes    []url.Values
-	tokenForms    []url.Values
-	tokenAuth     []string
-	regBodies     []map[string]any
-	assertions    int
-	seq           int
-	mcpHits       int            // requests to /mcp
-	paths         map[string]int // requests by path, on both servers
-	secrets       []string       // every token, code, secret it issued or saw
+	mu             sync.Mutex
+	codes          map[string]codeGrant
+	access         map[string][]string // valid access tokens and their scopes
+	refresh        map[string]*refreshToken
+	registrations  int
+	refreshes      int
+	reuses         int
+	authorizes     []url.Values
+	tokenForms     []url.Values
+	tokenAuth      []string
+	regBodies      []map[string]any
+	assertions     int
+	seq            int
+	mcpHits        int                       // requests to /mcp
+	paths          map[string]int            // requests by path, on both servers
+	secrets        []string                  // every token, code, secret it issued or saw
+	key            *Key                      // the signing key (JWK Set), made on first use
+	opaque         map[string]map[string]any // opaque tokens and their introspection
+	introspections int
 }
 
 type codeGrant struct {
@@ -101,7 +107,8 @@ type refreshToken struct {
 // stop when t ends.
 func New(t testing.TB) *Server {
 	f := &Server{PRMInHeader: true, ExpiresIn: 3600, codes: map[string]codeGrant{},
-		access: map[string][]string{}, refresh: map[string]*refreshToken{}, paths: map[string]int{}}
+		access: map[string][]string{}, refresh: map[string]*refreshToken{}, paths: map[string]int{},
+		opaque: map[string]map[string]any{}}
 	f.AS = httptest.NewServer(http.HandlerFunc(f.serveAS))
 	f.RS = httptest.NewServer(http.HandlerFunc(f.serveRS))
 	t.Cleanup(f.AS.Close)
@@ -218,6 +225,8 @@ func (f *Server) metadata() map[string]any {
 		"authorization_endpoint":   f.Issuer() + "/authorize",
 		"token_endpoint":           f.Issuer() + "/token",
 		"revocation_endpoint":      f.Issuer() + "/revoke",
+		"jwks_uri":                 f.Issuer() + "/jwks",
+		"introspection_endpoint":   f.Issuer() + "/introspect",
 		"response_types_supported": []string{"code"},
 	}
 	if !f.NoRegistration {
@@ -283,6 +292,10 @@ func (f *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, out)
+	case p == f.IssuerPath+"/jwks":
+		f.serveJWKS(w)
+	case p == f.IssuerPath+"/introspect":
+		f.introspect(w, r)
 	case p == f.IssuerPath+"/revoke":
 		_ = r.ParseForm()
 		tok := r.PostForm.Get("token")

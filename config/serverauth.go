@@ -1,0 +1,141 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+)
+
+// ServerAuth is server.auth: the server is an OAuth 2.1 resource server
+// (the MCP authorization specification) for the team's authorization
+// server, Issuer. Every request to the MCP endpoints needs an access token
+// that Issuer issued for Audience; clients find Issuer in the protected
+// resource metadata the server publishes for Resource.
+type ServerAuth struct {
+	// Issuer is the authorization server's issuer identifier (https, or
+	// http to a loopback address).
+	Issuer string
+	// Resource is the MCP endpoint's URL as clients reach it, when it
+	// differs from the listen address (a proxy, a public name); "" means
+	// http(s)://ADDR/mcp of the listener.
+	Resource string
+	// Audience is what a token's aud must name; "" means Resource.
+	Audience string
+	// Introspection is the client that introspects tokens that are not
+	// JWTs (RFC 7662), and the endpoint when the issuer's metadata names
+	// none.
+	Introspection Introspection
+	// ScopesSupported overrides the scopes the protected resource metadata
+	// lists (nil: codemode:run, codemode:approve, codemode:admin).
+	ScopesSupported []string
+}
+
+// Introspection is server.auth.introspection.
+type Introspection struct {
+	Endpoint               string
+	ClientID, ClientSecret string
+}
+
+// serverAuth decodes server.auth.
+func (d *decoder) serverAuth(n *node, fp fieldPath) *ServerAuth {
+	if !d.mapping(n, fp, "{issuer, audience, resource, introspection, scopes_supported}") {
+		return nil
+	}
+	a := &ServerAuth{}
+	d.object(n, fp, []field{
+		{"issuer", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
+				if err := oauth.CheckIssuer(v); err != nil {
+					d.errAt(n.pos, fp, err.Error())
+					return
+				}
+				a.Issuer = v
+			}
+		}},
+		{"resource", func(n *node, fp fieldPath) { a.Resource = d.resourceURL(n, fp) }},
+		{"audience", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
+				a.Audience = v
+			}
+		}},
+		{"introspection", func(n *node, fp fieldPath) {
+			if !d.mapping(n, fp, "{endpoint, client_id, client_secret}") {
+				return
+			}
+			in := &a.Introspection
+			d.object(n, fp, []field{
+				{"endpoint", func(n *node, fp fieldPath) {
+					if v, ok := d.nonEmptySetting(n, fp); ok {
+						if err := oauth.CheckURL(v, "the introspection endpoint"); err != nil {
+							d.errAt(n.pos, fp, err.Error())
+							return
+						}
+						in.Endpoint = v
+					}
+				}},
+				{"client_id", func(n *node, fp fieldPath) { in.ClientID, _ = d.nonEmptySetting(n, fp) }},
+				{"client_secret", func(n *node, fp fieldPath) { in.ClientSecret, _ = d.nonEmpty(n, fp) }},
+			})
+			switch {
+			case in.ClientSecret != "" && in.ClientID == "":
+				d.errAt(n.pos, fp, "client_secret needs client_id")
+			case in.ClientID == "" && in.Endpoint == "":
+				d.errAt(n.pos, fp, "needs client_id (and client_secret) of a client the issuer lets introspect, or the endpoint of an introspection that needs none")
+			}
+		}},
+		{"scopes_supported", func(n *node, fp fieldPath) {
+			for i, s := range d.settingList(n, fp) {
+				if s == "" || strings.ContainsAny(s, " \"\\") {
+					d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("expected a scope (no spaces or quotes), got %q", s))
+					continue
+				}
+				a.ScopesSupported = append(a.ScopesSupported, s)
+			}
+		}},
+	})
+	if a.Issuer == "" && !hasKey(n, "issuer") {
+		d.errAt(n.pos, fp, "needs issuer: the URL of the team's authorization server")
+	}
+	d.authPos = n.pos
+	return a
+}
+
+// resourceURL decodes server.auth.resource: an absolute http(s) URL
+// without a query or fragment, https unless the host is loopback.
+func (d *decoder) resourceURL(n *node, fp fieldPath) string {
+	v, ok := d.nonEmptySetting(n, fp)
+	if !ok {
+		return ""
+	}
+	if err := oauth.CheckURL(v, "the resource"); err != nil {
+		d.errAt(n.pos, fp, err.Error())
+		return ""
+	}
+	if u, _ := url.Parse(v); u.RawQuery != "" {
+		d.errAt(n.pos, fp, fmt.Sprintf("the resource %q has a query (RFC 8707: a resource is a URL without one)", v))
+		return ""
+	}
+	return v
+}
+
+// checkServerAuth decides between the two kinds of authentication.
+// server.auth_token with server.auth is an error: a shared token is a
+// principal with no person behind it, which would walk past everything
+// that binds runs and decisions to people. CODEMODE_TOKEN in the
+// environment is only ignored (with a warning): it is often set for
+// other servers, and ignoring it grants nothing.
+func (d *decoder) checkServerAuth(cfg *Config) {
+	s := &cfg.Server
+	if s.Auth == nil {
+		return
+	}
+	switch {
+	case s.AuthTokenFrom == EnvToken:
+		d.warnAt(d.authPos, "server.auth", EnvToken+" is set and is not used: with server.auth every client signs in through the issuer")
+		s.AuthToken, s.AuthTokenFrom = "", ""
+	case s.AuthToken != "":
+		d.errAt(d.tokenPos, "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
+	}
+}

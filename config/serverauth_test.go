@@ -1,0 +1,81 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// server.auth is read whole: the issuer, resource, audience, the
+// introspection client (whose secret is a secret) and scopes_supported;
+// with it, a listener beyond loopback needs no auth_token.
+func TestServerAuth(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	src := `server:
+  transport: http
+  addr: 0.0.0.0:8931
+  auth:
+    issuer: https://auth.example.com/
+    resource: https://mcp.example.com/mcp
+    audience: codemode
+    introspection:
+      client_id: codemode-rs
+      client_secret: rs-secret-3f1a
+    scopes_supported: [codemode:run, codemode:approve]
+`
+	cfg, err := Parse([]byte(src), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ServerAuth{Issuer: "https://auth.example.com/", Resource: "https://mcp.example.com/mcp", Audience: "codemode",
+		Introspection:   Introspection{ClientID: "codemode-rs", ClientSecret: "rs-secret-3f1a"},
+		ScopesSupported: []string{"codemode:run", "codemode:approve"}}
+	if diff := cmp.Diff(want, cfg.Server.Auth); diff != "" {
+		t.Errorf("server.auth (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(cfg.Secrets(), "rs-secret-3f1a") {
+		t.Errorf("Secrets() %q lacks the introspection client's secret", cfg.Secrets())
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings %v; want none (the issuer authenticates)", cfg.Warnings)
+	}
+}
+
+// Problems with server.auth are reported at their line and field.
+func TestServerAuthErrors(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	for _, tc := range []struct{ src, want string }{
+		{"server:\n  auth:\n    audience: x\n", "codemode.yaml:3:5: server.auth: needs issuer: the URL of the team's authorization server"},
+		{"server:\n  auth:\n    issuer: http://auth.example.com/\n", `codemode.yaml:3:13: server.auth.issuer: the issuer "http://auth.example.com/" is not HTTPS (plain http is accepted only for a loopback address)`},
+		{"server:\n  auth:\n    issuer: https://auth.example.com/?tenant=1\n", `codemode.yaml:3:13: server.auth.issuer: the issuer "https://auth.example.com/?tenant=1" has a query`},
+		{"server:\n  auth:\n    issuer: https://a.example/\n    resource: mcp.example.com\n", `codemode.yaml:4:15: server.auth.resource: the resource "mcp.example.com" is not an absolute URL`},
+		{"server:\n  auth:\n    issuer: https://a.example/\n    introspection: {client_secret: s3cret-9}\n", "codemode.yaml:4:20: server.auth.introspection: client_secret needs client_id"},
+		{"server:\n  auth:\n    issuer: https://a.example/\n    introspection: {}\n", "codemode.yaml:4:20: server.auth.introspection: needs client_id (and client_secret) of a client the issuer lets introspect, or the endpoint of an introspection that needs none"},
+		{"server:\n  auth:\n    issuer: https://a.example/\n    scopes_supported: [\"a b\"]\n", `codemode.yaml:4:24: server.auth.scopes_supported[0]: expected a scope (no spaces or quotes), got "a b"`},
+		{"server:\n  auth:\n    isuer: https://a.example/\n", `codemode.yaml:3:5: server.auth.isuer: unknown key (did you mean "issuer"?)`},
+		{"server:\n  auth_token: t0ken-4e\n  auth:\n    issuer: https://a.example/\n", "codemode.yaml:2:15: server.auth_token: server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one"},
+	} {
+		_, err := Parse([]byte(tc.src), "codemode.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret-9") {
+			t.Errorf("%q: the error shows the secret: %v", tc.src, err)
+		}
+	}
+}
+
+// CODEMODE_TOKEN with server.auth is not used (a warning says so): it
+// is set for other servers often, and ignoring it grants nothing.
+func TestServerAuthIgnoresTheTokenFromTheEnvironment(t *testing.T) {
+	t.Setenv(EnvToken, "env-token-8a")
+	cfg, err := Parse([]byte("server:\n  auth:\n    issuer: https://a.example/\n"), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.AuthToken != "" || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].String(), "codemode.yaml:3:5: server.auth: CODEMODE_TOKEN is set and is not used") {
+		t.Errorf("token %q, warnings %v; want no token and one warning at server.auth", cfg.Server.AuthToken, cfg.Warnings)
+	}
+}

@@ -1,0 +1,317 @@
+// Issue 30, item 1: codemode-mcp as an OAuth 2.1 resource server for a
+// team's issuer. Ory Hydra v2.3.0 (scripts/hydra.sh) is the issuer; two
+// codemode-mcp replicas share one PostgreSQL database, each with
+// server.auth naming Hydra. The official TypeScript SDK's client, given
+// nothing but a replica's URL, gets 401 with the resource metadata,
+// discovers Hydra, registers itself dynamically, signs in (authorization
+// code with PKCE; headless Chromium presses Hydra's login and consent
+// buttons, which the test's consent app accepts through Hydra's admin
+// API) and runs programs on both replicas with the one token. Tokens for
+// another audience, expired, or signed by another key are refused with
+// 401 and the metadata pointer; an opaque token (another client's) is
+// introspected at Hydra's admin endpoint.
+//
+// Hydra issues JWT access tokens here (STRATEGIES_ACCESS_TOKEN=jwt) but
+// for the client made with access_token_strategy "opaque". It does not
+// take RFC 8707's resource parameter (tokens name no audience from it);
+// it takes its own audience parameter for audiences the client was
+// registered with. So the replicas share one server.auth.audience, the
+// clients register it, and each authorization request names it: which is
+// also what lets one token serve every replica.
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { generateKeyPairSync, createSign } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { tempDir, writeConfig, startHTTP } from "../lib/helpers.mjs";
+import { launchBrowser, skipBrowser } from "../lib/browser.mjs";
+import { startHydra, signIn, skipHydra } from "../lib/hydra.mjs";
+import { startPostgres, skipPostgres } from "../lib/postgres.mjs";
+
+// The audience every replica accepts and the clients ask Hydra for.
+const audience = "https://codemode.team.invalid/mcp";
+const scopes = "codemode:run codemode:approve codemode:admin";
+
+// provider is an OAuthClientProvider kept in memory (as in
+// oauth.test.mjs; its client_uri and contacts keep Hydra's registration
+// answer within the SDK's schema). Its metadata registers the audience
+// and scopes; authorizeParams are added to each authorization URL.
+function provider(redirectURL, { clientInformation, authorizeParams = { audience } } = {}) {
+  const saved = { client: clientInformation, tokens: undefined, verifier: undefined, authorizations: [] };
+  return {
+    saved,
+    get redirectUrl() {
+      return redirectURL;
+    },
+    get clientMetadata() {
+      return {
+        client_name: "e2e team client",
+        redirect_uris: [redirectURL],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+        client_uri: "https://codemode-mcp.invalid/e2e",
+        contacts: ["e2e@codemode-mcp.invalid"],
+        scope: scopes,
+        audience: [audience],
+      };
+    },
+    state: () => crypto.randomUUID(),
+    clientInformation: () => saved.client,
+    saveClientInformation: (info) => {
+      saved.client = info;
+    },
+    tokens: () => saved.tokens,
+    saveTokens: (tokens) => {
+      saved.tokens = tokens;
+    },
+    redirectToAuthorization: (url) => {
+      for (const [k, v] of Object.entries(authorizeParams)) url.searchParams.set(k, v);
+      saved.authorizations.push(url);
+    },
+    saveCodeVerifier: (v) => {
+      saved.verifier = v;
+    },
+    codeVerifier: () => saved.verifier,
+    invalidateCredentials: (scope) => {
+      if (scope === "all" || scope === "tokens") saved.tokens = undefined;
+      if (scope === "all" || scope === "client") saved.client = undefined;
+      if (scope === "all" || scope === "verifier") saved.verifier = undefined;
+    },
+  };
+}
+
+// startReceiver serves the clients' loopback redirect URI.
+async function startReceiver() {
+  const srv = http.createServer((req, res) => {
+    if (new URL(req.url, "http://127.0.0.1").pathname !== "/callback") return res.writeHead(404).end();
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end("<!doctype html><title>Signed in</title><p>Signed in.</p>");
+  });
+  await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${srv.address().port}/callback`,
+    close: () => new Promise((resolve) => (srv.closeAllConnections(), srv.close(resolve))),
+  };
+}
+
+// connect connects an SDK client to url with p, resolving with it, or
+// with the UnauthorizedError the SDK throws when a person must sign in.
+async function connect(url, p) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: p });
+  const client = new Client({ name: "e2e-team", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+    return { client, transport };
+  } catch (err) {
+    await client.close().catch(() => {});
+    if (err instanceof UnauthorizedError) return { unauthorized: err, transport };
+    throw err;
+  }
+}
+
+// signInWith signs the provider's last authorization URL in through the
+// browser and hands the code to the SDK.
+async function signInWith(browser, as, p, transport) {
+  const authURL = p.saved.authorizations.at(-1);
+  const { url } = await signIn(browser, authURL.href, as);
+  const q = new URL(url).searchParams;
+  assert.ok(q.get("code"), `no code in the redirect: ${url}`);
+  await transport.finishAuth(q.get("code"));
+}
+
+// tokenFor signs a pre-registered client in (through the SDK, which is
+// told the client and sends authorizeParams) and returns its access token.
+async function tokenFor(browser, as, receiverURL, replicaURL, clientID, authorizeParams) {
+  const p = provider(receiverURL, { clientInformation: { client_id: clientID }, authorizeParams });
+  const { unauthorized, transport } = await connect(replicaURL, p);
+  assert.ok(unauthorized, "connected without signing in");
+  await signInWith(browser, as, p, transport);
+  return p.saved.tokens.access_token;
+}
+
+async function run(client, code) {
+  const res = await client.callTool({ name: "codemode", arguments: { code } }, undefined, { timeout: 60000 });
+  return { outcome: res.structuredContent ?? JSON.parse(res.content.find((c) => c.type === "text").text), isError: !!res.isError };
+}
+
+// post sends an initialize request with token and returns the status and
+// WWW-Authenticate.
+async function post(url, token) {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+  });
+  const body = await res.text();
+  return { status: res.status, challenge: res.headers.get("www-authenticate") ?? "", body };
+}
+
+const b64url = (b) => Buffer.from(b).toString("base64url");
+const decode = (part) => JSON.parse(Buffer.from(part, "base64url").toString());
+
+// forge re-signs a JWT's header and claims with a key Hydra never had
+// (RS256, the same kid): a token "signed by another key".
+function forge(jwt) {
+  const [h, c] = jwt.split(".");
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const input = `${b64url(JSON.stringify(decode(h)))}.${b64url(JSON.stringify(decode(c)))}`;
+  const sig = createSign("RSA-SHA256").update(input).sign(privateKey);
+  return `${input}.${b64url(sig)}`;
+}
+
+describe("codemode-mcp as a resource server of Ory Hydra, on two replicas", { skip: skipHydra || skipBrowser || skipPostgres }, () => {
+  let as, pg, browser, receiver, dir;
+  const replicas = [];
+  before(async () => {
+    as = await startHydra({ scopes: scopes.split(" "), env: { STRATEGIES_ACCESS_TOKEN: "jwt" } });
+    pg = await startPostgres();
+    browser = await launchBrowser();
+    receiver = await startReceiver();
+    dir = tempDir();
+    const cfg = writeConfig(dir, `
+server:
+  auth:
+    issuer: ${JSON.stringify(as.issuer)}
+    audience: ${JSON.stringify(audience)}
+    introspection:
+      endpoint: ${JSON.stringify(`${as.adminURL}/admin/oauth2/introspect`)}
+store:
+  path: ${JSON.stringify(pg.url)}
+approvals:
+  elicitation: false
+connectors:
+  notes:
+    builtin: notes
+`);
+    for (let i = 0; i < 2; i++) replicas.push(await startHTTP(cfg));
+  });
+  after(async () => {
+    for (const r of replicas) await r.stop();
+    await browser?.close();
+    await receiver?.close();
+    await as?.stop();
+    await pg?.stop();
+  });
+
+  test("a request without a token gets 401 and the metadata, which names Hydra and the scopes", async () => {
+    for (const r of replicas) {
+      const metadataURL = `${r.url.origin}/.well-known/oauth-protected-resource/mcp`;
+      const { status, challenge } = await post(r.url.href);
+      assert.equal(status, 401);
+      assert.equal(challenge, `Bearer resource_metadata="${metadataURL}"`);
+      const prm = await (await fetch(metadataURL)).json();
+      assert.deepEqual(prm, {
+        resource: r.url.href,
+        authorization_servers: [as.issuer],
+        scopes_supported: scopes.split(" "),
+        bearer_methods_supported: ["header"],
+        resource_name: "codemode",
+      });
+    }
+  });
+
+  let signedIn; // the SDK's provider once signed in
+  test("the TypeScript SDK signs in by itself and runs programs on both replicas with one token", async () => {
+    const p = provider(receiver.url);
+    const first = await connect(replicas[0].url, p);
+    assert.ok(first.unauthorized, "the SDK connected without signing in");
+    const registered = await as.admin("GET", `/admin/clients/${p.saved.client.client_id}`);
+    assert.equal(registered.client_name, "e2e team client", "the SDK did not register itself");
+    const authURL = p.saved.authorizations[0];
+    assert.equal(authURL.searchParams.get("code_challenge_method"), "S256");
+    assert.equal(authURL.searchParams.get("resource"), replicas[0].url.href);
+    assert.equal(authURL.searchParams.get("scope"), scopes);
+    await signInWith(browser, as, p, first.transport);
+
+    const token = p.saved.tokens.access_token;
+    assert.equal(token.split(".").length, 3, "Hydra's access token is not a JWT");
+    const claims = decode(token.split(".")[1]);
+    assert.deepEqual([claims.sub, claims.aud], [as.subject, [audience]]);
+
+    const ids = [];
+    for (const [i, r] of replicas.entries()) {
+      const { client } = await connect(r.url, p);
+      try {
+        const { outcome, isError } = await run(client, `return "replica ${i}: " + (6 * 7)`);
+        assert.ok(!isError, JSON.stringify(outcome));
+        assert.deepEqual([outcome.status, outcome.result], ["completed", `replica ${i}: 42`]);
+        ids.push(outcome.executionId);
+        // The runs are in the one database: each replica lists both so far.
+        const res = await client.callTool({ name: "codemode_executions", arguments: {} });
+        const listed = JSON.parse(res.content.find((c) => c.type === "text").text);
+        for (const id of ids) assert.ok(JSON.stringify(listed).includes(id), `replica ${i} does not list ${id}`);
+      } finally {
+        await client.close();
+      }
+    }
+    assert.equal(p.saved.authorizations.length, 1, "a replica asked for another sign-in");
+    assert.equal(as.consentApp.logins, 1);
+    signedIn = p;
+  });
+
+  test("tokens for another audience, expired, or signed by another key get 401 and the metadata pointer", async () => {
+    assert.ok(signedIn, "the sign-in test did not pass");
+    const other = "https://elsewhere.invalid/mcp";
+    const r = replicas[1];
+    const metadata = `resource_metadata="${r.url.origin}/.well-known/oauth-protected-resource/mcp"`;
+    const client = await as.createClient({
+      client_name: "pre-registered",
+      redirect_uris: [receiver.url],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      scope: scopes,
+      audience: [audience, other],
+    });
+    // Its tokens live a second: this one is expired by the time it is checked.
+    await as.admin("PUT", `/admin/clients/${client.client_id}/lifespans`, { authorization_code_grant_access_token_lifespan: "1s" });
+    const expired = await tokenFor(browser, as, receiver.url, r.url, client.client_id, { audience });
+    const forOther = await tokenFor(browser, as, receiver.url, r.url, client.client_id, { audience: other });
+    const forged = forge(signedIn.saved.tokens.access_token);
+    assert.equal(decode(forOther.split(".")[1]).aud[0], other);
+
+    for (const [name, token, why] of [
+      ["another audience", forOther, "another resource"],
+      ["signed by another key", forged, "does not verify"],
+    ]) {
+      const res = await post(r.url.href, token);
+      assert.equal(res.status, 401, name);
+      assert.match(res.challenge, new RegExp(`^Bearer error="invalid_token", error_description="[^"]*${why}[^"]*", ${metadata.replace(/[.?*+^$()[\]{}|\\/]/g, "\\$&")}$`), name);
+      assert.ok(!res.body.includes(token) && !res.challenge.includes(token), `${name}: the answer echoes the token`);
+    }
+    // exp passed, and the replica's clock skew (30 s) after it.
+    const exp = decode(expired.split(".")[1]).exp * 1000;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp + 31000 - Date.now())));
+    const res = await post(r.url.href, expired);
+    assert.equal(res.status, 401);
+    assert.match(res.challenge, /error="invalid_token", error_description="the token has expired"/);
+    assert.ok(res.challenge.endsWith(metadata));
+  });
+
+  test("an opaque token is introspected at Hydra: good while active, refused once revoked", async () => {
+    const client = await as.createClient({
+      client_name: "opaque",
+      redirect_uris: [receiver.url],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      scope: scopes,
+      audience: [audience],
+      access_token_strategy: "opaque",
+    });
+    const token = await tokenFor(browser, as, receiver.url, replicas[0].url, client.client_id, { audience });
+    assert.notEqual(token.split(".").length, 3, "Hydra's token for this client is a JWT");
+    for (const r of replicas) assert.equal((await post(r.url.href, token)).status, 200);
+    await as.revokeConsent();
+    // The replicas cache an active answer for at most 10 s.
+    let res;
+    for (const deadline = Date.now() + 30000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+      res = await post(replicas[0].url.href, token);
+      if (res.status === 401) break;
+    }
+    assert.equal(res.status, 401);
+    assert.match(res.challenge, /error="invalid_token", error_description="the token is not active/);
+  });
+});

@@ -1,0 +1,124 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// IssuerMetadata is what a resource server needs of its authorization
+// server's metadata (RFC 8414, or OpenID Connect discovery): where its
+// signing keys are (a JWK Set, RFC 7517) and where it introspects tokens
+// (RFC 7662). Either may be "".
+type IssuerMetadata struct {
+	Issuer                string
+	JWKSURI               string
+	IntrospectionEndpoint string
+	// Where is the URL the metadata was read from, for messages.
+	Where string
+}
+
+// A Fetcher makes a resource server's requests to its authorization
+// server: the metadata, the JWK Set, introspection. Every answer is
+// bounded in size and time; URLs must be HTTPS or loopback, as the
+// client's are. It is safe for concurrent use.
+type Fetcher struct{ f *fetcher }
+
+// NewFetcher returns a Fetcher over base (nil: a transport of its own)
+// whose requests each take at most timeout (0: DefaultTimeout).
+func NewFetcher(base http.RoundTripper, timeout time.Duration) *Fetcher {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Fetcher{f: newFetcher(base, timeout)}
+}
+
+// Close closes the idle connections of the transport the Fetcher made.
+func (f *Fetcher) Close() { f.f.close() }
+
+// CheckURL reports whether raw is an absolute https URL (http only to a
+// loopback address) without a fragment, as every URL a token or a
+// secret travels to must be; what names it in the error.
+func CheckURL(raw, what string) error {
+	_, err := secureURL(raw, what)
+	return err
+}
+
+// CheckIssuer reports whether issuer can be an authorization server's
+// identifier: an absolute https URL (http only to a loopback address)
+// without a query or fragment.
+func CheckIssuer(issuer string) error {
+	u, err := secureURL(issuer, "the issuer")
+	if err != nil {
+		return err
+	}
+	if u.RawQuery != "" {
+		return fmt.Errorf("the issuer %q has a query", clip(issuer))
+	}
+	return nil
+}
+
+// Issuer fetches the metadata of the authorization server issuer, at the
+// places the MCP specification tries (RFC 8414's well-known URL, then
+// OpenID Connect's, with the issuer's path as each places it), and
+// checks that it names issuer itself and that its endpoints are HTTPS or
+// loopback.
+func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
+	if err := CheckIssuer(issuer); err != nil {
+		return IssuerMetadata{}, err
+	}
+	iu, _ := url.Parse(issuer)
+	meta, where, err := f.f.serverMetadata(ctx, iu)
+	if err != nil {
+		return IssuerMetadata{}, err
+	}
+	if meta == nil {
+		return IssuerMetadata{}, fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
+			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
+	}
+	if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
+			redacted(where), clip(meta.Issuer), redacted(issuer))
+	}
+	for _, e := range []struct{ url, what string }{
+		{meta.JWKSURI, "the jwks_uri"},
+		{meta.IntrospectionEndpoint, "the introspection endpoint"},
+	} {
+		if e.url == "" {
+			continue
+		}
+		if _, err := secureURL(e.url, e.what); err != nil {
+			return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
+		}
+	}
+	return IssuerMetadata{Issuer: meta.Issuer, JWKSURI: meta.JWKSURI, IntrospectionEndpoint: meta.IntrospectionEndpoint, Where: redacted(where)}, nil
+}
+
+// JSON fetches rawURL (HTTPS or loopback) and decodes its JSON answer
+// into v; what names the document in errors.
+func (f *Fetcher) JSON(ctx context.Context, rawURL, what string, v any) error {
+	if _, err := secureURL(rawURL, what); err != nil {
+		return err
+	}
+	_, err := f.f.getJSON(ctx, rawURL, what, v)
+	return err
+}
+
+// Introspect asks endpoint about token (RFC 7662), authenticated as the
+// client id with secret (client_secret_basic; no Authorization when id is
+// ""), and returns the answer's status and bounded body. The token is
+// sent in the form only; errors never hold it.
+func (f *Fetcher) Introspect(ctx context.Context, endpoint, token, id, secret string) (int, []byte, error) {
+	if _, err := secureURL(endpoint, "the introspection endpoint"); err != nil {
+		return 0, nil, err
+	}
+	header := http.Header{}
+	if id != "" {
+		header.Set("Authorization", basicCredentials(id, secret))
+	}
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	return f.f.post(ctx, endpoint, "token introspection at", "application/x-www-form-urlencoded", []byte(form.Encode()), header)
+}

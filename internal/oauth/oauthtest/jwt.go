@@ -1,0 +1,192 @@
+package oauthtest
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Key is a signing key of the authorization server, published in its JWK
+// Set under Kid until RotateKey replaces it.
+type Key struct {
+	Kid string
+	RSA *rsa.PrivateKey
+	EC  *ecdsa.PrivateKey
+}
+
+// NewKey makes a key pair (RSA 2048 and ECDSA P-256) under kid: the
+// server's own (keys), or another's that it does not publish, for a
+// token "signed by another key".
+func NewKey(kid string) *Key {
+	r, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	e, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return &Key{Kid: kid, RSA: r, EC: e}
+}
+
+// keyLocked returns the current key, made on first use. f.mu is held.
+func (f *Server) keyLocked() *Key {
+	if f.key == nil {
+		f.key = NewKey(f.id("kid"))
+	}
+	return f.key
+}
+
+// RotateKey replaces the server's signing key with a new one (a new kid);
+// the JWK Set publishes the new key only from then on.
+func (f *Server) RotateKey() *Key {
+	k := NewKey("")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k.Kid = f.id("kid")
+	f.key = k
+	return k
+}
+
+// SignJWT returns a JWT access token with claims, signed by the server's
+// current key with alg (RS256, PS256 or ES256). Claims it leaves out get
+// the defaults of a good token: iss the issuer, sub "alice", aud the
+// resource server's /mcp, exp in an hour, scope none.
+func (f *Server) SignJWT(alg string, claims map[string]any) string {
+	f.mu.Lock()
+	k := f.keyLocked()
+	c := map[string]any{"iss": f.Issuer(), "sub": "alice", "aud": f.ServerURL(), "exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()}
+	f.mu.Unlock()
+	for name, v := range claims {
+		if v == nil {
+			delete(c, name)
+			continue
+		}
+		c[name] = v
+	}
+	return Sign(k, alg, c)
+}
+
+// Sign makes a JWT of claims signed by k with alg ("none": unsigned).
+func Sign(k *Key, alg string, claims map[string]any) string {
+	h := map[string]any{"alg": alg, "typ": "at+jwt"}
+	if k != nil && k.Kid != "" {
+		h["kid"] = k.Kid
+	}
+	hb, _ := json.Marshal(h)
+	cb, _ := json.Marshal(claims)
+	input := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(cb)
+	var sig []byte
+	var err error
+	sum := sha256.Sum256([]byte(input))
+	switch alg {
+	case "none":
+	case "RS256":
+		sig, err = rsa.SignPKCS1v15(rand.Reader, k.RSA, crypto.SHA256, sum[:])
+	case "PS256":
+		sig, err = rsa.SignPSS(rand.Reader, k.RSA, crypto.SHA256, sum[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
+	case "ES256":
+		var r, s *big.Int
+		r, s, err = ecdsa.Sign(rand.Reader, k.EC, sum[:])
+		if err == nil {
+			sig = append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
+		}
+	default:
+		panic("oauthtest.Sign: alg " + alg)
+	}
+	if err != nil {
+		panic(err)
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// JWK returns k's public keys as the members of a JWK Set.
+func (k *Key) JWK() []map[string]any {
+	b64 := base64.RawURLEncoding.EncodeToString
+	return []map[string]any{
+		{"kty": "RSA", "kid": k.Kid, "use": "sig", "n": b64(k.RSA.N.Bytes()), "e": b64(big.NewInt(int64(k.RSA.E)).Bytes())},
+		{"kty": "EC", "kid": k.Kid, "use": "sig", "crv": "P-256", "x": b64(k.EC.X.FillBytes(make([]byte, 32))), "y": b64(k.EC.Y.FillBytes(make([]byte, 32)))},
+	}
+}
+
+// serveJWKS answers the JWK Set: the current key. f.mu is held.
+func (f *Server) serveJWKS(w http.ResponseWriter) {
+	writeJSON(w, map[string]any{"keys": f.keyLocked().JWK()})
+}
+
+// IssueOpaque makes an opaque access token whose introspection answers
+// claims with active true (iss the issuer unless claims say otherwise).
+func (f *Server) IssueOpaque(claims map[string]any) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tok := f.next("opaque")
+	c := map[string]any{"active": true, "iss": f.Issuer()}
+	for k, v := range claims {
+		c[k] = v
+	}
+	f.opaque[tok] = c
+	return tok
+}
+
+// Deactivate makes introspection call token inactive from now on.
+func (f *Server) Deactivate(token string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.opaque, token)
+	delete(f.access, token)
+}
+
+// introspect answers a token introspection request (RFC 7662): the
+// claims of an opaque token IssueOpaque made, or of an access token the
+// token endpoint issued, else active false. With IntrospectClientID set,
+// the request must authenticate as it (client_secret_basic). f.mu is held.
+func (f *Server) introspect(w http.ResponseWriter, r *http.Request) {
+	f.introspections++
+	if f.IntrospectClientID != "" {
+		id, secret, ok := r.BasicAuth()
+		if !ok || id != f.IntrospectClientID || secret != f.IntrospectClientSecret {
+			w.WriteHeader(http.StatusUnauthorized)
+			writeJSON(w, map[string]string{"error": "invalid_client"})
+			return
+		}
+	}
+	_ = r.ParseForm()
+	tok := r.PostForm.Get("token")
+	if c, ok := f.opaque[tok]; ok {
+		writeJSON(w, c)
+		return
+	}
+	if scopes, ok := f.access[tok]; ok {
+		writeJSON(w, map[string]any{"active": true, "iss": f.Issuer(), "sub": "alice", "aud": f.ServerURL(), "scope": strings.Join(scopes, " ")})
+		return
+	}
+	writeJSON(w, map[string]any{"active": false})
+}
+
+// Introspections counts the introspection requests.
+func (f *Server) Introspections() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.introspections
+}
+
+// String names the key, for test messages.
+func (k *Key) String() string { return fmt.Sprintf("key %s", k.Kid) }
+
+// CurrentKey returns the key the server signs with now (made on first
+// use).
+func (f *Server) CurrentKey() *Key {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keyLocked()
+}

@@ -1,0 +1,335 @@
+package resource
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// header is a JWS header (RFC 7515 section 4).
+type header struct {
+	Alg  string   `json:"alg"`
+	Kid  string   `json:"kid"`
+	Crit []string `json:"crit"`
+}
+
+// jwtHeader reports whether token has the form of a JWS in compact
+// serialisation (three base64url parts, the first a JSON object with an
+// alg) and returns its header.
+func jwtHeader(token string) (header, bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return header{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil {
+		return header{}, false
+	}
+	var h header
+	if json.Unmarshal(raw, &h) != nil || h.Alg == "" {
+		return header{}, false
+	}
+	return h, true
+}
+
+// verifyJWT verifies a JWT access token's signature with the issuer's
+// key and then its claims.
+func (v *Validator) verifyJWT(ctx context.Context, token string, h header) (*codemode.Principal, error) {
+	if !v.algs[h.Alg] {
+		return nil, fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
+	}
+	if len(h.Crit) > 0 {
+		return nil, fmt.Errorf("%w: the token has critical header parameters this server does not understand (crit)", ErrInvalid)
+	}
+	parts := strings.Split(token, ".")
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return nil, fmt.Errorf("%w: the token's signature is not base64url", ErrInvalid)
+	}
+	key, err := v.key(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifySignature(h.Alg, key, []byte(parts[0]+"."+parts[1]), sig); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, fmt.Errorf("%w: the token's payload is not base64url", ErrInvalid)
+	}
+	var c claims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, fmt.Errorf("%w: the token's claims are not a JSON object of the expected types", ErrInvalid)
+	}
+	return v.check(&c, payload, true)
+}
+
+// keySet is the issuer's keys as fetched.
+type keySet struct {
+	keys    []jwk
+	fetched time.Time
+}
+
+// jwk is one usable key of a JWK Set.
+type jwk struct {
+	kid string
+	alg string // "" when the set did not say
+	key crypto.PublicKey
+}
+
+// find returns the key for a header: the only key that has its kid (any,
+// for a header without one) and fits its alg (a set may publish an RSA
+// and an EC key under one kid).
+func (s *keySet) find(h header) (crypto.PublicKey, bool) {
+	var found []jwk
+	for _, k := range s.keys {
+		if h.Kid != "" && k.kid != h.Kid {
+			continue
+		}
+		if k.alg != "" && k.alg != h.Alg {
+			continue
+		}
+		if checkKeyType(h.Alg, k.key) != nil {
+			continue
+		}
+		found = append(found, k)
+	}
+	if len(found) != 1 {
+		return nil, false
+	}
+	return found[0].key, true
+}
+
+// key returns the issuer's key that signed a token with header h. Keys
+// are fetched on first use, when they are older than KeysMaxAge, and when
+// h names a key id they lack (at most once per RefetchInterval: a flood
+// of tokens with made-up key ids costs the issuer one request each
+// interval).
+func (v *Validator) key(ctx context.Context, h header) (crypto.PublicKey, error) {
+	now := v.cfg.Now()
+	v.mu.Lock()
+	ks, refetched := v.keys, v.refetched
+	v.mu.Unlock()
+	if ks != nil && now.Sub(ks.fetched) < v.cfg.KeysMaxAge {
+		if k, ok := ks.find(h); ok {
+			return k, nil
+		}
+		if now.Sub(refetched) < v.cfg.RefetchInterval {
+			return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
+		}
+	}
+	ks, err := v.fetchKeys(ctx, ks)
+	if err != nil {
+		return nil, err
+	}
+	if k, ok := ks.find(h); ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
+}
+
+// fetchKeys fetches the issuer's JWK Set, unless another Validate did
+// since the set seen was read (old).
+func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error) {
+	meta, err := v.metadata(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if meta.JWKSURI == "" {
+		return nil, fmt.Errorf("%w: the token is a JWT, but the issuer's metadata (%s) names no jwks_uri to verify it with", ErrInvalid, meta.Where)
+	}
+	v.fetchMu.Lock()
+	defer v.fetchMu.Unlock()
+	v.mu.Lock()
+	if v.keys != old {
+		defer v.mu.Unlock()
+		return v.keys, nil
+	}
+	v.mu.Unlock()
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	ferr := v.fetch.JSON(ctx, meta.JWKSURI, "the issuer's JWK Set", &set)
+	now := v.cfg.Now()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if old != nil { // a refetch: the first fetch does not count against RefetchInterval
+		v.refetched = now
+	}
+	if ferr != nil {
+		v.cfg.Logger.Warn("server.auth: cannot fetch the issuer's keys", "jwks_uri", meta.JWKSURI, "err", ferr)
+		if old != nil {
+			return old, nil
+		}
+		return nil, fmt.Errorf("the issuer's keys: %w", ferr)
+	}
+	ks := &keySet{fetched: now}
+	for i, raw := range set.Keys {
+		k, err := parseJWK(raw)
+		if err != nil {
+			v.cfg.Logger.Debug("server.auth: a key of the issuer's JWK Set is skipped", "index", i, "err", err)
+			continue
+		}
+		ks.keys = append(ks.keys, k)
+	}
+	v.keys = ks
+	return ks, nil
+}
+
+// minRSABits is the smallest RSA key accepted.
+const minRSABits = 2048
+
+// parseJWK reads one key of a JWK Set (RFC 7517, 7518, 8037): an RSA,
+// EC (P-256, P-384, P-521) or OKP (Ed25519) public key for signatures.
+func parseJWK(raw json.RawMessage) (jwk, error) {
+	var k struct {
+		Kty, Kid, Alg, Use, Crv string
+		N, E, X, Y              string
+	}
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return jwk{}, err
+	}
+	if k.Use != "" && k.Use != "sig" {
+		return jwk{}, fmt.Errorf("use %q is not sig", k.Use)
+	}
+	b64 := func(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "=")) }
+	out := jwk{kid: k.Kid, alg: k.Alg}
+	switch k.Kty {
+	case "RSA":
+		n, err1 := b64(k.N)
+		e, err2 := b64(k.E)
+		if err1 != nil || err2 != nil || len(e) == 0 || len(e) > 4 {
+			return jwk{}, errors.New("RSA key: bad n or e")
+		}
+		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+		if pub.N.BitLen() < minRSABits {
+			return jwk{}, fmt.Errorf("RSA key of %d bits (at least %d)", pub.N.BitLen(), minRSABits)
+		}
+		out.key = pub
+	case "EC":
+		var curve elliptic.Curve
+		switch k.Crv {
+		case "P-256":
+			curve = elliptic.P256()
+		case "P-384":
+			curve = elliptic.P384()
+		case "P-521":
+			curve = elliptic.P521()
+		default:
+			return jwk{}, fmt.Errorf("EC curve %q", k.Crv)
+		}
+		x, err1 := b64(k.X)
+		y, err2 := b64(k.Y)
+		if err1 != nil || err2 != nil {
+			return jwk{}, errors.New("EC key: bad x or y")
+		}
+		size := (curve.Params().BitSize + 7) / 8
+		if len(x) != size || len(y) != size {
+			return jwk{}, errors.New("EC key: x or y of the wrong length")
+		}
+		// ecdsa.ParseUncompressedPublicKey checks the point is on the curve.
+		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
+		if err != nil {
+			return jwk{}, fmt.Errorf("EC key: %w", err)
+		}
+		out.key = pub
+	case "OKP":
+		x, err := b64(k.X)
+		if k.Crv != "Ed25519" || err != nil || len(x) != ed25519.PublicKeySize {
+			return jwk{}, errors.New("OKP key: only Ed25519")
+		}
+		out.key = ed25519.PublicKey(x)
+	default:
+		return jwk{}, fmt.Errorf("kty %q", k.Kty)
+	}
+	return out, nil
+}
+
+// checkKeyType reports whether key can verify alg: an RSA key for RS*
+// and PS*, an ECDSA key on alg's own curve for ES*, Ed25519 for EdDSA.
+func checkKeyType(alg string, key crypto.PublicKey) error {
+	switch alg {
+	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512":
+		if _, ok := key.(*rsa.PublicKey); ok {
+			return nil
+		}
+	case "ES256", "ES384", "ES512":
+		want := map[string]elliptic.Curve{"ES256": elliptic.P256(), "ES384": elliptic.P384(), "ES512": elliptic.P521()}[alg]
+		if k, ok := key.(*ecdsa.PublicKey); ok && k.Curve == want {
+			return nil
+		}
+	case "EdDSA":
+		if _, ok := key.(ed25519.PublicKey); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("the issuer's key for the token is not one that %s verifies with", alg)
+}
+
+// verifySignature checks a JWS signature (RFC 7518 section 3, RFC 8037).
+func verifySignature(alg string, key crypto.PublicKey, input, sig []byte) error {
+	if err := checkKeyType(alg, key); err != nil {
+		return err
+	}
+	var h crypto.Hash
+	switch alg[2:] {
+	case "256":
+		h = crypto.SHA256
+	case "384":
+		h = crypto.SHA384
+	case "512":
+		h = crypto.SHA512
+	}
+	digest := func() []byte {
+		switch h {
+		case crypto.SHA384:
+			d := sha512.Sum384(input)
+			return d[:]
+		case crypto.SHA512:
+			d := sha512.Sum512(input)
+			return d[:]
+		}
+		d := sha256.Sum256(input)
+		return d[:]
+	}
+	bad := errors.New("the token's signature does not verify with the issuer's key")
+	switch alg[:2] {
+	case "RS":
+		if rsa.VerifyPKCS1v15(key.(*rsa.PublicKey), h, digest(), sig) != nil {
+			return bad
+		}
+	case "PS":
+		if rsa.VerifyPSS(key.(*rsa.PublicKey), h, digest(), sig, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash}) != nil {
+			return bad
+		}
+	case "ES":
+		k := key.(*ecdsa.PublicKey)
+		size := (k.Curve.Params().BitSize + 7) / 8
+		if len(sig) != 2*size {
+			return bad
+		}
+		r, s := new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:])
+		if !ecdsa.Verify(k, digest(), r, s) {
+			return bad
+		}
+	default: // EdDSA
+		if !ed25519.Verify(key.(ed25519.PublicKey), input, sig) {
+			return bad
+		}
+	}
+	return nil
+}

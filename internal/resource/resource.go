@@ -1,0 +1,408 @@
+// Package resource makes codemode-mcp an OAuth 2.1 resource server (the
+// MCP authorization specification): it validates the access tokens a
+// team's authorization server (the issuer) issued for this server, and
+// says who they are for (a codemode.Principal).
+//
+// A token that is a JWT is verified against the issuer's signing keys,
+// found through its metadata (RFC 8414 / OpenID Connect discovery, by
+// internal/oauth's Fetcher) and its jwks_uri, and cached; a key id the
+// cache does not know makes it fetch the keys again (at most once per
+// RefetchInterval), so the issuer rotates its keys without a restart. Its
+// alg must be one of Algorithms (asymmetric only: never "none", never an
+// HMAC that a public key would verify); iss must be the issuer, aud must
+// name the audience (RFC 8707's resource), exp must be in the future and
+// nbf in the past, within Skew. Any other token is introspected (RFC 7662)
+// at the issuer's introspection endpoint with the configured client, and
+// an active answer is cached for at most CacheTTL (and never past the
+// token's exp), in a cache of at most CacheSize tokens, by the token's
+// SHA-256: a token is never kept, logged or put in an error.
+package resource
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+)
+
+// ErrInvalid is wrapped by the error of a token that is not good for this
+// server: the client must get another (401 invalid_token). The text after
+// it says why in fixed words, never quoting the token or its claims.
+var ErrInvalid = errors.New("invalid access token")
+
+// Defaults of Config.
+const (
+	DefaultSkew            = 30 * time.Second
+	DefaultRefetchInterval = 10 * time.Second
+	DefaultKeysMaxAge      = time.Hour
+	DefaultCacheTTL        = 10 * time.Second
+	DefaultCacheSize       = 1024
+	DefaultTimeout         = 10 * time.Second
+)
+
+// MaxTokenLen bounds a bearer token; a longer one is refused unread.
+const MaxTokenLen = 16 << 10
+
+// maxClaimLen bounds a claim kept in a Principal (a name, an email, a
+// group); maxSubjectLen a subject, which is refused when longer.
+const (
+	maxClaimLen   = 256
+	maxSubjectLen = 1024
+)
+
+// Algorithms are the JWS algorithms accepted by default: the asymmetric
+// ones of RFC 7518 and RFC 8037.
+var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// Config configures a Validator.
+type Config struct {
+	// Issuer is the authorization server's issuer identifier (https, or
+	// http to a loopback address).
+	Issuer string
+	// Audience is what a token's aud (or its introspection's) must name:
+	// this server's resource identifier, unless the issuer is told to use
+	// another.
+	Audience string
+	// ClientID and ClientSecret authenticate introspection requests
+	// (client_secret_basic). IntrospectionEndpoint overrides the one the
+	// issuer's metadata names (an issuer may not publish it: Ory Hydra
+	// serves it on its admin port). With neither ClientID nor
+	// IntrospectionEndpoint, tokens that are not JWTs are refused.
+	ClientID, ClientSecret string
+	IntrospectionEndpoint  string
+	// Algorithms overrides the accepted JWS algorithms (a subset of the
+	// default list; nil: all of it).
+	Algorithms []string
+	// Skew is the clock difference allowed on exp and nbf.
+	Skew time.Duration
+	// RefetchInterval is the least time between two fetches of the keys
+	// caused by a key id the cache does not know, and between two tries
+	// to read the issuer's metadata after one failed.
+	RefetchInterval time.Duration
+	// KeysMaxAge is how long fetched keys are used before the next token
+	// fetches them again (a key the issuer withdrew stops working then).
+	KeysMaxAge time.Duration
+	// CacheTTL and CacheSize bound the cache of introspection answers.
+	CacheTTL  time.Duration
+	CacheSize int
+	// Timeout bounds each request to the issuer.
+	Timeout time.Duration
+	// Transport carries the requests to the issuer (nil: a transport of
+	// the Validator's own).
+	Transport http.RoundTripper
+	// Now is the clock (nil: time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// A Validator validates access tokens for one resource server. It is safe
+// for concurrent use; it starts no goroutine (requests to the issuer are
+// made by the Validate that needs them).
+type Validator struct {
+	// fixed at creation
+	cfg   Config
+	fetch *oauth.Fetcher
+	algs  map[string]bool
+
+	// fetchMu serialises fetches of the metadata and the keys, so that a
+	// burst of tokens with a new key id makes one request.
+	fetchMu sync.Mutex
+
+	mu        sync.Mutex
+	meta      *oauth.IssuerMetadata // nil until read
+	metaErr   error                 // the last failure to read it
+	metaTried time.Time
+	keys      *keySet // nil until fetched
+	refetched time.Time
+	cache     map[[sha256.Size]byte]cached
+}
+
+type cached struct {
+	p       *codemode.Principal
+	expires time.Time
+}
+
+// New returns a Validator for cfg. It reaches the issuer only when a
+// token needs it.
+func New(cfg Config) (*Validator, error) {
+	if err := oauth.CheckIssuer(cfg.Issuer); err != nil {
+		return nil, err
+	}
+	if e := cfg.IntrospectionEndpoint; e != "" {
+		if err := oauth.CheckURL(e, "the introspection endpoint"); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Audience == "" {
+		return nil, errors.New("resource: no audience")
+	}
+	if cfg.Skew <= 0 {
+		cfg.Skew = DefaultSkew
+	}
+	if cfg.RefetchInterval <= 0 {
+		cfg.RefetchInterval = DefaultRefetchInterval
+	}
+	if cfg.KeysMaxAge <= 0 {
+		cfg.KeysMaxAge = DefaultKeysMaxAge
+	}
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = DefaultCacheTTL
+	}
+	if cfg.CacheSize <= 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	algs := map[string]bool{}
+	for _, a := range cfg.Algorithms {
+		if !isAllowedAlg(a) {
+			return nil, fmt.Errorf("resource: JWS algorithm %q is not accepted (one of %s)", a, strings.Join(Algorithms, ", "))
+		}
+		algs[a] = true
+	}
+	if len(algs) == 0 {
+		for _, a := range Algorithms {
+			algs[a] = true
+		}
+	}
+	return &Validator{cfg: cfg, algs: algs, fetch: oauth.NewFetcher(cfg.Transport, cfg.Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
+}
+
+func isAllowedAlg(a string) bool {
+	for _, b := range Algorithms {
+		if a == b {
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes the idle connections of the Validator's own transport.
+func (v *Validator) Close() { v.fetch.Close() }
+
+// Issuer is the issuer identifier tokens must come from.
+func (v *Validator) Issuer() string { return v.cfg.Issuer }
+
+// Validate checks an access token and returns who it is for. The error
+// wraps ErrInvalid when the token is not good for this server; any other
+// error is a failure to reach the issuer (the token may be good).
+func (v *Validator) Validate(ctx context.Context, token string) (*codemode.Principal, error) {
+	switch {
+	case token == "":
+		return nil, fmt.Errorf("%w: no token", ErrInvalid)
+	case len(token) > MaxTokenLen:
+		return nil, fmt.Errorf("%w: the token is over %d bytes", ErrInvalid, MaxTokenLen)
+	case strings.ContainsFunc(token, notToken68):
+		return nil, fmt.Errorf("%w: the token holds characters outside RFC 6750's b64token", ErrInvalid)
+	}
+	if h, ok := jwtHeader(token); ok {
+		return v.verifyJWT(ctx, token, h)
+	}
+	return v.introspect(ctx, token)
+}
+
+// notToken68 reports a rune outside RFC 6750's b64token.
+func notToken68(r rune) bool {
+	switch {
+	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("-._~+/=", r)
+}
+
+// metadata returns the issuer's metadata, reading it on first use (and,
+// after a failure, again once RefetchInterval has passed).
+func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
+	v.mu.Lock()
+	m, err, tried := v.meta, v.metaErr, v.metaTried
+	v.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	if err != nil && v.cfg.Now().Sub(tried) < v.cfg.RefetchInterval {
+		return nil, err
+	}
+	v.fetchMu.Lock()
+	defer v.fetchMu.Unlock()
+	v.mu.Lock()
+	if v.meta != nil {
+		defer v.mu.Unlock()
+		return v.meta, nil
+	}
+	v.mu.Unlock()
+	got, err := v.fetch.Issuer(ctx, v.cfg.Issuer)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.metaTried = v.cfg.Now()
+	if err != nil {
+		v.metaErr = fmt.Errorf("the issuer's metadata: %w", err)
+		v.cfg.Logger.Warn("server.auth: cannot read the issuer's metadata", "issuer", v.cfg.Issuer, "err", err)
+		return nil, v.metaErr
+	}
+	v.meta, v.metaErr = &got, nil
+	return v.meta, nil
+}
+
+// claims is the part of a token's claim set (a JWT's payload or an
+// introspection answer) the Validator reads.
+type claims struct {
+	Active   *bool     `json:"active"` // introspection only
+	Issuer   string    `json:"iss"`
+	Subject  string    `json:"sub"`
+	Audience strOrList `json:"aud"`
+	Exp      *numeric  `json:"exp"`
+	Nbf      *numeric  `json:"nbf"`
+	Scope    string    `json:"scope"`
+	Scp      strOrList `json:"scp"`
+	ClientID string    `json:"client_id"`
+	Azp      string    `json:"azp"`
+	Name     string    `json:"name"`
+	Username string    `json:"preferred_username"`
+	Email    string    `json:"email"`
+	Groups   strOrList `json:"groups"`
+	Roles    strOrList `json:"roles"`
+	TokenUse string    `json:"token_use"` // Hydra's introspection: access_token or refresh_token
+}
+
+// strOrList is a claim RFC 7519 lets be a string or an array of strings.
+type strOrList []string
+
+func (s *strOrList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*s = strOrList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("want a string or an array of strings")
+	}
+	*s = many
+	return nil
+}
+
+// numeric is a NumericDate (seconds since the epoch, maybe fractional).
+type numeric float64
+
+func (n numeric) time() time.Time {
+	sec := float64(n)
+	return time.Unix(int64(sec), int64((sec-float64(int64(sec)))*1e9))
+}
+
+// check validates the claims every token must satisfy and makes the
+// Principal; raw is the claim set as sent.
+func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Principal, error) {
+	now := v.cfg.Now()
+	switch {
+	case c.Issuer == "" && requireExp:
+		return nil, fmt.Errorf("%w: the token has no iss", ErrInvalid)
+	case c.Issuer != "" && strings.TrimSuffix(c.Issuer, "/") != strings.TrimSuffix(v.cfg.Issuer, "/"):
+		return nil, fmt.Errorf("%w: the token was issued by another authorization server", ErrInvalid)
+	case c.Exp == nil && requireExp:
+		return nil, fmt.Errorf("%w: the token has no exp", ErrInvalid)
+	case c.Exp != nil && !now.Before(c.Exp.time().Add(v.cfg.Skew)):
+		return nil, fmt.Errorf("%w: the token has expired", ErrInvalid)
+	case c.Nbf != nil && now.Add(v.cfg.Skew).Before(c.Nbf.time()):
+		return nil, fmt.Errorf("%w: the token is not valid yet (nbf)", ErrInvalid)
+	case !audienceNames(c.Audience, v.cfg.Audience):
+		return nil, fmt.Errorf("%w: the token is for another resource (its aud does not name this server's audience, server.auth.audience)", ErrInvalid)
+	case c.Subject == "":
+		return nil, fmt.Errorf("%w: the token has no sub", ErrInvalid)
+	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
+		return nil, fmt.Errorf("%w: the token's sub is not a short UTF-8 string", ErrInvalid)
+	case c.TokenUse != "" && c.TokenUse != "access_token":
+		return nil, fmt.Errorf("%w: the token is not an access token", ErrInvalid)
+	}
+	scopes := strings.Fields(c.Scope)
+	if len(scopes) == 0 {
+		for _, s := range c.Scp {
+			scopes = append(scopes, strings.Fields(s)...)
+		}
+	}
+	if len(raw) > MaxTokenLen { // a huge introspection answer is not kept (the cache holds it)
+		raw = nil
+	}
+	return &codemode.Principal{
+		Issuer:   v.cfg.Issuer,
+		Subject:  c.Subject,
+		Name:     bounded(firstOf(c.Name, c.Username)),
+		Email:    bounded(c.Email),
+		ClientID: bounded(firstOf(c.ClientID, c.Azp)),
+		Scopes:   boundedAll(scopes),
+		Groups:   boundedAll(c.Groups),
+		Roles:    boundedAll(c.Roles),
+		Claims:   json.RawMessage(bytes.Clone(raw)),
+	}, nil
+}
+
+// audienceNames reports whether aud names want (an audience with or
+// without a trailing slash: a resource is its URL either way).
+func audienceNames(aud []string, want string) bool {
+	for _, a := range aud {
+		if a == want || strings.TrimSuffix(a, "/") == strings.TrimSuffix(want, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// bounded is a claim kept for display: valid UTF-8, at most maxClaimLen
+// bytes, no control characters.
+func bounded(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > maxClaimLen {
+		cut := maxClaimLen
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
+
+// maxListLen bounds the scopes, groups or roles kept of a token.
+const maxListLen = 256
+
+func boundedAll(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if len(out) == maxListLen {
+			break
+		}
+		if b := bounded(s); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}

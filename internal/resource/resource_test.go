@@ -1,0 +1,328 @@
+package resource_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.uber.org/goleak"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
+	"github.com/codemode-mcp/codemode-mcp/internal/resource"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// clock is a clock the test moves.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// newValidator is a Validator for the issuer of as, whose audience is its
+// resource's /mcp, on a clock at the present.
+func newValidator(t *testing.T, as *oauthtest.Server, change ...func(*resource.Config)) (*resource.Validator, *clock) {
+	t.Helper()
+	c := &clock{now: time.Now()}
+	cfg := resource.Config{Issuer: as.Issuer(), Audience: as.ServerURL(), Now: c.Now}
+	for _, ch := range change {
+		ch(&cfg)
+	}
+	v, err := resource.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	return v, c
+}
+
+// A good JWT, signed with RS256, PS256 or ES256 by the issuer's published
+// key, gives the principal its claims name: subject, name, email, client,
+// scopes (scope or scp), groups and roles.
+func TestGoodJWTGivesThePrincipal(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	for _, alg := range []string{"RS256", "PS256", "ES256"} {
+		tok := as.SignJWT(alg, map[string]any{"sub": "alice-1", "name": "Alice", "email": "alice@example.com", "client_id": "cli",
+			"scope": "codemode:run codemode:approve", "groups": []string{"eng", "ops"}, "roles": "approver", "aud": []string{"other", as.ServerURL()}})
+		p, err := v.Validate(context.Background(), tok)
+		if err != nil {
+			t.Fatalf("%s: %v", alg, err)
+		}
+		want := &codemode.Principal{Issuer: as.Issuer(), Subject: "alice-1", Name: "Alice", Email: "alice@example.com", ClientID: "cli",
+			Scopes: []string{"codemode:run", "codemode:approve"}, Groups: []string{"eng", "ops"}, Roles: []string{"approver"}}
+		if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(codemode.Principal{}, "Claims")); diff != "" {
+			t.Errorf("%s: principal (-want +got):\n%s", alg, diff)
+		}
+		if !json.Valid(p.Claims) || !strings.Contains(string(p.Claims), `"alice-1"`) {
+			t.Errorf("%s: Claims %s, want the token's claim set", alg, p.Claims)
+		}
+	}
+	// Hydra's JWTs name their scopes in scp, an array.
+	p, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"scp": []string{"codemode:run"}}))
+	if err != nil || !p.HasScope(codemode.ScopeRun) {
+		t.Errorf("scp: %+v, %v; want the scope codemode:run", p, err)
+	}
+}
+
+// Every bad token is refused as invalid (ErrInvalid), with a reason in
+// fixed words that never quotes the token.
+func TestBadTokensAreInvalid(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	good := as.SignJWT("RS256", nil)
+	if _, err := v.Validate(context.Background(), good); err != nil {
+		t.Fatalf("the good token: %v", err)
+	}
+	pub, _ := x509.MarshalPKIXPublicKey(&as.CurrentKey().RSA.PublicKey)
+	other := oauthtest.NewKey(as.CurrentKey().Kid) // another key under the published kid
+	for _, tc := range []struct{ name, token, reason string }{
+		{"another audience", as.SignJWT("RS256", map[string]any{"aud": "https://elsewhere.example/mcp"}), "another resource"},
+		{"no audience", as.SignJWT("RS256", map[string]any{"aud": nil}), "another resource"},
+		{"expired", as.SignJWT("RS256", map[string]any{"exp": time.Now().Add(-time.Hour).Unix()}), "expired"},
+		{"no exp", as.SignJWT("RS256", map[string]any{"exp": nil}), "no exp"},
+		{"not yet valid", as.SignJWT("RS256", map[string]any{"nbf": time.Now().Add(time.Hour).Unix()}), "not valid yet"},
+		{"another issuer", as.SignJWT("RS256", map[string]any{"iss": "https://evil.example/"}), "another authorization server"},
+		{"no subject", as.SignJWT("RS256", map[string]any{"sub": nil}), "no sub"},
+		{"signed by another key", oauthtest.Sign(other, "RS256", claimsOf(t, good)), "does not verify"},
+		{"signed by a key not published", oauthtest.Sign(oauthtest.NewKey("stranger"), "ES256", claimsOf(t, good)), "does not publish"},
+		{"alg none", oauthtest.Sign(&oauthtest.Key{Kid: as.CurrentKey().Kid}, "none", claimsOf(t, good)), "algorithm"},
+		{"HMAC with the public key", hs256(t, pub, as.CurrentKey().Kid, claimsOf(t, good)), "algorithm"},
+		{"characters outside b64token", "abc def", "b64token"},
+		{"too long", strings.Repeat("a", resource.MaxTokenLen+1), "over"},
+	} {
+		_, err := v.Validate(context.Background(), tc.token)
+		if !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), tc.reason) {
+			t.Errorf("%s: %v; want ErrInvalid saying %q", tc.name, err, tc.reason)
+			continue
+		}
+		if len(tc.token) > 8 && strings.Contains(err.Error(), tc.token[len(tc.token)-8:]) {
+			t.Errorf("%s: the error quotes the token: %v", tc.name, err)
+		}
+	}
+}
+
+// claimsOf returns a JWT's claims.
+func claimsOf(t *testing.T, jwt string) map[string]any {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(strings.Split(jwt, ".")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// hs256 signs claims with HMAC-SHA256 keyed by secret: the attack where a
+// verifier uses the issuer's public key as an HMAC secret.
+func hs256(t *testing.T, secret []byte, kid string, claims map[string]any) string {
+	t.Helper()
+	h, _ := json.Marshal(map[string]any{"alg": "HS256", "kid": kid})
+	c, _ := json.Marshal(claims)
+	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(input))
+	return input + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// The issuer rotates its key: a token with the new kid makes the
+// Validator fetch the keys again, and passes. A kid still unknown right
+// after that fetch does not make another one until RefetchInterval has
+// passed, so made-up kids cannot flood the issuer.
+func TestKeyRotationNeedsNoRestart(t *testing.T) {
+	as := oauthtest.New(t)
+	v, clk := newValidator(t, as, func(c *resource.Config) { c.RefetchInterval = time.Minute })
+	jwks := func() int { return as.HitsOf("/jwks") }
+	if _, err := v.Validate(context.Background(), as.SignJWT("ES256", nil)); err != nil {
+		t.Fatalf("before the rotation: %v", err)
+	}
+	if n := jwks(); n != 1 {
+		t.Fatalf("%d fetches of the keys, want 1", n)
+	}
+	as.RotateKey()
+	if _, err := v.Validate(context.Background(), as.SignJWT("ES256", nil)); err != nil {
+		t.Fatalf("after the rotation: %v", err)
+	}
+	if n := jwks(); n != 2 {
+		t.Fatalf("%d fetches of the keys after the rotation, want 2", n)
+	}
+	stranger := oauthtest.NewKey("made-up")
+	forged := oauthtest.Sign(stranger, "ES256", claimsOf(t, as.SignJWT("ES256", nil)))
+	if _, err := v.Validate(context.Background(), forged); !errors.Is(err, resource.ErrInvalid) {
+		t.Fatalf("an unknown kid: %v, want ErrInvalid", err)
+	}
+	if n := jwks(); n != 2 {
+		t.Errorf("%d fetches after an unknown kid within RefetchInterval, want still 2", n)
+	}
+	clk.advance(time.Minute)
+	_, _ = v.Validate(context.Background(), forged)
+	if n := jwks(); n != 3 {
+		t.Errorf("%d fetches after an unknown kid past RefetchInterval, want 3", n)
+	}
+	// Keys older than KeysMaxAge are fetched again by the next token.
+	clk.advance(resource.DefaultKeysMaxAge)
+	later := as.SignJWT("ES256", map[string]any{"exp": clk.Now().Add(time.Hour).Unix()})
+	if _, err := v.Validate(context.Background(), later); err != nil || jwks() != 4 {
+		t.Errorf("after KeysMaxAge: %v, %d fetches; want the token good and 4 fetches", err, jwks())
+	}
+}
+
+// A token that is not a JWT is introspected at the issuer, authenticated
+// as the configured client: active gives the principal (and is cached for
+// a while, never past the token's exp), inactive is refused; a token for
+// another audience is refused even when active. The issuer refusing the
+// client is the server's problem, not an invalid token.
+func TestOpaqueTokensAreIntrospected(t *testing.T) {
+	as := oauthtest.New(t)
+	as.IntrospectClientID, as.IntrospectClientSecret = "codemode", "introspect-secret"
+	v, clk := newValidator(t, as, func(c *resource.Config) { c.ClientID, c.ClientSecret = "codemode", "introspect-secret" })
+	ctx := context.Background()
+	tok := as.IssueOpaque(map[string]any{"sub": "bob", "email": "bob@example.com", "aud": []string{as.ServerURL()}, "scope": "codemode:approve",
+		"exp": clk.Now().Add(time.Hour).Unix()})
+	p, err := v.Validate(ctx, tok)
+	if err != nil || p.Subject != "bob" || p.Email != "bob@example.com" || !p.HasScope(codemode.ScopeApprove) {
+		t.Fatalf("an active opaque token: %+v, %v", p, err)
+	}
+	if _, err := v.Validate(ctx, tok); err != nil || as.Introspections() != 1 {
+		t.Errorf("again at once: %v, %d introspections; want it cached (1)", err, as.Introspections())
+	}
+	clk.advance(resource.DefaultCacheTTL)
+	as.Deactivate(tok)
+	if _, err := v.Validate(ctx, tok); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "not active") || as.Introspections() != 2 {
+		t.Errorf("revoked, past the cache's TTL: %v, %d introspections; want ErrInvalid (not active) after a second introspection", err, as.Introspections())
+	}
+	short := as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "exp": clk.Now().Add(time.Second).Unix()})
+	if _, err := v.Validate(ctx, short); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(time.Second)
+	as.Deactivate(short)
+	if _, err := v.Validate(ctx, short); !errors.Is(err, resource.ErrInvalid) {
+		t.Errorf("past its exp, within the cache's TTL: %v; want it asked again and refused", err)
+	}
+	if _, err := v.Validate(ctx, as.IssueOpaque(map[string]any{"sub": "bob", "aud": "https://elsewhere.example/"})); !errors.Is(err, resource.ErrInvalid) {
+		t.Errorf("active for another audience: %v, want ErrInvalid", err)
+	}
+	if _, err := v.Validate(ctx, as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "token_use": "refresh_token"})); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "not an access token") {
+		t.Errorf("a refresh token (Hydra's token_use): %v, want ErrInvalid", err)
+	}
+	if _, err := v.Validate(ctx, "never-issued"); !errors.Is(err, resource.ErrInvalid) {
+		t.Errorf("unknown: %v, want ErrInvalid", err)
+	}
+	wrong, _ := newValidator(t, as, func(c *resource.Config) { c.ClientID, c.ClientSecret = "codemode", "wrong" })
+	if _, err := wrong.Validate(ctx, tok); err == nil || errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("the issuer refusing the client: %v; want an error that is not ErrInvalid and shows no secret", err)
+	}
+	none, _ := newValidator(t, as)
+	if _, err := none.Validate(ctx, tok); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "server.auth.introspection") {
+		t.Errorf("no introspection configured: %v; want ErrInvalid naming server.auth.introspection", err)
+	}
+}
+
+// An issuer that cannot be reached is not an invalid token: the error
+// does not wrap ErrInvalid (the guard answers 503, and the client keeps
+// its token).
+func TestUnreachableIssuerIsNotAnInvalidToken(t *testing.T) {
+	as := oauthtest.New(t)
+	tok := as.SignJWT("RS256", nil)
+	v, _ := newValidator(t, as)
+	as.AS.Close()
+	if _, err := v.Validate(context.Background(), tok); err == nil || errors.Is(err, resource.ErrInvalid) {
+		t.Errorf("issuer down: %v; want an error that is not ErrInvalid", err)
+	}
+}
+
+// New refuses what cannot work: an issuer over plain http beyond
+// loopback, no audience, an algorithm outside the asymmetric list.
+func TestNewRefusesBadConfig(t *testing.T) {
+	for _, cfg := range []resource.Config{
+		{Issuer: "http://auth.example.com/", Audience: "https://mcp.example.com/mcp"},
+		{Issuer: "https://auth.example.com/"},
+		{Issuer: "https://auth.example.com/", Audience: "x", Algorithms: []string{"HS256"}},
+		{Issuer: "https://auth.example.com/", Audience: "x", Algorithms: []string{"none"}},
+	} {
+		if v, err := resource.New(cfg); err == nil {
+			v.Close()
+			t.Errorf("%+v: accepted", cfg)
+		}
+	}
+}
+
+// A burst of tokens signed with a new key, validated at once, fetches the
+// keys once more, not once per token (the fetches are serialised and a
+// fetch finds the one made while it waited); every token passes.
+func TestABurstAfterARotationFetchesTheKeysOnce(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	if _, err := v.Validate(context.Background(), as.SignJWT("ES256", nil)); err != nil {
+		t.Fatal(err)
+	}
+	as.RotateKey()
+	tok := as.SignJWT("ES256", nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			_, err := v.Validate(context.Background(), tok)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := as.HitsOf("/jwks"); n != 2 {
+		t.Errorf("%d fetches of the keys, want 2 (the first, and one after the rotation)", n)
+	}
+}
+
+// The cache of introspection answers holds at most CacheSize tokens: with
+// room for two, three tokens asked about twice are not all answered from
+// it the second time.
+func TestIntrospectionCacheIsBounded(t *testing.T) {
+	as := oauthtest.New(t)
+	v, clk := newValidator(t, as, func(c *resource.Config) { c.ClientID, c.CacheSize = "codemode", 2 })
+	var toks []string
+	for i := range 3 {
+		toks = append(toks, as.IssueOpaque(map[string]any{"sub": "user-" + string(rune('a'+i)), "aud": as.ServerURL(), "exp": clk.Now().Add(time.Hour).Unix()}))
+	}
+	for range 2 {
+		for _, tok := range toks {
+			if _, err := v.Validate(context.Background(), tok); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := as.Introspections(); n <= 3 {
+		t.Errorf("%d introspections for three tokens asked about twice with room for two, want more than 3", n)
+	}
+}

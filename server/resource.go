@@ -1,0 +1,289 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/resource"
+)
+
+// ToolScopes is the scope a token must carry to call each MCP tool when
+// the server has an issuer (server.auth): any one of those listed. A
+// tool missing here needs codemode:run (TestEveryToolHasAScope keeps the
+// table whole). Rolling back undoes what was approved, so it is an
+// administrator's; listing pending actions is for whoever runs programs
+// or decides them.
+var ToolScopes = map[string][]string{
+	"codemode":              {codemode.ScopeRun},
+	"codemode_executions":   {codemode.ScopeRun},
+	"codemode_snippets":     {codemode.ScopeRun},
+	"codemode_save_snippet": {codemode.ScopeRun},
+	"codemode_pending":      {codemode.ScopeRun, codemode.ScopeApprove},
+	"codemode_approve":      {codemode.ScopeApprove},
+	"codemode_reject":       {codemode.ScopeApprove},
+	"codemode_rollback":     {codemode.ScopeAdmin},
+}
+
+// methodScopes is the scope of the MCP methods besides tools/call that
+// touch runs: the task requests (a task is a codemode run; tasks/update
+// answers its approval questions). Other methods (initialize, tools/list,
+// ping, notifications, responses) need a valid token and no scope.
+var methodScopes = map[mcp.MCPMethod][]string{
+	mcp.MethodTasksGet:    {codemode.ScopeRun},
+	mcp.MethodTasksList:   {codemode.ScopeRun},
+	mcp.MethodTasksResult: {codemode.ScopeRun},
+	mcp.MethodTasksCancel: {codemode.ScopeRun},
+	methodTasksUpdate:     {codemode.ScopeApprove},
+}
+
+// consoleScope is what a bearer token needs to reach the approval console
+// under an issuer: the console has no sign-in through the issuer yet, so
+// browsers are refused and only a client that sends such a token gets in.
+const consoleScope = codemode.ScopeAdmin
+
+// metricsScope is what a bearer token needs to read PathMetrics under an
+// issuer: the metrics speak of every principal's runs, as the console
+// does.
+const metricsScope = codemode.ScopeAdmin
+
+// resourceServer is the HTTP face of server.auth: it validates the
+// bearer token of every request to the MCP endpoints (and the console),
+// puts its Principal in the request's context, checks the scope of
+// tools/call and the task requests, and serves the protected resource
+// metadata (RFC 9728) that tells clients where to sign in.
+type resourceServer struct {
+	// fixed at creation
+	v             *resource.Validator
+	resource      string // this server's resource identifier
+	metadataURL   string // where clients find its metadata
+	metadataPaths []string
+	metadata      http.Handler
+}
+
+// newResourceServer makes the resource server for auth, whose MCP
+// endpoint listens at listenURL (the resource unless auth.Resource says
+// otherwise).
+func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options) (*resourceServer, error) {
+	res := cmp.Or(auth.Resource, listenURL)
+	u, err := url.Parse(res)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("server.auth: the resource %q is not an absolute URL", res)
+	}
+	if auth.Resource == "" {
+		if err := checkListenHost(u.Host); err != nil {
+			return nil, err
+		}
+	}
+	v, err := resource.New(resource.Config{
+		Issuer:                auth.Issuer,
+		Audience:              cmp.Or(auth.Audience, res),
+		ClientID:              auth.Introspection.ClientID,
+		ClientSecret:          auth.Introspection.ClientSecret,
+		IntrospectionEndpoint: auth.Introspection.Endpoint,
+		Logger:                opts.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server.auth: %w", err)
+	}
+	path := mcpserver.ProtectedResourceMetadataPath(res)
+	paths := []string{path}
+	if path != mcpserver.WellKnownProtectedResourcePath {
+		paths = append(paths, mcpserver.WellKnownProtectedResourcePath)
+	}
+	return &resourceServer{
+		v:             v,
+		resource:      res,
+		metadataURL:   u.Scheme + "://" + u.Host + path,
+		metadataPaths: paths,
+		metadata: mcpserver.NewProtectedResourceMetadataHandler(mcpserver.ProtectedResourceMetadataConfig{
+			Resource:               res,
+			AuthorizationServers:   []string{auth.Issuer},
+			ScopesSupported:        orDefault(auth.ScopesSupported, codemode.Scopes),
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           cmp.Or(opts.Name, "codemode"),
+		}),
+	}, nil
+}
+
+// orDefault is list, or def when list is empty.
+func orDefault(list, def []string) []string {
+	if len(list) == 0 {
+		return def
+	}
+	return list
+}
+
+// CheckAuthAddr reports whether a server with auth can listen on addr:
+// without server.auth.resource the resource is the listen address, which
+// must then be one a client can reach (not 0.0.0.0 or ::).
+func CheckAuthAddr(auth *config.ServerAuth, addr net.Addr) error {
+	if auth == nil || auth.Resource != "" {
+		return nil
+	}
+	return checkListenHost(addr.String())
+}
+
+func checkListenHost(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("server.auth: the server listens on %s, which is no address a client can reach: set server.auth.resource to the MCP endpoint's public URL", hostport)
+	}
+	return nil
+}
+
+func (rs *resourceServer) close() { rs.v.Close() }
+
+// servesMetadata reports whether path is where the metadata is served.
+func (rs *resourceServer) servesMetadata(path string) bool {
+	return slices.Contains(rs.metadataPaths, path)
+}
+
+// authenticateIssuer validates the request's bearer token under
+// server.auth (in place of authenticate's static token). It returns the
+// request with the token's Principal in its context, or answers the
+// request itself and returns nil: 401 (no token, or an invalid one), 429
+// (its address sent too many invalid ones: each may cost the issuer an
+// introspection), 503 (the issuer could not be asked). scope, when not
+// "", must be granted too (403 otherwise).
+func (g *guard) authenticateIssuer(w http.ResponseWriter, r *http.Request, scope string) *http.Request {
+	rs := g.rs
+	header := r.Header.Values("Authorization")
+	if len(header) == 0 {
+		rs.challenge(w, http.StatusUnauthorized, "", "this server wants an access token from its authorization server (see resource_metadata)", "")
+		return nil
+	}
+	if ok, secs := g.failures.Allow(r.RemoteAddr); !ok {
+		g.failures.Warn(g.log, "access token refused: too many invalid tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: too many invalid access tokens from your address; try again in %d s", secs))
+		return nil
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(header[0]), " ")
+	var p *codemode.Principal
+	var err error
+	if len(header) > 1 || !strings.EqualFold(scheme, "Bearer") {
+		err = fmt.Errorf("%w: the Authorization header is not one Bearer token", resource.ErrInvalid)
+	} else {
+		p, err = rs.v.Validate(r.Context(), strings.TrimSpace(token))
+	}
+	switch {
+	case errors.Is(err, resource.ErrInvalid):
+		g.failures.Fail(r.RemoteAddr)
+		g.failures.Warn(g.log, "an invalid access token", "remote", r.RemoteAddr, "why", err.Error())
+		rs.challenge(w, http.StatusUnauthorized, "invalid_token", strings.TrimPrefix(err.Error(), resource.ErrInvalid.Error()+": "), "")
+		return nil
+	case err != nil:
+		g.log.Error("server.auth: cannot check an access token", "err", err)
+		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server could not be asked about the access token; try again")
+		return nil
+	}
+	if scope != "" && !p.HasScope(scope) {
+		rs.challenge(w, http.StatusForbidden, "insufficient_scope", "the access token lacks the scope "+scope, scope)
+		return nil
+	}
+	return r.WithContext(codemode.WithPrincipal(r.Context(), p))
+}
+
+// authorizeBody checks that the request's principal has the scope of
+// each message in a POST body (one JSON-RPC message, or a batch): 403
+// insufficient_scope naming the first scope missing otherwise.
+func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	p := codemode.PrincipalFrom(r.Context())
+	for _, scopes := range bodyScopes(body) {
+		if !slices.ContainsFunc(scopes, p.HasScope) {
+			g.rs.challenge(w, http.StatusForbidden, "insufficient_scope",
+				"the access token lacks the scope "+strings.Join(scopes, " or ")+" this request needs", strings.Join(scopes, " "))
+			return false
+		}
+	}
+	return true
+}
+
+// bodyScopes returns the scopes (any one of each) the messages of a body
+// need. A body that does not parse needs none here: the transport
+// answers it with a parse error.
+func bodyScopes(body []byte) [][]string {
+	type message struct {
+		Method mcp.MCPMethod `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	var msgs []message
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		_ = json.Unmarshal(b, &msgs)
+	} else {
+		var m message
+		if json.Unmarshal(b, &m) == nil {
+			msgs = []message{m}
+		}
+	}
+	var out [][]string
+	for _, m := range msgs {
+		switch {
+		case m.Method == mcp.MethodToolsCall:
+			out = append(out, orDefault(ToolScopes[m.Params.Name], []string{codemode.ScopeRun}))
+		case methodScopes[m.Method] != nil:
+			out = append(out, methodScopes[m.Method])
+		}
+	}
+	return out
+}
+
+// challenge refuses a request as RFC 6750 and RFC 9728 say: the status,
+// WWW-Authenticate naming the resource metadata (and the error and
+// scope when given), and the same as an OAuth error in a JSON body. The
+// description is fixed text: never the token.
+func (rs *resourceServer) challenge(w http.ResponseWriter, status int, code, description, scope string) {
+	params := []string{}
+	if code != "" {
+		params = append(params, authParam("error", code), authParam("error_description", description))
+	}
+	if scope != "" {
+		params = append(params, authParam("scope", scope))
+	}
+	params = append(params, authParam("resource_metadata", rs.metadataURL))
+	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": cmp.Or(code, "unauthorized"), "error_description": description})
+}
+
+// authParam is name="value" for a WWW-Authenticate header: a quoted
+// string with its quotes and backslashes escaped and control characters
+// dropped.
+func authParam(name, value string) string {
+	value = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, value)
+	return name + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
+}
+
+// principalCanApprove reports whether a request may have its pending
+// actions approved through elicitation: always without an issuer (the
+// one user), and under one only for a principal granted codemode:approve.
+func (s *Server) principalCanApprove(ctx context.Context) bool {
+	return s.opts.Auth == nil || codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)
+}

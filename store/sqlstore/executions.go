@@ -1,0 +1,194 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+var createExecutionSQL = `INSERT INTO executions (` + codec.ExecutionColumns + `) VALUES ` + values(codec.ExecutionColumns)
+
+// CreateExecution inserts e (codemode.Store).
+func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) error {
+	if e.ID == "" {
+		return errors.New("create execution: empty id")
+	}
+	vals, err := codec.ExecutionValues(e)
+	if err != nil {
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
+	}
+	task, err := codec.TaskText(e)
+	if err != nil {
+		return fmt.Errorf("create execution %s: encode task: %w", e.ID, err)
+	}
+	created := codec.Stamp(e.CreatedAt)
+	args := append([]any{e.ID, e.Code}, vals...)
+	_, err = s.db.Exec(ctx, createExecutionSQL, append(args, task, codec.Nanos(created), codec.Nanos(created))...)
+	if err := s.inserted(err, "create execution "+e.ID, codemode.ErrConflict); err != nil {
+		return err
+	}
+	e.CreatedAt, e.UpdatedAt = created, created
+	return nil
+}
+
+// GetExecution reads an execution (codemode.Store).
+func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	e, err := codec.ScanExecution(s.db.QueryRow(ctx, `SELECT `+codec.ExecutionColumns+` FROM executions WHERE id = $1`, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("get execution %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// UpdateExecution moves an execution if its status is still from
+// (codemode.Store).
+func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
+	vals, err := codec.ExecutionValues(e)
+	if err != nil {
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	}
+	t := codec.Stamp(e.UpdatedAt)
+	n, err := s.db.Exec(ctx, `UPDATE executions SET status = $1, result = $2, error = $3, logs = $4, connectors = $5, clock = $6, owner = $7, updated_at = $8
+		WHERE id = $9 AND status = $10`, append(vals, codec.Nanos(t), e.ID, from.String())...)
+	switch {
+	case err != nil:
+		return fmt.Errorf("update execution %s: %w", e.ID, err)
+	case n == 0:
+		return s.explain(ctx, "update execution "+e.ID, `SELECT 'status is ' || status FROM executions WHERE id = $1`, []any{e.ID}, from.String())
+	}
+	e.UpdatedAt = t
+	return nil
+}
+
+// ListExecutions returns executions newest first (codemode.Store). Each
+// filter makes its own statement text, so that an
+// unlimited list binds no LIMIT (SQLite prepares a statement with a bound
+// LIMIT again on every run, its planner reading the value).
+func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
+	q, args := `SELECT `+codec.ExecutionColumns+` FROM executions WHERE true`, []any(nil)
+	if f.Tasks {
+		q += ` AND task IS NOT NULL`
+	}
+	if f.Status != 0 {
+		if err := codec.CheckStatus(f.Status); err != nil {
+			return nil, fmt.Errorf("list executions: %w", err)
+		}
+		args = append(args, f.Status.String())
+		q += ` AND status = $1`
+	}
+	q += s.listOrder
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q += ` LIMIT $` + strconv.Itoa(len(args))
+	}
+	out, err := collect(ctx, s.db, q, args, codec.ScanExecution)
+	if err != nil {
+		return nil, fmt.Errorf("list executions: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteExecution removes an execution and, by cascade, its log
+// (codemode.Store).
+func (s *Store) DeleteExecution(ctx context.Context, id string) error {
+	n, err := s.db.Exec(ctx, `DELETE FROM executions WHERE id = $1`, id)
+	return oneRow(n, err, "delete execution "+id)
+}
+
+// PruneExecutions deletes the oldest terminal executions beyond the keep
+// newest (codemode.Store). It runs on every Execute, and usually finds nothing to do: it first
+// counts the terminal runs (a read on the (status, created_at) index, no
+// write lock) and only deletes when there are more than keep. The count is
+// a shortcut, not a guard: the DELETE selects its victims itself, so a run
+// finished by another process in between is merely left for the next call,
+// and a row another process already deleted is skipped.
+func (s *Store) PruneExecutions(ctx context.Context, keep int) (int, error) {
+	if keep < 0 {
+		return 0, fmt.Errorf("prune executions: keep is %d, want >= 0", keep)
+	}
+	var terminal int
+	if err := s.db.QueryRow(ctx, s.countTerminal).Scan(&terminal); err != nil {
+		return 0, fmt.Errorf("prune executions: count terminal: %w", err)
+	}
+	if terminal <= keep {
+		return 0, nil
+	}
+	n, err := s.db.Exec(ctx, s.pruneTerminal, keep)
+	if err != nil {
+		return 0, fmt.Errorf("prune executions: %w", err)
+	}
+	if n > 0 {
+		s.logger.DebugContext(ctx, "pruned executions", "deleted", n, "kept", keep)
+	}
+	return int(n), nil
+}
+
+// terminalIn is the SQL list of terminal statuses, e.g. ('completed',
+// 'error', 'rejected', 'rolled_back'), written into the statements so
+// that the plan sees the list. The names are the runtime's own constants
+// (TestTerminalIn pins them: lower case letters and '_', nothing to quote).
+var terminalIn = func() string {
+	var lits []string
+	for _, st := range codemode.ExecStatuses() {
+		if st.Terminal() {
+			lits = append(lits, "'"+st.String()+"'")
+		}
+	}
+	return "(" + strings.Join(lits, ", ") + ")"
+}()
+
+// RecoverExecution ends an execution whose owner is gone
+// (codemode.Store): Recover with no entries written ahead.
+func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string) error {
+	return s.Recover(ctx, e, from, owner, note, nil)
+}
+
+// Recover is RecoverExecution that first applies entries written ahead of
+// the log (SQLite's journal) in the same transaction: an entry the log
+// lacks is inserted, an entry it holds executing takes the written-ahead
+// state, result and error, and any other is left as it is. So written-ahead
+// entries may repeat what was committed and may be applied more than once.
+//
+// It is one Batch, its first statement the guarded move of the execution:
+// of two owners recovering a run at once, the second's finds it moved
+// (PostgreSQL makes it wait for the first's row lock and re-read the row)
+// and nothing of its batch is written.
+func (s *Store) Recover(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string, ahead []codemode.Entry) error {
+	if err := codec.CheckStatus(e.Status); err != nil {
+		return fmt.Errorf("recover execution %s: %w", e.ID, err)
+	}
+	t := codec.Stamp(e.UpdatedAt)
+	stmts := []Stmt{{SQL: `UPDATE executions SET status = $1, error = $2, owner = '', updated_at = $3 WHERE id = $4 AND status = $5 AND owner = $6`,
+		Args: []any{e.Status.String(), e.Error, codec.Nanos(t), e.ID, from.String(), owner}, Guard: true}}
+	for _, en := range ahead {
+		if err := codec.CheckInsert(en); err != nil {
+			return fmt.Errorf("recover execution %s: apply its journal: %w", e.ID, err)
+		}
+		stmts = append(stmts, Stmt{SQL: insertEntrySQL + ` ON CONFLICT (execution_id, seq) DO NOTHING`, Args: codec.EntryValues(en, t)})
+		if en.State != codemode.EntryExecuting {
+			stmts = append(stmts, Stmt{SQL: updateEntrySQL, Args: updateValues(en, codemode.EntryExecuting, t)})
+		}
+	}
+	stmts = append(stmts,
+		Stmt{SQL: `UPDATE entries SET state = $1, error = $2, updated_at = $3 WHERE execution_id = $4 AND state IN ($5, $6)`,
+			Args: []any{codemode.EntryUnknown.String(), note, codec.Nanos(t), e.ID, codemode.EntryExecuting.String(), codemode.EntryWaiting.String()}},
+		Stmt{SQL: `UPDATE entries SET state = $1, updated_at = $2 WHERE execution_id = $3 AND state IN ($4, $5)`,
+			Args: []any{codemode.EntryRejected.String(), codec.Nanos(t), e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String()}})
+	if _, err := s.db.Batch(ctx, stmts); errors.Is(err, ErrNoRow) {
+		return s.explain(ctx, "recover execution "+e.ID, `SELECT 'it is ' || status || ' owned by "' || owner || '"' FROM executions WHERE id = $1`,
+			[]any{e.ID}, fmt.Sprintf("%s owned by %q", from, owner))
+	} else if err != nil {
+		return fmt.Errorf("recover execution %s: %w", e.ID, err)
+	}
+	e.Owner, e.UpdatedAt = "", t
+	return nil
+}

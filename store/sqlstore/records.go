@@ -1,0 +1,96 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+// PutRecord inserts r (connectors.Records).
+func (s *Store) PutRecord(ctx context.Context, r connectors.Record) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO records (kind, id, value, created_at) VALUES ($1, $2, $3, $4)`,
+		r.Kind, r.ID, string(r.Value), codec.Nanos(codec.Stamp(r.CreatedAt)))
+	return s.inserted(err, "put "+r.Kind+" "+r.ID, connectors.ErrRecordExists)
+}
+
+// DeleteRecord removes a record and reports whether it was there.
+func (s *Store) DeleteRecord(ctx context.Context, kind, id string) (bool, error) {
+	n, err := s.db.Exec(ctx, `DELETE FROM records WHERE kind = $1 AND id = $2`, kind, id)
+	if err != nil {
+		return false, fmt.Errorf("delete %s %s: %w", kind, id, err)
+	}
+	return n > 0, nil
+}
+
+// errStop ends ScanRecords' query when fn asks for no more.
+var errStop = errors.New("stop")
+
+// ScanRecords calls fn with kind's records, newest first, until it returns
+// false.
+func (s *Store) ScanRecords(ctx context.Context, kind string, fn func(connectors.Record) bool) error {
+	err := s.db.Query(ctx, s.scanRecords, []any{kind}, func(row codec.Scanner) error {
+		var (
+			r       = connectors.Record{Kind: kind}
+			value   []byte
+			created int64
+		)
+		if err := row.Scan(&r.ID, &value, &created); err != nil {
+			return err
+		}
+		r.Value, r.CreatedAt = value, codec.FromNanos(created)
+		if !fn(r) {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return fmt.Errorf("scan %s: %w", kind, err)
+	}
+	return nil
+}
+
+// GetRecord returns kind's record id; ErrRecordNotFound if there is none.
+func (s *Store) GetRecord(ctx context.Context, kind, id string) (connectors.Record, error) {
+	var (
+		value   []byte
+		created int64
+	)
+	err := s.db.QueryRow(ctx, `SELECT value, created_at FROM records WHERE kind = $1 AND id = $2`, kind, id).Scan(&value, &created)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return connectors.Record{}, fmt.Errorf("get %s %s: %w", kind, id, connectors.ErrRecordNotFound)
+	case err != nil:
+		return connectors.Record{}, fmt.Errorf("get %s %s: %w", kind, id, err)
+	}
+	return connectors.Record{Kind: kind, ID: id, Value: value, CreatedAt: codec.FromNanos(created)}, nil
+}
+
+// ReplaceRecord swaps the value of kind's record id from old to new (see
+// connectors.Records): one conditional statement, so that of racing
+// swappers, in this process or another on the same database, one wins.
+func (s *Store) ReplaceRecord(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error) {
+	var (
+		n   int64
+		err error
+	)
+	switch {
+	case old == nil && new == nil:
+		return false, fmt.Errorf("replace %s %s: neither an old nor a new value", kind, id)
+	case old == nil:
+		n, err = s.db.Exec(ctx, `INSERT INTO records (kind, id, value, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, id) DO NOTHING`,
+			kind, id, string(new), codec.Nanos(codec.Now()))
+	case new == nil:
+		n, err = s.db.Exec(ctx, `DELETE FROM records WHERE kind = $1 AND id = $2 AND value = $3`, kind, id, string(old))
+	default:
+		n, err = s.db.Exec(ctx, `UPDATE records SET value = $1 WHERE kind = $2 AND id = $3 AND value = $4`, string(new), kind, id, string(old))
+	}
+	if err != nil {
+		return false, fmt.Errorf("replace %s %s: %w", kind, id, err)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,166 @@
+// Package sqlstore is codemode.Store and connectors.Records written once
+// for both SQL stores (store/sqlite, store/postgres): every query, the
+// checks, the mapping of errors to the contract's, the conditional moves,
+// recovery, snippets, owners and the records' compare-and-swap. What the
+// two databases do differently is a DB (how a statement runs: SQLite's
+// prepared statements on a pool and a connection of its own, PostgreSQL's
+// pool and pipelined batches) and a Dialect (a few words of SQL, and how
+// errors are told apart). Rows are laid out by store/codec.
+//
+// The SQL is written with numbered parameters ($1, $2, …), which both
+// drivers bind by number.
+//
+// Every conditional move (an entry's or a run's state, a recovery, a
+// record's swap) is one statement whose WHERE names the state it moves
+// from: in PostgreSQL under READ COMMITTED a second racing UPDATE waits for
+// the first and re-reads the row, in SQLite writers take the file's lock in
+// turn, so of racing writers exactly one matches and the others are told
+// ErrConflict.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+// A DB runs the store's statements on one database. Its methods must be
+// safe for concurrent use. A query that finds no row for QueryRow reports
+// an error that errors.Is sql.ErrNoRows (pgx.ErrNoRows is one).
+type DB interface {
+	// Exec runs a statement and returns how many rows it changed.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	// QueryRow runs a query of at most one row.
+	QueryRow(ctx context.Context, query string, args ...any) codec.Scanner
+	// Query runs a query and calls row with each of its rows in order
+	// until row returns an error, which Query returns.
+	Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error
+	// Batch runs stmts in order as one transaction: all or nothing. On a
+	// failure it returns the index of the statement that failed (-1 when
+	// the transaction itself did) and its error, ErrNoRow for a Guard
+	// statement that changed no row.
+	Batch(ctx context.Context, stmts []Stmt) (int, error)
+}
+
+// A Stmt is one statement of a batch.
+type Stmt struct {
+	SQL  string
+	Args []any
+	// Guard: the batch fails with ErrNoRow, undone, if this statement
+	// changes no row (a conditional move that lost).
+	Guard bool
+}
+
+// ErrNoRow is a Batch's error for a Guard statement that changed no row.
+var ErrNoRow = errors.New("the statement changed no row")
+
+// A Dialect is what differs between the databases in the store's SQL.
+type Dialect struct {
+	// Order is the column that breaks ties of created_at in insertion
+	// order (SQLite's rowid, PostgreSQL's identity column ord).
+	Order string
+	// Prefix writes the first n characters of the text column col (n is
+	// SQL).
+	Prefix func(col, n string) string
+	// Unique and ForeignKey tell a unique (or primary key) violation and a
+	// foreign key violation from other errors.
+	Unique, ForeignKey func(error) bool
+}
+
+// Store is codemode.Store, but for Close (its backend's), and
+// connectors.Records on a DB. It is safe for concurrent use, and any number
+// of Stores (in this or other processes) may share the database.
+type Store struct {
+	db     DB
+	d      Dialect
+	logger *slog.Logger
+	// The statements that name d.Order, written once. pruneTerminal keeps
+	// the newest with NOT IN … LIMIT rather than skipping them with OFFSET:
+	// SQLite takes OFFSET only after a LIMIT (-1 for none), which
+	// PostgreSQL refuses; this is one text for both.
+	listOrder, countTerminal, pruneTerminal, scanRecords string
+}
+
+var _ connectors.Records = (*Store)(nil)
+
+// New returns the Store that runs its statements on db in dialect d;
+// logger receives what housekeeping did.
+func New(db DB, d Dialect, logger *slog.Logger) *Store {
+	return &Store{db: db, d: d, logger: logger,
+		listOrder:     ` ORDER BY created_at DESC, ` + d.Order + ` DESC`,
+		countTerminal: `SELECT count(*) FROM executions WHERE status IN ` + terminalIn,
+		pruneTerminal: `DELETE FROM executions WHERE status IN ` + terminalIn + ` AND id NOT IN (
+			SELECT id FROM executions WHERE status IN ` + terminalIn + `
+			ORDER BY created_at DESC, ` + d.Order + ` DESC LIMIT $1)`,
+		scanRecords: `SELECT id, value, created_at FROM records WHERE kind = $1 ORDER BY created_at DESC, ` + d.Order + ` DESC`,
+	}
+}
+
+// values is the VALUES list of an INSERT of columns: ($1, $2, …).
+func values(columns string) string {
+	ps := make([]string, strings.Count(columns, ",")+1)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(i+1)
+	}
+	return "(" + strings.Join(ps, ", ") + ")"
+}
+
+// inserted maps an insert's error: a unique violation is exists, the
+// contract's error for a key that is taken.
+func (s *Store) inserted(err error, what string, exists error) error {
+	switch {
+	case err == nil:
+		return nil
+	case s.d.Unique(err):
+		return fmt.Errorf("%s: %w", what, exists)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// explain tells why a conditional move of what changed no row:
+// ErrNotFound when query, of where the row is, finds none, else
+// ErrConflict naming where it is and where it was expected (want).
+func (s *Store) explain(ctx context.Context, what, query string, args []any, want string) error {
+	var cur string
+	err := s.db.QueryRow(ctx, query, args...).Scan(&cur)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%s: %w", what, codemode.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %s, not %s: %w", what, cur, want, codemode.ErrConflict)
+}
+
+// oneRow turns a statement that changed no row into ErrNotFound.
+func oneRow(n int64, err error, what string) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	case n == 0:
+		return fmt.Errorf("%s: %w", what, codemode.ErrNotFound)
+	}
+	return nil
+}
+
+// collect runs query and scans each of its rows with scan.
+func collect[T any](ctx context.Context, db DB, query string, args []any, scan func(codec.Scanner) (T, error)) ([]T, error) {
+	var out []T
+	err := db.Query(ctx, query, args, func(r codec.Scanner) error {
+		v, err := scan(r)
+		out = append(out, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
