@@ -99,6 +99,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 		{"approvals", func(n *node, fp fieldPath) { d.approvals(n, fp, &cfg.Approvals) }},
 		{"telemetry", func(n *node, fp fieldPath) { d.telemetry(n, fp, &cfg.Telemetry) }},
 		{"connectors", func(n *node, fp fieldPath) { cs = append(cs, d.connectors(n, fp)...) }},
+		{"log", func(n *node, fp fieldPath) { d.log(n, fp, &cfg.Log) }},
 		// Claude Desktop, Claude Code and Cursor files.
 		{"mcpServers", func(n *node, fp fieldPath) { cs = append(cs, d.clientServers(n, fp, clientVars)...) }},
 		// VS Code's mcp.json.

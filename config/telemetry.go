@@ -19,6 +19,8 @@ type Telemetry struct {
 	ServiceName string
 	// Traces configures the OpenTelemetry traces (telemetry.traces).
 	Traces Traces
+	// Metrics configures the metrics (telemetry.metrics).
+	Metrics Metrics
 }
 
 // Traces configures the export of OpenTelemetry traces (telemetry.traces).
@@ -57,6 +59,7 @@ func (d *decoder) telemetry(n *node, fp fieldPath, t *Telemetry) {
 			}
 		}},
 		{"traces", func(n *node, fp fieldPath) { d.traces(n, fp, &t.Traces) }},
+		{"metrics", func(n *node, fp fieldPath) { d.metrics(n, fp, &t.Metrics) }},
 	})
 }
 

@@ -358,7 +358,7 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 func (r *Runtime) rejectPending(ctx context.Context, id string) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		r.log.Warn("could not load the log to reject pending actions", "execution", id, "err", err)
+		r.log.WarnContext(ctx, "could not load the log to reject pending actions", "execution", id, "err", err)
 		return
 	}
 	for _, en := range log {
@@ -366,7 +366,7 @@ func (r *Runtime) rejectPending(ctx context.Context, id string) {
 			continue
 		}
 		if err := r.moveEntry(ctx, &en, en.State, codemode.EntryRejected); err != nil {
-			r.log.Warn("could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
+			r.log.WarnContext(ctx, "could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
 }
@@ -425,9 +425,9 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	if r.maxExecs > 0 {
 		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
 		if err != nil {
-			r.log.Warn("pruning old executions failed", "err", err)
+			r.log.WarnContext(ctx, "pruning old executions failed", "err", err)
 		} else if n > 0 {
-			r.log.Debug("pruned old executions", "count", n)
+			r.log.DebugContext(ctx, "pruned old executions", "count", n)
 		}
 	}
 	if r.ttl <= 0 {
@@ -435,7 +435,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 	if err != nil {
-		r.log.Warn("listing paused executions for expiry failed", "err", err)
+		r.log.WarnContext(ctx, "listing paused executions for expiry failed", "err", err)
 		return
 	}
 	now := r.now()
@@ -447,9 +447,9 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 		switch {
 		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:
-			r.log.Warn("expiring a paused execution failed", "execution", e.ID, "err", err)
+			r.log.WarnContext(ctx, "expiring a paused execution failed", "execution", e.ID, "err", err)
 		default:
-			r.log.Info("paused execution expired", "execution", e.ID)
+			r.log.InfoContext(ctx, "paused execution expired", "execution", e.ID)
 		}
 	}
 }
@@ -499,7 +499,7 @@ func (r *Runtime) typeCheckProgram(ctx context.Context, code string) (o codemode
 	problems, err := r.typeCheck.Check(ctx, code, decls)
 	switch {
 	case err != nil:
-		r.log.Warn("type check failed", "err", err)
+		r.log.WarnContext(ctx, "type check failed", "err", err)
 		return codemode.Outcome{Status: codemode.StatusError, Error: "the type check (sandbox.typecheck) failed; nothing was run: " + r.scrub.String(err.Error())}, true
 	case len(problems) > 0:
 		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("the program has %d type error%s (sandbox.typecheck); nothing was run:\n- %s",

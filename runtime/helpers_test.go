@@ -72,6 +72,10 @@ type setup struct {
 	workers int
 	// tracer is Options.Tracer.
 	tracer trace.TracerProvider
+	// logger is Options.Logger (discarded if nil); metrics is
+	// Options.Metrics.
+	logger  *slog.Logger
+	metrics runtime.Metrics
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -184,6 +188,8 @@ func (e *env) open(s setup) {
 		Lease:                s.lease,
 		TaskTimeout:          s.taskTimeout,
 		Tracer:               s.tracer,
+		Logger:               s.logger,
+		Metrics:              s.metrics,
 	})
 	if err != nil {
 		e.shutdown()

@@ -199,7 +199,7 @@ func (p *pass) dropJournalLocked(ctx context.Context) {
 		return
 	}
 	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); err != nil {
-		p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", err)
+		p.r.log.WarnContext(ctx, "could not remove a pass's journal", "execution", p.execID, "err", err)
 		return
 	}
 	p.journaled = false
@@ -387,7 +387,7 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 	}
 	if err != nil {
 		if dec != codemode.NoAnswer {
-			p.r.log.Info("an approver's answer came after the pass stopped or the call was cancelled; the call stays pending", "execution", e.ExecutionID, "seq", e.Seq)
+			p.r.log.InfoContext(ctx, "an approver's answer came after the pass stopped or the call was cancelled; the call stays pending", "execution", e.ExecutionID, "seq", e.Seq)
 		}
 		if p.stop != nil && p.stop.kind == stopWait {
 			// A call's task started while the person was asked: the
@@ -429,7 +429,7 @@ func (p *pass) ask(ctx context.Context, a codemode.PendingAction) codemode.Decis
 		noteAsk(ctx, time.Since(asked), dec)
 	}
 	if err != nil {
-		p.r.log.Info("approver could not ask; pausing", "execution", a.ExecutionID, "seq", a.Seq, "err", err)
+		p.r.log.InfoContext(ctx, "approver could not ask; pausing", "execution", a.ExecutionID, "seq", a.Seq, "err", err)
 		return codemode.NoAnswer
 	}
 	return dec
@@ -507,7 +507,14 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 		return p.startTask(ctx, e, t, tk)
 	}
 	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress}
+	var start time.Time
+	if p.r.metrics != nil {
+		start = time.Now()
+	}
 	res, callErr := t.Conn.Source.Connector.Call(connectors.WithCallHook(ctx, hook), t.Def.SourceName, e.Args)
+	if p.r.metrics != nil {
+		p.r.callDone(ctx, e, start, callErr != nil || res.IsError)
+	}
 	logInFlight() // if Sent was not reported
 	if logErr != nil {
 		return nil, logErr

@@ -68,7 +68,7 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, h 
 	if err != nil {
 		if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
 			h.strand(func(ctx context.Context) error { return r.writeEndAgain(ctx, e, p, end) })
-			r.log.Warn("the store did not record how a run ended; this process records it once the store answers again", "execution", e.ID, "err", err)
+			r.log.WarnContext(ctx, "the store did not record how a run ended; this process records it once the store answers again", "execution", e.ID, "err", err)
 		}
 		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(internal, err)
 	}
@@ -222,6 +222,7 @@ func (r *Runtime) interrupt(ctx context.Context, e *codemode.Execution) error {
 		return fmt.Errorf("end execution %s after a failure of the store: %w", e.ID, err)
 	}
 	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
+	r.runEnded(ctx, e.Status, e.CreatedAt, e.UpdatedAt)
 	r.dispose(ctx, e.ID)
 	return nil
 }
@@ -299,7 +300,7 @@ func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, le
 			err = r.settleWaiting(ctx, en)
 		}
 		if err != nil {
-			r.log.Warn("could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
+			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
 		}
 	}
 }
@@ -330,6 +331,7 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
 	r.changedStatus()
+	r.statusSet(ctx, e, from, prevAt)
 	return nil
 }
 

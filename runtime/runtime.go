@@ -90,6 +90,8 @@ type Options struct {
 	// Tracer, when set, is where the spans of runs, calls, sandbox
 	// passes and log writes go (trace.go); nil makes none, at no cost.
 	Tracer trace.TracerProvider
+	// Metrics, when set, hears what the runtime measures (metrics.go).
+	Metrics Metrics
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
@@ -111,6 +113,7 @@ type Runtime struct {
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 	tracer   trace.Tracer       // Options.Tracer's, or nil: no spans (trace.go)
+	metrics  Metrics            // Options.Metrics; nil measures nothing
 
 	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
 	taskTimeout time.Duration
@@ -175,6 +178,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		clock:     opts.Now,
 		scrub:     opts.Scrubber,
 		typeCheck: opts.TypeCheck,
+		metrics:   opts.Metrics,
 		log:       log,
 		snippets:  catalog.NewSnippets(opts.Store),
 	}

@@ -112,7 +112,7 @@ func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
 		defer cancel(nil)
 		defer stop()
 		if _, err := r.runPass(bg, c, nil); err != nil {
-			r.log.Error("a task run's pass failed", "execution", c.e.ID, "err", err)
+			r.log.ErrorContext(ctx, "a task run's pass failed", "execution", c.e.ID, "err", err)
 		}
 	}()
 }
@@ -174,7 +174,7 @@ func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCau
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
-				r.log.Warn("reading a task run's status failed", "execution", id, "err", err)
+				r.log.WarnContext(ctx, "reading a task run's status failed", "execution", id, "err", err)
 			}
 		case e.Status == codemode.StatusCancelled:
 			cancel(errCancelled)
@@ -243,7 +243,7 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (codemode.Outco
 func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string, bool) {
 	owners, err := r.store.Owners(ctx)
 	if err != nil {
-		r.log.Warn("cancel: listing owners failed", "err", err)
+		r.log.WarnContext(ctx, "cancel: listing owners failed", "err", err)
 		return "", false
 	}
 	var rec *codemode.Owner
@@ -269,6 +269,7 @@ func (r *Runtime) cancelOrphan(ctx context.Context, e *codemode.Execution, why s
 		return r.lostRace(ctx, e.ID, "cancelled", err)
 	}
 	r.changedStatus()
+	r.runEnded(ctx, rec.Status, e.CreatedAt, rec.UpdatedAt)
 	r.dispose(ctx, e.ID)
 	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: rec.Error})
 	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt

@@ -92,7 +92,11 @@ type Options struct {
 	// drives (the runtime's tracer makes them). Set when tracing is on;
 	// unset, a client's trace context is not read.
 	TraceContext bool
-	Logger       *slog.Logger
+	// Metrics, when set, serves Prometheus text at PathMetrics on the HTTP
+	// transports, behind the same checks as the MCP endpoints (Host,
+	// Origin, the bearer token).
+	Metrics http.Handler
+	Logger  *slog.Logger
 }
 
 // HTTPOptions configure the HTTP transports (config.HTTP); zero fields take

@@ -1,5 +1,7 @@
 // Package telemetry sets up what codemode-mcp tells an operator's
-// observability stack: OpenTelemetry traces (traces.go), built from the
+// observability stack: OpenTelemetry traces (traces.go) and metrics
+// (metrics.go: OpenTelemetry instruments, served as Prometheus text or
+// pushed over OTLP), and the trace ids on its log lines (log.go), built from the
 // configuration's telemetry: key and the standard OTEL_* environment
 // variables, with the file's keys winning where they are written.
 //
