@@ -37,6 +37,13 @@ func TestDependencies(t *testing.T) {
 		{"github.com/codemode-mcp/codemode-mcp/internal/oauth", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
 		// The resource server (server.auth) is the standard library's too.
 		{"github.com/codemode-mcp/codemode-mcp/internal/resource", []string{"dop251/goja", "evanw/esbuild", "modernc.org/sqlite", "jackc/pgx", "mark3labs/mcp-go"}},
+		// What makes spans or carries trace context links the
+		// OpenTelemetry API only: the SDK and its exporters (gRPC among
+		// them) are internal/telemetry's, which internal/app wires.
+		{"github.com/codemode-mcp/codemode-mcp/runtime", []string{"otel/sdk", "otel/exporters", "google.golang.org/grpc"}},
+		{"github.com/codemode-mcp/codemode-mcp/server", []string{"otel/sdk", "otel/exporters", "google.golang.org/grpc"}},
+		{"github.com/codemode-mcp/codemode-mcp/connectors/mcp", []string{"otel/sdk", "otel/exporters", "google.golang.org/grpc"}},
+		{"github.com/codemode-mcp/codemode-mcp/connectors/openapi", []string{"otel/sdk", "otel/exporters", "google.golang.org/grpc"}},
 	}
 	for _, tt := range tests {
 		out, err := exec.Command("go", "list", "-deps", tt.pkg).CombinedOutput()

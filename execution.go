@@ -32,7 +32,13 @@ type Execution struct {
 	// StartedBy is who started the run; written once, with the run. A
 	// run resumed by another person's approval keeps its starter. Zero
 	// for a run logged before people were recorded.
-	StartedBy Person    `json:"startedBy,omitzero"`
+	StartedBy Person `json:"startedBy,omitzero"`
+	// Trace is the W3C traceparent of the span of the run's first pass,
+	// written once, when the run is created with tracing on ("" else):
+	// the spans of its later passes (a replay after an approval, a
+	// resumption, a rollback) link to it, also in another process or
+	// after a restart.
+	Trace     string    `json:"trace,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }

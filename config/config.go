@@ -46,7 +46,10 @@ type Config struct {
 	Store      Store
 	Sandbox    Sandbox
 	Approvals  Approvals
+	Telemetry  Telemetry
 	Connectors []Connector // in file order
+	// Log is the log section.
+	Log Log
 	// Warnings are things that are accepted but deserve a word to the user
 	// (keys of other MCP clients that are ignored, disabled entries, an
 	// unauthenticated listener beyond loopback).

@@ -364,14 +364,20 @@ func (d *decoder) duration(n *node, fp fieldPath) (time.Duration, bool) {
 	return v, true
 }
 
+// scalarSetting reads a scalar that is not a boolean as setting does;
+// anything else is a type error that wants want.
+func (d *decoder) scalarSetting(n *node, fp fieldPath, want string) (string, bool) {
+	if n.kind != scalarNode || n.stype == boolScalar {
+		d.typeErr(n, fp, want)
+		return "", false
+	}
+	return d.setting(n, fp)
+}
+
 // size decodes a byte count: 268435456, "256MiB", "1GiB", "512MB".
 func (d *decoder) size(n *node, fp fieldPath) (int64, bool) {
 	const want = `a size such as "256MiB", "1GiB" or "512MB"`
-	if n.kind != scalarNode || n.stype == boolScalar {
-		d.typeErr(n, fp, want)
-		return 0, false
-	}
-	s, ok := d.setting(n, fp)
+	s, ok := d.scalarSetting(n, fp, want)
 	if !ok {
 		return 0, false
 	}

@@ -99,7 +99,9 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 		{"store", func(n *node, fp fieldPath) { d.store(n, fp, &cfg.Store) }},
 		{"sandbox", func(n *node, fp fieldPath) { d.sandbox(n, fp, &cfg.Sandbox) }},
 		{"approvals", func(n *node, fp fieldPath) { d.approvals(n, fp, &cfg.Approvals) }},
+		{"telemetry", func(n *node, fp fieldPath) { d.telemetry(n, fp, &cfg.Telemetry) }},
 		{"connectors", func(n *node, fp fieldPath) { cs = append(cs, d.connectors(n, fp)...) }},
+		{"log", func(n *node, fp fieldPath) { d.log(n, fp, &cfg.Log) }},
 		// Claude Desktop, Claude Code and Cursor files.
 		{"mcpServers", func(n *node, fp fieldPath) { cs = append(cs, d.clientServers(n, fp, clientVars)...) }},
 		// VS Code's mcp.json.

@@ -17,7 +17,8 @@ import (
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
 // (or a lone user name) and the query values of every configured URL;
-// OpenAPI credentials; the client secret of a url connector's oauth; and
+// OpenAPI credentials; the client secret of a url connector's oauth; the
+// header values (and URL credentials) of telemetry.traces; and
 // every value taken from the environment where a secret may stand
 // (EnvValues: a token passed in args or in a URL's path). The order is
 // stable; values may repeat. Values shorter than scrub.MinLen are returned
@@ -75,6 +76,10 @@ func (c *Config) Secrets() []string {
 			}
 		}
 	}
+	for _, k := range sortedKeys(c.Telemetry.Traces.Headers) {
+		add(headerSecrets(c.Telemetry.Traces.Headers[k])...)
+	}
+	add(urlSecrets(c.Telemetry.Traces.Endpoint)...)
 	for _, v := range c.EnvValues {
 		if !plainSetting(v) {
 			add(v)

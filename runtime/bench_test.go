@@ -1,10 +1,13 @@
 package runtime_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
@@ -15,16 +18,28 @@ import (
 // time is the engine + log + host call cost; "sideeffects" the same with a
 // call not known to be read-only (written ahead to the journal); "execute" is one Execute per op with one
 // call, so it adds program setup (normalisation, a fresh VM) and the
-// execution record.
+// execution record. The _metrics variants measure the same with metrics
+// on (package telemetry, served as Prometheus text): what the runtime
+// records per call and per run; off, the runtime holds a nil Metrics.
 func BenchmarkLoggedCall(b *testing.B) {
 	for _, c := range []struct {
-		name   string
-		writes bool
-	}{{"calls", false}, {"sideeffects", true}} {
+		name    string
+		writes  bool
+		metrics bool
+	}{{"calls", false, false}, {"calls_metrics", false, true}, {"sideeffects", true, false}, {"sideeffects_metrics", true, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			k := newKV("kv")
 			k.noopWrites = c.writes
-			e := newEnv(b, setup{kv: k, limits: sandbox.Limits{MaxCalls: b.N + 10}})
+			var m runtime.Metrics
+			if c.metrics {
+				tm, err := telemetry.NewMetrics(context.Background(), telemetry.MetricsOptions{Prometheus: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { tm.Shutdown(context.Background()) })
+				m = tm
+			}
+			e := newEnv(b, setup{kv: k, limits: sandbox.Limits{MaxCalls: b.N + 10}, metrics: m})
 			code := fmt.Sprintf(`async () => { for (let i = 0; i < %d; i++) await kv.noop({}); return "ok" }`, b.N)
 			b.ResetTimer()
 			o := e.run(code, nil)

@@ -90,6 +90,6 @@ func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, erro
 		return false, nil
 	}
 	r.cat.Store(cat.With(s))
-	r.log.Info("connector tools refreshed", "connector", name, "tools", len(s.Methods))
+	r.log.InfoContext(ctx, "connector tools refreshed", "connector", name, "tools", len(s.Methods))
 	return true, nil
 }

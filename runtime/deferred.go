@@ -6,6 +6,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Grouped log writes, and write-ahead for side effects.
@@ -277,7 +278,14 @@ func (p *pass) writeLocked(ctx context.Context, updates []codemode.EntryUpdate, 
 	if len(updates) > 0 {
 		batch = append(p.deferred[:len(p.deferred):len(p.deferred)], updates...)
 	}
-	if err := p.r.store.WriteEntries(context.WithoutCancel(ctx), inserts, batch); err != nil {
+	var span trace.Span
+	if p.r.tracer != nil {
+		_, span = p.r.tracer.Start(ctx, "codemode.store.write", trace.WithAttributes(
+			attrExecution.String(p.execID), attrInserts.Int(len(inserts)), attrUpdates.Int(len(batch))))
+	}
+	err := p.r.store.WriteEntries(context.WithoutCancel(ctx), inserts, batch)
+	endSpan(span, err)
+	if err != nil {
 		return err
 	}
 	p.writtenLocked()

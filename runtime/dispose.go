@@ -16,7 +16,7 @@ func (r *Runtime) dispose(ctx context.Context, id string) {
 			continue
 		}
 		if err := d.DisposeExecution(ctx, id); err != nil {
-			r.log.Warn("dispose failed", "connector", s.Name, "execution", id, "err", err)
+			r.log.WarnContext(ctx, "dispose failed", "connector", s.Name, "execution", id, "err", err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Execute runs a new program. It first prunes old terminal runs
@@ -28,7 +29,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 	if c == nil {
 		return out, err
 	}
-	out, err = r.runPass(ctx, c.e, c.h, ap, nil)
+	out, err = r.runPass(ctx, c, ap)
 	c.end()
 	return r.settled(ctx, out, err)
 }
@@ -41,6 +42,11 @@ type claimed struct {
 	h   *hold
 	log []codemode.Entry // what the pass replays
 	end func()
+	// span is the pass's span, started with the claim (nil: runPass
+	// starts one, or tracing is off); approved is how long each call
+	// approved with the claim waited (trace.go).
+	span     trace.Span
+	approved map[int]time.Duration
 }
 
 // create begins a request (see begin) and creates the execution of a new
@@ -92,13 +98,21 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	if err != nil {
 		return refuse(codemode.Outcome{}, err)
 	}
-	if err := r.store.CreateExecution(ctx, e); err != nil {
+	// The run's span begins before the execution is stored, which keeps
+	// its traceparent (Execution.Trace) for the later passes to link to.
+	sctx, span := r.startPass(ctx, e, passRun)
+	ws := r.storeSpan(sctx, "codemode.store.execution", e.ID)
+	err = r.store.CreateExecution(ctx, e)
+	endSpan(ws, err)
+	if err != nil {
 		h.release()
-		return refuse(codemode.Outcome{}, fmt.Errorf("create execution: %w", err))
+		err = fmt.Errorf("create execution: %w", err)
+		endPass(span, e, err)
+		return refuse(codemode.Outcome{}, err)
 	}
 	r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditRun, ExecutionID: e.ID}, nil)
 	emit(ctx, codemode.Event{Kind: codemode.EventStarted, ExecutionID: e.ID})
-	return &claimed{e: e, h: h, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
+	return &claimed{e: e, h: h, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // Approve approves every pending action of a paused run and resumes it: the
@@ -123,7 +137,7 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	if c == nil {
 		return out, err
 	}
-	out, err = r.runPass(ctx, c.e, c.h, ap, c.log)
+	out, err = r.runPass(ctx, c, ap)
 	c.end()
 	return r.settled(ctx, out, err)
 }
@@ -146,12 +160,14 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	}
 	var h *hold
 	ok := false
+	sctx, span := r.startPass(ctx, e, passReplay)
 	defer func() {
 		if !ok {
 			if h != nil {
 				h.release()
 			}
 			done()
+			endPass(span, e, err)
 		}
 	}()
 	fail := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {
@@ -165,7 +181,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	if h, err = r.own.claims.take(ctx, id); err != nil {
 		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
 	}
-	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
+	if err := r.setStatus(sctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return fail(r.lostRace(ctx, id, "approved", err))
 	}
 	log, err := r.store.Entries(ctx, id)
@@ -216,11 +232,14 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
-	if err := r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved); err != nil {
+	ws := r.storeSpan(sctx, "codemode.store.write", id)
+	err = r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved)
+	endSpan(ws, err)
+	if err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
 	}
 	ok = true
-	return &claimed{e: e, h: h, log: log, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
+	return &claimed{e: e, h: h, log: log, span: span, approved: r.approvalWaits(approved), end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its
@@ -364,7 +383,7 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 func (r *Runtime) rejectPending(ctx context.Context, id string, by codemode.Person) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		r.log.Warn("could not load the log to reject pending actions", "execution", id, "err", err)
+		r.log.WarnContext(ctx, "could not load the log to reject pending actions", "execution", id, "err", err)
 		return
 	}
 	for _, en := range log {
@@ -375,7 +394,7 @@ func (r *Runtime) rejectPending(ctx context.Context, id string, by codemode.Pers
 			en.DecidedBy, en.DecidedAt = by, r.now()
 		}
 		if err := r.moveEntry(ctx, &en, en.State, codemode.EntryRejected); err != nil {
-			r.log.Warn("could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
+			r.log.WarnContext(ctx, "could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
 }
@@ -442,9 +461,9 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	if r.maxExecs > 0 {
 		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
 		if err != nil {
-			r.log.Warn("pruning old executions failed", "err", err)
+			r.log.WarnContext(ctx, "pruning old executions failed", "err", err)
 		} else if n > 0 {
-			r.log.Debug("pruned old executions", "count", n)
+			r.log.DebugContext(ctx, "pruned old executions", "count", n)
 		}
 	}
 	if r.ttl <= 0 {
@@ -452,7 +471,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
 	if err != nil {
-		r.log.Warn("listing paused executions for expiry failed", "err", err)
+		r.log.WarnContext(ctx, "listing paused executions for expiry failed", "err", err)
 		return
 	}
 	now := r.now()
@@ -464,9 +483,9 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 		switch {
 		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:
-			r.log.Warn("expiring a paused execution failed", "execution", e.ID, "err", err)
+			r.log.WarnContext(ctx, "expiring a paused execution failed", "execution", e.ID, "err", err)
 		default:
-			r.log.Info("paused execution expired", "execution", e.ID)
+			r.log.InfoContext(ctx, "paused execution expired", "execution", e.ID)
 		}
 	}
 }
@@ -521,7 +540,7 @@ func (r *Runtime) typeCheckProgram(ctx context.Context, code string) (o codemode
 	problems, err := r.typeCheck.Check(ctx, code, decls)
 	switch {
 	case err != nil:
-		r.log.Warn("type check failed", "err", err)
+		r.log.WarnContext(ctx, "type check failed", "err", err)
 		return codemode.Outcome{Status: codemode.StatusError, Error: "the type check (sandbox.typecheck) failed; nothing was run: " + r.scrub.String(err.Error())}, true
 	case len(problems) > 0:
 		return codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("the program has %d type error%s (sandbox.typecheck); nothing was run:\n- %s",

@@ -26,6 +26,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // setup chooses what an env connects.
@@ -73,6 +74,12 @@ type setup struct {
 	// workers, when positive, runs programs in a pool of that many worker
 	// processes (this test binary, see TestMain) instead of in process.
 	workers int
+	// tracer is Options.Tracer.
+	tracer trace.TracerProvider
+	// logger is Options.Logger (discarded if nil); metrics is
+	// Options.Metrics.
+	logger  *slog.Logger
+	metrics runtime.Metrics
 }
 
 // env is a Runtime over a real SQLite file, the real sandbox, and real
@@ -186,6 +193,9 @@ func (e *env) open(s setup) {
 		TaskTimeout:          s.taskTimeout,
 		Policy:               s.policy,
 		AuditRetention:       s.auditRetention,
+		Tracer:               s.tracer,
+		Logger:               s.logger,
+		Metrics:              s.metrics,
 	})
 	if err != nil {
 		e.shutdown()

@@ -69,6 +69,9 @@ type pass struct {
 	// run is the run's id and starter, for the policy (mayAsk); nil for
 	// a pass that asks nobody (a revert's).
 	run *codemode.Execution
+	// approved is how long each call approved before the pass waited
+	// for its approval, for its span (nil when tracing is off: trace.go).
+	approved map[int]time.Duration
 
 	mu        sync.Mutex
 	visited   map[int]bool           // seqs the program reached; guarded by mu
@@ -199,18 +202,31 @@ func (p *pass) dropJournalLocked(ctx context.Context) {
 		return
 	}
 	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); err != nil {
-		p.r.log.Warn("could not remove a pass's journal", "execution", p.execID, "err", err)
+		p.r.log.WarnContext(ctx, "could not remove a pass's journal", "execution", p.execID, "err", err)
 		return
 	}
 	p.journaled = false
 }
 
-// Call performs or replays one connector call.
+// Call performs or replays one connector call, in a span of its own when
+// tracing is on (trace.go).
 func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
 	defer p.inflight.Done()
+	if p.r.tracer == nil {
+		return p.call(ctx, c, nil)
+	}
+	ctx, cs := p.startCall(ctx, c)
+	val, err := p.call(ctx, c, cs)
+	cs.end(val, err)
+	return val, err
+}
+
+// call is Call once the call is entered; cs (nil: tracing is off) hears
+// what was decided.
+func (p *pass) call(ctx context.Context, c sandbox.Call, cs *callSpan) (json.RawMessage, error) {
 	t, err := p.cat.Resolve(c.Connector, c.Method)
 	if err != nil {
 		return nil, err // thrown into the program; nothing is logged
@@ -221,8 +237,10 @@ func (p *pass) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error
 	}
 	run, val, err := p.decide(ctx, c, t, args, decoded)
 	if run == nil {
+		cs.decided(p, p.seqBase+c.Seq, err)
 		return val, err
 	}
+	cs.executing(p, *run)
 	progress := observeCall(ctx, *run)
 	if run.State == codemode.EntryWaiting {
 		return p.readTask(ctx, *run, t)
@@ -372,7 +390,7 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 	}
 	if err != nil {
 		if dec != codemode.NoAnswer {
-			p.r.log.Info("an approver's answer came after the pass stopped or the call was cancelled; the call stays pending", "execution", e.ExecutionID, "seq", e.Seq)
+			p.r.log.InfoContext(ctx, "an approver's answer came after the pass stopped or the call was cancelled; the call stays pending", "execution", e.ExecutionID, "seq", e.Seq)
 		}
 		if p.stop != nil && p.stop.kind == stopWait {
 			// A call's task started while the person was asked: the
@@ -425,9 +443,16 @@ func (p *pass) mayAsk(ctx context.Context, a codemode.PendingAction) bool {
 func (p *pass) ask(ctx context.Context, a codemode.PendingAction) codemode.Decision {
 	p.askMu.Lock()
 	defer p.askMu.Unlock()
+	var asked time.Time
+	if p.r.tracer != nil {
+		asked = time.Now()
+	}
 	dec, err := p.ap.Ask(ctx, a)
+	if p.r.tracer != nil {
+		noteAsk(ctx, time.Since(asked), dec)
+	}
 	if err != nil {
-		p.r.log.Info("approver could not ask; pausing", "execution", a.ExecutionID, "seq", a.Seq, "err", err)
+		p.r.log.InfoContext(ctx, "approver could not ask; pausing", "execution", a.ExecutionID, "seq", a.Seq, "err", err)
 		return codemode.NoAnswer
 	}
 	return dec
@@ -505,7 +530,14 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 		return p.startTask(ctx, e, t, tk)
 	}
 	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress}
+	var start time.Time
+	if p.r.metrics != nil {
+		start = time.Now()
+	}
 	res, callErr := t.Conn.Source.Connector.Call(connectors.WithCallHook(ctx, hook), t.Def.SourceName, e.Args)
+	if p.r.metrics != nil {
+		p.r.callDone(ctx, e, start, callErr != nil || res.IsError)
+	}
 	logInFlight() // if Sent was not reported
 	if logErr != nil {
 		return nil, logErr

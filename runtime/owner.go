@@ -144,13 +144,13 @@ func (o *owner) beat(ctx context.Context) bool {
 	err := o.r.store.Heartbeat(ctx, o.id, o.r.now())
 	switch {
 	case errors.Is(err, codemode.ErrNotFound):
-		o.r.log.Warn("this process's owner record was removed (its lease lapsed?); registering again", "owner", o.id)
+		o.r.log.WarnContext(ctx, "this process's owner record was removed (its lease lapsed?); registering again", "owner", o.id)
 		err = o.register(ctx)
 	case err == nil:
 		o.renewed(began)
 	}
 	if err != nil && ctx.Err() == nil {
-		o.r.log.Warn("owner heartbeat failed", "owner", o.id, "err", err)
+		o.r.log.WarnContext(ctx, "owner heartbeat failed", "owner", o.id, "err", err)
 	}
 	return err == nil
 }
@@ -226,7 +226,7 @@ func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time, 
 func (r *Runtime) recoverOrphans(ctx context.Context) int {
 	owners, err := r.store.Owners(ctx)
 	if err != nil {
-		r.log.Warn("recovery: listing owners failed", "err", err)
+		r.log.WarnContext(ctx, "recovery: listing owners failed", "err", err)
 		return 0
 	}
 	byID := make(map[string]*codemode.Owner, len(owners))
@@ -239,7 +239,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 	for _, st := range []codemode.ExecStatus{codemode.StatusRunning, codemode.StatusRollingBack} {
 		runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: st})
 		if err != nil {
-			r.log.Warn("recovery: listing runs failed", "status", st, "err", err)
+			r.log.WarnContext(ctx, "recovery: listing runs failed", "status", st, "err", err)
 			continue
 		}
 		for _, e := range runs {
@@ -268,7 +268,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 			continue
 		}
 		if err := r.store.RemoveOwner(ctx, rec.ID); err != nil && !errors.Is(err, codemode.ErrNotFound) {
-			r.log.Warn("recovery: removing an owner that is gone failed", "owner", rec.ID, "err", err)
+			r.log.WarnContext(ctx, "recovery: removing an owner that is gone failed", "owner", rec.ID, "err", err)
 		}
 	}
 	return recovered
@@ -281,7 +281,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 func (r *Runtime) watchWaitingRuns(ctx context.Context, byID map[string]*codemode.Owner, now time.Time, claimed map[string]bool) {
 	runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusWaiting})
 	if err != nil {
-		r.log.Warn("recovery: listing waiting runs failed", "err", err)
+		r.log.WarnContext(ctx, "recovery: listing waiting runs failed", "err", err)
 		return
 	}
 	for _, e := range runs {
@@ -309,7 +309,7 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 	rec := &codemode.Execution{ID: e.ID, Error: msg, UpdatedAt: r.now()}
 	var err error
 	if rec.Status, err = codemode.TransitionExec(from, codemode.StatusError); err != nil {
-		r.log.Error("recovery: illegal transition", "execution", e.ID, "err", err)
+		r.log.ErrorContext(ctx, "recovery: illegal transition", "execution", e.ID, "err", err)
 		return false
 	}
 	err = r.store.RecoverExecution(ctx, rec, from, owner, unknownNote)
@@ -317,11 +317,12 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 	case errors.Is(err, codemode.ErrConflict), errors.Is(err, codemode.ErrNotFound):
 		return false // another process recovered it, or it moved on
 	case err != nil:
-		r.log.Warn("recovery failed", "execution", e.ID, "err", err)
+		r.log.WarnContext(ctx, "recovery failed", "execution", e.ID, "err", err)
 		return false
 	}
-	r.log.Warn("recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
+	r.log.WarnContext(ctx, "recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
 	r.changedStatus()
+	r.runEnded(ctx, rec.Status, e.CreatedAt, rec.UpdatedAt)
 	r.dispose(ctx, e.ID)
 	return true
 }
@@ -354,17 +355,17 @@ func (r *Runtime) settleOne(ctx context.Context, s strandedRun) func(context.Con
 	case errors.Is(err, codemode.ErrNotFound):
 		return nil
 	case err != nil:
-		r.log.Warn("could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", s.id, "err", err)
+		r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", s.id, "err", err)
 		return s.finish
 	case !e.Status.Claimed() || e.Owner != r.own.id:
 		return nil // its end was written after all, or another process recovered it
 	}
 	if err := s.finish(ctx); err != nil {
 		if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
-			r.log.Warn("could not record the end of a run once the store answered again; recovering it", "execution", s.id, "err", err)
+			r.log.WarnContext(ctx, "could not record the end of a run once the store answered again; recovering it", "execution", s.id, "err", err)
 		}
 		return nil
 	}
-	r.log.Info("recorded the end of a run once the store answered again", "execution", s.id)
+	r.log.InfoContext(ctx, "recorded the end of a run once the store answered again", "execution", s.id)
 	return nil
 }

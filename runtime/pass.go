@@ -11,20 +11,34 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"go.opentelemetry.io/otel/trace"
 )
 
-// runPass runs the program of e (status running) once against its log (as
-// the caller loaded it: nil for a fresh execution, just created by Execute)
-// and records how the pass ended. h is the caller's hold on the run
-// (hold.go). A pass of a task run can be cancelled (task.go).
-func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, ap codemode.Approver, log []codemode.Entry) (codemode.Outcome, error) {
+// runPass runs the program of c.e (status running) once against its log
+// (c.log, as the caller loaded it: nil for a fresh execution, just created
+// by Execute) and records how the pass ended. c.h is the caller's hold on
+// the run (hold.go). A pass of a task run can be cancelled (task.go). The
+// pass's span is c.span, or one runPass starts (a resumed run's), and
+// ends here.
+func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver) (_ codemode.Outcome, err error) {
+	e := c.e
+	if r.tracer != nil {
+		if c.span == nil {
+			ctx, c.span = r.startPass(ctx, e, passResume)
+		} else {
+			ctx = trace.ContextWithSpan(ctx, c.span)
+		}
+		defer func() { endPass(c.span, e, err) }()
+	}
 	if e.Task != nil {
 		var end func()
 		ctx, end = r.track(ctx, e.ID)
 		defer end()
 	}
-	p := newPass(r, e.ID, ap, modeRun, 0, log)
+	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
+	p.approved = c.approved
 	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
+	sb := r.sandboxSpan(ctx)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
 		Globals:  p.cat.Globals(),
@@ -32,8 +46,9 @@ func (r *Runtime) runPass(ctx context.Context, e *codemode.Execution, h *hold, a
 		Limits:   r.limitsOf(e),
 		Clock:    sandbox.Clock(e.Clock),
 	}, p)
+	endSandbox(sb, out, runErr)
 	stop, flushErr := p.finish(ctx)
-	return r.record(ctx, e, p, h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
+	return r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 }
 
 // passEnd is how a pass ended.
@@ -54,7 +69,7 @@ func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, h 
 	if err != nil {
 		if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
 			h.strand(func(ctx context.Context) error { return r.writeEndAgain(ctx, e, p, end) })
-			r.log.Warn("the store did not record how a run ended; this process records it once the store answers again", "execution", e.ID, "err", err)
+			r.log.WarnContext(ctx, "the store did not record how a run ended; this process records it once the store answers again", "execution", e.ID, "err", err)
 		}
 		return codemode.Outcome{ExecutionID: e.ID, Status: codemode.StatusRunning}, errors.Join(internal, err)
 	}
@@ -208,6 +223,7 @@ func (r *Runtime) interrupt(ctx context.Context, e *codemode.Execution) error {
 		return fmt.Errorf("end execution %s after a failure of the store: %w", e.ID, err)
 	}
 	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
+	r.runEnded(ctx, e.Status, e.CreatedAt, e.UpdatedAt)
 	r.dispose(ctx, e.ID)
 	return nil
 }
@@ -285,7 +301,7 @@ func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, le
 			err = r.settleWaiting(ctx, en)
 		}
 		if err != nil {
-			r.log.Warn("could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
+			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
 		}
 	}
 }
@@ -308,11 +324,15 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 	prev, prevOwner, prevAt := e.Status, e.Owner, e.UpdatedAt
 	e.Status, e.Owner, e.UpdatedAt = st, owner, r.now()
 	r.scrubExecution(e)
-	if err := r.store.UpdateExecution(ctx, e, from); err != nil {
+	span := r.storeSpan(ctx, "codemode.store.execution", e.ID)
+	err = r.store.UpdateExecution(ctx, e, from)
+	endSpan(span, err)
+	if err != nil {
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
 	r.changedStatus()
+	r.statusSet(ctx, e, from, prevAt)
 	return nil
 }
 

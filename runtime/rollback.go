@@ -49,6 +49,8 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 		return wrongOutcome(id, e), err
 	}
 	defer done()
+	ctx, span := r.startPass(ctx, e, passRollback)
+	defer func() { endPass(span, e, err) }()
 	from := e.Status
 	// Claim the rollback first: of two racing rollbacks only one reverts.
 	h, err := r.own.claims.take(ctx, id)

@@ -21,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/policy"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Runtime.
@@ -95,6 +96,11 @@ type Options struct {
 	// execution exists; a program with type errors is refused, and
 	// nothing is stored (sandbox.typecheck: tsc).
 	TypeCheck TypeChecker
+	// Tracer, when set, is where the spans of runs, calls, sandbox
+	// passes and log writes go (trace.go); nil makes none, at no cost.
+	Tracer trace.TracerProvider
+	// Metrics, when set, hears what the runtime measures (metrics.go).
+	Metrics Metrics
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
@@ -115,6 +121,8 @@ type Runtime struct {
 	log      *slog.Logger
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
+	tracer   trace.Tracer       // Options.Tracer's, or nil: no spans (trace.go)
+	metrics  Metrics            // Options.Metrics; nil measures nothing
 
 	policy         *policy.Policy // Options.Policy resolved
 	auditRetention time.Duration
@@ -182,6 +190,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		clock:     opts.Now,
 		scrub:     opts.Scrubber,
 		typeCheck: opts.TypeCheck,
+		metrics:   opts.Metrics,
 		log:       log,
 		snippets:  catalog.NewSnippets(opts.Store),
 	}
@@ -203,6 +212,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	r.own = newOwner(r, lease)
 	r.journal, _ = opts.Store.(codemode.Journaler)
+	if opts.Tracer != nil {
+		r.tracer = opts.Tracer.Tracer(tracerName)
+	}
 	r.cat.Store(cat)
 	r.recoverOrphans(ctx)
 	return r, nil

@@ -173,10 +173,10 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 		wctx, cancel := context.WithDeadline(r.background, b.until)
 		defer cancel()
 		if b.err = a.Wait(wctx); b.err != nil {
-			r.log.Warn("a sign-in did not complete", "connector", name, "err", b.err)
+			r.log.WarnContext(ctx, "a sign-in did not complete", "connector", name, "err", b.err)
 			return
 		}
-		r.log.Info("signed in", "connector", name)
+		r.log.InfoContext(ctx, "signed in", "connector", name)
 		r.resumeSignedIn(bg, name)
 	}()
 	return b, nil
@@ -202,15 +202,15 @@ func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Tim
 func (r *Runtime) resumeSignedIn(ctx context.Context, name string) {
 	ids, err := r.AwaitingSignIn(ctx, name)
 	if err != nil {
-		r.log.Warn("could not list the runs awaiting a sign-in", "connector", name, "err", err)
+		r.log.WarnContext(ctx, "could not list the runs awaiting a sign-in", "connector", name, "err", err)
 		return
 	}
 	for _, id := range ids {
 		o, err := r.Approve(ctx, id, nil)
 		if err != nil {
-			r.log.Warn("could not resume a run after its sign-in", "execution", id, "connector", name, "err", err)
+			r.log.WarnContext(ctx, "could not resume a run after its sign-in", "execution", id, "connector", name, "err", err)
 			continue
 		}
-		r.log.Info("resumed a run after its sign-in", "execution", id, "connector", name, "status", o.Status.String())
+		r.log.InfoContext(ctx, "resumed a run after its sign-in", "execution", id, "connector", name, "status", o.Status.String())
 	}
 }

@@ -91,7 +91,7 @@ func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (co
 		return out, err
 	}
 	if c.e.Task == nil {
-		out, err := r.runPass(ctx, c.e, c.h, nil, c.log)
+		out, err := r.runPass(ctx, c, nil)
 		c.end()
 		return r.settled(ctx, out, err)
 	}
@@ -111,8 +111,8 @@ func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
 		defer c.end()
 		defer cancel(nil)
 		defer stop()
-		if _, err := r.runPass(bg, c.e, c.h, nil, c.log); err != nil {
-			r.log.Error("a task run's pass failed", "execution", c.e.ID, "err", err)
+		if _, err := r.runPass(bg, c, nil); err != nil {
+			r.log.ErrorContext(ctx, "a task run's pass failed", "execution", c.e.ID, "err", err)
 		}
 	}()
 }
@@ -174,7 +174,7 @@ func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCau
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
-				r.log.Warn("reading a task run's status failed", "execution", id, "err", err)
+				r.log.WarnContext(ctx, "reading a task run's status failed", "execution", id, "err", err)
 			}
 		case e.Status == codemode.StatusCancelled:
 			cancel(errCancelled)
@@ -248,7 +248,7 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Out
 func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string, bool) {
 	owners, err := r.store.Owners(ctx)
 	if err != nil {
-		r.log.Warn("cancel: listing owners failed", "err", err)
+		r.log.WarnContext(ctx, "cancel: listing owners failed", "err", err)
 		return "", false
 	}
 	var rec *codemode.Owner
@@ -274,6 +274,7 @@ func (r *Runtime) cancelOrphan(ctx context.Context, e *codemode.Execution, why s
 		return r.lostRace(ctx, e.ID, "cancelled", err)
 	}
 	r.changedStatus()
+	r.runEnded(ctx, rec.Status, e.CreatedAt, rec.UpdatedAt)
 	r.dispose(ctx, e.ID)
 	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: rec.Error})
 	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt

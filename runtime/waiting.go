@@ -139,7 +139,7 @@ func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("%s.%s: %w", e.Connector, e.Method, err)
 	case err != nil:
-		p.r.log.Info("could not read a call's downstream task; the run waits for it", "execution", e.ExecutionID, "seq", e.Seq, "task", e.Task, "err", err)
+		p.r.log.InfoContext(ctx, "could not read a call's downstream task; the run waits for it", "execution", e.ExecutionID, "seq", e.Seq, "task", e.Task, "err", err)
 		return nil, p.stillWaiting(e)
 	case !st.Ended:
 		return nil, p.stillWaiting(e)
@@ -150,7 +150,7 @@ func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method
 		err = lostTask(e, err)
 	case signIn:
 		// (Its task ended; its result waits for the sign-in.)
-		p.r.log.Info("a call's downstream task cannot be read without a sign-in; the run waits for it", "execution", e.ExecutionID, "seq", e.Seq, "task", e.Task)
+		p.r.log.InfoContext(ctx, "a call's downstream task cannot be read without a sign-in; the run waits for it", "execution", e.ExecutionID, "seq", e.Seq, "task", e.Task)
 		return nil, p.stillWaiting(e)
 	}
 	// (A result that cannot be read otherwise is the call's failure: its
@@ -182,7 +182,7 @@ func (r *Runtime) cancelTask(ctx context.Context, tk connectors.Tasker, e codemo
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskRequestTimeout)
 	defer cancel()
 	if err := tk.CancelTask(ctx, id); err != nil {
-		r.log.Warn("could not cancel a call's downstream task", "execution", e.ExecutionID, "seq", e.Seq, "task", id, "err", err)
+		r.log.WarnContext(ctx, "could not cancel a call's downstream task", "execution", e.ExecutionID, "seq", e.Seq, "task", id, "err", err)
 	}
 }
 
@@ -211,7 +211,7 @@ func (r *Runtime) settleWaiting(ctx context.Context, en codemode.Entry) error {
 func (r *Runtime) settleWaitingOf(ctx context.Context, id string) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		r.log.Warn("could not load the log to settle calls waiting for their tasks", "execution", id, "err", err)
+		r.log.WarnContext(ctx, "could not load the log to settle calls waiting for their tasks", "execution", id, "err", err)
 		return
 	}
 	for _, en := range log {
@@ -219,7 +219,7 @@ func (r *Runtime) settleWaitingOf(ctx context.Context, id string) {
 			continue
 		}
 		if err := r.settleWaiting(ctx, en); err != nil {
-			r.log.Warn("could not settle a call waiting for its task", "execution", id, "seq", en.Seq, "err", err)
+			r.log.WarnContext(ctx, "could not settle a call waiting for its task", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
 }
@@ -266,7 +266,7 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			return
 		case err != nil:
 			if ctx.Err() == nil {
-				r.log.Warn("reading a waiting run failed; trying again", "execution", id, "err", err)
+				r.log.WarnContext(ctx, "reading a waiting run failed; trying again", "execution", id, "err", err)
 			}
 			if !sleep(ctx, defaultTaskPoll) {
 				return
@@ -340,7 +340,7 @@ func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) 
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.log.Warn("reading a waiting run's log failed; trying again", "execution", id, "err", err)
+			r.log.WarnContext(ctx, "reading a waiting run's log failed; trying again", "execution", id, "err", err)
 		}
 		return defaultTaskPoll
 	}
@@ -360,7 +360,7 @@ func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) 
 			continue
 		case err != nil:
 			if ctx.Err() == nil {
-				r.log.Info("could not read a call's downstream task; trying again", "execution", id, "seq", en.Seq, "task", en.Task, "err", err)
+				r.log.InfoContext(ctx, "could not read a call's downstream task; trying again", "execution", id, "seq", en.Seq, "task", en.Task, "err", err)
 			}
 		}
 		next := st.PollInterval
@@ -413,11 +413,11 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 			return true // another moved it first
 		}
 		if ctx.Err() == nil {
-			r.log.Warn("could not resume a waiting run", "execution", e.ID, "err", err)
+			r.log.WarnContext(ctx, "could not resume a waiting run", "execution", e.ID, "err", err)
 		}
 		return false
 	}
-	r.log.Debug("resuming a waiting run", "execution", e.ID, "why", why)
+	r.log.DebugContext(ctx, "resuming a waiting run", "execution", e.ID, "why", why)
 	log, err := r.store.Entries(ctx, e.ID)
 	if err != nil {
 		_, _ = r.abort(ctx, e, fmt.Errorf("load log of %s: %w", e.ID, err))
@@ -427,8 +427,8 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
 	defer stop()
-	if _, err := r.runPass(pctx, e, h, nil, log); err != nil {
-		r.log.Error("a resumed run's pass failed", "execution", e.ID, "err", err)
+	if _, err := r.runPass(pctx, &claimed{e: e, h: h, log: log}, nil); err != nil {
+		r.log.ErrorContext(ctx, "a resumed run's pass failed", "execution", e.ID, "err", err)
 	}
 	return true
 }

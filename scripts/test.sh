@@ -13,7 +13,9 @@
 # tests are skipped here, and fail when CI=true). The OAuth sign-in tests
 # need Ory Hydra, built once by scripts/hydra.sh (Go and gcc; a few
 # minutes cold, then cached outside the repository) and passed to the
-# suite as HYDRA_BIN; a failed build stops the run.
+# suite as HYDRA_BIN; the traces test needs Jaeger, built likewise by
+# scripts/jaeger.sh (Go only) and passed as JAEGER_BIN. A failed build
+# stops the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,4 +64,5 @@ go build -o bin/mcpfixture ./internal/fixture/mcpserver
 (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 (cd e2e/conformance && npm ci --no-audit --no-fund --loglevel=error)   # the MCP conformance suite and Node 22
 HYDRA_BIN=$(scripts/hydra.sh)   # the authorization server of the OAuth tests (e2e/lib/hydra.mjs)
-(cd e2e && CODEMODE_BIN="$PWD/../bin/codemode-mcp" HYDRA_BIN="$HYDRA_BIN" npm test)
+JAEGER_BIN=$(scripts/jaeger.sh) # the trace store of the traces test (e2e/lib/jaeger.mjs)
+(cd e2e && CODEMODE_BIN="$PWD/../bin/codemode-mcp" HYDRA_BIN="$HYDRA_BIN" JAEGER_BIN="$JAEGER_BIN" npm test)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -234,6 +236,9 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	}
 	if err := json.Unmarshal(c.Params, &p); err != nil {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid params of tools/call: " + err.Error()}
+	}
+	if f.s.opts.TraceContext && c.meta != nil {
+		ctx = propagate.FromMeta(ctx, c.meta.AdditionalFields)
 	}
 	if c.modern {
 		e, err := f.s.startTask(ctx, p.Arguments, defaultTaskTTL, nil)

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
+
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
@@ -60,7 +62,10 @@ import (
 //     (400 without one, 404 for one this server did not issue or ended).
 //
 // On streamable HTTP the task front (front.go) then answers the task
-// requests; the transport gets everything else.
+// requests; the transport gets everything else. PathMetrics, when metrics
+// are served (Options.Metrics), passes 1 to 3 like an MCP endpoint (under
+// an issuer, with an access token of metricsScope) and is answered for GET
+// and HEAD only, with no body or session rules.
 //
 // Responses are written under a per-write deadline (WriteTimeout), so a
 // client that stops reading is dropped instead of holding its handler, and
@@ -81,8 +86,10 @@ type guard struct {
 	next           http.Handler
 	mcpPaths       []string     // the MCP endpoints
 	console        http.Handler // nil: none
+	metrics        http.Handler // Prometheus text at PathMetrics; nil: none
 	failures       *throttle.Failures
 	log            *slog.Logger
+	traceContext   bool // Options.TraceContext: a request's traceparent header is its trace's
 	// rs, under server.auth, validates access tokens instead of token
 	// and serves the protected resource metadata (resource.go).
 	rs *resourceServer
@@ -96,6 +103,7 @@ func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...stri
 	g := &guard{
 		mcpPaths:       mcpPaths,
 		console:        opts.Console,
+		metrics:        opts.Metrics,
 		allowedOrigins: lowerAll(h.AllowedOrigins),
 		allowedHosts:   lowerAll(h.AllowedHosts),
 		maxBody:        h.MaxBody,
@@ -105,6 +113,7 @@ func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...stri
 		next:           next,
 		failures:       opts.AuthFailures,
 		log:            opts.Logger,
+		traceContext:   opts.TraceContext,
 	}
 	if g.failures == nil {
 		g.failures = throttle.New(0, 0, nil)
@@ -145,7 +154,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.noOAuth(w)
 		return
 	}
-	if g.console != nil && !slices.Contains(g.mcpPaths, r.URL.Path) {
+	metrics := g.metrics != nil && r.URL.Path == PathMetrics
+	if g.console != nil && !metrics && !slices.Contains(g.mcpPaths, r.URL.Path) {
 		if g.rs != nil {
 			if r.Header.Get("Authorization") == "" {
 				g.rs.challenge(w, http.StatusUnauthorized, "", consoleNeedsToken, "")
@@ -174,10 +184,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.rs != nil {
-		if r = g.authenticateIssuer(w, r, ""); r == nil {
+		scope := ""
+		if metrics {
+			scope = metricsScope
+		}
+		if r = g.authenticateIssuer(w, r, scope); r == nil {
 			return
 		}
 	} else if !g.authenticate(w, r) {
+		return
+	}
+	if metrics {
+		g.serveMetrics(w, r)
 		return
 	}
 	var body []byte
@@ -211,10 +229,27 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, dw.sent))
 	}
+	if g.traceContext && r.Header.Get(propagate.Traceparent) != "" {
+		r = r.WithContext(propagate.FromHeader(r.Context(), r.Header))
+	}
 	if g.front != nil && r.Method == http.MethodPost && g.front(dw, r, body) {
 		return
 	}
 	g.next.ServeHTTP(dw, r)
+}
+
+// serveMetrics answers a scrape of PathMetrics, which passed the Host,
+// Origin and bearer token checks as an MCP request does, under the
+// per-write deadline.
+func (g *guard) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.writeTimeout}
+	defer dw.clear()
+	g.metrics.ServeHTTP(dw, r)
 }
 
 // serveConsole hands a request to the console with the read deadline of a

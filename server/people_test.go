@@ -5,41 +5,35 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 	"github.com/codemode-mcp/codemode-mcp/policy"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/server"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
-
-// teamEngine is the real engine run with a policy; it keeps the store,
-// to read the audit.
-type teamEngine struct {
-	server.Engine
-	policy *policy.Policy
-	store  codemode.Store
-}
-
-func (e *teamEngine) wrap(en server.Engine) { e.Engine = en }
-func (e *teamEngine) runtimeOptions(o *rt.Options) {
-	o.Policy, e.store = e.policy, o.Store
-}
 
 // teamServer serves a server whose issuer is as, with policy p, and
 // returns a function that makes an MCP client for a person (subject,
-// name, scopes), and the engine.
-func teamServer(t *testing.T, as *oauthtest.Server, p *policy.Policy) (func(sub, name string, scopes ...string) *client.Client, *teamEngine) {
+// name, scopes), and the store (to read the audit).
+func teamServer(t *testing.T, as *oauthtest.Server, p *policy.Policy) (func(sub, name string, scopes ...string) *client.Client, *sqlite.Store) {
 	t.Helper()
-	eng := &teamEngine{policy: p}
-	base := serve(t, newServerWith(t, server.Options{Auth: &config.ServerAuth{Issuer: as.Issuer()}, Console: consoleStub(), Runtime: eng}), server.TransportHTTP)
+	var st *sqlite.Store
+	s := newServerOf(t, server.Options{Auth: &config.ServerAuth{Issuer: as.Issuer()}, Console: consoleStub()}, 0,
+		rt.Options{Limits: sandbox.Limits{Timeout: 5 * time.Second}, Policy: p},
+		func(s *sqlite.Store, _ *notes.Notes) { st = s })
+	base := serve(t, s, server.TransportHTTP)
 	return func(sub, name string, scopes ...string) *client.Client {
 		tok := as.SignJWT("RS256", map[string]any{"aud": base + server.PathMCP, "sub": sub, "name": name, "scope": strings.Join(scopes, " ")})
 		return bearerClient(t, base, tok, nil)
-	}, eng
+	}, st
 }
 
 const createNote = `async () => notes.createNote({ text: "alice's secret plan" })`
@@ -51,7 +45,7 @@ const createNote = `async () => notes.createNote({ text: "alice's secret plan" }
 // and never the call's arguments.
 func TestAliceRunsBobApproves(t *testing.T) {
 	as := oauthtest.New(t)
-	person, eng := teamServer(t, as, &policy.Policy{Approvers: policy.Approvers{Subjects: []string{"bob"}}})
+	person, st := teamServer(t, as, &policy.Policy{Approvers: policy.Approvers{Subjects: []string{"bob"}}})
 	alice := person("alice", "Alice", codemode.ScopeRun, codemode.ScopeApprove, codemode.ScopeAdmin)
 	bob := person("bob", "Bob", codemode.ScopeRun, codemode.ScopeApprove, codemode.ScopeAdmin)
 
@@ -128,7 +122,7 @@ func TestAliceRunsBobApproves(t *testing.T) {
 		t.Errorf("alice's call decided by %v, want bob", by)
 	}
 
-	recs, err := eng.store.AuditRecords(context.Background(), codemode.AuditQuery{})
+	recs, err := st.AuditRecords(context.Background(), codemode.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

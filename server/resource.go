@@ -56,6 +56,11 @@ var methodScopes = map[mcp.MCPMethod][]string{
 // browsers are refused and only a client that sends such a token gets in.
 const consoleScope = codemode.ScopeAdmin
 
+// metricsScope is what a bearer token needs to read PathMetrics under an
+// issuer: the metrics speak of every principal's runs, as the console
+// does.
+const metricsScope = codemode.ScopeAdmin
+
 // resourceServer is the HTTP face of server.auth: it validates the
 // bearer token of every request to the MCP endpoints (and the console),
 // puts its Principal in the request's context, checks the scope of

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -84,6 +86,16 @@ type Options struct {
 	// does its own authentication: the guard checks only the Host of its
 	// requests (see guard).
 	Console http.Handler
+	// TraceContext continues the trace a client sends: the W3C
+	// traceparent (and tracestate) of a tools/call's _meta, or of the HTTP
+	// request's headers, becomes the parent of the spans of the runs it
+	// drives (the runtime's tracer makes them). Set when tracing is on;
+	// unset, a client's trace context is not read.
+	TraceContext bool
+	// Metrics, when set, serves Prometheus text at PathMetrics on the HTTP
+	// transports, behind the same checks as the MCP endpoints (Host,
+	// Origin, the bearer token).
+	Metrics http.Handler
 	Logger  *slog.Logger
 }
 
@@ -208,7 +220,22 @@ func (s *Server) add(name, title, description string, input any, ann mcp.ToolAnn
 	schema := schemaOf(input)
 	tool := mcp.NewToolWithRawSchema(name, description, schema)
 	tool.Annotations = ann
+	if s.opts.TraceContext {
+		h = continuing(h)
+	}
 	s.mcp.AddTool(tool, validating(name, schema, h))
+}
+
+// continuing wraps a tool's handler so that it continues the trace the
+// call's _meta names (traceparent, tracestate), if it names one; it wins
+// over the HTTP request's headers (guard), which a proxy may have set.
+func continuing(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if m := req.Params.Meta; m != nil {
+			ctx = propagate.FromMeta(ctx, m.AdditionalFields)
+		}
+		return h(ctx, req)
+	}
 }
 
 // addCodemode registers the codemode tool, whose description carries the

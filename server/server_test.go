@@ -53,6 +53,13 @@ func newServerRT(t testing.TB, opts server.Options, maxChars int, prepare ...fun
 // newServerTimeout is newServerRT with passes bounded by timeout.
 func newServerTimeout(t testing.TB, opts server.Options, maxChars int, timeout time.Duration, prepare ...func(*sqlite.Store, *notes.Notes)) *server.Server {
 	t.Helper()
+	return newServerOf(t, opts, maxChars, rt.Options{Limits: sandbox.Limits{Timeout: timeout}}, prepare...)
+}
+
+// newServerOf is newServerRT over a runtime with ro's options (its store,
+// executor and sources are the test's).
+func newServerOf(t testing.TB, opts server.Options, maxChars int, ro rt.Options, prepare ...func(*sqlite.Store, *notes.Notes)) *server.Server {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlite.Options{})
 	if err != nil {
@@ -63,13 +70,7 @@ func newServerTimeout(t testing.TB, opts server.Options, maxChars int, timeout t
 		p(st, n)
 	}
 	ex := pass.NewInProcess(pass.InProcessOptions{})
-	ro := rt.Options{Store: st, Executor: ex, Sources: []catalog.Source{{Connector: n}},
-		Limits: sandbox.Limits{Timeout: timeout}}
-	// An Options.Runtime that wants runtime options of its own (a
-	// policy) sets them.
-	if o, ok := opts.Runtime.(interface{ runtimeOptions(*rt.Options) }); ok {
-		o.runtimeOptions(&ro)
-	}
+	ro.Store, ro.Executor, ro.Sources = st, ex, []catalog.Source{{Connector: n}}
 	r, err := rt.New(ctx, ro)
 	if err != nil {
 		t.Fatal(err)

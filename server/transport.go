@@ -29,6 +29,7 @@ const (
 	PathMCP     = "/mcp"     // streamable HTTP
 	PathSSE     = "/sse"     // legacy SSE event stream
 	PathMessage = "/message" // legacy SSE client messages
+	PathMetrics = "/metrics" // Prometheus text (Options.Metrics)
 )
 
 // ServeStdio serves MCP over in/out until in reaches EOF or ctx ends.
@@ -165,6 +166,33 @@ func ServeConsole(ctx context.Context, ln net.Listener, opts Options) error {
 	srv.Handler = newGuard(&opts, nil, http.NotFoundHandler())
 	return serveHTTP(ctx, "console", srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, useTLS bool) {
 		log.Info("approval console", "url", baseURL(useTLS, addr))
+	})
+}
+
+// ServeMetrics serves opts.Metrics alone at PathMetrics on ln (serve
+// --metrics-addr), in plain HTTP and without authentication, behind the
+// guard's Host and Origin checks (a page that rebinds its DNS name to a
+// loopback listener cannot read it) and with the bounds of opts.HTTP,
+// until ctx ends. Of opts it uses HTTP (not its certificate), Metrics and
+// Logger.
+func ServeMetrics(ctx context.Context, ln net.Listener, opts Options) error {
+	if opts.Metrics == nil {
+		return errors.New("ServeMetrics: no metrics")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	opts.HTTP.TLSCert, opts.HTTP.TLSKey = "", ""
+	opts.AuthToken, opts.Console = "", nil
+	h := httpDefaults(opts.HTTP)
+	srv, err := newHTTPServer(h, log)
+	if err != nil {
+		return err
+	}
+	srv.Handler = newGuard(&opts, nil, http.NotFoundHandler())
+	return serveHTTP(ctx, "metrics listener", srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, _ bool) {
+		log.Info("serving metrics", "url", "http://"+addr+PathMetrics, "auth", "none")
 	})
 }
 

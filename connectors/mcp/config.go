@@ -79,6 +79,12 @@ type Config struct {
 	// must not block.
 	OnToolsChanged func()
 
+	// OnRestart, when set, is called each time a new session starts after
+	// the first (a stdio server started again, a remote server
+	// reconnected), once it answered and listed its tools. It must not
+	// block.
+	OnRestart func()
+
 	// Elicit, when set, answers the server's elicitation requests (form
 	// mode), and the client declares the capability: given the request's
 	// message and requested schema it returns "accept" with the content,

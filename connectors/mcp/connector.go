@@ -21,6 +21,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
 // ErrClosed is returned (wrapped) by calls on a closed connector.
@@ -596,7 +597,7 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	ctx, unwatch := c.progress.watch(ctx, c.cfg.Name)
 	defer unwatch()
 	if s.stdio != nil {
-		pc, ok, err := s.startStdio(tool, args, tokenOf(ctx))
+		pc, ok, err := s.startStdio(ctx, tool, args)
 		switch {
 		case err != nil:
 			return connectors.Result{}, c.callError(ctx, s, name, err)
@@ -689,6 +690,15 @@ func (c *Connector) call(ctx context.Context, s *session, tool string, args json
 	req.Params.Arguments = args
 	if tok := tokenOf(ctx); tok != "" {
 		req.Params.Meta = &mcpgo.Meta{ProgressToken: tok}
+	}
+	if parent, state, ok := propagate.Outgoing(ctx); ok {
+		if req.Params.Meta == nil {
+			req.Params.Meta = &mcpgo.Meta{}
+		}
+		req.Params.Meta.AdditionalFields = map[string]any{propagate.Traceparent: parent}
+		if state != "" {
+			req.Params.Meta.AdditionalFields[propagate.Tracestate] = state
+		}
 	}
 	res, err := s.client.CallTool(withSink(callCtx, sink), req)
 	raw := sink.result()

@@ -92,11 +92,18 @@ func (r *progressRelay) deliver(n mcpgo.JSONRPCNotification) {
 // withProgressToken adds "progressToken" to a request's _meta object
 // (which may be empty).
 func withProgressToken(meta json.RawMessage, tok string) json.RawMessage {
-	if tok == "" {
+	return withMeta(meta, "progressToken", tok)
+}
+
+// withMeta adds key with the string value to a request's _meta object
+// (which may be empty); an empty value adds nothing. key is one of ours,
+// not already in meta.
+func withMeta(meta json.RawMessage, key, value string) json.RawMessage {
+	if value == "" {
 		return meta
 	}
-	t, _ := json.Marshal(tok)
-	entry := append([]byte(`"progressToken":`), t...)
+	t, _ := json.Marshal(value)
+	entry := append(append([]byte(`"`+key+`"`), ':'), t...)
 	if len(meta) < 2 || string(meta) == "{}" || string(meta) == "null" {
 		return append(append([]byte{'{'}, entry...), '}')
 	}

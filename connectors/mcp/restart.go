@@ -212,6 +212,9 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	} else {
 		c.logger.Info("reconnected to the MCP server", "after", time.Since(start).Round(time.Millisecond), "failures", failures)
 	}
+	if c.cfg.OnRestart != nil {
+		c.cfg.OnRestart()
+	}
 	if changed {
 		added, removed := toolDiff(old, tools)
 		c.logger.Warn("the MCP server's tools changed since the last session; calls to removed or changed tools may fail",

@@ -36,7 +36,8 @@ func echo(t *testing.T, c *Connector, msg string) {
 // The call in flight when a stdio server exits gets a clear error; the next
 // call starts a new process and succeeds; the dead one is reaped.
 func TestCrashRestartsOnNextCall(t *testing.T) {
-	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t)})
+	var restarts atomic.Int32
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), OnRestart: func() { restarts.Add(1) }})
 	first := childPID(t, c)
 	_, err := c.Call(context.Background(), "crash", nil)
 	const want = "fx: the MCP server exited (status 3) during crash; it will be restarted on the next call"
@@ -56,6 +57,9 @@ func TestCrashRestartsOnNextCall(t *testing.T) {
 		t.Errorf("the server was not restarted: pid %d", second)
 	}
 	echo(t, c, "again") // the new session is kept
+	if n := restarts.Load(); n != 1 {
+		t.Errorf("OnRestart was called %d times, want once (the first session is no restart)", n)
+	}
 }
 
 // A stdio server that dies between calls is started again, and the next

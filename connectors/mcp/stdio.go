@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
@@ -611,13 +612,18 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 // params are written around args as they are. ok is false when the call
 // must go through mcp-go's client instead because the client's request
 // _meta is not known yet (the session lists its tools first, so only in
-// tests). The answer is read with stdioResult.
-func (s *session) startStdio(tool string, args json.RawMessage, progressToken string) (pc *pendingCall, ok bool, err error) {
+// tests). The answer is read with stdioResult. The _meta carries ctx's
+// trace context (traceparent, tracestate), if any, so the server's spans
+// continue the call's.
+func (s *session) startStdio(ctx context.Context, tool string, args json.RawMessage) (pc *pendingCall, ok bool, err error) {
 	meta, known := s.stdio.requestMeta()
 	if !known {
 		return nil, false, nil
 	}
-	meta = withProgressToken(meta, progressToken)
+	meta = withProgressToken(meta, tokenOf(ctx))
+	if parent, state, ok := propagate.Outgoing(ctx); ok {
+		meta = withMeta(withMeta(meta, propagate.Traceparent, parent), propagate.Tracestate, state)
+	}
 	name, err := json.Marshal(tool)
 	if err != nil {
 		return nil, true, fmt.Errorf("encode the tool name: %w", err)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
+
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
@@ -265,6 +267,9 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 	for k, v := range c.headers {
 		req.Header[k] = append([]string(nil), v...)
 	}
+	// The call's trace context, so the API's spans continue it; set on
+	// the request, before any transport (the direct one included) sees it.
+	propagate.SetHeader(ctx, req.Header)
 	if out.body != nil {
 		req.Header.Set("Content-Type", out.body.contentType)
 	}

@@ -7,7 +7,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, existsSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
+import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -195,4 +196,61 @@ export async function callTool(client, name, args) {
 export function cli(args, opts = {}) {
   const r = spawnSync(bin, args, { encoding: "utf8", timeout: 120000, ...opts });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+// freePorts asks the kernel for n distinct free loopback ports. Another
+// process may take one before the server that is given it binds it; the
+// callers (startHydra, startJaeger) then see their server exit.
+export async function freePorts(n) {
+  const servers = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const srv = net.createServer();
+      servers.push(srv);
+      await new Promise((resolve, reject) => {
+        srv.once("error", reject);
+        srv.listen(0, "127.0.0.1", resolve);
+      });
+    }
+    return servers.map((srv) => srv.address().port);
+  } finally {
+    await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
+  }
+}
+
+// watchProcess keeps the end of a server child's output (stdout and
+// stderr, at most limit bytes) for error messages, and returns log() (that
+// end), exited (resolves with {code, signal}) and stop(): SIGTERM, then
+// SIGKILL if the child has not exited within 10 s.
+export function watchProcess(proc, limit = 64 * 1024) {
+  let log = "";
+  const keep = (d) => {
+    log = (log + d.toString()).slice(-limit);
+  };
+  proc.stdout.on("data", keep);
+  proc.stderr.on("data", keep);
+  const exited = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
+    const kill = setTimeout(() => proc.kill("SIGKILL"), 10000);
+    await exited;
+    clearTimeout(kill);
+  };
+  return { log: () => log, exited, stop };
+}
+
+// builtTool locates a server the suite builds with a script of ours and
+// caches outside the repository (scripts/hydra.sh, scripts/jaeger.sh):
+// bin is $envVar, else <cache>/codemode-mcp/<name>-<version>/<name>;
+// missing says why it cannot be used ("" when it can); skip is missing
+// outside CI and false in CI (CI=true), where a missing server fails the
+// tests that need it instead of skipping them.
+export function builtTool({ name, title, version, envVar, script }) {
+  const bin = process.env[envVar]
+    ? path.resolve(process.env[envVar])
+    : path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), ".cache"), "codemode-mcp", `${name}-${version}`, name);
+  const missing = existsSync(bin)
+    ? ""
+    : `${title} is missing at ${bin}: build it with ${script} (it prints the path; set ${envVar} to it), as scripts/test.sh does`;
+  return { bin, missing, skip: missing && process.env.CI !== "true" ? missing : false };
 }

@@ -23,30 +23,20 @@
 // and valid for accessTokenTTL; refresh tokens rotate on use with no grace
 // period (Hydra's default), so an old refresh token is refused.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
-import { homedir } from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
-import { fixtureBin } from "./helpers.mjs";
+import { builtTool, fixtureBin, freePorts, watchProcess } from "./helpers.mjs";
 
 export const hydraVersion = "v2.3.0";
 
-// hydraBin is $HYDRA_BIN, else where scripts/hydra.sh caches its build.
-export const hydraBin = process.env.HYDRA_BIN
-  ? path.resolve(process.env.HYDRA_BIN)
-  : path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), ".cache"), "codemode-mcp", `hydra-${hydraVersion}`, "hydra");
-
+// hydraBin is $HYDRA_BIN, else where scripts/hydra.sh caches its build;
 // hydraMissing is why the tests that need Hydra cannot run here, or "".
 // In CI (CI=true) a missing Hydra is a failure, not a reason to skip:
 // startHydra throws.
-export const hydraMissing = existsSync(hydraBin)
-  ? ""
-  : `Ory Hydra is missing at ${hydraBin}: build it with scripts/hydra.sh (it prints the path; set HYDRA_BIN to it), as scripts/test.sh does`;
-
-export const skipHydra = hydraMissing && process.env.CI !== "true" ? hydraMissing : false;
+export const { bin: hydraBin, missing: hydraMissing, skip: skipHydra } = builtTool({
+  name: "hydra", title: "Ory Hydra", version: hydraVersion, envVar: "HYDRA_BIN", script: "scripts/hydra.sh",
+});
 
 // hydraBrowser is the path of a $BROWSER stand-in that signs in through
 // Chromium (lib/hydra-browser.mjs; give it startHydra's browserEnv()).
@@ -58,26 +48,6 @@ const startTimeoutMs = 60000;
 // Hydra's log is kept for error messages, at most this many bytes (the
 // end of it).
 const logLimit = 64 * 1024;
-
-// freePorts asks the kernel for n distinct free loopback ports. Another
-// process may take one before Hydra binds it; startHydra then sees Hydra
-// exit and tries again with new ports.
-async function freePorts(n) {
-  const servers = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const srv = net.createServer();
-      servers.push(srv);
-      await new Promise((resolve, reject) => {
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", resolve);
-      });
-    }
-    return servers.map((srv) => srv.address().port);
-  } finally {
-    await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
-  }
-}
 
 // startHydra starts Hydra and its login-and-consent app and resolves once
 // Hydra is healthy. Options:
@@ -179,21 +149,8 @@ async function launch({ app, accessTokenTTL, refreshTokenTTL, scopes, env }) {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...config },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let log = "";
-  const keep = (d) => {
-    log = (log + d.toString()).slice(-logLimit);
-  };
-  proc.stdout.on("data", keep);
-  proc.stderr.on("data", keep);
-  const exited = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
-
   // Hydra shuts down on SIGTERM; SIGKILL if it has not within 10 s.
-  const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
-    const kill = setTimeout(() => proc.kill("SIGKILL"), 10000);
-    await exited;
-    clearTimeout(kill);
-  };
+  const { log, exited, stop } = watchProcess(proc, logLimit);
 
   const admin = async (method, p, body) => {
     const res = await fetch(adminURL + p, {
@@ -207,7 +164,7 @@ async function launch({ app, accessTokenTTL, refreshTokenTTL, scopes, env }) {
   };
 
   try {
-    await waitHealthy(adminURL, exited, () => log);
+    await waitHealthy(adminURL, exited, log);
   } catch (err) {
     await stop();
     throw err;
@@ -217,7 +174,7 @@ async function launch({ app, accessTokenTTL, refreshTokenTTL, scopes, env }) {
     publicURL,
     adminURL,
     proc,
-    log: () => log,
+    log,
     stop,
     admin,
     createClient: (metadata) => admin("POST", "/admin/clients", metadata),

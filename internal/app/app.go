@@ -13,7 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -24,6 +26,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 	"github.com/codemode-mcp/codemode-mcp/internal/tscheck"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -48,6 +51,12 @@ type Options struct {
 	// runs on a scratch store.
 	Tokens connectors.Records
 	Sealer *oauth.Sealer
+
+	// Metrics, when set, hears what the app measures: the runtime's runs,
+	// calls and approval waits, store writes, the sandbox's workers,
+	// downstream restarts and sign-ins (package telemetry). Nil measures
+	// nothing and wraps nothing. The caller shuts it down after Close.
+	Metrics *telemetry.Metrics
 
 	// backoff is the retry schedule of downstreams that are down (zero:
 	// the defaults of internal/backoff); tests shorten it.
@@ -75,12 +84,18 @@ type App struct {
 	// Log is the logger everything the app started logs to: Options.Logger
 	// with every record scrubbed.
 	Log *slog.Logger
+	// Tracing is the OpenTelemetry trace pipeline (telemetry.traces and
+	// the OTEL_* variables), nil when tracing is off; Close flushes it.
+	Tracing *telemetry.Tracing
 
 	log     *slog.Logger
 	backoff backoff.Policy // Options.backoff
 	refresh *refresher
 	tokens  connectors.Records // Options.Tokens, else Store
 	sealer  *oauth.Sealer      // Options.Sealer, else DefaultSealer
+	metrics *telemetry.Metrics // Options.Metrics; nil measures nothing
+	// unobserve stops the metrics' collection callbacks (Close).
+	unobserve []func()
 }
 
 // Open starts everything cfg describes. Downstream servers start
@@ -101,7 +116,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	scrubber := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(opts.DBPath)...)...)
 	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
-	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log, backoff: opts.backoff}
+	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log, backoff: opts.backoff, metrics: opts.Metrics}
 	a.refresh = newRefresher(a)
 	for _, w := range cfg.Warnings {
 		a.warn(w.String())
@@ -117,6 +132,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	st = meterStore(st, a.metrics)
 	a.Store = st
 	a.tokens, a.sealer = opts.Tokens, opts.Sealer
 	if a.tokens == nil {
@@ -137,6 +153,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Executor = exec
+	if a.Tracing, err = telemetry.NewTracing(ctx, cfg.Telemetry, os.Getenv, log); err != nil {
+		a.Close()
+		return nil, err
+	}
 	var typeCheck rt.TypeChecker
 	if cfg.Sandbox.TypeCheck == "tsc" {
 		tc, err := tscheck.Find(tscheck.Options{Logger: log})
@@ -145,6 +165,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			return nil, fmt.Errorf("sandbox.typecheck is tsc, but %w", err)
 		}
 		typeCheck = tc
+	}
+	var metrics rt.Metrics
+	if a.metrics != nil {
+		metrics = a.metrics // not a nil *Metrics in an interface
 	}
 	r, err := rt.New(ctx, rt.Options{
 		Store:    st,
@@ -164,13 +188,19 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		TaskTimeout:    cfg.Sandbox.TaskTimeout,
 		Scrubber:       a.Scrubber,
 		TypeCheck:      typeCheck,
+		Metrics:        metrics,
 		Logger:         log,
+		Tracer:         a.Tracing.TracerProvider(),
 	})
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("start runtime: %w", err)
 	}
 	a.Runtime = r
+	if err := a.observe(); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	a.refresh.start()
 	for _, ci := range r.Connectors() {
 		if ci.Error != "" {
@@ -234,7 +264,11 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		}
 		return nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
-		auth, err := OAuthFor(cc, oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log)
+		var signedIn func(error)
+		if a.metrics != nil {
+			signedIn = func(err error) { a.metrics.SignInEnded(cc.Name, err) }
+		}
+		auth, err := OAuthFor(cc, oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log, signedIn)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errFatal, err)
 		}
@@ -244,6 +278,9 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// needs a sign-in waits for it.
 		mc := mcpConfig(cc, auth, a.Scrubber, a.log, a.backoff, func() { a.refresh.changed(cc.Name) })
 		mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
+		if a.metrics != nil {
+			mc.OnRestart = func() { a.metrics.DownstreamRestarted(cc.Name) }
+		}
 		c, err := mcp.Open(ctx, mc)
 		if err != nil {
 			return nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
@@ -380,10 +417,41 @@ func memoryLimiter(name string) worker.Limiter {
 	return worker.LimiterSystem
 }
 
+// observe registers what the metrics read when they are collected: the
+// runs paused for a person, from the store (every process sharing it
+// sees the same count), and the sandbox pool's workers.
+func (a *App) observe() error {
+	if a.metrics == nil {
+		return nil
+	}
+	stop, err := a.metrics.ObservePending(func(ctx context.Context) (int64, error) {
+		paused, err := a.Store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
+		return int64(len(paused)), err
+	})
+	if err != nil {
+		return err
+	}
+	a.unobserve = append(a.unobserve, stop)
+	if pool, ok := a.Executor.(*worker.Pool); ok {
+		stop, err := a.metrics.ObserveWorkers(func() telemetry.WorkerStats {
+			s := pool.Stats()
+			return telemetry.WorkerStats{Idle: s.Idle, Busy: s.Busy, Restarts: s.Replaced}
+		})
+		if err != nil {
+			return err
+		}
+		a.unobserve = append(a.unobserve, stop)
+	}
+	return nil
+}
+
 // Close stops the runtime, the executor, every connector (concurrently,
 // waiting for downstream processes and for the connectors' own retries),
 // and the store.
 func (a *App) Close() error {
+	for _, stop := range a.unobserve {
+		stop()
+	}
 	a.refresh.stop()
 	var errs []error
 	if a.Runtime != nil {
@@ -407,5 +475,16 @@ func (a *App) Close() error {
 	if a.Store != nil {
 		errs = append(errs, a.Store.Close())
 	}
+	if a.Tracing != nil {
+		// The spans of the runs that just ended go out before the process
+		// does, for as long as a collector that answers needs.
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		errs = append(errs, a.Tracing.Shutdown(ctx))
+		cancel()
+	}
 	return errors.Join(errs...)
 }
+
+// tracingFlushTimeout bounds how long Close waits for the last spans to
+// be exported.
+const tracingFlushTimeout = 5 * time.Second

@@ -31,8 +31,9 @@ func DefaultSealer() *oauth.Sealer {
 // tokens sealed by sealer; nil when the connector does not sign in: it
 // sends an Authorization header of its own, or its server is plain HTTP
 // beyond this machine (tokens are sent only over HTTPS) and it has no
-// oauth: map (with one, that is an error).
-func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (*oauth.Session, error) {
+// oauth: map (with one, that is an error). signedIn, if not nil, hears how
+// each sign-in ended (oauth.Config.OnSignInEnded).
+func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger, signedIn func(error)) (*oauth.Session, error) {
 	if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
 		return nil, nil
 	}
@@ -70,6 +71,7 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 		Sealer:            sealer,
 		Scrubber:          sc,
 		Logger:            log,
+		OnSignInEnded:     signedIn,
 	})
 	if err != nil && cc.OAuth == nil {
 		log.Debug("the connector will not sign in", "connector", cc.Name, "why", err)
@@ -85,7 +87,7 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 // it with mcp.Open), signing in through an OAuth session on tokens (see
 // OAuthFor), which the connector owns.
 func RemoteConfig(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (mcp.Config, error) {
-	auth, err := OAuthFor(cc, tokens, sealer, sc, log)
+	auth, err := OAuthFor(cc, tokens, sealer, sc, log, nil)
 	if err != nil {
 		return mcp.Config{}, err
 	}

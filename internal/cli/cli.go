@@ -20,6 +20,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
@@ -53,7 +54,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 const usageText = `codemode-mcp: one MCP tool that runs programs against many tool sources
 
 Usage:
-  codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F] [--insecure-no-auth]
+  codemode-mcp serve  [--config F] [--transport stdio|sse|http] [--addr 127.0.0.1:8931] [--db F] [--insecure-no-auth] [--metrics-addr 127.0.0.1:9464]
   codemode-mcp run    [--config F] [--db F] (--code 'JS' | FILE | -)
   codemode-mcp types  [--config F] [--db F] [CONNECTOR]
   codemode-mcp check  [--config F] [--db F]
@@ -69,14 +70,15 @@ Usage:
   codemode-mcp version [--config F] [--db F]
 
 Config lookup: --config, else $CODEMODE_CONFIG, else ./codemode.yaml; with none,
-the built-in notes connector only. Logs go to stderr ($CODEMODE_LOG_LEVEL=debug|info|warn|error).
+the built-in notes connector only. Logs go to stderr ($CODEMODE_LOG_LEVEL=debug|info|warn|error,
+$CODEMODE_LOG_FORMAT=text|json; log.level and log.format in the config file).
 Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 `
 
 // Main runs the command line args (without the program name) and returns
 // the exit code.
 func Main(ctx context.Context, args []string, env Env) int {
-	log := newLogger(env.Stderr)
+	log := newLogger(env.Stderr, config.Log{})
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, usageText)
 		return ExitUsage
@@ -177,9 +179,27 @@ func version() string {
 	return "dev"
 }
 
-func newLogger(w io.Writer) *slog.Logger {
+// Environment variables that set the log's level and format, over the
+// configuration's log.level and log.format.
+const (
+	envLogLevel  = "CODEMODE_LOG_LEVEL"
+	envLogFormat = "CODEMODE_LOG_FORMAT"
+)
+
+// newLogger is the log on w in the format and at the level l asks for
+// (log.format, log.level; text at info when unset), under
+// CODEMODE_LOG_FORMAT and CODEMODE_LOG_LEVEL when they are set (an
+// unknown value is ignored). A line logged with the context of a traced
+// run carries its trace and span ids (telemetry.TraceHandler). Main makes
+// one before any configuration is read; serve and console make it again
+// from the configuration.
+func newLogger(w io.Writer, l config.Log) *slog.Logger {
+	name := l.Level
+	if v := os.Getenv(envLogLevel); v != "" {
+		name = v
+	}
 	level := slog.LevelInfo
-	switch strings.ToLower(os.Getenv("CODEMODE_LOG_LEVEL")) {
+	switch strings.ToLower(name) {
 	case "debug":
 		level = slog.LevelDebug
 	case "warn", "warning":
@@ -187,7 +207,24 @@ func newLogger(w io.Writer) *slog.Logger {
 	case "error":
 		level = slog.LevelError
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	format := l.Format
+	if v := strings.ToLower(os.Getenv(envLogFormat)); v == config.LogText || v == config.LogJSON {
+		format = v
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if format == config.LogJSON {
+		// A duration is written as text ("1.5s"), as in text lines, not
+		// as JSON's count of nanoseconds.
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
+			return a
+		}
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(telemetry.TraceHandler(h))
 }
 
 // common holds the flags most commands share.

@@ -42,6 +42,7 @@ func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) e
 	if err != nil {
 		return err
 	}
+	log = newLogger(env.Stderr, cfg.Log)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)

@@ -246,7 +246,7 @@ func configFlag(cfg *config.Config) string {
 // in check's report already, and check retries nothing, so only errors
 // are logged, unless $CODEMODE_LOG_LEVEL asks for more.
 func reportOnly(log *slog.Logger) *slog.Logger {
-	if os.Getenv("CODEMODE_LOG_LEVEL") != "" {
+	if os.Getenv(envLogLevel) != "" {
 		return log
 	}
 	return slog.New(minLevel{log.Handler(), slog.LevelError})

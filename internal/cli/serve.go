@@ -7,9 +7,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"time"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/console"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
@@ -20,6 +25,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	transport := fs.String("transport", "", "stdio | sse | http (default: server.transport, else stdio)")
 	addr := fs.String("addr", "", "listen address for sse/http (default: server.addr, else 127.0.0.1:8931)")
 	insecure := fs.Bool("insecure-no-auth", false, "serve sse/http beyond loopback without server.auth_token or server.auth (anyone who can reach it can run programs)")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus text at /metrics on this address of its own, without authentication, e.g. "+config.DefaultMetricsAddr+" (default: telemetry.metrics.addr)")
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -37,6 +43,13 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if *addr != "" {
 		cfg.Server.Addr = *addr
 	}
+	if *metricsAddr != "" {
+		if err := config.CheckListenAddr(*metricsAddr); err != nil {
+			return usagef("--metrics-addr: %v", err)
+		}
+		cfg.Telemetry.Metrics.Addr = *metricsAddr
+	}
+	log = newLogger(env.Stderr, cfg.Log)
 	switch cfg.Server.Transport {
 	case server.TransportStdio, server.TransportSSE, server.TransportHTTP:
 	default:
@@ -60,9 +73,29 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			log.Warn("serving on a non-loopback address without server.auth_token or "+config.EnvToken+" (--insecure-no-auth): anyone who can reach it can run programs", "addr", ln.Addr().String())
 		}
 	}
-	a, err := openAppFrom(ctx, cfg, c, log)
+	m, mln, err := startMetrics(ctx, cfg, log)
 	if err != nil {
 		return err
+	}
+	if mln != nil {
+		defer mln.Close()
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := m.Shutdown(sctx); err != nil {
+			log.Warn("metrics shutdown", "err", err)
+		}
+	}()
+	a, err := app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log, Metrics: m})
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		// OpenTelemetry reports export and collection failures to a global
+		// handler that writes to the standard logger: they go to this log
+		// instead, scrubbed and in its format.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { a.Log.Warn("telemetry", "err", err) }))
 	}
 	defer func() {
 		if err := a.Close(); err != nil {
@@ -82,6 +115,20 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if cfg.Server.Transport != server.TransportStdio && cfg.Approvals.Console {
 		cons = console.New(console.Options{Engine: a.Runtime, Token: cfg.Server.AuthToken, Failures: failures, Logger: a.Log})
 	}
+	if mln != nil {
+		mctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := server.ServeMetrics(mctx, mln, server.Options{HTTP: cfg.Server.HTTP, Metrics: m.Handler(), Logger: a.Log}); err != nil {
+				a.Log.Error("metrics listener", "err", err)
+			}
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+	}
 	srv := server.New(server.Options{
 		Name:              cfg.Server.Name,
 		Version:           version(),
@@ -96,6 +143,8 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
 		MaxResultChars:    cfg.Sandbox.MaxResultChars,
 		Console:           cons,
+		TraceContext:      a.Tracing != nil,
+		Metrics:           m.Handler(),
 		Logger:            a.Log,
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
@@ -108,6 +157,36 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		return srv.ServeStdio(ctx, stdin, env.Stdout)
 	}
 	return srv.ServeHTTP(ctx, ln, cfg.Server.Transport)
+}
+
+// startMetrics makes the metrics telemetry.metrics and the environment
+// ask for (nil when none: metrics off), and listens on
+// telemetry.metrics.addr when it is set, before anything starts, so that
+// a busy port fails fast.
+func startMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger) (*telemetry.Metrics, net.Listener, error) {
+	prom, otlp, err := cfg.Telemetry.Metrics.Exporters(os.LookupEnv)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	var ln net.Listener
+	if cfg.Telemetry.Metrics.Addr != "" {
+		if ln, err = net.Listen("tcp", cfg.Telemetry.Metrics.Addr); err != nil {
+			return nil, nil, fmt.Errorf("listen on %s for metrics: %w", cfg.Telemetry.Metrics.Addr, err)
+		}
+		if !isLoopback(ln.Addr()) {
+			log.Warn("serving metrics on a non-loopback address without authentication: anyone who can reach it can read them", "addr", ln.Addr().String())
+		}
+	} else if prom && cfg.Server.Transport == server.TransportStdio {
+		log.Warn("Prometheus metrics are asked for, but the stdio transport has no /metrics: set telemetry.metrics.addr or --metrics-addr")
+	}
+	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: prom, OTLP: otlp, MethodNames: cfg.Telemetry.Metrics.MethodNames, ServiceName: cfg.Telemetry.ServiceName})
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, nil, err
+	}
+	return m, ln, nil
 }
 
 // httpAuth is server.auth for the HTTP transports; stdio has no tokens

@@ -19,7 +19,8 @@ import (
 // free loopback port.
 type httpServe struct {
 	addr   string
-	start  string // the log line that says it serves MCP
+	start  string                      // the log line that says it serves MCP
+	found  map[*regexp.Regexp][]string // what startServeLogging waited for
 	cancel context.CancelFunc
 	done   chan int    // Main's exit code
 	rest   chan string // all of stderr, once Main returned
@@ -29,24 +30,40 @@ type httpServe struct {
 	logged string
 }
 
+// servingMCP matches serve's "serving MCP" line (text format), with its
+// address.
+var servingMCP = regexp.MustCompile(`msg="serving MCP".* addr=(\S+)`)
+
 // startServe runs serve with args and waits for its "serving MCP" line.
 func startServe(t *testing.T, args ...string) *httpServe {
 	t.Helper()
+	return startServeLogging(t, []*regexp.Regexp{servingMCP}, args...)
+}
+
+// startServeLogging runs serve with args and waits until it logged a line
+// matching each of lines, which must include a pattern whose first group
+// is the address of "serving MCP"; s.found has their matches.
+func startServeLogging(t *testing.T, lines []*regexp.Regexp, args ...string) *httpServe {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	s := &httpServe{cancel: cancel, done: make(chan int, 1), rest: make(chan string, 1)}
+	s := &httpServe{cancel: cancel, done: make(chan int, 1), rest: make(chan string, 1), found: map[*regexp.Regexp][]string{}}
 	go func() {
 		code := cli.Main(ctx, append([]string{"serve", "--transport", "http", "--addr", "127.0.0.1:0"}, args...), cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: pw})
 		pw.Close()
 		s.done <- code
 	}()
-	lines := bufio.NewScanner(pr)
+	sc := bufio.NewScanner(pr)
 	var seen []string
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		if m := regexp.MustCompile(`msg="serving MCP".* addr=(\S+)`).FindStringSubmatch(lines.Text()); m != nil {
-			s.addr, s.start = m[1], lines.Text()
-			break
+	for len(s.found) < len(lines) && sc.Scan() {
+		seen = append(seen, sc.Text())
+		for i, re := range lines {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil && s.found[re] == nil {
+				s.found[re] = m
+				if i == 0 {
+					s.addr, s.start = m[1], sc.Text()
+				}
+			}
 		}
 	}
 	go func() {

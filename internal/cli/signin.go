@@ -238,7 +238,7 @@ func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) er
 	}
 	defer tg.st.Close()
 	cc, sc := tg.cc, tg.sc
-	s, err := app.OAuthFor(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
+	s, err := app.OAuthFor(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log, nil)
 	if err != nil {
 		return usageError{err}
 	}

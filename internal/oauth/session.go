@@ -87,6 +87,10 @@ type Config struct {
 	Timeout, SignInTimeout time.Duration
 	// Now is the clock tokens expire by; nil means time.Now.
 	Now func() time.Time
+	// OnSignInEnded, when set, hears how each sign-in (BeginSignIn's
+	// Attempt) ended: nil once the tokens are stored, else why not (it
+	// failed, was abandoned or timed out). It must not block.
+	OnSignInEnded func(err error)
 }
 
 // A Session is the OAuth client of one remote MCP server: it finds how the

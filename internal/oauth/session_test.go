@@ -44,7 +44,8 @@ func TestSignInThenCall(t *testing.T) {
 	f := oauthtest.New(t)
 	f.ChallengeScope = "mcp:read"
 	e := newEnv(t)
-	s := e.session(f, Config{})
+	var ended []error
+	s := e.session(f, Config{OnSignInEnded: func(err error) { ended = append(ended, err) }})
 
 	_, err := call(t, s, f)
 	mustSignInRequired(t, err, "not signed in yet")
@@ -64,6 +65,9 @@ func TestSignInThenCall(t *testing.T) {
 	}
 	if !strings.Contains(page, "Signed in") || !strings.Contains(page, "close this tab") {
 		t.Errorf("the page after the redirect: %s", page)
+	}
+	if len(ended) != 1 || ended[0] != nil {
+		t.Errorf("OnSignInEnded heard %v, want one successful sign-in", ended)
 	}
 	q := f.LastAuthorize()
 	for k, want := range map[string]string{"scope": "mcp:read", "resource": f.ServerURL(), "code_challenge_method": "S256", "response_type": "code"} {
@@ -677,7 +681,8 @@ func TestBoundedAnswers(t *testing.T) {
 	t.Run("sign-in nobody completes", func(t *testing.T) {
 		f := oauthtest.New(t)
 		e := newEnv(t)
-		s := e.session(f, Config{SignInTimeout: 50 * time.Millisecond})
+		var ended []error
+		s := e.session(f, Config{SignInTimeout: 50 * time.Millisecond, OnSignInEnded: func(err error) { ended = append(ended, err) }})
 		a, err := s.BeginSignIn(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -685,6 +690,9 @@ func TestBoundedAnswers(t *testing.T) {
 		defer a.Close()
 		if err := a.Wait(context.Background()); err == nil || !strings.Contains(err.Error(), "did not complete within") {
 			t.Fatalf("Wait: %v", err)
+		}
+		if len(ended) != 1 || ended[0] == nil {
+			t.Errorf("OnSignInEnded heard %v, want one failed sign-in", ended)
 		}
 	})
 }

@@ -395,6 +395,9 @@ func (a *Attempt) Close() error {
 func (a *Attempt) finish(err error) {
 	a.finishOnce.Do(func() {
 		a.err = err
+		if a.s.cfg.OnSignInEnded != nil {
+			a.s.cfg.OnSignInEnded(err) // before Wait returns
+		}
 		close(a.done)
 	})
 }

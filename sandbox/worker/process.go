@@ -107,6 +107,7 @@ type Pool struct {
 	starting int           // started by the background starter, not yet idle
 	waiters  int           // Runs waiting for a worker
 	changed  chan struct{} // closed and replaced when a worker is freed or total drops
+	replaced int64         // workers stopped after a run they could not survive, or found dead
 }
 
 var _ sandbox.Executor = (*Pool)(nil)
@@ -251,6 +252,7 @@ func (p *Pool) acquire(ctx context.Context, code uint64) (*procWorker, error) {
 			p.idle = append(p.idle[:i], p.idle[i+1:]...)
 			if w.dead() {
 				p.total--
+				p.replaced++
 				p.retire(w)
 				continue
 			}
@@ -299,6 +301,9 @@ func (p *Pool) release(w *procWorker, keep bool) {
 		p.idle = append(p.idle, w)
 		p.notifyLocked()
 		return
+	}
+	if !keep || w.dead() {
+		p.replaced++
 	}
 	p.total--
 	p.notifyLocked()
@@ -392,18 +397,24 @@ func (p *Pool) Close() error {
 	return nil
 }
 
-// Stats is a snapshot of a pool, for tests and diagnostics.
+// Stats is a snapshot of a pool, for tests, diagnostics and metrics.
 type Stats struct {
 	Idle  int   // warm workers waiting for a run
+	Busy  int   // workers running a program (or starting for one)
 	Total int   // workers alive or starting
 	PIDs  []int // process ids of the idle workers
+	// Replaced counts the workers stopped after a run they could not
+	// survive (a crash, a kill at the deadline, the memory limit) or
+	// found dead while idle, since the pool started; a worker recycled
+	// after MaxRunsPerWorker runs is not counted.
+	Replaced int64
 }
 
 // Stats returns a snapshot of the pool.
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Stats{Idle: len(p.idle), Total: p.total}
+	s := Stats{Idle: len(p.idle), Busy: p.total - len(p.idle) - p.starting, Total: p.total, Replaced: p.replaced}
 	for _, w := range p.idle {
 		s.PIDs = append(s.PIDs, w.pid)
 	}

@@ -407,3 +407,36 @@ func childPIDs(t testing.TB) []int {
 	}
 	return out
 }
+
+func TestProcessPoolStatsCountBusyAndReplaced(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, MaxRunsPerWorker: 1})
+	waitIdle(t, pool, 1)
+	var during Stats
+	h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) {
+		during = pool.Stats()
+		return json.RawMessage(`{}`), nil
+	}}
+	sandboxtest.WantCompleted(t, "run", sandboxtest.Run(t, pool, h, "await notes.listNotes({}); 1", sandbox.Limits{}), "1")
+	if during.Busy != 1 || during.Idle != 0 {
+		t.Errorf("during a run: %+v, want 1 busy, 0 idle", during)
+	}
+	// A worker recycled after MaxRunsPerWorker runs was not replaced
+	// for a failure.
+	waitIdle(t, pool, 1)
+	if s := pool.Stats(); s.Replaced != 0 || s.Busy != 0 {
+		t.Errorf("after a run that recycled its worker: %+v, want nothing replaced or busy", s)
+	}
+	// A worker killed while idle is replaced: found dead, or crashing
+	// under the next run.
+	proc, err := os.FindProcess(pool.Stats().PIDs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.Run(t, pool, &sandboxtest.Host{}, "2", sandbox.Limits{})
+	if s := pool.Stats(); s.Replaced != 1 {
+		t.Errorf("after a worker was killed: %+v, want 1 replaced", s)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 // Column lists, in the order the Values and Scan functions use.
 const (
-	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, started_by, started_by_name, started_by_email, created_at, updated_at`
+	ExecutionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, trace, started_by, started_by_name, started_by_email, created_at, updated_at`
 	// EntryColumns are EntryInsertColumns, then DecidedColumns.
 	EntryColumns = EntryInsertColumns + `, ` + DecidedColumns
 	// EntryInsertColumns are what an entry nobody decided is inserted
@@ -140,18 +140,20 @@ func ExecutionValues(e *codemode.Execution) ([]any, error) {
 	return []any{e.Status.String(), RawText(e.Result), e.Error, logs, conns, clock, e.Owner}, nil
 }
 
-// TaskText binds e's Task as JSON text, or NULL for a run that is not a
-// task (ExecutionColumns' task, written once, when the run is created).
-func TaskText(e *codemode.Execution) (any, error) {
-	if e.Task == nil {
-		return nil, nil
+// CreateValues binds what ExecutionColumns has beyond ExecutionValues
+// and written once, when the run is created: its Task as JSON text (NULL
+// for a run that is not a task), its Trace and its StartedBy (subject,
+// name, email).
+func CreateValues(e *codemode.Execution) ([]any, error) {
+	var task any
+	if e.Task != nil {
+		var err error
+		if task, err = JSONText(e.Task, false); err != nil {
+			return nil, fmt.Errorf("encode task: %w", err)
+		}
 	}
-	return JSONText(e.Task, false)
+	return []any{task, e.Trace, e.StartedBy.Subject, e.StartedBy.Name, e.StartedBy.Email}, nil
 }
-
-// PersonValues binds p as the three columns of a person (subject, name,
-// email).
-func PersonValues(p codemode.Person) []any { return []any{p.Subject, p.Name, p.Email} }
 
 // DecidedValues binds who decided e and when, as DecidedColumns.
 func DecidedValues(e codemode.Entry) []any {
@@ -199,7 +201,7 @@ func ScanExecution(sc Scanner) (*codemode.Execution, error) {
 		task                       []byte
 		created, updated           int64
 	)
-	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task,
+	if err := sc.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &e.Trace,
 		&e.StartedBy.Subject, &e.StartedBy.Name, &e.StartedBy.Email, &created, &updated); err != nil {
 		return nil, err
 	}

@@ -23,13 +23,12 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
-	task, err := codec.TaskText(e)
+	once, err := codec.CreateValues(e)
 	if err != nil {
-		return fmt.Errorf("create execution %s: encode task: %w", e.ID, err)
+		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
 	created := codec.Stamp(e.CreatedAt)
-	args := append([]any{e.ID, e.Code}, vals...)
-	args = append(append(args, task), codec.PersonValues(e.StartedBy)...)
+	args := append(append([]any{e.ID, e.Code}, vals...), once...)
 	_, err = s.db.Exec(ctx, createExecutionSQL, append(args, codec.Nanos(created), codec.Nanos(created))...)
 	if err := s.inserted(err, "create execution "+e.ID, codemode.ErrConflict); err != nil {
 		return err

@@ -28,6 +28,7 @@ func testExecutionRoundTrip(t *testing.T, f Factory) {
 		{"task", &codemode.Execution{ID: "exec_task", Code: "1", Status: codemode.StatusRunning, Task: &codemode.Task{TTL: 90 * time.Minute}}},
 		{"task without a TTL", &codemode.Execution{ID: "exec_task0", Code: "1", Status: codemode.StatusRunning, Task: &codemode.Task{}}},
 		{"cancelled", &codemode.Execution{ID: "exec_cancelled", Code: "1", Status: codemode.StatusCancelled, Error: "cancelled by the client", Task: &codemode.Task{TTL: time.Hour}}},
+		{"traced", &codemode.Execution{ID: "exec_traced", Code: "1", Status: codemode.StatusRunning, Trace: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
 	}
 	s := f.New(t)
 	ctx := context.Background()

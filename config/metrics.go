@@ -1,0 +1,101 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strings"
+)
+
+// Metrics exporters (telemetry.metrics.exporter, OTEL_METRICS_EXPORTER).
+const (
+	MetricsNone       = "none"
+	MetricsPrometheus = "prometheus"
+	MetricsOTLP       = "otlp"
+)
+
+// EnvMetricsExporter is OpenTelemetry's variable choosing the metrics
+// exporter; telemetry.metrics.exporter wins over it.
+const EnvMetricsExporter = "OTEL_METRICS_EXPORTER"
+
+// DefaultMetricsAddr is the address the README suggests for the separate
+// metrics listener (Prometheus's registered port for OpenTelemetry's
+// exporter); nothing listens unless telemetry.metrics.addr or
+// --metrics-addr names an address.
+const DefaultMetricsAddr = "127.0.0.1:9464"
+
+// Metrics configures what the server measures and where it goes
+// (telemetry.metrics). The zero value measures nothing.
+type Metrics struct {
+	// Exporter is MetricsPrometheus (Prometheus text at /metrics), MetricsOTLP
+	// (pushed over OTLP, configured by the OTEL_EXPORTER_OTLP_* variables)
+	// or MetricsNone; "" when the file does not say (then
+	// EnvMetricsExporter decides, see Exporters).
+	Exporter string
+	// Addr, when set, is a listener of its own serving Prometheus text at
+	// /metrics without authentication (it implies Prometheus text).
+	Addr string
+	// MethodNames labels call durations with the method as well as the
+	// connector. Off by default: every method a program names would be a
+	// series of its own.
+	MethodNames bool
+}
+
+// Exporters returns the exporters in force: Prometheus text when
+// Exporter or the environment asks for it or Addr is set, OTLP when
+// Exporter or the environment asks for it. lookup reads the environment
+// (os.LookupEnv). An unknown name in EnvMetricsExporter is an error naming
+// it.
+func (m Metrics) Exporters(lookup func(string) (string, bool)) (prometheus, otlp bool, err error) {
+	names := []string{m.Exporter}
+	if m.Exporter == "" {
+		if v, ok := lookup(EnvMetricsExporter); ok {
+			names = strings.Split(v, ",")
+		}
+	}
+	for _, n := range names {
+		switch strings.ToLower(strings.TrimSpace(n)) {
+		case "", MetricsNone:
+		case MetricsPrometheus:
+			prometheus = true
+		case MetricsOTLP:
+			otlp = true
+		default:
+			return false, false, fmt.Errorf("%s=%q: want %s, %s or %s (comma-separated)", EnvMetricsExporter, strings.Join(names, ","), MetricsPrometheus, MetricsOTLP, MetricsNone)
+		}
+	}
+	return prometheus || m.Addr != "", otlp, nil
+}
+
+// metrics decodes telemetry.metrics.
+func (d *decoder) metrics(n *node, fp fieldPath, m *Metrics) {
+	d.object(n, fp, []field{
+		{"exporter", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, MetricsPrometheus, MetricsOTLP, MetricsNone); ok {
+				m.Exporter = v
+			}
+		}},
+		{"addr", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
+				if err := CheckListenAddr(v); err != nil {
+					d.errAt(n.pos, fp, err.Error())
+					return
+				}
+				m.Addr = v
+			}
+		}},
+		{"method_names", func(n *node, fp fieldPath) {
+			if v, ok := d.boolean(n, fp); ok {
+				m.MethodNames = v
+			}
+		}},
+	})
+}
+
+// CheckListenAddr checks a listen address written host:port; the error
+// names what is wrong.
+func CheckListenAddr(v string) error {
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		return fmt.Errorf("expected host:port such as %q, got %q", DefaultMetricsAddr, v)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Telemetry configures what codemode-mcp tells an operator's
+// observability stack (the telemetry: key). Every field is optional: an
+// unset field leaves the standard OTEL_* environment variable (or its
+// default) in charge, so the file's keys win over the environment only
+// where they are written.
+type Telemetry struct {
+	// ServiceName is the service.name of what is exported
+	// (telemetry.service_name); "" leaves OTEL_SERVICE_NAME, then
+	// "codemode-mcp".
+	ServiceName string
+	// Traces configures the OpenTelemetry traces (telemetry.traces).
+	Traces Traces
+	// Metrics configures the metrics (telemetry.metrics).
+	Metrics Metrics
+}
+
+// Traces configures the export of OpenTelemetry traces (telemetry.traces).
+// Tracing is off unless Exporter (or OTEL_TRACES_EXPORTER) is "otlp".
+type Traces struct {
+	// Exporter is "otlp", "none" or "" (unset: OTEL_TRACES_EXPORTER
+	// decides, and tracing is off when that is unset too).
+	Exporter string
+	// Endpoint is the URL the spans go to: for http/protobuf the full URL
+	// of the traces (a URL with no path gets /v1/traces), for grpc the
+	// collector's http:// (plaintext) or https:// address. "" leaves
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT.
+	Endpoint string
+	// Protocol is "grpc", "http/protobuf" or "" (OTEL_EXPORTER_OTLP_PROTOCOL,
+	// default http/protobuf).
+	Protocol string
+	// Headers are sent with every export (an API key, say); their values
+	// are secrets (Secrets). nil leaves OTEL_EXPORTER_OTLP_HEADERS.
+	Headers map[string]string
+	// Sample is the ratio of new traces sampled, 0 to 1, when set; a trace
+	// the caller sampled (its traceparent) is followed either way. nil
+	// leaves OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default: every
+	// trace).
+	Sample *float64
+}
+
+// TracesProtocols are the values of telemetry.traces.protocol.
+var TracesProtocols = []string{"grpc", "http/protobuf"}
+
+// telemetry decodes the telemetry: key.
+func (d *decoder) telemetry(n *node, fp fieldPath, t *Telemetry) {
+	d.object(n, fp, []field{
+		{"service_name", func(n *node, fp fieldPath) {
+			if v, ok := d.nonEmptySetting(n, fp); ok {
+				t.ServiceName = v
+			}
+		}},
+		{"traces", func(n *node, fp fieldPath) { d.traces(n, fp, &t.Traces) }},
+		{"metrics", func(n *node, fp fieldPath) { d.metrics(n, fp, &t.Metrics) }},
+	})
+}
+
+// traces decodes telemetry.traces.
+func (d *decoder) traces(n *node, fp fieldPath, t *Traces) {
+	d.object(n, fp, []field{
+		{"exporter", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, "otlp", "none"); ok {
+				t.Exporter = v
+			}
+		}},
+		{"endpoint", func(n *node, fp fieldPath) {
+			if v, ok := d.httpURL(n, fp); ok {
+				t.Endpoint = v
+			}
+		}},
+		{"protocol", func(n *node, fp fieldPath) {
+			if v, ok := d.oneOf(n, fp, TracesProtocols...); ok {
+				t.Protocol = v
+			}
+		}},
+		{"headers", func(n *node, fp fieldPath) {
+			t.Headers = d.strMap(n, fp, true)
+		}},
+		{"sample", func(n *node, fp fieldPath) {
+			if v, ok := d.ratio(n, fp); ok {
+				t.Sample = &v
+			}
+		}},
+	})
+}
+
+// ratio decodes a number from 0 to 1 (also from an expanded string).
+func (d *decoder) ratio(n *node, fp fieldPath) (float64, bool) {
+	const want = "a number from 0 to 1"
+	s, ok := d.scalarSetting(n, fp, want)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got %q", want, s))
+		return 0, false
+	}
+	return v, true
+}

@@ -1,0 +1,51 @@
+package propagate
+
+import (
+	"context"
+	"net/http"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	tests := []struct {
+		name, parent, state string
+		wantOK              bool
+	}{
+		{"valid", parent, "vendor=opaque", true},
+		{"no state", parent, "", true},
+		{"empty", "", "", false},
+		{"malformed", "00-xyz-00f067aa0ba902b7-01", "", false},
+		{"all-zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := FromMeta(context.Background(), map[string]any{Traceparent: tt.parent, Tracestate: tt.state})
+			p, s, ok := Outgoing(ctx)
+			if ok != tt.wantOK || (ok && (p != tt.parent || s != tt.state)) {
+				t.Errorf("Outgoing = %q %q %v, want %q %q %v", p, s, ok, tt.parent, tt.state, tt.wantOK)
+			}
+			h := http.Header{}
+			SetHeader(FromHeader(context.Background(), http.Header{"Traceparent": {tt.parent}, "Tracestate": {tt.state}}), h)
+			if got := h.Get(Traceparent); (got != "") != tt.wantOK || (tt.wantOK && got != tt.parent) {
+				t.Errorf("header traceparent = %q", got)
+			}
+			if Link(tt.parent).IsValid() != tt.wantOK {
+				t.Errorf("Link(%q).IsValid() = %v", tt.parent, !tt.wantOK)
+			}
+		})
+	}
+}
+
+// With nothing in the context, Outgoing allocates nothing: the cost of
+// propagation on every call when tracing is off.
+func TestOutgoingOffAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = Outgoing(ctx) }); n != 0 {
+		t.Errorf("Outgoing allocates %v times per call with no span", n)
+	}
+	h := http.Header{}
+	if n := testing.AllocsPerRun(100, func() { SetHeader(ctx, h) }); n != 0 {
+		t.Errorf("SetHeader allocates %v times per call with no span", n)
+	}
+}

@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+)
+
+// Metrics hears what the runtime measures (Options.Metrics): runs that
+// end, the calls programs make, and the waits of paused runs. Its methods
+// must be safe for concurrent use and must not block. A nil Metrics
+// measures nothing, and costs a nil check where it would measure.
+type Metrics interface {
+	// RunEnded: a run reached final status after d since it started
+	// (pauses included).
+	RunEnded(ctx context.Context, status string, d time.Duration)
+	// CallDone: a connector call the program made (not a replayed one)
+	// took d and ended with outcome "ok" or "error" (its tool's failure,
+	// or the transport's).
+	CallDone(ctx context.Context, connector, method, outcome string, d time.Duration)
+	// ApprovalDecided: a paused run waited for a person for waited
+	// before decision ("approved", "rejected", "cancelled").
+	ApprovalDecided(ctx context.Context, decision string, waited time.Duration)
+}
+
+// Call outcomes given to Metrics.CallDone.
+const (
+	outcomeOK    = "ok"
+	outcomeError = "error"
+)
+
+// runEnded tells Metrics that a run that started at created reached
+// final status to at at.
+func (r *Runtime) runEnded(ctx context.Context, to codemode.ExecStatus, created, at time.Time) {
+	if r.metrics == nil || !to.Terminal() {
+		return
+	}
+	r.metrics.RunEnded(ctx, to.String(), at.Sub(created))
+}
+
+// statusSet tells Metrics what setStatus stored: run e moved from from to
+// its status; it had been in from since since.
+func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) {
+	if r.metrics == nil {
+		return
+	}
+	if from == codemode.StatusPaused {
+		decision := e.Status.String()
+		if e.Status == codemode.StatusRunning {
+			decision = "approved"
+		}
+		r.metrics.ApprovalDecided(ctx, decision, e.UpdatedAt.Sub(since))
+	}
+	r.runEnded(ctx, e.Status, e.CreatedAt, e.UpdatedAt)
+}
+
+// callDone tells Metrics that a call started at start ended.
+func (r *Runtime) callDone(ctx context.Context, e codemode.Entry, start time.Time, failed bool) {
+	outcome := outcomeOK
+	if failed {
+		outcome = outcomeError
+	}
+	r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
+}

@@ -1,0 +1,270 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+)
+
+// The spans of a run (Options.Tracer; docs/ARCHITECTURE.md, "Traces"):
+//
+//	codemode.run | codemode.replay | codemode.resume | codemode.rollback   one per pass
+//	├── codemode.sandbox                                                   the program's pass in the sandbox
+//	├── call <connector>.<method>                                          one per connector call
+//	│   └── (the downstream's own spans, from the traceparent it is sent)
+//	└── codemode.store.write | codemode.store.execution                    one per log write batch, per status write
+//
+// A run's first pass continues the caller's trace (the server puts its
+// traceparent in ctx); its span's traceparent is kept in the execution
+// (Execution.Trace), so a later pass links to it and, when its own caller
+// sent no trace, continues the run's trace as its child. With Options.Tracer
+// nil every helper here is skipped behind one nil check, and the per-call
+// path allocates nothing for tracing.
+
+// tracerName is the instrumentation scope of the runtime's spans.
+const tracerName = "github.com/codemode-mcp/codemode-mcp/runtime"
+
+// passKind is what a pass's span is named for.
+type passKind int
+
+const (
+	passRun      passKind = iota + 1 // a new run's first pass
+	passReplay                       // a pass after an approval
+	passResume                       // a pass resumed when its downstream tasks ended
+	passRollback                     // a rollback
+)
+
+func (k passKind) String() string {
+	switch k {
+	case passRun:
+		return "run"
+	case passReplay:
+		return "replay"
+	case passResume:
+		return "resume"
+	case passRollback:
+		return "rollback"
+	}
+	return "unknown"
+}
+
+// Attribute keys of the runtime's spans.
+const (
+	attrExecution   = attribute.Key("codemode.execution_id")
+	attrPass        = attribute.Key("codemode.pass")
+	attrStatus      = attribute.Key("codemode.status")
+	attrConnectors  = attribute.Key("codemode.connectors")
+	attrConnector   = attribute.Key("codemode.connector")
+	attrMethod      = attribute.Key("codemode.method")
+	attrSeq         = attribute.Key("codemode.seq")
+	attrCall        = attribute.Key("codemode.call.outcome")
+	attrBytesIn     = attribute.Key("codemode.call.bytes_in")
+	attrBytesOut    = attribute.Key("codemode.call.bytes_out")
+	attrApproval    = attribute.Key("codemode.approval.waited")
+	attrApprovalMs  = attribute.Key("codemode.approval.wait_ms")
+	attrDecision    = attribute.Key("codemode.approval.decision")
+	attrInserts     = attribute.Key("codemode.store.inserts")
+	attrUpdates     = attribute.Key("codemode.store.updates")
+	attrOutcome     = attribute.Key("codemode.sandbox.outcome")
+	maxStatusDetail = 256 // bytes of an error message a span's status keeps
+)
+
+// startPass starts the span of a pass of e (nil when tracing is off). A
+// new run's span (passRun) is the one its later passes link to: its
+// traceparent is put in e.Trace, for the store to keep. A later pass
+// links to it and, when ctx continues no trace of its caller's, is its
+// child, so that one trace holds the whole run.
+func (r *Runtime) startPass(ctx context.Context, e *codemode.Execution, kind passKind) (context.Context, trace.Span) {
+	if r.tracer == nil {
+		return ctx, nil
+	}
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrExecution.String(e.ID), attrPass.String(kind.String()))}
+	if kind != passRun {
+		if first := propagate.Link(e.Trace); first.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: first, Attributes: []attribute.KeyValue{attrPass.String(passRun.String())}}))
+			if !trace.SpanContextFromContext(ctx).IsValid() {
+				ctx = trace.ContextWithRemoteSpanContext(ctx, first)
+			}
+		}
+	}
+	ctx, span := r.tracer.Start(ctx, "codemode."+kind.String(), opts...)
+	if kind == passRun {
+		e.Trace, _, _ = propagate.Outgoing(ctx)
+	}
+	return ctx, span
+}
+
+// endPass ends the span of a pass (nil: none) with how e stands now, and
+// err, the pass's internal failure.
+func endPass(span trace.Span, e *codemode.Execution, err error) {
+	if span == nil {
+		return
+	}
+	if span.IsRecording() {
+		span.SetAttributes(attrStatus.String(e.Status.String()), attrConnectors.StringSlice(slices.Sorted(maps.Keys(e.Connectors))))
+		switch {
+		case err != nil:
+			span.RecordError(err)
+			span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
+		case e.Status == codemode.StatusError:
+			span.SetStatus(codes.Error, short.Clip(e.Error, maxStatusDetail))
+		}
+	}
+	span.End()
+}
+
+// endSpan ends a span of the runtime's (nil: none), marking it failed
+// with err.
+func endSpan(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil && span.IsRecording() {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
+	}
+	span.End()
+}
+
+// storeSpan starts the span of one write to the store, named name (nil
+// when tracing is off).
+func (r *Runtime) storeSpan(ctx context.Context, name string, id string) trace.Span {
+	if r.tracer == nil {
+		return nil
+	}
+	_, span := r.tracer.Start(ctx, name, trace.WithAttributes(attrExecution.String(id)))
+	return span
+}
+
+// sandboxSpan starts the span of a pass in the sandbox (nil when tracing
+// is off). It is a sibling of the pass's calls, not their parent: the
+// calls are the run's, whichever sandbox runs them.
+func (r *Runtime) sandboxSpan(ctx context.Context) trace.Span {
+	if r.tracer == nil {
+		return nil
+	}
+	_, span := r.tracer.Start(ctx, "codemode.sandbox")
+	return span
+}
+
+// endSandbox ends a sandbox span with the program's outcome.
+func endSandbox(span trace.Span, out sandbox.Outcome, err error) {
+	if span != nil && span.IsRecording() {
+		span.SetAttributes(attrOutcome.String(out.Status.String()))
+	}
+	endSpan(span, err)
+}
+
+// A callSpan is the span of one connector call, with what the pass
+// decided about it; nil when tracing is off (its methods do nothing).
+type callSpan struct {
+	span trace.Span
+	how  string // the outcome: executed, replayed, paused, refused
+}
+
+// startCall starts the span of call c, a child of ctx's (the pass's).
+func (p *pass) startCall(ctx context.Context, c sandbox.Call) (context.Context, *callSpan) {
+	ctx, span := p.r.tracer.Start(ctx, "call "+c.Connector+"."+c.Method, trace.WithAttributes(
+		attrConnector.String(c.Connector), attrMethod.String(c.Method),
+		attrSeq.Int(p.seqBase+c.Seq), attrBytesIn.Int(len(c.Args))))
+	return ctx, &callSpan{span: span}
+}
+
+// executing notes that the pass makes the call (logged entry e), and,
+// when a person approved it before this pass, how long it waited.
+func (cs *callSpan) executing(p *pass, e codemode.Entry) {
+	if cs == nil {
+		return
+	}
+	cs.how = "executed"
+	if !cs.span.IsRecording() {
+		return
+	}
+	if at, ok := p.approved[e.Seq]; ok {
+		cs.span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(at.Milliseconds()))
+	}
+}
+
+// decided notes a call the pass answered without making it: from the log
+// (replayed), or by stopping the program (paused: it awaits a person) or
+// refusing it (its error).
+func (cs *callSpan) decided(p *pass, seq int, err error) {
+	if cs == nil {
+		return
+	}
+	p.mu.Lock()
+	_, logged := p.entries[seq]
+	_, gated := p.gated[seq]
+	paused := p.stop != nil && p.stop.kind == stopPause
+	p.mu.Unlock()
+	switch {
+	case gated || (errors.Is(err, sandbox.ErrStop) && paused):
+		cs.how = "paused"
+	case logged && !errors.Is(err, sandbox.ErrStop):
+		cs.how = "replayed"
+	default:
+		cs.how = "refused"
+	}
+}
+
+// end ends the call's span with what the program got.
+func (cs *callSpan) end(val json.RawMessage, err error) {
+	if cs == nil {
+		return
+	}
+	if cs.span.IsRecording() {
+		how := cs.how
+		if how == "" {
+			how = "refused" // not even decided (an unknown method, bad arguments)
+		}
+		cs.span.SetAttributes(attrCall.String(how), attrBytesOut.Int(len(val)))
+		if err != nil && how != "paused" {
+			cs.span.RecordError(err)
+			cs.span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
+		}
+	}
+	cs.span.End()
+}
+
+// approvalWaits returns, for a pass that follows an approval, how long
+// each approved call waited for it (from when it was logged pending to
+// now, its UpdatedAt); nil when tracing is off.
+func (r *Runtime) approvalWaits(approved []codemode.EntryUpdate) map[int]time.Duration {
+	if r.tracer == nil || len(approved) == 0 {
+		return nil
+	}
+	out := make(map[int]time.Duration, len(approved))
+	for _, u := range approved {
+		out[u.Entry.Seq] = u.Entry.UpdatedAt.Sub(u.Entry.CreatedAt)
+	}
+	return out
+}
+
+// noteAsk records on the call's span (ctx's, when it records) that the
+// call waited d for a person's decision through the approver.
+func noteAsk(ctx context.Context, d time.Duration, dec codemode.Decision) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	how := "none"
+	switch dec {
+	case codemode.Accept:
+		how = "accept"
+	case codemode.Decline:
+		how = "decline"
+	}
+	span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(d.Milliseconds()), attrDecision.String(how))
+}
