@@ -181,7 +181,12 @@ func (t *stdioTransport) Close() error {
 // wait waits for the reader and the goroutines the transport started.
 func (t *stdioTransport) wait() { t.wg.Wait() }
 
-func (t *stdioTransport) end() { t.doneOnce.Do(func() { close(t.done) }) }
+// end marks the transport ended (under mu: see spawn).
+func (t *stdioTransport) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.doneOnce.Do(func() { close(t.done) })
+}
 
 // ended reports whether the transport was closed or the child's stdout
 // ended.
@@ -473,12 +478,25 @@ func (t *stdioTransport) cancelRequest(id json.RawMessage, reason error) {
 	n := mcpgo.JSONRPCNotification{JSONRPC: mcpgo.JSONRPC_VERSION}
 	n.Method = string(mcpgo.MethodNotificationCancelled)
 	n.Params.AdditionalFields = map[string]any{"requestId": id, "reason": reason.Error()}
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
+	t.spawn(func() {
 		err := t.SendNotification(context.Background(), n)
 		t.logger.Debug("told the server to cancel a request", "id", string(id), "err", err)
-	}()
+	})
+}
+
+// spawn runs f on a goroutine of the transport's (wait waits for it),
+// unless the transport has ended. A caller's goroutine may spawn (a
+// cancellation, a server request it read), and wait must not begin while
+// one is being added with nothing else counted: under mu, spawn sees the
+// transport ended, or adds f before end runs, and end runs before the
+// reader's own goroutine, the last one counted until then, returns.
+func (t *stdioTransport) spawn(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended() {
+		return
+	}
+	t.wg.Go(f)
 }
 
 // watch reads stdout while no call is in flight, until it ends.
@@ -580,9 +598,7 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 	t.mu.Lock()
 	h := t.onRequest
 	t.mu.Unlock()
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
+	t.spawn(func() {
 		var resp *transport.JSONRPCResponse
 		if h == nil {
 			resp = transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, "no request handler", nil)
@@ -605,7 +621,7 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 		if err := t.write(msg); err != nil {
 			t.logger.Debug("could not answer the server", "method", req.Method, "err", err)
 		}
-	}()
+	})
 }
 
 // startStdio sends a tools/call on the session's raw stdio path: the
