@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,6 +98,7 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 		hasCmd, hasURL   bool
 		stdioOnly, httpO []entry
 	)
+	cv := reflect.ValueOf(&c).Elem()
 	for _, f := range e.val.entries {
 		ffp := fp.key(f.key)
 		n := f.val
@@ -104,62 +106,49 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 			stdioOnly = append(stdioOnly, f)
 		}
 		switch f.key {
-		case "command":
-			hasCmd = true
-			c.Command, _ = d.nonEmptySetting(n, ffp)
-		case "args":
-			c.Args = d.strList(n, ffp)
-		case "env":
-			c.Env = d.env(n, ffp)
 		case "envFile":
-			if v, ok := d.nonEmptySetting(n, ffp); ok {
-				envFile, envFilePos = d.resolvePath(v), n.pos
+			if v, ok := d.text(n, ffp, rule{path: true}); ok {
+				envFile, envFilePos = v, n.pos
 			}
-		case "cwd":
-			if v, ok := d.nonEmptySetting(n, ffp); ok {
-				c.Cwd = d.resolvePath(v)
-			}
-		case "inherit_env":
-			c.Inherit = d.inherit(n, ffp)
+			continue
 		case "url", "serverUrl":
 			if urlEntry != nil {
 				d.errAt(f.keyPos, ffp, fmt.Sprintf("the URL is already given by %s (line %d)", urlEntry.key, urlEntry.keyPos.line))
-				continue
+			} else {
+				urlEntry, hasURL = &f, true
+				c.URL, _ = d.httpURL(n, ffp)
 			}
-			urlEntry = &f
-			hasURL = true
-			c.URL, _ = d.httpURL(n, ffp)
-		case "headers":
-			httpO = append(httpO, f)
-			c.Headers = d.strMap(n, ffp, true)
+			continue
 		case "type", "transportType":
 			if typeEntry != nil {
 				d.errAt(f.keyPos, ffp, fmt.Sprintf("the transport is already given by %s (line %d)", typeEntry.key, typeEntry.keyPos.line))
 				continue
 			}
 			typeEntry = &f
-			names := slices.Sorted(maps.Keys(clientTypes))
-			if v, ok := d.oneOf(n, ffp, names...); ok {
+			if v, ok := d.oneOf(n, ffp, slices.Sorted(maps.Keys(clientTypes))...); ok {
 				typ = clientTypes[v]
 			}
+			continue
 		case "disabled":
+			continue
 		case "timeout":
 			c.Timeout, _ = d.clientTimeout(n, ffp)
+			continue
 		case "disabledTools":
-			c.Tools.Exclude = append(c.Tools.Exclude, d.globs(n, ffp)...)
-		default:
-			if f.key == "approve" || f.key == "no_approve" {
-				d.noPathGlobs(n, ffp)
+			c.Tools.Exclude = append(c.Tools.Exclude, d.list(n, ffp, rule{globs: true})...)
+			continue
+		case "command":
+			hasCmd = true
+		case "headers":
+			httpO = append(httpO, f)
+		case "approve", "no_approve":
+			d.noPathGlobs(n, ffp)
+		}
+		if reason, ok := ignoredClientKeys[f.key]; ok {
+			if reason != "" {
+				d.warnAt(f.keyPos, ffp, reason)
 			}
-			if d.commonField(&c, f, ffp) {
-				continue
-			}
-			if reason, ok := ignoredClientKeys[f.key]; ok {
-				if reason != "" {
-					d.warnAt(f.keyPos, ffp, reason)
-				}
-				continue
-			}
+		} else if !slices.Contains(clientKeys, f.key) || !d.member(cv, f, fp) {
 			d.unknownKey(f, fp, clientKeys)
 		}
 	}

@@ -42,14 +42,14 @@ const (
 type Config struct {
 	// Path is the file it was loaded from ("" for the built-in default).
 	Path       string
-	Server     Server
-	Store      Store
-	Sandbox    Sandbox
-	Approvals  Approvals
-	Telemetry  Telemetry
+	Server     Server      `cfg:"server"`
+	Store      Store       `cfg:"store"`
+	Sandbox    Sandbox     `cfg:"sandbox"`
+	Approvals  Approvals   `cfg:"approvals"`
+	Telemetry  Telemetry   `cfg:"telemetry"`
 	Connectors []Connector // in file order
 	// Log is the log section.
-	Log Log
+	Log Log `cfg:"log"`
 	// Warnings are things that are accepted but deserve a word to the user
 	// (keys of other MCP clients that are ignored, disabled entries, an
 	// unauthenticated listener beyond loopback).
@@ -68,28 +68,28 @@ type Config struct {
 
 // Server configures the MCP server side.
 type Server struct {
-	Name      string // default "codemode"
-	Transport string // "stdio" | "sse" | "http"; default "stdio"
-	Addr      string // listen address for sse/http; default 127.0.0.1:8931
+	Name      string `cfg:"name,nonempty"`                  // default "codemode"
+	Transport string `cfg:"transport,oneof=stdio|sse|http"` // default "stdio"
+	Addr      string `cfg:"addr,nonempty,check=addr"`       // listen address for sse/http; default 127.0.0.1:8931
 	// AuthToken, when non-empty, is the Bearer token required on sse/http
 	// (and the console's login). server.auth_token sets it; when that is
 	// unset or empty, the environment variable EnvToken does.
-	AuthToken string
+	AuthToken string `cfg:"auth_token,secret"`
 	// AuthTokenFrom says where AuthToken came from, for the log: the
 	// field and file, or EnvToken; "" when there is no token.
 	AuthTokenFrom string
 	// Auth, when set (server.auth), makes the server an OAuth resource
 	// server for the team's issuer instead: AuthToken is then "".
-	Auth *ServerAuth
+	Auth *ServerAuth `cfg:"auth"`
 	// DescriptionBudget is how many tokens of TypeScript declarations the
 	// codemode tool's description may carry inline; 0 never inlines them.
 	// Default DefaultDescriptionBudget.
-	DescriptionBudget int
+	DescriptionBudget int `cfg:"description_budget"`
 	// StartTimeout is how long start-up (serve, run, check, console)
 	// waits for each downstream MCP server to connect, initialise and
 	// list its tools before it goes on without it; a connector's own
 	// StartTimeout overrides it. Default DefaultStartTimeout.
-	StartTimeout time.Duration
+	StartTimeout time.Duration `cfg:"start_timeout,positive"`
 
 	// HTTP guards and bounds the sse and http transports.
 	HTTP
@@ -100,21 +100,24 @@ type Server struct {
 type HTTP struct {
 	// AllowedOrigins are browser origins ("https://app.example.com") that
 	// may call the server besides loopback ones; they get CORS headers.
-	AllowedOrigins []string
+	AllowedOrigins []string `cfg:"allowed_origins,check=origin"`
 	// AllowedHosts are Host header values ("mcp.example.com" or
 	// "mcp.example.com:8931") served besides loopback names and IP
 	// literals.
-	AllowedHosts []string
+	AllowedHosts []string `cfg:"allowed_hosts,check=host"`
 	// TLSCert and TLSKey are PEM files; with both, the server speaks HTTPS.
-	TLSCert, TLSKey string
+	TLSCert string `cfg:"tls_cert,path"`
+	TLSKey  string `cfg:"tls_key,path"`
 	// MaxBody caps a request body in bytes.
-	MaxBody int64
+	MaxBody int64 `cfg:"max_body,positive"`
 	// ReadTimeout bounds reading a request's headers, and its body;
 	// WriteTimeout is how long one write of a response may wait for the
 	// client to read; IdleTimeout closes an idle kept-alive connection.
-	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	ReadTimeout  time.Duration `cfg:"read_timeout,positive"`
+	WriteTimeout time.Duration `cfg:"write_timeout,positive"`
+	IdleTimeout  time.Duration `cfg:"idle_timeout,positive"`
 	// MaxConnections caps open connections; more wait to be accepted.
-	MaxConnections int
+	MaxConnections int `cfg:"max_connections,positive"`
 }
 
 // Store configures the durable log.
@@ -124,36 +127,36 @@ type Store struct {
 	// user's data directory (internal/appdirs). A postgres:// or
 	// postgresql:// URL (IsPostgresURL) puts the log in that PostgreSQL
 	// database instead, which several replicas may share.
-	Path          string
-	MaxExecutions int           // terminal runs kept; default 50
-	PausedTTL     time.Duration // paused runs older than this expire; default 24h
+	Path          string        `cfg:"path,nonempty,check=store"`
+	MaxExecutions int           `cfg:"max_executions,positive"` // terminal runs kept; default 50
+	PausedTTL     time.Duration `cfg:"paused_ttl,positive"`     // paused runs older than this expire; default 24h
 	// MaxRunLog is the quota of one run's log in bytes: the arguments,
 	// results and errors its calls and steps keep, over all its passes. A
 	// run that would pass it ends in error. Default 64 MiB.
-	MaxRunLog   int64
-	Synchronous string // "normal" | "full"; default "normal"
+	MaxRunLog   int64  `cfg:"max_run_log,positive"`
+	Synchronous string `cfg:"synchronous,oneof=normal|full"` // default "normal"
 	// CacheDir holds what can be made again but is worth keeping between
 	// starts: fetched OpenAPI documents and the methods derived from them.
 	// A relative path in a file is resolved against the file's directory.
 	// "" means the user's cache directory (internal/appdirs).
-	CacheDir string
+	CacheDir string `cfg:"cache_dir,path"`
 	// Lease is how long a process's claim on the runs it works on lasts
 	// without renewal: another process recovers them once it lapsed
 	// (at once on the same machine when the process is dead). Default
 	// 15s, at least 1s.
-	Lease time.Duration
-	// Postgres tunes the connection pool when Path is a PostgreSQL URL.
-	Postgres Postgres
+	Lease time.Duration `cfg:"lease,positive,check=lease"`
 	// AuditRetention prunes audit records older than it
 	// (store.audit_retention); 0, the default, keeps them all.
-	AuditRetention time.Duration
+	AuditRetention time.Duration `cfg:"audit_retention,positive"`
+	// Postgres tunes the connection pool when Path is a PostgreSQL URL.
+	Postgres Postgres `cfg:"postgres"`
 }
 
 // Postgres configures the PostgreSQL store's connection pool.
 type Postgres struct {
 	// MaxConns caps the pool's connections; 0 means the driver's default
 	// (the larger of 4 and the number of CPUs).
-	MaxConns int
+	MaxConns int `cfg:"max_conns,positive"`
 }
 
 // IsPostgresURL reports whether a store location (store.path, --db) is a
@@ -165,46 +168,46 @@ func IsPostgresURL(location string) bool {
 
 // Sandbox configures program execution.
 type Sandbox struct {
-	Timeout time.Duration // wall clock per pass; default 60s
+	Timeout time.Duration `cfg:"timeout,positive"` // wall clock per pass; default 60s
 	// TaskTimeout is the wall clock per pass of a run started as an MCP
 	// task (its client polls it instead of waiting for the call);
 	// default 30m.
-	TaskTimeout time.Duration
-	MemoryLimit int64 // bytes; default 256 MiB
+	TaskTimeout time.Duration `cfg:"task_timeout,positive"`
+	MemoryLimit int64         `cfg:"memory_limit,positive"` // bytes; default 256 MiB
 	// MemoryLimiter is how a worker is held to MemoryLimit besides its
 	// heap watchdog: "system" (the default: this system's own limit) or
 	// "sampling" (the server samples each running worker's resident
 	// size, as it does on macOS).
-	MemoryLimiter  string
-	MaxResultChars int    // what the model sees of a result; default 24000
-	Isolation      string // "process" | "inprocess"; default "process"
-	MaxCalls       int    // host calls per pass; 0 = sandbox default
-	MaxStackDepth  int    // JS call stack depth; 0 = sandbox default
+	MemoryLimiter  string `cfg:"memory_limiter,oneof=system|sampling"`
+	MaxResultChars int    `cfg:"max_result_chars,positive"`         // what the model sees of a result; default 24000
+	Isolation      string `cfg:"isolation,oneof=inprocess|process"` // default "process"
+	MaxCalls       int    `cfg:"max_calls"`                         // host calls per pass; 0 = sandbox default
+	MaxStackDepth  int    `cfg:"max_stack_depth"`                   // JS call stack depth; 0 = sandbox default
 	// TypeCheck is "tsc" to type-check every new program with tsgo or
 	// tsc (found on PATH) against the declarations before it runs, and
 	// refuse it on type errors; "off" (the default) does not.
-	TypeCheck string
+	TypeCheck string `cfg:"typecheck,oneof=off|tsc"`
 }
 
 // Approvals configures how approval requests reach the human.
 type Approvals struct {
 	// Elicitation asks the user through the client when it supports it.
 	// Default true.
-	Elicitation bool
+	Elicitation bool `cfg:"elicitation"`
 	// Tools offers codemode_approve, codemode_reject and codemode_rollback
 	// to MCP clients. Default true; false keeps approval away from the
 	// model (elicitation and the command line remain).
-	Tools bool
+	Tools bool `cfg:"tools"`
 	// Console serves the approval console at / on the sse and http
 	// transports. Default true.
-	Console bool
+	Console bool `cfg:"console"`
 	// Approvers decide the pending actions of every connector without
 	// approvers of its own, under server.auth (approvals.approvers); the
 	// zero value: everyone whose token has codemode:approve.
-	Approvers policy.Approvers
+	Approvers policy.Approvers `cfg:"approvers"`
 	// Separation forbids approving a run one started, under server.auth
 	// (approvals.separation). Default false.
-	Separation bool
+	Separation bool `cfg:"separation"`
 }
 
 // Policy is the policy package's rules as the configuration sets them.
@@ -240,113 +243,115 @@ type Connector struct {
 	Kind Kind
 
 	// Builtin names a native connector compiled in ("notes").
-	Builtin string
+	Builtin string `cfg:"builtin,nonempty,check=builtin,on=builtin"`
 
 	// Command, Args, Env and Cwd start a stdio MCP server. Its environment
 	// is a minimal one (see Inherit) plus Env; Cwd is resolved against the
 	// config file's directory.
-	Command string
-	Args    []string
-	Env     map[string]string
-	Cwd     string
+	Command string            `cfg:"command,nonempty,on=command"`
+	Args    []string          `cfg:"args,secret,on=command"`
+	Env     map[string]string `cfg:"env,check=envNames,on=command"`
+	Cwd     string            `cfg:"cwd,path,on=command"`
 	// Inherit says which of the server's own environment variables a stdio
 	// server gets besides the minimal set (inherit_env).
-	Inherit Inherit
+	Inherit Inherit `cfg:"inherit_env,on=command"`
 
 	// URL is a streamable-HTTP MCP endpoint, or a legacy SSE endpoint when
 	// SSE is set (then Kind is KindSSE). Headers go with every request (also
 	// for OpenAPI connectors).
-	URL     string
-	SSE     bool
-	Headers map[string]string
+	URL     string            `cfg:"url,url,on=url"`
+	SSE     bool              `cfg:"sse,on=url"`
+	Headers map[string]string `cfg:"headers,on=url|openapi"`
 	// OAuth configures how a url connector signs in to a server that
 	// wants OAuth (the MCP authorization specification). Nil is the
 	// default: discovery and registration do everything.
-	OAuth *OAuth
+	OAuth *OAuth `cfg:"oauth,on=url"`
 
 	// OpenAPI is the document's path (resolved against the config file's
 	// directory) or http(s) URL; BaseURL overrides its servers.
-	OpenAPI    string
-	BaseURL    string
-	Auth       *Auth
-	Operations Filter
+	OpenAPI    string `cfg:"openapi,nonempty,check=openapi,on=openapi"`
+	BaseURL    string `cfg:"base_url,url,on=openapi"`
+	Auth       *Auth  `cfg:"auth,on=openapi"`
+	Operations Filter `cfg:"operations,on=openapi"`
 
 	// Tools selects the MCP or builtin tools exposed (by source name).
-	Tools Filter
+	Tools Filter `cfg:"tools,on=builtin|command|url"`
 	// Approve lists globs (path.Match syntax) of tool names that need
 	// approval in addition to what the source declares.
-	Approve []string
+	Approve []string `cfg:"approve,globs"`
 	// ForwardUnknown (MCP connectors) forwards a call of a method the
 	// server did not list as a tools/call of that name, for servers whose
 	// tools come and go; such calls need approval unless NoApprove
 	// matches them, and Tools' globs still apply.
-	ForwardUnknown bool
+	ForwardUnknown bool `cfg:"forward_unknown,on=command|url"`
 	// NoApprove lists globs of tool names that need no approval although
 	// the source says they do (an OpenAPI POST that only searches, say).
 	// Approve wins when both match.
-	NoApprove []string
+	NoApprove []string `cfg:"no_approve,globs"`
 	// Approvers, when set (connectors.<name>.approvers), decide this
 	// connector's pending actions in place of approvals.approvers.
-	Approvers *policy.Approvers
+	Approvers *policy.Approvers `cfg:"approvers"`
 	// Revert maps a tool name to a JavaScript expression
 	// "(args, result) => …" run during a rollback. Never env-expanded, since
 	// JavaScript template literals use ${…}.
-	Revert map[string]string
+	Revert map[string]string `cfg:"revert,raw,check=revert"`
 	// Timeout bounds one call; 0 means none.
-	Timeout time.Duration
+	Timeout time.Duration `cfg:"timeout"`
 	// StartTimeout (MCP servers) is how long start-up waits for this
 	// server; 0 means Server.StartTimeout.
-	StartTimeout time.Duration
+	StartTimeout time.Duration `cfg:"start_timeout,positive,on=command|url"`
 	// Description is an optional human one-liner.
-	Description string
+	Description string `cfg:"description"`
 }
 
 // Auth is how an OpenAPI connector authenticates. Exactly one field is set.
 type Auth struct {
-	Bearer string
-	Basic  *BasicAuth
-	APIKey *APIKey
-	OAuth2 *OAuth2
+	Bearer string     `cfg:"bearer,nonempty,secret"`
+	Basic  *BasicAuth `cfg:"basic"`
+	APIKey *APIKey    `cfg:"api_key"`
+	OAuth2 *OAuth2    `cfg:"oauth2"`
 }
 
 // OAuth is a url connector's oauth: map. Every field is optional.
 type OAuth struct {
 	// ClientID and ClientSecret are a client registered beforehand with
 	// the server's authorization server.
-	ClientID, ClientSecret string
+	ClientID     string `cfg:"client_id,nonempty,secret"`
+	ClientSecret string `cfg:"client_secret,nonempty,secret"`
 	// ClientMetadataURL is the HTTPS URL of a Client ID Metadata Document,
 	// used as the client id by servers that accept one.
-	ClientMetadataURL string
+	ClientMetadataURL string `cfg:"client_metadata_url,url,check=metadataURL"`
 	// Scopes, when set, are asked for instead of those the server names.
-	Scopes []string
+	Scopes []string `cfg:"scopes,secret,check=oauthScope"`
 	// Grant is "authorization_code" (a person signs in; the default) or
 	// "client_credentials" (machine to machine: ClientID and ClientSecret
 	// or PrivateKey).
-	Grant string
+	Grant string `cfg:"grant,oneof=authorization_code|client_credentials"`
 	// PrivateKey is a PEM private key file (resolved against the config
 	// file's directory): the client authenticates by private_key_jwt.
-	PrivateKey string
+	PrivateKey string `cfg:"private_key,nonempty,secret,check=privateKey"`
 }
 
 // OAuth2 is the OAuth 2.0 client credentials grant: a token is requested
 // from TokenURL with the client's id and secret.
 type OAuth2 struct {
-	TokenURL     string
-	ClientID     string
-	ClientSecret string
-	Scopes       []string
+	TokenURL     string   `cfg:"token_url,url"`
+	ClientID     string   `cfg:"client_id,nonempty,secret"`
+	ClientSecret string   `cfg:"client_secret,nonempty,secret"`
+	Scopes       []string `cfg:"scopes"`
 }
 
 // BasicAuth is HTTP basic authentication.
 type BasicAuth struct {
-	Username, Password string
+	Username string `cfg:"username,nonempty,secret"`
+	Password string `cfg:"password,secret"`
 }
 
 // APIKey is a key sent in a header, query parameter or cookie.
 type APIKey struct {
-	In    string // "header" | "query" | "cookie"
-	Name  string
-	Value string
+	In    string `cfg:"in,oneof=header|query|cookie"` // default "header"
+	Name  string `cfg:"name,nonempty"`
+	Value string `cfg:"value,nonempty,secret"`
 }
 
 // Inherit is a stdio connector's inherit_env: true (All), or a list of
@@ -358,7 +363,8 @@ type Inherit struct {
 
 // Filter selects names with globs (path.Match syntax).
 type Filter struct {
-	Include, Exclude []string
+	Include []string `cfg:"include,globs"`
+	Exclude []string `cfg:"exclude,globs"`
 }
 
 // EnvToken is the environment variable that sets the bearer token

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -22,55 +23,6 @@ type parsed struct {
 // kindKeys are the keys that choose a native connector's kind, exactly one
 // of which must be present.
 var kindKeys = []string{"builtin", "command", "url", "openapi"}
-
-// keySpec is a connector key and the kinds it applies to.
-type keySpec struct {
-	key   string
-	kinds []Kind
-}
-
-// connectorKeys lists the keys of a native connector and the kinds they
-// apply to (nil: every kind). A url connector counts as KindHTTP here.
-var connectorKeys = []keySpec{
-	{"builtin", []Kind{KindBuiltin}},
-	{"command", []Kind{KindStdio}},
-	{"args", []Kind{KindStdio}},
-	{"env", []Kind{KindStdio}},
-	{"cwd", []Kind{KindStdio}},
-	{"inherit_env", []Kind{KindStdio}},
-	{"url", []Kind{KindHTTP}},
-	{"sse", []Kind{KindHTTP}},
-	{"oauth", []Kind{KindHTTP}},
-	{"headers", []Kind{KindHTTP, KindOpenAPI}},
-	{"openapi", []Kind{KindOpenAPI}},
-	{"base_url", []Kind{KindOpenAPI}},
-	{"auth", []Kind{KindOpenAPI}},
-	{"operations", []Kind{KindOpenAPI}},
-	{"tools", []Kind{KindBuiltin, KindStdio, KindHTTP}},
-	{"forward_unknown", []Kind{KindStdio, KindHTTP}},
-	{"start_timeout", []Kind{KindStdio, KindHTTP}},
-	{"approve", nil},
-	{"no_approve", nil},
-	{"revert", nil},
-	{"approvers", nil},
-	{"timeout", nil},
-	{"description", nil},
-}
-
-// kindWord is how a file says which kind a connector is.
-func kindWord(k Kind) string {
-	switch k {
-	case KindBuiltin:
-		return "builtin"
-	case KindStdio:
-		return "command"
-	case KindHTTP, KindSSE:
-		return "url"
-	case KindOpenAPI:
-		return "openapi"
-	}
-	return k.String()
-}
 
 // article prefixes a kind word with its article ("a url", "an openapi").
 func article(w string) string {
@@ -113,10 +65,7 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 		d.typeErr(e.val, fp, "a mapping with one of builtin, command, url or openapi")
 		return p, false
 	}
-	all := make([]string, len(connectorKeys))
-	for i, k := range connectorKeys {
-		all[i] = k.key
-	}
+	all := keys(reflect.TypeFor[Connector]())
 	nerr := len(d.errs)
 	var chosen []entry
 	for _, f := range e.val.entries {
@@ -141,25 +90,21 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 			chosen[0].key, chosen[0].keyPos.line))
 		return p, false
 	}
-	kind := map[string]Kind{"builtin": KindBuiltin, "command": KindStdio, "url": KindHTTP, "openapi": KindOpenAPI}[chosen[0].key]
-
+	word := chosen[0].key
+	kind := map[string]Kind{"builtin": KindBuiltin, "command": KindStdio, "url": KindHTTP, "openapi": KindOpenAPI}[word]
 	for _, f := range e.val.entries {
-		i := slices.IndexFunc(connectorKeys, func(k keySpec) bool { return k.key == f.key })
+		r, known := ruleOf(reflect.TypeFor[Connector](), f.key)
 		switch {
-		case i < 0:
+		case !known:
 			// reported above
-		case connectorKeys[i].kinds != nil && !slices.Contains(connectorKeys[i].kinds, kind):
-			var words []string
-			for _, k := range connectorKeys[i].kinds {
-				words = append(words, kindWord(k))
-			}
+		case r.on != nil && !slices.Contains(r.on, word):
 			d.errAt(f.keyPos, fp.key(f.key), fmt.Sprintf("%s does not apply to %s connector (only to %s connectors)",
-				f.key, article(kindWord(kind)), orList(words)))
+				f.key, article(word), orList(r.on)))
 		default:
 			if kind != KindOpenAPI && (f.key == "approve" || f.key == "no_approve") {
 				d.noPathGlobs(f.val, fp.key(f.key))
 			}
-			d.connectorField(&c, f, fp.key(f.key))
+			d.member(reflect.ValueOf(&c).Elem(), f, fp)
 		}
 	}
 	c.Kind = kind
@@ -178,60 +123,6 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 	return p, len(d.errs) == nerr
 }
 
-// connectorField decodes one key of a native connector.
-func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
-	n := e.val
-	switch e.key {
-	case "builtin":
-		if v, ok := d.nonEmptySetting(n, fp); ok {
-			if !slices.Contains(builtins, v) {
-				d.errAt(n.pos, fp, fmt.Sprintf("unknown builtin %q%s; known: %s", v, didYouMean(v, builtins), strings.Join(builtins, ", ")))
-				return
-			}
-			c.Builtin = v
-		}
-	case "command":
-		c.Command, _ = d.nonEmptySetting(n, fp)
-	case "args":
-		c.Args = d.strList(n, fp)
-	case "env":
-		c.Env = d.env(n, fp)
-	case "cwd":
-		if v, ok := d.nonEmptySetting(n, fp); ok {
-			c.Cwd = d.resolvePath(v)
-		}
-	case "inherit_env":
-		c.Inherit = d.inherit(n, fp)
-	case "url":
-		c.URL, _ = d.httpURL(n, fp)
-	case "sse":
-		c.SSE, _ = d.boolean(n, fp)
-	case "headers":
-		c.Headers = d.strMap(n, fp, true)
-	case "oauth":
-		c.OAuth = d.oauth(n, fp)
-	case "openapi":
-		v, ok := d.nonEmptySetting(n, fp)
-		switch {
-		case !ok:
-		case isHTTPURL(v):
-			c.OpenAPI, _ = d.httpURL(n, fp)
-		case strings.Contains(v, "://"):
-			d.errAt(n.pos, fp, fmt.Sprintf("expected a file path or an http(s) URL, got %q", v))
-		default:
-			c.OpenAPI = d.resolvePath(v)
-		}
-	case "base_url":
-		c.BaseURL, _ = d.httpURL(n, fp)
-	case "auth":
-		c.Auth = d.auth(n, fp)
-	case "operations":
-		c.Operations = d.filter(n, fp)
-	default:
-		d.commonField(c, e, fp)
-	}
-}
-
 // noPathGlobs refuses path patterns ("path:/admin/*") in the approve or
 // no_approve list of a connector whose methods have no HTTP paths (any
 // but an OpenAPI connector), where they would never match.
@@ -246,45 +137,15 @@ func (d *decoder) noPathGlobs(n *node, fp fieldPath) {
 	}
 }
 
-// commonField decodes the keys every connector (native or client entry)
-// may have; it reports whether key was one of them.
-func (d *decoder) commonField(c *Connector, e entry, fp fieldPath) bool {
-	n := e.val
-	switch e.key {
-	case "tools":
-		c.Tools = d.filter(n, fp)
-	case "forward_unknown":
-		c.ForwardUnknown, _ = d.boolean(n, fp)
-	case "approve":
-		c.Approve = d.globs(n, fp)
-	case "no_approve":
-		c.NoApprove = d.globs(n, fp)
-	case "revert":
-		c.Revert = d.revert(n, fp)
-	case "approvers":
-		a := d.approvers(n, fp)
-		c.Approvers = &a
-	case "timeout":
-		c.Timeout, _ = d.duration(n, fp)
-	case "start_timeout":
-		c.StartTimeout, _ = d.positiveDuration(n, fp)
-	case "description":
-		c.Description, _ = d.setting(n, fp)
-	default:
-		return false
-	}
-	return true
-}
-
-// env decodes environment variables for a subprocess.
-func (d *decoder) env(n *node, fp fieldPath) map[string]string {
-	m := d.strMap(n, fp, true)
+// checkEnvNames checks the names of environment variables for a
+// subprocess (env).
+func checkEnvNames(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	for _, e := range n.entries {
 		if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
 			d.errAt(e.keyPos, fp.key(e.key), fmt.Sprintf("bad environment variable name %q", e.key))
 		}
 	}
-	return m
+	return v, true
 }
 
 // ReservedEnvPrefix starts the names of codemode-mcp's own environment
@@ -292,21 +153,20 @@ func (d *decoder) env(n *node, fp fieldPath) map[string]string {
 // inherits.
 const ReservedEnvPrefix = "CODEMODE_"
 
-// inherit decodes inherit_env: true, false, or a list of variable names.
+// decode reads inherit_env: true, false, or a list of variable names.
 // The values of the variables named are kept as possible secrets
 // (Config.EnvValues); with true, which passes the whole environment, none
 // are: every variable of codemode-mcp's own environment would be.
-func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
+func (in *Inherit) decode(d *decoder, n *node, fp fieldPath) {
 	if n.kind == scalarNode {
-		all, _ := d.boolean(n, fp)
-		return Inherit{All: all}
+		in.All, _ = d.boolean(n, fp)
+		return
 	}
 	if n.kind != seqNode && n.kind != nullNode {
 		d.typeErr(n, fp, `true, false or a list of variable names such as ["GITHUB_TOKEN"]`)
-		return Inherit{}
+		return
 	}
-	var in Inherit
-	for i, name := range d.settingList(n, fp) {
+	for i, name := range d.list(n, fp, rule{}) {
 		switch {
 		case name == "" || strings.ContainsAny(name, "=\x00"):
 			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("bad environment variable name %q", name))
@@ -321,190 +181,122 @@ func (d *decoder) inherit(n *node, fp fieldPath) Inherit {
 			}
 		}
 	}
-	return in
 }
 
-// revert decodes tool -> JavaScript expression; values are code and are
-// not ${…}-expanded.
-func (d *decoder) revert(n *node, fp fieldPath) map[string]string {
-	m := d.strMap(n, fp, false)
+// checkRevert checks revert's tool -> JavaScript expression; values are
+// code and are not ${…}-expanded.
+func checkRevert(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
+	m := v.(map[string]string)
 	for _, e := range n.entries {
 		if v, ok := m[e.key]; ok && strings.TrimSpace(v) == "" {
 			d.errAt(e.val.pos, fp.key(e.key), `must be a JavaScript expression such as "(args, result) => …"`)
 		}
 	}
-	return m
+	return m, true
 }
 
-// filter decodes {include: [...], exclude: [...]} or, as a shorthand, a
+// decode reads {include: [...], exclude: [...]} or, as a shorthand, a
 // list of globs to include.
-func (d *decoder) filter(n *node, fp fieldPath) Filter {
-	var f Filter
+func (f *Filter) decode(d *decoder, n *node, fp fieldPath) {
 	switch n.kind {
 	case seqNode:
-		f.Include = d.globs(n, fp)
-		return f
+		f.Include = d.list(n, fp, rule{globs: true})
 	case mapNode, nullNode:
+		d.object(n, fp, reflect.ValueOf(f).Elem())
 	default:
 		d.typeErr(n, fp, `{include: [globs], exclude: [globs]} or a list of globs`)
-		return f
 	}
-	d.object(n, fp, []field{
-		{"include", func(n *node, fp fieldPath) { f.Include = d.globs(n, fp) }},
-		{"exclude", func(n *node, fp fieldPath) { f.Exclude = d.globs(n, fp) }},
-	})
-	return f
 }
 
-// authChoice lists the kinds of auth.
-const authChoice = "{bearer: …}, {basic: {username, password}}, {api_key: {in, name, value}} or {oauth2: {token_url, client_id, client_secret, scopes}}"
-
-// auth decodes an OpenAPI connector's credentials: exactly one of bearer,
-// basic {username, password}, api_key {in, name, value} or oauth2
-// {token_url, client_id, client_secret, scopes}.
-func (d *decoder) auth(n *node, fp fieldPath) *Auth {
-	if !d.mapping(n, fp, authChoice) {
-		return nil
-	}
-	a := &Auth{}
+// check says an OpenAPI connector's credentials have exactly one of
+// bearer, basic, api_key or oauth2.
+func (a *Auth) check(d *decoder, n *node, fp fieldPath) {
 	var set []string
-	d.object(n, fp, []field{
-		{"bearer", func(n *node, fp fieldPath) {
-			set = append(set, "bearer")
-			a.Bearer, _ = d.nonEmpty(n, fp)
-		}},
-		{"basic", func(n *node, fp fieldPath) {
-			set = append(set, "basic")
-			if !d.mapping(n, fp, "{username, password}") {
-				return
-			}
-			b := &BasicAuth{}
-			var hasUser bool
-			d.object(n, fp, []field{
-				{"username", func(n *node, fp fieldPath) { b.Username, hasUser = d.nonEmpty(n, fp) }},
-				{"password", func(n *node, fp fieldPath) { b.Password, _ = d.str(n, fp) }},
-			})
-			if !hasUser && !hasKey(n, "username") {
-				d.errAt(n.pos, fp, "needs username (and password)")
-			}
-			a.Basic = b
-		}},
-		{"api_key", func(n *node, fp fieldPath) {
-			set = append(set, "api_key")
-			if !d.mapping(n, fp, "{in, name, value}") {
-				return
-			}
-			k := &APIKey{In: "header"}
-			d.object(n, fp, []field{
-				{"in", func(n *node, fp fieldPath) {
-					if v, ok := d.oneOf(n, fp, "header", "query", "cookie"); ok {
-						k.In = v
-					}
-				}},
-				{"name", func(n *node, fp fieldPath) { k.Name, _ = d.nonEmptySetting(n, fp) }},
-				{"value", func(n *node, fp fieldPath) { k.Value, _ = d.nonEmpty(n, fp) }},
-			})
-			if !hasKey(n, "name") || !hasKey(n, "value") {
-				d.errAt(n.pos, fp, "needs name and value (and in: header, query or cookie; default header)")
-			}
-			a.APIKey = k
-		}},
-		{"oauth2", func(n *node, fp fieldPath) {
-			set = append(set, "oauth2")
-			if !d.mapping(n, fp, "{token_url, client_id, client_secret, scopes}") {
-				return
-			}
-			o := &OAuth2{}
-			d.object(n, fp, []field{
-				{"token_url", func(n *node, fp fieldPath) { o.TokenURL, _ = d.httpURL(n, fp) }},
-				{"client_id", func(n *node, fp fieldPath) { o.ClientID, _ = d.nonEmpty(n, fp) }},
-				{"client_secret", func(n *node, fp fieldPath) { o.ClientSecret, _ = d.nonEmpty(n, fp) }},
-				{"scopes", func(n *node, fp fieldPath) { o.Scopes = d.settingList(n, fp) }},
-			})
-			if !hasKey(n, "token_url") || !hasKey(n, "client_id") || !hasKey(n, "client_secret") {
-				d.errAt(n.pos, fp, "needs token_url, client_id and client_secret (and optionally scopes)")
-			}
-			a.OAuth2 = o
-		}},
-	})
+	for _, e := range n.entries {
+		if slices.Contains(keys(reflect.TypeFor[Auth]()), e.key) {
+			set = append(set, e.key)
+		}
+	}
 	switch {
 	case len(set) == 0:
 		d.errAt(n.pos, fp, "needs one of bearer, basic, api_key or oauth2")
-		return nil
 	case len(set) > 1:
 		d.errAt(n.pos, fp, fmt.Sprintf("takes exactly one of bearer, basic, api_key or oauth2; got %s", strings.Join(set, " and ")))
 	}
-	return a
 }
 
-// oauthChoice lists an oauth: map's keys.
-const oauthChoice = "{client_id, client_secret, client_metadata_url, scopes, grant, private_key}"
-
-// oauth decodes a url connector's oauth: map (every key optional) and
-// checks that it makes sense together: a secret or key needs a client id,
-// the client credentials grant needs a client id and a secret or key, a
-// client ID metadata document is an https URL with a path, and a private
-// key file holds a key codemode-mcp can sign with.
-func (d *decoder) oauth(n *node, fp fieldPath) *OAuth {
-	if !d.mapping(n, fp, oauthChoice) {
-		return nil
+func (b *BasicAuth) check(d *decoder, n *node, fp fieldPath) {
+	if !hasKey(n, "username") {
+		d.errAt(n.pos, fp, "needs username (and password)")
 	}
-	o := &OAuth{}
-	var keyPos, metaPos pos
-	d.object(n, fp, []field{
-		{"client_id", func(n *node, fp fieldPath) { o.ClientID, _ = d.nonEmpty(n, fp) }},
-		{"client_secret", func(n *node, fp fieldPath) { o.ClientSecret, _ = d.nonEmpty(n, fp) }},
-		{"client_metadata_url", func(n *node, fp fieldPath) {
-			v, ok := d.httpURL(n, fp)
-			if !ok {
-				return
-			}
-			if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
-				d.errAt(n.pos, fp, fmt.Sprintf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", v))
-				return
-			}
-			o.ClientMetadataURL, metaPos = v, n.pos
-		}},
-		{"scopes", func(n *node, fp fieldPath) {
-			for i, sc := range d.strList(n, fp) {
-				if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
-					d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("a scope is one word without spaces or quotes; got %q", sc))
-					continue
-				}
-				o.Scopes = append(o.Scopes, sc)
-			}
-		}},
-		{"grant", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, "authorization_code", "client_credentials"); ok {
-				o.Grant = v
-			}
-		}},
-		{"private_key", func(n *node, fp fieldPath) {
-			v, ok := d.nonEmpty(n, fp)
-			if !ok {
-				return
-			}
-			o.PrivateKey, keyPos = d.resolvePath(v), n.pos
-			b, err := ReadKeyFile(o.PrivateKey)
-			if err == nil {
-				_, _, err = oauth.ParsePrivateKey(b)
-			}
-			if err != nil {
-				d.errAt(n.pos, fp, fmt.Sprintf("private key %s: %v", o.PrivateKey, err))
-			}
-		}},
-	})
+}
+
+func (k *APIKey) check(d *decoder, n *node, fp fieldPath) {
+	if k.In == "" {
+		k.In = "header"
+	}
+	if !hasKey(n, "name") || !hasKey(n, "value") {
+		d.errAt(n.pos, fp, "needs name and value (and in: header, query or cookie; default header)")
+	}
+}
+
+func (o *OAuth2) check(d *decoder, n *node, fp fieldPath) {
+	if !hasKey(n, "token_url") || !hasKey(n, "client_id") || !hasKey(n, "client_secret") {
+		d.errAt(n.pos, fp, "needs token_url, client_id and client_secret (and optionally scopes)")
+	}
+}
+
+// check says a url connector's oauth: map (every key optional) makes
+// sense together: a secret or key needs a client id, the client
+// credentials grant needs a client id and a secret or key, and a client
+// ID metadata document is for a person's sign-in.
+func (o *OAuth) check(d *decoder, n *node, fp fieldPath) {
 	switch {
 	case o.ClientSecret != "" && o.PrivateKey != "":
-		d.errAt(keyPos, fp.key("private_key"), "client_secret and private_key exclude each other: the client authenticates with one")
+		d.errAt(d.at[fp.key("private_key")], fp.key("private_key"), "client_secret and private_key exclude each other: the client authenticates with one")
 	case (o.ClientSecret != "" || o.PrivateKey != "") && o.ClientID == "":
 		d.errAt(n.pos, fp, "client_secret and private_key need the client_id they belong to")
 	case o.Grant == "client_credentials" && (o.ClientID == "" || o.ClientSecret == "" && o.PrivateKey == ""):
 		d.errAt(n.pos, fp, "grant client_credentials needs client_id and client_secret (or private_key): no person signs in")
 	case o.Grant == "client_credentials" && o.ClientMetadataURL != "":
-		d.errAt(metaPos, fp.key("client_metadata_url"), "client_metadata_url is for a person's sign-in, not for grant client_credentials")
+		d.errAt(d.at[fp.key("client_metadata_url")], fp.key("client_metadata_url"), "client_metadata_url is for a person's sign-in, not for grant client_credentials")
 	}
-	return o
+}
+
+// checkPrivateKey resolves oauth.private_key against the file's directory
+// and checks that it holds a key codemode-mcp can sign with.
+func checkPrivateKey(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
+	path := d.resolvePath(v.(string))
+	b, err := ReadKeyFile(path)
+	if err == nil {
+		_, _, err = oauth.ParsePrivateKey(b)
+	}
+	if err != nil {
+		d.errAt(n.pos, fp, fmt.Sprintf("private key %s: %v", path, err))
+	}
+	return path, true
+}
+
+// checkBuiltin checks a builtin connector's name.
+func checkBuiltin(v string) error {
+	if !slices.Contains(builtins, v) {
+		return fmt.Errorf("unknown builtin %q%s; known: %s", v, didYouMean(v, builtins), strings.Join(builtins, ", "))
+	}
+	return nil
+}
+
+// checkOpenAPI reads an OpenAPI document's location: an http(s) URL, or a
+// path resolved against the file's directory.
+func checkOpenAPI(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
+	switch s := v.(string); {
+	case isHTTPURL(s):
+		return d.httpURL(n, fp)
+	case strings.Contains(s, "://"):
+		d.errAt(n.pos, fp, fmt.Sprintf("expected a file path or an http(s) URL, got %q", s))
+		return nil, false
+	default:
+		return d.resolvePath(s), true
+	}
 }
 
 // maxKeyFile bounds a private key file read.
@@ -534,16 +326,6 @@ func ReadKeyFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// mapping reports whether n is a mapping or null, reporting a type error
-// (expecting want) otherwise.
-func (d *decoder) mapping(n *node, fp fieldPath, want string) bool {
-	if n.kind == mapNode || n.kind == nullNode {
-		return true
-	}
-	d.typeErr(n, fp, want)
-	return false
-}
-
 func hasKey(n *node, key string) bool {
 	return slices.ContainsFunc(n.entries, func(e entry) bool { return e.key == key })
 }
@@ -555,7 +337,7 @@ func isHTTPURL(s string) bool {
 
 // httpURL decodes an absolute http(s) URL.
 func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
-	v, ok := d.nonEmpty(n, fp)
+	v, ok := d.text(n, fp, rule{nonempty: true, secret: true})
 	if !ok {
 		return "", false
 	}

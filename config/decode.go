@@ -20,15 +20,9 @@ type decoder struct {
 	envValues []string
 	errs      []*Error
 	warn      []Warning
-	// addrPos is where server.addr was written, for the warning about an
-	// unauthenticated listener.
-	addrPos pos
-	// tlsPos is where tls_cert or tls_key was written.
-	tlsPos pos
-	// tokenPos is where server.auth_token was written.
-	tokenPos pos
-	// authPos is where server.auth was written.
-	authPos pos
+	// at is where each value was written, by its path: the checks that
+	// look at several keys (checkServer, checkServerAuth) report there.
+	at map[fieldPath]pos
 }
 
 // maxErrors stops a hopeless file from producing pages of output.
@@ -67,34 +61,6 @@ func (p fieldPath) key(k string) fieldPath {
 
 func (p fieldPath) index(i int) fieldPath {
 	return fieldPath(fmt.Sprintf("%s[%d]", p, i))
-}
-
-// field is one known key of a mapping and how to decode its value.
-type field struct {
-	key string
-	set func(n *node, fp fieldPath)
-}
-
-// object decodes a mapping whose keys must all be known; null is an empty
-// mapping.
-func (d *decoder) object(n *node, fp fieldPath, fields []field) {
-	keys := make([]string, len(fields))
-	for i, f := range fields {
-		keys[i] = f.key
-	}
-	for _, e := range d.entries(n, fp) {
-		found := false
-		for _, f := range fields {
-			if f.key == e.key {
-				f.set(e.val, fp.key(e.key))
-				found = true
-				break
-			}
-		}
-		if !found {
-			d.unknownKey(e, fp, keys)
-		}
-	}
 }
 
 func (d *decoder) unknownKey(e entry, fp fieldPath, known []string) {
@@ -157,34 +123,6 @@ func (d *decoder) expanded(n *node, fp fieldPath) (string, []string, bool) {
 	return s, env, true
 }
 
-// raw returns a string scalar without expansion.
-func (d *decoder) raw(n *node, fp fieldPath) (string, bool) {
-	if n.kind != scalarNode {
-		d.typeErr(n, fp, "a string")
-		return "", false
-	}
-	return n.text, true
-}
-
-// nonEmpty is str for values that must not be empty.
-func (d *decoder) nonEmpty(n *node, fp fieldPath) (string, bool) {
-	return d.notEmpty(n, fp, d.str)
-}
-
-// nonEmptySetting is setting for values that must not be empty.
-func (d *decoder) nonEmptySetting(n *node, fp fieldPath) (string, bool) {
-	return d.notEmpty(n, fp, d.setting)
-}
-
-func (d *decoder) notEmpty(n *node, fp fieldPath, read func(*node, fieldPath) (string, bool)) (string, bool) {
-	s, ok := read(n, fp)
-	if ok && strings.TrimSpace(s) == "" {
-		d.errAt(n.pos, fp, "must not be empty")
-		return "", false
-	}
-	return s, ok
-}
-
 // oneOf returns a string that must be one of options (case-insensitive).
 func (d *decoder) oneOf(n *node, fp fieldPath, options ...string) (string, bool) {
 	s, ok := d.setting(n, fp)
@@ -200,75 +138,52 @@ func (d *decoder) oneOf(n *node, fp fieldPath, options ...string) (string, bool)
 	return "", false
 }
 
-// strList decodes a list of strings with str; null is an empty list.
-func (d *decoder) strList(n *node, fp fieldPath) []string {
-	return d.list(n, fp, d.str)
-}
-
-// settingList decodes a list of strings with setting; null is an empty
-// list.
-func (d *decoder) settingList(n *node, fp fieldPath) []string {
-	return d.list(n, fp, d.setting)
-}
-
-func (d *decoder) list(n *node, fp fieldPath, read func(*node, fieldPath) (string, bool)) []string {
+// list decodes a list of strings, each read as r says (text); null is an
+// empty list.
+func (d *decoder) list(n *node, fp fieldPath, r rule) []string {
 	switch n.kind {
 	case nullNode:
 		return nil
 	case seqNode:
 	default:
-		d.typeErr(n, fp, "a list of strings")
+		if r.globs {
+			d.typeErr(n, fp, `a list of globs such as ["write_*"]`)
+		} else {
+			d.typeErr(n, fp, "a list of strings")
+		}
 		return nil
 	}
 	out := make([]string, 0, len(n.items))
 	for i, item := range n.items {
-		if s, ok := read(item, fp.index(i)); ok {
+		s, ok := d.text(item, fp.index(i), r)
+		if ok && r.globs {
+			if _, err := path.Match(s, ""); err != nil || s == "" {
+				d.errAt(item.pos, fp.index(i), fmt.Sprintf("bad glob %q (path.Match syntax: *, ?, [a-z], \\ escapes)", s))
+				continue
+			}
+		}
+		if ok {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// globs decodes a list of path.Match patterns, checking their syntax.
-func (d *decoder) globs(n *node, fp fieldPath) []string {
-	switch n.kind {
-	case nullNode:
-		return nil
-	case seqNode:
-	default:
-		d.typeErr(n, fp, `a list of globs such as ["write_*"]`)
-		return nil
-	}
-	out := make([]string, 0, len(n.items))
-	for i, item := range n.items {
-		g, ok := d.setting(item, fp.index(i))
-		if !ok {
-			continue
-		}
-		if _, err := path.Match(g, ""); err != nil || g == "" {
-			d.errAt(item.pos, fp.index(i), fmt.Sprintf("bad glob %q (path.Match syntax: *, ?, [a-z], \\ escapes)", g))
-			continue
-		}
-		out = append(out, g)
-	}
-	return out
-}
-
 // strMap decodes a mapping of strings; null is an empty map. Values are
-// expanded when expand is set.
-func (d *decoder) strMap(n *node, fp fieldPath, expand bool) map[string]string {
+// ${…}-expanded (and kept as possible secrets, as str does) unless raw.
+func (d *decoder) strMap(n *node, fp fieldPath, raw bool) map[string]string {
 	es := d.entries(n, fp)
 	if len(es) == 0 {
 		return nil
 	}
 	out := make(map[string]string, len(es))
 	for _, e := range es {
-		var s string
-		var ok bool
-		if expand {
+		s, ok := e.val.text, e.val.kind == scalarNode
+		switch {
+		case !raw:
 			s, ok = d.str(e.val, fp.key(e.key))
-		} else {
-			s, ok = d.raw(e.val, fp.key(e.key))
+		case !ok:
+			d.typeErr(e.val, fp.key(e.key), "a string")
 		}
 		if ok {
 			out[e.key] = s

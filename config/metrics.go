@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net"
 	"strings"
 )
 
@@ -30,14 +29,14 @@ type Metrics struct {
 	// (pushed over OTLP, configured by the OTEL_EXPORTER_OTLP_* variables)
 	// or MetricsNone; "" when the file does not say (then
 	// EnvMetricsExporter decides, see Exporters).
-	Exporter string
+	Exporter string `cfg:"exporter,oneof=prometheus|otlp|none"`
 	// Addr, when set, is a listener of its own serving Prometheus text at
 	// /metrics without authentication (it implies Prometheus text).
-	Addr string
+	Addr string `cfg:"addr,nonempty,check=listen"`
 	// MethodNames labels call durations with the method as well as the
 	// connector. Off by default: every method a program names would be a
 	// series of its own.
-	MethodNames bool
+	MethodNames bool `cfg:"method_names"`
 }
 
 // Exporters returns the exporters in force: Prometheus text when
@@ -66,36 +65,8 @@ func (m Metrics) Exporters(lookup func(string) (string, bool)) (prometheus, otlp
 	return prometheus || m.Addr != "", otlp, nil
 }
 
-// metrics decodes telemetry.metrics.
-func (d *decoder) metrics(n *node, fp fieldPath, m *Metrics) {
-	d.object(n, fp, []field{
-		{"exporter", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, MetricsPrometheus, MetricsOTLP, MetricsNone); ok {
-				m.Exporter = v
-			}
-		}},
-		{"addr", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				if err := CheckListenAddr(v); err != nil {
-					d.errAt(n.pos, fp, err.Error())
-					return
-				}
-				m.Addr = v
-			}
-		}},
-		{"method_names", func(n *node, fp fieldPath) {
-			if v, ok := d.boolean(n, fp); ok {
-				m.MethodNames = v
-			}
-		}},
-	})
-}
-
 // CheckListenAddr checks a listen address written host:port; the error
 // names what is wrong.
 func CheckListenAddr(v string) error {
-	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-		return fmt.Errorf("expected host:port such as %q, got %q", DefaultMetricsAddr, v)
-	}
-	return nil
+	return checkHostPort(v, DefaultMetricsAddr)
 }

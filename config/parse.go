@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
-
-	"github.com/codemode-mcp/codemode-mcp/policy"
 )
 
 // EnvConfig is the environment variable naming the config file when no
@@ -69,7 +66,7 @@ func Parse(data []byte, file string) (*Config, error) {
 }
 
 func parse(data []byte, file string, lookup func(string) (string, bool)) (*Config, error) {
-	d := &decoder{file: file}
+	d := &decoder{file: file, at: map[fieldPath]pos{}}
 	if file != "" {
 		d.dir = filepath.Dir(file)
 		if abs, err := filepath.Abs(d.dir); err == nil {
@@ -94,27 +91,23 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	cfg := defaults()
 	cfg.Path = file
 	var cs []parsed
-	d.object(root, "", []field{
-		{"server", func(n *node, fp fieldPath) { d.server(n, fp, &cfg.Server) }},
-		{"store", func(n *node, fp fieldPath) { d.store(n, fp, &cfg.Store) }},
-		{"sandbox", func(n *node, fp fieldPath) { d.sandbox(n, fp, &cfg.Sandbox) }},
-		{"approvals", func(n *node, fp fieldPath) { d.approvals(n, fp, &cfg.Approvals) }},
-		{"telemetry", func(n *node, fp fieldPath) { d.telemetry(n, fp, &cfg.Telemetry) }},
-		{"connectors", func(n *node, fp fieldPath) { cs = append(cs, d.connectors(n, fp)...) }},
-		{"log", func(n *node, fp fieldPath) { d.log(n, fp, &cfg.Log) }},
-		// Claude Desktop, Claude Code and Cursor files.
-		{"mcpServers", func(n *node, fp fieldPath) { cs = append(cs, d.clientServers(n, fp, clientVars)...) }},
-		// VS Code's mcp.json.
-		{"servers", func(n *node, fp fieldPath) { cs = append(cs, d.clientServers(n, fp, clientVars)...) }},
-		// VS Code's prompted inputs: ${input:…} references are reported
-		// where they are used.
-		{"inputs", func(*node, fieldPath) {}},
-		// Editors' schema hint.
-		{"$schema", func(*node, fieldPath) {}},
-		// Claude Desktop's own settings, when its file is used as is.
-		{"globalShortcut", func(*node, fieldPath) {}},
-		{"preferences", func(*node, fieldPath) {}},
-	})
+	for _, e := range d.entries(root, "") {
+		fp := fieldPath("").key(e.key)
+		switch e.key {
+		case "connectors":
+			cs = append(cs, d.connectors(e.val, fp)...)
+		case "mcpServers", "servers": // Claude Desktop, Claude Code, Cursor; VS Code
+			cs = append(cs, d.clientServers(e.val, fp, clientVars)...)
+		case "inputs", "$schema", "globalShortcut", "preferences":
+			// VS Code's prompted inputs (${input:…} references are reported
+			// where they are used), editors' schema hint, and Claude
+			// Desktop's own settings, when its file is used as is.
+		default:
+			if !d.member(reflect.ValueOf(cfg).Elem(), e, "") {
+				d.unknownKey(e, "", append(keys(reflect.TypeFor[Config]()), "connectors", "mcpServers", "servers", "inputs", "$schema", "globalShortcut", "preferences"))
+			}
+		}
+	}
 	slices.SortStableFunc(cs, func(a, b parsed) int { return a.pos.line - b.pos.line })
 	cfg.Connectors = d.uniqueConnectors(cs)
 	d.authToken(cfg, lookup)
@@ -141,7 +134,7 @@ func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
 		s.AuthTokenFrom += " in " + d.file
 	}
 	if v, ok := lookup(EnvToken); ok && strings.TrimSpace(v) != "" && v != s.AuthToken {
-		d.warnAt(d.tokenPos, "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
+		d.warnAt(d.at["server.auth_token"], "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
 	}
 }
 
@@ -209,140 +202,16 @@ func (d *decoder) resolvePath(p string) string {
 	return filepath.Join(d.dir, p)
 }
 
-func (d *decoder) server(n *node, fp fieldPath, s *Server) {
-	d.object(n, fp, []field{
-		{"name", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				s.Name = v
-			}
-		}},
-		{"transport", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, "stdio", "sse", "http"); ok {
-				s.Transport = v
-			}
-		}},
-		{"addr", func(n *node, fp fieldPath) {
-			v, ok := d.nonEmptySetting(n, fp)
-			if !ok {
-				return
-			}
-			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-				d.errAt(n.pos, fp, fmt.Sprintf("expected host:port such as %q, got %q", DefaultAddr, v))
-				return
-			}
-			s.Addr = v
-			d.addrPos = n.pos
-		}},
-		{"auth_token", func(n *node, fp fieldPath) {
-			if v, ok := d.str(n, fp); ok {
-				s.AuthToken = v
-				d.tokenPos = n.pos
-			}
-		}},
-		{"auth", func(n *node, fp fieldPath) { s.Auth = d.serverAuth(n, fp) }},
-		{"allowed_origins", func(n *node, fp fieldPath) { s.AllowedOrigins = d.origins(n, fp) }},
-		{"allowed_hosts", func(n *node, fp fieldPath) { s.AllowedHosts = d.hosts(n, fp) }},
-		{"tls_cert", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				s.TLSCert = d.resolvePath(v)
-				d.tlsPos = n.pos
-			}
-		}},
-		{"tls_key", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				s.TLSKey = d.resolvePath(v)
-				d.tlsPos = n.pos
-			}
-		}},
-		{"max_body", func(n *node, fp fieldPath) {
-			v, ok := d.size(n, fp)
-			if ok && v <= 0 {
-				d.errAt(n.pos, fp, "must be a positive size")
-				return
-			}
-			if ok {
-				s.MaxBody = v
-			}
-		}},
-		{"read_timeout", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.ReadTimeout = v
-			}
-		}},
-		{"write_timeout", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.WriteTimeout = v
-			}
-		}},
-		{"idle_timeout", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.IdleTimeout = v
-			}
-		}},
-		{"max_connections", func(n *node, fp fieldPath) {
-			if v, ok := d.count(n, fp, 1); ok {
-				s.MaxConnections = v
-			}
-		}},
-		{"description_budget", func(n *node, fp fieldPath) {
-			if v, ok := d.count(n, fp, 0); ok {
-				s.DescriptionBudget = v
-			}
-		}},
-		{"start_timeout", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.StartTimeout = v
-			}
-		}},
-	})
-}
-
-// origins decodes server.allowed_origins: web origins written
-// scheme://host[:port], kept in the form browsers send (lower case, no
-// trailing slash).
-func (d *decoder) origins(n *node, fp fieldPath) []string {
-	var out []string
-	for i, v := range d.settingList(n, fp) {
-		ifp := fp.index(i)
-		if v == "*" || v == "null" {
-			d.errAt(n.items[i].pos, ifp, fmt.Sprintf("%q would let any web page drive the server; list the origins (such as \"https://app.example.com\") that may", v))
-			continue
-		}
-		u, err := url.Parse(strings.TrimSuffix(v, "/"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
-			d.errAt(n.items[i].pos, ifp, fmt.Sprintf("expected an origin such as \"https://app.example.com\" or \"http://localhost:6274\" (scheme, host and port only), got %q", v))
-			continue
-		}
-		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
-	}
-	return out
-}
-
-// hosts decodes server.allowed_hosts: host names, optionally with a port,
-// as clients write them in the Host header.
-func (d *decoder) hosts(n *node, fp fieldPath) []string {
-	var out []string
-	for i, v := range d.settingList(n, fp) {
-		h := strings.ToLower(strings.TrimSpace(v))
-		name := h
-		if host, port, err := net.SplitHostPort(h); err == nil && port != "" {
-			name = host
-		}
-		if name == "" || strings.ContainsAny(h, "/*@ ?#") {
-			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("expected a host name such as \"mcp.example.com\" or \"mcp.example.com:8931\", got %q", v))
-			continue
-		}
-		out = append(out, h)
-	}
-	return out
-}
-
 // checkServer checks the TLS pair and warns about a network listener that
 // anyone can reach.
 func (d *decoder) checkServer(cfg *Config) {
 	s := cfg.Server
 	if (s.TLSCert == "") != (s.TLSKey == "") {
-		d.errAt(d.tlsPos, "server", "tls_cert and tls_key go together: set both (HTTPS) or neither")
+		at := d.at["server.tls_cert"]
+		if s.TLSCert == "" {
+			at = d.at["server.tls_key"]
+		}
+		d.errAt(at, "server", "tls_cert and tls_key go together: set both (HTTPS) or neither")
 	}
 	if s.Transport == "stdio" || s.AuthToken != "" || s.Auth != nil {
 		return
@@ -354,183 +223,5 @@ func (d *decoder) checkServer(cfg *Config) {
 	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
 		return
 	}
-	d.warnAt(d.addrPos, "server.addr", fmt.Sprintf("%s listens beyond loopback without auth_token: serve refuses to start unless given --insecure-no-auth (anyone who can reach it could run programs)", s.Addr))
-}
-
-func (d *decoder) store(n *node, fp fieldPath, s *Store) {
-	d.object(n, fp, []field{
-		{"path", func(n *node, fp fieldPath) {
-			v, ok := d.nonEmptySetting(n, fp)
-			if !ok {
-				return
-			}
-			if v != ":memory:" && !strings.HasPrefix(v, "file:") && !IsPostgresURL(v) {
-				v = d.resolvePath(v)
-			}
-			s.Path = v
-		}},
-		{"max_executions", func(n *node, fp fieldPath) {
-			if v, ok := d.count(n, fp, 1); ok {
-				s.MaxExecutions = v
-			}
-		}},
-		{"paused_ttl", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.PausedTTL = v
-			}
-		}},
-		{"max_run_log", func(n *node, fp fieldPath) {
-			v, ok := d.size(n, fp)
-			if ok && v <= 0 {
-				d.errAt(n.pos, fp, "must be a positive size")
-				return
-			}
-			if ok {
-				s.MaxRunLog = v
-			}
-		}},
-		{"synchronous", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, "normal", "full"); ok {
-				s.Synchronous = v
-			}
-		}},
-		{"cache_dir", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				s.CacheDir = d.resolvePath(v)
-			}
-		}},
-		{"lease", func(n *node, fp fieldPath) {
-			v, ok := d.positiveDuration(n, fp)
-			if ok && v < MinLease {
-				d.errAt(n.pos, fp, fmt.Sprintf("must be at least %s (a process renews its lease every third of it)", MinLease))
-				return
-			}
-			if ok {
-				s.Lease = v
-			}
-		}},
-		{"audit_retention", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.AuditRetention = v
-			}
-		}},
-		{"postgres", func(n *node, fp fieldPath) {
-			d.object(n, fp, []field{
-				{"max_conns", func(n *node, fp fieldPath) {
-					if v, ok := d.count(n, fp, 1); ok {
-						s.Postgres.MaxConns = v
-					}
-				}},
-			})
-		}},
-	})
-}
-
-func (d *decoder) sandbox(n *node, fp fieldPath, s *Sandbox) {
-	d.object(n, fp, []field{
-		{"timeout", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.Timeout = v
-			}
-		}},
-		{"task_timeout", func(n *node, fp fieldPath) {
-			if v, ok := d.positiveDuration(n, fp); ok {
-				s.TaskTimeout = v
-			}
-		}},
-		{"memory_limit", func(n *node, fp fieldPath) {
-			v, ok := d.size(n, fp)
-			if ok && v <= 0 {
-				d.errAt(n.pos, fp, "must be a positive size")
-				return
-			}
-			if ok {
-				s.MemoryLimit = v
-			}
-		}},
-		{"memory_limiter", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, "system", "sampling"); ok {
-				s.MemoryLimiter = v
-			}
-		}},
-		{"max_result_chars", func(n *node, fp fieldPath) {
-			if v, ok := d.count(n, fp, 1); ok {
-				s.MaxResultChars = v
-			}
-		}},
-		{"isolation", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, "inprocess", "process"); ok {
-				s.Isolation = v
-			}
-		}},
-		{"typecheck", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, "off", "tsc"); ok {
-				s.TypeCheck = v
-			}
-		}},
-		{"max_calls", func(n *node, fp fieldPath) {
-			if v, ok := d.count(n, fp, 0); ok {
-				s.MaxCalls = v
-			}
-		}},
-		{"max_stack_depth", func(n *node, fp fieldPath) {
-			if v, ok := d.count(n, fp, 0); ok {
-				s.MaxStackDepth = v
-			}
-		}},
-	})
-}
-
-func (d *decoder) approvals(n *node, fp fieldPath, a *Approvals) {
-	d.object(n, fp, []field{
-		{"elicitation", func(n *node, fp fieldPath) {
-			if v, ok := d.boolean(n, fp); ok {
-				a.Elicitation = v
-			}
-		}},
-		{"tools", func(n *node, fp fieldPath) {
-			if v, ok := d.boolean(n, fp); ok {
-				a.Tools = v
-			}
-		}},
-		{"console", func(n *node, fp fieldPath) {
-			if v, ok := d.boolean(n, fp); ok {
-				a.Console = v
-			}
-		}},
-		{"approvers", func(n *node, fp fieldPath) {
-			a.Approvers = d.approvers(n, fp)
-		}},
-		{"separation", func(n *node, fp fieldPath) {
-			if v, ok := d.boolean(n, fp); ok {
-				a.Separation = v
-			}
-		}},
-	})
-}
-
-// approvers decodes who approves: {subjects, groups, roles}, each a list
-// of names (the token's sub, values of its groups and roles claims).
-func (d *decoder) approvers(n *node, fp fieldPath) policy.Approvers {
-	var a policy.Approvers
-	d.object(n, fp, []field{
-		{"subjects", func(n *node, fp fieldPath) { a.Subjects = d.nonEmptyList(n, fp) }},
-		{"groups", func(n *node, fp fieldPath) { a.Groups = d.nonEmptyList(n, fp) }},
-		{"roles", func(n *node, fp fieldPath) { a.Roles = d.nonEmptyList(n, fp) }},
-	})
-	return a
-}
-
-// nonEmptyList decodes a list of non-empty settings.
-func (d *decoder) nonEmptyList(n *node, fp fieldPath) []string {
-	return d.list(n, fp, d.nonEmptySetting)
-}
-
-func (d *decoder) positiveDuration(n *node, fp fieldPath) (v time.Duration, ok bool) {
-	v, ok = d.duration(n, fp)
-	if ok && v <= 0 {
-		d.errAt(n.pos, fp, "must be a positive duration")
-		return 0, false
-	}
-	return v, ok
+	d.warnAt(d.at["server.addr"], "server.addr", fmt.Sprintf("%s listens beyond loopback without auth_token: serve refuses to start unless given --insecure-no-auth (anyone who can reach it could run programs)", s.Addr))
 }

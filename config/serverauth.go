@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
@@ -16,108 +15,56 @@ import (
 type ServerAuth struct {
 	// Issuer is the authorization server's issuer identifier (https, or
 	// http to a loopback address).
-	Issuer string
+	Issuer string `cfg:"issuer,nonempty,check=issuer"`
+	// Audience is what a token's aud must name; "" means Resource.
+	Audience string `cfg:"audience,nonempty"`
 	// Resource is the MCP endpoint's URL as clients reach it, when it
 	// differs from the listen address (a proxy, a public name); "" means
 	// http(s)://ADDR/mcp of the listener.
-	Resource string
-	// Audience is what a token's aud must name; "" means Resource.
-	Audience string
+	Resource string `cfg:"resource,nonempty,check=resource"`
 	// Introspection is the client that introspects tokens that are not
 	// JWTs (RFC 7662), and the endpoint when the issuer's metadata names
 	// none.
-	Introspection Introspection
+	Introspection Introspection `cfg:"introspection"`
 	// ScopesSupported overrides the scopes the protected resource metadata
 	// lists (nil: codemode:run, codemode:approve, codemode:admin).
-	ScopesSupported []string
+	ScopesSupported []string `cfg:"scopes_supported,check=scope"`
 }
 
 // Introspection is server.auth.introspection.
 type Introspection struct {
-	Endpoint               string
-	ClientID, ClientSecret string
+	Endpoint     string `cfg:"endpoint,nonempty,check=endpoint"`
+	ClientID     string `cfg:"client_id,nonempty"`
+	ClientSecret string `cfg:"client_secret,nonempty,secret"`
 }
 
-// serverAuth decodes server.auth.
-func (d *decoder) serverAuth(n *node, fp fieldPath) *ServerAuth {
-	if !d.mapping(n, fp, "{issuer, audience, resource, introspection, scopes_supported}") {
-		return nil
-	}
-	a := &ServerAuth{}
-	d.object(n, fp, []field{
-		{"issuer", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				if err := oauth.CheckIssuer(v); err != nil {
-					d.errAt(n.pos, fp, err.Error())
-					return
-				}
-				a.Issuer = v
-			}
-		}},
-		{"resource", func(n *node, fp fieldPath) { a.Resource = d.resourceURL(n, fp) }},
-		{"audience", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				a.Audience = v
-			}
-		}},
-		{"introspection", func(n *node, fp fieldPath) {
-			if !d.mapping(n, fp, "{endpoint, client_id, client_secret}") {
-				return
-			}
-			in := &a.Introspection
-			d.object(n, fp, []field{
-				{"endpoint", func(n *node, fp fieldPath) {
-					if v, ok := d.nonEmptySetting(n, fp); ok {
-						if err := oauth.CheckURL(v, "the introspection endpoint"); err != nil {
-							d.errAt(n.pos, fp, err.Error())
-							return
-						}
-						in.Endpoint = v
-					}
-				}},
-				{"client_id", func(n *node, fp fieldPath) { in.ClientID, _ = d.nonEmptySetting(n, fp) }},
-				{"client_secret", func(n *node, fp fieldPath) { in.ClientSecret, _ = d.nonEmpty(n, fp) }},
-			})
-			switch {
-			case in.ClientSecret != "" && in.ClientID == "":
-				d.errAt(n.pos, fp, "client_secret needs client_id")
-			case in.ClientID == "" && in.Endpoint == "":
-				d.errAt(n.pos, fp, "needs client_id (and client_secret) of a client the issuer lets introspect, or the endpoint of an introspection that needs none")
-			}
-		}},
-		{"scopes_supported", func(n *node, fp fieldPath) {
-			for i, s := range d.settingList(n, fp) {
-				if s == "" || strings.ContainsAny(s, " \"\\") {
-					d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("expected a scope (no spaces or quotes), got %q", s))
-					continue
-				}
-				a.ScopesSupported = append(a.ScopesSupported, s)
-			}
-		}},
-	})
+// check says server.auth names its issuer.
+func (a *ServerAuth) check(d *decoder, n *node, fp fieldPath) {
 	if a.Issuer == "" && !hasKey(n, "issuer") {
 		d.errAt(n.pos, fp, "needs issuer: the URL of the team's authorization server")
 	}
-	d.authPos = n.pos
-	return a
 }
 
-// resourceURL decodes server.auth.resource: an absolute http(s) URL
-// without a query or fragment, https unless the host is loopback.
-func (d *decoder) resourceURL(n *node, fp fieldPath) string {
-	v, ok := d.nonEmptySetting(n, fp)
-	if !ok {
-		return ""
+// check says server.auth.introspection names a client or an endpoint.
+func (in *Introspection) check(d *decoder, n *node, fp fieldPath) {
+	switch {
+	case in.ClientSecret != "" && in.ClientID == "":
+		d.errAt(n.pos, fp, "client_secret needs client_id")
+	case in.ClientID == "" && in.Endpoint == "":
+		d.errAt(n.pos, fp, "needs client_id (and client_secret) of a client the issuer lets introspect, or the endpoint of an introspection that needs none")
 	}
+}
+
+// checkResource checks server.auth.resource: an absolute http(s) URL
+// without a query or fragment, https unless the host is loopback.
+func checkResource(v string) error {
 	if err := oauth.CheckURL(v, "the resource"); err != nil {
-		d.errAt(n.pos, fp, err.Error())
-		return ""
+		return err
 	}
 	if u, _ := url.Parse(v); u.RawQuery != "" {
-		d.errAt(n.pos, fp, fmt.Sprintf("the resource %q has a query (RFC 8707: a resource is a URL without one)", v))
-		return ""
+		return fmt.Errorf("the resource %q has a query (RFC 8707: a resource is a URL without one)", v)
 	}
-	return v
+	return nil
 }
 
 // checkServerAuth decides between the two kinds of authentication.
@@ -133,9 +80,9 @@ func (d *decoder) checkServerAuth(cfg *Config) {
 	}
 	switch {
 	case s.AuthTokenFrom == EnvToken:
-		d.warnAt(d.authPos, "server.auth", EnvToken+" is set and is not used: with server.auth every client signs in through the issuer")
+		d.warnAt(d.at["server.auth"], "server.auth", EnvToken+" is set and is not used: with server.auth every client signs in through the issuer")
 		s.AuthToken, s.AuthTokenFrom = "", ""
 	case s.AuthToken != "":
-		d.errAt(d.tokenPos, "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
+		d.errAt(d.at["server.auth_token"], "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
 	}
 }

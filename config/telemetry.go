@@ -16,11 +16,11 @@ type Telemetry struct {
 	// ServiceName is the service.name of what is exported
 	// (telemetry.service_name); "" leaves OTEL_SERVICE_NAME, then
 	// "codemode-mcp".
-	ServiceName string
+	ServiceName string `cfg:"service_name,nonempty"`
 	// Traces configures the OpenTelemetry traces (telemetry.traces).
-	Traces Traces
+	Traces Traces `cfg:"traces"`
 	// Metrics configures the metrics (telemetry.metrics).
-	Metrics Metrics
+	Metrics Metrics `cfg:"metrics"`
 }
 
 // Traces configures the export of OpenTelemetry traces (telemetry.traces).
@@ -28,68 +28,23 @@ type Telemetry struct {
 type Traces struct {
 	// Exporter is "otlp", "none" or "" (unset: OTEL_TRACES_EXPORTER
 	// decides, and tracing is off when that is unset too).
-	Exporter string
+	Exporter string `cfg:"exporter,oneof=otlp|none"`
 	// Endpoint is the URL the spans go to: for http/protobuf the full URL
 	// of the traces (a URL with no path gets /v1/traces), for grpc the
 	// collector's http:// (plaintext) or https:// address. "" leaves
 	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT.
-	Endpoint string
+	Endpoint string `cfg:"endpoint,url"`
 	// Protocol is "grpc", "http/protobuf" or "" (OTEL_EXPORTER_OTLP_PROTOCOL,
 	// default http/protobuf).
-	Protocol string
+	Protocol string `cfg:"protocol,oneof=grpc|http/protobuf"`
 	// Headers are sent with every export (an API key, say); their values
 	// are secrets (Secrets). nil leaves OTEL_EXPORTER_OTLP_HEADERS.
-	Headers map[string]string
+	Headers map[string]string `cfg:"headers"`
 	// Sample is the ratio of new traces sampled, 0 to 1, when set; a trace
 	// the caller sampled (its traceparent) is followed either way. nil
 	// leaves OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default: every
 	// trace).
-	Sample *float64
-}
-
-// TracesProtocols are the values of telemetry.traces.protocol.
-var TracesProtocols = []string{"grpc", "http/protobuf"}
-
-// telemetry decodes the telemetry: key.
-func (d *decoder) telemetry(n *node, fp fieldPath, t *Telemetry) {
-	d.object(n, fp, []field{
-		{"service_name", func(n *node, fp fieldPath) {
-			if v, ok := d.nonEmptySetting(n, fp); ok {
-				t.ServiceName = v
-			}
-		}},
-		{"traces", func(n *node, fp fieldPath) { d.traces(n, fp, &t.Traces) }},
-		{"metrics", func(n *node, fp fieldPath) { d.metrics(n, fp, &t.Metrics) }},
-	})
-}
-
-// traces decodes telemetry.traces.
-func (d *decoder) traces(n *node, fp fieldPath, t *Traces) {
-	d.object(n, fp, []field{
-		{"exporter", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, "otlp", "none"); ok {
-				t.Exporter = v
-			}
-		}},
-		{"endpoint", func(n *node, fp fieldPath) {
-			if v, ok := d.httpURL(n, fp); ok {
-				t.Endpoint = v
-			}
-		}},
-		{"protocol", func(n *node, fp fieldPath) {
-			if v, ok := d.oneOf(n, fp, TracesProtocols...); ok {
-				t.Protocol = v
-			}
-		}},
-		{"headers", func(n *node, fp fieldPath) {
-			t.Headers = d.strMap(n, fp, true)
-		}},
-		{"sample", func(n *node, fp fieldPath) {
-			if v, ok := d.ratio(n, fp); ok {
-				t.Sample = &v
-			}
-		}},
-	})
+	Sample *float64 `cfg:"sample"`
 }
 
 // ratio decodes a number from 0 to 1 (also from an expanded string).

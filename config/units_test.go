@@ -1,7 +1,10 @@
 package config
 
 import (
+	"reflect"
+	"slices"
 	"testing"
+	"time"
 )
 
 func TestSuggest(t *testing.T) {
@@ -80,6 +83,38 @@ func TestErrorFormat(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestTags reads the tag of every field the walker can reach from Config,
+// so that a bad option or an unknown check fails here rather than when a
+// file first uses the key.
+func TestTags(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] || t == reflect.TypeFor[time.Duration]() {
+			return
+		}
+		seen[t] = true
+		for _, r := range rules(t) {
+			walk(reflect.TypeOf(reflect.New(t).Elem().FieldByIndex(r.index).Interface()))
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	walk(reflect.TypeFor[Connector]())
+	if len(seen) < 18 {
+		t.Errorf("walked %d struct types, want every one under Config and Connector", len(seen))
+	}
+	own := []string{"type", "transportType", "serverUrl", "envFile", "disabled", "disabledTools"}
+	for _, k := range clientKeys {
+		_, ignored := ignoredClientKeys[k]
+		if _, native := ruleOf(reflect.TypeFor[Connector](), k); !native && !ignored && !slices.Contains(own, k) {
+			t.Errorf("client key %q is neither a connector key nor a client's own", k)
 		}
 	}
 }
