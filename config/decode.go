@@ -156,14 +156,16 @@ func (d *decoder) list(n *node, fp fieldPath, r rule) []string {
 	out := make([]string, 0, len(n.items))
 	for i, item := range n.items {
 		s, ok := d.text(item, fp.index(i), r)
-		if ok && r.globs {
-			if _, err := path.Match(s, ""); err != nil || s == "" {
-				d.errAt(item.pos, fp.index(i), fmt.Sprintf("bad glob %q (path.Match syntax: *, ?, [a-z], \\ escapes)", s))
-				continue
-			}
+		if _, err := path.Match(s, ""); ok && r.globs && (err != nil || s == "") {
+			d.errAt(item.pos, fp.index(i), fmt.Sprintf("bad glob %q (path.Match syntax: *, ?, [a-z], \\ escapes)", s))
+			continue
+		}
+		var x any = s
+		if ok && r.check != "" {
+			x, ok = checks[r.check](d, item, fp.index(i), s)
 		}
 		if ok {
-			out = append(out, s)
+			out = append(out, x.(string))
 		}
 	}
 	return out

@@ -21,7 +21,24 @@ type Error struct {
 
 // Error formats the problem as "file:line:col: field: message".
 func (e *Error) Error() string {
-	return format(e.File, e.Line, e.Column, e.Field, e.Msg)
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File + ":")
+	}
+	if e.Line > 0 {
+		b.WriteString(strconv.Itoa(e.Line) + ":")
+		if e.Column > 0 {
+			b.WriteString(strconv.Itoa(e.Column) + ":")
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
 }
 
 // Errors is several configuration problems, in file order. Parse returns it
@@ -45,42 +62,13 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// Warning is something accepted but worth telling the user about.
-type Warning struct {
-	File         string
-	Line, Column int
-	Field        string
-	Msg          string
-}
+// Warning is something accepted but worth telling the user about, located
+// like an Error.
+type Warning Error
 
 // String formats the warning like an Error.
 func (w Warning) String() string {
-	return format(w.File, w.Line, w.Column, w.Field, w.Msg)
-}
-
-func format(file string, line, col int, field, msg string) string {
-	var b strings.Builder
-	if file != "" {
-		b.WriteString(file)
-		b.WriteByte(':')
-	}
-	if line > 0 {
-		b.WriteString(strconv.Itoa(line))
-		b.WriteByte(':')
-		if col > 0 {
-			b.WriteString(strconv.Itoa(col))
-			b.WriteByte(':')
-		}
-	}
-	if b.Len() > 0 {
-		b.WriteByte(' ')
-	}
-	if field != "" {
-		b.WriteString(field)
-		b.WriteString(": ")
-	}
-	b.WriteString(msg)
-	return b.String()
+	return (*Error)(&w).Error()
 }
 
 // collect turns the problems found into the error Parse returns: nil, the

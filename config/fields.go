@@ -216,7 +216,7 @@ func (d *decoder) value(n *node, fp fieldPath, v reflect.Value, r rule) bool {
 	default:
 		panic(fmt.Sprintf("config: %s: no decoder for %s", fp, t))
 	}
-	if ok && r.check != "" && v.Kind() != reflect.String && v.Kind() != reflect.Slice {
+	if ok && r.check != "" && v.Kind() != reflect.Slice { // a list checks its items
 		x, ok = checks[r.check](d, n, fp, x)
 	}
 	if ok {
@@ -226,7 +226,7 @@ func (d *decoder) value(n *node, fp fieldPath, v reflect.Value, r rule) bool {
 }
 
 // text reads a string as r says: its form (url, oneof, secret or a
-// setting), then nonempty, path and check.
+// setting), then nonempty and path.
 func (d *decoder) text(n *node, fp fieldPath, r rule) (string, bool) {
 	var s string
 	var ok bool
@@ -247,12 +247,6 @@ func (d *decoder) text(n *node, fp fieldPath, r rule) (string, bool) {
 	if ok && r.path {
 		s = d.resolvePath(s)
 	}
-	if ok && r.check != "" {
-		var x any
-		if x, ok = checks[r.check](d, n, fp, s); ok {
-			s = x.(string)
-		}
-	}
 	return s, ok
 }
 
@@ -260,78 +254,73 @@ func (d *decoder) text(n *node, fp fieldPath, r rule) (string, bool) {
 // reporting what is wrong at n.
 type check func(d *decoder, n *node, fp fieldPath, v any) (any, bool)
 
-// checks are the checks tags name. They are set in init, since some read
-// values as tags say (openapi's URL), and text calls them.
-var checks map[string]check
-
-func init() {
-	checks = map[string]check{
-		"addr":   errCheck(func(s string) error { return checkHostPort(s, DefaultAddr) }),
-		"listen": errCheck(CheckListenAddr),
-		"origin": errCheck(func(s string) error {
-			if s == "*" || s == "null" {
-				return fmt.Errorf("%q would let any web page drive the server; list the origins (such as \"https://app.example.com\") that may", s)
-			}
-			u, err := url.Parse(strings.TrimSuffix(s, "/"))
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
-				return fmt.Errorf("expected an origin such as \"https://app.example.com\" or \"http://localhost:6274\" (scheme, host and port only), got %q", s)
-			}
-			return nil
-		}, func(s string) string { // in the form browsers send
-			u, _ := url.Parse(strings.TrimSuffix(s, "/"))
-			return strings.ToLower(u.Scheme + "://" + u.Host)
-		}),
-		"host": errCheck(func(s string) error {
-			h := strings.ToLower(strings.TrimSpace(s))
-			name := h
-			if host, port, err := net.SplitHostPort(h); err == nil && port != "" {
-				name = host
-			}
-			if name == "" || strings.ContainsAny(h, "/*@ ?#") {
-				return fmt.Errorf("expected a host name such as \"mcp.example.com\" or \"mcp.example.com:8931\", got %q", s)
-			}
-			return nil
-		}, func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }),
-		"store": func(d *decoder, _ *node, _ fieldPath, v any) (any, bool) {
-			if s := v.(string); s == ":memory:" || strings.HasPrefix(s, "file:") || IsPostgresURL(s) {
-				return s, true
-			}
-			return d.resolvePath(v.(string)), true
-		},
-		"lease": func(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
-			if v.(time.Duration) < MinLease {
-				d.errAt(n.pos, fp, fmt.Sprintf("must be at least %s (a process renews its lease every third of it)", MinLease))
-				return nil, false
-			}
-			return v, true
-		},
-		"issuer":   errCheck(oauth.CheckIssuer),
-		"resource": errCheck(checkResource),
-		"endpoint": errCheck(func(s string) error { return oauth.CheckURL(s, "the introspection endpoint") }),
-		"scope": errCheck(func(s string) error {
-			if s == "" || strings.ContainsAny(s, " \"\\") {
-				return fmt.Errorf("expected a scope (no spaces or quotes), got %q", s)
-			}
-			return nil
-		}),
-		"oauthScope": errCheck(func(s string) error {
-			if s == "" || strings.ContainsAny(s, " \t\"\\") {
-				return fmt.Errorf("a scope is one word without spaces or quotes; got %q", s)
-			}
-			return nil
-		}),
-		"metadataURL": errCheck(func(s string) error {
-			if u, err := url.Parse(s); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
-				return fmt.Errorf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", s)
-			}
-			return nil
-		}),
-		"privateKey": checkPrivateKey,
-		"builtin":    errCheck(checkBuiltin),
-		"openapi":    checkOpenAPI,
-		"envNames":   checkEnvNames,
-		"revert":     checkRevert,
-	}
+// checks are the checks tags name.
+var checks = map[string]check{
+	"addr":   errCheck(func(s string) error { return checkHostPort(s, DefaultAddr) }),
+	"listen": errCheck(CheckListenAddr),
+	"origin": errCheck(func(s string) error {
+		if s == "*" || s == "null" {
+			return fmt.Errorf("%q would let any web page drive the server; list the origins (such as \"https://app.example.com\") that may", s)
+		}
+		u, err := url.Parse(strings.TrimSuffix(s, "/"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			return fmt.Errorf("expected an origin such as \"https://app.example.com\" or \"http://localhost:6274\" (scheme, host and port only), got %q", s)
+		}
+		return nil
+	}, func(s string) string { // in the form browsers send
+		u, _ := url.Parse(strings.TrimSuffix(s, "/"))
+		return strings.ToLower(u.Scheme + "://" + u.Host)
+	}),
+	"host": errCheck(func(s string) error {
+		h := strings.ToLower(strings.TrimSpace(s))
+		name := h
+		if host, port, err := net.SplitHostPort(h); err == nil && port != "" {
+			name = host
+		}
+		if name == "" || strings.ContainsAny(h, "/*@ ?#") {
+			return fmt.Errorf("expected a host name such as \"mcp.example.com\" or \"mcp.example.com:8931\", got %q", s)
+		}
+		return nil
+	}, func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }),
+	"store": func(d *decoder, _ *node, _ fieldPath, v any) (any, bool) {
+		if s := v.(string); s == ":memory:" || strings.HasPrefix(s, "file:") || IsPostgresURL(s) {
+			return s, true
+		}
+		return d.resolvePath(v.(string)), true
+	},
+	"lease": func(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
+		if v.(time.Duration) < MinLease {
+			d.errAt(n.pos, fp, fmt.Sprintf("must be at least %s (a process renews its lease every third of it)", MinLease))
+			return nil, false
+		}
+		return v, true
+	},
+	"issuer":   errCheck(oauth.CheckIssuer),
+	"resource": errCheck(checkResource),
+	"endpoint": errCheck(func(s string) error { return oauth.CheckURL(s, "the introspection endpoint") }),
+	"scope": errCheck(func(s string) error {
+		if s == "" || strings.ContainsAny(s, " \"\\") {
+			return fmt.Errorf("expected a scope (no spaces or quotes), got %q", s)
+		}
+		return nil
+	}),
+	"oauthScope": errCheck(func(s string) error {
+		if s == "" || strings.ContainsAny(s, " \t\"\\") {
+			return fmt.Errorf("a scope is one word without spaces or quotes; got %q", s)
+		}
+		return nil
+	}),
+	"metadataURL": errCheck(func(s string) error {
+		if u, err := url.Parse(s); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
+			return fmt.Errorf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", s)
+		}
+		return nil
+	}),
+	"privateKey": checkPrivateKey,
+	"builtin":    errCheck(checkBuiltin),
+	"openapi":    checkOpenAPI,
+	"envNames":   checkEnvNames,
+	"revert":     checkRevert,
 }
 
 // errCheck makes a check of a string from a function that says what is

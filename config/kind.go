@@ -12,18 +12,11 @@ const (
 	KindOpenAPI                 // an OpenAPI (or Swagger 2.0) document
 )
 
+var kindNames = [...]string{KindBuiltin: "builtin", KindStdio: "stdio", KindHTTP: "http", KindSSE: "sse", KindOpenAPI: "openapi"}
+
 func (k Kind) String() string {
-	switch k {
-	case KindBuiltin:
-		return "builtin"
-	case KindStdio:
-		return "stdio"
-	case KindHTTP:
-		return "http"
-	case KindSSE:
-		return "sse"
-	case KindOpenAPI:
-		return "openapi"
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return "unknown"
 }
