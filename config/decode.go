@@ -1,9 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -194,64 +197,72 @@ func (d *decoder) strMap(n *node, fp fieldPath, raw bool) map[string]string {
 	return out
 }
 
-// integer decodes a whole number (also from an expanded string).
-func (d *decoder) integer(n *node, fp fieldPath) (int64, bool) {
-	const want = "a whole number"
-	if n.kind != scalarNode || n.stype == boolScalar || n.stype == floatScalar {
+// errBad is a value that parse refuses with nothing to add to "expected
+// …, got …".
+var errBad = errors.New("")
+
+// scalar reads a scalar of one of the YAML types given as setting does
+// (so also from an expanded string) and parses it. Another node is a type
+// error wanting want; what parse refuses is "expected want, got "text"",
+// with parse's reason (unless errBad) in parentheses.
+func scalar[T any](d *decoder, n *node, fp fieldPath, want string, types []scalarType, parse func(string) (T, error)) (T, bool) {
+	var v T
+	if n.kind != scalarNode || !slices.Contains(types, n.stype) {
 		d.typeErr(n, fp, want)
-		return 0, false
+		return v, false
 	}
 	s, ok := d.setting(n, fp)
 	if !ok {
-		return 0, false
+		return v, false
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64)
-	if err != nil {
+	v, err := parse(strings.TrimSpace(s))
+	switch {
+	case err == errBad:
 		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got %q", want, s))
-		return 0, false
+	case err != nil:
+		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got %q (%v)", want, s, err))
 	}
-	return v, true
+	return v, err == nil
 }
 
-// count decodes an int that must be >= minimum.
+// count decodes a whole number (an int) that must be >= minimum.
 func (d *decoder) count(n *node, fp fieldPath, minimum int64) (int, bool) {
-	v, ok := d.integer(n, fp)
-	if !ok {
-		return 0, false
-	}
-	const maxInt = int64(^uint(0) >> 1)
-	if v < minimum || v > maxInt {
-		if minimum == 1 {
-			d.errAt(n.pos, fp, fmt.Sprintf("must be a positive number, got %d", v))
-		} else {
-			d.errAt(n.pos, fp, fmt.Sprintf("must be at least %d, got %d", minimum, v))
+	v, ok := scalar(d, n, fp, "a whole number", []scalarType{strScalar, intScalar}, func(s string) (int64, error) {
+		v, err := strconv.ParseInt(s, 0, 64)
+		if err != nil {
+			return 0, errBad
 		}
+		return v, nil
+	})
+	const maxInt = int64(^uint(0) >> 1)
+	switch {
+	case !ok:
 		return 0, false
+	case (v < minimum || v > maxInt) && minimum == 1:
+		d.errAt(n.pos, fp, fmt.Sprintf("must be a positive number, got %d", v))
+	case v < minimum || v > maxInt:
+		d.errAt(n.pos, fp, fmt.Sprintf("must be at least %d, got %d", minimum, v))
+	default:
+		return int(v), true
 	}
-	return int(v), true
+	return 0, false
 }
 
 // boolean decodes true or false (also from an expanded string).
 func (d *decoder) boolean(n *node, fp fieldPath) (bool, bool) {
-	if n.kind != scalarNode || (n.stype != boolScalar && n.stype != strScalar) {
-		d.typeErr(n, fp, "true or false")
-		return false, false
-	}
-	s, ok := d.setting(n, fp)
-	if !ok {
-		return false, false
-	}
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	d.errAt(n.pos, fp, fmt.Sprintf("expected true or false, got %q", s))
-	return false, false
+	return scalar(d, n, fp, "true or false", []scalarType{strScalar, boolScalar}, func(s string) (bool, error) {
+		switch strings.ToLower(s) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return false, errBad
+	})
 }
 
-// duration decodes a Go duration ("60s", "1h30m").
+// duration decodes a Go duration ("60s", "1h30m"); a number is a type
+// error but 0.
 func (d *decoder) duration(n *node, fp fieldPath) (time.Duration, bool) {
 	const want = `a duration such as "60s", "5m" or "24h"`
 	if n.kind == scalarNode && n.stype == intScalar {
@@ -261,49 +272,37 @@ func (d *decoder) duration(n *node, fp fieldPath) (time.Duration, bool) {
 		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got the number %s (a duration needs a unit: %q?)", want, n.text, n.text+"s"))
 		return 0, false
 	}
-	if n.kind != scalarNode || n.stype != strScalar {
-		d.typeErr(n, fp, want)
+	v, ok := scalar(d, n, fp, want, []scalarType{strScalar}, func(s string) (time.Duration, error) {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, errBad
+		}
+		return v, nil
+	})
+	if ok && v < 0 {
+		d.errAt(n.pos, fp, fmt.Sprintf("must not be negative, got %s", v))
 		return 0, false
 	}
-	s, ok := d.setting(n, fp)
-	if !ok {
-		return 0, false
-	}
-	v, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil {
-		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got %q", want, s))
-		return 0, false
-	}
-	if v < 0 {
-		d.errAt(n.pos, fp, fmt.Sprintf("must not be negative, got %s", s))
-		return 0, false
-	}
-	return v, true
+	return v, ok
 }
 
-// scalarSetting reads a scalar that is not a boolean as setting does;
-// anything else is a type error that wants want.
-func (d *decoder) scalarSetting(n *node, fp fieldPath, want string) (string, bool) {
-	if n.kind != scalarNode || n.stype == boolScalar {
-		d.typeErr(n, fp, want)
-		return "", false
-	}
-	return d.setting(n, fp)
-}
+// numbers are the scalars a size or a ratio may be written as.
+var numbers = []scalarType{strScalar, intScalar, floatScalar}
 
 // size decodes a byte count: 268435456, "256MiB", "1GiB", "512MB".
 func (d *decoder) size(n *node, fp fieldPath) (int64, bool) {
-	const want = `a size such as "256MiB", "1GiB" or "512MB"`
-	s, ok := d.scalarSetting(n, fp, want)
-	if !ok {
-		return 0, false
-	}
-	v, err := parseSize(s)
-	if err != nil {
-		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got %q (%v)", want, s, err))
-		return 0, false
-	}
-	return v, true
+	return scalar(d, n, fp, `a size such as "256MiB", "1GiB" or "512MB"`, numbers, parseSize)
+}
+
+// ratio decodes a number from 0 to 1.
+func (d *decoder) ratio(n *node, fp fieldPath) (float64, bool) {
+	return scalar(d, n, fp, "a number from 0 to 1", numbers, func(s string) (float64, error) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+			return 0, errBad
+		}
+		return v, nil
+	})
 }
 
 var sizeUnits = map[string]float64{

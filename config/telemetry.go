@@ -1,12 +1,5 @@
 package config
 
-import (
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
-)
-
 // Telemetry configures what codemode-mcp tells an operator's
 // observability stack (the telemetry: key). Every field is optional: an
 // unset field leaves the standard OTEL_* environment variable (or its
@@ -45,19 +38,4 @@ type Traces struct {
 	// leaves OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default: every
 	// trace).
 	Sample *float64 `cfg:"sample"`
-}
-
-// ratio decodes a number from 0 to 1 (also from an expanded string).
-func (d *decoder) ratio(n *node, fp fieldPath) (float64, bool) {
-	const want = "a number from 0 to 1"
-	s, ok := d.scalarSetting(n, fp, want)
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
-		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got %q", want, s))
-		return 0, false
-	}
-	return v, true
 }
