@@ -95,10 +95,10 @@ func rules(t reflect.Type) []rule {
 		}
 		opts := strings.Split(tag, ",")
 		r := rule{key: opts[0], index: []int{i}}
+		flags := map[string]*bool{"nonempty": &r.nonempty, "secret": &r.secret, "path": &r.path, "url": &r.url,
+			"positive": &r.positive, "globs": &r.globs, "raw": &r.raw}
 		for _, o := range opts[1:] {
 			name, arg, _ := strings.Cut(o, "=")
-			flags := map[string]*bool{"nonempty": &r.nonempty, "secret": &r.secret, "path": &r.path, "url": &r.url,
-				"positive": &r.positive, "globs": &r.globs, "raw": &r.raw}
 			switch {
 			case flags[name] != nil:
 				*flags[name] = true
@@ -295,21 +295,11 @@ var checks = map[string]check{
 		}
 		return v, true
 	},
-	"issuer":   errCheck(oauth.CheckIssuer),
-	"resource": errCheck(checkResource),
-	"endpoint": errCheck(func(s string) error { return oauth.CheckURL(s, "the introspection endpoint") }),
-	"scope": errCheck(func(s string) error {
-		if s == "" || strings.ContainsAny(s, " \"\\") {
-			return fmt.Errorf("expected a scope (no spaces or quotes), got %q", s)
-		}
-		return nil
-	}),
-	"oauthScope": errCheck(func(s string) error {
-		if s == "" || strings.ContainsAny(s, " \t\"\\") {
-			return fmt.Errorf("a scope is one word without spaces or quotes; got %q", s)
-		}
-		return nil
-	}),
+	"issuer":     errCheck(oauth.CheckIssuer),
+	"resource":   errCheck(checkResource),
+	"endpoint":   errCheck(func(s string) error { return oauth.CheckURL(s, "the introspection endpoint") }),
+	"scope":      scope(" \"\\", "expected a scope (no spaces or quotes), got %q"),
+	"oauthScope": scope(" \t\"\\", "a scope is one word without spaces or quotes; got %q"),
 	"metadataURL": errCheck(func(s string) error {
 		if u, err := url.Parse(s); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
 			return fmt.Errorf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", s)
@@ -337,6 +327,17 @@ func errCheck(f func(string) error, canon ...func(string) string) check {
 		}
 		return s, true
 	}
+}
+
+// scope makes a check of an OAuth scope: one that is empty or has one of
+// the characters of cut is refused with the message format gives.
+func scope(cut, format string) check {
+	return errCheck(func(s string) error {
+		if s == "" || strings.ContainsAny(s, cut) {
+			return fmt.Errorf(format, s)
+		}
+		return nil
+	})
 }
 
 // checkHostPort checks a listen address written host:port.
