@@ -21,8 +21,8 @@ type parsed struct {
 }
 
 // kindKeys are the keys that choose a native connector's kind, exactly one
-// of which must be present.
-var kindKeys = []string{"builtin", "command", "url", "openapi"}
+// of which must be present, and the kind each chooses.
+var kindKeys = map[string]Kind{"builtin": KindBuiltin, "command": KindStdio, "url": KindHTTP, "openapi": KindOpenAPI}
 
 // article prefixes a kind word with its article ("a url", "an openapi").
 func article(w string) string {
@@ -70,7 +70,7 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 	var chosen []entry
 	for _, f := range e.val.entries {
 		switch {
-		case slices.Contains(kindKeys, f.key):
+		case kindKeys[f.key] != 0:
 			chosen = append(chosen, f)
 		case !slices.Contains(all, f.key):
 			d.unknownKey(f, fp, all)
@@ -91,7 +91,7 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 		return p, false
 	}
 	word := chosen[0].key
-	kind := map[string]Kind{"builtin": KindBuiltin, "command": KindStdio, "url": KindHTTP, "openapi": KindOpenAPI}[word]
+	kind := kindKeys[word]
 	for _, f := range e.val.entries {
 		r, known := ruleOf(reflect.TypeFor[Connector](), f.key)
 		switch {
