@@ -62,9 +62,7 @@ func (n *node) describe() string {
 		return "a list"
 	}
 	switch n.stype {
-	case intScalar:
-		return "the number " + n.text
-	case floatScalar:
+	case intScalar, floatScalar:
 		return "the number " + n.text
 	case boolScalar:
 		return "the boolean " + n.text

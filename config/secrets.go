@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/base64"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -46,12 +47,12 @@ func (c *Config) Secrets() []string {
 	add(DatabaseURLSecrets(c.Store.Path)...)
 	for i := range c.Connectors {
 		cc := &c.Connectors[i]
-		for _, k := range sortedKeys(cc.Env) {
+		for _, k := range slices.Sorted(maps.Keys(cc.Env)) {
 			if v := cc.Env[k]; !plainSetting(v) {
 				add(v)
 			}
 		}
-		for _, k := range sortedKeys(cc.Headers) {
+		for _, k := range slices.Sorted(maps.Keys(cc.Headers)) {
 			if scrub.SecretHeader(k) {
 				add(headerSecrets(cc.Headers[k])...)
 			}
@@ -76,7 +77,7 @@ func (c *Config) Secrets() []string {
 			}
 		}
 	}
-	for _, k := range sortedKeys(c.Telemetry.Traces.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(c.Telemetry.Traces.Headers)) {
 		add(headerSecrets(c.Telemetry.Traces.Headers[k])...)
 	}
 	add(urlSecrets(c.Telemetry.Traces.Endpoint)...)
@@ -131,7 +132,7 @@ func urlSecrets(raw string) []string {
 		}
 	}
 	q := u.Query()
-	for _, k := range sortedKeys(q) {
+	for _, k := range slices.Sorted(maps.Keys(q)) {
 		out = append(out, q[k]...)
 	}
 	return out
@@ -158,13 +159,4 @@ func DatabaseURLSecrets(raw string) []string {
 		out = append(out, p)
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // for determinism
-	return keys
 }
