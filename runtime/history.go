@@ -17,14 +17,8 @@ import (
 // of which it shows none is unknown.
 func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAction, error) {
 	if id != "" {
-		e, err := r.getExecution(ctx, id)
-		if err == nil {
-			err = r.visible(ctx, e, pendingOfRun)
-		}
+		e, err := r.seen(ctx, id, pendingOfRun)
 		if err != nil {
-			if codemode.PrincipalFrom(ctx) != nil {
-				r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditView, ExecutionID: id}, err)
-			}
 			return nil, err
 		}
 		if e.Status != codemode.StatusPaused {

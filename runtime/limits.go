@@ -12,12 +12,12 @@ import (
 // execution log (Options.MaxValueBytes).
 const DefaultMaxValueBytes = 1 << 20
 
-// valueCap returns the per-value cap of Options.MaxValueBytes: 0 means the
-// default, negative no cap (0 returned).
-func valueCap(n int) int {
+// orDefault resolves a limit of Options: 0 means def, negative none (0
+// returned).
+func orDefault[T int | int64](n, def T) T {
 	switch {
 	case n == 0:
-		return DefaultMaxValueBytes
+		return def
 	case n < 0:
 		return 0
 	}

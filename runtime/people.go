@@ -44,12 +44,18 @@ func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) 
 }
 
 // seenExecution loads run id for a request that reads it whole
-// (visible, ownRun). A refusal under an issuer is audited, for a hidden
-// run as for a missing one (the same answer either way).
+// (visible, ownRun).
 func (r *Runtime) seenExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	return r.seen(ctx, id, ownRun)
+}
+
+// seen loads run id for a request that reaches it as a says (visible). A
+// refusal under an issuer is audited, for a hidden run as for a missing
+// one (the same answer either way).
+func (r *Runtime) seen(ctx context.Context, id string, a access) (*codemode.Execution, error) {
 	e, err := r.getExecution(ctx, id)
 	if err == nil {
-		err = r.visible(ctx, e, ownRun)
+		err = r.visible(ctx, e, a)
 	}
 	if err != nil {
 		if codemode.PrincipalFrom(ctx) != nil {

@@ -36,18 +36,6 @@ import (
 // (Options.MaxRunLogBytes).
 const DefaultMaxRunLogBytes = 64 << 20
 
-// logQuota resolves Options.MaxRunLogBytes: 0 means the default, negative
-// no quota (0 returned).
-func logQuota(n int64) int64 {
-	switch {
-	case n == 0:
-		return DefaultMaxRunLogBytes
-	case n < 0:
-		return 0
-	}
-	return n
-}
-
 // valueBytes is what an entry's values count against its run's quota.
 func valueBytes(e codemode.Entry) int64 {
 	return int64(len(e.Args) + len(e.Result) + len(e.Error))

@@ -32,9 +32,7 @@ func (r *Runtime) scrubExecution(e *codemode.Execution) {
 		return
 	}
 	e.Error = r.scrub.String(e.Error)
-	for i, l := range e.Logs {
-		e.Logs[i] = r.scrub.String(l)
-	}
+	e.Logs = scrubEach(e.Logs, r.scrub.String)
 }
 
 // scrubOutcome scrubs what an outcome shows.
@@ -44,28 +42,27 @@ func (r *Runtime) scrubOutcome(o codemode.Outcome) codemode.Outcome {
 	}
 	o.Result = r.scrub.JSON(o.Result)
 	o.Error = r.scrub.String(o.Error)
-	if o.Logs != nil {
-		logs := make([]string, len(o.Logs))
-		for i, l := range o.Logs {
-			logs[i] = r.scrub.String(l)
-		}
-		o.Logs = logs
-	}
-	if o.Pending != nil {
-		ps := make([]codemode.PendingAction, len(o.Pending))
-		for i, p := range o.Pending {
-			p.Args = r.scrub.JSON(p.Args)
-			ps[i] = p
-		}
-		o.Pending = ps
-	}
-	if o.Failures != nil {
-		fs := make([]codemode.RevertFailure, len(o.Failures))
-		for i, f := range o.Failures {
-			f.Error = r.scrub.String(f.Error)
-			fs[i] = f
-		}
-		o.Failures = fs
-	}
+	o.Logs = scrubEach(o.Logs, r.scrub.String)
+	o.Pending = scrubEach(o.Pending, func(p codemode.PendingAction) codemode.PendingAction {
+		p.Args = r.scrub.JSON(p.Args)
+		return p
+	})
+	o.Failures = scrubEach(o.Failures, func(f codemode.RevertFailure) codemode.RevertFailure {
+		f.Error = r.scrub.String(f.Error)
+		return f
+	})
 	return o
+}
+
+// scrubEach returns a copy of xs with scrub applied to each (nil for nil):
+// the caller's slice is left as it was.
+func scrubEach[T any](xs []T, scrub func(T) T) []T {
+	if xs == nil {
+		return nil
+	}
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = scrub(x)
+	}
+	return out
 }
