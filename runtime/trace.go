@@ -46,16 +46,11 @@ const (
 	passRollback                     // a rollback
 )
 
+var passNames = [...]string{passRun: "run", passReplay: "replay", passResume: "resume", passRollback: "rollback"}
+
 func (k passKind) String() string {
-	switch k {
-	case passRun:
-		return "run"
-	case passReplay:
-		return "replay"
-	case passResume:
-		return "resume"
-	case passRollback:
-		return "rollback"
+	if k > 0 && int(k) < len(passNames) {
+		return passNames[k]
 	}
 	return "unknown"
 }
