@@ -24,7 +24,8 @@ type decoder struct {
 	errs      []*Error
 	warn      []Warning
 	// at is where each value was written, by its path: the checks that
-	// look at several keys (checkServer, checkServerAuth) report there.
+	// look at several keys (checkServer, checkServerAuth, OAuth.check)
+	// report there.
 	at map[fieldPath]pos
 }
 
