@@ -51,19 +51,6 @@ var clientTypes = map[string]Kind{
 // stdioKeys only make sense for a command.
 var stdioKeys = []string{"command", "args", "env", "envFile", "cwd", "inherit_env"}
 
-func (d *decoder) clientServers(n *node, fp fieldPath, v *vars) []parsed {
-	saved := d.vars
-	d.vars = v
-	defer func() { d.vars = saved }()
-	var out []parsed
-	for _, e := range d.entries(n, fp) {
-		if p, ok := d.clientServer(e, fp.key(e.key)); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 	c := Connector{Name: connectors.Identifier(e.key), SourceName: e.key, Line: e.keyPos.line}
 	p := parsed{fp: fp, pos: e.keyPos}

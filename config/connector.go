@@ -42,11 +42,12 @@ func orList(words []string) string {
 
 const kindChoice = "builtin (a native connector), command (a stdio MCP server), url (an MCP server over HTTP) or openapi (an OpenAPI document)"
 
-// connectors decodes the native `connectors:` mapping.
-func (d *decoder) connectors(n *node, fp fieldPath) []parsed {
+// connectors decodes a mapping of connectors (native `connectors:`, or
+// another client's servers) with one, which decodes an entry.
+func (d *decoder) connectors(n *node, fp fieldPath, one func(entry, fieldPath) (parsed, bool)) []parsed {
 	var out []parsed
 	for _, e := range d.entries(n, fp) {
-		if p, ok := d.connector(e, fp.key(e.key)); ok {
+		if p, ok := one(e, fp.key(e.key)); ok {
 			out = append(out, p)
 		}
 	}

@@ -95,9 +95,12 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 		fp := fieldPath("").key(e.key)
 		switch e.key {
 		case "connectors":
-			cs = append(cs, d.connectors(e.val, fp)...)
+			cs = append(cs, d.connectors(e.val, fp, d.connector)...)
 		case "mcpServers", "servers": // Claude Desktop, Claude Code, Cursor; VS Code
-			cs = append(cs, d.clientServers(e.val, fp, clientVars)...)
+			native := d.vars
+			d.vars = clientVars
+			cs = append(cs, d.connectors(e.val, fp, d.clientServer)...)
+			d.vars = native
 		case "inputs", "$schema", "globalShortcut", "preferences":
 			// VS Code's prompted inputs (${input:…} references are reported
 			// where they are used), editors' schema hint, and Claude
