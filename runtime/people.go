@@ -83,10 +83,22 @@ func (r *Runtime) audit(ctx context.Context, rec codemode.AuditRecord, err error
 	if rec.Action == codemode.AuditView && !errors.Is(err, codemode.ErrUnknownExecution) {
 		return
 	}
-	rec.Person, rec.At = codemode.PersonFrom(ctx), r.now()
+	rec.Person, rec.At, rec.Source = codemode.PersonFrom(ctx), r.now(), codemode.SourceFrom(ctx)
 	if werr := r.store.Audit(context.WithoutCancel(ctx), rec); werr != nil {
 		r.log.Warn("could not write the audit", "action", rec.Action, "execution", rec.ExecutionID, "err", werr)
 	}
+}
+
+// AuditSession records that the person ctx carries signed in to a
+// surface (codemode.AuditLogin: the approval console) or logged out of it
+// (AuditLogout); with refused (an error codemode.IsRefusal reports), that
+// their sign-in was refused and why. Other actions are the runtime's own
+// to record and are ignored here.
+func (r *Runtime) AuditSession(ctx context.Context, action codemode.AuditAction, refused error) {
+	if action != codemode.AuditLogin && action != codemode.AuditLogout {
+		return
+	}
+	r.audit(ctx, codemode.AuditRecord{Action: action}, refused)
 }
 
 // Audit returns the audit records q selects, oldest first: for the
