@@ -69,7 +69,8 @@ func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) e
 	}
 	return server.ServeConsole(ctx, ln, server.Options{
 		HTTP:    cfg.Server.HTTP,
-		Console: console.New(console.Options{Engine: a.Runtime, Token: token, Logger: a.Log}),
+		// Decisions made here are the OS user's, as the command line's are.
+		Console: console.New(console.Options{Engine: a.Runtime, Token: token, Local: localPerson(), Logger: a.Log}),
 		Logger:  a.Log,
 	})
 }
