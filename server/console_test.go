@@ -275,7 +275,9 @@ func TestConsoleSignInRefusals(t *testing.T) {
 	}{
 		{"an ID token with another nonce", func(s *oauthtest.Server) { s.IDTokenClaims = map[string]any{"nonce": "not-this-sign-in"} }, "nonce is not this sign-in"},
 		{"an ID token for another client", func(s *oauthtest.Server) { s.IDTokenClaims = map[string]any{"aud": "another-client"} }, "for another client"},
-		{"an access token for another audience", func(s *oauthtest.Server) { s.AccessTokenClaims = map[string]any{"aud": "https://elsewhere.example/mcp"} }, "for another resource"},
+		{"an access token for another audience", func(s *oauthtest.Server) {
+			s.AccessTokenClaims = map[string]any{"aud": "https://elsewhere.example/mcp"}
+		}, "for another resource"},
 		{"a redirect from another issuer", func(s *oauthtest.Server) { s.RedirectIss = "https://evil.example" }, "names another issuer"},
 		{"a person who declined", func(s *oauthtest.Server) { s.DenyWith = "access_denied" }, "answered access_denied"},
 	} {
@@ -287,7 +289,9 @@ func TestConsoleSignInRefusals(t *testing.T) {
 		resp, page := b.signIn(as, alicePerson)
 		refused(tc.name, b, resp, page, tc.want)
 	}
-	as.Set(func(s *oauthtest.Server) { s.IDTokenClaims, s.AccessTokenClaims, s.RedirectIss, s.DenyWith = nil, nil, "", "" })
+	as.Set(func(s *oauthtest.Server) {
+		s.IDTokenClaims, s.AccessTokenClaims, s.RedirectIss, s.DenyWith = nil, nil, "", ""
+	})
 
 	// Granted neither scope the console needs.
 	as.Set(func(s *oauthtest.Server) { s.AccessTokenClaims = map[string]any{"scope": "openid"} })
