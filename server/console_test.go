@@ -181,7 +181,7 @@ func TestConsoleSignsPeopleInThroughTheIssuer(t *testing.T) {
 	}
 	form := url.Values{"csrf": {csrfRe.FindStringSubmatch(page)[1]}, "digest": {digestRe.FindStringSubmatch(page)[1]}, "from": {"pending"}}
 	resp, page := bb.post("/runs/"+paused+"/approve", form)
-	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/" || !strings.Contains(page, "approved run <code class=\"eid\">"+paused+"</code>: it is now <span class=\"status s-completed\">completed</span>") {
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/" || !strings.Contains(page, "You approved run <code class=\"eid\">"+paused+"</code>: it is now <span class=\"status s-completed\">completed</span>") {
 		t.Fatalf("bob's approval: %d at %s\n%s", resp.StatusCode, resp.Request.URL, page)
 	}
 	if resp, _ := bb.post("/runs/"+paused+"/approve", form); resp.StatusCode != http.StatusNotFound {
