@@ -203,4 +203,7 @@ func (d *decoder) checkServerAuth(cfg *Config) {
 	case s.AuthToken != "":
 		d.errAt(d.tokenPos, "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
 	}
+	if s.Auth.Console != nil && !cfg.Approvals.Console {
+		d.warnAt(d.authPos, "server.auth.console", "approvals.console is false: no console is served, so nobody signs in to one")
+	}
 }

@@ -106,6 +106,16 @@ func TestServerAuthConsole(t *testing.T) {
 	if !slices.Contains(cfg.Secrets(), "console-secret-7c2e") {
 		t.Errorf("Secrets() %q lacks the console client's secret", cfg.Secrets())
 	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings %v; want none", cfg.Warnings)
+	}
+	off, err := Parse([]byte(src+"approvals:\n  console: false\n"), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Warnings) != 1 || !strings.Contains(off.Warnings[0].String(), "server.auth.console: approvals.console is false: no console is served") {
+		t.Errorf("with approvals.console false: warnings %v; want one saying nobody signs in", off.Warnings)
+	}
 	for _, tc := range []struct{ src, want string }{
 		{"server:\n  auth:\n    issuer: https://a.example/\n    console: {client_secret: s3cret-9}\n", "codemode.yaml:4:14: server.auth.console: needs client_id"},
 		{"server:\n  auth:\n    issuer: https://a.example/\n    console: {client_id: c, redirect_uri: https://m.example/callback}\n", `codemode.yaml:4:43: server.auth.console.redirect_uri: the redirect URI "https://m.example/callback" must be the console's /auth/callback`},
