@@ -99,8 +99,7 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 	http.SetCookie(w, &http.Cookie{Name: signOnCookie(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	who, until, err := so.SignIn(r.Context(), q, a.nonce, a.verifier)
 	if err != nil {
-		c.log.Warn("console: a sign-in through the issuer failed", "err", err)
-		fail(http.StatusBadRequest, "refused", "The sign-in failed: "+err.Error()+". Sign in again.")
+		fail(http.StatusBadRequest, err.Error(), "The sign-in failed: "+err.Error()+". Sign in again.")
 		return
 	}
 	ctx := codemode.WithSource(codemode.WithPrincipal(r.Context(), who), codemode.SourceConsole)
