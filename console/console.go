@@ -96,7 +96,9 @@ type SignOn interface {
 	AuthorizationURL(ctx context.Context, state, nonce, verifier string) (string, error)
 	// SignIn completes the attempt that sent nonce and verifier from the
 	// redirect back (its query; the console checked its state) and
-	// returns who signed in and until when the sign-in holds.
+	// returns who signed in and until when the sign-in holds. An error
+	// codemode.IsRefusal reports is a sign-in refused (the person must
+	// sign in again); any other, a failure to reach the issuer.
 	SignIn(ctx context.Context, callback url.Values, nonce, verifier string) (*codemode.Principal, time.Time, error)
 }
 

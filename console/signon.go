@@ -98,8 +98,14 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 	}
 	http.SetCookie(w, &http.Cookie{Name: signOnCookie(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	who, until, err := so.SignIn(r.Context(), q, a.nonce, a.verifier)
-	if err != nil {
+	switch {
+	case codemode.IsRefusal(err):
 		fail(http.StatusBadRequest, err.Error(), "The sign-in failed: "+err.Error()+". Sign in again.")
+		return
+	case err != nil:
+		// Not the person's doing: not counted against their address.
+		c.log.Error("console: cannot complete a sign-in: the issuer could not be asked", "err", err)
+		c.loginPage(w, r, http.StatusBadGateway, "/", "The sign-in could not be completed: the issuer could not be asked (details in the server log). Sign in again.")
 		return
 	}
 	ctx := codemode.WithSource(codemode.WithPrincipal(r.Context(), who), codemode.SourceConsole)

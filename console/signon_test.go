@@ -38,10 +38,18 @@ func (c *clock) advance(d time.Duration) {
 // signIn returns (nil: alice, with codemode:run, for an hour) once the
 // nonce and verifier are the ones the attempt sent.
 type fakeSignOn struct {
+	clock *clock
+
 	mu     sync.Mutex
-	sent   map[string][2]string // state -> nonce, verifier
-	clock  *clock
-	signIn func() (*codemode.Principal, time.Time, error)
+	sent   map[string][2]string // state -> nonce, verifier; guarded by mu
+	signIn func() (*codemode.Principal, time.Time, error) // guarded by mu
+}
+
+// answer makes SignIn answer with err from now on.
+func (f *fakeSignOn) answer(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signIn = func() (*codemode.Principal, time.Time, error) { return nil, time.Time{}, err }
 }
 
 func (f *fakeSignOn) AuthorizationURL(_ context.Context, state, nonce, verifier string) (string, error) {
@@ -58,8 +66,11 @@ func (f *fakeSignOn) SignIn(_ context.Context, q url.Values, nonce, verifier str
 	if !ok || sent != [2]string{nonce, verifier} {
 		return nil, time.Time{}, errors.New("the attempt's nonce and verifier are not the ones sent")
 	}
-	if f.signIn != nil {
-		return f.signIn()
+	f.mu.Lock()
+	signIn := f.signIn
+	f.mu.Unlock()
+	if signIn != nil {
+		return signIn()
 	}
 	return &codemode.Principal{Subject: "alice", Name: "Alice", Scopes: []string{codemode.ScopeRun}}, f.clock.Now().Add(time.Hour), nil
 }
@@ -145,4 +156,30 @@ func TestSignInAttemptsAreBounded(t *testing.T) {
 		t.Fatalf("the sign-in: %d\n%s", p.status, p.body)
 	}
 	refused("the same redirect again", state, b)
+}
+
+// An issuer that cannot be reached fails the sign-in with 502, and is not
+// the person's doing: it does not count against their address, as a
+// refused sign-in does (after ten, 429, for the start of a sign-in too).
+func TestIssuerUnreachableIsNotAGuess(t *testing.T) {
+	e, so, _ := newSignOnEnv(t)
+	b := e.browser()
+	callback := func() page {
+		return b.get("/auth/callback?state=" + url.QueryEscape(b.start("/")) + "&code=c0de")
+	}
+	so.answer(errors.New("exchanging the code: dial tcp 127.0.0.1:1: connection refused"))
+	for i := 0; i < 12; i++ {
+		if p := callback(); p.status != http.StatusBadGateway {
+			t.Fatalf("sign-in %d with the issuer unreachable: %d, want 502\n%s", i+1, p.status, p.body)
+		}
+	}
+	so.answer(fmt.Errorf("the ID token's nonce is not this sign-in's: %w", codemode.ErrNotAllowed))
+	for i := 0; i < 10; i++ {
+		if p := callback(); p.status != http.StatusBadRequest {
+			t.Fatalf("refused sign-in %d: %d, want 400", i+1, p.status)
+		}
+	}
+	if p := b.get("/auth/login?next=/"); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
+		t.Errorf("a sign-in after ten refused: %d, want 429 with Retry-After", p.status)
+	}
 }

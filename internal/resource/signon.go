@@ -19,8 +19,9 @@ import (
 // ErrRefused is wrapped by the error of a sign-in the issuer or its
 // answer refused (the person declined, the redirect names another
 // issuer, the code was not taken, a token is not good): the person must
-// sign in again. Any other error of SignIn is a failure to reach the
-// issuer.
+// sign in again. So is codemode.ErrNotAllowed, for surfaces that tell
+// refusals from failures by codemode.IsRefusal. Any other error of SignIn
+// is a failure to reach the issuer.
 var ErrRefused = errors.New("sign-in refused")
 
 // An IDToken is what a verified OpenID Connect ID token says of the
@@ -193,7 +194,7 @@ func (s *SignOn) audience(q url.Values) {
 // error wraps ErrRefused when the sign-in was refused.
 func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier string) (*codemode.Principal, time.Time, error) {
 	refused := func(format string, a ...any) (*codemode.Principal, time.Time, error) {
-		return nil, time.Time{}, fmt.Errorf("%w: "+format, append([]any{ErrRefused}, a...)...)
+		return nil, time.Time{}, &refusal{fmt.Errorf("%w: "+format, append([]any{ErrRefused}, a...)...)}
 	}
 	if e := q.Get("error"); e != "" {
 		msg := bounded(e)
@@ -252,3 +253,10 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 	}
 	return p, until, nil
 }
+
+// A refusal is SignIn's error for a sign-in refused: it wraps ErrRefused
+// and codemode.ErrNotAllowed.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string   { return r.err.Error() }
+func (r *refusal) Unwrap() []error { return []error{r.err, codemode.ErrNotAllowed} }
