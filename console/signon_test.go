@@ -41,7 +41,7 @@ type fakeSignOn struct {
 	clock *clock
 
 	mu     sync.Mutex
-	sent   map[string][2]string // state -> nonce, verifier; guarded by mu
+	sent   map[string][2]string                           // state -> nonce, verifier; guarded by mu
 	signIn func() (*codemode.Principal, time.Time, error) // guarded by mu
 }
 
