@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ type caller struct {
 	scrub    *scrub.Scrubber
 	log      *slog.Logger
 	client   *http.Client
-	own      *directTransport // the transport to close, nil when given
+	own      *http.Transport // the transport to close, nil when given
 	oauth    *tokenSource     // nil unless Auth is OAuth2
 }
 
@@ -134,7 +135,7 @@ func newCaller(cfg callerConfig) (*caller, error) {
 	}
 	rt := cfg.Transport
 	if rt == nil {
-		c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
+		c.own = http.DefaultTransport.(*http.Transport).Clone()
 		rt = c.own
 	}
 	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect}
@@ -158,7 +159,7 @@ func (c *caller) close() {
 		c.oauth.close()
 	}
 	if c.own != nil {
-		c.own.closeIdle()
+		c.own.CloseIdleConnections()
 	}
 }
 
@@ -256,6 +257,9 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 	if out.body != nil {
 		body = bytes.NewReader(out.body.data)
 	}
+	// The runtime writes its log while the API works.
+	hook := connectors.CallHookFrom(ctx)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { hook.Sent() }})
 	req, err := http.NewRequestWithContext(ctx, out.method, u, body)
 	if err != nil {
 		return nil, err
