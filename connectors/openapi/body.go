@@ -132,11 +132,6 @@ func encodeBodyValue(b *Body, v value) (encodedBody, error) {
 	return encodedBody{}, fmt.Errorf("this body must be a string or {base64, mediaType?}, not %s", kindName(v.kind))
 }
 
-// kindName names a JSON type in errors.
-func kindName(k valueKind) string {
-	return [...]string{"null", "a boolean", "a number", "a string", "an array", "an object"}[k]
-}
-
 // encodeForm encodes an object's members as application/x-www-form-urlencoded
 // pairs: scalars as key=value, arrays as repeated keys (form, exploded: the
 // Encoding Object's default), objects in brackets (key[a]=1, as

@@ -83,7 +83,7 @@ type caller struct {
 	log      *slog.Logger
 	client   *http.Client
 	own      *http.Transport // the transport to close, nil when given
-	oauth    *tokenSource     // nil unless Auth is OAuth2
+	oauth    *tokenSource    // nil unless Auth is OAuth2
 }
 
 // newCaller checks cfg and builds a caller. Errors name the bad field and

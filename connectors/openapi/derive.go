@@ -1,14 +1,15 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
@@ -219,25 +220,30 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 }
 
 // deref follows a local $ref (up to a few in a row); what names the
-// object in warnings. It returns nil when the reference does not resolve.
+// object in warnings ("" for none: a schema, whose conversion warns). It
+// returns nil when the reference does not resolve.
 func (d *deriver) deref(n *value, what string) *value {
+	why := fmt.Sprintf("a %s's $ref chain is too long", what)
 	for range 8 {
 		ref := n.get("$ref")
 		if !ref.isString() {
 			return n
 		}
-		if !strings.HasPrefix(ref.text, "#") {
-			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s: references to other documents are not loaded", ref.text, what))
-			return nil
+		local := strings.HasPrefix(ref.text, "#")
+		if local {
+			n = resolvePointer(d.root, ref.text[1:])
 		}
-		t := resolvePointer(d.root, ref.text[1:])
-		if t == nil {
-			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s", ref.text, what))
-			return nil
+		if !local || n == nil {
+			why = fmt.Sprintf("unresolvable $ref %q of a %s", ref.text, what)
+			if !local {
+				why += ": references to other documents are not loaded"
+			}
+			break
 		}
-		n = t
 	}
-	d.warn(fmt.Sprintf("a %s's $ref chain is too long", what))
+	if what != "" {
+		d.warn(why)
+	}
 	return nil
 }
 
@@ -379,7 +385,7 @@ func description(op *value, method, path string) string {
 		if cut < maxDescription/2 {
 			cut = maxDescription
 		}
-		for cut > 0 && !validCut(text, cut) {
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
 		text = text[:cut] + " …"
@@ -388,12 +394,6 @@ func description(op *value, method, path string) string {
 		text += "\n\n"
 	}
 	return text + method + " " + path
-}
-
-// validCut reports whether text can be cut before byte i without splitting
-// a UTF-8 sequence.
-func validCut(text string, i int) bool {
-	return i >= len(text) || text[i]&0xC0 != 0x80
 }
 
 // stringList is a JSON array of strings.
@@ -520,7 +520,7 @@ func (d *deriver) param(pn *value, in string) param {
 		if c := pn.get("content"); sn == nil && c.isObject() && len(c.keys) > 0 {
 			mt := chooseMedia(c.keys)
 			sn = c.get(mt).get("schema")
-			p.JSON = isJSONMedia(mt)
+			p.JSON = classify(mt) == classJSON
 		}
 		schema = d.conv.schema(nil, sn, 0)
 	}
@@ -574,36 +574,26 @@ func hasTopMember(schema []byte, key string) bool {
 // collectionFormat maps Swagger 2.0's collectionFormat to a style and
 // explode (csv is the default).
 func collectionFormat(cf, in string) (string, bool) {
-	simpleOrForm := StyleForm
-	if in == InPath || in == InHeader {
-		simpleOrForm = StyleSimple
-	}
-	switch cf {
-	case "multi":
+	switch s, ok := map[string]string{"ssv": StyleSpaceDelimited, "pipes": StylePipeDelimited, "tsv": StyleTab}[cf]; {
+	case cf == "multi":
 		return StyleForm, true
-	case "ssv":
-		return StyleSpaceDelimited, false
-	case "pipes":
-		return StylePipeDelimited, false
-	case "tsv":
-		return StyleTab, false
+	case ok:
+		return s, false
+	case in == InPath || in == InHeader:
+		return StyleSimple, false
 	}
-	return simpleOrForm, false
+	return StyleForm, false
 }
 
 // mediaRank orders request and response media types: JSON first, then
 // forms, text, binary, anything else.
 func mediaRank(mt string) int {
-	l := strings.ToLower(strings.TrimSpace(mt))
-	if i := strings.IndexByte(l, ';'); i >= 0 {
-		l = strings.TrimSpace(l[:i])
-	}
-	switch {
+	switch l := bareMediaType(mt); {
 	case l == "application/json":
 		return 0
-	case isJSONMedia(l):
+	case classify(l) == classJSON:
 		return 1
-	case l == "*/*" || l == "application/*":
+	case wildcard(l):
 		return 2
 	case l == "application/x-www-form-urlencoded":
 		return 3
@@ -619,6 +609,10 @@ func mediaRank(mt string) int {
 	return 8
 }
 
+// wildcard reports whether a media type is */* or application/*, which
+// an answer of any type (JSON first) may stand for.
+func wildcard(mt string) bool { l := bareMediaType(mt); return l == "*/*" || l == "application/*" }
+
 // chooseMedia picks the media type to use among a content map's keys.
 func chooseMedia(types []string) string {
 	best := ""
@@ -628,22 +622,6 @@ func chooseMedia(types []string) string {
 		}
 	}
 	return best
-}
-
-// isJSONMedia reports whether a media type is JSON (application/json,
-// anything +json or /json).
-func isJSONMedia(mt string) bool {
-	l := strings.ToLower(mt)
-	if i := strings.IndexByte(l, ';'); i >= 0 {
-		l = strings.TrimSpace(l[:i])
-	}
-	return l == "application/json" || strings.HasSuffix(l, "+json") || strings.HasSuffix(l, "/json")
-}
-
-// isTextMedia reports whether a media type's content is text.
-func isTextMedia(mt string) bool {
-	l := strings.ToLower(mt)
-	return strings.HasPrefix(l, "text/") || strings.Contains(l, "xml") || strings.HasPrefix(l, "application/x-www-form-urlencoded")
 }
 
 // binarySchema is the schema of a binary answer (a Binary without
@@ -702,7 +680,7 @@ func (d *deriver) requestBody(op *value, form []param, bodyParam *value) (*Body,
 			}
 		}
 	}
-	if strings.EqualFold(mt, "*/*") || strings.EqualFold(mt, "application/*") {
+	if wildcard(mt) {
 		b.MediaType = "application/json"
 	}
 	schema := d.bodySchema(b, media.get("schema"))
@@ -716,16 +694,15 @@ func (d *deriver) requestBody(op *value, form []param, bodyParam *value) (*Body,
 // the document's schema sn (possibly nil); for multipart bodies it finds
 // the file properties.
 func (d *deriver) bodySchema(b *Body, sn *value) []byte {
-	mt := strings.ToLower(b.MediaType)
-	switch {
-	case isJSONMedia(mt) || strings.HasPrefix(mt, "application/x-www-form-urlencoded"):
-		return d.conv.schema(nil, sn, 0)
-	case strings.HasPrefix(mt, "multipart/"):
+	switch classify(b.MediaType) {
+	case classMultipart:
 		return d.multipartSchema(b, sn)
-	case isTextMedia(mt):
+	case classText:
 		if sn == nil {
 			return []byte(`{"type":"string"}`)
 		}
+		fallthrough
+	case classJSON, classForm:
 		return d.conv.schema(nil, sn, 0)
 	}
 	return []byte(fileSchema)
@@ -735,19 +712,19 @@ func (d *deriver) bodySchema(b *Body, sn *value) []byte {
 // properties, those that are files (format binary or base64) accepting
 // text or a Binary.
 func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
-	obj := d.resolveSchema(sn)
-	props := obj.get("properties")
+	sch := d.deref(sn, "")
+	props := sch.get("properties")
 	if !props.isObject() {
 		return d.conv.schema(nil, sn, 0)
 	}
-	o := objWriter()
+	o := &obj{}
 	o.str("type", "object")
-	if desc := obj.getText("description"); desc != "" {
+	if desc := sch.getText("description"); desc != "" {
 		o.str("description", desc)
 	}
-	p := objWriter()
+	p := &obj{}
 	for i, k := range props.keys {
-		ps := d.resolveSchema(&props.items[i])
+		ps := d.deref(&props.items[i], "")
 		if isFileSchema(ps) {
 			b.Files = append(b.Files, k)
 			p.raw(k, withDescription([]byte(fileSchema), ps))
@@ -756,13 +733,11 @@ func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
 		p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 	}
 	o.raw("properties", p.done())
-	if req := obj.get("required"); req.isArray() {
-		o.raw("required", stringList(obj.strings("required")))
+	if req := sch.get("required"); req.isArray() {
+		o.raw("required", stringList(sch.strings("required")))
 	}
 	return o.done()
 }
-
-func objWriter() *obj { return &obj{} }
 
 // isFileSchema reports whether a schema describes a file: a binary or
 // base64 string, or Swagger 2.0's type file.
@@ -771,29 +746,13 @@ func isFileSchema(s *value) bool {
 	return s.getText("type") == "file" || f == "binary" || f == "base64"
 }
 
-// resolveSchema follows a schema's local $refs (without converting).
-func (d *deriver) resolveSchema(sn *value) *value {
-	for range 8 {
-		ref := sn.get("$ref")
-		if !ref.isString() || !strings.HasPrefix(ref.text, "#") {
-			return sn
-		}
-		t := resolvePointer(d.root, ref.text[1:])
-		if t == nil {
-			return sn
-		}
-		sn = t
-	}
-	return sn
-}
-
 // formBody derives a Swagger 2.0 body made of formData parameters.
 func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 	b := &Body{MediaType: "application/x-www-form-urlencoded"}
 	if slices.Contains(consumes, "multipart/form-data") {
 		b.MediaType = "multipart/form-data"
 	}
-	props := objWriter()
+	props := &obj{}
 	var required []string
 	for _, f := range form {
 		schema := f.schema
@@ -808,7 +767,7 @@ func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 			b.Required = true
 		}
 	}
-	o := objWriter()
+	o := &obj{}
 	o.str("type", "object")
 	o.raw("properties", props.done())
 	if len(required) > 0 {
@@ -828,23 +787,20 @@ func (d *deriver) output(op *value) json.RawMessage {
 	}
 	var codes []string
 	for _, k := range resp.keys {
-		if len(k) == 3 && k[0] == '2' && (k == "2XX" || k == "2xx" || isDigits(k)) {
+		if _, err := strconv.Atoi(k); len(k) == 3 && k[0] == '2' && (err == nil || k == "2XX" || k == "2xx") {
 			codes = append(codes, k)
 		}
 	}
-	sort.SliceStable(codes, func(i, j int) bool { return codes[i] < codes[j] }) // "2XX" after the digits
-	if len(codes) == 0 && resp.has("default") {
+	slices.Sort(codes) // "2XX" after the digits
+	if len(codes) == 0 && resp.get("default") != nil {
 		codes = []string{"default"}
 	}
 	var alts [][]byte
 	for _, code := range codes {
-		r := d.deref(resp.get(code), "response")
-		if r == nil {
-			continue
-		}
-		s := d.responseSchema(op, r)
-		if !slices.ContainsFunc(alts, func(a []byte) bool { return string(a) == string(s) }) {
-			alts = append(alts, s)
+		if r := d.deref(resp.get(code), "response"); r != nil {
+			if s := d.responseSchema(op, r); !slices.ContainsFunc(alts, func(a []byte) bool { return bytes.Equal(a, s) }) {
+				alts = append(alts, s)
+			}
 		}
 	}
 	switch len(alts) {
@@ -853,58 +809,36 @@ func (d *deriver) output(op *value) json.RawMessage {
 	case 1:
 		return alts[0]
 	}
-	b := []byte(`{"anyOf":[`)
-	for i, a := range alts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, a...)
-	}
-	return append(b, "]}"...)
+	return slices.Concat([]byte(`{"anyOf":[`), bytes.Join(alts, []byte(",")), []byte("]}"))
 }
 
 // responseSchema is the schema of what a call answered with response r
-// returns.
+// returns: by the media type the answer will be decoded by (decodeBody),
+// Swagger 2.0's produces or OpenAPI 3's content.
 func (d *deriver) responseSchema(op, r *value) []byte {
+	var mt string
+	var sn *value
 	if d.swagger2 {
-		sn := r.get("schema")
-		if sn == nil {
-			return []byte(`{"type":"null"}`)
-		}
+		sn = r.get("schema")
 		produces := op.strings("produces")
 		if produces == nil {
 			produces = d.root.strings("produces")
 		}
-		if len(produces) > 0 {
-			mt := chooseMedia(produces)
-			if !isJSONMedia(mt) && mediaRank(mt) != 2 {
-				if isTextMedia(mt) {
-					return []byte(`{"type":"string"}`)
-				}
-				return []byte(binarySchema)
-			}
+		mt = chooseMedia(produces)
+	} else if content := r.get("content"); content.isObject() && len(content.keys) > 0 {
+		mt = chooseMedia(content.keys)
+		sn = content.get(mt).get("schema")
+		if sn == nil {
+			sn = &value{kind: kindObject} // content of any value
 		}
-		return d.conv.schema(nil, sn, 0)
 	}
-	content := r.get("content")
-	if !content.isObject() || len(content.keys) == 0 {
-		return []byte(`{"type":"null"}`)
-	}
-	mt := chooseMedia(content.keys)
 	switch {
-	case isJSONMedia(mt) || mediaRank(mt) == 2:
-		return d.conv.schema(nil, content.get(mt).get("schema"), 0)
-	case isTextMedia(mt):
+	case sn == nil:
+		return []byte(`{"type":"null"}`)
+	case mt == "" || wildcard(mt) || classify(mt) == classJSON:
+		return d.conv.schema(nil, sn, 0)
+	case classify(mt) == classText || classify(mt) == classForm:
 		return []byte(`{"type":"string"}`)
 	}
 	return []byte(binarySchema)
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

@@ -90,7 +90,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	}
 	out.method = tg.method
 	query := tg.query
-	if q, ok := in.member("query"); ok && q.kind != kindNull {
+	if q := in.at("query"); q.kind != kindNull {
 		if q.kind != kindObject {
 			return nil, fmt.Errorf("query: must be an object, not %s", kindName(q.kind))
 		}
@@ -108,7 +108,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	if len(query) > 0 {
 		out.url += "?" + string(query)
 	}
-	if h, ok := in.member("headers"); ok && h.kind != kindNull {
+	if h := in.at("headers"); h.kind != kindNull {
 		if h.kind != kindObject {
 			return nil, fmt.Errorf("headers: must be an object, not %s", kindName(h.kind))
 		}
@@ -132,7 +132,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	if err := checkSize(out); err != nil {
 		return nil, err
 	}
-	if b, ok := in.member("body"); ok && b.kind != kindNull {
+	if b := in.at("body"); b.kind != kindNull {
 		ct := out.header.Get("Content-Type")
 		var body encodedBody
 		switch {
@@ -176,7 +176,7 @@ type target struct {
 // object) and resolves the path against base (requestURL). Errors name the
 // bad field.
 func requestTarget(in value, base *url.URL) (target, error) {
-	m, _ := in.member("method")
+	m := in.at("method")
 	if m.kind != kindString {
 		return target{}, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
 	}
@@ -184,7 +184,7 @@ func requestTarget(in value, base *url.URL) (target, error) {
 	if !slices.Contains(requestMethods, t.method) {
 		return target{}, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
 	}
-	p, _ := in.member("path")
+	p := in.at("path")
 	if p.kind != kindString || p.text == "" {
 		return target{}, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
 	}

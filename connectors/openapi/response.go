@@ -141,33 +141,23 @@ func apiMessage(body json.RawMessage) string {
 		return oneLine(v.text)
 	}
 	for _, path := range messagePaths {
-		if s, ok := lookup(v, path); ok && s.kind == kindString && strings.TrimSpace(s.text) != "" {
+		if s := lookup(&v, path); s.isString() && strings.TrimSpace(s.text) != "" {
 			return oneLine(s.text)
 		}
 	}
 	return ""
 }
 
-// lookup follows path (member names; array indexes as digits) in v.
-func lookup(v value, path []string) (value, bool) {
+// lookup follows path (member names; "0" the first item of an array) in v.
+func lookup(v *value, path []string) *value {
 	for _, step := range path {
-		switch v.kind {
-		case kindObject:
-			m, ok := v.member(step)
-			if !ok {
-				return value{}, false
-			}
-			v = m
-		case kindArray:
-			if step != "0" || len(v.items) == 0 {
-				return value{}, false
-			}
-			v = v.items[0]
-		default:
-			return value{}, false
+		if v.isArray() && step == "0" && len(v.items) > 0 {
+			v = &v.items[0]
+		} else {
+			v = v.get(step)
 		}
 	}
-	return v, true
+	return v
 }
 
 // oneLine collapses white space and bounds s to maxMessage bytes (on a

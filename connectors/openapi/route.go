@@ -212,7 +212,7 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 		return connectors.Route{}, true, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
 	}
 	if c.base == nil {
-		m, _ := in.member("method")
+		m := in.at("method")
 		return connectors.Route{RequiresApproval: !isSafeMethod(m.text)}, true, nil
 	}
 	tg, err := requestTarget(in, c.base)

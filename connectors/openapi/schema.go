@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"net/url"
 	"slices"
 	"strings"
@@ -53,7 +54,7 @@ const maxSchemaDepth = 96
 // defsRef is the reference to shared schema name in the connector's
 // definitions.
 func defsRef(name string) string {
-	return "#/components/schemas/" + url.PathEscape(escapePointerToken(name))
+	return "#/components/schemas/" + url.PathEscape(jsonref.Escape(name))
 }
 
 // takeRefs returns the shared schema names referenced since the last call,
@@ -210,16 +211,9 @@ func (c *schemaConv) placeName(ptr string) string {
 	if name, ok := c.places[ptr]; ok {
 		return name
 	}
-	decoded := ptr
-	if p, err := url.PathUnescape(ptr); err == nil {
-		decoded = p
-	}
-	toks := strings.Split(strings.TrimPrefix(decoded, "/"), "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	if inner, ok := strings.CutPrefix(decoded, c.defsPtr); ok && inner != "" {
-		toks = toks[strings.Count(c.defsPtr, "/")-1:] // from the schema's name on
+	toks, _ := jsonref.Tokens(ptr)
+	if defs, _ := jsonref.Tokens(strings.TrimSuffix(c.defsPtr, "/")); len(toks) > len(defs) && slices.Equal(toks[:len(defs)], defs) {
+		toks = toks[len(defs):] // from the schema's name on
 	}
 	base := strings.Join(toks, ".")
 	name := base
@@ -247,14 +241,12 @@ func (c *schemaConv) shared(name string) *value {
 // componentName returns the shared schema name a JSON pointer names
 // exactly, if it does.
 func (c *schemaConv) componentName(ptr string) (string, bool) {
-	if p, err := url.PathUnescape(ptr); err == nil {
-		ptr = p
-	}
-	tok, ok := strings.CutPrefix(ptr, c.defsPtr)
-	if !ok || tok == "" || strings.Contains(tok, "/") {
+	toks, _ := jsonref.Tokens(ptr)
+	defs, _ := jsonref.Tokens(strings.TrimSuffix(c.defsPtr, "/"))
+	if len(toks) != len(defs)+1 || !slices.Equal(toks[:len(defs)], defs) || toks[len(defs)] == "" {
 		return "", false
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"), true
+	return toks[len(defs)], true
 }
 
 // jsonTypes are the type names of JSON Schema.
@@ -360,7 +352,7 @@ func (c *schemaConv) object(b []byte, n *value, nullable bool, depth int) (_ []b
 		}
 	}
 	// Swagger 2.0's file type is a binary string.
-	if t := n.get("type"); t.textValue() == "file" && !n.has("format") {
+	if t := n.get("type"); t.isString() && t.text == "file" && n.get("format") == nil {
 		o.str("format", "binary")
 	}
 	return o.done(), typed
@@ -388,7 +380,7 @@ func (c *schemaConv) typeKeyword(o *obj, n, v *value, nullable bool) bool {
 		names = []string{v.text}
 	case kindArray:
 		for i := range v.items {
-			names = append(names, v.items[i].textValue())
+			names = append(names, v.items[i].text)
 		}
 	}
 	var keep []string
