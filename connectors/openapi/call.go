@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,36 +36,6 @@ const (
 // Accept: JSON preferred, anything accepted.
 const defaultAccept = "application/json, */*;q=0.5"
 
-// callerConfig is what a caller is built from: the pieces of the
-// connector's Config, its base URL resolved.
-type callerConfig struct {
-	// Base is the absolute http(s) URL operation paths are appended to
-	// (its path a prefix of theirs).
-	Base *url.URL
-	// Headers are sent with every request; they win over the call's own
-	// headers, and credentials win over them.
-	Headers map[string]string
-	Auth    *Auth
-	// Timeout bounds a whole call (token request, redirects and 401 retry
-	// included); 0 means DefaultCallTimeout.
-	Timeout time.Duration
-	// MaxResponseBytes caps a response body; 0 means
-	// DefaultMaxResponseBytes.
-	MaxResponseBytes int64
-	// Scrubber receives the credentials, the header values (see
-	// scrub.SecretHeader) and every access token obtained; nil means one of the
-	// caller's own.
-	Scrubber *scrub.Scrubber
-	// Transport carries the requests; nil means a transport of the
-	// caller's own (closed by close).
-	Transport http.RoundTripper
-	// Logger gets a debug line per call (method, path template, status,
-	// duration; never a URL or a value); nil means slog.Default().
-	Logger *slog.Logger
-	// Now is the clock of token expiry; nil means time.Now.
-	Now func() time.Time
-}
-
 // A caller makes the HTTP requests of one OpenAPI connector: operations
 // (call) and the generic request escape hatch (request), with the
 // connector's base URL, headers and credentials. It is safe for concurrent
@@ -86,10 +57,11 @@ type caller struct {
 	oauth    *tokenSource    // nil unless Auth is OAuth2
 }
 
-// newCaller checks cfg and builds a caller. Errors name the bad field and
-// never hold a secret.
-func newCaller(cfg callerConfig) (*caller, error) {
-	if cfg.Base == nil || cfg.Base.Scheme != "http" && cfg.Base.Scheme != "https" || cfg.Base.Host == "" {
+// newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
+// http(s) URL. Errors name the bad field and never hold a secret.
+func newCaller(cfg Config) (*caller, error) {
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
 	}
 	if a := cfg.Auth; a != nil && a.APIKey != nil && a.APIKey.In == "" {
@@ -103,31 +75,16 @@ func newCaller(cfg callerConfig) (*caller, error) {
 		return nil, err
 	}
 	c := &caller{
-		base:     cfg.Base,
+		base:     base,
 		headers:  http.Header{},
 		auth:     cfg.Auth,
-		timeout:  cfg.Timeout,
-		maxBytes: cfg.MaxResponseBytes,
-		scrub:    cfg.Scrubber,
-		log:      cfg.Logger,
+		timeout:  cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
+		maxBytes: cmp.Or(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
+		scrub:    cmp.Or(cfg.Scrubber, scrub.New()),
+		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
-	if c.timeout <= 0 {
-		c.timeout = DefaultCallTimeout
-	}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultMaxResponseBytes
-	}
-	if c.scrub == nil {
-		c.scrub = scrub.New()
-	}
-	if c.log == nil {
-		c.log = slog.Default()
-	}
-	c.scrub.Add(secretForms(cfg.Auth)...)
+	c.scrub.Add(secrets(cfg)...)
 	for name, v := range cfg.Headers {
-		if scrub.SecretHeader(name) {
-			c.scrub.Add(v)
-		}
 		if err := checkHeader(name, v); err != nil {
 			return nil, fmt.Errorf("headers: %w", c.scrub.Error(err))
 		}

@@ -37,7 +37,7 @@ func FuzzDerive(f *testing.F) {
 			}
 		}
 		c := &Connector{}
-		c.assemble(d, nil, nil, false)
+		c.assemble(d, nil)
 		if len(c.defs) > 0 && !json.Valid(c.defs) {
 			t.Fatalf("invalid definitions %s", c.defs)
 		}
