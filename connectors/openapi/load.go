@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"cmp"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -96,22 +97,15 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 	cache := docCache{dir: cacheDir, url: loc}
 	cached, meta, cacheErr := cache.read()
 	raw, etag, notModified, err := fetch(ctx, u, meta.ETag, rt)
-	switch {
-	case err == nil && notModified && cacheErr == nil:
+	if err == nil && notModified { // only asked with the cached copy's ETag
 		return newDocument(cached, u), nil
-	case err == nil && !notModified:
-		if werr := cache.write(raw, newMeta(raw, etag)); werr != nil && cacheDir != "" {
-			d := newDocument(raw, u)
+	}
+	if err == nil {
+		d := newDocument(raw, u)
+		if werr := cache.write(raw, docMeta{ETag: etag, Fetched: time.Now(), SHA256: d.hash}); werr != nil {
 			d.warnings = append(d.warnings, fmt.Sprintf("could not cache the document: %v", werr))
-			return d, nil
 		}
-		return newDocument(raw, u), nil
-	case err == nil: // 304 without a usable copy: fetch it whole
-		raw, etag, _, err = fetch(ctx, u, "", rt)
-		if err == nil {
-			_ = cache.write(raw, newMeta(raw, etag))
-			return newDocument(raw, u), nil
-		}
+		return d, nil
 	}
 	if cacheErr != nil {
 		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", redactURL(u), err)
@@ -178,9 +172,7 @@ type identityRecord struct {
 	dir, path string
 }
 
-func (r identityRecord) file() string {
-	return filepath.Join(r.dir, "openapi", "files", hashOf([]byte(r.path))[:32]+".json")
-}
+func (r identityRecord) file() string { return cachePath(r.dir, "files", r.path, ".json") }
 
 // lookup returns the recorded hash when the record's identity is id.
 func (r identityRecord) lookup(id identity) (string, bool) {
@@ -294,20 +286,9 @@ type docMeta struct {
 	SHA256  string    `json:"sha256"`
 }
 
-func newMeta(raw []byte, etag string) docMeta {
-	sum := sha256.Sum256(raw)
-	return docMeta{ETag: etag, Fetched: time.Now(), SHA256: hex.EncodeToString(sum[:])}
-}
-
 // docCache is the cached copy of a fetched document.
 type docCache struct {
 	dir, url string
-}
-
-func (c docCache) paths() (body, meta string) {
-	sum := sha256.Sum256([]byte(c.url))
-	base := filepath.Join(c.dir, "openapi", "documents", hex.EncodeToString(sum[:16]))
-	return base + ".doc", base + ".json"
 }
 
 // read returns the cached copy and its metadata; an error when there is
@@ -317,21 +298,16 @@ func (c docCache) read() ([]byte, docMeta, error) {
 	if c.dir == "" {
 		return nil, meta, errors.New("no cache")
 	}
-	bp, mp := c.paths()
-	mb, err := os.ReadFile(mp)
+	mb, err := os.ReadFile(cachePath(c.dir, "documents", c.url, ".json"))
+	if err == nil {
+		err = json.Unmarshal(mb, &meta)
+	}
+	raw, rerr := os.ReadFile(cachePath(c.dir, "documents", c.url, ".doc"))
+	if err = cmp.Or(err, rerr); err == nil && hashOf(raw) != meta.SHA256 {
+		err = errors.New("cached copy damaged")
+	}
 	if err != nil {
-		return nil, meta, err
-	}
-	if err := json.Unmarshal(mb, &meta); err != nil {
 		return nil, docMeta{}, err
-	}
-	raw, err := os.ReadFile(bp)
-	if err != nil {
-		return nil, docMeta{}, err
-	}
-	sum := sha256.Sum256(raw)
-	if hex.EncodeToString(sum[:]) != meta.SHA256 {
-		return nil, docMeta{}, errors.New("cached copy damaged")
 	}
 	return raw, meta, nil
 }
@@ -341,15 +317,20 @@ func (c docCache) write(raw []byte, meta docMeta) error {
 	if c.dir == "" {
 		return nil
 	}
-	bp, mp := c.paths()
 	mb, err := json.Marshal(meta)
-	if err != nil {
-		return err
+	if err == nil {
+		err = writeFileAtomic(cachePath(c.dir, "documents", c.url, ".doc"), raw)
 	}
-	if err := writeFileAtomic(bp, raw); err != nil {
-		return err
+	if err == nil {
+		err = writeFileAtomic(cachePath(c.dir, "documents", c.url, ".json"), mb)
 	}
-	return writeFileAtomic(mp, mb)
+	return err
+}
+
+// cachePath is the cache's file of kind for key (a URL, a path): named by
+// key's hash, so any key names a file.
+func cachePath(dir, kind, key, ext string) string {
+	return filepath.Join(dir, "openapi", kind, hashOf([]byte(key))[:32]+ext)
 }
 
 // writeFileAtomic writes a file through a temporary file and a rename, so
