@@ -209,12 +209,7 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 			d.warn("not an operation object; skipped")
 			continue
 		}
-		dm, err := d.operation(path, m, item, op, server)
-		if err != nil {
-			d.warn(err.Error() + "; operation skipped")
-			continue
-		}
-		out = append(out, dm)
+		out = append(out, d.operation(path, m, item, op, server))
 	}
 	return out
 }
@@ -255,7 +250,7 @@ type param struct {
 }
 
 // operation derives one operation.
-func (d *deriver) operation(path, method string, item, op *value, server string) (derivedMethod, error) {
+func (d *deriver) operation(path, method string, item, op *value, server string) derivedMethod {
 	o := Operation{
 		SourceName: op.getText("operationId"),
 		Method:     strings.ToUpper(method),
@@ -307,9 +302,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		o.Body = body
 	}
 
-	in := obj{}
-	in.str("type", "object")
-	props := obj{}
+	var props obj
 	var required []string
 	for _, p := range params {
 		o.Params = append(o.Params, p.p)
@@ -324,13 +317,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 			required = append(required, body.Prop)
 		}
 	}
-	in.raw("properties", props.done())
-	if len(required) > 0 {
-		in.raw("required", stringList(required))
-	}
-	in.raw("additionalProperties", []byte("false"))
-	input := in.done()
-
+	input := objectSchema("", &props, required, true)
 	output := d.output(op)
 	refs := d.conv.takeRefs()
 
@@ -341,7 +328,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		OutputSchema: output,
 		Deprecated:   o.Deprecated,
 	}
-	return derivedMethod{Op: o, Tool: tool, Refs: refs}, nil
+	return derivedMethod{Op: o, Tool: tool, Refs: refs}
 }
 
 // setHTTPHints sets a tool's annotations and approval default from its
@@ -717,24 +704,33 @@ func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
 	if !props.isObject() {
 		return d.conv.schema(nil, sn, 0)
 	}
-	o := &obj{}
-	o.str("type", "object")
-	if desc := sch.getText("description"); desc != "" {
-		o.str("description", desc)
-	}
-	p := &obj{}
+	var p obj
 	for i, k := range props.keys {
-		ps := d.deref(&props.items[i], "")
-		if isFileSchema(ps) {
+		if ps := d.deref(&props.items[i], ""); isFileSchema(ps) {
 			b.Files = append(b.Files, k)
 			p.raw(k, withDescription([]byte(fileSchema), ps))
-			continue
+		} else {
+			p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 		}
-		p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 	}
-	o.raw("properties", p.done())
-	if req := sch.get("required"); req.isArray() {
-		o.raw("required", stringList(sch.strings("required")))
+	return objectSchema(sch.getText("description"), &p, sch.strings("required"), false)
+}
+
+// objectSchema is the schema of an object with props, of which required
+// are required; with a description when desc is set, and no other
+// properties when closed.
+func objectSchema(desc string, props *obj, required []string, closed bool) []byte {
+	var o obj
+	o.str("type", "object")
+	if desc != "" {
+		o.str("description", desc)
+	}
+	o.raw("properties", props.done())
+	if len(required) > 0 {
+		o.raw("required", stringList(required))
+	}
+	if closed {
+		o.raw("additionalProperties", []byte("false"))
 	}
 	return o.done()
 }
@@ -752,7 +748,7 @@ func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 	if slices.Contains(consumes, "multipart/form-data") {
 		b.MediaType = "multipart/form-data"
 	}
-	props := &obj{}
+	var props obj
 	var required []string
 	for _, f := range form {
 		schema := f.schema
@@ -767,13 +763,7 @@ func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 			b.Required = true
 		}
 	}
-	o := &obj{}
-	o.str("type", "object")
-	o.raw("properties", props.done())
-	if len(required) > 0 {
-		o.raw("required", stringList(required))
-	}
-	return b, o.done()
+	return b, objectSchema("", &props, required, false)
 }
 
 // output derives the output schema: the union of the 2xx responses'
