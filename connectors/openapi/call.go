@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"io"
 	"log/slog"
 	"net/http"
@@ -335,7 +336,7 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 	b := make([]byte, 0, 128)
 	b = append(b, base.Scheme+"://"+base.Host...)
 	b = append(b, strings.TrimSuffix(base.EscapedPath(), "/")...)
-	if b, err = expandPath(b, op, in); err != nil {
+	if b, err = expandPath(b, op, &in); err != nil {
 		return nil, err
 	}
 	out := &outgoing{method: op.Method, header: http.Header{}}
@@ -345,10 +346,7 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 		if p.In == InPath {
 			continue
 		}
-		v, ok, err := paramValue(in, p)
-		if err != nil {
-			return nil, err
-		}
+		v, ok := paramValue(&in, p)
 		if !ok {
 			if p.Required {
 				return nil, fmt.Errorf("%s is required", p.where())
@@ -377,13 +375,7 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 	if op.Body == nil {
 		return out, nil
 	}
-	raw, has := in[op.Body.Prop]
-	v := value{}
-	if has {
-		if v, err = parseValue(raw); err != nil {
-			return nil, fmt.Errorf("input %q (request body): %w", op.Body.Prop, err)
-		}
-	}
+	v := in.at(op.Body.Prop)
 	if v.kind == kindNull {
 		if op.Body.Required {
 			return nil, fmt.Errorf("input %q (request body) is required", op.Body.Prop)
@@ -398,19 +390,21 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 	return out, nil
 }
 
-// inputObject decodes a call's arguments: a JSON object (absent or null
+// inputObject parses a call's arguments: a JSON object (absent or null
 // is an empty one).
-func inputObject(args json.RawMessage) (map[string]json.RawMessage, error) {
-	in := map[string]json.RawMessage{}
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return in, nil
+func inputObject(args json.RawMessage) (value, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return value{kind: kindObject}, nil
 	}
-	if trimmed[0] != '{' {
-		return nil, errors.New("the input must be an object")
-	}
-	if err := json.Unmarshal(trimmed, &in); err != nil {
-		return nil, fmt.Errorf("the input is not a valid JSON object: %w", err)
+	// Each member is bounded as a value of its own (parseValue).
+	in, ok := jsontext.Parse(args, maxValueDepth+1, valueBuilder{})
+	switch {
+	case !ok:
+		return value{}, fmt.Errorf("the input is not a valid JSON object, or a value in it is nested deeper than %d levels", maxValueDepth)
+	case in.kind == kindNull:
+		return value{kind: kindObject}, nil
+	case in.kind != kindObject:
+		return value{}, errors.New("the input must be an object")
 	}
 	return in, nil
 }

@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,22 +28,12 @@ func (p *Param) where() string {
 
 // paramValue returns the value the arguments hold for p; ok is false when
 // it is absent or null. A JSON parameter's value becomes its JSON text.
-func paramValue(in map[string]json.RawMessage, p *Param) (v value, ok bool, err error) {
-	raw, has := in[p.Prop]
-	if !has {
-		return value{}, false, nil
-	}
-	v, err = parseValue(raw)
-	if err != nil {
-		return value{}, false, fmt.Errorf("%s: %w", p.where(), err)
-	}
-	if v.kind == kindNull {
-		return value{}, false, nil
-	}
-	if p.JSON {
+func paramValue(in *value, p *Param) (value, bool) {
+	v := in.at(p.Prop)
+	if p.JSON && v.kind != kindNull {
 		v = value{kind: kindString, text: string(v.appendJSON(nil))}
 	}
-	return v, true, nil
+	return v, v.kind != kindNull
 }
 
 // An escaper appends s, percent-encoded for where it goes.
@@ -206,7 +195,7 @@ func appendJoined(b []byte, v value, sep string, esc escaper) []byte {
 // is encoded unless the parameter is MultiSegment). A segment made "." or
 // "..", or left empty, by a parameter is refused: it would send the call
 // to another endpoint.
-func expandPath(b []byte, op *Operation, in map[string]json.RawMessage) ([]byte, error) {
+func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
 	rest := op.Path
 	if !strings.HasPrefix(rest, "/") {
 		b = append(b, '/')
@@ -240,10 +229,7 @@ func expandPath(b []byte, op *Operation, in map[string]json.RawMessage) ([]byte,
 				return nil, fmt.Errorf("path %s: no path parameter %q is declared", op.Path, name)
 			}
 			used = append(used, p)
-			v, ok, err := paramValue(in, p)
-			if err != nil {
-				return nil, err
-			}
+			v, ok := paramValue(in, p)
 			if !ok {
 				return nil, fmt.Errorf("%s is required", p.where())
 			}
