@@ -252,17 +252,39 @@ func (c *schemaConv) componentName(ptr string) (string, bool) {
 // jsonTypes are the type names of JSON Schema.
 var jsonTypes = []string{"string", "number", "integer", "boolean", "array", "object", "null"}
 
-// Keywords by the JSON type of their value.
-var (
-	stringKeywords = []string{"format", "title", "description", "pattern", "contentMediaType", "contentEncoding"}
-	numberKeywords = []string{"multipleOf", "maximum", "minimum", "maxLength", "minLength", "maxItems", "minItems",
-		"maxProperties", "minProperties", "maxContains", "minContains"}
-	boolKeywords      = []string{"uniqueItems", "deprecated", "readOnly", "writeOnly"}
-	valueKeywords     = []string{"default", "const"}
-	schemaKeywords    = []string{"additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"}
-	schemaMapKeywords = []string{"properties", "patternProperties", "dependentSchemas"}
-	schemaListKeys    = []string{"prefixItems", "allOf", "anyOf", "oneOf"}
+// A keywordKind is what a keyword's value must be for the keyword to be
+// kept: a string, a number, a boolean, any value, a schema, a map of
+// schemas or a list of them.
+type keywordKind uint8
+
+const (
+	kwString keywordKind = iota + 1
+	kwNumber
+	kwBool
+	kwValue
+	kwSchema
+	kwSchemaMap
+	kwSchemaList
 )
+
+// keywords are the keywords object keeps, by the kind of their value.
+var keywords = func() map[string]keywordKind {
+	m := map[string]keywordKind{}
+	for kind, names := range map[keywordKind]string{
+		kwString:     "format title description pattern contentMediaType contentEncoding",
+		kwNumber:     "multipleOf maximum minimum maxLength minLength maxItems minItems maxProperties minProperties maxContains minContains",
+		kwBool:       "uniqueItems deprecated readOnly writeOnly",
+		kwValue:      "default const",
+		kwSchema:     "items additionalProperties not contains propertyNames if then else unevaluatedProperties unevaluatedItems",
+		kwSchemaMap:  "properties patternProperties dependentSchemas",
+		kwSchemaList: "prefixItems allOf anyOf oneOf",
+	} {
+		for _, n := range strings.Fields(names) {
+			m[n] = kind
+		}
+	}
+	return m
+}()
 
 // object appends the conversion of a schema object's keywords but $ref.
 // typed reports that nullable was expressed in its type (so the caller
@@ -271,84 +293,40 @@ func (c *schemaConv) object(b []byte, n *value, nullable bool, depth int) (_ []b
 	o := obj{b: b}
 	for i, k := range n.keys {
 		v := &n.items[i]
-		switch {
+		switch kw := keywords[k]; {
 		case k == "type":
-			typed = c.typeKeyword(&o, n, v, nullable)
-		case k == "enum":
-			if v.isArray() {
-				o.key("enum")
-				o.b = append(o.b, '[')
-				hasNull := false
-				for j := range v.items {
-					if j > 0 {
-						o.b = append(o.b, ',')
-					}
-					o.b = v.items[j].appendJSON(o.b)
-					hasNull = hasNull || v.items[j].kind == kindNull
-				}
-				if nullable && !hasNull {
-					if len(v.items) > 0 {
-						o.b = append(o.b, ',')
-					}
-					o.b = append(o.b, "null"...)
-				}
-				o.b = append(o.b, ']')
+			typed = c.typeKeyword(&o, v, nullable)
+		case k == "enum" && v.isArray():
+			items := v.items
+			if nullable && !slices.ContainsFunc(items, func(e value) bool { return e.kind == kindNull }) {
+				items = append(slices.Clip(items), value{})
 			}
-		case k == "required":
-			if v.isArray() && !slices.ContainsFunc(v.items, func(e value) bool { return e.kind != kindString }) {
+			o.raw(k, value{kind: kindArray, items: items}.appendJSON(nil))
+		case k == "required" && v.isArray():
+			if !slices.ContainsFunc(v.items, func(e value) bool { return e.kind != kindString }) {
 				o.raw(k, v.appendJSON(nil))
 			}
 		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
 			c.exclusive(&o, n, k, v)
-		case k == "minimum" || k == "maximum":
+		case (k == "minimum" || k == "maximum") && n.get("exclusive"+strings.ToUpper(k[:1])+k[1:]).isTrue():
 			// A boolean exclusive bound of 3.0 and 2.0 takes the value.
-			if ex := n.get("exclusive" + strings.ToUpper(k[:1]) + k[1:]); ex.isTrue() {
-				continue
-			}
-			if v.kind == kindNumber {
-				o.raw(k, []byte(v.text))
-			}
-		case k == "items":
-			if v.isArray() {
-				c.schemaList(&o, "prefixItems", v, depth)
-			} else {
-				o.key(k)
-				o.b = c.schema(o.b, v, depth+1)
-			}
-		case slices.Contains(stringKeywords, k):
-			if v.isString() {
-				o.str(k, v.text)
-			}
-		case slices.Contains(numberKeywords, k):
-			if v.kind == kindNumber {
-				o.raw(k, []byte(v.text))
-			}
-		case slices.Contains(boolKeywords, k):
-			if v.kind == kindBool {
-				o.raw(k, []byte(v.text))
-			}
-		case slices.Contains(valueKeywords, k):
+		case k == "items" && v.isArray():
+			c.schemaList(&o, "prefixItems", v, depth)
+		case kw == kwString && v.kind == kindString, kw == kwNumber && v.kind == kindNumber, kw == kwBool && v.kind == kindBool, kw == kwValue:
 			o.raw(k, v.appendJSON(nil))
-		case slices.Contains(schemaKeywords, k):
-			if v.kind == kindObject || v.kind == kindBool {
-				o.key(k)
-				o.b = c.schema(o.b, v, depth+1)
+		case kw == kwSchema && (v.kind == kindObject || v.kind == kindBool):
+			o.key(k)
+			o.b = c.schema(o.b, v, depth+1)
+		case kw == kwSchemaMap && v.isObject():
+			o.key(k)
+			m := obj{b: o.b}
+			for j, pk := range v.keys {
+				m.key(pk)
+				m.b = c.schema(m.b, &v.items[j], depth+1)
 			}
-		case slices.Contains(schemaMapKeywords, k):
-			if v.isObject() {
-				o.key(k)
-				var m obj
-				m.b = o.b
-				for j, pk := range v.keys {
-					m.key(pk)
-					m.b = c.schema(m.b, &v.items[j], depth+1)
-				}
-				o.b = m.done()
-			}
-		case slices.Contains(schemaListKeys, k):
-			if v.isArray() {
-				c.schemaList(&o, k, v, depth)
-			}
+			o.b = m.done()
+		case kw == kwSchemaList && v.isArray():
+			c.schemaList(&o, k, v, depth)
 		}
 	}
 	// Swagger 2.0's file type is a binary string.
@@ -373,44 +351,30 @@ func (c *schemaConv) schemaList(o *obj, k string, v *value, depth int) {
 
 // typeKeyword appends type, adding "null" for a nullable schema; it
 // reports whether it did.
-func (c *schemaConv) typeKeyword(o *obj, n, v *value, nullable bool) bool {
-	var names []string
-	switch v.kind {
-	case kindString:
-		names = []string{v.text}
-	case kindArray:
-		for i := range v.items {
-			names = append(names, v.items[i].text)
-		}
+func (c *schemaConv) typeKeyword(o *obj, v *value, nullable bool) bool {
+	names := []value{*v}
+	if v.kind == kindArray {
+		names = v.items
 	}
 	var keep []string
 	for _, t := range names {
-		if t == "file" {
-			t = "string"
+		if t.text == "file" {
+			t.text = "string"
 		}
-		if slices.Contains(jsonTypes, t) && !slices.Contains(keep, t) {
-			keep = append(keep, t)
+		if t.kind == kindString && slices.Contains(jsonTypes, t.text) && !slices.Contains(keep, t.text) {
+			keep = append(keep, t.text)
 		}
 	}
-	if len(keep) == 0 {
+	switch {
+	case len(keep) == 0:
 		return false
-	}
-	if nullable && !slices.Contains(keep, "null") {
+	case nullable && !slices.Contains(keep, "null"):
 		keep = append(keep, "null")
-	}
-	o.key("type")
-	if len(keep) == 1 {
-		o.b = appendString(o.b, keep[0])
+	case len(keep) == 1:
+		o.str("type", keep[0])
 		return nullable
 	}
-	o.b = append(o.b, '[')
-	for i, t := range keep {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
-		o.b = appendString(o.b, t)
-	}
-	o.b = append(o.b, ']')
+	o.raw("type", stringList(keep))
 	return true
 }
 
