@@ -1,8 +1,8 @@
 package openapi
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
