@@ -39,7 +39,40 @@ func paramValue(in *value, p *Param) (value, bool) {
 // An escaper appends s, percent-encoded for where it goes.
 type escaper func(b []byte, s string) []byte
 
-const upperHex = "0123456789ABCDEF"
+// The escapers: of path values, query names and values, and cookies
+// (every byte but RFC 3986's unreserved characters); of multi-segment
+// path values ('/' kept); of allowReserved query values (the reserved
+// characters a query can hold, and percent-encoded triples, kept); of a
+// path template's literal parts (what a path can hold kept); of header
+// values (nothing encoded).
+var (
+	escapeUnreserved = keeping("", false)
+	escapeSegments   = keeping("/", false)
+	escapeReserved   = keeping(":/?@!$'()*,;=", true)
+	escapeLiteral    = keeping("/!$&'()*+,;=:@%", false)
+	escapeNone       = func(b []byte, s string) []byte { return append(b, s...) }
+)
+
+// keeping is the escaper that keeps RFC 3986's unreserved characters and
+// those of keep (and, with triples, valid percent-encoded triples) and
+// percent-encodes every other byte.
+func keeping(keep string, triples bool) escaper {
+	return func(b []byte, s string) []byte {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			switch {
+			case unreserved(c) || strings.IndexByte(keep, c) >= 0:
+				b = append(b, c)
+			case triples && c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
+				b = append(b, s[i:i+3]...)
+				i += 2
+			default:
+				b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+			}
+		}
+		return b
+	}
+}
 
 // unreserved reports RFC 3986's unreserved characters, which are never
 // encoded.
@@ -48,57 +81,9 @@ func unreserved(c byte) bool {
 		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// escapeUnreserved encodes every byte but the unreserved ones: the
-// encoding for path values, query names and values, and cookies.
-func escapeUnreserved(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; unreserved(c) {
-			b = append(b, c)
-		} else {
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		}
-	}
-	return b
-}
-
-// escapeReserved is allowReserved's encoding of a query value: RFC 3986's
-// reserved characters and percent-encoded triples pass unchanged, except
-// those a query cannot hold or that delimit its pairs ('#', '[', ']', '&',
-// '+').
-func escapeReserved(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case unreserved(c) || strings.IndexByte(":/?@!$'()*,;=", c) >= 0:
-			b = append(b, c)
-		case c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
-			b = append(b, s[i:i+3]...)
-			i += 2
-		default:
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		}
-	}
-	return b
-}
-
 func ishex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
-
-// escapeSegments encodes a multi-segment path value: each '/'-separated
-// segment is encoded, the '/' kept.
-func escapeSegments(b []byte, s string) []byte {
-	for i, seg := range strings.Split(s, "/") {
-		if i > 0 {
-			b = append(b, '/')
-		}
-		b = escapeUnreserved(b, seg)
-	}
-	return b
-}
-
-// escapeNone appends s as it is: header values are not percent-encoded.
-func escapeNone(b []byte, s string) []byte { return append(b, s...) }
 
 // An operator is an RFC 6570 expression operator as an OpenAPI style uses
 // it.
@@ -275,20 +260,6 @@ func dotSegment(escaped string) string {
 		}
 	}
 	return ""
-}
-
-// escapeLiteral appends a literal part of a path template, encoding what a
-// path cannot hold as it is.
-func escapeLiteral(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if unreserved(c) || strings.IndexByte("/!$&'()*+,;=:@%", c) >= 0 {
-			b = append(b, c)
-		} else {
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		}
-	}
-	return b
 }
 
 func findParam(params []Param, in, name string) *Param {
