@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
@@ -54,8 +53,8 @@ type caller struct {
 	scrub    *scrub.Scrubber
 	log      *slog.Logger
 	client   *http.Client
-	own      *http.Transport // the transport to close, nil when given
-	oauth    *tokenSource    // nil unless Auth is OAuth2
+	own      *directTransport // the transport to close, nil when given
+	oauth    *tokenSource     // nil unless Auth is OAuth2
 }
 
 // newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
@@ -93,7 +92,7 @@ func newCaller(cfg Config) (*caller, error) {
 	}
 	rt := cfg.Transport
 	if rt == nil {
-		c.own = http.DefaultTransport.(*http.Transport).Clone()
+		c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
 		rt = c.own
 	}
 	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect}
@@ -117,7 +116,7 @@ func (c *caller) close() {
 		c.oauth.close()
 	}
 	if c.own != nil {
-		c.own.CloseIdleConnections()
+		c.own.closeIdle()
 	}
 }
 
@@ -215,9 +214,6 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 	if out.body != nil {
 		body = bytes.NewReader(out.body.data)
 	}
-	// The runtime writes its log while the API works.
-	hook := connectors.CallHookFrom(ctx)
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { hook.Sent() }})
 	req, err := http.NewRequestWithContext(ctx, out.method, u, body)
 	if err != nil {
 		return nil, err
