@@ -131,16 +131,19 @@ func hashOf(raw []byte) string {
 // identity (see fileIdentity) and it is unchanged, the document's hash is
 // the one recorded and its bytes are read only if needed: a start whose
 // derivation is cached does not read (or hash) a large document at all.
-// Otherwise the file is read, hashed, and its identity recorded.
+// Otherwise the file is read, hashed, and its identity recorded (best
+// effort: a start without it reads the file).
 func openFile(loc, cacheDir string) (*document, error) {
 	abs, err := filepath.Abs(loc)
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
 	}
-	rec := identityRecord{dir: cacheDir, path: abs}
+	// The record: the path and identity, a line break, the hash.
+	record := cachePath(cacheDir, "files", abs, ".txt")
 	before, statErr := fileIdentity(abs)
-	if statErr == nil {
-		if hash, ok := rec.lookup(before); ok {
+	key := fmt.Sprintf("%s %+v\n", abs, before)
+	if rec, err := os.ReadFile(record); cacheDir != "" && statErr == nil && err == nil {
+		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
 			return &document{hash: hash, path: abs}, nil
 		}
 	}
@@ -150,8 +153,8 @@ func openFile(loc, cacheDir string) (*document, error) {
 	}
 	d := newDocument(raw, nil)
 	d.path = abs
-	if after, err := fileIdentity(abs); statErr == nil && err == nil && after == before {
-		rec.store(before, d.hash) // best effort: a start without it reads the file
+	if after, err := fileIdentity(abs); cacheDir != "" && statErr == nil && err == nil && after == before {
+		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
 	return d, nil
 }
@@ -160,49 +163,8 @@ func openFile(loc, cacheDir string) (*document, error) {
 // modification and change times (the change time moves on every write and
 // cannot be set back).
 type identity struct {
-	Size  int64  `json:"size"`
-	Inode uint64 `json:"inode"`
-	MTime int64  `json:"mtime"`
-	CTime int64  `json:"ctime"`
-}
-
-// identityRecord is the cache's record of a document file: its identity
-// when it was last read, and its hash then.
-type identityRecord struct {
-	dir, path string
-}
-
-func (r identityRecord) file() string { return cachePath(r.dir, "files", r.path, ".json") }
-
-// lookup returns the recorded hash when the record's identity is id.
-func (r identityRecord) lookup(id identity) (string, bool) {
-	if r.dir == "" {
-		return "", false
-	}
-	b, err := os.ReadFile(r.file())
-	if err != nil {
-		return "", false
-	}
-	var rec struct {
-		Path     string   `json:"path"`
-		Identity identity `json:"identity"`
-		SHA256   string   `json:"sha256"`
-	}
-	if json.Unmarshal(b, &rec) != nil || rec.Path != r.path || rec.Identity != id || len(rec.SHA256) != 64 {
-		return "", false
-	}
-	return rec.SHA256, true
-}
-
-// store records the file's identity and hash.
-func (r identityRecord) store(id identity, hash string) {
-	if r.dir == "" {
-		return
-	}
-	b, err := json.Marshal(map[string]any{"path": r.path, "identity": id, "sha256": hash})
-	if err == nil {
-		_ = writeFileAtomic(r.file(), b)
-	}
+	Size, MTime, CTime int64
+	Inode              uint64
 }
 
 // readFile reads a document file whole, in one read of its size.
