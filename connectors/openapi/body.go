@@ -75,18 +75,12 @@ type encodedBody struct {
 // The Content-Type is b.MediaType when it names one type, else the
 // Binary's mediaType, else the class's usual type. An encoded body over
 // maxRequestBody is refused.
-func encodeBody(b *Body, v value) (encodedBody, error) {
-	out, err := encodeBodyValue(b, v)
-	if err != nil {
-		return encodedBody{}, err
-	}
-	if len(out.data) > maxRequestBody {
-		return encodedBody{}, fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(out.data), maxRequestBody)
-	}
-	return out, nil
-}
-
-func encodeBodyValue(b *Body, v value) (encodedBody, error) {
+func encodeBody(b *Body, v value) (out encodedBody, err error) {
+	defer func() {
+		if len(out.data) > maxRequestBody {
+			out, err = encodedBody{}, fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(out.data), maxRequestBody)
+		}
+	}()
 	ct := b.MediaType
 	class := classify(ct)
 	switch class {
