@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -205,14 +204,10 @@ func tokenFields(a *answer) map[string]string {
 		}
 		return out
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(a.body, &m) != nil {
-		return out
-	}
-	for k, raw := range m {
-		v, err := parseValue(raw)
-		if err == nil && v.scalar() {
-			out[k] = v.text
+	v, _ := parseValue(a.body)
+	for i, k := range v.keys {
+		if v.items[i].scalar() {
+			out[k] = v.items[i].text
 		}
 	}
 	return out

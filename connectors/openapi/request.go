@@ -71,17 +71,9 @@ func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.
 // prepareRequest validates request's argument and builds its request.
 // Errors name the bad field.
 func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
-	in, err := parseValue(args)
+	in, err := requestArgs(args)
 	if err != nil {
 		return nil, err
-	}
-	if in.kind != kindObject {
-		return nil, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
-	}
-	for _, k := range in.keys {
-		if !slices.Contains(requestFields, k) {
-			return nil, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
-		}
 	}
 	out := &outgoing{header: http.Header{}}
 	tg, err := requestTarget(in, c.base)
@@ -152,6 +144,23 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 		out.body = &body
 	}
 	return out, nil
+}
+
+// requestArgs parses request's argument: an object of requestFields.
+func requestArgs(args json.RawMessage) (value, error) {
+	in, err := parseValue(args)
+	if err != nil {
+		return value{}, err
+	}
+	if in.kind != kindObject {
+		return value{}, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
+	}
+	for _, k := range in.keys {
+		if !slices.Contains(requestFields, k) {
+			return value{}, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
+		}
+	}
+	return in, nil
 }
 
 // methodOverrides are the headers with which many servers (and

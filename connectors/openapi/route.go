@@ -204,16 +204,12 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 	if tool != methodRequest {
 		return connectors.Route{}, false, nil
 	}
-	in, err := parseValue(args)
+	in, err := requestArgs(args)
 	if err != nil {
 		return connectors.Route{}, true, err
 	}
-	if in.kind != kindObject {
-		return connectors.Route{}, true, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
-	}
 	if c.base == nil {
-		m := in.at("method")
-		return connectors.Route{RequiresApproval: !isSafeMethod(m.text)}, true, nil
+		return connectors.Route{RequiresApproval: !isSafeMethod(in.at("method").text)}, true, nil
 	}
 	tg, err := requestTarget(in, c.base)
 	if err != nil {
