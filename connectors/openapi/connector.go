@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -206,10 +207,7 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 // refs and those they refer to: {"components":{"schemas":{…}}}, names
 // sorted.
 func definitions(d *derivation, refs map[string]bool) json.RawMessage {
-	var queue []string
-	for r := range refs {
-		queue = append(queue, r)
-	}
+	queue := slices.Collect(maps.Keys(refs))
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]
@@ -223,25 +221,15 @@ func definitions(d *derivation, refs map[string]bool) json.RawMessage {
 	if len(refs) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(refs))
-	for r := range refs {
-		names = append(names, r)
-	}
-	slices.Sort(names)
-	b := []byte(`{"components":{"schemas":{`)
-	for i, n := range names {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, n)
-		b = append(b, ':')
+	var o obj
+	for _, n := range slices.Sorted(maps.Keys(refs)) {
 		if def, ok := d.Defs[n]; ok {
-			b = append(b, def...)
+			o.raw(n, def)
 		} else {
-			b = append(b, "{}"...)
+			o.raw(n, []byte("{}"))
 		}
 	}
-	return append(b, "}}}"...)
+	return slices.Concat([]byte(`{"components":{"schemas":`), o.done(), []byte("}}"))
 }
 
 // pinnedServer is the server an operation keeps when base_url pins the
