@@ -218,26 +218,28 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 // object in warnings ("" for none: a schema, whose conversion warns). It
 // returns nil when the reference does not resolve.
 func (d *deriver) deref(n *value, what string) *value {
-	why := fmt.Sprintf("a %s's $ref chain is too long", what)
+	ref, local := "", true // the last reference followed
 	for range 8 {
-		ref := n.get("$ref")
-		if !ref.isString() {
+		r := n.get("$ref")
+		if !r.isString() {
 			return n
 		}
-		local := strings.HasPrefix(ref.text, "#")
-		if local {
-			n = resolvePointer(d.root, ref.text[1:])
+		ref = r.text
+		if local = strings.HasPrefix(ref, "#"); local {
+			n = resolvePointer(d.root, ref[1:])
 		}
 		if !local || n == nil {
-			why = fmt.Sprintf("unresolvable $ref %q of a %s", ref.text, what)
-			if !local {
-				why += ": references to other documents are not loaded"
-			}
 			break
 		}
 	}
-	if what != "" {
-		d.warn(why)
+	switch {
+	case what == "":
+	case !local:
+		d.warn(fmt.Sprintf("unresolvable $ref %q of a %s: references to other documents are not loaded", ref, what))
+	case n == nil:
+		d.warn(fmt.Sprintf("unresolvable $ref %q of a %s", ref, what))
+	default:
+		d.warn(fmt.Sprintf("a %s's $ref chain is too long", what))
 	}
 	return nil
 }

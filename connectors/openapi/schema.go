@@ -241,12 +241,14 @@ func (c *schemaConv) shared(name string) *value {
 // componentName returns the shared schema name a JSON pointer names
 // exactly, if it does.
 func (c *schemaConv) componentName(ptr string) (string, bool) {
-	toks, _ := jsonref.Tokens(ptr)
-	defs, _ := jsonref.Tokens(strings.TrimSuffix(c.defsPtr, "/"))
-	if len(toks) != len(defs)+1 || !slices.Equal(toks[:len(defs)], defs) || toks[len(defs)] == "" {
+	if p, err := url.PathUnescape(ptr); err == nil {
+		ptr = p
+	}
+	tok, ok := strings.CutPrefix(ptr, c.defsPtr)
+	if !ok || tok == "" || strings.Contains(tok, "/") {
 		return "", false
 	}
-	return toks[len(defs)], true
+	return jsonref.Unescape(tok), true
 }
 
 // jsonTypes are the type names of JSON Schema.
@@ -301,10 +303,12 @@ func (c *schemaConv) object(b []byte, n *value, nullable bool, depth int) (_ []b
 			if nullable && !slices.ContainsFunc(items, func(e value) bool { return e.kind == kindNull }) {
 				items = append(slices.Clip(items), value{})
 			}
-			o.raw(k, value{kind: kindArray, items: items}.appendJSON(nil))
+			o.key(k)
+			o.b = value{kind: kindArray, items: items}.appendJSON(o.b)
 		case k == "required" && v.isArray():
 			if !slices.ContainsFunc(v.items, func(e value) bool { return e.kind != kindString }) {
-				o.raw(k, v.appendJSON(nil))
+				o.key(k)
+				o.b = v.appendJSON(o.b)
 			}
 		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
 			c.exclusive(&o, n, k, v)
@@ -313,7 +317,8 @@ func (c *schemaConv) object(b []byte, n *value, nullable bool, depth int) (_ []b
 		case k == "items" && v.isArray():
 			c.schemaList(&o, "prefixItems", v, depth)
 		case kw == kwString && v.kind == kindString, kw == kwNumber && v.kind == kindNumber, kw == kwBool && v.kind == kindBool, kw == kwValue:
-			o.raw(k, v.appendJSON(nil))
+			o.key(k)
+			o.b = v.appendJSON(o.b)
 		case kw == kwSchema && (v.kind == kindObject || v.kind == kindBool):
 			o.key(k)
 			o.b = c.schema(o.b, v, depth+1)
@@ -352,11 +357,11 @@ func (c *schemaConv) schemaList(o *obj, k string, v *value, depth int) {
 // typeKeyword appends type, adding "null" for a nullable schema; it
 // reports whether it did.
 func (c *schemaConv) typeKeyword(o *obj, v *value, nullable bool) bool {
-	names := []value{*v}
-	if v.kind == kindArray {
-		names = v.items
+	names := v.items
+	if v.kind != kindArray {
+		names = []value{*v}
 	}
-	var keep []string
+	keep := make([]string, 0, 2)
 	for _, t := range names {
 		if t.text == "file" {
 			t.text = "string"
