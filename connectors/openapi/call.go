@@ -78,8 +78,8 @@ func newCaller(cfg Config) (*caller, error) {
 		base:     base,
 		headers:  http.Header{},
 		auth:     cfg.Auth,
-		timeout:  cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
-		maxBytes: cmp.Or(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
+		timeout:  cmp.Or(max(cfg.CallTimeout, 0), DefaultCallTimeout),
+		maxBytes: cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
 		scrub:    cmp.Or(cfg.Scrubber, scrub.New()),
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
