@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -633,11 +634,7 @@ func (d *deriver) requestBody(op *value, form []param, bodyParam *value) (*Body,
 		}
 		switch {
 		case bodyParam != nil:
-			mt := "application/json"
-			if len(consumes) > 0 {
-				mt = chooseMedia(consumes)
-			}
-			b := &Body{MediaType: mt, Required: bodyParam.getBool("required", false)}
+			b := &Body{MediaType: cmp.Or(chooseMedia(consumes), "application/json"), Required: bodyParam.getBool("required", false)}
 			return b, withDescription(d.bodySchema(b, bodyParam.get("schema")), bodyParam)
 		case len(form) > 0:
 			return d.formBody(form, consumes)
@@ -672,11 +669,7 @@ func (d *deriver) requestBody(op *value, form []param, bodyParam *value) (*Body,
 	if wildcard(mt) {
 		b.MediaType = "application/json"
 	}
-	schema := d.bodySchema(b, media.get("schema"))
-	if desc := rb.getText("description"); desc != "" && !hasTopMember(schema, "description") {
-		schema = withMember(schema, "description", appendString(nil, desc))
-	}
-	return b, schema
+	return b, withDescription(d.bodySchema(b, media.get("schema")), rb)
 }
 
 // bodySchema is the input schema of a body of media type b.MediaType with
