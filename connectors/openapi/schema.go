@@ -187,15 +187,9 @@ func holdsRef(n *value, depth int) bool {
 	switch {
 	case depth > maxSchemaDepth:
 		return true
-	case n.isObject():
-		for i, k := range n.keys {
-			if k == "$ref" || holdsRef(&n.items[i], depth+1) {
-				return true
-			}
-		}
-	case n.isArray():
+	case n.isObject() || n.isArray():
 		for i := range n.items {
-			if holdsRef(&n.items[i], depth+1) {
+			if n.kind == kindObject && n.keys[i] == "$ref" || holdsRef(&n.items[i], depth+1) {
 				return true
 			}
 		}
@@ -390,11 +384,7 @@ func (c *schemaConv) exclusive(o *obj, n *value, k string, v *value) {
 	case v.kind == kindNumber:
 		o.raw(k, []byte(v.text))
 	case v.isTrue():
-		bound := "minimum"
-		if k == "exclusiveMaximum" {
-			bound = "maximum"
-		}
-		if m := n.get(bound); m != nil && m.kind == kindNumber {
+		if m := n.get(strings.ToLower(k[len("exclusive"):])); m != nil && m.kind == kindNumber {
 			o.raw(k, []byte(m.text))
 		}
 	}
