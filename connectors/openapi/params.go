@@ -250,16 +250,22 @@ func checkSegments(expanded string, used []*Param) error {
 // backslash for '/' ("..%5c"); so the path is percent-decoded whole and
 // split at both.
 func dotSegment(escaped string) string {
-	p, err := url.PathUnescape(escaped)
-	if err != nil {
-		p = escaped
-	}
-	for _, s := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+	for _, s := range decodedSegments(escaped) {
 		if s == "." || s == ".." {
 			return s
 		}
 	}
 	return ""
+}
+
+// decodedSegments are the segments of an encoded path decoded whole (as
+// it is, when it does not decode) and split at '/' and '\\'.
+func decodedSegments(escaped string) []string {
+	p, err := url.PathUnescape(escaped)
+	if err != nil {
+		p = escaped
+	}
+	return strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
 }
 
 func findParam(params []Param, in, name string) *Param {

@@ -170,17 +170,13 @@ func pathForms(escaped string) [][]string {
 		}
 		each = append(each, s)
 	}
-	whole, err := url.PathUnescape(escaped)
-	if err != nil {
-		whole = escaped
-	}
 	forms := [][]string{each}
 	add := func(f []string) {
 		if !slices.ContainsFunc(forms, func(g []string) bool { return slices.Equal(f, g) }) {
 			forms = append(forms, f)
 		}
 	}
-	add(strings.FieldsFunc(whole, func(r rune) bool { return r == '/' || r == '\\' }))
+	add(decodedSegments(escaped))
 	for _, f := range forms {
 		if slices.ContainsFunc(f, func(s string) bool { return strings.Contains(s, ";") }) {
 			cut := make([]string, len(f))
