@@ -89,8 +89,7 @@ func (ts *tokenSource) token(ctx context.Context, stale string) (string, error) 
 	default:
 		f = &tokenFetch{done: make(chan struct{})}
 		ts.fetch = f
-		ts.wg.Add(1)
-		go ts.run(f)
+		ts.wg.Go(func() { ts.run(f) })
 	}
 	ts.mu.Unlock()
 	select {
@@ -103,7 +102,6 @@ func (ts *tokenSource) token(ctx context.Context, stale string) (string, error) 
 
 // run makes one token request and publishes its outcome.
 func (ts *tokenSource) run(f *tokenFetch) {
-	defer ts.wg.Done()
 	ctx, cancel := context.WithTimeout(ts.ctx, ts.timeout)
 	defer cancel()
 	start := ts.now()
