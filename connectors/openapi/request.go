@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,20 +127,15 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	}
 	if b := in.at("body"); b.kind != kindNull {
 		ct := out.header.Get("Content-Type")
-		var body encodedBody
-		switch {
-		case ct != "" && b.kind == kindString:
-			body = encodedBody{data: []byte(b.text), contentType: ct}
-		case ct != "":
-			body, err = encodeBody(&Body{MediaType: ct}, b)
-		default:
-			body, err = encodeBody(&Body{MediaType: "application/json"}, b)
+		body := encodedBody{data: []byte(b.text), contentType: ct} // a string sent as it is
+		if ct == "" || b.kind != kindString {
+			body, err = encodeBody(&Body{MediaType: cmp.Or(ct, "application/json")}, b)
+		}
+		if err == nil && len(body.data) > maxRequestBody {
+			err = fmt.Errorf("%d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("body: %w", err)
-		}
-		if len(body.data) > maxRequestBody {
-			return nil, fmt.Errorf("body: %d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
 		}
 		out.body = &body
 	}
