@@ -36,10 +36,8 @@ type Connector struct {
 	derived  *derivation // read only
 	pinned   bool        // base_url is configured (see pinnedServer)
 
-	storing    sync.WaitGroup // the derivation being written to the cache
-	specOnce   sync.Once
-	specJSON   []byte // the document as JSON, made on the first spec call
-	specErr    error
+	storing    sync.WaitGroup         // the derivation being written to the cache
+	specJSON   func() ([]byte, error) // the document as JSON, made on the first spec call
 	routesOnce sync.Once
 	routes     []route // every operation request can reach, made on the first Route
 	byKey      map[routeKey][]int
@@ -73,7 +71,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != ""}
+	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", specJSON: sync.OnceValues(doc.jsonText)}
 	c.warnings = append(slices.Clone(doc.warnings), d.Warnings...)
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
@@ -352,21 +350,19 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 			return connectors.Result{IsError: true, Message: "spec: " + err.Error()}, nil
 		}
 	}
-	c.specOnce.Do(func() {
-		c.specJSON, c.specErr = c.doc.jsonText()
-	})
-	if c.specErr != nil {
-		return connectors.Result{}, c.specErr
+	text, err := c.specJSON()
+	if err != nil {
+		return connectors.Result{}, err
 	}
 	if a.Pointer == "" {
-		if len(c.specJSON) > specWholeLimit {
+		if len(text) > specWholeLimit {
 			return connectors.Result{IsError: true, Message: fmt.Sprintf(
 				"spec: the document is %d KiB, too large to return whole; ask for a part with a JSON pointer, "+
-					`such as spec({pointer: "/components/schemas"}) or spec({pointer: "/paths/~1some~1path/get"})`, len(c.specJSON)>>10)}, nil
+					`such as spec({pointer: "/components/schemas"}) or spec({pointer: "/paths/~1some~1path/get"})`, len(text)>>10)}, nil
 		}
-		return connectors.Result{Value: c.scrub.JSON(c.specJSON)}, nil
+		return connectors.Result{Value: c.scrub.JSON(text)}, nil
 	}
-	root, ok := parseJSON(c.specJSON)
+	root, ok := parseJSON(text)
 	if !ok {
 		return connectors.Result{}, fmt.Errorf("spec: the document is not valid JSON")
 	}
