@@ -18,8 +18,7 @@ import (
 // A derivation is everything derived from one document, before the
 // connector's operation filter: it is what the derivation cache keeps.
 type derivation struct {
-	Title       string
-	Description string
+	Title string
 	// Server is the document's base URL: its first server with the
 	// variables' defaults (Swagger 2.0: scheme, host and basePath); it may
 	// be relative, or "" when the document names none.
@@ -91,9 +90,7 @@ func derive(root *value) (*derivation, error) {
 	}
 	d.conv.warn = d.warn
 	out := &derivation{Defs: map[string]json.RawMessage{}, DefRefs: map[string][]string{}}
-	info := root.get("info")
-	out.Title = info.getText("title")
-	out.Description = info.getText("description")
+	out.Title = root.get("info").getText("title")
 	out.Server = d.server(root)
 
 	paths := root.get("paths")
