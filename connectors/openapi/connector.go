@@ -27,7 +27,6 @@ type Connector struct {
 	ops      map[string]*Operation // by SourceName
 	defs     json.RawMessage
 	warnings []string
-	doc      *document
 	scrub    *scrub.Scrubber
 	base     *url.URL // where requests go; nil when there is nowhere
 	calls    *caller  // nil when there is nowhere, for why
@@ -71,7 +70,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", specJSON: sync.OnceValues(doc.jsonText)}
+	c := &Connector{name: cfg.Name, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", specJSON: sync.OnceValues(doc.jsonText)}
 	c.warnings = append(slices.Clone(doc.warnings), d.Warnings...)
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
