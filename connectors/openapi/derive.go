@@ -525,7 +525,10 @@ func (d *deriver) param(pn *value, in string) param {
 // schema has none of its own.
 func withDescription(schema []byte, pn *value) []byte {
 	desc := pn.getText("description")
-	if desc == "" || hasTopMember(schema, "description") {
+	if desc == "" {
+		return schema
+	}
+	if top, _ := parseJSON(schema); top.get("description") != nil {
 		return schema
 	}
 	return withMember(schema, "description", appendString(nil, desc))
@@ -537,25 +540,12 @@ func withMember(schema []byte, key string, value []byte) []byte {
 	if len(schema) < 2 || schema[0] != '{' {
 		return schema
 	}
-	out := make([]byte, 0, len(schema)+len(key)+len(value)+4)
-	out = append(out, '{')
-	out = appendString(out, key)
-	out = append(out, ':')
-	out = append(out, value...)
-	if string(schema) != "{}" {
-		out = append(out, ',')
+	o := obj{b: make([]byte, 0, len(schema)+len(key)+len(value)+4)}
+	o.raw(key, value)
+	if string(schema) == "{}" {
+		return o.done()
 	}
-	return append(out, schema[1:]...)
-}
-
-// hasTopMember reports whether a JSON object has key at its top level.
-func hasTopMember(schema []byte, key string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(schema, &m) != nil {
-		return false
-	}
-	_, ok := m[key]
-	return ok
+	return append(append(o.b, ','), schema[1:]...)
 }
 
 // collectionFormat maps Swagger 2.0's collectionFormat to a style and
