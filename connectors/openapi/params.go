@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -111,10 +112,7 @@ func (op operator) expand(b []byte, name string, v value, explode bool, esc esca
 	if !v.scalar() && len(v.items) == 0 {
 		return b
 	}
-	sep := op.sep
-	if sep == "" {
-		sep = ","
-	}
+	sep := cmp.Or(op.sep, ",")
 	b = append(b, op.prefix...)
 	pair := func(b []byte, k, val string) []byte {
 		b = esc(b, k)
@@ -130,24 +128,19 @@ func (op operator) expand(b []byte, name string, v value, explode bool, esc esca
 			return pair(b, name, v.text)
 		}
 		return esc(b, v.text)
-	case explode && v.kind == kindArray:
+	case explode: // the items, or an object's members as pairs
 		for i, it := range v.items {
 			if i > 0 {
 				b = append(b, sep...)
 			}
-			if op.named {
+			switch {
+			case v.kind == kindObject:
+				b = pair(b, v.keys[i], it.String())
+			case op.named:
 				b = pair(b, name, it.String())
-			} else {
+			default:
 				b = esc(b, it.String())
 			}
-		}
-		return b
-	case explode: // an object: its members as pairs
-		for i, k := range v.keys {
-			if i > 0 {
-				b = append(b, sep...)
-			}
-			b = pair(b, k, v.items[i].String())
 		}
 		return b
 	}
