@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -202,16 +203,27 @@ func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
 			b = escapeLiteral(b, seg[:open])
 			name := seg[open+1 : closing]
 			seg = seg[closing+1:]
-			p := findParam(op.Params, InPath, name)
-			if p == nil {
+			i := slices.IndexFunc(op.Params, func(p Param) bool { return p.In == InPath && p.Name == name })
+			if i < 0 {
 				return nil, fmt.Errorf("path %s: no path parameter %q is declared", op.Path, name)
 			}
+			p := &op.Params[i]
 			used = append(used, p)
 			v, ok := paramValue(in, p)
 			if !ok {
 				return nil, fmt.Errorf("%s is required", p.where())
 			}
-			b = pathOperator(p).expand(b, p.Name, v, p.Explode, pathEscaper(p))
+			expr, esc := opSimple, escapeUnreserved
+			switch {
+			case p.Style == StyleLabel:
+				expr = opLabel
+			case p.Style == StyleMatrix:
+				expr = opMatrix
+			}
+			if p.MultiSegment {
+				esc = escapeSegments
+			}
+			b = expr.expand(b, p.Name, v, p.Explode, esc)
 		}
 		if err := checkSegments(string(b[start:]), used); err != nil {
 			return nil, err
@@ -259,32 +271,6 @@ func decodedSegments(escaped string) []string {
 		p = escaped
 	}
 	return strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
-}
-
-func findParam(params []Param, in, name string) *Param {
-	for i := range params {
-		if params[i].In == in && params[i].Name == name {
-			return &params[i]
-		}
-	}
-	return nil
-}
-
-func pathOperator(p *Param) operator {
-	switch p.Style {
-	case StyleLabel:
-		return opLabel
-	case StyleMatrix:
-		return opMatrix
-	}
-	return opSimple
-}
-
-func pathEscaper(p *Param) escaper {
-	if p.MultiSegment {
-		return escapeSegments
-	}
-	return escapeUnreserved
 }
 
 // appendQueryParam appends p's value to a query string (b is empty or
