@@ -36,32 +36,10 @@ type document struct {
 	// warnings say why a cached copy was used.
 	warnings []string
 
-	// raw is the document as read (JSON or YAML). A file whose identity
-	// matched the cache's record (see fileIdentity) is read only when its
-	// bytes are needed (to derive, or for spec), from path.
-	path    string
-	rawOnce sync.Once
-	raw     []byte
-	rawErr  error
-}
-
-// bytes returns the document as read.
-func (d *document) bytes() ([]byte, error) {
-	d.rawOnce.Do(func() {
-		if d.raw != nil {
-			return
-		}
-		raw, err := readFile(d.path)
-		switch {
-		case err != nil:
-			d.rawErr = err
-		case hashOf(raw) != d.hash:
-			d.rawErr = fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", d.path)
-		default:
-			d.raw = raw
-		}
-	})
-	return d.raw, d.rawErr
+	// bytes returns the document as read (JSON or YAML). A file whose
+	// identity matched the cache's record (see openFile) is read only
+	// when its bytes are needed (to derive, or for spec).
+	bytes func() ([]byte, error)
 }
 
 // isURL reports whether a document location is an http(s) URL.
@@ -117,9 +95,7 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 }
 
 func newDocument(raw []byte, u *url.URL) *document {
-	d := &document{raw: raw, hash: hashOf(raw), url: u}
-	d.rawOnce.Do(func() {})
-	return d
+	return &document{hash: hashOf(raw), url: u, bytes: func() ([]byte, error) { return raw, nil }}
 }
 
 func hashOf(raw []byte) string {
@@ -144,7 +120,13 @@ func openFile(loc, cacheDir string) (*document, error) {
 	key := fmt.Sprintf("%s %+v\n", abs, before)
 	if rec, err := os.ReadFile(record); cacheDir != "" && statErr == nil && err == nil {
 		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
-			return &document{hash: hash, path: abs}, nil
+			return &document{hash: hash, bytes: sync.OnceValues(func() ([]byte, error) {
+				raw, err := readFile(abs)
+				if err == nil && hashOf(raw) != hash {
+					return nil, fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", abs)
+				}
+				return raw, err
+			})}, nil
 		}
 	}
 	raw, err := readFile(abs)
@@ -152,7 +134,6 @@ func openFile(loc, cacheDir string) (*document, error) {
 		return nil, err
 	}
 	d := newDocument(raw, nil)
-	d.path = abs
 	if after, err := fileIdentity(abs); cacheDir != "" && statErr == nil && err == nil && after == before {
 		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
