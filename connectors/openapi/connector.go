@@ -218,7 +218,7 @@ func definitions(d *derivation, refs map[string]bool) json.RawMessage {
 	if len(refs) == 0 {
 		return nil
 	}
-	var o obj
+	o := obj{b: []byte(`{"components":{"schemas":`)}
 	for _, n := range slices.Sorted(maps.Keys(refs)) {
 		if def, ok := d.Defs[n]; ok {
 			o.raw(n, def)
@@ -226,7 +226,7 @@ func definitions(d *derivation, refs map[string]bool) json.RawMessage {
 			o.raw(n, []byte("{}"))
 		}
 	}
-	return slices.Concat([]byte(`{"components":{"schemas":`), o.done(), []byte("}}"))
+	return append(o.done(), "}}"...)
 }
 
 // pinnedServer is the server an operation keeps when base_url pins the
