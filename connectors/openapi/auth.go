@@ -3,10 +3,11 @@ package openapi
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // API key locations.

@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"

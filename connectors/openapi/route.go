@@ -3,10 +3,11 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )

@@ -2,10 +2,11 @@ package openapi
 
 import (
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // schemaConv turns the schema objects of an OpenAPI document (OpenAPI 3.0's
