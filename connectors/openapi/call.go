@@ -14,13 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
-
-	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
-
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
 // Bounds on what a call sends.

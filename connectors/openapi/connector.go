@@ -13,9 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/codemode-mcp/codemode-mcp/internal/origin"
-
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 

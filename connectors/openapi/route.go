@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/codemode-mcp/codemode-mcp/internal/origin"
-
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 )
 
 // This file resolves a call of request() to the operations of the
