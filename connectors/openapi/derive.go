@@ -434,33 +434,20 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 	}
 	for _, pn := range all {
 		name, in := pn.getText("name"), pn.getText("in")
-		switch in {
-		case "body":
-			if d.swagger2 {
-				body = pn
-				continue
-			}
-		case "formData":
-			if d.swagger2 {
-				form = append(form, d.param(pn, InQuery))
-				continue
-			}
-		case InPath:
-			if !vars[name] {
-				d.warn(fmt.Sprintf("path parameter %q is not in the path; ignored", name))
-				continue
-			}
-			delete(vars, name)
-		case InQuery, InCookie:
-		case InHeader:
+		switch {
+		case in == "body" && d.swagger2:
+			body = pn
+		case in == "formData" && d.swagger2:
+			form = append(form, d.param(pn, InQuery))
+		case in == InPath && !vars[name]:
+			d.warn(fmt.Sprintf("path parameter %q is not in the path; ignored", name))
+		case in == InHeader && slices.Contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(name)):
 			// OpenAPI 3: these header parameters are ignored; the
 			// connector sets them.
-			if l := strings.ToLower(name); l == "accept" || l == "content-type" || l == "authorization" {
-				continue
+		case in == InPath || in == InQuery || in == InHeader || in == InCookie:
+			if in == InPath {
+				delete(vars, name)
 			}
-		}
-		switch in {
-		case InPath, InQuery, InHeader, InCookie:
 			params = append(params, d.param(pn, in))
 		default:
 			d.warn(fmt.Sprintf("parameter %q has an unknown location %q; ignored", name, in))
