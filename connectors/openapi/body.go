@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"mime"
 	"mime/multipart"
@@ -187,12 +188,8 @@ func encodeMultipart(mediaType string, v value, files []string, encoding map[str
 			continue
 		}
 		data := []byte(it.text)
-		switch {
-		case enc != "" && classify(enc) == classJSON || !it.scalar():
-			data = it.appendJSON(nil)
-			if enc == "" {
-				enc = "application/json"
-			}
+		if enc != "" && classify(enc) == classJSON || !it.scalar() {
+			data, enc = it.appendJSON(nil), cmp.Or(enc, "application/json")
 		}
 		if err := writePart(w, name, "", enc, data); err != nil {
 			return encodedBody{}, err
@@ -221,18 +218,7 @@ func writeFilePart(w *multipart.Writer, name string, f value, enc string) error 
 	default:
 		return fmt.Errorf("member %q is a file: give a string (its text is the content) or {base64, filename?, mediaType?}, not %s", name, kindName(f.kind))
 	}
-	filename := bin.Filename
-	if filename == "" {
-		filename = name
-	}
-	ct := bin.MediaType
-	if ct == "" {
-		ct = enc
-	}
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	return writePart(w, name, filename, ct, content)
+	return writePart(w, name, cmp.Or(bin.Filename, name), cmp.Or(bin.MediaType, enc, "application/octet-stream"), content)
 }
 
 // quoteEscaper escapes a Content-Disposition parameter as
