@@ -217,10 +217,7 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 	if err != nil {
 		return nil, err
 	}
-	req.Header = out.header.Clone()
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
+	req.Header = out.header.Clone() // never nil: prepare and prepareRequest make it
 	for k, v := range c.headers {
 		req.Header[k] = append([]string(nil), v...)
 	}
