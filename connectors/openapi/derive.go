@@ -535,10 +535,12 @@ func withMember(schema []byte, key string, value []byte) []byte {
 	return append(append(o.b, ','), schema[1:]...)
 }
 
+var collectionStyles = map[string]string{"ssv": StyleSpaceDelimited, "pipes": StylePipeDelimited, "tsv": StyleTab}
+
 // collectionFormat maps Swagger 2.0's collectionFormat to a style and
 // explode (csv is the default).
 func collectionFormat(cf, in string) (string, bool) {
-	switch s, ok := map[string]string{"ssv": StyleSpaceDelimited, "pipes": StylePipeDelimited, "tsv": StyleTab}[cf]; {
+	switch s, ok := collectionStyles[cf]; {
 	case cf == "multi":
 		return StyleForm, true
 	case ok:
