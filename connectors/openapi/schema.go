@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -61,11 +62,7 @@ func defsRef(name string) string {
 // takeRefs returns the shared schema names referenced since the last call,
 // sorted, and starts a new set.
 func (c *schemaConv) takeRefs() []string {
-	out := make([]string, 0, len(c.refs))
-	for n := range c.refs {
-		out = append(out, n)
-	}
-	slices.Sort(out)
+	out := slices.Sorted(maps.Keys(c.refs))
 	clear(c.refs)
 	return out
 }
