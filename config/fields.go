@@ -295,11 +295,12 @@ var checks = map[string]check{
 		}
 		return v, true
 	},
-	"issuer":     errCheck(oauth.CheckIssuer),
-	"resource":   errCheck(checkResource),
-	"endpoint":   errCheck(func(s string) error { return oauth.CheckURL(s, "the introspection endpoint") }),
-	"scope":      scope(" \"\\", "expected a scope (no spaces or quotes), got %q"),
-	"oauthScope": scope(" \t\"\\", "a scope is one word without spaces or quotes; got %q"),
+	"issuer":      errCheck(oauth.CheckIssuer),
+	"resource":    errCheck(checkResource),
+	"endpoint":    errCheck(func(s string) error { return oauth.CheckURL(s, "the introspection endpoint") }),
+	"redirectURI": errCheck(checkRedirectURI),
+	"scope":       scope(" \"\\", "expected a scope (no spaces or quotes), got %q"),
+	"oauthScope":  scope(" \t\"\\", "a scope is one word without spaces or quotes; got %q"),
 	"metadataURL": errCheck(func(s string) error {
 		if u, err := url.Parse(s); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
 			return fmt.Errorf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", s)

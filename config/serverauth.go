@@ -29,7 +29,35 @@ type ServerAuth struct {
 	// ScopesSupported overrides the scopes the protected resource metadata
 	// lists (nil: codemode:run, codemode:approve, codemode:admin).
 	ScopesSupported []string `cfg:"scopes_supported,check=scope"`
+	// Console, when set, makes the approval console sign people in
+	// through Issuer (nil: it takes a bearer token with codemode:admin).
+	Console *ConsoleSignOn `cfg:"console"`
 }
+
+// ConsoleSignOn is server.auth.console: the client the approval console
+// signs people in as (OpenID Connect's authorization code flow with
+// PKCE), registered at the issuer with the redirect URI
+// <public base>/auth/callback.
+type ConsoleSignOn struct {
+	// ClientID is the client; ClientSecret its secret ("" for a public
+	// client).
+	ClientID     string `cfg:"client_id,nonempty"`
+	ClientSecret string `cfg:"client_secret,nonempty,secret"`
+	// RedirectURI is where the issuer sends the browser back; "" means
+	// /auth/callback at server.auth.resource's origin (else the
+	// listener's).
+	RedirectURI string `cfg:"redirect_uri,nonempty,check=redirectURI"`
+	// Scopes are asked for (nil: DefaultConsoleScopes); openid is added.
+	Scopes []string `cfg:"scopes,check=scope"`
+}
+
+// ConsoleCallbackPath is the console's redirect URI's path.
+const ConsoleCallbackPath = "/auth/callback"
+
+// DefaultConsoleScopes are what the console asks the issuer for: who the
+// person is (openid, profile, email) and the scopes of what it offers
+// (seeing one's runs, deciding, rolling back).
+var DefaultConsoleScopes = []string{"openid", "profile", "email", "codemode:run", "codemode:approve", "codemode:admin"}
 
 // Introspection is server.auth.introspection.
 type Introspection struct {
@@ -53,6 +81,25 @@ func (in *Introspection) check(d *decoder, n *node, fp fieldPath) {
 	case in.ClientID == "" && in.Endpoint == "":
 		d.errAt(n.pos, fp, "needs client_id (and client_secret) of a client the issuer lets introspect, or the endpoint of an introspection that needs none")
 	}
+}
+
+// check says server.auth.console names its client.
+func (c *ConsoleSignOn) check(d *decoder, n *node, fp fieldPath) {
+	if c.ClientID == "" && !hasKey(n, "client_id") {
+		d.errAt(n.pos, fp, "needs client_id: the client registered at the issuer for the console (its redirect URI "+ConsoleCallbackPath+" at the server's public origin)")
+	}
+}
+
+// checkRedirectURI checks server.auth.console.redirect_uri: the console's
+// callback at its public origin.
+func checkRedirectURI(v string) error {
+	if err := oauth.CheckURL(v, "the redirect URI"); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(v); u.Path != ConsoleCallbackPath || u.RawQuery != "" {
+		return fmt.Errorf("the redirect URI %q must be the console's %s at its public origin (https://console.example.com%s)", v, ConsoleCallbackPath, ConsoleCallbackPath)
+	}
+	return nil
 }
 
 // checkResource checks server.auth.resource: an absolute http(s) URL
@@ -84,5 +131,8 @@ func (d *decoder) checkServerAuth(cfg *Config) {
 		s.AuthToken, s.AuthTokenFrom = "", ""
 	case s.AuthToken != "":
 		d.errAt(d.at["server.auth_token"], "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
+	}
+	if s.Auth.Console != nil && !cfg.Approvals.Console {
+		d.warnAt(d.at["server.auth"], "server.auth.console", "approvals.console is false: no console is served, so nobody signs in to one")
 	}
 }
