@@ -263,6 +263,10 @@ type Connector struct {
 	// wants OAuth (the MCP authorization specification). Nil is the
 	// default: discovery and registration do everything.
 	OAuth *OAuth
+	// Credentials is whose credentials a url connector's calls carry:
+	// CredentialsShared ("" too: the one grant of whoever signed in) or
+	// CredentialsPerUser (each person's own grant, under server.auth).
+	Credentials string
 
 	// OpenAPI is the document's path (resolved against the config file's
 	// directory) or http(s) URL; BaseURL overrides its servers.
@@ -308,6 +312,16 @@ type Auth struct {
 	APIKey *APIKey
 	OAuth2 *OAuth2
 }
+
+// Values of Connector.Credentials.
+const (
+	CredentialsShared  = "shared"
+	CredentialsPerUser = "per_user"
+)
+
+// PerUser reports whether the connector's calls carry each person's own
+// credentials (credentials: per_user).
+func (c Connector) PerUser() bool { return c.Credentials == CredentialsPerUser }
 
 // OAuth is a url connector's oauth: map. Every field is optional.
 type OAuth struct {

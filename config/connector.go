@@ -41,6 +41,7 @@ var connectorKeys = []keySpec{
 	{"url", []Kind{KindHTTP}},
 	{"sse", []Kind{KindHTTP}},
 	{"oauth", []Kind{KindHTTP}},
+	{"credentials", []Kind{KindHTTP}},
 	{"headers", []Kind{KindHTTP, KindOpenAPI}},
 	{"openapi", []Kind{KindOpenAPI}},
 	{"base_url", []Kind{KindOpenAPI}},
@@ -174,8 +175,36 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 			}
 		}
 	}
+	if c.Credentials == CredentialsPerUser {
+		d.checkPerUser(e, fp, c)
+	}
 	p.c = c
 	return p, len(d.errs) == nerr
+}
+
+// perUserAt is where a connector asked for credentials: per_user, checked
+// against server.auth once the whole file is read (checkServerAuth).
+type perUserAt struct {
+	fp fieldPath
+	at pos
+}
+
+// checkPerUser refuses credentials: per_user where no person could sign
+// in for themselves: a client credentials grant (the client is nobody in
+// particular), or an Authorization header (one credential for everyone).
+func (d *decoder) checkPerUser(e entry, fp fieldPath, c Connector) {
+	at := e.keyPos
+	if i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "credentials" }); i >= 0 {
+		at = e.val.entries[i].keyPos
+	}
+	if c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
+		d.errAt(at, fp.key("credentials"), "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
+	}
+	for h := range c.Headers {
+		if strings.EqualFold(h, "Authorization") {
+			d.errAt(at, fp.key("credentials"), "per_user and an Authorization header exclude each other: the header is one credential for everyone")
+		}
+	}
 }
 
 // connectorField decodes one key of a native connector.
@@ -210,6 +239,13 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 		c.Headers = d.strMap(n, fp, true)
 	case "oauth":
 		c.OAuth = d.oauth(n, fp)
+	case "credentials":
+		if v, ok := d.oneOf(n, fp, CredentialsShared, CredentialsPerUser); ok {
+			c.Credentials = v
+			if v == CredentialsPerUser {
+				d.perUser = append(d.perUser, perUserAt{fp: fp, at: n.pos})
+			}
+		}
 	case "openapi":
 		v, ok := d.nonEmptySetting(n, fp)
 		switch {

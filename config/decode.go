@@ -25,6 +25,8 @@ type decoder struct {
 	addrPos pos
 	// tlsPos is where tls_cert or tls_key was written.
 	tlsPos pos
+	// perUser are the connectors with credentials: per_user.
+	perUser []perUserAt
 	// tokenPos is where server.auth_token was written.
 	tokenPos pos
 	// authPos is where server.auth was written.

@@ -38,6 +38,7 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
 	p.approved = c.approved
 	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
+	p.user = e.StartedBy.Subject
 	sb := r.sandboxSpan(ctx)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,

@@ -31,9 +31,12 @@ func DefaultSealer() *oauth.Sealer {
 // tokens sealed by sealer; nil when the connector does not sign in: it
 // sends an Authorization header of its own, or its server is plain HTTP
 // beyond this machine (tokens are sent only over HTTPS) and it has no
-// oauth: map (with one, that is an error). signedIn, if not nil, hears how
+// oauth: map (with one, that is an error). account is the person the
+// client signs in for (oauth.Config.Account: a connector with
+// credentials: per_user), "" for the connector's one grant; a per-user
+// client that cannot be made is an error. signedIn, if not nil, hears how
 // each sign-in ended (oauth.Config.OnSignInEnded).
-func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger, signedIn func(error)) (*oauth.Session, error) {
+func OAuthFor(cc config.Connector, account string, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger, signedIn func(error)) (*oauth.Session, error) {
 	if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
 		return nil, nil
 	}
@@ -60,6 +63,7 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 	s, err := oauth.New(oauth.Config{
 		Connector:         cc.Name,
 		Server:            cc.URL,
+		Account:           account,
 		Grant:             o.Grant,
 		ClientID:          o.ClientID,
 		ClientSecret:      o.ClientSecret,
@@ -73,7 +77,7 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 		Logger:            log,
 		OnSignInEnded:     signedIn,
 	})
-	if err != nil && cc.OAuth == nil {
+	if err != nil && cc.OAuth == nil && !cc.PerUser() {
 		log.Debug("the connector will not sign in", "connector", cc.Name, "why", err)
 		return nil, nil
 	}
@@ -87,7 +91,7 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 // it with mcp.Open), signing in through an OAuth session on tokens (see
 // OAuthFor), which the connector owns.
 func RemoteConfig(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (mcp.Config, error) {
-	auth, err := OAuthFor(cc, tokens, sealer, sc, log, nil)
+	auth, err := OAuthFor(cc, "", tokens, sealer, sc, log, nil)
 	if err != nil {
 		return mcp.Config{}, err
 	}

@@ -149,6 +149,12 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	}
 	defer tg.st.Close()
 	cc, sc := tg.cc, tg.sc
+	if cc.PerUser() {
+		// The grant would be stored as one person's whoever signed in
+		// at the authorization server: each person signs in from their
+		// own run instead (its sign-in link), as themselves.
+		return usagef("login: connector %s has credentials: per_user: each person signs in for themselves, from the run that needs it (its sign-in link, or the approval console); `logout %s --user SUBJECT` forgets one person's sign-in", cc.Name, cc.Name)
+	}
 	mc, err := app.RemoteConfig(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
 	if err != nil {
 		return usageError{err}
@@ -232,13 +238,20 @@ func resumeSignedIn(ctx context.Context, c common, name string, env Env, log *sl
 func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
 	fs := newFlags("logout", env, &c, true)
+	user := fs.String("user", "", "the person (their subject at server.auth.issuer) whose sign-in to forget, for a connector with credentials: per_user")
 	tg, err := openTarget(ctx, "logout", fs, &c, args, env, log)
 	if err != nil {
 		return err
 	}
 	defer tg.st.Close()
 	cc, sc := tg.cc, tg.sc
-	s, err := app.OAuthFor(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log, nil)
+	switch {
+	case cc.PerUser() && *user == "":
+		return usagef("logout: connector %s has credentials: per_user: name whose sign-in to forget with --user SUBJECT", cc.Name)
+	case !cc.PerUser() && *user != "":
+		return usagef("logout: --user applies to a connector with credentials: per_user; %s has one sign-in for everyone", cc.Name)
+	}
+	s, err := app.OAuthFor(cc, *user, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log, nil)
 	if err != nil {
 		return usageError{err}
 	}

@@ -52,6 +52,12 @@ type Config struct {
 	Connector string
 	// Server is the remote MCP server's URL: the protected resource.
 	Server string
+	// Account, when set, is the person the session signs in for (their
+	// subject at the team's issuer: credentials: per_user): the grant is
+	// theirs alone, kept under an id that names them, so that one
+	// person's tokens are never read for another. "" is the one grant
+	// of the server (credentials: shared).
+	Account string
 	// Grant is GrantAuthorizationCode ("" too) or GrantClientCredentials.
 	Grant string
 	// ClientID and ClientSecret are a client registered beforehand with
@@ -140,6 +146,7 @@ type Session struct {
 // grant is a server's stored grant.
 type grant struct {
 	Server             string    `json:"server"`
+	Account            string    `json:"account,omitempty"`
 	Resource           string    `json:"resource"`
 	Issuer             string    `json:"issuer,omitempty"`
 	TokenEndpoint      string    `json:"token_endpoint"`
@@ -185,6 +192,8 @@ func New(cfg Config) (*Session, error) {
 		return nil, errors.New("the client_credentials grant needs a client_id")
 	case cfg.Grant == GrantClientCredentials && cfg.ClientSecret == "" && cfg.PrivateKey == nil:
 		return nil, errors.New("the client_credentials grant needs a client_secret or a private_key")
+	case cfg.Grant == GrantClientCredentials && cfg.Account != "":
+		return nil, errors.New("the client_credentials grant has no person to sign in: it cannot hold per-user credentials")
 	case cfg.Store == nil || cfg.Sealer == nil:
 		return nil, errors.New("no store for tokens")
 	}
@@ -223,7 +232,7 @@ func New(cfg Config) (*Session, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Session{
 		cfg:    cfg,
-		id:     grantID(cfg.Server),
+		id:     accountGrantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
 		f:      newFetcher(cfg.HTTP, cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
@@ -244,6 +253,18 @@ func grantID(server string) string {
 	}
 	u.RawQuery, u.ForceQuery = "", false
 	return u.String()
+}
+
+// accountGrantID is the record id of account's grant of server: the
+// server's grant id, then the account escaped after "#user=" (a fragment,
+// which a server URL never has: canonicalURL drops it). The sealed value
+// is bound to this id, so a grant copied to another person's id does not
+// open.
+func accountGrantID(server, account string) string {
+	if account == "" {
+		return grantID(server)
+	}
+	return grantID(server) + "#user=" + url.QueryEscape(account)
 }
 
 // Close ends the refreshes under way and waits for them.
@@ -280,7 +301,7 @@ func (s *Session) decodeGrant(plain []byte) (*grant, error) {
 	if err := json.Unmarshal(plain, &g); err != nil {
 		return nil, fmt.Errorf("stored grant of %s: %w", s.id, err)
 	}
-	if g.Server != s.server {
+	if g.Server != s.server || g.Account != s.cfg.Account {
 		return nil, nil
 	}
 	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)

@@ -147,7 +147,7 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 		return nil, s.cfg.Scrubber.Error(fmt.Errorf("connector %s: client credentials token: %w", s.cfg.Connector, err))
 	}
 	ng := &grant{
-		Server: s.server, Resource: d.resource, Issuer: d.issuer,
+		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
 		Grant: GrantClientCredentials, ClientID: auth.id, AuthMethod: auth.method,
 		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: scopes,
@@ -476,7 +476,7 @@ func (a *Attempt) complete(q url.Values) error {
 		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: exchanging the code: %w", s.cfg.Connector, err))
 	}
 	g := &grant{
-		Server: s.server, Resource: d.resource, Issuer: d.issuer,
+		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
 		Grant: GrantAuthorizationCode, ClientID: a.client.auth.id, AuthMethod: a.client.auth.method,
 		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: a.scopes,

@@ -72,6 +72,8 @@ type Server struct {
 	mu             sync.Mutex
 	codes          map[string]codeGrant
 	access         map[string][]string // valid access tokens and their scopes
+	subjects       map[string]string   // the person each access or refresh token is for ("" for none)
+	calls          []Call              // the tools/call requests passed to Next
 	refresh        map[string]*refreshToken
 	registrations  int
 	refreshes      int
@@ -91,14 +93,33 @@ type Server struct {
 }
 
 type codeGrant struct {
-	challenge, redirect, clientID, resource string
-	scopes                                  []string
+	challenge, redirect, clientID, resource, subject string
+	scopes                                           []string
 }
 
 type refreshToken struct {
-	family string
-	used   bool
-	scopes []string
+	family  string
+	used    bool
+	scopes  []string
+	subject string
+}
+
+// SubjectParam is the query parameter a test adds to an authorization
+// request's URL to sign in as that person (the fake has no login page):
+// the tokens issued for the code are that person's, and the resource
+// records their subject with each call (Calls).
+const SubjectParam = "oauthtest_subject"
+
+// SubjectHeader is the header in which the resource tells Next whose
+// token a request carried.
+const SubjectHeader = "X-Oauthtest-Subject"
+
+// A Call is a tools/call request the resource passed to Next: whose
+// token it carried ("" for a token of nobody in particular) and the
+// request's body.
+type Call struct {
+	Subject string
+	Body    string
 }
 
 // New starts a Server that behaves: metadata where the specifications
@@ -107,7 +128,7 @@ type refreshToken struct {
 // stop when t ends.
 func New(t testing.TB) *Server {
 	f := &Server{PRMInHeader: true, ExpiresIn: 3600, codes: map[string]codeGrant{},
-		access: map[string][]string{}, refresh: map[string]*refreshToken{}, paths: map[string]int{},
+		access: map[string][]string{}, subjects: map[string]string{}, refresh: map[string]*refreshToken{}, paths: map[string]int{},
 		opaque: map[string]map[string]any{}}
 	f.AS = httptest.NewServer(http.HandlerFunc(f.serveAS))
 	f.RS = httptest.NewServer(http.HandlerFunc(f.serveRS))
@@ -205,6 +226,15 @@ func (f *Server) serveRS(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.Next != nil {
 		next := f.Next
+		sub := f.subjects[tok]
+		r.Header.Set(SubjectHeader, sub)
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			if strings.Contains(string(body), `"tools/call"`) {
+				f.calls = append(f.calls, Call{Subject: sub, Body: string(body)})
+			}
+		}
 		f.mu.Unlock()
 		defer f.mu.Lock()
 		next.ServeHTTP(w, r)
@@ -318,7 +348,7 @@ func (f *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := f.next("code")
 	f.codes[code] = codeGrant{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"),
-		clientID: q.Get("client_id"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+		clientID: q.Get("client_id"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope")), subject: q.Get(SubjectParam)}
 	u, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil {
 		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
@@ -361,7 +391,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var scopes []string
-	var family string
+	var family, subject string
 	switch form.Get("grant_type") {
 	case "authorization_code":
 		c, ok := f.codes[form.Get("code")]
@@ -376,7 +406,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "invalid_grant")
 			return
 		}
-		scopes, family = c.scopes, f.id("family")
+		scopes, family, subject = c.scopes, f.id("family"), c.subject
 	case "refresh_token":
 		f.refreshes++
 		rt := f.refresh[form.Get("refresh_token")]
@@ -394,7 +424,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		if f.Rotate {
 			rt.used = true
 		}
-		scopes, family = rt.scopes, rt.family
+		scopes, family, subject = rt.scopes, rt.family, rt.subject
 	case "client_credentials":
 		scopes, family = strings.Fields(form.Get("scope")), f.id("family")
 	default:
@@ -403,13 +433,14 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	access := f.next("access-token")
 	f.access[access] = scopes
+	f.subjects[access] = subject
 	out := map[string]any{"access_token": access, "token_type": "Bearer", "scope": strings.Join(scopes, " ")}
 	if f.ExpiresIn > 0 {
 		out["expires_in"] = f.ExpiresIn
 	}
 	if form.Get("grant_type") != "client_credentials" && (form.Get("grant_type") == "authorization_code" || f.Rotate) {
 		rt := f.next("refresh-token")
-		f.refresh[rt] = &refreshToken{family: family, scopes: scopes}
+		f.refresh[rt] = &refreshToken{family: family, scopes: scopes, subject: subject}
 		out["refresh_token"] = rt
 	}
 	writeJSON(w, out)
@@ -442,6 +473,14 @@ func (f *Server) revokeFamily(family string) {
 		}
 	}
 	clear(f.access) // the fake revokes every access token: enough for the tests
+}
+
+// Calls returns the tools/call requests passed to Next so far, oldest
+// first, with whose token each carried.
+func (f *Server) Calls() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
 }
 
 // ExpireAccess makes every access token invalid (refresh tokens stay).
