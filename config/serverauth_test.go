@@ -79,3 +79,37 @@ func TestServerAuthIgnoresTheTokenFromTheEnvironment(t *testing.T) {
 		t.Errorf("token %q, warnings %v; want no token and one warning at server.auth", cfg.Server.AuthToken, cfg.Warnings)
 	}
 }
+
+// credentials: per_user is read for a url connector under server.auth,
+// and refused, at its line, where no person could sign in for
+// themselves.
+func TestPerUserCredentials(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	const auth = "server:\n  auth:\n    issuer: https://a.example/\n"
+	cfg, err := Parse([]byte(auth+"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n  lin:\n    url: https://lin.example/mcp\n    credentials: shared\n"), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gh, lin := cfg.Connectors[0], cfg.Connectors[1]; !gh.PerUser() || lin.PerUser() || lin.Credentials != CredentialsShared {
+		t.Errorf("credentials %q and %q; want per_user and shared", gh.Credentials, lin.Credentials)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n",
+			"codemode.yaml:4:18: connectors.gh.credentials: per_user needs server.auth (an issuer whose people sign in)"},
+		{auth + "connectors:\n  gh:\n    command: gh-mcp\n    credentials: per_user\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: credentials does not apply to a command connector (only to url connectors)"},
+		{auth + "connectors:\n  gh:\n    openapi: https://gh.example/openapi.json\n    credentials: per_user\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: credentials does not apply to an openapi connector (only to url connectors)"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n    oauth: {grant: client_credentials, client_id: c, client_secret: s}\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: per_user needs a person to sign in, and oauth.grant: client_credentials has none"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n    headers: {Authorization: Bearer x}\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: per_user and an Authorization header exclude each other"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: mine\n",
+			`codemode.yaml:7:18: connectors.gh.credentials:`},
+	} {
+		_, err := Parse([]byte(tc.src), "codemode.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
+		}
+	}
+}
