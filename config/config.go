@@ -267,6 +267,10 @@ type Connector struct {
 	// CredentialsShared ("" too: the one grant of whoever signed in) or
 	// CredentialsPerUser (each person's own grant, under server.auth).
 	Credentials string
+	// TokenExchange, with Credentials per_user, trades each person's own
+	// access token at the team's issuer for one of the server (RFC 8693)
+	// instead of a sign-in of their own to it.
+	TokenExchange *TokenExchange
 
 	// OpenAPI is the document's path (resolved against the config file's
 	// directory) or http(s) URL; BaseURL overrides its servers.
@@ -318,6 +322,19 @@ const (
 	CredentialsShared  = "shared"
 	CredentialsPerUser = "per_user"
 )
+
+// TokenExchange is credentials: {per_user: token_exchange, …}: where
+// and as which client a person's token is traded for the server's.
+type TokenExchange struct {
+	// TokenEndpoint is the server's authorization server's token
+	// endpoint; ClientID and ClientSecret the client codemode-mcp is
+	// there (sent by client_secret_basic).
+	TokenEndpoint, ClientID, ClientSecret string
+	// Audience is the RFC 8693 audience asked for ("" for none: the
+	// server's URL is always sent as resource); Scopes the scopes.
+	Audience string
+	Scopes   []string
+}
 
 // PerUser reports whether the connector's calls carry each person's own
 // credentials (credentials: per_user).

@@ -197,6 +197,9 @@ func (d *decoder) checkPerUser(e entry, fp fieldPath, c Connector) {
 	if i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "credentials" }); i >= 0 {
 		at = e.val.entries[i].keyPos
 	}
+	if c.TokenExchange != nil && c.OAuth != nil {
+		d.errAt(at, fp.key("credentials"), "token_exchange and oauth exclude each other: with token exchange nobody signs in to the server, each person's own token is traded for one")
+	}
 	if c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
 		d.errAt(at, fp.key("credentials"), "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
 	}
@@ -240,11 +243,9 @@ func (d *decoder) connectorField(c *Connector, e entry, fp fieldPath) {
 	case "oauth":
 		c.OAuth = d.oauth(n, fp)
 	case "credentials":
-		if v, ok := d.oneOf(n, fp, CredentialsShared, CredentialsPerUser); ok {
-			c.Credentials = v
-			if v == CredentialsPerUser {
-				d.perUser = append(d.perUser, perUserAt{fp: fp, at: n.pos})
-			}
+		d.credentials(c, n, fp)
+		if c.PerUser() {
+			d.perUser = append(d.perUser, perUserAt{fp: fp, at: n.pos})
 		}
 	case "openapi":
 		v, ok := d.nonEmptySetting(n, fp)
@@ -473,6 +474,56 @@ func (d *decoder) auth(n *node, fp fieldPath) *Auth {
 	return a
 }
 
+// scopeList decodes a list of OAuth scopes, each one word.
+func (d *decoder) scopeList(n *node, fp fieldPath) []string {
+	var out []string
+	for i, sc := range d.strList(n, fp) {
+		if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
+			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("a scope is one word without spaces or quotes; got %q", sc))
+			continue
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// credentialsChoice says what credentials: takes.
+const credentialsChoice = "shared, per_user, or {per_user: token_exchange, token_endpoint, client_id, client_secret, audience, scopes}"
+
+// credentials decodes a url connector's credentials: shared (the
+// default), per_user (each person signs in), or a mapping whose per_user
+// is token_exchange (each person's own token at the team's issuer traded
+// for the server's, RFC 8693).
+func (d *decoder) credentials(c *Connector, n *node, fp fieldPath) {
+	if n.kind != mapNode {
+		if v, ok := d.oneOf(n, fp, CredentialsShared, CredentialsPerUser); ok {
+			c.Credentials = v
+		}
+		return
+	}
+	x := &TokenExchange{}
+	kind := ""
+	d.object(n, fp, []field{
+		{"per_user", func(n *node, fp fieldPath) { kind, _ = d.oneOf(n, fp, "token_exchange") }},
+		{"token_endpoint", func(n *node, fp fieldPath) { x.TokenEndpoint, _ = d.httpURL(n, fp) }},
+		{"client_id", func(n *node, fp fieldPath) { x.ClientID, _ = d.nonEmpty(n, fp) }},
+		{"client_secret", func(n *node, fp fieldPath) { x.ClientSecret, _ = d.nonEmpty(n, fp) }},
+		{"audience", func(n *node, fp fieldPath) { x.Audience, _ = d.nonEmpty(n, fp) }},
+		{"scopes", func(n *node, fp fieldPath) { x.Scopes = d.scopeList(n, fp) }},
+	})
+	var missing []string
+	for _, m := range []struct{ key, v string }{{"per_user", kind}, {"token_endpoint", x.TokenEndpoint}, {"client_id", x.ClientID}} {
+		if m.v == "" {
+			missing = append(missing, m.key)
+		}
+	}
+	if len(missing) > 0 {
+		d.errAt(n.pos, fp, "token exchange needs "+strings.Join(missing, ", ")+": "+credentialsChoice)
+		return
+	}
+	c.Credentials, c.TokenExchange = CredentialsPerUser, x
+}
+
 // oauthChoice lists an oauth: map's keys.
 const oauthChoice = "{client_id, client_secret, client_metadata_url, scopes, grant, private_key}"
 
@@ -501,15 +552,7 @@ func (d *decoder) oauth(n *node, fp fieldPath) *OAuth {
 			}
 			o.ClientMetadataURL, metaPos = v, n.pos
 		}},
-		{"scopes", func(n *node, fp fieldPath) {
-			for i, sc := range d.strList(n, fp) {
-				if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
-					d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("a scope is one word without spaces or quotes; got %q", sc))
-					continue
-				}
-				o.Scopes = append(o.Scopes, sc)
-			}
-		}},
+		{"scopes", func(n *node, fp fieldPath) { o.Scopes = d.scopeList(n, fp) }},
 		{"grant", func(n *node, fp fieldPath) {
 			if v, ok := d.oneOf(n, fp, "authorization_code", "client_credentials"); ok {
 				o.Grant = v

@@ -34,6 +34,13 @@ type CallHook struct {
 	// others ignore it. The runtime sets it on the context of Call and of
 	// the SignIner's methods; "" outside the runtime.
 	User string
+	// UserToken is User's own access token at the team's issuer, when
+	// the request is User's own (their request started or resumed the
+	// run, or signs them in); "" otherwise, and always when another
+	// person's request (an approver's) drives the run. A connector that
+	// trades it for a downstream token (RFC 8693 token exchange) does so
+	// only then; it must not keep it.
+	UserToken string
 }
 
 type callHookKey struct{}
@@ -77,6 +84,14 @@ func (h *CallHook) UserSubject() string {
 		return ""
 	}
 	return h.User
+}
+
+// UserAccessToken returns the hook's UserToken ("" for a nil hook).
+func (h *CallHook) UserAccessToken() string {
+	if h == nil {
+		return ""
+	}
+	return h.UserToken
 }
 
 // WantsProgress reports whether anybody listens to Progress: a connector

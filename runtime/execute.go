@@ -256,7 +256,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 // credentials the call will carry: with per-user credentials, an approver
 // who signed in themselves does not move another's run on.
 func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entry) (to codemode.EntryState, note string, err error) {
-	ctx = connectors.WithCallHook(ctx, &connectors.CallHook{User: user})
+	ctx = forUser(ctx, user)
 	s := r.catalog().Connector(en.Connector)
 	if s == nil {
 		return 0, "", &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(

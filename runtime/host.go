@@ -73,6 +73,9 @@ type pass struct {
 	// calls carry (connectors.CallHook.User): never the person who
 	// resumed or rolls back the run.
 	user string
+	// userToken is the starter's access token when the pass runs on
+	// their own request (connectors.CallHook.UserToken), else "".
+	userToken string
 	// approved is how long each call approved before the pass waited
 	// for its approval, for its span (nil when tracing is off: trace.go).
 	approved map[int]time.Duration
@@ -533,7 +536,7 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
-	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.user}
+	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.user, UserToken: p.userToken}
 	var start time.Time
 	if p.r.metrics != nil {
 		start = time.Now()

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,8 +30,10 @@ var carol = &codemode.Principal{Subject: "carol", Name: "Carol", Scopes: []strin
 // over streamable HTTP behind the test authorization server, reached
 // with each person's own grant (mcp.PerUser), its delete_thing needing
 // approval. The authorization server records whose token each call
-// carried.
-func newPerUserEnv(t *testing.T) (*env, *oauthtest.Server) {
+// carried. With exchange, each person's own token (Principal.Token) is
+// traded for the downstream's at the same authorization server (RFC
+// 8693), as client "codemode".
+func newPerUserEnv(t *testing.T, exchange bool) (*env, *oauthtest.Server) {
 	t.Helper()
 	target, err := url.Parse(fixture.StartHTTP(t, false))
 	if err != nil {
@@ -39,6 +42,9 @@ func newPerUserEnv(t *testing.T) (*env, *oauthtest.Server) {
 	f := oauthtest.New(t)
 	f.Next = httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	f.PRMResource = f.RS.URL
+	if exchange {
+		f.ClientID, f.ClientSecret = "codemode", "exchange-secret-5d1c"
+	}
 	server := f.RS.URL + target.Path
 	tokens, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "tokens.db"), sqlite.Options{})
 	if err != nil {
@@ -52,9 +58,14 @@ func newPerUserEnv(t *testing.T) (*env, *oauthtest.Server) {
 	p, err := mcp.OpenPerUser(mcp.PerUserConfig{
 		Config: mcp.Config{Name: "remote", URL: server, Logger: orDiscard(nil)},
 		Session: func(user string) (*oauth.Session, error) {
-			return oauth.New(oauth.Config{Connector: "remote", Server: server, Account: user, Store: oauth.Records{R: tokens}, Sealer: seal, Logger: orDiscard(nil)})
+			cfg := oauth.Config{Connector: "remote", Server: server, Account: user, Store: oauth.Records{R: tokens}, Sealer: seal, Logger: orDiscard(nil)}
+			if exchange {
+				cfg.Grant, cfg.TokenEndpoint, cfg.ClientID, cfg.ClientSecret = oauth.GrantTokenExchange, f.Issuer()+"/token", f.ClientID, f.ClientSecret
+			}
+			return oauth.New(cfg)
 		},
-		Store: oauth.Records{R: tokens},
+		Store:    oauth.Records{R: tokens},
+		Exchange: exchange,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +126,7 @@ const deleteThing = `async () => (await remote.delete_thing({ id: "x" })).length
 // signed in cannot move it on with his own sign-in, and once Carol signs
 // in herself her run resumes, its call carrying her.
 func TestPerUserCallsCarryTheRunsStarter(t *testing.T) {
-	e, f := newPerUserEnv(t)
+	e, f := newPerUserEnv(t, false)
 	signIn(t, e, alice)
 	signIn(t, e, bob)
 
@@ -214,4 +225,72 @@ func (e *env) statusAs(who *codemode.Principal, id string) codemode.ExecStatus {
 		e.t.Fatal(err)
 	}
 	return x.Status
+}
+
+// withToken is who with an access token of theirs the test authorization
+// server issued (as the team's issuer would).
+func withToken(f *oauthtest.Server, who *codemode.Principal) *codemode.Principal {
+	p := *who
+	p.Token = codemode.Secret(f.IssueOpaque(map[string]any{"sub": who.Subject}))
+	return &p
+}
+
+// With token exchange nobody signs in to the downstream: a person's own
+// request trades their token for the downstream's. Bob's run pauses for
+// approval, his token is traded then, and Alice's approval makes the call
+// with his downstream token (hers is never given out for it); Dave, whose
+// request carries no token, gets a sign-in pause in his run, which he
+// resumes himself with a request that does.
+func TestPerUserTokenExchange(t *testing.T) {
+	e, f := newPerUserEnv(t, true)
+	a, b := withToken(f, alice), withToken(f, bob)
+
+	echo := `async () => await remote.echo({ message: "hi" })`
+	o, err := e.rt.Execute(as(a), echo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusCompleted)
+	o, err = e.rt.Execute(as(b), deleteThing, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusPaused)
+	var traded []string
+	for _, x := range f.Exchanges() {
+		traded = append(traded, x.Get("subject_token"))
+	}
+	if want := []string{string(a.Token), string(b.Token)}; !slices.Equal(traded, want) {
+		t.Fatalf("traded tokens %q, want alice's then bob's (while his run paused)", traded)
+	}
+	if o, err = e.rt.Approve(as(a), o.ExecutionID, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusCompleted)
+	if got, want := callers(f), []string{"alice", "bob"}; !slices.Equal(got, want) {
+		t.Fatalf("the downstream saw calls of %q, want %q", got, want)
+	}
+
+	dave := &codemode.Principal{Subject: "dave", Scopes: []string{codemode.ScopeRun, codemode.ScopeApprove}}
+	o, err = e.rt.Execute(as(dave), echo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusPaused)
+	if len(o.Pending) != 1 || o.Pending[0].Awaits != codemode.AwaitsSignIn || !strings.Contains(o.Pending[0].Reason, "dave resumes the run") {
+		t.Fatalf("dave's run is pending %+v, want his call awaiting his own token", o.Pending)
+	}
+	if _, err := e.rt.Approve(as(b), o.ExecutionID, nil); !errors.Is(err, codemode.ErrNeedsSignIn) {
+		t.Fatalf("bob's approval of dave's run = %v, want ErrNeedsSignIn (bob's token is not lent)", err)
+	}
+	if o, err = e.rt.Approve(as(withToken(f, dave)), o.ExecutionID, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusCompleted)
+	if got, want := callers(f), []string{"alice", "bob", "dave"}; !slices.Equal(got, want) {
+		t.Errorf("the downstream saw calls of %q, want %q", got, want)
+	}
+	if n := len(f.Exchanges()); n != 3 {
+		t.Errorf("%d token exchanges, want 3 (alice, bob, dave)", n)
+	}
 }

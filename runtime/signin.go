@@ -82,7 +82,24 @@ func (r *Runtime) SignOut(ctx context.Context, name string) error {
 // asPerson is ctx for a SignIner acting for the person ctx names
 // (connectors.CallHook.User): a sign-in or sign-out is the requester's own.
 func asPerson(ctx context.Context) context.Context {
-	return connectors.WithCallHook(ctx, &connectors.CallHook{User: codemode.PersonFrom(ctx).Subject})
+	return forUser(ctx, codemode.PersonFrom(ctx).Subject)
+}
+
+// forUser is ctx for a request to a connector made for user: its
+// CallHook names them, with their access token when ctx is their own
+// request.
+func forUser(ctx context.Context, user string) context.Context {
+	return connectors.WithCallHook(ctx, &connectors.CallHook{User: user, UserToken: tokenOf(ctx, user)})
+}
+
+// tokenOf is the access token of ctx's principal when that is user
+// (their own request), else "": another person's token is never given
+// out for user's calls.
+func tokenOf(ctx context.Context, user string) string {
+	if p := codemode.PrincipalFrom(ctx); p != nil && p.Subject == user {
+		return string(p.Token)
+	}
+	return ""
 }
 
 // signInKey is the key of a background sign-in to connector name by

@@ -41,6 +41,11 @@ type PerUserConfig struct {
 	// oauth.Session whose Config.Account is user). The connection it is
 	// given to owns it.
 	Session func(user string) (*oauth.Session, error)
+	// Exchange says that each Session trades its person's own access
+	// token for the server's (oauth.GrantTokenExchange): a request whose
+	// CallHook carries the person's UserToken is preceded by the exchange
+	// when their stored token is missing or due.
+	Exchange bool
 	// Store keeps KindLister (the store of the grants); nil keeps it in
 	// memory only.
 	Store oauth.Store
@@ -91,6 +96,7 @@ type PerUser struct {
 type userConn struct {
 	ready chan struct{} // closed once c or err is set (by whoever opened it)
 	c     *Connector
+	sess  *oauth.Session // c's
 	err   error
 	// guarded by PerUser.mu
 	busy int       // acquired and not released
@@ -228,11 +234,13 @@ func (p *PerUser) acquire(ctx context.Context, user string) (*userConn, error) {
 // open opens user's connection into uc (a connection that cannot be
 // made is forgotten, so the next request tries again).
 func (p *PerUser) open(ctx context.Context, user string, uc *userConn) {
+	var sess *oauth.Session
 	c, err := func() (*Connector, error) {
 		s, err := p.cfg.Session(user)
 		if err != nil {
 			return nil, fmt.Errorf("mcp connector %q: %w", p.cfg.Name, err)
 		}
+		sess = s
 		cfg := p.cfg.Config
 		cfg.OAuth = s
 		cfg.Logger = p.log.With("user", user)
@@ -243,7 +251,7 @@ func (p *PerUser) open(ctx context.Context, user string, uc *userConn) {
 	if err == nil && p.closed {
 		late, c, err = c, nil, fmt.Errorf("mcp connector %q: %w", p.cfg.Name, ErrClosed)
 	}
-	uc.c, uc.err = c, err
+	uc.c, uc.sess, uc.err = c, sess, err
 	if err != nil && p.conns[user] == uc {
 		delete(p.conns, user)
 	}
@@ -295,6 +303,24 @@ func (p *PerUser) with(ctx context.Context, user string, fn func(*Connector) err
 		return err
 	}
 	defer p.release(uc)
+	return fn(uc.c)
+}
+
+// asUser runs fn on the connection of the person ctx's CallHook names,
+// after trading their own token for the server's when the connector
+// exchanges tokens and the request carries theirs.
+func (p *PerUser) asUser(ctx context.Context, fn func(*Connector) error) error {
+	h := connectors.CallHookFrom(ctx)
+	uc, err := p.acquire(ctx, h.UserSubject())
+	if err != nil {
+		return err
+	}
+	defer p.release(uc)
+	if tok := h.UserAccessToken(); p.cfg.Exchange && tok != "" {
+		if err := uc.sess.Exchange(ctx, tok); err != nil {
+			return err
+		}
+	}
 	return fn(uc.c)
 }
 
@@ -356,7 +382,7 @@ func (p *PerUser) Refresh(ctx context.Context) error {
 // the call's CallHook names.
 func (p *PerUser) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
 	var res connectors.Result
-	err := p.with(ctx, connectors.CallHookFrom(ctx).UserSubject(), func(c *Connector) error {
+	err := p.asUser(ctx, func(c *Connector) error {
 		var err error
 		res, err = c.Call(ctx, tool, args)
 		return err
@@ -374,7 +400,7 @@ func (p *PerUser) Capabilities() connectors.Capabilities {
 // context's CallHook names.
 func (p *PerUser) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, error) {
 	var sr *connectors.SignInRequired
-	err := p.with(ctx, connectors.CallHookFrom(ctx).UserSubject(), func(c *Connector) error {
+	err := p.asUser(ctx, func(c *Connector) error {
 		var err error
 		sr, err = c.NeedsSignIn(ctx)
 		return err

@@ -332,7 +332,8 @@ func (a *App) startPerUser(ctx context.Context, cc config.Connector, signedIn fu
 			}
 			return s, err
 		},
-		Store: tokens,
+		Store:    tokens,
+		Exchange: cc.TokenExchange != nil,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)

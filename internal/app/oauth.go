@@ -60,7 +60,7 @@ func OAuthFor(cc config.Connector, account string, tokens oauth.Store, sealer *o
 			return nil, fmt.Errorf("connector %s: oauth.private_key %s: %w", cc.Name, o.PrivateKey, err)
 		}
 	}
-	s, err := oauth.New(oauth.Config{
+	ocfg := oauth.Config{
 		Connector:         cc.Name,
 		Server:            cc.URL,
 		Account:           account,
@@ -76,7 +76,13 @@ func OAuthFor(cc config.Connector, account string, tokens oauth.Store, sealer *o
 		Scrubber:          sc,
 		Logger:            log,
 		OnSignInEnded:     signedIn,
-	})
+	}
+	if x := cc.TokenExchange; x != nil {
+		// Nobody signs in: each person's own token is traded (RFC 8693).
+		ocfg.Grant, ocfg.TokenEndpoint, ocfg.Audience = oauth.GrantTokenExchange, x.TokenEndpoint, x.Audience
+		ocfg.ClientID, ocfg.ClientSecret, ocfg.Scopes = x.ClientID, x.ClientSecret, x.Scopes
+	}
+	s, err := oauth.New(ocfg)
 	if err != nil && cc.OAuth == nil && !cc.PerUser() {
 		log.Debug("the connector will not sign in", "connector", cc.Name, "why", err)
 		return nil, nil

@@ -58,8 +58,15 @@ type Config struct {
 	// person's tokens are never read for another. "" is the one grant
 	// of the server (credentials: shared).
 	Account string
-	// Grant is GrantAuthorizationCode ("" too) or GrantClientCredentials.
+	// Grant is GrantAuthorizationCode ("" too), GrantClientCredentials
+	// or GrantTokenExchange (which needs an Account, a TokenEndpoint and
+	// a ClientID).
 	Grant string
+	// TokenEndpoint is where GrantTokenExchange trades tokens (the
+	// server's authorization server's token endpoint), and Audience the
+	// RFC 8693 audience it asks for ("" for none: the resource, the
+	// server's URL, is always sent).
+	TokenEndpoint, Audience string
 	// ClientID and ClientSecret are a client registered beforehand with
 	// the authorization server; PrivateKey (with KeyAlg, see
 	// ParsePrivateKey) authenticates it by private_key_jwt instead of a
@@ -186,8 +193,10 @@ func New(cfg Config) (*Session, error) {
 		cfg.Grant = GrantAuthorizationCode
 	}
 	switch {
-	case cfg.Grant != GrantAuthorizationCode && cfg.Grant != GrantClientCredentials:
-		return nil, fmt.Errorf("grant %q: want %s or %s", cfg.Grant, GrantAuthorizationCode, GrantClientCredentials)
+	case cfg.Grant != GrantAuthorizationCode && cfg.Grant != GrantClientCredentials && cfg.Grant != GrantTokenExchange:
+		return nil, fmt.Errorf("grant %q: want %s, %s or %s", cfg.Grant, GrantAuthorizationCode, GrantClientCredentials, GrantTokenExchange)
+	case cfg.Grant == GrantTokenExchange && (cfg.Account == "" || cfg.ClientID == "" || cfg.TokenEndpoint == ""):
+		return nil, errors.New("token exchange needs the person (Account), a client_id and the token endpoint")
 	case cfg.Grant == GrantClientCredentials && cfg.ClientID == "":
 		return nil, errors.New("the client_credentials grant needs a client_id")
 	case cfg.Grant == GrantClientCredentials && cfg.ClientSecret == "" && cfg.PrivateKey == nil:
@@ -199,6 +208,11 @@ func New(cfg Config) (*Session, error) {
 	}
 	if _, err := secureURL(cfg.Server, "the server URL"); err != nil {
 		return nil, err
+	}
+	if cfg.TokenEndpoint != "" {
+		if _, err := secureURL(cfg.TokenEndpoint, "the token endpoint"); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.ClientMetadataURL != "" {
 		u, err := url.Parse(cfg.ClientMetadataURL)
@@ -664,6 +678,8 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 	s.mu.Unlock()
 	reason := ""
 	switch {
+	case s.cfg.Grant == GrantTokenExchange && (g == nil || !g.usable() || g.RefreshToken == "" && g.due(s.cfg.Now())):
+		reason = s.noSubjectToken()
 	case g == nil:
 		reason = need
 	case g.Refused != "":

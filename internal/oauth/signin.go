@@ -243,8 +243,11 @@ func (d *discovery) issuerOrOrigin() string {
 // exchanged for tokens, which are stored), when SignInTimeout passes, or
 // at Close.
 func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
-	if s.cfg.Grant == GrantClientCredentials {
+	switch s.cfg.Grant {
+	case GrantClientCredentials:
 		return nil, fmt.Errorf("connector %s uses the client_credentials grant: it needs no sign-in", s.cfg.Connector)
+	case GrantTokenExchange:
+		return nil, fmt.Errorf("connector %s trades the person's own token for the server's (token exchange): there is no sign-in; %s resumes the run to lend it", s.cfg.Connector, s.cfg.Account)
 	}
 	d, ch, err := s.discoverNow(ctx)
 	if err != nil {

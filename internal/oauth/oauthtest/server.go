@@ -74,6 +74,7 @@ type Server struct {
 	access         map[string][]string // valid access tokens and their scopes
 	subjects       map[string]string   // the person each access or refresh token is for ("" for none)
 	calls          []Call              // the tools/call requests passed to Next
+	exchanges      []url.Values        // the token exchange requests
 	refresh        map[string]*refreshToken
 	registrations  int
 	refreshes      int
@@ -376,7 +377,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
 	form := r.PostForm
 	f.tokenForms = append(f.tokenForms, form)
-	for _, k := range []string{"code_verifier", "client_secret", "client_assertion"} {
+	for _, k := range []string{"code_verifier", "client_secret", "client_assertion", "subject_token"} {
 		if v := form.Get(k); v != "" {
 			f.secrets = append(f.secrets, v)
 		}
@@ -427,6 +428,21 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		scopes, family, subject = rt.scopes, rt.family, rt.subject
 	case "client_credentials":
 		scopes, family = strings.Fields(form.Get("scope")), f.id("family")
+	case TokenExchangeGrant:
+		// RFC 8693: an access token this server issued (or an opaque one
+		// IssueOpaque made, still active) is traded for one of the same
+		// person, for the resource asked for.
+		f.exchanges = append(f.exchanges, form)
+		sub, ok := f.subjectOf(form.Get("subject_token"))
+		switch {
+		case form.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token":
+			fail(http.StatusBadRequest, "invalid_request")
+			return
+		case !ok:
+			fail(http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		scopes, family, subject = strings.Fields(form.Get("scope")), f.id("family"), sub
 	default:
 		fail(http.StatusBadRequest, "unsupported_grant_type")
 		return
@@ -438,7 +454,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	if f.ExpiresIn > 0 {
 		out["expires_in"] = f.ExpiresIn
 	}
-	if form.Get("grant_type") != "client_credentials" && (form.Get("grant_type") == "authorization_code" || f.Rotate) {
+	if g := form.Get("grant_type"); g != "client_credentials" && g != TokenExchangeGrant && (g == "authorization_code" || f.Rotate) {
 		rt := f.next("refresh-token")
 		f.refresh[rt] = &refreshToken{family: family, scopes: scopes, subject: subject}
 		out["refresh_token"] = rt
@@ -473,6 +489,32 @@ func (f *Server) revokeFamily(family string) {
 		}
 	}
 	clear(f.access) // the fake revokes every access token: enough for the tests
+}
+
+// TokenExchangeGrant is RFC 8693's grant type, which the token endpoint
+// takes.
+const TokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// subjectOf returns whose token tok is: an access token the token
+// endpoint issued, or an active opaque one IssueOpaque made with a sub.
+// f.mu is held.
+func (f *Server) subjectOf(tok string) (string, bool) {
+	if _, ok := f.access[tok]; ok {
+		return f.subjects[tok], f.subjects[tok] != ""
+	}
+	if c, ok := f.opaque[tok]; ok {
+		sub, _ := c["sub"].(string)
+		return sub, sub != ""
+	}
+	return "", false
+}
+
+// Exchanges returns the token exchange requests (RFC 8693) the token
+// endpoint received, oldest first.
+func (f *Server) Exchanges() []url.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.exchanges)
 }
 
 // Calls returns the tools/call requests passed to Next so far, oldest
