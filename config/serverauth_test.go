@@ -93,6 +93,17 @@ func TestPerUserCredentials(t *testing.T) {
 	if gh, lin := cfg.Connectors[0], cfg.Connectors[1]; !gh.PerUser() || lin.PerUser() || lin.Credentials != CredentialsShared {
 		t.Errorf("credentials %q and %q; want per_user and shared", gh.Credentials, lin.Credentials)
 	}
+	cfg, err = Parse([]byte(auth+"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials:\n      per_user: token_exchange\n      token_endpoint: https://as.example/oauth2/token\n      client_id: codemode\n      client_secret: xch-s3cret-77\n      audience: https://api.gh.example\n      scopes: [repo, read]\n"), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &TokenExchange{TokenEndpoint: "https://as.example/oauth2/token", ClientID: "codemode", ClientSecret: "xch-s3cret-77", Audience: "https://api.gh.example", Scopes: []string{"repo", "read"}}
+	if gh := cfg.Connectors[0]; !gh.PerUser() || !cmp.Equal(gh.TokenExchange, want) {
+		t.Errorf("token exchange %+v (per user %v), want %+v", gh.TokenExchange, gh.PerUser(), want)
+	}
+	if !slices.Contains(cfg.Secrets(), "xch-s3cret-77") {
+		t.Error("the token exchange client's secret is not a secret")
+	}
 	for _, tc := range []struct{ src, want string }{
 		{"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n",
 			"codemode.yaml:4:18: connectors.gh.credentials: per_user needs server.auth (an issuer whose people sign in)"},
@@ -106,6 +117,12 @@ func TestPerUserCredentials(t *testing.T) {
 			"codemode.yaml:7:5: connectors.gh.credentials: per_user and an Authorization header exclude each other"},
 		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: mine\n",
 			`codemode.yaml:7:18: connectors.gh.credentials:`},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: {per_user: token_exchange, client_id: c}\n",
+			"codemode.yaml:7:18: connectors.gh.credentials: token exchange needs token_endpoint"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: {per_user: token_exchange, token_endpoint: https://as.example/token, client_id: c}\n    oauth: {client_id: d}\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: token_exchange and oauth exclude each other"},
+		{"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: {per_user: token_exchange, token_endpoint: https://as.example/token, client_id: c}\n",
+			"codemode.yaml:4:18: connectors.gh.credentials: per_user needs server.auth"},
 	} {
 		_, err := Parse([]byte(tc.src), "codemode.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
