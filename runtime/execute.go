@@ -178,6 +178,23 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
 			id, strings.Join(changed, ", "))})
 	}
+	if who := codemode.PrincipalFrom(ctx); who != nil {
+		// The policy is asked before the claim too, so that an approval it
+		// refuses leaves the run untouched: claiming it and giving it back
+		// would hide it meanwhile from an approver deciding it, and tell
+		// whoever follows it (a task's tasks/result, which asks its starter
+		// again) of a change that is none. Asked again once claimed: what
+		// is pending may have moved on in between.
+		before, err := r.store.Entries(ctx, id)
+		if err != nil {
+			return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, fmt.Errorf("load log of %s: %w", id, err))
+		}
+		pending := codemode.PendingActions(id, before)
+		if err := r.policy.MayApprove(who, e, pending); err != nil {
+			rec.Target = targets(pending)
+			return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
+		}
+	}
 	if h, err = r.own.claims.take(ctx, id); err != nil {
 		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
@@ -25,14 +26,22 @@ import (
 // name, scopes), and the store (to read the audit).
 func teamServer(t *testing.T, as *oauthtest.Server, p *policy.Policy) (func(sub, name string, scopes ...string) *client.Client, *sqlite.Store) {
 	t.Helper()
+	person, st := teamServerAsking(t, as, p)
+	return func(sub, name string, scopes ...string) *client.Client { return person(sub, name, nil, scopes...) }, st
+}
+
+// teamServerAsking is teamServer whose clients answer elicitation with h
+// (nil: they do not declare elicitation).
+func teamServerAsking(t *testing.T, as *oauthtest.Server, p *policy.Policy) (func(sub, name string, h elicitFunc, scopes ...string) *client.Client, *sqlite.Store) {
+	t.Helper()
 	var st *sqlite.Store
-	s := newServerOf(t, server.Options{Auth: &config.ServerAuth{Issuer: as.Issuer()}, Console: consoleStub()}, 0,
+	s := newServerOf(t, server.Options{Auth: &config.ServerAuth{Issuer: as.Issuer()}, Console: consoleStub(), Elicitation: true}, 0,
 		rt.Options{Limits: sandbox.Limits{Timeout: 5 * time.Second}, Policy: p},
 		func(s *sqlite.Store, _ *notes.Notes) { st = s })
 	base := serve(t, s, server.TransportHTTP)
-	return func(sub, name string, scopes ...string) *client.Client {
+	return func(sub, name string, h elicitFunc, scopes ...string) *client.Client {
 		tok := as.SignJWT("RS256", map[string]any{"aud": base + server.PathMCP, "sub": sub, "name": name, "scope": strings.Join(scopes, " ")})
-		return bearerClient(t, base, tok, nil)
+		return bearerClient(t, base, tok, h)
 	}, st
 }
 
@@ -181,5 +190,75 @@ func TestSeparationAndApprovers(t *testing.T) {
 	got, isErr = call(t, alice, "codemode_reject", map[string]any{"executionId": id})
 	if isErr || got["status"] != "rejected" || !strings.Contains(got["error"].(string), "rejected by Alice") {
 		t.Errorf("alice rejecting her own run: %v", got)
+	}
+}
+
+// Under approvals.separation, a task's approval question still reaches
+// the client of the person who started it (tasks/result asks it), but her
+// acceptance is refused and audited, and the task stays input_required
+// until an approver decides: Bob approves it and it completes, the
+// note made once.
+func TestATaskStartersAcceptanceIsRefusedUnderSeparation(t *testing.T) {
+	as := oauthtest.New(t)
+	person, st := teamServerAsking(t, as, &policy.Policy{Separation: true})
+	asked := &answering{action: mcp.ElicitationResponseActionAccept, told: make(chan struct{}, 1)}
+	alice := person("alice", "Alice", elicitFunc(asked.handle), codemode.ScopeRun, codemode.ScopeApprove)
+	bob := person("bob", "Bob", nil, codemode.ScopeRun, codemode.ScopeApprove)
+
+	task := createTask(t, alice, createNote)
+	pollUntil(t, alice, task.TaskId, mcp.TaskStatusInputRequired)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	result := make(chan error, 1)
+	go func() {
+		_, err := alice.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+		result <- err
+	}()
+	select {
+	case <-asked.told:
+	case <-time.After(30 * time.Second):
+		t.Fatal("alice's client was not asked")
+	}
+	// Her acceptance is refused: the audit says so, and the task waits.
+	var refusal *codemode.AuditRecord
+	for deadline := time.Now().Add(30 * time.Second); refusal == nil && time.Now().Before(deadline); {
+		recs, err := st.AuditRecords(context.Background(), codemode.AuditQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			if r.Action == codemode.AuditApprove && r.ExecutionID == task.TaskId {
+				refusal = &recs[i]
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if refusal == nil || refusal.Person.Subject != "alice" || !strings.Contains(refusal.Outcome, "refused") || !strings.Contains(refusal.Outcome, "separation") {
+		t.Fatalf("audit of alice's acceptance: %+v; want refused, naming separation", refusal)
+	}
+	if r := getTask(t, alice, task.TaskId); r.Status != mcp.TaskStatusInputRequired {
+		t.Fatalf("after alice's own acceptance: %s %q; want input_required", r.Status, r.StatusMessage)
+	}
+
+	// Asked once: her refused acceptance changed nothing, so nothing
+	// woke her tasks/result to ask again (it asked in a loop, each
+	// refusal audited, while a refused approval claimed the run and gave
+	// it back).
+	if n := len(asked.questions()); n != 1 {
+		t.Errorf("alice was asked %d times; want once", n)
+	}
+	done, isErr := call(t, bob, "codemode_approve", map[string]any{"executionId": task.TaskId})
+	if isErr || done["status"] != "completed" {
+		t.Fatalf("bob's approval: %v", done)
+	}
+	if err := <-result; err != nil {
+		t.Errorf("alice's tasks/result: %v", err)
+	}
+	if r := getTask(t, alice, task.TaskId); r.Status != mcp.TaskStatusCompleted {
+		t.Errorf("after bob's approval: %s %q; want completed", r.Status, r.StatusMessage)
+	}
+	list, _ := call(t, alice, "codemode", map[string]any{"code": `(await notes.listNotes({})).notes.length`})
+	if list["result"] != 1.0 {
+		t.Errorf("notes after the task: %v, want 1 (the side effect once)", list["result"])
 	}
 }

@@ -62,7 +62,11 @@ func issuerServer(t *testing.T, as *oauthtest.Server, rec *principalRecorder, au
 // an elicitation handler it declares the capability.
 func bearerClient(t *testing.T, base, token string, h elicitFunc) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(base+server.PathMCP, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token})}
+	if h != nil { // questions asked outside a tool call's answer (a task's) come on the listening stream
+		topts = append(topts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(base+server.PathMCP, topts...)
 	if err != nil {
 		t.Fatal(err)
 	}

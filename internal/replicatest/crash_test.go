@@ -32,7 +32,7 @@ func TestDatabaseCrashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := newTeamOn(t, url)
+	tm := newTeamOn(t, url, teamConfig{})
 	replicas := []*replica{tm.start("A"), tm.start("B")}
 
 	const clients = 20

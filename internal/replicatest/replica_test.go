@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
@@ -31,18 +32,26 @@ type team struct {
 	bin         string
 	cfg         string
 	effectsFile string
+	token       string // the replicas' own clients' bearer token, if any
 }
 
 func newTeam(t *testing.T) *team {
 	t.Helper()
-	return newTeamOn(t, pgtest.NewDatabase(t))
+	return newTeamOn(t, pgtest.NewDatabase(t), teamConfig{})
 }
 
-// newTeamOn is newTeam on the database at url.
-func newTeamOn(t *testing.T, url string) *team {
+// teamConfig is what a team's configuration has besides the defaults.
+type teamConfig struct {
+	server    string // the server section's lines, indented by two spaces
+	approvals string // more lines of the approvals section, indented
+	token     string // the bearer token the replicas' own clients send
+}
+
+// newTeamOn is newTeam on the database at url, configured with more.
+func newTeamOn(t *testing.T, url string, more teamConfig) *team {
 	t.Helper()
 	dir := t.TempDir()
-	tm := &team{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt")}
+	tm := &team{t: t, bin: fixture.Codemode(t), cfg: filepath.Join(dir, "codemode.yaml"), effectsFile: filepath.Join(dir, "effects.txt"), token: more.token}
 	// Every run is kept (max_executions): the tests read their logs.
 	cfg := fmt.Sprintf(`store:
   path: %s
@@ -50,14 +59,17 @@ func newTeamOn(t *testing.T, url string) *team {
   max_executions: 1000000
 approvals:
   elicitation: false
-sandbox:
+%ssandbox:
   isolation: inprocess
 connectors:
   fx:
     command: %s
     env:
       FIXTURE_SIDE_EFFECTS: %s
-`, strconv.Quote(url), lease, strconv.Quote(fixture.MCPServer(t)), strconv.Quote(tm.effectsFile))
+`, strconv.Quote(url), lease, more.approvals, strconv.Quote(fixture.MCPServer(t)), strconv.Quote(tm.effectsFile))
+	if more.server != "" {
+		cfg += "server:\n" + more.server
+	}
 	if err := os.WriteFile(tm.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +90,14 @@ type replica struct {
 
 // start starts a replica on a free loopback port and connects to it.
 func (tm *team) start(name string) *replica {
+	tm.t.Helper()
+	return tm.startOn(name, freeAddr(tm.t))
+}
+
+// startOn starts a replica listening on addr and connects to it.
+func (tm *team) startOn(name, addr string) *replica {
 	t := tm.t
 	t.Helper()
-	addr := freeAddr(t)
 	r := &replica{t: t, name: name, addr: addr, stderr: &fixture.SyncBuffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(tm.bin, "serve", "--config", tm.cfg, "--transport", "http", "--addr", addr)
 	r.cmd.Stderr = r.stderr
@@ -95,20 +112,10 @@ func (tm *team) start(name string) *replica {
 	t.Cleanup(r.stop)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		c, err := client.NewStreamableHttpClient("http://" + addr + "/mcp")
+		c, err := connect(addr, tm.token)
 		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			req := mcp.InitializeRequest{}
-			req.Params.ClientInfo = mcp.Implementation{Name: "replicatest", Version: "1"}
-			if err = c.Start(ctx); err == nil {
-				_, err = c.Initialize(ctx, req)
-			}
-			cancel()
-			if err == nil {
-				r.client = c
-				return r
-			}
-			c.Close()
+			r.client = c
+			return r
 		}
 		select {
 		case <-r.done:
@@ -119,6 +126,31 @@ func (tm *team) start(name string) *replica {
 			t.Fatalf("replica %s did not answer within 60s: %v\nstderr:\n%s", name, err, r.stderr)
 		}
 	}
+}
+
+// connect returns an MCP client of the server at addr, initialized,
+// sending token as its bearer token when there is one.
+func connect(addr, token string) (*client.Client, error) {
+	var opts []transport.StreamableHTTPCOption
+	if token != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	}
+	c, err := client.NewStreamableHttpClient("http://"+addr+"/mcp", opts...)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "replicatest", Version: "1"}
+	if err = c.Start(ctx); err == nil {
+		_, err = c.Initialize(ctx, req)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // freeAddr returns a loopback address with a port that was free a moment
@@ -179,10 +211,16 @@ func (r *replica) call(tool string, args map[string]any) (out map[string]any, is
 }
 
 func (r *replica) callRaw(ctx context.Context, tool string, args map[string]any) (map[string]any, bool, error) {
+	return callOn(ctx, r.client, tool, args)
+}
+
+// callOn calls tool through c and decodes its JSON text content; isError
+// is the tool result's.
+func callOn(ctx context.Context, c *client.Client, tool string, args map[string]any) (map[string]any, bool, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	res, err := r.client.CallTool(ctx, req)
+	res, err := c.CallTool(ctx, req)
 	if err != nil {
 		return nil, false, err
 	}
