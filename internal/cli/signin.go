@@ -479,8 +479,8 @@ func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]
 	out := map[string]*connectors.SignInRequired{}
 	for _, c := range conns {
 		s := c.Capabilities().SignIner
-		if s == nil {
-			continue
+		if s == nil || c.Capabilities().PerUser {
+			continue // (each person signs in to a per-user connector for themselves: see perUserNames)
 		}
 		if _, err := c.Tools(ctx); err != nil {
 			if sr, ok := connectors.AsSignInRequired(err); ok {
@@ -492,6 +492,17 @@ func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]
 			out[c.Name()] = sr
 		} else if err != nil && !errors.Is(err, context.Canceled) {
 			out[c.Name()] = &connectors.SignInRequired{Connector: c.Name(), Reason: err.Error()}
+		}
+	}
+	return out
+}
+
+// perUserNames are the connectors with credentials: per_user.
+func perUserNames(conns []connectors.Connector) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range conns {
+		if c.Capabilities().PerUser {
+			out[c.Name()] = true
 		}
 	}
 	return out

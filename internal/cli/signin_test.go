@@ -238,3 +238,20 @@ func TestPerUserLoginLogout(t *testing.T) {
 		t.Errorf("logout --user alice: %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// check does not fail a per-user connector nobody has signed in to yet:
+// each person signs in from their own run, never with login.
+func TestCheckPerUser(t *testing.T) {
+	_, server := protectedServer(t)
+	t.Setenv("CODEMODE_SECRET_KEY", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
+	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
+	body := "server:\n  auth:\n    issuer: https://auth.example.com/\n    resource: https://mcp.example.com/mcp\nstore:\n  path: ./c.db\nconnectors:\n" +
+		"  gh:\n    url: " + server + "\n    credentials: per_user\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitOK || !strings.Contains(out, "- gh: credentials per user, and nobody has signed in yet") || strings.Contains(out, "login") {
+		t.Errorf("check: %d\n%s\n%s", code, out, errs)
+	}
+}
