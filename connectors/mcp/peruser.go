@@ -86,6 +86,9 @@ type PerUser struct {
 	stop chan struct{} // closed by Close: the sweeper returns
 	wg   sync.WaitGroup
 
+	// mu guards what follows. Invariant: conns holds at most MaxUsers
+	// connections, and one a request holds (busy > 0) is never closed
+	// (TestPerUserPoolUnderLoad races it).
 	mu     sync.Mutex
 	conns  map[string]*userConn // by subject
 	lister string               // who listed the tools last, as far as this process knows

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -219,5 +220,42 @@ func TestPerUserPoolIsBounded(t *testing.T) {
 	}
 	if got, want := subjects(f), []string{"alice"}; !slices.Equal(got, want) {
 		t.Errorf("the server saw calls of %q, want %q", got, want)
+	}
+}
+
+// Many people's requests at once on a pool smaller than them: the pool
+// never holds more than MaxUsers connections, each request either reaches
+// its person's own connection (here: needs their sign-in) or is told the
+// pool is full, and Close ends every connection (goleak, TestMain).
+func TestPerUserPoolUnderLoad(t *testing.T) {
+	_, server := protected(t, false)
+	ts := newTokenStore(t)
+	p := openPerUser(t, ts, server, 2, nil)
+	users := []string{"ann", "ben", "cat", "dan", "eve"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := echoAs(context.Background(), p, users[i%len(users)], "x")
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !needsSignIn(err) && !strings.Contains(fmt.Sprint(err), "people use it at once") {
+			t.Errorf("a request got %v, want its person's sign-in need or the pool's limit", err)
+		}
+	}
+	if n := len(p.users()); n > 2 {
+		t.Errorf("%d connections open, past MaxUsers 2", n)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := echoAs(context.Background(), p, "ann", "x"); !errors.Is(err, ErrClosed) {
+		t.Errorf("a request after Close: %v, want ErrClosed", err)
 	}
 }
