@@ -31,6 +31,12 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if s.cfg.Grant != GrantTokenExchange || subjectToken == "" {
 		return nil
 	}
+	s.mu.Lock()
+	cur, need := s.cur, s.need
+	s.mu.Unlock()
+	if cur != nil && need == "" && cur.usable() && !cur.due(s.cfg.Now()) {
+		return nil // (what this process holds: no store read for each call)
+	}
 	g, raw, err := s.load(ctx)
 	if err != nil {
 		return err
