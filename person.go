@@ -91,7 +91,30 @@ const (
 	// AuditView: a person asked to see a run the policy hides from them
 	// (only these refusals are recorded, not every view).
 	AuditView AuditAction = "view"
+	// AuditLogin and AuditLogout: a person signed in to the approval
+	// console through the issuer, or logged out of it (Source says
+	// where: SourceConsole).
+	AuditLogin  AuditAction = "login"
+	AuditLogout AuditAction = "logout"
 )
+
+// SourceConsole is the Source of what a person did in the approval
+// console.
+const SourceConsole = "console"
+
+type sourceKey struct{}
+
+// WithSource returns ctx carrying the surface a request came through
+// (SourceConsole), for the audit records its actions write.
+func WithSource(ctx context.Context, source string) context.Context {
+	return context.WithValue(ctx, sourceKey{}, source)
+}
+
+// SourceFrom returns the surface WithSource set, or "".
+func SourceFrom(ctx context.Context) string {
+	s, _ := ctx.Value(sourceKey{}).(string)
+	return s
+}
 
 // AuditOutcome words of an audit record; a refusal's Outcome is
 // "refused: " and the reason the person was given.
@@ -120,6 +143,9 @@ type AuditRecord struct {
 	// Outcome is AuditOK, the run's status after the decision, or
 	// "refused: <why>".
 	Outcome string `json:"outcome"`
+	// Source is the surface the action came through, when it says
+	// (SourceConsole); "" for the MCP tools, tasks and the command line.
+	Source string `json:"source,omitempty"`
 }
 
 // AuditQuery selects audit records to read, oldest first.

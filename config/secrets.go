@@ -42,6 +42,9 @@ func (c *Config) Secrets() []string {
 	add(c.Server.AuthToken)
 	if a := c.Server.Auth; a != nil {
 		add(a.Introspection.ClientSecret)
+		if a.Console != nil {
+			add(a.Console.ClientSecret)
+		}
 	}
 	add(DatabaseURLSecrets(c.Store.Path)...)
 	for i := range c.Connectors {

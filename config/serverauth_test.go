@@ -130,3 +130,52 @@ func TestPerUserCredentials(t *testing.T) {
 		}
 	}
 }
+
+// server.auth.console is the client the console signs people in as: its
+// secret is a secret; a redirect URI elsewhere than the console's
+// callback, or a console without client_id, is an error naming the key.
+func TestServerAuthConsole(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	src := `server:
+  auth:
+    issuer: https://auth.example.com/
+    console:
+      client_id: codemode-console
+      client_secret: console-secret-7c2e
+      redirect_uri: https://mcp.example.com/auth/callback
+      scopes: [openid, codemode:run]
+`
+	cfg, err := Parse([]byte(src), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ConsoleSignOn{ClientID: "codemode-console", ClientSecret: "console-secret-7c2e",
+		RedirectURI: "https://mcp.example.com/auth/callback", Scopes: []string{"openid", "codemode:run"}}
+	if diff := cmp.Diff(want, cfg.Server.Auth.Console); diff != "" {
+		t.Errorf("server.auth.console (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(cfg.Secrets(), "console-secret-7c2e") {
+		t.Errorf("Secrets() %q lacks the console client's secret", cfg.Secrets())
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings %v; want none", cfg.Warnings)
+	}
+	off, err := Parse([]byte(src+"approvals:\n  console: false\n"), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Warnings) != 1 || !strings.Contains(off.Warnings[0].String(), "server.auth.console: approvals.console is false: no console is served") {
+		t.Errorf("with approvals.console false: warnings %v; want one saying nobody signs in", off.Warnings)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"server:\n  auth:\n    issuer: https://a.example/\n    console: {client_secret: s3cret-9}\n", "codemode.yaml:4:14: server.auth.console: needs client_id"},
+		{"server:\n  auth:\n    issuer: https://a.example/\n    console: {client_id: c, redirect_uri: https://m.example/callback}\n", `codemode.yaml:4:43: server.auth.console.redirect_uri: the redirect URI "https://m.example/callback" must be the console's /auth/callback`},
+		{"server:\n  auth:\n    issuer: https://a.example/\n    console: {client_id: c, redirect_uri: http://m.example/auth/callback}\n", `server.auth.console.redirect_uri: the redirect URI "http://m.example/auth/callback" is not HTTPS`},
+		{"server:\n  auth:\n    issuer: https://a.example/\n    console: {client_id: c, scope: [x]}\n", `server.auth.console.scope: unknown key (did you mean "scopes"?)`},
+	} {
+		_, err := Parse([]byte(tc.src), "codemode.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v; want it to say %q", tc.src, err, tc.want)
+		}
+	}
+}

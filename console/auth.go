@@ -37,6 +37,7 @@ type auth struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by cookie value; guarded by mu
+	attempts map[string]*attempt // sign-ins under way, by state; guarded by mu
 }
 
 // session is one logged-in browser. Its fields other than flash are fixed
@@ -46,22 +47,27 @@ type session struct {
 	csrf    string
 	expires time.Time
 	created time.Time
+	// who signed in through the issuer; nil in a console without one.
+	who *codemode.Principal
 
 	flash *flash // guarded by auth.mu
 }
 
 // flash is the outcome of a decision, shown once on the run's page after
-// the redirect that follows the decision.
+// the redirect that follows the decision; a brief one (a decision about
+// another's run) only says the run's new status, on the list of pending
+// actions.
 type flash struct {
 	verb    string
 	outcome codemode.Outcome
+	brief   bool
 }
 
 func newAuth(token string, ttl time.Duration, now func() time.Time, failures *throttle.Failures) *auth {
 	if failures == nil {
 		failures = throttle.New(0, 0, nil)
 	}
-	a := &auth{ttl: ttl, now: now, failures: failures, sessions: map[string]*session{}}
+	a := &auth{ttl: ttl, now: now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
 	if token != "" {
 		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
 	}
@@ -74,10 +80,15 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// newSession starts a session, making room when there are maxSessions.
-func (a *auth) newSession() *session {
+// newSession starts a session (who's, when they signed in through the
+// issuer, until the earlier of until and the session's lifetime), making
+// room when there are maxSessions.
+func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 	now := a.now()
-	s := &session{id: randomToken(), csrf: randomToken(), created: now, expires: now.Add(a.ttl)}
+	s := &session{id: randomToken(), csrf: randomToken(), created: now, expires: now.Add(a.ttl), who: who}
+	if !until.IsZero() && until.Before(s.expires) {
+		s.expires = until
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for id, old := range a.sessions {
@@ -125,12 +136,13 @@ func (a *auth) setFlash(s *session, f *flash) {
 	s.flash = f
 }
 
-// takeFlash returns the session's flash, for execution id, once.
+// takeFlash returns the session's flash, for execution id (any brief one
+// with id ""), once.
 func (a *auth) takeFlash(s *session, id string) *flash {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	f := s.flash
-	if f == nil || f.outcome.ExecutionID != id {
+	if f == nil || (id == "") != f.brief || (id != "" && f.outcome.ExecutionID != id) {
 		return nil
 	}
 	s.flash = nil
@@ -163,7 +175,7 @@ func (a *auth) setCookie(w http.ResponseWriter, r *http.Request, s *session) {
 		Name:     cookieName(r),
 		Value:    s.id,
 		Path:     "/",
-		MaxAge:   int(a.ttl / time.Second),
+		MaxAge:   max(1, int(s.expires.Sub(a.now())/time.Second)),
 		HttpOnly: true,
 		Secure:   r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,
@@ -183,21 +195,33 @@ func sessionOf(r *http.Request) *session {
 }
 
 // authenticate finds the request's session and, for a POST, checks its
-// CSRF token. Without a token configured, a browser without a session
-// gets one. It answers the request itself (login form, 401, 403) and
-// returns false when the request goes no further.
+// CSRF token. Without a token or a sign-on configured, a browser without a
+// session gets one. Under a sign-on it serves the sign-in's own two paths
+// (signon.go). It answers the request itself (login form, 401, 403) and
+// returns false when the request goes no further. The request it returns
+// carries the session, SourceConsole, and who acts: the person signed in
+// through the issuer, else the console's local person.
 func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	var s *session
 	if ck, err := r.Cookie(cookieName(r)); err == nil {
 		s = c.auth.lookup(ck.Value)
 	}
-	if r.URL.Path == "/login" && r.Method == http.MethodPost && c.auth.hasToken {
+	so := c.issuer()
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch {
+	case so != nil && r.URL.Path == signOnPath && get:
+		c.beginSignOn(w, r, so.so)
+		return r, false
+	case so != nil && r.URL.Path == callbackPath && get:
+		c.finishSignOn(w, r, so.so)
+		return r, false
+	case so == nil && r.URL.Path == "/login" && r.Method == http.MethodPost && c.auth.hasToken:
 		c.login(w, r)
 		return r, false
 	}
-	if s == nil && c.auth.hasToken {
+	if s == nil && (c.auth.hasToken || so != nil) {
 		switch {
-		case r.URL.Path == "/login" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		case r.URL.Path == "/login" && get:
 			c.loginPage(w, r, http.StatusOK, "/", "")
 		case strings.HasPrefix(r.URL.Path, "/api/"):
 			w.Header().Set("Content-Type", "application/json")
@@ -211,7 +235,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 		return r, false
 	}
 	if s == nil {
-		s = c.auth.newSession()
+		s = c.auth.newSession(nil, time.Time{})
 		c.auth.setCookie(w, r, s)
 	}
 	if r.Method == http.MethodPost {
@@ -225,7 +249,13 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 			return r, false
 		}
 	}
-	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)), true
+	ctx := codemode.WithSource(context.WithValue(r.Context(), sessionKey{}, s), codemode.SourceConsole)
+	if s.who != nil {
+		ctx = codemode.WithPrincipal(ctx, s.who)
+	} else if !c.local.IsZero() {
+		ctx = codemode.WithPerson(ctx, c.local)
+	}
+	return r.WithContext(ctx), true
 }
 
 // login checks the typed token; right, it starts a session and sends the
@@ -257,12 +287,18 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			c.auth.end(old) // a new login gets a new session id
 		}
 	}
-	c.auth.setCookie(w, r, c.auth.newSession())
+	c.auth.setCookie(w, r, c.auth.newSession(nil, time.Time{}))
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
+// logout ends the session (a person signed in through the issuer: audited).
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
-	c.auth.end(sessionOf(r))
+	s := sessionOf(r)
+	c.auth.end(s)
+	if s.who != nil {
+		c.eng.AuditSession(r.Context(), codemode.AuditLogout, nil)
+		c.log.Info("console: signed out", "subject", s.who.Subject)
+	}
 	clearCookie(w, r)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

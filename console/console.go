@@ -41,6 +41,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -75,15 +77,42 @@ type Engine interface {
 	// the engine waits for it; once they have signed in, the engine
 	// resumes every run awaiting it.
 	SignInPage(ctx context.Context, connector string) (link string, until time.Time, err error)
+	// Pending lists the pending actions of every paused run (id "") that
+	// the person ctx carries is shown: of their own runs, and, as an
+	// approver, of others' (each with its run's starter).
+	Pending(ctx context.Context, id string) ([]codemode.PendingAction, error)
+	// AuditSession records a sign-in to the console, a sign-out, or (with
+	// refused) a sign-in refused, by the person ctx carries.
+	AuditSession(ctx context.Context, action codemode.AuditAction, refused error)
+}
+
+// A SignOn signs people in through the team's issuer (server.auth.console;
+// internal/resource's SignOn): the console keeps each attempt's state,
+// nonce and PKCE verifier, and the session of whoever signed in. Its
+// methods must be safe for concurrent use.
+type SignOn interface {
+	// AuthorizationURL is where a browser goes to sign in, for an attempt
+	// with state, nonce and verifier (whose S256 challenge it carries).
+	AuthorizationURL(ctx context.Context, state, nonce, verifier string) (string, error)
+	// SignIn completes the attempt that sent nonce and verifier from the
+	// redirect back (its query; the console checked its state) and
+	// returns who signed in and until when the sign-in holds. An error
+	// codemode.IsRefusal reports is a sign-in refused (the person must
+	// sign in again); any other, a failure to reach the issuer.
+	SignIn(ctx context.Context, callback url.Values, nonce, verifier string) (*codemode.Principal, time.Time, error)
 }
 
 // Options configure a Console.
 type Options struct {
 	Engine Engine
 	// Token, when set, is what a person types to log in (the server's
-	// auth_token). Without one the console is open to whoever reaches it
-	// (loopback, as the MCP endpoints are then).
+	// auth_token). Without one (and without a SignOn) the console is open
+	// to whoever reaches it (loopback, as the MCP endpoints are then).
 	Token string
+	// Local is who decides in a console without a SignOn (codemode-mcp
+	// console: local with the operating system's user name, as the
+	// command line records); zero: codemode.Local.
+	Local codemode.Person
 	// SessionTTL is how long a login lasts (default 12h).
 	SessionTTL time.Duration
 	// Now is the clock (default time.Now).
@@ -106,11 +135,32 @@ type Console struct {
 	eng    Engine
 	log    *slog.Logger
 	now    func() time.Time
+	local  codemode.Person
 	auth   *auth
 	pages  map[string]*template.Template
 	static http.Handler
 	mux    *http.ServeMux
+
+	// signOn is set once, by SignInThrough, before the console serves.
+	signOn atomic.Pointer[signOnBox]
 }
+
+type signOnBox struct {
+	so     SignOn
+	issuer string
+}
+
+// SignInThrough makes the console sign people in through the issuer (so)
+// in place of a token: each session is then one person's, and what they
+// see and decide is theirs under the policy. The server calls it once it
+// knows its public URL (the redirect URI's origin), before it serves the
+// console; issuer names the issuer on the sign-in page.
+func (c *Console) SignInThrough(so SignOn, issuer string) {
+	c.signOn.Store(&signOnBox{so: so, issuer: issuer})
+}
+
+// issuer is the sign-on in force, or nil.
+func (c *Console) issuer() *signOnBox { return c.signOn.Load() }
 
 //go:embed templates/*.html static/*
 var assets embed.FS
@@ -134,6 +184,7 @@ func New(opts Options) *Console {
 		eng:    opts.Engine,
 		log:    opts.Logger,
 		now:    opts.Now,
+		local:  opts.Local,
 		auth:   newAuth(opts.Token, opts.SessionTTL, opts.Now, opts.Failures),
 		pages:  parsePages(),
 		static: http.StripPrefix("/static/", http.FileServerFS(static)),

@@ -58,6 +58,13 @@ func newEnv(t *testing.T, tok string) *env {
 // here; a nil Logger discards) and extra sources beside notes.
 func newEnvWith(t *testing.T, opts console.Options, extra ...catalog.Source) *env {
 	t.Helper()
+	return newEnvOf(t, opts, nil, extra...)
+}
+
+// newEnvOf is newEnvWith with before, when not nil, called with the
+// console before it serves.
+func newEnvOf(t *testing.T, opts console.Options, before func(*console.Console), extra ...catalog.Source) *env {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "codemode.db"), sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -80,6 +87,9 @@ func newEnvWith(t *testing.T, opts console.Options, extra ...catalog.Source) *en
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := console.New(opts)
+	if before != nil {
+		before(c)
+	}
 	go func() {
 		done <- server.ServeConsole(sctx, ln, server.Options{Console: c, Logger: slog.New(slog.DiscardHandler)})
 	}()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // page is what every template gets.
@@ -28,6 +29,15 @@ type page struct {
 	Version string // changes when runs change (see version)
 	Problem string // shown at the top: why a request was refused
 	Next    string // the login form's destination
+	// Issuer, when the console signs people in through one, names it on
+	// the sign-in page.
+	Issuer string
+	// Who names the person signed in through the issuer.
+	Who []visible.Segment
+	// Refresh, when set, sends the browser on ("0; url=/path").
+	Refresh string
+	// Decided is a brief outcome of a decision about another's run.
+	Decided *briefView
 
 	Runs     []*runView
 	Run      *runView
@@ -45,6 +55,12 @@ type signInView struct {
 	Run, Connector string
 	URL            template.URL // an http(s) URL, checked (signIn)
 	Until          time.Time    // when the engine stops waiting for it
+}
+
+// briefView is what an approver is told of a decision about another's
+// run: the run's new status, never its result, error or log.
+type briefView struct {
+	Verb, ID, Status string
 }
 
 // card is a run with the session's CSRF token, for the forms of the
@@ -69,7 +85,7 @@ func parsePages() map[string]*template.Template {
 	}
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"pending", "runs", "run", "snippets", "login", "problem", "signin"} {
+	for _, name := range []string{"pending", "runs", "run", "snippets", "login", "problem", "signin", "signedin"} {
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(assets, "templates/"+name+".html"))
 	}
 	return pages
@@ -81,7 +97,10 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if s := sessionOf(r); s != nil {
 		p.CSRF = s.csrf
 	}
-	p.Logout = c.auth.hasToken && sessionOf(r) != nil
+	p.Logout = (c.auth.hasToken || c.issuer() != nil) && sessionOf(r) != nil
+	if who := codemode.PrincipalFrom(r.Context()); who != nil && p.Who == nil {
+		p.Who = plainSegments(who.Display())
+	}
 	if p.Version == "" && sessionOf(r) != nil {
 		p.Version, _ = c.fingerprint(r.Context())
 	}
@@ -102,7 +121,11 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, next, problem string) {
-	c.render(w, r, status, "login", &page{Title: "Log in", Next: localPath(next), Problem: problem})
+	p := &page{Title: "Log in", Next: localPath(next), Problem: problem}
+	if so := c.issuer(); so != nil {
+		p.Title, p.Issuer = "Sign in", so.issuer
+	}
+	c.render(w, r, status, "login", p)
 }
 
 func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
@@ -155,15 +178,29 @@ func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQue
 // pendingPage lists the paused runs, oldest first (a new pause is added
 // below the others: it never moves what is under the pointer), with their
 // pending actions and the buttons to decide.
+//
+// A person signed in through the issuer sees their own paused runs (with
+// codemode:run) and, as an approver (codemode:approve), the actions of
+// others' runs the policy shows them, each with its run's id and starter:
+// never another's program, log or result.
 func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	paused, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
-	if err != nil {
-		c.internal(w, r, "listing the paused runs", err)
-		return
+	who := codemode.PrincipalFrom(ctx)
+	p := &page{Title: "Awaiting approval", Nav: "pending"}
+	if s := sessionOf(r); s != nil {
+		if f := c.auth.takeFlash(s, ""); f != nil {
+			p.Decided = &briefView{Verb: f.verb, ID: f.outcome.ExecutionID, Status: f.outcome.Status.String()}
+		}
+	}
+	var paused []*codemode.Execution
+	if who == nil || who.HasScope(codemode.ScopeRun) {
+		var err error
+		if paused, err = c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused}); err != nil {
+			c.internal(w, r, "listing the paused runs", err)
+			return
+		}
 	}
 	slices.Reverse(paused) // listed newest first
-	p := &page{Title: "Awaiting approval", Nav: "pending"}
 	for _, e := range paused {
 		rd, err := c.readRun(ctx, e.ID, nil)
 		if errors.Is(err, codemode.ErrUnknownExecution) {
@@ -177,7 +214,36 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 			p.Runs = append(p.Runs, c.newRunView(rd))
 		}
 	}
+	if who != nil && who.HasScope(codemode.ScopeApprove) {
+		others, err := c.othersPending(ctx, who)
+		if err != nil {
+			c.internal(w, r, "listing the pending actions", err)
+			return
+		}
+		p.Runs = append(p.Runs, others...)
+	}
 	c.render(w, r, http.StatusOK, "pending", p)
+}
+
+// othersPending lays out the pending actions of others' runs that who is
+// shown as an approver, one card a run, oldest run first.
+func (c *Console) othersPending(ctx context.Context, who *codemode.Principal) ([]*runView, error) {
+	all, err := c.eng.Pending(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []*runView
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].ExecutionID == all[i].ExecutionID {
+			j++
+		}
+		if run := all[i:j]; run[0].StartedBy.Subject != who.Subject {
+			out = append(out, c.approvalView(run))
+		}
+		i = j
+	}
+	return out, nil
 }
 
 // Bounds of the runs page.
@@ -189,6 +255,9 @@ const (
 // runsPage is the audit trail: runs newest first (filtered by status),
 // each with its first calls.
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeRun) {
+		return
+	}
 	ctx := r.Context()
 	q := r.URL.Query()
 	p := &page{Title: "Runs", Nav: "runs", Filter: q.Get("status"), Limit: defaultRuns}
@@ -235,6 +304,9 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 // outcome, and the decisions it allows; after a decision, that decision's
 // outcome.
 func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeRun) {
+		return
+	}
 	c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
 }
 
@@ -300,6 +372,9 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 // result. It is how a value the pages show cut is read in full (a value
 // is at most what the log keeps of one, 1 MiB by default).
 func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeRun) {
+		return
+	}
 	id, q := r.PathValue("id"), r.URL.Query()
 	part, seq := q.Get("part"), 0
 	if s := q.Get("seq"); s != "" {
@@ -386,6 +461,9 @@ func fileName(s string) string {
 }
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeRun) {
+		return
+	}
 	list, err := c.eng.Snippets(r.Context())
 	if err != nil {
 		c.internal(w, r, "listing snippets", err)
@@ -409,6 +487,9 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 
 // approve approves a paused run's pending actions as they were shown.
 func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeApprove) {
+		return
+	}
 	digest := r.PostForm.Get("digest")
 	if digest == "" {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it approves (no digest). Reload the page and try again.")
@@ -422,6 +503,9 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
 // reject rejects a paused run (or one of its actions, with seq) as shown,
 // with the reason typed.
 func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeApprove) {
+		return
+	}
 	digest := r.PostForm.Get("digest")
 	if digest == "" {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
@@ -443,6 +527,9 @@ func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) rollback(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeAdmin) {
+		return
+	}
 	c.decide(w, r, "rolled back", c.eng.Rollback)
 }
 
@@ -450,12 +537,22 @@ func (c *Console) rollback(w http.ResponseWriter, r *http.Request) {
 // (a closed tab does not cut a run short), and sends the browser to the
 // run's page, which shows the outcome once. A refused decision shows the
 // run as it is now, with the reason, and status 409.
+//
+// A decision about another's run (its form says from=pending: an
+// approver's card) sends the browser back to the pending actions, told
+// only the run's new status, and a refusal is shown there: the run's own
+// page is its starter's.
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do func(context.Context, string) (codemode.Outcome, error)) {
 	id := r.PathValue("id")
+	brief := r.PostForm.Get("from") == "pending" && codemode.PrincipalFrom(r.Context()) != nil
 	o, err := do(context.WithoutCancel(r.Context()), id)
 	switch {
 	case errors.Is(err, codemode.ErrUnknownExecution):
 		c.refuse(w, r, http.StatusNotFound, err.Error())
+		return
+	case codemode.IsRefusal(err) && brief:
+		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
+		c.refuse(w, r, http.StatusConflict, err.Error())
 		return
 	case codemode.IsRefusal(err):
 		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
@@ -466,6 +563,11 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 		return
 	}
 	c.log.Info("console: "+verb, "executionId", id, "status", o.Status.String())
+	if brief {
+		c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: codemode.Outcome{ExecutionID: id, Status: o.Status}, brief: true})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
 	c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: o})
 	http.Redirect(w, r, "/runs/"+url.PathEscape(id), http.StatusSeeOther)
 }
@@ -476,6 +578,9 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 // origin (form-action 'self'), and a link is what the person should see
 // anyway: where they are sent.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	if !c.allowed(w, r, codemode.ScopeRun) {
+		return
+	}
 	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
 	ctx := r.Context()
 	rd, err := c.readRun(ctx, id, nil)
@@ -545,6 +650,14 @@ func (c *Console) fingerprint(ctx context.Context) (string, error) {
 	h := sha256.New()
 	for _, e := range append(recent, paused...) {
 		fmt.Fprintf(h, "%s %s %d\n", e.ID, e.Status, e.UpdatedAt.UnixNano())
+	}
+	if who := codemode.PrincipalFrom(ctx); who.HasScope(codemode.ScopeApprove) {
+		// An approver's page shows others' pending actions too.
+		pending, err := c.eng.Pending(ctx, "")
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "pending %s\n", codemode.PendingDigest(pending))
 	}
 	for _, s := range snippets {
 		fmt.Fprintf(h, "snippet %q %d\n", s.Name, s.CreatedAt.UnixNano())

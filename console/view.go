@@ -385,6 +385,9 @@ type runView struct {
 	Pager       *pagerView // which calls Calls holds, when not all
 	Paused      bool
 	CanRollback bool
+	// Other marks another's run, shown to an approver: only its id,
+	// starter and pending actions (approvalView).
+	Other bool
 	// SignIns are the connectors the run awaits a sign-in to, in the
 	// order of their calls; approval waits for them.
 	SignIns []string
@@ -426,34 +429,7 @@ func (c *Console) newRunView(rd *runRead) *runView {
 	}
 	var marks []string
 	if v.Paused {
-		v.Digest = codemode.PendingDigest(rd.pending)
-		for _, p := range rd.pending {
-			av := actionView{
-				Seq:       p.Seq,
-				Connector: plainSegments(p.Connector),
-				Method:    plainSegments(p.Method),
-				Args:      jsonValue(fmt.Sprintf("%s-args-%d", e.ID, p.Seq), p.Args, len(p.Args), previewChars, valueHref(e.ID, p.Seq, "args")),
-			}
-			if p.Awaits == codemode.AwaitsSignIn {
-				av.SignIn, av.SignInWhy = true, plainSegments(p.Reason)
-				if !slices.Contains(v.SignIns, p.Connector) {
-					v.SignIns = append(v.SignIns, p.Connector)
-				}
-			} else {
-				info := c.eng.Method(p.Connector, p.Method, p.Args)
-				av.Reason = info.ApprovalReason
-				if !info.Known {
-					av.Reason = fmt.Sprintf("%s.%s is not served now (its connector is unavailable or changed): approving will be refused", p.Connector, p.Method)
-				}
-			}
-			v.Pending = append(v.Pending, av)
-			marks = append(marks, p.Connector+"."+p.Method)
-		}
-		if len(rd.pending) == 1 {
-			v.Approves = plainSegments(rd.pending[0].Connector + "." + rd.pending[0].Method)
-		} else {
-			v.Approves = plainSegments(plural(len(rd.pending), "call", "calls"))
-		}
+		marks = c.layPending(v, rd.pending)
 	}
 	v.Code = codeView(e.Code, marks)
 	rollbackable := e.Status == codemode.StatusCompleted || e.Status == codemode.StatusError ||
@@ -484,6 +460,58 @@ func (c *Console) newRunView(rd *runRead) *runView {
 			Error:     textValue(id+"-error", en.Error, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),
 		})
 	}
+	return v
+}
+
+// layPending lays out a paused run's pending actions on v (the actions,
+// the digest a decision carries, what Approve names, the sign-ins they
+// await) and returns the "connector.method" of each, to mark in the
+// program.
+func (c *Console) layPending(v *runView, pending []codemode.PendingAction) (marks []string) {
+	v.Digest = codemode.PendingDigest(pending)
+	for _, p := range pending {
+		// Another's run's values are its starter's to download: an
+		// approver is shown the arguments whole, as they are approved.
+		preview := previewChars
+		if v.Other {
+			preview = len(p.Args)
+		}
+		av := actionView{
+			Seq:       p.Seq,
+			Connector: plainSegments(p.Connector),
+			Method:    plainSegments(p.Method),
+			Args:      jsonValue(fmt.Sprintf("%s-args-%d", v.ID, p.Seq), p.Args, len(p.Args), preview, valueHref(v.ID, p.Seq, "args")),
+		}
+		if p.Awaits == codemode.AwaitsSignIn {
+			av.SignIn, av.SignInWhy = true, plainSegments(p.Reason)
+			if !slices.Contains(v.SignIns, p.Connector) && !v.Other {
+				v.SignIns = append(v.SignIns, p.Connector)
+			}
+		} else {
+			info := c.eng.Method(p.Connector, p.Method, p.Args)
+			av.Reason = info.ApprovalReason
+			if !info.Known {
+				av.Reason = fmt.Sprintf("%s.%s is not served now (its connector is unavailable or changed): approving will be refused", p.Connector, p.Method)
+			}
+		}
+		v.Pending = append(v.Pending, av)
+		marks = append(marks, p.Connector+"."+p.Method)
+	}
+	if len(pending) == 1 {
+		v.Approves = plainSegments(pending[0].Connector + "." + pending[0].Method)
+	} else {
+		v.Approves = plainSegments(plural(len(pending), "call", "calls"))
+	}
+	return marks
+}
+
+// approvalView lays out the pending actions of another's paused run (one
+// run's, as the engine lists them to an approver): its id, its starter
+// and the actions, with the forms to decide, and nothing else of it.
+func (c *Console) approvalView(pending []codemode.PendingAction) *runView {
+	v := &runView{ID: pending[0].ExecutionID, Status: codemode.StatusPaused.String(), Paused: true, Other: true,
+		StartedBy: plainSegments(pending[0].StartedBy.Display())}
+	c.layPending(v, pending)
 	return v
 }
 

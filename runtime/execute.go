@@ -139,7 +139,8 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	}
 	out, err = r.runPass(ctx, c, ap)
 	c.end()
-	return r.settled(ctx, out, err)
+	out, err = r.settled(ctx, out, err)
+	return r.shown(ctx, c.e, out), err
 }
 
 // claimApproved makes the decision of ApproveReviewed: it claims the
@@ -382,7 +383,8 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 	if err := r.endPaused(ctx, e, msg, codemode.PersonFrom(ctx)); err != nil {
 		return r.lostRace(ctx, id, "rejected", err)
 	}
-	return r.outcome(ctx, e)
+	out, err := r.outcome(ctx, e)
+	return r.shown(ctx, e, out), err
 }
 
 // endPaused ends a paused run as rejected with msg: the status first (the

@@ -43,6 +43,28 @@ func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) 
 	return unknownExecution(e.ID)
 }
 
+// shown is out as the person ctx carries may be told it: whole to the
+// run's starter (and with no principal, the one user); to an approver
+// deciding another's run, its id and status and the pending actions the
+// policy shows them — never the run's result, error, console output or a
+// rollback's report, which are the run's and so its starter's.
+func (r *Runtime) shown(ctx context.Context, e *codemode.Execution, out codemode.Outcome) codemode.Outcome {
+	who := codemode.PrincipalFrom(ctx)
+	if e == nil || r.policy.Sees(who, e) {
+		return out
+	}
+	cut := codemode.Outcome{ExecutionID: out.ExecutionID, Status: out.Status}
+	if out.Status == codemode.StatusError {
+		cut.Error = fmt.Sprintf("execution %s ended in error; the person who started it sees why", out.ExecutionID)
+	}
+	for _, a := range out.Pending {
+		if r.policy.Shown(who, e, a) {
+			cut.Pending = append(cut.Pending, a)
+		}
+	}
+	return cut
+}
+
 // seenExecution loads run id for a request that reads it whole
 // (visible, ownRun). A refusal under an issuer is audited, for a hidden
 // run as for a missing one (the same answer either way).
@@ -83,10 +105,22 @@ func (r *Runtime) audit(ctx context.Context, rec codemode.AuditRecord, err error
 	if rec.Action == codemode.AuditView && !errors.Is(err, codemode.ErrUnknownExecution) {
 		return
 	}
-	rec.Person, rec.At = codemode.PersonFrom(ctx), r.now()
+	rec.Person, rec.At, rec.Source = codemode.PersonFrom(ctx), r.now(), codemode.SourceFrom(ctx)
 	if werr := r.store.Audit(context.WithoutCancel(ctx), rec); werr != nil {
 		r.log.Warn("could not write the audit", "action", rec.Action, "execution", rec.ExecutionID, "err", werr)
 	}
+}
+
+// AuditSession records that the person ctx carries signed in to a
+// surface (codemode.AuditLogin: the approval console) or logged out of it
+// (AuditLogout); with refused (an error codemode.IsRefusal reports), that
+// their sign-in was refused and why. Other actions are the runtime's own
+// to record and are ignored here.
+func (r *Runtime) AuditSession(ctx context.Context, action codemode.AuditAction, refused error) {
+	if action != codemode.AuditLogin && action != codemode.AuditLogout {
+		return
+	}
+	r.audit(ctx, codemode.AuditRecord{Action: action}, refused)
 }
 
 // Audit returns the audit records q selects, oldest first: for the

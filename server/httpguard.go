@@ -93,6 +93,10 @@ type guard struct {
 	// rs, under server.auth, validates access tokens instead of token
 	// and serves the protected resource metadata (resource.go).
 	rs *resourceServer
+	// consoleSignsIn: under rs, the console signs people in through the
+	// issuer itself (server.auth.console), so its requests need no
+	// bearer token.
+	consoleSignsIn bool
 	// front answers the task requests of a POST that passed every check,
 	// in front of the transport, and reports whether it did (nil: none).
 	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
@@ -156,7 +160,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	metrics := g.metrics != nil && r.URL.Path == PathMetrics
 	if g.console != nil && !metrics && !slices.Contains(g.mcpPaths, r.URL.Path) {
-		if g.rs != nil {
+		if g.rs != nil && !g.consoleSignsIn {
 			if r.Header.Get("Authorization") == "" {
 				g.rs.challenge(w, http.StatusUnauthorized, "", consoleNeedsToken, "")
 				return
@@ -307,8 +311,9 @@ func isLoopbackOrigin(origin string) bool {
 }
 
 // consoleNeedsToken is what a browser is told at the console of a server
-// with an issuer, which the console cannot sign people in through yet.
-const consoleNeedsToken = "the approval console of a server with an issuer (server.auth) takes a bearer token with the scope codemode:admin; it cannot sign you in through the issuer yet: decide through the MCP tools (codemode_pending, codemode_approve), or run codemode-mcp console on the server's machine"
+// with an issuer but without server.auth.console, through which the
+// console would sign people in.
+const consoleNeedsToken = "the approval console of a server with an issuer (server.auth) takes a bearer token with the scope codemode:admin unless server.auth.console names the client it signs people in as: decide through the MCP tools (codemode_pending, codemode_approve), or run codemode-mcp console on the server's machine"
 
 // tokenRequired says what a client without the bearer token must send.
 // Clients show it: from the 401's WWW-Authenticate and body, or, when

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,9 @@ func TestAliceRunsBobApproves(t *testing.T) {
 	done, isErr := call(t, bob, "codemode_approve", map[string]any{"executionId": id})
 	if isErr || done["status"] != "completed" {
 		t.Fatalf("bob's approval: %v", done)
+	}
+	if _, told := done["result"]; told || strings.Contains(fmt.Sprint(done), "secret plan") {
+		t.Errorf("bob's approval told him the run's result: %v; want its id and status only", done)
 	}
 	again, isErr := call(t, bob, "codemode_approve", map[string]any{"executionId": id})
 	if !isErr || !strings.Contains(again["error"].(string), "unknown execution") {

@@ -19,6 +19,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
 )
 
@@ -52,9 +53,48 @@ var methodScopes = map[mcp.MCPMethod][]string{
 }
 
 // consoleScope is what a bearer token needs to reach the approval console
-// under an issuer: the console has no sign-in through the issuer yet, so
-// browsers are refused and only a client that sends such a token gets in.
+// under an issuer without server.auth.console: the console then cannot
+// sign people in, so browsers are refused and only a client that sends
+// such a token gets in.
 const consoleScope = codemode.ScopeAdmin
+
+// issuerConsole is a console that signs people in through the issuer
+// (package console's Console, given server.auth.console).
+type issuerConsole interface {
+	SignInThrough(so console.SignOn, issuer string)
+}
+
+// signInToConsole, with server.auth.console, makes the console sign
+// people in through the issuer with the resource server's Validator (one
+// verifier for the MCP endpoint's tokens and the console's), its
+// redirect URI /auth/callback at the resource's origin unless cc names
+// one (whose host is then served, as the resource's is). The console's
+// requests then pass the guard without a bearer token.
+func (g *guard) signInToConsole(cc *config.ConsoleSignOn) error {
+	ic, ok := g.console.(issuerConsole)
+	if cc == nil || !ok {
+		return nil
+	}
+	redirect := cc.RedirectURI
+	if redirect == "" {
+		u, err := url.Parse(g.rs.resource)
+		if err != nil {
+			return fmt.Errorf("server.auth.console: the resource %q: %w", g.rs.resource, err)
+		}
+		redirect = u.Scheme + "://" + u.Host + config.ConsoleCallbackPath
+	} else if u, err := url.Parse(redirect); err == nil {
+		g.allowedHosts = append(g.allowedHosts, strings.ToLower(u.Host), strings.ToLower(u.Hostname()))
+	}
+	so, err := g.rs.v.SignOn(resource.SignOnConfig{ClientID: cc.ClientID, ClientSecret: cc.ClientSecret, RedirectURI: redirect,
+		Scopes: orDefault(cc.Scopes, config.DefaultConsoleScopes), Resource: g.rs.resource})
+	if err != nil {
+		return fmt.Errorf("server.auth.console: %w", err)
+	}
+	ic.SignInThrough(so, g.rs.v.Issuer())
+	g.consoleSignsIn = true
+	g.log.Info("the approval console signs people in through the issuer", "issuer", g.rs.v.Issuer(), "client_id", cc.ClientID, "redirect_uri", redirect)
+	return nil
+}
 
 // metricsScope is what a bearer token needs to read PathMetrics under an
 // issuer: the metrics speak of every principal's runs, as the console

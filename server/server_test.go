@@ -89,6 +89,10 @@ func newServerOf(t testing.TB, opts server.Options, maxChars int, ro rt.Options,
 	} else {
 		opts.Runtime = r
 	}
+	// A real console (consoleOf) is built over the real runtime.
+	if c, ok := opts.Console.(interface{ build(*rt.Runtime) }); ok {
+		c.build(r)
+	}
 	if maxChars != 0 {
 		opts.MaxResultChars = maxChars
 	}

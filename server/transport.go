@@ -122,6 +122,9 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		}
 		defer rs.close()
 		g.rs = rs
+		if err := g.signInToConsole(s.opts.Auth.Console); err != nil {
+			return err
+		}
 	}
 	srv.Handler = g
 	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown, func(addr string, useTLS bool) {

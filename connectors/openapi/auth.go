@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // API key locations.
@@ -84,13 +86,27 @@ func checkSecretText(field, v string) error {
 	return nil
 }
 
-// secretForms returns every form in which a's secrets travel: the
-// values themselves (Auth.Secrets) and the client credential of OAuth 2.0
-// as sent (its parts form-encoded first, RFC 6749 section 2.3.1).
-func secretForms(a *Auth) []string {
-	out := a.Secrets()
-	if a != nil && a.OAuth2 != nil {
-		out = append(out, clientCredential(a.OAuth2))
+// secrets returns every secret of cfg in every form it travels in, for
+// the scrubber: the credentials, a basic credential's base64, OAuth 2.0's
+// client credential as sent (its parts form-encoded first, RFC 6749
+// section 2.3.1) and header values that look secret (scrub.SecretHeader).
+func secrets(cfg Config) []string {
+	var out []string
+	switch a := cfg.Auth; {
+	case a == nil:
+	case a.Bearer != "":
+		out = append(out, a.Bearer)
+	case a.Basic != nil:
+		out = append(out, a.Basic.Password, basicCredential(a.Basic.Username, a.Basic.Password))
+	case a.APIKey != nil:
+		out = append(out, a.APIKey.Value)
+	case a.OAuth2 != nil:
+		out = append(out, a.OAuth2.ClientSecret, basicCredential(a.OAuth2.ClientID, a.OAuth2.ClientSecret), clientCredential(a.OAuth2))
+	}
+	for name, v := range cfg.Headers {
+		if scrub.SecretHeader(name) {
+			out = append(out, v)
+		}
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 
@@ -36,7 +35,7 @@ func TestStaticAuth(t *testing.T) {
 		{"headers and bearer", &Auth{Bearer: "b-token"}, map[string]string{"Authorization": "Token from-config"}, map[string]string{"Authorization": "Bearer b-token", "Accept": defaultAccept}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newTestCaller(t, rec.srv.URL, func(cfg *callerConfig) { cfg.Auth, cfg.Headers = tt.auth, tt.headers })
+			c := newTestCaller(t, rec.srv.URL, func(cfg *Config) { cfg.Auth, cfg.Headers = tt.auth, tt.headers })
 			callOK(t, c, op, args)
 			got := rec.last(t)
 			have := map[string]string{}
@@ -57,22 +56,22 @@ func TestStaticAuth(t *testing.T) {
 // TestCallerConfig checks that a caller refuses unusable settings with an
 // error naming the field and never the secret.
 func TestCallerConfig(t *testing.T) {
-	base, _ := url.Parse("https://api.example.com")
+	base := "https://api.example.com"
 	for _, tt := range []struct {
 		name string
-		cfg  callerConfig
+		cfg  Config
 		want string
 	}{
-		{"no base", callerConfig{}, "base URL: not an absolute http(s) URL"},
-		{"relative base", callerConfig{Base: &url.URL{Path: "/v1"}}, "base URL: not an absolute http(s) URL"},
-		{"two kinds", callerConfig{Base: base, Auth: &Auth{Bearer: "secret-1", Basic: &BasicAuth{}}}, "auth: exactly one of bearer, basic, api_key and oauth2 must be set (2 are)"},
-		{"bearer line break", callerConfig{Base: base, Auth: &Auth{Bearer: "secret-1\nX: y"}}, "auth.bearer: the value holds a control character or line break"},
-		{"api key in", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: "body", Name: "k", Value: "secret-1"}}}, `auth.api_key.in: "body" is not one of header, query, cookie`},
-		{"api key header name", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: KeyInHeader, Name: "X Key", Value: "secret-1"}}}, `auth.api_key.name: header name "X Key" is not a valid HTTP token`},
-		{"api key cookie value", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: KeyInCookie, Name: "k", Value: "secret-1; x=y"}}}, "auth.api_key.value: a cookie value cannot hold ';', white space or line breaks"},
-		{"api key empty", callerConfig{Base: base, Auth: &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "k"}}}, "auth.api_key.value: empty"},
-		{"token url", callerConfig{Base: base, Auth: &Auth{OAuth2: &OAuth2{TokenURL: "/token", ClientID: "c", ClientSecret: "secret-1"}}}, "auth.oauth2.token_url: not an absolute http(s) URL"},
-		{"header value", callerConfig{Base: base, Headers: map[string]string{"X-Key": "secret-1\r\n"}}, "headers: header X-Key: the value holds a control character"},
+		{"no base", Config{}, "base URL: not an absolute http(s) URL"},
+		{"relative base", Config{BaseURL: "/v1"}, "base URL: not an absolute http(s) URL"},
+		{"two kinds", Config{BaseURL: base, Auth: &Auth{Bearer: "secret-1", Basic: &BasicAuth{}}}, "auth: exactly one of bearer, basic, api_key and oauth2 must be set (2 are)"},
+		{"bearer line break", Config{BaseURL: base, Auth: &Auth{Bearer: "secret-1\nX: y"}}, "auth.bearer: the value holds a control character or line break"},
+		{"api key in", Config{BaseURL: base, Auth: &Auth{APIKey: &APIKey{In: "body", Name: "k", Value: "secret-1"}}}, `auth.api_key.in: "body" is not one of header, query, cookie`},
+		{"api key header name", Config{BaseURL: base, Auth: &Auth{APIKey: &APIKey{In: KeyInHeader, Name: "X Key", Value: "secret-1"}}}, `auth.api_key.name: header name "X Key" is not a valid HTTP token`},
+		{"api key cookie value", Config{BaseURL: base, Auth: &Auth{APIKey: &APIKey{In: KeyInCookie, Name: "k", Value: "secret-1; x=y"}}}, "auth.api_key.value: a cookie value cannot hold ';', white space or line breaks"},
+		{"api key empty", Config{BaseURL: base, Auth: &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "k"}}}, "auth.api_key.value: empty"},
+		{"token url", Config{BaseURL: base, Auth: &Auth{OAuth2: &OAuth2{TokenURL: "/token", ClientID: "c", ClientSecret: "secret-1"}}}, "auth.oauth2.token_url: not an absolute http(s) URL"},
+		{"header value", Config{BaseURL: base, Headers: map[string]string{"X-Key": "secret-1\r\n"}}, "headers: header X-Key: the value holds a control character"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := newCaller(tt.cfg)

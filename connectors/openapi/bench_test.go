@@ -18,7 +18,7 @@ func BenchmarkGET(b *testing.B) {
 	}}
 	args := json.RawMessage(`{"id":12,"tags":["a","b"]}`)
 	b.Run("caller", func(b *testing.B) {
-		c := newTestCaller(b, rec.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: "bench-token"} })
+		c := newTestCaller(b, rec.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{Bearer: "bench-token"} })
 		ctx := context.Background()
 		for b.Loop() {
 			if res, err := c.call(ctx, op, args); err != nil || res.IsError {

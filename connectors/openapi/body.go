@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"mime"
 	"mime/multipart"
@@ -75,18 +76,12 @@ type encodedBody struct {
 // The Content-Type is b.MediaType when it names one type, else the
 // Binary's mediaType, else the class's usual type. An encoded body over
 // maxRequestBody is refused.
-func encodeBody(b *Body, v value) (encodedBody, error) {
-	out, err := encodeBodyValue(b, v)
-	if err != nil {
-		return encodedBody{}, err
-	}
-	if len(out.data) > maxRequestBody {
-		return encodedBody{}, fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(out.data), maxRequestBody)
-	}
-	return out, nil
-}
-
-func encodeBodyValue(b *Body, v value) (encodedBody, error) {
+func encodeBody(b *Body, v value) (out encodedBody, err error) {
+	defer func() {
+		if len(out.data) > maxRequestBody {
+			out, err = encodedBody{}, fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(out.data), maxRequestBody)
+		}
+	}()
 	ct := b.MediaType
 	class := classify(ct)
 	switch class {
@@ -130,11 +125,6 @@ func encodeBodyValue(b *Body, v value) (encodedBody, error) {
 		return encodedBody{data: v.appendJSON(nil), contentType: "application/json"}, nil
 	}
 	return encodedBody{}, fmt.Errorf("this body must be a string or {base64, mediaType?}, not %s", kindName(v.kind))
-}
-
-// kindName names a JSON type in errors.
-func kindName(k valueKind) string {
-	return [...]string{"null", "a boolean", "a number", "a string", "an array", "an object"}[k]
 }
 
 // encodeForm encodes an object's members as application/x-www-form-urlencoded
@@ -198,12 +188,8 @@ func encodeMultipart(mediaType string, v value, files []string, encoding map[str
 			continue
 		}
 		data := []byte(it.text)
-		switch {
-		case enc != "" && classify(enc) == classJSON || !it.scalar():
-			data = it.appendJSON(nil)
-			if enc == "" {
-				enc = "application/json"
-			}
+		if enc != "" && classify(enc) == classJSON || !it.scalar() {
+			data, enc = it.appendJSON(nil), cmp.Or(enc, "application/json")
 		}
 		if err := writePart(w, name, "", enc, data); err != nil {
 			return encodedBody{}, err
@@ -232,18 +218,7 @@ func writeFilePart(w *multipart.Writer, name string, f value, enc string) error 
 	default:
 		return fmt.Errorf("member %q is a file: give a string (its text is the content) or {base64, filename?, mediaType?}, not %s", name, kindName(f.kind))
 	}
-	filename := bin.Filename
-	if filename == "" {
-		filename = name
-	}
-	ct := bin.MediaType
-	if ct == "" {
-		ct = enc
-	}
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	return writePart(w, name, filename, ct, content)
+	return writePart(w, name, cmp.Or(bin.Filename, name), cmp.Or(bin.MediaType, enc, "application/octet-stream"), content)
 }
 
 // quoteEscaper escapes a Content-Disposition parameter as

@@ -2,21 +2,18 @@ package openapi
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/gob"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 )
 
 // deriveFormat changes whenever what derive produces changes, so that a
 // cached derivation of an older build is not used.
-const deriveFormat = "openapi-derive-3"
+const deriveFormat = "openapi-derive-4"
 
 // derivedCache keeps derivations on disk under dir, keyed by the document's
 // hash, the binary's version and deriveFormat.
@@ -26,8 +23,7 @@ type derivedCache struct {
 }
 
 func (c derivedCache) path(docHash string) string {
-	sum := sha256.Sum256([]byte(deriveFormat + "\x00" + c.version + "\x00" + docHash))
-	return filepath.Join(c.dir, "openapi", "derived", hex.EncodeToString(sum[:16])+".gob")
+	return cachePath(c.dir, "derived", deriveFormat+"\x00"+c.version+"\x00"+docHash, ".gob")
 }
 
 // load returns the cached derivation of a document, or nil when there is

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
-
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
 // Bounds on what a call sends.
@@ -33,36 +34,6 @@ const (
 // defaultAccept is sent when neither the call nor the configuration sets
 // Accept: JSON preferred, anything accepted.
 const defaultAccept = "application/json, */*;q=0.5"
-
-// callerConfig is what a caller is built from: the pieces of the
-// connector's Config, its base URL resolved.
-type callerConfig struct {
-	// Base is the absolute http(s) URL operation paths are appended to
-	// (its path a prefix of theirs).
-	Base *url.URL
-	// Headers are sent with every request; they win over the call's own
-	// headers, and credentials win over them.
-	Headers map[string]string
-	Auth    *Auth
-	// Timeout bounds a whole call (token request, redirects and 401 retry
-	// included); 0 means DefaultCallTimeout.
-	Timeout time.Duration
-	// MaxResponseBytes caps a response body; 0 means
-	// DefaultMaxResponseBytes.
-	MaxResponseBytes int64
-	// Scrubber receives the credentials, the header values (see
-	// scrub.SecretHeader) and every access token obtained; nil means one of the
-	// caller's own.
-	Scrubber *scrub.Scrubber
-	// Transport carries the requests; nil means a transport of the
-	// caller's own (closed by close).
-	Transport http.RoundTripper
-	// Logger gets a debug line per call (method, path template, status,
-	// duration; never a URL or a value); nil means slog.Default().
-	Logger *slog.Logger
-	// Now is the clock of token expiry; nil means time.Now.
-	Now func() time.Time
-}
 
 // A caller makes the HTTP requests of one OpenAPI connector: operations
 // (call) and the generic request escape hatch (request), with the
@@ -85,10 +56,11 @@ type caller struct {
 	oauth    *tokenSource     // nil unless Auth is OAuth2
 }
 
-// newCaller checks cfg and builds a caller. Errors name the bad field and
-// never hold a secret.
-func newCaller(cfg callerConfig) (*caller, error) {
-	if cfg.Base == nil || cfg.Base.Scheme != "http" && cfg.Base.Scheme != "https" || cfg.Base.Host == "" {
+// newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
+// http(s) URL. Errors name the bad field and never hold a secret.
+func newCaller(cfg Config) (*caller, error) {
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
 	}
 	if a := cfg.Auth; a != nil && a.APIKey != nil && a.APIKey.In == "" {
@@ -102,31 +74,16 @@ func newCaller(cfg callerConfig) (*caller, error) {
 		return nil, err
 	}
 	c := &caller{
-		base:     cfg.Base,
+		base:     base,
 		headers:  http.Header{},
 		auth:     cfg.Auth,
-		timeout:  cfg.Timeout,
-		maxBytes: cfg.MaxResponseBytes,
-		scrub:    cfg.Scrubber,
-		log:      cfg.Logger,
+		timeout:  cmp.Or(max(cfg.CallTimeout, 0), DefaultCallTimeout),
+		maxBytes: cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
+		scrub:    cmp.Or(cfg.Scrubber, scrub.New()),
+		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
-	if c.timeout <= 0 {
-		c.timeout = DefaultCallTimeout
-	}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultMaxResponseBytes
-	}
-	if c.scrub == nil {
-		c.scrub = scrub.New()
-	}
-	if c.log == nil {
-		c.log = slog.Default()
-	}
-	c.scrub.Add(secretForms(cfg.Auth)...)
+	c.scrub.Add(secrets(cfg)...)
 	for name, v := range cfg.Headers {
-		if scrub.SecretHeader(name) {
-			c.scrub.Add(v)
-		}
 		if err := checkHeader(name, v); err != nil {
 			return nil, fmt.Errorf("headers: %w", c.scrub.Error(err))
 		}
@@ -260,10 +217,7 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 	if err != nil {
 		return nil, err
 	}
-	req.Header = out.header.Clone()
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
+	req.Header = out.header.Clone() // never nil: prepare and prepareRequest make it
 	for k, v := range c.headers {
 		req.Header[k] = append([]string(nil), v...)
 	}
@@ -374,7 +328,7 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 	b := make([]byte, 0, 128)
 	b = append(b, base.Scheme+"://"+base.Host...)
 	b = append(b, strings.TrimSuffix(base.EscapedPath(), "/")...)
-	if b, err = expandPath(b, op, in); err != nil {
+	if b, err = expandPath(b, op, &in); err != nil {
 		return nil, err
 	}
 	out := &outgoing{method: op.Method, header: http.Header{}}
@@ -384,10 +338,7 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 		if p.In == InPath {
 			continue
 		}
-		v, ok, err := paramValue(in, p)
-		if err != nil {
-			return nil, err
-		}
+		v, ok := paramValue(&in, p)
 		if !ok {
 			if p.Required {
 				return nil, fmt.Errorf("%s is required", p.where())
@@ -416,13 +367,7 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 	if op.Body == nil {
 		return out, nil
 	}
-	raw, has := in[op.Body.Prop]
-	v := value{}
-	if has {
-		if v, err = parseValue(raw); err != nil {
-			return nil, fmt.Errorf("input %q (request body): %w", op.Body.Prop, err)
-		}
-	}
+	v := in.at(op.Body.Prop)
 	if v.kind == kindNull {
 		if op.Body.Required {
 			return nil, fmt.Errorf("input %q (request body) is required", op.Body.Prop)
@@ -437,19 +382,21 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 	return out, nil
 }
 
-// inputObject decodes a call's arguments: a JSON object (absent or null
+// inputObject parses a call's arguments: a JSON object (absent or null
 // is an empty one).
-func inputObject(args json.RawMessage) (map[string]json.RawMessage, error) {
-	in := map[string]json.RawMessage{}
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return in, nil
+func inputObject(args json.RawMessage) (value, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return value{kind: kindObject}, nil
 	}
-	if trimmed[0] != '{' {
-		return nil, errors.New("the input must be an object")
-	}
-	if err := json.Unmarshal(trimmed, &in); err != nil {
-		return nil, fmt.Errorf("the input is not a valid JSON object: %w", err)
+	// Each member is bounded as a value of its own (parseValue).
+	in, ok := jsontext.Parse(args, maxValueDepth+1, valueBuilder{})
+	switch {
+	case !ok:
+		return value{}, fmt.Errorf("the input is not a valid JSON object, or a value in it is nested deeper than %d levels", maxValueDepth)
+	case in.kind == kindNull:
+		return value{kind: kindObject}, nil
+	case in.kind != kindObject:
+		return value{}, errors.New("the input must be an object")
 	}
 	return in, nil
 }

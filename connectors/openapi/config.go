@@ -50,6 +50,8 @@ type Config struct {
 	Transport http.RoundTripper
 	// Logger receives the connector's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Now is the clock of OAuth 2.0 token expiry; nil means time.Now.
+	Now func() time.Time
 }
 
 // Defaults for zero Config fields.
@@ -86,26 +88,6 @@ type OAuth2 struct {
 	ClientID     string
 	ClientSecret string
 	Scopes       []string
-}
-
-// Secrets returns every secret value a's fields hold (and the forms they
-// travel in, such as a basic credential's base64), for scrubbing.
-func (a *Auth) Secrets() []string {
-	if a == nil {
-		return nil
-	}
-	var out []string
-	switch {
-	case a.Bearer != "":
-		out = append(out, a.Bearer)
-	case a.Basic != nil:
-		out = append(out, a.Basic.Password, basicCredential(a.Basic.Username, a.Basic.Password))
-	case a.APIKey != nil:
-		out = append(out, a.APIKey.Value)
-	case a.OAuth2 != nil:
-		out = append(out, a.OAuth2.ClientSecret, basicCredential(a.OAuth2.ClientID, a.OAuth2.ClientSecret))
-	}
-	return out
 }
 
 // basicCredential is the base64 of "user:pass" that HTTP basic

@@ -1,18 +1,20 @@
 package openapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -20,45 +22,30 @@ import (
 // It is safe for concurrent use.
 type Connector struct {
 	// Fixed at New.
-	name        string
-	description string
-	tools       []connectors.Tool
-	ops         map[string]*Operation // by SourceName
-	defs        json.RawMessage
-	warnings    []string
-	doc         *document
-	scrub       *scrub.Scrubber
-	log         *slog.Logger
-	base        *url.URL // where requests go; nil when there is nowhere
-	calls       httpCaller
-	filter      *filter
-	derived     *derivation // read only
-	pinned      bool        // base_url is configured (see pinnedServer)
+	name     string
+	tools    []connectors.Tool
+	ops      map[string]*Operation // by SourceName
+	defs     json.RawMessage
+	warnings []string
+	scrub    *scrub.Scrubber
+	base     *url.URL // where requests go; nil when there is nowhere
+	calls    *caller  // nil when there is nowhere, for why
+	why      string
+	filter   *filter
+	derived  *derivation // read only
+	pinned   bool        // base_url is configured (see pinnedServer)
 
-	closeOnce  sync.Once
-	storing    sync.WaitGroup // the derivation being written to the cache
-	specOnce   sync.Once
-	specJSON   []byte // the document as JSON, made on the first spec call
-	specErr    error
+	storing    sync.WaitGroup         // the derivation being written to the cache
+	specJSON   func() ([]byte, error) // the document as JSON, made on the first spec call
 	routesOnce sync.Once
 	routes     []route // every operation request can reach, made on the first Route
 	byKey      map[routeKey][]int
 }
 
-// httpCaller makes the HTTP requests of a connector's methods.
-type httpCaller interface {
-	// call makes the request of an operation with the method's arguments.
-	call(ctx context.Context, op *Operation, args json.RawMessage) (connectors.Result, error)
-	// request makes a request({method, path, query, headers, body}).
-	request(ctx context.Context, args json.RawMessage) (connectors.Result, error)
-	// close releases the caller's resources; calls must have returned.
-	close()
-}
-
 // New reads the document (fetching it when it is a URL), derives its
 // methods (or takes them from the cache) and returns the connector. A
 // document that cannot be read or is not OpenAPI is an error; problems
-// within it are warnings (see Warnings).
+// within it are warnings (Capabilities' Diagnostics).
 func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
 		return nil, err
@@ -70,91 +57,47 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
 	sc := cfg.Scrubber
-	if sc == nil {
-		sc = scrub.New()
-	}
-	// The caller adds these too; added first, they are scrubbed from
-	// loading errors as well.
-	sc.Add(secretForms(cfg.Auth)...)
-	for name, v := range cfg.Headers {
-		if scrub.SecretHeader(name) {
-			sc.Add(v)
-		}
-	}
+	sc.Add(secrets(cfg)...) // scrubbed from loading errors too
 	doc, err := readDocument(ctx, cfg.Document, cfg.CacheDir, cfg.Transport)
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	version := cfg.Version
-	if version == "" {
-		version = buildVersion()
-	}
-	cache := derivedCache{dir: cfg.CacheDir, version: version}
-	d, fresh, err := deriveCached(doc, cache, log)
+	cache := derivedCache{dir: cfg.CacheDir, version: cmp.Or(cfg.Version, buildVersion())}
+	d, fresh, err := deriveCached(doc, cache, cfg.Logger)
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, doc: doc, scrub: sc, log: log, filter: f, derived: d, pinned: cfg.BaseURL != ""}
-	c.description = d.Title
-	c.warnings = append(append([]string(nil), doc.warnings...), d.Warnings...)
-	base, baseWarn := baseURL(cfg.BaseURL, d.Server, doc.url)
-	if baseWarn != "" {
-		base = nil
+	c := &Connector{name: cfg.Name, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", specJSON: sync.OnceValues(doc.jsonText)}
+	c.warnings = append(slices.Clone(doc.warnings), d.Warnings...)
+	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
+	if why == "" {
+		c.base = base
 	}
-	c.assemble(d, f, base, c.pinned)
+	c.assemble(d, f)
 	if fresh && cache.dir != "" {
 		// The derivation is written while the server goes on starting
 		// (d is only read from now on); Close waits for it.
-		c.storing.Add(1)
-		go func() {
-			defer c.storing.Done()
+		c.storing.Go(func() {
 			if err := cache.store(doc.hash, d); err != nil {
-				log.Warn("openapi: could not cache the derived methods", "err", err)
+				cfg.Logger.Warn("openapi: could not cache the derived methods", "err", err)
 			}
-		}()
+		})
 	}
-	if baseWarn != "" {
-		c.warnings = append(c.warnings, sc.String(baseWarn))
-		c.calls = noBase{why: sc.String(baseWarn)}
+	if why != "" {
+		c.why = sc.String(why)
+		c.warnings = append(c.warnings, c.why)
 		return c, nil
 	}
-	c.base = base
-	calls, err := newCaller(callerConfig{
-		Base:             base,
-		Headers:          cfg.Headers,
-		Auth:             cfg.Auth,
-		Timeout:          cfg.CallTimeout,
-		MaxResponseBytes: cfg.MaxResponseBytes,
-		Scrubber:         sc,
-		Transport:        cfg.Transport,
-		Logger:           log,
-	})
-	if err != nil {
+	cfg.BaseURL = base.String()
+	if c.calls, err = newCaller(cfg); err != nil {
 		c.storing.Wait()
 		return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
 	}
-	c.calls = calls
 	return c, nil
 }
-
-// noBase is the caller of a connector without a base URL: every call
-// fails, saying why.
-type noBase struct{ why string }
-
-func (n noBase) call(context.Context, *Operation, json.RawMessage) (connectors.Result, error) {
-	return connectors.Result{IsError: true, Message: n.why}, nil
-}
-
-func (n noBase) request(context.Context, json.RawMessage) (connectors.Result, error) {
-	return connectors.Result{IsError: true, Message: n.why}, nil
-}
-
-func (noBase) close() {}
 
 // deriveCached returns the document's derivation from the cache, or
 // derives it (fresh: the caller stores it).
@@ -214,7 +157,7 @@ func yamlHint(doc *document) string {
 // methods named like the connector's own request and spec. With a
 // configured base URL (pinned), every request stays on its origin: see
 // pinnedServer.
-func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned bool) {
+func (c *Connector) assemble(d *derivation, f *filter) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
 	refs := map[string]bool{}
@@ -239,8 +182,8 @@ func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned boo
 		taken[name] = m.Op.SourceName
 		op := m.Op // d is the cache's: not changed
 		op.Name = name
-		if pinned && base != nil {
-			op.Server = pinnedServer(base, op.Server)
+		if c.pinned && c.base != nil {
+			op.Server = pinnedServer(c.base, op.Server)
 		}
 		c.ops[op.SourceName] = &op
 		t := m.Tool
@@ -261,10 +204,7 @@ func (c *Connector) assemble(d *derivation, f *filter, base *url.URL, pinned boo
 // refs and those they refer to: {"components":{"schemas":{…}}}, names
 // sorted.
 func definitions(d *derivation, refs map[string]bool) json.RawMessage {
-	var queue []string
-	for r := range refs {
-		queue = append(queue, r)
-	}
+	queue := slices.Collect(maps.Keys(refs))
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]
@@ -278,25 +218,15 @@ func definitions(d *derivation, refs map[string]bool) json.RawMessage {
 	if len(refs) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(refs))
-	for r := range refs {
-		names = append(names, r)
-	}
-	slices.Sort(names)
-	b := []byte(`{"components":{"schemas":{`)
-	for i, n := range names {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, n)
-		b = append(b, ':')
+	o := obj{b: []byte(`{"components":{"schemas":`)}
+	for _, n := range slices.Sorted(maps.Keys(refs)) {
 		if def, ok := d.Defs[n]; ok {
-			b = append(b, def...)
+			o.raw(n, def)
 		} else {
-			b = append(b, "{}"...)
+			o.raw(n, []byte("{}"))
 		}
 	}
-	return append(b, "}}}"...)
+	return append(o.done(), "}}"...)
 }
 
 // pinnedServer is the server an operation keeps when base_url pins the
@@ -358,7 +288,7 @@ func (c *Connector) Name() string { return c.name }
 // a cached copy used offline); request routes (route.go).
 func (c *Connector) Capabilities() connectors.Capabilities {
 	return connectors.Capabilities{
-		Description: c.description,
+		Description: c.derived.Title,
 		Definitions: c.defs,
 		Diagnostics: slices.Clone(c.warnings),
 		Router:      c,
@@ -373,18 +303,22 @@ func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 // Call makes the request of a method. A non-2xx answer is the Result's
 // error, with the status and the decoded body as its Value.
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	switch tool {
-	case methodRequest:
+	op := c.ops[tool]
+	switch {
+	case tool == methodSpec:
+		return c.spec(args)
+	case tool == methodRequest:
 		if _, _, err := c.Route(tool, args); err != nil {
 			return connectors.Result{IsError: true, Message: c.scrub.String("request: " + err.Error())}, nil
 		}
-		return c.calls.request(ctx, args)
-	case methodSpec:
-		return c.spec(args)
-	}
-	op := c.ops[tool]
-	if op == nil {
+	case op == nil:
 		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
+	}
+	switch {
+	case c.calls == nil:
+		return connectors.Result{IsError: true, Message: c.why}, nil
+	case op == nil:
+		return c.calls.request(ctx, args)
 	}
 	return c.calls.call(ctx, op, args)
 }
@@ -393,7 +327,9 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 // waits for the derivation to be written to the cache. Calls must have
 // returned. It is safe to call more than once.
 func (c *Connector) Close() error {
-	c.closeOnce.Do(c.calls.close)
+	if c.calls != nil {
+		c.calls.close()
+	}
 	c.storing.Wait()
 	return nil
 }
@@ -413,21 +349,19 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 			return connectors.Result{IsError: true, Message: "spec: " + err.Error()}, nil
 		}
 	}
-	c.specOnce.Do(func() {
-		c.specJSON, c.specErr = c.doc.jsonText()
-	})
-	if c.specErr != nil {
-		return connectors.Result{}, c.specErr
+	text, err := c.specJSON()
+	if err != nil {
+		return connectors.Result{}, err
 	}
 	if a.Pointer == "" {
-		if len(c.specJSON) > specWholeLimit {
+		if len(text) > specWholeLimit {
 			return connectors.Result{IsError: true, Message: fmt.Sprintf(
 				"spec: the document is %d KiB, too large to return whole; ask for a part with a JSON pointer, "+
-					`such as spec({pointer: "/components/schemas"}) or spec({pointer: "/paths/~1some~1path/get"})`, len(c.specJSON)>>10)}, nil
+					`such as spec({pointer: "/components/schemas"}) or spec({pointer: "/paths/~1some~1path/get"})`, len(text)>>10)}, nil
 		}
-		return connectors.Result{Value: c.scrub.JSON(c.specJSON)}, nil
+		return connectors.Result{Value: c.scrub.JSON(text)}, nil
 	}
-	root, ok := parseJSON(c.specJSON)
+	root, ok := parseJSON(text)
 	if !ok {
 		return connectors.Result{}, fmt.Errorf("spec: the document is not valid JSON")
 	}

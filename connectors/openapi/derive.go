@@ -1,14 +1,16 @@
 package openapi
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
@@ -16,8 +18,7 @@ import (
 // A derivation is everything derived from one document, before the
 // connector's operation filter: it is what the derivation cache keeps.
 type derivation struct {
-	Title       string
-	Description string
+	Title string
 	// Server is the document's base URL: its first server with the
 	// variables' defaults (Swagger 2.0: scheme, host and basePath); it may
 	// be relative, or "" when the document names none.
@@ -89,9 +90,7 @@ func derive(root *value) (*derivation, error) {
 	}
 	d.conv.warn = d.warn
 	out := &derivation{Defs: map[string]json.RawMessage{}, DefRefs: map[string][]string{}}
-	info := root.get("info")
-	out.Title = info.getText("title")
-	out.Description = info.getText("description")
+	out.Title = root.get("info").getText("title")
 	out.Server = d.server(root)
 
 	paths := root.get("paths")
@@ -208,36 +207,38 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 			d.warn("not an operation object; skipped")
 			continue
 		}
-		dm, err := d.operation(path, m, item, op, server)
-		if err != nil {
-			d.warn(err.Error() + "; operation skipped")
-			continue
-		}
-		out = append(out, dm)
+		out = append(out, d.operation(path, m, item, op, server))
 	}
 	return out
 }
 
 // deref follows a local $ref (up to a few in a row); what names the
-// object in warnings. It returns nil when the reference does not resolve.
+// object in warnings ("" for none: a schema, whose conversion warns). It
+// returns nil when the reference does not resolve.
 func (d *deriver) deref(n *value, what string) *value {
+	ref, local := "", true // the last reference followed
 	for range 8 {
-		ref := n.get("$ref")
-		if !ref.isString() {
+		r := n.get("$ref")
+		if !r.isString() {
 			return n
 		}
-		if !strings.HasPrefix(ref.text, "#") {
-			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s: references to other documents are not loaded", ref.text, what))
-			return nil
+		ref = r.text
+		if local = strings.HasPrefix(ref, "#"); local {
+			n = resolvePointer(d.root, ref[1:])
 		}
-		t := resolvePointer(d.root, ref.text[1:])
-		if t == nil {
-			d.warn(fmt.Sprintf("unresolvable $ref %q of a %s", ref.text, what))
-			return nil
+		if !local || n == nil {
+			break
 		}
-		n = t
 	}
-	d.warn(fmt.Sprintf("a %s's $ref chain is too long", what))
+	switch {
+	case what == "":
+	case !local:
+		d.warn(fmt.Sprintf("unresolvable $ref %q of a %s: references to other documents are not loaded", ref, what))
+	case n == nil:
+		d.warn(fmt.Sprintf("unresolvable $ref %q of a %s", ref, what))
+	default:
+		d.warn(fmt.Sprintf("a %s's $ref chain is too long", what))
+	}
 	return nil
 }
 
@@ -249,7 +250,7 @@ type param struct {
 }
 
 // operation derives one operation.
-func (d *deriver) operation(path, method string, item, op *value, server string) (derivedMethod, error) {
+func (d *deriver) operation(path, method string, item, op *value, server string) derivedMethod {
 	o := Operation{
 		SourceName: op.getText("operationId"),
 		Method:     strings.ToUpper(method),
@@ -301,9 +302,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		o.Body = body
 	}
 
-	in := obj{}
-	in.str("type", "object")
-	props := obj{}
+	var props obj
 	var required []string
 	for _, p := range params {
 		o.Params = append(o.Params, p.p)
@@ -318,13 +317,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 			required = append(required, body.Prop)
 		}
 	}
-	in.raw("properties", props.done())
-	if len(required) > 0 {
-		in.raw("required", stringList(required))
-	}
-	in.raw("additionalProperties", []byte("false"))
-	input := in.done()
-
+	input := objectSchema("", &props, required, true)
 	output := d.output(op)
 	refs := d.conv.takeRefs()
 
@@ -335,7 +328,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		OutputSchema: output,
 		Deprecated:   o.Deprecated,
 	}
-	return derivedMethod{Op: o, Tool: tool, Refs: refs}, nil
+	return derivedMethod{Op: o, Tool: tool, Refs: refs}
 }
 
 // setHTTPHints sets a tool's annotations and approval default from its
@@ -379,7 +372,7 @@ func description(op *value, method, path string) string {
 		if cut < maxDescription/2 {
 			cut = maxDescription
 		}
-		for cut > 0 && !validCut(text, cut) {
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
 		text = text[:cut] + " …"
@@ -388,12 +381,6 @@ func description(op *value, method, path string) string {
 		text += "\n\n"
 	}
 	return text + method + " " + path
-}
-
-// validCut reports whether text can be cut before byte i without splitting
-// a UTF-8 sequence.
-func validCut(text string, i int) bool {
-	return i >= len(text) || text[i]&0xC0 != 0x80
 }
 
 // stringList is a JSON array of strings.
@@ -447,33 +434,20 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 	}
 	for _, pn := range all {
 		name, in := pn.getText("name"), pn.getText("in")
-		switch in {
-		case "body":
-			if d.swagger2 {
-				body = pn
-				continue
-			}
-		case "formData":
-			if d.swagger2 {
-				form = append(form, d.param(pn, InQuery))
-				continue
-			}
-		case InPath:
-			if !vars[name] {
-				d.warn(fmt.Sprintf("path parameter %q is not in the path; ignored", name))
-				continue
-			}
-			delete(vars, name)
-		case InQuery, InCookie:
-		case InHeader:
+		switch {
+		case in == "body" && d.swagger2:
+			body = pn
+		case in == "formData" && d.swagger2:
+			form = append(form, d.param(pn, InQuery))
+		case in == InPath && !vars[name]:
+			d.warn(fmt.Sprintf("path parameter %q is not in the path; ignored", name))
+		case in == InHeader && slices.Contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(name)):
 			// OpenAPI 3: these header parameters are ignored; the
 			// connector sets them.
-			if l := strings.ToLower(name); l == "accept" || l == "content-type" || l == "authorization" {
-				continue
+		case in == InPath || in == InQuery || in == InHeader || in == InCookie:
+			if in == InPath {
+				delete(vars, name)
 			}
-		}
-		switch in {
-		case InPath, InQuery, InHeader, InCookie:
 			params = append(params, d.param(pn, in))
 		default:
 			d.warn(fmt.Sprintf("parameter %q has an unknown location %q; ignored", name, in))
@@ -520,7 +494,7 @@ func (d *deriver) param(pn *value, in string) param {
 		if c := pn.get("content"); sn == nil && c.isObject() && len(c.keys) > 0 {
 			mt := chooseMedia(c.keys)
 			sn = c.get(mt).get("schema")
-			p.JSON = isJSONMedia(mt)
+			p.JSON = classify(mt) == classJSON
 		}
 		schema = d.conv.schema(nil, sn, 0)
 	}
@@ -538,7 +512,10 @@ func (d *deriver) param(pn *value, in string) param {
 // schema has none of its own.
 func withDescription(schema []byte, pn *value) []byte {
 	desc := pn.getText("description")
-	if desc == "" || hasTopMember(schema, "description") {
+	if desc == "" {
+		return schema
+	}
+	if top, _ := parseJSON(schema); top.get("description") != nil {
 		return schema
 	}
 	return withMember(schema, "description", appendString(nil, desc))
@@ -550,60 +527,39 @@ func withMember(schema []byte, key string, value []byte) []byte {
 	if len(schema) < 2 || schema[0] != '{' {
 		return schema
 	}
-	out := make([]byte, 0, len(schema)+len(key)+len(value)+4)
-	out = append(out, '{')
-	out = appendString(out, key)
-	out = append(out, ':')
-	out = append(out, value...)
-	if string(schema) != "{}" {
-		out = append(out, ',')
+	o := obj{b: make([]byte, 0, len(schema)+len(key)+len(value)+4)}
+	o.raw(key, value)
+	if string(schema) == "{}" {
+		return o.done()
 	}
-	return append(out, schema[1:]...)
+	return append(append(o.b, ','), schema[1:]...)
 }
 
-// hasTopMember reports whether a JSON object has key at its top level.
-func hasTopMember(schema []byte, key string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(schema, &m) != nil {
-		return false
-	}
-	_, ok := m[key]
-	return ok
-}
+var collectionStyles = map[string]string{"ssv": StyleSpaceDelimited, "pipes": StylePipeDelimited, "tsv": StyleTab}
 
 // collectionFormat maps Swagger 2.0's collectionFormat to a style and
 // explode (csv is the default).
 func collectionFormat(cf, in string) (string, bool) {
-	simpleOrForm := StyleForm
-	if in == InPath || in == InHeader {
-		simpleOrForm = StyleSimple
-	}
-	switch cf {
-	case "multi":
+	switch s, ok := collectionStyles[cf]; {
+	case cf == "multi":
 		return StyleForm, true
-	case "ssv":
-		return StyleSpaceDelimited, false
-	case "pipes":
-		return StylePipeDelimited, false
-	case "tsv":
-		return StyleTab, false
+	case ok:
+		return s, false
+	case in == InPath || in == InHeader:
+		return StyleSimple, false
 	}
-	return simpleOrForm, false
+	return StyleForm, false
 }
 
 // mediaRank orders request and response media types: JSON first, then
 // forms, text, binary, anything else.
 func mediaRank(mt string) int {
-	l := strings.ToLower(strings.TrimSpace(mt))
-	if i := strings.IndexByte(l, ';'); i >= 0 {
-		l = strings.TrimSpace(l[:i])
-	}
-	switch {
+	switch l := bareMediaType(mt); {
 	case l == "application/json":
 		return 0
-	case isJSONMedia(l):
+	case classify(l) == classJSON:
 		return 1
-	case l == "*/*" || l == "application/*":
+	case wildcard(l):
 		return 2
 	case l == "application/x-www-form-urlencoded":
 		return 3
@@ -619,6 +575,10 @@ func mediaRank(mt string) int {
 	return 8
 }
 
+// wildcard reports whether a media type is */* or application/*, which
+// an answer of any type (JSON first) may stand for.
+func wildcard(mt string) bool { l := bareMediaType(mt); return l == "*/*" || l == "application/*" }
+
 // chooseMedia picks the media type to use among a content map's keys.
 func chooseMedia(types []string) string {
 	best := ""
@@ -628,22 +588,6 @@ func chooseMedia(types []string) string {
 		}
 	}
 	return best
-}
-
-// isJSONMedia reports whether a media type is JSON (application/json,
-// anything +json or /json).
-func isJSONMedia(mt string) bool {
-	l := strings.ToLower(mt)
-	if i := strings.IndexByte(l, ';'); i >= 0 {
-		l = strings.TrimSpace(l[:i])
-	}
-	return l == "application/json" || strings.HasSuffix(l, "+json") || strings.HasSuffix(l, "/json")
-}
-
-// isTextMedia reports whether a media type's content is text.
-func isTextMedia(mt string) bool {
-	l := strings.ToLower(mt)
-	return strings.HasPrefix(l, "text/") || strings.Contains(l, "xml") || strings.HasPrefix(l, "application/x-www-form-urlencoded")
 }
 
 // binarySchema is the schema of a binary answer (a Binary without
@@ -666,11 +610,7 @@ func (d *deriver) requestBody(op *value, form []param, bodyParam *value) (*Body,
 		}
 		switch {
 		case bodyParam != nil:
-			mt := "application/json"
-			if len(consumes) > 0 {
-				mt = chooseMedia(consumes)
-			}
-			b := &Body{MediaType: mt, Required: bodyParam.getBool("required", false)}
+			b := &Body{MediaType: cmp.Or(chooseMedia(consumes), "application/json"), Required: bodyParam.getBool("required", false)}
 			return b, withDescription(d.bodySchema(b, bodyParam.get("schema")), bodyParam)
 		case len(form) > 0:
 			return d.formBody(form, consumes)
@@ -702,30 +642,25 @@ func (d *deriver) requestBody(op *value, form []param, bodyParam *value) (*Body,
 			}
 		}
 	}
-	if strings.EqualFold(mt, "*/*") || strings.EqualFold(mt, "application/*") {
+	if wildcard(mt) {
 		b.MediaType = "application/json"
 	}
-	schema := d.bodySchema(b, media.get("schema"))
-	if desc := rb.getText("description"); desc != "" && !hasTopMember(schema, "description") {
-		schema = withMember(schema, "description", appendString(nil, desc))
-	}
-	return b, schema
+	return b, withDescription(d.bodySchema(b, media.get("schema")), rb)
 }
 
 // bodySchema is the input schema of a body of media type b.MediaType with
 // the document's schema sn (possibly nil); for multipart bodies it finds
 // the file properties.
 func (d *deriver) bodySchema(b *Body, sn *value) []byte {
-	mt := strings.ToLower(b.MediaType)
-	switch {
-	case isJSONMedia(mt) || strings.HasPrefix(mt, "application/x-www-form-urlencoded"):
-		return d.conv.schema(nil, sn, 0)
-	case strings.HasPrefix(mt, "multipart/"):
+	switch classify(b.MediaType) {
+	case classMultipart:
 		return d.multipartSchema(b, sn)
-	case isTextMedia(mt):
+	case classText:
 		if sn == nil {
 			return []byte(`{"type":"string"}`)
 		}
+		fallthrough
+	case classJSON, classForm:
 		return d.conv.schema(nil, sn, 0)
 	}
 	return []byte(fileSchema)
@@ -735,34 +670,41 @@ func (d *deriver) bodySchema(b *Body, sn *value) []byte {
 // properties, those that are files (format binary or base64) accepting
 // text or a Binary.
 func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
-	obj := d.resolveSchema(sn)
-	props := obj.get("properties")
+	sch := d.deref(sn, "")
+	props := sch.get("properties")
 	if !props.isObject() {
 		return d.conv.schema(nil, sn, 0)
 	}
-	o := objWriter()
-	o.str("type", "object")
-	if desc := obj.getText("description"); desc != "" {
-		o.str("description", desc)
-	}
-	p := objWriter()
+	var p obj
 	for i, k := range props.keys {
-		ps := d.resolveSchema(&props.items[i])
-		if isFileSchema(ps) {
+		if ps := d.deref(&props.items[i], ""); isFileSchema(ps) {
 			b.Files = append(b.Files, k)
 			p.raw(k, withDescription([]byte(fileSchema), ps))
-			continue
+		} else {
+			p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 		}
-		p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 	}
-	o.raw("properties", p.done())
-	if req := obj.get("required"); req.isArray() {
-		o.raw("required", stringList(obj.strings("required")))
+	return objectSchema(sch.getText("description"), &p, sch.strings("required"), false)
+}
+
+// objectSchema is the schema of an object with props, of which required
+// are required; with a description when desc is set, and no other
+// properties when closed.
+func objectSchema(desc string, props *obj, required []string, closed bool) []byte {
+	var o obj
+	o.str("type", "object")
+	if desc != "" {
+		o.str("description", desc)
+	}
+	o.raw("properties", props.done())
+	if len(required) > 0 {
+		o.raw("required", stringList(required))
+	}
+	if closed {
+		o.raw("additionalProperties", []byte("false"))
 	}
 	return o.done()
 }
-
-func objWriter() *obj { return &obj{} }
 
 // isFileSchema reports whether a schema describes a file: a binary or
 // base64 string, or Swagger 2.0's type file.
@@ -771,29 +713,13 @@ func isFileSchema(s *value) bool {
 	return s.getText("type") == "file" || f == "binary" || f == "base64"
 }
 
-// resolveSchema follows a schema's local $refs (without converting).
-func (d *deriver) resolveSchema(sn *value) *value {
-	for range 8 {
-		ref := sn.get("$ref")
-		if !ref.isString() || !strings.HasPrefix(ref.text, "#") {
-			return sn
-		}
-		t := resolvePointer(d.root, ref.text[1:])
-		if t == nil {
-			return sn
-		}
-		sn = t
-	}
-	return sn
-}
-
 // formBody derives a Swagger 2.0 body made of formData parameters.
 func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 	b := &Body{MediaType: "application/x-www-form-urlencoded"}
 	if slices.Contains(consumes, "multipart/form-data") {
 		b.MediaType = "multipart/form-data"
 	}
-	props := objWriter()
+	var props obj
 	var required []string
 	for _, f := range form {
 		schema := f.schema
@@ -808,13 +734,7 @@ func (d *deriver) formBody(form []param, consumes []string) (*Body, []byte) {
 			b.Required = true
 		}
 	}
-	o := objWriter()
-	o.str("type", "object")
-	o.raw("properties", props.done())
-	if len(required) > 0 {
-		o.raw("required", stringList(required))
-	}
-	return b, o.done()
+	return b, objectSchema("", &props, required, false)
 }
 
 // output derives the output schema: the union of the 2xx responses'
@@ -828,23 +748,20 @@ func (d *deriver) output(op *value) json.RawMessage {
 	}
 	var codes []string
 	for _, k := range resp.keys {
-		if len(k) == 3 && k[0] == '2' && (k == "2XX" || k == "2xx" || isDigits(k)) {
+		if _, err := strconv.Atoi(k); len(k) == 3 && k[0] == '2' && (err == nil || k == "2XX" || k == "2xx") {
 			codes = append(codes, k)
 		}
 	}
-	sort.SliceStable(codes, func(i, j int) bool { return codes[i] < codes[j] }) // "2XX" after the digits
-	if len(codes) == 0 && resp.has("default") {
+	slices.Sort(codes) // "2XX" after the digits
+	if len(codes) == 0 && resp.get("default") != nil {
 		codes = []string{"default"}
 	}
 	var alts [][]byte
 	for _, code := range codes {
-		r := d.deref(resp.get(code), "response")
-		if r == nil {
-			continue
-		}
-		s := d.responseSchema(op, r)
-		if !slices.ContainsFunc(alts, func(a []byte) bool { return string(a) == string(s) }) {
-			alts = append(alts, s)
+		if r := d.deref(resp.get(code), "response"); r != nil {
+			if s := d.responseSchema(op, r); !slices.ContainsFunc(alts, func(a []byte) bool { return bytes.Equal(a, s) }) {
+				alts = append(alts, s)
+			}
 		}
 	}
 	switch len(alts) {
@@ -853,58 +770,36 @@ func (d *deriver) output(op *value) json.RawMessage {
 	case 1:
 		return alts[0]
 	}
-	b := []byte(`{"anyOf":[`)
-	for i, a := range alts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, a...)
-	}
-	return append(b, "]}"...)
+	return slices.Concat([]byte(`{"anyOf":[`), bytes.Join(alts, []byte(",")), []byte("]}"))
 }
 
 // responseSchema is the schema of what a call answered with response r
-// returns.
+// returns: by the media type the answer will be decoded by (decodeBody),
+// Swagger 2.0's produces or OpenAPI 3's content.
 func (d *deriver) responseSchema(op, r *value) []byte {
+	var mt string
+	var sn *value
 	if d.swagger2 {
-		sn := r.get("schema")
-		if sn == nil {
-			return []byte(`{"type":"null"}`)
-		}
+		sn = r.get("schema")
 		produces := op.strings("produces")
 		if produces == nil {
 			produces = d.root.strings("produces")
 		}
-		if len(produces) > 0 {
-			mt := chooseMedia(produces)
-			if !isJSONMedia(mt) && mediaRank(mt) != 2 {
-				if isTextMedia(mt) {
-					return []byte(`{"type":"string"}`)
-				}
-				return []byte(binarySchema)
-			}
+		mt = chooseMedia(produces)
+	} else if content := r.get("content"); content.isObject() && len(content.keys) > 0 {
+		mt = chooseMedia(content.keys)
+		sn = content.get(mt).get("schema")
+		if sn == nil {
+			sn = &value{kind: kindObject} // content of any value
 		}
-		return d.conv.schema(nil, sn, 0)
 	}
-	content := r.get("content")
-	if !content.isObject() || len(content.keys) == 0 {
-		return []byte(`{"type":"null"}`)
-	}
-	mt := chooseMedia(content.keys)
 	switch {
-	case isJSONMedia(mt) || mediaRank(mt) == 2:
-		return d.conv.schema(nil, content.get(mt).get("schema"), 0)
-	case isTextMedia(mt):
+	case sn == nil:
+		return []byte(`{"type":"null"}`)
+	case mt == "" || wildcard(mt) || classify(mt) == classJSON:
+		return d.conv.schema(nil, sn, 0)
+	case classify(mt) == classText || classify(mt) == classForm:
 		return []byte(`{"type":"string"}`)
 	}
 	return []byte(binarySchema)
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

@@ -124,3 +124,24 @@ func TestDeriveGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputByDecoding: a response's declared type is what the call
+// decodes its media type to (decodeBody): YAML and JavaScript are text,
+// so a string; octet-stream is a Binary.
+func TestOutputByDecoding(t *testing.T) {
+	for mt, want := range map[string]string{
+		"application/yaml":         `{"type":"string"}`,
+		"application/javascript":   `{"type":"string"}`,
+		"application/problem+json": `{"type":"integer"}`,
+		"application/octet-stream": binarySchema,
+	} {
+		doc := `{"openapi":"3.0.0","paths":{"/x":{"get":{"responses":{"200":{"content":{"` + mt + `":{"schema":{"type":"integer"}}}}}}}}}`
+		c, err := New(context.Background(), Config{Name: "api", Document: writeDoc(t, doc)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(c.tools[0].OutputSchema); got != want {
+			t.Errorf("%s: output %s, want %s", mt, got, want)
+		}
+	}
+}

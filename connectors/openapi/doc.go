@@ -8,7 +8,7 @@
 //   - load.go reads the document (a URL is fetched, with its ETag, and kept
 //     in the cache directory; offline the kept copy is used, with a
 //     warning) and converts YAML to JSON.
-//   - tree.go parses the JSON into an ordered tree (internal/jsontext), and
+//   - value.go parses the JSON into an ordered tree (internal/jsontext), and
 //     derive.go walks it: one derivedMethod per operation, in document
 //     order, with the HTTP plan of the call (model.go's Operation) and the
 //     tool the sandbox sees (input and output JSON Schemas, description).

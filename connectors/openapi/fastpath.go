@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -104,10 +105,8 @@ func (t *directTransport) direct(req *http.Request) bool {
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return false
 	}
-	if p, err := t.proxy(req); err != nil || p != nil {
-		return false
-	}
-	return true
+	p, err := t.proxy(req)
+	return err == nil && p == nil
 }
 
 func canonicalAddr(req *http.Request) string {
@@ -141,13 +140,8 @@ func (t *directTransport) get(ctx context.Context, key string, req *http.Request
 		return nil, false, err
 	}
 	if req.URL.Scheme == "https" {
-		cfg := &tls.Config{}
-		if t.tls != nil {
-			cfg = t.tls.Clone()
-		}
-		if cfg.ServerName == "" {
-			cfg.ServerName = req.URL.Hostname()
-		}
+		cfg := cmp.Or(t.tls, &tls.Config{}).Clone()
+		cfg.ServerName = cmp.Or(cfg.ServerName, req.URL.Hostname())
 		cfg.NextProtos = []string{"http/1.1"}
 		tc := tls.Client(conn, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {

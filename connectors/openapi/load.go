@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,32 +36,10 @@ type document struct {
 	// warnings say why a cached copy was used.
 	warnings []string
 
-	// raw is the document as read (JSON or YAML). A file whose identity
-	// matched the cache's record (see fileIdentity) is read only when its
-	// bytes are needed (to derive, or for spec), from path.
-	path    string
-	rawOnce sync.Once
-	raw     []byte
-	rawErr  error
-}
-
-// bytes returns the document as read.
-func (d *document) bytes() ([]byte, error) {
-	d.rawOnce.Do(func() {
-		if d.raw != nil {
-			return
-		}
-		raw, err := readFile(d.path)
-		switch {
-		case err != nil:
-			d.rawErr = err
-		case hashOf(raw) != d.hash:
-			d.rawErr = fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", d.path)
-		default:
-			d.raw = raw
-		}
-	})
-	return d.raw, d.rawErr
+	// bytes returns the document as read (JSON or YAML). A file whose
+	// identity matched the cache's record (see openFile) is read only
+	// when its bytes are needed (to derive, or for spec).
+	bytes func() ([]byte, error)
 }
 
 // isURL reports whether a document location is an http(s) URL.
@@ -96,22 +75,15 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 	cache := docCache{dir: cacheDir, url: loc}
 	cached, meta, cacheErr := cache.read()
 	raw, etag, notModified, err := fetch(ctx, u, meta.ETag, rt)
-	switch {
-	case err == nil && notModified && cacheErr == nil:
+	if err == nil && notModified { // only asked with the cached copy's ETag
 		return newDocument(cached, u), nil
-	case err == nil && !notModified:
-		if werr := cache.write(raw, newMeta(raw, etag)); werr != nil && cacheDir != "" {
-			d := newDocument(raw, u)
+	}
+	if err == nil {
+		d := newDocument(raw, u)
+		if werr := cache.write(raw, docMeta{ETag: etag, Fetched: time.Now(), SHA256: d.hash}); werr != nil {
 			d.warnings = append(d.warnings, fmt.Sprintf("could not cache the document: %v", werr))
-			return d, nil
 		}
-		return newDocument(raw, u), nil
-	case err == nil: // 304 without a usable copy: fetch it whole
-		raw, etag, _, err = fetch(ctx, u, "", rt)
-		if err == nil {
-			_ = cache.write(raw, newMeta(raw, etag))
-			return newDocument(raw, u), nil
-		}
+		return d, nil
 	}
 	if cacheErr != nil {
 		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", redactURL(u), err)
@@ -123,9 +95,7 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 }
 
 func newDocument(raw []byte, u *url.URL) *document {
-	d := &document{raw: raw, hash: hashOf(raw), url: u}
-	d.rawOnce.Do(func() {})
-	return d
+	return &document{hash: hashOf(raw), url: u, bytes: func() ([]byte, error) { return raw, nil }}
 }
 
 func hashOf(raw []byte) string {
@@ -137,17 +107,26 @@ func hashOf(raw []byte) string {
 // identity (see fileIdentity) and it is unchanged, the document's hash is
 // the one recorded and its bytes are read only if needed: a start whose
 // derivation is cached does not read (or hash) a large document at all.
-// Otherwise the file is read, hashed, and its identity recorded.
+// Otherwise the file is read, hashed, and its identity recorded (best
+// effort: a start without it reads the file).
 func openFile(loc, cacheDir string) (*document, error) {
 	abs, err := filepath.Abs(loc)
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
 	}
-	rec := identityRecord{dir: cacheDir, path: abs}
+	// The record: the path and identity, a line break, the hash.
+	record := cachePath(cacheDir, "files", abs, ".txt")
 	before, statErr := fileIdentity(abs)
-	if statErr == nil {
-		if hash, ok := rec.lookup(before); ok {
-			return &document{hash: hash, path: abs}, nil
+	key := fmt.Sprintf("%s %+v\n", abs, before)
+	if rec, err := os.ReadFile(record); cacheDir != "" && statErr == nil && err == nil {
+		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
+			return &document{hash: hash, bytes: sync.OnceValues(func() ([]byte, error) {
+				raw, err := readFile(abs)
+				if err == nil && hashOf(raw) != hash {
+					return nil, fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", abs)
+				}
+				return raw, err
+			})}, nil
 		}
 	}
 	raw, err := readFile(abs)
@@ -155,9 +134,8 @@ func openFile(loc, cacheDir string) (*document, error) {
 		return nil, err
 	}
 	d := newDocument(raw, nil)
-	d.path = abs
-	if after, err := fileIdentity(abs); statErr == nil && err == nil && after == before {
-		rec.store(before, d.hash) // best effort: a start without it reads the file
+	if after, err := fileIdentity(abs); cacheDir != "" && statErr == nil && err == nil && after == before {
+		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
 	return d, nil
 }
@@ -166,51 +144,8 @@ func openFile(loc, cacheDir string) (*document, error) {
 // modification and change times (the change time moves on every write and
 // cannot be set back).
 type identity struct {
-	Size  int64  `json:"size"`
-	Inode uint64 `json:"inode"`
-	MTime int64  `json:"mtime"`
-	CTime int64  `json:"ctime"`
-}
-
-// identityRecord is the cache's record of a document file: its identity
-// when it was last read, and its hash then.
-type identityRecord struct {
-	dir, path string
-}
-
-func (r identityRecord) file() string {
-	return filepath.Join(r.dir, "openapi", "files", hashOf([]byte(r.path))[:32]+".json")
-}
-
-// lookup returns the recorded hash when the record's identity is id.
-func (r identityRecord) lookup(id identity) (string, bool) {
-	if r.dir == "" {
-		return "", false
-	}
-	b, err := os.ReadFile(r.file())
-	if err != nil {
-		return "", false
-	}
-	var rec struct {
-		Path     string   `json:"path"`
-		Identity identity `json:"identity"`
-		SHA256   string   `json:"sha256"`
-	}
-	if json.Unmarshal(b, &rec) != nil || rec.Path != r.path || rec.Identity != id || len(rec.SHA256) != 64 {
-		return "", false
-	}
-	return rec.SHA256, true
-}
-
-// store records the file's identity and hash.
-func (r identityRecord) store(id identity, hash string) {
-	if r.dir == "" {
-		return
-	}
-	b, err := json.Marshal(map[string]any{"path": r.path, "identity": id, "sha256": hash})
-	if err == nil {
-		_ = writeFileAtomic(r.file(), b)
-	}
+	Size, MTime, CTime int64
+	Inode              uint64
 }
 
 // readFile reads a document file whole, in one read of its size.
@@ -294,20 +229,9 @@ type docMeta struct {
 	SHA256  string    `json:"sha256"`
 }
 
-func newMeta(raw []byte, etag string) docMeta {
-	sum := sha256.Sum256(raw)
-	return docMeta{ETag: etag, Fetched: time.Now(), SHA256: hex.EncodeToString(sum[:])}
-}
-
 // docCache is the cached copy of a fetched document.
 type docCache struct {
 	dir, url string
-}
-
-func (c docCache) paths() (body, meta string) {
-	sum := sha256.Sum256([]byte(c.url))
-	base := filepath.Join(c.dir, "openapi", "documents", hex.EncodeToString(sum[:16]))
-	return base + ".doc", base + ".json"
 }
 
 // read returns the cached copy and its metadata; an error when there is
@@ -317,21 +241,16 @@ func (c docCache) read() ([]byte, docMeta, error) {
 	if c.dir == "" {
 		return nil, meta, errors.New("no cache")
 	}
-	bp, mp := c.paths()
-	mb, err := os.ReadFile(mp)
+	mb, err := os.ReadFile(cachePath(c.dir, "documents", c.url, ".json"))
+	if err == nil {
+		err = json.Unmarshal(mb, &meta)
+	}
+	raw, rerr := os.ReadFile(cachePath(c.dir, "documents", c.url, ".doc"))
+	if err = cmp.Or(err, rerr); err == nil && hashOf(raw) != meta.SHA256 {
+		err = errors.New("cached copy damaged")
+	}
 	if err != nil {
-		return nil, meta, err
-	}
-	if err := json.Unmarshal(mb, &meta); err != nil {
 		return nil, docMeta{}, err
-	}
-	raw, err := os.ReadFile(bp)
-	if err != nil {
-		return nil, docMeta{}, err
-	}
-	sum := sha256.Sum256(raw)
-	if hex.EncodeToString(sum[:]) != meta.SHA256 {
-		return nil, docMeta{}, errors.New("cached copy damaged")
 	}
 	return raw, meta, nil
 }
@@ -341,15 +260,20 @@ func (c docCache) write(raw []byte, meta docMeta) error {
 	if c.dir == "" {
 		return nil
 	}
-	bp, mp := c.paths()
 	mb, err := json.Marshal(meta)
-	if err != nil {
-		return err
+	if err == nil {
+		err = writeFileAtomic(cachePath(c.dir, "documents", c.url, ".doc"), raw)
 	}
-	if err := writeFileAtomic(bp, raw); err != nil {
-		return err
+	if err == nil {
+		err = writeFileAtomic(cachePath(c.dir, "documents", c.url, ".json"), mb)
 	}
-	return writeFileAtomic(mp, mb)
+	return err
+}
+
+// cachePath is the cache's file of kind for key (a URL, a path): named by
+// key's hash, so any key names a file.
+func cachePath(dir, kind, key, ext string) string {
+	return filepath.Join(dir, "openapi", kind, hashOf([]byte(key))[:32]+ext)
 }
 
 // writeFileAtomic writes a file through a temporary file and a rename, so

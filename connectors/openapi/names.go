@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -54,53 +55,33 @@ type pattern struct {
 // newFilter checks and compiles include and exclude patterns.
 func newFilter(include, exclude []string) (*filter, error) {
 	f := &filter{}
-	for _, l := range []struct {
-		what string
-		in   []string
-		out  *[]pattern
-	}{{"include", include, &f.include}, {"exclude", exclude, &f.exclude}} {
-		for _, s := range l.in {
-			p, err := parsePattern(s)
-			if err != nil {
-				return nil, fmt.Errorf("operations %s pattern %q: %w", l.what, s, err)
-			}
-			*l.out = append(*l.out, p)
+	for i, s := range append(slices.Clip(include), exclude...) {
+		p := pattern{text: s, kind: "name", glob: s}
+		if g, ok := strings.CutPrefix(s, "tag:"); ok {
+			p.kind, p.glob = "tag", g
+		} else if g, ok := strings.CutPrefix(s, connectors.PathPattern); ok {
+			p.kind, p.glob = "path", g
 		}
+		list, what := &f.include, "include"
+		if i >= len(include) {
+			list, what = &f.exclude, "exclude"
+		}
+		if _, err := path.Match(p.glob, ""); err != nil && p.kind != "path" {
+			return nil, fmt.Errorf("operations %s pattern %q: %w", what, s, err)
+		}
+		*list = append(*list, p)
 	}
 	return f, nil
-}
-
-func parsePattern(s string) (pattern, error) {
-	switch {
-	case strings.HasPrefix(s, "tag:"):
-		p := pattern{text: s, kind: "tag", glob: strings.TrimPrefix(s, "tag:")}
-		_, err := path.Match(p.glob, "")
-		return p, err
-	case strings.HasPrefix(s, connectors.PathPattern):
-		return pattern{text: s, kind: "path", glob: strings.TrimPrefix(s, connectors.PathPattern)}, nil
-	}
-	_, err := path.Match(s, "")
-	return pattern{text: s, kind: "name", glob: s}, err
 }
 
 func (p pattern) match(name string, op *Operation) bool {
 	switch p.kind {
 	case "tag":
-		for _, t := range op.Tags {
-			if ok, _ := path.Match(p.glob, t); ok {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(op.Tags, func(t string) bool { ok, _ := path.Match(p.glob, t); return ok })
 	case "path":
 		return connectors.MatchPath(p.glob, op.Path)
 	}
-	for _, n := range []string{name, op.SourceName} {
-		if ok, _ := path.Match(p.glob, n); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{name, op.SourceName}, func(n string) bool { ok, _ := path.Match(p.glob, n); return ok })
 }
 
 // keep reports whether the operation named name passes the filter.

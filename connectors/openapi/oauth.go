@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -90,8 +89,7 @@ func (ts *tokenSource) token(ctx context.Context, stale string) (string, error) 
 	default:
 		f = &tokenFetch{done: make(chan struct{})}
 		ts.fetch = f
-		ts.wg.Add(1)
-		go ts.run(f)
+		ts.wg.Go(func() { ts.run(f) })
 	}
 	ts.mu.Unlock()
 	select {
@@ -104,7 +102,6 @@ func (ts *tokenSource) token(ctx context.Context, stale string) (string, error) 
 
 // run makes one token request and publishes its outcome.
 func (ts *tokenSource) run(f *tokenFetch) {
-	defer ts.wg.Done()
 	ctx, cancel := context.WithTimeout(ts.ctx, ts.timeout)
 	defer cancel()
 	start := ts.now()
@@ -205,14 +202,10 @@ func tokenFields(a *answer) map[string]string {
 		}
 		return out
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(a.body, &m) != nil {
-		return out
-	}
-	for k, raw := range m {
-		v, err := parseValue(raw)
-		if err == nil && v.scalar() {
-			out[k] = v.text
+	v, _ := parseValue(a.body)
+	for i, k := range v.keys {
+		if v.items[i].scalar() {
+			out[k] = v.items[i].text
 		}
 	}
 	return out

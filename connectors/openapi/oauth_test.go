@@ -57,7 +57,7 @@ func newTokenEndpoint(t *testing.T, expiresIn string) *tokenEndpoint {
 
 // oauthCaller returns a caller of base authenticating with te, on clock.
 func oauthCaller(t *testing.T, base string, te *tokenEndpoint, clock *fixture.Clock) *caller {
-	return newTestCaller(t, base, func(cfg *callerConfig) {
+	return newTestCaller(t, base, func(cfg *Config) {
 		cfg.Auth = &Auth{OAuth2: &OAuth2{TokenURL: te.srv.URL + "/token", ClientID: "my app", ClientSecret: "s&cret:x", Scopes: []string{"read", "write"}}}
 		cfg.Now = clock.Now
 	})
@@ -285,7 +285,7 @@ func TestOAuthErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			api := newRecorder(t, nil)
 			te := newRecorder(t, answerWith(tt.status, "application/json", tt.body))
-			c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) {
+			c := newTestCaller(t, api.srv.URL, func(cfg *Config) {
 				cfg.Auth = &Auth{OAuth2: &OAuth2{TokenURL: te.srv.URL + "/token", ClientID: "app", ClientSecret: secret}}
 			})
 			_, err := c.call(context.Background(), &Operation{Method: "GET", Path: "/x"}, nil)

@@ -1,11 +1,12 @@
 package openapi
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,28 +30,51 @@ func (p *Param) where() string {
 
 // paramValue returns the value the arguments hold for p; ok is false when
 // it is absent or null. A JSON parameter's value becomes its JSON text.
-func paramValue(in map[string]json.RawMessage, p *Param) (v value, ok bool, err error) {
-	raw, has := in[p.Prop]
-	if !has {
-		return value{}, false, nil
-	}
-	v, err = parseValue(raw)
-	if err != nil {
-		return value{}, false, fmt.Errorf("%s: %w", p.where(), err)
-	}
-	if v.kind == kindNull {
-		return value{}, false, nil
-	}
-	if p.JSON {
+func paramValue(in *value, p *Param) (value, bool) {
+	v := in.at(p.Prop)
+	if p.JSON && v.kind != kindNull {
 		v = value{kind: kindString, text: string(v.appendJSON(nil))}
 	}
-	return v, true, nil
+	return v, v.kind != kindNull
 }
 
 // An escaper appends s, percent-encoded for where it goes.
 type escaper func(b []byte, s string) []byte
 
-const upperHex = "0123456789ABCDEF"
+// The escapers: of path values, query names and values, and cookies
+// (every byte but RFC 3986's unreserved characters); of multi-segment
+// path values ('/' kept); of allowReserved query values (the reserved
+// characters a query can hold, and percent-encoded triples, kept); of a
+// path template's literal parts (what a path can hold kept); of header
+// values (nothing encoded).
+var (
+	escapeUnreserved = keeping("", false)
+	escapeSegments   = keeping("/", false)
+	escapeReserved   = keeping(":/?@!$'()*,;=", true)
+	escapeLiteral    = keeping("/!$&'()*+,;=:@%", false)
+	escapeNone       = func(b []byte, s string) []byte { return append(b, s...) }
+)
+
+// keeping is the escaper that keeps RFC 3986's unreserved characters and
+// those of keep (and, with triples, valid percent-encoded triples) and
+// percent-encodes every other byte.
+func keeping(keep string, triples bool) escaper {
+	return func(b []byte, s string) []byte {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			switch {
+			case unreserved(c) || strings.IndexByte(keep, c) >= 0:
+				b = append(b, c)
+			case triples && c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
+				b = append(b, s[i:i+3]...)
+				i += 2
+			default:
+				b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+			}
+		}
+		return b
+	}
+}
 
 // unreserved reports RFC 3986's unreserved characters, which are never
 // encoded.
@@ -59,57 +83,9 @@ func unreserved(c byte) bool {
 		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// escapeUnreserved encodes every byte but the unreserved ones: the
-// encoding for path values, query names and values, and cookies.
-func escapeUnreserved(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; unreserved(c) {
-			b = append(b, c)
-		} else {
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		}
-	}
-	return b
-}
-
-// escapeReserved is allowReserved's encoding of a query value: RFC 3986's
-// reserved characters and percent-encoded triples pass unchanged, except
-// those a query cannot hold or that delimit its pairs ('#', '[', ']', '&',
-// '+').
-func escapeReserved(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case unreserved(c) || strings.IndexByte(":/?@!$'()*,;=", c) >= 0:
-			b = append(b, c)
-		case c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
-			b = append(b, s[i:i+3]...)
-			i += 2
-		default:
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		}
-	}
-	return b
-}
-
 func ishex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
-
-// escapeSegments encodes a multi-segment path value: each '/'-separated
-// segment is encoded, the '/' kept.
-func escapeSegments(b []byte, s string) []byte {
-	for i, seg := range strings.Split(s, "/") {
-		if i > 0 {
-			b = append(b, '/')
-		}
-		b = escapeUnreserved(b, seg)
-	}
-	return b
-}
-
-// escapeNone appends s as it is: header values are not percent-encoded.
-func escapeNone(b []byte, s string) []byte { return append(b, s...) }
 
 // An operator is an RFC 6570 expression operator as an OpenAPI style uses
 // it.
@@ -137,10 +113,7 @@ func (op operator) expand(b []byte, name string, v value, explode bool, esc esca
 	if !v.scalar() && len(v.items) == 0 {
 		return b
 	}
-	sep := op.sep
-	if sep == "" {
-		sep = ","
-	}
+	sep := cmp.Or(op.sep, ",")
 	b = append(b, op.prefix...)
 	pair := func(b []byte, k, val string) []byte {
 		b = esc(b, k)
@@ -156,24 +129,19 @@ func (op operator) expand(b []byte, name string, v value, explode bool, esc esca
 			return pair(b, name, v.text)
 		}
 		return esc(b, v.text)
-	case explode && v.kind == kindArray:
+	case explode: // the items, or an object's members as pairs
 		for i, it := range v.items {
 			if i > 0 {
 				b = append(b, sep...)
 			}
-			if op.named {
+			switch {
+			case v.kind == kindObject:
+				b = pair(b, v.keys[i], it.String())
+			case op.named:
 				b = pair(b, name, it.String())
-			} else {
+			default:
 				b = esc(b, it.String())
 			}
-		}
-		return b
-	case explode: // an object: its members as pairs
-		for i, k := range v.keys {
-			if i > 0 {
-				b = append(b, sep...)
-			}
-			b = pair(b, k, v.items[i].String())
 		}
 		return b
 	}
@@ -206,7 +174,7 @@ func appendJoined(b []byte, v value, sep string, esc escaper) []byte {
 // is encoded unless the parameter is MultiSegment). A segment made "." or
 // "..", or left empty, by a parameter is refused: it would send the call
 // to another endpoint.
-func expandPath(b []byte, op *Operation, in map[string]json.RawMessage) ([]byte, error) {
+func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
 	rest := op.Path
 	if !strings.HasPrefix(rest, "/") {
 		b = append(b, '/')
@@ -235,19 +203,27 @@ func expandPath(b []byte, op *Operation, in map[string]json.RawMessage) ([]byte,
 			b = escapeLiteral(b, seg[:open])
 			name := seg[open+1 : closing]
 			seg = seg[closing+1:]
-			p := findParam(op.Params, InPath, name)
-			if p == nil {
+			i := slices.IndexFunc(op.Params, func(p Param) bool { return p.In == InPath && p.Name == name })
+			if i < 0 {
 				return nil, fmt.Errorf("path %s: no path parameter %q is declared", op.Path, name)
 			}
+			p := &op.Params[i]
 			used = append(used, p)
-			v, ok, err := paramValue(in, p)
-			if err != nil {
-				return nil, err
-			}
+			v, ok := paramValue(in, p)
 			if !ok {
 				return nil, fmt.Errorf("%s is required", p.where())
 			}
-			b = pathOperator(p).expand(b, p.Name, v, p.Explode, pathEscaper(p))
+			expr, esc := opSimple, escapeUnreserved
+			switch {
+			case p.Style == StyleLabel:
+				expr = opLabel
+			case p.Style == StyleMatrix:
+				expr = opMatrix
+			}
+			if p.MultiSegment {
+				esc = escapeSegments
+			}
+			b = expr.expand(b, p.Name, v, p.Explode, esc)
 		}
 		if err := checkSegments(string(b[start:]), used); err != nil {
 			return nil, err
@@ -279,11 +255,7 @@ func checkSegments(expanded string, used []*Param) error {
 // backslash for '/' ("..%5c"); so the path is percent-decoded whole and
 // split at both.
 func dotSegment(escaped string) string {
-	p, err := url.PathUnescape(escaped)
-	if err != nil {
-		p = escaped
-	}
-	for _, s := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+	for _, s := range decodedSegments(escaped) {
 		if s == "." || s == ".." {
 			return s
 		}
@@ -291,44 +263,14 @@ func dotSegment(escaped string) string {
 	return ""
 }
 
-// escapeLiteral appends a literal part of a path template, encoding what a
-// path cannot hold as it is.
-func escapeLiteral(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if unreserved(c) || strings.IndexByte("/!$&'()*+,;=:@%", c) >= 0 {
-			b = append(b, c)
-		} else {
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		}
+// decodedSegments are the segments of an encoded path decoded whole (as
+// it is, when it does not decode) and split at '/' and '\\'.
+func decodedSegments(escaped string) []string {
+	p, err := url.PathUnescape(escaped)
+	if err != nil {
+		p = escaped
 	}
-	return b
-}
-
-func findParam(params []Param, in, name string) *Param {
-	for i := range params {
-		if params[i].In == in && params[i].Name == name {
-			return &params[i]
-		}
-	}
-	return nil
-}
-
-func pathOperator(p *Param) operator {
-	switch p.Style {
-	case StyleLabel:
-		return opLabel
-	case StyleMatrix:
-		return opMatrix
-	}
-	return opSimple
-}
-
-func pathEscaper(p *Param) escaper {
-	if p.MultiSegment {
-		return escapeSegments
-	}
-	return escapeUnreserved
+	return strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
 }
 
 // appendQueryParam appends p's value to a query string (b is empty or

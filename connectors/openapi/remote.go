@@ -1,9 +1,11 @@
 package openapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -50,6 +52,7 @@ func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()
 	if _, err := newFilter(cfg.Include, cfg.Exclude); err != nil {
 		return nil, err
 	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	r := &Remote{cfg: cfg, policy: policy, onReady: onReady}
 	r.life, r.endLife = context.WithCancel(context.Background())
 	c, err := New(ctx, cfg)
@@ -58,18 +61,14 @@ func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()
 		return r, nil
 	}
 	r.down = err
-	if cfg.Logger != nil {
-		cfg.Logger.Warn("openapi: the document could not be read; retrying in the background", "connector", cfg.Name, "err", err,
-			"first", policy.Delay(1), "max", policy.Limit())
-	}
-	r.loading.Add(1)
-	go r.retry()
+	cfg.Logger.Warn("openapi: the document could not be read; retrying in the background", "connector", cfg.Name, "err", err,
+		"first", policy.Delay(1), "max", policy.Limit())
+	r.loading.Go(r.retry)
 	return r, nil
 }
 
 // retry reads the document with the backoff until it loads or Close.
 func (r *Remote) retry() {
-	defer r.loading.Done()
 	for failures := 1; ; failures++ {
 		t := time.NewTimer(r.policy.Delay(failures))
 		select {
@@ -90,9 +89,7 @@ func (r *Remote) retry() {
 		r.mu.Unlock()
 		switch {
 		case err == nil && r.c == c:
-			if r.cfg.Logger != nil {
-				r.cfg.Logger.Info("openapi: the document loaded", "connector", r.cfg.Name, "failures", failures)
-			}
+			r.cfg.Logger.Info("openapi: the document loaded", "connector", r.cfg.Name, "failures", failures)
 			if r.onReady != nil {
 				r.onReady()
 			}
@@ -113,12 +110,6 @@ func (r *Remote) loaded() (*Connector, error) {
 
 // Name is the connector's name.
 func (r *Remote) Name() string { return r.cfg.Name }
-
-// Down reports why the document is not loaded, or nil.
-func (r *Remote) Down() error {
-	_, err := r.loaded()
-	return err
-}
 
 // Capabilities are the loaded document's (see Connector.Capabilities),
 // none but its routing while it is down (see Route).

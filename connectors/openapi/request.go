@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,17 +72,9 @@ func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.
 // prepareRequest validates request's argument and builds its request.
 // Errors name the bad field.
 func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
-	in, err := parseValue(args)
+	in, err := requestArgs(args)
 	if err != nil {
 		return nil, err
-	}
-	if in.kind != kindObject {
-		return nil, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
-	}
-	for _, k := range in.keys {
-		if !slices.Contains(requestFields, k) {
-			return nil, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
-		}
 	}
 	out := &outgoing{header: http.Header{}}
 	tg, err := requestTarget(in, c.base)
@@ -90,7 +83,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	}
 	out.method = tg.method
 	query := tg.query
-	if q, ok := in.member("query"); ok && q.kind != kindNull {
+	if q := in.at("query"); q.kind != kindNull {
 		if q.kind != kindObject {
 			return nil, fmt.Errorf("query: must be an object, not %s", kindName(q.kind))
 		}
@@ -108,7 +101,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	if len(query) > 0 {
 		out.url += "?" + string(query)
 	}
-	if h, ok := in.member("headers"); ok && h.kind != kindNull {
+	if h := in.at("headers"); h.kind != kindNull {
 		if h.kind != kindObject {
 			return nil, fmt.Errorf("headers: must be an object, not %s", kindName(h.kind))
 		}
@@ -132,26 +125,38 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	if err := checkSize(out); err != nil {
 		return nil, err
 	}
-	if b, ok := in.member("body"); ok && b.kind != kindNull {
+	if b := in.at("body"); b.kind != kindNull {
 		ct := out.header.Get("Content-Type")
-		var body encodedBody
-		switch {
-		case ct != "" && b.kind == kindString:
-			body = encodedBody{data: []byte(b.text), contentType: ct}
-		case ct != "":
-			body, err = encodeBody(&Body{MediaType: ct}, b)
-		default:
-			body, err = encodeBody(&Body{MediaType: "application/json"}, b)
+		body := encodedBody{data: []byte(b.text), contentType: ct} // a string sent as it is
+		if ct == "" || b.kind != kindString {
+			body, err = encodeBody(&Body{MediaType: cmp.Or(ct, "application/json")}, b)
+		}
+		if err == nil && len(body.data) > maxRequestBody {
+			err = fmt.Errorf("%d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("body: %w", err)
 		}
-		if len(body.data) > maxRequestBody {
-			return nil, fmt.Errorf("body: %d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
-		}
 		out.body = &body
 	}
 	return out, nil
+}
+
+// requestArgs parses request's argument: an object of requestFields.
+func requestArgs(args json.RawMessage) (value, error) {
+	in, err := parseValue(args)
+	if err != nil {
+		return value{}, err
+	}
+	if in.kind != kindObject {
+		return value{}, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
+	}
+	for _, k := range in.keys {
+		if !slices.Contains(requestFields, k) {
+			return value{}, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
+		}
+	}
+	return in, nil
 }
 
 // methodOverrides are the headers with which many servers (and
@@ -176,7 +181,7 @@ type target struct {
 // object) and resolves the path against base (requestURL). Errors name the
 // bad field.
 func requestTarget(in value, base *url.URL) (target, error) {
-	m, _ := in.member("method")
+	m := in.at("method")
 	if m.kind != kindString {
 		return target{}, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
 	}
@@ -184,7 +189,7 @@ func requestTarget(in value, base *url.URL) (target, error) {
 	if !slices.Contains(requestMethods, t.method) {
 		return target{}, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
 	}
-	p, _ := in.member("path")
+	p := in.at("path")
 	if p.kind != kindString || p.text == "" {
 		return target{}, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
 	}

@@ -49,7 +49,7 @@ func TestRequest(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		}
 	})
-	c := newTestCaller(t, rec.srv.URL+"/api", func(cfg *callerConfig) {
+	c := newTestCaller(t, rec.srv.URL+"/api", func(cfg *Config) {
 		cfg.Auth = &Auth{Bearer: "b-token"}
 		cfg.Headers = map[string]string{"X-Tenant": "t1"}
 	})

@@ -67,25 +67,20 @@ func decodeBody(method string, a *answer) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	ct := a.header.Get("Content-Type")
+	class := classify(ct)
+	if ct == "" || class == classJSON {
+		if v, ok := jsonValue(a.body); ok {
+			return v
+		}
+	}
+	if class == classJSON || class == classText || class == classForm || ct == "" && utf8.Valid(a.body) {
+		return marshal(string(a.body)) // invalid UTF-8 becomes U+FFFD
+	}
+	mt := bareMediaType(ct)
 	if ct == "" {
-		if v, ok := jsonValue(a.body); ok {
-			return v
-		}
-		if utf8.Valid(a.body) {
-			return jsonString(string(a.body))
-		}
-		return binaryValue(http.DetectContentType(a.body), a.body)
+		mt = http.DetectContentType(a.body)
 	}
-	switch classify(ct) {
-	case classJSON:
-		if v, ok := jsonValue(a.body); ok {
-			return v
-		}
-		return jsonString(string(a.body))
-	case classText, classForm:
-		return jsonString(string(a.body))
-	}
-	return binaryValue(bareMediaType(ct), a.body)
+	return marshal(Binary{MediaType: mt, Base64: base64.StdEncoding.EncodeToString(a.body)})
 }
 
 // jsonValue returns body compacted when it is one JSON value (a leading
@@ -99,9 +94,6 @@ func jsonValue(body []byte) (json.RawMessage, bool) {
 	return buf.Bytes(), true
 }
 
-// jsonString returns s as a JSON string (invalid UTF-8 becomes U+FFFD).
-func jsonString(s string) json.RawMessage { return marshal(s) }
-
 // marshal returns v as JSON, HTML characters unescaped. v is one of this
 // package's result types, which always marshal.
 func marshal(v any) json.RawMessage {
@@ -110,10 +102,6 @@ func marshal(v any) json.RawMessage {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-func binaryValue(mediaType string, body []byte) json.RawMessage {
-	return marshal(Binary{MediaType: mediaType, Base64: base64.StdEncoding.EncodeToString(body)})
 }
 
 // messagePaths are where APIs commonly put their message in an error
@@ -141,33 +129,23 @@ func apiMessage(body json.RawMessage) string {
 		return oneLine(v.text)
 	}
 	for _, path := range messagePaths {
-		if s, ok := lookup(v, path); ok && s.kind == kindString && strings.TrimSpace(s.text) != "" {
+		if s := lookup(&v, path); s.isString() && strings.TrimSpace(s.text) != "" {
 			return oneLine(s.text)
 		}
 	}
 	return ""
 }
 
-// lookup follows path (member names; array indexes as digits) in v.
-func lookup(v value, path []string) (value, bool) {
+// lookup follows path (member names; "0" the first item of an array) in v.
+func lookup(v *value, path []string) *value {
 	for _, step := range path {
-		switch v.kind {
-		case kindObject:
-			m, ok := v.member(step)
-			if !ok {
-				return value{}, false
-			}
-			v = m
-		case kindArray:
-			if step != "0" || len(v.items) == 0 {
-				return value{}, false
-			}
-			v = v.items[0]
-		default:
-			return value{}, false
+		if v.isArray() && step == "0" && len(v.items) > 0 {
+			v = &v.items[0]
+		} else {
+			v = v.get(step)
 		}
 	}
-	return v, true
+	return v
 }
 
 // oneLine collapses white space and bounds s to maxMessage bytes (on a

@@ -133,7 +133,7 @@ func TestSizeCap(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, strings.Repeat("x", n))
 	})
-	c := newTestCaller(t, rec.srv.URL, func(cfg *callerConfig) { cfg.MaxResponseBytes = limit })
+	c := newTestCaller(t, rec.srv.URL, func(cfg *Config) { cfg.MaxResponseBytes = limit })
 	op := &Operation{Method: "GET", Path: "/big", Params: []Param{{Name: "n", Prop: "n", In: InQuery}, {Name: "chunked", Prop: "chunked", In: InQuery}}}
 	for _, tt := range []struct {
 		args string
@@ -174,7 +174,7 @@ func TestTimeout(t *testing.T) {
 		}
 	})
 	defer close(release)
-	c := newTestCaller(t, rec.srv.URL, func(cfg *callerConfig) { cfg.Timeout = 50 * time.Millisecond })
+	c := newTestCaller(t, rec.srv.URL, func(cfg *Config) { cfg.CallTimeout = 50 * time.Millisecond })
 	for _, path := range []string{"/silent", "/stall"} {
 		res, err := c.call(context.Background(), &Operation{Method: "GET", Path: path}, nil)
 		if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "GET "+path+": no answer within 50ms (the call timeout)") {
@@ -213,7 +213,7 @@ func TestRedirects(t *testing.T) {
 			_, _ = io.WriteString(w, `{"at":"b"}`)
 		}
 	})
-	c := newTestCaller(t, rec.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: "tok-redirect"} })
+	c := newTestCaller(t, rec.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{Bearer: "tok-redirect"} })
 
 	res := callOK(t, c, &Operation{Method: "GET", Path: "/to-b"}, `{}`)
 	if string(res.Value) != `{"at":"b"}` {

@@ -3,12 +3,12 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 )
 
 // This file resolves a call of request() to the operations of the
@@ -170,17 +170,13 @@ func pathForms(escaped string) [][]string {
 		}
 		each = append(each, s)
 	}
-	whole, err := url.PathUnescape(escaped)
-	if err != nil {
-		whole = escaped
-	}
 	forms := [][]string{each}
 	add := func(f []string) {
 		if !slices.ContainsFunc(forms, func(g []string) bool { return slices.Equal(f, g) }) {
 			forms = append(forms, f)
 		}
 	}
-	add(strings.FieldsFunc(whole, func(r rune) bool { return r == '/' || r == '\\' }))
+	add(decodedSegments(escaped))
 	for _, f := range forms {
 		if slices.ContainsFunc(f, func(s string) bool { return strings.Contains(s, ";") }) {
 			cut := make([]string, len(f))
@@ -204,16 +200,12 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 	if tool != methodRequest {
 		return connectors.Route{}, false, nil
 	}
-	in, err := parseValue(args)
+	in, err := requestArgs(args)
 	if err != nil {
 		return connectors.Route{}, true, err
 	}
-	if in.kind != kindObject {
-		return connectors.Route{}, true, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
-	}
 	if c.base == nil {
-		m, _ := in.member("method")
-		return connectors.Route{RequiresApproval: !isSafeMethod(m.text)}, true, nil
+		return connectors.Route{RequiresApproval: !isSafeMethod(in.at("method").text)}, true, nil
 	}
 	tg, err := requestTarget(in, c.base)
 	if err != nil {

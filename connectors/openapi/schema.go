@@ -2,9 +2,12 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // schemaConv turns the schema objects of an OpenAPI document (OpenAPI 3.0's
@@ -53,17 +56,13 @@ const maxSchemaDepth = 96
 // defsRef is the reference to shared schema name in the connector's
 // definitions.
 func defsRef(name string) string {
-	return "#/components/schemas/" + url.PathEscape(escapePointerToken(name))
+	return "#/components/schemas/" + url.PathEscape(jsonref.Escape(name))
 }
 
 // takeRefs returns the shared schema names referenced since the last call,
 // sorted, and starts a new set.
 func (c *schemaConv) takeRefs() []string {
-	out := make([]string, 0, len(c.refs))
-	for n := range c.refs {
-		out = append(out, n)
-	}
-	slices.Sort(out)
+	out := slices.Sorted(maps.Keys(c.refs))
 	clear(c.refs)
 	return out
 }
@@ -186,15 +185,9 @@ func holdsRef(n *value, depth int) bool {
 	switch {
 	case depth > maxSchemaDepth:
 		return true
-	case n.isObject():
-		for i, k := range n.keys {
-			if k == "$ref" || holdsRef(&n.items[i], depth+1) {
-				return true
-			}
-		}
-	case n.isArray():
+	case n.isObject() || n.isArray():
 		for i := range n.items {
-			if holdsRef(&n.items[i], depth+1) {
+			if n.kind == kindObject && n.keys[i] == "$ref" || holdsRef(&n.items[i], depth+1) {
 				return true
 			}
 		}
@@ -210,16 +203,9 @@ func (c *schemaConv) placeName(ptr string) string {
 	if name, ok := c.places[ptr]; ok {
 		return name
 	}
-	decoded := ptr
-	if p, err := url.PathUnescape(ptr); err == nil {
-		decoded = p
-	}
-	toks := strings.Split(strings.TrimPrefix(decoded, "/"), "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	if inner, ok := strings.CutPrefix(decoded, c.defsPtr); ok && inner != "" {
-		toks = toks[strings.Count(c.defsPtr, "/")-1:] // from the schema's name on
+	toks, _ := jsonref.Tokens(ptr)
+	if defs, _ := jsonref.Tokens(strings.TrimSuffix(c.defsPtr, "/")); len(toks) > len(defs) && slices.Equal(toks[:len(defs)], defs) {
+		toks = toks[len(defs):] // from the schema's name on
 	}
 	base := strings.Join(toks, ".")
 	name := base
@@ -254,23 +240,45 @@ func (c *schemaConv) componentName(ptr string) (string, bool) {
 	if !ok || tok == "" || strings.Contains(tok, "/") {
 		return "", false
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"), true
+	return jsonref.Unescape(tok), true
 }
 
 // jsonTypes are the type names of JSON Schema.
 var jsonTypes = []string{"string", "number", "integer", "boolean", "array", "object", "null"}
 
-// Keywords by the JSON type of their value.
-var (
-	stringKeywords = []string{"format", "title", "description", "pattern", "contentMediaType", "contentEncoding"}
-	numberKeywords = []string{"multipleOf", "maximum", "minimum", "maxLength", "minLength", "maxItems", "minItems",
-		"maxProperties", "minProperties", "maxContains", "minContains"}
-	boolKeywords      = []string{"uniqueItems", "deprecated", "readOnly", "writeOnly"}
-	valueKeywords     = []string{"default", "const"}
-	schemaKeywords    = []string{"additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"}
-	schemaMapKeywords = []string{"properties", "patternProperties", "dependentSchemas"}
-	schemaListKeys    = []string{"prefixItems", "allOf", "anyOf", "oneOf"}
+// A keywordKind is what a keyword's value must be for the keyword to be
+// kept: a string, a number, a boolean, any value, a schema, a map of
+// schemas or a list of them.
+type keywordKind uint8
+
+const (
+	kwString keywordKind = iota + 1
+	kwNumber
+	kwBool
+	kwValue
+	kwSchema
+	kwSchemaMap
+	kwSchemaList
 )
+
+// keywords are the keywords object keeps, by the kind of their value.
+var keywords = func() map[string]keywordKind {
+	m := map[string]keywordKind{}
+	for kind, names := range map[keywordKind]string{
+		kwString:     "format title description pattern contentMediaType contentEncoding",
+		kwNumber:     "multipleOf maximum minimum maxLength minLength maxItems minItems maxProperties minProperties maxContains minContains",
+		kwBool:       "uniqueItems deprecated readOnly writeOnly",
+		kwValue:      "default const",
+		kwSchema:     "items additionalProperties not contains propertyNames if then else unevaluatedProperties unevaluatedItems",
+		kwSchemaMap:  "properties patternProperties dependentSchemas",
+		kwSchemaList: "prefixItems allOf anyOf oneOf",
+	} {
+		for _, n := range strings.Fields(names) {
+			m[n] = kind
+		}
+	}
+	return m
+}()
 
 // object appends the conversion of a schema object's keywords but $ref.
 // typed reports that nullable was expressed in its type (so the caller
@@ -279,88 +287,47 @@ func (c *schemaConv) object(b []byte, n *value, nullable bool, depth int) (_ []b
 	o := obj{b: b}
 	for i, k := range n.keys {
 		v := &n.items[i]
-		switch {
+		switch kw := keywords[k]; {
 		case k == "type":
-			typed = c.typeKeyword(&o, n, v, nullable)
-		case k == "enum":
-			if v.isArray() {
-				o.key("enum")
-				o.b = append(o.b, '[')
-				hasNull := false
-				for j := range v.items {
-					if j > 0 {
-						o.b = append(o.b, ',')
-					}
-					o.b = v.items[j].appendJSON(o.b)
-					hasNull = hasNull || v.items[j].kind == kindNull
-				}
-				if nullable && !hasNull {
-					if len(v.items) > 0 {
-						o.b = append(o.b, ',')
-					}
-					o.b = append(o.b, "null"...)
-				}
-				o.b = append(o.b, ']')
+			typed = c.typeKeyword(&o, v, nullable)
+		case k == "enum" && v.isArray():
+			items := v.items
+			if nullable && !slices.ContainsFunc(items, func(e value) bool { return e.kind == kindNull }) {
+				items = append(slices.Clip(items), value{})
 			}
-		case k == "required":
-			if v.isArray() && !slices.ContainsFunc(v.items, func(e value) bool { return e.kind != kindString }) {
-				o.raw(k, v.appendJSON(nil))
+			o.key(k)
+			o.b = value{kind: kindArray, items: items}.appendJSON(o.b)
+		case k == "required" && v.isArray():
+			if !slices.ContainsFunc(v.items, func(e value) bool { return e.kind != kindString }) {
+				o.key(k)
+				o.b = v.appendJSON(o.b)
 			}
 		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
 			c.exclusive(&o, n, k, v)
-		case k == "minimum" || k == "maximum":
+		case (k == "minimum" || k == "maximum") && n.get("exclusive"+strings.ToUpper(k[:1])+k[1:]).isTrue():
 			// A boolean exclusive bound of 3.0 and 2.0 takes the value.
-			if ex := n.get("exclusive" + strings.ToUpper(k[:1]) + k[1:]); ex.isTrue() {
-				continue
+		case k == "items" && v.isArray():
+			c.schemaList(&o, "prefixItems", v, depth)
+		case kw == kwString && v.kind == kindString, kw == kwNumber && v.kind == kindNumber, kw == kwBool && v.kind == kindBool, kw == kwValue:
+			o.key(k)
+			o.b = v.appendJSON(o.b)
+		case kw == kwSchema && (v.kind == kindObject || v.kind == kindBool):
+			o.key(k)
+			o.b = c.schema(o.b, v, depth+1)
+		case kw == kwSchemaMap && v.isObject():
+			o.key(k)
+			m := obj{b: o.b}
+			for j, pk := range v.keys {
+				m.key(pk)
+				m.b = c.schema(m.b, &v.items[j], depth+1)
 			}
-			if v.kind == kindNumber {
-				o.raw(k, []byte(v.text))
-			}
-		case k == "items":
-			if v.isArray() {
-				c.schemaList(&o, "prefixItems", v, depth)
-			} else {
-				o.key(k)
-				o.b = c.schema(o.b, v, depth+1)
-			}
-		case slices.Contains(stringKeywords, k):
-			if v.isString() {
-				o.str(k, v.text)
-			}
-		case slices.Contains(numberKeywords, k):
-			if v.kind == kindNumber {
-				o.raw(k, []byte(v.text))
-			}
-		case slices.Contains(boolKeywords, k):
-			if v.kind == kindBool {
-				o.raw(k, []byte(v.text))
-			}
-		case slices.Contains(valueKeywords, k):
-			o.raw(k, v.appendJSON(nil))
-		case slices.Contains(schemaKeywords, k):
-			if v.kind == kindObject || v.kind == kindBool {
-				o.key(k)
-				o.b = c.schema(o.b, v, depth+1)
-			}
-		case slices.Contains(schemaMapKeywords, k):
-			if v.isObject() {
-				o.key(k)
-				var m obj
-				m.b = o.b
-				for j, pk := range v.keys {
-					m.key(pk)
-					m.b = c.schema(m.b, &v.items[j], depth+1)
-				}
-				o.b = m.done()
-			}
-		case slices.Contains(schemaListKeys, k):
-			if v.isArray() {
-				c.schemaList(&o, k, v, depth)
-			}
+			o.b = m.done()
+		case kw == kwSchemaList && v.isArray():
+			c.schemaList(&o, k, v, depth)
 		}
 	}
 	// Swagger 2.0's file type is a binary string.
-	if t := n.get("type"); t.textValue() == "file" && !n.has("format") {
+	if t := n.get("type"); t.isString() && t.text == "file" && n.get("format") == nil {
 		o.str("format", "binary")
 	}
 	return o.done(), typed
@@ -381,44 +348,30 @@ func (c *schemaConv) schemaList(o *obj, k string, v *value, depth int) {
 
 // typeKeyword appends type, adding "null" for a nullable schema; it
 // reports whether it did.
-func (c *schemaConv) typeKeyword(o *obj, n, v *value, nullable bool) bool {
-	var names []string
-	switch v.kind {
-	case kindString:
-		names = []string{v.text}
-	case kindArray:
-		for i := range v.items {
-			names = append(names, v.items[i].textValue())
-		}
+func (c *schemaConv) typeKeyword(o *obj, v *value, nullable bool) bool {
+	names := v.items
+	if v.kind != kindArray {
+		names = []value{*v}
 	}
-	var keep []string
+	keep := make([]string, 0, 2)
 	for _, t := range names {
-		if t == "file" {
-			t = "string"
+		if t.text == "file" {
+			t.text = "string"
 		}
-		if slices.Contains(jsonTypes, t) && !slices.Contains(keep, t) {
-			keep = append(keep, t)
+		if t.kind == kindString && slices.Contains(jsonTypes, t.text) && !slices.Contains(keep, t.text) {
+			keep = append(keep, t.text)
 		}
 	}
-	if len(keep) == 0 {
+	switch {
+	case len(keep) == 0:
 		return false
-	}
-	if nullable && !slices.Contains(keep, "null") {
+	case nullable && !slices.Contains(keep, "null"):
 		keep = append(keep, "null")
-	}
-	o.key("type")
-	if len(keep) == 1 {
-		o.b = appendString(o.b, keep[0])
+	case len(keep) == 1:
+		o.str("type", keep[0])
 		return nullable
 	}
-	o.b = append(o.b, '[')
-	for i, t := range keep {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
-		o.b = appendString(o.b, t)
-	}
-	o.b = append(o.b, ']')
+	o.raw("type", stringList(keep))
 	return true
 }
 
@@ -429,11 +382,7 @@ func (c *schemaConv) exclusive(o *obj, n *value, k string, v *value) {
 	case v.kind == kindNumber:
 		o.raw(k, []byte(v.text))
 	case v.isTrue():
-		bound := "minimum"
-		if k == "exclusiveMaximum" {
-			bound = "maximum"
-		}
-		if m := n.get(bound); m != nil && m.kind == kindNumber {
+		if m := n.get(strings.ToLower(k[len("exclusive"):])); m != nil && m.kind == kindNumber {
 			o.raw(k, []byte(m.text))
 		}
 	}

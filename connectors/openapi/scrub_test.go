@@ -50,7 +50,7 @@ func TestScrubbing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			api := newRecorder(t, echo)
 			s := scrub.New()
-			c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth, cfg.Headers, cfg.Scrubber = tt.auth, tt.headers, s })
+			c := newTestCaller(t, api.srv.URL, func(cfg *Config) { cfg.Auth, cfg.Headers, cfg.Scrubber = tt.auth, tt.headers, s })
 			op := &Operation{Method: "GET", Path: "/echo", Params: []Param{{Name: "fail", Prop: "fail", In: InQuery, Style: StyleForm, Explode: true}}}
 			var out []string // everything the program could see
 			for _, args := range []string{`{}`, `{"fail":1}`} {
@@ -91,7 +91,7 @@ func TestScrubTransportError(t *testing.T) {
 	dead := newRecorder(t, nil)
 	dead.srv.Close() // nothing listens there any more
 	const key = "query-secret-8"
-	c := newTestCaller(t, dead.srv.URL, func(cfg *callerConfig) {
+	c := newTestCaller(t, dead.srv.URL, func(cfg *Config) {
 		cfg.Auth = &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "api_key", Value: key}}
 	})
 	_, err := c.call(context.Background(), &Operation{Method: "GET", Path: "/x"}, nil)
@@ -111,7 +111,7 @@ func TestScrubLeavesOtherValues(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"a":"plain"}`)
 	})
-	c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: "bearer-secret-9"} })
+	c := newTestCaller(t, api.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{Bearer: "bearer-secret-9"} })
 	if res := callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`); string(res.Value) != `{"a":"plain"}` {
 		t.Errorf("value %s", res.Value)
 	}
@@ -121,7 +121,7 @@ func TestScrubLeavesOtherValues(t *testing.T) {
 // those describing the exchange, whose values answers may hold.
 func TestScrubHeaders(t *testing.T) {
 	api := newRecorder(t, answerWith(200, "application/json", `["application/vnd.github+json","2022-11-28","header-secret-10","go-agent-11"]`))
-	c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) {
+	c := newTestCaller(t, api.srv.URL, func(cfg *Config) {
 		cfg.Headers = map[string]string{"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28", "X-Key": "header-secret-10", "User-Agent": "go-agent-11"}
 	})
 	res := callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`)
@@ -140,7 +140,7 @@ func TestScrubBinaryAnswer(t *testing.T) {
 			w.Header().Set("Content-Type", "application/octet-stream")
 			_, _ = w.Write(append(append(bytes.Repeat([]byte{0xff}, before), r.Header.Get("Authorization")...), 0xfe, 0xfd))
 		})
-		c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: token} })
+		c := newTestCaller(t, api.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{Bearer: token} })
 		res := callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`)
 		if !strings.Contains(string(res.Value), scrub.Placeholder) || scrub.New(token).Contains(string(res.Value)) {
 			t.Errorf("%d bytes before the token: the program got %s", before, res.Value)
@@ -155,7 +155,7 @@ func TestScrubBinaryAnswer(t *testing.T) {
 // at start.
 func TestAcceptEncodingRefused(t *testing.T) {
 	api := newRecorder(t, nil)
-	c := newTestCaller(t, api.srv.URL, func(cfg *callerConfig) { cfg.Auth = &Auth{Bearer: "gzip-secret-13"} })
+	c := newTestCaller(t, api.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{Bearer: "gzip-secret-13"} })
 	const want = "Accept-Encoding cannot be set: the connector reads every answer to keep its credentials out of what it returns, and it cannot read a compressed one"
 	res, err := c.request(context.Background(), json.RawMessage(`{"method":"GET","path":"/x","headers":{"accept-encoding":"gzip"}}`))
 	if err != nil || !res.IsError || !strings.Contains(res.Message, "request: headers.accept-encoding: "+want) {
@@ -170,7 +170,7 @@ func TestAcceptEncodingRefused(t *testing.T) {
 		t.Errorf("%d requests sent", n)
 	}
 	u, _ := url.Parse(api.srv.URL)
-	if _, err := newCaller(callerConfig{Base: u, Headers: map[string]string{"Accept-Encoding": "gzip"}}); err == nil || !strings.Contains(err.Error(), "headers: "+want) {
+	if _, err := newCaller(Config{BaseURL: u.String(), Headers: map[string]string{"Accept-Encoding": "gzip"}}); err == nil || !strings.Contains(err.Error(), "headers: "+want) {
 		t.Errorf("configured header: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"sync"
 	"testing"
 )
@@ -66,13 +65,9 @@ func (rec *recorder) last(t *testing.T) received {
 
 // newTestCaller returns a caller whose base URL is base, closed when the
 // test ends.
-func newTestCaller(t testing.TB, base string, opts ...func(*callerConfig)) *caller {
+func newTestCaller(t testing.TB, base string, opts ...func(*Config)) *caller {
 	t.Helper()
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := callerConfig{Base: u}
+	cfg := Config{BaseURL: base}
 	for _, o := range opts {
 		o(&cfg)
 	}

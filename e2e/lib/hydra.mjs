@@ -331,11 +331,13 @@ async function startConsentApp(subject) {
 // the consent app's pages, and resolves once the browser has left the
 // authorization server for the client's redirect URI, with that URL (its
 // code and state, or error) and the page's text. as is startHydra's
-// result.
-export async function signIn(browser, startURL, as) {
+// result. With { context }, it signs in within that browser context (a
+// page that keeps its cookies, as a console's session) and leaves it
+// open, resolving with the page too.
+export async function signIn(browser, startURL, as, { context: given } = {}) {
   const authOrigins = new Set([new URL(as.publicURL).origin, new URL(as.consentApp.url).origin]);
   const onAuth = (u) => authOrigins.has(u.origin);
-  const context = await browser.newContext();
+  const context = given ?? (await browser.newContext());
   // Done once the browser has been to the authorization server and left
   // it. Requests count, not only pages shown: Hydra may redirect an
   // error to the client without showing anything.
@@ -369,9 +371,9 @@ export async function signIn(browser, startURL, as) {
     }
     await page.waitForURL(done, { waitUntil: "commit" }).catch(fail);
     await page.waitForLoadState("domcontentloaded").catch(() => {});
-    return { url: page.url(), text: await page.locator("body").innerText().catch(() => "") };
+    return { url: page.url(), text: await page.locator("body").innerText().catch(() => ""), page: given ? page : undefined };
   } finally {
-    await context.close();
+    if (!given) await context.close();
   }
 }
 

@@ -13,7 +13,12 @@
 // alice (runs) and bob (the configured approver) sign in as two Hydra
 // subjects; bob sees alice's run only as a pending approval, approves it
 // once on the other replica, approvals.separation refuses alice's own
-// approval, and `codemode-mcp audit` lists both people.
+// approval, and `codemode-mcp audit` lists both people. Issue 30, item
+// 4: bob signs in to a replica's approval console through Hydra in
+// headless Chromium (server.auth.console: a confidential client of
+// Hydra's, OpenID Connect's code flow with PKCE), sees alice's pending
+// action with her name and not her program, and approves it; the audit
+// names bob with source console.
 //
 // Hydra issues JWT access tokens here (STRATEGIES_ACCESS_TOKEN=jwt) but
 // for the client made with access_token_strategy "opaque". It does not
@@ -33,7 +38,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { tempDir, writeConfig, startHTTP, callTool, cli } from "../lib/helpers.mjs";
-import { launchBrowser, skipBrowser } from "../lib/browser.mjs";
+import { launchBrowser, screenshot, skipBrowser } from "../lib/browser.mjs";
 import { startHydra, startProtectedServer, signIn, skipHydra } from "../lib/hydra.mjs";
 import { startPostgres, skipPostgres } from "../lib/postgres.mjs";
 
@@ -168,8 +173,13 @@ function forge(jwt) {
   return `${input}.${b64url(sig)}`;
 }
 
+// The console's client at Hydra: confidential, allowed the scopes the
+// console asks for by default and the replicas' audience.
+const consoleSecret = "console-e2e-secret-6b1f0c2d9e";
+const consoleScopes = "openid profile email codemode:run codemode:approve codemode:admin";
+
 describe("codemode-mcp as a resource server of Ory Hydra, on two replicas", { skip: skipHydra || skipBrowser || skipPostgres }, () => {
-  let as, pg, browser, receiver, dir, cfg;
+  let as, pg, browser, receiver, dir, cfg, consoleClient;
   const replicas = [];
   before(async () => {
     as = await startHydra({ scopes: scopes.split(" "), env: { STRATEGIES_ACCESS_TOKEN: "jwt" } });
@@ -177,6 +187,18 @@ describe("codemode-mcp as a resource server of Ory Hydra, on two replicas", { sk
     browser = await launchBrowser();
     receiver = await startReceiver();
     dir = tempDir();
+    // Its redirect URIs are the replicas' /auth/callback, known once they
+    // listen (below).
+    consoleClient = await as.createClient({
+      client_name: "codemode console",
+      client_secret: consoleSecret,
+      redirect_uris: ["http://127.0.0.1/auth/callback"],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "client_secret_basic",
+      scope: consoleScopes,
+      audience: [audience],
+    });
     cfg = writeConfig(dir, `
 server:
   auth:
@@ -184,6 +206,9 @@ server:
     audience: ${JSON.stringify(audience)}
     introspection:
       endpoint: ${JSON.stringify(`${as.adminURL}/admin/oauth2/introspect`)}
+    console:
+      client_id: ${JSON.stringify(consoleClient.client_id)}
+      client_secret: ${JSON.stringify(consoleSecret)}
 store:
   path: ${JSON.stringify(pg.url)}
 approvals:
@@ -195,6 +220,9 @@ connectors:
     builtin: notes
 `);
     for (let i = 0; i < 2; i++) replicas.push(await startHTTP(cfg));
+    await as.admin("PATCH", `/admin/clients/${consoleClient.client_id}`, [
+      { op: "replace", path: "/redirect_uris", value: replicas.map((r) => `${r.url.origin}/auth/callback`) },
+    ]);
   });
   after(async () => {
     for (const r of replicas) await r.stop();
@@ -400,6 +428,78 @@ connectors:
       await alice.close();
       await bob.close();
     }
+  });
+
+  test("the console signs bob in through Hydra in Chromium: he sees alice's pending action, not her program, and approves it; the audit says console", async () => {
+    const team = await as.createClient({
+      client_name: "team console test",
+      redirect_uris: [receiver.url],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      scope: scopes,
+      audience: [audience],
+    });
+    as.signInAs("alice");
+    const aliceToken = await tokenFor(browser, as, receiver.url, replicas[0].url, team.client_id, { audience });
+    const alice = new Client({ name: "e2e-alice", version: "1.0.0" });
+    await alice.connect(new StreamableHTTPClientTransport(replicas[0].url, { requestInit: { headers: { Authorization: `Bearer ${aliceToken}` } } }));
+    let id;
+    try {
+      const { outcome: paused } = await callTool(alice, "codemode", { code: `async () => {\n  // alice's program\n  return notes.createNote({ text: "alice's console plan" });\n}` });
+      assert.equal(paused.status, "paused", JSON.stringify(paused));
+      id = paused.executionId;
+    } finally {
+      await alice.close();
+    }
+
+    // Bob opens the other replica's console, which offers the sign-in.
+    const consoleURL = replicas[1].url.origin;
+    as.signInAs("bob");
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const first = await page.goto(`${consoleURL}/`);
+      assert.equal(first.status(), 401);
+      const link = page.getByRole("link", { name: "Sign in with your team's account" });
+      const href = await link.getAttribute("href");
+      const { page: back } = await signIn(browser, new URL(href, consoleURL).href, as, { context });
+      // The console's page after the sign-in sends the browser on to /.
+      await back.waitForURL(`${consoleURL}/`);
+      const run = back.locator(`#run-${id}`);
+      await run.waitFor();
+      const text = await back.locator("main").innerText();
+      assert.match(await back.locator(".who").innerText(), /Signed in as bob/);
+      assert.match(await run.innerText(), /started by alice/);
+      assert.match(await run.innerText(), /alice's console plan/);
+      assert.ok(!text.includes("alice's program"), `bob sees alice's program:\n${text}`);
+      await screenshot(back, "console-signed-in-pending.png");
+      await run.getByRole("button", { name: new RegExp(`^Approve notes\\.createNote of run ${id}$`) }).click();
+      await back.waitForURL(`${consoleURL}/`);
+      assert.match(await back.locator("main").innerText(), new RegExp(`You approved run ${id}: it is now completed`));
+      await screenshot(back, "console-signed-in-approved.png");
+      // Alice's run page is hers: bob is told there is no such run.
+      const other = await back.goto(`${consoleURL}/runs/${id}`);
+      assert.equal(other.status(), 404);
+    } finally {
+      await context.close();
+      as.signInAs("e2e-user");
+    }
+
+    const audit = cli(["audit", "--config", cfg, "--run", id]);
+    assert.equal(audit.code, 0, audit.stderr);
+    const records = audit.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      records.map((r) => [r.person.subject, r.action, r.source ?? "", r.outcome.split(":")[0]]),
+      [
+        ["alice", "run", "", "ok"],
+        ["bob", "approve", "console", "ok"],
+        ["bob", "view", "console", "refused"],
+      ],
+    );
+    const logins = cli(["audit", "--config", cfg, "--since", "1h"]).stdout.trim().split("\n").map((l) => JSON.parse(l))
+      .filter((r) => r.action === "login");
+    assert.deepEqual(logins.map((r) => [r.person.subject, r.source, r.outcome]), [["bob", "console", "ok"]]);
   });
 });
 

@@ -68,8 +68,9 @@ func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) e
 		fmt.Fprintf(env.Stderr, "codemode-mcp console: open %s://%s/ and log in with the token %s (made for this run; server.auth_token or %s sets one)\n", scheme, ln.Addr(), token, config.EnvToken)
 	}
 	return server.ServeConsole(ctx, ln, server.Options{
-		HTTP:    cfg.Server.HTTP,
-		Console: console.New(console.Options{Engine: a.Runtime, Token: token, Logger: a.Log}),
+		HTTP: cfg.Server.HTTP,
+		// Decisions made here are the OS user's, as the command line's are.
+		Console: console.New(console.Options{Engine: a.Runtime, Token: token, Local: localPerson(), Logger: a.Log}),
 		Logger:  a.Log,
 	})
 }

@@ -8,12 +8,14 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/cli"
 )
 
@@ -131,6 +133,26 @@ func TestConsoleCommandApprovesAnotherProcesssRun(t *testing.T) {
 	}
 	if code, out, _ := run(t, "", "executions", "show", o.ExecutionID, "--config", cfg); code != 0 || !strings.Contains(out, `"status": "completed"`) {
 		t.Fatalf("executions show after the console's approval: %d %s", code, out)
+	}
+	// The approval is the OS user's, as the command line's are, from the
+	// console.
+	me := "local"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		me = u.Username
+	}
+	code, out, errs = run(t, "", "audit", "--config", cfg, "--run", o.ExecutionID)
+	if code != 0 {
+		t.Fatalf("audit: %d %s", code, errs)
+	}
+	var approval codemode.AuditRecord
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r codemode.AuditRecord
+		if err := json.Unmarshal([]byte(l), &r); err == nil && r.Action == codemode.AuditApprove {
+			approval = r
+		}
+	}
+	if want := (codemode.Person{Subject: codemode.LocalSubject, Name: me}); approval.Person != want || approval.Source != codemode.SourceConsole {
+		t.Errorf("the console's approval is audited as %+v; want by %+v, source console\n%s", approval, want, out)
 	}
 }
 

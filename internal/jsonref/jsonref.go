@@ -51,8 +51,14 @@ func Tokens(frag string) ([]string, bool) {
 	return toks, true
 }
 
-// Unescape decodes a JSON pointer token ("a~1b" is "a/b").
-func Unescape(tok string) string { return unescaper.Replace(tok) }
+// Unescape decodes a JSON pointer token ("a~1b" is "a/b"); a token
+// without '~', the usual one, is returned as it is, without allocating.
+func Unescape(tok string) string {
+	if !strings.Contains(tok, "~") {
+		return tok
+	}
+	return unescaper.Replace(tok)
+}
 
 // Escape encodes a JSON pointer token ("a/b" is "a~1b").
 func Escape(tok string) string { return escaper.Replace(tok) }

@@ -12,11 +12,22 @@ import (
 // IssuerMetadata is what a resource server needs of its authorization
 // server's metadata (RFC 8414, or OpenID Connect discovery): where its
 // signing keys are (a JWK Set, RFC 7517) and where it introspects tokens
-// (RFC 7662). Either may be "".
+// (RFC 7662); and, to sign people in to the approval console through it
+// (OpenID Connect's authorization code flow), its authorization and token
+// endpoints and what they support. Any may be empty.
 type IssuerMetadata struct {
 	Issuer                string
 	JWKSURI               string
 	IntrospectionEndpoint string
+	AuthorizationEndpoint string
+	TokenEndpoint         string
+	// TokenAuthMethods is token_endpoint_auth_methods_supported.
+	TokenAuthMethods []string
+	// CodeChallengeMethods is code_challenge_methods_supported.
+	CodeChallengeMethods []string
+	// IssParameter is authorization_response_iss_parameter_supported
+	// (RFC 9207): the redirect back names the issuer.
+	IssParameter bool
 	// Where is the URL the metadata was read from, for messages.
 	Where string
 }
@@ -86,6 +97,8 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 	for _, e := range []struct{ url, what string }{
 		{meta.JWKSURI, "the jwks_uri"},
 		{meta.IntrospectionEndpoint, "the introspection endpoint"},
+		{meta.AuthorizationEndpoint, "the authorization endpoint"},
+		{meta.TokenEndpoint, "the token endpoint"},
 	} {
 		if e.url == "" {
 			continue
@@ -94,7 +107,10 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 			return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
 		}
 	}
-	return IssuerMetadata{Issuer: meta.Issuer, JWKSURI: meta.JWKSURI, IntrospectionEndpoint: meta.IntrospectionEndpoint, Where: redacted(where)}, nil
+	return IssuerMetadata{Issuer: meta.Issuer, JWKSURI: meta.JWKSURI, IntrospectionEndpoint: meta.IntrospectionEndpoint,
+		AuthorizationEndpoint: meta.AuthorizationEndpoint, TokenEndpoint: meta.TokenEndpoint,
+		TokenAuthMethods: meta.TokenEndpointAuthMethodsSupported, CodeChallengeMethods: meta.CodeChallengeMethodsSupported,
+		IssParameter: meta.AuthorizationResponseIssParameterSupported, Where: redacted(where)}, nil
 }
 
 // JSON fetches rawURL (HTTPS or loopback) and decodes its JSON answer

@@ -41,6 +41,8 @@ const (
 // tokens is a token endpoint's successful answer.
 type tokens struct {
 	access, refresh string
+	// idToken is OpenID Connect's ID token, when the answer has one.
+	idToken string
 	// expiry is when the access token expires; zero when the answer did
 	// not say (it is then used until the server refuses it).
 	expiry time.Time
@@ -132,9 +134,9 @@ func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (tokens, error)
 		return tokens{}, fmt.Errorf("the token endpoint's answer is not a JSON object: %w", err)
 	}
 	str := func(k string) string { s, _ := m[k].(string); return s }
-	t := tokens{access: str("access_token"), refresh: str("refresh_token")}
+	t := tokens{access: str("access_token"), refresh: str("refresh_token"), idToken: str("id_token")}
 	// Scrubbed from here on, before anyone can see them.
-	sc.Add(t.access, t.refresh)
+	sc.Add(t.access, t.refresh, t.idToken)
 	switch {
 	case t.access == "":
 		return tokens{}, errors.New("the token endpoint's answer has no access_token")

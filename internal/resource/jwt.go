@@ -49,6 +49,21 @@ func jwtHeader(token string) (header, bool) {
 // verifyJWT verifies a JWT access token's signature with the issuer's
 // key and then its claims.
 func (v *Validator) verifyJWT(ctx context.Context, token string, h header) (*codemode.Principal, error) {
+	payload, err := v.verifySignature(ctx, token, h)
+	if err != nil {
+		return nil, err
+	}
+	var c claims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, fmt.Errorf("%w: the token's claims are not a JSON object of the expected types", ErrInvalid)
+	}
+	return v.check(&c, payload, true)
+}
+
+// verifySignature verifies a JWS's signature with the issuer's key (an
+// access token's, or an ID token's) and returns its payload, not yet
+// checked.
+func (v *Validator) verifySignature(ctx context.Context, token string, h header) ([]byte, error) {
 	if !v.algs[h.Alg] {
 		return nil, fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
 	}
@@ -71,11 +86,7 @@ func (v *Validator) verifyJWT(ctx context.Context, token string, h header) (*cod
 	if err != nil {
 		return nil, fmt.Errorf("%w: the token's payload is not base64url", ErrInvalid)
 	}
-	var c claims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, fmt.Errorf("%w: the token's claims are not a JSON object of the expected types", ErrInvalid)
-	}
-	return v.check(&c, payload, true)
+	return payload, nil
 }
 
 // keySet is the issuer's keys as fetched.

@@ -27,7 +27,7 @@ const (
 	// people were recorded.
 	EntryInsertColumns = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, created_at, updated_at`
 	DecidedColumns     = `decided_by, decided_by_name, decided_by_email, decided_at`
-	AuditColumns       = `id, at, subject, name, email, action, execution_id, seq, target, outcome`
+	AuditColumns       = `id, at, subject, name, email, action, execution_id, seq, target, outcome, source`
 	SnippetColumns     = `name, description, code, input_schema, connectors, from_execution, created_at`
 	OwnerColumns       = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
 )
@@ -324,7 +324,7 @@ func ScanOwner(sc Scanner) (codemode.Owner, error) {
 // AuditValues returns r as the bound values of AuditColumns without id;
 // a zero At is stamped now.
 func AuditValues(r codemode.AuditRecord) []any {
-	return []any{Nanos(Stamp(r.At)), r.Person.Subject, r.Person.Name, r.Person.Email, string(r.Action), r.ExecutionID, r.Seq, r.Target, r.Outcome}
+	return []any{Nanos(Stamp(r.At)), r.Person.Subject, r.Person.Name, r.Person.Email, string(r.Action), r.ExecutionID, r.Seq, r.Target, r.Outcome, r.Source}
 }
 
 // ScanAudit reads AuditColumns.
@@ -334,7 +334,7 @@ func ScanAudit(sc Scanner) (codemode.AuditRecord, error) {
 		at     int64
 		action string
 	)
-	if err := sc.Scan(&r.ID, &at, &r.Person.Subject, &r.Person.Name, &r.Person.Email, &action, &r.ExecutionID, &r.Seq, &r.Target, &r.Outcome); err != nil {
+	if err := sc.Scan(&r.ID, &at, &r.Person.Subject, &r.Person.Name, &r.Person.Email, &action, &r.ExecutionID, &r.Seq, &r.Target, &r.Outcome, &r.Source); err != nil {
 		return r, err
 	}
 	r.At, r.Action = FromNanos(at), codemode.AuditAction(action)

@@ -12,7 +12,7 @@ import (
 
 // The audit's id is the database's (an autoincrement, an identity), so an
 // insert names every column but it.
-const auditInsertColumns = `at, subject, name, email, action, execution_id, seq, target, outcome`
+const auditInsertColumns = `at, subject, name, email, action, execution_id, seq, target, outcome, source`
 
 var auditSQL = `INSERT INTO audit (` + auditInsertColumns + `) VALUES ` + values(auditInsertColumns)
 

@@ -111,7 +111,7 @@ func testPeople(t *testing.T, f Factory) {
 	}
 }
 
-// testAudit: records read back as written, oldest first, from Since, up
+// testAudit: records read back as written (their source too), oldest first, from Since, up
 // to Limit; they outlive the run they name; PruneAudit deletes only the
 // older ones; a record without an action or person is refused.
 func testAudit(t *testing.T, f Factory) {
@@ -119,7 +119,7 @@ func testAudit(t *testing.T, f Factory) {
 	ctx := context.Background()
 	recs := []codemode.AuditRecord{
 		{At: at(1), Person: alice, Action: codemode.AuditRun, ExecutionID: "exec_1", Outcome: "paused"},
-		{At: at(2), Person: bob, Action: codemode.AuditApprove, ExecutionID: "exec_1", Target: "github.createIssue", Outcome: codemode.AuditOK},
+		{At: at(2), Person: bob, Action: codemode.AuditApprove, ExecutionID: "exec_1", Target: "github.createIssue", Outcome: codemode.AuditOK, Source: codemode.SourceConsole},
 		{At: at(2), Person: alice, Action: codemode.AuditApprove, ExecutionID: "exec_1", Seq: 2, Target: "github.createIssue", Outcome: "refused: separation"},
 		{At: at(3), Person: codemode.Local, Action: codemode.AuditSignIn, Target: "github", Outcome: codemode.AuditOK},
 	}

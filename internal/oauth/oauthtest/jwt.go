@@ -190,3 +190,58 @@ func (f *Server) CurrentKey() *Key {
 	defer f.mu.Unlock()
 	return f.keyLocked()
 }
+
+// personClaims are the claims of the person a code was issued for (sub
+// "alice" when the test chose nobody).
+func personClaims(g codeGrant) map[string]any {
+	c := map[string]any{"sub": "alice"}
+	for k, v := range g.person {
+		c[k] = v
+	}
+	return c
+}
+
+// override applies a test's overrides to claims (nil removes one).
+func override(c, with map[string]any) map[string]any {
+	for k, v := range with {
+		if v == nil {
+			delete(c, k)
+			continue
+		}
+		c[k] = v
+	}
+	return c
+}
+
+// idTokenLocked makes the OpenID Connect ID token of code grant g: iss,
+// the person's sub, name and email, aud the client, the nonce of the
+// authorization request, an hour's exp; IDTokenClaims override. f.mu is
+// held.
+func (f *Server) idTokenLocked(g codeGrant) string {
+	p := personClaims(g)
+	c := map[string]any{"iss": f.Issuer(), "sub": p["sub"], "aud": g.clientID, "nonce": g.nonce,
+		"exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()}
+	for _, k := range []string{"name", "email"} {
+		if v, ok := p[k]; ok {
+			c[k] = v
+		}
+	}
+	tok := Sign(f.keyLocked(), "RS256", override(c, f.IDTokenClaims))
+	f.secrets = append(f.secrets, tok)
+	return tok
+}
+
+// accessJWTLocked makes a JWT access token for code grant g: iss, the
+// person's claims, aud the request's audience (else its resource), its
+// scopes, the client, an hour's exp; AccessTokenClaims override. f.mu is
+// held.
+func (f *Server) accessJWTLocked(g codeGrant) string {
+	c := personClaims(g)
+	aud := g.audience
+	if aud == "" {
+		aud = g.resource
+	}
+	c["iss"], c["aud"], c["scope"], c["client_id"] = f.Issuer(), aud, strings.Join(g.scopes, " "), g.clientID
+	c["exp"], c["iat"] = time.Now().Add(time.Hour).Unix(), time.Now().Unix()
+	return Sign(f.keyLocked(), "RS256", override(c, f.AccessTokenClaims))
+}

@@ -69,6 +69,22 @@ type Server struct {
 	// client the introspection endpoint wants (client_secret_basic).
 	IntrospectClientID, IntrospectClientSecret string
 
+	// OpenID Connect, for a relying party (the approval console).
+	// Person is who signs in at the authorization endpoint: the claims
+	// of the person (sub, name, email, groups, roles) that the tokens of
+	// the code it issues carry (nil: sub "alice"). The test chooses the
+	// person by setting it before the browser goes there.
+	Person map[string]any
+	// JWTAccess makes the token endpoint issue JWT access tokens (signed
+	// by the current key: iss, the person's claims, aud the request's
+	// audience else its resource, scope, client_id, exp) instead of
+	// opaque ones.
+	JWTAccess bool
+	// IDTokenClaims and AccessTokenClaims override claims of the ID
+	// tokens and JWT access tokens issued (a wrong nonce, another
+	// audience); a nil value removes the claim.
+	IDTokenClaims, AccessTokenClaims map[string]any
+
 	mu             sync.Mutex
 	codes          map[string]codeGrant
 	access         map[string][]string // valid access tokens and their scopes
@@ -94,8 +110,11 @@ type Server struct {
 }
 
 type codeGrant struct {
-	challenge, redirect, clientID, resource, subject string
-	scopes                                           []string
+	challenge, redirect, clientID, resource string
+	scopes                                  []string
+	nonce, audience                         string
+	person                                  map[string]any
+	subject                                 string // SubjectParam's, else the person's sub
 }
 
 type refreshToken struct {
@@ -349,7 +368,12 @@ func (f *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := f.next("code")
 	f.codes[code] = codeGrant{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"),
-		clientID: q.Get("client_id"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope")), subject: q.Get(SubjectParam)}
+		clientID: q.Get("client_id"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope")),
+		nonce: q.Get("nonce"), audience: q.Get("audience"), person: f.Person, subject: q.Get(SubjectParam)}
+	if c := f.codes[code]; c.subject == "" {
+		c.subject, _ = f.Person["sub"].(string)
+		f.codes[code] = c
+	}
 	u, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil {
 		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
@@ -393,9 +417,11 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	var scopes []string
 	var family, subject string
+	var grant codeGrant
 	switch form.Get("grant_type") {
 	case "authorization_code":
 		c, ok := f.codes[form.Get("code")]
+		grant = c
 		delete(f.codes, form.Get("code"))
 		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
 		switch {
@@ -448,9 +474,16 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	access := f.next("access-token")
+	if f.JWTAccess && grant.challenge != "" {
+		access = f.accessJWTLocked(grant)
+		f.secrets = append(f.secrets, access)
+	}
 	f.access[access] = scopes
 	f.subjects[access] = subject
 	out := map[string]any{"access_token": access, "token_type": "Bearer", "scope": strings.Join(scopes, " ")}
+	if grant.challenge != "" && slices.Contains(scopes, "openid") {
+		out["id_token"] = f.idTokenLocked(grant)
+	}
 	if f.ExpiresIn > 0 {
 		out["expires_in"] = f.ExpiresIn
 	}

@@ -1,0 +1,262 @@
+package resource
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+)
+
+// ErrRefused is wrapped by the error of a sign-in the issuer or its
+// answer refused (the person declined, the redirect names another
+// issuer, the code was not taken, a token is not good): the person must
+// sign in again. So is codemode.ErrNotAllowed, for surfaces that tell
+// refusals from failures by codemode.IsRefusal. Any other error of SignIn
+// is a failure to reach the issuer.
+var ErrRefused = errors.New("sign-in refused")
+
+// An IDToken is what a verified OpenID Connect ID token says of the
+// person who signed in.
+type IDToken struct {
+	Subject, Name, Email string
+	Expiry               time.Time
+}
+
+// idClaims are the claims of an ID token the Validator reads.
+type idClaims struct {
+	Issuer   string    `json:"iss"`
+	Subject  string    `json:"sub"`
+	Audience strOrList `json:"aud"`
+	Azp      string    `json:"azp"`
+	Exp      *numeric  `json:"exp"`
+	Nonce    string    `json:"nonce"`
+	Name     string    `json:"name"`
+	Username string    `json:"preferred_username"`
+	Email    string    `json:"email"`
+}
+
+// VerifyIDToken verifies an OpenID Connect ID token as OpenID Connect Core
+// (section 3.1.3.7) says, with the checks access tokens get where they
+// are the same: signed with one of the issuer's published keys under an
+// accepted algorithm, iss the issuer, aud naming clientID (and azp
+// clientID when it names several), exp in the future (within Skew), a
+// sub, and nonce the sign-in's own (compared in constant time). The error
+// wraps ErrInvalid and says why in fixed words.
+func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce string) (IDToken, error) {
+	if len(raw) > MaxTokenLen {
+		return IDToken{}, fmt.Errorf("%w: the ID token is over %d bytes", ErrInvalid, MaxTokenLen)
+	}
+	h, ok := jwtHeader(raw)
+	if !ok {
+		return IDToken{}, fmt.Errorf("%w: the ID token is not a signed JWT", ErrInvalid)
+	}
+	payload, err := v.verifySignature(ctx, raw, h)
+	if err != nil {
+		return IDToken{}, err
+	}
+	var c idClaims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return IDToken{}, fmt.Errorf("%w: the ID token's claims are not a JSON object of the expected types", ErrInvalid)
+	}
+	now := v.cfg.Now()
+	switch {
+	case strings.TrimSuffix(c.Issuer, "/") != strings.TrimSuffix(v.cfg.Issuer, "/"):
+		return IDToken{}, fmt.Errorf("%w: the ID token was issued by another authorization server", ErrInvalid)
+	case !slices.Contains(c.Audience, clientID):
+		return IDToken{}, fmt.Errorf("%w: the ID token is for another client (its aud does not name server.auth.console.client_id)", ErrInvalid)
+	case len(c.Audience) > 1 && c.Azp != clientID:
+		return IDToken{}, fmt.Errorf("%w: the ID token names several audiences and its azp is not this client", ErrInvalid)
+	case c.Exp == nil:
+		return IDToken{}, fmt.Errorf("%w: the ID token has no exp", ErrInvalid)
+	case !now.Before(c.Exp.time().Add(v.cfg.Skew)):
+		return IDToken{}, fmt.Errorf("%w: the ID token has expired", ErrInvalid)
+	case nonce == "" || subtle.ConstantTimeCompare([]byte(c.Nonce), []byte(nonce)) != 1:
+		return IDToken{}, fmt.Errorf("%w: the ID token's nonce is not this sign-in's", ErrInvalid)
+	case c.Subject == "" || len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
+		return IDToken{}, fmt.Errorf("%w: the ID token has no sub, or not a short UTF-8 one", ErrInvalid)
+	}
+	return IDToken{Subject: c.Subject, Name: bounded(firstOf(c.Name, c.Username)), Email: bounded(c.Email), Expiry: c.Exp.time()}, nil
+}
+
+// Metadata returns the issuer's metadata, read once (the Validator's
+// own: the keys, introspection and sign-in use the same).
+func (v *Validator) Metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
+	return v.metadata(ctx)
+}
+
+// SignOnConfig configures a SignOn.
+type SignOnConfig struct {
+	// ClientID is the client registered at the issuer for the console;
+	// ClientSecret its secret ("" for a public client).
+	ClientID, ClientSecret string
+	// RedirectURI is where the issuer sends the browser back (the
+	// console's /auth/callback).
+	RedirectURI string
+	// Scopes are asked for; "openid" is added when missing.
+	Scopes []string
+	// Resource is the MCP endpoint's resource identifier, sent as RFC
+	// 8707's resource (the audience is sent too, as the audience
+	// parameter some issuers take instead, Ory Hydra's and Auth0's).
+	Resource string
+}
+
+// A SignOn signs a person in to the approval console through the issuer
+// (OpenID Connect's authorization code flow with PKCE): the console keeps
+// each attempt's state, nonce and verifier, and the browser's session.
+// The tokens it obtains are checked by the Validator that checks the MCP
+// endpoint's: the ID token with VerifyIDToken, the access token with
+// Validate, so a person is who they would be on the MCP endpoint, with the
+// same scopes, groups and roles. It is safe for concurrent use.
+type SignOn struct {
+	v   *Validator
+	cfg SignOnConfig
+}
+
+// SignOn returns the console's sign-on through v's issuer.
+func (v *Validator) SignOn(cfg SignOnConfig) (*SignOn, error) {
+	if cfg.ClientID == "" {
+		return nil, errors.New("resource: the console's sign-on needs a client id")
+	}
+	if err := oauth.CheckURL(cfg.RedirectURI, "the console's redirect URI"); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(cfg.Scopes, "openid") {
+		cfg.Scopes = append([]string{"openid"}, cfg.Scopes...)
+	}
+	return &SignOn{v: v, cfg: cfg}, nil
+}
+
+// RedirectURI is where the issuer sends the browser back.
+func (s *SignOn) RedirectURI() string { return s.cfg.RedirectURI }
+
+// Issuer is the issuer people sign in through.
+func (s *SignOn) Issuer() string { return s.v.cfg.Issuer }
+
+// AuthorizationURL is the issuer's authorization request for one sign-in:
+// response_type code, this client and redirect URI, the scopes, state,
+// nonce, PKCE's S256 challenge of verifier, the resource and the
+// audience. It refuses an issuer that does not say it supports PKCE with
+// S256.
+func (s *SignOn) AuthorizationURL(ctx context.Context, state, nonce, verifier string) (string, error) {
+	meta, err := s.v.metadata(ctx)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case meta.AuthorizationEndpoint == "":
+		return "", fmt.Errorf("the issuer's metadata (%s) names no authorization endpoint", meta.Where)
+	case !meta.SupportsS256():
+		return "", fmt.Errorf("the issuer's metadata (%s) does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in through it", meta.Where)
+	}
+	u, err := url.Parse(meta.AuthorizationEndpoint)
+	if err != nil {
+		return "", fmt.Errorf("the authorization endpoint: %w", err)
+	}
+	q := u.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", s.cfg.ClientID)
+	q.Set("redirect_uri", s.cfg.RedirectURI)
+	q.Set("scope", strings.Join(s.cfg.Scopes, " "))
+	q.Set("state", state)
+	q.Set("nonce", nonce)
+	q.Set("code_challenge", oauth.CodeChallenge(verifier))
+	q.Set("code_challenge_method", "S256")
+	s.audience(q)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// audience names the tokens' audience in a request: RFC 8707's resource,
+// and the audience parameter.
+func (s *SignOn) audience(q url.Values) {
+	if s.cfg.Resource != "" {
+		q.Set("resource", s.cfg.Resource)
+	}
+	q.Set("audience", s.v.cfg.Audience)
+}
+
+// SignIn completes a sign-in from the redirect back (its query q), for the
+// attempt that sent nonce and verifier (the caller checked its state): it
+// checks the issuer's error and iss (RFC 9207), exchanges the code, and
+// verifies the ID token (nonce included) and the access token. It returns
+// who signed in, as the MCP endpoint would see them (the access token's
+// principal, with the ID token's name and email where the access token
+// has none), and when the access token expires (else the ID token). The
+// error wraps ErrRefused when the sign-in was refused.
+func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier string) (*codemode.Principal, time.Time, error) {
+	refused := func(format string, a ...any) (*codemode.Principal, time.Time, error) {
+		return nil, time.Time{}, &refusal{fmt.Errorf("%w: "+format, append([]any{ErrRefused}, a...)...)}
+	}
+	if e := q.Get("error"); e != "" {
+		msg := bounded(e)
+		if d := q.Get("error_description"); d != "" {
+			msg += ": " + bounded(d)
+		}
+		return refused("the authorization server answered %s", msg)
+	}
+	meta, err := s.v.metadata(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	switch iss := q.Get("iss"); {
+	case iss == "" && meta.IssParameter:
+		return refused("the redirect has no iss, which the issuer says it sends (RFC 9207)")
+	case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(s.v.cfg.Issuer, "/"):
+		return refused("the redirect names another issuer (RFC 9207)")
+	}
+	code := q.Get("code")
+	if code == "" {
+		return refused("the redirect has no code")
+	}
+	extra := url.Values{}
+	s.audience(extra)
+	t, err := s.v.fetch.RedeemCode(ctx, *meta, code, verifier, s.cfg.RedirectURI, s.cfg.ClientID, s.cfg.ClientSecret, extra)
+	if err != nil {
+		if oauth.IsOAuthError(err) {
+			return refused("%v", err)
+		}
+		return nil, time.Time{}, err
+	}
+	if t.IDToken == "" {
+		return refused("the issuer sent no ID token (is openid among the client's scopes?)")
+	}
+	id, err := s.v.VerifyIDToken(ctx, t.IDToken, s.cfg.ClientID, nonce)
+	if err != nil {
+		return refused("%v", err)
+	}
+	p, err := s.v.Validate(ctx, t.AccessToken)
+	switch {
+	case errors.Is(err, ErrInvalid):
+		return refused("%v", err)
+	case err != nil:
+		return nil, time.Time{}, err
+	case p.Subject != id.Subject:
+		return refused("the access token and the ID token name different people")
+	}
+	if p.Name == "" && p.Email == "" {
+		named := *p // (Validate's may be the one its cache keeps)
+		named.Name, named.Email = id.Name, id.Email
+		p = &named
+	}
+	until := t.Expiry
+	if until.IsZero() {
+		until = id.Expiry
+	}
+	return p, until, nil
+}
+
+// A refusal is SignIn's error for a sign-in refused: it wraps ErrRefused
+// and codemode.ErrNotAllowed.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string   { return r.err.Error() }
+func (r *refusal) Unwrap() []error { return []error{r.err, codemode.ErrNotAllowed} }
