@@ -52,7 +52,26 @@ type Principal struct {
 	Groups, Roles []string
 	// Claims is the whole claim set, as JSON.
 	Claims json.RawMessage
+	// Token is the access token itself, for a connector that trades it
+	// for a downstream's (RFC 8693 token exchange, credentials:
+	// {per_user: token_exchange}) while its person's request is at hand.
+	// It is never kept: what is kept is the downstream's token, sealed,
+	// as any grant. Its String is "[redacted]", so printing a Principal
+	// does not show it.
+	Token Secret
 }
+
+// A Secret is a credential held in memory: printed (%v, %s, %+v, %#v) or
+// marshalled to JSON it is "[redacted]"; string(s) is the value.
+type Secret string
+
+const redactedSecret = "[redacted]"
+
+func (Secret) String() string   { return redactedSecret }
+func (Secret) GoString() string { return redactedSecret }
+
+// MarshalJSON writes "[redacted]".
+func (Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redactedSecret) }
 
 // HasScope reports whether the token granted scope.
 func (p *Principal) HasScope(scope string) bool {

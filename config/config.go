@@ -266,6 +266,15 @@ type Connector struct {
 	// wants OAuth (the MCP authorization specification). Nil is the
 	// default: discovery and registration do everything.
 	OAuth *OAuth `cfg:"oauth,on=url"`
+	// Credentials is whose credentials a url connector's calls carry:
+	// CredentialsShared ("" too: the one grant of whoever signed in) or
+	// CredentialsPerUser (each person's own grant, under server.auth).
+	// Its key also takes the mapping of a token exchange (credentials).
+	Credentials string `cfg:"credentials,on=url"`
+	// TokenExchange, with Credentials per_user, trades each person's own
+	// access token at the team's issuer for one of the server (RFC 8693)
+	// instead of a sign-in of their own to it.
+	TokenExchange *TokenExchange
 
 	// OpenAPI is the document's path (resolved against the config file's
 	// directory) or http(s) URL; BaseURL overrides its servers.
@@ -311,6 +320,31 @@ type Auth struct {
 	APIKey *APIKey    `cfg:"api_key"`
 	OAuth2 *OAuth2    `cfg:"oauth2"`
 }
+
+// Values of Connector.Credentials.
+const (
+	CredentialsShared  = "shared"
+	CredentialsPerUser = "per_user"
+)
+
+// TokenExchange is credentials: {per_user: token_exchange, …}: where
+// and as which client a person's token is traded for the server's.
+type TokenExchange struct {
+	// TokenEndpoint is the server's authorization server's token
+	// endpoint; ClientID and ClientSecret the client codemode-mcp is
+	// there (sent by client_secret_basic).
+	TokenEndpoint string `cfg:"token_endpoint,url"`
+	ClientID      string `cfg:"client_id,nonempty,secret"`
+	ClientSecret  string `cfg:"client_secret,nonempty,secret"`
+	// Audience is the RFC 8693 audience asked for ("" for none: the
+	// server's URL is always sent as resource); Scopes the scopes.
+	Audience string   `cfg:"audience,nonempty,secret"`
+	Scopes   []string `cfg:"scopes,secret,check=oauthScope"`
+}
+
+// PerUser reports whether the connector's calls carry each person's own
+// credentials (credentials: per_user).
+func (c Connector) PerUser() bool { return c.Credentials == CredentialsPerUser }
 
 // OAuth is a url connector's oauth: map. Every field is optional.
 type OAuth struct {

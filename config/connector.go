@@ -105,6 +105,10 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 			if kind != KindOpenAPI && (f.key == "approve" || f.key == "no_approve") {
 				d.noPathGlobs(f.val, fp.key(f.key))
 			}
+			if f.key == "credentials" {
+				d.credentials(&c, f.val, fp.key(f.key))
+				continue
+			}
 			d.member(reflect.ValueOf(&c).Elem(), f, fp)
 		}
 	}
@@ -120,8 +124,75 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 			}
 		}
 	}
+	if c.Credentials == CredentialsPerUser {
+		d.checkPerUser(e, fp, c)
+	}
 	p.c = c
 	return p, len(d.errs) == nerr
+}
+
+// perUserAt is where a connector asked for credentials: per_user, checked
+// against server.auth once the whole file is read (checkServerAuth).
+type perUserAt struct {
+	fp fieldPath
+	at pos
+}
+
+// checkPerUser refuses credentials: per_user where no person could sign
+// in for themselves: a client credentials grant (the client is nobody in
+// particular), or an Authorization header (one credential for everyone).
+func (d *decoder) checkPerUser(e entry, fp fieldPath, c Connector) {
+	at := e.keyPos
+	if i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "credentials" }); i >= 0 {
+		at = e.val.entries[i].keyPos
+	}
+	if c.TokenExchange != nil && c.OAuth != nil {
+		d.errAt(at, fp.key("credentials"), "token_exchange and oauth exclude each other: with token exchange nobody signs in to the server, each person's own token is traded for one")
+	}
+	if c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
+		d.errAt(at, fp.key("credentials"), "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
+	}
+	for h := range c.Headers {
+		if strings.EqualFold(h, "Authorization") {
+			d.errAt(at, fp.key("credentials"), "per_user and an Authorization header exclude each other: the header is one credential for everyone")
+		}
+	}
+}
+
+// credentialsChoice says what credentials: takes.
+const credentialsChoice = "shared, per_user, or {per_user: token_exchange, token_endpoint, client_id, client_secret, audience, scopes}"
+
+// credentials decodes a url connector's credentials: shared (the
+// default), per_user (each person signs in), or a mapping whose per_user
+// is token_exchange (each person's own token at the team's issuer traded
+// for the server's, RFC 8693).
+func (d *decoder) credentials(c *Connector, n *node, fp fieldPath) {
+	d.at[fp] = n.pos
+	if n.kind != mapNode {
+		if v, ok := d.oneOf(n, fp, CredentialsShared, CredentialsPerUser); ok {
+			c.Credentials = v
+		}
+	} else {
+		var x struct {
+			PerUser string `cfg:"per_user,oneof=token_exchange"`
+			TokenExchange
+		}
+		d.object(n, fp, reflect.ValueOf(&x).Elem())
+		var missing []string
+		for _, m := range []struct{ key, v string }{{"per_user", x.PerUser}, {"token_endpoint", x.TokenEndpoint}, {"client_id", x.ClientID}} {
+			if m.v == "" {
+				missing = append(missing, m.key)
+			}
+		}
+		if len(missing) > 0 {
+			d.errAt(n.pos, fp, "token exchange needs "+strings.Join(missing, ", ")+": "+credentialsChoice)
+			return
+		}
+		c.Credentials, c.TokenExchange = CredentialsPerUser, &x.TokenExchange
+	}
+	if c.PerUser() {
+		d.perUser = append(d.perUser, perUserAt{fp: fp, at: n.pos})
+	}
 }
 
 // noPathGlobs refuses path patterns ("path:/admin/*") in the approve or

@@ -27,6 +27,8 @@ type decoder struct {
 	// look at several keys (checkServer, checkServerAuth, OAuth.check)
 	// report there.
 	at map[fieldPath]pos
+	// perUser are the connectors with credentials: per_user.
+	perUser []perUserAt
 }
 
 // maxErrors stops a hopeless file from producing pages of output.

@@ -66,6 +66,9 @@ func (c *Config) Secrets() []string {
 		if o := cc.OAuth; o != nil {
 			add(o.ClientSecret)
 		}
+		if x := cc.TokenExchange; x != nil {
+			add(x.ClientSecret)
+		}
 		if a := cc.Auth; a != nil {
 			add(a.Bearer)
 			if b := a.Basic; b != nil {

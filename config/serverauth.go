@@ -120,9 +120,16 @@ func checkResource(v string) error {
 // that binds runs and decisions to people. CODEMODE_TOKEN in the
 // environment is only ignored (with a warning): it is often set for
 // other servers, and ignoring it grants nothing.
+//
+// A connector with credentials: per_user needs server.auth: without an
+// issuer every caller is the one local user, and there would be nobody's
+// own credentials to use.
 func (d *decoder) checkServerAuth(cfg *Config) {
 	s := &cfg.Server
 	if s.Auth == nil {
+		for _, p := range d.perUser {
+			d.errAt(p.at, p.fp, "per_user needs server.auth (an issuer whose people sign in): without it every caller is the one local user; use credentials: shared")
+		}
 		return
 	}
 	switch {

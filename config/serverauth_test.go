@@ -80,6 +80,57 @@ func TestServerAuthIgnoresTheTokenFromTheEnvironment(t *testing.T) {
 	}
 }
 
+// credentials: per_user is read for a url connector under server.auth,
+// and refused, at its line, where no person could sign in for
+// themselves.
+func TestPerUserCredentials(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	const auth = "server:\n  auth:\n    issuer: https://a.example/\n"
+	cfg, err := Parse([]byte(auth+"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n  lin:\n    url: https://lin.example/mcp\n    credentials: shared\n"), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gh, lin := cfg.Connectors[0], cfg.Connectors[1]; !gh.PerUser() || lin.PerUser() || lin.Credentials != CredentialsShared {
+		t.Errorf("credentials %q and %q; want per_user and shared", gh.Credentials, lin.Credentials)
+	}
+	cfg, err = Parse([]byte(auth+"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials:\n      per_user: token_exchange\n      token_endpoint: https://as.example/oauth2/token\n      client_id: codemode\n      client_secret: xch-s3cret-77\n      audience: https://api.gh.example\n      scopes: [repo, read]\n"), "codemode.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &TokenExchange{TokenEndpoint: "https://as.example/oauth2/token", ClientID: "codemode", ClientSecret: "xch-s3cret-77", Audience: "https://api.gh.example", Scopes: []string{"repo", "read"}}
+	if gh := cfg.Connectors[0]; !gh.PerUser() || !cmp.Equal(gh.TokenExchange, want) {
+		t.Errorf("token exchange %+v (per user %v), want %+v", gh.TokenExchange, gh.PerUser(), want)
+	}
+	if !slices.Contains(cfg.Secrets(), "xch-s3cret-77") {
+		t.Error("the token exchange client's secret is not a secret")
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n",
+			"codemode.yaml:4:18: connectors.gh.credentials: per_user needs server.auth (an issuer whose people sign in)"},
+		{auth + "connectors:\n  gh:\n    command: gh-mcp\n    credentials: per_user\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: credentials does not apply to a command connector (only to url connectors)"},
+		{auth + "connectors:\n  gh:\n    openapi: https://gh.example/openapi.json\n    credentials: per_user\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: credentials does not apply to an openapi connector (only to url connectors)"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n    oauth: {grant: client_credentials, client_id: c, client_secret: s}\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: per_user needs a person to sign in, and oauth.grant: client_credentials has none"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: per_user\n    headers: {Authorization: Bearer x}\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: per_user and an Authorization header exclude each other"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: mine\n",
+			`codemode.yaml:7:18: connectors.gh.credentials:`},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: {per_user: token_exchange, client_id: c}\n",
+			"codemode.yaml:7:18: connectors.gh.credentials: token exchange needs token_endpoint"},
+		{auth + "connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: {per_user: token_exchange, token_endpoint: https://as.example/token, client_id: c}\n    oauth: {client_id: d}\n",
+			"codemode.yaml:7:5: connectors.gh.credentials: token_exchange and oauth exclude each other"},
+		{"connectors:\n  gh:\n    url: https://gh.example/mcp\n    credentials: {per_user: token_exchange, token_endpoint: https://as.example/token, client_id: c}\n",
+			"codemode.yaml:4:18: connectors.gh.credentials: per_user needs server.auth"},
+	} {
+		_, err := Parse([]byte(tc.src), "codemode.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
+		}
+	}
+}
+
 // server.auth.console is the client the console signs people in as: its
 // secret is a secret; a redirect URI elsewhere than the console's
 // callback, or a console without client_id, is an error naming the key.

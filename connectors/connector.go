@@ -132,6 +132,12 @@ type Capabilities struct {
 	// OpenAPI document's operations skipped and why, a cached copy used
 	// offline.
 	Diagnostics []string
+	// PerUser says that the source is reached with each person's own
+	// credentials (credentials: per_user): a call uses the grant of the
+	// person its CallHook names, a sign-in is that person's and serves
+	// their runs only, and NeedsSignIn answers for the person the
+	// context's CallHook names.
+	PerUser bool
 
 	Tasker    Tasker    // runs calls of tools with Tool.Task as tasks of its source
 	Router    Router    // a generic tool whose calls reach what other tools reach

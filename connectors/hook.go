@@ -26,6 +26,21 @@ type CallHook struct {
 	// its source for progress (WantsProgress). It must be safe for
 	// concurrent use and must not block.
 	OnProgress func(message string)
+	// User is the subject of the person the request is made for: a
+	// call's is its run's starter (codemode.Execution.StartedBy), never
+	// whoever resumed the run, so that an approver's credentials are never
+	// lent to another's run. A connector whose source is reached with each
+	// person's own credentials (Capabilities.PerUser) uses that person's;
+	// others ignore it. The runtime sets it on the context of Call and of
+	// the SignIner's methods; "" outside the runtime.
+	User string
+	// UserToken is User's own access token at the team's issuer, when
+	// the request is User's own (their request started or resumed the
+	// run, or signs them in); "" otherwise, and always when another
+	// person's request (an approver's) drives the run. A connector that
+	// trades it for a downstream token (RFC 8693 token exchange) does so
+	// only then; it must not keep it.
+	UserToken string
 }
 
 type callHookKey struct{}
@@ -61,6 +76,22 @@ func (h *CallHook) Progress(message string) {
 	if h != nil && h.OnProgress != nil {
 		h.OnProgress(message)
 	}
+}
+
+// UserSubject returns the User the hook names ("" for a nil hook).
+func (h *CallHook) UserSubject() string {
+	if h == nil {
+		return ""
+	}
+	return h.User
+}
+
+// UserAccessToken returns the hook's UserToken ("" for a nil hook).
+func (h *CallHook) UserAccessToken() string {
+	if h == nil {
+		return ""
+	}
+	return h.UserToken
 }
 
 // WantsProgress reports whether anybody listens to Progress: a connector

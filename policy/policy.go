@@ -94,14 +94,30 @@ func (p *Policy) SeesPending(who *codemode.Principal, e *codemode.Execution, pen
 
 // MayApprove returns nil when who may approve run e with its pending
 // actions, else an error wrapping codemode.ErrNotAllowed that says why.
+//
+// An action awaiting a sign-in is resumed, not approved: its run's
+// starter may resume it (having signed in, perhaps to their own
+// credentials: connectors with credentials: per_user) without being an
+// approver and under approvals.separation, since resuming it approves no
+// side effect: a call whose method needs approval then waits for one
+// (runtime's afterSignIn).
 func (p *Policy) MayApprove(who *codemode.Principal, e *codemode.Execution, pending []codemode.PendingAction) error {
 	if who == nil {
+		return nil
+	}
+	var approvals []codemode.PendingAction
+	for _, a := range pending {
+		if a.Awaits != codemode.AwaitsSignIn || !p.Sees(who, e) {
+			approvals = append(approvals, a)
+		}
+	}
+	if len(approvals) == 0 {
 		return nil
 	}
 	if p.Separation && e.StartedBy.Subject == who.Subject {
 		return &refusal{fmt.Sprintf("%s started this run; approvals.separation forbids approving one's own run", who.Display())}
 	}
-	return p.approverOfAll(who, pending)
+	return p.approverOfAll(who, approvals)
 }
 
 // MayReject returns nil when who may reject run e: its starter, or an

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -17,6 +18,8 @@ var (
 	alicesRun = &codemode.Execution{ID: "exec_1", Status: codemode.StatusPaused, StartedBy: codemode.Person{Subject: "a"}}
 	github    = []codemode.PendingAction{{ExecutionID: "exec_1", Seq: 1, Connector: "github", Method: "createIssue"}}
 	both      = append([]codemode.PendingAction{{ExecutionID: "exec_1", Seq: 2, Connector: "notes", Method: "createNote"}}, github...)
+	signIn    = []codemode.PendingAction{{ExecutionID: "exec_1", Seq: 1, Connector: "github", Method: "createIssue", Awaits: codemode.AwaitsSignIn}}
+	signInAnd = append(slices.Clone(signIn), codemode.PendingAction{ExecutionID: "exec_1", Seq: 2, Connector: "notes", Method: "createNote"})
 )
 
 func TestPolicy(t *testing.T) {
@@ -50,6 +53,11 @@ func TestPolicy(t *testing.T) {
 		{"per connector: listed subject, starter", perConnector, alice, github, true, true, "", ""},
 		{"separation: the starter", separate, alice, github, true, true, "alice started this run; approvals.separation forbids approving one's own run", ""},
 		{"separation: another approver", separate, bob, github, false, true, "", ""},
+		{"a sign-in: the starter resumes it, not an approver", byGroup, alice, signIn, true, true, "", ""},
+		{"a sign-in: the starter resumes it under separation", separate, alice, signIn, true, true, "", ""},
+		{"a sign-in: another must be an approver", perConnector, bob, signIn, false, false, "bob is not an approver of connector github", "bob is not an approver of connector github"},
+		{"a sign-in and an approval: the approval needs an approver", byGroup, alice, signInAnd, true, true, "alice is not an approver of connector notes", ""},
+		{"a sign-in and an approval under separation", separate, alice, signInAnd, true, true, "alice started this run; approvals.separation forbids approving one's own run", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.p.Sees(tc.who, alicesRun); got != tc.sees {

@@ -233,7 +233,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		case codemode.EntryPending:
 		case codemode.EntrySignIn:
 			var err error
-			if to, note, err = r.afterSignIn(ctx, en); err != nil {
+			if to, note, err = r.afterSignIn(ctx, e.StartedBy.Subject, en); err != nil {
 				if codemode.IsRefusal(err) {
 					return refuse(err)
 				}
@@ -269,7 +269,12 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 // error wraps ErrNeedsSignIn while the connector still needs a sign-in.
 // A connector that could not list its tools for want of a sign-in is
 // listed again first.
-func (r *Runtime) afterSignIn(ctx context.Context, en codemode.Entry) (to codemode.EntryState, note string, err error) {
+//
+// Whether the sign-in happened is asked for user, the run's starter, whose
+// credentials the call will carry: with per-user credentials, an approver
+// who signed in themselves does not move another's run on.
+func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entry) (to codemode.EntryState, note string, err error) {
+	ctx = forUser(ctx, user)
 	s := r.catalog().Connector(en.Connector)
 	if s == nil {
 		return 0, "", &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(

@@ -69,6 +69,13 @@ type pass struct {
 	// run is the run's id and starter, for the policy (mayAsk); nil for
 	// a pass that asks nobody (a revert's).
 	run *codemode.Execution
+	// user is the subject of the run's starter, whose credentials its
+	// calls carry (connectors.CallHook.User): never the person who
+	// resumed or rolls back the run.
+	user string
+	// userToken is the starter's access token when the pass runs on
+	// their own request (connectors.CallHook.UserToken), else "".
+	userToken string
 	// approved is how long each call approved before the pass waited
 	// for its approval, for its span (nil when tracing is off: trace.go).
 	approved map[int]time.Duration
@@ -529,7 +536,7 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
-	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress}
+	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.user, UserToken: p.userToken}
 	var start time.Time
 	if p.r.metrics != nil {
 		start = time.Now()

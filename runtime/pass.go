@@ -35,9 +35,14 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 		ctx, end = r.track(ctx, e.ID)
 		defer end()
 	}
+	user, token := e.StartedBy.Subject, tokenOf(ctx, e.StartedBy.Subject)
+	if token != "" {
+		r.listForStarter(ctx, user)
+	}
 	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
 	p.approved = c.approved
 	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
+	p.user, p.userToken = user, token
 	sb := r.sandboxSpan(ctx)
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     e.Code,
@@ -48,7 +53,55 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	}, p)
 	endSandbox(sb, out, runErr)
 	stop, flushErr := p.finish(ctx)
-	return r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
+	o, err := r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
+	if err == nil && o.Status == codemode.StatusPaused && p.userToken != "" {
+		r.prepareCredentials(ctx, p.user, o.Pending)
+	}
+	return o, err
+}
+
+// listForStarter lists, before a pass on its starter's own request, the
+// per-user connectors nobody could list yet for want of a sign-in, when
+// the starter's credentials are ready: their request may be what readies
+// them (a token exchange trades their token; a grant of theirs is read
+// from the store), and their calls then find the connector's methods
+// rather than waiting for a sign-in they do not need.
+func (r *Runtime) listForStarter(ctx context.Context, user string) {
+	for _, s := range r.catalog().Connectors() {
+		if !s.Caps.PerUser || s.Caps.SignIner == nil || s.NeedsSignIn() == nil {
+			continue
+		}
+		if why, err := s.Caps.SignIner.NeedsSignIn(forUser(ctx, user)); err != nil || why != nil {
+			continue
+		}
+		if _, err := r.RefreshConnector(ctx, s.Name); err != nil {
+			r.log.DebugContext(ctx, "a per-user connector could not be listed", "connector", s.Name, "err", err)
+		}
+	}
+}
+
+// prepareCredentials readies, while the starter's own request is at hand,
+// the credentials of the per-user connectors whose calls the paused run
+// waits to have approved: a connector that exchanges the starter's token
+// for a downstream's (RFC 8693) does it now, so that the approval, made
+// later on another person's request that does not carry it, finds the
+// starter's downstream token (until it expires). Failures are logged: the
+// call then asks for what it lacks when it is made.
+func (r *Runtime) prepareCredentials(ctx context.Context, user string, pending []codemode.PendingAction) {
+	seen := map[string]bool{}
+	for _, a := range pending {
+		if a.Awaits == codemode.AwaitsSignIn || seen[a.Connector] {
+			continue
+		}
+		seen[a.Connector] = true
+		s := r.catalog().Connector(a.Connector)
+		if s == nil || !s.Caps.PerUser || s.Caps.SignIner == nil {
+			continue
+		}
+		if why, err := s.Caps.SignIner.NeedsSignIn(forUser(ctx, user)); err != nil || why != nil {
+			r.log.DebugContext(ctx, "the starter's credentials for a pending call are not ready", "connector", a.Connector, "why", why, "err", err)
+		}
+	}
 }
 
 // passEnd is how a pass ended.

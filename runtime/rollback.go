@@ -87,7 +87,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 
 	out := codemode.Outcome{ExecutionID: id, Logs: e.Logs}
 	for _, en := range calls {
-		err := r.revert(ctx, en, &maxSeq)
+		err := r.revert(ctx, en, e.StartedBy.Subject, &maxSeq)
 		switch {
 		case errors.Is(err, errNotRevertible) && r.readOnly(en):
 			// A read-only call without a revert: nothing to undo or report.
@@ -126,7 +126,9 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 
 // revert undoes one applied or unknown call and marks it reverted. A call
 // whose outcome is unknown has no result: a revert gets null for it.
-func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) error {
+// A configured revert's calls carry the credentials of user, the run's
+// starter.
+func (r *Runtime) revert(ctx context.Context, en codemode.Entry, user string, maxSeq *int) error {
 	s := r.catalog().Connector(en.Connector)
 	if s == nil || !s.Available() {
 		return fmt.Errorf("connector %s is not available", en.Connector)
@@ -142,7 +144,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) er
 		return r.moveEntry(ctx, &en, en.State, codemode.EntryReverted)
 	}
 	if t.RevertJS != "" {
-		return r.revertJS(ctx, en, t.RevertJS, maxSeq)
+		return r.revertJS(ctx, en, t.RevertJS, user, maxSeq)
 	}
 	return errNotRevertible
 }
@@ -150,7 +152,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, maxSeq *int) er
 // revertJS runs a configured "(args, result) => …" function as its own
 // pass; its calls are logged after *maxSeq, which it advances. When the
 // function completes, the pass's last write marks en reverted.
-func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, maxSeq *int) error {
+func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user string, maxSeq *int) error {
 	undone := en
 	st, err := codemode.Transition(en.State, codemode.EntryReverted)
 	if err != nil {
@@ -160,6 +162,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, ma
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
 	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
 	p.reverts = en.Seq
+	p.user = user
 	out, runErr := r.exec.Run(ctx, sandbox.Program{
 		Code:     code,
 		Globals:  p.cat.Globals(),

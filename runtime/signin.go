@@ -20,6 +20,9 @@ var ErrNoSignIn = errors.New("connector has no sign-in")
 // made next finds them (Approve of a run awaiting the sign-in). The
 // caller must Close the attempt.
 //
+// The person signing in is the one ctx names (codemode.PersonFrom): to a
+// connector with per-user credentials they sign in for themselves.
+//
 // The attempt is audited (who began signing in to which connector).
 func (r *Runtime) BeginSignIn(ctx context.Context, name string) (_ connectors.SignInAttempt, err error) {
 	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditSignIn, Target: name}, err) }()
@@ -36,7 +39,7 @@ func (r *Runtime) beginSignIn(ctx context.Context, name string) (connectors.Sign
 	if si == nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, ErrNoSignIn)
 	}
-	a, err := si.BeginSignIn(ctx)
+	a, err := si.BeginSignIn(asPerson(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, err)
 	}
@@ -62,7 +65,8 @@ func (a *signInAttempt) Wait(ctx context.Context) error {
 }
 
 // SignOut forgets the tokens of connector name (connectors.SignIner): its
-// next call awaits a new sign-in.
+// next call awaits a new sign-in. With per-user credentials, only those of
+// the person ctx names.
 func (r *Runtime) SignOut(ctx context.Context, name string) error {
 	s := r.catalog().Connector(name)
 	if s == nil {
@@ -72,12 +76,52 @@ func (r *Runtime) SignOut(ctx context.Context, name string) error {
 	if si == nil {
 		return fmt.Errorf("sign out of %s: %w", name, ErrNoSignIn)
 	}
-	return si.SignOut(ctx)
+	return si.SignOut(asPerson(ctx))
+}
+
+// asPerson is ctx for a SignIner acting for the person ctx names
+// (connectors.CallHook.User): a sign-in or sign-out is the requester's own.
+func asPerson(ctx context.Context) context.Context {
+	return forUser(ctx, codemode.PersonFrom(ctx).Subject)
+}
+
+// forUser is ctx for a request to a connector made for user: its
+// CallHook names them, with their access token when ctx is their own
+// request.
+func forUser(ctx context.Context, user string) context.Context {
+	return connectors.WithCallHook(ctx, &connectors.CallHook{User: user, UserToken: tokenOf(ctx, user)})
+}
+
+// tokenOf is the access token of ctx's principal when that is user
+// (their own request), else "": another person's token is never given
+// out for user's calls.
+func tokenOf(ctx context.Context, user string) string {
+	if p := codemode.PrincipalFrom(ctx); p != nil && p.Subject == user {
+		return string(p.Token)
+	}
+	return ""
+}
+
+// signInKey is the key of a background sign-in to connector name by
+// person: with per-user credentials each person's sign-in is their own
+// (another's link would store their grant as this person's); else one
+// sign-in serves everyone.
+func (r *Runtime) signInKey(name string, person codemode.Person) string {
+	if s := r.catalog().Connector(name); s != nil && s.Caps.PerUser {
+		return name + "\x00" + person.Subject
+	}
+	return name
 }
 
 // AwaitingSignIn returns the ids of the paused runs that await a sign-in to
 // connector name, oldest first.
 func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]string, error) {
+	return r.awaitingSignIn(ctx, name, false, "")
+}
+
+// awaitingSignIn is AwaitingSignIn, keeping only the runs subject started
+// when own is set.
+func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, subject string) ([]string, error) {
 	pending, err := r.Pending(ctx, "")
 	if err != nil {
 		return nil, err
@@ -85,7 +129,7 @@ func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]string, er
 	var ids []string
 	seen := map[string]bool{}
 	for _, p := range pending { // oldest run first
-		if p.Awaits == codemode.AwaitsSignIn && p.Connector == name && !seen[p.ExecutionID] {
+		if p.Awaits == codemode.AwaitsSignIn && p.Connector == name && !seen[p.ExecutionID] && (!own || p.StartedBy.Subject == subject) {
 			seen[p.ExecutionID] = true
 			ids = append(ids, p.ExecutionID)
 		}
@@ -128,8 +172,10 @@ func (b *BackgroundSignIn) Err() error {
 // run again). While one sign-in to the connector is under way, StartSignIn
 // returns it again instead of starting another. Close ends the wait.
 func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Duration) (*BackgroundSignIn, error) {
+	who := codemode.PersonFrom(ctx)
+	key := r.signInKey(name, who)
 	r.mu.Lock()
-	if b := r.signIns[name]; b != nil {
+	if b := r.signIns[key]; b != nil {
 		r.mu.Unlock()
 		return b, nil
 	}
@@ -141,7 +187,7 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 	// The attempt outlives the request that started it; what it
 	// resumes is decided by the person who started it (Entry.DecidedBy,
 	// the audit).
-	bg := codemode.WithPerson(r.background, codemode.PersonFrom(ctx))
+	bg := codemode.WithPerson(r.background, who)
 	a, err := r.beginSignIn(bg, name)
 	r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditSignIn, Target: name}, err)
 	if err != nil {
@@ -149,7 +195,7 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 		return nil, err
 	}
 	r.mu.Lock()
-	if b := r.signIns[name]; b != nil { // another request started one meanwhile
+	if b := r.signIns[key]; b != nil { // another request started one meanwhile
 		r.mu.Unlock()
 		a.Close()
 		done()
@@ -159,14 +205,14 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 		r.signIns = map[string]*BackgroundSignIn{}
 	}
 	b := &BackgroundSignIn{url: a.URL(), until: time.Now().Add(wait), done: make(chan struct{})}
-	r.signIns[name] = b
+	r.signIns[key] = b
 	r.mu.Unlock()
 	go func() {
 		defer done()
 		defer close(b.done)
 		defer func() {
 			r.mu.Lock()
-			delete(r.signIns, name)
+			delete(r.signIns, key)
 			r.mu.Unlock()
 		}()
 		defer a.Close()
@@ -177,7 +223,7 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 			return
 		}
 		r.log.InfoContext(ctx, "signed in", "connector", name)
-		r.resumeSignedIn(bg, name)
+		r.resumeSignedIn(bg, name, who)
 	}()
 	return b, nil
 }
@@ -198,9 +244,10 @@ func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Tim
 }
 
 // resumeSignedIn approves every run awaiting a sign-in to connector name,
-// logging each outcome.
-func (r *Runtime) resumeSignedIn(ctx context.Context, name string) {
-	ids, err := r.AwaitingSignIn(ctx, name)
+// logging each outcome; with per-user credentials, only the runs who
+// signed in started.
+func (r *Runtime) resumeSignedIn(ctx context.Context, name string, who codemode.Person) {
+	ids, err := r.awaitingSignIn(ctx, name, r.signInKey(name, who) != name, who.Subject)
 	if err != nil {
 		r.log.WarnContext(ctx, "could not list the runs awaiting a sign-in", "connector", name, "err", err)
 		return

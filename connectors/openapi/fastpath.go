@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
 // directTransport is an http.RoundTripper for the requests a program makes
@@ -138,6 +139,9 @@ func (t *directTransport) get(ctx context.Context, key string, req *http.Request
 	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, false, err
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		conn = rawpipe.WrapConn(tc, rawpipe.Spin) // its answer usually comes within the polling
 	}
 	if req.URL.Scheme == "https" {
 		cfg := cmp.Or(t.tls, &tls.Config{}).Clone()

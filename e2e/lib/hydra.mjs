@@ -381,7 +381,9 @@ export async function signIn(browser, startURL, as, { context: given } = {}) {
 // loopback port as a resource protected by as (startHydra's result): its
 // tokens are checked by Hydra's introspection endpoint. Options: scope
 // (the scopes its challenges and metadata name), require (those a token
-// must carry), env (for the server: FIXTURE_SIDE_EFFECTS, say). Resolves
+// must carry), env (for the server: FIXTURE_SIDE_EFFECTS, say;
+// FIXTURE_OAUTH_CALLS, a file to which each tools/call appends
+// "SUBJECT TOOL": whose token it carried). Resolves
 // with { url, metadataURL, stderr(), stop() }; url
 // (http://127.0.0.1:PORT/mcp) is also its resource identifier.
 export async function startProtectedServer(as, { scope = [], require = [], env = {} } = {}) {

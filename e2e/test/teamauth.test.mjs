@@ -30,13 +30,16 @@
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { generateKeyPairSync, createSign } from "node:crypto";
+import path from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { generateKeyPairSync, createSign, randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { tempDir, writeConfig, startHTTP, callTool, cli } from "../lib/helpers.mjs";
 import { launchBrowser, screenshot, skipBrowser } from "../lib/browser.mjs";
-import { startHydra, signIn, skipHydra } from "../lib/hydra.mjs";
+import { startHydra, startProtectedServer, signIn, skipHydra } from "../lib/hydra.mjs";
 import { startPostgres, skipPostgres } from "../lib/postgres.mjs";
 
 // The audience every replica accepts and the clients ask Hydra for.
@@ -497,5 +500,112 @@ connectors:
     const logins = cli(["audit", "--config", cfg, "--since", "1h"]).stdout.trim().split("\n").map((l) => JSON.parse(l))
       .filter((r) => r.action === "login");
     assert.deepEqual(logins.map((r) => [r.person.subject, r.source, r.outcome]), [["bob", "console", "ok"]]);
+  });
+});
+
+// Issue 30, item 5: a downstream MCP server Hydra protects too (the Go
+// fixture, checking tokens by Hydra's introspection and recording the
+// subject of every call), a connector with credentials: per_user. alice
+// and bob sign in to codemode-mcp through Hydra; each one's first call
+// to the downstream pauses their own run for their own sign-in, which
+// the client asks them for by URL-mode elicitation (Chromium through
+// Hydra's login and consent, as that person); the downstream then sees
+// alice's calls as alice's and bob's as bob's, also when bob approves
+// alice's run: the replay calls with her grant, never his.
+describe("credentials: per_user: a downstream Hydra protects sees each person's own calls", { skip: skipHydra || skipBrowser }, () => {
+  let as, browser, receiver, downstream, srv, calls;
+  before(async () => {
+    as = await startHydra({ scopes: scopes.split(" "), env: { STRATEGIES_ACCESS_TOKEN: "jwt" } });
+    browser = await launchBrowser();
+    receiver = await startReceiver();
+    const dir = tempDir();
+    calls = path.join(dir, "calls.txt");
+    downstream = await startProtectedServer(as, { scope: ["offline_access"], env: { FIXTURE_OAUTH_CALLS: calls } });
+    const cfg = writeConfig(dir, `
+server:
+  auth:
+    issuer: ${JSON.stringify(as.issuer)}
+    audience: ${JSON.stringify(audience)}
+    introspection:
+      endpoint: ${JSON.stringify(`${as.adminURL}/admin/oauth2/introspect`)}
+store:
+  path: ${JSON.stringify(path.join(dir, "codemode.db"))}
+approvals:
+  elicitation: true
+  approvers: {subjects: [bob]}
+connectors:
+  downstream:
+    url: ${downstream.url}
+    credentials: per_user
+`);
+    srv = await startHTTP(cfg, "http", [], { env: { CODEMODE_SECRET_KEY: randomBytes(32).toString("hex") } });
+  });
+  after(async () => {
+    await srv?.stop();
+    await downstream?.stop();
+    await browser?.close();
+    await receiver?.close();
+    await as?.stop();
+  });
+
+  // recorded is whose token each call the downstream let through carried.
+  const recorded = () => (existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").filter(Boolean) : []);
+
+  test("alice's calls carry alice, bob's carry bob, also when bob approves alice's run", async () => {
+    const team = await as.createClient({
+      client_name: "team",
+      redirect_uris: [receiver.url],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      scope: scopes,
+      audience: [audience],
+    });
+    const tokens = {};
+    for (const who of ["alice", "bob"]) {
+      as.signInAs(who);
+      tokens[who] = await tokenFor(browser, as, receiver.url, srv.url, team.client_id, { audience });
+    }
+    // A person's client: it opens the sign-in links it is asked to
+    // (URL-mode elicitation) in Chromium, signing in at Hydra as them.
+    const asked = { alice: 0, bob: 0 };
+    const person = async (who) => {
+      const client = new Client({ name: `e2e-${who}`, version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
+      client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        assert.equal(req.params.mode, "url", JSON.stringify(req.params));
+        asked[who]++;
+        as.signInAs(who);
+        const { url } = await signIn(browser, req.params.url, as);
+        assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\//, "Hydra did not send the browser back to codemode-mcp");
+        return { action: "accept" };
+      });
+      await client.connect(new StreamableHTTPClientTransport(srv.url, { requestInit: { headers: { Authorization: `Bearer ${tokens[who]}` } } }));
+      return client;
+    };
+    const alice = await person("alice");
+    const bob = await person("bob");
+    try {
+      const whoami = `async () => (await downstream.whoami({})).sub`;
+      for (const who of ["alice", "bob"]) {
+        const { outcome, isError } = await callTool(who === "alice" ? alice : bob, "codemode", { code: whoami });
+        assert.ok(!isError, JSON.stringify(outcome));
+        assert.deepEqual([outcome.status, outcome.result], ["completed", who], JSON.stringify(outcome));
+        assert.equal(asked[who], 1, `${who} was not asked to sign in once`);
+      }
+      assert.deepEqual(recorded(), ["alice whoami", "bob whoami"]);
+
+      // alice's destructive call waits for an approver; bob approves it.
+      const { outcome: paused } = await callTool(alice, "codemode", { code: `async () => (await downstream.delete_thing({ id: "alice's" }))` });
+      assert.equal(paused.status, "paused", JSON.stringify(paused));
+      assert.notEqual(paused.pending[0].awaits, "sign_in", JSON.stringify(paused));
+      const { outcome: approved, isError } = await callTool(bob, "codemode_approve", { executionId: paused.executionId });
+      assert.ok(!isError, JSON.stringify(approved));
+      assert.equal(approved.status, "completed", JSON.stringify(approved));
+      assert.deepEqual(recorded(), ["alice whoami", "bob whoami", "alice delete-thing"], "bob's approval lent his credentials to alice's run");
+      assert.deepEqual(asked, { alice: 1, bob: 1 }, "a sign-in was asked for again");
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
   });
 });

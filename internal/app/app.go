@@ -268,7 +268,10 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		if a.metrics != nil {
 			signedIn = func(err error) { a.metrics.SignInEnded(cc.Name, err) }
 		}
-		auth, err := OAuthFor(cc, oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log, signedIn)
+		if cc.PerUser() {
+			return a.startPerUser(ctx, cc, signedIn)
+		}
+		auth, err := OAuthFor(cc, "", oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log, signedIn)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errFatal, err)
 		}
@@ -311,6 +314,31 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		return c, nil
 	}
 	return nil, fmt.Errorf("%w: connector %s: unknown kind %v", errFatal, cc.Name, cc.Kind)
+}
+
+// startPerUser starts a url connector with credentials: per_user: one
+// connection and one grant for each person (mcp.PerUser), each person's
+// OAuth client made as OAuthFor makes the shared one.
+func (a *App) startPerUser(ctx context.Context, cc config.Connector, signedIn func(error)) (connectors.Connector, error) {
+	tokens := oauth.Records{R: a.tokens}
+	mc := mcpConfig(cc, nil, a.Scrubber, a.log, a.backoff, func() { a.refresh.changed(cc.Name) })
+	mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
+	c, err := mcp.OpenPerUser(mcp.PerUserConfig{
+		Config: mc,
+		Session: func(user string) (*oauth.Session, error) {
+			s, err := OAuthFor(cc, user, tokens, a.sealer, a.Scrubber, a.log, signedIn)
+			if err == nil && s == nil {
+				err = fmt.Errorf("connector %s: credentials: per_user, but it does not sign in", cc.Name)
+			}
+			return s, err
+		},
+		Store:    tokens,
+		Exchange: cc.TokenExchange != nil,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
+	}
+	return c, nil
 }
 
 // openAPIAuth converts configured credentials.

@@ -31,9 +31,12 @@ func DefaultSealer() *oauth.Sealer {
 // tokens sealed by sealer; nil when the connector does not sign in: it
 // sends an Authorization header of its own, or its server is plain HTTP
 // beyond this machine (tokens are sent only over HTTPS) and it has no
-// oauth: map (with one, that is an error). signedIn, if not nil, hears how
+// oauth: map (with one, that is an error). account is the person the
+// client signs in for (oauth.Config.Account: a connector with
+// credentials: per_user), "" for the connector's one grant; a per-user
+// client that cannot be made is an error. signedIn, if not nil, hears how
 // each sign-in ended (oauth.Config.OnSignInEnded).
-func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger, signedIn func(error)) (*oauth.Session, error) {
+func OAuthFor(cc config.Connector, account string, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger, signedIn func(error)) (*oauth.Session, error) {
 	if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
 		return nil, nil
 	}
@@ -57,9 +60,10 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 			return nil, fmt.Errorf("connector %s: oauth.private_key %s: %w", cc.Name, o.PrivateKey, err)
 		}
 	}
-	s, err := oauth.New(oauth.Config{
+	ocfg := oauth.Config{
 		Connector:         cc.Name,
 		Server:            cc.URL,
+		Account:           account,
 		Grant:             o.Grant,
 		ClientID:          o.ClientID,
 		ClientSecret:      o.ClientSecret,
@@ -72,8 +76,14 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 		Scrubber:          sc,
 		Logger:            log,
 		OnSignInEnded:     signedIn,
-	})
-	if err != nil && cc.OAuth == nil {
+	}
+	if x := cc.TokenExchange; x != nil {
+		// Nobody signs in: each person's own token is traded (RFC 8693).
+		ocfg.Grant, ocfg.TokenEndpoint, ocfg.Audience = oauth.GrantTokenExchange, x.TokenEndpoint, x.Audience
+		ocfg.ClientID, ocfg.ClientSecret, ocfg.Scopes = x.ClientID, x.ClientSecret, x.Scopes
+	}
+	s, err := oauth.New(ocfg)
+	if err != nil && cc.OAuth == nil && !cc.PerUser() {
 		log.Debug("the connector will not sign in", "connector", cc.Name, "why", err)
 		return nil, nil
 	}
@@ -87,7 +97,7 @@ func OAuthFor(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc 
 // it with mcp.Open), signing in through an OAuth session on tokens (see
 // OAuthFor), which the connector owns.
 func RemoteConfig(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger) (mcp.Config, error) {
-	auth, err := OAuthFor(cc, tokens, sealer, sc, log, nil)
+	auth, err := OAuthFor(cc, "", tokens, sealer, sc, log, nil)
 	if err != nil {
 		return mcp.Config{}, err
 	}

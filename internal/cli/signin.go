@@ -149,6 +149,12 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	}
 	defer tg.st.Close()
 	cc, sc := tg.cc, tg.sc
+	if cc.PerUser() {
+		// The grant would be stored as one person's whoever signed in
+		// at the authorization server: each person signs in from their
+		// own run instead (its sign-in link), as themselves.
+		return usagef("login: connector %s has credentials: per_user: each person signs in for themselves, from the run that needs it (its sign-in link, or the approval console); `logout %s --user SUBJECT` forgets one person's sign-in", cc.Name, cc.Name)
+	}
 	mc, err := app.RemoteConfig(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
 	if err != nil {
 		return usageError{err}
@@ -232,13 +238,20 @@ func resumeSignedIn(ctx context.Context, c common, name string, env Env, log *sl
 func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
 	fs := newFlags("logout", env, &c, true)
+	user := fs.String("user", "", "the person (their subject at server.auth.issuer) whose sign-in to forget, for a connector with credentials: per_user")
 	tg, err := openTarget(ctx, "logout", fs, &c, args, env, log)
 	if err != nil {
 		return err
 	}
 	defer tg.st.Close()
 	cc, sc := tg.cc, tg.sc
-	s, err := app.OAuthFor(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log, nil)
+	switch {
+	case cc.PerUser() && *user == "":
+		return usagef("logout: connector %s has credentials: per_user: name whose sign-in to forget with --user SUBJECT", cc.Name)
+	case !cc.PerUser() && *user != "":
+		return usagef("logout: --user applies to a connector with credentials: per_user; %s has one sign-in for everyone", cc.Name)
+	}
+	s, err := app.OAuthFor(cc, *user, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log, nil)
 	if err != nil {
 		return usageError{err}
 	}
@@ -466,8 +479,8 @@ func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]
 	out := map[string]*connectors.SignInRequired{}
 	for _, c := range conns {
 		s := c.Capabilities().SignIner
-		if s == nil {
-			continue
+		if s == nil || c.Capabilities().PerUser {
+			continue // (each person signs in to a per-user connector for themselves: see perUserNames)
 		}
 		if _, err := c.Tools(ctx); err != nil {
 			if sr, ok := connectors.AsSignInRequired(err); ok {
@@ -479,6 +492,17 @@ func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]
 			out[c.Name()] = sr
 		} else if err != nil && !errors.Is(err, context.Canceled) {
 			out[c.Name()] = &connectors.SignInRequired{Connector: c.Name(), Reason: err.Error()}
+		}
+	}
+	return out
+}
+
+// perUserNames are the connectors with credentials: per_user.
+func perUserNames(conns []connectors.Connector) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range conns {
+		if c.Capabilities().PerUser {
+			out[c.Name()] = true
 		}
 	}
 	return out

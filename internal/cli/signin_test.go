@@ -208,3 +208,50 @@ func TestCheckURL(t *testing.T) {
 		}
 	})
 }
+
+// A connector with credentials: per_user has no login at the command
+// line (each person signs in from their own run), and logout forgets one
+// named person's sign-in; --user applies to nothing else.
+func TestPerUserLoginLogout(t *testing.T) {
+	t.Setenv("CODEMODE_SECRET_KEY", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
+	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
+	body := "server:\n  auth:\n    issuer: https://auth.example.com/\n    resource: https://mcp.example.com/mcp\nstore:\n  path: ./c.db\nconnectors:\n" +
+		"  gh:\n    url: https://gh.example.com/mcp\n    credentials: per_user\n  remote:\n    url: https://example.org/mcp\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"login", "gh", "--config", cfg}, "connector gh has credentials: per_user: each person signs in for themselves"},
+		{[]string{"logout", "gh", "--config", cfg}, "name whose sign-in to forget with --user SUBJECT"},
+		{[]string{"logout", "remote", "--user", "alice", "--config", cfg}, "--user applies to a connector with credentials: per_user"},
+	} {
+		code, _, errs := run(t, "", tt.args...)
+		if code != cli.ExitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errs, tt.want)
+		}
+	}
+	code, out, errs := run(t, "", "logout", "gh", "--user", "alice", "--config", cfg)
+	if code != cli.ExitOK || !strings.Contains(out, "gh was not signed in") {
+		t.Errorf("logout --user alice: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// check does not fail a per-user connector nobody has signed in to yet:
+// each person signs in from their own run, never with login.
+func TestCheckPerUser(t *testing.T) {
+	_, server := protectedServer(t)
+	t.Setenv("CODEMODE_SECRET_KEY", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
+	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
+	body := "server:\n  auth:\n    issuer: https://auth.example.com/\n    resource: https://mcp.example.com/mcp\nstore:\n  path: ./c.db\nconnectors:\n" +
+		"  gh:\n    url: " + server + "\n    credentials: per_user\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitOK || !strings.Contains(out, "- gh: credentials per user, and nobody has signed in yet") || strings.Contains(out, "login") {
+		t.Errorf("check: %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -52,8 +52,21 @@ type Config struct {
 	Connector string
 	// Server is the remote MCP server's URL: the protected resource.
 	Server string
-	// Grant is GrantAuthorizationCode ("" too) or GrantClientCredentials.
+	// Account, when set, is the person the session signs in for (their
+	// subject at the team's issuer: credentials: per_user): the grant is
+	// theirs alone, kept under an id that names them, so that one
+	// person's tokens are never read for another. "" is the one grant
+	// of the server (credentials: shared).
+	Account string
+	// Grant is GrantAuthorizationCode ("" too), GrantClientCredentials
+	// or GrantTokenExchange (which needs an Account, a TokenEndpoint and
+	// a ClientID).
 	Grant string
+	// TokenEndpoint is where GrantTokenExchange trades tokens (the
+	// server's authorization server's token endpoint), and Audience the
+	// RFC 8693 audience it asks for ("" for none: the resource, the
+	// server's URL, is always sent).
+	TokenEndpoint, Audience string
 	// ClientID and ClientSecret are a client registered beforehand with
 	// the authorization server; PrivateKey (with KeyAlg, see
 	// ParsePrivateKey) authenticates it by private_key_jwt instead of a
@@ -140,6 +153,7 @@ type Session struct {
 // grant is a server's stored grant.
 type grant struct {
 	Server             string    `json:"server"`
+	Account            string    `json:"account,omitempty"`
 	Resource           string    `json:"resource"`
 	Issuer             string    `json:"issuer,omitempty"`
 	TokenEndpoint      string    `json:"token_endpoint"`
@@ -179,17 +193,26 @@ func New(cfg Config) (*Session, error) {
 		cfg.Grant = GrantAuthorizationCode
 	}
 	switch {
-	case cfg.Grant != GrantAuthorizationCode && cfg.Grant != GrantClientCredentials:
-		return nil, fmt.Errorf("grant %q: want %s or %s", cfg.Grant, GrantAuthorizationCode, GrantClientCredentials)
+	case cfg.Grant != GrantAuthorizationCode && cfg.Grant != GrantClientCredentials && cfg.Grant != GrantTokenExchange:
+		return nil, fmt.Errorf("grant %q: want %s, %s or %s", cfg.Grant, GrantAuthorizationCode, GrantClientCredentials, GrantTokenExchange)
+	case cfg.Grant == GrantTokenExchange && (cfg.Account == "" || cfg.ClientID == "" || cfg.TokenEndpoint == ""):
+		return nil, errors.New("token exchange needs the person (Account), a client_id and the token endpoint")
 	case cfg.Grant == GrantClientCredentials && cfg.ClientID == "":
 		return nil, errors.New("the client_credentials grant needs a client_id")
 	case cfg.Grant == GrantClientCredentials && cfg.ClientSecret == "" && cfg.PrivateKey == nil:
 		return nil, errors.New("the client_credentials grant needs a client_secret or a private_key")
+	case cfg.Grant == GrantClientCredentials && cfg.Account != "":
+		return nil, errors.New("the client_credentials grant has no person to sign in: it cannot hold per-user credentials")
 	case cfg.Store == nil || cfg.Sealer == nil:
 		return nil, errors.New("no store for tokens")
 	}
 	if _, err := secureURL(cfg.Server, "the server URL"); err != nil {
 		return nil, err
+	}
+	if cfg.TokenEndpoint != "" {
+		if _, err := secureURL(cfg.TokenEndpoint, "the token endpoint"); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.ClientMetadataURL != "" {
 		u, err := url.Parse(cfg.ClientMetadataURL)
@@ -223,7 +246,7 @@ func New(cfg Config) (*Session, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Session{
 		cfg:    cfg,
-		id:     grantID(cfg.Server),
+		id:     accountGrantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
 		f:      newFetcher(cfg.HTTP, cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
@@ -244,6 +267,18 @@ func grantID(server string) string {
 	}
 	u.RawQuery, u.ForceQuery = "", false
 	return u.String()
+}
+
+// accountGrantID is the record id of account's grant of server: the
+// server's grant id, then the account escaped after "#user=" (a fragment,
+// which a server URL never has: canonicalURL drops it). The sealed value
+// is bound to this id, so a grant copied to another person's id does not
+// open.
+func accountGrantID(server, account string) string {
+	if account == "" {
+		return grantID(server)
+	}
+	return grantID(server) + "#user=" + url.QueryEscape(account)
 }
 
 // Close ends the refreshes under way and waits for them.
@@ -280,7 +315,7 @@ func (s *Session) decodeGrant(plain []byte) (*grant, error) {
 	if err := json.Unmarshal(plain, &g); err != nil {
 		return nil, fmt.Errorf("stored grant of %s: %w", s.id, err)
 	}
-	if g.Server != s.server {
+	if g.Server != s.server || g.Account != s.cfg.Account {
 		return nil, nil
 	}
 	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
@@ -643,6 +678,8 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 	s.mu.Unlock()
 	reason := ""
 	switch {
+	case s.cfg.Grant == GrantTokenExchange && (g == nil || !g.usable() || g.RefreshToken == "" && g.due(s.cfg.Now())):
+		reason = s.noSubjectToken()
 	case g == nil:
 		reason = need
 	case g.Refused != "":

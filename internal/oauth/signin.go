@@ -147,7 +147,7 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 		return nil, s.cfg.Scrubber.Error(fmt.Errorf("connector %s: client credentials token: %w", s.cfg.Connector, err))
 	}
 	ng := &grant{
-		Server: s.server, Resource: d.resource, Issuer: d.issuer,
+		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
 		Grant: GrantClientCredentials, ClientID: auth.id, AuthMethod: auth.method,
 		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: scopes,
@@ -243,8 +243,11 @@ func (d *discovery) issuerOrOrigin() string {
 // exchanged for tokens, which are stored), when SignInTimeout passes, or
 // at Close.
 func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
-	if s.cfg.Grant == GrantClientCredentials {
+	switch s.cfg.Grant {
+	case GrantClientCredentials:
 		return nil, fmt.Errorf("connector %s uses the client_credentials grant: it needs no sign-in", s.cfg.Connector)
+	case GrantTokenExchange:
+		return nil, fmt.Errorf("connector %s trades the person's own token for the server's (token exchange): there is no sign-in; %s resumes the run to lend it", s.cfg.Connector, s.cfg.Account)
 	}
 	d, ch, err := s.discoverNow(ctx)
 	if err != nil {
@@ -476,7 +479,7 @@ func (a *Attempt) complete(q url.Values) error {
 		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: exchanging the code: %w", s.cfg.Connector, err))
 	}
 	g := &grant{
-		Server: s.server, Resource: d.resource, Issuer: d.issuer,
+		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
 		Grant: GrantAuthorizationCode, ClientID: a.client.auth.id, AuthMethod: a.client.auth.method,
 		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: a.scopes,

@@ -32,6 +32,10 @@ const (
 	// GrantClientCredentials is a machine-to-machine client: no person
 	// signs in.
 	GrantClientCredentials = "client_credentials"
+	// GrantTokenExchange trades the person's own access token at the
+	// team's issuer for one of the server (RFC 8693, Session.Exchange):
+	// no sign-in, while the person's request is at hand.
+	GrantTokenExchange = "token_exchange"
 )
 
 // tokens is a token endpoint's successful answer.

@@ -119,6 +119,9 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 				return "", err
 			}
 			s.adopt(g, raw)
+			if (g == nil || !g.usable()) && s.cfg.Grant == GrantTokenExchange {
+				return "", s.needSignIn(s.noSubjectToken())
+			}
 			if g == nil || !g.usable() {
 				return "", s.needSignIn("not signed in yet")
 			}

@@ -1,7 +1,9 @@
-// Package rawpipe reads and writes pipes to other processes without
-// waking the Go runtime's monitor thread, for the hot paths where a
-// process waits on one for most of every request: the sandbox's worker
-// pipes (both ends) and the stdio pipes of downstream MCP servers.
+// Package rawpipe reads and writes pipes and TCP connections to other
+// processes without waking the Go runtime's monitor thread, for the hot
+// paths where a process waits on one for most of every request: the
+// sandbox's worker pipes (both ends), the stdio pipes of downstream MCP
+// servers, and the kept-alive connections an OpenAPI connector makes its
+// GETs on (connectors/openapi's directTransport, through WrapConn).
 //
 // Why not *os.File: a system call made through Go's syscall package wakes
 // the runtime's monitor thread (sysmon) when the process was idle, and
@@ -16,9 +18,10 @@
 // It pays for itself (BENCHMARKS.md, "msgSoon, polling reads, raw stdio"):
 // without it a downstream call inside a program with process isolation
 // went from 1.24× to 1.55× of the direct call (target 1.25×), and a
-// side-effecting one from 1.25× to 1.34× (target 1.3×). The same was not
-// true of the OpenAPI connector's sockets, which are plain net.Conns
-// again, nor of polling reads, which this package no longer does.
+// side-effecting one from 1.25× to 1.34× (target 1.3×). On the OpenAPI
+// connector's sockets raw I/O alone measured no gain; with polling reads
+// (Spin) it keeps the instant GET's bar (BENCHMARKS.md, "The instant GET
+// regains its margin").
 //
 // With the race detector on, the same code makes its reads and writes
 // through the syscall package instead (rawio_race_linux.go), so that the
@@ -58,8 +61,9 @@ func Wrap(f *os.File, spin time.Duration) File {
 // pipe (the program's next call usually comes within tens of microseconds
 // of the answer to its last) and the stdio MCP connector's read end of a
 // downstream server's output (a local MCP server answers within that time
-// too). Linux only. (An OpenAPI connector's sockets are plain net.Conns:
-// raw reads and polling on them measured no gain, BENCHMARKS.md.)
+// too), and an OpenAPI connector's kept-alive connection (WrapConn: a
+// near API answers within it; one that answers after more than 2 ms stops
+// the polling, see below). Linux only.
 //
 // Why: on a machine whose idle CPUs halt (every virtual machine measured
 // here), a process that waits in the poller has its thread parked and its

@@ -3,6 +3,7 @@ package rawpipe
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"syscall"
 	"time"
@@ -57,6 +58,44 @@ func (p *Pipe) Read(b []byte) (int, error) {
 // Write writes all of b, waiting in the poller while the pipe is full.
 func (p *Pipe) Write(b []byte) (int, error) {
 	return rawWrite(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "write", Path: p.f.Name(), Err: e} })
+}
+
+// Conn is a TCP connection read and written with raw system calls, its
+// reads polling as a Pipe's do (see Spin); its deadlines, Close and
+// addresses are the *net.TCPConn's, and its descriptor stays in Go's
+// poller, so a read that finds nothing waits there and a deadline or
+// Close ends the wait.
+type Conn struct {
+	*net.TCPConn
+	rc   syscall.RawConn
+	spin *spinner
+}
+
+// WrapConn returns c read and written with raw system calls, its reads
+// polling for up to spin before they wait (0: they wait at once), or c
+// itself when its descriptor cannot be reached.
+func WrapConn(c *net.TCPConn, spin time.Duration) net.Conn {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return c
+	}
+	return &Conn{TCPConn: c, rc: rc, spin: newSpinner(spin)}
+}
+
+// Read reads what has arrived, up to len(b), polling (see Spin) and then
+// waiting in the poller while nothing has.
+func (c *Conn) Read(b []byte) (int, error) {
+	return rawRead(c.rc, b, c.spin, func(e syscall.Errno) error { return c.opError("read", e) })
+}
+
+// Write writes all of b, waiting in the poller while the socket's send
+// buffer is full.
+func (c *Conn) Write(b []byte) (int, error) {
+	return rawWrite(c.rc, b, func(e syscall.Errno) error { return c.opError("write", e) })
+}
+
+func (c *Conn) opError(op string, e syscall.Errno) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
 }
 
 // rawRead reads what rc's descriptor holds, up to len(b), polling (when

@@ -4,6 +4,7 @@ package rawpipe
 
 import (
 	"errors"
+	"net"
 	"os"
 	"time"
 )
@@ -21,3 +22,6 @@ func newSpinner(time.Duration) *spinner { return nil }
 
 // New reports errors.ErrUnsupported: Wrap then uses the *os.File.
 func New(*os.File) (*Pipe, error) { return nil, errors.ErrUnsupported }
+
+// WrapConn returns c itself: raw socket I/O is Linux's only.
+func WrapConn(c *net.TCPConn, _ time.Duration) net.Conn { return c }

@@ -213,10 +213,19 @@ func (v *Validator) Validate(ctx context.Context, token string) (*codemode.Princ
 	case strings.ContainsFunc(token, notToken68):
 		return nil, fmt.Errorf("%w: the token holds characters outside RFC 6750's b64token", ErrInvalid)
 	}
+	var p *codemode.Principal
+	var err error
 	if h, ok := jwtHeader(token); ok {
-		return v.verifyJWT(ctx, token, h)
+		p, err = v.verifyJWT(ctx, token, h)
+	} else {
+		p, err = v.introspect(ctx, token)
 	}
-	return v.introspect(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	withToken := *p // (a cached principal is shared: a copy carries the token)
+	withToken.Token = codemode.Secret(token)
+	return &withToken, nil
 }
 
 // notToken68 reports a rune outside RFC 6750's b64token.

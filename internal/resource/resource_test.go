@@ -73,7 +73,7 @@ func TestGoodJWTGivesThePrincipal(t *testing.T) {
 			t.Fatalf("%s: %v", alg, err)
 		}
 		want := &codemode.Principal{Issuer: as.Issuer(), Subject: "alice-1", Name: "Alice", Email: "alice@example.com", ClientID: "cli",
-			Scopes: []string{"codemode:run", "codemode:approve"}, Groups: []string{"eng", "ops"}, Roles: []string{"approver"}}
+			Scopes: []string{"codemode:run", "codemode:approve"}, Groups: []string{"eng", "ops"}, Roles: []string{"approver"}, Token: codemode.Secret(tok)}
 		if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(codemode.Principal{}, "Claims")); diff != "" {
 			t.Errorf("%s: principal (-want +got):\n%s", alg, diff)
 		}

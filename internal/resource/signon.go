@@ -242,6 +242,7 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 	case p.Subject != id.Subject:
 		return refused("the access token and the ID token name different people")
 	}
+	p.Token = "" // the session keeps no token (Validate's copy is this call's own)
 	if p.Name == "" && p.Email == "" {
 		named := *p // (Validate's may be the one its cache keeps)
 		named.Name, named.Email = id.Name, id.Email

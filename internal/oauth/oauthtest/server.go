@@ -88,6 +88,9 @@ type Server struct {
 	mu             sync.Mutex
 	codes          map[string]codeGrant
 	access         map[string][]string // valid access tokens and their scopes
+	subjects       map[string]string   // the person each access or refresh token is for ("" for none)
+	calls          []Call              // the tools/call requests passed to Next
+	exchanges      []url.Values        // the token exchange requests
 	refresh        map[string]*refreshToken
 	registrations  int
 	refreshes      int
@@ -111,12 +114,32 @@ type codeGrant struct {
 	scopes                                  []string
 	nonce, audience                         string
 	person                                  map[string]any
+	subject                                 string // SubjectParam's, else the person's sub
 }
 
 type refreshToken struct {
-	family string
-	used   bool
-	scopes []string
+	family  string
+	used    bool
+	scopes  []string
+	subject string
+}
+
+// SubjectParam is the query parameter a test adds to an authorization
+// request's URL to sign in as that person (the fake has no login page):
+// the tokens issued for the code are that person's, and the resource
+// records their subject with each call (Calls).
+const SubjectParam = "oauthtest_subject"
+
+// SubjectHeader is the header in which the resource tells Next whose
+// token a request carried.
+const SubjectHeader = "X-Oauthtest-Subject"
+
+// A Call is a tools/call request the resource passed to Next: whose
+// token it carried ("" for a token of nobody in particular) and the
+// request's body.
+type Call struct {
+	Subject string
+	Body    string
 }
 
 // New starts a Server that behaves: metadata where the specifications
@@ -125,7 +148,7 @@ type refreshToken struct {
 // stop when t ends.
 func New(t testing.TB) *Server {
 	f := &Server{PRMInHeader: true, ExpiresIn: 3600, codes: map[string]codeGrant{},
-		access: map[string][]string{}, refresh: map[string]*refreshToken{}, paths: map[string]int{},
+		access: map[string][]string{}, subjects: map[string]string{}, refresh: map[string]*refreshToken{}, paths: map[string]int{},
 		opaque: map[string]map[string]any{}}
 	f.AS = httptest.NewServer(http.HandlerFunc(f.serveAS))
 	f.RS = httptest.NewServer(http.HandlerFunc(f.serveRS))
@@ -223,6 +246,15 @@ func (f *Server) serveRS(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.Next != nil {
 		next := f.Next
+		sub := f.subjects[tok]
+		r.Header.Set(SubjectHeader, sub)
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			if strings.Contains(string(body), `"tools/call"`) {
+				f.calls = append(f.calls, Call{Subject: sub, Body: string(body)})
+			}
+		}
 		f.mu.Unlock()
 		defer f.mu.Lock()
 		next.ServeHTTP(w, r)
@@ -337,7 +369,11 @@ func (f *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	code := f.next("code")
 	f.codes[code] = codeGrant{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"),
 		clientID: q.Get("client_id"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope")),
-		nonce: q.Get("nonce"), audience: q.Get("audience"), person: f.Person}
+		nonce: q.Get("nonce"), audience: q.Get("audience"), person: f.Person, subject: q.Get(SubjectParam)}
+	if c := f.codes[code]; c.subject == "" {
+		c.subject, _ = f.Person["sub"].(string)
+		f.codes[code] = c
+	}
 	u, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil {
 		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
@@ -365,7 +401,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
 	form := r.PostForm
 	f.tokenForms = append(f.tokenForms, form)
-	for _, k := range []string{"code_verifier", "client_secret", "client_assertion"} {
+	for _, k := range []string{"code_verifier", "client_secret", "client_assertion", "subject_token"} {
 		if v := form.Get(k); v != "" {
 			f.secrets = append(f.secrets, v)
 		}
@@ -380,7 +416,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var scopes []string
-	var family string
+	var family, subject string
 	var grant codeGrant
 	switch form.Get("grant_type") {
 	case "authorization_code":
@@ -397,7 +433,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "invalid_grant")
 			return
 		}
-		scopes, family = c.scopes, f.id("family")
+		scopes, family, subject = c.scopes, f.id("family"), c.subject
 	case "refresh_token":
 		f.refreshes++
 		rt := f.refresh[form.Get("refresh_token")]
@@ -415,9 +451,24 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		if f.Rotate {
 			rt.used = true
 		}
-		scopes, family = rt.scopes, rt.family
+		scopes, family, subject = rt.scopes, rt.family, rt.subject
 	case "client_credentials":
 		scopes, family = strings.Fields(form.Get("scope")), f.id("family")
+	case TokenExchangeGrant:
+		// RFC 8693: an access token this server issued (or an opaque one
+		// IssueOpaque made, still active) is traded for one of the same
+		// person, for the resource asked for.
+		f.exchanges = append(f.exchanges, form)
+		sub, ok := f.subjectOf(form.Get("subject_token"))
+		switch {
+		case form.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token":
+			fail(http.StatusBadRequest, "invalid_request")
+			return
+		case !ok:
+			fail(http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		scopes, family, subject = strings.Fields(form.Get("scope")), f.id("family"), sub
 	default:
 		fail(http.StatusBadRequest, "unsupported_grant_type")
 		return
@@ -428,6 +479,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		f.secrets = append(f.secrets, access)
 	}
 	f.access[access] = scopes
+	f.subjects[access] = subject
 	out := map[string]any{"access_token": access, "token_type": "Bearer", "scope": strings.Join(scopes, " ")}
 	if grant.challenge != "" && slices.Contains(scopes, "openid") {
 		out["id_token"] = f.idTokenLocked(grant)
@@ -435,9 +487,9 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	if f.ExpiresIn > 0 {
 		out["expires_in"] = f.ExpiresIn
 	}
-	if form.Get("grant_type") != "client_credentials" && (form.Get("grant_type") == "authorization_code" || f.Rotate) {
+	if g := form.Get("grant_type"); g != "client_credentials" && g != TokenExchangeGrant && (g == "authorization_code" || f.Rotate) {
 		rt := f.next("refresh-token")
-		f.refresh[rt] = &refreshToken{family: family, scopes: scopes}
+		f.refresh[rt] = &refreshToken{family: family, scopes: scopes, subject: subject}
 		out["refresh_token"] = rt
 	}
 	writeJSON(w, out)
@@ -470,6 +522,40 @@ func (f *Server) revokeFamily(family string) {
 		}
 	}
 	clear(f.access) // the fake revokes every access token: enough for the tests
+}
+
+// TokenExchangeGrant is RFC 8693's grant type, which the token endpoint
+// takes.
+const TokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// subjectOf returns whose token tok is: an access token the token
+// endpoint issued, or an active opaque one IssueOpaque made with a sub.
+// f.mu is held.
+func (f *Server) subjectOf(tok string) (string, bool) {
+	if _, ok := f.access[tok]; ok {
+		return f.subjects[tok], f.subjects[tok] != ""
+	}
+	if c, ok := f.opaque[tok]; ok {
+		sub, _ := c["sub"].(string)
+		return sub, sub != ""
+	}
+	return "", false
+}
+
+// Exchanges returns the token exchange requests (RFC 8693) the token
+// endpoint received, oldest first.
+func (f *Server) Exchanges() []url.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.exchanges)
+}
+
+// Calls returns the tools/call requests passed to Next so far, oldest
+// first, with whose token each carried.
+func (f *Server) Calls() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
 }
 
 // ExpireAccess makes every access token invalid (refresh tokens stay).

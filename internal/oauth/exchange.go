@@ -1,0 +1,94 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// RFC 8693's grant type and token type.
+const (
+	tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+	accessTokenType    = "urn:ietf:params:oauth:token-type:access_token"
+)
+
+// ErrNoSubjectToken is wrapped by the reason a token exchange session
+// needs its person: it holds no usable token of the server, and the
+// request is not the person's own, so there is no token of theirs to
+// trade.
+var ErrNoSubjectToken = errors.New("the person's own token is not at hand")
+
+// Exchange makes sure the session holds a usable token of the server for
+// its person (Config.Account): when the stored one is missing, refused or
+// due, it trades subjectToken, the person's own access token at the
+// team's issuer, for a new one at Config.TokenEndpoint (RFC 8693: the
+// server's URL as resource, Config.Audience and Config.Scopes when set),
+// and stores it sealed, as any grant. subjectToken is sent to the token
+// endpoint only, and never kept. A session of another grant does nothing.
+func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
+	if s.cfg.Grant != GrantTokenExchange || subjectToken == "" {
+		return nil
+	}
+	s.mu.Lock()
+	cur, need := s.cur, s.need
+	s.mu.Unlock()
+	if cur != nil && need == "" && cur.usable() && !cur.due(s.cfg.Now()) {
+		return nil // (what this process holds: no store read for each call)
+	}
+	g, raw, err := s.load(ctx)
+	if err != nil {
+		return err
+	}
+	s.adopt(g, raw)
+	if g != nil && g.usable() && !g.due(s.cfg.Now()) {
+		return nil
+	}
+	s.cfg.Scrubber.Add(subjectToken)
+	if _, err := secureURL(s.cfg.TokenEndpoint, "the token endpoint"); err != nil {
+		return err
+	}
+	form := url.Values{
+		"grant_type":           {tokenExchangeGrant},
+		"subject_token":        {subjectToken},
+		"subject_token_type":   {accessTokenType},
+		"requested_token_type": {accessTokenType},
+		"resource":             {s.server},
+	}
+	if s.cfg.Audience != "" {
+		form.Set("audience", s.cfg.Audience)
+	}
+	if len(s.cfg.Scopes) > 0 {
+		form.Set("scope", strings.Join(s.cfg.Scopes, " "))
+	}
+	auth := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, method: authBasic, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: s.cfg.TokenEndpoint}
+	if auth.key != nil {
+		auth.method = authPrivateJWT
+	}
+	t, err := s.f.requestTokens(ctx, s.cfg.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
+	if err != nil {
+		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: exchanging the person's token: %w", s.cfg.Connector, err))
+	}
+	ng := &grant{
+		Server: s.server, Account: s.cfg.Account, Resource: s.server, TokenEndpoint: s.cfg.TokenEndpoint,
+		Grant: GrantTokenExchange, ClientID: s.cfg.ClientID, AuthMethod: auth.method,
+		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: s.cfg.Scopes,
+	}
+	if len(t.scopes) > 0 {
+		ng.Scopes = t.scopes
+	}
+	if err := s.storeGrant(ctx, ng); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.need = ""
+	s.mu.Unlock()
+	return nil
+}
+
+// noSubjectToken is the reason a token exchange session needs its
+// person: see ErrNoSubjectToken.
+func (s *Session) noSubjectToken() string {
+	return fmt.Sprintf("%v: %s resumes the run (or runs it again) to trade it for a token of this server", ErrNoSubjectToken, s.cfg.Account)
+}

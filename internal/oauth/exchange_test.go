@@ -1,0 +1,104 @@
+package oauth
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
+)
+
+// Token exchange (RFC 8693): without a token of the server, a request is
+// refused for want of the person's own token; Exchange trades it at the
+// token endpoint (the client authenticated, the server's URL as
+// resource, the audience and scopes asked for), stores the answer sealed
+// as the person's grant (never the person's token), is not repeated
+// while that grant is good, and trades again once it is due.
+func TestTokenExchange(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "codemode", "xch-secret-41b9"
+	f.ExpiresIn = 600
+	e := newEnv(t)
+	cfg := Config{Account: "alice", Grant: GrantTokenExchange, TokenEndpoint: f.Issuer() + "/token",
+		ClientID: f.ClientID, ClientSecret: f.ClientSecret, Audience: "https://api.example", Scopes: []string{"repo"}}
+	s := e.session(f, cfg)
+	ctx := context.Background()
+
+	_, err := call(t, s, f)
+	sr, ok := connectors.AsSignInRequired(err)
+	if !ok || !strings.Contains(sr.Reason, ErrNoSubjectToken.Error()) || !strings.Contains(sr.Reason, "alice resumes the run") {
+		t.Fatalf("a request before any exchange: %v, want a sign-in need naming alice's own token", err)
+	}
+	if why, err := s.NeedsSignIn(ctx); err != nil || why == nil {
+		t.Fatalf("NeedsSignIn before any exchange = %v, %v", why, err)
+	}
+	if _, err := s.BeginSignIn(ctx); err == nil {
+		t.Fatal("BeginSignIn of a token exchange session began")
+	}
+
+	mine := f.IssueOpaque(map[string]any{"sub": "alice"})
+	if err := s.Exchange(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := call(t, s, f); status != 200 || err != nil {
+		t.Fatalf("a request after the exchange: %d, %v", status, err)
+	}
+	if err := s.Exchange(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	xs := f.Exchanges()
+	if len(xs) != 1 {
+		t.Fatalf("%d exchanges, want one while the traded token is good", len(xs))
+	}
+	x := xs[0]
+	for k, want := range map[string]string{"subject_token": mine, "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
+		"resource": f.ServerURL(), "audience": "https://api.example", "scope": "repo"} {
+		if got := x.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if got := f.Calls(); len(got) != 0 {
+		t.Errorf("calls %v reached Next (none was set)", got)
+	}
+
+	// The store holds the traded token sealed, and never the person's.
+	var raw []byte
+	for _, p := range []string{e.path, e.path + "-wal"} {
+		b, _ := os.ReadFile(p)
+		raw = append(raw, b...)
+	}
+	if len(raw) == 0 {
+		t.Fatal("the store's files are empty")
+	}
+	if strings.Contains(string(raw), mine) || strings.Contains(string(raw), "access-token") {
+		t.Error("the store holds a token in the clear")
+	}
+	if ok, err := s.Signed(ctx); !ok || err != nil {
+		t.Errorf("Signed after the exchange = %v, %v", ok, err)
+	}
+	// Another person's session does not see alice's grant.
+	bob := cfg
+	bob.Account = "bob"
+	if ok, err := e.session(f, bob).Signed(ctx); ok || err != nil {
+		t.Errorf("bob's session is signed in with alice's grant (%v, %v)", ok, err)
+	}
+
+	// Due: the next exchange trades again.
+	e.clock.Advance(10 * time.Minute)
+	if err := s.Exchange(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Exchanges()); n != 2 {
+		t.Errorf("%d exchanges, want a second once the traded token was due", n)
+	}
+	// A token the server does not know is refused with its answer.
+	if err := e.session(f, bob).Exchange(ctx, "not-a-token"); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Errorf("exchanging an unknown token: %v", err)
+	}
+	if _, err := New(Config{Server: f.ServerURL(), Grant: GrantTokenExchange, Store: Records{R: e.store()}, Sealer: e.seal}); err == nil {
+		t.Error("a token exchange session without a person, client or endpoint was made")
+	}
+}
