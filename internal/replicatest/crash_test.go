@@ -174,8 +174,15 @@ func TestDatabaseCrashes(t *testing.T) {
 	if statuses["error"] == 0 {
 		t.Errorf("no run ended in error: the crashes interrupted nothing (runs by status: %v)", statuses)
 	}
+	everyEffectLogged(t, tm.effects(), logged)
+}
+
+// everyEffectLogged checks that each side effect that happened (effects,
+// by name) has its entry in logged, applied or unknown.
+func everyEffectLogged(t *testing.T, effects map[string]int, logged map[string]codemode.EntryState) {
+	t.Helper()
 	var missing, unsettled []string
-	for name := range tm.effects() {
+	for name := range effects {
 		switch st, ok := logged[name]; {
 		case !ok:
 			missing = append(missing, name)
