@@ -61,6 +61,20 @@ func secureURL(raw, what string) (*url.URL, error) {
 	return u, nil
 }
 
+// secureURLs checks with secureURL each URL of pairs (a URL, then what
+// names it) that is not "".
+func secureURLs(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i] == "" {
+			continue
+		}
+		if _, err := secureURL(pairs[i], pairs[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // isLoopback reports whether host names this machine.
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
@@ -148,31 +162,20 @@ func redacted(raw string) string {
 // getJSON fetches url and decodes its JSON body into v. It reports a 404
 // (or 410) as notFound, so that discovery can try the next place.
 func (f *fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return false, fmt.Errorf("%s at %s: %w", what, redacted(rawURL), err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := f.client.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("%s at %s: %w", what, redacted(rawURL), err)
-	}
-	defer resp.Body.Close()
-	body, err := readBounded(resp.Body)
+	where := what + " at " + redacted(rawURL)
+	status, body, err := f.send(ctx, http.MethodGet, rawURL, where, "", nil, nil)
 	switch {
 	case err != nil:
-		return false, fmt.Errorf("%s at %s: %w", what, redacted(rawURL), err)
-	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-		return true, fmt.Errorf("%s at %s: %d", what, redacted(rawURL), resp.StatusCode)
-	case resp.StatusCode/100 != 2:
+		return false, err
+	case status == http.StatusNotFound || status == http.StatusGone:
+		return true, fmt.Errorf("%s: %d", where, status)
+	case status/100 != 2:
 		// Some servers answer 400, 401 or 405 where nothing is published:
 		// discovery treats any 4xx as "not here".
-		return resp.StatusCode/100 == 4, fmt.Errorf("%s at %s: HTTP %d", what, redacted(rawURL), resp.StatusCode)
+		return status/100 == 4, fmt.Errorf("%s: HTTP %d", where, status)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return false, fmt.Errorf("%s at %s is not a JSON object: %w", what, redacted(rawURL), err)
+		return false, fmt.Errorf("%s is not a JSON object: %w", where, err)
 	}
 	return false, nil
 }
@@ -190,25 +193,34 @@ type fetcher struct {
 // (see newFetcher): a form carrying a code or a secret goes where it was
 // addressed or nowhere.
 func (f *fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
+	return f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
+}
+
+// send makes one request asking for JSON, within the fetcher's timeout,
+// and returns the status and the bounded body; where names the request
+// in errors ("token request to https://…").
+func (f *fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", what, redacted(rawURL), err)
+		return 0, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", contentType)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", what, redacted(rawURL), err)
+		return 0, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	defer resp.Body.Close()
 	b, err := readBounded(resp.Body)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", what, redacted(rawURL), err)
+		return 0, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return resp.StatusCode, b, nil
 }

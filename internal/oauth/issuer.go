@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 )
 
@@ -81,31 +80,13 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 	if err := CheckIssuer(issuer); err != nil {
 		return IssuerMetadata{}, err
 	}
-	iu, _ := url.Parse(issuer)
-	meta, where, err := f.f.serverMetadata(ctx, iu)
+	meta, where, err := f.f.issuerMetadata(ctx, issuer)
 	if err != nil {
 		return IssuerMetadata{}, err
 	}
-	if meta == nil {
-		return IssuerMetadata{}, fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
-			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
-	}
-	if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
-			redacted(where), clip(meta.Issuer), redacted(issuer))
-	}
-	for _, e := range []struct{ url, what string }{
-		{meta.JWKSURI, "the jwks_uri"},
-		{meta.IntrospectionEndpoint, "the introspection endpoint"},
-		{meta.AuthorizationEndpoint, "the authorization endpoint"},
-		{meta.TokenEndpoint, "the token endpoint"},
-	} {
-		if e.url == "" {
-			continue
-		}
-		if _, err := secureURL(e.url, e.what); err != nil {
-			return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
-		}
+	if err := secureURLs(meta.JWKSURI, "the jwks_uri", meta.IntrospectionEndpoint, "the introspection endpoint",
+		meta.AuthorizationEndpoint, "the authorization endpoint", meta.TokenEndpoint, "the token endpoint"); err != nil {
+		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
 	}
 	return IssuerMetadata{Issuer: meta.Issuer, JWKSURI: meta.JWKSURI, IntrospectionEndpoint: meta.IntrospectionEndpoint,
 		AuthorizationEndpoint: meta.AuthorizationEndpoint, TokenEndpoint: meta.TokenEndpoint,

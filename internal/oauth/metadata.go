@@ -92,22 +92,9 @@ func (f *fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 	if len(prm.AuthorizationServers) == 0 {
 		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", redacted(prmURL))
 	}
-	issuer := prm.AuthorizationServers[0]
-	iu, err := secureURL(issuer, "the authorization server")
+	meta, metaURL, err := f.issuerMetadata(ctx, prm.AuthorizationServers[0])
 	if err != nil {
 		return nil, err
-	}
-	meta, metaURL, err := f.serverMetadata(ctx, iu)
-	if err != nil {
-		return nil, err
-	}
-	if meta == nil {
-		return nil, fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
-			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
-	}
-	if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-		return nil, fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
-			redacted(metaURL), clip(meta.Issuer), redacted(issuer))
 	}
 	d := &discovery{resource: prm.Resource, issuer: meta.Issuer, meta: *meta, scopesSupported: prm.ScopesSupported,
 		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + redacted(metaURL)}
@@ -177,6 +164,28 @@ func (f *fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*serverMetad
 	return firstFound[serverMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
 }
 
+// issuerMetadata fetches the metadata of the authorization server issuer
+// and checks that it is there and names issuer itself; it returns the
+// URL it was read from too.
+func (f *fetcher) issuerMetadata(ctx context.Context, issuer string) (*serverMetadata, string, error) {
+	iu, err := secureURL(issuer, "the authorization server")
+	if err != nil {
+		return nil, "", err
+	}
+	meta, where, err := f.serverMetadata(ctx, iu)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case meta == nil:
+		return nil, "", fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
+			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
+	case strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/"):
+		return nil, "", fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
+			redacted(where), clip(meta.Issuer), redacted(issuer))
+	}
+	return meta, where, nil
+}
+
 // legacyDiscovery is the 2025-03-26 revision's discovery, for servers that
 // publish no protected resource metadata: the authorization server is the
 // server's origin, its metadata at RFC 8414's well-known URL there, else
@@ -210,18 +219,9 @@ func (f *fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 
 // checkEndpoints refuses endpoints that are not HTTPS (or loopback).
 func (d *discovery) checkEndpoints() error {
-	for _, e := range []struct{ url, what string }{
-		{d.meta.AuthorizationEndpoint, "the authorization endpoint"},
-		{d.meta.TokenEndpoint, "the token endpoint"},
-		{d.meta.RegistrationEndpoint, "the registration endpoint"},
-		{d.meta.RevocationEndpoint, "the revocation endpoint"},
-	} {
-		if e.url == "" {
-			continue
-		}
-		if _, err := secureURL(e.url, e.what); err != nil {
-			return err
-		}
+	if err := secureURLs(d.meta.AuthorizationEndpoint, "the authorization endpoint", d.meta.TokenEndpoint, "the token endpoint",
+		d.meta.RegistrationEndpoint, "the registration endpoint", d.meta.RevocationEndpoint, "the revocation endpoint"); err != nil {
+		return err
 	}
 	if d.meta.TokenEndpoint == "" {
 		return errors.New("the authorization server metadata names no token endpoint")
