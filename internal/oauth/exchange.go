@@ -66,17 +66,12 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if auth.key != nil {
 		auth.method = authPrivateJWT
 	}
-	t, err := s.f.requestTokens(ctx, s.cfg.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
-	if err != nil {
-		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: exchanging the person's token: %w", s.cfg.Connector, err))
-	}
 	ng := &grant{
 		Server: s.server, Account: s.cfg.Account, Resource: s.server, TokenEndpoint: s.cfg.TokenEndpoint,
-		Grant: GrantTokenExchange, ClientID: s.cfg.ClientID, AuthMethod: auth.method,
-		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: s.cfg.Scopes,
+		Grant: GrantTokenExchange, ClientID: s.cfg.ClientID, AuthMethod: auth.method, Scopes: s.cfg.Scopes,
 	}
-	if len(t.scopes) > 0 {
-		ng.Scopes = t.scopes
+	if err := s.obtain(ctx, "exchanging the person's token", form, auth, ng); err != nil {
+		return err
 	}
 	if err := s.storeGrant(ctx, ng); err != nil {
 		return err

@@ -53,53 +53,36 @@ func (r *registration) client(d *discovery) client {
 	}
 }
 
-// loadRegistration returns the stored registration with d's server, and
-// its stored form (nil when there is none or it cannot be read).
-func (s *Session) loadRegistration(ctx context.Context, d *discovery) (*registration, []byte) {
-	id := regID(d)
-	plain, raw, err := s.vault.load(ctx, KindClient, id)
+// loadRegistration returns the stored registration with d's server (nil
+// when there is none or it cannot be read).
+func (s *Session) loadRegistration(ctx context.Context, d *discovery) *registration {
+	plain, raw, err := s.vault.load(ctx, KindClient, regID(d))
 	if err != nil {
 		s.log.Warn("reading the stored client registration failed; registering again", "err", err)
-		return nil, raw
-	}
-	if raw == nil {
-		return nil, nil
 	}
 	var r registration
-	if err := json.Unmarshal(plain, &r); err != nil || r.ClientID == "" {
-		return nil, raw
+	if err != nil || raw == nil || json.Unmarshal(plain, &r) != nil || r.ClientID == "" {
+		return nil
 	}
 	s.cfg.Scrubber.Add(r.ClientSecret)
-	return &r, raw
+	return &r
 }
 
-// storeRegistration stores r in place of what was stored as old.
-func (s *Session) storeRegistration(ctx context.Context, d *discovery, old []byte, r *registration) error {
+// storeRegistration stores r, in place of what is stored (a registration
+// another process made meanwhile is no better than ours).
+func (s *Session) storeRegistration(ctx context.Context, d *discovery, r *registration) error {
 	plain, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	id := regID(d)
-	if _, ok, err := s.vault.swap(ctx, KindClient, id, old, plain); err != nil || ok {
-		return err
-	}
-	// Another process registered meanwhile: ours is as good.
-	cur, _, err := s.vault.store.Load(ctx, KindClient, id)
-	if err != nil {
-		return err
-	}
-	_, _, err = s.vault.swap(ctx, KindClient, id, cur, plain)
+	_, err = s.vault.put(ctx, KindClient, regID(d), plain)
 	return err
 }
 
 // forgetRegistration drops a registration the authorization server no
 // longer knows (invalid_client), so that the next sign-in registers again.
 func (s *Session) forgetRegistration(ctx context.Context, id string) {
-	raw, ok, err := s.vault.store.Load(ctx, KindClient, id)
-	if err == nil && ok {
-		_, err = s.vault.store.Swap(ctx, KindClient, id, raw, nil)
-	}
-	if err != nil {
+	if _, err := s.vault.put(ctx, KindClient, id, nil); err != nil {
 		s.log.Warn("forgetting a client registration the server refused", "err", err)
 		return
 	}

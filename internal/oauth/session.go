@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -538,7 +539,7 @@ func (s *Session) waitForChange(ctx context.Context, raw []byte) error {
 		switch {
 		case err != nil:
 			return err
-		case cur == nil || !sameStored(cur, raw):
+		case cur == nil || !bytes.Equal(cur, raw):
 			return nil
 		case g == nil || g.Lease == nil || !s.cfg.Now().Before(g.Lease.Until):
 			return nil
@@ -561,8 +562,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 		form.Set("refresh_token", g.RefreshToken)
 	}
 	form.Set("resource", g.Resource)
-	auth := s.authFor(g)
-	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
+	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
 		if isInvalidGrant(err) {
 			s.log.Warn("the authorization server refused the refresh token; a sign-in is needed", "err", err)
@@ -578,13 +578,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 	}
 	ng := *g
 	ng.Lease, ng.Refused = nil, ""
-	ng.AccessToken, ng.Obtained, ng.Expiry = t.access, s.cfg.Now(), t.expiry
-	if t.refresh != "" {
-		ng.RefreshToken = t.refresh
-	}
-	if len(t.scopes) > 0 {
-		ng.Scopes = t.scopes
-	}
+	t.into(&ng, s.cfg.Now())
 	plain, _ := json.Marshal(&ng)
 	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, plain)
 	if err != nil {
@@ -638,27 +632,41 @@ func (s *Session) authFor(g *grant) clientAuth {
 	return a
 }
 
+// newGrant is the grant a sign-in (or a client credentials request)
+// through d's authorization server starts, as auth's client, asking for
+// scopes; obtain fills its tokens.
+func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scopes []string) *grant {
+	return &grant{
+		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
+		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
+		Grant: grantType, ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
+	}
+}
+
+// obtain sends the token request form (what it is for names it in the
+// error) to g's token endpoint as auth's client and fills g with the
+// tokens. The error is the connector's, scrubbed.
+func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth clientAuth, g *grant) error {
+	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
+	if err != nil {
+		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: %s: %w", s.cfg.Connector, what, err))
+	}
+	t.into(g, s.cfg.Now())
+	return nil
+}
+
 // storeGrant stores g as the server's grant, whatever was stored before.
 func (s *Session) storeGrant(ctx context.Context, g *grant) error {
 	plain, err := json.Marshal(g)
 	if err != nil {
 		return err
 	}
-	for range 10 {
-		raw, _, err := s.vault.store.Load(ctx, KindGrant, s.id)
-		if err != nil {
-			return fmt.Errorf("store the grant: %w", err)
-		}
-		nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, plain)
-		if err != nil {
-			return fmt.Errorf("store the grant: %w", err)
-		}
-		if ok {
-			s.adopt(g, nraw)
-			return nil
-		}
+	raw, err := s.vault.put(ctx, KindGrant, s.id, plain)
+	if err != nil {
+		return fmt.Errorf("store the grant: %w", err)
 	}
-	return errors.New("store the grant: it kept changing")
+	s.adopt(g, raw)
+	return nil
 }
 
 // NeedsSignIn implements connectors.SignIner: it reads the store (another

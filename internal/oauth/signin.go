@@ -142,18 +142,9 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}
-	t, err := s.f.requestTokens(ctx, d.meta.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
-	if err != nil {
-		return nil, s.cfg.Scrubber.Error(fmt.Errorf("connector %s: client credentials token: %w", s.cfg.Connector, err))
-	}
-	ng := &grant{
-		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
-		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
-		Grant: GrantClientCredentials, ClientID: auth.id, AuthMethod: auth.method,
-		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: scopes,
-	}
-	if len(t.scopes) > 0 {
-		ng.Scopes = t.scopes
+	ng := s.newGrant(d, GrantClientCredentials, auth, scopes)
+	if err := s.obtain(ctx, "client credentials token", form, auth, ng); err != nil {
+		return nil, err
 	}
 	if err := s.storeGrant(ctx, ng); err != nil {
 		return nil, err
@@ -198,7 +189,7 @@ type client struct {
 // server supports them; a registration (RFC 7591) made earlier with this
 // authorization server for this redirect URI and these scopes, else a new
 // one.
-func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, regRaw []byte, redirect string, scopes []string) (client, error) {
+func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, redirect string, scopes []string) (client, error) {
 	if s.cfg.ClientID != "" {
 		a, err := s.configuredAuth(d)
 		return client{auth: a}, err
@@ -221,7 +212,7 @@ func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration
 	if err != nil {
 		return client{}, err
 	}
-	if err := s.storeRegistration(ctx, d, regRaw, nreg); err != nil {
+	if err := s.storeRegistration(ctx, d, nreg); err != nil {
 		s.log.Warn("keeping the client registration failed; the next sign-in registers again", "err", err)
 	}
 	return nreg.client(d), nil
@@ -262,16 +253,15 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	scopes := s.chooseScopes(d, ch)
 	var reg *registration
-	var regRaw []byte
 	if s.cfg.ClientID == "" && d.meta.RegistrationEndpoint != "" {
-		reg, regRaw = s.loadRegistration(ctx, d)
+		reg = s.loadRegistration(ctx, d)
 	}
 	ln, err := listenLoopback(reg)
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: listen for the sign-in's redirect: %w", s.cfg.Connector, err)
 	}
 	redirect := fmt.Sprintf("http://127.0.0.1:%d%s", ln.Addr().(*net.TCPAddr).Port, callbackPath)
-	c, err := s.clientFor(ctx, d, reg, regRaw, redirect, scopes)
+	c, err := s.clientFor(ctx, d, reg, redirect, scopes)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -470,25 +460,16 @@ func (a *Attempt) complete(q url.Values) error {
 		"code_verifier": {a.verifier},
 		"resource":      {d.resource},
 	}
-	t, err := s.f.requestTokens(a.ctx, d.meta.TokenEndpoint, form, a.client.auth, s.cfg.Scrubber, s.cfg.Now())
-	if err != nil {
+	g := s.newGrant(d, GrantAuthorizationCode, a.client.auth, a.scopes)
+	if a.client.storeSecret {
+		g.ClientSecret = a.client.auth.secret
+	}
+	if err := s.obtain(a.ctx, "exchanging the code", form, a.client.auth, g); err != nil {
 		var oe *oauthError
 		if a.client.regID != "" && errors.As(err, &oe) && oe.code == "invalid_client" {
 			s.forgetRegistration(a.ctx, a.client.regID)
 		}
-		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: exchanging the code: %w", s.cfg.Connector, err))
-	}
-	g := &grant{
-		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
-		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
-		Grant: GrantAuthorizationCode, ClientID: a.client.auth.id, AuthMethod: a.client.auth.method,
-		AccessToken: t.access, RefreshToken: t.refresh, Obtained: s.cfg.Now(), Expiry: t.expiry, Scopes: a.scopes,
-	}
-	if a.client.storeSecret {
-		g.ClientSecret = a.client.auth.secret
-	}
-	if len(t.scopes) > 0 {
-		g.Scopes = t.scopes
+		return err
 	}
 	if err := s.storeGrant(a.ctx, g); err != nil {
 		return fmt.Errorf("connector %s: %w", s.cfg.Connector, err)

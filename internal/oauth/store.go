@@ -317,8 +317,21 @@ func (v vault) swap(ctx context.Context, kind, id string, raw, plain []byte) ([]
 	return next, ok, nil
 }
 
-// sameStored reports whether two stored forms are the same value.
-func sameStored(a, b []byte) bool { return bytes.Equal(a, b) }
+// put seals plain (nil deletes) and stores it whatever is stored
+// meanwhile; it returns the new stored form.
+func (v vault) put(ctx context.Context, kind, id string, plain []byte) ([]byte, error) {
+	for range 10 {
+		raw, _, err := v.store.Load(ctx, kind, id)
+		if err != nil || raw == nil && plain == nil {
+			return nil, err
+		}
+		next, ok, err := v.swap(ctx, kind, id, raw, plain)
+		if err != nil || ok {
+			return next, err
+		}
+	}
+	return nil, errors.New("it kept changing")
+}
 
 // MemoryStore is a Store in this process's memory, for tokens that are
 // not to be kept (codemode-mcp check --url). It is safe for concurrent

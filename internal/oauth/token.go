@@ -168,6 +168,19 @@ func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (tokens, error)
 	return t, nil
 }
 
+// into completes g with t, obtained at now: the access token and its
+// expiry, the refresh token when one came, the scopes granted when the
+// answer named them.
+func (t tokens) into(g *grant, now time.Time) {
+	g.AccessToken, g.Obtained, g.Expiry = t.access, now, t.expiry
+	if t.refresh != "" {
+		g.RefreshToken = t.refresh
+	}
+	if len(t.scopes) > 0 {
+		g.Scopes = t.scopes
+	}
+}
+
 // headerSafe reports whether s can be sent in an HTTP header value.
 func headerSafe(s string) bool {
 	for i := 0; i < len(s); i++ {
