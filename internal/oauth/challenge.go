@@ -53,7 +53,7 @@ type challengeParser struct {
 func (p *challengeParser) all() []Challenge {
 	var out []Challenge
 	for {
-		p.skipListSeparators()
+		p.skip(" \t,")
 		if p.i >= len(p.s) {
 			return out
 		}
@@ -65,7 +65,7 @@ func (p *challengeParser) all() []Challenge {
 		if p.i < len(p.s) && p.s[p.i] != ' ' && p.s[p.i] != '\t' && p.s[p.i] != ',' {
 			return append(out, c) // "Bearer;…": keep the scheme, drop the rest
 		}
-		p.skipSpace()
+		p.skip(" \t")
 		if t, ok := p.token68(); ok {
 			c.Token68 = t
 			out = append(out, c)
@@ -83,7 +83,7 @@ func (p *challengeParser) all() []Challenge {
 // not followed by "="), the value ends, or the syntax breaks (false).
 func (p *challengeParser) params(m map[string]string) bool {
 	for {
-		p.skipSpace()
+		p.skip(" \t")
 		if p.i >= len(p.s) {
 			return true
 		}
@@ -91,10 +91,10 @@ func (p *challengeParser) params(m map[string]string) bool {
 			// Empty list elements are allowed; look past them for the next
 			// parameter or challenge.
 			save := p.i
-			p.skipListSeparators()
+			p.skip(" \t,")
 			if !p.paramAhead() {
 				p.i = save
-				p.skipListSeparators()
+				p.skip(" \t,")
 				return true
 			}
 			continue
@@ -104,14 +104,14 @@ func (p *challengeParser) params(m map[string]string) bool {
 		if name == "" {
 			return false
 		}
-		p.skipSpace()
+		p.skip(" \t")
 		if p.i >= len(p.s) || p.s[p.i] != '=' {
 			// A token not followed by "=": the next challenge's scheme.
 			p.i = start
 			return true
 		}
 		p.i++ // '='
-		p.skipSpace()
+		p.skip(" \t")
 		var val string
 		var ok bool
 		if p.i < len(p.s) && p.s[p.i] == '"' {
@@ -127,7 +127,7 @@ func (p *challengeParser) params(m map[string]string) bool {
 		if _, dup := m[key]; !dup {
 			m[key] = val
 		}
-		p.skipSpace()
+		p.skip(" \t")
 		if p.i < len(p.s) && p.s[p.i] != ',' {
 			return false
 		}
@@ -141,7 +141,7 @@ func (p *challengeParser) paramAhead() bool {
 	if p.token() == "" {
 		return false
 	}
-	p.skipSpace()
+	p.skip(" \t")
 	return p.i < len(p.s) && p.s[p.i] == '='
 }
 
@@ -149,7 +149,7 @@ func (p *challengeParser) paramAhead() bool {
 // and reports whether there was one; otherwise it reads nothing.
 func (p *challengeParser) token68() (string, bool) {
 	j := p.i
-	for j < len(p.s) && isToken68Char(p.s[j]) {
+	for j < len(p.s) && isIn(p.s[j], token68Chars) {
 		j++
 	}
 	if j == p.i {
@@ -193,7 +193,7 @@ func (p *challengeParser) quoted() (string, bool) {
 
 func (p *challengeParser) token() string {
 	j := p.i
-	for j < len(p.s) && isTokenChar(p.s[j]) {
+	for j < len(p.s) && isIn(p.s[j], tokenChars) {
 		j++
 	}
 	t := p.s[p.i:j]
@@ -201,33 +201,24 @@ func (p *challengeParser) token() string {
 	return t
 }
 
-func (p *challengeParser) skipSpace() {
-	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+// skip moves past any of chars: spaces and tabs (" \t"), list
+// separators too (" \t,").
+func (p *challengeParser) skip(chars string) {
+	for p.i < len(p.s) && strings.IndexByte(chars, p.s[p.i]) >= 0 {
 		p.i++
 	}
 }
 
-func (p *challengeParser) skipListSeparators() {
-	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == ',') {
-		p.i++
-	}
-}
+// Besides letters and digits, the characters of an RFC 9110 token and of
+// a token68.
+const (
+	tokenChars   = "!#$%&'*+-.^_`|~"
+	token68Chars = "-._~+/"
+)
 
-// isTokenChar reports whether c may appear in an RFC 9110 token.
-func isTokenChar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-func isToken68Char(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("-._~+/", c) >= 0
+// isIn reports whether c is a letter, a digit or one of others.
+func isIn(c byte, others string) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(others, c) >= 0
 }
 
 // bearer is what a Bearer challenge says (RFC 6750 section 3, RFC 9728

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -31,7 +32,13 @@ func CodeChallenge(verifier string) string {
 
 // RandomString returns n random bytes in base64url: a PKCE verifier, a
 // state, a nonce.
-func RandomString(n int) (string, error) { return randomString(n) }
+func RandomString(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
 
 // SupportsS256 reports whether the issuer says it takes PKCE with S256.
 func (m IssuerMetadata) SupportsS256() bool {

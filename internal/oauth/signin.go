@@ -2,10 +2,7 @@ package oauth
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"html"
@@ -24,16 +21,6 @@ import (
 
 // callbackPath is the path of the loopback redirect URI.
 const callbackPath = "/callback"
-
-// randomString returns n random bytes in base64url, for PKCE verifiers,
-// states and the like.
-func randomString(n int) (string, error) {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
 
 // discoverNow discovers the server's authorization (see discover), from
 // the server's last Bearer challenge; when no answer gave one yet, it asks
@@ -266,14 +253,13 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 		ln.Close()
 		return nil, err
 	}
-	verifier, err1 := randomString(32)
-	state, err2 := randomString(24)
+	verifier, err1 := RandomString(32)
+	state, err2 := RandomString(24)
 	if err := errors.Join(err1, err2); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	s.cfg.Scrubber.Add(verifier, state)
-	sum := sha256.Sum256([]byte(verifier))
 	au, err := url.Parse(d.meta.AuthorizationEndpoint)
 	if err != nil {
 		ln.Close()
@@ -283,7 +269,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	q.Set("response_type", "code")
 	q.Set("client_id", c.auth.id)
 	q.Set("redirect_uri", redirect)
-	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
+	q.Set("code_challenge", CodeChallenge(verifier))
 	q.Set("code_challenge_method", "S256")
 	q.Set("state", state)
 	q.Set("resource", d.resource)
