@@ -37,18 +37,14 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if cur != nil && need == "" && cur.usable() && !cur.due(s.cfg.Now()) {
 		return nil // (what this process holds: no store read for each call)
 	}
-	g, raw, err := s.load(ctx)
+	g, err := s.reload(ctx)
 	if err != nil {
 		return err
 	}
-	s.adopt(g, raw)
 	if g != nil && g.usable() && !g.due(s.cfg.Now()) {
 		return nil
 	}
 	s.cfg.Scrubber.Add(subjectToken)
-	if _, err := secureURL(s.cfg.TokenEndpoint, "the token endpoint"); err != nil {
-		return err
-	}
 	form := url.Values{
 		"grant_type":           {tokenExchangeGrant},
 		"subject_token":        {subjectToken},

@@ -339,6 +339,17 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 	return g, raw, err
 }
 
+// reload reads the stored grant (another process may have signed in or
+// refreshed) and adopts it.
+func (s *Session) reload(ctx context.Context) (*grant, error) {
+	g, raw, err := s.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.adopt(g, raw)
+	return g, nil
+}
+
 // adopt makes g (stored as raw) the session's current grant.
 func (s *Session) adopt(g *grant, raw []byte) {
 	s.mu.Lock()
@@ -400,11 +411,9 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 		// Another process may have signed in or refreshed: the store is
 		// read again (a local read, nothing is sent). A server that wants
 		// no token costs one read, not one a request.
-		ng, raw, err := s.load(ctx)
-		if err != nil {
+		if _, err := s.reload(ctx); err != nil {
 			return "", err
 		}
-		s.adopt(ng, raw)
 		s.mu.Lock()
 		g, need = s.cur, s.need
 		s.mu.Unlock()
@@ -676,11 +685,10 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 	if s.cfg.Grant == GrantClientCredentials {
 		return nil, nil
 	}
-	g, raw, err := s.load(ctx)
+	g, err := s.reload(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.adopt(g, raw)
 	s.mu.Lock()
 	need, needScopes, scopeRefused := s.need, s.needScopes, s.scopeRefused
 	s.mu.Unlock()

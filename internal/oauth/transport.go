@@ -107,18 +107,13 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 		case sends >= maxSends:
 			return "", s.needSignIn("the server keeps refusing the tokens")
 		case tok == "" && s.cfg.Grant == GrantClientCredentials:
-			g, err := s.clientCredentials(ctx, ch)
-			if err != nil {
-				return "", err
-			}
-			return g.AccessToken, nil
+			return accessOf(s.clientCredentials(ctx, ch))
 		case tok == "":
 			// Another process may have signed in since the store was read.
-			g, raw, err := s.load(ctx)
+			g, err := s.reload(ctx)
 			if err != nil {
 				return "", err
 			}
-			s.adopt(g, raw)
 			if (g == nil || !g.usable()) && s.cfg.Grant == GrantTokenExchange {
 				return "", s.needSignIn(s.noSubjectToken())
 			}
@@ -128,11 +123,7 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 			if !g.due(s.cfg.Now()) {
 				return g.AccessToken, nil
 			}
-			ng, err := s.refresh(ctx, "")
-			if err != nil {
-				return "", err
-			}
-			return ng.AccessToken, nil
+			return accessOf(s.refresh(ctx, ""))
 		case sends > 1:
 			// Refused right after a refresh or a new token: the grant is no
 			// good.
@@ -145,17 +136,9 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 			return "", s.needSignIn("the server refused a new access token")
 		case s.cfg.Grant == GrantClientCredentials:
 			// A client credentials token is not refreshed: ask for another.
-			g, err := s.clientCredentials(ctx, ch)
-			if err != nil {
-				return "", err
-			}
-			return g.AccessToken, nil
+			return accessOf(s.clientCredentials(ctx, ch))
 		}
-		g, err := s.refresh(ctx, tok)
-		if err != nil {
-			return "", err
-		}
-		return g.AccessToken, nil
+		return accessOf(s.refresh(ctx, tok))
 	case http.StatusForbidden:
 		ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
 		if ch.err != "insufficient_scope" {
@@ -198,11 +181,7 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 	s.mu.Unlock()
 	s.log.Info("the server needs more scopes", "scopes", strings.Join(ch.scopes, " "), "step", steps)
 	if s.cfg.Grant == GrantClientCredentials {
-		g, err := s.clientCredentials(ctx, ch)
-		if err != nil {
-			return "", err
-		}
-		return g.AccessToken, nil
+		return accessOf(s.clientCredentials(ctx, ch))
 	}
 	return "", s.needSignIn("the server needs the scopes " + strings.Join(want, " "))
 }
@@ -223,6 +202,14 @@ func (e *ScopeError) Error() string {
 	}
 	return fmt.Sprintf("connector %s: the server still answers 403 insufficient_scope (%s) after %d step-up(s); giving up",
 		e.Connector, asks, e.Tries-1)
+}
+
+// accessOf is the access token of a grant just obtained, or the error.
+func accessOf(g *grant, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return g.AccessToken, nil
 }
 
 // closeBody closes a request's body, as a RoundTripper must even when it
