@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"strings"
@@ -67,14 +68,7 @@ func (f *Server) SignJWT(alg string, claims map[string]any) string {
 	k := f.keyLocked()
 	c := map[string]any{"iss": f.Issuer(), "sub": "alice", "aud": f.ServerURL(), "exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()}
 	f.mu.Unlock()
-	for name, v := range claims {
-		if v == nil {
-			delete(c, name)
-			continue
-		}
-		c[name] = v
-	}
-	return Sign(k, alg, c)
+	return Sign(k, alg, override(c, claims))
 }
 
 // Sign makes a JWT of claims signed by k with alg ("none": unsigned).
@@ -131,9 +125,7 @@ func (f *Server) IssueOpaque(claims map[string]any) string {
 	defer f.mu.Unlock()
 	tok := f.next("opaque")
 	c := map[string]any{"active": true, "iss": f.Issuer()}
-	for k, v := range claims {
-		c[k] = v
-	}
+	maps.Copy(c, claims)
 	f.opaque[tok] = c
 	return tok
 }
@@ -174,30 +166,20 @@ func (f *Server) introspect(w http.ResponseWriter, r *http.Request) {
 }
 
 // Introspections counts the introspection requests.
-func (f *Server) Introspections() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.introspections
-}
+func (f *Server) Introspections() int { return locked(f, func() int { return f.introspections }) }
 
 // String names the key, for test messages.
 func (k *Key) String() string { return fmt.Sprintf("key %s", k.Kid) }
 
 // CurrentKey returns the key the server signs with now (made on first
 // use).
-func (f *Server) CurrentKey() *Key {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.keyLocked()
-}
+func (f *Server) CurrentKey() *Key { return locked(f, func() *Key { return f.keyLocked() }) }
 
 // personClaims are the claims of the person a code was issued for (sub
 // "alice" when the test chose nobody).
 func personClaims(g codeGrant) map[string]any {
 	c := map[string]any{"sub": "alice"}
-	for k, v := range g.person {
-		c[k] = v
-	}
+	maps.Copy(c, g.person)
 	return c
 }
 

@@ -157,6 +157,13 @@ func New(t testing.TB) *Server {
 	return f
 }
 
+// locked returns get's answer with f.mu held.
+func locked[T any](f *Server, get func() T) T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return get()
+}
+
 // Set changes the server's behaviour while it serves.
 func (f *Server) Set(change func(*Server)) {
 	f.mu.Lock()
@@ -545,39 +552,21 @@ func (f *Server) subjectOf(tok string) (string, bool) {
 // Exchanges returns the token exchange requests (RFC 8693) the token
 // endpoint received, oldest first.
 func (f *Server) Exchanges() []url.Values {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.exchanges)
+	return locked(f, func() []url.Values { return slices.Clone(f.exchanges) })
 }
 
 // Calls returns the tools/call requests passed to Next so far, oldest
 // first, with whose token each carried.
-func (f *Server) Calls() []Call {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.calls)
-}
+func (f *Server) Calls() []Call { return locked(f, func() []Call { return slices.Clone(f.calls) }) }
 
 // ExpireAccess makes every access token invalid (refresh tokens stay).
-func (f *Server) ExpireAccess() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	clear(f.access)
-}
+func (f *Server) ExpireAccess() { f.Set(func(f *Server) { clear(f.access) }) }
 
 // Hits counts the requests to the protected resource.
-func (f *Server) Hits() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.mcpHits
-}
+func (f *Server) Hits() int { return locked(f, func() int { return f.mcpHits }) }
 
 // HitsOf counts the requests to path, on either server.
-func (f *Server) HitsOf(path string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.paths[path]
-}
+func (f *Server) HitsOf(path string) int { return locked(f, func() int { return f.paths[path] }) }
 
 // RevokeAll revokes every token, as an administrator would.
 func (f *Server) RevokeAll() {
@@ -661,22 +650,14 @@ func (f *Server) LastTokenForm() url.Values {
 
 // Registrations returns the registration requests' bodies.
 func (f *Server) Registrations() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.regBodies)
+	return locked(f, func() []map[string]any { return slices.Clone(f.regBodies) })
 }
 
 // Assertions counts the private_key_jwt assertions checked.
-func (f *Server) Assertions() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.assertions
-}
+func (f *Server) Assertions() int { return locked(f, func() int { return f.assertions }) }
 
 // Secrets returns every token, code and client secret the server issued,
 // and every code verifier, client secret and assertion it received.
 func (f *Server) Secrets() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.secrets)
+	return locked(f, func() []string { return slices.Clone(f.secrets) })
 }
