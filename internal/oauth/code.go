@@ -30,14 +30,12 @@ func CodeChallenge(verifier string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// RandomString returns n random bytes in base64url: a PKCE verifier, a
-// state, a nonce.
-func RandomString(n int) (string, error) {
+// randomString returns n random bytes in base64url: a PKCE verifier, a
+// state, a jti, a lease holder's name.
+func randomString(n int) string {
 	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
+	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // SupportsS256 reports whether the issuer says it takes PKCE with S256.

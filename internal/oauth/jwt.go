@@ -75,10 +75,6 @@ func signAssertion(key crypto.Signer, alg, clientID, audience string, now time.T
 	if key == nil {
 		return "", errors.New("private_key_jwt needs a private key (oauth.private_key)")
 	}
-	jti := make([]byte, 16)
-	if _, err := rand.Read(jti); err != nil {
-		return "", err
-	}
 	header, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
 	claims, _ := json.Marshal(map[string]any{
 		"iss": clientID,
@@ -86,7 +82,7 @@ func signAssertion(key crypto.Signer, alg, clientID, audience string, now time.T
 		"aud": audience,
 		"iat": now.Unix(),
 		"exp": now.Add(assertionLifetime).Unix(),
-		"jti": base64.RawURLEncoding.EncodeToString(jti),
+		"jti": randomString(16),
 	})
 	input := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
 	sig, err := jwsSign(key, alg, []byte(input))

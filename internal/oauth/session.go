@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -240,10 +238,6 @@ func New(cfg Config) (*Session, error) {
 		cfg.Scrubber = scrub.New()
 	}
 	cfg.Scrubber.Add(cfg.ClientSecret)
-	holder := make([]byte, 8)
-	if _, err := rand.Read(holder); err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Session{
 		cfg:    cfg,
@@ -251,7 +245,7 @@ func New(cfg Config) (*Session, error) {
 		server: canonicalURL(cfg.Server),
 		f:      newFetcher(cfg.HTTP, cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
-		holder: hex.EncodeToString(holder),
+		holder: randomString(8),
 		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),
 		ctx:    ctx,
 		cancel: cancel,

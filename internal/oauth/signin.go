@@ -253,12 +253,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 		ln.Close()
 		return nil, err
 	}
-	verifier, err1 := RandomString(32)
-	state, err2 := RandomString(24)
-	if err := errors.Join(err1, err2); err != nil {
-		ln.Close()
-		return nil, err
-	}
+	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
 	au, err := url.Parse(d.meta.AuthorizationEndpoint)
 	if err != nil {
