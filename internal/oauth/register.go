@@ -3,8 +3,6 @@ package oauth
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -116,10 +114,10 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	}
 	status, answer, err := s.f.post(ctx, d.meta.RegistrationEndpoint, "client registration at", "application/json", body, http.Header{})
 	if err != nil {
-		return nil, fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+		return nil, s.errorf("%w", err)
 	}
 	if status/100 != 2 {
-		return nil, fmt.Errorf("connector %s: registering a client: %w", s.cfg.Connector, newOAuthError("the registration endpoint", status, answer))
+		return nil, s.errorf("registering a client: %w", newOAuthError("the registration endpoint", status, answer))
 	}
 	var m struct {
 		ClientID              string  `json:"client_id"`
@@ -128,11 +126,11 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 		ClientSecretExpiresAt float64 `json:"client_secret_expires_at"`
 	}
 	if err := json.Unmarshal(answer, &m); err != nil {
-		return nil, fmt.Errorf("connector %s: the registration endpoint's answer is not a client: %w", s.cfg.Connector, err)
+		return nil, s.errorf("the registration endpoint's answer is not a client: %w", err)
 	}
 	s.cfg.Scrubber.Add(m.ClientSecret)
 	if m.ClientID == "" || !headerSafe(m.ClientID) {
-		return nil, errors.New("connector " + s.cfg.Connector + ": the registration endpoint's answer has no usable client_id")
+		return nil, s.errorf("the registration endpoint's answer has no usable client_id")
 	}
 	r := &registration{
 		Issuer: regID(d), ClientID: m.ClientID, ClientSecret: m.ClientSecret,

@@ -284,6 +284,11 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// errorf is an error of the connector: its name, then what format says.
+func (s *Session) errorf(format string, a ...any) error {
+	return fmt.Errorf("connector %s: %w", s.cfg.Connector, fmt.Errorf(format, a...))
+}
+
 // signInRequired is the error of a call that needs a person to sign in.
 func (s *Session) signInRequired(reason string) error {
 	return &connectors.SignInRequired{Connector: s.cfg.Connector, Reason: reason}
@@ -295,7 +300,7 @@ func (s *Session) signInRequired(reason string) error {
 // token).
 func (s *Session) needSignIn(reason string) error {
 	if s.cfg.Grant == GrantClientCredentials {
-		return fmt.Errorf("connector %s: %s (client credentials grant)", s.cfg.Connector, reason)
+		return s.errorf("%s (client credentials grant)", reason)
 	}
 	s.mu.Lock()
 	s.need = reason
@@ -652,7 +657,7 @@ func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scop
 func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth clientAuth, g *grant) error {
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
-		return s.cfg.Scrubber.Error(fmt.Errorf("connector %s: %s: %w", s.cfg.Connector, what, err))
+		return s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
 	t.into(g, s.cfg.Now())
 	return nil

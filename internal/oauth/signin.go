@@ -114,7 +114,7 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 	if d == nil {
 		var err error
 		if d, err = s.f.discover(ctx, s.cfg.Server, ch); err != nil {
-			return nil, fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+			return nil, s.errorf("%w", err)
 		}
 		s.mu.Lock()
 		s.disc = d
@@ -149,8 +149,7 @@ func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
 	}
 	if a.key != nil {
 		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.alg) {
-			return a, fmt.Errorf("connector %s: the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)",
-				s.cfg.Connector, strings.Join(algs, ", "), a.alg)
+			return a, s.errorf("the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)", strings.Join(algs, ", "), a.alg)
 		}
 		a.method = authPrivateJWT
 		return a, nil
@@ -189,8 +188,7 @@ func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration
 		if s.cfg.ClientMetadataURL != "" {
 			why += " and does not accept client ID metadata documents"
 		}
-		return client{}, fmt.Errorf("connector %s: cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector",
-			s.cfg.Connector, d.issuerOrOrigin(), why)
+		return client{}, s.errorf("cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector", d.issuerOrOrigin(), why)
 	}
 	if reg != nil && reg.fits(redirect, scopes, s.cfg.Now()) {
 		return reg.client(d), nil
@@ -229,14 +227,13 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	d, ch, err := s.discoverNow(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+		return nil, s.errorf("%w", err)
 	}
 	switch {
 	case !d.pkceOK():
-		return nil, fmt.Errorf("connector %s: the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in",
-			s.cfg.Connector, d.issuerOrOrigin())
+		return nil, s.errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in", d.issuerOrOrigin())
 	case d.meta.AuthorizationEndpoint == "":
-		return nil, fmt.Errorf("connector %s: the authorization server %s names no authorization endpoint", s.cfg.Connector, d.issuerOrOrigin())
+		return nil, s.errorf("the authorization server %s names no authorization endpoint", d.issuerOrOrigin())
 	}
 	scopes := s.chooseScopes(d, ch)
 	var reg *registration
@@ -245,7 +242,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	ln, err := listenLoopback(reg)
 	if err != nil {
-		return nil, fmt.Errorf("connector %s: listen for the sign-in's redirect: %w", s.cfg.Connector, err)
+		return nil, s.errorf("listen for the sign-in's redirect: %w", err)
 	}
 	redirect := fmt.Sprintf("http://127.0.0.1:%d%s", ln.Addr().(*net.TCPAddr).Port, callbackPath)
 	c, err := s.clientFor(ctx, d, reg, redirect, scopes)
@@ -258,7 +255,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	au, err := url.Parse(d.meta.AuthorizationEndpoint)
 	if err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("connector %s: the authorization endpoint: %w", s.cfg.Connector, err)
+		return nil, s.errorf("the authorization endpoint: %w", err)
 	}
 	q := au.Query()
 	q.Set("response_type", "code")
@@ -277,7 +274,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 		d: d, client: c, scopes: scopes, ln: ln, done: make(chan struct{})}
 	a.ctx, a.cancel = context.WithTimeout(s.ctx, s.cfg.SignInTimeout)
 	a.stopTimer = context.AfterFunc(a.ctx, func() {
-		a.finish(fmt.Errorf("connector %s: the sign-in did not complete within %v", s.cfg.Connector, s.cfg.SignInTimeout))
+		a.finish(s.errorf("the sign-in did not complete within %v", s.cfg.SignInTimeout))
 	})
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
 	a.serving.Add(1)
@@ -358,7 +355,7 @@ func (a *Attempt) Done() <-chan struct{} { return a.done }
 func (a *Attempt) Close() error {
 	a.closeOnce.Do(func() {
 		a.stopTimer()
-		a.finish(fmt.Errorf("connector %s: the sign-in was abandoned", a.s.cfg.Connector))
+		a.finish(a.s.errorf("the sign-in was abandoned"))
 		_ = a.srv.Close()
 		a.serving.Wait()
 		a.cancel()
@@ -424,14 +421,13 @@ func (a *Attempt) complete(q url.Values) error {
 	iss := q.Get("iss")
 	switch {
 	case iss == "" && d.meta.AuthorizationResponseIssParameterSupported:
-		return fmt.Errorf("connector %s: the redirect has no iss, which the authorization server says it sends (RFC 9207); refusing it", s.cfg.Connector)
+		return s.errorf("the redirect has no iss, which the authorization server says it sends (RFC 9207); refusing it")
 	case iss != "" && d.issuer != "" && iss != d.issuer:
-		return fmt.Errorf("connector %s: the redirect comes from issuer %q, not from %q, the authorization server this sign-in went to (RFC 9207); refusing it",
-			s.cfg.Connector, clip(iss), redacted(d.issuer))
+		return s.errorf("the redirect comes from issuer %q, not from %q, the authorization server this sign-in went to (RFC 9207); refusing it", clip(iss), redacted(d.issuer))
 	}
 	code := q.Get("code")
 	if code == "" {
-		return fmt.Errorf("connector %s: the redirect has no code", s.cfg.Connector)
+		return s.errorf("the redirect has no code")
 	}
 	s.cfg.Scrubber.Add(code)
 	form := url.Values{
@@ -453,7 +449,7 @@ func (a *Attempt) complete(q url.Values) error {
 		return err
 	}
 	if err := s.storeGrant(a.ctx, g); err != nil {
-		return fmt.Errorf("connector %s: %w", s.cfg.Connector, err)
+		return s.errorf("%w", err)
 	}
 	s.mu.Lock()
 	if covers(g.Scopes, s.needScopes) {
