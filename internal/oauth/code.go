@@ -54,7 +54,7 @@ func (f *Fetcher) RedeemCode(ctx context.Context, meta IssuerMetadata, code, ver
 		return CodeTokens{}, fmt.Errorf("the issuer's metadata (%s) names no token endpoint", meta.Where)
 	}
 	sc := scrub.New(code, verifier, secret)
-	form := url.Values{"grant_type": {GrantAuthorizationCode}, "code": {code}, "redirect_uri": {redirect}, "code_verifier": {verifier}}
+	form := tokenForm(GrantAuthorizationCode, "", nil, "code", code, "redirect_uri", redirect, "code_verifier", verifier)
 	for k, vs := range extra {
 		form[k] = vs
 	}

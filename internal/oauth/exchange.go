@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 )
 
 // RFC 8693's grant type and token type.
@@ -45,19 +43,8 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 		return nil
 	}
 	s.cfg.Scrubber.Add(subjectToken)
-	form := url.Values{
-		"grant_type":           {tokenExchangeGrant},
-		"subject_token":        {subjectToken},
-		"subject_token_type":   {accessTokenType},
-		"requested_token_type": {accessTokenType},
-		"resource":             {s.server},
-	}
-	if s.cfg.Audience != "" {
-		form.Set("audience", s.cfg.Audience)
-	}
-	if len(s.cfg.Scopes) > 0 {
-		form.Set("scope", strings.Join(s.cfg.Scopes, " "))
-	}
+	form := tokenForm(tokenExchangeGrant, s.server, s.cfg.Scopes, "subject_token", subjectToken,
+		"subject_token_type", accessTokenType, "requested_token_type", accessTokenType, "audience", s.cfg.Audience)
 	auth := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, method: authBasic, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: s.cfg.TokenEndpoint}
 	if auth.key != nil {
 		auth.method = authPrivateJWT

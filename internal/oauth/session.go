@@ -559,17 +559,10 @@ func (s *Session) waitForChange(ctx context.Context, raw []byte) error {
 // stores its outcome: the new tokens, or the refusal, or g again without
 // the lease when the endpoint could not be reached.
 func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*grant, error) {
-	form := url.Values{}
+	form := tokenForm("refresh_token", g.Resource, nil, "refresh_token", g.RefreshToken)
 	if g.Grant == GrantClientCredentials {
-		form.Set("grant_type", GrantClientCredentials)
-		if len(g.Scopes) > 0 {
-			form.Set("scope", strings.Join(g.Scopes, " "))
-		}
-	} else {
-		form.Set("grant_type", "refresh_token")
-		form.Set("refresh_token", g.RefreshToken)
+		form = tokenForm(GrantClientCredentials, g.Resource, g.Scopes)
 	}
-	form.Set("resource", g.Resource)
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
 		if isInvalidGrant(err) {

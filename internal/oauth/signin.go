@@ -125,10 +125,7 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 	if err != nil {
 		return nil, err
 	}
-	form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {d.resource}}
-	if len(scopes) > 0 {
-		form.Set("scope", strings.Join(scopes, " "))
-	}
+	form := tokenForm(GrantClientCredentials, d.resource, scopes)
 	ng := s.newGrant(d, GrantClientCredentials, auth, scopes)
 	if err := s.obtain(ctx, "client credentials token", form, auth, ng); err != nil {
 		return nil, err
@@ -430,13 +427,7 @@ func (a *Attempt) complete(q url.Values) error {
 		return s.errorf("the redirect has no code")
 	}
 	s.cfg.Scrubber.Add(code)
-	form := url.Values{
-		"grant_type":    {GrantAuthorizationCode},
-		"code":          {code},
-		"redirect_uri":  {a.redirect},
-		"code_verifier": {a.verifier},
-		"resource":      {d.resource},
-	}
+	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)
 	g := s.newGrant(d, GrantAuthorizationCode, a.client.auth, a.scopes)
 	if a.client.storeSecret {
 		g.ClientSecret = a.client.auth.secret

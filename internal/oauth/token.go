@@ -79,6 +79,20 @@ func chooseAuthMethod(supported []string, hasSecret bool) string {
 	return authBasic
 }
 
+// tokenForm is a token request of grantType for resource, asking for
+// scopes, with the other fields of pairs (a name, then its value); a
+// field whose value is "" is left out.
+func tokenForm(grantType, resource string, scopes []string, pairs ...string) url.Values {
+	pairs = append(pairs, "grant_type", grantType, "resource", resource, "scope", strings.Join(scopes, " "))
+	form := url.Values{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			form.Set(pairs[i], pairs[i+1])
+		}
+	}
+	return form
+}
+
 // requestTokens posts a token request (form, with the client's
 // authentication added) to endpoint and reads the answer. Every token in
 // the answer is added to sc before requestTokens returns. An error answer
