@@ -44,11 +44,7 @@ func (r *registration) fits(redirect string, scopes []string, now time.Time) boo
 }
 
 func (r *registration) client(d *discovery) client {
-	return client{
-		auth:        clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.issuer},
-		regID:       regID(d),
-		storeSecret: r.ClientSecret != "",
-	}
+	return client{auth: clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.issuer}, regID: regID(d)}
 }
 
 // loadRegistration returns the stored registration with d's server (nil

@@ -160,11 +160,9 @@ func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
 type client struct {
 	auth clientAuth
 	// regID is the id of the stored registration it came from ("" for a
-	// configured client or a client ID metadata document).
+	// configured client or a client ID metadata document): the grant
+	// keeps such a client's secret, not the configuration's.
 	regID string
-	// storeSecret says whether the grant must keep the secret (it came
-	// from a registration, not from the configuration).
-	storeSecret bool
 }
 
 // clientFor finds the client to sign in as, in the specification's
@@ -429,7 +427,7 @@ func (a *Attempt) complete(q url.Values) error {
 	s.cfg.Scrubber.Add(code)
 	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)
 	g := s.newGrant(d, GrantAuthorizationCode, a.client.auth, a.scopes)
-	if a.client.storeSecret {
+	if a.client.regID != "" {
 		g.ClientSecret = a.client.auth.secret
 	}
 	if err := s.obtain(a.ctx, "exchanging the code", form, a.client.auth, g); err != nil {
