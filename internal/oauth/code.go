@@ -40,7 +40,7 @@ func randomString(n int) string {
 
 // SupportsS256 reports whether the issuer says it takes PKCE with S256.
 func (m IssuerMetadata) SupportsS256() bool {
-	return slices.Contains(m.CodeChallengeMethods, "S256")
+	return slices.Contains(m.CodeChallengeMethodsSupported, "S256")
 }
 
 // RedeemCode exchanges an authorization code at the issuer's token
@@ -58,7 +58,7 @@ func (f *Fetcher) RedeemCode(ctx context.Context, meta IssuerMetadata, code, ver
 	for k, vs := range extra {
 		form[k] = vs
 	}
-	auth := clientAuth{id: id, secret: secret, method: chooseAuthMethod(meta.TokenAuthMethods, secret != "")}
+	auth := clientAuth{id: id, secret: secret, method: chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, secret != "")}
 	t, err := f.f.requestTokens(ctx, meta.TokenEndpoint, form, auth, sc, time.Now())
 	if err != nil {
 		return CodeTokens{}, sc.Error(fmt.Errorf("exchanging the code: %w", err))

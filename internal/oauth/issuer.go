@@ -8,29 +8,6 @@ import (
 	"time"
 )
 
-// IssuerMetadata is what a resource server needs of its authorization
-// server's metadata (RFC 8414, or OpenID Connect discovery): where its
-// signing keys are (a JWK Set, RFC 7517) and where it introspects tokens
-// (RFC 7662); and, to sign people in to the approval console through it
-// (OpenID Connect's authorization code flow), its authorization and token
-// endpoints and what they support. Any may be empty.
-type IssuerMetadata struct {
-	Issuer                string
-	JWKSURI               string
-	IntrospectionEndpoint string
-	AuthorizationEndpoint string
-	TokenEndpoint         string
-	// TokenAuthMethods is token_endpoint_auth_methods_supported.
-	TokenAuthMethods []string
-	// CodeChallengeMethods is code_challenge_methods_supported.
-	CodeChallengeMethods []string
-	// IssParameter is authorization_response_iss_parameter_supported
-	// (RFC 9207): the redirect back names the issuer.
-	IssParameter bool
-	// Where is the URL the metadata was read from, for messages.
-	Where string
-}
-
 // A Fetcher makes a resource server's requests to its authorization
 // server: the metadata, the JWK Set, introspection. Every answer is
 // bounded in size and time; URLs must be HTTPS or loopback, as the
@@ -88,10 +65,8 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 		meta.AuthorizationEndpoint, "the authorization endpoint", meta.TokenEndpoint, "the token endpoint"); err != nil {
 		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
 	}
-	return IssuerMetadata{Issuer: meta.Issuer, JWKSURI: meta.JWKSURI, IntrospectionEndpoint: meta.IntrospectionEndpoint,
-		AuthorizationEndpoint: meta.AuthorizationEndpoint, TokenEndpoint: meta.TokenEndpoint,
-		TokenAuthMethods: meta.TokenEndpointAuthMethodsSupported, CodeChallengeMethods: meta.CodeChallengeMethodsSupported,
-		IssParameter: meta.AuthorizationResponseIssParameterSupported, Where: redacted(where)}, nil
+	meta.Where = redacted(where)
+	return *meta, nil
 }
 
 // JSON fetches rawURL (HTTPS or loopback) and decodes its JSON answer

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 )
 
@@ -16,10 +15,14 @@ type resourceMetadata struct {
 	ScopesSupported      []string `json:"scopes_supported"`
 }
 
-// serverMetadata is an authorization server's metadata (RFC 8414, and
+// IssuerMetadata is an authorization server's metadata (RFC 8414, and
 // OpenID Connect discovery, which has the same fields), with the MCP
-// additions.
-type serverMetadata struct {
+// additions: what the client signs in with, and what a resource server
+// needs (the issuer's keys, a JWK Set; its introspection endpoint, RFC
+// 7662; and, to sign people in to the approval console, the
+// authorization and token endpoints and what they support). Any may be
+// empty.
+type IssuerMetadata struct {
 	Issuer                                     string   `json:"issuer"`
 	AuthorizationEndpoint                      string   `json:"authorization_endpoint"`
 	TokenEndpoint                              string   `json:"token_endpoint"`
@@ -32,10 +35,11 @@ type serverMetadata struct {
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`
 	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported"`
-	// A resource server's needs (IssuerMetadata): the issuer's keys and
-	// its introspection endpoint (RFC 7662).
-	JWKSURI               string `json:"jwks_uri"`
-	IntrospectionEndpoint string `json:"introspection_endpoint"`
+	JWKSURI                                    string   `json:"jwks_uri"`
+	IntrospectionEndpoint                      string   `json:"introspection_endpoint"`
+	// Where is the URL the metadata was read from, for messages (set by
+	// Fetcher.Issuer).
+	Where string `json:"-"`
 }
 
 // discovery is what the client learnt of a server before signing in: the
@@ -48,7 +52,7 @@ type discovery struct {
 	// issuer is the authorization server's identifier; "" when it
 	// published no metadata (the 2025-03-26 default endpoints).
 	issuer string
-	meta   serverMetadata
+	meta   IssuerMetadata
 	// how says how the metadata was found, for messages and logs.
 	how string
 	// legacy is set when no protected resource metadata was found and the
@@ -160,14 +164,14 @@ func serverMetadataURLs(iu *url.URL) []string {
 
 // serverMetadata fetches an authorization server's metadata; nil when it
 // publishes none at any of serverMetadataURLs.
-func (f *fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*serverMetadata, string, error) {
-	return firstFound[serverMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
+func (f *fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*IssuerMetadata, string, error) {
+	return firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
 }
 
 // issuerMetadata fetches the metadata of the authorization server issuer
 // and checks that it is there and names issuer itself; it returns the
 // URL it was read from too.
-func (f *fetcher) issuerMetadata(ctx context.Context, issuer string) (*serverMetadata, string, error) {
+func (f *fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMetadata, string, error) {
 	iu, err := secureURL(issuer, "the authorization server")
 	if err != nil {
 		return nil, "", err
@@ -204,7 +208,7 @@ func (f *fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 		d.meta, d.issuer = *meta, meta.Issuer
 		d.how = "no protected resource metadata; authorization server metadata at " + redacted(metaURL) + " (the 2025-03-26 discovery)"
 	} else {
-		d.meta = serverMetadata{
+		d.meta = IssuerMetadata{
 			AuthorizationEndpoint: origin + "/authorize",
 			TokenEndpoint:         origin + "/token",
 			RegistrationEndpoint:  origin + "/register",
@@ -237,7 +241,7 @@ func (d *discovery) pkceOK() bool {
 	if d.issuer == "" && d.legacy {
 		return true
 	}
-	return slices.Contains(d.meta.CodeChallengeMethodsSupported, "S256")
+	return d.meta.SupportsS256()
 }
 
 // canonicalURL is a server's URL in the form resources are compared and

@@ -208,7 +208,7 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 		return nil, time.Time{}, err
 	}
 	switch iss := q.Get("iss"); {
-	case iss == "" && meta.IssParameter:
+	case iss == "" && meta.AuthorizationResponseIssParameterSupported:
 		return refused("the redirect has no iss, which the issuer says it sends (RFC 9207)")
 	case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(s.v.cfg.Issuer, "/"):
 		return refused("the redirect names another issuer (RFC 9207)")
