@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxAnswer bounds every answer read from a protected resource's metadata,
@@ -135,15 +136,13 @@ func clean(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) > n {
 		cut := n
-		for cut > 0 && !isRuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "…"
 	}
 	return s
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // clip bounds a URL or value quoted in an error.
 func clip(s string) string { return clean(s, 200) }

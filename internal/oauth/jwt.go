@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"math/big"
 	"time"
 )
 
@@ -130,13 +129,7 @@ func jwsSign(key crypto.Signer, alg string, input []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return append(fixed(r, size), fixed(s, size)...), nil
+		return append(r.FillBytes(make([]byte, size)), s.FillBytes(make([]byte, size))...), nil
 	}
 	return nil, fmt.Errorf("JWS algorithm %q is not supported", alg)
-}
-
-// fixed is n as a big-endian number of size bytes.
-func fixed(n *big.Int, size int) []byte {
-	b := make([]byte, size)
-	return n.FillBytes(b)
 }

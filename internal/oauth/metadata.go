@@ -29,7 +29,6 @@ type IssuerMetadata struct {
 	RegistrationEndpoint                       string   `json:"registration_endpoint"`
 	RevocationEndpoint                         string   `json:"revocation_endpoint"`
 	ScopesSupported                            []string `json:"scopes_supported"`
-	GrantTypesSupported                        []string `json:"grant_types_supported"`
 	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported"`
 	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported"`
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`

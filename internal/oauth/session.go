@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto"
 	"encoding/json"
@@ -208,10 +209,8 @@ func New(cfg Config) (*Session, error) {
 	if _, err := secureURL(cfg.Server, "the server URL"); err != nil {
 		return nil, err
 	}
-	if cfg.TokenEndpoint != "" {
-		if _, err := secureURL(cfg.TokenEndpoint, "the token endpoint"); err != nil {
-			return nil, err
-		}
+	if err := secureURLs(cfg.TokenEndpoint, "the token endpoint"); err != nil {
+		return nil, err
 	}
 	if cfg.ClientMetadataURL != "" {
 		u, err := url.Parse(cfg.ClientMetadataURL)
@@ -219,9 +218,9 @@ func New(cfg Config) (*Session, error) {
 			return nil, fmt.Errorf("client_metadata_url %q: a client ID metadata document's URL must be https with a path", clip(cfg.ClientMetadataURL))
 		}
 	}
-	if cfg.ClientName == "" {
-		cfg.ClientName = DefaultClientName
-	}
+	cfg.ClientName = cmp.Or(cfg.ClientName, DefaultClientName)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -230,12 +229,6 @@ func New(cfg Config) (*Session, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Scrubber == nil {
-		cfg.Scrubber = scrub.New()
 	}
 	cfg.Scrubber.Add(cfg.ClientSecret)
 	ctx, cancel := context.WithCancel(context.Background())

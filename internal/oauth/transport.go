@@ -229,21 +229,7 @@ func discard(resp *http.Response) {
 
 // sameOrigin reports whether u has the server's scheme, host and port.
 func (s *Session) sameOrigin(u *url.URL) bool {
-	o, err := url.Parse(s.server)
-	if err != nil {
-		return false
-	}
-	return strings.EqualFold(u.Scheme, o.Scheme) && strings.EqualFold(canonicalHost(u), canonicalHost(o))
-}
-
-// canonicalHost is u's host and port, without a default port.
-func canonicalHost(u *url.URL) string {
-	host, port := u.Hostname(), u.Port()
-	if (strings.EqualFold(u.Scheme, "https") && port == "443") || (strings.EqualFold(u.Scheme, "http") && port == "80") {
-		port = ""
-	}
-	if port == "" {
-		return host
-	}
-	return host + ":" + port
+	o, err1 := url.Parse(s.server) // canonical: so is the origin compared
+	c, err2 := url.Parse(canonicalURL(u.Scheme + "://" + u.Host))
+	return err1 == nil && err2 == nil && c.Scheme == o.Scheme && c.Host == o.Host
 }

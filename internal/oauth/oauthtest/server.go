@@ -8,6 +8,7 @@
 package oauthtest
 
 import (
+	"cmp"
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/base64"
@@ -182,14 +183,7 @@ func (f *Server) Issuer() string {
 // ServerURL is the protected MCP endpoint's URL.
 func (f *Server) ServerURL() string { return f.RS.URL + "/mcp" }
 func (f *Server) prmLocation() string {
-	return cmpOr(f.PRMPath, "/.well-known/oauth-protected-resource/mcp")
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return cmp.Or(f.PRMPath, "/.well-known/oauth-protected-resource/mcp")
 }
 
 // next makes a new secret value (a token, a code, a client secret) and
@@ -218,7 +212,7 @@ func (f *Server) serveRS(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	f.paths[r.URL.Path]++
 	if r.URL.Path == f.prmLocation() && !f.NoPRM {
-		res := cmpOr(f.PRMResource, f.ServerURL())
+		res := cmp.Or(f.PRMResource, f.ServerURL())
 		writeJSON(w, map[string]any{"resource": res, "authorization_servers": []string{f.Issuer()}, "scopes_supported": f.PRMScopes})
 		return
 	}
