@@ -49,14 +49,8 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if auth.key != nil {
 		auth.method = authPrivateJWT
 	}
-	ng := &grant{
-		Server: s.server, Account: s.cfg.Account, Resource: s.server, TokenEndpoint: s.cfg.TokenEndpoint,
-		Grant: GrantTokenExchange, ClientID: s.cfg.ClientID, AuthMethod: auth.method, Scopes: s.cfg.Scopes,
-	}
+	ng := s.newGrant(&discovery{resource: s.server, meta: IssuerMetadata{TokenEndpoint: s.cfg.TokenEndpoint}}, GrantTokenExchange, auth, s.cfg.Scopes)
 	if err := s.obtain(ctx, "exchanging the person's token", form, auth, ng); err != nil {
-		return err
-	}
-	if err := s.storeGrant(ctx, ng); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -638,14 +638,17 @@ func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scop
 }
 
 // obtain sends the token request form (what it is for names it in the
-// error) to g's token endpoint as auth's client and fills g with the
-// tokens. The error is the connector's, scrubbed.
+// error) to g's token endpoint as auth's client, fills g with the tokens
+// and stores it. The error is the connector's, scrubbed.
 func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth clientAuth, g *grant) error {
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
 		return s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
 	t.into(g, s.cfg.Now())
+	if err := s.storeGrant(ctx, g); err != nil {
+		return s.errorf("%w", err)
+	}
 	return nil
 }
 

@@ -130,9 +130,6 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 	if err := s.obtain(ctx, "client credentials token", form, auth, ng); err != nil {
 		return nil, err
 	}
-	if err := s.storeGrant(ctx, ng); err != nil {
-		return nil, err
-	}
 	s.log.Info("obtained a token by the client credentials grant", "scopes", strings.Join(ng.Scopes, " "), "expires", ng.Expiry)
 	return ng, nil
 }
@@ -436,9 +433,6 @@ func (a *Attempt) complete(q url.Values) error {
 			s.forgetRegistration(a.ctx, a.client.regID)
 		}
 		return err
-	}
-	if err := s.storeGrant(a.ctx, g); err != nil {
-		return s.errorf("%w", err)
 	}
 	s.mu.Lock()
 	if covers(g.Scopes, s.needScopes) {
