@@ -244,23 +244,10 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
-	au, err := url.Parse(d.meta.AuthorizationEndpoint)
-	if err != nil {
-		ln.Close()
-		return nil, s.errorf("the authorization endpoint: %w", err)
-	}
-	q := au.Query()
-	q.Set("response_type", "code")
-	q.Set("client_id", c.auth.id)
-	q.Set("redirect_uri", redirect)
-	q.Set("code_challenge", CodeChallenge(verifier))
-	q.Set("code_challenge_method", "S256")
-	q.Set("state", state)
-	q.Set("resource", d.resource)
-	if len(scopes) > 0 {
-		q.Set("scope", strings.Join(scopes, " "))
-	}
-	au.RawQuery = q.Encode()
+	au, _ := url.Parse(d.meta.AuthorizationEndpoint) // parsed by discovery's checkEndpoints
+	au.RawQuery = set(au.Query(), "response_type", "code", "client_id", c.auth.id, "redirect_uri", redirect,
+		"code_challenge", CodeChallenge(verifier), "code_challenge_method", "S256", "state", state,
+		"resource", d.resource, "scope", strings.Join(scopes, " ")).Encode()
 
 	a := &Attempt{s: s, url: au.String(), redirect: redirect, state: state, verifier: verifier,
 		d: d, client: c, scopes: scopes, ln: ln, done: make(chan struct{})}

@@ -80,17 +80,20 @@ func chooseAuthMethod(supported []string, hasSecret bool) string {
 }
 
 // tokenForm is a token request of grantType for resource, asking for
-// scopes, with the other fields of pairs (a name, then its value); a
-// field whose value is "" is left out.
+// scopes, with the other fields of pairs (see set).
 func tokenForm(grantType, resource string, scopes []string, pairs ...string) url.Values {
-	pairs = append(pairs, "grant_type", grantType, "resource", resource, "scope", strings.Join(scopes, " "))
-	form := url.Values{}
+	return set(url.Values{}, append(pairs, "grant_type", grantType, "resource", resource, "scope", strings.Join(scopes, " "))...)
+}
+
+// set sets in v the fields of pairs (a name, then its value), but for
+// those whose value is "", and returns v.
+func set(v url.Values, pairs ...string) url.Values {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] != "" {
-			form.Set(pairs[i], pairs[i+1])
+			v.Set(pairs[i], pairs[i+1])
 		}
 	}
-	return form
+	return v
 }
 
 // requestTokens posts a token request (form, with the client's
