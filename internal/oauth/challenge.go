@@ -148,25 +148,17 @@ func (p *challengeParser) paramAhead() bool {
 // token68 reads a token68 standing alone (followed by the end or a comma),
 // and reports whether there was one; otherwise it reads nothing.
 func (p *challengeParser) token68() (string, bool) {
-	j := p.i
-	for j < len(p.s) && isIn(p.s[j], token68Chars) {
-		j++
-	}
-	if j == p.i {
+	start := p.i
+	if p.span(func(c byte) bool { return isIn(c, token68Chars) }) == "" {
 		return "", false
 	}
-	for j < len(p.s) && p.s[j] == '=' {
-		j++
-	}
-	k := j
-	for k < len(p.s) && (p.s[k] == ' ' || p.s[k] == '\t') {
-		k++
-	}
-	if k < len(p.s) && p.s[k] != ',' {
+	p.skip("=")
+	t := p.s[start:p.i]
+	p.skip(" \t")
+	if p.i < len(p.s) && p.s[p.i] != ',' {
+		p.i = start
 		return "", false
 	}
-	t := p.s[p.i:j]
-	p.i = k
 	return t, true
 }
 
@@ -192,21 +184,22 @@ func (p *challengeParser) quoted() (string, bool) {
 }
 
 func (p *challengeParser) token() string {
-	j := p.i
-	for j < len(p.s) && isIn(p.s[j], tokenChars) {
-		j++
-	}
-	t := p.s[p.i:j]
-	p.i = j
-	return t
+	return p.span(func(c byte) bool { return isIn(c, tokenChars) })
 }
 
 // skip moves past any of chars: spaces and tabs (" \t"), list
 // separators too (" \t,").
 func (p *challengeParser) skip(chars string) {
-	for p.i < len(p.s) && strings.IndexByte(chars, p.s[p.i]) >= 0 {
+	p.span(func(c byte) bool { return strings.IndexByte(chars, c) >= 0 })
+}
+
+// span reads the longest run of bytes for which ok holds.
+func (p *challengeParser) span(ok func(byte) bool) string {
+	start := p.i
+	for p.i < len(p.s) && ok(p.s[p.i]) {
 		p.i++
 	}
+	return p.s[start:p.i]
 }
 
 // Besides letters and digits, the characters of an RFC 9110 token and of
