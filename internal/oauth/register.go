@@ -50,12 +50,12 @@ func (r *registration) client(d *discovery) client {
 // loadRegistration returns the stored registration with d's server (nil
 // when there is none or it cannot be read).
 func (s *Session) loadRegistration(ctx context.Context, d *discovery) *registration {
-	plain, raw, err := s.vault.load(ctx, KindClient, regID(d))
+	var r registration
+	raw, err := s.vault.load(ctx, KindClient, regID(d), &r)
 	if err != nil {
 		s.log.Warn("reading the stored client registration failed; registering again", "err", err)
 	}
-	var r registration
-	if err != nil || raw == nil || json.Unmarshal(plain, &r) != nil || r.ClientID == "" {
+	if err != nil || raw == nil || r.ClientID == "" {
 		return nil
 	}
 	s.cfg.Scrubber.Add(r.ClientSecret)
@@ -65,11 +65,7 @@ func (s *Session) loadRegistration(ctx context.Context, d *discovery) *registrat
 // storeRegistration stores r, in place of what is stored (a registration
 // another process made meanwhile is no better than ours).
 func (s *Session) storeRegistration(ctx context.Context, d *discovery, r *registration) error {
-	plain, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, err = s.vault.put(ctx, KindClient, regID(d), plain)
+	_, err := s.vault.put(ctx, KindClient, regID(d), r)
 	return err
 }
 

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -301,34 +300,24 @@ func (s *Session) needSignIn(reason string) error {
 	return s.signInRequired(reason)
 }
 
-// decodeGrant opens a stored grant; a grant of another server (the same id
-// for another URL) is none.
-func (s *Session) decodeGrant(plain []byte) (*grant, error) {
-	var g grant
-	if err := json.Unmarshal(plain, &g); err != nil {
-		return nil, fmt.Errorf("stored grant of %s: %w", s.id, err)
-	}
-	if g.Server != s.server || g.Account != s.cfg.Account {
-		return nil, nil
-	}
-	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
-	return &g, nil
-}
-
 // load reads the stored grant (nil when there is none) and its stored
 // form. A grant sealed with another key is reported as none, with a
-// warning: it cannot be used.
+// warning: it cannot be used; so is a grant of another server (the same
+// id for another URL).
 func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
-	plain, raw, err := s.vault.load(ctx, KindGrant, s.id)
-	if errors.Is(err, errOtherKey) {
+	var g grant
+	raw, err := s.vault.load(ctx, KindGrant, s.id, &g)
+	switch {
+	case errors.Is(err, errOtherKey):
 		s.log.Warn("the stored sign-in was sealed with another key; sign in again (or give every process the same "+EnvSecretKey+")", "err", err)
 		return nil, raw, nil
-	}
-	if err != nil || raw == nil {
+	case err != nil || raw == nil:
 		return nil, raw, err
+	case g.Server != s.server || g.Account != s.cfg.Account:
+		return nil, raw, nil
 	}
-	g, err := s.decodeGrant(plain)
-	return g, raw, err
+	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
+	return &g, raw, nil
 }
 
 // reload reads the stored grant (another process may have signed in or
@@ -513,8 +502,7 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 		}
 		leased := *g
 		leased.Lease = &lease{Holder: s.holder, Until: now.Add(leaseTime)}
-		plain, _ := json.Marshal(&leased)
-		lraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, plain)
+		lraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, &leased)
 		if err != nil {
 			return nil, err
 		}
@@ -564,8 +552,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 		}
 		// Not the grant's fault: give the lease back and say what happened.
 		s.log.Warn("refreshing the access token failed", "err", err, "token_endpoint", redacted(g.TokenEndpoint))
-		plain, _ := json.Marshal(g)
-		if _, _, rerr := s.vault.swap(ctx, KindGrant, s.id, lraw, plain); rerr != nil {
+		if _, _, rerr := s.vault.swap(ctx, KindGrant, s.id, lraw, g); rerr != nil {
 			s.log.Warn("giving back the lease on the grant", "err", rerr)
 		}
 		return nil, fmt.Errorf("refreshing the access token: %w", err)
@@ -573,8 +560,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 	ng := *g
 	ng.Lease, ng.Refused = nil, ""
 	t.into(&ng, s.cfg.Now())
-	plain, _ := json.Marshal(&ng)
-	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, plain)
+	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, &ng)
 	if err != nil {
 		return nil, err
 	}
@@ -583,7 +569,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 		// ours only if nobody refreshed since: a newer grant wins.
 		cur, craw, err := s.load(ctx)
 		if err == nil && cur != nil && cur.RefreshToken == g.RefreshToken {
-			nraw, ok, err = s.vault.swap(ctx, KindGrant, s.id, craw, plain)
+			nraw, ok, err = s.vault.swap(ctx, KindGrant, s.id, craw, &ng)
 		}
 		if err != nil || !ok {
 			s.log.Warn("the stored grant changed while this process refreshed it; using the new token in this process only")
@@ -600,8 +586,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason string) error {
 	r := *g
 	r.AccessToken, r.RefreshToken, r.Lease, r.Refused = "", "", nil, reason
-	plain, _ := json.Marshal(&r)
-	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, plain)
+	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, &r)
 	if err != nil {
 		s.log.Warn("recording that the server refused the tokens", "err", err)
 	} else if ok {
@@ -654,11 +639,7 @@ func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth
 
 // storeGrant stores g as the server's grant, whatever was stored before.
 func (s *Session) storeGrant(ctx context.Context, g *grant) error {
-	plain, err := json.Marshal(g)
-	if err != nil {
-		return err
-	}
-	raw, err := s.vault.put(ctx, KindGrant, s.id, plain)
+	raw, err := s.vault.put(ctx, KindGrant, s.id, g)
 	if err != nil {
 		return fmt.Errorf("store the grant: %w", err)
 	}

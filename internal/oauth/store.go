@@ -278,50 +278,58 @@ func createKeyFile(dir, path string) ([]byte, error) {
 	return k, nil
 }
 
-// vault is a Store with a Sealer: values go in sealed and come out open,
-// with the stored form kept for the next Swap.
+// vault is a Store with a Sealer: values (JSON) go in sealed and come
+// out open, with the stored form kept for the next swap.
 type vault struct {
 	store Store
 	seal  *Sealer
 }
 
-// load returns the opened value of kind and id and its stored form (nil
-// plain and raw when there is none).
-func (v vault) load(ctx context.Context, kind, id string) (plain, raw []byte, err error) {
-	raw, ok, err := v.store.Load(ctx, kind, id)
+// load opens the value of kind and id into v and returns its stored form
+// (nil when there is none).
+func (vt vault) load(ctx context.Context, kind, id string, v any) ([]byte, error) {
+	raw, ok, err := vt.store.Load(ctx, kind, id)
 	if err != nil || !ok {
-		return nil, nil, err
+		return nil, err
 	}
-	plain, err = v.seal.Open(kind, id, raw)
-	return plain, raw, err
+	plain, err := vt.seal.Open(kind, id, raw)
+	if err == nil {
+		if err = json.Unmarshal(plain, v); err != nil {
+			err = fmt.Errorf("stored %s %s: %w", kind, id, err)
+		}
+	}
+	return raw, err
 }
 
-// swap seals plain (nil deletes) and swaps it in for raw; it returns the
-// new stored form and whether the swap happened.
-func (v vault) swap(ctx context.Context, kind, id string, raw, plain []byte) ([]byte, bool, error) {
+// swap seals v (nil deletes) and swaps it in for raw; it returns the new
+// stored form and whether the swap happened.
+func (vt vault) swap(ctx context.Context, kind, id string, raw []byte, v any) ([]byte, bool, error) {
 	var next []byte
-	if plain != nil {
-		var err error
-		if next, err = v.seal.Seal(kind, id, plain); err != nil {
+	if v != nil {
+		plain, err := json.Marshal(v)
+		if err == nil {
+			next, err = vt.seal.Seal(kind, id, plain)
+		}
+		if err != nil {
 			return nil, false, err
 		}
 	}
-	ok, err := v.store.Swap(ctx, kind, id, raw, next)
+	ok, err := vt.store.Swap(ctx, kind, id, raw, next)
 	if err != nil {
 		return nil, false, err
 	}
 	return next, ok, nil
 }
 
-// put seals plain (nil deletes) and stores it whatever is stored
-// meanwhile; it returns the new stored form.
-func (v vault) put(ctx context.Context, kind, id string, plain []byte) ([]byte, error) {
+// put seals v (nil deletes) and stores it whatever is stored meanwhile;
+// it returns the new stored form.
+func (vt vault) put(ctx context.Context, kind, id string, v any) ([]byte, error) {
 	for range 10 {
-		raw, _, err := v.store.Load(ctx, kind, id)
-		if err != nil || raw == nil && plain == nil {
+		raw, _, err := vt.store.Load(ctx, kind, id)
+		if err != nil || raw == nil && v == nil {
 			return nil, err
 		}
-		next, ok, err := v.swap(ctx, kind, id, raw, plain)
+		next, ok, err := vt.swap(ctx, kind, id, raw, v)
 		if err != nil || ok {
 			return next, err
 		}
