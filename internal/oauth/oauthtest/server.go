@@ -305,10 +305,7 @@ func (f *Server) metadata() map[string]any {
 }
 
 func (f *Server) serveAS(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	hang := f.HangToken
-	f.mu.Unlock()
-	if hang != nil && r.URL.Path == f.IssuerPath+"/token" {
+	if hang := locked(f, func() chan struct{} { return f.HangToken }); hang != nil && r.URL.Path == f.IssuerPath+"/token" {
 		select {
 		case <-hang:
 		case <-r.Context().Done():
@@ -617,12 +614,7 @@ func covers(have, want []string) bool {
 
 // LastAuthorize returns the last authorization request's parameters.
 func (f *Server) LastAuthorize() url.Values {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.authorizes) == 0 {
-		return nil
-	}
-	return f.authorizes[len(f.authorizes)-1]
+	return locked(f, func() url.Values { return last(f.authorizes) })
 }
 
 // TokenRequests returns the token requests' forms and Authorization
@@ -636,10 +628,15 @@ func (f *Server) TokenRequests() ([]url.Values, []string) {
 // LastTokenForm returns the last token request's form.
 func (f *Server) LastTokenForm() url.Values {
 	forms, _ := f.TokenRequests()
-	if len(forms) == 0 {
+	return last(forms)
+}
+
+// last is the last of s (nil when s is empty).
+func last(s []url.Values) url.Values {
+	if len(s) == 0 {
 		return nil
 	}
-	return forms[len(forms)-1]
+	return s[len(s)-1]
 }
 
 // Registrations returns the registration requests' bodies.
