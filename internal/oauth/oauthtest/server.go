@@ -280,26 +280,23 @@ func (f *Server) metadata() map[string]any {
 		"introspection_endpoint":   f.Issuer() + "/introspect",
 		"response_types_supported": []string{"code"},
 	}
-	if !f.NoRegistration {
-		m["registration_endpoint"] = f.Issuer() + "/register"
-	}
-	if !f.NoPKCE {
-		m["code_challenge_methods_supported"] = []string{"S256"}
-	}
-	if f.ASScopes != nil {
-		m["scopes_supported"] = f.ASScopes
-	}
-	if f.AuthMethods != nil {
-		m["token_endpoint_auth_methods_supported"] = f.AuthMethods
-	}
-	if f.CIMD {
-		m["client_id_metadata_document_supported"] = true
-	}
-	if f.IssParam {
-		m["authorization_response_iss_parameter_supported"] = true
-	}
-	if f.MetadataPad > 0 {
-		m["padding"] = strings.Repeat("p", f.MetadataPad)
+	// What the fields add, when they are set.
+	for _, o := range []struct {
+		on    bool
+		key   string
+		value any
+	}{
+		{!f.NoRegistration, "registration_endpoint", f.Issuer() + "/register"},
+		{!f.NoPKCE, "code_challenge_methods_supported", []string{"S256"}},
+		{f.ASScopes != nil, "scopes_supported", f.ASScopes},
+		{f.AuthMethods != nil, "token_endpoint_auth_methods_supported", f.AuthMethods},
+		{f.CIMD, "client_id_metadata_document_supported", true},
+		{f.IssParam, "authorization_response_iss_parameter_supported", true},
+		{f.MetadataPad > 0, "padding", strings.Repeat("p", f.MetadataPad)},
+	} {
+		if o.on {
+			m[o.key] = o.value
+		}
 	}
 	return m
 }
