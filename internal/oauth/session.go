@@ -360,12 +360,7 @@ func (g *grant) due(now time.Time) bool {
 
 // covers reports whether have holds every scope of want.
 func covers(have, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(have, w) })
 }
 
 // union returns the scopes of a then those of b not in a.

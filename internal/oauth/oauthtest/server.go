@@ -601,12 +601,7 @@ func verifyES256(jwt string, pub *ecdsa.PublicKey, clientID, audience string) bo
 
 // covers reports whether have holds every scope of want.
 func covers(have, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(have, w) })
 }
 
 // LastAuthorize returns the last authorization request's parameters.
