@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -443,9 +444,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "invalid_grant")
 			return
 		}
-		if f.Rotate {
-			rt.used = true
-		}
+		rt.used = f.Rotate // (a used one was refused above)
 		scopes, family, subject = rt.scopes, rt.family, rt.subject
 	case "client_credentials":
 		scopes, family = strings.Fields(form.Get("scope")), f.id("family")
@@ -511,11 +510,7 @@ func (f *Server) clientOK(r *http.Request, form url.Values) bool {
 }
 
 func (f *Server) revokeFamily(family string) {
-	for tok, rt := range f.refresh {
-		if rt.family == family {
-			delete(f.refresh, tok)
-		}
-	}
+	maps.DeleteFunc(f.refresh, func(_ string, rt *refreshToken) bool { return rt.family == family })
 	clear(f.access) // the fake revokes every access token: enough for the tests
 }
 
