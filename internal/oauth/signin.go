@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -271,12 +270,9 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 func listenLoopback(reg *registration) (net.Listener, error) {
 	if reg != nil {
 		for _, r := range reg.RedirectURIs {
-			u, err := url.Parse(r)
-			if err != nil || u.Hostname() != "127.0.0.1" {
-				continue
-			}
-			if p, err := strconv.Atoi(u.Port()); err == nil && p > 0 {
-				if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", u.Port())); err == nil {
+			// (url.Parse takes only digits for a port.)
+			if u, err := url.Parse(r); err == nil && u.Hostname() == "127.0.0.1" && strings.Trim(u.Port(), "0") != "" {
+				if ln, err := net.Listen("tcp", u.Host); err == nil {
 					return ln, nil
 				}
 			}
