@@ -8,14 +8,13 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/sha512"
+	_ "crypto/sha512" // crypto.SHA384 and SHA512
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"hash"
 	"time"
 )
 
@@ -114,15 +113,12 @@ func jwsSign(key crypto.Signer, alg string, input []byte) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s needs an ECDSA key", alg)
 		}
-		var h hash.Hash
-		size := 32
+		h, size := crypto.SHA256.New(), 32
 		switch alg {
-		case "ES256":
-			h = sha256.New()
 		case "ES384":
-			h, size = sha512.New384(), 48
-		default:
-			h, size = sha512.New(), 66
+			h, size = crypto.SHA384.New(), 48
+		case "ES512":
+			h, size = crypto.SHA512.New(), 66
 		}
 		h.Write(input)
 		r, s, err := ecdsa.Sign(rand.Reader, k, h.Sum(nil))
