@@ -233,7 +233,7 @@ func New(cfg Config) (*Session, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Session{
 		cfg:    cfg,
-		id:     accountGrantID(cfg.Server, cfg.Account),
+		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
 		f:      newFetcher(cfg.HTTP, cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
@@ -245,27 +245,19 @@ func New(cfg Config) (*Session, error) {
 	}, nil
 }
 
-// grantID is the record id of a server's grant: its canonical URL without
-// query (which may hold a secret: ids are stored in the clear).
-func grantID(server string) string {
-	u, err := url.Parse(canonicalURL(server))
-	if err != nil {
-		return canonicalURL(server)
-	}
+// grantID is the record id of account's grant of server: the server's
+// canonical URL without query (which may hold a secret: ids are stored in
+// the clear), then, for a person's grant, the account escaped after
+// "#user=" (a fragment, which a server URL never has: canonicalURL drops
+// it). The sealed value is bound to this id, so a grant copied to another
+// person's id does not open.
+func grantID(server, account string) string {
+	u, _ := url.Parse(canonicalURL(server)) // server passed secureURL (New)
 	u.RawQuery, u.ForceQuery = "", false
-	return u.String()
-}
-
-// accountGrantID is the record id of account's grant of server: the
-// server's grant id, then the account escaped after "#user=" (a fragment,
-// which a server URL never has: canonicalURL drops it). The sealed value
-// is bound to this id, so a grant copied to another person's id does not
-// open.
-func accountGrantID(server, account string) string {
 	if account == "" {
-		return grantID(server)
+		return u.String()
 	}
-	return grantID(server) + "#user=" + url.QueryEscape(account)
+	return u.String() + "#user=" + url.QueryEscape(account)
 }
 
 // Close ends the refreshes under way and waits for them.
