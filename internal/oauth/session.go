@@ -585,15 +585,9 @@ func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason strin
 // authFor is how the client of g authenticates: the configured secret or
 // key when g's client is the configured one, else what g keeps.
 func (s *Session) authFor(g *grant) clientAuth {
-	a := clientAuth{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod, audience: g.Issuer}
-	if a.audience == "" {
-		a.audience = g.TokenEndpoint
-	}
+	a := clientAuth{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod, audience: cmp.Or(g.Issuer, g.TokenEndpoint)}
 	if g.ClientID == s.cfg.ClientID {
-		if s.cfg.ClientSecret != "" {
-			a.secret = s.cfg.ClientSecret
-		}
-		a.key, a.alg = s.cfg.PrivateKey, s.cfg.KeyAlg
+		a.secret, a.key, a.alg = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey, s.cfg.KeyAlg
 	}
 	return a
 }

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -136,10 +137,7 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 // configuredAuth is the authentication of the configured client: by
 // private_key_jwt with a key, else by its secret as the server supports.
 func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
-	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: d.issuer}
-	if a.audience == "" {
-		a.audience = d.meta.TokenEndpoint
-	}
+	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: cmp.Or(d.issuer, d.meta.TokenEndpoint)}
 	if a.key != nil {
 		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.alg) {
 			return a, s.errorf("the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)", strings.Join(algs, ", "), a.alg)
