@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -27,12 +28,7 @@ type registration struct {
 
 // regID is the record id of the registrations with d's authorization
 // server.
-func regID(d *discovery) string {
-	if d.issuer != "" {
-		return d.issuer
-	}
-	return d.meta.RegistrationEndpoint
-}
+func regID(d *discovery) string { return cmp.Or(d.issuer, d.meta.RegistrationEndpoint) }
 
 // fits reports whether the registration can sign in with redirect and
 // scopes at now: it registered that redirect URI and those scopes (when

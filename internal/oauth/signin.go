@@ -193,12 +193,7 @@ func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration
 }
 
 // issuerOrOrigin names the authorization server in messages.
-func (d *discovery) issuerOrOrigin() string {
-	if d.issuer != "" {
-		return redacted(d.issuer)
-	}
-	return redacted(d.meta.TokenEndpoint)
-}
+func (d *discovery) issuerOrOrigin() string { return redacted(cmp.Or(d.issuer, d.meta.TokenEndpoint)) }
 
 // BeginSignIn starts a sign-in (the authorization code flow with PKCE
 // through a loopback redirect, RFC 8252): it discovers the authorization

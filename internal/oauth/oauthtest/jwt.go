@@ -1,6 +1,7 @@
 package oauthtest
 
 import (
+	"cmp"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -219,10 +220,7 @@ func (f *Server) idTokenLocked(g codeGrant) string {
 // held.
 func (f *Server) accessJWTLocked(g codeGrant) string {
 	c := personClaims(g)
-	aud := g.audience
-	if aud == "" {
-		aud = g.resource
-	}
+	aud := cmp.Or(g.audience, g.resource)
 	c["iss"], c["aud"], c["scope"], c["client_id"] = f.Issuer(), aud, strings.Join(g.scopes, " "), g.clientID
 	c["exp"], c["iat"] = time.Now().Add(time.Hour).Unix(), time.Now().Unix()
 	return Sign(f.keyLocked(), "RS256", override(c, f.AccessTokenClaims))
