@@ -122,15 +122,12 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	}
 	r := &registration{
 		Issuer: regID(d), ClientID: m.ClientID, ClientSecret: m.ClientSecret,
-		AuthMethod: method, RedirectURIs: []string{redirect}, Scopes: scopes, Registered: s.cfg.Now(),
+		AuthMethod: m.AuthMethod, RedirectURIs: []string{redirect}, Scopes: scopes, Registered: s.cfg.Now(),
 	}
-	if m.AuthMethod != "" {
-		r.AuthMethod = m.AuthMethod
-	}
-	if r.AuthMethod != authNone && r.ClientSecret == "" {
+	switch {
+	case r.ClientSecret == "":
 		r.AuthMethod = authNone
-	}
-	if m.AuthMethod == "" && r.ClientSecret != "" {
+	case r.AuthMethod == "":
 		// A secret without a method: as the server supports.
 		r.AuthMethod = chooseAuthMethod(d.meta.TokenEndpointAuthMethodsSupported, true)
 	}
