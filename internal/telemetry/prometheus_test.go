@@ -102,6 +102,9 @@ func query(t *testing.T, promAddr, q string) (float64, bool) {
 		return 0, false // still starting
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return 0, false // its storage is not ready yet (a plain-text "Service Unavailable")
+	}
 	var body struct {
 		Status string
 		Data   struct {
