@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -91,22 +92,26 @@ func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for id, old := range a.sessions {
-		if !now.Before(old.expires) {
-			delete(a.sessions, id)
-		}
-	}
-	for len(a.sessions) >= maxSessions {
-		var oldest *session
-		for _, old := range a.sessions {
-			if oldest == nil || old.created.Before(oldest.created) {
-				oldest = old
-			}
-		}
-		delete(a.sessions, oldest.id)
-	}
+	makeRoom(a.sessions, maxSessions, func(old *session) bool { return !now.Before(old.expires) }, func(old *session) time.Time { return old.created })
 	a.sessions[s.id] = s
 	return s
+}
+
+// makeRoom drops from m the values that are over, then, while m holds max
+// or more, the one made first (made), so that one more fits.
+func makeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, made func(V) time.Time) {
+	maps.DeleteFunc(m, func(_ K, v V) bool { return over(v) })
+	for len(m) >= max {
+		var first K
+		var at time.Time
+		found := false
+		for k, v := range m {
+			if t := made(v); !found || t.Before(at) {
+				first, at, found = k, t, true
+			}
+		}
+		delete(m, first)
+	}
 }
 
 // lookup returns the live session of a cookie value, or nil.

@@ -138,20 +138,7 @@ func (a *auth) addAttempt(at *attempt) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	for st, old := range a.attempts {
-		if now.Sub(old.created) >= attemptTTL {
-			delete(a.attempts, st)
-		}
-	}
-	for len(a.attempts) >= maxAttempts {
-		var oldest *attempt
-		for _, old := range a.attempts {
-			if oldest == nil || old.created.Before(oldest.created) {
-				oldest = old
-			}
-		}
-		delete(a.attempts, oldest.state)
-	}
+	makeRoom(a.attempts, maxAttempts, func(old *attempt) bool { return now.Sub(old.created) >= attemptTTL }, func(old *attempt) time.Time { return old.created })
 	a.attempts[at.state] = at
 }
 
