@@ -1,11 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
@@ -47,49 +48,39 @@ type callView struct {
 	DecidedAt time.Time       `json:"decidedAt,omitzero"`
 }
 
-// handleExecutions lists the audit trail. With Options.MaxResultChars set,
-// each execution lists its first auditCalls calls and the whole answer is
-// cut to MaxResultChars structurally (truncate.Value), so what the model
-// sees stays bounded however many runs and calls there are.
-func (s *Server) handleExecutions(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in executionsInput
-	if err := decode(req, &in); err != nil {
-		return nil, err
-	}
-	f := codemode.ExecutionFilter{Limit: in.Limit}
-	if f.Limit <= 0 {
-		f.Limit = 20
-	}
-	if in.Status != "" {
-		st, err := codemode.ParseExecStatus(in.Status)
-		if err != nil {
-			return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true), nil
-		}
-		f.Status = st
-	}
-	execs, err := s.rt.Executions(ctx, f)
+// executions answers codemode_executions: the audit trail. With
+// Options.MaxResultChars set, each execution lists its first auditCalls
+// calls and the whole answer is cut to MaxResultChars structurally
+// (truncate.Value), so what the model sees stays bounded however many
+// runs and calls there are. A run deleted while the list is read is left
+// out.
+func (s *Server) executions(ctx context.Context, in *executionsInput) (any, error) {
+	execs, err := s.rt.Executions(ctx, codemode.ExecutionFilter{Limit: cmp.Or(in.Limit, 20), Status: in.status})
 	if err != nil {
-		return s.runtimeFailure(ctx, "codemode_executions", "", err), nil
+		return nil, err
 	}
 	maxChars := s.opts.MaxResultChars
 	bounded := maxChars > 0
 	views := make([]executionView, 0, len(execs))
 	for _, e := range execs {
 		v, err := s.auditView(ctx, e, bounded)
-		if err != nil {
-			return s.runtimeFailure(ctx, "codemode_executions", e.ID, err), nil
+		switch {
+		case errors.Is(err, codemode.ErrUnknownExecution):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("execution %s: %w", e.ID, err)
 		}
 		views = append(views, v)
 	}
 	answer := map[string]any{"executions": views}
 	if !bounded {
-		return valueResult(answer, false), nil
+		return answer, nil
 	}
 	b, err := json.Marshal(answer)
 	if err != nil {
-		return s.runtimeFailure(ctx, "codemode_executions", "", err), nil
+		return nil, err
 	}
-	return valueResult(truncate.Value(b, maxChars), false), nil
+	return truncate.Value(b, maxChars), nil
 }
 
 // auditView is e as the audit trail shows it, briefly: its full values

@@ -7,12 +7,9 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -212,18 +209,17 @@ func (s *Server) hooks() *mcpserver.Hooks {
 // MCP returns the underlying mcp-go server (for in-process clients in tests).
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
-func boolp(b bool) *bool { return &b }
-
 // add registers (or replaces) one tool.
-func (s *Server) add(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
-	ann.Title = title
-	schema := schemaOf(input)
-	tool := mcp.NewToolWithRawSchema(name, description, schema)
-	tool.Annotations = ann
+func (s *Server) add(t tool) {
+	t.ann.Title = t.title
+	schema := schemaOf(t.input)
+	mt := mcp.NewToolWithRawSchema(t.name, t.description, schema)
+	mt.Annotations = t.ann
+	h := t.handler
 	if s.opts.TraceContext {
 		h = continuing(h)
 	}
-	s.mcp.AddTool(tool, validating(name, schema, h))
+	s.mcp.AddTool(mt, validating(t.name, schema, h))
 }
 
 // continuing wraps a tool's handler so that it continues the trace the
@@ -249,9 +245,7 @@ func (s *Server) addCodemode() {
 	if budget > 0 {
 		decls, fits = s.rt.DeclarationsWithin(budget)
 	}
-	s.add("codemode", "Run a program against the connectors", Description(s.rt.Connectors(), decls, !fits), &codemodeInput{},
-		mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
-		s.handleCodemode)
+	s.add(s.codemodeTool(decls, !fits))
 }
 
 // ConnectorsChanged rebuilds the codemode tool's description after the
@@ -259,79 +253,13 @@ func (s *Server) addCodemode() {
 // clients are sent notifications/tools/list_changed.
 func (s *Server) ConnectorsChanged() { s.addCodemode() }
 
-// approvalTools are the tools WithholdApprovals leaves out: the ones that
-// decide a pending call or undo applied ones.
-var approvalTools = map[string]bool{"codemode_approve": true, "codemode_reject": true, "codemode_rollback": true}
-
 func (s *Server) register() {
 	s.addCodemode()
-	add := s.add
-	add("codemode_pending", "List actions awaiting approval",
-		"List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
-		&pendingInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handlePending)
-	if s.opts.WithholdApprovals {
-		add = func(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
-			if !approvalTools[name] {
-				s.add(name, title, description, input, ann, h)
-			}
+	for _, t := range s.tools() {
+		if !s.opts.WithholdApprovals || !approvalTools[t.name] {
+			s.add(t)
 		}
 	}
-	add("codemode_approve", "Approve a paused execution",
-		"Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
-		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleApprove)
-	add("codemode_reject", "Reject a paused execution",
-		"Reject the pending action(s) of a paused execution; the run ends rejected (actions already applied stay applied).",
-		&rejectInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleReject)
-	add("codemode_rollback", "Roll back an execution",
-		"Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
-		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleRollback)
-	add("codemode_executions", "List executions",
-		"The audit trail: executions newest first, each with its calls and their states (long runs list their first calls and count the rest in moreCalls). The full trail of a run: codemode-mcp executions show ID.",
-		&executionsInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleExecutions)
-	add("codemode_snippets", "List saved snippets",
-		"List saved snippets (run them with codemode.run(name, input) inside a program).",
-		&snippetsInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleSnippets)
-	add("codemode_save_snippet", "Save a snippet",
-		"Save the program of a completed execution as a named snippet, runnable with codemode.run(name, input).",
-		&saveSnippetInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)}, s.handleSaveSnippet)
-}
-
-// decode reads a tool's arguments into v; a malformed request is a protocol
-// error.
-func decode(req mcp.CallToolRequest, v any) error {
-	b, err := json.Marshal(req.GetRawArguments())
-	if err != nil {
-		return fmt.Errorf("invalid arguments: %w", err)
-	}
-	if len(b) == 0 || string(b) == "null" {
-		b = []byte("{}")
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("invalid arguments for %s: %q must be %s, got %s", req.Params.Name, te.Field, jsonKind(te.Type), te.Value)
-		}
-		return fmt.Errorf("invalid arguments for %s: %w", req.Params.Name, err)
-	}
-	return nil
-}
-
-// jsonKind names the JSON type a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
 }
 
 // runtimeFailure maps an error from the runtime to a tool result: user

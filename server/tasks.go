@@ -239,8 +239,9 @@ func (s *Server) startTask(ctx context.Context, args json.RawMessage, ttl time.D
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
 	}
 	var in codemodeInput
-	if err := json.Unmarshal(args, &in); err != nil || strings.TrimSpace(in.Code) == "" {
-		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: `"code" is required: pass the program as {"code": "async () => { … }"}`}
+	_ = json.Unmarshal(args, &in) // (they fit the schema: an object whose code is a string)
+	if err := in.check(); err != nil {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
 	}
 	if o != nil {
 		ctx = codemode.WithObserver(ctx, o)
