@@ -234,20 +234,6 @@ func continuing(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
 	}
 }
 
-// addCodemode registers the codemode tool, whose description carries the
-// connectors and their declarations as the runtime has them now.
-func (s *Server) addCodemode() {
-	budget := s.opts.DescriptionBudget
-	if budget == 0 {
-		budget = DefaultDescriptionBudget
-	}
-	decls, fits := "", false
-	if budget > 0 {
-		decls, fits = s.rt.DeclarationsWithin(budget)
-	}
-	s.add(s.codemodeTool(decls, !fits))
-}
-
 // ConnectorsChanged rebuilds the codemode tool's description after the
 // runtime's connectors changed (Runtime.RefreshConnector); connected
 // clients are sent notifications/tools/list_changed.

@@ -19,7 +19,7 @@ import (
 // The tools the server offers (README "What the client sees"), one row
 // each: what clients are told of it, the input its arguments decode into
 // (its JSON Schema is reflected from that struct, so the schema and the
-// decoder cannot drift apart) and what it does. codemode's row is
+// decoder cannot drift apart) and what it does. codemode's is
 // addCodemode's: its description changes with the connectors.
 
 // tool is one tool as register adds it.
@@ -39,17 +39,21 @@ func boolp(b bool) *bool { return &b }
 // decide a pending call or undo applied ones.
 var approvalTools = map[string]bool{"codemode_approve": true, "codemode_reject": true, "codemode_rollback": true}
 
-// codemodeTool is the codemode tool, whose description carries the
-// connectors and their declarations (decls, or none when they are too
-// large: tooLarge).
-func (s *Server) codemodeTool(decls string, tooLarge bool) tool {
-	return tool{name: "codemode", title: "Run a program against the connectors",
-		description: Description(s.rt.Connectors(), decls, tooLarge), input: &codemodeInput{},
+// addCodemode registers the codemode tool, whose description carries the
+// connectors and their declarations as the runtime has them now.
+func (s *Server) addCodemode() {
+	budget := cmp.Or(s.opts.DescriptionBudget, DefaultDescriptionBudget)
+	decls, fits := "", false
+	if budget > 0 {
+		decls, fits = s.rt.DeclarationsWithin(budget)
+	}
+	s.add(tool{name: "codemode", title: "Run a program against the connectors",
+		description: Description(s.rt.Connectors(), decls, !fits), input: &codemodeInput{},
 		ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
-		handler: drives(s, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
+		handler: handles(s, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
 			out, err := s.rt.Execute(ctx, in.Code, s.approver(ctx))
 			return s.signInThenResume(ctx, out, err)
-		})}
+		})})
 }
 
 // tools are the other tools, in the order they are registered.
@@ -58,7 +62,7 @@ func (s *Server) tools() []tool {
 		{name: "codemode_pending", title: "List actions awaiting approval",
 			description: "List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
 			input:       &pendingInput{}, ann: readOnly,
-			handler: answers(s, func(ctx context.Context, in *pendingInput) (any, error) {
+			handler: handles(s, func(ctx context.Context, in *pendingInput) (any, error) {
 				p, err := s.rt.Pending(ctx, in.ExecutionID)
 				if p == nil {
 					p = []codemode.PendingAction{}
@@ -68,29 +72,29 @@ func (s *Server) tools() []tool {
 		{name: "codemode_approve", title: "Approve a paused execution",
 			description: "Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
 			input:       &executionInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
-			handler: drives(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
+			handler: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
 				out, err := s.rt.Approve(ctx, in.ExecutionID, s.approver(ctx))
 				return s.signInThenResume(ctx, out, err)
 			})},
 		{name: "codemode_reject", title: "Reject a paused execution",
 			description: "Reject the pending action(s) of a paused execution; the run ends rejected (actions already applied stay applied).",
 			input:       &rejectInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)},
-			handler: drives(s, func(ctx context.Context, in *rejectInput) (codemode.Outcome, error) {
+			handler: handles(s, func(ctx context.Context, in *rejectInput) (codemode.Outcome, error) {
 				return s.rt.Reject(ctx, in.ExecutionID, in.Seq)
 			})},
 		{name: "codemode_rollback", title: "Roll back an execution",
 			description: "Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
 			input:       &executionInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
-			handler: drives(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
+			handler: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
 				return s.rt.Rollback(ctx, in.ExecutionID)
 			})},
 		{name: "codemode_executions", title: "List executions",
 			description: "The audit trail: executions newest first, each with its calls and their states (long runs list their first calls and count the rest in moreCalls). The full trail of a run: codemode-mcp executions show ID.",
-			input:       &executionsInput{}, ann: readOnly, handler: answers(s, s.executions)},
+			input:       &executionsInput{}, ann: readOnly, handler: handles(s, s.executions)},
 		{name: "codemode_snippets", title: "List saved snippets",
 			description: "List saved snippets (run them with codemode.run(name, input) inside a program).",
 			input:       &snippetsInput{}, ann: readOnly,
-			handler: answers(s, func(ctx context.Context, _ *snippetsInput) (any, error) {
+			handler: handles(s, func(ctx context.Context, _ *snippetsInput) (any, error) {
 				sn, err := s.rt.Snippets(ctx)
 				if sn == nil {
 					sn = []codemode.Snippet{}
@@ -100,17 +104,18 @@ func (s *Server) tools() []tool {
 		{name: "codemode_save_snippet", title: "Save a snippet",
 			description: "Save the program of a completed execution as a named snippet, runnable with codemode.run(name, input).",
 			input:       &saveSnippetInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
-			handler: answers(s, func(ctx context.Context, in *saveSnippetInput) (any, error) {
+			handler: handles(s, func(ctx context.Context, in *saveSnippetInput) (any, error) {
 				sn, err := s.rt.SaveSnippet(ctx, in.Name, in.ExecutionID, in.Description, in.InputSchema)
 				return map[string]any{"snippet": sn}, err
 			})},
 	}
 }
 
-// drives makes the handler of a tool that drives a run: the client hears
-// of the run as it goes (observe), and is answered with its outcome, or
-// with the runtime's failure about the execution.
-func drives[In any](s *Server, run func(context.Context, *In) (codemode.Outcome, error)) mcpserver.ToolHandlerFunc {
+// handles makes a tool's handler: its arguments decoded into an In, and
+// its answer what do returns — a run's outcome (the client hears of the
+// run as it goes: observe), or any other value — or the runtime's failure
+// about the execution (the run's, else the one the arguments name).
+func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error)) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, sent := s.observe(ctx, req)
 		defer sent()
@@ -118,25 +123,13 @@ func drives[In any](s *Server, run func(context.Context, *In) (codemode.Outcome,
 		if err != nil {
 			return badArguments(err), nil
 		}
-		out, err := run(ctx, in)
-		if err != nil {
-			return s.runtimeFailure(ctx, req.Params.Name, cmp.Or(out.ExecutionID, executionOf(in)), err), nil
-		}
-		return s.outcomeResult(out), nil
-	}
-}
-
-// answers makes the handler of a tool that answers with a value, or with
-// the runtime's failure about the execution its arguments name.
-func answers[In any](s *Server, answer func(context.Context, *In) (any, error)) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		in, err := decode[In](req)
-		if err != nil {
-			return badArguments(err), nil
-		}
-		v, err := answer(ctx, in)
-		if err != nil {
-			return s.runtimeFailure(ctx, req.Params.Name, executionOf(in), err), nil
+		v, err := do(ctx, in)
+		o, isOutcome := any(v).(codemode.Outcome)
+		switch {
+		case err != nil:
+			return s.runtimeFailure(ctx, req.Params.Name, cmp.Or(o.ExecutionID, req.GetString("executionId", "")), err), nil
+		case isOutcome:
+			return s.outcomeResult(o), nil
 		}
 		return valueResult(v, false), nil
 	}
@@ -185,14 +178,6 @@ func jsonKind(t reflect.Type) string {
 		return "an array"
 	}
 	return "an object"
-}
-
-// executionOf is the execution an input names, or "".
-func executionOf(in any) string {
-	if n, ok := in.(interface{ execution() string }); ok {
-		return n.execution()
-	}
-	return ""
 }
 
 type codemodeInput struct {
@@ -247,10 +232,6 @@ func (executionsInput) completeSchema(s *jsonschema.Schema) {
 
 type snippetsInput struct{}
 
-func (in *pendingInput) execution() string   { return in.ExecutionID }
-func (in *executionInput) execution() string { return in.ExecutionID }
-func (in *rejectInput) execution() string    { return in.ExecutionID }
-
 type saveSnippetInput struct {
 	Name        string          `json:"name" jsonschema:"required,pattern=^[A-Za-z_][A-Za-z0-9_-]*$,description=The snippet's name for codemode.run(name\\, input)."`
 	ExecutionID string          `json:"executionId" jsonschema:"required,minLength=1,description=A completed execution whose program becomes the snippet."`
@@ -274,5 +255,3 @@ func schemaOf(v any) json.RawMessage {
 	}
 	return b
 }
-
-func (in *saveSnippetInput) execution() string { return in.ExecutionID }
