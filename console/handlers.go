@@ -99,7 +99,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	p.Logout = (c.auth.hasToken || c.issuer() != nil) && sessionOf(r) != nil
 	if who := codemode.PrincipalFrom(r.Context()); who != nil && p.Who == nil {
-		p.Who = plainSegments(who.Display())
+		p.Who = visible.Segments(who.Display())
 	}
 	if p.Version == "" && sessionOf(r) != nil {
 		p.Version, _ = c.fingerprint(r.Context())
@@ -175,6 +175,23 @@ func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQue
 	return rd, nil
 }
 
+// runViews reads and lays out each run of list (calls: as readRun),
+// leaving out those deleted meanwhile.
+func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, calls *codemode.LogQuery) ([]*runView, error) {
+	var out []*runView
+	for _, e := range list {
+		rd, err := c.readRun(ctx, e.ID, calls)
+		switch {
+		case errors.Is(err, codemode.ErrUnknownExecution):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, c.newRunView(rd))
+	}
+	return out, nil
+}
+
 // pendingPage lists the paused runs, oldest first (a new pause is added
 // below the others: it never moves what is under the pointer), with their
 // pending actions and the buttons to decide.
@@ -201,19 +218,12 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(paused) // listed newest first
-	for _, e := range paused {
-		rd, err := c.readRun(ctx, e.ID, nil)
-		if errors.Is(err, codemode.ErrUnknownExecution) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			c.internal(w, r, "reading a paused run", err)
-			return
-		}
-		if rd.exec.Status == codemode.StatusPaused {
-			p.Runs = append(p.Runs, c.newRunView(rd))
-		}
+	runs, err := c.runViews(ctx, paused, nil)
+	if err != nil {
+		c.internal(w, r, "reading a run", err)
+		return
 	}
+	p.Runs = slices.DeleteFunc(runs, func(v *runView) bool { return !v.Paused }) // (decided meanwhile)
 	if who != nil && who.HasScope(codemode.ScopeApprove) {
 		others, err := c.othersPending(ctx, who)
 		if err != nil {
@@ -255,9 +265,6 @@ const (
 // runsPage is the audit trail: runs newest first (filtered by status),
 // each with its first calls.
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	ctx := r.Context()
 	q := r.URL.Query()
 	p := &page{Title: "Runs", Nav: "runs", Filter: q.Get("status"), Limit: defaultRuns}
@@ -286,30 +293,16 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, "listing runs", err)
 		return
 	}
-	for _, e := range list {
-		rd, err := c.readRun(ctx, e.ID, &codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars})
-		if errors.Is(err, codemode.ErrUnknownExecution) {
-			continue
-		}
-		if err != nil {
-			c.internal(w, r, "reading a run", err)
-			return
-		}
-		p.Runs = append(p.Runs, c.newRunView(rd))
+	if p.Runs, err = c.runViews(ctx, list, &codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
+		c.internal(w, r, "reading a run", err)
+		return
 	}
 	c.render(w, r, http.StatusOK, "runs", p)
 }
 
-// runPage shows one run: its program, calls (a page of them: ?page=N),
+// showRun shows one run: its program, calls (a page of them: ?page=N),
 // outcome, and the decisions it allows; after a decision, that decision's
-// outcome.
-func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
-	c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
-}
-
+// outcome. A refused decision shows it with status and the problem.
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, status int, problem string) {
 	n := 1
 	if s := r.URL.Query().Get("page"); s != "" && r.Method == http.MethodGet {
@@ -372,9 +365,6 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 // result. It is how a value the pages show cut is read in full (a value
 // is at most what the log keeps of one, 1 MiB by default).
 func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	id, q := r.PathValue("id"), r.URL.Query()
 	part, seq := q.Get("part"), 0
 	if s := q.Get("seq"); s != "" {
@@ -461,9 +451,6 @@ func fileName(s string) string {
 }
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	list, err := c.eng.Snippets(r.Context())
 	if err != nil {
 		c.internal(w, r, "listing snippets", err)
@@ -472,8 +459,8 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	p := &page{Title: "Snippets", Nav: "snippets"}
 	for _, s := range list {
 		p.Snippets = append(p.Snippets, snippetView{
-			Name:          plainSegments(s.Name),
-			Description:   plainSegments(s.Description),
+			Name:          visible.Segments(s.Name),
+			Description:   visible.Segments(s.Description),
 			Code:          codeView(s.Code, nil),
 			InputSchema:   jsonView("snippet-"+s.Name+"-schema", s.InputSchema),
 			Connectors:    strings.Join(s.Connectors, ", "),
@@ -487,9 +474,6 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 
 // approve approves a paused run's pending actions as they were shown.
 func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeApprove) {
-		return
-	}
 	digest := r.PostForm.Get("digest")
 	if digest == "" {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it approves (no digest). Reload the page and try again.")
@@ -503,9 +487,6 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
 // reject rejects a paused run (or one of its actions, with seq) as shown,
 // with the reason typed.
 func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeApprove) {
-		return
-	}
 	digest := r.PostForm.Get("digest")
 	if digest == "" {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
@@ -524,13 +505,6 @@ func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
 	c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
 		return c.eng.RejectReviewed(ctx, id, seq, codemode.Review{Digest: digest, Reason: reason})
 	})
-}
-
-func (c *Console) rollback(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeAdmin) {
-		return
-	}
-	c.decide(w, r, "rolled back", c.eng.Rollback)
 }
 
 // decide makes a decision through the engine, detached from the request
@@ -578,9 +552,6 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 // origin (form-action 'self'), and a link is what the person should see
 // anyway: where they are sent.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
 	ctx := r.Context()
 	rd, err := c.readRun(ctx, id, nil)

@@ -157,16 +157,17 @@ func (a *auth) takeAttempt(state string) *attempt {
 	return at
 }
 
-// allowed reports whether the person signed in may use what needs scope
-// (a console without sign-on: always), else answers 403 saying so. The
-// scopes are the MCP tools' (server.ToolScopes): codemode:run for one's
-// runs and the snippets, codemode:approve to approve or reject,
-// codemode:admin to roll back.
-func (c *Console) allowed(w http.ResponseWriter, r *http.Request, scope string) bool {
-	who := codemode.PrincipalFrom(r.Context())
-	if who == nil || who.HasScope(scope) {
-		return true
+// needs serves h to a person signed in with scope (in a console without
+// sign-on, to everyone), else answers 403 saying so. The scopes are the
+// MCP tools' (server.ToolScopes): codemode:run for one's runs and the
+// snippets, codemode:approve to approve or reject, codemode:admin to roll
+// back.
+func (c *Console) needs(scope string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if who := codemode.PrincipalFrom(r.Context()); who != nil && !who.HasScope(scope) {
+			c.refuse(w, r, http.StatusForbidden, fmt.Sprintf("%s signed in without the scope %s, which this needs: ask whoever runs the issuer for it.", who.Display(), scope))
+			return
+		}
+		h(w, r)
 	}
-	c.refuse(w, r, http.StatusForbidden, fmt.Sprintf("%s signed in without the scope %s, which this needs: ask whoever runs the issuer for it.", who.Display(), scope))
-	return false
 }
