@@ -175,20 +175,24 @@ func cookieName(r *http.Request) string {
 	return name
 }
 
-func (a *auth) setCookie(w http.ResponseWriter, r *http.Request, s *session) {
-	http.SetCookie(w, &http.Cookie{
-		Name:     cookieName(r),
-		Value:    s.id,
-		Path:     "/",
-		MaxAge:   max(1, int(s.expires.Sub(a.now())/time.Second)),
-		HttpOnly: true,
-		Secure:   r.TLS != nil,
-		SameSite: http.SameSiteStrictMode,
-	})
+// setCookie sets (maxAge -1: clears) an HttpOnly cookie of the console's,
+// Secure under TLS.
+func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int, sameSite http.SameSite) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: r.TLS != nil, SameSite: sameSite})
 }
 
-func clearCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+// startSession starts a session for the browser of r (who's, until:
+// newSession) in place of the one it has, if any (a login gets a new
+// session id), and sets its cookie.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who *codemode.Principal, until time.Time) *session {
+	if ck, err := r.Cookie(cookieName(r)); err == nil {
+		if old := c.auth.lookup(ck.Value); old != nil {
+			c.auth.end(old)
+		}
+	}
+	s := c.auth.newSession(who, until)
+	setCookie(w, r, cookieName(r), s.id, max(1, int(s.expires.Sub(c.now())/time.Second)), http.SameSiteStrictMode)
+	return s
 }
 
 type sessionKey struct{}
@@ -240,8 +244,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 		return r, false
 	}
 	if s == nil {
-		s = c.auth.newSession(nil, time.Time{})
-		c.auth.setCookie(w, r, s)
+		s = c.startSession(w, r, nil, time.Time{})
 	}
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
@@ -287,12 +290,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the token. It is the server's auth_token or CODEMODE_TOKEN (or the one codemode-mcp console printed when it started).")
 		return
 	}
-	if ck, err := r.Cookie(cookieName(r)); err == nil {
-		if old := c.auth.lookup(ck.Value); old != nil {
-			c.auth.end(old) // a new login gets a new session id
-		}
-	}
-	c.auth.setCookie(w, r, c.auth.newSession(nil, time.Time{}))
+	c.startSession(w, r, nil, time.Time{})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -304,7 +302,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 		c.eng.AuditSession(r.Context(), codemode.AuditLogout, nil)
 		c.log.Info("console: signed out", "subject", s.who.Subject)
 	}
-	clearCookie(w, r)
+	setCookie(w, r, cookieName(r), "", -1, http.SameSiteStrictMode)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

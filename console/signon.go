@@ -59,8 +59,7 @@ func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn)
 		return
 	}
 	c.auth.addAttempt(a)
-	http.SetCookie(w, &http.Cookie{Name: signOnCookie(r), Value: a.browser, Path: "/", MaxAge: int(attemptTTL / time.Second),
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	setCookie(w, r, signOnCookie(r), a.browser, int(attemptTTL/time.Second), http.SameSiteLaxMode)
 	http.Redirect(w, r, link, http.StatusSeeOther)
 }
 
@@ -96,7 +95,7 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 		fail(http.StatusBadRequest, "the sign-in started in another browser", "This sign-in started in another browser (or its cookie was lost). Sign in again from this one.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: signOnCookie(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	setCookie(w, r, signOnCookie(r), "", -1, http.SameSiteLaxMode)
 	who, until, err := so.SignIn(r.Context(), q, a.nonce, a.verifier)
 	switch {
 	case codemode.IsRefusal(err):
@@ -116,13 +115,7 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 		c.loginPage(w, r, http.StatusForbidden, "/", "Signed in as "+who.Display()+", but the issuer granted neither "+codemode.ScopeRun+" nor "+codemode.ScopeApprove+": ask whoever runs it for one.")
 		return
 	}
-	if ck, err := r.Cookie(cookieName(r)); err == nil {
-		if old := c.auth.lookup(ck.Value); old != nil {
-			c.auth.end(old) // a new sign-in gets a new session id
-		}
-	}
-	s := c.auth.newSession(who, until)
-	c.auth.setCookie(w, r, s)
+	s := c.startSession(w, r, who, until)
 	c.eng.AuditSession(ctx, codemode.AuditLogin, nil)
 	c.log.Info("console: signed in", "subject", who.Subject, "until", s.expires)
 	// A page sends the browser on, rather than a redirect: the session
