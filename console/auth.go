@@ -32,7 +32,6 @@ type auth struct {
 	// fixed at creation
 	token    [sha256.Size]byte
 	hasToken bool
-	ttl      time.Duration
 	now      func() time.Time
 	failures *throttle.Failures // wrong tokens per client address
 
@@ -64,11 +63,11 @@ type flash struct {
 	brief   bool
 }
 
-func newAuth(token string, ttl time.Duration, now func() time.Time, failures *throttle.Failures) *auth {
+func newAuth(token string, now func() time.Time, failures *throttle.Failures) *auth {
 	if failures == nil {
 		failures = throttle.New(0, 0, nil)
 	}
-	a := &auth{ttl: ttl, now: now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
+	a := &auth{now: now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
 	if token != "" {
 		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
 	}
@@ -86,7 +85,7 @@ func randomToken() string {
 // room when there are maxSessions.
 func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 	now := a.now()
-	s := &session{id: randomToken(), csrf: randomToken(), created: now, expires: now.Add(a.ttl), who: who}
+	s := &session{id: randomToken(), csrf: randomToken(), created: now, expires: now.Add(sessionTTL), who: who}
 	if !until.IsZero() && until.Before(s.expires) {
 		s.expires = until
 	}

@@ -22,6 +22,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
@@ -270,6 +271,10 @@ func listHint(err error) string {
 // correct (shown as an outcome with the execution's status); any other
 // error is an internal failure.
 type Engine interface {
+	// What the console needs too (Rollback, Pending, Executions,
+	// ExecutionLog, Snippets, RejectReviewed, …): the server serves it.
+	console.Engine
+
 	// Execute runs a new program; ap (nil: none) is asked about calls that
 	// need approval before the run pauses.
 	Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error)
@@ -277,9 +282,6 @@ type Engine interface {
 	Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error)
 	// Reject ends a paused run rejected (seq > 0: that pending action).
 	Reject(ctx context.Context, id string, seq int) (codemode.Outcome, error)
-	// RejectReviewed is Reject for a person who was shown the pending
-	// actions (codemode.Review).
-	RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (codemode.Outcome, error)
 
 	// Start runs a new program as a task and returns at once (running, or
 	// the outcome of a program refused before anything was stored); the
@@ -299,18 +301,6 @@ type Engine interface {
 	// Outcome is the outcome of a run as stored: what a plain call that
 	// ran its last pass returned.
 	Outcome(ctx context.Context, id string) (codemode.Outcome, error)
-	// Rollback reverts a run's applied, revertible calls, newest first.
-	Rollback(ctx context.Context, id string) (codemode.Outcome, error)
-	// Pending lists the actions awaiting approval, their arguments whole
-	// (id "": of every paused run).
-	Pending(ctx context.Context, id string) ([]codemode.PendingAction, error)
-	// Executions lists runs newest first.
-	Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error)
-	// ExecutionLog returns one run and the part of its log q selects,
-	// values cut as q says.
-	ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error)
-	// Snippets lists the saved snippets by name.
-	Snippets(ctx context.Context) ([]codemode.Snippet, error)
 	// SaveSnippet saves a completed run's program as a snippet.
 	SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (codemode.Snippet, error)
 	// RefusalOutcome is the outcome shown for a refused request about
