@@ -123,7 +123,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 			return err
 		}
 		defer rs.close()
-		g.rs = rs
+		g.rs, g.bearer = rs, rs
 		if err := g.signInToConsole(s.opts.Auth.Console); err != nil {
 			return err
 		}
