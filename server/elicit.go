@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -165,9 +164,7 @@ func (s *Server) askSignIn(ctx context.Context, sess mcpserver.ClientSession, p 
 		return false
 	}
 	defer a.Close()
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
-	eid := hex.EncodeToString(id)
+	eid := rand.Text()
 	msg := fmt.Sprintf("Sign in to %s: execution %s needs it for call %d (%s.%s). Open the link to sign in; the run goes on once you have.",
 		p.Connector, p.ExecutionID, p.Seq, p.Connector, p.Method)
 	res, err := s.mcp.RequestURLElicitation(ctx, sess, eid, a.URL(), msg)

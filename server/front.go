@@ -19,7 +19,6 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
@@ -147,17 +146,6 @@ func (f *taskFront) stop() {
 	f.wg.Wait()
 }
 
-// session returns the mcp-go session registered under id, or nil.
-func (s *Server) session(id string) mcpserver.ClientSession {
-	if id == "" {
-		return nil
-	}
-	if v, ok := s.clients.Load(id); ok {
-		return v.(mcpserver.ClientSession)
-	}
-	return nil
-}
-
 // answer answers one request, with ctx (which ends with the request) and
 // sess, the request's mcp-go session (nil: none).
 func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) rpcResponse {
@@ -175,7 +163,7 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 		resp.Error = &rpcError{Code: mcp.REQUEST_INTERRUPTED, Message: "the request ended before the task did: " + ctx.Err().Error()}
 	default:
 		f.s.log.Error("task request failed", "method", c.Method, "err", err)
-		resp.Error = &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"}
+		resp.Error = &rpcError{Code: mcp.INTERNAL_ERROR, Message: internalError(err)}
 	}
 	return resp
 }
@@ -551,9 +539,9 @@ func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body []byt
 	if !ok {
 		return false
 	}
-	var sess mcpserver.ClientSession
-	if !c.modern {
-		sess = f.s.session(r.Header.Get(mcpserver.HeaderKeySessionID))
+	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id
+	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern {
+		sess = v.(mcpserver.ClientSession)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

@@ -62,19 +62,25 @@ func (o *clientObserver) Event(e codemode.Event) {
 
 // progress sends one progress notification, if the client asked for them.
 func (o *clientObserver) progress(msg string) {
-	if o.token == nil {
-		return
+	if o.token != nil {
+		o.send("progress", func() error {
+			o.sent++
+			return o.s.mcp.SendNotificationToClient(o.ctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": o.token,
+				"progress":      o.sent,
+				"message":       msg,
+			})
+		})
 	}
+}
+
+// send sends one notification (what: its kind, for the log) under the
+// observer's lock, and counts it when it was sent.
+func (o *clientObserver) send(what string, notify func() error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.sent++
-	err := o.s.mcp.SendNotificationToClient(o.ctx, string(mcp.MethodNotificationProgress), map[string]any{
-		"progressToken": o.token,
-		"progress":      o.sent,
-		"message":       msg,
-	})
-	if err != nil {
-		o.s.log.Debug("progress notification not sent", "err", err)
+	if err := notify(); err != nil {
+		o.s.log.Debug(what+" notification not sent", "err", err)
 		return
 	}
 	o.count++
@@ -102,14 +108,9 @@ func (o *clientObserver) log(e codemode.Event) {
 	if e.Message != "" {
 		data["message"] = short.FirstLine(e.Message)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	err := o.s.mcp.SendLogMessageToClient(o.ctx, mcp.NewLoggingMessageNotification(level, "codemode", data))
-	if err != nil {
-		o.s.log.Debug("log notification not sent", "event", e.Kind.String(), "err", err)
-		return
-	}
-	o.count++
+	o.send("log", func() error {
+		return o.s.mcp.SendLogMessageToClient(o.ctx, mcp.NewLoggingMessageNotification(level, "codemode", data))
+	})
 }
 
 // wants reports whether the client asked for log messages at level: by

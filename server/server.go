@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -176,9 +177,7 @@ func (s *Server) hooks() *mcpserver.Hooks {
 	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		if s.tasksServed.Load() {
 			ext := map[string]any{tasksExtension: map[string]any{}}
-			for k, v := range res.Capabilities.Extensions {
-				ext[k] = v
-			}
+			maps.Copy(ext, res.Capabilities.Extensions)
 			res.Capabilities.Extensions = ext
 		}
 	})
@@ -250,7 +249,13 @@ func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, e
 		return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "canceled"}, true)
 	}
 	s.log.Error("tool failed", "tool", tool, "executionId", executionID, "err", err)
-	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"}, true)
+	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: internalError(err)}, true)
+}
+
+// internalError is what a client is told of an internal failure, which
+// the server logs in detail: its first line, without file paths.
+func internalError(err error) string {
+	return "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"
 }
 
 // listHint tells the client which tool lists what a refused request named

@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -50,11 +49,9 @@ func (s *sessions) counter(id string) *sentCounter {
 
 var errUnknownSession = errors.New("unknown session")
 
-// Generate issues a new id: 128 random bits.
+// Generate issues a new id: 128 random bits (rand.Text).
 func (s *sessions) Generate() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	id := "mcp-session-" + hex.EncodeToString(b[:])
+	id := "mcp-session-" + rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.live) >= maxSessions {
