@@ -218,8 +218,8 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
-		Task      *struct {
-			TTL *int64 `json:"ttl"`
+		Task      struct {
+			TTL *int64 `json:"ttl"` // nil: none asked for
 		} `json:"task"`
 	}
 	if err := json.Unmarshal(c.Params, &p); err != nil {
@@ -237,10 +237,6 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		t["resultType"] = "task"
 		return t, nil
 	}
-	var ttl *int64
-	if p.Task != nil {
-		ttl = p.Task.TTL
-	}
 	var o codemode.Observer
 	if sess != nil {
 		var token mcp.ProgressToken
@@ -249,7 +245,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		}
 		o = &clientObserver{s: f.s, ctx: f.s.mcp.WithContext(f.ctx, sess), token: token}
 	}
-	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(ttl), o)
+	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(p.Task.TTL), o)
 	if err != nil {
 		return nil, err
 	}

@@ -75,11 +75,7 @@ func (g *guard) signInToConsole(cc *config.ConsoleSignOn) error {
 	}
 	redirect := cc.RedirectURI
 	if redirect == "" {
-		u, err := url.Parse(g.rs.resource)
-		if err != nil {
-			return fmt.Errorf("server.auth.console: the resource %q: %w", g.rs.resource, err)
-		}
-		redirect = u.Scheme + "://" + u.Host + config.ConsoleCallbackPath
+		redirect = g.rs.origin + config.ConsoleCallbackPath
 	} else {
 		g.allowHostOf(redirect)
 	}
@@ -108,6 +104,7 @@ type resourceServer struct {
 	// fixed at creation
 	v             *resource.Validator
 	resource      string // this server's resource identifier
+	origin        string // the resource's scheme://host
 	metadataURL   string // where clients find its metadata
 	metadataPaths []string
 	metadata      http.Handler
@@ -146,6 +143,7 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 	return &resourceServer{
 		v:             v,
 		resource:      res,
+		origin:        u.Scheme + "://" + u.Host,
 		metadataURL:   u.Scheme + "://" + u.Host + path,
 		metadataPaths: paths,
 		metadata: mcpserver.NewProtectedResourceMetadataHandler(mcpserver.ProtectedResourceMetadataConfig{

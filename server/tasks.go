@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -144,9 +145,7 @@ func viewTask(e *codemode.Execution, pending []codemode.PendingAction, modern bo
 		if modern {
 			v.Status = mcp.TaskStatusCompleted
 		}
-		if v.StatusMessage == "" {
-			v.StatusMessage = "the run is " + e.Status.String()
-		}
+		v.StatusMessage = cmp.Or(v.StatusMessage, "the run is "+e.Status.String())
 	}
 	v.StatusMessage = short.FirstLine(v.StatusMessage)
 	return v
