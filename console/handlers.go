@@ -45,7 +45,6 @@ type page struct {
 	Snippets []snippetView
 	Statuses []string
 	Filter   string
-	Limit    int
 	SignIn   *signInView
 }
 
@@ -267,7 +266,7 @@ const (
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	p := &page{Title: "Runs", Nav: "runs", Filter: q.Get("status"), Limit: defaultRuns}
+	p := &page{Title: "Runs", Nav: "runs", Filter: q.Get("status")}
 	for _, st := range codemode.ExecStatuses() {
 		p.Statuses = append(p.Statuses, st.String())
 	}
@@ -286,7 +285,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxRuns))
 			return
 		}
-		f.Limit, p.Limit = n, n
+		f.Limit = n
 	}
 	list, err := c.eng.Executions(ctx, f)
 	if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,9 +21,11 @@ import (
 
 // approver returns the runtime approver for this request: one that asks the
 // user through MCP elicitation when it is enabled and the client declared
-// the capability, else nil (approval-required calls pause).
+// the capability, else nil (approval-required calls pause). Under an
+// issuer it asks only a principal granted codemode:approve (without one,
+// the one user).
 func (s *Server) approver(ctx context.Context) codemode.Approver {
-	if !s.opts.Elicitation || !s.principalCanApprove(ctx) {
+	if !s.opts.Elicitation || (s.opts.Auth != nil && !codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)) {
 		return nil
 	}
 	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
@@ -176,7 +179,7 @@ func (s *Server) askSignIn(ctx context.Context, sess mcpserver.ClientSession, p 
 		s.log.Info("the person did not open the sign-in link; the run stays paused", "executionId", p.ExecutionID, "connector", p.Connector, "action", res.Action)
 		return false
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.signInWait())
+	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.opts.SignInWait, DefaultSignInWait))
 	defer cancel()
 	if err := a.Wait(wctx); err != nil {
 		s.log.Warn("the sign-in did not complete; the run stays paused", "executionId", p.ExecutionID, "connector", p.Connector, "err", err)
@@ -186,11 +189,4 @@ func (s *Server) askSignIn(ctx context.Context, sess mcpserver.ClientSession, p 
 		s.log.Debug("could not tell the client the sign-in completed", "err", err)
 	}
 	return true
-}
-
-func (s *Server) signInWait() time.Duration {
-	if s.opts.SignInWait > 0 {
-		return s.opts.SignInWait
-	}
-	return DefaultSignInWait
 }

@@ -102,16 +102,16 @@ type guard struct {
 	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
-func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...string) *guard {
+// newGuard makes the guard of next; the transport sets the MCP endpoints,
+// the sessions and the front it has.
+func newGuard(opts *Options, next http.Handler) *guard {
 	h := httpDefaults(opts.HTTP)
 	g := &guard{
-		mcpPaths:       mcpPaths,
 		console:        opts.Console,
 		metrics:        opts.Metrics,
 		allowedOrigins: lowerAll(h.AllowedOrigins),
 		allowedHosts:   lowerAll(h.AllowedHosts),
 		h:              h,
-		sessions:       sess,
 		next:           next,
 		failures:       opts.AuthFailures,
 		log:            cmp.Or(opts.Logger, slog.Default()),
@@ -193,8 +193,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r = g.authenticate(w, r, scope); r == nil {
 		return
 	}
-	if metrics {
-		g.serveMetrics(w, r)
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.h.WriteTimeout}
+	defer dw.clear()
+	if metrics { // a scrape: GET and HEAD, under the per-write deadline
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+		g.metrics.ServeHTTP(dw, r)
 		return
 	}
 	var body []byte
@@ -219,8 +226,6 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.h.WriteTimeout}
-	defer dw.clear()
 	if g.sessions != nil { // streamable HTTP: see awaitSent
 		dw.sent = g.sessions.counter(r.Header.Get(mcpserver.HeaderKeySessionID))
 		if dw.sent == nil { // initialize, or protocol 2026-07-28: no session
@@ -235,20 +240,6 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.next.ServeHTTP(dw, r)
-}
-
-// serveMetrics answers a scrape of PathMetrics, which passed the Host,
-// Origin and bearer token checks as an MCP request does, under the
-// per-write deadline.
-func (g *guard) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
-		return
-	}
-	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.h.WriteTimeout}
-	defer dw.clear()
-	g.metrics.ServeHTTP(dw, r)
 }
 
 // serveConsole hands a request to the console with the read deadline of a

@@ -283,10 +283,3 @@ func authParam(name, value string) string {
 	}, value)
 	return name + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
 }
-
-// principalCanApprove reports whether a request may have its pending
-// actions approved through elicitation: always without an issuer (the
-// one user), and under one only for a principal granted codemode:approve.
-func (s *Server) principalCanApprove(ctx context.Context) bool {
-	return s.opts.Auth == nil || codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)
-}

@@ -71,21 +71,19 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	if len(h.AllowedOrigins) > 0 {
 		cors = []mcpserver.CORSOption{mcpserver.WithCORSAllowedOrigins(lowerAll(h.AllowedOrigins)...)}
 	}
-	var shutdown func(context.Context) error
-	var sess *sessions
-	var paths []string
-	var front *taskFront
 	mux := http.NewServeMux()
+	g := newGuard(&s.opts, mux)
+	var shutdown func(context.Context) error
 	switch transport {
 	case TransportHTTP:
-		front = s.newFront(ctx)
+		front := s.newFront(ctx)
 		defer front.stop()
-		sess = newSessions()
+		g.sessions, g.front = newSessions(), front.serveHTTP
 		opts := []mcpserver.StreamableHTTPOption{
 			mcpserver.WithEndpointPath(PathMCP),
 			mcpserver.WithStreamableHTTPServer(srv),
 			mcpserver.WithStreamableHTTPLogger(s.log),
-			mcpserver.WithSessionIdManager(sess),
+			mcpserver.WithSessionIdManager(g.sessions),
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
 		}
 		if cors != nil {
@@ -93,7 +91,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		}
 		hs := mcpserver.NewStreamableHTTPServer(s.mcp, opts...)
 		mux.Handle(PathMCP, hs)
-		shutdown, paths = hs.Shutdown, []string{PathMCP}
+		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
 		opts := []mcpserver.SSEOption{
 			mcpserver.WithSSEEndpoint(PathSSE),
@@ -109,16 +107,12 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		hs := mcpserver.NewSSEServer(s.mcp, opts...)
 		mux.Handle(PathSSE, hs)
 		mux.Handle(PathMessage, hs)
-		shutdown, paths = hs.Shutdown, []string{PathSSE, PathMessage}
+		shutdown, g.mcpPaths = hs.Shutdown, []string{PathSSE, PathMessage}
 	default:
 		return fmt.Errorf("unknown HTTP transport %q (want %q or %q)", transport, TransportHTTP, TransportSSE)
 	}
-	g := newGuard(&s.opts, sess, mux, paths...)
-	if front != nil {
-		g.front = front.serveHTTP
-	}
 	if s.opts.Auth != nil {
-		rs, err := newResourceServer(s.opts.Auth, strings.TrimSuffix(baseURL(srv.TLSConfig != nil, ln.Addr().String()), "/")+paths[0], &s.opts)
+		rs, err := newResourceServer(s.opts.Auth, strings.TrimSuffix(baseURL(srv.TLSConfig != nil, ln.Addr().String()), "/")+g.mcpPaths[0], &s.opts)
 		if err != nil {
 			return err
 		}
@@ -190,7 +184,7 @@ func serveAlone(ctx context.Context, ln net.Listener, opts Options, name string,
 	if err != nil {
 		return err
 	}
-	srv.Handler = newGuard(&opts, nil, http.NotFoundHandler())
+	srv.Handler = newGuard(&opts, http.NotFoundHandler())
 	return serveHTTP(ctx, name, srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, useTLS bool) { started(log, addr, useTLS) })
 }
 
