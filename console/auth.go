@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,15 +102,7 @@ func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 func makeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, made func(V) time.Time) {
 	maps.DeleteFunc(m, func(_ K, v V) bool { return over(v) })
 	for len(m) >= max {
-		var first K
-		var at time.Time
-		found := false
-		for k, v := range m {
-			if t := made(v); !found || t.Before(at) {
-				first, at, found = k, t, true
-			}
-		}
-		delete(m, first)
+		delete(m, slices.MinFunc(slices.Collect(maps.Keys(m)), func(a, b K) int { return made(m[a]).Compare(made(m[b])) }))
 	}
 }
 

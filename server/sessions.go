@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,15 +56,8 @@ func (s *sessions) Generate() string {
 	id := "mcp-session-" + rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.live) >= maxSessions {
-		var oldest string
-		var at time.Time
-		for k, l := range s.live {
-			if oldest == "" || l.lastUsed.Before(at) {
-				oldest, at = k, l.lastUsed
-			}
-		}
-		delete(s.live, oldest)
+	if len(s.live) >= maxSessions { // the least recently used goes
+		delete(s.live, slices.MinFunc(slices.Collect(maps.Keys(s.live)), func(a, b string) int { return s.live[a].lastUsed.Compare(s.live[b].lastUsed) }))
 	}
 	s.live[id] = &liveSession{lastUsed: time.Now()}
 	return id
