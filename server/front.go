@@ -201,8 +201,8 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 		if c.modern {
 			return f.modernGet(ctx, p.TaskID)
 		}
-		_, _, v, err := s.view(ctx, p.TaskID, false)
-		return v.legacy(), err
+		_, _, t, err := s.view(ctx, p.TaskID, false)
+		return t, err
 	case mcp.MethodTasksResult:
 		return f.result(ctx, sess, p.TaskID)
 	case mcp.MethodTasksCancel:
@@ -233,7 +233,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		if err != nil {
 			return nil, err
 		}
-		t := seed(e, true).modern()
+		t := modernTask(seed(e, true))
 		t["resultType"] = "task"
 		return t, nil
 	}
@@ -254,7 +254,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		f.follow(sess, v)
 	}
 	return map[string]any{
-		"task": v.legacy(),
+		"task": v,
 		"_meta": map[string]any{
 			"io.modelcontextprotocol/model-immediate-response": fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID),
 		},
@@ -264,10 +264,10 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 // seed is the task a run is as it is created: working (a task begins so,
 // even when a quick program has already ended by the time the answer is
 // written; tasks/get says so next).
-func seed(e *codemode.Execution, modern bool) taskView {
-	v := viewTask(e, nil, modern)
-	v.Status, v.StatusMessage, v.UpdatedAt = mcp.TaskStatusWorking, "the program is running", e.CreatedAt
-	return v
+func seed(e *codemode.Execution, modern bool) mcp.Task {
+	t := viewTask(e, nil, modern)
+	t.Status, t.StatusMessage, t.LastUpdatedAt = mcp.TaskStatusWorking, "the program is running", t.CreatedAt
+	return t
 }
 
 // followPoll is how often a follower reads its task for a change another
@@ -280,11 +280,11 @@ const followPoll = 2 * time.Second
 // follow sends the session notifications/tasks/status as task v's status
 // changes, through whichever process changes it, until it ends or
 // expires, the session goes or the front stops.
-func (f *taskFront) follow(sess mcpserver.ClientSession, v taskView) {
+func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) {
 	f.wg.Go(func() {
 		last := v.Status
 		for !last.IsTerminal() {
-			e, err := f.s.rt.Await(f.ctx, v.ID, followPoll, func(e *codemode.Execution) bool {
+			e, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
 				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
 			})
 			if err != nil || expired(e, time.Now()) {
@@ -292,9 +292,9 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v taskView) {
 			}
 			var pending []codemode.PendingAction
 			if e.Status == codemode.StatusPaused {
-				pending, _ = f.s.rt.Pending(f.ctx, v.ID)
+				pending, _ = f.s.rt.Pending(f.ctx, v.TaskId)
 			}
-			t := viewTask(e, pending, false).legacy()
+			t := viewTask(e, pending, false)
 			last = t.Status
 			err = f.s.mcp.SendNotificationToSpecificClient(sess.SessionID(), string(mcp.MethodNotificationTasksStatus), taskParamsMap(t))
 			if errors.Is(err, mcpserver.ErrSessionNotFound) {
@@ -355,7 +355,7 @@ func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 			next = strconv.Itoa(i)
 			break
 		}
-		tasks = append(tasks, viewTask(e, nil, false).legacy())
+		tasks = append(tasks, viewTask(e, nil, false))
 	}
 	res := mcp.ListTasksResult{Tasks: tasks}
 	res.NextCursor = mcp.Cursor(next)
@@ -388,7 +388,7 @@ func (f *taskFront) cancelTask(ctx context.Context, id string, modern bool) (any
 	if !cancelled {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("Cannot cancel task: already in terminal status '%s'", v.Status)}
 	}
-	return v.legacy(), nil
+	return v, nil
 }
 
 // modernGet answers tasks/get on 2026-07-28: the task with its status's
@@ -398,7 +398,7 @@ func (f *taskFront) modernGet(ctx context.Context, id string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := v.modern()
+	t := modernTask(v)
 	t["resultType"] = "complete"
 	switch v.Status {
 	case mcp.TaskStatusInputRequired:
