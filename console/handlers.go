@@ -94,14 +94,13 @@ func parsePages() map[string]*template.Template {
 // with a plain 500.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if s := sessionOf(r); s != nil {
-		p.CSRF = s.csrf
+		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.issuer() != nil // (a token or a sign-on: one can log out)
+		if p.Version == "" {
+			p.Version, _ = c.fingerprint(r.Context())
+		}
 	}
-	p.Logout = (c.auth.hasToken || c.issuer() != nil) && sessionOf(r) != nil
 	if who := codemode.PrincipalFrom(r.Context()); who != nil && p.Who == nil {
 		p.Who = visible.Segments(who.Display())
-	}
-	if p.Version == "" && sessionOf(r) != nil {
-		p.Version, _ = c.fingerprint(r.Context())
 	}
 	var buf bytes.Buffer
 	if err := c.pages[name].ExecuteTemplate(&buf, "layout.html", p); err != nil {
@@ -414,15 +413,7 @@ func (c *Console) value(ctx context.Context, id string, seq int, part string) ([
 	if err != nil || len(log) == 0 || log[0].Seq != seq {
 		return nil, "", err
 	}
-	var v []byte
-	switch part {
-	case "args":
-		v = log[0].Args
-	case "result":
-		v = log[0].Result
-	default:
-		v = []byte(log[0].Error)
-	}
+	v := map[string][]byte{"args": log[0].Args, "result": log[0].Result, "error": []byte(log[0].Error)}[part]
 	if len(v) == 0 {
 		return nil, "", nil
 	}
