@@ -228,7 +228,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(`{"error":"log in to the console first"}` + "\n"))
-		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		case get:
 			c.loginPage(w, r, http.StatusUnauthorized, r.URL.RequestURI(), "")
 		default:
 			c.loginPage(w, r, http.StatusUnauthorized, "/", "Your session has ended: log in again, then repeat what you were doing.")
