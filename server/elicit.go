@@ -37,6 +37,10 @@ func (s *Server) approver(ctx context.Context) codemode.Approver {
 
 type elicitApprover struct{ s *Server }
 
+// noFields is the schema of what an elicitation asks the person to fill
+// in: nothing, they only accept, decline or cancel.
+var noFields = map[string]any{"type": "object", "properties": map[string]any{}}
+
 // maxShownArgs is the most characters of (indented) arguments a prompt
 // shows; longer arguments cannot be approved through elicitation.
 const maxShownArgs = 4000
@@ -75,13 +79,7 @@ func (a elicitApprover) Ask(ctx context.Context, p codemode.PendingAction) (code
 	msg, whole := elicitMessage(p)
 	res, err := a.s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params: mcp.ElicitationParams{
-			Message: msg,
-			RequestedSchema: map[string]any{
-				"type":       "object",
-				"properties": map[string]any{},
-			},
-		},
+		Params:  mcp.ElicitationParams{Message: msg, RequestedSchema: noFields},
 	})
 	if err != nil {
 		a.s.log.Info("elicitation unavailable; the run stays paused", "executionId", p.ExecutionID, "err", err)

@@ -147,8 +147,9 @@ func (f *taskFront) stop() {
 }
 
 // answer answers one request, with ctx (which ends with the request) and
-// sess, the request's mcp-go session (nil: none).
-func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) rpcResponse {
+// sess, the request's mcp-go session (nil: none), and encodes the answer
+// (one that does not encode is answered as an internal error).
+func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) []byte {
 	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID}
 	result, err := f.dispatch(ctx, sess, c)
 	var re *rpcError
@@ -165,7 +166,12 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 		f.s.log.Error("task request failed", "method", c.Method, "err", err)
 		resp.Error = &rpcError{Code: mcp.INTERNAL_ERROR, Message: internalError(err)}
 	}
-	return resp
+	b, err := json.Marshal(resp)
+	if err != nil {
+		f.s.log.Error("encoding a task response failed", "method", c.Method, "err", err)
+		b, _ = json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID, Error: &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error: the answer could not be encoded"}})
+	}
+	return b
 }
 
 // taskParams are the params of the task methods.
@@ -504,13 +510,7 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 
 // serve answers one request and writes the response as one line.
 func (r *stdioFront) serve(c taskCall) {
-	resp := r.f.answer(r.f.ctx, r.sess, c)
-	b, err := json.Marshal(resp)
-	if err != nil {
-		r.f.s.log.Error("encoding a task response failed", "err", err)
-		return
-	}
-	if _, err := r.out.Write(append(b, '\n')); err != nil {
+	if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
 		r.f.s.log.Debug("writing a task response failed", "err", err)
 	}
 }
@@ -543,13 +543,7 @@ func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body []byt
 	defer cancel()
 	stop := context.AfterFunc(f.ctx, cancel)
 	defer stop()
-	resp := f.answer(ctx, sess, c)
-	b, err := json.Marshal(resp)
-	if err != nil {
-		f.s.log.Error("encoding a task response failed", "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return true
-	}
+	b := f.answer(ctx, sess, c)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)

@@ -257,7 +257,7 @@ func (q question) elicitation(taskID string) mcp.ElicitationParams {
 		Meta:            &mcp.Meta{AdditionalFields: map[string]any{mcp.RelatedTaskMetaKey: map[string]any{"taskId": taskID}}},
 		Mode:            mcp.ElicitationModeForm,
 		Message:         q.msg,
-		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		RequestedSchema: noFields,
 	}
 }
 
