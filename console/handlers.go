@@ -514,26 +514,25 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 	case errors.Is(err, codemode.ErrUnknownExecution):
 		c.refuse(w, r, http.StatusNotFound, err.Error())
 		return
-	case codemode.IsRefusal(err) && brief:
-		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
-		c.refuse(w, r, http.StatusConflict, err.Error())
-		return
 	case codemode.IsRefusal(err):
 		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
-		c.showRun(w, r, id, http.StatusConflict, err.Error())
+		if brief {
+			c.refuse(w, r, http.StatusConflict, err.Error())
+		} else {
+			c.showRun(w, r, id, http.StatusConflict, err.Error())
+		}
 		return
 	case err != nil:
 		c.internal(w, r, "the run was being "+verb, err)
 		return
 	}
 	c.log.Info("console: "+verb, "executionId", id, "status", o.Status.String())
+	f, to := &flash{verb: verb, outcome: o}, "/runs/"+url.PathEscape(id)
 	if brief {
-		c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: codemode.Outcome{ExecutionID: id, Status: o.Status}, brief: true})
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
+		f, to = &flash{verb: verb, outcome: codemode.Outcome{ExecutionID: id, Status: o.Status}, brief: true}, "/"
 	}
-	c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: o})
-	http.Redirect(w, r, "/runs/"+url.PathEscape(id), http.StatusSeeOther)
+	c.auth.setFlash(sessionOf(r), f)
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // signIn starts (or finds under way) the sign-in to a connector the run
