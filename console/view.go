@@ -59,13 +59,12 @@ func jsonView(id string, raw json.RawMessage) *jsonNode {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	n, err := readValue(dec, id, 0)
-	if err != nil {
-		return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
+	if err == nil {
+		if _, err = dec.Token(); errors.Is(err, io.EOF) { // one value, and nothing after it
+			return n
+		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
-	}
-	return n
+	return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
 }
 
 func readValue(dec *json.Decoder, id string, depth int) (*jsonNode, error) {
@@ -127,12 +126,9 @@ func readValue(dec *json.Decoder, id string, depth int) (*jsonNode, error) {
 		return n, nil
 	case json.Number:
 		return &jsonNode{ID: id, Class: "n", Text: []visible.Segment{{Text: v.String()}}}, nil
-	case bool:
-		return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: strconv.FormatBool(v)}}}, nil
-	case nil:
-		return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: "null"}}}, nil
 	}
-	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+	lit, _ := json.Marshal(tok) // true, false or null: what else a token is
+	return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: string(lit)}}}, nil
 }
 
 // stringSegments is a JSON string's text as a page shows it, without
