@@ -219,9 +219,9 @@ func (in *executionsInput) check() (err error) {
 	return err
 }
 
-// completeSchema lists every execution status (codemode.ExecStatuses) as
-// the values of status.
-func (executionsInput) completeSchema(s *jsonschema.Schema) {
+// JSONSchemaExtend lists every execution status (codemode.ExecStatuses)
+// as the values of status (the reflector calls it).
+func (executionsInput) JSONSchemaExtend(s *jsonschema.Schema) {
 	if p, ok := s.Properties.Get("status"); ok {
 		p.Enum = nil
 		for _, st := range codemode.ExecStatuses() {
@@ -246,9 +246,6 @@ func schemaOf(v any) json.RawMessage {
 	s := r.Reflect(v)
 	s.Version = ""
 	s.ID = ""
-	if c, ok := v.(interface{ completeSchema(*jsonschema.Schema) }); ok {
-		c.completeSchema(s)
-	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic("server: cannot reflect tool schema: " + err.Error()) // programming error, caught by tests
