@@ -636,7 +636,7 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	if !known {
 		return nil, false, nil
 	}
-	meta = withProgressToken(meta, tokenOf(ctx))
+	meta = withMeta(meta, "progressToken", tokenOf(ctx))
 	if parent, state, ok := propagate.Outgoing(ctx); ok {
 		meta = withMeta(withMeta(meta, propagate.Traceparent, parent), propagate.Tracestate, state)
 	}
