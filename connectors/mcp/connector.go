@@ -582,15 +582,7 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 // server works; over HTTP the request leaves inside mcp-go's client, which
 // does not say when, so nothing is reported.
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	args, err := objectArgs(args)
-	if err != nil {
-		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
-	}
-	s, err := c.current(ctx)
-	if err != nil {
-		return connectors.Result{}, err
-	}
-	name, err := c.resolve(tool)
+	s, name, args, err := c.prepare(ctx, tool, args)
 	if err != nil {
 		return connectors.Result{}, err
 	}
@@ -609,9 +601,18 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	return c.callClient(ctx, s, name, tool, args)
 }
 
-// resolve returns the sandbox name of tool (by source name), which must be
+// prepare checks a call's arguments (see objectArgs) and returns the
+// live session to make it on and the tool's sandbox name, which must be
 // listed or forwardable; else an error wrapping connectors.ErrUnknownTool.
-func (c *Connector) resolve(tool string) (string, error) {
+func (c *Connector) prepare(ctx context.Context, tool string, args json.RawMessage) (*session, string, json.RawMessage, error) {
+	args, err := objectArgs(args)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
+	}
+	s, err := c.current(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	c.mu.RLock()
 	i, known := c.bySource[tool]
 	name := tool
@@ -620,9 +621,9 @@ func (c *Connector) resolve(tool string) (string, error) {
 	}
 	c.mu.RUnlock()
 	if !known && !c.forwardable(tool) {
-		return "", fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
+		return nil, "", nil, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
 	}
-	return name, nil
+	return s, name, args, nil
 }
 
 // awaitStdio waits for the answer to a call sent on a stdio session's raw
@@ -645,26 +646,24 @@ func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool strin
 
 // callClient makes a call through mcp-go's client.
 func (c *Connector) callClient(ctx context.Context, s *session, name, tool string, args json.RawMessage) (connectors.Result, error) {
-	res, raw, err := c.call(ctx, s, tool, args)
-	if err != nil {
+	req := callRequest(ctx, tool, args)
+	send := func(ctx context.Context, s *session) error {
+		_, err := s.client.CallTool(ctx, req)
+		return err
+	}
+	raw, err := c.request(ctx, s, true, send)
+	if errors.Is(err, transport.ErrSessionTerminated) && ctx.Err() == nil {
 		// A server that forgot our session (it restarted) never saw the
 		// call: start a new session and send it once more.
-		if errors.Is(err, transport.ErrSessionTerminated) && ctx.Err() == nil {
-			c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
-			c.replace(s)
-			if s, err = c.current(ctx); err != nil {
-				return connectors.Result{}, err
-			}
-			res, raw, err = c.call(ctx, s, tool, args)
+		c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
+		c.replace(s)
+		if s, err = c.current(ctx); err != nil {
+			return connectors.Result{}, err
 		}
+		raw, err = c.request(ctx, s, true, send)
 	}
 	if err != nil {
 		return connectors.Result{}, c.callError(ctx, s, name, err)
-	}
-	if raw == nil && res != nil {
-		if raw, err = json.Marshal(res); err != nil {
-			return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
-		}
 	}
 	return c.decode(tool, raw)
 }
@@ -678,13 +677,10 @@ func (c *Connector) decode(tool string, raw json.RawMessage) (connectors.Result,
 	return out, nil
 }
 
-// call sends one tools/call on s through mcp-go's client. It returns the raw result when the server
-// answered (even when mcp-go could not decode the answer: an unknown
-// content type, say), else the error.
-func (c *Connector) call(ctx context.Context, s *session, tool string, args json.RawMessage) (*mcpgo.CallToolResult, json.RawMessage, error) {
-	callCtx, release := c.callContext(ctx, s)
-	defer release()
-	sink := &rawSink{keep: true}
+// callRequest is the tools/call of tool with args whose _meta carries the
+// call's progress token (see progressRelay) and ctx's trace context, if
+// any, so that the server's spans continue the call's.
+func callRequest(ctx context.Context, tool string, args json.RawMessage) mcpgo.CallToolRequest {
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
@@ -700,18 +696,36 @@ func (c *Connector) call(ctx context.Context, s *session, tool string, args json
 			req.Params.Meta.AdditionalFields[propagate.Tracestate] = state
 		}
 	}
-	res, err := s.client.CallTool(withSink(callCtx, sink), req)
+	return req
+}
+
+// errEmptyResult is the error of a request answered without a result.
+var errEmptyResult = errors.New("empty result")
+
+// request sends one request on s through mcp-go's client (send), on the
+// context of a call (callContext), and returns the raw result: the
+// server's answer as it came, even when mcp-go could not decode it (an
+// unknown content type, say), since the connector decodes it leniently
+// itself. hide keeps a tools/call result from mcp-go (rawSink.keep). A
+// request whose context ended fails with a *callEnded.
+func (c *Connector) request(ctx context.Context, s *session, hide bool, send func(context.Context, *session) error) (json.RawMessage, error) {
+	callCtx, release := c.callContext(ctx, s)
+	defer release()
+	sink := &rawSink{keep: hide}
+	err := send(withSink(callCtx, sink), s)
 	raw := sink.result()
 	switch {
+	case err != nil && callCtx.Err() != nil:
+		return nil, &callEnded{cause: context.Cause(callCtx), err: err}
+	case raw != nil:
+		if err != nil {
+			c.logger.Debug("mcp-go rejected an answer; decoding it leniently", "err", err)
+		}
+		return raw, nil
 	case err == nil:
-		return res, raw, nil
-	case callCtx.Err() != nil:
-		return nil, nil, &callEnded{cause: context.Cause(callCtx), err: err}
-	case raw == nil:
-		return nil, nil, err
+		return nil, errEmptyResult
 	}
-	c.logger.Debug("mcp-go rejected a tools/call result; decoding it leniently", "tool", tool, "err", err)
-	return res, raw, nil
+	return nil, err
 }
 
 // callEnded is the error of a call whose context ended: cause says why
