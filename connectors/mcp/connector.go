@@ -6,6 +6,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
@@ -50,6 +52,7 @@ type Connector struct {
 	stderr        *lineLogger     // stdio only; every session's child writes here
 	httpTransport *http.Transport // url only; shared by every session
 	progress      progressRelay   // routes servers' progress to the calls that asked
+	backoff       backoff.Policy  // between session starts after failures
 	// life ends when Close begins; it aborts a session start in progress.
 	life    context.Context
 	endLife context.CancelFunc
@@ -153,15 +156,13 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	began := time.Now()
 	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	results := make(chan startResult, 1)
-	c.recovering.Add(1)
-	go func() {
-		defer c.recovering.Done()
+	c.recovering.Go(func() {
 		defer cancel(nil)
 		defer context.AfterFunc(c.life, func() { cancel(ErrClosed) })()
 		s, tools, err := c.startSession(sctx)
 		results <- startResult{s: s, tools: tools, err: err}
-	}()
-	limit := c.startTimeout()
+	})
+	limit := cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout)
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	var late error
@@ -189,101 +190,80 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	c.mu.Unlock()
 	c.logger.Warn("the MCP server has not answered in time; going on without it until it does",
 		"start_timeout", limit, "during", phase)
-	c.recovering.Add(1)
-	go c.awaitLate(results, began)
+	c.recovering.Go(func() {
+		r := <-results
+		if c.settle(r) {
+			c.logger.Info("the MCP server answered; its tools are available now",
+				"after", time.Since(began).Round(time.Millisecond), "tools", len(r.tools))
+			if c.cfg.OnToolsChanged != nil {
+				c.cfg.OnToolsChanged()
+			}
+		}
+	})
 	return c, nil
 }
 
-// firstSession installs the first session, or reports that it could not
-// start: Dial fails, Open goes on down (see wentDown).
+// firstSession brings the connector up with the first session, or
+// reports that it could not start: Dial fails, Open goes on down (see
+// settle).
 func (c *Connector) firstSession(r startResult, retry bool) (*Connector, error) {
-	switch {
-	case r.err != nil && !retry:
+	if r.err != nil && !retry {
 		err := c.startError(r.s, r.err)
 		_ = c.Close()
 		if sr, ok := connectors.AsSignInRequired(err); ok {
 			err = sr
 		}
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
-	case r.err != nil && needsSignIn(r.err):
-		c.awaitSignIn(r.err)
-	case r.err != nil:
-		c.wentDown(r.s, r.err)
-		return c, nil
 	}
-	c.mu.Lock()
-	c.sess = r.s
-	c.setToolsLocked(r.s, r.tools)
-	c.mu.Unlock()
+	c.settle(r)
 	return c, nil
 }
 
-// awaitLate waits for a first start that outlived StartTimeout (see
-// Open), then brings the connector up with its session, or down with its
-// error. It runs in recovering.
-func (c *Connector) awaitLate(results <-chan startResult, began time.Time) {
-	defer c.recovering.Done()
-	r := <-results
+// settle brings the connector up with a first start's session, or down
+// with its error: waiting for a sign-in, which retrying would not bring
+// (the connector comes up after a sign-in, this process's or another's,
+// whose tokens NeedsSignIn and the next call find in the store), or
+// started again in the background with the backoff (recover). It reports
+// whether the connector came up.
+func (c *Connector) settle(r startResult) bool {
 	switch {
-	case r.err != nil && c.life.Err() != nil:
-		return
+	case r.err != nil && c.life.Err() != nil: // closed meanwhile
 	case r.err != nil && needsSignIn(r.err):
-		c.awaitSignIn(r.err)
-		return
-	case r.err != nil:
-		c.wentDown(r.s, r.err)
-		return
-	}
-	c.mu.Lock()
-	if c.closed {
+		sr, _ := connectors.AsSignInRequired(r.err)
+		c.mu.Lock()
+		c.down = sr
 		c.mu.Unlock()
-		_ = r.s.close()
-		return
+		c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
+	case r.err != nil:
+		err := c.startError(r.s, r.err)
+		c.mu.Lock()
+		c.down = err
+		c.failures, c.failedAt = 1, time.Now()
+		c.mu.Unlock()
+		c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
+			"first", c.backoff.Delay(1), "max", c.backoff.Limit())
+		c.recovering.Go(c.recover)
+	default:
+		_, err := c.install(r.s, r.tools)
+		return err == nil
 	}
-	c.sess, c.down = r.s, nil
-	c.setToolsLocked(r.s, r.tools)
-	n := len(c.tools)
-	c.mu.Unlock()
-	c.logger.Info("the MCP server answered; its tools are available now",
-		"after", time.Since(began).Round(time.Millisecond), "tools", n)
-	if c.cfg.OnToolsChanged != nil {
-		c.cfg.OnToolsChanged()
-	}
+	return false
 }
 
-// awaitSignIn records that the server needs a person to sign in (err
-// wraps connectors.SignInRequired). Retrying would not help: the
-// connector comes up after a sign-in, this process's or another's, whose
-// tokens NeedsSignIn and the next call find in the store.
-func (c *Connector) awaitSignIn(err error) {
-	sr, _ := connectors.AsSignInRequired(err)
+// install makes s, whose start listed tools, the live session, and
+// returns the tools listed before; a connector closed meanwhile closes s
+// and fails with ErrClosed.
+func (c *Connector) install(s *session, tools []connectors.Tool) (old []connectors.Tool, err error) {
 	c.mu.Lock()
-	c.down = sr
-	c.mu.Unlock()
-	c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
-}
-
-// wentDown records that the server could not be reached (err, from a start
-// that left the closed session s, possibly nil) and starts bringing it back
-// in the background (recover).
-func (c *Connector) wentDown(s *session, err error) {
-	err = c.startError(s, err)
-	c.mu.Lock()
-	c.down = err
-	c.failures, c.failedAt = 1, time.Now()
-	c.mu.Unlock()
-	c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
-		"first", c.backoff(1), "max", c.maxRestartDelay())
-	c.recovering.Add(1)
-	go c.recover()
-}
-
-// startTimeout is Config.StartTimeout or its default.
-func (c *Connector) startTimeout() time.Duration {
-	if c.cfg.StartTimeout > 0 {
-		return c.cfg.StartTimeout
+	defer c.mu.Unlock()
+	if c.closed {
+		_ = s.close()
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	}
-	return DefaultStartTimeout
+	old = c.tools
+	c.sess, c.down = s, nil
+	c.setToolsLocked(s, tools)
+	return old, nil
 }
 
 // setPhase records what the session start in progress is doing, for the
@@ -309,20 +289,19 @@ func (c *Connector) Down() error {
 }
 
 // recover starts the server again, with the backoff, until it comes up or
-// the connector is closed.
+// the connector is closed. It runs in recovering.
 func (c *Connector) recover() {
-	defer c.recovering.Done()
 	for c.life.Err() == nil {
-		if _, err := c.reconnect(c.life); err == nil || needsSignIn(err) {
+		_, err := c.reconnect(c.life)
+		if err == nil || needsSignIn(err) {
 			// Up, or waiting for a sign-in, which brings it back.
 			return
-		} else {
-			c.mu.Lock()
-			if c.down != nil {
-				c.down = errors.Unwrap(err)
-			}
-			c.mu.Unlock()
 		}
+		c.mu.Lock()
+		if c.down != nil {
+			c.down = errors.Unwrap(err)
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -335,7 +314,8 @@ func newConnector(cfg Config) (*Connector, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Connector{cfg: cfg, logger: logger.With("connector", cfg.Name), restarting: make(chan struct{}, 1)}
+	c := &Connector{cfg: cfg, logger: logger.With("connector", cfg.Name), restarting: make(chan struct{}, 1),
+		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	if cfg.Command != "" {
 		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
@@ -656,7 +636,7 @@ func (c *Connector) callClient(ctx context.Context, s *session, name, tool strin
 		// A server that forgot our session (it restarted) never saw the
 		// call: start a new session and send it once more.
 		c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
-		c.replace(s)
+		c.retire(s, false)
 		if s, err = c.current(ctx); err != nil {
 			return connectors.Result{}, err
 		}
@@ -765,18 +745,6 @@ func (c *Connector) callError(ctx context.Context, s *session, name string, err 
 func transportFailed(s *session, err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) || !s.alive()
-}
-
-// replace retires s without counting a failure: the server is fine, the
-// session is not.
-func (c *Connector) replace(s *session) {
-	c.mu.Lock()
-	if c.sess == s {
-		c.sess = nil
-	}
-	s.retired = true
-	c.mu.Unlock()
-	_ = s.close()
 }
 
 // callContext derives the context of one call: it is cancelled when ctx

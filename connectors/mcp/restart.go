@@ -67,31 +67,32 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 		// It ended (the child exited, the stream was lost) before a call
 		// noticed.
 		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.describeEnd())
-		c.retire(s)
+		c.retire(s, true)
 	}
 	return c.reconnect(ctx)
 }
 
-// retire stops using s after a failure and counts the failure once for the
-// restart backoff: a session that ran for a healthy period (twice the
-// maximum delay) resets the count. Then it closes s, which reaps its
-// process.
-func (c *Connector) retire(s *session) {
+// retire stops using s and closes it, which reaps its process. After a
+// failure (failed) it counts the failure once for the restart backoff: a
+// session that ran for a healthy period (twice the maximum delay) resets
+// the count. A session retired without one (the server is fine, the
+// session is not) counts nothing.
+func (c *Connector) retire(s *session, failed bool) {
 	c.mu.Lock()
 	if c.sess == s {
 		c.sess = nil
 	}
-	if !s.retired {
-		s.retired = true
+	if failed && !s.retired {
 		end := s.endedAt()
-		if end.Sub(s.started) >= 2*c.maxRestartDelay() {
+		if end.Sub(s.started) >= 2*c.backoff.Limit() {
 			c.failures = 0
 		}
 		c.failures++
 		c.failedAt = end
 	}
+	s.retired = true
 	c.mu.Unlock()
-	if err := s.close(); err != nil {
+	if err := s.close(); err != nil && failed {
 		c.logger.Warn("closing a failed session", "err", err)
 	}
 }
@@ -105,7 +106,7 @@ func (c *Connector) failure(s *session, what string, err error) error {
 		// moment before the child is reaped.
 		s.proc.waitExit(exitNoticeDelay)
 	}
-	c.retire(s)
+	c.retire(s, true)
 	name := c.cfg.Name
 	if c.isClosed() {
 		return fmt.Errorf("mcp connector %q: %s: %w", name, what, ErrClosed)
@@ -155,7 +156,7 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	if c.cfg.Command != "" {
 		verb = "started again"
 	}
-	if wait := time.Until(failedAt.Add(c.backoff(failures))); wait > 0 {
+	if wait := time.Until(failedAt.Add(c.backoff.Delay(failures))); wait > 0 {
 		c.logger.Info("waiting before the MCP server is "+verb, "delay", wait.Round(time.Millisecond), "failures", failures)
 		t := time.NewTimer(wait)
 		defer t.Stop()
@@ -195,17 +196,11 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		c.logger.Warn("the MCP server could not be "+verb, "err", err)
 		return nil, fmt.Errorf("%s: the MCP server could not be %s: %w; it will be tried again on the next call", c.cfg.Name, verb, err)
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		_ = s.close()
-		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	old, err := c.install(s, tools)
+	if err != nil {
+		return nil, err
 	}
-	old := c.tools
-	c.sess, c.down = s, nil
-	c.setToolsLocked(s, tools)
-	changed := !reflect.DeepEqual(old, c.tools)
-	c.mu.Unlock()
+	changed := !reflect.DeepEqual(old, tools)
 
 	if s.proc != nil {
 		c.logger.Info("restarted the MCP server", "after", time.Since(start).Round(time.Millisecond), "failures", failures, "pid", s.proc.pid())
@@ -224,18 +219,6 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		}
 	}
 	return s, nil
-}
-
-// backoff is the delay before the next start after failures consecutive
-// failures (see internal/backoff).
-func (c *Connector) backoff(failures int) time.Duration {
-	return c.policy().Delay(failures)
-}
-
-func (c *Connector) maxRestartDelay() time.Duration { return c.policy().Limit() }
-
-func (c *Connector) policy() backoff.Policy {
-	return backoff.Policy{First: c.cfg.RestartDelay, Max: c.cfg.MaxRestartDelay}
 }
 
 // toolDiff names the tools only in a (removed) or only in b (added), and

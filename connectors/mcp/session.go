@@ -49,7 +49,7 @@ type session struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	retired bool // counted as a failure; guarded by c.mu
+	retired bool // no longer used, a failure counted (see retire); guarded by c.mu
 }
 
 // startSession starts a transport (and a stdio server's process), performs
