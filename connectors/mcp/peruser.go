@@ -309,27 +309,28 @@ func (p *PerUser) with(ctx context.Context, user string, fn func(*Connector) err
 	return fn(uc.c)
 }
 
-// asUser runs fn on the connection of the person ctx's CallHook names,
-// after trading their own token for the server's when the connector
-// exchanges tokens and the request carries theirs.
-func (p *PerUser) asUser(ctx context.Context, fn func(*Connector) error) error {
+// asUser returns what fn returns on the connection of the person ctx's
+// CallHook names, after trading their own token for the server's when
+// the connector exchanges tokens and the request carries theirs.
+func asUser[T any](ctx context.Context, p *PerUser, fn func(*Connector) (T, error)) (T, error) {
+	var zero T
 	h := connectors.CallHookFrom(ctx)
 	uc, err := p.acquire(ctx, h.UserSubject())
 	if err != nil {
-		return err
+		return zero, err
 	}
 	defer p.release(uc)
 	if tok := h.UserAccessToken(); p.cfg.Exchange && tok != "" {
 		if err := uc.sess.Exchange(ctx, tok); err != nil {
-			return err
+			return zero, err
 		}
 	}
 	return fn(uc.c)
 }
 
 // listing runs fn (a listing) on the connection used last for which it
-// succeeds, else on that of the person who listed last; it returns the
-// person whose connection it succeeded on.
+// succeeds, else on that of the person who listed last, and remembers
+// whose it succeeded on.
 func (p *PerUser) listing(ctx context.Context, fn func(*Connector) error) error {
 	var last error
 	tried := map[string]bool{}
@@ -384,13 +385,7 @@ func (p *PerUser) Refresh(ctx context.Context) error {
 // Call implements connectors.Connector on the connection of the person
 // the call's CallHook names.
 func (p *PerUser) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	var res connectors.Result
-	err := p.asUser(ctx, func(c *Connector) error {
-		var err error
-		res, err = c.Call(ctx, tool, args)
-		return err
-	})
-	return res, err
+	return asUser(ctx, p, func(c *Connector) (connectors.Result, error) { return c.Call(ctx, tool, args) })
 }
 
 // Capabilities: per user, a sign-in for each person, tools listed again
@@ -402,13 +397,7 @@ func (p *PerUser) Capabilities() connectors.Capabilities {
 // NeedsSignIn implements connectors.SignIner for the person the
 // context's CallHook names.
 func (p *PerUser) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, error) {
-	var sr *connectors.SignInRequired
-	err := p.asUser(ctx, func(c *Connector) error {
-		var err error
-		sr, err = c.NeedsSignIn(ctx)
-		return err
-	})
-	return sr, err
+	return asUser(ctx, p, func(c *Connector) (*connectors.SignInRequired, error) { return c.NeedsSignIn(ctx) })
 }
 
 // BeginSignIn implements connectors.SignIner: the person the context's
