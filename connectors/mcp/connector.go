@@ -412,10 +412,9 @@ func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 	return append([]connectors.Tool(nil), c.tools...), nil
 }
 
-// Capabilities: a call is sent before it is waited for (Start; over stdio
-// the request is on its way when Start returns), a tool the server runs
-// as a task is called as one (task.go), the tools are listed again on
-// demand (Refresh), and a connector given OAuth signs in (signin.go). Its
+// Capabilities: a tool the server runs as a task is called as one
+// (task.go), the tools are listed again on demand (Refresh), and a
+// connector given OAuth signs in (signin.go). Its
 // Diagnostics are the tool names that collided after sanitizing at the
 // last listing (they were renamed, never merged).
 func (c *Connector) Capabilities() connectors.Capabilities {

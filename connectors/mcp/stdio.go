@@ -230,7 +230,11 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	if err != nil {
 		return nil, fmt.Errorf("encode request id: %w", err)
 	}
-	reply, err := t.roundTrip(ctx, string(id), msg)
+	ch, err := t.send(string(id), msg)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := t.await(ctx, string(id), ch)
 	if err != nil {
 		return nil, err
 	}
@@ -296,19 +300,9 @@ func (pc *pendingCall) wait(ctx context.Context) (rpcReply, error) {
 	return reply, err
 }
 
-// roundTrip sends msg, a request whose id is id (its JSON text), and waits
-// for the answer, reading stdout itself when no one else does. A transport
-// failure is a *transport.Error.
-func (t *stdioTransport) roundTrip(ctx context.Context, id string, msg []byte) (rpcReply, error) {
-	ch, err := t.send(id, msg)
-	if err != nil {
-		return rpcReply{}, err
-	}
-	return t.await(ctx, id, ch)
-}
-
-// send registers request id and writes msg; the answer will arrive on the
-// returned channel (see await).
+// send registers request id (its JSON text) and writes msg; the answer
+// will arrive on the returned channel (see await). A transport failure
+// is a *transport.Error.
 func (t *stdioTransport) send(id string, msg []byte) (chan rpcReply, error) {
 	ch := make(chan rpcReply, 1)
 	t.begin(id, ch)
@@ -319,7 +313,8 @@ func (t *stdioTransport) send(id string, msg []byte) (chan rpcReply, error) {
 	return ch, nil
 }
 
-// await waits for the answer to request id, sent by send.
+// await waits for the answer to request id, sent by send, reading stdout
+// itself when no one else does.
 func (t *stdioTransport) await(ctx context.Context, id string, ch chan rpcReply) (rpcReply, error) {
 	defer t.finish(id)
 	role := t.role
