@@ -237,18 +237,15 @@ func (p *PerUser) acquire(ctx context.Context, user string) (*userConn, error) {
 // open opens user's connection into uc (a connection that cannot be
 // made is forgotten, so the next request tries again).
 func (p *PerUser) open(ctx context.Context, user string, uc *userConn) {
-	var sess *oauth.Session
-	c, err := func() (*Connector, error) {
-		s, err := p.cfg.Session(user)
-		if err != nil {
-			return nil, fmt.Errorf("mcp connector %q: %w", p.cfg.Name, err)
-		}
-		sess = s
+	var c *Connector
+	sess, err := p.cfg.Session(user)
+	if err != nil {
+		err = fmt.Errorf("mcp connector %q: %w", p.cfg.Name, err)
+	} else {
 		cfg := p.cfg.Config
-		cfg.OAuth = s
-		cfg.Logger = p.log.With("user", user)
-		return Open(ctx, cfg)
-	}()
+		cfg.OAuth, cfg.Logger = sess, p.log.With("user", user)
+		c, err = Open(ctx, cfg)
+	}
 	var late *Connector
 	p.mu.Lock()
 	if err == nil && p.closed {
