@@ -66,7 +66,7 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 	case s != nil:
 		// It ended (the child exited, the stream was lost) before a call
 		// noticed.
-		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.describeEnd())
+		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.proc.status())
 		c.retire(s, true)
 	}
 	return c.reconnect(ctx)
@@ -115,11 +115,11 @@ func (c *Connector) failure(s *session, what string, err error) error {
 	switch {
 	case s.proc != nil && s.proc.exitedOnItsOwn():
 		msg = fmt.Sprintf("%s: the MCP server exited (%s) during %s; it will be restarted on the next call", name, s.proc.status(), what)
+		attrs := []any{"status", s.proc.status(), "during", what}
 		if tail := c.stderr.Tail(); len(tail) > 0 {
-			c.logger.Warn("the MCP server exited", "status", s.proc.status(), "during", what, "stderr", strings.Join(tail, "\n"))
-		} else {
-			c.logger.Warn("the MCP server exited", "status", s.proc.status(), "during", what)
+			attrs = append(attrs, "stderr", strings.Join(tail, "\n"))
 		}
+		c.logger.Warn("the MCP server exited", attrs...)
 	case s.proc != nil:
 		msg = fmt.Sprintf("%s: the connection to the MCP server failed during %s (%v); the server was stopped and will be restarted on the next call", name, what, err)
 		c.logger.Warn("the connection to the MCP server failed; stopped it", "during", what, "err", err)

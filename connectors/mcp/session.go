@@ -283,15 +283,6 @@ func (s *session) close() error {
 	return s.closeErr
 }
 
-// describeEnd says how a stdio session's process ended, for messages: ""
-// for other sessions.
-func (s *session) describeEnd() string {
-	if s.proc == nil || !s.proc.hasExited() {
-		return ""
-	}
-	return s.proc.status()
-}
-
 // elicitHandler answers a server's elicitation requests with
 // Config.Elicit.
 type elicitHandler func(ctx context.Context, message string, schema json.RawMessage) (string, map[string]any, error)
