@@ -24,7 +24,7 @@ import (
 // stdioTransport is the JSON-RPC transport of a stdio server: one message
 // per line on the child's stdin and stdout. mcp-go's client uses it for the
 // handshake, tools/list, notifications and the server's own requests;
-// Connector.Start uses its raw path (start, then pendingCall.wait) for
+// Connector.Call uses its raw path (start, then pendingCall.wait) for
 // tools/call, which skips the client's per-request re-encoding of the
 // params. Each incoming line is decoded once.
 //
