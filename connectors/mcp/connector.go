@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -58,6 +59,9 @@ type Connector struct {
 	endLife context.CancelFunc
 	// restarting holds a token while a new session starts.
 	restarting chan struct{}
+	// legacy: sessions start with the 2025-11-25 handshake, the server
+	// offering tasks in that form only (task.go); once set, it stays.
+	legacy atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -78,9 +82,6 @@ type Connector struct {
 	down error
 	// phase is what the last session start did last (see session.open).
 	phase string
-	// legacy: sessions start with the 2025-11-25 handshake, the server
-	// offering tasks in that form only (task.go).
-	legacy bool
 
 	// recovering holds the first start, the goroutine waiting for a late
 	// one and the recovery goroutine; Close waits for them.

@@ -65,7 +65,7 @@ func (c *Connector) startSession(ctx context.Context) (*session, []connectors.To
 		return nil, nil, err
 	}
 	var opts []client.ClientOption
-	if c.speaksLegacy() {
+	if c.legacy.Load() {
 		opts = append(opts, client.WithProtocolVersion(mcpgo.LATEST_LEGACY_PROTOCOL_VERSION))
 	}
 	if c.cfg.Elicit != nil {
@@ -156,7 +156,7 @@ func (s *session) connect(ctx context.Context) error {
 	s.instructions = res.Instructions
 	if offersTasks(s.client.GetServerCapabilities()) {
 		if mcpgo.IsModernProtocol(s.client.ProtocolVersion()) {
-			c.pinLegacy()
+			c.legacy.Store(true)
 			return errLegacyTasks
 		}
 		s.tasks = true

@@ -45,21 +45,6 @@ func offersTasks(caps mcpgo.ServerCapabilities) bool {
 	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
 }
 
-// speaksLegacy reports whether sessions start with the 2025-11-25
-// handshake (see above).
-func (c *Connector) speaksLegacy() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.legacy
-}
-
-// pinLegacy makes every later session start with the 2025-11-25 handshake.
-func (c *Connector) pinLegacy() {
-	c.mu.Lock()
-	c.legacy = true
-	c.mu.Unlock()
-}
-
 // wireTaskAnswer is a task-augmented tools/call answered with a task (or,
 // when the server chose to answer at once, a tools/call result).
 type wireTaskAnswer struct {
