@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -286,10 +287,7 @@ func (p *PerUser) idlestLocked() string {
 func (p *PerUser) users() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	users := make([]string, 0, len(p.conns))
-	for u := range p.conns {
-		users = append(users, u)
-	}
+	users := slices.Collect(maps.Keys(p.conns))
 	slices.SortFunc(users, func(a, b string) int {
 		return cmp.Or(p.conns[b].used.Compare(p.conns[a].used), cmp.Compare(a, b))
 	})
