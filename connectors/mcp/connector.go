@@ -831,13 +831,11 @@ const maxForwardedName = 128
 // maxForwardedName bytes without control characters, that Include and
 // Exclude allow.
 func (c *Connector) forwardable(tool string) bool {
-	if !c.cfg.ForwardUnknown || tool == "" || len(tool) > maxForwardedName {
-		return false
-	}
-	for _, r := range tool {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return c.cfg.selected(tool)
+	return c.cfg.ForwardUnknown && tool != "" && len(tool) <= maxForwardedName && !hasControl(tool) && c.cfg.selected(tool)
+}
+
+// hasControl reports whether s, a name the connector logs and shows, has
+// a control character.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }

@@ -64,10 +64,8 @@ func (t *wireTask) check() error {
 	if t.TaskID == "" || len(t.TaskID) > maxTaskID {
 		return fmt.Errorf("the server sent a task id of %d bytes (want 1 to %d)", len(t.TaskID), maxTaskID)
 	}
-	for _, r := range t.TaskID {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("the server sent a task id with control characters")
-		}
+	if hasControl(t.TaskID) {
+		return errors.New("the server sent a task id with control characters")
 	}
 	return nil
 }
