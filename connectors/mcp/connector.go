@@ -359,17 +359,18 @@ func saidOnce(err error) error {
 	if len(kept) == len(parts) {
 		return err
 	}
-	return &reworded{msg: strings.Join(kept, ": "), err: err}
+	return &reworded{msg: strings.Join(kept, ": "), errs: []error{err}}
 }
 
-// reworded is an error said in other words, wrapping the original.
+// reworded is an error said in other words, wrapping the original and
+// what it stands for.
 type reworded struct {
-	msg string
-	err error
+	msg  string
+	errs []error
 }
 
-func (e *reworded) Error() string { return e.msg }
-func (e *reworded) Unwrap() error { return e.err }
+func (e *reworded) Error() string   { return e.msg }
+func (e *reworded) Unwrap() []error { return e.errs }
 
 func (c *Connector) clientVersion() string {
 	if c.cfg.ClientVersion != "" {

@@ -28,15 +28,6 @@ const exitNoticeDelay = time.Second
 // unknown. The next call starts a new session.
 var ErrDisconnected = errors.New("disconnected from the MCP server")
 
-// disconnected is the error of a call whose session ended under it.
-type disconnected struct {
-	msg   string
-	cause error
-}
-
-func (e *disconnected) Error() string   { return e.msg }
-func (e *disconnected) Unwrap() []error { return []error{ErrDisconnected, e.cause} }
-
 // current returns a live session, starting a new one when there is none or
 // the last one ended (a stdio server that exited between calls, a lost SSE
 // stream, a failed call).
@@ -127,7 +118,7 @@ func (c *Connector) failure(s *session, what string, err error) error {
 		msg = fmt.Sprintf("%s: the connection to the MCP server failed during %s (%v); it will reconnect on the next call", name, what, err)
 		c.logger.Warn("the connection to the MCP server failed", "during", what, "err", err)
 	}
-	return &disconnected{msg: msg, cause: err}
+	return &reworded{msg: msg, errs: []error{ErrDisconnected, err}}
 }
 
 // reconnect starts a new session, after the backoff delay of the failures
