@@ -85,9 +85,9 @@ func decodeCallResult(raw json.RawMessage) (connectors.Result, error) {
 			}
 		}
 	}
-	if !isNull(w.ResultType) {
+	if rt := bytes.TrimSpace(w.ResultType); !isNull(rt) && string(rt) != `"complete"` {
 		var resultType string
-		_ = json.Unmarshal(w.ResultType, &resultType) // odd: a plain result
+		_ = json.Unmarshal(rt, &resultType) // odd: a plain result
 		if resultType == "input_required" {
 			return connectors.Result{}, errInputRequired
 		}

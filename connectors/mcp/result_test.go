@@ -106,3 +106,22 @@ func FuzzDecodeCallResult(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeCallResult decodes the commonest tools/call results,
+// text content, as servers on protocols before and after 2026-07-28 send
+// it (the later with resultType "complete"): it is on every call's path.
+func BenchmarkDecodeCallResult(b *testing.B) {
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"3"}]}`,
+		`{"content":[{"type":"text","text":"3"}],"resultType":"complete"}`,
+	} {
+		b.Run(raw, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := decodeCallResult(json.RawMessage(raw)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
