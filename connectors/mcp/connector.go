@@ -164,14 +164,12 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 		results <- startResult{s: s, tools: tools, err: err}
 	})
 	limit := cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout)
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
 	var late error
 	var phase string
 	select {
 	case r := <-results:
 		return c.firstSession(r, retry)
-	case <-timer.C:
+	case <-time.After(limit):
 		phase = c.startPhase()
 		late = &startTimeoutError{after: limit, phase: phase}
 	case <-ctx.Done():

@@ -176,12 +176,10 @@ func (p *process) stop(logger *slog.Logger) error {
 
 // waitExit waits up to d for the child to be reaped.
 func (p *process) waitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-p.exited:
 		return true
-	case <-t.C:
+	case <-time.After(d):
 		return false
 	}
 }

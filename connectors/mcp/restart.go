@@ -149,10 +149,8 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	}
 	if wait := time.Until(failedAt.Add(c.backoff.Delay(failures))); wait > 0 {
 		c.logger.Info("waiting before the MCP server is "+verb, "delay", wait.Round(time.Millisecond), "failures", failures)
-		t := time.NewTimer(wait)
-		defer t.Stop()
 		select {
-		case <-t.C:
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%s: waiting %v for the MCP server to restart: %w", c.cfg.Name, wait.Round(time.Millisecond), ctx.Err())
 		case <-c.life.Done():

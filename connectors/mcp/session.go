@@ -201,11 +201,9 @@ func (s *session) listen(ctx context.Context) error {
 	}
 	s.stopListen = stop
 	// Wait for the acknowledgement, so changes made after Dial are seen.
-	timer := time.NewTimer(listenAckTimeout)
-	defer timer.Stop()
 	select {
 	case <-s.listening:
-	case <-timer.C:
+	case <-time.After(listenAckTimeout):
 		c.logger.Warn("the server did not acknowledge the tool-list change stream", "after", listenAckTimeout)
 	case <-ctx.Done():
 		return fmt.Errorf("listen for tool-list changes: %w", ctx.Err())
