@@ -309,11 +309,7 @@ func newConnector(cfg Config) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	c := &Connector{cfg: cfg, logger: logger.With("connector", cfg.Name), restarting: make(chan struct{}, 1),
+	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
 		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	if cfg.Command != "" {

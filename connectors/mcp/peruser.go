@@ -120,8 +120,7 @@ func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
 	if cfg.OAuth != nil || cfg.Session == nil {
 		return nil, errors.New("credentials: per_user takes a Session for each person, not one OAuth")
 	}
-	check := cfg.Config
-	if err := check.validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
 	if cfg.MaxUsers <= 0 {
@@ -133,13 +132,9 @@ func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	p := &PerUser{cfg: cfg, log: log.With("connector", cfg.Name), stop: make(chan struct{}), conns: map[string]*userConn{}}
-	p.wg.Add(1)
-	go p.sweeper()
+	log := cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name)
+	p := &PerUser{cfg: cfg, log: log, stop: make(chan struct{}), conns: map[string]*userConn{}}
+	p.wg.Go(p.sweeper)
 	return p, nil
 }
 
@@ -148,7 +143,6 @@ func (p *PerUser) Name() string { return p.cfg.Name }
 
 // sweeper closes idle connections until Close.
 func (p *PerUser) sweeper() {
-	defer p.wg.Done()
 	t := time.NewTicker(p.cfg.IdleTimeout / 2)
 	defer t.Stop()
 	for {
