@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,13 +345,9 @@ func (c *Connector) startError(s *session, err error) error {
 // still wraps err.
 func saidOnce(err error) error {
 	parts := strings.Split(err.Error(), ": ")
-	kept := parts[:1]
-	for _, p := range parts[1:] {
-		if p != kept[len(kept)-1] {
-			kept = append(kept, p)
-		}
-	}
-	if len(kept) == len(parts) {
+	n := len(parts)
+	kept := slices.Compact(parts)
+	if len(kept) == n {
 		return err
 	}
 	return &reworded{msg: strings.Join(kept, ": "), errs: []error{err}}
