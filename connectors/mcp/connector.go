@@ -599,21 +599,28 @@ func (c *Connector) prepare(ctx context.Context, tool string, args json.RawMessa
 }
 
 // awaitStdio waits for the answer to a call sent on a stdio session's raw
-// path; one that asks for client input is sent again through mcp-go's
-// client (see startStdio).
+// path. One that says the server needs input from the client (protocol
+// 2026-07-28), which mcp-go's client fulfils, is sent again through it,
+// as the protocol allows: such an answer means the server did not carry
+// the call out.
 func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool string, args json.RawMessage, pc *pendingCall) (connectors.Result, error) {
 	callCtx, release := c.callContext(ctx, s)
 	reply, err := pc.wait(callCtx)
-	raw, ok, err := stdioResult(callCtx, reply, err)
+	switch {
+	case err != nil && callCtx.Err() != nil:
+		err = &callEnded{cause: context.Cause(callCtx), err: err}
+	case err == nil && reply.err != nil:
+		err = reply.err.AsError()
+	}
 	release()
 	switch {
-	case !ok:
-		c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
-		return c.callClient(ctx, s, name, tool, args)
 	case err != nil:
 		return connectors.Result{}, c.callError(ctx, s, name, err)
+	case needsInput(reply.result):
+		c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
+		return c.callClient(ctx, s, name, tool, args)
 	}
-	return c.decode(tool, raw)
+	return c.decode(tool, reply.result)
 }
 
 // callClient makes a call through mcp-go's client.

@@ -623,7 +623,7 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 // params are written around args as they are. ok is false when the call
 // must go through mcp-go's client instead because the client's request
 // _meta is not known yet (the session lists its tools first, so only in
-// tests). The answer is read with stdioResult. The _meta carries ctx's
+// tests). Connector.awaitStdio reads the answer. The _meta carries ctx's
 // trace context (traceparent, tracestate), if any, so the server's spans
 // continue the call's.
 func (s *session) startStdio(ctx context.Context, tool string, args json.RawMessage) (pc *pendingCall, ok bool, err error) {
@@ -653,25 +653,6 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	params = append(params, '}')
 	pc, err = s.stdio.start(string(mcpgo.MethodToolsCall), params)
 	return pc, true, err
-}
-
-// stdioResult reads the answer to a raw tools/call waited for with ctx: the
-// raw result, or the error. ok is false when the server answered that it
-// needs input from the client (protocol 2026-07-28), which mcp-go's client
-// fulfils; the call must then be sent again through it, which the protocol
-// allows, since such an answer means the server did not carry the call out.
-func stdioResult(ctx context.Context, reply rpcReply, err error) (raw json.RawMessage, ok bool, _ error) {
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, true, &callEnded{cause: context.Cause(ctx), err: err}
-	case err != nil:
-		return nil, true, err
-	case reply.err != nil:
-		return nil, true, reply.err.AsError()
-	case needsInput(reply.result):
-		return nil, false, nil
-	}
-	return reply.result, true, nil
 }
 
 // needsInput reports whether a result asks the client for input
