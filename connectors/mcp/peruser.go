@@ -472,12 +472,9 @@ func (p *PerUser) recall(ctx context.Context) string {
 	if user != "" || p.cfg.Store == nil {
 		return user
 	}
-	raw, ok, err := p.cfg.Store.Load(ctx, KindLister, p.cfg.Name)
-	if err != nil || !ok {
-		return ""
-	}
 	var l lister
-	if json.Unmarshal(raw, &l) != nil {
+	raw, ok, err := p.cfg.Store.Load(ctx, KindLister, p.cfg.Name)
+	if err != nil || !ok || json.Unmarshal(raw, &l) != nil {
 		return ""
 	}
 	return l.User
