@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -80,7 +81,6 @@ type pass struct {
 
 	hostWG  sync.WaitGroup // host jobs run on goroutines of their own
 	jobs    hostJobs       // the held call, the count of jobs on goroutines, the rescuer (hostjobs.go)
-	flight  inFlight       // the connector calls and steps whose host method has not returned (inflight.go)
 	stopped atomic.Bool    // the host returned ErrStop: no further host calls
 
 	// owned by the VM goroutine; read by runPass once it has exited
@@ -98,11 +98,14 @@ type pass struct {
 	callNative goja.Value   // the Go side of the connector methods made in JavaScript
 	isObject   goja.Value   // argKind(v) == "object", for them
 
-	mu       sync.Mutex
-	done     bool
-	out      sandbox.Outcome // Status, Result, Error, Stop
-	internal error           // an internal failure: Run returns it
-	vmRef    *goja.Runtime   // for Interrupt from other goroutines
+	mu        sync.Mutex
+	done      bool
+	out       sandbox.Outcome   // Status, Result, Error, Stop
+	internal  error             // an internal failure: Run returns it
+	vmRef     *goja.Runtime     // for Interrupt from other goroutines
+	flying    map[int]callLabel // the connector calls and steps in flight, by id (inflight.go)
+	flights   int               // the ids given
+	cancelled map[int]callLabel // those in flight when the program ended
 }
 
 // callLabel names a connector call or a step in the in-flight warning.
@@ -354,7 +357,7 @@ func (ps *pass) finish(o sandbox.Outcome) bool {
 	ps.out = o
 	cancel := o.Status != sandbox.Stopped
 	if cancel {
-		ps.flight.cancel()
+		ps.cancelled = maps.Clone(ps.flying)
 	}
 	ps.mu.Unlock()
 	if cancel {
@@ -457,7 +460,7 @@ func (ps *pass) outcome() (sandbox.Outcome, error) {
 		o.Result = json.RawMessage("null")
 	}
 	o.Logs = ps.logs.result()
-	if w := ps.flight.warning(o.Status); w != "" {
+	if w := inflightWarning(ps.cancelled, o.Status); w != "" {
 		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], w)
 	}
 	o.Clock = ps.clock.Clock()

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"hash/maphash"
 	"log/slog"
 	"os"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 )
 
 // Options configure NewPool. Zero values mean the defaults.
@@ -190,16 +192,10 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 	defer p.runs.Done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(p.closeCx, cancel)
-	defer stop()
+	defer context.AfterFunc(p.closeCx, cancel)()
 
-	limits := prog.Limits.WithDefaults()
-	if len(prog.Code) > limits.MaxCodeBytes {
-		return sandbox.Outcome{
-			Status: sandbox.Failed,
-			Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(prog.Code), limits.MaxCodeBytes),
-			Clock:  sandbox.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times},
-		}, nil
+	if o, tooLarge := pass.CodeTooLarge(prog); tooLarge {
+		return o, nil
 	}
 	code := maphash.String(p.seed, prog.Code)
 	w, err := p.acquire(ctx, code)
@@ -208,13 +204,11 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 			return sandbox.Outcome{}, sandbox.ErrClosed
 		}
 		if ctx.Err() != nil {
-			o := sandbox.Outcome{Status: sandbox.Failed, Error: cancelMessage(ctx)}
-			o.Clock = sandbox.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times}
-			return o, nil
+			return sandbox.Outcome{Status: sandbox.Failed, Error: cancelMessage(ctx), Clock: prog.Clock}, nil
 		}
 		return sandbox.Outcome{}, err
 	}
-	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: limits}
+	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: prog.Limits.WithDefaults()}
 	o, keep, err := r.run(ctx, host)
 	w.ran(code)
 	p.release(w, keep)

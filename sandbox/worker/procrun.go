@@ -276,7 +276,7 @@ func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, erro
 	if err := d.internalErr(); err != nil {
 		return sandbox.Outcome{}, false, err
 	}
-	o := sandbox.Outcome{Clock: sandbox.Clock{Seed: r.prog.Clock.Seed, Times: r.prog.Clock.Times}, Calls: d.maxSeq()}
+	o := sandbox.Outcome{Clock: r.prog.Clock, Calls: d.maxSeq()}
 	if stop := d.stopErr(); stop != nil {
 		o.Status, o.Stop = sandbox.Stopped, stop
 		return o, false, nil
