@@ -256,7 +256,7 @@ func (ps *pass) callHost(j *hostJob) (cb func()) {
 	cb = j.f()
 	ps.returned(j)
 	if ps.ctx.Err() != nil {
-		ps.abort(failed(deadlineMessage(ps.ctx, ps.limits.Timeout)))
+		ps.abort(failed(EndMessage(ps.ctx, ps.limits.Timeout)))
 		return nil
 	}
 	return cb

@@ -143,7 +143,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 	case errors.Is(err, sandbox.ErrStop):
 		return sandbox.Outcome{Status: sandbox.Stopped, Stop: err, Clock: p.Clock}, nil
 	case err != nil && passCtx.Err() != nil:
-		return failed(deadlineMessage(passCtx, limits.Timeout)), nil
+		return failed(EndMessage(passCtx, limits.Timeout)), nil
 	case err != nil:
 		return sandbox.Outcome{}, fmt.Errorf("sandbox: check before running: %w", err)
 	case msg != "":
@@ -189,7 +189,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 	afterDone := make(chan struct{})
 	stopAfter := context.AfterFunc(passCtx, func() {
 		defer close(afterDone)
-		ps.abort(failed(deadlineMessage(passCtx, limits.Timeout)))
+		ps.abort(failed(EndMessage(passCtx, limits.Timeout)))
 	})
 
 	<-loopDone
@@ -208,7 +208,10 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 	return ps.outcome()
 }
 
-func deadlineMessage(ctx context.Context, timeout time.Duration) string {
+// EndMessage is the outcome's error of a pass, or a run, whose context
+// ctx has ended: a limit's message, the timeout's, or a cancellation with
+// its cause.
+func EndMessage(ctx context.Context, timeout time.Duration) string {
 	cause := context.Cause(ctx)
 	var le *LimitError
 	switch {

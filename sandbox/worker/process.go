@@ -204,7 +204,7 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 			return sandbox.Outcome{}, sandbox.ErrClosed
 		}
 		if ctx.Err() != nil {
-			return sandbox.Outcome{Status: sandbox.Failed, Error: cancelMessage(ctx), Clock: prog.Clock}, nil
+			return sandbox.Outcome{Status: sandbox.Failed, Error: pass.EndMessage(ctx, 0), Clock: prog.Clock}, nil
 		}
 		return sandbox.Outcome{}, err
 	}
@@ -213,15 +213,6 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 	w.ran(code)
 	p.release(w, keep)
 	return o, err
-}
-
-// cancelMessage is the outcome of a run canceled by its caller, as
-// deadlineMessage has it.
-func cancelMessage(ctx context.Context) string {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return "canceled: " + cause.Error()
-	}
-	return "canceled"
 }
 
 // acquire takes an idle worker (preferring one that ran the same code
