@@ -212,7 +212,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 				ps.rejectWith(reject, fmt.Sprintf("snippet %s: code is too large: %d bytes, limit %d", name, len(code), ps.limits.MaxCodeBytes))
 			}
 		}
-		norm, err := ps.normalize(code, snippetFile(name))
+		norm, err := ps.cache.Normalize(code, snippetFile(name))
 		if err != nil {
 			return func() { ps.rejectWith(reject, "snippet "+name+": "+err.Error()) }
 		}

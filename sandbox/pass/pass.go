@@ -42,10 +42,6 @@ type LimitError struct{ Msg string }
 
 func (e *LimitError) Error() string { return e.Msg }
 
-// normalizeFunc normalises a program or snippet under a file name
-// (possibly from a cache).
-type normalizeFunc func(code, file string) (*source.Normalized, error)
-
 // pass is one execution of one program in a fresh goja runtime driven by a
 // goja_nodejs event loop. The loop's goroutine (the VM goroutine) owns the
 // runtime; host calls run between two turns of the VM on its goroutine, or
@@ -76,14 +72,14 @@ type pass struct {
 	limits     sandbox.Limits
 	log        *slog.Logger
 	loop       *eventloop.EventLoop
-	normalize  normalizeFunc
+	cache      *source.Cache     // normalises snippets (codemode.run)
 	frames     []goja.StackFrame // callSite's buffer; used on the VM goroutine
 
 	hostWG  sync.WaitGroup // host jobs run on goroutines of their own
 	jobs    hostJobs       // the held call, the count of jobs on goroutines, the rescuer (hostjobs.go)
 	stopped atomic.Bool    // the host returned ErrStop: no further host calls
 
-	// owned by the VM goroutine; read by runPass once it has exited
+	// owned by the VM goroutine; read by Execute once it has exited
 	vm         *goja.Runtime
 	h          *helpers
 	steps      stepContext
@@ -120,18 +116,22 @@ type loaded struct {
 	snippet string // the snippet's name; "" for the program
 }
 
-// runPass runs one pass of prog (already normalised) to its outcome. It is
-// the executor-independent core: the in-process executor calls it, and a
-// worker process can call it with a Host that forwards over a pipe.
-// normalize serves codemode.run (nil: Normalize without a cache); log may be
-// nil. It returns only after the VM goroutine, every host goroutine and
-// every timer it started have ended; the error is an internal failure.
-func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, host sandbox.Host, normalize normalizeFunc, log *slog.Logger) (sandbox.Outcome, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// Execute runs one pass of p to its outcome: the body of a Run shared by
+// the executors (the in-process one, and a worker process with a Host that
+// forwards over its pipe). The program is normalised through cache, which
+// serves codemode.run's snippets too. It returns only after the VM
+// goroutine, every host goroutine and every timer it started have ended;
+// the error is an internal failure.
+func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *source.Cache, log *slog.Logger) (sandbox.Outcome, error) {
+	if o, tooLarge := CodeTooLarge(p); tooLarge {
+		return o, nil
 	}
-	if normalize == nil {
-		normalize = source.NormalizeFile
+	prog, err := cache.Normalize(p.Code, source.ProgramFile)
+	if se := (*source.SyntaxError)(nil); errors.As(err, &se) {
+		return sandbox.Outcome{Status: sandbox.Failed, Error: se.Error(), Clock: p.Clock}, nil
+	}
+	if err != nil {
+		return sandbox.Outcome{}, err
 	}
 	limits := p.Limits.WithDefaults()
 	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
@@ -165,7 +165,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 		limits:     limits,
 		log:        log,
 		loop:       eventloop.NewEventLoop(eventloop.EnableConsole(false)),
-		normalize:  normalize,
+		cache:      cache,
 		clock:      newClockState(p.Clock, time.Now),
 		sources:    map[string]loaded{prog.File: {norm: prog}},
 		logs:       logState{max: limits.MaxLogBytes},
@@ -206,6 +206,21 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 		ps.loop.Terminate()
 	}
 	return ps.outcome()
+}
+
+// CodeTooLarge is the outcome of a program whose code is past
+// Limits.MaxCodeBytes, which runs nowhere: the pool checks it before the
+// code crosses a pipe.
+func CodeTooLarge(p sandbox.Program) (o sandbox.Outcome, tooLarge bool) {
+	limit := p.Limits.WithDefaults().MaxCodeBytes
+	if len(p.Code) <= limit {
+		return sandbox.Outcome{}, false
+	}
+	return sandbox.Outcome{
+		Status: sandbox.Failed,
+		Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(p.Code), limit),
+		Clock:  p.Clock,
+	}, true
 }
 
 // EndMessage is the outcome's error of a pass, or a run, whose context

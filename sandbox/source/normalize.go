@@ -153,7 +153,9 @@ func (e *SyntaxError) Error() string {
 	return "SyntaxError: " + e.Message
 }
 
-// Normalize turns the model's code into a program goja can run. It accepts
+// Normalize turns the model's code into a program goja can run, with the
+// file name it has in stack traces (ProgramFile for the model's program,
+// its own for a snippet). It accepts
 // every program shape the README's "Writing programs" lists (the rules
 // below), optionally inside a Markdown fence (```,
 // ```js, ```ts, ```typescript, ```javascript):
@@ -192,21 +194,17 @@ func (e *SyntaxError) Error() string {
 // Errors are *SyntaxError values with the line and column in code as the
 // model wrote it (before fence removal, wrapping or TypeScript stripping).
 // Normalize is pure and safe for concurrent use.
-func Normalize(code string) (Normalized, error) {
-	return normalize(code, ProgramFile)
-}
-
-func normalize(code, file string) (Normalized, error) {
+func Normalize(code, file string) (*Normalized, error) {
 	src := stripFence(code)
 	codeLines := strings.Count(src, "\n") + 1
 
 	res, src, err := transform(src)
 	if err != nil {
-		return Normalized{}, err
+		return nil, err
 	}
 	t, err := parseTransform(res, file, codeLines)
 	if err != nil {
-		return Normalized{}, err
+		return nil, err
 	}
 	shape, ins := readShape(t.out, t.block)
 	if shape == ShapeStatements || shape == ShapeExpression {
@@ -223,23 +221,23 @@ func normalize(code, file string) (Normalized, error) {
 
 	fprg, perr := parser.ParseFile(nil, file, final, 0, parser.WithDisableSourceMaps)
 	if perr != nil {
-		return Normalized{}, pm.parserError(perr, true)
+		return nil, pm.parserError(perr, true)
 	}
 	program, err := goja.CompileAST(fprg, false)
 	if err != nil {
 		var ce *goja.CompilerSyntaxError
 		if errors.As(err, &ce) && ce.File != nil {
 			p := ce.File.Position(ce.Offset)
-			return Normalized{}, pm.syntaxError(ce.Message, p.Line, p.Column, true)
+			return nil, pm.syntaxError(ce.Message, p.Line, p.Column, true)
 		}
 		var re *goja.CompilerReferenceError
 		if errors.As(err, &re) && re.File != nil {
 			p := re.File.Position(re.Offset)
-			return Normalized{}, pm.syntaxError(re.Message, p.Line, p.Column, true)
+			return nil, pm.syntaxError(re.Message, p.Line, p.Column, true)
 		}
-		return Normalized{}, &SyntaxError{Message: err.Error()}
+		return nil, &SyntaxError{Message: err.Error()}
 	}
-	return Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm, static: collectStatic(fprg, pm)}, nil
+	return &Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm, static: collectStatic(fprg, pm)}, nil
 }
 
 // userBlock finds the body of the arrow function holding the model's

@@ -16,7 +16,7 @@ import (
 // Normalize accepts), as the check before running sees them: calls of
 // names the program does not declare itself.
 func StaticCalls(code string) ([]sandbox.StaticCall, error) {
-	n, err := Normalize(code)
+	n, err := Normalize(code, ProgramFile)
 	if err != nil {
 		return nil, err
 	}

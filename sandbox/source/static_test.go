@@ -8,7 +8,7 @@ import (
 
 func staticOf(t *testing.T, code string) *staticInfo {
 	t.Helper()
-	n, err := Normalize(code)
+	n, err := Normalize(code, ProgramFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"os"
 	"strconv"
@@ -95,7 +94,6 @@ type Pool struct {
 	closeCx context.Context // canceled by Close
 	closeFn context.CancelFunc
 	wake    chan struct{} // wakes the starter (buffered 1)
-	seed    maphash.Seed  // hashes programs for worker affinity
 	nextRun atomic.Uint32
 
 	runs    sync.WaitGroup // Runs in progress
@@ -157,7 +155,6 @@ func NewPool(opts Options) (*Pool, error) {
 		env:     append(env, opts.Env...),
 		log:     log,
 		wake:    make(chan struct{}, 1),
-		seed:    maphash.MakeSeed(),
 		changed: make(chan struct{}),
 	}
 	p.closeCx, p.closeFn = context.WithCancel(context.Background())
@@ -197,8 +194,7 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 	if o, tooLarge := pass.CodeTooLarge(prog); tooLarge {
 		return o, nil
 	}
-	code := maphash.String(p.seed, prog.Code)
-	w, err := p.acquire(ctx, code)
+	w, err := p.acquire(ctx)
 	if err != nil {
 		if p.closeCx.Err() != nil {
 			return sandbox.Outcome{}, sandbox.ErrClosed
@@ -210,15 +206,13 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 	}
 	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: prog.Limits.WithDefaults()}
 	o, keep, err := r.run(ctx, host)
-	w.ran(code)
 	p.release(w, keep)
 	return o, err
 }
 
-// acquire takes an idle worker (preferring one that ran the same code
-// recently: it has the code normalised in its cache, which saves a few ms
-// on a replay), else starts one (within MaxWorkers), else waits for one.
-func (p *Pool) acquire(ctx context.Context, code uint64) (*procWorker, error) {
+// acquire takes the idle worker used last, else starts one (within
+// MaxWorkers), else waits for one.
+func (p *Pool) acquire(ctx context.Context) (*procWorker, error) {
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -226,15 +220,8 @@ func (p *Pool) acquire(ctx context.Context, code uint64) (*procWorker, error) {
 			return nil, sandbox.ErrClosed
 		}
 		for len(p.idle) > 0 {
-			i := len(p.idle) - 1
-			for j := i; j >= 0; j-- {
-				if p.idle[j].hasRun(code) {
-					i = j
-					break
-				}
-			}
-			w := p.idle[i]
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			w := p.idle[len(p.idle)-1]
+			p.idle = p.idle[:len(p.idle)-1]
 			if w.dead() {
 				p.total--
 				p.replaced++

@@ -34,30 +34,7 @@ type procWorker struct {
 	// LimiterSampling (0: not sampled).
 	resident int64
 
-	// used by the Run holding the worker, or by the pool (under its mu)
-	runs   int
-	recent [recentPrograms]uint64 // hashes of the last programs run, a ring
-	next   int
-}
-
-// recentPrograms is how many programs a worker remembers for affinity (its
-// normalisation cache holds more).
-const recentPrograms = 8
-
-// ran records that the worker ran the program with hash code.
-func (w *procWorker) ran(code uint64) {
-	w.recent[w.next%recentPrograms] = code
-	w.next++
-}
-
-// hasRun reports whether the worker ran code recently.
-func (w *procWorker) hasRun(code uint64) bool {
-	for i := 0; i < min(w.next, recentPrograms); i++ {
-		if w.recent[i] == code {
-			return true
-		}
-	}
-	return false
+	runs int // the runs it served; changed by the pool under its mu
 }
 
 // startWorker starts a worker process of a pool with opts and waits for
