@@ -75,24 +75,19 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 			}
 			sc.Seq = seq
 		}
-		return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Service(ps.hostCtx, sc) })
-	}
-}
-
-// hostJSON returns a promise of the JSON value f fetches from the host.
-func (ps *pass) hostJSON(f func() (json.RawMessage, error)) goja.Value {
-	if ps.over() {
-		return ps.pending()
-	}
-	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(callLabel{}, func() func() {
-		raw, err := f()
-		if err != nil {
-			return ps.hostErr(err, reject)
+		if ps.over() {
+			return ps.pending()
 		}
-		return func() { ps.resolveJSON(raw, resolve, reject) }
-	})
-	return ps.vm.ToValue(promise)
+		promise, resolve, reject := ps.vm.NewPromise()
+		ps.goHost(callLabel{}, func() func() {
+			raw, err := ps.host.Service(ps.hostCtx, sc)
+			if err != nil {
+				return ps.hostErr(err, reject)
+			}
+			return func() { ps.resolveJSON(raw, resolve, reject) }
+		})
+		return ps.vm.ToValue(promise)
+	}
 }
 
 // step is codemode.step(name, fn): a recorded value is replayed without
@@ -218,22 +213,9 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 		}
 		return func() {
 			ps.sources[norm.File] = loaded{norm: norm, snippet: name}
-			fnv, err := ps.vm.RunProgram(norm.Compiled())
-			if err != nil {
-				ps.jsErr(err)
-				return
+			if res, ok := ps.run(norm, input); ok {
+				ps.jsErr(resolve(res))
 			}
-			fn, ok := goja.AssertFunction(fnv)
-			if !ok {
-				ps.internalFail(fmt.Errorf("sandbox: normalised snippet %s is not a function", name))
-				return
-			}
-			res, err := fn(goja.Undefined(), input)
-			if err != nil {
-				ps.jsErr(err)
-				return
-			}
-			ps.jsErr(resolve(res))
 		}
 	})
 	return ps.vm.ToValue(promise)

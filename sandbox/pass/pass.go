@@ -267,23 +267,31 @@ func (ps *pass) start(vm *goja.Runtime) {
 		ps.internalFail(err)
 		return
 	}
-	fnv, err := vm.RunProgram(ps.prog.Compiled())
+	if res, ok := ps.run(ps.prog, goja.Undefined()); ok {
+		_, err := ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
+		ps.jsErr(err)
+	}
+}
+
+// run runs a normalised program or snippet with input and returns its
+// promise; ok is false when it failed (which has been handled).
+func (ps *pass) run(norm *source.Normalized, input goja.Value) (promise goja.Value, ok bool) {
+	fnv, err := ps.vm.RunProgram(norm.Compiled())
 	if err != nil {
 		ps.jsErr(err)
-		return
+		return nil, false
 	}
 	fn, ok := goja.AssertFunction(fnv)
 	if !ok {
-		ps.internalFail(fmt.Errorf("sandbox: normalised program is not a function"))
-		return
+		ps.internalFail(fmt.Errorf("sandbox: normalised %s is not a function", norm.File))
+		return nil, false
 	}
-	res, err := fn(goja.Undefined(), goja.Undefined())
+	promise, err = fn(goja.Undefined(), input)
 	if err != nil {
 		ps.jsErr(err)
-		return
+		return nil, false
 	}
-	_, err = ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
-	ps.jsErr(err)
+	return promise, true
 }
 
 // setup configures the runtime and installs the sandbox's globals.

@@ -104,10 +104,6 @@ type Normalized struct {
 	static  *staticInfo // the static calls, for the check before running
 }
 
-// Position maps a line and column of Source (1-based; the column in bytes,
-// as goja reports them) to the model's original code (1-based; the column in
-// UTF-16 units, as JavaScript counts). ok is false for positions that are not
-// in the model's code (the wrapper around it).
 // Compiled is the program compiled for goja; one compiled program is safe
 // to run in several runtimes.
 func (n *Normalized) Compiled() *goja.Program { return n.program }
@@ -130,6 +126,10 @@ func (n *Normalized) Roots() map[string]Place {
 	return n.static.roots
 }
 
+// Position maps a line and column of Source (1-based; the column in bytes,
+// as goja reports them) to the model's original code (1-based; the column in
+// UTF-16 units, as JavaScript counts). ok is false for positions that are not
+// in the model's code (the wrapper around it).
 func (n *Normalized) Position(line, col int) (origLine, origCol int, ok bool) {
 	if n == nil || n.pos == nil {
 		return 0, 0, false
@@ -279,12 +279,7 @@ type insertion struct {
 // readShape decides the shape of the model's statements and returns the
 // insertions that make the wrapper return the program's value.
 func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
-	var stmts []ast.Statement
-	for _, s := range block.List {
-		if _, ok := s.(*ast.EmptyStatement); !ok {
-			stmts = append(stmts, s)
-		}
-	}
+	stmts := nonEmpty(block.List)
 	end := int(block.RightBrace) - 1
 	var def ast.Expression
 	for _, s := range stmts {
@@ -331,6 +326,17 @@ func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
 		return ShapeNamedFunction, []insertion{{end, "return " + name + "(" + inputName + ");\n"}}
 	}
 	return ShapeStatements, nil
+}
+
+// nonEmpty is list without its empty statements.
+func nonEmpty(list []ast.Statement) []ast.Statement {
+	var stmts []ast.Statement
+	for _, s := range list {
+		if _, ok := s.(*ast.EmptyStatement); !ok {
+			stmts = append(stmts, s)
+		}
+	}
+	return stmts
 }
 
 func isFunctionLiteral(e ast.Expression) bool {

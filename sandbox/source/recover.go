@@ -58,12 +58,7 @@ func recoverLastExpression(src string, t *transformed, file string, codeLines in
 // have been dropped by esbuild, if there is a sign of one.
 func droppedTail(src string, t *transformed) (int, bool) {
 	// The model's statements follow the wrapper's `let $cm$d;`.
-	var stmts []ast.Statement
-	for _, s := range t.block.List[min(1, len(t.block.List)):] {
-		if _, ok := s.(*ast.EmptyStatement); !ok {
-			stmts = append(stmts, s)
-		}
-	}
+	stmts := nonEmpty(t.block.List[min(1, len(t.block.List)):])
 	from, survivors := 0, 0
 	starts := lineStarts(src)
 	lastLine := -1 // 0-based index of the last non-blank line
@@ -97,12 +92,7 @@ func droppedTail(src string, t *transformed) (int, bool) {
 		if body == nil {
 			return 0, false
 		}
-		var list []ast.Statement
-		for _, s := range body.List {
-			if _, ok := s.(*ast.EmptyStatement); !ok {
-				list = append(list, s)
-			}
-		}
+		list := nonEmpty(body.List)
 		if len(list) <= survivors {
 			return 0, false
 		}
