@@ -166,7 +166,7 @@ func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *s
 		log:        log,
 		loop:       eventloop.NewEventLoop(eventloop.EnableConsole(false)),
 		cache:      cache,
-		clock:      newClockState(p.Clock, time.Now),
+		clock:      newClockState(p.Clock),
 		sources:    map[string]loaded{prog.File: {norm: prog}},
 		logs:       logState{max: limits.MaxLogBytes},
 		timers:     map[int64]func(){},

@@ -250,22 +250,21 @@ func userBlock(prg *ast.Program) *ast.BlockStatement {
 			continue
 		}
 		for _, st := range fd.Function.Body.List {
-			ret, ok := st.(*ast.ReturnStatement)
-			if !ok {
-				continue
-			}
-			call, ok := ret.Argument.(*ast.CallExpression)
-			if !ok {
-				continue
-			}
-			arrow, ok := call.Callee.(*ast.ArrowFunctionLiteral)
-			if !ok {
-				continue
-			}
-			if b, ok := arrow.Body.(*ast.BlockStatement); ok {
-				return b
+			if ret, ok := st.(*ast.ReturnStatement); ok {
+				if call, ok := ret.Argument.(*ast.CallExpression); ok && arrowBlock(call.Callee) != nil {
+					return arrowBlock(call.Callee)
+				}
 			}
 		}
+	}
+	return nil
+}
+
+// arrowBlock is the body of an arrow function with a block, or nil.
+func arrowBlock(e ast.Expression) *ast.BlockStatement {
+	if arrow, ok := e.(*ast.ArrowFunctionLiteral); ok {
+		b, _ := arrow.Body.(*ast.BlockStatement)
+		return b
 	}
 	return nil
 }

@@ -88,7 +88,12 @@ func droppedTail(src string, t *transformed) (int, bool) {
 	const pre = "(async () => {\n"
 	tail := src[from:]
 	if prg, err := parser.ParseFile(nil, "", pre+tail+"\n})", 0, parser.WithDisableSourceMaps); err == nil {
-		body := arrowBody(prg)
+		var body *ast.BlockStatement
+		if len(prg.Body) == 1 {
+			if es, ok := prg.Body[0].(*ast.ExpressionStatement); ok {
+				body = arrowBlock(es.Expression)
+			}
+		}
 		if body == nil {
 			return 0, false
 		}
@@ -123,22 +128,6 @@ func droppedTail(src string, t *transformed) (int, bool) {
 		}
 	}
 	return starts[lastLine] + len(line) - len(trimmed), true
-}
-
-func arrowBody(prg *ast.Program) *ast.BlockStatement {
-	if len(prg.Body) != 1 {
-		return nil
-	}
-	es, ok := prg.Body[0].(*ast.ExpressionStatement)
-	if !ok {
-		return nil
-	}
-	arrow, ok := es.Expression.(*ast.ArrowFunctionLiteral)
-	if !ok {
-		return nil
-	}
-	b, _ := arrow.Body.(*ast.BlockStatement)
-	return b
 }
 
 // utf16ToBytes returns the byte length of the first n UTF-16 units of s.

@@ -64,10 +64,6 @@ func vmDataBytes() (int64, error) {
 	return 0, errors.New("sandbox worker: no VmData field in /proc/self/status")
 }
 
-// limitProcess is the parent's part of LimiterSystem: nothing here (the
-// worker sets its own rlimit).
-func limitProcess(*os.Process, int64) (release func(), err error) { return func() {}, nil }
-
 // residentBytes returns the resident memory of process pid: the second
 // field of /proc/PID/statm, in pages.
 func residentBytes(pid int) (int64, error) {
