@@ -170,11 +170,6 @@ func NewPool(opts Options) (*Pool, error) {
 	return p, nil
 }
 
-// start starts one worker.
-func (p *Pool) start() (*procWorker, error) {
-	return startWorker(p.opts, p.env, p.log, &p.procs)
-}
-
 // Run executes one pass of p in a worker (see Executor). It is safe for
 // concurrent use. The error is for internal failures (of the host
 // plumbing, or a worker that cannot start) and for a closed pool.

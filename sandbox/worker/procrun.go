@@ -42,14 +42,11 @@ func (r *procRun) run(ctx context.Context, host sandbox.Host) (o sandbox.Outcome
 	})
 	defer deadline.Stop()
 	stopCancel := context.AfterFunc(ctx, func() {
-		reason := ""
-		if msg := pass.EndMessage(ctx, 0); msg != "canceled" {
-			reason = msg
-		}
+		reason := pass.EndMessage(ctx, 0)
 		_ = r.w.fw.write(msgCancel, r.id, newEnc(len(reason)+4).str(reason))
 		r.mu.Lock()
 		if !r.over {
-			r.grace = time.AfterFunc(KillGrace, func() { r.kill(pass.EndMessage(ctx, 0)) })
+			r.grace = time.AfterFunc(KillGrace, func() { r.kill(reason) })
 		}
 		r.mu.Unlock()
 	})

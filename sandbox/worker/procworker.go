@@ -37,13 +37,13 @@ type procWorker struct {
 	runs int // the runs it served; changed by the pool under its mu
 }
 
-// startWorker starts a worker process of a pool with opts and waits for
-// its hello. The goroutine waiting for the process is owned by procs.
-func startWorker(opts Options, env []string, log *slog.Logger, procs *sync.WaitGroup) (*procWorker, error) {
-	command := opts.Command
-	tail := &stderrTail{log: log}
+// start starts a worker process and waits for its hello. The goroutine
+// waiting for the process is owned by p.procs.
+func (p *Pool) start() (*procWorker, error) {
+	opts, command := p.opts, p.opts.Command
+	tail := &stderrTail{log: p.log}
 	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = env
+	cmd.Env = p.env
 	cmd.Dir = workerDir()
 	cmd.Stderr = tail
 	cmd.SysProcAttr = workerSysProcAttr()
@@ -75,7 +75,7 @@ func startWorker(opts Options, env []string, log *slog.Logger, procs *sync.WaitG
 	tail.mu.Lock()
 	tail.pid = w.pid // its stderr may already be copied in
 	tail.mu.Unlock()
-	procs.Go(func() {
+	p.procs.Go(func() {
 		w.waitErr = cmd.Wait()
 		release()
 		close(w.exited)

@@ -30,7 +30,7 @@ import (
 const (
 	msgHello      byte = iota + 1 // W→P: pid
 	msgRun                        // P→W: a sandbox.Program
-	msgCancel                     // P→W: reason ("" for a plain cancellation)
+	msgCancel                     // P→W: reason (the outcome's error: "canceled", "canceled: …")
 	msgCall                       // W→P: seq, connector, method, args
 	msgStepResult                 // W→P: seq, name
 	msgStepDone                   // W→P: seq, name, value, errMsg

@@ -157,18 +157,14 @@ func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) 
 	return nil
 }
 
-// cancel cancels run id if it is the one in progress.
+// cancel cancels run id, if it is the one in progress, with reason as its
+// outcome's error.
 func (s *workerServer) cancel(id uint32, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.running || s.runID != id {
-		return
+	if s.running && s.runID == id {
+		s.cancelRun(&pass.LimitError{Msg: reason})
 	}
-	if reason == "" {
-		s.cancelRun(nil)
-		return
-	}
-	s.cancelRun(&pass.LimitError{Msg: reason})
 }
 
 // shutdown ends the run in progress, if any, and waits for it: host calls
