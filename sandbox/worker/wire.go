@@ -302,7 +302,11 @@ func decodeOutcome(d *dec) wireOutcome {
 		o.Result = r
 	}
 	o.Error, o.stopMsg, o.internal, o.recycle = d.str(), d.str(), d.str(), d.flag()
-	o.Logs = decodeList(d, (*dec).str)
+	// Not decodeList: handing d to a function value would move it to the
+	// heap, an allocation per run in the parent.
+	for n := d.int(len(d.b)); n > 0 && d.err == nil; n-- {
+		o.Logs = append(o.Logs, d.str())
+	}
 	o.Clock = decodeClock(d)
 	o.Calls = d.int(1 << 31)
 	return o
