@@ -3,6 +3,7 @@ package source
 import (
 	"sort"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
@@ -137,11 +138,7 @@ func utf16ToBytes(s string, n int) int {
 		if units >= n {
 			return i
 		}
-		if r >= 0x10000 {
-			units += 2
-		} else {
-			units++
-		}
+		units += utf16.RuneLen(r)
 	}
 	return len(s)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -139,9 +140,7 @@ func calleePath(e ast.Expression) ([]string, file.Idx, file.Idx) {
 			continue
 		case *ast.Identifier:
 			path = append(path, x.Name.String())
-			for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-				path[i], path[j] = path[j], path[i]
-			}
+			slices.Reverse(path)
 			return path, at, x.Idx
 		}
 		return nil, 0, 0
