@@ -64,15 +64,10 @@ type frameWriter struct {
 	w  io.Writer
 }
 
-// write sends one frame made of kind, id and the payload in e (which may
-// be nil). The payload is written with its header in one Write.
+// write sends one frame made of kind, id and the payload in e. The
+// payload is written with its header in one Write.
 func (fw *frameWriter) write(kind byte, id uint32, e *enc) error {
-	var b []byte
-	if e != nil {
-		b = e.b
-	} else {
-		b = make([]byte, frameHeader)
-	}
+	b := e.b
 	n := len(b) - 4
 	if n > maxFrame {
 		return errFrameTooLarge

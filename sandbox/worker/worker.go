@@ -291,7 +291,7 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (replyMsg, 
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
-		_ = h.fw.write(msgAbandon, id, nil) // on failure, fail() answers
+		_ = h.fw.write(msgAbandon, id, newEnc(0)) // on failure, fail() answers
 		r = <-ch
 	}
 	if r.err != nil {
