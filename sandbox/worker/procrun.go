@@ -291,7 +291,7 @@ func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, erro
 	switch reason := r.killed(); {
 	case reason != "":
 		o.Error = reason
-	case r.w.stderr.outOfMemory():
+	case r.w.stderr.oom:
 		o.Error = memoryLimitMessage(r.pool.opts.MemoryLimit)
 	case r.w.forbiddenSyscall():
 		o.Error = "sandbox worker killed: it made a system call the sandbox forbids (seccomp: no files, sockets, processes or privileges); the run is ended and the worker replaced"
@@ -299,7 +299,7 @@ func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, erro
 		o.Error = "sandbox worker crashed: " + scrub.Paths(r.w.exitSummary())
 	}
 	r.pool.log.Warn("sandbox worker ended during a run", "pid", r.w.pid, "outcome", o.Error,
-		"cause", cause, "exit", r.w.exitSummary(), "stderr", r.w.stderr.tail())
+		"cause", cause, "exit", r.w.exitSummary(), "stderr", r.w.stderr.last)
 	return o, false, nil
 }
 

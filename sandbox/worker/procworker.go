@@ -169,6 +169,8 @@ func (w *procWorker) exitSummary() string {
 
 // stderrTail receives a worker's stderr: lines are logged at debug level,
 // the last few kept for a crash report, and out-of-memory failures noted.
+// Once the process has been waited for (exited is closed), nothing writes
+// to it and its fields are read without the lock.
 type stderrTail struct {
 	log *slog.Logger
 
@@ -225,26 +227,10 @@ func (t *stderrTail) line(b []byte) {
 	t.log.Debug("sandbox worker stderr", "pid", t.pid, "line", s)
 }
 
-func (t *stderrTail) outOfMemory() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.oom
-}
-
+// fatalLine is the first fatal line, else the last line.
 func (t *stderrTail) fatalLine() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.fatal != "" {
-		return t.fatal
-	}
-	if len(t.last) > 0 {
+	if t.fatal == "" && len(t.last) > 0 {
 		return t.last[len(t.last)-1]
 	}
-	return ""
-}
-
-func (t *stderrTail) tail() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.last...)
+	return t.fatal
 }
