@@ -101,7 +101,7 @@ type Normalized struct {
 
 	program *goja.Program
 	pos     *positionMap
-	static  *staticInfo // the static calls, for the check before running
+	static  staticInfo // the static calls, for the check before running
 }
 
 // Compiled is the program compiled for goja; one compiled program is safe
@@ -110,21 +110,11 @@ func (n *Normalized) Compiled() *goja.Program { return n.program }
 
 // StaticCalls are the program's static calls (see StaticCall), for the
 // check before running.
-func (n *Normalized) StaticCalls() []sandbox.StaticCall {
-	if n.static == nil {
-		return nil
-	}
-	return n.static.calls
-}
+func (n *Normalized) StaticCalls() []sandbox.StaticCall { return n.static.calls }
 
 // Roots maps each global name the program uses as X.y(…) or X["y"](…)
 // without declaring it to the first place it is so used.
-func (n *Normalized) Roots() map[string]Place {
-	if n.static == nil {
-		return nil
-	}
-	return n.static.roots
-}
+func (n *Normalized) Roots() map[string]Place { return n.static.roots }
 
 // Position maps a line and column of Source (1-based; the column in bytes,
 // as goja reports them) to the model's original code (1-based; the column in

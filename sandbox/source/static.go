@@ -47,7 +47,7 @@ const (
 // Normalized whose position map is pm) for static calls: calls whose
 // callee is a chain of names starting with a global the program does not
 // declare itself (anything it declares, anywhere, is left alone).
-func collectStatic(prg *ast.Program, pm *positionMap) *staticInfo {
+func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 	declared := map[string]bool{}
 	walkAST(reflect.ValueOf(prg), func(n any) bool {
 		switch n := n.(type) {
@@ -68,7 +68,7 @@ func collectStatic(prg *ast.Program, pm *positionMap) *staticInfo {
 		}
 		return true
 	})
-	info := &staticInfo{roots: map[string]Place{}}
+	info := staticInfo{roots: map[string]Place{}}
 	pos := func(idx file.Idx) (int, int) {
 		p := prg.File.Position(int(idx))
 		l, c, ok := pm.original(p.Line, p.Column)

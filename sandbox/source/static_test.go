@@ -12,7 +12,7 @@ func staticOf(t *testing.T, code string) *staticInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.static
+	return &n.static
 }
 
 // The static calls of a program are found in its syntax tree, located in
