@@ -211,15 +211,10 @@ const (
 )
 
 func (s Status) String() string {
-	switch s {
-	case Completed:
-		return "completed"
-	case Failed:
-		return "failed"
-	case Stopped:
-		return "stopped"
+	if s < Completed || s > Stopped {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"completed", "failed", "stopped"}[s-Completed]
 }
 
 // Outcome is the end of one pass.

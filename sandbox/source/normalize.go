@@ -72,19 +72,10 @@ const (
 )
 
 func (s Shape) String() string {
-	switch s {
-	case ShapeStatements:
-		return "statements"
-	case ShapeExpression:
-		return "expression"
-	case ShapeFunction:
-		return "function"
-	case ShapeNamedFunction:
-		return "named function"
-	case ShapeExportDefault:
-		return "export default"
+	if s < ShapeStatements || s > ShapeExportDefault {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"statements", "expression", "function", "named function", "export default"}[s-ShapeStatements]
 }
 
 // Normalized is a program ready to run in goja.
@@ -215,15 +206,15 @@ func Normalize(code, file string) (*Normalized, error) {
 	}
 	program, err := goja.CompileAST(fprg, false)
 	if err != nil {
-		var ce *goja.CompilerSyntaxError
-		if errors.As(err, &ce) && ce.File != nil {
-			p := ce.File.Position(ce.Offset)
-			return nil, pm.syntaxError(ce.Message, p.Line, p.Column, true)
+		var at *goja.CompilerError
+		if ce := (*goja.CompilerSyntaxError)(nil); errors.As(err, &ce) {
+			at = &ce.CompilerError
+		} else if re := (*goja.CompilerReferenceError)(nil); errors.As(err, &re) {
+			at = &re.CompilerError
 		}
-		var re *goja.CompilerReferenceError
-		if errors.As(err, &re) && re.File != nil {
-			p := re.File.Position(re.Offset)
-			return nil, pm.syntaxError(re.Message, p.Line, p.Column, true)
+		if at != nil && at.File != nil {
+			p := at.File.Position(at.Offset)
+			return nil, pm.syntaxError(at.Message, p.Line, p.Column, true)
 		}
 		return nil, &SyntaxError{Message: err.Error()}
 	}
