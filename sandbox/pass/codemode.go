@@ -82,7 +82,7 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 		ps.goHost(callLabel{}, func() func() {
 			raw, err := ps.host.Service(ps.hostCtx, sc)
 			if err != nil {
-				return ps.hostErr(err, reject)
+				return ps.hostErr(err, reject, nil)
 			}
 			return func() { ps.resolveJSON(raw, resolve, reject) }
 		})
@@ -109,7 +109,7 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 	ps.goHost(stepLabel(st), func() func() {
 		val, found, err := ps.host.StepResult(ps.hostCtx, st)
 		if err != nil {
-			return ps.hostErr(err, reject)
+			return ps.hostErr(err, reject, nil)
 		}
 		if found {
 			return func() { ps.resolveJSON(val, resolve, reject) }
@@ -148,7 +148,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		}
 		ps.goHost(stepLabel(st), func() func() {
 			if err := ps.host.StepDone(ps.hostCtx, st, raw, ""); err != nil {
-				return ps.hostErr(err, reject)
+				return ps.hostErr(err, reject, nil)
 			}
 			return func() { ps.resolveJSON(raw, resolve, reject) }
 		})
@@ -170,7 +170,7 @@ func (ps *pass) stepFailed(st sandbox.Step, reason goja.Value, prefix string, re
 	msg = prefix + msg
 	ps.goHost(stepLabel(st), func() func() {
 		if err := ps.host.StepDone(ps.hostCtx, st, nil, msg); err != nil {
-			return ps.hostErr(err, reject)
+			return ps.hostErr(err, reject, nil)
 		}
 		return func() { ps.jsErr(reject(reason)) }
 	})
@@ -196,7 +196,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	ps.goHost(callLabel{}, func() func() {
 		raw, err := ps.host.Service(ps.hostCtx, sandbox.ServiceCall{Name: sandbox.SnippetService, Args: args})
 		if err != nil {
-			return ps.hostErr(err, reject)
+			return ps.hostErr(err, reject, nil)
 		}
 		var code string
 		if err := json.Unmarshal(raw, &code); err != nil {
