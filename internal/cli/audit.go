@@ -29,7 +29,7 @@ func localPerson() codemode.Person {
 // oldest first.
 func cmdAudit(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("audit", env, &c, true)
+	fs := newFlags("audit", env, &c)
 	since := fs.String("since", "", "only records from then on: a duration back from now (24h), a date (2026-01-31) or an RFC 3339 time")
 	run := fs.String("run", "", "only the records about this execution")
 	pos, err := parse(fs, args, env.Stdout)

@@ -89,37 +89,12 @@ func Main(ctx context.Context, args []string, env Env) int {
 		// (a server's requests are their principal's, or Local's).
 		ctx = codemode.WithPerson(ctx, localPerson())
 	}
-	var err error
 	switch cmd {
-	case "serve":
-		err = cmdServe(ctx, rest, env, log)
-	case "run":
-		err = cmdRun(ctx, rest, env, log)
-	case "types":
-		err = cmdTypes(ctx, rest, env, log)
-	case "check":
-		err = cmdCheck(ctx, rest, env, log)
-	case "login":
-		err = cmdLogin(ctx, rest, env, log)
-	case "logout":
-		err = cmdLogout(ctx, rest, env, log)
-	case "approvals":
-		err = cmdApprovals(ctx, rest, env, log)
-	case "executions":
-		err = cmdExecutions(ctx, rest, env, log)
-	case "snippets":
-		err = cmdSnippets(ctx, rest, env, log)
-	case "console":
-		err = cmdConsole(ctx, rest, env, log)
-	case "store":
-		err = cmdStore(ctx, rest, env, log)
-	case "audit":
-		err = cmdAudit(ctx, rest, env, log)
 	case worker.Subcommand:
 		// Hidden: a sandbox worker process, started by the process pool.
-		err = worker.Main(ctx, log)
+		return exitCode(worker.Main(ctx, log), env.Stderr)
 	case "version", "--version", "-v":
-		err = cmdVersion(rest, env)
+		return exitCode(cmdVersion(rest, env), env.Stderr)
 	case "help", "--help", "-h":
 		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
 			// "help run" is "run --help".
@@ -127,11 +102,29 @@ func Main(ctx context.Context, args []string, env Env) int {
 		}
 		fmt.Fprint(env.Stdout, usageText)
 		return ExitOK
-	default:
+	}
+	run, ok := subcommands[cmd]
+	if !ok {
 		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q%s\n\n%s", cmd, didYouMean(cmd, commands()), usageText)
 		return ExitUsage
 	}
-	return exitCode(err, env.Stderr)
+	return exitCode(run(ctx, rest, env, log), env.Stderr)
+}
+
+// subcommands are the commands of usageText but version, by name.
+var subcommands = map[string]func(ctx context.Context, args []string, env Env, log *slog.Logger) error{
+	"serve":      cmdServe,
+	"run":        cmdRun,
+	"types":      cmdTypes,
+	"check":      cmdCheck,
+	"login":      cmdLogin,
+	"logout":     cmdLogout,
+	"approvals":  cmdApprovals,
+	"executions": cmdExecutions,
+	"snippets":   cmdSnippets,
+	"console":    cmdConsole,
+	"store":      cmdStore,
+	"audit":      cmdAudit,
 }
 
 // exitCode reports err on stderr and maps it to an exit code.
@@ -233,18 +226,15 @@ type common struct {
 	db     string
 }
 
-// newFlags returns the flag set of a sub-command with --config, and --db
-// when the command uses the store.
-func newFlags(name string, env Env, c *common, withDB bool) *flag.FlagSet {
+// newFlags returns the flag set of a sub-command with --config and --db.
+func newFlags(name string, env Env, c *common) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	// parse prints the usage itself, to stdout for --help, to stderr after
 	// a flag error.
 	fs.Usage = func() {}
 	fs.StringVar(&c.config, "config", "", "config file (YAML or JSON; Claude Desktop / VS Code mcpServers files work as-is)")
-	if withDB {
-		fs.StringVar(&c.db, "db", "", "SQLite file or postgres:// URL (overrides store.path)")
-	}
+	fs.StringVar(&c.db, "db", "", "SQLite file or postgres:// URL (overrides store.path)")
 	return fs
 }
 
@@ -372,50 +362,47 @@ func closer(a *app.App, log *slog.Logger) func() {
 // else in a temporary directory (the built-in notes connector needs a
 // database, and these commands must not create one beside the config; the
 // store is a real file because it runs in WAL mode), the sign-ins of url
-// connectors then read from the configured store if it exists. It returns
-// the app; done stops everything and removes the temporary directory.
-func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (*app.App, func(), error) {
-	opts := app.Options{Logger: log}
-	closeTokens := func() {}
+// connectors then read from (and refreshed in) the configured store if it
+// exists: check says who needs one. It returns the app; done stops
+// everything and removes the temporary directory.
+func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (a *app.App, done func(), err error) {
+	opts := app.Options{DBPath: db, Logger: log}
+	var undo []func() // in the order they are to run
+	done = func() {
+		for _, f := range undo {
+			f()
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
 	if db == "" {
-		// Sign-ins are read from (and refreshed in) the configured store,
-		// when it exists: check says who needs one.
 		tokens, err := existingTokenStore(ctx, cfg, log)
 		if err != nil {
 			return nil, nil, err
 		}
 		if tokens != nil {
 			opts.Tokens = tokens
-			closeTokens = func() { tokens.Close() }
+			undo = append(undo, func() { tokens.Close() })
 		}
-	}
-	removeDir := func() {}
-	if db == "" {
 		dir, err := os.MkdirTemp("", "codemode-scratch-")
 		if err != nil {
-			closeTokens()
 			return nil, nil, fmt.Errorf("temporary store: %w", err)
 		}
-		db = filepath.Join(dir, "codemode.db")
-		removeDir = func() {
+		opts.DBPath = filepath.Join(dir, "codemode.db")
+		undo = append(undo, func() {
 			if err := os.RemoveAll(dir); err != nil {
 				log.Warn("remove the temporary store", "dir", dir, "err", err)
 			}
-		}
+		})
 	}
-	opts.DBPath = db
-	a, err := app.Open(ctx, cfg, opts)
-	if err != nil {
-		closeTokens()
-		removeDir()
+	if a, err = app.Open(ctx, cfg, opts); err != nil {
 		return nil, nil, err
 	}
-	stop := closer(a, log)
-	return a, func() {
-		stop()
-		closeTokens()
-		removeDir()
-	}, nil
+	undo = append([]func(){closer(a, log)}, undo...)
+	return a, done, nil
 }
 
 // existingTokenStore opens the configured store for its sign-ins, if the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/console"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -29,7 +30,7 @@ const DefaultConsoleAddr = "127.0.0.1:8932"
 // database file can approve from the command line.
 func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("console", env, &c, true)
+	fs := newFlags("console", env, &c)
 	addr := fs.String("addr", DefaultConsoleAddr, "listen address")
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
@@ -48,7 +49,7 @@ func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) e
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	defer ln.Close()
-	a, err := openAppFrom(ctx, cfg, c, log)
+	a, err := app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
 	if err != nil {
 		return err
 	}

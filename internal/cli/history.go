@@ -18,7 +18,7 @@ import (
 
 func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("approvals", env, &c, true)
+	fs := newFlags("approvals", env, &c)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -26,22 +26,32 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 	if len(pos) == 0 {
 		pos = []string{"list"}
 	}
-	want := func(n int, form string) error {
-		if len(pos) != n {
-			return usagef("usage: codemode-mcp approvals %s", form)
-		}
-		return nil
+	form, ok := map[string]string{"list": "list", "approve": "approve ID", "reject": "reject ID [SEQ]", "rollback": "rollback ID"}[pos[0]]
+	if !ok {
+		return usagef("approvals: unknown action %q%s (want list, approve, reject or rollback)", pos[0], didYouMean(pos[0], []string{"list", "approve", "reject", "rollback"}))
 	}
+	want := len(strings.Fields(form))
+	if pos[0] == "reject" && len(pos) == 2 {
+		want = 2 // without SEQ
+	}
+	if len(pos) != want {
+		return usagef("usage: codemode-mcp approvals %s", form)
+	}
+	seq := 0
+	if len(pos) == 3 {
+		if seq, err = strconv.Atoi(pos[2]); err != nil || seq < 1 {
+			return usagef("approvals reject: SEQ %q is not a positive number", pos[2])
+		}
+	}
+	// approve and rollback make calls: they need the connectors.
+	eng, stop, err := openApp(ctx, c, log, pos[0] == "approve" || pos[0] == "rollback")
+	if err != nil {
+		return err
+	}
+	defer stop()
+	var out codemode.Outcome
 	switch pos[0] {
 	case "list":
-		if err := want(1, "list"); err != nil {
-			return err
-		}
-		eng, stop, err := openApp(ctx, c, log, false)
-		if err != nil {
-			return err
-		}
-		defer stop()
 		p, err := eng.Pending(ctx, "")
 		if err != nil {
 			return err
@@ -50,47 +60,17 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 			p = []codemode.PendingAction{}
 		}
 		return printJSON(env.Stdout, map[string]any{"pending": p})
-	case "approve", "rollback":
-		if err := want(2, pos[0]+" ID"); err != nil {
-			return err
-		}
-		eng, stop, err := openApp(ctx, c, log, true)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		var out codemode.Outcome
-		if pos[0] == "approve" {
-			out, err = eng.Approve(ctx, pos[1], nil)
-		} else {
-			out, err = eng.Rollback(ctx, pos[1])
-		}
-		if err != nil {
-			return refused(ctx, eng, env, pos[1], withoutConfigHint(c, err))
-		}
-		return printOutcome(env.Stdout, out)
+	case "approve":
+		out, err = eng.Approve(ctx, pos[1], nil)
+	case "rollback":
+		out, err = eng.Rollback(ctx, pos[1])
 	case "reject":
-		if len(pos) != 2 && len(pos) != 3 {
-			return usagef("usage: codemode-mcp approvals reject ID [SEQ]")
-		}
-		seq := 0
-		if len(pos) == 3 {
-			if seq, err = strconv.Atoi(pos[2]); err != nil || seq < 1 {
-				return usagef("approvals reject: SEQ %q is not a positive number", pos[2])
-			}
-		}
-		eng, stop, err := openApp(ctx, c, log, false)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		out, err := eng.Reject(ctx, pos[1], seq)
-		if err != nil {
-			return refused(ctx, eng, env, pos[1], err)
-		}
-		return printOutcome(env.Stdout, out)
+		out, err = eng.Reject(ctx, pos[1], seq)
 	}
-	return usagef("approvals: unknown action %q%s (want list, approve, reject or rollback)", pos[0], didYouMean(pos[0], []string{"list", "approve", "reject", "rollback"}))
+	if err != nil {
+		return refused(ctx, eng, env, pos[1], withoutConfigHint(c, err))
+	}
+	return printOutcome(env.Stdout, out)
 }
 
 // withoutConfigHint adds to a refusal for changed connectors, when no
@@ -127,7 +107,7 @@ func refused(ctx context.Context, r engine, env Env, id string, err error) error
 
 func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("executions", env, &c, true)
+	fs := newFlags("executions", env, &c)
 	limit := fs.Int("limit", 20, "how many executions, newest first")
 	status := fs.String("status", "", "only executions in this status")
 	seq := fs.Int("seq", 0, "with show: only this call of the run")
@@ -249,7 +229,7 @@ func shownEntry(id string, c codemode.ClippedEntry) codemode.Entry {
 
 func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("snippets", env, &c, true)
+	fs := newFlags("snippets", env, &c)
 	from := fs.String("from", "", "the completed execution to save (with save)")
 	desc := fs.String("description", "", "what the snippet does (with save)")
 	schema := fs.String("input-schema", "", "JSON Schema of the snippet's input (with save)")

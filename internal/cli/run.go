@@ -12,14 +12,9 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
-	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
-
-func openAppFrom(ctx context.Context, cfg *config.Config, c common, log *slog.Logger) (*app.App, error) {
-	return app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
-}
 
 // printJSON writes v as indented JSON, with the characters a person
 // cannot see for what they are (bidirectional overrides, zero-width and
@@ -53,7 +48,7 @@ func printOutcome(w io.Writer, o codemode.Outcome) error {
 
 func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("run", env, &c, true)
+	fs := newFlags("run", env, &c)
 	code := fs.String("code", "", "the program's source")
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
@@ -101,7 +96,7 @@ func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error
 
 func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("types", env, &c, true)
+	fs := newFlags("types", env, &c)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -133,7 +128,7 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 
 func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("check", env, &c, true)
+	fs := newFlags("check", env, &c)
 	u := urlFlags(fs)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
@@ -160,7 +155,11 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		src = "built-in default (no config file found)"
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\n", src)
-	a, done, err := openScratch(ctx, cfg, c.db, reportOnly(log))
+	// What connectors log while starting (a server down and "retrying in
+	// the background", a document not read) is in check's report already,
+	// and check retries nothing: only errors are logged, unless
+	// $CODEMODE_LOG_LEVEL asks for more.
+	a, done, err := openScratch(ctx, cfg, c.db, newLogger(env.Stderr, config.Log{Level: "error"}))
 	if err != nil {
 		return err
 	}
@@ -245,33 +244,4 @@ func configFlag(cfg *config.Config) string {
 		return ""
 	}
 	return " --config " + cfg.Path
-}
-
-// reportOnly is check's logger: what connectors log while starting (a
-// server down and "retrying in the background", a document not read) is
-// in check's report already, and check retries nothing, so only errors
-// are logged, unless $CODEMODE_LOG_LEVEL asks for more.
-func reportOnly(log *slog.Logger) *slog.Logger {
-	if os.Getenv(envLogLevel) != "" {
-		return log
-	}
-	return slog.New(minLevel{log.Handler(), slog.LevelError})
-}
-
-// minLevel is a handler that drops records below min.
-type minLevel struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
-}
-
-func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
-	return minLevel{h.Handler.WithAttrs(as), h.min}
-}
-
-func (h minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{h.Handler.WithGroup(name), h.min}
 }

@@ -21,7 +21,7 @@ import (
 
 func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("serve", env, &c, true)
+	fs := newFlags("serve", env, &c)
 	transport := fs.String("transport", "", "stdio | sse | http (default: server.transport, else stdio)")
 	addr := fs.String("addr", "", "listen address for sse/http (default: server.addr, else 127.0.0.1:8931)")
 	insecure := fs.Bool("insecure-no-auth", false, "serve sse/http beyond loopback without server.auth_token or server.auth (anyone who can reach it can run programs)")
@@ -97,11 +97,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		// instead, scrubbed and in its format.
 		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { a.Log.Warn("telemetry", "err", err) }))
 	}
-	defer func() {
-		if err := a.Close(); err != nil {
-			log.Warn("shutdown", "err", err)
-		}
-	}()
+	defer closer(a, log)()
 	for _, w := range a.Warnings {
 		a.Log.Warn(w)
 	}

@@ -140,7 +140,7 @@ func openTarget(ctx context.Context, cmd string, fs *flag.FlagSet, c *common, ar
 
 func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("login", env, &c, true)
+	fs := newFlags("login", env, &c)
 	noBrowser := fs.Bool("no-browser", false, "print the URL to open, without opening a browser")
 	noResume := fs.Bool("no-resume", false, "do not resume the runs that wait for this sign-in")
 	tg, err := openTarget(ctx, "login", fs, &c, args, env, log)
@@ -237,7 +237,7 @@ func resumeSignedIn(ctx context.Context, c common, name string, env Env, log *sl
 
 func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) error {
 	var c common
-	fs := newFlags("logout", env, &c, true)
+	fs := newFlags("logout", env, &c)
 	user := fs.String("user", "", "the person (their subject at server.auth.issuer) whose sign-in to forget, for a connector with credentials: per_user")
 	tg, err := openTarget(ctx, "logout", fs, &c, args, env, log)
 	if err != nil {

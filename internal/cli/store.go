@@ -17,7 +17,7 @@ import (
 // without either, the source is the configured store.
 func cmdStore(ctx context.Context, args []string, env Env, log *slog.Logger) (err error) {
 	var c common
-	fs := newFlags("store", env, &c, true)
+	fs := newFlags("store", env, &c)
 	to := fs.String("to", "", "the store to copy to: a SQLite file or a postgres:// URL (required)")
 	fromFlag := fs.String("from", "", "the store to copy from (default: --db, then the configured store)")
 	pos, err := parse(fs, args, env.Stdout)

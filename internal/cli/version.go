@@ -14,7 +14,7 @@ import (
 // cache directory. It creates nothing.
 func cmdVersion(args []string, env Env) error {
 	var c common
-	fs := newFlags("version", env, &c, true)
+	fs := newFlags("version", env, &c)
 	pos, err := parse(fs, args, env.Stdout)
 	if err != nil {
 		return err
@@ -23,18 +23,14 @@ func cmdVersion(args []string, env Env) error {
 		return usagef("version takes no arguments, got %q", pos)
 	}
 	fmt.Fprintf(env.Stdout, "codemode-mcp %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	path, err := config.Find(c.config)
+	cfg, err := loadConfig(c)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	cfg := config.Default()
-	if path == "" {
+	if cfg.Path == "" {
 		fmt.Fprintf(env.Stdout, "config: none (the built-in notes connector; looked for --config, $%s and ./%s)\n", config.EnvConfig, config.DefaultFile)
 	} else {
-		if cfg, err = config.Load(path); err != nil {
-			return usageError{err}
-		}
-		fmt.Fprintf(env.Stdout, "config: %s\n", absPath(path))
+		fmt.Fprintf(env.Stdout, "config: %s\n", absPath(cfg.Path))
 	}
 	db, err := app.StorePath(cfg, c.db)
 	if err != nil {
