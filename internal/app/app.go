@@ -109,7 +109,7 @@ type App struct {
 // internal/backoff) and joins when it can be reached: its tools are
 // listed again (see refresher) and OnConnectorsChanged's function is
 // called then.
-func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
+func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -132,6 +132,11 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
 	st = meterStore(st, a.metrics)
 	a.Store = st
 	a.tokens, a.sealer = opts.Tokens, opts.Sealer
@@ -144,24 +149,18 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {
-		a.Close()
 		return nil, err
 	}
-	exec, err := newExecutor(cfg, opts, log)
-	if err != nil {
-		a.Close()
+	if a.Executor, err = newExecutor(cfg, opts, log); err != nil {
 		return nil, err
 	}
-	a.Executor = exec
 	if a.Tracing, err = telemetry.NewTracing(ctx, cfg.Telemetry, os.Getenv, log); err != nil {
-		a.Close()
 		return nil, err
 	}
 	var typeCheck rt.TypeChecker
 	if cfg.Sandbox.TypeCheck == "tsc" {
 		tc, err := tscheck.Find(tscheck.Options{Logger: log})
 		if err != nil {
-			a.Close()
 			return nil, fmt.Errorf("sandbox.typecheck is tsc, but %w", err)
 		}
 		typeCheck = tc
@@ -193,12 +192,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		Tracer:         a.Tracing.TracerProvider(),
 	})
 	if err != nil {
-		a.Close()
 		return nil, fmt.Errorf("start runtime: %w", err)
 	}
 	a.Runtime = r
 	if err := a.observe(); err != nil {
-		a.Close()
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	a.refresh.start()

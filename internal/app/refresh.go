@@ -37,14 +37,9 @@ func (f *refresher) changed(name string) {
 	f.mu.Lock()
 	f.dirty[name] = true
 	f.mu.Unlock()
-	f.kick()
-}
-
-// kick wakes the loop without blocking; a wake already pending covers it.
-func (f *refresher) kick() {
 	select {
 	case f.wake <- struct{}{}:
-	default:
+	default: // a wake already pending covers it
 	}
 }
 

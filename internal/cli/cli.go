@@ -406,24 +406,30 @@ func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.L
 }
 
 // existingTokenStore opens the configured store for its sign-ins, if the
-// configuration has url connectors and the store exists (a PostgreSQL
-// URL, or a SQLite file that is there); nil otherwise: nothing is created.
+// configuration has url connectors and the store exists; nil otherwise:
+// nothing is created.
 func existingTokenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (app.Store, error) {
-	remote := false
-	for _, cc := range cfg.Connectors {
-		remote = remote || cc.Kind == config.KindHTTP || cc.Kind == config.KindSSE
-	}
-	if !remote {
+	if !slices.ContainsFunc(cfg.Connectors, isRemote) {
 		return nil, nil
 	}
 	loc, err := app.StorePath(cfg, "")
-	if err != nil {
+	if err != nil || storeMissing(loc) != nil {
 		return nil, nil
 	}
-	if !config.IsPostgresURL(loc) {
-		if _, err := os.Stat(loc); err != nil {
-			return nil, nil
-		}
-	}
 	return app.OpenStore(ctx, cfg, loc, log)
+}
+
+// isRemote reports whether cc is a url connector.
+func isRemote(cc config.Connector) bool {
+	return cc.Kind == config.KindHTTP || cc.Kind == config.KindSSE
+}
+
+// storeMissing says why there is no store at loc: a SQLite file that is
+// not there. A PostgreSQL URL is taken to exist.
+func storeMissing(loc string) error {
+	if config.IsPostgresURL(loc) {
+		return nil
+	}
+	_, err := os.Stat(loc)
+	return err
 }

@@ -31,13 +31,13 @@ const maxSignIns = 3
 func remoteConnector(cfg *config.Config, cmd, name string) (config.Connector, error) {
 	var remotes []string
 	for _, cc := range cfg.Connectors {
-		if cc.Kind == config.KindHTTP || cc.Kind == config.KindSSE {
+		if isRemote(cc) {
 			remotes = append(remotes, cc.Name)
 		}
 		if cc.Name != name {
 			continue
 		}
-		if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
+		if !isRemote(cc) {
 			return cc, usagef("%s: connector %s is not a url connector: only a remote MCP server signs in", cmd, name)
 		}
 		for h := range cc.Headers {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
-	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 )
 
@@ -44,11 +42,9 @@ func cmdStore(ctx context.Context, args []string, env Env, log *slog.Logger) (er
 	if err != nil {
 		return err
 	}
-	if !config.IsPostgresURL(from) {
-		if _, err := os.Stat(from); err != nil {
-			// Opening it would make an empty one: there is nothing to copy.
-			return usagef("store copy: no store to copy from at %s (%v)", app.StoreDisplay(from), errors.Unwrap(err))
-		}
+	if err := storeMissing(from); err != nil {
+		// Opening it would make an empty one: there is nothing to copy.
+		return usagef("store copy: no store to copy from at %s (%v)", app.StoreDisplay(from), errors.Unwrap(err))
 	}
 	if app.StoreDisplay(from) == app.StoreDisplay(*to) {
 		return usagef("store copy: --to is the store it copies from (%s)", app.StoreDisplay(from))
