@@ -219,11 +219,7 @@ func (a *App) startConnectors(ctx context.Context) ([]catalog.Source, error) {
 	errs := make([]error, len(cfg.Connectors))
 	var wg sync.WaitGroup
 	for i, cc := range cfg.Connectors {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conns[i], errs[i] = a.startConnector(ctx, cc)
-		}()
+		wg.Go(func() { conns[i], errs[i] = a.startConnector(ctx, cc) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -489,11 +485,7 @@ func (a *App) Close() error {
 	var wg sync.WaitGroup
 	cerrs := make([]error, len(conns))
 	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cerrs[i] = c.Close()
-		}()
+		wg.Go(func() { cerrs[i] = c.Close() })
 	}
 	wg.Wait()
 	errs = append(errs, cerrs...)
