@@ -262,6 +262,15 @@ func parse(fs *flag.FlagSet, args []string, out io.Writer) ([]string, error) {
 	}
 }
 
+// parseNone parses the flags of a command that takes no arguments.
+func parseNone(fs *flag.FlagSet, args []string, out io.Writer) error {
+	pos, err := parse(fs, args, out)
+	if err == nil && len(pos) > 0 {
+		err = usagef("%s takes no arguments, got %q", fs.Name(), pos)
+	}
+	return err
+}
+
 // printUsage writes a sub-command's synopsis (its line of usageText) and
 // its flags, written --name as the README and the synopses write them
 // (Go's flag package takes one dash or two).

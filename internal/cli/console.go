@@ -32,12 +32,8 @@ func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) e
 	var c common
 	fs := newFlags("console", env, &c)
 	addr := fs.String("addr", DefaultConsoleAddr, "listen address")
-	pos, err := parse(fs, args, env.Stdout)
-	if err != nil {
+	if err := parseNone(fs, args, env.Stdout); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("console takes no arguments, got %q", pos)
 	}
 	cfg, err := loadConfig(c)
 	if err != nil {

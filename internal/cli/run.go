@@ -130,12 +130,8 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	var c common
 	fs := newFlags("check", env, &c)
 	u := urlFlags(fs)
-	pos, err := parse(fs, args, env.Stdout)
-	if err != nil {
+	if err := parseNone(fs, args, env.Stdout); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("check takes no arguments, got %q", pos)
 	}
 	if u.url != "" {
 		if c.config != "" || c.db != "" {

@@ -26,12 +26,8 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	addr := fs.String("addr", "", "listen address for sse/http (default: server.addr, else 127.0.0.1:8931)")
 	insecure := fs.Bool("insecure-no-auth", false, "serve sse/http beyond loopback without server.auth_token or server.auth (anyone who can reach it can run programs)")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus text at /metrics on this address of its own, without authentication, e.g. "+config.DefaultMetricsAddr+" (default: telemetry.metrics.addr)")
-	pos, err := parse(fs, args, env.Stdout)
-	if err != nil {
+	if err := parseNone(fs, args, env.Stdout); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("serve takes no arguments, got %q", pos)
 	}
 	cfg, err := loadConfig(c)
 	if err != nil {

@@ -15,12 +15,8 @@ import (
 func cmdVersion(args []string, env Env) error {
 	var c common
 	fs := newFlags("version", env, &c)
-	pos, err := parse(fs, args, env.Stdout)
-	if err != nil {
+	if err := parseNone(fs, args, env.Stdout); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("version takes no arguments, got %q", pos)
 	}
 	fmt.Fprintf(env.Stdout, "codemode-mcp %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	cfg, err := loadConfig(c)
