@@ -39,18 +39,10 @@ type Options struct {
 	// DBPath overrides store.path (the --db flag).
 	DBPath string
 	Logger *slog.Logger
-	// WorkerCommand starts a sandbox worker process when sandbox.isolation
-	// is "process" (default: this executable with the hidden
-	// __sandbox-worker sub-command; a test binary that uses process
-	// isolation must handle that sub-command in its TestMain).
-	WorkerCommand []string
-
 	// Tokens is where url connectors keep their OAuth grants and client
-	// registrations (nil: the store); Sealer seals them (nil:
-	// DefaultSealer). check reads the configured store's tokens while it
-	// runs on a scratch store.
+	// registrations (nil: the store), sealed by DefaultSealer. check reads
+	// the configured store's tokens while it runs on a scratch store.
 	Tokens connectors.Records
-	Sealer *oauth.Sealer
 
 	// Metrics, when set, hears what the app measures: the runtime's runs,
 	// calls and approval waits, store writes, the sandbox's workers,
@@ -92,7 +84,7 @@ type App struct {
 	backoff backoff.Policy // Options.backoff
 	refresh *refresher
 	tokens  connectors.Records // Options.Tokens, else Store
-	sealer  *oauth.Sealer      // Options.Sealer, else DefaultSealer
+	sealer  *oauth.Sealer      // DefaultSealer
 	metrics *telemetry.Metrics // Options.Metrics; nil measures nothing
 	// unobserve stops the metrics' collection callbacks (Close).
 	unobserve []func()
@@ -139,19 +131,16 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	}()
 	st = meterStore(st, a.metrics)
 	a.Store = st
-	a.tokens, a.sealer = opts.Tokens, opts.Sealer
+	a.tokens, a.sealer = opts.Tokens, DefaultSealer()
 	if a.tokens == nil {
 		a.tokens = st
-	}
-	if a.sealer == nil {
-		a.sealer = DefaultSealer()
 	}
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if a.Executor, err = newExecutor(cfg, opts, log); err != nil {
+	if a.Executor, err = newExecutor(cfg, log); err != nil {
 		return nil, err
 	}
 	if a.Tracing, err = telemetry.NewTracing(ctx, cfg.Telemetry, os.Getenv, log); err != nil {
@@ -401,20 +390,18 @@ func CacheDir(cfg *config.Config) string {
 // newExecutor returns the executor sandbox.isolation selects: a pool of
 // worker processes ("process"), or goja in this process ("inprocess", and
 // where worker processes are not supported, with a warning).
-func newExecutor(cfg *config.Config, opts Options, log *slog.Logger) (sandbox.Executor, error) {
+func newExecutor(cfg *config.Config, log *slog.Logger) (sandbox.Executor, error) {
 	if cfg.Sandbox.Isolation != "process" {
 		return pass.NewInProcess(pass.InProcessOptions{Logger: log}), nil
 	}
-	cmd := opts.WorkerCommand
-	if cmd == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("sandbox worker command: %w", err)
-		}
-		cmd = []string{exe, worker.Subcommand}
+	// This executable with the hidden sub-command: a test binary that uses
+	// process isolation handles it in its TestMain.
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox worker command: %w", err)
 	}
 	pool, err := worker.NewPool(worker.Options{
-		Command:     cmd,
+		Command:     []string{exe, worker.Subcommand},
 		MemoryLimit: cfg.Sandbox.MemoryLimit,
 		Limiter:     memoryLimiter(cfg.Sandbox.MemoryLimiter),
 		Logger:      log,
