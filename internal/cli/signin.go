@@ -61,20 +61,6 @@ func configName(cfg *config.Config) string {
 	return cfg.Path
 }
 
-// tokenStore opens the store where a command keeps (or reads) the
-// configuration's sign-ins: --db, else store.path, else the default.
-func tokenStore(ctx context.Context, cfg *config.Config, c common, log *slog.Logger) (app.Store, string, error) {
-	loc, err := app.StorePath(cfg, c.db)
-	if err != nil {
-		return nil, "", err
-	}
-	st, err := app.OpenStore(ctx, cfg, loc, log)
-	if err != nil {
-		return nil, "", err
-	}
-	return st, loc, nil
-}
-
 // signInOnce runs one sign-in of s: it prints the URL on w, opens the
 // browser unless told not to ($BROWSER, else the system's opener), and
 // waits for the browser to come back.
@@ -130,7 +116,12 @@ func openTarget(ctx context.Context, cmd string, fs *flag.FlagSet, c *common, ar
 	if err != nil {
 		return nil, err
 	}
-	st, loc, err := tokenStore(ctx, cfg, *c, log)
+	// The sign-ins are kept in --db, else store.path, else the default.
+	loc, err := app.StorePath(cfg, c.db)
+	if err != nil {
+		return nil, err
+	}
+	st, err := app.OpenStore(ctx, cfg, loc, log)
 	if err != nil {
 		return nil, err
 	}
