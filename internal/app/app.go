@@ -80,7 +80,6 @@ type App struct {
 	// the OTEL_* variables), nil when tracing is off; Close flushes it.
 	Tracing *telemetry.Tracing
 
-	log     *slog.Logger
 	backoff backoff.Policy // Options.backoff
 	refresh *refresher
 	tokens  connectors.Records // Options.Tokens, else Store
@@ -108,7 +107,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	}
 	scrubber := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(opts.DBPath)...)...)
 	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
-	a := &App{Config: cfg, Scrubber: scrubber, Log: log, log: log, backoff: opts.backoff, metrics: opts.Metrics}
+	a := &App{Config: cfg, Scrubber: scrubber, Log: log, backoff: opts.backoff, metrics: opts.Metrics}
 	a.refresh = newRefresher(a)
 	for _, w := range cfg.Warnings {
 		a.warn(w.String())
@@ -253,7 +252,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		if cc.PerUser() {
 			return a.startPerUser(ctx, cc, signedIn)
 		}
-		auth, err := OAuthFor(cc, "", oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.log, signedIn)
+		auth, err := OAuthFor(cc, "", oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.Log, signedIn)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errFatal, err)
 		}
@@ -261,7 +260,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// Tools report why meanwhile, so the runtime shows it
 		// unavailable), and OnToolsChanged brings its tools in. One that
 		// needs a sign-in waits for it.
-		mc := mcpConfig(cc, auth, a.Scrubber, a.log, a.backoff, func() { a.refresh.changed(cc.Name) })
+		mc := mcpConfig(cc, auth, a.Scrubber, a.Log, a.backoff, func() { a.refresh.changed(cc.Name) })
 		mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
 		if a.metrics != nil {
 			mc.OnRestart = func() { a.metrics.DownstreamRestarted(cc.Name) }
@@ -283,7 +282,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			CallTimeout: cc.Timeout,
 			CacheDir:    CacheDir(a.Config),
 			Scrubber:    a.Scrubber,
-			Logger:      a.log,
+			Logger:      a.Log,
 		}
 		// A document not read (a URL offline without a cached copy, a
 		// file missing or not yet valid) leaves the connector unavailable
@@ -303,12 +302,12 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 // OAuth client made as OAuthFor makes the shared one.
 func (a *App) startPerUser(ctx context.Context, cc config.Connector, signedIn func(error)) (connectors.Connector, error) {
 	tokens := oauth.Records{R: a.tokens}
-	mc := mcpConfig(cc, nil, a.Scrubber, a.log, a.backoff, func() { a.refresh.changed(cc.Name) })
+	mc := mcpConfig(cc, nil, a.Scrubber, a.Log, a.backoff, func() { a.refresh.changed(cc.Name) })
 	mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
 	c, err := mcp.OpenPerUser(mcp.PerUserConfig{
 		Config: mc,
 		Session: func(user string) (*oauth.Session, error) {
-			s, err := OAuthFor(cc, user, tokens, a.sealer, a.Scrubber, a.log, signedIn)
+			s, err := OAuthFor(cc, user, tokens, a.sealer, a.Scrubber, a.Log, signedIn)
 			if err == nil && s == nil {
 				err = fmt.Errorf("connector %s: credentials: per_user, but it does not sign in", cc.Name)
 			}
@@ -370,7 +369,7 @@ func (a *App) warnOldDefault(dbPath string) {
 		return
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() {
-		a.log.Warn("the execution log is kept in the data directory now; the codemode.db in the working directory is not used (set store.path or --db to keep using it)",
+		a.Log.Warn("the execution log is kept in the data directory now; the codemode.db in the working directory is not used (set store.path or --db to keep using it)",
 			"log", dbPath, "unused", abs)
 	}
 }

@@ -78,7 +78,7 @@ func (f *refresher) loop(ctx context.Context) {
 			cancel()
 			switch {
 			case err != nil && ctx.Err() == nil:
-				f.app.log.Warn("could not list the connector's changed tools; programs still see the previous ones", "connector", name, "err", err)
+				f.app.Log.Warn("could not list the connector's changed tools; programs still see the previous ones", "connector", name, "err", err)
 			case changed:
 				changedAny = true
 			}
