@@ -21,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // maxSignIns bounds the sign-ins of one login or check --url: the first,
@@ -531,9 +532,5 @@ func schemaDefaults(schema json.RawMessage) map[string]any {
 
 // clean makes a server's text one bounded line for a log.
 func clean(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return short.Clip(strings.Join(strings.Fields(s), " "), 200)
 }
