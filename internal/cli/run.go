@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -207,7 +209,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if failed > 0 {
 		fmt.Fprintf(env.Stdout, "%d connector(s) unavailable\n", failed)
 		if len(signIns) > 0 {
-			fmt.Fprintf(env.Stdout, "%d need a sign-in: %s\n", len(signIns), strings.Join(sortedNames(signIns), ", "))
+			fmt.Fprintf(env.Stdout, "%d need a sign-in: %s\n", len(signIns), strings.Join(slices.Sorted(maps.Keys(signIns)), ", "))
 		}
 		return exitError{ExitFailure}
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 
@@ -497,16 +496,6 @@ func perUserNames(conns []connectors.Connector) map[string]bool {
 			out[c.Name()] = true
 		}
 	}
-	return out
-}
-
-// sortedNames returns m's keys in order.
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 
