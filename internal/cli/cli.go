@@ -23,6 +23,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/worker"
 )
 
@@ -339,7 +340,7 @@ func loadConfig(c common) (*config.Config, error) {
 // openApp loads the configuration and starts it; without connectors when
 // the command only reads the store (with connectors, the warnings of
 // start-up are logged). stop stops everything it started.
-func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors bool) (engine, func(), error) {
+func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors bool) (*rt.Runtime, func(), error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return nil, nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
+	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger) error {
@@ -92,7 +93,7 @@ func withoutConfigHint(c common, err error) error {
 // error outcome on stdout with the execution's current status and the
 // reason, the reason on stderr too, and exit 1. Other errors are returned
 // as they are.
-func refused(ctx context.Context, r engine, env Env, id string, err error) error {
+func refused(ctx context.Context, r *rt.Runtime, env Env, id string, err error) error {
 	if !codemode.IsRefusal(err) {
 		return err
 	}
@@ -162,7 +163,7 @@ const showChars = 4000
 // size and of the command that prints it whole; with seq, only that call,
 // and with full its values whole. A run's log can hold tens of MiB
 // (store.max_run_log): it is read with its values cut, never whole.
-func showExecution(ctx context.Context, eng engine, env Env, id string, seq int, full bool) error {
+func showExecution(ctx context.Context, eng *rt.Runtime, env Env, id string, seq int, full bool) error {
 	switch {
 	case seq < 0:
 		return usagef("executions show: --seq %d is not a call number", seq)
