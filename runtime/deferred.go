@@ -78,20 +78,71 @@ const (
 	groupBytes   = 4 << 20
 )
 
+// failLocked stops the pass with an internal failure (the store failed,
+// or a move its state machine refuses) and returns the error that stops
+// the program.
+func (p *pass) failLocked(err error) error {
+	return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+}
+
+// stampLocked moves e to state to (from 0: a new entry) through
+// Transition, stamped now; an illegal move stops the pass.
+func (p *pass) stampLocked(e *codemode.Entry, from, to codemode.EntryState) error {
+	st, err := codemode.Transition(from, to)
+	if err != nil {
+		return p.failLocked(err)
+	}
+	e.State, e.UpdatedAt = st, p.r.now()
+	if from == 0 {
+		e.CreatedAt = e.UpdatedAt
+	}
+	return nil
+}
+
+// commitLocked moves e to state to (from 0: a new entry) and writes it at
+// once with everything queued (an entry still queued takes its new state
+// in the queue); a failure stops the pass.
+func (p *pass) commitLocked(ctx context.Context, e *codemode.Entry, from, to codemode.EntryState) error {
+	if err := p.stampLocked(e, from, to); err != nil {
+		return err
+	}
+	var err error
+	switch {
+	case from == 0:
+		err = p.writeLocked(ctx, nil, e)
+	case p.requeueLocked(*e):
+		err = p.writeLocked(ctx, nil, nil)
+	default:
+		err = p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: from}}, nil)
+	}
+	if err != nil {
+		return p.failLocked(fmt.Errorf("log call %d of %s as %s: %w", e.Seq, e.ExecutionID, to, err))
+	}
+	return nil
+}
+
 // queueLocked queues a new entry, executing.
 func (p *pass) queueLocked(e *codemode.Entry) error {
-	st, err := codemode.Transition(0, codemode.EntryExecuting)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	if err := p.stampLocked(e, 0, codemode.EntryExecuting); err != nil {
+		return err
 	}
-	e.State = st
-	e.CreatedAt = p.r.now()
-	e.UpdatedAt = e.CreatedAt
 	p.startGroupLocked(len(e.Args))
 	p.queuedAt[e.Seq] = len(p.queued)
 	p.queued = append(p.queued, *e)
 	p.executing[e.Seq] = *e
 	return nil
+}
+
+// requeueLocked gives e, if it is still queued, its new state in the
+// queue, and reports whether it was.
+func (p *pass) requeueLocked(e codemode.Entry) bool {
+	i, queued := p.queuedAt[e.Seq]
+	if queued {
+		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
+		p.groupBytes += len(e.Result) + len(e.Error)
+		p.queued[i] = e
+	}
+	return queued
 }
 
 // startGroupLocked accounts for n more bytes queued.
@@ -103,30 +154,16 @@ func (p *pass) startGroupLocked(n int) {
 	p.groupBytes += n
 }
 
-// dueLocked reports whether what is queued must be written now.
-func (p *pass) dueLocked() bool {
+// writeGroupLocked writes what is queued when it is due (or, with now,
+// at once); a failure stops the pass.
+func (p *pass) writeGroupLocked(ctx context.Context, now bool) error {
 	n := len(p.queued) + len(p.deferred)
-	switch {
-	case n == 0:
-		return false
-	case n >= groupEntries, p.groupBytes >= groupBytes:
-		return true
-	}
-	return time.Since(p.groupStart) >= p.r.groupAge
-}
-
-// writeDueLocked writes the group if it is due; a failure stops the pass.
-func (p *pass) writeDueLocked(ctx context.Context) error {
-	if !p.dueLocked() {
+	due := n >= groupEntries || p.groupBytes >= groupBytes || (n > 0 && time.Since(p.groupStart) >= p.r.groupAge)
+	if !now && !due {
 		return nil
 	}
-	return p.writeNowLocked(ctx)
-}
-
-// writeNowLocked writes the group; a failure stops the pass.
-func (p *pass) writeNowLocked(ctx context.Context) error {
 	if err := p.flushLocked(ctx); err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+		return p.failLocked(err)
 	}
 	return nil
 }
@@ -138,7 +175,7 @@ func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
-	if err := p.writeDueLocked(ctx); err != nil {
+	if err := p.writeGroupLocked(ctx, false); err != nil {
 		p.takeBackLocked(e.Seq)
 		return err
 	}
@@ -154,7 +191,7 @@ func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
 // lapsed (claims.mayAct), before anything is written.
 func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
 	if err := p.r.own.claims.mayAct(p.execID); err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+		return p.failLocked(err)
 	}
 	if err := p.queueLocked(e); err != nil {
 		return err
@@ -165,7 +202,7 @@ func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
 			p.ahead[e.Seq] = true
 		}
 	} else {
-		err = p.writeNowLocked(ctx)
+		err = p.writeGroupLocked(ctx, true)
 	}
 	if err != nil {
 		p.takeBackLocked(e.Seq)
@@ -191,21 +228,20 @@ func (p *pass) useJournal() bool { return p.r.journal != nil && p.mode == modeRu
 // pass.
 func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
 	if err := p.r.journal.Journal(context.WithoutCancel(ctx), p.execID, []codemode.Entry{e}); err != nil {
-		err = fmt.Errorf("journal call %d of %s: %w", e.Seq, p.execID, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+		return p.failLocked(fmt.Errorf("journal call %d of %s: %w", e.Seq, p.execID, err))
 	}
 	p.journaled = true
 	return nil
 }
 
 // record takes the outcome of an entry that was executing (a call that
-// returned, a step that ran), or waiting (a downstream task that ended:
-// written at once): e, moved to to, is queued, and journaled
-// when its entry is journaled or already written. After finish's final
-// write nothing of the pass should come, but if it does, it is written at
-// once. If its values would take the run's log past its quota, e is
-// recorded as failed without them and the error returned stops the
-// program (quota.go).
+// returned, a step that ran), or waiting (a downstream task that ended).
+// e, moved to to, is queued, and journaled when its entry is journaled or
+// already written; the result of a downstream task is committed at once,
+// as its id was (waiting.go), and so is an outcome that comes after
+// finish's final write. If its values would take the run's log past its
+// quota, e is recorded as failed without them and the error returned
+// stops the program (quota.go).
 func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntryState) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -214,53 +250,39 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	if e.State == codemode.EntryWaiting {
 		from = codemode.EntryWaiting
 	}
-	st, err := codemode.Transition(from, to)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	e.State, e.UpdatedAt = st, p.r.now()
-	if from == codemode.EntryWaiting {
-		// The result of a downstream task: committed at once, as its id
-		// was (waiting.go).
-		if err := p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: e, From: from}}, nil); err != nil {
-			err = fmt.Errorf("set call %d of %s waiting -> %s: %w", e.Seq, e.ExecutionID, e.State, err)
-			return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-		}
+	_, queued := p.queuedAt[e.Seq]
+	var err error
+	switch {
+	case from == codemode.EntryWaiting || (p.flushed && !queued):
+		err = p.commitLocked(ctx, &e, from, to)
 		delete(p.waiting, e.Seq)
-		return quotaErr
+		delete(p.executing, e.Seq)
+	default:
+		err = p.queueOutcomeLocked(ctx, e, to, queued)
 	}
-	if err := p.recordLocked(ctx, e); err != nil {
+	if err != nil {
 		return err
 	}
 	return quotaErr
 }
 
-// recordLocked queues, journals or writes e, the outcome of an entry that
-// was executing (see record).
-func (p *pass) recordLocked(ctx context.Context, e codemode.Entry) error {
-	i, queued := p.queuedAt[e.Seq]
+// queueOutcomeLocked moves e, executing, to state to in the queue: its
+// queued entry takes it, else its update is queued. A journaled or
+// written entry's outcome is journaled first: it must survive a crash
+// before the program sees it.
+func (p *pass) queueOutcomeLocked(ctx context.Context, e codemode.Entry, to codemode.EntryState, queued bool) error {
+	if err := p.stampLocked(&e, codemode.EntryExecuting, to); err != nil {
+		return err
+	}
 	if p.useJournal() && !p.flushed && (p.ahead[e.Seq] || !queued) {
-		// The entry survives a crash (journaled, or written): so must its
-		// result, before the program sees it.
 		if err := p.journalLocked(ctx, e); err != nil {
 			return err
 		}
 	}
-	if queued {
-		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
-		p.groupBytes += len(e.Result) + len(e.Error)
-		p.queued[i] = e
-		delete(p.executing, e.Seq)
-		return nil
-	}
-	if !p.flushed {
+	if !p.requeueLocked(e) {
 		p.startGroupLocked(len(e.Result) + len(e.Error))
 		p.deferred = append(p.deferred, codemode.EntryUpdate{Entry: e, From: codemode.EntryExecuting})
 		return nil
-	}
-	if err := p.r.store.UpdateEntry(context.WithoutCancel(ctx), e, codemode.EntryExecuting); err != nil {
-		err = fmt.Errorf("set call %d of %s executing -> %s: %w", e.Seq, e.ExecutionID, e.State, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
 	}
 	delete(p.executing, e.Seq)
 	return nil

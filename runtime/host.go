@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -265,18 +266,13 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		return nil, nil, err
 	}
 	seq := p.seqBase + c.Seq
-	if p.mode == modeRun {
-		if logged, ok := p.entries[seq]; ok {
-			if !sameCall(logged, c, args) {
-				// Not reached: the logged call stays undecided, and the
-				// ending run settles it (an approved call does not stay
-				// executing).
-				return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeCall(c.Connector, c.Method, args)), nil)
-			}
-			p.reachLocked(seq)
-			p.used[c.Connector] = true
-			return p.replayLocked(logged)
+	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
+	if logged, err := p.loggedLocked(e); logged != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
 		}
+		p.used[c.Connector] = true
+		return p.replayLocked(*logged)
 	}
 	// A new call: its arguments are validated before anything is logged or
 	// asked, so a bad call records nothing.
@@ -293,7 +289,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 			return nil, nil, err
 		}
 	}
-	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (%s.%s)", seq, c.Connector, c.Method), "the call was not made"); err != nil {
+	if _, err := p.chargeLocked(len(args), "the arguments of "+entryRef(e), "the call was not made"); err != nil {
 		return nil, nil, err
 	}
 	var v catalog.Verdict
@@ -307,18 +303,9 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
-	e := codemode.Entry{
-		ExecutionID: p.execID,
-		Seq:         seq,
-		Kind:        codemode.KindCall,
-		Connector:   c.Connector,
-		Method:      c.Method,
-		Args:        args,
-		Reverts:     p.reverts,
-	}
 	if t.SignIn != nil {
 		e.Error = t.SignIn.Error()
-		if err := p.insertLocked(ctx, &e, codemode.EntrySignIn); err != nil {
+		if err := p.commitLocked(ctx, &e, 0, codemode.EntrySignIn); err != nil {
 			return nil, nil, err
 		}
 		p.gated[e.Seq] = e
@@ -340,7 +327,28 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 	return &e, nil, nil // not queued yet: execute queues it once sent
 }
 
-// replayLocked answers a call that matches its entry in the log.
+// loggedLocked returns the log's entry at want's seq when the pass
+// replays one there (nil: want is new), marked reached. An entry that is
+// not want stops the pass (the replay diverged); not reached, it stays
+// undecided, and the ending run settles it (an approved call does not
+// stay executing).
+func (p *pass) loggedLocked(want codemode.Entry) (*codemode.Entry, error) {
+	logged, ok := p.entries[want.Seq]
+	if !ok || p.mode != modeRun {
+		return nil, nil
+	}
+	if logged.Kind != want.Kind || logged.Connector != want.Connector || logged.Method != want.Method || logged.Name != want.Name ||
+		(want.Kind != codemode.KindStep && !sameArgs(logged.Args, want.Args)) {
+		return nil, p.stopLocked(stopDiverge, fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step",
+			logged.Seq, describeEntry(logged), describeEntry(want)), nil)
+	}
+	p.reachLocked(want.Seq)
+	return &logged, nil
+}
+
+// replayLocked answers a call, step or service call that matches its
+// entry in the log: with its value or its failure, by stopping the pass,
+// or by returning the entry to run.
 func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	switch logged.State {
 	case codemode.EntryApplied:
@@ -348,8 +356,9 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 	case codemode.EntryError:
 		return nil, nil, callError(logged)
 	case codemode.EntryExecuting:
-		// Approved, or a crash came between deciding and recording: execute
-		// (again). At-least-once for that window only.
+		// Approved, or the pass that began it ended (a crash) before its
+		// outcome was recorded: it runs (again), and its outcome is
+		// recorded over that entry. At-least-once for that window only.
 		p.executing[logged.Seq] = logged
 		return &logged, nil, nil
 	case codemode.EntryWaiting:
@@ -357,14 +366,13 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 		// call the tool again.
 		return &logged, nil, nil
 	case codemode.EntryPending:
-		return nil, nil, p.stopLocked(stopPause, fmt.Sprintf("call %d (%s.%s) awaits approval", logged.Seq, logged.Connector, logged.Method), nil)
+		return nil, nil, p.stopLocked(stopPause, entryRef(logged)+" awaits approval", nil)
 	case codemode.EntrySignIn:
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(logged), nil)
 	case codemode.EntryRejected:
-		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("call %d (%s.%s) was rejected", logged.Seq, logged.Connector, logged.Method), nil)
-	default:
-		return nil, nil, p.stopLocked(stopDiverge, fmt.Sprintf("call %d (%s.%s) is %s in the log and cannot run again", logged.Seq, logged.Connector, logged.Method, logged.State), nil)
+		return nil, nil, p.stopLocked(stopReject, entryRef(logged)+" was rejected", nil)
 	}
+	return nil, nil, p.stopLocked(stopDiverge, fmt.Sprintf("%s is %s in the log and cannot run again", entryRef(logged), logged.State), nil)
 }
 
 // gateLocked logs a call needing approval as pending and asks the approver,
@@ -379,10 +387,10 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 // Reject to decide (or is rejected when the run ends).
 // Questions of one pass are asked one at a time (askMu).
 func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
-	if err := p.insertLocked(ctx, &e, codemode.EntryPending); err != nil {
+	if err := p.commitLocked(ctx, &e, 0, codemode.EntryPending); err != nil {
 		return nil, nil, err
 	}
-	what := fmt.Sprintf("call %d (%s.%s) awaits approval", e.Seq, e.Connector, e.Method)
+	what := entryRef(e) + " awaits approval"
 	action := codemode.PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
 	if p.ap == nil || !p.mayAsk(ctx, action) {
 		return nil, nil, p.stopLocked(stopPause, what, nil)
@@ -416,17 +424,18 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 	}
 	switch dec {
 	case codemode.Accept:
-		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
+		if err := p.commitLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
 			return nil, nil, err
 		}
 		delete(p.gated, e.Seq)
+		p.executing[e.Seq] = e
 		return &e, nil, nil
 	case codemode.Decline:
-		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryRejected); err != nil {
+		if err := p.commitLocked(ctx, &e, codemode.EntryPending, codemode.EntryRejected); err != nil {
 			return nil, nil, err
 		}
 		delete(p.gated, e.Seq)
-		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("the user declined call %d (%s.%s)", e.Seq, e.Connector, e.Method), nil)
+		return nil, nil, p.stopLocked(stopReject, "the user declined "+entryRef(e), nil)
 	default:
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
@@ -465,41 +474,6 @@ func (p *pass) ask(ctx context.Context, a codemode.PendingAction) codemode.Decis
 	return dec
 }
 
-// insertLocked writes a new entry in state to (pending: executing entries
-// are queued) at once, with everything queued.
-func (p *pass) insertLocked(ctx context.Context, e *codemode.Entry, to codemode.EntryState) error {
-	st, err := codemode.Transition(0, to)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	e.State = st
-	e.CreatedAt = p.r.now()
-	e.UpdatedAt = e.CreatedAt
-	if err := p.writeLocked(ctx, nil, e); err != nil {
-		err = fmt.Errorf("log call %d of %s: %w", e.Seq, e.ExecutionID, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	return nil
-}
-
-// moveLocked moves a logged entry from one state to another at once,
-// writing everything queued with it.
-func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codemode.EntryState) error {
-	st, err := codemode.Transition(from, to)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	e.State, e.UpdatedAt = st, p.r.now()
-	if err := p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: from}}, nil); err != nil {
-		err = fmt.Errorf("set call %d of %s %s -> %s: %w", e.Seq, e.ExecutionID, from, to, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	if to == codemode.EntryExecuting {
-		p.executing[e.Seq] = *e
-	}
-	return nil
-}
-
 // execute makes a decided call and records its result (queued, see
 // deferred.go: the program gets it without waiting for a commit). A new
 // read-only call (fresh) is queued once sent; any other call was queued
@@ -529,7 +503,7 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 			logErr = p.queueLocked(&e)
 		}
 		if logErr == nil {
-			logErr = p.writeDueLocked(ctx)
+			logErr = p.writeGroupLocked(ctx, false)
 		}
 	}
 	if tk := t.Tasker(); tk != nil && p.mode == modeRun {
@@ -600,6 +574,13 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 	default:
 		to, e.Result = codemode.EntryApplied, rawOrNull(res.Value)
 	}
+	return p.answer(ctx, e, to, thrown)
+}
+
+// answer records the outcome of e, an entry that was executing or
+// waiting, and returns what the program gets: e's value, or thrown, its
+// failure.
+func (p *pass) answer(ctx context.Context, e codemode.Entry, to codemode.EntryState, thrown error) (json.RawMessage, error) {
 	if err := p.record(ctx, e, to); err != nil {
 		return nil, err
 	}
@@ -620,38 +601,16 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	if err := p.refusalLocked(); err != nil {
 		return nil, false, err
 	}
-	seq := p.seqBase + s.Seq
-	p.reachLocked(seq)
-	if logged, ok := p.entries[seq]; ok && p.mode == modeRun {
-		if logged.Kind != codemode.KindStep || logged.Name != s.Name {
-			return nil, false, p.stopLocked(stopDiverge, divergence(logged, describeStep(s.Name)), nil)
+	e := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
+	if logged, err := p.loggedLocked(e); logged != nil || err != nil {
+		if err != nil {
+			return nil, false, err
 		}
-		return p.replayOutcomeLocked(logged)
+		run, val, err := p.replayLocked(*logged)
+		return val, run == nil && err == nil, err
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
+	p.reachLocked(e.Seq)
 	return nil, false, p.queueBeforeLocked(ctx, &e)
-}
-
-// replayOutcomeLocked answers a step or service call from its entry in
-// the log: its value (done), its failure, or nothing when it is still
-// executing (the pass that began it ended first): it then runs again and
-// its outcome is recorded over that entry.
-func (p *pass) replayOutcomeLocked(logged codemode.Entry) (value json.RawMessage, done bool, err error) {
-	switch logged.State {
-	case codemode.EntryApplied:
-		return rawOrNull(logged.Result), true, nil
-	case codemode.EntryError:
-		return nil, false, errors.New(logged.Error)
-	case codemode.EntryExecuting:
-		p.executing[logged.Seq] = logged
-		return nil, false, nil
-	default:
-		what := fmt.Sprintf("call %d (%s)", logged.Seq, describeEntry(logged))
-		if logged.Kind == codemode.KindStep {
-			what = fmt.Sprintf("step %d (%q)", logged.Seq, logged.Name)
-		}
-		return nil, false, p.stopLocked(stopDiverge, fmt.Sprintf("%s is %s in the log and cannot run again", what, logged.State), nil)
-	}
 }
 
 // StepDone records the value or failure of a step that just ran (deferred,
@@ -675,15 +634,13 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 	default:
 		e.Result = rawOrNull(value)
 	}
-	if err := p.record(ctx, e, to); err != nil {
-		return err
-	}
-	return thrown
+	_, err := p.answer(ctx, e, to, thrown)
+	return err
 }
 
 // awaitsSignIn is the stop message of a pass paused at e for a sign-in.
 func awaitsSignIn(e codemode.Entry) string {
-	return fmt.Sprintf("call %d (%s.%s) awaits a sign-in to %s", e.Seq, e.Connector, e.Method, e.Connector)
+	return entryRef(e) + " awaits a sign-in to " + e.Connector
 }
 
 // callError is the error thrown into the program for a failed call: its
@@ -695,11 +652,6 @@ func callError(e codemode.Entry) error {
 	return errors.New(e.Error)
 }
 
-// sameCall reports whether a logged entry is the call the program makes now.
-func sameCall(logged codemode.Entry, c sandbox.Call, args json.RawMessage) bool {
-	return logged.Kind == codemode.KindCall && logged.Connector == c.Connector && logged.Method == c.Method && sameArgs(logged.Args, args)
-}
-
 // sameArgs reports whether logged arguments are args, which are canonical.
 func sameArgs(logged, args json.RawMessage) bool {
 	if bytes.Equal(logged, args) {
@@ -709,23 +661,28 @@ func sameArgs(logged, args json.RawMessage) bool {
 	return err == nil && bytes.Equal(canon, args)
 }
 
-// divergence is the message of a replay mismatch, naming both sides.
-func divergence(logged codemode.Entry, now string) string {
-	return fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step", logged.Seq, describeEntry(logged), now)
+// entryRef names an entry in messages: call 3 (fx.get), step 4 ("now").
+func entryRef(e codemode.Entry) string {
+	switch e.Kind {
+	case codemode.KindStep:
+		return fmt.Sprintf("step %d (%q)", e.Seq, e.Name)
+	case codemode.KindService:
+		return fmt.Sprintf("call %d (%s)", e.Seq, describeEntry(e))
+	}
+	return fmt.Sprintf("call %d (%s.%s)", e.Seq, e.Connector, e.Method)
 }
 
+// describeEntry is an entry as divergences name it: fx.get({"id":1}),
+// codemode.search("open issues"), codemode.step("now").
 func describeEntry(e codemode.Entry) string {
 	switch e.Kind {
 	case codemode.KindStep:
 		return describeStep(e.Name)
 	case codemode.KindService:
-		return describeService(e.Method, e.Args)
+		inner := strings.TrimSuffix(strings.TrimPrefix(string(e.Args), "["), "]")
+		return fmt.Sprintf("codemode.%s(%s)", e.Method, short.Clip(inner, 200))
 	}
-	return describeCall(e.Connector, e.Method, e.Args)
-}
-
-func describeCall(connector, method string, args json.RawMessage) string {
-	return fmt.Sprintf("%s.%s(%s)", connector, method, short.Clip(string(rawOrNull(args)), 200))
+	return fmt.Sprintf("%s.%s(%s)", e.Connector, e.Method, short.Clip(string(rawOrNull(e.Args)), 200))
 }
 
 func describeStep(name string) string {

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
-	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -123,25 +121,20 @@ func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args j
 	if err := p.refusalLocked(); err != nil {
 		return nil, nil, err
 	}
-	seq := p.seqBase + sc.Seq
-	p.reachLocked(seq)
-	if logged, ok := p.entries[seq]; ok && p.mode == modeRun {
-		if logged.Kind != codemode.KindService || logged.Method != sc.Name || !sameArgs(logged.Args, args) {
-			return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeService(sc.Name, args)), nil)
+	e := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
+	if logged, err := p.loggedLocked(e); logged != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
 		}
-		val, done, err := p.replayOutcomeLocked(logged)
-		if done || err != nil {
-			return nil, val, err
-		}
-		return &logged, nil, nil
+		return p.replayLocked(*logged)
 	}
+	p.reachLocked(e.Seq)
 	if msg := p.r.callArgsTooLarge("codemode", sc.Name, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (codemode.%s)", seq, sc.Name), "the call was not made"); err != nil {
+	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, sc.Name), "the call was not made"); err != nil {
 		return nil, nil, err
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
 	if err := p.queueBeforeLocked(ctx, &e); err != nil {
 		return nil, nil, err
 	}
@@ -169,20 +162,7 @@ func (p *pass) settleService(ctx context.Context, e codemode.Entry, val json.Raw
 	default:
 		e.Result = rawOrNull(val)
 	}
-	if err := p.record(ctx, e, to); err != nil {
-		return nil, err
-	}
-	if thrown != nil {
-		return nil, thrown
-	}
-	return e.Result, nil
-}
-
-// describeService is a service call as divergences name it:
-// codemode.search("open issues").
-func describeService(name string, args json.RawMessage) string {
-	inner := strings.TrimSuffix(strings.TrimPrefix(string(args), "["), "]")
-	return fmt.Sprintf("codemode.%s(%s)", name, short.Clip(inner, 200))
+	return p.answer(ctx, e, to, thrown)
 }
 
 // stringArg is argument i as a string ("" when it is missing or not one;

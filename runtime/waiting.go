@@ -72,7 +72,7 @@ const taskRequestTimeout = 30 * time.Second
 func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Method, tk connectors.Tasker) (json.RawMessage, error) {
 	st, err := tk.StartTask(ctx, t.Def.SourceName, e.Args)
 	p.mu.Lock()
-	logErr := p.writeDueLocked(ctx)
+	logErr := p.writeGroupLocked(ctx, false)
 	p.mu.Unlock()
 	switch {
 	case logErr != nil:
@@ -98,21 +98,9 @@ func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Metho
 // waitLocked moves e, executing, to waiting with its task's id, committed
 // at once with everything queued; a failure stops the pass.
 func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) error {
-	st, err := codemode.Transition(codemode.EntryExecuting, codemode.EntryWaiting)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	e.State, e.Task, e.UpdatedAt = st, id, p.r.now()
-	if i, queued := p.queuedAt[e.Seq]; queued {
-		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
-		p.queued[i] = *e
-		err = p.flushLocked(ctx)
-	} else {
-		err = p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: codemode.EntryExecuting}}, nil)
-	}
-	if err != nil {
-		err = fmt.Errorf("log the task of call %d of %s: %w", e.Seq, e.ExecutionID, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	e.Task = id
+	if err := p.commitLocked(ctx, e, codemode.EntryExecuting, codemode.EntryWaiting); err != nil {
+		return err
 	}
 	delete(p.executing, e.Seq)
 	p.waiting[e.Seq] = *e
