@@ -405,20 +405,29 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 // rejectPending moves every entry of an ended run that awaits a person
 // (pending, sign_in) to rejected, decided by by (zero: by nobody).
 func (r *Runtime) rejectPending(ctx context.Context, id string, by codemode.Person) {
-	log, err := r.store.Entries(ctx, id)
-	if err != nil {
-		r.log.WarnContext(ctx, "could not load the log to reject pending actions", "execution", id, "err", err)
-		return
-	}
-	for _, en := range log {
+	r.eachEntry(ctx, id, "reject a pending action", func(en codemode.Entry) error {
 		if !en.State.AwaitsPerson() {
-			continue
+			return nil
 		}
 		if !by.IsZero() {
 			en.DecidedBy, en.DecidedAt = by, r.now()
 		}
-		if err := r.moveEntry(ctx, &en, en.State, codemode.EntryRejected); err != nil {
-			r.log.WarnContext(ctx, "could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
+		return r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
+	})
+}
+
+// eachEntry calls f with every entry of run id's log, for what it does
+// to the entries of a run that ends; failures (to load the log, of f)
+// are logged.
+func (r *Runtime) eachEntry(ctx context.Context, id, what string, f func(codemode.Entry) error) {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		r.log.WarnContext(ctx, "could not load the log to "+what, "execution", id, "err", err)
+		return
+	}
+	for _, en := range log {
+		if err := f(en); err != nil {
+			r.log.WarnContext(ctx, "could not "+what, "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
 }

@@ -298,21 +298,15 @@ func (r *Runtime) watchWaitingRuns(ctx context.Context, byID map[string]*codemod
 	}
 }
 
-// recoverRun ends one claimed run whose owner is gone; it reports whether
-// this process did it (another may have first).
+// recoverRun ends one claimed run whose owner is gone (endRecovered);
+// it reports whether this process did it (another may have first).
 func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, why string) bool {
 	owner := e.Owner
 	msg := "interrupted: " + why + "; calls that were in flight are marked unknown"
 	if from == codemode.StatusRollingBack {
 		msg = "interrupted during a rollback: " + why + "; roll it back again to finish"
 	}
-	rec := &codemode.Execution{ID: e.ID, Error: msg, UpdatedAt: r.now()}
-	var err error
-	if rec.Status, err = codemode.TransitionExec(from, codemode.StatusError); err != nil {
-		r.log.ErrorContext(ctx, "recovery: illegal transition", "execution", e.ID, "err", err)
-		return false
-	}
-	err = r.store.RecoverExecution(ctx, rec, from, owner, unknownNote)
+	err := r.endRecovered(ctx, e, from, codemode.StatusError, owner, msg)
 	switch {
 	case errors.Is(err, codemode.ErrConflict), errors.Is(err, codemode.ErrNotFound):
 		return false // another process recovered it, or it moved on
@@ -321,9 +315,6 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 		return false
 	}
 	r.log.WarnContext(ctx, "recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
-	r.changedStatus()
-	r.runEnded(ctx, rec.Status, e.CreatedAt, rec.UpdatedAt)
-	r.dispose(ctx, e.ID)
 	return true
 }
 

@@ -259,23 +259,33 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 }
 
 // interrupt ends a run this process claims whose log could not be written
-// (the store failed), with e.Error, as recovery ends a dead owner's run:
-// in one transaction, if the store still shows the run running and
-// claimed by this process, its calls still executing become unknown (a
-// write that failed may have taken effect, and a call whose result was
-// not written may have run), its pending ones rejected, and it ends
-// error. Then it is disposed. ErrConflict if another process recovered it
-// first.
+// (the store failed), with e.Error, as recovery ends a dead owner's run
+// (endRecovered): a write that failed may have taken effect, and a call
+// whose result was not written may have run. ErrConflict if another
+// process recovered it first.
 func (r *Runtime) interrupt(ctx context.Context, e *codemode.Execution) error {
-	st, err := codemode.TransitionExec(codemode.StatusRunning, codemode.StatusError)
+	if err := r.endRecovered(ctx, e, codemode.StatusRunning, codemode.StatusError, r.own.id, e.Error+"; calls that were in flight are marked unknown"); err != nil {
+		return fmt.Errorf("end execution %s after a failure of the store: %w", e.ID, err)
+	}
+	return nil
+}
+
+// endRecovered ends run e, claimed by owner in status from, in status to
+// with msg, as recovery does: in one transaction, if the store still
+// shows it so, its calls still executing become unknown, its pending ones
+// rejected, and it takes status to. Then e is as stored, and the run is
+// disposed.
+func (r *Runtime) endRecovered(ctx context.Context, e *codemode.Execution, from, to codemode.ExecStatus, owner, msg string) error {
+	st, err := codemode.TransitionExec(from, to)
 	if err != nil {
 		return err
 	}
-	rec := &codemode.Execution{ID: e.ID, Status: st, Error: r.scrub.String(e.Error + "; calls that were in flight are marked unknown"), UpdatedAt: r.now()}
-	if err := r.store.RecoverExecution(ctx, rec, codemode.StatusRunning, r.own.id, unknownNote); err != nil {
-		return fmt.Errorf("end execution %s after a failure of the store: %w", e.ID, err)
+	rec := &codemode.Execution{ID: e.ID, Status: st, Error: r.scrub.String(msg), UpdatedAt: r.now()}
+	if err := r.store.RecoverExecution(ctx, rec, from, owner, unknownNote); err != nil {
+		return err
 	}
 	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
+	r.changedStatus()
 	r.runEnded(ctx, e.Status, e.CreatedAt, e.UpdatedAt)
 	r.dispose(ctx, e.ID)
 	return nil

@@ -5,6 +5,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -123,20 +124,16 @@ type Runtime struct {
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 	tracer   trace.Tracer       // Options.Tracer's, or nil: no spans (trace.go)
 	metrics  Metrics            // Options.Metrics; nil measures nothing
+	policy   *policy.Policy     // Options.Policy resolved
 
-	policy         *policy.Policy // Options.Policy resolved
 	auditRetention time.Duration
-
-	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
-	taskTimeout time.Duration
+	taskTimeout    time.Duration     // Options.TaskTimeout resolved
+	typeCheck      TypeChecker       // Options.TypeCheck: nil checks nothing
+	snippets       *catalog.Snippets // the saved snippets as search and describe see them
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
-	cat atomic.Pointer[catalog.Catalog]
-	// typeCheck, when set, type-checks new programs (Options.TypeCheck).
-	typeCheck TypeChecker
-	// snippets are the saved snippets as search and describe see them.
-	snippets  *catalog.Snippets
+	cat       atomic.Pointer[catalog.Catalog]
 	refreshMu sync.Mutex
 
 	// background is the context of work the runtime does on its own (the
@@ -178,39 +175,30 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	r := &Runtime{
-		store:     opts.Store,
-		exec:      opts.Executor,
-		limits:    opts.Limits,
-		maxExecs:  opts.MaxExecutions,
-		ttl:       opts.PausedTTL,
-		maxValue:  orDefault(opts.MaxValueBytes, DefaultMaxValueBytes),
-		maxLog:    orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
-		schedule:  housekeepingSchedule{every: housekeepingInterval(opts.HousekeepingInterval)},
-		groupAge:  groupAge,
-		clock:     opts.Now,
-		scrub:     opts.Scrubber,
-		typeCheck: opts.TypeCheck,
-		metrics:   opts.Metrics,
-		log:       log,
-		snippets:  catalog.NewSnippets(opts.Store),
+		store:          opts.Store,
+		exec:           opts.Executor,
+		limits:         opts.Limits,
+		maxExecs:       opts.MaxExecutions,
+		ttl:            opts.PausedTTL,
+		maxValue:       orDefault(opts.MaxValueBytes, DefaultMaxValueBytes),
+		maxLog:         orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
+		schedule:       housekeepingSchedule{every: cmp.Or(opts.HousekeepingInterval, DefaultHousekeepingInterval)},
+		groupAge:       groupAge,
+		clock:          opts.Now,
+		scrub:          opts.Scrubber,
+		typeCheck:      opts.TypeCheck,
+		metrics:        opts.Metrics,
+		log:            log,
+		snippets:       catalog.NewSnippets(opts.Store),
+		policy:         cmp.Or(opts.Policy, defaultPolicy),
+		auditRetention: opts.AuditRetention,
+		taskTimeout:    positiveOr(opts.TaskTimeout, DefaultTaskTimeout),
 	}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
-	r.policy, r.auditRetention = opts.Policy, opts.AuditRetention
-	if r.policy == nil {
-		r.policy = defaultPolicy
-	}
-	r.taskTimeout = opts.TaskTimeout
-	if r.taskTimeout <= 0 {
-		r.taskTimeout = DefaultTaskTimeout
-	}
 	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
-	lease := opts.Lease
-	if lease <= 0 {
-		lease = DefaultLease
-	}
-	r.own = newOwner(r, lease)
+	r.own = newOwner(r, positiveOr(opts.Lease, DefaultLease))
 	r.journal, _ = opts.Store.(codemode.Journaler)
 	if opts.Tracer != nil {
 		r.tracer = opts.Tracer.Tracer(tracerName)
@@ -227,10 +215,11 @@ func (r *Runtime) now() time.Time { return r.clock().UTC().Round(0) }
 // catalog returns the current catalog.
 func (r *Runtime) catalog() *catalog.Catalog { return r.cat.Load() }
 
-// housekeepingInterval resolves Options.HousekeepingInterval.
-func housekeepingInterval(d time.Duration) time.Duration {
-	if d == 0 {
-		return DefaultHousekeepingInterval
+// positiveOr resolves a duration of Options: d when it is positive, else
+// def.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
 	}
 	return d
 }

@@ -31,19 +31,28 @@ func (r *Runtime) BeginSignIn(ctx context.Context, name string) (_ connectors.Si
 
 // beginSignIn is BeginSignIn without the audit.
 func (r *Runtime) beginSignIn(ctx context.Context, name string) (connectors.SignInAttempt, error) {
-	s := r.catalog().Connector(name)
-	if s == nil {
-		return nil, fmt.Errorf("sign in: unknown connector %q", name)
-	}
-	si := s.Caps.SignIner
-	if si == nil {
-		return nil, fmt.Errorf("sign in to %s: %w", name, ErrNoSignIn)
+	si, err := r.signIner(name, "sign in to")
+	if err != nil {
+		return nil, err
 	}
 	a, err := si.BeginSignIn(asPerson(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, err)
 	}
 	return &signInAttempt{SignInAttempt: a, r: r, name: name}, nil
+}
+
+// signIner is connector name's sign-in, or why it has none for what (a
+// request: "sign in to").
+func (r *Runtime) signIner(name, what string) (connectors.SignIner, error) {
+	s := r.catalog().Connector(name)
+	if s == nil {
+		return nil, fmt.Errorf("%s %q: unknown connector", what, name)
+	}
+	if s.Caps.SignIner == nil {
+		return nil, fmt.Errorf("%s %s: %w", what, name, ErrNoSignIn)
+	}
+	return s.Caps.SignIner, nil
 }
 
 // signInAttempt is a connector's attempt whose Wait also lists the
@@ -68,13 +77,9 @@ func (a *signInAttempt) Wait(ctx context.Context) error {
 // next call awaits a new sign-in. With per-user credentials, only those of
 // the person ctx names.
 func (r *Runtime) SignOut(ctx context.Context, name string) error {
-	s := r.catalog().Connector(name)
-	if s == nil {
-		return fmt.Errorf("sign out: unknown connector %q", name)
-	}
-	si := s.Caps.SignIner
-	if si == nil {
-		return fmt.Errorf("sign out of %s: %w", name, ErrNoSignIn)
+	si, err := r.signIner(name, "sign out of")
+	if err != nil {
+		return err
 	}
 	return si.SignOut(asPerson(ctx))
 }

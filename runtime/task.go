@@ -260,24 +260,15 @@ func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string,
 	return r.own.gone(e, rec, r.now(), r.own.lease)
 }
 
-// cancelOrphan cancels running run e whose owner is gone (why), as
-// recovery ends such a run: in one transaction, its calls still executing
-// become unknown and its pending ones rejected, and it ends cancelled.
+// cancelOrphan cancels running run e whose owner is gone (why) as
+// recovery ends such a run (endRecovered), cancelled.
 func (r *Runtime) cancelOrphan(ctx context.Context, e *codemode.Execution, why string) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
-	rec := &codemode.Execution{ID: e.ID, Error: e.Error + "; its process was gone (" + why + "): calls that were in flight are marked unknown", UpdatedAt: r.now()}
-	var err error
-	if rec.Status, err = codemode.TransitionExec(codemode.StatusRunning, codemode.StatusCancelled); err != nil {
-		return codemode.Outcome{}, err
-	}
-	if err := r.store.RecoverExecution(ctx, rec, codemode.StatusRunning, e.Owner, unknownNote); err != nil {
+	msg := e.Error + "; its process was gone (" + why + "): calls that were in flight are marked unknown"
+	if err := r.endRecovered(ctx, e, codemode.StatusRunning, codemode.StatusCancelled, e.Owner, msg); err != nil {
 		return r.lostRace(ctx, e.ID, "cancelled", err)
 	}
-	r.changedStatus()
-	r.runEnded(ctx, rec.Status, e.CreatedAt, rec.UpdatedAt)
-	r.dispose(ctx, e.ID)
-	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: rec.Error})
-	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
+	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: e.Error})
 	return r.outcome(ctx, e)
 }
 

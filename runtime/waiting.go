@@ -197,19 +197,12 @@ func (r *Runtime) settleWaiting(ctx context.Context, en codemode.Entry) error {
 // settleWaitingOf settles every entry of run id still waiting (see
 // settleWaiting); failures are logged.
 func (r *Runtime) settleWaitingOf(ctx context.Context, id string) {
-	log, err := r.store.Entries(ctx, id)
-	if err != nil {
-		r.log.WarnContext(ctx, "could not load the log to settle calls waiting for their tasks", "execution", id, "err", err)
-		return
-	}
-	for _, en := range log {
+	r.eachEntry(ctx, id, "settle a call waiting for its task", func(en codemode.Entry) error {
 		if en.State != codemode.EntryWaiting {
-			continue
+			return nil
 		}
-		if err := r.settleWaiting(ctx, en); err != nil {
-			r.log.WarnContext(ctx, "could not settle a call waiting for its task", "execution", id, "seq", en.Seq, "err", err)
-		}
-	}
+		return r.settleWaiting(ctx, en)
+	})
 }
 
 // watchWaiting starts this process's waiter of run id (waitFor), unless
@@ -248,6 +241,7 @@ func (r *Runtime) watchWaiting(id string) {
 // only this process's session may know them.
 func (r *Runtime) waitFor(ctx context.Context, id string) {
 	for ctx.Err() == nil {
+		next := defaultTaskPoll
 		e, err := r.store.GetExecution(ctx, id)
 		switch {
 		case errors.Is(err, codemode.ErrNotFound):
@@ -256,10 +250,6 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			if ctx.Err() == nil {
 				r.log.WarnContext(ctx, "reading a waiting run failed; trying again", "execution", id, "err", err)
 			}
-			if !sleep(ctx, defaultTaskPoll) {
-				return
-			}
-			continue
 		case e.Status == codemode.StatusCancelled || e.Status == codemode.StatusRejected:
 			r.cancelTasksOf(ctx, id)
 			return
@@ -269,19 +259,18 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			if _, gone := r.ownerGone(ctx, e); !gone {
 				return // its owner watches it
 			}
-			if !r.resumeWaiting(ctx, e, "its owner is gone") && !sleep(ctx, defaultTaskPoll) {
-				return
+			if r.resumeWaiting(ctx, e, "its owner is gone") {
+				continue
 			}
-			continue
-		}
-		poll := r.taskPoll(ctx, id)
-		if poll == 0 {
-			if !r.resumeWaiting(ctx, e, "its tasks ended") && !sleep(ctx, defaultTaskPoll) {
-				return
+		default:
+			if next = r.taskPoll(ctx, id); next == 0 {
+				if r.resumeWaiting(ctx, e, "its tasks ended") {
+					continue
+				}
+				next = defaultTaskPoll
 			}
-			continue
 		}
-		if !sleep(ctx, poll) {
+		if !sleep(ctx, next) {
 			return
 		}
 	}
@@ -306,18 +295,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // cancelling one that has ended, or that a source does not know, is
 // harmless.
 func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
-	log, err := r.store.Entries(ctx, id)
-	if err != nil {
-		return
-	}
-	for _, en := range log {
-		if en.Task == "" || (en.State != codemode.EntryWaiting && en.State != codemode.EntryError) {
-			continue
-		}
-		if tk := r.taskerOf(en); tk != nil {
+	r.eachEntry(ctx, id, "cancel the tasks of an ended run", func(en codemode.Entry) error {
+		if tk := r.taskerOf(en); tk != nil && en.Task != "" && (en.State == codemode.EntryWaiting || en.State == codemode.EntryError) {
 			r.cancelTask(ctx, tk, en, en.Task)
 		}
-	}
+		return nil
+	})
 }
 
 // taskPoll reads the task of every call of run id that waits for one,
