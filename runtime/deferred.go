@@ -129,7 +129,7 @@ func (p *pass) queueLocked(e *codemode.Entry) error {
 	p.startGroupLocked(len(e.Args))
 	p.queuedAt[e.Seq] = len(p.queued)
 	p.queued = append(p.queued, *e)
-	p.executing[e.Seq] = *e
+	p.open[e.Seq] = *e
 	return nil
 }
 
@@ -215,7 +215,7 @@ func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
 func (p *pass) takeBackLocked(seq int) {
 	p.queued = p.queued[:len(p.queued)-1]
 	delete(p.queuedAt, seq)
-	delete(p.executing, seq)
+	delete(p.open, seq)
 	delete(p.ahead, seq)
 }
 
@@ -255,8 +255,7 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	switch {
 	case from == codemode.EntryWaiting || (p.flushed && !queued):
 		err = p.commitLocked(ctx, &e, from, to)
-		delete(p.waiting, e.Seq)
-		delete(p.executing, e.Seq)
+		delete(p.open, e.Seq)
 	default:
 		err = p.queueOutcomeLocked(ctx, e, to, queued)
 	}
@@ -284,7 +283,7 @@ func (p *pass) queueOutcomeLocked(ctx context.Context, e codemode.Entry, to code
 		p.deferred = append(p.deferred, codemode.EntryUpdate{Entry: e, From: codemode.EntryExecuting})
 		return nil
 	}
-	delete(p.executing, e.Seq)
+	delete(p.open, e.Seq)
 	return nil
 }
 
@@ -327,11 +326,13 @@ func (p *pass) flushLocked(ctx context.Context) error {
 }
 
 // writtenLocked empties the queue once it is written: entries written
-// executing stay in p.executing (their result is still to come); the
-// entries whose queued update was written are no longer executing.
+// executing stay open (their result is still to come); the entries whose
+// queued update was written are no longer executing.
 func (p *pass) writtenLocked() {
 	for _, u := range p.deferred {
-		delete(p.executing, u.Entry.Seq)
+		if p.open[u.Entry.Seq].State == codemode.EntryExecuting {
+			delete(p.open, u.Entry.Seq)
+		}
 	}
 	clear(p.deferred)
 	p.deferred = p.deferred[:0]

@@ -396,20 +396,23 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRejected); err != nil {
 		return err
 	}
-	r.rejectPending(ctx, e.ID, by)
-	r.settleWaitingOf(ctx, e.ID)
+	r.settleEnded(ctx, e.ID, by)
 	r.dispose(ctx, e.ID)
 	return nil
 }
 
-// rejectPending moves every entry of an ended run that awaits a person
-// (pending, sign_in) to rejected, decided by by (zero: by nobody).
-func (r *Runtime) rejectPending(ctx context.Context, id string, by codemode.Person) {
-	r.eachEntry(ctx, id, "reject a pending action", func(en codemode.Entry) error {
-		if !en.State.AwaitsPerson() {
+// settleEnded settles what run id, which is ending, leaves undecided in
+// its log: its entries awaiting a person are rejected, decided by by
+// (zero: by nobody, an expiry), and its calls waiting for their tasks
+// end error, their tasks cancelled (settleWaiting).
+func (r *Runtime) settleEnded(ctx context.Context, id string, by codemode.Person) {
+	r.eachEntry(ctx, id, "settle an entry of an ending run", func(en codemode.Entry) error {
+		switch {
+		case en.State == codemode.EntryWaiting:
+			return r.settleWaiting(ctx, en)
+		case !en.State.AwaitsPerson():
 			return nil
-		}
-		if !by.IsZero() {
+		case !by.IsZero():
 			en.DecidedBy, en.DecidedAt = by, r.now()
 		}
 		return r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)

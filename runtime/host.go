@@ -84,7 +84,11 @@ type pass struct {
 	mu        sync.Mutex
 	visited   map[int]bool           // seqs the program reached; guarded by mu
 	used      map[string]bool        // connectors the program called; guarded by mu
-	executing map[int]codemode.Entry // entries executing whose result is not written yet; guarded by mu
+	// open are the entries the pass would leave undecided if it ended
+	// now: executing (their result not written yet), logged pending or
+	// sign_in and still awaiting a person, or waiting for their
+	// downstream task; guarded by mu.
+	open map[int]codemode.Entry
 	// Grouped log writes (see deferred.go); all guarded by mu.
 	queued     []codemode.Entry       // new entries not written yet, in the order queued
 	queuedAt   map[int]int            // seq -> index in queued
@@ -96,9 +100,7 @@ type pass struct {
 	journaled  bool                   // the pass journaled something (dropped at finish)
 	logBytes   int64                  // bytes of values in the run's log, with what the pass added (quota.go)
 
-	gated   map[int]codemode.Entry // entries this pass logged pending or sign_in that still await a person; guarded by mu
-	waiting map[int]codemode.Entry // entries this pass leaves waiting for their downstream task; guarded by mu
-	askMu   sync.Mutex             // one approver question at a time (see gateLocked)
+	askMu sync.Mutex // one approver question at a time (see gateLocked)
 
 	stop     *stopReason    // first stop; guarded by mu
 	done     bool           // the pass is over; guarded by mu
@@ -119,9 +121,7 @@ func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seq
 		entries:   make(map[int]codemode.Entry, len(log)),
 		visited:   map[int]bool{},
 		used:      map[string]bool{},
-		executing: map[int]codemode.Entry{},
-		gated:     map[int]codemode.Entry{},
-		waiting:   map[int]codemode.Entry{},
+		open:      map[int]codemode.Entry{},
 		ahead:     map[int]bool{},
 		queuedAt:  map[int]int{},
 		maxSeq:    seqBase,
@@ -308,7 +308,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		if err := p.commitLocked(ctx, &e, 0, codemode.EntrySignIn); err != nil {
 			return nil, nil, err
 		}
-		p.gated[e.Seq] = e
+		p.open[e.Seq] = e
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	}
 	if p.mode == modeRun && v.Why != catalog.NoApproval {
@@ -359,7 +359,7 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 		// Approved, or the pass that began it ended (a crash) before its
 		// outcome was recorded: it runs (again), and its outcome is
 		// recorded over that entry. At-least-once for that window only.
-		p.executing[logged.Seq] = logged
+		p.open[logged.Seq] = logged
 		return &logged, nil, nil
 	case codemode.EntryWaiting:
 		// Its downstream task was started: read it (waiting.go), never
@@ -395,7 +395,7 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 	if p.ap == nil || !p.mayAsk(ctx, action) {
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
-	p.gated[e.Seq] = e
+	p.open[e.Seq] = e
 	p.mu.Unlock()
 	dec := p.ask(ctx, action)
 	p.mu.Lock()
@@ -427,14 +427,13 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 		if err := p.commitLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
 			return nil, nil, err
 		}
-		delete(p.gated, e.Seq)
-		p.executing[e.Seq] = e
+		p.open[e.Seq] = e
 		return &e, nil, nil
 	case codemode.Decline:
 		if err := p.commitLocked(ctx, &e, codemode.EntryPending, codemode.EntryRejected); err != nil {
 			return nil, nil, err
 		}
-		delete(p.gated, e.Seq)
+		delete(p.open, e.Seq)
 		return nil, nil, p.stopLocked(stopReject, "the user declined "+entryRef(e), nil)
 	default:
 		return nil, nil, p.stopLocked(stopPause, what, nil)
@@ -549,7 +548,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		e.State = codemode.EntrySignIn
-		p.gated[e.Seq] = e
+		p.open[e.Seq] = e
 		return nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	case callErr != nil:
 		e.Error = p.r.capMessage(fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))

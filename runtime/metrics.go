@@ -24,12 +24,6 @@ type Metrics interface {
 	ApprovalDecided(ctx context.Context, decision string, waited time.Duration)
 }
 
-// Call outcomes given to Metrics.CallDone.
-const (
-	outcomeOK    = "ok"
-	outcomeError = "error"
-)
-
 // runEnded tells Metrics that a run that started at created reached
 // final status to at at.
 func (r *Runtime) runEnded(ctx context.Context, to codemode.ExecStatus, created, at time.Time) {
@@ -57,9 +51,9 @@ func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from cod
 
 // callDone tells Metrics that a call started at start ended.
 func (r *Runtime) callDone(ctx context.Context, e codemode.Entry, start time.Time, failed bool) {
-	outcome := outcomeOK
+	outcome := "ok"
 	if failed {
-		outcome = outcomeError
+		outcome = "error"
 	}
 	r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
 }

@@ -305,19 +305,12 @@ func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error)
 	return o, cause
 }
 
-// leftoverLocked returns the entries a pass leaves undecided: calls still
-// executing (their result never recorded), calls it logged pending, calls
-// waiting for their downstream task, and logged entries the program did
-// not reach that were executing, waiting or pending.
+// leftoverLocked returns the entries a pass leaves undecided: those it
+// holds open, and logged entries the program did not reach that were
+// executing, waiting or pending.
 func (p *pass) leftoverLocked() []codemode.Entry {
 	var out []codemode.Entry
-	for _, e := range p.executing {
-		out = append(out, e)
-	}
-	for _, e := range p.gated {
-		out = append(out, e)
-	}
-	for _, e := range p.waiting {
+	for _, e := range p.open {
 		out = append(out, e)
 	}
 	for seq, e := range p.entries {

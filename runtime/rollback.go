@@ -17,7 +17,8 @@ var errNotRevertible = errors.New("not revertible")
 
 // Rollback undoes the calls of a run, newest first, and ends it
 // rolled_back. It is allowed on completed, error, rejected and paused runs
-// (a paused run's pending actions are rejected first), including a run
+// (a paused run's pending actions are rejected first, and its calls
+// waiting for their tasks settled: settleEnded), including a run
 // recovered after its process died. It reverts the program's applied
 // calls, and its calls whose outcome is unknown (in flight when the run
 // was interrupted) when they have a revert: the revert may then undo
@@ -63,7 +64,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 	}
 	ctx = context.WithoutCancel(ctx) // the claim is made; finish the job
 	if from == codemode.StatusPaused {
-		r.rejectPending(ctx, id, codemode.PersonFrom(ctx))
+		r.settleEnded(ctx, id, codemode.PersonFrom(ctx))
 	}
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {

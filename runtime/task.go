@@ -222,8 +222,7 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Out
 	wait := ctx
 	ctx = context.WithoutCancel(ctx) // the decision is made; finish the job
 	if from != codemode.StatusRunning {
-		r.rejectPending(ctx, id, codemode.PersonFrom(ctx))
-		r.settleWaitingOf(ctx, id)
+		r.settleEnded(ctx, id, codemode.PersonFrom(ctx))
 		r.dispose(ctx, id)
 	} else {
 		r.mu.Lock()

@@ -37,23 +37,14 @@ import (
 const tracerName = "github.com/codemode-mcp/codemode-mcp/runtime"
 
 // passKind is what a pass's span is named for.
-type passKind int
+type passKind string
 
 const (
-	passRun      passKind = iota + 1 // a new run's first pass
-	passReplay                       // a pass after an approval
-	passResume                       // a pass resumed when its downstream tasks ended
-	passRollback                     // a rollback
+	passRun      passKind = "run"      // a new run's first pass
+	passReplay   passKind = "replay"   // a pass after an approval
+	passResume   passKind = "resume"   // a pass resumed when its downstream tasks ended
+	passRollback passKind = "rollback" // a rollback
 )
-
-var passNames = [...]string{passRun: "run", passReplay: "replay", passResume: "resume", passRollback: "rollback"}
-
-func (k passKind) String() string {
-	if k > 0 && int(k) < len(passNames) {
-		return passNames[k]
-	}
-	return "unknown"
-}
 
 // Attribute keys of the runtime's spans.
 const (
@@ -85,16 +76,16 @@ func (r *Runtime) startPass(ctx context.Context, e *codemode.Execution, kind pas
 	if r.tracer == nil {
 		return ctx, nil
 	}
-	opts := []trace.SpanStartOption{trace.WithAttributes(attrExecution.String(e.ID), attrPass.String(kind.String()))}
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrExecution.String(e.ID), attrPass.String(string(kind)))}
 	if kind != passRun {
 		if first := propagate.Link(e.Trace); first.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: first, Attributes: []attribute.KeyValue{attrPass.String(passRun.String())}}))
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: first, Attributes: []attribute.KeyValue{attrPass.String(string(passRun))}}))
 			if !trace.SpanContextFromContext(ctx).IsValid() {
 				ctx = trace.ContextWithRemoteSpanContext(ctx, first)
 			}
 		}
 	}
-	ctx, span := r.tracer.Start(ctx, "codemode."+kind.String(), opts...)
+	ctx, span := r.tracer.Start(ctx, "codemode."+string(kind), opts...)
 	if kind == passRun {
 		e.Trace, _, _ = propagate.Outgoing(ctx)
 	}
@@ -201,7 +192,7 @@ func (cs *callSpan) decided(p *pass, seq int, err error) {
 	}
 	p.mu.Lock()
 	_, logged := p.entries[seq]
-	_, gated := p.gated[seq]
+	gated := p.open[seq].State.AwaitsPerson()
 	paused := p.stop != nil && p.stop.kind == stopPause
 	p.mu.Unlock()
 	switch {

@@ -102,8 +102,7 @@ func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) err
 	if err := p.commitLocked(ctx, e, codemode.EntryExecuting, codemode.EntryWaiting); err != nil {
 		return err
 	}
-	delete(p.executing, e.Seq)
-	p.waiting[e.Seq] = *e
+	p.open[e.Seq] = *e
 	return nil
 }
 
@@ -114,7 +113,7 @@ func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) err
 // call.
 func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method) (json.RawMessage, error) {
 	p.mu.Lock()
-	p.waiting[e.Seq] = e
+	p.open[e.Seq] = e
 	p.mu.Unlock()
 	tk := t.Tasker()
 	if tk == nil {
@@ -150,7 +149,7 @@ func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method
 func (p *pass) stillWaiting(e codemode.Entry) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.waiting[e.Seq] = e
+	p.open[e.Seq] = e
 	return p.stopLocked(stopWait, awaitsTask(e), nil)
 }
 
@@ -192,17 +191,6 @@ func (r *Runtime) settleWaiting(ctx context.Context, en codemode.Entry) error {
 	}
 	en.Error = fmt.Sprintf("not completed: the run ended while this call's task %s was working; the task was cancelled, and the call may or may not have taken effect", en.Task)
 	return r.moveEntry(ctx, &en, codemode.EntryWaiting, codemode.EntryError)
-}
-
-// settleWaitingOf settles every entry of run id still waiting (see
-// settleWaiting); failures are logged.
-func (r *Runtime) settleWaitingOf(ctx context.Context, id string) {
-	r.eachEntry(ctx, id, "settle a call waiting for its task", func(en codemode.Entry) error {
-		if en.State != codemode.EntryWaiting {
-			return nil
-		}
-		return r.settleWaiting(ctx, en)
-	})
 }
 
 // watchWaiting starts this process's waiter of run id (waitFor), unless
@@ -369,7 +357,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		if err := r.setStatus(ctx, e, from, codemode.StatusError); err != nil {
 			return errors.Is(err, codemode.ErrConflict)
 		}
-		r.settleWaitingOf(ctx, e.ID)
+		r.settleEnded(ctx, e.ID, codemode.Person{})
 		r.dispose(ctx, e.ID)
 		emit(ctx, codemode.Event{Kind: codemode.EventFailed, ExecutionID: e.ID, Message: e.Error})
 		return true

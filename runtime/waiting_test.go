@@ -167,6 +167,35 @@ func TestAPauseWinsOverATaskStartedWhileAPersonIsAsked(t *testing.T) {
 	}
 }
 
+// Rolling back a paused run that also waits for a call's task ends the
+// run, so it settles the waiting call as a rejection does: the call ends
+// error and its task is cancelled at its server.
+func TestRollingBackAPausedRunSettlesItsWaitingCall(t *testing.T) {
+	e, code, ap := pauseWithATask(t, 600000)
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	o, err := e.rt.Execute(ctx, code, ap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusPaused)
+	if en := e.entry(o.ExecutionID, 3); en.State != codemode.EntryWaiting || en.Task == "" {
+		t.Fatalf("the task call = %+v, want waiting with its task", en)
+	}
+	out, err := e.rt.Rollback(e.ctx, o.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, out, codemode.StatusRolledBack)
+	en := e.entry(o.ExecutionID, 3)
+	if en.State != codemode.EntryError || !strings.Contains(en.Error, "the task was cancelled") {
+		t.Errorf("the waiting call = %+v, want error: its task cancelled", en)
+	}
+	if st, err := e.fx.PollTask(e.ctx, en.Task); err != nil || st.Status != "cancelled" {
+		t.Errorf("the downstream task = %+v, %v; want cancelled", st, err)
+	}
+}
+
 // A task that fails throws into the program, as a failed call does, and
 // replays the same way.
 func TestAFailedDownstreamTaskThrows(t *testing.T) {
