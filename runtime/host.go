@@ -81,9 +81,9 @@ type pass struct {
 	// for its approval, for its span (nil when tracing is off: trace.go).
 	approved map[int]time.Duration
 
-	mu        sync.Mutex
-	visited   map[int]bool           // seqs the program reached; guarded by mu
-	used      map[string]bool        // connectors the program called; guarded by mu
+	mu      sync.Mutex
+	visited map[int]bool    // seqs the program reached; guarded by mu
+	used    map[string]bool // connectors the program called; guarded by mu
 	// open are the entries the pass would leave undecided if it ended
 	// now: executing (their result not written yet), logged pending or
 	// sign_in and still awaiting a person, or waiting for their
@@ -112,19 +112,19 @@ var _ sandbox.Host = (*pass)(nil)
 
 func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seqBase int, log []codemode.Entry) *pass {
 	p := &pass{
-		r:         r,
-		cat:       r.catalog(),
-		execID:    execID,
-		ap:        ap,
-		mode:      mode,
-		seqBase:   seqBase,
-		entries:   make(map[int]codemode.Entry, len(log)),
-		visited:   map[int]bool{},
-		used:      map[string]bool{},
-		open:      map[int]codemode.Entry{},
-		ahead:     map[int]bool{},
-		queuedAt:  map[int]int{},
-		maxSeq:    seqBase,
+		r:        r,
+		cat:      r.catalog(),
+		execID:   execID,
+		ap:       ap,
+		mode:     mode,
+		seqBase:  seqBase,
+		entries:  make(map[int]codemode.Entry, len(log)),
+		visited:  map[int]bool{},
+		used:     map[string]bool{},
+		open:     map[int]codemode.Entry{},
+		ahead:    map[int]bool{},
+		queuedAt: map[int]int{},
+		maxSeq:   seqBase,
 	}
 	for _, e := range log {
 		p.entries[e.Seq] = e
