@@ -14,27 +14,17 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 )
 
-// Ownership and recovery.
+// Ownership and recovery (docs/ARCHITECTURE.md, "Recovery and
+// ownership").
 //
-// A process that runs programs registers as an owner (codemode.Owner: its
-// id, host, pid, start time and lease) the first time it claims a run,
-// and renews its heartbeat every lease/3 until Close removes it. A run it
-// works on (running, rolling_back) carries its id; a paused or finished
-// run carries none, so anyone may approve, reject or roll it back.
-//
-// A claimed run whose owner is gone is recovered by whoever opens the
-// store (New), and by every registered owner at each heartbeat: at once
-// when the owner ran on this machine and its process is dead (procid),
-// otherwise when its lease lapsed (a run without an owner record, left by
-// an older release, counts from its last change). Recovery is one
-// conditional store transaction (Store.RecoverExecution): the run ends
-// error with a message naming what interrupted it, what its journal
-// holds is applied, its executing entries become unknown and its pending
-// ones rejected; of two processes recovering at once, one does it.
-//
-// The runs this process claims itself are settled by it when the store
-// failed while it worked on them (hold.go): the owner is alive, so
-// nobody else would.
+// A process registers as an owner (codemode.Owner) the first time it
+// claims a run, or at Join, and renews its heartbeat every lease/3 until
+// Close removes it. A run it works on (running, rolling_back) carries its
+// id; a paused or finished run carries none, so anyone may decide it. A
+// claimed run whose owner is gone (its process dead on this machine, else
+// its lease lapsed; a run without an owner record counts from its last
+// change) is recovered by whoever opens the store or heartbeats next, in
+// one conditional transaction (Store.RecoverExecution).
 
 // DefaultLease is the default of Options.Lease.
 const DefaultLease = 15 * time.Second

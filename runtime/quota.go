@@ -7,30 +7,18 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// The quota of a run's log.
+// The quota of a run's log (docs/ARCHITECTURE.md, "Bounded size").
 //
-// Each value the log keeps is capped (limits.go: 1 MiB), but a run makes up
-// to sandbox.max_calls calls and steps a pass, and passes follow one another
-// as calls are approved: without a bound on their sum, one program could
-// fill the disk (300 steps of 1 MiB made a 287 MiB store in seconds). So a
-// run's log has a quota (Options.MaxRunLogBytes, store.max_run_log): the
-// bytes of the values its entries keep — arguments, results, errors — over
-// all its passes.
-//
-// A pass counts them as it goes (pass.logBytes: the log's bytes when the
-// pass began, plus what it adds), so the check is an addition and a
-// comparison under the lock the call's decision already holds, never a
-// query. A new call's arguments are counted when it is decided, before
-// anything is logged or asked; a result, an error or a step's value when
-// it is recorded. When one would take the log past the quota, the pass
-// stops, uncatchably, like a pause (stopQuota): a call whose arguments
-// are over is not made and not logged; a call that already ran, or a step,
-// is logged as failed with the quota's message instead of its value.
-// Everything logged before stays, and the run ends in error with that
-// message, like any other run error (pass.go, record).
-//
-// A rollback's revert passes are not counted: a person asked for them, and
-// a rollback cut short would leave calls applied.
+// Each value is capped (limits.go), but a run makes many calls over many
+// passes: without a bound on their sum one program could fill the disk
+// (300 steps of 1 MiB made a 287 MiB store in seconds). So the bytes of
+// the values a run's entries keep (arguments, results, errors) have a
+// quota (Options.MaxRunLogBytes). A pass counts them as it goes
+// (pass.logBytes) under the lock its decisions hold: no query per call.
+// A call's arguments are counted when it is decided, a result, error or
+// step value when it is recorded; one that would pass the quota stops the
+// pass like a pause (stopQuota), and the run ends in error with what was
+// logged before. Revert passes are not counted: a person asked for them.
 
 // DefaultMaxRunLogBytes is the default quota of one run's log
 // (Options.MaxRunLogBytes).

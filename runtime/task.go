@@ -11,26 +11,18 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
-// Runs started as tasks.
+// Runs started as tasks (docs/ARCHITECTURE.md, "A task, end to end").
 //
 // A task run (codemode.Execution.Task set) is an ordinary run whose passes
 // go on in the background of the process that runs them, under the
 // runtime (Close stops and waits for them), each bounded by
-// Options.TaskTimeout rather than Limits.Timeout. Its client polls it by
-// id (Await), answers its pauses (Resume) and cancels it (Cancel), through
-// any process that shares the store: everything the client sees is in the
-// store.
-//
-// A cancellation is a conditional update of the run's status (running or
-// paused -> cancelled) by whichever process receives it, so that of a
-// cancellation and the run's own end exactly one wins. A pass of a task
-// run registers in the process that runs it (livePass): a cancellation
-// received there stops it at once; one received elsewhere stops it when
-// the pass's watcher next reads the run's status (every cancelPoll, a
-// quarter of a second). The
-// pass then ends as any pass whose run moved on without it: what it
-// logged stays, calls it left undecided are settled, and the run stays
-// cancelled.
+// Options.TaskTimeout. Its client polls it (Await), answers its pauses
+// (Resume) and cancels it (Cancel) through any process that shares the
+// store. A cancellation is a conditional update (running, paused or
+// waiting -> cancelled), so that of it and the run's own end exactly one
+// wins; the pass, registered where it runs (livePass), is stopped there at
+// once, elsewhere when its watcher next reads the run (every cancelPoll),
+// and then settles what it left undecided.
 
 // DefaultTaskTimeout is the default of Options.TaskTimeout.
 const DefaultTaskTimeout = 30 * time.Minute
