@@ -43,10 +43,8 @@ type claimed struct {
 	log []codemode.Entry // what the pass replays
 	end func()
 	// span is the pass's span, started with the claim (nil: runPass
-	// starts one, or tracing is off); approved is how long each call
-	// approved with the claim waited (trace.go).
-	span     trace.Span
-	approved map[int]time.Duration
+	// starts one, or tracing is off).
+	span trace.Span
 }
 
 // create begins a request (see begin) and creates the execution of a new
@@ -101,10 +99,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	// The run's span begins before the execution is stored, which keeps
 	// its traceparent (Execution.Trace) for the later passes to link to.
 	sctx, span := r.startPass(ctx, e, passRun)
-	ws := r.storeSpan(sctx, "codemode.store.execution", e.ID)
-	err = r.store.CreateExecution(ctx, e)
-	endSpan(ws, err)
-	if err != nil {
+	if err := r.traceWrite(sctx, "codemode.store.execution", e.ID, func() error { return r.store.CreateExecution(ctx, e) }); err != nil {
 		h.release()
 		err = fmt.Errorf("create execution: %w", err)
 		endPass(span, e, err)
@@ -175,7 +170,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		return nil, out, err
 	}
 	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
-		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
+		return fail(wrongOutcome(id, e), &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
 			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
 			id, strings.Join(changed, ", "))})
 	}
@@ -186,18 +181,17 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		// whoever follows it (a task's tasks/result, which asks its starter
 		// again) of a change that is none. Asked again once claimed: what
 		// is pending may have moved on in between.
-		before, err := r.store.Entries(ctx, id)
-		if err != nil {
-			return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, fmt.Errorf("load log of %s: %w", id, err))
+		pending, err := r.pendingOf(ctx, id)
+		if err == nil {
+			err = r.policy.MayApprove(who, e, pending)
 		}
-		pending := codemode.PendingActions(id, before)
-		if err := r.policy.MayApprove(who, e, pending); err != nil {
+		if err != nil {
 			rec.Target = targets(pending)
-			return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
+			return fail(wrongOutcome(id, e), err)
 		}
 	}
 	if h, err = r.own.claims.take(ctx, id); err != nil {
-		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
+		return fail(wrongOutcome(id, e), err)
 	}
 	if err := r.setStatus(sctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return fail(r.lostRace(ctx, id, "approved", err))
@@ -212,7 +206,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
 			return fail(r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err)))
 		}
-		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, why)
+		return fail(wrongOutcome(id, e), why)
 	}
 	pending := codemode.PendingActions(id, log)
 	rec.Target = targets(pending)
@@ -250,14 +244,11 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
-	ws := r.storeSpan(sctx, "codemode.store.write", id)
-	err = r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved)
-	endSpan(ws, err)
-	if err != nil {
+	if err := r.traceWrite(sctx, "codemode.store.write", id, func() error { return r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved) }); err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
 	}
 	ok = true
-	return &claimed{e: e, h: h, log: log, span: span, approved: r.approvalWaits(approved), end: func() { h.release(); done() }}, codemode.Outcome{}, nil
+	return &claimed{e: e, h: h, log: log, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
 // afterSignIn decides where a call that awaited a sign-in to its
@@ -358,10 +349,10 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 	}
 	rec.Target = targets(pending)
 	if err := r.policy.MayReject(codemode.PrincipalFrom(ctx), e, pending); err != nil {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, err
+		return wrongOutcome(id, e), err
 	}
 	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, notAsShown(id, "rejected")
+		return wrongOutcome(id, e), notAsShown(id, "rejected")
 	}
 	if seq != 0 {
 		var found *codemode.PendingAction
@@ -373,7 +364,7 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 			}
 		}
 		if found == nil {
-			return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, catalog.ListOrNone(seqs))
+			return wrongOutcome(id, e), wrongState("execution %s has no pending action %d (pending: %s)", id, seq, catalog.ListOrNone(seqs))
 		}
 		msg = fmt.Sprintf("call %d (%s.%s) was %s", seq, found.Connector, found.Method, msg)
 	}

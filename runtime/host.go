@@ -77,9 +77,6 @@ type pass struct {
 	// userToken is the starter's access token when the pass runs on
 	// their own request (connectors.CallHook.UserToken), else "".
 	userToken string
-	// approved is how long each call approved before the pass waited
-	// for its approval, for its span (nil when tracing is off: trace.go).
-	approved map[int]time.Duration
 
 	mu      sync.Mutex
 	visited map[int]bool    // seqs the program reached; guarded by mu

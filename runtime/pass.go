@@ -40,7 +40,6 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 		r.listForStarter(ctx, user)
 	}
 	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
-	p.approved = c.approved
 	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
 	p.user, p.userToken = user, token
 	sb := r.sandboxSpan(ctx)
@@ -380,10 +379,7 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 	prev, prevOwner, prevAt := e.Status, e.Owner, e.UpdatedAt
 	e.Status, e.Owner, e.UpdatedAt = st, owner, r.now()
 	r.scrubExecution(e)
-	span := r.storeSpan(ctx, "codemode.store.execution", e.ID)
-	err = r.store.UpdateExecution(ctx, e, from)
-	endSpan(span, err)
-	if err != nil {
+	if err := r.traceWrite(ctx, "codemode.store.execution", e.ID, func() error { return r.store.UpdateExecution(ctx, e, from) }); err != nil {
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}

@@ -197,7 +197,7 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Out
 	}
 	defer done()
 	if e.Task == nil {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s was not started as a task; only a task can be cancelled", id)
+		return wrongOutcome(id, e), wrongState("execution %s was not started as a task; only a task can be cancelled", id)
 	}
 	from := e.Status
 	e.Error = reason

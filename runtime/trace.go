@@ -124,14 +124,16 @@ func endSpan(span trace.Span, err error) {
 	span.End()
 }
 
-// storeSpan starts the span of one write to the store, named name (nil
-// when tracing is off).
-func (r *Runtime) storeSpan(ctx context.Context, name string, id string) trace.Span {
+// traceWrite makes write, one write to the store about run id, in a span
+// named name when tracing is on.
+func (r *Runtime) traceWrite(ctx context.Context, name, id string, write func() error) error {
 	if r.tracer == nil {
-		return nil
+		return write()
 	}
 	_, span := r.tracer.Start(ctx, name, trace.WithAttributes(attrExecution.String(id)))
-	return span
+	err := write()
+	endSpan(span, err)
+	return err
 }
 
 // sandboxSpan starts the span of a pass in the sandbox (nil when tracing
@@ -169,17 +171,15 @@ func (p *pass) startCall(ctx context.Context, c sandbox.Call) (context.Context, 
 }
 
 // executing notes that the pass makes the call (logged entry e), and,
-// when a person approved it before this pass, how long it waited.
+// when a person approved it before this pass, how long it waited: from
+// when it was logged pending to the decision.
 func (cs *callSpan) executing(p *pass, e codemode.Entry) {
 	if cs == nil {
 		return
 	}
 	cs.how = "executed"
-	if !cs.span.IsRecording() {
-		return
-	}
-	if at, ok := p.approved[e.Seq]; ok {
-		cs.span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(at.Milliseconds()))
+	if _, logged := p.entries[e.Seq]; logged && !e.DecidedAt.IsZero() && cs.span.IsRecording() {
+		cs.span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(e.DecidedAt.Sub(e.CreatedAt).Milliseconds()))
 	}
 }
 
@@ -222,20 +222,6 @@ func (cs *callSpan) end(val json.RawMessage, err error) {
 		}
 	}
 	cs.span.End()
-}
-
-// approvalWaits returns, for a pass that follows an approval, how long
-// each approved call waited for it (from when it was logged pending to
-// now, its UpdatedAt); nil when tracing is off.
-func (r *Runtime) approvalWaits(approved []codemode.EntryUpdate) map[int]time.Duration {
-	if r.tracer == nil || len(approved) == 0 {
-		return nil
-	}
-	out := make(map[int]time.Duration, len(approved))
-	for _, u := range approved {
-		out[u.Entry.Seq] = u.Entry.UpdatedAt.Sub(u.Entry.CreatedAt)
-	}
-	return out
 }
 
 // noteAsk records on the call's span (ctx's, when it records) that the
