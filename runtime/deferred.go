@@ -12,64 +12,46 @@ import (
 // Grouped log writes, and write-ahead for side effects.
 //
 // A pass writes its log in groups rather than a commit per call. A new
-// entry that needs no approval (a call made at once, a step) is queued in
-// memory (pass.queued) as executing, and so is every result (the move
-// executing -> applied or error): a queued entry simply takes its final
-// state, an entry already written gets its update queued (pass.deferred).
-// Everything queued is written in one transaction:
+// entry that needs no approval (a call made at once, a step, a service
+// call) is queued in memory as executing, and so is every outcome: a
+// queued entry takes its final state, a written one gets its update
+// queued. Everything queued is written in one transaction:
 //
-//   - before a call that is not known to be read-only is sent
-//     (connectors.Tool.KnownReadOnly), on a store without a journal
-//     (PostgreSQL): its entry is queued and the group written at once
-//     (write-ahead), so the call is committed executing before it can
-//     have an effect, and the results of the calls before it are
-//     committed with it. On a store with one (SQLite,
-//     codemode.Journaler) the entry is journaled instead, and its result
-//     journaled before the program sees it: both then wait in the group;
-//   - with any other write that must reach the store before the pass goes
-//     on: a call logged pending (the run pauses or an approver is asked),
-//     an approver's answer (pending -> executing or rejected);
-//   - when the group is due (its oldest item queued groupAge ago, or
-//     groupEntries items, or groupBytes of values), checked once a call is
-//     sent (when its connector reports it through the call's
-//     connectors.CallHook: so that write happens while the downstream
-//     server works) or has returned, and when a step is queued;
+//   - before a call not known to be read-only is sent
+//     (connectors.Tool.KnownReadOnly): on a store without a journal
+//     (PostgreSQL) its entry is queued and the group committed at once
+//     (write-ahead), with the results of the calls before it; on one with
+//     a journal (SQLite, codemode.Journaler) the entry is journaled
+//     instead, and so is its result before the program sees it;
+//   - with any write that must reach the store before the pass goes on: a
+//     call logged pending or sign_in, an approver's answer, a task's id;
+//   - when the group is due (groupAge, groupEntries or groupBytes), checked
+//     once a call is sent (its connector reports it through the call's
+//     connectors.CallHook, so the write overlaps the downstream's work) or
+//     has returned, and when a step or service call is queued;
 //   - at the end of the pass (finish), before the run's status is recorded.
 //
 // So a paused or finished run never shows less than this process knew,
-// Approve and Rollback replay from a complete log, and every call that can
-// have a side effect is in the store, executing, before it is made. What a
-// crash loses is the record of read-only calls and steps queued since the
-// last write, and the results of calls made since then: their entries stay
-// executing, and recovery (recover.go) marks them unknown. Only the calls
-// in flight at the crash are unknown unless read-only calls came after the
-// last side effect (its result then waits in the group).
+// and every call that can have a side effect is in the store, executing,
+// before it is made. A crash loses the record of read-only calls and
+// steps queued since the last write and the results since then: their
+// entries stay executing, and recovery marks them unknown.
 //
-// A rollback's revert pass (a configured revert function) has no journal:
-// each of its calls that may have a side effect is committed before it is
-// sent, and its final write marks the call it undid reverted in the same
-// transaction as its last results (finish). So a crash leaves that call
-// either reverted with every result of its revert, or still applied with
-// its revert's calls written: the call in flight unknown, the earlier ones
-// with their results. Rolled back again, it is reverted again: the revert
-// in flight at the crash may have run twice, no other.
+// A rollback's revert pass has no journal: each of its calls that may
+// have a side effect is committed before it is sent, and its final write
+// marks the call it undid reverted with its last results (finish), so
+// only a revert in flight at a crash may run twice.
 //
 // Why: a commit per call cost a third of a call's time with process
-// isolation. SQLite's system calls, like any made through Go's syscall
-// package by an idle process, wake the Go runtime's monitor thread, which
-// then polls every 20 µs for a while; with a call every few hundred µs
-// that was a train of wake-ups per call (BENCHMARKS.md). Read-only calls
-// keep that saving; a side effect pays two journal records on SQLite, one
-// commit (which also carries the previous results) on PostgreSQL. On
-// SQLite a commit per side effect instead took the side-effecting call
-// from 1.01x to 1.43x a direct call in process (target 1.3x) and added
-// 7-17 % to a call of a downstream answering in 1 ms (BENCHMARKS.md,
-// "Fast paths that pay for themselves").
+// isolation (each SQLite system call wakes the Go runtime's monitor
+// thread, which then polls every 20 µs for a while); on SQLite a commit
+// per side effect took the side-effecting call from 1.01x to 1.43x a
+// direct call in process (target 1.3x) and added 7-17 % to a call of a
+// downstream answering in 1 ms (BENCHMARKS.md, "Fast paths that pay for
+// themselves").
 //
 // If a write fails, the pass ends with an internal failure and nothing of
-// that group is written (a call whose write-ahead failed is not made);
-// entries written executing whose result never came are settled as not
-// completed when the run ends.
+// that group is written (a call whose write-ahead failed is not made).
 
 // Bounds of a group of queued log writes (see above).
 const (

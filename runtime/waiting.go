@@ -12,46 +12,30 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// Calls run as downstream tasks.
+// Calls run as downstream tasks (docs/ARCHITECTURE.md, "Downstream
+// tasks").
 //
-// A tool its connector runs as a task of its source (connectors.Tasker,
-// Tool.Task: a downstream MCP tool whose server offers tasks) is called
-// in three steps, each logged before the next:
+// A tool its connector runs as a task of its source (connectors.Tasker)
+// is called in three steps, each logged before the next:
 //
-//  1. The call is decided as any other (approval, validation) and written
-//     ahead, executing (deferred.go).
-//  2. StartTask sends it; the source answers at once with the task's id.
-//     The entry moves executing -> waiting with the id (Entry.Task),
-//     committed at once with everything queued (never only journaled:
-//     recovery applies a journal only over entries still executing, so a
-//     journaled id could be lost under a committed executing entry). Then
-//     the pass stops (stopWait): the program is interrupted as by a pause,
-//     its worker process goes back to the pool, calls it started at the
-//     same time still finish, and the run ends its pass waiting (owned by
-//     this process, which watches it).
-//  3. The waiter of the run (waitFor, a goroutine of this process) reads
-//     its waiting calls' tasks every poll interval (the source's hint,
-//     within [minTaskPoll, maxTaskPoll]). Once every one has ended it
-//     resumes the run: waiting -> running (a conditional update: of two
-//     processes resuming it, one does), and the new pass replays the log.
-//     A pass that reaches a waiting entry reads its task (readTask): an
-//     ended task's result is recorded (waiting -> applied or error,
-//     committed at once) and given to the program; a task still working
-//     stops the pass again. The tool is never called twice.
-//
-// A pass may stop for a wait and for a person at once (Promise.all): the
-// run pauses, its waiting calls stay waiting, and the pass that an
-// approval resumes reads their tasks. A run that ends (completed with a
-// call left floating, rejected, cancelled, failed) settles the calls still
-// waiting: their tasks are cancelled at their source, and they end error.
+//  1. The call is decided as any other and written ahead, executing.
+//  2. StartTask sends it; the source answers at once with the task's id
+//     (or its result). The entry moves executing -> waiting with the id,
+//     committed at once (never only journaled: recovery applies a journal
+//     only over entries still executing). The pass stops (stopWait): its
+//     worker goes back to the pool, calls started with it still finish,
+//     and the run ends its pass waiting, owned by this process.
+//  3. The run's waiter (waitFor) reads its waiting calls' tasks every poll
+//     (the source's hint within [minTaskPoll, maxTaskPoll]); once every
+//     one has ended it resumes the run (waiting -> running, conditional),
+//     and the replay reads each task (readTask) instead of calling the
+//     tool again: its result is committed and given to the program.
 //
 // Tasks live in their server (a stdio server's process, an HTTP server's
-// session), so the process that started them watches them. A waiting run
-// whose owner is gone (owner.go) is taken over by a serving process
-// (Join): it resumes the run at once, and the replay reads each task; a
-// task its server no longer knows (connectors.ErrUnknownTask: the server
-// restarted, the task expired, it belongs to a session that is gone) fails
-// its call, with a message saying it may or may not have taken effect.
+// session), so the process that started them watches them; a serving
+// process takes over a waiting run whose owner is gone (Join), and a task
+// its server no longer knows (connectors.ErrUnknownTask) fails its call,
+// which may or may not have taken effect.
 
 // Bounds of how often a waiter reads a run's tasks: the source's hint is
 // kept within them, defaultTaskPoll stands for no hint.
