@@ -276,27 +276,25 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if t.SignIn != nil && p.mode != modeRun {
-		// A rollback's revert cannot wait for a person.
-		return nil, nil, t.SignIn
-	}
-	if t.SignIn == nil {
-		// (A stand-in's schema is unknown until the sign-in.)
+	var v catalog.Verdict
+	switch {
+	case t.SignIn == nil:
+		// (A stand-in's schema and verdict wait for the sign-in:
+		// Runtime.afterSignIn.)
 		if err := catalog.ValidateValue(t.InputSchema(), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
 			return nil, nil, err
 		}
-	}
-	if _, err := p.chargeLocked(len(args), "the arguments of "+entryRef(e), "the call was not made"); err != nil {
-		return nil, nil, err
-	}
-	var v catalog.Verdict
-	if t.SignIn == nil { // (a stand-in's verdict waits for the sign-in: Runtime.afterSignIn)
 		var err error
 		if v, err = t.Approval(args); err != nil {
 			// The connector refuses the call (a generic call that reaches
-			// what the configuration excluded): nothing is logged either.
+			// what the configuration excluded).
 			return nil, nil, fmt.Errorf("%s.%s: %w", c.Connector, c.Method, err)
 		}
+	case p.mode != modeRun:
+		return nil, nil, t.SignIn // a rollback's revert cannot wait for a person
+	}
+	if _, err := p.chargeLocked(len(args), "the arguments of "+entryRef(e), "the call was not made"); err != nil {
+		return nil, nil, err
 	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
@@ -319,9 +317,8 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		if err := p.writeAheadLocked(ctx, &e); err != nil {
 			return nil, nil, err
 		}
-		return &e, nil, nil
 	}
-	return &e, nil, nil // not queued yet: execute queues it once sent
+	return &e, nil, nil // a read-only call is queued once sent (execute)
 }
 
 // loggedLocked returns the log's entry at want's seq when the pass

@@ -320,33 +320,26 @@ func (r *Runtime) recoverOwn(ctx context.Context, e *codemode.Execution, st code
 
 // settleStranded writes the end of each run whose pass ended while the
 // store failed (hold.strand), if the store still shows it claimed by this
-// process; a run whose end cannot be written is left to recoverOwn. Runs
-// the store cannot be asked about wait for the next heartbeat.
+// process; a run whose end cannot be written is left to recoverOwn. A
+// run the store cannot be asked about waits for the next heartbeat.
 func (r *Runtime) settleStranded(ctx context.Context) {
 	for _, s := range r.own.claims.settling() {
-		r.own.claims.done(s.id, r.settleOne(ctx, s))
-	}
-}
-
-// settleOne settles one stranded run; it returns s.finish when the store
-// could not be asked (to try again), else nil.
-func (r *Runtime) settleOne(ctx context.Context, s strandedRun) func(context.Context) error {
-	e, err := r.store.GetExecution(ctx, s.id)
-	switch {
-	case errors.Is(err, codemode.ErrNotFound):
-		return nil
-	case err != nil:
-		r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", s.id, "err", err)
-		return s.finish
-	case !e.Status.Claimed() || e.Owner != r.own.id:
-		return nil // its end was written after all, or another process recovered it
-	}
-	if err := s.finish(ctx); err != nil {
-		if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
-			r.log.WarnContext(ctx, "could not record the end of a run once the store answered again; recovering it", "execution", s.id, "err", err)
+		e, err := r.store.GetExecution(ctx, s.id)
+		switch {
+		case errors.Is(err, codemode.ErrNotFound):
+		case err != nil:
+			r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", s.id, "err", err)
+			r.own.claims.done(s.id, s.finish)
+			continue
+		case !e.Status.Claimed() || e.Owner != r.own.id:
+			// Its end was written after all, or another process recovered it.
+		default:
+			if err := s.finish(ctx); err == nil {
+				r.log.InfoContext(ctx, "recorded the end of a run once the store answered again", "execution", s.id)
+			} else if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
+				r.log.WarnContext(ctx, "could not record the end of a run once the store answered again; recovering it", "execution", s.id, "err", err)
+			}
 		}
-		return nil
+		r.own.claims.done(s.id, nil)
 	}
-	r.log.InfoContext(ctx, "recorded the end of a run once the store answered again", "execution", s.id)
-	return nil
 }

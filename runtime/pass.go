@@ -42,15 +42,7 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
 	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
 	p.user, p.userToken = user, token
-	sb := r.sandboxSpan(ctx)
-	out, runErr := r.exec.Run(ctx, sandbox.Program{
-		Code:     e.Code,
-		Globals:  p.cat.Globals(),
-		Services: serviceList,
-		Limits:   r.limitsOf(e),
-		Clock:    sandbox.Clock(e.Clock),
-	}, p)
-	endSandbox(sb, out, runErr)
+	out, runErr := p.runProgram(ctx, e.Code, r.limitsOf(e), sandbox.Clock(e.Clock))
 	stop, flushErr := p.finish(ctx)
 	o, err := r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 	if err == nil && o.Status == codemode.StatusPaused && p.userToken != "" {

@@ -164,13 +164,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user stri
 	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
 	p.reverts = en.Seq
 	p.user = user
-	out, runErr := r.exec.Run(ctx, sandbox.Program{
-		Code:     code,
-		Globals:  p.cat.Globals(),
-		Services: serviceList,
-		Limits:   r.limits,
-		Clock:    sandbox.Clock{Seed: newSeed()},
-	}, p)
+	out, runErr := p.runProgram(ctx, code, r.limits, sandbox.Clock{Seed: newSeed()})
 	var also []codemode.EntryUpdate
 	if runErr == nil && out.Status == sandbox.Completed {
 		also = append(also, codemode.EntryUpdate{Entry: undone, From: en.State})

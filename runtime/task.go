@@ -92,21 +92,25 @@ func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (co
 }
 
 // runInBackground runs the pass of a claimed run in a goroutine that ends
-// the request (c.end) when the pass has recorded its end, with a context
-// that keeps ctx's values (its observer) and ends only when the runtime
-// closes. A failure is logged: nobody waits for the outcome, which is in
-// the store.
+// the request (c.end) when the pass has recorded its end.
 func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
-	bg, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(r.background, func() { cancel(errShutdown) })
 	go func() {
 		defer c.end()
-		defer cancel(nil)
-		defer stop()
-		if _, err := r.runPass(bg, c, nil); err != nil {
-			r.log.ErrorContext(ctx, "a task run's pass failed", "execution", c.e.ID, "err", err)
-		}
+		r.backgroundPass(ctx, c)
 	}()
+}
+
+// backgroundPass runs the pass of a claimed run with a context that keeps
+// ctx's values (its observer) and ends only when the runtime closes
+// (errShutdown). A failure is logged: nobody waits for the outcome, which
+// is in the store.
+func (r *Runtime) backgroundPass(ctx context.Context, c *claimed) {
+	bg, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	defer context.AfterFunc(r.background, func() { cancel(errShutdown) })()
+	if _, err := r.runPass(bg, c, nil); err != nil {
+		r.log.ErrorContext(ctx, "a pass in the background failed", "execution", c.e.ID, "err", err)
+	}
 }
 
 // limitsOf returns the limits of e's passes: a task run's are bounded by

@@ -136,23 +136,21 @@ func (r *Runtime) traceWrite(ctx context.Context, name, id string, write func() 
 	return err
 }
 
-// sandboxSpan starts the span of a pass in the sandbox (nil when tracing
-// is off). It is a sibling of the pass's calls, not their parent: the
-// calls are the run's, whichever sandbox runs them.
-func (r *Runtime) sandboxSpan(ctx context.Context) trace.Span {
-	if r.tracer == nil {
-		return nil
+// runProgram runs code as the program of pass p, in a span of its own
+// when tracing is on: a sibling of the pass's calls, not their parent
+// (the calls are the run's, whichever sandbox runs them).
+func (p *pass) runProgram(ctx context.Context, code string, limits sandbox.Limits, clock sandbox.Clock) (sandbox.Outcome, error) {
+	prog := sandbox.Program{Code: code, Globals: p.cat.Globals(), Services: serviceList, Limits: limits, Clock: clock}
+	if p.r.tracer == nil {
+		return p.r.exec.Run(ctx, prog, p)
 	}
-	_, span := r.tracer.Start(ctx, "codemode.sandbox")
-	return span
-}
-
-// endSandbox ends a sandbox span with the program's outcome.
-func endSandbox(span trace.Span, out sandbox.Outcome, err error) {
-	if span != nil && span.IsRecording() {
+	_, span := p.r.tracer.Start(ctx, "codemode.sandbox")
+	out, err := p.r.exec.Run(ctx, prog, p)
+	if span.IsRecording() {
 		span.SetAttributes(attrOutcome.String(out.Status.String()))
 	}
 	endSpan(span, err)
+	return out, err
 }
 
 // A callSpan is the span of one connector call, with what the pass

@@ -366,13 +366,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		_, _ = r.abort(ctx, e, fmt.Errorf("load log of %s: %w", e.ID, err))
 		return true
 	}
-	pctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
-	defer stop()
-	if _, err := r.runPass(pctx, &claimed{e: e, h: h, log: log}, nil); err != nil {
-		r.log.ErrorContext(ctx, "a resumed run's pass failed", "execution", e.ID, "err", err)
-	}
+	r.backgroundPass(ctx, &claimed{e: e, h: h, log: log})
 	return true
 }
 
