@@ -27,81 +27,63 @@ import (
 
 // Options configure a Runtime.
 type Options struct {
-	// Store persists executions, logs and snippets. Required.
-	Store codemode.Store
-	// Executor runs program passes. Required.
-	Executor sandbox.Executor
-	// Sources are the connectors with their configured policy, in order.
-	Sources []catalog.Source
-	// Limits bound every pass.
-	Limits sandbox.Limits
-	// MaxExecutions is how many terminal executions are kept; older ones are
-	// pruned as new runs begin (see HousekeepingInterval). 0 keeps all.
+	Store    codemode.Store   // persists executions, logs and snippets; required
+	Executor sandbox.Executor // runs program passes; required
+	Sources  []catalog.Source // the connectors with their configured policy, in order
+	Limits   sandbox.Limits   // bound every pass
+	// MaxExecutions is how many terminal executions are kept (0: all), and
+	// PausedTTL how long a paused run waits before it expires to rejected
+	// (0: forever): both as new runs begin (see HousekeepingInterval).
 	MaxExecutions int
-	// PausedTTL expires paused runs older than it to rejected as new runs
-	// begin (see HousekeepingInterval). 0 never expires.
-	PausedTTL time.Duration
-	// HousekeepingInterval throttles the pruning (MaxExecutions) and expiry
-	// (PausedTTL) that an Execute does before its run begins: the first
-	// Execute of a Runtime always does it; a later one does it only when
-	// HousekeepingInterval has passed since the last time, or when
-	// MaxExecutions runs have begun since then (so at most about twice
-	// MaxExecutions terminal runs are ever kept, however fast runs come).
+	PausedTTL     time.Duration
+	// HousekeepingInterval throttles the pruning (MaxExecutions, and
+	// AuditRetention) and expiry (PausedTTL) an Execute does before its
+	// run begins: the first Execute does it, a later one once the
+	// interval passed or MaxExecutions runs began since (so at most about
+	// twice MaxExecutions terminal runs are kept, however fast runs come).
 	// 0 means DefaultHousekeepingInterval; negative means every Execute.
 	HousekeepingInterval time.Duration
-	// MaxValueBytes caps each value the execution log stores (a call's
-	// arguments or result, a step's value, the program's result): a call
-	// over it fails with an error saying so (its arguments: before it is
-	// logged; its result: after it ran), a step likewise, and a program
-	// result over it ends the run in error. 0 means DefaultMaxValueBytes
-	// (1 MiB); negative means no cap.
+	// MaxValueBytes caps each value the log stores (a call's arguments or
+	// result, a step's value, the program's result): a call or step over
+	// it fails saying so (arguments: before they are logged), a program's
+	// result is kept cut. 0 means DefaultMaxValueBytes; negative, no cap.
 	MaxValueBytes int
-	// MaxRunLogBytes is the quota of one run's log: the bytes of the
-	// values (arguments, results, errors) its entries keep, over all its
-	// passes. A call or step that would take the log past it ends the run
-	// in error, naming the quota (see quota.go). 0 means
-	// DefaultMaxRunLogBytes (64 MiB); negative means no quota.
+	// MaxRunLogBytes is the quota of one run's log over all its passes
+	// (quota.go). 0 means DefaultMaxRunLogBytes; negative, no quota.
 	MaxRunLogBytes int64
-	// Lease is how long this process's claim on the runs it works on
-	// lasts without renewal; it renews it every Lease/3. Another process
-	// that cannot tell whether this one is alive (on another machine)
-	// recovers its runs once the lease lapsed. 0 means DefaultLease.
+	// Lease is how long this process's claim on its runs lasts without
+	// renewal (renewed every Lease/3): another process that cannot tell
+	// whether this one is alive recovers its runs once it lapsed. 0 means
+	// DefaultLease.
 	Lease time.Duration
-	// Now is the runtime's clock: it stamps what the runtime writes
-	// (executions, log entries, snippets) and decides housekeeping and
-	// paused-run expiry. nil means time.Now; tests move a clock of their
-	// own instead of sleeping.
-	Now func() time.Time
-	// Logger receives diagnostics; nil discards them.
-	Logger *slog.Logger
-	// Scrubber holds the secrets of the configuration and of the
-	// connectors (nil: none). They are removed from what connectors answer
-	// (results and errors, before the log keeps them or the program sees
-	// them), from tool descriptions and schemas, and from the outcomes and
-	// execution records the runtime writes.
+	// Now is the runtime's clock: it stamps what the runtime writes and
+	// decides housekeeping and expiry. nil means time.Now; tests move a
+	// clock of their own instead of sleeping.
+	Now    func() time.Time
+	Logger *slog.Logger // diagnostics; nil discards them
+	// Scrubber holds the secrets of the configuration and the connectors
+	// (nil: none), removed from what connectors answer (before the log
+	// keeps it or the program sees it), from tool descriptions and
+	// schemas, and from the outcomes and records the runtime writes.
 	Scrubber *scrub.Scrubber
-	// TaskTimeout bounds each pass of a run started as a task (Start),
-	// in place of Limits.Timeout: a task's client polls it instead of
-	// waiting for a call to return. 0 means DefaultTaskTimeout.
+	// TaskTimeout bounds each pass of a run started as a task (Start) in
+	// place of Limits.Timeout. 0 means DefaultTaskTimeout.
 	TaskTimeout time.Duration
 	// Policy is who may see and decide what, for requests that carry a
-	// principal (a server with an issuer); nil means the default
-	// (policy.Policy's zero value). Requests without one are the one
-	// user's.
+	// principal (a server with an issuer); nil means policy.Policy's zero
+	// value. Requests without one are the one user's.
 	Policy *policy.Policy
-	// AuditRetention, when positive, prunes audit records older than it
-	// in the housekeeping; 0 keeps them all.
+	// AuditRetention, when positive, prunes older audit records in the
+	// housekeeping; 0 keeps them all.
 	AuditRetention time.Duration
-	// TypeCheck, when set, type-checks every new program against the
-	// declarations of the connectors (Declarations("")) before an
-	// execution exists; a program with type errors is refused, and
-	// nothing is stored (sandbox.typecheck: tsc).
+	// TypeCheck, when set, type-checks every new program against
+	// Declarations("") before an execution exists: a program with type
+	// errors is refused, and nothing is stored.
 	TypeCheck TypeChecker
-	// Tracer, when set, is where the spans of runs, calls, sandbox
-	// passes and log writes go (trace.go); nil makes none, at no cost.
-	Tracer trace.TracerProvider
-	// Metrics, when set, hears what the runtime measures (metrics.go).
-	Metrics Metrics
+	// Tracer, when set, gets the spans of runs, calls, sandbox passes and
+	// log writes (trace.go); nil makes none, at no cost.
+	Tracer  trace.TracerProvider
+	Metrics Metrics // hears what the runtime measures (metrics.go); nil: nothing
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
