@@ -440,58 +440,50 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 	return codemode.Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it is %s (another request decided it first)", id, verb, status)
 }
 
-// housekeepingDue counts an Execute and reports whether it does the
-// housekeeping (see Options.HousekeepingInterval); when it does, the
-// interval starts again now.
+// housekeepingDue counts an Execute at now and reports whether it does
+// the housekeeping (see Options.HousekeepingInterval); when it does, the
+// interval starts again.
 func (r *Runtime) housekeepingDue(now time.Time) bool {
 	if r.maxExecs <= 0 && r.ttl <= 0 && r.auditRetention <= 0 {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.schedule.due(now, r.maxExecs)
-}
-
-// housekeepingSchedule says which Executes do the housekeeping: the first,
-// then one every `every` (Options.HousekeepingInterval resolved; negative:
-// every Execute), or sooner once more than maxExecs Executes began since
-// the last (so pruning keeps up with a burst of runs).
-type housekeepingSchedule struct {
-	every time.Duration
-	last  time.Time // when housekeeping last began (zero: never)
-	runs  int       // Executes counted since then
-}
-
-// due counts an Execute at now and reports whether it does the
-// housekeeping; when it does, the interval starts again.
-func (h *housekeepingSchedule) due(now time.Time, maxExecs int) bool {
+	h := &r.schedule
 	h.runs++
-	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every ||
-		(maxExecs > 0 && h.runs > maxExecs)
+	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every || (r.maxExecs > 0 && h.runs > r.maxExecs)
 	if due {
 		h.last, h.runs = now, 0
 	}
 	return due
 }
 
+// housekeepingSchedule is when the housekeeping last began (zero: never)
+// and how many Executes began since; guarded by Runtime.mu.
+type housekeepingSchedule struct {
+	every time.Duration // Options.HousekeepingInterval resolved
+	last  time.Time
+	runs  int
+}
+
 // housekeeping prunes audit records older than AuditRetention and
 // terminal runs beyond MaxExecutions, and expires paused runs older than
 // PausedTTL. Failures are logged: they must not block a run.
 func (r *Runtime) housekeeping(ctx context.Context) {
-	if r.auditRetention > 0 {
-		if n, err := r.store.PruneAudit(ctx, r.now().Add(-r.auditRetention)); err != nil {
-			r.log.Warn("pruning the audit failed", "err", err)
+	pruned := func(what string, n int, err error) {
+		if err != nil {
+			r.log.WarnContext(ctx, "pruning "+what+" failed", "err", err)
 		} else if n > 0 {
-			r.log.Debug("pruned old audit records", "count", n)
+			r.log.DebugContext(ctx, "pruned "+what, "count", n)
 		}
+	}
+	if r.auditRetention > 0 {
+		n, err := r.store.PruneAudit(ctx, r.now().Add(-r.auditRetention))
+		pruned("old audit records", n, err)
 	}
 	if r.maxExecs > 0 {
 		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
-		if err != nil {
-			r.log.WarnContext(ctx, "pruning old executions failed", "err", err)
-		} else if n > 0 {
-			r.log.DebugContext(ctx, "pruned old executions", "count", n)
-		}
+		pruned("old executions", n, err)
 	}
 	if r.ttl <= 0 {
 		return

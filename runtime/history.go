@@ -76,7 +76,7 @@ func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([
 
 // Execution returns one execution and its log.
 func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,7 +93,7 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 // and the start of each long value, and reads a value whole only when
 // asked.
 func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error) {
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +116,7 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 		return err
 	}
 	defer done()
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return err
 	}

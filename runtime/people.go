@@ -65,12 +65,6 @@ func (r *Runtime) shown(ctx context.Context, e *codemode.Execution, out codemode
 	return cut
 }
 
-// seenExecution loads run id for a request that reads it whole
-// (visible, ownRun).
-func (r *Runtime) seenExecution(ctx context.Context, id string) (*codemode.Execution, error) {
-	return r.seen(ctx, id, ownRun)
-}
-
 // seen loads run id for a request that reaches it as a says (visible). A
 // refusal under an issuer is audited, for a hidden run as for a missing
 // one (the same answer either way).

@@ -308,7 +308,7 @@ func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, unti
 	if poll <= 0 {
 		poll = awaitPoll
 	}
-	if _, err := r.seenExecution(ctx, id); err != nil {
+	if _, err := r.seen(ctx, id, ownRun); err != nil {
 		return nil, err
 	}
 	t := time.NewTicker(poll)
@@ -343,7 +343,7 @@ func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, unti
 //
 // Under an issuer, another's run is unknown (policy.Sees).
 func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, error) {
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return codemode.Outcome{}, err
 	}
