@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,20 +96,13 @@ func (r *Runtime) startPass(ctx context.Context, e *codemode.Execution, kind pas
 // endPass ends the span of a pass (nil: none) with how e stands now, and
 // err, the pass's internal failure.
 func endPass(span trace.Span, e *codemode.Execution, err error) {
-	if span == nil {
-		return
-	}
-	if span.IsRecording() {
+	if span != nil && span.IsRecording() {
 		span.SetAttributes(attrStatus.String(e.Status.String()), attrConnectors.StringSlice(slices.Sorted(maps.Keys(e.Connectors))))
-		switch {
-		case err != nil:
-			span.RecordError(err)
-			span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
-		case e.Status == codemode.StatusError:
+		if err == nil && e.Status == codemode.StatusError {
 			span.SetStatus(codes.Error, short.Clip(e.Error, maxStatusDetail))
 		}
 	}
-	span.End()
+	endSpan(span, err)
 }
 
 // endSpan ends a span of the runtime's (nil: none), marking it failed
@@ -208,18 +202,14 @@ func (cs *callSpan) end(val json.RawMessage, err error) {
 	if cs == nil {
 		return
 	}
+	how := cmp.Or(cs.how, "refused") // (not even decided: an unknown method, bad arguments)
 	if cs.span.IsRecording() {
-		how := cs.how
-		if how == "" {
-			how = "refused" // not even decided (an unknown method, bad arguments)
-		}
 		cs.span.SetAttributes(attrCall.String(how), attrBytesOut.Int(len(val)))
-		if err != nil && how != "paused" {
-			cs.span.RecordError(err)
-			cs.span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
-		}
 	}
-	cs.span.End()
+	if how == "paused" {
+		err = nil // a pause is no failure
+	}
+	endSpan(cs.span, err)
 }
 
 // noteAsk records on the call's span (ctx's, when it records) that the
