@@ -15,15 +15,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Execute runs a new program. It first prunes old terminal runs
-// (MaxExecutions) and expires stale paused ones (PausedTTL), at most as
-// often as Options.HousekeepingInterval allows. The outcome is
-// completed, error (a script failure is an outcome, not a Go error), paused
-// (Pending lists the action awaiting approval) or rejected (the approver
-// declined). ap may be nil; with an approver, calls needing approval are put
-// to it before the run pauses. A run that waits for downstream tasks
-// (waiting.go) is awaited until it pauses or ends, or ctx ends (the
-// outcome is then waiting, and the run goes on).
+// Execute runs a new program, after the housekeeping (MaxExecutions,
+// PausedTTL) when it is due. The outcome is completed, error (a script
+// failure is an outcome, not a Go error), paused (Pending lists what
+// awaits a person) or rejected. ap (nil: none) is asked about calls that
+// need approval before the run pauses. A run that waits for downstream
+// tasks is awaited (settled).
 func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error) {
 	c, out, err := r.create(ctx, code, nil)
 	if c == nil {
@@ -251,19 +248,13 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	return &claimed{e: e, h: h, log: log, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
-// afterSignIn decides where a call that awaited a sign-in to its
-// connector goes when its run is approved: executing; pending when the
-// method (as the connector lists it now: its tools may have been unknown
-// until the sign-in) needs approval, which the person has not given; or
-// rejected, with the reason as note, when the connector refuses the call
-// (a generic call that reaches what the configuration excluded). The
-// error wraps ErrNeedsSignIn while the connector still needs a sign-in.
-// A connector that could not list its tools for want of a sign-in is
-// listed again first.
-//
-// Whether the sign-in happened is asked for user, the run's starter, whose
-// credentials the call will carry: with per-user credentials, an approver
-// who signed in themselves does not move another's run on.
+// afterSignIn decides where a call that awaited a sign-in goes when its
+// run is approved: executing; pending when its method (as listed now,
+// after listing a connector that could not list its tools before) needs
+// an approval not given yet; rejected, with the reason as note, when the
+// connector refuses it. The error wraps ErrNeedsSignIn while the
+// connector still needs a sign-in for user, the run's starter, whose
+// credentials the call carries (another's sign-in does not count).
 func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entry) (to codemode.EntryState, note string, err error) {
 	ctx = forUser(ctx, user)
 	s := r.catalog().Connector(en.Connector)
@@ -323,14 +314,10 @@ func (r *Runtime) Reject(ctx context.Context, id string, seq int) (codemode.Outc
 
 // RejectReviewed is Reject for a person who was shown the pending
 // actions: with rv.Digest set, the actions pending must have that digest
-// (else ErrNotAsShown and nothing changes), and rv.Reason is added to the
-// run's error. (The digest is compared before the run's status moves, so
-// a run that another decision moved on and paused again in between would
-// be rejected: rejection is the safe direction.)
-//
-// Under an issuer the person must be the run's starter or allowed to
-// decide every pending action (policy.MayReject); a run they may not see
-// is unknown. The decision, or its refusal, is audited.
+// (else ErrNotAsShown, and nothing changes), and rv.Reason is added to the
+// run's error. Under an issuer the person must be the run's starter or
+// allowed to decide every pending action (policy.MayReject). The
+// decision, or its refusal, is audited.
 func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (_ codemode.Outcome, err error) {
 	rec := codemode.AuditRecord{Action: codemode.AuditReject, ExecutionID: id, Seq: seq}
 	defer func() { r.audit(ctx, rec, err) }()

@@ -169,14 +169,12 @@ func (p *pass) reachLocked(seq int) {
 	p.maxSeq = max(p.maxSeq, seq)
 }
 
-// finish ends the pass: later calls are refused, calls still in flight (a
-// connector call outliving a stop) are waited for, and the results still
-// deferred are written (see deferred.go), with also when the pass was not
-// stopped (a revert pass marks the call it undid reverted in the same
-// transaction as its last results). It returns the stop reason, if any,
-// and the error of that final write: the caller must treat it as an
-// internal failure of the pass, whatever else happened, and must not record
-// the run's status before finish returns.
+// finish ends the pass: later calls are refused, calls still in flight
+// are waited for, and what is queued is written, with also when the pass
+// was not stopped (a revert pass marks the call it undid reverted with
+// its last results). It returns the stop, if any, and the error of that
+// final write, an internal failure of the pass; the run's status is
+// recorded only after it.
 func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopReason, error) {
 	p.mu.Lock()
 	p.done = true
@@ -369,17 +367,12 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 	return nil, nil, p.stopLocked(stopDiverge, fmt.Sprintf("%s is %s in the log and cannot run again", entryRef(logged), logged.State), nil)
 }
 
-// gateLocked logs a call needing approval as pending and asks the approver,
-// if any. Accept executes it in this pass; decline rejects the run; no
-// answer pauses it.
-//
-// It is called with mu held and returns with mu held, but releases mu
-// while the approver (a person, through the client) answers: the pass's
-// other calls are decided and their results recorded meanwhile, and the
-// pass may stop. An answer that comes after the pass stopped or the call
-// was cancelled is not applied: the call stays pending, for Approve or
-// Reject to decide (or is rejected when the run ends).
-// Questions of one pass are asked one at a time (askMu).
+// gateLocked logs a call needing approval pending and asks the approver,
+// if any: accept executes it in this pass, decline rejects the run, no
+// answer pauses it. It releases mu while the person answers (the pass's
+// other calls go on, and it may stop); an answer that comes after the
+// pass stopped or the call was cancelled is not applied, and the call
+// stays pending. One question of a pass at a time (askMu).
 func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	if err := p.commitLocked(ctx, &e, 0, codemode.EntryPending); err != nil {
 		return nil, nil, err
@@ -467,19 +460,14 @@ func (p *pass) ask(ctx context.Context, a codemode.PendingAction) codemode.Decis
 	return dec
 }
 
-// execute makes a decided call and records its result (queued, see
-// deferred.go: the program gets it without waiting for a commit). A new
-// read-only call (fresh) is queued once sent; any other call was queued
-// (written ahead) or logged before. A group of log writes that came due
-// is written while the call is in flight, when its connector reports that
-// the request has left (connectors.CallHook's Sent), or else once Call
-// returned; never between a call's write-ahead and its sending, so that
-// commit adds nothing to the call's time. If that write fails, the call's
-// outcome is dropped and the pass stops with the internal failure.
-// progress, if not nil, hears the connector's progress reports.
-//
-// The call's CallHook is the one path by which its connector reports to
-// the runtime (docs/ARCHITECTURE.md, "One hook per call").
+// execute makes a decided call and queues its outcome (deferred.go: the
+// program gets it without waiting for a commit). A new read-only call
+// (fresh) is queued once sent. A group of log writes that came due is
+// written while the call is in flight, once its connector reports the
+// request sent (its CallHook, the one path by which a connector reports
+// to the runtime), else once Call returned: never between a write-ahead
+// and the sending. If that write fails, the outcome is dropped and the
+// pass stops. progress, if not nil, hears the connector's progress.
 func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method, fresh bool, progress func(string)) (json.RawMessage, error) {
 	var (
 		logged bool  // logInFlight ran (Sent, or after Call)

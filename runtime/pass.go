@@ -137,16 +137,11 @@ func (r *Runtime) writeEndAgain(ctx context.Context, e *codemode.Execution, p *p
 }
 
 // writeEnd decides the end of a pass and writes it: the clock, logs and
-// connectors used, the new status, and the fate of entries the pass left
-// undecided. Terminal outcomes dispose the execution. internal is the
-// pass's own failure (the caller returns it with the outcome); err is the
-// store's failure to take the end.
-//
-// A pass whose log could not be written (its final write, end.flushErr,
-// or a write on the way, a stop of kind stopInternal) ends the run in
-// error as recovery would (interrupt): in one conditional transaction
-// that also marks every call still executing unknown, since a write that
-// failed may still have taken effect.
+// connectors used, the new status, and the fate of the entries the pass
+// left undecided; a terminal run is disposed. internal is the pass's own
+// failure, err the store's failure to take the end. A pass whose log could
+// not be written (end.flushErr, or a stopInternal) ends the run as
+// recovery would (interrupt): a write that failed may have taken effect.
 func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, end passEnd) (internal, err error) {
 	stop, flushErr, out, runErr := end.stop, end.flushErr, end.out, end.runErr
 	if len(out.Clock.Times) >= len(e.Clock.Times) {

@@ -15,33 +15,26 @@ import (
 // errNotRevertible marks a call nothing can undo; it stays as it is.
 var errNotRevertible = errors.New("not revertible")
 
-// Rollback undoes the calls of a run, newest first, and ends it
-// rolled_back. It is allowed on completed, error, rejected and paused runs
-// (a paused run's pending actions are rejected first, and its calls
-// waiting for their tasks settled: settleEnded), including a run
-// recovered after its process died. It reverts the program's applied
-// calls, and its calls whose outcome is unknown (in flight when the run
-// was interrupted) when they have a revert: the revert may then undo
-// nothing, or fail, and is reported apart. A call is revertible when its
-// connector reverts it (connectors.Capabilities.Reverter), or the
-// configuration gives a revert function for its method; that function
-// runs in the sandbox as its own pass, its calls executed without approval
-// (asking for the rollback was the human's decision) and logged after the
-// run's last entry, marked as made to revert that call (Entry.Reverts).
-// Every revert is attempted even when one fails.
-//
-// The outcome reports every call: reverted, unknownReverted, failures,
-// and notReverted (nothing can revert it: it stays applied, or unknown).
+// Rollback undoes the calls of a completed, error, rejected, cancelled or
+// paused run (its pending actions rejected and its waiting calls settled
+// first: settleEnded), newest first, and ends it rolled_back. It reverts
+// the program's applied calls, and those whose outcome is unknown (in
+// flight when the run was interrupted) when they have a revert, reported
+// apart. A call is revertible when its connector reverts it
+// (connectors.Capabilities.Reverter) or the configuration gives its method
+// a revert function, which runs as its own pass: its calls are made
+// without approval (the rollback was the person's decision) and logged
+// after the run's last entry (Entry.Reverts). Every revert is attempted;
+// the outcome reports each call: reverted, unknownReverted, failures and
+// notReverted.
 //
 // While it reverts, the run is rolling_back and this process its owner;
-// if the process dies, the run is recovered (ending error) and can be
-// rolled back again, which reverts what is still applied or unknown. A
-// call is marked reverted in the same write as its revert's last result
-// (revertJS), so only a call whose revert was in flight at the crash may
-// be reverted twice: the same at-least-once window as a call.
+// a run whose process died meanwhile is recovered and can be rolled back
+// again. A call is marked reverted in the same write as its revert's last
+// result, so only a revert in flight at a crash may run twice.
 //
-// Under an issuer only the run's starter rolls it back (policy.Sees);
-// another's run is unknown. The rollback, or its refusal, is audited.
+// Under an issuer only the run's starter rolls it back (policy.Sees). The
+// rollback, or its refusal, is audited.
 func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, err error) {
 	rec := codemode.AuditRecord{Action: codemode.AuditRollback, ExecutionID: id}
 	defer func() { r.audit(ctx, rec, err) }()

@@ -182,17 +182,14 @@ func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCau
 	}
 }
 
-// Cancel ends a run started as a task that is running, paused or waiting
-// for downstream tasks: it is cancelled (reason is its error), its actions
-// pending approval are rejected, its calls waiting for their tasks end
-// error (the tasks cancelled at their source), and a pass of it in progress in this process is stopped and
-// awaited (one in another process stops within cancelPoll: see above). Applied calls stay applied (see Rollback). A run in any other
-// status, or one that is not a task, is refused (ErrWrongState), and so is
-// a cancellation that loses the race to the run's own end.
-//
-// Under an issuer only the run's starter cancels it (policy.Sees);
-// another's run is unknown. The cancellation, or its refusal, is
-// audited.
+// Cancel ends a task run that is running, paused or waiting: it is
+// cancelled (reason is its error), its pending actions rejected, its
+// waiting calls settled (their tasks cancelled), and a pass of it in
+// progress here stopped and awaited (elsewhere it stops within
+// cancelPoll). Applied calls stay applied (see Rollback). Any other run,
+// or a cancellation that loses the race to the run's own end, is refused
+// (ErrWrongState). Under an issuer only the run's starter cancels it
+// (policy.Sees). The cancellation, or its refusal, is audited.
 func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Outcome, err error) {
 	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditCancel, ExecutionID: id}, err) }()
 	e, done, err := r.openExecution(ctx, id, "cancelled", ownRun, codemode.StatusRunning, codemode.StatusPaused, codemode.StatusWaiting)
@@ -299,11 +296,9 @@ func (r *Runtime) changedStatus() {
 
 // Await returns run id as stored once until reports true of it: at once
 // when it already does, else when this process changes a run's status or
-// every poll (a change made by another process sharing the store; 0 means
-// awaitPoll), until ctx ends (its error is returned). An unknown run is
+// every poll (another process's change; 0 means awaitPoll), until ctx
+// ends. An unknown run, or under an issuer another's, is
 // ErrUnknownExecution.
-//
-// Under an issuer, another's run is unknown (policy.Sees).
 func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
 	if poll <= 0 {
 		poll = awaitPoll
@@ -336,12 +331,9 @@ func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, unti
 	}
 }
 
-// Outcome is the outcome of run id as stored: what the call that ran its
-// last pass returned (its result or error, or the actions it waits for),
-// whole; running while a pass of it is in progress. An
-// unknown run is ErrUnknownExecution.
-//
-// Under an issuer, another's run is unknown (policy.Sees).
+// Outcome is the outcome of run id as stored, whole: what the call that
+// ran its last pass returned; running while a pass of it is in progress.
+// An unknown run, or under an issuer another's, is ErrUnknownExecution.
 func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, error) {
 	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
