@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
@@ -14,9 +15,8 @@ import (
 
 // A service is a host-backed function of the sandbox's codemode global
 // (sandbox.Service): its parameters, which the sandbox checks, its answer,
-// which the log keeps (sandbox.Service), and its declaration in the codemode
-// global's TypeScript (codemodeDeclaration: its doc, and the TypeScript of
-// its answer's Go type). Adding one to the codemode global is its entry in
+// which the log keeps, and its declaration (codemodeDeclaration: its doc,
+// and the TypeScript of its answer's Go type). Adding one is its entry in
 // services.
 type service struct {
 	catalog.Service // Doc is "" for codemode.run's lookup, which the sandbox declares
@@ -59,12 +59,11 @@ var services = []service{
 
 // serviceNamed returns the service of that name.
 func serviceNamed(name string) (*service, bool) {
-	for i := range services {
-		if services[i].Name == name {
-			return &services[i], true
-		}
+	i := slices.IndexFunc(services, func(sv service) bool { return sv.Name == name })
+	if i < 0 {
+		return nil, false
 	}
-	return nil, false
+	return &services[i], true
 }
 
 // serviceList is what every Program offers, by name: the services but

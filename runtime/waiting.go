@@ -133,7 +133,6 @@ func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method
 func (p *pass) stillWaiting(e codemode.Entry) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.open[e.Seq] = e
 	return p.stopLocked(stopWait, awaitsTask(e), nil)
 }
 
@@ -143,9 +142,7 @@ func lostTask(e codemode.Entry, err error) error {
 }
 
 // awaitsTask is the stop message of a pass that waits for e's task.
-func awaitsTask(e codemode.Entry) string {
-	return fmt.Sprintf("call %d (%s.%s) waits for its task %s", e.Seq, e.Connector, e.Method, e.Task)
-}
+func awaitsTask(e codemode.Entry) string { return entryRef(e) + " waits for its task " + e.Task }
 
 // cancelTask asks e's connector to stop task id, which nothing will read;
 // a failure is logged.
