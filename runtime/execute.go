@@ -74,7 +74,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	}
 
 	e := &codemode.Execution{
-		ID:         newExecutionID(),
+		ID:         newID("exec_"),
 		Code:       code,
 		Clock:      codemode.Clock{Seed: newSeed()},
 		Connectors: map[string]string{},

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -52,9 +50,7 @@ type owner struct {
 }
 
 func newOwner(r *Runtime, lease time.Duration) *owner {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &owner{r: r, id: "own_" + hex.EncodeToString(b[:]), self: procid.Self(), lease: lease, claims: newClaims(lease)}
+	return &owner{r: r, id: newID("own_"), self: procid.Self(), lease: lease, claims: newClaims(lease)}
 }
 
 // claim registers the owner if it is not yet (starting its heartbeat) and

@@ -86,6 +86,14 @@ type Options struct {
 	Metrics Metrics // hears what the runtime measures (metrics.go); nil: nothing
 }
 
+// A TypeChecker checks a program's TypeScript against declarations
+// (internal/tscheck runs tsgo or tsc). Check returns one line per type
+// error, "line L:C: message", with L:C in the program as written; err is
+// a failure of the checker itself. It must be safe for concurrent use.
+type TypeChecker interface {
+	Check(ctx context.Context, code, declarations string) ([]string, error)
+}
+
 // Runtime is the durable execution engine. It is safe for concurrent use;
 // several Runtimes (processes) may share one Store, agreeing through its
 // conditional updates.
@@ -235,11 +243,11 @@ func (r *Runtime) begin() (func(), error) {
 // approval verdict (the connector's own or the configuration's).
 func (r *Runtime) Connectors() []codemode.ConnectorInfo { return r.catalog().Infos() }
 
-// newExecutionID returns "exec_" and 16 random hex digits.
-func newExecutionID() string {
+// newID returns prefix and 16 random hex digits: exec_…, own_….
+func newID(prefix string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return "exec_" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // newSeed returns a random seed for the sandbox's Math.random.
