@@ -167,9 +167,8 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		return nil, out, err
 	}
 	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
-		return fail(wrongOutcome(id, e), &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
-			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
-			id, strings.Join(changed, ", "))})
+		return fail(wrongOutcome(id, e), refusal(codemode.ErrConnectorsChanged, "execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
+			id, strings.Join(changed, ", ")))
 	}
 	if who := codemode.PrincipalFrom(ctx); who != nil {
 		// The policy is asked before the claim too, so that an approval it
@@ -259,8 +258,7 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 	ctx = forUser(ctx, user)
 	s := r.catalog().Connector(en.Connector)
 	if s == nil {
-		return 0, "", &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
-			"execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)}
+		return 0, "", refusal(codemode.ErrConnectorsChanged, "execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)
 	}
 	why := s.NeedsSignIn()
 	if si := s.Caps.SignIner; si != nil {
@@ -277,8 +275,7 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 			if sir, ok := connectors.AsSignInRequired(err); ok {
 				return 0, "", stillNeedsSignIn(en, sir)
 			}
-			return 0, "", &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
-				"execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)}
+			return 0, "", refusal(codemode.ErrNeedsSignIn, "execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)
 		}
 	}
 	t, rerr := r.catalog().Resolve(en.Connector, en.Method)
@@ -299,9 +296,8 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 // stillNeedsSignIn is the refusal of an approval of a run whose call en
 // awaits a sign-in that has not happened.
 func stillNeedsSignIn(en codemode.Entry, why *connectors.SignInRequired) error {
-	return &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
-		"execution %s waits for a sign-in (call %d, %s.%s): %v; sign in first (`codemode-mcp login %s`, or the approval console's Sign in button), then approve it",
-		en.ExecutionID, en.Seq, en.Connector, en.Method, why, en.Connector)}
+	return refusal(codemode.ErrNeedsSignIn, "execution %s waits for a sign-in (call %d, %s.%s): %v; sign in first (`codemode-mcp login %s`, or the approval console's Sign in button), then approve it",
+		en.ExecutionID, en.Seq, en.Connector, en.Method, why, en.Connector)
 }
 
 // Reject rejects a paused run: its pending actions become rejected (with
