@@ -107,13 +107,12 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	return &claimed{e: e, h: h, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
-// Approve approves every pending action of a paused run and resumes it: the
-// program runs again from the start with its recorded clock, logged results
-// are replayed without calling connectors, the approved calls execute, and
-// the program goes on (it may pause again). A run in any other state, or a
-// concurrent second approve, gets an error wrapping ErrWrongState and
-// nothing changes; a run whose connectors are gone or changed is refused
-// with ErrConnectorsChanged and stays paused.
+// Approve approves every pending action of a paused run and resumes it by
+// replay: the program runs again from the start with its recorded clock,
+// logged results replayed, the approved calls made. Another run, or a
+// second approval racing this one, gets ErrWrongState and nothing
+// changes; a run whose connectors changed gets ErrConnectorsChanged and
+// stays paused.
 func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error) {
 	return r.ApproveReviewed(ctx, id, codemode.Review{}, ap)
 }
@@ -136,14 +135,12 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 }
 
 // claimApproved makes the decision of ApproveReviewed: it claims the
-// paused run (running, owned by this process) and moves its pending
-// actions on, and returns it with its log as the pass that resumes it must
-// replay. When it returns no run, the approval was refused (the run stays
-// as it was, out and err say why) or failed (the run ended in error).
-//
-// Under an issuer the person must be allowed to approve every action
-// pending once the run is claimed (policy.MayApprove); a run they may
-// not see is unknown. The decision, or its refusal, is audited.
+// paused run, moves its pending actions on and returns it with the log the
+// resuming pass replays. Without a run, the approval was refused (the run
+// stays as it was) or failed (the run ended in error). Under an issuer
+// the person must be allowed to approve every action pending once the run
+// is claimed (policy.MayApprove). The decision, or its refusal, is
+// audited.
 func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Review) (_ *claimed, _ codemode.Outcome, err error) {
 	rec := codemode.AuditRecord{Action: codemode.AuditApprove, ExecutionID: id}
 	defer func() { r.audit(ctx, rec, err) }()

@@ -52,11 +52,9 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 }
 
 // listForStarter lists, before a pass on its starter's own request, the
-// per-user connectors nobody could list yet for want of a sign-in, when
-// the starter's credentials are ready: their request may be what readies
-// them (a token exchange trades their token; a grant of theirs is read
-// from the store), and their calls then find the connector's methods
-// rather than waiting for a sign-in they do not need.
+// per-user connectors nobody could list yet for want of a sign-in, once
+// the starter's credentials are ready (their request may ready them: a
+// token exchange), so that their calls find the methods.
 func (r *Runtime) listForStarter(ctx context.Context, user string) {
 	for _, s := range r.catalog().Connectors() {
 		if !s.Caps.PerUser || s.Caps.SignIner == nil || s.NeedsSignIn() == nil {
@@ -73,11 +71,8 @@ func (r *Runtime) listForStarter(ctx context.Context, user string) {
 
 // prepareCredentials readies, while the starter's own request is at hand,
 // the credentials of the per-user connectors whose calls the paused run
-// waits to have approved: a connector that exchanges the starter's token
-// for a downstream's (RFC 8693) does it now, so that the approval, made
-// later on another person's request that does not carry it, finds the
-// starter's downstream token (until it expires). Failures are logged: the
-// call then asks for what it lacks when it is made.
+// awaits approval for (a token exchange, RFC 8693), so that the approval,
+// made on another person's request, finds them. Failures are logged.
 func (r *Runtime) prepareCredentials(ctx context.Context, user string, pending []codemode.PendingAction) {
 	seen := map[string]bool{}
 	for _, a := range pending {

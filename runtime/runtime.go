@@ -183,6 +183,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		policy:         cmp.Or(opts.Policy, defaultPolicy),
 		auditRetention: opts.AuditRetention,
 		taskTimeout:    positiveOr(opts.TaskTimeout, DefaultTaskTimeout),
+		signIns:        map[string]*BackgroundSignIn{},
+		tasks:          taskState{live: map[string]*livePass{}},
+		waiters:        map[string]bool{},
 	}
 	if r.clock == nil {
 		r.clock = time.Now

@@ -14,16 +14,11 @@ import (
 // has no sign-in (no connectors.Capabilities.SignIner).
 var ErrNoSignIn = errors.New("connector has no sign-in")
 
-// BeginSignIn starts a person's sign-in to connector name (see
-// connectors.SignIner). The attempt's Wait returns once the tokens are
-// stored and the connector's tools are listed again, so that an approval
-// made next finds them (Approve of a run awaiting the sign-in). The
-// caller must Close the attempt.
-//
-// The person signing in is the one ctx names (codemode.PersonFrom): to a
-// connector with per-user credentials they sign in for themselves.
-//
-// The attempt is audited (who began signing in to which connector).
+// BeginSignIn starts the sign-in to connector name (connectors.SignIner)
+// of the person ctx names (to a connector with per-user credentials, for
+// themselves). The attempt's Wait returns once the tokens are stored and
+// the connector's tools listed again, so that an approval made next finds
+// them. The caller must Close the attempt. The attempt is audited.
 func (r *Runtime) BeginSignIn(ctx context.Context, name string) (_ connectors.SignInAttempt, err error) {
 	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditSignIn, Target: name}, err) }()
 	return r.beginSignIn(ctx, name)
@@ -168,14 +163,12 @@ func (b *BackgroundSignIn) Err() error {
 	return b.err
 }
 
-// StartSignIn begins a person's sign-in to connector name, for surfaces
-// that cannot wait for it (the approval console) or that wait apart from
-// the run they resume (the login command). The runtime waits for the
-// sign-in in the background, for at most wait, and once the person has
-// signed in resumes every run awaiting that sign-in (AwaitingSignIn), as
-// Approve does (with no approver: a call that needs approval pauses the
-// run again). While one sign-in to the connector is under way, StartSignIn
-// returns it again instead of starting another. Close ends the wait.
+// StartSignIn begins a person's sign-in to connector name for a surface
+// that does not wait for it (the console, the login command): the runtime
+// waits for it in the background, for at most wait, then resumes every
+// run awaiting it as Approve does, with no approver. A sign-in to the
+// connector under way is returned again rather than another started.
+// Close ends the wait.
 func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Duration) (*BackgroundSignIn, error) {
 	who := codemode.PersonFrom(ctx)
 	key := r.signInKey(name, who)
@@ -205,9 +198,6 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 		a.Close()
 		done()
 		return b, nil
-	}
-	if r.signIns == nil {
-		r.signIns = map[string]*BackgroundSignIn{}
 	}
 	b := &BackgroundSignIn{url: a.URL(), until: time.Now().Add(wait), done: make(chan struct{})}
 	r.signIns[key] = b

@@ -133,9 +133,6 @@ func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()
 	pctx, cancel := context.WithCancelCause(ctx)
 	lp := &livePass{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
-	if r.tasks.live == nil {
-		r.tasks.live = map[string]*livePass{}
-	}
 	r.tasks.live[id] = lp
 	r.mu.Unlock()
 

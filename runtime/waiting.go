@@ -184,9 +184,6 @@ func (r *Runtime) watchWaiting(id string) {
 	if r.closed || r.waiters[id] {
 		return
 	}
-	if r.waiters == nil {
-		r.waiters = map[string]bool{}
-	}
 	r.waiters[id] = true
 	r.active.Add(1)
 	go func() {
@@ -317,15 +314,11 @@ func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) 
 	return min(max(poll, minTaskPoll), maxTaskPoll)
 }
 
-// resumeWaiting resumes waiting run e (why says why, for the log): it
-// claims it (waiting -> running, owned by this process; nothing happens
-// when another process or request moved it first) and runs its pass in
-// the background context ctx, replaying its log; a task run's pass is
-// bounded by the task timeout. A run whose connectors changed while it
-// waited cannot be replayed: it ends error, its waiting calls settled.
-// It reports whether the run moved on (resumed or ended, here or by
-// another); false when it could not be claimed (the store failed), to be
-// tried again later.
+// resumeWaiting claims waiting run e (waiting -> running; why is for the
+// log) and runs its pass in the background, replaying its log. A run
+// whose connectors changed while it waited cannot be replayed: it ends
+// error. It reports whether the run moved on (here or by another); false
+// when it could not be claimed (the store failed), to be tried again.
 func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why string) bool {
 	done, err := r.begin()
 	if err != nil {
@@ -367,12 +360,11 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 	return true
 }
 
-// settled returns out, the outcome of a pass of a run that is not a
-// task, once its run no longer runs nor waits: a run that waits for its
-// calls' tasks is awaited (its waiter resumes it) for at most the plain
-// call's timeout (Limits.Timeout), and until ctx ends or the runtime
-// closes; then out is returned as it is, waiting, and the run goes on.
-// (A caller that can wait longer starts the run as a task.)
+// settled returns out, the outcome of a pass of a run that is not a task,
+// once the run no longer runs nor waits: a run waiting for its calls'
+// tasks is awaited for at most Limits.Timeout, until ctx ends or the
+// runtime closes, and is otherwise returned waiting, going on. (A caller
+// that can wait longer starts the run as a task.)
 func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) (codemode.Outcome, error) {
 	if err != nil || out.Status != codemode.StatusWaiting {
 		return out, err
