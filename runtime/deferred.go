@@ -204,7 +204,7 @@ func (p *pass) takeBackLocked(seq int) {
 // useJournal reports whether the pass writes ahead to the store's journal:
 // a program's pass on a store that has one. (A rollback's revert pass
 // commits every entry at once.)
-func (p *pass) useJournal() bool { return p.r.journal != nil && p.mode == modeRun }
+func (p *pass) useJournal() bool { return p.r.journal != nil && p.reverts == 0 }
 
 // journalLocked journals e (see codemode.Journaler); a failure stops the
 // pass.

@@ -54,7 +54,7 @@ func HasPath(r *Runtime, path string) bool {
 
 // Check runs the check before running over calls, as a pass of r would.
 func Check(ctx context.Context, r *Runtime, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
-	return newPass(r, "bench", nil, modeRun, 0, nil).Check(ctx, calls)
+	return newPass(r, "bench", nil, 0, 0, nil).Check(ctx, calls)
 }
 
 // Tick runs one heartbeat of r: it renews the lease, records what the

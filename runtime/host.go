@@ -18,17 +18,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
-// passMode tells a program pass from a rollback's revert pass.
-type passMode int
-
-const (
-	// modeRun replays the log and gates calls that need approval.
-	modeRun passMode = iota + 1
-	// modeRevert executes every call directly (the human asked for the
-	// rollback) and logs it after seqBase.
-	modeRevert
-)
-
 // stopKind is why the host stopped a pass.
 type stopKind int
 
@@ -59,13 +48,16 @@ type stopReason struct {
 // not the connector calls.
 type pass struct {
 	// fixed at creation
-	r       *Runtime
-	cat     *catalog.Catalog // the runtime's catalog when the pass began
-	execID  string
-	ap      codemode.Approver
-	mode    passMode
+	r      *Runtime
+	cat    *catalog.Catalog // the runtime's catalog when the pass began
+	execID string
+	ap     codemode.Approver
+	// reverts is, for a rollback's revert pass, the seq of the call it
+	// undoes (Entry.Reverts): such a pass makes every call directly (the
+	// person asked for the rollback) and logs it after seqBase. 0 for a
+	// program's pass, which replays the log and gates what needs approval.
+	reverts int
 	seqBase int
-	reverts int                    // modeRevert: the seq of the call the pass undoes (Entry.Reverts)
 	entries map[int]codemode.Entry // the log when the pass began
 	// run is the run's id and starter, for the policy (mayAsk); nil for
 	// a pass that asks nobody (a revert's).
@@ -107,13 +99,13 @@ type pass struct {
 
 var _ sandbox.Host = (*pass)(nil)
 
-func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seqBase int, log []codemode.Entry) *pass {
+func newPass(r *Runtime, execID string, ap codemode.Approver, reverts, seqBase int, log []codemode.Entry) *pass {
 	p := &pass{
 		r:        r,
 		cat:      r.catalog(),
 		execID:   execID,
 		ap:       ap,
-		mode:     mode,
+		reverts:  reverts,
 		seqBase:  seqBase,
 		entries:  make(map[int]codemode.Entry, len(log)),
 		visited:  map[int]bool{},
@@ -288,7 +280,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 			// what the configuration excluded).
 			return nil, nil, fmt.Errorf("%s.%s: %w", c.Connector, c.Method, err)
 		}
-	case p.mode != modeRun:
+	case p.reverts != 0:
 		return nil, nil, t.SignIn // a rollback's revert cannot wait for a person
 	}
 	if _, err := p.chargeLocked(len(args), "the arguments of "+entryRef(e), "the call was not made"); err != nil {
@@ -304,7 +296,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		p.open[e.Seq] = e
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	}
-	if p.mode == modeRun && v.Why != catalog.NoApproval {
+	if p.reverts == 0 && v.Why != catalog.NoApproval {
 		return p.gateLocked(ctx, e)
 	}
 	if !t.Def.KnownReadOnly() || t.Tasker() != nil {
@@ -326,7 +318,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 // stay executing).
 func (p *pass) loggedLocked(want codemode.Entry) (*codemode.Entry, error) {
 	logged, ok := p.entries[want.Seq]
-	if !ok || p.mode != modeRun {
+	if !ok || p.reverts != 0 {
 		return nil, nil
 	}
 	if logged.Kind != want.Kind || logged.Connector != want.Connector || logged.Method != want.Method || logged.Name != want.Name ||
@@ -487,7 +479,7 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 			logErr = p.writeGroupLocked(ctx, false)
 		}
 	}
-	if tk := t.Tasker(); tk != nil && p.mode == modeRun {
+	if tk := t.Tasker(); tk != nil && p.reverts == 0 {
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
@@ -520,7 +512,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		// took effect is unknown, so the entry stays executing and the call
 		// runs again on replay.
 		return nil, fmt.Errorf("%s.%s: %w", e.Connector, e.Method, callErr)
-	case signIn && p.mode == modeRun:
+	case signIn && p.reverts == 0:
 		// The server refused the call for want of a (new) sign-in: it did
 		// not take effect. The run pauses until a person signs in.
 		e.Error = p.r.capMessage(sir.Error())

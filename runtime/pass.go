@@ -39,7 +39,7 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	if token != "" {
 		r.listForStarter(ctx, user)
 	}
-	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
+	p := newPass(r, e.ID, ap, 0, 0, c.log)
 	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
 	p.user, p.userToken = user, token
 	out, runErr := p.runProgram(ctx, e.Code, r.limitsOf(e), sandbox.Clock(e.Clock))

@@ -35,7 +35,7 @@ func valueBytes(e codemode.Entry) int64 {
 // became of it: fate) with the error that stops the program.
 func (p *pass) chargeLocked(n int, what, fate string) (string, error) {
 	total := p.logBytes + int64(n)
-	if p.mode != modeRun || p.r.maxLog <= 0 || total <= p.r.maxLog {
+	if p.reverts != 0 || p.r.maxLog <= 0 || total <= p.r.maxLog {
 		p.logBytes = total
 		return "", nil
 	}

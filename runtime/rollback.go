@@ -154,8 +154,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user stri
 	}
 	undone.State, undone.UpdatedAt = st, r.now()
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
-	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
-	p.reverts = en.Seq
+	p := newPass(r, en.ExecutionID, nil, en.Seq, *maxSeq, nil)
 	p.user = user
 	out, runErr := p.runProgram(ctx, code, r.limits, sandbox.Clock{Seed: newSeed()})
 	var also []codemode.EntryUpdate
