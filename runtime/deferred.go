@@ -150,41 +150,31 @@ func (p *pass) writeGroupLocked(ctx context.Context, now bool) error {
 	return nil
 }
 
-// queueBeforeLocked queues a new entry for a step that runs after its
-// entry is queued, and writes the group if it is due: if that write fails,
-// the entry is taken back (the step will not run) and the pass stops.
-func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
-	if err := p.queueLocked(e); err != nil {
-		return err
-	}
-	if err := p.writeGroupLocked(ctx, false); err != nil {
-		p.takeBackLocked(e.Seq)
-		return err
-	}
-	return nil
-}
-
-// writeAheadLocked queues a new entry for a call that may have a side
-// effect and makes it survive a crash before the call is made: journaled
-// when the store has a journal (the group is then written when it is due,
-// after the call is sent: see pass.execute), else committed at once with
-// the group. If that write fails, the entry is taken back (the call will
-// not be made) and the pass stops. So does a pass whose claim on the run
-// lapsed (claims.mayAct), before anything is written.
-func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
-	if err := p.r.own.claims.mayAct(p.execID); err != nil {
-		return p.failLocked(err)
+// queueBeforeLocked queues a new entry before what it stands for runs,
+// and writes the group if it is due. An entry of a call that may have a
+// side effect (ahead) must survive a crash before the call is made: it is
+// journaled when the store has a journal (the group is then written when
+// due, after the call is sent: see pass.execute), else committed at once
+// with the group; a pass whose claim on the run lapsed (claims.mayAct)
+// makes no such call. If that write fails, the entry is taken back (it
+// will not run) and the pass stops.
+func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, ahead bool) error {
+	if ahead {
+		if err := p.r.own.claims.mayAct(p.execID); err != nil {
+			return p.failLocked(err)
+		}
 	}
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
 	var err error
-	if p.useJournal() {
+	switch {
+	case ahead && p.useJournal():
 		if err = p.journalLocked(ctx, *e); err == nil {
 			p.ahead[e.Seq] = true
 		}
-	} else {
-		err = p.writeGroupLocked(ctx, true)
+	default:
+		err = p.writeGroupLocked(ctx, ahead)
 	}
 	if err != nil {
 		p.takeBackLocked(e.Seq)

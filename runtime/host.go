@@ -304,7 +304,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		// committed executing before it is sent (see deferred.go); so is
 		// one its source runs as a task, whose id is then committed
 		// (waiting.go).
-		if err := p.writeAheadLocked(ctx, &e); err != nil {
+		if err := p.queueBeforeLocked(ctx, &e, true); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -583,7 +583,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		return val, run == nil && err == nil, err
 	}
 	p.reachLocked(e.Seq)
-	return nil, false, p.queueBeforeLocked(ctx, &e)
+	return nil, false, p.queueBeforeLocked(ctx, &e, false)
 }
 
 // StepDone records the value or failure of a step that just ran (deferred,

@@ -134,7 +134,7 @@ func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args j
 	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, sc.Name), "the call was not made"); err != nil {
 		return nil, nil, err
 	}
-	if err := p.queueBeforeLocked(ctx, &e); err != nil {
+	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
 		return nil, nil, err
 	}
 	return &e, nil, nil

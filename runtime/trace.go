@@ -219,12 +219,6 @@ func noteAsk(ctx context.Context, d time.Duration, dec codemode.Decision) {
 	if !span.IsRecording() {
 		return
 	}
-	how := "none"
-	switch dec {
-	case codemode.Accept:
-		how = "accept"
-	case codemode.Decline:
-		how = "decline"
-	}
-	span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(d.Milliseconds()), attrDecision.String(how))
+	how := map[codemode.Decision]string{codemode.Accept: "accept", codemode.Decline: "decline"}[dec]
+	span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(d.Milliseconds()), attrDecision.String(cmp.Or(how, "none")))
 }
