@@ -176,13 +176,13 @@ func (o *owner) close(ctx context.Context) error {
 
 // gone reports whether the owner of a claimed run is gone, and why.
 // rec is its owner record (nil: none).
-func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time, lease time.Duration) (string, bool) {
+func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time) (string, bool) {
 	if e.Owner == o.id {
 		return "", false // this process
 	}
 	if rec == nil {
 		idle := now.Sub(e.UpdatedAt)
-		if idle <= lease {
+		if idle <= o.lease {
 			return "", false
 		}
 		who := "its process left no owner record (a run of an older release)"
@@ -235,7 +235,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 				}
 				continue
 			}
-			why, gone := r.own.gone(e, byID[e.Owner], now, r.own.lease)
+			why, gone := r.own.gone(e, byID[e.Owner], now)
 			if !gone {
 				claimed[e.Owner] = true
 				continue
@@ -250,7 +250,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 		if rec.ID == r.own.id || claimed[rec.ID] {
 			continue
 		}
-		if _, gone := r.own.gone(&codemode.Execution{Owner: rec.ID}, &rec, now, r.own.lease); !gone {
+		if _, gone := r.own.gone(&codemode.Execution{Owner: rec.ID}, &rec, now); !gone {
 			continue
 		}
 		if err := r.store.RemoveOwner(ctx, rec.ID); err != nil && !errors.Is(err, codemode.ErrNotFound) {
@@ -278,7 +278,7 @@ func (r *Runtime) watchWaitingRuns(ctx context.Context, byID map[string]*codemod
 		// A gone owner's record stays until its waiting runs are taken
 		// over, so that whoever takes them over sees it gone.
 		claimed[e.Owner] = true
-		if _, gone := r.own.gone(e, byID[e.Owner], now, r.own.lease); gone && r.own.serving.Load() {
+		if _, gone := r.own.gone(e, byID[e.Owner], now); gone && r.own.serving.Load() {
 			r.watchWaiting(e.ID)
 		}
 	}

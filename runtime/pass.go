@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
@@ -266,8 +267,7 @@ func (r *Runtime) endRecovered(ctx context.Context, e *codemode.Execution, from,
 		return err
 	}
 	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
-	r.changedStatus()
-	r.runEnded(ctx, e.Status, e.CreatedAt, e.UpdatedAt)
+	r.statusSet(ctx, e, from, time.Time{})
 	r.dispose(ctx, e.ID)
 	return nil
 }
@@ -382,7 +382,6 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
-	r.changedStatus()
 	r.statusSet(ctx, e, from, prevAt)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -241,12 +242,10 @@ func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string,
 		return "", false
 	}
 	var rec *codemode.Owner
-	for i := range owners {
-		if owners[i].ID == e.Owner {
-			rec = &owners[i]
-		}
+	if i := slices.IndexFunc(owners, func(o codemode.Owner) bool { return o.ID == e.Owner }); i >= 0 {
+		rec = &owners[i]
 	}
-	return r.own.gone(e, rec, r.now(), r.own.lease)
+	return r.own.gone(e, rec, r.now())
 }
 
 // cancelOrphan cancels running run e whose owner is gone (why) as
