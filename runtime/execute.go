@@ -44,11 +44,10 @@ type claimed struct {
 	span trace.Span
 }
 
-// create begins a request (see begin) and creates the execution of a new
-// program (a task when task is set), after the checks a program meets
-// before anything is stored (its size, the type check) and the
-// housekeeping. When it returns no run, the program was refused (out says
-// why) or err failed.
+// create begins a request (begin) and creates the execution of a new
+// program (a task when task is set), after the checks made before
+// anything is stored (its size, the type check) and the housekeeping.
+// Without a run, the program was refused (out says why) or err failed.
 func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) (*claimed, codemode.Outcome, error) {
 	done, err := r.begin()
 	if err != nil {

@@ -586,11 +586,9 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	return nil, false, p.queueBeforeLocked(ctx, &e, false)
 }
 
-// StepDone records the value or failure of a step that just ran (deferred,
-// see deferred.go). It is the completion of work already started, so it is
-// recorded even when the pass was stopped meanwhile. A value over the
-// per-value cap is recorded as the step's failure, and that error returned
-// (thrown into the program).
+// StepDone records the value or failure of a step that ran (deferred.go),
+// even when the pass was stopped meanwhile. A value over the per-value cap
+// is recorded as the step's failure, and that error thrown.
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	seq := p.seqBase + s.Seq
 	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}

@@ -142,11 +142,9 @@ func (o *owner) beat(ctx context.Context) bool {
 }
 
 // Join registers this process as an owner now rather than at its first
-// run, so that from the start it renews a lease and recovers, at every
-// heartbeat, the runs of owners that are gone: what a server does (serve),
-// so that of several replicas sharing a database, one that has run nothing
-// yet still recovers a dead one's runs within the lease, and takes over
-// the runs a dead one left waiting for downstream tasks.
+// run (what serve does), so that from the start it recovers, at every
+// heartbeat, the runs of owners that are gone, and takes over the runs
+// they left waiting for downstream tasks, even if it has run nothing.
 func (r *Runtime) Join(ctx context.Context) error {
 	r.own.serving.Store(true)
 	_, err := r.own.claim(ctx)

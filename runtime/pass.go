@@ -99,10 +99,9 @@ type passEnd struct {
 	runErr   error // the executor's failure
 }
 
-// record stores the end of a pass (see writeEnd) and returns the run's
-// outcome. If the store does not take it, the run is still claimed by
-// this process: it is stranded (hold.go) with what the pass holds, to be
-// written once the store answers again.
+// record stores the end of a pass (writeEnd) and returns the run's
+// outcome. If the store does not take it, the run, still claimed here, is
+// stranded (hold.go) with what the pass holds, to be written later.
 func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, h *hold, end passEnd) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx) // the pass happened; its end is recorded even if the caller gave up
 	internal, err := r.writeEnd(ctx, e, p, end)

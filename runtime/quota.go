@@ -45,11 +45,10 @@ func (p *pass) chargeLocked(n int, what, fate string) (string, error) {
 	return msg, p.stopLocked(stopQuota, msg, nil)
 }
 
-// chargeOutcomeLocked counts the result and error of e, an entry that was
-// executing and is about to be recorded in state to. Over the quota, e
-// becomes a failure with the quota's message instead of its values (the
-// new state returned) and the pass stops: the error returned stops the
-// program.
+// chargeOutcomeLocked counts the result and error of e, about to be
+// recorded in state to. Over the quota, e becomes a failure with the
+// quota's message instead of its values (the new state returned), and the
+// error returned stops the program.
 func (p *pass) chargeOutcomeLocked(e *codemode.Entry, to codemode.EntryState) (codemode.EntryState, error) {
 	n := len(e.Result) + len(e.Error)
 	if n == 0 {

@@ -145,10 +145,10 @@ type Runtime struct {
 const DefaultHousekeepingInterval = 5 * time.Second
 
 // New lists every source's tools, recovers the runs of processes that are
-// gone (owner.go), and returns a Runtime. A source whose Tools
-// fails is kept (Connectors reports its Error) and its global is absent; it is
-// not fatal. Configuration mistakes (duplicate or invalid connector names,
-// malformed approval globs) are errors.
+// gone (owner.go), and returns a Runtime. A source whose Tools fails is
+// kept (Connectors reports its Error) without a global. Configuration
+// mistakes (duplicate or invalid connector names, malformed approval
+// globs) are errors.
 func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if opts.Store == nil {
 		return nil, errors.New("runtime: Options.Store is required")
@@ -217,11 +217,10 @@ func positiveOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Close refuses new requests, ends the sign-ins StartSignIn waits for and
-// the passes of task runs (each ends in error: the server shut down),
-// waits for in-flight requests (running passes, rollbacks) to finish, and
-// removes this process's owner record. It does not close the store, the
-// executor or the connectors: the caller owns them.
+// Close refuses new requests, ends the background sign-ins and the passes
+// of task runs (they end in error: the server shut down), waits for the
+// requests in flight, and removes this process's owner record. The
+// store, the executor and the connectors are the caller's to close.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	r.closed = true

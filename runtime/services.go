@@ -79,11 +79,9 @@ var serviceList = func() []sandbox.Service {
 }()
 
 // Service answers a codemode service (see services). A call with a
-// sequence number (every call of search and describe but those inside a
-// step's function) is logged like a read-only connector call: its answer,
-// or its failure, is what every later pass of the run gets, so a program
-// that acts on what codemode.search found replays the same way after the
-// connectors changed between a pause and its approval.
+// sequence number (all but those inside a step's function) is logged like
+// a read-only connector call, so a program that acts on what
+// codemode.search found replays the same way after the connectors changed.
 func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMessage, error) {
 	sv, ok := serviceNamed(sc.Name)
 	if !ok {

@@ -57,12 +57,10 @@ type taskState struct {
 }
 
 // Start runs a new program as a task: it creates the execution as Execute
-// does (the same checks, nothing stored for a refused program) and
-// returns its outcome, running, at once; the program goes on in the
-// background with no approver (a call that needs approval pauses the run)
-// and each pass bounded by Options.TaskTimeout. The observer in ctx, if
-// any, hears the run's events; ctx's end does not stop the run (Cancel
-// and Close do).
+// does and returns it running at once; the program goes on in the
+// background with no approver, each pass bounded by Options.TaskTimeout.
+// The observer in ctx hears the run's events; ctx's end does not stop the
+// run (Cancel and Close do).
 func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (codemode.Outcome, error) {
 	c, out, err := r.create(ctx, code, &task)
 	if c == nil {
@@ -72,12 +70,11 @@ func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (c
 	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: c.e.ID}, nil
 }
 
-// Resume approves a paused run as ApproveReviewed does (the same checks:
-// the digest of what the person was shown, the connectors, a sign-in),
-// for a person who answered through the client that polls the run as a
-// task. The decision is made before Resume returns; the run then goes on
-// in the background, as Start's, and the outcome returned is running. A
-// run that is not a task resumes within the call, as ApproveReviewed.
+// Resume approves a paused run as ApproveReviewed does, for a person who
+// answered through the client that polls it as a task: the decision is
+// made before Resume returns, then the run goes on in the background and
+// the outcome is running. A run that is not a task resumes within the
+// call.
 func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error) {
 	c, out, err := r.claimApproved(ctx, id, rv)
 	if c == nil {
@@ -260,11 +257,10 @@ func (r *Runtime) cancelOrphan(ctx context.Context, e *codemode.Execution, why s
 	return r.outcome(ctx, e)
 }
 
-// cancelledMeanwhile ends a pass whose run was cancelled while it ran
-// (the pass could not record its end, err: its status moved from running
-// to cancelled): the calls it left undecided are settled, unless the pass
-// settled them itself (it was ending the run), and the run is disposed.
-// It returns the run as stored, or nil when it was not cancelled.
+// cancelledMeanwhile ends a pass that could not record its end (err)
+// because its run was cancelled meanwhile: the calls it left undecided are
+// settled (unless it settled them itself) and the run disposed. It returns
+// the run as stored, or nil when it was not cancelled.
 func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry, settled bool, err error) *codemode.Execution {
 	if !errors.Is(err, codemode.ErrConflict) {
 		return nil

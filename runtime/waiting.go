@@ -90,11 +90,10 @@ func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) err
 	return nil
 }
 
-// readTask answers a call whose entry waits for its task (a replay): the
-// task's result once it has ended (recorded, then returned as a call's
-// would be); while it works, or cannot be read for now, the pass stops to
-// wait for it again. A task its source does not know any more fails the
-// call.
+// readTask answers a replayed call whose entry waits for its task: with
+// the task's result once it has ended (recorded as a call's would be);
+// while it works, or cannot be read for now, the pass stops to wait again.
+// A task its source no longer knows fails the call.
 func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method) (json.RawMessage, error) {
 	p.mu.Lock()
 	p.open[e.Seq] = e
@@ -197,14 +196,12 @@ func (r *Runtime) watchWaiting(id string) {
 	}()
 }
 
-// waitFor watches waiting run id until it is no longer waiting here or ctx
-// ends: every poll it reads the run and its waiting calls' tasks; once they
-// have all ended it resumes the run (its pass may leave it waiting again,
-// and the watch goes on). A run waiting under an owner that is gone is
-// resumed at once (taken over: see above). Another live process's run is
-// left to it. A run that was ended while it waited (cancelled or rejected,
-// through another process say) has its calls' tasks cancelled here too:
-// only this process's session may know them.
+// waitFor watches waiting run id until it no longer waits here or ctx
+// ends: every poll it reads the run and its calls' tasks, and resumes the
+// run once they have all ended, or at once when its owner is gone (taken
+// over). Another live process's run is left to it. A run ended while it
+// waited has its calls' tasks cancelled here: only this process's session
+// may know them.
 func (r *Runtime) waitFor(ctx context.Context, id string) {
 	for ctx.Err() == nil {
 		next := defaultTaskPoll
@@ -269,10 +266,9 @@ func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
 	})
 }
 
-// taskPoll reads the task of every call of run id that waits for one,
-// and returns how long to wait before reading them again: 0 when every
-// task has ended, or can no longer be read (which the replay records: a
-// task its source does not know, a connector that no longer runs it).
+// taskPoll reads the task of every call of run id that waits for one and
+// returns when to read them again: 0 once every task has ended or can no
+// longer be read (which the replay records).
 func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
