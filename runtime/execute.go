@@ -371,21 +371,11 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 	return nil
 }
 
-// settleEnded settles what run id, which is ending, leaves undecided in
-// its log: its entries awaiting a person are rejected, decided by by
-// (zero: by nobody, an expiry), and its calls waiting for their tasks
-// end error, their tasks cancelled (settleWaiting).
+// settleEnded settles what run id, which is ending, left undecided in its
+// log (settleEntry; what awaits a person is rejected, decided by by).
 func (r *Runtime) settleEnded(ctx context.Context, id string, by codemode.Person) {
 	r.eachEntry(ctx, id, "settle an entry of an ending run", func(en codemode.Entry) error {
-		switch {
-		case en.State == codemode.EntryWaiting:
-			return r.settleWaiting(ctx, en)
-		case !en.State.AwaitsPerson():
-			return nil
-		case !by.IsZero():
-			en.DecidedBy, en.DecidedAt = by, r.now()
-		}
-		return r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
+		return r.settleEntry(ctx, en, by)
 	})
 }
 
@@ -488,11 +478,9 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 }
 
-// openExecution begins a request (see begin) on execution id, which the
-// person ctx carries must reach as a says (visible: else it is unknown)
-// and must be in one of the allowed statuses. On error the execution is
-// returned when it was found and visible, so callers can report its
-// status; done is nil.
+// openExecution begins a request (begin) on run id, which the person ctx
+// carries must reach as a says and which must be in one of the allowed
+// statuses. On error, the run is returned when it was found and visible.
 func (r *Runtime) openExecution(ctx context.Context, id, action string, a access, allowed ...codemode.ExecStatus) (*codemode.Execution, func(), error) {
 	done, err := r.begin()
 	if err != nil {

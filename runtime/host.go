@@ -420,9 +420,8 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 }
 
 // mayAsk reports whether the person whose request runs the pass may be
-// asked to approve action a (policy.MayApprove): under an issuer with
-// approvals.separation, not the run's own starter, and only an approver
-// of its connector; otherwise the run pauses for someone who may.
+// asked to approve a (policy.MayApprove: under approvals.separation, not
+// the run's starter); otherwise the run pauses for someone who may.
 func (p *pass) mayAsk(ctx context.Context, a codemode.PendingAction) bool {
 	who := codemode.PrincipalFrom(ctx)
 	if who == nil || p.run == nil {

@@ -110,10 +110,9 @@ func (o *owner) heartbeat(ctx context.Context, done chan struct{}) {
 	}
 }
 
-// tick renews the lease; if the store answered, it settles the runs of
-// this process that the store failed to record (hold.go); then it
-// recovers the runs of owners that are gone, and this process's own runs
-// that no request holds.
+// tick renews the lease, settles the runs the store failed to record if
+// it answered (hold.go), and recovers the runs of owners that are gone and
+// this process's own runs that no request holds.
 func (o *owner) tick(ctx context.Context) {
 	if o.beat(ctx) {
 		o.r.settleStranded(ctx)
@@ -122,9 +121,8 @@ func (o *owner) tick(ctx context.Context) {
 }
 
 // beat renews the lease and reports whether the store took it. An owner
-// record that is gone (another process took this one for dead: its lease
-// lapsed) is written again: runs recovered meanwhile stay recovered, later
-// ones are claimed again.
+// record another process removed (taking this one for dead) is written
+// again: runs recovered meanwhile stay recovered.
 func (o *owner) beat(ctx context.Context) bool {
 	began := time.Now()
 	err := o.r.store.Heartbeat(ctx, o.id, o.r.now())

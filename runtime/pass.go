@@ -217,7 +217,7 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 		}
 	default:
 		if to.Terminal() {
-			r.settleLeftovers(ctx, e, leftover)
+			r.settleLeftovers(ctx, e.ID, leftover)
 		}
 		if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
 			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal(), err); cur != nil {
@@ -289,9 +289,8 @@ func (r *Runtime) dispose(ctx context.Context, id string) {
 }
 
 // abort ends a run that could not get a pass started (the store failed)
-// as interrupt does, and returns the cause. If that fails too, the run is
-// left to this process's recovery (hold.go) once the caller lets go of
-// it.
+// as interrupt does, and returns the cause; if that fails too, the run is
+// left to this process's recovery (hold.go).
 func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
 	e.Error = "internal failure: " + cause.Error()
@@ -336,27 +335,33 @@ func (p *pass) unreached() []codemode.Entry {
 	return out
 }
 
-// settleLeftovers moves undecided entries of a run that is ending: an
-// executing call whose result was never recorded becomes error, a pending
-// one (or one awaiting a sign-in) rejected, one waiting for its downstream
-// task error, its task cancelled (settleWaiting). Failures are logged; the run
-// ends regardless.
-func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry) {
+// settleLeftovers settles the entries a pass of run id left undecided
+// (settleEntry). Failures are logged; the run ends regardless.
+func (r *Runtime) settleLeftovers(ctx context.Context, id string, leftover []codemode.Entry) {
 	for _, en := range leftover {
-		var err error
-		switch en.State {
-		case codemode.EntryExecuting:
-			en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
-			err = r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
-		case codemode.EntryPending, codemode.EntrySignIn:
-			err = r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
-		case codemode.EntryWaiting:
-			err = r.settleWaiting(ctx, en)
-		}
-		if err != nil {
-			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
+		if err := r.settleEntry(ctx, en, codemode.Person{}); err != nil {
+			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
+}
+
+// settleEntry settles en, left undecided in a run that ends: a call
+// executing whose result was never recorded ends error, one awaiting a
+// person is rejected (decided by by; zero: by nobody), one waiting for
+// its task ends error, its task cancelled (settleWaiting).
+func (r *Runtime) settleEntry(ctx context.Context, en codemode.Entry, by codemode.Person) error {
+	switch {
+	case en.State == codemode.EntryExecuting:
+		en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
+		return r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
+	case en.State == codemode.EntryWaiting:
+		return r.settleWaiting(ctx, en)
+	case !en.State.AwaitsPerson():
+		return nil
+	case !by.IsZero():
+		en.DecidedBy, en.DecidedAt = by, r.now()
+	}
+	return r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
 }
 
 // setStatus moves e from one status to another through TransitionExec and

@@ -166,7 +166,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user stri
 	*maxSeq = max(*maxSeq, p.maxSeq)
 	leftover := p.leftoverLocked()
 	p.mu.Unlock()
-	r.settleLeftovers(ctx, &codemode.Execution{ID: en.ExecutionID}, leftover)
+	r.settleLeftovers(ctx, en.ExecutionID, leftover)
 	switch {
 	case runErr != nil:
 		return errors.Join(fmt.Errorf("revert function: %w", runErr), flushErr)
@@ -190,9 +190,8 @@ func (r *Runtime) readOnly(en codemode.Entry) bool {
 }
 
 // rollbackNote says, for a rollback that left calls in effect, what it
-// reverted and what stays: the run's message once it is rolled_back, so
-// that every surface showing its status says it ("" when every call that
-// could be in effect was reverted).
+// reverted and what stays: the run's message once rolled_back, so that
+// every surface says it ("" when everything in effect was reverted).
 func rollbackNote(o codemode.Outcome) string {
 	if len(o.Failures) == 0 && len(o.NotReverted) == 0 {
 		return ""

@@ -103,9 +103,8 @@ func tokenOf(ctx context.Context, user string) string {
 }
 
 // signInKey is the key of a background sign-in to connector name by
-// person: with per-user credentials each person's sign-in is their own
-// (another's link would store their grant as this person's); else one
-// sign-in serves everyone.
+// person: their own with per-user credentials (another's link would store
+// their grant as this person's), else one serving everyone.
 func (r *Runtime) signInKey(name string, person codemode.Person) string {
 	if s := r.catalog().Connector(name); s != nil && s.Caps.PerUser {
 		return name + "\x00" + person.Subject
@@ -227,9 +226,8 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 const DefaultSignInWait = 15 * time.Minute
 
 // SignInPage starts the background sign-in to connector name (or finds the
-// one under way: StartSignIn, waited for DefaultSignInWait) and returns its
-// page and until when it is waited for, for a surface that only shows the
-// person where to go (the approval console).
+// one under way), waited for DefaultSignInWait, and returns its page and
+// until when, for a surface that only shows where to go (the console).
 func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Time, error) {
 	b, err := r.StartSignIn(ctx, name, DefaultSignInWait)
 	if err != nil {

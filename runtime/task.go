@@ -270,7 +270,7 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 		return nil
 	}
 	if !settled {
-		r.settleLeftovers(ctx, cur, leftover)
+		r.settleLeftovers(ctx, cur.ID, leftover)
 	}
 	r.dispose(ctx, e.ID)
 	return cur
