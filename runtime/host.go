@@ -59,13 +59,11 @@ type pass struct {
 	reverts int
 	seqBase int
 	entries map[int]codemode.Entry // the log when the pass began
-	// run is the run's id and starter, for the policy (mayAsk); nil for
-	// a pass that asks nobody (a revert's).
+	// run is the run's id and starter: the policy asks about it (mayAsk),
+	// and its calls carry its starter's credentials
+	// (connectors.CallHook.User), never those of the person who resumed
+	// or rolls back the run.
 	run *codemode.Execution
-	// user is the subject of the run's starter, whose credentials its
-	// calls carry (connectors.CallHook.User): never the person who
-	// resumed or rolls back the run.
-	user string
 	// userToken is the starter's access token when the pass runs on
 	// their own request (connectors.CallHook.UserToken), else "".
 	userToken string
@@ -99,11 +97,12 @@ type pass struct {
 
 var _ sandbox.Host = (*pass)(nil)
 
-func newPass(r *Runtime, execID string, ap codemode.Approver, reverts, seqBase int, log []codemode.Entry) *pass {
+func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts, seqBase int, log []codemode.Entry) *pass {
 	p := &pass{
 		r:        r,
 		cat:      r.catalog(),
-		execID:   execID,
+		execID:   run.ID,
+		run:      run,
 		ap:       ap,
 		reverts:  reverts,
 		seqBase:  seqBase,
@@ -424,7 +423,7 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 // the run's starter); otherwise the run pauses for someone who may.
 func (p *pass) mayAsk(ctx context.Context, a codemode.PendingAction) bool {
 	who := codemode.PrincipalFrom(ctx)
-	if who == nil || p.run == nil {
+	if who == nil {
 		return true
 	}
 	return p.r.policy.MayApprove(who, p.run, []codemode.PendingAction{a}) == nil
@@ -482,7 +481,7 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
-	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.user, UserToken: p.userToken}
+	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.run.StartedBy.Subject, UserToken: p.userToken}
 	var start time.Time
 	if p.r.metrics != nil {
 		start = time.Now()

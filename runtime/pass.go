@@ -40,14 +40,13 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	if token != "" {
 		r.listForStarter(ctx, user)
 	}
-	p := newPass(r, e.ID, ap, 0, 0, c.log)
-	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
-	p.user, p.userToken = user, token
+	p := newPass(r, &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}, ap, 0, 0, c.log)
+	p.userToken = token
 	out, runErr := p.runProgram(ctx, e.Code, r.limitsOf(e), sandbox.Clock(e.Clock))
 	stop, flushErr := p.finish(ctx)
 	o, err := r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 	if err == nil && o.Status == codemode.StatusPaused && p.userToken != "" {
-		r.prepareCredentials(ctx, p.user, o.Pending)
+		r.prepareCredentials(ctx, user, o.Pending)
 	}
 	return o, err
 }

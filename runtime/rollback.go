@@ -81,7 +81,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 
 	out := codemode.Outcome{ExecutionID: id, Logs: e.Logs}
 	for _, en := range calls {
-		err := r.revert(ctx, en, e.StartedBy.Subject, &maxSeq)
+		err := r.revert(ctx, en, e.StartedBy, &maxSeq)
 		switch {
 		case errors.Is(err, errNotRevertible) && r.readOnly(en):
 			// A read-only call without a revert: nothing to undo or report.
@@ -120,9 +120,8 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 
 // revert undoes one applied or unknown call and marks it reverted. A call
 // whose outcome is unknown has no result: a revert gets null for it.
-// A configured revert's calls carry the credentials of user, the run's
-// starter.
-func (r *Runtime) revert(ctx context.Context, en codemode.Entry, user string, maxSeq *int) error {
+// A configured revert's calls carry the credentials of the run's starter.
+func (r *Runtime) revert(ctx context.Context, en codemode.Entry, starter codemode.Person, maxSeq *int) error {
 	s := r.catalog().Connector(en.Connector)
 	if s == nil || !s.Available() {
 		return fmt.Errorf("connector %s is not available", en.Connector)
@@ -138,7 +137,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, user string, ma
 		return r.moveEntry(ctx, &en, en.State, codemode.EntryReverted)
 	}
 	if t.RevertJS != "" {
-		return r.revertJS(ctx, en, t.RevertJS, user, maxSeq)
+		return r.revertJS(ctx, en, t.RevertJS, starter, maxSeq)
 	}
 	return errNotRevertible
 }
@@ -146,7 +145,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, user string, ma
 // revertJS runs a configured "(args, result) => …" function as its own
 // pass; its calls are logged after *maxSeq, which it advances. When the
 // function completes, the pass's last write marks en reverted.
-func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user string, maxSeq *int) error {
+func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, starter codemode.Person, maxSeq *int) error {
 	undone := en
 	st, err := codemode.Transition(en.State, codemode.EntryReverted)
 	if err != nil {
@@ -154,8 +153,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user stri
 	}
 	undone.State, undone.UpdatedAt = st, r.now()
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
-	p := newPass(r, en.ExecutionID, nil, en.Seq, *maxSeq, nil)
-	p.user = user
+	p := newPass(r, &codemode.Execution{ID: en.ExecutionID, StartedBy: starter}, nil, en.Seq, *maxSeq, nil)
 	out, runErr := p.runProgram(ctx, code, r.limits, sandbox.Clock{Seed: newSeed()})
 	var also []codemode.EntryUpdate
 	if runErr == nil && out.Status == sandbox.Completed {
