@@ -191,9 +191,8 @@ func (p *pass) takeBackLocked(seq int) {
 	delete(p.ahead, seq)
 }
 
-// useJournal reports whether the pass writes ahead to the store's journal:
-// a program's pass on a store that has one. (A rollback's revert pass
-// commits every entry at once.)
+// useJournal reports whether the pass writes ahead to the store's journal
+// (a revert pass commits every entry at once).
 func (p *pass) useJournal() bool { return p.r.journal != nil && p.reverts == 0 }
 
 // journalLocked journals e (see codemode.Journaler); a failure stops the
@@ -207,13 +206,11 @@ func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
 }
 
 // record takes the outcome of an entry that was executing (a call that
-// returned, a step that ran), or waiting (a downstream task that ended).
-// e, moved to to, is queued, and journaled when its entry is journaled or
-// already written; the result of a downstream task is committed at once,
-// as its id was (waiting.go), and so is an outcome that comes after
-// finish's final write. If its values would take the run's log past its
-// quota, e is recorded as failed without them and the error returned
-// stops the program (quota.go).
+// returned, a step that ran) or waiting (a task that ended): e, moved to
+// to, is queued (queueOutcomeLocked), but a task's result is committed at
+// once, as its id was, and so is an outcome that comes after finish's
+// final write. Values over the run's quota are dropped, e recorded as
+// failed, and the error returned stops the program (quota.go).
 func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntryState) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -237,10 +234,10 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	return quotaErr
 }
 
-// queueOutcomeLocked moves e, executing, to state to in the queue: its
-// queued entry takes it, else its update is queued. A journaled or
-// written entry's outcome is journaled first: it must survive a crash
-// before the program sees it.
+// queueOutcomeLocked moves e, executing, to state to in the queue (its
+// queued entry, else a queued update); a journaled or written entry's
+// outcome is journaled first, so it survives a crash before the program
+// sees it.
 func (p *pass) queueOutcomeLocked(ctx context.Context, e codemode.Entry, to codemode.EntryState, queued bool) error {
 	if err := p.stampLocked(&e, codemode.EntryExecuting, to); err != nil {
 		return err
@@ -297,8 +294,7 @@ func (p *pass) flushLocked(ctx context.Context) error {
 	return nil
 }
 
-// writtenLocked empties the queue once it is written: entries written
-// executing stay open (their result is still to come); the entries whose
+// writtenLocked empties the queue once it is written; entries whose
 // queued update was written are no longer executing.
 func (p *pass) writtenLocked() {
 	for _, u := range p.deferred {

@@ -121,9 +121,8 @@ func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts,
 	return p
 }
 
-// enter registers a call unless the pass is stopped or over, in which case
-// it returns the refusal (wrapping sandbox.ErrStop). The caller must call
-// p.inflight.Done when enter succeeded.
+// enter registers a call unless the pass is stopped or over (the refusal,
+// wrapping sandbox.ErrStop); p.inflight.Done must follow a success.
 func (p *pass) enter() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -188,9 +187,8 @@ func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopR
 	return p.stop, err
 }
 
-// dropJournalLocked removes the pass's journal, if it wrote one, once
-// everything the journal holds is written: before the run's status
-// changes, so that a finished run leaves no journal.
+// dropJournalLocked removes the pass's journal, if any, once all it holds
+// is written, before the run's status changes.
 func (p *pass) dropJournalLocked(ctx context.Context) {
 	if !p.journaled {
 		return
@@ -242,9 +240,9 @@ func (p *pass) call(ctx context.Context, c sandbox.Call, cs *callSpan) (json.Raw
 	return p.execute(ctx, *run, t, run.State == 0, progress)
 }
 
-// decide answers a call from the log, or decides to execute it (returning
-// the entry, already logged executing), pause or refuse.
-// decoded is args decoded (jsonref.Canonical), for validation.
+// decide answers a call from the log, or decides to make it (returning
+// its entry, logged executing), pause or refuse; decoded is args decoded,
+// for validation.
 func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, args json.RawMessage, decoded any) (*codemode.Entry, json.RawMessage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -329,9 +327,8 @@ func (p *pass) loggedLocked(want codemode.Entry) (*codemode.Entry, error) {
 	return &logged, nil
 }
 
-// replayLocked answers a call, step or service call that matches its
-// entry in the log: with its value or its failure, by stopping the pass,
-// or by returning the entry to run.
+// replayLocked answers a call, step or service call from its entry in the
+// log: its value or failure, a stop, or the entry to run.
 func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	switch logged.State {
 	case codemode.EntryApplied:
