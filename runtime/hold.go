@@ -133,25 +133,20 @@ func (c *claims) mayAct(id string) error {
 	return nil
 }
 
-// strandedRun is a stranded run being settled.
-type strandedRun struct {
-	id     string
-	finish func(context.Context) error
-}
-
-// settling takes the stranded runs that no request holds, marking them
-// busy; done must be called for each.
-func (c *claims) settling() []strandedRun {
+// settling takes the stranded runs that no request holds, by id with the
+// func that writes each one's end, marking them busy; done must be called
+// for each.
+func (c *claims) settling() map[string]func(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []strandedRun
+	out := map[string]func(context.Context) error{}
 	for id, finish := range c.stranded {
 		if c.live[id] > 0 || c.busy[id] != nil {
 			continue
 		}
 		delete(c.stranded, id)
 		c.busy[id] = make(chan struct{})
-		out = append(out, strandedRun{id: id, finish: finish})
+		out[id] = finish
 	}
 	return out
 }

@@ -315,23 +315,23 @@ func (r *Runtime) recoverOwn(ctx context.Context, e *codemode.Execution, st code
 // process; a run whose end cannot be written is left to recoverOwn. A
 // run the store cannot be asked about waits for the next heartbeat.
 func (r *Runtime) settleStranded(ctx context.Context) {
-	for _, s := range r.own.claims.settling() {
-		e, err := r.store.GetExecution(ctx, s.id)
+	for id, finish := range r.own.claims.settling() {
+		e, err := r.store.GetExecution(ctx, id)
 		switch {
 		case errors.Is(err, codemode.ErrNotFound):
 		case err != nil:
-			r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", s.id, "err", err)
-			r.own.claims.done(s.id, s.finish)
+			r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", id, "err", err)
+			r.own.claims.done(id, finish)
 			continue
 		case !e.Status.Claimed() || e.Owner != r.own.id:
 			// Its end was written after all, or another process recovered it.
 		default:
-			if err := s.finish(ctx); err == nil {
-				r.log.InfoContext(ctx, "recorded the end of a run once the store answered again", "execution", s.id)
+			if err := finish(ctx); err == nil {
+				r.log.InfoContext(ctx, "recorded the end of a run once the store answered again", "execution", id)
 			} else if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
-				r.log.WarnContext(ctx, "could not record the end of a run once the store answered again; recovering it", "execution", s.id, "err", err)
+				r.log.WarnContext(ctx, "could not record the end of a run once the store answered again; recovering it", "execution", id, "err", err)
 			}
 		}
-		r.own.claims.done(s.id, nil)
+		r.own.claims.done(id, nil)
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -253,11 +253,7 @@ func newID(prefix string) string {
 }
 
 // newSeed returns a random seed for the sandbox's Math.random.
-func newSeed() int64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
-}
+func newSeed() int64 { return mrand.Int64() }
 
 // getExecution loads an execution, mapping ErrNotFound to ErrUnknownExecution.
 func (r *Runtime) getExecution(ctx context.Context, id string) (*codemode.Execution, error) {
