@@ -7,18 +7,15 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// The quota of a run's log (docs/ARCHITECTURE.md, "Bounded size").
-//
-// Each value is capped (limits.go), but a run makes many calls over many
-// passes: without a bound on their sum one program could fill the disk
-// (300 steps of 1 MiB made a 287 MiB store in seconds). So the bytes of
-// the values a run's entries keep (arguments, results, errors) have a
-// quota (Options.MaxRunLogBytes). A pass counts them as it goes
-// (pass.logBytes) under the lock its decisions hold: no query per call.
-// A call's arguments are counted when it is decided, a result, error or
-// step value when it is recorded; one that would pass the quota stops the
-// pass like a pause (stopQuota), and the run ends in error with what was
-// logged before. Revert passes are not counted: a person asked for them.
+// The quota of a run's log (docs/ARCHITECTURE.md, "Bounded size"). Each
+// value is capped (limits.go), but without a bound on their sum one
+// program could fill the disk (300 steps of 1 MiB made a 287 MiB store in
+// seconds), so the values a run's entries keep have a quota
+// (Options.MaxRunLogBytes). A pass counts them under the lock its
+// decisions hold (pass.logBytes: no query per call): a call's arguments
+// when it is decided, an outcome when it is recorded. One that would pass
+// the quota stops the pass (stopQuota) and the run ends in error. Revert
+// passes are not counted: a person asked for them.
 
 // DefaultMaxRunLogBytes is the default quota of one run's log
 // (Options.MaxRunLogBytes).

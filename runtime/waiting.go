@@ -13,23 +13,17 @@ import (
 )
 
 // Calls run as downstream tasks (docs/ARCHITECTURE.md, "Downstream
-// tasks").
-//
-// A tool its connector runs as a task of its source (connectors.Tasker)
-// is called in three steps, each logged before the next:
-//
-//  1. The call is decided as any other and written ahead, executing.
-//  2. StartTask sends it; the source answers at once with the task's id
-//     (or its result). The entry moves executing -> waiting with the id,
-//     committed at once (never only journaled: recovery applies a journal
-//     only over entries still executing). The pass stops (stopWait): its
-//     worker goes back to the pool, calls started with it still finish,
-//     and the run ends its pass waiting, owned by this process.
-//  3. The run's waiter (waitFor) reads its waiting calls' tasks every poll
-//     (the source's hint within [minTaskPoll, maxTaskPoll]); once every
-//     one has ended it resumes the run (waiting -> running, conditional),
-//     and the replay reads each task (readTask) instead of calling the
-//     tool again: its result is committed and given to the program.
+// tasks"). A tool its connector runs as a task of its source
+// (connectors.Tasker) is called in three steps, each logged before the
+// next: the call is decided as any other and written ahead; StartTask
+// sends it, and the task's id is committed with the entry moved
+// executing -> waiting (never only journaled: recovery applies a journal
+// only over entries still executing), and the pass stops (stopWait) with
+// the run waiting, owned by this process, holding no worker; the run's
+// waiter (waitFor) reads the tasks every poll (the source's hint within
+// [minTaskPoll, maxTaskPoll]) and, once they have all ended, resumes the
+// run, whose replay reads each task (readTask) instead of calling the tool
+// again.
 //
 // Tasks live in their server (a stdio server's process, an HTTP server's
 // session), so the process that started them watches them; a serving
