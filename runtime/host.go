@@ -250,16 +250,18 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		return nil, nil, err
 	}
 	seq := p.seqBase + c.Seq
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
-	if logged, err := p.loggedLocked(e); logged != nil || err != nil {
+	want := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
+	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
 			return nil, nil, err
 		}
 		p.used[c.Connector] = true
-		return p.replayLocked(*logged)
+		return p.replayLocked(logged)
 	}
 	// A new call: its arguments are validated before anything is logged or
-	// asked, so a bad call records nothing.
+	// asked, so a bad call records nothing. (Its entry is made here, not
+	// above: it escapes, and a replay should not pay for it.)
+	e := want
 	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
@@ -280,7 +282,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 	case p.reverts != 0:
 		return nil, nil, t.SignIn // a rollback's revert cannot wait for a person
 	}
-	if _, err := p.chargeLocked(len(args), "the arguments of "+entryRef(e), "the call was not made"); err != nil {
+	if _, err := p.chargeLocked(len(args), func() (string, string) { return "the arguments of " + entryRef(e), "the call was not made" }); err != nil {
 		return nil, nil, err
 	}
 	p.reachLocked(seq)
@@ -313,18 +315,17 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 // not want stops the pass (the replay diverged); not reached, it stays
 // undecided, and the ending run settles it (an approved call does not
 // stay executing).
-func (p *pass) loggedLocked(want codemode.Entry) (*codemode.Entry, error) {
-	logged, ok := p.entries[want.Seq]
-	if !ok || p.reverts != 0 {
-		return nil, nil
+func (p *pass) loggedLocked(want codemode.Entry) (logged codemode.Entry, ok bool, err error) {
+	if logged, ok = p.entries[want.Seq]; !ok || p.reverts != 0 {
+		return logged, false, nil
 	}
 	if logged.Kind != want.Kind || logged.Connector != want.Connector || logged.Method != want.Method || logged.Name != want.Name ||
 		(want.Kind != codemode.KindStep && !sameArgs(logged.Args, want.Args)) {
-		return nil, p.stopLocked(stopDiverge, fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step",
+		return logged, false, p.stopLocked(stopDiverge, fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step",
 			logged.Seq, describeEntry(logged), describeEntry(want)), nil)
 	}
 	p.reachLocked(want.Seq)
-	return &logged, nil
+	return logged, true, nil
 }
 
 // replayLocked answers a call, step or service call from its entry in the
@@ -570,11 +571,11 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		return nil, false, err
 	}
 	e := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
-	if logged, err := p.loggedLocked(e); logged != nil || err != nil {
+	if logged, ok, err := p.loggedLocked(e); ok || err != nil {
 		if err != nil {
 			return nil, false, err
 		}
-		run, val, err := p.replayLocked(*logged)
+		run, val, err := p.replayLocked(logged)
 		return val, run == nil && err == nil, err
 	}
 	p.reachLocked(e.Seq)

@@ -28,14 +28,17 @@ func valueBytes(e codemode.Entry) int64 {
 
 // chargeLocked counts n more bytes of values against the run's quota. If
 // they would take the log past it, nothing is counted, the pass stops
-// (stopQuota) and chargeLocked returns the message (naming what, and what
-// became of it: fate) with the error that stops the program.
-func (p *pass) chargeLocked(n int, what, fate string) (string, error) {
+// (stopQuota) and chargeLocked returns the message, naming what describe
+// says (what the bytes are, and what became of them), with the error that
+// stops the program. describe is called only then: this runs for every
+// call.
+func (p *pass) chargeLocked(n int, describe func() (what, fate string)) (string, error) {
 	total := p.logBytes + int64(n)
 	if p.reverts != 0 || p.r.maxLog <= 0 || total <= p.r.maxLog {
 		p.logBytes = total
 		return "", nil
 	}
+	what, fate := describe()
 	msg := fmt.Sprintf("the run's log reached its quota: %s, %s, would take it to %s, over the %s a run may log (store.max_run_log); %s. "+
 		"What was logged before is kept. Log less in one run (ask for less, filter or paginate; return less from steps), or raise store.max_run_log",
 		what, short.Bytes(int64(n)), short.Bytes(total), short.Bytes(p.r.maxLog), fate)
@@ -51,14 +54,15 @@ func (p *pass) chargeOutcomeLocked(e *codemode.Entry, to codemode.EntryState) (c
 	if n == 0 {
 		return to, nil
 	}
-	what, fate := fmt.Sprintf("the result of call %d (%s.%s)", e.Seq, e.Connector, e.Method), "the call ran, but its result is not kept"
-	switch {
-	case e.Kind == codemode.KindStep:
-		what, fate = fmt.Sprintf("the value of step %d, %s", e.Seq, describeStep(e.Name)), "its value is not kept"
-	case to == codemode.EntryError:
-		what, fate = fmt.Sprintf("the failure of call %d (%s.%s)", e.Seq, e.Connector, e.Method), "its message is not kept"
-	}
-	msg, err := p.chargeLocked(n, what, fate)
+	msg, err := p.chargeLocked(n, func() (string, string) {
+		switch {
+		case e.Kind == codemode.KindStep:
+			return fmt.Sprintf("the value of step %d, %s", e.Seq, describeStep(e.Name)), "its value is not kept"
+		case to == codemode.EntryError:
+			return "the failure of " + entryRef(*e), "its message is not kept"
+		}
+		return "the result of " + entryRef(*e), "the call ran, but its result is not kept"
+	})
 	if err == nil {
 		return to, nil
 	}

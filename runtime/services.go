@@ -118,18 +118,21 @@ func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args j
 	if err := p.refusalLocked(); err != nil {
 		return nil, nil, err
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
-	if logged, err := p.loggedLocked(e); logged != nil || err != nil {
+	want := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
+	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
 			return nil, nil, err
 		}
-		return p.replayLocked(*logged)
+		return p.replayLocked(logged)
 	}
+	e := want // (escapes: made once the call is known to be new)
 	p.reachLocked(e.Seq)
 	if msg := p.r.callArgsTooLarge("codemode", sc.Name, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, sc.Name), "the call was not made"); err != nil {
+	if _, err := p.chargeLocked(len(args), func() (string, string) {
+		return fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, sc.Name), "the call was not made"
+	}); err != nil {
 		return nil, nil, err
 	}
 	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
