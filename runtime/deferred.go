@@ -177,18 +177,13 @@ func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, ahead b
 		err = p.writeGroupLocked(ctx, ahead)
 	}
 	if err != nil {
-		p.takeBackLocked(e.Seq)
+		p.queued = p.queued[:len(p.queued)-1] // taken back: it will not run
+		delete(p.queuedAt, e.Seq)
+		delete(p.open, e.Seq)
+		delete(p.ahead, e.Seq)
 		return err
 	}
 	return nil
-}
-
-// takeBackLocked removes the entry queued last (seq), which will not run.
-func (p *pass) takeBackLocked(seq int) {
-	p.queued = p.queued[:len(p.queued)-1]
-	delete(p.queuedAt, seq)
-	delete(p.open, seq)
-	delete(p.ahead, seq)
 }
 
 // useJournal reports whether the pass writes ahead to the store's journal
@@ -278,7 +273,18 @@ func (p *pass) writeLocked(ctx context.Context, updates []codemode.EntryUpdate, 
 	if err != nil {
 		return err
 	}
-	p.writtenLocked()
+	// Written: entries whose queued update was written are no longer
+	// executing; those written executing stay open.
+	for _, u := range p.deferred {
+		if p.open[u.Entry.Seq].State == codemode.EntryExecuting {
+			delete(p.open, u.Entry.Seq)
+		}
+	}
+	clear(p.deferred)
+	p.deferred = p.deferred[:0]
+	clear(p.queued)
+	p.queued = p.queued[:0]
+	clear(p.queuedAt)
 	return nil
 }
 
@@ -292,19 +298,4 @@ func (p *pass) flushLocked(ctx context.Context) error {
 		return fmt.Errorf("record %d log entries of %s: %w", n, p.execID, err)
 	}
 	return nil
-}
-
-// writtenLocked empties the queue once it is written; entries whose
-// queued update was written are no longer executing.
-func (p *pass) writtenLocked() {
-	for _, u := range p.deferred {
-		if p.open[u.Entry.Seq].State == codemode.EntryExecuting {
-			delete(p.open, u.Entry.Seq)
-		}
-	}
-	clear(p.deferred)
-	p.deferred = p.deferred[:0]
-	clear(p.queued)
-	p.queued = p.queued[:0]
-	clear(p.queuedAt)
 }

@@ -227,24 +227,14 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 				next = defaultTaskPoll
 			}
 		}
-		if !sleep(ctx, next) {
+		// (A waiter is not woken by status changes: a cancellation made
+		// here settles the run's calls itself, and it sees the run next.)
+		select {
+		case <-ctx.Done():
 			return
+		case <-time.After(next):
 		}
 	}
-}
-
-// sleep waits d; false if ctx ended first. (A waiter is not woken by
-// status changes: a cancellation made here settles the run's calls
-// itself, and the waiter sees it at its next reading.)
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-	}
-	return true
 }
 
 // cancelTasksOf cancels, at their sources, the tasks of run id's calls
