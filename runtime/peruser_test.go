@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -40,7 +39,7 @@ func newPerUserEnv(t *testing.T, exchange bool) (*env, *oauthtest.Server) {
 		t.Fatal(err)
 	}
 	f := oauthtest.New(t)
-	f.Next = httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	f.Next = fixture.Proxy(t, target.String())
 	f.PRMResource = f.RS.URL
 	if exchange {
 		f.ClientID, f.ClientSecret = "codemode", "exchange-secret-5d1c"

@@ -5,10 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"sync"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // fakeServer is a minimal streamable-HTTP MCP server answering with canned
@@ -128,10 +129,7 @@ func requireHeader(t *testing.T, target, name, value string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
-	proxy.FlushInterval = -1
-	upstream := http.DefaultTransport.(*http.Transport).Clone()
-	proxy.Transport = upstream
+	proxy := fixture.Proxy(t, target)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +150,6 @@ func requireHeader(t *testing.T, target, name, value string) string {
 	t.Cleanup(func() {
 		_ = srv.Close()
 		<-done
-		upstream.CloseIdleConnections()
 	})
 	return "http://" + ln.Addr().String() + u.Path
 }

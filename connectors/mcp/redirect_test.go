@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // A remote server's redirect is followed within its origin (scheme, host
@@ -18,14 +18,7 @@ import (
 // server.
 func TestRedirectsStayOnTheOrigin(t *testing.T) {
 	_, fakeURL := startFake(t, map[string]string{"": `{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`}, nil)
-	target, err := url.Parse(fakeURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	upstream := http.DefaultTransport.(*http.Transport).Clone()
-	proxy.Transport = upstream
-	defer upstream.CloseIdleConnections()
+	proxy := fixture.Proxy(t, fakeURL)
 
 	var mu sync.Mutex
 	var elsewhere []http.Header

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -30,10 +29,8 @@ func protected(t *testing.T, sse bool) (*oauthtest.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	proxy.FlushInterval = -1 // SSE streams pass as they come
 	f := oauthtest.New(t)
-	f.Next = proxy
+	f.Next = fixture.Proxy(t, target.String())
 	f.PRMResource = f.RS.URL // the whole origin: /mcp, /sse and /message
 	return f, f.RS.URL + target.Path
 }

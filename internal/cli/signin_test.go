@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -56,10 +55,8 @@ func protectedServer(t *testing.T) (*oauthtest.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	proxy.FlushInterval = -1
 	f := oauthtest.New(t)
-	f.Next = proxy
+	f.Next = fixture.Proxy(t, target.String())
 	return f, f.ServerURL()
 }
 
