@@ -136,7 +136,8 @@ type Runtime struct {
 	active   sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
 	schedule housekeepingSchedule         // when to do the housekeeping; guarded by mu
 	signIns  map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
-	tasks    taskState                    // task passes in progress here, status changes (task.go); guarded by mu
+	live     map[string]*livePass         // passes of task runs in progress here, by run (task.go); guarded by mu
+	changed  chan struct{}                // closed and replaced when this process changes a run's status (Await); guarded by mu
 	waiters  map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
 }
 
@@ -184,7 +185,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		auditRetention: opts.AuditRetention,
 		taskTimeout:    positiveOr(opts.TaskTimeout, DefaultTaskTimeout),
 		signIns:        map[string]*BackgroundSignIn{},
-		tasks:          taskState{live: map[string]*livePass{}},
+		live:           map[string]*livePass{},
 		waiters:        map[string]bool{},
 	}
 	if r.clock == nil {

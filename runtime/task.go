@@ -49,13 +49,6 @@ type livePass struct {
 	done   chan struct{} // closed when the pass has recorded how it ended
 }
 
-// taskState is the runtime's bookkeeping of task runs; its fields are
-// guarded by Runtime.mu.
-type taskState struct {
-	live    map[string]*livePass // passes of task runs in progress here, by execution id
-	changed chan struct{}        // closed and replaced whenever this process changes a run's status
-}
-
 // Start runs a new program as a task: it creates the execution as Execute
 // does and returns it running at once; the program goes on in the
 // background with no approver, each pass bounded by Options.TaskTimeout.
@@ -131,7 +124,7 @@ func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()
 	pctx, cancel := context.WithCancelCause(ctx)
 	lp := &livePass{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
-	r.tasks.live[id] = lp
+	r.live[id] = lp
 	r.mu.Unlock()
 
 	wctx, stopWatch := context.WithCancel(pctx)
@@ -141,8 +134,8 @@ func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()
 		stopWatch()
 		wg.Wait()
 		r.mu.Lock()
-		if r.tasks.live[id] == lp {
-			delete(r.tasks.live, id)
+		if r.live[id] == lp {
+			delete(r.live, id)
 		}
 		r.mu.Unlock()
 		cancel(nil)
@@ -214,7 +207,7 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Out
 		r.dispose(ctx, id)
 	} else {
 		r.mu.Lock()
-		lp := r.tasks.live[id]
+		lp := r.live[id]
 		r.mu.Unlock()
 		if lp != nil {
 			// The pass stops at once (its program is interrupted, its
@@ -280,9 +273,9 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 func (r *Runtime) changedStatus() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.tasks.changed != nil {
-		close(r.tasks.changed)
-		r.tasks.changed = nil
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
 	}
 }
 
@@ -302,10 +295,10 @@ func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, unti
 	defer t.Stop()
 	for {
 		r.mu.Lock()
-		if r.tasks.changed == nil {
-			r.tasks.changed = make(chan struct{})
+		if r.changed == nil {
+			r.changed = make(chan struct{})
 		}
-		changed := r.tasks.changed
+		changed := r.changed
 		r.mu.Unlock()
 		e, err := r.getExecution(ctx, id)
 		if err != nil {
