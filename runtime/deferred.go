@@ -168,12 +168,11 @@ func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, ahead b
 		return err
 	}
 	var err error
-	switch {
-	case ahead && p.useJournal():
+	if ahead && p.useJournal() {
 		if err = p.journalLocked(ctx, *e); err == nil {
 			p.ahead[e.Seq] = true
 		}
-	default:
+	} else {
 		err = p.writeGroupLocked(ctx, ahead)
 	}
 	if err != nil {
@@ -218,8 +217,9 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	var err error
 	switch {
 	case from == codemode.EntryWaiting || (p.flushed && !queued):
-		err = p.commitLocked(ctx, &e, from, to)
-		delete(p.open, e.Seq)
+		if err = p.commitLocked(ctx, &e, from, to); err == nil {
+			delete(p.open, e.Seq)
+		}
 	default:
 		err = p.queueOutcomeLocked(ctx, e, to, queued)
 	}

@@ -310,8 +310,8 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 	return &e, nil, nil // a read-only call is queued once sent (execute)
 }
 
-// loggedLocked returns the log's entry at want's seq when the pass
-// replays one there (nil: want is new), marked reached. An entry that is
+// loggedLocked returns the log's entry at want's seq, marked reached,
+// when the pass replays one there (ok false: want is new). An entry that is
 // not want stops the pass (the replay diverged); not reached, it stays
 // undecided, and the ending run settles it (an approved call does not
 // stay executing).
