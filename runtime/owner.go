@@ -318,7 +318,7 @@ func (r *Runtime) settleStranded(ctx context.Context) {
 	for id, finish := range r.own.claims.settling() {
 		e, err := r.store.GetExecution(ctx, id)
 		switch {
-		case errors.Is(err, codemode.ErrNotFound):
+		case errors.Is(err, codemode.ErrNotFound): // deleted meanwhile
 		case err != nil:
 			r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", id, "err", err)
 			r.own.claims.done(id, finish)
