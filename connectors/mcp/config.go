@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -137,17 +138,9 @@ func (cfg *Config) validate() error {
 // selected reports whether the tool named source passes Include and Exclude.
 // The patterns were checked by validate.
 func (cfg *Config) selected(source string) bool {
-	if len(cfg.Include) > 0 && !matchAny(cfg.Include, source) {
-		return false
+	match := func(glob string) bool {
+		ok, _ := path.Match(glob, source)
+		return ok
 	}
-	return !matchAny(cfg.Exclude, source)
-}
-
-func matchAny(globs []string, name string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
+	return (len(cfg.Include) == 0 || slices.ContainsFunc(cfg.Include, match)) && !slices.ContainsFunc(cfg.Exclude, match)
 }

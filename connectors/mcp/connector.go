@@ -6,6 +6,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,14 +14,17 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
@@ -50,11 +54,15 @@ type Connector struct {
 	stderr        *lineLogger     // stdio only; every session's child writes here
 	httpTransport *http.Transport // url only; shared by every session
 	progress      progressRelay   // routes servers' progress to the calls that asked
+	backoff       backoff.Policy  // between session starts after failures
 	// life ends when Close begins; it aborts a session start in progress.
 	life    context.Context
 	endLife context.CancelFunc
 	// restarting holds a token while a new session starts.
 	restarting chan struct{}
+	// legacy: sessions start with the 2025-11-25 handshake, the server
+	// offering tasks in that form only (task.go); once set, it stays.
+	legacy atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -75,9 +83,6 @@ type Connector struct {
 	down error
 	// phase is what the last session start did last (see session.open).
 	phase string
-	// legacy: sessions start with the 2025-11-25 handshake, the server
-	// offering tasks in that form only (task.go).
-	legacy bool
 
 	// recovering holds the first start, the goroutine waiting for a late
 	// one and the recovery goroutine; Close waits for them.
@@ -153,23 +158,19 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	began := time.Now()
 	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	results := make(chan startResult, 1)
-	c.recovering.Add(1)
-	go func() {
-		defer c.recovering.Done()
+	c.recovering.Go(func() {
 		defer cancel(nil)
 		defer context.AfterFunc(c.life, func() { cancel(ErrClosed) })()
 		s, tools, err := c.startSession(sctx)
 		results <- startResult{s: s, tools: tools, err: err}
-	}()
-	limit := c.startTimeout()
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
+	})
+	limit := cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout)
 	var late error
 	var phase string
 	select {
 	case r := <-results:
 		return c.firstSession(r, retry)
-	case <-timer.C:
+	case <-time.After(limit):
 		phase = c.startPhase()
 		late = &startTimeoutError{after: limit, phase: phase}
 	case <-ctx.Done():
@@ -189,101 +190,80 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 	c.mu.Unlock()
 	c.logger.Warn("the MCP server has not answered in time; going on without it until it does",
 		"start_timeout", limit, "during", phase)
-	c.recovering.Add(1)
-	go c.awaitLate(results, began)
+	c.recovering.Go(func() {
+		r := <-results
+		if c.settle(r) {
+			c.logger.Info("the MCP server answered; its tools are available now",
+				"after", time.Since(began).Round(time.Millisecond), "tools", len(r.tools))
+			if c.cfg.OnToolsChanged != nil {
+				c.cfg.OnToolsChanged()
+			}
+		}
+	})
 	return c, nil
 }
 
-// firstSession installs the first session, or reports that it could not
-// start: Dial fails, Open goes on down (see wentDown).
+// firstSession brings the connector up with the first session, or
+// reports that it could not start: Dial fails, Open goes on down (see
+// settle).
 func (c *Connector) firstSession(r startResult, retry bool) (*Connector, error) {
-	switch {
-	case r.err != nil && !retry:
+	if r.err != nil && !retry {
 		err := c.startError(r.s, r.err)
 		_ = c.Close()
 		if sr, ok := connectors.AsSignInRequired(err); ok {
 			err = sr
 		}
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
-	case r.err != nil && needsSignIn(r.err):
-		c.awaitSignIn(r.err)
-	case r.err != nil:
-		c.wentDown(r.s, r.err)
-		return c, nil
 	}
-	c.mu.Lock()
-	c.sess = r.s
-	c.setToolsLocked(r.s, r.tools)
-	c.mu.Unlock()
+	c.settle(r)
 	return c, nil
 }
 
-// awaitLate waits for a first start that outlived StartTimeout (see
-// Open), then brings the connector up with its session, or down with its
-// error. It runs in recovering.
-func (c *Connector) awaitLate(results <-chan startResult, began time.Time) {
-	defer c.recovering.Done()
-	r := <-results
+// settle brings the connector up with a first start's session, or down
+// with its error: waiting for a sign-in, which retrying would not bring
+// (the connector comes up after a sign-in, this process's or another's,
+// whose tokens NeedsSignIn and the next call find in the store), or
+// started again in the background with the backoff (recover). It reports
+// whether the connector came up.
+func (c *Connector) settle(r startResult) bool {
 	switch {
-	case r.err != nil && c.life.Err() != nil:
-		return
+	case r.err != nil && c.life.Err() != nil: // closed meanwhile
 	case r.err != nil && needsSignIn(r.err):
-		c.awaitSignIn(r.err)
-		return
-	case r.err != nil:
-		c.wentDown(r.s, r.err)
-		return
-	}
-	c.mu.Lock()
-	if c.closed {
+		sr, _ := connectors.AsSignInRequired(r.err)
+		c.mu.Lock()
+		c.down = sr
 		c.mu.Unlock()
-		_ = r.s.close()
-		return
+		c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
+	case r.err != nil:
+		err := c.startError(r.s, r.err)
+		c.mu.Lock()
+		c.down = err
+		c.failures, c.failedAt = 1, time.Now()
+		c.mu.Unlock()
+		c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
+			"first", c.backoff.Delay(1), "max", c.backoff.Limit())
+		c.recovering.Go(c.recover)
+	default:
+		_, err := c.install(r.s, r.tools)
+		return err == nil
 	}
-	c.sess, c.down = r.s, nil
-	c.setToolsLocked(r.s, r.tools)
-	n := len(c.tools)
-	c.mu.Unlock()
-	c.logger.Info("the MCP server answered; its tools are available now",
-		"after", time.Since(began).Round(time.Millisecond), "tools", n)
-	if c.cfg.OnToolsChanged != nil {
-		c.cfg.OnToolsChanged()
-	}
+	return false
 }
 
-// awaitSignIn records that the server needs a person to sign in (err
-// wraps connectors.SignInRequired). Retrying would not help: the
-// connector comes up after a sign-in, this process's or another's, whose
-// tokens NeedsSignIn and the next call find in the store.
-func (c *Connector) awaitSignIn(err error) {
-	sr, _ := connectors.AsSignInRequired(err)
+// install makes s, whose start listed tools, the live session, and
+// returns the tools listed before; a connector closed meanwhile closes s
+// and fails with ErrClosed.
+func (c *Connector) install(s *session, tools []connectors.Tool) (old []connectors.Tool, err error) {
 	c.mu.Lock()
-	c.down = sr
-	c.mu.Unlock()
-	c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
-}
-
-// wentDown records that the server could not be reached (err, from a start
-// that left the closed session s, possibly nil) and starts bringing it back
-// in the background (recover).
-func (c *Connector) wentDown(s *session, err error) {
-	err = c.startError(s, err)
-	c.mu.Lock()
-	c.down = err
-	c.failures, c.failedAt = 1, time.Now()
-	c.mu.Unlock()
-	c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
-		"first", c.backoff(1), "max", c.maxRestartDelay())
-	c.recovering.Add(1)
-	go c.recover()
-}
-
-// startTimeout is Config.StartTimeout or its default.
-func (c *Connector) startTimeout() time.Duration {
-	if c.cfg.StartTimeout > 0 {
-		return c.cfg.StartTimeout
+	defer c.mu.Unlock()
+	if c.closed {
+		_ = s.close()
+		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	}
-	return DefaultStartTimeout
+	old = c.tools
+	c.sess, c.down = s, nil
+	c.setToolsLocked(s, tools)
+	return old, nil
 }
 
 // setPhase records what the session start in progress is doing, for the
@@ -309,20 +289,19 @@ func (c *Connector) Down() error {
 }
 
 // recover starts the server again, with the backoff, until it comes up or
-// the connector is closed.
+// the connector is closed. It runs in recovering.
 func (c *Connector) recover() {
-	defer c.recovering.Done()
 	for c.life.Err() == nil {
-		if _, err := c.reconnect(c.life); err == nil || needsSignIn(err) {
+		_, err := c.reconnect(c.life)
+		if err == nil || needsSignIn(err) {
 			// Up, or waiting for a sign-in, which brings it back.
 			return
-		} else {
-			c.mu.Lock()
-			if c.down != nil {
-				c.down = errors.Unwrap(err)
-			}
-			c.mu.Unlock()
 		}
+		c.mu.Lock()
+		if c.down != nil {
+			c.down = errors.Unwrap(err)
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -331,11 +310,8 @@ func newConnector(cfg Config) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	c := &Connector{cfg: cfg, logger: logger.With("connector", cfg.Name), restarting: make(chan struct{}, 1)}
+	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
+		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	if cfg.Command != "" {
 		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
@@ -369,26 +345,23 @@ func (c *Connector) startError(s *session, err error) error {
 // still wraps err.
 func saidOnce(err error) error {
 	parts := strings.Split(err.Error(), ": ")
-	kept := parts[:1]
-	for _, p := range parts[1:] {
-		if p != kept[len(kept)-1] {
-			kept = append(kept, p)
-		}
-	}
-	if len(kept) == len(parts) {
+	n := len(parts)
+	kept := slices.Compact(parts)
+	if len(kept) == n {
 		return err
 	}
-	return &reworded{msg: strings.Join(kept, ": "), err: err}
+	return &reworded{msg: strings.Join(kept, ": "), errs: []error{err}}
 }
 
-// reworded is an error said in other words, wrapping the original.
+// reworded is an error said in other words, wrapping the original and
+// what it stands for.
 type reworded struct {
-	msg string
-	err error
+	msg  string
+	errs []error
 }
 
-func (e *reworded) Error() string { return e.msg }
-func (e *reworded) Unwrap() error { return e.err }
+func (e *reworded) Error() string   { return e.msg }
+func (e *reworded) Unwrap() []error { return e.errs }
 
 func (c *Connector) clientVersion() string {
 	if c.cfg.ClientVersion != "" {
@@ -432,10 +405,9 @@ func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 	return append([]connectors.Tool(nil), c.tools...), nil
 }
 
-// Capabilities: a call is sent before it is waited for (Start; over stdio
-// the request is on its way when Start returns), a tool the server runs
-// as a task is called as one (task.go), the tools are listed again on
-// demand (Refresh), and a connector given OAuth signs in (signin.go). Its
+// Capabilities: a tool the server runs as a task is called as one
+// (task.go), the tools are listed again on demand (Refresh), and a
+// connector given OAuth signs in (signin.go). Its
 // Diagnostics are the tool names that collided after sanitizing at the
 // last listing (they were renamed, never merged).
 func (c *Connector) Capabilities() connectors.Capabilities {
@@ -582,15 +554,7 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 // server works; over HTTP the request leaves inside mcp-go's client, which
 // does not say when, so nothing is reported.
 func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	args, err := objectArgs(args)
-	if err != nil {
-		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
-	}
-	s, err := c.current(ctx)
-	if err != nil {
-		return connectors.Result{}, err
-	}
-	name, err := c.resolve(tool)
+	s, name, args, err := c.prepare(ctx, tool, args)
 	if err != nil {
 		return connectors.Result{}, err
 	}
@@ -609,9 +573,18 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	return c.callClient(ctx, s, name, tool, args)
 }
 
-// resolve returns the sandbox name of tool (by source name), which must be
+// prepare checks a call's arguments (see objectArgs) and returns the
+// live session to make it on and the tool's sandbox name, which must be
 // listed or forwardable; else an error wrapping connectors.ErrUnknownTool.
-func (c *Connector) resolve(tool string) (string, error) {
+func (c *Connector) prepare(ctx context.Context, tool string, args json.RawMessage) (*session, string, json.RawMessage, error) {
+	args, err := objectArgs(args)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
+	}
+	s, err := c.current(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	c.mu.RLock()
 	i, known := c.bySource[tool]
 	name := tool
@@ -620,51 +593,56 @@ func (c *Connector) resolve(tool string) (string, error) {
 	}
 	c.mu.RUnlock()
 	if !known && !c.forwardable(tool) {
-		return "", fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
+		return nil, "", nil, fmt.Errorf("mcp connector %q: %w %q", c.cfg.Name, connectors.ErrUnknownTool, tool)
 	}
-	return name, nil
+	return s, name, args, nil
 }
 
 // awaitStdio waits for the answer to a call sent on a stdio session's raw
-// path; one that asks for client input is sent again through mcp-go's
-// client (see startStdio).
+// path. One that says the server needs input from the client (protocol
+// 2026-07-28), which mcp-go's client fulfils, is sent again through it,
+// as the protocol allows: such an answer means the server did not carry
+// the call out.
 func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool string, args json.RawMessage, pc *pendingCall) (connectors.Result, error) {
 	callCtx, release := c.callContext(ctx, s)
 	reply, err := pc.wait(callCtx)
-	raw, ok, err := stdioResult(callCtx, reply, err)
+	switch {
+	case err != nil && callCtx.Err() != nil:
+		err = &callEnded{cause: context.Cause(callCtx), err: err}
+	case err == nil && reply.err != nil:
+		err = reply.err.AsError()
+	}
 	release()
 	switch {
-	case !ok:
-		c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
-		return c.callClient(ctx, s, name, tool, args)
 	case err != nil:
 		return connectors.Result{}, c.callError(ctx, s, name, err)
+	case needsInput(reply.result):
+		c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
+		return c.callClient(ctx, s, name, tool, args)
 	}
-	return c.decode(tool, raw)
+	return c.decode(tool, reply.result)
 }
 
 // callClient makes a call through mcp-go's client.
 func (c *Connector) callClient(ctx context.Context, s *session, name, tool string, args json.RawMessage) (connectors.Result, error) {
-	res, raw, err := c.call(ctx, s, tool, args)
-	if err != nil {
+	req := callRequest(ctx, tool, args)
+	send := func(ctx context.Context, s *session) error {
+		_, err := s.client.CallTool(ctx, req)
+		return err
+	}
+	raw, err := c.request(ctx, s, true, send)
+	if errors.Is(err, transport.ErrSessionTerminated) && ctx.Err() == nil {
 		// A server that forgot our session (it restarted) never saw the
 		// call: start a new session and send it once more.
-		if errors.Is(err, transport.ErrSessionTerminated) && ctx.Err() == nil {
-			c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
-			c.replace(s)
-			if s, err = c.current(ctx); err != nil {
-				return connectors.Result{}, err
-			}
-			res, raw, err = c.call(ctx, s, tool, args)
+		c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
+		c.retire(s, false)
+		if s, err = c.current(ctx); err != nil {
+			return connectors.Result{}, err
 		}
+		raw, err = c.request(ctx, s, true, send)
 	}
 	if err != nil {
 		return connectors.Result{}, c.callError(ctx, s, name, err)
-	}
-	if raw == nil && res != nil {
-		if raw, err = json.Marshal(res); err != nil {
-			return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
-		}
 	}
 	return c.decode(tool, raw)
 }
@@ -678,13 +656,10 @@ func (c *Connector) decode(tool string, raw json.RawMessage) (connectors.Result,
 	return out, nil
 }
 
-// call sends one tools/call on s through mcp-go's client. It returns the raw result when the server
-// answered (even when mcp-go could not decode the answer: an unknown
-// content type, say), else the error.
-func (c *Connector) call(ctx context.Context, s *session, tool string, args json.RawMessage) (*mcpgo.CallToolResult, json.RawMessage, error) {
-	callCtx, release := c.callContext(ctx, s)
-	defer release()
-	sink := &rawSink{keep: true}
+// callRequest is the tools/call of tool with args whose _meta carries the
+// call's progress token (see progressRelay) and ctx's trace context, if
+// any, so that the server's spans continue the call's.
+func callRequest(ctx context.Context, tool string, args json.RawMessage) mcpgo.CallToolRequest {
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
@@ -700,18 +675,36 @@ func (c *Connector) call(ctx context.Context, s *session, tool string, args json
 			req.Params.Meta.AdditionalFields[propagate.Tracestate] = state
 		}
 	}
-	res, err := s.client.CallTool(withSink(callCtx, sink), req)
+	return req
+}
+
+// errEmptyResult is the error of a request answered without a result.
+var errEmptyResult = errors.New("empty result")
+
+// request sends one request on s through mcp-go's client (send), on the
+// context of a call (callContext), and returns the raw result: the
+// server's answer as it came, even when mcp-go could not decode it (an
+// unknown content type, say), since the connector decodes it leniently
+// itself. hide keeps a tools/call result from mcp-go (rawSink.keep). A
+// request whose context ended fails with a *callEnded.
+func (c *Connector) request(ctx context.Context, s *session, hide bool, send func(context.Context, *session) error) (json.RawMessage, error) {
+	callCtx, release := c.callContext(ctx, s)
+	defer release()
+	sink := &rawSink{keep: hide}
+	err := send(withSink(callCtx, sink), s)
 	raw := sink.result()
 	switch {
+	case err != nil && callCtx.Err() != nil:
+		return nil, &callEnded{cause: context.Cause(callCtx), err: err}
+	case raw != nil:
+		if err != nil {
+			c.logger.Debug("mcp-go rejected an answer; decoding it leniently", "err", err)
+		}
+		return raw, nil
 	case err == nil:
-		return res, raw, nil
-	case callCtx.Err() != nil:
-		return nil, nil, &callEnded{cause: context.Cause(callCtx), err: err}
-	case raw == nil:
-		return nil, nil, err
+		return nil, errEmptyResult
 	}
-	c.logger.Debug("mcp-go rejected a tools/call result; decoding it leniently", "tool", tool, "err", err)
-	return res, raw, nil
+	return nil, err
 }
 
 // callEnded is the error of a call whose context ended: cause says why
@@ -751,18 +744,6 @@ func (c *Connector) callError(ctx context.Context, s *session, name string, err 
 func transportFailed(s *session, err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) || !s.alive()
-}
-
-// replace retires s without counting a failure: the server is fine, the
-// session is not.
-func (c *Connector) replace(s *session) {
-	c.mu.Lock()
-	if c.sess == s {
-		c.sess = nil
-	}
-	s.retired = true
-	c.mu.Unlock()
-	_ = s.close()
 }
 
 // callContext derives the context of one call: it is cancelled when ctx
@@ -849,13 +830,11 @@ const maxForwardedName = 128
 // maxForwardedName bytes without control characters, that Include and
 // Exclude allow.
 func (c *Connector) forwardable(tool string) bool {
-	if !c.cfg.ForwardUnknown || tool == "" || len(tool) > maxForwardedName {
-		return false
-	}
-	for _, r := range tool {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return c.cfg.selected(tool)
+	return c.cfg.ForwardUnknown && tool != "" && len(tool) <= maxForwardedName && !hasControl(tool) && c.cfg.selected(tool)
+}
+
+// hasControl reports whether s, a name the connector logs and shows, has
+// a control character.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }

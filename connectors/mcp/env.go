@@ -36,7 +36,9 @@ func childEnv(cfg *Config, environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	out = append(out, envList(cfg.Env)...)
+	for name, value := range cfg.Env {
+		out = append(out, name+"="+value)
+	}
 	slices.Sort(out) // for determinism
 	return out
 }

@@ -24,8 +24,8 @@ func TestChildEnv(t *testing.T) {
 		want []string
 	}{
 		{"minimal", Config{}, []string{"HOME=/home/me", "LANG=C.UTF-8", "PATH=/bin", "TMPDIR=/tmp/x"}},
-		{"env adds and overrides", Config{Env: map[string]string{"PATH": "/opt/bin", "MODE": "x"}},
-			[]string{"HOME=/home/me", "LANG=C.UTF-8", "MODE=x", "PATH=/opt/bin", "TMPDIR=/tmp/x"}},
+		{"env adds and overrides", Config{Env: map[string]string{"PATH": "/opt/bin", "MODE": "x", "B": "2", "A": "1", "C": "x=y"}},
+			[]string{"A=1", "B=2", "C=x=y", "HOME=/home/me", "LANG=C.UTF-8", "MODE=x", "PATH=/opt/bin", "TMPDIR=/tmp/x"}},
 		{"named", Config{Inherit: []string{"GITHUB_TOKEN", "MISSING"}},
 			[]string{"GITHUB_TOKEN=gh", "HOME=/home/me", "LANG=C.UTF-8", "PATH=/bin", "TMPDIR=/tmp/x"}},
 		{"all but ours", Config{InheritAll: true},

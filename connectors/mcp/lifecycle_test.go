@@ -211,11 +211,3 @@ func TestDialCancelledDuringSSEHandshake(t *testing.T) {
 		t.Errorf("Dial error = %v, want DeadlineExceeded", err)
 	}
 }
-
-func TestEnvList(t *testing.T) {
-	got := envList(map[string]string{"B": "2", "A": "1", "C": "x=y"})
-	want := []string{"A=1", "B=2", "C=x=y"}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("envList = %v, want %v", got, want)
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -119,8 +120,7 @@ func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
 	if cfg.OAuth != nil || cfg.Session == nil {
 		return nil, errors.New("credentials: per_user takes a Session for each person, not one OAuth")
 	}
-	check := cfg.Config
-	if err := check.validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
 	if cfg.MaxUsers <= 0 {
@@ -132,13 +132,9 @@ func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	p := &PerUser{cfg: cfg, log: log.With("connector", cfg.Name), stop: make(chan struct{}), conns: map[string]*userConn{}}
-	p.wg.Add(1)
-	go p.sweeper()
+	log := cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name)
+	p := &PerUser{cfg: cfg, log: log, stop: make(chan struct{}), conns: map[string]*userConn{}}
+	p.wg.Go(p.sweeper)
 	return p, nil
 }
 
@@ -147,7 +143,6 @@ func (p *PerUser) Name() string { return p.cfg.Name }
 
 // sweeper closes idle connections until Close.
 func (p *PerUser) sweeper() {
-	defer p.wg.Done()
 	t := time.NewTicker(p.cfg.IdleTimeout / 2)
 	defer t.Stop()
 	for {
@@ -237,18 +232,15 @@ func (p *PerUser) acquire(ctx context.Context, user string) (*userConn, error) {
 // open opens user's connection into uc (a connection that cannot be
 // made is forgotten, so the next request tries again).
 func (p *PerUser) open(ctx context.Context, user string, uc *userConn) {
-	var sess *oauth.Session
-	c, err := func() (*Connector, error) {
-		s, err := p.cfg.Session(user)
-		if err != nil {
-			return nil, fmt.Errorf("mcp connector %q: %w", p.cfg.Name, err)
-		}
-		sess = s
+	var c *Connector
+	sess, err := p.cfg.Session(user)
+	if err != nil {
+		err = fmt.Errorf("mcp connector %q: %w", p.cfg.Name, err)
+	} else {
 		cfg := p.cfg.Config
-		cfg.OAuth = s
-		cfg.Logger = p.log.With("user", user)
-		return Open(ctx, cfg)
-	}()
+		cfg.OAuth, cfg.Logger = sess, p.log.With("user", user)
+		c, err = Open(ctx, cfg)
+	}
 	var late *Connector
 	p.mu.Lock()
 	if err == nil && p.closed {
@@ -289,10 +281,7 @@ func (p *PerUser) idlestLocked() string {
 func (p *PerUser) users() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	users := make([]string, 0, len(p.conns))
-	for u := range p.conns {
-		users = append(users, u)
-	}
+	users := slices.Collect(maps.Keys(p.conns))
 	slices.SortFunc(users, func(a, b string) int {
 		return cmp.Or(p.conns[b].used.Compare(p.conns[a].used), cmp.Compare(a, b))
 	})
@@ -309,27 +298,28 @@ func (p *PerUser) with(ctx context.Context, user string, fn func(*Connector) err
 	return fn(uc.c)
 }
 
-// asUser runs fn on the connection of the person ctx's CallHook names,
-// after trading their own token for the server's when the connector
-// exchanges tokens and the request carries theirs.
-func (p *PerUser) asUser(ctx context.Context, fn func(*Connector) error) error {
+// asUser returns what fn returns on the connection of the person ctx's
+// CallHook names, after trading their own token for the server's when
+// the connector exchanges tokens and the request carries theirs.
+func asUser[T any](ctx context.Context, p *PerUser, fn func(*Connector) (T, error)) (T, error) {
+	var zero T
 	h := connectors.CallHookFrom(ctx)
 	uc, err := p.acquire(ctx, h.UserSubject())
 	if err != nil {
-		return err
+		return zero, err
 	}
 	defer p.release(uc)
 	if tok := h.UserAccessToken(); p.cfg.Exchange && tok != "" {
 		if err := uc.sess.Exchange(ctx, tok); err != nil {
-			return err
+			return zero, err
 		}
 	}
 	return fn(uc.c)
 }
 
 // listing runs fn (a listing) on the connection used last for which it
-// succeeds, else on that of the person who listed last; it returns the
-// person whose connection it succeeded on.
+// succeeds, else on that of the person who listed last, and remembers
+// whose it succeeded on.
 func (p *PerUser) listing(ctx context.Context, fn func(*Connector) error) error {
 	var last error
 	tried := map[string]bool{}
@@ -384,13 +374,7 @@ func (p *PerUser) Refresh(ctx context.Context) error {
 // Call implements connectors.Connector on the connection of the person
 // the call's CallHook names.
 func (p *PerUser) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	var res connectors.Result
-	err := p.asUser(ctx, func(c *Connector) error {
-		var err error
-		res, err = c.Call(ctx, tool, args)
-		return err
-	})
-	return res, err
+	return asUser(ctx, p, func(c *Connector) (connectors.Result, error) { return c.Call(ctx, tool, args) })
 }
 
 // Capabilities: per user, a sign-in for each person, tools listed again
@@ -402,13 +386,7 @@ func (p *PerUser) Capabilities() connectors.Capabilities {
 // NeedsSignIn implements connectors.SignIner for the person the
 // context's CallHook names.
 func (p *PerUser) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, error) {
-	var sr *connectors.SignInRequired
-	err := p.asUser(ctx, func(c *Connector) error {
-		var err error
-		sr, err = c.NeedsSignIn(ctx)
-		return err
-	})
-	return sr, err
+	return asUser(ctx, p, func(c *Connector) (*connectors.SignInRequired, error) { return c.NeedsSignIn(ctx) })
 }
 
 // BeginSignIn implements connectors.SignIner: the person the context's
@@ -494,12 +472,9 @@ func (p *PerUser) recall(ctx context.Context) string {
 	if user != "" || p.cfg.Store == nil {
 		return user
 	}
-	raw, ok, err := p.cfg.Store.Load(ctx, KindLister, p.cfg.Name)
-	if err != nil || !ok {
-		return ""
-	}
 	var l lister
-	if json.Unmarshal(raw, &l) != nil {
+	raw, ok, err := p.cfg.Store.Load(ctx, KindLister, p.cfg.Name)
+	if err != nil || !ok || json.Unmarshal(raw, &l) != nil {
 		return ""
 	}
 	return l.User

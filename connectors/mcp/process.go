@@ -126,9 +126,10 @@ func (p *process) exitedOnItsOwn() bool {
 }
 
 // status describes how the child ended, e.g. "status 3" or "signal:
-// killed"; "" while it runs.
+// killed"; "" while it runs, and for no process (a session's that is not
+// stdio).
 func (p *process) status() string {
-	if !p.hasExited() || p.state == nil {
+	if p == nil || !p.hasExited() || p.state == nil {
 		return ""
 	}
 	if code := p.state.ExitCode(); code >= 0 {
@@ -175,12 +176,10 @@ func (p *process) stop(logger *slog.Logger) error {
 
 // waitExit waits up to d for the child to be reaped.
 func (p *process) waitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-p.exited:
 		return true
-	case <-t.C:
+	case <-time.After(d):
 		return false
 	}
 }

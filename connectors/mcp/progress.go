@@ -89,12 +89,6 @@ func (r *progressRelay) deliver(n mcpgo.JSONRPCNotification) {
 	recv.Progress(msg)
 }
 
-// withProgressToken adds "progressToken" to a request's _meta object
-// (which may be empty).
-func withProgressToken(meta json.RawMessage, tok string) json.RawMessage {
-	return withMeta(meta, "progressToken", tok)
-}
-
 // withMeta adds key with the string value to a request's _meta object
 // (which may be empty); an empty value adds nothing. key is one of ours,
 // not already in meta.

@@ -47,14 +47,14 @@ func TestDownstreamProgressIsRelayed(t *testing.T) {
 	}
 }
 
-func TestWithProgressToken(t *testing.T) {
+func TestWithMeta(t *testing.T) {
 	for _, tc := range []struct{ meta, want string }{
 		{"", `{"progressToken":"t-1"}`},
 		{"{}", `{"progressToken":"t-1"}`},
 		{`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"t-1"}`},
 	} {
-		if got := string(withProgressToken(json.RawMessage(tc.meta), "t-1")); got != tc.want {
-			t.Errorf("withProgressToken(%s) = %s, want %s", tc.meta, got, tc.want)
+		if got := string(withMeta(json.RawMessage(tc.meta), "progressToken", "t-1")); got != tc.want {
+			t.Errorf("withMeta(%s, progressToken) = %s, want %s", tc.meta, got, tc.want)
 		}
 	}
 }

@@ -28,15 +28,6 @@ const exitNoticeDelay = time.Second
 // unknown. The next call starts a new session.
 var ErrDisconnected = errors.New("disconnected from the MCP server")
 
-// disconnected is the error of a call whose session ended under it.
-type disconnected struct {
-	msg   string
-	cause error
-}
-
-func (e *disconnected) Error() string   { return e.msg }
-func (e *disconnected) Unwrap() []error { return []error{ErrDisconnected, e.cause} }
-
 // current returns a live session, starting a new one when there is none or
 // the last one ended (a stdio server that exited between calls, a lost SSE
 // stream, a failed call).
@@ -66,32 +57,33 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 	case s != nil:
 		// It ended (the child exited, the stream was lost) before a call
 		// noticed.
-		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.describeEnd())
-		c.retire(s)
+		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.proc.status())
+		c.retire(s, true)
 	}
 	return c.reconnect(ctx)
 }
 
-// retire stops using s after a failure and counts the failure once for the
-// restart backoff: a session that ran for a healthy period (twice the
-// maximum delay) resets the count. Then it closes s, which reaps its
-// process.
-func (c *Connector) retire(s *session) {
+// retire stops using s and closes it, which reaps its process. After a
+// failure (failed) it counts the failure once for the restart backoff: a
+// session that ran for a healthy period (twice the maximum delay) resets
+// the count. A session retired without one (the server is fine, the
+// session is not) counts nothing.
+func (c *Connector) retire(s *session, failed bool) {
 	c.mu.Lock()
 	if c.sess == s {
 		c.sess = nil
 	}
-	if !s.retired {
-		s.retired = true
+	if failed && !s.retired {
 		end := s.endedAt()
-		if end.Sub(s.started) >= 2*c.maxRestartDelay() {
+		if end.Sub(s.started) >= 2*c.backoff.Limit() {
 			c.failures = 0
 		}
 		c.failures++
 		c.failedAt = end
 	}
+	s.retired = true
 	c.mu.Unlock()
-	if err := s.close(); err != nil {
+	if err := s.close(); err != nil && failed {
 		c.logger.Warn("closing a failed session", "err", err)
 	}
 }
@@ -105,7 +97,7 @@ func (c *Connector) failure(s *session, what string, err error) error {
 		// moment before the child is reaped.
 		s.proc.waitExit(exitNoticeDelay)
 	}
-	c.retire(s)
+	c.retire(s, true)
 	name := c.cfg.Name
 	if c.isClosed() {
 		return fmt.Errorf("mcp connector %q: %s: %w", name, what, ErrClosed)
@@ -114,11 +106,11 @@ func (c *Connector) failure(s *session, what string, err error) error {
 	switch {
 	case s.proc != nil && s.proc.exitedOnItsOwn():
 		msg = fmt.Sprintf("%s: the MCP server exited (%s) during %s; it will be restarted on the next call", name, s.proc.status(), what)
+		attrs := []any{"status", s.proc.status(), "during", what}
 		if tail := c.stderr.Tail(); len(tail) > 0 {
-			c.logger.Warn("the MCP server exited", "status", s.proc.status(), "during", what, "stderr", strings.Join(tail, "\n"))
-		} else {
-			c.logger.Warn("the MCP server exited", "status", s.proc.status(), "during", what)
+			attrs = append(attrs, "stderr", strings.Join(tail, "\n"))
 		}
+		c.logger.Warn("the MCP server exited", attrs...)
 	case s.proc != nil:
 		msg = fmt.Sprintf("%s: the connection to the MCP server failed during %s (%v); the server was stopped and will be restarted on the next call", name, what, err)
 		c.logger.Warn("the connection to the MCP server failed; stopped it", "during", what, "err", err)
@@ -126,7 +118,7 @@ func (c *Connector) failure(s *session, what string, err error) error {
 		msg = fmt.Sprintf("%s: the connection to the MCP server failed during %s (%v); it will reconnect on the next call", name, what, err)
 		c.logger.Warn("the connection to the MCP server failed", "during", what, "err", err)
 	}
-	return &disconnected{msg: msg, cause: err}
+	return &reworded{msg: msg, errs: []error{ErrDisconnected, err}}
 }
 
 // reconnect starts a new session, after the backoff delay of the failures
@@ -155,12 +147,10 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	if c.cfg.Command != "" {
 		verb = "started again"
 	}
-	if wait := time.Until(failedAt.Add(c.backoff(failures))); wait > 0 {
+	if wait := time.Until(failedAt.Add(c.backoff.Delay(failures))); wait > 0 {
 		c.logger.Info("waiting before the MCP server is "+verb, "delay", wait.Round(time.Millisecond), "failures", failures)
-		t := time.NewTimer(wait)
-		defer t.Stop()
 		select {
-		case <-t.C:
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%s: waiting %v for the MCP server to restart: %w", c.cfg.Name, wait.Round(time.Millisecond), ctx.Err())
 		case <-c.life.Done():
@@ -195,17 +185,11 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		c.logger.Warn("the MCP server could not be "+verb, "err", err)
 		return nil, fmt.Errorf("%s: the MCP server could not be %s: %w; it will be tried again on the next call", c.cfg.Name, verb, err)
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		_ = s.close()
-		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	old, err := c.install(s, tools)
+	if err != nil {
+		return nil, err
 	}
-	old := c.tools
-	c.sess, c.down = s, nil
-	c.setToolsLocked(s, tools)
-	changed := !reflect.DeepEqual(old, c.tools)
-	c.mu.Unlock()
+	changed := !reflect.DeepEqual(old, tools)
 
 	if s.proc != nil {
 		c.logger.Info("restarted the MCP server", "after", time.Since(start).Round(time.Millisecond), "failures", failures, "pid", s.proc.pid())
@@ -224,18 +208,6 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		}
 	}
 	return s, nil
-}
-
-// backoff is the delay before the next start after failures consecutive
-// failures (see internal/backoff).
-func (c *Connector) backoff(failures int) time.Duration {
-	return c.policy().Delay(failures)
-}
-
-func (c *Connector) maxRestartDelay() time.Duration { return c.policy().Limit() }
-
-func (c *Connector) policy() backoff.Policy {
-	return backoff.Policy{First: c.cfg.RestartDelay, Max: c.cfg.MaxRestartDelay}
 }
 
 // toolDiff names the tools only in a (removed) or only in b (added), and

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -14,26 +16,29 @@ import (
 // (elicitation, sampling) that the connector cannot provide.
 var errInputRequired = errors.New("the server asked for client input (elicitation or sampling), which the MCP connector does not provide")
 
-// wireCallResult is a tools/call result as sent by the server. Fields are
-// decoded loosely so a malformed result yields an error, never a panic.
+// wireCallResult is a tools/call result as sent by the server. Fields
+// other than the content are kept raw, so a malformed result yields an
+// error, never a panic.
 type wireCallResult struct {
-	Content           json.RawMessage `json:"content"`
+	Content           []wireContent   `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           json.RawMessage `json:"isError"`
 	ResultType        json.RawMessage `json:"resultType"`
 }
 
-// wireContent is one content item; every field is optional.
+// wireContent is one content item; every field is optional. It is also
+// how a non-text item reaches the program (see summarize): without its
+// resource, and with binary data replaced by a "<N bytes base64>" marker.
 type wireContent struct {
 	Type        string           `json:"type"`
-	Text        *string          `json:"text"`
-	MimeType    string           `json:"mimeType"`
-	URI         string           `json:"uri"`
-	Name        string           `json:"name"`
-	Description string           `json:"description"`
-	Data        *string          `json:"data"`
-	Blob        *string          `json:"blob"`
-	Resource    *wireContentBody `json:"resource"`
+	Text        *string          `json:"text,omitempty"`
+	MimeType    string           `json:"mimeType,omitempty"`
+	URI         string           `json:"uri,omitempty"`
+	Name        string           `json:"name,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Data        *string          `json:"data,omitempty"`
+	Blob        *string          `json:"blob,omitempty"`
+	Resource    *wireContentBody `json:"resource,omitempty"`
 }
 
 // wireContentBody is the resource of an embedded-resource item.
@@ -44,19 +49,6 @@ type wireContentBody struct {
 	Blob     *string `json:"blob"`
 }
 
-// contentItem is how a non-text content item reaches the program: binary
-// data is replaced by a "<N bytes base64>" marker.
-type contentItem struct {
-	Type        string  `json:"type"`
-	Text        *string `json:"text,omitempty"`
-	MimeType    string  `json:"mimeType,omitempty"`
-	URI         string  `json:"uri,omitempty"`
-	Name        string  `json:"name,omitempty"`
-	Description string  `json:"description,omitempty"`
-	Data        string  `json:"data,omitempty"`
-	Blob        string  `json:"blob,omitempty"`
-}
-
 // decodeCallResult turns a raw tools/call result into a connectors.Result:
 //   - isError: true gives IsError with the text content as Message;
 //   - structuredContent (not null) is the value as is;
@@ -65,74 +57,44 @@ type contentItem struct {
 //   - other content becomes an array of items (type, text, mimeType, uri…)
 //     with base64 data replaced by a "<N bytes base64>" marker, N being the
 //     length of the encoded data.
+//
+// The commonest result, well-formed items, is decoded in one pass; when
+// an item is malformed, each is decoded on its own, so that it does not
+// spoil the others.
 func decodeCallResult(raw json.RawMessage) (connectors.Result, error) {
-	if v, ok := decodePlainText(raw); ok {
-		return connectors.Result{Value: v}, nil
-	}
-	return decodeCallResultFull(raw)
-}
-
-// plainTextResult is the commonest tools/call result, decoded in one pass:
-// its content items have the same fields as wireContent, so an item the
-// full path would find malformed makes this decoding fail too.
-type plainTextResult struct {
-	Content           []wireContent   `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	IsError           json.RawMessage `json:"isError"`
-	ResultType        json.RawMessage `json:"resultType"`
-}
-
-// decodePlainText decodes a result made of text content only (no isError,
-// no structuredContent, a complete resultType or none) in one pass, giving
-// what decodeCallResultFull gives for it; ok is false for anything else.
-func decodePlainText(raw json.RawMessage) (json.RawMessage, bool) {
-	var r plainTextResult
-	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 || isTrue(r.IsError) || !isNull(r.StructuredContent) {
-		return nil, false
-	}
-	if !isNull(r.ResultType) && string(bytes.TrimSpace(r.ResultType)) != `"complete"` {
-		return nil, false
-	}
-	for i := range r.Content {
-		if r.Content[i].Type != "text" {
-			return nil, false
-		}
-	}
-	return textValue(joinText(r.Content)), true
-}
-
-// decodeCallResultFull is decodeCallResult for any result: each part is
-// decoded on its own, so a malformed item does not spoil the others.
-func decodeCallResultFull(raw json.RawMessage) (connectors.Result, error) {
 	var w wireCallResult
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return connectors.Result{}, fmt.Errorf("malformed tools/call result: %w", err)
-	}
-	var resultType string
-	_ = json.Unmarshal(w.ResultType, &resultType) // absent or odd: a plain result
-	if resultType == "input_required" {
-		return connectors.Result{}, errInputRequired
-	}
-
-	var items []json.RawMessage
-	if !isNull(w.Content) {
-		if err := json.Unmarshal(w.Content, &items); err != nil {
-			return connectors.Result{}, fmt.Errorf("malformed tools/call result: content is not an array: %w", err)
+	if json.Unmarshal(raw, &w) != nil {
+		var loose struct {
+			wireCallResult
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &loose); err != nil {
+			return connectors.Result{}, fmt.Errorf("malformed tools/call result: %w", err)
+		}
+		w = loose.wireCallResult
+		var items []json.RawMessage
+		if !isNull(loose.Content) {
+			if err := json.Unmarshal(loose.Content, &items); err != nil {
+				return connectors.Result{}, fmt.Errorf("malformed tools/call result: content is not an array: %w", err)
+			}
+		}
+		w.Content = make([]wireContent, len(items))
+		for i, it := range items {
+			if json.Unmarshal(it, &w.Content[i]) != nil {
+				w.Content[i] = wireContent{Type: "invalid"}
+			}
 		}
 	}
-	content := make([]wireContent, len(items))
-	allText := true
-	for i, it := range items {
-		if err := json.Unmarshal(it, &content[i]); err != nil {
-			content[i] = wireContent{Type: "invalid"}
-		}
-		if content[i].Type != "text" {
-			allText = false
+	if rt := bytes.TrimSpace(w.ResultType); !isNull(rt) && string(rt) != `"complete"` {
+		var resultType string
+		_ = json.Unmarshal(rt, &resultType) // odd: a plain result
+		if resultType == "input_required" {
+			return connectors.Result{}, errInputRequired
 		}
 	}
 
 	if isTrue(w.IsError) {
-		msg := joinText(content)
+		msg := joinText(w.Content)
 		if msg == "" && !isNull(w.StructuredContent) {
 			msg = string(compact(w.StructuredContent))
 		}
@@ -145,17 +107,16 @@ func decodeCallResultFull(raw json.RawMessage) (connectors.Result, error) {
 	if !isNull(w.StructuredContent) {
 		return connectors.Result{Value: compact(w.StructuredContent)}, nil
 	}
-	if len(content) == 0 {
+	if len(w.Content) == 0 {
 		return connectors.Result{Value: json.RawMessage("null")}, nil
 	}
-	if allText {
-		return connectors.Result{Value: textValue(joinText(content))}, nil
+	if !slices.ContainsFunc(w.Content, func(c wireContent) bool { return c.Type != "text" }) {
+		return connectors.Result{Value: textValue(joinText(w.Content))}, nil
 	}
-	out := make([]contentItem, len(content))
-	for i := range content {
-		out[i] = summarize(&content[i])
+	for i := range w.Content {
+		summarize(&w.Content[i])
 	}
-	v, err := marshal(out)
+	v, err := marshal(w.Content)
 	if err != nil {
 		return connectors.Result{}, fmt.Errorf("encode content items: %w", err)
 	}
@@ -195,40 +156,30 @@ func joinText(content []wireContent) string {
 	return strings.Join(parts, "\n")
 }
 
-func summarize(c *wireContent) contentItem {
-	item := contentItem{
-		Type:        c.Type,
-		Text:        c.Text,
-		MimeType:    c.MimeType,
-		URI:         c.URI,
-		Name:        c.Name,
-		Description: c.Description,
-		Data:        marker(c.Data),
-		Blob:        marker(c.Blob),
-	}
+// summarize makes c what the program sees of a non-text item: an
+// embedded resource's fields in the item's place, and markers for data.
+func summarize(c *wireContent) {
 	if r := c.Resource; r != nil {
-		if item.URI == "" {
-			item.URI = r.URI
+		c.URI = cmp.Or(c.URI, r.URI)
+		c.MimeType = cmp.Or(c.MimeType, r.MimeType)
+		if c.Text == nil {
+			c.Text = r.Text
 		}
-		if item.MimeType == "" {
-			item.MimeType = r.MimeType
+		if c.Blob == nil {
+			c.Blob = r.Blob
 		}
-		if item.Text == nil {
-			item.Text = r.Text
-		}
-		if item.Blob == "" {
-			item.Blob = marker(r.Blob)
-		}
+		c.Resource = nil
 	}
-	return item
+	c.Data, c.Blob = marker(c.Data), marker(c.Blob)
 }
 
 // marker replaces base64 data by its size.
-func marker(data *string) string {
+func marker(data *string) *string {
 	if data == nil {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("<%d bytes base64>", len(*data))
+	m := fmt.Sprintf("<%d bytes base64>", len(*data))
+	return &m
 }
 
 func isNull(raw json.RawMessage) bool {

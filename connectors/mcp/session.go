@@ -49,7 +49,7 @@ type session struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	retired bool // counted as a failure; guarded by c.mu
+	retired bool // no longer used, a failure counted (see retire); guarded by c.mu
 }
 
 // startSession starts a transport (and a stdio server's process), performs
@@ -65,7 +65,7 @@ func (c *Connector) startSession(ctx context.Context) (*session, []connectors.To
 		return nil, nil, err
 	}
 	var opts []client.ClientOption
-	if c.speaksLegacy() {
+	if c.legacy.Load() {
 		opts = append(opts, client.WithProtocolVersion(mcpgo.LATEST_LEGACY_PROTOCOL_VERSION))
 	}
 	if c.cfg.Elicit != nil {
@@ -156,7 +156,7 @@ func (s *session) connect(ctx context.Context) error {
 	s.instructions = res.Instructions
 	if offersTasks(s.client.GetServerCapabilities()) {
 		if mcpgo.IsModernProtocol(s.client.ProtocolVersion()) {
-			c.pinLegacy()
+			c.legacy.Store(true)
 			return errLegacyTasks
 		}
 		s.tasks = true
@@ -201,11 +201,9 @@ func (s *session) listen(ctx context.Context) error {
 	}
 	s.stopListen = stop
 	// Wait for the acknowledgement, so changes made after Dial are seen.
-	timer := time.NewTimer(listenAckTimeout)
-	defer timer.Stop()
 	select {
 	case <-s.listening:
-	case <-timer.C:
+	case <-time.After(listenAckTimeout):
 		c.logger.Warn("the server did not acknowledge the tool-list change stream", "after", listenAckTimeout)
 	case <-ctx.Done():
 		return fmt.Errorf("listen for tool-list changes: %w", ctx.Err())
@@ -281,15 +279,6 @@ func (s *session) close() error {
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
-}
-
-// describeEnd says how a stdio session's process ended, for messages: ""
-// for other sessions.
-func (s *session) describeEnd() string {
-	if s.proc == nil || !s.proc.hasExited() {
-		return ""
-	}
-	return s.proc.status()
 }
 
 // elicitHandler answers a server's elicitation requests with

@@ -42,23 +42,18 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	l.partial = append(l.partial, p...)
 	for {
 		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			break
+		switch {
+		case i >= 0 && i <= maxLineBytes:
+			l.emit(l.partial[:i])
+			l.partial = l.partial[i+1:]
+		case len(l.partial) >= maxLineBytes:
+			l.emit(l.partial[:maxLineBytes])
+			l.partial = l.partial[maxLineBytes:]
+		default:
+			l.partial = append([]byte(nil), l.partial...) // release consumed bytes
+			return len(p), nil
 		}
-		line := l.partial[:i]
-		for len(line) > maxLineBytes {
-			l.emit(line[:maxLineBytes])
-			line = line[maxLineBytes:]
-		}
-		l.emit(line)
-		l.partial = l.partial[i+1:]
 	}
-	for len(l.partial) >= maxLineBytes {
-		l.emit(l.partial[:maxLineBytes])
-		l.partial = l.partial[maxLineBytes:]
-	}
-	l.partial = append([]byte(nil), l.partial...) // release consumed bytes
-	return len(p), nil
 }
 
 // Flush logs an unterminated last line.

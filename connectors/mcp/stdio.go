@@ -24,7 +24,7 @@ import (
 // stdioTransport is the JSON-RPC transport of a stdio server: one message
 // per line on the child's stdin and stdout. mcp-go's client uses it for the
 // handshake, tools/list, notifications and the server's own requests;
-// Connector.Start uses its raw path (start, then pendingCall.wait) for
+// Connector.Call uses its raw path (start, then pendingCall.wait) for
 // tools/call, which skips the client's per-request re-encoding of the
 // params. Each incoming line is decoded once.
 //
@@ -230,7 +230,11 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	if err != nil {
 		return nil, fmt.Errorf("encode request id: %w", err)
 	}
-	reply, err := t.roundTrip(ctx, string(id), msg)
+	ch, err := t.send(string(id), msg)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := t.await(ctx, string(id), ch)
 	if err != nil {
 		return nil, err
 	}
@@ -296,19 +300,9 @@ func (pc *pendingCall) wait(ctx context.Context) (rpcReply, error) {
 	return reply, err
 }
 
-// roundTrip sends msg, a request whose id is id (its JSON text), and waits
-// for the answer, reading stdout itself when no one else does. A transport
-// failure is a *transport.Error.
-func (t *stdioTransport) roundTrip(ctx context.Context, id string, msg []byte) (rpcReply, error) {
-	ch, err := t.send(id, msg)
-	if err != nil {
-		return rpcReply{}, err
-	}
-	return t.await(ctx, id, ch)
-}
-
-// send registers request id and writes msg; the answer will arrive on the
-// returned channel (see await).
+// send registers request id (its JSON text) and writes msg; the answer
+// will arrive on the returned channel (see await). A transport failure
+// is a *transport.Error.
 func (t *stdioTransport) send(id string, msg []byte) (chan rpcReply, error) {
 	ch := make(chan rpcReply, 1)
 	t.begin(id, ch)
@@ -319,7 +313,8 @@ func (t *stdioTransport) send(id string, msg []byte) (chan rpcReply, error) {
 	return ch, nil
 }
 
-// await waits for the answer to request id, sent by send.
+// await waits for the answer to request id, sent by send, reading stdout
+// itself when no one else does.
 func (t *stdioTransport) await(ctx context.Context, id string, ch chan rpcReply) (rpcReply, error) {
 	defer t.finish(id)
 	role := t.role
@@ -628,7 +623,7 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 // params are written around args as they are. ok is false when the call
 // must go through mcp-go's client instead because the client's request
 // _meta is not known yet (the session lists its tools first, so only in
-// tests). The answer is read with stdioResult. The _meta carries ctx's
+// tests). Connector.awaitStdio reads the answer. The _meta carries ctx's
 // trace context (traceparent, tracestate), if any, so the server's spans
 // continue the call's.
 func (s *session) startStdio(ctx context.Context, tool string, args json.RawMessage) (pc *pendingCall, ok bool, err error) {
@@ -636,7 +631,7 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	if !known {
 		return nil, false, nil
 	}
-	meta = withProgressToken(meta, tokenOf(ctx))
+	meta = withMeta(meta, "progressToken", tokenOf(ctx))
 	if parent, state, ok := propagate.Outgoing(ctx); ok {
 		meta = withMeta(withMeta(meta, propagate.Traceparent, parent), propagate.Tracestate, state)
 	}
@@ -658,25 +653,6 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	params = append(params, '}')
 	pc, err = s.stdio.start(string(mcpgo.MethodToolsCall), params)
 	return pc, true, err
-}
-
-// stdioResult reads the answer to a raw tools/call waited for with ctx: the
-// raw result, or the error. ok is false when the server answered that it
-// needs input from the client (protocol 2026-07-28), which mcp-go's client
-// fulfils; the call must then be sent again through it, which the protocol
-// allows, since such an answer means the server did not carry the call out.
-func stdioResult(ctx context.Context, reply rpcReply, err error) (raw json.RawMessage, ok bool, _ error) {
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, true, &callEnded{cause: context.Cause(ctx), err: err}
-	case err != nil:
-		return nil, true, err
-	case reply.err != nil:
-		return nil, true, reply.err.AsError()
-	case needsInput(reply.result):
-		return nil, false, nil
-	}
-	return reply.result, true, nil
 }
 
 // needsInput reports whether a result asks the client for input

@@ -45,21 +45,6 @@ func offersTasks(caps mcpgo.ServerCapabilities) bool {
 	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
 }
 
-// speaksLegacy reports whether sessions start with the 2025-11-25
-// handshake (see above).
-func (c *Connector) speaksLegacy() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.legacy
-}
-
-// pinLegacy makes every later session start with the 2025-11-25 handshake.
-func (c *Connector) pinLegacy() {
-	c.mu.Lock()
-	c.legacy = true
-	c.mu.Unlock()
-}
-
 // wireTaskAnswer is a task-augmented tools/call answered with a task (or,
 // when the server chose to answer at once, a tools/call result).
 type wireTaskAnswer struct {
@@ -79,10 +64,8 @@ func (t *wireTask) check() error {
 	if t.TaskID == "" || len(t.TaskID) > maxTaskID {
 		return fmt.Errorf("the server sent a task id of %d bytes (want 1 to %d)", len(t.TaskID), maxTaskID)
 	}
-	for _, r := range t.TaskID {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("the server sent a task id with control characters")
-		}
+	if hasControl(t.TaskID) {
+		return errors.New("the server sent a task id with control characters")
 	}
 	return nil
 }
@@ -102,35 +85,17 @@ func (t *wireTask) ended() bool { return mcpgo.TaskStatus(t.Status).IsTerminal()
 // (connectors.Tasker): a tools/call with params.task, answered with the
 // task, or at once with the call's result. Errors are Call's.
 func (c *Connector) StartTask(ctx context.Context, tool string, args json.RawMessage) (connectors.TaskStart, error) {
-	args, err := objectArgs(args)
-	if err != nil {
-		return connectors.TaskStart{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
-	}
-	s, err := c.current(ctx)
+	s, name, args, err := c.prepare(ctx, tool, args)
 	if err != nil {
 		return connectors.TaskStart{}, err
 	}
-	name, err := c.resolve(tool)
-	if err != nil {
-		return connectors.TaskStart{}, err
-	}
-	req := mcpgo.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
+	req := callRequest(ctx, tool, args)
 	req.Params.Task = &mcpgo.TaskParams{}
-	callCtx, release := c.callContext(ctx, s)
-	defer release()
-	sink := &rawSink{keep: true}
-	_, err = s.client.CallTool(withSink(callCtx, sink), req)
-	raw := sink.result()
-	switch {
-	case raw == nil && err == nil:
-		err = errors.New("empty result")
-		fallthrough
-	case raw == nil:
-		if callCtx.Err() != nil {
-			err = &callEnded{cause: context.Cause(callCtx), err: err}
-		}
+	raw, err := c.request(ctx, s, true, func(ctx context.Context, s *session) error {
+		_, err := s.client.CallTool(ctx, req)
+		return err
+	})
+	if err != nil {
 		return connectors.TaskStart{}, c.callError(ctx, s, name, err)
 	}
 	var ans wireTaskAnswer
@@ -254,24 +219,17 @@ func (c *Connector) taskRequest(ctx context.Context, id, method string, send fun
 	if err != nil {
 		return nil, err
 	}
-	callCtx, release := c.callContext(ctx, s)
-	defer release()
-	sink := &rawSink{}
-	err = send(withSink(callCtx, sink), s)
-	raw := sink.result()
+	raw, err := c.request(ctx, s, false, send)
+	var ended *callEnded
 	switch {
-	case raw != nil:
-		// (Even if mcp-go could not decode it: the connector reads it
-		// leniently itself.)
-		return raw, nil
 	case err == nil:
-		return nil, fmt.Errorf("mcp connector %q: %s %s: empty result", c.cfg.Name, method, id)
+		return raw, nil
 	case errors.Is(err, mcpgo.ErrInvalidParams):
 		return nil, fmt.Errorf("mcp connector %q: %s %s: %w: %v", c.cfg.Name, method, id, connectors.ErrUnknownTask, err)
-	case callCtx.Err() == nil && !transportFailed(s, err):
-		return nil, &taskAnswerError{err: fmt.Errorf("mcp connector %q: %s %s: %w", c.cfg.Name, method, id, err)}
-	case callCtx.Err() != nil:
-		err = &callEnded{cause: context.Cause(callCtx), err: err}
+	case errors.As(err, &ended) || transportFailed(s, err):
+		return nil, c.callError(ctx, s, method, err)
+	case errors.Is(err, errEmptyResult):
+		return nil, fmt.Errorf("mcp connector %q: %s %s: %w", c.cfg.Name, method, id, err)
 	}
-	return nil, c.callError(ctx, s, method, err)
+	return nil, &taskAnswerError{err: fmt.Errorf("mcp connector %q: %s %s: %w", c.cfg.Name, method, id, err)}
 }

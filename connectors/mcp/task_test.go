@@ -34,7 +34,7 @@ func TestTasks(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			effects := filepath.Join(t.TempDir(), "effects")
 			c := dial(t, tr.config(t, effects))
-			if got := c.speaksLegacy(); got != tr.legacy {
+			if got := c.legacy.Load(); got != tr.legacy {
 				t.Errorf("speaks 2025-11-25 only: %v, want %v", got, tr.legacy)
 			}
 			tools, err := c.Tools(context.Background())

@@ -106,12 +106,8 @@ func (w *wireTool) toTool() connectors.Tool {
 // schemaObject returns raw compacted when it is a JSON object, else nil.
 func schemaObject(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return nil
-	}
-	return buf.Bytes()
+	return compact(raw)
 }

@@ -62,3 +62,27 @@ func TestCallPropagatesTraceContext(t *testing.T) {
 		})
 	}
 }
+
+// A tools/call sent as a task carries the trace context too: it is a
+// tools/call like any other (a task start sent none before).
+func TestTaskStartPropagatesTraceContext(t *testing.T) {
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	traced := trace.ContextWithSpanContext(context.Background(),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), Args: []string{"-tasks"}, Env: map[string]string{"FIXTURE_TRACE": "1"}})
+	st, err := c.StartTask(traced, "traceparent", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Result == nil {
+		t.Fatalf("StartTask = %+v, want the result at once", st)
+	}
+	var got string
+	if err := json.Unmarshal(st.Result.Value, &got); err != nil {
+		t.Fatalf("result %s: %v", st.Result.Value, err)
+	}
+	if want := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"; got != want {
+		t.Errorf("the server got %q, want %q", got, want)
+	}
+}

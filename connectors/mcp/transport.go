@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
@@ -69,20 +68,6 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		return nil, fmt.Errorf("url %q: %w", scrub.URL(cfg.URL), err)
 	}
 	return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
-}
-
-// envList turns env into KEY=VALUE entries sorted by key.
-func envList(env map[string]string) []string {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // for determinism
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }
 
 // A tap wraps a transport so the connector sees the raw JSON result of its
