@@ -39,7 +39,7 @@ const (
 
 // Env is what a command runs with.
 type Env struct {
-	Stdin  io.Reader
+	Stdin  io.Reader // nil: os.Stdin
 	Stdout io.Writer // belongs to the stdio transport when serving
 	Stderr io.Writer
 }
@@ -80,6 +80,9 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 // the exit code.
 func Main(ctx context.Context, args []string, env Env) int {
 	log := newLogger(env.Stderr, config.Log{})
+	if env.Stdin == nil {
+		env.Stdin = os.Stdin
+	}
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, usageText)
 		return ExitUsage

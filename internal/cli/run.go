@@ -65,11 +65,7 @@ func cmdRun(ctx context.Context, args []string, env Env, log *slog.Logger) error
 	case len(pos) > 1:
 		return usagef("run: one FILE at most, got %q", pos)
 	case len(pos) == 1 && pos[0] == "-":
-		in := env.Stdin
-		if in == nil {
-			in = os.Stdin
-		}
-		b, err := io.ReadAll(in)
+		b, err := io.ReadAll(env.Stdin)
 		if err != nil {
 			return fmt.Errorf("read program from standard input: %w", err)
 		}
@@ -115,12 +111,11 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		return err
 	}
 	defer done()
-	eng := a.Runtime
 	name := ""
 	if len(pos) == 1 {
 		name = pos[0]
 	}
-	decls, err := eng.Declarations(name)
+	decls, err := a.Runtime.Declarations(name)
 	if err != nil {
 		return usageError{err}
 	}

@@ -141,12 +141,8 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	})
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
 	if cfg.Server.Transport == server.TransportStdio {
-		stdin := env.Stdin
-		if stdin == nil {
-			stdin = os.Stdin
-		}
 		log.Info("serving MCP", "transport", "stdio", "connectors", len(a.Connectors))
-		return srv.ServeStdio(ctx, stdin, env.Stdout)
+		return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 	}
 	return srv.ServeHTTP(ctx, ln, cfg.Server.Transport)
 }
