@@ -401,11 +401,10 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 	fmt.Fprintf(env.Stdout, "server: %s\n", shown)
 	for signIns := 0; ; {
 		tools, err := conn.Tools(ctx)
+		var res connectors.Result
 		var out json.RawMessage
 		if err == nil && u.call != "" {
-			var res connectors.Result
-			res, err = conn.Call(ctx, u.call, args)
-			if err == nil {
+			if res, err = conn.Call(ctx, u.call, args); err == nil {
 				out, err = json.Marshal(res)
 			}
 		}
@@ -431,8 +430,7 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		fmt.Fprintf(env.Stdout, "✓ %s %s: %d tools: %s\n", name, version, len(names), strings.Join(names, ", "))
 		if u.call != "" {
 			fmt.Fprintf(env.Stdout, "%s: %s\n", u.call, sc.String(string(out)))
-			var res connectors.Result
-			if json.Unmarshal(out, &res) == nil && res.IsError {
+			if res.IsError {
 				return exitError{ExitFailure}
 			}
 		}
