@@ -67,15 +67,15 @@ type Connector struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mu                                      sync.RWMutex
-	sess                                    *session // the live session; nil between a failure and the next call
-	closed                                  bool
-	tools                                   []connectors.Tool
-	bySource                                map[string]int // SourceName -> index in tools
-	collisions                              []connectors.Collision
-	serverName, serverVersion, instructions string
-	failures                                int       // consecutive session failures (for the backoff)
-	failedAt                                time.Time // when the last one happened
+	mu                        sync.RWMutex
+	sess                      *session // the live session; nil between a failure and the next call
+	closed                    bool
+	tools                     []connectors.Tool
+	bySource                  map[string]int // SourceName -> index in tools
+	collisions                []connectors.Collision
+	serverName, serverVersion string
+	failures                  int       // consecutive session failures (for the backoff)
+	failedAt                  time.Time // when the last one happened
 	// down is why the server is unreachable while the recovery goroutine
 	// (see Open) brings it back, or the *connectors.SignInRequired of a
 	// server that wants a sign-in (no goroutine retries it: a sign-in, or
@@ -383,13 +383,6 @@ func (c *Connector) ServerInfo() (name, version string) {
 	return c.serverName, c.serverVersion
 }
 
-// Instructions returns the server's usage instructions, if it sent any.
-func (c *Connector) Instructions() string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.instructions
-}
-
 // Tools returns the tools kept by Include/Exclude in the server's order,
 // with sanitized, unique names. Callers must not modify the schemas. While
 // the server is down (see Open) it returns why.
@@ -468,7 +461,7 @@ func (c *Connector) setToolsLocked(s *session, tools []connectors.Tool) {
 		bySource[t.SourceName] = i
 	}
 	c.tools, c.bySource, c.collisions = tools, bySource, collisions
-	c.serverName, c.serverVersion, c.instructions = s.serverName, s.serverVersion, s.instructions
+	c.serverName, c.serverVersion = s.serverName, s.serverVersion
 }
 
 func (c *Connector) isClosed() bool {
