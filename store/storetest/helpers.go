@@ -2,13 +2,27 @@ package storetest
 
 import (
 	"encoding/json"
+	"io/fs"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
+
+// SchemaVersion is the schema version a store's embedded migrations
+// (fsys, holding migrations/*.sql) reach: the version it writes.
+func SchemaVersion(t testing.TB, fsys fs.FS) int {
+	t.Helper()
+	ms, err := codec.Migrations(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ms)
+}
 
 // NewExecution returns an execution with every field set (no owner), for
 // a store's own tests.
