@@ -251,32 +251,6 @@ func (p *printer) memberType(m *member) {
 	p.print("}")
 }
 
-// MethodDeclaration returns the types of one method plus one line
-// `<connector>.<method>(input: …): Promise<…>;` with its JSDoc (for
-// codemode.describe("connector.method")). defs are the connector's shared
-// definitions (may be nil).
-func MethodDeclaration(connector string, defs *Definitions, m Method) string {
-	names := newNamer()
-	prefix := names.methodPrefixes(connector, []Method{m})[0]
-	conv := newNamedConverter(connector, names, defs)
-	in, out := conv.method(prefix, m)
-	conv.drain()
-	conv.breakCycles()
-
-	var p printer
-	printTypes(&p, conv.defs)
-	p.jsdoc(methodDoc(m))
-	p.print(namespacedIdent(connector))
-	if isValueIdent(m.Name) {
-		p.print("." + m.Name)
-	} else {
-		p.print("[" + quote(m.Name) + "]")
-	}
-	p.print("(input: " + in.name + "): " + promiseOf(out) + ";")
-	p.newline()
-	return p.b.String()
-}
-
 func newNamedConverter(connector string, names *namer, defs *Definitions) *converter {
 	c := &converter{
 		named:     true,

@@ -83,13 +83,20 @@ func TestSchemaCasesGolden(t *testing.T) {
 	golden(t, "cases.ts", Declarations(c))
 }
 
-func TestMethodDeclarationGolden(t *testing.T) {
+// describeMethod is the declaration codemode.describe gives of one
+// method (catalog's describeMethod): its connector with this method
+// alone, and every type it refers to.
+func describeMethod(connector string, defs *Definitions, m Method) string {
+	return Declarations(Connector{Name: connector, Definitions: defs, Methods: []Method{m}})
+}
+
+func TestDescribeMethodGolden(t *testing.T) {
 	for _, name := range goldenConnectors {
 		t.Run(name, func(t *testing.T) {
 			c := loadConnector(t, name)
 			var parts []string
 			for _, m := range c.Methods {
-				parts = append(parts, MethodDeclaration(c.Name, c.Definitions, m))
+				parts = append(parts, describeMethod(c.Name, c.Definitions, m))
 			}
 			golden(t, name+".describe.txt", strings.Join(parts, "\n// ----\n\n"))
 		})
@@ -178,7 +185,7 @@ func TestDeclarationsAllUniqueAcrossConnectors(t *testing.T) {
 	}
 }
 
-func TestMethodDeclaration(t *testing.T) {
+func TestDescribeMethod(t *testing.T) {
 	tests := []struct {
 		name      string
 		connector string
@@ -188,7 +195,7 @@ func TestMethodDeclaration(t *testing.T) {
 		{
 			"no schemas",
 			"notes", Method{Name: "list"},
-			"type NotesListInput = { [key: string]: unknown };\n\nnotes.list(input: NotesListInput): Promise<unknown>;\n",
+			"type NotesListInput = { [key: string]: unknown };\n\ndeclare const notes: {\n  list(input: NotesListInput): Promise<unknown>;\n};\n",
 		},
 		{
 			"approval and output",
@@ -196,24 +203,24 @@ func TestMethodDeclaration(t *testing.T) {
 				Input:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 				Output: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
 			"type FilesWriteFileInput = { path: string };\n\ntype FilesWriteFileOutput = { ok: boolean };\n\n" +
-				"/**\n * Write a file.\n * Requires approval.\n */\nfiles.write_file(input: FilesWriteFileInput): Promise<FilesWriteFileOutput>;\n",
+				"declare const files: {\n  /**\n   * Write a file.\n   * Requires approval.\n   */\n  write_file(input: FilesWriteFileInput): Promise<FilesWriteFileOutput>;\n};\n",
 		},
 		{
 			"method name that is not an identifier",
 			"x", Method{Name: "a-b", Input: json.RawMessage(`{"type":"object","additionalProperties":false}`), Output: json.RawMessage(`{}`)},
-			"type XABInput = { [key: string]: never };\n\ntype XABOutput = unknown;\n\nx[\"a-b\"](input: XABInput): Promise<XABOutput>;\n",
+			"type XABInput = { [key: string]: never };\n\ntype XABOutput = unknown;\n\ndeclare const x: {\n  \"a-b\"(input: XABInput): Promise<XABOutput>;\n};\n",
 		},
 		{
 			"invalid input schema",
 			"x", Method{Name: "m", Input: json.RawMessage(`{`), Output: json.RawMessage(` null `)},
-			"type XMInput = unknown;\n\nx.m(input: XMInput): Promise<unknown>;\n",
+			"type XMInput = unknown;\n\ndeclare const x: {\n  m(input: XMInput): Promise<unknown>;\n};\n",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := MethodDeclaration(tc.connector, nil, tc.method)
+			got := describeMethod(tc.connector, nil, tc.method)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("MethodDeclaration mismatch (-want +got):\n%s", diff)
+				t.Errorf("describeMethod mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -349,9 +356,9 @@ declare const gh: {
 	if diff := cmp.Diff(want, Declarations(c)); diff != "" {
 		t.Errorf("Declarations mismatch (-want +got):\n%s", diff)
 	}
-	one := MethodDeclaration("gh", defs, c.Methods[1])
-	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "gh.users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
-		t.Errorf("MethodDeclaration without the shared type:\n%s", one)
+	one := describeMethod("gh", defs, c.Methods[1])
+	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "  users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
+		t.Errorf("describeMethod without the shared type:\n%s", one)
 	}
 	if d, err := NewDefinitions(nil); d != nil || err != nil {
 		t.Errorf("NewDefinitions(nil) = %v, %v", d, err)
@@ -404,15 +411,16 @@ func TestNamespacesGolden(t *testing.T) {
 	}
 }
 
-func TestMethodDeclarationDotted(t *testing.T) {
-	got := MethodDeclaration("github.issues", nil, Method{Name: "list_for_repo"})
-	want := "type GithubIssuesListForRepoInput = { [key: string]: unknown };\n\ngithub.issues.list_for_repo(input: GithubIssuesListForRepoInput): Promise<unknown>;\n"
+func TestDescribeMethodDotted(t *testing.T) {
+	got := describeMethod("github.issues", nil, Method{Name: "list_for_repo"})
+	want := "type GithubIssuesListForRepoInput = { [key: string]: unknown };\n\n" +
+		"declare const github: {\n  issues: {\n    list_for_repo(input: GithubIssuesListForRepoInput): Promise<unknown>;\n  };\n};\n"
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("MethodDeclaration mismatch (-want +got):\n%s", diff)
+		t.Errorf("describeMethod mismatch (-want +got):\n%s", diff)
 	}
-	got = MethodDeclaration("my-org.x", nil, Method{Name: "a-b"})
-	if !strings.Contains(got, `my_org.x["a-b"](input: `) {
-		t.Errorf("MethodDeclaration of a sanitized dotted name:\n%s", got)
+	got = describeMethod("my-org.x", nil, Method{Name: "a-b"})
+	if !strings.Contains(got, "declare const my_org: {\n  x: {\n    \"a-b\"(input: ") {
+		t.Errorf("describeMethod of a sanitized dotted name:\n%s", got)
 	}
 }
 
