@@ -34,27 +34,16 @@ type Connector struct {
 }
 
 // Definitions is a decoded document of shared schemas (see
-// Connector.Definitions); decode it once with NewDefinitions and use it
-// for every declaration of the connector. It is not changed by use.
+// Connector.Definitions); make it once with DefinitionsOf and use it for
+// every declaration of the connector. It is not changed by use.
 type Definitions struct {
 	doc *document
 }
 
-// NewDefinitions decodes a JSON object holding definition containers. nil
-// or empty raw gives nil; raw that is not a JSON object is an error.
-func NewDefinitions(raw json.RawMessage) (*Definitions, error) {
-	if isAbsent(raw) {
-		return nil, nil
-	}
-	v, err := jsonref.Decode(raw)
-	if err != nil {
-		return nil, err
-	}
-	return DefinitionsOf(v)
-}
-
-// DefinitionsOf is NewDefinitions of a document already decoded by
-// jsonref.Decode, which it does not change.
+// DefinitionsOf makes the Definitions of a JSON object holding definition
+// containers, decoded by jsonref.Decode (so that the caller validates
+// against the same decoded value); it does not change v. nil gives nil; a
+// value that is not an object is an error.
 func DefinitionsOf(v any) (*Definitions, error) {
 	if v == nil {
 		return nil, nil

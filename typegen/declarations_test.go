@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -28,12 +30,26 @@ func loadConnector(t *testing.T, name string) Connector {
 	if err := json.Unmarshal(data, &c); err != nil {
 		t.Fatalf("decode %s.json: %v", name, err)
 	}
-	defs, err := NewDefinitions(c.Definitions)
-	if err != nil {
-		t.Fatalf("%s.json definitions: %v", name, err)
-	}
-	c.Connector.Definitions = defs
+	c.Connector.Definitions = definitions(t, c.Definitions)
 	return c.Connector
+}
+
+// definitions decodes a shared definitions document as the catalog does
+// (jsonref.Decode, then DefinitionsOf); absent raw gives nil.
+func definitions(t testing.TB, raw json.RawMessage) *Definitions {
+	t.Helper()
+	if isAbsent(raw) {
+		return nil
+	}
+	v, err := jsonref.Decode(raw)
+	if err != nil {
+		t.Fatalf("definitions: %v", err)
+	}
+	defs, err := DefinitionsOf(v)
+	if err != nil {
+		t.Fatalf("definitions: %v", err)
+	}
+	return defs
 }
 
 // golden compares got with testdata/<file>, or rewrites it with -update.
@@ -315,13 +331,10 @@ func TestDeclarationsShareDefinitions(t *testing.T) {
 // itself resolve in the connector's definitions, each target one named
 // type for all methods (recursive ones included); @deprecated is marked.
 func TestSharedDefinitions(t *testing.T) {
-	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{
+	defs := definitions(t, json.RawMessage(`{"components":{"schemas":{
 		"simple-user":{"type":"object","description":"A user.","properties":{"login":{"type":"string"},"manager":{"$ref":"#/components/schemas/simple-user"}},"required":["login"]},
 		"issue":{"type":"object","properties":{"title":{"type":"string"},"user":{"anyOf":[{"$ref":"#/components/schemas/simple-user"},{"type":"null"}]}},"required":["title","user"]}
 	}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := Connector{Name: "gh", Definitions: defs, Methods: []Method{
 		{Name: "issues_get", Input: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
 			Output: json.RawMessage(`{"$ref":"#/components/schemas/issue"}`)},
@@ -360,11 +373,11 @@ declare const gh: {
 	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "  users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
 		t.Errorf("describeMethod without the shared type:\n%s", one)
 	}
-	if d, err := NewDefinitions(nil); d != nil || err != nil {
-		t.Errorf("NewDefinitions(nil) = %v, %v", d, err)
+	if d, err := DefinitionsOf(nil); d != nil || err != nil {
+		t.Errorf("DefinitionsOf(nil) = %v, %v", d, err)
 	}
-	if _, err := NewDefinitions(json.RawMessage(`[1]`)); err == nil {
-		t.Error("NewDefinitions of an array: no error")
+	if _, err := DefinitionsOf([]any{json.Number("1")}); err == nil {
+		t.Error("DefinitionsOf of an array: no error")
 	}
 }
 
@@ -483,10 +496,7 @@ func TestDiagnosticString(t *testing.T) {
 }
 
 func TestDiagnosticsPointAtTheKeyword(t *testing.T) {
-	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{"s":{"type":"object","properties":{"p":{"not":{}}}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := definitions(t, json.RawMessage(`{"components":{"schemas":{"s":{"type":"object","properties":{"p":{"not":{}}}}}}}`))
 	c := Connector{Name: "x", Definitions: defs, Methods: []Method{
 		{Name: "m", Input: json.RawMessage(`{"type":"object","properties":{"a/b":{"type":"array","items":[{"type":"date"}]},"s":{"$ref":"#/components/schemas/s"}}}`),
 			Output: json.RawMessage(`{"$defs":{"D":{"allOf":[{"$ref":"https://example.com/x.json"}]}},"$ref":"#/$defs/D"}`)},
@@ -530,10 +540,7 @@ func TestKeywordsGolden(t *testing.T) {
 	for _, w := range jsAndTSWords {
 		props = append(props, `"`+w+`":{"type":"string"}`)
 	}
-	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{"words":{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":["class","type"]}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := definitions(t, json.RawMessage(`{"components":{"schemas":{"words":{"type":"object","properties":{`+strings.Join(props, ",")+`},"required":["class","type"]}}}}`))
 	in := json.RawMessage(`{"$ref":"#/components/schemas/words"}`)
 	var cs []Connector
 	c := Connector{Name: "words", Definitions: defs}
