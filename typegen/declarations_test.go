@@ -83,13 +83,16 @@ func TestDeclarationsGolden(t *testing.T) {
 	}
 }
 
+// caseMethod is the method name of a schemaCases entry.
+var caseMethod = strings.NewReplacer(" ", "_", "-", "_").Replace
+
 // TestSchemaCasesGolden declares one method per schemaCases entry, with the
 // schema as input and output, so that tsc can check every construct in
 // declaration position.
 func TestSchemaCasesGolden(t *testing.T) {
 	c := Connector{Name: "cases"}
 	for _, tc := range schemaCases {
-		m := Method{Name: strings.NewReplacer(" ", "_", "-", "_").Replace(tc.name)}
+		m := Method{Name: caseMethod(tc.name)}
 		if json.Valid([]byte(tc.schema)) {
 			m.Input = json.RawMessage(tc.schema)
 			m.Output = json.RawMessage(tc.schema)
@@ -450,14 +453,17 @@ func TestGenerateReserved(t *testing.T) {
 	}
 }
 
-// TestSchemaCaseDiagnosticsGolden records the diagnostics of every
-// schemaCases entry (SchemaDiagnostics, refs inlined), one line each.
+// TestSchemaCaseDiagnosticsGolden records the diagnostics the declarations
+// report (Generate) of every schemaCases entry as a method's input, one
+// line each.
 func TestSchemaCaseDiagnosticsGolden(t *testing.T) {
-	var b strings.Builder
+	c := Connector{Name: "cases"}
 	for _, tc := range schemaCases {
-		for _, d := range SchemaDiagnostics(json.RawMessage(tc.schema)) {
-			b.WriteString(tc.name + ": " + d.String() + "\n")
-		}
+		c.Methods = append(c.Methods, Method{Name: caseMethod(tc.name), Input: json.RawMessage(tc.schema)})
+	}
+	var b strings.Builder
+	for _, d := range Generate([]Connector{c}, Options{}).Diagnostics {
+		b.WriteString(d.String() + "\n")
 	}
 	golden(t, "cases.diagnostics.txt", b.String())
 }
