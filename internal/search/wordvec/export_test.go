@@ -18,11 +18,12 @@ func Cos(a, b Vec) float32 {
 
 // Word returns the word of rank i (0 ≤ i < Len()), most frequent first.
 func Word(i int) string {
-	t := load()
-	if i < 0 || i >= len(t.words) {
-		return ""
+	for w, r := range load().index {
+		if int(r) == i {
+			return w
+		}
 	}
-	return t.words[i]
+	return ""
 }
 
 // Rank is word's place in GloVe's vocabulary, most frequent first (0 is

@@ -32,7 +32,6 @@ type Vec struct {
 func (v Vec) Ok() bool { return v.v != nil }
 
 type table struct {
-	words []string
 	index map[string]int32
 	dim   int
 	vecs  []byte // int8 values
@@ -63,7 +62,7 @@ func load() *table {
 		if len(words) != n {
 			return
 		}
-		t := table{words: words, index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
+		t := table{index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
 		// The vectors stay where go:embed put them (read-only data, paged in
 		// as used), read as int8 one byte at a time.
 		t.vecs = b[wl:]
