@@ -87,12 +87,6 @@ func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce stri
 	return IDToken{Subject: c.Subject, Name: bounded(firstOf(c.Name, c.Username)), Email: bounded(c.Email), Expiry: c.Exp.time()}, nil
 }
 
-// Metadata returns the issuer's metadata, read once (the Validator's
-// own: the keys, introspection and sign-in use the same).
-func (v *Validator) Metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
-	return v.metadata(ctx)
-}
-
 // SignOnConfig configures a SignOn.
 type SignOnConfig struct {
 	// ClientID is the client registered at the issuer for the console;
