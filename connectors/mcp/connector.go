@@ -105,8 +105,8 @@ func Dial(ctx context.Context, cfg Config) (*Connector, error) { return start(ct
 // Open is Dial for a server that may be down or slow: when the first start
 // fails, it returns the connector anyway, and a goroutine it owns starts the
 // server again with the restart backoff (RestartDelay doubling up to
-// MaxRestartDelay) until it comes up or Close is called. Until then Down
-// and Tools report why, and calls fail at once with an error naming the
+// MaxRestartDelay) until it comes up or Close is called. Until then Tools
+// reports why, and calls fail at once with an error naming the
 // connector. When the server comes up its tools are listed and
 // OnToolsChanged is called. Only a configuration error fails Open.
 //
@@ -278,14 +278,6 @@ func (c *Connector) startPhase() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.phase
-}
-
-// Down reports why the server is unreachable while the connector brings
-// it back in the background (see Open), or nil.
-func (c *Connector) Down() error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.down
 }
 
 // recover starts the server again, with the backoff, until it comes up or
