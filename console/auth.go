@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +33,6 @@ type auth struct {
 	// fixed at creation
 	token    [sha256.Size]byte
 	hasToken bool
-	ttl      time.Duration
 	now      func() time.Time
 	failures *throttle.Failures // wrong tokens per client address
 
@@ -64,11 +64,11 @@ type flash struct {
 	brief   bool
 }
 
-func newAuth(token string, ttl time.Duration, now func() time.Time, failures *throttle.Failures) *auth {
+func newAuth(token string, now func() time.Time, failures *throttle.Failures) *auth {
 	if failures == nil {
 		failures = throttle.New(0, 0, nil)
 	}
-	a := &auth{ttl: ttl, now: now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
+	a := &auth{now: now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
 	if token != "" {
 		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
 	}
@@ -86,7 +86,7 @@ func randomToken() string {
 // room when there are maxSessions.
 func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 	now := a.now()
-	s := &session{id: randomToken(), csrf: randomToken(), created: now, expires: now.Add(a.ttl), who: who}
+	s := &session{id: randomToken(), csrf: randomToken(), created: now, expires: now.Add(sessionTTL), who: who}
 	if !until.IsZero() && until.Before(s.expires) {
 		s.expires = until
 	}
@@ -102,15 +102,7 @@ func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 func makeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, made func(V) time.Time) {
 	maps.DeleteFunc(m, func(_ K, v V) bool { return over(v) })
 	for len(m) >= max {
-		var first K
-		var at time.Time
-		found := false
-		for k, v := range m {
-			if t := made(v); !found || t.Before(at) {
-				first, at, found = k, t, true
-			}
-		}
-		delete(m, first)
+		delete(m, slices.MinFunc(slices.Collect(maps.Keys(m)), func(a, b K) int { return made(m[a]).Compare(made(m[b])) }))
 	}
 }
 
@@ -175,20 +167,24 @@ func cookieName(r *http.Request) string {
 	return name
 }
 
-func (a *auth) setCookie(w http.ResponseWriter, r *http.Request, s *session) {
-	http.SetCookie(w, &http.Cookie{
-		Name:     cookieName(r),
-		Value:    s.id,
-		Path:     "/",
-		MaxAge:   max(1, int(s.expires.Sub(a.now())/time.Second)),
-		HttpOnly: true,
-		Secure:   r.TLS != nil,
-		SameSite: http.SameSiteStrictMode,
-	})
+// setCookie sets (maxAge -1: clears) an HttpOnly cookie of the console's,
+// Secure under TLS.
+func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int, sameSite http.SameSite) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: r.TLS != nil, SameSite: sameSite})
 }
 
-func clearCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+// startSession starts a session for the browser of r (who's, until:
+// newSession) in place of the one it has, if any (a login gets a new
+// session id), and sets its cookie.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who *codemode.Principal, until time.Time) *session {
+	if ck, err := r.Cookie(cookieName(r)); err == nil {
+		if old := c.auth.lookup(ck.Value); old != nil {
+			c.auth.end(old)
+		}
+	}
+	s := c.auth.newSession(who, until)
+	setCookie(w, r, cookieName(r), s.id, max(1, int(s.expires.Sub(c.now())/time.Second)), http.SameSiteStrictMode)
+	return s
 }
 
 type sessionKey struct{}
@@ -232,7 +228,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(`{"error":"log in to the console first"}` + "\n"))
-		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		case get:
 			c.loginPage(w, r, http.StatusUnauthorized, r.URL.RequestURI(), "")
 		default:
 			c.loginPage(w, r, http.StatusUnauthorized, "/", "Your session has ended: log in again, then repeat what you were doing.")
@@ -240,8 +236,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 		return r, false
 	}
 	if s == nil {
-		s = c.auth.newSession(nil, time.Time{})
-		c.auth.setCookie(w, r, s)
+		s = c.startSession(w, r, nil, time.Time{})
 	}
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
@@ -287,12 +282,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the token. It is the server's auth_token or CODEMODE_TOKEN (or the one codemode-mcp console printed when it started).")
 		return
 	}
-	if ck, err := r.Cookie(cookieName(r)); err == nil {
-		if old := c.auth.lookup(ck.Value); old != nil {
-			c.auth.end(old) // a new login gets a new session id
-		}
-	}
-	c.auth.setCookie(w, r, c.auth.newSession(nil, time.Time{}))
+	c.startSession(w, r, nil, time.Time{})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -304,7 +294,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 		c.eng.AuditSession(r.Context(), codemode.AuditLogout, nil)
 		c.log.Info("console: signed out", "subject", s.who.Subject)
 	}
-	clearCookie(w, r)
+	setCookie(w, r, cookieName(r), "", -1, http.SameSiteStrictMode)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

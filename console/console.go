@@ -34,6 +34,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -113,8 +114,6 @@ type Options struct {
 	// console: local with the operating system's user name, as the
 	// command line records); zero: codemode.Local.
 	Local codemode.Person
-	// SessionTTL is how long a login lasts (default 12h).
-	SessionTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Failures limits wrong tokens typed at the login per client address
@@ -126,8 +125,8 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// DefaultSessionTTL is how long a login lasts.
-const DefaultSessionTTL = 12 * time.Hour
+// sessionTTL is how long a login lasts.
+const sessionTTL = 12 * time.Hour
 
 // Console serves the approval console. It is an http.Handler.
 type Console struct {
@@ -167,14 +166,9 @@ var assets embed.FS
 
 // New builds a console over opts.Engine.
 func New(opts Options) *Console {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.SessionTTL <= 0 {
-		opts.SessionTTL = DefaultSessionTTL
 	}
 	static, err := fs.Sub(assets, "static")
 	if err != nil {
@@ -185,20 +179,24 @@ func New(opts Options) *Console {
 		log:    opts.Logger,
 		now:    opts.Now,
 		local:  opts.Local,
-		auth:   newAuth(opts.Token, opts.SessionTTL, opts.Now, opts.Failures),
+		auth:   newAuth(opts.Token, opts.Now, opts.Failures),
 		pages:  parsePages(),
 		static: http.StripPrefix("/static/", http.FileServerFS(static)),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.pendingPage)
-	mux.HandleFunc("GET /runs", c.runsPage)
-	mux.HandleFunc("GET /runs/{id}", c.runPage)
-	mux.HandleFunc("GET /runs/{id}/value", c.valuePage)
-	mux.HandleFunc("POST /runs/{id}/approve", c.approve)
-	mux.HandleFunc("POST /runs/{id}/reject", c.reject)
-	mux.HandleFunc("POST /runs/{id}/rollback", c.rollback)
-	mux.HandleFunc("POST /runs/{id}/signin", c.signIn)
-	mux.HandleFunc("GET /snippets", c.snippetsPage)
+	mux.HandleFunc("GET /runs", c.needs(codemode.ScopeRun, c.runsPage))
+	mux.HandleFunc("GET /runs/{id}", c.needs(codemode.ScopeRun, func(w http.ResponseWriter, r *http.Request) {
+		c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
+	}))
+	mux.HandleFunc("GET /runs/{id}/value", c.needs(codemode.ScopeRun, c.valuePage))
+	mux.HandleFunc("POST /runs/{id}/approve", c.needs(codemode.ScopeApprove, c.approve))
+	mux.HandleFunc("POST /runs/{id}/reject", c.needs(codemode.ScopeApprove, c.reject))
+	mux.HandleFunc("POST /runs/{id}/rollback", c.needs(codemode.ScopeAdmin, func(w http.ResponseWriter, r *http.Request) {
+		c.decide(w, r, "rolled back", c.eng.Rollback)
+	}))
+	mux.HandleFunc("POST /runs/{id}/signin", c.needs(codemode.ScopeRun, c.signIn))
+	mux.HandleFunc("GET /snippets", c.needs(codemode.ScopeRun, c.snippetsPage))
 	mux.HandleFunc("GET /api/version", c.version)
 	mux.HandleFunc("POST /logout", c.logout)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })

@@ -45,7 +45,6 @@ type page struct {
 	Snippets []snippetView
 	Statuses []string
 	Filter   string
-	Limit    int
 	SignIn   *signInView
 }
 
@@ -95,14 +94,13 @@ func parsePages() map[string]*template.Template {
 // with a plain 500.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if s := sessionOf(r); s != nil {
-		p.CSRF = s.csrf
+		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.issuer() != nil // (a token or a sign-on: one can log out)
+		if p.Version == "" {
+			p.Version, _ = c.fingerprint(r.Context())
+		}
 	}
-	p.Logout = (c.auth.hasToken || c.issuer() != nil) && sessionOf(r) != nil
 	if who := codemode.PrincipalFrom(r.Context()); who != nil && p.Who == nil {
-		p.Who = plainSegments(who.Display())
-	}
-	if p.Version == "" && sessionOf(r) != nil {
-		p.Version, _ = c.fingerprint(r.Context())
+		p.Who = visible.Segments(who.Display())
 	}
 	var buf bytes.Buffer
 	if err := c.pages[name].ExecuteTemplate(&buf, "layout.html", p); err != nil {
@@ -175,6 +173,23 @@ func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQue
 	return rd, nil
 }
 
+// runViews reads and lays out each run of list (calls: as readRun),
+// leaving out those deleted meanwhile.
+func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, calls *codemode.LogQuery) ([]*runView, error) {
+	var out []*runView
+	for _, e := range list {
+		rd, err := c.readRun(ctx, e.ID, calls)
+		switch {
+		case errors.Is(err, codemode.ErrUnknownExecution):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, c.newRunView(rd))
+	}
+	return out, nil
+}
+
 // pendingPage lists the paused runs, oldest first (a new pause is added
 // below the others: it never moves what is under the pointer), with their
 // pending actions and the buttons to decide.
@@ -201,19 +216,12 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(paused) // listed newest first
-	for _, e := range paused {
-		rd, err := c.readRun(ctx, e.ID, nil)
-		if errors.Is(err, codemode.ErrUnknownExecution) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			c.internal(w, r, "reading a paused run", err)
-			return
-		}
-		if rd.exec.Status == codemode.StatusPaused {
-			p.Runs = append(p.Runs, c.newRunView(rd))
-		}
+	runs, err := c.runViews(ctx, paused, nil)
+	if err != nil {
+		c.internal(w, r, "reading a run", err)
+		return
 	}
+	p.Runs = slices.DeleteFunc(runs, func(v *runView) bool { return !v.Paused }) // (decided meanwhile)
 	if who != nil && who.HasScope(codemode.ScopeApprove) {
 		others, err := c.othersPending(ctx, who)
 		if err != nil {
@@ -255,12 +263,9 @@ const (
 // runsPage is the audit trail: runs newest first (filtered by status),
 // each with its first calls.
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	ctx := r.Context()
 	q := r.URL.Query()
-	p := &page{Title: "Runs", Nav: "runs", Filter: q.Get("status"), Limit: defaultRuns}
+	p := &page{Title: "Runs", Nav: "runs", Filter: q.Get("status")}
 	for _, st := range codemode.ExecStatuses() {
 		p.Statuses = append(p.Statuses, st.String())
 	}
@@ -279,37 +284,23 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxRuns))
 			return
 		}
-		f.Limit, p.Limit = n, n
+		f.Limit = n
 	}
 	list, err := c.eng.Executions(ctx, f)
 	if err != nil {
 		c.internal(w, r, "listing runs", err)
 		return
 	}
-	for _, e := range list {
-		rd, err := c.readRun(ctx, e.ID, &codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars})
-		if errors.Is(err, codemode.ErrUnknownExecution) {
-			continue
-		}
-		if err != nil {
-			c.internal(w, r, "reading a run", err)
-			return
-		}
-		p.Runs = append(p.Runs, c.newRunView(rd))
+	if p.Runs, err = c.runViews(ctx, list, &codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
+		c.internal(w, r, "reading a run", err)
+		return
 	}
 	c.render(w, r, http.StatusOK, "runs", p)
 }
 
-// runPage shows one run: its program, calls (a page of them: ?page=N),
+// showRun shows one run: its program, calls (a page of them: ?page=N),
 // outcome, and the decisions it allows; after a decision, that decision's
-// outcome.
-func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
-	c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
-}
-
+// outcome. A refused decision shows it with status and the problem.
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, status int, problem string) {
 	n := 1
 	if s := r.URL.Query().Get("page"); s != "" && r.Method == http.MethodGet {
@@ -372,9 +363,6 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 // result. It is how a value the pages show cut is read in full (a value
 // is at most what the log keeps of one, 1 MiB by default).
 func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	id, q := r.PathValue("id"), r.URL.Query()
 	part, seq := q.Get("part"), 0
 	if s := q.Get("seq"); s != "" {
@@ -425,15 +413,7 @@ func (c *Console) value(ctx context.Context, id string, seq int, part string) ([
 	if err != nil || len(log) == 0 || log[0].Seq != seq {
 		return nil, "", err
 	}
-	var v []byte
-	switch part {
-	case "args":
-		v = log[0].Args
-	case "result":
-		v = log[0].Result
-	default:
-		v = []byte(log[0].Error)
-	}
+	v := map[string][]byte{"args": log[0].Args, "result": log[0].Result, "error": []byte(log[0].Error)}[part]
 	if len(v) == 0 {
 		return nil, "", nil
 	}
@@ -461,9 +441,6 @@ func fileName(s string) string {
 }
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	list, err := c.eng.Snippets(r.Context())
 	if err != nil {
 		c.internal(w, r, "listing snippets", err)
@@ -472,8 +449,8 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	p := &page{Title: "Snippets", Nav: "snippets"}
 	for _, s := range list {
 		p.Snippets = append(p.Snippets, snippetView{
-			Name:          plainSegments(s.Name),
-			Description:   plainSegments(s.Description),
+			Name:          visible.Segments(s.Name),
+			Description:   visible.Segments(s.Description),
 			Code:          codeView(s.Code, nil),
 			InputSchema:   jsonView("snippet-"+s.Name+"-schema", s.InputSchema),
 			Connectors:    strings.Join(s.Connectors, ", "),
@@ -487,9 +464,6 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 
 // approve approves a paused run's pending actions as they were shown.
 func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeApprove) {
-		return
-	}
 	digest := r.PostForm.Get("digest")
 	if digest == "" {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it approves (no digest). Reload the page and try again.")
@@ -503,9 +477,6 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
 // reject rejects a paused run (or one of its actions, with seq) as shown,
 // with the reason typed.
 func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeApprove) {
-		return
-	}
 	digest := r.PostForm.Get("digest")
 	if digest == "" {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
@@ -526,13 +497,6 @@ func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (c *Console) rollback(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeAdmin) {
-		return
-	}
-	c.decide(w, r, "rolled back", c.eng.Rollback)
-}
-
 // decide makes a decision through the engine, detached from the request
 // (a closed tab does not cut a run short), and sends the browser to the
 // run's page, which shows the outcome once. A refused decision shows the
@@ -550,26 +514,25 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 	case errors.Is(err, codemode.ErrUnknownExecution):
 		c.refuse(w, r, http.StatusNotFound, err.Error())
 		return
-	case codemode.IsRefusal(err) && brief:
-		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
-		c.refuse(w, r, http.StatusConflict, err.Error())
-		return
 	case codemode.IsRefusal(err):
 		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
-		c.showRun(w, r, id, http.StatusConflict, err.Error())
+		if brief {
+			c.refuse(w, r, http.StatusConflict, err.Error())
+		} else {
+			c.showRun(w, r, id, http.StatusConflict, err.Error())
+		}
 		return
 	case err != nil:
 		c.internal(w, r, "the run was being "+verb, err)
 		return
 	}
 	c.log.Info("console: "+verb, "executionId", id, "status", o.Status.String())
+	f, to := &flash{verb: verb, outcome: o}, "/runs/"+url.PathEscape(id)
 	if brief {
-		c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: codemode.Outcome{ExecutionID: id, Status: o.Status}, brief: true})
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
+		f, to = &flash{verb: verb, outcome: codemode.Outcome{ExecutionID: id, Status: o.Status}, brief: true}, "/"
 	}
-	c.auth.setFlash(sessionOf(r), &flash{verb: verb, outcome: o})
-	http.Redirect(w, r, "/runs/"+url.PathEscape(id), http.StatusSeeOther)
+	c.auth.setFlash(sessionOf(r), f)
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // signIn starts (or finds under way) the sign-in to a connector the run
@@ -578,9 +541,6 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 // origin (form-action 'self'), and a link is what the person should see
 // anyway: where they are sent.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
-	if !c.allowed(w, r, codemode.ScopeRun) {
-		return
-	}
 	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
 	ctx := r.Context()
 	rd, err := c.readRun(ctx, id, nil)

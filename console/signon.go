@@ -59,8 +59,7 @@ func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn)
 		return
 	}
 	c.auth.addAttempt(a)
-	http.SetCookie(w, &http.Cookie{Name: signOnCookie(r), Value: a.browser, Path: "/", MaxAge: int(attemptTTL / time.Second),
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	setCookie(w, r, signOnCookie(r), a.browser, int(attemptTTL/time.Second), http.SameSiteLaxMode)
 	http.Redirect(w, r, link, http.StatusSeeOther)
 }
 
@@ -96,7 +95,7 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 		fail(http.StatusBadRequest, "the sign-in started in another browser", "This sign-in started in another browser (or its cookie was lost). Sign in again from this one.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: signOnCookie(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	setCookie(w, r, signOnCookie(r), "", -1, http.SameSiteLaxMode)
 	who, until, err := so.SignIn(r.Context(), q, a.nonce, a.verifier)
 	switch {
 	case codemode.IsRefusal(err):
@@ -116,13 +115,7 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 		c.loginPage(w, r, http.StatusForbidden, "/", "Signed in as "+who.Display()+", but the issuer granted neither "+codemode.ScopeRun+" nor "+codemode.ScopeApprove+": ask whoever runs it for one.")
 		return
 	}
-	if ck, err := r.Cookie(cookieName(r)); err == nil {
-		if old := c.auth.lookup(ck.Value); old != nil {
-			c.auth.end(old) // a new sign-in gets a new session id
-		}
-	}
-	s := c.auth.newSession(who, until)
-	c.auth.setCookie(w, r, s)
+	s := c.startSession(w, r, who, until)
 	c.eng.AuditSession(ctx, codemode.AuditLogin, nil)
 	c.log.Info("console: signed in", "subject", who.Subject, "until", s.expires)
 	// A page sends the browser on, rather than a redirect: the session
@@ -157,16 +150,17 @@ func (a *auth) takeAttempt(state string) *attempt {
 	return at
 }
 
-// allowed reports whether the person signed in may use what needs scope
-// (a console without sign-on: always), else answers 403 saying so. The
-// scopes are the MCP tools' (server.ToolScopes): codemode:run for one's
-// runs and the snippets, codemode:approve to approve or reject,
-// codemode:admin to roll back.
-func (c *Console) allowed(w http.ResponseWriter, r *http.Request, scope string) bool {
-	who := codemode.PrincipalFrom(r.Context())
-	if who == nil || who.HasScope(scope) {
-		return true
+// needs serves h to a person signed in with scope (in a console without
+// sign-on, to everyone), else answers 403 saying so. The scopes are the
+// MCP tools' (server.ToolScopes): codemode:run for one's runs and the
+// snippets, codemode:approve to approve or reject, codemode:admin to roll
+// back.
+func (c *Console) needs(scope string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if who := codemode.PrincipalFrom(r.Context()); who != nil && !who.HasScope(scope) {
+			c.refuse(w, r, http.StatusForbidden, fmt.Sprintf("%s signed in without the scope %s, which this needs: ask whoever runs the issuer for it.", who.Display(), scope))
+			return
+		}
+		h(w, r)
 	}
-	c.refuse(w, r, http.StatusForbidden, fmt.Sprintf("%s signed in without the scope %s, which this needs: ask whoever runs the issuer for it.", who.Display(), scope))
-	return false
 }

@@ -59,13 +59,12 @@ func jsonView(id string, raw json.RawMessage) *jsonNode {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	n, err := readValue(dec, id, 0)
-	if err != nil {
-		return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
+	if err == nil {
+		if _, err = dec.Token(); errors.Is(err, io.EOF) { // one value, and nothing after it
+			return n
+		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
-	}
-	return n
+	return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
 }
 
 func readValue(dec *json.Decoder, id string, depth int) (*jsonNode, error) {
@@ -127,12 +126,9 @@ func readValue(dec *json.Decoder, id string, depth int) (*jsonNode, error) {
 		return n, nil
 	case json.Number:
 		return &jsonNode{ID: id, Class: "n", Text: []visible.Segment{{Text: v.String()}}}, nil
-	case bool:
-		return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: strconv.FormatBool(v)}}}, nil
-	case nil:
-		return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: "null"}}}, nil
 	}
-	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+	lit, _ := json.Marshal(tok) // true, false or null: what else a token is
+	return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: string(lit)}}}, nil
 }
 
 // stringSegments is a JSON string's text as a page shows it, without
@@ -167,10 +163,6 @@ func runeOffset(s string, n int) int {
 	}
 	return len(s)
 }
-
-// plainSegments is text from a program or a downstream (a name, an error
-// message, a log line) as a page shows it: hidden characters marked.
-func plainSegments(s string) []visible.Segment { return visible.Segments(s) }
 
 // codeLine is one line of a program.
 type codeLine struct {
@@ -270,47 +262,24 @@ type valueView struct {
 	Href  string
 }
 
-// jsonValue shows a JSON value of size bytes in the log, of which raw was
-// read (all of it, or its start: codemode.ClippedEntry); href downloads it
-// whole. A value whole but longer than preview characters is cut here.
-func jsonValue(id string, raw json.RawMessage, size, preview int, href string) *valueView {
-	if size == 0 && len(raw) == 0 {
+// logValue shows a value of size bytes in the log, of which read was
+// read (all of it, or its start: codemode.ClippedEntry); href downloads
+// it whole. A value read whole but longer than preview characters is cut
+// here. A value shown whole is laid out as JSON (asJSON), else as text (an
+// error message).
+func logValue(id, read string, asJSON bool, size, preview int, href string) *valueView {
+	if size == 0 && read == "" {
 		return nil
 	}
-	if v, cut := cutValue(string(raw), size, preview, href); cut {
-		v.ID = id
-		return v
-	}
-	return &valueView{ID: id, JSON: jsonView(id, raw)}
-}
-
-// textValue shows a text (an error message) as jsonValue shows JSON.
-func textValue(id, text string, size, preview int, href string) *valueView {
-	if size == 0 && text == "" {
-		return nil
-	}
-	if v, cut := cutValue(text, size, preview, href); cut {
-		v.ID = id
-		return v
-	}
-	return &valueView{ID: id, Text: plainSegments(text)}
-}
-
-// cutValue is the view of read, the start (or all) of a value of size
-// bytes, when it must be shown cut: when read is shorter than the value,
-// or longer than preview characters.
-func cutValue(read string, size, preview int, href string) (*valueView, bool) {
 	head := read[:runeOffset(read, preview)]
-	if len(head) == size {
-		return nil, false
+	switch {
+	case len(head) != size:
+		return &valueView{ID: id, Text: visible.Segments(head), Cut: true,
+			Shown: plural(utf8.RuneCountInString(head), "character", "characters"), Size: short.Bytes(int64(size)), Href: href}
+	case asJSON:
+		return &valueView{ID: id, JSON: jsonView(id, json.RawMessage(read))}
 	}
-	return &valueView{
-		Text:  plainSegments(head),
-		Cut:   true,
-		Shown: plural(utf8.RuneCountInString(head), "character", "characters"),
-		Size:  short.Bytes(int64(size)),
-		Href:  href,
-	}, true
+	return &valueView{ID: id, Text: visible.Segments(read)}
 }
 
 // valueHref is where the console downloads a value of run id whole: part
@@ -411,21 +380,21 @@ func (c *Console) newRunView(rd *runRead) *runView {
 	v := &runView{
 		ID:        e.ID,
 		Status:    e.Status.String(),
-		StartedBy: plainSegments(e.StartedBy.Display()),
+		StartedBy: visible.Segments(e.StartedBy.Display()),
 		Created:   e.CreatedAt,
 		Updated:   e.UpdatedAt,
 		Age:       age(c.now(), e.CreatedAt),
-		Error:     plainSegments(e.Error),
+		Error:     visible.Segments(e.Error),
 		Paused:    e.Status == codemode.StatusPaused,
 		CallCount: len(rd.heads),
 		Pager:     rd.pager,
 	}
 	if e.Status == codemode.StatusCompleted {
 		result := rawOrNull(e.Result)
-		v.Result = jsonValue(e.ID+"-result", result, len(result), rd.preview, valueHref(e.ID, 0, "result"))
+		v.Result = logValue(e.ID+"-result", string(result), true, len(result), rd.preview, valueHref(e.ID, 0, "result"))
 	}
 	for _, l := range e.Logs {
-		v.Logs = append(v.Logs, plainSegments(l))
+		v.Logs = append(v.Logs, visible.Segments(l))
 	}
 	var marks []string
 	if v.Paused {
@@ -450,14 +419,14 @@ func (c *Console) newRunView(rd *runRead) *runView {
 		id := fmt.Sprintf("%s-call-%d", e.ID, en.Seq)
 		v.Calls = append(v.Calls, callView{
 			Seq:       en.Seq,
-			Name:      plainSegments(name),
+			Name:      visible.Segments(name),
 			State:     en.State.String(),
 			Reverts:   en.Reverts,
 			Task:      en.Task,
-			DecidedBy: plainSegments(en.DecidedBy.Display()),
-			Args:      jsonValue(id+"-args", en.Args, en.Sizes.Args, rd.preview, valueHref(e.ID, en.Seq, "args")),
-			Result:    jsonValue(id+"-result", en.Result, en.Sizes.Result, rd.preview, valueHref(e.ID, en.Seq, "result")),
-			Error:     textValue(id+"-error", en.Error, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),
+			DecidedBy: visible.Segments(en.DecidedBy.Display()),
+			Args:      logValue(id+"-args", string(en.Args), true, en.Sizes.Args, rd.preview, valueHref(e.ID, en.Seq, "args")),
+			Result:    logValue(id+"-result", string(en.Result), true, en.Sizes.Result, rd.preview, valueHref(e.ID, en.Seq, "result")),
+			Error:     logValue(id+"-error", en.Error, false, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),
 		})
 	}
 	return v
@@ -478,12 +447,12 @@ func (c *Console) layPending(v *runView, pending []codemode.PendingAction) (mark
 		}
 		av := actionView{
 			Seq:       p.Seq,
-			Connector: plainSegments(p.Connector),
-			Method:    plainSegments(p.Method),
-			Args:      jsonValue(fmt.Sprintf("%s-args-%d", v.ID, p.Seq), p.Args, len(p.Args), preview, valueHref(v.ID, p.Seq, "args")),
+			Connector: visible.Segments(p.Connector),
+			Method:    visible.Segments(p.Method),
+			Args:      logValue(fmt.Sprintf("%s-args-%d", v.ID, p.Seq), string(p.Args), true, len(p.Args), preview, valueHref(v.ID, p.Seq, "args")),
 		}
 		if p.Awaits == codemode.AwaitsSignIn {
-			av.SignIn, av.SignInWhy = true, plainSegments(p.Reason)
+			av.SignIn, av.SignInWhy = true, visible.Segments(p.Reason)
 			if !slices.Contains(v.SignIns, p.Connector) && !v.Other {
 				v.SignIns = append(v.SignIns, p.Connector)
 			}
@@ -498,9 +467,9 @@ func (c *Console) layPending(v *runView, pending []codemode.PendingAction) (mark
 		marks = append(marks, p.Connector+"."+p.Method)
 	}
 	if len(pending) == 1 {
-		v.Approves = plainSegments(pending[0].Connector + "." + pending[0].Method)
+		v.Approves = visible.Segments(pending[0].Connector + "." + pending[0].Method)
 	} else {
-		v.Approves = plainSegments(plural(len(pending), "call", "calls"))
+		v.Approves = visible.Segments(plural(len(pending), "call", "calls"))
 	}
 	return marks
 }
@@ -510,7 +479,7 @@ func (c *Console) layPending(v *runView, pending []codemode.PendingAction) (mark
 // and the actions, with the forms to decide, and nothing else of it.
 func (c *Console) approvalView(pending []codemode.PendingAction) *runView {
 	v := &runView{ID: pending[0].ExecutionID, Status: codemode.StatusPaused.String(), Paused: true, Other: true,
-		StartedBy: plainSegments(pending[0].StartedBy.Display())}
+		StartedBy: visible.Segments(pending[0].StartedBy.Display())}
 	c.layPending(v, pending)
 	return v
 }
@@ -533,7 +502,7 @@ func newOutcomeView(f *flash) *outcomeView {
 	v := &outcomeView{
 		Verb:            f.verb,
 		Status:          o.Status.String(),
-		Error:           plainSegments(o.Error),
+		Error:           visible.Segments(o.Error),
 		Reverted:        o.Reverted,
 		UnknownReverted: o.UnknownReverted,
 		Failures:        o.Failures,
@@ -543,9 +512,9 @@ func newOutcomeView(f *flash) *outcomeView {
 		v.Result = jsonView(o.ExecutionID+"-outcome", o.Result)
 	}
 	for _, p := range o.Pending {
-		v.Pending = append(v.Pending, actionView{Seq: p.Seq, Connector: plainSegments(p.Connector), Method: plainSegments(p.Method),
+		v.Pending = append(v.Pending, actionView{Seq: p.Seq, Connector: visible.Segments(p.Connector), Method: visible.Segments(p.Method),
 			Args:   &valueView{ID: fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), JSON: jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args)},
-			SignIn: p.Awaits == codemode.AwaitsSignIn, SignInWhy: plainSegments(p.Reason)})
+			SignIn: p.Awaits == codemode.AwaitsSignIn, SignInWhy: visible.Segments(p.Reason)})
 	}
 	return v
 }

@@ -117,27 +117,23 @@ const (
 	DefaultMaxClockReads = 1_000_000
 )
 
-// WithDefaults returns l with zero fields replaced by the defaults.
+// WithDefaults returns l with zero (or negative) fields replaced by the
+// defaults.
 func (l Limits) WithDefaults() Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = DefaultTimeout
-	}
-	if l.MaxStackDepth <= 0 {
-		l.MaxStackDepth = DefaultMaxStackDepth
-	}
-	if l.MaxCalls <= 0 {
-		l.MaxCalls = DefaultMaxCalls
-	}
-	if l.MaxLogBytes <= 0 {
-		l.MaxLogBytes = DefaultMaxLogBytes
-	}
-	if l.MaxCodeBytes <= 0 {
-		l.MaxCodeBytes = DefaultMaxCodeBytes
-	}
-	if l.MaxClockReads <= 0 {
-		l.MaxClockReads = DefaultMaxClockReads
-	}
+	l.Timeout = orDefault(l.Timeout, DefaultTimeout)
+	l.MaxStackDepth = orDefault(l.MaxStackDepth, DefaultMaxStackDepth)
+	l.MaxCalls = orDefault(l.MaxCalls, DefaultMaxCalls)
+	l.MaxLogBytes = orDefault(l.MaxLogBytes, DefaultMaxLogBytes)
+	l.MaxCodeBytes = orDefault(l.MaxCodeBytes, DefaultMaxCodeBytes)
+	l.MaxClockReads = orDefault(l.MaxClockReads, DefaultMaxClockReads)
 	return l
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Clock carries what makes Date and Math.random replay.
@@ -215,15 +211,10 @@ const (
 )
 
 func (s Status) String() string {
-	switch s {
-	case Completed:
-		return "completed"
-	case Failed:
-		return "failed"
-	case Stopped:
-		return "stopped"
+	if s < Completed || s > Stopped {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"completed", "failed", "stopped"}[s-Completed]
 }
 
 // Outcome is the end of one pass.

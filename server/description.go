@@ -85,15 +85,11 @@ func connectorLine(c codemode.ConnectorInfo) string {
 		return fmt.Sprintf("- %s: needs the user to sign in; its methods are listed once they have (a call pauses the run until then)", c.Name)
 	}
 	if c.Error != "" {
-		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, clip(short.FirstLine(c.Error), maxConnectorLine))
+		return fmt.Sprintf("- %s: unavailable (%s)", c.Name, short.Clip(short.FirstLine(c.Error), maxConnectorLine))
 	}
-	methods := "methods"
-	if len(c.Tools) == 1 {
-		methods = "method"
-	}
-	line := fmt.Sprintf("- %s (%d %s)", c.Name, len(c.Tools), methods)
+	line := fmt.Sprintf("- %s (%d %s)", c.Name, len(c.Tools), short.Plural(len(c.Tools), "method", "methods"))
 	if s := firstSentence(c.Description); s != "" {
-		line += ": " + clip(s, maxConnectorLine)
+		line += ": " + short.Clip(s, maxConnectorLine)
 	}
 	return line
 }
@@ -108,15 +104,4 @@ func firstSentence(s string) string {
 		}
 	}
 	return s
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

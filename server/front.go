@@ -19,7 +19,6 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
@@ -147,20 +146,10 @@ func (f *taskFront) stop() {
 	f.wg.Wait()
 }
 
-// session returns the mcp-go session registered under id, or nil.
-func (s *Server) session(id string) mcpserver.ClientSession {
-	if id == "" {
-		return nil
-	}
-	if v, ok := s.clients.Load(id); ok {
-		return v.(mcpserver.ClientSession)
-	}
-	return nil
-}
-
 // answer answers one request, with ctx (which ends with the request) and
-// sess, the request's mcp-go session (nil: none).
-func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) rpcResponse {
+// sess, the request's mcp-go session (nil: none), and encodes the answer
+// (one that does not encode is answered as an internal error).
+func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) []byte {
 	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID}
 	result, err := f.dispatch(ctx, sess, c)
 	var re *rpcError
@@ -175,9 +164,14 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 		resp.Error = &rpcError{Code: mcp.REQUEST_INTERRUPTED, Message: "the request ended before the task did: " + ctx.Err().Error()}
 	default:
 		f.s.log.Error("task request failed", "method", c.Method, "err", err)
-		resp.Error = &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"}
+		resp.Error = &rpcError{Code: mcp.INTERNAL_ERROR, Message: internalError(err)}
 	}
-	return resp
+	b, err := json.Marshal(resp)
+	if err != nil {
+		f.s.log.Error("encoding a task response failed", "method", c.Method, "err", err)
+		b, _ = json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID, Error: &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error: the answer could not be encoded"}})
+	}
+	return b
 }
 
 // taskParams are the params of the task methods.
@@ -213,8 +207,8 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 		if c.modern {
 			return f.modernGet(ctx, p.TaskID)
 		}
-		_, _, v, err := s.view(ctx, p.TaskID, false)
-		return v.legacy(), err
+		_, _, t, err := s.view(ctx, p.TaskID, false)
+		return t, err
 	case mcp.MethodTasksResult:
 		return f.result(ctx, sess, p.TaskID)
 	case mcp.MethodTasksCancel:
@@ -230,8 +224,8 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
-		Task      *struct {
-			TTL *int64 `json:"ttl"`
+		Task      struct {
+			TTL *int64 `json:"ttl"` // nil: none asked for
 		} `json:"task"`
 	}
 	if err := json.Unmarshal(c.Params, &p); err != nil {
@@ -245,13 +239,9 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		if err != nil {
 			return nil, err
 		}
-		t := seed(e, true).modern()
+		t := modernTask(seed(e, true))
 		t["resultType"] = "task"
 		return t, nil
-	}
-	var ttl *int64
-	if p.Task != nil {
-		ttl = p.Task.TTL
 	}
 	var o codemode.Observer
 	if sess != nil {
@@ -261,7 +251,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		}
 		o = &clientObserver{s: f.s, ctx: f.s.mcp.WithContext(f.ctx, sess), token: token}
 	}
-	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(ttl), o)
+	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(p.Task.TTL), o)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +260,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 		f.follow(sess, v)
 	}
 	return map[string]any{
-		"task": v.legacy(),
+		"task": v,
 		"_meta": map[string]any{
 			"io.modelcontextprotocol/model-immediate-response": fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID),
 		},
@@ -280,10 +270,10 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 // seed is the task a run is as it is created: working (a task begins so,
 // even when a quick program has already ended by the time the answer is
 // written; tasks/get says so next).
-func seed(e *codemode.Execution, modern bool) taskView {
-	v := viewTask(e, nil, modern)
-	v.Status, v.StatusMessage, v.UpdatedAt = mcp.TaskStatusWorking, "the program is running", e.CreatedAt
-	return v
+func seed(e *codemode.Execution, modern bool) mcp.Task {
+	t := viewTask(e, nil, modern)
+	t.Status, t.StatusMessage, t.LastUpdatedAt = mcp.TaskStatusWorking, "the program is running", t.CreatedAt
+	return t
 }
 
 // followPoll is how often a follower reads its task for a change another
@@ -296,11 +286,11 @@ const followPoll = 2 * time.Second
 // follow sends the session notifications/tasks/status as task v's status
 // changes, through whichever process changes it, until it ends or
 // expires, the session goes or the front stops.
-func (f *taskFront) follow(sess mcpserver.ClientSession, v taskView) {
+func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) {
 	f.wg.Go(func() {
 		last := v.Status
 		for !last.IsTerminal() {
-			e, err := f.s.rt.Await(f.ctx, v.ID, followPoll, func(e *codemode.Execution) bool {
+			e, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
 				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
 			})
 			if err != nil || expired(e, time.Now()) {
@@ -308,9 +298,9 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v taskView) {
 			}
 			var pending []codemode.PendingAction
 			if e.Status == codemode.StatusPaused {
-				pending, _ = f.s.rt.Pending(f.ctx, v.ID)
+				pending, _ = f.s.rt.Pending(f.ctx, v.TaskId)
 			}
-			t := viewTask(e, pending, false).legacy()
+			t := viewTask(e, pending, false)
 			last = t.Status
 			err = f.s.mcp.SendNotificationToSpecificClient(sess.SessionID(), string(mcp.MethodNotificationTasksStatus), taskParamsMap(t))
 			if errors.Is(err, mcpserver.ErrSessionNotFound) {
@@ -371,7 +361,7 @@ func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 			next = strconv.Itoa(i)
 			break
 		}
-		tasks = append(tasks, viewTask(e, nil, false).legacy())
+		tasks = append(tasks, viewTask(e, nil, false))
 	}
 	res := mcp.ListTasksResult{Tasks: tasks}
 	res.NextCursor = mcp.Cursor(next)
@@ -404,7 +394,7 @@ func (f *taskFront) cancelTask(ctx context.Context, id string, modern bool) (any
 	if !cancelled {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("Cannot cancel task: already in terminal status '%s'", v.Status)}
 	}
-	return v.legacy(), nil
+	return v, nil
 }
 
 // modernGet answers tasks/get on 2026-07-28: the task with its status's
@@ -414,7 +404,7 @@ func (f *taskFront) modernGet(ctx context.Context, id string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := v.modern()
+	t := modernTask(v)
 	t["resultType"] = "complete"
 	switch v.Status {
 	case mcp.TaskStatusInputRequired:
@@ -520,13 +510,7 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 
 // serve answers one request and writes the response as one line.
 func (r *stdioFront) serve(c taskCall) {
-	resp := r.f.answer(r.f.ctx, r.sess, c)
-	b, err := json.Marshal(resp)
-	if err != nil {
-		r.f.s.log.Error("encoding a task response failed", "err", err)
-		return
-	}
-	if _, err := r.out.Write(append(b, '\n')); err != nil {
+	if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
 		r.f.s.log.Debug("writing a task response failed", "err", err)
 	}
 }
@@ -551,21 +535,15 @@ func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body []byt
 	if !ok {
 		return false
 	}
-	var sess mcpserver.ClientSession
-	if !c.modern {
-		sess = f.s.session(r.Header.Get(mcpserver.HeaderKeySessionID))
+	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id
+	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern {
+		sess = v.(mcpserver.ClientSession)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(f.ctx, cancel)
 	defer stop()
-	resp := f.answer(ctx, sess, c)
-	b, err := json.Marshal(resp)
-	if err != nil {
-		f.s.log.Error("encoding a task response failed", "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return true
-	}
+	b := f.answer(ctx, sess, c)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -20,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/resource"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -75,14 +78,11 @@ import (
 // must be able to read.
 type guard struct {
 	// fixed at creation
-	token          [sha256.Size]byte // of the bearer token; zero when none
-	hasToken       bool
-	allowedOrigins []string // lower case scheme://host[:port]
-	allowedHosts   []string // lower case host or host:port
-	maxBody        int64
-	readTimeout    time.Duration
-	writeTimeout   time.Duration
-	sessions       *sessions // streamable HTTP; nil for SSE
+	bearer         bearer      // the bearer token required; nil: none
+	allowedOrigins []string    // lower case scheme://host[:port]
+	allowedHosts   []string    // lower case host or host:port
+	h              HTTPOptions // with the defaults
+	sessions       *sessions   // streamable HTTP; nil for SSE
 	next           http.Handler
 	mcpPaths       []string     // the MCP endpoints
 	console        http.Handler // nil: none
@@ -102,39 +102,38 @@ type guard struct {
 	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
-func newGuard(opts *Options, sess *sessions, next http.Handler, mcpPaths ...string) *guard {
+// newGuard makes the guard of next; the transport sets the MCP endpoints,
+// the sessions and the front it has.
+func newGuard(opts *Options, next http.Handler) *guard {
 	h := httpDefaults(opts.HTTP)
 	g := &guard{
-		mcpPaths:       mcpPaths,
 		console:        opts.Console,
 		metrics:        opts.Metrics,
 		allowedOrigins: lowerAll(h.AllowedOrigins),
 		allowedHosts:   lowerAll(h.AllowedHosts),
-		maxBody:        h.MaxBody,
-		readTimeout:    h.ReadTimeout,
-		writeTimeout:   h.WriteTimeout,
-		sessions:       sess,
+		h:              h,
 		next:           next,
 		failures:       opts.AuthFailures,
-		log:            opts.Logger,
+		log:            cmp.Or(opts.Logger, slog.Default()),
 		traceContext:   opts.TraceContext,
 	}
 	if g.failures == nil {
 		g.failures = throttle.New(0, 0, nil)
 	}
-	if g.log == nil {
-		g.log = slog.Default()
-	}
 	if opts.AuthToken != "" {
-		g.token, g.hasToken = sha256.Sum256([]byte(opts.AuthToken)), true
+		g.bearer = ownToken(sha256.Sum256([]byte(opts.AuthToken)))
 	}
 	if a := opts.Auth; a != nil && a.Resource != "" {
-		// The resource's own host names this server (behind a proxy).
-		if u, err := url.Parse(a.Resource); err == nil && u.Host != "" {
-			g.allowedHosts = append(g.allowedHosts, strings.ToLower(u.Host), strings.ToLower(u.Hostname()))
-		}
+		g.allowHostOf(a.Resource) // it names this server (behind a proxy)
 	}
 	return g
+}
+
+// allowHostOf allows the host of a URL the server is reached at.
+func (g *guard) allowHostOf(rawURL string) {
+	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+		g.allowedHosts = append(g.allowedHosts, strings.ToLower(u.Host), strings.ToLower(u.Hostname()))
+	}
 }
 
 func lowerAll(ss []string) []string {
@@ -165,7 +164,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				g.rs.challenge(w, http.StatusUnauthorized, "", consoleNeedsToken, "")
 				return
 			}
-			if r = g.authenticateIssuer(w, r, consoleScope); r == nil {
+			if r = g.authenticate(w, r, consoleScope); r == nil {
 				return
 			}
 		}
@@ -187,19 +186,22 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
-	if g.rs != nil {
-		scope := ""
-		if metrics {
-			scope = metricsScope
-		}
-		if r = g.authenticateIssuer(w, r, scope); r == nil {
-			return
-		}
-	} else if !g.authenticate(w, r) {
+	scope := ""
+	if metrics {
+		scope = metricsScope
+	}
+	if r = g.authenticate(w, r, scope); r == nil {
 		return
 	}
-	if metrics {
-		g.serveMetrics(w, r)
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.h.WriteTimeout}
+	defer dw.clear()
+	if metrics { // a scrape: GET and HEAD, under the per-write deadline
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+		g.metrics.ServeHTTP(dw, r)
 		return
 	}
 	var body []byte
@@ -224,8 +226,6 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.writeTimeout}
-	defer dw.clear()
 	if g.sessions != nil { // streamable HTTP: see awaitSent
 		dw.sent = g.sessions.counter(r.Header.Get(mcpserver.HeaderKeySessionID))
 		if dw.sent == nil { // initialize, or protocol 2026-07-28: no session
@@ -242,27 +242,13 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(dw, r)
 }
 
-// serveMetrics answers a scrape of PathMetrics, which passed the Host,
-// Origin and bearer token checks as an MCP request does, under the
-// per-write deadline.
-func (g *guard) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
-		return
-	}
-	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.writeTimeout}
-	defer dw.clear()
-	g.metrics.ServeHTTP(dw, r)
-}
-
 // serveConsole hands a request to the console with the read deadline of a
 // body (the console reads small forms) and the per-write deadline.
 func (g *guard) serveConsole(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(g.readTimeout))
+	_ = rc.SetReadDeadline(time.Now().Add(g.h.ReadTimeout))
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	dw := &deadlineWriter{ResponseWriter: w, rc: rc, d: g.writeTimeout}
+	dw := &deadlineWriter{ResponseWriter: w, rc: rc, d: g.h.WriteTimeout}
 	defer dw.clear()
 	g.console.ServeHTTP(dw, r)
 }
@@ -322,36 +308,93 @@ const consoleNeedsToken = "the approval console of a server with an issuer (serv
 // "Bearer " in what they show (Claude Code does).
 const tokenRequired = "this server requires a bearer token in the Authorization header (its server.auth_token or CODEMODE_TOKEN)"
 
-// authenticate checks the request's bearer token, when one is configured,
-// and answers the request itself when it goes no further: 401 (with
-// WWW-Authenticate) without a token or with a wrong one, 429 (with
-// Retry-After) when its client address has failed too often. Only wrong
-// tokens count as failures and are logged (at a bounded rate): a client
-// sending none is not guessing, and clients commonly try once without.
-func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) bool {
-	if !g.hasToken {
-		return true
+// A bearer is the kind of bearer token the MCP endpoints take: the
+// server's own (ownToken: server.auth_token), or the issuer's access
+// tokens (resourceServer: server.auth).
+type bearer interface {
+	// principal says whose the token of an Authorization header is (nil:
+	// nobody's in particular). An error wrapping resource.ErrInvalid says
+	// why the token is not good here; any other is a failure to check it.
+	principal(ctx context.Context, header []string) (*codemode.Principal, error)
+	// challenge refuses a request as the scheme says: the error code
+	// ("": no token was sent), why, and the scope the token lacks.
+	challenge(w http.ResponseWriter, status int, code, description, scope string)
+	// words says what a request without a token is told it needs, and
+	// what a token that is not good is called (plural, and with "a").
+	words() (wanted, bad, aBad string)
+}
+
+// authenticate checks the request's bearer token, when one is required,
+// and returns the request with the token's Principal in its context, or
+// answers it and returns nil: 401 (WWW-Authenticate) without a token or
+// with a bad one; 429 (Retry-After) when its address has failed too
+// often, before its token is looked at (an access token may cost the
+// issuer an introspection); 503 when the issuer could not be asked; 403
+// when the access token lacks scope (if not ""). Only bad tokens count as
+// failures and are logged (at a bounded rate): a client sending none is
+// not guessing, and clients commonly try once without.
+func (g *guard) authenticate(w http.ResponseWriter, r *http.Request, scope string) *http.Request {
+	if g.bearer == nil {
+		return r
 	}
-	header := r.Header.Get("Authorization")
-	if header == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error_description="`+tokenRequired+`"`)
-		refuse(w, http.StatusUnauthorized, "Unauthorized: "+tokenRequired)
-		return false
+	wanted, bad, aBad := g.bearer.words()
+	header := r.Header.Values("Authorization")
+	if len(header) == 0 || header[0] == "" {
+		g.bearer.challenge(w, http.StatusUnauthorized, "", wanted, "")
+		return nil
 	}
 	if ok, secs := g.failures.Allow(r.RemoteAddr); !ok {
-		g.failures.Warn(g.log, "bearer token refused: too many wrong tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		g.failures.Warn(g.log, "refused: too many "+bad+" from this address", "remote", r.RemoteAddr, "retryAfter", secs)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: too many wrong bearer tokens from your address; try again in %d s", secs))
-		return false
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: too many %s from your address; try again in %d s", bad, secs))
+		return nil
 	}
-	if !g.authorized(header) {
+	p, err := g.bearer.principal(r.Context(), header)
+	switch {
+	case errors.Is(err, resource.ErrInvalid):
+		why := strings.TrimPrefix(err.Error(), resource.ErrInvalid.Error()+": ")
 		g.failures.Fail(r.RemoteAddr)
-		g.failures.Warn(g.log, "a wrong bearer token", "remote", r.RemoteAddr)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="codemode-mcp", error="invalid_token", error_description="the bearer token is not this server's"`)
-		refuse(w, http.StatusUnauthorized, "Unauthorized: the bearer token is not this server's")
-		return false
+		g.failures.Warn(g.log, aBad, "remote", r.RemoteAddr, "why", why)
+		g.bearer.challenge(w, http.StatusUnauthorized, "invalid_token", why, "")
+		return nil
+	case err != nil:
+		g.log.Error("server.auth: cannot check an access token", "err", err)
+		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server could not be asked about the access token; try again")
+		return nil
+	case p == nil: // the server's own token grants everything
+		return r
+	case scope != "" && !p.HasScope(scope):
+		g.bearer.challenge(w, http.StatusForbidden, "insufficient_scope", "the access token lacks the scope "+scope, scope)
+		return nil
 	}
-	return true
+	return r.WithContext(codemode.WithPrincipal(r.Context(), p))
+}
+
+// ownToken is the server's own bearer token (server.auth_token), hashed.
+type ownToken [sha256.Size]byte
+
+// principal checks the token in constant time (over hashes, so the
+// token's length does not leak either). The scheme is case-insensitive.
+func (t ownToken) principal(_ context.Context, header []string) (*codemode.Principal, error) {
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(header[0]), " ")
+	got := sha256.Sum256([]byte(strings.TrimSpace(cred)))
+	if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], t[:]) != 1 {
+		return nil, fmt.Errorf("%w: the bearer token is not this server's", resource.ErrInvalid)
+	}
+	return nil, nil
+}
+
+func (ownToken) challenge(w http.ResponseWriter, status int, code, description, _ string) {
+	params := `Bearer realm="codemode-mcp"`
+	if code != "" {
+		params += `, error="` + code + `"`
+	}
+	w.Header().Set("WWW-Authenticate", params+`, error_description="`+description+`"`)
+	refuse(w, status, "Unauthorized: "+description)
+}
+
+func (ownToken) words() (wanted, bad, aBad string) {
+	return tokenRequired, "wrong bearer tokens", "a wrong bearer token"
 }
 
 // oauthPath reports whether a path is one where MCP clients look for OAuth
@@ -376,7 +419,7 @@ func (g *guard) noOAuth(w http.ResponseWriter) {
 	switch {
 	case g.rs != nil:
 		desc += ": this server's authorization server is " + g.rs.v.Issuer() + " (its protected resource metadata: " + g.rs.metadataURL + ")"
-	case g.hasToken:
+	case g.bearer != nil:
 		desc += ": " + tokenRequired
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -385,32 +428,21 @@ func (g *guard) noOAuth(w http.ResponseWriter) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": "not_found", "error_description": desc})
 }
 
-// authorized checks the bearer token in constant time (over hashes, so the
-// token's length does not leak either). The scheme is case-insensitive.
-func (g *guard) authorized(header string) bool {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(cred)))
-	return subtle.ConstantTimeCompare(got[:], g.token[:]) == 1
-}
-
 // readBody reads a POST body of at most maxBody bytes within readTimeout
 // and puts it back for the transport. On failure it returns the status to
 // answer with.
 func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
-	tooLarge := fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes (server.max_body)", g.maxBody)
-	if r.ContentLength > g.maxBody {
+	tooLarge := fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes (server.max_body)", g.h.MaxBody)
+	if r.ContentLength > g.h.MaxBody {
 		return nil, http.StatusRequestEntityTooLarge, tooLarge
 	}
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(g.readTimeout))
+	_ = rc.SetReadDeadline(time.Now().Add(g.h.ReadTimeout))
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.maxBody))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.h.MaxBody))
 	_ = rc.SetReadDeadline(time.Time{})
 	var mbe *http.MaxBytesError
 	var ne net.Error
@@ -418,7 +450,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	case errors.As(err, &mbe):
 		return nil, http.StatusRequestEntityTooLarge, tooLarge
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, http.StatusRequestTimeout, fmt.Errorf("Request Timeout: the body was not received within %v (server.read_timeout)", g.readTimeout)
+		return nil, http.StatusRequestTimeout, fmt.Errorf("Request Timeout: the body was not received within %v (server.read_timeout)", g.h.ReadTimeout)
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
 	}

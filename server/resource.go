@@ -5,13 +5,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -77,13 +75,9 @@ func (g *guard) signInToConsole(cc *config.ConsoleSignOn) error {
 	}
 	redirect := cc.RedirectURI
 	if redirect == "" {
-		u, err := url.Parse(g.rs.resource)
-		if err != nil {
-			return fmt.Errorf("server.auth.console: the resource %q: %w", g.rs.resource, err)
-		}
-		redirect = u.Scheme + "://" + u.Host + config.ConsoleCallbackPath
-	} else if u, err := url.Parse(redirect); err == nil {
-		g.allowedHosts = append(g.allowedHosts, strings.ToLower(u.Host), strings.ToLower(u.Hostname()))
+		redirect = g.rs.origin + config.ConsoleCallbackPath
+	} else {
+		g.allowHostOf(redirect)
 	}
 	so, err := g.rs.v.SignOn(resource.SignOnConfig{ClientID: cc.ClientID, ClientSecret: cc.ClientSecret, RedirectURI: redirect,
 		Scopes: orDefault(cc.Scopes, config.DefaultConsoleScopes), Resource: g.rs.resource})
@@ -110,6 +104,7 @@ type resourceServer struct {
 	// fixed at creation
 	v             *resource.Validator
 	resource      string // this server's resource identifier
+	origin        string // the resource's scheme://host
 	metadataURL   string // where clients find its metadata
 	metadataPaths []string
 	metadata      http.Handler
@@ -148,6 +143,7 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 	return &resourceServer{
 		v:             v,
 		resource:      res,
+		origin:        u.Scheme + "://" + u.Host,
 		metadataURL:   u.Scheme + "://" + u.Host + path,
 		metadataPaths: paths,
 		metadata: mcpserver.NewProtectedResourceMetadataHandler(mcpserver.ProtectedResourceMetadataConfig{
@@ -196,50 +192,17 @@ func (rs *resourceServer) servesMetadata(path string) bool {
 	return slices.Contains(rs.metadataPaths, path)
 }
 
-// authenticateIssuer validates the request's bearer token under
-// server.auth (in place of authenticate's static token). It returns the
-// request with the token's Principal in its context, or answers the
-// request itself and returns nil: 401 (no token, or an invalid one), 429
-// (its address sent too many invalid ones: each may cost the issuer an
-// introspection), 503 (the issuer could not be asked). scope, when not
-// "", must be granted too (403 otherwise).
-func (g *guard) authenticateIssuer(w http.ResponseWriter, r *http.Request, scope string) *http.Request {
-	rs := g.rs
-	header := r.Header.Values("Authorization")
-	if len(header) == 0 {
-		rs.challenge(w, http.StatusUnauthorized, "", "this server wants an access token from its authorization server (see resource_metadata)", "")
-		return nil
-	}
-	if ok, secs := g.failures.Allow(r.RemoteAddr); !ok {
-		g.failures.Warn(g.log, "access token refused: too many invalid tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: too many invalid access tokens from your address; try again in %d s", secs))
-		return nil
-	}
+// principal validates an access token of the issuer.
+func (rs *resourceServer) principal(ctx context.Context, header []string) (*codemode.Principal, error) {
 	scheme, token, _ := strings.Cut(strings.TrimSpace(header[0]), " ")
-	var p *codemode.Principal
-	var err error
 	if len(header) > 1 || !strings.EqualFold(scheme, "Bearer") {
-		err = fmt.Errorf("%w: the Authorization header is not one Bearer token", resource.ErrInvalid)
-	} else {
-		p, err = rs.v.Validate(r.Context(), strings.TrimSpace(token))
+		return nil, fmt.Errorf("%w: the Authorization header is not one Bearer token", resource.ErrInvalid)
 	}
-	switch {
-	case errors.Is(err, resource.ErrInvalid):
-		g.failures.Fail(r.RemoteAddr)
-		g.failures.Warn(g.log, "an invalid access token", "remote", r.RemoteAddr, "why", err.Error())
-		rs.challenge(w, http.StatusUnauthorized, "invalid_token", strings.TrimPrefix(err.Error(), resource.ErrInvalid.Error()+": "), "")
-		return nil
-	case err != nil:
-		g.log.Error("server.auth: cannot check an access token", "err", err)
-		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server could not be asked about the access token; try again")
-		return nil
-	}
-	if scope != "" && !p.HasScope(scope) {
-		rs.challenge(w, http.StatusForbidden, "insufficient_scope", "the access token lacks the scope "+scope, scope)
-		return nil
-	}
-	return r.WithContext(codemode.WithPrincipal(r.Context(), p))
+	return rs.v.Validate(ctx, strings.TrimSpace(token))
+}
+
+func (*resourceServer) words() (wanted, bad, aBad string) {
+	return "this server wants an access token from its authorization server (see resource_metadata)", "invalid access tokens", "an invalid access token"
 }
 
 // authorizeBody checks that the request's principal has the scope of
@@ -319,11 +282,4 @@ func authParam(name, value string) string {
 		return r
 	}, value)
 	return name + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
-}
-
-// principalCanApprove reports whether a request may have its pending
-// actions approved through elicitation: always without an issuer (the
-// one user), and under one only for a principal granted codemode:approve.
-func (s *Server) principalCanApprove(ctx context.Context) bool {
-	return s.opts.Auth == nil || codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)
 }

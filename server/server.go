@@ -6,26 +6,27 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
@@ -113,21 +114,11 @@ const (
 )
 
 func httpDefaults(h HTTPOptions) HTTPOptions {
-	if h.MaxBody <= 0 {
-		h.MaxBody = DefaultMaxBody
-	}
-	if h.ReadTimeout <= 0 {
-		h.ReadTimeout = DefaultReadTimeout
-	}
-	if h.WriteTimeout <= 0 {
-		h.WriteTimeout = DefaultWriteTimeout
-	}
-	if h.IdleTimeout <= 0 {
-		h.IdleTimeout = DefaultIdleTimeout
-	}
-	if h.MaxConnections <= 0 {
-		h.MaxConnections = DefaultMaxConnections
-	}
+	h.MaxBody = cmp.Or(h.MaxBody, DefaultMaxBody)
+	h.ReadTimeout = cmp.Or(h.ReadTimeout, DefaultReadTimeout)
+	h.WriteTimeout = cmp.Or(h.WriteTimeout, DefaultWriteTimeout)
+	h.IdleTimeout = cmp.Or(h.IdleTimeout, DefaultIdleTimeout)
+	h.MaxConnections = cmp.Or(h.MaxConnections, DefaultMaxConnections)
 	return h
 }
 
@@ -149,12 +140,8 @@ type Server struct {
 
 // New builds the MCP server and registers its tools.
 func New(opts Options) *Server {
-	if opts.Name == "" {
-		opts.Name = "codemode"
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+	opts.Name = cmp.Or(opts.Name, "codemode")
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
 	s := &Server{opts: opts, rt: opts.Runtime, log: opts.Logger}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version,
 		mcpserver.WithToolCapabilities(true), // the codemode tool changes with the connectors
@@ -190,9 +177,7 @@ func (s *Server) hooks() *mcpserver.Hooks {
 	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		if s.tasksServed.Load() {
 			ext := map[string]any{tasksExtension: map[string]any{}}
-			for k, v := range res.Capabilities.Extensions {
-				ext[k] = v
-			}
+			maps.Copy(ext, res.Capabilities.Extensions)
 			res.Capabilities.Extensions = ext
 		}
 	})
@@ -212,18 +197,17 @@ func (s *Server) hooks() *mcpserver.Hooks {
 // MCP returns the underlying mcp-go server (for in-process clients in tests).
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
-func boolp(b bool) *bool { return &b }
-
 // add registers (or replaces) one tool.
-func (s *Server) add(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
-	ann.Title = title
-	schema := schemaOf(input)
-	tool := mcp.NewToolWithRawSchema(name, description, schema)
-	tool.Annotations = ann
+func (s *Server) add(t tool) {
+	t.ann.Title = t.title
+	schema := schemaOf(t.input)
+	mt := mcp.NewToolWithRawSchema(t.name, t.description, schema)
+	mt.Annotations = t.ann
+	h := t.handler
 	if s.opts.TraceContext {
 		h = continuing(h)
 	}
-	s.mcp.AddTool(tool, validating(name, schema, h))
+	s.mcp.AddTool(mt, validating(t.name, schema, h))
 }
 
 // continuing wraps a tool's handler so that it continues the trace the
@@ -238,100 +222,18 @@ func continuing(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
 	}
 }
 
-// addCodemode registers the codemode tool, whose description carries the
-// connectors and their declarations as the runtime has them now.
-func (s *Server) addCodemode() {
-	budget := s.opts.DescriptionBudget
-	if budget == 0 {
-		budget = DefaultDescriptionBudget
-	}
-	decls, fits := "", false
-	if budget > 0 {
-		decls, fits = s.rt.DeclarationsWithin(budget)
-	}
-	s.add("codemode", "Run a program against the connectors", Description(s.rt.Connectors(), decls, !fits), &codemodeInput{},
-		mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
-		s.handleCodemode)
-}
-
 // ConnectorsChanged rebuilds the codemode tool's description after the
 // runtime's connectors changed (Runtime.RefreshConnector); connected
 // clients are sent notifications/tools/list_changed.
 func (s *Server) ConnectorsChanged() { s.addCodemode() }
 
-// approvalTools are the tools WithholdApprovals leaves out: the ones that
-// decide a pending call or undo applied ones.
-var approvalTools = map[string]bool{"codemode_approve": true, "codemode_reject": true, "codemode_rollback": true}
-
 func (s *Server) register() {
 	s.addCodemode()
-	add := s.add
-	add("codemode_pending", "List actions awaiting approval",
-		"List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
-		&pendingInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handlePending)
-	if s.opts.WithholdApprovals {
-		add = func(name, title, description string, input any, ann mcp.ToolAnnotation, h mcpserver.ToolHandlerFunc) {
-			if !approvalTools[name] {
-				s.add(name, title, description, input, ann, h)
-			}
+	for _, t := range s.tools() {
+		if !s.opts.WithholdApprovals || !approvalTools[t.name] {
+			s.add(t)
 		}
 	}
-	add("codemode_approve", "Approve a paused execution",
-		"Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
-		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleApprove)
-	add("codemode_reject", "Reject a paused execution",
-		"Reject the pending action(s) of a paused execution; the run ends rejected (actions already applied stay applied).",
-		&rejectInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleReject)
-	add("codemode_rollback", "Roll back an execution",
-		"Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
-		&executionInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)}, s.handleRollback)
-	add("codemode_executions", "List executions",
-		"The audit trail: executions newest first, each with its calls and their states (long runs list their first calls and count the rest in moreCalls). The full trail of a run: codemode-mcp executions show ID.",
-		&executionsInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleExecutions)
-	add("codemode_snippets", "List saved snippets",
-		"List saved snippets (run them with codemode.run(name, input) inside a program).",
-		&snippetsInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}, s.handleSnippets)
-	add("codemode_save_snippet", "Save a snippet",
-		"Save the program of a completed execution as a named snippet, runnable with codemode.run(name, input).",
-		&saveSnippetInput{}, mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)}, s.handleSaveSnippet)
-}
-
-// decode reads a tool's arguments into v; a malformed request is a protocol
-// error.
-func decode(req mcp.CallToolRequest, v any) error {
-	b, err := json.Marshal(req.GetRawArguments())
-	if err != nil {
-		return fmt.Errorf("invalid arguments: %w", err)
-	}
-	if len(b) == 0 || string(b) == "null" {
-		b = []byte("{}")
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("invalid arguments for %s: %q must be %s, got %s", req.Params.Name, te.Field, jsonKind(te.Type), te.Value)
-		}
-		return fmt.Errorf("invalid arguments for %s: %w", req.Params.Name, err)
-	}
-	return nil
-}
-
-// jsonKind names the JSON type a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
 }
 
 // runtimeFailure maps an error from the runtime to a tool result: user
@@ -347,7 +249,13 @@ func (s *Server) runtimeFailure(ctx context.Context, tool, executionID string, e
 		return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "canceled"}, true)
 	}
 	s.log.Error("tool failed", "tool", tool, "executionId", executionID, "err", err)
-	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"}, true)
+	return valueResult(errorOutcome{Status: "error", ExecutionID: executionID, Error: internalError(err)}, true)
+}
+
+// internalError is what a client is told of an internal failure, which
+// the server logs in detail: its first line, without file paths.
+func internalError(err error) string {
+	return "internal error: " + scrub.Paths(short.FirstLine(err.Error())) + " (details in the server log)"
 }
 
 // listHint tells the client which tool lists what a refused request named
@@ -360,4 +268,59 @@ func listHint(err error) string {
 		return " (list them with codemode_snippets)"
 	}
 	return ""
+}
+
+// Engine is what the server needs of the durable runtime; package runtime's
+// *Runtime implements it. Its methods must be safe for concurrent use. An
+// error that codemode.IsRefusal reports is a request the client can
+// correct (shown as an outcome with the execution's status); any other
+// error is an internal failure.
+type Engine interface {
+	// What the console needs too (Rollback, Pending, Executions,
+	// ExecutionLog, Snippets, RejectReviewed, …): the server serves it.
+	console.Engine
+
+	// Execute runs a new program; ap (nil: none) is asked about calls that
+	// need approval before the run pauses.
+	Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error)
+	// Approve resumes a paused run with its pending actions approved.
+	Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error)
+	// Reject ends a paused run rejected (seq > 0: that pending action).
+	Reject(ctx context.Context, id string, seq int) (codemode.Outcome, error)
+
+	// Start runs a new program as a task and returns at once (running, or
+	// the outcome of a program refused before anything was stored); the
+	// run goes on in the background, and the observer in ctx hears it.
+	Start(ctx context.Context, code string, t codemode.Task) (codemode.Outcome, error)
+	// Resume approves a paused run for a person who was shown its pending
+	// actions through the client that polls it as a task; a task goes on
+	// in the background (running).
+	Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error)
+	// Cancel ends a task that runs or waits, cancelled, with reason as
+	// its error.
+	Cancel(ctx context.Context, id, reason string) (codemode.Outcome, error)
+	// Await returns run id as stored once until reports true of it (at
+	// once when it already does; another process's change is seen within
+	// poll, 0: the engine's default), or ctx's error.
+	Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error)
+	// Outcome is the outcome of a run as stored: what a plain call that
+	// ran its last pass returned.
+	Outcome(ctx context.Context, id string) (codemode.Outcome, error)
+	// SaveSnippet saves a completed run's program as a snippet.
+	SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (codemode.Snippet, error)
+	// RefusalOutcome is the outcome shown for a refused request about
+	// execution id.
+	RefusalOutcome(ctx context.Context, id string, err error) codemode.Outcome
+
+	// Connectors describes the connectors in configuration order.
+	Connectors() []codemode.ConnectorInfo
+	// DeclarationsWithin returns the TypeScript declarations of every
+	// connector when they come to at most budget tokens (as
+	// internal/tokens estimates them; fits false otherwise, without
+	// generating them when they cannot fit).
+	DeclarationsWithin(budget int) (decls string, fits bool)
+	// BeginSignIn starts a person's sign-in to a connector that needs one
+	// (connectors.SignIner); the attempt's Wait returns once the tokens
+	// are stored and the connector's tools listed again.
+	BeginSignIn(ctx context.Context, connector string) (connectors.SignInAttempt, error)
 }

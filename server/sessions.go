@@ -2,10 +2,11 @@ package server
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,22 +51,13 @@ func (s *sessions) counter(id string) *sentCounter {
 
 var errUnknownSession = errors.New("unknown session")
 
-// Generate issues a new id: 128 random bits.
+// Generate issues a new id: 128 random bits (rand.Text).
 func (s *sessions) Generate() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	id := "mcp-session-" + hex.EncodeToString(b[:])
+	id := "mcp-session-" + rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.live) >= maxSessions {
-		var oldest string
-		var at time.Time
-		for k, l := range s.live {
-			if oldest == "" || l.lastUsed.Before(at) {
-				oldest, at = k, l.lastUsed
-			}
-		}
-		delete(s.live, oldest)
+	if len(s.live) >= maxSessions { // the least recently used goes
+		delete(s.live, slices.MinFunc(slices.Collect(maps.Keys(s.live)), func(a, b string) int { return s.live[a].lastUsed.Compare(s.live[b].lastUsed) }))
 	}
 	s.live[id] = &liveSession{lastUsed: time.Now()}
 	return id

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -114,42 +115,48 @@ func taskTTL(ms *int64) time.Duration {
 	return max(time.Duration(*ms)*time.Millisecond, minTaskTTL)
 }
 
-// taskView is the task a run is, as both protocol forms show it.
-type taskView struct {
-	ID            string
-	Status        mcp.TaskStatus
-	StatusMessage string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	TTL           time.Duration
-}
-
-// viewTask maps a run to its task (see above); modern selects the
-// 2026-07-28 mapping, where a run that ended with an outcome is completed.
-func viewTask(e *codemode.Execution, pending []codemode.PendingAction, modern bool) taskView {
-	v := taskView{ID: e.ID, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, TTL: e.Task.TTL, StatusMessage: e.Error}
+// viewTask maps a run to its task (see above) as 2025-11-25 shows it;
+// modern selects the 2026-07-28 mapping, where a run that ended with an
+// outcome is completed.
+func viewTask(e *codemode.Execution, pending []codemode.PendingAction, modern bool) mcp.Task {
+	poll := taskPollInterval.Milliseconds()
+	t := mcp.Task{TaskId: e.ID, StatusMessage: e.Error, PollInterval: &poll,
+		CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339), LastUpdatedAt: e.UpdatedAt.UTC().Format(time.RFC3339)}
+	if e.Task.TTL > 0 {
+		ttl := e.Task.TTL.Milliseconds()
+		t.TTL = &ttl
+	}
 	switch e.Status {
 	case codemode.StatusRunning:
-		v.Status, v.StatusMessage = mcp.TaskStatusWorking, "the program is running"
+		t.Status, t.StatusMessage = mcp.TaskStatusWorking, "the program is running"
 	case codemode.StatusWaiting:
-		v.Status, v.StatusMessage = mcp.TaskStatusWorking, "the program waits for the tasks of downstream servers"
+		t.Status, t.StatusMessage = mcp.TaskStatusWorking, "the program waits for the tasks of downstream servers"
 	case codemode.StatusPaused:
-		v.Status, v.StatusMessage = mcp.TaskStatusInputRequired, pendingMessage(pending)
+		t.Status, t.StatusMessage = mcp.TaskStatusInputRequired, pendingMessage(pending)
 	case codemode.StatusCompleted:
-		v.Status, v.StatusMessage = mcp.TaskStatusCompleted, ""
+		t.Status, t.StatusMessage = mcp.TaskStatusCompleted, ""
 	case codemode.StatusCancelled:
-		v.Status = mcp.TaskStatusCancelled
+		t.Status = mcp.TaskStatusCancelled
 	default: // error, rejected, rolling_back, rolled_back
-		v.Status = mcp.TaskStatusFailed
+		t.Status = mcp.TaskStatusFailed
 		if modern {
-			v.Status = mcp.TaskStatusCompleted
+			t.Status = mcp.TaskStatusCompleted
 		}
-		if v.StatusMessage == "" {
-			v.StatusMessage = "the run is " + e.Status.String()
-		}
+		t.StatusMessage = cmp.Or(t.StatusMessage, "the run is "+e.Status.String())
 	}
-	v.StatusMessage = short.FirstLine(v.StatusMessage)
-	return v
+	t.StatusMessage = short.FirstLine(t.StatusMessage)
+	return t
+}
+
+// modernTask is a task as the 2026-07-28 extension shows it (the fields
+// common to every status; tasks/get adds the status's own).
+func modernTask(t mcp.Task) map[string]any {
+	m := map[string]any{"taskId": t.TaskId, "status": t.Status, "createdAt": t.CreatedAt, "lastUpdatedAt": t.LastUpdatedAt,
+		"ttlMs": t.TTL, "pollIntervalMs": *t.PollInterval}
+	if t.StatusMessage != "" {
+		m["statusMessage"] = t.StatusMessage
+	}
+	return m
 }
 
 // pendingMessage says what a paused run waits for: each pending action,
@@ -169,53 +176,16 @@ func pendingMessage(pending []codemode.PendingAction) string {
 	return short.Clip(strings.Join(parts, "; "), maxStatusMessage)
 }
 
-// legacy is the task as 2025-11-25 shows it.
-func (v taskView) legacy() mcp.Task {
-	ttl, poll := v.TTL.Milliseconds(), taskPollInterval.Milliseconds()
-	t := mcp.Task{
-		TaskId:        v.ID,
-		Status:        v.Status,
-		StatusMessage: v.StatusMessage,
-		CreatedAt:     v.CreatedAt.UTC().Format(time.RFC3339),
-		LastUpdatedAt: v.UpdatedAt.UTC().Format(time.RFC3339),
-		PollInterval:  &poll,
-	}
-	if v.TTL > 0 {
-		t.TTL = &ttl
-	}
-	return t
-}
-
-// modern is the task as the 2026-07-28 extension shows it (the fields
-// common to every status; tasks/get adds the status's own).
-func (v taskView) modern() map[string]any {
-	t := map[string]any{
-		"taskId":         v.ID,
-		"status":         v.Status,
-		"createdAt":      v.CreatedAt.UTC().Format(time.RFC3339),
-		"lastUpdatedAt":  v.UpdatedAt.UTC().Format(time.RFC3339),
-		"ttlMs":          nil,
-		"pollIntervalMs": taskPollInterval.Milliseconds(),
-	}
-	if v.TTL > 0 {
-		t["ttlMs"] = v.TTL.Milliseconds()
-	}
-	if v.StatusMessage != "" {
-		t["statusMessage"] = v.StatusMessage
-	}
-	return t
-}
-
 // view reads task id and its pending actions (when it waits).
-func (s *Server) view(ctx context.Context, id string, modern bool) (*codemode.Execution, []codemode.PendingAction, taskView, error) {
+func (s *Server) view(ctx context.Context, id string, modern bool) (*codemode.Execution, []codemode.PendingAction, mcp.Task, error) {
 	e, err := s.taskRun(ctx, id)
 	if err != nil {
-		return nil, nil, taskView{}, err
+		return nil, nil, mcp.Task{}, err
 	}
 	var pending []codemode.PendingAction
 	if e.Status == codemode.StatusPaused {
 		if pending, err = s.rt.Pending(ctx, id); err != nil {
-			return nil, nil, taskView{}, err
+			return nil, nil, mcp.Task{}, err
 		}
 	}
 	return e, pending, viewTask(e, pending, modern), nil
@@ -239,8 +209,9 @@ func (s *Server) startTask(ctx context.Context, args json.RawMessage, ttl time.D
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
 	}
 	var in codemodeInput
-	if err := json.Unmarshal(args, &in); err != nil || strings.TrimSpace(in.Code) == "" {
-		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: `"code" is required: pass the program as {"code": "async () => { … }"}`}
+	_ = json.Unmarshal(args, &in) // (they fit the schema: an object whose code is a string)
+	if err := in.check(); err != nil {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
 	}
 	if o != nil {
 		ctx = codemode.WithObserver(ctx, o)
@@ -286,7 +257,7 @@ func (q question) elicitation(taskID string) mcp.ElicitationParams {
 		Meta:            &mcp.Meta{AdditionalFields: map[string]any{mcp.RelatedTaskMetaKey: map[string]any{"taskId": taskID}}},
 		Mode:            mcp.ElicitationModeForm,
 		Message:         q.msg,
-		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		RequestedSchema: noFields,
 	}
 }
 

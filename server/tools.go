@@ -1,18 +1,196 @@
 package server
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/invopop/jsonschema"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// Inputs of the tools we expose; their JSON Schemas are reflected from these
-// structs so the schema and the decoder cannot drift apart.
+// The tools the server offers (README "What the client sees"), one row
+// each: what clients are told of it, the input its arguments decode into
+// (its JSON Schema is reflected from that struct, so the schema and the
+// decoder cannot drift apart) and what it does. codemode's is
+// addCodemode's: its description changes with the connectors.
+
+// tool is one tool as register adds it.
+type tool struct {
+	name, title, description string
+	input                    any // a pointer to its input struct
+	ann                      mcp.ToolAnnotation
+	handler                  mcpserver.ToolHandlerFunc
+}
+
+// readOnly are the hints of the tools that only read.
+var readOnly = mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}
+
+func boolp(b bool) *bool { return &b }
+
+// approvalTools are the tools WithholdApprovals leaves out: the ones that
+// decide a pending call or undo applied ones.
+var approvalTools = map[string]bool{"codemode_approve": true, "codemode_reject": true, "codemode_rollback": true}
+
+// addCodemode registers the codemode tool, whose description carries the
+// connectors and their declarations as the runtime has them now.
+func (s *Server) addCodemode() {
+	budget := cmp.Or(s.opts.DescriptionBudget, DefaultDescriptionBudget)
+	decls, fits := "", false
+	if budget > 0 {
+		decls, fits = s.rt.DeclarationsWithin(budget)
+	}
+	s.add(tool{name: "codemode", title: "Run a program against the connectors",
+		description: Description(s.rt.Connectors(), decls, !fits), input: &codemodeInput{},
+		ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
+		handler: handles(s, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
+			out, err := s.rt.Execute(ctx, in.Code, s.approver(ctx))
+			return s.signInThenResume(ctx, out, err)
+		})})
+}
+
+// tools are the other tools, in the order they are registered.
+func (s *Server) tools() []tool {
+	return []tool{
+		{name: "codemode_pending", title: "List actions awaiting approval",
+			description: "List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
+			input:       &pendingInput{}, ann: readOnly,
+			handler: handles(s, func(ctx context.Context, in *pendingInput) (any, error) {
+				p, err := s.rt.Pending(ctx, in.ExecutionID)
+				if p == nil {
+					p = []codemode.PendingAction{}
+				}
+				return map[string]any{"pending": s.visiblePending(p)}, err
+			})},
+		{name: "codemode_approve", title: "Approve a paused execution",
+			description: "Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
+			input:       &executionInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+			handler: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
+				out, err := s.rt.Approve(ctx, in.ExecutionID, s.approver(ctx))
+				return s.signInThenResume(ctx, out, err)
+			})},
+		{name: "codemode_reject", title: "Reject a paused execution",
+			description: "Reject the pending action(s) of a paused execution; the run ends rejected (actions already applied stay applied).",
+			input:       &rejectInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)},
+			handler: handles(s, func(ctx context.Context, in *rejectInput) (codemode.Outcome, error) {
+				return s.rt.Reject(ctx, in.ExecutionID, in.Seq)
+			})},
+		{name: "codemode_rollback", title: "Roll back an execution",
+			description: "Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
+			input:       &executionInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+			handler: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
+				return s.rt.Rollback(ctx, in.ExecutionID)
+			})},
+		{name: "codemode_executions", title: "List executions",
+			description: "The audit trail: executions newest first, each with its calls and their states (long runs list their first calls and count the rest in moreCalls). The full trail of a run: codemode-mcp executions show ID.",
+			input:       &executionsInput{}, ann: readOnly, handler: handles(s, s.executions)},
+		{name: "codemode_snippets", title: "List saved snippets",
+			description: "List saved snippets (run them with codemode.run(name, input) inside a program).",
+			input:       &snippetsInput{}, ann: readOnly,
+			handler: handles(s, func(ctx context.Context, _ *snippetsInput) (any, error) {
+				sn, err := s.rt.Snippets(ctx)
+				if sn == nil {
+					sn = []codemode.Snippet{}
+				}
+				return map[string]any{"snippets": sn}, err
+			})},
+		{name: "codemode_save_snippet", title: "Save a snippet",
+			description: "Save the program of a completed execution as a named snippet, runnable with codemode.run(name, input).",
+			input:       &saveSnippetInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+			handler: handles(s, func(ctx context.Context, in *saveSnippetInput) (any, error) {
+				sn, err := s.rt.SaveSnippet(ctx, in.Name, in.ExecutionID, in.Description, in.InputSchema)
+				return map[string]any{"snippet": sn}, err
+			})},
+	}
+}
+
+// handles makes a tool's handler: its arguments decoded into an In, and
+// its answer what do returns — a run's outcome (the client hears of the
+// run as it goes: observe), or any other value — or the runtime's failure
+// about the execution (the run's, else the one the arguments name).
+func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error)) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, sent := s.observe(ctx, req)
+		defer sent()
+		in, err := decode[In](req)
+		if err != nil {
+			return badArguments(err), nil
+		}
+		v, err := do(ctx, in)
+		o, isOutcome := any(v).(codemode.Outcome)
+		switch {
+		case err != nil:
+			return s.runtimeFailure(ctx, req.Params.Name, cmp.Or(o.ExecutionID, req.GetString("executionId", "")), err), nil
+		case isOutcome:
+			return s.outcomeResult(o), nil
+		}
+		return valueResult(v, false), nil
+	}
+}
+
+// decode reads a tool's arguments (which fit its schema: validating) into
+// an In, and has the input check itself when it can; a request it refuses
+// is a tool error that names what was wrong.
+func decode[In any](req mcp.CallToolRequest) (*In, error) {
+	in := new(In)
+	b, err := json.Marshal(req.GetRawArguments())
+	if err != nil {
+		return nil, fmt.Errorf("invalid arguments: %w", err)
+	}
+	if len(b) == 0 || string(b) == "null" {
+		b = []byte("{}")
+	}
+	if err := json.Unmarshal(b, in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fmt.Errorf("invalid arguments for %s: %q must be %s, got %s", req.Params.Name, te.Field, jsonKind(te.Type), te.Value)
+		}
+		return nil, fmt.Errorf("invalid arguments for %s: %w", req.Params.Name, err)
+	}
+	if c, ok := any(in).(interface{ check() error }); ok {
+		if err := c.check(); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
 
 type codemodeInput struct {
 	Code string `json:"code" jsonschema:"required,minLength=1,description=The program: an async arrow function (preferred)\\, a statement list whose last expression is the result\\, a named function or export default; JavaScript or TypeScript; may be inside a markdown code fence."`
+}
+
+// check refuses a program of white space only (the schema's minLength
+// lets it through), on a plain call and a task alike.
+func (in *codemodeInput) check() error {
+	if strings.TrimSpace(in.Code) == "" {
+		return errors.New(`"code" is required: pass the program as {"code": "async () => { … }"}`)
+	}
+	return nil
 }
 
 type pendingInput struct {
@@ -29,13 +207,21 @@ type rejectInput struct {
 }
 
 type executionsInput struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,description=How many executions to list (default 20)\\, newest first."`
-	Status string `json:"status,omitempty" jsonschema:"description=Only executions in this status."`
+	Limit  int                 `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,description=How many executions to list (default 20)\\, newest first."`
+	Status string              `json:"status,omitempty" jsonschema:"description=Only executions in this status."`
+	status codemode.ExecStatus // Status, parsed by check (zero: any)
 }
 
-// completeSchema lists every execution status (codemode.ExecStatuses) as
-// the values of status.
-func (executionsInput) completeSchema(s *jsonschema.Schema) {
+func (in *executionsInput) check() (err error) {
+	if in.Status != "" {
+		in.status, err = codemode.ParseExecStatus(in.Status)
+	}
+	return err
+}
+
+// JSONSchemaExtend lists every execution status (codemode.ExecStatuses)
+// as the values of status (the reflector calls it).
+func (executionsInput) JSONSchemaExtend(s *jsonschema.Schema) {
 	if p, ok := s.Properties.Get("status"); ok {
 		p.Enum = nil
 		for _, st := range codemode.ExecStatuses() {
@@ -60,9 +246,6 @@ func schemaOf(v any) json.RawMessage {
 	s := r.Reflect(v)
 	s.Version = ""
 	s.ID = ""
-	if c, ok := v.(interface{ completeSchema(*jsonschema.Schema) }); ok {
-		c.completeSchema(s)
-	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic("server: cannot reflect tool schema: " + err.Error()) // programming error, caught by tests

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -69,21 +71,19 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	if len(h.AllowedOrigins) > 0 {
 		cors = []mcpserver.CORSOption{mcpserver.WithCORSAllowedOrigins(lowerAll(h.AllowedOrigins)...)}
 	}
-	var shutdown func(context.Context) error
-	var sess *sessions
-	var paths []string
-	var front *taskFront
 	mux := http.NewServeMux()
+	g := newGuard(&s.opts, mux)
+	var shutdown func(context.Context) error
 	switch transport {
 	case TransportHTTP:
-		front = s.newFront(ctx)
+		front := s.newFront(ctx)
 		defer front.stop()
-		sess = newSessions()
+		g.sessions, g.front = newSessions(), front.serveHTTP
 		opts := []mcpserver.StreamableHTTPOption{
 			mcpserver.WithEndpointPath(PathMCP),
 			mcpserver.WithStreamableHTTPServer(srv),
 			mcpserver.WithStreamableHTTPLogger(s.log),
-			mcpserver.WithSessionIdManager(sess),
+			mcpserver.WithSessionIdManager(g.sessions),
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
 		}
 		if cors != nil {
@@ -91,7 +91,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		}
 		hs := mcpserver.NewStreamableHTTPServer(s.mcp, opts...)
 		mux.Handle(PathMCP, hs)
-		shutdown, paths = hs.Shutdown, []string{PathMCP}
+		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
 		opts := []mcpserver.SSEOption{
 			mcpserver.WithSSEEndpoint(PathSSE),
@@ -107,21 +107,17 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		hs := mcpserver.NewSSEServer(s.mcp, opts...)
 		mux.Handle(PathSSE, hs)
 		mux.Handle(PathMessage, hs)
-		shutdown, paths = hs.Shutdown, []string{PathSSE, PathMessage}
+		shutdown, g.mcpPaths = hs.Shutdown, []string{PathSSE, PathMessage}
 	default:
 		return fmt.Errorf("unknown HTTP transport %q (want %q or %q)", transport, TransportHTTP, TransportSSE)
 	}
-	g := newGuard(&s.opts, sess, mux, paths...)
-	if front != nil {
-		g.front = front.serveHTTP
-	}
 	if s.opts.Auth != nil {
-		rs, err := newResourceServer(s.opts.Auth, strings.TrimSuffix(baseURL(srv.TLSConfig != nil, ln.Addr().String()), "/")+paths[0], &s.opts)
+		rs, err := newResourceServer(s.opts.Auth, strings.TrimSuffix(baseURL(srv.TLSConfig != nil, ln.Addr().String()), "/")+g.mcpPaths[0], &s.opts)
 		if err != nil {
 			return err
 		}
 		defer rs.close()
-		g.rs = rs
+		g.rs, g.bearer = rs, rs
 		if err := g.signInToConsole(s.opts.Auth.Console); err != nil {
 			return err
 		}
@@ -157,17 +153,7 @@ func ServeConsole(ctx context.Context, ln net.Listener, opts Options) error {
 	if opts.Console == nil {
 		return errors.New("ServeConsole: no console")
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	h := httpDefaults(opts.HTTP)
-	srv, err := newHTTPServer(h, log)
-	if err != nil {
-		return err
-	}
-	srv.Handler = newGuard(&opts, nil, http.NotFoundHandler())
-	return serveHTTP(ctx, "console", srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, useTLS bool) {
+	return serveAlone(ctx, ln, opts, "console", func(log *slog.Logger, addr string, useTLS bool) {
 		log.Info("approval console", "url", baseURL(useTLS, addr))
 	})
 }
@@ -182,21 +168,24 @@ func ServeMetrics(ctx context.Context, ln net.Listener, opts Options) error {
 	if opts.Metrics == nil {
 		return errors.New("ServeMetrics: no metrics")
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	opts.HTTP.TLSCert, opts.HTTP.TLSKey = "", ""
 	opts.AuthToken, opts.Console = "", nil
+	return serveAlone(ctx, ln, opts, "metrics listener", func(log *slog.Logger, addr string, _ bool) {
+		log.Info("serving metrics", "url", "http://"+addr+PathMetrics, "auth", "none")
+	})
+}
+
+// serveAlone serves what opts names on ln behind a guard without MCP
+// endpoints, until ctx ends; name is what errors say failed.
+func serveAlone(ctx context.Context, ln net.Listener, opts Options, name string, started func(log *slog.Logger, addr string, useTLS bool)) error {
+	log := cmp.Or(opts.Logger, slog.Default())
 	h := httpDefaults(opts.HTTP)
 	srv, err := newHTTPServer(h, log)
 	if err != nil {
 		return err
 	}
-	srv.Handler = newGuard(&opts, nil, http.NotFoundHandler())
-	return serveHTTP(ctx, "metrics listener", srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, _ bool) {
-		log.Info("serving metrics", "url", "http://"+addr+PathMetrics, "auth", "none")
-	})
+	srv.Handler = newGuard(&opts, http.NotFoundHandler())
+	return serveHTTP(ctx, name, srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, useTLS bool) { started(log, addr, useTLS) })
 }
 
 // baseURL is where a browser finds the server listening on addr.
@@ -266,4 +255,48 @@ func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listen
 // slogLogger adapts a slog.Logger for libraries that want a *log.Logger.
 func slogLogger(l *slog.Logger) *log.Logger {
 	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
+}
+
+// limitListener accepts at most n connections at once: Accept waits while n
+// are open. A connection's slot is freed when it is closed.
+func limitListener(ln net.Listener, n int) net.Listener {
+	return &limited{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limited struct {
+	net.Listener
+	slots     chan struct{}
+	done      chan struct{} // closed by Close, to release a waiting Accept
+	closeOnce sync.Once
+}
+
+func (l *limited) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+func (l *limited) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

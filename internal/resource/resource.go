@@ -20,6 +20,7 @@ package resource
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -27,6 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -147,33 +149,19 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.Audience == "" {
 		return nil, errors.New("resource: no audience")
 	}
-	if cfg.Skew <= 0 {
-		cfg.Skew = DefaultSkew
-	}
-	if cfg.RefetchInterval <= 0 {
-		cfg.RefetchInterval = DefaultRefetchInterval
-	}
-	if cfg.KeysMaxAge <= 0 {
-		cfg.KeysMaxAge = DefaultKeysMaxAge
-	}
-	if cfg.CacheTTL <= 0 {
-		cfg.CacheTTL = DefaultCacheTTL
-	}
-	if cfg.CacheSize <= 0 {
-		cfg.CacheSize = DefaultCacheSize
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Skew = cmp.Or(cfg.Skew, DefaultSkew)
+	cfg.RefetchInterval = cmp.Or(cfg.RefetchInterval, DefaultRefetchInterval)
+	cfg.KeysMaxAge = cmp.Or(cfg.KeysMaxAge, DefaultKeysMaxAge)
+	cfg.CacheTTL = cmp.Or(cfg.CacheTTL, DefaultCacheTTL)
+	cfg.CacheSize = cmp.Or(cfg.CacheSize, DefaultCacheSize)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	algs := map[string]bool{}
 	for _, a := range cfg.Algorithms {
-		if !isAllowedAlg(a) {
+		if !slices.Contains(Algorithms, a) {
 			return nil, fmt.Errorf("resource: JWS algorithm %q is not accepted (one of %s)", a, strings.Join(Algorithms, ", "))
 		}
 		algs[a] = true
@@ -184,15 +172,6 @@ func New(cfg Config) (*Validator, error) {
 		}
 	}
 	return &Validator{cfg: cfg, algs: algs, fetch: oauth.NewFetcher(cfg.Transport, cfg.Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
-}
-
-func isAllowedAlg(a string) bool {
-	for _, b := range Algorithms {
-		if a == b {
-			return true
-		}
-	}
-	return false
 }
 
 // Close closes the idle connections of the Validator's own transport.
@@ -270,22 +249,29 @@ func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error)
 	return v.meta, nil
 }
 
-// claims is the part of a token's claim set (a JWT's payload or an
-// introspection answer) the Validator reads.
-type claims struct {
-	Active   *bool     `json:"active"` // introspection only
+// idClaims are the claims of an ID token the Validator reads, which an
+// access token's claim set may carry too.
+type idClaims struct {
 	Issuer   string    `json:"iss"`
 	Subject  string    `json:"sub"`
 	Audience strOrList `json:"aud"`
+	Azp      string    `json:"azp"`
 	Exp      *numeric  `json:"exp"`
+	Nonce    string    `json:"nonce"` // ID tokens only
+	Name     string    `json:"name"`
+	Username string    `json:"preferred_username"`
+	Email    string    `json:"email"`
+}
+
+// claims is the part of an access token's claim set (a JWT's payload or
+// an introspection answer) the Validator reads.
+type claims struct {
+	idClaims
+	Active   *bool     `json:"active"` // introspection only
 	Nbf      *numeric  `json:"nbf"`
 	Scope    string    `json:"scope"`
 	Scp      strOrList `json:"scp"`
 	ClientID string    `json:"client_id"`
-	Azp      string    `json:"azp"`
-	Name     string    `json:"name"`
-	Username string    `json:"preferred_username"`
-	Email    string    `json:"email"`
 	Groups   strOrList `json:"groups"`
 	Roles    strOrList `json:"roles"`
 	TokenUse string    `json:"token_use"` // Hydra's introspection: access_token or refresh_token
@@ -323,7 +309,7 @@ func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Pri
 	switch {
 	case c.Issuer == "" && requireExp:
 		return nil, fmt.Errorf("%w: the token has no iss", ErrInvalid)
-	case c.Issuer != "" && strings.TrimSuffix(c.Issuer, "/") != strings.TrimSuffix(v.cfg.Issuer, "/"):
+	case c.Issuer != "" && !v.isIssuer(c.Issuer):
 		return nil, fmt.Errorf("%w: the token was issued by another authorization server", ErrInvalid)
 	case c.Exp == nil && requireExp:
 		return nil, fmt.Errorf("%w: the token has no exp", ErrInvalid)
@@ -352,14 +338,20 @@ func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Pri
 	return &codemode.Principal{
 		Issuer:   v.cfg.Issuer,
 		Subject:  c.Subject,
-		Name:     bounded(firstOf(c.Name, c.Username)),
+		Name:     bounded(cmp.Or(c.Name, c.Username)),
 		Email:    bounded(c.Email),
-		ClientID: bounded(firstOf(c.ClientID, c.Azp)),
+		ClientID: bounded(cmp.Or(c.ClientID, c.Azp)),
 		Scopes:   boundedAll(scopes),
 		Groups:   boundedAll(c.Groups),
 		Roles:    boundedAll(c.Roles),
 		Claims:   json.RawMessage(bytes.Clone(raw)),
 	}, nil
+}
+
+// isIssuer reports whether iss names the issuer (with or without a
+// trailing slash).
+func (v *Validator) isIssuer(iss string) bool {
+	return strings.TrimSuffix(iss, "/") == strings.TrimSuffix(v.cfg.Issuer, "/")
 }
 
 // audienceNames reports whether aud names want (an audience with or
@@ -371,13 +363,6 @@ func audienceNames(aud []string, want string) bool {
 		}
 	}
 	return false
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // bounded is a claim kept for display: valid UTF-8, at most maxClaimLen

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -31,19 +32,6 @@ type IDToken struct {
 	Expiry               time.Time
 }
 
-// idClaims are the claims of an ID token the Validator reads.
-type idClaims struct {
-	Issuer   string    `json:"iss"`
-	Subject  string    `json:"sub"`
-	Audience strOrList `json:"aud"`
-	Azp      string    `json:"azp"`
-	Exp      *numeric  `json:"exp"`
-	Nonce    string    `json:"nonce"`
-	Name     string    `json:"name"`
-	Username string    `json:"preferred_username"`
-	Email    string    `json:"email"`
-}
-
 // VerifyIDToken verifies an OpenID Connect ID token as OpenID Connect Core
 // (section 3.1.3.7) says, with the checks access tokens get where they
 // are the same: signed with one of the issuer's published keys under an
@@ -69,7 +57,7 @@ func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce stri
 	}
 	now := v.cfg.Now()
 	switch {
-	case strings.TrimSuffix(c.Issuer, "/") != strings.TrimSuffix(v.cfg.Issuer, "/"):
+	case !v.isIssuer(c.Issuer):
 		return IDToken{}, fmt.Errorf("%w: the ID token was issued by another authorization server", ErrInvalid)
 	case !slices.Contains(c.Audience, clientID):
 		return IDToken{}, fmt.Errorf("%w: the ID token is for another client (its aud does not name server.auth.console.client_id)", ErrInvalid)
@@ -84,7 +72,7 @@ func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce stri
 	case c.Subject == "" || len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
 		return IDToken{}, fmt.Errorf("%w: the ID token has no sub, or not a short UTF-8 one", ErrInvalid)
 	}
-	return IDToken{Subject: c.Subject, Name: bounded(firstOf(c.Name, c.Username)), Email: bounded(c.Email), Expiry: c.Exp.time()}, nil
+	return IDToken{Subject: c.Subject, Name: bounded(cmp.Or(c.Name, c.Username)), Email: bounded(c.Email), Expiry: c.Exp.time()}, nil
 }
 
 // SignOnConfig configures a SignOn.
@@ -128,12 +116,6 @@ func (v *Validator) SignOn(cfg SignOnConfig) (*SignOn, error) {
 	}
 	return &SignOn{v: v, cfg: cfg}, nil
 }
-
-// RedirectURI is where the issuer sends the browser back.
-func (s *SignOn) RedirectURI() string { return s.cfg.RedirectURI }
-
-// Issuer is the issuer people sign in through.
-func (s *SignOn) Issuer() string { return s.v.cfg.Issuer }
 
 // AuthorizationURL is the issuer's authorization request for one sign-in:
 // response_type code, this client and redirect URI, the scopes, state,
@@ -204,7 +186,7 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 	switch iss := q.Get("iss"); {
 	case iss == "" && meta.AuthorizationResponseIssParameterSupported:
 		return refused("the redirect has no iss, which the issuer says it sends (RFC 9207)")
-	case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(s.v.cfg.Issuer, "/"):
+	case iss != "" && !s.v.isIssuer(iss):
 		return refused("the redirect names another issuer (RFC 9207)")
 	}
 	code := q.Get("code")

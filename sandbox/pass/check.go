@@ -1,9 +1,10 @@
 package pass
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -68,12 +69,7 @@ func check(ctx context.Context, prog *source.Normalized, globals []sandbox.Globa
 
 // formatProblems words a failed check: every problem, in source order.
 func formatProblems(ps []sandbox.Problem) string {
-	sort.SliceStable(ps, func(i, j int) bool {
-		if ps[i].Line != ps[j].Line {
-			return ps[i].Line < ps[j].Line
-		}
-		return ps[i].Col < ps[j].Col
-	})
+	slices.SortStableFunc(ps, func(a, b sandbox.Problem) int { return cmp.Or(a.Line-b.Line, a.Col-b.Col) })
 	var b strings.Builder
 	if len(ps) == 1 {
 		b.WriteString("the program was checked before running and has a problem; nothing was run:")

@@ -14,7 +14,6 @@ type clockState struct {
 	times []int64 // the input's times, then every new read
 	reads int
 	rng   *rand.Rand
-	now   func() time.Time
 	// inStep reports whether a codemode.step function is running: its reads
 	// are neither replayed nor recorded (the step's value is).
 	inStep func() bool
@@ -24,13 +23,12 @@ type clockState struct {
 	over func(reads int)
 }
 
-func newClockState(c sandbox.Clock, now func() time.Time) *clockState {
+func newClockState(c sandbox.Clock) *clockState {
 	s := uint64(c.Seed)
 	return &clockState{
 		seed:  c.Seed,
 		times: slices.Clone(c.Times),
 		rng:   rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15)),
-		now:   now,
 	}
 }
 
@@ -38,7 +36,7 @@ func newClockState(c sandbox.Clock, now func() time.Time) *clockState {
 // or the wall clock (to the millisecond, which is all Date keeps), recorded.
 func (c *clockState) Now() time.Time {
 	if c.inStep != nil && c.inStep() {
-		return time.UnixMilli(c.now().UnixMilli())
+		return time.UnixMilli(time.Now().UnixMilli())
 	}
 	n := c.reads
 	if c.max > 0 && n >= c.max {
@@ -52,7 +50,7 @@ func (c *clockState) Now() time.Time {
 	if n < len(c.times) {
 		return time.UnixMilli(c.times[n])
 	}
-	ms := c.now().UnixMilli()
+	ms := time.Now().UnixMilli()
 	c.times = append(c.times, ms)
 	return time.UnixMilli(ms)
 }

@@ -75,24 +75,19 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 			}
 			sc.Seq = seq
 		}
-		return ps.hostJSON(func() (json.RawMessage, error) { return ps.host.Service(ps.hostCtx, sc) })
-	}
-}
-
-// hostJSON returns a promise of the JSON value f fetches from the host.
-func (ps *pass) hostJSON(f func() (json.RawMessage, error)) goja.Value {
-	if ps.over() {
-		return ps.pending()
-	}
-	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(callLabel{}, func() func() {
-		raw, err := f()
-		if err != nil {
-			return ps.hostErr(err, reject)
+		if ps.over() {
+			return ps.pending()
 		}
-		return func() { ps.resolveJSON(raw, resolve, reject) }
-	})
-	return ps.vm.ToValue(promise)
+		promise, resolve, reject := ps.vm.NewPromise()
+		ps.goHost(callLabel{}, func() func() {
+			raw, err := ps.host.Service(ps.hostCtx, sc)
+			if err != nil {
+				return ps.hostErr(err, reject, nil)
+			}
+			return func() { ps.resolveJSON(raw, resolve, reject) }
+		})
+		return ps.vm.ToValue(promise)
+	}
 }
 
 // step is codemode.step(name, fn): a recorded value is replayed without
@@ -114,7 +109,7 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 	ps.goHost(stepLabel(st), func() func() {
 		val, found, err := ps.host.StepResult(ps.hostCtx, st)
 		if err != nil {
-			return ps.hostErr(err, reject)
+			return ps.hostErr(err, reject, nil)
 		}
 		if found {
 			return func() { ps.resolveJSON(val, resolve, reject) }
@@ -153,7 +148,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		}
 		ps.goHost(stepLabel(st), func() func() {
 			if err := ps.host.StepDone(ps.hostCtx, st, raw, ""); err != nil {
-				return ps.hostErr(err, reject)
+				return ps.hostErr(err, reject, nil)
 			}
 			return func() { ps.resolveJSON(raw, resolve, reject) }
 		})
@@ -175,7 +170,7 @@ func (ps *pass) stepFailed(st sandbox.Step, reason goja.Value, prefix string, re
 	msg = prefix + msg
 	ps.goHost(stepLabel(st), func() func() {
 		if err := ps.host.StepDone(ps.hostCtx, st, nil, msg); err != nil {
-			return ps.hostErr(err, reject)
+			return ps.hostErr(err, reject, nil)
 		}
 		return func() { ps.jsErr(reject(reason)) }
 	})
@@ -201,7 +196,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	ps.goHost(callLabel{}, func() func() {
 		raw, err := ps.host.Service(ps.hostCtx, sandbox.ServiceCall{Name: sandbox.SnippetService, Args: args})
 		if err != nil {
-			return ps.hostErr(err, reject)
+			return ps.hostErr(err, reject, nil)
 		}
 		var code string
 		if err := json.Unmarshal(raw, &code); err != nil {
@@ -212,28 +207,15 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 				ps.rejectWith(reject, fmt.Sprintf("snippet %s: code is too large: %d bytes, limit %d", name, len(code), ps.limits.MaxCodeBytes))
 			}
 		}
-		norm, err := ps.normalize(code, snippetFile(name))
+		norm, err := ps.cache.Normalize(code, snippetFile(name))
 		if err != nil {
 			return func() { ps.rejectWith(reject, "snippet "+name+": "+err.Error()) }
 		}
 		return func() {
 			ps.sources[norm.File] = loaded{norm: norm, snippet: name}
-			fnv, err := ps.vm.RunProgram(norm.Compiled())
-			if err != nil {
-				ps.jsErr(err)
-				return
+			if res, ok := ps.run(norm, input); ok {
+				ps.jsErr(resolve(res))
 			}
-			fn, ok := goja.AssertFunction(fnv)
-			if !ok {
-				ps.internalFail(fmt.Errorf("sandbox: normalised snippet %s is not a function", name))
-				return
-			}
-			res, err := fn(goja.Undefined(), input)
-			if err != nil {
-				ps.jsErr(err)
-				return
-			}
-			ps.jsErr(resolve(res))
 		}
 	})
 	return ps.vm.ToValue(promise)

@@ -183,7 +183,7 @@ func (ps *pass) callMethod(c *connector, method, what string, arg, s goja.Value)
 	ps.goHost(callLabel{what, seq}, func() func() {
 		raw, err := ps.host.Call(ps.hostCtx, call)
 		if err != nil {
-			return ps.hostErrAt(err, reject, site)
+			return ps.hostErr(err, reject, site)
 		}
 		return func() { ps.resolveJSON(raw, resolve, reject) }
 	})

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 )
 
 // describeValue returns the readable message of a thrown value ("Name:
@@ -118,7 +120,7 @@ func (ps *pass) referenceHint(msg string) string {
 			names = append(names, root)
 		}
 	}
-	names = append(nearest(name, names), "codemode")
+	names = append(textdist.Nearest(name, names, nil), "codemode")
 	const show = 20
 	if len(names) > show {
 		names = append(names[:show:show], "…")

@@ -119,7 +119,6 @@ return {
 	},
 	parse(s) { return parse(s); },
 	then(v, ok, fail) { then(resolve(v), ok, fail); },
-	isError(e) { return isErr(e); },
 	// describe returns [message, stack] for a thrown value.
 	describe(e) {
 		if (isErr(e)) {
@@ -140,7 +139,7 @@ var helpersProgram = sync.OnceValues(func() (*goja.Program, error) {
 
 // helpers are the callables of helpersSource in one runtime.
 type helpers struct {
-	format, result, args, method, parse, then, isError, describe, newError goja.Callable
+	format, result, args, method, parse, then, describe, newError goja.Callable
 }
 
 func installHelpers(vm *goja.Runtime) (*helpers, error) {
@@ -156,7 +155,7 @@ func installHelpers(vm *goja.Runtime) (*helpers, error) {
 	h := &helpers{}
 	for name, dst := range map[string]*goja.Callable{
 		"format": &h.format, "result": &h.result, "args": &h.args, "method": &h.method, "parse": &h.parse,
-		"then": &h.then, "isError": &h.isError, "describe": &h.describe, "newError": &h.newError,
+		"then": &h.then, "describe": &h.describe, "newError": &h.newError,
 	} {
 		fn, ok := goja.AssertFunction(obj.Get(name))
 		if !ok {

@@ -46,15 +46,10 @@ func (ps *pass) pending() goja.Value {
 
 // hostErr handles a host error: ErrStop stops the pass (and nil is
 // returned); any other error becomes a loop callback rejecting the promise
-// with an Error carrying the error's text.
-func (ps *pass) hostErr(err error, reject func(any) error) func() {
-	return ps.hostErrAt(err, reject, nil)
-}
-
-// hostErrAt is hostErr for a host call made at site (see callSite): the
-// Error's stack names it, so the outcome says where the failed call was
-// made in the model's code.
-func (ps *pass) hostErrAt(err error, reject func(any) error, site *goja.StackFrame) func() {
+// with an Error carrying the error's text. For a connector call made at
+// site (see callSite; nil for the others) the Error's stack names it, so
+// the outcome says where the failed call was made in the model's code.
+func (ps *pass) hostErr(err error, reject func(any) error, site *goja.StackFrame) func() {
 	if errors.Is(err, sandbox.ErrStop) {
 		ps.stopped.Store(true)
 		ps.abort(sandbox.Outcome{Status: sandbox.Stopped, Stop: err})

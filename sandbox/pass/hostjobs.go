@@ -38,7 +38,7 @@ const rescueAfter = time.Millisecond
 // it) and returns the function, if any, that delivers its result on the
 // VM goroutine.
 type hostJob struct {
-	id int // in pass.flight; 0 for host services that are not tracked
+	id int // in pass.flying; 0 for host services that are not tracked
 	f  func() func()
 }
 
@@ -184,7 +184,7 @@ func (q *hostJobs) stop() {
 func (ps *pass) goHost(label callLabel, f func() func()) {
 	j := &hostJob{f: f}
 	if label.what != "" {
-		j.id = ps.flight.add(label)
+		j.id = ps.fly(label)
 	}
 	for _, sp := range ps.jobs.hold(j, len(ps.timers) > 0) {
 		ps.jobs.spawn(sp)
@@ -256,11 +256,8 @@ func (ps *pass) callHost(j *hostJob) (cb func()) {
 	cb = j.f()
 	ps.returned(j)
 	if ps.ctx.Err() != nil {
-		ps.abort(failed(deadlineMessage(ps.ctx, ps.limits.Timeout)))
+		ps.abort(failed(EndMessage(ps.ctx, ps.limits.Timeout)))
 		return nil
 	}
 	return cb
 }
-
-// returned takes j out of flight: before its result is delivered.
-func (ps *pass) returned(j *hostJob) { ps.flight.returned(j.id) }

@@ -16,14 +16,14 @@ import (
 // is for.
 type InProcess struct {
 	// fixed at creation
-	log   *slog.Logger
-	cache *source.Cache
+	log     *slog.Logger
+	cache   *source.Cache
+	closeCx context.Context // canceled by Close: cancels the Runs in progress
+	closeFn context.CancelFunc
 
 	mu     sync.Mutex
 	closed bool
-	nextID int
-	active map[int]context.CancelFunc // Runs in progress
-	runs   sync.WaitGroup             // Runs in progress
+	runs   sync.WaitGroup // Runs in progress
 }
 
 // InProcessOptions configures NewInProcess; the zero value is the default.
@@ -46,7 +46,9 @@ func NewInProcess(opts InProcessOptions) *InProcess {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &InProcess{log: opts.Logger, cache: source.NewCache(opts.CacheSize), active: map[int]context.CancelFunc{}}
+	e := &InProcess{log: opts.Logger, cache: source.NewCache(opts.CacheSize)}
+	e.closeCx, e.closeFn = context.WithCancel(context.Background())
+	return e
 }
 
 var _ sandbox.Executor = (*InProcess)(nil)
@@ -61,24 +63,17 @@ var _ sandbox.Executor = (*InProcess)(nil)
 // a host stop they complete. Host methods must therefore return once their
 // context is done.
 func (e *InProcess) Run(ctx context.Context, p sandbox.Program, host sandbox.Host) (sandbox.Outcome, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return sandbox.Outcome{}, sandbox.ErrClosed
 	}
-	e.nextID++
-	id := e.nextID
-	e.active[id] = cancel
 	e.runs.Add(1)
 	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.active, id)
-		e.mu.Unlock()
-		e.runs.Done()
-	}()
+	defer e.runs.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.closeCx, cancel)()
 	return Execute(ctx, p, host, e.cache, e.log)
 }
 
@@ -87,10 +82,8 @@ func (e *InProcess) Run(ctx context.Context, p sandbox.Program, host sandbox.Hos
 func (e *InProcess) Close() error {
 	e.mu.Lock()
 	e.closed = true
-	for _, cancel := range e.active {
-		cancel()
-	}
 	e.mu.Unlock()
+	e.closeFn()
 	e.runs.Wait()
 	return nil
 }

@@ -68,7 +68,7 @@ out`, source.ShapeExpression, "[1,2,3]"},
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := source.Normalize(tc.code)
+			n, err := source.Normalize(tc.code, source.ProgramFile)
 			if err != nil {
 				t.Fatalf("Normalize: %v", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -40,10 +41,6 @@ var (
 type LimitError struct{ Msg string }
 
 func (e *LimitError) Error() string { return e.Msg }
-
-// normalizeFunc normalises a program or snippet under a file name
-// (possibly from a cache).
-type normalizeFunc func(code, file string) (*source.Normalized, error)
 
 // pass is one execution of one program in a fresh goja runtime driven by a
 // goja_nodejs event loop. The loop's goroutine (the VM goroutine) owns the
@@ -75,15 +72,14 @@ type pass struct {
 	limits     sandbox.Limits
 	log        *slog.Logger
 	loop       *eventloop.EventLoop
-	normalize  normalizeFunc
+	cache      *source.Cache     // normalises snippets (codemode.run)
 	frames     []goja.StackFrame // callSite's buffer; used on the VM goroutine
 
 	hostWG  sync.WaitGroup // host jobs run on goroutines of their own
 	jobs    hostJobs       // the held call, the count of jobs on goroutines, the rescuer (hostjobs.go)
-	flight  inFlight       // the connector calls and steps whose host method has not returned (inflight.go)
 	stopped atomic.Bool    // the host returned ErrStop: no further host calls
 
-	// owned by the VM goroutine; read by runPass once it has exited
+	// owned by the VM goroutine; read by Execute once it has exited
 	vm         *goja.Runtime
 	h          *helpers
 	steps      stepContext
@@ -98,11 +94,14 @@ type pass struct {
 	callNative goja.Value   // the Go side of the connector methods made in JavaScript
 	isObject   goja.Value   // argKind(v) == "object", for them
 
-	mu       sync.Mutex
-	done     bool
-	out      sandbox.Outcome // Status, Result, Error, Stop
-	internal error           // an internal failure: Run returns it
-	vmRef    *goja.Runtime   // for Interrupt from other goroutines
+	mu        sync.Mutex
+	done      bool
+	out       sandbox.Outcome   // Status, Result, Error, Stop
+	internal  error             // an internal failure: Run returns it
+	vmRef     *goja.Runtime     // for Interrupt from other goroutines
+	flying    map[int]callLabel // the connector calls and steps in flight, by id (inflight.go)
+	flights   int               // the ids given
+	cancelled map[int]callLabel // those in flight when the program ended
 }
 
 // callLabel names a connector call or a step in the in-flight warning.
@@ -117,18 +116,23 @@ type loaded struct {
 	snippet string // the snippet's name; "" for the program
 }
 
-// runPass runs one pass of prog (already normalised) to its outcome. It is
-// the executor-independent core: the in-process executor calls it, and a
-// worker process can call it with a Host that forwards over a pipe.
-// normalize serves codemode.run (nil: Normalize without a cache); log may be
-// nil. It returns only after the VM goroutine, every host goroutine and
-// every timer it started have ended; the error is an internal failure.
-func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, host sandbox.Host, normalize normalizeFunc, log *slog.Logger) (sandbox.Outcome, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// Execute runs one pass of p to its outcome: the body of a Run shared by
+// the executors (the in-process one, and a worker process with a Host that
+// forwards over its pipe). The program is normalised through cache, which
+// serves codemode.run's snippets too (NewCache(0) keeps nothing); log
+// receives internal failures. Neither may be nil. It returns only after
+// the VM goroutine, every host goroutine and every timer it started have
+// ended; the error is an internal failure.
+func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *source.Cache, log *slog.Logger) (sandbox.Outcome, error) {
+	if o, tooLarge := CodeTooLarge(p); tooLarge {
+		return o, nil
 	}
-	if normalize == nil {
-		normalize = source.NormalizeFile
+	prog, err := cache.Normalize(p.Code, source.ProgramFile)
+	if se := (*source.SyntaxError)(nil); errors.As(err, &se) {
+		return sandbox.Outcome{Status: sandbox.Failed, Error: se.Error(), Clock: p.Clock}, nil
+	}
+	if err != nil {
+		return sandbox.Outcome{}, err
 	}
 	limits := p.Limits.WithDefaults()
 	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
@@ -140,7 +144,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 	case errors.Is(err, sandbox.ErrStop):
 		return sandbox.Outcome{Status: sandbox.Stopped, Stop: err, Clock: p.Clock}, nil
 	case err != nil && passCtx.Err() != nil:
-		return failed(deadlineMessage(passCtx, limits.Timeout)), nil
+		return failed(EndMessage(passCtx, limits.Timeout)), nil
 	case err != nil:
 		return sandbox.Outcome{}, fmt.Errorf("sandbox: check before running: %w", err)
 	case msg != "":
@@ -162,8 +166,8 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 		limits:     limits,
 		log:        log,
 		loop:       eventloop.NewEventLoop(eventloop.EnableConsole(false)),
-		normalize:  normalize,
-		clock:      newClockState(p.Clock, time.Now),
+		cache:      cache,
+		clock:      newClockState(p.Clock),
 		sources:    map[string]loaded{prog.File: {norm: prog}},
 		logs:       logState{max: limits.MaxLogBytes},
 		timers:     map[int64]func(){},
@@ -186,7 +190,7 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 	afterDone := make(chan struct{})
 	stopAfter := context.AfterFunc(passCtx, func() {
 		defer close(afterDone)
-		ps.abort(failed(deadlineMessage(passCtx, limits.Timeout)))
+		ps.abort(failed(EndMessage(passCtx, limits.Timeout)))
 	})
 
 	<-loopDone
@@ -205,7 +209,25 @@ func runPass(ctx context.Context, prog *source.Normalized, p sandbox.Program, ho
 	return ps.outcome()
 }
 
-func deadlineMessage(ctx context.Context, timeout time.Duration) string {
+// CodeTooLarge is the outcome of a program whose code is past
+// Limits.MaxCodeBytes, which runs nowhere: the pool checks it before the
+// code crosses a pipe.
+func CodeTooLarge(p sandbox.Program) (o sandbox.Outcome, tooLarge bool) {
+	limit := p.Limits.WithDefaults().MaxCodeBytes
+	if len(p.Code) <= limit {
+		return sandbox.Outcome{}, false
+	}
+	return sandbox.Outcome{
+		Status: sandbox.Failed,
+		Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(p.Code), limit),
+		Clock:  p.Clock,
+	}, true
+}
+
+// EndMessage is the outcome's error of a pass, or a run, whose context
+// ctx has ended: a limit's message, the timeout's, or a cancellation with
+// its cause.
+func EndMessage(ctx context.Context, timeout time.Duration) string {
 	cause := context.Cause(ctx)
 	var le *LimitError
 	switch {
@@ -246,23 +268,31 @@ func (ps *pass) start(vm *goja.Runtime) {
 		ps.internalFail(err)
 		return
 	}
-	fnv, err := vm.RunProgram(ps.prog.Compiled())
+	if res, ok := ps.run(ps.prog, goja.Undefined()); ok {
+		_, err := ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
+		ps.jsErr(err)
+	}
+}
+
+// run runs a normalised program or snippet with input and returns its
+// promise; ok is false when it failed (which has been handled).
+func (ps *pass) run(norm *source.Normalized, input goja.Value) (promise goja.Value, ok bool) {
+	fnv, err := ps.vm.RunProgram(norm.Compiled())
 	if err != nil {
 		ps.jsErr(err)
-		return
+		return nil, false
 	}
 	fn, ok := goja.AssertFunction(fnv)
 	if !ok {
-		ps.internalFail(fmt.Errorf("sandbox: normalised program is not a function"))
-		return
+		ps.internalFail(fmt.Errorf("sandbox: normalised %s is not a function", norm.File))
+		return nil, false
 	}
-	res, err := fn(goja.Undefined(), goja.Undefined())
+	promise, err = fn(goja.Undefined(), input)
 	if err != nil {
 		ps.jsErr(err)
-		return
+		return nil, false
 	}
-	_, err = ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
-	ps.jsErr(err)
+	return promise, true
 }
 
 // setup configures the runtime and installs the sandbox's globals.
@@ -354,7 +384,7 @@ func (ps *pass) finish(o sandbox.Outcome) bool {
 	ps.out = o
 	cancel := o.Status != sandbox.Stopped
 	if cancel {
-		ps.flight.cancel()
+		ps.cancelled = maps.Clone(ps.flying)
 	}
 	ps.mu.Unlock()
 	if cancel {
@@ -457,7 +487,7 @@ func (ps *pass) outcome() (sandbox.Outcome, error) {
 		o.Result = json.RawMessage("null")
 	}
 	o.Logs = ps.logs.result()
-	if w := ps.flight.warning(o.Status); w != "" {
+	if w := inflightWarning(ps.cancelled, o.Status); w != "" {
 		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], w)
 	}
 	o.Clock = ps.clock.Clock()

@@ -2,7 +2,8 @@ package pass
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/dop251/goja"
 )
@@ -41,20 +42,13 @@ func (ps *pass) warnUnhandled() {
 	if len(ps.rejections.pending) == 0 {
 		return
 	}
-	type entry struct {
-		p     *goja.Promise
-		order int
-	}
-	list := make([]entry, 0, len(ps.rejections.pending))
-	for p, order := range ps.rejections.pending {
-		list = append(list, entry{p, order})
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].order < list[j].order })
-	for i, e := range list {
+	order := ps.rejections.pending
+	list := slices.SortedFunc(maps.Keys(order), func(a, b *goja.Promise) int { return order[a] - order[b] })
+	for i, p := range list {
 		if i == maxRejectionWarnings {
 			ps.logs.note(fmt.Sprintf("[warn] %d more unhandled promise rejections", len(list)-i))
 			break
 		}
-		ps.logs.note("[warn] unhandled promise rejection: " + ps.failure(e.p.Result(), nil))
+		ps.logs.note("[warn] unhandled promise rejection: " + ps.failure(p.Result(), nil))
 	}
 }

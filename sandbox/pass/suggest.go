@@ -7,12 +7,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 )
 
-// nearest returns names ordered by edit distance to name (case-insensitive),
-// ties by name.
-func nearest(name string, names []string) []string {
-	return textdist.Nearest(name, names, nil)
-}
-
 // isClose reports whether candidate is a plausible typo of name.
 func isClose(name, candidate string) bool {
 	d := textdist.Distance(strings.ToLower(name), strings.ToLower(candidate))
@@ -25,7 +19,7 @@ func suggestion(name string, names []string, what string) string {
 	if len(names) == 0 {
 		return fmt.Sprintf("there are no %s", what)
 	}
-	ordered := nearest(name, names)
+	ordered := textdist.Nearest(name, names, nil) // by edit distance, ties by name
 	var closeOnes []string
 	for _, n := range ordered {
 		if len(closeOnes) < 3 && isClose(name, n) {

@@ -30,7 +30,7 @@ async function main(): Promise<Summary> {
 }
 ` + "```"
 	for b.Loop() {
-		if _, err := Normalize(code); err != nil {
+		if _, err := Normalize(code, ProgramFile); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -48,7 +48,7 @@ func BenchmarkCollectStatic(b *testing.B) {
 		await kv.put({ key: "answer", value: String(sum) });
 		return sum;
 	}`
-	n, err := Normalize(code)
+	n, err := Normalize(code, ProgramFile)
 	if err != nil {
 		b.Fatal(err)
 	}

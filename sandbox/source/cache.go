@@ -33,10 +33,11 @@ func NewCache(max int) *Cache {
 	return &Cache{max: max, order: list.New(), byKey: map[cacheKey]*list.Element{}}
 }
 
-// normalize returns the normalised code, from the cache when it is there.
+// Normalize returns the normalised code (see Normalize), from the cache
+// when it is there.
 func (c *Cache) Normalize(code, file string) (*Normalized, error) {
 	if c.max <= 0 {
-		return NormalizeFile(code, file)
+		return Normalize(code, file)
 	}
 	key := cacheKey{sum: sha256.Sum256([]byte(code)), file: file}
 	c.mu.Lock()
@@ -48,7 +49,7 @@ func (c *Cache) Normalize(code, file string) (*Normalized, error) {
 	}
 	c.mu.Unlock()
 
-	norm, err := NormalizeFile(code, file)
+	norm, err := Normalize(code, file)
 	if err != nil {
 		if _, ok := err.(*SyntaxError); !ok {
 			return nil, err // internal failures are not cached
@@ -65,14 +66,4 @@ func (c *Cache) Normalize(code, file string) (*Normalized, error) {
 		}
 	}
 	return norm, err
-}
-
-// NormalizeFile normalises code under a file name (see Normalize): the
-// program's is ProgramFile, a snippet's its own.
-func NormalizeFile(code, file string) (*Normalized, error) {
-	n, err := normalize(code, file)
-	if err != nil {
-		return nil, err
-	}
-	return &n, nil
 }

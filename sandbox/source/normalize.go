@@ -72,19 +72,10 @@ const (
 )
 
 func (s Shape) String() string {
-	switch s {
-	case ShapeStatements:
-		return "statements"
-	case ShapeExpression:
-		return "expression"
-	case ShapeFunction:
-		return "function"
-	case ShapeNamedFunction:
-		return "named function"
-	case ShapeExportDefault:
-		return "export default"
+	if s < ShapeStatements || s > ShapeExportDefault {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"statements", "expression", "function", "named function", "export default"}[s-ShapeStatements]
 }
 
 // Normalized is a program ready to run in goja.
@@ -101,35 +92,25 @@ type Normalized struct {
 
 	program *goja.Program
 	pos     *positionMap
-	static  *staticInfo // the static calls, for the check before running
+	static  staticInfo // the static calls, for the check before running
 }
 
-// Position maps a line and column of Source (1-based; the column in bytes,
-// as goja reports them) to the model's original code (1-based; the column in
-// UTF-16 units, as JavaScript counts). ok is false for positions that are not
-// in the model's code (the wrapper around it).
 // Compiled is the program compiled for goja; one compiled program is safe
 // to run in several runtimes.
 func (n *Normalized) Compiled() *goja.Program { return n.program }
 
 // StaticCalls are the program's static calls (see StaticCall), for the
 // check before running.
-func (n *Normalized) StaticCalls() []sandbox.StaticCall {
-	if n.static == nil {
-		return nil
-	}
-	return n.static.calls
-}
+func (n *Normalized) StaticCalls() []sandbox.StaticCall { return n.static.calls }
 
 // Roots maps each global name the program uses as X.y(…) or X["y"](…)
 // without declaring it to the first place it is so used.
-func (n *Normalized) Roots() map[string]Place {
-	if n.static == nil {
-		return nil
-	}
-	return n.static.roots
-}
+func (n *Normalized) Roots() map[string]Place { return n.static.roots }
 
+// Position maps a line and column of Source (1-based; the column in bytes,
+// as goja reports them) to the model's original code (1-based; the column in
+// UTF-16 units, as JavaScript counts). ok is false for positions that are not
+// in the model's code (the wrapper around it).
 func (n *Normalized) Position(line, col int) (origLine, origCol int, ok bool) {
 	if n == nil || n.pos == nil {
 		return 0, 0, false
@@ -153,7 +134,9 @@ func (e *SyntaxError) Error() string {
 	return "SyntaxError: " + e.Message
 }
 
-// Normalize turns the model's code into a program goja can run. It accepts
+// Normalize turns the model's code into a program goja can run, with the
+// file name it has in stack traces (ProgramFile for the model's program,
+// its own for a snippet). It accepts
 // every program shape the README's "Writing programs" lists (the rules
 // below), optionally inside a Markdown fence (```,
 // ```js, ```ts, ```typescript, ```javascript):
@@ -192,21 +175,17 @@ func (e *SyntaxError) Error() string {
 // Errors are *SyntaxError values with the line and column in code as the
 // model wrote it (before fence removal, wrapping or TypeScript stripping).
 // Normalize is pure and safe for concurrent use.
-func Normalize(code string) (Normalized, error) {
-	return normalize(code, ProgramFile)
-}
-
-func normalize(code, file string) (Normalized, error) {
+func Normalize(code, file string) (*Normalized, error) {
 	src := stripFence(code)
 	codeLines := strings.Count(src, "\n") + 1
 
 	res, src, err := transform(src)
 	if err != nil {
-		return Normalized{}, err
+		return nil, err
 	}
 	t, err := parseTransform(res, file, codeLines)
 	if err != nil {
-		return Normalized{}, err
+		return nil, err
 	}
 	shape, ins := readShape(t.out, t.block)
 	if shape == ShapeStatements || shape == ShapeExpression {
@@ -223,23 +202,23 @@ func normalize(code, file string) (Normalized, error) {
 
 	fprg, perr := parser.ParseFile(nil, file, final, 0, parser.WithDisableSourceMaps)
 	if perr != nil {
-		return Normalized{}, pm.parserError(perr, true)
+		return nil, pm.parserError(perr, true)
 	}
 	program, err := goja.CompileAST(fprg, false)
 	if err != nil {
-		var ce *goja.CompilerSyntaxError
-		if errors.As(err, &ce) && ce.File != nil {
-			p := ce.File.Position(ce.Offset)
-			return Normalized{}, pm.syntaxError(ce.Message, p.Line, p.Column, true)
+		var at *goja.CompilerError
+		if ce := (*goja.CompilerSyntaxError)(nil); errors.As(err, &ce) {
+			at = &ce.CompilerError
+		} else if re := (*goja.CompilerReferenceError)(nil); errors.As(err, &re) {
+			at = &re.CompilerError
 		}
-		var re *goja.CompilerReferenceError
-		if errors.As(err, &re) && re.File != nil {
-			p := re.File.Position(re.Offset)
-			return Normalized{}, pm.syntaxError(re.Message, p.Line, p.Column, true)
+		if at != nil && at.File != nil {
+			p := at.File.Position(at.Offset)
+			return nil, pm.syntaxError(at.Message, p.Line, p.Column, true)
 		}
-		return Normalized{}, &SyntaxError{Message: err.Error()}
+		return nil, &SyntaxError{Message: err.Error()}
 	}
-	return Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm, static: collectStatic(fprg, pm)}, nil
+	return &Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm, static: collectStatic(fprg, pm)}, nil
 }
 
 // userBlock finds the body of the arrow function holding the model's
@@ -252,22 +231,21 @@ func userBlock(prg *ast.Program) *ast.BlockStatement {
 			continue
 		}
 		for _, st := range fd.Function.Body.List {
-			ret, ok := st.(*ast.ReturnStatement)
-			if !ok {
-				continue
-			}
-			call, ok := ret.Argument.(*ast.CallExpression)
-			if !ok {
-				continue
-			}
-			arrow, ok := call.Callee.(*ast.ArrowFunctionLiteral)
-			if !ok {
-				continue
-			}
-			if b, ok := arrow.Body.(*ast.BlockStatement); ok {
-				return b
+			if ret, ok := st.(*ast.ReturnStatement); ok {
+				if call, ok := ret.Argument.(*ast.CallExpression); ok && arrowBlock(call.Callee) != nil {
+					return arrowBlock(call.Callee)
+				}
 			}
 		}
+	}
+	return nil
+}
+
+// arrowBlock is the body of an arrow function with a block, or nil.
+func arrowBlock(e ast.Expression) *ast.BlockStatement {
+	if arrow, ok := e.(*ast.ArrowFunctionLiteral); ok {
+		b, _ := arrow.Body.(*ast.BlockStatement)
+		return b
 	}
 	return nil
 }
@@ -281,12 +259,7 @@ type insertion struct {
 // readShape decides the shape of the model's statements and returns the
 // insertions that make the wrapper return the program's value.
 func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
-	var stmts []ast.Statement
-	for _, s := range block.List {
-		if _, ok := s.(*ast.EmptyStatement); !ok {
-			stmts = append(stmts, s)
-		}
-	}
+	stmts := nonEmpty(block.List)
 	end := int(block.RightBrace) - 1
 	var def ast.Expression
 	for _, s := range stmts {
@@ -333,6 +306,17 @@ func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
 		return ShapeNamedFunction, []insertion{{end, "return " + name + "(" + inputName + ");\n"}}
 	}
 	return ShapeStatements, nil
+}
+
+// nonEmpty is list without its empty statements.
+func nonEmpty(list []ast.Statement) []ast.Statement {
+	var stmts []ast.Statement
+	for _, s := range list {
+		if _, ok := s.(*ast.EmptyStatement); !ok {
+			stmts = append(stmts, s)
+		}
+	}
+	return stmts
 }
 
 func isFunctionLiteral(e ast.Expression) bool {

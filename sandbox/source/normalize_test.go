@@ -28,7 +28,7 @@ func TestSyntaxErrorPositions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Normalize(tc.code)
+			_, err := Normalize(tc.code, ProgramFile)
 			var se *SyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("Normalize(%q) error %v, want a *SyntaxError", tc.code, err)
@@ -78,7 +78,7 @@ func FuzzNormalize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, code string) {
-		n, err := Normalize(code)
+		n, err := Normalize(code, ProgramFile)
 		if err != nil {
 			var se *SyntaxError
 			if !errors.As(err, &se) {

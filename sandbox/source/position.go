@@ -3,7 +3,7 @@ package source
 import (
 	"errors"
 	"sort"
-	"unicode/utf8"
+	"unicode/utf16"
 
 	"github.com/dop251/goja/parser"
 	"github.com/go-sourcemap/sourcemap"
@@ -137,14 +137,8 @@ func lineStarts(s string) []int {
 // one each).
 func utf16Len(s string) int {
 	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-		i += size
+	for _, r := range s { // an invalid byte is U+FFFD here, one unit
+		n += utf16.RuneLen(r)
 	}
 	return n
 }

@@ -3,6 +3,7 @@ package source
 import (
 	"sort"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
@@ -58,12 +59,7 @@ func recoverLastExpression(src string, t *transformed, file string, codeLines in
 // have been dropped by esbuild, if there is a sign of one.
 func droppedTail(src string, t *transformed) (int, bool) {
 	// The model's statements follow the wrapper's `let $cm$d;`.
-	var stmts []ast.Statement
-	for _, s := range t.block.List[min(1, len(t.block.List)):] {
-		if _, ok := s.(*ast.EmptyStatement); !ok {
-			stmts = append(stmts, s)
-		}
-	}
+	stmts := nonEmpty(t.block.List[min(1, len(t.block.List)):])
 	from, survivors := 0, 0
 	starts := lineStarts(src)
 	lastLine := -1 // 0-based index of the last non-blank line
@@ -93,16 +89,16 @@ func droppedTail(src string, t *transformed) (int, bool) {
 	const pre = "(async () => {\n"
 	tail := src[from:]
 	if prg, err := parser.ParseFile(nil, "", pre+tail+"\n})", 0, parser.WithDisableSourceMaps); err == nil {
-		body := arrowBody(prg)
+		var body *ast.BlockStatement
+		if len(prg.Body) == 1 {
+			if es, ok := prg.Body[0].(*ast.ExpressionStatement); ok {
+				body = arrowBlock(es.Expression)
+			}
+		}
 		if body == nil {
 			return 0, false
 		}
-		var list []ast.Statement
-		for _, s := range body.List {
-			if _, ok := s.(*ast.EmptyStatement); !ok {
-				list = append(list, s)
-			}
-		}
+		list := nonEmpty(body.List)
 		if len(list) <= survivors {
 			return 0, false
 		}
@@ -135,22 +131,6 @@ func droppedTail(src string, t *transformed) (int, bool) {
 	return starts[lastLine] + len(line) - len(trimmed), true
 }
 
-func arrowBody(prg *ast.Program) *ast.BlockStatement {
-	if len(prg.Body) != 1 {
-		return nil
-	}
-	es, ok := prg.Body[0].(*ast.ExpressionStatement)
-	if !ok {
-		return nil
-	}
-	arrow, ok := es.Expression.(*ast.ArrowFunctionLiteral)
-	if !ok {
-		return nil
-	}
-	b, _ := arrow.Body.(*ast.BlockStatement)
-	return b
-}
-
 // utf16ToBytes returns the byte length of the first n UTF-16 units of s.
 func utf16ToBytes(s string, n int) int {
 	units := 0
@@ -158,11 +138,7 @@ func utf16ToBytes(s string, n int) int {
 		if units >= n {
 			return i
 		}
-		if r >= 0x10000 {
-			units += 2
-		} else {
-			units++
-		}
+		units += utf16.RuneLen(r)
 	}
 	return len(s)
 }

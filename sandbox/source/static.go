@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 // Normalize accepts), as the check before running sees them: calls of
 // names the program does not declare itself.
 func StaticCalls(code string) ([]sandbox.StaticCall, error) {
-	n, err := Normalize(code)
+	n, err := Normalize(code, ProgramFile)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ const (
 // Normalized whose position map is pm) for static calls: calls whose
 // callee is a chain of names starting with a global the program does not
 // declare itself (anything it declares, anywhere, is left alone).
-func collectStatic(prg *ast.Program, pm *positionMap) *staticInfo {
+func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 	declared := map[string]bool{}
 	walkAST(reflect.ValueOf(prg), func(n any) bool {
 		switch n := n.(type) {
@@ -67,7 +68,7 @@ func collectStatic(prg *ast.Program, pm *positionMap) *staticInfo {
 		}
 		return true
 	})
-	info := &staticInfo{roots: map[string]Place{}}
+	info := staticInfo{roots: map[string]Place{}}
 	pos := func(idx file.Idx) (int, int) {
 		p := prg.File.Position(int(idx))
 		l, c, ok := pm.original(p.Line, p.Column)
@@ -139,9 +140,7 @@ func calleePath(e ast.Expression) ([]string, file.Idx, file.Idx) {
 			continue
 		case *ast.Identifier:
 			path = append(path, x.Name.String())
-			for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-				path[i], path[j] = path[j], path[i]
-			}
+			slices.Reverse(path)
 			return path, at, x.Idx
 		}
 		return nil, 0, 0

@@ -8,11 +8,11 @@ import (
 
 func staticOf(t *testing.T, code string) *staticInfo {
 	t.Helper()
-	n, err := Normalize(code)
+	n, err := Normalize(code, ProgramFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.static
+	return &n.static
 }
 
 // The static calls of a program are found in its syntax tree, located in

@@ -151,15 +151,8 @@ func isImportLine(text string) bool {
 	return rest != "" && strings.ContainsRune(" \t{*\"'", rune(rest[0]))
 }
 
-func prefixBytes(s string, n int) string {
-	if n < 0 {
-		return ""
-	}
-	if n > len(s) {
-		return s
-	}
-	return s[:n]
-}
+// prefixBytes is the first n bytes of s, or all of it.
+func prefixBytes(s string, n int) string { return s[:clamp(n, 0, len(s))] }
 
 // endOfCode returns the position just after the last non-blank line of src.
 func endOfCode(src string) (line, col int) {

@@ -24,26 +24,28 @@ const (
 const heapMetric = "/memory/classes/heap/objects:bytes"
 
 // heapBytes returns the bytes of heap objects now.
-func heapBytes() uint64 {
+func heapBytes() int64 {
 	sample := []metrics.Sample{{Name: heapMetric}}
 	metrics.Read(sample)
 	if sample[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return sample[0].Value.Uint64()
+	return int64(sample[0].Value.Uint64())
 }
 
-// watchHeap polls the heap until ctx ends; once it passes heapWatchPercent
-// of limit it calls trip and reports true.
-func watchHeap(ctx context.Context, limit int64, trip func()) bool {
-	threshold := uint64(limit) / 100 * heapWatchPercent
-	sample := []metrics.Sample{{Name: heapMetric}}
-	t := time.NewTicker(heapWatchEvery)
+// watch reads a size (the heap's, a worker's resident memory) every
+// period until ctx ends or read fails; once the size passes ceiling it
+// calls over and reports true.
+func watch(ctx context.Context, every time.Duration, ceiling int64, read func() (int64, error), over func()) bool {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > threshold {
-			trip()
+		n, err := read()
+		if err != nil {
+			return false
+		}
+		if n > ceiling {
+			over()
 			return true
 		}
 		select {

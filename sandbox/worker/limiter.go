@@ -2,7 +2,6 @@ package worker
 
 import (
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -46,44 +45,4 @@ func limiterFor(l Limiter) (Limiter, error) {
 		return l, nil
 	}
 	return "", fmt.Errorf("sandbox: unknown limiter %q (want %q or none)", l, LimiterSampling)
-}
-
-// residentWatch samples a worker's resident memory while it runs a
-// program, on a goroutine of its own (stopped and waited for by stop).
-type residentWatch struct {
-	stopCh chan struct{}
-	done   sync.WaitGroup
-}
-
-// watchResident calls over once the resident memory of process pid passes
-// ceiling bytes, and then stops sampling; it stops too when the memory
-// can no longer be read (the process exited).
-func watchResident(pid int, ceiling int64, over func()) *residentWatch {
-	w := &residentWatch{stopCh: make(chan struct{})}
-	w.done.Go(func() {
-		t := time.NewTicker(residentEvery)
-		defer t.Stop()
-		for {
-			n, err := residentBytes(pid)
-			if err != nil {
-				return
-			}
-			if n > ceiling {
-				over()
-				return
-			}
-			select {
-			case <-w.stopCh:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	return w
-}
-
-// stop ends the sampling and waits for it.
-func (w *residentWatch) stop() {
-	close(w.stopCh)
-	w.done.Wait()
 }

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 	"unsafe"
 )
@@ -22,18 +21,6 @@ const systemLimiter = LimiterSampling
 
 // residentSupported reports whether residentBytes works here.
 const residentSupported = true
-
-func killedBySeccomp(*os.ProcessState) bool { return false }
-
-// limitData does nothing: the parent holds the limit (systemLimiter).
-func limitData(int64) error { return nil }
-
-// hardenWorker does nothing: macOS has no seccomp.
-func hardenWorker() error { return nil }
-
-// limitProcess is the parent's part of LimiterSystem: nothing here (the
-// parent samples).
-func limitProcess(*os.Process, int64) (release func(), err error) { return func() {}, nil }
 
 // From <sys/proc_info.h>: proc_pidinfo(pid, PROC_PIDTASKINFO, 0, &info,
 // sizeof info) is the proc_info system call with PROC_INFO_CALL_PIDINFO;

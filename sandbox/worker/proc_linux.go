@@ -2,9 +2,11 @@ package worker
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -43,18 +45,24 @@ func limitData(limit int64) error {
 	return nil
 }
 
-// vmDataBytes reads VmData of /proc/self/status.
+// vmDataBytes reads VmData of /proc/self/status ("VmData:   1234 kB").
 func vmDataBytes() (int64, error) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0, fmt.Errorf("sandbox worker: %w", err)
 	}
-	return statusField(b, "VmData")
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmData:"); ok {
+			if f := strings.Fields(v); len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb << 10, nil
+				}
+			}
+			break
+		}
+	}
+	return 0, errors.New("sandbox worker: no VmData field in /proc/self/status")
 }
-
-// limitProcess is the parent's part of LimiterSystem: nothing here (the
-// worker sets its own rlimit).
-func limitProcess(*os.Process, int64) (release func(), err error) { return func() {}, nil }
 
 // residentBytes returns the resident memory of process pid: the second
 // field of /proc/PID/statm, in pages.

@@ -27,15 +27,9 @@ func workerDir() string { return "" }
 
 func attachWorkerPipes(*exec.Cmd, *os.File, *os.File) {}
 
-func limitData(int64) error { return errors.ErrUnsupported }
-
 func limitProcess(*os.Process, int64) (func(), error) { return nil, errors.ErrUnsupported }
 
 func residentBytes(int) (int64, error) { return 0, errors.ErrUnsupported }
-
-func hardenWorker() error { return errors.ErrUnsupported }
-
-func killedBySeccomp(*os.ProcessState) bool { return false }
 
 func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
 	return nil, nil, errors.ErrUnsupported

@@ -15,6 +15,10 @@ import (
 // processSupported reports whether this OS has the process executor.
 const processSupported = true
 
+// limitProcess is the parent's part of LimiterSystem: nothing here (on
+// Linux the worker sets its own rlimit, on macOS the parent samples).
+func limitProcess(*os.Process, int64) (release func(), err error) { return func() {}, nil }
+
 // workerSysProcAttr puts a worker in a process group of its own, so that a
 // terminal's Ctrl-C reaches the parent, which stops its workers itself.
 func workerSysProcAttr() *syscall.SysProcAttr {

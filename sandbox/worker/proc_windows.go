@@ -67,14 +67,6 @@ func workerPipes() (in io.ReadCloser, out io.WriteCloser, err error) {
 	return os.Stdin, os.Stdout, nil
 }
 
-func killedBySeccomp(*os.ProcessState) bool { return false }
-
-// limitData does nothing: the parent's Job Object holds the limit.
-func limitData(int64) error { return nil }
-
-// hardenWorker does nothing: Windows has no seccomp.
-func hardenWorker() error { return nil }
-
 // jobMemoryMargin is what a worker's commit charge may be before its
 // program allocates: the runtime, goja and esbuild warmed up, with room
 // (a Linux worker's resident size after its warm-up is about 25 MiB).

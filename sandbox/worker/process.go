@@ -9,14 +9,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
-	"hash/maphash"
 	"log/slog"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 )
 
 // Options configure NewPool. Zero values mean the defaults.
@@ -93,7 +94,6 @@ type Pool struct {
 	closeCx context.Context // canceled by Close
 	closeFn context.CancelFunc
 	wake    chan struct{} // wakes the starter (buffered 1)
-	seed    maphash.Seed  // hashes programs for worker affinity
 	nextRun atomic.Uint32
 
 	runs    sync.WaitGroup // Runs in progress
@@ -155,7 +155,6 @@ func NewPool(opts Options) (*Pool, error) {
 		env:     append(env, opts.Env...),
 		log:     log,
 		wake:    make(chan struct{}, 1),
-		seed:    maphash.MakeSeed(),
 		changed: make(chan struct{}),
 	}
 	p.closeCx, p.closeFn = context.WithCancel(context.Background())
@@ -169,11 +168,6 @@ func NewPool(opts Options) (*Pool, error) {
 	p.starter.Go(p.refill)
 	p.wakeStarter()
 	return p, nil
-}
-
-// start starts one worker.
-func (p *Pool) start() (*procWorker, error) {
-	return startWorker(p.opts, p.env, p.log, &p.procs)
 }
 
 // Run executes one pass of p in a worker (see Executor). It is safe for
@@ -190,50 +184,30 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 	defer p.runs.Done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(p.closeCx, cancel)
-	defer stop()
+	defer context.AfterFunc(p.closeCx, cancel)()
 
-	limits := prog.Limits.WithDefaults()
-	if len(prog.Code) > limits.MaxCodeBytes {
-		return sandbox.Outcome{
-			Status: sandbox.Failed,
-			Error:  fmt.Sprintf("code is too large: %d bytes, limit %d", len(prog.Code), limits.MaxCodeBytes),
-			Clock:  sandbox.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times},
-		}, nil
+	if o, tooLarge := pass.CodeTooLarge(prog); tooLarge {
+		return o, nil
 	}
-	code := maphash.String(p.seed, prog.Code)
-	w, err := p.acquire(ctx, code)
+	w, err := p.acquire(ctx)
 	if err != nil {
 		if p.closeCx.Err() != nil {
 			return sandbox.Outcome{}, sandbox.ErrClosed
 		}
 		if ctx.Err() != nil {
-			o := sandbox.Outcome{Status: sandbox.Failed, Error: cancelMessage(ctx)}
-			o.Clock = sandbox.Clock{Seed: prog.Clock.Seed, Times: prog.Clock.Times}
-			return o, nil
+			return sandbox.Outcome{Status: sandbox.Failed, Error: pass.EndMessage(ctx, 0), Clock: prog.Clock}, nil
 		}
 		return sandbox.Outcome{}, err
 	}
-	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: limits}
+	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: prog.Limits.WithDefaults()}
 	o, keep, err := r.run(ctx, host)
-	w.ran(code)
 	p.release(w, keep)
 	return o, err
 }
 
-// cancelMessage is the outcome of a run canceled by its caller, as
-// deadlineMessage has it.
-func cancelMessage(ctx context.Context) string {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return "canceled: " + cause.Error()
-	}
-	return "canceled"
-}
-
-// acquire takes an idle worker (preferring one that ran the same code
-// recently: it has the code normalised in its cache, which saves a few ms
-// on a replay), else starts one (within MaxWorkers), else waits for one.
-func (p *Pool) acquire(ctx context.Context, code uint64) (*procWorker, error) {
+// acquire takes the idle worker used last, else starts one (within
+// MaxWorkers), else waits for one.
+func (p *Pool) acquire(ctx context.Context) (*procWorker, error) {
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -241,15 +215,8 @@ func (p *Pool) acquire(ctx context.Context, code uint64) (*procWorker, error) {
 			return nil, sandbox.ErrClosed
 		}
 		for len(p.idle) > 0 {
-			i := len(p.idle) - 1
-			for j := i; j >= 0; j-- {
-				if p.idle[j].hasRun(code) {
-					i = j
-					break
-				}
-			}
-			w := p.idle[i]
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			w := p.idle[len(p.idle)-1]
+			p.idle = p.idle[:len(p.idle)-1]
 			if w.dead() {
 				p.total--
 				p.replaced++

@@ -42,14 +42,11 @@ func (r *procRun) run(ctx context.Context, host sandbox.Host) (o sandbox.Outcome
 	})
 	defer deadline.Stop()
 	stopCancel := context.AfterFunc(ctx, func() {
-		reason := ""
-		if msg := cancelMessage(ctx); msg != "canceled" {
-			reason = msg
-		}
+		reason := pass.EndMessage(ctx, 0)
 		_ = r.w.fw.write(msgCancel, r.id, newEnc(len(reason)+4).str(reason))
 		r.mu.Lock()
 		if !r.over {
-			r.grace = time.AfterFunc(KillGrace, func() { r.kill(cancelMessage(ctx)) })
+			r.grace = time.AfterFunc(KillGrace, func() { r.kill(reason) })
 		}
 		r.mu.Unlock()
 	})
@@ -64,8 +61,15 @@ func (r *procRun) run(ctx context.Context, host sandbox.Host) (o sandbox.Outcome
 	}()
 
 	if r.w.resident > 0 {
-		rw := watchResident(r.w.pid, r.w.resident, func() { r.kill(memoryLimitMessage(r.pool.opts.MemoryLimit)) })
-		defer rw.stop()
+		// Sampled until the run returns, whether or not ctx ended.
+		var watching sync.WaitGroup
+		watchCtx, stopWatch := context.WithCancel(context.Background())
+		defer watching.Wait()
+		defer stopWatch()
+		resident := func() (int64, error) { return residentBytes(r.w.pid) }
+		watching.Go(func() {
+			watch(watchCtx, residentEvery, r.w.resident, resident, func() { r.kill(memoryLimitMessage(r.pool.opts.MemoryLimit)) })
+		})
 	}
 
 	e := newEnc(len(r.prog.Code) + 256)
@@ -251,15 +255,16 @@ func (r *procRun) killed() string {
 func (r *procRun) finish(d *dispatch, wo wireOutcome) (sandbox.Outcome, bool, error) {
 	d.close()
 	keep := !wo.recycle && r.killed() == ""
-	if err := d.internalErr(); err != nil {
-		return sandbox.Outcome{}, false, err
+	stop, internal, _ := d.result()
+	if internal != nil {
+		return sandbox.Outcome{}, false, internal
 	}
 	if wo.internal != "" {
 		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, wo.internal)
 	}
 	o := wo.Outcome
 	if o.Status == sandbox.Stopped {
-		o.Stop = d.stopErr()
+		o.Stop = stop
 		if o.Stop == nil {
 			o.Stop = &stopError{msg: wo.stopMsg}
 		}
@@ -273,11 +278,12 @@ func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, erro
 	r.w.kill()
 	<-r.w.exited
 	d.close()
-	if err := d.internalErr(); err != nil {
-		return sandbox.Outcome{}, false, err
+	stop, internal, seq := d.result()
+	if internal != nil {
+		return sandbox.Outcome{}, false, internal
 	}
-	o := sandbox.Outcome{Clock: sandbox.Clock{Seed: r.prog.Clock.Seed, Times: r.prog.Clock.Times}, Calls: d.maxSeq()}
-	if stop := d.stopErr(); stop != nil {
+	o := sandbox.Outcome{Clock: r.prog.Clock, Calls: seq}
+	if stop != nil {
 		o.Status, o.Stop = sandbox.Stopped, stop
 		return o, false, nil
 	}
@@ -285,7 +291,7 @@ func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, erro
 	switch reason := r.killed(); {
 	case reason != "":
 		o.Error = reason
-	case r.w.stderr.outOfMemory():
+	case r.w.stderr.oom:
 		o.Error = memoryLimitMessage(r.pool.opts.MemoryLimit)
 	case r.w.forbiddenSyscall():
 		o.Error = "sandbox worker killed: it made a system call the sandbox forbids (seccomp: no files, sockets, processes or privileges); the run is ended and the worker replaced"
@@ -293,7 +299,7 @@ func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, erro
 		o.Error = "sandbox worker crashed: " + scrub.Paths(r.w.exitSummary())
 	}
 	r.pool.log.Warn("sandbox worker ended during a run", "pid", r.w.pid, "outcome", o.Error,
-		"cause", cause, "exit", r.w.exitSummary(), "stderr", r.w.stderr.tail())
+		"cause", cause, "exit", r.w.exitSummary(), "stderr", r.w.stderr.last)
 	return o, false, nil
 }
 
@@ -341,22 +347,12 @@ func (d *dispatch) abandon(id uint32) {
 	}
 }
 
-func (d *dispatch) stopErr() error {
+// result is what the host calls left: the first stop, a host panic, and
+// the highest seq seen.
+func (d *dispatch) result() (stop, internal error, seq int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.stop
-}
-
-func (d *dispatch) internalErr() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.internal
-}
-
-func (d *dispatch) maxSeq() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.seq
+	return d.stop, d.internal, d.seq
 }
 
 // hostReply is what a host method answered.
@@ -448,7 +444,7 @@ func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error)
 // answer calls the host unless it has stopped the run; a stop is recorded
 // and a panic becomes an internal failure that stops the run.
 func (d *dispatch) answer(ctx context.Context, call func(context.Context) hostReply) (r hostReply) {
-	if stop := d.stopErr(); stop != nil {
+	if stop, _, _ := d.result(); stop != nil {
 		return hostReply{err: stop}
 	}
 	defer func() {
@@ -490,10 +486,10 @@ func (d *dispatch) reply(id uint32, r hostReply) {
 		}
 	}
 	e := newEnc(len(r.value) + len(msg) + 16)
-	e.byte1(status).bool1(r.found).bytes(r.value).str(msg)
+	e.uvarint(uint64(status)).flag(r.found).bytes(r.value).str(msg)
 	err := d.fw.write(msgReply, id, e)
 	if errors.Is(err, errFrameTooLarge) {
 		msg = fmt.Sprintf("the value returned is too large for the sandbox: %d bytes, limit %d MiB", len(r.value), maxFrame>>20)
-		_ = d.fw.write(msgReply, id, newEnc(len(msg)+16).byte1(replyErr).bool1(false).bytes(nil).str(msg))
+		_ = d.fw.write(msgReply, id, newEnc(len(msg)+16).uvarint(uint64(replyErr)).flag(false).bytes(nil).str(msg))
 	}
 }

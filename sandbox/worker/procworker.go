@@ -34,39 +34,16 @@ type procWorker struct {
 	// LimiterSampling (0: not sampled).
 	resident int64
 
-	// used by the Run holding the worker, or by the pool (under its mu)
-	runs   int
-	recent [recentPrograms]uint64 // hashes of the last programs run, a ring
-	next   int
+	runs int // the runs it served; changed by the pool under its mu
 }
 
-// recentPrograms is how many programs a worker remembers for affinity (its
-// normalisation cache holds more).
-const recentPrograms = 8
-
-// ran records that the worker ran the program with hash code.
-func (w *procWorker) ran(code uint64) {
-	w.recent[w.next%recentPrograms] = code
-	w.next++
-}
-
-// hasRun reports whether the worker ran code recently.
-func (w *procWorker) hasRun(code uint64) bool {
-	for i := 0; i < min(w.next, recentPrograms); i++ {
-		if w.recent[i] == code {
-			return true
-		}
-	}
-	return false
-}
-
-// startWorker starts a worker process of a pool with opts and waits for
-// its hello. The goroutine waiting for the process is owned by procs.
-func startWorker(opts Options, env []string, log *slog.Logger, procs *sync.WaitGroup) (*procWorker, error) {
-	command := opts.Command
-	tail := &stderrTail{log: log}
+// start starts a worker process and waits for its hello. The goroutine
+// waiting for the process is owned by p.procs.
+func (p *Pool) start() (*procWorker, error) {
+	opts, command := p.opts, p.opts.Command
+	tail := &stderrTail{log: p.log}
 	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = env
+	cmd.Env = p.env
 	cmd.Dir = workerDir()
 	cmd.Stderr = tail
 	cmd.SysProcAttr = workerSysProcAttr()
@@ -98,7 +75,7 @@ func startWorker(opts Options, env []string, log *slog.Logger, procs *sync.WaitG
 	tail.mu.Lock()
 	tail.pid = w.pid // its stderr may already be copied in
 	tail.mu.Unlock()
-	procs.Go(func() {
+	p.procs.Go(func() {
 		w.waitErr = cmd.Wait()
 		release()
 		close(w.exited)
@@ -192,6 +169,8 @@ func (w *procWorker) exitSummary() string {
 
 // stderrTail receives a worker's stderr: lines are logged at debug level,
 // the last few kept for a crash report, and out-of-memory failures noted.
+// Once the process has been waited for (exited is closed), nothing writes
+// to it and its fields are read without the lock.
 type stderrTail struct {
 	log *slog.Logger
 
@@ -248,26 +227,10 @@ func (t *stderrTail) line(b []byte) {
 	t.log.Debug("sandbox worker stderr", "pid", t.pid, "line", s)
 }
 
-func (t *stderrTail) outOfMemory() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.oom
-}
-
+// fatalLine is the first fatal line, else the last line.
 func (t *stderrTail) fatalLine() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.fatal != "" {
-		return t.fatal
-	}
-	if len(t.last) > 0 {
+	if t.fatal == "" && len(t.last) > 0 {
 		return t.last[len(t.last)-1]
 	}
-	return ""
-}
-
-func (t *stderrTail) tail() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.last...)
+	return t.fatal
 }

@@ -30,7 +30,7 @@ import (
 const (
 	msgHello      byte = iota + 1 // W→P: pid
 	msgRun                        // P→W: a sandbox.Program
-	msgCancel                     // P→W: reason ("" for a plain cancellation)
+	msgCancel                     // P→W: reason (the outcome's error: "canceled", "canceled: …")
 	msgCall                       // W→P: seq, connector, method, args
 	msgStepResult                 // W→P: seq, name
 	msgStepDone                   // W→P: seq, name, value, errMsg
@@ -64,15 +64,10 @@ type frameWriter struct {
 	w  io.Writer
 }
 
-// write sends one frame made of kind, id and the payload in e (which may
-// be nil). The payload is written with its header in one Write.
+// write sends one frame made of kind, id and the payload in e. The
+// payload is written with its header in one Write.
 func (fw *frameWriter) write(kind byte, id uint32, e *enc) error {
-	var b []byte
-	if e != nil {
-		b = e.b
-	} else {
-		b = make([]byte, frameHeader)
-	}
+	b := e.b
 	n := len(b) - 4
 	if n > maxFrame {
 		return errFrameTooLarge
@@ -116,32 +111,38 @@ func (fr *frameReader) read() (kind byte, id uint32, payload []byte, err error) 
 	return fr.hdr[4], binary.BigEndian.Uint32(fr.hdr[5:9]), payload, nil
 }
 
-// enc builds a frame: its header is reserved at the start.
+// enc builds a frame: its header is reserved at the start. Small
+// numbers, bytes and flags are uvarints (one byte below 128).
 type enc struct{ b []byte }
 
 func newEnc(size int) *enc { return &enc{b: make([]byte, frameHeader, frameHeader+size)} }
 
 func (e *enc) uvarint(v uint64) *enc { e.b = binary.AppendUvarint(e.b, v); return e }
 func (e *enc) varint(v int64) *enc   { e.b = binary.AppendVarint(e.b, v); return e }
-func (e *enc) byte1(v byte) *enc     { e.b = append(e.b, v); return e }
 
 func (e *enc) bytes(v []byte) *enc {
-	e.b = binary.AppendUvarint(e.b, uint64(len(v)))
-	e.b = append(e.b, v...)
+	e.b = append(binary.AppendUvarint(e.b, uint64(len(v))), v...)
 	return e
 }
 
 func (e *enc) str(v string) *enc {
-	e.b = binary.AppendUvarint(e.b, uint64(len(v)))
-	e.b = append(e.b, v...)
+	e.b = append(binary.AppendUvarint(e.b, uint64(len(v))), v...)
 	return e
 }
 
-func (e *enc) bool1(v bool) *enc {
+func (e *enc) flag(v bool) *enc {
 	if v {
-		return e.byte1(1)
+		return e.uvarint(1)
 	}
-	return e.byte1(0)
+	return e.uvarint(0)
+}
+
+// encodeList writes the length of xs, then each item with f.
+func encodeList[T any](e *enc, xs []T, f func(*enc, T)) {
+	e.uvarint(uint64(len(xs)))
+	for _, x := range xs {
+		f(e, x)
+	}
 }
 
 // errShortPayload is a payload that ends too soon or has a bad length.
@@ -154,126 +155,86 @@ type dec struct {
 	err error
 }
 
-func (d *dec) fail() { d.err = errShortPayload; d.b = nil }
-
-func (d *dec) uvarint() uint64 {
+// next reads one value with read, which returns it and its size (<= 0:
+// malformed).
+func next[T any](d *dec, read func([]byte) (T, int)) (v T) {
 	if d.err != nil {
-		return 0
+		return v
 	}
-	v, n := binary.Uvarint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
-		d.fail()
-		return 0
+		d.err, d.b = errShortPayload, nil
+		return v // read's zero value
 	}
 	d.b = d.b[n:]
 	return v
 }
 
-func (d *dec) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *dec) uvarint() uint64 { return next(d, binary.Uvarint) }
+func (d *dec) varint() int64   { return next(d, binary.Varint) }
+func (d *dec) flag() bool      { return d.uvarint() == 1 }
 
-func (d *dec) byte1() byte {
-	if d.err != nil {
-		return 0
-	}
-	if len(d.b) < 1 {
-		d.fail()
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
+// int reads a non-negative int that must fit in max.
+func (d *dec) int(max int) int {
+	return next(d, func(b []byte) (int, int) {
+		v, n := binary.Uvarint(b)
+		if v > uint64(max) {
+			return 0, 0
+		}
+		return int(v), n
+	})
 }
-
-func (d *dec) bool1() bool { return d.byte1() == 1 }
 
 // bytes returns a sub-slice of the payload (nil for an empty string).
 func (d *dec) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.fail()
-		return nil
-	}
-	if n == 0 {
-		return nil
-	}
-	v := d.b[:n:n]
-	d.b = d.b[n:]
-	return v
+	return next(d, func(b []byte) ([]byte, int) {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return nil, 0
+		}
+		if l == 0 {
+			return nil, n
+		}
+		return b[n : n+int(l) : n+int(l)], n + int(l)
+	})
 }
 
 func (d *dec) str() string { return string(d.bytes()) }
 
-// int reads a non-negative int that must fit in max.
-func (d *dec) int(max int) int {
-	v := d.uvarint()
-	if v > uint64(max) {
-		d.fail()
-		return 0
+// decodeList reads what encodeList wrote (each item takes a byte at
+// least, which bounds the length).
+func decodeList[T any](d *dec, f func(*dec) T) []T {
+	var xs []T
+	for n := d.int(len(d.b)); n > 0 && d.err == nil; n-- {
+		xs = append(xs, f(d))
 	}
-	return int(v)
+	return xs
 }
 
 // Program encoding.
 
 func encodeProgram(e *enc, p sandbox.Program) {
 	e.str(p.Code)
-	e.uvarint(uint64(len(p.Globals)))
-	for _, g := range p.Globals {
+	encodeList(e, p.Globals, func(e *enc, g sandbox.Global) {
 		e.str(g.Name)
-		e.uvarint(uint64(len(g.Methods)))
-		for _, m := range g.Methods {
-			e.str(m)
-		}
-		e.str(g.Unavailable)
-		e.uvarint(boolBit(g.Forward))
-	}
+		encodeList(e, g.Methods, func(e *enc, m string) { e.str(m) })
+		e.str(g.Unavailable).flag(g.Forward)
+	})
 	l := p.Limits
 	e.varint(int64(l.Timeout)).varint(int64(l.MaxStackDepth)).varint(int64(l.MaxCalls)).varint(int64(l.MaxLogBytes)).varint(int64(l.MaxCodeBytes)).varint(int64(l.MaxClockReads))
 	encodeClock(e, p.Clock)
-	e.uvarint(uint64(len(p.Services)))
-	for _, sv := range p.Services {
-		e.str(sv.Name).uvarint(uint64(len(sv.Params)))
-		for _, pa := range sv.Params {
-			e.str(pa.Name).uvarint(boolBit(pa.String))
-		}
-	}
-}
-
-func boolBit(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
+	encodeList(e, p.Services, func(e *enc, sv sandbox.Service) {
+		e.str(sv.Name)
+		encodeList(e, sv.Params, func(e *enc, pa sandbox.Param) { e.str(pa.Name).flag(pa.String) })
+	})
 }
 
 func decodeProgram(d *dec) sandbox.Program {
 	var p sandbox.Program
 	p.Code = d.str()
-	n := d.int(len(d.b))
-	for i := 0; i < n && d.err == nil; i++ {
-		g := sandbox.Global{Name: d.str()}
-		m := d.int(len(d.b))
-		for j := 0; j < m && d.err == nil; j++ {
-			g.Methods = append(g.Methods, d.str())
-		}
-		g.Unavailable = d.str()
-		g.Forward = d.uvarint() != 0
-		p.Globals = append(p.Globals, g)
-	}
+	p.Globals = decodeList(d, func(d *dec) sandbox.Global {
+		return sandbox.Global{Name: d.str(), Methods: decodeList(d, (*dec).str), Unavailable: d.str(), Forward: d.flag()}
+	})
 	p.Limits.Timeout = time.Duration(d.varint())
 	p.Limits.MaxStackDepth = int(d.varint())
 	p.Limits.MaxCalls = int(d.varint())
@@ -281,15 +242,11 @@ func decodeProgram(d *dec) sandbox.Program {
 	p.Limits.MaxCodeBytes = int(d.varint())
 	p.Limits.MaxClockReads = int(d.varint())
 	p.Clock = decodeClock(d)
-	n = d.int(len(d.b))
-	for i := 0; i < n && d.err == nil; i++ {
-		sv := sandbox.Service{Name: d.str()}
-		m := d.int(len(d.b))
-		for j := 0; j < m && d.err == nil; j++ {
-			sv.Params = append(sv.Params, sandbox.Param{Name: d.str(), String: d.uvarint() != 0})
-		}
-		p.Services = append(p.Services, sv)
-	}
+	p.Services = decodeList(d, func(d *dec) sandbox.Service {
+		return sandbox.Service{Name: d.str(), Params: decodeList(d, func(d *dec) sandbox.Param {
+			return sandbox.Param{Name: d.str(), String: d.flag()}
+		})}
+	})
 	return p
 }
 
@@ -327,27 +284,22 @@ type wireOutcome struct {
 }
 
 func encodeOutcome(e *enc, o wireOutcome) {
-	e.byte1(byte(o.Status)).bytes(o.Result).str(o.Error).str(o.stopMsg).str(o.internal).bool1(o.recycle)
-	e.uvarint(uint64(len(o.Logs)))
-	for _, l := range o.Logs {
-		e.str(l)
-	}
+	e.uvarint(uint64(o.Status)).bytes(o.Result).str(o.Error).str(o.stopMsg).str(o.internal).flag(o.recycle)
+	encodeList(e, o.Logs, func(e *enc, l string) { e.str(l) })
 	encodeClock(e, o.Clock)
 	e.uvarint(uint64(o.Calls))
 }
 
 func decodeOutcome(d *dec) wireOutcome {
 	var o wireOutcome
-	o.Status = sandbox.Status(d.byte1())
+	o.Status = sandbox.Status(d.int(int(sandbox.Stopped)))
 	if r := d.bytes(); r != nil {
 		o.Result = r
 	}
-	o.Error = d.str()
-	o.stopMsg = d.str()
-	o.internal = d.str()
-	o.recycle = d.bool1()
-	n := d.int(len(d.b))
-	for i := 0; i < n && d.err == nil; i++ {
+	o.Error, o.stopMsg, o.internal, o.recycle = d.str(), d.str(), d.str(), d.flag()
+	// Not decodeList: handing d to a function value would move it to the
+	// heap, an allocation per run in the parent.
+	for n := d.int(len(d.b)); n > 0 && d.err == nil; n-- {
 		o.Logs = append(o.Logs, d.str())
 	}
 	o.Clock = decodeClock(d)

@@ -92,7 +92,8 @@ type workerServer struct {
 const warmUpCode = "const o = { a: [1, 'x'], d: new Date(0) };\nconsole.log(o);\nawait null;\nJSON.stringify(o)"
 
 func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
-	if _, err := pass.Execute(ctx, sandbox.Program{Code: warmUpCode}, noHost{}, s.cache, s.log); err != nil {
+	// The warm-up program calls no host method: it has none.
+	if _, err := pass.Execute(ctx, sandbox.Program{Code: warmUpCode}, nil, s.cache, s.log); err != nil {
 		s.log.Warn("sandbox worker: warm-up failed", "err", err)
 	}
 	if err := s.fw.write(msgHello, 0, newEnc(8).uvarint(uint64(os.Getpid()))); err != nil {
@@ -156,18 +157,14 @@ func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) 
 	return nil
 }
 
-// cancel cancels run id if it is the one in progress.
+// cancel cancels run id, if it is the one in progress, with reason as its
+// outcome's error.
 func (s *workerServer) cancel(id uint32, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.running || s.runID != id {
-		return
+	if s.running && s.runID == id {
+		s.cancelRun(&pass.LimitError{Msg: reason})
 	}
-	if reason == "" {
-		s.cancelRun(nil)
-		return
-	}
-	s.cancelRun(&pass.LimitError{Msg: reason})
 }
 
 // shutdown ends the run in progress, if any, and waits for it: host calls
@@ -188,18 +185,19 @@ func (s *workerServer) shutdown(cause error) {
 // run executes one program and returns its outcome.
 func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, p sandbox.Program) wireOutcome {
 	var tripped bool
-	var watch sync.WaitGroup
+	var watching sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	if s.cfg.MemoryLimit > 0 {
-		watch.Go(func() {
-			tripped = watchHeap(watchCtx, s.cfg.MemoryLimit, func() {
+		watching.Go(func() {
+			heap := func() (int64, error) { return heapBytes(), nil }
+			tripped = watch(watchCtx, heapWatchEvery, s.cfg.MemoryLimit/100*heapWatchPercent, heap, func() {
 				cancel(&pass.LimitError{Msg: memoryLimitMessage(s.cfg.MemoryLimit)})
 			})
 		})
 	}
 	o, err := pass.Execute(ctx, p, s.host, s.cache, s.log)
 	stopWatch()
-	watch.Wait()
+	watching.Wait()
 
 	if err != nil {
 		s.log.Error("sandbox worker: internal failure", "err", err)
@@ -207,7 +205,7 @@ func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, 
 	}
 	// A worker whose heap stays large after a run is replaced rather than
 	// kept idle with that memory.
-	recycle := tripped || (s.cfg.MemoryLimit > 0 && heapBytes() > uint64(s.cfg.MemoryLimit)/2)
+	recycle := tripped || (s.cfg.MemoryLimit > 0 && heapBytes() > s.cfg.MemoryLimit/2)
 	wo := wireOutcome{Outcome: o, recycle: recycle}
 	if o.Status == sandbox.Stopped && o.Stop != nil {
 		wo.stopMsg = o.Stop.Error()
@@ -293,7 +291,7 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (replyMsg, 
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
-		_ = h.fw.write(msgAbandon, id, nil) // on failure, fail() answers
+		_ = h.fw.write(msgAbandon, id, newEnc(0)) // on failure, fail() answers
 		r = <-ch
 	}
 	if r.err != nil {
@@ -315,7 +313,7 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (replyMsg, 
 // deliver hands a reply frame to the call waiting for it.
 func (h *pipeHost) deliver(id uint32, payload []byte) error {
 	d := &dec{b: payload}
-	r := replyMsg{status: d.byte1(), found: d.bool1(), value: d.bytes(), msg: d.str()}
+	r := replyMsg{status: byte(d.int(int(replyStop))), found: d.flag(), value: d.bytes(), msg: d.str()}
 	if d.err != nil {
 		return fmt.Errorf("sandbox worker: reply %d: %w", id, d.err)
 	}
@@ -395,20 +393,4 @@ func (h *pipeHost) Check(ctx context.Context, calls []sandbox.StaticCall) ([]san
 		return nil, fmt.Errorf("sandbox: problems from the host: %w", err)
 	}
 	return problems, nil
-}
-
-// noHost is the Host of the warm-up program, which calls nothing.
-type noHost struct{}
-
-var errNoHost = errors.New("sandbox worker: no host during warm-up")
-
-func (noHost) Call(context.Context, sandbox.Call) (json.RawMessage, error) { return nil, errNoHost }
-func (noHost) StepResult(context.Context, sandbox.Step) (json.RawMessage, bool, error) {
-	return nil, false, errNoHost
-}
-func (noHost) StepDone(context.Context, sandbox.Step, json.RawMessage, string) error {
-	return errNoHost
-}
-func (noHost) Service(context.Context, sandbox.ServiceCall) (json.RawMessage, error) {
-	return nil, errNoHost
 }

@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -64,27 +62,4 @@ func Main(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	return Serve(ctx, in, out, Config{MemoryLimit: limit, Logger: log})
-}
-
-// statusField returns a "Name: N kB" field of a /proc/PID/status file in
-// bytes.
-func statusField(status []byte, name string) (int64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(status))
-	prefix := []byte(name + ":")
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.HasPrefix(line, prefix) {
-			continue
-		}
-		f := bytes.Fields(line[len(prefix):])
-		if len(f) != 2 || string(f[1]) != "kB" {
-			break
-		}
-		kb, err := strconv.ParseInt(string(f[0]), 10, 64)
-		if err != nil {
-			break
-		}
-		return kb << 10, nil
-	}
-	return 0, fmt.Errorf("sandbox: no %s field in /proc status", name)
 }

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package worker
+
+import "os"
+
+// Off Linux a worker neither confines itself (there is no seccomp, and
+// goja gives a program no system call to make) nor sets its data-size
+// limit: the parent holds its memory limit (a Job Object, or sampling).
+
+func killedBySeccomp(*os.ProcessState) bool { return false }
+
+func limitData(int64) error { return nil }
+
+func hardenWorker() error { return nil }
