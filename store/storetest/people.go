@@ -101,10 +101,13 @@ func testAudit(t *testing.T, f Factory) {
 		}
 	}
 	noIDs := cmp.Transformer("noID", func(r codemode.AuditRecord) codemode.AuditRecord { r.ID = 0; return r })
-	all, err := s.AuditRecords(ctx, codemode.AuditQuery{})
-	if err != nil {
-		t.Fatal(err)
+	audit := func(q codemode.AuditQuery) []codemode.AuditRecord {
+		t.Helper()
+		recs, err := s.AuditRecords(ctx, q)
+		must(t, err)
+		return recs
 	}
+	all := audit(codemode.AuditQuery{})
 	if diff := cmp.Diff(recs, all, noIDs); diff != "" {
 		t.Errorf("AuditRecords (-want +got):\n%s", diff)
 	}
@@ -113,29 +116,17 @@ func testAudit(t *testing.T, f Factory) {
 			t.Errorf("ids not increasing: %d after %d", all[i].ID, all[i-1].ID)
 		}
 	}
-	since, err := s.AuditRecords(ctx, codemode.AuditQuery{Since: at(2), Limit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(recs[1:3], since, noIDs); diff != "" {
+	if diff := cmp.Diff(recs[1:3], audit(codemode.AuditQuery{Since: at(2), Limit: 2}), noIDs); diff != "" {
 		t.Errorf("AuditRecords(since 2, limit 2) (-want +got):\n%s", diff)
 	}
-	run, err := s.AuditRecords(ctx, codemode.AuditQuery{ExecutionID: "exec_1", Since: at(2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(recs[1:3], run, noIDs); diff != "" {
+	if diff := cmp.Diff(recs[1:3], audit(codemode.AuditQuery{ExecutionID: "exec_1", Since: at(2)}), noIDs); diff != "" {
 		t.Errorf("AuditRecords(exec_1, since 2) (-want +got):\n%s", diff)
 	}
 	n, err := s.PruneAudit(ctx, at(2))
 	if err != nil || n != 1 {
 		t.Errorf("PruneAudit(before 2) = %d, %v; want 1", n, err)
 	}
-	left, err := s.AuditRecords(ctx, codemode.AuditQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(recs[1:], left, noIDs); diff != "" {
+	if diff := cmp.Diff(recs[1:], audit(codemode.AuditQuery{}), noIDs); diff != "" {
 		t.Errorf("after PruneAudit (-want +got):\n%s", diff)
 	}
 }
