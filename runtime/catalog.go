@@ -62,13 +62,11 @@ func (r *Runtime) DeclarationsWithin(budget int) (decls string, fits bool) {
 // connectors do not express exactly (see typegen.Diagnostic).
 func (r *Runtime) TypeDiagnostics() []typegen.Diagnostic { return r.catalog().TypeDiagnostics() }
 
-// RefreshConnector lists the tools of connector name again, after it
-// announced a change or came back from a restart with different tools, and
-// reports whether what programs and clients see of it changed. Passes
-// already running keep the catalog they began with; later ones, the tool
-// description and search see the new tools. A paused execution that used
-// the connector is refused on approval when its tools changed, as after a
-// restart of codemode-mcp. When listing fails the catalog is unchanged.
+// RefreshConnector lists the tools of connector name again (it announced a
+// change, or came back different) and reports whether what programs and
+// clients see of it changed. Passes running keep the catalog they began
+// with; a paused run that used the connector is refused on approval when
+// its tools changed. When listing fails the catalog is unchanged.
 func (r *Runtime) RefreshConnector(ctx context.Context, name string) (bool, error) {
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()

@@ -12,64 +12,46 @@ import (
 // Grouped log writes, and write-ahead for side effects.
 //
 // A pass writes its log in groups rather than a commit per call. A new
-// entry that needs no approval (a call made at once, a step) is queued in
-// memory (pass.queued) as executing, and so is every result (the move
-// executing -> applied or error): a queued entry simply takes its final
-// state, an entry already written gets its update queued (pass.deferred).
-// Everything queued is written in one transaction:
+// entry that needs no approval (a call made at once, a step, a service
+// call) is queued in memory as executing, and so is every outcome: a
+// queued entry takes its final state, a written one gets its update
+// queued. Everything queued is written in one transaction:
 //
-//   - before a call that is not known to be read-only is sent
-//     (connectors.Tool.KnownReadOnly), on a store without a journal
-//     (PostgreSQL): its entry is queued and the group written at once
-//     (write-ahead), so the call is committed executing before it can
-//     have an effect, and the results of the calls before it are
-//     committed with it. On a store with one (SQLite,
-//     codemode.Journaler) the entry is journaled instead, and its result
-//     journaled before the program sees it: both then wait in the group;
-//   - with any other write that must reach the store before the pass goes
-//     on: a call logged pending (the run pauses or an approver is asked),
-//     an approver's answer (pending -> executing or rejected);
-//   - when the group is due (its oldest item queued groupAge ago, or
-//     groupEntries items, or groupBytes of values), checked once a call is
-//     sent (when its connector reports it through the call's
-//     connectors.CallHook: so that write happens while the downstream
-//     server works) or has returned, and when a step is queued;
+//   - before a call not known to be read-only is sent
+//     (connectors.Tool.KnownReadOnly): on a store without a journal
+//     (PostgreSQL) its entry is queued and the group committed at once
+//     (write-ahead), with the results of the calls before it; on one with
+//     a journal (SQLite, codemode.Journaler) the entry is journaled
+//     instead, and so is its result before the program sees it;
+//   - with any write that must reach the store before the pass goes on: a
+//     call logged pending or sign_in, an approver's answer, a task's id;
+//   - when the group is due (groupAge, groupEntries or groupBytes), checked
+//     once a call is sent (its connector reports it through the call's
+//     connectors.CallHook, so the write overlaps the downstream's work) or
+//     has returned, and when a step or service call is queued;
 //   - at the end of the pass (finish), before the run's status is recorded.
 //
 // So a paused or finished run never shows less than this process knew,
-// Approve and Rollback replay from a complete log, and every call that can
-// have a side effect is in the store, executing, before it is made. What a
-// crash loses is the record of read-only calls and steps queued since the
-// last write, and the results of calls made since then: their entries stay
-// executing, and recovery (recover.go) marks them unknown. Only the calls
-// in flight at the crash are unknown unless read-only calls came after the
-// last side effect (its result then waits in the group).
+// and every call that can have a side effect is in the store, executing,
+// before it is made. A crash loses the record of read-only calls and
+// steps queued since the last write and the results since then: their
+// entries stay executing, and recovery marks them unknown.
 //
-// A rollback's revert pass (a configured revert function) has no journal:
-// each of its calls that may have a side effect is committed before it is
-// sent, and its final write marks the call it undid reverted in the same
-// transaction as its last results (finish). So a crash leaves that call
-// either reverted with every result of its revert, or still applied with
-// its revert's calls written: the call in flight unknown, the earlier ones
-// with their results. Rolled back again, it is reverted again: the revert
-// in flight at the crash may have run twice, no other.
+// A rollback's revert pass has no journal: each of its calls that may
+// have a side effect is committed before it is sent, and its final write
+// marks the call it undid reverted with its last results (finish), so
+// only a revert in flight at a crash may run twice.
 //
 // Why: a commit per call cost a third of a call's time with process
-// isolation. SQLite's system calls, like any made through Go's syscall
-// package by an idle process, wake the Go runtime's monitor thread, which
-// then polls every 20 µs for a while; with a call every few hundred µs
-// that was a train of wake-ups per call (BENCHMARKS.md). Read-only calls
-// keep that saving; a side effect pays two journal records on SQLite, one
-// commit (which also carries the previous results) on PostgreSQL. On
-// SQLite a commit per side effect instead took the side-effecting call
-// from 1.01x to 1.43x a direct call in process (target 1.3x) and added
-// 7-17 % to a call of a downstream answering in 1 ms (BENCHMARKS.md,
-// "Fast paths that pay for themselves").
+// isolation (each SQLite system call wakes the Go runtime's monitor
+// thread, which then polls every 20 µs for a while); on SQLite a commit
+// per side effect took the side-effecting call from 1.01x to 1.43x a
+// direct call in process (target 1.3x) and added 7-17 % to a call of a
+// downstream answering in 1 ms (BENCHMARKS.md, "Fast paths that pay for
+// themselves").
 //
 // If a write fails, the pass ends with an internal failure and nothing of
-// that group is written (a call whose write-ahead failed is not made);
-// entries written executing whose result never came are settled as not
-// completed when the run ends.
+// that group is written (a call whose write-ahead failed is not made).
 
 // Bounds of a group of queued log writes (see above).
 const (
@@ -78,20 +60,71 @@ const (
 	groupBytes   = 4 << 20
 )
 
+// failLocked stops the pass with an internal failure (the store failed,
+// or a move its state machine refuses) and returns the error that stops
+// the program.
+func (p *pass) failLocked(err error) error {
+	return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+}
+
+// stampLocked moves e to state to (from 0: a new entry) through
+// Transition, stamped now; an illegal move stops the pass.
+func (p *pass) stampLocked(e *codemode.Entry, from, to codemode.EntryState) error {
+	st, err := codemode.Transition(from, to)
+	if err != nil {
+		return p.failLocked(err)
+	}
+	e.State, e.UpdatedAt = st, p.r.now()
+	if from == 0 {
+		e.CreatedAt = e.UpdatedAt
+	}
+	return nil
+}
+
+// commitLocked moves e to state to (from 0: a new entry) and writes it at
+// once with everything queued (an entry still queued takes its new state
+// in the queue); a failure stops the pass.
+func (p *pass) commitLocked(ctx context.Context, e *codemode.Entry, from, to codemode.EntryState) error {
+	if err := p.stampLocked(e, from, to); err != nil {
+		return err
+	}
+	var err error
+	switch {
+	case from == 0:
+		err = p.writeLocked(ctx, nil, e)
+	case p.requeueLocked(*e):
+		err = p.writeLocked(ctx, nil, nil)
+	default:
+		err = p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: from}}, nil)
+	}
+	if err != nil {
+		return p.failLocked(fmt.Errorf("log call %d of %s as %s: %w", e.Seq, e.ExecutionID, to, err))
+	}
+	return nil
+}
+
 // queueLocked queues a new entry, executing.
 func (p *pass) queueLocked(e *codemode.Entry) error {
-	st, err := codemode.Transition(0, codemode.EntryExecuting)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	if err := p.stampLocked(e, 0, codemode.EntryExecuting); err != nil {
+		return err
 	}
-	e.State = st
-	e.CreatedAt = p.r.now()
-	e.UpdatedAt = e.CreatedAt
 	p.startGroupLocked(len(e.Args))
 	p.queuedAt[e.Seq] = len(p.queued)
 	p.queued = append(p.queued, *e)
-	p.executing[e.Seq] = *e
+	p.open[e.Seq] = *e
 	return nil
+}
+
+// requeueLocked gives e, if it is still queued, its new state in the
+// queue, and reports whether it was.
+func (p *pass) requeueLocked(e codemode.Entry) bool {
+	i, queued := p.queuedAt[e.Seq]
+	if queued {
+		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
+		p.groupBytes += len(e.Result) + len(e.Error)
+		p.queued[i] = e
+	}
+	return queued
 }
 
 // startGroupLocked accounts for n more bytes queued.
@@ -103,109 +136,75 @@ func (p *pass) startGroupLocked(n int) {
 	p.groupBytes += n
 }
 
-// dueLocked reports whether what is queued must be written now.
-func (p *pass) dueLocked() bool {
+// writeGroupLocked writes what is queued when it is due (or, with now,
+// at once); a failure stops the pass.
+func (p *pass) writeGroupLocked(ctx context.Context, now bool) error {
 	n := len(p.queued) + len(p.deferred)
-	switch {
-	case n == 0:
-		return false
-	case n >= groupEntries, p.groupBytes >= groupBytes:
-		return true
-	}
-	return time.Since(p.groupStart) >= p.r.groupAge
-}
-
-// writeDueLocked writes the group if it is due; a failure stops the pass.
-func (p *pass) writeDueLocked(ctx context.Context) error {
-	if !p.dueLocked() {
+	due := n >= groupEntries || p.groupBytes >= groupBytes || (n > 0 && time.Since(p.groupStart) >= p.r.groupAge)
+	if !now && !due {
 		return nil
 	}
-	return p.writeNowLocked(ctx)
-}
-
-// writeNowLocked writes the group; a failure stops the pass.
-func (p *pass) writeNowLocked(ctx context.Context) error {
 	if err := p.flushLocked(ctx); err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+		return p.failLocked(err)
 	}
 	return nil
 }
 
-// queueBeforeLocked queues a new entry for a step that runs after its
-// entry is queued, and writes the group if it is due: if that write fails,
-// the entry is taken back (the step will not run) and the pass stops.
-func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry) error {
-	if err := p.queueLocked(e); err != nil {
-		return err
-	}
-	if err := p.writeDueLocked(ctx); err != nil {
-		p.takeBackLocked(e.Seq)
-		return err
-	}
-	return nil
-}
-
-// writeAheadLocked queues a new entry for a call that may have a side
-// effect and makes it survive a crash before the call is made: journaled
-// when the store has a journal (the group is then written when it is due,
-// after the call is sent: see pass.execute), else committed at once with
-// the group. If that write fails, the entry is taken back (the call will
-// not be made) and the pass stops. So does a pass whose claim on the run
-// lapsed (claims.mayAct), before anything is written.
-func (p *pass) writeAheadLocked(ctx context.Context, e *codemode.Entry) error {
-	if err := p.r.own.claims.mayAct(p.execID); err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+// queueBeforeLocked queues a new entry before what it stands for runs,
+// and writes the group if it is due. An entry of a call that may have a
+// side effect (ahead) must survive a crash before the call is made: it is
+// journaled when the store has a journal (the group is then written when
+// due, after the call is sent: see pass.execute), else committed at once
+// with the group; a pass whose claim on the run lapsed (claims.mayAct)
+// makes no such call. If that write fails, the entry is taken back (it
+// will not run) and the pass stops.
+func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, ahead bool) error {
+	if ahead {
+		if err := p.r.own.claims.mayAct(p.execID); err != nil {
+			return p.failLocked(err)
+		}
 	}
 	if err := p.queueLocked(e); err != nil {
 		return err
 	}
 	var err error
-	if p.useJournal() {
+	if ahead && p.useJournal() {
 		if err = p.journalLocked(ctx, *e); err == nil {
 			p.ahead[e.Seq] = true
 		}
 	} else {
-		err = p.writeNowLocked(ctx)
+		err = p.writeGroupLocked(ctx, ahead)
 	}
 	if err != nil {
-		p.takeBackLocked(e.Seq)
+		p.queued = p.queued[:len(p.queued)-1] // taken back: it will not run
+		delete(p.queuedAt, e.Seq)
+		delete(p.open, e.Seq)
+		delete(p.ahead, e.Seq)
 		return err
 	}
 	return nil
 }
 
-// takeBackLocked removes the entry queued last (seq), which will not run.
-func (p *pass) takeBackLocked(seq int) {
-	p.queued = p.queued[:len(p.queued)-1]
-	delete(p.queuedAt, seq)
-	delete(p.executing, seq)
-	delete(p.ahead, seq)
-}
-
-// useJournal reports whether the pass writes ahead to the store's journal:
-// a program's pass on a store that has one. (A rollback's revert pass
-// commits every entry at once.)
-func (p *pass) useJournal() bool { return p.r.journal != nil && p.mode == modeRun }
+// useJournal reports whether the pass writes ahead to the store's journal
+// (a revert pass commits every entry at once).
+func (p *pass) useJournal() bool { return p.r.journal != nil && p.reverts == 0 }
 
 // journalLocked journals e (see codemode.Journaler); a failure stops the
 // pass.
 func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
 	if err := p.r.journal.Journal(context.WithoutCancel(ctx), p.execID, []codemode.Entry{e}); err != nil {
-		err = fmt.Errorf("journal call %d of %s: %w", e.Seq, p.execID, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+		return p.failLocked(fmt.Errorf("journal call %d of %s: %w", e.Seq, p.execID, err))
 	}
 	p.journaled = true
 	return nil
 }
 
 // record takes the outcome of an entry that was executing (a call that
-// returned, a step that ran), or waiting (a downstream task that ended:
-// written at once): e, moved to to, is queued, and journaled
-// when its entry is journaled or already written. After finish's final
-// write nothing of the pass should come, but if it does, it is written at
-// once. If its values would take the run's log past its quota, e is
-// recorded as failed without them and the error returned stops the
-// program (quota.go).
+// returned, a step that ran) or waiting (a task that ended): e, moved to
+// to, is queued (queueOutcomeLocked), but a task's result is committed at
+// once, as its id was, and so is an outcome that comes after finish's
+// final write. Values over the run's quota are dropped, e recorded as
+// failed, and the error returned stops the program (quota.go).
 func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntryState) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -214,55 +213,41 @@ func (p *pass) record(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	if e.State == codemode.EntryWaiting {
 		from = codemode.EntryWaiting
 	}
-	st, err := codemode.Transition(from, to)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	e.State, e.UpdatedAt = st, p.r.now()
-	if from == codemode.EntryWaiting {
-		// The result of a downstream task: committed at once, as its id
-		// was (waiting.go).
-		if err := p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: e, From: from}}, nil); err != nil {
-			err = fmt.Errorf("set call %d of %s waiting -> %s: %w", e.Seq, e.ExecutionID, e.State, err)
-			return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	_, queued := p.queuedAt[e.Seq]
+	var err error
+	switch {
+	case from == codemode.EntryWaiting || (p.flushed && !queued):
+		if err = p.commitLocked(ctx, &e, from, to); err == nil {
+			delete(p.open, e.Seq)
 		}
-		delete(p.waiting, e.Seq)
-		return quotaErr
+	default:
+		err = p.queueOutcomeLocked(ctx, e, to, queued)
 	}
-	if err := p.recordLocked(ctx, e); err != nil {
+	if err != nil {
 		return err
 	}
 	return quotaErr
 }
 
-// recordLocked queues, journals or writes e, the outcome of an entry that
-// was executing (see record).
-func (p *pass) recordLocked(ctx context.Context, e codemode.Entry) error {
-	i, queued := p.queuedAt[e.Seq]
+// queueOutcomeLocked moves e, executing, to state to in the queue (its
+// queued entry, else a queued update); a journaled or written entry's
+// outcome is journaled first, so it survives a crash before the program
+// sees it.
+func (p *pass) queueOutcomeLocked(ctx context.Context, e codemode.Entry, to codemode.EntryState, queued bool) error {
+	if err := p.stampLocked(&e, codemode.EntryExecuting, to); err != nil {
+		return err
+	}
 	if p.useJournal() && !p.flushed && (p.ahead[e.Seq] || !queued) {
-		// The entry survives a crash (journaled, or written): so must its
-		// result, before the program sees it.
 		if err := p.journalLocked(ctx, e); err != nil {
 			return err
 		}
 	}
-	if queued {
-		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
-		p.groupBytes += len(e.Result) + len(e.Error)
-		p.queued[i] = e
-		delete(p.executing, e.Seq)
-		return nil
-	}
-	if !p.flushed {
+	if !p.requeueLocked(e) {
 		p.startGroupLocked(len(e.Result) + len(e.Error))
 		p.deferred = append(p.deferred, codemode.EntryUpdate{Entry: e, From: codemode.EntryExecuting})
 		return nil
 	}
-	if err := p.r.store.UpdateEntry(context.WithoutCancel(ctx), e, codemode.EntryExecuting); err != nil {
-		err = fmt.Errorf("set call %d of %s executing -> %s: %w", e.Seq, e.ExecutionID, e.State, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	delete(p.executing, e.Seq)
+	delete(p.open, e.Seq)
 	return nil
 }
 
@@ -288,7 +273,18 @@ func (p *pass) writeLocked(ctx context.Context, updates []codemode.EntryUpdate, 
 	if err != nil {
 		return err
 	}
-	p.writtenLocked()
+	// Written: entries whose queued update was written are no longer
+	// executing; those written executing stay open.
+	for _, u := range p.deferred {
+		if p.open[u.Entry.Seq].State == codemode.EntryExecuting {
+			delete(p.open, u.Entry.Seq)
+		}
+	}
+	clear(p.deferred)
+	p.deferred = p.deferred[:0]
+	clear(p.queued)
+	p.queued = p.queued[:0]
+	clear(p.queuedAt)
 	return nil
 }
 
@@ -302,18 +298,4 @@ func (p *pass) flushLocked(ctx context.Context) error {
 		return fmt.Errorf("record %d log entries of %s: %w", n, p.execID, err)
 	}
 	return nil
-}
-
-// writtenLocked empties the queue once it is written: entries written
-// executing stay in p.executing (their result is still to come); the
-// entries whose queued update was written are no longer executing.
-func (p *pass) writtenLocked() {
-	for _, u := range p.deferred {
-		delete(p.executing, u.Entry.Seq)
-	}
-	clear(p.deferred)
-	p.deferred = p.deferred[:0]
-	clear(p.queued)
-	p.queued = p.queued[:0]
-	clear(p.queuedAt)
 }

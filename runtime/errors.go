@@ -17,16 +17,21 @@ type userError struct {
 func (e *userError) Error() string { return e.msg }
 func (e *userError) Unwrap() error { return e.sentinel }
 
+// refusal is a refused request: its message, unwrapping to sentinel.
+func refusal(sentinel error, format string, args ...any) error {
+	return &userError{sentinel: sentinel, msg: fmt.Sprintf(format, args...)}
+}
+
 func wrongState(format string, args ...any) error {
-	return &userError{sentinel: codemode.ErrWrongState, msg: fmt.Sprintf(format, args...)}
+	return refusal(codemode.ErrWrongState, format, args...)
 }
 
 func unknownExecution(id string) error {
-	return &userError{sentinel: codemode.ErrUnknownExecution, msg: fmt.Sprintf("unknown execution %q", id)}
+	return refusal(codemode.ErrUnknownExecution, "unknown execution %q", id)
 }
 
 func unknownSnippet(name string) error {
-	return &userError{sentinel: codemode.ErrUnknownSnippet, msg: fmt.Sprintf("unknown snippet %q", name)}
+	return refusal(codemode.ErrUnknownSnippet, "unknown snippet %q", name)
 }
 
 // RefusalOutcome is the outcome shown for a refused request about

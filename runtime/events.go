@@ -33,21 +33,18 @@ func observeCall(ctx context.Context, e codemode.Entry) func(string) {
 // endEvent is the event of a pass that left its run in status to (stop:
 // why the host stopped the pass, if it did).
 func endEvent(e *codemode.Execution, to codemode.ExecStatus, stop *stopReason) (codemode.Event, bool) {
-	ev := codemode.Event{ExecutionID: e.ID, Message: e.Error}
-	switch to {
-	case codemode.StatusPaused:
-		ev.Kind = codemode.EventPaused
-		if stop != nil {
-			ev.Message = stop.msg
-		}
-	case codemode.StatusCompleted:
-		ev.Kind = codemode.EventCompleted
-	case codemode.StatusError:
-		ev.Kind = codemode.EventFailed
-	case codemode.StatusRejected:
-		ev.Kind = codemode.EventRejected
-	default:
-		return ev, false
+	kind, ok := endEvents[to]
+	ev := codemode.Event{Kind: kind, ExecutionID: e.ID, Message: e.Error}
+	if to == codemode.StatusPaused && stop != nil {
+		ev.Message = stop.msg
 	}
-	return ev, true
+	return ev, ok
+}
+
+// endEvents are the events of the statuses a pass can leave its run in.
+var endEvents = map[codemode.ExecStatus]codemode.EventKind{
+	codemode.StatusPaused:    codemode.EventPaused,
+	codemode.StatusCompleted: codemode.EventCompleted,
+	codemode.StatusError:     codemode.EventFailed,
+	codemode.StatusRejected:  codemode.EventRejected,
 }

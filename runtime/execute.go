@@ -15,15 +15,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Execute runs a new program. It first prunes old terminal runs
-// (MaxExecutions) and expires stale paused ones (PausedTTL), at most as
-// often as Options.HousekeepingInterval allows. The outcome is
-// completed, error (a script failure is an outcome, not a Go error), paused
-// (Pending lists the action awaiting approval) or rejected (the approver
-// declined). ap may be nil; with an approver, calls needing approval are put
-// to it before the run pauses. A run that waits for downstream tasks
-// (waiting.go) is awaited until it pauses or ends, or ctx ends (the
-// outcome is then waiting, and the run goes on).
+// Execute runs a new program, after the housekeeping (MaxExecutions,
+// PausedTTL) when it is due. The outcome is completed, error (a script
+// failure is an outcome, not a Go error), paused (Pending lists what
+// awaits a person) or rejected. ap (nil: none) is asked about calls that
+// need approval before the run pauses. A run that waits for downstream
+// tasks is awaited (settled).
 func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver) (codemode.Outcome, error) {
 	c, out, err := r.create(ctx, code, nil)
 	if c == nil {
@@ -43,17 +40,14 @@ type claimed struct {
 	log []codemode.Entry // what the pass replays
 	end func()
 	// span is the pass's span, started with the claim (nil: runPass
-	// starts one, or tracing is off); approved is how long each call
-	// approved with the claim waited (trace.go).
-	span     trace.Span
-	approved map[int]time.Duration
+	// starts one, or tracing is off).
+	span trace.Span
 }
 
-// create begins a request (see begin) and creates the execution of a new
-// program (a task when task is set), after the checks a program meets
-// before anything is stored (its size, the type check) and the
-// housekeeping. When it returns no run, the program was refused (out says
-// why) or err failed.
+// create begins a request (begin) and creates the execution of a new
+// program (a task when task is set), after the checks made before
+// anything is stored (its size, the type check) and the housekeeping.
+// Without a run, the program was refused (out says why) or err failed.
 func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) (*claimed, codemode.Outcome, error) {
 	done, err := r.begin()
 	if err != nil {
@@ -79,7 +73,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	}
 
 	e := &codemode.Execution{
-		ID:         newExecutionID(),
+		ID:         newID("exec_"),
 		Code:       code,
 		Clock:      codemode.Clock{Seed: newSeed()},
 		Connectors: map[string]string{},
@@ -101,10 +95,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	// The run's span begins before the execution is stored, which keeps
 	// its traceparent (Execution.Trace) for the later passes to link to.
 	sctx, span := r.startPass(ctx, e, passRun)
-	ws := r.storeSpan(sctx, "codemode.store.execution", e.ID)
-	err = r.store.CreateExecution(ctx, e)
-	endSpan(ws, err)
-	if err != nil {
+	if err := r.traceWrite(sctx, "codemode.store.execution", e.ID, func() error { return r.store.CreateExecution(ctx, e) }); err != nil {
 		h.release()
 		err = fmt.Errorf("create execution: %w", err)
 		endPass(span, e, err)
@@ -115,13 +106,12 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	return &claimed{e: e, h: h, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
-// Approve approves every pending action of a paused run and resumes it: the
-// program runs again from the start with its recorded clock, logged results
-// are replayed without calling connectors, the approved calls execute, and
-// the program goes on (it may pause again). A run in any other state, or a
-// concurrent second approve, gets an error wrapping ErrWrongState and
-// nothing changes; a run whose connectors are gone or changed is refused
-// with ErrConnectorsChanged and stays paused.
+// Approve approves every pending action of a paused run and resumes it by
+// replay: the program runs again from the start with its recorded clock,
+// logged results replayed, the approved calls made. Another run, or a
+// second approval racing this one, gets ErrWrongState and nothing
+// changes; a run whose connectors changed gets ErrConnectorsChanged and
+// stays paused.
 func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error) {
 	return r.ApproveReviewed(ctx, id, codemode.Review{}, ap)
 }
@@ -144,14 +134,12 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 }
 
 // claimApproved makes the decision of ApproveReviewed: it claims the
-// paused run (running, owned by this process) and moves its pending
-// actions on, and returns it with its log as the pass that resumes it must
-// replay. When it returns no run, the approval was refused (the run stays
-// as it was, out and err say why) or failed (the run ended in error).
-//
-// Under an issuer the person must be allowed to approve every action
-// pending once the run is claimed (policy.MayApprove); a run they may
-// not see is unknown. The decision, or its refusal, is audited.
+// paused run, moves its pending actions on and returns it with the log the
+// resuming pass replays. Without a run, the approval was refused (the run
+// stays as it was) or failed (the run ended in error). Under an issuer
+// the person must be allowed to approve every action pending once the run
+// is claimed (policy.MayApprove). The decision, or its refusal, is
+// audited.
 func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Review) (_ *claimed, _ codemode.Outcome, err error) {
 	rec := codemode.AuditRecord{Action: codemode.AuditApprove, ExecutionID: id}
 	defer func() { r.audit(ctx, rec, err) }()
@@ -175,9 +163,8 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		return nil, out, err
 	}
 	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
-		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
-			"execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
-			id, strings.Join(changed, ", "))})
+		return fail(wrongOutcome(id, e), refusal(codemode.ErrConnectorsChanged, "execution %s cannot be approved: connectors it used changed since it paused: %s; replaying it could call the wrong tools, so reject it and run the program again",
+			id, strings.Join(changed, ", ")))
 	}
 	if who := codemode.PrincipalFrom(ctx); who != nil {
 		// The policy is asked before the claim too, so that an approval it
@@ -186,18 +173,17 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		// whoever follows it (a task's tasks/result, which asks its starter
 		// again) of a change that is none. Asked again once claimed: what
 		// is pending may have moved on in between.
-		before, err := r.store.Entries(ctx, id)
-		if err != nil {
-			return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, fmt.Errorf("load log of %s: %w", id, err))
+		pending, err := r.pendingOf(ctx, id)
+		if err == nil {
+			err = r.policy.MayApprove(who, e, pending)
 		}
-		pending := codemode.PendingActions(id, before)
-		if err := r.policy.MayApprove(who, e, pending); err != nil {
+		if err != nil {
 			rec.Target = targets(pending)
-			return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
+			return fail(wrongOutcome(id, e), err)
 		}
 	}
 	if h, err = r.own.claims.take(ctx, id); err != nil {
-		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, err)
+		return fail(wrongOutcome(id, e), err)
 	}
 	if err := r.setStatus(sctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return fail(r.lostRace(ctx, id, "approved", err))
@@ -212,7 +198,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
 			return fail(r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err)))
 		}
-		return fail(codemode.Outcome{ExecutionID: id, Status: e.Status}, why)
+		return fail(wrongOutcome(id, e), why)
 	}
 	pending := codemode.PendingActions(id, log)
 	rec.Target = targets(pending)
@@ -250,35 +236,25 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		approved = append(approved, codemode.EntryUpdate{Entry: log[i], From: en.State})
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
-	ws := r.storeSpan(sctx, "codemode.store.write", id)
-	err = r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved)
-	endSpan(ws, err)
-	if err != nil {
+	if err := r.traceWrite(sctx, "codemode.store.write", id, func() error { return r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved) }); err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
 	}
 	ok = true
-	return &claimed{e: e, h: h, log: log, span: span, approved: r.approvalWaits(approved), end: func() { h.release(); done() }}, codemode.Outcome{}, nil
+	return &claimed{e: e, h: h, log: log, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
 }
 
-// afterSignIn decides where a call that awaited a sign-in to its
-// connector goes when its run is approved: executing; pending when the
-// method (as the connector lists it now: its tools may have been unknown
-// until the sign-in) needs approval, which the person has not given; or
-// rejected, with the reason as note, when the connector refuses the call
-// (a generic call that reaches what the configuration excluded). The
-// error wraps ErrNeedsSignIn while the connector still needs a sign-in.
-// A connector that could not list its tools for want of a sign-in is
-// listed again first.
-//
-// Whether the sign-in happened is asked for user, the run's starter, whose
-// credentials the call will carry: with per-user credentials, an approver
-// who signed in themselves does not move another's run on.
+// afterSignIn decides where a call that awaited a sign-in goes when its
+// run is approved: executing; pending when its method (as listed now,
+// after listing a connector that could not list its tools before) needs
+// an approval not given yet; rejected, with the reason as note, when the
+// connector refuses it. The error wraps ErrNeedsSignIn while the
+// connector still needs a sign-in for user, the run's starter, whose
+// credentials the call carries (another's sign-in does not count).
 func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entry) (to codemode.EntryState, note string, err error) {
 	ctx = forUser(ctx, user)
 	s := r.catalog().Connector(en.Connector)
 	if s == nil {
-		return 0, "", &userError{sentinel: codemode.ErrConnectorsChanged, msg: fmt.Sprintf(
-			"execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)}
+		return 0, "", refusal(codemode.ErrConnectorsChanged, "execution %s cannot be approved: its call %d awaits a sign-in to connector %s, which is no longer configured", en.ExecutionID, en.Seq, en.Connector)
 	}
 	why := s.NeedsSignIn()
 	if si := s.Caps.SignIner; si != nil {
@@ -295,8 +271,7 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 			if sir, ok := connectors.AsSignInRequired(err); ok {
 				return 0, "", stillNeedsSignIn(en, sir)
 			}
-			return 0, "", &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
-				"execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)}
+			return 0, "", refusal(codemode.ErrNeedsSignIn, "execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)
 		}
 	}
 	t, rerr := r.catalog().Resolve(en.Connector, en.Method)
@@ -317,9 +292,8 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 // stillNeedsSignIn is the refusal of an approval of a run whose call en
 // awaits a sign-in that has not happened.
 func stillNeedsSignIn(en codemode.Entry, why *connectors.SignInRequired) error {
-	return &userError{sentinel: codemode.ErrNeedsSignIn, msg: fmt.Sprintf(
-		"execution %s waits for a sign-in (call %d, %s.%s): %v; sign in first (`codemode-mcp login %s`, or the approval console's Sign in button), then approve it",
-		en.ExecutionID, en.Seq, en.Connector, en.Method, why, en.Connector)}
+	return refusal(codemode.ErrNeedsSignIn, "execution %s waits for a sign-in (call %d, %s.%s): %v; sign in first (`codemode-mcp login %s`, or the approval console's Sign in button), then approve it",
+		en.ExecutionID, en.Seq, en.Connector, en.Method, why, en.Connector)
 }
 
 // Reject rejects a paused run: its pending actions become rejected (with
@@ -332,14 +306,10 @@ func (r *Runtime) Reject(ctx context.Context, id string, seq int) (codemode.Outc
 
 // RejectReviewed is Reject for a person who was shown the pending
 // actions: with rv.Digest set, the actions pending must have that digest
-// (else ErrNotAsShown and nothing changes), and rv.Reason is added to the
-// run's error. (The digest is compared before the run's status moves, so
-// a run that another decision moved on and paused again in between would
-// be rejected: rejection is the safe direction.)
-//
-// Under an issuer the person must be the run's starter or allowed to
-// decide every pending action (policy.MayReject); a run they may not see
-// is unknown. The decision, or its refusal, is audited.
+// (else ErrNotAsShown, and nothing changes), and rv.Reason is added to the
+// run's error. Under an issuer the person must be the run's starter or
+// allowed to decide every pending action (policy.MayReject). The
+// decision, or its refusal, is audited.
 func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (_ codemode.Outcome, err error) {
 	rec := codemode.AuditRecord{Action: codemode.AuditReject, ExecutionID: id, Seq: seq}
 	defer func() { r.audit(ctx, rec, err) }()
@@ -358,10 +328,10 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 	}
 	rec.Target = targets(pending)
 	if err := r.policy.MayReject(codemode.PrincipalFrom(ctx), e, pending); err != nil {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, err
+		return wrongOutcome(id, e), err
 	}
 	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, notAsShown(id, "rejected")
+		return wrongOutcome(id, e), notAsShown(id, "rejected")
 	}
 	if seq != 0 {
 		var found *codemode.PendingAction
@@ -373,7 +343,7 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 			}
 		}
 		if found == nil {
-			return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s has no pending action %d (pending: %s)", id, seq, catalog.ListOrNone(seqs))
+			return wrongOutcome(id, e), wrongState("execution %s has no pending action %d (pending: %s)", id, seq, catalog.ListOrNone(seqs))
 		}
 		msg = fmt.Sprintf("call %d (%s.%s) was %s", seq, found.Connector, found.Method, msg)
 	}
@@ -396,29 +366,31 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRejected); err != nil {
 		return err
 	}
-	r.rejectPending(ctx, e.ID, by)
-	r.settleWaitingOf(ctx, e.ID)
+	r.settleEnded(ctx, e.ID, by)
 	r.dispose(ctx, e.ID)
 	return nil
 }
 
-// rejectPending moves every entry of an ended run that awaits a person
-// (pending, sign_in) to rejected, decided by by (zero: by nobody).
-func (r *Runtime) rejectPending(ctx context.Context, id string, by codemode.Person) {
+// settleEnded settles what run id, which is ending, left undecided in its
+// log (settleEntry; what awaits a person is rejected, decided by by).
+func (r *Runtime) settleEnded(ctx context.Context, id string, by codemode.Person) {
+	r.eachEntry(ctx, id, "settle an entry of an ending run", func(en codemode.Entry) error {
+		return r.settleEntry(ctx, en, by)
+	})
+}
+
+// eachEntry calls f with every entry of run id's log, for what it does
+// to the entries of a run that ends; failures (to load the log, of f)
+// are logged.
+func (r *Runtime) eachEntry(ctx context.Context, id, what string, f func(codemode.Entry) error) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		r.log.WarnContext(ctx, "could not load the log to reject pending actions", "execution", id, "err", err)
+		r.log.WarnContext(ctx, "could not load the log to "+what, "execution", id, "err", err)
 		return
 	}
 	for _, en := range log {
-		if !en.State.AwaitsPerson() {
-			continue
-		}
-		if !by.IsZero() {
-			en.DecidedBy, en.DecidedAt = by, r.now()
-		}
-		if err := r.moveEntry(ctx, &en, en.State, codemode.EntryRejected); err != nil {
-			r.log.WarnContext(ctx, "could not reject a pending action", "execution", id, "seq", en.Seq, "err", err)
+		if err := f(en); err != nil {
+			r.log.WarnContext(ctx, "could not "+what, "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
 }
@@ -437,58 +409,50 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 	return codemode.Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it is %s (another request decided it first)", id, verb, status)
 }
 
-// housekeepingDue counts an Execute and reports whether it does the
-// housekeeping (see Options.HousekeepingInterval); when it does, the
-// interval starts again now.
+// housekeepingDue counts an Execute at now and reports whether it does
+// the housekeeping (see Options.HousekeepingInterval); when it does, the
+// interval starts again.
 func (r *Runtime) housekeepingDue(now time.Time) bool {
 	if r.maxExecs <= 0 && r.ttl <= 0 && r.auditRetention <= 0 {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.schedule.due(now, r.maxExecs)
-}
-
-// housekeepingSchedule says which Executes do the housekeeping: the first,
-// then one every `every` (Options.HousekeepingInterval resolved; negative:
-// every Execute), or sooner once more than maxExecs Executes began since
-// the last (so pruning keeps up with a burst of runs).
-type housekeepingSchedule struct {
-	every time.Duration
-	last  time.Time // when housekeeping last began (zero: never)
-	runs  int       // Executes counted since then
-}
-
-// due counts an Execute at now and reports whether it does the
-// housekeeping; when it does, the interval starts again.
-func (h *housekeepingSchedule) due(now time.Time, maxExecs int) bool {
+	h := &r.schedule
 	h.runs++
-	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every ||
-		(maxExecs > 0 && h.runs > maxExecs)
+	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every || (r.maxExecs > 0 && h.runs > r.maxExecs)
 	if due {
 		h.last, h.runs = now, 0
 	}
 	return due
 }
 
+// housekeepingSchedule is when the housekeeping last began (zero: never)
+// and how many Executes began since; guarded by Runtime.mu.
+type housekeepingSchedule struct {
+	every time.Duration // Options.HousekeepingInterval resolved
+	last  time.Time
+	runs  int
+}
+
 // housekeeping prunes audit records older than AuditRetention and
 // terminal runs beyond MaxExecutions, and expires paused runs older than
 // PausedTTL. Failures are logged: they must not block a run.
 func (r *Runtime) housekeeping(ctx context.Context) {
-	if r.auditRetention > 0 {
-		if n, err := r.store.PruneAudit(ctx, r.now().Add(-r.auditRetention)); err != nil {
-			r.log.Warn("pruning the audit failed", "err", err)
+	pruned := func(what string, n int, err error) {
+		if err != nil {
+			r.log.WarnContext(ctx, "pruning "+what+" failed", "err", err)
 		} else if n > 0 {
-			r.log.Debug("pruned old audit records", "count", n)
+			r.log.DebugContext(ctx, "pruned "+what, "count", n)
 		}
+	}
+	if r.auditRetention > 0 {
+		n, err := r.store.PruneAudit(ctx, r.now().Add(-r.auditRetention))
+		pruned("old audit records", n, err)
 	}
 	if r.maxExecs > 0 {
 		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
-		if err != nil {
-			r.log.WarnContext(ctx, "pruning old executions failed", "err", err)
-		} else if n > 0 {
-			r.log.DebugContext(ctx, "pruned old executions", "count", n)
-		}
+		pruned("old executions", n, err)
 	}
 	if r.ttl <= 0 {
 		return
@@ -514,11 +478,9 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 }
 
-// openExecution begins a request (see begin) on execution id, which the
-// person ctx carries must reach as a says (visible: else it is unknown)
-// and must be in one of the allowed statuses. On error the execution is
-// returned when it was found and visible, so callers can report its
-// status; done is nil.
+// openExecution begins a request (begin) on run id, which the person ctx
+// carries must reach as a says and which must be in one of the allowed
+// statuses. On error, the run is returned when it was found and visible.
 func (r *Runtime) openExecution(ctx context.Context, id, action string, a access, allowed ...codemode.ExecStatus) (*codemode.Execution, func(), error) {
 	done, err := r.begin()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -54,7 +55,7 @@ func HasPath(r *Runtime, path string) bool {
 
 // Check runs the check before running over calls, as a pass of r would.
 func Check(ctx context.Context, r *Runtime, calls []sandbox.StaticCall) ([]sandbox.Problem, error) {
-	return newPass(r, "bench", nil, modeRun, 0, nil).Check(ctx, calls)
+	return newPass(r, &codemode.Execution{ID: "bench"}, nil, 0, 0, nil).Check(ctx, calls)
 }
 
 // Tick runs one heartbeat of r: it renews the lease, records what the

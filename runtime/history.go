@@ -9,12 +9,10 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// Pending lists the actions awaiting approval, their arguments whole as
-// logged, each with its run's starter: of one execution (empty unless it
-// is paused), or with id "" of every paused execution, oldest run first.
-// Under an issuer only the actions the policy shows the person are
-// listed (of their own runs, and of connectors they approve), and a run
-// of which it shows none is unknown.
+// Pending lists the actions awaiting approval, their arguments whole,
+// each with its run's starter: of one run (empty unless paused), or with
+// id "" of every paused run, oldest first. Under an issuer only what the
+// policy shows the person is listed; a run it shows none of is unknown.
 func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAction, error) {
 	if id != "" {
 		e, err := r.seen(ctx, id, pendingOfRun)
@@ -76,7 +74,7 @@ func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([
 
 // Execution returns one execution and its log.
 func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,12 +86,10 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 }
 
 // ExecutionLog returns one execution and the part of its log q selects,
-// for reading: values longer than q.Preview are cut (see
-// codemode.ClippedEntry), so a surface shows a long log a page at a time
-// and the start of each long value, and reads a value whole only when
-// asked.
+// values longer than q.Preview cut (codemode.ClippedEntry): a surface
+// reads a long log a page at a time, and a value whole only when asked.
 func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error) {
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,15 +104,15 @@ func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQue
 }
 
 // DeleteExecution removes an execution and its log. A running or
-// rolling_back execution is refused (ErrWrongState); a paused one is first rejected (and disposed),
-// then deleted. Applied actions are not reverted: roll back first for that.
+// rolling_back one is refused (ErrWrongState); a paused one is rejected
+// first. Applied actions are not reverted: roll back first for that.
 func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	done, err := r.begin()
 	if err != nil {
 		return err
 	}
 	defer done()
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return err
 	}

@@ -9,44 +9,17 @@ import (
 )
 
 // Holds: the runs this process works on, and what happens to them when
-// the store fails.
+// the store fails (docs/ARCHITECTURE.md, "Recovery and ownership").
 //
-// A request that claims a run (Execute, Approve, Rollback) takes a hold
-// on it (claims.take) before the write that claims it, and lets go of it
-// when it ends (hold.release). By then it has written the run's end, or it
-// could not: the store failed, and the run stays claimed by this process
-// in the store with nobody working on it. Its lease would keep it so
-// forever, since this process goes on renewing it. So a run claimed by
-// this process that no request of it holds is this process's to settle,
-// at each heartbeat that reached the store (owner.tick):
-//
-//   - a pass whose end could not be written leaves its run stranded
-//     (hold.strand) with what it holds: the log entries it had queued and
-//     the outcome of the program. Once the store answers again they are
-//     written, as the pass would have (pass.go, record); if that fails,
-//     the run is recovered as below.
-//   - any other run claimed by this process and held by none of its
-//     requests (a claim whose write failed but took effect, a request
-//     that failed before its pass could start, a stranded run whose end
-//     could not be written) is recovered as a dead owner's run is
-//     (owner.go): it ends error, its calls in flight unknown, its pending
-//     ones rejected.
-//
-// Either way a run is settled within a heartbeat (a third of the lease)
-// of the store's return.
-//
-// A process that could not renew its lease for a whole lease (the store
-// was unreachable) drops its claims: other processes may have recovered
-// its runs meanwhile, so a pass that outlived the lapse makes no further
-// call with a side effect (claims.mayAct, checked before a call's
-// write-ahead) and ends; its run is then recovered by whoever gets there
-// first.
-//
-// Settling and recovering a run of this process are exclusive with a new
-// claim of it by this process: claims.take waits while the run is busy.
-// Against other processes the store's conditional writes decide (a
-// stranded run is settled only while the store still shows it claimed by
-// this process).
+// A request takes a hold on a run (claims.take) before the write that
+// claims it and releases it when it ends. A claimed run that no request
+// holds is this process's to settle, since its lease, still renewed,
+// keeps every other process away: at each heartbeat that reached the
+// store (owner.tick) a stranded run's end (hold.strand) is written if the
+// store still shows it claimed here, and any other such run is recovered
+// as a dead owner's is; claims.take waits meanwhile. A process that could
+// not renew its lease for a whole lease drops its claims, and its passes
+// make no further call with a side effect (claims.mayAct).
 
 // claims is the registry of holds of one owner. Its methods are safe for
 // concurrent use.
@@ -157,25 +130,20 @@ func (c *claims) mayAct(id string) error {
 	return nil
 }
 
-// strandedRun is a stranded run being settled.
-type strandedRun struct {
-	id     string
-	finish func(context.Context) error
-}
-
-// settling takes the stranded runs that no request holds, marking them
-// busy; done must be called for each.
-func (c *claims) settling() []strandedRun {
+// settling takes the stranded runs that no request holds, by id with the
+// func that writes each one's end, marking them busy; done must be called
+// for each.
+func (c *claims) settling() map[string]func(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []strandedRun
+	out := map[string]func(context.Context) error{}
 	for id, finish := range c.stranded {
 		if c.live[id] > 0 || c.busy[id] != nil {
 			continue
 		}
 		delete(c.stranded, id)
 		c.busy[id] = make(chan struct{})
-		out = append(out, strandedRun{id: id, finish: finish})
+		out[id] = finish
 	}
 	return out
 }

@@ -67,19 +67,19 @@ func TestClaimsStress(t *testing.T) {
 					c.done(id, nil)
 				}
 			}
-			for _, s := range c.settling() {
+			for id := range c.settling() {
 				var n int
-				if _, err := fmt.Sscanf(s.id, "exec_%d", &n); err != nil {
+				if _, err := fmt.Sscanf(id, "exec_%d", &n); err != nil {
 					t.Error(err)
 					continue
 				}
 				if live[n].Load() != 0 {
-					t.Errorf("%s was settled while a request held it", s.id)
+					t.Errorf("%s was settled while a request held it", id)
 				}
 				busy[n].Add(1)
 				runtime.Gosched() // the end's writes
 				busy[n].Add(-1)
-				c.done(s.id, nil)
+				c.done(id, nil)
 			}
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,17 +16,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
-)
-
-// passMode tells a program pass from a rollback's revert pass.
-type passMode int
-
-const (
-	// modeRun replays the log and gates calls that need approval.
-	modeRun passMode = iota + 1
-	// modeRevert executes every call directly (the human asked for the
-	// rollback) and logs it after seqBase.
-	modeRevert
 )
 
 // stopKind is why the host stopped a pass.
@@ -58,32 +48,34 @@ type stopReason struct {
 // not the connector calls.
 type pass struct {
 	// fixed at creation
-	r       *Runtime
-	cat     *catalog.Catalog // the runtime's catalog when the pass began
-	execID  string
-	ap      codemode.Approver
-	mode    passMode
+	r      *Runtime
+	cat    *catalog.Catalog // the runtime's catalog when the pass began
+	execID string
+	ap     codemode.Approver
+	// reverts is, for a rollback's revert pass, the seq of the call it
+	// undoes (Entry.Reverts): such a pass makes every call directly (the
+	// person asked for the rollback) and logs it after seqBase. 0 for a
+	// program's pass, which replays the log and gates what needs approval.
+	reverts int
 	seqBase int
-	reverts int                    // modeRevert: the seq of the call the pass undoes (Entry.Reverts)
 	entries map[int]codemode.Entry // the log when the pass began
-	// run is the run's id and starter, for the policy (mayAsk); nil for
-	// a pass that asks nobody (a revert's).
+	// run is the run's id and starter: the policy asks about it (mayAsk),
+	// and its calls carry its starter's credentials
+	// (connectors.CallHook.User), never those of the person who resumed
+	// or rolls back the run.
 	run *codemode.Execution
-	// user is the subject of the run's starter, whose credentials its
-	// calls carry (connectors.CallHook.User): never the person who
-	// resumed or rolls back the run.
-	user string
 	// userToken is the starter's access token when the pass runs on
 	// their own request (connectors.CallHook.UserToken), else "".
 	userToken string
-	// approved is how long each call approved before the pass waited
-	// for its approval, for its span (nil when tracing is off: trace.go).
-	approved map[int]time.Duration
 
-	mu        sync.Mutex
-	visited   map[int]bool           // seqs the program reached; guarded by mu
-	used      map[string]bool        // connectors the program called; guarded by mu
-	executing map[int]codemode.Entry // entries executing whose result is not written yet; guarded by mu
+	mu      sync.Mutex
+	visited map[int]bool    // seqs the program reached; guarded by mu
+	used    map[string]bool // connectors the program called; guarded by mu
+	// open are the entries the pass would leave undecided if it ended
+	// now: executing (their result not written yet), logged pending or
+	// sign_in and still awaiting a person, or waiting for their
+	// downstream task; guarded by mu.
+	open map[int]codemode.Entry
 	// Grouped log writes (see deferred.go); all guarded by mu.
 	queued     []codemode.Entry       // new entries not written yet, in the order queued
 	queuedAt   map[int]int            // seq -> index in queued
@@ -95,9 +87,7 @@ type pass struct {
 	journaled  bool                   // the pass journaled something (dropped at finish)
 	logBytes   int64                  // bytes of values in the run's log, with what the pass added (quota.go)
 
-	gated   map[int]codemode.Entry // entries this pass logged pending or sign_in that still await a person; guarded by mu
-	waiting map[int]codemode.Entry // entries this pass leaves waiting for their downstream task; guarded by mu
-	askMu   sync.Mutex             // one approver question at a time (see gateLocked)
+	askMu sync.Mutex // one approver question at a time (see gateLocked)
 
 	stop     *stopReason    // first stop; guarded by mu
 	done     bool           // the pass is over; guarded by mu
@@ -107,23 +97,22 @@ type pass struct {
 
 var _ sandbox.Host = (*pass)(nil)
 
-func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seqBase int, log []codemode.Entry) *pass {
+func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts, seqBase int, log []codemode.Entry) *pass {
 	p := &pass{
-		r:         r,
-		cat:       r.catalog(),
-		execID:    execID,
-		ap:        ap,
-		mode:      mode,
-		seqBase:   seqBase,
-		entries:   make(map[int]codemode.Entry, len(log)),
-		visited:   map[int]bool{},
-		used:      map[string]bool{},
-		executing: map[int]codemode.Entry{},
-		gated:     map[int]codemode.Entry{},
-		waiting:   map[int]codemode.Entry{},
-		ahead:     map[int]bool{},
-		queuedAt:  map[int]int{},
-		maxSeq:    seqBase,
+		r:        r,
+		cat:      r.catalog(),
+		execID:   run.ID,
+		run:      run,
+		ap:       ap,
+		reverts:  reverts,
+		seqBase:  seqBase,
+		entries:  make(map[int]codemode.Entry, len(log)),
+		visited:  map[int]bool{},
+		used:     map[string]bool{},
+		open:     map[int]codemode.Entry{},
+		ahead:    map[int]bool{},
+		queuedAt: map[int]int{},
+		maxSeq:   seqBase,
 	}
 	for _, e := range log {
 		p.entries[e.Seq] = e
@@ -132,9 +121,8 @@ func newPass(r *Runtime, execID string, ap codemode.Approver, mode passMode, seq
 	return p
 }
 
-// enter registers a call unless the pass is stopped or over, in which case
-// it returns the refusal (wrapping sandbox.ErrStop). The caller must call
-// p.inflight.Done when enter succeeded.
+// enter registers a call unless the pass is stopped or over (the refusal,
+// wrapping sandbox.ErrStop); p.inflight.Done must follow a success.
 func (p *pass) enter() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -171,14 +159,12 @@ func (p *pass) reachLocked(seq int) {
 	p.maxSeq = max(p.maxSeq, seq)
 }
 
-// finish ends the pass: later calls are refused, calls still in flight (a
-// connector call outliving a stop) are waited for, and the results still
-// deferred are written (see deferred.go), with also when the pass was not
-// stopped (a revert pass marks the call it undid reverted in the same
-// transaction as its last results). It returns the stop reason, if any,
-// and the error of that final write: the caller must treat it as an
-// internal failure of the pass, whatever else happened, and must not record
-// the run's status before finish returns.
+// finish ends the pass: later calls are refused, calls still in flight
+// are waited for, and what is queued is written, with also when the pass
+// was not stopped (a revert pass marks the call it undid reverted with
+// its last results). It returns the stop, if any, and the error of that
+// final write, an internal failure of the pass; the run's status is
+// recorded only after it.
 func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopReason, error) {
 	p.mu.Lock()
 	p.done = true
@@ -201,9 +187,8 @@ func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopR
 	return p.stop, err
 }
 
-// dropJournalLocked removes the pass's journal, if it wrote one, once
-// everything the journal holds is written: before the run's status
-// changes, so that a finished run leaves no journal.
+// dropJournalLocked removes the pass's journal, if any, once all it holds
+// is written, before the run's status changes.
 func (p *pass) dropJournalLocked(ctx context.Context) {
 	if !p.journaled {
 		return
@@ -255,9 +240,9 @@ func (p *pass) call(ctx context.Context, c sandbox.Call, cs *callSpan) (json.Raw
 	return p.execute(ctx, *run, t, run.State == 0, progress)
 }
 
-// decide answers a call from the log, or decides to execute it (returning
-// the entry, already logged executing), pause or refuse.
-// decoded is args decoded (jsonref.Canonical), for validation.
+// decide answers a call from the log, or decides to make it (returning
+// its entry, logged executing), pause or refuse; decoded is args decoded,
+// for validation.
 func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, args json.RawMessage, decoded any) (*codemode.Entry, json.RawMessage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -265,66 +250,52 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		return nil, nil, err
 	}
 	seq := p.seqBase + c.Seq
-	if p.mode == modeRun {
-		if logged, ok := p.entries[seq]; ok {
-			if !sameCall(logged, c, args) {
-				// Not reached: the logged call stays undecided, and the
-				// ending run settles it (an approved call does not stay
-				// executing).
-				return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeCall(c.Connector, c.Method, args)), nil)
-			}
-			p.reachLocked(seq)
-			p.used[c.Connector] = true
-			return p.replayLocked(logged)
+	want := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
+	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
+		if err != nil {
+			return nil, nil, err
 		}
+		p.used[c.Connector] = true
+		return p.replayLocked(logged)
 	}
 	// A new call: its arguments are validated before anything is logged or
-	// asked, so a bad call records nothing.
+	// asked, so a bad call records nothing. (Its entry is made here, not
+	// above: it escapes, and a replay should not pay for it.)
+	e := want
 	if msg := p.r.callArgsTooLarge(c.Connector, c.Method, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if t.SignIn != nil && p.mode != modeRun {
-		// A rollback's revert cannot wait for a person.
-		return nil, nil, t.SignIn
-	}
-	if t.SignIn == nil {
-		// (A stand-in's schema is unknown until the sign-in.)
+	var v catalog.Verdict
+	switch {
+	case t.SignIn == nil:
+		// (A stand-in's schema and verdict wait for the sign-in:
+		// Runtime.afterSignIn.)
 		if err := catalog.ValidateValue(t.InputSchema(), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
 			return nil, nil, err
 		}
-	}
-	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (%s.%s)", seq, c.Connector, c.Method), "the call was not made"); err != nil {
-		return nil, nil, err
-	}
-	var v catalog.Verdict
-	if t.SignIn == nil { // (a stand-in's verdict waits for the sign-in: Runtime.afterSignIn)
 		var err error
 		if v, err = t.Approval(args); err != nil {
 			// The connector refuses the call (a generic call that reaches
-			// what the configuration excluded): nothing is logged either.
+			// what the configuration excluded).
 			return nil, nil, fmt.Errorf("%s.%s: %w", c.Connector, c.Method, err)
 		}
+	case p.reverts != 0:
+		return nil, nil, t.SignIn // a rollback's revert cannot wait for a person
+	}
+	if _, err := p.chargeLocked(len(args), func() (string, string) { return "the arguments of " + entryRef(e), "the call was not made" }); err != nil {
+		return nil, nil, err
 	}
 	p.reachLocked(seq)
 	p.used[c.Connector] = true
-	e := codemode.Entry{
-		ExecutionID: p.execID,
-		Seq:         seq,
-		Kind:        codemode.KindCall,
-		Connector:   c.Connector,
-		Method:      c.Method,
-		Args:        args,
-		Reverts:     p.reverts,
-	}
 	if t.SignIn != nil {
 		e.Error = t.SignIn.Error()
-		if err := p.insertLocked(ctx, &e, codemode.EntrySignIn); err != nil {
+		if err := p.commitLocked(ctx, &e, 0, codemode.EntrySignIn); err != nil {
 			return nil, nil, err
 		}
-		p.gated[e.Seq] = e
+		p.open[e.Seq] = e
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	}
-	if p.mode == modeRun && v.Why != catalog.NoApproval {
+	if p.reverts == 0 && v.Why != catalog.NoApproval {
 		return p.gateLocked(ctx, e)
 	}
 	if !t.Def.KnownReadOnly() || t.Tasker() != nil {
@@ -332,15 +303,33 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		// committed executing before it is sent (see deferred.go); so is
 		// one its source runs as a task, whose id is then committed
 		// (waiting.go).
-		if err := p.writeAheadLocked(ctx, &e); err != nil {
+		if err := p.queueBeforeLocked(ctx, &e, true); err != nil {
 			return nil, nil, err
 		}
-		return &e, nil, nil
 	}
-	return &e, nil, nil // not queued yet: execute queues it once sent
+	return &e, nil, nil // a read-only call is queued once sent (execute)
 }
 
-// replayLocked answers a call that matches its entry in the log.
+// loggedLocked returns the log's entry at want's seq, marked reached,
+// when the pass replays one there (ok false: want is new). An entry that is
+// not want stops the pass (the replay diverged); not reached, it stays
+// undecided, and the ending run settles it (an approved call does not
+// stay executing).
+func (p *pass) loggedLocked(want codemode.Entry) (logged codemode.Entry, ok bool, err error) {
+	if logged, ok = p.entries[want.Seq]; !ok || p.reverts != 0 {
+		return logged, false, nil
+	}
+	if logged.Kind != want.Kind || logged.Connector != want.Connector || logged.Method != want.Method || logged.Name != want.Name ||
+		(want.Kind != codemode.KindStep && !sameArgs(logged.Args, want.Args)) {
+		return logged, false, p.stopLocked(stopDiverge, fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step",
+			logged.Seq, describeEntry(logged), describeEntry(want)), nil)
+	}
+	p.reachLocked(want.Seq)
+	return logged, true, nil
+}
+
+// replayLocked answers a call, step or service call from its entry in the
+// log: its value or failure, a stop, or the entry to run.
 func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	switch logged.State {
 	case codemode.EntryApplied:
@@ -348,46 +337,41 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 	case codemode.EntryError:
 		return nil, nil, callError(logged)
 	case codemode.EntryExecuting:
-		// Approved, or a crash came between deciding and recording: execute
-		// (again). At-least-once for that window only.
-		p.executing[logged.Seq] = logged
+		// Approved, or the pass that began it ended (a crash) before its
+		// outcome was recorded: it runs (again), and its outcome is
+		// recorded over that entry. At-least-once for that window only.
+		p.open[logged.Seq] = logged
 		return &logged, nil, nil
 	case codemode.EntryWaiting:
 		// Its downstream task was started: read it (waiting.go), never
 		// call the tool again.
 		return &logged, nil, nil
 	case codemode.EntryPending:
-		return nil, nil, p.stopLocked(stopPause, fmt.Sprintf("call %d (%s.%s) awaits approval", logged.Seq, logged.Connector, logged.Method), nil)
+		return nil, nil, p.stopLocked(stopPause, entryRef(logged)+" awaits approval", nil)
 	case codemode.EntrySignIn:
 		return nil, nil, p.stopLocked(stopPause, awaitsSignIn(logged), nil)
 	case codemode.EntryRejected:
-		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("call %d (%s.%s) was rejected", logged.Seq, logged.Connector, logged.Method), nil)
-	default:
-		return nil, nil, p.stopLocked(stopDiverge, fmt.Sprintf("call %d (%s.%s) is %s in the log and cannot run again", logged.Seq, logged.Connector, logged.Method, logged.State), nil)
+		return nil, nil, p.stopLocked(stopReject, entryRef(logged)+" was rejected", nil)
 	}
+	return nil, nil, p.stopLocked(stopDiverge, fmt.Sprintf("%s is %s in the log and cannot run again", entryRef(logged), logged.State), nil)
 }
 
-// gateLocked logs a call needing approval as pending and asks the approver,
-// if any. Accept executes it in this pass; decline rejects the run; no
-// answer pauses it.
-//
-// It is called with mu held and returns with mu held, but releases mu
-// while the approver (a person, through the client) answers: the pass's
-// other calls are decided and their results recorded meanwhile, and the
-// pass may stop. An answer that comes after the pass stopped or the call
-// was cancelled is not applied: the call stays pending, for Approve or
-// Reject to decide (or is rejected when the run ends).
-// Questions of one pass are asked one at a time (askMu).
+// gateLocked logs a call needing approval pending and asks the approver,
+// if any: accept executes it in this pass, decline rejects the run, no
+// answer pauses it. It releases mu while the person answers (the pass's
+// other calls go on, and it may stop); an answer that comes after the
+// pass stopped or the call was cancelled is not applied, and the call
+// stays pending. One question of a pass at a time (askMu).
 func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
-	if err := p.insertLocked(ctx, &e, codemode.EntryPending); err != nil {
+	if err := p.commitLocked(ctx, &e, 0, codemode.EntryPending); err != nil {
 		return nil, nil, err
 	}
-	what := fmt.Sprintf("call %d (%s.%s) awaits approval", e.Seq, e.Connector, e.Method)
+	what := entryRef(e) + " awaits approval"
 	action := codemode.PendingAction{ExecutionID: e.ExecutionID, Seq: e.Seq, Connector: e.Connector, Method: e.Method, Args: e.Args}
 	if p.ap == nil || !p.mayAsk(ctx, action) {
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
-	p.gated[e.Seq] = e
+	p.open[e.Seq] = e
 	p.mu.Unlock()
 	dec := p.ask(ctx, action)
 	p.mu.Lock()
@@ -416,29 +400,28 @@ func (p *pass) gateLocked(ctx context.Context, e codemode.Entry) (*codemode.Entr
 	}
 	switch dec {
 	case codemode.Accept:
-		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
+		if err := p.commitLocked(ctx, &e, codemode.EntryPending, codemode.EntryExecuting); err != nil {
 			return nil, nil, err
 		}
-		delete(p.gated, e.Seq)
+		p.open[e.Seq] = e
 		return &e, nil, nil
 	case codemode.Decline:
-		if err := p.moveLocked(ctx, &e, codemode.EntryPending, codemode.EntryRejected); err != nil {
+		if err := p.commitLocked(ctx, &e, codemode.EntryPending, codemode.EntryRejected); err != nil {
 			return nil, nil, err
 		}
-		delete(p.gated, e.Seq)
-		return nil, nil, p.stopLocked(stopReject, fmt.Sprintf("the user declined call %d (%s.%s)", e.Seq, e.Connector, e.Method), nil)
+		delete(p.open, e.Seq)
+		return nil, nil, p.stopLocked(stopReject, "the user declined "+entryRef(e), nil)
 	default:
 		return nil, nil, p.stopLocked(stopPause, what, nil)
 	}
 }
 
 // mayAsk reports whether the person whose request runs the pass may be
-// asked to approve action a (policy.MayApprove): under an issuer with
-// approvals.separation, not the run's own starter, and only an approver
-// of its connector; otherwise the run pauses for someone who may.
+// asked to approve a (policy.MayApprove: under approvals.separation, not
+// the run's starter); otherwise the run pauses for someone who may.
 func (p *pass) mayAsk(ctx context.Context, a codemode.PendingAction) bool {
 	who := codemode.PrincipalFrom(ctx)
-	if who == nil || p.run == nil {
+	if who == nil {
 		return true
 	}
 	return p.r.policy.MayApprove(who, p.run, []codemode.PendingAction{a}) == nil
@@ -465,54 +448,14 @@ func (p *pass) ask(ctx context.Context, a codemode.PendingAction) codemode.Decis
 	return dec
 }
 
-// insertLocked writes a new entry in state to (pending: executing entries
-// are queued) at once, with everything queued.
-func (p *pass) insertLocked(ctx context.Context, e *codemode.Entry, to codemode.EntryState) error {
-	st, err := codemode.Transition(0, to)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	e.State = st
-	e.CreatedAt = p.r.now()
-	e.UpdatedAt = e.CreatedAt
-	if err := p.writeLocked(ctx, nil, e); err != nil {
-		err = fmt.Errorf("log call %d of %s: %w", e.Seq, e.ExecutionID, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	return nil
-}
-
-// moveLocked moves a logged entry from one state to another at once,
-// writing everything queued with it.
-func (p *pass) moveLocked(ctx context.Context, e *codemode.Entry, from, to codemode.EntryState) error {
-	st, err := codemode.Transition(from, to)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	e.State, e.UpdatedAt = st, p.r.now()
-	if err := p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: from}}, nil); err != nil {
-		err = fmt.Errorf("set call %d of %s %s -> %s: %w", e.Seq, e.ExecutionID, from, to, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	if to == codemode.EntryExecuting {
-		p.executing[e.Seq] = *e
-	}
-	return nil
-}
-
-// execute makes a decided call and records its result (queued, see
-// deferred.go: the program gets it without waiting for a commit). A new
-// read-only call (fresh) is queued once sent; any other call was queued
-// (written ahead) or logged before. A group of log writes that came due
-// is written while the call is in flight, when its connector reports that
-// the request has left (connectors.CallHook's Sent), or else once Call
-// returned; never between a call's write-ahead and its sending, so that
-// commit adds nothing to the call's time. If that write fails, the call's
-// outcome is dropped and the pass stops with the internal failure.
-// progress, if not nil, hears the connector's progress reports.
-//
-// The call's CallHook is the one path by which its connector reports to
-// the runtime (docs/ARCHITECTURE.md, "One hook per call").
+// execute makes a decided call and queues its outcome (deferred.go: the
+// program gets it without waiting for a commit). A new read-only call
+// (fresh) is queued once sent. A group of log writes that came due is
+// written while the call is in flight, once its connector reports the
+// request sent (its CallHook, the one path by which a connector reports
+// to the runtime), else once Call returned: never between a write-ahead
+// and the sending. If that write fails, the outcome is dropped and the
+// pass stops. progress, if not nil, hears the connector's progress.
 func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method, fresh bool, progress func(string)) (json.RawMessage, error) {
 	var (
 		logged bool  // logInFlight ran (Sent, or after Call)
@@ -529,14 +472,14 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 			logErr = p.queueLocked(&e)
 		}
 		if logErr == nil {
-			logErr = p.writeDueLocked(ctx)
+			logErr = p.writeGroupLocked(ctx, false)
 		}
 	}
-	if tk := t.Tasker(); tk != nil && p.mode == modeRun {
+	if tk := t.Tasker(); tk != nil && p.reverts == 0 {
 		// (A rollback's revert cannot wait: it calls the tool plainly.)
 		return p.startTask(ctx, e, t, tk)
 	}
-	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.user, UserToken: p.userToken}
+	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.run.StartedBy.Subject, UserToken: p.userToken}
 	var start time.Time
 	if p.r.metrics != nil {
 		start = time.Now()
@@ -565,7 +508,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		// took effect is unknown, so the entry stays executing and the call
 		// runs again on replay.
 		return nil, fmt.Errorf("%s.%s: %w", e.Connector, e.Method, callErr)
-	case signIn && p.mode == modeRun:
+	case signIn && p.reverts == 0:
 		// The server refused the call for want of a (new) sign-in: it did
 		// not take effect. The run pauses until a person signs in.
 		e.Error = p.r.capMessage(sir.Error())
@@ -575,7 +518,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		e.State = codemode.EntrySignIn
-		p.gated[e.Seq] = e
+		p.open[e.Seq] = e
 		return nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	case callErr != nil:
 		e.Error = p.r.capMessage(fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
@@ -600,6 +543,13 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 	default:
 		to, e.Result = codemode.EntryApplied, rawOrNull(res.Value)
 	}
+	return p.answer(ctx, e, to, thrown)
+}
+
+// answer records the outcome of e, an entry that was executing or
+// waiting, and returns what the program gets: e's value, or thrown, its
+// failure.
+func (p *pass) answer(ctx context.Context, e codemode.Entry, to codemode.EntryState, thrown error) (json.RawMessage, error) {
 	if err := p.record(ctx, e, to); err != nil {
 		return nil, err
 	}
@@ -620,45 +570,21 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	if err := p.refusalLocked(); err != nil {
 		return nil, false, err
 	}
-	seq := p.seqBase + s.Seq
-	p.reachLocked(seq)
-	if logged, ok := p.entries[seq]; ok && p.mode == modeRun {
-		if logged.Kind != codemode.KindStep || logged.Name != s.Name {
-			return nil, false, p.stopLocked(stopDiverge, divergence(logged, describeStep(s.Name)), nil)
+	e := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
+	if logged, ok, err := p.loggedLocked(e); ok || err != nil {
+		if err != nil {
+			return nil, false, err
 		}
-		return p.replayOutcomeLocked(logged)
+		run, val, err := p.replayLocked(logged)
+		return val, run == nil && err == nil, err
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
-	return nil, false, p.queueBeforeLocked(ctx, &e)
+	p.reachLocked(e.Seq)
+	return nil, false, p.queueBeforeLocked(ctx, &e, false)
 }
 
-// replayOutcomeLocked answers a step or service call from its entry in
-// the log: its value (done), its failure, or nothing when it is still
-// executing (the pass that began it ended first): it then runs again and
-// its outcome is recorded over that entry.
-func (p *pass) replayOutcomeLocked(logged codemode.Entry) (value json.RawMessage, done bool, err error) {
-	switch logged.State {
-	case codemode.EntryApplied:
-		return rawOrNull(logged.Result), true, nil
-	case codemode.EntryError:
-		return nil, false, errors.New(logged.Error)
-	case codemode.EntryExecuting:
-		p.executing[logged.Seq] = logged
-		return nil, false, nil
-	default:
-		what := fmt.Sprintf("call %d (%s)", logged.Seq, describeEntry(logged))
-		if logged.Kind == codemode.KindStep {
-			what = fmt.Sprintf("step %d (%q)", logged.Seq, logged.Name)
-		}
-		return nil, false, p.stopLocked(stopDiverge, fmt.Sprintf("%s is %s in the log and cannot run again", what, logged.State), nil)
-	}
-}
-
-// StepDone records the value or failure of a step that just ran (deferred,
-// see deferred.go). It is the completion of work already started, so it is
-// recorded even when the pass was stopped meanwhile. A value over the
-// per-value cap is recorded as the step's failure, and that error returned
-// (thrown into the program).
+// StepDone records the value or failure of a step that ran (deferred.go),
+// even when the pass was stopped meanwhile. A value over the per-value cap
+// is recorded as the step's failure, and that error thrown.
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	seq := p.seqBase + s.Seq
 	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
@@ -675,15 +601,13 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 	default:
 		e.Result = rawOrNull(value)
 	}
-	if err := p.record(ctx, e, to); err != nil {
-		return err
-	}
-	return thrown
+	_, err := p.answer(ctx, e, to, thrown)
+	return err
 }
 
 // awaitsSignIn is the stop message of a pass paused at e for a sign-in.
 func awaitsSignIn(e codemode.Entry) string {
-	return fmt.Sprintf("call %d (%s.%s) awaits a sign-in to %s", e.Seq, e.Connector, e.Method, e.Connector)
+	return entryRef(e) + " awaits a sign-in to " + e.Connector
 }
 
 // callError is the error thrown into the program for a failed call: its
@@ -695,9 +619,19 @@ func callError(e codemode.Entry) error {
 	return errors.New(e.Error)
 }
 
-// sameCall reports whether a logged entry is the call the program makes now.
-func sameCall(logged codemode.Entry, c sandbox.Call, args json.RawMessage) bool {
-	return logged.Kind == codemode.KindCall && logged.Connector == c.Connector && logged.Method == c.Method && sameArgs(logged.Args, args)
+// canonicalJSON re-encodes a JSON value so that key order and whitespace do
+// not matter (jsonref.Canonical).
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	out, _, err := jsonref.Canonical(raw)
+	return out, err
+}
+
+// rawOrNull returns v, or JSON null when v is empty.
+func rawOrNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
 }
 
 // sameArgs reports whether logged arguments are args, which are canonical.
@@ -709,23 +643,28 @@ func sameArgs(logged, args json.RawMessage) bool {
 	return err == nil && bytes.Equal(canon, args)
 }
 
-// divergence is the message of a replay mismatch, naming both sides.
-func divergence(logged codemode.Entry, now string) string {
-	return fmt.Sprintf("replay diverged at call %d: the log has %s but the program now calls %s; wrap non-deterministic code in codemode.step", logged.Seq, describeEntry(logged), now)
+// entryRef names an entry in messages: call 3 (fx.get), step 4 ("now").
+func entryRef(e codemode.Entry) string {
+	switch e.Kind {
+	case codemode.KindStep:
+		return fmt.Sprintf("step %d (%q)", e.Seq, e.Name)
+	case codemode.KindService:
+		return fmt.Sprintf("call %d (%s)", e.Seq, describeEntry(e))
+	}
+	return fmt.Sprintf("call %d (%s.%s)", e.Seq, e.Connector, e.Method)
 }
 
+// describeEntry is an entry as divergences name it: fx.get({"id":1}),
+// codemode.search("open issues"), codemode.step("now").
 func describeEntry(e codemode.Entry) string {
 	switch e.Kind {
 	case codemode.KindStep:
 		return describeStep(e.Name)
 	case codemode.KindService:
-		return describeService(e.Method, e.Args)
+		inner := strings.TrimSuffix(strings.TrimPrefix(string(e.Args), "["), "]")
+		return fmt.Sprintf("codemode.%s(%s)", e.Method, short.Clip(inner, 200))
 	}
-	return describeCall(e.Connector, e.Method, e.Args)
-}
-
-func describeCall(connector, method string, args json.RawMessage) string {
-	return fmt.Sprintf("%s.%s(%s)", connector, method, short.Clip(string(rawOrNull(args)), 200))
+	return fmt.Sprintf("%s.%s(%s)", e.Connector, e.Method, short.Clip(string(rawOrNull(e.Args)), 200))
 }
 
 func describeStep(name string) string {

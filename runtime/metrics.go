@@ -24,24 +24,11 @@ type Metrics interface {
 	ApprovalDecided(ctx context.Context, decision string, waited time.Duration)
 }
 
-// Call outcomes given to Metrics.CallDone.
-const (
-	outcomeOK    = "ok"
-	outcomeError = "error"
-)
-
-// runEnded tells Metrics that a run that started at created reached
-// final status to at at.
-func (r *Runtime) runEnded(ctx context.Context, to codemode.ExecStatus, created, at time.Time) {
-	if r.metrics == nil || !to.Terminal() {
-		return
-	}
-	r.metrics.RunEnded(ctx, to.String(), at.Sub(created))
-}
-
-// statusSet tells Metrics what setStatus stored: run e moved from from to
-// its status; it had been in from since since.
+// statusSet hears that run e moved from status from, which it had been
+// in since since, to its status: this process's Awaits wake, and Metrics
+// hears of an approval decided and of a run that ended.
 func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) {
+	r.changedStatus()
 	if r.metrics == nil {
 		return
 	}
@@ -52,14 +39,16 @@ func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from cod
 		}
 		r.metrics.ApprovalDecided(ctx, decision, e.UpdatedAt.Sub(since))
 	}
-	r.runEnded(ctx, e.Status, e.CreatedAt, e.UpdatedAt)
+	if e.Status.Terminal() {
+		r.metrics.RunEnded(ctx, e.Status.String(), e.UpdatedAt.Sub(e.CreatedAt))
+	}
 }
 
 // callDone tells Metrics that a call started at start ended.
 func (r *Runtime) callDone(ctx context.Context, e codemode.Entry, start time.Time, failed bool) {
-	outcome := outcomeOK
+	outcome := "ok"
 	if failed {
-		outcome = outcomeError
+		outcome = "error"
 	}
 	r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
 }

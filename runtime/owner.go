@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -14,27 +12,17 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 )
 
-// Ownership and recovery.
+// Ownership and recovery (docs/ARCHITECTURE.md, "Recovery and
+// ownership").
 //
-// A process that runs programs registers as an owner (codemode.Owner: its
-// id, host, pid, start time and lease) the first time it claims a run,
-// and renews its heartbeat every lease/3 until Close removes it. A run it
-// works on (running, rolling_back) carries its id; a paused or finished
-// run carries none, so anyone may approve, reject or roll it back.
-//
-// A claimed run whose owner is gone is recovered by whoever opens the
-// store (New), and by every registered owner at each heartbeat: at once
-// when the owner ran on this machine and its process is dead (procid),
-// otherwise when its lease lapsed (a run without an owner record, left by
-// an older release, counts from its last change). Recovery is one
-// conditional store transaction (Store.RecoverExecution): the run ends
-// error with a message naming what interrupted it, what its journal
-// holds is applied, its executing entries become unknown and its pending
-// ones rejected; of two processes recovering at once, one does it.
-//
-// The runs this process claims itself are settled by it when the store
-// failed while it worked on them (hold.go): the owner is alive, so
-// nobody else would.
+// A process registers as an owner (codemode.Owner) the first time it
+// claims a run, or at Join, and renews its heartbeat every lease/3 until
+// Close removes it. A run it works on (running, rolling_back) carries its
+// id; a paused or finished run carries none, so anyone may decide it. A
+// claimed run whose owner is gone (its process dead on this machine, else
+// its lease lapsed; a run without an owner record counts from its last
+// change) is recovered by whoever opens the store or heartbeats next, in
+// one conditional transaction (Store.RecoverExecution).
 
 // DefaultLease is the default of Options.Lease.
 const DefaultLease = 15 * time.Second
@@ -62,9 +50,7 @@ type owner struct {
 }
 
 func newOwner(r *Runtime, lease time.Duration) *owner {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &owner{r: r, id: "own_" + hex.EncodeToString(b[:]), self: procid.Self(), lease: lease, claims: newClaims(lease)}
+	return &owner{r: r, id: newID("own_"), self: procid.Self(), lease: lease, claims: newClaims(lease)}
 }
 
 // claim registers the owner if it is not yet (starting its heartbeat) and
@@ -124,10 +110,9 @@ func (o *owner) heartbeat(ctx context.Context, done chan struct{}) {
 	}
 }
 
-// tick renews the lease; if the store answered, it settles the runs of
-// this process that the store failed to record (hold.go); then it
-// recovers the runs of owners that are gone, and this process's own runs
-// that no request holds.
+// tick renews the lease, settles the runs the store failed to record if
+// it answered (hold.go), and recovers the runs of owners that are gone and
+// this process's own runs that no request holds.
 func (o *owner) tick(ctx context.Context) {
 	if o.beat(ctx) {
 		o.r.settleStranded(ctx)
@@ -136,9 +121,8 @@ func (o *owner) tick(ctx context.Context) {
 }
 
 // beat renews the lease and reports whether the store took it. An owner
-// record that is gone (another process took this one for dead: its lease
-// lapsed) is written again: runs recovered meanwhile stay recovered, later
-// ones are claimed again.
+// record another process removed (taking this one for dead) is written
+// again: runs recovered meanwhile stay recovered.
 func (o *owner) beat(ctx context.Context) bool {
 	began := time.Now()
 	err := o.r.store.Heartbeat(ctx, o.id, o.r.now())
@@ -156,11 +140,9 @@ func (o *owner) beat(ctx context.Context) bool {
 }
 
 // Join registers this process as an owner now rather than at its first
-// run, so that from the start it renews a lease and recovers, at every
-// heartbeat, the runs of owners that are gone: what a server does (serve),
-// so that of several replicas sharing a database, one that has run nothing
-// yet still recovers a dead one's runs within the lease, and takes over
-// the runs a dead one left waiting for downstream tasks.
+// run (what serve does), so that from the start it recovers, at every
+// heartbeat, the runs of owners that are gone, and takes over the runs
+// they left waiting for downstream tasks, even if it has run nothing.
 func (r *Runtime) Join(ctx context.Context) error {
 	r.own.serving.Store(true)
 	_, err := r.own.claim(ctx)
@@ -190,13 +172,13 @@ func (o *owner) close(ctx context.Context) error {
 
 // gone reports whether the owner of a claimed run is gone, and why.
 // rec is its owner record (nil: none).
-func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time, lease time.Duration) (string, bool) {
+func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time) (string, bool) {
 	if e.Owner == o.id {
 		return "", false // this process
 	}
 	if rec == nil {
 		idle := now.Sub(e.UpdatedAt)
-		if idle <= lease {
+		if idle <= o.lease {
 			return "", false
 		}
 		who := "its process left no owner record (a run of an older release)"
@@ -249,7 +231,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 				}
 				continue
 			}
-			why, gone := r.own.gone(e, byID[e.Owner], now, r.own.lease)
+			why, gone := r.own.gone(e, byID[e.Owner], now)
 			if !gone {
 				claimed[e.Owner] = true
 				continue
@@ -264,7 +246,7 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 		if rec.ID == r.own.id || claimed[rec.ID] {
 			continue
 		}
-		if _, gone := r.own.gone(&codemode.Execution{Owner: rec.ID}, &rec, now, r.own.lease); !gone {
+		if _, gone := r.own.gone(&codemode.Execution{Owner: rec.ID}, &rec, now); !gone {
 			continue
 		}
 		if err := r.store.RemoveOwner(ctx, rec.ID); err != nil && !errors.Is(err, codemode.ErrNotFound) {
@@ -292,27 +274,21 @@ func (r *Runtime) watchWaitingRuns(ctx context.Context, byID map[string]*codemod
 		// A gone owner's record stays until its waiting runs are taken
 		// over, so that whoever takes them over sees it gone.
 		claimed[e.Owner] = true
-		if _, gone := r.own.gone(e, byID[e.Owner], now, r.own.lease); gone && r.own.serving.Load() {
+		if _, gone := r.own.gone(e, byID[e.Owner], now); gone && r.own.serving.Load() {
 			r.watchWaiting(e.ID)
 		}
 	}
 }
 
-// recoverRun ends one claimed run whose owner is gone; it reports whether
-// this process did it (another may have first).
+// recoverRun ends one claimed run whose owner is gone (endRecovered);
+// it reports whether this process did it (another may have first).
 func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, why string) bool {
 	owner := e.Owner
 	msg := "interrupted: " + why + "; calls that were in flight are marked unknown"
 	if from == codemode.StatusRollingBack {
 		msg = "interrupted during a rollback: " + why + "; roll it back again to finish"
 	}
-	rec := &codemode.Execution{ID: e.ID, Error: msg, UpdatedAt: r.now()}
-	var err error
-	if rec.Status, err = codemode.TransitionExec(from, codemode.StatusError); err != nil {
-		r.log.ErrorContext(ctx, "recovery: illegal transition", "execution", e.ID, "err", err)
-		return false
-	}
-	err = r.store.RecoverExecution(ctx, rec, from, owner, unknownNote)
+	err := r.endRecovered(ctx, e, from, codemode.StatusError, owner, msg)
 	switch {
 	case errors.Is(err, codemode.ErrConflict), errors.Is(err, codemode.ErrNotFound):
 		return false // another process recovered it, or it moved on
@@ -321,9 +297,6 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 		return false
 	}
 	r.log.WarnContext(ctx, "recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
-	r.changedStatus()
-	r.runEnded(ctx, rec.Status, e.CreatedAt, rec.UpdatedAt)
-	r.dispose(ctx, e.ID)
 	return true
 }
 
@@ -339,33 +312,26 @@ func (r *Runtime) recoverOwn(ctx context.Context, e *codemode.Execution, st code
 
 // settleStranded writes the end of each run whose pass ended while the
 // store failed (hold.strand), if the store still shows it claimed by this
-// process; a run whose end cannot be written is left to recoverOwn. Runs
-// the store cannot be asked about wait for the next heartbeat.
+// process; a run whose end cannot be written is left to recoverOwn. A
+// run the store cannot be asked about waits for the next heartbeat.
 func (r *Runtime) settleStranded(ctx context.Context) {
-	for _, s := range r.own.claims.settling() {
-		r.own.claims.done(s.id, r.settleOne(ctx, s))
-	}
-}
-
-// settleOne settles one stranded run; it returns s.finish when the store
-// could not be asked (to try again), else nil.
-func (r *Runtime) settleOne(ctx context.Context, s strandedRun) func(context.Context) error {
-	e, err := r.store.GetExecution(ctx, s.id)
-	switch {
-	case errors.Is(err, codemode.ErrNotFound):
-		return nil
-	case err != nil:
-		r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", s.id, "err", err)
-		return s.finish
-	case !e.Status.Claimed() || e.Owner != r.own.id:
-		return nil // its end was written after all, or another process recovered it
-	}
-	if err := s.finish(ctx); err != nil {
-		if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
-			r.log.WarnContext(ctx, "could not record the end of a run once the store answered again; recovering it", "execution", s.id, "err", err)
+	for id, finish := range r.own.claims.settling() {
+		e, err := r.store.GetExecution(ctx, id)
+		switch {
+		case errors.Is(err, codemode.ErrNotFound): // deleted meanwhile
+		case err != nil:
+			r.log.WarnContext(ctx, "could not read a run whose end the store failed to record; trying again at the next heartbeat", "execution", id, "err", err)
+			r.own.claims.done(id, finish)
+			continue
+		case !e.Status.Claimed() || e.Owner != r.own.id:
+			// Its end was written after all, or another process recovered it.
+		default:
+			if err := finish(ctx); err == nil {
+				r.log.InfoContext(ctx, "recorded the end of a run once the store answered again", "execution", id)
+			} else if !errors.Is(err, codemode.ErrConflict) && !errors.Is(err, codemode.ErrNotFound) {
+				r.log.WarnContext(ctx, "could not record the end of a run once the store answered again; recovering it", "execution", id, "err", err)
+			}
 		}
-		return nil
+		r.own.claims.done(id, nil)
 	}
-	r.log.InfoContext(ctx, "recorded the end of a run once the store answered again", "execution", s.id)
-	return nil
 }

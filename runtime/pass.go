@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
@@ -39,33 +40,21 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	if token != "" {
 		r.listForStarter(ctx, user)
 	}
-	p := newPass(r, e.ID, ap, modeRun, 0, c.log)
-	p.approved = c.approved
-	p.run = &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}
-	p.user, p.userToken = user, token
-	sb := r.sandboxSpan(ctx)
-	out, runErr := r.exec.Run(ctx, sandbox.Program{
-		Code:     e.Code,
-		Globals:  p.cat.Globals(),
-		Services: serviceList,
-		Limits:   r.limitsOf(e),
-		Clock:    sandbox.Clock(e.Clock),
-	}, p)
-	endSandbox(sb, out, runErr)
+	p := newPass(r, &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}, ap, 0, 0, c.log)
+	p.userToken = token
+	out, runErr := p.runProgram(ctx, e.Code, r.limitsOf(e), sandbox.Clock(e.Clock))
 	stop, flushErr := p.finish(ctx)
 	o, err := r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 	if err == nil && o.Status == codemode.StatusPaused && p.userToken != "" {
-		r.prepareCredentials(ctx, p.user, o.Pending)
+		r.prepareCredentials(ctx, user, o.Pending)
 	}
 	return o, err
 }
 
 // listForStarter lists, before a pass on its starter's own request, the
-// per-user connectors nobody could list yet for want of a sign-in, when
-// the starter's credentials are ready: their request may be what readies
-// them (a token exchange trades their token; a grant of theirs is read
-// from the store), and their calls then find the connector's methods
-// rather than waiting for a sign-in they do not need.
+// per-user connectors nobody could list yet for want of a sign-in, once
+// the starter's credentials are ready (their request may ready them: a
+// token exchange), so that their calls find the methods.
 func (r *Runtime) listForStarter(ctx context.Context, user string) {
 	for _, s := range r.catalog().Connectors() {
 		if !s.Caps.PerUser || s.Caps.SignIner == nil || s.NeedsSignIn() == nil {
@@ -82,11 +71,8 @@ func (r *Runtime) listForStarter(ctx context.Context, user string) {
 
 // prepareCredentials readies, while the starter's own request is at hand,
 // the credentials of the per-user connectors whose calls the paused run
-// waits to have approved: a connector that exchanges the starter's token
-// for a downstream's (RFC 8693) does it now, so that the approval, made
-// later on another person's request that does not carry it, finds the
-// starter's downstream token (until it expires). Failures are logged: the
-// call then asks for what it lacks when it is made.
+// awaits approval for (a token exchange, RFC 8693), so that the approval,
+// made on another person's request, finds them. Failures are logged.
 func (r *Runtime) prepareCredentials(ctx context.Context, user string, pending []codemode.PendingAction) {
 	seen := map[string]bool{}
 	for _, a := range pending {
@@ -112,10 +98,9 @@ type passEnd struct {
 	runErr   error // the executor's failure
 }
 
-// record stores the end of a pass (see writeEnd) and returns the run's
-// outcome. If the store does not take it, the run is still claimed by
-// this process: it is stranded (hold.go) with what the pass holds, to be
-// written once the store answers again.
+// record stores the end of a pass (writeEnd) and returns the run's
+// outcome. If the store does not take it, the run, still claimed here, is
+// stranded (hold.go) with what the pass holds, to be written later.
 func (r *Runtime) record(ctx context.Context, e *codemode.Execution, p *pass, h *hold, end passEnd) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx) // the pass happened; its end is recorded even if the caller gave up
 	internal, err := r.writeEnd(ctx, e, p, end)
@@ -146,16 +131,11 @@ func (r *Runtime) writeEndAgain(ctx context.Context, e *codemode.Execution, p *p
 }
 
 // writeEnd decides the end of a pass and writes it: the clock, logs and
-// connectors used, the new status, and the fate of entries the pass left
-// undecided. Terminal outcomes dispose the execution. internal is the
-// pass's own failure (the caller returns it with the outcome); err is the
-// store's failure to take the end.
-//
-// A pass whose log could not be written (its final write, end.flushErr,
-// or a write on the way, a stop of kind stopInternal) ends the run in
-// error as recovery would (interrupt): in one conditional transaction
-// that also marks every call still executing unknown, since a write that
-// failed may still have taken effect.
+// connectors used, the new status, and the fate of the entries the pass
+// left undecided; a terminal run is disposed. internal is the pass's own
+// failure, err the store's failure to take the end. A pass whose log could
+// not be written (end.flushErr, or a stopInternal) ends the run as
+// recovery would (interrupt): a write that failed may have taken effect.
 func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, end passEnd) (internal, err error) {
 	stop, flushErr, out, runErr := end.stop, end.flushErr, end.out, end.runErr
 	if len(out.Clock.Times) >= len(e.Clock.Times) {
@@ -236,7 +216,7 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 		}
 	default:
 		if to.Terminal() {
-			r.settleLeftovers(ctx, e, leftover)
+			r.settleLeftovers(ctx, e.ID, leftover)
 		}
 		if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
 			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal(), err); cur != nil {
@@ -259,32 +239,57 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 }
 
 // interrupt ends a run this process claims whose log could not be written
-// (the store failed), with e.Error, as recovery ends a dead owner's run:
-// in one transaction, if the store still shows the run running and
-// claimed by this process, its calls still executing become unknown (a
-// write that failed may have taken effect, and a call whose result was
-// not written may have run), its pending ones rejected, and it ends
-// error. Then it is disposed. ErrConflict if another process recovered it
-// first.
+// (the store failed), with e.Error, as recovery ends a dead owner's run
+// (endRecovered): a write that failed may have taken effect, and a call
+// whose result was not written may have run. ErrConflict if another
+// process recovered it first.
 func (r *Runtime) interrupt(ctx context.Context, e *codemode.Execution) error {
-	st, err := codemode.TransitionExec(codemode.StatusRunning, codemode.StatusError)
+	if err := r.endRecovered(ctx, e, codemode.StatusRunning, codemode.StatusError, r.own.id, e.Error+"; calls that were in flight are marked unknown"); err != nil {
+		return fmt.Errorf("end execution %s after a failure of the store: %w", e.ID, err)
+	}
+	return nil
+}
+
+// endRecovered ends run e, claimed by owner in status from, in status to
+// with msg, as recovery does: in one transaction, if the store still
+// shows it so, its calls still executing become unknown, its pending ones
+// rejected, and it takes status to. Then e is as stored, and the run is
+// disposed.
+func (r *Runtime) endRecovered(ctx context.Context, e *codemode.Execution, from, to codemode.ExecStatus, owner, msg string) error {
+	st, err := codemode.TransitionExec(from, to)
 	if err != nil {
 		return err
 	}
-	rec := &codemode.Execution{ID: e.ID, Status: st, Error: r.scrub.String(e.Error + "; calls that were in flight are marked unknown"), UpdatedAt: r.now()}
-	if err := r.store.RecoverExecution(ctx, rec, codemode.StatusRunning, r.own.id, unknownNote); err != nil {
-		return fmt.Errorf("end execution %s after a failure of the store: %w", e.ID, err)
+	rec := &codemode.Execution{ID: e.ID, Status: st, Error: r.scrub.String(msg), UpdatedAt: r.now()}
+	if err := r.store.RecoverExecution(ctx, rec, from, owner, unknownNote); err != nil {
+		return err
 	}
 	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
-	r.runEnded(ctx, e.Status, e.CreatedAt, e.UpdatedAt)
+	r.statusSet(ctx, e, from, time.Time{})
 	r.dispose(ctx, e.ID)
 	return nil
 }
 
+// dispose tells every connector that holds per-execution resources that the
+// execution reached a terminal status. It runs once per terminal transition
+// (so a completed run that is later rolled back is disposed twice) and never
+// on pause. Failures are logged.
+func (r *Runtime) dispose(ctx context.Context, id string) {
+	ctx = context.WithoutCancel(ctx)
+	for _, s := range r.catalog().Connectors() {
+		d := s.Caps.Disposer
+		if d == nil {
+			continue
+		}
+		if err := d.DisposeExecution(ctx, id); err != nil {
+			r.log.WarnContext(ctx, "dispose failed", "connector", s.Name, "execution", id, "err", err)
+		}
+	}
+}
+
 // abort ends a run that could not get a pass started (the store failed)
-// as interrupt does, and returns the cause. If that fails too, the run is
-// left to this process's recovery (hold.go) once the caller lets go of
-// it.
+// as interrupt does, and returns the cause; if that fails too, the run is
+// left to this process's recovery (hold.go).
 func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
 	e.Error = "internal failure: " + cause.Error()
@@ -295,19 +300,12 @@ func (r *Runtime) abort(ctx context.Context, e *codemode.Execution, cause error)
 	return o, cause
 }
 
-// leftoverLocked returns the entries a pass leaves undecided: calls still
-// executing (their result never recorded), calls it logged pending, calls
-// waiting for their downstream task, and logged entries the program did
-// not reach that were executing, waiting or pending.
+// leftoverLocked returns the entries a pass leaves undecided: those it
+// holds open, and logged entries the program did not reach that were
+// executing, waiting or pending.
 func (p *pass) leftoverLocked() []codemode.Entry {
 	var out []codemode.Entry
-	for _, e := range p.executing {
-		out = append(out, e)
-	}
-	for _, e := range p.gated {
-		out = append(out, e)
-	}
-	for _, e := range p.waiting {
+	for _, e := range p.open {
 		out = append(out, e)
 	}
 	for seq, e := range p.entries {
@@ -336,27 +334,33 @@ func (p *pass) unreached() []codemode.Entry {
 	return out
 }
 
-// settleLeftovers moves undecided entries of a run that is ending: an
-// executing call whose result was never recorded becomes error, a pending
-// one (or one awaiting a sign-in) rejected, one waiting for its downstream
-// task error, its task cancelled (settleWaiting). Failures are logged; the run
-// ends regardless.
-func (r *Runtime) settleLeftovers(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry) {
+// settleLeftovers settles the entries a pass of run id left undecided
+// (settleEntry). Failures are logged; the run ends regardless.
+func (r *Runtime) settleLeftovers(ctx context.Context, id string, leftover []codemode.Entry) {
 	for _, en := range leftover {
-		var err error
-		switch en.State {
-		case codemode.EntryExecuting:
-			en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
-			err = r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
-		case codemode.EntryPending, codemode.EntrySignIn:
-			err = r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
-		case codemode.EntryWaiting:
-			err = r.settleWaiting(ctx, en)
-		}
-		if err != nil {
-			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", e.ID, "seq", en.Seq, "err", err)
+		if err := r.settleEntry(ctx, en, codemode.Person{}); err != nil {
+			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}
+}
+
+// settleEntry settles en, left undecided in a run that ends: a call
+// executing whose result was never recorded ends error, one awaiting a
+// person is rejected (decided by by; zero: by nobody), one waiting for
+// its task ends error, its task cancelled (settleWaiting).
+func (r *Runtime) settleEntry(ctx context.Context, en codemode.Entry, by codemode.Person) error {
+	switch {
+	case en.State == codemode.EntryExecuting:
+		en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
+		return r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
+	case en.State == codemode.EntryWaiting:
+		return r.settleWaiting(ctx, en)
+	case !en.State.AwaitsPerson():
+		return nil
+	case !by.IsZero():
+		en.DecidedBy, en.DecidedAt = by, r.now()
+	}
+	return r.moveEntry(ctx, &en, en.State, codemode.EntryRejected)
 }
 
 // setStatus moves e from one status to another through TransitionExec and
@@ -377,14 +381,10 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 	prev, prevOwner, prevAt := e.Status, e.Owner, e.UpdatedAt
 	e.Status, e.Owner, e.UpdatedAt = st, owner, r.now()
 	r.scrubExecution(e)
-	span := r.storeSpan(ctx, "codemode.store.execution", e.ID)
-	err = r.store.UpdateExecution(ctx, e, from)
-	endSpan(span, err)
-	if err != nil {
+	if err := r.traceWrite(ctx, "codemode.store.execution", e.ID, func() error { return r.store.UpdateExecution(ctx, e, from) }); err != nil {
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}
-	r.changedStatus()
 	r.statusSet(ctx, e, from, prevAt)
 	return nil
 }

@@ -23,9 +23,9 @@ const (
 )
 
 // visible returns nil when the person ctx carries may reach run e as a
-// says, else ErrUnknownExecution, as if it did not exist: the policy
-// (package policy) never tells that another's run exists beyond what it
-// shows. Without a principal (the one user) every run is visible.
+// says, else ErrUnknownExecution: the policy never tells that another's
+// run exists beyond what it shows. Without a principal every run is
+// visible.
 func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) error {
 	who := codemode.PrincipalFrom(ctx)
 	if r.policy.Sees(who, e) {
@@ -44,10 +44,9 @@ func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) 
 }
 
 // shown is out as the person ctx carries may be told it: whole to the
-// run's starter (and with no principal, the one user); to an approver
-// deciding another's run, its id and status and the pending actions the
-// policy shows them — never the run's result, error, console output or a
-// rollback's report, which are the run's and so its starter's.
+// run's starter (and the one user); to an approver deciding another's run,
+// its id and status and the pending actions the policy shows them, never
+// the run's result, error, console output or rollback report.
 func (r *Runtime) shown(ctx context.Context, e *codemode.Execution, out codemode.Outcome) codemode.Outcome {
 	who := codemode.PrincipalFrom(ctx)
 	if e == nil || r.policy.Sees(who, e) {
@@ -63,12 +62,6 @@ func (r *Runtime) shown(ctx context.Context, e *codemode.Execution, out codemode
 		}
 	}
 	return cut
-}
-
-// seenExecution loads run id for a request that reads it whole
-// (visible, ownRun).
-func (r *Runtime) seenExecution(ctx context.Context, id string) (*codemode.Execution, error) {
-	return r.seen(ctx, id, ownRun)
 }
 
 // seen loads run id for a request that reaches it as a says (visible). A
@@ -88,10 +81,9 @@ func (r *Runtime) seen(ctx context.Context, id string, a access) (*codemode.Exec
 	return e, nil
 }
 
-// audit appends rec, by the person ctx carries, with the outcome err
-// gives it (ok, or "refused: " and the reason, or "error"); a record
-// whose action is AuditView is kept only for a run hidden from the person
-// (the policy's refusals), not for every read. A failure to write is
+// audit appends rec, by the person ctx carries, with the outcome err gives
+// it (ok, "refused: " and the reason, or error); an AuditView record is
+// kept only for a run hidden from the person. A failure to write is
 // logged: it must not undo a decision already made.
 func (r *Runtime) audit(ctx context.Context, rec codemode.AuditRecord, err error) {
 	switch {

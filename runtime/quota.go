@@ -7,30 +7,15 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// The quota of a run's log.
-//
-// Each value the log keeps is capped (limits.go: 1 MiB), but a run makes up
-// to sandbox.max_calls calls and steps a pass, and passes follow one another
-// as calls are approved: without a bound on their sum, one program could
-// fill the disk (300 steps of 1 MiB made a 287 MiB store in seconds). So a
-// run's log has a quota (Options.MaxRunLogBytes, store.max_run_log): the
-// bytes of the values its entries keep — arguments, results, errors — over
-// all its passes.
-//
-// A pass counts them as it goes (pass.logBytes: the log's bytes when the
-// pass began, plus what it adds), so the check is an addition and a
-// comparison under the lock the call's decision already holds, never a
-// query. A new call's arguments are counted when it is decided, before
-// anything is logged or asked; a result, an error or a step's value when
-// it is recorded. When one would take the log past the quota, the pass
-// stops, uncatchably, like a pause (stopQuota): a call whose arguments
-// are over is not made and not logged; a call that already ran, or a step,
-// is logged as failed with the quota's message instead of its value.
-// Everything logged before stays, and the run ends in error with that
-// message, like any other run error (pass.go, record).
-//
-// A rollback's revert passes are not counted: a person asked for them, and
-// a rollback cut short would leave calls applied.
+// The quota of a run's log (docs/ARCHITECTURE.md, "Bounded size"). Each
+// value is capped (limits.go), but without a bound on their sum one
+// program could fill the disk (300 steps of 1 MiB made a 287 MiB store in
+// seconds), so the values a run's entries keep have a quota
+// (Options.MaxRunLogBytes). A pass counts them under the lock its
+// decisions hold (pass.logBytes: no query per call): a call's arguments
+// when it is decided, an outcome when it is recorded. One that would pass
+// the quota stops the pass (stopQuota) and the run ends in error. Revert
+// passes are not counted: a person asked for them.
 
 // DefaultMaxRunLogBytes is the default quota of one run's log
 // (Options.MaxRunLogBytes).
@@ -43,38 +28,41 @@ func valueBytes(e codemode.Entry) int64 {
 
 // chargeLocked counts n more bytes of values against the run's quota. If
 // they would take the log past it, nothing is counted, the pass stops
-// (stopQuota) and chargeLocked returns the message (naming what, and what
-// became of it: fate) with the error that stops the program.
-func (p *pass) chargeLocked(n int, what, fate string) (string, error) {
+// (stopQuota) and chargeLocked returns the message, naming what describe
+// says (what the bytes are, and what became of them), with the error that
+// stops the program. describe is called only then: this runs for every
+// call.
+func (p *pass) chargeLocked(n int, describe func() (what, fate string)) (string, error) {
 	total := p.logBytes + int64(n)
-	if p.mode != modeRun || p.r.maxLog <= 0 || total <= p.r.maxLog {
+	if p.reverts != 0 || p.r.maxLog <= 0 || total <= p.r.maxLog {
 		p.logBytes = total
 		return "", nil
 	}
+	what, fate := describe()
 	msg := fmt.Sprintf("the run's log reached its quota: %s, %s, would take it to %s, over the %s a run may log (store.max_run_log); %s. "+
 		"What was logged before is kept. Log less in one run (ask for less, filter or paginate; return less from steps), or raise store.max_run_log",
 		what, short.Bytes(int64(n)), short.Bytes(total), short.Bytes(p.r.maxLog), fate)
 	return msg, p.stopLocked(stopQuota, msg, nil)
 }
 
-// chargeOutcomeLocked counts the result and error of e, an entry that was
-// executing and is about to be recorded in state to. Over the quota, e
-// becomes a failure with the quota's message instead of its values (the
-// new state returned) and the pass stops: the error returned stops the
-// program.
+// chargeOutcomeLocked counts the result and error of e, about to be
+// recorded in state to. Over the quota, e becomes a failure with the
+// quota's message instead of its values (the new state returned), and the
+// error returned stops the program.
 func (p *pass) chargeOutcomeLocked(e *codemode.Entry, to codemode.EntryState) (codemode.EntryState, error) {
 	n := len(e.Result) + len(e.Error)
 	if n == 0 {
 		return to, nil
 	}
-	what, fate := fmt.Sprintf("the result of call %d (%s.%s)", e.Seq, e.Connector, e.Method), "the call ran, but its result is not kept"
-	switch {
-	case e.Kind == codemode.KindStep:
-		what, fate = fmt.Sprintf("the value of step %d, %s", e.Seq, describeStep(e.Name)), "its value is not kept"
-	case to == codemode.EntryError:
-		what, fate = fmt.Sprintf("the failure of call %d (%s.%s)", e.Seq, e.Connector, e.Method), "its message is not kept"
-	}
-	msg, err := p.chargeLocked(n, what, fate)
+	msg, err := p.chargeLocked(n, func() (string, string) {
+		switch {
+		case e.Kind == codemode.KindStep:
+			return fmt.Sprintf("the value of step %d, %s", e.Seq, describeStep(e.Name)), "its value is not kept"
+		case to == codemode.EntryError:
+			return "the failure of " + entryRef(*e), "its message is not kept"
+		}
+		return "the result of " + entryRef(*e), "the call ran, but its result is not kept"
+	})
 	if err == nil {
 		return to, nil
 	}

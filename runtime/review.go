@@ -65,8 +65,7 @@ func approvalReason(connector, method string, t *catalog.Method, why catalog.App
 // notAsShown is the refusal of a decision about pending actions other
 // than those pending now.
 func notAsShown(id, verb string) error {
-	return &userError{sentinel: codemode.ErrNotAsShown, msg: fmt.Sprintf(
-		"execution %s was not %s: its pending actions changed since they were shown (another decision moved it on); review what is pending now", id, verb)}
+	return refusal(codemode.ErrNotAsShown, "execution %s was not %s: its pending actions changed since they were shown (another decision moved it on); review what is pending now", id, verb)
 }
 
 // reviewReason is a person's reason for a decision as it is kept: on one

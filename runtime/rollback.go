@@ -15,32 +15,26 @@ import (
 // errNotRevertible marks a call nothing can undo; it stays as it is.
 var errNotRevertible = errors.New("not revertible")
 
-// Rollback undoes the calls of a run, newest first, and ends it
-// rolled_back. It is allowed on completed, error, rejected and paused runs
-// (a paused run's pending actions are rejected first), including a run
-// recovered after its process died. It reverts the program's applied
-// calls, and its calls whose outcome is unknown (in flight when the run
-// was interrupted) when they have a revert: the revert may then undo
-// nothing, or fail, and is reported apart. A call is revertible when its
-// connector reverts it (connectors.Capabilities.Reverter), or the
-// configuration gives a revert function for its method; that function
-// runs in the sandbox as its own pass, its calls executed without approval
-// (asking for the rollback was the human's decision) and logged after the
-// run's last entry, marked as made to revert that call (Entry.Reverts).
-// Every revert is attempted even when one fails.
-//
-// The outcome reports every call: reverted, unknownReverted, failures,
-// and notReverted (nothing can revert it: it stays applied, or unknown).
+// Rollback undoes the calls of a completed, error, rejected, cancelled or
+// paused run (its pending actions rejected and its waiting calls settled
+// first: settleEnded), newest first, and ends it rolled_back. It reverts
+// the program's applied calls, and those whose outcome is unknown (in
+// flight when the run was interrupted) when they have a revert, reported
+// apart. A call is revertible when its connector reverts it
+// (connectors.Capabilities.Reverter) or the configuration gives its method
+// a revert function, which runs as its own pass: its calls are made
+// without approval (the rollback was the person's decision) and logged
+// after the run's last entry (Entry.Reverts). Every revert is attempted;
+// the outcome reports each call: reverted, unknownReverted, failures and
+// notReverted.
 //
 // While it reverts, the run is rolling_back and this process its owner;
-// if the process dies, the run is recovered (ending error) and can be
-// rolled back again, which reverts what is still applied or unknown. A
-// call is marked reverted in the same write as its revert's last result
-// (revertJS), so only a call whose revert was in flight at the crash may
-// be reverted twice: the same at-least-once window as a call.
+// a run whose process died meanwhile is recovered and can be rolled back
+// again. A call is marked reverted in the same write as its revert's last
+// result, so only a revert in flight at a crash may run twice.
 //
-// Under an issuer only the run's starter rolls it back (policy.Sees);
-// another's run is unknown. The rollback, or its refusal, is audited.
+// Under an issuer only the run's starter rolls it back (policy.Sees). The
+// rollback, or its refusal, is audited.
 func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, err error) {
 	rec := codemode.AuditRecord{Action: codemode.AuditRollback, ExecutionID: id}
 	defer func() { r.audit(ctx, rec, err) }()
@@ -63,7 +57,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 	}
 	ctx = context.WithoutCancel(ctx) // the claim is made; finish the job
 	if from == codemode.StatusPaused {
-		r.rejectPending(ctx, id, codemode.PersonFrom(ctx))
+		r.settleEnded(ctx, id, codemode.PersonFrom(ctx))
 	}
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
@@ -87,7 +81,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 
 	out := codemode.Outcome{ExecutionID: id, Logs: e.Logs}
 	for _, en := range calls {
-		err := r.revert(ctx, en, e.StartedBy.Subject, &maxSeq)
+		err := r.revert(ctx, en, e.StartedBy, &maxSeq)
 		switch {
 		case errors.Is(err, errNotRevertible) && r.readOnly(en):
 			// A read-only call without a revert: nothing to undo or report.
@@ -126,9 +120,8 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 
 // revert undoes one applied or unknown call and marks it reverted. A call
 // whose outcome is unknown has no result: a revert gets null for it.
-// A configured revert's calls carry the credentials of user, the run's
-// starter.
-func (r *Runtime) revert(ctx context.Context, en codemode.Entry, user string, maxSeq *int) error {
+// A configured revert's calls carry the credentials of the run's starter.
+func (r *Runtime) revert(ctx context.Context, en codemode.Entry, starter codemode.Person, maxSeq *int) error {
 	s := r.catalog().Connector(en.Connector)
 	if s == nil || !s.Available() {
 		return fmt.Errorf("connector %s is not available", en.Connector)
@@ -144,7 +137,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, user string, ma
 		return r.moveEntry(ctx, &en, en.State, codemode.EntryReverted)
 	}
 	if t.RevertJS != "" {
-		return r.revertJS(ctx, en, t.RevertJS, user, maxSeq)
+		return r.revertJS(ctx, en, t.RevertJS, starter, maxSeq)
 	}
 	return errNotRevertible
 }
@@ -152,7 +145,7 @@ func (r *Runtime) revert(ctx context.Context, en codemode.Entry, user string, ma
 // revertJS runs a configured "(args, result) => …" function as its own
 // pass; its calls are logged after *maxSeq, which it advances. When the
 // function completes, the pass's last write marks en reverted.
-func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user string, maxSeq *int) error {
+func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, starter codemode.Person, maxSeq *int) error {
 	undone := en
 	st, err := codemode.Transition(en.State, codemode.EntryReverted)
 	if err != nil {
@@ -160,16 +153,8 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user stri
 	}
 	undone.State, undone.UpdatedAt = st, r.now()
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
-	p := newPass(r, en.ExecutionID, nil, modeRevert, *maxSeq, nil)
-	p.reverts = en.Seq
-	p.user = user
-	out, runErr := r.exec.Run(ctx, sandbox.Program{
-		Code:     code,
-		Globals:  p.cat.Globals(),
-		Services: serviceList,
-		Limits:   r.limits,
-		Clock:    sandbox.Clock{Seed: newSeed()},
-	}, p)
+	p := newPass(r, &codemode.Execution{ID: en.ExecutionID, StartedBy: starter}, nil, en.Seq, *maxSeq, nil)
+	out, runErr := p.runProgram(ctx, code, r.limits, sandbox.Clock{Seed: newSeed()})
 	var also []codemode.EntryUpdate
 	if runErr == nil && out.Status == sandbox.Completed {
 		also = append(also, codemode.EntryUpdate{Entry: undone, From: en.State})
@@ -179,7 +164,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn, user stri
 	*maxSeq = max(*maxSeq, p.maxSeq)
 	leftover := p.leftoverLocked()
 	p.mu.Unlock()
-	r.settleLeftovers(ctx, &codemode.Execution{ID: en.ExecutionID}, leftover)
+	r.settleLeftovers(ctx, en.ExecutionID, leftover)
 	switch {
 	case runErr != nil:
 		return errors.Join(fmt.Errorf("revert function: %w", runErr), flushErr)
@@ -203,9 +188,8 @@ func (r *Runtime) readOnly(en codemode.Entry) bool {
 }
 
 // rollbackNote says, for a rollback that left calls in effect, what it
-// reverted and what stays: the run's message once it is rolled_back, so
-// that every surface showing its status says it ("" when every call that
-// could be in effect was reverted).
+// reverted and what stays: the run's message once rolled_back, so that
+// every surface says it ("" when everything in effect was reverted).
 func rollbackNote(o codemode.Outcome) string {
 	if len(o.Failures) == 0 && len(o.NotReverted) == 0 {
 		return ""

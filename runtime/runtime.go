@@ -5,13 +5,14 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,81 +27,71 @@ import (
 
 // Options configure a Runtime.
 type Options struct {
-	// Store persists executions, logs and snippets. Required.
-	Store codemode.Store
-	// Executor runs program passes. Required.
-	Executor sandbox.Executor
-	// Sources are the connectors with their configured policy, in order.
-	Sources []catalog.Source
-	// Limits bound every pass.
-	Limits sandbox.Limits
-	// MaxExecutions is how many terminal executions are kept; older ones are
-	// pruned as new runs begin (see HousekeepingInterval). 0 keeps all.
+	Store    codemode.Store   // persists executions, logs and snippets; required
+	Executor sandbox.Executor // runs program passes; required
+	Sources  []catalog.Source // the connectors with their configured policy, in order
+	Limits   sandbox.Limits   // bound every pass
+	// MaxExecutions is how many terminal executions are kept (0: all), and
+	// PausedTTL how long a paused run waits before it expires to rejected
+	// (0: forever): both as new runs begin (see HousekeepingInterval).
 	MaxExecutions int
-	// PausedTTL expires paused runs older than it to rejected as new runs
-	// begin (see HousekeepingInterval). 0 never expires.
-	PausedTTL time.Duration
-	// HousekeepingInterval throttles the pruning (MaxExecutions) and expiry
-	// (PausedTTL) that an Execute does before its run begins: the first
-	// Execute of a Runtime always does it; a later one does it only when
-	// HousekeepingInterval has passed since the last time, or when
-	// MaxExecutions runs have begun since then (so at most about twice
-	// MaxExecutions terminal runs are ever kept, however fast runs come).
+	PausedTTL     time.Duration
+	// HousekeepingInterval throttles the pruning (MaxExecutions, and
+	// AuditRetention) and expiry (PausedTTL) an Execute does before its
+	// run begins: the first Execute does it, a later one once the
+	// interval passed or MaxExecutions runs began since (so at most about
+	// twice MaxExecutions terminal runs are kept, however fast runs come).
 	// 0 means DefaultHousekeepingInterval; negative means every Execute.
 	HousekeepingInterval time.Duration
-	// MaxValueBytes caps each value the execution log stores (a call's
-	// arguments or result, a step's value, the program's result): a call
-	// over it fails with an error saying so (its arguments: before it is
-	// logged; its result: after it ran), a step likewise, and a program
-	// result over it ends the run in error. 0 means DefaultMaxValueBytes
-	// (1 MiB); negative means no cap.
+	// MaxValueBytes caps each value the log stores (a call's arguments or
+	// result, a step's value, the program's result): a call or step over
+	// it fails saying so (arguments: before they are logged), a program's
+	// result is kept cut. 0 means DefaultMaxValueBytes; negative, no cap.
 	MaxValueBytes int
-	// MaxRunLogBytes is the quota of one run's log: the bytes of the
-	// values (arguments, results, errors) its entries keep, over all its
-	// passes. A call or step that would take the log past it ends the run
-	// in error, naming the quota (see quota.go). 0 means
-	// DefaultMaxRunLogBytes (64 MiB); negative means no quota.
+	// MaxRunLogBytes is the quota of one run's log over all its passes
+	// (quota.go). 0 means DefaultMaxRunLogBytes; negative, no quota.
 	MaxRunLogBytes int64
-	// Lease is how long this process's claim on the runs it works on
-	// lasts without renewal; it renews it every Lease/3. Another process
-	// that cannot tell whether this one is alive (on another machine)
-	// recovers its runs once the lease lapsed. 0 means DefaultLease.
+	// Lease is how long this process's claim on its runs lasts without
+	// renewal (renewed every Lease/3): another process that cannot tell
+	// whether this one is alive recovers its runs once it lapsed. 0 means
+	// DefaultLease.
 	Lease time.Duration
-	// Now is the runtime's clock: it stamps what the runtime writes
-	// (executions, log entries, snippets) and decides housekeeping and
-	// paused-run expiry. nil means time.Now; tests move a clock of their
-	// own instead of sleeping.
-	Now func() time.Time
-	// Logger receives diagnostics; nil discards them.
-	Logger *slog.Logger
-	// Scrubber holds the secrets of the configuration and of the
-	// connectors (nil: none). They are removed from what connectors answer
-	// (results and errors, before the log keeps them or the program sees
-	// them), from tool descriptions and schemas, and from the outcomes and
-	// execution records the runtime writes.
+	// Now is the runtime's clock: it stamps what the runtime writes and
+	// decides housekeeping and expiry. nil means time.Now; tests move a
+	// clock of their own instead of sleeping.
+	Now    func() time.Time
+	Logger *slog.Logger // diagnostics; nil discards them
+	// Scrubber holds the secrets of the configuration and the connectors
+	// (nil: none), removed from what connectors answer (before the log
+	// keeps it or the program sees it), from tool descriptions and
+	// schemas, and from the outcomes and records the runtime writes.
 	Scrubber *scrub.Scrubber
-	// TaskTimeout bounds each pass of a run started as a task (Start),
-	// in place of Limits.Timeout: a task's client polls it instead of
-	// waiting for a call to return. 0 means DefaultTaskTimeout.
+	// TaskTimeout bounds each pass of a run started as a task (Start) in
+	// place of Limits.Timeout. 0 means DefaultTaskTimeout.
 	TaskTimeout time.Duration
 	// Policy is who may see and decide what, for requests that carry a
-	// principal (a server with an issuer); nil means the default
-	// (policy.Policy's zero value). Requests without one are the one
-	// user's.
+	// principal (a server with an issuer); nil means policy.Policy's zero
+	// value. Requests without one are the one user's.
 	Policy *policy.Policy
-	// AuditRetention, when positive, prunes audit records older than it
-	// in the housekeeping; 0 keeps them all.
+	// AuditRetention, when positive, prunes older audit records in the
+	// housekeeping; 0 keeps them all.
 	AuditRetention time.Duration
-	// TypeCheck, when set, type-checks every new program against the
-	// declarations of the connectors (Declarations("")) before an
-	// execution exists; a program with type errors is refused, and
-	// nothing is stored (sandbox.typecheck: tsc).
+	// TypeCheck, when set, type-checks every new program against
+	// Declarations("") before an execution exists: a program with type
+	// errors is refused, and nothing is stored.
 	TypeCheck TypeChecker
-	// Tracer, when set, is where the spans of runs, calls, sandbox
-	// passes and log writes go (trace.go); nil makes none, at no cost.
-	Tracer trace.TracerProvider
-	// Metrics, when set, hears what the runtime measures (metrics.go).
-	Metrics Metrics
+	// Tracer, when set, gets the spans of runs, calls, sandbox passes and
+	// log writes (trace.go); nil makes none, at no cost.
+	Tracer  trace.TracerProvider
+	Metrics Metrics // hears what the runtime measures (metrics.go); nil: nothing
+}
+
+// A TypeChecker checks a program's TypeScript against declarations
+// (internal/tscheck runs tsgo or tsc). Check returns one line per type
+// error, "line L:C: message", with L:C in the program as written; err is
+// a failure of the checker itself. It must be safe for concurrent use.
+type TypeChecker interface {
+	Check(ctx context.Context, code, declarations string) ([]string, error)
 }
 
 // Runtime is the durable execution engine. It is safe for concurrent use;
@@ -123,20 +114,16 @@ type Runtime struct {
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 	tracer   trace.Tracer       // Options.Tracer's, or nil: no spans (trace.go)
 	metrics  Metrics            // Options.Metrics; nil measures nothing
+	policy   *policy.Policy     // Options.Policy resolved
 
-	policy         *policy.Policy // Options.Policy resolved
 	auditRetention time.Duration
-
-	// taskTimeout is Options.TaskTimeout resolved (fixed at creation).
-	taskTimeout time.Duration
+	taskTimeout    time.Duration     // Options.TaskTimeout resolved
+	typeCheck      TypeChecker       // Options.TypeCheck: nil checks nothing
+	snippets       *catalog.Snippets // the saved snippets as search and describe see them
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
-	cat atomic.Pointer[catalog.Catalog]
-	// typeCheck, when set, type-checks new programs (Options.TypeCheck).
-	typeCheck TypeChecker
-	// snippets are the saved snippets as search and describe see them.
-	snippets  *catalog.Snippets
+	cat       atomic.Pointer[catalog.Catalog]
 	refreshMu sync.Mutex
 
 	// background is the context of work the runtime does on its own (the
@@ -149,7 +136,8 @@ type Runtime struct {
 	active   sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
 	schedule housekeepingSchedule         // when to do the housekeeping; guarded by mu
 	signIns  map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
-	tasks    taskState                    // task passes in progress here, status changes (task.go); guarded by mu
+	live     map[string]*livePass         // passes of task runs in progress here, by run (task.go); guarded by mu
+	changed  chan struct{}                // closed and replaced when this process changes a run's status (Await); guarded by mu
 	waiters  map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
 }
 
@@ -158,10 +146,10 @@ type Runtime struct {
 const DefaultHousekeepingInterval = 5 * time.Second
 
 // New lists every source's tools, recovers the runs of processes that are
-// gone (owner.go), and returns a Runtime. A source whose Tools
-// fails is kept (Connectors reports its Error) and its global is absent; it is
-// not fatal. Configuration mistakes (duplicate or invalid connector names,
-// malformed approval globs) are errors.
+// gone (owner.go), and returns a Runtime. A source whose Tools fails is
+// kept (Connectors reports its Error) without a global. Configuration
+// mistakes (duplicate or invalid connector names, malformed approval
+// globs) are errors.
 func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if opts.Store == nil {
 		return nil, errors.New("runtime: Options.Store is required")
@@ -178,39 +166,33 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	r := &Runtime{
-		store:     opts.Store,
-		exec:      opts.Executor,
-		limits:    opts.Limits,
-		maxExecs:  opts.MaxExecutions,
-		ttl:       opts.PausedTTL,
-		maxValue:  orDefault(opts.MaxValueBytes, DefaultMaxValueBytes),
-		maxLog:    orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
-		schedule:  housekeepingSchedule{every: housekeepingInterval(opts.HousekeepingInterval)},
-		groupAge:  groupAge,
-		clock:     opts.Now,
-		scrub:     opts.Scrubber,
-		typeCheck: opts.TypeCheck,
-		metrics:   opts.Metrics,
-		log:       log,
-		snippets:  catalog.NewSnippets(opts.Store),
+		store:          opts.Store,
+		exec:           opts.Executor,
+		limits:         opts.Limits,
+		maxExecs:       opts.MaxExecutions,
+		ttl:            opts.PausedTTL,
+		maxValue:       orDefault(opts.MaxValueBytes, DefaultMaxValueBytes),
+		maxLog:         orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
+		schedule:       housekeepingSchedule{every: cmp.Or(opts.HousekeepingInterval, DefaultHousekeepingInterval)},
+		groupAge:       groupAge,
+		clock:          opts.Now,
+		scrub:          opts.Scrubber,
+		typeCheck:      opts.TypeCheck,
+		metrics:        opts.Metrics,
+		log:            log,
+		snippets:       catalog.NewSnippets(opts.Store),
+		policy:         cmp.Or(opts.Policy, defaultPolicy),
+		auditRetention: opts.AuditRetention,
+		taskTimeout:    positiveOr(opts.TaskTimeout, DefaultTaskTimeout),
+		signIns:        map[string]*BackgroundSignIn{},
+		live:           map[string]*livePass{},
+		waiters:        map[string]bool{},
 	}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
-	r.policy, r.auditRetention = opts.Policy, opts.AuditRetention
-	if r.policy == nil {
-		r.policy = defaultPolicy
-	}
-	r.taskTimeout = opts.TaskTimeout
-	if r.taskTimeout <= 0 {
-		r.taskTimeout = DefaultTaskTimeout
-	}
 	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
-	lease := opts.Lease
-	if lease <= 0 {
-		lease = DefaultLease
-	}
-	r.own = newOwner(r, lease)
+	r.own = newOwner(r, positiveOr(opts.Lease, DefaultLease))
 	r.journal, _ = opts.Store.(codemode.Journaler)
 	if opts.Tracer != nil {
 		r.tracer = opts.Tracer.Tracer(tracerName)
@@ -227,19 +209,19 @@ func (r *Runtime) now() time.Time { return r.clock().UTC().Round(0) }
 // catalog returns the current catalog.
 func (r *Runtime) catalog() *catalog.Catalog { return r.cat.Load() }
 
-// housekeepingInterval resolves Options.HousekeepingInterval.
-func housekeepingInterval(d time.Duration) time.Duration {
-	if d == 0 {
-		return DefaultHousekeepingInterval
+// positiveOr resolves a duration of Options: d when it is positive, else
+// def.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
 	}
 	return d
 }
 
-// Close refuses new requests, ends the sign-ins StartSignIn waits for and
-// the passes of task runs (each ends in error: the server shut down),
-// waits for in-flight requests (running passes, rollbacks) to finish, and
-// removes this process's owner record. It does not close the store, the
-// executor or the connectors: the caller owns them.
+// Close refuses new requests, ends the background sign-ins and the passes
+// of task runs (they end in error: the server shut down), waits for the
+// requests in flight, and removes this process's owner record. The
+// store, the executor and the connectors are the caller's to close.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	r.closed = true
@@ -264,19 +246,15 @@ func (r *Runtime) begin() (func(), error) {
 // approval verdict (the connector's own or the configuration's).
 func (r *Runtime) Connectors() []codemode.ConnectorInfo { return r.catalog().Infos() }
 
-// newExecutionID returns "exec_" and 16 random hex digits.
-func newExecutionID() string {
+// newID returns prefix and 16 random hex digits: exec_…, own_….
+func newID(prefix string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return "exec_" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // newSeed returns a random seed for the sandbox's Math.random.
-func newSeed() int64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
-}
+func newSeed() int64 { return mrand.Int64() }
 
 // getExecution loads an execution, mapping ErrNotFound to ErrUnknownExecution.
 func (r *Runtime) getExecution(ctx context.Context, id string) (*codemode.Execution, error) {

@@ -6,14 +6,11 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// The runtime removes secrets (Options.Scrubber) where text enters it from
-// outside: what a connector answers is scrubbed before the log keeps it or
-// the program sees it, so a program never holds a secret to pass on and a
-// replay sees what the first pass saw; what a connector says of its tools is
-// scrubbed when the catalog is built. The execution records and outcomes it
-// writes are scrubbed as well, for messages that quote an internal failure.
-// Arguments and code are the program's own and are kept as written (replay
-// compares them).
+// The runtime removes secrets (Options.Scrubber) where text enters it:
+// what a connector answers is scrubbed before the log keeps it or the
+// program sees it (so a replay sees what the first pass saw), and the
+// records and outcomes it writes, which may quote an internal failure.
+// Arguments and code are the program's own and kept as written.
 
 // scrubAnswer scrubs a connector's answer to a call.
 func (r *Runtime) scrubAnswer(res connectors.Result, err error) (connectors.Result, error) {

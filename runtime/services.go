@@ -6,19 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
+	"slices"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
-	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // A service is a host-backed function of the sandbox's codemode global
 // (sandbox.Service): its parameters, which the sandbox checks, its answer,
-// which the log keeps (sandbox.Service), and its declaration in the codemode
-// global's TypeScript (codemodeDeclaration: its doc, and the TypeScript of
-// its answer's Go type). Adding one to the codemode global is its entry in
+// which the log keeps, and its declaration (codemodeDeclaration: its doc,
+// and the TypeScript of its answer's Go type). Adding one is its entry in
 // services.
 type service struct {
 	catalog.Service // Doc is "" for codemode.run's lookup, which the sandbox declares
@@ -61,12 +59,11 @@ var services = []service{
 
 // serviceNamed returns the service of that name.
 func serviceNamed(name string) (*service, bool) {
-	for i := range services {
-		if services[i].Name == name {
-			return &services[i], true
-		}
+	i := slices.IndexFunc(services, func(sv service) bool { return sv.Name == name })
+	if i < 0 {
+		return nil, false
 	}
-	return nil, false
+	return &services[i], true
 }
 
 // serviceList is what every Program offers, by name: the services but
@@ -82,11 +79,9 @@ var serviceList = func() []sandbox.Service {
 }()
 
 // Service answers a codemode service (see services). A call with a
-// sequence number (every call of search and describe but those inside a
-// step's function) is logged like a read-only connector call: its answer,
-// or its failure, is what every later pass of the run gets, so a program
-// that acts on what codemode.search found replays the same way after the
-// connectors changed between a pause and its approval.
+// sequence number (all but those inside a step's function) is logged like
+// a read-only connector call, so a program that acts on what
+// codemode.search found replays the same way after the connectors changed.
 func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMessage, error) {
 	sv, ok := serviceNamed(sc.Name)
 	if !ok {
@@ -123,26 +118,24 @@ func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args j
 	if err := p.refusalLocked(); err != nil {
 		return nil, nil, err
 	}
-	seq := p.seqBase + sc.Seq
-	p.reachLocked(seq)
-	if logged, ok := p.entries[seq]; ok && p.mode == modeRun {
-		if logged.Kind != codemode.KindService || logged.Method != sc.Name || !sameArgs(logged.Args, args) {
-			return nil, nil, p.stopLocked(stopDiverge, divergence(logged, describeService(sc.Name, args)), nil)
+	want := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
+	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
+		if err != nil {
+			return nil, nil, err
 		}
-		val, done, err := p.replayOutcomeLocked(logged)
-		if done || err != nil {
-			return nil, val, err
-		}
-		return &logged, nil, nil
+		return p.replayLocked(logged)
 	}
+	e := want // (escapes: made once the call is known to be new)
+	p.reachLocked(e.Seq)
 	if msg := p.r.callArgsTooLarge("codemode", sc.Name, args); msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if _, err := p.chargeLocked(len(args), fmt.Sprintf("the arguments of call %d (codemode.%s)", seq, sc.Name), "the call was not made"); err != nil {
+	if _, err := p.chargeLocked(len(args), func() (string, string) {
+		return fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, sc.Name), "the call was not made"
+	}); err != nil {
 		return nil, nil, err
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
-	if err := p.queueBeforeLocked(ctx, &e); err != nil {
+	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
 		return nil, nil, err
 	}
 	return &e, nil, nil
@@ -169,20 +162,7 @@ func (p *pass) settleService(ctx context.Context, e codemode.Entry, val json.Raw
 	default:
 		e.Result = rawOrNull(val)
 	}
-	if err := p.record(ctx, e, to); err != nil {
-		return nil, err
-	}
-	if thrown != nil {
-		return nil, thrown
-	}
-	return e.Result, nil
-}
-
-// describeService is a service call as divergences name it:
-// codemode.search("open issues").
-func describeService(name string, args json.RawMessage) string {
-	inner := strings.TrimSuffix(strings.TrimPrefix(string(args), "["), "]")
-	return fmt.Sprintf("codemode.%s(%s)", name, short.Clip(inner, 200))
+	return p.answer(ctx, e, to, thrown)
 }
 
 // stringArg is argument i as a string ("" when it is missing or not one;

@@ -14,16 +14,11 @@ import (
 // has no sign-in (no connectors.Capabilities.SignIner).
 var ErrNoSignIn = errors.New("connector has no sign-in")
 
-// BeginSignIn starts a person's sign-in to connector name (see
-// connectors.SignIner). The attempt's Wait returns once the tokens are
-// stored and the connector's tools are listed again, so that an approval
-// made next finds them (Approve of a run awaiting the sign-in). The
-// caller must Close the attempt.
-//
-// The person signing in is the one ctx names (codemode.PersonFrom): to a
-// connector with per-user credentials they sign in for themselves.
-//
-// The attempt is audited (who began signing in to which connector).
+// BeginSignIn starts the sign-in to connector name (connectors.SignIner)
+// of the person ctx names (to a connector with per-user credentials, for
+// themselves). The attempt's Wait returns once the tokens are stored and
+// the connector's tools listed again, so that an approval made next finds
+// them. The caller must Close the attempt. The attempt is audited.
 func (r *Runtime) BeginSignIn(ctx context.Context, name string) (_ connectors.SignInAttempt, err error) {
 	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditSignIn, Target: name}, err) }()
 	return r.beginSignIn(ctx, name)
@@ -31,19 +26,28 @@ func (r *Runtime) BeginSignIn(ctx context.Context, name string) (_ connectors.Si
 
 // beginSignIn is BeginSignIn without the audit.
 func (r *Runtime) beginSignIn(ctx context.Context, name string) (connectors.SignInAttempt, error) {
-	s := r.catalog().Connector(name)
-	if s == nil {
-		return nil, fmt.Errorf("sign in: unknown connector %q", name)
-	}
-	si := s.Caps.SignIner
-	if si == nil {
-		return nil, fmt.Errorf("sign in to %s: %w", name, ErrNoSignIn)
+	si, err := r.signIner(name, "sign in to")
+	if err != nil {
+		return nil, err
 	}
 	a, err := si.BeginSignIn(asPerson(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, err)
 	}
 	return &signInAttempt{SignInAttempt: a, r: r, name: name}, nil
+}
+
+// signIner is connector name's sign-in, or why it has none for what (a
+// request: "sign in to").
+func (r *Runtime) signIner(name, what string) (connectors.SignIner, error) {
+	s := r.catalog().Connector(name)
+	if s == nil {
+		return nil, fmt.Errorf("%s %q: unknown connector", what, name)
+	}
+	if s.Caps.SignIner == nil {
+		return nil, fmt.Errorf("%s %s: %w", what, name, ErrNoSignIn)
+	}
+	return s.Caps.SignIner, nil
 }
 
 // signInAttempt is a connector's attempt whose Wait also lists the
@@ -68,13 +72,9 @@ func (a *signInAttempt) Wait(ctx context.Context) error {
 // next call awaits a new sign-in. With per-user credentials, only those of
 // the person ctx names.
 func (r *Runtime) SignOut(ctx context.Context, name string) error {
-	s := r.catalog().Connector(name)
-	if s == nil {
-		return fmt.Errorf("sign out: unknown connector %q", name)
-	}
-	si := s.Caps.SignIner
-	if si == nil {
-		return fmt.Errorf("sign out of %s: %w", name, ErrNoSignIn)
+	si, err := r.signIner(name, "sign out of")
+	if err != nil {
+		return err
 	}
 	return si.SignOut(asPerson(ctx))
 }
@@ -103,9 +103,8 @@ func tokenOf(ctx context.Context, user string) string {
 }
 
 // signInKey is the key of a background sign-in to connector name by
-// person: with per-user credentials each person's sign-in is their own
-// (another's link would store their grant as this person's); else one
-// sign-in serves everyone.
+// person: their own with per-user credentials (another's link would store
+// their grant as this person's), else one serving everyone.
 func (r *Runtime) signInKey(name string, person codemode.Person) string {
 	if s := r.catalog().Connector(name); s != nil && s.Caps.PerUser {
 		return name + "\x00" + person.Subject
@@ -163,14 +162,12 @@ func (b *BackgroundSignIn) Err() error {
 	return b.err
 }
 
-// StartSignIn begins a person's sign-in to connector name, for surfaces
-// that cannot wait for it (the approval console) or that wait apart from
-// the run they resume (the login command). The runtime waits for the
-// sign-in in the background, for at most wait, and once the person has
-// signed in resumes every run awaiting that sign-in (AwaitingSignIn), as
-// Approve does (with no approver: a call that needs approval pauses the
-// run again). While one sign-in to the connector is under way, StartSignIn
-// returns it again instead of starting another. Close ends the wait.
+// StartSignIn begins a person's sign-in to connector name for a surface
+// that does not wait for it (the console, the login command): the runtime
+// waits for it in the background, for at most wait, then resumes every
+// run awaiting it as Approve does, with no approver. A sign-in to the
+// connector under way is returned again rather than another started.
+// Close ends the wait.
 func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Duration) (*BackgroundSignIn, error) {
 	who := codemode.PersonFrom(ctx)
 	key := r.signInKey(name, who)
@@ -201,9 +198,6 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 		done()
 		return b, nil
 	}
-	if r.signIns == nil {
-		r.signIns = map[string]*BackgroundSignIn{}
-	}
 	b := &BackgroundSignIn{url: a.URL(), until: time.Now().Add(wait), done: make(chan struct{})}
 	r.signIns[key] = b
 	r.mu.Unlock()
@@ -232,9 +226,8 @@ func (r *Runtime) StartSignIn(ctx context.Context, name string, wait time.Durati
 const DefaultSignInWait = 15 * time.Minute
 
 // SignInPage starts the background sign-in to connector name (or finds the
-// one under way: StartSignIn, waited for DefaultSignInWait) and returns its
-// page and until when it is waited for, for a surface that only shows the
-// person where to go (the approval console).
+// one under way), waited for DefaultSignInWait, and returns its page and
+// until when, for a surface that only shows where to go (the console).
 func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Time, error) {
 	b, err := r.StartSignIn(ctx, name, DefaultSignInWait)
 	if err != nil {

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
@@ -44,7 +44,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		}
 		inputSchema = canon
 	}
-	e, err := r.seenExecution(ctx, executionID)
+	e, err := r.seen(ctx, executionID, ownRun)
 	if err != nil {
 		return codemode.Snippet{}, err
 	}
@@ -58,11 +58,8 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		InputSchema:   inputSchema,
 		FromExecution: executionID,
 		CreatedAt:     r.now(),
+		Connectors:    slices.Sorted(maps.Keys(e.Connectors)),
 	}
-	for c := range e.Connectors {
-		s.Connectors = append(s.Connectors, c)
-	}
-	sort.Strings(s.Connectors)
 	if err := r.store.SaveSnippet(ctx, s); err != nil {
 		return codemode.Snippet{}, fmt.Errorf("save snippet %s: %w", name, err)
 	}

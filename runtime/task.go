@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,26 +12,18 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
-// Runs started as tasks.
+// Runs started as tasks (docs/ARCHITECTURE.md, "A task, end to end").
 //
 // A task run (codemode.Execution.Task set) is an ordinary run whose passes
 // go on in the background of the process that runs them, under the
 // runtime (Close stops and waits for them), each bounded by
-// Options.TaskTimeout rather than Limits.Timeout. Its client polls it by
-// id (Await), answers its pauses (Resume) and cancels it (Cancel), through
-// any process that shares the store: everything the client sees is in the
-// store.
-//
-// A cancellation is a conditional update of the run's status (running or
-// paused -> cancelled) by whichever process receives it, so that of a
-// cancellation and the run's own end exactly one wins. A pass of a task
-// run registers in the process that runs it (livePass): a cancellation
-// received there stops it at once; one received elsewhere stops it when
-// the pass's watcher next reads the run's status (every cancelPoll, a
-// quarter of a second). The
-// pass then ends as any pass whose run moved on without it: what it
-// logged stays, calls it left undecided are settled, and the run stays
-// cancelled.
+// Options.TaskTimeout. Its client polls it (Await), answers its pauses
+// (Resume) and cancels it (Cancel) through any process that shares the
+// store. A cancellation is a conditional update (running, paused or
+// waiting -> cancelled), so that of it and the run's own end exactly one
+// wins; the pass, registered where it runs (livePass), is stopped there at
+// once, elsewhere when its watcher next reads the run (every cancelPoll),
+// and then settles what it left undecided.
 
 // DefaultTaskTimeout is the default of Options.TaskTimeout.
 const DefaultTaskTimeout = 30 * time.Minute
@@ -56,20 +49,11 @@ type livePass struct {
 	done   chan struct{} // closed when the pass has recorded how it ended
 }
 
-// taskState is the runtime's bookkeeping of task runs; its fields are
-// guarded by Runtime.mu.
-type taskState struct {
-	live    map[string]*livePass // passes of task runs in progress here, by execution id
-	changed chan struct{}        // closed and replaced whenever this process changes a run's status
-}
-
 // Start runs a new program as a task: it creates the execution as Execute
-// does (the same checks, nothing stored for a refused program) and
-// returns its outcome, running, at once; the program goes on in the
-// background with no approver (a call that needs approval pauses the run)
-// and each pass bounded by Options.TaskTimeout. The observer in ctx, if
-// any, hears the run's events; ctx's end does not stop the run (Cancel
-// and Close do).
+// does and returns it running at once; the program goes on in the
+// background with no approver, each pass bounded by Options.TaskTimeout.
+// The observer in ctx hears the run's events; ctx's end does not stop the
+// run (Cancel and Close do).
 func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (codemode.Outcome, error) {
 	c, out, err := r.create(ctx, code, &task)
 	if c == nil {
@@ -79,12 +63,11 @@ func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (c
 	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: c.e.ID}, nil
 }
 
-// Resume approves a paused run as ApproveReviewed does (the same checks:
-// the digest of what the person was shown, the connectors, a sign-in),
-// for a person who answered through the client that polls the run as a
-// task. The decision is made before Resume returns; the run then goes on
-// in the background, as Start's, and the outcome returned is running. A
-// run that is not a task resumes within the call, as ApproveReviewed.
+// Resume approves a paused run as ApproveReviewed does, for a person who
+// answered through the client that polls it as a task: the decision is
+// made before Resume returns, then the run goes on in the background and
+// the outcome is running. A run that is not a task resumes within the
+// call.
 func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error) {
 	c, out, err := r.claimApproved(ctx, id, rv)
 	if c == nil {
@@ -100,21 +83,25 @@ func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (co
 }
 
 // runInBackground runs the pass of a claimed run in a goroutine that ends
-// the request (c.end) when the pass has recorded its end, with a context
-// that keeps ctx's values (its observer) and ends only when the runtime
-// closes. A failure is logged: nobody waits for the outcome, which is in
-// the store.
+// the request (c.end) when the pass has recorded its end.
 func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
-	bg, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(r.background, func() { cancel(errShutdown) })
 	go func() {
 		defer c.end()
-		defer cancel(nil)
-		defer stop()
-		if _, err := r.runPass(bg, c, nil); err != nil {
-			r.log.ErrorContext(ctx, "a task run's pass failed", "execution", c.e.ID, "err", err)
-		}
+		r.backgroundPass(ctx, c)
 	}()
+}
+
+// backgroundPass runs the pass of a claimed run with a context that keeps
+// ctx's values (its observer) and ends only when the runtime closes
+// (errShutdown). A failure is logged: nobody waits for the outcome, which
+// is in the store.
+func (r *Runtime) backgroundPass(ctx context.Context, c *claimed) {
+	bg, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	defer context.AfterFunc(r.background, func() { cancel(errShutdown) })()
+	if _, err := r.runPass(bg, c, nil); err != nil {
+		r.log.ErrorContext(ctx, "a pass in the background failed", "execution", c.e.ID, "err", err)
+	}
 }
 
 // limitsOf returns the limits of e's passes: a task run's are bounded by
@@ -137,10 +124,7 @@ func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()
 	pctx, cancel := context.WithCancelCause(ctx)
 	lp := &livePass{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
-	if r.tasks.live == nil {
-		r.tasks.live = map[string]*livePass{}
-	}
-	r.tasks.live[id] = lp
+	r.live[id] = lp
 	r.mu.Unlock()
 
 	wctx, stopWatch := context.WithCancel(pctx)
@@ -150,8 +134,8 @@ func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()
 		stopWatch()
 		wg.Wait()
 		r.mu.Lock()
-		if r.tasks.live[id] == lp {
-			delete(r.tasks.live, id)
+		if r.live[id] == lp {
+			delete(r.live, id)
 		}
 		r.mu.Unlock()
 		cancel(nil)
@@ -186,17 +170,14 @@ func (r *Runtime) watch(ctx context.Context, id string, cancel context.CancelCau
 	}
 }
 
-// Cancel ends a run started as a task that is running, paused or waiting
-// for downstream tasks: it is cancelled (reason is its error), its actions
-// pending approval are rejected, its calls waiting for their tasks end
-// error (the tasks cancelled at their source), and a pass of it in progress in this process is stopped and
-// awaited (one in another process stops within cancelPoll: see above). Applied calls stay applied (see Rollback). A run in any other
-// status, or one that is not a task, is refused (ErrWrongState), and so is
-// a cancellation that loses the race to the run's own end.
-//
-// Under an issuer only the run's starter cancels it (policy.Sees);
-// another's run is unknown. The cancellation, or its refusal, is
-// audited.
+// Cancel ends a task run that is running, paused or waiting: it is
+// cancelled (reason is its error), its pending actions rejected, its
+// waiting calls settled (their tasks cancelled), and a pass of it in
+// progress here stopped and awaited (elsewhere it stops within
+// cancelPoll). Applied calls stay applied (see Rollback). Any other run,
+// or a cancellation that loses the race to the run's own end, is refused
+// (ErrWrongState). Under an issuer only the run's starter cancels it
+// (policy.Sees). The cancellation, or its refusal, is audited.
 func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Outcome, err error) {
 	defer func() { r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditCancel, ExecutionID: id}, err) }()
 	e, done, err := r.openExecution(ctx, id, "cancelled", ownRun, codemode.StatusRunning, codemode.StatusPaused, codemode.StatusWaiting)
@@ -205,7 +186,7 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Out
 	}
 	defer done()
 	if e.Task == nil {
-		return codemode.Outcome{ExecutionID: id, Status: e.Status}, wrongState("execution %s was not started as a task; only a task can be cancelled", id)
+		return wrongOutcome(id, e), wrongState("execution %s was not started as a task; only a task can be cancelled", id)
 	}
 	from := e.Status
 	e.Error = reason
@@ -222,12 +203,11 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Out
 	wait := ctx
 	ctx = context.WithoutCancel(ctx) // the decision is made; finish the job
 	if from != codemode.StatusRunning {
-		r.rejectPending(ctx, id, codemode.PersonFrom(ctx))
-		r.settleWaitingOf(ctx, id)
+		r.settleEnded(ctx, id, codemode.PersonFrom(ctx))
 		r.dispose(ctx, id)
 	} else {
 		r.mu.Lock()
-		lp := r.tasks.live[id]
+		lp := r.live[id]
 		r.mu.Unlock()
 		if lp != nil {
 			// The pass stops at once (its program is interrupted, its
@@ -252,40 +232,28 @@ func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string,
 		return "", false
 	}
 	var rec *codemode.Owner
-	for i := range owners {
-		if owners[i].ID == e.Owner {
-			rec = &owners[i]
-		}
+	if i := slices.IndexFunc(owners, func(o codemode.Owner) bool { return o.ID == e.Owner }); i >= 0 {
+		rec = &owners[i]
 	}
-	return r.own.gone(e, rec, r.now(), r.own.lease)
+	return r.own.gone(e, rec, r.now())
 }
 
-// cancelOrphan cancels running run e whose owner is gone (why), as
-// recovery ends such a run: in one transaction, its calls still executing
-// become unknown and its pending ones rejected, and it ends cancelled.
+// cancelOrphan cancels running run e whose owner is gone (why) as
+// recovery ends such a run (endRecovered), cancelled.
 func (r *Runtime) cancelOrphan(ctx context.Context, e *codemode.Execution, why string) (codemode.Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
-	rec := &codemode.Execution{ID: e.ID, Error: e.Error + "; its process was gone (" + why + "): calls that were in flight are marked unknown", UpdatedAt: r.now()}
-	var err error
-	if rec.Status, err = codemode.TransitionExec(codemode.StatusRunning, codemode.StatusCancelled); err != nil {
-		return codemode.Outcome{}, err
-	}
-	if err := r.store.RecoverExecution(ctx, rec, codemode.StatusRunning, e.Owner, unknownNote); err != nil {
+	msg := e.Error + "; its process was gone (" + why + "): calls that were in flight are marked unknown"
+	if err := r.endRecovered(ctx, e, codemode.StatusRunning, codemode.StatusCancelled, e.Owner, msg); err != nil {
 		return r.lostRace(ctx, e.ID, "cancelled", err)
 	}
-	r.changedStatus()
-	r.runEnded(ctx, rec.Status, e.CreatedAt, rec.UpdatedAt)
-	r.dispose(ctx, e.ID)
-	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: rec.Error})
-	e.Status, e.Error, e.Owner, e.UpdatedAt = rec.Status, rec.Error, "", rec.UpdatedAt
+	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: e.ID, Message: e.Error})
 	return r.outcome(ctx, e)
 }
 
-// cancelledMeanwhile ends a pass whose run was cancelled while it ran
-// (the pass could not record its end, err: its status moved from running
-// to cancelled): the calls it left undecided are settled, unless the pass
-// settled them itself (it was ending the run), and the run is disposed.
-// It returns the run as stored, or nil when it was not cancelled.
+// cancelledMeanwhile ends a pass that could not record its end (err)
+// because its run was cancelled meanwhile: the calls it left undecided are
+// settled (unless it settled them itself) and the run disposed. It returns
+// the run as stored, or nil when it was not cancelled.
 func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution, leftover []codemode.Entry, settled bool, err error) *codemode.Execution {
 	if !errors.Is(err, codemode.ErrConflict) {
 		return nil
@@ -295,7 +263,7 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 		return nil
 	}
 	if !settled {
-		r.settleLeftovers(ctx, cur, leftover)
+		r.settleLeftovers(ctx, cur.ID, leftover)
 	}
 	r.dispose(ctx, e.ID)
 	return cur
@@ -305,34 +273,32 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 func (r *Runtime) changedStatus() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.tasks.changed != nil {
-		close(r.tasks.changed)
-		r.tasks.changed = nil
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
 	}
 }
 
 // Await returns run id as stored once until reports true of it: at once
 // when it already does, else when this process changes a run's status or
-// every poll (a change made by another process sharing the store; 0 means
-// awaitPoll), until ctx ends (its error is returned). An unknown run is
+// every poll (another process's change; 0 means awaitPoll), until ctx
+// ends. An unknown run, or under an issuer another's, is
 // ErrUnknownExecution.
-//
-// Under an issuer, another's run is unknown (policy.Sees).
 func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
 	if poll <= 0 {
 		poll = awaitPoll
 	}
-	if _, err := r.seenExecution(ctx, id); err != nil {
+	if _, err := r.seen(ctx, id, ownRun); err != nil {
 		return nil, err
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
 		r.mu.Lock()
-		if r.tasks.changed == nil {
-			r.tasks.changed = make(chan struct{})
+		if r.changed == nil {
+			r.changed = make(chan struct{})
 		}
-		changed := r.tasks.changed
+		changed := r.changed
 		r.mu.Unlock()
 		e, err := r.getExecution(ctx, id)
 		if err != nil {
@@ -350,14 +316,11 @@ func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, unti
 	}
 }
 
-// Outcome is the outcome of run id as stored: what the call that ran its
-// last pass returned (its result or error, or the actions it waits for),
-// whole; running while a pass of it is in progress. An
-// unknown run is ErrUnknownExecution.
-//
-// Under an issuer, another's run is unknown (policy.Sees).
+// Outcome is the outcome of run id as stored, whole: what the call that
+// ran its last pass returned; running while a pass of it is in progress.
+// An unknown run, or under an issuer another's, is ErrUnknownExecution.
 func (r *Runtime) Outcome(ctx context.Context, id string) (codemode.Outcome, error) {
-	e, err := r.seenExecution(ctx, id)
+	e, err := r.seen(ctx, id, ownRun)
 	if err != nil {
 		return codemode.Outcome{}, err
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,34 +27,23 @@ import (
 //	│   └── (the downstream's own spans, from the traceparent it is sent)
 //	└── codemode.store.write | codemode.store.execution                    one per log write batch, per status write
 //
-// A run's first pass continues the caller's trace (the server puts its
-// traceparent in ctx); its span's traceparent is kept in the execution
-// (Execution.Trace), so a later pass links to it and, when its own caller
-// sent no trace, continues the run's trace as its child. With Options.Tracer
-// nil every helper here is skipped behind one nil check, and the per-call
-// path allocates nothing for tracing.
+// A run's first pass continues the caller's trace; its traceparent is kept
+// (Execution.Trace), so a later pass links to it, and continues it when its
+// own caller sent none. With Options.Tracer nil every helper here is
+// skipped behind one nil check: the per-call path allocates nothing.
 
 // tracerName is the instrumentation scope of the runtime's spans.
 const tracerName = "github.com/codemode-mcp/codemode-mcp/runtime"
 
 // passKind is what a pass's span is named for.
-type passKind int
+type passKind string
 
 const (
-	passRun      passKind = iota + 1 // a new run's first pass
-	passReplay                       // a pass after an approval
-	passResume                       // a pass resumed when its downstream tasks ended
-	passRollback                     // a rollback
+	passRun      passKind = "run"      // a new run's first pass
+	passReplay   passKind = "replay"   // a pass after an approval
+	passResume   passKind = "resume"   // a pass resumed when its downstream tasks ended
+	passRollback passKind = "rollback" // a rollback
 )
-
-var passNames = [...]string{passRun: "run", passReplay: "replay", passResume: "resume", passRollback: "rollback"}
-
-func (k passKind) String() string {
-	if k > 0 && int(k) < len(passNames) {
-		return passNames[k]
-	}
-	return "unknown"
-}
 
 // Attribute keys of the runtime's spans.
 const (
@@ -85,16 +75,16 @@ func (r *Runtime) startPass(ctx context.Context, e *codemode.Execution, kind pas
 	if r.tracer == nil {
 		return ctx, nil
 	}
-	opts := []trace.SpanStartOption{trace.WithAttributes(attrExecution.String(e.ID), attrPass.String(kind.String()))}
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrExecution.String(e.ID), attrPass.String(string(kind)))}
 	if kind != passRun {
 		if first := propagate.Link(e.Trace); first.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: first, Attributes: []attribute.KeyValue{attrPass.String(passRun.String())}}))
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: first, Attributes: []attribute.KeyValue{attrPass.String(string(passRun))}}))
 			if !trace.SpanContextFromContext(ctx).IsValid() {
 				ctx = trace.ContextWithRemoteSpanContext(ctx, first)
 			}
 		}
 	}
-	ctx, span := r.tracer.Start(ctx, "codemode."+kind.String(), opts...)
+	ctx, span := r.tracer.Start(ctx, "codemode."+string(kind), opts...)
 	if kind == passRun {
 		e.Trace, _, _ = propagate.Outgoing(ctx)
 	}
@@ -104,20 +94,13 @@ func (r *Runtime) startPass(ctx context.Context, e *codemode.Execution, kind pas
 // endPass ends the span of a pass (nil: none) with how e stands now, and
 // err, the pass's internal failure.
 func endPass(span trace.Span, e *codemode.Execution, err error) {
-	if span == nil {
-		return
-	}
-	if span.IsRecording() {
+	if span != nil && span.IsRecording() {
 		span.SetAttributes(attrStatus.String(e.Status.String()), attrConnectors.StringSlice(slices.Sorted(maps.Keys(e.Connectors))))
-		switch {
-		case err != nil:
-			span.RecordError(err)
-			span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
-		case e.Status == codemode.StatusError:
+		if err == nil && e.Status == codemode.StatusError {
 			span.SetStatus(codes.Error, short.Clip(e.Error, maxStatusDetail))
 		}
 	}
-	span.End()
+	endSpan(span, err)
 }
 
 // endSpan ends a span of the runtime's (nil: none), marking it failed
@@ -133,33 +116,33 @@ func endSpan(span trace.Span, err error) {
 	span.End()
 }
 
-// storeSpan starts the span of one write to the store, named name (nil
-// when tracing is off).
-func (r *Runtime) storeSpan(ctx context.Context, name string, id string) trace.Span {
+// traceWrite makes write, one write to the store about run id, in a span
+// named name when tracing is on.
+func (r *Runtime) traceWrite(ctx context.Context, name, id string, write func() error) error {
 	if r.tracer == nil {
-		return nil
+		return write()
 	}
 	_, span := r.tracer.Start(ctx, name, trace.WithAttributes(attrExecution.String(id)))
-	return span
+	err := write()
+	endSpan(span, err)
+	return err
 }
 
-// sandboxSpan starts the span of a pass in the sandbox (nil when tracing
-// is off). It is a sibling of the pass's calls, not their parent: the
-// calls are the run's, whichever sandbox runs them.
-func (r *Runtime) sandboxSpan(ctx context.Context) trace.Span {
-	if r.tracer == nil {
-		return nil
+// runProgram runs code as the program of pass p, in a span of its own
+// when tracing is on: a sibling of the pass's calls, not their parent
+// (the calls are the run's, whichever sandbox runs them).
+func (p *pass) runProgram(ctx context.Context, code string, limits sandbox.Limits, clock sandbox.Clock) (sandbox.Outcome, error) {
+	prog := sandbox.Program{Code: code, Globals: p.cat.Globals(), Services: serviceList, Limits: limits, Clock: clock}
+	if p.r.tracer == nil {
+		return p.r.exec.Run(ctx, prog, p)
 	}
-	_, span := r.tracer.Start(ctx, "codemode.sandbox")
-	return span
-}
-
-// endSandbox ends a sandbox span with the program's outcome.
-func endSandbox(span trace.Span, out sandbox.Outcome, err error) {
-	if span != nil && span.IsRecording() {
+	_, span := p.r.tracer.Start(ctx, "codemode.sandbox")
+	out, err := p.r.exec.Run(ctx, prog, p)
+	if span.IsRecording() {
 		span.SetAttributes(attrOutcome.String(out.Status.String()))
 	}
 	endSpan(span, err)
+	return out, err
 }
 
 // A callSpan is the span of one connector call, with what the pass
@@ -178,17 +161,15 @@ func (p *pass) startCall(ctx context.Context, c sandbox.Call) (context.Context, 
 }
 
 // executing notes that the pass makes the call (logged entry e), and,
-// when a person approved it before this pass, how long it waited.
+// when a person approved it before this pass, how long it waited: from
+// when it was logged pending to the decision.
 func (cs *callSpan) executing(p *pass, e codemode.Entry) {
 	if cs == nil {
 		return
 	}
 	cs.how = "executed"
-	if !cs.span.IsRecording() {
-		return
-	}
-	if at, ok := p.approved[e.Seq]; ok {
-		cs.span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(at.Milliseconds()))
+	if _, logged := p.entries[e.Seq]; logged && !e.DecidedAt.IsZero() && cs.span.IsRecording() {
+		cs.span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(e.DecidedAt.Sub(e.CreatedAt).Milliseconds()))
 	}
 }
 
@@ -201,7 +182,7 @@ func (cs *callSpan) decided(p *pass, seq int, err error) {
 	}
 	p.mu.Lock()
 	_, logged := p.entries[seq]
-	_, gated := p.gated[seq]
+	gated := p.open[seq].State.AwaitsPerson()
 	paused := p.stop != nil && p.stop.kind == stopPause
 	p.mu.Unlock()
 	switch {
@@ -219,32 +200,14 @@ func (cs *callSpan) end(val json.RawMessage, err error) {
 	if cs == nil {
 		return
 	}
+	how := cmp.Or(cs.how, "refused") // (not even decided: an unknown method, bad arguments)
 	if cs.span.IsRecording() {
-		how := cs.how
-		if how == "" {
-			how = "refused" // not even decided (an unknown method, bad arguments)
-		}
 		cs.span.SetAttributes(attrCall.String(how), attrBytesOut.Int(len(val)))
-		if err != nil && how != "paused" {
-			cs.span.RecordError(err)
-			cs.span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
-		}
 	}
-	cs.span.End()
-}
-
-// approvalWaits returns, for a pass that follows an approval, how long
-// each approved call waited for it (from when it was logged pending to
-// now, its UpdatedAt); nil when tracing is off.
-func (r *Runtime) approvalWaits(approved []codemode.EntryUpdate) map[int]time.Duration {
-	if r.tracer == nil || len(approved) == 0 {
-		return nil
+	if how == "paused" {
+		err = nil // a pause is no failure
 	}
-	out := make(map[int]time.Duration, len(approved))
-	for _, u := range approved {
-		out[u.Entry.Seq] = u.Entry.UpdatedAt.Sub(u.Entry.CreatedAt)
-	}
-	return out
+	endSpan(cs.span, err)
 }
 
 // noteAsk records on the call's span (ctx's, when it records) that the
@@ -254,12 +217,6 @@ func noteAsk(ctx context.Context, d time.Duration, dec codemode.Decision) {
 	if !span.IsRecording() {
 		return
 	}
-	how := "none"
-	switch dec {
-	case codemode.Accept:
-		how = "accept"
-	case codemode.Decline:
-		how = "decline"
-	}
-	span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(d.Milliseconds()), attrDecision.String(how))
+	how := map[codemode.Decision]string{codemode.Accept: "accept", codemode.Decline: "decline"}[dec]
+	span.SetAttributes(attrApproval.Bool(true), attrApprovalMs.Int64(d.Milliseconds()), attrDecision.String(cmp.Or(how, "none")))
 }

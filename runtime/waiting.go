@@ -12,46 +12,24 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// Calls run as downstream tasks.
-//
-// A tool its connector runs as a task of its source (connectors.Tasker,
-// Tool.Task: a downstream MCP tool whose server offers tasks) is called
-// in three steps, each logged before the next:
-//
-//  1. The call is decided as any other (approval, validation) and written
-//     ahead, executing (deferred.go).
-//  2. StartTask sends it; the source answers at once with the task's id.
-//     The entry moves executing -> waiting with the id (Entry.Task),
-//     committed at once with everything queued (never only journaled:
-//     recovery applies a journal only over entries still executing, so a
-//     journaled id could be lost under a committed executing entry). Then
-//     the pass stops (stopWait): the program is interrupted as by a pause,
-//     its worker process goes back to the pool, calls it started at the
-//     same time still finish, and the run ends its pass waiting (owned by
-//     this process, which watches it).
-//  3. The waiter of the run (waitFor, a goroutine of this process) reads
-//     its waiting calls' tasks every poll interval (the source's hint,
-//     within [minTaskPoll, maxTaskPoll]). Once every one has ended it
-//     resumes the run: waiting -> running (a conditional update: of two
-//     processes resuming it, one does), and the new pass replays the log.
-//     A pass that reaches a waiting entry reads its task (readTask): an
-//     ended task's result is recorded (waiting -> applied or error,
-//     committed at once) and given to the program; a task still working
-//     stops the pass again. The tool is never called twice.
-//
-// A pass may stop for a wait and for a person at once (Promise.all): the
-// run pauses, its waiting calls stay waiting, and the pass that an
-// approval resumes reads their tasks. A run that ends (completed with a
-// call left floating, rejected, cancelled, failed) settles the calls still
-// waiting: their tasks are cancelled at their source, and they end error.
+// Calls run as downstream tasks (docs/ARCHITECTURE.md, "Downstream
+// tasks"). A tool its connector runs as a task of its source
+// (connectors.Tasker) is called in three steps, each logged before the
+// next: the call is decided as any other and written ahead; StartTask
+// sends it, and the task's id is committed with the entry moved
+// executing -> waiting (never only journaled: recovery applies a journal
+// only over entries still executing), and the pass stops (stopWait) with
+// the run waiting, owned by this process, holding no worker; the run's
+// waiter (waitFor) reads the tasks every poll (the source's hint within
+// [minTaskPoll, maxTaskPoll]) and, once they have all ended, resumes the
+// run, whose replay reads each task (readTask) instead of calling the tool
+// again.
 //
 // Tasks live in their server (a stdio server's process, an HTTP server's
-// session), so the process that started them watches them. A waiting run
-// whose owner is gone (owner.go) is taken over by a serving process
-// (Join): it resumes the run at once, and the replay reads each task; a
-// task its server no longer knows (connectors.ErrUnknownTask: the server
-// restarted, the task expired, it belongs to a session that is gone) fails
-// its call, with a message saying it may or may not have taken effect.
+// session), so the process that started them watches them; a serving
+// process takes over a waiting run whose owner is gone (Join), and a task
+// its server no longer knows (connectors.ErrUnknownTask) fails its call,
+// which may or may not have taken effect.
 
 // Bounds of how often a waiter reads a run's tasks: the source's hint is
 // kept within them, defaultTaskPoll stands for no hint.
@@ -72,7 +50,7 @@ const taskRequestTimeout = 30 * time.Second
 func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Method, tk connectors.Tasker) (json.RawMessage, error) {
 	st, err := tk.StartTask(ctx, t.Def.SourceName, e.Args)
 	p.mu.Lock()
-	logErr := p.writeDueLocked(ctx)
+	logErr := p.writeGroupLocked(ctx, false)
 	p.mu.Unlock()
 	switch {
 	case logErr != nil:
@@ -98,35 +76,21 @@ func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Metho
 // waitLocked moves e, executing, to waiting with its task's id, committed
 // at once with everything queued; a failure stops the pass.
 func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) error {
-	st, err := codemode.Transition(codemode.EntryExecuting, codemode.EntryWaiting)
-	if err != nil {
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
+	e.Task = id
+	if err := p.commitLocked(ctx, e, codemode.EntryExecuting, codemode.EntryWaiting); err != nil {
+		return err
 	}
-	e.State, e.Task, e.UpdatedAt = st, id, p.r.now()
-	if i, queued := p.queuedAt[e.Seq]; queued {
-		e.CreatedAt, e.Reverts = p.queued[i].CreatedAt, p.queued[i].Reverts
-		p.queued[i] = *e
-		err = p.flushLocked(ctx)
-	} else {
-		err = p.writeLocked(ctx, []codemode.EntryUpdate{{Entry: *e, From: codemode.EntryExecuting}}, nil)
-	}
-	if err != nil {
-		err = fmt.Errorf("log the task of call %d of %s: %w", e.Seq, e.ExecutionID, err)
-		return p.stopLocked(stopInternal, "internal failure: "+err.Error(), err)
-	}
-	delete(p.executing, e.Seq)
-	p.waiting[e.Seq] = *e
+	p.open[e.Seq] = *e
 	return nil
 }
 
-// readTask answers a call whose entry waits for its task (a replay): the
-// task's result once it has ended (recorded, then returned as a call's
-// would be); while it works, or cannot be read for now, the pass stops to
-// wait for it again. A task its source does not know any more fails the
-// call.
+// readTask answers a replayed call whose entry waits for its task: with
+// the task's result once it has ended (recorded as a call's would be);
+// while it works, or cannot be read for now, the pass stops to wait again.
+// A task its source no longer knows fails the call.
 func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method) (json.RawMessage, error) {
 	p.mu.Lock()
-	p.waiting[e.Seq] = e
+	p.open[e.Seq] = e
 	p.mu.Unlock()
 	tk := t.Tasker()
 	if tk == nil {
@@ -162,7 +126,6 @@ func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method
 func (p *pass) stillWaiting(e codemode.Entry) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.waiting[e.Seq] = e
 	return p.stopLocked(stopWait, awaitsTask(e), nil)
 }
 
@@ -172,9 +135,7 @@ func lostTask(e codemode.Entry, err error) error {
 }
 
 // awaitsTask is the stop message of a pass that waits for e's task.
-func awaitsTask(e codemode.Entry) string {
-	return fmt.Sprintf("call %d (%s.%s) waits for its task %s", e.Seq, e.Connector, e.Method, e.Task)
-}
+func awaitsTask(e codemode.Entry) string { return entryRef(e) + " waits for its task " + e.Task }
 
 // cancelTask asks e's connector to stop task id, which nothing will read;
 // a failure is logged.
@@ -206,24 +167,6 @@ func (r *Runtime) settleWaiting(ctx context.Context, en codemode.Entry) error {
 	return r.moveEntry(ctx, &en, codemode.EntryWaiting, codemode.EntryError)
 }
 
-// settleWaitingOf settles every entry of run id still waiting (see
-// settleWaiting); failures are logged.
-func (r *Runtime) settleWaitingOf(ctx context.Context, id string) {
-	log, err := r.store.Entries(ctx, id)
-	if err != nil {
-		r.log.WarnContext(ctx, "could not load the log to settle calls waiting for their tasks", "execution", id, "err", err)
-		return
-	}
-	for _, en := range log {
-		if en.State != codemode.EntryWaiting {
-			continue
-		}
-		if err := r.settleWaiting(ctx, en); err != nil {
-			r.log.WarnContext(ctx, "could not settle a call waiting for its task", "execution", id, "seq", en.Seq, "err", err)
-		}
-	}
-}
-
 // watchWaiting starts this process's waiter of run id (waitFor), unless
 // it has one or is closing. The waiter is background work of the runtime:
 // Close stops it and waits for it; the run stays waiting, for another
@@ -233,9 +176,6 @@ func (r *Runtime) watchWaiting(id string) {
 	defer r.mu.Unlock()
 	if r.closed || r.waiters[id] {
 		return
-	}
-	if r.waiters == nil {
-		r.waiters = map[string]bool{}
 	}
 	r.waiters[id] = true
 	r.active.Add(1)
@@ -250,16 +190,15 @@ func (r *Runtime) watchWaiting(id string) {
 	}()
 }
 
-// waitFor watches waiting run id until it is no longer waiting here or ctx
-// ends: every poll it reads the run and its waiting calls' tasks; once they
-// have all ended it resumes the run (its pass may leave it waiting again,
-// and the watch goes on). A run waiting under an owner that is gone is
-// resumed at once (taken over: see above). Another live process's run is
-// left to it. A run that was ended while it waited (cancelled or rejected,
-// through another process say) has its calls' tasks cancelled here too:
-// only this process's session may know them.
+// waitFor watches waiting run id until it no longer waits here or ctx
+// ends: every poll it reads the run and its calls' tasks, and resumes the
+// run once they have all ended, or at once when its owner is gone (taken
+// over). Another live process's run is left to it. A run ended while it
+// waited has its calls' tasks cancelled here: only this process's session
+// may know them.
 func (r *Runtime) waitFor(ctx context.Context, id string) {
 	for ctx.Err() == nil {
+		next := defaultTaskPoll
 		e, err := r.store.GetExecution(ctx, id)
 		switch {
 		case errors.Is(err, codemode.ErrNotFound):
@@ -268,10 +207,6 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			if ctx.Err() == nil {
 				r.log.WarnContext(ctx, "reading a waiting run failed; trying again", "execution", id, "err", err)
 			}
-			if !sleep(ctx, defaultTaskPoll) {
-				return
-			}
-			continue
 		case e.Status == codemode.StatusCancelled || e.Status == codemode.StatusRejected:
 			r.cancelTasksOf(ctx, id)
 			return
@@ -281,36 +216,25 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 			if _, gone := r.ownerGone(ctx, e); !gone {
 				return // its owner watches it
 			}
-			if !r.resumeWaiting(ctx, e, "its owner is gone") && !sleep(ctx, defaultTaskPoll) {
-				return
+			if r.resumeWaiting(ctx, e, "its owner is gone") {
+				continue
 			}
-			continue
-		}
-		poll := r.taskPoll(ctx, id)
-		if poll == 0 {
-			if !r.resumeWaiting(ctx, e, "its tasks ended") && !sleep(ctx, defaultTaskPoll) {
-				return
+		default:
+			if next = r.taskPoll(ctx, id); next == 0 {
+				if r.resumeWaiting(ctx, e, "its tasks ended") {
+					continue
+				}
+				next = defaultTaskPoll
 			}
-			continue
 		}
-		if !sleep(ctx, poll) {
+		// (A waiter is not woken by status changes: a cancellation made
+		// here settles the run's calls itself, and it sees the run next.)
+		select {
+		case <-ctx.Done():
 			return
+		case <-time.After(next):
 		}
 	}
-}
-
-// sleep waits d; false if ctx ended first. (A waiter is not woken by
-// status changes: a cancellation made here settles the run's calls
-// itself, and the waiter sees it at its next reading.)
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-	}
-	return true
 }
 
 // cancelTasksOf cancels, at their sources, the tasks of run id's calls
@@ -318,24 +242,17 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // cancelling one that has ended, or that a source does not know, is
 // harmless.
 func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
-	log, err := r.store.Entries(ctx, id)
-	if err != nil {
-		return
-	}
-	for _, en := range log {
-		if en.Task == "" || (en.State != codemode.EntryWaiting && en.State != codemode.EntryError) {
-			continue
-		}
-		if tk := r.taskerOf(en); tk != nil {
+	r.eachEntry(ctx, id, "cancel the tasks of an ended run", func(en codemode.Entry) error {
+		if tk := r.taskerOf(en); tk != nil && en.Task != "" && (en.State == codemode.EntryWaiting || en.State == codemode.EntryError) {
 			r.cancelTask(ctx, tk, en, en.Task)
 		}
-	}
+		return nil
+	})
 }
 
-// taskPoll reads the task of every call of run id that waits for one,
-// and returns how long to wait before reading them again: 0 when every
-// task has ended, or can no longer be read (which the replay records: a
-// task its source does not know, a connector that no longer runs it).
+// taskPoll reads the task of every call of run id that waits for one and
+// returns when to read them again: 0 once every task has ended or can no
+// longer be read (which the replay records).
 func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
@@ -377,15 +294,11 @@ func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) 
 	return min(max(poll, minTaskPoll), maxTaskPoll)
 }
 
-// resumeWaiting resumes waiting run e (why says why, for the log): it
-// claims it (waiting -> running, owned by this process; nothing happens
-// when another process or request moved it first) and runs its pass in
-// the background context ctx, replaying its log; a task run's pass is
-// bounded by the task timeout. A run whose connectors changed while it
-// waited cannot be replayed: it ends error, its waiting calls settled.
-// It reports whether the run moved on (resumed or ended, here or by
-// another); false when it could not be claimed (the store failed), to be
-// tried again later.
+// resumeWaiting claims waiting run e (waiting -> running; why is for the
+// log) and runs its pass in the background, replaying its log. A run
+// whose connectors changed while it waited cannot be replayed: it ends
+// error. It reports whether the run moved on (here or by another); false
+// when it could not be claimed (the store failed), to be tried again.
 func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why string) bool {
 	done, err := r.begin()
 	if err != nil {
@@ -398,7 +311,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		if err := r.setStatus(ctx, e, from, codemode.StatusError); err != nil {
 			return errors.Is(err, codemode.ErrConflict)
 		}
-		r.settleWaitingOf(ctx, e.ID)
+		r.settleEnded(ctx, e.ID, codemode.Person{})
 		r.dispose(ctx, e.ID)
 		emit(ctx, codemode.Event{Kind: codemode.EventFailed, ExecutionID: e.ID, Message: e.Error})
 		return true
@@ -423,22 +336,15 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		_, _ = r.abort(ctx, e, fmt.Errorf("load log of %s: %w", e.ID, err))
 		return true
 	}
-	pctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
-	defer stop()
-	if _, err := r.runPass(pctx, &claimed{e: e, h: h, log: log}, nil); err != nil {
-		r.log.ErrorContext(ctx, "a resumed run's pass failed", "execution", e.ID, "err", err)
-	}
+	r.backgroundPass(ctx, &claimed{e: e, h: h, log: log})
 	return true
 }
 
-// settled returns out, the outcome of a pass of a run that is not a
-// task, once its run no longer runs nor waits: a run that waits for its
-// calls' tasks is awaited (its waiter resumes it) for at most the plain
-// call's timeout (Limits.Timeout), and until ctx ends or the runtime
-// closes; then out is returned as it is, waiting, and the run goes on.
-// (A caller that can wait longer starts the run as a task.)
+// settled returns out, the outcome of a pass of a run that is not a task,
+// once the run no longer runs nor waits: a run waiting for its calls'
+// tasks is awaited for at most Limits.Timeout, until ctx ends or the
+// runtime closes, and is otherwise returned waiting, going on. (A caller
+// that can wait longer starts the run as a task.)
 func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) (codemode.Outcome, error) {
 	if err != nil || out.Status != codemode.StatusWaiting {
 		return out, err

@@ -142,28 +142,43 @@ func TestAnApprovalReplayReadsTheLoggedTask(t *testing.T) {
 
 // A task that starts while a person is asked about another call of the
 // pass: the run pauses at once (a pause wins over a wait) rather than
-// waiting for the task and pausing when it ends.
+// waiting for the task and pausing when it ends. Ending the paused run,
+// by a rejection or a rollback, settles the waiting call: it ends error
+// and its task is cancelled at its server.
 func TestAPauseWinsOverATaskStartedWhileAPersonIsAsked(t *testing.T) {
-	e, code, ap := pauseWithATask(t, 600000)
-	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
-	defer cancel()
-	o, err := e.rt.Execute(ctx, code, ap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustStatus(t, o, codemode.StatusPaused)
-	if en := e.entry(o.ExecutionID, 3); en.State != codemode.EntryWaiting || en.Task == "" {
-		t.Errorf("the task call = %+v, want waiting with its task", en)
-	}
-	// Rejecting the run settles the waiting call: its task is cancelled.
-	out, err := e.rt.Reject(e.ctx, o.ExecutionID, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustStatus(t, out, codemode.StatusRejected)
-	en := e.entry(o.ExecutionID, 3)
-	if st, err := e.fx.PollTask(e.ctx, en.Task); err != nil || st.Status != "cancelled" {
-		t.Errorf("the downstream task = %+v, %v; want cancelled", st, err)
+	for _, end := range []struct {
+		name string
+		end  func(e *env, id string) (codemode.Outcome, error)
+		want codemode.ExecStatus
+	}{
+		{"reject", func(e *env, id string) (codemode.Outcome, error) { return e.rt.Reject(e.ctx, id, 1) }, codemode.StatusRejected},
+		{"rollback", func(e *env, id string) (codemode.Outcome, error) { return e.rt.Rollback(e.ctx, id) }, codemode.StatusRolledBack},
+	} {
+		t.Run(end.name, func(t *testing.T) {
+			e, code, ap := pauseWithATask(t, 600000)
+			ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+			defer cancel()
+			o, err := e.rt.Execute(ctx, code, ap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustStatus(t, o, codemode.StatusPaused)
+			if en := e.entry(o.ExecutionID, 3); en.State != codemode.EntryWaiting || en.Task == "" {
+				t.Fatalf("the task call = %+v, want waiting with its task", en)
+			}
+			out, err := end.end(e, o.ExecutionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustStatus(t, out, end.want)
+			en := e.entry(o.ExecutionID, 3)
+			if en.State != codemode.EntryError || !strings.Contains(en.Error, "the task was cancelled") {
+				t.Errorf("the waiting call = %+v, want error: its task cancelled", en)
+			}
+			if st, err := e.fx.PollTask(e.ctx, en.Task); err != nil || st.Status != "cancelled" {
+				t.Errorf("the downstream task = %+v, %v; want cancelled", st, err)
+			}
+		})
 	}
 }
 
