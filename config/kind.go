@@ -21,10 +21,5 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
-// IsMCP reports whether the connector is a downstream MCP server.
-func (k Kind) IsMCP() bool {
-	return k == KindStdio || k == KindHTTP || k == KindSSE
-}
-
 // builtins lists the native connectors a file may name with `builtin:`.
 var builtins = []string{"notes"}

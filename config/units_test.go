@@ -64,9 +64,6 @@ func TestKindString(t *testing.T) {
 			t.Errorf("Kind(%d).String() = %q, want %q", int(k), k.String(), s)
 		}
 	}
-	if !KindSSE.IsMCP() || KindOpenAPI.IsMCP() || KindBuiltin.IsMCP() {
-		t.Error("IsMCP is wrong")
-	}
 }
 
 func TestErrorFormat(t *testing.T) {

@@ -143,13 +143,6 @@ func NamespaceConflict(names []string) (leaf, nested string, ok bool) {
 	return "", "", false
 }
 
-// Root returns the global a connector name is reached through: the name's
-// first dot-separated segment ("github.issues" -> "github").
-func Root(name string) string {
-	root, _, _ := strings.Cut(name, ".")
-	return root
-}
-
 // Identifier turns a source name into a JavaScript identifier: characters
 // that cannot appear in one become '_' ("get-sum" -> "get_sum"), a leading
 // digit or a reserved word gets a '_' prefix.

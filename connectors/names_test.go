@@ -104,12 +104,6 @@ func TestNamespaceConflict(t *testing.T) {
 			t.Errorf("NamespaceConflict(%q) = %q, %q, %v; want %q, %q", tt.names, leaf, nested, ok, tt.leaf, tt.nested)
 		}
 	}
-	if got := Root("github.issues"); got != "github" {
-		t.Errorf("Root = %q", got)
-	}
-	if got := Root("notes"); got != "notes" {
-		t.Errorf("Root = %q", got)
-	}
 }
 
 func TestAssignNames(t *testing.T) {

@@ -34,27 +34,16 @@ type Connector struct {
 }
 
 // Definitions is a decoded document of shared schemas (see
-// Connector.Definitions); decode it once with NewDefinitions and use it
-// for every declaration of the connector. It is not changed by use.
+// Connector.Definitions); make it once with DefinitionsOf and use it for
+// every declaration of the connector. It is not changed by use.
 type Definitions struct {
 	doc *document
 }
 
-// NewDefinitions decodes a JSON object holding definition containers. nil
-// or empty raw gives nil; raw that is not a JSON object is an error.
-func NewDefinitions(raw json.RawMessage) (*Definitions, error) {
-	if isAbsent(raw) {
-		return nil, nil
-	}
-	v, err := jsonref.Decode(raw)
-	if err != nil {
-		return nil, err
-	}
-	return DefinitionsOf(v)
-}
-
-// DefinitionsOf is NewDefinitions of a document already decoded by
-// jsonref.Decode, which it does not change.
+// DefinitionsOf makes the Definitions of a JSON object holding definition
+// containers, decoded by jsonref.Decode (so that the caller validates
+// against the same decoded value); it does not change v. nil gives nil; a
+// value that is not an object is an error.
 func DefinitionsOf(v any) (*Definitions, error) {
 	if v == nil {
 		return nil, nil
@@ -249,32 +238,6 @@ func (p *printer) memberType(m *member) {
 	p.indent--
 	p.newline()
 	p.print("}")
-}
-
-// MethodDeclaration returns the types of one method plus one line
-// `<connector>.<method>(input: …): Promise<…>;` with its JSDoc (for
-// codemode.describe("connector.method")). defs are the connector's shared
-// definitions (may be nil).
-func MethodDeclaration(connector string, defs *Definitions, m Method) string {
-	names := newNamer()
-	prefix := names.methodPrefixes(connector, []Method{m})[0]
-	conv := newNamedConverter(connector, names, defs)
-	in, out := conv.method(prefix, m)
-	conv.drain()
-	conv.breakCycles()
-
-	var p printer
-	printTypes(&p, conv.defs)
-	p.jsdoc(methodDoc(m))
-	p.print(namespacedIdent(connector))
-	if isValueIdent(m.Name) {
-		p.print("." + m.Name)
-	} else {
-		p.print("[" + quote(m.Name) + "]")
-	}
-	p.print("(input: " + in.name + "): " + promiseOf(out) + ";")
-	p.newline()
-	return p.b.String()
 }
 
 func newNamedConverter(connector string, names *namer, defs *Definitions) *converter {

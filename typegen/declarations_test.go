@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -28,12 +30,26 @@ func loadConnector(t *testing.T, name string) Connector {
 	if err := json.Unmarshal(data, &c); err != nil {
 		t.Fatalf("decode %s.json: %v", name, err)
 	}
-	defs, err := NewDefinitions(c.Definitions)
-	if err != nil {
-		t.Fatalf("%s.json definitions: %v", name, err)
-	}
-	c.Connector.Definitions = defs
+	c.Connector.Definitions = definitions(t, c.Definitions)
 	return c.Connector
+}
+
+// definitions decodes a shared definitions document as the catalog does
+// (jsonref.Decode, then DefinitionsOf); absent raw gives nil.
+func definitions(t testing.TB, raw json.RawMessage) *Definitions {
+	t.Helper()
+	if isAbsent(raw) {
+		return nil
+	}
+	v, err := jsonref.Decode(raw)
+	if err != nil {
+		t.Fatalf("definitions: %v", err)
+	}
+	defs, err := DefinitionsOf(v)
+	if err != nil {
+		t.Fatalf("definitions: %v", err)
+	}
+	return defs
 }
 
 // golden compares got with testdata/<file>, or rewrites it with -update.
@@ -67,13 +83,16 @@ func TestDeclarationsGolden(t *testing.T) {
 	}
 }
 
+// caseMethod is the method name of a schemaCases entry.
+var caseMethod = strings.NewReplacer(" ", "_", "-", "_").Replace
+
 // TestSchemaCasesGolden declares one method per schemaCases entry, with the
 // schema as input and output, so that tsc can check every construct in
 // declaration position.
 func TestSchemaCasesGolden(t *testing.T) {
 	c := Connector{Name: "cases"}
 	for _, tc := range schemaCases {
-		m := Method{Name: strings.NewReplacer(" ", "_", "-", "_").Replace(tc.name)}
+		m := Method{Name: caseMethod(tc.name)}
 		if json.Valid([]byte(tc.schema)) {
 			m.Input = json.RawMessage(tc.schema)
 			m.Output = json.RawMessage(tc.schema)
@@ -83,13 +102,20 @@ func TestSchemaCasesGolden(t *testing.T) {
 	golden(t, "cases.ts", Declarations(c))
 }
 
-func TestMethodDeclarationGolden(t *testing.T) {
+// describeMethod is the declaration codemode.describe gives of one
+// method (catalog's describeMethod): its connector with this method
+// alone, and every type it refers to.
+func describeMethod(connector string, defs *Definitions, m Method) string {
+	return Declarations(Connector{Name: connector, Definitions: defs, Methods: []Method{m}})
+}
+
+func TestDescribeMethodGolden(t *testing.T) {
 	for _, name := range goldenConnectors {
 		t.Run(name, func(t *testing.T) {
 			c := loadConnector(t, name)
 			var parts []string
 			for _, m := range c.Methods {
-				parts = append(parts, MethodDeclaration(c.Name, c.Definitions, m))
+				parts = append(parts, describeMethod(c.Name, c.Definitions, m))
 			}
 			golden(t, name+".describe.txt", strings.Join(parts, "\n// ----\n\n"))
 		})
@@ -178,7 +204,7 @@ func TestDeclarationsAllUniqueAcrossConnectors(t *testing.T) {
 	}
 }
 
-func TestMethodDeclaration(t *testing.T) {
+func TestDescribeMethod(t *testing.T) {
 	tests := []struct {
 		name      string
 		connector string
@@ -188,7 +214,7 @@ func TestMethodDeclaration(t *testing.T) {
 		{
 			"no schemas",
 			"notes", Method{Name: "list"},
-			"type NotesListInput = { [key: string]: unknown };\n\nnotes.list(input: NotesListInput): Promise<unknown>;\n",
+			"type NotesListInput = { [key: string]: unknown };\n\ndeclare const notes: {\n  list(input: NotesListInput): Promise<unknown>;\n};\n",
 		},
 		{
 			"approval and output",
@@ -196,24 +222,24 @@ func TestMethodDeclaration(t *testing.T) {
 				Input:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 				Output: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
 			"type FilesWriteFileInput = { path: string };\n\ntype FilesWriteFileOutput = { ok: boolean };\n\n" +
-				"/**\n * Write a file.\n * Requires approval.\n */\nfiles.write_file(input: FilesWriteFileInput): Promise<FilesWriteFileOutput>;\n",
+				"declare const files: {\n  /**\n   * Write a file.\n   * Requires approval.\n   */\n  write_file(input: FilesWriteFileInput): Promise<FilesWriteFileOutput>;\n};\n",
 		},
 		{
 			"method name that is not an identifier",
 			"x", Method{Name: "a-b", Input: json.RawMessage(`{"type":"object","additionalProperties":false}`), Output: json.RawMessage(`{}`)},
-			"type XABInput = { [key: string]: never };\n\ntype XABOutput = unknown;\n\nx[\"a-b\"](input: XABInput): Promise<XABOutput>;\n",
+			"type XABInput = { [key: string]: never };\n\ntype XABOutput = unknown;\n\ndeclare const x: {\n  \"a-b\"(input: XABInput): Promise<XABOutput>;\n};\n",
 		},
 		{
 			"invalid input schema",
 			"x", Method{Name: "m", Input: json.RawMessage(`{`), Output: json.RawMessage(` null `)},
-			"type XMInput = unknown;\n\nx.m(input: XMInput): Promise<unknown>;\n",
+			"type XMInput = unknown;\n\ndeclare const x: {\n  m(input: XMInput): Promise<unknown>;\n};\n",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := MethodDeclaration(tc.connector, nil, tc.method)
+			got := describeMethod(tc.connector, nil, tc.method)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("MethodDeclaration mismatch (-want +got):\n%s", diff)
+				t.Errorf("describeMethod mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -308,13 +334,10 @@ func TestDeclarationsShareDefinitions(t *testing.T) {
 // itself resolve in the connector's definitions, each target one named
 // type for all methods (recursive ones included); @deprecated is marked.
 func TestSharedDefinitions(t *testing.T) {
-	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{
+	defs := definitions(t, json.RawMessage(`{"components":{"schemas":{
 		"simple-user":{"type":"object","description":"A user.","properties":{"login":{"type":"string"},"manager":{"$ref":"#/components/schemas/simple-user"}},"required":["login"]},
 		"issue":{"type":"object","properties":{"title":{"type":"string"},"user":{"anyOf":[{"$ref":"#/components/schemas/simple-user"},{"type":"null"}]}},"required":["title","user"]}
 	}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := Connector{Name: "gh", Definitions: defs, Methods: []Method{
 		{Name: "issues_get", Input: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
 			Output: json.RawMessage(`{"$ref":"#/components/schemas/issue"}`)},
@@ -349,15 +372,15 @@ declare const gh: {
 	if diff := cmp.Diff(want, Declarations(c)); diff != "" {
 		t.Errorf("Declarations mismatch (-want +got):\n%s", diff)
 	}
-	one := MethodDeclaration("gh", defs, c.Methods[1])
-	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "gh.users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
-		t.Errorf("MethodDeclaration without the shared type:\n%s", one)
+	one := describeMethod("gh", defs, c.Methods[1])
+	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "  users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
+		t.Errorf("describeMethod without the shared type:\n%s", one)
 	}
-	if d, err := NewDefinitions(nil); d != nil || err != nil {
-		t.Errorf("NewDefinitions(nil) = %v, %v", d, err)
+	if d, err := DefinitionsOf(nil); d != nil || err != nil {
+		t.Errorf("DefinitionsOf(nil) = %v, %v", d, err)
 	}
-	if _, err := NewDefinitions(json.RawMessage(`[1]`)); err == nil {
-		t.Error("NewDefinitions of an array: no error")
+	if _, err := DefinitionsOf([]any{json.Number("1")}); err == nil {
+		t.Error("DefinitionsOf of an array: no error")
 	}
 }
 
@@ -404,15 +427,16 @@ func TestNamespacesGolden(t *testing.T) {
 	}
 }
 
-func TestMethodDeclarationDotted(t *testing.T) {
-	got := MethodDeclaration("github.issues", nil, Method{Name: "list_for_repo"})
-	want := "type GithubIssuesListForRepoInput = { [key: string]: unknown };\n\ngithub.issues.list_for_repo(input: GithubIssuesListForRepoInput): Promise<unknown>;\n"
+func TestDescribeMethodDotted(t *testing.T) {
+	got := describeMethod("github.issues", nil, Method{Name: "list_for_repo"})
+	want := "type GithubIssuesListForRepoInput = { [key: string]: unknown };\n\n" +
+		"declare const github: {\n  issues: {\n    list_for_repo(input: GithubIssuesListForRepoInput): Promise<unknown>;\n  };\n};\n"
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("MethodDeclaration mismatch (-want +got):\n%s", diff)
+		t.Errorf("describeMethod mismatch (-want +got):\n%s", diff)
 	}
-	got = MethodDeclaration("my-org.x", nil, Method{Name: "a-b"})
-	if !strings.Contains(got, `my_org.x["a-b"](input: `) {
-		t.Errorf("MethodDeclaration of a sanitized dotted name:\n%s", got)
+	got = describeMethod("my-org.x", nil, Method{Name: "a-b"})
+	if !strings.Contains(got, "declare const my_org: {\n  x: {\n    \"a-b\"(input: ") {
+		t.Errorf("describeMethod of a sanitized dotted name:\n%s", got)
 	}
 }
 
@@ -429,14 +453,17 @@ func TestGenerateReserved(t *testing.T) {
 	}
 }
 
-// TestSchemaCaseDiagnosticsGolden records the diagnostics of every
-// schemaCases entry (SchemaDiagnostics, refs inlined), one line each.
+// TestSchemaCaseDiagnosticsGolden records the diagnostics the declarations
+// report (Generate) of every schemaCases entry as a method's input, one
+// line each.
 func TestSchemaCaseDiagnosticsGolden(t *testing.T) {
-	var b strings.Builder
+	c := Connector{Name: "cases"}
 	for _, tc := range schemaCases {
-		for _, d := range SchemaDiagnostics(json.RawMessage(tc.schema)) {
-			b.WriteString(tc.name + ": " + d.String() + "\n")
-		}
+		c.Methods = append(c.Methods, Method{Name: caseMethod(tc.name), Input: json.RawMessage(tc.schema)})
+	}
+	var b strings.Builder
+	for _, d := range Generate([]Connector{c}, Options{}).Diagnostics {
+		b.WriteString(d.String() + "\n")
 	}
 	golden(t, "cases.diagnostics.txt", b.String())
 }
@@ -475,10 +502,7 @@ func TestDiagnosticString(t *testing.T) {
 }
 
 func TestDiagnosticsPointAtTheKeyword(t *testing.T) {
-	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{"s":{"type":"object","properties":{"p":{"not":{}}}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := definitions(t, json.RawMessage(`{"components":{"schemas":{"s":{"type":"object","properties":{"p":{"not":{}}}}}}}`))
 	c := Connector{Name: "x", Definitions: defs, Methods: []Method{
 		{Name: "m", Input: json.RawMessage(`{"type":"object","properties":{"a/b":{"type":"array","items":[{"type":"date"}]},"s":{"$ref":"#/components/schemas/s"}}}`),
 			Output: json.RawMessage(`{"$defs":{"D":{"allOf":[{"$ref":"https://example.com/x.json"}]}},"$ref":"#/$defs/D"}`)},
@@ -522,10 +546,7 @@ func TestKeywordsGolden(t *testing.T) {
 	for _, w := range jsAndTSWords {
 		props = append(props, `"`+w+`":{"type":"string"}`)
 	}
-	defs, err := NewDefinitions(json.RawMessage(`{"components":{"schemas":{"words":{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":["class","type"]}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := definitions(t, json.RawMessage(`{"components":{"schemas":{"words":{"type":"object","properties":{`+strings.Join(props, ",")+`},"required":["class","type"]}}}}`))
 	in := json.RawMessage(`{"$ref":"#/components/schemas/words"}`)
 	var cs []Connector
 	c := Connector{Name: "words", Definitions: defs}

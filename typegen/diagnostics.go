@@ -11,11 +11,11 @@ import (
 // TypeScript: what is not expressed makes a type wider than its schema (or
 // unknown), never wrong syntax.
 type Diagnostic struct {
-	Connector string // the connector ("" for SchemaDiagnostics)
+	Connector string // the connector
 	Method    string // the method, "" for the connector's shared definitions or the connector itself
 	// Part is the schema the keyword is in: "input", "output",
 	// "definitions" (the connector's shared definitions) or "" (the
-	// connector itself, or SchemaDiagnostics' schema).
+	// connector itself).
 	Part string
 	// Pointer is the JSON pointer within that schema of the schema object
 	// holding the keyword ("" for the root).

@@ -79,21 +79,12 @@ func propertyKey(s string) string {
 	return quote(s)
 }
 
-// isValueIdent reports whether s is a JavaScript identifier (Unicode letters
-// allowed, as connector names may use them) that is not a reserved word:
-// the sandbox's own rule.
-var isValueIdent = connectors.IsIdentifier
-
 // valueIdent returns s when it is an identifier, else a sanitized form of it
 // (invalid characters become '_', a leading digit or a reserved word gets a
 // '_' prefix): the names the sandbox gives its globals. Connector names are
 // validated long before they reach typegen; this only keeps the output
 // valid whatever the input.
 var valueIdent = connectors.Identifier
-
-// namespacedIdent is valueIdent of each segment of a dotted connector name
-// ("github.issues"), the expression that reaches the connector.
-var namespacedIdent = connectors.NamespacedIdentifier
 
 // namer hands out unique type names within one output.
 type namer struct {

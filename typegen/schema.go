@@ -29,18 +29,6 @@ func Schema(schema json.RawMessage) string {
 	return render(normalize(t))
 }
 
-// SchemaDiagnostics returns what Schema could not express of a schema
-// (see Diagnostic; Connector, Method and Part are empty).
-func SchemaDiagnostics(schema json.RawMessage) []Diagnostic {
-	v, err := jsonref.Decode(schema)
-	if err != nil {
-		return []Diagnostic{{Keyword: "", Message: "the schema is not valid JSON (" + err.Error() + "); typed unknown"}}
-	}
-	c := &converter{}
-	c.convert(&document{value: v}, v, 0, []string{"#"})
-	return c.diags
-}
-
 // document is one root schema that $refs resolve against.
 type document struct {
 	value any

@@ -67,15 +67,15 @@ type Connector struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mu                                      sync.RWMutex
-	sess                                    *session // the live session; nil between a failure and the next call
-	closed                                  bool
-	tools                                   []connectors.Tool
-	bySource                                map[string]int // SourceName -> index in tools
-	collisions                              []connectors.Collision
-	serverName, serverVersion, instructions string
-	failures                                int       // consecutive session failures (for the backoff)
-	failedAt                                time.Time // when the last one happened
+	mu                        sync.RWMutex
+	sess                      *session // the live session; nil between a failure and the next call
+	closed                    bool
+	tools                     []connectors.Tool
+	bySource                  map[string]int // SourceName -> index in tools
+	collisions                []connectors.Collision
+	serverName, serverVersion string
+	failures                  int       // consecutive session failures (for the backoff)
+	failedAt                  time.Time // when the last one happened
 	// down is why the server is unreachable while the recovery goroutine
 	// (see Open) brings it back, or the *connectors.SignInRequired of a
 	// server that wants a sign-in (no goroutine retries it: a sign-in, or
@@ -105,8 +105,8 @@ func Dial(ctx context.Context, cfg Config) (*Connector, error) { return start(ct
 // Open is Dial for a server that may be down or slow: when the first start
 // fails, it returns the connector anyway, and a goroutine it owns starts the
 // server again with the restart backoff (RestartDelay doubling up to
-// MaxRestartDelay) until it comes up or Close is called. Until then Down
-// and Tools report why, and calls fail at once with an error naming the
+// MaxRestartDelay) until it comes up or Close is called. Until then Tools
+// reports why, and calls fail at once with an error naming the
 // connector. When the server comes up its tools are listed and
 // OnToolsChanged is called. Only a configuration error fails Open.
 //
@@ -280,14 +280,6 @@ func (c *Connector) startPhase() string {
 	return c.phase
 }
 
-// Down reports why the server is unreachable while the connector brings
-// it back in the background (see Open), or nil.
-func (c *Connector) Down() error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.down
-}
-
 // recover starts the server again, with the backoff, until it comes up or
 // the connector is closed. It runs in recovering.
 func (c *Connector) recover() {
@@ -383,13 +375,6 @@ func (c *Connector) ServerInfo() (name, version string) {
 	return c.serverName, c.serverVersion
 }
 
-// Instructions returns the server's usage instructions, if it sent any.
-func (c *Connector) Instructions() string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.instructions
-}
-
 // Tools returns the tools kept by Include/Exclude in the server's order,
 // with sanitized, unique names. Callers must not modify the schemas. While
 // the server is down (see Open) it returns why.
@@ -468,7 +453,7 @@ func (c *Connector) setToolsLocked(s *session, tools []connectors.Tool) {
 		bySource[t.SourceName] = i
 	}
 	c.tools, c.bySource, c.collisions = tools, bySource, collisions
-	c.serverName, c.serverVersion, c.instructions = s.serverName, s.serverVersion, s.instructions
+	c.serverName, c.serverVersion = s.serverName, s.serverVersion
 }
 
 func (c *Connector) isClosed() bool {

@@ -104,9 +104,6 @@ func TestToolsOverEveryTransport(t *testing.T) {
 			if name != "fixture-mcpserver" || version != "1.0.0" {
 				t.Errorf("ServerInfo = %q, %q", name, version)
 			}
-			if got := c.Instructions(); got != "Fixture server for codemode-mcp tests." {
-				t.Errorf("Instructions = %q", got)
-			}
 			if got := c.Name(); got != "fx" {
 				t.Errorf("Name = %q", got)
 			}

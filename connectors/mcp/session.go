@@ -37,7 +37,7 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	serverName, serverVersion, instructions string
+	serverName, serverVersion string
 	// tasks: the server runs tools/call as tasks on this session's
 	// protocol (task.go); set by connect.
 	tasks bool
@@ -153,7 +153,6 @@ func (s *session) connect(ctx context.Context) error {
 	}
 	s.serverName = res.ServerInfo.Name
 	s.serverVersion = res.ServerInfo.Version
-	s.instructions = res.Instructions
 	if offersTasks(s.client.GetServerCapabilities()) {
 		if mcpgo.IsModernProtocol(s.client.ProtocolVersion()) {
 			c.legacy.Store(true)

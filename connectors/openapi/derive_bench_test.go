@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
@@ -59,7 +60,11 @@ func BenchmarkGitHubDeclarations(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		defs, err := typegen.NewDefinitions(c.Capabilities().Definitions)
+		v, err := jsonref.Decode(c.Capabilities().Definitions)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defs, err := typegen.DefinitionsOf(v)
 		if err != nil {
 			b.Fatal(err)
 		}

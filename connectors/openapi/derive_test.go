@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/codemode-mcp/codemode-mcp/typegen"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -39,18 +39,15 @@ func newTest(t *testing.T, doc string, mod ...func(*Config)) *Connector {
 // declarations is what `codemode-mcp types` prints of a connector.
 func declarations(t testing.TB, c *Connector) string {
 	t.Helper()
-	defs, err := typegen.NewDefinitions(c.Capabilities().Definitions)
+	cat, err := catalog.New(context.Background(), []catalog.Source{{Connector: c}}, catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc := typegen.Connector{Name: c.Name(), Description: c.Capabilities().Description, Definitions: defs}
-	for _, tl := range c.tools {
-		tc.Methods = append(tc.Methods, typegen.Method{
-			Name: tl.Name, Description: tl.Description, Input: tl.InputSchema, Output: tl.OutputSchema,
-			RequiresApproval: tl.RequiresApproval, Deprecated: tl.Deprecated,
-		})
+	decls, err := cat.Declarations(c.Name())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return typegen.Declarations(tc)
+	return decls
 }
 
 // describe renders what a connector derived, for golden files.

@@ -51,15 +51,11 @@ func startsWord(s string, i int) bool {
 	return rest[1] != 's' || len(rest) > 2 && unicode.IsLower(rest[2])
 }
 
-// terms analyses text for the index: its words without stop words,
-// abbreviations spelt out (repo → repository) and every word stemmed.
-func terms(s string) []string {
-	return appendTerms(nil, s, nil)
-}
-
-// appendTerms appends the terms of s to out; when surface is not nil, it
-// records for each term the shortest word (then the first in order) that
-// gave it, which is the word to look up where a stem is not a word.
+// appendTerms analyses s for the index and appends its terms to out: its
+// words without stop words, abbreviations spelt out (repo → repository)
+// and every word stemmed. When surface is not nil, it records for each
+// term the shortest word (then the first in order) that gave it, which is
+// the word to look up where a stem is not a word.
 func appendTerms(out []string, s string, surface map[string]string) []string {
 	for _, w := range Words(s) {
 		if stopWords[w] {

@@ -77,8 +77,8 @@ func TestTerms(t *testing.T) {
 		{"the sum of two numbers", []string{"sum", "two", "number"}},
 	}
 	for _, tc := range tests {
-		if diff := cmp.Diff(tc.want, terms(tc.in)); diff != "" {
-			t.Errorf("terms(%q) (-want +got):\n%s", tc.in, diff)
+		if diff := cmp.Diff(tc.want, appendTerms(nil, tc.in, nil)); diff != "" {
+			t.Errorf("appendTerms(%q) (-want +got):\n%s", tc.in, diff)
 		}
 	}
 }

@@ -102,9 +102,6 @@ func newChecker(bin string, opts Options) *Checker {
 	return &Checker{bin: bin, timeout: opts.Timeout, log: log, slots: make(chan struct{}, opts.MaxRunning)}
 }
 
-// Bin is the checker's path.
-func (c *Checker) Bin() string { return c.bin }
-
 // ambient declares what the sandbox gives a program besides the
 // connectors and codemode (see package sandbox).
 const ambient = `declare const console: {

@@ -46,13 +46,3 @@ func Migrations(fsys fs.FS) ([]Migration, error) {
 	}
 	return out, nil
 }
-
-// Version is the schema version fsys's migrations reach (0 if they do not
-// load).
-func Version(fsys fs.FS) int {
-	ms, err := Migrations(fsys)
-	if err != nil {
-		return 0
-	}
-	return len(ms)
-}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
+	"github.com/codemode-mcp/codemode-mcp/store/storetest"
 )
 
 // Replicas that open a new database at the same moment agree on its
@@ -36,8 +37,8 @@ func TestOpenAtOnceMigratesOnce(t *testing.T) {
 	if err := stores[0].pool.QueryRow(context.Background(), `SELECT max(version), count(*) FROM codemode_schema`).Scan(&version, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if version != SchemaVersion() || rows != 1 {
-		t.Errorf("schema version %d in %d rows, want %d in 1", version, rows, SchemaVersion())
+	if latest := storetest.SchemaVersion(t, migrationFiles); version != latest || rows != 1 {
+		t.Errorf("schema version %d in %d rows, want %d in 1", version, rows, latest)
 	}
 }
 

@@ -170,6 +170,3 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 	}
 	return nil
 }
-
-// SchemaVersion is the schema version this package writes.
-func SchemaVersion() int { return sc.Version(migrationFiles) }

@@ -15,9 +15,6 @@ var migrationFiles embed.FS
 // migrations returns the embedded migrations in version order.
 func migrations() ([]sc.Migration, error) { return sc.Migrations(migrationFiles) }
 
-// SchemaVersion is the schema version this package writes.
-func SchemaVersion() int { return sc.Version(migrationFiles) }
-
 // migrate applies the missing migrations in one IMMEDIATE transaction, so
 // two processes opening a new file at once agree, and a failure leaves the
 // file as it was.

@@ -12,6 +12,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/store/storetest"
 )
 
 // copySchema1 copies testdata/schema1.db (see testdata/README.md) to a
@@ -39,8 +40,8 @@ func TestSchema1Migrates(t *testing.T) {
 	if err := s.DB().QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if version != SchemaVersion() {
-		t.Errorf("schema version after Open = %d, want %d", version, SchemaVersion())
+	if latest := storetest.SchemaVersion(t, migrationFiles); version != latest {
+		t.Errorf("schema version after Open = %d, want %d", version, latest)
 	}
 	list, err := s.ListExecutions(ctx, codemode.ExecutionFilter{})
 	if err != nil {

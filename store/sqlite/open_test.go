@@ -174,8 +174,8 @@ func TestMigrationIdempotentOnReopen(t *testing.T) {
 		if err := s.DB().QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 			t.Fatal(err)
 		}
-		if v != SchemaVersion() || v < 1 {
-			t.Errorf("user_version = %d, want %d", v, SchemaVersion())
+		if latest := storetest.SchemaVersion(t, migrationFiles); v != latest || v < 1 {
+			t.Errorf("user_version = %d, want %d", v, latest)
 		}
 		got, err := s.GetExecution(ctx, want.ID)
 		if err != nil {
@@ -237,7 +237,8 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer := SchemaVersion() + 1
+	latest := storetest.SchemaVersion(t, migrationFiles)
+	newer := latest + 1
 	if _, err := s.DB().Exec(fmt.Sprintf("PRAGMA user_version = %d", newer)); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 		s.Close()
 		t.Fatal("Open of a newer schema succeeded")
 	}
-	want := fmt.Sprintf("schema version %d is newer than this binary's %d", newer, SchemaVersion())
+	want := fmt.Sprintf("schema version %d is newer than this binary's %d", newer, latest)
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("error = %q, want it to contain %q", err, want)
 	}

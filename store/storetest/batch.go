@@ -3,8 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"sync"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,15 +34,15 @@ func batchLog() []codemode.Entry {
 // WriteEntries writes its inserts and updates all together or not at all,
 // with the errors of InsertEntry and UpdateEntry.
 func testWriteEntries(t *testing.T, f Factory) {
-	// insert is new entries of id, executing, one per seq.
-	insert := func(id string, seqs ...int) []codemode.Entry {
+	// executing is new entries of id, executing, one per seq.
+	executing := func(id string, seqs ...int) []codemode.Entry {
 		var out []codemode.Entry
 		for _, seq := range seqs {
 			out = append(out, NewEntry(id, seq, codemode.EntryExecuting))
 		}
 		return out
 	}
-	badKind := insert("exec_w", 4)
+	badKind := executing("exec_w", 4)
 	badKind[0].Kind = 0
 	start := batchLog()
 	// after applies inserts and updates to the starting log.
@@ -54,7 +53,7 @@ func testWriteEntries(t *testing.T, f Factory) {
 		}
 		return append(log, ins...)
 	}
-	applied := insert("exec_w", 4, 5)
+	applied := executing("exec_w", 4, 5)
 	applied[1].State, applied[1].Result = codemode.EntryApplied, json.RawMessage(`{"ok":true}`)
 	all := []codemode.EntryUpdate{
 		moved(1, codemode.EntryExecuting, codemode.EntryApplied, `{"id":"note_1"}`, ""),
@@ -69,77 +68,58 @@ func testWriteEntries(t *testing.T, f Factory) {
 		fails   bool
 	}{
 		{name: "nothing"},
-		{name: "updates and insert", updates: all, insert: insert("exec_w", 4)},
+		{name: "updates and insert", updates: all, insert: executing("exec_w", 4)},
 		{name: "updates only", updates: all},
-		{name: "insert only", insert: insert("exec_w", 4)},
+		{name: "insert only", insert: executing("exec_w", 4)},
 		{name: "one update", updates: all[:1]},
-		{name: "one update and insert", updates: all[:1], insert: insert("exec_w", 4)},
+		{name: "one update and insert", updates: all[:1], insert: executing("exec_w", 4)},
 		{name: "inserts only, one in its final state", insert: applied},
 		{name: "updates and inserts", updates: all, insert: applied},
-		{name: "second insert of an existing seq", updates: all, insert: insert("exec_w", 4, 1), is: codemode.ErrConflict, fails: true},
-		{name: "two inserts of one seq", insert: insert("exec_w", 4, 4), is: codemode.ErrConflict, fails: true},
+		{name: "second insert of an existing seq", updates: all, insert: executing("exec_w", 4, 1), is: codemode.ErrConflict, fails: true},
+		{name: "two inserts of one seq", insert: executing("exec_w", 4, 4), is: codemode.ErrConflict, fails: true},
 		{name: "conflict in the middle", updates: []codemode.EntryUpdate{
 			all[0],
 			moved(2, codemode.EntryPending, codemode.EntryExecuting, "", ""),
 			all[2],
-		}, insert: insert("exec_w", 4), is: codemode.ErrConflict, fails: true},
+		}, insert: executing("exec_w", 4), is: codemode.ErrConflict, fails: true},
 		{name: "missing entry", updates: []codemode.EntryUpdate{
 			all[0],
 			moved(9, codemode.EntryExecuting, codemode.EntryApplied, "1", ""),
-		}, insert: insert("exec_w", 4), is: codemode.ErrNotFound, fails: true},
-		{name: "insert of an existing seq", updates: all, insert: insert("exec_w", 2), is: codemode.ErrConflict, fails: true},
-		{name: "insert into an unknown execution", updates: all, insert: insert("exec_none", 1), is: codemode.ErrNotFound, fails: true},
-		{name: "lone insert of an existing seq", insert: insert("exec_w", 1), is: codemode.ErrConflict, fails: true},
+		}, insert: executing("exec_w", 4), is: codemode.ErrNotFound, fails: true},
+		{name: "insert of an existing seq", updates: all, insert: executing("exec_w", 2), is: codemode.ErrConflict, fails: true},
+		{name: "insert into an unknown execution", updates: all, insert: executing("exec_none", 1), is: codemode.ErrNotFound, fails: true},
+		{name: "lone insert of an existing seq", insert: executing("exec_w", 1), is: codemode.ErrConflict, fails: true},
 		{name: "lone stale update", updates: []codemode.EntryUpdate{moved(3, codemode.EntryExecuting, codemode.EntryApplied, "1", "")},
 			is: codemode.ErrConflict, fails: true},
 		{name: "invalid state", updates: []codemode.EntryUpdate{all[0], moved(2, codemode.EntryExecuting, 0, "", "")},
-			insert: insert("exec_w", 4), fails: true},
+			insert: executing("exec_w", 4), fails: true},
 		{name: "invalid insert", updates: all, insert: badKind, fails: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := f.New(t)
 			ctx := context.Background()
-			if err := s.CreateExecution(ctx, NewExecution("exec_w", codemode.StatusRunning)); err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range start {
-				if err := s.InsertEntry(ctx, e); err != nil {
-					t.Fatal(err)
-				}
-			}
+			create(t, s, NewExecution("exec_w", codemode.StatusRunning))
+			insert(t, s, start...)
 			err := s.WriteEntries(ctx, tt.insert, tt.updates)
 			want := start // all or nothing
-			if !tt.fails {
+			if tt.fails {
+				wantError(t, "WriteEntries", err, tt.is)
+			} else {
+				must(t, err)
 				want = after(tt.updates, tt.insert)
 			}
-			switch {
-			case tt.fails && err == nil:
-				t.Fatal("WriteEntries succeeded")
-			case tt.fails && tt.is != nil && !errors.Is(err, tt.is):
-				t.Errorf("error = %v, want %v", err, tt.is)
-			case !tt.fails && err != nil:
-				t.Fatalf("WriteEntries: %v", err)
-			}
-			got, err := s.Entries(ctx, "exec_w")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got, ignoreStamps, rawAsString); diff != "" {
+			if diff := cmp.Diff(want, entries(t, s, "exec_w"), ignoreStamps, rawAsString); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
 			// Whatever happened, the next transaction of the store works
 			// (a failed one was rolled back, not left open).
-			if err := s.CreateExecution(ctx, NewExecution("exec_next", codemode.StatusRunning)); err != nil {
-				t.Fatal(err)
-			}
+			create(t, s, NewExecution("exec_next", codemode.StatusRunning))
 			first := NewEntry("exec_next", 1, codemode.EntryExecuting)
-			if err := s.InsertEntry(ctx, first); err != nil {
-				t.Fatal(err)
-			}
+			insert(t, s, first)
 			done := first
 			done.State = codemode.EntryApplied
-			if err := s.WriteEntries(ctx, insert("exec_next", 2), []codemode.EntryUpdate{{Entry: done, From: codemode.EntryExecuting}}); err != nil {
+			if err := s.WriteEntries(ctx, executing("exec_next", 2), []codemode.EntryUpdate{{Entry: done, From: codemode.EntryExecuting}}); err != nil {
 				t.Fatalf("the next WriteEntries: %v", err)
 			}
 		})
@@ -152,41 +132,17 @@ func testWriteEntriesRace(t *testing.T, f Factory) {
 	first := f.New(t)
 	stores := []codemode.Store{first, f.Another(t, first)}
 	ctx := context.Background()
-	if err := stores[0].CreateExecution(ctx, NewExecution("exec_w", codemode.StatusRunning)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, stores[0], NewExecution("exec_w", codemode.StatusRunning))
 	const rounds = 20
 	for seq := 1; seq <= 2*rounds; seq += 2 {
-		if err := stores[0].InsertEntry(ctx, NewEntry("exec_w", seq, codemode.EntryPending)); err != nil {
-			t.Fatal(err)
-		}
-		errs := make([]error, len(stores))
-		var wg sync.WaitGroup
-		for i, s := range stores {
+		insert(t, stores[0], NewEntry("exec_w", seq, codemode.EntryPending))
+		winner := race(t, fmt.Sprintf("seq %d", seq), len(stores), func(i int) (bool, error) {
 			approve := moved(seq, codemode.EntryPending, codemode.EntryExecuting, "", "")
 			next := NewEntry("exec_w", seq+1, codemode.EntryExecuting)
 			next.Method = string(rune('A' + i))
-			wg.Go(func() { errs[i] = s.WriteEntries(ctx, []codemode.Entry{next}, []codemode.EntryUpdate{approve}) })
-		}
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			switch {
-			case err == nil && winner >= 0:
-				t.Fatalf("seq %d: both stores won", seq)
-			case err == nil:
-				winner = i
-			case !errors.Is(err, codemode.ErrConflict):
-				t.Fatalf("seq %d: store %d: %v, want ErrConflict", seq, i, err)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("seq %d: nobody won: %v", seq, errs)
-		}
-		log, err := stores[1].Entries(ctx, "exec_w")
-		if err != nil {
-			t.Fatal(err)
-		}
+			return conditional(stores[i].WriteEntries(ctx, []codemode.Entry{next}, []codemode.EntryUpdate{approve}))
+		})
+		log := entries(t, stores[1], "exec_w")
 		if got := log[len(log)-1]; got.Seq != seq+1 || got.Method != string(rune('A'+winner)) {
 			t.Fatalf("seq %d: last entry %d by %q, want %d by the winner %q", seq, got.Seq, got.Method, seq+1, string(rune('A'+winner)))
 		}

@@ -19,13 +19,8 @@ var ignoreStamps = cmpopts.IgnoreFields(codemode.Entry{}, "CreatedAt", "UpdatedA
 func testEntriesRoundTrip(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, NewExecution("exec_e", codemode.StatusRunning)); err != nil {
-		t.Fatal(err)
-	}
-	empty, err := s.Entries(ctx, "exec_e")
-	if err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, NewExecution("exec_e", codemode.StatusRunning))
+	empty := entries(t, s, "exec_e")
 	if len(empty) != 0 {
 		t.Errorf("Entries of a new execution = %v, want none", empty)
 	}
@@ -49,10 +44,7 @@ func testEntriesRoundTrip(t *testing.T, f Factory) {
 			t.Fatalf("InsertEntry #%d: %v", want[i].Seq, err)
 		}
 	}
-	got, err := s.Entries(ctx, "exec_e")
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := entries(t, s, "exec_e")
 	if diff := cmp.Diff(want, got, ignoreStamps, rawAsString); diff != "" {
 		t.Errorf("Entries (-want +got):\n%s", diff)
 	}
@@ -79,11 +71,7 @@ func testEntriesUnknownExecution(t *testing.T, f Factory) {
 func testClippedEntries(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	for _, id := range []string{"exec_c", "exec_empty"} {
-		if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusRunning)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	create(t, s, NewExecution("exec_c", codemode.StatusRunning), NewExecution("exec_empty", codemode.StatusRunning))
 	log := []codemode.Entry{
 		{ExecutionID: "exec_c", Seq: 1, Kind: codemode.KindCall, Connector: "notes", Method: "createNote",
 			Args: json.RawMessage(`{"text":"ééééé"}`), Result: bigJSON(100 << 10), State: codemode.EntryApplied},
@@ -94,13 +82,8 @@ func testClippedEntries(t *testing.T, f Factory) {
 		{ExecutionID: "exec_c", Seq: 10, Kind: codemode.KindCall, Connector: "notes", Method: "deleteNote",
 			Args: json.RawMessage(`{"id":"note_1"}`), State: codemode.EntryPending},
 	}
-	if err := s.WriteEntries(ctx, log, nil); err != nil {
-		t.Fatal(err)
-	}
-	full, err := s.Entries(ctx, "exec_c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.WriteEntries(ctx, log, nil))
+	full := entries(t, s, "exec_c")
 	sizes := func(e codemode.Entry) codemode.EntrySizes {
 		return codemode.EntrySizes{Args: len(e.Args), Result: len(e.Result), Error: len(e.Error)}
 	}
@@ -177,12 +160,8 @@ func testClippedEntries(t *testing.T, f Factory) {
 func testInsertEntryErrors(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, NewExecution("exec_i", codemode.StatusRunning)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.InsertEntry(ctx, NewEntry("exec_i", 1, codemode.EntryExecuting)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, NewExecution("exec_i", codemode.StatusRunning))
+	insert(t, s, NewEntry("exec_i", 1, codemode.EntryExecuting))
 	badKind := NewEntry("exec_i", 3, codemode.EntryExecuting)
 	badKind.Kind = 0
 	tests := []struct {
@@ -197,19 +176,10 @@ func testInsertEntryErrors(t *testing.T, f Factory) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.InsertEntry(ctx, tt.e)
-			if err == nil {
-				t.Fatal("InsertEntry succeeded")
-			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("error = %v, want %v", err, tt.is)
-			}
+			wantError(t, "InsertEntry", s.InsertEntry(ctx, tt.e), tt.is)
 		})
 	}
-	got, err := s.Entries(ctx, "exec_i")
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := entries(t, s, "exec_i")
 	if diff := cmp.Diff([]codemode.Entry{NewEntry("exec_i", 1, codemode.EntryExecuting)}, got, ignoreStamps); diff != "" {
 		t.Errorf("log after failed inserts (-want +got):\n%s", diff)
 	}
@@ -218,14 +188,10 @@ func testInsertEntryErrors(t *testing.T, f Factory) {
 func testUpdateEntry(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, NewExecution("exec_x", codemode.StatusRunning)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, NewExecution("exec_x", codemode.StatusRunning))
 	e := NewEntry("exec_x", 1, codemode.EntryPending)
 	e.CreatedAt = at(0)
-	if err := s.InsertEntry(ctx, e); err != nil {
-		t.Fatal(err)
-	}
+	insert(t, s, e)
 	steps := []struct {
 		name   string
 		from   codemode.EntryState
@@ -251,10 +217,7 @@ func testUpdateEntry(t *testing.T, f Factory) {
 		if err == nil {
 			want.State, want.Result, want.Error = st.to, st.result, st.errMsg
 		}
-		got, err := s.Entries(ctx, "exec_x")
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := entries(t, s, "exec_x")
 		if diff := cmp.Diff([]codemode.Entry{want}, got, ignoreStamps); diff != "" {
 			t.Errorf("%s: log (-want +got):\n%s", st.name, diff)
 		}
@@ -275,21 +238,12 @@ func testUpdateEntry(t *testing.T, f Factory) {
 func testUpdateEntryRecordsError(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, NewExecution("exec_f", codemode.StatusRunning)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, NewExecution("exec_f", codemode.StatusRunning))
 	e := NewEntry("exec_f", 1, codemode.EntryExecuting)
-	if err := s.InsertEntry(ctx, e); err != nil {
-		t.Fatal(err)
-	}
+	insert(t, s, e)
 	e.State, e.Error = codemode.EntryError, "connection refused"
-	if err := s.UpdateEntry(ctx, e, codemode.EntryExecuting); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Entries(ctx, "exec_f")
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateEntry(ctx, e, codemode.EntryExecuting))
+	got := entries(t, s, "exec_f")
 	if diff := cmp.Diff([]codemode.Entry{e}, got, ignoreStamps); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
@@ -301,22 +255,14 @@ func testUpdateEntryRecordsError(t *testing.T, f Factory) {
 func testEntryTask(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, NewExecution("exec_t", codemode.StatusRunning)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, NewExecution("exec_t", codemode.StatusRunning))
 	one, two := NewEntry("exec_t", 1, codemode.EntryExecuting), NewEntry("exec_t", 2, codemode.EntryExecuting)
-	if err := s.WriteEntries(ctx, []codemode.Entry{one}, nil); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.WriteEntries(ctx, []codemode.Entry{one}, nil))
 	// In a batch with the insert of the next call, as a pass writes it.
 	one.State, one.Task = codemode.EntryWaiting, "5f0c6e1e-task-1"
-	if err := s.WriteEntries(ctx, []codemode.Entry{two}, []codemode.EntryUpdate{{Entry: one, From: codemode.EntryExecuting}}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.WriteEntries(ctx, []codemode.Entry{two}, []codemode.EntryUpdate{{Entry: one, From: codemode.EntryExecuting}}))
 	two.State, two.Task = codemode.EntryWaiting, "task-2"
-	if err := s.UpdateEntry(ctx, two, codemode.EntryExecuting); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateEntry(ctx, two, codemode.EntryExecuting))
 	if diff := cmp.Diff([]codemode.Entry{one, two}, entries(t, s, "exec_t"), ignoreStamps); diff != "" {
 		t.Errorf("log with waiting calls (-want +got):\n%s", diff)
 	}
@@ -324,14 +270,10 @@ func testEntryTask(t *testing.T, f Factory) {
 	// repeat the id.
 	done := one
 	done.State, done.Result, done.Task = codemode.EntryApplied, json.RawMessage(`{"ok":true}`), ""
-	if err := s.UpdateEntry(ctx, done, codemode.EntryWaiting); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateEntry(ctx, done, codemode.EntryWaiting))
 	failed := two
 	failed.State, failed.Error, failed.Task = codemode.EntryError, "the task failed", ""
-	if err := s.WriteEntries(ctx, nil, []codemode.EntryUpdate{{Entry: failed, From: codemode.EntryWaiting}}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.WriteEntries(ctx, nil, []codemode.EntryUpdate{{Entry: failed, From: codemode.EntryWaiting}}))
 	done.Task, failed.Task = one.Task, two.Task
 	if diff := cmp.Diff([]codemode.Entry{done, failed}, entries(t, s, "exec_t"), ignoreStamps); diff != "" {
 		t.Errorf("log after the tasks ended (-want +got):\n%s", diff)
@@ -346,9 +288,7 @@ func testEntryTask(t *testing.T, f Factory) {
 	// An entry inserted with its id keeps it.
 	three := NewEntry("exec_t", 3, codemode.EntryWaiting)
 	three.Task = "task-3"
-	if err := s.InsertEntry(ctx, three); err != nil {
-		t.Fatal(err)
-	}
+	insert(t, s, three)
 	if got := entries(t, s, "exec_t"); len(got) != 3 || got[2].Task != "task-3" {
 		t.Errorf("inserted waiting entry = %+v, want task-3", got)
 	}

@@ -31,14 +31,11 @@ func testExecutionRoundTrip(t *testing.T, f Factory) {
 		{"traced", &codemode.Execution{ID: "exec_traced", Code: "1", Status: codemode.StatusRunning, Trace: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
 	}
 	s := f.New(t)
-	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			explicit := tt.e.CreatedAt
 			before := time.Now()
-			if err := s.CreateExecution(ctx, tt.e); err != nil {
-				t.Fatal(err)
-			}
+			create(t, s, tt.e)
 			if !explicit.IsZero() && !tt.e.CreatedAt.Equal(explicit) {
 				t.Errorf("CreatedAt = %v, want the caller's %v", tt.e.CreatedAt, explicit)
 			}
@@ -48,10 +45,7 @@ func testExecutionRoundTrip(t *testing.T, f Factory) {
 			if !tt.e.UpdatedAt.Equal(tt.e.CreatedAt) {
 				t.Errorf("UpdatedAt = %v, want CreatedAt %v", tt.e.UpdatedAt, tt.e.CreatedAt)
 			}
-			got, err := s.GetExecution(ctx, tt.e.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := execution(t, s, tt.e.ID)
 			if diff := cmp.Diff(tt.e, got, rawAsString); diff != "" {
 				t.Errorf("GetExecution (-want +got):\n%s", diff)
 			}
@@ -62,9 +56,7 @@ func testExecutionRoundTrip(t *testing.T, f Factory) {
 func testCreateExecutionErrors(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, NewExecution("exec_1", codemode.StatusRunning)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, NewExecution("exec_1", codemode.StatusRunning))
 	tests := []struct {
 		name string
 		e    *codemode.Execution
@@ -76,13 +68,7 @@ func testCreateExecutionErrors(t *testing.T, f Factory) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.CreateExecution(ctx, tt.e)
-			if err == nil {
-				t.Fatal("CreateExecution succeeded")
-			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("error = %v, want %v", err, tt.is)
-			}
+			wantError(t, "CreateExecution", s.CreateExecution(ctx, tt.e), tt.is)
 		})
 	}
 }
@@ -93,9 +79,7 @@ func testUpdateExecution(t *testing.T, f Factory) {
 	e := NewExecution("exec_u", codemode.StatusRunning)
 	e.CreatedAt = at(0)
 	e.Task = &codemode.Task{TTL: time.Hour}
-	if err := s.CreateExecution(ctx, e); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, e)
 	want := &codemode.Execution{
 		ID:         e.ID,
 		Code:       "ignored: code never changes",
@@ -106,16 +90,11 @@ func testUpdateExecution(t *testing.T, f Factory) {
 		Connectors: map[string]string{"notes": "sha256:def", "files": "sha256:123"},
 		Clock:      codemode.Clock{Seed: 7, Times: []int64{5}},
 	}
-	if err := s.UpdateExecution(ctx, want, codemode.StatusRunning); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateExecution(ctx, want, codemode.StatusRunning))
 	if !want.UpdatedAt.After(at(0)) {
 		t.Errorf("UpdatedAt = %v, want a zero one set by the store", want.UpdatedAt)
 	}
-	got, err := s.GetExecution(ctx, e.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := execution(t, s, e.ID)
 	// Code, CreatedAt, Task and StartedBy are written once, when the run
 	// is created.
 	want.Code, want.CreatedAt, want.Task, want.StartedBy = e.Code, e.CreatedAt, e.Task, e.StartedBy
@@ -125,13 +104,8 @@ func testUpdateExecution(t *testing.T, f Factory) {
 
 	// Clearing fields stores them empty; a given UpdatedAt is kept.
 	cleared := &codemode.Execution{ID: e.ID, Status: codemode.StatusRunning, UpdatedAt: at(9)}
-	if err := s.UpdateExecution(ctx, cleared, codemode.StatusPaused); err != nil {
-		t.Fatal(err)
-	}
-	got, err = s.GetExecution(ctx, e.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateExecution(ctx, cleared, codemode.StatusPaused))
+	got = execution(t, s, e.ID)
 	cleared.Code, cleared.CreatedAt, cleared.Task, cleared.StartedBy = e.Code, e.CreatedAt, e.Task, e.StartedBy
 	if diff := cmp.Diff(cleared, got); diff != "" {
 		t.Errorf("after clearing (-want +got):\n%s", diff)
@@ -141,9 +115,7 @@ func testUpdateExecution(t *testing.T, f Factory) {
 func testUpdateExecutionErrors(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	if err := s.CreateExecution(ctx, NewExecution("exec_p", codemode.StatusPaused)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, NewExecution("exec_p", codemode.StatusPaused))
 	tests := []struct {
 		name string
 		e    *codemode.Execution
@@ -161,10 +133,7 @@ func testUpdateExecutionErrors(t *testing.T, f Factory) {
 			}
 		})
 	}
-	got, err := s.GetExecution(ctx, "exec_p")
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := execution(t, s, "exec_p")
 	if got.Status != codemode.StatusPaused {
 		t.Errorf("status after failed update = %v, want paused", got.Status)
 	}
@@ -205,9 +174,7 @@ func testListExecutions(t *testing.T, f Factory) {
 		if tasks[x.id] {
 			e.Task = &codemode.Task{TTL: time.Minute}
 		}
-		if err := s.CreateExecution(ctx, e); err != nil {
-			t.Fatal(err)
-		}
+		create(t, s, e)
 	}
 	tests := []struct {
 		name string
@@ -226,11 +193,7 @@ func testListExecutions(t *testing.T, f Factory) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.ListExecutions(ctx, tt.f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, ids(got)); diff != "" {
+			if diff := cmp.Diff(tt.want, listed(t, s, tt.f)); diff != "" {
 				t.Errorf("ids (-want +got):\n%s", diff)
 			}
 		})
@@ -240,39 +203,22 @@ func testListExecutions(t *testing.T, f Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := s.GetExecution(ctx, "e")
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := execution(t, s, "e")
 	if diff := cmp.Diff([]*codemode.Execution{want}, got); diff != "" {
 		t.Errorf("listed record (-want +got):\n%s", diff)
 	}
-}
-
-func ids(es []*codemode.Execution) []string {
-	var out []string
-	for _, e := range es {
-		out = append(out, e.ID)
-	}
-	return out
 }
 
 func testDeleteExecutionCascades(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
-		if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusCompleted)); err != nil {
-			t.Fatal(err)
-		}
+		create(t, s, NewExecution(id, codemode.StatusCompleted))
 		for seq := 1; seq <= 3; seq++ {
-			if err := s.InsertEntry(ctx, NewEntry(id, seq, codemode.EntryApplied)); err != nil {
-				t.Fatal(err)
-			}
+			insert(t, s, NewEntry(id, seq, codemode.EntryApplied))
 		}
 	}
-	if err := s.DeleteExecution(ctx, "gone"); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.DeleteExecution(ctx, "gone"))
 	if _, err := s.GetExecution(ctx, "gone"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("GetExecution after delete: %v, want ErrNotFound", err)
 	}
@@ -295,13 +241,9 @@ func countEntries(t *testing.T, s codemode.Store, id string) int {
 	ctx := context.Background()
 	log, err := s.Entries(ctx, id)
 	if errors.Is(err, codemode.ErrNotFound) {
-		if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusCompleted)); err != nil {
-			t.Fatal(err)
-		}
+		create(t, s, NewExecution(id, codemode.StatusCompleted))
 		defer func() {
-			if err := s.DeleteExecution(ctx, id); err != nil {
-				t.Fatal(err)
-			}
+			must(t, s.DeleteExecution(ctx, id))
 		}()
 		log, err = s.Entries(ctx, id)
 	}
@@ -345,12 +287,8 @@ func testPruneExecutions(t *testing.T, f Factory) {
 			for i, x := range seed {
 				e := NewExecution(x.id, x.status)
 				e.CreatedAt = at(i)
-				if err := s.CreateExecution(ctx, e); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.InsertEntry(ctx, NewEntry(x.id, 1, codemode.EntryApplied)); err != nil {
-					t.Fatal(err)
-				}
+				create(t, s, e)
+				insert(t, s, NewEntry(x.id, 1, codemode.EntryApplied))
 			}
 			n, err := s.PruneExecutions(ctx, tt.keep)
 			if err != nil {
@@ -359,11 +297,7 @@ func testPruneExecutions(t *testing.T, f Factory) {
 			if n != tt.deleted {
 				t.Errorf("PruneExecutions(%d) = %d, want %d", tt.keep, n, tt.deleted)
 			}
-			got, err := s.ListExecutions(ctx, codemode.ExecutionFilter{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.left, ids(got)); diff != "" {
+			if diff := cmp.Diff(tt.left, listed(t, s, codemode.ExecutionFilter{})); diff != "" {
 				t.Errorf("left (-want +got):\n%s", diff)
 			}
 			for _, x := range seed {

@@ -34,23 +34,16 @@ func withState(e codemode.Entry, state codemode.EntryState, result string) codem
 // committed executing.
 func journalRun(t *testing.T, s codemode.Store, id string) {
 	t.Helper()
-	ctx := context.Background()
 	e := NewExecution(id, codemode.StatusRunning)
 	e.Owner = "own_dead"
-	if err := s.CreateExecution(ctx, e); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.InsertEntry(ctx, NewEntry(id, 1, codemode.EntryExecuting)); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, e)
+	insert(t, s, NewEntry(id, 1, codemode.EntryExecuting))
 }
 
 // recoverRun recovers execution id of own_dead.
 func recoverRun(t *testing.T, s codemode.Store, id string) {
 	t.Helper()
-	if err := s.RecoverExecution(context.Background(), interruption(id), codemode.StatusRunning, "own_dead", unknownNote); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.RecoverExecution(context.Background(), interruption(id), codemode.StatusRunning, "own_dead", unknownNote))
 }
 
 // Journaled entries are not visible; recovery applies them: an entry the
@@ -63,12 +56,8 @@ func testJournalApplied(t *testing.T, f Factory) {
 	ctx := context.Background()
 	journalRun(t, s, "exec_j")
 	e1, e2, e3 := NewEntry("exec_j", 1, codemode.EntryExecuting), NewEntry("exec_j", 2, codemode.EntryExecuting), NewEntry("exec_j", 3, codemode.EntryExecuting)
-	if err := j.Journal(ctx, "exec_j", []codemode.Entry{withState(e1, codemode.EntryApplied, `{"r":1}`), e2, e3}); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Journal(ctx, "exec_j", []codemode.Entry{withState(e3, codemode.EntryApplied, `{"r":3}`)}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, j.Journal(ctx, "exec_j", []codemode.Entry{withState(e1, codemode.EntryApplied, `{"r":1}`), e2, e3}))
+	must(t, j.Journal(ctx, "exec_j", []codemode.Entry{withState(e3, codemode.EntryApplied, `{"r":3}`)}))
 	if diff := cmp.Diff([]codemode.Entry{e1}, entries(t, s, "exec_j"), ignoreStamps); diff != "" {
 		t.Errorf("log before recovery: journaled entries are not visible (-want +got):\n%s", diff)
 	}
@@ -90,14 +79,10 @@ func testJournalNeverUndoes(t *testing.T, f Factory) {
 	journalRun(t, s, "exec_j")
 	e1 := NewEntry("exec_j", 1, codemode.EntryExecuting)
 	committed := withState(e1, codemode.EntryApplied, `{"committed":true}`)
-	if err := s.UpdateEntry(ctx, committed, codemode.EntryExecuting); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateEntry(ctx, committed, codemode.EntryExecuting))
 	stale := withState(e1, codemode.EntryError, "")
 	stale.Error = "stale"
-	if err := j.Journal(ctx, "exec_j", []codemode.Entry{e1, stale}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, j.Journal(ctx, "exec_j", []codemode.Entry{e1, stale}))
 	recoverRun(t, s, "exec_j")
 	if diff := cmp.Diff([]codemode.Entry{committed}, entries(t, s, "exec_j"), ignoreStamps, rawAsString); diff != "" {
 		t.Errorf("log after recovery (-want +got):\n%s", diff)
@@ -113,16 +98,10 @@ func testDropJournal(t *testing.T, f Factory) {
 	if err := j.DropJournal(ctx, "exec_j"); err != nil {
 		t.Errorf("DropJournal without a journal: %v", err)
 	}
-	if err := j.Journal(ctx, "exec_j", []codemode.Entry{NewEntry("exec_j", 2, codemode.EntryExecuting)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.DropJournal(ctx, "exec_j"); err != nil {
-		t.Fatal(err)
-	}
+	must(t, j.Journal(ctx, "exec_j", []codemode.Entry{NewEntry("exec_j", 2, codemode.EntryExecuting)}))
+	must(t, j.DropJournal(ctx, "exec_j"))
 	e3 := NewEntry("exec_j", 3, codemode.EntryExecuting)
-	if err := j.Journal(ctx, "exec_j", []codemode.Entry{withState(e3, codemode.EntryApplied, `3`)}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, j.Journal(ctx, "exec_j", []codemode.Entry{withState(e3, codemode.EntryApplied, `3`)}))
 	recoverRun(t, s, "exec_j")
 	unknown := withState(NewEntry("exec_j", 1, codemode.EntryExecuting), codemode.EntryUnknown, "")
 	unknown.Error = unknownNote
@@ -165,9 +144,7 @@ func testJournalOfAnotherHandle(t *testing.T, f Factory) {
 		}()
 	}
 	for range runs {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		must(t, <-done)
 	}
 	for _, id := range ids {
 		recoverRun(t, other, id)

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +18,7 @@ func testOwners(t *testing.T, f Factory) {
 		StartedAt: at(1), Heartbeat: at(2), Lease: 15 * time.Second}
 	b := codemode.Owner{ID: "own_b", Host: "other", PID: 7, StartedAt: at(3), Heartbeat: at(3), Lease: time.Minute}
 	for _, o := range []codemode.Owner{b, a} {
-		if err := s.RegisterOwner(ctx, o); err != nil {
-			t.Fatal(err)
-		}
+		must(t, s.RegisterOwner(ctx, o))
 	}
 	if err := s.RegisterOwner(ctx, a); !errors.Is(err, codemode.ErrConflict) {
 		t.Errorf("registering own_a twice: %v, want ErrConflict", err)
@@ -37,16 +34,12 @@ func testOwners(t *testing.T, f Factory) {
 	if diff := cmp.Diff([]codemode.Owner{a, b}, owners()); diff != "" {
 		t.Errorf("owners (-want +got):\n%s", diff)
 	}
-	if err := s.Heartbeat(ctx, "own_a", at(9)); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.Heartbeat(ctx, "own_a", at(9)))
 	a.Heartbeat = at(9)
 	if diff := cmp.Diff([]codemode.Owner{a, b}, owners()); diff != "" {
 		t.Errorf("owners after a heartbeat (-want +got):\n%s", diff)
 	}
-	if err := s.RemoveOwner(ctx, "own_a"); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.RemoveOwner(ctx, "own_a"))
 	if diff := cmp.Diff([]codemode.Owner{b}, owners()); diff != "" {
 		t.Errorf("owners after a removal (-want +got):\n%s", diff)
 	}
@@ -69,9 +62,7 @@ func recoverable(t *testing.T, s codemode.Store, id string, from codemode.ExecSt
 	ctx := context.Background()
 	e := NewExecution(id, from)
 	e.Owner = owner
-	if err := s.CreateExecution(ctx, e); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, e)
 	log := []codemode.Entry{
 		NewEntry(id, 1, codemode.EntryApplied),
 		NewEntry(id, 2, codemode.EntryError),
@@ -87,9 +78,7 @@ func recoverable(t *testing.T, s codemode.Store, id string, from codemode.ExecSt
 	log[1].Error = "boom"
 	log[7].Error = "connector c needs a sign-in: not signed in yet"
 	log[6].Kind, log[6].Connector, log[6].Method, log[6].Name, log[6].Args = codemode.KindStep, "codemode", "step", "pick", nil
-	if err := s.WriteEntries(ctx, log, nil); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.WriteEntries(ctx, log, nil))
 	return log
 }
 
@@ -122,16 +111,11 @@ func testRecoverExecution(t *testing.T, f Factory) {
 			log := recoverable(t, s, "exec_r", from, "own_dead")
 			other := recoverable(t, s, "exec_other", codemode.StatusRunning, "own_dead")
 			e := interruption("exec_r")
-			if err := s.RecoverExecution(ctx, e, from, "own_dead", unknownNote); err != nil {
-				t.Fatal(err)
-			}
+			must(t, s.RecoverExecution(ctx, e, from, "own_dead", unknownNote))
 			if e.Owner != "" || !e.UpdatedAt.Equal(at(30)) {
 				t.Errorf("written back: owner %q, updated %v; want no owner, %v", e.Owner, e.UpdatedAt, at(30))
 			}
-			got, err := s.GetExecution(ctx, "exec_r")
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := execution(t, s, "exec_r")
 			want := NewExecution("exec_r", codemode.StatusError)
 			want.Error, want.CreatedAt, want.UpdatedAt = e.Error, got.CreatedAt, at(30)
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -170,10 +154,7 @@ func testRecoverExecutionErrors(t *testing.T, f Factory) {
 			}
 		})
 	}
-	got, err := s.GetExecution(ctx, "exec_r")
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := execution(t, s, "exec_r")
 	if got.Status != codemode.StatusRunning || got.Owner != "own_a" {
 		t.Errorf("after refused recoveries: %s owned by %q, want running owned by own_a", got.Status, got.Owner)
 	}
@@ -181,9 +162,7 @@ func testRecoverExecutionErrors(t *testing.T, f Factory) {
 		t.Errorf("log after refused recoveries (-want +got):\n%s", diff)
 	}
 	// Recovery is idempotent: once done, it is refused and changes nothing.
-	if err := s.RecoverExecution(ctx, interruption("exec_r"), codemode.StatusRunning, "own_a", unknownNote); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.RecoverExecution(ctx, interruption("exec_r"), codemode.StatusRunning, "own_a", unknownNote))
 	again := interruption("exec_r")
 	again.Error, again.UpdatedAt = "second", at(40)
 	if err := s.RecoverExecution(ctx, again, codemode.StatusRunning, "own_a", "second note"); !errors.Is(err, codemode.ErrConflict) {
@@ -207,39 +186,11 @@ func testRecoverRace(t *testing.T, f Factory) {
 	for r := range rounds {
 		id := "exec_race" + string(rune('a'+r))
 		log := recoverable(t, stores[0], id, codemode.StatusRunning, "own_dead")
-		errs := make([]error, racers)
-		var wg sync.WaitGroup
-		for i := range racers {
-			s := stores[i%len(stores)]
-			wg.Go(func() {
-				errs[i] = s.RecoverExecution(ctx, interruption(id), codemode.StatusRunning, "own_dead", unknownNote)
-			})
-		}
-		wg.Wait()
-		wins := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				wins++
-			case !errors.Is(err, codemode.ErrConflict):
-				t.Fatalf("%s: %v, want nil or ErrConflict", id, err)
-			}
-		}
-		if wins != 1 {
-			t.Fatalf("%s: %d recoveries won, want 1 (%v)", id, wins, errs)
-		}
+		race(t, id, racers, func(i int) (bool, error) {
+			return conditional(stores[i%len(stores)].RecoverExecution(ctx, interruption(id), codemode.StatusRunning, "own_dead", unknownNote))
+		})
 		if diff := cmp.Diff(recovered(log, unknownNote), entries(t, stores[1], id), ignoreStamps); diff != "" {
 			t.Fatalf("%s: log (-want +got):\n%s", id, diff)
 		}
 	}
-}
-
-// entries returns the log of id.
-func entries(t *testing.T, s codemode.Store, id string) []codemode.Entry {
-	t.Helper()
-	log, err := s.Entries(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return log
 }

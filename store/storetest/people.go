@@ -21,21 +21,12 @@ func testPeople(t *testing.T, f Factory) {
 	theirs.StartedBy, theirs.CreatedAt = bob, at(2)
 	nobody := NewExecution("exec_old", codemode.StatusCompleted)
 	nobody.StartedBy, nobody.CreatedAt = codemode.Person{}, at(3)
-	for _, e := range []*codemode.Execution{mine, theirs, nobody} {
-		if err := s.CreateExecution(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	create(t, s, mine, theirs, nobody)
 	moved := *mine
 	moved.StartedBy = bob // not written by an update
 	moved.Status, moved.UpdatedAt = codemode.StatusRunning, at(4)
-	if err := s.UpdateExecution(ctx, &moved, codemode.StatusPaused); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.GetExecution(ctx, mine.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateExecution(ctx, &moved, codemode.StatusPaused))
+	got := execution(t, s, mine.ID)
 	if got.StartedBy != alice {
 		t.Errorf("StartedBy after an update = %+v, want %+v (written once)", got.StartedBy, alice)
 	}
@@ -48,15 +39,7 @@ func testPeople(t *testing.T, f Factory) {
 		{"sub-nobody", nil},
 		{"", []string{"exec_old", "exec_bob", "exec_alice"}},
 	} {
-		list, err := s.ListExecutions(ctx, codemode.ExecutionFilter{StartedBy: tc.subject})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, e := range list {
-			ids = append(ids, e.ID)
-		}
-		if diff := cmp.Diff(tc.want, ids); diff != "" {
+		if diff := cmp.Diff(tc.want, listed(t, s, codemode.ExecutionFilter{StartedBy: tc.subject})); diff != "" {
 			t.Errorf("ListExecutions(StartedBy %q) (-want +got):\n%s", tc.subject, diff)
 		}
 	}
@@ -67,25 +50,16 @@ func testPeople(t *testing.T, f Factory) {
 
 	pending := NewEntry(mine.ID, 1, codemode.EntryPending)
 	other := NewEntry(mine.ID, 2, codemode.EntryPending)
-	if err := s.WriteEntries(ctx, []codemode.Entry{pending, other}, nil); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.WriteEntries(ctx, []codemode.Entry{pending, other}, nil))
 	approved, rejected := pending, other
 	approved.State, approved.DecidedBy, approved.DecidedAt = codemode.EntryExecuting, bob, at(5)
 	rejected.State, rejected.DecidedBy, rejected.DecidedAt = codemode.EntryRejected, bob, at(5)
-	if err := s.WriteEntries(ctx, nil, []codemode.EntryUpdate{{Entry: approved, From: codemode.EntryPending}, {Entry: rejected, From: codemode.EntryPending}}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.WriteEntries(ctx, nil, []codemode.EntryUpdate{{Entry: approved, From: codemode.EntryPending}, {Entry: rejected, From: codemode.EntryPending}}))
 	// A later update without a decider, or with another, keeps the first.
 	applied := approved
 	applied.State, applied.DecidedBy, applied.DecidedAt = codemode.EntryApplied, codemode.Person{}, at(0)
-	if err := s.UpdateEntry(ctx, applied, codemode.EntryExecuting); err != nil {
-		t.Fatal(err)
-	}
-	log, err := s.Entries(ctx, mine.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.UpdateEntry(ctx, applied, codemode.EntryExecuting))
+	log := entries(t, s, mine.ID)
 	for _, en := range log {
 		if en.DecidedBy != bob || !en.DecidedAt.Equal(at(5)) {
 			t.Errorf("entry %d decided by %+v at %v, want %+v at %v", en.Seq, en.DecidedBy, en.DecidedAt, bob, at(5))
@@ -99,13 +73,8 @@ func testPeople(t *testing.T, f Factory) {
 		t.Errorf("ClippedEntries lost the decider: %+v", clipped)
 	}
 	undecided := NewEntry(mine.ID, 3, codemode.EntryExecuting)
-	if err := s.InsertEntry(ctx, undecided); err != nil {
-		t.Fatal(err)
-	}
-	log, err = s.Entries(ctx, mine.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	insert(t, s, undecided)
+	log = entries(t, s, mine.ID)
 	if en := log[2]; !en.DecidedBy.IsZero() || !en.DecidedAt.IsZero() {
 		t.Errorf("an entry nobody decided reads back decided by %+v at %v", en.DecidedBy, en.DecidedAt)
 	}
@@ -124,9 +93,7 @@ func testAudit(t *testing.T, f Factory) {
 		{At: at(3), Person: codemode.Local, Action: codemode.AuditSignIn, Target: "github", Outcome: codemode.AuditOK},
 	}
 	for _, r := range recs {
-		if err := s.Audit(ctx, r); err != nil {
-			t.Fatal(err)
-		}
+		must(t, s.Audit(ctx, r))
 	}
 	for _, bad := range []codemode.AuditRecord{{Person: alice}, {Action: codemode.AuditRun}} {
 		if err := s.Audit(ctx, bad); err == nil {
@@ -134,10 +101,13 @@ func testAudit(t *testing.T, f Factory) {
 		}
 	}
 	noIDs := cmp.Transformer("noID", func(r codemode.AuditRecord) codemode.AuditRecord { r.ID = 0; return r })
-	all, err := s.AuditRecords(ctx, codemode.AuditQuery{})
-	if err != nil {
-		t.Fatal(err)
+	audit := func(q codemode.AuditQuery) []codemode.AuditRecord {
+		t.Helper()
+		recs, err := s.AuditRecords(ctx, q)
+		must(t, err)
+		return recs
 	}
+	all := audit(codemode.AuditQuery{})
 	if diff := cmp.Diff(recs, all, noIDs); diff != "" {
 		t.Errorf("AuditRecords (-want +got):\n%s", diff)
 	}
@@ -146,29 +116,17 @@ func testAudit(t *testing.T, f Factory) {
 			t.Errorf("ids not increasing: %d after %d", all[i].ID, all[i-1].ID)
 		}
 	}
-	since, err := s.AuditRecords(ctx, codemode.AuditQuery{Since: at(2), Limit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(recs[1:3], since, noIDs); diff != "" {
+	if diff := cmp.Diff(recs[1:3], audit(codemode.AuditQuery{Since: at(2), Limit: 2}), noIDs); diff != "" {
 		t.Errorf("AuditRecords(since 2, limit 2) (-want +got):\n%s", diff)
 	}
-	run, err := s.AuditRecords(ctx, codemode.AuditQuery{ExecutionID: "exec_1", Since: at(2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(recs[1:3], run, noIDs); diff != "" {
+	if diff := cmp.Diff(recs[1:3], audit(codemode.AuditQuery{ExecutionID: "exec_1", Since: at(2)}), noIDs); diff != "" {
 		t.Errorf("AuditRecords(exec_1, since 2) (-want +got):\n%s", diff)
 	}
 	n, err := s.PruneAudit(ctx, at(2))
 	if err != nil || n != 1 {
 		t.Errorf("PruneAudit(before 2) = %d, %v; want 1", n, err)
 	}
-	left, err := s.AuditRecords(ctx, codemode.AuditQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(recs[1:], left, noIDs); diff != "" {
+	if diff := cmp.Diff(recs[1:], audit(codemode.AuditQuery{}), noIDs); diff != "" {
 		t.Errorf("after PruneAudit (-want +got):\n%s", diff)
 	}
 }

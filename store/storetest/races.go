@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -25,45 +24,17 @@ func testUpdateEntryRace(t *testing.T, f Factory) {
 				stores = append(stores, f.Another(t, stores[0]))
 			}
 			const rounds = 40
-			if err := stores[0].CreateExecution(ctx, NewExecution("exec_race", codemode.StatusPaused)); err != nil {
-				t.Fatal(err)
+			create(t, stores[0], NewExecution("exec_race", codemode.StatusPaused))
+			for seq := 1; seq <= rounds; seq++ {
+				insert(t, stores[0], NewEntry("exec_race", seq, codemode.EntryPending))
 			}
 			for seq := 1; seq <= rounds; seq++ {
-				if err := stores[0].InsertEntry(ctx, NewEntry("exec_race", seq, codemode.EntryPending)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for seq := 1; seq <= rounds; seq++ {
-				var (
-					wg   sync.WaitGroup
-					errs [2]error
-				)
-				for c := range 2 {
-					s := stores[c%len(stores)]
+				winner := race(t, fmt.Sprintf("seq %d", seq), 2, func(c int) (bool, error) {
 					e := NewEntry("exec_race", seq, codemode.EntryExecuting)
 					e.Result = json.RawMessage(fmt.Sprintf(`{"winner":%d}`, c))
-					wg.Go(func() { errs[c] = s.UpdateEntry(ctx, e, codemode.EntryPending) })
-				}
-				wg.Wait()
-				winner := -1
-				for c, err := range errs {
-					switch {
-					case err == nil:
-						if winner >= 0 {
-							t.Fatalf("seq %d: both updates won", seq)
-						}
-						winner = c
-					case !errors.Is(err, codemode.ErrConflict):
-						t.Fatalf("seq %d: contender %d: %v, want nil or ErrConflict", seq, c, err)
-					}
-				}
-				if winner < 0 {
-					t.Fatalf("seq %d: no update won: %v", seq, errs)
-				}
-				got, err := stores[len(stores)-1].Entries(ctx, "exec_race")
-				if err != nil {
-					t.Fatal(err)
-				}
+					return conditional(stores[c%len(stores)].UpdateEntry(ctx, e, codemode.EntryPending))
+				})
+				got := entries(t, stores[len(stores)-1], "exec_race")
 				want := json.RawMessage(fmt.Sprintf(`{"winner":%d}`, winner))
 				if g := got[seq-1]; g.State != codemode.EntryExecuting || !cmp.Equal(want, g.Result) {
 					t.Fatalf("seq %d: stored %v %s, want executing %s", seq, g.State, g.Result, want)
@@ -82,37 +53,13 @@ func testClaimRace(t *testing.T, f Factory) {
 	const rounds = 20
 	for i := range rounds {
 		id := fmt.Sprintf("exec_%d", i)
-		if err := stores[0].CreateExecution(ctx, NewExecution(id, codemode.StatusPaused)); err != nil {
-			t.Fatal(err)
-		}
-		var (
-			wg   sync.WaitGroup
-			errs [2]error
-		)
-		for c, s := range stores {
+		create(t, stores[0], NewExecution(id, codemode.StatusPaused))
+		winner := race(t, id, 2, func(c int) (bool, error) {
 			e := NewExecution(id, codemode.StatusRunning)
 			e.Owner = fmt.Sprintf("own_%d", c)
-			wg.Go(func() { errs[c] = s.UpdateExecution(ctx, e, codemode.StatusPaused) })
-		}
-		wg.Wait()
-		winner := -1
-		for c, err := range errs {
-			switch {
-			case err == nil && winner >= 0:
-				t.Fatalf("%s: both claims won", id)
-			case err == nil:
-				winner = c
-			case !errors.Is(err, codemode.ErrConflict):
-				t.Fatalf("%s: %v, want nil or ErrConflict", id, err)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("%s: no claim won (%v)", id, errs)
-		}
-		got, err := stores[1-winner].GetExecution(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
+			return conditional(stores[c].UpdateExecution(ctx, e, codemode.StatusPaused))
+		})
+		got := execution(t, stores[1-winner], id)
 		if want := fmt.Sprintf("own_%d", winner); got.Status != codemode.StatusRunning || got.Owner != want {
 			t.Fatalf("%s: %s owned by %q, want running owned by the winner %q", id, got.Status, got.Owner, want)
 		}
@@ -165,10 +112,7 @@ func testConcurrentWriters(t *testing.T, f Factory) {
 	}
 	for w := range writers {
 		id := fmt.Sprintf("exec_w%d", w)
-		log, err := stores[0].Entries(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log := entries(t, stores[0], id)
 		applied := 0
 		for _, e := range log {
 			if e.State == codemode.EntryApplied {
@@ -201,12 +145,8 @@ func testPruneRace(t *testing.T, f Factory) {
 		}
 		e := NewExecution(fmt.Sprintf("p%02d", i), status)
 		e.CreatedAt = at(i)
-		if err := a.CreateExecution(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.InsertEntry(ctx, NewEntry(e.ID, 1, codemode.EntryApplied)); err != nil {
-			t.Fatal(err)
-		}
+		create(t, a, e)
+		insert(t, a, NewEntry(e.ID, 1, codemode.EntryApplied))
 	}
 	terminal := 0
 	for i := runs - 1; i >= 0; i-- {
@@ -234,15 +174,7 @@ func testPruneRace(t *testing.T, f Factory) {
 	if got, wantN := deleted[0]+deleted[1], runs-len(want); got != wantN {
 		t.Errorf("the two prunes deleted %d + %d runs, want %d in all", deleted[0], deleted[1], wantN)
 	}
-	list, err := a.ListExecutions(ctx, codemode.ExecutionFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range list {
-		got = append(got, e.ID)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, listed(t, a, codemode.ExecutionFilter{})); diff != "" {
 		t.Errorf("left after racing prunes (-want +got):\n%s", diff)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -168,30 +167,10 @@ func testReplaceRecordRace(t *testing.T, f Factory) {
 				t.Fatalf("insert: %v, %v", ok, err)
 			}
 			for round := 1; round <= rounds; round++ {
-				var wg sync.WaitGroup
-				won := make([]bool, contenders)
-				errs := make([]error, contenders)
-				for c := range contenders {
-					s := stores[c%len(stores)]
+				winner := race(t, fmt.Sprintf("round %d", round), contenders, func(c int) (bool, error) {
 					next := json.RawMessage(fmt.Sprintf(`{"round":%d,"winner":%d}`, round, c))
-					wg.Go(func() { won[c], errs[c] = s.ReplaceRecord(ctx, "tokens", "x", cur, next) })
-				}
-				wg.Wait()
-				winner := -1
-				for c := range contenders {
-					if errs[c] != nil {
-						t.Fatalf("round %d: contender %d: %v", round, c, errs[c])
-					}
-					if won[c] {
-						if winner >= 0 {
-							t.Fatalf("round %d: contenders %d and %d both swapped", round, winner, c)
-						}
-						winner = c
-					}
-				}
-				if winner < 0 {
-					t.Fatalf("round %d: nobody swapped", round)
-				}
+					return stores[c%len(stores)].ReplaceRecord(ctx, "tokens", "x", cur, next)
+				})
 				rec, err := stores[len(stores)-1].GetRecord(ctx, "tokens", "x")
 				want := fmt.Sprintf(`{"round":%d,"winner":%d}`, round, winner)
 				if err != nil || string(rec.Value) != want {

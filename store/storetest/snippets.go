@@ -25,9 +25,7 @@ func testSnippets(t *testing.T, f Factory) {
 	}
 	minimal := codemode.Snippet{Name: "answer", Code: "42", CreatedAt: at(2)}
 	for _, sn := range []codemode.Snippet{full, minimal} {
-		if err := s.SaveSnippet(ctx, sn); err != nil {
-			t.Fatal(err)
-		}
+		must(t, s.SaveSnippet(ctx, sn))
 	}
 	for _, want := range []codemode.Snippet{full, minimal} {
 		got, err := s.GetSnippet(ctx, want.Name)
@@ -48,9 +46,7 @@ func testSnippets(t *testing.T, f Factory) {
 
 	// Saving again replaces every field.
 	replaced := codemode.Snippet{Name: "tagged", Code: "1", Description: "v2", CreatedAt: at(3)}
-	if err := s.SaveSnippet(ctx, replaced); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.SaveSnippet(ctx, replaced))
 	got, err := s.GetSnippet(ctx, "tagged")
 	if err != nil {
 		t.Fatal(err)
@@ -60,16 +56,12 @@ func testSnippets(t *testing.T, f Factory) {
 	}
 
 	// A zero CreatedAt is set by the store.
-	if err := s.SaveSnippet(ctx, codemode.Snippet{Name: "now", Code: "Date.now()"}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.SaveSnippet(ctx, codemode.Snippet{Name: "now", Code: "Date.now()"}))
 	if got, err := s.GetSnippet(ctx, "now"); err != nil || got.CreatedAt.IsZero() {
 		t.Errorf("GetSnippet(now) = %+v, %v; want CreatedAt set", got, err)
 	}
 
-	if err := s.DeleteSnippet(ctx, "tagged"); err != nil {
-		t.Fatal(err)
-	}
+	must(t, s.DeleteSnippet(ctx, "tagged"))
 	if _, err := s.GetSnippet(ctx, "tagged"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("GetSnippet after delete: %v, want ErrNotFound", err)
 	}

@@ -132,10 +132,6 @@ type refreshToken struct {
 // records their subject with each call (Calls).
 const SubjectParam = "oauthtest_subject"
 
-// SubjectHeader is the header in which the resource tells Next whose
-// token a request carried.
-const SubjectHeader = "X-Oauthtest-Subject"
-
 // A Call is a tools/call request the resource passed to Next: whose
 // token it carried ("" for a token of nobody in particular) and the
 // request's body.
@@ -249,7 +245,6 @@ func (f *Server) serveRS(w http.ResponseWriter, r *http.Request) {
 	if f.Next != nil {
 		next := f.Next
 		sub := f.subjects[tok]
-		r.Header.Set(SubjectHeader, sub)
 		if r.Method == http.MethodPost && r.Body != nil {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			r.Body = io.NopCloser(strings.NewReader(string(body)))

@@ -26,31 +26,12 @@ var raw []byte
 type Vec struct {
 	v    []byte // int8 values, in the embedded table itself
 	norm float32
-	rank int32
 }
-
-// Rank is the word's place in GloVe's vocabulary, most frequent first
-// (0 is "the"): the commonest words have the vaguest neighbours.
-func (v Vec) Rank() int { return int(v.rank) }
 
 // Ok reports whether v is a vector.
 func (v Vec) Ok() bool { return v.v != nil }
 
-// Cos is the cosine similarity of a and b (0 when either is no vector).
-func Cos(a, b Vec) float32 {
-	if a.v == nil || b.v == nil || len(a.v) != len(b.v) {
-		return 0
-	}
-	var dot int32
-	bv := b.v[:len(a.v)]
-	for i, x := range a.v {
-		dot += int32(int8(x)) * int32(int8(bv[i]))
-	}
-	return float32(dot) / (a.norm * b.norm)
-}
-
 type table struct {
-	words []string
 	index map[string]int32
 	dim   int
 	vecs  []byte // int8 values
@@ -81,7 +62,7 @@ func load() *table {
 		if len(words) != n {
 			return
 		}
-		t := table{words: words, index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
+		t := table{index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
 		// The vectors stay where go:embed put them (read-only data, paged in
 		// as used), read as int8 one byte at a time.
 		t.vecs = b[wl:]
@@ -107,7 +88,7 @@ func Lookup(word string) Vec {
 	if !ok {
 		return Vec{}
 	}
-	return Vec{v: t.vecs[int(i)*t.dim : int(i+1)*t.dim], norm: t.norms[i], rank: i}
+	return Vec{v: t.vecs[int(i)*t.dim : int(i+1)*t.dim], norm: t.norms[i]}
 }
 
 // Dim is the number of dimensions of v.
@@ -124,15 +105,3 @@ func (v Vec) AddTo(acc []float32, k float32) {
 		acc[i] += k * float32(int8(x))
 	}
 }
-
-// Word returns the word of rank i (0 ≤ i < Len()), most frequent first.
-func Word(i int) string {
-	t := load()
-	if i < 0 || i >= len(t.words) {
-		return ""
-	}
-	return t.words[i]
-}
-
-// Len is the number of words that have vectors.
-func Len() int { return len(load().index) }

@@ -48,8 +48,8 @@ func TestWordByRank(t *testing.T) {
 	if w := wordvec.Word(0); w != "the" {
 		t.Errorf("Word(0) = %q, want the", w)
 	}
-	if w := wordvec.Word(1234); wordvec.Lookup(w).Rank() != 1234 {
-		t.Errorf("Word(1234) = %q of rank %d", w, wordvec.Lookup(w).Rank())
+	if w := wordvec.Word(1234); wordvec.Rank(w) != 1234 {
+		t.Errorf("Word(1234) = %q of rank %d", w, wordvec.Rank(w))
 	}
 	if wordvec.Word(-1) != "" || wordvec.Word(wordvec.Len()) != "" {
 		t.Error("a rank out of range has a word")

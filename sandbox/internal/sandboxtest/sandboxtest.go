@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -23,9 +24,7 @@ import (
 type Host struct {
 	OnCall       func(ctx context.Context, c sandbox.Call) (json.RawMessage, error)
 	OnStepResult func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error)
-	OnStepDone   func(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error
 	OnSearch     func(ctx context.Context, query string) (json.RawMessage, error)
-	OnDescribe   func(ctx context.Context, path string) (json.RawMessage, error)
 	OnSnippet    func(ctx context.Context, name string, input json.RawMessage) (string, error)
 	OnService    func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 
@@ -72,21 +71,18 @@ func (h *Host) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	return nil, false, nil
 }
 
-// StepDone records the step's value or failure and calls OnStepDone.
-func (h *Host) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
+// StepDone records the step's value or failure.
+func (h *Host) StepDone(_ context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	h.mu.Lock()
 	h.done = append(h.done, StepRecord{s, string(value), errMsg})
 	h.mu.Unlock()
 	h.record(fmt.Sprintf("stepDone %d %s", s.Seq, s.Name))
-	if h.OnStepDone != nil {
-		return h.OnStepDone(ctx, s, value, errMsg)
-	}
 	return nil
 }
 
-// Service answers codemode.search, codemode.describe and codemode.run's
-// lookup with OnSearch, OnDescribe and OnSnippet, and any other with
-// OnService.
+// Service answers codemode.search and codemode.run's lookup with
+// OnSearch and OnSnippet, codemode.describe with the path it was given,
+// and any other with OnService.
 func (h *Host) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMessage, error) {
 	var a []json.RawMessage
 	if err := json.Unmarshal(sc.Args, &a); err != nil {
@@ -108,9 +104,6 @@ func (h *Host) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 		return json.RawMessage(`{"results":[],"total":0}`), nil
 	case "describe":
 		h.record(fmt.Sprintf("describe %d %s", sc.Seq, str(0)))
-		if h.OnDescribe != nil {
-			return h.OnDescribe(ctx, str(0))
-		}
 		return json.RawMessage(`{"path":` + fmt.Sprintf("%q", str(0)) + `}`), nil
 	case sandbox.SnippetService:
 		h.record("snippet " + str(0))
@@ -134,33 +127,24 @@ func (h *Host) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 }
 
 // Calls returns the connector calls made, in the order they came.
-func (h *Host) Calls() []sandbox.Call {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]sandbox.Call(nil), h.calls...)
-}
+func (h *Host) Calls() []sandbox.Call { return clone(h, &h.calls) }
 
 // Log returns every host method called, in order: "call 1 notes.add",
 // "stepResult 2 x", "search 3 q", "snippet name"…
-func (h *Host) Log() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.log...)
-}
+func (h *Host) Log() []string { return clone(h, &h.log) }
 
 // SnippetInputs returns the input JSON of every lookup of a snippet
 // (codemode.run), in order.
-func (h *Host) SnippetInputs() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.snippetInputs...)
-}
+func (h *Host) SnippetInputs() []string { return clone(h, &h.snippetInputs) }
 
 // Steps returns the steps recorded by StepDone.
-func (h *Host) Steps() []StepRecord {
+func (h *Host) Steps() []StepRecord { return clone(h, &h.done) }
+
+// clone returns a copy of *s, one of h's records, read under h.mu.
+func clone[T any](h *Host, s *[]T) []T {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]StepRecord(nil), h.done...)
+	return slices.Clone(*s)
 }
 
 // Globals are the connectors of most tests.
