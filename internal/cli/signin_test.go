@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,12 +50,8 @@ func setBrowser(t *testing.T) {
 // the test authorization server; it returns the server and the MCP URL.
 func protectedServer(t *testing.T) (*oauthtest.Server, string) {
 	t.Helper()
-	target, err := url.Parse(fixture.StartHTTP(t, false))
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := oauthtest.New(t)
-	f.Next = fixture.Proxy(t, target.String())
+	f.Next = fixture.Proxy(t, fixture.StartHTTP(t, false))
 	return f, f.ServerURL()
 }
 
