@@ -29,8 +29,6 @@ type tsType struct {
 	items []*tsType  // kTuple elements; kUnion/kIntersection members
 	props []prop     // kObject
 	index *tsType    // kObject index signature type (nil: none)
-
-	normalized bool // set on the results of normalize
 }
 
 // prop is one property of an object type.
@@ -70,42 +68,30 @@ func intersection(items ...*tsType) *tsType {
 	return &tsType{kind: kIntersection, items: items}
 }
 
-// normalize returns a simplified copy of t: nested unions and intersections
-// flattened, duplicates removed, unknown absorbing unions and vanishing from
-// intersections, never vanishing from unions and absorbing intersections,
-// and object index signatures widened so every property fits them (as
-// TypeScript requires; when a property holds an object type the index
-// becomes unknown instead, to keep the output linear). Normalizing a
-// normalized tree returns it as is.
+// normalize simplifies t, in place, and returns it or what replaces it:
+// nested unions and intersections flattened, duplicates removed, unknown
+// absorbing unions and vanishing from intersections, never vanishing from
+// unions and absorbing intersections, and object index signatures widened
+// so every property fits them (as TypeScript requires; when a property
+// holds an object type the index becomes unknown instead, to keep the
+// output linear). A normalized tree normalizes to itself.
 func normalize(t *tsType) *tsType {
-	if t.normalized {
-		return t
-	}
-	out := normalizeCopy(t)
-	out.normalized = true
-	return out
-}
-
-func normalizeCopy(t *tsType) *tsType {
 	switch t.kind {
 	case kArray:
-		return arrayOf(normalize(t.elem))
+		t.elem = normalize(t.elem)
 	case kTuple:
-		out := &tsType{kind: kTuple, items: make([]*tsType, len(t.items))}
 		for i, it := range t.items {
-			out.items[i] = normalize(it)
+			t.items[i] = normalize(it)
 		}
 		if t.elem != nil {
-			out.elem = normalize(t.elem)
+			t.elem = normalize(t.elem)
 		}
-		return out
 	case kUnion, kIntersection:
 		return normalizeSet(t)
 	case kObject:
-		return normalizeObject(t)
+		normalizeObject(t)
 	}
-	c := *t
-	return &c
+	return t
 }
 
 func normalizeSet(t *tsType) *tsType {
@@ -151,34 +137,30 @@ func normalizeSet(t *tsType) *tsType {
 	return &tsType{kind: t.kind, items: members}
 }
 
-func normalizeObject(t *tsType) *tsType {
-	out := &tsType{kind: kObject, props: make([]prop, len(t.props))}
+func normalizeObject(t *tsType) {
 	optional := false
-	for i, p := range t.props {
-		p.typ = normalize(p.typ)
-		out.props[i] = p
-		optional = optional || p.optional
+	for i := range t.props {
+		t.props[i].typ = normalize(t.props[i].typ)
+		optional = optional || t.props[i].optional
 	}
 	if t.index == nil {
-		return out
+		return
 	}
-	idx := normalize(t.index)
-	if idx.kind != kUnknown && len(out.props) > 0 && !propsHaveObjects(out.props) {
-		members := []*tsType{idx}
-		for _, p := range out.props {
+	t.index = normalize(t.index)
+	if t.index.kind != kUnknown && len(t.props) > 0 && !propsHaveObjects(t.props) {
+		members := []*tsType{t.index}
+		for _, p := range t.props {
 			members = append(members, p.typ)
 		}
 		if optional {
 			members = append(members, keyword("undefined"))
 		}
-		idx = normalize(union(members...))
-	} else if len(out.props) > 0 {
+		t.index = normalize(union(members...))
+	} else if len(t.props) > 0 {
 		// Repeating object-typed properties in the index signature would
 		// double the output at every level of nesting.
-		idx = unknownType()
+		t.index = unknownType()
 	}
-	out.index = idx
-	return out
 }
 
 // propsHaveObjects reports whether any property type contains an object type.

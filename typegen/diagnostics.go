@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // A Diagnostic reports something of a schema (or of a connector list) that
@@ -113,13 +115,10 @@ func (c *converter) pointer() string {
 	b.WriteString(c.base)
 	for _, t := range c.at {
 		b.WriteByte('/')
-		b.WriteString(pointerEscaper.Replace(t))
+		b.WriteString(jsonref.Escape(t))
 	}
 	return b.String()
 }
-
-// pointerEscaper encodes a JSON pointer token.
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // enter sets the position to the schema at pointer base (a JSON pointer as
 // written in a $ref, without '#') and returns a func restoring the

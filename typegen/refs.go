@@ -122,37 +122,13 @@ func sharedKey(v any) string {
 			sub[k] = c
 		}
 	}
-	if len(sub) == 0 || !closedRefs(sub, 0) {
+	closed := true
+	seenAll := jsonref.Refs(sub, func(ref string) { closed = closed && inContainer(ref) })
+	if len(sub) == 0 || !closed || !seenAll {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(compactJSON(sub)))
 	return hex.EncodeToString(sum[:])
-}
-
-// closedRefs reports whether every local $ref within v points into a
-// container.
-func closedRefs(v any, depth int) bool {
-	if depth > 4*maxDepth {
-		return false
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#") && !inContainer(r) {
-			return false
-		}
-		for _, e := range x {
-			if !closedRefs(e, depth+1) {
-				return false
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if !closedRefs(e, depth+1) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // defName is the type name for a reference target: the prefix and the

@@ -3,6 +3,8 @@ package typegen
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
@@ -236,7 +238,7 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 		all[k] = true
 	}
 	t := &tsType{kind: kObject}
-	for _, k := range sortedKeys(all) {
+	for _, k := range slices.Sorted(maps.Keys(all)) {
 		ps, ok := props[k]
 		pt := unknownType()
 		if ok {
@@ -256,7 +258,7 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 		index = append(index, c.sub(d, additional, depth, stack, "additionalProperties"))
 	}
 	if pp, ok := m["patternProperties"].(map[string]any); ok {
-		for _, k := range sortedKeys(pp) {
+		for _, k := range slices.Sorted(maps.Keys(pp)) {
 			index = append(index, c.sub(d, pp[k], depth, stack, "patternProperties", k))
 		}
 	}
@@ -332,7 +334,7 @@ func literalType(v any, depth int) *tsType {
 		return t
 	case map[string]any:
 		t := &tsType{kind: kObject}
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			t.props = append(t.props, prop{key: k, typ: literalType(x[k], depth+1)})
 		}
 		return t

@@ -133,26 +133,29 @@ func Follow(sch any, docs ...any) map[string]any {
 // maxWalk bounds how deep Refs looks for references.
 const maxWalk = 200
 
-// Refs calls f with every local $ref ("#/…") within v.
-func Refs(v any, f func(ref string)) { refs(v, 0, f) }
+// Refs calls f with every local $ref ("#…") within v, and reports whether
+// it saw all of v (nothing deeper than maxWalk).
+func Refs(v any, f func(ref string)) bool { return refs(v, 0, f) }
 
-func refs(v any, depth int, f func(string)) {
+func refs(v any, depth int, f func(string)) bool {
 	if depth > maxWalk {
-		return
+		return false
 	}
+	all := true
 	switch x := v.(type) {
 	case map[string]any:
-		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#/") {
+		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#") {
 			f(r)
 		}
 		for _, e := range x {
-			refs(e, depth+1, f)
+			all = refs(e, depth+1, f) && all
 		}
 	case []any:
 		for _, e := range x {
-			refs(e, depth+1, f)
+			all = refs(e, depth+1, f) && all
 		}
 	}
+	return all
 }
 
 // set sets the value at ptr in root, making the objects missing on the
