@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -65,7 +66,7 @@ func (t *Method) checkArgs(c sandbox.StaticCall) []sandbox.Problem {
 	var out []sandbox.Problem
 	in := t.compiled()
 	if in.root != nil {
-		ck := &argChecker{what: what, root: in.root, defs: t.Conn.shared().value}
+		ck := &argChecker{what: what, root: in.root}
 		ck.check(lit, in.root, "", 0)
 		out = ck.out
 	}
@@ -132,9 +133,9 @@ func literalAt(lit *sandbox.Literal, ptr string) *sandbox.Literal {
 // argChecker checks a literal with values known only at run time against
 // a schema, for what the text shows.
 type argChecker struct {
-	what       string
-	root, defs any // the input schema and the connector's definitions
-	out        []sandbox.Problem
+	what string
+	root any // the input schema, with the shared schemas it refers to
+	out  []sandbox.Problem
 }
 
 // maxCheckDepth bounds the schemas followed ($ref chains, nesting).
@@ -146,7 +147,7 @@ func (ck *argChecker) problem(line, col int, ptr, msg string) {
 
 // check checks literal l at ptr against schema sch.
 func (ck *argChecker) check(l *sandbox.Literal, sch any, ptr string, depth int) {
-	m := jsonref.Follow(sch, ck.root, ck.defs)
+	m := jsonref.Follow(sch, ck.root)
 	if m == nil || depth > maxCheckDepth || l == nil {
 		return
 	}
@@ -262,40 +263,22 @@ func kindFits(l *sandbox.Literal, types []string) bool {
 	return false
 }
 
-// inEnum reports whether a JSON constant equals one of the values.
+// inEnum reports whether a JSON constant equals one of the values,
+// numbers by value (1 and 1.0 are equal, as in JSON Schema): both sides
+// are decoded as encoding/json decodes, numbers as float64.
 func inEnum(v json.RawMessage, enum []any) bool {
 	var x any
 	if json.Unmarshal(v, &x) != nil {
 		return true
 	}
 	for _, e := range enum {
-		if equalJSON(x, e) {
+		b, err := json.Marshal(e)
+		var y any
+		if err == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y) {
 			return true
 		}
 	}
 	return false
-}
-
-// equalJSON reports whether two decoded JSON values are equal, numbers
-// by value (1 and 1.0 are equal, as in JSON Schema).
-func equalJSON(a, b any) bool {
-	pa := plainJSON(a)
-	return pa != "" && pa == plainJSON(b)
-}
-
-// plainJSON encodes a decoded JSON value with numbers as float64 writes
-// them, "" when it does not encode.
-func plainJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	var x any
-	if json.Unmarshal(b, &x) != nil {
-		return ""
-	}
-	b, _ = json.Marshal(x)
-	return string(b)
 }
 
 func enumList(enum []any) string {

@@ -101,10 +101,11 @@ func Pointer(root any, frag string) (any, bool) {
 const maxFollow = 32
 
 // Follow follows sch's local $ref, and the target's, until a schema
-// without one, resolving each in the first of docs that has its pointer;
-// nil when a reference is not local or does not resolve, for a schema that
-// is not an object, and past maxFollow references.
-func Follow(sch any, docs ...any) map[string]any {
+// without one, resolving each in root (a method's input schema has the
+// shared schemas it refers to added by WithShared); nil when a reference is
+// not local or does not resolve, for a schema that is not an object, and
+// past maxFollow references.
+func Follow(sch, root any) map[string]any {
 	for range maxFollow {
 		m, ok := sch.(map[string]any)
 		if !ok {
@@ -117,13 +118,7 @@ func Follow(sch any, docs ...any) map[string]any {
 		if !strings.HasPrefix(ref, "#") {
 			return nil
 		}
-		sch, ok = nil, false
-		for _, d := range docs {
-			if sch, ok = Pointer(d, ref[1:]); ok {
-				break
-			}
-		}
-		if !ok {
+		if sch, ok = Pointer(root, ref[1:]); !ok {
 			return nil
 		}
 	}
