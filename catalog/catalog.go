@@ -262,15 +262,7 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 		if len(def.InputSchema) == 0 {
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
-		tmpl := routePath(def.Route)
-		t := s.newMethod(def, matchesAny(s.approve, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.approvePaths, tmpl) != "",
-			matchesAny(s.noApprove, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.noApprovePaths, tmpl) != "")
-		t.Def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
-		if js, ok := src.Revert[def.Name]; ok {
-			t.RevertJS = js
-		} else if js, ok := src.Revert[def.SourceName]; ok {
-			t.RevertJS = js
-		}
+		t := s.newMethod(def)
 		s.Methods = append(s.Methods, t)
 		s.byName[def.Name] = t
 	}
@@ -282,9 +274,23 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 	return s
 }
 
-// newMethod makes a method of s whose input is compiled on first use.
-func (s *Connector) newMethod(def connectors.Tool, approve, noApprove bool) *Method {
-	t := &Method{Conn: s, Def: def, approve: approve, noApprove: noApprove}
+// newMethod makes a method of s: the configuration's approval globs
+// matched against its names and its route's path template, its final
+// approval flag (the approve globs win, then no_approve, then the
+// connector's verdict), its configured revert function (by sandbox name,
+// else source name), and its input compiled on first use.
+func (s *Connector) newMethod(def connectors.Tool) *Method {
+	tmpl := routePath(def.Route)
+	matches := func(names, paths []string) bool {
+		return matchesAny(names, def.Name, def.SourceName) || tmpl != "" && matchesPath(paths, tmpl) != ""
+	}
+	t := &Method{Conn: s, Def: def, approve: matches(s.approve, s.approvePaths), noApprove: matches(s.noApprove, s.noApprovePaths)}
+	t.Def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
+	js, ok := s.Source.Revert[def.Name]
+	if !ok {
+		js = s.Source.Revert[def.SourceName]
+	}
+	t.RevertJS = js
 	t.compiled = sync.OnceValue(t.compile)
 	return t
 }
@@ -401,7 +407,7 @@ func (s *Connector) NeedsSignIn() *connectors.SignInRequired {
 // the sign-in. Once the person has signed in, the approval that resumes
 // the run looks the method up among the tools the connector lists then.
 func (s *Connector) signInStandIn(name string, why *connectors.SignInRequired) *Method {
-	t := s.newMethod(connectors.Tool{Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, false, false)
+	t := s.newMethod(connectors.Tool{Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`)})
 	t.SignIn = why
 	return t
 }
@@ -418,13 +424,13 @@ func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error)
 	}
 	list := make([]fp, 0, len(defs))
 	for _, d := range defs {
-		in, err := canonicalJSON(d.InputSchema)
+		in, _, err := jsonref.Canonical(d.InputSchema)
 		if err != nil {
 			return "", fmt.Errorf("tool %s input schema: %w", d.Name, err)
 		}
 		var out json.RawMessage
 		if len(d.OutputSchema) > 0 {
-			if out, err = canonicalJSON(d.OutputSchema); err != nil {
+			if out, _, err = jsonref.Canonical(d.OutputSchema); err != nil {
 				return "", fmt.Errorf("tool %s output schema: %w", d.Name, err)
 			}
 		}
@@ -455,17 +461,6 @@ func fingerprintOrRaw(defs []connectors.Tool, shared json.RawMessage) string {
 		fp = "raw-" + hex.EncodeToString(sum[:])
 	}
 	return fp
-}
-
-// canonicalJSON re-encodes a JSON value so that key order and whitespace
-// do not matter: objects come out with sorted keys, numbers keep their
-// literal text.
-func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
-	v, err := jsonref.Decode(raw)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }
 
 // ApprovalWhy is why a call needs approval (see Method.Approval).
@@ -741,10 +736,9 @@ func (s *Connector) forwarded(name string) *Method {
 	}
 	t := s.newMethod(connectors.Tool{
 		Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`),
-		Description: "A method " + s.Name + " did not list, forwarded by name (forward_unknown).",
-	}, matchesAny(s.approve, name), matchesAny(s.noApprove, name))
-	t.Def.RequiresApproval = t.approve || !t.noApprove
-	t.RevertJS = s.Source.Revert[name]
+		Description:      "A method " + s.Name + " did not list, forwarded by name (forward_unknown).",
+		RequiresApproval: true,
+	})
 	got, _ := s.fwd.LoadOrStore(name, t)
 	return got.(*Method)
 }

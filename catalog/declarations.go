@@ -17,7 +17,8 @@ func (c *Catalog) Declarations(connector string) (string, error) {
 	}
 	s := c.byName[connector]
 	if ns := c.inNamespace(connector); s == nil && len(ns) > 0 {
-		return namespaceDeclarations(ns), nil
+		// One file, as for the whole catalog.
+		return typegen.Generate(typegenConnectors(ns), typegen.Options{}).Text, nil
 	}
 	if s == nil {
 		names := make([]string, 0, len(c.connectors))
@@ -35,12 +36,7 @@ func (c *Catalog) Declarations(connector string) (string, error) {
 // declarations makes the declarations of every available connector, once
 // per catalog (a catalog does not change).
 func (c *Catalog) declarations() declarations {
-	var cs []typegen.Connector
-	for _, s := range c.connectors {
-		if s.Available() {
-			cs = append(cs, s.typegen())
-		}
-	}
+	cs := typegenConnectors(c.connectors)
 	if len(cs) == 0 {
 		return declarations{text: c.opts.Codemode}
 	}
@@ -55,16 +51,16 @@ func (c *Catalog) declarations() declarations {
 // by connector.
 func (c *Catalog) TypeDiagnostics() []typegen.Diagnostic { return c.decls().diags }
 
-// namespaceDeclarations returns the declarations of the available
-// connectors of one namespace, as one file.
-func namespaceDeclarations(ns []*Connector) string {
+// typegenConnectors converts the available connectors of conns for the
+// declaration generator.
+func typegenConnectors(conns []*Connector) []typegen.Connector {
 	var cs []typegen.Connector
-	for _, s := range ns {
+	for _, s := range conns {
 		if s.Available() {
 			cs = append(cs, s.typegen())
 		}
 	}
-	return typegen.DeclarationsAll(cs)
+	return cs
 }
 
 // typegen converts a connector for the declaration generator.
@@ -97,18 +93,12 @@ func (t *Method) typegen() typegen.Method {
 // size is past budget) is not generated, so asking costs little whatever
 // the number of methods.
 func (c *Catalog) DeclarationsWithin(budget int) (decls string, fits bool) {
-	// Bytes of the declarations, at least: "declare const NAME: {\n};\n"
-	// and per method "  NAME(input: T): Promise<T>;\n". A token covers at
-	// most maxBytesPerToken of them.
+	// A token covers at most maxBytesPerToken bytes.
 	const maxBytesPerToken = 12
 	least := len(c.opts.Codemode)
 	for _, s := range c.connectors {
-		if !s.Available() {
-			continue
-		}
-		least += len(s.Name) + 20
-		for _, t := range s.Methods {
-			least += len(t.Def.Name) + 30
+		if s.Available() {
+			least += s.leastDeclarations()
 		}
 		if least > budget*maxBytesPerToken {
 			return "", false
@@ -119,4 +109,15 @@ func (c *Catalog) DeclarationsWithin(budget int) (decls string, fits bool) {
 		return "", false
 	}
 	return d, true
+}
+
+// leastDeclarations is a lower bound of the size in bytes of the
+// connector's declarations: "declare const NAME: {\n};\n" and per method
+// "  NAME(input: T): Promise<T>;\n".
+func (s *Connector) leastDeclarations() int {
+	n := len(s.Name) + 20
+	for _, t := range s.Methods {
+		n += len(t.Def.Name) + 30
+	}
+	return n
 }

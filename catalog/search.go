@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -166,13 +166,11 @@ const maxDescribeTypes = 16 << 10
 // their summaries, and its declarations when they are small.
 func (s *Connector) describeConnector(path string) *Description {
 	d := &Description{Path: path, Kind: kindConnector, Description: s.Description}
-	least := 0
 	for _, t := range s.Methods {
 		d.Methods = append(d.Methods, t.summary(t.group()))
-		least += len(t.Def.Name) + 30 // "  NAME(input: T): Promise<T>;\n" at least
 	}
 	d.Groups = grouped(d.Methods)
-	if least <= maxDescribeTypes {
+	if s.leastDeclarations() <= maxDescribeTypes {
 		if decls := s.decls(); len(decls) <= maxDescribeTypes {
 			d.Types = decls
 		}
@@ -268,11 +266,10 @@ func (t *Method) searchDoc() search.Doc[*SearchResult] {
 	first, rest := splitFirstLine(def.Description)
 	d.Fields[search.Summary] = strings.TrimSpace(def.Title + "\n" + first)
 	d.Fields[search.Text] = short.Clip(rest, maxSearchText)
-	d.Fields[search.Params] = strings.Join(propertyNames(def.InputSchema), " ")
+	d.Fields[search.Params], d.Fields[search.Schema] = schemaText(def.InputSchema)
 	d.Fields[search.Tags] = strings.Join(def.Tags, " ")
 	d.Fields[search.Route] = routeWords(def.Route)
 	d.Fields[search.Container] = t.Conn.Name
-	d.Fields[search.Schema] = schemaText(def.InputSchema)
 	if def.Deprecated {
 		// A deprecated method gives way to its replacement, which usually
 		// matches as well (teams_add_member_legacy and
@@ -288,16 +285,17 @@ func (t *Method) searchDoc() search.Doc[*SearchResult] {
 	return d
 }
 
-// schemaText is what a method's input says beyond its top-level names
-// (those are Params): the names of nested properties, and every
-// property's description and the string values its enum allows
-// ("state_reason … reopened" lets "reopen an issue" find issues_update).
-// It walks inline schemas only, at most maxSchemaDepth levels down, and
-// stops at maxSearchText bytes.
-func schemaText(schema json.RawMessage) string {
+// schemaText returns the names of an input schema's top-level properties,
+// sorted (the Params field), and what it says beyond them (the Schema
+// field): the names of nested properties, and every property's
+// description and the string values its enum allows ("state_reason …
+// reopened" lets "reopen an issue" find issues_update). It walks inline
+// schemas only, at most maxSchemaDepth levels down, and stops at
+// maxSearchText bytes.
+func schemaText(schema json.RawMessage) (params, text string) {
 	var root any
 	if json.Unmarshal(schema, &root) != nil {
-		return ""
+		return "", ""
 	}
 	var b strings.Builder
 	var walk func(v any, depth int, top bool)
@@ -322,11 +320,10 @@ func schemaText(schema json.RawMessage) string {
 			}
 		}
 		if props, ok := m["properties"].(map[string]any); ok {
-			names := make([]string, 0, len(props))
-			for n := range props {
-				names = append(names, n)
+			names := slices.Sorted(maps.Keys(props))
+			if top {
+				params = strings.Join(names, " ")
 			}
-			sort.Strings(names)
 			for _, n := range names {
 				if !top {
 					b.WriteString(n)
@@ -347,7 +344,7 @@ func schemaText(schema json.RawMessage) string {
 		}
 	}
 	walk(root, 0, true)
-	return short.Clip(b.String(), maxSearchText)
+	return params, short.Clip(b.String(), maxSearchText)
 }
 
 // deprecatedWeight scales a deprecated method's search score.
@@ -383,22 +380,6 @@ func routeWords(route string) string {
 		b.WriteByte(' ')
 	}
 	return b.String()
-}
-
-// propertyNames returns the names of a schema's top-level properties.
-func propertyNames(schema json.RawMessage) []string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names) // for determinism
-	return names
 }
 
 // SnippetStore is what search and describe read of the saved snippets
@@ -470,7 +451,7 @@ func (sns *Snippets) segment(ctx context.Context) (*snippetSegment, error) {
 		first, rest := splitFirstLine(sn.Description)
 		d.Fields[search.Summary] = first
 		d.Fields[search.Text] = rest
-		d.Fields[search.Params] = strings.Join(propertyNames(sn.InputSchema), " ")
+		d.Fields[search.Params], _ = schemaText(sn.InputSchema)
 		d.Fields[search.Container] = "snippet"
 		docs = append(docs, d)
 	}

@@ -74,16 +74,7 @@ const approvalNote = "Requires approval."
 // use them; methods whose definition containers are identical share them.
 // The output is deterministic and ends with a newline.
 func Declarations(c Connector) string {
-	return DeclarationsAll([]Connector{c})
-}
-
-// DeclarationsAll returns the declarations of several connectors, in order,
-// as one file: like Declarations for each, but with type names unique across
-// all of them, and connectors whose names share a first segment (mcp.a,
-// mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
-// after the types of all of them.
-func DeclarationsAll(cs []Connector) string {
-	return Generate(cs, Options{}).Text
+	return Generate([]Connector{c}, Options{}).Text
 }
 
 // Options change what Generate produces.
@@ -95,7 +86,7 @@ type Options struct {
 
 // Result is what Generate produces.
 type Result struct {
-	// Text is the declarations (see DeclarationsAll).
+	// Text is the declarations (see Generate).
 	Text string
 	// Diagnostics report what the declarations do not express exactly:
 	// unsupported keywords, references not followed, cut cycles, depth
@@ -105,11 +96,15 @@ type Result struct {
 	Diagnostics []Diagnostic
 }
 
-// Generate is DeclarationsAll with options, and with diagnostics. A
-// connector whose name (sanitized as valueIdent does, segment by segment)
-// equals another's, or is the namespace of another ("a" and "a.b"), is left
-// out with a diagnostic: the sandbox refuses such names anyway, and the
-// output stays valid.
+// Generate returns the declarations of several connectors, in order, as
+// one file, and what they do not express exactly: like Declarations for
+// each, but with type names unique across all of them (and apart from
+// opts.Reserved), and connectors whose names share a first segment (mcp.a,
+// mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
+// after the types of all of them. A connector whose name (sanitized as
+// valueIdent does, segment by segment) equals another's, or is the
+// namespace of another ("a" and "a.b"), is left out with a diagnostic: the
+// sandbox refuses such names anyway, and the output stays valid.
 func Generate(cs []Connector, opts Options) Result {
 	names := newNamer()
 	for _, n := range opts.Reserved {
