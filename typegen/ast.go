@@ -8,8 +8,7 @@ type kind int
 const (
 	kUnknown      kind = iota // unknown
 	kNever                    // never
-	kKeyword                  // string, number, boolean, null, undefined (text)
-	kLiteral                  // a literal type, already rendered (text)
+	kText                     // a keyword (string, number, …) or a literal type, as printed
 	kRef                      // a named type (def)
 	kArray                    // elem[]
 	kTuple                    // [items..., ...rest[]]
@@ -23,7 +22,7 @@ const (
 // printing.
 type tsType struct {
 	kind  kind
-	text  string     // kKeyword, kLiteral
+	text  string     // kText
 	def   *namedType // kRef
 	elem  *tsType    // kArray; kTuple's rest element type (nil: closed tuple)
 	items []*tsType  // kTuple elements; kUnion/kIntersection members
@@ -55,8 +54,7 @@ type namedType struct {
 
 func unknownType() *tsType       { return &tsType{kind: kUnknown} }
 func neverType() *tsType         { return &tsType{kind: kNever} }
-func keyword(k string) *tsType   { return &tsType{kind: kKeyword, text: k} }
-func literal(t string) *tsType   { return &tsType{kind: kLiteral, text: t} }
+func text(t string) *tsType      { return &tsType{kind: kText, text: t} }
 func arrayOf(e *tsType) *tsType  { return &tsType{kind: kArray, elem: e} }
 func refTo(d *namedType) *tsType { return &tsType{kind: kRef, def: d} }
 
@@ -153,7 +151,7 @@ func normalizeObject(t *tsType) {
 			members = append(members, p.typ)
 		}
 		if optional {
-			members = append(members, keyword("undefined"))
+			members = append(members, text("undefined"))
 		}
 		t.index = normalize(union(members...))
 	} else if len(t.props) > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
@@ -101,10 +102,13 @@ type Result struct {
 // each, but with type names unique across all of them (and apart from
 // opts.Reserved), and connectors whose names share a first segment (mcp.a,
 // mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
-// after the types of all of them. A connector whose name (sanitized as
-// valueIdent does, segment by segment) equals another's, or is the
-// namespace of another ("a" and "a.b"), is left out with a diagnostic: the
-// sandbox refuses such names anyway, and the output stays valid.
+// after the types of all of them. Each segment of a connector's name is
+// declared as the sandbox names its globals (connectors.Identifier:
+// connector names are validated long before they reach typegen; this only
+// keeps the output valid whatever the input). A connector whose name so
+// sanitized equals another's, or is the namespace of another ("a" and
+// "a.b"), is left out with a diagnostic: the sandbox refuses such names
+// anyway, and the output stays valid.
 func Generate(cs []Connector, opts Options) Result {
 	names := newNamer()
 	for _, n := range opts.Reserved {
@@ -148,7 +152,7 @@ func declaredGlobals(cs []Connector) ([]*member, []Diagnostic) {
 		var root, parent *member
 		path := ""
 		for j, seg := range segs {
-			seg = valueIdent(seg)
+			seg = connectors.Identifier(seg)
 			if j > 0 {
 				path += "."
 			}

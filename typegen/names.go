@@ -7,11 +7,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// keywords reports JavaScript reserved words (the sandbox's own list).
-// Property keys that spell one are emitted quoted, and a value name that
-// spells one is not used as is.
-var keywords = connectors.IsReserved
-
 // TypeName returns the type name prefix for a method: PascalCase of connector
 // and method ("everything", "get_sum" -> "EverythingGetSum"). Words are split
 // at every character that is not an ASCII letter or digit, and the first
@@ -56,9 +51,9 @@ func isASCIIAlnum(c byte) bool {
 }
 
 // isPlainKey reports whether a property key can be emitted unquoted: an
-// ASCII identifier that is not a reserved word.
+// ASCII identifier that is not a reserved word (the sandbox's own list).
 func isPlainKey(s string) bool {
-	if s == "" || keywords(s) {
+	if s == "" || connectors.IsReserved(s) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -78,13 +73,6 @@ func propertyKey(s string) string {
 	}
 	return quote(s)
 }
-
-// valueIdent returns s when it is an identifier, else a sanitized form of it
-// (invalid characters become '_', a leading digit or a reserved word gets a
-// '_' prefix): the names the sandbox gives its globals. Connector names are
-// validated long before they reach typegen; this only keeps the output
-// valid whatever the input.
-var valueIdent = connectors.Identifier
 
 // namer hands out unique type names within one output.
 type namer struct {

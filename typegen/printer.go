@@ -75,7 +75,7 @@ func (p *printer) typ(t *tsType) {
 		p.print("unknown")
 	case kNever:
 		p.print("never")
-	case kKeyword, kLiteral:
+	case kText:
 		p.print(t.text)
 	case kRef:
 		p.print(t.def.name)
@@ -148,54 +148,45 @@ func (p *printer) object(t *tsType) {
 			return
 		}
 	}
+	p.print("{")
+	p.indent++
+	for i, pr := range t.props {
+		p.member(i)
+		p.jsdoc(pr.doc) // on one line, a failure
+		p.print(propertyKey(pr.key))
+		if pr.optional {
+			p.print("?")
+		}
+		p.print(": ")
+		p.typ(pr.typ)
+	}
+	if t.index != nil {
+		p.member(len(t.props))
+		p.print("[key: string]: ")
+		p.typ(t.index)
+	}
+	p.indent--
 	if p.inline {
-		p.print("{ ")
-		for i, pr := range t.props {
-			if len(pr.doc) > 0 {
-				p.failed = true
-			}
-			if i > 0 {
-				p.print("; ")
-			}
-			p.property(pr)
-		}
-		if t.index != nil {
-			if len(t.props) > 0 {
-				p.print("; ")
-			}
-			p.indexSignature(t.index)
-		}
 		p.print(" }")
 		return
 	}
-	p.print("{")
-	p.indent++
-	for _, pr := range t.props {
-		p.newline()
-		p.jsdoc(pr.doc)
-		p.property(pr)
-		p.print(";")
-	}
-	if t.index != nil {
-		p.newline()
-		p.indexSignature(t.index)
-		p.print(";")
-	}
-	p.indent--
+	p.print(";")
 	p.newline()
 	p.print("}")
 }
 
-func (p *printer) property(pr prop) {
-	p.print(propertyKey(pr.key))
-	if pr.optional {
-		p.print("?")
+// member begins the i-th member of an object type: after "{ " or "; " on
+// one line, else on a line of its own after the previous member's ";".
+func (p *printer) member(i int) {
+	switch {
+	case p.inline && i == 0:
+		p.print(" ")
+	case p.inline:
+		p.print("; ")
+	case i > 0:
+		p.print(";")
+		p.newline()
+	default:
+		p.newline()
 	}
-	p.print(": ")
-	p.typ(pr.typ)
-}
-
-func (p *printer) indexSignature(t *tsType) {
-	p.print("[key: string]: ")
-	p.typ(t)
 }

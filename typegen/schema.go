@@ -138,7 +138,7 @@ func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack
 		t = intersection(parts...)
 	}
 	if isTrue(m["nullable"]) || isTrue(m["x-nullable"]) {
-		t = union(t, keyword("null"))
+		t = union(t, text("null"))
 	}
 	return t
 }
@@ -199,13 +199,13 @@ func hasAny(m map[string]any, keys ...string) bool {
 func (c *converter) typed(d *document, m map[string]any, name string, depth int, stack []string) *tsType {
 	switch name {
 	case "string":
-		return keyword("string")
+		return text("string")
 	case "number", "integer":
-		return keyword("number")
+		return text("number")
 	case "boolean":
-		return keyword("boolean")
+		return text("boolean")
 	case "null":
-		return keyword("null")
+		return text("null")
 	case "array":
 		return c.array(d, m, depth, stack)
 	case "object":
@@ -316,16 +316,16 @@ func literalType(v any, depth int) *tsType {
 	}
 	switch x := v.(type) {
 	case nil:
-		return keyword("null")
+		return text("null")
 	case bool:
 		if x {
-			return literal("true")
+			return text("true")
 		}
-		return literal("false")
+		return text("false")
 	case json.Number:
-		return literal(x.String())
+		return text(x.String())
 	case string:
-		return literal(quote(x))
+		return text(quote(x))
 	case []any:
 		t := &tsType{kind: kTuple}
 		for _, e := range x {
