@@ -210,8 +210,12 @@ func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) 
 		c.connectors = append(c.connectors, s)
 		c.byName[name] = s
 	}
-	if err := c.checkNamespaces(); err != nil {
-		return nil, err
+	names := make([]string, len(c.connectors))
+	for i, s := range c.connectors {
+		names[i] = s.Name
+	}
+	if leaf, nested, ok := connectors.NamespaceConflict(names); ok {
+		return nil, fmt.Errorf("connector %q cannot also be the namespace of connector %q; rename one", leaf, nested)
 	}
 	return c.finish(), nil
 }
@@ -242,7 +246,7 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 	if s.Description == "" {
 		s.Description = sc.String(s.Caps.Description)
 	}
-	s.fingerprint = sync.OnceValue(func() string { return fingerprintOrRaw(defs, s.defs) })
+	s.fingerprint = sync.OnceValue(func() string { return fingerprint(defs, s.defs) })
 	s.shared = sync.OnceValue(s.decodeShared)
 	s.decls = sync.OnceValue(func() string { return typegen.Declarations(s.typegen()) })
 	s.segment = sync.OnceValue(s.makeSegment)
@@ -414,32 +418,30 @@ func (s *Connector) signInStandIn(name string, why *connectors.SignInRequired) *
 
 // fingerprint hashes what a replayed call depends on: every tool's names and
 // schemas (not descriptions or titles), canonicalised, and the shared
-// schemas they refer to.
-func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error) {
+// schemas they refer to. A schema that is not JSON (which no connector
+// lists) is hashed as the text it is.
+func fingerprint(defs []connectors.Tool, shared json.RawMessage) string {
+	canonical := func(raw json.RawMessage) json.RawMessage {
+		c, _, err := jsonref.Canonical(raw)
+		if err != nil {
+			c, _ = json.Marshal(string(raw))
+		}
+		return c
+	}
 	type fp struct {
 		Name         string          `json:"name"`
 		SourceName   string          `json:"sourceName"`
 		InputSchema  json.RawMessage `json:"inputSchema"`
 		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	}
-	list := make([]fp, 0, len(defs))
-	for _, d := range defs {
-		in, _, err := jsonref.Canonical(d.InputSchema)
-		if err != nil {
-			return "", fmt.Errorf("tool %s input schema: %w", d.Name, err)
-		}
-		var out json.RawMessage
+	list := make([]fp, len(defs))
+	for i, d := range defs {
+		list[i] = fp{Name: d.Name, SourceName: d.SourceName, InputSchema: canonical(d.InputSchema)}
 		if len(d.OutputSchema) > 0 {
-			if out, _, err = jsonref.Canonical(d.OutputSchema); err != nil {
-				return "", fmt.Errorf("tool %s output schema: %w", d.Name, err)
-			}
+			list[i].OutputSchema = canonical(d.OutputSchema)
 		}
-		list = append(list, fp{Name: d.Name, SourceName: d.SourceName, InputSchema: in, OutputSchema: out})
 	}
-	b, err := json.Marshal(list)
-	if err != nil {
-		return "", err
-	}
+	b, _ := json.Marshal(list) // every schema in it is JSON
 	h := sha256.New()
 	h.Write(b)
 	if len(shared) > 0 {
@@ -448,19 +450,7 @@ func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error)
 		h.Write([]byte{0})
 		h.Write(shared)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// fingerprintOrRaw is fingerprint, or for a schema that is not JSON (which
-// no connector lists) a fingerprint of the raw listing.
-func fingerprintOrRaw(defs []connectors.Tool, shared json.RawMessage) string {
-	fp, err := fingerprint(defs, shared)
-	if err != nil {
-		b, _ := json.Marshal(defs)
-		sum := sha256.Sum256(append(b, shared...))
-		fp = "raw-" + hex.EncodeToString(sum[:])
-	}
-	return fp
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // ApprovalWhy is why a call needs approval (see Method.Approval).
