@@ -390,48 +390,36 @@ type SnippetStore interface {
 	GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error)
 }
 
-// Snippets are the saved snippets as search and describe see them, with
-// their search segment kept while they do not change. It is safe for
-// concurrent use and outlives catalogs.
+// Snippets are the saved snippets as search and describe see them. It is
+// safe for concurrent use and outlives catalogs.
 type Snippets struct {
 	store SnippetStore
-	last  atomic.Pointer[snippetSegment] // as last listed
+	last  atomic.Pointer[snippetIndex] // as last searched
 }
 
 // NewSnippets returns the snippets of store.
 func NewSnippets(store SnippetStore) *Snippets { return &Snippets{store: store} }
 
-// snippetSegment is the search segment of the saved snippets, kept while
-// they do not change.
-type snippetSegment struct {
-	key string // the snippets' names and descriptions
-	seg *search.Segment[*SearchResult]
-	// with is the last catalog index this segment was added to, and the
-	// index that made: an index's statistics and meanings are made once,
-	// not per query.
-	with atomic.Pointer[[2]*searchIndex]
+// snippetIndex is the last search index made with the saved snippets:
+// their segment is kept while they do not change, and the index while
+// neither they nor the catalog's index does (an index's statistics and
+// meanings are made once, not per query).
+type snippetIndex struct {
+	key  string // the snippets' names and descriptions
+	seg  *search.Segment[*SearchResult]
+	base *searchIndex // the catalog's index
+	ix   *searchIndex // base with seg
 }
 
-// withSnippets returns base with the snippets' segment, reusing the index
-// made for the last query while neither has changed.
-func (sn *snippetSegment) withSnippets(base *searchIndex) *searchIndex {
-	if w := sn.with.Load(); w != nil && w[0] == base {
-		return w[1]
-	}
-	ix := base.With(snippetsSegment, sn.seg)
-	sn.with.Store(&[2]*searchIndex{base, ix})
-	return ix
-}
-
-// segment returns a segment of the saved snippets (nil when there are
-// none), reusing the last one made while the snippets are the same.
-func (sns *Snippets) segment(ctx context.Context) (*snippetSegment, error) {
+// index returns base with the segment of the saved snippets (base when
+// there are none), reusing the last one made while nothing changed.
+func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex, error) {
 	snips, err := sns.store.ListSnippets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
 	if len(snips) == 0 {
-		return nil, nil
+		return base, nil
 	}
 	var key strings.Builder
 	for _, sn := range snips {
@@ -440,24 +428,28 @@ func (sns *Snippets) segment(ctx context.Context) (*snippetSegment, error) {
 		key.WriteString(sn.Description)
 		key.WriteByte(0)
 	}
-	if cur := sns.last.Load(); cur != nil && cur.key == key.String() {
-		return cur, nil
+	cur := sns.last.Load()
+	if cur != nil && cur.key == key.String() && cur.base == base {
+		return cur.ix, nil
 	}
-	docs := make([]search.Doc[*SearchResult], 0, len(snips))
-	for _, sn := range snips {
-		var d search.Doc[*SearchResult]
-		d.Value = &SearchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)}
-		d.Fields[search.Name] = sn.Name
-		first, rest := splitFirstLine(sn.Description)
-		d.Fields[search.Summary] = first
-		d.Fields[search.Text] = rest
-		d.Fields[search.Params], _ = schemaText(sn.InputSchema)
-		d.Fields[search.Container] = "snippet"
-		docs = append(docs, d)
+	if cur == nil || cur.key != key.String() {
+		docs := make([]search.Doc[*SearchResult], 0, len(snips))
+		for _, sn := range snips {
+			var d search.Doc[*SearchResult]
+			d.Value = &SearchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)}
+			d.Fields[search.Name] = sn.Name
+			first, rest := splitFirstLine(sn.Description)
+			d.Fields[search.Summary] = first
+			d.Fields[search.Text] = rest
+			d.Fields[search.Params], _ = schemaText(sn.InputSchema)
+			d.Fields[search.Container] = "snippet"
+			docs = append(docs, d)
+		}
+		cur = &snippetIndex{key: key.String(), seg: search.NewSegment(docs)}
 	}
-	sn := &snippetSegment{key: key.String(), seg: search.NewSegment(docs)}
-	sns.last.Store(sn)
-	return sn, nil
+	next := &snippetIndex{key: cur.key, seg: cur.seg, base: base, ix: base.With(snippetsSegment, cur.seg)}
+	sns.last.Store(next)
+	return next.ix, nil
 }
 
 // snippetsSegment names the snippets' segment; connector names cannot
@@ -474,13 +466,9 @@ func (c *Catalog) Search(ctx context.Context, snippets *Snippets, query string) 
 		// is compared with the whole vocabulary: a query is a few words.
 		return SearchAnswer{}, fmt.Errorf("codemode.search: the query is %d bytes long; at most %d (a few words name a method)", len(query), maxSearchQuery)
 	}
-	ix := c.index()
-	sn, err := snippets.segment(ctx)
+	ix, err := snippets.index(ctx, c.index())
 	if err != nil {
 		return SearchAnswer{}, err
-	}
-	if sn != nil {
-		ix = sn.withSnippets(ix)
 	}
 	found := ix.Search(query, nil)
 	total := len(found)
