@@ -73,18 +73,22 @@ func (s *Connector) typegen() typegen.Connector {
 }
 
 func (t *Method) typegen() typegen.Method {
-	desc := t.Def.Description
-	if desc == "" {
-		desc = t.Def.Title
-	}
 	return typegen.Method{
 		Name:             t.Def.Name,
-		Description:      desc,
+		Description:      t.description(),
 		Input:            t.Def.InputSchema,
 		Output:           t.Def.OutputSchema,
 		RequiresApproval: t.Def.RequiresApproval,
 		Deprecated:       t.Def.Deprecated,
 	}
+}
+
+// description is the method's description, else its title.
+func (t *Method) description() string {
+	if t.Def.Description == "" {
+		return t.Def.Title
+	}
+	return t.Def.Description
 }
 
 // DeclarationsWithin returns Declarations("") when its estimated size in

@@ -115,8 +115,8 @@ func (t *Method) group() string {
 	if len(t.Def.Tags) > 0 {
 		g = t.Def.Tags[0]
 	}
-	if _, path, ok := strings.Cut(t.Def.Route, " "); ok && g == "" {
-		for seg := range strings.SplitSeq(path, "/") {
+	if g == "" {
+		for seg := range strings.SplitSeq(routePath(t.Def.Route), "/") {
 			if seg != "" && !strings.HasPrefix(seg, "{") {
 				g = seg
 				break
@@ -180,7 +180,7 @@ func (s *Connector) describeConnector(path string) *Description {
 
 // summary is the method in a description, in group.
 func (t *Method) summary(group string) MethodSummary {
-	return MethodSummary{Method: t.Def.Name, Group: group, Description: summary(t.typegen().Description), RequiresApproval: t.Def.RequiresApproval}
+	return MethodSummary{Method: t.Def.Name, Group: group, Description: summary(t.description()), RequiresApproval: t.Def.RequiresApproval}
 }
 
 // describeNamespace is codemode.describe of a namespace ("github" holding
@@ -205,9 +205,8 @@ func describeNamespace(path string, srcs []*Connector) *Description {
 // connector with this method alone, and every type it refers to.
 func (t *Method) describeMethod(path string) *Description {
 	s := t.Conn
-	m := t.typegen()
-	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared().types, Methods: []typegen.Method{m}})
-	return &Description{Path: path, Kind: kindMethod, Description: m.Description, RequiresApproval: t.Def.RequiresApproval, Types: decls}
+	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared().types, Methods: []typegen.Method{t.typegen()}})
+	return &Description{Path: path, Kind: kindMethod, Description: t.description(), RequiresApproval: t.Def.RequiresApproval, Types: decls}
 }
 
 // searchIndex is the index of a catalog: one segment per available
@@ -250,14 +249,10 @@ func (s *Connector) makeSegment() *search.Segment[*SearchResult] {
 // searchDoc is a method's search document.
 func (t *Method) searchDoc() search.Doc[*SearchResult] {
 	def := t.Def
-	desc := def.Description
-	if desc == "" {
-		desc = def.Title
-	}
 	var d search.Doc[*SearchResult]
 	d.Value = &SearchResult{
 		Path: t.Conn.Name + "." + def.Name, Connector: t.Conn.Name, Method: def.Name, Kind: kindMethod,
-		Description: summary(desc), RequiresApproval: def.RequiresApproval,
+		Description: summary(t.description()), RequiresApproval: def.RequiresApproval,
 	}
 	d.Fields[search.Name] = def.Name
 	if !sameWords(def.Name, def.SourceName) {

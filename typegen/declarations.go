@@ -263,11 +263,12 @@ func (c *converter) method(prefix string, m Method) (in, out *namedType) {
 	return in, out
 }
 
-// document decodes a method's schema; one that is not JSON is reported and
-// means unknown.
+// document decodes a method's schema, its part ("input", "output"), for
+// named mode; one that is not JSON is reported and means unknown.
 func (c *converter) document(raw json.RawMessage, method, part string) *document {
 	v, err := jsonref.Decode(raw)
-	d := c.newDocument(v, method, part)
+	c.nextID++
+	d := &document{value: v, id: c.nextID, shared: sharedKey(v), method: method, part: part}
 	if err != nil {
 		d.value = true // unknown
 		c.base, c.at = "", nil

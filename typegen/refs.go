@@ -81,13 +81,6 @@ func (c *converter) drain() {
 	}
 }
 
-// newDocument wraps a decoded root schema of method's part ("input",
-// "output") for named mode.
-func (c *converter) newDocument(v any, method, part string) *document {
-	c.nextID++
-	return &document{value: v, id: c.nextID, shared: sharedKey(v), method: method, part: part}
-}
-
 // refKey identifies what a reference means: references into the definition
 // containers of documents whose containers are identical and closed share a
 // key (so methods embedding the same components share their types), any
