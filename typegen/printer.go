@@ -80,7 +80,8 @@ func (p *printer) typ(t *tsType) {
 	case kRef:
 		p.print(t.def.name)
 	case kArray:
-		p.array(t.elem)
+		p.operand(t.elem, kArray)
+		p.print("[]")
 	case kTuple:
 		p.print("[")
 		for i, it := range t.items {
@@ -94,44 +95,36 @@ func (p *printer) typ(t *tsType) {
 				p.print(", ")
 			}
 			p.print("...")
-			p.array(t.elem)
+			p.operand(t.elem, kArray)
+			p.print("[]")
 		}
 		p.print("]")
-	case kUnion:
-		p.members(t.items, " | ", kIntersection)
-	case kIntersection:
-		p.members(t.items, " & ", kUnion)
+	case kUnion, kIntersection:
+		sep := " | "
+		if t.kind == kIntersection {
+			sep = " & "
+		}
+		for i, it := range t.items {
+			if i > 0 {
+				p.print(sep)
+			}
+			p.operand(it, t.kind)
+		}
 	case kObject:
 		p.object(t)
 	}
 }
 
-// array prints elem[], parenthesizing unions and intersections.
-func (p *printer) array(elem *tsType) {
-	if elem.kind == kUnion || elem.kind == kIntersection {
+// operand prints t within a type of kind outer, parenthesized when it is
+// a union or an intersection of another kind.
+func (p *printer) operand(t *tsType, outer kind) {
+	paren := (t.kind == kUnion || t.kind == kIntersection) && t.kind != outer
+	if paren {
 		p.print("(")
-		p.typ(elem)
-		p.print(")")
-	} else {
-		p.typ(elem)
 	}
-	p.print("[]")
-}
-
-// members prints union or intersection members, parenthesizing members of
-// kind paren.
-func (p *printer) members(items []*tsType, sep string, paren kind) {
-	for i, it := range items {
-		if i > 0 {
-			p.print(sep)
-		}
-		if it.kind == paren {
-			p.print("(")
-			p.typ(it)
-			p.print(")")
-		} else {
-			p.typ(it)
-		}
+	p.typ(t)
+	if paren {
+		p.print(")")
 	}
 }
 
