@@ -544,19 +544,15 @@ func (t *Method) Tasker() connectors.Tasker {
 	return t.Conn.Caps.Tasker
 }
 
-// decodeShared decodes the connector's definitions, once for every use.
+// decodeShared decodes the connector's definitions, once for every use;
+// without them, or when they do not decode, typegen treats the references
+// into them as unknown.
 func (s *Connector) decodeShared() sharedSchemas {
-	if len(s.defs) == 0 {
-		return sharedSchemas{}
-	}
 	v, err := jsonref.Decode(s.defs)
 	if err != nil {
-		return sharedSchemas{} // typegen then treats the references as unknown
+		return sharedSchemas{}
 	}
-	types, err := typegen.DefinitionsOf(v)
-	if err != nil {
-		types = nil
-	}
+	types, _ := typegen.DefinitionsOf(v) // nil for what is not an object
 	return sharedSchemas{value: v, types: types}
 }
 

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,19 +69,12 @@ func (t *Method) checkArgs(c sandbox.StaticCall) []sandbox.Problem {
 		ck.check(lit, in.root, "", 0)
 		out = ck.out
 	}
-	if lit.Value == nil {
+	if lit.Value == nil || in.schema == nil {
 		return out
 	}
-	sch := in.schema
-	if sch == nil {
-		return out
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(lit.Value))
-	if err != nil {
-		return out
-	}
+	inst, err := jsonref.Decode(lit.Value)
 	var ve *jsonschema.ValidationError
-	if err := sch.Validate(inst); !errors.As(err, &ve) {
+	if err != nil || !errors.As(in.schema.Validate(inst), &ve) {
 		return out
 	}
 	for _, v := range schemacheck.Leaves(ve) {
