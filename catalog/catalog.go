@@ -163,15 +163,10 @@ type Catalog struct {
 	byName     map[string]*Connector
 	globals    []sandbox.Global // one per available connector
 
-	decls func() declarations // every connector's, made on first use
+	// every connector's declarations and what they do not express
+	// exactly, made on first use
+	decls func() typegen.Result
 	index func() *searchIndex // made on first use from the connectors' segments
-}
-
-// declarations are the TypeScript of a whole catalog and what it does not
-// express exactly.
-type declarations struct {
-	text  string
-	diags []typegen.Diagnostic
 }
 
 // New lists every source's tools and applies the configuration's approval
@@ -561,20 +556,19 @@ func (s *Connector) decodeShared() sharedSchemas {
 func (c *Catalog) sandboxGlobals() []sandbox.Global {
 	var gs []sandbox.Global
 	for _, s := range c.connectors {
-		if s.NeedsSignIn() != nil {
-			// Every method name is a call that awaits the sign-in.
-			gs = append(gs, sandbox.Global{Name: s.Name, Forward: true})
-			continue
+		g := sandbox.Global{Name: s.Name}
+		switch {
+		case s.NeedsSignIn() != nil:
+			g.Forward = true // every method name is a call that awaits the sign-in
+		case !s.Available():
+			g.Unavailable = s.Err.Error()
+		default:
+			g.Forward = s.Source.ForwardUnknown
+			for _, t := range s.Methods {
+				g.Methods = append(g.Methods, t.Def.Name)
+			}
+			sort.Strings(g.Methods)
 		}
-		if !s.Available() {
-			gs = append(gs, sandbox.Global{Name: s.Name, Unavailable: s.Err.Error()})
-			continue
-		}
-		g := sandbox.Global{Name: s.Name, Forward: s.Source.ForwardUnknown}
-		for _, t := range s.Methods {
-			g.Methods = append(g.Methods, t.Def.Name)
-		}
-		sort.Strings(g.Methods)
 		gs = append(gs, g)
 	}
 	return gs

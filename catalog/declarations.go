@@ -13,7 +13,7 @@ import (
 // global's own declaration (Options.Codemode).
 func (c *Catalog) Declarations(connector string) (string, error) {
 	if connector == "" {
-		return c.decls().text, nil
+		return c.decls().Text, nil
 	}
 	s := c.byName[connector]
 	if ns := c.inNamespace(connector); s == nil && len(ns) > 0 {
@@ -35,21 +35,22 @@ func (c *Catalog) Declarations(connector string) (string, error) {
 
 // declarations makes the declarations of every available connector, once
 // per catalog (a catalog does not change).
-func (c *Catalog) declarations() declarations {
+func (c *Catalog) declarations() typegen.Result {
 	cs := typegenConnectors(c.connectors)
 	if len(cs) == 0 {
-		return declarations{text: c.opts.Codemode}
+		return typegen.Result{Text: c.opts.Codemode}
 	}
 	// One file: type names stay unique across connectors and apart from
 	// the codemode global's.
 	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
-	return declarations{text: c.opts.Codemode + "\n" + res.Text, diags: res.Diagnostics}
+	res.Text = c.opts.Codemode + "\n" + res.Text
+	return res
 }
 
 // TypeDiagnostics reports what the declarations of the available
 // connectors do not express exactly (see typegen.Diagnostic), connector
 // by connector.
-func (c *Catalog) TypeDiagnostics() []typegen.Diagnostic { return c.decls().diags }
+func (c *Catalog) TypeDiagnostics() []typegen.Diagnostic { return c.decls().Diagnostics }
 
 // typegenConnectors converts the available connectors of conns for the
 // declaration generator.
@@ -108,7 +109,7 @@ func (c *Catalog) DeclarationsWithin(budget int) (decls string, fits bool) {
 			return "", false
 		}
 	}
-	d := c.decls().text
+	d := c.decls().Text
 	if tokens.Estimate(d) > budget {
 		return "", false
 	}

@@ -137,56 +137,36 @@ func normalizeSet(t *tsType) *tsType {
 
 func normalizeObject(t *tsType) {
 	optional := false
+	types := make([]*tsType, len(t.props))
 	for i := range t.props {
 		t.props[i].typ = normalize(t.props[i].typ)
+		types[i] = t.props[i].typ
 		optional = optional || t.props[i].optional
 	}
 	if t.index == nil {
 		return
 	}
 	t.index = normalize(t.index)
-	if t.index.kind != kUnknown && len(t.props) > 0 && !propsHaveObjects(t.props) {
-		members := []*tsType{t.index}
-		for _, p := range t.props {
-			members = append(members, p.typ)
-		}
+	switch {
+	case len(t.props) == 0:
+	case hasObject(types...):
+		// Repeating object-typed properties in the index signature would
+		// double the output at every level of nesting.
+		t.index = unknownType()
+	case t.index.kind != kUnknown:
+		members := append([]*tsType{t.index}, types...)
 		if optional {
 			members = append(members, text("undefined"))
 		}
 		t.index = normalize(union(members...))
-	} else if len(t.props) > 0 {
-		// Repeating object-typed properties in the index signature would
-		// double the output at every level of nesting.
-		t.index = unknownType()
 	}
 }
 
-// propsHaveObjects reports whether any property type contains an object type.
-func propsHaveObjects(props []prop) bool {
-	for _, p := range props {
-		if hasObject(p.typ) {
+// hasObject reports whether any of ts contains an object type.
+func hasObject(ts ...*tsType) bool {
+	for _, t := range ts {
+		if t.kind == kObject || t.elem != nil && hasObject(t.elem) || hasObject(t.items...) {
 			return true
-		}
-	}
-	return false
-}
-
-func hasObject(t *tsType) bool {
-	switch t.kind {
-	case kObject:
-		return true
-	case kArray:
-		return hasObject(t.elem)
-	case kTuple:
-		if t.elem != nil && hasObject(t.elem) {
-			return true
-		}
-		fallthrough
-	case kUnion, kIntersection:
-		for _, it := range t.items {
-			if hasObject(it) {
-				return true
-			}
 		}
 	}
 	return false
