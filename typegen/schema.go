@@ -117,21 +117,19 @@ func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack
 		parts = append(parts, c.ref(d, ref, depth, stack))
 	}
 	parts = append(parts, c.core(d, m, depth, stack))
-	if all, ok := m["allOf"].([]any); ok {
-		for i, s := range all {
-			parts = append(parts, c.sub(d, s, depth, stack, "allOf", strconv.Itoa(i)))
-		}
-	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		alts, ok := m[kw].([]any)
+	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+		list, ok := m[kw].([]any)
 		if !ok {
 			continue
 		}
-		u := union()
-		for i, s := range alts {
-			u.items = append(u.items, c.sub(d, s, depth, stack, kw, strconv.Itoa(i)))
+		set := union()
+		if kw == "allOf" {
+			set = intersection() // flattened into the one of parts
 		}
-		parts = append(parts, u)
+		for i, s := range list {
+			set.items = append(set.items, c.sub(d, s, depth, stack, kw, strconv.Itoa(i)))
+		}
+		parts = append(parts, set)
 	}
 	t := parts[0]
 	if len(parts) > 1 {
