@@ -266,7 +266,7 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 		s.byName[def.Name] = t
 	}
 	for m := range src.Revert {
-		if s.lookupAny(m) == nil {
+		if s.byName[m] == nil && s.bySourceName(m) == nil {
 			log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
 		}
 	}
@@ -367,14 +367,6 @@ func matchesAny(globs []string, names ...string) bool {
 // Method returns the listed method of that (sandbox) name, nil when there
 // is none.
 func (s *Connector) Method(name string) *Method { return s.byName[name] }
-
-// lookupAny finds a method by sandbox name or source name.
-func (s *Connector) lookupAny(name string) *Method {
-	if t := s.byName[name]; t != nil {
-		return t
-	}
-	return s.bySourceName(name)
-}
 
 // bySourceName finds a listed method by its source name.
 func (s *Connector) bySourceName(name string) *Method {

@@ -110,9 +110,9 @@ type Result struct {
 // "a.b"), is left out with a diagnostic: the sandbox refuses such names
 // anyway, and the output stays valid.
 func Generate(cs []Connector, opts Options) Result {
-	names := newNamer()
+	names := namer{}
 	for _, n := range opts.Reserved {
-		names.taken[n] = true
+		names[n] = true
 	}
 	roots, diags := declaredGlobals(cs)
 	var p printer
@@ -134,11 +134,10 @@ type member struct {
 	// leaves (on a global) are the connectors declared within it, in
 	// input order.
 	leaves []*member
-	sigs   []signature // conn's methods' types, once converted
+	// sigs are conn's methods' parameters and return types, once
+	// converted: "(input: XInput): Promise<XOutput>".
+	sigs []string
 }
-
-// signature is the input and (optional) output type of a method.
-type signature struct{ in, out *namedType }
 
 // declaredGlobals arranges connectors by global, in order of first
 // appearance; connectors whose names clash are left out with a diagnostic.
@@ -188,16 +187,26 @@ func declaredGlobals(cs []Connector) ([]*member, []Diagnostic) {
 
 // globalDeclarations prints the types of every connector within global g,
 // then `declare const <g>: {…};`.
-func globalDeclarations(p *printer, names *namer, g *member) []Diagnostic {
+func globalDeclarations(p *printer, names namer, g *member) []Diagnostic {
 	var diags []Diagnostic
 	for _, m := range g.leaves {
 		c := m.conn
 		prefixes := names.methodPrefixes(c.Name, c.Methods)
-		conv := newNamedConverter(c.Name, names, c.Definitions)
-		m.sigs = make([]signature, len(c.Methods))
+		conv := &converter{named: true, prefix: pascal(c.Name), names: names, refs: map[string]*namedType{}, connector: c.Name}
+		if c.Definitions != nil {
+			conv.shared = c.Definitions.doc
+		}
+		m.sigs = make([]string, len(c.Methods))
 		for i, meth := range c.Methods {
-			m.sigs[i].in, m.sigs[i].out = conv.method(prefixes[i], meth)
+			in, out := conv.method(prefixes[i], meth)
 			conv.drain()
+			// The output schema's type when the tool declares one (its
+			// structured result is what the program receives), else unknown.
+			ret := "unknown"
+			if out != nil {
+				ret = out.name
+			}
+			m.sigs[i] = "(input: " + in.name + "): Promise<" + ret + ">"
 		}
 		conv.breakCycles()
 		printTypes(p, conv.defs)
@@ -222,7 +231,7 @@ func (p *printer) memberType(m *member) {
 		for i, meth := range c.Methods {
 			p.newline()
 			p.jsdoc(methodDoc(meth))
-			p.print(propertyKey(meth.Name) + "(input: " + m.sigs[i].in.name + "): " + promiseOf(m.sigs[i].out) + ";")
+			p.print(propertyKey(meth.Name) + m.sigs[i] + ";")
 		}
 	}
 	for _, k := range m.kids {
@@ -237,20 +246,6 @@ func (p *printer) memberType(m *member) {
 	p.indent--
 	p.newline()
 	p.print("}")
-}
-
-func newNamedConverter(connector string, names *namer, defs *Definitions) *converter {
-	c := &converter{
-		named:     true,
-		prefix:    pascal(connector),
-		names:     names,
-		refs:      map[string]*namedType{},
-		connector: connector,
-	}
-	if defs != nil {
-		c.shared = defs.doc
-	}
-	return c
 }
 
 // method defines the Input type and, when there is an output schema, the
@@ -302,16 +297,6 @@ func printTypes(p *printer, defs []*namedType) {
 		p.newline()
 		p.newline()
 	}
-}
-
-// promiseOf is a method's return type: the output schema's type when the
-// tool declares one (its structured result is what the program receives),
-// else unknown.
-func promiseOf(out *namedType) string {
-	if out == nil {
-		return "Promise<unknown>"
-	}
-	return "Promise<" + out.name + ">"
 }
 
 // methodDoc is the JSDoc of a method: its description, the approval note

@@ -74,10 +74,9 @@ func propertyKey(s string) string {
 	return quote(s)
 }
 
-// namer hands out unique type names within one output.
-type namer struct {
-	taken map[string]bool
-}
+// namer hands out unique type names within one output: it holds those
+// taken.
+type namer map[string]bool
 
 // libNames is libTypeNames as a set.
 var libNames = func() map[string]bool {
@@ -88,22 +87,18 @@ var libNames = func() map[string]bool {
 	return m
 }()
 
-func newNamer() *namer {
-	return &namer{taken: map[string]bool{}}
-}
-
 // free reports whether name is neither taken nor a standard library type.
-func (n *namer) free(name string) bool {
-	return !n.taken[name] && !libNames[name]
+func (n namer) free(name string) bool {
+	return !n[name] && !libNames[name]
 }
 
 // unique takes base, or base2, base3, … when base is not free.
-func (n *namer) unique(base string) string {
+func (n namer) unique(base string) string {
 	name := base
 	for i := 2; !n.free(name); i++ {
 		name = base + strconv.Itoa(i)
 	}
-	n.taken[name] = true
+	n[name] = true
 	return name
 }
 
@@ -113,7 +108,7 @@ func (n *namer) unique(base string) string {
 // is not also another method's plain name (get_item, getItem, get_item2 ->
 // GetItem, GetItem3, GetItem2). It reserves each prefix's Input and Output
 // names.
-func (n *namer) methodPrefixes(connector string, methods []Method) []string {
+func (n namer) methodPrefixes(connector string, methods []Method) []string {
 	plain := make([]string, len(methods))
 	isPlain := map[string]bool{}
 	for i, m := range methods {
@@ -136,8 +131,8 @@ func (n *namer) methodPrefixes(connector string, methods []Method) []string {
 			}
 		}
 		used[p] = true
-		n.taken[p+"Input"] = true
-		n.taken[p+"Output"] = true
+		n[p+"Input"] = true
+		n[p+"Output"] = true
 		out[i] = p
 	}
 	return out

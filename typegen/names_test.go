@@ -68,7 +68,7 @@ func TestLibNames(t *testing.T) {
 			t.Errorf("libNames lacks %s", n)
 		}
 	}
-	n := newNamer()
+	n := namer{}
 	if got := n.unique("FileList"); got != "FileList2" {
 		t.Errorf(`unique("FileList") = %q, want "FileList2"`, got)
 	}

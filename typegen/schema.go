@@ -51,7 +51,7 @@ type converter struct {
 	// inlined with a recursion guard and a node budget.
 	named  bool
 	prefix string // type-name prefix for named $ref targets
-	names  *namer
+	names  namer
 	refs   map[string]*namedType // by refKey
 	defs   []*namedType          // every named type, in creation order
 	queue  []*namedType          // named types not built yet
