@@ -134,7 +134,8 @@ type argChecker struct {
 const maxCheckDepth = 32
 
 func (ck *argChecker) problem(line, col int, ptr, msg string) {
-	ck.out = append(ck.out, sandbox.Problem{Line: line, Col: col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, orRoot(ptr), msg)})
+	v := schemacheck.Violation{Pointer: ptr, Message: msg}
+	ck.out = append(ck.out, sandbox.Problem{Line: line, Col: col, Message: ck.what + ": " + v.String()})
 }
 
 // check checks literal l at ptr against schema sch.
@@ -210,13 +211,6 @@ func (ck *argChecker) object(l *sandbox.Literal, m map[string]any, ptr string, d
 		}
 		ck.check(p.Value, sub, ptr+"/"+jsonref.Escape(p.Key), depth+1)
 	}
-}
-
-func orRoot(ptr string) string {
-	if ptr == "" {
-		return "(root)"
-	}
-	return ptr
 }
 
 // schemaTypes returns a schema's "type" as a list.
