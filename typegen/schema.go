@@ -220,7 +220,10 @@ func (c *converter) typed(d *document, m map[string]any, name string, depth int,
 // With no properties the object is a string-keyed map.
 func (c *converter) object(d *document, m map[string]any, depth int, stack []string) *tsType {
 	props, _ := m["properties"].(map[string]any)
-	required := map[string]bool{}
+	required := map[string]bool{} // every property named, and whether it is required
+	for k := range props {
+		required[k] = false
+	}
 	if req, ok := m["required"].([]any); ok {
 		for _, r := range req {
 			if s, ok := r.(string); ok {
@@ -228,15 +231,8 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 			}
 		}
 	}
-	all := map[string]bool{}
-	for k := range props {
-		all[k] = true
-	}
-	for k := range required {
-		all[k] = true
-	}
 	t := &tsType{kind: kObject}
-	for _, k := range slices.Sorted(maps.Keys(all)) {
+	for _, k := range slices.Sorted(maps.Keys(required)) {
 		ps, ok := props[k]
 		pt := unknownType()
 		if ok {
