@@ -32,10 +32,13 @@ func (p *printer) newline() {
 // jsdoc prints a JSDoc comment on its own line(s), followed by a newline;
 // lines must already be clean (see textLines).
 func (p *printer) jsdoc(lines []string) {
-	switch len(lines) {
-	case 0:
+	switch {
+	case len(lines) == 0:
 		return
-	case 1:
+	case p.inline:
+		p.failed = true // JSDoc takes lines of its own
+		return
+	case len(lines) == 1:
 		p.print("/** " + lines[0] + " */")
 		p.newline()
 		return
@@ -145,7 +148,7 @@ func (p *printer) object(t *tsType) {
 	p.indent++
 	for i, pr := range t.props {
 		p.member(i)
-		p.jsdoc(pr.doc) // on one line, a failure
+		p.jsdoc(pr.doc)
 		p.print(propertyKey(pr.key))
 		if pr.optional {
 			p.print("?")
