@@ -160,7 +160,7 @@ func yamlHint(doc *document) string {
 func (c *Connector) assemble(d *derivation, f *filter) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
-	refs := map[string]bool{}
+	var refs []string
 	for i := range d.Methods {
 		m := &d.Methods[i]
 		name := methodName(&m.Op)
@@ -192,29 +192,17 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		t.Route = op.Method + " " + op.Path
 		setHTTPHints(&t, op.Method)
 		c.tools = append(c.tools, t)
-		for _, r := range m.Refs {
-			refs[r] = true
-		}
+		refs = append(refs, m.Refs...)
 	}
 	c.tools = append(c.tools, requestTool(), specTool())
 	c.defs = definitions(d, refs)
 }
 
 // definitions is the definitions document of the shared schemas named in
-// refs and those they refer to: {"components":{"schemas":{…}}}, names
+// names and those they refer to: {"components":{"schemas":{…}}}, names
 // sorted.
-func definitions(d *derivation, refs map[string]bool) json.RawMessage {
-	queue := slices.Collect(maps.Keys(refs))
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		for _, r := range d.DefRefs[name] {
-			if !refs[r] {
-				refs[r] = true
-				queue = append(queue, r)
-			}
-		}
-	}
+func definitions(d *derivation, names []string) json.RawMessage {
+	refs := reach(names, func(name string) []string { return d.DefRefs[name] })
 	if len(refs) == 0 {
 		return nil
 	}

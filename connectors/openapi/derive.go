@@ -108,27 +108,36 @@ func derive(root *value) (*derivation, error) {
 	}
 	d.where = ""
 	// The shared schemas the methods refer to, and those they refer to.
-	var queue []string
+	var refs []string
 	for _, m := range out.Methods {
-		queue = append(queue, m.Refs...)
+		refs = append(refs, m.Refs...)
 	}
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		if _, done := out.Defs[name]; done {
-			continue
-		}
+	reach(refs, func(name string) []string {
 		d.where = "schema " + name
 		out.Defs[name] = d.conv.schema(nil, d.conv.shared(name), 0)
-		refs := d.conv.takeRefs()
-		out.DefRefs[name] = refs
-		queue = append(queue, refs...)
-	}
+		out.DefRefs[name] = d.conv.takeRefs()
+		return out.DefRefs[name]
+	})
 	if d.dropped > 0 {
 		d.warnings = append(d.warnings, fmt.Sprintf("… and %d more warnings", d.dropped))
 	}
 	out.Warnings = d.warnings
 	return out, nil
+}
+
+// reach calls visit once for each of names and each name a visit returns,
+// and returns the names visited.
+func reach(names []string, visit func(name string) []string) map[string]bool {
+	seen := map[string]bool{}
+	for len(names) > 0 {
+		name := names[0]
+		names = names[1:]
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, visit(name)...)
+		}
+	}
+	return seen
 }
 
 // warn records a problem of the document, once, naming where it is.

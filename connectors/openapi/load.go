@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // maxDocumentBytes bounds a document (GitHub's is 13 MB).
@@ -48,19 +50,6 @@ func isURL(loc string) bool {
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
-// redactURL shows a URL without credentials or query (which may carry a
-// key).
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	if c.RawQuery != "" {
-		c.RawQuery = ""
-		c.ForceQuery = false
-		return c.String() + "?…"
-	}
-	return c.String()
-}
-
 // readDocument reads a document from a file or fetches it from a URL
 // (cached on disk when cacheDir is set: offline, the cached copy is used,
 // with a warning).
@@ -86,11 +75,11 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 		return d, nil
 	}
 	if cacheErr != nil {
-		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", redactURL(u), err)
+		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", scrub.URL(loc), err)
 	}
 	d := newDocument(cached, u)
 	d.warnings = append(d.warnings, fmt.Sprintf("could not fetch the document %s (%v); using the copy cached on %s",
-		redactURL(u), err, meta.Fetched.UTC().Format(time.RFC3339)))
+		scrub.URL(loc), err, meta.Fetched.UTC().Format(time.RFC3339)))
 	return d, nil
 }
 
