@@ -155,22 +155,12 @@ type outgoing struct {
 	body    *encodedBody
 }
 
-// send sends out within the call timeout, with the connector's headers
-// and credentials; it follows same-origin redirects (checkRedirect) and,
-// when authenticating with OAuth 2.0, sends the request once more with a
-// new token after a 401. It returns the answer, read up to the size cap
-// (errTooLarge past it), or a transport error (not scrubbed).
-func (c *caller) send(parent context.Context, out *outgoing) (*answer, error) {
-	ctx, cancel := context.WithTimeout(parent, c.timeout)
-	defer cancel()
-	a, err := c.sendOnce(ctx, out)
-	if err != nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Errorf("no answer within %s (the call timeout): %w", c.timeout, ctx.Err())
-	}
-	return a, err
-}
-
-func (c *caller) sendOnce(ctx context.Context, out *outgoing) (*answer, error) {
+// send sends out with the connector's headers and credentials; it
+// follows same-origin redirects (checkRedirect) and, when authenticating
+// with OAuth 2.0, sends the request once more with a new token after a
+// 401. It returns the answer, read up to the size cap (errTooLarge past
+// it), or a transport error (not scrubbed).
+func (c *caller) send(ctx context.Context, out *outgoing) (*answer, error) {
 	stale := ""
 	for attempt := 0; ; attempt++ {
 		token := ""
@@ -278,14 +268,19 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 	})
 }
 
-// exchange sends out and returns the Result that answered makes of the
+// exchange sends out within the call timeout and returns the Result that answered makes of the
 // answer, scrubbed; or, without an answer, an IsError Result for a body
 // over the size cap, or the transport error, scrubbed. what names the
 // call in messages and in the debug log (which never gets a URL or a
 // value).
 func (c *caller) exchange(ctx context.Context, what string, out *outgoing, answered func(*answer) connectors.Result) (connectors.Result, error) {
 	start := time.Now()
-	a, err := c.send(ctx, out)
+	sendCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	a, err := c.send(sendCtx, out)
+	if err != nil && ctx.Err() == nil && errors.Is(sendCtx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s (the call timeout): %w", c.timeout, sendCtx.Err())
+	}
 	switch {
 	case errors.Is(err, errTooLarge):
 		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil

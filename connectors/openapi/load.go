@@ -152,30 +152,22 @@ func readFile(loc string) ([]byte, error) {
 }
 
 // readCapped reads r whole, refusing more than maxDocumentBytes; size,
-// when known (> 0), is how much to expect, so the buffer is made once (a
-// fresh allocation: growing one would clear and copy it, which for a
-// 13 MB document costs tens of milliseconds here).
+// when known (> 0), is how much to expect, so the buffer is made once
+// (growing one would clear and copy it, which for a 13 MB document costs
+// tens of milliseconds here).
 func readCapped(r io.Reader, what string, size int64) ([]byte, error) {
 	if size > maxDocumentBytes {
 		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
 	}
-	b := make([]byte, 0, max(size, 0)+bytes.MinRead)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if len(b) > maxDocumentBytes {
-			return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
-		}
-		if errors.Is(err, io.EOF) {
-			return b, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", what, err)
-		}
+	var b bytes.Buffer
+	b.Grow(int(max(size, 0)) + bytes.MinRead)
+	if _, err := b.ReadFrom(io.LimitReader(r, maxDocumentBytes+1)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
+	if b.Len() > maxDocumentBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
+	}
+	return b.Bytes(), nil
 }
 
 // fetch GETs a document and its ETag; with etag, a 304 answer is reported
