@@ -52,8 +52,8 @@ type caller struct {
 	scrub    *scrub.Scrubber
 	log      *slog.Logger
 	client   *http.Client
-	own      *directTransport // the transport to close, nil when given
-	oauth    *tokenSource     // nil unless Auth is OAuth2
+	own      *directTransport
+	oauth    *tokenSource // nil unless Auth is OAuth2
 }
 
 // newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
@@ -78,7 +78,7 @@ func newCaller(cfg Config) (*caller, error) {
 		headers:  http.Header{},
 		auth:     cfg.Auth,
 		timeout:  cmp.Or(max(cfg.CallTimeout, 0), DefaultCallTimeout),
-		maxBytes: cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
+		maxBytes: maxResponseBytes,
 		scrub:    cmp.Or(cfg.Scrubber, scrub.New()),
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
@@ -89,12 +89,8 @@ func newCaller(cfg Config) (*caller, error) {
 		}
 		c.headers.Set(name, v)
 	}
-	rt := cfg.Transport
-	if rt == nil {
-		c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
-		rt = c.own
-	}
-	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect}
+	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
+	c.client = &http.Client{Transport: c.own, CheckRedirect: c.checkRedirect}
 	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
 		now := cfg.Now
 		if now == nil {
@@ -102,7 +98,7 @@ func newCaller(cfg Config) (*caller, error) {
 		}
 		// The token endpoint gets the client's credential: it is not
 		// redirected anywhere.
-		tc := &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		tc := &http.Client{Transport: c.own, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		c.oauth = newTokenSource(cfg.Auth.OAuth2, tc, c.timeout, now, c.scrub, c.log)
 	}
 	return c, nil
@@ -114,9 +110,7 @@ func (c *caller) close() {
 	if c.oauth != nil {
 		c.oauth.close()
 	}
-	if c.own != nil {
-		c.own.closeIdle()
-	}
+	c.own.closeIdle()
 }
 
 // checkRedirect follows a redirect only within the first request's scheme,

@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
 	sc := cfg.Scrubber
 	sc.Add(secrets(cfg)...) // scrubbed from loading errors too
-	doc, err := readDocument(ctx, cfg.Document, cfg.CacheDir, cfg.Transport)
+	doc, err := readDocument(ctx, cfg.Document, cfg.CacheDir)
 	if err != nil {
 		return nil, sc.Error(err)
 	}

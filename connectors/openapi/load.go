@@ -53,7 +53,7 @@ func isURL(loc string) bool {
 // readDocument reads a document from a file or fetches it from a URL
 // (cached on disk when cacheDir is set: offline, the cached copy is used,
 // with a warning).
-func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTripper) (*document, error) {
+func readDocument(ctx context.Context, loc, cacheDir string) (*document, error) {
 	if !isURL(loc) {
 		return openFile(loc, cacheDir)
 	}
@@ -63,7 +63,7 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 	}
 	cache := docCache{dir: cacheDir, url: loc}
 	cached, meta, cacheErr := cache.read()
-	raw, etag, notModified, err := fetch(ctx, u, meta.ETag, rt)
+	raw, etag, notModified, err := fetch(ctx, u, meta.ETag)
 	if err == nil && notModified { // only asked with the cached copy's ETag
 		return newDocument(cached, u), nil
 	}
@@ -172,7 +172,7 @@ func readCapped(r io.Reader, what string, size int64) ([]byte, error) {
 
 // fetch GETs a document and its ETag; with etag, a 304 answer is reported
 // as notModified.
-func fetch(ctx context.Context, u *url.URL, etag string, rt http.RoundTripper) (raw []byte, newTag string, notModified bool, err error) {
+func fetch(ctx context.Context, u *url.URL, etag string) (raw []byte, newTag string, notModified bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -183,8 +183,7 @@ func fetch(ctx context.Context, u *url.URL, etag string, rt http.RoundTripper) (
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)
 	}
-	client := &http.Client{Transport: rt}
-	resp, err := client.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
