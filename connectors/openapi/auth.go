@@ -17,6 +17,27 @@ const (
 	KeyInCookie = "cookie"
 )
 
+// checkSending checks what cfg sends with every request: its credentials
+// (checkAuth; an API key goes in a header unless said otherwise, as in
+// the configuration file) and its headers. Errors name the field, never a
+// value.
+func checkSending(cfg *Config) error {
+	if a := cfg.Auth; a != nil && a.APIKey != nil && a.APIKey.In == "" {
+		k, copied := *a.APIKey, *a
+		k.In, copied.APIKey = KeyInHeader, &k
+		cfg.Auth = &copied
+	}
+	if err := checkAuth(cfg.Auth); err != nil {
+		return err
+	}
+	for name, v := range cfg.Headers {
+		if err := checkHeader(name, v); err != nil {
+			return fmt.Errorf("headers: %w", err)
+		}
+	}
+	return nil
+}
+
 // checkAuth validates a's fields for a caller: exactly one kind set, and
 // each kind's fields usable on the wire. Errors name the field, never its
 // value.

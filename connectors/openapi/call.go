@@ -63,14 +63,7 @@ func newCaller(cfg Config) (*caller, error) {
 	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
 	}
-	if a := cfg.Auth; a != nil && a.APIKey != nil && a.APIKey.In == "" {
-		// An API key goes in a header unless said otherwise (as in the
-		// configuration file).
-		k, copied := *a.APIKey, *a
-		k.In, copied.APIKey = KeyInHeader, &k
-		cfg.Auth = &copied
-	}
-	if err := checkAuth(cfg.Auth); err != nil {
+	if err := checkSending(&cfg); err != nil {
 		return nil, err
 	}
 	c := &caller{
@@ -84,9 +77,6 @@ func newCaller(cfg Config) (*caller, error) {
 	}
 	c.scrub.Add(secrets(cfg)...)
 	for name, v := range cfg.Headers {
-		if err := checkHeader(name, v); err != nil {
-			return nil, fmt.Errorf("headers: %w", c.scrub.Error(err))
-		}
 		c.headers.Set(name, v)
 	}
 	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())

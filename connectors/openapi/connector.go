@@ -47,13 +47,7 @@ type Connector struct {
 // document that cannot be read or is not OpenAPI is an error; problems
 // within it are warnings (Capabilities' Diagnostics).
 func New(ctx context.Context, cfg Config) (*Connector, error) {
-	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
-		return nil, err
-	}
-	if cfg.Document == "" {
-		return nil, fmt.Errorf("connector %s: no OpenAPI document", cfg.Name)
-	}
-	f, err := newFilter(cfg.Include, cfg.Exclude)
+	f, err := checkConfig(&cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +91,22 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 		return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
 	}
 	return c, nil
+}
+
+// checkConfig refuses what reading the document again cannot fix: a bad
+// name, no document, a bad operation pattern, credentials or headers that
+// cannot be sent (checkSending). It returns the operation filter.
+func checkConfig(cfg *Config) (*filter, error) {
+	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
+		return nil, err
+	}
+	if cfg.Document == "" {
+		return nil, fmt.Errorf("connector %s: no OpenAPI document", cfg.Name)
+	}
+	if err := checkSending(cfg); err != nil {
+		return nil, fmt.Errorf("connector %s: %w", cfg.Name, err)
+	}
+	return newFilter(cfg.Include, cfg.Exclude)
 }
 
 // deriveCached returns the document's derivation from the cache, or

@@ -41,15 +41,12 @@ type Remote struct {
 var _ connectors.Connector = (*Remote)(nil)
 
 // Open is New for a document that may be unreachable at start: only a
-// configuration error (a bad name, a bad include glob) fails it; a
-// document that cannot be read leaves the Remote down, read again in the
-// background with policy. onReady (may be nil) is called, on the Remote's
-// goroutine, once a document that was down has loaded.
+// configuration error (checkConfig) fails it; a document that cannot be
+// read leaves the Remote down, read again in the background with policy.
+// onReady (may be nil) is called, on the Remote's goroutine, once a
+// document that was down has loaded.
 func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()) (*Remote, error) {
-	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
-		return nil, err
-	}
-	if _, err := newFilter(cfg.Include, cfg.Exclude); err != nil {
+	if _, err := checkConfig(&cfg); err != nil {
 		return nil, err
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
