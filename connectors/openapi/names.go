@@ -86,25 +86,13 @@ func (p pattern) match(name string, op *Operation) bool {
 
 // keep reports whether the operation named name passes the filter.
 func (f *filter) keep(name string, op *Operation) bool {
-	if f == nil {
-		return true
-	}
-	in := len(f.include) == 0
-	for _, p := range f.include {
-		if p.match(name, op) {
-			in = true
-			break
-		}
-	}
+	in := len(f.include) == 0 || slices.ContainsFunc(f.include, func(p pattern) bool { return p.match(name, op) })
 	return in && f.excludedBy(name, op) == ""
 }
 
 // excludedBy returns the exclude pattern that removes the operation named
 // name, "" when none does.
 func (f *filter) excludedBy(name string, op *Operation) string {
-	if f == nil {
-		return ""
-	}
 	for _, p := range f.exclude {
 		if p.match(name, op) {
 			return p.text
@@ -116,9 +104,6 @@ func (f *filter) excludedBy(name string, op *Operation) string {
 // excludedPath returns the exclude path pattern that matches a path a
 // request names, "" when none does.
 func (f *filter) excludedPath(p string) string {
-	if f == nil {
-		return ""
-	}
 	for _, pat := range f.exclude {
 		if pat.kind == "path" && connectors.MatchPath(pat.glob, p) {
 			return pat.text
