@@ -3,7 +3,6 @@ package openapi
 import (
 	"encoding/base64"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -137,36 +136,4 @@ func secrets(cfg Config) []string {
 // form-encoded, then joined and base64-encoded (RFC 6749 section 2.3.1).
 func clientCredential(o *OAuth2) string {
 	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(o.ClientID) + ":" + url.QueryEscape(o.ClientSecret)))
-}
-
-// authorize sets a's credentials on req: a bearer token (or token, the
-// OAuth 2.0 access token), a basic credential, or an API key in a header
-// or a cookie. A query API key is already in the URL (see apiKeyQuery).
-func authorize(req *http.Request, a *Auth, token string) {
-	switch {
-	case a == nil:
-	case a.Bearer != "":
-		req.Header.Set("Authorization", "Bearer "+a.Bearer)
-	case a.Basic != nil:
-		req.Header.Set("Authorization", "Basic "+basicCredential(a.Basic.Username, a.Basic.Password))
-	case a.APIKey != nil && a.APIKey.In == KeyInHeader:
-		req.Header.Set(a.APIKey.Name, a.APIKey.Value)
-	case a.APIKey != nil && a.APIKey.In == KeyInCookie:
-		pair := a.APIKey.Name + "=" + a.APIKey.Value
-		if c := req.Header.Get("Cookie"); c != "" {
-			pair = c + "; " + pair
-		}
-		req.Header.Set("Cookie", pair)
-	case a.OAuth2 != nil:
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-}
-
-// apiKeyQuery returns the encoded query pair of an API key sent in the
-// query ("" for any other credential).
-func apiKeyQuery(a *Auth) string {
-	if a == nil || a.APIKey == nil || a.APIKey.In != KeyInQuery {
-		return ""
-	}
-	return string(escapeUnreserved(append(escapeUnreserved(nil, a.APIKey.Name), '='), a.APIKey.Value))
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,8 +46,6 @@ const defaultAccept = "application/json, */*;q=0.5"
 // token obtained.
 type caller struct {
 	base     *url.URL
-	headers  http.Header
-	auth     *Auth
 	timeout  time.Duration
 	maxBytes int64
 	scrub    *scrub.Scrubber
@@ -54,6 +53,13 @@ type caller struct {
 	client   *http.Client
 	own      *directTransport
 	oauth    *tokenSource // nil unless Auth is OAuth2
+
+	// headers are the configured headers and the credentials sent in a
+	// header; cookie is an API key sent in a cookie ("name=value");
+	// keyQuery an API key sent in the query (its encoded pair), keyName
+	// its name.
+	headers                   http.Header
+	cookie, keyQuery, keyName string
 }
 
 // newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
@@ -69,7 +75,6 @@ func newCaller(cfg Config) (*caller, error) {
 	c := &caller{
 		base:     base,
 		headers:  http.Header{},
-		auth:     cfg.Auth,
 		timeout:  cmp.Or(max(cfg.CallTimeout, 0), DefaultCallTimeout),
 		maxBytes: maxResponseBytes,
 		scrub:    cmp.Or(cfg.Scrubber, scrub.New()),
@@ -78,6 +83,20 @@ func newCaller(cfg Config) (*caller, error) {
 	c.scrub.Add(secrets(cfg)...)
 	for name, v := range cfg.Headers {
 		c.headers.Set(name, v)
+	}
+	switch a := cfg.Auth; { // the credentials win over the headers
+	case a == nil:
+	case a.Bearer != "":
+		c.headers.Set("Authorization", "Bearer "+a.Bearer)
+	case a.Basic != nil:
+		c.headers.Set("Authorization", "Basic "+basicCredential(a.Basic.Username, a.Basic.Password))
+	case a.APIKey != nil && a.APIKey.In == KeyInHeader:
+		c.headers.Set(a.APIKey.Name, a.APIKey.Value)
+	case a.APIKey != nil && a.APIKey.In == KeyInCookie:
+		c.cookie = a.APIKey.Name + "=" + a.APIKey.Value
+	case a.APIKey != nil:
+		c.keyName = a.APIKey.Name
+		c.keyQuery = string(escapeUnreserved(append(escapeUnreserved(nil, a.APIKey.Name), '='), a.APIKey.Value))
 	}
 	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
 	c.client = &http.Client{Transport: c.own, CheckRedirect: c.checkRedirect}
@@ -111,8 +130,8 @@ func (c *caller) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects || !origin.Same(req.URL, via[0].URL) {
 		return http.ErrUseLastResponse
 	}
-	if pair := apiKeyQuery(c.auth); pair != "" && !req.URL.Query().Has(c.auth.APIKey.Name) {
-		req.URL.RawQuery = joinQuery(req.URL.RawQuery, pair)
+	if c.keyQuery != "" && !req.URL.Query().Has(c.keyName) {
+		req.URL.RawQuery = joinQuery(req.URL.RawQuery, c.keyQuery)
 	}
 	return nil
 }
@@ -175,13 +194,13 @@ func (c *caller) send(ctx context.Context, out *outgoing) (*answer, error) {
 }
 
 // build makes the http.Request of out: the query API key added to the
-// URL, the connector's headers over the call's, the cookies joined, and
-// the credentials set last.
+// URL, the connector's headers and credentials over the call's, the
+// cookies joined, and the OAuth 2.0 token.
 func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.Request, error) {
 	u := out.url
-	if pair := apiKeyQuery(c.auth); pair != "" {
+	if c.keyQuery != "" {
 		base, query, _ := strings.Cut(u, "?")
-		u = base + "?" + joinQuery(query, pair)
+		u = base + "?" + joinQuery(query, c.keyQuery)
 	}
 	var body io.Reader
 	if out.body != nil {
@@ -204,14 +223,14 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", defaultAccept)
 	}
-	if len(out.cookies) > 0 {
-		cookie := string(out.cookies)
-		if h := req.Header.Get("Cookie"); h != "" {
-			cookie += "; " + h
-		}
-		req.Header.Set("Cookie", cookie)
+	// The call's cookies, the configured ones, the API key's.
+	cookies := slices.DeleteFunc([]string{string(out.cookies), req.Header.Get("Cookie"), c.cookie}, func(s string) bool { return s == "" })
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
-	authorize(req, c.auth, token)
+	if token != "" { // OAuth 2.0's
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	return req, nil
 }
 
