@@ -67,12 +67,10 @@ func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()
 // retry reads the document with the backoff until it loads or Close.
 func (r *Remote) retry() {
 	for failures := 1; ; failures++ {
-		t := time.NewTimer(r.policy.Delay(failures))
 		select {
 		case <-r.life.Done():
-			t.Stop()
 			return
-		case <-t.C:
+		case <-time.After(r.policy.Delay(failures)):
 		}
 		ctx, cancel := context.WithTimeout(r.life, remoteReadTimeout)
 		c, err := New(ctx, r.cfg)
