@@ -25,15 +25,8 @@ func methodName(op *Operation) string {
 	if src == op.Method+" "+op.Path {
 		src = strings.ToLower(op.Method) + "_" + op.Path
 	}
-	id := connectors.Identifier(src)
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		if id[i] == '_' && (b.Len() == 0 || i+1 == len(id) || id[i+1] == '_') {
-			continue // leading, trailing and repeated underscores
-		}
-		b.WriteByte(id[i])
-	}
-	name := b.String()
+	// Without leading, trailing and repeated underscores.
+	name := strings.Join(strings.FieldsFunc(connectors.Identifier(src), func(r rune) bool { return r == '_' }), "_")
 	if !connectors.IsIdentifier(name) {
 		name = connectors.Identifier(name)
 	}
