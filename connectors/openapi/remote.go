@@ -107,14 +107,13 @@ func (r *Remote) loaded() (*Connector, error) {
 func (r *Remote) Name() string { return r.cfg.Name }
 
 // Capabilities are the loaded document's (see Connector.Capabilities),
-// none but its routing while it is down (see Route).
+// its Router the loaded connector itself: a Remote that loaded stays
+// loaded. While it is down it has none, and no methods to route.
 func (r *Remote) Capabilities() connectors.Capabilities {
-	var caps connectors.Capabilities
 	if c, _ := r.loaded(); c != nil {
-		caps = c.Capabilities()
+		return c.Capabilities()
 	}
-	caps.Router = r
-	return caps
+	return connectors.Capabilities{}
 }
 
 // Tools lists the loaded document's methods, or reports why it is down.
@@ -134,15 +133,6 @@ func (r *Remote) Call(ctx context.Context, tool string, args json.RawMessage) (c
 		return connectors.Result{}, fmt.Errorf("connector %s is unavailable: %w; its document is read again in the background", r.cfg.Name, err)
 	}
 	return c.Call(ctx, tool, args)
-}
-
-// Route is the loaded connector's (see Connector.Route); while the
-// document is down, a call of request needs approval (it fails anyway).
-func (r *Remote) Route(tool string, args json.RawMessage) (connectors.Route, bool, error) {
-	if c, _ := r.loaded(); c != nil {
-		return c.Route(tool, args)
-	}
-	return connectors.Route{RequiresApproval: true}, tool == methodRequest, nil
 }
 
 // Close stops the background reads, waits for them, and closes the loaded
