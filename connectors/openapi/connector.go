@@ -191,7 +191,6 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		}
 		taken[name] = m.Op.SourceName
 		op := m.Op // d is the cache's: not changed
-		op.Name = name
 		if c.pinned && c.base != nil {
 			op.Server = pinnedServer(c.base, op.Server)
 		}

@@ -265,7 +265,6 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		Method:     strings.ToUpper(method),
 		Path:       path,
 		Tags:       op.strings("tags"),
-		Deprecated: op.getBool("deprecated", false),
 	}
 	if o.SourceName == "" {
 		o.SourceName = o.Method + " " + path
@@ -335,7 +334,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		Description:  description(op, o.Method, path),
 		InputSchema:  input,
 		OutputSchema: output,
-		Deprecated:   o.Deprecated,
+		Deprecated:   op.getBool("deprecated", false),
 	}
 	return derivedMethod{Op: o, Tool: tool, Refs: refs}
 }
