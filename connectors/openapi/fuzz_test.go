@@ -14,7 +14,7 @@ func FuzzDerive(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if text, err := newDocument(b, nil).jsonText(); err == nil {
+		if text, err := newDocument(b, nil, "").jsonText(); err == nil {
 			f.Add(text)
 		}
 	}

@@ -65,10 +65,10 @@ func readDocument(ctx context.Context, loc, cacheDir string) (*document, error) 
 	cached, meta, cacheErr := cache.read()
 	raw, etag, notModified, err := fetch(ctx, u, meta.ETag)
 	if err == nil && notModified { // only asked with the cached copy's ETag
-		return newDocument(cached, u), nil
+		return newDocument(cached, u, meta.SHA256), nil
 	}
 	if err == nil {
-		d := newDocument(raw, u)
+		d := newDocument(raw, u, "")
 		if werr := cache.write(raw, docMeta{ETag: etag, Fetched: time.Now(), SHA256: d.hash}); werr != nil {
 			d.warnings = append(d.warnings, fmt.Sprintf("could not cache the document: %v", werr))
 		}
@@ -77,14 +77,19 @@ func readDocument(ctx context.Context, loc, cacheDir string) (*document, error) 
 	if cacheErr != nil {
 		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", scrub.URL(loc), err)
 	}
-	d := newDocument(cached, u)
+	d := newDocument(cached, u, meta.SHA256)
 	d.warnings = append(d.warnings, fmt.Sprintf("could not fetch the document %s (%v); using the copy cached on %s",
 		scrub.URL(loc), err, meta.Fetched.UTC().Format(time.RFC3339)))
 	return d, nil
 }
 
-func newDocument(raw []byte, u *url.URL) *document {
-	return &document{hash: hashOf(raw), url: u, bytes: func() ([]byte, error) { return raw, nil }}
+// newDocument is the document of raw; hash is its hash when known (the
+// cache checked it), "" to compute it.
+func newDocument(raw []byte, u *url.URL, hash string) *document {
+	if hash == "" {
+		hash = hashOf(raw)
+	}
+	return &document{hash: hash, url: u, bytes: func() ([]byte, error) { return raw, nil }}
 }
 
 func hashOf(raw []byte) string {
@@ -122,7 +127,7 @@ func openFile(loc, cacheDir string) (*document, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := newDocument(raw, nil)
+	d := newDocument(raw, nil, "")
 	if after, err := fileIdentity(abs); cacheDir != "" && statErr == nil && err == nil && after == before {
 		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
