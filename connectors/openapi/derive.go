@@ -365,16 +365,11 @@ func isSafeMethod(m string) bool {
 // description is a method's description: summary, description (bounded)
 // and the HTTP method and path.
 func description(op *value, method, path string) string {
-	var parts []string
 	summary := strings.TrimSpace(op.getText("summary"))
-	desc := strings.TrimSpace(op.getText("description"))
-	if summary != "" {
-		parts = append(parts, summary)
+	text := summary
+	if desc := strings.TrimSpace(op.getText("description")); desc != "" && desc != summary {
+		text = strings.TrimPrefix(summary+"\n\n"+desc, "\n\n") // a paragraph each
 	}
-	if desc != "" && desc != summary {
-		parts = append(parts, desc)
-	}
-	text := strings.Join(parts, "\n\n")
 	if len(text) > maxDescription {
 		cut := strings.LastIndexAny(text[:maxDescription], " \n")
 		if cut < maxDescription/2 {
@@ -385,10 +380,7 @@ func description(op *value, method, path string) string {
 		}
 		text = text[:cut] + " …"
 	}
-	if text != "" {
-		text += "\n\n"
-	}
-	return text + method + " " + path
+	return strings.TrimPrefix(text+"\n\n"+method+" "+path, "\n\n")
 }
 
 // stringList is a JSON array of strings.
