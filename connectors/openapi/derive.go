@@ -93,20 +93,17 @@ func derive(root *value) (*derivation, error) {
 	out.Title = root.get("info").getText("title")
 	out.Server = d.server(root)
 
-	paths := root.get("paths")
-	if paths != nil && !paths.isObject() {
-		d.warn("paths is not an object; no operations")
-	}
-	if paths.isObject() {
+	if paths := root.get("paths"); paths.isObject() {
 		for i, p := range paths.keys {
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
 		}
-	}
-	if len(out.Methods) == 0 {
-		d.where = ""
-		d.warn("the document has no operations")
+	} else if paths != nil {
+		d.warn("paths is not an object; no operations")
 	}
 	d.where = ""
+	if len(out.Methods) == 0 {
+		d.warn("the document has no operations")
+	}
 	// The shared schemas the methods refer to, and those they refer to.
 	var refs []string
 	for _, m := range out.Methods {
@@ -429,7 +426,8 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 		}
 	}
 	vars := map[string]bool{}
-	for _, m := range templateVar.FindAllStringSubmatch(path, -1) {
+	template := templateVar.FindAllStringSubmatch(path, -1)
+	for _, m := range template {
 		vars[m[1]] = true
 	}
 	for _, pn := range all {
@@ -454,7 +452,7 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 		}
 	}
 	// Template variables nobody declared: required strings, in path order.
-	for _, m := range templateVar.FindAllStringSubmatch(path, -1) {
+	for _, m := range template {
 		if vars[m[1]] {
 			d.warn(fmt.Sprintf("path parameter %q is not declared; taken as a required string", m[1]))
 			params = append(params, param{
@@ -481,13 +479,8 @@ func (d *deriver) param(pn *value, in string) param {
 		// A Swagger 2.0 parameter carries its schema keywords itself.
 		schema = d.conv.schema(nil, pn, 0)
 	} else {
-		p.Style = pn.getText("style")
-		if p.Style == "" {
-			p.Style = StyleSimple
-			if in == InQuery || in == InCookie {
-				p.Style = StyleForm
-			}
-		}
+		def, _ := collectionFormat("", in) // the location's default style
+		p.Style = cmp.Or(pn.getText("style"), def)
 		p.Explode = pn.getBool("explode", p.Style == StyleForm)
 		p.AllowReserved = pn.getBool("allowReserved", false)
 		sn := pn.get("schema")
@@ -498,9 +491,7 @@ func (d *deriver) param(pn *value, in string) param {
 		}
 		schema = d.conv.schema(nil, sn, 0)
 	}
-	if in == InPath && (pn.getBool("x-multi-segment", false) || pn.getBool("allowReserved", false)) {
-		p.MultiSegment = true
-	}
+	p.MultiSegment = in == InPath && (pn.getBool("x-multi-segment", false) || pn.getBool("allowReserved", false))
 	schema = withDescription(schema, pn)
 	if pn.getBool("deprecated", false) {
 		schema = withMember(schema, "deprecated", []byte("true"))
@@ -538,7 +529,7 @@ func withMember(schema []byte, key string, value []byte) []byte {
 var collectionStyles = map[string]string{"ssv": StyleSpaceDelimited, "pipes": StylePipeDelimited, "tsv": StyleTab}
 
 // collectionFormat maps Swagger 2.0's collectionFormat to a style and
-// explode (csv is the default).
+// explode (csv is the default: a location's default style).
 func collectionFormat(cf, in string) (string, bool) {
 	switch s, ok := collectionStyles[cf]; {
 	case cf == "multi":
