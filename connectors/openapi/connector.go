@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -142,15 +143,9 @@ func syntaxErrorAt(text []byte) string {
 	if err := json.Unmarshal(text, &v); !errors.As(err, &se) {
 		return ""
 	}
-	line, col := 1, 1
 	// Offset counts the bytes read, the bad one included.
-	for _, c := range text[:max(0, min(int(se.Offset)-1, len(text)))] {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
+	before := text[:max(0, min(int(se.Offset)-1, len(text)))]
+	line, col := bytes.Count(before, []byte("\n"))+1, len(before)-bytes.LastIndexByte(before, '\n')
 	return fmt.Sprintf(": line %d, column %d: %v", line, col, se)
 }
 
