@@ -271,17 +271,14 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(f.Name(), path)
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err != nil {
 		os.Remove(f.Name())
-		return err
 	}
-	return nil
+	return err
 }
 
 // jsonText returns the document as JSON: JSON as it is, YAML converted.
