@@ -380,18 +380,6 @@ func description(op *value, method, path string) string {
 	return strings.TrimPrefix(text+"\n\n"+method+" "+path, "\n\n")
 }
 
-// stringList is a JSON array of strings.
-func stringList(ss []string) []byte {
-	b := []byte{'['}
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
-}
-
 // templateVar matches the variables of a path template.
 var templateVar = regexp.MustCompile(`\{([^{}/]+)\}`)
 
@@ -689,7 +677,7 @@ func objectSchema(desc string, props *obj, required []string, closed bool) []byt
 	}
 	o.raw("properties", props.done())
 	if len(required) > 0 {
-		o.raw("required", stringList(required))
+		o.raw("required", marshal(required))
 	}
 	if closed {
 		o.raw("additionalProperties", []byte("false"))
