@@ -29,8 +29,7 @@ type Connector struct {
 	defs     json.RawMessage
 	warnings []string
 	scrub    *scrub.Scrubber
-	base     *url.URL // where requests go; nil when there is nowhere
-	calls    *caller  // nil when there is nowhere, for why
+	calls    *caller // with the base URL; nil when there is none, for why
 	why      string
 	filter   *filter
 	derived  *derivation // read only
@@ -69,7 +68,10 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	c.warnings = append(slices.Clone(doc.warnings), d.Warnings...)
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
-		c.base = base
+		cfg.BaseURL = base.String()
+		if c.calls, err = newCaller(cfg); err != nil {
+			return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
+		}
 	}
 	c.assemble(d, f)
 	if fresh && cache.dir != "" {
@@ -84,12 +86,6 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if why != "" {
 		c.why = sc.String(why)
 		c.warnings = append(c.warnings, c.why)
-		return c, nil
-	}
-	cfg.BaseURL = base.String()
-	if c.calls, err = newCaller(cfg); err != nil {
-		c.storing.Wait()
-		return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
 	}
 	return c, nil
 }
@@ -186,8 +182,8 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		}
 		taken[name] = m.Op.SourceName
 		op := m.Op // d is the cache's: not changed
-		if c.pinned && c.base != nil {
-			op.Server = pinnedServer(c.base, op.Server)
+		if c.pinned && c.calls != nil {
+			op.Server = pinnedServer(c.calls.base, op.Server)
 		}
 		c.ops[op.SourceName] = &op
 		t := m.Tool
