@@ -193,7 +193,7 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 // clientTimeout reads a timeout as Cline and Roo Code write it (seconds, a
 // number), or as a Go duration string.
 func (d *decoder) clientTimeout(n *node, fp fieldPath) (time.Duration, bool) {
-	if n.kind == scalarNode && (n.stype == intScalar || n.stype == floatScalar) {
+	if n.kind == intNode || n.kind == floatNode {
 		secs, err := strconv.ParseFloat(n.text, 64)
 		if err != nil || secs < 0 || secs > 1e9 {
 			d.errAt(n.pos, fp, fmt.Sprintf("expected a number of seconds or a duration such as \"30s\", got %s", n.text))
@@ -218,11 +218,11 @@ func selfEntry(name string, n *node) (string, bool) {
 	for _, f := range n.entries {
 		switch f.key {
 		case "command":
-			if f.val.kind == scalarNode {
+			if f.val.scalar() {
 				cmd = f.val.text
 			}
 		case "args":
-			if f.val.kind == seqNode && len(f.val.items) > 0 && f.val.items[0].kind == scalarNode {
+			if f.val.kind == seqNode && len(f.val.items) > 0 && f.val.items[0].scalar() {
 				first = f.val.items[0].text
 			}
 		}

@@ -203,7 +203,7 @@ func (d *decoder) noPathGlobs(n *node, fp fieldPath) {
 		return
 	}
 	for i, item := range n.items {
-		if item.kind == scalarNode && strings.HasPrefix(item.text, connectors.PathPattern) {
+		if item.scalar() && strings.HasPrefix(item.text, connectors.PathPattern) {
 			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%q: %s patterns match HTTP paths, which only the methods of OpenAPI connectors have", item.text, connectors.PathPattern))
 		}
 	}
@@ -230,7 +230,7 @@ const ReservedEnvPrefix = "CODEMODE_"
 // (Config.EnvValues); with true, which passes the whole environment, none
 // are: every variable of codemode-mcp's own environment would be.
 func (in *Inherit) decode(d *decoder, n *node, fp fieldPath) {
-	if n.kind == scalarNode {
+	if n.scalar() {
 		in.All, _ = d.boolean(n, fp)
 		return
 	}
