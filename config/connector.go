@@ -422,10 +422,10 @@ func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
 }
 
 // uniqueConnectors validates names and rejects duplicates (also across
-// sections, and after Claude/VS Code names are sanitized).
+// sections, and after Claude/VS Code names are sanitized) and a name that
+// is both a connector and the namespace of another.
 func (d *decoder) uniqueConnectors(ps []parsed) []Connector {
-	seen := map[string]parsed{}
-	under := map[string]parsed{} // namespace -> first connector in it
+	var kept []parsed
 	var out []Connector
 	for _, p := range ps {
 		c := p.c
@@ -437,43 +437,26 @@ func (d *decoder) uniqueConnectors(ps []parsed) []Connector {
 			d.errAt(p.pos, p.fp, err.Error()+from)
 			continue
 		}
-		if first, dup := seen[c.Name]; dup {
-			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q%s is already defined at line %d (%s)", c.Name, from, first.pos.line, first.fp))
-			continue
-		}
-		if other, ok := namespaceClash(c.Name, seen, under); ok {
+		// The connectors kept clash with none of each other, so at most
+		// one of them can be the same name, or either side of a namespace.
+		i := slices.IndexFunc(kept, func(q parsed) bool {
+			return q.c.Name == c.Name || strings.HasPrefix(q.c.Name, c.Name+".") || strings.HasPrefix(c.Name, q.c.Name+".")
+		})
+		switch {
+		case i < 0:
+			kept = append(kept, p)
+			out = append(out, c)
+		case kept[i].c.Name == c.Name:
+			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q%s is already defined at line %d (%s)", c.Name, from, kept[i].pos.line, kept[i].fp))
+		default:
+			other := kept[i]
 			leaf, nested := other.c.Name, c.Name
 			if len(c.Name) < len(leaf) {
 				leaf, nested = c.Name, leaf
 			}
 			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q clashes with connector %q at line %d (%s): %q cannot be both a connector and the namespace of %q; rename one (for example %q to %q)",
 				c.Name, other.c.Name, other.pos.line, other.fp, leaf, nested, leaf, leaf+".core"))
-			continue
 		}
-		seen[c.Name] = p
-		for i := range len(c.Name) {
-			if c.Name[i] == '.' {
-				if _, ok := under[c.Name[:i]]; !ok {
-					under[c.Name[:i]] = p
-				}
-			}
-		}
-		out = append(out, c)
 	}
 	return out
-}
-
-// namespaceClash finds an earlier connector that name lies under (a
-// connector named like one of name's namespaces) or that lies under name
-// (under maps each namespace to the first connector in it).
-func namespaceClash(name string, seen, under map[string]parsed) (parsed, bool) {
-	for i := range len(name) {
-		if name[i] == '.' {
-			if p, ok := seen[name[:i]]; ok {
-				return p, true
-			}
-		}
-	}
-	p, ok := under[name]
-	return p, ok
 }
