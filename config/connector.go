@@ -116,17 +116,7 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 	if kind == KindHTTP && c.SSE {
 		c.Kind = KindSSE
 	}
-	if c.OAuth != nil {
-		for h := range c.Headers {
-			if strings.EqualFold(h, "Authorization") {
-				i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "oauth" })
-				d.errAt(e.val.entries[i].keyPos, fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
-			}
-		}
-	}
-	if c.Credentials == CredentialsPerUser {
-		d.checkPerUser(e, fp, c)
-	}
+	d.checkSignIn(e.val, fp, c)
 	p.c = c
 	return p, len(d.errs) == nerr
 }
@@ -138,23 +128,28 @@ type perUserAt struct {
 	at pos
 }
 
-// checkPerUser refuses credentials: per_user where no person could sign
-// in for themselves: a client credentials grant (the client is nobody in
-// particular), or an Authorization header (one credential for everyone).
-func (d *decoder) checkPerUser(e entry, fp fieldPath, c Connector) {
-	at := e.keyPos
-	if i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "credentials" }); i >= 0 {
-		at = e.val.entries[i].keyPos
+// checkSignIn refuses what cannot go together in how a url connector
+// signs in: an Authorization header is one credential for everyone, sent
+// as it is, so neither oauth nor per_user goes with it; per_user needs a
+// person to sign in, whom a client credentials grant does not have, and
+// token exchange signs nobody in.
+func (d *decoder) checkSignIn(n *node, fp fieldPath, c Connector) {
+	cred := fp.key("credentials")
+	if c.PerUser() && c.TokenExchange != nil && c.OAuth != nil {
+		d.errAt(keyAt(n, "credentials"), cred, "token_exchange and oauth exclude each other: with token exchange nobody signs in to the server, each person's own token is traded for one")
 	}
-	if c.TokenExchange != nil && c.OAuth != nil {
-		d.errAt(at, fp.key("credentials"), "token_exchange and oauth exclude each other: with token exchange nobody signs in to the server, each person's own token is traded for one")
-	}
-	if c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
-		d.errAt(at, fp.key("credentials"), "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
+	if c.PerUser() && c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
+		d.errAt(keyAt(n, "credentials"), cred, "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
 	}
 	for h := range c.Headers {
-		if strings.EqualFold(h, "Authorization") {
-			d.errAt(at, fp.key("credentials"), "per_user and an Authorization header exclude each other: the header is one credential for everyone")
+		if !strings.EqualFold(h, "Authorization") {
+			continue
+		}
+		if c.OAuth != nil {
+			d.errAt(keyAt(n, "oauth"), fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
+		}
+		if c.PerUser() {
+			d.errAt(keyAt(n, "credentials"), cred, "per_user and an Authorization header exclude each other: the header is one credential for everyone")
 		}
 	}
 }
@@ -400,6 +395,14 @@ func ReadKeyFile(path string) ([]byte, error) {
 
 func hasKey(n *node, key string) bool {
 	return slices.ContainsFunc(n.entries, func(e entry) bool { return e.key == key })
+}
+
+// keyAt is where key is written in mapping n (where n is when it is not).
+func keyAt(n *node, key string) pos {
+	if i := slices.IndexFunc(n.entries, func(e entry) bool { return e.key == key }); i >= 0 {
+		return n.entries[i].keyPos
+	}
+	return n.pos
 }
 
 func isHTTPURL(s string) bool {
