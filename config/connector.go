@@ -208,11 +208,19 @@ func (d *decoder) noPathGlobs(n *node, fp fieldPath) {
 // subprocess (env).
 func checkEnvNames(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	for _, e := range n.entries {
-		if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
-			d.errAt(e.keyPos, fp.key(e.key), fmt.Sprintf("bad environment variable name %q", e.key))
-		}
+		d.envName(e.keyPos, fp.key(e.key), e.key)
 	}
 	return v, true
+}
+
+// envName reports whether name can name an environment variable, and
+// says why not at p.
+func (d *decoder) envName(p pos, fp fieldPath, name string) bool {
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		d.errAt(p, fp, fmt.Sprintf("bad environment variable name %q", name))
+		return false
+	}
+	return true
 }
 
 // ReservedEnvPrefix starts the names of codemode-mcp's own environment
@@ -225,20 +233,20 @@ const ReservedEnvPrefix = "CODEMODE_"
 // (Config.EnvValues); with true, which passes the whole environment, none
 // are: every variable of codemode-mcp's own environment would be.
 func (in *Inherit) decode(d *decoder, n *node, fp fieldPath) {
-	if n.scalar() {
+	switch {
+	case n.scalar():
 		in.All, _ = d.boolean(n, fp)
 		return
-	}
-	if n.kind != seqNode && n.kind != nullNode {
+	case n.kind != seqNode && n.kind != nullNode:
 		d.typeErr(n, fp, `true, false or a list of variable names such as ["GITHUB_TOKEN"]`)
 		return
 	}
-	for i, name := range d.list(n, fp, rule{}) {
+	for i, item := range n.items {
+		name, ok := d.setting(item, fp.index(i))
 		switch {
-		case name == "" || strings.ContainsAny(name, "=\x00"):
-			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("bad environment variable name %q", name))
+		case !ok || !d.envName(item.pos, fp.index(i), name):
 		case strings.HasPrefix(strings.ToUpper(name), ReservedEnvPrefix):
-			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
+			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
 		default:
 			in.Names = append(in.Names, name)
 			// The server is given this variable's value: it is as secret

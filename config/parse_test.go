@@ -354,6 +354,9 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:2:12: approvals.console: expected true or false, got "web"`},
 		{"inherit reserved", "connectors:\n  x:\n    command: a\n    inherit_env: [HOME, CODEMODE_TOKEN]\n",
 			`codemode.yaml:4:25: connectors.x.inherit_env[1]: CODEMODE_TOKEN: codemode-mcp's own CODEMODE_* variables are never passed to a downstream server (set a value under env: if one needs it)`},
+		{"inherit with a bad item", "connectors:\n  x:\n    command: a\n    inherit_env: [[a], CODEMODE_TOKEN]\n",
+			"codemode.yaml:4:19: connectors.x.inherit_env[0]: expected a string, got a list\n" +
+				`codemode.yaml:4:24: connectors.x.inherit_env[1]: CODEMODE_TOKEN: codemode-mcp's own CODEMODE_* variables are never passed to a downstream server (set a value under env: if one needs it)`},
 		{"inherit on url", "connectors:\n  x:\n    url: https://x/mcp\n    inherit_env: true\n",
 			`codemode.yaml:4:5: connectors.x.inherit_env: inherit_env does not apply to a url connector (only to command connectors)`},
 		{"inherit as map", "connectors:\n  x:\n    command: a\n    inherit_env: {a: b}\n",
