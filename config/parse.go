@@ -60,7 +60,7 @@ func Load(path string) (*Config, error) {
 
 // Parse parses and validates a configuration. file names it in messages and
 // anchors relative paths (store.path, cwd, openapi, envFile); it may be "".
-// The error is an *Error, or Errors when there are several problems.
+// The error is an *Error, or the errors.Join of several, in file order.
 func Parse(data []byte, file string) (*Config, error) {
 	return parse(data, file, os.LookupEnv)
 }

@@ -404,20 +404,20 @@ func TestParseErrors(t *testing.T) {
 func TestParseReportsEveryProblem(t *testing.T) {
 	src := "server:\n  transport: htp\n  addr: bad\nsandbox:\n  timeout: x\n"
 	_, err := Parse([]byte(src), "c.yaml")
-	var es Errors
-	if !errors.As(err, &es) {
-		t.Fatalf("got %T %v, want Errors", err, err)
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("got %T %v, want several errors", err, err)
 	}
 	var got []string
-	for _, e := range es {
-		got = append(got, e.Field)
+	for _, e := range joined.Unwrap() {
+		got = append(got, e.(*Error).Field)
 	}
 	want := []string{"server.transport", "server.addr", "sandbox.timeout"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
 	}
 	if n := strings.Count(err.Error(), "\n"); n != 2 {
-		t.Errorf("Errors.Error() has %d newlines, want 2:\n%s", n, err)
+		t.Errorf("the error has %d newlines, want 2:\n%s", n, err)
 	}
 	var e *Error
 	if !errors.As(err, &e) || e.Field != "server.transport" {
