@@ -83,6 +83,17 @@ type Server struct {
 	HTTP
 }
 
+// check says tls_cert and tls_key go together.
+func (s *Server) check(d *decoder, n *node, fp fieldPath) {
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		key := "tls_cert"
+		if s.TLSCert == "" {
+			key = "tls_key"
+		}
+		d.errAt(d.at[fp.key(key)], fp, "tls_cert and tls_key go together: set both (HTTPS) or neither")
+	}
+}
+
 // HTTP configures the HTTP transports. Zero fields take the server's
 // defaults (server.DefaultMaxBody and the others).
 type HTTP struct {

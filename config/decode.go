@@ -24,8 +24,8 @@ type decoder struct {
 	errs      []*Error
 	warn      []Warning
 	// at is where each value was written, by its path: the checks that
-	// look at several keys (checkServer, checkServerAuth, OAuth.check)
-	// report there.
+	// look at several keys (authToken, checkServerAuth, warnOpenListener,
+	// the check methods) report there.
 	at map[fieldPath]pos
 	// perUser are the connectors with credentials: per_user.
 	perUser []perUserAt

@@ -115,7 +115,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	cfg.Connectors = d.uniqueConnectors(cs)
 	d.authToken(cfg, lookup)
 	d.checkServerAuth(cfg)
-	d.checkServer(cfg)
+	d.warnOpenListener(cfg.Server)
 	if len(d.errs) > 0 {
 		return nil, collect(d.errs)
 	}
@@ -218,17 +218,10 @@ func (d *decoder) resolvePath(p string) string {
 	return filepath.Join(d.dir, p)
 }
 
-// checkServer checks the TLS pair and warns about a network listener that
-// anyone can reach.
-func (d *decoder) checkServer(cfg *Config) {
-	s := cfg.Server
-	if (s.TLSCert == "") != (s.TLSKey == "") {
-		at := d.at["server.tls_cert"]
-		if s.TLSCert == "" {
-			at = d.at["server.tls_key"]
-		}
-		d.errAt(at, "server", "tls_cert and tls_key go together: set both (HTTPS) or neither")
-	}
+// warnOpenListener warns about a network listener that anyone can reach:
+// one beyond loopback with no token (from the file or the environment)
+// and no server.auth.
+func (d *decoder) warnOpenListener(s Server) {
 	if s.Transport == "stdio" || s.AuthToken != "" || s.Auth != nil {
 		return
 	}
