@@ -271,11 +271,11 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 	})
 }
 
-// exchange sends out within the call timeout and returns the Result that answered makes of the
-// answer, scrubbed; or, without an answer, an IsError Result for a body
-// over the size cap, or the transport error, scrubbed. what names the
-// call in messages and in the debug log (which never gets a URL or a
-// value).
+// exchange sends out within the call timeout and returns the Result that
+// answered makes of the answer, scrubbed; or, without an answer, an
+// IsError Result for a body over the size cap, or the transport error,
+// scrubbed. what names the call in messages and in the debug log (which
+// never gets a URL or a value).
 func (c *caller) exchange(ctx context.Context, what string, out *outgoing, answered func(*answer) connectors.Result) (connectors.Result, error) {
 	start := time.Now()
 	sendCtx, cancel := context.WithTimeout(ctx, c.timeout)
