@@ -53,13 +53,7 @@ type caller struct {
 	client   *http.Client
 	own      *directTransport
 	oauth    *tokenSource // nil unless Auth is OAuth2
-
-	// headers are the configured headers and the credentials sent in a
-	// header; cookie is an API key sent in a cookie ("name=value");
-	// keyQuery an API key sent in the query (its encoded pair), keyName
-	// its name.
-	headers                   http.Header
-	cookie, keyQuery, keyName string
+	sending
 }
 
 // newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
@@ -69,35 +63,19 @@ func newCaller(cfg Config) (*caller, error) {
 	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
 	}
-	if err := checkSending(&cfg); err != nil {
+	snd, err := checkSending(cfg)
+	if err != nil {
 		return nil, err
 	}
 	c := &caller{
 		base:     base,
-		headers:  http.Header{},
+		sending:  *snd,
 		timeout:  cmp.Or(max(cfg.CallTimeout, 0), DefaultCallTimeout),
 		maxBytes: maxResponseBytes,
 		scrub:    cmp.Or(cfg.Scrubber, scrub.New()),
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
-	c.scrub.Add(secrets(cfg)...)
-	for name, v := range cfg.Headers {
-		c.headers.Set(name, v)
-	}
-	switch a := cfg.Auth; { // the credentials win over the headers
-	case a == nil:
-	case a.Bearer != "":
-		c.headers.Set("Authorization", "Bearer "+a.Bearer)
-	case a.Basic != nil:
-		c.headers.Set("Authorization", "Basic "+basicCredential(a.Basic.Username, a.Basic.Password))
-	case a.APIKey != nil && a.APIKey.In == KeyInHeader:
-		c.headers.Set(a.APIKey.Name, a.APIKey.Value)
-	case a.APIKey != nil && a.APIKey.In == KeyInCookie:
-		c.cookie = a.APIKey.Name + "=" + a.APIKey.Value
-	case a.APIKey != nil:
-		c.keyName = a.APIKey.Name
-		c.keyQuery = string(escapeUnreserved(append(escapeUnreserved(nil, a.APIKey.Name), '='), a.APIKey.Value))
-	}
+	c.scrub.Add(c.secrets...)
 	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
 	c.client = &http.Client{Transport: c.own, CheckRedirect: c.checkRedirect}
 	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
@@ -211,7 +189,7 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 		return nil, err
 	}
 	req.Header = out.header.Clone() // never nil: prepare and prepareRequest make it
-	for k, v := range c.headers {
+	for k, v := range c.header {
 		req.Header[k] = append([]string(nil), v...)
 	}
 	// The call's trace context, so the API's spans continue it; set on

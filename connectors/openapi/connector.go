@@ -47,14 +47,14 @@ type Connector struct {
 // document that cannot be read or is not OpenAPI is an error; problems
 // within it are warnings (Capabilities' Diagnostics).
 func New(ctx context.Context, cfg Config) (*Connector, error) {
-	f, err := checkConfig(&cfg)
+	f, snd, err := checkConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
 	sc := cfg.Scrubber
-	sc.Add(secrets(cfg)...) // scrubbed from loading errors too
+	sc.Add(snd.secrets...) // scrubbed from loading errors too
 	doc, err := readDocument(ctx, cfg.Document, cfg.CacheDir)
 	if err != nil {
 		return nil, sc.Error(err)
@@ -92,18 +92,21 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 
 // checkConfig refuses what reading the document again cannot fix: a bad
 // name, no document, a bad operation pattern, credentials or headers that
-// cannot be sent (checkSending). It returns the operation filter.
-func checkConfig(cfg *Config) (*filter, error) {
+// cannot be sent (checkSending). It returns the operation filter and what
+// every request sends.
+func checkConfig(cfg Config) (*filter, *sending, error) {
 	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.Document == "" {
-		return nil, fmt.Errorf("connector %s: no OpenAPI document", cfg.Name)
+		return nil, nil, fmt.Errorf("connector %s: no OpenAPI document", cfg.Name)
 	}
-	if err := checkSending(cfg); err != nil {
-		return nil, fmt.Errorf("connector %s: %w", cfg.Name, err)
+	snd, err := checkSending(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connector %s: %w", cfg.Name, err)
 	}
-	return newFilter(cfg.Include, cfg.Exclude)
+	f, err := newFilter(cfg.Include, cfg.Exclude)
+	return f, snd, err
 }
 
 // deriveCached returns the document's derivation from the cache, or

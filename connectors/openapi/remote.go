@@ -46,7 +46,7 @@ var _ connectors.Connector = (*Remote)(nil)
 // onReady (may be nil) is called, on the Remote's goroutine, once a
 // document that was down has loaded.
 func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()) (*Remote, error) {
-	if _, err := checkConfig(&cfg); err != nil {
+	if _, _, err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
