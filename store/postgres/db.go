@@ -12,12 +12,10 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
-// dialect is PostgreSQL's: left counts characters, and reads only the
-// start of a value kept compressed or out of line (TOAST) as far as it
-// can; ord is the identity column that keeps insertion order.
+// dialect is PostgreSQL's: ord is the identity column that keeps
+// insertion order.
 var dialect = sqlstore.Dialect{
 	Order:      "ord",
-	Prefix:     func(col, n string) string { return "left(" + col + ", " + n + ")" },
 	Unique:     func(err error) bool { return pgCode(err) == "23505" },
 	ForeignKey: func(err error) bool { return pgCode(err) == "23503" },
 }

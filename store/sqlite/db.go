@@ -17,11 +17,9 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
-// dialect is SQLite's: substr counts characters in text; rowid keeps
-// insertion order.
+// dialect is SQLite's: rowid keeps insertion order.
 var dialect = sqlstore.Dialect{
-	Order:  "rowid",
-	Prefix: func(col, n string) string { return "substr(" + col + ", 1, " + n + ")" },
+	Order: "rowid",
 	Unique: func(err error) bool {
 		c := sqliteCode(err)
 		return c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || c == sqlite3.SQLITE_CONSTRAINT_UNIQUE

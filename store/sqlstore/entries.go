@@ -60,20 +60,22 @@ func (s *Store) ClippedEntries(ctx context.Context, executionID string, q codemo
 	if q.Preview > 0 {
 		args = append(args, q.Preview)
 	}
-	return logOf(ctx, s, executionID, s.clippedSQL(q.Preview), args, codec.ScanClippedEntry)
+	return logOf(ctx, s, executionID, clippedSQL(q.Preview), args, codec.ScanClippedEntry)
 }
 
 // clippedSQL selects EntryColumns, the values cut as preview says
 // (codemode.LogQuery.Preview), then their lengths in bytes (octet_length,
 // which both databases compute without reading a value stored apart from
-// its row).
-func (s *Store) clippedSQL(preview int) string {
+// its row). substr counts characters in both; PostgreSQL's reads only
+// the start of a value kept compressed or out of line (TOAST) as far as
+// it can (its left is the same function).
+func clippedSQL(preview int) string {
 	args, result, errText := "args", "result", "error"
 	switch {
 	case preview < 0:
 		args, result, errText = "NULL", "NULL", "''"
 	case preview > 0:
-		args, result, errText = s.d.Prefix("args", "$4"), s.d.Prefix("result", "$4"), s.d.Prefix("error", "$4")
+		args, result, errText = "substr(args, 1, $4)", "substr(result, 1, $4)", "substr(error, 1, $4)"
 	}
 	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
 		`, state, reverts, task, created_at, updated_at, decided_by, decided_by_name, decided_by_email, decided_at,

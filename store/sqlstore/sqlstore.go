@@ -67,9 +67,6 @@ type Dialect struct {
 	// Order is the column that breaks ties of created_at in insertion
 	// order (SQLite's rowid, PostgreSQL's identity column ord).
 	Order string
-	// Prefix writes the first n characters of the text column col (n is
-	// SQL).
-	Prefix func(col, n string) string
 	// Unique and ForeignKey tell a unique (or primary key) violation and a
 	// foreign key violation from other errors.
 	Unique, ForeignKey func(error) bool
