@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
@@ -38,11 +37,11 @@ func (p pgDB) Exec(ctx context.Context, query string, args ...any) (int64, error
 	return tag.RowsAffected(), err
 }
 
-func (p pgDB) QueryRow(ctx context.Context, query string, args ...any) codec.Scanner {
+func (p pgDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return p.pool.QueryRow(ctx, query, args...)
 }
 
-func (p pgDB) Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error {
+func (p pgDB) Query(ctx context.Context, query string, args []any, row func(sqlstore.Row) error) error {
 	rows, err := p.pool.Query(ctx, query, args...)
 	if err != nil {
 		return err

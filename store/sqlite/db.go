@@ -13,7 +13,6 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
@@ -172,7 +171,7 @@ func (c *stmts) Exec(ctx context.Context, query string, args ...any) (int64, err
 	return res.RowsAffected()
 }
 
-func (c *stmts) QueryRow(ctx context.Context, query string, args ...any) codec.Scanner {
+func (c *stmts) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	st, err := c.get(ctx, query)
 	if err != nil {
 		return errRow{err}
@@ -180,7 +179,7 @@ func (c *stmts) QueryRow(ctx context.Context, query string, args ...any) codec.S
 	return st.QueryRowContext(ctx, args...)
 }
 
-func (c *stmts) Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error {
+func (c *stmts) Query(ctx context.Context, query string, args []any, row func(sqlstore.Row) error) error {
 	st, err := c.get(ctx, query)
 	if err != nil {
 		return err

@@ -13,14 +13,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
 // SchemaVersion is the schema version a store's embedded migrations
 // (fsys, holding migrations/*.sql) reach: the version it writes.
 func SchemaVersion(t testing.TB, fsys fs.FS) int {
 	t.Helper()
-	ms, err := codec.Migrations(fsys)
+	ms, err := sqlstore.Migrations(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
