@@ -13,7 +13,7 @@ import (
 )
 
 // entryInsertColumns are what an entry nobody decided is inserted with
-// (entryValues); decidedColumns who decided it and when (decidedValues),
+// (insertOf); decidedColumns who decided it and when (decidedValues),
 // written only for an entry that names a decider, so that the write of
 // every call binds no more than it did before people were recorded.
 // scanEntry reads entryColumns, both.

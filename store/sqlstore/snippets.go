@@ -11,7 +11,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// The columns in the order of their Values and scan functions.
+// The columns in the order their inserts bind and their scans read them.
 const (
 	snippetColumns = `name, description, code, input_schema, connectors, from_execution, created_at`
 	ownerColumns   = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
