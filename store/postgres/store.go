@@ -131,12 +131,12 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 			err = errors.Join(fmt.Errorf("store %s: %w", s.where, err), tx.Rollback(context.WithoutCancel(ctx)))
 		}
 	}()
-	for _, q := range []string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(migrationLock) + `)`,
-		`CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL)`,
-		`INSERT INTO codemode_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT FROM codemode_schema)`} {
-		if _, err := tx.Exec(ctx, q); err != nil {
-			return fmt.Errorf("prepare migration: %w", err)
-		}
+	// The lock, then the version's table with its one row (a statement
+	// without parameters goes by the simple protocol, which runs several).
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrationLock)+`);
+		CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL);
+		INSERT INTO codemode_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT FROM codemode_schema)`); err != nil {
+		return fmt.Errorf("prepare migration: %w", err)
 	}
 	var current int
 	if err := tx.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&current); err != nil {
