@@ -44,11 +44,7 @@ func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]code
 		args = append(args, q.Limit)
 		query += ` LIMIT $` + strconv.Itoa(len(args))
 	}
-	out, err := collect(ctx, s.db, query, args, scanAudit)
-	if err != nil {
-		return nil, fmt.Errorf("read the audit: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "read the audit", query, args, scanAudit)
 }
 
 // PruneAudit deletes the records older than before (codemode.Store).

@@ -185,17 +185,17 @@ func clippedSQL(preview int) string {
 // logOf reads rows of execution id's log; an empty log of an execution
 // that does not exist is ErrNotFound.
 func logOf[T any](ctx context.Context, s *Store, id, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
-	out, err := collect(ctx, s.db, query, args, scan)
+	out, err := collect(ctx, s.db, "log of execution "+id, query, args, scan)
 	if err == nil && len(out) == 0 {
 		var one int
 		if err = s.db.QueryRow(ctx, `SELECT 1 FROM executions WHERE id = $1`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			err = codemode.ErrNotFound
 		}
+		if err != nil {
+			return nil, fmt.Errorf("log of execution %s: %w", id, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("log of execution %s: %w", id, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // InsertEntry adds a new entry (codemode.Store).

@@ -158,11 +158,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		args = append(args, f.Limit)
 		q += ` LIMIT $` + strconv.Itoa(len(args))
 	}
-	out, err := collect(ctx, s.db, q, args, scanExecution)
-	if err != nil {
-		return nil, fmt.Errorf("list executions: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "list executions", q, args, scanExecution)
 }
 
 // DeleteExecution removes an execution and, by cascade, its log

@@ -54,11 +54,7 @@ func (s *Store) GetSnippet(ctx context.Context, name string) (*codemode.Snippet,
 
 // ListSnippets returns snippets ordered by name.
 func (s *Store) ListSnippets(ctx context.Context) ([]codemode.Snippet, error) {
-	out, err := collect(ctx, s.db, `SELECT `+snippetColumns+` FROM snippets ORDER BY name`, nil, scanSnippet)
-	if err != nil {
-		return nil, fmt.Errorf("list snippets: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "list snippets", `SELECT `+snippetColumns+` FROM snippets ORDER BY name`, nil, scanSnippet)
 }
 
 // DeleteSnippet returns ErrNotFound for an unknown name.
@@ -91,11 +87,7 @@ func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
 
 // Owners lists the registered owners by id.
 func (s *Store) Owners(ctx context.Context) ([]codemode.Owner, error) {
-	out, err := collect(ctx, s.db, `SELECT `+ownerColumns+` FROM owners ORDER BY id`, nil, scanOwner)
-	if err != nil {
-		return nil, fmt.Errorf("list owners: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "list owners", `SELECT `+ownerColumns+` FROM owners ORDER BY id`, nil, scanOwner)
 }
 
 // RemoveOwner deletes owner id; ErrNotFound if absent.

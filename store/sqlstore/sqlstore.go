@@ -158,8 +158,9 @@ func oneRow(n int64, err error, what string) error {
 	return nil
 }
 
-// collect runs query and scans each of its rows with scan.
-func collect[T any](ctx context.Context, db DB, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
+// collect runs query and scans each of its rows with scan; its error is
+// told as what's.
+func collect[T any](ctx context.Context, db DB, what, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
 	var out []T
 	err := db.Query(ctx, query, args, func(r Row) error {
 		v, err := scan(r)
@@ -167,7 +168,7 @@ func collect[T any](ctx context.Context, db DB, query string, args []any, scan f
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
