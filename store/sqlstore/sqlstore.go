@@ -5,7 +5,8 @@
 // two databases do differently is a DB (how a statement runs: SQLite's
 // prepared statements on a pool and a connection of its own, PostgreSQL's
 // pool and pipelined batches) and a Dialect (a word of SQL, and how
-// errors are told apart), and its migrations (Migrate).
+// errors are told apart); each keeps its own migrations, which Migrate
+// runs.
 //
 // The SQL is written with numbered parameters ($1, $2, …), which both
 // drivers bind by number. Rows are laid out once for both databases, each
