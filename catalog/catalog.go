@@ -483,9 +483,7 @@ func (t *Method) Approval(args json.RawMessage) (Verdict, error) {
 	switch {
 	case t.approve:
 		return Verdict{Why: WhyConfig}, nil
-	case t.noApprove:
-		return Verdict{}, nil
-	case t.Def.RequiresApproval:
+	case t.Def.RequiresApproval: // the connector's verdict, unless no_approve matched (newMethod)
 		return Verdict{Why: WhyConnector}, nil
 	}
 	return Verdict{}, nil
