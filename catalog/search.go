@@ -546,14 +546,10 @@ func (c *Catalog) Describe(ctx context.Context, snippets *Snippets, path string)
 		sn, err := snippets.store.GetSnippet(ctx, name)
 		switch {
 		case err == nil:
-			input := "unknown"
-			if len(sn.InputSchema) > 0 {
-				input = typegen.Schema(sn.InputSchema)
-			}
 			name, _ := json.Marshal(sn.Name)
 			d = &Description{
 				Path: path, Kind: kindSnippet, Description: sn.Description,
-				Types:       fmt.Sprintf("declare function run(name: %s, input: %s): Promise<unknown>;\n", name, input),
+				Types:       fmt.Sprintf("declare function run(name: %s, input: %s): Promise<unknown>;\n", name, typegen.Schema(sn.InputSchema)), // no schema: unknown
 				InputSchema: sn.InputSchema, Code: sn.Code,
 			}
 		case !errors.Is(err, codemode.ErrNotFound):
