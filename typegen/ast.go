@@ -19,7 +19,10 @@ const (
 
 // tsType is a TypeScript type expression. Trees are built by the converter,
 // have their direct reference cycles cut, and are normalized just before
-// printing.
+// printing. Text could not be printed as the schema is read: which
+// references form a cycle is known only once every named type is
+// converted, and a cut reference (unknown) changes the union or
+// intersection holding it, which normalization needs as members, not text.
 type tsType struct {
 	kind  kind
 	text  string     // kText
