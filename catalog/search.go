@@ -255,7 +255,7 @@ func (t *Method) searchDoc() search.Doc[*SearchResult] {
 		Description: summary(t.description()), RequiresApproval: def.RequiresApproval,
 	}
 	d.Fields[search.Name] = def.Name
-	if !sameWords(def.Name, def.SourceName) {
+	if !slices.Equal(search.Words(def.Name), search.Words(def.SourceName)) { // not issues_create and issues/create
 		d.Fields[search.Name] += " " + def.SourceName
 	}
 	first, rest := splitFirstLine(def.Description)
@@ -347,12 +347,6 @@ const deprecatedWeight = 0.7
 
 // maxSchemaDepth bounds how deep schemaText walks.
 const maxSchemaDepth = 4
-
-// sameWords reports whether two names split into the same words
-// (issues_create and issues/create).
-func sameWords(a, b string) bool {
-	return slices.Equal(search.Words(a), search.Words(b))
-}
 
 // splitFirstLine splits a description into its first non-empty line and
 // the rest.
