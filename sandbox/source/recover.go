@@ -44,8 +44,8 @@ func recoverLastExpression(src string, t *transformed, file string, codeLines in
 	if !ok || last.Argument == nil {
 		return nil, false
 	}
-	before := strings.TrimSpace(t.out[int(t.block.LeftBrace) : int(t.block.RightBrace)-1])
-	before2 := strings.TrimSpace(t2.out[int(t2.block.LeftBrace) : int(last.Idx0())-1])
+	before := strings.TrimSpace(t.src[int(t.block.LeftBrace) : int(t.block.RightBrace)-1])
+	before2 := strings.TrimSpace(t2.src[int(t2.block.LeftBrace) : int(last.Idx0())-1])
 	if before != before2 {
 		return nil, false
 	}
@@ -78,7 +78,7 @@ func droppedTail(src string, t *transformed) (int, bool) {
 	}
 	startLine := 0
 	if len(stmts) > 0 {
-		l, c, ok := t.pm.fromOut(int(stmts[len(stmts)-1].Idx0()) - 1)
+		l, c, ok := t.pm.at(int(stmts[len(stmts)-1].Idx0()) - 1)
 		if !ok || l > len(starts) {
 			return 0, false
 		}

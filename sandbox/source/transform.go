@@ -10,9 +10,12 @@ import (
 	"github.com/go-sourcemap/sourcemap"
 )
 
-// transformed is esbuild's output for the wrapped code, parsed.
+// transformed is esbuild's output for the wrapped code, made one
+// expression whose value is the wrapper function (finalPrefix, finalSuffix)
+// and parsed.
 type transformed struct {
-	out   string
+	src   string // the final source
+	prg   *ast.Program
 	block *ast.BlockStatement // the model's statements
 	pm    *positionMap
 }
@@ -23,21 +26,17 @@ func parseTransform(res api.TransformResult, file string, codeLines int) (*trans
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: esbuild source map: %w", err)
 	}
-	pm := &positionMap{
-		out:           out,
-		outLineStarts: lineStarts(out),
-		sm:            sm,
-		codeLines:     codeLines,
-	}
-	prg, perr := parser.ParseFile(nil, file, out, 0, parser.WithDisableSourceMaps)
+	src := finalPrefix + out + finalSuffix
+	pm := &positionMap{src: src, lineStarts: lineStarts(src), outEnd: len(finalPrefix) + len(out), sm: sm, codeLines: codeLines}
+	prg, perr := parser.ParseFile(nil, file, src, 0, parser.WithDisableSourceMaps)
 	if perr != nil {
-		return nil, pm.parserError(perr, false)
+		return nil, pm.parserError(perr)
 	}
 	block := userBlock(prg)
 	if block == nil {
 		return nil, fmt.Errorf("sandbox: normalize: wrapper function not found in esbuild output")
 	}
-	return &transformed{out: out, block: block, pm: pm}, nil
+	return &transformed{src: src, prg: prg, block: block, pm: pm}, nil
 }
 
 var transformOptions = api.TransformOptions{
