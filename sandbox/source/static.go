@@ -70,11 +70,7 @@ func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 	})
 	info := staticInfo{roots: map[string]Place{}}
 	pos := func(idx file.Idx) (int, int) {
-		p := prg.File.Position(int(idx))
-		l, c, ok := pm.original(p.Line, p.Column)
-		if !ok {
-			return 0, 0
-		}
+		l, c, _ := pm.at(int(idx) - 1)
 		return l, c
 	}
 	walkAST(reflect.ValueOf(prg), func(n any) bool {
