@@ -179,12 +179,7 @@ func literalOf(e ast.Expression, pos func(file.Idx) (int, int), depth int) *sand
 		l.Kind = "array"
 		static := true
 		for _, it := range x.Value {
-			if it == nil {
-				l.Items = append(l.Items, nil)
-				static = false
-				continue
-			}
-			if _, spread := it.(*ast.SpreadElement); spread {
+			if _, spread := it.(*ast.SpreadElement); it == nil || spread { // a hole or a spread
 				l.Items = append(l.Items, nil)
 				static = false
 				continue
