@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
@@ -155,12 +156,9 @@ func prefixBytes(s string, n int) string { return s[:clamp(n, 0, len(s))] }
 
 // endOfCode returns the position just after the last non-blank line of src.
 func endOfCode(src string) (line, col int) {
-	lines := strings.Split(src, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		t := strings.TrimRight(lines[i], " \t\r")
-		if t != "" {
-			return i + 1, utf16Len(t) + 1
-		}
+	i, text := lastNonBlank(src, lineStarts(src))
+	if i < 0 {
+		return 1, 1
 	}
-	return 1, 1
+	return i + 1, utf16Len(strings.TrimRightFunc(text, unicode.IsSpace)) + 1
 }
