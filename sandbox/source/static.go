@@ -13,17 +13,6 @@ import (
 	"github.com/dop251/goja/file"
 )
 
-// StaticCalls returns the static calls of a program (code in any shape
-// Normalize accepts), as the check before running sees them: calls of
-// names the program does not declare itself.
-func StaticCalls(code string) ([]sandbox.StaticCall, error) {
-	n, err := Normalize(code, ProgramFile)
-	if err != nil {
-		return nil, err
-	}
-	return n.StaticCalls(), nil
-}
-
 // staticInfo is what the program's syntax tree says before it runs.
 type staticInfo struct {
 	calls []sandbox.StaticCall
