@@ -182,23 +182,22 @@ func newResource(ctx context.Context, serviceName string) (*resource.Resource, e
 // headers, timeout, compression, certificates).
 func newExporter(ctx context.Context, s TraceSettings) (sdktrace.SpanExporter, error) {
 	if s.Protocol == ProtocolGRPC {
-		var opts []otlptracegrpc.Option
-		if s.Endpoint != "" {
-			opts = append(opts, otlptracegrpc.WithEndpointURL(s.Endpoint))
-		}
-		if s.Headers != nil {
-			opts = append(opts, otlptracegrpc.WithHeaders(s.Headers))
-		}
-		return otlptracegrpc.New(ctx, opts...)
+		return otlptracegrpc.New(ctx, exporterOptions(s, otlptracegrpc.WithEndpointURL, otlptracegrpc.WithHeaders)...)
 	}
-	var opts []otlptracehttp.Option
+	return otlptracehttp.New(ctx, exporterOptions(s, otlptracehttp.WithEndpointURL, otlptracehttp.WithHeaders)...)
+}
+
+// exporterOptions are the options of either protocol's exporter that s
+// sets (its endpoint, its headers).
+func exporterOptions[O any](s TraceSettings, endpoint func(string) O, headers func(map[string]string) O) []O {
+	var opts []O
 	if s.Endpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(s.Endpoint))
+		opts = append(opts, endpoint(s.Endpoint))
 	}
 	if s.Headers != nil {
-		opts = append(opts, otlptracehttp.WithHeaders(s.Headers))
+		opts = append(opts, headers(s.Headers))
 	}
-	return otlptracehttp.New(ctx, opts...)
+	return opts
 }
 
 // TracerProvider returns the provider the packages that make spans are
