@@ -6,7 +6,6 @@
 package source
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -194,17 +193,7 @@ func Normalize(code, file string) (*Normalized, error) {
 	t.block.List = list
 	program, err := goja.CompileAST(t.prg, false)
 	if err != nil {
-		var at *goja.CompilerError
-		if ce := (*goja.CompilerSyntaxError)(nil); errors.As(err, &ce) {
-			at = &ce.CompilerError
-		} else if re := (*goja.CompilerReferenceError)(nil); errors.As(err, &re) {
-			at = &re.CompilerError
-		}
-		if at != nil && at.File != nil {
-			p := at.File.Position(at.Offset)
-			return nil, t.pm.syntaxError(at.Message, p.Line, p.Column)
-		}
-		return nil, &SyntaxError{Message: err.Error()}
+		return nil, t.pm.syntaxError(err)
 	}
 	return &Normalized{Shape: shape, File: file, program: program, pos: t.pm, static: collectStatic(t.prg, t.pm)}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"unicode/utf16"
 
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"github.com/go-sourcemap/sourcemap"
 )
@@ -62,17 +64,30 @@ func (m *positionMap) at(off int) (int, int, bool) {
 	return ol, c + 1, true
 }
 
-// parserError converts a goja parser error over the final source.
-func (m *positionMap) parserError(err error) error {
+// syntaxError converts an error of goja's parser or compiler over the
+// final source into a *SyntaxError at its place in the model's code.
+func (m *positionMap) syntaxError(err error) error {
+	var at *goja.CompilerError
 	var el parser.ErrorList
-	if errors.As(err, &el) && len(el) > 0 && el[0] != nil {
-		return m.syntaxError(el[0].Message, el[0].Position.Line, el[0].Position.Column)
+	var ce *goja.CompilerSyntaxError
+	var re *goja.CompilerReferenceError
+	switch {
+	case errors.As(err, &el) && len(el) > 0 && el[0] != nil:
+		return m.located(el[0].Message, el[0].Position)
+	case errors.As(err, &ce):
+		at = &ce.CompilerError
+	case errors.As(err, &re):
+		at = &re.CompilerError
+	}
+	if at != nil && at.File != nil {
+		return m.located(at.Message, at.File.Position(at.Offset))
 	}
 	return &SyntaxError{Message: err.Error()}
 }
 
-func (m *positionMap) syntaxError(msg string, line, col int) *SyntaxError {
-	l, c, ok := m.original(line, col)
+// located is a *SyntaxError saying msg at p of the final source.
+func (m *positionMap) located(msg string, p file.Position) *SyntaxError {
+	l, c, ok := m.original(p.Line, p.Column)
 	if !ok {
 		return &SyntaxError{Message: msg}
 	}

@@ -31,7 +31,7 @@ func parseTransform(res api.TransformResult, file string, codeLines int) (*trans
 	pm := &positionMap{src: src, lineStarts: lineStarts(src), outEnd: len(finalPrefix) + len(out), sm: sm, codeLines: codeLines}
 	prg, perr := parser.ParseFile(nil, file, src, 0, parser.WithDisableSourceMaps)
 	if perr != nil {
-		return nil, pm.parserError(perr)
+		return nil, pm.syntaxError(perr)
 	}
 	block := userBlock(prg)
 	if block == nil {
