@@ -96,18 +96,11 @@ type pass struct {
 
 	mu        sync.Mutex
 	done      bool
-	out       sandbox.Outcome   // Status, Result, Error, Stop
-	internal  error             // an internal failure: Run returns it
-	vmRef     *goja.Runtime     // for Interrupt from other goroutines
-	flying    map[int]callLabel // the connector calls and steps in flight, by id (inflight.go)
-	flights   int               // the ids given
-	cancelled map[int]callLabel // those in flight when the program ended
-}
-
-// callLabel names a connector call or a step in the in-flight warning.
-type callLabel struct {
-	what string // "notes.createNote" or "codemode.step(name)"
-	seq  int
+	out       sandbox.Outcome // Status, Result, Error, Stop
+	internal  error           // an internal failure: Run returns it
+	vmRef     *goja.Runtime   // for Interrupt from other goroutines
+	flying    map[int]string  // the connector calls and steps in flight, named by seq (inflight.go)
+	cancelled map[int]string  // those in flight when the program ended
 }
 
 // loaded is a compiled program of the pass, for error positions.
