@@ -58,6 +58,50 @@ const (
 	replyStop                 // message: the host stopped the program
 )
 
+// reply is the answer to one host request (msgReply).
+type reply struct {
+	status byte
+	found  bool
+	value  []byte // the value; for replyErr, the error's details (CallError)
+	msg    string // the error's message
+}
+
+func (r reply) encode() *enc {
+	e := newEnc(len(r.value) + len(r.msg) + 16)
+	return e.uvarint(uint64(r.status)).flag(r.found).bytes(r.value).str(r.msg)
+}
+
+func decodeReply(d *dec) reply {
+	return reply{status: byte(d.int(int(replyStop))), found: d.flag(), value: d.bytes(), msg: d.str()}
+}
+
+// replyOf is the reply carrying what a Host method returned.
+func replyOf(found bool, value []byte, err error) reply {
+	switch ce := (*sandbox.CallError)(nil); {
+	case err == nil:
+		return reply{status: replyOK, found: found, value: value}
+	case errors.Is(err, sandbox.ErrStop):
+		return reply{status: replyStop, msg: err.Error()}
+	case errors.As(err, &ce):
+		return reply{status: replyErr, value: ce.Details, msg: err.Error()}
+	}
+	return reply{status: replyErr, msg: err.Error()}
+}
+
+// err is the error a reply carries, as the Host method returned it: a
+// stop, a CallError, another error, or nil.
+func (r reply) err() error {
+	switch {
+	case r.status == replyOK:
+		return nil
+	case r.status == replyStop:
+		return &stopError{msg: r.msg}
+	case r.status == replyErr && len(r.value) > 0:
+		return &sandbox.CallError{Message: r.msg, Details: r.value}
+	}
+	return errors.New(r.msg)
+}
+
 // frameWriter writes whole frames; it is safe for concurrent use.
 type frameWriter struct {
 	mu sync.Mutex
