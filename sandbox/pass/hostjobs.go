@@ -26,8 +26,8 @@ import (
 // made in the same turn (Promise.all), both run on goroutines at once;
 // when the turn ends with a timer set or another job in flight, the held
 // one does. A turn that runs for long after making a call (a busy loop)
-// does not delay the call by more than about rescueAfter: the rescuer
-// goroutine then starts it on a goroutine, so that a host stop can still
+// does not delay the call by more than about rescueAfter: the rescuer (a
+// timer) then starts it on a goroutine, so that a host stop can still
 // interrupt the program.
 
 // rescueAfter is how long a call may stay held before the rescuer starts

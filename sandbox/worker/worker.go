@@ -82,9 +82,8 @@ type workerServer struct {
 	runs sync.WaitGroup
 
 	mu        sync.Mutex
-	running   bool
 	runID     uint32
-	cancelRun context.CancelCauseFunc
+	cancelRun context.CancelCauseFunc // of the run in progress; nil when none
 }
 
 // warmUpCode runs once before a worker says hello, so that the first real
@@ -135,11 +134,11 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running {
+	if s.cancelRun != nil {
 		return fmt.Errorf("sandbox worker: run %d sent while run %d is in progress", id, s.runID)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
-	s.running, s.runID, s.cancelRun = true, id, cancel
+	s.runID, s.cancelRun = id, cancel
 	s.runs.Add(1)
 	go func() {
 		defer s.runs.Done()
@@ -148,7 +147,7 @@ func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) 
 		// The run is over before the parent hears of it: it may send the
 		// next one at once.
 		s.mu.Lock()
-		s.running, s.cancelRun = false, nil
+		s.cancelRun = nil
 		s.mu.Unlock()
 		if err := s.sendOutcome(id, o); err != nil {
 			s.log.Error("sandbox worker: send outcome", "run", id, "err", err)
@@ -162,7 +161,7 @@ func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) 
 func (s *workerServer) cancel(id uint32, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running && s.runID == id {
+	if s.cancelRun != nil && s.runID == id {
 		s.cancelRun(&pass.LimitError{Msg: reason})
 	}
 }
@@ -171,7 +170,7 @@ func (s *workerServer) cancel(id uint32, reason string) {
 // waiting for the parent fail with cause.
 func (s *workerServer) shutdown(cause error) {
 	s.mu.Lock()
-	if s.running {
+	if s.cancelRun != nil {
 		s.cancelRun(&pass.LimitError{Msg: "canceled: the sandbox worker is stopping"})
 	}
 	s.mu.Unlock()
