@@ -66,8 +66,9 @@ type reply struct {
 	msg    string // the error's message
 }
 
-func (r reply) encode() *enc {
-	e := newEnc(len(r.value) + len(r.msg) + 16)
+// encode writes r into e (made by the caller, so that it can stay on
+// the stack).
+func (r reply) encode(e *enc) *enc {
 	return e.uvarint(uint64(r.status)).flag(r.found).bytes(r.value).str(r.msg)
 }
 
@@ -77,15 +78,17 @@ func decodeReply(d *dec) reply {
 
 // replyOf is the reply carrying what a Host method returned.
 func replyOf(found bool, value []byte, err error) reply {
-	switch ce := (*sandbox.CallError)(nil); {
+	switch {
 	case err == nil:
 		return reply{status: replyOK, found: found, value: value}
 	case errors.Is(err, sandbox.ErrStop):
 		return reply{status: replyStop, msg: err.Error()}
-	case errors.As(err, &ce):
-		return reply{status: replyErr, value: ce.Details, msg: err.Error()}
 	}
-	return reply{status: replyErr, msg: err.Error()}
+	r := reply{status: replyErr, msg: err.Error()}
+	if ce := (*sandbox.CallError)(nil); errors.As(err, &ce) {
+		r.value = ce.Details
+	}
+	return r
 }
 
 // err is the error a reply carries, as the Host method returned it: a
