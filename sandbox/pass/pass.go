@@ -168,25 +168,12 @@ func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *s
 	ps.jobs.start, ps.jobs.over = ps.startJob, ps.isDone
 	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.turn(func() { ps.start(vm) }) })
 
-	loopDone := make(chan struct{})
-	var loopPanicked bool
-	go func() {
-		defer close(loopDone)
-		defer func() {
-			if r := recover(); r != nil {
-				loopPanicked = true
-				ps.internalFail(fmt.Errorf("sandbox: event loop panic: %v\n%s", r, debug.Stack()))
-			}
-		}()
-		ps.loop.StartInForeground()
-	}()
 	afterDone := make(chan struct{})
 	stopAfter := context.AfterFunc(passCtx, func() {
 		defer close(afterDone)
 		ps.abort(failed(EndMessage(passCtx, limits.Timeout)))
 	})
-
-	<-loopDone
+	loopPanicked := ps.runLoop()
 	ps.jobs.stop()
 	ps.hostWG.Wait()
 	if !stopAfter() {
@@ -200,6 +187,19 @@ func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *s
 		ps.loop.Terminate()
 	}
 	return ps.outcome()
+}
+
+// runLoop runs the event loop on this goroutine (it is the VM goroutine)
+// until it stops. A panic of the loop itself is an internal failure.
+func (ps *pass) runLoop() (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			ps.internalFail(fmt.Errorf("sandbox: event loop panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	ps.loop.StartInForeground()
+	return false
 }
 
 // CodeTooLarge is the outcome of a program whose code is past
