@@ -75,7 +75,7 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 			}
 			sc.Seq = seq
 		}
-		if ps.over() {
+		if ps.isDone() {
 			return ps.pending()
 		}
 		promise, resolve, reject := ps.vm.NewPromise()
@@ -182,7 +182,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	name := ps.stringArg(call, 0, "codemode.run(name, input)", "name")
 	ps.notInStep("codemode.run(" + name + ")")
 	input := call.Argument(1)
-	if ps.over() {
+	if ps.isDone() {
 		return ps.pending()
 	}
 	inputJSON, err := ps.h.result(goja.Undefined(), input)

@@ -190,7 +190,7 @@ func (ps *pass) flushHeld() {
 		switch {
 		case j == nil:
 			return
-		case ps.over():
+		case ps.isDone():
 			ps.returned(j)
 			return
 		case !ps.jobs.idle() || len(ps.timers) > 0:
@@ -233,7 +233,7 @@ func (ps *pass) callHost(j *hostJob) (cb func()) {
 			cb = nil
 		}
 	}()
-	if ps.stopped.Load() || ps.hostCtx.Err() != nil {
+	if ps.isDone() || ps.hostCtx.Err() != nil {
 		return nil
 	}
 	cb = j.f()
