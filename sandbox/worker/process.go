@@ -208,7 +208,7 @@ func (p *Pool) acquire(ctx context.Context) (*procWorker, error) {
 			if w.dead() {
 				p.total--
 				p.replaced++
-				p.retire(w)
+				p.procs.Go(w.stop)
 				continue
 			}
 			p.wakeStarter()
@@ -263,11 +263,6 @@ func (p *Pool) release(w *procWorker, keep bool) {
 	p.total--
 	p.notifyLocked()
 	p.wakeStarter()
-	p.retire(w)
-}
-
-// retire stops w in the background (owned by procs).
-func (p *Pool) retire(w *procWorker) {
 	p.procs.Go(w.stop)
 }
 
@@ -307,14 +302,10 @@ func (p *Pool) refill() {
 			w, err := p.start()
 			p.mu.Lock()
 			p.starting--
-			switch {
-			case err != nil:
+			if err != nil {
 				p.total--
-			case p.gate.Closed():
-				p.total--
-				p.retire(w)
-			default:
-				p.idle = append(p.idle, w)
+			} else {
+				p.idle = append(p.idle, w) // Close, which waits for refill, stops it if need be
 			}
 			p.notifyLocked()
 			p.mu.Unlock()
@@ -342,7 +333,7 @@ func (p *Pool) Close() error {
 	p.total -= len(idle)
 	p.mu.Unlock()
 	for _, w := range idle {
-		p.retire(w)
+		p.procs.Go(w.stop)
 	}
 	p.procs.Wait()
 	return nil

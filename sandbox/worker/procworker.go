@@ -191,20 +191,14 @@ func (t *stderrTail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(b)
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			t.partial = append(t.partial, b...)
-			if len(t.partial) > maxLineSize {
-				t.line(t.partial)
-				t.partial = t.partial[:0]
-			}
-			break
-		}
-		t.partial = append(t.partial, b[:i]...)
+	for i := bytes.IndexByte(b, '\n'); i >= 0; i = bytes.IndexByte(b, '\n') {
+		t.line(append(t.partial, b[:i]...))
+		t.partial, b = t.partial[:0], b[i+1:]
+	}
+	t.partial = append(t.partial, b...)
+	if len(t.partial) > maxLineSize {
 		t.line(t.partial)
 		t.partial = t.partial[:0]
-		b = b[i+1:]
 	}
 	return n, nil
 }
