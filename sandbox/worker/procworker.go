@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -87,16 +86,8 @@ func (p *Pool) start() (*procWorker, error) {
 		err = fmt.Errorf("unexpected message kind %d", kind)
 	}
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			// It closed its pipe: it is exiting, and says why on stderr.
-			select {
-			case <-w.exited:
-			case <-time.After(stopTimeout):
-			}
-		}
-		w.kill()
-		<-w.exited
-		w.closePipes()
+		// One that closed its pipe is exiting, and says why on stderr.
+		w.stop()
 		return nil, fmt.Errorf("sandbox: worker %s did not start: %v (%s)", command[0], err, w.exitSummary())
 	}
 	if opts.Limiter == LimiterSampling {
@@ -126,7 +117,7 @@ func (w *procWorker) dead() bool {
 func (w *procWorker) kill() { _ = w.cmd.Process.Kill() }
 
 // stop closes the worker's input, which makes it exit, kills it if it has
-// not after stopTimeout, and waits for it.
+// not after stopTimeout, waits for it and closes its output.
 func (w *procWorker) stop() {
 	_ = w.toW.Close()
 	select {
@@ -135,11 +126,6 @@ func (w *procWorker) stop() {
 		w.kill()
 		<-w.exited
 	}
-	w.closePipes()
-}
-
-func (w *procWorker) closePipes() {
-	_ = w.toW.Close()
 	_ = w.fromW.Close()
 }
 
