@@ -5,17 +5,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	_ "crypto/sha512" // crypto.SHA384 and SHA512
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 )
 
 // assertionLifetime is how long a private_key_jwt assertion is valid.
@@ -73,8 +70,7 @@ func signAssertion(key crypto.Signer, alg, clientID, audience string, now time.T
 	if key == nil {
 		return "", errors.New("private_key_jwt needs a private key (oauth.private_key)")
 	}
-	header, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
-	claims, _ := json.Marshal(map[string]any{
+	jwt, err := jws.Sign(key, jws.Header{Alg: alg, Typ: "JWT"}, map[string]any{
 		"iss": clientID,
 		"sub": clientID,
 		"aud": audience,
@@ -82,50 +78,8 @@ func signAssertion(key crypto.Signer, alg, clientID, audience string, now time.T
 		"exp": now.Add(assertionLifetime).Unix(),
 		"jti": randomString(16),
 	})
-	input := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
-	sig, err := jwsSign(key, alg, []byte(input))
 	if err != nil {
 		return "", fmt.Errorf("sign the client assertion: %w", err)
 	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
-}
-
-// jwsSign signs input as JWS algorithm alg says (RFC 7518 section 3; RFC
-// 8037 for EdDSA). ECDSA signatures are R and S as fixed-size big-endian
-// numbers, not ASN.1.
-func jwsSign(key crypto.Signer, alg string, input []byte) ([]byte, error) {
-	switch alg {
-	case "EdDSA":
-		k, ok := key.(ed25519.PrivateKey)
-		if !ok {
-			return nil, errors.New("EdDSA needs an Ed25519 key")
-		}
-		return ed25519.Sign(k, input), nil
-	case "RS256":
-		k, ok := key.(*rsa.PrivateKey)
-		if !ok {
-			return nil, errors.New("RS256 needs an RSA key")
-		}
-		d := sha256.Sum256(input)
-		return rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, d[:])
-	case "ES256", "ES384", "ES512":
-		k, ok := key.(*ecdsa.PrivateKey)
-		if !ok {
-			return nil, fmt.Errorf("%s needs an ECDSA key", alg)
-		}
-		h, size := crypto.SHA256.New(), 32
-		switch alg {
-		case "ES384":
-			h, size = crypto.SHA384.New(), 48
-		case "ES512":
-			h, size = crypto.SHA512.New(), 66
-		}
-		h.Write(input)
-		r, s, err := ecdsa.Sign(rand.Reader, k, h.Sum(nil))
-		if err != nil {
-			return nil, err
-		}
-		return append(r.FillBytes(make([]byte, size)), s.FillBytes(make([]byte, size))...), nil
-	}
-	return nil, fmt.Errorf("JWS algorithm %q is not supported", alg)
+	return jwt, nil
 }

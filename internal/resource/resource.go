@@ -8,7 +8,7 @@
 // internal/oauth's Fetcher) and its jwks_uri, and cached; a key id the
 // cache does not know makes it fetch the keys again (at most once per
 // RefetchInterval), so the issuer rotates its keys without a restart. Its
-// alg must be one of Algorithms (asymmetric only: never "none", never an
+// alg must be one of jws.Algorithms (asymmetric only: never "none", never an
 // HMAC that a public key would verify); iss must be the issuer, aud must
 // name the audience (RFC 8707's resource), exp must be in the future and
 // nbf in the past, within Skew. Any other token is introspected (RFC 7662)
@@ -28,13 +28,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
@@ -63,10 +63,6 @@ const (
 	maxSubjectLen = 1024
 )
 
-// Algorithms are the JWS algorithms accepted by default: the asymmetric
-// ones of RFC 7518 and RFC 8037.
-var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
-
 // Config configures a Validator.
 type Config struct {
 	// Issuer is the authorization server's issuer identifier (https, or
@@ -83,9 +79,6 @@ type Config struct {
 	// IntrospectionEndpoint, tokens that are not JWTs are refused.
 	ClientID, ClientSecret string
 	IntrospectionEndpoint  string
-	// Algorithms overrides the accepted JWS algorithms (a subset of the
-	// default list; nil: all of it).
-	Algorithms []string
 	// Skew is the clock difference allowed on exp and nbf.
 	Skew time.Duration
 	// RefetchInterval is the least time between two fetches of the keys
@@ -115,7 +108,6 @@ type Validator struct {
 	// fixed at creation
 	cfg   Config
 	fetch *oauth.Fetcher
-	algs  map[string]bool
 
 	// fetchMu serialises fetches of the metadata and the keys, so that a
 	// burst of tokens with a new key id makes one request.
@@ -159,19 +151,7 @@ func New(cfg Config) (*Validator, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	algs := map[string]bool{}
-	for _, a := range cfg.Algorithms {
-		if !slices.Contains(Algorithms, a) {
-			return nil, fmt.Errorf("resource: JWS algorithm %q is not accepted (one of %s)", a, strings.Join(Algorithms, ", "))
-		}
-		algs[a] = true
-	}
-	if len(algs) == 0 {
-		for _, a := range Algorithms {
-			algs[a] = true
-		}
-	}
-	return &Validator{cfg: cfg, algs: algs, fetch: oauth.NewFetcher(cfg.Transport, cfg.Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(cfg.Transport, cfg.Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.
@@ -194,7 +174,7 @@ func (v *Validator) Validate(ctx context.Context, token string) (*codemode.Princ
 	}
 	var p *codemode.Principal
 	var err error
-	if h, ok := jwtHeader(token); ok {
+	if h, ok := jws.Parse(token); ok {
 		p, err = v.verifyJWT(ctx, token, h)
 	} else {
 		p, err = v.introspect(ctx, token)

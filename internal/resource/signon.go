@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
@@ -43,7 +44,7 @@ func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce stri
 	if len(raw) > MaxTokenLen {
 		return IDToken{}, fmt.Errorf("%w: the ID token is over %d bytes", ErrInvalid, MaxTokenLen)
 	}
-	h, ok := jwtHeader(raw)
+	h, ok := jws.Parse(raw)
 	if !ok {
 		return IDToken{}, fmt.Errorf("%w: the ID token is not a signed JWT", ErrInvalid)
 	}

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -24,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 )
 
 // Server is an authorization server and a protected resource (an "MCP
@@ -565,20 +566,10 @@ func (f *Server) Snapshot() (registrations, refreshes, reuses, authorizes int) {
 // verifyES256 checks a private_key_jwt assertion as an authorization
 // server does.
 func verifyES256(jwt string, pub *ecdsa.PublicKey, clientID, audience string) bool {
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
+	raw, ok := jws.Verify(jwt, "ES256", pub)
+	if !ok {
 		return false
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
-		return false
-	}
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-	if !ecdsa.Verify(pub, sum[:], r, s) {
-		return false
-	}
-	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
 	var c struct {
 		Iss, Sub, Aud, Jti string
 		Exp, Iat           int64
