@@ -236,12 +236,13 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
-	au, _ := url.Parse(d.meta.AuthorizationEndpoint) // parsed by discovery's checkEndpoints
-	au.RawQuery = set(au.Query(), "response_type", "code", "client_id", c.auth.id, "redirect_uri", redirect,
-		"code_challenge", CodeChallenge(verifier), "code_challenge_method", "S256", "state", state,
-		"resource", d.resource, "scope", strings.Join(scopes, " ")).Encode()
+	au, err := AuthorizationURL(d.meta.AuthorizationEndpoint, c.auth.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
+	if err != nil {
+		ln.Close()
+		return nil, s.errorf("%w", err)
+	}
 
-	a := &Attempt{s: s, url: au.String(), redirect: redirect, state: state, verifier: verifier,
+	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier,
 		d: d, client: c, scopes: scopes, ln: ln, done: make(chan struct{})}
 	a.ctx, a.cancel = context.WithTimeout(s.ctx, s.cfg.SignInTimeout)
 	a.stopTimer = context.AfterFunc(a.ctx, func() {
@@ -379,23 +380,9 @@ func (a *Attempt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stores the grant.
 func (a *Attempt) complete(q url.Values) error {
 	s, d := a.s, a.d
-	if e := q.Get("error"); e != "" {
-		msg := fmt.Sprintf("connector %s: the authorization server answered %s", s.cfg.Connector, clean(e, 64))
-		if desc := q.Get("error_description"); desc != "" {
-			msg += ": " + clean(desc, maxErrorText)
-		}
-		return errors.New(msg)
-	}
-	iss := q.Get("iss")
-	switch {
-	case iss == "" && d.meta.AuthorizationResponseIssParameterSupported:
-		return s.errorf("the redirect has no iss, which the authorization server says it sends (RFC 9207); refusing it")
-	case iss != "" && d.issuer != "" && iss != d.issuer:
-		return s.errorf("the redirect comes from issuer %q, not from %q, the authorization server this sign-in went to (RFC 9207); refusing it", clip(iss), redacted(d.issuer))
-	}
-	code := q.Get("code")
-	if code == "" {
-		return s.errorf("the redirect has no code")
+	code, err := RedirectCode(q, d.meta)
+	if err != nil {
+		return s.errorf("%w", err)
 	}
 	s.cfg.Scrubber.Add(code)
 	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)

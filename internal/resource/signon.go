@@ -134,31 +134,14 @@ func (s *SignOn) AuthorizationURL(ctx context.Context, state, nonce, verifier st
 	case !meta.SupportsS256():
 		return "", fmt.Errorf("the issuer's metadata (%s) does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in through it", meta.Where)
 	}
-	u, err := url.Parse(meta.AuthorizationEndpoint)
-	if err != nil {
-		return "", fmt.Errorf("the authorization endpoint: %w", err)
-	}
-	q := u.Query()
-	q.Set("response_type", "code")
-	q.Set("client_id", s.cfg.ClientID)
-	q.Set("redirect_uri", s.cfg.RedirectURI)
-	q.Set("scope", strings.Join(s.cfg.Scopes, " "))
-	q.Set("state", state)
-	q.Set("nonce", nonce)
-	q.Set("code_challenge", oauth.CodeChallenge(verifier))
-	q.Set("code_challenge_method", "S256")
-	s.audience(q)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
+	return oauth.AuthorizationURL(meta.AuthorizationEndpoint, s.cfg.ClientID, s.cfg.RedirectURI, state, verifier,
+		append(s.audience(), "scope", strings.Join(s.cfg.Scopes, " "), "nonce", nonce)...)
 }
 
-// audience names the tokens' audience in a request: RFC 8707's resource,
-// and the audience parameter.
-func (s *SignOn) audience(q url.Values) {
-	if s.cfg.Resource != "" {
-		q.Set("resource", s.cfg.Resource)
-	}
-	q.Set("audience", s.v.cfg.Audience)
+// audience names the tokens' audience in a request (as the fields of
+// oauth's pairs): RFC 8707's resource, and the audience parameter.
+func (s *SignOn) audience() []string {
+	return []string{"resource", s.cfg.Resource, "audience", s.v.cfg.Audience}
 }
 
 // SignIn completes a sign-in from the redirect back (its query q), for the
@@ -173,30 +156,15 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 	refused := func(format string, a ...any) (*codemode.Principal, time.Time, error) {
 		return nil, time.Time{}, &refusal{fmt.Errorf("%w: "+format, append([]any{ErrRefused}, a...)...)}
 	}
-	if e := q.Get("error"); e != "" {
-		msg := bounded(e)
-		if d := q.Get("error_description"); d != "" {
-			msg += ": " + bounded(d)
-		}
-		return refused("the authorization server answered %s", msg)
-	}
 	meta, err := s.v.metadata(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	switch iss := q.Get("iss"); {
-	case iss == "" && meta.AuthorizationResponseIssParameterSupported:
-		return refused("the redirect has no iss, which the issuer says it sends (RFC 9207)")
-	case iss != "" && !s.v.isIssuer(iss):
-		return refused("the redirect names another issuer (RFC 9207)")
+	code, err := oauth.RedirectCode(q, *meta)
+	if err != nil {
+		return refused("%v", err)
 	}
-	code := q.Get("code")
-	if code == "" {
-		return refused("the redirect has no code")
-	}
-	extra := url.Values{}
-	s.audience(extra)
-	t, err := s.v.fetch.RedeemCode(ctx, *meta, code, verifier, s.cfg.RedirectURI, s.cfg.ClientID, s.cfg.ClientSecret, extra)
+	t, err := s.v.fetch.RedeemCode(ctx, *meta, code, verifier, s.cfg.RedirectURI, s.cfg.ClientID, s.cfg.ClientSecret, s.audience()...)
 	if err != nil {
 		if oauth.IsOAuthError(err) {
 			return refused("%v", err)
