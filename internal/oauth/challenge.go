@@ -54,67 +54,37 @@ func (p *challengeParser) all() []Challenge {
 	var out []Challenge
 	for {
 		p.skip(" \t,")
-		if p.i >= len(p.s) {
-			return out
-		}
 		scheme := p.token()
 		if scheme == "" {
-			return out // not a challenge: give up on the rest
+			return out // the end, or not a challenge: give up on the rest
 		}
-		c := Challenge{Scheme: scheme, Params: map[string]string{}}
-		if p.i < len(p.s) && p.s[p.i] != ' ' && p.s[p.i] != '\t' && p.s[p.i] != ',' {
-			return append(out, c) // "Bearer;…": keep the scheme, drop the rest
+		out = append(out, Challenge{Scheme: scheme, Params: map[string]string{}})
+		c := &out[len(out)-1]
+		if !p.at(" \t,") {
+			return out // "Bearer;…": keep the scheme, drop the rest
 		}
 		p.skip(" \t")
 		if t, ok := p.token68(); ok {
 			c.Token68 = t
-			out = append(out, c)
-			continue
-		}
-		ok := p.params(c.Params)
-		out = append(out, c)
-		if !ok {
+		} else if !p.params(c.Params) {
 			return out
 		}
 	}
 }
 
-// params reads auth-params into m until the next challenge starts (a token
-// not followed by "="), the value ends, or the syntax breaks (false).
+// params reads auth-params into m until the next challenge starts (a
+// token not followed by "="; empty list elements are skipped), the value
+// ends, or the syntax breaks (false).
 func (p *challengeParser) params(m map[string]string) bool {
 	for {
-		p.skip(" \t")
-		if p.i >= len(p.s) {
+		p.skip(" \t,")
+		name, ok := p.paramName()
+		if !ok {
 			return true
 		}
-		if p.s[p.i] == ',' {
-			// Empty list elements are allowed; look past them for the next
-			// parameter or challenge.
-			save := p.i
-			p.skip(" \t,")
-			if !p.paramAhead() {
-				p.i = save
-				p.skip(" \t,")
-				return true
-			}
-			continue
-		}
-		start := p.i
-		name := p.token()
-		if name == "" {
-			return false
-		}
-		p.skip(" \t")
-		if p.i >= len(p.s) || p.s[p.i] != '=' {
-			// A token not followed by "=": the next challenge's scheme.
-			p.i = start
-			return true
-		}
-		p.i++ // '='
 		p.skip(" \t")
 		var val string
-		var ok bool
-		if p.i < len(p.s) && p.s[p.i] == '"' {
+		if p.at(`"`) {
 			val, ok = p.quoted()
 		} else {
 			val = p.token()
@@ -128,21 +98,29 @@ func (p *challengeParser) params(m map[string]string) bool {
 			m[key] = val
 		}
 		p.skip(" \t")
-		if p.i < len(p.s) && p.s[p.i] != ',' {
+		if p.i < len(p.s) && !p.at(",") {
 			return false
 		}
 	}
 }
 
-// paramAhead reports whether a token followed by "=" starts at p.i.
-func (p *challengeParser) paramAhead() bool {
-	save := p.i
-	defer func() { p.i = save }()
-	if p.token() == "" {
-		return false
-	}
+// paramName reads a token followed by "=" (the "=" too), or nothing
+// (false).
+func (p *challengeParser) paramName() (string, bool) {
+	start := p.i
+	name := p.token()
 	p.skip(" \t")
-	return p.i < len(p.s) && p.s[p.i] == '='
+	if name == "" || !p.at("=") {
+		p.i = start
+		return "", false
+	}
+	p.i++
+	return name, true
+}
+
+// at reports whether the byte at p.i is one of chars.
+func (p *challengeParser) at(chars string) bool {
+	return p.i < len(p.s) && strings.IndexByte(chars, p.s[p.i]) >= 0
 }
 
 // token68 reads a token68 standing alone (followed by the end or a comma),
@@ -155,7 +133,7 @@ func (p *challengeParser) token68() (string, bool) {
 	p.skip("=")
 	t := p.s[start:p.i]
 	p.skip(" \t")
-	if p.i < len(p.s) && p.s[p.i] != ',' {
+	if p.i < len(p.s) && !p.at(",") {
 		p.i = start
 		return "", false
 	}
@@ -190,7 +168,9 @@ func (p *challengeParser) token() string {
 // skip moves past any of chars: spaces and tabs (" \t"), list
 // separators too (" \t,").
 func (p *challengeParser) skip(chars string) {
-	p.span(func(c byte) bool { return strings.IndexByte(chars, c) >= 0 })
+	for p.at(chars) {
+		p.i++
+	}
 }
 
 // span reads the longest run of bytes for which ok holds.
