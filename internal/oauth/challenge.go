@@ -200,7 +200,7 @@ type bearer struct {
 	found            bool
 	resourceMetadata string
 	scopes           []string
-	err, description string
+	err              string
 }
 
 // bearerChallenge finds the first Bearer challenge among a response's
@@ -215,7 +215,6 @@ func bearerChallenge(values []string) bearer {
 			resourceMetadata: c.Params["resource_metadata"],
 			scopes:           strings.Fields(c.Params["scope"]),
 			err:              c.Params["error"],
-			description:      c.Params["error_description"],
 		}
 	}
 	return bearer{}

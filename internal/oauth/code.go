@@ -14,16 +14,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
-// CodeTokens is what an issuer's token endpoint answered an authorization
-// code with.
-type CodeTokens struct {
-	// AccessToken and IDToken (OpenID Connect's, "" when none came).
-	AccessToken, IDToken string
-	// Expiry is when the access token expires (zero: the answer did not
-	// say).
-	Expiry time.Time
-}
-
 // CodeChallenge is PKCE's S256 challenge of verifier (RFC 7636).
 func CodeChallenge(verifier string) string {
 	sum := sha256.Sum256([]byte(verifier))
@@ -49,18 +39,18 @@ func (m IssuerMetadata) SupportsS256() bool {
 // issuer lists only that), without one as a public client. pairs add
 // form fields (see set: resource, audience). The tokens are scrubbed
 // from every error, and none is logged.
-func (f *Fetcher) RedeemCode(ctx context.Context, meta IssuerMetadata, code, verifier, redirect, id, secret string, pairs ...string) (CodeTokens, error) {
+func (f *Fetcher) RedeemCode(ctx context.Context, meta IssuerMetadata, code, verifier, redirect, id, secret string, pairs ...string) (Tokens, error) {
 	if meta.TokenEndpoint == "" {
-		return CodeTokens{}, fmt.Errorf("the issuer's metadata (%s) names no token endpoint", meta.Where)
+		return Tokens{}, fmt.Errorf("the issuer's metadata (%s) names no token endpoint", meta.Where)
 	}
 	sc := scrub.New(code, verifier, secret)
 	form := tokenForm(GrantAuthorizationCode, "", nil, append(pairs, "code", code, "redirect_uri", redirect, "code_verifier", verifier)...)
 	auth := clientAuth{id: id, secret: secret, method: chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, secret != "")}
-	t, err := f.f.requestTokens(ctx, meta.TokenEndpoint, form, auth, sc, time.Now())
+	t, err := f.requestTokens(ctx, meta.TokenEndpoint, form, auth, sc, time.Now())
 	if err != nil {
-		return CodeTokens{}, sc.Error(fmt.Errorf("exchanging the code: %w", err))
+		return Tokens{}, sc.Error(fmt.Errorf("exchanging the code: %w", err))
 	}
-	return CodeTokens{AccessToken: t.access, IDToken: t.idToken, Expiry: t.expiry}, nil
+	return t, nil
 }
 
 // IsOAuthError reports whether err is an authorization server's answer

@@ -160,7 +160,7 @@ func redacted(raw string) string {
 
 // getJSON fetches url and decodes its JSON body into v. It reports a 404
 // (or 410) as notFound, so that discovery can try the next place.
-func (f *fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
+func (f *Fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
 	where := what + " at " + redacted(rawURL)
 	status, body, err := f.send(ctx, http.MethodGet, rawURL, where, "", nil, nil)
 	switch {
@@ -179,9 +179,12 @@ func (f *fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notF
 	return false, nil
 }
 
-// fetcher makes the client's own requests (metadata, registration,
-// tokens), each bounded by timeout.
-type fetcher struct {
+// A Fetcher makes the requests of the client, of a resource server and of
+// the console to an authorization server: the metadata, registration,
+// tokens, the JWK Set, introspection. Every answer is bounded in size
+// and time; URLs must be HTTPS or loopback. It is safe for concurrent
+// use.
+type Fetcher struct {
 	client  *http.Client
 	timeout time.Duration
 	owned   *http.Transport // the transport it made, if it made one
@@ -191,14 +194,14 @@ type fetcher struct {
 // returns the status and the bounded body. Redirects are not followed
 // (see newFetcher): a form carrying a code or a secret goes where it was
 // addressed or nowhere.
-func (f *fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
+func (f *Fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
 	return f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
 }
 
-// send makes one request asking for JSON, within the fetcher's timeout,
+// send makes one request asking for JSON, within the Fetcher's timeout,
 // and returns the status and the bounded body; where names the request
 // in errors ("token request to https://…").
-func (f *fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, []byte, error) {
+func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, rawURL, bytes.NewReader(body))
@@ -227,10 +230,14 @@ func (f *fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 // maxRedirects bounds the redirects a metadata request follows.
 const maxRedirects = 3
 
-// newFetcher returns a fetcher over base (nil: a transport of its own)
-// whose GETs follow at most maxRedirects redirects, to HTTPS or loopback
-// URLs only, and whose POSTs follow none.
-func newFetcher(base http.RoundTripper, timeout time.Duration) *fetcher {
+// NewFetcher returns a Fetcher over base (nil: a transport of its own)
+// whose requests each take at most timeout (0: DefaultTimeout), and whose
+// GETs follow at most maxRedirects redirects, to HTTPS or loopback URLs
+// only, and whose POSTs follow none.
+func NewFetcher(base http.RoundTripper, timeout time.Duration) *Fetcher {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	var owned *http.Transport
 	if base == nil {
 		owned = http.DefaultTransport.(*http.Transport).Clone()
@@ -248,11 +255,11 @@ func newFetcher(base http.RoundTripper, timeout time.Duration) *fetcher {
 			return nil
 		},
 	}
-	return &fetcher{client: c, timeout: timeout, owned: owned}
+	return &Fetcher{client: c, timeout: timeout, owned: owned}
 }
 
-// close closes the idle connections of the transport the fetcher made.
-func (f *fetcher) close() {
+// Close closes the idle connections of the transport the Fetcher made.
+func (f *Fetcher) Close() {
 	if f.owned != nil {
 		f.owned.CloseIdleConnections()
 	}

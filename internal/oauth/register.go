@@ -28,7 +28,7 @@ type registration struct {
 
 // regID is the record id of the registrations with d's authorization
 // server.
-func regID(d *discovery) string { return cmp.Or(d.issuer, d.meta.RegistrationEndpoint) }
+func regID(d *discovery) string { return cmp.Or(d.meta.Issuer, d.meta.RegistrationEndpoint) }
 
 // fits reports whether the registration can sign in with redirect and
 // scopes at now: it registered that redirect URI and those scopes (when
@@ -39,8 +39,8 @@ func (r *registration) fits(redirect string, scopes []string, now time.Time) boo
 		(r.Expires.IsZero() || now.Add(time.Minute).Before(r.Expires))
 }
 
-func (r *registration) client(d *discovery) client {
-	return client{auth: clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.issuer}, regID: regID(d)}
+func (r *registration) client(d *discovery) clientAuth {
+	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.meta.Issuer, regID: regID(d)}
 }
 
 // loadRegistration returns the stored registration with d's server (nil
@@ -134,6 +134,6 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	if m.ClientSecretExpiresAt > 0 {
 		r.Expires = time.Unix(int64(m.ClientSecretExpiresAt), 0)
 	}
-	s.log.Info("registered a client with the authorization server", "authorization_server", d.issuerOrOrigin(), "auth_method", r.AuthMethod)
+	s.log.Info("registered a client with the authorization server", "authorization_server", redacted(d.issuerOrEndpoint()), "auth_method", r.AuthMethod)
 	return r, nil
 }

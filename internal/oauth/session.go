@@ -116,7 +116,7 @@ type Session struct {
 	cfg    Config
 	id     string // the grant's record id: the server's URL without query
 	server string // the server's canonical URL
-	f      *fetcher
+	f      *Fetcher
 	vault  vault
 	holder string // this session's name in a lease
 	log    *slog.Logger
@@ -235,7 +235,7 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
-		f:      newFetcher(cfg.HTTP, cfg.Timeout),
+		f:      NewFetcher(cfg.HTTP, cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),
 		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),
@@ -264,7 +264,7 @@ func grantID(server, account string) string {
 func (s *Session) Close() error {
 	s.cancel()
 	s.wg.Wait()
-	s.f.close()
+	s.f.Close()
 	return nil
 }
 
@@ -563,7 +563,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 			nraw = nil
 		}
 	}
-	s.log.Debug("refreshed the access token", "expires", ng.Expiry, "rotated", t.refresh != "" && t.refresh != g.RefreshToken)
+	s.log.Debug("refreshed the access token", "expires", ng.Expiry, "rotated", t.RefreshToken != "" && t.RefreshToken != g.RefreshToken)
 	s.adopt(&ng, nraw)
 	return &ng, nil
 }
@@ -597,7 +597,7 @@ func (s *Session) authFor(g *grant) clientAuth {
 // scopes; obtain fills its tokens.
 func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scopes []string) *grant {
 	return &grant{
-		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
+		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.meta.Issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
 		Grant: grantType, ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
 	}

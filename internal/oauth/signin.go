@@ -36,7 +36,7 @@ func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
 	if err != nil {
 		return nil, ch, err
 	}
-	s.log.Debug("discovered the authorization server", "how", d.how, "issuer", d.issuer)
+	s.log.Debug("discovered the authorization server", "how", d.how, "issuer", d.meta.Issuer)
 	return d, ch, nil
 }
 
@@ -137,7 +137,7 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 // configuredAuth is the authentication of the configured client: by
 // private_key_jwt with a key, else by its secret as the server supports.
 func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
-	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: cmp.Or(d.issuer, d.meta.TokenEndpoint)}
+	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: d.issuerOrEndpoint()}
 	if a.key != nil {
 		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.alg) {
 			return a, s.errorf("the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)", strings.Join(algs, ", "), a.alg)
@@ -149,42 +149,31 @@ func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
 	return a, nil
 }
 
-// client is the identity the client signs in with, and where it came
-// from.
-type client struct {
-	auth clientAuth
-	// regID is the id of the stored registration it came from ("" for a
-	// configured client or a client ID metadata document): the grant
-	// keeps such a client's secret, not the configuration's.
-	regID string
-}
-
 // clientFor finds the client to sign in as, in the specification's
 // order: the configured one; a client ID metadata document when the
 // server supports them; a registration (RFC 7591) made earlier with this
 // authorization server for this redirect URI and these scopes, else a new
 // one.
-func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, redirect string, scopes []string) (client, error) {
+func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, redirect string, scopes []string) (clientAuth, error) {
 	if s.cfg.ClientID != "" {
-		a, err := s.configuredAuth(d)
-		return client{auth: a}, err
+		return s.configuredAuth(d)
 	}
 	if s.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported {
-		return client{auth: clientAuth{id: s.cfg.ClientMetadataURL, method: authNone}}, nil
+		return clientAuth{id: s.cfg.ClientMetadataURL, method: authNone}, nil
 	}
 	if d.meta.RegistrationEndpoint == "" {
 		why := "it offers no dynamic client registration"
 		if s.cfg.ClientMetadataURL != "" {
 			why += " and does not accept client ID metadata documents"
 		}
-		return client{}, s.errorf("cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector", d.issuerOrOrigin(), why)
+		return clientAuth{}, s.errorf("cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector", redacted(d.issuerOrEndpoint()), why)
 	}
 	if reg != nil && reg.fits(redirect, scopes, s.cfg.Now()) {
 		return reg.client(d), nil
 	}
 	nreg, err := s.register(ctx, d, redirect, scopes)
 	if err != nil {
-		return client{}, err
+		return clientAuth{}, err
 	}
 	if err := s.storeRegistration(ctx, d, nreg); err != nil {
 		s.log.Warn("keeping the client registration failed; the next sign-in registers again", "err", err)
@@ -192,8 +181,10 @@ func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration
 	return nreg.client(d), nil
 }
 
-// issuerOrOrigin names the authorization server in messages.
-func (d *discovery) issuerOrOrigin() string { return redacted(cmp.Or(d.issuer, d.meta.TokenEndpoint)) }
+// issuerOrEndpoint names the authorization server: its issuer, or its
+// token endpoint when it published no metadata (the audience of a client
+// assertion; redacted, its name in messages).
+func (d *discovery) issuerOrEndpoint() string { return cmp.Or(d.meta.Issuer, d.meta.TokenEndpoint) }
 
 // BeginSignIn starts a sign-in (the authorization code flow with PKCE
 // through a loopback redirect, RFC 8252): it discovers the authorization
@@ -215,9 +206,9 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	switch {
 	case !d.pkceOK():
-		return nil, s.errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in", d.issuerOrOrigin())
+		return nil, s.errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in", redacted(d.issuerOrEndpoint()))
 	case d.meta.AuthorizationEndpoint == "":
-		return nil, s.errorf("the authorization server %s names no authorization endpoint", d.issuerOrOrigin())
+		return nil, s.errorf("the authorization server %s names no authorization endpoint", redacted(d.issuerOrEndpoint()))
 	}
 	scopes := s.chooseScopes(d, ch)
 	var reg *registration
@@ -236,14 +227,14 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
-	au, err := AuthorizationURL(d.meta.AuthorizationEndpoint, c.auth.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
+	au, err := AuthorizationURL(d.meta.AuthorizationEndpoint, c.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
 	if err != nil {
 		ln.Close()
 		return nil, s.errorf("%w", err)
 	}
 
 	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier,
-		d: d, client: c, scopes: scopes, ln: ln, done: make(chan struct{})}
+		d: d, client: c, scopes: scopes, done: make(chan struct{})}
 	a.ctx, a.cancel = context.WithTimeout(s.ctx, s.cfg.SignInTimeout)
 	a.stopTimer = context.AfterFunc(a.ctx, func() {
 		a.finish(s.errorf("the sign-in did not complete within %v", s.cfg.SignInTimeout))
@@ -254,7 +245,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 		defer a.serving.Done()
 		_ = a.srv.Serve(ln)
 	}()
-	s.log.Info("sign-in started", "connector", s.cfg.Connector, "authorization_server", d.issuerOrOrigin(), "scopes", strings.Join(scopes, " "), "redirect", redirect)
+	s.log.Info("sign-in started", "connector", s.cfg.Connector, "authorization_server", redacted(d.issuerOrEndpoint()), "scopes", strings.Join(scopes, " "), "redirect", redirect)
 	return a, nil
 }
 
@@ -283,9 +274,8 @@ type Attempt struct {
 	url                       string
 	redirect, state, verifier string
 	d                         *discovery
-	client                    client
+	client                    clientAuth
 	scopes                    []string
-	ln                        net.Listener
 	srv                       *http.Server
 	serving                   sync.WaitGroup
 	ctx                       context.Context // bounds the attempt
@@ -296,7 +286,6 @@ type Attempt struct {
 	done       chan struct{}
 	finishOnce sync.Once
 	err        error // set before done closes
-	closeOnce  sync.Once
 }
 
 var _ connectors.SignInAttempt = (*Attempt)(nil)
@@ -322,13 +311,11 @@ func (a *Attempt) Done() <-chan struct{} { return a.done }
 // Close stops the attempt: the listener closes (a request being answered
 // is waited for). It is safe to call more than once.
 func (a *Attempt) Close() error {
-	a.closeOnce.Do(func() {
-		a.stopTimer()
-		a.finish(a.s.errorf("the sign-in was abandoned"))
-		_ = a.srv.Close()
-		a.serving.Wait()
-		a.cancel()
-	})
+	a.stopTimer()
+	a.finish(a.s.errorf("the sign-in was abandoned"))
+	_ = a.srv.Close()
+	a.serving.Wait()
+	a.cancel()
 	return nil
 }
 
@@ -386,11 +373,11 @@ func (a *Attempt) complete(q url.Values) error {
 	}
 	s.cfg.Scrubber.Add(code)
 	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)
-	g := s.newGrant(d, GrantAuthorizationCode, a.client.auth, a.scopes)
+	g := s.newGrant(d, GrantAuthorizationCode, a.client, a.scopes)
 	if a.client.regID != "" {
-		g.ClientSecret = a.client.auth.secret
+		g.ClientSecret = a.client.secret
 	}
-	if err := s.obtain(a.ctx, "exchanging the code", form, a.client.auth, g); err != nil {
+	if err := s.obtain(a.ctx, "exchanging the code", form, a.client, g); err != nil {
 		var oe *oauthError
 		if a.client.regID != "" && errors.As(err, &oe) && oe.code == "invalid_client" {
 			s.forgetRegistration(a.ctx, a.client.regID)

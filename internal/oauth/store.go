@@ -103,10 +103,9 @@ var errOtherKey = errors.New("sealed with another key")
 
 // NewSealer returns a Sealer for a KeySize-byte key.
 func NewSealer(key []byte) (*Sealer, error) {
-	s := &Sealer{}
-	s.once.Do(func() { s.err = s.init(key) })
-	if s.err != nil {
-		return nil, s.err
+	s := LazySealer(func() ([]byte, error) { return key, nil })
+	if err := s.ready(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -117,31 +116,22 @@ func NewSealer(key []byte) (*Sealer, error) {
 // of every Seal and Open.
 func LazySealer(load func() ([]byte, error)) *Sealer { return &Sealer{load: load} }
 
-func (s *Sealer) init(key []byte) error {
-	if len(key) != KeySize {
-		return fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return err
-	}
-	if s.aead, err = cipher.NewGCM(block); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(append([]byte("codemode-mcp key id\x00"), key...))
-	s.kid = hex.EncodeToString(sum[:4])
-	return nil
-}
-
 // ready loads the key on first use.
 func (s *Sealer) ready() error {
 	s.once.Do(func() {
 		key, err := s.load()
-		if err != nil {
+		switch {
+		case err != nil:
 			s.err = fmt.Errorf("the key that seals stored tokens: %w", err)
 			return
+		case len(key) != KeySize:
+			s.err = fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
+			return
 		}
-		s.err = s.init(key)
+		block, _ := aes.NewCipher(key) // (no error for a KeySize key)
+		s.aead, _ = cipher.NewGCM(block)
+		sum := sha256.Sum256(append([]byte("codemode-mcp key id\x00"), key...))
+		s.kid = hex.EncodeToString(sum[:4])
 	})
 	return s.err
 }
