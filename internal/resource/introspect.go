@@ -57,7 +57,7 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 	if err != nil {
 		return nil, err
 	}
-	expires := now.Add(v.cfg.CacheTTL)
+	expires := now.Add(CacheTTL)
 	if c.Exp != nil && c.Exp.time().Before(expires) {
 		expires = c.Exp.time()
 	}

@@ -7,8 +7,6 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
-	_ "crypto/sha256" // crypto.SHA256.New
-	_ "crypto/sha512" // crypto.SHA384.New, crypto.SHA512.New
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -103,11 +101,11 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 	v.mu.Lock()
 	ks, refetched := v.keys, v.refetched
 	v.mu.Unlock()
-	if ks != nil && now.Sub(ks.fetched) < v.cfg.KeysMaxAge {
+	if ks != nil && now.Sub(ks.fetched) < KeysMaxAge {
 		if k, ok := ks.find(h); ok {
 			return k, nil
 		}
-		if now.Sub(refetched) < v.cfg.RefetchInterval {
+		if now.Sub(refetched) < RefetchInterval {
 			return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
 		}
 	}

@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -43,14 +42,23 @@ import (
 // it says why in fixed words, never quoting the token or its claims.
 var ErrInvalid = errors.New("invalid access token")
 
-// Defaults of Config.
+// How a Validator deals with the issuer and the clock.
 const (
-	DefaultSkew            = 30 * time.Second
-	DefaultRefetchInterval = 10 * time.Second
-	DefaultKeysMaxAge      = time.Hour
-	DefaultCacheTTL        = 10 * time.Second
-	DefaultCacheSize       = 1024
-	DefaultTimeout         = 10 * time.Second
+	// Skew is the clock difference allowed on exp and nbf.
+	Skew = 30 * time.Second
+	// RefetchInterval is the least time between two fetches of the keys
+	// caused by a key id the cache does not know, and between two tries
+	// to read the issuer's metadata after one failed.
+	RefetchInterval = 10 * time.Second
+	// KeysMaxAge is how long fetched keys are used before the next token
+	// fetches them again (a key the issuer withdrew stops working then).
+	KeysMaxAge = time.Hour
+	// CacheTTL bounds how long an introspection answer is used.
+	CacheTTL = 10 * time.Second
+	// DefaultCacheSize is Config.CacheSize's default.
+	DefaultCacheSize = 1024
+	// Timeout bounds each request to the issuer.
+	Timeout = 10 * time.Second
 )
 
 // MaxTokenLen bounds a bearer token; a longer one is refused unread.
@@ -79,23 +87,9 @@ type Config struct {
 	// IntrospectionEndpoint, tokens that are not JWTs are refused.
 	ClientID, ClientSecret string
 	IntrospectionEndpoint  string
-	// Skew is the clock difference allowed on exp and nbf.
-	Skew time.Duration
-	// RefetchInterval is the least time between two fetches of the keys
-	// caused by a key id the cache does not know, and between two tries
-	// to read the issuer's metadata after one failed.
-	RefetchInterval time.Duration
-	// KeysMaxAge is how long fetched keys are used before the next token
-	// fetches them again (a key the issuer withdrew stops working then).
-	KeysMaxAge time.Duration
-	// CacheTTL and CacheSize bound the cache of introspection answers.
-	CacheTTL  time.Duration
+	// CacheSize bounds the tokens whose introspection answers are cached
+	// (DefaultCacheSize when 0).
 	CacheSize int
-	// Timeout bounds each request to the issuer.
-	Timeout time.Duration
-	// Transport carries the requests to the issuer (nil: a transport of
-	// the Validator's own).
-	Transport http.RoundTripper
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -141,17 +135,12 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.Audience == "" {
 		return nil, errors.New("resource: no audience")
 	}
-	cfg.Skew = cmp.Or(cfg.Skew, DefaultSkew)
-	cfg.RefetchInterval = cmp.Or(cfg.RefetchInterval, DefaultRefetchInterval)
-	cfg.KeysMaxAge = cmp.Or(cfg.KeysMaxAge, DefaultKeysMaxAge)
-	cfg.CacheTTL = cmp.Or(cfg.CacheTTL, DefaultCacheTTL)
 	cfg.CacheSize = cmp.Or(cfg.CacheSize, DefaultCacheSize)
-	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(cfg.Transport, cfg.Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(nil, Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.
@@ -205,7 +194,7 @@ func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error)
 	if m != nil {
 		return m, nil
 	}
-	if err != nil && v.cfg.Now().Sub(tried) < v.cfg.RefetchInterval {
+	if err != nil && v.cfg.Now().Sub(tried) < RefetchInterval {
 		return nil, err
 	}
 	v.fetchMu.Lock()
@@ -293,9 +282,9 @@ func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Pri
 		return nil, fmt.Errorf("%w: the token was issued by another authorization server", ErrInvalid)
 	case c.Exp == nil && requireExp:
 		return nil, fmt.Errorf("%w: the token has no exp", ErrInvalid)
-	case c.Exp != nil && !now.Before(c.Exp.time().Add(v.cfg.Skew)):
+	case c.Exp != nil && !now.Before(c.Exp.time().Add(Skew)):
 		return nil, fmt.Errorf("%w: the token has expired", ErrInvalid)
-	case c.Nbf != nil && now.Add(v.cfg.Skew).Before(c.Nbf.time()):
+	case c.Nbf != nil && now.Add(Skew).Before(c.Nbf.time()):
 		return nil, fmt.Errorf("%w: the token is not valid yet (nbf)", ErrInvalid)
 	case !audienceNames(c.Audience, v.cfg.Audience):
 		return nil, fmt.Errorf("%w: the token is for another resource (its aud does not name this server's audience, server.auth.audience)", ErrInvalid)

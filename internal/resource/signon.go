@@ -66,7 +66,7 @@ func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce stri
 		return IDToken{}, fmt.Errorf("%w: the ID token names several audiences and its azp is not this client", ErrInvalid)
 	case c.Exp == nil:
 		return IDToken{}, fmt.Errorf("%w: the ID token has no exp", ErrInvalid)
-	case !now.Before(c.Exp.time().Add(v.cfg.Skew)):
+	case !now.Before(c.Exp.time().Add(Skew)):
 		return IDToken{}, fmt.Errorf("%w: the ID token has expired", ErrInvalid)
 	case nonce == "" || subtle.ConstantTimeCompare([]byte(c.Nonce), []byte(nonce)) != 1:
 		return IDToken{}, fmt.Errorf("%w: the ID token's nonce is not this sign-in's", ErrInvalid)
