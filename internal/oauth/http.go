@@ -26,18 +26,6 @@ const maxErrorText = 300
 // errTooLarge is wrapped by the error of an answer over maxAnswer.
 var errTooLarge = errors.New("answer too large")
 
-// readBounded reads a body of at most maxAnswer bytes.
-func readBounded(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxAnswer+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxAnswer {
-		return nil, fmt.Errorf("%w: over %d bytes", errTooLarge, maxAnswer)
-	}
-	return b, nil
-}
-
 // secureURL checks that raw is an absolute https URL, or http to a
 // loopback address (a server on this machine), without a fragment:
 // tokens, codes and client secrets travel only over HTTPS or stay on this
@@ -220,9 +208,12 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 		return 0, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	defer resp.Body.Close()
-	b, err := readBounded(resp.Body)
-	if err != nil {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	switch {
+	case err != nil:
 		return 0, nil, fmt.Errorf("%s: %w", where, err)
+	case len(b) > maxAnswer:
+		return 0, nil, fmt.Errorf("%s: %w: over %d bytes", where, errTooLarge, maxAnswer)
 	}
 	return resp.StatusCode, b, nil
 }

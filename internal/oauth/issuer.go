@@ -42,8 +42,7 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 	if err != nil {
 		return IssuerMetadata{}, err
 	}
-	if err := secureURLs(meta.JWKSURI, "the jwks_uri", meta.IntrospectionEndpoint, "the introspection endpoint",
-		meta.AuthorizationEndpoint, "the authorization endpoint", meta.TokenEndpoint, "the token endpoint"); err != nil {
+	if err := meta.checkURLs(); err != nil {
 		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
 	}
 	meta.Where = redacted(where)

@@ -219,10 +219,17 @@ func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 	return d, nil
 }
 
-// checkEndpoints refuses endpoints that are not HTTPS (or loopback).
+// checkURLs refuses endpoints of m that are not HTTPS (or loopback).
+func (m *IssuerMetadata) checkURLs() error {
+	return secureURLs(m.AuthorizationEndpoint, "the authorization endpoint", m.TokenEndpoint, "the token endpoint",
+		m.RegistrationEndpoint, "the registration endpoint", m.RevocationEndpoint, "the revocation endpoint",
+		m.JWKSURI, "the jwks_uri", m.IntrospectionEndpoint, "the introspection endpoint")
+}
+
+// checkEndpoints refuses endpoints that are not HTTPS (or loopback), and
+// metadata without a token endpoint.
 func (d *discovery) checkEndpoints() error {
-	if err := secureURLs(d.meta.AuthorizationEndpoint, "the authorization endpoint", d.meta.TokenEndpoint, "the token endpoint",
-		d.meta.RegistrationEndpoint, "the registration endpoint", d.meta.RevocationEndpoint, "the revocation endpoint"); err != nil {
+	if err := d.meta.checkURLs(); err != nil {
 		return err
 	}
 	if d.meta.TokenEndpoint == "" {

@@ -75,6 +75,9 @@ func (s *Session) forgetRegistration(ctx context.Context, id string) {
 	s.log.Info("the authorization server no longer knows our client registration; the next sign-in registers again", "issuer", redacted(id))
 }
 
+// clientName is the name of the clients registered.
+const clientName = "codemode-mcp"
+
 // register registers a client (RFC 7591) for a person's sign-in through
 // redirect: a native application (application_type native) using the
 // authorization code and refresh token grants, authenticating at the
@@ -86,7 +89,7 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 		method = chooseAuthMethod(m, true)
 	}
 	req := map[string]any{
-		"client_name":                s.cfg.ClientName,
+		"client_name":                clientName,
 		"redirect_uris":              []string{redirect},
 		"grant_types":                []string{GrantAuthorizationCode, "refresh_token"},
 		"response_types":             []string{"code"},

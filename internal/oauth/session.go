@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -23,7 +22,6 @@ import (
 const (
 	DefaultTimeout       = 30 * time.Second
 	DefaultSignInTimeout = 10 * time.Minute
-	DefaultClientName    = "codemode-mcp"
 )
 
 // leaseTime is how long a process holds a grant while it refreshes it:
@@ -79,8 +77,6 @@ type Config struct {
 	// Scopes, when set, are asked for instead of those the server
 	// suggests.
 	Scopes []string
-	// ClientName is the name registered; DefaultClientName when empty.
-	ClientName string
 
 	// Store keeps grants and registrations, sealed by Sealer.
 	Store  Store
@@ -90,9 +86,6 @@ type Config struct {
 	Scrubber *scrub.Scrubber
 	// Logger receives the session's logs; nil means slog.Default().
 	Logger *slog.Logger
-	// HTTP carries the client's own requests to the authorization server
-	// (nil: a transport of its own).
-	HTTP http.RoundTripper
 	// Timeout bounds each request to the authorization server
 	// (DefaultTimeout when zero); SignInTimeout bounds a sign-in, the wait
 	// for the browser to come back (DefaultSignInTimeout).
@@ -217,7 +210,6 @@ func New(cfg Config) (*Session, error) {
 			return nil, fmt.Errorf("client_metadata_url %q: a client ID metadata document's URL must be https with a path", clip(cfg.ClientMetadataURL))
 		}
 	}
-	cfg.ClientName = cmp.Or(cfg.ClientName, DefaultClientName)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
 	if cfg.Timeout <= 0 {
@@ -235,7 +227,7 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
-		f:      NewFetcher(cfg.HTTP, cfg.Timeout),
+		f:      NewFetcher(nil, cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),
 		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),
@@ -605,24 +597,16 @@ func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scop
 
 // obtain sends the token request form (what it is for names it in the
 // error) to g's token endpoint as auth's client, fills g with the tokens
-// and stores it. The error is the connector's, scrubbed.
+// and stores it as the server's grant. The error is the connector's, scrubbed.
 func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth clientAuth, g *grant) error {
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
 		return s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
 	t.into(g, s.cfg.Now())
-	if err := s.storeGrant(ctx, g); err != nil {
-		return s.errorf("%w", err)
-	}
-	return nil
-}
-
-// storeGrant stores g as the server's grant, whatever was stored before.
-func (s *Session) storeGrant(ctx context.Context, g *grant) error {
-	raw, err := s.vault.put(ctx, KindGrant, s.id, g)
+	raw, err := s.vault.put(ctx, KindGrant, s.id, g) // whatever was stored before
 	if err != nil {
-		return fmt.Errorf("store the grant: %w", err)
+		return s.errorf("store the grant: %w", err)
 	}
 	s.adopt(g, raw)
 	return nil

@@ -56,7 +56,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	s := t.s
 	tok, err := s.accessToken(ctx)
 	if err != nil {
-		closeBody(req)
+		if req.Body != nil {
+			_ = req.Body.Close() // as a RoundTripper must, even when it fails
+		}
 		return nil, err
 	}
 	for sends := 1; ; sends++ {
@@ -210,14 +212,6 @@ func accessOf(g *grant, err error) (string, error) {
 		return "", err
 	}
 	return g.AccessToken, nil
-}
-
-// closeBody closes a request's body, as a RoundTripper must even when it
-// fails.
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
 }
 
 // discard reads a little of a response (so its connection can be reused)

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
-	"fmt"
 	"maps"
 	"math/big"
 	"net/http"
@@ -156,9 +155,6 @@ func (f *Server) introspect(w http.ResponseWriter, r *http.Request) {
 
 // Introspections counts the introspection requests.
 func (f *Server) Introspections() int { return locked(f, func() int { return f.introspections }) }
-
-// String names the key, for test messages.
-func (k *Key) String() string { return fmt.Sprintf("key %s", k.Kid) }
 
 // CurrentKey returns the key the server signs with now (made on first
 // use).
