@@ -116,9 +116,6 @@ type Session struct {
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // refreshes under way
-	// ccTurn holds a token while a client credentials token is requested
-	// (one at a time, see clientCredentials).
-	ccTurn chan struct{}
 
 	mu sync.Mutex
 	// cur is the grant last read or written, raw its stored form; loaded
@@ -233,7 +230,6 @@ func New(cfg Config) (*Session, error) {
 		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),
 		ctx:    ctx,
 		cancel: cancel,
-		ccTurn: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -405,9 +401,10 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 // refresh returns a grant whose access token is neither stale (a token
 // the server refused; "" for a token that is only due) nor due: one
 // stored meanwhile by another process, or a new one from the token
-// endpoint. Concurrent callers share one refresh; processes sharing the
-// store take a lease on the grant first, so that one refresh token is
-// sent once (runRefresh).
+// endpoint (for a client credentials session, a new token:
+// clientCredentials). Concurrent callers share one refresh; processes
+// sharing the store take a lease on the grant first, so that one refresh
+// token is sent once (runRefresh).
 func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 	s.mu.Lock()
 	f := s.flight
@@ -436,7 +433,11 @@ func (s *Session) runRefresh(f *flight, stale string) {
 	defer s.wg.Done()
 	ctx, cancel := context.WithTimeout(s.ctx, leaseTime+s.cfg.Timeout)
 	defer cancel()
-	g, err := s.refreshShared(ctx, stale)
+	refresh := s.refreshShared
+	if s.cfg.Grant == GrantClientCredentials {
+		refresh = s.clientCredentials
+	}
+	g, err := refresh(ctx, stale)
 	if err != nil {
 		err = s.cfg.Scrubber.Error(err)
 	}
@@ -463,7 +464,7 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 		case g == nil:
 			s.adopt(nil, raw)
 			return nil, s.needSignIn("not signed in yet")
-		case g.Refused != "" && g.Grant != GrantClientCredentials:
+		case g.Refused != "":
 			s.adopt(g, raw)
 			return nil, s.needSignIn(g.Refused)
 		case g.Refused == "" && g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
@@ -474,9 +475,9 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 				return nil, fmt.Errorf("waiting for another process to refresh the token: %w", err)
 			}
 			continue
-		case g.Grant != GrantClientCredentials && g.RefreshToken == "" && stale != "":
+		case g.RefreshToken == "" && stale != "":
 			return nil, s.refuse(ctx, g, raw, "the server refused the access token, and gave no refresh token")
-		case g.Grant != GrantClientCredentials && g.RefreshToken == "":
+		case g.RefreshToken == "":
 			return nil, s.refuse(ctx, g, raw, "the access token expired, and the server gave no refresh token")
 		}
 		leased := *g
@@ -520,9 +521,6 @@ func (s *Session) waitForChange(ctx context.Context, raw []byte) error {
 // the lease when the endpoint could not be reached.
 func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*grant, error) {
 	form := tokenForm("refresh_token", g.Resource, nil, "refresh_token", g.RefreshToken)
-	if g.Grant == GrantClientCredentials {
-		form = tokenForm(GrantClientCredentials, g.Resource, g.Scopes)
-	}
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
 		if isInvalidGrant(err) {

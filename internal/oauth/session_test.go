@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -653,6 +654,33 @@ func TestClientCredentials(t *testing.T) {
 				t.Error("BeginSignIn of a client credentials session")
 			}
 		})
+	}
+}
+
+// Concurrent calls of a client credentials session that has no token yet
+// share one token request: each is answered 401, and the first to ask
+// starts the request the others join, or find done.
+func TestClientCredentialsSharedRequest(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "machine", "cc-secret-value"
+	e := newEnv(t)
+	s := e.session(f, Config{Grant: GrantClientCredentials, ClientID: "machine", ClientSecret: "cc-secret-value"})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			if status, err := call(t, s, f); status != http.StatusOK || err != nil {
+				errs <- fmt.Errorf("call: %d, %v", status, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if forms, _ := f.TokenRequests(); len(forms) != 1 {
+		t.Errorf("%d token requests, want 1", len(forms))
 	}
 }
 

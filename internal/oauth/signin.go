@@ -94,21 +94,17 @@ func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
 	return out
 }
 
-// clientCredentials obtains a token by the client credentials grant and
-// stores it. Concurrent callers share one request: a caller that waited
-// finds the token the one before it obtained.
-func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, error) {
-	started := s.cfg.Now()
-	select {
-	case s.ccTurn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-s.ccTurn }()
+// clientCredentials is the refresh of a client credentials session (see
+// Session.refresh: concurrent callers share it): a token by the client
+// credentials grant, stored, unless the session holds one that is not
+// stale (the token the server refused), not due, and has the scopes
+// needed (obtained while the caller waited). A client credentials token
+// has no refresh token to protect, so processes do not lease it.
+func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, error) {
 	s.mu.Lock()
-	g, d, needScopes := s.cur, s.disc, s.needScopes
+	g, d, ch, needScopes := s.cur, s.disc, s.challenge, s.needScopes
 	s.mu.Unlock()
-	if g != nil && g.AccessToken != "" && g.Refused == "" && g.Obtained.After(started) && covers(g.Scopes, needScopes) {
+	if g != nil && g.AccessToken != "" && g.AccessToken != stale && g.Refused == "" && !g.due(s.cfg.Now()) && covers(g.Scopes, needScopes) {
 		return g, nil
 	}
 	if d == nil {

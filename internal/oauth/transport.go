@@ -108,9 +108,7 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 		switch {
 		case sends >= maxSends:
 			return "", s.needSignIn("the server keeps refusing the tokens")
-		case tok == "" && s.cfg.Grant == GrantClientCredentials:
-			return accessOf(s.clientCredentials(ctx, ch))
-		case tok == "":
+		case tok == "" && s.cfg.Grant != GrantClientCredentials:
 			// Another process may have signed in since the store was read.
 			g, err := s.reload(ctx)
 			if err != nil {
@@ -136,10 +134,9 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 				return "", s.refuse(ctx, g, raw, "the server refused a new access token")
 			}
 			return "", s.needSignIn("the server refused a new access token")
-		case s.cfg.Grant == GrantClientCredentials:
-			// A client credentials token is not refreshed: ask for another.
-			return accessOf(s.clientCredentials(ctx, ch))
 		}
+		// A new token: refreshed, or, for a client credentials session,
+		// asked for again.
 		return accessOf(s.refresh(ctx, tok))
 	case http.StatusForbidden:
 		ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
@@ -183,7 +180,7 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 	s.mu.Unlock()
 	s.log.Info("the server needs more scopes", "scopes", strings.Join(ch.scopes, " "), "step", steps)
 	if s.cfg.Grant == GrantClientCredentials {
-		return accessOf(s.clientCredentials(ctx, ch))
+		return accessOf(s.refresh(ctx, tok))
 	}
 	return "", s.needSignIn("the server needs the scopes " + strings.Join(want, " "))
 }
