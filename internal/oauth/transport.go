@@ -109,21 +109,17 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 		case sends >= maxSends:
 			return "", s.needSignIn("the server keeps refusing the tokens")
 		case tok == "" && s.cfg.Grant != GrantClientCredentials:
-			// Another process may have signed in since the store was read.
-			g, err := s.reload(ctx)
-			if err != nil {
-				return "", err
+			// The server wants a token: a person must sign in, unless
+			// another process did since the store was read (accessToken
+			// reads it again, and sends its token).
+			reason := "not signed in yet"
+			if s.cfg.Grant == GrantTokenExchange {
+				reason = s.noSubjectToken()
 			}
-			if (g == nil || !g.usable()) && s.cfg.Grant == GrantTokenExchange {
-				return "", s.needSignIn(s.noSubjectToken())
-			}
-			if g == nil || !g.usable() {
-				return "", s.needSignIn("not signed in yet")
-			}
-			if !g.due(s.cfg.Now()) {
-				return g.AccessToken, nil
-			}
-			return accessOf(s.refresh(ctx, ""))
+			s.mu.Lock()
+			s.need = reason
+			s.mu.Unlock()
+			return s.accessToken(ctx)
 		case sends > 1:
 			// Refused right after a refresh or a new token: the grant is no
 			// good.
