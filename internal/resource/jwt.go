@@ -198,27 +198,14 @@ func parseJWK(raw json.RawMessage) (jwk, error) {
 		}
 		out.key = pub
 	case "EC":
-		var curve elliptic.Curve
-		switch k.Crv {
-		case "P-256":
-			curve = elliptic.P256()
-		case "P-384":
-			curve = elliptic.P384()
-		case "P-521":
-			curve = elliptic.P521()
-		default:
-			return jwk{}, fmt.Errorf("EC curve %q", k.Crv)
-		}
+		curve := map[string]elliptic.Curve{"P-256": elliptic.P256(), "P-384": elliptic.P384(), "P-521": elliptic.P521()}[k.Crv]
 		x, err1 := b64(k.X)
 		y, err2 := b64(k.Y)
-		if err1 != nil || err2 != nil {
-			return jwk{}, errors.New("EC key: bad x or y")
+		if curve == nil || err1 != nil || err2 != nil || len(x) != (curve.Params().BitSize+7)/8 {
+			return jwk{}, fmt.Errorf("EC key: curve %q, or bad x or y", k.Crv)
 		}
-		size := (curve.Params().BitSize + 7) / 8
-		if len(x) != size || len(y) != size {
-			return jwk{}, errors.New("EC key: x or y of the wrong length")
-		}
-		// ecdsa.ParseUncompressedPublicKey checks the point is on the curve.
+		// ecdsa.ParseUncompressedPublicKey checks y's length and that the
+		// point is on the curve.
 		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
 		if err != nil {
 			return jwk{}, fmt.Errorf("EC key: %w", err)

@@ -103,14 +103,17 @@ type Validator struct {
 	cfg   Config
 	fetch *oauth.Fetcher
 
-	// fetchMu serialises fetches of the metadata and the keys, so that a
-	// burst of tokens with a new key id makes one request.
-	fetchMu sync.Mutex
-
-	mu        sync.Mutex
+	// metaMu guards the metadata, and is held while it is read.
+	metaMu    sync.Mutex
 	meta      *oauth.IssuerMetadata // nil until read
 	metaErr   error                 // the last failure to read it
 	metaTried time.Time
+
+	// fetchMu serialises fetches of the keys, so that a burst of tokens
+	// with a new key id makes one request.
+	fetchMu sync.Mutex
+
+	mu        sync.Mutex
 	keys      *keySet // nil until fetched
 	refetched time.Time
 	cache     map[[sha256.Size]byte]cached
@@ -188,26 +191,15 @@ func notToken68(r rune) bool {
 // metadata returns the issuer's metadata, reading it on first use (and,
 // after a failure, again once RefetchInterval has passed).
 func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
-	v.mu.Lock()
-	m, err, tried := v.meta, v.metaErr, v.metaTried
-	v.mu.Unlock()
-	if m != nil {
-		return m, nil
-	}
-	if err != nil && v.cfg.Now().Sub(tried) < RefetchInterval {
-		return nil, err
-	}
-	v.fetchMu.Lock()
-	defer v.fetchMu.Unlock()
-	v.mu.Lock()
-	if v.meta != nil {
-		defer v.mu.Unlock()
+	v.metaMu.Lock()
+	defer v.metaMu.Unlock()
+	switch {
+	case v.meta != nil:
 		return v.meta, nil
+	case v.metaErr != nil && v.cfg.Now().Sub(v.metaTried) < RefetchInterval:
+		return nil, v.metaErr
 	}
-	v.mu.Unlock()
 	got, err := v.fetch.Issuer(ctx, v.cfg.Issuer)
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	v.metaTried = v.cfg.Now()
 	if err != nil {
 		v.metaErr = fmt.Errorf("the issuer's metadata: %w", err)
