@@ -162,6 +162,17 @@ func Fits(alg string, key crypto.PublicKey) bool {
 	return false
 }
 
+// AlgOf is the algorithm key (a public key) signs with: ES256, ES384 or
+// ES512 by its curve, RS256 for RSA, EdDSA for Ed25519; "" for another.
+func AlgOf(key crypto.PublicKey) string {
+	for _, alg := range []string{"ES256", "ES384", "ES512", "RS256", "EdDSA"} {
+		if Fits(alg, key) {
+			return alg
+		}
+	}
+	return ""
+}
+
 // hashOf is the hash of an RS, PS or ES algorithm: SHA-256, -384 or -512
 // as its digits say (0 for another).
 func hashOf(alg string) crypto.Hash {

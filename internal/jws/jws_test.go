@@ -49,6 +49,14 @@ func TestSignVerify(t *testing.T) {
 			t.Errorf("%s: an altered token verifies", alg)
 		}
 	}
+	for alg, k := range map[string]crypto.Signer{"ES256": p256, "ES384": p384, "ES512": p521, "RS256": rsaKey, "EdDSA": ed} {
+		if got := AlgOf(k.Public()); got != alg {
+			t.Errorf("AlgOf(%T) = %q, want %q", k, got, alg)
+		}
+	}
+	if p224, _ := ecdsa.GenerateKey(elliptic.P224(), rand.Reader); AlgOf(p224.Public()) != "" {
+		t.Error("a P-224 key has an algorithm")
+	}
 	if _, err := Sign(p256, Header{Alg: "RS256"}, nil); err == nil {
 		t.Error("RS256 signs with an ECDSA key")
 	}

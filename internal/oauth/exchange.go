@@ -45,7 +45,7 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	s.cfg.Scrubber.Add(subjectToken)
 	form := tokenForm(tokenExchangeGrant, s.server, s.cfg.Scopes, "subject_token", subjectToken,
 		"subject_token_type", accessTokenType, "requested_token_type", accessTokenType, "audience", s.cfg.Audience)
-	auth := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, method: authBasic, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: s.cfg.TokenEndpoint}
+	auth := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, method: authBasic, key: s.cfg.PrivateKey, audience: s.cfg.TokenEndpoint}
 	if auth.key != nil {
 		auth.method = authPrivateJWT
 	}

@@ -65,15 +65,13 @@ type Config struct {
 	// server's URL, is always sent).
 	TokenEndpoint, Audience string
 	// ClientID and ClientSecret are a client registered beforehand with
-	// the authorization server; PrivateKey (with KeyAlg, see
-	// ParsePrivateKey) authenticates it by private_key_jwt instead of a
-	// secret. ClientMetadataURL is the HTTPS URL of a Client ID Metadata
+	// the authorization server; PrivateKey (see ParsePrivateKey)
+	// authenticates it by private_key_jwt instead of a secret. ClientMetadataURL is the HTTPS URL of a Client ID Metadata
 	// Document, the client id for servers that accept one. With none of
 	// them the client registers itself (RFC 7591) where the server allows.
 	ClientID, ClientSecret string
 	ClientMetadataURL      string
 	PrivateKey             crypto.Signer
-	KeyAlg                 string
 	// Scopes, when set, are asked for instead of those the server
 	// suggests.
 	Scopes []string
@@ -577,7 +575,7 @@ func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason strin
 func (s *Session) authFor(g *grant) clientAuth {
 	a := clientAuth{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod, audience: cmp.Or(g.Issuer, g.TokenEndpoint)}
 	if g.ClientID == s.cfg.ClientID {
-		a.secret, a.key, a.alg = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey, s.cfg.KeyAlg
+		a.secret, a.key = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey
 	}
 	return a
 }

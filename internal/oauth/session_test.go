@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 )
 
@@ -598,9 +599,9 @@ func TestClientCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	signer, alg, err := ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
-	if err != nil || alg != "ES256" {
-		t.Fatalf("ParsePrivateKey: %v, %s", err, alg)
+	signer, err := ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	if err != nil || jws.AlgOf(signer.Public()) != "ES256" {
+		t.Fatalf("ParsePrivateKey: %v, %T", err, signer)
 	}
 	for _, tt := range []struct {
 		name    string
@@ -618,7 +619,7 @@ func TestClientCredentials(t *testing.T) {
 				t.Error("no client_secret in the form")
 			}
 		}},
-		{"private_key_jwt", []string{"private_key_jwt"}, Config{PrivateKey: signer, KeyAlg: alg}, func(t *testing.T, f *oauthtest.Server) {
+		{"private_key_jwt", []string{"private_key_jwt"}, Config{PrivateKey: signer}, func(t *testing.T, f *oauthtest.Server) {
 			forms, _ := f.TokenRequests()
 			if f.Assertions() != 1 || forms[0].Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
 				t.Errorf("%d assertions; form %v", f.Assertions(), forms[0])

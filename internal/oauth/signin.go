@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 )
 
 // callbackPath is the path of the loopback redirect URI.
@@ -133,10 +134,11 @@ func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, 
 // configuredAuth is the authentication of the configured client: by
 // private_key_jwt with a key, else by its secret as the server supports.
 func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
-	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: d.issuerOrEndpoint()}
+	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, audience: d.issuerOrEndpoint()}
 	if a.key != nil {
-		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.alg) {
-			return a, s.errorf("the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)", strings.Join(algs, ", "), a.alg)
+		alg := jws.AlgOf(a.key.Public())
+		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, alg) {
+			return a, s.errorf("the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)", strings.Join(algs, ", "), alg)
 		}
 		a.method = authPrivateJWT
 		return a, nil

@@ -54,10 +54,9 @@ type Tokens struct {
 type clientAuth struct {
 	id, secret string
 	method     string
-	// key and alg sign private_key_jwt assertions, whose audience is the
+	// key signs private_key_jwt assertions, whose audience is the
 	// authorization server's issuer (or, without one, the token endpoint).
 	key      crypto.Signer
-	alg      string
 	audience string
 	// regID is the id of the stored registration it came from ("" for a
 	// configured client or a client ID metadata document): the grant
@@ -127,7 +126,7 @@ func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 		form.Set("client_id", auth.id)
 		form.Set("client_secret", auth.secret)
 	case authPrivateJWT:
-		jwt, err := signAssertion(auth.key, auth.alg, auth.id, auth.audience, now)
+		jwt, err := signAssertion(auth.key, auth.id, auth.audience, now)
 		if err != nil {
 			return 0, nil, err
 		}

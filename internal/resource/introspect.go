@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -72,17 +73,13 @@ func (v *Validator) remember(sum [sha256.Size]byte, c cached, now time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if len(v.cache) >= v.cfg.CacheSize {
-		for k, old := range v.cache {
-			if !now.Before(old.expires) {
-				delete(v.cache, k)
-			}
+		maps.DeleteFunc(v.cache, func(_ [sha256.Size]byte, old cached) bool { return !now.Before(old.expires) })
+	}
+	for k := range v.cache {
+		if len(v.cache) < v.cfg.CacheSize {
+			break
 		}
-		for k := range v.cache {
-			if len(v.cache) < v.cfg.CacheSize {
-				break
-			}
-			delete(v.cache, k)
-		}
+		delete(v.cache, k)
 	}
 	v.cache[sum] = c
 }

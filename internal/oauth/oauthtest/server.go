@@ -416,12 +416,8 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		grant = c
 		delete(f.codes, form.Get("code"))
 		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
-		switch {
-		case !ok:
-			fail(http.StatusBadRequest, "invalid_grant")
-			return
-		case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge, form.Get("redirect_uri") != c.redirect,
-			form.Get("resource") != c.resource:
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || form.Get("redirect_uri") != c.redirect ||
+			form.Get("resource") != c.resource {
 			fail(http.StatusBadRequest, "invalid_grant")
 			return
 		}
