@@ -263,27 +263,40 @@ func (n numeric) time() time.Time {
 	return time.Unix(int64(sec), int64((sec-float64(int64(sec)))*1e9))
 }
 
-// check validates the claims every token must satisfy and makes the
-// Principal; raw is the claim set as sent.
-func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Principal, error) {
-	now := v.cfg.Now()
+// checkIdentity checks what every token the Validator reads must say:
+// iss the issuer, exp in the future (within Skew), a short UTF-8 sub. A
+// signed token must have iss and exp; an introspection answer may leave
+// them out. what names the token in the error ("token", "ID token").
+func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
+	invalid := func(why string) error { return fmt.Errorf("%w: the %s %s", ErrInvalid, what, why) }
 	switch {
-	case c.Issuer == "" && requireExp:
-		return nil, fmt.Errorf("%w: the token has no iss", ErrInvalid)
+	case c.Issuer == "" && signed:
+		return invalid("has no iss")
 	case c.Issuer != "" && !v.isIssuer(c.Issuer):
-		return nil, fmt.Errorf("%w: the token was issued by another authorization server", ErrInvalid)
-	case c.Exp == nil && requireExp:
-		return nil, fmt.Errorf("%w: the token has no exp", ErrInvalid)
-	case c.Exp != nil && !now.Before(c.Exp.time().Add(Skew)):
-		return nil, fmt.Errorf("%w: the token has expired", ErrInvalid)
-	case c.Nbf != nil && now.Add(Skew).Before(c.Nbf.time()):
+		return invalid("was issued by another authorization server")
+	case c.Exp == nil && signed:
+		return invalid("has no exp")
+	case c.Exp != nil && !v.cfg.Now().Before(c.Exp.time().Add(Skew)):
+		return invalid("has expired")
+	case c.Subject == "":
+		return invalid("has no sub")
+	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
+		return invalid("has a sub that is not a short UTF-8 string")
+	}
+	return nil
+}
+
+// check validates the claims every access token must satisfy and makes
+// the Principal; raw is the claim set as sent.
+func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Principal, error) {
+	if err := v.checkIdentity(&c.idClaims, "token", signed); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Nbf != nil && v.cfg.Now().Add(Skew).Before(c.Nbf.time()):
 		return nil, fmt.Errorf("%w: the token is not valid yet (nbf)", ErrInvalid)
 	case !audienceNames(c.Audience, v.cfg.Audience):
 		return nil, fmt.Errorf("%w: the token is for another resource (its aud does not name this server's audience, server.auth.audience)", ErrInvalid)
-	case c.Subject == "":
-		return nil, fmt.Errorf("%w: the token has no sub", ErrInvalid)
-	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
-		return nil, fmt.Errorf("%w: the token's sub is not a short UTF-8 string", ErrInvalid)
 	case c.TokenUse != "" && c.TokenUse != "access_token":
 		return nil, fmt.Errorf("%w: the token is not an access token", ErrInvalid)
 	}
