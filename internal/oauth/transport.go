@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -170,7 +169,12 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 	if steps > maxStepUps {
 		s.stepUps, s.scopeRefused = 0, ""
 		s.mu.Unlock()
-		return "", &ScopeError{Connector: s.cfg.Connector, Scopes: ch.scopes, Tries: steps}
+		// Signing in again would not help.
+		asks := "it names no scope"
+		if len(ch.scopes) > 0 {
+			asks = "it asks for " + strings.Join(ch.scopes, " ")
+		}
+		return "", s.errorf("the server still answers 403 insufficient_scope (%s) after %d step-up(s); giving up", asks, steps-1)
 	}
 	s.needScopes = want
 	s.mu.Unlock()
@@ -179,24 +183,6 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 		return accessOf(s.refresh(ctx, tok))
 	}
 	return "", s.needSignIn("the server needs the scopes " + strings.Join(want, " "))
-}
-
-// ScopeError is the error of a server that keeps answering 403
-// insufficient_scope after the scopes it asked for were granted: signing
-// in again would not help.
-type ScopeError struct {
-	Connector string
-	Scopes    []string
-	Tries     int
-}
-
-func (e *ScopeError) Error() string {
-	asks := "it names no scope"
-	if len(e.Scopes) > 0 {
-		asks = "it asks for " + strings.Join(e.Scopes, " ")
-	}
-	return fmt.Sprintf("connector %s: the server still answers 403 insufficient_scope (%s) after %d step-up(s); giving up",
-		e.Connector, asks, e.Tries-1)
 }
 
 // accessOf is the access token of a grant just obtained, or the error.
