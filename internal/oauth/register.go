@@ -58,17 +58,10 @@ func (s *Session) loadRegistration(ctx context.Context, d *discovery) *registrat
 	return &r
 }
 
-// storeRegistration stores r, in place of what is stored (a registration
-// another process made meanwhile is no better than ours).
-func (s *Session) storeRegistration(ctx context.Context, d *discovery, r *registration) error {
-	_, err := s.vault.put(ctx, KindClient, regID(d), r)
-	return err
-}
-
 // forgetRegistration drops a registration the authorization server no
 // longer knows (invalid_client), so that the next sign-in registers again.
 func (s *Session) forgetRegistration(ctx context.Context, id string) {
-	if _, err := s.vault.put(ctx, KindClient, id, nil); err != nil {
+	if err := s.vault.put(ctx, KindClient, id, nil); err != nil {
 		s.log.Warn("forgetting a client registration the server refused", "err", err)
 		return
 	}

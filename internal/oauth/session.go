@@ -116,10 +116,9 @@ type Session struct {
 	wg     sync.WaitGroup // refreshes under way
 
 	mu sync.Mutex
-	// cur is the grant last read or written, raw its stored form; loaded
-	// says the store was read at least once.
+	// cur is the grant last read or written; loaded says the store was
+	// read at least once.
 	cur    *grant
-	raw    []byte
 	loaded bool
 	// need, when set, is why a sign-in is needed, as far as this process
 	// knows.
@@ -301,19 +300,19 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 // reload reads the stored grant (another process may have signed in or
 // refreshed) and adopts it.
 func (s *Session) reload(ctx context.Context) (*grant, error) {
-	g, raw, err := s.load(ctx)
+	g, _, err := s.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.adopt(g, raw)
+	s.adopt(g)
 	return g, nil
 }
 
-// adopt makes g (stored as raw) the session's current grant.
-func (s *Session) adopt(g *grant, raw []byte) {
+// adopt makes g the session's current grant.
+func (s *Session) adopt(g *grant) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cur, s.raw, s.loaded = g, raw, true
+	s.cur, s.loaded = g, true
 	if g != nil && g.usable() && covers(g.Scopes, s.needScopes) && (g.AccessToken == "" || g.AccessToken != s.scopeRefused) {
 		s.need = ""
 	}
@@ -460,13 +459,13 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 		now := s.cfg.Now()
 		switch {
 		case g == nil:
-			s.adopt(nil, raw)
+			s.adopt(nil)
 			return nil, s.needSignIn("not signed in yet")
 		case g.Refused != "":
-			s.adopt(g, raw)
+			s.adopt(g)
 			return nil, s.needSignIn(g.Refused)
 		case g.Refused == "" && g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
-			s.adopt(g, raw)
+			s.adopt(g)
 			return g, nil
 		case g.Lease != nil && g.Lease.Holder != s.holder && now.Before(g.Lease.Until):
 			if err := s.waitForChange(ctx, raw); err != nil {
@@ -535,7 +534,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 	ng := *g
 	ng.Lease, ng.Refused = nil, ""
 	t.into(&ng, s.cfg.Now())
-	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, &ng)
+	_, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, &ng)
 	if err != nil {
 		return nil, err
 	}
@@ -544,15 +543,14 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 		// ours only if nobody refreshed since: a newer grant wins.
 		cur, craw, err := s.load(ctx)
 		if err == nil && cur != nil && cur.RefreshToken == g.RefreshToken {
-			nraw, ok, err = s.vault.swap(ctx, KindGrant, s.id, craw, &ng)
+			_, ok, err = s.vault.swap(ctx, KindGrant, s.id, craw, &ng)
 		}
 		if err != nil || !ok {
 			s.log.Warn("the stored grant changed while this process refreshed it; using the new token in this process only")
-			nraw = nil
 		}
 	}
 	s.log.Debug("refreshed the access token", "expires", ng.Expiry, "rotated", t.RefreshToken != "" && t.RefreshToken != g.RefreshToken)
-	s.adopt(&ng, nraw)
+	s.adopt(&ng)
 	return &ng, nil
 }
 
@@ -561,11 +559,11 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason string) error {
 	r := *g
 	r.AccessToken, r.RefreshToken, r.Lease, r.Refused = "", "", nil, reason
-	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, &r)
+	_, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, &r)
 	if err != nil {
 		s.log.Warn("recording that the server refused the tokens", "err", err)
 	} else if ok {
-		s.adopt(&r, nraw)
+		s.adopt(&r)
 	}
 	return s.needSignIn(reason)
 }
@@ -600,11 +598,10 @@ func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth
 		return s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
 	t.into(g, s.cfg.Now())
-	raw, err := s.vault.put(ctx, KindGrant, s.id, g) // whatever was stored before
-	if err != nil {
+	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil { // whatever was stored before
 		return s.errorf("store the grant: %w", err)
 	}
-	s.adopt(g, raw)
+	s.adopt(g)
 	return nil
 }
 
@@ -672,7 +669,7 @@ func (s *Session) SignOut(ctx context.Context) error {
 		}
 	}
 	s.mu.Lock()
-	s.cur, s.raw, s.need, s.needScopes, s.stepUps, s.scopeRefused = nil, nil, "signed out", nil, 0, ""
+	s.cur, s.need, s.needScopes, s.stepUps, s.scopeRefused = nil, "signed out", nil, 0, ""
 	s.mu.Unlock()
 	return nil
 }

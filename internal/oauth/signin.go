@@ -173,7 +173,9 @@ func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration
 	if err != nil {
 		return clientAuth{}, err
 	}
-	if err := s.storeRegistration(ctx, d, nreg); err != nil {
+	// In place of what is stored: a registration another process made
+	// meanwhile is no better than ours.
+	if err := s.vault.put(ctx, KindClient, regID(d), nreg); err != nil {
 		s.log.Warn("keeping the client registration failed; the next sign-in registers again", "err", err)
 	}
 	return nreg.client(d), nil

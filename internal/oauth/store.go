@@ -311,20 +311,18 @@ func (vt vault) swap(ctx context.Context, kind, id string, raw []byte, v any) ([
 	return next, ok, nil
 }
 
-// put seals v (nil deletes) and stores it whatever is stored meanwhile;
-// it returns the new stored form.
-func (vt vault) put(ctx context.Context, kind, id string, v any) ([]byte, error) {
+// put seals v (nil deletes) and stores it whatever is stored meanwhile.
+func (vt vault) put(ctx context.Context, kind, id string, v any) error {
 	for range 10 {
 		raw, _, err := vt.store.Load(ctx, kind, id)
 		if err != nil || raw == nil && v == nil {
-			return nil, err
+			return err
 		}
-		next, ok, err := vt.swap(ctx, kind, id, raw, v)
-		if err != nil || ok {
-			return next, err
+		if _, ok, err := vt.swap(ctx, kind, id, raw, v); err != nil || ok {
+			return err
 		}
 	}
-	return nil, errors.New("it kept changing")
+	return errors.New("it kept changing")
 }
 
 // MemoryStore is a Store in this process's memory, for tokens that are

@@ -122,10 +122,7 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 		case sends > 1:
 			// Refused right after a refresh or a new token: the grant is no
 			// good.
-			s.mu.Lock()
-			g, raw := s.cur, s.raw
-			s.mu.Unlock()
-			if g != nil && g.AccessToken == tok {
+			if g, raw, err := s.load(ctx); err == nil && g != nil && g.AccessToken == tok {
 				return "", s.refuse(ctx, g, raw, "the server refused a new access token")
 			}
 			return "", s.needSignIn("the server refused a new access token")
