@@ -173,14 +173,13 @@ func (f *Fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notF
 // and time; URLs must be HTTPS or loopback. It is safe for concurrent
 // use.
 type Fetcher struct {
-	client  *http.Client
+	client  *http.Client // over a transport of its own
 	timeout time.Duration
-	owned   *http.Transport // the transport it made, if it made one
 }
 
 // post sends a POST of body (of contentType) with header to rawURL and
 // returns the status and the bounded body. Redirects are not followed
-// (see newFetcher): a form carrying a code or a secret goes where it was
+// (see NewFetcher): a form carrying a code or a secret goes where it was
 // addressed or nowhere.
 func (f *Fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
 	return f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
@@ -221,21 +220,15 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 // maxRedirects bounds the redirects a metadata request follows.
 const maxRedirects = 3
 
-// NewFetcher returns a Fetcher over base (nil: a transport of its own)
-// whose requests each take at most timeout (0: DefaultTimeout), and whose
-// GETs follow at most maxRedirects redirects, to HTTPS or loopback URLs
-// only, and whose POSTs follow none.
-func NewFetcher(base http.RoundTripper, timeout time.Duration) *Fetcher {
+// NewFetcher returns a Fetcher whose requests each take at most timeout
+// (0: DefaultTimeout), and whose GETs follow at most maxRedirects
+// redirects, to HTTPS or loopback URLs only, and whose POSTs follow none.
+func NewFetcher(timeout time.Duration) *Fetcher {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	var owned *http.Transport
-	if base == nil {
-		owned = http.DefaultTransport.(*http.Transport).Clone()
-		base = owned
-	}
 	c := &http.Client{
-		Transport: base,
+		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.Method != http.MethodGet || len(via) > maxRedirects {
 				return http.ErrUseLastResponse
@@ -246,12 +239,8 @@ func NewFetcher(base http.RoundTripper, timeout time.Duration) *Fetcher {
 			return nil
 		},
 	}
-	return &Fetcher{client: c, timeout: timeout, owned: owned}
+	return &Fetcher{client: c, timeout: timeout}
 }
 
-// Close closes the idle connections of the transport the Fetcher made.
-func (f *Fetcher) Close() {
-	if f.owned != nil {
-		f.owned.CloseIdleConnections()
-	}
-}
+// Close closes the idle connections of the Fetcher's transport.
+func (f *Fetcher) Close() { f.client.CloseIdleConnections() }

@@ -221,7 +221,7 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
-		f:      NewFetcher(nil, cfg.Timeout),
+		f:      NewFetcher(cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),
 		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),

@@ -143,7 +143,7 @@ func New(cfg Config) (*Validator, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(nil, Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.
