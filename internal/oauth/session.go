@@ -412,8 +412,7 @@ func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 		}
 		f = &flight{done: make(chan struct{})}
 		s.flight = f
-		s.wg.Add(1)
-		go s.runRefresh(f, stale)
+		s.wg.Go(func() { s.runRefresh(f, stale) })
 	}
 	s.mu.Unlock()
 	select {
@@ -427,7 +426,6 @@ func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 // runRefresh is one refresh, in a goroutine of the session (a caller that
 // gives up does not fail the others; Close cancels it and waits).
 func (s *Session) runRefresh(f *flight, stale string) {
-	defer s.wg.Done()
 	ctx, cancel := context.WithTimeout(s.ctx, leaseTime+s.cfg.Timeout)
 	defer cancel()
 	refresh := s.refreshShared

@@ -77,13 +77,11 @@ func (s *Session) probe(ctx context.Context) bearer {
 // sign-in when the authorization server lists it (so that it grants a
 // refresh token).
 func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
-	var base []string
-	switch {
-	case len(s.cfg.Scopes) > 0:
-		base = s.cfg.Scopes
-	case len(ch.scopes) > 0:
+	base := s.cfg.Scopes
+	if len(base) == 0 {
 		base = ch.scopes
-	case len(d.scopesSupported) > 0:
+	}
+	if len(base) == 0 {
 		base = d.scopesSupported
 	}
 	s.mu.Lock()
@@ -240,11 +238,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 		a.finish(s.errorf("the sign-in did not complete within %v", s.cfg.SignInTimeout))
 	})
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
-	a.serving.Add(1)
-	go func() {
-		defer a.serving.Done()
-		_ = a.srv.Serve(ln)
-	}()
+	a.serving.Go(func() { _ = a.srv.Serve(ln) })
 	s.log.Info("sign-in started", "connector", s.cfg.Connector, "authorization_server", redacted(d.issuerOrEndpoint()), "scopes", strings.Join(scopes, " "), "redirect", redirect)
 	return a, nil
 }
