@@ -72,23 +72,17 @@ type jwk struct {
 // for a header without one) and fits its alg (a set may publish an RSA
 // and an EC key under one kid).
 func (s *keySet) find(h jws.Header) (crypto.PublicKey, bool) {
-	var found []jwk
-	for _, k := range s.keys {
-		if h.Kid != "" && k.kid != h.Kid {
-			continue
-		}
-		if k.alg != "" && k.alg != h.Alg {
-			continue
-		}
-		if !jws.Fits(h.Alg, k.key) {
-			continue
-		}
-		found = append(found, k)
-	}
-	if len(found) != 1 {
+	if s == nil {
 		return nil, false
 	}
-	return found[0].key, true
+	var found crypto.PublicKey
+	n := 0
+	for _, k := range s.keys {
+		if (h.Kid == "" || k.kid == h.Kid) && (k.alg == "" || k.alg == h.Alg) && jws.Fits(h.Alg, k.key) {
+			found, n = k.key, n+1
+		}
+	}
+	return found, n == 1
 }
 
 // key returns the issuer's key that signed a token with header h. Keys
@@ -101,17 +95,11 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 	v.mu.Lock()
 	ks, refetched := v.keys, v.refetched
 	v.mu.Unlock()
-	if ks != nil && now.Sub(ks.fetched) < KeysMaxAge {
-		if k, ok := ks.find(h); ok {
-			return k, nil
+	if _, ok := ks.find(h); ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok && now.Sub(refetched) >= RefetchInterval {
+		var err error
+		if ks, err = v.fetchKeys(ctx, ks); err != nil {
+			return nil, err
 		}
-		if now.Sub(refetched) < RefetchInterval {
-			return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
-		}
-	}
-	ks, err := v.fetchKeys(ctx, ks)
-	if err != nil {
-		return nil, err
 	}
 	if k, ok := ks.find(h); ok {
 		return k, nil
