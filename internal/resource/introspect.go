@@ -20,14 +20,11 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 	sum := sha256.Sum256([]byte(token))
 	now := v.cfg.Now()
 	v.mu.Lock()
-	if c, ok := v.cache[sum]; ok {
-		if now.Before(c.expires) {
-			v.mu.Unlock()
-			return c.p, nil
-		}
-		delete(v.cache, sum)
-	}
+	hit, ok := v.cache[sum] // (an expired answer stays until remember makes room or replaces it)
 	v.mu.Unlock()
+	if ok && now.Before(hit.expires) {
+		return hit.p, nil
+	}
 
 	endpoint := v.cfg.IntrospectionEndpoint
 	if endpoint == "" {
