@@ -167,19 +167,13 @@ func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (Tokens, error)
 		return Tokens{}, fmt.Errorf("token_type %q is not supported (only Bearer is)", clean(typ, 40))
 	}
 	var secs float64
-	switch v := m["expires_in"].(type) {
-	case float64:
-		secs = v
-	case string:
-		// Some servers send the number as a string.
-		n, err := strconv.ParseFloat(v, 64)
+	if v := m["expires_in"]; v != nil {
+		// A number, or (as some servers send it) a string.
+		n, err := strconv.ParseFloat(fmt.Sprint(v), 64)
 		if err != nil {
-			return Tokens{}, fmt.Errorf("expires_in %q is not a number of seconds", clean(v, 40))
+			return Tokens{}, fmt.Errorf("expires_in %q is not a number of seconds", clean(fmt.Sprint(v), 40))
 		}
 		secs = n
-	case nil:
-	default:
-		return Tokens{}, errors.New("expires_in is not a number of seconds")
 	}
 	if secs > 0 {
 		t.Expiry = now.Add(time.Duration(min(secs, 1e9) * float64(time.Second)))
