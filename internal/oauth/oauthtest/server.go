@@ -95,7 +95,6 @@ type Server struct {
 	calls          []Call              // the tools/call requests passed to Next
 	exchanges      []url.Values        // the token exchange requests
 	refresh        map[string]*refreshToken
-	registrations  int
 	refreshes      int
 	reuses         int
 	authorizes     []url.Values
@@ -326,7 +325,6 @@ func (f *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		f.regBodies = append(f.regBodies, body)
-		f.registrations++
 		out := map[string]any{"client_id": f.id("client"), "redirect_uris": body["redirect_uris"]}
 		if m, _ := body["token_endpoint_auth_method"].(string); m != "none" {
 			out["client_secret"] = f.next("client-secret")
@@ -556,7 +554,7 @@ func (f *Server) RevokeAll() {
 func (f *Server) Snapshot() (registrations, refreshes, reuses, authorizes int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.registrations, f.refreshes, f.reuses, len(f.authorizes)
+	return len(f.regBodies), f.refreshes, f.reuses, len(f.authorizes)
 }
 
 // verifyES256 checks a private_key_jwt assertion as an authorization
