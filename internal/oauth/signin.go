@@ -225,12 +225,8 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
-	au, err := AuthorizationURL(d.meta.AuthorizationEndpoint, c.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
-	if err != nil {
-		ln.Close()
-		return nil, s.errorf("%w", err)
-	}
-
+	// (The endpoint parses: discovery's checkEndpoints parsed it.)
+	au, _ := AuthorizationURL(d.meta.AuthorizationEndpoint, c.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
 	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier,
 		d: d, client: c, scopes: scopes, done: make(chan struct{})}
 	a.ctx, a.cancel = context.WithTimeout(s.ctx, s.cfg.SignInTimeout)
