@@ -645,26 +645,17 @@ func (s *Session) Signed(ctx context.Context) (bool, error) {
 
 // SignOut implements connectors.SignIner: it revokes the stored tokens
 // where the authorization server offers revocation (RFC 7009; a failure
-// is logged, not returned) and forgets them.
+// is logged, not returned) and forgets them, whatever is stored by then.
 func (s *Session) SignOut(ctx context.Context) error {
-	for range 10 {
-		g, raw, err := s.load(ctx)
-		if err != nil {
-			return err
-		}
-		if raw == nil {
-			break
-		}
-		if g != nil {
-			s.revoke(ctx, g)
-		}
-		_, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, nil)
-		if err != nil {
-			return fmt.Errorf("forget the grant: %w", err)
-		}
-		if ok {
-			break
-		}
+	g, _, err := s.load(ctx)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		s.revoke(ctx, g)
+	}
+	if err := s.vault.put(ctx, KindGrant, s.id, nil); err != nil {
+		return fmt.Errorf("forget the grant: %w", err)
 	}
 	s.mu.Lock()
 	s.cur, s.need, s.needScopes, s.stepUps, s.scopeRefused = nil, "signed out", nil, 0, ""
