@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -224,9 +225,7 @@ const maxRedirects = 3
 // (0: DefaultTimeout), and whose GETs follow at most maxRedirects
 // redirects, to HTTPS or loopback URLs only, and whose POSTs follow none.
 func NewFetcher(timeout time.Duration) *Fetcher {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout = cmp.Or(timeout, DefaultTimeout)
 	c := &http.Client{
 		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {

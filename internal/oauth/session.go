@@ -206,12 +206,8 @@ func New(cfg Config) (*Session, error) {
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.SignInTimeout <= 0 {
-		cfg.SignInTimeout = DefaultSignInTimeout
-	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.SignInTimeout = cmp.Or(cfg.SignInTimeout, DefaultSignInTimeout)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
