@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,11 +220,10 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 // maxRedirects bounds the redirects a metadata request follows.
 const maxRedirects = 3
 
-// NewFetcher returns a Fetcher whose requests each take at most timeout
-// (0: DefaultTimeout), and whose GETs follow at most maxRedirects
+// NewFetcher returns a Fetcher whose requests each take at most timeout,
+// and whose GETs follow at most maxRedirects
 // redirects, to HTTPS or loopback URLs only, and whose POSTs follow none.
 func NewFetcher(timeout time.Duration) *Fetcher {
-	timeout = cmp.Or(timeout, DefaultTimeout)
 	c := &http.Client{
 		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
