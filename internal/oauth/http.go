@@ -221,8 +221,8 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 const maxRedirects = 3
 
 // NewFetcher returns a Fetcher whose requests each take at most timeout,
-// and whose GETs follow at most maxRedirects
-// redirects, to HTTPS or loopback URLs only, and whose POSTs follow none.
+// whose GETs follow at most maxRedirects redirects, to HTTPS or loopback
+// URLs only, and whose POSTs follow none.
 func NewFetcher(timeout time.Duration) *Fetcher {
 	c := &http.Client{
 		Transport: http.DefaultTransport.(*http.Transport).Clone(),
