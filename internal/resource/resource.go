@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -324,20 +325,16 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 
 // isIssuer reports whether iss names the issuer (with or without a
 // trailing slash).
-func (v *Validator) isIssuer(iss string) bool {
-	return strings.TrimSuffix(iss, "/") == strings.TrimSuffix(v.cfg.Issuer, "/")
-}
+func (v *Validator) isIssuer(iss string) bool { return sameURL(iss, v.cfg.Issuer) }
 
 // audienceNames reports whether aud names want (an audience with or
 // without a trailing slash: a resource is its URL either way).
 func audienceNames(aud []string, want string) bool {
-	for _, a := range aud {
-		if a == want || strings.TrimSuffix(a, "/") == strings.TrimSuffix(want, "/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(aud, func(a string) bool { return sameURL(a, want) })
 }
+
+// sameURL reports whether a and b are the same but for a trailing slash.
+func sameURL(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
 
 // bounded is a claim kept for display: valid UTF-8, at most maxClaimLen
 // bytes, no control characters.
