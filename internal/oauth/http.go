@@ -150,7 +150,7 @@ func redacted(raw string) string {
 // (or 410) as notFound, so that discovery can try the next place.
 func (f *Fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
 	where := what + " at " + redacted(rawURL)
-	status, body, err := f.send(ctx, http.MethodGet, rawURL, where, "", nil, nil)
+	status, _, body, err := f.send(ctx, http.MethodGet, rawURL, where, "", nil, nil)
 	switch {
 	case err != nil:
 		return false, err
@@ -182,18 +182,20 @@ type Fetcher struct {
 // (see NewFetcher): a form carrying a code or a secret goes where it was
 // addressed or nowhere.
 func (f *Fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
-	return f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
+	status, _, answer, err := f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
+	return status, answer, err
 }
 
-// send makes one request asking for JSON, within the Fetcher's timeout,
-// and returns the status and the bounded body; where names the request
-// in errors ("token request to https://…").
-func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, []byte, error) {
+// send makes one request asking for JSON (unless header says what it
+// accepts), within the Fetcher's timeout, and returns the status, the
+// headers and the bounded body; where names the request in errors
+// ("token request to https://…").
+func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, rawURL, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", where, err)
+		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -201,20 +203,22 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", where, err)
+		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	switch {
 	case err != nil:
-		return 0, nil, fmt.Errorf("%s: %w", where, err)
+		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	case len(b) > maxAnswer:
-		return 0, nil, fmt.Errorf("%s: %w: over %d bytes", where, errTooLarge, maxAnswer)
+		return 0, nil, nil, fmt.Errorf("%s: %w: over %d bytes", where, errTooLarge, maxAnswer)
 	}
-	return resp.StatusCode, b, nil
+	return resp.StatusCode, resp.Header, b, nil
 }
 
 // maxRedirects bounds the redirects a metadata request follows.

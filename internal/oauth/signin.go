@@ -44,24 +44,13 @@ func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
 // probe sends the server an MCP ping without a token, to read the
 // challenge of its 401 (the resource_metadata URL and scope it names).
 func (s *Session) probe(ctx context.Context) bearer {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	body := `{"jsonrpc":"2.0","id":"codemode-mcp-sign-in","method":"ping"}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.Server, strings.NewReader(body))
-	if err != nil {
+	body := []byte(`{"jsonrpc":"2.0","id":"codemode-mcp-sign-in","method":"ping"}`)
+	accept := http.Header{"Accept": {"application/json, text/event-stream"}}
+	status, header, _, err := s.f.send(ctx, http.MethodPost, s.cfg.Server, "probe", "application/json", body, accept)
+	if err != nil || status != http.StatusUnauthorized {
 		return bearer{}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := s.f.client.Do(req)
-	if err != nil {
-		return bearer{}
-	}
-	defer discard(resp)
-	if resp.StatusCode != http.StatusUnauthorized {
-		return bearer{}
-	}
-	ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
+	ch := bearerChallenge(header.Values("WWW-Authenticate"))
 	if ch.found {
 		s.mu.Lock()
 		s.challenge = ch
