@@ -114,10 +114,20 @@ func init() {
 	}
 }
 
+// setOf is the set of the words of a space-separated list.
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(words) {
 		m[w] = true
+	}
+	return m
+}
+
+// stemSet is the set of the stems of the words of a list.
+func stemSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for w := range setOf(words) {
+		m[Stem(w)] = true
 	}
 	return m
 }

@@ -145,12 +145,9 @@ const (
 
 // Segment is the analysed form of a group of documents. It is immutable.
 type Segment[T any] struct {
-	values []T
-	weight []float64           // per document
-	effect []Effect            // per document
-	lens   [][NumFields]uint16 // terms per field, per document
-	total  [NumFields]int      // terms per field, over the segment
-	post   map[string][]posting
+	docs  []segDoc[T]
+	total [NumFields]int // terms per field, over the segment
+	post  map[string][]posting
 	// vocab is the segment's terms, sorted (for prefixes), and roots its
 	// terms by their root, where that is not the term itself.
 	vocab []string
@@ -159,10 +156,18 @@ type Segment[T any] struct {
 	// vectors (of the shortest word that gave the term).
 	vecTerms []string
 	vecs     []wordvec.Vec
-	// gist holds, per document, the terms of its name and summary that
-	// have vectors (indices into vecTerms, repeated as often as they
-	// occur): what its dense vector is made of (see Index.dense).
-	gist [][]int32
+}
+
+// segDoc is what a segment keeps of a document.
+type segDoc[T any] struct {
+	value  T
+	weight float64
+	effect Effect
+	lens   [NumFields]uint16 // terms per field
+	// gist is the terms of its name and summary that have vectors
+	// (indices into vecTerms, repeated as often as they occur): what its
+	// dense vector is made of (see Index.dense).
+	gist []int32
 }
 
 // posting is one document holding a term, with the term's frequency in
@@ -174,13 +179,7 @@ type posting struct {
 
 // NewSegment analyses docs.
 func NewSegment[T any](docs []Doc[T]) *Segment[T] {
-	s := &Segment[T]{
-		values: make([]T, len(docs)),
-		weight: make([]float64, len(docs)),
-		effect: make([]Effect, len(docs)),
-		lens:   make([][NumFields]uint16, len(docs)),
-		post:   map[string][]posting{},
-	}
+	s := &Segment[T]{docs: make([]segDoc[T], len(docs)), post: map[string][]posting{}}
 	local := map[string]int{} // a document's terms: index in tfs
 	var tfs [][NumFields]uint16
 	var order []string
@@ -188,11 +187,9 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	gist := make([][]string, len(docs))
 	var ts []string
 	for i, d := range docs {
-		s.values[i] = d.Value
-		s.weight[i] = d.Weight
-		s.effect[i] = d.Effect
-		if s.weight[i] <= 0 {
-			s.weight[i] = 1
+		s.docs[i] = segDoc[T]{value: d.Value, weight: d.Weight, effect: d.Effect}
+		if d.Weight <= 0 {
+			s.docs[i].weight = 1
 		}
 		clear(local)
 		tfs, order = tfs[:0], order[:0]
@@ -201,7 +198,7 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 			if f == Name || f == Summary {
 				gist[i] = append(gist[i], ts...)
 			}
-			s.lens[i][f] = clamp16(len(ts))
+			s.docs[i].lens[f] = uint16(min(len(ts), math.MaxUint16))
 			s.total[f] += len(ts)
 			for _, t := range ts {
 				j, ok := local[t]
@@ -243,11 +240,10 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 			s.vecs = append(s.vecs, v)
 		}
 	}
-	s.gist = make([][]int32, len(docs))
 	for i, g := range gist {
 		for _, t := range g {
 			if j, ok := vec[t]; ok {
-				s.gist[i] = append(s.gist[i], j)
+				s.docs[i].gist = append(s.docs[i].gist, j)
 			}
 		}
 	}
@@ -302,15 +298,8 @@ func (ix *Index[T]) queryDense(cs []concept) []float32 {
 	return unit(acc)
 }
 
-func clamp16(n int) uint16 {
-	if n > math.MaxUint16 {
-		return math.MaxUint16
-	}
-	return uint16(n)
-}
-
 // Len is the number of documents in the segment.
-func (s *Segment[T]) Len() int { return len(s.values) }
+func (s *Segment[T]) Len() int { return len(s.docs) }
 
 // Index is a set of named segments searched as one. It is immutable and
 // safe for concurrent use.
@@ -376,12 +365,12 @@ func (ix *Index[T]) makeDense() {
 			idf[j] = float32(ix.idf(t))
 		}
 		ix.dense[si] = make([][]float32, s.Len())
-		for i, g := range s.gist {
-			if len(g) == 0 {
+		for i, d := range s.docs {
+			if len(d.gist) == 0 {
 				continue
 			}
-			acc := make([]float32, s.vecs[g[0]].Dim())
-			for _, j := range g {
+			acc := make([]float32, s.vecs[d.gist[0]].Dim())
+			for _, j := range d.gist {
 				s.vecs[j].AddTo(acc, idf[j])
 			}
 			ix.dense[si][i] = unit(acc)
@@ -403,23 +392,22 @@ type Hit[T any] struct {
 	Score float64
 }
 
-// Search scores every document against query and returns the matching
-// ones, best first (ties in index order: by segment name, then document
-// order); a query without words matches every document with score 1. less,
-// when not nil, breaks ties between equal scores instead.
-func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
+// Search scores every document against q and returns the matching ones,
+// best first (ties in index order: by segment name, then document order);
+// a query without words matches every document with score 1.
+func (ix *Index[T]) Search(q string) []Hit[T] {
 	if ix.Len() == 0 {
 		return nil
 	}
-	concepts := parseQuery(query, func(term string) bool { return ix.df(term) > 0 })
+	qr := parseQuery(q, func(term string) bool { return ix.df(term) > 0 })
+	concepts := qr.concepts
 	if len(concepts) == 0 {
 		out := make([]Hit[T], 0, ix.n)
 		for _, s := range ix.segs {
-			for _, v := range s.values {
-				out = append(out, Hit[T]{Value: v, Score: 1})
+			for _, d := range s.docs {
+				out = append(out, Hit[T]{Value: d.value, Score: 1})
 			}
 		}
-		sortHits(out, less)
 		return out
 	}
 	// Per document: the score so far and the concepts it matched.
@@ -459,7 +447,7 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 						if p.tf[f] == 0 {
 							continue
 						}
-						norm := 1 - fieldB[f] + fieldB[f]*float64(s.lens[p.doc][f])/max(ix.avg[f], 1)
+						norm := 1 - fieldB[f] + fieldB[f]*float64(s.docs[p.doc].lens[f])/max(ix.avg[f], 1)
 						w += fieldWeight[f] * float64(p.tf[f]) / norm
 					}
 					contrib := v.weight * idf * w / (k1 + w)
@@ -482,52 +470,43 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 			best[d], nameHit[d] = 0, 0
 		}
 	}
-	asks := queryMood(query, concepts)
 	ix.denseOnce.Do(ix.makeDense)
 	qd := ix.queryDense(concepts)
 	var out []Hit[T]
 	for si, s := range ix.segs {
-		for i, v := range s.values {
+		for i, doc := range s.docs {
 			d := base[si] + i
 			if matched[d] == 0 {
 				continue // only soft concepts matched
 			}
 			cover := 1 - coverageWeight + coverageWeight*float64(matched[d])/words
-			if n := s.lens[i][Name]; n > 0 {
+			if n := doc.lens[Name]; n > 0 {
 				cover *= 1 + nameBoost*min(1, nameWords[d]/float64(n))
 			}
 			if qd != nil {
 				cover *= 1 + denseWeight*max(0, float64(dot(qd, ix.dense[si][i]))-denseFloor)
 			}
-			if asks != Unknown && s.effect[i] != Unknown && s.effect[i] != asks {
-				cover *= moodMismatch[asks]
+			if qr.mood != Unknown && doc.effect != Unknown && doc.effect != qr.mood {
+				cover *= moodMismatch[qr.mood]
 			}
-			out = append(out, Hit[T]{Value: v, Score: score[d] * cover * s.weight[i]})
+			out = append(out, Hit[T]{Value: doc.value, Score: score[d] * cover * doc.weight})
 		}
 	}
-	sortHits(out, less)
+	sortHits(out)
 	return out
 }
 
-// sortHits orders hits best first; equal scores by less when it is not
-// nil, else in the order hs has them. It sorts positions rather than
-// sorting hs stably: a stable sort of the hundreds of hits a query
-// matches cost a fifth of a search.
-func sortHits[T any](hs []Hit[T], less func(a, b T) bool) {
+// sortHits orders hits best first, equal scores in the order hs has them.
+// It sorts positions rather than sorting hs stably: a stable sort of the
+// hundreds of hits a query matches cost a fifth of a search.
+func sortHits[T any](hs []Hit[T]) {
 	order := make([]int32, len(hs))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(i, j int32) int {
-		a, b := hs[i], hs[j]
-		switch {
-		case a.Score != b.Score:
-			return cmp.Compare(b.Score, a.Score)
-		case less == nil:
-		case less(a.Value, b.Value):
-			return -1
-		case less(b.Value, a.Value):
-			return 1
+		if c := cmp.Compare(hs[j].Score, hs[i].Score); c != 0 {
+			return c
 		}
 		return cmp.Compare(i, j)
 	})
