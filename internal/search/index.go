@@ -180,9 +180,7 @@ type posting struct {
 // NewSegment analyses docs.
 func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	s := &Segment[T]{docs: make([]segDoc[T], len(docs)), post: map[string][]posting{}}
-	local := map[string]int{} // a document's terms: index in tfs
-	var tfs [][NumFields]uint16
-	var order []string
+	tfs := map[string][NumFields]uint16{} // a document's terms
 	surface := map[string]string{} // a term: the shortest word that gave it
 	gist := make([][]string, len(docs))
 	var ts []string
@@ -191,8 +189,7 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 		if d.Weight <= 0 {
 			s.docs[i].weight = 1
 		}
-		clear(local)
-		tfs, order = tfs[:0], order[:0]
+		clear(tfs)
 		for f := Field(0); f < NumFields; f++ {
 			ts = appendTerms(ts[:0], d.Fields[f], surface)
 			if f == Name || f == Summary {
@@ -201,20 +198,16 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 			s.docs[i].lens[f] = uint16(min(len(ts), math.MaxUint16))
 			s.total[f] += len(ts)
 			for _, t := range ts {
-				j, ok := local[t]
-				if !ok {
-					j = len(tfs)
-					local[t] = j
-					tfs = append(tfs, [NumFields]uint16{})
-					order = append(order, t)
-				}
-				if tfs[j][f] < math.MaxUint16 {
-					tfs[j][f]++
+				if tf := tfs[t]; tf[f] < math.MaxUint16 {
+					tf[f]++
+					tfs[t] = tf
 				}
 			}
 		}
-		for j, t := range order {
-			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: tfs[j]})
+		// Each term gets one posting per document: the order they are
+		// added in does not matter.
+		for t, tf := range tfs {
+			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: tf})
 		}
 	}
 	s.vocab = make([]string, 0, len(s.post))
@@ -230,11 +223,7 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	}
 	vec := map[string]int32{}
 	for _, t := range s.vocab {
-		v := wordvec.Lookup(surface[t])
-		if !v.Ok() {
-			v = wordvec.Lookup(t)
-		}
-		if v.Ok() {
+		if v := vector(surface[t], t); v.Ok() {
 			vec[t] = int32(len(s.vecTerms))
 			s.vecTerms = append(s.vecTerms, t)
 			s.vecs = append(s.vecs, v)
@@ -248,6 +237,15 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 		}
 	}
 	return s
+}
+
+// vector is the word vector of word, else of its stem (a stem that is
+// not a word has none).
+func vector(word, stem string) wordvec.Vec {
+	if v := wordvec.Lookup(word); v.Ok() {
+		return v
+	}
+	return wordvec.Lookup(stem)
 }
 
 func unit(v []float32) []float32 {
@@ -283,10 +281,7 @@ func (ix *Index[T]) queryDense(cs []concept) []float32 {
 		if c.soft {
 			continue
 		}
-		v := wordvec.Lookup(c.word)
-		if !v.Ok() {
-			v = wordvec.Lookup(c.variants[0].term)
-		}
+		v := vector(c.word, c.variants[0].term)
 		if !v.Ok() {
 			continue
 		}
@@ -334,12 +329,8 @@ func (ix *Index[T]) With(name string, seg *Segment[T]) *Index[T] {
 	}
 	if seg != nil {
 		i := sort.SearchStrings(out.names, name)
-		out.names = append(out.names, "")
-		copy(out.names[i+1:], out.names[i:])
-		out.names[i] = name
-		out.segs = append(out.segs, nil)
-		copy(out.segs[i+1:], out.segs[i:])
-		out.segs[i] = seg
+		out.names = slices.Insert(out.names, i, name)
+		out.segs = slices.Insert(out.segs, i, seg)
 	}
 	var total [NumFields]int
 	for _, s := range out.segs {
