@@ -30,39 +30,31 @@ func appendNode(b []byte, n *node) []byte {
 		return append(b, n.lit...)
 	case kindStr:
 		return jsontext.AppendString(b, n.str)
-	case kindObj:
-		b = append(b, '{')
-		for i, k := range n.kids {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, n.keys[i])
-			b = append(b, ':')
-			b = appendNode(b, k)
-		}
-		if n.dropped > 0 {
-			if len(n.kids) > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, n.markerKey)
-			b = append(b, ':')
-			b = jsontext.AppendString(b, n.markerValue(n.dropped))
-		}
-		return append(b, '}')
-	default: // kindArr, kindLogs
-		b = append(b, '[')
-		for i, k := range n.kids {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendNode(b, k)
-		}
-		if n.dropped > 0 {
-			if len(n.kids) > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, n.markerValue(n.dropped))
-		}
-		return append(b, ']')
 	}
+	// An array, object or logs node: its kids, then its marker entry.
+	obj := n.kind == kindObj
+	open, end := byte('['), byte(']')
+	if obj {
+		open, end = '{', '}'
+	}
+	b = append(b, open)
+	for i, k := range n.kids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if obj {
+			b = append(jsontext.AppendString(b, n.keys[i]), ':')
+		}
+		b = appendNode(b, k)
+	}
+	if n.dropped > 0 {
+		if len(n.kids) > 0 {
+			b = append(b, ',')
+		}
+		if obj {
+			b = append(jsontext.AppendString(b, n.markerKey), ':')
+		}
+		b = jsontext.AppendString(b, n.markerValue(n.dropped))
+	}
+	return append(b, end)
 }

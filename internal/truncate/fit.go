@@ -102,7 +102,7 @@ func fitSeq(n *node, b int) *node {
 	for k := 0; k <= total; k++ {
 		if k > 0 {
 			kid, key := n.kids[k-1], n.keySize(k-1)
-			sumFloor += key + min(kid.size, max(kid.min, floor))
+			sumFloor += key + kid.capped(floor)
 			sumMin += key + kid.min
 		}
 		// Not monotonic: keeping every entry drops the marker.
@@ -127,7 +127,7 @@ func fitSeq(n *node, b int) *node {
 	out := &node{kind: n.kind, markerKey: n.markerKey, dropped: total - k + n.dropped}
 	out.kids = make([]*node, k)
 	for i, kid := range n.kids[:k] {
-		out.kids[i] = fit(kid, min(kid.size, max(kid.min, c)))
+		out.kids[i] = fit(kid, kid.capped(c))
 	}
 	if n.kind == kindObj {
 		out.keys, out.keySizes = n.keys[:k], n.keySizes[:k]
@@ -135,6 +135,10 @@ func fitSeq(n *node, b int) *node {
 	out.measureSeq()
 	return out
 }
+
+// capped is n's share of room under the cap c: its measure up to c, but
+// never less than its min.
+func (n *node) capped(c int) int { return min(n.size, max(n.min, c)) }
 
 // keySize is the measure of entry i's key and colon (0 outside objects).
 func (n *node) keySize(i int) int {
@@ -145,8 +149,9 @@ func (n *node) keySize(i int) int {
 }
 
 // waterLevel returns the largest cap c such that the kids, each given
-// min(size, max(min, c)), fit in room; kids are never given less than their
-// min, so the sum may exceed room when the mins do.
+// capped(c), fit in room; kids are never given less than their min, so the
+// sum may exceed room when the mins do. Fit shares its budget between a
+// result and its logs the same way, so the larger is cut first.
 func waterLevel(kids []*node, room int) int {
 	hi := 0
 	for _, k := range kids {
@@ -155,7 +160,7 @@ func waterLevel(kids []*node, room int) int {
 	sum := func(c int) int {
 		s := 0
 		for _, k := range kids {
-			s += min(k.size, max(k.min, c))
+			s += k.capped(c)
 		}
 		return s
 	}
@@ -172,23 +177,4 @@ func waterLevel(kids []*node, room int) int {
 		}
 	}
 	return lo
-}
-
-// share splits budget between the parts (nil parts get nothing) so the
-// larger is cut first.
-func share(parts []*node, budget int) []int {
-	var live []*node
-	for _, p := range parts {
-		if p != nil {
-			live = append(live, p)
-		}
-	}
-	c := waterLevel(live, budget)
-	out := make([]int, len(parts))
-	for i, p := range parts {
-		if p != nil {
-			out[i] = min(p.size, max(p.min, c))
-		}
-	}
-	return out
 }

@@ -1,10 +1,12 @@
 package truncate
 
 import (
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // kind is the kind of a node.
@@ -41,13 +43,6 @@ type node struct {
 
 	size int // the measure of the value
 	min  int // the smallest measure fit can reach
-}
-
-func (n *node) measure() int {
-	if n == nil {
-		return 0
-	}
-	return n.size
 }
 
 func litNode(k kind, lit string) *node {
@@ -89,48 +84,32 @@ func (n *node) measureSeq() {
 	}
 }
 
-// markerSize is the measure of the marker entry standing for d dropped
-// entries, as markerEntry writes it (for an object: key, colon and value).
-func (n *node) markerSize(d int) int {
-	digits := len(strconv.Itoa(d))
-	switch n.kind {
-	case kindObj:
-		// "KEY":"N more keys"
-		v := 2 + digits + len(" more keys")
-		if d == 1 {
-			v--
-		}
-		return strSize(n.markerKey) + 1 + v
-	case kindLogs:
-		// "… N more log lines truncated"
-		return 2 + 2 + digits + len(" more log lines truncated")
-	default:
-		// "… N more items"
-		v := 2 + 2 + digits + len(" more items")
-		if d == 1 {
-			v--
-		}
-		return v
-	}
+// markers are the text of the marker entry standing for d dropped entries
+// of each kind of container (for an object, its value): before, d, then
+// after it for one entry or for more.
+var markers = [...]struct{ before, one, many string }{
+	kindArr:  {"… ", " more item", " more items"},
+	kindObj:  {"", " more key", " more keys"},
+	kindLogs: {"… ", " more log lines truncated", " more log lines truncated"},
 }
 
 // markerValue is the text of the marker entry standing for d dropped
-// entries (for an object, its value).
+// entries.
 func (n *node) markerValue(d int) string {
-	switch n.kind {
-	case kindObj:
-		if d == 1 {
-			return "1 more key"
-		}
-		return strconv.Itoa(d) + " more keys"
-	case kindLogs:
-		return "… " + strconv.Itoa(d) + " more log lines truncated"
-	default:
-		if d == 1 {
-			return "… 1 more item"
-		}
-		return "… " + strconv.Itoa(d) + " more items"
+	m := markers[n.kind]
+	return m.before + strconv.Itoa(d) + short.Plural(d, m.one, m.many)
+}
+
+// markerSize is the measure of the marker entry standing for d dropped
+// entries (for an object: key, colon and value), counted without making
+// it: the texts are ASCII but for "…", one character.
+func (n *node) markerSize(d int) int {
+	m := markers[n.kind]
+	size := 2 + utf8.RuneCountInString(m.before) + len(strconv.Itoa(d)) + len(short.Plural(d, m.one, m.many))
+	if n.kind == kindObj {
+		size += strSize(n.markerKey) + 1
 	}
+	return size
 }
 
 // stringMarker is the end of a cut string standing for d dropped
@@ -152,19 +131,10 @@ func stringMinSize(runes int) int { return 2 + stringMarkerSize(runes) }
 // keys: "…", or more of them.
 func objectMarkerKey(keys []string) string {
 	k := "…"
-	for {
-		clash := false
-		for _, x := range keys {
-			if x == k {
-				clash = true
-				break
-			}
-		}
-		if !clash {
-			return k
-		}
+	for slices.Contains(keys, k) {
 		k += "…"
 	}
+	return k
 }
 
 // charLen is the measure of one character of a string as encoding/json
@@ -190,16 +160,10 @@ func charLen(r rune, size int) int {
 func strSize(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if jsontext.Safe(b) {
-				n++
-			} else {
-				n += charLen(rune(b), 1)
-			}
-			i++
-			continue
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
 		n += charLen(r, size)
 		i += size
 	}

@@ -56,26 +56,24 @@ func Fit(result json.RawMessage, logs []string, budget int) (json.RawMessage, []
 	if upperBound(result, logs) <= budget {
 		return result, logs
 	}
-	var r, l *node
+	r, l := &node{}, &node{} // none measures 0
 	if len(result) > 0 {
 		r = parseOrString(result)
 	}
 	if len(logs) > 0 {
 		l = logsNode(logs)
 	}
-	if r.measure()+l.measure() <= budget {
+	if r.size+l.size <= budget {
 		return result, logs
 	}
-	parts := []*node{r, l}
-	budgets := share(parts, budget)
-	outR, outL := result, logs
-	if r != nil {
-		outR = encode(fit(r, budgets[0]))
+	c := waterLevel([]*node{r, l}, budget)
+	if len(result) > 0 {
+		result = encode(fit(r, r.capped(c)))
 	}
-	if l != nil {
-		outL = encodeLogs(fit(l, budgets[1]))
+	if len(logs) > 0 {
+		logs = encodeLogs(fit(l, l.capped(c)))
 	}
-	return outR, outL
+	return result, logs
 }
 
 // Value cuts one JSON value to budget characters; see Fit.
