@@ -73,10 +73,8 @@ func (p *parser[V]) value(depth int) (V, bool) {
 		return zero, false
 	}
 	switch c := p.b[p.i]; {
-	case c == '{':
-		return p.object(depth + 1)
-	case c == '[':
-		return p.array(depth + 1)
+	case c == '{' || c == '[':
+		return p.container(depth+1, c == '{')
 	case c == '"':
 		s, ok := p.str()
 		if !ok {
@@ -101,71 +99,72 @@ func (p *parser[V]) value(depth int) (V, bool) {
 	return zero, false
 }
 
-func (p *parser[V]) object(depth int) (V, bool) {
+// container reads an array, or an object when keyed, whose opening
+// bracket is at p.i.
+func (p *parser[V]) container(depth int, keyed bool) (V, bool) {
 	var zero V
 	if depth > p.max {
 		return zero, false
 	}
-	p.i++ // {
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		return p.bld.Object(nil, nil)
+	closing := byte(']')
+	if keyed {
+		closing = '}'
 	}
+	p.i++
 	kmark, vmark := len(p.keys), len(p.vals)
 	defer func() { p.keys = p.keys[:kmark]; p.popVals(vmark) }()
-	for {
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return zero, false
-		}
-		key, ok := p.str()
-		if !ok {
-			return zero, false
-		}
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return zero, false
-		}
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == closing {
 		p.i++
-		v, ok := p.value(depth)
-		if !ok {
-			return zero, false
-		}
-		p.keys, p.vals = append(p.keys, key), append(p.vals, v)
-		if end, ok := p.next('}'); !ok {
-			return zero, false
-		} else if end {
-			return p.bld.Object(slices.Clone(p.keys[kmark:]), slices.Clone(p.vals[vmark:]))
+	} else {
+		for {
+			if keyed {
+				key, ok := p.key()
+				if !ok {
+					return zero, false
+				}
+				p.keys = append(p.keys, key)
+			}
+			v, ok := p.value(depth)
+			if !ok {
+				return zero, false
+			}
+			p.vals = append(p.vals, v)
+			if end, ok := p.next(closing); !ok {
+				return zero, false
+			} else if end {
+				break
+			}
 		}
 	}
+	if keyed {
+		return p.bld.Object(clone(p.keys[kmark:]), clone(p.vals[vmark:]))
+	}
+	return p.bld.Array(clone(p.vals[vmark:])), true
 }
 
-func (p *parser[V]) array(depth int) (V, bool) {
-	var zero V
-	if depth > p.max {
-		return zero, false
-	}
-	p.i++ // [
+// key reads an object member's key and the colon after it.
+func (p *parser[V]) key() (string, bool) {
 	p.space()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		return p.bld.Array(nil), true
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return "", false
 	}
-	mark := len(p.vals)
-	defer p.popVals(mark)
-	for {
-		v, ok := p.value(depth)
-		if !ok {
-			return zero, false
-		}
-		p.vals = append(p.vals, v)
-		if end, ok := p.next(']'); !ok {
-			return zero, false
-		} else if end {
-			return p.bld.Array(slices.Clone(p.vals[mark:])), true
-		}
+	key, ok := p.str()
+	p.space()
+	if !ok || p.i >= len(p.b) || p.b[p.i] != ':' {
+		return "", false
 	}
+	p.i++
+	return key, true
+}
+
+// clone copies what the stacks gathered for one array or object; nil when
+// it is empty.
+func clone[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // popVals drops the values gathered since mark, clearing them so that
