@@ -191,14 +191,7 @@ func SecretHeader(name string) bool {
 }
 
 // Empty reports whether s holds no secret.
-func (s *Scrubber) Empty() bool {
-	if s == nil {
-		return true
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.set == nil
-}
+func (s *Scrubber) Empty() bool { return s.formSet() == nil }
 
 // formSet returns the current form set, or nil.
 func (s *Scrubber) formSet() *formSet {
@@ -270,21 +263,19 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		if !hasForm(fs, raw) {
+	if err := dec.Decode(&v); err == nil {
+		var changed bool
+		if v, changed = scrubValue(fs, v); !changed {
 			return raw
 		}
-		b, _ := json.Marshal(fs.r.Replace(string(raw)))
-		return b
-	}
-	v, changed := scrubValue(fs, v)
-	if !changed {
+		if b, err := marshalNoEscape(v); err == nil {
+			return b
+		}
+	} else if !hasForm(fs, raw) {
 		return raw
 	}
-	b, err := marshalNoEscape(v)
-	if err != nil {
-		b, _ = json.Marshal(fs.r.Replace(string(raw)))
-	}
+	// Not JSON, or not encodable again: a JSON string of the scrubbed text.
+	b, _ := json.Marshal(fs.r.Replace(string(raw)))
 	return b
 }
 
