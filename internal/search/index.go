@@ -181,7 +181,7 @@ type posting struct {
 func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	s := &Segment[T]{docs: make([]segDoc[T], len(docs)), post: map[string][]posting{}}
 	tfs := map[string][NumFields]uint16{} // a document's terms
-	surface := map[string]string{} // a term: the shortest word that gave it
+	surface := map[string]string{}        // a term: the shortest word that gave it
 	gist := make([][]string, len(docs))
 	var ts []string
 	for i, d := range docs {
