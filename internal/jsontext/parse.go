@@ -284,20 +284,10 @@ func unquote(s []byte) (string, bool) {
 			if i+1 >= len(s) {
 				return "", false
 			}
-			switch e := s[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
+			switch e := s[i+1]; {
+			case unescapes[e] != 0:
+				out = append(out, unescapes[e])
+			case e == 'u':
 				r, ok := hex4(s[i+2:])
 				if !ok {
 					return "", false
@@ -338,6 +328,10 @@ func unquote(s []byte) (string, bool) {
 	}
 	return string(out), true
 }
+
+// unescapes are the bytes of the two-character escapes but \u, by their
+// letter.
+var unescapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // hex4 reads the four hexadecimal digits of a \u escape.
 func hex4(b []byte) (rune, bool) {

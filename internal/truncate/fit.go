@@ -1,6 +1,10 @@
 package truncate
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
+)
 
 // Thresholds for keeping entries of an array (or console lines) or an
 // object: entries are dropped from the tail rather than letting the kept
@@ -60,7 +64,7 @@ func cutString(s string, b int) *node {
 	used, end, kept := 0, 0, 0
 	for end < len(s) {
 		r, size := utf8.DecodeRuneInString(s[end:])
-		c := charLen(r, size)
+		c := jsontext.CharLen(r, size)
 		if used+c > avail {
 			break
 		}

@@ -137,25 +137,6 @@ func objectMarkerKey(keys []string) string {
 	return k
 }
 
-// charLen is the measure of one character of a string as encoding/json
-// writes it: r is the decoded rune and size its byte length.
-func charLen(r rune, size int) int {
-	switch {
-	case r < utf8.RuneSelf:
-		if jsontext.Safe(byte(r)) {
-			return 1
-		}
-		switch r {
-		case '"', '\\', '\b', '\f', '\n', '\r', '\t':
-			return 2
-		}
-		return 6
-	case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-		return 6
-	}
-	return 1
-}
-
 // strSize is the measure of s as a JSON string, quotes included.
 func strSize(s string) int {
 	n := 2
@@ -164,7 +145,7 @@ func strSize(s string) int {
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		n += charLen(r, size)
+		n += jsontext.CharLen(r, size)
 		i += size
 	}
 	return n
