@@ -6,7 +6,6 @@ package jsontext
 
 import (
 	"slices"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -84,19 +83,24 @@ func (p *parser[V]) value(depth int) (V, bool) {
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number()
 	}
-	rest := p.b[p.i:]
 	switch {
-	case len(rest) >= 4 && string(rest[:4]) == "true":
-		p.i += 4
+	case p.literal("true"):
 		return p.bld.Bool(true), true
-	case len(rest) >= 5 && string(rest[:5]) == "false":
-		p.i += 5
+	case p.literal("false"):
 		return p.bld.Bool(false), true
-	case len(rest) >= 4 && string(rest[:4]) == "null":
-		p.i += 4
+	case p.literal("null"):
 		return p.bld.Null(), true
 	}
 	return zero, false
+}
+
+// literal reads word when it is at p.i.
+func (p *parser[V]) literal(word string) bool {
+	if len(p.b)-p.i < len(word) || string(p.b[p.i:p.i+len(word)]) != word {
+		return false
+	}
+	p.i += len(word)
+	return true
 }
 
 // container reads an array, or an object when keyed, whose opening
@@ -263,13 +267,6 @@ func (p *parser[V]) str() (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// ParseFloat is a Number helper: the float64 of a number's text, false when
-// it is out of range.
-func ParseFloat(text []byte) (float64, bool) {
-	f, err := strconv.ParseFloat(string(text), 64)
-	return f, err == nil
 }
 
 // unquote decodes the inside of a JSON string that has escapes or

@@ -16,7 +16,7 @@ func encode(n *node) json.RawMessage {
 func encodeLogs(n *node) []string {
 	out := make([]string, 0, len(n.kids)+1)
 	for _, k := range n.kids {
-		out = append(out, k.str)
+		out = append(out, k.text)
 	}
 	if n.dropped > 0 {
 		out = append(out, n.markerValue(n.dropped))
@@ -27,9 +27,9 @@ func encodeLogs(n *node) []string {
 func appendNode(b []byte, n *node) []byte {
 	switch n.kind {
 	case kindLit, kindNum:
-		return append(b, n.lit...)
+		return append(b, n.text...)
 	case kindStr:
-		return jsontext.AppendString(b, n.str)
+		return jsontext.AppendString(b, n.text)
 	}
 	// An array, object or logs node: its kids, then its marker entry.
 	obj := n.kind == kindObj

@@ -26,10 +26,8 @@ func fit(n *node, b int) *node {
 		return minimal(n)
 	}
 	switch n.kind {
-	case kindStr:
-		return cutString(n.str, b)
-	case kindNum:
-		return cutString(n.lit, b)
+	case kindStr, kindNum:
+		return cutString(n.text, b)
 	case kindArr, kindObj, kindLogs:
 		return fitSeq(n, b)
 	}
@@ -43,10 +41,8 @@ func minimal(n *node) *node {
 		return n
 	}
 	switch n.kind {
-	case kindStr:
-		return stringNode(stringMarker(utf8.RuneCountInString(n.str)))
-	case kindNum:
-		return stringNode(stringMarker(len(n.lit)))
+	case kindStr, kindNum:
+		return stringNode(stringMarker(utf8.RuneCountInString(n.text)))
 	case kindArr, kindObj, kindLogs:
 		out := &node{kind: n.kind, markerKey: n.markerKey, dropped: len(n.kids) + n.dropped}
 		out.measureSeq()

@@ -29,8 +29,7 @@ const maxNumber = 40
 // once measured; fit builds new ones.
 type node struct {
 	kind kind
-	lit  string // kindLit, kindNum: the literal text
-	str  string // kindStr
+	text string // kindLit, kindNum: the literal; kindStr: the string
 	keys []string
 	kids []*node
 	// keySizes[i] is the measure of keys[i] with its quotes and colon.
@@ -46,7 +45,7 @@ type node struct {
 }
 
 func litNode(k kind, lit string) *node {
-	n := &node{kind: k, lit: lit, size: len(lit), min: len(lit)}
+	n := &node{kind: k, text: lit, size: len(lit), min: len(lit)}
 	if k == kindNum && len(lit) > maxNumber {
 		n.min = min(n.size, stringMinSize(len(lit)))
 	}
@@ -54,7 +53,7 @@ func litNode(k kind, lit string) *node {
 }
 
 func stringNode(s string) *node {
-	n := &node{kind: kindStr, str: s, size: strSize(s)}
+	n := &node{kind: kindStr, text: s, size: strSize(s)}
 	n.min = min(n.size, stringMinSize(utf8.RuneCountInString(s)))
 	return n
 }

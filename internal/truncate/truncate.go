@@ -93,7 +93,7 @@ func String(s string, budget int) string {
 	if n.size <= budget {
 		return s
 	}
-	return fit(n, budget).str
+	return fit(n, budget).text
 }
 
 // Size returns the measure of a JSON value (see the package comment); a
