@@ -1,6 +1,7 @@
 package truncate
 
 import (
+	"sort"
 	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
@@ -164,17 +165,7 @@ func waterLevel(kids []*node, room int) int {
 		}
 		return s
 	}
-	if sum(hi) <= room {
-		return hi
-	}
-	lo := 0 // sum(lo) may exceed room; then lo is the answer anyway
-	for lo < hi-1 {
-		mid := lo + (hi-lo)/2
-		if sum(mid) <= room {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	// sum grows with c: the first c over room is one past the level (0
+	// when even sum(0) is over).
+	return max(0, sort.Search(hi+1, func(c int) bool { return sum(c) > room })-1)
 }

@@ -64,10 +64,7 @@ func (n *node) measureSeq() {
 	entries := len(n.kids)
 	size := 2
 	for i, k := range n.kids {
-		size += k.size
-		if n.kind == kindObj {
-			size += n.keySizes[i]
-		}
+		size += n.keySize(i) + k.size
 	}
 	if n.dropped > 0 {
 		size += n.markerSize(n.dropped)
