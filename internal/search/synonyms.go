@@ -41,12 +41,11 @@ var synonymGroups = []struct {
 }
 
 // selfWords are how a query names the authenticated user: each finds
-// "authenticated" at directedWeight, one way only ("authenticated" does not
+// "authenticated" at selfWeight, one way only ("authenticated" does not
 // mean "my").
 var selfWords = setOf(`my me mine myself i current self`)
 
-// directedWeight is the weight of a self word's expansion.
-const directedWeight = 0.6
+const selfWeight = 0.6
 
 // synonyms maps a query word's stem to its other variants.
 var synonyms = map[string][]variant{}
@@ -73,7 +72,7 @@ func init() {
 		}
 	}
 	for w := range selfWords {
-		add(w, Stem("authenticated"), directedWeight)
+		add(w, Stem("authenticated"), selfWeight)
 	}
 }
 
