@@ -89,11 +89,7 @@ func String(s string, budget int) string {
 	if budget <= 0 || 6*len(s)+2 <= budget { // a character escapes to 6 at most
 		return s
 	}
-	n := stringNode(s)
-	if n.size <= budget {
-		return s
-	}
-	return fit(n, budget).text
+	return fit(stringNode(s), budget).text // s itself when it fits
 }
 
 // Size returns the measure of a JSON value (see the package comment); a
