@@ -129,23 +129,17 @@ func (s *Scrubber) Add(secrets ...string) {
 	s.set = newFormSet(s.forms)
 }
 
-// forms lists the ways v appears in text: as it is, JSON-escaped (without
-// the quotes), URL-encoded (query and path escaping), and in base64 (see
-// base64Forms).
+// forms lists the ways v (at least MinLen bytes) appears in text: as it
+// is, JSON-escaped (without the quotes), URL-encoded (query and path
+// escaping), and in base64 (see base64Forms). Escaping does not shorten v;
+// Add drops the forms that repeat one.
 func forms(v string) []string {
-	out := []string{v}
-	add := func(f string, min int) {
-		if len(f) >= min && !slices.Contains(out, f) {
+	j, _ := json.Marshal(v) // a string always encodes
+	out := []string{v, string(j[1 : len(j)-1]), url.QueryEscape(v), url.PathEscape(v)}
+	for _, f := range base64Forms(v) {
+		if len(f) >= minBase64 {
 			out = append(out, f)
 		}
-	}
-	if b, err := json.Marshal(v); err == nil {
-		add(string(b[1:len(b)-1]), MinLen)
-	}
-	add(url.QueryEscape(v), MinLen)
-	add(url.PathEscape(v), MinLen)
-	for _, f := range base64Forms(v) {
-		add(f, minBase64)
 	}
 	return out
 }
