@@ -177,11 +177,18 @@ type posting struct {
 	tf  [NumFields]uint16
 }
 
+// termTF is a term of a document with its frequency in each field.
+type termTF struct {
+	term string
+	tf   [NumFields]uint16
+}
+
 // NewSegment analyses docs.
 func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	s := &Segment[T]{docs: make([]segDoc[T], len(docs)), post: map[string][]posting{}}
-	tfs := map[string][NumFields]uint16{} // a document's terms
-	surface := map[string]string{}        // a term: the shortest word that gave it
+	local := map[string]int{} // a document's terms: index in tfs
+	var tfs []termTF
+	surface := map[string]string{} // a term: the shortest word that gave it
 	gist := make([][]string, len(docs))
 	var ts []string
 	for i, d := range docs {
@@ -189,7 +196,8 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 		if d.Weight <= 0 {
 			s.docs[i].weight = 1
 		}
-		clear(tfs)
+		clear(local)
+		tfs = tfs[:0]
 		for f := Field(0); f < NumFields; f++ {
 			ts = appendTerms(ts[:0], d.Fields[f], surface)
 			if f == Name || f == Summary {
@@ -198,16 +206,19 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 			s.docs[i].lens[f] = uint16(min(len(ts), math.MaxUint16))
 			s.total[f] += len(ts)
 			for _, t := range ts {
-				if tf := tfs[t]; tf[f] < math.MaxUint16 {
-					tf[f]++
-					tfs[t] = tf
+				j, ok := local[t]
+				if !ok {
+					j = len(tfs)
+					local[t] = j
+					tfs = append(tfs, termTF{term: t})
+				}
+				if tfs[j].tf[f] < math.MaxUint16 {
+					tfs[j].tf[f]++
 				}
 			}
 		}
-		// Each term gets one posting per document: the order they are
-		// added in does not matter.
-		for t, tf := range tfs {
-			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: tf})
+		for _, x := range tfs {
+			s.post[x.term] = append(s.post[x.term], posting{doc: int32(i), tf: x.tf})
 		}
 	}
 	s.vocab = make([]string, 0, len(s.post))
