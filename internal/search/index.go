@@ -304,9 +304,6 @@ func (ix *Index[T]) queryDense(cs []concept) []float32 {
 	return unit(acc)
 }
 
-// Len is the number of documents in the segment.
-func (s *Segment[T]) Len() int { return len(s.docs) }
-
 // Index is a set of named segments searched as one. It is immutable and
 // safe for concurrent use.
 type Index[T any] struct {
@@ -345,7 +342,7 @@ func (ix *Index[T]) With(name string, seg *Segment[T]) *Index[T] {
 	}
 	var total [NumFields]int
 	for _, s := range out.segs {
-		out.n += s.Len()
+		out.n += len(s.docs)
 		for f := range total {
 			total[f] += s.total[f]
 		}
@@ -366,7 +363,7 @@ func (ix *Index[T]) makeDense() {
 		for j, t := range s.vecTerms {
 			idf[j] = float32(ix.idf(t))
 		}
-		ix.dense[si] = make([][]float32, s.Len())
+		ix.dense[si] = make([][]float32, len(s.docs))
 		for i, d := range s.docs {
 			if len(d.gist) == 0 {
 				continue
@@ -415,7 +412,7 @@ func (ix *Index[T]) Search(q string) []Hit[T] {
 	// Per document: the score so far and the concepts it matched.
 	base := make([]int, len(ix.segs))
 	for i := 1; i < len(ix.segs); i++ {
-		base[i] = base[i-1] + ix.segs[i-1].Len()
+		base[i] = base[i-1] + len(ix.segs[i-1].docs)
 	}
 	score := make([]float64, ix.n)
 	matched := make([]uint16, ix.n)
