@@ -48,6 +48,10 @@ var clientTypes = map[string]Kind{
 	"streamableHttp":  KindHTTP, // Cline
 }
 
+// clientAliases are the keys that say the same thing in different
+// clients' entries, and what they say.
+var clientAliases = map[string]string{"url": "URL", "serverUrl": "URL", "type": "transport", "transportType": "transport"}
+
 // stdioKeys only make sense for a command.
 var stdioKeys = []string{"command", "args", "env", "envFile", "cwd", "inherit_env"}
 
@@ -76,70 +80,60 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 	}
 
 	nerr := len(d.errs)
-	var (
-		typ              Kind
-		typeEntry        *entry
-		urlEntry         *entry
-		envFile          string
-		envFilePos       pos
-		hasCmd, hasURL   bool
-		stdioOnly, httpO []entry
-	)
+	var typ Kind
+	var envFile string
+	var envFileAt pos
+	given := map[string]entry{} // by what it gives (clientAliases), the first key that does
 	cv := reflect.ValueOf(&c).Elem()
 	for _, f := range e.val.entries {
 		ffp := fp.key(f.key)
-		n := f.val
-		if slices.Contains(stdioKeys, f.key) {
-			stdioOnly = append(stdioOnly, f)
+		if what, ok := clientAliases[f.key]; ok {
+			if first, dup := given[what]; dup {
+				d.errAt(f.keyPos, ffp, fmt.Sprintf("the %s is already given by %s (line %d)", what, first.key, first.keyPos.line))
+				continue
+			}
+			given[what] = f
 		}
 		switch f.key {
 		case "envFile":
-			if v, ok := d.text(n, ffp, rule{path: true}); ok {
-				envFile, envFilePos = v, n.pos
-			}
-			continue
+			envFile, _ = d.text(f.val, ffp, rule{path: true})
+			envFileAt = f.val.pos
 		case "url", "serverUrl":
-			if urlEntry != nil {
-				d.errAt(f.keyPos, ffp, fmt.Sprintf("the URL is already given by %s (line %d)", urlEntry.key, urlEntry.keyPos.line))
-			} else {
-				urlEntry, hasURL = &f, true
-				c.URL, _ = d.httpURL(n, ffp)
-			}
-			continue
+			c.URL, _ = d.httpURL(f.val, ffp)
 		case "type", "transportType":
-			if typeEntry != nil {
-				d.errAt(f.keyPos, ffp, fmt.Sprintf("the transport is already given by %s (line %d)", typeEntry.key, typeEntry.keyPos.line))
-				continue
-			}
-			typeEntry = &f
-			if v, ok := d.oneOf(n, ffp, slices.Sorted(maps.Keys(clientTypes))...); ok {
+			if v, ok := d.oneOf(f.val, ffp, slices.Sorted(maps.Keys(clientTypes))...); ok {
 				typ = clientTypes[v]
 			}
-			continue
-		case "disabled":
-			continue
+		case "disabled": // read above
 		case "timeout":
-			c.Timeout, _ = d.clientTimeout(n, ffp)
-			continue
+			c.Timeout, _ = d.clientTimeout(f.val, ffp)
 		case "disabledTools":
-			c.Tools.Exclude = append(c.Tools.Exclude, d.list(n, ffp, rule{globs: true})...)
-			continue
-		case "command":
-			hasCmd = true
-		case "headers":
-			httpO = append(httpO, f)
-		case "approve", "no_approve":
-			d.noPathGlobs(n, ffp)
-		}
-		if reason, ok := ignoredClientKeys[f.key]; ok {
-			if reason != "" {
-				d.warnAt(f.keyPos, ffp, reason)
+			c.Tools.Exclude = append(c.Tools.Exclude, d.list(f.val, ffp, rule{globs: true})...)
+		default:
+			if f.key == "approve" || f.key == "no_approve" {
+				d.noPathGlobs(f.val, ffp)
 			}
-		} else if !slices.Contains(clientKeys, f.key) || !d.member(cv, f, fp) {
-			d.unknownKey(f, fp, clientKeys)
+			if reason, ok := ignoredClientKeys[f.key]; ok {
+				if reason != "" {
+					d.warnAt(f.keyPos, ffp, reason)
+				}
+			} else if !slices.Contains(clientKeys, f.key) || !d.member(cv, f, fp) {
+				d.unknownKey(f, fp, clientKeys)
+			}
 		}
 	}
 
+	hasCmd := hasKey(e.val, "command")
+	urlEntry, hasURL := given["URL"]
+	typeEntry := given["transport"]
+	// only refuses the keys of e that are not for the entry's kind.
+	only := func(keys []string, entries string) {
+		for _, f := range e.val.entries {
+			if slices.Contains(keys, f.key) {
+				d.errAt(f.keyPos, fp.key(f.key), f.key+" applies to "+entries+" only")
+			}
+		}
+	}
 	switch {
 	case hasCmd && hasURL:
 		d.errAt(e.keyPos, fp, fmt.Sprintf("has both command and %s; an entry runs a command or connects to a URL", urlEntry.key))
@@ -149,12 +143,10 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 		}
 	case hasCmd:
 		c.Kind = KindStdio
-		if typeEntry != nil && typ != 0 && typ != KindStdio {
+		if typ != 0 && typ != KindStdio {
 			d.errAt(typeEntry.val.pos, fp.key(typeEntry.key), fmt.Sprintf("type %s needs a url, but this entry has a command", typ))
 		}
-		for _, f := range httpO {
-			d.errAt(f.keyPos, fp.key(f.key), f.key+" applies to url entries only")
-		}
+		only([]string{"headers"}, "url entries")
 	default:
 		c.Kind = KindHTTP
 		switch {
@@ -162,28 +154,21 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 			c.Kind = KindSSE
 		case typ == KindStdio:
 			d.errAt(typeEntry.val.pos, fp.key(typeEntry.key), "type stdio needs a command, but this entry has a url")
-		case typeEntry == nil && looksLikeSSE(c.URL):
+		case typ == 0 && looksLikeSSE(c.URL):
 			// Clients that detect the transport (Cursor, Claude Code) find
 			// legacy SSE servers at …/sse; without a type, follow that.
 			c.Kind = KindSSE
 		}
 		c.SSE = c.Kind == KindSSE
-		for _, f := range stdioOnly {
-			d.errAt(f.keyPos, fp.key(f.key), f.key+" applies to command entries only")
-		}
+		only(stdioKeys, "command entries")
 	}
 	if envFile != "" && len(d.errs) == nerr {
 		vals, err := readEnvFile(envFile)
 		if err != nil {
-			d.errAt(envFilePos, fp.key("envFile"), err.Error())
-		}
-		for k, v := range vals {
-			if _, set := c.Env[k]; !set {
-				if c.Env == nil {
-					c.Env = map[string]string{}
-				}
-				c.Env[k] = v
-			}
+			d.errAt(envFileAt, fp.key("envFile"), err.Error())
+		} else if len(vals) > 0 {
+			maps.Copy(vals, c.Env) // env wins over envFile
+			c.Env = vals
 		}
 	}
 	p.c = c
@@ -193,7 +178,7 @@ func (d *decoder) clientServer(e entry, fp fieldPath) (parsed, bool) {
 // clientTimeout reads a timeout as Cline and Roo Code write it (seconds, a
 // number), or as a Go duration string.
 func (d *decoder) clientTimeout(n *node, fp fieldPath) (time.Duration, bool) {
-	if n.kind == scalarNode && (n.stype == intScalar || n.stype == floatScalar) {
+	if n.kind == intNode || n.kind == floatNode {
 		secs, err := strconv.ParseFloat(n.text, 64)
 		if err != nil || secs < 0 || secs > 1e9 {
 			d.errAt(n.pos, fp, fmt.Sprintf("expected a number of seconds or a duration such as \"30s\", got %s", n.text))
@@ -218,11 +203,11 @@ func selfEntry(name string, n *node) (string, bool) {
 	for _, f := range n.entries {
 		switch f.key {
 		case "command":
-			if f.val.kind == scalarNode {
+			if f.val.scalar() {
 				cmd = f.val.text
 			}
 		case "args":
-			if f.val.kind == seqNode && len(f.val.items) > 0 && f.val.items[0].kind == scalarNode {
+			if f.val.kind == seqNode && len(f.val.items) > 0 && f.val.items[0].scalar() {
 				first = f.val.items[0].text
 			}
 		}

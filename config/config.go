@@ -16,26 +16,14 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/policy"
 )
 
-// Defaults of the settings a file may leave out.
+// Defaults other packages share; defaults() sets every default.
 const (
-	DefaultServerName     = "codemode"
-	DefaultTransport      = "stdio"
-	DefaultAddr           = "127.0.0.1:8931"
-	DefaultMaxExecutions  = 50
-	DefaultPausedTTL      = 24 * time.Hour
-	DefaultMaxRunLog      = 64 << 20
-	DefaultSynchronous    = "normal"
-	DefaultLease          = 15 * time.Second
-	MinLease              = time.Second
-	DefaultSandboxTimeout = 60 * time.Second
-	DefaultTaskTimeout    = 30 * time.Minute
-	DefaultMemoryLimit    = 256 << 20
-	DefaultMaxResultChars = 24000
-	DefaultIsolation      = "process"
+	DefaultAddr          = "127.0.0.1:8931"
+	DefaultMaxExecutions = 50
+	DefaultPausedTTL     = 24 * time.Hour
+	MinLease             = time.Second
 	// DefaultDescriptionBudget is server.description_budget's default.
 	DefaultDescriptionBudget = 1500
-	// DefaultStartTimeout is server.start_timeout's default.
-	DefaultStartTimeout = 10 * time.Second
 )
 
 // Config is a loaded and validated configuration.
@@ -88,11 +76,22 @@ type Server struct {
 	// StartTimeout is how long start-up (serve, run, check, console)
 	// waits for each downstream MCP server to connect, initialise and
 	// list its tools before it goes on without it; a connector's own
-	// StartTimeout overrides it. Default DefaultStartTimeout.
+	// StartTimeout overrides it. Default 10s.
 	StartTimeout time.Duration `cfg:"start_timeout,positive"`
 
 	// HTTP guards and bounds the sse and http transports.
 	HTTP
+}
+
+// check says tls_cert and tls_key go together.
+func (s *Server) check(d *decoder, n *node, fp fieldPath) {
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		key := "tls_cert"
+		if s.TLSCert == "" {
+			key = "tls_key"
+		}
+		d.errAt(d.at[fp.key(key)], fp, "tls_cert and tls_key go together: set both (HTTPS) or neither")
+	}
 }
 
 // HTTP configures the HTTP transports. Zero fields take the server's
@@ -428,26 +427,16 @@ func (c *Config) tokenFromEnv(lookup func(string) (string, bool)) {
 	}
 }
 
+// defaults is the configuration of an empty file: the defaults of the
+// README's configuration reference.
 func defaults() *Config {
 	return &Config{
-		Server: Server{Name: DefaultServerName, Transport: DefaultTransport, Addr: DefaultAddr, DescriptionBudget: DefaultDescriptionBudget,
-			StartTimeout: DefaultStartTimeout},
-		Store: Store{
-			MaxExecutions: DefaultMaxExecutions,
-			PausedTTL:     DefaultPausedTTL,
-			MaxRunLog:     DefaultMaxRunLog,
-			Synchronous:   DefaultSynchronous,
-			Lease:         DefaultLease,
-		},
-		Sandbox: Sandbox{
-			Timeout:        DefaultSandboxTimeout,
-			TaskTimeout:    DefaultTaskTimeout,
-			MemoryLimit:    DefaultMemoryLimit,
-			MaxResultChars: DefaultMaxResultChars,
-			Isolation:      DefaultIsolation,
-			TypeCheck:      "off",
-			MemoryLimiter:  "system",
-		},
+		Server: Server{Name: "codemode", Transport: "stdio", Addr: DefaultAddr, DescriptionBudget: DefaultDescriptionBudget,
+			StartTimeout: 10 * time.Second},
+		Store: Store{MaxExecutions: DefaultMaxExecutions, PausedTTL: DefaultPausedTTL, MaxRunLog: 64 << 20, Synchronous: "normal",
+			Lease: 15 * time.Second},
+		Sandbox: Sandbox{Timeout: 60 * time.Second, TaskTimeout: 30 * time.Minute, MemoryLimit: 256 << 20, MaxResultChars: 24000,
+			Isolation: "process", TypeCheck: "off", MemoryLimiter: "system"},
 		Approvals: Approvals{Elicitation: true, Tools: true, Console: true},
 	}
 }

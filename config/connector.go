@@ -116,17 +116,7 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 	if kind == KindHTTP && c.SSE {
 		c.Kind = KindSSE
 	}
-	if c.OAuth != nil {
-		for h := range c.Headers {
-			if strings.EqualFold(h, "Authorization") {
-				i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "oauth" })
-				d.errAt(e.val.entries[i].keyPos, fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
-			}
-		}
-	}
-	if c.Credentials == CredentialsPerUser {
-		d.checkPerUser(e, fp, c)
-	}
+	d.checkSignIn(e.val, fp, c)
 	p.c = c
 	return p, len(d.errs) == nerr
 }
@@ -138,23 +128,28 @@ type perUserAt struct {
 	at pos
 }
 
-// checkPerUser refuses credentials: per_user where no person could sign
-// in for themselves: a client credentials grant (the client is nobody in
-// particular), or an Authorization header (one credential for everyone).
-func (d *decoder) checkPerUser(e entry, fp fieldPath, c Connector) {
-	at := e.keyPos
-	if i := slices.IndexFunc(e.val.entries, func(f entry) bool { return f.key == "credentials" }); i >= 0 {
-		at = e.val.entries[i].keyPos
+// checkSignIn refuses what cannot go together in how a url connector
+// signs in: an Authorization header is one credential for everyone, sent
+// as it is, so neither oauth nor per_user goes with it; per_user needs a
+// person to sign in, whom a client credentials grant does not have, and
+// token exchange signs nobody in.
+func (d *decoder) checkSignIn(n *node, fp fieldPath, c Connector) {
+	cred := fp.key("credentials")
+	if c.PerUser() && c.TokenExchange != nil && c.OAuth != nil {
+		d.errAt(keyAt(n, "credentials"), cred, "token_exchange and oauth exclude each other: with token exchange nobody signs in to the server, each person's own token is traded for one")
 	}
-	if c.TokenExchange != nil && c.OAuth != nil {
-		d.errAt(at, fp.key("credentials"), "token_exchange and oauth exclude each other: with token exchange nobody signs in to the server, each person's own token is traded for one")
-	}
-	if c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
-		d.errAt(at, fp.key("credentials"), "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
+	if c.PerUser() && c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
+		d.errAt(keyAt(n, "credentials"), cred, "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
 	}
 	for h := range c.Headers {
-		if strings.EqualFold(h, "Authorization") {
-			d.errAt(at, fp.key("credentials"), "per_user and an Authorization header exclude each other: the header is one credential for everyone")
+		if !strings.EqualFold(h, "Authorization") {
+			continue
+		}
+		if c.OAuth != nil {
+			d.errAt(keyAt(n, "oauth"), fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
+		}
+		if c.PerUser() {
+			d.errAt(keyAt(n, "credentials"), cred, "per_user and an Authorization header exclude each other: the header is one credential for everyone")
 		}
 	}
 }
@@ -203,7 +198,7 @@ func (d *decoder) noPathGlobs(n *node, fp fieldPath) {
 		return
 	}
 	for i, item := range n.items {
-		if item.kind == scalarNode && strings.HasPrefix(item.text, connectors.PathPattern) {
+		if item.scalar() && strings.HasPrefix(item.text, connectors.PathPattern) {
 			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%q: %s patterns match HTTP paths, which only the methods of OpenAPI connectors have", item.text, connectors.PathPattern))
 		}
 	}
@@ -213,11 +208,19 @@ func (d *decoder) noPathGlobs(n *node, fp fieldPath) {
 // subprocess (env).
 func checkEnvNames(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	for _, e := range n.entries {
-		if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
-			d.errAt(e.keyPos, fp.key(e.key), fmt.Sprintf("bad environment variable name %q", e.key))
-		}
+		d.envName(e.keyPos, fp.key(e.key), e.key)
 	}
 	return v, true
+}
+
+// envName reports whether name can name an environment variable, and
+// says why not at p.
+func (d *decoder) envName(p pos, fp fieldPath, name string) bool {
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		d.errAt(p, fp, fmt.Sprintf("bad environment variable name %q", name))
+		return false
+	}
+	return true
 }
 
 // ReservedEnvPrefix starts the names of codemode-mcp's own environment
@@ -230,20 +233,20 @@ const ReservedEnvPrefix = "CODEMODE_"
 // (Config.EnvValues); with true, which passes the whole environment, none
 // are: every variable of codemode-mcp's own environment would be.
 func (in *Inherit) decode(d *decoder, n *node, fp fieldPath) {
-	if n.kind == scalarNode {
+	switch {
+	case n.scalar():
 		in.All, _ = d.boolean(n, fp)
 		return
-	}
-	if n.kind != seqNode && n.kind != nullNode {
+	case n.kind != seqNode && n.kind != nullNode:
 		d.typeErr(n, fp, `true, false or a list of variable names such as ["GITHUB_TOKEN"]`)
 		return
 	}
-	for i, name := range d.list(n, fp, rule{}) {
+	for i, item := range n.items {
+		name, ok := d.setting(item, fp.index(i))
 		switch {
-		case name == "" || strings.ContainsAny(name, "=\x00"):
-			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("bad environment variable name %q", name))
+		case !ok || !d.envName(item.pos, fp.index(i), name):
 		case strings.HasPrefix(strings.ToUpper(name), ReservedEnvPrefix):
-			d.errAt(n.items[i].pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
+			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
 		default:
 			in.Names = append(in.Names, name)
 			// The server is given this variable's value: it is as secret
@@ -402,6 +405,14 @@ func hasKey(n *node, key string) bool {
 	return slices.ContainsFunc(n.entries, func(e entry) bool { return e.key == key })
 }
 
+// keyAt is where key is written in mapping n (where n is when it is not).
+func keyAt(n *node, key string) pos {
+	if i := slices.IndexFunc(n.entries, func(e entry) bool { return e.key == key }); i >= 0 {
+		return n.entries[i].keyPos
+	}
+	return n.pos
+}
+
 func isHTTPURL(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
@@ -422,10 +433,10 @@ func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
 }
 
 // uniqueConnectors validates names and rejects duplicates (also across
-// sections, and after Claude/VS Code names are sanitized).
+// sections, and after Claude/VS Code names are sanitized) and a name that
+// is both a connector and the namespace of another.
 func (d *decoder) uniqueConnectors(ps []parsed) []Connector {
-	seen := map[string]parsed{}
-	under := map[string]parsed{} // namespace -> first connector in it
+	var kept []parsed
 	var out []Connector
 	for _, p := range ps {
 		c := p.c
@@ -437,43 +448,26 @@ func (d *decoder) uniqueConnectors(ps []parsed) []Connector {
 			d.errAt(p.pos, p.fp, err.Error()+from)
 			continue
 		}
-		if first, dup := seen[c.Name]; dup {
-			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q%s is already defined at line %d (%s)", c.Name, from, first.pos.line, first.fp))
-			continue
-		}
-		if other, ok := namespaceClash(c.Name, seen, under); ok {
+		// The connectors kept clash with none of each other, so at most
+		// one of them can be the same name, or either side of a namespace.
+		i := slices.IndexFunc(kept, func(q parsed) bool {
+			return q.c.Name == c.Name || strings.HasPrefix(q.c.Name, c.Name+".") || strings.HasPrefix(c.Name, q.c.Name+".")
+		})
+		switch {
+		case i < 0:
+			kept = append(kept, p)
+			out = append(out, c)
+		case kept[i].c.Name == c.Name:
+			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q%s is already defined at line %d (%s)", c.Name, from, kept[i].pos.line, kept[i].fp))
+		default:
+			other := kept[i]
 			leaf, nested := other.c.Name, c.Name
 			if len(c.Name) < len(leaf) {
 				leaf, nested = c.Name, leaf
 			}
 			d.errAt(p.pos, p.fp, fmt.Sprintf("connector %q clashes with connector %q at line %d (%s): %q cannot be both a connector and the namespace of %q; rename one (for example %q to %q)",
 				c.Name, other.c.Name, other.pos.line, other.fp, leaf, nested, leaf, leaf+".core"))
-			continue
 		}
-		seen[c.Name] = p
-		for i := range len(c.Name) {
-			if c.Name[i] == '.' {
-				if _, ok := under[c.Name[:i]]; !ok {
-					under[c.Name[:i]] = p
-				}
-			}
-		}
-		out = append(out, c)
 	}
 	return out
-}
-
-// namespaceClash finds an earlier connector that name lies under (a
-// connector named like one of name's namespaces) or that lies under name
-// (under maps each namespace to the first connector in it).
-func namespaceClash(name string, seen, under map[string]parsed) (parsed, bool) {
-	for i := range len(name) {
-		if name[i] == '.' {
-			if p, ok := seen[name[:i]]; ok {
-				return p, true
-			}
-		}
-	}
-	p, ok := under[name]
-	return p, ok
 }

@@ -24,8 +24,8 @@ type decoder struct {
 	errs      []*Error
 	warn      []Warning
 	// at is where each value was written, by its path: the checks that
-	// look at several keys (checkServer, checkServerAuth, OAuth.check)
-	// report there.
+	// look at several keys (authToken, checkServerAuth, warnOpenListener,
+	// the check methods) report there.
 	at map[fieldPath]pos
 	// perUser are the connectors with credentials: per_user.
 	perUser []perUserAt
@@ -114,11 +114,11 @@ func (d *decoder) setting(n *node, fp fieldPath) (string, bool) {
 // expanded returns a scalar as a string, ${…}-expanded when it was written
 // as a string, and the values the expansion took from the environment.
 func (d *decoder) expanded(n *node, fp fieldPath) (string, []string, bool) {
-	if n.kind != scalarNode {
+	if !n.scalar() {
 		d.typeErr(n, fp, "a string")
 		return "", nil, false
 	}
-	if n.stype != strScalar {
+	if n.kind != strNode {
 		return n.text, nil, true
 	}
 	s, env, err := d.vars.expand(n.text)
@@ -186,7 +186,7 @@ func (d *decoder) strMap(n *node, fp fieldPath, raw bool) map[string]string {
 	}
 	out := make(map[string]string, len(es))
 	for _, e := range es {
-		s, ok := e.val.text, e.val.kind == scalarNode
+		s, ok := e.val.text, e.val.scalar()
 		switch {
 		case !raw:
 			s, ok = d.str(e.val, fp.key(e.key))
@@ -208,9 +208,9 @@ var errBad = errors.New("")
 // (so also from an expanded string) and parses it. Another node is a type
 // error wanting want; what parse refuses is "expected want, got "text"",
 // with parse's reason (unless errBad) in parentheses.
-func scalar[T any](d *decoder, n *node, fp fieldPath, want string, types []scalarType, parse func(string) (T, error)) (T, bool) {
+func scalar[T any](d *decoder, n *node, fp fieldPath, want string, types []nodeKind, parse func(string) (T, error)) (T, bool) {
 	var v T
-	if n.kind != scalarNode || !slices.Contains(types, n.stype) {
+	if !slices.Contains(types, n.kind) {
 		d.typeErr(n, fp, want)
 		return v, false
 	}
@@ -230,7 +230,7 @@ func scalar[T any](d *decoder, n *node, fp fieldPath, want string, types []scala
 
 // count decodes a whole number (an int) that must be >= minimum.
 func (d *decoder) count(n *node, fp fieldPath, minimum int64) (int, bool) {
-	v, ok := scalar(d, n, fp, "a whole number", []scalarType{strScalar, intScalar}, func(s string) (int64, error) {
+	v, ok := scalar(d, n, fp, "a whole number", []nodeKind{strNode, intNode}, func(s string) (int64, error) {
 		v, err := strconv.ParseInt(s, 0, 64)
 		if err != nil {
 			return 0, errBad
@@ -253,7 +253,7 @@ func (d *decoder) count(n *node, fp fieldPath, minimum int64) (int, bool) {
 
 // boolean decodes true or false (also from an expanded string).
 func (d *decoder) boolean(n *node, fp fieldPath) (bool, bool) {
-	return scalar(d, n, fp, "true or false", []scalarType{strScalar, boolScalar}, func(s string) (bool, error) {
+	return scalar(d, n, fp, "true or false", []nodeKind{strNode, boolNode}, func(s string) (bool, error) {
 		switch strings.ToLower(s) {
 		case "true":
 			return true, nil
@@ -268,14 +268,14 @@ func (d *decoder) boolean(n *node, fp fieldPath) (bool, bool) {
 // error but 0.
 func (d *decoder) duration(n *node, fp fieldPath) (time.Duration, bool) {
 	const want = `a duration such as "60s", "5m" or "24h"`
-	if n.kind == scalarNode && n.stype == intScalar {
+	if n.kind == intNode {
 		if n.text == "0" {
 			return 0, true
 		}
 		d.errAt(n.pos, fp, fmt.Sprintf("expected %s, got the number %s (a duration needs a unit: %q?)", want, n.text, n.text+"s"))
 		return 0, false
 	}
-	v, ok := scalar(d, n, fp, want, []scalarType{strScalar}, func(s string) (time.Duration, error) {
+	v, ok := scalar(d, n, fp, want, []nodeKind{strNode}, func(s string) (time.Duration, error) {
 		v, err := time.ParseDuration(s)
 		if err != nil {
 			return 0, errBad
@@ -290,7 +290,7 @@ func (d *decoder) duration(n *node, fp fieldPath) (time.Duration, bool) {
 }
 
 // numbers are the scalars a size or a ratio may be written as.
-var numbers = []scalarType{strScalar, intScalar, floatScalar}
+var numbers = []nodeKind{strNode, intNode, floatNode}
 
 // size decodes a byte count: 268435456, "256MiB", "1GiB", "512MB".
 func (d *decoder) size(n *node, fp fieldPath) (int64, bool) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -41,27 +42,6 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Errors is several configuration problems, in file order. Parse returns it
-// when there is more than one; errors.As finds each *Error.
-type Errors []*Error
-
-func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap returns the individual *Error values.
-func (es Errors) Unwrap() []error {
-	out := make([]error, len(es))
-	for i, e := range es {
-		out[i] = e
-	}
-	return out
-}
-
 // Warning is something accepted but worth telling the user about, located
 // like an Error.
 type Warning Error
@@ -72,18 +52,20 @@ func (w Warning) String() string {
 }
 
 // collect turns the problems found into the error Parse returns: nil, the
-// single *Error, or Errors sorted by position.
+// single *Error, or the errors.Join of them all sorted by position (its
+// message one line each; errors.As finds the first).
 func collect(errs []*Error) error {
-	switch len(errs) {
-	case 0:
-		return nil
-	case 1:
+	if len(errs) == 1 {
 		return errs[0]
 	}
 	slices.SortStableFunc(errs, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
-	return Errors(errs)
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return errors.Join(out...)
 }
 
 // suggest returns the candidate nearest to got, or "" when none is near

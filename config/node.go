@@ -12,37 +12,27 @@ import (
 // resolved, duplicate keys reported, every node with its position. Decoding
 // then works on plain values without caring about YAML's corners.
 
+// nodeKind is a node's shape, and a scalar's YAML type (for type errors).
 type nodeKind int
 
 const (
 	nullNode nodeKind = iota
-	scalarNode
+	strNode
+	intNode
+	floatNode
+	boolNode
 	mapNode
 	seqNode
-)
-
-// scalarType is the YAML type of a scalar, used for type errors.
-type scalarType int
-
-const (
-	strScalar scalarType = iota
-	intScalar
-	floatScalar
-	boolScalar
 )
 
 type pos struct{ line, col int }
 
 type node struct {
-	kind nodeKind
-	pos  pos
-	// scalar
-	text  string // the string's value, or the token's text for other scalars
-	stype scalarType
-	// mapping, in file order
-	entries []entry
-	// sequence
-	items []*node
+	kind    nodeKind
+	pos     pos
+	text    string  // a scalar: the string's value, or the token's text
+	entries []entry // a mapping, in file order
+	items   []*node // a sequence
 }
 
 type entry struct {
@@ -50,6 +40,8 @@ type entry struct {
 	keyPos pos
 	val    *node
 }
+
+func (n *node) scalar() bool { return n.kind >= strNode && n.kind <= boolNode }
 
 // describe names the node's type for error messages.
 func (n *node) describe() string {
@@ -60,11 +52,9 @@ func (n *node) describe() string {
 		return "a mapping"
 	case seqNode:
 		return "a list"
-	}
-	switch n.stype {
-	case intScalar, floatScalar:
+	case intNode, floatNode:
 		return "the number " + n.text
-	case boolScalar:
+	case boolNode:
 		return "the boolean " + n.text
 	}
 	return fmt.Sprintf("the string %q", n.text)
@@ -98,45 +88,51 @@ func nodePos(n ast.Node) pos {
 }
 
 func (c *converter) convert(n ast.Node, fp fieldPath, depth int) *node {
-	if depth > maxDepth {
-		c.d.errAt(nodePos(n), fp, fmt.Sprintf("nesting deeper than %d levels", maxDepth))
-		return &node{kind: nullNode, pos: nodePos(n)}
-	}
 	p := nodePos(n)
+	null := &node{kind: nullNode, pos: p}
+	if depth > maxDepth {
+		c.d.errAt(p, fp, fmt.Sprintf("nesting deeper than %d levels", maxDepth))
+		return null
+	}
 	switch v := n.(type) {
-	case nil:
-		return &node{kind: nullNode}
-	case *ast.NullNode:
-		return &node{kind: nullNode, pos: p}
+	case nil, *ast.CommentGroupNode, *ast.CommentNode:
+		return null
+	case *ast.NullNode: // its text is a key's
+		return &node{kind: nullNode, pos: p, text: tokText(v.Token)}
 	case *ast.StringNode:
-		return &node{kind: scalarNode, pos: p, text: v.Value, stype: strScalar}
+		return &node{kind: strNode, pos: p, text: v.Value}
 	case *ast.LiteralNode:
 		s := ""
 		if v.Value != nil {
 			s = v.Value.Value
 		}
-		return &node{kind: scalarNode, pos: p, text: s, stype: strScalar}
+		return &node{kind: strNode, pos: p, text: s}
 	case *ast.IntegerNode:
-		return &node{kind: scalarNode, pos: p, text: tokText(v.Token), stype: intScalar}
+		return &node{kind: intNode, pos: p, text: tokText(v.Token)}
 	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return &node{kind: scalarNode, pos: p, text: tokText(n.GetToken()), stype: floatScalar}
+		return &node{kind: floatNode, pos: p, text: tokText(n.GetToken())}
 	case *ast.BoolNode:
-		return &node{kind: scalarNode, pos: p, text: tokText(v.Token), stype: boolScalar}
+		return &node{kind: boolNode, pos: p, text: tokText(v.Token)}
 	case *ast.TagNode:
 		return c.tag(v, fp, depth)
 	case *ast.AnchorNode:
 		val := c.convert(v.Value, fp, depth+1)
-		if name := anchorName(v.Name); name != "" {
-			c.anchors[name] = val
+		if v.Name != nil {
+			c.anchors[tokText(v.Name.GetToken())] = val
 		}
 		return val
 	case *ast.AliasNode:
-		name := anchorName(v.Value)
+		name := ""
+		if v.Value != nil {
+			name = tokText(v.Value.GetToken())
+		}
 		if val, ok := c.anchors[name]; ok {
 			return val
 		}
 		c.d.errAt(p, fp, fmt.Sprintf("alias *%s refers to no anchor defined before it", name))
-		return &node{kind: nullNode, pos: p}
+		return null
+	case *ast.MappingKeyNode: // "? key"
+		return c.convert(v.Value, fp, depth+1)
 	case *ast.MappingNode:
 		return c.mapping(v, fp, depth)
 	case *ast.MappingValueNode:
@@ -147,11 +143,9 @@ func (c *converter) convert(n ast.Node, fp fieldPath, depth int) *node {
 			out.items = append(out.items, c.convert(item, fp.index(i), depth+1))
 		}
 		return out
-	case *ast.CommentGroupNode, *ast.CommentNode:
-		return &node{kind: nullNode, pos: p}
 	}
 	c.d.errAt(p, fp, fmt.Sprintf("unsupported YAML construct (%s)", n.Type()))
-	return &node{kind: nullNode, pos: p}
+	return null
 }
 
 func tokText(tk *token.Token) string {
@@ -161,13 +155,6 @@ func tokText(tk *token.Token) string {
 	return tk.Value
 }
 
-func anchorName(n ast.Node) string {
-	if n == nil || n.GetToken() == nil {
-		return ""
-	}
-	return n.GetToken().Value
-}
-
 // tag honours !!str (the scalar stays a string) and the other core tags
 // (ignored: the value's own type decides); other tags are not supported.
 func (c *converter) tag(v *ast.TagNode, fp fieldPath, depth int) *node {
@@ -175,8 +162,8 @@ func (c *converter) tag(v *ast.TagNode, fp fieldPath, depth int) *node {
 	val := c.convert(v.Value, fp, depth+1)
 	switch name {
 	case "!!str":
-		if val.kind == scalarNode {
-			val = &node{kind: scalarNode, pos: val.pos, text: val.text, stype: strScalar}
+		if val.scalar() {
+			val = &node{kind: strNode, pos: val.pos, text: val.text}
 		}
 		return val
 	case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!binary", "!!timestamp":
@@ -186,107 +173,63 @@ func (c *converter) tag(v *ast.TagNode, fp fieldPath, depth int) *node {
 	return val
 }
 
+// mapping converts a mapping: its own keys first, then those of its merge
+// keys ("<<": a mapping or a list of mappings) that it does not have, the
+// earlier sources winning.
 func (c *converter) mapping(m *ast.MappingNode, fp fieldPath, depth int) *node {
 	out := &node{kind: mapNode, pos: nodePos(m)}
 	seen := map[string]pos{}
-	var merged []entry
+	var merged []*node
 	for _, mv := range m.Values {
-		if mv == nil {
+		switch {
+		case mv == nil:
+			continue
+		case mv.Key != nil && mv.Key.IsMergeKey():
+			merged = append(merged, c.mergeSources(mv.Value, fp, depth)...)
 			continue
 		}
-		if isMergeKey(mv.Key) {
-			merged = append(merged, c.mergeSource(mv.Value, fp, depth)...)
-			continue
+		k := c.convert(mv.Key, fp, depth+1)
+		key := k.text
+		if k.kind != strNode {
+			key = strings.TrimSpace(key)
 		}
-		key, kp, ok := c.keyText(mv.Key, fp)
-		if !ok {
+		if mv.Key == nil || !k.scalar() && k.kind != nullNode {
+			c.d.errAt(k.pos, fp, "mapping keys must be plain strings")
 			continue
 		}
 		if first, dup := seen[key]; dup {
-			c.d.errAt(kp, fp.key(key), fmt.Sprintf("duplicate key %q (first defined at line %d)", key, first.line))
+			c.d.errAt(k.pos, fp.key(key), fmt.Sprintf("duplicate key %q (first defined at line %d)", key, first.line))
 			continue
 		}
-		seen[key] = kp
-		out.entries = append(out.entries, entry{key: key, keyPos: kp, val: c.convert(mv.Value, fp.key(key), depth+1)})
+		seen[key] = k.pos
+		out.entries = append(out.entries, entry{key: key, keyPos: k.pos, val: c.convert(mv.Value, fp.key(key), depth+1)})
 	}
-	// Merged keys never override the mapping's own keys.
-	for _, e := range merged {
-		if _, ok := seen[e.key]; !ok {
-			seen[e.key] = e.keyPos
-			out.entries = append(out.entries, e)
+	for _, src := range merged {
+		for _, e := range src.entries {
+			if _, ok := seen[e.key]; !ok {
+				seen[e.key] = e.keyPos
+				out.entries = append(out.entries, e)
+			}
 		}
 	}
 	return out
 }
 
-func isMergeKey(k ast.MapKeyNode) bool {
-	if k == nil {
-		return false
-	}
-	if _, ok := k.(*ast.MergeKeyNode); ok {
-		return true
-	}
-	return k.IsMergeKey()
-}
-
-// mergeSource returns the entries of a "<<" value: a mapping or a list of
-// mappings (earlier ones win).
-func (c *converter) mergeSource(v ast.Node, fp fieldPath, depth int) []entry {
+// mergeSources returns the mappings a "<<" value names.
+func (c *converter) mergeSources(v ast.Node, fp fieldPath, depth int) []*node {
 	n := c.convert(v, fp, depth+1)
-	var srcs []*node
-	switch n.kind {
-	case mapNode:
-		srcs = []*node{n}
-	case seqNode:
+	srcs := []*node{n}
+	if n.kind == seqNode {
 		srcs = n.items
 	}
-	var out []entry
-	have := map[string]bool{}
 	for _, s := range srcs {
 		if s.kind != mapNode {
 			c.d.errAt(s.pos, fp, "a merge key (<<) takes a mapping or a list of mappings")
 			return nil
 		}
-		for _, e := range s.entries {
-			if !have[e.key] {
-				have[e.key] = true
-				out = append(out, e)
-			}
-		}
 	}
 	if len(srcs) == 0 {
 		c.d.errAt(n.pos, fp, "a merge key (<<) takes a mapping or a list of mappings")
 	}
-	return out
-}
-
-// keyText returns a mapping key as text; keys must be scalars.
-func (c *converter) keyText(k ast.MapKeyNode, fp fieldPath) (string, pos, bool) {
-	var n ast.Node = k
-	for {
-		switch v := n.(type) {
-		case *ast.MappingKeyNode:
-			n = v.Value
-			continue
-		case *ast.TagNode:
-			n = v.Value
-			continue
-		case *ast.AnchorNode:
-			n = v.Value
-			continue
-		}
-		break
-	}
-	p := nodePos(n)
-	switch v := n.(type) {
-	case *ast.StringNode:
-		return v.Value, p, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.NullNode, *ast.InfinityNode, *ast.NanNode:
-		return strings.TrimSpace(tokText(n.GetToken())), p, true
-	}
-	if n == nil {
-		p = nodePos(k)
-	}
-	c.d.errAt(p, fp, "mapping keys must be plain strings")
-	return "", p, false
+	return srcs
 }

@@ -60,7 +60,7 @@ func Load(path string) (*Config, error) {
 
 // Parse parses and validates a configuration. file names it in messages and
 // anchors relative paths (store.path, cwd, openapi, envFile); it may be "".
-// The error is an *Error, or Errors when there are several problems.
+// The error is an *Error, or the errors.Join of several, in file order.
 func Parse(data []byte, file string) (*Config, error) {
 	return parse(data, file, os.LookupEnv)
 }
@@ -115,7 +115,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	cfg.Connectors = d.uniqueConnectors(cs)
 	d.authToken(cfg, lookup)
 	d.checkServerAuth(cfg)
-	d.checkServer(cfg)
+	d.warnOpenListener(cfg.Server)
 	if len(d.errs) > 0 {
 		return nil, collect(d.errs)
 	}
@@ -126,18 +126,31 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 
 // authToken says where the bearer token comes from: server.auth_token when
 // set and not empty, else the environment variable EnvToken.
+//
+// With server.auth there is no token: server.auth_token is an error, since
+// a shared token is a principal with no person behind it, which would walk
+// past everything that binds runs and decisions to people; EnvToken is
+// only ignored (with a warning), since it is often set for other servers
+// and ignoring it grants nothing (its value stays a secret).
 func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
 	s := &cfg.Server
-	if s.AuthToken == "" {
+	env, _ := lookup(EnvToken)
+	switch {
+	case s.Auth != nil && s.AuthToken != "":
+		d.errAt(d.at["server.auth_token"], "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
+	case s.Auth != nil && strings.TrimSpace(env) != "":
+		d.warnAt(d.at["server.auth"], "server.auth", EnvToken+" is set and is not used: with server.auth every client signs in through the issuer")
+		cfg.EnvValues = append(cfg.EnvValues, env)
+	case s.AuthToken == "":
 		cfg.tokenFromEnv(lookup)
-		return
-	}
-	s.AuthTokenFrom = "server.auth_token"
-	if d.file != "" {
-		s.AuthTokenFrom += " in " + d.file
-	}
-	if v, ok := lookup(EnvToken); ok && strings.TrimSpace(v) != "" && v != s.AuthToken {
-		d.warnAt(d.at["server.auth_token"], "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
+	default:
+		s.AuthTokenFrom = "server.auth_token"
+		if d.file != "" {
+			s.AuthTokenFrom += " in " + d.file
+		}
+		if strings.TrimSpace(env) != "" && env != s.AuthToken {
+			d.warnAt(d.at["server.auth_token"], "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
+		}
 	}
 }
 
@@ -205,17 +218,10 @@ func (d *decoder) resolvePath(p string) string {
 	return filepath.Join(d.dir, p)
 }
 
-// checkServer checks the TLS pair and warns about a network listener that
-// anyone can reach.
-func (d *decoder) checkServer(cfg *Config) {
-	s := cfg.Server
-	if (s.TLSCert == "") != (s.TLSKey == "") {
-		at := d.at["server.tls_cert"]
-		if s.TLSCert == "" {
-			at = d.at["server.tls_key"]
-		}
-		d.errAt(at, "server", "tls_cert and tls_key go together: set both (HTTPS) or neither")
-	}
+// warnOpenListener warns about a network listener that anyone can reach:
+// one beyond loopback with no token (from the file or the environment)
+// and no server.auth.
+func (d *decoder) warnOpenListener(s Server) {
 	if s.Transport == "stdio" || s.AuthToken != "" || s.Auth != nil {
 		return
 	}

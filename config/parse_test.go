@@ -354,6 +354,9 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:2:12: approvals.console: expected true or false, got "web"`},
 		{"inherit reserved", "connectors:\n  x:\n    command: a\n    inherit_env: [HOME, CODEMODE_TOKEN]\n",
 			`codemode.yaml:4:25: connectors.x.inherit_env[1]: CODEMODE_TOKEN: codemode-mcp's own CODEMODE_* variables are never passed to a downstream server (set a value under env: if one needs it)`},
+		{"inherit with a bad item", "connectors:\n  x:\n    command: a\n    inherit_env: [[a], CODEMODE_TOKEN]\n",
+			"codemode.yaml:4:19: connectors.x.inherit_env[0]: expected a string, got a list\n" +
+				`codemode.yaml:4:24: connectors.x.inherit_env[1]: CODEMODE_TOKEN: codemode-mcp's own CODEMODE_* variables are never passed to a downstream server (set a value under env: if one needs it)`},
 		{"inherit on url", "connectors:\n  x:\n    url: https://x/mcp\n    inherit_env: true\n",
 			`codemode.yaml:4:5: connectors.x.inherit_env: inherit_env does not apply to a url connector (only to command connectors)`},
 		{"inherit as map", "connectors:\n  x:\n    command: a\n    inherit_env: {a: b}\n",
@@ -401,20 +404,20 @@ func TestParseErrors(t *testing.T) {
 func TestParseReportsEveryProblem(t *testing.T) {
 	src := "server:\n  transport: htp\n  addr: bad\nsandbox:\n  timeout: x\n"
 	_, err := Parse([]byte(src), "c.yaml")
-	var es Errors
-	if !errors.As(err, &es) {
-		t.Fatalf("got %T %v, want Errors", err, err)
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("got %T %v, want several errors", err, err)
 	}
 	var got []string
-	for _, e := range es {
-		got = append(got, e.Field)
+	for _, e := range joined.Unwrap() {
+		got = append(got, e.(*Error).Field)
 	}
 	want := []string{"server.transport", "server.addr", "sandbox.timeout"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
 	}
 	if n := strings.Count(err.Error(), "\n"); n != 2 {
-		t.Errorf("Errors.Error() has %d newlines, want 2:\n%s", n, err)
+		t.Errorf("the error has %d newlines, want 2:\n%s", n, err)
 	}
 	var e *Error
 	if !errors.As(err, &e) || e.Field != "server.transport" {

@@ -114,32 +114,15 @@ func checkResource(v string) error {
 	return nil
 }
 
-// checkServerAuth decides between the two kinds of authentication.
-// server.auth_token with server.auth is an error: a shared token is a
-// principal with no person behind it, which would walk past everything
-// that binds runs and decisions to people. CODEMODE_TOKEN in the
-// environment is only ignored (with a warning): it is often set for
-// other servers, and ignoring it grants nothing.
-//
-// A connector with credentials: per_user needs server.auth: without an
-// issuer every caller is the one local user, and there would be nobody's
-// own credentials to use.
+// checkServerAuth refuses credentials: per_user without server.auth:
+// without an issuer every caller is the one local user, and there would
+// be nobody's own credentials to use.
 func (d *decoder) checkServerAuth(cfg *Config) {
-	s := &cfg.Server
-	if s.Auth == nil {
+	if cfg.Server.Auth == nil {
 		for _, p := range d.perUser {
 			d.errAt(p.at, p.fp, "per_user needs server.auth (an issuer whose people sign in): without it every caller is the one local user; use credentials: shared")
 		}
-		return
-	}
-	switch {
-	case s.AuthTokenFrom == EnvToken:
-		d.warnAt(d.at["server.auth"], "server.auth", EnvToken+" is set and is not used: with server.auth every client signs in through the issuer")
-		s.AuthToken, s.AuthTokenFrom = "", ""
-	case s.AuthToken != "":
-		d.errAt(d.at["server.auth_token"], "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
-	}
-	if s.Auth.Console != nil && !cfg.Approvals.Console {
+	} else if cfg.Server.Auth.Console != nil && !cfg.Approvals.Console {
 		d.warnAt(d.at["server.auth"], "server.auth.console", "approvals.console is false: no console is served, so nobody signs in to one")
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,41 +38,32 @@ type Cluster struct {
 	stopped atomic.Bool
 }
 
-// Find returns the directory holding initdb and pg_ctl: the one on PATH,
+// find returns the directory holding initdb and pg_ctl: the one on PATH,
 // else the newest /usr/lib/postgresql/*/bin.
-func Find() (string, error) {
+func find() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if _, err := exec.LookPath("pg_ctl"); err == nil {
 			return filepath.Dir(p), nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
-			return d, nil
-		}
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(found) == 0 {
+		return "", errors.New("PostgreSQL's initdb and pg_ctl are not installed (Debian: apt-get install postgresql)")
 	}
-	return "", errors.New("PostgreSQL's initdb and pg_ctl are not installed (Debian: apt-get install postgresql)")
+	// The version is the number in /usr/lib/postgresql/<version>/bin.
+	version := func(initdb string) int {
+		v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+		return v
+	}
+	return filepath.Dir(slices.MaxFunc(found, func(a, b string) int { return version(a) - version(b) })), nil
 }
 
-// version is the number in /usr/lib/postgresql/<version>/bin.
-func version(bin string) int {
-	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(bin)))
-	return v
-}
-
-// Start makes and starts a cluster with durability off (fsync,
-// synchronous_commit: test data need not survive a crash of the machine);
-// Stop removes it. Most tests want Shared instead.
-func Start() (*Cluster, error) { return start(false) }
-
-// StartDurable is Start with PostgreSQL's durable defaults (fsync and
-// synchronous_commit on), as a real server runs: for benchmarks.
-func StartDurable() (*Cluster, error) { return start(true) }
-
+// start makes and starts a cluster; Stop removes it. durable keeps
+// PostgreSQL's durable defaults (fsync, synchronous_commit), as a real
+// server runs; without it, test data need not survive a crash of the
+// machine.
 func start(durable bool) (*Cluster, error) {
-	bin, err := Find()
+	bin, err := find()
 	if err != nil {
 		return nil, err
 	}
@@ -80,27 +71,23 @@ func start(durable bool) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, bin: bin}
+	// A Unix socket only.
+	c := &Cluster{dir: dir, bin: bin, opts: fmt.Sprintf("-k %s -c listen_addresses='' -c max_connections=200", dir)}
+	if !durable {
+		c.opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
 	if os.Geteuid() == 0 {
 		c.runAs = "postgres"
-		if err := chownTree(dir, c.runAs); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
+		err = chownTree(dir, c.runAs)
 	}
-	if err := c.run("initdb", "-D", c.data(), "--auth=trust", "--username=postgres", "--encoding=UTF8", "--no-sync"); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+	if err == nil {
+		err = c.run("initdb", "-D", c.data(), "--auth=trust", "--username=postgres", "--encoding=UTF8", "--no-sync")
 	}
-	// A Unix socket only.
-	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c max_connections=200", dir)
-	if !durable {
-		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	if err == nil {
+		err = c.startServer()
 	}
-	c.opts = opts
-	if err := c.startServer(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	return c, nil
 }
@@ -159,15 +146,15 @@ func chownTree(dir, name string) error {
 	return os.Chown(dir, uid, gid)
 }
 
-// URL is the connection URL of database db.
-func (c *Cluster) URL(db string) string {
+// dbURL is the connection URL of database db.
+func (c *Cluster) dbURL(db string) string {
 	return fmt.Sprintf("postgres://postgres@/%s?host=%s&sslmode=disable", db, c.dir)
 }
 
 // NewDatabase creates an empty database and returns its URL.
 func (c *Cluster) NewDatabase(ctx context.Context) (string, error) {
 	name := fmt.Sprintf("t%d", c.dbs.Add(1))
-	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	conn, err := pgx.Connect(ctx, c.dbURL("postgres"))
 	if err != nil {
 		return "", fmt.Errorf("connect to the test cluster: %w", err)
 	}
@@ -175,7 +162,7 @@ func (c *Cluster) NewDatabase(ctx context.Context) (string, error) {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
-	return c.URL(name), nil
+	return c.dbURL(name), nil
 }
 
 // Stop stops the server (fast shutdown: connections are closed) and
@@ -190,16 +177,13 @@ func (c *Cluster) Stop() error {
 
 // lazy is a cluster started by the first test that needs it.
 type lazy struct {
-	once  sync.Once
-	c     *Cluster
-	err   error
-	start func() (*Cluster, error)
+	durable bool
+	once    sync.Once
+	c       *Cluster
+	err     error
 }
 
-var (
-	shared  = &lazy{start: Start}
-	durable = &lazy{start: StartDurable}
-)
+var shared, durable = &lazy{}, &lazy{durable: true}
 
 // get starts the cluster once; without PostgreSQL, t is skipped, or fails
 // under CI.
@@ -207,7 +191,7 @@ func (l *lazy) get(t testing.TB) *Cluster {
 	t.Helper()
 	l.once.Do(func() {
 		began := time.Now()
-		l.c, l.err = l.start()
+		l.c, l.err = start(l.durable)
 		if l.err == nil {
 			t.Logf("PostgreSQL test cluster started in %s", time.Since(began).Round(time.Millisecond))
 		}
@@ -223,23 +207,23 @@ func (l *lazy) get(t testing.TB) *Cluster {
 
 // NewDatabase returns the URL of a new, empty database on the cluster of
 // this test binary, started by the first caller; StopShared (from
-// TestMain) stops it. Without PostgreSQL, t is skipped, or fails under CI
-// (CI set).
+// TestMain) stops it. Its durability is off. Without PostgreSQL, t is
+// skipped, or fails under CI (CI set).
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	return newDatabase(t, shared.get(t))
+	return shared.database(t)
 }
 
 // DurableDatabase is NewDatabase on a cluster with durability on, for
 // benchmarks; StopDurable stops it.
 func DurableDatabase(t testing.TB) string {
 	t.Helper()
-	return newDatabase(t, durable.get(t))
+	return durable.database(t)
 }
 
-func newDatabase(t testing.TB, c *Cluster) string {
+func (l *lazy) database(t testing.TB) string {
 	t.Helper()
-	url, err := c.NewDatabase(context.Background())
+	url, err := l.get(t).NewDatabase(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,13 +232,12 @@ func newDatabase(t testing.TB, c *Cluster) string {
 
 // Private starts a cluster of t's own, which t may crash and restart
 // (Crash, Restart) without disturbing other tests; it is stopped when t
-// ends. It is durable (StartDurable): what it acknowledged survives a
-// crash, as on a real server. Without PostgreSQL, t is skipped, or fails
-// under CI (CI set).
+// ends. It is durable: what it acknowledged survives a crash, as on a
+// real server. Without PostgreSQL, t is skipped, or fails under CI (CI
+// set).
 func Private(t testing.TB) *Cluster {
 	t.Helper()
-	l := &lazy{start: StartDurable}
-	c := l.get(t)
+	c := (&lazy{durable: true}).get(t)
 	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Errorf("stop the test's PostgreSQL cluster: %v", err)

@@ -8,16 +8,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
-// dialect is PostgreSQL's: left counts characters, and reads only the
-// start of a value kept compressed or out of line (TOAST) as far as it
-// can; ord is the identity column that keeps insertion order.
+// dialect is PostgreSQL's: ord is the identity column that keeps
+// insertion order.
 var dialect = sqlstore.Dialect{
 	Order:      "ord",
-	Prefix:     func(col, n string) string { return "left(" + col + ", " + n + ")" },
 	Unique:     func(err error) bool { return pgCode(err) == "23505" },
 	ForeignKey: func(err error) bool { return pgCode(err) == "23503" },
 }
@@ -40,11 +37,11 @@ func (p pgDB) Exec(ctx context.Context, query string, args ...any) (int64, error
 	return tag.RowsAffected(), err
 }
 
-func (p pgDB) QueryRow(ctx context.Context, query string, args ...any) codec.Scanner {
+func (p pgDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return p.pool.QueryRow(ctx, query, args...)
 }
 
-func (p pgDB) Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error {
+func (p pgDB) Query(ctx context.Context, query string, args []any, row func(sqlstore.Row) error) error {
 	rows, err := p.pool.Query(ctx, query, args...)
 	if err != nil {
 		return err

@@ -24,7 +24,6 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	sc "github.com/codemode-mcp/codemode-mcp/store/codec"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
@@ -114,9 +113,6 @@ func (s *Store) String() string { return s.where }
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migrations returns the embedded migrations in version order.
-func migrations() ([]sc.Migration, error) { return sc.Migrations(migrationFiles) }
-
 // migrationLock is the advisory lock key migrations take (any constant
 // unlikely to be used by another application on the same database).
 const migrationLock = 0x636f64656d6f6465 // "codemode"
@@ -126,44 +122,38 @@ const migrationLock = 0x636f64656d6f6465 // "codemode"
 // failure leaves the database as it was. The version is a row of
 // codemode_schema.
 func (s *Store) migrate(ctx context.Context) (err error) {
-	ms, err := migrations()
-	if err != nil {
-		return err
-	}
-	latest := len(ms)
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("store %s: begin migration: %w", s.where, err)
 	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
+			err = errors.Join(fmt.Errorf("store %s: %w", s.where, err), tx.Rollback(context.WithoutCancel(ctx)))
 		}
 	}()
-	for _, q := range []string{`SELECT pg_advisory_xact_lock(` + strconv.Itoa(migrationLock) + `)`,
-		`CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL)`,
-		`INSERT INTO codemode_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT FROM codemode_schema)`} {
-		if _, err := tx.Exec(ctx, q); err != nil {
-			return fmt.Errorf("store %s: prepare migration: %w", s.where, err)
-		}
+	// The lock, then the version's table with its one row (a statement
+	// without parameters goes by the simple protocol, which runs several).
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrationLock)+`);
+		CREATE TABLE IF NOT EXISTS codemode_schema (version INTEGER NOT NULL);
+		INSERT INTO codemode_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT FROM codemode_schema)`); err != nil {
+		return fmt.Errorf("prepare migration: %w", err)
 	}
 	var current int
 	if err := tx.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&current); err != nil {
-		return fmt.Errorf("store %s: read schema version: %w", s.where, err)
+		return fmt.Errorf("read schema version: %w", err)
 	}
-	if current > latest {
-		return fmt.Errorf("store %s: schema version %d is newer than this binary's %d; upgrade codemode-mcp or use another database", s.where, current, latest)
-	}
-	for _, m := range ms[current:] {
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return fmt.Errorf("store %s: migration %s: %w", s.where, m.Name, err)
-		}
+	latest, err := sqlstore.Migrate(migrationFiles, current, "database", func(q string) error {
+		_, err := tx.Exec(ctx, q)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE codemode_schema SET version = $1`, latest); err != nil {
-		return fmt.Errorf("store %s: set schema version: %w", s.where, err)
+		return fmt.Errorf("set schema version: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("store %s: commit migration: %w", s.where, err)
+		return fmt.Errorf("commit migration: %w", err)
 	}
 	if current < latest {
 		s.logger.DebugContext(ctx, "store schema migrated", "store", s.where, "from", current, "to", latest)

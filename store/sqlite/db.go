@@ -13,15 +13,12 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
-// dialect is SQLite's: substr counts characters in text; rowid keeps
-// insertion order.
+// dialect is SQLite's: rowid keeps insertion order.
 var dialect = sqlstore.Dialect{
-	Order:  "rowid",
-	Prefix: func(col, n string) string { return "substr(" + col + ", 1, " + n + ")" },
+	Order: "rowid",
 	Unique: func(err error) bool {
 		c := sqliteCode(err)
 		return c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || c == sqlite3.SQLITE_CONSTRAINT_UNIQUE
@@ -174,7 +171,7 @@ func (c *stmts) Exec(ctx context.Context, query string, args ...any) (int64, err
 	return res.RowsAffected()
 }
 
-func (c *stmts) QueryRow(ctx context.Context, query string, args ...any) codec.Scanner {
+func (c *stmts) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	st, err := c.get(ctx, query)
 	if err != nil {
 		return errRow{err}
@@ -182,7 +179,7 @@ func (c *stmts) QueryRow(ctx context.Context, query string, args ...any) codec.S
 	return st.QueryRowContext(ctx, args...)
 }
 
-func (c *stmts) Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error {
+func (c *stmts) Query(ctx context.Context, query string, args []any, row func(sqlstore.Row) error) error {
 	st, err := c.get(ctx, query)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	sc "github.com/codemode-mcp/codemode-mcp/store/codec"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
 // The journal (codemode.Journaler): log entries written ahead of a side
@@ -101,7 +101,7 @@ func (s *Store) Journal(ctx context.Context, id string, entries []codemode.Entry
 		if e.ExecutionID != id {
 			return fmt.Errorf("journal of %s: entry #%d belongs to %s", id, e.Seq, e.ExecutionID)
 		}
-		if err := sc.CheckInsert(e); err != nil {
+		if err := sqlstore.CheckInsert(e); err != nil {
 			return fmt.Errorf("journal of %s: %w", id, err)
 		}
 		if e.State == codemode.EntryWaiting || e.Task != "" {

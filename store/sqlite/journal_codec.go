@@ -7,7 +7,6 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	sc "github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
 // A journal record (journal.go) is binary, so that writing one costs well
@@ -63,7 +62,7 @@ func fromStamp(n int64) time.Time {
 	if n == 0 {
 		return time.Time{}
 	}
-	return sc.FromNanos(n)
+	return time.Unix(0, n).UTC()
 }
 
 // parseJournal returns the entries of a journal's records up to the first

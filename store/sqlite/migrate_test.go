@@ -12,6 +12,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 	"github.com/codemode-mcp/codemode-mcp/store/storetest"
 )
 
@@ -113,7 +114,7 @@ func TestSchema2NotesMoveToRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := migrations()
+	ms, err := sqlstore.Migrations(migrationFiles)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
 // The audit's id is the database's (an autoincrement, an identity), so an
@@ -21,7 +20,8 @@ func (s *Store) Audit(ctx context.Context, r codemode.AuditRecord) error {
 	if r.Action == "" || r.Person.Subject == "" {
 		return fmt.Errorf("audit: a record needs an action and a person (got %q by %q)", r.Action, r.Person.Subject)
 	}
-	if _, err := s.db.Exec(ctx, auditSQL, codec.AuditValues(r)...); err != nil {
+	_, err := s.db.Exec(ctx, auditSQL, nanos(stamp(r.At)), r.Person.Subject, r.Person.Name, r.Person.Email, string(r.Action), r.ExecutionID, r.Seq, r.Target, r.Outcome, r.Source)
+	if err != nil {
 		return fmt.Errorf("audit %s of %s: %w", r.Action, r.ExecutionID, err)
 	}
 	return nil
@@ -30,9 +30,9 @@ func (s *Store) Audit(ctx context.Context, r codemode.AuditRecord) error {
 // AuditRecords returns the records q selects, oldest first
 // (codemode.Store).
 func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]codemode.AuditRecord, error) {
-	query, args := `SELECT `+codec.AuditColumns+` FROM audit WHERE true`, []any(nil)
+	query, args := `SELECT id, `+auditInsertColumns+` FROM audit WHERE true`, []any(nil)
 	if !q.Since.IsZero() {
-		args = append(args, codec.Nanos(q.Since))
+		args = append(args, nanos(q.Since))
 		query += ` AND at >= $` + strconv.Itoa(len(args))
 	}
 	if q.ExecutionID != "" {
@@ -44,18 +44,26 @@ func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]code
 		args = append(args, q.Limit)
 		query += ` LIMIT $` + strconv.Itoa(len(args))
 	}
-	out, err := collect(ctx, s.db, query, args, codec.ScanAudit)
-	if err != nil {
-		return nil, fmt.Errorf("read the audit: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "read the audit", query, args, scanAudit)
 }
 
 // PruneAudit deletes the records older than before (codemode.Store).
 func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int, error) {
-	n, err := s.db.Exec(ctx, `DELETE FROM audit WHERE at < $1`, codec.Nanos(before))
+	n, err := s.db.Exec(ctx, `DELETE FROM audit WHERE at < $1`, nanos(before))
 	if err != nil {
 		return 0, fmt.Errorf("prune the audit: %w", err)
 	}
 	return int(n), nil
+}
+
+// scanAudit reads id, then auditInsertColumns.
+func scanAudit(row Row) (codemode.AuditRecord, error) {
+	var (
+		r      codemode.AuditRecord
+		at     int64
+		action string
+	)
+	err := row.Scan(&r.ID, &at, &r.Person.Subject, &r.Person.Name, &r.Person.Email, &action, &r.ExecutionID, &r.Seq, &r.Target, &r.Outcome, &r.Source)
+	r.At, r.Action = fromNanos(at), codemode.AuditAction(action)
+	return r, err
 }

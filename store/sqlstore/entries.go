@@ -3,27 +3,126 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
+)
+
+// entryInsertColumns are what an entry nobody decided is inserted with
+// (insertOf); decidedColumns who decided it and when (decidedValues),
+// written only for an entry that names a decider, so that the write of
+// every call binds no more than it did before people were recorded.
+// scanEntry reads entryColumns, both.
+const (
+	entryInsertColumns = `execution_id, seq, kind, connector, method, name, args, result, error, state, reverts, task, created_at, updated_at`
+	decidedColumns     = `decided_by, decided_by_name, decided_by_email, decided_at`
+	entryColumns       = entryInsertColumns + `, ` + decidedColumns
 )
 
 var (
-	insertEntrySQL        = `INSERT INTO entries (` + codec.EntryInsertColumns + `) VALUES ` + values(codec.EntryInsertColumns)
-	insertDecidedEntrySQL = `INSERT INTO entries (` + codec.EntryColumns + `) VALUES ` + values(codec.EntryColumns)
+	insertEntrySQL        = `INSERT INTO entries (` + entryInsertColumns + `) VALUES ` + values(entryInsertColumns)
+	insertDecidedEntrySQL = `INSERT INTO entries (` + entryColumns + `) VALUES ` + values(entryColumns)
 )
 
 // insertOf is the statement that inserts e: with its decider only when it
-// names one.
+// names one. t stands in for a zero UpdatedAt, and UpdatedAt for a zero
+// CreatedAt.
 func insertOf(e codemode.Entry, t time.Time) Stmt {
-	if e.DecidedBy.IsZero() {
-		return Stmt{SQL: insertEntrySQL, Args: codec.EntryValues(e, t)}
+	t = updatedAt(e, t)
+	created := t
+	if !e.CreatedAt.IsZero() {
+		created = e.CreatedAt
 	}
-	return Stmt{SQL: insertDecidedEntrySQL, Args: append(codec.EntryValues(e, t), codec.DecidedValues(e)...)}
+	args := []any{e.ExecutionID, e.Seq, e.Kind.String(), e.Connector, e.Method, e.Name,
+		rawText(e.Args), rawText(e.Result), e.Error, e.State.String(), e.Reverts, e.Task, nanos(created), nanos(t)}
+	if e.DecidedBy.IsZero() {
+		return Stmt{SQL: insertEntrySQL, Args: args}
+	}
+	return Stmt{SQL: insertDecidedEntrySQL, Args: append(args, decidedValues(e)...)}
+}
+
+// decidedValues binds who decided e and when, as decidedColumns.
+func decidedValues(e codemode.Entry) []any {
+	at := int64(0)
+	if !e.DecidedAt.IsZero() {
+		at = nanos(e.DecidedAt)
+	}
+	return []any{e.DecidedBy.Subject, e.DecidedBy.Name, e.DecidedBy.Email, at}
+}
+
+// updatedAt is the time a write of e stores: e.UpdatedAt, or t when that
+// is zero.
+func updatedAt(e codemode.Entry, t time.Time) time.Time {
+	if !e.UpdatedAt.IsZero() {
+		return e.UpdatedAt
+	}
+	return t
+}
+
+// CheckInsert refuses an entry that could not be read back.
+func CheckInsert(e codemode.Entry) error {
+	if err := checkState(e.State); err != nil {
+		return fmt.Errorf("insert log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
+	}
+	switch e.Kind {
+	case codemode.KindCall, codemode.KindStep, codemode.KindService:
+	default:
+		return fmt.Errorf("insert log entry %s#%d: invalid kind %d", e.ExecutionID, e.Seq, int(e.Kind))
+	}
+	return nil
+}
+
+// checkUpdate refuses a new state that could not be read back.
+func checkUpdate(e codemode.Entry) error {
+	if err := checkState(e.State); err != nil {
+		return fmt.Errorf("update log entry %s#%d: %w", e.ExecutionID, e.Seq, err)
+	}
+	return nil
+}
+
+func checkState(st codemode.EntryState) error {
+	if _, err := codemode.ParseEntryState(st.String()); err != nil {
+		return fmt.Errorf("invalid log entry state %d", int(st))
+	}
+	return nil
+}
+
+// scanEntry reads entryColumns, then into more.
+func scanEntry(row Row, more ...any) (codemode.Entry, error) {
+	var (
+		e                         codemode.Entry
+		kind, state               string
+		args, result              []byte
+		decided, created, updated int64
+	)
+	err := row.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
+		&args, &result, &e.Error, &state, &e.Reverts, &e.Task, &created, &updated,
+		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &decided}, more...)...)
+	if err == nil {
+		err = errors.Join(e.Kind.UnmarshalText([]byte(kind)), e.State.UnmarshalText([]byte(state)))
+		if err != nil {
+			err = fmt.Errorf("log entry #%d: %w", e.Seq, err)
+		}
+	}
+	e.Args, e.Result = json.RawMessage(args), json.RawMessage(result)
+	if decided != 0 {
+		e.DecidedAt = fromNanos(decided)
+	}
+	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return e, err
+}
+
+// scanClippedEntry reads entryColumns, then the lengths in bytes of args,
+// result and error.
+func scanClippedEntry(row Row) (codemode.ClippedEntry, error) {
+	var c codemode.ClippedEntry
+	e, err := scanEntry(row, &c.Sizes.Args, &c.Sizes.Result, &c.Sizes.Error)
+	c.Entry = e
+	return c, err
 }
 
 // A task id, once logged, stays: an update without one keeps it.
@@ -42,8 +141,8 @@ const updateDecidedEntrySQL = `UPDATE entries SET state = $1, result = $2, error
 
 // Entries returns an execution's log in seq order (codemode.Store).
 func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Entry, error) {
-	return logOf(ctx, s, executionID, `SELECT `+codec.EntryColumns+` FROM entries WHERE execution_id = $1 ORDER BY seq`,
-		[]any{executionID}, codec.ScanEntry)
+	return logOf(ctx, s, executionID, `SELECT `+entryColumns+` FROM entries WHERE execution_id = $1 ORDER BY seq`,
+		[]any{executionID}, func(row Row) (codemode.Entry, error) { return scanEntry(row) })
 }
 
 // ClippedEntries returns the part of an execution's log q selects
@@ -60,20 +159,22 @@ func (s *Store) ClippedEntries(ctx context.Context, executionID string, q codemo
 	if q.Preview > 0 {
 		args = append(args, q.Preview)
 	}
-	return logOf(ctx, s, executionID, s.clippedSQL(q.Preview), args, codec.ScanClippedEntry)
+	return logOf(ctx, s, executionID, clippedSQL(q.Preview), args, scanClippedEntry)
 }
 
-// clippedSQL selects EntryColumns, the values cut as preview says
+// clippedSQL selects entryColumns, the values cut as preview says
 // (codemode.LogQuery.Preview), then their lengths in bytes (octet_length,
 // which both databases compute without reading a value stored apart from
-// its row).
-func (s *Store) clippedSQL(preview int) string {
+// its row). substr counts characters in both; PostgreSQL's reads only
+// the start of a value kept compressed or out of line (TOAST) as far as
+// it can (its left is the same function).
+func clippedSQL(preview int) string {
 	args, result, errText := "args", "result", "error"
 	switch {
 	case preview < 0:
 		args, result, errText = "NULL", "NULL", "''"
 	case preview > 0:
-		args, result, errText = s.d.Prefix("args", "$4"), s.d.Prefix("result", "$4"), s.d.Prefix("error", "$4")
+		args, result, errText = "substr(args, 1, $4)", "substr(result, 1, $4)", "substr(error, 1, $4)"
 	}
 	return `SELECT execution_id, seq, kind, connector, method, name, ` + args + `, ` + result + `, ` + errText +
 		`, state, reverts, task, created_at, updated_at, decided_by, decided_by_name, decided_by_email, decided_at,
@@ -83,36 +184,36 @@ func (s *Store) clippedSQL(preview int) string {
 
 // logOf reads rows of execution id's log; an empty log of an execution
 // that does not exist is ErrNotFound.
-func logOf[T any](ctx context.Context, s *Store, id, query string, args []any, scan func(codec.Scanner) (T, error)) ([]T, error) {
-	out, err := collect(ctx, s.db, query, args, scan)
+func logOf[T any](ctx context.Context, s *Store, id, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
+	out, err := collect(ctx, s.db, "log of execution "+id, query, args, scan)
 	if err == nil && len(out) == 0 {
 		var one int
 		if err = s.db.QueryRow(ctx, `SELECT 1 FROM executions WHERE id = $1`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			err = codemode.ErrNotFound
 		}
+		if err != nil {
+			return nil, fmt.Errorf("log of execution %s: %w", id, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("log of execution %s: %w", id, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // InsertEntry adds a new entry (codemode.Store).
 func (s *Store) InsertEntry(ctx context.Context, e codemode.Entry) error {
-	if err := codec.CheckInsert(e); err != nil {
+	if err := CheckInsert(e); err != nil {
 		return err
 	}
-	st := insertOf(e, codec.Now())
+	st := insertOf(e, now())
 	_, err := s.db.Exec(ctx, st.SQL, st.Args...)
 	return s.insertError(e, err)
 }
 
 // UpdateEntry moves an entry if its state is still from (codemode.Store).
 func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode.EntryState) error {
-	if err := codec.CheckUpdate(e); err != nil {
+	if err := checkUpdate(e); err != nil {
 		return err
 	}
-	st := updateOf(e, from, codec.Now())
+	st := updateOf(e, from, now())
 	n, err := s.db.Exec(ctx, st.SQL, st.Args...)
 	switch {
 	case err != nil:
@@ -129,12 +230,12 @@ func (s *Store) UpdateEntry(ctx context.Context, e codemode.Entry, from codemode
 // finds its entry moved undoes them all.
 func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, updates []codemode.EntryUpdate) error {
 	for _, e := range inserts {
-		if err := codec.CheckInsert(e); err != nil {
+		if err := CheckInsert(e); err != nil {
 			return err
 		}
 	}
 	for _, u := range updates {
-		if err := codec.CheckUpdate(u.Entry); err != nil {
+		if err := checkUpdate(u.Entry); err != nil {
 			return err
 		}
 	}
@@ -146,7 +247,7 @@ func (s *Store) WriteEntries(ctx context.Context, inserts []codemode.Entry, upda
 	case len(inserts) == 0 && len(updates) == 1:
 		return s.UpdateEntry(ctx, updates[0].Entry, updates[0].From)
 	}
-	t := codec.Now()
+	t := now()
 	stmts := make([]Stmt, 0, len(inserts)+len(updates))
 	for _, e := range inserts {
 		stmts = append(stmts, insertOf(e, t))
@@ -188,11 +289,11 @@ func (s *Store) insertError(e codemode.Entry, err error) error {
 // stands in for a zero UpdatedAt. It writes a decider only when e names
 // one.
 func updateOf(e codemode.Entry, from codemode.EntryState, t time.Time) Stmt {
-	args := append(make([]any, 0, 8), e.State.String(), codec.RawText(e.Result), e.Error, e.Task, codec.Nanos(codec.UpdatedAt(e, t)))
+	args := append(make([]any, 0, 8), e.State.String(), rawText(e.Result), e.Error, e.Task, nanos(updatedAt(e, t)))
 	if e.DecidedBy.IsZero() {
 		return Stmt{SQL: updateEntrySQL, Args: append(args, e.ExecutionID, e.Seq, from.String())}
 	}
-	args = append(args, codec.DecidedValues(e)...) // (grows: decisions are rare)
+	args = append(args, decidedValues(e)...) // (grows: decisions are rare)
 	return Stmt{SQL: updateDecidedEntrySQL, Args: append(args, e.ExecutionID, e.Seq, from.String())}
 }
 

@@ -3,33 +3,39 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
-var createExecutionSQL = `INSERT INTO executions (` + codec.ExecutionColumns + `) VALUES ` + values(codec.ExecutionColumns)
+// executionColumns in the order of createExecutionSQL's values and of
+// scanExecution.
+const executionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, trace, started_by, started_by_name, started_by_email, created_at, updated_at`
 
-// CreateExecution inserts e (codemode.Store).
+var createExecutionSQL = `INSERT INTO executions (` + executionColumns + `) VALUES ` + values(executionColumns)
+
+// CreateExecution inserts e (codemode.Store). Its Code, Task (JSON text,
+// NULL for a run that is not a task), Trace, StartedBy and CreatedAt are
+// written once, here.
 func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) error {
 	if e.ID == "" {
 		return errors.New("create execution: empty id")
 	}
-	vals, err := codec.ExecutionValues(e)
+	vals, err := executionValues(e)
+	var task any
+	if err == nil && e.Task != nil {
+		task, err = jsonText(e.Task, false, "task")
+	}
 	if err != nil {
 		return fmt.Errorf("create execution %s: %w", e.ID, err)
 	}
-	once, err := codec.CreateValues(e)
-	if err != nil {
-		return fmt.Errorf("create execution %s: %w", e.ID, err)
-	}
-	created := codec.Stamp(e.CreatedAt)
-	args := append(append([]any{e.ID, e.Code}, vals...), once...)
-	_, err = s.db.Exec(ctx, createExecutionSQL, append(args, codec.Nanos(created), codec.Nanos(created))...)
+	created := stamp(e.CreatedAt)
+	args := append(append([]any{e.ID, e.Code}, vals...), task, e.Trace, e.StartedBy.Subject, e.StartedBy.Name, e.StartedBy.Email, nanos(created), nanos(created))
+	_, err = s.db.Exec(ctx, createExecutionSQL, args...)
 	if err := s.inserted(err, "create execution "+e.ID, codemode.ErrConflict); err != nil {
 		return err
 	}
@@ -37,9 +43,67 @@ func (s *Store) CreateExecution(ctx context.Context, e *codemode.Execution) erro
 	return nil
 }
 
+// executionValues binds e's status, result, error, logs, connectors,
+// clock and owner, what an update writes, after checking the status.
+func executionValues(e *codemode.Execution) ([]any, error) {
+	if err := checkStatus(e.Status); err != nil {
+		return nil, err
+	}
+	logs, err := jsonText(e.Logs, len(e.Logs) == 0, "logs")
+	if err != nil {
+		return nil, err
+	}
+	conns, err := jsonText(e.Connectors, len(e.Connectors) == 0, "connectors")
+	if err != nil {
+		return nil, err
+	}
+	clock, err := jsonText(e.Clock, false, "clock")
+	if err != nil {
+		return nil, err
+	}
+	return []any{e.Status.String(), rawText(e.Result), e.Error, logs, conns, clock, e.Owner}, nil
+}
+
+// checkStatus refuses a status that could not be read back.
+func checkStatus(st codemode.ExecStatus) error {
+	if _, err := codemode.ParseExecStatus(st.String()); err != nil {
+		return fmt.Errorf("invalid execution status %d", int(st))
+	}
+	return nil
+}
+
+// scanExecution reads executionColumns.
+func scanExecution(row Row) (*codemode.Execution, error) {
+	var (
+		e                          codemode.Execution
+		status                     string
+		result, logs, conns, clock []byte
+		task                       []byte
+		created, updated           int64
+	)
+	if err := row.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &e.Trace,
+		&e.StartedBy.Subject, &e.StartedBy.Name, &e.StartedBy.Email, &created, &updated); err != nil {
+		return nil, err
+	}
+	err := e.Status.UnmarshalText([]byte(status))
+	if err == nil {
+		err = errors.Join(jsonDecode(logs, &e.Logs, "logs"), jsonDecode(conns, &e.Connectors, "connectors"), jsonDecode(clock, &e.Clock, "clock"))
+	}
+	if err == nil && task != nil {
+		e.Task = &codemode.Task{}
+		err = jsonDecode(task, e.Task, "task")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
+	}
+	e.Result = json.RawMessage(result)
+	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &e, nil
+}
+
 // GetExecution reads an execution (codemode.Store).
 func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
-	e, err := codec.ScanExecution(s.db.QueryRow(ctx, `SELECT `+codec.ExecutionColumns+` FROM executions WHERE id = $1`, id))
+	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions WHERE id = $1`, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
@@ -52,13 +116,13 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 // UpdateExecution moves an execution if its status is still from
 // (codemode.Store).
 func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
-	vals, err := codec.ExecutionValues(e)
+	vals, err := executionValues(e)
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
-	t := codec.Stamp(e.UpdatedAt)
+	t := stamp(e.UpdatedAt)
 	n, err := s.db.Exec(ctx, `UPDATE executions SET status = $1, result = $2, error = $3, logs = $4, connectors = $5, clock = $6, owner = $7, updated_at = $8
-		WHERE id = $9 AND status = $10`, append(vals, codec.Nanos(t), e.ID, from.String())...)
+		WHERE id = $9 AND status = $10`, append(vals, nanos(t), e.ID, from.String())...)
 	switch {
 	case err != nil:
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
@@ -74,12 +138,12 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 // unlimited list binds no LIMIT (SQLite prepares a statement with a bound
 // LIMIT again on every run, its planner reading the value).
 func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
-	q, args := `SELECT `+codec.ExecutionColumns+` FROM executions WHERE true`, []any(nil)
+	q, args := `SELECT `+executionColumns+` FROM executions WHERE true`, []any(nil)
 	if f.Tasks {
 		q += ` AND task IS NOT NULL`
 	}
 	if f.Status != 0 {
-		if err := codec.CheckStatus(f.Status); err != nil {
+		if err := checkStatus(f.Status); err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
 		args = append(args, f.Status.String())
@@ -94,11 +158,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		args = append(args, f.Limit)
 		q += ` LIMIT $` + strconv.Itoa(len(args))
 	}
-	out, err := collect(ctx, s.db, q, args, codec.ScanExecution)
-	if err != nil {
-		return nil, fmt.Errorf("list executions: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "list executions", q, args, scanExecution)
 }
 
 // DeleteExecution removes an execution and, by cascade, its log
@@ -167,14 +227,14 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 // (PostgreSQL makes it wait for the first's row lock and re-read the row)
 // and nothing of its batch is written.
 func (s *Store) Recover(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, owner, note string, ahead []codemode.Entry) error {
-	if err := codec.CheckStatus(e.Status); err != nil {
+	if err := checkStatus(e.Status); err != nil {
 		return fmt.Errorf("recover execution %s: %w", e.ID, err)
 	}
-	t := codec.Stamp(e.UpdatedAt)
+	t := stamp(e.UpdatedAt)
 	stmts := []Stmt{{SQL: `UPDATE executions SET status = $1, error = $2, owner = '', updated_at = $3 WHERE id = $4 AND status = $5 AND owner = $6`,
-		Args: []any{e.Status.String(), e.Error, codec.Nanos(t), e.ID, from.String(), owner}, Guard: true}}
+		Args: []any{e.Status.String(), e.Error, nanos(t), e.ID, from.String(), owner}, Guard: true}}
 	for _, en := range ahead {
-		if err := codec.CheckInsert(en); err != nil {
+		if err := CheckInsert(en); err != nil {
 			return fmt.Errorf("recover execution %s: apply its journal: %w", e.ID, err)
 		}
 		ins := insertOf(en, t)
@@ -186,9 +246,9 @@ func (s *Store) Recover(ctx context.Context, e *codemode.Execution, from codemod
 	}
 	stmts = append(stmts,
 		Stmt{SQL: `UPDATE entries SET state = $1, error = $2, updated_at = $3 WHERE execution_id = $4 AND state IN ($5, $6)`,
-			Args: []any{codemode.EntryUnknown.String(), note, codec.Nanos(t), e.ID, codemode.EntryExecuting.String(), codemode.EntryWaiting.String()}},
+			Args: []any{codemode.EntryUnknown.String(), note, nanos(t), e.ID, codemode.EntryExecuting.String(), codemode.EntryWaiting.String()}},
 		Stmt{SQL: `UPDATE entries SET state = $1, updated_at = $2 WHERE execution_id = $3 AND state IN ($4, $5)`,
-			Args: []any{codemode.EntryRejected.String(), codec.Nanos(t), e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String()}})
+			Args: []any{codemode.EntryRejected.String(), nanos(t), e.ID, codemode.EntryPending.String(), codemode.EntrySignIn.String()}})
 	if _, err := s.db.Batch(ctx, stmts); errors.Is(err, ErrNoRow) {
 		return s.explain(ctx, "recover execution "+e.ID, `SELECT 'it is ' || status || ' owned by "' || owner || '"' FROM executions WHERE id = $1`,
 			[]any{e.ID}, fmt.Sprintf("%s owned by %q", from, owner))

@@ -8,13 +8,12 @@ import (
 	"fmt"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
 // PutRecord inserts r (connectors.Records).
 func (s *Store) PutRecord(ctx context.Context, r connectors.Record) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO records (kind, id, value, created_at) VALUES ($1, $2, $3, $4)`,
-		r.Kind, r.ID, string(r.Value), codec.Nanos(codec.Stamp(r.CreatedAt)))
+		r.Kind, r.ID, string(r.Value), nanos(stamp(r.CreatedAt)))
 	return s.inserted(err, "put "+r.Kind+" "+r.ID, connectors.ErrRecordExists)
 }
 
@@ -33,7 +32,7 @@ var errStop = errors.New("stop")
 // ScanRecords calls fn with kind's records, newest first, until it returns
 // false.
 func (s *Store) ScanRecords(ctx context.Context, kind string, fn func(connectors.Record) bool) error {
-	err := s.db.Query(ctx, s.scanRecords, []any{kind}, func(row codec.Scanner) error {
+	err := s.db.Query(ctx, s.scanRecords, []any{kind}, func(row Row) error {
 		var (
 			r       = connectors.Record{Kind: kind}
 			value   []byte
@@ -42,7 +41,7 @@ func (s *Store) ScanRecords(ctx context.Context, kind string, fn func(connectors
 		if err := row.Scan(&r.ID, &value, &created); err != nil {
 			return err
 		}
-		r.Value, r.CreatedAt = value, codec.FromNanos(created)
+		r.Value, r.CreatedAt = value, fromNanos(created)
 		if !fn(r) {
 			return errStop
 		}
@@ -67,7 +66,7 @@ func (s *Store) GetRecord(ctx context.Context, kind, id string) (connectors.Reco
 	case err != nil:
 		return connectors.Record{}, fmt.Errorf("get %s %s: %w", kind, id, err)
 	}
-	return connectors.Record{Kind: kind, ID: id, Value: value, CreatedAt: codec.FromNanos(created)}, nil
+	return connectors.Record{Kind: kind, ID: id, Value: value, CreatedAt: fromNanos(created)}, nil
 }
 
 // ReplaceRecord swaps the value of kind's record id from old to new (see
@@ -83,7 +82,7 @@ func (s *Store) ReplaceRecord(ctx context.Context, kind, id string, old, new jso
 		return false, fmt.Errorf("replace %s %s: neither an old nor a new value", kind, id)
 	case old == nil:
 		n, err = s.db.Exec(ctx, `INSERT INTO records (kind, id, value, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, id) DO NOTHING`,
-			kind, id, string(new), codec.Nanos(codec.Now()))
+			kind, id, string(new), nanos(now()))
 	case new == nil:
 		n, err = s.db.Exec(ctx, `DELETE FROM records WHERE kind = $1 AND id = $2 AND value = $3`, kind, id, string(old))
 	default:

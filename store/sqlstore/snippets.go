@@ -3,20 +3,26 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
-var saveSnippetSQL = `INSERT INTO snippets (` + codec.SnippetColumns + `) VALUES ` + values(codec.SnippetColumns) + `
+// The columns in the order their inserts bind and their scans read them.
+const (
+	snippetColumns = `name, description, code, input_schema, connectors, from_execution, created_at`
+	ownerColumns   = `id, host, pid, boot, process_start, started_at, heartbeat_at, lease`
+)
+
+var saveSnippetSQL = `INSERT INTO snippets (` + snippetColumns + `) VALUES ` + values(snippetColumns) + `
 	ON CONFLICT (name) DO UPDATE SET description = excluded.description, code = excluded.code,
 	  input_schema = excluded.input_schema, connectors = excluded.connectors,
 	  from_execution = excluded.from_execution, created_at = excluded.created_at`
 
-var registerOwnerSQL = `INSERT INTO owners (` + codec.OwnerColumns + `) VALUES ` + values(codec.OwnerColumns)
+var registerOwnerSQL = `INSERT INTO owners (` + ownerColumns + `) VALUES ` + values(ownerColumns)
 
 // SaveSnippet inserts or replaces a snippet by name. A zero CreatedAt is
 // set to now.
@@ -24,9 +30,9 @@ func (s *Store) SaveSnippet(ctx context.Context, sn codemode.Snippet) error {
 	if sn.Name == "" {
 		return errors.New("save snippet: empty name")
 	}
-	vals, err := codec.SnippetValues(sn)
+	conns, err := jsonText(sn.Connectors, len(sn.Connectors) == 0, "connectors")
 	if err == nil {
-		_, err = s.db.Exec(ctx, saveSnippetSQL, vals...)
+		_, err = s.db.Exec(ctx, saveSnippetSQL, sn.Name, sn.Description, sn.Code, rawText(sn.InputSchema), conns, sn.FromExecution, nanos(stamp(sn.CreatedAt)))
 	}
 	if err != nil {
 		return fmt.Errorf("save snippet %s: %w", sn.Name, err)
@@ -36,7 +42,7 @@ func (s *Store) SaveSnippet(ctx context.Context, sn codemode.Snippet) error {
 
 // GetSnippet returns ErrNotFound for an unknown name.
 func (s *Store) GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error) {
-	sn, err := codec.ScanSnippet(s.db.QueryRow(ctx, `SELECT `+codec.SnippetColumns+` FROM snippets WHERE name = $1`, name))
+	sn, err := scanSnippet(s.db.QueryRow(ctx, `SELECT `+snippetColumns+` FROM snippets WHERE name = $1`, name))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("snippet %s: %w", name, codemode.ErrNotFound)
@@ -48,11 +54,7 @@ func (s *Store) GetSnippet(ctx context.Context, name string) (*codemode.Snippet,
 
 // ListSnippets returns snippets ordered by name.
 func (s *Store) ListSnippets(ctx context.Context) ([]codemode.Snippet, error) {
-	out, err := collect(ctx, s.db, `SELECT `+codec.SnippetColumns+` FROM snippets ORDER BY name`, nil, codec.ScanSnippet)
-	if err != nil {
-		return nil, fmt.Errorf("list snippets: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "list snippets", `SELECT `+snippetColumns+` FROM snippets ORDER BY name`, nil, scanSnippet)
 }
 
 // DeleteSnippet returns ErrNotFound for an unknown name.
@@ -67,28 +69,57 @@ func (s *Store) RegisterOwner(ctx context.Context, o codemode.Owner) error {
 	if o.ID == "" {
 		return errors.New("register owner: empty id")
 	}
-	_, err := s.db.Exec(ctx, registerOwnerSQL, codec.OwnerValues(o)...)
+	started := stamp(o.StartedAt)
+	beat := o.Heartbeat
+	if beat.IsZero() {
+		beat = started
+	}
+	_, err := s.db.Exec(ctx, registerOwnerSQL, o.ID, o.Host, o.PID, o.Boot, o.ProcessStart, nanos(started), nanos(beat), int64(o.Lease))
 	return s.inserted(err, "register owner "+o.ID, codemode.ErrConflict)
 }
 
 // Heartbeat sets owner id's heartbeat to at (zero: now); ErrNotFound if it
 // is not registered.
 func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
-	n, err := s.db.Exec(ctx, `UPDATE owners SET heartbeat_at = $1 WHERE id = $2`, codec.Nanos(codec.Stamp(at)), id)
+	n, err := s.db.Exec(ctx, `UPDATE owners SET heartbeat_at = $1 WHERE id = $2`, nanos(stamp(at)), id)
 	return oneRow(n, err, "heartbeat of owner "+id)
 }
 
 // Owners lists the registered owners by id.
 func (s *Store) Owners(ctx context.Context) ([]codemode.Owner, error) {
-	out, err := collect(ctx, s.db, `SELECT `+codec.OwnerColumns+` FROM owners ORDER BY id`, nil, codec.ScanOwner)
-	if err != nil {
-		return nil, fmt.Errorf("list owners: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.db, "list owners", `SELECT `+ownerColumns+` FROM owners ORDER BY id`, nil, scanOwner)
 }
 
 // RemoveOwner deletes owner id; ErrNotFound if absent.
 func (s *Store) RemoveOwner(ctx context.Context, id string) error {
 	n, err := s.db.Exec(ctx, `DELETE FROM owners WHERE id = $1`, id)
 	return oneRow(n, err, "remove owner "+id)
+}
+
+// scanSnippet reads snippetColumns.
+func scanSnippet(row Row) (codemode.Snippet, error) {
+	var (
+		sn            codemode.Snippet
+		schema, conns []byte
+		created       int64
+	)
+	if err := row.Scan(&sn.Name, &sn.Description, &sn.Code, &schema, &conns, &sn.FromExecution, &created); err != nil {
+		return sn, err
+	}
+	sn.InputSchema, sn.CreatedAt = json.RawMessage(schema), fromNanos(created)
+	if err := jsonDecode(conns, &sn.Connectors, "connectors"); err != nil {
+		return sn, fmt.Errorf("snippet %s: %w", sn.Name, err)
+	}
+	return sn, nil
+}
+
+// scanOwner reads ownerColumns.
+func scanOwner(row Row) (codemode.Owner, error) {
+	var (
+		o                    codemode.Owner
+		started, beat, lease int64
+	)
+	err := row.Scan(&o.ID, &o.Host, &o.PID, &o.Boot, &o.ProcessStart, &started, &beat, &lease)
+	o.StartedAt, o.Heartbeat, o.Lease = fromNanos(started), fromNanos(beat), time.Duration(lease)
+	return o, err
 }

@@ -4,11 +4,15 @@
 // recovery, snippets, owners and the records' compare-and-swap. What the
 // two databases do differently is a DB (how a statement runs: SQLite's
 // prepared statements on a pool and a connection of its own, PostgreSQL's
-// pool and pipelined batches) and a Dialect (a few words of SQL, and how
-// errors are told apart). Rows are laid out by store/codec.
+// pool and pipelined batches) and a Dialect (a word of SQL, and how
+// errors are told apart); each keeps its own migrations, which Migrate
+// runs.
 //
 // The SQL is written with numbered parameters ($1, $2, …), which both
-// drivers bind by number.
+// drivers bind by number. Rows are laid out once for both databases, each
+// type's beside its queries: timestamps as Unix nanoseconds, JSON as text
+// (NULL when empty), states and statuses as their String form, and checks
+// that refuse a value that could not be read back.
 //
 // Every conditional move (an entry's or a run's state, a recovery, a
 // record's swap) is one statement whose WHERE names the state it moves
@@ -21,15 +25,16 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
 )
 
 // A DB runs the store's statements on one database. Its methods must be
@@ -39,15 +44,21 @@ type DB interface {
 	// Exec runs a statement and returns how many rows it changed.
 	Exec(ctx context.Context, query string, args ...any) (int64, error)
 	// QueryRow runs a query of at most one row.
-	QueryRow(ctx context.Context, query string, args ...any) codec.Scanner
+	QueryRow(ctx context.Context, query string, args ...any) Row
 	// Query runs a query and calls row with each of its rows in order
 	// until row returns an error, which Query returns.
-	Query(ctx context.Context, query string, args []any, row func(codec.Scanner) error) error
+	Query(ctx context.Context, query string, args []any, row func(Row) error) error
 	// Batch runs stmts in order as one transaction: all or nothing. On a
 	// failure it returns the index of the statement that failed (-1 when
 	// the transaction itself did) and its error, ErrNoRow for a Guard
 	// statement that changed no row.
 	Batch(ctx context.Context, stmts []Stmt) (int, error)
+}
+
+// A Row is a row to scan: *sql.Row, *sql.Rows, pgx.Row and pgx.Rows all
+// are.
+type Row interface {
+	Scan(dest ...any) error
 }
 
 // A Stmt is one statement of a batch.
@@ -67,9 +78,6 @@ type Dialect struct {
 	// Order is the column that breaks ties of created_at in insertion
 	// order (SQLite's rowid, PostgreSQL's identity column ord).
 	Order string
-	// Prefix writes the first n characters of the text column col (n is
-	// SQL).
-	Prefix func(col, n string) string
 	// Unique and ForeignKey tell a unique (or primary key) violation and a
 	// foreign key violation from other errors.
 	Unique, ForeignKey func(error) bool
@@ -151,16 +159,68 @@ func oneRow(n int64, err error, what string) error {
 	return nil
 }
 
-// collect runs query and scans each of its rows with scan.
-func collect[T any](ctx context.Context, db DB, query string, args []any, scan func(codec.Scanner) (T, error)) ([]T, error) {
+// collect runs query and scans each of its rows with scan; its error is
+// told as what's.
+func collect[T any](ctx context.Context, db DB, what, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
 	var out []T
-	err := db.Query(ctx, query, args, func(r codec.Scanner) error {
+	err := db.Query(ctx, query, args, func(r Row) error {
 		v, err := scan(r)
 		out = append(out, v)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
+}
+
+// nanos is t as stored: Unix nanoseconds.
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+// fromNanos is the inverse of nanos, in UTC.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// now is the store's clock, as a column keeps it. A store only uses it
+// for a timestamp its caller left zero: the runtime stamps what it writes
+// with its own (injectable) clock.
+func now() time.Time { return time.Now().Round(0).UTC() }
+
+// stamp returns t, or now when t is zero, as a column keeps it.
+func stamp(t time.Time) time.Time {
+	if t.IsZero() {
+		return now()
+	}
+	return fromNanos(nanos(t))
+}
+
+// rawText binds raw JSON as text, or NULL when empty.
+func rawText(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// jsonText marshals v to text, or NULL when empty reports true; what
+// names the column in an error.
+func jsonText(v any, empty bool, what string) (any, error) {
+	if empty {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", what, err)
+	}
+	return string(b), nil
+}
+
+// jsonDecode unmarshals a nullable JSON column into v; NULL leaves v alone.
+func jsonDecode(b []byte, v any, column string) error {
+	if b == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode column %s: %w", column, err)
+	}
+	return nil
 }

@@ -129,8 +129,7 @@ func testWriteEntries(t *testing.T, f Factory) {
 // Two handles on one database racing the same batch (approve a pending entry,
 // log the next one): exactly one wins, and the loser leaves no trace.
 func testWriteEntriesRace(t *testing.T, f Factory) {
-	first := f.New(t)
-	stores := []codemode.Store{first, f.Another(t, first)}
+	stores := handles(t, f, 2)
 	ctx := context.Background()
 	create(t, stores[0], NewExecution("exec_w", codemode.StatusRunning))
 	const rounds = 20

@@ -58,13 +58,6 @@ func testEntriesRoundTrip(t *testing.T, f Factory) {
 	}
 }
 
-func testEntriesUnknownExecution(t *testing.T, f Factory) {
-	s := f.New(t)
-	if _, err := s.Entries(context.Background(), "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
-		t.Errorf("Entries error = %v, want ErrNotFound", err)
-	}
-}
-
 // testClippedEntries reads pages of a log with values whole, cut and
 // left out; a cut is counted in characters, so a multi-byte character is
 // never split, and sizes are in bytes.

@@ -139,7 +139,9 @@ func testUpdateExecutionErrors(t *testing.T, f Factory) {
 	}
 }
 
-func testGetAndDeleteExecutionNotFound(t *testing.T, f Factory) {
+// testUnknownExecution: what names an execution that does not exist is
+// told ErrNotFound.
+func testUnknownExecution(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
 	if _, err := s.GetExecution(ctx, "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
@@ -147,6 +149,9 @@ func testGetAndDeleteExecutionNotFound(t *testing.T, f Factory) {
 	}
 	if err := s.DeleteExecution(ctx, "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
 		t.Errorf("DeleteExecution error = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Entries(ctx, "exec_none"); !errors.Is(err, codemode.ErrNotFound) {
+		t.Errorf("Entries error = %v, want ErrNotFound", err)
 	}
 }
 
@@ -280,6 +285,9 @@ func testPruneExecutions(t *testing.T, f Factory) {
 		{keep: 2, deleted: 4, left: []string{"o9", "o8", "o7", "o4", "o2"}},
 		{keep: 0, deleted: 6, left: []string{"o8", "o4", "o2"}},
 	}
+	if _, err := f.New(t).PruneExecutions(context.Background(), -1); err == nil {
+		t.Error("PruneExecutions(-1) succeeded")
+	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("keep=%d", tt.keep), func(t *testing.T) {
 			s := f.New(t)
@@ -310,12 +318,5 @@ func testPruneExecutions(t *testing.T, f Factory) {
 				}
 			}
 		})
-	}
-}
-
-func testPruneExecutionsNegativeKeep(t *testing.T, f Factory) {
-	s := f.New(t)
-	if _, err := s.PruneExecutions(context.Background(), -1); err == nil {
-		t.Error("PruneExecutions(-1) succeeded")
 	}
 }

@@ -13,14 +13,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/store/codec"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
 // SchemaVersion is the schema version a store's embedded migrations
 // (fsys, holding migrations/*.sql) reach: the version it writes.
 func SchemaVersion(t testing.TB, fsys fs.FS) int {
 	t.Helper()
-	ms, err := codec.Migrations(fsys)
+	ms, err := sqlstore.Migrations(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +84,16 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// handles opens n handles on one new database: the first by f.New, the
+// others by f.Another, as other processes sharing it would.
+func handles(t *testing.T, f Factory, n int) []codemode.Store {
+	stores := []codemode.Store{f.New(t)}
+	for len(stores) < n {
+		stores = append(stores, f.Another(t, stores[0]))
+	}
+	return stores
+}
+
 // create creates the executions es in s.
 func create(t *testing.T, s codemode.Store, es ...*codemode.Execution) {
 	t.Helper()
@@ -121,15 +131,11 @@ func listed(t *testing.T, s codemode.Store, f codemode.ExecutionFilter) []string
 	t.Helper()
 	es, err := s.ListExecutions(context.Background(), f)
 	must(t, err)
-	return ids(es)
-}
-
-func ids(es []*codemode.Execution) []string {
-	var out []string
+	var ids []string
 	for _, e := range es {
-		out = append(out, e.ID)
+		ids = append(ids, e.ID)
 	}
-	return out
+	return ids
 }
 
 // wantError fails t unless err is an error, and one that is `is` when is

@@ -180,8 +180,7 @@ func testRecoverExecutionErrors(t *testing.T, f Factory) {
 // execution; exactly one does it.
 func testRecoverRace(t *testing.T, f Factory) {
 	ctx := context.Background()
-	first := f.New(t)
-	stores := []codemode.Store{first, f.Another(t, first)}
+	stores := handles(t, f, 2)
 	const rounds, racers = 10, 4
 	for r := range rounds {
 		id := "exec_race" + string(rune('a'+r))

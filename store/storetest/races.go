@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -16,13 +17,10 @@ import (
 // from one handle and from two handles on one database: exactly one wins,
 // the other gets ErrConflict, and the stored result is the winner's.
 func testUpdateEntryRace(t *testing.T, f Factory) {
-	for _, handles := range []int{1, 2} {
-		t.Run(fmt.Sprintf("%d handles", handles), func(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d handles", n), func(t *testing.T) {
 			ctx := context.Background()
-			stores := []codemode.Store{f.New(t)}
-			if handles == 2 {
-				stores = append(stores, f.Another(t, stores[0]))
-			}
+			stores := handles(t, f, n)
 			const rounds = 40
 			create(t, stores[0], NewExecution("exec_race", codemode.StatusPaused))
 			for seq := 1; seq <= rounds; seq++ {
@@ -48,8 +46,7 @@ func testUpdateEntryRace(t *testing.T, f Factory) {
 // owners (approve it); exactly one wins and the run is the winner's.
 func testClaimRace(t *testing.T, f Factory) {
 	ctx := context.Background()
-	first := f.New(t)
-	stores := []codemode.Store{first, f.Another(t, first)}
+	stores := handles(t, f, 2)
 	const rounds = 20
 	for i := range rounds {
 		id := fmt.Sprintf("exec_%d", i)
@@ -70,45 +67,37 @@ func testClaimRace(t *testing.T, f Factory) {
 // database; every write succeeds (a store waits for a busy database).
 func testConcurrentWriters(t *testing.T, f Factory) {
 	ctx := context.Background()
-	first := f.New(t)
-	stores := []codemode.Store{first, f.Another(t, first)}
+	stores := handles(t, f, 2)
 	const (
 		writers = 8
 		inserts = 50
 	)
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
+	// write logs inserts calls of a new run, each inserted executing then
+	// moved to applied, and returns the first error.
+	write := func(s codemode.Store, id string) error {
+		if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusRunning)); err != nil {
+			return err
+		}
+		for i := 1; i <= inserts; i++ {
+			e := NewEntry(id, i, codemode.EntryExecuting)
+			if err := s.InsertEntry(ctx, e); err != nil {
+				return err
+			}
+			e.State, e.Result = codemode.EntryApplied, json.RawMessage(`{"ok":true}`)
+			if err := s.UpdateEntry(ctx, e, codemode.EntryExecuting); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
 	for w := range writers {
-		s := stores[w%2]
-		wg.Go(func() {
-			id := fmt.Sprintf("exec_w%d", w)
-			if err := s.CreateExecution(ctx, NewExecution(id, codemode.StatusRunning)); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-				return
-			}
-			for i := 1; i <= inserts; i++ {
-				e := NewEntry(id, i, codemode.EntryExecuting)
-				err := s.InsertEntry(ctx, e)
-				if err == nil {
-					e.State, e.Result = codemode.EntryApplied, json.RawMessage(`{"ok":true}`)
-					err = s.UpdateEntry(ctx, e, codemode.EntryExecuting)
-				}
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		})
+		wg.Go(func() { errs[w] = write(stores[w%2], fmt.Sprintf("exec_w%d", w)) })
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		t.Fatalf("%d writes failed; first: %v", len(errs), errs[0])
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("writes failed: %v", err)
 	}
 	for w := range writers {
 		id := fmt.Sprintf("exec_w%d", w)
@@ -131,8 +120,8 @@ func testConcurrentWriters(t *testing.T, f Factory) {
 // is the keep newest terminal runs besides every running and paused one.
 func testPruneRace(t *testing.T, f Factory) {
 	ctx := context.Background()
-	a := f.New(t)
-	b := f.Another(t, a)
+	stores := handles(t, f, 2)
+	a := stores[0]
 	const (
 		runs = 60
 		keep = 10
@@ -162,7 +151,7 @@ func testPruneRace(t *testing.T, f Factory) {
 		deleted [2]int
 		errs    [2]error
 	)
-	for c, s := range []codemode.Store{a, b} {
+	for c, s := range stores {
 		wg.Go(func() { deleted[c], errs[c] = s.PruneExecutions(ctx, keep) })
 	}
 	wg.Wait()

@@ -153,13 +153,12 @@ func testReplaceRecord(t *testing.T, f Factory) {
 // replicas): each round exactly one wins and the stored value is the
 // winner's. This is what makes a token refresh happen once.
 func testReplaceRecordRace(t *testing.T, f Factory) {
-	for _, handles := range []int{1, 2} {
-		t.Run(fmt.Sprintf("%d handles", handles), func(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d handles", n), func(t *testing.T) {
 			ctx := context.Background()
-			first := f.New(t)
-			stores := []connectors.Records{first.(connectors.Records)}
-			if handles == 2 {
-				stores = append(stores, f.Another(t, first).(connectors.Records))
+			var stores []connectors.Records
+			for _, s := range handles(t, f, n) {
+				stores = append(stores, s.(connectors.Records))
 			}
 			const rounds, contenders = 30, 4
 			cur := json.RawMessage(`{"round":0}`)

@@ -1,4 +1,4 @@
-package codec
+package sqlstore
 
 import (
 	"fmt"
@@ -45,4 +45,26 @@ func Migrations(fsys fs.FS) ([]Migration, error) {
 		}
 	}
 	return out, nil
+}
+
+// Migrate brings a schema at version current to the latest of the
+// migrations in fsys, running each one it lacks with exec, inside the one
+// transaction the caller holds (so that a failure leaves the database as
+// it was), and returns that latest version. A schema newer than this
+// binary's is refused: the binary must be upgraded, or another database
+// (what) used.
+func Migrate(fsys fs.FS, current int, what string, exec func(sql string) error) (int, error) {
+	ms, err := Migrations(fsys)
+	if err != nil {
+		return 0, err
+	}
+	if current > len(ms) {
+		return 0, fmt.Errorf("schema version %d is newer than this binary's %d; upgrade codemode-mcp or use another %s", current, len(ms), what)
+	}
+	for _, m := range ms[current:] {
+		if err := exec(m.SQL); err != nil {
+			return 0, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+	}
+	return len(ms), nil
 }
