@@ -106,11 +106,7 @@ func init() {
 		"attr": "attribute", "attrs": "attribute", "param": "parameter", "params": "parameter",
 		"pkg": "package", "pkgs": "package", "txt": "text",
 	} {
-		var stems []string
-		for _, w := range Words(long) {
-			stems = append(stems, Stem(w))
-		}
-		abbreviations[short] = stems
+		abbreviations[short] = appendTerms(nil, long, nil) // none is a stop word or abbreviation
 	}
 }
 
