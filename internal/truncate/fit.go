@@ -57,7 +57,7 @@ func minimal(n *node) *node {
 func cutString(s string, b int) *node {
 	runes := utf8.RuneCountInString(s)
 	// The marker of the whole length is at least as long as the final one.
-	avail := b - 2 - stringMarkerSize(runes)
+	avail := b - stringMinSize(runes)
 	used, end, kept := 0, 0, 0
 	for end < len(s) {
 		r, size := utf8.DecodeRuneInString(s[end:])

@@ -114,14 +114,11 @@ func stringMarker(d int) string {
 	return "…[truncated " + strconv.Itoa(d) + " chars]"
 }
 
-// stringMarkerSize is the measure of stringMarker(d) without quotes.
-func stringMarkerSize(d int) int {
-	return 1 + len("[truncated ") + len(strconv.Itoa(d)) + len(" chars]")
-}
-
 // stringMinSize is the measure of a string of runes characters cut to its
-// marker alone.
-func stringMinSize(runes int) int { return 2 + stringMarkerSize(runes) }
+// marker alone: stringMarker(runes) with its quotes (they and "…" count 3).
+func stringMinSize(runes int) int {
+	return 3 + len("[truncated ") + len(strconv.Itoa(runes)) + len(" chars]")
+}
 
 // objectMarkerKey returns a key for the marker entry that is not one of
 // keys: "…", or more of them.
