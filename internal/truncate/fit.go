@@ -85,17 +85,7 @@ func fitSeq(n *node, b int) *node {
 	floor := max(minShare, inner/share)
 
 	// overhead(k): commas and the marker entry when k entries are kept.
-	overhead := func(k int) int {
-		entries, o := k, 0
-		if d := total - k + n.dropped; d > 0 {
-			entries++
-			o = n.markerSize(d)
-		}
-		if entries > 1 {
-			o += entries - 1
-		}
-		return o
-	}
+	overhead := func(k int) int { return n.overhead(k, total-k+n.dropped) }
 	// Keep the most entries such that each gets at least the floor (or its
 	// whole size when smaller); failing that, one entry if it fits at all.
 	kFloor, one := 0, false

@@ -61,23 +61,25 @@ func stringNode(s string) *node {
 // measureSeq sets the size and min of an array, object or logs node from
 // its kids, keys and dropped count.
 func (n *node) measureSeq() {
-	entries := len(n.kids)
-	size := 2
+	size := 2 + n.overhead(len(n.kids), n.dropped)
 	for i, k := range n.kids {
 		size += n.keySize(i) + k.size
-	}
-	if n.dropped > 0 {
-		size += n.markerSize(n.dropped)
-		entries++
-	}
-	if entries > 1 {
-		size += entries - 1
 	}
 	n.size = size
 	n.min = size
 	if total := len(n.kids) + n.dropped; len(n.kids) > 0 {
 		n.min = min(size, 2+n.markerSize(total))
 	}
+}
+
+// overhead is the measure of the commas and the marker entry of a node of
+// n's kind that keeps kept entries and drops dropped.
+func (n *node) overhead(kept, dropped int) int {
+	entries, o := kept, 0
+	if dropped > 0 {
+		entries, o = kept+1, n.markerSize(dropped)
+	}
+	return o + max(entries-1, 0)
 }
 
 // markers are the text of the marker entry standing for d dropped entries
