@@ -116,29 +116,31 @@ func (p *parser[V]) container(depth int, keyed bool) (V, bool) {
 	}
 	p.i++
 	kmark, vmark := len(p.keys), len(p.vals)
-	defer func() { p.keys = p.keys[:kmark]; p.popVals(vmark) }()
+	defer func() {
+		// Cleared, so that what the values hold can be collected.
+		clear(p.vals[vmark:])
+		p.keys, p.vals = p.keys[:kmark], p.vals[:vmark]
+	}()
 	p.space()
-	if p.i < len(p.b) && p.b[p.i] == closing {
+	end := p.i < len(p.b) && p.b[p.i] == closing
+	if end {
 		p.i++
-	} else {
-		for {
-			if keyed {
-				key, ok := p.key()
-				if !ok {
-					return zero, false
-				}
-				p.keys = append(p.keys, key)
-			}
-			v, ok := p.value(depth)
+	}
+	for !end {
+		if keyed {
+			key, ok := p.key()
 			if !ok {
 				return zero, false
 			}
-			p.vals = append(p.vals, v)
-			if end, ok := p.next(closing); !ok {
-				return zero, false
-			} else if end {
-				break
-			}
+			p.keys = append(p.keys, key)
+		}
+		v, ok := p.value(depth)
+		if !ok {
+			return zero, false
+		}
+		p.vals = append(p.vals, v)
+		if end, ok = p.next(closing); !ok {
+			return zero, false
 		}
 	}
 	if keyed {
@@ -169,13 +171,6 @@ func clone[T any](s []T) []T {
 		return nil
 	}
 	return slices.Clone(s)
-}
-
-// popVals drops the values gathered since mark, clearing them so that
-// what they hold can be collected.
-func (p *parser[V]) popVals(mark int) {
-	clear(p.vals[mark:])
-	p.vals = p.vals[:mark]
 }
 
 // next reads what follows a member or item: a comma (end false) or the
