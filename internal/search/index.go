@@ -532,22 +532,18 @@ func (ix *Index[T]) expand(c concept) []variant {
 	if c.soft || len(w) < 3 {
 		return out
 	}
-	has := func(t string) bool {
-		return slices.ContainsFunc(c.variants, func(v variant) bool { return v.term == t }) ||
-			slices.ContainsFunc(out, func(v variant) bool { return v.term == t })
-	}
-	if ix.df(w) == 0 {
-		for _, t := range ix.withPrefix(w, maxPrefixTerms) {
-			if !has(t) {
-				out = append(out, variant{t, prefixWeight})
+	add := func(terms []string, weight float64) {
+		for _, t := range terms {
+			is := func(v variant) bool { return v.term == t }
+			if !slices.ContainsFunc(c.variants, is) && !slices.ContainsFunc(out, is) {
+				out = append(out, variant{t, weight})
 			}
 		}
 	}
-	for _, t := range ix.withRoot(root(w)) {
-		if !has(t) {
-			out = append(out, variant{t, rootWeight})
-		}
+	if ix.df(w) == 0 {
+		add(ix.withPrefix(w, maxPrefixTerms), prefixWeight)
 	}
+	add(ix.withRoot(root(w)), rootWeight)
 	return out
 }
 
