@@ -58,8 +58,8 @@ func appendString(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 // CharLen is how many characters AppendString writes for one character of
 // a string: r is the decoded rune and size its byte length (an invalid
 // byte is r utf8.RuneError, size 1). An ASCII byte is written as it is
-// (1), as one of the escapes of escapes (2) or as \u00XX (6); invalid
-// UTF-8 and U+2028/2029 as \uXXXX (6); other characters as they are.
+// (1), as a backslash and a letter (2) or as \u00XX (6); invalid UTF-8 and
+// U+2028/2029 as \uXXXX (6); other characters as they are (1).
 func CharLen(r rune, size int) int {
 	switch {
 	case r >= utf8.RuneSelf:

@@ -56,7 +56,7 @@ func Fit(result json.RawMessage, logs []string, budget int) (json.RawMessage, []
 	if upperBound(result, logs) <= budget {
 		return result, logs
 	}
-	r, l := &node{}, &node{} // none measures 0
+	r, l := &none, &none
 	if len(result) > 0 {
 		r = parseOrString(result)
 	}
@@ -110,6 +110,9 @@ func LogsSize(logs []string) int {
 	}
 	return logsNode(logs).size
 }
+
+// none stands for an absent result or logs: it measures 0.
+var none node
 
 // upperBound is a cheap bound on Size(result)+LogsSize(logs): no byte
 // escapes to more than six characters.
