@@ -21,7 +21,7 @@
 // idf-weighted mean vectors) scores higher. A query's mood counts too: a
 // question ("which checks failed?") wants a method that only reads, and
 // one that reads gives way a little to one that writes when the query
-// asks to change something (see queryMood). What the query asks to do is
+// asks to change something (see mood). What the query asks to do is
 // its leading verb, in a later clause when the first states a situation,
 // a noun used as a verb ("comment on an issue") or a leading word the
 // index does not have before what a verb acts on ("slap a label on #88";
