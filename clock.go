@@ -57,7 +57,7 @@ func (c *Clock) UnmarshalJSON(b []byte) error {
 	var t, total int64
 	for i := 0; i < len(in.Runs); i += 2 {
 		n := in.Runs[i+1]
-		if n < 1 || total+n > maxClockReadings {
+		if n < 1 || n > maxClockReadings-total { // (total+n could overflow)
 			return fmt.Errorf("clock: bad run length %d", n)
 		}
 		total += n

@@ -44,7 +44,9 @@ func TestClockReadsTheOlderForm(t *testing.T) {
 	if c.Seed != 4 || !slices.Equal(c.Times, []int64{10, 10, 12}) {
 		t.Errorf("got %+v", c)
 	}
-	for _, bad := range []string{`{"runs":[1]}`, `{"runs":[1,0]}`, `{"runs":[1,-2]}`, `{"runs":[1,99999999999]}`} {
+	for _, bad := range []string{`{"runs":[1]}`, `{"runs":[1,0]}`, `{"runs":[1,-2]}`, `{"runs":[1,99999999999]}`,
+		`{"runs":[0,1,0,9223372036854775807]}`} { // the total would overflow
+
 		if err := json.Unmarshal([]byte(bad), &c); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

@@ -18,26 +18,15 @@ const (
 	EventCancelled                      // it was cancelled (Message)
 )
 
+var eventKindNames = names[EventKind]{
+	EventStarted: "started", EventApproved: "approved", EventCall: "call",
+	EventProgress: "progress", EventPaused: "paused", EventCompleted: "completed",
+	EventFailed: "failed", EventRejected: "rejected", EventCancelled: "cancelled",
+}
+
 func (k EventKind) String() string {
-	switch k {
-	case EventStarted:
-		return "started"
-	case EventApproved:
-		return "approved"
-	case EventCall:
-		return "call"
-	case EventProgress:
-		return "progress"
-	case EventPaused:
-		return "paused"
-	case EventCompleted:
-		return "completed"
-	case EventFailed:
-		return "failed"
-	case EventRejected:
-		return "rejected"
-	case EventCancelled:
-		return "cancelled"
+	if n, ok := eventKindNames.text(k); ok {
+		return n
 	}
 	return "unknown"
 }

@@ -96,14 +96,11 @@ const (
 	KindService
 )
 
+var entryKindNames = names[EntryKind]{KindCall: "call", KindStep: "step", KindService: "service"}
+
 func (k EntryKind) String() string {
-	switch k {
-	case KindCall:
-		return "call"
-	case KindStep:
-		return "step"
-	case KindService:
-		return "service"
+	if n, ok := entryKindNames.text(k); ok {
+		return n
 	}
 	return "unknown"
 }
@@ -111,16 +108,11 @@ func (k EntryKind) String() string {
 func (k EntryKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 func (k *EntryKind) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "call":
-		*k = KindCall
-	case "step":
-		*k = KindStep
-	case "service":
-		*k = KindService
-	default:
+	v, ok := entryKindNames.parse(string(b))
+	if !ok {
 		return errors.New("unknown entry kind " + string(b))
 	}
+	*k = v
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
 )
 
 // PendingActions returns the actions of execution id's log that await a
@@ -37,21 +36,17 @@ func PendingActions(id string, log []Entry) []PendingAction {
 // refuses the decision when what is pending no longer has that digest.
 func PendingDigest(actions []PendingAction) string {
 	h := sha256.New()
-	field := func(h hash.Hash, b []byte) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
+	field := func(b []byte) {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(b))))
 		h.Write(b)
 	}
 	for _, a := range actions {
-		var seq [8]byte
-		binary.BigEndian.PutUint64(seq[:], uint64(a.Seq))
-		field(h, []byte(a.ExecutionID))
-		field(h, seq[:])
-		field(h, []byte(a.Connector))
-		field(h, []byte(a.Method))
-		field(h, a.Args)
-		field(h, []byte(a.Awaits))
+		field([]byte(a.ExecutionID))
+		field(binary.BigEndian.AppendUint64(nil, uint64(a.Seq)))
+		field([]byte(a.Connector))
+		field([]byte(a.Method))
+		field(a.Args)
+		field([]byte(a.Awaits))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

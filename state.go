@@ -3,6 +3,7 @@ package codemode
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ const (
 // execStatusOrder lists the statuses in the order messages name them.
 var execStatusOrder = []ExecStatus{StatusRunning, StatusPaused, StatusWaiting, StatusCompleted, StatusError, StatusRejected, StatusCancelled, StatusRollingBack, StatusRolledBack}
 
-var execStatusNames = map[ExecStatus]string{
+var execStatusNames = names[ExecStatus]{
 	StatusRunning:     "running",
 	StatusPaused:      "paused",
 	StatusCompleted:   "completed",
@@ -57,7 +58,7 @@ var execStatusNames = map[ExecStatus]string{
 func ExecStatuses() []ExecStatus { return append([]ExecStatus(nil), execStatusOrder...) }
 
 func (s ExecStatus) String() string {
-	if n, ok := execStatusNames[s]; ok {
+	if n, ok := execStatusNames.text(s); ok {
 		return n
 	}
 	return fmt.Sprintf("ExecStatus(%d)", int(s))
@@ -79,10 +80,8 @@ func (s ExecStatus) Claimed() bool {
 
 // ParseExecStatus parses the String form.
 func ParseExecStatus(s string) (ExecStatus, error) {
-	for k, v := range execStatusNames {
-		if v == s {
-			return k, nil
-		}
+	if v, ok := execStatusNames.parse(s); ok {
+		return v, nil
 	}
 	names := make([]string, len(execStatusOrder))
 	for i, st := range execStatusOrder {
@@ -93,14 +92,7 @@ func ParseExecStatus(s string) (ExecStatus, error) {
 
 func (s ExecStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-func (s *ExecStatus) UnmarshalText(b []byte) error {
-	v, err := ParseExecStatus(string(b))
-	if err != nil {
-		return err
-	}
-	*s = v
-	return nil
-}
+func (s *ExecStatus) UnmarshalText(b []byte) error { return unmarshalText(s, b, ParseExecStatus) }
 
 // EntryState is the state of one log entry (a connector call or a step).
 type EntryState int
@@ -136,7 +128,7 @@ const (
 	EntryWaiting
 )
 
-var entryStateNames = map[EntryState]string{
+var entryStateNames = names[EntryState]{
 	EntryExecuting: "executing",
 	EntryApplied:   "applied",
 	EntryPending:   "pending",
@@ -154,7 +146,7 @@ var entryStateNames = map[EntryState]string{
 func (s EntryState) AwaitsPerson() bool { return s == EntryPending || s == EntrySignIn }
 
 func (s EntryState) String() string {
-	if n, ok := entryStateNames[s]; ok {
+	if n, ok := entryStateNames.text(s); ok {
 		return n
 	}
 	return fmt.Sprintf("EntryState(%d)", int(s))
@@ -162,22 +154,45 @@ func (s EntryState) String() string {
 
 // ParseEntryState parses the String form.
 func ParseEntryState(s string) (EntryState, error) {
-	for k, v := range entryStateNames {
-		if v == s {
-			return k, nil
-		}
+	if v, ok := entryStateNames.parse(s); ok {
+		return v, nil
 	}
 	return 0, fmt.Errorf("unknown log entry state %q", s)
 }
 
 func (s EntryState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-func (s *EntryState) UnmarshalText(b []byte) error {
-	v, err := ParseEntryState(string(b))
+func (s *EntryState) UnmarshalText(b []byte) error { return unmarshalText(s, b, ParseEntryState) }
+
+// names is the text form of an enumeration whose values start at 1:
+// names[v] is v's.
+type names[T ~int] []string
+
+// text is v's name; ok is false for a value without one.
+func (n names[T]) text(v T) (name string, ok bool) {
+	if v < 1 || int(v) >= len(n) || n[v] == "" {
+		return "", false
+	}
+	return n[v], true
+}
+
+// parse is the value named s.
+func (n names[T]) parse(s string) (T, bool) {
+	for i, name := range n {
+		if i > 0 && name == s {
+			return T(i), true
+		}
+	}
+	return 0, false
+}
+
+// unmarshalText sets *v to what parse reads in b.
+func unmarshalText[T any](v *T, b []byte, parse func(string) (T, error)) error {
+	x, err := parse(string(b))
 	if err != nil {
 		return err
 	}
-	*s = v
+	*v = x
 	return nil
 }
 
@@ -200,16 +215,7 @@ var entryTransitions = map[EntryState][]EntryState{
 // Transition is the one place log entry states move. It returns to, or an
 // error wrapping ErrIllegalTransition naming both states.
 func Transition(from, to EntryState) (EntryState, error) {
-	for _, s := range entryTransitions[from] {
-		if s == to {
-			return to, nil
-		}
-	}
-	name := from.String()
-	if from == 0 {
-		name = "new"
-	}
-	return from, fmt.Errorf("%w: log entry %s -> %s", ErrIllegalTransition, name, to)
+	return transition(entryTransitions, "log entry", from, to)
 }
 
 // execTransitions lists the legal moves of an execution. Recovery moves a
@@ -232,14 +238,21 @@ var execTransitions = map[ExecStatus][]ExecStatus{
 
 // TransitionExec is the one place execution statuses move.
 func TransitionExec(from, to ExecStatus) (ExecStatus, error) {
-	for _, s := range execTransitions[from] {
-		if s == to {
-			return to, nil
-		}
+	return transition(execTransitions, "execution", from, to)
+}
+
+// transition moves from to to when moves (a state's legal moves) allow it;
+// what names the kind of state in the error.
+func transition[S interface {
+	~int
+	String() string
+}](moves map[S][]S, what string, from, to S) (S, error) {
+	if slices.Contains(moves[from], to) {
+		return to, nil
 	}
 	name := from.String()
 	if from == 0 {
 		name = "new"
 	}
-	return from, fmt.Errorf("%w: execution %s -> %s", ErrIllegalTransition, name, to)
+	return from, fmt.Errorf("%w: %s %s -> %s", ErrIllegalTransition, what, name, to)
 }

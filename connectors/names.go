@@ -9,38 +9,30 @@ import (
 
 // reserved lists JavaScript reserved words and the sandbox's own globals and
 // well-known built-ins that a connector or method must not shadow.
-var reserved = map[string]bool{
-	// keywords and literals
-	"break": true, "case": true, "catch": true, "class": true, "const": true,
-	"continue": true, "debugger": true, "default": true, "delete": true, "do": true,
-	"else": true, "enum": true, "export": true, "extends": true, "false": true,
-	"finally": true, "for": true, "function": true, "if": true, "import": true,
-	"in": true, "instanceof": true, "new": true, "null": true, "return": true,
-	"super": true, "switch": true, "this": true, "throw": true, "true": true,
-	"try": true, "typeof": true, "var": true, "void": true, "while": true,
-	"with": true, "yield": true, "let": true, "static": true, "implements": true,
-	"interface": true, "package": true, "private": true, "protected": true,
-	"public": true, "await": true, "async": true, "arguments": true, "eval": true,
-	"undefined": true, "NaN": true, "Infinity": true,
-}
+var reserved = wordSet(`
+	break case catch class const continue debugger default delete do else enum
+	export extends false finally for function if import in instanceof new null
+	return super switch this throw true try typeof var void while with yield
+	let static implements interface package private protected public await
+	async arguments eval undefined NaN Infinity`)
 
 // jsGlobals are globals of the sandbox that a connector name must not replace.
-var jsGlobals = map[string]bool{
-	"codemode": true, "console": true, "globalThis": true, "Object": true,
-	"Array": true, "String": true, "Number": true, "Boolean": true, "Symbol": true,
-	"BigInt": true, "Math": true, "JSON": true, "Date": true, "RegExp": true,
-	"Error": true, "TypeError": true, "RangeError": true, "SyntaxError": true,
-	"ReferenceError": true, "EvalError": true, "URIError": true, "Promise": true,
-	"Map": true, "Set": true, "WeakMap": true, "WeakSet": true, "WeakRef": true,
-	"Proxy": true, "Reflect": true, "Function": true, "ArrayBuffer": true,
-	"DataView": true, "Int8Array": true, "Uint8Array": true, "Uint8ClampedArray": true,
-	"Int16Array": true, "Uint16Array": true, "Int32Array": true, "Uint32Array": true,
-	"Float32Array": true, "Float64Array": true, "BigInt64Array": true,
-	"BigUint64Array": true, "parseInt": true, "parseFloat": true, "isNaN": true,
-	"isFinite": true, "encodeURI": true, "encodeURIComponent": true,
-	"decodeURI": true, "decodeURIComponent": true, "escape": true, "unescape": true,
-	"setTimeout": true, "clearTimeout": true, "setInterval": true,
-	"clearInterval": true, "AggregateError": true,
+var jsGlobals = wordSet(`
+	codemode console globalThis Object Array String Number Boolean Symbol BigInt
+	Math JSON Date RegExp Error TypeError RangeError SyntaxError ReferenceError
+	EvalError URIError AggregateError Promise Map Set WeakMap WeakSet WeakRef
+	Proxy Reflect Function ArrayBuffer DataView Int8Array Uint8Array
+	Uint8ClampedArray Int16Array Uint16Array Int32Array Uint32Array Float32Array
+	Float64Array BigInt64Array BigUint64Array parseInt parseFloat isNaN isFinite
+	encodeURI encodeURIComponent decodeURI decodeURIComponent escape unescape
+	setTimeout clearTimeout setInterval clearInterval`)
+
+func wordSet(words string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		set[w] = true
+	}
+	return set
 }
 
 // IsReserved reports whether s is a JavaScript reserved word (or a name
@@ -190,10 +182,6 @@ func AssignNames(tools []Tool) []Collision {
 		}
 		groups[id] = append(groups[id], i)
 	}
-	taken := map[string]bool{}
-	for _, id := range order {
-		taken[id] = true
-	}
 	var out []Collision
 	for _, id := range order {
 		idx := groups[id]
@@ -216,11 +204,11 @@ func AssignNames(tools []Tool) []Collision {
 			if i == keeper {
 				continue
 			}
-			for taken[fmt.Sprintf("%s_%d", id, n)] {
+			for groups[fmt.Sprintf("%s_%d", id, n)] != nil {
 				n++
 			}
 			tools[i].Name = fmt.Sprintf("%s_%d", id, n)
-			taken[tools[i].Name] = true
+			groups[tools[i].Name] = []int{i} // taken
 		}
 		sort.Strings(c.Sources)
 		out = append(out, c)

@@ -48,17 +48,6 @@ const PathPattern = "path:"
 // that decides approval or exclusion must not be walked around by
 // writing a path in capitals).
 func MatchPath(glob, path string) bool {
-	if strings.IndexByte(glob, '*') < 0 {
-		if len(glob) != len(path) {
-			return false
-		}
-		for i := 0; i < len(glob); i++ {
-			if lower(glob[i]) != lower(path[i]) {
-				return false
-			}
-		}
-		return true
-	}
 	// The classic wildcard match: on a mismatch, the last '*' takes one
 	// more character and matching resumes after it.
 	g, p := 0, 0

@@ -242,15 +242,16 @@ func pct(k, n int) float64 {
 func BenchmarkCheckGitHub(b *testing.B) {
 	ctx := context.Background()
 	e := githubEnv(b, setup{})
-	calls, err := source.StaticCalls(`async () => {
+	prog, err := source.Normalize(`async () => {
 		const repo = await github.repos_get({ owner: "golang", repo: "go" });
 		const issues = await github.issues_list_for_repo({ owner: "golang", repo: repo.name, state: "open", per_page: 5 });
 		await notes.createNote({ text: issues.map(i => i.title).join("\n") });
 		return await github.issues_create({ owner: "golang", rep: "go", body: { title: "x", body: "y" } });
-	}`)
+	}`, source.ProgramFile)
 	if err != nil {
 		b.Fatal(err)
 	}
+	calls := prog.StaticCalls()
 	problems, err := runtime.Check(ctx, e.rt, calls)
 	if err != nil || len(problems) != 2 || !strings.Contains(problems[1].Message, `"rep" not allowed; did you mean "repo"?`) {
 		b.Fatalf("problems %v, %v; want the misspelt property", problems, err)

@@ -39,9 +39,11 @@ func (a *listArgs) parse(raw json.RawMessage) error {
 	return nil
 }
 
+// createArgs are createNote's arguments, which are also the value of the
+// note's record.
 type createArgs struct {
-	Text string
-	Tags []string // never nil; duplicates removed, order kept
+	Text string   `json:"text"`
+	Tags []string `json:"tags"` // never nil once parsed; duplicates removed, order kept
 }
 
 func (a *createArgs) parse(raw json.RawMessage) error {

@@ -29,10 +29,8 @@ const Name = "notes"
 const Kind = "notes"
 
 const (
-	defaultLimit     = 100
-	defaultLimitText = "100"
-	maxLimit         = 1000
-	maxLimitText     = "1000"
+	defaultLimit = 100
+	maxLimit     = 1000
 )
 
 // Notes is the notes connector. It is safe for concurrent use; it keeps no
@@ -127,19 +125,13 @@ type deleteResult struct {
 	Deleted bool `json:"deleted"`
 }
 
-// stored is a note's record value.
-type stored struct {
-	Text string   `json:"text"`
-	Tags []string `json:"tags"`
-}
-
 // list scans the notes newest first, keeping those with the tag, up to
 // the limit. (Notes are scratch notes: a scan of them is cheap.)
 func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
 	out := listResult{Notes: []note{}}
 	var bad error
 	err := n.records.ScanRecords(ctx, Kind, func(r connectors.Record) bool {
-		var v stored
+		var v createArgs // a record's value
 		if err := json.Unmarshal(r.Value, &v); err != nil {
 			bad = fmt.Errorf("list: note %s: %w", r.ID, err)
 			return false
@@ -168,7 +160,7 @@ func (n *Notes) create(ctx context.Context, a createArgs) (note, error) {
 		return note{}, err
 	}
 	created := time.Now().UTC().Truncate(time.Millisecond)
-	value, err := json.Marshal(stored{Text: a.Text, Tags: a.Tags})
+	value, err := json.Marshal(a)
 	if err != nil {
 		return note{}, fmt.Errorf("encode note: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -116,12 +115,6 @@ func TestTools(t *testing.T) {
 	again, _ := n.Tools(context.Background())
 	if again[0].Name != ToolList {
 		t.Errorf("Tools shares its slice with callers")
-	}
-}
-
-func TestLimitConstantsAgree(t *testing.T) {
-	if strconv.Itoa(defaultLimit) != defaultLimitText || strconv.Itoa(maxLimit) != maxLimitText {
-		t.Errorf("limit constants disagree: %d/%s, %d/%s", defaultLimit, defaultLimitText, maxLimit, maxLimitText)
 	}
 }
 

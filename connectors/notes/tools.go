@@ -3,6 +3,7 @@ package notes
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
@@ -28,15 +29,17 @@ const noteSchema = `{
 	"additionalProperties": false
 }`
 
-const (
-	listInput = `{
+// listInput states the limits the code enforces (defaultLimit, maxLimit).
+var listInput = `{
 	"type": "object",
 	"properties": {
 		"tag": {"type": "string", "description": "Only return notes carrying this tag."},
-		"limit": {"type": "integer", "minimum": 1, "maximum": ` + maxLimitText + `, "default": ` + defaultLimitText + `, "description": "The most notes to return, newest first."}
+		"limit": {"type": "integer", "minimum": 1, "maximum": ` + strconv.Itoa(maxLimit) + `, "default": ` + strconv.Itoa(defaultLimit) + `, "description": "The most notes to return, newest first."}
 	},
 	"additionalProperties": false
 }`
+
+const (
 	listOutput = `{
 	"type": "object",
 	"properties": {

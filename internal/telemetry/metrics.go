@@ -25,22 +25,6 @@ import (
 // MeterName is the instrumentation scope of codemode-mcp's instruments.
 const MeterName = "github.com/codemode-mcp/codemode-mcp"
 
-// Instrument names (OpenTelemetry's dotted names; Prometheus text has them
-// with underscores and the unit or _total appended: codemode_runs_total,
-// codemode_call_duration_seconds; the README's table lists both).
-const (
-	nameRuns             = "codemode.runs"
-	nameRunDuration      = "codemode.run.duration"
-	nameCallDuration     = "codemode.call.duration"
-	nameApprovalsPending = "codemode.approvals.pending"
-	nameApprovalWait     = "codemode.approval.wait"
-	nameWorkers          = "codemode.sandbox.workers"
-	nameWorkerRestarts   = "codemode.sandbox.worker.restarts"
-	nameStoreWrite       = "codemode.store.write.duration"
-	nameDownRestarts     = "codemode.downstream.restarts"
-	nameSignIns          = "codemode.downstream.sign_ins"
-)
-
 // Histogram buckets, in seconds, for what each one measures: a call to a
 // tool (a local process in a millisecond, a remote API in seconds), a run
 // (its calls and its pauses), a commit, and a person's answer.
@@ -161,19 +145,15 @@ func NewMetrics(ctx context.Context, opts MetricsOptions) (*Metrics, error) {
 // otlpExporter is the OTLP metric exporter of the protocol the environment
 // names.
 func otlpExporter(ctx context.Context, getenv func(string) string) (sdkmetric.Exporter, error) {
-	proto := getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
-	if proto == "" {
-		proto = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	proto, err := otlpProtocol(getenv, "METRICS", "", "")
+	if err != nil {
+		return nil, fmt.Errorf("OTLP metrics: %w", err)
 	}
 	var exp sdkmetric.Exporter
-	var err error
-	switch strings.TrimSpace(proto) {
-	case "", "http/protobuf":
-		exp, err = otlpmetrichttp.New(ctx)
-	case "grpc":
+	if proto == ProtocolGRPC {
 		exp, err = otlpmetricgrpc.New(ctx)
-	default:
-		return nil, fmt.Errorf("OTLP metrics: protocol %q is not supported (want http/protobuf or grpc)", proto)
+	} else {
+		exp, err = otlpmetrichttp.New(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("OTLP metrics exporter: %w", err)
@@ -181,27 +161,37 @@ func otlpExporter(ctx context.Context, getenv func(string) string) (sdkmetric.Ex
 	return exp, nil
 }
 
+// instruments makes the instruments (OpenTelemetry's dotted names;
+// Prometheus text has them with underscores and the unit or _total
+// appended: codemode_runs_total, codemode_call_duration_seconds; the
+// README's table lists both).
 func (m *Metrics) instruments() error {
-	var errs [7]error
-	m.runs, errs[0] = m.meter.Int64Counter(nameRuns, metric.WithUnit("{run}"),
-		metric.WithDescription("Runs that reached a final status, by status (a run rolled back after it completed counts under both)."))
-	m.runDuration, errs[1] = m.meter.Float64Histogram(nameRunDuration, metric.WithUnit("s"),
-		metric.WithDescription("Time from a run's start to its final status, pauses included, by status."),
-		metric.WithExplicitBucketBoundaries(runBuckets...))
-	m.callDuration, errs[2] = m.meter.Float64Histogram(nameCallDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of the connector calls programs make (replayed calls excluded), by connector and outcome."),
-		metric.WithExplicitBucketBoundaries(callBuckets...))
-	m.approvalWait, errs[3] = m.meter.Float64Histogram(nameApprovalWait, metric.WithUnit("s"),
-		metric.WithDescription("Time a paused run waited for a person, by decision."),
-		metric.WithExplicitBucketBoundaries(approvalBuckets...))
-	m.storeWrite, errs[4] = m.meter.Float64Histogram(nameStoreWrite, metric.WithUnit("s"),
-		metric.WithDescription("Latency of writes to the execution log, by operation and outcome."),
-		metric.WithExplicitBucketBoundaries(storeBuckets...))
-	m.downRestarts, errs[5] = m.meter.Int64Counter(nameDownRestarts, metric.WithUnit("{restart}"),
-		metric.WithDescription("Downstream MCP servers started again (stdio) or reconnected (HTTP) after a failure, by connector."))
-	m.signIns, errs[6] = m.meter.Int64Counter(nameSignIns, metric.WithUnit("{sign_in}"),
-		metric.WithDescription("Sign-ins to remote MCP servers that ended, by connector and outcome."))
-	return errors.Join(errs[:]...)
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	histogram := func(name, desc string, buckets []float64) metric.Float64Histogram {
+		h, err := m.meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(buckets...))
+		errs = append(errs, err)
+		return h
+	}
+	m.runs = counter("codemode.runs", "{run}",
+		"Runs that reached a final status, by status (a run rolled back after it completed counts under both).")
+	m.runDuration = histogram("codemode.run.duration",
+		"Time from a run's start to its final status, pauses included, by status.", runBuckets)
+	m.callDuration = histogram("codemode.call.duration",
+		"Duration of the connector calls programs make (replayed calls excluded), by connector and outcome.", callBuckets)
+	m.approvalWait = histogram("codemode.approval.wait",
+		"Time a paused run waited for a person, by decision.", approvalBuckets)
+	m.storeWrite = histogram("codemode.store.write.duration",
+		"Latency of writes to the execution log, by operation and outcome.", storeBuckets)
+	m.downRestarts = counter("codemode.downstream.restarts", "{restart}",
+		"Downstream MCP servers started again (stdio) or reconnected (HTTP) after a failure, by connector.")
+	m.signIns = counter("codemode.downstream.sign_ins", "{sign_in}",
+		"Sign-ins to remote MCP servers that ended, by connector and outcome.")
+	return errors.Join(errs...)
 }
 
 // Handler serves the metrics as Prometheus text (or OpenMetrics, when
@@ -329,9 +319,9 @@ func (m *Metrics) ObserveWorkers(stats func() WorkerStats) (stop func(), err err
 	if m == nil {
 		return func() {}, nil
 	}
-	workers, err1 := m.meter.Int64ObservableGauge(nameWorkers, metric.WithUnit("{worker}"),
+	workers, err1 := m.meter.Int64ObservableGauge("codemode.sandbox.workers", metric.WithUnit("{worker}"),
 		metric.WithDescription("Sandbox worker processes alive, by state (idle, busy)."))
-	restarts, err2 := m.meter.Int64ObservableCounter(nameWorkerRestarts, metric.WithUnit("{worker}"),
+	restarts, err2 := m.meter.Int64ObservableCounter("codemode.sandbox.worker.restarts", metric.WithUnit("{worker}"),
 		metric.WithDescription("Sandbox worker processes replaced after a crash, a kill, a timeout or the memory limit."))
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
@@ -359,7 +349,7 @@ func (m *Metrics) ObservePending(count func(ctx context.Context) (int64, error))
 	if m == nil {
 		return func() {}, nil
 	}
-	pending, err := m.meter.Int64ObservableGauge(nameApprovalsPending, metric.WithUnit("{run}"),
+	pending, err := m.meter.Int64ObservableGauge("codemode.approvals.pending", metric.WithUnit("{run}"),
 		metric.WithDescription("Runs paused for a person (an approval or a sign-in), as the execution log has them."))
 	if err != nil {
 		return nil, err

@@ -75,18 +75,9 @@ func ResolveTraces(cfg config.Telemetry, getenv func(string) string) (TraceSetti
 		return s, nil
 	}
 	s.On = true
-	s.Protocol, from = t.Protocol, "telemetry.traces.protocol"
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-		if s.Protocol == "" {
-			s.Protocol, from = strings.TrimSpace(getenv(name)), name
-		}
-	}
-	switch s.Protocol {
-	case "":
-		s.Protocol = ProtocolHTTP
-	case ProtocolGRPC, ProtocolHTTP:
-	default:
-		return s, fmt.Errorf("%s is %q: the OTLP protocol must be %s or %s", from, s.Protocol, ProtocolGRPC, ProtocolHTTP)
+	var err error
+	if s.Protocol, err = otlpProtocol(getenv, "TRACES", t.Protocol, "telemetry.traces.protocol"); err != nil {
+		return s, err
 	}
 	if s.Endpoint != "" && s.Protocol == ProtocolHTTP {
 		// The file names a collector the way people write it; the
@@ -97,6 +88,26 @@ func ResolveTraces(cfg config.Telemetry, getenv func(string) string) (TraceSetti
 		}
 	}
 	return s, nil
+}
+
+// otlpProtocol is the OTLP protocol of signal (TRACES, METRICS): the
+// file's (written at key), else OTEL_EXPORTER_OTLP_<signal>_PROTOCOL's, else
+// OTEL_EXPORTER_OTLP_PROTOCOL's, else ProtocolHTTP; an error names where an
+// unsupported one was written.
+func otlpProtocol(getenv func(string) string, signal, file, key string) (string, error) {
+	proto, from := file, key
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if proto == "" {
+			proto, from = strings.TrimSpace(getenv(name)), name
+		}
+	}
+	switch proto {
+	case "":
+		return ProtocolHTTP, nil
+	case ProtocolGRPC, ProtocolHTTP:
+		return proto, nil
+	}
+	return "", fmt.Errorf("%s is %q: the OTLP protocol must be %s or %s", from, proto, ProtocolGRPC, ProtocolHTTP)
 }
 
 // Tracing is the process's trace pipeline: a provider whose spans are
@@ -171,23 +182,22 @@ func newResource(ctx context.Context, serviceName string) (*resource.Resource, e
 // headers, timeout, compression, certificates).
 func newExporter(ctx context.Context, s TraceSettings) (sdktrace.SpanExporter, error) {
 	if s.Protocol == ProtocolGRPC {
-		var opts []otlptracegrpc.Option
-		if s.Endpoint != "" {
-			opts = append(opts, otlptracegrpc.WithEndpointURL(s.Endpoint))
-		}
-		if s.Headers != nil {
-			opts = append(opts, otlptracegrpc.WithHeaders(s.Headers))
-		}
-		return otlptracegrpc.New(ctx, opts...)
+		return otlptracegrpc.New(ctx, exporterOptions(s, otlptracegrpc.WithEndpointURL, otlptracegrpc.WithHeaders)...)
 	}
-	var opts []otlptracehttp.Option
+	return otlptracehttp.New(ctx, exporterOptions(s, otlptracehttp.WithEndpointURL, otlptracehttp.WithHeaders)...)
+}
+
+// exporterOptions are the options of either protocol's exporter that s
+// sets (its endpoint, its headers).
+func exporterOptions[O any](s TraceSettings, endpoint func(string) O, headers func(map[string]string) O) []O {
+	var opts []O
 	if s.Endpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(s.Endpoint))
+		opts = append(opts, endpoint(s.Endpoint))
 	}
 	if s.Headers != nil {
-		opts = append(opts, otlptracehttp.WithHeaders(s.Headers))
+		opts = append(opts, headers(s.Headers))
 	}
-	return otlptracehttp.New(ctx, opts...)
+	return opts
 }
 
 // TracerProvider returns the provider the packages that make spans are

@@ -73,7 +73,7 @@ out`, source.ShapeExpression, "[1,2,3]"},
 				t.Fatalf("Normalize: %v", err)
 			}
 			if n.Shape != tc.shape {
-				t.Errorf("shape %v, want %v\nsource:\n%s", n.Shape, tc.shape, n.Source)
+				t.Errorf("shape %v, want %v", n.Shape, tc.shape)
 			}
 			o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
 			sandboxtest.WantCompleted(t, tc.code, o, tc.want)

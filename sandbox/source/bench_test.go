@@ -1,9 +1,8 @@
 package source
 
 import (
+	"strings"
 	"testing"
-
-	"github.com/dop251/goja/parser"
 )
 
 // BenchmarkNormalize is the cost of a 25-line TypeScript program through
@@ -48,17 +47,17 @@ func BenchmarkCollectStatic(b *testing.B) {
 		await kv.put({ key: "answer", value: String(sum) });
 		return sum;
 	}`
-	n, err := Normalize(code, ProgramFile)
+	res, _, err := transform(code)
 	if err != nil {
 		b.Fatal(err)
 	}
-	prg, err := parser.ParseFile(nil, n.File, n.Source, 0, parser.WithDisableSourceMaps)
+	t, err := parseTransform(res, ProgramFile, strings.Count(code, "\n")+1)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if info := collectStatic(prg, n.pos); len(info.calls) != 4 {
+		if info := collectStatic(t.prg, t.pm); len(info.calls) != 4 {
 			b.Fatalf("%d calls", len(info.calls))
 		}
 	}

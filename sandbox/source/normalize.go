@@ -6,15 +6,14 @@
 package source
 
 import (
-	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
-	"github.com/dop251/goja/parser"
+	"github.com/dop251/goja/unistring"
 )
 
 // Names the normalised source uses. They start with "$cm$" so that they do
@@ -80,16 +79,14 @@ func (s Shape) String() string {
 
 // Normalized is a program ready to run in goja.
 type Normalized struct {
-	// Source is JavaScript (ES2022 minus async generators, which are
-	// lowered) that evaluates to an async function of one argument, the
-	// input: calling it runs the model's code and its Promise settles with
-	// the program's value.
-	Source string
 	// Shape is how the model's code was read.
 	Shape Shape
 	// File is the file name the program has in stack traces.
 	File string
 
+	// program evaluates to an async function of one argument, the input:
+	// calling it runs the model's code and its Promise settles with the
+	// program's value.
 	program *goja.Program
 	pos     *positionMap
 	static  staticInfo // the static calls, for the check before running
@@ -187,45 +184,40 @@ func Normalize(code, file string) (*Normalized, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape, ins := readShape(t.out, t.block)
+	shape, list := readShape(t.block)
 	if shape == ShapeStatements || shape == ShapeExpression {
 		if t2, ok := recoverLastExpression(src, t, file, codeLines); ok {
-			t, shape, ins = t2, ShapeExpression, nil
+			t, shape, list = t2, ShapeExpression, t2.block.List
 		}
 	}
-	out, pm := t.out, t.pm
-	edited := applyInsertions(out, ins)
-	final := finalPrefix + edited + finalSuffix
-	pm.prefixLen = len(finalPrefix)
-	pm.ins = ins
-	pm.finalLineStarts = lineStarts(final)
-
-	fprg, perr := parser.ParseFile(nil, file, final, 0, parser.WithDisableSourceMaps)
-	if perr != nil {
-		return nil, pm.parserError(perr, true)
-	}
-	program, err := goja.CompileAST(fprg, false)
+	t.block.List = list
+	program, err := goja.CompileAST(t.prg, false)
 	if err != nil {
-		var at *goja.CompilerError
-		if ce := (*goja.CompilerSyntaxError)(nil); errors.As(err, &ce) {
-			at = &ce.CompilerError
-		} else if re := (*goja.CompilerReferenceError)(nil); errors.As(err, &re) {
-			at = &re.CompilerError
-		}
-		if at != nil && at.File != nil {
-			p := at.File.Position(at.Offset)
-			return nil, pm.syntaxError(at.Message, p.Line, p.Column, true)
-		}
-		return nil, &SyntaxError{Message: err.Error()}
+		return nil, t.pm.syntaxError(err)
 	}
-	return &Normalized{Source: final, Shape: shape, File: file, program: program, pos: pm, static: collectStatic(fprg, pm)}, nil
+	return &Normalized{Shape: shape, File: file, program: program, pos: t.pm, static: collectStatic(t.prg, t.pm)}, nil
 }
 
 // userBlock finds the body of the arrow function holding the model's
-// statements in esbuild's output: function mainName(input) { const …;
-// return (async () => { … })(); }.
+// statements in the final program: (function () { function mainName(input)
+// { const …; return (async () => { … })(); } … return mainName; })().
 func userBlock(prg *ast.Program) *ast.BlockStatement {
-	for _, s := range prg.Body {
+	if len(prg.Body) != 1 {
+		return nil
+	}
+	es, ok := prg.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return nil
+	}
+	iife, ok := es.Expression.(*ast.CallExpression)
+	if !ok {
+		return nil
+	}
+	outer, ok := iife.Callee.(*ast.FunctionLiteral)
+	if !ok || outer.Body == nil {
+		return nil
+	}
+	for _, s := range outer.Body.List {
 		fd, ok := s.(*ast.FunctionDeclaration)
 		if !ok || fd.Function == nil || fd.Function.Name == nil || fd.Function.Name.Name.String() != mainName || fd.Function.Body == nil {
 			continue
@@ -250,19 +242,26 @@ func arrowBlock(e ast.Expression) *ast.BlockStatement {
 	return nil
 }
 
-// insertion is text inserted before byte offset at of esbuild's output.
-type insertion struct {
-	at   int
-	text string
-}
-
-// readShape decides the shape of the model's statements and returns the
-// insertions that make the wrapper return the program's value.
-func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
-	stmts := nonEmpty(block.List)
-	end := int(block.RightBrace) - 1
+// readShape decides the shape of the model's statements (block) and
+// returns the statements that make the wrapper return the program's value:
+// the last expression statement becomes a return statement, or a return
+// statement is appended. The syntax tree is edited rather than the text, so
+// that the program is parsed once and keeps esbuild's positions; what is
+// added sits at the expression it returns, or at the block's end.
+func readShape(block *ast.BlockStatement) (Shape, []ast.Statement) {
+	list := block.List
+	end := block.RightBrace
+	ident := func(name string) *ast.Identifier {
+		return &ast.Identifier{Name: unistring.NewFromString(name), Idx: end}
+	}
+	callInput := func(callee ast.Expression) ast.Expression {
+		return &ast.CallExpression{Callee: callee, LeftParenthesis: end, ArgumentList: []ast.Expression{ident(inputName)}, RightParenthesis: end}
+	}
+	returning := func(e ast.Expression) []ast.Statement {
+		return append(slices.Clip(list), &ast.ReturnStatement{Return: end, Argument: e})
+	}
 	var def ast.Expression
-	for _, s := range stmts {
+	for _, s := range list {
 		if es, ok := s.(*ast.ExpressionStatement); ok {
 			if as, ok := es.Expression.(*ast.AssignExpression); ok {
 				if id, ok := as.Left.(*ast.Identifier); ok && id.Name.String() == defaultName {
@@ -273,23 +272,23 @@ func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
 	}
 	if def != nil {
 		if isFunctionLiteral(def) {
-			return ShapeExportDefault, []insertion{{end, "return " + defaultName + "(" + inputName + ");\n"}}
+			return ShapeExportDefault, returning(callInput(ident(defaultName)))
 		}
-		return ShapeExportDefault, []insertion{{end, "return " + defaultName + ";\n"}}
+		return ShapeExportDefault, returning(ident(defaultName))
 	}
+	stmts := nonEmpty(list)
 	if len(stmts) == 0 {
-		return ShapeStatements, nil
+		return ShapeStatements, list
 	}
 	switch last := stmts[len(stmts)-1].(type) {
 	case *ast.ExpressionStatement:
-		start := statementStart(out, int(last.Expression.Idx0())-1)
-		if isFunctionLiteral(last.Expression) {
-			return ShapeFunction, []insertion{
-				{start, "return ("},
-				{statementEnd(out, int(last.Expression.Idx1())-1), ")(" + inputName + ")"},
-			}
+		shape, value := ShapeExpression, last.Expression
+		if isFunctionLiteral(value) {
+			shape, value = ShapeFunction, callInput(value)
 		}
-		return ShapeExpression, []insertion{{start, "return "}}
+		out := slices.Clone(list)
+		out[slices.Index(out, ast.Statement(last))] = &ast.ReturnStatement{Return: last.Expression.Idx0(), Argument: value}
+		return shape, out
 	case *ast.FunctionDeclaration:
 		name := ""
 		for _, s := range stmts {
@@ -301,11 +300,11 @@ func readShape(out string, block *ast.BlockStatement) (Shape, []insertion) {
 			name = last.Function.Name.Name.String()
 		}
 		if name == "" {
-			return ShapeStatements, nil
+			return ShapeStatements, list
 		}
-		return ShapeNamedFunction, []insertion{{end, "return " + name + "(" + inputName + ");\n"}}
+		return ShapeNamedFunction, returning(callInput(ident(name)))
 	}
-	return ShapeStatements, nil
+	return ShapeStatements, list
 }
 
 // nonEmpty is list without its empty statements.
@@ -327,10 +326,11 @@ func isFunctionLiteral(e ast.Expression) bool {
 	return false
 }
 
-// statementStart moves back from an expression's first byte over the
-// parentheses that open it, and the block comments esbuild leaves between
-// them (`(/* @__PURE__ */ new Date())`), since goja's tree does not keep
-// parentheses: text inserted there precedes the whole statement.
+// statementStart moves back from an expression's first byte in code over
+// the parentheses that open it, and the block comments between them
+// (`(/* note */ -1)`), since goja's tree does not keep parentheses: the
+// "return " recoverLastExpression inserts there precedes the whole
+// statement.
 func statementStart(out string, off int) int {
 	off = clamp(off, 0, len(out))
 	j := off - 1
@@ -354,49 +354,7 @@ func statementStart(out string, off int) int {
 	}
 }
 
-// statementEnd moves forward from an expression's end over the
-// parentheses that close it (and any around the statement), stopping before
-// the statement's semicolon.
-func statementEnd(out string, off int) int {
-	off = clamp(off, 0, len(out))
-	j := off
-	for {
-		for j < len(out) && isSpace(out[j]) {
-			j++
-		}
-		switch {
-		case strings.HasPrefix(out[j:], "/*"):
-			end := strings.Index(out[j+2:], "*/")
-			if end < 0 {
-				return off
-			}
-			j += 2 + end + 2
-		case j < len(out) && out[j] == ')':
-			j++
-			off = j
-		default:
-			return off
-		}
-	}
-}
-
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func applyInsertions(out string, ins []insertion) string {
-	sort.SliceStable(ins, func(i, j int) bool { return ins[i].at < ins[j].at })
-	var b strings.Builder
-	b.Grow(len(out) + 64)
-	prev := 0
-	for i := range ins {
-		ins[i].at = clamp(ins[i].at, prev, len(out))
-		in := ins[i]
-		b.WriteString(out[prev:in.at])
-		b.WriteString(in.text)
-		prev = in.at
-	}
-	b.WriteString(out[prev:])
-	return b.String()
-}
 
 func clamp(v, lo, hi int) int {
 	return max(lo, min(v, hi))

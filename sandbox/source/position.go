@@ -5,25 +5,25 @@ import (
 	"sort"
 	"unicode/utf16"
 
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"github.com/go-sourcemap/sourcemap"
 )
 
-// positionMap maps positions in a Normalized source back to the model's
-// code. The chain is: final source -(minus finalPrefix, minus the
-// insertions)-> esbuild's output -(esbuild's source map)-> esbuild's input,
-// whose line 1 is wrapPrefix and whose following lines are the model's code
-// line for line (fence removal keeps lines and columns).
+// positionMap maps positions in a Normalized program's source back to the
+// model's code. The chain is: final source -(minus finalPrefix, one line)->
+// esbuild's output -(esbuild's source map)-> esbuild's input, whose line 1
+// is wrapPrefix and whose following lines are the model's code line for
+// line (fence removal keeps lines and columns).
 type positionMap struct {
 	// fixed at creation; read-only afterwards
-	out             string // esbuild's output
-	outLineStarts   []int
-	sm              *sourcemap.Consumer
-	codeLines       int // lines of the model's code
-	prefixLen       int // bytes of finalPrefix
-	ins             []insertion
-	finalLineStarts []int
-	shift           srcShift // text inserted into the model's code, if any
+	src        string // the final source
+	lineStarts []int
+	outEnd     int // where esbuild's output ends in src
+	sm         *sourcemap.Consumer
+	codeLines  int      // lines of the model's code
+	shift      srcShift // text inserted into the model's code, if any
 }
 
 // srcShift is text of n UTF-16 units inserted into line (1-based) of the
@@ -35,44 +35,22 @@ type srcShift struct {
 // original maps a goja position (1-based line, 1-based byte column) in the
 // final source.
 func (m *positionMap) original(line, col int) (int, int, bool) {
-	if line < 1 || line > len(m.finalLineStarts) || col < 1 {
+	if line < 1 || line > len(m.lineStarts) || col < 1 {
 		return 0, 0, false
 	}
-	off := m.finalLineStarts[line-1] + col - 1 - m.prefixLen
-	if off < 0 {
-		return 0, 0, false
-	}
-	return m.fromOut(m.unedit(off))
+	return m.at(m.lineStarts[line-1] + col - 1)
 }
 
-// unedit maps an offset in the edited output to esbuild's output; an offset
-// inside inserted text maps to where the text was inserted.
-func (m *positionMap) unedit(off int) int {
-	shift := 0
-	for _, in := range m.ins {
-		pos := in.at + shift
-		if off < pos {
-			break
-		}
-		if off < pos+len(in.text) {
-			return in.at
-		}
-		shift += len(in.text)
-	}
-	return off - shift
-}
-
-// fromOut maps a byte offset of esbuild's output to the model's code.
-func (m *positionMap) fromOut(off int) (int, int, bool) {
-	if off < 0 || off > len(m.out) || len(m.outLineStarts) == 0 {
+// at maps a byte offset of the final source to the model's code.
+func (m *positionMap) at(off int) (int, int, bool) {
+	if off < len(finalPrefix) || off > m.outEnd {
 		return 0, 0, false
 	}
-	li := sort.Search(len(m.outLineStarts), func(i int) bool { return m.outLineStarts[i] > off }) - 1
-	if li < 0 {
-		return 0, 0, false
-	}
-	col16 := utf16Len(m.out[m.outLineStarts[li]:off])
-	_, _, l, c, ok := m.sm.Source(li+1, col16)
+	// Line li (0-based) of the final source is line li (1-based) of
+	// esbuild's output: finalPrefix is one line.
+	li := sort.Search(len(m.lineStarts), func(i int) bool { return m.lineStarts[i] > off }) - 1
+	col16 := utf16Len(m.src[m.lineStarts[li]:off])
+	_, _, l, c, ok := m.sm.Source(li, col16)
 	if !ok {
 		return 0, 0, false
 	}
@@ -86,24 +64,30 @@ func (m *positionMap) fromOut(off int) (int, int, bool) {
 	return ol, c + 1, true
 }
 
-// parserError converts a goja parser error over esbuild's output (final
-// false) or the final source (final true).
-func (m *positionMap) parserError(err error, final bool) error {
+// syntaxError converts an error of goja's parser or compiler over the
+// final source into a *SyntaxError at its place in the model's code.
+func (m *positionMap) syntaxError(err error) error {
+	var at *goja.CompilerError
 	var el parser.ErrorList
-	if errors.As(err, &el) && len(el) > 0 && el[0] != nil {
-		return m.syntaxError(el[0].Message, el[0].Position.Line, el[0].Position.Column, final)
+	var ce *goja.CompilerSyntaxError
+	var re *goja.CompilerReferenceError
+	switch {
+	case errors.As(err, &el) && len(el) > 0 && el[0] != nil:
+		return m.located(el[0].Message, el[0].Position)
+	case errors.As(err, &ce):
+		at = &ce.CompilerError
+	case errors.As(err, &re):
+		at = &re.CompilerError
+	}
+	if at != nil && at.File != nil {
+		return m.located(at.Message, at.File.Position(at.Offset))
 	}
 	return &SyntaxError{Message: err.Error()}
 }
 
-func (m *positionMap) syntaxError(msg string, line, col int, final bool) *SyntaxError {
-	var l, c int
-	var ok bool
-	if final {
-		l, c, ok = m.original(line, col)
-	} else if line >= 1 && line <= len(m.outLineStarts) && col >= 1 {
-		l, c, ok = m.fromOut(m.outLineStarts[line-1] + col - 1)
-	}
+// located is a *SyntaxError saying msg at p of the final source.
+func (m *positionMap) located(msg string, p file.Position) *SyntaxError {
+	l, c, ok := m.original(p.Line, p.Column)
 	if !ok {
 		return &SyntaxError{Message: msg}
 	}

@@ -44,8 +44,8 @@ func recoverLastExpression(src string, t *transformed, file string, codeLines in
 	if !ok || last.Argument == nil {
 		return nil, false
 	}
-	before := strings.TrimSpace(t.out[int(t.block.LeftBrace) : int(t.block.RightBrace)-1])
-	before2 := strings.TrimSpace(t2.out[int(t2.block.LeftBrace) : int(last.Idx0())-1])
+	before := strings.TrimSpace(t.src[int(t.block.LeftBrace) : int(t.block.RightBrace)-1])
+	before2 := strings.TrimSpace(t2.src[int(t2.block.LeftBrace) : int(last.Idx0())-1])
 	if before != before2 {
 		return nil, false
 	}
@@ -62,23 +62,13 @@ func droppedTail(src string, t *transformed) (int, bool) {
 	stmts := nonEmpty(t.block.List[min(1, len(t.block.List)):])
 	from, survivors := 0, 0
 	starts := lineStarts(src)
-	lastLine := -1 // 0-based index of the last non-blank line
-	for i := len(starts) - 1; i >= 0; i-- {
-		end := len(src)
-		if i+1 < len(starts) {
-			end = starts[i+1]
-		}
-		if strings.TrimSpace(src[starts[i]:end]) != "" {
-			lastLine = i
-			break
-		}
-	}
+	lastLine, line := lastNonBlank(src, starts)
 	if lastLine < 0 {
 		return 0, false
 	}
 	startLine := 0
 	if len(stmts) > 0 {
-		l, c, ok := t.pm.fromOut(int(stmts[len(stmts)-1].Idx0()) - 1)
+		l, c, ok := t.pm.at(int(stmts[len(stmts)-1].Idx0()) - 1)
 		if !ok || l > len(starts) {
 			return 0, false
 		}
@@ -117,11 +107,6 @@ func droppedTail(src string, t *transformed) (int, bool) {
 	if survivors > 0 && startLine >= lastLine {
 		return 0, false
 	}
-	end := len(src)
-	if lastLine+1 < len(starts) {
-		end = starts[lastLine+1]
-	}
-	line := src[starts[lastLine]:end]
 	trimmed := strings.TrimLeft(line, " \t")
 	for _, p := range []string{"//", "/*", "*", "}", ")", "]"} {
 		if strings.HasPrefix(trimmed, p) {
@@ -129,6 +114,22 @@ func droppedTail(src string, t *transformed) (int, bool) {
 		}
 	}
 	return starts[lastLine] + len(line) - len(trimmed), true
+}
+
+// lastNonBlank returns the index (0-based) of the last line of src that
+// is not blank, and that line; -1 when there is none. starts are src's
+// lineStarts.
+func lastNonBlank(src string, starts []int) (int, string) {
+	for i := len(starts) - 1; i >= 0; i-- {
+		end := len(src)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		if line := src[starts[i]:end]; strings.TrimSpace(line) != "" {
+			return i, line
+		}
+	}
+	return -1, ""
 }
 
 // utf16ToBytes returns the byte length of the first n UTF-16 units of s.

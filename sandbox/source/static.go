@@ -13,17 +13,6 @@ import (
 	"github.com/dop251/goja/file"
 )
 
-// StaticCalls returns the static calls of a program (code in any shape
-// Normalize accepts), as the check before running sees them: calls of
-// names the program does not declare itself.
-func StaticCalls(code string) ([]sandbox.StaticCall, error) {
-	n, err := Normalize(code, ProgramFile)
-	if err != nil {
-		return nil, err
-	}
-	return n.StaticCalls(), nil
-}
-
 // staticInfo is what the program's syntax tree says before it runs.
 type staticInfo struct {
 	calls []sandbox.StaticCall
@@ -70,11 +59,7 @@ func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 	})
 	info := staticInfo{roots: map[string]Place{}}
 	pos := func(idx file.Idx) (int, int) {
-		p := prg.File.Position(int(idx))
-		l, c, ok := pm.original(p.Line, p.Column)
-		if !ok {
-			return 0, 0
-		}
+		l, c, _ := pm.at(int(idx) - 1)
 		return l, c
 	}
 	walkAST(reflect.ValueOf(prg), func(n any) bool {
@@ -183,12 +168,7 @@ func literalOf(e ast.Expression, pos func(file.Idx) (int, int), depth int) *sand
 		l.Kind = "array"
 		static := true
 		for _, it := range x.Value {
-			if it == nil {
-				l.Items = append(l.Items, nil)
-				static = false
-				continue
-			}
-			if _, spread := it.(*ast.SpreadElement); spread {
+			if _, spread := it.(*ast.SpreadElement); it == nil || spread { // a hole or a spread
 				l.Items = append(l.Items, nil)
 				static = false
 				continue

@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
@@ -10,9 +11,12 @@ import (
 	"github.com/go-sourcemap/sourcemap"
 )
 
-// transformed is esbuild's output for the wrapped code, parsed.
+// transformed is esbuild's output for the wrapped code, made one
+// expression whose value is the wrapper function (finalPrefix, finalSuffix)
+// and parsed.
 type transformed struct {
-	out   string
+	src   string // the final source
+	prg   *ast.Program
 	block *ast.BlockStatement // the model's statements
 	pm    *positionMap
 }
@@ -23,21 +27,17 @@ func parseTransform(res api.TransformResult, file string, codeLines int) (*trans
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: esbuild source map: %w", err)
 	}
-	pm := &positionMap{
-		out:           out,
-		outLineStarts: lineStarts(out),
-		sm:            sm,
-		codeLines:     codeLines,
-	}
-	prg, perr := parser.ParseFile(nil, file, out, 0, parser.WithDisableSourceMaps)
+	src := finalPrefix + out + finalSuffix
+	pm := &positionMap{src: src, lineStarts: lineStarts(src), outEnd: len(finalPrefix) + len(out), sm: sm, codeLines: codeLines}
+	prg, perr := parser.ParseFile(nil, file, src, 0, parser.WithDisableSourceMaps)
 	if perr != nil {
-		return nil, pm.parserError(perr, false)
+		return nil, pm.syntaxError(perr)
 	}
 	block := userBlock(prg)
 	if block == nil {
 		return nil, fmt.Errorf("sandbox: normalize: wrapper function not found in esbuild output")
 	}
-	return &transformed{out: out, block: block, pm: pm}, nil
+	return &transformed{src: src, prg: prg, block: block, pm: pm}, nil
 }
 
 var transformOptions = api.TransformOptions{
@@ -156,12 +156,9 @@ func prefixBytes(s string, n int) string { return s[:clamp(n, 0, len(s))] }
 
 // endOfCode returns the position just after the last non-blank line of src.
 func endOfCode(src string) (line, col int) {
-	lines := strings.Split(src, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		t := strings.TrimRight(lines[i], " \t\r")
-		if t != "" {
-			return i + 1, utf16Len(t) + 1
-		}
+	i, text := lastNonBlank(src, lineStarts(src))
+	if i < 0 {
+		return 1, 1
 	}
-	return 1, 1
+	return i + 1, utf16Len(strings.TrimRightFunc(text, unicode.IsSpace)) + 1
 }
