@@ -58,7 +58,7 @@ type Config struct {
 	// caller's context.
 	CallTimeout time.Duration
 
-	// StartTimeout is how long Open and Dial wait for the first session:
+	// StartTimeout is how long Open waits for the first session:
 	// connecting, the initialize handshake and listing the tools. Zero
 	// means DefaultStartTimeout. See Open for what happens past it.
 	StartTimeout time.Duration

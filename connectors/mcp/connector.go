@@ -94,34 +94,6 @@ var _ connectors.Connector = (*Connector)(nil)
 // DefaultStartTimeout is Config.StartTimeout's default.
 const DefaultStartTimeout = 10 * time.Second
 
-// Dial starts or connects to the server described by cfg, performs the
-// MCP handshake and lists the server's tools. The context and
-// StartTimeout bound only the connection and listing: past either, the
-// start is stopped and Dial fails saying how far it got ("timed out after
-// 10s initialising"). A started child process lives until Close (or until
-// it exits, when the next call starts a new one).
-func Dial(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, false) }
-
-// Open is Dial for a server that may be down or slow: when the first start
-// fails, it returns the connector anyway, and a goroutine it owns starts the
-// server again with the restart backoff (RestartDelay doubling up to
-// MaxRestartDelay) until it comes up or Close is called. Until then Tools
-// reports why, and calls fail at once with an error naming the
-// connector. When the server comes up its tools are listed and
-// OnToolsChanged is called. Only a configuration error fails Open.
-//
-// A server that has not answered within StartTimeout (a first npx
-// download, a proxy that accepts and never replies, a server stuck
-// before its handshake) is not stopped: Open returns the connector down,
-// with an error saying what the start was doing when the time ran out
-// ("timed out after 10s initialising"), and logs a warning naming the
-// deadline; a goroutine it owns waits for that start, so the server joins
-// as soon as it answers (an info line says after how long, and
-// OnToolsChanged is called), or, if the start fails, is started again
-// with the backoff. Killing a slow server and starting it again would
-// throw away what it was doing, a download say, and never let it finish.
-func Open(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, true) }
-
 // A startResult is what a session start gave: a session and its tools, or
 // the error and the session (possibly nil, closed) it left.
 type startResult struct {
@@ -143,11 +115,32 @@ func (e *startTimeoutError) Error() string {
 
 func (e *startTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-// start is Dial (retry false) and Open (retry true). The first session
-// starts on a goroutine of the connector's (in recovering), on the
-// connector's life rather than on ctx, so that a start that outlives
-// StartTimeout can go on after Open returns.
-func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
+// Open starts or connects to the server described by cfg, performs the
+// MCP handshake and lists the server's tools. A started child process
+// lives until Close (or until it exits, when the next call starts a new
+// one). When the first start fails, Open returns the connector anyway,
+// and a goroutine it owns starts the server again with the restart
+// backoff (RestartDelay doubling up to MaxRestartDelay) until it comes up
+// or Close is called. Until then Tools reports why, and calls fail at
+// once with an error naming the connector. When the server comes up its tools are listed and
+// OnToolsChanged is called. Only a configuration error fails Open.
+//
+// A server that has not answered within StartTimeout (a first npx
+// download, a proxy that accepts and never replies, a server stuck
+// before its handshake) is not stopped: Open returns the connector down,
+// with an error saying what the start was doing when the time ran out
+// ("timed out after 10s initialising"), and logs a warning naming the
+// deadline; a goroutine it owns waits for that start, so the server joins
+// as soon as it answers (an info line says after how long, and
+// OnToolsChanged is called), or, if the start fails, is started again
+// with the backoff. Killing a slow server and starting it again would
+// throw away what it was doing, a download say, and never let it finish.
+//
+// The first session starts on a goroutine of the connector's (in
+// recovering), on the connector's life rather than on ctx, so that a
+// start that outlives StartTimeout can go on after Open returns; ctx
+// ending first stops it, and Open returns the connector down with why.
+func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	c, err := newConnector(cfg)
 	if err != nil {
 		if cfg.OAuth != nil {
@@ -165,28 +158,24 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 		results <- startResult{s: s, tools: tools, err: err}
 	})
 	limit := cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout)
-	var late error
-	var phase string
 	select {
 	case r := <-results:
-		return c.firstSession(r, retry)
-	case <-time.After(limit):
-		phase = c.startPhase()
-		late = &startTimeoutError{after: limit, phase: phase}
+		c.settle(r)
+		return c, nil
 	case <-ctx.Done():
-		phase = c.startPhase()
-		late = fmt.Errorf("%s: %w", phase, context.Cause(ctx))
-	}
-	if !retry || ctx.Err() != nil {
+		late := fmt.Errorf("%s: %w", c.startPhase(), context.Cause(ctx))
 		cancel(late)
 		r := <-results
 		if r.err != nil {
 			r.err = late
 		}
-		return c.firstSession(r, retry)
+		c.settle(r)
+		return c, nil
+	case <-time.After(limit):
 	}
+	phase := c.startPhase()
 	c.mu.Lock()
-	c.down = late
+	c.down = &startTimeoutError{after: limit, phase: phase}
 	c.mu.Unlock()
 	c.logger.Warn("the MCP server has not answered in time; going on without it until it does",
 		"start_timeout", limit, "during", phase)
@@ -200,22 +189,6 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 			}
 		}
 	})
-	return c, nil
-}
-
-// firstSession brings the connector up with the first session, or
-// reports that it could not start: Dial fails, Open goes on down (see
-// settle).
-func (c *Connector) firstSession(r startResult, retry bool) (*Connector, error) {
-	if r.err != nil && !retry {
-		err := c.startError(r.s, r.err)
-		_ = c.Close()
-		if sr, ok := connectors.AsSignInRequired(err); ok {
-			err = sr
-		}
-		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
-	}
-	c.settle(r)
 	return c, nil
 }
 

@@ -199,7 +199,7 @@ func (s *session) listen(ctx context.Context) error {
 		return fmt.Errorf("listen for tool-list changes: %w", err)
 	}
 	s.stopListen = stop
-	// Wait for the acknowledgement, so changes made after Dial are seen.
+	// Wait for the acknowledgement, so changes made after Open are seen.
 	select {
 	case <-s.listening:
 	case <-time.After(listenAckTimeout):
