@@ -55,21 +55,19 @@ type Connector struct {
 	httpTransport *http.Transport // url only; shared by every session
 	progress      progressRelay   // routes servers' progress to the calls that asked
 	backoff       backoff.Policy  // between session starts after failures
-	// life ends when Close begins; it aborts a session start in progress.
+	// life ends when Close begins (so a connector is closed once it has
+	// ended); it aborts a session start in progress.
 	life    context.Context
 	endLife context.CancelFunc
+	close   func() error // Close, once
 	// restarting holds a token while a new session starts.
 	restarting chan struct{}
 	// legacy: sessions start with the 2025-11-25 handshake, the server
 	// offering tasks in that form only (task.go); once set, it stays.
 	legacy atomic.Bool
 
-	closeOnce sync.Once
-	closeErr  error
-
 	mu                        sync.RWMutex
 	sess                      *session // the live session; nil between a failure and the next call
-	closed                    bool
 	tools                     []connectors.Tool
 	bySource                  map[string]int // SourceName -> index in tools
 	collisions                []connectors.Collision
@@ -229,7 +227,7 @@ func (c *Connector) settle(r startResult) bool {
 func (c *Connector) install(s *session, tools []connectors.Tool) (old []connectors.Tool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.life.Err() != nil {
 		_ = s.close()
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	}
@@ -278,6 +276,7 @@ func newConnector(cfg Config) (*Connector, error) {
 	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
 		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
 	c.life, c.endLife = context.WithCancel(context.Background())
+	c.close = sync.OnceValue(c.shutdown)
 	if cfg.Command != "" {
 		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
 	} else {
@@ -355,7 +354,7 @@ func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	switch {
-	case c.closed:
+	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case c.down != nil:
 		return nil, c.down
@@ -405,7 +404,7 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.closed:
+	case c.life.Err() != nil:
 		return fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case c.sess == s: // else a newer session listed the tools itself
 		c.setToolsLocked(s, tools)
@@ -427,12 +426,6 @@ func (c *Connector) setToolsLocked(s *session, tools []connectors.Tool) {
 	}
 	c.tools, c.bySource, c.collisions = tools, bySource, collisions
 	c.serverName, c.serverVersion = s.serverName, s.serverVersion
-}
-
-func (c *Connector) isClosed() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.closed
 }
 
 // listTools pages through tools/list. It decodes the raw pages itself (see
@@ -747,37 +740,36 @@ func objectArgs(args json.RawMessage) (json.RawMessage, error) {
 // is left of the child's process group. A session start in progress is
 // aborted. It is safe to call more than once. A child's non-zero exit
 // status is logged, not returned.
-func (c *Connector) Close() error {
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closed = true
-		c.mu.Unlock()
-		c.endLife()
-		c.recovering.Wait()
-		// Wait for a start in progress; it sees closed and stops its session.
-		c.restarting <- struct{}{}
-		c.mu.Lock()
-		s := c.sess
-		c.sess = nil
-		c.mu.Unlock()
-		var err error
-		if s != nil {
-			err = s.close()
-		}
-		if c.stderr != nil {
-			c.stderr.Flush()
-		}
-		if c.httpTransport != nil {
-			c.httpTransport.CloseIdleConnections()
-		}
-		if c.cfg.OAuth != nil {
-			_ = c.cfg.OAuth.Close()
-		}
-		if err != nil {
-			c.closeErr = fmt.Errorf("mcp connector %q: close: %w", c.cfg.Name, err)
-		}
-	})
-	return c.closeErr
+func (c *Connector) Close() error { return c.close() }
+
+// shutdown is Close's first call.
+func (c *Connector) shutdown() error {
+	c.endLife()
+	c.recovering.Wait()
+	// Wait for a start in progress; it sees the end of life and stops its
+	// session.
+	c.restarting <- struct{}{}
+	c.mu.Lock()
+	s := c.sess
+	c.sess = nil
+	c.mu.Unlock()
+	var err error
+	if s != nil {
+		err = s.close()
+	}
+	if c.stderr != nil {
+		c.stderr.Flush()
+	}
+	if c.httpTransport != nil {
+		c.httpTransport.CloseIdleConnections()
+	}
+	if c.cfg.OAuth != nil {
+		_ = c.cfg.OAuth.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("mcp connector %q: close: %w", c.cfg.Name, err)
+	}
+	return nil
 }
 
 // maxForwardedName bounds the name of a tool called without being listed.

@@ -33,10 +33,10 @@ var ErrDisconnected = errors.New("disconnected from the MCP server")
 // stream, a failed call).
 func (c *Connector) current(ctx context.Context) (*session, error) {
 	c.mu.RLock()
-	s, closed, down := c.sess, c.closed, c.down
+	s, down := c.sess, c.down
 	c.mu.RUnlock()
 	switch {
-	case closed:
+	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case down != nil && needsSignIn(down):
 		// Another process may have signed in meanwhile.
@@ -99,7 +99,7 @@ func (c *Connector) failure(s *session, what string, err error) error {
 	}
 	c.retire(s, true)
 	name := c.cfg.Name
-	if c.isClosed() {
+	if c.life.Err() != nil {
 		return fmt.Errorf("mcp connector %q: %s: %w", name, what, ErrClosed)
 	}
 	var msg string
@@ -135,10 +135,10 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	defer func() { <-c.restarting }()
 
 	c.mu.RLock()
-	s, closed, failures, failedAt := c.sess, c.closed, c.failures, c.failedAt
+	s, failures, failedAt := c.sess, c.failures, c.failedAt
 	c.mu.RUnlock()
 	switch {
-	case closed:
+	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case s != nil && s.alive():
 		return s, nil // another caller reconnected meanwhile
@@ -178,7 +178,7 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		c.failures++
 		c.failedAt = time.Now()
 		c.mu.Unlock()
-		if c.isClosed() {
+		if c.life.Err() != nil {
 			return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 		}
 		err = c.startError(s, err)
