@@ -65,6 +65,9 @@ type Connector struct {
 	// legacy: sessions start with the 2025-11-25 handshake, the server
 	// offering tasks in that form only (task.go); once set, it stays.
 	legacy atomic.Bool
+	// phase (a string) is what the last session start did last (see
+	// session.open), for the error of one that does not finish in time.
+	phase atomic.Value
 
 	mu                        sync.RWMutex
 	sess                      *session // the live session; nil between a failure and the next call
@@ -79,8 +82,6 @@ type Connector struct {
 	// server that wants a sign-in (no goroutine retries it: a sign-in, or
 	// tokens another process stored, bring it back); nil otherwise.
 	down error
-	// phase is what the last session start did last (see session.open).
-	phase string
 
 	// recovering holds the first start, the goroutine waiting for a late
 	// one and the recovery goroutine; Close waits for them.
@@ -161,7 +162,7 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		c.settle(r)
 		return c, nil
 	case <-ctx.Done():
-		late := fmt.Errorf("%s: %w", c.startPhase(), context.Cause(ctx))
+		late := fmt.Errorf("%s: %w", c.phase.Load().(string), context.Cause(ctx))
 		cancel(late)
 		r := <-results
 		if r.err != nil {
@@ -171,7 +172,7 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		return c, nil
 	case <-time.After(limit):
 	}
-	phase := c.startPhase()
+	phase := c.phase.Load().(string)
 	c.mu.Lock()
 	c.down = &startTimeoutError{after: limit, phase: phase}
 	c.mu.Unlock()
@@ -237,20 +238,6 @@ func (c *Connector) install(s *session, tools []connectors.Tool) (old []connecto
 	return old, nil
 }
 
-// setPhase records what the session start in progress is doing, for the
-// error of one that does not finish in time.
-func (c *Connector) setPhase(phase string) {
-	c.mu.Lock()
-	c.phase = phase
-	c.mu.Unlock()
-}
-
-func (c *Connector) startPhase() string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.phase
-}
-
 // recover starts the server again, with the backoff, until it comes up or
 // the connector is closed. It runs in recovering.
 func (c *Connector) recover() {
@@ -277,6 +264,7 @@ func newConnector(cfg Config) (*Connector, error) {
 		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.close = sync.OnceValue(c.shutdown)
+	c.phase.Store(phaseConnecting)
 	if cfg.Command != "" {
 		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
 	} else {

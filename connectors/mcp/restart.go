@@ -64,7 +64,8 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 }
 
 // retire stops using s and closes it, which reaps its process. After a
-// failure (failed) it counts the failure once for the restart backoff: a
+// failure (failed) of the live session it counts the failure for the
+// restart backoff, once, since the first retire ends its being live: a
 // session that ran for a healthy period (twice the maximum delay) resets
 // the count. A session retired without one (the server is fine, the
 // session is not) counts nothing.
@@ -72,16 +73,15 @@ func (c *Connector) retire(s *session, failed bool) {
 	c.mu.Lock()
 	if c.sess == s {
 		c.sess = nil
-	}
-	if failed && !s.retired {
-		end := s.endedAt()
-		if end.Sub(s.started) >= 2*c.backoff.Limit() {
-			c.failures = 0
+		if failed {
+			end := s.endedAt()
+			if end.Sub(s.started) >= 2*c.backoff.Limit() {
+				c.failures = 0
+			}
+			c.failures++
+			c.failedAt = end
 		}
-		c.failures++
-		c.failedAt = end
 	}
-	s.retired = true
 	c.mu.Unlock()
 	if err := s.close(); err != nil && failed {
 		c.logger.Warn("closing a failed session", "err", err)
