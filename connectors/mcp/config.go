@@ -67,12 +67,8 @@ type Config struct {
 	// failure (a stdio server that exited, a remote server's transport
 	// failure); it doubles with each consecutive failure up to
 	// MaxRestartDelay, and a session that lasted twice MaxRestartDelay
-	// resets it. Zero means DefaultRestartDelay and DefaultMaxRestartDelay.
+	// resets it. Zero means backoff.DefaultFirst and backoff.DefaultMax.
 	RestartDelay, MaxRestartDelay time.Duration
-
-	// ClientVersion is the version reported in the client info sent to the
-	// server; empty means the module version from the build info.
-	ClientVersion string
 
 	// OnToolsChanged, when set, is called after the server announces that
 	// its tool list changed (notifications/tools/list_changed); call Refresh

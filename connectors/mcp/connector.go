@@ -315,10 +315,9 @@ type reworded struct {
 func (e *reworded) Error() string   { return e.msg }
 func (e *reworded) Unwrap() []error { return e.errs }
 
-func (c *Connector) clientVersion() string {
-	if c.cfg.ClientVersion != "" {
-		return c.cfg.ClientVersion
-	}
+// clientVersion is the version sent in the client info: the module's,
+// from the build info.
+func clientVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}

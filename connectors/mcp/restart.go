@@ -9,13 +9,6 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
-)
-
-// Default restart backoff (Config.RestartDelay, Config.MaxRestartDelay).
-const (
-	DefaultRestartDelay    = backoff.DefaultFirst
-	DefaultMaxRestartDelay = backoff.DefaultMax
 )
 
 // exitNoticeDelay is how long a failed call waits for a stdio server to be
