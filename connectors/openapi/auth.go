@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -17,12 +18,41 @@ const (
 	KeyInCookie = "cookie"
 )
 
-// checkAuth validates a's fields for a caller: exactly one kind set, and
-// each kind's fields usable on the wire. Errors name the field, never its
-// value.
-func checkAuth(a *Auth) error {
+// A sending is what a connector sends with every request, worked out once
+// from its configuration by checkSending.
+type sending struct {
+	// header holds the configured headers, then the credentials sent in
+	// a header, which win over them.
+	header http.Header
+	// cookie is an API key sent in a cookie ("name=value"); keyQuery an
+	// API key sent in the query (its encoded pair), keyName its name.
+	cookie, keyQuery, keyName string
+	// secrets are every secret in every form it travels in, for the
+	// scrubber: the credentials, a basic credential's base64, OAuth 2.0's
+	// client credential as sent (its parts form-encoded first, RFC 6749
+	// section 2.3.1) and header values that look secret
+	// (scrub.SecretHeader).
+	secrets []string
+}
+
+// checkSending checks what cfg sends with every request, its headers and
+// its credentials (exactly one kind, usable on the wire; an API key goes
+// in a header unless said otherwise, as in the configuration file), and
+// works out their wire forms. Errors name the field, never its value.
+func checkSending(cfg Config) (*sending, error) {
+	s := &sending{header: http.Header{}}
+	for name, v := range cfg.Headers {
+		if err := checkHeader(name, v); err != nil {
+			return nil, fmt.Errorf("headers: %w", err)
+		}
+		s.header.Set(name, v)
+		if scrub.SecretHeader(name) {
+			s.secrets = append(s.secrets, v)
+		}
+	}
+	a := cfg.Auth
 	if a == nil {
-		return nil
+		return s, nil
 	}
 	n := 0
 	for _, set := range []bool{a.Bearer != "", a.Basic != nil, a.APIKey != nil, a.OAuth2 != nil} {
@@ -31,47 +61,61 @@ func checkAuth(a *Auth) error {
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("auth: exactly one of bearer, basic, api_key and oauth2 must be set (%d are)", n)
+		return nil, fmt.Errorf("auth: exactly one of bearer, basic, api_key and oauth2 must be set (%d are)", n)
 	}
 	switch {
 	case a.Bearer != "":
-		return checkSecretText("auth.bearer", a.Bearer)
+		if err := checkSecretText("auth.bearer", a.Bearer); err != nil {
+			return nil, err
+		}
+		s.header.Set("Authorization", "Bearer "+a.Bearer)
+		s.secrets = append(s.secrets, a.Bearer)
 	case a.Basic != nil:
 		if strings.Contains(a.Basic.Username, ":") {
-			return fmt.Errorf("auth.basic.username: a user name cannot hold ':' in HTTP basic authentication")
+			return nil, fmt.Errorf("auth.basic.username: a user name cannot hold ':' in HTTP basic authentication")
 		}
+		cred := basicCredential(a.Basic.Username, a.Basic.Password)
+		s.header.Set("Authorization", "Basic "+cred)
+		s.secrets = append(s.secrets, a.Basic.Password, cred)
 	case a.APIKey != nil:
 		k := a.APIKey
-		switch k.In {
+		switch cmp.Or(k.In, KeyInHeader) {
 		case KeyInHeader:
 			if err := checkHeader(k.Name, ""); err != nil {
-				return fmt.Errorf("auth.api_key.name: %w", err)
+				return nil, fmt.Errorf("auth.api_key.name: %w", err)
 			}
+			s.header.Set(k.Name, k.Value)
 		case KeyInQuery:
 			if k.Name == "" {
-				return fmt.Errorf("auth.api_key.name: empty")
+				return nil, fmt.Errorf("auth.api_key.name: empty")
 			}
+			s.keyName, s.keyQuery = k.Name, string(escapeUnreserved(append(escapeUnreserved(nil, k.Name), '='), k.Value))
 		case KeyInCookie:
 			if k.Name == "" || strings.ContainsAny(k.Name, "=; \t\r\n") {
-				return fmt.Errorf("auth.api_key.name: %q is not a cookie name", k.Name)
+				return nil, fmt.Errorf("auth.api_key.name: %q is not a cookie name", k.Name)
 			}
 			if strings.ContainsAny(k.Value, "; \t\r\n") {
-				return fmt.Errorf("auth.api_key.value: a cookie value cannot hold ';', white space or line breaks")
+				return nil, fmt.Errorf("auth.api_key.value: a cookie value cannot hold ';', white space or line breaks")
 			}
+			s.cookie = k.Name + "=" + k.Value
 		default:
-			return fmt.Errorf("auth.api_key.in: %q is not one of header, query, cookie", k.In)
+			return nil, fmt.Errorf("auth.api_key.in: %q is not one of header, query, cookie", k.In)
 		}
-		return checkSecretText("auth.api_key.value", k.Value)
+		if err := checkSecretText("auth.api_key.value", k.Value); err != nil {
+			return nil, err
+		}
+		s.secrets = append(s.secrets, k.Value)
 	case a.OAuth2 != nil:
-		u, err := url.Parse(a.OAuth2.TokenURL)
-		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("auth.oauth2.token_url: not an absolute http(s) URL")
+		o := a.OAuth2
+		if u, err := url.Parse(o.TokenURL); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return nil, fmt.Errorf("auth.oauth2.token_url: not an absolute http(s) URL")
 		}
-		if a.OAuth2.ClientID == "" {
-			return fmt.Errorf("auth.oauth2.client_id: empty")
+		if o.ClientID == "" {
+			return nil, fmt.Errorf("auth.oauth2.client_id: empty")
 		}
+		s.secrets = append(s.secrets, o.ClientSecret, basicCredential(o.ClientID, o.ClientSecret), clientCredential(o))
 	}
-	return nil
+	return s, nil
 }
 
 // checkSecretText refuses an empty secret, or one a header cannot carry.
@@ -86,66 +130,9 @@ func checkSecretText(field, v string) error {
 	return nil
 }
 
-// secrets returns every secret of cfg in every form it travels in, for
-// the scrubber: the credentials, a basic credential's base64, OAuth 2.0's
-// client credential as sent (its parts form-encoded first, RFC 6749
-// section 2.3.1) and header values that look secret (scrub.SecretHeader).
-func secrets(cfg Config) []string {
-	var out []string
-	switch a := cfg.Auth; {
-	case a == nil:
-	case a.Bearer != "":
-		out = append(out, a.Bearer)
-	case a.Basic != nil:
-		out = append(out, a.Basic.Password, basicCredential(a.Basic.Username, a.Basic.Password))
-	case a.APIKey != nil:
-		out = append(out, a.APIKey.Value)
-	case a.OAuth2 != nil:
-		out = append(out, a.OAuth2.ClientSecret, basicCredential(a.OAuth2.ClientID, a.OAuth2.ClientSecret), clientCredential(a.OAuth2))
-	}
-	for name, v := range cfg.Headers {
-		if scrub.SecretHeader(name) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // clientCredential is the HTTP basic credential with which a client
 // authenticates to a token endpoint: client id and secret each
 // form-encoded, then joined and base64-encoded (RFC 6749 section 2.3.1).
 func clientCredential(o *OAuth2) string {
 	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(o.ClientID) + ":" + url.QueryEscape(o.ClientSecret)))
-}
-
-// authorize sets a's credentials on req: a bearer token (or token, the
-// OAuth 2.0 access token), a basic credential, or an API key in a header
-// or a cookie. A query API key is already in the URL (see apiKeyQuery).
-func authorize(req *http.Request, a *Auth, token string) {
-	switch {
-	case a == nil:
-	case a.Bearer != "":
-		req.Header.Set("Authorization", "Bearer "+a.Bearer)
-	case a.Basic != nil:
-		req.Header.Set("Authorization", "Basic "+basicCredential(a.Basic.Username, a.Basic.Password))
-	case a.APIKey != nil && a.APIKey.In == KeyInHeader:
-		req.Header.Set(a.APIKey.Name, a.APIKey.Value)
-	case a.APIKey != nil && a.APIKey.In == KeyInCookie:
-		pair := a.APIKey.Name + "=" + a.APIKey.Value
-		if c := req.Header.Get("Cookie"); c != "" {
-			pair = c + "; " + pair
-		}
-		req.Header.Set("Cookie", pair)
-	case a.OAuth2 != nil:
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-}
-
-// apiKeyQuery returns the encoded query pair of an API key sent in the
-// query ("" for any other credential).
-func apiKeyQuery(a *Auth) string {
-	if a == nil || a.APIKey == nil || a.APIKey.In != KeyInQuery {
-		return ""
-	}
-	return string(escapeUnreserved(append(escapeUnreserved(nil, a.APIKey.Name), '='), a.APIKey.Value))
 }

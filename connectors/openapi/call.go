@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,15 +46,14 @@ const defaultAccept = "application/json, */*;q=0.5"
 // token obtained.
 type caller struct {
 	base     *url.URL
-	headers  http.Header
-	auth     *Auth
 	timeout  time.Duration
 	maxBytes int64
 	scrub    *scrub.Scrubber
 	log      *slog.Logger
 	client   *http.Client
-	own      *directTransport // the transport to close, nil when given
-	oauth    *tokenSource     // nil unless Auth is OAuth2
+	own      *directTransport
+	oauth    *tokenSource // nil unless Auth is OAuth2
+	sending
 }
 
 // newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
@@ -63,38 +63,21 @@ func newCaller(cfg Config) (*caller, error) {
 	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
 	}
-	if a := cfg.Auth; a != nil && a.APIKey != nil && a.APIKey.In == "" {
-		// An API key goes in a header unless said otherwise (as in the
-		// configuration file).
-		k, copied := *a.APIKey, *a
-		k.In, copied.APIKey = KeyInHeader, &k
-		cfg.Auth = &copied
-	}
-	if err := checkAuth(cfg.Auth); err != nil {
+	snd, err := checkSending(cfg)
+	if err != nil {
 		return nil, err
 	}
 	c := &caller{
 		base:     base,
-		headers:  http.Header{},
-		auth:     cfg.Auth,
+		sending:  *snd,
 		timeout:  cmp.Or(max(cfg.CallTimeout, 0), DefaultCallTimeout),
-		maxBytes: cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
+		maxBytes: maxResponseBytes,
 		scrub:    cmp.Or(cfg.Scrubber, scrub.New()),
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
-	c.scrub.Add(secrets(cfg)...)
-	for name, v := range cfg.Headers {
-		if err := checkHeader(name, v); err != nil {
-			return nil, fmt.Errorf("headers: %w", c.scrub.Error(err))
-		}
-		c.headers.Set(name, v)
-	}
-	rt := cfg.Transport
-	if rt == nil {
-		c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
-		rt = c.own
-	}
-	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect}
+	c.scrub.Add(c.secrets...)
+	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
+	c.client = &http.Client{Transport: c.own, CheckRedirect: c.checkRedirect}
 	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
 		now := cfg.Now
 		if now == nil {
@@ -102,7 +85,7 @@ func newCaller(cfg Config) (*caller, error) {
 		}
 		// The token endpoint gets the client's credential: it is not
 		// redirected anywhere.
-		tc := &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		tc := &http.Client{Transport: c.own, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		c.oauth = newTokenSource(cfg.Auth.OAuth2, tc, c.timeout, now, c.scrub, c.log)
 	}
 	return c, nil
@@ -114,9 +97,7 @@ func (c *caller) close() {
 	if c.oauth != nil {
 		c.oauth.close()
 	}
-	if c.own != nil {
-		c.own.closeIdle()
-	}
+	c.own.closeIdle()
 }
 
 // checkRedirect follows a redirect only within the first request's scheme,
@@ -127,8 +108,8 @@ func (c *caller) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects || !origin.Same(req.URL, via[0].URL) {
 		return http.ErrUseLastResponse
 	}
-	if pair := apiKeyQuery(c.auth); pair != "" && !req.URL.Query().Has(c.auth.APIKey.Name) {
-		req.URL.RawQuery = joinQuery(req.URL.RawQuery, pair)
+	if c.keyQuery != "" && !req.URL.Query().Has(c.keyName) {
+		req.URL.RawQuery = joinQuery(req.URL.RawQuery, c.keyQuery)
 	}
 	return nil
 }
@@ -155,22 +136,12 @@ type outgoing struct {
 	body    *encodedBody
 }
 
-// send sends out within the call timeout, with the connector's headers
-// and credentials; it follows same-origin redirects (checkRedirect) and,
-// when authenticating with OAuth 2.0, sends the request once more with a
-// new token after a 401. It returns the answer, read up to the size cap
-// (errTooLarge past it), or a transport error (not scrubbed).
-func (c *caller) send(parent context.Context, out *outgoing) (*answer, error) {
-	ctx, cancel := context.WithTimeout(parent, c.timeout)
-	defer cancel()
-	a, err := c.sendOnce(ctx, out)
-	if err != nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Errorf("no answer within %s (the call timeout): %w", c.timeout, ctx.Err())
-	}
-	return a, err
-}
-
-func (c *caller) sendOnce(ctx context.Context, out *outgoing) (*answer, error) {
+// send sends out with the connector's headers and credentials; it
+// follows same-origin redirects (checkRedirect) and, when authenticating
+// with OAuth 2.0, sends the request once more with a new token after a
+// 401. It returns the answer, read up to the size cap (errTooLarge past
+// it), or a transport error (not scrubbed).
+func (c *caller) send(ctx context.Context, out *outgoing) (*answer, error) {
 	stale := ""
 	for attempt := 0; ; attempt++ {
 		token := ""
@@ -201,13 +172,13 @@ func (c *caller) sendOnce(ctx context.Context, out *outgoing) (*answer, error) {
 }
 
 // build makes the http.Request of out: the query API key added to the
-// URL, the connector's headers over the call's, the cookies joined, and
-// the credentials set last.
+// URL, the connector's headers and credentials over the call's, the
+// cookies joined, and the OAuth 2.0 token.
 func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.Request, error) {
 	u := out.url
-	if pair := apiKeyQuery(c.auth); pair != "" {
+	if c.keyQuery != "" {
 		base, query, _ := strings.Cut(u, "?")
-		u = base + "?" + joinQuery(query, pair)
+		u = base + "?" + joinQuery(query, c.keyQuery)
 	}
 	var body io.Reader
 	if out.body != nil {
@@ -218,7 +189,7 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 		return nil, err
 	}
 	req.Header = out.header.Clone() // never nil: prepare and prepareRequest make it
-	for k, v := range c.headers {
+	for k, v := range c.header {
 		req.Header[k] = append([]string(nil), v...)
 	}
 	// The call's trace context, so the API's spans continue it; set on
@@ -230,14 +201,14 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", defaultAccept)
 	}
-	if len(out.cookies) > 0 {
-		cookie := string(out.cookies)
-		if h := req.Header.Get("Cookie"); h != "" {
-			cookie += "; " + h
-		}
-		req.Header.Set("Cookie", cookie)
+	// The call's cookies, the configured ones, the API key's.
+	cookies := slices.DeleteFunc([]string{string(out.cookies), req.Header.Get("Cookie"), c.cookie}, func(s string) bool { return s == "" })
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
-	authorize(req, c.auth, token)
+	if token != "" { // OAuth 2.0's
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	return req, nil
 }
 
@@ -278,14 +249,19 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 	})
 }
 
-// exchange sends out and returns the Result that answered makes of the
-// answer, scrubbed; or, without an answer, an IsError Result for a body
-// over the size cap, or the transport error, scrubbed. what names the
-// call in messages and in the debug log (which never gets a URL or a
-// value).
+// exchange sends out within the call timeout and returns the Result that
+// answered makes of the answer, scrubbed; or, without an answer, an
+// IsError Result for a body over the size cap, or the transport error,
+// scrubbed. what names the call in messages and in the debug log (which
+// never gets a URL or a value).
 func (c *caller) exchange(ctx context.Context, what string, out *outgoing, answered func(*answer) connectors.Result) (connectors.Result, error) {
 	start := time.Now()
-	a, err := c.send(ctx, out)
+	sendCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	a, err := c.send(sendCtx, out)
+	if err != nil && ctx.Err() == nil && errors.Is(sendCtx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s (the call timeout): %w", c.timeout, sendCtx.Err())
+	}
 	switch {
 	case errors.Is(err, errTooLarge):
 		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil

@@ -3,7 +3,6 @@ package openapi
 import (
 	"encoding/base64"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
@@ -32,9 +31,6 @@ type Config struct {
 	Include, Exclude []string
 	// CallTimeout bounds one call; 0 means DefaultCallTimeout.
 	CallTimeout time.Duration
-	// MaxResponseBytes caps a response body; 0 means
-	// DefaultMaxResponseBytes.
-	MaxResponseBytes int64
 	// CacheDir holds fetched documents and derived methods; "" disables
 	// the cache.
 	CacheDir string
@@ -45,20 +41,17 @@ type Config struct {
 	// tokens obtained at run time) and scrubs what the connector returns;
 	// nil means a scrubber of its own.
 	Scrubber *scrub.Scrubber
-	// Transport, when set, carries the connector's HTTP requests (tests);
-	// nil means a transport of its own.
-	Transport http.RoundTripper
 	// Logger receives the connector's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of OAuth 2.0 token expiry; nil means time.Now.
 	Now func() time.Time
 }
 
-// Defaults for zero Config fields.
-const (
-	DefaultCallTimeout      = 30 * time.Second
-	DefaultMaxResponseBytes = 16 << 20
-)
+// DefaultCallTimeout is the call timeout when Config sets none.
+const DefaultCallTimeout = 30 * time.Second
+
+// maxResponseBytes caps a response body.
+const maxResponseBytes = 16 << 20
 
 // Auth is how an OpenAPI connector authenticates. Exactly one field is set.
 type Auth struct {

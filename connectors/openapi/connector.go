@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -28,8 +29,7 @@ type Connector struct {
 	defs     json.RawMessage
 	warnings []string
 	scrub    *scrub.Scrubber
-	base     *url.URL // where requests go; nil when there is nowhere
-	calls    *caller  // nil when there is nowhere, for why
+	calls    *caller // with the base URL; nil when there is none, for why
 	why      string
 	filter   *filter
 	derived  *derivation // read only
@@ -47,21 +47,15 @@ type Connector struct {
 // document that cannot be read or is not OpenAPI is an error; problems
 // within it are warnings (Capabilities' Diagnostics).
 func New(ctx context.Context, cfg Config) (*Connector, error) {
-	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
-		return nil, err
-	}
-	if cfg.Document == "" {
-		return nil, fmt.Errorf("connector %s: no OpenAPI document", cfg.Name)
-	}
-	f, err := newFilter(cfg.Include, cfg.Exclude)
+	f, snd, err := checkConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
 	sc := cfg.Scrubber
-	sc.Add(secrets(cfg)...) // scrubbed from loading errors too
-	doc, err := readDocument(ctx, cfg.Document, cfg.CacheDir, cfg.Transport)
+	sc.Add(snd.secrets...) // scrubbed from loading errors too
+	doc, err := readDocument(ctx, cfg.Document, cfg.CacheDir)
 	if err != nil {
 		return nil, sc.Error(err)
 	}
@@ -74,7 +68,10 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	c.warnings = append(slices.Clone(doc.warnings), d.Warnings...)
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
-		c.base = base
+		cfg.BaseURL = base.String()
+		if c.calls, err = newCaller(cfg); err != nil {
+			return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
+		}
 	}
 	c.assemble(d, f)
 	if fresh && cache.dir != "" {
@@ -89,14 +86,27 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if why != "" {
 		c.why = sc.String(why)
 		c.warnings = append(c.warnings, c.why)
-		return c, nil
-	}
-	cfg.BaseURL = base.String()
-	if c.calls, err = newCaller(cfg); err != nil {
-		c.storing.Wait()
-		return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
 	}
 	return c, nil
+}
+
+// checkConfig refuses what reading the document again cannot fix: a bad
+// name, no document, a bad operation pattern, credentials or headers that
+// cannot be sent (checkSending). It returns the operation filter and what
+// every request sends.
+func checkConfig(cfg Config) (*filter, *sending, error) {
+	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Document == "" {
+		return nil, nil, fmt.Errorf("connector %s: no OpenAPI document", cfg.Name)
+	}
+	snd, err := checkSending(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connector %s: %w", cfg.Name, err)
+	}
+	f, err := newFilter(cfg.Include, cfg.Exclude)
+	return f, snd, err
 }
 
 // deriveCached returns the document's derivation from the cache, or
@@ -132,15 +142,9 @@ func syntaxErrorAt(text []byte) string {
 	if err := json.Unmarshal(text, &v); !errors.As(err, &se) {
 		return ""
 	}
-	line, col := 1, 1
 	// Offset counts the bytes read, the bad one included.
-	for _, c := range text[:max(0, min(int(se.Offset)-1, len(text)))] {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
+	before := text[:max(0, min(int(se.Offset)-1, len(text)))]
+	line, col := bytes.Count(before, []byte("\n"))+1, len(before)-bytes.LastIndexByte(before, '\n')
 	return fmt.Sprintf(": line %d, column %d: %v", line, col, se)
 }
 
@@ -160,7 +164,7 @@ func yamlHint(doc *document) string {
 func (c *Connector) assemble(d *derivation, f *filter) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
-	refs := map[string]bool{}
+	var refs []string
 	for i := range d.Methods {
 		m := &d.Methods[i]
 		name := methodName(&m.Op)
@@ -181,9 +185,8 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		}
 		taken[name] = m.Op.SourceName
 		op := m.Op // d is the cache's: not changed
-		op.Name = name
-		if c.pinned && c.base != nil {
-			op.Server = pinnedServer(c.base, op.Server)
+		if c.pinned && c.calls != nil {
+			op.Server = pinnedServer(c.calls.base, op.Server)
 		}
 		c.ops[op.SourceName] = &op
 		t := m.Tool
@@ -192,29 +195,17 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		t.Route = op.Method + " " + op.Path
 		setHTTPHints(&t, op.Method)
 		c.tools = append(c.tools, t)
-		for _, r := range m.Refs {
-			refs[r] = true
-		}
+		refs = append(refs, m.Refs...)
 	}
 	c.tools = append(c.tools, requestTool(), specTool())
 	c.defs = definitions(d, refs)
 }
 
 // definitions is the definitions document of the shared schemas named in
-// refs and those they refer to: {"components":{"schemas":{…}}}, names
+// names and those they refer to: {"components":{"schemas":{…}}}, names
 // sorted.
-func definitions(d *derivation, refs map[string]bool) json.RawMessage {
-	queue := slices.Collect(maps.Keys(refs))
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		for _, r := range d.DefRefs[name] {
-			if !refs[r] {
-				refs[r] = true
-				queue = append(queue, r)
-			}
-		}
-	}
+func definitions(d *derivation, names []string) json.RawMessage {
+	refs := reach(names, func(name string) []string { return d.DefRefs[name] })
 	if len(refs) == 0 {
 		return nil
 	}

@@ -93,42 +93,48 @@ func derive(root *value) (*derivation, error) {
 	out.Title = root.get("info").getText("title")
 	out.Server = d.server(root)
 
-	paths := root.get("paths")
-	if paths != nil && !paths.isObject() {
-		d.warn("paths is not an object; no operations")
-	}
-	if paths.isObject() {
+	if paths := root.get("paths"); paths.isObject() {
 		for i, p := range paths.keys {
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
 		}
-	}
-	if len(out.Methods) == 0 {
-		d.where = ""
-		d.warn("the document has no operations")
+	} else if paths != nil {
+		d.warn("paths is not an object; no operations")
 	}
 	d.where = ""
-	// The shared schemas the methods refer to, and those they refer to.
-	var queue []string
-	for _, m := range out.Methods {
-		queue = append(queue, m.Refs...)
+	if len(out.Methods) == 0 {
+		d.warn("the document has no operations")
 	}
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		if _, done := out.Defs[name]; done {
-			continue
-		}
+	// The shared schemas the methods refer to, and those they refer to.
+	var refs []string
+	for _, m := range out.Methods {
+		refs = append(refs, m.Refs...)
+	}
+	reach(refs, func(name string) []string {
 		d.where = "schema " + name
 		out.Defs[name] = d.conv.schema(nil, d.conv.shared(name), 0)
-		refs := d.conv.takeRefs()
-		out.DefRefs[name] = refs
-		queue = append(queue, refs...)
-	}
+		out.DefRefs[name] = d.conv.takeRefs()
+		return out.DefRefs[name]
+	})
 	if d.dropped > 0 {
 		d.warnings = append(d.warnings, fmt.Sprintf("… and %d more warnings", d.dropped))
 	}
 	out.Warnings = d.warnings
 	return out, nil
+}
+
+// reach calls visit once for each of names and each name a visit returns,
+// and returns the names visited.
+func reach(names []string, visit func(name string) []string) map[string]bool {
+	seen := map[string]bool{}
+	for len(names) > 0 {
+		name := names[0]
+		names = names[1:]
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, visit(name)...)
+		}
+	}
+	return seen
 }
 
 // warn records a problem of the document, once, naming where it is.
@@ -256,7 +262,6 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		Method:     strings.ToUpper(method),
 		Path:       path,
 		Tags:       op.strings("tags"),
-		Deprecated: op.getBool("deprecated", false),
 	}
 	if o.SourceName == "" {
 		o.SourceName = o.Method + " " + path
@@ -326,7 +331,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		Description:  description(op, o.Method, path),
 		InputSchema:  input,
 		OutputSchema: output,
-		Deprecated:   o.Deprecated,
+		Deprecated:   op.getBool("deprecated", false),
 	}
 	return derivedMethod{Op: o, Tool: tool, Refs: refs}
 }
@@ -357,16 +362,11 @@ func isSafeMethod(m string) bool {
 // description is a method's description: summary, description (bounded)
 // and the HTTP method and path.
 func description(op *value, method, path string) string {
-	var parts []string
 	summary := strings.TrimSpace(op.getText("summary"))
-	desc := strings.TrimSpace(op.getText("description"))
-	if summary != "" {
-		parts = append(parts, summary)
+	text := summary
+	if desc := strings.TrimSpace(op.getText("description")); desc != "" && desc != summary {
+		text = strings.TrimPrefix(summary+"\n\n"+desc, "\n\n") // a paragraph each
 	}
-	if desc != "" && desc != summary {
-		parts = append(parts, desc)
-	}
-	text := strings.Join(parts, "\n\n")
 	if len(text) > maxDescription {
 		cut := strings.LastIndexAny(text[:maxDescription], " \n")
 		if cut < maxDescription/2 {
@@ -377,22 +377,7 @@ func description(op *value, method, path string) string {
 		}
 		text = text[:cut] + " …"
 	}
-	if text != "" {
-		text += "\n\n"
-	}
-	return text + method + " " + path
-}
-
-// stringList is a JSON array of strings.
-func stringList(ss []string) []byte {
-	b := []byte{'['}
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
+	return strings.TrimPrefix(text+"\n\n"+method+" "+path, "\n\n")
 }
 
 // templateVar matches the variables of a path template.
@@ -429,7 +414,8 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 		}
 	}
 	vars := map[string]bool{}
-	for _, m := range templateVar.FindAllStringSubmatch(path, -1) {
+	template := templateVar.FindAllStringSubmatch(path, -1)
+	for _, m := range template {
 		vars[m[1]] = true
 	}
 	for _, pn := range all {
@@ -454,7 +440,7 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 		}
 	}
 	// Template variables nobody declared: required strings, in path order.
-	for _, m := range templateVar.FindAllStringSubmatch(path, -1) {
+	for _, m := range template {
 		if vars[m[1]] {
 			d.warn(fmt.Sprintf("path parameter %q is not declared; taken as a required string", m[1]))
 			params = append(params, param{
@@ -481,13 +467,8 @@ func (d *deriver) param(pn *value, in string) param {
 		// A Swagger 2.0 parameter carries its schema keywords itself.
 		schema = d.conv.schema(nil, pn, 0)
 	} else {
-		p.Style = pn.getText("style")
-		if p.Style == "" {
-			p.Style = StyleSimple
-			if in == InQuery || in == InCookie {
-				p.Style = StyleForm
-			}
-		}
+		def, _ := collectionFormat("", in) // the location's default style
+		p.Style = cmp.Or(pn.getText("style"), def)
 		p.Explode = pn.getBool("explode", p.Style == StyleForm)
 		p.AllowReserved = pn.getBool("allowReserved", false)
 		sn := pn.get("schema")
@@ -498,9 +479,7 @@ func (d *deriver) param(pn *value, in string) param {
 		}
 		schema = d.conv.schema(nil, sn, 0)
 	}
-	if in == InPath && (pn.getBool("x-multi-segment", false) || pn.getBool("allowReserved", false)) {
-		p.MultiSegment = true
-	}
+	p.MultiSegment = in == InPath && (pn.getBool("x-multi-segment", false) || pn.getBool("allowReserved", false))
 	schema = withDescription(schema, pn)
 	if pn.getBool("deprecated", false) {
 		schema = withMember(schema, "deprecated", []byte("true"))
@@ -538,7 +517,7 @@ func withMember(schema []byte, key string, value []byte) []byte {
 var collectionStyles = map[string]string{"ssv": StyleSpaceDelimited, "pipes": StylePipeDelimited, "tsv": StyleTab}
 
 // collectionFormat maps Swagger 2.0's collectionFormat to a style and
-// explode (csv is the default).
+// explode (csv is the default: a location's default style).
 func collectionFormat(cf, in string) (string, bool) {
 	switch s, ok := collectionStyles[cf]; {
 	case cf == "multi":
@@ -698,7 +677,7 @@ func objectSchema(desc string, props *obj, required []string, closed bool) []byt
 	}
 	o.raw("properties", props.done())
 	if len(required) > 0 {
-		o.raw("required", stringList(required))
+		o.raw("required", marshal(required))
 	}
 	if closed {
 		o.raw("additionalProperties", []byte("false"))

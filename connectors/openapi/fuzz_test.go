@@ -14,7 +14,7 @@ func FuzzDerive(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if text, err := newDocument(b, nil).jsonText(); err == nil {
+		if text, err := newDocument(b, nil, "").jsonText(); err == nil {
 			f.Add(text)
 		}
 	}
@@ -37,7 +37,7 @@ func FuzzDerive(f *testing.F) {
 			}
 		}
 		c := &Connector{}
-		c.assemble(d, nil)
+		c.assemble(d, &filter{})
 		if len(c.defs) > 0 && !json.Valid(c.defs) {
 			t.Fatalf("invalid definitions %s", c.defs)
 		}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // maxDocumentBytes bounds a document (GitHub's is 13 MB).
@@ -48,23 +50,10 @@ func isURL(loc string) bool {
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
-// redactURL shows a URL without credentials or query (which may carry a
-// key).
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	if c.RawQuery != "" {
-		c.RawQuery = ""
-		c.ForceQuery = false
-		return c.String() + "?…"
-	}
-	return c.String()
-}
-
 // readDocument reads a document from a file or fetches it from a URL
 // (cached on disk when cacheDir is set: offline, the cached copy is used,
 // with a warning).
-func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTripper) (*document, error) {
+func readDocument(ctx context.Context, loc, cacheDir string) (*document, error) {
 	if !isURL(loc) {
 		return openFile(loc, cacheDir)
 	}
@@ -74,28 +63,33 @@ func readDocument(ctx context.Context, loc, cacheDir string, rt http.RoundTrippe
 	}
 	cache := docCache{dir: cacheDir, url: loc}
 	cached, meta, cacheErr := cache.read()
-	raw, etag, notModified, err := fetch(ctx, u, meta.ETag, rt)
+	raw, etag, notModified, err := fetch(ctx, u, meta.ETag)
 	if err == nil && notModified { // only asked with the cached copy's ETag
-		return newDocument(cached, u), nil
+		return newDocument(cached, u, meta.SHA256), nil
 	}
 	if err == nil {
-		d := newDocument(raw, u)
+		d := newDocument(raw, u, "")
 		if werr := cache.write(raw, docMeta{ETag: etag, Fetched: time.Now(), SHA256: d.hash}); werr != nil {
 			d.warnings = append(d.warnings, fmt.Sprintf("could not cache the document: %v", werr))
 		}
 		return d, nil
 	}
 	if cacheErr != nil {
-		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", redactURL(u), err)
+		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", scrub.URL(loc), err)
 	}
-	d := newDocument(cached, u)
+	d := newDocument(cached, u, meta.SHA256)
 	d.warnings = append(d.warnings, fmt.Sprintf("could not fetch the document %s (%v); using the copy cached on %s",
-		redactURL(u), err, meta.Fetched.UTC().Format(time.RFC3339)))
+		scrub.URL(loc), err, meta.Fetched.UTC().Format(time.RFC3339)))
 	return d, nil
 }
 
-func newDocument(raw []byte, u *url.URL) *document {
-	return &document{hash: hashOf(raw), url: u, bytes: func() ([]byte, error) { return raw, nil }}
+// newDocument is the document of raw; hash is its hash when known (the
+// cache checked it), "" to compute it.
+func newDocument(raw []byte, u *url.URL, hash string) *document {
+	if hash == "" {
+		hash = hashOf(raw)
+	}
+	return &document{hash: hash, url: u, bytes: func() ([]byte, error) { return raw, nil }}
 }
 
 func hashOf(raw []byte) string {
@@ -133,7 +127,7 @@ func openFile(loc, cacheDir string) (*document, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := newDocument(raw, nil)
+	d := newDocument(raw, nil, "")
 	if after, err := fileIdentity(abs); cacheDir != "" && statErr == nil && err == nil && after == before {
 		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
@@ -163,35 +157,27 @@ func readFile(loc string) ([]byte, error) {
 }
 
 // readCapped reads r whole, refusing more than maxDocumentBytes; size,
-// when known (> 0), is how much to expect, so the buffer is made once (a
-// fresh allocation: growing one would clear and copy it, which for a
-// 13 MB document costs tens of milliseconds here).
+// when known (> 0), is how much to expect, so the buffer is made once
+// (growing one would clear and copy it, which for a 13 MB document costs
+// tens of milliseconds here).
 func readCapped(r io.Reader, what string, size int64) ([]byte, error) {
 	if size > maxDocumentBytes {
 		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
 	}
-	b := make([]byte, 0, max(size, 0)+bytes.MinRead)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if len(b) > maxDocumentBytes {
-			return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
-		}
-		if errors.Is(err, io.EOF) {
-			return b, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", what, err)
-		}
+	var b bytes.Buffer
+	b.Grow(int(max(size, 0)) + bytes.MinRead)
+	if _, err := b.ReadFrom(io.LimitReader(r, maxDocumentBytes+1)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
+	if b.Len() > maxDocumentBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
+	}
+	return b.Bytes(), nil
 }
 
 // fetch GETs a document and its ETag; with etag, a 304 answer is reported
 // as notModified.
-func fetch(ctx context.Context, u *url.URL, etag string, rt http.RoundTripper) (raw []byte, newTag string, notModified bool, err error) {
+func fetch(ctx context.Context, u *url.URL, etag string) (raw []byte, newTag string, notModified bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -202,8 +188,7 @@ func fetch(ctx context.Context, u *url.URL, etag string, rt http.RoundTripper) (
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)
 	}
-	client := &http.Client{Transport: rt}
-	resp, err := client.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -286,17 +271,14 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(f.Name(), path)
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err != nil {
 		os.Remove(f.Name())
-		return err
 	}
-	return nil
+	return err
 }
 
 // jsonText returns the document as JSON: JSON as it is, YAML converted.

@@ -17,7 +17,7 @@ import (
 // TestYAMLAndJSONAgree: a YAML document derives as its JSON form does.
 func TestYAMLAndJSONAgree(t *testing.T) {
 	c := newTest(t, "shop.yaml")
-	doc, err := newDocument(mustRead(t, "testdata/shop.yaml"), nil).jsonText()
+	doc, err := newDocument(mustRead(t, "testdata/shop.yaml"), nil, "").jsonText()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestURLDocument(t *testing.T) {
 	if len(c.Capabilities().Diagnostics) != 0 {
 		t.Errorf("warnings: %q", c.Capabilities().Diagnostics)
 	}
-	if got := c.base.String(); got != srv.URL+"/api" {
+	if got := c.calls.base.String(); got != srv.URL+"/api" {
 		t.Errorf("base URL %q, want %q", got, srv.URL+"/api")
 	}
 	if c, err := New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir}); err != nil {

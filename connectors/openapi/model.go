@@ -9,8 +9,6 @@ import (
 // request. Operations are built by derive and kept in the derivation cache,
 // so every field is exported and plain data.
 type Operation struct {
-	// Name is the sandbox method name (a JavaScript identifier).
-	Name string
 	// SourceName is the operationId, or "METHOD /path" without one; it is
 	// the Tool's SourceName and what Call receives.
 	SourceName string
@@ -31,8 +29,6 @@ type Operation struct {
 	Body *Body
 	// Tags are the operation's tags (for `tag:NAME` filters).
 	Tags []string
-	// Deprecated marks deprecated operations.
-	Deprecated bool
 }
 
 // Parameter locations.

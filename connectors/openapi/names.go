@@ -25,15 +25,8 @@ func methodName(op *Operation) string {
 	if src == op.Method+" "+op.Path {
 		src = strings.ToLower(op.Method) + "_" + op.Path
 	}
-	id := connectors.Identifier(src)
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		if id[i] == '_' && (b.Len() == 0 || i+1 == len(id) || id[i+1] == '_') {
-			continue // leading, trailing and repeated underscores
-		}
-		b.WriteByte(id[i])
-	}
-	name := b.String()
+	// Without leading, trailing and repeated underscores.
+	name := strings.Join(strings.FieldsFunc(connectors.Identifier(src), func(r rune) bool { return r == '_' }), "_")
 	if !connectors.IsIdentifier(name) {
 		name = connectors.Identifier(name)
 	}
@@ -86,25 +79,13 @@ func (p pattern) match(name string, op *Operation) bool {
 
 // keep reports whether the operation named name passes the filter.
 func (f *filter) keep(name string, op *Operation) bool {
-	if f == nil {
-		return true
-	}
-	in := len(f.include) == 0
-	for _, p := range f.include {
-		if p.match(name, op) {
-			in = true
-			break
-		}
-	}
+	in := len(f.include) == 0 || slices.ContainsFunc(f.include, func(p pattern) bool { return p.match(name, op) })
 	return in && f.excludedBy(name, op) == ""
 }
 
 // excludedBy returns the exclude pattern that removes the operation named
 // name, "" when none does.
 func (f *filter) excludedBy(name string, op *Operation) string {
-	if f == nil {
-		return ""
-	}
 	for _, p := range f.exclude {
 		if p.match(name, op) {
 			return p.text
@@ -116,9 +97,6 @@ func (f *filter) excludedBy(name string, op *Operation) string {
 // excludedPath returns the exclude path pattern that matches a path a
 // request names, "" when none does.
 func (f *filter) excludedPath(p string) string {
-	if f == nil {
-		return ""
-	}
 	for _, pat := range f.exclude {
 		if pat.kind == "path" && connectors.MatchPath(pat.glob, p) {
 			return pat.text

@@ -99,10 +99,13 @@ type operator struct {
 
 var (
 	opSimple = operator{}
-	opLabel  = operator{prefix: ".", sep: "."}
-	opMatrix = operator{prefix: ";", sep: ";", named: true, bareEmpty: true}
 	opQuery  = operator{sep: "&", named: true}
 	opCookie = operator{sep: "; ", named: true}
+	// pathOperators are the path styles' operators (simple when absent).
+	pathOperators = map[string]operator{
+		StyleLabel:  {prefix: ".", sep: "."},
+		StyleMatrix: {prefix: ";", sep: ";", named: true, bareEmpty: true},
+	}
 )
 
 // expand appends v (not null) expanded by op: RFC 6570 section 3.2, which
@@ -213,17 +216,11 @@ func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s is required", p.where())
 			}
-			expr, esc := opSimple, escapeUnreserved
-			switch {
-			case p.Style == StyleLabel:
-				expr = opLabel
-			case p.Style == StyleMatrix:
-				expr = opMatrix
-			}
+			esc := escapeUnreserved
 			if p.MultiSegment {
 				esc = escapeSegments
 			}
-			b = expr.expand(b, p.Name, v, p.Explode, esc)
+			b = pathOperators[p.Style].expand(b, p.Name, v, p.Explode, esc)
 		}
 		if err := checkSegments(string(b[start:]), used); err != nil {
 			return nil, err

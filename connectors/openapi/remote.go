@@ -41,15 +41,12 @@ type Remote struct {
 var _ connectors.Connector = (*Remote)(nil)
 
 // Open is New for a document that may be unreachable at start: only a
-// configuration error (a bad name, a bad include glob) fails it; a
-// document that cannot be read leaves the Remote down, read again in the
-// background with policy. onReady (may be nil) is called, on the Remote's
-// goroutine, once a document that was down has loaded.
+// configuration error (checkConfig) fails it; a document that cannot be
+// read leaves the Remote down, read again in the background with policy.
+// onReady (may be nil) is called, on the Remote's goroutine, once a
+// document that was down has loaded.
 func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()) (*Remote, error) {
-	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
-		return nil, err
-	}
-	if _, err := newFilter(cfg.Include, cfg.Exclude); err != nil {
+	if _, _, err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
@@ -70,12 +67,10 @@ func Open(ctx context.Context, cfg Config, policy backoff.Policy, onReady func()
 // retry reads the document with the backoff until it loads or Close.
 func (r *Remote) retry() {
 	for failures := 1; ; failures++ {
-		t := time.NewTimer(r.policy.Delay(failures))
 		select {
 		case <-r.life.Done():
-			t.Stop()
 			return
-		case <-t.C:
+		case <-time.After(r.policy.Delay(failures)):
 		}
 		ctx, cancel := context.WithTimeout(r.life, remoteReadTimeout)
 		c, err := New(ctx, r.cfg)
@@ -112,14 +107,13 @@ func (r *Remote) loaded() (*Connector, error) {
 func (r *Remote) Name() string { return r.cfg.Name }
 
 // Capabilities are the loaded document's (see Connector.Capabilities),
-// none but its routing while it is down (see Route).
+// its Router the loaded connector itself: a Remote that loaded stays
+// loaded. While it is down it has none, and no methods to route.
 func (r *Remote) Capabilities() connectors.Capabilities {
-	var caps connectors.Capabilities
 	if c, _ := r.loaded(); c != nil {
-		caps = c.Capabilities()
+		return c.Capabilities()
 	}
-	caps.Router = r
-	return caps
+	return connectors.Capabilities{}
 }
 
 // Tools lists the loaded document's methods, or reports why it is down.
@@ -139,15 +133,6 @@ func (r *Remote) Call(ctx context.Context, tool string, args json.RawMessage) (c
 		return connectors.Result{}, fmt.Errorf("connector %s is unavailable: %w; its document is read again in the background", r.cfg.Name, err)
 	}
 	return c.Call(ctx, tool, args)
-}
-
-// Route is the loaded connector's (see Connector.Route); while the
-// document is down, a call of request needs approval (it fails anyway).
-func (r *Remote) Route(tool string, args json.RawMessage) (connectors.Route, bool, error) {
-	if c, _ := r.loaded(); c != nil {
-		return c.Route(tool, args)
-	}
-	return connectors.Route{RequiresApproval: true}, tool == methodRequest, nil
 }
 
 // Close stops the background reads, waits for them, and closes the loaded

@@ -74,9 +74,32 @@ func TestRemoteCloseDuringBackoff(t *testing.T) {
 	}
 }
 
-// A configuration error fails Open.
+// A configuration error fails Open, whether or not the document can be
+// read: reading it again would not fix it.
 func TestRemoteConfigError(t *testing.T) {
-	if _, err := Open(context.Background(), Config{Name: "no good", Document: "http://127.0.0.1:1/x"}, backoff.Policy{}, nil); err == nil {
-		t.Fatal("Open with a bad name succeeded")
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"name", Config{Name: "no good"}, "no good"},
+		{"document", Config{Name: "api"}, "connector api: no OpenAPI document"},
+		{"pattern", Config{Name: "api", Exclude: []string{"["}}, `operations exclude pattern "["`},
+		{"credentials", Config{Name: "api", Auth: &Auth{APIKey: &APIKey{In: "body", Name: "k", Value: "v"}}}, `connector api: auth.api_key.in: "body" is not one of header, query, cookie`},
+		{"headers", Config{Name: "api", Headers: map[string]string{"Accept-Encoding": "gzip"}}, "connector api: headers: Accept-Encoding cannot be set"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.cfg.Name == "api" && tt.name != "document" {
+				tt.cfg.Document = "http://127.0.0.1:1/x"
+			}
+			r, err := Open(context.Background(), tt.cfg, backoff.Policy{First: time.Hour}, nil)
+			if err == nil {
+				r.Close()
+				t.Fatalf("Open succeeded, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want %q", err, tt.want)
+			}
+		})
 	}
 }

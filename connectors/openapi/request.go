@@ -76,12 +76,11 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &outgoing{header: http.Header{}}
 	tg, err := requestTarget(in, c.base)
 	if err != nil {
 		return nil, err
 	}
-	out.method = tg.method
+	out := &outgoing{method: tg.method, header: http.Header{}}
 	query := tg.query
 	if q := in.at("query"); q.kind != kindNull {
 		if q.kind != kindObject {

@@ -105,17 +105,8 @@ func marshal(v any) json.RawMessage {
 }
 
 // messagePaths are where APIs commonly put their message in an error
-// body, most specific first.
-var messagePaths = [][]string{
-	{"message"},
-	{"error", "message"},
-	{"error_description"},
-	{"error"},
-	{"detail"},
-	{"title"},
-	{"errors", "0", "message"},
-	{"errors", "0"},
-}
+// body (JSON pointers), most specific first.
+var messagePaths = []string{"/message", "/error/message", "/error_description", "/error", "/detail", "/title", "/errors/0/message", "/errors/0"}
 
 // apiMessage finds the API's own message in a decoded error body: a string
 // at one of messagePaths, or the start of a text body; "" when there is
@@ -128,24 +119,12 @@ func apiMessage(body json.RawMessage) string {
 	if v.kind == kindString {
 		return oneLine(v.text)
 	}
-	for _, path := range messagePaths {
-		if s := lookup(&v, path); s.isString() && strings.TrimSpace(s.text) != "" {
+	for _, ptr := range messagePaths {
+		if s := resolvePointer(&v, ptr); s.isString() && strings.TrimSpace(s.text) != "" {
 			return oneLine(s.text)
 		}
 	}
 	return ""
-}
-
-// lookup follows path (member names; "0" the first item of an array) in v.
-func lookup(v *value, path []string) *value {
-	for _, step := range path {
-		if v.isArray() && step == "0" && len(v.items) > 0 {
-			v = &v.items[0]
-		} else {
-			v = v.get(step)
-		}
-	}
-	return v
 }
 
 // oneLine collapses white space and bounds s to maxMessage bytes (on a

@@ -133,7 +133,8 @@ func TestSizeCap(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, strings.Repeat("x", n))
 	})
-	c := newTestCaller(t, rec.srv.URL, func(cfg *Config) { cfg.MaxResponseBytes = limit })
+	c := newTestCaller(t, rec.srv.URL)
+	c.maxBytes = limit
 	op := &Operation{Method: "GET", Path: "/big", Params: []Param{{Name: "n", Prop: "n", In: InQuery}, {Name: "chunked", Prop: "chunked", In: InQuery}}}
 	for _, tt := range []struct {
 		args string

@@ -41,16 +41,16 @@ type route struct {
 // or not (on the first call of Route: a start does not pay for them).
 func (c *Connector) makeRoutes() {
 	c.byKey = map[routeKey][]int{}
-	if c.base == nil || c.derived == nil {
+	if c.calls == nil {
 		return
 	}
 	for i := range c.derived.Methods {
 		op := &c.derived.Methods[i].Op
 		server := op.Server
 		if c.pinned {
-			server = pinnedServer(c.base, server)
+			server = pinnedServer(c.calls.base, server)
 		}
-		r, ok := newRoute(op, server, c.base)
+		r, ok := newRoute(op, server, c.calls.base)
 		if !ok {
 			continue
 		}
@@ -204,10 +204,10 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 	if err != nil {
 		return connectors.Route{}, true, err
 	}
-	if c.base == nil {
+	if c.calls == nil {
 		return connectors.Route{RequiresApproval: !isSafeMethod(in.at("method").text)}, true, nil
 	}
-	tg, err := requestTarget(in, c.base)
+	tg, err := requestTarget(in, c.calls.base)
 	if err != nil {
 		return connectors.Route{}, true, err
 	}

@@ -371,7 +371,7 @@ func (c *schemaConv) typeKeyword(o *obj, v *value, nullable bool) bool {
 		o.str("type", keep[0])
 		return nullable
 	}
-	o.raw("type", stringList(keep))
+	o.raw("type", marshal(keep))
 	return true
 }
 
