@@ -410,8 +410,10 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 }
 
 // housekeepingDue counts an Execute at now and reports whether it does
-// the housekeeping (see Options.HousekeepingInterval); when it does, the
-// interval starts again.
+// the housekeeping: the first Execute does, a later one once the interval
+// passed or MaxExecutions runs began since (so at most about twice
+// MaxExecutions terminal runs are kept, however fast runs come); when it
+// does, the interval starts again.
 func (r *Runtime) housekeepingDue(now time.Time) bool {
 	if r.maxExecs <= 0 && r.ttl <= 0 && r.auditRetention <= 0 {
 		return false
@@ -430,7 +432,7 @@ func (r *Runtime) housekeepingDue(now time.Time) bool {
 // housekeepingSchedule is when the housekeeping last began (zero: never)
 // and how many Executes began since; guarded by Runtime.mu.
 type housekeepingSchedule struct {
-	every time.Duration // Options.HousekeepingInterval resolved
+	every time.Duration // housekeepingInterval; negative: every Execute (tests)
 	last  time.Time
 	runs  int
 }

@@ -531,11 +531,11 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		// The failure's details (a JSON object, such as an HTTP answer's
 		// status and body) are kept as the entry's result, within the
 		// per-value cap, so that replay throws the same Error.
-		if len(res.Value) > 0 && (p.r.maxValue <= 0 || len(res.Value) <= p.r.maxValue) {
+		if len(res.Value) > 0 && len(res.Value) <= p.r.maxValue {
 			e.Result = res.Value
 		}
 		thrown = callError(e)
-	case len(res.Value) > p.r.maxValue && p.r.maxValue > 0:
+	case len(res.Value) > p.r.maxValue:
 		// The call ran, but its result cannot be kept for replay: the
 		// call fails, and fails the same way on replay.
 		e.Error = p.r.callResultTooLarge(e.Connector, e.Method, res.Value)

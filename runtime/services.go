@@ -154,7 +154,7 @@ func (p *pass) settleService(ctx context.Context, e codemode.Entry, val json.Raw
 	case err != nil:
 		to, e.Error = codemode.EntryError, p.r.capMessage(err.Error())
 		thrown = errors.New(e.Error)
-	case p.r.maxValue > 0 && len(val) > p.r.maxValue:
+	case len(val) > p.r.maxValue:
 		// The answer cannot be kept for replay: the call fails, and fails
 		// the same way on replay.
 		to, e.Error = codemode.EntryError, p.r.callResultTooLarge(e.Connector, e.Method, val)
