@@ -48,10 +48,9 @@ type stopReason struct {
 // not the connector calls.
 type pass struct {
 	// fixed at creation
-	r      *Runtime
-	cat    *catalog.Catalog // the runtime's catalog when the pass began
-	execID string
-	ap     codemode.Approver
+	r   *Runtime
+	cat *catalog.Catalog // the runtime's catalog when the pass began
+	ap  codemode.Approver
 	// reverts is, for a rollback's revert pass, the seq of the call it
 	// undoes (Entry.Reverts): such a pass makes every call directly (the
 	// person asked for the rollback) and logs it after seqBase. 0 for a
@@ -101,7 +100,6 @@ func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts,
 	p := &pass{
 		r:        r,
 		cat:      r.catalog(),
-		execID:   run.ID,
 		run:      run,
 		ap:       ap,
 		reverts:  reverts,
@@ -175,7 +173,7 @@ func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopR
 	var err error
 	if len(also) > 0 && p.stop == nil {
 		if err = p.writeLocked(ctx, also, nil); err != nil {
-			err = fmt.Errorf("record the end of a pass of %s: %w", p.execID, err)
+			err = fmt.Errorf("record the end of a pass of %s: %w", p.run.ID, err)
 		}
 	} else {
 		err = p.flushLocked(ctx)
@@ -193,8 +191,8 @@ func (p *pass) dropJournalLocked(ctx context.Context) {
 	if !p.journaled {
 		return
 	}
-	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); err != nil {
-		p.r.log.WarnContext(ctx, "could not remove a pass's journal", "execution", p.execID, "err", err)
+	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.run.ID); err != nil {
+		p.r.log.WarnContext(ctx, "could not remove a pass's journal", "execution", p.run.ID, "err", err)
 		return
 	}
 	p.journaled = false
@@ -250,7 +248,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		return nil, nil, err
 	}
 	seq := p.seqBase + c.Seq
-	want := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
+	want := codemode.Entry{ExecutionID: p.run.ID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
 	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
 			return nil, nil, err
@@ -570,7 +568,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	if err := p.refusalLocked(); err != nil {
 		return nil, false, err
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
+	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
 	if logged, ok, err := p.loggedLocked(e); ok || err != nil {
 		if err != nil {
 			return nil, false, err
@@ -587,7 +585,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 // is recorded as the step's failure, and that error thrown.
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
 	seq := p.seqBase + s.Seq
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	e := codemode.Entry{ExecutionID: p.run.ID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
 	to := codemode.EntryApplied
 	var thrown error
 	switch msg := p.r.stepTooLarge(s.Name, value); {

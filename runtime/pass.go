@@ -18,11 +18,12 @@ import (
 // runPass runs the program of c.e (status running) once against its log
 // (c.log, as the caller loaded it: nil for a fresh execution, just created
 // by Execute) and records how the pass ended. c.h is the caller's hold on
-// the run (hold.go). A pass of a task run can be cancelled (task.go). The
-// pass's span is c.span, or one runPass starts (a resumed run's), and
-// ends here.
+// the run (hold.go), which c.end lets go of once the pass has recorded its
+// end. A pass of a task run can be cancelled (task.go). The pass's span is
+// c.span, or one runPass starts (a resumed run's), and ends here.
 func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver) (_ codemode.Outcome, err error) {
 	e := c.e
+	defer c.end()
 	if r.tracer != nil {
 		if c.span == nil {
 			ctx, c.span = r.startPass(ctx, e, passResume)

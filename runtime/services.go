@@ -118,7 +118,7 @@ func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args j
 	if err := p.refusalLocked(); err != nil {
 		return nil, nil, err
 	}
-	want := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
+	want := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
 	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
 			return nil, nil, err

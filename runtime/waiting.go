@@ -336,7 +336,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		_, _ = r.abort(ctx, e, fmt.Errorf("load log of %s: %w", e.ID, err))
 		return true
 	}
-	r.backgroundPass(ctx, &claimed{e: e, h: h, log: log})
+	r.backgroundPass(ctx, &claimed{e: e, h: h, log: log, end: h.release})
 	return true
 }
 
