@@ -484,7 +484,11 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 	}
 	res, callErr := t.Conn.Source.Connector.Call(connectors.WithCallHook(ctx, hook), t.Def.SourceName, e.Args)
 	if p.r.metrics != nil {
-		p.r.callDone(ctx, e, start, callErr != nil || res.IsError)
+		outcome := "ok"
+		if callErr != nil || res.IsError {
+			outcome = "error"
+		}
+		p.r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
 	}
 	logInFlight() // if Sent was not reported
 	if logErr != nil {
@@ -497,8 +501,6 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 // deferred.go) and returns what the program gets.
 func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Result, callErr error) (json.RawMessage, error) {
 	res, callErr = p.r.scrubAnswer(res, callErr)
-	var thrown error
-	to := codemode.EntryError
 	sir, signIn := connectors.AsSignInRequired(callErr)
 	switch {
 	case callErr != nil && ctx.Err() != nil:
@@ -519,8 +521,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		p.open[e.Seq] = e
 		return nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	case callErr != nil:
-		e.Error = p.r.capMessage(fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
-		thrown = errors.New(e.Error)
+		return p.answerFailure(ctx, e, fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
 	case res.IsError:
 		e.Error = p.r.capMessage(res.Message)
 		if e.Error == "" {
@@ -532,16 +533,9 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		if len(res.Value) > 0 && len(res.Value) <= p.r.maxValue {
 			e.Result = res.Value
 		}
-		thrown = callError(e)
-	case len(res.Value) > p.r.maxValue:
-		// The call ran, but its result cannot be kept for replay: the
-		// call fails, and fails the same way on replay.
-		e.Error = p.r.callResultTooLarge(e.Connector, e.Method, res.Value)
-		thrown = errors.New(e.Error)
-	default:
-		to, e.Result = codemode.EntryApplied, rawOrNull(res.Value)
+		return p.answer(ctx, e, codemode.EntryError, callError(e))
 	}
-	return p.answer(ctx, e, to, thrown)
+	return p.answerValue(ctx, e, res.Value)
 }
 
 // answer records the outcome of e, an entry that was executing or
@@ -555,6 +549,25 @@ func (p *pass) answer(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 		return nil, thrown
 	}
 	return e.Result, nil
+}
+
+// answerValue records val as the result of e, a call or step that ran,
+// and returns it. A value over the per-value cap cannot be kept for
+// replay: e fails saying so, and fails the same way on replay.
+func (p *pass) answerValue(ctx context.Context, e codemode.Entry, val json.RawMessage) (json.RawMessage, error) {
+	if msg := p.r.valueTooLarge(e, val); msg != "" {
+		e.Error = msg
+		return p.answer(ctx, e, codemode.EntryError, errors.New(msg))
+	}
+	e.Result = rawOrNull(val)
+	return p.answer(ctx, e, codemode.EntryApplied, nil)
+}
+
+// answerFailure records msg as the failure of e, a call that ran, and
+// throws it.
+func (p *pass) answerFailure(ctx context.Context, e codemode.Entry, msg string) (json.RawMessage, error) {
+	e.Error = p.r.capMessage(msg)
+	return p.answer(ctx, e, codemode.EntryError, errors.New(e.Error))
 }
 
 // StepResult replays a recorded step, or logs it executing so it runs now.
@@ -584,22 +597,14 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 // even when the pass was stopped meanwhile. A value over the per-value cap
 // is recorded as the step's failure, and that error thrown.
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
-	seq := p.seqBase + s.Seq
-	e := codemode.Entry{ExecutionID: p.run.ID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
-	to := codemode.EntryApplied
-	var thrown error
-	switch msg := p.r.stepTooLarge(s.Name, value); {
-	case errMsg != "":
-		to, e.Error = codemode.EntryError, p.r.capMessage(errMsg)
-	case msg != "":
-		// The value cannot be kept for replay: the step fails, and fails
-		// the same way on replay.
-		to, e.Error = codemode.EntryError, msg
-		thrown = errors.New(msg)
-	default:
-		e.Result = rawOrNull(value)
+	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	var err error
+	if errMsg != "" { // (the step's function threw it: the program has it)
+		e.Error = p.r.capMessage(errMsg)
+		_, err = p.answer(ctx, e, codemode.EntryError, nil)
+	} else {
+		_, err = p.answerValue(ctx, e, value)
 	}
-	_, err := p.answer(ctx, e, to, thrown)
 	return err
 }
 

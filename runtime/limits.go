@@ -46,17 +46,16 @@ func (r *Runtime) callArgsTooLarge(connector, method string, args []byte) string
 		"pass less, e.g. split the work into several calls")
 }
 
-// callResultTooLarge is the message for a call whose result is over the
-// cap, or "".
-func (r *Runtime) callResultTooLarge(connector, method string, result []byte) string {
-	return r.tooLarge(result, fmt.Sprintf("the result of %s.%s", connector, method), "is",
-		"ask for less, e.g. filter or paginate")
-}
-
-// stepTooLarge is the message for a step whose value is over the cap, or "".
-func (r *Runtime) stepTooLarge(name string, value []byte) string {
-	return r.tooLarge(value, "the value of "+describeStep(name), "is",
-		"return less from the step, e.g. only the fields used later")
+// valueTooLarge is the message for v, the result of call e or the value
+// of step e, when it is over the cap, or "".
+func (r *Runtime) valueTooLarge(e codemode.Entry, v []byte) string {
+	switch {
+	case len(v) <= r.maxValue:
+		return "" // without formatting the message: this runs for every call
+	case e.Kind == codemode.KindStep:
+		return r.tooLarge(v, "the value of "+describeStep(e.Name), "is", "return less from the step, e.g. only the fields used later")
+	}
+	return r.tooLarge(v, fmt.Sprintf("the result of %s.%s", e.Connector, e.Method), "is", "ask for less, e.g. filter or paginate")
 }
 
 // programResultTooLarge is the note for a program result over the cap, or

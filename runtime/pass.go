@@ -32,7 +32,9 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 		}
 		defer func() { endPass(c.span, e, err) }()
 	}
-	if e.Task != nil {
+	limits := r.limits
+	if e.Task != nil { // bounded by the task timeout, and cancellable (track)
+		limits.Timeout = r.taskTimeout
 		var end func()
 		ctx, end = r.track(ctx, e.ID)
 		defer end()
@@ -43,7 +45,7 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	}
 	p := newPass(r, &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}, ap, 0, 0, c.log)
 	p.userToken = token
-	out, runErr := p.runProgram(ctx, e.Code, r.limitsOf(e), sandbox.Clock(e.Clock))
+	out, runErr := p.runProgram(ctx, e.Code, limits, sandbox.Clock(e.Clock))
 	stop, flushErr := p.finish(ctx)
 	o, err := r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 	if err == nil && o.Status == codemode.StatusPaused && p.userToken != "" {

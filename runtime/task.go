@@ -8,7 +8,6 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // Runs started as tasks (docs/ARCHITECTURE.md, "A task, end to end").
@@ -91,16 +90,6 @@ func (r *Runtime) backgroundPass(ctx context.Context, c *claimed) {
 	if _, err := r.runPass(bg, c, nil); err != nil {
 		r.log.ErrorContext(ctx, "a pass in the background failed", "execution", c.e.ID, "err", err)
 	}
-}
-
-// limitsOf returns the limits of e's passes: a task run's are bounded by
-// the task timeout.
-func (r *Runtime) limitsOf(e *codemode.Execution) sandbox.Limits {
-	l := r.limits
-	if e.Task != nil {
-		l.Timeout = r.taskTimeout
-	}
-	return l
 }
 
 // track registers a pass of task run id in progress here and returns the
