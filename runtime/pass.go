@@ -235,7 +235,11 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			r.watchWaiting(e.ID)
 		}
 	}
-	if ev, ok := endEvent(e, e.Status, stop); ok {
+	if kind, ok := endEvents[e.Status]; ok {
+		ev := codemode.Event{Kind: kind, ExecutionID: e.ID, Message: e.Error}
+		if e.Status == codemode.StatusPaused && stop != nil {
+			ev.Message = stop.msg // what it awaits
+		}
 		emit(ctx, ev)
 	}
 	return internal, nil
