@@ -354,14 +354,18 @@ func (r *Runtime) settleLeftovers(ctx context.Context, id string, leftover []cod
 // settleEntry settles en, left undecided in a run that ends: a call
 // executing whose result was never recorded ends error, one awaiting a
 // person is rejected (decided by by; zero: by nobody), one waiting for
-// its task ends error, its task cancelled (settleWaiting).
+// its task ends error, its task cancelled at its source.
 func (r *Runtime) settleEntry(ctx context.Context, en codemode.Entry, by codemode.Person) error {
 	switch {
 	case en.State == codemode.EntryExecuting:
 		en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
 		return r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
 	case en.State == codemode.EntryWaiting:
-		return r.settleWaiting(ctx, en)
+		if tk := r.taskerOf(en); tk != nil {
+			r.cancelTask(ctx, tk, en, en.Task)
+		}
+		en.Error = fmt.Sprintf("not completed: the run ended while this call's task %s was working; the task was cancelled, and the call may or may not have taken effect", en.Task)
+		return r.moveEntry(ctx, &en, codemode.EntryWaiting, codemode.EntryError)
 	case !en.State.AwaitsPerson():
 		return nil
 	case !by.IsZero():
