@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -102,9 +101,9 @@ func (a elicitApprover) Ask(ctx context.Context, p codemode.PendingAction) (code
 // program may need several connectors signed in to, one after another).
 const maxSignIns = 4
 
-// DefaultSignInWait bounds how long a tool call waits for the person to
-// finish a sign-in it asked them for (Options.SignInWait).
-const DefaultSignInWait = 10 * time.Minute
+// signInWait bounds how long a tool call waits for the person to finish
+// a sign-in it asked them for.
+const signInWait = 10 * time.Minute
 
 // signInThenResume takes the outcome of a run and, while it is paused for
 // nothing but a sign-in to a connector and the client can open a link for
@@ -177,7 +176,7 @@ func (s *Server) askSignIn(ctx context.Context, sess mcpserver.ClientSession, p 
 		s.log.Info("the person did not open the sign-in link; the run stays paused", "executionId", p.ExecutionID, "connector", p.Connector, "action", res.Action)
 		return false
 	}
-	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.opts.SignInWait, DefaultSignInWait))
+	wctx, cancel := context.WithTimeout(ctx, signInWait)
 	defer cancel()
 	if err := a.Wait(wctx); err != nil {
 		s.log.Warn("the sign-in did not complete; the run stays paused", "executionId", p.ExecutionID, "connector", p.Connector, "err", err)

@@ -41,9 +41,6 @@ type Options struct {
 	// and, when the client can open links (URL-mode elicitation), to sign
 	// in to a connector a run waits for.
 	Elicitation bool
-	// SignInWait bounds how long a tool call waits for a sign-in it asked
-	// the person for (0: DefaultSignInWait).
-	SignInWait time.Duration
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
 	// Auth, when set, makes SSE and HTTP an OAuth resource server for the
