@@ -197,14 +197,13 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 // add registers (or replaces) one tool.
 func (s *Server) add(t tool) {
 	t.ann.Title = t.title
-	schema := schemaOf(t.input)
-	mt := mcp.NewToolWithRawSchema(t.name, t.description, schema)
+	mt := mcp.NewToolWithRawSchema(t.name, t.description, t.run.schema)
 	mt.Annotations = t.ann
-	h := t.handler
+	h := t.run.handler
 	if s.opts.TraceContext {
 		h = continuing(h)
 	}
-	s.mcp.AddTool(mt, validating(t.name, schema, h))
+	s.mcp.AddTool(mt, h)
 }
 
 // continuing wraps a tool's handler so that it continues the trace the
