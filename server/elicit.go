@@ -24,14 +24,20 @@ import (
 // issuer it asks only a principal granted codemode:approve (without one,
 // the one user).
 func (s *Server) approver(ctx context.Context) codemode.Approver {
-	if !s.opts.Elicitation || (s.opts.Auth != nil && !codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)) {
-		return nil
-	}
-	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
-	if !ok || sess.GetClientCapabilities().Elicitation == nil {
+	if _, el := s.elicitation(ctx); el == nil || (s.opts.Auth != nil && !codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)) {
 		return nil
 	}
 	return elicitApprover{s: s}
+}
+
+// elicitation returns the request's session and the elicitation its
+// client declared, when elicitation is enabled; else a nil capability.
+func (s *Server) elicitation(ctx context.Context) (mcpserver.ClientSession, *mcp.ElicitationCapability) {
+	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
+	if !s.opts.Elicitation || !ok {
+		return nil, nil
+	}
+	return sess, sess.GetClientCapabilities().Elicitation
 }
 
 type elicitApprover struct{ s *Server }
@@ -141,17 +147,10 @@ func (s *Server) signInThenResume(ctx context.Context, out codemode.Outcome, err
 // urlElicitationSession returns the request's session when elicitation is
 // enabled and its client declared URL-mode elicitation, else nil.
 func (s *Server) urlElicitationSession(ctx context.Context) mcpserver.ClientSession {
-	if !s.opts.Elicitation {
-		return nil
+	if sess, el := s.elicitation(ctx); el != nil && el.URL != nil {
+		return sess
 	}
-	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
-	if !ok {
-		return nil
-	}
-	if el := sess.GetClientCapabilities().Elicitation; el == nil || el.URL == nil {
-		return nil
-	}
-	return sess
+	return nil
 }
 
 // askSignIn starts a sign-in to p's connector, asks the person through the

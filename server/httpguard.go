@@ -226,7 +226,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if g.sessions != nil { // streamable HTTP: see awaitSent
+	if g.sessions != nil { // streamable HTTP: see sentCounter
 		dw.sent = g.sessions.counter(r.Header.Get(mcpserver.HeaderKeySessionID))
 		if dw.sent == nil { // initialize, or protocol 2026-07-28: no session
 			dw.sent = &sentCounter{}

@@ -149,6 +149,9 @@ func New(opts Options) *Server {
 		mcpserver.WithHooks(s.hooks()),
 		mcpserver.WithInstructions("Use the codemode tool: write one program that calls the connectors; search and describe them from inside the program."),
 	)
+	if opts.TraceContext {
+		s.mcp.Use(continuing)
+	}
 	s.register()
 	return s
 }
@@ -199,14 +202,10 @@ func (s *Server) add(t tool) {
 	t.ann.Title = t.title
 	mt := mcp.NewToolWithRawSchema(t.name, t.description, t.run.schema)
 	mt.Annotations = t.ann
-	h := t.run.handler
-	if s.opts.TraceContext {
-		h = continuing(h)
-	}
-	s.mcp.AddTool(mt, h)
+	s.mcp.AddTool(mt, t.run.handler)
 }
 
-// continuing wraps a tool's handler so that it continues the trace the
+// continuing wraps every tool's handler so that it continues the trace the
 // call's _meta names (traceparent, tracestate), if it names one; it wins
 // over the HTTP request's headers (guard), which a proxy may have set.
 func continuing(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {

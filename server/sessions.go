@@ -31,7 +31,7 @@ type sessions struct {
 type liveSession struct {
 	lastUsed time.Time // guarded by sessions.mu
 	// sent counts the notifications written on the session's responses,
-	// its POSTs' and its GET stream's (see awaitSent).
+	// its POSTs' and its GET stream's (see sentCounter).
 	sent sentCounter
 }
 
