@@ -194,9 +194,6 @@ func (s *Server) hooks() *mcpserver.Hooks {
 	return h
 }
 
-// MCP returns the underlying mcp-go server (for in-process clients in tests).
-func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
-
 // add registers (or replaces) one tool.
 func (s *Server) add(t tool) {
 	t.ann.Title = t.title
