@@ -174,8 +174,8 @@ func (c *sentCounter) count() int {
 // or after timeout (a transport that buffers notifications, or one that
 // lost the connection, never writes them).
 func (c *sentCounter) wait(ctx context.Context, n int, timeout time.Duration) {
-	t := time.NewTimer(timeout)
-	defer t.Stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	for {
 		c.mu.Lock()
 		if c.n >= n {
@@ -190,8 +190,6 @@ func (c *sentCounter) wait(ctx context.Context, n int, timeout time.Duration) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return
-		case <-t.C:
 			return
 		}
 	}
