@@ -239,11 +239,16 @@ func startConnector(b *testing.B) *mcpconn.Connector {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := mcpconn.Dial(ctx, mcpconn.Config{
+	c, err := mcpconn.Open(ctx, mcpconn.Config{
 		Name:    "fx",
 		Command: fixture.MCPServer(b),
 		Logger:  slog.New(slog.DiscardHandler),
 	})
+	if err == nil {
+		if _, err = c.Tools(ctx); err != nil { // it did not start
+			c.Close()
+		}
+	}
 	if err != nil {
 		b.Fatalf("dial the fixture server: %v", err)
 	}

@@ -501,7 +501,7 @@ func (c *Catalog) Search(ctx context.Context, snippets *Snippets, query string) 
 	if sn != nil {
 		ix = sn.withSnippets(ix)
 	}
-	found := ix.Search(query, nil)
+	found := ix.Search(query)
 	total := len(found)
 	// Scores are shown to two decimals, and ties are broken by path among
 	// the scores as shown. Rounding keeps the order of different scores,

@@ -344,7 +344,7 @@ func checkPrivateKey(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	path := d.resolvePath(v.(string))
 	b, err := ReadKeyFile(path)
 	if err == nil {
-		_, _, err = oauth.ParsePrivateKey(b)
+		_, err = oauth.ParsePrivateKey(b)
 	}
 	if err != nil {
 		d.errAt(n.pos, fp, fmt.Sprintf("private key %s: %v", path, err))

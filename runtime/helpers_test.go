@@ -151,7 +151,7 @@ func (e *env) open(s setup) {
 		if s.fxTasks {
 			args = []string{"-tasks"}
 		}
-		fx, err := mcp.Dial(ctx, mcp.Config{
+		fx, err := mcp.Open(ctx, mcp.Config{
 			Name:           "fx",
 			Command:        fixture.MCPServer(t),
 			Args:           args,
@@ -159,6 +159,11 @@ func (e *env) open(s setup) {
 			Logger:         orDiscard(s.fxLogger),
 			ForwardUnknown: s.fxForward,
 		})
+		if err == nil {
+			if _, err = fx.Tools(ctx); err != nil { // the fixture did not start
+				fx.Close()
+			}
+		}
 		if err != nil {
 			e.shutdown()
 			t.Fatalf("dial fixture: %v", err)

@@ -134,7 +134,12 @@ func searchEnv(b *testing.B) *env {
 		{Name: "memory", Command: filepath.Join(bin, "mcp-server-memory"), Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(b.TempDir(), "memory.jsonl")}},
 	} {
 		c.Logger = slog.New(slog.DiscardHandler)
-		conn, err := mcp.Dial(context.Background(), c)
+		conn, err := mcp.Open(context.Background(), c)
+		if err == nil {
+			if _, err = conn.Tools(context.Background()); err != nil { // it did not start
+				conn.Close()
+			}
+		}
 		if err != nil {
 			b.Fatalf("%s (npm ci in e2e/): %v", c.Name, err)
 		}

@@ -58,7 +58,7 @@ type Config struct {
 	// caller's context.
 	CallTimeout time.Duration
 
-	// StartTimeout is how long Open and Dial wait for the first session:
+	// StartTimeout is how long Open waits for the first session:
 	// connecting, the initialize handshake and listing the tools. Zero
 	// means DefaultStartTimeout. See Open for what happens past it.
 	StartTimeout time.Duration
@@ -67,12 +67,8 @@ type Config struct {
 	// failure (a stdio server that exited, a remote server's transport
 	// failure); it doubles with each consecutive failure up to
 	// MaxRestartDelay, and a session that lasted twice MaxRestartDelay
-	// resets it. Zero means DefaultRestartDelay and DefaultMaxRestartDelay.
+	// resets it. Zero means backoff.DefaultFirst and backoff.DefaultMax.
 	RestartDelay, MaxRestartDelay time.Duration
-
-	// ClientVersion is the version reported in the client info sent to the
-	// server; empty means the module version from the build info.
-	ClientVersion string
 
 	// OnToolsChanged, when set, is called after the server announces that
 	// its tool list changed (notifications/tools/list_changed); call Refresh

@@ -55,21 +55,22 @@ type Connector struct {
 	httpTransport *http.Transport // url only; shared by every session
 	progress      progressRelay   // routes servers' progress to the calls that asked
 	backoff       backoff.Policy  // between session starts after failures
-	// life ends when Close begins; it aborts a session start in progress.
+	// life ends when Close begins (so a connector is closed once it has
+	// ended); it aborts a session start in progress.
 	life    context.Context
 	endLife context.CancelFunc
+	close   func() error // Close, once
 	// restarting holds a token while a new session starts.
 	restarting chan struct{}
 	// legacy: sessions start with the 2025-11-25 handshake, the server
 	// offering tasks in that form only (task.go); once set, it stays.
 	legacy atomic.Bool
-
-	closeOnce sync.Once
-	closeErr  error
+	// phase (a string) is what the last session start did last (see
+	// session.open), for the error of one that does not finish in time.
+	phase atomic.Value
 
 	mu                        sync.RWMutex
 	sess                      *session // the live session; nil between a failure and the next call
-	closed                    bool
 	tools                     []connectors.Tool
 	bySource                  map[string]int // SourceName -> index in tools
 	collisions                []connectors.Collision
@@ -81,8 +82,6 @@ type Connector struct {
 	// server that wants a sign-in (no goroutine retries it: a sign-in, or
 	// tokens another process stored, bring it back); nil otherwise.
 	down error
-	// phase is what the last session start did last (see session.open).
-	phase string
 
 	// recovering holds the first start, the goroutine waiting for a late
 	// one and the recovery goroutine; Close waits for them.
@@ -93,34 +92,6 @@ var _ connectors.Connector = (*Connector)(nil)
 
 // DefaultStartTimeout is Config.StartTimeout's default.
 const DefaultStartTimeout = 10 * time.Second
-
-// Dial starts or connects to the server described by cfg, performs the
-// MCP handshake and lists the server's tools. The context and
-// StartTimeout bound only the connection and listing: past either, the
-// start is stopped and Dial fails saying how far it got ("timed out after
-// 10s initialising"). A started child process lives until Close (or until
-// it exits, when the next call starts a new one).
-func Dial(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, false) }
-
-// Open is Dial for a server that may be down or slow: when the first start
-// fails, it returns the connector anyway, and a goroutine it owns starts the
-// server again with the restart backoff (RestartDelay doubling up to
-// MaxRestartDelay) until it comes up or Close is called. Until then Tools
-// reports why, and calls fail at once with an error naming the
-// connector. When the server comes up its tools are listed and
-// OnToolsChanged is called. Only a configuration error fails Open.
-//
-// A server that has not answered within StartTimeout (a first npx
-// download, a proxy that accepts and never replies, a server stuck
-// before its handshake) is not stopped: Open returns the connector down,
-// with an error saying what the start was doing when the time ran out
-// ("timed out after 10s initialising"), and logs a warning naming the
-// deadline; a goroutine it owns waits for that start, so the server joins
-// as soon as it answers (an info line says after how long, and
-// OnToolsChanged is called), or, if the start fails, is started again
-// with the backoff. Killing a slow server and starting it again would
-// throw away what it was doing, a download say, and never let it finish.
-func Open(ctx context.Context, cfg Config) (*Connector, error) { return start(ctx, cfg, true) }
 
 // A startResult is what a session start gave: a session and its tools, or
 // the error and the session (possibly nil, closed) it left.
@@ -143,11 +114,32 @@ func (e *startTimeoutError) Error() string {
 
 func (e *startTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-// start is Dial (retry false) and Open (retry true). The first session
-// starts on a goroutine of the connector's (in recovering), on the
-// connector's life rather than on ctx, so that a start that outlives
-// StartTimeout can go on after Open returns.
-func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
+// Open starts or connects to the server described by cfg, performs the
+// MCP handshake and lists the server's tools. A started child process
+// lives until Close (or until it exits, when the next call starts a new
+// one). When the first start fails, Open returns the connector anyway,
+// and a goroutine it owns starts the server again with the restart
+// backoff (RestartDelay doubling up to MaxRestartDelay) until it comes up
+// or Close is called. Until then Tools reports why, and calls fail at
+// once with an error naming the connector. When the server comes up its tools are listed and
+// OnToolsChanged is called. Only a configuration error fails Open.
+//
+// A server that has not answered within StartTimeout (a first npx
+// download, a proxy that accepts and never replies, a server stuck
+// before its handshake) is not stopped: Open returns the connector down,
+// with an error saying what the start was doing when the time ran out
+// ("timed out after 10s initialising"), and logs a warning naming the
+// deadline; a goroutine it owns waits for that start, so the server joins
+// as soon as it answers (an info line says after how long, and
+// OnToolsChanged is called), or, if the start fails, is started again
+// with the backoff. Killing a slow server and starting it again would
+// throw away what it was doing, a download say, and never let it finish.
+//
+// The first session starts on a goroutine of the connector's (in
+// recovering), on the connector's life rather than on ctx, so that a
+// start that outlives StartTimeout can go on after Open returns; ctx
+// ending first stops it, and Open returns the connector down with why.
+func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	c, err := newConnector(cfg)
 	if err != nil {
 		if cfg.OAuth != nil {
@@ -165,28 +157,24 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 		results <- startResult{s: s, tools: tools, err: err}
 	})
 	limit := cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout)
-	var late error
-	var phase string
 	select {
 	case r := <-results:
-		return c.firstSession(r, retry)
-	case <-time.After(limit):
-		phase = c.startPhase()
-		late = &startTimeoutError{after: limit, phase: phase}
+		c.settle(r)
+		return c, nil
 	case <-ctx.Done():
-		phase = c.startPhase()
-		late = fmt.Errorf("%s: %w", phase, context.Cause(ctx))
-	}
-	if !retry || ctx.Err() != nil {
+		late := fmt.Errorf("%s: %w", c.phase.Load().(string), context.Cause(ctx))
 		cancel(late)
 		r := <-results
 		if r.err != nil {
 			r.err = late
 		}
-		return c.firstSession(r, retry)
+		c.settle(r)
+		return c, nil
+	case <-time.After(limit):
 	}
+	phase := c.phase.Load().(string)
 	c.mu.Lock()
-	c.down = late
+	c.down = &startTimeoutError{after: limit, phase: phase}
 	c.mu.Unlock()
 	c.logger.Warn("the MCP server has not answered in time; going on without it until it does",
 		"start_timeout", limit, "during", phase)
@@ -200,22 +188,6 @@ func start(ctx context.Context, cfg Config, retry bool) (*Connector, error) {
 			}
 		}
 	})
-	return c, nil
-}
-
-// firstSession brings the connector up with the first session, or
-// reports that it could not start: Dial fails, Open goes on down (see
-// settle).
-func (c *Connector) firstSession(r startResult, retry bool) (*Connector, error) {
-	if r.err != nil && !retry {
-		err := c.startError(r.s, r.err)
-		_ = c.Close()
-		if sr, ok := connectors.AsSignInRequired(err); ok {
-			err = sr
-		}
-		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
-	}
-	c.settle(r)
 	return c, nil
 }
 
@@ -256,7 +228,7 @@ func (c *Connector) settle(r startResult) bool {
 func (c *Connector) install(s *session, tools []connectors.Tool) (old []connectors.Tool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.life.Err() != nil {
 		_ = s.close()
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	}
@@ -264,20 +236,6 @@ func (c *Connector) install(s *session, tools []connectors.Tool) (old []connecto
 	c.sess, c.down = s, nil
 	c.setToolsLocked(s, tools)
 	return old, nil
-}
-
-// setPhase records what the session start in progress is doing, for the
-// error of one that does not finish in time.
-func (c *Connector) setPhase(phase string) {
-	c.mu.Lock()
-	c.phase = phase
-	c.mu.Unlock()
-}
-
-func (c *Connector) startPhase() string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.phase
 }
 
 // recover starts the server again, with the backoff, until it comes up or
@@ -305,6 +263,8 @@ func newConnector(cfg Config) (*Connector, error) {
 	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
 		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
 	c.life, c.endLife = context.WithCancel(context.Background())
+	c.close = sync.OnceValue(c.shutdown)
+	c.phase.Store(phaseConnecting)
 	if cfg.Command != "" {
 		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
 	} else {
@@ -355,10 +315,9 @@ type reworded struct {
 func (e *reworded) Error() string   { return e.msg }
 func (e *reworded) Unwrap() []error { return e.errs }
 
-func (c *Connector) clientVersion() string {
-	if c.cfg.ClientVersion != "" {
-		return c.cfg.ClientVersion
-	}
+// clientVersion is the version sent in the client info: the module's,
+// from the build info.
+func clientVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
@@ -382,7 +341,7 @@ func (c *Connector) Tools(context.Context) ([]connectors.Tool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	switch {
-	case c.closed:
+	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case c.down != nil:
 		return nil, c.down
@@ -432,7 +391,7 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.closed:
+	case c.life.Err() != nil:
 		return fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case c.sess == s: // else a newer session listed the tools itself
 		c.setToolsLocked(s, tools)
@@ -454,12 +413,6 @@ func (c *Connector) setToolsLocked(s *session, tools []connectors.Tool) {
 	}
 	c.tools, c.bySource, c.collisions = tools, bySource, collisions
 	c.serverName, c.serverVersion = s.serverName, s.serverVersion
-}
-
-func (c *Connector) isClosed() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.closed
 }
 
 // listTools pages through tools/list. It decodes the raw pages itself (see
@@ -774,37 +727,36 @@ func objectArgs(args json.RawMessage) (json.RawMessage, error) {
 // is left of the child's process group. A session start in progress is
 // aborted. It is safe to call more than once. A child's non-zero exit
 // status is logged, not returned.
-func (c *Connector) Close() error {
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closed = true
-		c.mu.Unlock()
-		c.endLife()
-		c.recovering.Wait()
-		// Wait for a start in progress; it sees closed and stops its session.
-		c.restarting <- struct{}{}
-		c.mu.Lock()
-		s := c.sess
-		c.sess = nil
-		c.mu.Unlock()
-		var err error
-		if s != nil {
-			err = s.close()
-		}
-		if c.stderr != nil {
-			c.stderr.Flush()
-		}
-		if c.httpTransport != nil {
-			c.httpTransport.CloseIdleConnections()
-		}
-		if c.cfg.OAuth != nil {
-			_ = c.cfg.OAuth.Close()
-		}
-		if err != nil {
-			c.closeErr = fmt.Errorf("mcp connector %q: close: %w", c.cfg.Name, err)
-		}
-	})
-	return c.closeErr
+func (c *Connector) Close() error { return c.close() }
+
+// shutdown is Close's first call.
+func (c *Connector) shutdown() error {
+	c.endLife()
+	c.recovering.Wait()
+	// Wait for a start in progress; it sees the end of life and stops its
+	// session.
+	c.restarting <- struct{}{}
+	c.mu.Lock()
+	s := c.sess
+	c.sess = nil
+	c.mu.Unlock()
+	var err error
+	if s != nil {
+		err = s.close()
+	}
+	if c.stderr != nil {
+		c.stderr.Flush()
+	}
+	if c.httpTransport != nil {
+		c.httpTransport.CloseIdleConnections()
+	}
+	if c.cfg.OAuth != nil {
+		_ = c.cfg.OAuth.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("mcp connector %q: close: %w", c.cfg.Name, err)
+	}
+	return nil
 }
 
 // maxForwardedName bounds the name of a tool called without being listed.

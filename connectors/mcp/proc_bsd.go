@@ -5,7 +5,7 @@ package mcp
 import "syscall"
 
 // childAttr starts the child in its own process group, so that
-// killProcessGroup can reach the processes it starts (npx starts node).
+// contain's release can reach the processes it starts (npx starts node).
 //
 // These systems (macOS among them) have no parent-death signal: when we
 // are killed outright (kill -9), what ends the child is its standard

@@ -3,7 +3,7 @@ package mcp
 import "syscall"
 
 // childAttr starts the child in its own process group, so that
-// killProcessGroup can reach the processes it starts (npx starts node),
+// contain's release can reach the processes it starts (npx starts node),
 // and has the kernel send it SIGKILL when we die, however we die (kill -9
 // included), so that no server is left running without its client.
 //

@@ -9,6 +9,4 @@ import (
 
 func childAttr() *syscall.SysProcAttr { return nil }
 
-func contain(*os.Process) (release func(), err error) { return func() {}, nil }
-
-func killProcessGroup(int) error { return nil }
+func contain(*os.Process) (release func() error, err error) { return func() error { return nil }, nil }

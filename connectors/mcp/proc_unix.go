@@ -4,20 +4,19 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
 
-// killProcessGroup kills what is left of the child's process group once the
-// child itself has been reaped.
-func killProcessGroup(pid int) error {
-	err := syscall.Kill(-pid, syscall.SIGKILL)
-	if err == nil || errors.Is(err, syscall.ESRCH) {
+// contain returns what kills what is left of the child's process group
+// (see childAttr) once the child itself has been reaped.
+func contain(p *os.Process) (release func() error, err error) {
+	pid := p.Pid
+	return func() error {
+		if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("kill process group: %w", err)
+		}
 		return nil
-	}
-	return err
+	}, nil
 }
-
-// contain does nothing here: the process group (childAttr) is what
-// killProcessGroup reaches.
-func contain(*os.Process) (release func(), err error) { return func() {}, nil }

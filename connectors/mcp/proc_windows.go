@@ -15,8 +15,7 @@ func childAttr() *syscall.SysProcAttr { return nil }
 // exit: Windows's counterpart of a process group killed at the end and of
 // a parent-death signal. A process the child starts before it is put in
 // the job (within moments of its start) is not in it.
-func contain(p *os.Process) (release func(), err error) { return procjob.Contain(p, 0) }
-
-// killProcessGroup does nothing here: releasing the job (contain) kills
-// what is left.
-func killProcessGroup(int) error { return nil }
+func contain(p *os.Process) (release func() error, err error) {
+	closeJob, err := procjob.Contain(p, 0)
+	return func() error { closeJob(); return nil }, err
+}

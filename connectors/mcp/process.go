@@ -31,9 +31,9 @@ const waitDelay = 2 * time.Second
 // once, whether or not a call is in flight.
 type process struct {
 	cmd     *exec.Cmd
-	stdin   *os.File // our end of the child's stdin
-	stdout  *os.File // our end of the child's stdout
-	release func()   // kills what is left of the child's job (Windows; see contain)
+	stdin   *os.File     // our end of the child's stdin
+	stdout  *os.File     // our end of the child's stdout
+	release func() error // kills what is left of the child's process group or job (see contain)
 
 	exited chan struct{} // closed once the child has been reaped
 	// Set before exited is closed.
@@ -161,10 +161,9 @@ func (p *process) stop(logger *slog.Logger) error {
 				<-p.exited
 			}
 		}
-		if err := killProcessGroup(p.pid()); err != nil {
-			errs = append(errs, fmt.Errorf("kill process group: %w", err))
+		if err := p.release(); err != nil {
+			errs = append(errs, err)
 		}
-		p.release()
 		if err := p.stdout.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			errs = append(errs, fmt.Errorf("close stdout: %w", err))
 		}

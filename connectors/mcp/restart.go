@@ -9,13 +9,6 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
-)
-
-// Default restart backoff (Config.RestartDelay, Config.MaxRestartDelay).
-const (
-	DefaultRestartDelay    = backoff.DefaultFirst
-	DefaultMaxRestartDelay = backoff.DefaultMax
 )
 
 // exitNoticeDelay is how long a failed call waits for a stdio server to be
@@ -33,10 +26,10 @@ var ErrDisconnected = errors.New("disconnected from the MCP server")
 // stream, a failed call).
 func (c *Connector) current(ctx context.Context) (*session, error) {
 	c.mu.RLock()
-	s, closed, down := c.sess, c.closed, c.down
+	s, down := c.sess, c.down
 	c.mu.RUnlock()
 	switch {
-	case closed:
+	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case down != nil && needsSignIn(down):
 		// Another process may have signed in meanwhile.
@@ -64,7 +57,8 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 }
 
 // retire stops using s and closes it, which reaps its process. After a
-// failure (failed) it counts the failure once for the restart backoff: a
+// failure (failed) of the live session it counts the failure for the
+// restart backoff, once, since the first retire ends its being live: a
 // session that ran for a healthy period (twice the maximum delay) resets
 // the count. A session retired without one (the server is fine, the
 // session is not) counts nothing.
@@ -72,16 +66,15 @@ func (c *Connector) retire(s *session, failed bool) {
 	c.mu.Lock()
 	if c.sess == s {
 		c.sess = nil
-	}
-	if failed && !s.retired {
-		end := s.endedAt()
-		if end.Sub(s.started) >= 2*c.backoff.Limit() {
-			c.failures = 0
+		if failed {
+			end := s.endedAt()
+			if end.Sub(s.started) >= 2*c.backoff.Limit() {
+				c.failures = 0
+			}
+			c.failures++
+			c.failedAt = end
 		}
-		c.failures++
-		c.failedAt = end
 	}
-	s.retired = true
 	c.mu.Unlock()
 	if err := s.close(); err != nil && failed {
 		c.logger.Warn("closing a failed session", "err", err)
@@ -99,7 +92,7 @@ func (c *Connector) failure(s *session, what string, err error) error {
 	}
 	c.retire(s, true)
 	name := c.cfg.Name
-	if c.isClosed() {
+	if c.life.Err() != nil {
 		return fmt.Errorf("mcp connector %q: %s: %w", name, what, ErrClosed)
 	}
 	var msg string
@@ -135,10 +128,10 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	defer func() { <-c.restarting }()
 
 	c.mu.RLock()
-	s, closed, failures, failedAt := c.sess, c.closed, c.failures, c.failedAt
+	s, failures, failedAt := c.sess, c.failures, c.failedAt
 	c.mu.RUnlock()
 	switch {
-	case closed:
+	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case s != nil && s.alive():
 		return s, nil // another caller reconnected meanwhile
@@ -178,7 +171,7 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		c.failures++
 		c.failedAt = time.Now()
 		c.mu.Unlock()
-		if c.isClosed() {
+		if c.life.Err() != nil {
 			return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 		}
 		err = c.startError(s, err)

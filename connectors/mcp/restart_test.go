@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
@@ -52,7 +53,7 @@ func TestCrashRestartsOnNextCall(t *testing.T) {
 	}
 	start := time.Now()
 	echo(t, c, "back")
-	t.Logf("the next call took %v (restart delay %v)", time.Since(start).Round(time.Millisecond), DefaultRestartDelay)
+	t.Logf("the next call took %v (restart delay %v)", time.Since(start).Round(time.Millisecond), backoff.DefaultFirst)
 	if second := childPID(t, c); second == first {
 		t.Errorf("the server was not restarted: pid %d", second)
 	}

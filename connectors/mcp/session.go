@@ -48,8 +48,6 @@ type session struct {
 
 	closeOnce sync.Once
 	closeErr  error
-
-	retired bool // no longer used, a failure counted (see retire); guarded by c.mu
 }
 
 // startSession starts a transport (and a stdio server's process), performs
@@ -58,7 +56,7 @@ type session struct {
 func (c *Connector) startSession(ctx context.Context) (*session, []connectors.Tool, error) {
 	s := &session{c: c, started: time.Now(), listening: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	c.setPhase(phaseConnecting)
+	c.phase.Store(phaseConnecting)
 	tr, err := c.newTransport(s)
 	if err != nil {
 		s.close()
@@ -109,12 +107,12 @@ func (s *session) open(ctx context.Context) ([]connectors.Tool, error) {
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
-	s.c.setPhase(phaseListing)
+	s.c.phase.Store(phaseListing)
 	tools, err := s.c.listTools(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	s.c.setPhase(phaseListening)
+	s.c.phase.Store(phaseListening)
 	if err := s.listen(ctx); err != nil {
 		return nil, err
 	}
@@ -141,9 +139,9 @@ func (s *session) connect(ctx context.Context) error {
 	if !c.cfg.SSE {
 		defer s.closeOnDone(ctx)()
 	}
-	c.setPhase(phaseInitialising)
+	c.phase.Store(phaseInitialising)
 	req := mcpgo.InitializeRequest{}
-	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: c.clientVersion()}
+	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: clientVersion()}
 	res, err := s.client.Initialize(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -199,7 +197,7 @@ func (s *session) listen(ctx context.Context) error {
 		return fmt.Errorf("listen for tool-list changes: %w", err)
 	}
 	s.stopListen = stop
-	// Wait for the acknowledgement, so changes made after Dial are seen.
+	// Wait for the acknowledgement, so changes made after Open are seen.
 	select {
 	case <-s.listening:
 	case <-time.After(listenAckTimeout):

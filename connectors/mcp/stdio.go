@@ -83,12 +83,13 @@ type stdioTransport struct {
 
 	nextID    atomic.Int64
 	startOnce sync.Once
-	done      chan struct{} // closed when the transport is closed or stdout ends
-	doneOnce  sync.Once
-	// handlers ends the context of the server's requests being handled.
-	handlers       context.Context
-	cancelHandlers context.CancelFunc
-	wg             sync.WaitGroup // the reader, request handlers, cancellations
+	// life ends when the transport is closed or stdout ends, and with it
+	// the handling of the server's requests (whose context it is); done
+	// is its Done.
+	life   context.Context
+	cancel context.CancelFunc
+	done   <-chan struct{}
+	wg     sync.WaitGroup // the reader, request handlers, cancellations
 }
 
 // rpcReply is the answer to one request: a result or a JSON-RPC error.
@@ -135,15 +136,15 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 		role:    make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
 		pending: map[string]chan rpcReply{},
-		done:    make(chan struct{}),
 	}
+	t.life, t.cancel = context.WithCancel(context.Background())
+	t.done = t.life.Done()
 	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.outFD = d
 	}
 	t.role <- struct{}{}
 	t.idleTimer = time.AfterFunc(time.Hour, t.signalIdle)
 	t.idleTimer.Stop()
-	t.handlers, t.cancelHandlers = context.WithCancel(context.Background())
 	return t
 }
 
@@ -169,7 +170,6 @@ func (t *stdioTransport) signalIdle() {
 // owner closes it once the child is gone); wait waits for it.
 func (t *stdioTransport) Close() error {
 	t.end()
-	t.cancelHandlers()
 	t.idleTimer.Stop()
 	// Not under writeMu: closing ends a write blocked on a full pipe.
 	if err := t.in.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
@@ -185,19 +185,12 @@ func (t *stdioTransport) wait() { t.wg.Wait() }
 func (t *stdioTransport) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.doneOnce.Do(func() { close(t.done) })
+	t.cancel()
 }
 
 // ended reports whether the transport was closed or the child's stdout
 // ended.
-func (t *stdioTransport) ended() bool {
-	select {
-	case <-t.done:
-		return true
-	default:
-		return false
-	}
-}
+func (t *stdioTransport) ended() bool { return t.life.Err() != nil }
 
 // GetSessionId is empty: stdio has no sessions.
 func (t *stdioTransport) GetSessionId() string { return "" }
@@ -598,7 +591,7 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 		if h == nil {
 			resp = transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, "no request handler", nil)
 		} else {
-			r, err := h(t.handlers, req)
+			r, err := h(t.life, req)
 			switch {
 			case err != nil:
 				resp = transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, err.Error(), nil)

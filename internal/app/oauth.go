@@ -50,11 +50,10 @@ func OAuthFor(cc config.Connector, account string, tokens oauth.Store, sealer *o
 		o = &config.OAuth{}
 	}
 	var key crypto.Signer
-	var alg string
 	if o.PrivateKey != "" {
 		b, err := config.ReadKeyFile(o.PrivateKey)
 		if err == nil {
-			key, alg, err = oauth.ParsePrivateKey(b)
+			key, err = oauth.ParsePrivateKey(b)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("connector %s: oauth.private_key %s: %w", cc.Name, o.PrivateKey, err)
@@ -69,7 +68,6 @@ func OAuthFor(cc config.Connector, account string, tokens oauth.Store, sealer *o
 		ClientSecret:      o.ClientSecret,
 		ClientMetadataURL: o.ClientMetadataURL,
 		PrivateKey:        key,
-		KeyAlg:            alg,
 		Scopes:            o.Scopes,
 		Store:             tokens,
 		Sealer:            sealer,

@@ -27,20 +27,9 @@ func appendString(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
+			if e := escapes[c]; e != 0 {
+				b = append(b, '\\', e)
+			} else {
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
@@ -66,12 +55,30 @@ func appendString(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 	return append(b, '"')
 }
 
-// Safe reports whether encoding/json (and AppendString) writes the ASCII
-// byte b as it is in a string: with HTML escaping, its default, not ", \,
-// <, >, & or a control character.
-func Safe(b byte) bool { return b < utf8.RuneSelf && safe[b] }
+// CharLen is how many characters AppendString writes for one character of
+// a string: r is the decoded rune and size its byte length (an invalid
+// byte is r utf8.RuneError, size 1). An ASCII byte is written as it is
+// (1), as a backslash and a letter (2) or as \u00XX (6); invalid UTF-8 and
+// U+2028/2029 as \uXXXX (6); other characters as they are (1).
+func CharLen(r rune, size int) int {
+	switch {
+	case r >= utf8.RuneSelf:
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return 6
+		}
+		return 1
+	case safe[r]:
+		return 1
+	case escapes[r] != 0:
+		return 2
+	}
+	return 6
+}
 
 var safe, safeNoHTML = safeBytes(`"\<>&`), safeBytes(`"\`)
+
+// escapes are the letters of the two-character escapes of ASCII bytes.
+var escapes = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
 
 // safeBytes marks the printable ASCII bytes but those of escaped.
 func safeBytes(escaped string) (t [utf8.RuneSelf]bool) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzAppendString: AppendString writes what encoding/json.Marshal writes,
@@ -19,6 +20,15 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if got := AppendString(nil, s); string(got) != string(want) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+		n := 2
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			n += CharLen(r, size)
+			i += size
+		}
+		if want := utf8.RuneCount(want); n != want {
+			t.Fatalf("CharLen over %q sums to %d, want %d characters", s, n, want)
 		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)

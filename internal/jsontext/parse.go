@@ -6,7 +6,6 @@ package jsontext
 
 import (
 	"slices"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -73,10 +72,8 @@ func (p *parser[V]) value(depth int) (V, bool) {
 		return zero, false
 	}
 	switch c := p.b[p.i]; {
-	case c == '{':
-		return p.object(depth + 1)
-	case c == '[':
-		return p.array(depth + 1)
+	case c == '{' || c == '[':
+		return p.container(depth+1, c == '{')
 	case c == '"':
 		s, ok := p.str()
 		if !ok {
@@ -86,93 +83,94 @@ func (p *parser[V]) value(depth int) (V, bool) {
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number()
 	}
-	rest := p.b[p.i:]
 	switch {
-	case len(rest) >= 4 && string(rest[:4]) == "true":
-		p.i += 4
+	case p.literal("true"):
 		return p.bld.Bool(true), true
-	case len(rest) >= 5 && string(rest[:5]) == "false":
-		p.i += 5
+	case p.literal("false"):
 		return p.bld.Bool(false), true
-	case len(rest) >= 4 && string(rest[:4]) == "null":
-		p.i += 4
+	case p.literal("null"):
 		return p.bld.Null(), true
 	}
 	return zero, false
 }
 
-func (p *parser[V]) object(depth int) (V, bool) {
-	var zero V
-	if depth > p.max {
-		return zero, false
+// literal reads word when it is at p.i.
+func (p *parser[V]) literal(word string) bool {
+	if len(p.b)-p.i < len(word) || string(p.b[p.i:p.i+len(word)]) != word {
+		return false
 	}
-	p.i++ // {
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		return p.bld.Object(nil, nil)
-	}
-	kmark, vmark := len(p.keys), len(p.vals)
-	defer func() { p.keys = p.keys[:kmark]; p.popVals(vmark) }()
-	for {
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return zero, false
-		}
-		key, ok := p.str()
-		if !ok {
-			return zero, false
-		}
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return zero, false
-		}
-		p.i++
-		v, ok := p.value(depth)
-		if !ok {
-			return zero, false
-		}
-		p.keys, p.vals = append(p.keys, key), append(p.vals, v)
-		if end, ok := p.next('}'); !ok {
-			return zero, false
-		} else if end {
-			return p.bld.Object(slices.Clone(p.keys[kmark:]), slices.Clone(p.vals[vmark:]))
-		}
-	}
+	p.i += len(word)
+	return true
 }
 
-func (p *parser[V]) array(depth int) (V, bool) {
+// container reads an array, or an object when keyed, whose opening
+// bracket is at p.i.
+func (p *parser[V]) container(depth int, keyed bool) (V, bool) {
 	var zero V
 	if depth > p.max {
 		return zero, false
 	}
-	p.i++ // [
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		return p.bld.Array(nil), true
+	closing := byte(']')
+	if keyed {
+		closing = '}'
 	}
-	mark := len(p.vals)
-	defer p.popVals(mark)
-	for {
+	p.i++
+	kmark, vmark := len(p.keys), len(p.vals)
+	defer func() {
+		// Cleared, so that what the values hold can be collected.
+		clear(p.vals[vmark:])
+		p.keys, p.vals = p.keys[:kmark], p.vals[:vmark]
+	}()
+	p.space()
+	end := p.i < len(p.b) && p.b[p.i] == closing
+	if end {
+		p.i++
+	}
+	for !end {
+		if keyed {
+			key, ok := p.key()
+			if !ok {
+				return zero, false
+			}
+			p.keys = append(p.keys, key)
+		}
 		v, ok := p.value(depth)
 		if !ok {
 			return zero, false
 		}
 		p.vals = append(p.vals, v)
-		if end, ok := p.next(']'); !ok {
+		if end, ok = p.next(closing); !ok {
 			return zero, false
-		} else if end {
-			return p.bld.Array(slices.Clone(p.vals[mark:])), true
 		}
 	}
+	if keyed {
+		return p.bld.Object(clone(p.keys[kmark:]), clone(p.vals[vmark:]))
+	}
+	return p.bld.Array(clone(p.vals[vmark:])), true
 }
 
-// popVals drops the values gathered since mark, clearing them so that
-// what they hold can be collected.
-func (p *parser[V]) popVals(mark int) {
-	clear(p.vals[mark:])
-	p.vals = p.vals[:mark]
+// key reads an object member's key and the colon after it.
+func (p *parser[V]) key() (string, bool) {
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return "", false
+	}
+	key, ok := p.str()
+	p.space()
+	if !ok || p.i >= len(p.b) || p.b[p.i] != ':' {
+		return "", false
+	}
+	p.i++
+	return key, true
+}
+
+// clone copies what the stacks gathered for one array or object; nil when
+// it is empty.
+func clone[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // next reads what follows a member or item: a comma (end false) or the
@@ -266,13 +264,6 @@ func (p *parser[V]) str() (string, bool) {
 	return "", false
 }
 
-// ParseFloat is a Number helper: the float64 of a number's text, false when
-// it is out of range.
-func ParseFloat(text []byte) (float64, bool) {
-	f, err := strconv.ParseFloat(string(text), 64)
-	return f, err == nil
-}
-
 // unquote decodes the inside of a JSON string that has escapes or
 // non-ASCII bytes, as encoding/json does: invalid UTF-8 and invalid UTF-16
 // surrogates become U+FFFD. ok is false for an invalid escape.
@@ -285,20 +276,10 @@ func unquote(s []byte) (string, bool) {
 			if i+1 >= len(s) {
 				return "", false
 			}
-			switch e := s[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
+			switch e := s[i+1]; {
+			case unescapes[e] != 0:
+				out = append(out, unescapes[e])
+			case e == 'u':
 				r, ok := hex4(s[i+2:])
 				if !ok {
 					return "", false
@@ -339,6 +320,10 @@ func unquote(s []byte) (string, bool) {
 	}
 	return string(out), true
 }
+
+// unescapes are the bytes of the two-character escapes but \u, by their
+// letter.
+var unescapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // hex4 reads the four hexadecimal digits of a \u escape.
 func hex4(b []byte) (rune, bool) {

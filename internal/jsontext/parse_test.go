@@ -2,6 +2,7 @@ package jsontext
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,8 +17,8 @@ func (anyValues) Null() any           { return nil }
 func (anyValues) Bool(b bool) any     { return b }
 func (anyValues) String(s string) any { return s }
 func (anyValues) Number(text []byte) (any, bool) {
-	f, ok := ParseFloat(text)
-	return f, ok
+	f, err := strconv.ParseFloat(string(text), 64)
+	return f, err == nil
 }
 func (anyValues) Array(items []any) any {
 	if items == nil {

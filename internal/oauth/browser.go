@@ -22,11 +22,7 @@ const openerGrace = 10 * time.Second
 // expected to return once the page is open (xdg-open, open and rundll32
 // do; a browser already running hands the page over and returns); Close
 // waits for it for a while, then kills it.
-type Browser struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd was waited for
-	err  error
-}
+type Browser struct{ cmd *exec.Cmd }
 
 // OpenBrowser opens url in the person's browser: with the commands of
 // $BROWSER when it is set (a list separated by ':', each a command whose
@@ -41,12 +37,7 @@ func OpenBrowser(url string) (*Browser, error) {
 			tried = append(tried, fmt.Sprintf("%s: %v", argv[0], err))
 			continue
 		}
-		b := &Browser{cmd: cmd, done: make(chan struct{})}
-		go func() {
-			b.err = cmd.Wait()
-			close(b.done)
-		}()
-		return b, nil
+		return &Browser{cmd: cmd}, nil
 	}
 	return nil, fmt.Errorf("no program could open the browser (%s); open the URL yourself", strings.Join(tried, "; "))
 }
@@ -86,17 +77,13 @@ func browserCommands(env, url, goos string) [][]string {
 // Close waits for the program to exit, killing it after openerGrace, and
 // reports how it ended.
 func (b *Browser) Close() error {
-	t := time.NewTimer(openerGrace)
-	defer t.Stop()
-	select {
-	case <-b.done:
-	case <-t.C:
-		_ = b.cmd.Process.Kill()
-		<-b.done
+	killer := time.AfterFunc(openerGrace, func() { _ = b.cmd.Process.Kill() })
+	err := b.cmd.Wait()
+	if !killer.Stop() {
 		return errors.New("the browser opener did not exit; it was killed")
 	}
-	if b.err != nil {
-		return fmt.Errorf("the browser opener %s: %w", b.cmd.Path, b.err)
+	if err != nil {
+		return fmt.Errorf("the browser opener %s: %w", b.cmd.Path, err)
 	}
 	return nil
 }

@@ -23,183 +23,123 @@ type Challenge struct {
 const maxChallengeHeader = 16 << 10
 
 // ParseChallenges parses the values of a response's WWW-Authenticate
-// headers: each may hold several challenges, separated by commas, whose
-// parameters are tokens or quoted strings with backslash escapes. A
-// malformed part ends the parsing of its header value; what was parsed
-// before it is kept.
+// headers. Each is a list, separated by commas, of challenges (a scheme,
+// then a token68 or a first parameter) and of the parameters that join
+// the challenge before them; a parameter's value is a token or a quoted
+// string with backslash escapes. A malformed element ends the parsing of
+// its header value; what was parsed before it is kept.
 func ParseChallenges(values []string) []Challenge {
 	var out []Challenge
 	budget := maxChallengeHeader
 	for _, v := range values {
-		if budget <= 0 {
-			break
-		}
-		if len(v) > budget {
-			v = v[:budget]
-		}
+		v = v[:min(len(v), max(budget, 0))]
 		budget -= len(v)
-		p := &challengeParser{s: v}
-		out = append(out, p.all()...)
+		out = append(out, challenges(v)...)
 	}
 	return out
 }
 
-// challengeParser reads challenges from one header value.
-type challengeParser struct {
-	s string
-	i int
-}
-
-func (p *challengeParser) all() []Challenge {
+// challenges parses one header value.
+func challenges(v string) []Challenge {
 	var out []Challenge
-	for {
-		p.skip(" \t,")
-		if p.i >= len(p.s) {
-			return out
-		}
-		scheme := p.token()
-		if scheme == "" {
-			return out // not a challenge: give up on the rest
-		}
-		c := Challenge{Scheme: scheme, Params: map[string]string{}}
-		if p.i < len(p.s) && p.s[p.i] != ' ' && p.s[p.i] != '\t' && p.s[p.i] != ',' {
-			return append(out, c) // "Bearer;…": keep the scheme, drop the rest
-		}
-		p.skip(" \t")
-		if t, ok := p.token68(); ok {
-			c.Token68 = t
-			out = append(out, c)
-			continue
-		}
-		ok := p.params(c.Params)
-		out = append(out, c)
-		if !ok {
-			return out
-		}
-	}
-}
-
-// params reads auth-params into m until the next challenge starts (a token
-// not followed by "="), the value ends, or the syntax breaks (false).
-func (p *challengeParser) params(m map[string]string) bool {
-	for {
-		p.skip(" \t")
-		if p.i >= len(p.s) {
-			return true
-		}
-		if p.s[p.i] == ',' {
-			// Empty list elements are allowed; look past them for the next
-			// parameter or challenge.
-			save := p.i
-			p.skip(" \t,")
-			if !p.paramAhead() {
-				p.i = save
-				p.skip(" \t,")
-				return true
+	for _, e := range elements(v) {
+		if len(out) > 0 && out[len(out)-1].Token68 == "" {
+			if name, val, after, ok := param(e); ok {
+				if _, dup := out[len(out)-1].Params[name]; !dup {
+					out[len(out)-1].Params[name] = val
+				}
+				if after != "" {
+					return out // "a=b c": keep a, drop the rest
+				}
+				continue
 			}
-			continue
 		}
-		start := p.i
-		name := p.token()
-		if name == "" {
-			return false
+		scheme := prefix(e, tokenChars)
+		rest := strings.TrimLeft(e[len(scheme):], " \t")
+		if scheme == "" || strings.HasPrefix(rest, "=") {
+			return out // not a challenge (a malformed parameter): give up on the rest
 		}
-		p.skip(" \t")
-		if p.i >= len(p.s) || p.s[p.i] != '=' {
-			// A token not followed by "=": the next challenge's scheme.
-			p.i = start
-			return true
-		}
-		p.i++ // '='
-		p.skip(" \t")
-		var val string
-		var ok bool
-		if p.i < len(p.s) && p.s[p.i] == '"' {
-			val, ok = p.quoted()
-		} else {
-			val = p.token()
-			ok = val != ""
-		}
-		if !ok {
-			return false
-		}
-		key := strings.ToLower(name)
-		if _, dup := m[key]; !dup {
-			m[key] = val
-		}
-		p.skip(" \t")
-		if p.i < len(p.s) && p.s[p.i] != ',' {
-			return false
+		out = append(out, Challenge{Scheme: scheme, Params: map[string]string{}})
+		c := &out[len(out)-1]
+		switch name, val, after, ok := param(rest); {
+		case rest == "":
+		case len(rest) == len(e)-len(scheme):
+			return out // "Bearer;…": keep the scheme, drop the rest
+		case ok:
+			c.Params[name] = val
+			if after != "" {
+				return out
+			}
+		case strings.Trim(rest[len(prefix(rest, token68Chars)):], "=") == "":
+			c.Token68 = rest
+		default:
+			return out
 		}
 	}
+	return out
 }
 
-// paramAhead reports whether a token followed by "=" starts at p.i.
-func (p *challengeParser) paramAhead() bool {
-	save := p.i
-	defer func() { p.i = save }()
-	if p.token() == "" {
-		return false
-	}
-	p.skip(" \t")
-	return p.i < len(p.s) && p.s[p.i] == '='
-}
-
-// token68 reads a token68 standing alone (followed by the end or a comma),
-// and reports whether there was one; otherwise it reads nothing.
-func (p *challengeParser) token68() (string, bool) {
-	start := p.i
-	if p.span(func(c byte) bool { return isIn(c, token68Chars) }) == "" {
-		return "", false
-	}
-	p.skip("=")
-	t := p.s[start:p.i]
-	p.skip(" \t")
-	if p.i < len(p.s) && p.s[p.i] != ',' {
-		p.i = start
-		return "", false
-	}
-	return t, true
-}
-
-// quoted reads a quoted-string, undoing backslash escapes.
-func (p *challengeParser) quoted() (string, bool) {
-	p.i++ // opening quote
-	var b strings.Builder
-	for p.i < len(p.s) {
-		c := p.s[p.i]
+// elements splits a header value at the commas outside quoted strings,
+// each element trimmed of spaces and empty ones left out; an element
+// whose quoted string does not end ends the list.
+func elements(v string) []string {
+	var out []string
+	start, quoted := 0, false
+	for i := 0; i <= len(v); i++ {
 		switch {
+		case i == len(v) && quoted:
+			return out
+		case i == len(v) || v[i] == ',' && !quoted:
+			if e := strings.Trim(v[start:i], " \t"); e != "" {
+				out = append(out, e)
+			}
+			start = i + 1
+		case v[i] == '"':
+			quoted = !quoted
+		case v[i] == '\\' && quoted:
+			i++
+		}
+	}
+	return out
+}
+
+// param reads the auth-param that e starts with, token BWS "=" BWS
+// (token / quoted-string): its name in lower case, its value, and what
+// follows it (trimmed; "" in a well-formed element).
+func param(e string) (name, value, after string, ok bool) {
+	name = prefix(e, tokenChars)
+	rest, eq := strings.CutPrefix(strings.TrimLeft(e[len(name):], " \t"), "=")
+	rest = strings.TrimLeft(rest, " \t")
+	if name == "" || !eq || rest == "" {
+		return "", "", "", false
+	}
+	name = strings.ToLower(name)
+	if rest[0] != '"' {
+		value = prefix(rest, tokenChars)
+		return name, value, strings.TrimLeft(rest[len(value):], " \t"), value != ""
+	}
+	var b strings.Builder
+	for i := 1; i < len(rest); i++ {
+		switch c := rest[i]; {
 		case c == '"':
-			p.i++
-			return b.String(), true
-		case c == '\\' && p.i+1 < len(p.s):
-			b.WriteByte(p.s[p.i+1])
-			p.i += 2
+			return name, b.String(), strings.TrimLeft(rest[i+1:], " \t"), true
+		case c == '\\' && i+1 < len(rest):
+			i++
+			b.WriteByte(rest[i])
 		default:
 			b.WriteByte(c)
-			p.i++
 		}
 	}
-	return "", false // unterminated
+	return "", "", "", false
 }
 
-func (p *challengeParser) token() string {
-	return p.span(func(c byte) bool { return isIn(c, tokenChars) })
-}
-
-// skip moves past any of chars: spaces and tabs (" \t"), list
-// separators too (" \t,").
-func (p *challengeParser) skip(chars string) {
-	p.span(func(c byte) bool { return strings.IndexByte(chars, c) >= 0 })
-}
-
-// span reads the longest run of bytes for which ok holds.
-func (p *challengeParser) span(ok func(byte) bool) string {
-	start := p.i
-	for p.i < len(p.s) && ok(p.s[p.i]) {
-		p.i++
+// prefix is the longest start of s made of letters, digits and others.
+func prefix(s, others string) string {
+	i := 0
+	for i < len(s) && isIn(s[i], others) {
+		i++
 	}
-	return p.s[start:p.i]
+	return s[:i]
 }
 
 // Besides letters and digits, the characters of an RFC 9110 token and of
@@ -220,7 +160,7 @@ type bearer struct {
 	found            bool
 	resourceMetadata string
 	scopes           []string
-	err, description string
+	err              string
 }
 
 // bearerChallenge finds the first Bearer challenge among a response's
@@ -235,7 +175,6 @@ func bearerChallenge(values []string) bearer {
 			resourceMetadata: c.Params["resource_metadata"],
 			scopes:           strings.Fields(c.Params["scope"]),
 			err:              c.Params["error"],
-			description:      c.Params["error_description"],
 		}
 	}
 	return bearer{}

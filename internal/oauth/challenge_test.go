@@ -33,6 +33,9 @@ func TestParseChallenges(t *testing.T) {
 		{[]string{`Bearer scope=a, scope=b, realm="unterminated`},
 			[]Challenge{{Scheme: "Bearer", Params: map[string]string{"scope": "a"}}}},
 		{[]string{`="x"`}, nil},
+		// A missing comma ends the header, keeping the parameter before it.
+		{[]string{`Bearer resource_metadata="https://m" scope="a", Basic realm=r`},
+			[]Challenge{{Scheme: "Bearer", Params: map[string]string{"resource_metadata": "https://m"}}}},
 	}
 	for _, tt := range tests {
 		got := ParseChallenges(tt.in)

@@ -45,11 +45,12 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	s.cfg.Scrubber.Add(subjectToken)
 	form := tokenForm(tokenExchangeGrant, s.server, s.cfg.Scopes, "subject_token", subjectToken,
 		"subject_token_type", accessTokenType, "requested_token_type", accessTokenType, "audience", s.cfg.Audience)
-	auth := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, method: authBasic, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: s.cfg.TokenEndpoint}
-	if auth.key != nil {
-		auth.method = authPrivateJWT
+	d := &discovery{resource: s.server, meta: IssuerMetadata{TokenEndpoint: s.cfg.TokenEndpoint}}
+	auth, err := s.configuredAuth(d)
+	if err != nil {
+		return err
 	}
-	ng := s.newGrant(&discovery{resource: s.server, meta: IssuerMetadata{TokenEndpoint: s.cfg.TokenEndpoint}}, GrantTokenExchange, auth, s.cfg.Scopes)
+	ng := s.newGrant(d, GrantTokenExchange, auth, s.cfg.Scopes)
 	if err := s.obtain(ctx, "exchanging the person's token", form, auth, ng); err != nil {
 		return err
 	}

@@ -26,18 +26,6 @@ const maxErrorText = 300
 // errTooLarge is wrapped by the error of an answer over maxAnswer.
 var errTooLarge = errors.New("answer too large")
 
-// readBounded reads a body of at most maxAnswer bytes.
-func readBounded(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxAnswer+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxAnswer {
-		return nil, fmt.Errorf("%w: over %d bytes", errTooLarge, maxAnswer)
-	}
-	return b, nil
-}
-
 // secureURL checks that raw is an absolute https URL, or http to a
 // loopback address (a server on this machine), without a fragment:
 // tokens, codes and client secrets travel only over HTTPS or stay on this
@@ -160,9 +148,9 @@ func redacted(raw string) string {
 
 // getJSON fetches url and decodes its JSON body into v. It reports a 404
 // (or 410) as notFound, so that discovery can try the next place.
-func (f *fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
+func (f *Fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
 	where := what + " at " + redacted(rawURL)
-	status, body, err := f.send(ctx, http.MethodGet, rawURL, where, "", nil, nil)
+	status, _, body, err := f.send(ctx, http.MethodGet, rawURL, where, "", nil, nil)
 	switch {
 	case err != nil:
 		return false, err
@@ -179,31 +167,35 @@ func (f *fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notF
 	return false, nil
 }
 
-// fetcher makes the client's own requests (metadata, registration,
-// tokens), each bounded by timeout.
-type fetcher struct {
-	client  *http.Client
+// A Fetcher makes the requests of the client, of a resource server and of
+// the console to an authorization server: the metadata, registration,
+// tokens, the JWK Set, introspection. Every answer is bounded in size
+// and time; URLs must be HTTPS or loopback. It is safe for concurrent
+// use.
+type Fetcher struct {
+	client  *http.Client // over a transport of its own
 	timeout time.Duration
-	owned   *http.Transport // the transport it made, if it made one
 }
 
 // post sends a POST of body (of contentType) with header to rawURL and
 // returns the status and the bounded body. Redirects are not followed
-// (see newFetcher): a form carrying a code or a secret goes where it was
+// (see NewFetcher): a form carrying a code or a secret goes where it was
 // addressed or nowhere.
-func (f *fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
-	return f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
+func (f *Fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
+	status, _, answer, err := f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
+	return status, answer, err
 }
 
-// send makes one request asking for JSON, within the fetcher's timeout,
-// and returns the status and the bounded body; where names the request
-// in errors ("token request to https://…").
-func (f *fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, []byte, error) {
+// send makes one request asking for JSON (unless header says what it
+// accepts), within the Fetcher's timeout, and returns the status, the
+// headers and the bounded body; where names the request in errors
+// ("token request to https://…").
+func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, rawURL, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", where, err)
+		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -211,33 +203,33 @@ func (f *fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", where, err)
+		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	defer resp.Body.Close()
-	b, err := readBounded(resp.Body)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", where, err)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	switch {
+	case err != nil:
+		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
+	case len(b) > maxAnswer:
+		return 0, nil, nil, fmt.Errorf("%s: %w: over %d bytes", where, errTooLarge, maxAnswer)
 	}
-	return resp.StatusCode, b, nil
+	return resp.StatusCode, resp.Header, b, nil
 }
 
 // maxRedirects bounds the redirects a metadata request follows.
 const maxRedirects = 3
 
-// newFetcher returns a fetcher over base (nil: a transport of its own)
+// NewFetcher returns a Fetcher whose requests each take at most timeout,
 // whose GETs follow at most maxRedirects redirects, to HTTPS or loopback
 // URLs only, and whose POSTs follow none.
-func newFetcher(base http.RoundTripper, timeout time.Duration) *fetcher {
-	var owned *http.Transport
-	if base == nil {
-		owned = http.DefaultTransport.(*http.Transport).Clone()
-		base = owned
-	}
+func NewFetcher(timeout time.Duration) *Fetcher {
 	c := &http.Client{
-		Transport: base,
+		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.Method != http.MethodGet || len(via) > maxRedirects {
 				return http.ErrUseLastResponse
@@ -248,12 +240,8 @@ func newFetcher(base http.RoundTripper, timeout time.Duration) *fetcher {
 			return nil
 		},
 	}
-	return &fetcher{client: c, timeout: timeout, owned: owned}
+	return &Fetcher{client: c, timeout: timeout}
 }
 
-// close closes the idle connections of the transport the fetcher made.
-func (f *fetcher) close() {
-	if f.owned != nil {
-		f.owned.CloseIdleConnections()
-	}
-}
+// Close closes the idle connections of the Fetcher's transport.
+func (f *Fetcher) Close() { f.client.CloseIdleConnections() }

@@ -5,26 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 )
-
-// A Fetcher makes a resource server's requests to its authorization
-// server: the metadata, the JWK Set, introspection. Every answer is
-// bounded in size and time; URLs must be HTTPS or loopback, as the
-// client's are. It is safe for concurrent use.
-type Fetcher struct{ f *fetcher }
-
-// NewFetcher returns a Fetcher over base (nil: a transport of its own)
-// whose requests each take at most timeout (0: DefaultTimeout).
-func NewFetcher(base http.RoundTripper, timeout time.Duration) *Fetcher {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return &Fetcher{f: newFetcher(base, timeout)}
-}
-
-// Close closes the idle connections of the transport the Fetcher made.
-func (f *Fetcher) Close() { f.f.close() }
 
 // CheckURL reports whether raw is an absolute https URL (http only to a
 // loopback address) without a fragment, as every URL a token or a
@@ -57,12 +38,11 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 	if err := CheckIssuer(issuer); err != nil {
 		return IssuerMetadata{}, err
 	}
-	meta, where, err := f.f.issuerMetadata(ctx, issuer)
+	meta, where, err := f.issuerMetadata(ctx, issuer)
 	if err != nil {
 		return IssuerMetadata{}, err
 	}
-	if err := secureURLs(meta.JWKSURI, "the jwks_uri", meta.IntrospectionEndpoint, "the introspection endpoint",
-		meta.AuthorizationEndpoint, "the authorization endpoint", meta.TokenEndpoint, "the token endpoint"); err != nil {
+	if err := meta.checkURLs(); err != nil {
 		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
 	}
 	meta.Where = redacted(where)
@@ -75,7 +55,7 @@ func (f *Fetcher) JSON(ctx context.Context, rawURL, what string, v any) error {
 	if _, err := secureURL(rawURL, what); err != nil {
 		return err
 	}
-	_, err := f.f.getJSON(ctx, rawURL, what, v)
+	_, err := f.getJSON(ctx, rawURL, what, v)
 	return err
 }
 
@@ -92,5 +72,5 @@ func (f *Fetcher) Introspect(ctx context.Context, endpoint, token, id, secret st
 		header.Set("Authorization", basicCredentials(id, secret))
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
-	return f.f.post(ctx, endpoint, "token introspection at", "application/x-www-form-urlencoded", []byte(form.Encode()), header)
+	return f.post(ctx, endpoint, "token introspection at", "application/x-www-form-urlencoded", []byte(form.Encode()), header)
 }

@@ -48,10 +48,9 @@ type discovery struct {
 	// resource is the resource indicator sent (RFC 8707): the protected
 	// resource metadata's resource, or the server's own URL.
 	resource string
-	// issuer is the authorization server's identifier; "" when it
-	// published no metadata (the 2025-03-26 default endpoints).
-	issuer string
-	meta   IssuerMetadata
+	// meta is the authorization server's metadata; its Issuer is ""
+	// when it published none (the 2025-03-26 default endpoints).
+	meta IssuerMetadata
 	// how says how the metadata was found, for messages and logs.
 	how string
 	// legacy is set when no protected resource metadata was found and the
@@ -73,7 +72,7 @@ var errResourceMismatch = errors.New("the protected resource metadata names anot
 // protected resource metadata it falls back as the 2025-03-26 revision
 // allows: metadata at the server's origin, else the default endpoints
 // /authorize, /token and /register there.
-func (f *fetcher) discover(ctx context.Context, server string, ch bearer) (*discovery, error) {
+func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*discovery, error) {
 	su, err := secureURL(server, "the server URL")
 	if err != nil {
 		return nil, err
@@ -99,7 +98,7 @@ func (f *fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 	if err != nil {
 		return nil, err
 	}
-	d := &discovery{resource: prm.Resource, issuer: meta.Issuer, meta: *meta, scopesSupported: prm.ScopesSupported,
+	d := &discovery{resource: prm.Resource, meta: *meta, scopesSupported: prm.ScopesSupported,
 		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + redacted(metaURL)}
 	if err := d.checkEndpoints(); err != nil {
 		return nil, err
@@ -110,7 +109,7 @@ func (f *fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 // resourceMetadata fetches the protected resource metadata: at the
 // challenge's URL when it gave one, else at the well-known URL with the
 // server's path, else without. It returns nil when none is published.
-func (f *fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallenge string) (*resourceMetadata, string, error) {
+func (f *Fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallenge string) (*resourceMetadata, string, error) {
 	var candidates []string
 	if fromChallenge != "" {
 		if _, err := secureURL(fromChallenge, "the resource_metadata URL"); err != nil {
@@ -128,7 +127,7 @@ func (f *fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallen
 
 // firstFound fetches the first of urls that is there (not a 404 or the
 // like) as a T: nil when none is.
-func firstFound[T any](ctx context.Context, f *fetcher, urls []string, what string) (*T, string, error) {
+func firstFound[T any](ctx context.Context, f *Fetcher, urls []string, what string) (*T, string, error) {
 	for _, u := range urls {
 		var m T
 		notFound, err := f.getJSON(ctx, u, what, &m)
@@ -163,14 +162,14 @@ func serverMetadataURLs(iu *url.URL) []string {
 
 // serverMetadata fetches an authorization server's metadata; nil when it
 // publishes none at any of serverMetadataURLs.
-func (f *fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*IssuerMetadata, string, error) {
+func (f *Fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*IssuerMetadata, string, error) {
 	return firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
 }
 
 // issuerMetadata fetches the metadata of the authorization server issuer
 // and checks that it is there and names issuer itself; it returns the
 // URL it was read from too.
-func (f *fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMetadata, string, error) {
+func (f *Fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMetadata, string, error) {
 	iu, err := secureURL(issuer, "the authorization server")
 	if err != nil {
 		return nil, "", err
@@ -193,7 +192,7 @@ func (f *fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMet
 // publish no protected resource metadata: the authorization server is the
 // server's origin, its metadata at RFC 8414's well-known URL there, else
 // its endpoints at the default paths.
-func (f *fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery, error) {
+func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery, error) {
 	origin := su.Scheme + "://" + su.Host
 	iu, _ := url.Parse(origin)
 	d := &discovery{resource: canonicalURL(su.String()), legacy: true}
@@ -204,7 +203,7 @@ func (f *fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 	if meta != nil {
 		// The 2025-03-26 revision derives the metadata URL from the server's
 		// origin, so the issuer it names may have a path of its own.
-		d.meta, d.issuer = *meta, meta.Issuer
+		d.meta = *meta
 		d.how = "no protected resource metadata; authorization server metadata at " + redacted(metaURL) + " (the 2025-03-26 discovery)"
 	} else {
 		d.meta = IssuerMetadata{
@@ -220,10 +219,17 @@ func (f *fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 	return d, nil
 }
 
-// checkEndpoints refuses endpoints that are not HTTPS (or loopback).
+// checkURLs refuses endpoints of m that are not HTTPS (or loopback).
+func (m *IssuerMetadata) checkURLs() error {
+	return secureURLs(m.AuthorizationEndpoint, "the authorization endpoint", m.TokenEndpoint, "the token endpoint",
+		m.RegistrationEndpoint, "the registration endpoint", m.RevocationEndpoint, "the revocation endpoint",
+		m.JWKSURI, "the jwks_uri", m.IntrospectionEndpoint, "the introspection endpoint")
+}
+
+// checkEndpoints refuses endpoints that are not HTTPS (or loopback), and
+// metadata without a token endpoint.
 func (d *discovery) checkEndpoints() error {
-	if err := secureURLs(d.meta.AuthorizationEndpoint, "the authorization endpoint", d.meta.TokenEndpoint, "the token endpoint",
-		d.meta.RegistrationEndpoint, "the registration endpoint", d.meta.RevocationEndpoint, "the revocation endpoint"); err != nil {
+	if err := d.meta.checkURLs(); err != nil {
 		return err
 	}
 	if d.meta.TokenEndpoint == "" {
@@ -237,7 +243,7 @@ func (d *discovery) checkEndpoints() error {
 // without code_challenge_methods_supported a client must not proceed);
 // the default endpoints of the 2025-03-26 fallback are assumed to.
 func (d *discovery) pkceOK() bool {
-	if d.issuer == "" && d.legacy {
+	if d.meta.Issuer == "" && d.legacy {
 		return true
 	}
 	return d.meta.SupportsS256()

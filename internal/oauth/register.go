@@ -28,7 +28,7 @@ type registration struct {
 
 // regID is the record id of the registrations with d's authorization
 // server.
-func regID(d *discovery) string { return cmp.Or(d.issuer, d.meta.RegistrationEndpoint) }
+func regID(d *discovery) string { return cmp.Or(d.meta.Issuer, d.meta.RegistrationEndpoint) }
 
 // fits reports whether the registration can sign in with redirect and
 // scopes at now: it registered that redirect URI and those scopes (when
@@ -39,8 +39,8 @@ func (r *registration) fits(redirect string, scopes []string, now time.Time) boo
 		(r.Expires.IsZero() || now.Add(time.Minute).Before(r.Expires))
 }
 
-func (r *registration) client(d *discovery) client {
-	return client{auth: clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.issuer}, regID: regID(d)}
+func (r *registration) client(d *discovery) clientAuth {
+	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.meta.Issuer, regID: regID(d)}
 }
 
 // loadRegistration returns the stored registration with d's server (nil
@@ -58,22 +58,18 @@ func (s *Session) loadRegistration(ctx context.Context, d *discovery) *registrat
 	return &r
 }
 
-// storeRegistration stores r, in place of what is stored (a registration
-// another process made meanwhile is no better than ours).
-func (s *Session) storeRegistration(ctx context.Context, d *discovery, r *registration) error {
-	_, err := s.vault.put(ctx, KindClient, regID(d), r)
-	return err
-}
-
 // forgetRegistration drops a registration the authorization server no
 // longer knows (invalid_client), so that the next sign-in registers again.
 func (s *Session) forgetRegistration(ctx context.Context, id string) {
-	if _, err := s.vault.put(ctx, KindClient, id, nil); err != nil {
+	if err := s.vault.put(ctx, KindClient, id, nil); err != nil {
 		s.log.Warn("forgetting a client registration the server refused", "err", err)
 		return
 	}
 	s.log.Info("the authorization server no longer knows our client registration; the next sign-in registers again", "issuer", redacted(id))
 }
+
+// clientName is the name of the clients registered.
+const clientName = "codemode-mcp"
 
 // register registers a client (RFC 7591) for a person's sign-in through
 // redirect: a native application (application_type native) using the
@@ -86,7 +82,7 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 		method = chooseAuthMethod(m, true)
 	}
 	req := map[string]any{
-		"client_name":                s.cfg.ClientName,
+		"client_name":                clientName,
 		"redirect_uris":              []string{redirect},
 		"grant_types":                []string{GrantAuthorizationCode, "refresh_token"},
 		"response_types":             []string{"code"},
@@ -134,6 +130,6 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	if m.ClientSecretExpiresAt > 0 {
 		r.Expires = time.Unix(int64(m.ClientSecretExpiresAt), 0)
 	}
-	s.log.Info("registered a client with the authorization server", "authorization_server", d.issuerOrOrigin(), "auth_method", r.AuthMethod)
+	s.log.Info("registered a client with the authorization server", "authorization_server", redacted(d.issuerOrEndpoint()), "auth_method", r.AuthMethod)
 	return r, nil
 }

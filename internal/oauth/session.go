@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -23,7 +22,6 @@ import (
 const (
 	DefaultTimeout       = 30 * time.Second
 	DefaultSignInTimeout = 10 * time.Minute
-	DefaultClientName    = "codemode-mcp"
 )
 
 // leaseTime is how long a process holds a grant while it refreshes it:
@@ -67,20 +65,16 @@ type Config struct {
 	// server's URL, is always sent).
 	TokenEndpoint, Audience string
 	// ClientID and ClientSecret are a client registered beforehand with
-	// the authorization server; PrivateKey (with KeyAlg, see
-	// ParsePrivateKey) authenticates it by private_key_jwt instead of a
-	// secret. ClientMetadataURL is the HTTPS URL of a Client ID Metadata
+	// the authorization server; PrivateKey (see ParsePrivateKey)
+	// authenticates it by private_key_jwt instead of a secret. ClientMetadataURL is the HTTPS URL of a Client ID Metadata
 	// Document, the client id for servers that accept one. With none of
 	// them the client registers itself (RFC 7591) where the server allows.
 	ClientID, ClientSecret string
 	ClientMetadataURL      string
 	PrivateKey             crypto.Signer
-	KeyAlg                 string
 	// Scopes, when set, are asked for instead of those the server
 	// suggests.
 	Scopes []string
-	// ClientName is the name registered; DefaultClientName when empty.
-	ClientName string
 
 	// Store keeps grants and registrations, sealed by Sealer.
 	Store  Store
@@ -90,9 +84,6 @@ type Config struct {
 	Scrubber *scrub.Scrubber
 	// Logger receives the session's logs; nil means slog.Default().
 	Logger *slog.Logger
-	// HTTP carries the client's own requests to the authorization server
-	// (nil: a transport of its own).
-	HTTP http.RoundTripper
 	// Timeout bounds each request to the authorization server
 	// (DefaultTimeout when zero); SignInTimeout bounds a sign-in, the wait
 	// for the browser to come back (DefaultSignInTimeout).
@@ -116,22 +107,18 @@ type Session struct {
 	cfg    Config
 	id     string // the grant's record id: the server's URL without query
 	server string // the server's canonical URL
-	f      *fetcher
+	f      *Fetcher
 	vault  vault
 	holder string // this session's name in a lease
 	log    *slog.Logger
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // refreshes under way
-	// ccTurn holds a token while a client credentials token is requested
-	// (one at a time, see clientCredentials).
-	ccTurn chan struct{}
 
 	mu sync.Mutex
-	// cur is the grant last read or written, raw its stored form; loaded
-	// says the store was read at least once.
+	// cur is the grant last read or written; loaded says the store was
+	// read at least once.
 	cur    *grant
-	raw    []byte
 	loaded bool
 	// need, when set, is why a sign-in is needed, as far as this process
 	// knows.
@@ -217,15 +204,10 @@ func New(cfg Config) (*Session, error) {
 			return nil, fmt.Errorf("client_metadata_url %q: a client ID metadata document's URL must be https with a path", clip(cfg.ClientMetadataURL))
 		}
 	}
-	cfg.ClientName = cmp.Or(cfg.ClientName, DefaultClientName)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Scrubber = cmp.Or(cfg.Scrubber, scrub.New())
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.SignInTimeout <= 0 {
-		cfg.SignInTimeout = DefaultSignInTimeout
-	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.SignInTimeout = cmp.Or(cfg.SignInTimeout, DefaultSignInTimeout)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -235,13 +217,12 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
-		f:      newFetcher(cfg.HTTP, cfg.Timeout),
+		f:      NewFetcher(cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),
 		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),
 		ctx:    ctx,
 		cancel: cancel,
-		ccTurn: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -264,7 +245,7 @@ func grantID(server, account string) string {
 func (s *Session) Close() error {
 	s.cancel()
 	s.wg.Wait()
-	s.f.close()
+	s.f.Close()
 	return nil
 }
 
@@ -315,19 +296,19 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 // reload reads the stored grant (another process may have signed in or
 // refreshed) and adopts it.
 func (s *Session) reload(ctx context.Context) (*grant, error) {
-	g, raw, err := s.load(ctx)
+	g, _, err := s.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.adopt(g, raw)
+	s.adopt(g)
 	return g, nil
 }
 
-// adopt makes g (stored as raw) the session's current grant.
-func (s *Session) adopt(g *grant, raw []byte) {
+// adopt makes g the session's current grant.
+func (s *Session) adopt(g *grant) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cur, s.raw, s.loaded = g, raw, true
+	s.cur, s.loaded = g, true
 	if g != nil && g.usable() && covers(g.Scopes, s.needScopes) && (g.AccessToken == "" || g.AccessToken != s.scopeRefused) {
 		s.need = ""
 	}
@@ -413,9 +394,10 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 // refresh returns a grant whose access token is neither stale (a token
 // the server refused; "" for a token that is only due) nor due: one
 // stored meanwhile by another process, or a new one from the token
-// endpoint. Concurrent callers share one refresh; processes sharing the
-// store take a lease on the grant first, so that one refresh token is
-// sent once (runRefresh).
+// endpoint (for a client credentials session, a new token:
+// clientCredentials). Concurrent callers share one refresh; processes
+// sharing the store take a lease on the grant first, so that one refresh
+// token is sent once (runRefresh).
 func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 	s.mu.Lock()
 	f := s.flight
@@ -426,8 +408,7 @@ func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 		}
 		f = &flight{done: make(chan struct{})}
 		s.flight = f
-		s.wg.Add(1)
-		go s.runRefresh(f, stale)
+		s.wg.Go(func() { s.runRefresh(f, stale) })
 	}
 	s.mu.Unlock()
 	select {
@@ -441,10 +422,13 @@ func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 // runRefresh is one refresh, in a goroutine of the session (a caller that
 // gives up does not fail the others; Close cancels it and waits).
 func (s *Session) runRefresh(f *flight, stale string) {
-	defer s.wg.Done()
 	ctx, cancel := context.WithTimeout(s.ctx, leaseTime+s.cfg.Timeout)
 	defer cancel()
-	g, err := s.refreshShared(ctx, stale)
+	refresh := s.refreshShared
+	if s.cfg.Grant == GrantClientCredentials {
+		refresh = s.clientCredentials
+	}
+	g, err := refresh(ctx, stale)
 	if err != nil {
 		err = s.cfg.Scrubber.Error(err)
 	}
@@ -469,22 +453,22 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 		now := s.cfg.Now()
 		switch {
 		case g == nil:
-			s.adopt(nil, raw)
+			s.adopt(nil)
 			return nil, s.needSignIn("not signed in yet")
-		case g.Refused != "" && g.Grant != GrantClientCredentials:
-			s.adopt(g, raw)
+		case g.Refused != "":
+			s.adopt(g)
 			return nil, s.needSignIn(g.Refused)
 		case g.Refused == "" && g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
-			s.adopt(g, raw)
+			s.adopt(g)
 			return g, nil
 		case g.Lease != nil && g.Lease.Holder != s.holder && now.Before(g.Lease.Until):
 			if err := s.waitForChange(ctx, raw); err != nil {
 				return nil, fmt.Errorf("waiting for another process to refresh the token: %w", err)
 			}
 			continue
-		case g.Grant != GrantClientCredentials && g.RefreshToken == "" && stale != "":
+		case g.RefreshToken == "" && stale != "":
 			return nil, s.refuse(ctx, g, raw, "the server refused the access token, and gave no refresh token")
-		case g.Grant != GrantClientCredentials && g.RefreshToken == "":
+		case g.RefreshToken == "":
 			return nil, s.refuse(ctx, g, raw, "the access token expired, and the server gave no refresh token")
 		}
 		leased := *g
@@ -528,9 +512,6 @@ func (s *Session) waitForChange(ctx context.Context, raw []byte) error {
 // the lease when the endpoint could not be reached.
 func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*grant, error) {
 	form := tokenForm("refresh_token", g.Resource, nil, "refresh_token", g.RefreshToken)
-	if g.Grant == GrantClientCredentials {
-		form = tokenForm(GrantClientCredentials, g.Resource, g.Scopes)
-	}
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
 		if isInvalidGrant(err) {
@@ -547,7 +528,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 	ng := *g
 	ng.Lease, ng.Refused = nil, ""
 	t.into(&ng, s.cfg.Now())
-	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, &ng)
+	_, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, &ng)
 	if err != nil {
 		return nil, err
 	}
@@ -556,15 +537,14 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 		// ours only if nobody refreshed since: a newer grant wins.
 		cur, craw, err := s.load(ctx)
 		if err == nil && cur != nil && cur.RefreshToken == g.RefreshToken {
-			nraw, ok, err = s.vault.swap(ctx, KindGrant, s.id, craw, &ng)
+			_, ok, err = s.vault.swap(ctx, KindGrant, s.id, craw, &ng)
 		}
 		if err != nil || !ok {
 			s.log.Warn("the stored grant changed while this process refreshed it; using the new token in this process only")
-			nraw = nil
 		}
 	}
-	s.log.Debug("refreshed the access token", "expires", ng.Expiry, "rotated", t.refresh != "" && t.refresh != g.RefreshToken)
-	s.adopt(&ng, nraw)
+	s.log.Debug("refreshed the access token", "expires", ng.Expiry, "rotated", t.RefreshToken != "" && t.RefreshToken != g.RefreshToken)
+	s.adopt(&ng)
 	return &ng, nil
 }
 
@@ -573,11 +553,11 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason string) error {
 	r := *g
 	r.AccessToken, r.RefreshToken, r.Lease, r.Refused = "", "", nil, reason
-	nraw, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, &r)
+	_, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, &r)
 	if err != nil {
 		s.log.Warn("recording that the server refused the tokens", "err", err)
 	} else if ok {
-		s.adopt(&r, nraw)
+		s.adopt(&r)
 	}
 	return s.needSignIn(reason)
 }
@@ -587,7 +567,7 @@ func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason strin
 func (s *Session) authFor(g *grant) clientAuth {
 	a := clientAuth{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod, audience: cmp.Or(g.Issuer, g.TokenEndpoint)}
 	if g.ClientID == s.cfg.ClientID {
-		a.secret, a.key, a.alg = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey, s.cfg.KeyAlg
+		a.secret, a.key = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey
 	}
 	return a
 }
@@ -597,7 +577,7 @@ func (s *Session) authFor(g *grant) clientAuth {
 // scopes; obtain fills its tokens.
 func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scopes []string) *grant {
 	return &grant{
-		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.issuer,
+		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.meta.Issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
 		Grant: grantType, ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
 	}
@@ -605,26 +585,17 @@ func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scop
 
 // obtain sends the token request form (what it is for names it in the
 // error) to g's token endpoint as auth's client, fills g with the tokens
-// and stores it. The error is the connector's, scrubbed.
+// and stores it as the server's grant. The error is the connector's, scrubbed.
 func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth clientAuth, g *grant) error {
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
 		return s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
 	t.into(g, s.cfg.Now())
-	if err := s.storeGrant(ctx, g); err != nil {
-		return s.errorf("%w", err)
+	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil { // whatever was stored before
+		return s.errorf("store the grant: %w", err)
 	}
-	return nil
-}
-
-// storeGrant stores g as the server's grant, whatever was stored before.
-func (s *Session) storeGrant(ctx context.Context, g *grant) error {
-	raw, err := s.vault.put(ctx, KindGrant, s.id, g)
-	if err != nil {
-		return fmt.Errorf("store the grant: %w", err)
-	}
-	s.adopt(g, raw)
+	s.adopt(g)
 	return nil
 }
 
@@ -670,29 +641,20 @@ func (s *Session) Signed(ctx context.Context) (bool, error) {
 
 // SignOut implements connectors.SignIner: it revokes the stored tokens
 // where the authorization server offers revocation (RFC 7009; a failure
-// is logged, not returned) and forgets them.
+// is logged, not returned) and forgets them, whatever is stored by then.
 func (s *Session) SignOut(ctx context.Context) error {
-	for range 10 {
-		g, raw, err := s.load(ctx)
-		if err != nil {
-			return err
-		}
-		if raw == nil {
-			break
-		}
-		if g != nil {
-			s.revoke(ctx, g)
-		}
-		_, ok, err := s.vault.swap(ctx, KindGrant, s.id, raw, nil)
-		if err != nil {
-			return fmt.Errorf("forget the grant: %w", err)
-		}
-		if ok {
-			break
-		}
+	g, _, err := s.load(ctx)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		s.revoke(ctx, g)
+	}
+	if err := s.vault.put(ctx, KindGrant, s.id, nil); err != nil {
+		return fmt.Errorf("forget the grant: %w", err)
 	}
 	s.mu.Lock()
-	s.cur, s.raw, s.need, s.needScopes, s.stepUps, s.scopeRefused = nil, nil, "signed out", nil, 0, ""
+	s.cur, s.need, s.needScopes, s.stepUps, s.scopeRefused = nil, "signed out", nil, 0, ""
 	s.mu.Unlock()
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 )
 
@@ -452,9 +454,8 @@ func TestStepUpGivesUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var se *ScopeError
-	if !errors.As(last, &se) || !strings.Contains(last.Error(), "giving up") || !strings.Contains(last.Error(), "mcp:admin") {
-		t.Fatalf("after repeated 403s: %v, want a ScopeError", last)
+	if last == nil || !strings.Contains(last.Error(), "still answers 403 insufficient_scope (it asks for mcp:admin) after 2 step-up(s); giving up") {
+		t.Fatalf("after repeated 403s: %v, want an error giving up on the scope", last)
 	}
 	if _, _, _, authorizes := f.Snapshot(); authorizes > 1+maxStepUps {
 		t.Errorf("%d sign-ins, want at most %d", authorizes, 1+maxStepUps)
@@ -597,9 +598,9 @@ func TestClientCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	signer, alg, err := ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
-	if err != nil || alg != "ES256" {
-		t.Fatalf("ParsePrivateKey: %v, %s", err, alg)
+	signer, err := ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	if err != nil || jws.AlgOf(signer.Public()) != "ES256" {
+		t.Fatalf("ParsePrivateKey: %v, %T", err, signer)
 	}
 	for _, tt := range []struct {
 		name    string
@@ -617,7 +618,7 @@ func TestClientCredentials(t *testing.T) {
 				t.Error("no client_secret in the form")
 			}
 		}},
-		{"private_key_jwt", []string{"private_key_jwt"}, Config{PrivateKey: signer, KeyAlg: alg}, func(t *testing.T, f *oauthtest.Server) {
+		{"private_key_jwt", []string{"private_key_jwt"}, Config{PrivateKey: signer}, func(t *testing.T, f *oauthtest.Server) {
 			forms, _ := f.TokenRequests()
 			if f.Assertions() != 1 || forms[0].Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
 				t.Errorf("%d assertions; form %v", f.Assertions(), forms[0])
@@ -653,6 +654,33 @@ func TestClientCredentials(t *testing.T) {
 				t.Error("BeginSignIn of a client credentials session")
 			}
 		})
+	}
+}
+
+// Concurrent calls of a client credentials session that has no token yet
+// share one token request: each is answered 401, and the first to ask
+// starts the request the others join, or find done.
+func TestClientCredentialsSharedRequest(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "machine", "cc-secret-value"
+	e := newEnv(t)
+	s := e.session(f, Config{Grant: GrantClientCredentials, ClientID: "machine", ClientSecret: "cc-secret-value"})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			if status, err := call(t, s, f); status != http.StatusOK || err != nil {
+				errs <- fmt.Errorf("call: %d, %v", status, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if forms, _ := f.TokenRequests(); len(forms) != 1 {
+		t.Errorf("%d token requests, want 1", len(forms))
 	}
 }
 

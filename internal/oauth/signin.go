@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 )
 
 // callbackPath is the path of the loopback redirect URI.
@@ -36,31 +37,20 @@ func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
 	if err != nil {
 		return nil, ch, err
 	}
-	s.log.Debug("discovered the authorization server", "how", d.how, "issuer", d.issuer)
+	s.log.Debug("discovered the authorization server", "how", d.how, "issuer", d.meta.Issuer)
 	return d, ch, nil
 }
 
 // probe sends the server an MCP ping without a token, to read the
 // challenge of its 401 (the resource_metadata URL and scope it names).
 func (s *Session) probe(ctx context.Context) bearer {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	body := `{"jsonrpc":"2.0","id":"codemode-mcp-sign-in","method":"ping"}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.Server, strings.NewReader(body))
-	if err != nil {
+	body := []byte(`{"jsonrpc":"2.0","id":"codemode-mcp-sign-in","method":"ping"}`)
+	accept := http.Header{"Accept": {"application/json, text/event-stream"}}
+	status, header, _, err := s.f.send(ctx, http.MethodPost, s.cfg.Server, "probe", "application/json", body, accept)
+	if err != nil || status != http.StatusUnauthorized {
 		return bearer{}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := s.f.client.Do(req)
-	if err != nil {
-		return bearer{}
-	}
-	defer discard(resp)
-	if resp.StatusCode != http.StatusUnauthorized {
-		return bearer{}
-	}
-	ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
+	ch := bearerChallenge(header.Values("WWW-Authenticate"))
 	if ch.found {
 		s.mu.Lock()
 		s.challenge = ch
@@ -76,13 +66,11 @@ func (s *Session) probe(ctx context.Context) bearer {
 // sign-in when the authorization server lists it (so that it grants a
 // refresh token).
 func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
-	var base []string
-	switch {
-	case len(s.cfg.Scopes) > 0:
-		base = s.cfg.Scopes
-	case len(ch.scopes) > 0:
+	base := s.cfg.Scopes
+	if len(base) == 0 {
 		base = ch.scopes
-	case len(d.scopesSupported) > 0:
+	}
+	if len(base) == 0 {
 		base = d.scopesSupported
 	}
 	s.mu.Lock()
@@ -94,21 +82,17 @@ func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
 	return out
 }
 
-// clientCredentials obtains a token by the client credentials grant and
-// stores it. Concurrent callers share one request: a caller that waited
-// finds the token the one before it obtained.
-func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, error) {
-	started := s.cfg.Now()
-	select {
-	case s.ccTurn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-s.ccTurn }()
+// clientCredentials is the refresh of a client credentials session (see
+// Session.refresh: concurrent callers share it): a token by the client
+// credentials grant, stored, unless the session holds one that is not
+// stale (the token the server refused), not due, and has the scopes
+// needed (obtained while the caller waited). A client credentials token
+// has no refresh token to protect, so processes do not lease it.
+func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, error) {
 	s.mu.Lock()
-	g, d, needScopes := s.cur, s.disc, s.needScopes
+	g, d, ch, needScopes := s.cur, s.disc, s.challenge, s.needScopes
 	s.mu.Unlock()
-	if g != nil && g.AccessToken != "" && g.Refused == "" && g.Obtained.After(started) && covers(g.Scopes, needScopes) {
+	if g != nil && g.AccessToken != "" && g.AccessToken != stale && g.Refused == "" && !g.due(s.cfg.Now()) && covers(g.Scopes, needScopes) {
 		return g, nil
 	}
 	if d == nil {
@@ -137,10 +121,11 @@ func (s *Session) clientCredentials(ctx context.Context, ch bearer) (*grant, err
 // configuredAuth is the authentication of the configured client: by
 // private_key_jwt with a key, else by its secret as the server supports.
 func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
-	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, alg: s.cfg.KeyAlg, audience: cmp.Or(d.issuer, d.meta.TokenEndpoint)}
+	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, audience: d.issuerOrEndpoint()}
 	if a.key != nil {
-		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.alg) {
-			return a, s.errorf("the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)", strings.Join(algs, ", "), a.alg)
+		alg := jws.AlgOf(a.key.Public())
+		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, alg) {
+			return a, s.errorf("the authorization server accepts client assertions signed with %s, not %s (the private key's algorithm)", strings.Join(algs, ", "), alg)
 		}
 		a.method = authPrivateJWT
 		return a, nil
@@ -149,51 +134,44 @@ func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
 	return a, nil
 }
 
-// client is the identity the client signs in with, and where it came
-// from.
-type client struct {
-	auth clientAuth
-	// regID is the id of the stored registration it came from ("" for a
-	// configured client or a client ID metadata document): the grant
-	// keeps such a client's secret, not the configuration's.
-	regID string
-}
-
 // clientFor finds the client to sign in as, in the specification's
 // order: the configured one; a client ID metadata document when the
 // server supports them; a registration (RFC 7591) made earlier with this
 // authorization server for this redirect URI and these scopes, else a new
 // one.
-func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, redirect string, scopes []string) (client, error) {
+func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, redirect string, scopes []string) (clientAuth, error) {
 	if s.cfg.ClientID != "" {
-		a, err := s.configuredAuth(d)
-		return client{auth: a}, err
+		return s.configuredAuth(d)
 	}
 	if s.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported {
-		return client{auth: clientAuth{id: s.cfg.ClientMetadataURL, method: authNone}}, nil
+		return clientAuth{id: s.cfg.ClientMetadataURL, method: authNone}, nil
 	}
 	if d.meta.RegistrationEndpoint == "" {
 		why := "it offers no dynamic client registration"
 		if s.cfg.ClientMetadataURL != "" {
 			why += " and does not accept client ID metadata documents"
 		}
-		return client{}, s.errorf("cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector", d.issuerOrOrigin(), why)
+		return clientAuth{}, s.errorf("cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector", redacted(d.issuerOrEndpoint()), why)
 	}
 	if reg != nil && reg.fits(redirect, scopes, s.cfg.Now()) {
 		return reg.client(d), nil
 	}
 	nreg, err := s.register(ctx, d, redirect, scopes)
 	if err != nil {
-		return client{}, err
+		return clientAuth{}, err
 	}
-	if err := s.storeRegistration(ctx, d, nreg); err != nil {
+	// In place of what is stored: a registration another process made
+	// meanwhile is no better than ours.
+	if err := s.vault.put(ctx, KindClient, regID(d), nreg); err != nil {
 		s.log.Warn("keeping the client registration failed; the next sign-in registers again", "err", err)
 	}
 	return nreg.client(d), nil
 }
 
-// issuerOrOrigin names the authorization server in messages.
-func (d *discovery) issuerOrOrigin() string { return redacted(cmp.Or(d.issuer, d.meta.TokenEndpoint)) }
+// issuerOrEndpoint names the authorization server: its issuer, or its
+// token endpoint when it published no metadata (the audience of a client
+// assertion; redacted, its name in messages).
+func (d *discovery) issuerOrEndpoint() string { return cmp.Or(d.meta.Issuer, d.meta.TokenEndpoint) }
 
 // BeginSignIn starts a sign-in (the authorization code flow with PKCE
 // through a loopback redirect, RFC 8252): it discovers the authorization
@@ -215,9 +193,9 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	switch {
 	case !d.pkceOK():
-		return nil, s.errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in", d.issuerOrOrigin())
+		return nil, s.errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in", redacted(d.issuerOrEndpoint()))
 	case d.meta.AuthorizationEndpoint == "":
-		return nil, s.errorf("the authorization server %s names no authorization endpoint", d.issuerOrOrigin())
+		return nil, s.errorf("the authorization server %s names no authorization endpoint", redacted(d.issuerOrEndpoint()))
 	}
 	scopes := s.chooseScopes(d, ch)
 	var reg *registration
@@ -236,24 +214,17 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
-	au, _ := url.Parse(d.meta.AuthorizationEndpoint) // parsed by discovery's checkEndpoints
-	au.RawQuery = set(au.Query(), "response_type", "code", "client_id", c.auth.id, "redirect_uri", redirect,
-		"code_challenge", CodeChallenge(verifier), "code_challenge_method", "S256", "state", state,
-		"resource", d.resource, "scope", strings.Join(scopes, " ")).Encode()
-
-	a := &Attempt{s: s, url: au.String(), redirect: redirect, state: state, verifier: verifier,
-		d: d, client: c, scopes: scopes, ln: ln, done: make(chan struct{})}
+	// (The endpoint parses: discovery's checkEndpoints parsed it.)
+	au, _ := AuthorizationURL(d.meta.AuthorizationEndpoint, c.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
+	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier,
+		d: d, client: c, scopes: scopes, done: make(chan struct{})}
 	a.ctx, a.cancel = context.WithTimeout(s.ctx, s.cfg.SignInTimeout)
 	a.stopTimer = context.AfterFunc(a.ctx, func() {
 		a.finish(s.errorf("the sign-in did not complete within %v", s.cfg.SignInTimeout))
 	})
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
-	a.serving.Add(1)
-	go func() {
-		defer a.serving.Done()
-		_ = a.srv.Serve(ln)
-	}()
-	s.log.Info("sign-in started", "connector", s.cfg.Connector, "authorization_server", d.issuerOrOrigin(), "scopes", strings.Join(scopes, " "), "redirect", redirect)
+	a.serving.Go(func() { _ = a.srv.Serve(ln) })
+	s.log.Info("sign-in started", "connector", s.cfg.Connector, "authorization_server", redacted(d.issuerOrEndpoint()), "scopes", strings.Join(scopes, " "), "redirect", redirect)
 	return a, nil
 }
 
@@ -282,9 +253,8 @@ type Attempt struct {
 	url                       string
 	redirect, state, verifier string
 	d                         *discovery
-	client                    client
+	client                    clientAuth
 	scopes                    []string
-	ln                        net.Listener
 	srv                       *http.Server
 	serving                   sync.WaitGroup
 	ctx                       context.Context // bounds the attempt
@@ -295,7 +265,6 @@ type Attempt struct {
 	done       chan struct{}
 	finishOnce sync.Once
 	err        error // set before done closes
-	closeOnce  sync.Once
 }
 
 var _ connectors.SignInAttempt = (*Attempt)(nil)
@@ -321,13 +290,11 @@ func (a *Attempt) Done() <-chan struct{} { return a.done }
 // Close stops the attempt: the listener closes (a request being answered
 // is waited for). It is safe to call more than once.
 func (a *Attempt) Close() error {
-	a.closeOnce.Do(func() {
-		a.stopTimer()
-		a.finish(a.s.errorf("the sign-in was abandoned"))
-		_ = a.srv.Close()
-		a.serving.Wait()
-		a.cancel()
-	})
+	a.stopTimer()
+	a.finish(a.s.errorf("the sign-in was abandoned"))
+	_ = a.srv.Close()
+	a.serving.Wait()
+	a.cancel()
 	return nil
 }
 
@@ -379,31 +346,17 @@ func (a *Attempt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stores the grant.
 func (a *Attempt) complete(q url.Values) error {
 	s, d := a.s, a.d
-	if e := q.Get("error"); e != "" {
-		msg := fmt.Sprintf("connector %s: the authorization server answered %s", s.cfg.Connector, clean(e, 64))
-		if desc := q.Get("error_description"); desc != "" {
-			msg += ": " + clean(desc, maxErrorText)
-		}
-		return errors.New(msg)
-	}
-	iss := q.Get("iss")
-	switch {
-	case iss == "" && d.meta.AuthorizationResponseIssParameterSupported:
-		return s.errorf("the redirect has no iss, which the authorization server says it sends (RFC 9207); refusing it")
-	case iss != "" && d.issuer != "" && iss != d.issuer:
-		return s.errorf("the redirect comes from issuer %q, not from %q, the authorization server this sign-in went to (RFC 9207); refusing it", clip(iss), redacted(d.issuer))
-	}
-	code := q.Get("code")
-	if code == "" {
-		return s.errorf("the redirect has no code")
+	code, err := RedirectCode(q, d.meta)
+	if err != nil {
+		return s.errorf("%w", err)
 	}
 	s.cfg.Scrubber.Add(code)
 	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)
-	g := s.newGrant(d, GrantAuthorizationCode, a.client.auth, a.scopes)
+	g := s.newGrant(d, GrantAuthorizationCode, a.client, a.scopes)
 	if a.client.regID != "" {
-		g.ClientSecret = a.client.auth.secret
+		g.ClientSecret = a.client.secret
 	}
-	if err := s.obtain(a.ctx, "exchanging the code", form, a.client.auth, g); err != nil {
+	if err := s.obtain(a.ctx, "exchanging the code", form, a.client, g); err != nil {
 		var oe *oauthError
 		if a.client.regID != "" && errors.As(err, &oe) && oe.code == "invalid_client" {
 			s.forgetRegistration(a.ctx, a.client.regID)

@@ -103,10 +103,9 @@ var errOtherKey = errors.New("sealed with another key")
 
 // NewSealer returns a Sealer for a KeySize-byte key.
 func NewSealer(key []byte) (*Sealer, error) {
-	s := &Sealer{}
-	s.once.Do(func() { s.err = s.init(key) })
-	if s.err != nil {
-		return nil, s.err
+	s := LazySealer(func() ([]byte, error) { return key, nil })
+	if err := s.ready(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -117,31 +116,22 @@ func NewSealer(key []byte) (*Sealer, error) {
 // of every Seal and Open.
 func LazySealer(load func() ([]byte, error)) *Sealer { return &Sealer{load: load} }
 
-func (s *Sealer) init(key []byte) error {
-	if len(key) != KeySize {
-		return fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return err
-	}
-	if s.aead, err = cipher.NewGCM(block); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(append([]byte("codemode-mcp key id\x00"), key...))
-	s.kid = hex.EncodeToString(sum[:4])
-	return nil
-}
-
 // ready loads the key on first use.
 func (s *Sealer) ready() error {
 	s.once.Do(func() {
 		key, err := s.load()
-		if err != nil {
+		switch {
+		case err != nil:
 			s.err = fmt.Errorf("the key that seals stored tokens: %w", err)
 			return
+		case len(key) != KeySize:
+			s.err = fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
+			return
 		}
-		s.err = s.init(key)
+		block, _ := aes.NewCipher(key) // (no error for a KeySize key)
+		s.aead, _ = cipher.NewGCM(block)
+		sum := sha256.Sum256(append([]byte("codemode-mcp key id\x00"), key...))
+		s.kid = hex.EncodeToString(sum[:4])
 	})
 	return s.err
 }
@@ -321,20 +311,18 @@ func (vt vault) swap(ctx context.Context, kind, id string, raw []byte, v any) ([
 	return next, ok, nil
 }
 
-// put seals v (nil deletes) and stores it whatever is stored meanwhile;
-// it returns the new stored form.
-func (vt vault) put(ctx context.Context, kind, id string, v any) ([]byte, error) {
+// put seals v (nil deletes) and stores it whatever is stored meanwhile.
+func (vt vault) put(ctx context.Context, kind, id string, v any) error {
 	for range 10 {
 		raw, _, err := vt.store.Load(ctx, kind, id)
 		if err != nil || raw == nil && v == nil {
-			return nil, err
+			return err
 		}
-		next, ok, err := vt.swap(ctx, kind, id, raw, v)
-		if err != nil || ok {
-			return next, err
+		if _, ok, err := vt.swap(ctx, kind, id, raw, v); err != nil || ok {
+			return err
 		}
 	}
-	return nil, errors.New("it kept changing")
+	return errors.New("it kept changing")
 }
 
 // MemoryStore is a Store in this process's memory, for tokens that are

@@ -38,27 +38,30 @@ const (
 	GrantTokenExchange = "token_exchange"
 )
 
-// tokens is a token endpoint's successful answer.
-type tokens struct {
-	access, refresh string
-	// idToken is OpenID Connect's ID token, when the answer has one.
-	idToken string
-	// expiry is when the access token expires; zero when the answer did
+// Tokens is a token endpoint's successful answer.
+type Tokens struct {
+	AccessToken, RefreshToken string
+	// IDToken is OpenID Connect's ID token, when the answer has one.
+	IDToken string
+	// Expiry is when the access token expires; zero when the answer did
 	// not say (it is then used until the server refuses it).
-	expiry time.Time
-	// scopes are the scopes granted, when the answer said.
-	scopes []string
+	Expiry time.Time
+	// Scopes are the scopes granted, when the answer said.
+	Scopes []string
 }
 
 // clientAuth is how the client authenticates at the token endpoint.
 type clientAuth struct {
 	id, secret string
 	method     string
-	// key and alg sign private_key_jwt assertions, whose audience is the
+	// key signs private_key_jwt assertions, whose audience is the
 	// authorization server's issuer (or, without one, the token endpoint).
 	key      crypto.Signer
-	alg      string
 	audience string
+	// regID is the id of the stored registration it came from ("" for a
+	// configured client or a client ID metadata document): the grant
+	// keeps such a client's secret, not the configuration's.
+	regID string
 }
 
 // chooseAuthMethod picks the token endpoint authentication of a client
@@ -100,13 +103,13 @@ func set(v url.Values, pairs ...string) url.Values {
 // authentication added) to endpoint and reads the answer. Every token in
 // the answer is added to sc before requestTokens returns. An error answer
 // is an *oauthError holding only its code and description.
-func (f *fetcher) requestTokens(ctx context.Context, endpoint string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (tokens, error) {
+func (f *Fetcher) requestTokens(ctx context.Context, endpoint string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
 	status, body, err := f.postForm(ctx, endpoint, "token request to", form, auth, sc, now)
 	if err != nil {
-		return tokens{}, err
+		return Tokens{}, err
 	}
 	if status/100 != 2 {
-		return tokens{}, newOAuthError("the token endpoint", status, body)
+		return Tokens{}, newOAuthError("the token endpoint", status, body)
 	}
 	return parseTokens(body, sc, now)
 }
@@ -114,7 +117,7 @@ func (f *fetcher) requestTokens(ctx context.Context, endpoint string, form url.V
 // postForm posts form to an endpoint of the authorization server, with the
 // client's authentication (RFC 6749 section 2.3, RFC 7523), and returns
 // the status and the bounded answer.
-func (f *fetcher) postForm(ctx context.Context, endpoint, what string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (int, []byte, error) {
+func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (int, []byte, error) {
 	header := http.Header{}
 	switch auth.method {
 	case authBasic:
@@ -123,7 +126,7 @@ func (f *fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 		form.Set("client_id", auth.id)
 		form.Set("client_secret", auth.secret)
 	case authPrivateJWT:
-		jwt, err := signAssertion(auth.key, auth.alg, auth.id, auth.audience, now)
+		jwt, err := signAssertion(auth.key, auth.id, auth.audience, now)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -145,56 +148,50 @@ func basicCredentials(id, secret string) string {
 }
 
 // parseTokens reads a token endpoint's answer (RFC 6749 section 5.1).
-func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (tokens, error) {
+func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
-		return tokens{}, fmt.Errorf("the token endpoint's answer is not a JSON object: %w", err)
+		return Tokens{}, fmt.Errorf("the token endpoint's answer is not a JSON object: %w", err)
 	}
 	str := func(k string) string { s, _ := m[k].(string); return s }
-	t := tokens{access: str("access_token"), refresh: str("refresh_token"), idToken: str("id_token")}
+	t := Tokens{AccessToken: str("access_token"), RefreshToken: str("refresh_token"), IDToken: str("id_token")}
 	// Scrubbed from here on, before anyone can see them.
-	sc.Add(t.access, t.refresh, t.idToken)
+	sc.Add(t.AccessToken, t.RefreshToken, t.IDToken)
 	switch {
-	case t.access == "":
-		return tokens{}, errors.New("the token endpoint's answer has no access_token")
-	case !headerSafe(t.access):
-		return tokens{}, errors.New("the access_token holds characters a header cannot carry")
+	case t.AccessToken == "":
+		return Tokens{}, errors.New("the token endpoint's answer has no access_token")
+	case !headerSafe(t.AccessToken):
+		return Tokens{}, errors.New("the access_token holds characters a header cannot carry")
 	}
 	if typ := str("token_type"); typ != "" && !strings.EqualFold(typ, "bearer") {
-		return tokens{}, fmt.Errorf("token_type %q is not supported (only Bearer is)", clean(typ, 40))
+		return Tokens{}, fmt.Errorf("token_type %q is not supported (only Bearer is)", clean(typ, 40))
 	}
 	var secs float64
-	switch v := m["expires_in"].(type) {
-	case float64:
-		secs = v
-	case string:
-		// Some servers send the number as a string.
-		n, err := strconv.ParseFloat(v, 64)
+	if v := m["expires_in"]; v != nil {
+		// A number, or (as some servers send it) a string.
+		n, err := strconv.ParseFloat(fmt.Sprint(v), 64)
 		if err != nil {
-			return tokens{}, fmt.Errorf("expires_in %q is not a number of seconds", clean(v, 40))
+			return Tokens{}, fmt.Errorf("expires_in %q is not a number of seconds", clean(fmt.Sprint(v), 40))
 		}
 		secs = n
-	case nil:
-	default:
-		return tokens{}, errors.New("expires_in is not a number of seconds")
 	}
 	if secs > 0 {
-		t.expiry = now.Add(time.Duration(min(secs, 1e9) * float64(time.Second)))
+		t.Expiry = now.Add(time.Duration(min(secs, 1e9) * float64(time.Second)))
 	}
-	t.scopes = strings.Fields(str("scope"))
+	t.Scopes = strings.Fields(str("scope"))
 	return t, nil
 }
 
 // into completes g with t, obtained at now: the access token and its
 // expiry, the refresh token when one came, the scopes granted when the
 // answer named them.
-func (t tokens) into(g *grant, now time.Time) {
-	g.AccessToken, g.Obtained, g.Expiry = t.access, now, t.expiry
-	if t.refresh != "" {
-		g.RefreshToken = t.refresh
+func (t Tokens) into(g *grant, now time.Time) {
+	g.AccessToken, g.Obtained, g.Expiry = t.AccessToken, now, t.Expiry
+	if t.RefreshToken != "" {
+		g.RefreshToken = t.RefreshToken
 	}
-	if len(t.scopes) > 0 {
-		g.Scopes = t.scopes
+	if len(t.Scopes) > 0 {
+		g.Scopes = t.Scopes
 	}
 }
 

@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -56,7 +55,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	s := t.s
 	tok, err := s.accessToken(ctx)
 	if err != nil {
-		closeBody(req)
+		if req.Body != nil {
+			_ = req.Body.Close() // as a RoundTripper must, even when it fails
+		}
 		return nil, err
 	}
 	for sends := 1; ; sends++ {
@@ -106,38 +107,28 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 		switch {
 		case sends >= maxSends:
 			return "", s.needSignIn("the server keeps refusing the tokens")
-		case tok == "" && s.cfg.Grant == GrantClientCredentials:
-			return accessOf(s.clientCredentials(ctx, ch))
-		case tok == "":
-			// Another process may have signed in since the store was read.
-			g, err := s.reload(ctx)
-			if err != nil {
-				return "", err
+		case tok == "" && s.cfg.Grant != GrantClientCredentials:
+			// The server wants a token: a person must sign in, unless
+			// another process did since the store was read (accessToken
+			// reads it again, and sends its token).
+			reason := "not signed in yet"
+			if s.cfg.Grant == GrantTokenExchange {
+				reason = s.noSubjectToken()
 			}
-			if (g == nil || !g.usable()) && s.cfg.Grant == GrantTokenExchange {
-				return "", s.needSignIn(s.noSubjectToken())
-			}
-			if g == nil || !g.usable() {
-				return "", s.needSignIn("not signed in yet")
-			}
-			if !g.due(s.cfg.Now()) {
-				return g.AccessToken, nil
-			}
-			return accessOf(s.refresh(ctx, ""))
+			s.mu.Lock()
+			s.need = reason
+			s.mu.Unlock()
+			return s.accessToken(ctx)
 		case sends > 1:
 			// Refused right after a refresh or a new token: the grant is no
 			// good.
-			s.mu.Lock()
-			g, raw := s.cur, s.raw
-			s.mu.Unlock()
-			if g != nil && g.AccessToken == tok {
+			if g, raw, err := s.load(ctx); err == nil && g != nil && g.AccessToken == tok {
 				return "", s.refuse(ctx, g, raw, "the server refused a new access token")
 			}
 			return "", s.needSignIn("the server refused a new access token")
-		case s.cfg.Grant == GrantClientCredentials:
-			// A client credentials token is not refreshed: ask for another.
-			return accessOf(s.clientCredentials(ctx, ch))
 		}
+		// A new token: refreshed, or, for a client credentials session,
+		// asked for again.
 		return accessOf(s.refresh(ctx, tok))
 	case http.StatusForbidden:
 		ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
@@ -175,33 +166,20 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 	if steps > maxStepUps {
 		s.stepUps, s.scopeRefused = 0, ""
 		s.mu.Unlock()
-		return "", &ScopeError{Connector: s.cfg.Connector, Scopes: ch.scopes, Tries: steps}
+		// Signing in again would not help.
+		asks := "it names no scope"
+		if len(ch.scopes) > 0 {
+			asks = "it asks for " + strings.Join(ch.scopes, " ")
+		}
+		return "", s.errorf("the server still answers 403 insufficient_scope (%s) after %d step-up(s); giving up", asks, steps-1)
 	}
 	s.needScopes = want
 	s.mu.Unlock()
 	s.log.Info("the server needs more scopes", "scopes", strings.Join(ch.scopes, " "), "step", steps)
 	if s.cfg.Grant == GrantClientCredentials {
-		return accessOf(s.clientCredentials(ctx, ch))
+		return accessOf(s.refresh(ctx, tok))
 	}
 	return "", s.needSignIn("the server needs the scopes " + strings.Join(want, " "))
-}
-
-// ScopeError is the error of a server that keeps answering 403
-// insufficient_scope after the scopes it asked for were granted: signing
-// in again would not help.
-type ScopeError struct {
-	Connector string
-	Scopes    []string
-	Tries     int
-}
-
-func (e *ScopeError) Error() string {
-	asks := "it names no scope"
-	if len(e.Scopes) > 0 {
-		asks = "it asks for " + strings.Join(e.Scopes, " ")
-	}
-	return fmt.Sprintf("connector %s: the server still answers 403 insufficient_scope (%s) after %d step-up(s); giving up",
-		e.Connector, asks, e.Tries-1)
 }
 
 // accessOf is the access token of a grant just obtained, or the error.
@@ -210,14 +188,6 @@ func accessOf(g *grant, err error) (string, error) {
 		return "", err
 	}
 	return g.AccessToken, nil
-}
-
-// closeBody closes a request's body, as a RoundTripper must even when it
-// fails.
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
 }
 
 // discard reads a little of a response (so its connection can be reused)

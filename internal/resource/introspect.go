@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -19,14 +20,11 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 	sum := sha256.Sum256([]byte(token))
 	now := v.cfg.Now()
 	v.mu.Lock()
-	if c, ok := v.cache[sum]; ok {
-		if now.Before(c.expires) {
-			v.mu.Unlock()
-			return c.p, nil
-		}
-		delete(v.cache, sum)
-	}
+	hit, ok := v.cache[sum] // (an expired answer stays until remember makes room or replaces it)
 	v.mu.Unlock()
+	if ok && now.Before(hit.expires) {
+		return hit.p, nil
+	}
 
 	endpoint := v.cfg.IntrospectionEndpoint
 	if endpoint == "" {
@@ -57,7 +55,7 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 	if err != nil {
 		return nil, err
 	}
-	expires := now.Add(v.cfg.CacheTTL)
+	expires := now.Add(CacheTTL)
 	if c.Exp != nil && c.Exp.time().Before(expires) {
 		expires = c.Exp.time()
 	}
@@ -72,17 +70,13 @@ func (v *Validator) remember(sum [sha256.Size]byte, c cached, now time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if len(v.cache) >= v.cfg.CacheSize {
-		for k, old := range v.cache {
-			if !now.Before(old.expires) {
-				delete(v.cache, k)
-			}
+		maps.DeleteFunc(v.cache, func(_ [sha256.Size]byte, old cached) bool { return !now.Before(old.expires) })
+	}
+	for k := range v.cache {
+		if len(v.cache) < v.cfg.CacheSize {
+			break
 		}
-		for k := range v.cache {
-			if len(v.cache) < v.cfg.CacheSize {
-				break
-			}
-			delete(v.cache, k)
-		}
+		delete(v.cache, k)
 	}
 	v.cache[sum] = c
 }

@@ -7,48 +7,22 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
-	_ "crypto/sha256" // crypto.SHA256.New
-	_ "crypto/sha512" // crypto.SHA384.New, crypto.SHA512.New
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 )
-
-// header is a JWS header (RFC 7515 section 4).
-type header struct {
-	Alg  string   `json:"alg"`
-	Kid  string   `json:"kid"`
-	Crit []string `json:"crit"`
-}
-
-// jwtHeader reports whether token has the form of a JWS in compact
-// serialisation (three base64url parts, the first a JSON object with an
-// alg) and returns its header.
-func jwtHeader(token string) (header, bool) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return header{}, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
-	if err != nil {
-		return header{}, false
-	}
-	var h header
-	if json.Unmarshal(raw, &h) != nil || h.Alg == "" {
-		return header{}, false
-	}
-	return h, true
-}
 
 // verifyJWT verifies a JWT access token's signature with the issuer's
 // key and then its claims.
-func (v *Validator) verifyJWT(ctx context.Context, token string, h header) (*codemode.Principal, error) {
+func (v *Validator) verifyJWT(ctx context.Context, token string, h jws.Header) (*codemode.Principal, error) {
 	payload, err := v.verifySignature(ctx, token, h)
 	if err != nil {
 		return nil, err
@@ -63,28 +37,20 @@ func (v *Validator) verifyJWT(ctx context.Context, token string, h header) (*cod
 // verifySignature verifies a JWS's signature with the issuer's key (an
 // access token's, or an ID token's) and returns its payload, not yet
 // checked.
-func (v *Validator) verifySignature(ctx context.Context, token string, h header) ([]byte, error) {
-	if !v.algs[h.Alg] {
+func (v *Validator) verifySignature(ctx context.Context, token string, h jws.Header) ([]byte, error) {
+	if !slices.Contains(jws.Algorithms, h.Alg) {
 		return nil, fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
 	}
 	if len(h.Crit) > 0 {
 		return nil, fmt.Errorf("%w: the token has critical header parameters this server does not understand (crit)", ErrInvalid)
 	}
-	parts := strings.Split(token, ".")
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil {
-		return nil, fmt.Errorf("%w: the token's signature is not base64url", ErrInvalid)
-	}
 	key, err := v.key(ctx, h)
 	if err != nil {
 		return nil, err
 	}
-	if err := verifySignature(h.Alg, key, []byte(parts[0]+"."+parts[1]), sig); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return nil, fmt.Errorf("%w: the token's payload is not base64url", ErrInvalid)
+	payload, ok := jws.Verify(token, h.Alg, key)
+	if !ok {
+		return nil, fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
 	}
 	return payload, nil
 }
@@ -105,24 +71,18 @@ type jwk struct {
 // find returns the key for a header: the only key that has its kid (any,
 // for a header without one) and fits its alg (a set may publish an RSA
 // and an EC key under one kid).
-func (s *keySet) find(h header) (crypto.PublicKey, bool) {
-	var found []jwk
-	for _, k := range s.keys {
-		if h.Kid != "" && k.kid != h.Kid {
-			continue
-		}
-		if k.alg != "" && k.alg != h.Alg {
-			continue
-		}
-		if checkKeyType(h.Alg, k.key) != nil {
-			continue
-		}
-		found = append(found, k)
-	}
-	if len(found) != 1 {
+func (s *keySet) find(h jws.Header) (crypto.PublicKey, bool) {
+	if s == nil {
 		return nil, false
 	}
-	return found[0].key, true
+	var found crypto.PublicKey
+	n := 0
+	for _, k := range s.keys {
+		if (h.Kid == "" || k.kid == h.Kid) && (k.alg == "" || k.alg == h.Alg) && jws.Fits(h.Alg, k.key) {
+			found, n = k.key, n+1
+		}
+	}
+	return found, n == 1
 }
 
 // key returns the issuer's key that signed a token with header h. Keys
@@ -130,22 +90,16 @@ func (s *keySet) find(h header) (crypto.PublicKey, bool) {
 // h names a key id they lack (at most once per RefetchInterval: a flood
 // of tokens with made-up key ids costs the issuer one request each
 // interval).
-func (v *Validator) key(ctx context.Context, h header) (crypto.PublicKey, error) {
+func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, error) {
 	now := v.cfg.Now()
 	v.mu.Lock()
 	ks, refetched := v.keys, v.refetched
 	v.mu.Unlock()
-	if ks != nil && now.Sub(ks.fetched) < v.cfg.KeysMaxAge {
-		if k, ok := ks.find(h); ok {
-			return k, nil
+	if _, ok := ks.find(h); ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok && now.Sub(refetched) >= RefetchInterval {
+		var err error
+		if ks, err = v.fetchKeys(ctx, ks); err != nil {
+			return nil, err
 		}
-		if now.Sub(refetched) < v.cfg.RefetchInterval {
-			return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
-		}
-	}
-	ks, err := v.fetchKeys(ctx, ks)
-	if err != nil {
-		return nil, err
 	}
 	if k, ok := ks.find(h); ok {
 		return k, nil
@@ -232,27 +186,14 @@ func parseJWK(raw json.RawMessage) (jwk, error) {
 		}
 		out.key = pub
 	case "EC":
-		var curve elliptic.Curve
-		switch k.Crv {
-		case "P-256":
-			curve = elliptic.P256()
-		case "P-384":
-			curve = elliptic.P384()
-		case "P-521":
-			curve = elliptic.P521()
-		default:
-			return jwk{}, fmt.Errorf("EC curve %q", k.Crv)
-		}
+		curve := map[string]elliptic.Curve{"P-256": elliptic.P256(), "P-384": elliptic.P384(), "P-521": elliptic.P521()}[k.Crv]
 		x, err1 := b64(k.X)
 		y, err2 := b64(k.Y)
-		if err1 != nil || err2 != nil {
-			return jwk{}, errors.New("EC key: bad x or y")
+		if curve == nil || err1 != nil || err2 != nil || len(x) != (curve.Params().BitSize+7)/8 {
+			return jwk{}, fmt.Errorf("EC key: curve %q, or bad x or y", k.Crv)
 		}
-		size := (curve.Params().BitSize + 7) / 8
-		if len(x) != size || len(y) != size {
-			return jwk{}, errors.New("EC key: x or y of the wrong length")
-		}
-		// ecdsa.ParseUncompressedPublicKey checks the point is on the curve.
+		// ecdsa.ParseUncompressedPublicKey checks y's length and that the
+		// point is on the curve.
 		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
 		if err != nil {
 			return jwk{}, fmt.Errorf("EC key: %w", err)
@@ -268,64 +209,4 @@ func parseJWK(raw json.RawMessage) (jwk, error) {
 		return jwk{}, fmt.Errorf("kty %q", k.Kty)
 	}
 	return out, nil
-}
-
-// checkKeyType reports whether key can verify alg: an RSA key for RS*
-// and PS*, an ECDSA key on alg's own curve for ES*, Ed25519 for EdDSA.
-func checkKeyType(alg string, key crypto.PublicKey) error {
-	switch alg {
-	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512":
-		if _, ok := key.(*rsa.PublicKey); ok {
-			return nil
-		}
-	case "ES256", "ES384", "ES512":
-		want := map[string]elliptic.Curve{"ES256": elliptic.P256(), "ES384": elliptic.P384(), "ES512": elliptic.P521()}[alg]
-		if k, ok := key.(*ecdsa.PublicKey); ok && k.Curve == want {
-			return nil
-		}
-	case "EdDSA":
-		if _, ok := key.(ed25519.PublicKey); ok {
-			return nil
-		}
-	}
-	return fmt.Errorf("the issuer's key for the token is not one that %s verifies with", alg)
-}
-
-// verifySignature checks a JWS signature (RFC 7518 section 3, RFC 8037).
-func verifySignature(alg string, key crypto.PublicKey, input, sig []byte) error {
-	if err := checkKeyType(alg, key); err != nil {
-		return err
-	}
-	h := map[string]crypto.Hash{"256": crypto.SHA256, "384": crypto.SHA384, "512": crypto.SHA512}[alg[2:]]
-	digest := func() []byte { // (not for EdDSA, which signs the input itself)
-		d := h.New()
-		d.Write(input)
-		return d.Sum(nil)
-	}
-	bad := errors.New("the token's signature does not verify with the issuer's key")
-	switch alg[:2] {
-	case "RS":
-		if rsa.VerifyPKCS1v15(key.(*rsa.PublicKey), h, digest(), sig) != nil {
-			return bad
-		}
-	case "PS":
-		if rsa.VerifyPSS(key.(*rsa.PublicKey), h, digest(), sig, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash}) != nil {
-			return bad
-		}
-	case "ES":
-		k := key.(*ecdsa.PublicKey)
-		size := (k.Curve.Params().BitSize + 7) / 8
-		if len(sig) != 2*size {
-			return bad
-		}
-		r, s := new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:])
-		if !ecdsa.Verify(k, digest(), r, s) {
-			return bad
-		}
-	default: // EdDSA
-		if !ed25519.Verify(key.(ed25519.PublicKey), input, sig) {
-			return bad
-		}
-	}
-	return nil
 }

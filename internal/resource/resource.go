@@ -8,7 +8,7 @@
 // internal/oauth's Fetcher) and its jwks_uri, and cached; a key id the
 // cache does not know makes it fetch the keys again (at most once per
 // RefetchInterval), so the issuer rotates its keys without a restart. Its
-// alg must be one of Algorithms (asymmetric only: never "none", never an
+// alg must be one of jws.Algorithms (asymmetric only: never "none", never an
 // HMAC that a public key would verify); iss must be the issuer, aud must
 // name the audience (RFC 8707's resource), exp must be in the future and
 // nbf in the past, within Skew. Any other token is introspected (RFC 7662)
@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -35,6 +34,7 @@ import (
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
@@ -43,14 +43,23 @@ import (
 // it says why in fixed words, never quoting the token or its claims.
 var ErrInvalid = errors.New("invalid access token")
 
-// Defaults of Config.
+// How a Validator deals with the issuer and the clock.
 const (
-	DefaultSkew            = 30 * time.Second
-	DefaultRefetchInterval = 10 * time.Second
-	DefaultKeysMaxAge      = time.Hour
-	DefaultCacheTTL        = 10 * time.Second
-	DefaultCacheSize       = 1024
-	DefaultTimeout         = 10 * time.Second
+	// Skew is the clock difference allowed on exp and nbf.
+	Skew = 30 * time.Second
+	// RefetchInterval is the least time between two fetches of the keys
+	// caused by a key id the cache does not know, and between two tries
+	// to read the issuer's metadata after one failed.
+	RefetchInterval = 10 * time.Second
+	// KeysMaxAge is how long fetched keys are used before the next token
+	// fetches them again (a key the issuer withdrew stops working then).
+	KeysMaxAge = time.Hour
+	// CacheTTL bounds how long an introspection answer is used.
+	CacheTTL = 10 * time.Second
+	// DefaultCacheSize is Config.CacheSize's default.
+	DefaultCacheSize = 1024
+	// Timeout bounds each request to the issuer.
+	Timeout = 10 * time.Second
 )
 
 // MaxTokenLen bounds a bearer token; a longer one is refused unread.
@@ -62,10 +71,6 @@ const (
 	maxClaimLen   = 256
 	maxSubjectLen = 1024
 )
-
-// Algorithms are the JWS algorithms accepted by default: the asymmetric
-// ones of RFC 7518 and RFC 8037.
-var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
 // Config configures a Validator.
 type Config struct {
@@ -83,26 +88,9 @@ type Config struct {
 	// IntrospectionEndpoint, tokens that are not JWTs are refused.
 	ClientID, ClientSecret string
 	IntrospectionEndpoint  string
-	// Algorithms overrides the accepted JWS algorithms (a subset of the
-	// default list; nil: all of it).
-	Algorithms []string
-	// Skew is the clock difference allowed on exp and nbf.
-	Skew time.Duration
-	// RefetchInterval is the least time between two fetches of the keys
-	// caused by a key id the cache does not know, and between two tries
-	// to read the issuer's metadata after one failed.
-	RefetchInterval time.Duration
-	// KeysMaxAge is how long fetched keys are used before the next token
-	// fetches them again (a key the issuer withdrew stops working then).
-	KeysMaxAge time.Duration
-	// CacheTTL and CacheSize bound the cache of introspection answers.
-	CacheTTL  time.Duration
+	// CacheSize bounds the tokens whose introspection answers are cached
+	// (DefaultCacheSize when 0).
 	CacheSize int
-	// Timeout bounds each request to the issuer.
-	Timeout time.Duration
-	// Transport carries the requests to the issuer (nil: a transport of
-	// the Validator's own).
-	Transport http.RoundTripper
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -115,16 +103,18 @@ type Validator struct {
 	// fixed at creation
 	cfg   Config
 	fetch *oauth.Fetcher
-	algs  map[string]bool
 
-	// fetchMu serialises fetches of the metadata and the keys, so that a
-	// burst of tokens with a new key id makes one request.
-	fetchMu sync.Mutex
-
-	mu        sync.Mutex
+	// metaMu guards the metadata, and is held while it is read.
+	metaMu    sync.Mutex
 	meta      *oauth.IssuerMetadata // nil until read
 	metaErr   error                 // the last failure to read it
 	metaTried time.Time
+
+	// fetchMu serialises fetches of the keys, so that a burst of tokens
+	// with a new key id makes one request.
+	fetchMu sync.Mutex
+
+	mu        sync.Mutex
 	keys      *keySet // nil until fetched
 	refetched time.Time
 	cache     map[[sha256.Size]byte]cached
@@ -149,29 +139,12 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.Audience == "" {
 		return nil, errors.New("resource: no audience")
 	}
-	cfg.Skew = cmp.Or(cfg.Skew, DefaultSkew)
-	cfg.RefetchInterval = cmp.Or(cfg.RefetchInterval, DefaultRefetchInterval)
-	cfg.KeysMaxAge = cmp.Or(cfg.KeysMaxAge, DefaultKeysMaxAge)
-	cfg.CacheTTL = cmp.Or(cfg.CacheTTL, DefaultCacheTTL)
 	cfg.CacheSize = cmp.Or(cfg.CacheSize, DefaultCacheSize)
-	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	algs := map[string]bool{}
-	for _, a := range cfg.Algorithms {
-		if !slices.Contains(Algorithms, a) {
-			return nil, fmt.Errorf("resource: JWS algorithm %q is not accepted (one of %s)", a, strings.Join(Algorithms, ", "))
-		}
-		algs[a] = true
-	}
-	if len(algs) == 0 {
-		for _, a := range Algorithms {
-			algs[a] = true
-		}
-	}
-	return &Validator{cfg: cfg, algs: algs, fetch: oauth.NewFetcher(cfg.Transport, cfg.Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.
@@ -194,7 +167,7 @@ func (v *Validator) Validate(ctx context.Context, token string) (*codemode.Princ
 	}
 	var p *codemode.Principal
 	var err error
-	if h, ok := jwtHeader(token); ok {
+	if h, ok := jws.Parse(token); ok {
 		p, err = v.verifyJWT(ctx, token, h)
 	} else {
 		p, err = v.introspect(ctx, token)
@@ -219,26 +192,15 @@ func notToken68(r rune) bool {
 // metadata returns the issuer's metadata, reading it on first use (and,
 // after a failure, again once RefetchInterval has passed).
 func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
-	v.mu.Lock()
-	m, err, tried := v.meta, v.metaErr, v.metaTried
-	v.mu.Unlock()
-	if m != nil {
-		return m, nil
-	}
-	if err != nil && v.cfg.Now().Sub(tried) < v.cfg.RefetchInterval {
-		return nil, err
-	}
-	v.fetchMu.Lock()
-	defer v.fetchMu.Unlock()
-	v.mu.Lock()
-	if v.meta != nil {
-		defer v.mu.Unlock()
+	v.metaMu.Lock()
+	defer v.metaMu.Unlock()
+	switch {
+	case v.meta != nil:
 		return v.meta, nil
+	case v.metaErr != nil && v.cfg.Now().Sub(v.metaTried) < RefetchInterval:
+		return nil, v.metaErr
 	}
-	v.mu.Unlock()
 	got, err := v.fetch.Issuer(ctx, v.cfg.Issuer)
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	v.metaTried = v.cfg.Now()
 	if err != nil {
 		v.metaErr = fmt.Errorf("the issuer's metadata: %w", err)
@@ -302,27 +264,40 @@ func (n numeric) time() time.Time {
 	return time.Unix(int64(sec), int64((sec-float64(int64(sec)))*1e9))
 }
 
-// check validates the claims every token must satisfy and makes the
-// Principal; raw is the claim set as sent.
-func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Principal, error) {
-	now := v.cfg.Now()
+// checkIdentity checks what every token the Validator reads must say:
+// iss the issuer, exp in the future (within Skew), a short UTF-8 sub. A
+// signed token must have iss and exp; an introspection answer may leave
+// them out. what names the token in the error ("token", "ID token").
+func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
+	invalid := func(why string) error { return fmt.Errorf("%w: the %s %s", ErrInvalid, what, why) }
 	switch {
-	case c.Issuer == "" && requireExp:
-		return nil, fmt.Errorf("%w: the token has no iss", ErrInvalid)
+	case c.Issuer == "" && signed:
+		return invalid("has no iss")
 	case c.Issuer != "" && !v.isIssuer(c.Issuer):
-		return nil, fmt.Errorf("%w: the token was issued by another authorization server", ErrInvalid)
-	case c.Exp == nil && requireExp:
-		return nil, fmt.Errorf("%w: the token has no exp", ErrInvalid)
-	case c.Exp != nil && !now.Before(c.Exp.time().Add(v.cfg.Skew)):
-		return nil, fmt.Errorf("%w: the token has expired", ErrInvalid)
-	case c.Nbf != nil && now.Add(v.cfg.Skew).Before(c.Nbf.time()):
+		return invalid("was issued by another authorization server")
+	case c.Exp == nil && signed:
+		return invalid("has no exp")
+	case c.Exp != nil && !v.cfg.Now().Before(c.Exp.time().Add(Skew)):
+		return invalid("has expired")
+	case c.Subject == "":
+		return invalid("has no sub")
+	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
+		return invalid("has a sub that is not a short UTF-8 string")
+	}
+	return nil
+}
+
+// check validates the claims every access token must satisfy and makes
+// the Principal; raw is the claim set as sent.
+func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Principal, error) {
+	if err := v.checkIdentity(&c.idClaims, "token", signed); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Nbf != nil && v.cfg.Now().Add(Skew).Before(c.Nbf.time()):
 		return nil, fmt.Errorf("%w: the token is not valid yet (nbf)", ErrInvalid)
 	case !audienceNames(c.Audience, v.cfg.Audience):
 		return nil, fmt.Errorf("%w: the token is for another resource (its aud does not name this server's audience, server.auth.audience)", ErrInvalid)
-	case c.Subject == "":
-		return nil, fmt.Errorf("%w: the token has no sub", ErrInvalid)
-	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
-		return nil, fmt.Errorf("%w: the token's sub is not a short UTF-8 string", ErrInvalid)
 	case c.TokenUse != "" && c.TokenUse != "access_token":
 		return nil, fmt.Errorf("%w: the token is not an access token", ErrInvalid)
 	}
@@ -350,20 +325,16 @@ func (v *Validator) check(c *claims, raw []byte, requireExp bool) (*codemode.Pri
 
 // isIssuer reports whether iss names the issuer (with or without a
 // trailing slash).
-func (v *Validator) isIssuer(iss string) bool {
-	return strings.TrimSuffix(iss, "/") == strings.TrimSuffix(v.cfg.Issuer, "/")
-}
+func (v *Validator) isIssuer(iss string) bool { return sameURL(iss, v.cfg.Issuer) }
 
 // audienceNames reports whether aud names want (an audience with or
 // without a trailing slash: a resource is its URL either way).
 func audienceNames(aud []string, want string) bool {
-	for _, a := range aud {
-		if a == want || strings.TrimSuffix(a, "/") == strings.TrimSuffix(want, "/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(aud, func(a string) bool { return sameURL(a, want) })
 }
+
+// sameURL reports whether a and b are the same but for a trailing slash.
+func sameURL(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
 
 // bounded is a claim kept for display: valid UTF-8, at most maxClaimLen
 // bytes, no control characters.

@@ -129,23 +129,17 @@ func (s *Scrubber) Add(secrets ...string) {
 	s.set = newFormSet(s.forms)
 }
 
-// forms lists the ways v appears in text: as it is, JSON-escaped (without
-// the quotes), URL-encoded (query and path escaping), and in base64 (see
-// base64Forms).
+// forms lists the ways v (at least MinLen bytes) appears in text: as it
+// is, JSON-escaped (without the quotes), URL-encoded (query and path
+// escaping), and in base64 (see base64Forms). Escaping does not shorten v;
+// Add drops the forms that repeat one.
 func forms(v string) []string {
-	out := []string{v}
-	add := func(f string, min int) {
-		if len(f) >= min && !slices.Contains(out, f) {
+	j, _ := json.Marshal(v) // a string always encodes
+	out := []string{v, string(j[1 : len(j)-1]), url.QueryEscape(v), url.PathEscape(v)}
+	for _, f := range base64Forms(v) {
+		if len(f) >= minBase64 {
 			out = append(out, f)
 		}
-	}
-	if b, err := json.Marshal(v); err == nil {
-		add(string(b[1:len(b)-1]), MinLen)
-	}
-	add(url.QueryEscape(v), MinLen)
-	add(url.PathEscape(v), MinLen)
-	for _, f := range base64Forms(v) {
-		add(f, minBase64)
 	}
 	return out
 }
@@ -191,14 +185,7 @@ func SecretHeader(name string) bool {
 }
 
 // Empty reports whether s holds no secret.
-func (s *Scrubber) Empty() bool {
-	if s == nil {
-		return true
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.set == nil
-}
+func (s *Scrubber) Empty() bool { return s.formSet() == nil }
 
 // formSet returns the current form set, or nil.
 func (s *Scrubber) formSet() *formSet {
@@ -270,21 +257,19 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		if !hasForm(fs, raw) {
+	if err := dec.Decode(&v); err == nil {
+		var changed bool
+		if v, changed = scrubValue(fs, v); !changed {
 			return raw
 		}
-		b, _ := json.Marshal(fs.r.Replace(string(raw)))
-		return b
-	}
-	v, changed := scrubValue(fs, v)
-	if !changed {
+		if b, err := marshalNoEscape(v); err == nil {
+			return b
+		}
+	} else if !hasForm(fs, raw) {
 		return raw
 	}
-	b, err := marshalNoEscape(v)
-	if err != nil {
-		b, _ = json.Marshal(fs.r.Replace(string(raw)))
-	}
+	// Not JSON, or not encodable again: a JSON string of the scrubbed text.
+	b, _ := json.Marshal(fs.r.Replace(string(raw)))
 	return b
 }
 

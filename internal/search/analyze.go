@@ -106,18 +106,24 @@ func init() {
 		"attr": "attribute", "attrs": "attribute", "param": "parameter", "params": "parameter",
 		"pkg": "package", "pkgs": "package", "txt": "text",
 	} {
-		var stems []string
-		for _, w := range Words(long) {
-			stems = append(stems, Stem(w))
-		}
-		abbreviations[short] = stems
+		abbreviations[short] = appendTerms(nil, long, nil) // none is a stop word or abbreviation
 	}
 }
 
+// setOf is the set of the words of a space-separated list.
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(words) {
 		m[w] = true
+	}
+	return m
+}
+
+// stemSet is the set of the stems of the words of a list.
+func stemSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for w := range setOf(words) {
+		m[Stem(w)] = true
 	}
 	return m
 }

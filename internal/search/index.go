@@ -21,7 +21,7 @@
 // idf-weighted mean vectors) scores higher. A query's mood counts too: a
 // question ("which checks failed?") wants a method that only reads, and
 // one that reads gives way a little to one that writes when the query
-// asks to change something (see queryMood). What the query asks to do is
+// asks to change something (see mood). What the query asks to do is
 // its leading verb, in a later clause when the first states a situation,
 // a noun used as a verb ("comment on an issue") or a leading word the
 // index does not have before what a verb acts on ("slap a label on #88";
@@ -145,12 +145,9 @@ const (
 
 // Segment is the analysed form of a group of documents. It is immutable.
 type Segment[T any] struct {
-	values []T
-	weight []float64           // per document
-	effect []Effect            // per document
-	lens   [][NumFields]uint16 // terms per field, per document
-	total  [NumFields]int      // terms per field, over the segment
-	post   map[string][]posting
+	docs  []segDoc[T]
+	total [NumFields]int // terms per field, over the segment
+	post  map[string][]posting
 	// vocab is the segment's terms, sorted (for prefixes), and roots its
 	// terms by their root, where that is not the term itself.
 	vocab []string
@@ -159,10 +156,18 @@ type Segment[T any] struct {
 	// vectors (of the shortest word that gave the term).
 	vecTerms []string
 	vecs     []wordvec.Vec
-	// gist holds, per document, the terms of its name and summary that
-	// have vectors (indices into vecTerms, repeated as often as they
-	// occur): what its dense vector is made of (see Index.dense).
-	gist [][]int32
+}
+
+// segDoc is what a segment keeps of a document.
+type segDoc[T any] struct {
+	value  T
+	weight float64
+	effect Effect
+	lens   [NumFields]uint16 // terms per field
+	// gist is the terms of its name and summary that have vectors
+	// (indices into vecTerms, repeated as often as they occur): what its
+	// dense vector is made of (see Index.dense).
+	gist []int32
 }
 
 // posting is one document holding a term, with the term's frequency in
@@ -172,52 +177,48 @@ type posting struct {
 	tf  [NumFields]uint16
 }
 
+// termTF is a term of a document with its frequency in each field.
+type termTF struct {
+	term string
+	tf   [NumFields]uint16
+}
+
 // NewSegment analyses docs.
 func NewSegment[T any](docs []Doc[T]) *Segment[T] {
-	s := &Segment[T]{
-		values: make([]T, len(docs)),
-		weight: make([]float64, len(docs)),
-		effect: make([]Effect, len(docs)),
-		lens:   make([][NumFields]uint16, len(docs)),
-		post:   map[string][]posting{},
-	}
+	s := &Segment[T]{docs: make([]segDoc[T], len(docs)), post: map[string][]posting{}}
 	local := map[string]int{} // a document's terms: index in tfs
-	var tfs [][NumFields]uint16
-	var order []string
+	var tfs []termTF
 	surface := map[string]string{} // a term: the shortest word that gave it
 	gist := make([][]string, len(docs))
 	var ts []string
 	for i, d := range docs {
-		s.values[i] = d.Value
-		s.weight[i] = d.Weight
-		s.effect[i] = d.Effect
-		if s.weight[i] <= 0 {
-			s.weight[i] = 1
+		s.docs[i] = segDoc[T]{value: d.Value, weight: d.Weight, effect: d.Effect}
+		if d.Weight <= 0 {
+			s.docs[i].weight = 1
 		}
 		clear(local)
-		tfs, order = tfs[:0], order[:0]
+		tfs = tfs[:0]
 		for f := Field(0); f < NumFields; f++ {
 			ts = appendTerms(ts[:0], d.Fields[f], surface)
 			if f == Name || f == Summary {
 				gist[i] = append(gist[i], ts...)
 			}
-			s.lens[i][f] = clamp16(len(ts))
+			s.docs[i].lens[f] = uint16(min(len(ts), math.MaxUint16))
 			s.total[f] += len(ts)
 			for _, t := range ts {
 				j, ok := local[t]
 				if !ok {
 					j = len(tfs)
 					local[t] = j
-					tfs = append(tfs, [NumFields]uint16{})
-					order = append(order, t)
+					tfs = append(tfs, termTF{term: t})
 				}
-				if tfs[j][f] < math.MaxUint16 {
-					tfs[j][f]++
+				if tfs[j].tf[f] < math.MaxUint16 {
+					tfs[j].tf[f]++
 				}
 			}
 		}
-		for j, t := range order {
-			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: tfs[j]})
+		for _, x := range tfs {
+			s.post[x.term] = append(s.post[x.term], posting{doc: int32(i), tf: x.tf})
 		}
 	}
 	s.vocab = make([]string, 0, len(s.post))
@@ -233,25 +234,29 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 	}
 	vec := map[string]int32{}
 	for _, t := range s.vocab {
-		v := wordvec.Lookup(surface[t])
-		if !v.Ok() {
-			v = wordvec.Lookup(t)
-		}
-		if v.Ok() {
+		if v := vector(surface[t], t); v.Ok() {
 			vec[t] = int32(len(s.vecTerms))
 			s.vecTerms = append(s.vecTerms, t)
 			s.vecs = append(s.vecs, v)
 		}
 	}
-	s.gist = make([][]int32, len(docs))
 	for i, g := range gist {
 		for _, t := range g {
 			if j, ok := vec[t]; ok {
-				s.gist[i] = append(s.gist[i], j)
+				s.docs[i].gist = append(s.docs[i].gist, j)
 			}
 		}
 	}
 	return s
+}
+
+// vector is the word vector of word, else of its stem (a stem that is
+// not a word has none).
+func vector(word, stem string) wordvec.Vec {
+	if v := wordvec.Lookup(word); v.Ok() {
+		return v
+	}
+	return wordvec.Lookup(stem)
 }
 
 func unit(v []float32) []float32 {
@@ -287,10 +292,7 @@ func (ix *Index[T]) queryDense(cs []concept) []float32 {
 		if c.soft {
 			continue
 		}
-		v := wordvec.Lookup(c.word)
-		if !v.Ok() {
-			v = wordvec.Lookup(c.variants[0].term)
-		}
+		v := vector(c.word, c.variants[0].term)
 		if !v.Ok() {
 			continue
 		}
@@ -301,16 +303,6 @@ func (ix *Index[T]) queryDense(cs []concept) []float32 {
 	}
 	return unit(acc)
 }
-
-func clamp16(n int) uint16 {
-	if n > math.MaxUint16 {
-		return math.MaxUint16
-	}
-	return uint16(n)
-}
-
-// Len is the number of documents in the segment.
-func (s *Segment[T]) Len() int { return len(s.values) }
 
 // Index is a set of named segments searched as one. It is immutable and
 // safe for concurrent use.
@@ -345,16 +337,12 @@ func (ix *Index[T]) With(name string, seg *Segment[T]) *Index[T] {
 	}
 	if seg != nil {
 		i := sort.SearchStrings(out.names, name)
-		out.names = append(out.names, "")
-		copy(out.names[i+1:], out.names[i:])
-		out.names[i] = name
-		out.segs = append(out.segs, nil)
-		copy(out.segs[i+1:], out.segs[i:])
-		out.segs[i] = seg
+		out.names = slices.Insert(out.names, i, name)
+		out.segs = slices.Insert(out.segs, i, seg)
 	}
 	var total [NumFields]int
 	for _, s := range out.segs {
-		out.n += s.Len()
+		out.n += len(s.docs)
 		for f := range total {
 			total[f] += s.total[f]
 		}
@@ -375,13 +363,13 @@ func (ix *Index[T]) makeDense() {
 		for j, t := range s.vecTerms {
 			idf[j] = float32(ix.idf(t))
 		}
-		ix.dense[si] = make([][]float32, s.Len())
-		for i, g := range s.gist {
-			if len(g) == 0 {
+		ix.dense[si] = make([][]float32, len(s.docs))
+		for i, d := range s.docs {
+			if len(d.gist) == 0 {
 				continue
 			}
-			acc := make([]float32, s.vecs[g[0]].Dim())
-			for _, j := range g {
+			acc := make([]float32, s.vecs[d.gist[0]].Dim())
+			for _, j := range d.gist {
 				s.vecs[j].AddTo(acc, idf[j])
 			}
 			ix.dense[si][i] = unit(acc)
@@ -403,29 +391,28 @@ type Hit[T any] struct {
 	Score float64
 }
 
-// Search scores every document against query and returns the matching
-// ones, best first (ties in index order: by segment name, then document
-// order); a query without words matches every document with score 1. less,
-// when not nil, breaks ties between equal scores instead.
-func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
+// Search scores every document against q and returns the matching ones,
+// best first (ties in index order: by segment name, then document order);
+// a query without words matches every document with score 1.
+func (ix *Index[T]) Search(q string) []Hit[T] {
 	if ix.Len() == 0 {
 		return nil
 	}
-	concepts := parseQuery(query, func(term string) bool { return ix.df(term) > 0 })
+	qr := parseQuery(q, func(term string) bool { return ix.df(term) > 0 })
+	concepts := qr.concepts
 	if len(concepts) == 0 {
 		out := make([]Hit[T], 0, ix.n)
 		for _, s := range ix.segs {
-			for _, v := range s.values {
-				out = append(out, Hit[T]{Value: v, Score: 1})
+			for _, d := range s.docs {
+				out = append(out, Hit[T]{Value: d.value, Score: 1})
 			}
 		}
-		sortHits(out, less)
 		return out
 	}
 	// Per document: the score so far and the concepts it matched.
 	base := make([]int, len(ix.segs))
 	for i := 1; i < len(ix.segs); i++ {
-		base[i] = base[i-1] + ix.segs[i-1].Len()
+		base[i] = base[i-1] + len(ix.segs[i-1].docs)
 	}
 	score := make([]float64, ix.n)
 	matched := make([]uint16, ix.n)
@@ -459,7 +446,7 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 						if p.tf[f] == 0 {
 							continue
 						}
-						norm := 1 - fieldB[f] + fieldB[f]*float64(s.lens[p.doc][f])/max(ix.avg[f], 1)
+						norm := 1 - fieldB[f] + fieldB[f]*float64(s.docs[p.doc].lens[f])/max(ix.avg[f], 1)
 						w += fieldWeight[f] * float64(p.tf[f]) / norm
 					}
 					contrib := v.weight * idf * w / (k1 + w)
@@ -482,52 +469,43 @@ func (ix *Index[T]) Search(query string, less func(a, b T) bool) []Hit[T] {
 			best[d], nameHit[d] = 0, 0
 		}
 	}
-	asks := queryMood(query, concepts)
 	ix.denseOnce.Do(ix.makeDense)
 	qd := ix.queryDense(concepts)
 	var out []Hit[T]
 	for si, s := range ix.segs {
-		for i, v := range s.values {
+		for i, doc := range s.docs {
 			d := base[si] + i
 			if matched[d] == 0 {
 				continue // only soft concepts matched
 			}
 			cover := 1 - coverageWeight + coverageWeight*float64(matched[d])/words
-			if n := s.lens[i][Name]; n > 0 {
+			if n := doc.lens[Name]; n > 0 {
 				cover *= 1 + nameBoost*min(1, nameWords[d]/float64(n))
 			}
 			if qd != nil {
 				cover *= 1 + denseWeight*max(0, float64(dot(qd, ix.dense[si][i]))-denseFloor)
 			}
-			if asks != Unknown && s.effect[i] != Unknown && s.effect[i] != asks {
-				cover *= moodMismatch[asks]
+			if qr.mood != Unknown && doc.effect != Unknown && doc.effect != qr.mood {
+				cover *= moodMismatch[qr.mood]
 			}
-			out = append(out, Hit[T]{Value: v, Score: score[d] * cover * s.weight[i]})
+			out = append(out, Hit[T]{Value: doc.value, Score: score[d] * cover * doc.weight})
 		}
 	}
-	sortHits(out, less)
+	sortHits(out)
 	return out
 }
 
-// sortHits orders hits best first; equal scores by less when it is not
-// nil, else in the order hs has them. It sorts positions rather than
-// sorting hs stably: a stable sort of the hundreds of hits a query
-// matches cost a fifth of a search.
-func sortHits[T any](hs []Hit[T], less func(a, b T) bool) {
+// sortHits orders hits best first, equal scores in the order hs has them.
+// It sorts positions rather than sorting hs stably: a stable sort of the
+// hundreds of hits a query matches cost a fifth of a search.
+func sortHits[T any](hs []Hit[T]) {
 	order := make([]int32, len(hs))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(i, j int32) int {
-		a, b := hs[i], hs[j]
-		switch {
-		case a.Score != b.Score:
-			return cmp.Compare(b.Score, a.Score)
-		case less == nil:
-		case less(a.Value, b.Value):
-			return -1
-		case less(b.Value, a.Value):
-			return 1
+		if c := cmp.Compare(hs[j].Score, hs[i].Score); c != 0 {
+			return c
 		}
 		return cmp.Compare(i, j)
 	})
@@ -554,22 +532,18 @@ func (ix *Index[T]) expand(c concept) []variant {
 	if c.soft || len(w) < 3 {
 		return out
 	}
-	has := func(t string) bool {
-		return slices.ContainsFunc(c.variants, func(v variant) bool { return v.term == t }) ||
-			slices.ContainsFunc(out, func(v variant) bool { return v.term == t })
-	}
-	if ix.df(w) == 0 {
-		for _, t := range ix.withPrefix(w, maxPrefixTerms) {
-			if !has(t) {
-				out = append(out, variant{t, prefixWeight})
+	add := func(terms []string, weight float64) {
+		for _, t := range terms {
+			is := func(v variant) bool { return v.term == t }
+			if !slices.ContainsFunc(c.variants, is) && !slices.ContainsFunc(out, is) {
+				out = append(out, variant{t, weight})
 			}
 		}
 	}
-	for _, t := range ix.withRoot(root(w)) {
-		if !has(t) {
-			out = append(out, variant{t, rootWeight})
-		}
+	if ix.df(w) == 0 {
+		add(ix.withPrefix(w, maxPrefixTerms), prefixWeight)
 	}
+	add(ix.withRoot(root(w)), rootWeight)
 	return out
 }
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,7 +28,7 @@ func paths(hs []Hit[string]) []string {
 
 func first(t *testing.T, ix *Index[string], q string) string {
 	t.Helper()
-	hs := ix.Search(q, nil)
+	hs := ix.Search(q)
 	if len(hs) == 0 {
 		return ""
 	}
@@ -75,7 +76,7 @@ func TestSearchRanks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		if got := first(t, ix, tc.query); got != tc.want {
-			t.Errorf("first hit for %q = %q, want %q (all: %v)", tc.query, got, tc.want, paths(ix.Search(tc.query, nil)))
+			t.Errorf("first hit for %q = %q, want %q (all: %v)", tc.query, got, tc.want, paths(ix.Search(tc.query)))
 		}
 	}
 }
@@ -83,7 +84,7 @@ func TestSearchRanks(t *testing.T) {
 func TestSearchNoMatch(t *testing.T) {
 	ix := (*Index[string])(nil).With("t", NewSegment(tracker))
 	for _, q := range []string{"zzzqqq", "the of a"} {
-		hs := ix.Search(q, nil)
+		hs := ix.Search(q)
 		if q == "the of a" {
 			// Only stop words: like an empty query, everything.
 			if len(hs) != len(tracker) {
@@ -95,15 +96,19 @@ func TestSearchNoMatch(t *testing.T) {
 			t.Errorf("%q: %v, want no hits", q, paths(hs))
 		}
 	}
-	if hs := (*Index[string])(nil).Search("issue", nil); hs != nil {
+	if hs := (*Index[string])(nil).Search("issue"); hs != nil {
 		t.Errorf("empty index: %v", hs)
 	}
 }
 
 func TestSearchEmptyQueryListsAll(t *testing.T) {
 	ix := (*Index[string])(nil).With("b", NewSegment(tracker[:2])).With("a", NewSegment(tracker[2:4]))
-	hs := ix.Search("", func(a, b string) bool { return a < b })
-	want := []string{"issues_create", "issues_delete_comment", "issues_list", "issues_update"}
+	hs := ix.Search("")
+	// In index order: by segment name, then document order.
+	want := paths(nil)
+	for _, d := range append(slices.Clone(tracker[2:4]), tracker[:2]...) {
+		want = append(want, d.Value)
+	}
 	if diff := cmp.Diff(want, paths(hs)); diff != "" {
 		t.Errorf("empty query (-want +got):\n%s", diff)
 	}
@@ -116,14 +121,15 @@ func TestSearchEmptyQueryListsAll(t *testing.T) {
 
 func TestSearchScoresDescend(t *testing.T) {
 	ix := (*Index[string])(nil).With("t", NewSegment(tracker))
-	hs := ix.Search("issue", func(a, b string) bool { return a < b })
+	hs := ix.Search("issue")
 	if len(hs) < 4 {
 		t.Fatalf("issue: %v", paths(hs))
 	}
+	pos := func(v string) int { return slices.IndexFunc(tracker, func(d Doc[string]) bool { return d.Value == v }) }
 	for i := 1; i < len(hs); i++ {
 		a, b := hs[i-1], hs[i]
-		if a.Score < b.Score || a.Score == b.Score && a.Value > b.Value {
-			t.Errorf("out of order at %d: %v then %v", i, a, b)
+		if a.Score < b.Score || a.Score == b.Score && pos(a.Value) > pos(b.Value) {
+			t.Errorf("out of order at %d: %v then %v (equal scores in index order)", i, a, b)
 		}
 	}
 }
@@ -157,7 +163,7 @@ func TestIndexWith(t *testing.T) {
 	// Scores of one document depend on the whole index (idf), and only on
 	// its contents, not on how it was put together.
 	whole := (*Index[string])(nil).With("x", NewSegment(append(append([]Doc[string]{}, tracker[:4]...), echo)))
-	s1, s2 := ix.Search("create issue", nil), whole.Search("create issue", nil)
+	s1, s2 := ix.Search("create issue"), whole.Search("create issue")
 	if len(s1) == 0 || len(s1) != len(s2) || fmt.Sprintf("%.6f", s1[0].Score) != fmt.Sprintf("%.6f", s2[0].Score) {
 		t.Errorf("segmented %v vs whole %v", s1, s2)
 	}
@@ -174,7 +180,7 @@ func BenchmarkSearch(b *testing.B) {
 	ix := (*Index[string])(nil).With("t", NewSegment(docs))
 	b.ReportAllocs()
 	for b.Loop() {
-		ix.Search("merge a pull request", nil)
+		ix.Search("merge a pull request")
 	}
 }
 
@@ -212,7 +218,7 @@ func TestSearchMood(t *testing.T) {
 		"pull requests":               Unknown,
 		"recent deploys?":             Reads,
 	} {
-		if got := queryMood(q, parseQuery(q, nil)); got != want {
+		if got := parseQuery(q, nil).mood; got != want {
 			t.Errorf("mood of %q = %v, want %v", q, got, want)
 		}
 	}
@@ -223,9 +229,9 @@ func TestSearchMood(t *testing.T) {
 // the first states a situation; phrasal verbs joined.
 func TestQueryVerb(t *testing.T) {
 	verb := func(q string) string {
-		cs := parseQuery(q, nil)
-		if i := leadVerb(cs); i >= 0 {
-			return cs[i].variants[0].term
+		qr := parseQuery(q, nil)
+		if qr.verb >= 0 {
+			return qr.concepts[qr.verb].variants[0].term
 		}
 		return ""
 	}
@@ -248,7 +254,7 @@ func TestQueryVerb(t *testing.T) {
 		}
 	}
 	// A noun used as a verb asks to add one: the soft create concept.
-	cs := parseQuery("comment on an issue", nil)
+	cs := parseQuery("comment on an issue", nil).concepts
 	if last := cs[len(cs)-1]; !last.soft || last.variants[0].term != Stem("create") {
 		t.Errorf("comment on an issue: %+v, want a soft create concept last", cs)
 	}
@@ -257,10 +263,10 @@ func TestQueryVerb(t *testing.T) {
 		method("issues_create_comment", "Create an issue comment", "Adds a comment to an issue."),
 	}))
 	if got := first(t, ix, "comment on an issue"); got != "issues_create_comment" {
-		t.Errorf("comment on an issue: first %q (all: %v)", got, paths(ix.Search("comment on an issue", nil)))
+		t.Errorf("comment on an issue: first %q (all: %v)", got, paths(ix.Search("comment on an issue")))
 	}
 	if got := first(t, ix, "comments on an issue"); got != "issues_list_comments" {
-		t.Errorf("comments on an issue: first %q (all: %v)", got, paths(ix.Search("comments on an issue", nil)))
+		t.Errorf("comments on an issue: first %q (all: %v)", got, paths(ix.Search("comments on an issue")))
 	}
 }
 
@@ -280,14 +286,14 @@ func TestUnknownVerb(t *testing.T) {
 		"what labels are on issue 7": "issues_list_labels_on_issue",
 	} {
 		if got := first(t, ix, q); got != want {
-			t.Errorf("%q: first %q, want %q (all: %v)", q, got, want, paths(ix.Search(q, nil)))
+			t.Errorf("%q: first %q, want %q (all: %v)", q, got, want, paths(ix.Search(q)))
 		}
 	}
 	known := func(term string) bool { return term != "slap" }
-	if cs := parseQuery("slap a label on issue 7", known); leadVerb(cs) != 0 {
+	if cs := parseQuery("slap a label on issue 7", known); cs.verb != 0 {
 		t.Errorf("slap a label on issue 7: %+v, want slap the verb", cs)
 	}
-	if cs := parseQuery("slap a label on issue 7", nil); leadVerb(cs) >= 0 {
+	if cs := parseQuery("slap a label on issue 7", nil); cs.verb >= 0 {
 		t.Errorf("slap a label on issue 7, every word known: %+v, want no verb", cs)
 	}
 }
@@ -297,7 +303,7 @@ func TestUnknownVerb(t *testing.T) {
 // word vectors know, the scores are those of the query without it.
 func TestCoverageOfKnownWords(t *testing.T) {
 	ix := (*Index[string])(nil).With("t", NewSegment(tracker))
-	a, b := ix.Search("merge a pull request", nil), ix.Search("merge a pull request qzxv", nil)
+	a, b := ix.Search("merge a pull request"), ix.Search("merge a pull request qzxv")
 	if diff := cmp.Diff(a, b); diff != "" || len(a) == 0 || a[0].Value != "pulls_merge" {
 		t.Errorf("merge a pull request, and with qzxv (-+): %s", diff)
 	}
@@ -317,7 +323,7 @@ func TestSearchWordForms(t *testing.T) {
 		"deployment": {"repos_list_deployments", "pages_deploy"},
 		"depend":     {"dependabot_list_alerts"},
 	} {
-		if got := paths(ix.Search(q, nil)); !cmp.Equal(got, want) {
+		if got := paths(ix.Search(q)); !cmp.Equal(got, want) {
 			t.Errorf("%q: %v, want %v", q, got, want)
 		}
 	}

@@ -40,20 +40,12 @@ var synonymGroups = []struct {
 	{0.5, "update tweak bump toggle flip adjust amend"},
 }
 
-// directed are expansions that hold one way only: a model that writes "my"
-// means the authenticated user, but "authenticated" does not mean "my".
-var directed = map[string][]string{
-	"my":      {"authenticated"},
-	"me":      {"authenticated"},
-	"mine":    {"authenticated"},
-	"myself":  {"authenticated"},
-	"i":       {"authenticated"},
-	"current": {"authenticated"},
-	"self":    {"authenticated"},
-}
+// selfWords are how a query names the authenticated user: each finds
+// "authenticated" at selfWeight, one way only ("authenticated" does not
+// mean "my").
+var selfWords = setOf(`my me mine myself i current self`)
 
-// directedWeight is the weight of a directed expansion.
-const directedWeight = 0.6
+const selfWeight = 0.6
 
 // synonyms maps a query word's stem to its other variants.
 var synonyms = map[string][]variant{}
@@ -79,13 +71,8 @@ func init() {
 			}
 		}
 	}
-	for _, w := range strings.Fields(verbWords) {
-		verbs[Stem(w)] = true
-	}
-	for from, tos := range directed {
-		for _, to := range tos {
-			add(from, Stem(to), directedWeight)
-		}
+	for w := range selfWords {
+		add(w, Stem("authenticated"), selfWeight)
 	}
 }
 
@@ -93,7 +80,7 @@ func init() {
 // without one ("dependabot alerts", "reviews on a pull request") asks to
 // read: it gets a soft concept that favours list and get methods without
 // counting as a word of the query.
-var verbs = map[string]bool{}
+var verbs = stemSet(verbWords)
 
 // verbWords are the verbs a request to an API leads with, in any API:
 // what to do to a thing, not the thing. Whether a synonym group holds
@@ -164,30 +151,36 @@ type concept struct {
 	word     string
 	variants []variant
 	soft     bool
-	// verb marks the word that says what the query asks to do (see
-	// parseQuery and leadVerb).
-	verb bool
+}
+
+// query is a parsed query: its concepts, in order; the index of the one
+// that says what it asks to do, or -1; and what it asks for (see mood).
+type query struct {
+	concepts []concept
+	verb     int
+	mood     Effect
 }
 
 // parseQuery turns a query into its concepts, in order: one per word that
 // is not a stop word (an abbreviation gives one per word it stands for).
-// A word that appears twice counts once. known reports whether the index
-// holds a term (nil: every term): a leading word it does not hold, before
-// what a verb acts on, is a verb this package does not know ("slap a
-// label on #88", "promote jane to owner"), as a request leads with its
-// verb.
-func parseQuery(q string, known func(term string) bool) []concept {
+// A word that appears twice counts once, and so does a synonym of an
+// earlier word ("create a new …").
+//
+// The verb is the request's leading word (after stop words and "my") when
+// that is a verb in its base form or a noun used as one, or else the verb
+// leading a later clause: plain-language requests put the verb first
+// ("merge a pull request"); a verb later on is more often a noun ("jobs of
+// a workflow run"). known reports whether the index holds a term (nil:
+// every term): a leading word it does not hold, before what a verb acts
+// on, is a verb this package does not know ("slap a label on #88",
+// "promote jane to owner"), as a request leads with its verb.
+func parseQuery(q string, known func(term string) bool) query {
 	var out []concept
-	seen := map[string]bool{}
 	addConcept := func(word, stem string) bool {
-		if seen[stem] {
-			return false
-		}
-		seen[stem] = true
 		for _, c := range out {
 			for _, v := range c.variants {
 				if v.term == stem {
-					return false // a synonym of an earlier word ("create a new …")
+					return false
 				}
 			}
 		}
@@ -208,9 +201,10 @@ func parseQuery(q string, known func(term string) bool) []concept {
 		starts = append(starts, len(ws))
 		ws = append(ws, joinPhrasal(Words(cl))...)
 	}
+	question := isQuestion(ws)
 	lead := leadWord(ws)
 	isVerb := func(w string) bool { return verbs[Stem(w)] && !plural(w) }
-	if lead < len(ws) && !isVerb(ws[lead]) && !isQuestion(ws) {
+	if lead < len(ws) && !isVerb(ws[lead]) && !question {
 		for _, st := range starts[1:] {
 			if l := st + leadWord(ws[st:]); l < len(ws) && isVerb(ws[l]) {
 				lead = l
@@ -218,7 +212,7 @@ func parseQuery(q string, known func(term string) bool) []concept {
 			}
 		}
 	}
-	nounVerb := false
+	verb, nounVerb := -1, false
 	for i, w := range ws {
 		if full, ok := abbreviations[w]; ok {
 			for _, s := range full {
@@ -226,41 +220,36 @@ func parseQuery(q string, known func(term string) bool) []concept {
 			}
 			continue
 		}
-		if stopWords[w] && directed[w] == nil {
-			continue
-		}
-		if !addConcept(w, Stem(w)) || i != lead {
+		if stopWords[w] || !addConcept(w, Stem(w)) || i != lead {
 			continue
 		}
 		switch {
 		case isVerb(w):
-			out[len(out)-1].verb = true
+			verb = len(out) - 1
 		case nounVerbs[Stem(w)] && !plural(w) && verbContext(ws[i+1:]):
-			out[len(out)-1].verb = true
-			nounVerb = true
-		case known != nil && !known(Stem(w)) && !plural(w) && verbContext(ws[i+1:]) && !isQuestion(ws):
-			out[len(out)-1].verb = true
+			verb, nounVerb = len(out)-1, true
+		case known != nil && !known(Stem(w)) && !plural(w) && verbContext(ws[i+1:]) && !question:
+			verb = len(out) - 1
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	if nounVerb {
+	switch {
+	case len(out) == 0:
+		return query{verb: -1}
+	case nounVerb:
 		// "comment on an issue", "tag issue 17": a noun used as a verb asks to
 		// add one.
-		return append(out, createConcept)
+		out = append(out, createConcept)
+	case verb < 0:
+		out = append(out, readConcept)
 	}
-	if leadVerb(out) >= 0 {
-		return out
-	}
-	return append(out, readConcept)
+	return query{concepts: out, verb: verb, mood: mood(q, question, out, verb)}
 }
 
 // leadWord is the index in ws of the word that may say what the query asks
 // to do: the first that is not a stop word, "my" or an abbreviation.
 func leadWord(ws []string) int {
 	for i, w := range ws {
-		if !stopWords[w] && directed[w] == nil && abbreviations[w] == nil {
+		if !stopWords[w] && !selfWords[w] && abbreviations[w] == nil {
 			return i
 		}
 	}
@@ -278,14 +267,8 @@ func isQuestion(ws []string) bool {
 // as the query's verb only where they lead it, in their base form, and
 // before what a verb acts on (see verbContext): "comment history" and
 // "comments on an issue" stay nouns.
-var nounVerbs = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`comment reply label tag file commit star pin review note bookmark
-		message post flag`) {
-		nounVerbs[Stem(w)] = true
-	}
-}
+var nounVerbs = stemSet(`comment reply label tag file commit star pin review note bookmark
+	message post flag`)
 
 // verbContext reports whether the words after a noun that may be a verb
 // make it one: an article, a pronoun, a preposition or a number follows
@@ -317,21 +300,6 @@ func plural(w string) bool {
 // createConcept is the soft concept of a noun used as a verb.
 var createConcept = concept{soft: true, variants: []variant{{Stem("create"), 0.5}, {Stem("add"), 0.4}}}
 
-// leadVerb returns the index of the concept that says what the query asks
-// to do, or -1: the one parseQuery marked, the request's leading word
-// (after stop words and "my") when that is a verb in its base
-// form or a noun used as one, or else the verb leading a later clause.
-// Plain-language requests put the verb first ("merge a pull request"); a
-// verb later on is more often a noun ("jobs of a workflow run").
-func leadVerb(cs []concept) int {
-	for i, c := range cs {
-		if c.verb {
-			return i
-		}
-	}
-	return -1
-}
-
 // moodMismatch scales the score of a method whose effect is not the one
 // the query asks for: a question ("which checks failed?") wants a method
 // that reads; a request to change something wants one that writes, but
@@ -347,27 +315,19 @@ var questionWords = setOf(`what which who whom whose where when why how is are w
 var howTo = setOf(`do can to should would could`)
 
 // readVerbs are lead verbs that ask to read.
-var readVerbs = map[string]bool{}
+var readVerbs = stemSet(`get read fetch retrieve show view see inspect list enumerate browse search find query lookup locate download compare check count tell display`)
 
-func init() {
-	for _, w := range strings.Fields(`get read fetch retrieve show view see inspect list enumerate browse search find query lookup locate download compare check count tell display`) {
-		readVerbs[Stem(w)] = true
-	}
-}
-
-// queryMood is what a query asks for: Reads for a question or a lead verb
-// that reads, Writes for another lead verb, Unknown otherwise.
-func queryMood(q string, cs []concept) Effect {
-	if isQuestion(Words(q)) {
+// mood is what a query asks for: Reads for a question or a lead verb that
+// reads, Writes for another lead verb, Unknown otherwise.
+func mood(q string, question bool, cs []concept, verb int) Effect {
+	switch {
+	case question:
 		return Reads
-	}
-	if i := leadVerb(cs); i >= 0 {
-		if readVerbs[cs[i].variants[0].term] {
-			return Reads
-		}
+	case verb >= 0 && readVerbs[cs[verb].variants[0].term]:
+		return Reads
+	case verb >= 0:
 		return Writes
-	}
-	if strings.HasSuffix(strings.TrimSpace(q), "?") {
+	case strings.HasSuffix(strings.TrimSpace(q), "?"):
 		return Reads
 	}
 	return Unknown

@@ -3,7 +3,8 @@
 package textdist
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -38,31 +39,20 @@ const maxCompared = 128
 // (its first maxCompared runes), ties by name. score, when not nil,
 // adjusts a candidate's distance (e.g. to favour substrings).
 func Nearest(name string, names []string, score func(name, candidate string, d int) int) []string {
-	type scored struct {
-		name string
-		d    int
-	}
 	if r := []rune(name); len(r) > maxCompared {
 		name = string(r[:maxCompared])
 	}
 	low := strings.ToLower(name)
-	s := make([]scored, 0, len(names))
+	dist := make(map[string]int, len(names))
 	for _, n := range names {
 		d := Distance(low, strings.ToLower(n))
 		if score != nil {
 			d = score(name, n, d)
 		}
-		s = append(s, scored{n, d})
+		dist[n] = d
 	}
-	sort.SliceStable(s, func(i, j int) bool {
-		if s[i].d != s[j].d {
-			return s[i].d < s[j].d
-		}
-		return s[i].name < s[j].name
-	})
-	out := make([]string, len(s))
-	for i, x := range s {
-		out[i] = x.name
-	}
+	out := make([]string, len(names)) // a new slice, never nil
+	copy(out, names)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Or(cmp.Compare(dist[a], dist[b]), strings.Compare(a, b)) })
 	return out
 }

@@ -16,7 +16,7 @@ func encode(n *node) json.RawMessage {
 func encodeLogs(n *node) []string {
 	out := make([]string, 0, len(n.kids)+1)
 	for _, k := range n.kids {
-		out = append(out, k.str)
+		out = append(out, k.text)
 	}
 	if n.dropped > 0 {
 		out = append(out, n.markerValue(n.dropped))
@@ -27,42 +27,34 @@ func encodeLogs(n *node) []string {
 func appendNode(b []byte, n *node) []byte {
 	switch n.kind {
 	case kindLit, kindNum:
-		return append(b, n.lit...)
+		return append(b, n.text...)
 	case kindStr:
-		return jsontext.AppendString(b, n.str)
-	case kindObj:
-		b = append(b, '{')
-		for i, k := range n.kids {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, n.keys[i])
-			b = append(b, ':')
-			b = appendNode(b, k)
-		}
-		if n.dropped > 0 {
-			if len(n.kids) > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, n.markerKey)
-			b = append(b, ':')
-			b = jsontext.AppendString(b, n.markerValue(n.dropped))
-		}
-		return append(b, '}')
-	default: // kindArr, kindLogs
-		b = append(b, '[')
-		for i, k := range n.kids {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendNode(b, k)
-		}
-		if n.dropped > 0 {
-			if len(n.kids) > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, n.markerValue(n.dropped))
-		}
-		return append(b, ']')
+		return jsontext.AppendString(b, n.text)
 	}
+	// An array, object or logs node: its kids, then its marker entry.
+	obj := n.kind == kindObj
+	open, end := byte('['), byte(']')
+	if obj {
+		open, end = '{', '}'
+	}
+	b = append(b, open)
+	for i, k := range n.kids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if obj {
+			b = append(jsontext.AppendString(b, n.keys[i]), ':')
+		}
+		b = appendNode(b, k)
+	}
+	if n.dropped > 0 {
+		if len(n.kids) > 0 {
+			b = append(b, ',')
+		}
+		if obj {
+			b = append(jsontext.AppendString(b, n.markerKey), ':')
+		}
+		b = jsontext.AppendString(b, n.markerValue(n.dropped))
+	}
+	return append(b, end)
 }

@@ -1,6 +1,11 @@
 package truncate
 
-import "unicode/utf8"
+import (
+	"sort"
+	"unicode/utf8"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
+)
 
 // Thresholds for keeping entries of an array (or console lines) or an
 // object: entries are dropped from the tail rather than letting the kept
@@ -22,10 +27,8 @@ func fit(n *node, b int) *node {
 		return minimal(n)
 	}
 	switch n.kind {
-	case kindStr:
-		return cutString(n.str, b)
-	case kindNum:
-		return cutString(n.lit, b)
+	case kindStr, kindNum:
+		return cutString(n.text, b)
 	case kindArr, kindObj, kindLogs:
 		return fitSeq(n, b)
 	}
@@ -39,10 +42,8 @@ func minimal(n *node) *node {
 		return n
 	}
 	switch n.kind {
-	case kindStr:
-		return stringNode(stringMarker(utf8.RuneCountInString(n.str)))
-	case kindNum:
-		return stringNode(stringMarker(len(n.lit)))
+	case kindStr, kindNum:
+		return stringNode(stringMarker(utf8.RuneCountInString(n.text)))
 	case kindArr, kindObj, kindLogs:
 		out := &node{kind: n.kind, markerKey: n.markerKey, dropped: len(n.kids) + n.dropped}
 		out.measureSeq()
@@ -56,11 +57,11 @@ func minimal(n *node) *node {
 func cutString(s string, b int) *node {
 	runes := utf8.RuneCountInString(s)
 	// The marker of the whole length is at least as long as the final one.
-	avail := b - 2 - stringMarkerSize(runes)
+	avail := b - stringMinSize(runes)
 	used, end, kept := 0, 0, 0
 	for end < len(s) {
 		r, size := utf8.DecodeRuneInString(s[end:])
-		c := charLen(r, size)
+		c := jsontext.CharLen(r, size)
 		if used+c > avail {
 			break
 		}
@@ -84,17 +85,7 @@ func fitSeq(n *node, b int) *node {
 	floor := max(minShare, inner/share)
 
 	// overhead(k): commas and the marker entry when k entries are kept.
-	overhead := func(k int) int {
-		entries, o := k, 0
-		if d := total - k + n.dropped; d > 0 {
-			entries++
-			o = n.markerSize(d)
-		}
-		if entries > 1 {
-			o += entries - 1
-		}
-		return o
-	}
+	overhead := func(k int) int { return n.overhead(k, total-k+n.dropped) }
 	// Keep the most entries such that each gets at least the floor (or its
 	// whole size when smaller); failing that, one entry if it fits at all.
 	kFloor, one := 0, false
@@ -102,7 +93,7 @@ func fitSeq(n *node, b int) *node {
 	for k := 0; k <= total; k++ {
 		if k > 0 {
 			kid, key := n.kids[k-1], n.keySize(k-1)
-			sumFloor += key + min(kid.size, max(kid.min, floor))
+			sumFloor += key + kid.capped(floor)
 			sumMin += key + kid.min
 		}
 		// Not monotonic: keeping every entry drops the marker.
@@ -127,7 +118,7 @@ func fitSeq(n *node, b int) *node {
 	out := &node{kind: n.kind, markerKey: n.markerKey, dropped: total - k + n.dropped}
 	out.kids = make([]*node, k)
 	for i, kid := range n.kids[:k] {
-		out.kids[i] = fit(kid, min(kid.size, max(kid.min, c)))
+		out.kids[i] = fit(kid, kid.capped(c))
 	}
 	if n.kind == kindObj {
 		out.keys, out.keySizes = n.keys[:k], n.keySizes[:k]
@@ -135,6 +126,10 @@ func fitSeq(n *node, b int) *node {
 	out.measureSeq()
 	return out
 }
+
+// capped is n's share of room under the cap c: its measure up to c, but
+// never less than its min.
+func (n *node) capped(c int) int { return min(n.size, max(n.min, c)) }
 
 // keySize is the measure of entry i's key and colon (0 outside objects).
 func (n *node) keySize(i int) int {
@@ -145,8 +140,9 @@ func (n *node) keySize(i int) int {
 }
 
 // waterLevel returns the largest cap c such that the kids, each given
-// min(size, max(min, c)), fit in room; kids are never given less than their
-// min, so the sum may exceed room when the mins do.
+// capped(c), fit in room; kids are never given less than their min, so the
+// sum may exceed room when the mins do. Fit shares its budget between a
+// result and its logs the same way, so the larger is cut first.
 func waterLevel(kids []*node, room int) int {
 	hi := 0
 	for _, k := range kids {
@@ -155,40 +151,11 @@ func waterLevel(kids []*node, room int) int {
 	sum := func(c int) int {
 		s := 0
 		for _, k := range kids {
-			s += min(k.size, max(k.min, c))
+			s += k.capped(c)
 		}
 		return s
 	}
-	if sum(hi) <= room {
-		return hi
-	}
-	lo := 0 // sum(lo) may exceed room; then lo is the answer anyway
-	for lo < hi-1 {
-		mid := lo + (hi-lo)/2
-		if sum(mid) <= room {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
-// share splits budget between the parts (nil parts get nothing) so the
-// larger is cut first.
-func share(parts []*node, budget int) []int {
-	var live []*node
-	for _, p := range parts {
-		if p != nil {
-			live = append(live, p)
-		}
-	}
-	c := waterLevel(live, budget)
-	out := make([]int, len(parts))
-	for i, p := range parts {
-		if p != nil {
-			out[i] = min(p.size, max(p.min, c))
-		}
-	}
-	return out
+	// sum grows with c: the first c over room is one past the level (0
+	// when even sum(0) is over).
+	return max(0, sort.Search(hi+1, func(c int) bool { return sum(c) > room })-1)
 }

@@ -1,10 +1,12 @@
 package truncate
 
 import (
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // kind is the kind of a node.
@@ -27,8 +29,7 @@ const maxNumber = 40
 // once measured; fit builds new ones.
 type node struct {
 	kind kind
-	lit  string // kindLit, kindNum: the literal text
-	str  string // kindStr
+	text string // kindLit, kindNum: the literal; kindStr: the string
 	keys []string
 	kids []*node
 	// keySizes[i] is the measure of keys[i] with its quotes and colon.
@@ -43,15 +44,8 @@ type node struct {
 	min  int // the smallest measure fit can reach
 }
 
-func (n *node) measure() int {
-	if n == nil {
-		return 0
-	}
-	return n.size
-}
-
 func litNode(k kind, lit string) *node {
-	n := &node{kind: k, lit: lit, size: len(lit), min: len(lit)}
+	n := &node{kind: k, text: lit, size: len(lit), min: len(lit)}
 	if k == kindNum && len(lit) > maxNumber {
 		n.min = min(n.size, stringMinSize(len(lit)))
 	}
@@ -59,7 +53,7 @@ func litNode(k kind, lit string) *node {
 }
 
 func stringNode(s string) *node {
-	n := &node{kind: kindStr, str: s, size: strSize(s)}
+	n := &node{kind: kindStr, text: s, size: strSize(s)}
 	n.min = min(n.size, stringMinSize(utf8.RuneCountInString(s)))
 	return n
 }
@@ -67,20 +61,9 @@ func stringNode(s string) *node {
 // measureSeq sets the size and min of an array, object or logs node from
 // its kids, keys and dropped count.
 func (n *node) measureSeq() {
-	entries := len(n.kids)
-	size := 2
+	size := 2 + n.overhead(len(n.kids), n.dropped)
 	for i, k := range n.kids {
-		size += k.size
-		if n.kind == kindObj {
-			size += n.keySizes[i]
-		}
-	}
-	if n.dropped > 0 {
-		size += n.markerSize(n.dropped)
-		entries++
-	}
-	if entries > 1 {
-		size += entries - 1
+		size += n.keySize(i) + k.size
 	}
 	n.size = size
 	n.min = size
@@ -89,48 +72,42 @@ func (n *node) measureSeq() {
 	}
 }
 
-// markerSize is the measure of the marker entry standing for d dropped
-// entries, as markerEntry writes it (for an object: key, colon and value).
-func (n *node) markerSize(d int) int {
-	digits := len(strconv.Itoa(d))
-	switch n.kind {
-	case kindObj:
-		// "KEY":"N more keys"
-		v := 2 + digits + len(" more keys")
-		if d == 1 {
-			v--
-		}
-		return strSize(n.markerKey) + 1 + v
-	case kindLogs:
-		// "… N more log lines truncated"
-		return 2 + 2 + digits + len(" more log lines truncated")
-	default:
-		// "… N more items"
-		v := 2 + 2 + digits + len(" more items")
-		if d == 1 {
-			v--
-		}
-		return v
+// overhead is the measure of the commas and the marker entry of a node of
+// n's kind that keeps kept entries and drops dropped.
+func (n *node) overhead(kept, dropped int) int {
+	entries, o := kept, 0
+	if dropped > 0 {
+		entries, o = kept+1, n.markerSize(dropped)
 	}
+	return o + max(entries-1, 0)
+}
+
+// markers are the text of the marker entry standing for d dropped entries
+// of each kind of container (for an object, its value): before, d, then
+// after it for one entry or for more.
+var markers = [...]struct{ before, one, many string }{
+	kindArr:  {"… ", " more item", " more items"},
+	kindObj:  {"", " more key", " more keys"},
+	kindLogs: {"… ", " more log lines truncated", " more log lines truncated"},
 }
 
 // markerValue is the text of the marker entry standing for d dropped
-// entries (for an object, its value).
+// entries.
 func (n *node) markerValue(d int) string {
-	switch n.kind {
-	case kindObj:
-		if d == 1 {
-			return "1 more key"
-		}
-		return strconv.Itoa(d) + " more keys"
-	case kindLogs:
-		return "… " + strconv.Itoa(d) + " more log lines truncated"
-	default:
-		if d == 1 {
-			return "… 1 more item"
-		}
-		return "… " + strconv.Itoa(d) + " more items"
+	m := markers[n.kind]
+	return m.before + strconv.Itoa(d) + short.Plural(d, m.one, m.many)
+}
+
+// markerSize is the measure of the marker entry standing for d dropped
+// entries (for an object: key, colon and value), counted without making
+// it: the texts are ASCII but for "…", one character.
+func (n *node) markerSize(d int) int {
+	m := markers[n.kind]
+	size := 2 + utf8.RuneCountInString(m.before) + len(strconv.Itoa(d)) + len(short.Plural(d, m.one, m.many))
+	if n.kind == kindObj {
+		size += strSize(n.markerKey) + 1
 	}
+	return size
 }
 
 // stringMarker is the end of a cut string standing for d dropped
@@ -139,68 +116,31 @@ func stringMarker(d int) string {
 	return "…[truncated " + strconv.Itoa(d) + " chars]"
 }
 
-// stringMarkerSize is the measure of stringMarker(d) without quotes.
-func stringMarkerSize(d int) int {
-	return 1 + len("[truncated ") + len(strconv.Itoa(d)) + len(" chars]")
-}
-
 // stringMinSize is the measure of a string of runes characters cut to its
-// marker alone.
-func stringMinSize(runes int) int { return 2 + stringMarkerSize(runes) }
+// marker alone: stringMarker(runes) with its quotes (they and "…" count 3).
+func stringMinSize(runes int) int {
+	return 3 + len("[truncated ") + len(strconv.Itoa(runes)) + len(" chars]")
+}
 
 // objectMarkerKey returns a key for the marker entry that is not one of
 // keys: "…", or more of them.
 func objectMarkerKey(keys []string) string {
 	k := "…"
-	for {
-		clash := false
-		for _, x := range keys {
-			if x == k {
-				clash = true
-				break
-			}
-		}
-		if !clash {
-			return k
-		}
+	for slices.Contains(keys, k) {
 		k += "…"
 	}
-}
-
-// charLen is the measure of one character of a string as encoding/json
-// writes it: r is the decoded rune and size its byte length.
-func charLen(r rune, size int) int {
-	switch {
-	case r < utf8.RuneSelf:
-		if jsontext.Safe(byte(r)) {
-			return 1
-		}
-		switch r {
-		case '"', '\\', '\b', '\f', '\n', '\r', '\t':
-			return 2
-		}
-		return 6
-	case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-		return 6
-	}
-	return 1
+	return k
 }
 
 // strSize is the measure of s as a JSON string, quotes included.
 func strSize(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if jsontext.Safe(b) {
-				n++
-			} else {
-				n += charLen(rune(b), 1)
-			}
-			i++
-			continue
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		n += charLen(r, size)
+		n += jsontext.CharLen(r, size)
 		i += size
 	}
 	return n

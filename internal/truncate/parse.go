@@ -1,6 +1,8 @@
 package truncate
 
 import (
+	"strconv"
+
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
@@ -29,12 +31,7 @@ func (nodes) Array(kids []*node) *node {
 	return n
 }
 
-func (nodes) Bool(b bool) *node {
-	if b {
-		return litNode(kindLit, "true")
-	}
-	return litNode(kindLit, "false")
-}
+func (nodes) Bool(b bool) *node { return litNode(kindLit, strconv.FormatBool(b)) }
 
 func (nodes) Number(text []byte) (*node, bool) { return litNode(kindNum, string(text)), true }
 

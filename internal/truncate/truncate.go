@@ -56,26 +56,24 @@ func Fit(result json.RawMessage, logs []string, budget int) (json.RawMessage, []
 	if upperBound(result, logs) <= budget {
 		return result, logs
 	}
-	var r, l *node
+	r, l := &none, &none
 	if len(result) > 0 {
 		r = parseOrString(result)
 	}
 	if len(logs) > 0 {
 		l = logsNode(logs)
 	}
-	if r.measure()+l.measure() <= budget {
+	if r.size+l.size <= budget {
 		return result, logs
 	}
-	parts := []*node{r, l}
-	budgets := share(parts, budget)
-	outR, outL := result, logs
-	if r != nil {
-		outR = encode(fit(r, budgets[0]))
+	c := waterLevel([]*node{r, l}, budget)
+	if len(result) > 0 {
+		result = encode(fit(r, r.capped(c)))
 	}
-	if l != nil {
-		outL = encodeLogs(fit(l, budgets[1]))
+	if len(logs) > 0 {
+		logs = encodeLogs(fit(l, l.capped(c)))
 	}
-	return outR, outL
+	return result, logs
 }
 
 // Value cuts one JSON value to budget characters; see Fit.
@@ -91,11 +89,7 @@ func String(s string, budget int) string {
 	if budget <= 0 || 6*len(s)+2 <= budget { // a character escapes to 6 at most
 		return s
 	}
-	n := stringNode(s)
-	if n.size <= budget {
-		return s
-	}
-	return fit(n, budget).str
+	return fit(stringNode(s), budget).text // s itself when it fits
 }
 
 // Size returns the measure of a JSON value (see the package comment); a
@@ -116,6 +110,9 @@ func LogsSize(logs []string) int {
 	}
 	return logsNode(logs).size
 }
+
+// none stands for an absent result or logs: it measures 0.
+var none node
 
 // upperBound is a cheap bound on Size(result)+LogsSize(logs): no byte
 // escapes to more than six characters.

@@ -188,8 +188,8 @@ func TestMarkerSizes(t *testing.T) {
 		}
 	}
 	for _, d := range []int{0, 1, 10, 1 << 40} {
-		if got, want := stringMarkerSize(d), strSize(stringMarker(d))-2; got != want {
-			t.Errorf("stringMarkerSize(%d) = %d, want %d", d, got, want)
+		if got, want := stringMinSize(d), strSize(stringMarker(d)); got != want {
+			t.Errorf("stringMinSize(%d) = %d, want %d", d, got, want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package pass
 
 import (
+	"strconv"
+
 	"github.com/dop251/goja"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
@@ -32,8 +34,8 @@ func (b vmValues) Bool(v bool) goja.Value     { return b.vm.ToValue(v) }
 func (b vmValues) String(s string) goja.Value { return b.vm.ToValue(s) }
 
 func (b vmValues) Number(text []byte) (goja.Value, bool) {
-	f, ok := jsontext.ParseFloat(text)
-	if !ok {
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil {
 		return nil, false // out of range: JSON.parse reports it
 	}
 	return b.vm.ToValue(f), true

@@ -7,15 +7,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"math/big"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 )
 
 // Key is a signing key of the authorization server, published in its JWK
@@ -74,35 +73,23 @@ func (f *Server) SignJWT(alg string, claims map[string]any) string {
 
 // Sign makes a JWT of claims signed by k with alg ("none": unsigned).
 func Sign(k *Key, alg string, claims map[string]any) string {
-	h := map[string]any{"alg": alg, "typ": "at+jwt"}
-	if k != nil && k.Kid != "" {
-		h["kid"] = k.Kid
+	h := jws.Header{Alg: alg, Typ: "at+jwt"}
+	if k != nil {
+		h.Kid = k.Kid
 	}
-	hb, _ := json.Marshal(h)
-	cb, _ := json.Marshal(claims)
-	input := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(cb)
-	var sig []byte
-	var err error
-	sum := sha256.Sum256([]byte(input))
-	switch alg {
-	case "none":
-	case "RS256":
-		sig, err = rsa.SignPKCS1v15(rand.Reader, k.RSA, crypto.SHA256, sum[:])
-	case "PS256":
-		sig, err = rsa.SignPSS(rand.Reader, k.RSA, crypto.SHA256, sum[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
-	case "ES256":
-		var r, s *big.Int
-		r, s, err = ecdsa.Sign(rand.Reader, k.EC, sum[:])
-		if err == nil {
-			sig = append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
-		}
-	default:
-		panic("oauthtest.Sign: alg " + alg)
+	if alg == "none" {
+		input, _ := jws.Encode(h, claims)
+		return input + "."
 	}
+	var key crypto.Signer = k.RSA
+	if strings.HasPrefix(alg, "ES") {
+		key = k.EC
+	}
+	tok, err := jws.Sign(key, h, claims)
 	if err != nil {
-		panic(err)
+		panic("oauthtest.Sign: " + err.Error())
 	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+	return tok
 }
 
 // JWK returns k's public keys as the members of a JWK Set.
@@ -168,9 +155,6 @@ func (f *Server) introspect(w http.ResponseWriter, r *http.Request) {
 
 // Introspections counts the introspection requests.
 func (f *Server) Introspections() int { return locked(f, func() int { return f.introspections }) }
-
-// String names the key, for test messages.
-func (k *Key) String() string { return fmt.Sprintf("key %s", k.Kid) }
 
 // CurrentKey returns the key the server signs with now (made on first
 // use).

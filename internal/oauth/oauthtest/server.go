@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -24,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 )
 
 // Server is an authorization server and a protected resource (an "MCP
@@ -94,7 +95,6 @@ type Server struct {
 	calls          []Call              // the tools/call requests passed to Next
 	exchanges      []url.Values        // the token exchange requests
 	refresh        map[string]*refreshToken
-	registrations  int
 	refreshes      int
 	reuses         int
 	authorizes     []url.Values
@@ -325,7 +325,6 @@ func (f *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		f.regBodies = append(f.regBodies, body)
-		f.registrations++
 		out := map[string]any{"client_id": f.id("client"), "redirect_uris": body["redirect_uris"]}
 		if m, _ := body["token_endpoint_auth_method"].(string); m != "none" {
 			out["client_secret"] = f.next("client-secret")
@@ -415,12 +414,8 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		grant = c
 		delete(f.codes, form.Get("code"))
 		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
-		switch {
-		case !ok:
-			fail(http.StatusBadRequest, "invalid_grant")
-			return
-		case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge, form.Get("redirect_uri") != c.redirect,
-			form.Get("resource") != c.resource:
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || form.Get("redirect_uri") != c.redirect ||
+			form.Get("resource") != c.resource {
 			fail(http.StatusBadRequest, "invalid_grant")
 			return
 		}
@@ -559,26 +554,16 @@ func (f *Server) RevokeAll() {
 func (f *Server) Snapshot() (registrations, refreshes, reuses, authorizes int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.registrations, f.refreshes, f.reuses, len(f.authorizes)
+	return len(f.regBodies), f.refreshes, f.reuses, len(f.authorizes)
 }
 
 // verifyES256 checks a private_key_jwt assertion as an authorization
 // server does.
 func verifyES256(jwt string, pub *ecdsa.PublicKey, clientID, audience string) bool {
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
+	raw, ok := jws.Verify(jwt, "ES256", pub)
+	if !ok {
 		return false
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
-		return false
-	}
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-	if !ecdsa.Verify(pub, sum[:], r, s) {
-		return false
-	}
-	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
 	var c struct {
 		Iss, Sub, Aud, Jti string
 		Exp, Iat           int64

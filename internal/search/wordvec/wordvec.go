@@ -38,48 +38,40 @@ type table struct {
 	norms []float32
 }
 
-var (
-	once sync.Once
-	tab  table
-)
-
 // load reads the embedded table once. A malformed table (which the tests
 // rule out) gives an empty one: search then works without vectors.
-func load() *table {
-	once.Do(func() {
-		b := raw
-		if len(b) < 16 || string(b[:4]) != "WV1\n" {
-			return
+var load = sync.OnceValue(func() *table {
+	b := raw
+	if len(b) < 16 || string(b[:4]) != "WV1\n" {
+		return &table{}
+	}
+	n := int(binary.LittleEndian.Uint32(b[4:]))
+	dim := int(binary.LittleEndian.Uint32(b[8:]))
+	wl := int(binary.LittleEndian.Uint32(b[12:]))
+	b = b[16:]
+	if dim <= 0 || wl > len(b) || (len(b)-wl) != n*dim {
+		return &table{}
+	}
+	words := strings.Split(string(b[:wl]), "\n")
+	if len(words) != n {
+		return &table{}
+	}
+	t := &table{index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
+	// The vectors stay where go:embed put them (read-only data, paged in
+	// as used), read as int8 one byte at a time.
+	t.vecs = b[wl:]
+	for i, w := range words {
+		var s int32
+		for _, x := range t.vecs[i*dim : (i+1)*dim] {
+			s += int32(int8(x)) * int32(int8(x))
 		}
-		n := int(binary.LittleEndian.Uint32(b[4:]))
-		dim := int(binary.LittleEndian.Uint32(b[8:]))
-		wl := int(binary.LittleEndian.Uint32(b[12:]))
-		b = b[16:]
-		if dim <= 0 || wl > len(b) || (len(b)-wl) != n*dim {
-			return
+		t.norms[i] = float32(math.Sqrt(float64(s)))
+		if _, dup := t.index[w]; !dup {
+			t.index[w] = int32(i)
 		}
-		words := strings.Split(string(b[:wl]), "\n")
-		if len(words) != n {
-			return
-		}
-		t := table{index: make(map[string]int32, n), dim: dim, norms: make([]float32, n)}
-		// The vectors stay where go:embed put them (read-only data, paged in
-		// as used), read as int8 one byte at a time.
-		t.vecs = b[wl:]
-		for i, w := range words {
-			var s int32
-			for _, x := range t.vecs[i*dim : (i+1)*dim] {
-				s += int32(int8(x)) * int32(int8(x))
-			}
-			t.norms[i] = float32(math.Sqrt(float64(s)))
-			if _, dup := t.index[w]; !dup {
-				t.index[w] = int32(i)
-			}
-		}
-		tab = t
-	})
-	return &tab
-}
+	}
+	return t
+})
 
 // Lookup returns the vector of word (lower-case), if it has one.
 func Lookup(word string) Vec {
