@@ -204,10 +204,7 @@ func plural(n int, one, many string) string {
 	if n >= 10000 {
 		s = groupThousands(s)
 	}
-	if n == 1 {
-		return s + " " + one
-	}
-	return s + " " + many
+	return s + " " + short.Plural(n, one, many)
 }
 
 func groupThousands(s string) string {
