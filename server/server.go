@@ -167,11 +167,7 @@ func (s *Server) hooks() *mcpserver.Hooks {
 	})
 	h.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		if s.tasksServed.Load() {
-			res.Capabilities.Tasks = &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &mcp.TaskRequestsCapability{
-				Tools: &struct {
-					Call *struct{} `json:"call,omitempty"`
-				}{Call: &struct{}{}},
-			}}
+			res.Capabilities.Tasks = mcp.NewTasksCapability() // list, cancel and tools/call
 		}
 	})
 	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
