@@ -250,7 +250,7 @@ func questions(pending []codemode.PendingAction) []question {
 // its task.
 func (q question) elicitation(taskID string) mcp.ElicitationParams {
 	return mcp.ElicitationParams{
-		Meta:            &mcp.Meta{AdditionalFields: map[string]any{mcp.RelatedTaskMetaKey: map[string]any{"taskId": taskID}}},
+		Meta:            mcp.WithRelatedTask(taskID),
 		Mode:            mcp.ElicitationModeForm,
 		Message:         q.msg,
 		RequestedSchema: noFields,
