@@ -3,7 +3,6 @@ package typegen
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -110,16 +109,6 @@ func cleanLine(l string) string {
 	}, l)
 	l = strings.TrimRightFunc(l, unicode.IsSpace)
 	return strings.ReplaceAll(l, "*/", "*\\/")
-}
-
-// sortedKeys returns the keys of m in order, for determinism.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // newlines turns every line ending into "\n".
