@@ -345,6 +345,22 @@ type TokenExchange struct {
 // credentials (credentials: per_user).
 func (c Connector) PerUser() bool { return c.Credentials == CredentialsPerUser }
 
+// Remote reports whether the connector is a url connector: an MCP server
+// over HTTP or legacy SSE, the only kind that signs in.
+func (c Connector) Remote() bool { return c.Kind == KindHTTP || c.Kind == KindSSE }
+
+// OwnAuthorization reports whether the connector sends an Authorization
+// header of its own (headers:): one credential for everyone, sent as it
+// is, so it never signs in.
+func (c Connector) OwnAuthorization() bool {
+	for h := range c.Headers {
+		if strings.EqualFold(h, "Authorization") {
+			return true
+		}
+	}
+	return false
+}
+
 // OAuth is a url connector's oauth: map. Every field is optional.
 type OAuth struct {
 	// ClientID and ClientSecret are a client registered beforehand with

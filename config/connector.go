@@ -141,16 +141,11 @@ func (d *decoder) checkSignIn(n *node, fp fieldPath, c Connector) {
 	if c.PerUser() && c.OAuth != nil && c.OAuth.Grant == "client_credentials" {
 		d.errAt(keyAt(n, "credentials"), cred, "per_user needs a person to sign in, and oauth.grant: client_credentials has none: use grant: authorization_code (the default), or credentials: shared")
 	}
-	for h := range c.Headers {
-		if !strings.EqualFold(h, "Authorization") {
-			continue
-		}
-		if c.OAuth != nil {
-			d.errAt(keyAt(n, "oauth"), fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
-		}
-		if c.PerUser() {
-			d.errAt(keyAt(n, "credentials"), cred, "per_user and an Authorization header exclude each other: the header is one credential for everyone")
-		}
+	if c.OwnAuthorization() && c.OAuth != nil {
+		d.errAt(keyAt(n, "oauth"), fp.key("oauth"), "oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in")
+	}
+	if c.OwnAuthorization() && c.PerUser() {
+		d.errAt(keyAt(n, "credentials"), cred, "per_user and an Authorization header exclude each other: the header is one credential for everyone")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"crypto"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
@@ -37,13 +36,8 @@ func DefaultSealer() *oauth.Sealer {
 // client that cannot be made is an error. signedIn, if not nil, hears how
 // each sign-in ended (oauth.Config.OnSignInEnded).
 func OAuthFor(cc config.Connector, account string, tokens oauth.Store, sealer *oauth.Sealer, sc *scrub.Scrubber, log *slog.Logger, signedIn func(error)) (*oauth.Session, error) {
-	if cc.Kind != config.KindHTTP && cc.Kind != config.KindSSE {
+	if !cc.Remote() || cc.OwnAuthorization() {
 		return nil, nil
-	}
-	for h := range cc.Headers {
-		if strings.EqualFold(h, "Authorization") {
-			return nil, nil
-		}
 	}
 	o := cc.OAuth
 	if o == nil {

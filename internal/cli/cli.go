@@ -422,7 +422,7 @@ func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.L
 // configuration has url connectors and the store exists; nil otherwise:
 // nothing is created.
 func existingTokenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (app.Store, error) {
-	if !slices.ContainsFunc(cfg.Connectors, isRemote) {
+	if !slices.ContainsFunc(cfg.Connectors, config.Connector.Remote) {
 		return nil, nil
 	}
 	loc, err := app.StorePath(cfg, "")
@@ -430,11 +430,6 @@ func existingTokenStore(ctx context.Context, cfg *config.Config, log *slog.Logge
 		return nil, nil
 	}
 	return app.OpenStore(ctx, cfg, loc, log)
-}
-
-// isRemote reports whether cc is a url connector.
-func isRemote(cc config.Connector) bool {
-	return cc.Kind == config.KindHTTP || cc.Kind == config.KindSSE
 }
 
 // storeMissing says why there is no store at loc: a SQLite file that is

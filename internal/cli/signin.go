@@ -31,19 +31,17 @@ const maxSignIns = 3
 func remoteConnector(cfg *config.Config, cmd, name string) (config.Connector, error) {
 	var remotes []string
 	for _, cc := range cfg.Connectors {
-		if isRemote(cc) {
+		if cc.Remote() {
 			remotes = append(remotes, cc.Name)
 		}
 		if cc.Name != name {
 			continue
 		}
-		if !isRemote(cc) {
+		if !cc.Remote() {
 			return cc, usagef("%s: connector %s is not a url connector: only a remote MCP server signs in", cmd, name)
 		}
-		for h := range cc.Headers {
-			if strings.EqualFold(h, "Authorization") {
-				return cc, usagef("%s: connector %s sends an Authorization header of its own (headers:): it does not sign in", cmd, name)
-			}
+		if cc.OwnAuthorization() {
+			return cc, usagef("%s: connector %s sends an Authorization header of its own (headers:): it does not sign in", cmd, name)
 		}
 		return cc, nil
 	}
