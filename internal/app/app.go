@@ -207,7 +207,13 @@ func (a *App) startConnectors(ctx context.Context) ([]catalog.Source, error) {
 	errs := make([]error, len(cfg.Connectors))
 	var wg sync.WaitGroup
 	for i, cc := range cfg.Connectors {
-		wg.Go(func() { conns[i], errs[i] = a.startConnector(ctx, cc) })
+		wg.Go(func() {
+			// Every error here stops start-up: it is a configuration
+			// mistake, since a downstream that is down starts unavailable.
+			if conns[i], errs[i] = a.startConnector(ctx, cc); errs[i] != nil {
+				errs[i] = fmt.Errorf("fatal: %w", errs[i])
+			}
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -230,10 +236,6 @@ func (a *App) startConnectors(ctx context.Context) ([]catalog.Source, error) {
 	return sources, nil
 }
 
-// errFatal marks connector errors that must stop start-up (configuration
-// mistakes rather than a downstream that is down).
-var errFatal = errors.New("fatal")
-
 // startConnector starts the connector cc configures, under its configured
 // name.
 func (a *App) startConnector(ctx context.Context, cc config.Connector) (connectors.Connector, error) {
@@ -243,31 +245,31 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		case notes.Name:
 			return notes.New(cc.Name, a.Store), nil
 		}
-		return nil, fmt.Errorf("%w: connector %s: unknown builtin %q", errFatal, cc.Name, cc.Builtin)
+		return nil, fmt.Errorf("connector %s: unknown builtin %q", cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:
 		var signedIn func(error)
 		if a.metrics != nil {
 			signedIn = func(err error) { a.metrics.SignInEnded(cc.Name, err) }
 		}
-		if cc.PerUser() {
-			return a.startPerUser(ctx, cc, signedIn)
-		}
-		auth, err := OAuthFor(cc, "", oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.Log, signedIn)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errFatal, err)
-		}
 		// Open: a server that is down comes up by itself later (its
 		// Tools report why meanwhile, so the runtime shows it
 		// unavailable), and OnToolsChanged brings its tools in. One that
 		// needs a sign-in waits for it.
-		mc := mcpConfig(cc, auth, a.Scrubber, a.Log, a.backoff, func() { a.refresh.changed(cc.Name) })
+		mc := mcpConfig(cc, nil, a.Scrubber, a.Log, a.backoff, func() { a.refresh.changed(cc.Name) })
 		mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
+		if cc.PerUser() {
+			return a.startPerUser(cc, mc, signedIn)
+		}
+		var err error
+		if mc.OAuth, err = OAuthFor(cc, "", oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.Log, signedIn); err != nil {
+			return nil, err
+		}
 		if a.metrics != nil {
 			mc.OnRestart = func() { a.metrics.DownstreamRestarted(cc.Name) }
 		}
 		c, err := mcp.Open(ctx, mc)
 		if err != nil {
-			return nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
+			return nil, fmt.Errorf("connector %s: %w", cc.Name, err)
 		}
 		return c, nil
 	case config.KindOpenAPI:
@@ -290,20 +292,18 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// again in the background; its tools come in when it loads.
 		c, err := openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
 		if err != nil {
-			return nil, fmt.Errorf("%w: connector %s (line %d): %w", errFatal, cc.Name, cc.Line, err)
+			return nil, fmt.Errorf("connector %s (line %d): %w", cc.Name, cc.Line, err)
 		}
 		return c, nil
 	}
-	return nil, fmt.Errorf("%w: connector %s: unknown kind %v", errFatal, cc.Name, cc.Kind)
+	return nil, fmt.Errorf("connector %s: unknown kind %v", cc.Name, cc.Kind)
 }
 
 // startPerUser starts a url connector with credentials: per_user: one
 // connection and one grant for each person (mcp.PerUser), each person's
 // OAuth client made as OAuthFor makes the shared one.
-func (a *App) startPerUser(ctx context.Context, cc config.Connector, signedIn func(error)) (connectors.Connector, error) {
+func (a *App) startPerUser(cc config.Connector, mc mcp.Config, signedIn func(error)) (connectors.Connector, error) {
 	tokens := oauth.Records{R: a.tokens}
-	mc := mcpConfig(cc, nil, a.Scrubber, a.Log, a.backoff, func() { a.refresh.changed(cc.Name) })
-	mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
 	c, err := mcp.OpenPerUser(mcp.PerUserConfig{
 		Config: mc,
 		Session: func(user string) (*oauth.Session, error) {
@@ -317,7 +317,7 @@ func (a *App) startPerUser(ctx context.Context, cc config.Connector, signedIn fu
 		Exchange: cc.TokenExchange != nil,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: connector %s: %w", errFatal, cc.Name, err)
+		return nil, fmt.Errorf("connector %s: %w", cc.Name, err)
 	}
 	return c, nil
 }
