@@ -158,7 +158,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	}
 	defer done()
 	eng, warnings := a.Runtime, a.Warnings
-	signIns, perUser := signInNeeded(ctx, a.Connectors), perUserNames(a.Connectors)
+	signIns := signInNeeded(ctx, a.Connectors)
 	failed := 0
 	notes := map[string][]typegen.Diagnostic{}
 	for _, d := range eng.TypeDiagnostics() {
@@ -170,7 +170,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			fmt.Fprintf(env.Stdout, "✗ %s: needs a sign-in (%s): run codemode-mcp login %s%s\n", ci.Name, a.Scrubber.String(sr.Reason), ci.Name, configFlag(cfg))
 			continue
 		}
-		if perUser[ci.Name] && ci.NeedsSignIn {
+		if ci.NeedsSignIn && slices.ContainsFunc(cfg.Connectors, func(cc config.Connector) bool { return cc.Name == ci.Name && cc.PerUser() }) {
 			// Not a failure: nobody has signed in yet, and each person
 			// does so from their own run.
 			fmt.Fprintf(env.Stdout, "- %s: credentials per user, and nobody has signed in yet: each person signs in from their own run (its tools are listed once someone has)\n", ci.Name)

@@ -467,7 +467,7 @@ func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]
 	for _, c := range conns {
 		s := c.Capabilities().SignIner
 		if s == nil || c.Capabilities().PerUser {
-			continue // (each person signs in to a per-user connector for themselves: see perUserNames)
+			continue // (each person signs in to a per-user connector for themselves: see check)
 		}
 		if _, err := c.Tools(ctx); err != nil {
 			if sr, ok := connectors.AsSignInRequired(err); ok {
@@ -479,17 +479,6 @@ func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]
 			out[c.Name()] = sr
 		} else if err != nil && !errors.Is(err, context.Canceled) {
 			out[c.Name()] = &connectors.SignInRequired{Connector: c.Name(), Reason: err.Error()}
-		}
-	}
-	return out
-}
-
-// perUserNames are the connectors with credentials: per_user.
-func perUserNames(conns []connectors.Connector) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range conns {
-		if c.Capabilities().PerUser {
-			out[c.Name()] = true
 		}
 	}
 	return out
