@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -143,11 +144,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	src := cfg.Path
-	if src == "" {
-		src = "built-in default (no config file found)"
-	}
-	fmt.Fprintf(env.Stdout, "config: %s\n", src)
+	fmt.Fprintf(env.Stdout, "config: %s\n", cmp.Or(cfg.Path, "built-in default (no config file found)"))
 	// What connectors log while starting (a server down and "retrying in
 	// the background", a document not read) is in check's report already,
 	// and check retries nothing: only errors are logged, unless

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -45,18 +46,8 @@ func remoteConnector(cfg *config.Config, cmd, name string) (config.Connector, er
 		}
 		return cc, nil
 	}
-	known := "none"
-	if len(remotes) > 0 {
-		known = strings.Join(remotes, ", ")
-	}
-	return config.Connector{}, usagef("%s: no connector %q in %s; url connectors: %s", cmd, name, configName(cfg), known)
-}
-
-func configName(cfg *config.Config) string {
-	if cfg.Path == "" {
-		return "the built-in default"
-	}
-	return cfg.Path
+	return config.Connector{}, usagef("%s: no connector %q in %s; url connectors: %s", cmd, name,
+		cmp.Or(cfg.Path, "the built-in default"), cmp.Or(strings.Join(remotes, ", "), "none"))
 }
 
 // signInOnce runs one sign-in of s: it prints the URL on w, opens the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -33,11 +34,7 @@ func cmdVersion(args []string, env Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "log:    %s\n", app.StoreDisplay(db))
-	cache := app.CacheDir(cfg)
-	if cache == "" {
-		cache = "none (no user cache directory: OpenAPI documents are not cached)"
-	}
-	fmt.Fprintf(env.Stdout, "cache:  %s\n", cache)
+	fmt.Fprintf(env.Stdout, "cache:  %s\n", cmp.Or(app.CacheDir(cfg), "none (no user cache directory: OpenAPI documents are not cached)"))
 	return nil
 }
 
