@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -191,19 +192,12 @@ const (
 // one before any configuration is read; serve and console make it again
 // from the configuration.
 func newLogger(w io.Writer, l config.Log) *slog.Logger {
-	name := l.Level
-	if v := os.Getenv(envLogLevel); v != "" {
-		name = v
+	name := cmp.Or(os.Getenv(envLogLevel), l.Level)
+	if strings.EqualFold(name, "warning") {
+		name = "warn"
 	}
 	level := slog.LevelInfo
-	switch strings.ToLower(name) {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn", "warning":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
+	_ = level.UnmarshalText([]byte(name)) // an unknown name leaves it at info
 	format := l.Format
 	if v := strings.ToLower(os.Getenv(envLogFormat)); v == config.LogText || v == config.LogJSON {
 		format = v
