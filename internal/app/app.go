@@ -101,10 +101,7 @@ type App struct {
 // listed again (see refresher) and OnConnectorsChanged's function is
 // called then.
 func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err error) {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log := cmp.Or(opts.Logger, slog.Default())
 	scrubber := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(opts.DBPath)...)...)
 	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
 	a := &App{Config: cfg, Scrubber: scrubber, Log: log, backoff: opts.backoff, metrics: opts.Metrics}
@@ -130,10 +127,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	}()
 	st = meterStore(st, a.metrics)
 	a.Store = st
-	a.tokens, a.sealer = opts.Tokens, DefaultSealer()
-	if a.tokens == nil {
-		a.tokens = st
-	}
+	a.tokens, a.sealer = cmp.Or(opts.Tokens, connectors.Records(st)), DefaultSealer()
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {
