@@ -370,46 +370,37 @@ func closer(a *app.App, log *slog.Logger) func() {
 // database, and these commands must not create one beside the config; the
 // store is a real file because it runs in WAL mode), the sign-ins of url
 // connectors then read from (and refreshed in) the configured store if it
-// exists: check says who needs one. It returns the app; done stops
+// exists: check says who needs one. It returns the app and a func that stops
 // everything and removes the temporary directory.
-func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (a *app.App, done func(), err error) {
+func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (*app.App, func(), error) {
 	opts := app.Options{DBPath: db, Logger: log}
-	var undo []func() // in the order they are to run
-	done = func() {
-		for _, f := range undo {
-			f()
-		}
-	}
-	defer func() {
-		if err != nil {
-			done()
-		}
-	}()
+	cleanup := func() {} // what closing the app leaves to do
 	if db == "" {
 		tokens, err := existingTokenStore(ctx, cfg, log)
 		if err != nil {
 			return nil, nil, err
 		}
-		if tokens != nil {
-			opts.Tokens = tokens
-			undo = append(undo, func() { tokens.Close() })
-		}
 		dir, err := os.MkdirTemp("", "codemode-scratch-")
-		if err != nil {
-			return nil, nil, fmt.Errorf("temporary store: %w", err)
-		}
-		opts.DBPath = filepath.Join(dir, "codemode.db")
-		undo = append(undo, func() {
-			if err := os.RemoveAll(dir); err != nil {
+		cleanup = func() {
+			if tokens != nil {
+				tokens.Close()
+			}
+			if err := os.RemoveAll(dir); err != nil { // ("" when MkdirTemp failed: nothing)
 				log.Warn("remove the temporary store", "dir", dir, "err", err)
 			}
-		})
+		}
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("temporary store: %w", err)
+		}
+		opts.DBPath, opts.Tokens = filepath.Join(dir, "codemode.db"), tokens
 	}
-	if a, err = app.Open(ctx, cfg, opts); err != nil {
+	a, err := app.Open(ctx, cfg, opts)
+	if err != nil {
+		cleanup()
 		return nil, nil, err
 	}
-	undo = append([]func(){closer(a, log)}, undo...)
-	return a, done, nil
+	return a, func() { closer(a, log)(); cleanup() }, nil
 }
 
 // existingTokenStore opens the configured store for its sign-ins, if the
