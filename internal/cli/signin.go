@@ -460,11 +460,10 @@ func signInNeeded(ctx context.Context, conns []connectors.Connector) map[string]
 		if s == nil || c.Capabilities().PerUser {
 			continue // (each person signs in to a per-user connector for themselves: see check)
 		}
-		if _, err := c.Tools(ctx); err != nil {
-			if sr, ok := connectors.AsSignInRequired(err); ok {
-				out[c.Name()] = sr
-				continue
-			}
+		_, err := c.Tools(ctx)
+		if sr, ok := connectors.AsSignInRequired(err); ok {
+			out[c.Name()] = sr
+			continue
 		}
 		if sr, err := s.NeedsSignIn(ctx); err == nil && sr != nil {
 			out[c.Name()] = sr
