@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 )
 
 // BenchmarkTrivialRun is `1 + 1` end to end through Run (normalised code
@@ -17,7 +18,8 @@ func BenchmarkTrivialRun(b *testing.B) {
 
 // BenchmarkTrivialRunUncached adds esbuild and compilation to every run.
 func BenchmarkTrivialRunUncached(b *testing.B) {
-	e := NewInProcess(InProcessOptions{CacheSize: -1})
+	e := NewInProcess(InProcessOptions{})
+	e.cache = source.NewCache(0)
 	b.Cleanup(func() { _ = e.Close() })
 	for b.Loop() {
 		sandboxtest.BenchRun(b, e, "1 + 1")

@@ -75,11 +75,11 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 			}
 			sc.Seq = seq
 		}
-		if ps.over() {
+		if ps.isDone() {
 			return ps.pending()
 		}
 		promise, resolve, reject := ps.vm.NewPromise()
-		ps.goHost(callLabel{}, func() func() {
+		ps.goHost(0, "", func() func() {
 			raw, err := ps.host.Service(ps.hostCtx, sc)
 			if err != nil {
 				return ps.hostErr(err, reject, nil)
@@ -106,7 +106,7 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 	}
 	st := sandbox.Step{Seq: seq, Name: name}
 	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(stepLabel(st), func() func() {
+	ps.goHost(st.Seq, stepWhat(st), func() func() {
 		val, found, err := ps.host.StepResult(ps.hostCtx, st)
 		if err != nil {
 			return ps.hostErr(err, reject, nil)
@@ -119,9 +119,8 @@ func (ps *pass) step(call goja.FunctionCall) goja.Value {
 	return ps.vm.ToValue(promise)
 }
 
-func stepLabel(st sandbox.Step) callLabel {
-	return callLabel{what: "codemode.step(" + strconv.Quote(st.Name) + ")", seq: st.Seq}
-}
+// stepWhat names a step in the in-flight warning.
+func stepWhat(st sandbox.Step) string { return "codemode.step(" + strconv.Quote(st.Name) + ")" }
 
 // runStep runs a step's function on the loop and records its outcome.
 func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(any) error) {
@@ -146,7 +145,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 			ps.stepFailed(st, thrown, "the step's value cannot be converted to JSON: ", reject)
 			return goja.Undefined()
 		}
-		ps.goHost(stepLabel(st), func() func() {
+		ps.goHost(st.Seq, stepWhat(st), func() func() {
 			if err := ps.host.StepDone(ps.hostCtx, st, raw, ""); err != nil {
 				return ps.hostErr(err, reject, nil)
 			}
@@ -168,7 +167,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 func (ps *pass) stepFailed(st sandbox.Step, reason goja.Value, prefix string, reject func(any) error) {
 	msg, _ := ps.describeValue(reason)
 	msg = prefix + msg
-	ps.goHost(stepLabel(st), func() func() {
+	ps.goHost(st.Seq, stepWhat(st), func() func() {
 		if err := ps.host.StepDone(ps.hostCtx, st, nil, msg); err != nil {
 			return ps.hostErr(err, reject, nil)
 		}
@@ -183,7 +182,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	name := ps.stringArg(call, 0, "codemode.run(name, input)", "name")
 	ps.notInStep("codemode.run(" + name + ")")
 	input := call.Argument(1)
-	if ps.over() {
+	if ps.isDone() {
 		return ps.pending()
 	}
 	inputJSON, err := ps.h.result(goja.Undefined(), input)
@@ -193,7 +192,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	nameJSON, _ := json.Marshal(name)
 	args := json.RawMessage(`[` + string(nameJSON) + `,` + inputJSON.String() + `]`)
 	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(callLabel{}, func() func() {
+	ps.goHost(0, "", func() func() {
 		raw, err := ps.host.Service(ps.hostCtx, sandbox.ServiceCall{Name: sandbox.SnippetService, Args: args})
 		if err != nil {
 			return ps.hostErr(err, reject, nil)

@@ -180,7 +180,7 @@ func (ps *pass) callMethod(c *connector, method, what string, arg, s goja.Value)
 	call := sandbox.Call{Seq: seq, Connector: c.name, Method: method, Args: json.RawMessage(args)}
 	site := ps.callSite()
 	promise, resolve, reject := ps.vm.NewPromise()
-	ps.goHost(callLabel{what, seq}, func() func() {
+	ps.goHost(seq, what, func() func() {
 		raw, err := ps.host.Call(ps.hostCtx, call)
 		if err != nil {
 			return ps.hostErr(err, reject, site)

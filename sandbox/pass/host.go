@@ -11,11 +11,11 @@ import (
 )
 
 // admit takes the next sequence number for a connector call or a step. It
-// is false when the pass is over or stopped, or when the call is past
+// is false when the pass is over (or stopped), or when the call is past
 // Limits.MaxCalls (the pass then fails).
 func (ps *pass) admit(what string) (int, bool) {
 	ps.notInStep(what)
-	if ps.isDone() || ps.stopped.Load() {
+	if ps.isDone() {
 		return 0, false
 	}
 	if ps.seq >= ps.limits.MaxCalls {
@@ -34,9 +34,6 @@ func (ps *pass) notInStep(what string) {
 	}
 }
 
-// over reports whether the program must not reach the host any more.
-func (ps *pass) over() bool { return ps.isDone() || ps.stopped.Load() }
-
 // pending is a promise that never settles, returned to a program whose pass
 // is ending (it is interrupted before it could wait on it).
 func (ps *pass) pending() goja.Value {
@@ -51,7 +48,6 @@ func (ps *pass) pending() goja.Value {
 // the outcome says where the failed call was made in the model's code.
 func (ps *pass) hostErr(err error, reject func(any) error, site *goja.StackFrame) func() {
 	if errors.Is(err, sandbox.ErrStop) {
-		ps.stopped.Store(true)
 		ps.abort(sandbox.Outcome{Status: sandbox.Stopped, Stop: err})
 		return nil
 	}

@@ -26,8 +26,8 @@ import (
 // made in the same turn (Promise.all), both run on goroutines at once;
 // when the turn ends with a timer set or another job in flight, the held
 // one does. A turn that runs for long after making a call (a busy loop)
-// does not delay the call by more than about rescueAfter: the rescuer
-// goroutine then starts it on a goroutine, so that a host stop can still
+// does not delay the call by more than about rescueAfter: the rescuer (a
+// timer) then starts it on a goroutine, so that a host stop can still
 // interrupt the program.
 
 // rescueAfter is how long a call may stay held before the rescuer starts
@@ -38,7 +38,7 @@ const rescueAfter = time.Millisecond
 // it) and returns the function, if any, that delivers its result on the
 // VM goroutine.
 type hostJob struct {
-	id int // in pass.flying; 0 for host services that are not tracked
+	id int // the seq of a connector call or step, in pass.flying; 0 for the host services, which are not
 	f  func() func()
 }
 
@@ -50,25 +50,23 @@ type hostJob struct {
 //
 // Invariants: at most one job is held; a held job leaves the slot exactly
 // once, taken by the VM goroutine (take, or hold when a second job comes)
-// or by the rescuer, which counts it in outstanding before it lets go of
-// the lock, so that the VM goroutine never sees "nothing held, nothing
-// outstanding" while a job is on its way to a goroutine; once stop has
-// returned, the rescuer holds and starts nothing.
+// or by the rescuer, which counts it in outstanding and starts it before
+// it lets go of the lock, so that the VM goroutine never sees "nothing
+// held, nothing outstanding" while a job is on its way to a goroutine;
+// once stop has returned, the rescuer starts nothing.
 type hostJobs struct {
-	start func(*hostJob) // runs a job, already counted in outstanding, on a goroutine
+	start func(*hostJob) // starts a goroutine running a job already counted in outstanding; the rescuer calls it under mu
 	over  func() bool    // the pass has an outcome: the rescuer leaves a held job alone
 
 	outstanding atomic.Int64 // jobs run on goroutines whose result has not reached the loop
 
 	mu       sync.Mutex
 	held     *hostJob
-	heldGen  uint64        // counts the jobs held
-	timer    *time.Timer   // the rescuer's, once it has started
-	stopCh   chan struct{} // closed to end the rescuer
-	armed    bool          // the timer is set
-	armedGen uint64        // heldGen when it was set
-	off      bool          // stop was called
-	rescuer  sync.WaitGroup
+	heldGen  uint64      // counts the jobs held
+	timer    *time.Timer // runs the rescuer (rescue), once a job was held
+	armed    bool        // the timer is set
+	armedGen uint64      // heldGen when it was set
+	off      bool        // stop was called
 }
 
 // hold holds j when nothing else is pending (nothing held or outstanding,
@@ -123,9 +121,7 @@ func (q *hostJobs) armLocked() {
 	q.armed = true
 	q.armedGen = q.heldGen
 	if q.timer == nil {
-		q.timer = time.NewTimer(rescueAfter)
-		q.stopCh = make(chan struct{})
-		q.rescuer.Go(q.rescue)
+		q.timer = time.AfterFunc(rescueAfter, q.rescue)
 		return
 	}
 	q.timer.Reset(rescueAfter)
@@ -133,58 +129,45 @@ func (q *hostJobs) armLocked() {
 
 // rescue starts a job still held a full period after it was seen held.
 func (q *hostJobs) rescue() {
-	for {
-		select {
-		case <-q.stopCh:
-			return
-		case <-q.timer.C:
-		}
-		q.mu.Lock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.off:
+	case q.held == nil || q.over():
+		q.armed = false
+	case q.heldGen != q.armedGen:
+		// Another job is held now: give it its own period.
+		q.armedGen = q.heldGen
+		q.timer.Reset(rescueAfter)
+	default:
 		j := q.held
-		switch {
-		case j == nil || q.over():
-			j = nil
-			q.armed = false
-		case q.heldGen != q.armedGen:
-			// Another job is held now: give it its own period.
-			j = nil
-			q.armedGen = q.heldGen
-			q.timer.Reset(rescueAfter)
-		default:
-			q.held = nil
-			q.armed = false
-			q.outstanding.Add(1)
-		}
-		q.mu.Unlock()
-		if j != nil {
-			q.start(j)
-		}
+		q.held = nil
+		q.armed = false
+		q.outstanding.Add(1)
+		q.start(j)
 	}
 }
 
-// stop ends the rescuer and waits for it. It is called once the loop has
-// stopped.
+// stop makes the rescuer start nothing more. It is called once the loop
+// has stopped.
 func (q *hostJobs) stop() {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.off = true
-	stop := q.stopCh
-	q.mu.Unlock()
-	if stop == nil {
-		return
+	if q.timer != nil {
+		q.timer.Stop()
 	}
-	close(stop)
-	q.rescuer.Wait()
-	q.timer.Stop()
 }
 
 // goHost runs f as a host job (see above). The host is not called once it
-// has stopped the pass or the program has ended. label names a connector
-// call or step (what is empty for the other host services): it is in
-// flight until f returns. It is called on the VM goroutine.
-func (ps *pass) goHost(label callLabel, f func() func()) {
+// has stopped the pass or the program has ended. A connector call or step
+// (what names it: "notes.createNote", empty for the other host services)
+// is in flight until f returns. It is called on the VM goroutine.
+func (ps *pass) goHost(seq int, what string, f func() func()) {
 	j := &hostJob{f: f}
-	if label.what != "" {
-		j.id = ps.fly(label)
+	if what != "" {
+		j.id = seq
+		ps.fly(seq, what)
 	}
 	for _, sp := range ps.jobs.hold(j, len(ps.timers) > 0) {
 		ps.jobs.spawn(sp)
@@ -207,7 +190,7 @@ func (ps *pass) flushHeld() {
 		switch {
 		case j == nil:
 			return
-		case ps.over():
+		case ps.isDone():
 			ps.returned(j)
 			return
 		case !ps.jobs.idle() || len(ps.timers) > 0:
@@ -250,7 +233,7 @@ func (ps *pass) callHost(j *hostJob) (cb func()) {
 			cb = nil
 		}
 	}()
-	if ps.stopped.Load() || ps.hostCtx.Err() != nil {
+	if ps.isDone() || ps.hostCtx.Err() != nil {
 		return nil
 	}
 	cb = j.f()

@@ -13,16 +13,15 @@ import (
 // flight, so that a program that ends without awaiting them is told which
 // were cancelled (see pass).
 
-// fly puts a call in flight and returns its id (never 0).
-func (ps *pass) fly(l callLabel) int {
+// fly puts call seq in flight. No two are in flight under one seq: a
+// step's lookup has returned before its value is recorded.
+func (ps *pass) fly(seq int, what string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.flying == nil {
-		ps.flying = map[int]callLabel{}
+		ps.flying = map[int]string{}
 	}
-	ps.flights++
-	ps.flying[ps.flights] = l
-	return ps.flights
+	ps.flying[seq] = what
 }
 
 // returned takes j out of flight: before its result is delivered.
@@ -37,7 +36,7 @@ func (ps *pass) returned(j *hostJob) {
 
 // inflightWarning is the log line about calls canceled because the program
 // ended while they were in flight, or "".
-func inflightWarning(flying map[int]callLabel, status sandbox.Status) string {
+func inflightWarning(flying map[int]string, status sandbox.Status) string {
 	if len(flying) == 0 {
 		return ""
 	}
@@ -52,7 +51,7 @@ func inflightWarning(flying map[int]callLabel, status sandbox.Status) string {
 		fmt.Fprintf(&b, "[warn] %d calls were still in flight when the program %s and were cancelled: ", len(flying), when)
 	}
 	const maxNamed = 5
-	for i, id := range slices.Sorted(maps.Keys(flying)) { // in call order
+	for i, seq := range slices.Sorted(maps.Keys(flying)) { // in call order
 		if i == maxNamed {
 			fmt.Fprintf(&b, " and %d more", len(flying)-maxNamed)
 			break
@@ -60,7 +59,7 @@ func inflightWarning(flying map[int]callLabel, status sandbox.Status) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s #%d", flying[id].what, flying[id].seq)
+		fmt.Fprintf(&b, "%s #%d", flying[seq], seq)
 	}
 	b.WriteString(". Await every call: the result of a call in flight is lost and it may or may not have taken effect.")
 	return b.String()

@@ -16,39 +16,26 @@ import (
 // is for.
 type InProcess struct {
 	// fixed at creation
-	log     *slog.Logger
-	cache   *source.Cache
-	closeCx context.Context // canceled by Close: cancels the Runs in progress
-	closeFn context.CancelFunc
-
-	mu     sync.Mutex
-	closed bool
-	runs   sync.WaitGroup // Runs in progress
+	log   *slog.Logger
+	cache *source.Cache
+	gate  *Gate
 }
 
 // InProcessOptions configures NewInProcess; the zero value is the default.
 type InProcessOptions struct {
 	// Logger receives internal failures (default: discard).
 	Logger *slog.Logger
-	// CacheSize is how many normalised programs are kept (default 128;
-	// negative: none).
-	CacheSize int
 }
+
+// inProcessCacheSize is how many normalised programs an InProcess keeps.
+const inProcessCacheSize = 128
 
 // NewInProcess returns an in-process executor.
 func NewInProcess(opts InProcessOptions) *InProcess {
-	switch {
-	case opts.CacheSize == 0:
-		opts.CacheSize = 128
-	case opts.CacheSize < 0:
-		opts.CacheSize = 0
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &InProcess{log: opts.Logger, cache: source.NewCache(opts.CacheSize)}
-	e.closeCx, e.closeFn = context.WithCancel(context.Background())
-	return e
+	return &InProcess{log: opts.Logger, cache: source.NewCache(inProcessCacheSize), gate: NewGate()}
 }
 
 var _ sandbox.Executor = (*InProcess)(nil)
@@ -63,27 +50,64 @@ var _ sandbox.Executor = (*InProcess)(nil)
 // a host stop they complete. Host methods must therefore return once their
 // context is done.
 func (e *InProcess) Run(ctx context.Context, p sandbox.Program, host sandbox.Host) (sandbox.Outcome, error) {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return sandbox.Outcome{}, sandbox.ErrClosed
-	}
-	e.runs.Add(1)
-	e.mu.Unlock()
-	defer e.runs.Done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(e.closeCx, cancel)()
-	return Execute(ctx, p, host, e.cache, e.log)
+	return e.gate.Run(ctx, func(ctx context.Context) (sandbox.Outcome, error) {
+		return Execute(ctx, p, host, e.cache, e.log)
+	})
 }
 
 // Close cancels the passes in progress, waits for them and makes further
 // Runs fail with ErrClosed.
 func (e *InProcess) Close() error {
-	e.mu.Lock()
-	e.closed = true
-	e.mu.Unlock()
-	e.closeFn()
-	e.runs.Wait()
+	e.gate.Close()
 	return nil
+}
+
+// Gate is the part of an Executor's life both executors share: it admits
+// Runs until Close, which cancels those in progress and waits for them.
+type Gate struct {
+	// fixed at creation
+	closing context.Context // canceled by Close
+	cancel  context.CancelFunc
+
+	mu   sync.Mutex     // orders runs.Add before Close's Wait
+	runs sync.WaitGroup // Runs in progress
+}
+
+// NewGate returns an open gate.
+func NewGate() *Gate {
+	g := &Gate{}
+	g.closing, g.cancel = context.WithCancel(context.Background())
+	return g
+}
+
+// Run runs f with ctx, which Close cancels as well; after Close it fails
+// with sandbox.ErrClosed.
+func (g *Gate) Run(ctx context.Context, f func(context.Context) (sandbox.Outcome, error)) (sandbox.Outcome, error) {
+	g.mu.Lock()
+	if g.Closed() {
+		g.mu.Unlock()
+		return sandbox.Outcome{}, sandbox.ErrClosed
+	}
+	g.runs.Add(1)
+	g.mu.Unlock()
+	defer g.runs.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(g.closing, cancel)()
+	return f(ctx)
+}
+
+// Done is closed by Close.
+func (g *Gate) Done() <-chan struct{} { return g.closing.Done() }
+
+// Closed reports whether Close has been called.
+func (g *Gate) Closed() bool { return g.closing.Err() != nil }
+
+// Close makes further Runs fail, cancels those in progress and waits for
+// them.
+func (g *Gate) Close() {
+	g.mu.Lock()
+	g.cancel()
+	g.mu.Unlock()
+	g.runs.Wait()
 }

@@ -75,9 +75,11 @@ type pass struct {
 	cache      *source.Cache     // normalises snippets (codemode.run)
 	frames     []goja.StackFrame // callSite's buffer; used on the VM goroutine
 
-	hostWG  sync.WaitGroup // host jobs run on goroutines of their own
-	jobs    hostJobs       // the held call, the count of jobs on goroutines, the rescuer (hostjobs.go)
-	stopped atomic.Bool    // the host returned ErrStop: no further host calls
+	hostWG sync.WaitGroup // host jobs run on goroutines of their own
+	jobs   hostJobs       // the held call, the count of jobs on goroutines, the rescuer (hostjobs.go)
+	// done is set, under mu, once the pass has an outcome (the host's
+	// stop among them): the host is not called any more.
+	done atomic.Bool
 
 	// owned by the VM goroutine; read by Execute once it has exited
 	vm         *goja.Runtime
@@ -95,19 +97,11 @@ type pass struct {
 	isObject   goja.Value   // argKind(v) == "object", for them
 
 	mu        sync.Mutex
-	done      bool
-	out       sandbox.Outcome   // Status, Result, Error, Stop
-	internal  error             // an internal failure: Run returns it
-	vmRef     *goja.Runtime     // for Interrupt from other goroutines
-	flying    map[int]callLabel // the connector calls and steps in flight, by id (inflight.go)
-	flights   int               // the ids given
-	cancelled map[int]callLabel // those in flight when the program ended
-}
-
-// callLabel names a connector call or a step in the in-flight warning.
-type callLabel struct {
-	what string // "notes.createNote" or "codemode.step(name)"
-	seq  int
+	out       sandbox.Outcome // Status, Result, Error, Stop
+	internal  error           // an internal failure: Run returns it
+	vmRef     *goja.Runtime   // for Interrupt from other goroutines
+	flying    map[int]string  // the connector calls and steps in flight, named by seq (inflight.go)
+	cancelled map[int]string  // those in flight when the program ended
 }
 
 // loaded is a compiled program of the pass, for error positions.
@@ -175,25 +169,12 @@ func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *s
 	ps.jobs.start, ps.jobs.over = ps.startJob, ps.isDone
 	ps.loop.RunOnLoop(func(vm *goja.Runtime) { ps.turn(func() { ps.start(vm) }) })
 
-	loopDone := make(chan struct{})
-	var loopPanicked bool
-	go func() {
-		defer close(loopDone)
-		defer func() {
-			if r := recover(); r != nil {
-				loopPanicked = true
-				ps.internalFail(fmt.Errorf("sandbox: event loop panic: %v\n%s", r, debug.Stack()))
-			}
-		}()
-		ps.loop.StartInForeground()
-	}()
 	afterDone := make(chan struct{})
 	stopAfter := context.AfterFunc(passCtx, func() {
 		defer close(afterDone)
 		ps.abort(failed(EndMessage(passCtx, limits.Timeout)))
 	})
-
-	<-loopDone
+	loopPanicked := ps.runLoop()
 	ps.jobs.stop()
 	ps.hostWG.Wait()
 	if !stopAfter() {
@@ -207,6 +188,19 @@ func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *s
 		ps.loop.Terminate()
 	}
 	return ps.outcome()
+}
+
+// runLoop runs the event loop on this goroutine (it is the VM goroutine)
+// until it stops. A panic of the loop itself is an internal failure.
+func (ps *pass) runLoop() (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			ps.internalFail(fmt.Errorf("sandbox: event loop panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	ps.loop.StartInForeground()
+	return false
 }
 
 // CodeTooLarge is the outcome of a program whose code is past
@@ -258,7 +252,7 @@ func failed(msg string) sandbox.Outcome { return sandbox.Outcome{Status: sandbox
 func (ps *pass) start(vm *goja.Runtime) {
 	ps.mu.Lock()
 	ps.vmRef = vm
-	done := ps.done
+	done := ps.done.Load()
 	ps.mu.Unlock()
 	if done {
 		ps.loop.StopNoWait()
@@ -376,11 +370,11 @@ func (ps *pass) onRejected(call goja.FunctionCall) goja.Value {
 // still in flight are noted and their context canceled.
 func (ps *pass) finish(o sandbox.Outcome) bool {
 	ps.mu.Lock()
-	if ps.done {
+	if ps.done.Load() {
 		ps.mu.Unlock()
 		return false
 	}
-	ps.done = true
+	ps.done.Store(true)
 	ps.out = o
 	cancel := o.Status != sandbox.Stopped
 	if cancel {
@@ -393,11 +387,7 @@ func (ps *pass) finish(o sandbox.Outcome) bool {
 	return true
 }
 
-func (ps *pass) isDone() bool {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.done
-}
+func (ps *pass) isDone() bool { return ps.done.Load() }
 
 // end records o from the VM goroutine: JavaScript still running or queued
 // is interrupted and the loop stops.
@@ -480,7 +470,7 @@ func (ps *pass) outcome() (sandbox.Outcome, error) {
 		return sandbox.Outcome{}, ps.internal
 	}
 	o := ps.out
-	if !ps.done {
+	if !ps.done.Load() {
 		return sandbox.Outcome{}, errors.New("sandbox: pass ended without an outcome")
 	}
 	if o.Status == sandbox.Completed && len(o.Result) == 0 {

@@ -91,17 +91,14 @@ type Pool struct {
 	opts    Options // with defaults
 	env     []string
 	log     *slog.Logger
-	closeCx context.Context // canceled by Close
-	closeFn context.CancelFunc
+	gate    *pass.Gate    // the Runs; closed first by Close
 	wake    chan struct{} // wakes the starter (buffered 1)
 	nextRun atomic.Uint32
 
-	runs    sync.WaitGroup // Runs in progress
 	starter sync.WaitGroup // the background starter
 	procs   sync.WaitGroup // process waiters and background stops
 
 	mu       sync.Mutex
-	closed   bool
 	idle     []*procWorker // warm, most recently used last
 	total    int           // workers alive or starting
 	starting int           // started by the background starter, not yet idle
@@ -154,13 +151,13 @@ func NewPool(opts Options) (*Pool, error) {
 		opts:    opts,
 		env:     append(env, opts.Env...),
 		log:     log,
+		gate:    pass.NewGate(),
 		wake:    make(chan struct{}, 1),
 		changed: make(chan struct{}),
 	}
-	p.closeCx, p.closeFn = context.WithCancel(context.Background())
 	w, err := p.start()
 	if err != nil {
-		p.closeFn()
+		p.gate.Close()
 		p.procs.Wait()
 		return nil, err
 	}
@@ -174,24 +171,16 @@ func NewPool(opts Options) (*Pool, error) {
 // concurrent use. The error is for internal failures (of the host
 // plumbing, or a worker that cannot start) and for a closed pool.
 func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host) (sandbox.Outcome, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return sandbox.Outcome{}, sandbox.ErrClosed
-	}
-	p.runs.Add(1)
-	p.mu.Unlock()
-	defer p.runs.Done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(p.closeCx, cancel)()
+	return p.gate.Run(ctx, func(ctx context.Context) (sandbox.Outcome, error) { return p.run(ctx, prog, host) })
+}
 
+func (p *Pool) run(ctx context.Context, prog sandbox.Program, host sandbox.Host) (sandbox.Outcome, error) {
 	if o, tooLarge := pass.CodeTooLarge(prog); tooLarge {
 		return o, nil
 	}
 	w, err := p.acquire(ctx)
 	if err != nil {
-		if p.closeCx.Err() != nil {
+		if p.gate.Closed() {
 			return sandbox.Outcome{}, sandbox.ErrClosed
 		}
 		if ctx.Err() != nil {
@@ -199,8 +188,8 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 		}
 		return sandbox.Outcome{}, err
 	}
-	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, limits: prog.Limits.WithDefaults()}
-	o, keep, err := r.run(ctx, host)
+	r := &procRun{pool: p, w: w, id: p.nextRun.Add(1), prog: prog, host: host}
+	o, keep, err := r.run(ctx)
 	p.release(w, keep)
 	return o, err
 }
@@ -209,18 +198,17 @@ func (p *Pool) Run(ctx context.Context, prog sandbox.Program, host sandbox.Host)
 // MaxWorkers), else waits for one.
 func (p *Pool) acquire(ctx context.Context) (*procWorker, error) {
 	for {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
+		if p.gate.Closed() {
 			return nil, sandbox.ErrClosed
 		}
+		p.mu.Lock()
 		for len(p.idle) > 0 {
 			w := p.idle[len(p.idle)-1]
 			p.idle = p.idle[:len(p.idle)-1]
 			if w.dead() {
 				p.total--
 				p.replaced++
-				p.retire(w)
+				p.procs.Go(w.stop)
 				continue
 			}
 			p.wakeStarter()
@@ -264,7 +252,7 @@ func (p *Pool) release(w *procWorker, keep bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.runs++
-	if keep && !p.closed && w.runs < p.opts.MaxRunsPerWorker && !w.dead() {
+	if keep && !p.gate.Closed() && w.runs < p.opts.MaxRunsPerWorker && !w.dead() {
 		p.idle = append(p.idle, w)
 		p.notifyLocked()
 		return
@@ -275,11 +263,6 @@ func (p *Pool) release(w *procWorker, keep bool) {
 	p.total--
 	p.notifyLocked()
 	p.wakeStarter()
-	p.retire(w)
-}
-
-// retire stops w in the background (owned by procs).
-func (p *Pool) retire(w *procWorker) {
 	p.procs.Go(w.stop)
 }
 
@@ -301,13 +284,13 @@ func (p *Pool) wakeStarter() {
 func (p *Pool) refill() {
 	for {
 		select {
-		case <-p.closeCx.Done():
+		case <-p.gate.Done():
 			return
 		case <-p.wake:
 		}
 		for {
 			p.mu.Lock()
-			need := !p.closed && len(p.idle)+p.starting < p.opts.Size && p.total < p.opts.MaxWorkers
+			need := !p.gate.Closed() && len(p.idle)+p.starting < p.opts.Size && p.total < p.opts.MaxWorkers
 			if need {
 				p.total++
 				p.starting++
@@ -319,21 +302,17 @@ func (p *Pool) refill() {
 			w, err := p.start()
 			p.mu.Lock()
 			p.starting--
-			switch {
-			case err != nil:
+			if err != nil {
 				p.total--
-			case p.closed:
-				p.total--
-				p.retire(w)
-			default:
-				p.idle = append(p.idle, w)
+			} else {
+				p.idle = append(p.idle, w) // Close, which waits for refill, stops it if need be
 			}
 			p.notifyLocked()
 			p.mu.Unlock()
 			if err != nil {
 				p.log.Warn("sandbox: cannot start a worker", "err", err)
 				select {
-				case <-p.closeCx.Done():
+				case <-p.gate.Done():
 					return
 				case <-time.After(startBackoff):
 				}
@@ -346,11 +325,7 @@ func (p *Pool) refill() {
 // Close cancels the runs in progress, waits for them, stops every worker
 // and waits for the processes to exit. Later Runs fail with ErrClosed.
 func (p *Pool) Close() error {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	p.closeFn()
-	p.runs.Wait()
+	p.gate.Close()
 	p.starter.Wait()
 	p.mu.Lock()
 	idle := p.idle
@@ -358,7 +333,7 @@ func (p *Pool) Close() error {
 	p.total -= len(idle)
 	p.mu.Unlock()
 	for _, w := range idle {
-		p.retire(w)
+		p.procs.Go(w.stop)
 	}
 	p.procs.Wait()
 	return nil

@@ -440,3 +440,24 @@ func TestProcessPoolStatsCountBusyAndReplaced(t *testing.T) {
 		t.Errorf("after a worker was killed: %+v, want 1 replaced", s)
 	}
 }
+
+// A worker's stderr is cut into lines however it is written: a line split
+// across writes is one line, blank lines are skipped, a line without its
+// end past maxLineSize is taken at that size, and the first fatal line and
+// an out-of-memory report are noted.
+func TestStderrTailLines(t *testing.T) {
+	tail := &stderrTail{log: slog.New(slog.DiscardHandler)}
+	long := strings.Repeat("x", maxLineSize+10)
+	for _, chunk := range []string{"first li", "ne\n\nfatal error: runtime: out of memory\nsecond", "\n", long} {
+		if n, err := tail.Write([]byte(chunk)); n != len(chunk) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", chunk, n, err)
+		}
+	}
+	want := []string{"first line", "fatal error: runtime: out of memory", "second", long[:maxLineSize]}
+	if diff := cmp.Diff(want, tail.last); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if tail.fatalLine() != want[1] || !tail.oom {
+		t.Errorf("fatal line %q, oom %v; want %q and true", tail.fatalLine(), tail.oom, want[1])
+	}
+}

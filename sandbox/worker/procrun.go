@@ -15,33 +15,72 @@ import (
 )
 
 // procRun is one Run on one worker, seen from the parent: it sends the
-// program, serves the worker's host calls with the real Host, and enforces
-// the wall-clock deadline.
+// program, serves the worker's host requests with the real Host (each on
+// a context the worker can cancel with msgAbandon), and enforces the
+// wall-clock deadline.
+//
+// Its frames are read by one leader goroutine at a time. A leader serves
+// a host request itself, so that a quick call costs no goroutine handoff
+// (waking another thread roughly doubles the cost of a call here, and so
+// does arming a timer per call); when a request is still being served at
+// a tick of the run's handoff ticker, a new leader takes over reading
+// (other requests, cancellations) meanwhile. The ticker runs only while
+// requests are being served: the first serve after a quiet spell starts
+// it, and a tick that finds no request served since the previous tick and
+// none in progress stops it. So a run of quick calls arms it about once
+// per burst, not once per call, and while the program computes without
+// calling the host, nothing in the server wakes up (a 2 ms ticker for the
+// whole run cost about 2,000 context switches a second;
+// BenchmarkServerWhileProgramComputes).
 type procRun struct {
 	// fixed at creation
 	pool   *Pool
 	w      *procWorker
 	id     uint32
 	prog   sandbox.Program
-	limits sandbox.Limits // with defaults
+	host   sandbox.Host
+	ctx    context.Context // the host requests' parent context; canceled by end
+	cancel context.CancelFunc
+	res    chan readResult // how reading the frames ended (buffered 1)
+	tick   *time.Ticker    // the leaders' handoff; its ticks are read by read
+
+	leaders sync.WaitGroup // the goroutines reading frames
+	calls   sync.WaitGroup // the host requests being served
 
 	mu         sync.Mutex
-	killReason string      // why the parent killed the worker; guarded by mu
-	grace      *time.Timer // kill after a cancellation; guarded by mu
-	over       bool        // run returned: no more timers; guarded by mu
+	over       bool                          // end was called: no more requests, no grace timer
+	killReason string                        // why the parent killed the worker (the first reason)
+	grace      *time.Timer                   // kills the worker a grace after a cancellation
+	pending    map[uint32]context.CancelFunc // the requests being served, by id
+	stop       error                         // the first stop the host returned
+	internal   error                         // a host panic
+	seq        int                           // the highest seq seen
+	serving    int                           // serves begun by leaders
+	busy       bool                          // the current leader is serving a request, not reading
+	seen       int                           // serving at the previous tick
+	ticking    bool                          // tick is running
+}
+
+// leaderHandoff is the period at which a host request being served by the
+// leader lets a new leader take over reading.
+const leaderHandoff = 2 * time.Millisecond
+
+// readResult is how reading a run's frames ended: its outcome, or why not.
+type readResult struct {
+	wo  wireOutcome
+	err error
 }
 
 // run executes the program on the worker. keep is false when the worker
 // must not run another program.
-func (r *procRun) run(ctx context.Context, host sandbox.Host) (o sandbox.Outcome, keep bool, err error) {
-	d := newDispatch(ctx, host, r.w.fw)
-	defer d.close()
-
-	deadline := time.AfterFunc(r.limits.Timeout+KillGrace, func() {
-		r.kill(pass.TimeoutMessage(r.limits.Timeout))
-	})
+func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err error) {
+	r.ctx, r.cancel = context.WithCancel(ctx)
+	r.pending = map[uint32]context.CancelFunc{}
+	defer r.end()
+	timeout := r.prog.Limits.WithDefaults().Timeout
+	deadline := time.AfterFunc(timeout+KillGrace, func() { r.kill(pass.TimeoutMessage(timeout)) })
 	defer deadline.Stop()
-	stopCancel := context.AfterFunc(ctx, func() {
+	defer context.AfterFunc(ctx, func() {
 		reason := pass.EndMessage(ctx, 0)
 		_ = r.w.fw.write(msgCancel, r.id, newEnc(len(reason)+4).str(reason))
 		r.mu.Lock()
@@ -49,16 +88,7 @@ func (r *procRun) run(ctx context.Context, host sandbox.Host) (o sandbox.Outcome
 			r.grace = time.AfterFunc(KillGrace, func() { r.kill(reason) })
 		}
 		r.mu.Unlock()
-	})
-	defer func() {
-		stopCancel()
-		r.mu.Lock()
-		r.over = true
-		if r.grace != nil {
-			r.grace.Stop()
-		}
-		r.mu.Unlock()
-	}()
+	})()
 
 	if r.w.resident > 0 {
 		// Sampled until the run returns, whether or not ctx ended.
@@ -74,122 +104,99 @@ func (r *procRun) run(ctx context.Context, host sandbox.Host) (o sandbox.Outcome
 
 	e := newEnc(len(r.prog.Code) + 256)
 	encodeProgram(e, r.prog)
-	if err := r.w.fw.write(msgRun, r.id, e); err != nil {
-		return r.crashed(d, fmt.Errorf("send the program: %w", err))
+	rr := readResult{err: r.w.fw.write(msgRun, r.id, e)}
+	if rr.err != nil {
+		rr.err = fmt.Errorf("send the program: %w", rr.err)
+	} else {
+		rr = r.read()
 	}
-	// Frames are read by one leader goroutine at a time. A leader serves a
-	// host request itself, so that a quick call costs no goroutine handoff
-	// (waking another thread roughly doubles the cost of a call here, and
-	// so does arming a timer per call); when a call is still being served
-	// at a tick of this goroutine's ticker, a new leader takes over reading
-	// (other calls, cancellations) meanwhile. The ticker runs only while
-	// calls are being served (see leaders).
-	tick := time.NewTicker(leaderHandoff)
-	tick.Stop()
-	defer tick.Stop()
-	res := make(chan readResult, 1)
-	l := &leaders{run: r, d: d, res: res, tick: tick}
-	l.wg.Add(1)
-	go l.lead()
-	var rr readResult
-wait:
-	for {
-		select {
-		case rr = <-res:
-			break wait
-		case <-tick.C:
-			l.handoff()
+	r.end()
+	// Nothing writes stop, internal and seq any more.
+	switch {
+	case r.internal != nil:
+		return sandbox.Outcome{}, false, r.internal
+	case rr.err != nil:
+		return r.crashed(rr.err), false, nil
+	case rr.wo.internal != "":
+		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, rr.wo.internal)
+	}
+	o = rr.wo.Outcome
+	if o.Status == sandbox.Stopped {
+		o.Stop = r.stop
+		if o.Stop == nil {
+			o.Stop = &stopError{msg: rr.wo.stopMsg}
 		}
 	}
-	if rr.err != nil {
-		// Unblock a leader that is serving a call, then wait for it.
-		r.w.kill()
-		d.cancel()
-	}
-	l.wg.Wait()
-	if rr.err != nil {
-		return r.crashed(d, rr.err)
-	}
-	return r.finish(d, rr.wo)
+	return o, !rr.wo.recycle && r.killed() == "", nil
 }
 
-// leaderHandoff is the period at which a host call being served by the
-// leader lets a new leader take over reading.
-const leaderHandoff = 2 * time.Millisecond
-
-// readResult is how reading a run's frames ended: its outcome, or why not.
-type readResult struct {
-	wo  wireOutcome
-	err error
-}
-
-// leaders are the goroutines reading the frames of one run, one at a time
-// (all owned by wg).
-//
-// The handoff ticker runs only while host requests are being served: the
-// first serve after a quiet spell starts it, and a tick that finds no
-// request served since the previous tick and none in progress stops it.
-// So a run of quick calls arms it about once per burst, not once per call,
-// and while the program computes without calling the host, nothing in
-// the server wakes up (a 2 ms ticker for the whole run cost about 2,000
-// context switches a second; BenchmarkServerWhileProgramComputes).
-type leaders struct {
-	// fixed at creation
-	run  *procRun
-	d    *dispatch
-	res  chan<- readResult
-	tick *time.Ticker // read by procRun.run, which calls handoff at each tick
-
-	wg sync.WaitGroup
-
-	mu      sync.Mutex
-	serving int  // serves begun by leaders; guarded by mu
-	busy    bool // the current leader is serving a call, not reading; guarded by mu
-	seen    int  // serving at the previous tick; guarded by mu
-	ticking bool // tick is running; guarded by mu
+// read reads the run's frames with leaders (see procRun) until the
+// outcome or an error.
+func (r *procRun) read() readResult {
+	r.tick = time.NewTicker(leaderHandoff)
+	r.tick.Stop()
+	defer r.tick.Stop()
+	r.res = make(chan readResult, 1)
+	r.leaders.Add(1)
+	go r.lead()
+	for {
+		select {
+		case rr := <-r.res:
+			if rr.err != nil {
+				// Unblock a leader that is serving a request, then wait for it.
+				r.w.kill()
+				r.cancel()
+			}
+			r.leaders.Wait()
+			return rr
+		case <-r.tick.C:
+			r.handoff()
+		}
+	}
 }
 
 // lead reads frames until the outcome or an error, serving host requests
 // in between.
-func (l *leaders) lead() {
-	defer l.wg.Done()
-	r, d := l.run, l.d
+func (r *procRun) lead() {
+	defer r.leaders.Done()
 	for {
 		kind, id, payload, err := r.w.fr.read()
 		if err != nil {
-			l.res <- readResult{err: err}
+			r.res <- readResult{err: err}
 			return
 		}
 		switch kind {
 		case msgOutcome:
 			if id != r.id {
-				l.res <- readResult{err: fmt.Errorf("outcome of run %d during run %d", id, r.id)}
+				r.res <- readResult{err: fmt.Errorf("outcome of run %d during run %d", id, r.id)}
 				return
 			}
-			dd := &dec{b: payload}
-			wo := decodeOutcome(dd)
-			if dd.err != nil {
-				l.res <- readResult{err: fmt.Errorf("outcome: %w", dd.err)}
+			d := &dec{b: payload}
+			wo := decodeOutcome(d)
+			if d.err != nil {
+				r.res <- readResult{err: fmt.Errorf("outcome: %w", d.err)}
 				return
 			}
-			l.res <- readResult{wo: wo}
+			r.res <- readResult{wo: wo}
 			return
 		case msgAbandon:
-			d.abandon(id)
+			r.mu.Lock()
+			cancel := r.pending[id]
+			r.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
 		case msgCall, msgStepResult, msgStepDone, msgService, msgCheck:
-			serve, err := d.prepare(kind, id, payload)
+			serve, err := r.prepare(kind, id, payload)
 			if err != nil {
-				l.res <- readResult{err: err}
+				r.res <- readResult{err: err}
 				return
 			}
-			if serve == nil {
-				continue
-			}
-			if !l.serve(serve) {
+			if serve != nil && !r.serve(serve) {
 				return // a new leader reads on
 			}
 		default:
-			l.res <- readResult{err: fmt.Errorf("unexpected message kind %d", kind)}
+			r.res <- readResult{err: fmt.Errorf("unexpected message kind %d", kind)}
 			return
 		}
 	}
@@ -197,42 +204,55 @@ func (l *leaders) lead() {
 
 // serve runs f as the leader; it reports whether this goroutine is still
 // the leader afterwards.
-func (l *leaders) serve(f func()) bool {
-	l.mu.Lock()
-	l.serving++
-	l.busy = true
-	if !l.ticking {
-		l.ticking = true
-		l.tick.Reset(leaderHandoff)
+func (r *procRun) serve(f func()) bool {
+	r.mu.Lock()
+	r.serving++
+	r.busy = true
+	if !r.ticking {
+		r.ticking = true
+		r.tick.Reset(leaderHandoff)
 	}
-	l.mu.Unlock()
+	r.mu.Unlock()
 	f()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.busy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.busy {
 		return false // handed off
 	}
-	l.busy = false
+	r.busy = false
 	return true
 }
 
 // handoff starts a new leader when the current one has been serving the
-// same call since the previous tick, and stops the ticker when no call
-// has been served since then.
-func (l *leaders) handoff() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// same request since the previous tick, and stops the ticker when no
+// request has been served since then.
+func (r *procRun) handoff() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	switch {
-	case l.serving != l.seen:
-	case l.busy:
-		l.busy = false
-		l.wg.Add(1)
-		go l.lead()
+	case r.serving != r.seen:
+	case r.busy:
+		r.busy = false
+		r.leaders.Add(1)
+		go r.lead()
 	default:
-		l.tick.Stop()
-		l.ticking = false
+		r.tick.Stop()
+		r.ticking = false
 	}
-	l.seen = l.serving
+	r.seen = r.serving
+}
+
+// end takes no more host requests, cancels those being served and waits
+// for them; it may be called more than once.
+func (r *procRun) end() {
+	r.mu.Lock()
+	r.over = true
+	if r.grace != nil {
+		r.grace.Stop()
+	}
+	r.mu.Unlock()
+	r.cancel()
+	r.calls.Wait()
 }
 
 // kill kills the worker for reason (the first reason given is kept).
@@ -251,41 +271,16 @@ func (r *procRun) killed() string {
 	return r.killReason
 }
 
-// finish turns the worker's outcome into the Run's result.
-func (r *procRun) finish(d *dispatch, wo wireOutcome) (sandbox.Outcome, bool, error) {
-	d.close()
-	keep := !wo.recycle && r.killed() == ""
-	stop, internal, _ := d.result()
-	if internal != nil {
-		return sandbox.Outcome{}, false, internal
-	}
-	if wo.internal != "" {
-		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, wo.internal)
-	}
-	o := wo.Outcome
-	if o.Status == sandbox.Stopped {
-		o.Stop = stop
-		if o.Stop == nil {
-			o.Stop = &stopError{msg: wo.stopMsg}
-		}
-	}
-	return o, keep, nil
-}
-
-// crashed reports a worker that died or broke the protocol (cause): it is
-// killed and waited for, and the run fails with why.
-func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, error) {
+// crashed is the outcome of a run whose worker died or broke the protocol
+// (cause): the worker is killed and waited for, and the run fails with
+// why, unless the host had stopped it.
+func (r *procRun) crashed(cause error) sandbox.Outcome {
 	r.w.kill()
 	<-r.w.exited
-	d.close()
-	stop, internal, seq := d.result()
-	if internal != nil {
-		return sandbox.Outcome{}, false, internal
-	}
-	o := sandbox.Outcome{Clock: r.prog.Clock, Calls: seq}
-	if stop != nil {
-		o.Status, o.Stop = sandbox.Stopped, stop
-		return o, false, nil
+	o := sandbox.Outcome{Clock: r.prog.Clock, Calls: r.seq}
+	if r.stop != nil {
+		o.Status, o.Stop = sandbox.Stopped, r.stop
+		return o
 	}
 	o.Status = sandbox.Failed
 	switch reason := r.killed(); {
@@ -300,196 +295,129 @@ func (r *procRun) crashed(d *dispatch, cause error) (sandbox.Outcome, bool, erro
 	}
 	r.pool.log.Warn("sandbox worker ended during a run", "pid", r.w.pid, "outcome", o.Error,
 		"cause", cause, "exit", r.w.exitSummary(), "stderr", r.w.stderr.last)
-	return o, false, nil
+	return o
 }
 
-// dispatch serves the host calls of one run on goroutines of its own (owned
-// by wg), each with a context that the worker can cancel (msgAbandon).
-type dispatch struct {
-	// fixed at creation
-	ctx    context.Context // parent of the calls' contexts
-	cancel context.CancelFunc
-	host   sandbox.Host
-	fw     *frameWriter
+// hostAnswer asks the host for the answer to one request.
+type hostAnswer func(ctx context.Context) (found bool, value []byte, err error)
 
-	wg sync.WaitGroup
-
-	mu       sync.Mutex
-	calls    map[uint32]context.CancelFunc // calls in progress
-	stop     error                         // the first stop the host returned
-	internal error                         // a host panic
-	seq      int                           // the highest seq seen
-	closed   bool
-}
-
-func newDispatch(ctx context.Context, host sandbox.Host, fw *frameWriter) *dispatch {
-	d := &dispatch{host: host, fw: fw, calls: map[uint32]context.CancelFunc{}}
-	d.ctx, d.cancel = context.WithCancel(ctx)
-	return d
-}
-
-// close cancels the calls in progress and waits for them; it may be
-// called more than once.
-func (d *dispatch) close() {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	d.cancel()
-	d.wg.Wait()
-}
-
-func (d *dispatch) abandon(id uint32) {
-	d.mu.Lock()
-	cancel := d.calls[id]
-	d.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-}
-
-// result is what the host calls left: the first stop, a host panic, and
-// the highest seq seen.
-func (d *dispatch) result() (stop, internal error, seq int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.stop, d.internal, d.seq
-}
-
-// hostReply is what a host method answered.
-type hostReply struct {
-	found bool
-	value []byte
-	err   error
-}
-
-// prepare decodes a host request and returns the function that answers it
+// prepare decodes a host request and returns the function that serves it
 // (nil when the run is over).
-func (d *dispatch) prepare(kind byte, id uint32, payload []byte) (func(), error) {
-	dd := &dec{b: payload}
-	var call func(ctx context.Context) hostReply
+func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) {
+	d := &dec{b: payload}
+	var call hostAnswer
 	seq := 0
 	switch kind {
 	case msgCall:
-		c := sandbox.Call{Seq: dd.int(1 << 31), Connector: dd.str(), Method: dd.str(), Args: json.RawMessage(dd.bytes())}
+		c := sandbox.Call{Seq: d.int(1 << 31), Connector: d.str(), Method: d.str(), Args: json.RawMessage(d.bytes())}
 		seq = c.Seq
-		call = func(ctx context.Context) hostReply {
-			v, err := d.host.Call(ctx, c)
-			return hostReply{value: v, err: err}
+		call = func(ctx context.Context) (bool, []byte, error) {
+			v, err := r.host.Call(ctx, c)
+			return false, v, err
 		}
 	case msgStepResult:
-		s := sandbox.Step{Seq: dd.int(1 << 31), Name: dd.str()}
+		s := sandbox.Step{Seq: d.int(1 << 31), Name: d.str()}
 		seq = s.Seq
-		call = func(ctx context.Context) hostReply {
-			v, found, err := d.host.StepResult(ctx, s)
-			return hostReply{found: found, value: v, err: err}
+		call = func(ctx context.Context) (bool, []byte, error) {
+			v, found, err := r.host.StepResult(ctx, s)
+			return found, v, err
 		}
 	case msgStepDone:
-		s := sandbox.Step{Seq: dd.int(1 << 31), Name: dd.str()}
-		value, errMsg := json.RawMessage(dd.bytes()), dd.str()
-		call = func(ctx context.Context) hostReply {
-			return hostReply{err: d.host.StepDone(ctx, s, value, errMsg)}
+		s := sandbox.Step{Seq: d.int(1 << 31), Name: d.str()}
+		value, errMsg := json.RawMessage(d.bytes()), d.str()
+		call = func(ctx context.Context) (bool, []byte, error) {
+			return false, nil, r.host.StepDone(ctx, s, value, errMsg)
 		}
 	case msgService:
-		s := sandbox.ServiceCall{Seq: dd.int(1 << 31), Name: dd.str(), Args: json.RawMessage(dd.bytes())}
+		s := sandbox.ServiceCall{Seq: d.int(1 << 31), Name: d.str(), Args: json.RawMessage(d.bytes())}
 		seq = s.Seq
-		call = func(ctx context.Context) hostReply {
-			v, err := d.host.Service(ctx, s)
-			return hostReply{value: v, err: err}
+		call = func(ctx context.Context) (bool, []byte, error) {
+			v, err := r.host.Service(ctx, s)
+			return false, v, err
 		}
 	case msgCheck:
-		raw := dd.bytes()
-		call = func(ctx context.Context) hostReply {
-			ch, ok := d.host.(sandbox.Checker)
+		raw := d.bytes()
+		call = func(ctx context.Context) (bool, []byte, error) {
+			ch, ok := r.host.(sandbox.Checker)
 			if !ok {
-				return hostReply{value: []byte("[]")}
+				return false, []byte("[]"), nil
 			}
 			var calls []sandbox.StaticCall
 			if err := json.Unmarshal(raw, &calls); err != nil {
-				return hostReply{err: fmt.Errorf("sandbox: static calls from the worker: %w", err)}
+				return false, nil, fmt.Errorf("sandbox: static calls from the worker: %w", err)
 			}
 			problems, err := ch.Check(ctx, calls)
 			if err != nil {
-				return hostReply{err: err}
+				return false, nil, err
 			}
 			v, err := json.Marshal(problems)
-			return hostReply{value: v, err: err}
+			return false, v, err
 		}
 	}
-	if dd.err != nil {
-		return nil, fmt.Errorf("host request %d: %w", id, dd.err)
+	if d.err != nil {
+		return nil, fmt.Errorf("host request %d: %w", id, d.err)
 	}
-	ctx, cancel := context.WithCancel(d.ctx)
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	ctx, cancel := context.WithCancel(r.ctx)
+	r.mu.Lock()
+	if r.over {
+		r.mu.Unlock()
 		cancel()
 		return nil, nil
 	}
-	d.calls[id] = cancel
-	d.seq = max(d.seq, seq)
-	d.wg.Add(1)
-	d.mu.Unlock()
+	r.pending[id] = cancel
+	r.seq = max(r.seq, seq)
+	r.calls.Add(1)
+	r.mu.Unlock()
 	return func() {
-		defer d.wg.Done()
+		defer r.calls.Done()
 		defer func() {
-			d.mu.Lock()
-			delete(d.calls, id)
-			d.mu.Unlock()
+			r.mu.Lock()
+			delete(r.pending, id)
+			r.mu.Unlock()
 			cancel()
 		}()
-		d.reply(id, d.answer(ctx, call))
+		r.reply(id, r.answer(ctx, call))
 	}, nil
 }
 
 // answer calls the host unless it has stopped the run; a stop is recorded
 // and a panic becomes an internal failure that stops the run.
-func (d *dispatch) answer(ctx context.Context, call func(context.Context) hostReply) (r hostReply) {
-	if stop, _, _ := d.result(); stop != nil {
-		return hostReply{err: stop}
+func (r *procRun) answer(ctx context.Context, call hostAnswer) (rep reply) {
+	r.mu.Lock()
+	stop := r.stop
+	r.mu.Unlock()
+	if stop != nil {
+		return replyOf(false, nil, stop)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("sandbox: host panic: %v\n%s", p, debug.Stack())
-			d.mu.Lock()
-			if d.internal == nil {
-				d.internal = err
+			r.mu.Lock()
+			if r.internal == nil {
+				r.internal = err
 			}
-			d.mu.Unlock()
-			r = hostReply{err: fmt.Errorf("%w: internal error", sandbox.ErrStop)}
+			r.mu.Unlock()
+			rep = replyOf(false, nil, fmt.Errorf("%w: internal error", sandbox.ErrStop))
 		}
 	}()
-	r = call(ctx)
-	if r.err != nil && errors.Is(r.err, sandbox.ErrStop) {
-		d.mu.Lock()
-		if d.stop == nil {
-			d.stop = r.err
+	found, value, err := call(ctx)
+	if err != nil && errors.Is(err, sandbox.ErrStop) {
+		r.mu.Lock()
+		if r.stop == nil {
+			r.stop = err
 		}
-		d.mu.Unlock()
+		r.mu.Unlock()
 	}
-	return r
+	return replyOf(found, value, err)
 }
 
 // reply sends the answer to host request id. A value too large for a frame
 // is sent as an error instead; a worker that is gone is noticed by the
 // reader.
-func (d *dispatch) reply(id uint32, r hostReply) {
-	status, msg := replyOK, ""
-	if r.err != nil {
-		status, msg = replyErr, r.err.Error()
-		if errors.Is(r.err, sandbox.ErrStop) {
-			status = replyStop
-		}
-		r.value = nil
-		// An error's details travel as the reply's value.
-		if ce := (*sandbox.CallError)(nil); status == replyErr && errors.As(r.err, &ce) {
-			r.value = ce.Details
-		}
-	}
-	e := newEnc(len(r.value) + len(msg) + 16)
-	e.uvarint(uint64(status)).flag(r.found).bytes(r.value).str(msg)
-	err := d.fw.write(msgReply, id, e)
+func (r *procRun) reply(id uint32, rep reply) {
+	err := r.w.fw.write(msgReply, id, rep.encode(newEnc(len(rep.value)+len(rep.msg)+16)))
 	if errors.Is(err, errFrameTooLarge) {
-		msg = fmt.Sprintf("the value returned is too large for the sandbox: %d bytes, limit %d MiB", len(r.value), maxFrame>>20)
-		_ = d.fw.write(msgReply, id, newEnc(len(msg)+16).uvarint(uint64(replyErr)).flag(false).bytes(nil).str(msg))
+		msg := fmt.Sprintf("the value returned is too large for the sandbox: %d bytes, limit %d MiB", len(rep.value), maxFrame>>20)
+		_ = r.w.fw.write(msgReply, id, reply{status: replyErr, msg: msg}.encode(newEnc(len(msg)+16)))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -87,16 +86,8 @@ func (p *Pool) start() (*procWorker, error) {
 		err = fmt.Errorf("unexpected message kind %d", kind)
 	}
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			// It closed its pipe: it is exiting, and says why on stderr.
-			select {
-			case <-w.exited:
-			case <-time.After(stopTimeout):
-			}
-		}
-		w.kill()
-		<-w.exited
-		w.closePipes()
+		// One that closed its pipe is exiting, and says why on stderr.
+		w.stop()
 		return nil, fmt.Errorf("sandbox: worker %s did not start: %v (%s)", command[0], err, w.exitSummary())
 	}
 	if opts.Limiter == LimiterSampling {
@@ -126,7 +117,7 @@ func (w *procWorker) dead() bool {
 func (w *procWorker) kill() { _ = w.cmd.Process.Kill() }
 
 // stop closes the worker's input, which makes it exit, kills it if it has
-// not after stopTimeout, and waits for it.
+// not after stopTimeout, waits for it and closes its output.
 func (w *procWorker) stop() {
 	_ = w.toW.Close()
 	select {
@@ -135,11 +126,6 @@ func (w *procWorker) stop() {
 		w.kill()
 		<-w.exited
 	}
-	w.closePipes()
-}
-
-func (w *procWorker) closePipes() {
-	_ = w.toW.Close()
 	_ = w.fromW.Close()
 }
 
@@ -191,20 +177,14 @@ func (t *stderrTail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(b)
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			t.partial = append(t.partial, b...)
-			if len(t.partial) > maxLineSize {
-				t.line(t.partial)
-				t.partial = t.partial[:0]
-			}
-			break
-		}
-		t.partial = append(t.partial, b[:i]...)
+	for i := bytes.IndexByte(b, '\n'); i >= 0; i = bytes.IndexByte(b, '\n') {
+		t.line(append(t.partial, b[:i]...))
+		t.partial, b = t.partial[:0], b[i+1:]
+	}
+	t.partial = append(t.partial, b...)
+	if len(t.partial) > maxLineSize {
 		t.line(t.partial)
 		t.partial = t.partial[:0]
-		b = b[i+1:]
 	}
 	return n, nil
 }

@@ -58,6 +58,53 @@ const (
 	replyStop                 // message: the host stopped the program
 )
 
+// reply is the answer to one host request (msgReply).
+type reply struct {
+	status byte
+	found  bool
+	value  []byte // the value; for replyErr, the error's details (CallError)
+	msg    string // the error's message
+}
+
+// encode writes r into e (made by the caller, so that it can stay on
+// the stack).
+func (r reply) encode(e *enc) *enc {
+	return e.uvarint(uint64(r.status)).flag(r.found).bytes(r.value).str(r.msg)
+}
+
+func decodeReply(d *dec) reply {
+	return reply{status: byte(d.int(int(replyStop))), found: d.flag(), value: d.bytes(), msg: d.str()}
+}
+
+// replyOf is the reply carrying what a Host method returned.
+func replyOf(found bool, value []byte, err error) reply {
+	switch {
+	case err == nil:
+		return reply{status: replyOK, found: found, value: value}
+	case errors.Is(err, sandbox.ErrStop):
+		return reply{status: replyStop, msg: err.Error()}
+	}
+	r := reply{status: replyErr, msg: err.Error()}
+	if ce := (*sandbox.CallError)(nil); errors.As(err, &ce) {
+		r.value = ce.Details
+	}
+	return r
+}
+
+// err is the error a reply carries, as the Host method returned it: a
+// stop, a CallError, another error, or nil.
+func (r reply) err() error {
+	switch {
+	case r.status == replyOK:
+		return nil
+	case r.status == replyStop:
+		return &stopError{msg: r.msg}
+	case r.status == replyErr && len(r.value) > 0:
+		return &sandbox.CallError{Message: r.msg, Details: r.value}
+	}
+	return errors.New(r.msg)
+}
+
 // frameWriter writes whole frames; it is safe for concurrent use.
 type frameWriter struct {
 	mu sync.Mutex

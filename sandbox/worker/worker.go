@@ -53,7 +53,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		cache: source.NewCache(workerCacheSize),
 		fw:    &frameWriter{w: out},
 	}
-	s.host = &pipeHost{fw: s.fw, pending: map[uint32]chan replyMsg{}}
+	s.host = &pipeHost{fw: s.fw, pending: map[uint32]chan reply{}}
 	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
 		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
 		defer stop()
@@ -82,9 +82,8 @@ type workerServer struct {
 	runs sync.WaitGroup
 
 	mu        sync.Mutex
-	running   bool
 	runID     uint32
-	cancelRun context.CancelCauseFunc
+	cancelRun context.CancelCauseFunc // of the run in progress; nil when none
 }
 
 // warmUpCode runs once before a worker says hello, so that the first real
@@ -135,11 +134,11 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running {
+	if s.cancelRun != nil {
 		return fmt.Errorf("sandbox worker: run %d sent while run %d is in progress", id, s.runID)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
-	s.running, s.runID, s.cancelRun = true, id, cancel
+	s.runID, s.cancelRun = id, cancel
 	s.runs.Add(1)
 	go func() {
 		defer s.runs.Done()
@@ -148,7 +147,7 @@ func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) 
 		// The run is over before the parent hears of it: it may send the
 		// next one at once.
 		s.mu.Lock()
-		s.running, s.cancelRun = false, nil
+		s.cancelRun = nil
 		s.mu.Unlock()
 		if err := s.sendOutcome(id, o); err != nil {
 			s.log.Error("sandbox worker: send outcome", "run", id, "err", err)
@@ -162,7 +161,7 @@ func (s *workerServer) start(ctx context.Context, id uint32, p sandbox.Program) 
 func (s *workerServer) cancel(id uint32, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running && s.runID == id {
+	if s.cancelRun != nil && s.runID == id {
 		s.cancelRun(&pass.LimitError{Msg: reason})
 	}
 }
@@ -171,7 +170,7 @@ func (s *workerServer) cancel(id uint32, reason string) {
 // waiting for the parent fail with cause.
 func (s *workerServer) shutdown(cause error) {
 	s.mu.Lock()
-	if s.running {
+	if s.cancelRun != nil {
 		s.cancelRun(&pass.LimitError{Msg: "canceled: the sandbox worker is stopping"})
 	}
 	s.mu.Unlock()
@@ -246,20 +245,11 @@ type pipeHost struct {
 
 	mu      sync.Mutex
 	next    uint32
-	pending map[uint32]chan replyMsg
+	pending map[uint32]chan reply
 	gone    error // the parent is gone: calls fail at once
 }
 
 var _ sandbox.Host = (*pipeHost)(nil)
-
-// replyMsg is the parent's answer to one host call.
-type replyMsg struct {
-	status byte
-	found  bool
-	value  []byte
-	msg    string
-	err    error // the pipe failed
-}
 
 // stopError is a stop decided by the parent's host.
 type stopError struct{ msg string }
@@ -270,12 +260,12 @@ func (e *stopError) Unwrap() error { return sandbox.ErrStop }
 // roundTrip sends a request and waits for its reply. When ctx ends first,
 // the parent is told to cancel the call, and its reply is still awaited:
 // the call has returned on the parent's side when roundTrip returns.
-func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (replyMsg, error) {
-	ch := make(chan replyMsg, 1)
+func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (reply, error) {
+	ch := make(chan reply, 1)
 	h.mu.Lock()
 	if h.gone != nil {
 		h.mu.Unlock()
-		return replyMsg{}, h.gone
+		return reply{}, h.gone
 	}
 	h.next++
 	id := h.next
@@ -285,35 +275,22 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (replyMsg, 
 		h.mu.Lock()
 		delete(h.pending, id)
 		h.mu.Unlock()
-		return replyMsg{}, err
+		return reply{}, err
 	}
-	var r replyMsg
+	var r reply
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
 		_ = h.fw.write(msgAbandon, id, newEnc(0)) // on failure, fail() answers
 		r = <-ch
 	}
-	if r.err != nil {
-		return r, r.err
-	}
-	switch r.status {
-	case replyOK:
-		return r, nil
-	case replyStop:
-		return r, &stopError{msg: r.msg}
-	case replyErr:
-		if len(r.value) > 0 {
-			return r, &sandbox.CallError{Message: r.msg, Details: r.value}
-		}
-	}
-	return r, errors.New(r.msg)
+	return r, r.err()
 }
 
 // deliver hands a reply frame to the call waiting for it.
 func (h *pipeHost) deliver(id uint32, payload []byte) error {
 	d := &dec{b: payload}
-	r := replyMsg{status: byte(d.int(int(replyStop))), found: d.flag(), value: d.bytes(), msg: d.str()}
+	r := decodeReply(d)
 	if d.err != nil {
 		return fmt.Errorf("sandbox worker: reply %d: %w", id, d.err)
 	}
@@ -334,7 +311,7 @@ func (h *pipeHost) fail(cause error) {
 	defer h.mu.Unlock()
 	h.gone = err
 	for id, ch := range h.pending {
-		ch <- replyMsg{err: err}
+		ch <- reply{status: replyErr, msg: err.Error()}
 		delete(h.pending, id)
 	}
 }
