@@ -163,15 +163,10 @@ type Catalog struct {
 	byName     map[string]*Connector
 	globals    []sandbox.Global // one per available connector
 
-	decls func() declarations // every connector's, made on first use
+	// every connector's declarations and what they do not express
+	// exactly, made on first use
+	decls func() typegen.Result
 	index func() *searchIndex // made on first use from the connectors' segments
-}
-
-// declarations are the TypeScript of a whole catalog and what it does not
-// express exactly.
-type declarations struct {
-	text  string
-	diags []typegen.Diagnostic
 }
 
 // New lists every source's tools and applies the configuration's approval
@@ -210,8 +205,12 @@ func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) 
 		c.connectors = append(c.connectors, s)
 		c.byName[name] = s
 	}
-	if err := c.checkNamespaces(); err != nil {
-		return nil, err
+	names := make([]string, len(c.connectors))
+	for i, s := range c.connectors {
+		names[i] = s.Name
+	}
+	if leaf, nested, ok := connectors.NamespaceConflict(names); ok {
+		return nil, fmt.Errorf("connector %q cannot also be the namespace of connector %q; rename one", leaf, nested)
 	}
 	return c.finish(), nil
 }
@@ -242,7 +241,7 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 	if s.Description == "" {
 		s.Description = sc.String(s.Caps.Description)
 	}
-	s.fingerprint = sync.OnceValue(func() string { return fingerprintOrRaw(defs, s.defs) })
+	s.fingerprint = sync.OnceValue(func() string { return fingerprint(defs, s.defs) })
 	s.shared = sync.OnceValue(s.decodeShared)
 	s.decls = sync.OnceValue(func() string { return typegen.Declarations(s.typegen()) })
 	s.segment = sync.OnceValue(s.makeSegment)
@@ -262,29 +261,35 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 		if len(def.InputSchema) == 0 {
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
-		tmpl := routePath(def.Route)
-		t := s.newMethod(def, matchesAny(s.approve, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.approvePaths, tmpl) != "",
-			matchesAny(s.noApprove, def.Name, def.SourceName) || tmpl != "" && matchesPath(s.noApprovePaths, tmpl) != "")
-		t.Def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
-		if js, ok := src.Revert[def.Name]; ok {
-			t.RevertJS = js
-		} else if js, ok := src.Revert[def.SourceName]; ok {
-			t.RevertJS = js
-		}
+		t := s.newMethod(def)
 		s.Methods = append(s.Methods, t)
 		s.byName[def.Name] = t
 	}
 	for m := range src.Revert {
-		if s.lookupAny(m) == nil {
+		if s.byName[m] == nil && s.bySourceName(m) == nil {
 			log.Warn("revert configured for a method the connector does not have", "connector", name, "method", m)
 		}
 	}
 	return s
 }
 
-// newMethod makes a method of s whose input is compiled on first use.
-func (s *Connector) newMethod(def connectors.Tool, approve, noApprove bool) *Method {
-	t := &Method{Conn: s, Def: def, approve: approve, noApprove: noApprove}
+// newMethod makes a method of s: the configuration's approval globs
+// matched against its names and its route's path template, its final
+// approval flag (the approve globs win, then no_approve, then the
+// connector's verdict), its configured revert function (by sandbox name,
+// else source name), and its input compiled on first use.
+func (s *Connector) newMethod(def connectors.Tool) *Method {
+	tmpl := routePath(def.Route)
+	matches := func(names, paths []string) bool {
+		return matchesAny(names, def.Name, def.SourceName) || tmpl != "" && matchesPath(paths, tmpl) != ""
+	}
+	t := &Method{Conn: s, Def: def, approve: matches(s.approve, s.approvePaths), noApprove: matches(s.noApprove, s.noApprovePaths)}
+	t.Def.RequiresApproval = t.approve || def.RequiresApproval && !t.noApprove
+	js, ok := s.Source.Revert[def.Name]
+	if !ok {
+		js = s.Source.Revert[def.SourceName]
+	}
+	t.RevertJS = js
 	t.compiled = sync.OnceValue(t.compile)
 	return t
 }
@@ -363,14 +368,6 @@ func matchesAny(globs []string, names ...string) bool {
 // is none.
 func (s *Connector) Method(name string) *Method { return s.byName[name] }
 
-// lookupAny finds a method by sandbox name or source name.
-func (s *Connector) lookupAny(name string) *Method {
-	if t := s.byName[name]; t != nil {
-		return t
-	}
-	return s.bySourceName(name)
-}
-
 // bySourceName finds a listed method by its source name.
 func (s *Connector) bySourceName(name string) *Method {
 	for _, t := range s.Methods {
@@ -401,39 +398,37 @@ func (s *Connector) NeedsSignIn() *connectors.SignInRequired {
 // the sign-in. Once the person has signed in, the approval that resumes
 // the run looks the method up among the tools the connector lists then.
 func (s *Connector) signInStandIn(name string, why *connectors.SignInRequired) *Method {
-	t := s.newMethod(connectors.Tool{Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, false, false)
+	t := s.newMethod(connectors.Tool{Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`)})
 	t.SignIn = why
 	return t
 }
 
 // fingerprint hashes what a replayed call depends on: every tool's names and
 // schemas (not descriptions or titles), canonicalised, and the shared
-// schemas they refer to.
-func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error) {
+// schemas they refer to. A schema that is not JSON (which no connector
+// lists) is hashed as the text it is.
+func fingerprint(defs []connectors.Tool, shared json.RawMessage) string {
+	canonical := func(raw json.RawMessage) json.RawMessage {
+		c, _, err := jsonref.Canonical(raw)
+		if err != nil {
+			c, _ = json.Marshal(string(raw))
+		}
+		return c
+	}
 	type fp struct {
 		Name         string          `json:"name"`
 		SourceName   string          `json:"sourceName"`
 		InputSchema  json.RawMessage `json:"inputSchema"`
 		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	}
-	list := make([]fp, 0, len(defs))
-	for _, d := range defs {
-		in, err := canonicalJSON(d.InputSchema)
-		if err != nil {
-			return "", fmt.Errorf("tool %s input schema: %w", d.Name, err)
-		}
-		var out json.RawMessage
+	list := make([]fp, len(defs))
+	for i, d := range defs {
+		list[i] = fp{Name: d.Name, SourceName: d.SourceName, InputSchema: canonical(d.InputSchema)}
 		if len(d.OutputSchema) > 0 {
-			if out, err = canonicalJSON(d.OutputSchema); err != nil {
-				return "", fmt.Errorf("tool %s output schema: %w", d.Name, err)
-			}
+			list[i].OutputSchema = canonical(d.OutputSchema)
 		}
-		list = append(list, fp{Name: d.Name, SourceName: d.SourceName, InputSchema: in, OutputSchema: out})
 	}
-	b, err := json.Marshal(list)
-	if err != nil {
-		return "", err
-	}
+	b, _ := json.Marshal(list) // every schema in it is JSON
 	h := sha256.New()
 	h.Write(b)
 	if len(shared) > 0 {
@@ -442,30 +437,7 @@ func fingerprint(defs []connectors.Tool, shared json.RawMessage) (string, error)
 		h.Write([]byte{0})
 		h.Write(shared)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// fingerprintOrRaw is fingerprint, or for a schema that is not JSON (which
-// no connector lists) a fingerprint of the raw listing.
-func fingerprintOrRaw(defs []connectors.Tool, shared json.RawMessage) string {
-	fp, err := fingerprint(defs, shared)
-	if err != nil {
-		b, _ := json.Marshal(defs)
-		sum := sha256.Sum256(append(b, shared...))
-		fp = "raw-" + hex.EncodeToString(sum[:])
-	}
-	return fp
-}
-
-// canonicalJSON re-encodes a JSON value so that key order and whitespace
-// do not matter: objects come out with sorted keys, numbers keep their
-// literal text.
-func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
-	v, err := jsonref.Decode(raw)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // ApprovalWhy is why a call needs approval (see Method.Approval).
@@ -511,9 +483,7 @@ func (t *Method) Approval(args json.RawMessage) (Verdict, error) {
 	switch {
 	case t.approve:
 		return Verdict{Why: WhyConfig}, nil
-	case t.noApprove:
-		return Verdict{}, nil
-	case t.Def.RequiresApproval:
+	case t.Def.RequiresApproval: // the connector's verdict, unless no_approve matched (newMethod)
 		return Verdict{Why: WhyConnector}, nil
 	}
 	return Verdict{}, nil
@@ -559,19 +529,15 @@ func (t *Method) Tasker() connectors.Tasker {
 	return t.Conn.Caps.Tasker
 }
 
-// decodeShared decodes the connector's definitions, once for every use.
+// decodeShared decodes the connector's definitions, once for every use;
+// without them, or when they do not decode, typegen treats the references
+// into them as unknown.
 func (s *Connector) decodeShared() sharedSchemas {
-	if len(s.defs) == 0 {
-		return sharedSchemas{}
-	}
 	v, err := jsonref.Decode(s.defs)
 	if err != nil {
-		return sharedSchemas{} // typegen then treats the references as unknown
+		return sharedSchemas{}
 	}
-	types, err := typegen.DefinitionsOf(v)
-	if err != nil {
-		types = nil
-	}
+	types, _ := typegen.DefinitionsOf(v) // nil for what is not an object
 	return sharedSchemas{value: v, types: types}
 }
 
@@ -580,20 +546,19 @@ func (s *Connector) decodeShared() sharedSchemas {
 func (c *Catalog) sandboxGlobals() []sandbox.Global {
 	var gs []sandbox.Global
 	for _, s := range c.connectors {
-		if s.NeedsSignIn() != nil {
-			// Every method name is a call that awaits the sign-in.
-			gs = append(gs, sandbox.Global{Name: s.Name, Forward: true})
-			continue
+		g := sandbox.Global{Name: s.Name}
+		switch {
+		case s.NeedsSignIn() != nil:
+			g.Forward = true // every method name is a call that awaits the sign-in
+		case !s.Available():
+			g.Unavailable = s.Err.Error()
+		default:
+			g.Forward = s.Source.ForwardUnknown
+			for _, t := range s.Methods {
+				g.Methods = append(g.Methods, t.Def.Name)
+			}
+			sort.Strings(g.Methods)
 		}
-		if !s.Available() {
-			gs = append(gs, sandbox.Global{Name: s.Name, Unavailable: s.Err.Error()})
-			continue
-		}
-		g := sandbox.Global{Name: s.Name, Forward: s.Source.ForwardUnknown}
-		for _, t := range s.Methods {
-			g.Methods = append(g.Methods, t.Def.Name)
-		}
-		sort.Strings(g.Methods)
 		gs = append(gs, g)
 	}
 	return gs
@@ -741,10 +706,9 @@ func (s *Connector) forwarded(name string) *Method {
 	}
 	t := s.newMethod(connectors.Tool{
 		Name: name, SourceName: name, InputSchema: json.RawMessage(`{"type":"object"}`),
-		Description: "A method " + s.Name + " did not list, forwarded by name (forward_unknown).",
-	}, matchesAny(s.approve, name), matchesAny(s.noApprove, name))
-	t.Def.RequiresApproval = t.approve || !t.noApprove
-	t.RevertJS = s.Source.Revert[name]
+		Description:      "A method " + s.Name + " did not list, forwarded by name (forward_unknown).",
+		RequiresApproval: true,
+	})
 	got, _ := s.fwd.LoadOrStore(name, t)
 	return got.(*Method)
 }

@@ -28,7 +28,7 @@ func testConnector(defs string) *Connector {
 
 // testMethod is a method m of s with that input schema.
 func testMethod(s *Connector, input string) *Method {
-	return s.newMethod(connectors.Tool{Name: "m", InputSchema: json.RawMessage(input)}, false, false)
+	return s.newMethod(connectors.Tool{Name: "m", InputSchema: json.RawMessage(input)})
 }
 
 func TestNearest(t *testing.T) {
@@ -154,7 +154,10 @@ func TestSearchDocSchemaAndEffect(t *testing.T) {
 		"body":{"type":"object","properties":{
 			"state_reason":{"type":"string","enum":["completed","reopened",3],"description":"Why the state changed."},
 			"labels":{"type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","properties":{"color":{"type":"string"}}}]}}}}}}`
-	got := schemaText(json.RawMessage(input))
+	params, got := schemaText(json.RawMessage(input))
+	if params != "body owner" {
+		t.Errorf("schemaText's top-level names = %q, want \"body owner\"", params)
+	}
 	for _, want := range []string{"state_reason", "reopened", "completed", "Why the state changed.", "labels", "color", "The account owner."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("schemaText lacks %q: %q", want, got)
@@ -165,11 +168,11 @@ func TestSearchDocSchemaAndEffect(t *testing.T) {
 			t.Errorf("schemaText has %q: %q", not, got)
 		}
 	}
-	if got := schemaText(json.RawMessage(`not json`)); got != "" {
+	if params, got := schemaText(json.RawMessage(`not json`)); params != "" || got != "" {
 		t.Errorf("schemaText(not json) = %q", got)
 	}
 	deep := `{"type":"object","properties":{"a":{"properties":{"b":{"properties":{"c":{"properties":{"d":{"properties":{"e":{"properties":{"toodeep":{}}}}}}}}}}}}}`
-	if got := schemaText(json.RawMessage(deep)); strings.Contains(got, "toodeep") || !strings.Contains(got, "b") {
+	if _, got := schemaText(json.RawMessage(deep)); strings.Contains(got, "toodeep") || !strings.Contains(got, "b") {
 		t.Errorf("schemaText past the depth limit: %q", got)
 	}
 	yes, no := true, false

@@ -51,7 +51,7 @@ var codemodeTypeNames = func() []string {
 func CodemodeDeclaration(services []Service) string {
 	var b strings.Builder
 	for _, ct := range codemodeTypes {
-		fmt.Fprintf(&b, "/** %s */\ntype %s = %s;\n", ct.doc, ct.name, tsStruct(ct.t, "  ", "\n"))
+		fmt.Fprintf(&b, "/** %s */\ntype %s = %s;\n", ct.doc, ct.name, tsStruct(ct.t, false))
 	}
 	b.WriteString("declare const codemode: {\n")
 	for _, sv := range services {
@@ -104,18 +104,15 @@ func tsType(t reflect.Type) string {
 	case reflect.Pointer:
 		return tsType(t.Elem())
 	case reflect.Struct:
-		return tsStruct(t, "", " ")
+		return tsStruct(t, true)
 	}
 	panic(fmt.Sprintf("catalog: no TypeScript for the Go type %s of a codemode service's answer", t))
 }
 
 // tsStruct is the TypeScript object type of struct t, one member per
-// field JSON encodes (optional when omitempty), each after its doc tag as
-// JSDoc; indent and sep lay it out on lines ("  ", "\n") or on one (""
-// and " ", where doc tags are left out).
-func tsStruct(t reflect.Type, indent, sep string) string {
-	var b strings.Builder
-	b.WriteString("{" + sep)
+// field JSON encodes (optional when omitempty): on lines of their own,
+// each after its doc tag as JSDoc, or inline on one line without them.
+func tsStruct(t reflect.Type, inline bool) string {
 	var members []string
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -126,21 +123,17 @@ func tsStruct(t reflect.Type, indent, sep string) string {
 		if name == "" {
 			name = f.Name
 		}
-		var m strings.Builder
-		if doc := f.Tag.Get("doc"); doc != "" && sep == "\n" {
-			m.WriteString(indent + "/** " + doc + " */\n")
-		}
-		m.WriteString(indent + name)
 		if strings.Contains(","+opts+",", ",omitempty,") {
-			m.WriteString("?")
+			name += "?"
 		}
-		m.WriteString(": " + tsType(f.Type) + ";")
-		members = append(members, m.String())
+		m := name + ": " + tsType(f.Type)
+		if doc := f.Tag.Get("doc"); !inline && doc != "" {
+			m = "/** " + doc + " */\n  " + m
+		}
+		members = append(members, m)
 	}
-	if sep == "\n" {
-		b.WriteString(strings.Join(members, "\n") + "\n}")
-	} else {
-		b.WriteString(strings.TrimSuffix(strings.Join(members, " "), ";") + " }")
+	if inline {
+		return "{ " + strings.Join(members, "; ") + " }"
 	}
-	return b.String()
+	return "{\n  " + strings.Join(members, ";\n  ") + ";\n}"
 }

@@ -67,7 +67,7 @@ func TestCodemodeDeclarationIsMadeFromGoTypes(t *testing.T) {
   hit: CodemodeDescription;
   Plain: number;
 }`
-	if got := tsStruct(reflect.TypeFor[answer](), "  ", "\n"); got != want {
+	if got := tsStruct(reflect.TypeFor[answer](), false); got != want {
 		t.Errorf("tsStruct:\n%s\nwant:\n%s", got, want)
 	}
 	decl := CodemodeDeclaration([]Service{

@@ -13,11 +13,12 @@ import (
 // global's own declaration (Options.Codemode).
 func (c *Catalog) Declarations(connector string) (string, error) {
 	if connector == "" {
-		return c.decls().text, nil
+		return c.decls().Text, nil
 	}
 	s := c.byName[connector]
 	if ns := c.inNamespace(connector); s == nil && len(ns) > 0 {
-		return namespaceDeclarations(ns), nil
+		// One file, as for the whole catalog.
+		return typegen.Generate(typegenConnectors(ns), typegen.Options{}).Text, nil
 	}
 	if s == nil {
 		names := make([]string, 0, len(c.connectors))
@@ -34,37 +35,33 @@ func (c *Catalog) Declarations(connector string) (string, error) {
 
 // declarations makes the declarations of every available connector, once
 // per catalog (a catalog does not change).
-func (c *Catalog) declarations() declarations {
-	var cs []typegen.Connector
-	for _, s := range c.connectors {
-		if s.Available() {
-			cs = append(cs, s.typegen())
-		}
-	}
+func (c *Catalog) declarations() typegen.Result {
+	cs := typegenConnectors(c.connectors)
 	if len(cs) == 0 {
-		return declarations{text: c.opts.Codemode}
+		return typegen.Result{Text: c.opts.Codemode}
 	}
 	// One file: type names stay unique across connectors and apart from
 	// the codemode global's.
 	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
-	return declarations{text: c.opts.Codemode + "\n" + res.Text, diags: res.Diagnostics}
+	res.Text = c.opts.Codemode + "\n" + res.Text
+	return res
 }
 
 // TypeDiagnostics reports what the declarations of the available
 // connectors do not express exactly (see typegen.Diagnostic), connector
 // by connector.
-func (c *Catalog) TypeDiagnostics() []typegen.Diagnostic { return c.decls().diags }
+func (c *Catalog) TypeDiagnostics() []typegen.Diagnostic { return c.decls().Diagnostics }
 
-// namespaceDeclarations returns the declarations of the available
-// connectors of one namespace, as one file.
-func namespaceDeclarations(ns []*Connector) string {
+// typegenConnectors converts the available connectors of conns for the
+// declaration generator.
+func typegenConnectors(conns []*Connector) []typegen.Connector {
 	var cs []typegen.Connector
-	for _, s := range ns {
+	for _, s := range conns {
 		if s.Available() {
 			cs = append(cs, s.typegen())
 		}
 	}
-	return typegen.DeclarationsAll(cs)
+	return cs
 }
 
 // typegen converts a connector for the declaration generator.
@@ -77,18 +74,22 @@ func (s *Connector) typegen() typegen.Connector {
 }
 
 func (t *Method) typegen() typegen.Method {
-	desc := t.Def.Description
-	if desc == "" {
-		desc = t.Def.Title
-	}
 	return typegen.Method{
 		Name:             t.Def.Name,
-		Description:      desc,
+		Description:      t.description(),
 		Input:            t.Def.InputSchema,
 		Output:           t.Def.OutputSchema,
 		RequiresApproval: t.Def.RequiresApproval,
 		Deprecated:       t.Def.Deprecated,
 	}
+}
+
+// description is the method's description, else its title.
+func (t *Method) description() string {
+	if t.Def.Description == "" {
+		return t.Def.Title
+	}
+	return t.Def.Description
 }
 
 // DeclarationsWithin returns Declarations("") when its estimated size in
@@ -97,26 +98,31 @@ func (t *Method) typegen() typegen.Method {
 // size is past budget) is not generated, so asking costs little whatever
 // the number of methods.
 func (c *Catalog) DeclarationsWithin(budget int) (decls string, fits bool) {
-	// Bytes of the declarations, at least: "declare const NAME: {\n};\n"
-	// and per method "  NAME(input: T): Promise<T>;\n". A token covers at
-	// most maxBytesPerToken of them.
+	// A token covers at most maxBytesPerToken bytes.
 	const maxBytesPerToken = 12
 	least := len(c.opts.Codemode)
 	for _, s := range c.connectors {
-		if !s.Available() {
-			continue
-		}
-		least += len(s.Name) + 20
-		for _, t := range s.Methods {
-			least += len(t.Def.Name) + 30
+		if s.Available() {
+			least += s.leastDeclarations()
 		}
 		if least > budget*maxBytesPerToken {
 			return "", false
 		}
 	}
-	d := c.decls().text
+	d := c.decls().Text
 	if tokens.Estimate(d) > budget {
 		return "", false
 	}
 	return d, true
+}
+
+// leastDeclarations is a lower bound of the size in bytes of the
+// connector's declarations: "declare const NAME: {\n};\n" and per method
+// "  NAME(input: T): Promise<T>;\n".
+func (s *Connector) leastDeclarations() int {
+	n := len(s.Name) + 20
+	for _, t := range s.Methods {
+		n += len(t.Def.Name) + 30
+	}
+	return n
 }

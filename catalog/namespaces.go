@@ -1,30 +1,13 @@
 package catalog
 
-import (
-	"fmt"
-	"strings"
-
-	"github.com/codemode-mcp/codemode-mcp/connectors"
-)
+import "strings"
 
 // Dotted connector names ("github.issues") put connectors in namespaces:
 // the sandbox nests them under one global per first segment, typegen
 // declares one object per global, and a path such as
 // "github.issues.list_for_repo" names a method of github.issues. A name
-// that is also another's namespace is refused when the catalog is built.
-
-// checkNamespaces refuses a catalog in which a connector's name is also the
-// namespace of another connector.
-func (c *Catalog) checkNamespaces() error {
-	names := make([]string, len(c.connectors))
-	for i, s := range c.connectors {
-		names[i] = s.Name
-	}
-	if leaf, nested, ok := connectors.NamespaceConflict(names); ok {
-		return fmt.Errorf("connector %q cannot also be the namespace of connector %q; rename one", leaf, nested)
-	}
-	return nil
-}
+// that is also another's namespace is refused when the catalog is built
+// (New).
 
 // splitPath finds the connector a path starts with: the whole path
 // ("github.issues"), or everything before its last dot when that is a

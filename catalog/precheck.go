@@ -1,12 +1,12 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -65,23 +65,16 @@ func (t *Method) checkArgs(c sandbox.StaticCall) []sandbox.Problem {
 	var out []sandbox.Problem
 	in := t.compiled()
 	if in.root != nil {
-		ck := &argChecker{what: what, root: in.root, defs: t.Conn.shared().value}
+		ck := &argChecker{what: what, root: in.root}
 		ck.check(lit, in.root, "", 0)
 		out = ck.out
 	}
-	if lit.Value == nil {
+	if lit.Value == nil || in.schema == nil {
 		return out
 	}
-	sch := in.schema
-	if sch == nil {
-		return out
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(lit.Value))
-	if err != nil {
-		return out
-	}
+	inst, err := jsonref.Decode(lit.Value)
 	var ve *jsonschema.ValidationError
-	if err := sch.Validate(inst); !errors.As(err, &ve) {
+	if err != nil || !errors.As(in.schema.Validate(inst), &ve) {
 		return out
 	}
 	for _, v := range schemacheck.Leaves(ve) {
@@ -132,21 +125,22 @@ func literalAt(lit *sandbox.Literal, ptr string) *sandbox.Literal {
 // argChecker checks a literal with values known only at run time against
 // a schema, for what the text shows.
 type argChecker struct {
-	what       string
-	root, defs any // the input schema and the connector's definitions
-	out        []sandbox.Problem
+	what string
+	root any // the input schema, with the shared schemas it refers to
+	out  []sandbox.Problem
 }
 
 // maxCheckDepth bounds the schemas followed ($ref chains, nesting).
 const maxCheckDepth = 32
 
 func (ck *argChecker) problem(line, col int, ptr, msg string) {
-	ck.out = append(ck.out, sandbox.Problem{Line: line, Col: col, Message: fmt.Sprintf("%s: at %s: %s", ck.what, orRoot(ptr), msg)})
+	v := schemacheck.Violation{Pointer: ptr, Message: msg}
+	ck.out = append(ck.out, sandbox.Problem{Line: line, Col: col, Message: ck.what + ": " + v.String()})
 }
 
 // check checks literal l at ptr against schema sch.
 func (ck *argChecker) check(l *sandbox.Literal, sch any, ptr string, depth int) {
-	m := jsonref.Follow(sch, ck.root, ck.defs)
+	m := jsonref.Follow(sch, ck.root)
 	if m == nil || depth > maxCheckDepth || l == nil {
 		return
 	}
@@ -219,13 +213,6 @@ func (ck *argChecker) object(l *sandbox.Literal, m map[string]any, ptr string, d
 	}
 }
 
-func orRoot(ptr string) string {
-	if ptr == "" {
-		return "(root)"
-	}
-	return ptr
-}
-
 // schemaTypes returns a schema's "type" as a list.
 func schemaTypes(v any) []string {
 	switch t := v.(type) {
@@ -262,40 +249,22 @@ func kindFits(l *sandbox.Literal, types []string) bool {
 	return false
 }
 
-// inEnum reports whether a JSON constant equals one of the values.
+// inEnum reports whether a JSON constant equals one of the values,
+// numbers by value (1 and 1.0 are equal, as in JSON Schema): both sides
+// are decoded as encoding/json decodes, numbers as float64.
 func inEnum(v json.RawMessage, enum []any) bool {
 	var x any
 	if json.Unmarshal(v, &x) != nil {
 		return true
 	}
 	for _, e := range enum {
-		if equalJSON(x, e) {
+		b, err := json.Marshal(e)
+		var y any
+		if err == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y) {
 			return true
 		}
 	}
 	return false
-}
-
-// equalJSON reports whether two decoded JSON values are equal, numbers
-// by value (1 and 1.0 are equal, as in JSON Schema).
-func equalJSON(a, b any) bool {
-	pa := plainJSON(a)
-	return pa != "" && pa == plainJSON(b)
-}
-
-// plainJSON encodes a decoded JSON value with numbers as float64 writes
-// them, "" when it does not encode.
-func plainJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	var x any
-	if json.Unmarshal(b, &x) != nil {
-		return ""
-	}
-	b, _ = json.Marshal(x)
-	return string(b)
 }
 
 func enumList(enum []any) string {

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -115,8 +115,8 @@ func (t *Method) group() string {
 	if len(t.Def.Tags) > 0 {
 		g = t.Def.Tags[0]
 	}
-	if _, path, ok := strings.Cut(t.Def.Route, " "); ok && g == "" {
-		for seg := range strings.SplitSeq(path, "/") {
+	if g == "" {
+		for seg := range strings.SplitSeq(routePath(t.Def.Route), "/") {
 			if seg != "" && !strings.HasPrefix(seg, "{") {
 				g = seg
 				break
@@ -166,13 +166,11 @@ const maxDescribeTypes = 16 << 10
 // their summaries, and its declarations when they are small.
 func (s *Connector) describeConnector(path string) *Description {
 	d := &Description{Path: path, Kind: kindConnector, Description: s.Description}
-	least := 0
 	for _, t := range s.Methods {
 		d.Methods = append(d.Methods, t.summary(t.group()))
-		least += len(t.Def.Name) + 30 // "  NAME(input: T): Promise<T>;\n" at least
 	}
 	d.Groups = grouped(d.Methods)
-	if least <= maxDescribeTypes {
+	if s.leastDeclarations() <= maxDescribeTypes {
 		if decls := s.decls(); len(decls) <= maxDescribeTypes {
 			d.Types = decls
 		}
@@ -182,7 +180,7 @@ func (s *Connector) describeConnector(path string) *Description {
 
 // summary is the method in a description, in group.
 func (t *Method) summary(group string) MethodSummary {
-	return MethodSummary{Method: t.Def.Name, Group: group, Description: summary(t.typegen().Description), RequiresApproval: t.Def.RequiresApproval}
+	return MethodSummary{Method: t.Def.Name, Group: group, Description: summary(t.description()), RequiresApproval: t.Def.RequiresApproval}
 }
 
 // describeNamespace is codemode.describe of a namespace ("github" holding
@@ -207,9 +205,8 @@ func describeNamespace(path string, srcs []*Connector) *Description {
 // connector with this method alone, and every type it refers to.
 func (t *Method) describeMethod(path string) *Description {
 	s := t.Conn
-	m := t.typegen()
-	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared().types, Methods: []typegen.Method{m}})
-	return &Description{Path: path, Kind: kindMethod, Description: m.Description, RequiresApproval: t.Def.RequiresApproval, Types: decls}
+	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared().types, Methods: []typegen.Method{t.typegen()}})
+	return &Description{Path: path, Kind: kindMethod, Description: t.description(), RequiresApproval: t.Def.RequiresApproval, Types: decls}
 }
 
 // searchIndex is the index of a catalog: one segment per available
@@ -252,27 +249,22 @@ func (s *Connector) makeSegment() *search.Segment[*SearchResult] {
 // searchDoc is a method's search document.
 func (t *Method) searchDoc() search.Doc[*SearchResult] {
 	def := t.Def
-	desc := def.Description
-	if desc == "" {
-		desc = def.Title
-	}
 	var d search.Doc[*SearchResult]
 	d.Value = &SearchResult{
 		Path: t.Conn.Name + "." + def.Name, Connector: t.Conn.Name, Method: def.Name, Kind: kindMethod,
-		Description: summary(desc), RequiresApproval: def.RequiresApproval,
+		Description: summary(t.description()), RequiresApproval: def.RequiresApproval,
 	}
 	d.Fields[search.Name] = def.Name
-	if !sameWords(def.Name, def.SourceName) {
+	if !slices.Equal(search.Words(def.Name), search.Words(def.SourceName)) { // not issues_create and issues/create
 		d.Fields[search.Name] += " " + def.SourceName
 	}
 	first, rest := splitFirstLine(def.Description)
 	d.Fields[search.Summary] = strings.TrimSpace(def.Title + "\n" + first)
 	d.Fields[search.Text] = short.Clip(rest, maxSearchText)
-	d.Fields[search.Params] = strings.Join(propertyNames(def.InputSchema), " ")
+	d.Fields[search.Params], d.Fields[search.Schema] = schemaText(def.InputSchema)
 	d.Fields[search.Tags] = strings.Join(def.Tags, " ")
 	d.Fields[search.Route] = routeWords(def.Route)
 	d.Fields[search.Container] = t.Conn.Name
-	d.Fields[search.Schema] = schemaText(def.InputSchema)
 	if def.Deprecated {
 		// A deprecated method gives way to its replacement, which usually
 		// matches as well (teams_add_member_legacy and
@@ -288,16 +280,17 @@ func (t *Method) searchDoc() search.Doc[*SearchResult] {
 	return d
 }
 
-// schemaText is what a method's input says beyond its top-level names
-// (those are Params): the names of nested properties, and every
-// property's description and the string values its enum allows
-// ("state_reason … reopened" lets "reopen an issue" find issues_update).
-// It walks inline schemas only, at most maxSchemaDepth levels down, and
-// stops at maxSearchText bytes.
-func schemaText(schema json.RawMessage) string {
+// schemaText returns the names of an input schema's top-level properties,
+// sorted (the Params field), and what it says beyond them (the Schema
+// field): the names of nested properties, and every property's
+// description and the string values its enum allows ("state_reason …
+// reopened" lets "reopen an issue" find issues_update). It walks inline
+// schemas only, at most maxSchemaDepth levels down, and stops at
+// maxSearchText bytes.
+func schemaText(schema json.RawMessage) (params, text string) {
 	var root any
 	if json.Unmarshal(schema, &root) != nil {
-		return ""
+		return "", ""
 	}
 	var b strings.Builder
 	var walk func(v any, depth int, top bool)
@@ -322,11 +315,10 @@ func schemaText(schema json.RawMessage) string {
 			}
 		}
 		if props, ok := m["properties"].(map[string]any); ok {
-			names := make([]string, 0, len(props))
-			for n := range props {
-				names = append(names, n)
+			names := slices.Sorted(maps.Keys(props))
+			if top {
+				params = strings.Join(names, " ")
 			}
-			sort.Strings(names)
 			for _, n := range names {
 				if !top {
 					b.WriteString(n)
@@ -347,7 +339,7 @@ func schemaText(schema json.RawMessage) string {
 		}
 	}
 	walk(root, 0, true)
-	return short.Clip(b.String(), maxSearchText)
+	return params, short.Clip(b.String(), maxSearchText)
 }
 
 // deprecatedWeight scales a deprecated method's search score.
@@ -355,12 +347,6 @@ const deprecatedWeight = 0.7
 
 // maxSchemaDepth bounds how deep schemaText walks.
 const maxSchemaDepth = 4
-
-// sameWords reports whether two names split into the same words
-// (issues_create and issues/create).
-func sameWords(a, b string) bool {
-	return slices.Equal(search.Words(a), search.Words(b))
-}
 
 // splitFirstLine splits a description into its first non-empty line and
 // the rest.
@@ -385,22 +371,6 @@ func routeWords(route string) string {
 	return b.String()
 }
 
-// propertyNames returns the names of a schema's top-level properties.
-func propertyNames(schema json.RawMessage) []string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names) // for determinism
-	return names
-}
-
 // SnippetStore is what search and describe read of the saved snippets
 // (codemode.Store has it).
 type SnippetStore interface {
@@ -409,48 +379,36 @@ type SnippetStore interface {
 	GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error)
 }
 
-// Snippets are the saved snippets as search and describe see them, with
-// their search segment kept while they do not change. It is safe for
-// concurrent use and outlives catalogs.
+// Snippets are the saved snippets as search and describe see them. It is
+// safe for concurrent use and outlives catalogs.
 type Snippets struct {
 	store SnippetStore
-	last  atomic.Pointer[snippetSegment] // as last listed
+	last  atomic.Pointer[snippetIndex] // as last searched
 }
 
 // NewSnippets returns the snippets of store.
 func NewSnippets(store SnippetStore) *Snippets { return &Snippets{store: store} }
 
-// snippetSegment is the search segment of the saved snippets, kept while
-// they do not change.
-type snippetSegment struct {
-	key string // the snippets' names and descriptions
-	seg *search.Segment[*SearchResult]
-	// with is the last catalog index this segment was added to, and the
-	// index that made: an index's statistics and meanings are made once,
-	// not per query.
-	with atomic.Pointer[[2]*searchIndex]
+// snippetIndex is the last search index made with the saved snippets:
+// their segment is kept while they do not change, and the index while
+// neither they nor the catalog's index does (an index's statistics and
+// meanings are made once, not per query).
+type snippetIndex struct {
+	key  string // the snippets' names and descriptions
+	seg  *search.Segment[*SearchResult]
+	base *searchIndex // the catalog's index
+	ix   *searchIndex // base with seg
 }
 
-// withSnippets returns base with the snippets' segment, reusing the index
-// made for the last query while neither has changed.
-func (sn *snippetSegment) withSnippets(base *searchIndex) *searchIndex {
-	if w := sn.with.Load(); w != nil && w[0] == base {
-		return w[1]
-	}
-	ix := base.With(snippetsSegment, sn.seg)
-	sn.with.Store(&[2]*searchIndex{base, ix})
-	return ix
-}
-
-// segment returns a segment of the saved snippets (nil when there are
-// none), reusing the last one made while the snippets are the same.
-func (sns *Snippets) segment(ctx context.Context) (*snippetSegment, error) {
+// index returns base with the segment of the saved snippets (base when
+// there are none), reusing the last one made while nothing changed.
+func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex, error) {
 	snips, err := sns.store.ListSnippets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
 	if len(snips) == 0 {
-		return nil, nil
+		return base, nil
 	}
 	var key strings.Builder
 	for _, sn := range snips {
@@ -459,24 +417,28 @@ func (sns *Snippets) segment(ctx context.Context) (*snippetSegment, error) {
 		key.WriteString(sn.Description)
 		key.WriteByte(0)
 	}
-	if cur := sns.last.Load(); cur != nil && cur.key == key.String() {
-		return cur, nil
+	cur := sns.last.Load()
+	if cur != nil && cur.key == key.String() && cur.base == base {
+		return cur.ix, nil
 	}
-	docs := make([]search.Doc[*SearchResult], 0, len(snips))
-	for _, sn := range snips {
-		var d search.Doc[*SearchResult]
-		d.Value = &SearchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)}
-		d.Fields[search.Name] = sn.Name
-		first, rest := splitFirstLine(sn.Description)
-		d.Fields[search.Summary] = first
-		d.Fields[search.Text] = rest
-		d.Fields[search.Params] = strings.Join(propertyNames(sn.InputSchema), " ")
-		d.Fields[search.Container] = "snippet"
-		docs = append(docs, d)
+	if cur == nil || cur.key != key.String() {
+		docs := make([]search.Doc[*SearchResult], 0, len(snips))
+		for _, sn := range snips {
+			var d search.Doc[*SearchResult]
+			d.Value = &SearchResult{Path: "snippets." + sn.Name, Kind: kindSnippet, Description: summary(sn.Description)}
+			d.Fields[search.Name] = sn.Name
+			first, rest := splitFirstLine(sn.Description)
+			d.Fields[search.Summary] = first
+			d.Fields[search.Text] = rest
+			d.Fields[search.Params], _ = schemaText(sn.InputSchema)
+			d.Fields[search.Container] = "snippet"
+			docs = append(docs, d)
+		}
+		cur = &snippetIndex{key: key.String(), seg: search.NewSegment(docs)}
 	}
-	sn := &snippetSegment{key: key.String(), seg: search.NewSegment(docs)}
-	sns.last.Store(sn)
-	return sn, nil
+	next := &snippetIndex{key: cur.key, seg: cur.seg, base: base, ix: base.With(snippetsSegment, cur.seg)}
+	sns.last.Store(next)
+	return next.ix, nil
 }
 
 // snippetsSegment names the snippets' segment; connector names cannot
@@ -493,13 +455,9 @@ func (c *Catalog) Search(ctx context.Context, snippets *Snippets, query string) 
 		// is compared with the whole vocabulary: a query is a few words.
 		return SearchAnswer{}, fmt.Errorf("codemode.search: the query is %d bytes long; at most %d (a few words name a method)", len(query), maxSearchQuery)
 	}
-	ix := c.index()
-	sn, err := snippets.segment(ctx)
+	ix, err := snippets.index(ctx, c.index())
 	if err != nil {
 		return SearchAnswer{}, err
-	}
-	if sn != nil {
-		ix = sn.withSnippets(ix)
 	}
 	found := ix.Search(query)
 	total := len(found)
@@ -582,14 +540,10 @@ func (c *Catalog) Describe(ctx context.Context, snippets *Snippets, path string)
 		sn, err := snippets.store.GetSnippet(ctx, name)
 		switch {
 		case err == nil:
-			input := "unknown"
-			if len(sn.InputSchema) > 0 {
-				input = typegen.Schema(sn.InputSchema)
-			}
 			name, _ := json.Marshal(sn.Name)
 			d = &Description{
 				Path: path, Kind: kindSnippet, Description: sn.Description,
-				Types:       fmt.Sprintf("declare function run(name: %s, input: %s): Promise<unknown>;\n", name, input),
+				Types:       fmt.Sprintf("declare function run(name: %s, input: %s): Promise<unknown>;\n", name, typegen.Schema(sn.InputSchema)), // no schema: unknown
 				InputSchema: sn.InputSchema, Code: sn.Code,
 			}
 		case !errors.Is(err, codemode.ErrNotFound):

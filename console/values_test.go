@@ -174,3 +174,20 @@ func TestPausesOldestFirstAndButtonsNameTheirRun(t *testing.T) {
 		}
 	}
 }
+
+// A value nested deeper than a page lays out (40 levels) is shown whole,
+// as its text; a shallower one is laid out, member by member.
+func TestDeepValuesAreShownAsText(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	deep := e.run(`async () => { let v = "core"; for (let i = 0; i < 60; i++) v = [v]; return v; }`, codemode.StatusCompleted)
+	p := b.get("/runs/" + deep)
+	if p.status != http.StatusOK || !strings.Contains(p.body, strings.Repeat("[", 60)+"&#34;core&#34;"+strings.Repeat("]", 60)) {
+		t.Errorf("a value 60 levels deep is not shown as its text: %d\n%s", p.status, p.body)
+	}
+	shallow := e.run(`async () => [["core"]]`, codemode.StatusCompleted)
+	if p := b.get("/runs/" + shallow); !strings.Contains(p.body, `<span class="js">&#34;core&#34;</span>`) {
+		t.Errorf("a shallow value is not laid out:\n%s", p.body)
+	}
+}

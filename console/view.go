@@ -3,9 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -14,14 +12,15 @@ import (
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // What the pages fold (behind a click, never left out): strings longer
 // than foldChars characters, showing their first foldHead; arrays and
-// objects of more than foldItems members; anything nested deeper than
-// maxDepth is shown as its JSON text.
+// objects of more than foldItems members. A value nested deeper than
+// maxDepth is shown as its text.
 const (
 	foldChars = 240
 	foldHead  = 100
@@ -50,85 +49,75 @@ type jsonNode struct {
 }
 
 // jsonView lays out a JSON value as logged (nil for none): numbers and
-// keys exactly as written, in order, duplicates included. Text that is not
-// JSON is shown as text.
+// keys exactly as written, in order, duplicates included (the grammar is
+// internal/jsontext's). Text that is not JSON is shown as text.
 func jsonView(id string, raw json.RawMessage) *jsonNode {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	n, err := readValue(dec, id, 0)
-	if err == nil {
-		if _, err = dec.Token(); errors.Is(err, io.EOF) { // one value, and nothing after it
-			return n
-		}
+	n, ok := jsontext.Parse[*jsonNode](raw, maxDepth, jsonNodes{})
+	if !ok {
+		n = &jsonNode{Text: visible.Segments(string(raw)), Class: "s"}
 	}
-	return &jsonNode{ID: id, Text: visible.Segments(string(raw)), Class: "s"}
+	n.number(id)
+	return n
 }
 
-func readValue(dec *json.Decoder, id string, depth int) (*jsonNode, error) {
-	if depth >= maxDepth {
-		var rest json.RawMessage
-		if err := dec.Decode(&rest); err != nil {
-			return nil, err
-		}
-		return &jsonNode{ID: id, Text: visible.Segments(string(rest)), Class: "l"}, nil
+// number gives n and its members the ids of their folds: id, then each
+// member's index after a dot.
+func (n *jsonNode) number(id string) {
+	n.ID = id
+	for i, item := range n.Items {
+		item.number(id + "." + strconv.Itoa(i))
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+}
+
+// jsonNodes builds the nodes of a page (jsontext.Builder).
+type jsonNodes struct{}
+
+func (jsonNodes) Null() *jsonNode {
+	return &jsonNode{Class: "l", Text: []visible.Segment{{Text: "null"}}}
+}
+func (jsonNodes) Bool(b bool) *jsonNode {
+	return &jsonNode{Class: "l", Text: []visible.Segment{{Text: strconv.FormatBool(b)}}}
+}
+
+func (jsonNodes) Number(text []byte) (*jsonNode, bool) {
+	return &jsonNode{Class: "n", Text: []visible.Segment{{Text: string(text)}}}, true
+}
+
+func (jsonNodes) String(v string) *jsonNode {
+	n := &jsonNode{Class: "s", Text: quoted(v)}
+	if chars := utf8.RuneCountInString(v); chars > foldChars {
+		head := quoted(v[:runeOffset(v, foldHead)])
+		head[len(head)-1] = visible.Segment{Text: "…"} // for the closing quote
+		n.Fold, n.Summary, n.Note = true, head, plural(chars, "character", "characters")
 	}
-	switch v := tok.(type) {
-	case json.Delim:
-		n := &jsonNode{ID: id, Open: string(v), Close: "]"}
-		if v == '{' {
-			n.Close = "}"
-		}
-		for i := 0; dec.More(); i++ {
-			var key string
-			if v == '{' {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, _ = kt.(string)
-			}
-			item, err := readValue(dec, id+"."+strconv.Itoa(i), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if v == '{' {
-				item.HasKey, item.Key = true, stringSegments(key)
-			}
-			n.Items = append(n.Items, item)
-		}
-		if _, err := dec.Token(); err != nil { // the closing delimiter
-			return nil, err
-		}
-		for i, item := range n.Items {
-			item.Comma = i < len(n.Items)-1
-		}
-		if len(n.Items) > foldItems {
-			n.Fold, n.Summary, n.Note = true, []visible.Segment{{Text: n.Open + " … " + n.Close}}, plural(len(n.Items), "member", "members")
-			if v == '[' {
-				n.Note = plural(len(n.Items), "item", "items")
-			}
-		}
-		return n, nil
-	case string:
-		n := &jsonNode{ID: id, Class: "s", Text: quoted(v)}
-		if chars := utf8.RuneCountInString(v); chars > foldChars {
-			head := quoted(v[:runeOffset(v, foldHead)])
-			head[len(head)-1] = visible.Segment{Text: "…"} // for the closing quote
-			n.Fold, n.Summary, n.Note = true, head, plural(chars, "character", "characters")
-		}
-		return n, nil
-	case json.Number:
-		return &jsonNode{ID: id, Class: "n", Text: []visible.Segment{{Text: v.String()}}}, nil
+	return n
+}
+
+func (jsonNodes) Array(items []*jsonNode) *jsonNode {
+	return container("[", "]", "item", "items", items)
+}
+
+func (jsonNodes) Object(keys []string, items []*jsonNode) (*jsonNode, bool) {
+	for i, k := range keys {
+		items[i].HasKey, items[i].Key = true, stringSegments(k)
 	}
-	lit, _ := json.Marshal(tok) // true, false or null: what else a token is
-	return &jsonNode{ID: id, Class: "l", Text: []visible.Segment{{Text: string(lit)}}}, nil
+	return container("{", "}", "member", "members", items), true
+}
+
+// container is an array or object of items, folded when it has more
+// than foldItems.
+func container(open, close, one, many string, items []*jsonNode) *jsonNode {
+	n := &jsonNode{Open: open, Close: close, Items: items}
+	for i, item := range items {
+		item.Comma = i < len(items)-1
+	}
+	if len(items) > foldItems {
+		n.Fold, n.Summary, n.Note = true, []visible.Segment{{Text: open + " … " + close}}, plural(len(items), one, many)
+	}
+	return n
 }
 
 // stringSegments is a JSON string's text as a page shows it, without
@@ -215,10 +204,7 @@ func plural(n int, one, many string) string {
 	if n >= 10000 {
 		s = groupThousands(s)
 	}
-	if n == 1 {
-		return s + " " + one
-	}
-	return s + " " + many
+	return s + " " + short.Plural(n, one, many)
 }
 
 func groupThousands(s string) string {

@@ -25,18 +25,6 @@ var codemodeDeclaration = func() string {
 	return catalog.CodemodeDeclaration(decl)
 }()
 
-// Search answers codemode.search(query) over the current catalog and the
-// saved snippets (catalog.Catalog.Search).
-func (r *Runtime) Search(ctx context.Context, query string) (json.RawMessage, error) {
-	return marshalAnswer(r.catalog().Search(ctx, r.snippets, query))
-}
-
-// Describe answers codemode.describe(path) over the current catalog and
-// the saved snippets (catalog.Catalog.Describe).
-func (r *Runtime) Describe(ctx context.Context, path string) (json.RawMessage, error) {
-	return marshalAnswer(r.catalog().Describe(ctx, r.snippets, path))
-}
-
 // marshalAnswer is a service's answer as JSON.
 func marshalAnswer[T any](v T, err error) (json.RawMessage, error) {
 	if err != nil {

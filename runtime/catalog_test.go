@@ -114,7 +114,7 @@ func TestSearch(t *testing.T) {
 	e := newEnv(t, setup{mcp: true})
 	search := func(q string) hits {
 		t.Helper()
-		raw, err := e.rt.Search(e.ctx, q)
+		raw, err := runtime.Search(e.ctx, e.rt, q)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q, err)
 		}
@@ -172,10 +172,10 @@ func TestSearch(t *testing.T) {
 		t.Errorf("empty query: total %d, %d results; want %d, capped at 20", all.Total, len(all.Results), 2+5+fxTools)
 	}
 	// A query is a few words: a long one is refused, naming the bound.
-	if _, err := e.rt.Search(e.ctx, strings.Repeat("word ", 300)); err == nil || !strings.Contains(err.Error(), "1500 bytes long; at most 1000") {
+	if _, err := runtime.Search(e.ctx, e.rt, strings.Repeat("word ", 300)); err == nil || !strings.Contains(err.Error(), "1500 bytes long; at most 1000") {
 		t.Errorf("a 1,500-byte query: %v", err)
 	}
-	if _, err := e.rt.Search(e.ctx, strings.Repeat("w", 1000)); err != nil {
+	if _, err := runtime.Search(e.ctx, e.rt, strings.Repeat("w", 1000)); err != nil {
 		t.Errorf("a 1,000-byte query: %v", err)
 	}
 	if h := search("zzzqqq"); h.Total != 0 || h.Results == nil {
@@ -203,7 +203,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			raw, err := e.rt.Describe(e.ctx, tc.path)
+			raw, err := runtime.Describe(e.ctx, e.rt, tc.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestDescribe(t *testing.T) {
 		})
 	}
 	// A connector lists its methods with their summaries.
-	raw, err := e.rt.Describe(e.ctx, "kv")
+	raw, err := runtime.Describe(e.ctx, e.rt, "kv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("describe kv methods = %s", raw)
 	}
 
-	_, err = e.rt.Describe(e.ctx, "fx.get_summ")
+	_, err = runtime.Describe(e.ctx, e.rt, "fx.get_summ")
 	if err == nil || !strings.Contains(err.Error(), `unknown path "fx.get_summ"; nearest: fx.get_sum`) {
 		t.Errorf("unknown path: %v", err)
 	}
@@ -297,7 +297,7 @@ func TestDescribeGroups(t *testing.T) {
 	}
 	describe := func(path string) described {
 		t.Helper()
-		raw, err := e.rt.Describe(e.ctx, path)
+		raw, err := runtime.Describe(e.ctx, e.rt, path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -160,7 +160,7 @@ func (p *pass) writeGroupLocked(ctx context.Context, now bool) error {
 // will not run) and the pass stops.
 func (p *pass) queueBeforeLocked(ctx context.Context, e *codemode.Entry, ahead bool) error {
 	if ahead {
-		if err := p.r.own.claims.mayAct(p.execID); err != nil {
+		if err := p.r.own.claims.mayAct(p.run.ID); err != nil {
 			return p.failLocked(err)
 		}
 	}
@@ -192,8 +192,8 @@ func (p *pass) useJournal() bool { return p.r.journal != nil && p.reverts == 0 }
 // journalLocked journals e (see codemode.Journaler); a failure stops the
 // pass.
 func (p *pass) journalLocked(ctx context.Context, e codemode.Entry) error {
-	if err := p.r.journal.Journal(context.WithoutCancel(ctx), p.execID, []codemode.Entry{e}); err != nil {
-		return p.failLocked(fmt.Errorf("journal call %d of %s: %w", e.Seq, p.execID, err))
+	if err := p.r.journal.Journal(context.WithoutCancel(ctx), p.run.ID, []codemode.Entry{e}); err != nil {
+		return p.failLocked(fmt.Errorf("journal call %d of %s: %w", e.Seq, p.run.ID, err))
 	}
 	p.journaled = true
 	return nil
@@ -266,7 +266,7 @@ func (p *pass) writeLocked(ctx context.Context, updates []codemode.EntryUpdate, 
 	var span trace.Span
 	if p.r.tracer != nil {
 		_, span = p.r.tracer.Start(ctx, "codemode.store.write", trace.WithAttributes(
-			attrExecution.String(p.execID), attrInserts.Int(len(inserts)), attrUpdates.Int(len(batch))))
+			attrExecution.String(p.run.ID), attrInserts.Int(len(inserts)), attrUpdates.Int(len(batch))))
 	}
 	err := p.r.store.WriteEntries(context.WithoutCancel(ctx), inserts, batch)
 	endSpan(span, err)
@@ -295,7 +295,7 @@ func (p *pass) flushLocked(ctx context.Context) error {
 		return nil
 	}
 	if err := p.writeLocked(ctx, nil, nil); err != nil {
-		return fmt.Errorf("record %d log entries of %s: %w", n, p.execID, err)
+		return fmt.Errorf("record %d log entries of %s: %w", n, p.run.ID, err)
 	}
 	return nil
 }

@@ -30,17 +30,6 @@ func observeCall(ctx context.Context, e codemode.Entry) func(string) {
 	}
 }
 
-// endEvent is the event of a pass that left its run in status to (stop:
-// why the host stopped the pass, if it did).
-func endEvent(e *codemode.Execution, to codemode.ExecStatus, stop *stopReason) (codemode.Event, bool) {
-	kind, ok := endEvents[to]
-	ev := codemode.Event{Kind: kind, ExecutionID: e.ID, Message: e.Error}
-	if to == codemode.StatusPaused && stop != nil {
-		ev.Message = stop.msg
-	}
-	return ev, ok
-}
-
 // endEvents are the events of the statuses a pass can leave its run in.
 var endEvents = map[codemode.ExecStatus]codemode.EventKind{
 	codemode.StatusPaused:    codemode.EventPaused,

@@ -26,14 +26,20 @@ func (r *Runtime) Execute(ctx context.Context, code string, ap codemode.Approver
 	if c == nil {
 		return out, err
 	}
-	out, err = r.runPass(ctx, c, ap)
-	c.end()
-	return r.settled(ctx, out, err)
+	return r.passNow(ctx, c, ap)
+}
+
+// passNow runs the pass of a claimed run within the request and returns
+// its outcome once settled, as the person ctx carries may be told it.
+func (r *Runtime) passNow(ctx context.Context, c *claimed, ap codemode.Approver) (codemode.Outcome, error) {
+	out, err := r.runPass(ctx, c, ap)
+	out, err = r.settled(ctx, out, err)
+	return r.shown(ctx, c.e, out), err
 }
 
 // A claimed run is a run a request has claimed for a pass: the hold on it
 // (hold.go), and end, which lets go of the hold and ends the request (see
-// begin) once the pass has recorded how it ended.
+// begin) once the pass has recorded how it ended (runPass calls it).
 type claimed struct {
 	e   *codemode.Execution
 	h   *hold
@@ -127,10 +133,7 @@ func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Re
 	if c == nil {
 		return out, err
 	}
-	out, err = r.runPass(ctx, c, ap)
-	c.end()
-	out, err = r.settled(ctx, out, err)
-	return r.shown(ctx, c.e, out), err
+	return r.passNow(ctx, c, ap)
 }
 
 // claimApproved makes the decision of ApproveReviewed: it claims the
@@ -334,18 +337,15 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 		return wrongOutcome(id, e), notAsShown(id, "rejected")
 	}
 	if seq != 0 {
-		var found *codemode.PendingAction
-		var seqs []string
-		for i, a := range pending {
-			seqs = append(seqs, fmt.Sprint(a.Seq))
-			if a.Seq == seq {
-				found = &pending[i]
+		i := slices.IndexFunc(pending, func(a codemode.PendingAction) bool { return a.Seq == seq })
+		if i < 0 {
+			seqs := make([]string, len(pending))
+			for i, a := range pending {
+				seqs[i] = fmt.Sprint(a.Seq)
 			}
-		}
-		if found == nil {
 			return wrongOutcome(id, e), wrongState("execution %s has no pending action %d (pending: %s)", id, seq, catalog.ListOrNone(seqs))
 		}
-		msg = fmt.Sprintf("call %d (%s.%s) was %s", seq, found.Connector, found.Method, msg)
+		msg = fmt.Sprintf("call %d (%s.%s) was %s", seq, pending[i].Connector, pending[i].Method, msg)
 	}
 	if reason := reviewReason(rv.Reason); reason != "" {
 		msg += ": " + reason
@@ -410,8 +410,10 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 }
 
 // housekeepingDue counts an Execute at now and reports whether it does
-// the housekeeping (see Options.HousekeepingInterval); when it does, the
-// interval starts again.
+// the housekeeping: the first Execute does, a later one once the interval
+// passed or MaxExecutions runs began since (so at most about twice
+// MaxExecutions terminal runs are kept, however fast runs come); when it
+// does, the interval starts again.
 func (r *Runtime) housekeepingDue(now time.Time) bool {
 	if r.maxExecs <= 0 && r.ttl <= 0 && r.auditRetention <= 0 {
 		return false
@@ -430,7 +432,7 @@ func (r *Runtime) housekeepingDue(now time.Time) bool {
 // housekeepingSchedule is when the housekeeping last began (zero: never)
 // and how many Executes began since; guarded by Runtime.mu.
 type housekeepingSchedule struct {
-	every time.Duration // Options.HousekeepingInterval resolved
+	every time.Duration // housekeepingInterval; negative: every Execute (tests)
 	last  time.Time
 	runs  int
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 
 	"strings"
 	"time"
@@ -15,6 +16,23 @@ import (
 // deferred.go): 0 writes every entry as it is queued, as a runtime did
 // before writes were grouped.
 func SetGroupAge(r *Runtime, d time.Duration) { r.groupAge = d }
+
+// SetHousekeepingInterval sets the least time between r's housekeepings
+// (negative: every Execute does it).
+func SetHousekeepingInterval(r *Runtime, d time.Duration) { r.schedule.every = d }
+
+// SetMaxValueBytes sets the cap on each value r's log keeps.
+func SetMaxValueBytes(r *Runtime, n int) { r.maxValue = n }
+
+// Search answers codemode.search(query) as a program's call does.
+func Search(ctx context.Context, r *Runtime, query string) (json.RawMessage, error) {
+	return marshalAnswer(r.catalog().Search(ctx, r.snippets, query))
+}
+
+// Describe answers codemode.describe(path) as a program's call does.
+func Describe(ctx context.Context, r *Runtime, path string) (json.RawMessage, error) {
+	return marshalAnswer(r.catalog().Describe(ctx, r.snippets, path))
+}
 
 // RecoverNow runs the recovery a heartbeat runs and returns how many runs
 // it recovered.

@@ -44,9 +44,9 @@ type setup struct {
 	kvRevert    map[string]string
 	maxExecs    int
 	ttl         time.Duration
-	hkEvery     time.Duration // Options.HousekeepingInterval
+	hkEvery     time.Duration // runtime.SetHousekeepingInterval
 	limits      sandbox.Limits
-	maxValue    int          // Options.MaxValueBytes
+	maxValue    int          // runtime.SetMaxValueBytes
 	maxLog      int64        // Options.MaxRunLogBytes
 	fxLogger    *slog.Logger // the fixture connector's logger (discarded if nil)
 	extra       []catalog.Source
@@ -182,29 +182,33 @@ func (e *env) open(s setup) {
 		store = s.wrap(st)
 	}
 	rt, err := runtime.New(ctx, runtime.Options{
-		Store:                store,
-		TypeCheck:            s.typeCheck,
-		Executor:             e.exec,
-		Sources:              sources,
-		Limits:               s.limits,
-		MaxExecutions:        s.maxExecs,
-		PausedTTL:            s.ttl,
-		HousekeepingInterval: s.hkEvery,
-		MaxValueBytes:        s.maxValue,
-		MaxRunLogBytes:       s.maxLog,
-		Now:                  nowOf(s.clock),
-		Scrubber:             s.scrubber,
-		Lease:                s.lease,
-		TaskTimeout:          s.taskTimeout,
-		Policy:               s.policy,
-		AuditRetention:       s.auditRetention,
-		Tracer:               s.tracer,
-		Logger:               s.logger,
-		Metrics:              s.metrics,
+		Store:          store,
+		TypeCheck:      s.typeCheck,
+		Executor:       e.exec,
+		Sources:        sources,
+		Limits:         s.limits,
+		MaxExecutions:  s.maxExecs,
+		PausedTTL:      s.ttl,
+		MaxRunLogBytes: s.maxLog,
+		Now:            nowOf(s.clock),
+		Scrubber:       s.scrubber,
+		Lease:          s.lease,
+		TaskTimeout:    s.taskTimeout,
+		Policy:         s.policy,
+		AuditRetention: s.auditRetention,
+		Tracer:         s.tracer,
+		Logger:         s.logger,
+		Metrics:        s.metrics,
 	})
 	if err != nil {
 		e.shutdown()
 		t.Fatalf("runtime.New: %v", err)
+	}
+	if s.hkEvery != 0 {
+		runtime.SetHousekeepingInterval(rt, s.hkEvery)
+	}
+	if s.maxValue != 0 {
+		runtime.SetMaxValueBytes(rt, s.maxValue)
 	}
 	switch {
 	case s.writeThrough:

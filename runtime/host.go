@@ -48,10 +48,9 @@ type stopReason struct {
 // not the connector calls.
 type pass struct {
 	// fixed at creation
-	r      *Runtime
-	cat    *catalog.Catalog // the runtime's catalog when the pass began
-	execID string
-	ap     codemode.Approver
+	r   *Runtime
+	cat *catalog.Catalog // the runtime's catalog when the pass began
+	ap  codemode.Approver
 	// reverts is, for a rollback's revert pass, the seq of the call it
 	// undoes (Entry.Reverts): such a pass makes every call directly (the
 	// person asked for the rollback) and logs it after seqBase. 0 for a
@@ -101,7 +100,6 @@ func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts,
 	p := &pass{
 		r:        r,
 		cat:      r.catalog(),
-		execID:   run.ID,
 		run:      run,
 		ap:       ap,
 		reverts:  reverts,
@@ -175,7 +173,7 @@ func (p *pass) finish(ctx context.Context, also ...codemode.EntryUpdate) (*stopR
 	var err error
 	if len(also) > 0 && p.stop == nil {
 		if err = p.writeLocked(ctx, also, nil); err != nil {
-			err = fmt.Errorf("record the end of a pass of %s: %w", p.execID, err)
+			err = fmt.Errorf("record the end of a pass of %s: %w", p.run.ID, err)
 		}
 	} else {
 		err = p.flushLocked(ctx)
@@ -193,8 +191,8 @@ func (p *pass) dropJournalLocked(ctx context.Context) {
 	if !p.journaled {
 		return
 	}
-	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.execID); err != nil {
-		p.r.log.WarnContext(ctx, "could not remove a pass's journal", "execution", p.execID, "err", err)
+	if err := p.r.journal.DropJournal(context.WithoutCancel(ctx), p.run.ID); err != nil {
+		p.r.log.WarnContext(ctx, "could not remove a pass's journal", "execution", p.run.ID, "err", err)
 		return
 	}
 	p.journaled = false
@@ -250,7 +248,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 		return nil, nil, err
 	}
 	seq := p.seqBase + c.Seq
-	want := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
+	want := codemode.Entry{ExecutionID: p.run.ID, Seq: seq, Kind: codemode.KindCall, Connector: c.Connector, Method: c.Method, Args: args, Reverts: p.reverts}
 	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
 			return nil, nil, err
@@ -486,7 +484,11 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 	}
 	res, callErr := t.Conn.Source.Connector.Call(connectors.WithCallHook(ctx, hook), t.Def.SourceName, e.Args)
 	if p.r.metrics != nil {
-		p.r.callDone(ctx, e, start, callErr != nil || res.IsError)
+		outcome := "ok"
+		if callErr != nil || res.IsError {
+			outcome = "error"
+		}
+		p.r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
 	}
 	logInFlight() // if Sent was not reported
 	if logErr != nil {
@@ -499,8 +501,6 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 // deferred.go) and returns what the program gets.
 func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Result, callErr error) (json.RawMessage, error) {
 	res, callErr = p.r.scrubAnswer(res, callErr)
-	var thrown error
-	to := codemode.EntryError
 	sir, signIn := connectors.AsSignInRequired(callErr)
 	switch {
 	case callErr != nil && ctx.Err() != nil:
@@ -521,8 +521,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		p.open[e.Seq] = e
 		return nil, p.stopLocked(stopPause, awaitsSignIn(e), nil)
 	case callErr != nil:
-		e.Error = p.r.capMessage(fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
-		thrown = errors.New(e.Error)
+		return p.answerFailure(ctx, e, fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
 	case res.IsError:
 		e.Error = p.r.capMessage(res.Message)
 		if e.Error == "" {
@@ -531,19 +530,12 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 		// The failure's details (a JSON object, such as an HTTP answer's
 		// status and body) are kept as the entry's result, within the
 		// per-value cap, so that replay throws the same Error.
-		if len(res.Value) > 0 && (p.r.maxValue <= 0 || len(res.Value) <= p.r.maxValue) {
+		if len(res.Value) > 0 && len(res.Value) <= p.r.maxValue {
 			e.Result = res.Value
 		}
-		thrown = callError(e)
-	case len(res.Value) > p.r.maxValue && p.r.maxValue > 0:
-		// The call ran, but its result cannot be kept for replay: the
-		// call fails, and fails the same way on replay.
-		e.Error = p.r.callResultTooLarge(e.Connector, e.Method, res.Value)
-		thrown = errors.New(e.Error)
-	default:
-		to, e.Result = codemode.EntryApplied, rawOrNull(res.Value)
+		return p.answer(ctx, e, codemode.EntryError, callError(e))
 	}
-	return p.answer(ctx, e, to, thrown)
+	return p.answerValue(ctx, e, res.Value)
 }
 
 // answer records the outcome of e, an entry that was executing or
@@ -559,6 +551,25 @@ func (p *pass) answer(ctx context.Context, e codemode.Entry, to codemode.EntrySt
 	return e.Result, nil
 }
 
+// answerValue records val as the result of e, a call or step that ran,
+// and returns it. A value over the per-value cap cannot be kept for
+// replay: e fails saying so, and fails the same way on replay.
+func (p *pass) answerValue(ctx context.Context, e codemode.Entry, val json.RawMessage) (json.RawMessage, error) {
+	if msg := p.r.valueTooLarge(e, val); msg != "" {
+		e.Error = msg
+		return p.answer(ctx, e, codemode.EntryError, errors.New(msg))
+	}
+	e.Result = rawOrNull(val)
+	return p.answer(ctx, e, codemode.EntryApplied, nil)
+}
+
+// answerFailure records msg as the failure of e, a call that ran, and
+// throws it.
+func (p *pass) answerFailure(ctx context.Context, e codemode.Entry, msg string) (json.RawMessage, error) {
+	e.Error = p.r.capMessage(msg)
+	return p.answer(ctx, e, codemode.EntryError, errors.New(e.Error))
+}
+
 // StepResult replays a recorded step, or logs it executing so it runs now.
 func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
 	if err := p.enter(); err != nil {
@@ -570,7 +581,7 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 	if err := p.refusalLocked(); err != nil {
 		return nil, false, err
 	}
-	e := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
+	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
 	if logged, ok, err := p.loggedLocked(e); ok || err != nil {
 		if err != nil {
 			return nil, false, err
@@ -586,22 +597,14 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 // even when the pass was stopped meanwhile. A value over the per-value cap
 // is recorded as the step's failure, and that error thrown.
 func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
-	seq := p.seqBase + s.Seq
-	e := codemode.Entry{ExecutionID: p.execID, Seq: seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
-	to := codemode.EntryApplied
-	var thrown error
-	switch msg := p.r.stepTooLarge(s.Name, value); {
-	case errMsg != "":
-		to, e.Error = codemode.EntryError, p.r.capMessage(errMsg)
-	case msg != "":
-		// The value cannot be kept for replay: the step fails, and fails
-		// the same way on replay.
-		to, e.Error = codemode.EntryError, msg
-		thrown = errors.New(msg)
-	default:
-		e.Result = rawOrNull(value)
+	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
+	var err error
+	if errMsg != "" { // (the step's function threw it: the program has it)
+		e.Error = p.r.capMessage(errMsg)
+		_, err = p.answer(ctx, e, codemode.EntryError, nil)
+	} else {
+		_, err = p.answerValue(ctx, e, value)
 	}
-	_, err := p.answer(ctx, e, to, thrown)
 	return err
 }
 

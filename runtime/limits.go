@@ -8,9 +8,11 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// DefaultMaxValueBytes is the default cap on one value kept in the
-// execution log (Options.MaxValueBytes).
-const DefaultMaxValueBytes = 1 << 20
+// maxValueBytes caps each value the log keeps (a call's arguments or
+// result, a step's value, the program's result): a call or step over it
+// fails saying so (arguments: before they are logged), a program's result
+// is kept cut. Runtime.maxValue holds it (tests lower it).
+const maxValueBytes = 1 << 20
 
 // orDefault resolves a limit of Options: 0 means def, negative none (0
 // returned).
@@ -27,7 +29,7 @@ func orDefault[T int | int64](n, def T) T {
 // tooLarge returns the message for a value of what (e.g. "the result of
 // fx.read") that is over the cap, or "" when it is within it.
 func (r *Runtime) tooLarge(v []byte, what, verb, advice string) string {
-	if r.maxValue <= 0 || len(v) <= r.maxValue {
+	if len(v) <= r.maxValue {
 		return ""
 	}
 	return fmt.Sprintf("%s %s %s; the execution log keeps at most %s per value — %s",
@@ -37,24 +39,23 @@ func (r *Runtime) tooLarge(v []byte, what, verb, advice string) string {
 // callArgsTooLarge is the message for a call whose arguments are over the
 // cap, or "".
 func (r *Runtime) callArgsTooLarge(connector, method string, args []byte) string {
-	if r.maxValue <= 0 || len(args) <= r.maxValue {
+	if len(args) <= r.maxValue {
 		return "" // without formatting the message: this runs for every call
 	}
 	return r.tooLarge(args, fmt.Sprintf("the arguments of %s.%s", connector, method), "are",
 		"pass less, e.g. split the work into several calls")
 }
 
-// callResultTooLarge is the message for a call whose result is over the
-// cap, or "".
-func (r *Runtime) callResultTooLarge(connector, method string, result []byte) string {
-	return r.tooLarge(result, fmt.Sprintf("the result of %s.%s", connector, method), "is",
-		"ask for less, e.g. filter or paginate")
-}
-
-// stepTooLarge is the message for a step whose value is over the cap, or "".
-func (r *Runtime) stepTooLarge(name string, value []byte) string {
-	return r.tooLarge(value, "the value of "+describeStep(name), "is",
-		"return less from the step, e.g. only the fields used later")
+// valueTooLarge is the message for v, the result of call e or the value
+// of step e, when it is over the cap, or "".
+func (r *Runtime) valueTooLarge(e codemode.Entry, v []byte) string {
+	switch {
+	case len(v) <= r.maxValue:
+		return "" // without formatting the message: this runs for every call
+	case e.Kind == codemode.KindStep:
+		return r.tooLarge(v, "the value of "+describeStep(e.Name), "is", "return less from the step, e.g. only the fields used later")
+	}
+	return r.tooLarge(v, fmt.Sprintf("the result of %s.%s", e.Connector, e.Method), "is", "ask for less, e.g. filter or paginate")
 }
 
 // programResultTooLarge is the note for a program result over the cap, or
@@ -68,7 +69,7 @@ func (r *Runtime) programResultTooLarge(result []byte) string {
 // the per-value cap in the log (codemode.Clock's compact form), or "".
 func (r *Runtime) clockTooLarge(c codemode.Clock) string {
 	const maxRunBytes = 48 // one run of readings in the compact form, at most
-	if r.maxValue <= 0 || len(c.Times)*maxRunBytes <= r.maxValue {
+	if len(c.Times)*maxRunBytes <= r.maxValue {
 		return "" // cannot be over: without encoding it
 	}
 	b, err := json.Marshal(c)
@@ -82,7 +83,7 @@ func (r *Runtime) clockTooLarge(c codemode.Clock) string {
 // capMessage shortens an error message to the per-value cap before it is
 // logged.
 func (r *Runtime) capMessage(msg string) string {
-	if r.maxValue <= 0 || len(msg) <= r.maxValue {
+	if len(msg) <= r.maxValue {
 		return msg
 	}
 	return short.Clip(msg, r.maxValue)

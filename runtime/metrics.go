@@ -43,12 +43,3 @@ func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from cod
 		r.metrics.RunEnded(ctx, e.Status.String(), e.UpdatedAt.Sub(e.CreatedAt))
 	}
 }
-
-// callDone tells Metrics that a call started at start ended.
-func (r *Runtime) callDone(ctx context.Context, e codemode.Entry, start time.Time, failed bool) {
-	outcome := "ok"
-	if failed {
-		outcome = "error"
-	}
-	r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
-}

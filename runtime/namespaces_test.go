@@ -70,18 +70,18 @@ func TestNamespaces(t *testing.T) {
 		"ns.b":     `"kind":"connector"`,
 		"ns.b.put": `"kind":"method"`,
 	} {
-		raw, err := e.rt.Describe(e.ctx, path)
+		raw, err := runtime.Describe(e.ctx, e.rt, path)
 		if err != nil || !strings.Contains(string(raw), want) {
 			t.Errorf("Describe(%s) = %v %s", path, err, raw)
 		}
 	}
-	raw, _ := e.rt.Describe(e.ctx, "ns.b.put")
+	raw, _ := runtime.Describe(e.ctx, e.rt, "ns.b.put")
 	var d struct{ Types string }
 	_ = json.Unmarshal(raw, &d)
 	if !strings.Contains(d.Types, "declare const ns: {\n  b: {\n") || !strings.Contains(d.Types, "    put(input: NsBPutInput): Promise<unknown>;") {
 		t.Errorf("describe ns.b.put types:\n%s", d.Types)
 	}
-	if _, err := e.rt.Describe(e.ctx, "ns.c.put"); err == nil || !strings.Contains(err.Error(), "ns.b.put") {
+	if _, err := runtime.Describe(e.ctx, e.rt, "ns.c.put"); err == nil || !strings.Contains(err.Error(), "ns.b.put") {
 		t.Errorf("Describe(ns.c.put) = %v, want the nearest paths", err)
 	}
 }

@@ -43,10 +43,9 @@ type owner struct {
 	// waiting runs of owners that are gone (waiting.go).
 	serving atomic.Bool
 
-	mu         sync.Mutex
-	registered bool               // guarded by mu
-	cancel     context.CancelFunc // stops the heartbeat; guarded by mu
-	done       chan struct{}      // closed when the heartbeat goroutine ends; guarded by mu
+	mu     sync.Mutex
+	cancel context.CancelFunc // stops the heartbeat, once registered (nil: not); guarded by mu
+	done   chan struct{}      // closed when the heartbeat goroutine ends; guarded by mu
 }
 
 func newOwner(r *Runtime, lease time.Duration) *owner {
@@ -58,13 +57,12 @@ func newOwner(r *Runtime, lease time.Duration) *owner {
 func (o *owner) claim(ctx context.Context) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.registered {
+	if o.cancel != nil {
 		return o.id, nil
 	}
 	if err := o.register(ctx); err != nil {
 		return "", err
 	}
-	o.registered = true
 	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	o.cancel, o.done = cancel, make(chan struct{})
 	go o.heartbeat(hbCtx, o.done)
@@ -153,11 +151,11 @@ func (r *Runtime) Join(ctx context.Context) error {
 func (o *owner) close(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if !o.registered {
+	if o.cancel == nil {
 		return nil
 	}
-	o.registered = false
 	o.cancel()
+	o.cancel = nil
 	<-o.done
 	// What the store failed to record is written now if it can be;
 	// otherwise, once this record is gone, another process recovers those
@@ -202,18 +200,36 @@ func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time) 
 	return fmt.Sprintf("the process that ran it (%s) stopped renewing its %s lease %s ago", proc, rec.Lease, since.Round(time.Second)), true
 }
 
+// owners returns the owner records by id; a failure is logged (nil).
+func (r *Runtime) owners(ctx context.Context) map[string]*codemode.Owner {
+	list, err := r.store.Owners(ctx)
+	if err != nil {
+		r.log.WarnContext(ctx, "listing owners failed", "err", err)
+		return nil
+	}
+	byID := make(map[string]*codemode.Owner, len(list))
+	for i := range list {
+		byID[list[i].ID] = &list[i]
+	}
+	return byID
+}
+
+// ownerGone reports whether the owner of claimed run e is gone (see
+// owner.gone), and why; not when the owners cannot be listed.
+func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string, bool) {
+	if byID := r.owners(ctx); byID != nil {
+		return r.own.gone(e, byID[e.Owner], r.now())
+	}
+	return "", false
+}
+
 // recoverOrphans recovers every claimed run whose owner is gone (see
 // above) and removes the records of owners that are gone and claim
 // nothing. Failures are logged: recovery is tried again later.
 func (r *Runtime) recoverOrphans(ctx context.Context) int {
-	owners, err := r.store.Owners(ctx)
-	if err != nil {
-		r.log.WarnContext(ctx, "recovery: listing owners failed", "err", err)
+	byID := r.owners(ctx)
+	if byID == nil {
 		return 0
-	}
-	byID := make(map[string]*codemode.Owner, len(owners))
-	for i := range owners {
-		byID[owners[i].ID] = &owners[i]
 	}
 	now := r.now()
 	claimed := map[string]bool{}
@@ -242,11 +258,11 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 		}
 	}
 	r.watchWaitingRuns(ctx, byID, now, claimed)
-	for _, rec := range owners {
-		if rec.ID == r.own.id || claimed[rec.ID] {
+	for id, rec := range byID {
+		if id == r.own.id || claimed[id] {
 			continue
 		}
-		if _, gone := r.own.gone(&codemode.Execution{Owner: rec.ID}, &rec, now); !gone {
+		if _, gone := r.own.gone(&codemode.Execution{Owner: id}, rec, now); !gone {
 			continue
 		}
 		if err := r.store.RemoveOwner(ctx, rec.ID); err != nil && !errors.Is(err, codemode.ErrNotFound) {

@@ -18,11 +18,12 @@ import (
 // runPass runs the program of c.e (status running) once against its log
 // (c.log, as the caller loaded it: nil for a fresh execution, just created
 // by Execute) and records how the pass ended. c.h is the caller's hold on
-// the run (hold.go). A pass of a task run can be cancelled (task.go). The
-// pass's span is c.span, or one runPass starts (a resumed run's), and
-// ends here.
+// the run (hold.go), which c.end lets go of once the pass has recorded its
+// end. A pass of a task run can be cancelled (task.go). The pass's span is
+// c.span, or one runPass starts (a resumed run's), and ends here.
 func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver) (_ codemode.Outcome, err error) {
 	e := c.e
+	defer c.end()
 	if r.tracer != nil {
 		if c.span == nil {
 			ctx, c.span = r.startPass(ctx, e, passResume)
@@ -31,7 +32,9 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 		}
 		defer func() { endPass(c.span, e, err) }()
 	}
-	if e.Task != nil {
+	limits := r.limits
+	if e.Task != nil { // bounded by the task timeout, and cancellable (track)
+		limits.Timeout = r.taskTimeout
 		var end func()
 		ctx, end = r.track(ctx, e.ID)
 		defer end()
@@ -42,7 +45,7 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 	}
 	p := newPass(r, &codemode.Execution{ID: e.ID, StartedBy: e.StartedBy}, ap, 0, 0, c.log)
 	p.userToken = token
-	out, runErr := p.runProgram(ctx, e.Code, r.limitsOf(e), sandbox.Clock(e.Clock))
+	out, runErr := p.runProgram(ctx, e.Code, limits, sandbox.Clock(e.Clock))
 	stop, flushErr := p.finish(ctx)
 	o, err := r.record(ctx, e, p, c.h, passEnd{stop: stop, flushErr: flushErr, out: out, runErr: runErr})
 	if err == nil && o.Status == codemode.StatusPaused && p.userToken != "" {
@@ -232,7 +235,11 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			r.watchWaiting(e.ID)
 		}
 	}
-	if ev, ok := endEvent(e, e.Status, stop); ok {
+	if kind, ok := endEvents[e.Status]; ok {
+		ev := codemode.Event{Kind: kind, ExecutionID: e.ID, Message: e.Error}
+		if e.Status == codemode.StatusPaused && stop != nil {
+			ev.Message = stop.msg // what it awaits
+		}
 		emit(ctx, ev)
 	}
 	return internal, nil
@@ -347,14 +354,18 @@ func (r *Runtime) settleLeftovers(ctx context.Context, id string, leftover []cod
 // settleEntry settles en, left undecided in a run that ends: a call
 // executing whose result was never recorded ends error, one awaiting a
 // person is rejected (decided by by; zero: by nobody), one waiting for
-// its task ends error, its task cancelled (settleWaiting).
+// its task ends error, its task cancelled at its source.
 func (r *Runtime) settleEntry(ctx context.Context, en codemode.Entry, by codemode.Person) error {
 	switch {
 	case en.State == codemode.EntryExecuting:
 		en.Error = "not completed: the run ended before this call's result was recorded; it may or may not have taken effect"
 		return r.moveEntry(ctx, &en, codemode.EntryExecuting, codemode.EntryError)
 	case en.State == codemode.EntryWaiting:
-		return r.settleWaiting(ctx, en)
+		if tk := r.taskerOf(en); tk != nil {
+			r.cancelTask(ctx, tk, en, en.Task)
+		}
+		en.Error = fmt.Sprintf("not completed: the run ended while this call's task %s was working; the task was cancelled, and the call may or may not have taken effect", en.Task)
+		return r.moveEntry(ctx, &en, codemode.EntryWaiting, codemode.EntryError)
 	case !en.State.AwaitsPerson():
 		return nil
 	case !by.IsZero():

@@ -28,7 +28,7 @@ func toolNames(rt *runtime.Runtime, name string) []string {
 // searchPaths returns the paths codemode.search finds for q.
 func searchPaths(t *testing.T, e *env, q string) []string {
 	t.Helper()
-	raw, err := e.rt.Search(e.ctx, q)
+	raw, err := runtime.Search(e.ctx, e.rt, q)
 	if err != nil {
 		t.Fatal(err)
 	}

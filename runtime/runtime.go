@@ -33,21 +33,11 @@ type Options struct {
 	Limits   sandbox.Limits   // bound every pass
 	// MaxExecutions is how many terminal executions are kept (0: all), and
 	// PausedTTL how long a paused run waits before it expires to rejected
-	// (0: forever): both as new runs begin (see HousekeepingInterval).
+	// (0: forever): both in the housekeeping an Execute does before its
+	// run begins, at most every housekeepingInterval or MaxExecutions
+	// runs (housekeepingDue).
 	MaxExecutions int
 	PausedTTL     time.Duration
-	// HousekeepingInterval throttles the pruning (MaxExecutions, and
-	// AuditRetention) and expiry (PausedTTL) an Execute does before its
-	// run begins: the first Execute does it, a later one once the
-	// interval passed or MaxExecutions runs began since (so at most about
-	// twice MaxExecutions terminal runs are kept, however fast runs come).
-	// 0 means DefaultHousekeepingInterval; negative means every Execute.
-	HousekeepingInterval time.Duration
-	// MaxValueBytes caps each value the log stores (a call's arguments or
-	// result, a step's value, the program's result): a call or step over
-	// it fails saying so (arguments: before they are logged), a program's
-	// result is kept cut. 0 means DefaultMaxValueBytes; negative, no cap.
-	MaxValueBytes int
 	// MaxRunLogBytes is the quota of one run's log over all its passes
 	// (quota.go). 0 means DefaultMaxRunLogBytes; negative, no quota.
 	MaxRunLogBytes int64
@@ -104,7 +94,7 @@ type Runtime struct {
 	limits   sandbox.Limits
 	maxExecs int
 	ttl      time.Duration
-	maxValue int              // Options.MaxValueBytes resolved; 0: no cap
+	maxValue int              // the cap on each value the log keeps (limits.go)
 	maxLog   int64            // Options.MaxRunLogBytes resolved; 0: no quota
 	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
 	clock    func() time.Time // Options.Now resolved
@@ -141,9 +131,9 @@ type Runtime struct {
 	waiters  map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
 }
 
-// DefaultHousekeepingInterval is the default of
-// Options.HousekeepingInterval.
-const DefaultHousekeepingInterval = 5 * time.Second
+// housekeepingInterval is the least time between two housekeepings
+// (housekeepingDue).
+const housekeepingInterval = 5 * time.Second
 
 // New lists every source's tools, recovers the runs of processes that are
 // gone (owner.go), and returns a Runtime. A source whose Tools fails is
@@ -171,9 +161,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		limits:         opts.Limits,
 		maxExecs:       opts.MaxExecutions,
 		ttl:            opts.PausedTTL,
-		maxValue:       orDefault(opts.MaxValueBytes, DefaultMaxValueBytes),
+		maxValue:       maxValueBytes,
 		maxLog:         orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
-		schedule:       housekeepingSchedule{every: cmp.Or(opts.HousekeepingInterval, DefaultHousekeepingInterval)},
+		schedule:       housekeepingSchedule{every: housekeepingInterval},
 		groupAge:       groupAge,
 		clock:          opts.Now,
 		scrub:          opts.Scrubber,

@@ -168,7 +168,7 @@ func BenchmarkSearchGitHub(b *testing.B) {
 	ctx := context.Background()
 	e := searchEnv(b)
 	search := func(q string) []string {
-		raw, err := e.rt.Search(ctx, q)
+		raw, err := runtime.Search(ctx, e.rt, q)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -106,8 +106,15 @@ func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 	if e == nil {
 		return val, err
 	}
-	val, err = sv.answer(ctx, p, a)
-	return p.settleService(ctx, *e, val, err)
+	switch val, err = sv.answer(ctx, p, a); {
+	case err != nil && ctx.Err() != nil:
+		// The pass was cancelled or timed out meanwhile: the entry stays
+		// executing, and a replay answers it again.
+		return nil, err
+	case err != nil:
+		return p.answerFailure(ctx, *e, err.Error())
+	}
+	return p.answerValue(ctx, *e, val)
 }
 
 // decideService answers a service call from the log, or logs it
@@ -118,7 +125,7 @@ func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args j
 	if err := p.refusalLocked(); err != nil {
 		return nil, nil, err
 	}
-	want := codemode.Entry{ExecutionID: p.execID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
+	want := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
 	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
 			return nil, nil, err
@@ -139,30 +146,6 @@ func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args j
 		return nil, nil, err
 	}
 	return &e, nil, nil
-}
-
-// settleService records the answer of a service call logged executing
-// (deferred, see deferred.go) and returns what the program gets.
-func (p *pass) settleService(ctx context.Context, e codemode.Entry, val json.RawMessage, err error) (json.RawMessage, error) {
-	to := codemode.EntryApplied
-	var thrown error
-	switch {
-	case err != nil && ctx.Err() != nil:
-		// The pass was cancelled or timed out meanwhile: the entry stays
-		// executing, and a replay answers it again.
-		return nil, err
-	case err != nil:
-		to, e.Error = codemode.EntryError, p.r.capMessage(err.Error())
-		thrown = errors.New(e.Error)
-	case p.r.maxValue > 0 && len(val) > p.r.maxValue:
-		// The answer cannot be kept for replay: the call fails, and fails
-		// the same way on replay.
-		to, e.Error = codemode.EntryError, p.r.callResultTooLarge(e.Connector, e.Method, val)
-		thrown = errors.New(e.Error)
-	default:
-		e.Result = rawOrNull(val)
-	}
-	return p.answer(ctx, e, to, thrown)
 }
 
 // stringArg is argument i as a string ("" when it is missing or not one;

@@ -151,12 +151,9 @@ func (b *BackgroundSignIn) URL() string { return b.url }
 // Until is when the runtime stops waiting for the sign-in.
 func (b *BackgroundSignIn) Until() time.Time { return b.until }
 
-// Done is closed once the sign-in completed and the runs awaiting it were
-// resumed, or the sign-in failed, timed out or the runtime closed.
-func (b *BackgroundSignIn) Done() <-chan struct{} { return b.done }
-
-// Err is why the sign-in did not complete (nil when it did), once Done is
-// closed.
+// Err waits until the sign-in completed and the runs awaiting it were
+// resumed, or the sign-in failed, timed out or the runtime closed, and
+// returns why it did not complete (nil when it did).
 func (b *BackgroundSignIn) Err() error {
 	<-b.done
 	return b.err

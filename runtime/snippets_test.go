@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
 func TestSnippetsSaveRunSearch(t *testing.T) {
@@ -46,7 +47,7 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 
-	res, err := e.rt.Search(e.ctx, "add two")
+	res, err := runtime.Search(e.ctx, e.rt, "add two")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 		t.Errorf("search \"add two\" = %s, want snippets.addTwo first", res)
 	}
 
-	d, err := e.rt.Describe(e.ctx, "snippets.addTwo")
+	d, err := runtime.Describe(e.ctx, e.rt, "snippets.addTwo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // Runs started as tasks (docs/ARCHITECTURE.md, "A task, end to end").
@@ -59,7 +57,7 @@ func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (c
 	if c == nil {
 		return out, err
 	}
-	r.runInBackground(ctx, c)
+	go r.backgroundPass(ctx, c)
 	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: c.e.ID}, nil
 }
 
@@ -74,27 +72,17 @@ func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (co
 		return out, err
 	}
 	if c.e.Task == nil {
-		out, err := r.runPass(ctx, c, nil)
-		c.end()
-		return r.settled(ctx, out, err)
+		return r.passNow(ctx, c, nil)
 	}
-	r.runInBackground(ctx, c)
+	go r.backgroundPass(ctx, c)
 	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: id}, nil
-}
-
-// runInBackground runs the pass of a claimed run in a goroutine that ends
-// the request (c.end) when the pass has recorded its end.
-func (r *Runtime) runInBackground(ctx context.Context, c *claimed) {
-	go func() {
-		defer c.end()
-		r.backgroundPass(ctx, c)
-	}()
 }
 
 // backgroundPass runs the pass of a claimed run with a context that keeps
 // ctx's values (its observer) and ends only when the runtime closes
-// (errShutdown). A failure is logged: nobody waits for the outcome, which
-// is in the store.
+// (errShutdown); Start and Resume run it in a goroutine, which the claim
+// (its request: see begin) keeps Close waiting for. A failure is logged:
+// nobody waits for the outcome, which is in the store.
 func (r *Runtime) backgroundPass(ctx context.Context, c *claimed) {
 	bg, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
@@ -102,16 +90,6 @@ func (r *Runtime) backgroundPass(ctx context.Context, c *claimed) {
 	if _, err := r.runPass(bg, c, nil); err != nil {
 		r.log.ErrorContext(ctx, "a pass in the background failed", "execution", c.e.ID, "err", err)
 	}
-}
-
-// limitsOf returns the limits of e's passes: a task run's are bounded by
-// the task timeout.
-func (r *Runtime) limitsOf(e *codemode.Execution) sandbox.Limits {
-	l := r.limits
-	if e.Task != nil {
-		l.Timeout = r.taskTimeout
-	}
-	return l
 }
 
 // track registers a pass of task run id in progress here and returns the
@@ -221,21 +199,6 @@ func (r *Runtime) Cancel(ctx context.Context, id, reason string) (_ codemode.Out
 	}
 	emit(ctx, codemode.Event{Kind: codemode.EventCancelled, ExecutionID: id, Message: reason})
 	return r.outcome(ctx, e)
-}
-
-// ownerGone reports whether the owner of running run e is gone (see
-// owner.gone), and why.
-func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string, bool) {
-	owners, err := r.store.Owners(ctx)
-	if err != nil {
-		r.log.WarnContext(ctx, "cancel: listing owners failed", "err", err)
-		return "", false
-	}
-	var rec *codemode.Owner
-	if i := slices.IndexFunc(owners, func(o codemode.Owner) bool { return o.ID == e.Owner }); i >= 0 {
-		rec = &owners[i]
-	}
-	return r.own.gone(e, rec, r.now())
 }
 
 // cancelOrphan cancels running run e whose owner is gone (why) as

@@ -63,25 +63,18 @@ func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Metho
 	case st.Result != nil:
 		return p.settle(ctx, e, *st.Result, nil)
 	}
+	// e moves to waiting with its task's id, committed at once with
+	// everything queued.
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.waitLocked(ctx, &e, st.ID); err != nil {
+	e.Task = st.ID
+	if err := p.commitLocked(ctx, &e, codemode.EntryExecuting, codemode.EntryWaiting); err != nil {
 		// Nobody will ever read the task: stop it.
 		p.r.cancelTask(ctx, tk, e, st.ID)
 		return nil, err
 	}
+	p.open[e.Seq] = e
 	return nil, p.stopLocked(stopWait, awaitsTask(e), nil)
-}
-
-// waitLocked moves e, executing, to waiting with its task's id, committed
-// at once with everything queued; a failure stops the pass.
-func (p *pass) waitLocked(ctx context.Context, e *codemode.Entry, id string) error {
-	e.Task = id
-	if err := p.commitLocked(ctx, e, codemode.EntryExecuting, codemode.EntryWaiting); err != nil {
-		return err
-	}
-	p.open[e.Seq] = *e
-	return nil
 }
 
 // readTask answers a replayed call whose entry waits for its task: with
@@ -155,16 +148,6 @@ func (r *Runtime) taskerOf(e codemode.Entry) connectors.Tasker {
 		return nil
 	}
 	return s.Caps.Tasker
-}
-
-// settleWaiting ends en, waiting in a run that ends: its task is
-// cancelled at its source and the call ends error.
-func (r *Runtime) settleWaiting(ctx context.Context, en codemode.Entry) error {
-	if tk := r.taskerOf(en); tk != nil {
-		r.cancelTask(ctx, tk, en, en.Task)
-	}
-	en.Error = fmt.Sprintf("not completed: the run ended while this call's task %s was working; the task was cancelled, and the call may or may not have taken effect", en.Task)
-	return r.moveEntry(ctx, &en, codemode.EntryWaiting, codemode.EntryError)
 }
 
 // watchWaiting starts this process's waiter of run id (waitFor), unless
@@ -336,7 +319,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		_, _ = r.abort(ctx, e, fmt.Errorf("load log of %s: %w", e.ID, err))
 		return true
 	}
-	r.backgroundPass(ctx, &claimed{e: e, h: h, log: log})
+	r.backgroundPass(ctx, &claimed{e: e, h: h, log: log, end: h.release})
 	return true
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -25,14 +24,20 @@ import (
 // issuer it asks only a principal granted codemode:approve (without one,
 // the one user).
 func (s *Server) approver(ctx context.Context) codemode.Approver {
-	if !s.opts.Elicitation || (s.opts.Auth != nil && !codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)) {
-		return nil
-	}
-	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
-	if !ok || sess.GetClientCapabilities().Elicitation == nil {
+	if _, el := s.elicitation(ctx); el == nil || (s.opts.Auth != nil && !codemode.PrincipalFrom(ctx).HasScope(codemode.ScopeApprove)) {
 		return nil
 	}
 	return elicitApprover{s: s}
+}
+
+// elicitation returns the request's session and the elicitation its
+// client declared, when elicitation is enabled; else a nil capability.
+func (s *Server) elicitation(ctx context.Context) (mcpserver.ClientSession, *mcp.ElicitationCapability) {
+	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
+	if !s.opts.Elicitation || !ok {
+		return nil, nil
+	}
+	return sess, sess.GetClientCapabilities().Elicitation
 }
 
 type elicitApprover struct{ s *Server }
@@ -102,9 +107,9 @@ func (a elicitApprover) Ask(ctx context.Context, p codemode.PendingAction) (code
 // program may need several connectors signed in to, one after another).
 const maxSignIns = 4
 
-// DefaultSignInWait bounds how long a tool call waits for the person to
-// finish a sign-in it asked them for (Options.SignInWait).
-const DefaultSignInWait = 10 * time.Minute
+// signInWait bounds how long a tool call waits for the person to finish
+// a sign-in it asked them for.
+const signInWait = 10 * time.Minute
 
 // signInThenResume takes the outcome of a run and, while it is paused for
 // nothing but a sign-in to a connector and the client can open a link for
@@ -142,17 +147,10 @@ func (s *Server) signInThenResume(ctx context.Context, out codemode.Outcome, err
 // urlElicitationSession returns the request's session when elicitation is
 // enabled and its client declared URL-mode elicitation, else nil.
 func (s *Server) urlElicitationSession(ctx context.Context) mcpserver.ClientSession {
-	if !s.opts.Elicitation {
-		return nil
+	if sess, el := s.elicitation(ctx); el != nil && el.URL != nil {
+		return sess
 	}
-	sess, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo)
-	if !ok {
-		return nil
-	}
-	if el := sess.GetClientCapabilities().Elicitation; el == nil || el.URL == nil {
-		return nil
-	}
-	return sess
+	return nil
 }
 
 // askSignIn starts a sign-in to p's connector, asks the person through the
@@ -177,7 +175,7 @@ func (s *Server) askSignIn(ctx context.Context, sess mcpserver.ClientSession, p 
 		s.log.Info("the person did not open the sign-in link; the run stays paused", "executionId", p.ExecutionID, "connector", p.Connector, "action", res.Action)
 		return false
 	}
-	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.opts.SignInWait, DefaultSignInWait))
+	wctx, cancel := context.WithTimeout(ctx, signInWait)
 	defer cancel()
 	if err := a.Wait(wctx); err != nil {
 		s.log.Warn("the sign-in did not complete; the run stays paused", "executionId", p.ExecutionID, "connector", p.Connector, "err", err)

@@ -259,12 +259,8 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	if sess != nil {
 		f.follow(sess, v)
 	}
-	return map[string]any{
-		"task": v,
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/model-immediate-response": fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID),
-		},
-	}, nil
+	return mcp.CreateTaskResult{Task: v, Result: mcp.Result{Meta: mcp.WithModelImmediateResponse(
+		fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID))}}, nil
 }
 
 // seed is the task a run is as it is created: working (a task begins so,

@@ -220,16 +220,12 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if g.sessions != nil {
-		if status, msg := g.sessions.check(r, body); status != 0 {
+	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
+		var status int
+		var msg string
+		if dw.sent, status, msg = g.sessions.check(r, body); status != 0 {
 			http.Error(w, msg, status)
 			return
-		}
-	}
-	if g.sessions != nil { // streamable HTTP: see awaitSent
-		dw.sent = g.sessions.counter(r.Header.Get(mcpserver.HeaderKeySessionID))
-		if dw.sent == nil { // initialize, or protocol 2026-07-28: no session
-			dw.sent = &sentCounter{}
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, dw.sent))
 	}

@@ -162,7 +162,7 @@ func TestWrongArgumentTypesNameTheField(t *testing.T) {
 // TypeScript SDK's client keeps it), every run's log notifications reach
 // the client, from whichever of the two streams took them (mcp-go's
 // session has one channel of notifications that both drain; see
-// awaitSent). The client reads the two streams on two goroutines, so the
+// sentCounter). The client reads the two streams on two goroutines, so the
 // order of arrival is not asserted: the transport cannot promise it
 // (measured: a run's two events arrive swapped about 2 times in 100
 // whether or not the server waits for each to be flushed before sending

@@ -21,19 +21,22 @@ import (
 // token; and a log notification (logger "codemode", at the level the
 // client chose with logging/setLevel) as the run starts, pauses, is
 // approved, completes, fails or is rejected. The handler calls sent before
-// it returns its result: it waits until those notifications are written
-// (see awaitSent).
+// it returns its result: on streamable HTTP it waits until those
+// notifications are written (see sentCounter).
 func (s *Server) observe(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, sent func()) {
 	o := &clientObserver{s: s, ctx: ctx}
 	if req.Params.Meta != nil {
 		o.token = req.Params.Meta.ProgressToken
 	}
-	base := sentSoFar(ctx)
+	c, _ := ctx.Value(sentKey{}).(*sentCounter) // nil: not streamable HTTP, which alone loses them
+	base := c.count()
 	return codemode.WithObserver(ctx, o), func() {
 		o.mu.Lock()
 		n := o.count
 		o.mu.Unlock()
-		awaitSent(ctx, base, n)
+		if n > 0 && c != nil {
+			c.wait(ctx, base+n, 2*time.Second)
+		}
 	}
 }
 
@@ -129,7 +132,7 @@ func (o *clientObserver) wants(level mcp.LoggingLevel) bool {
 // notifications to the response may have taken it off the session's
 // channel but not yet written it when the result is written, and then
 // discards it. A handler that sent notifications therefore returns only
-// once they have been written (awaitSent): the guard counts the
+// once they have been written (observe): the guard counts the
 // notification events written on a session's responses (sentCounter, one
 // per session, reached from the request's context — the session's GET
 // stream takes some of them), and the observer counts what it sent. The
@@ -156,8 +159,12 @@ func (c *sentCounter) add() {
 	}
 }
 
-// count returns how many notifications have been written so far.
+// count returns how many notifications have been written so far (none
+// without a counter).
 func (c *sentCounter) count() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
@@ -167,8 +174,8 @@ func (c *sentCounter) count() int {
 // or after timeout (a transport that buffers notifications, or one that
 // lost the connection, never writes them).
 func (c *sentCounter) wait(ctx context.Context, n int, timeout time.Duration) {
-	t := time.NewTimer(timeout)
-	defer t.Stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	for {
 		c.mu.Lock()
 		if c.n >= n {
@@ -184,8 +191,6 @@ func (c *sentCounter) wait(ctx context.Context, n int, timeout time.Duration) {
 		case <-ch:
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			return
 		}
 	}
 }
@@ -200,25 +205,4 @@ func isNotificationEvent(p []byte) bool {
 	}
 	head := p[len(prefix):min(len(p), len(prefix)+64)]
 	return bytes.Contains(head, []byte(`"method":"notifications/`))
-}
-
-// sentSoFar returns the notification count of the request's session (or
-// response) now, for awaitSent; 0 for other transports.
-func sentSoFar(ctx context.Context) int {
-	if c, ok := ctx.Value(sentKey{}).(*sentCounter); ok {
-		return c.count()
-	}
-	return 0
-}
-
-// awaitSent waits until n more notifications than base have been written
-// for the request of ctx, when it is a streamable-HTTP request (others do
-// not lose them).
-func awaitSent(ctx context.Context, base, n int) {
-	if n == 0 {
-		return
-	}
-	if c, ok := ctx.Value(sentKey{}).(*sentCounter); ok {
-		c.wait(ctx, base+n, 2*time.Second)
-	}
 }

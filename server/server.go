@@ -41,9 +41,6 @@ type Options struct {
 	// and, when the client can open links (URL-mode elicitation), to sign
 	// in to a connector a run waits for.
 	Elicitation bool
-	// SignInWait bounds how long a tool call waits for a sign-in it asked
-	// the person for (0: DefaultSignInWait).
-	SignInWait time.Duration
 	// AuthToken, when set, is the Bearer token required on SSE and HTTP.
 	AuthToken string
 	// Auth, when set, makes SSE and HTTP an OAuth resource server for the
@@ -152,6 +149,9 @@ func New(opts Options) *Server {
 		mcpserver.WithHooks(s.hooks()),
 		mcpserver.WithInstructions("Use the codemode tool: write one program that calls the connectors; search and describe them from inside the program."),
 	)
+	if opts.TraceContext {
+		s.mcp.Use(continuing)
+	}
 	s.register()
 	return s
 }
@@ -167,11 +167,7 @@ func (s *Server) hooks() *mcpserver.Hooks {
 	})
 	h.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		if s.tasksServed.Load() {
-			res.Capabilities.Tasks = &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &mcp.TaskRequestsCapability{
-				Tools: &struct {
-					Call *struct{} `json:"call,omitempty"`
-				}{Call: &struct{}{}},
-			}}
+			res.Capabilities.Tasks = mcp.NewTasksCapability() // list, cancel and tools/call
 		}
 	})
 	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
@@ -194,23 +190,15 @@ func (s *Server) hooks() *mcpserver.Hooks {
 	return h
 }
 
-// MCP returns the underlying mcp-go server (for in-process clients in tests).
-func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
-
 // add registers (or replaces) one tool.
 func (s *Server) add(t tool) {
 	t.ann.Title = t.title
-	schema := schemaOf(t.input)
-	mt := mcp.NewToolWithRawSchema(t.name, t.description, schema)
+	mt := mcp.NewToolWithRawSchema(t.name, t.description, t.run.schema)
 	mt.Annotations = t.ann
-	h := t.handler
-	if s.opts.TraceContext {
-		h = continuing(h)
-	}
-	s.mcp.AddTool(mt, validating(t.name, schema, h))
+	s.mcp.AddTool(mt, t.run.handler)
 }
 
-// continuing wraps a tool's handler so that it continues the trace the
+// continuing wraps every tool's handler so that it continues the trace the
 // call's _meta names (traceparent, tracestate), if it names one; it wins
 // over the HTTP request's headers (guard), which a proxy may have set.
 func continuing(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {

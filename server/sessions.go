@@ -31,22 +31,12 @@ type sessions struct {
 type liveSession struct {
 	lastUsed time.Time // guarded by sessions.mu
 	// sent counts the notifications written on the session's responses,
-	// its POSTs' and its GET stream's (see awaitSent).
+	// its POSTs' and its GET stream's (see sentCounter).
 	sent sentCounter
 }
 
 func newSessions() *sessions {
 	return &sessions{live: map[string]*liveSession{}}
-}
-
-// counter returns the notification counter of a live session, or nil.
-func (s *sessions) counter(id string) *sentCounter {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.live[id]; l != nil {
-		return &l.sent
-	}
-	return nil
 }
 
 var errUnknownSession = errors.New("unknown session")
@@ -65,14 +55,21 @@ func (s *sessions) Generate() string {
 
 // Validate accepts a live id and refreshes it.
 func (s *sessions) Validate(id string) (isTerminated bool, err error) {
+	if s.touch(id) == nil {
+		return false, errUnknownSession
+	}
+	return false, nil
+}
+
+// touch refreshes the live session id and returns it, or nil.
+func (s *sessions) touch(id string) *liveSession {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.live[id]
-	if l == nil {
-		return false, errUnknownSession
+	if l != nil {
+		l.lastUsed = time.Now()
 	}
-	l.lastUsed = time.Now()
-	return false, nil
+	return l
 }
 
 // Terminate forgets an id (DELETE).
@@ -84,26 +81,25 @@ func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
 }
 
 // check applies the session rules to a request before the transport sees
-// it (body is a POST's body). It returns 0, or the status and message to
-// answer with. Requests of protocol 2026-07-28 and later, which has no
-// sessions, pass.
-func (s *sessions) check(r *http.Request, body []byte) (int, string) {
+// it (body is a POST's body). It returns the notification counter of the
+// request's session (a counter of its own for a request without one:
+// initialize, or protocol 2026-07-28 and later, which has no sessions and
+// passes), or the status and message to answer with.
+func (s *sessions) check(r *http.Request, body []byte) (*sentCounter, int, string) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		return 0, ""
+		return &sentCounter{}, 0, ""
 	}
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
-	if id != "" {
-		if _, err := s.Validate(id); err == nil {
-			return 0, ""
-		}
+	if l := s.touch(id); id != "" && l != nil {
+		return &l.sent, 0, ""
 	}
 	if r.Method == http.MethodPost && isInitialize(body) {
-		return 0, "" // a new session, whatever the client sent
+		return &sentCounter{}, 0, "" // a new session, whatever the client sent
 	}
 	if id == "" {
-		return http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"
+		return nil, http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"
 	}
-	return http.StatusNotFound, "Not Found: unknown or ended session (initialize again)"
+	return nil, http.StatusNotFound, "Not Found: unknown or ended session (initialize again)"
 }
 
 // isInitialize reports whether a POST body is an initialize request.

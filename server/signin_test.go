@@ -40,7 +40,7 @@ func newSignInServer(t *testing.T, g *fixture.Gated) *server.Server {
 		ex.Close()
 		st.Close()
 	})
-	return server.New(server.Options{Version: "test", Runtime: r, Elicitation: true, SignInWait: 20 * time.Second})
+	return server.New(server.Options{Version: "test", Runtime: r, Elicitation: true})
 }
 
 // connectURL starts an in-process client that declares URL-mode

@@ -205,12 +205,8 @@ func (s *Server) taskResult(ctx context.Context, id string) (*mcp.CallToolResult
 // o (nil: none); a bad request is an rpcError (invalid params), as is a
 // program refused before anything was stored (too large, type errors).
 func (s *Server) startTask(ctx context.Context, args json.RawMessage, ttl time.Duration, o codemode.Observer) (*codemode.Execution, error) {
-	if err := codemodeArgs.check(args); err != nil {
-		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
-	}
-	var in codemodeInput
-	_ = json.Unmarshal(args, &in) // (they fit the schema: an object whose code is a string)
-	if err := in.check(); err != nil {
+	in, err := codemodeArgs.decode("codemode", args)
+	if err != nil {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
 	}
 	if o != nil {
@@ -254,7 +250,7 @@ func questions(pending []codemode.PendingAction) []question {
 // its task.
 func (q question) elicitation(taskID string) mcp.ElicitationParams {
 	return mcp.ElicitationParams{
-		Meta:            &mcp.Meta{AdditionalFields: map[string]any{mcp.RelatedTaskMetaKey: map[string]any{"taskId": taskID}}},
+		Meta:            mcp.WithRelatedTask(taskID),
 		Mode:            mcp.ElicitationModeForm,
 		Message:         q.msg,
 		RequestedSchema: noFields,

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -17,17 +15,21 @@ import (
 )
 
 // The tools the server offers (README "What the client sees"), one row
-// each: what clients are told of it, the input its arguments decode into
-// (its JSON Schema is reflected from that struct, so the schema and the
-// decoder cannot drift apart) and what it does. codemode's is
-// addCodemode's: its description changes with the connectors.
+// each: what clients are told of it and what it does with the input its
+// arguments decode into (handles). codemode's is addCodemode's: its
+// description changes with the connectors.
 
 // tool is one tool as register adds it.
 type tool struct {
 	name, title, description string
-	input                    any // a pointer to its input struct
 	ann                      mcp.ToolAnnotation
-	handler                  mcpserver.ToolHandlerFunc
+	run                      toolFunc
+}
+
+// toolFunc is a tool's input schema and its handler.
+type toolFunc struct {
+	schema  json.RawMessage
+	handler mcpserver.ToolHandlerFunc
 }
 
 // readOnly are the hints of the tools that only read.
@@ -48,9 +50,9 @@ func (s *Server) addCodemode() {
 		decls, fits = s.rt.DeclarationsWithin(budget)
 	}
 	s.add(tool{name: "codemode", title: "Run a program against the connectors",
-		description: Description(s.rt.Connectors(), decls, !fits), input: &codemodeInput{},
-		ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
-		handler: handles(s, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
+		description: Description(s.rt.Connectors(), decls, !fits),
+		ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
+		run: handles(s, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
 			out, err := s.rt.Execute(ctx, in.Code, s.approver(ctx))
 			return s.signInThenResume(ctx, out, err)
 		})})
@@ -61,8 +63,8 @@ func (s *Server) tools() []tool {
 	return []tool{
 		{name: "codemode_pending", title: "List actions awaiting approval",
 			description: "List the connector calls awaiting a human's approval: of one execution, or of every paused execution.",
-			input:       &pendingInput{}, ann: readOnly,
-			handler: handles(s, func(ctx context.Context, in *pendingInput) (any, error) {
+			ann:         readOnly,
+			run: handles(s, func(ctx context.Context, in *pendingInput) (any, error) {
 				p, err := s.rt.Pending(ctx, in.ExecutionID)
 				if p == nil {
 					p = []codemode.PendingAction{}
@@ -71,30 +73,30 @@ func (s *Server) tools() []tool {
 			})},
 		{name: "codemode_approve", title: "Approve a paused execution",
 			description: "Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
-			input:       &executionInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
-			handler: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+			run: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
 				out, err := s.rt.Approve(ctx, in.ExecutionID, s.approver(ctx))
 				return s.signInThenResume(ctx, out, err)
 			})},
 		{name: "codemode_reject", title: "Reject a paused execution",
 			description: "Reject the pending action(s) of a paused execution; the run ends rejected (actions already applied stay applied).",
-			input:       &rejectInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)},
-			handler: handles(s, func(ctx context.Context, in *rejectInput) (codemode.Outcome, error) {
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)},
+			run: handles(s, func(ctx context.Context, in *rejectInput) (codemode.Outcome, error) {
 				return s.rt.Reject(ctx, in.ExecutionID, in.Seq)
 			})},
 		{name: "codemode_rollback", title: "Roll back an execution",
 			description: "Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
-			input:       &executionInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
-			handler: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+			run: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
 				return s.rt.Rollback(ctx, in.ExecutionID)
 			})},
 		{name: "codemode_executions", title: "List executions",
 			description: "The audit trail: executions newest first, each with its calls and their states (long runs list their first calls and count the rest in moreCalls). The full trail of a run: codemode-mcp executions show ID.",
-			input:       &executionsInput{}, ann: readOnly, handler: handles(s, s.executions)},
+			ann:         readOnly, run: handles(s, s.executions)},
 		{name: "codemode_snippets", title: "List saved snippets",
 			description: "List saved snippets (run them with codemode.run(name, input) inside a program).",
-			input:       &snippetsInput{}, ann: readOnly,
-			handler: handles(s, func(ctx context.Context, _ *snippetsInput) (any, error) {
+			ann:         readOnly,
+			run: handles(s, func(ctx context.Context, _ *snippetsInput) (any, error) {
 				sn, err := s.rt.Snippets(ctx)
 				if sn == nil {
 					sn = []codemode.Snippet{}
@@ -103,26 +105,29 @@ func (s *Server) tools() []tool {
 			})},
 		{name: "codemode_save_snippet", title: "Save a snippet",
 			description: "Save the program of a completed execution as a named snippet, runnable with codemode.run(name, input).",
-			input:       &saveSnippetInput{}, ann: mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
-			handler: handles(s, func(ctx context.Context, in *saveSnippetInput) (any, error) {
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+			run: handles(s, func(ctx context.Context, in *saveSnippetInput) (any, error) {
 				sn, err := s.rt.SaveSnippet(ctx, in.Name, in.ExecutionID, in.Description, in.InputSchema)
 				return map[string]any{"snippet": sn}, err
 			})},
 	}
 }
 
-// handles makes a tool's handler: its arguments decoded into an In, and
-// its answer what do returns — a run's outcome (the client hears of the
-// run as it goes: observe), or any other value — or the runtime's failure
-// about the execution (the run's, else the one the arguments name).
-func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error)) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, sent := s.observe(ctx, req)
-		defer sent()
-		in, err := decode[In](req)
+// handles makes a tool's schema and handler: its arguments decoded into
+// an In (toolArgs.decode), and its answer what do returns — a run's
+// outcome (the client hears of the run as it goes: observe), or any other
+// value — or the runtime's failure about the execution (the run's, else
+// the one the arguments name).
+func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error)) toolFunc {
+	args := newToolArgs[In]()
+	return toolFunc{schema: args.schema, handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw, _ := json.Marshal(req.GetRawArguments()) // (they came as JSON)
+		in, err := args.decode(req.Params.Name, raw)
 		if err != nil {
 			return badArguments(err), nil
 		}
+		ctx, sent := s.observe(ctx, req)
+		defer sent()
 		v, err := do(ctx, in)
 		o, isOutcome := any(v).(codemode.Outcome)
 		switch {
@@ -132,52 +137,7 @@ func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error))
 			return s.outcomeResult(o), nil
 		}
 		return valueResult(v, false), nil
-	}
-}
-
-// decode reads a tool's arguments (which fit its schema: validating) into
-// an In, and has the input check itself when it can; a request it refuses
-// is a tool error that names what was wrong.
-func decode[In any](req mcp.CallToolRequest) (*In, error) {
-	in := new(In)
-	b, err := json.Marshal(req.GetRawArguments())
-	if err != nil {
-		return nil, fmt.Errorf("invalid arguments: %w", err)
-	}
-	if len(b) == 0 || string(b) == "null" {
-		b = []byte("{}")
-	}
-	if err := json.Unmarshal(b, in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, fmt.Errorf("invalid arguments for %s: %q must be %s, got %s", req.Params.Name, te.Field, jsonKind(te.Type), te.Value)
-		}
-		return nil, fmt.Errorf("invalid arguments for %s: %w", req.Params.Name, err)
-	}
-	if c, ok := any(in).(interface{ check() error }); ok {
-		if err := c.check(); err != nil {
-			return nil, err
-		}
-	}
-	return in, nil
-}
-
-// jsonKind names the JSON type a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
+	}}
 }
 
 type codemodeInput struct {
@@ -237,18 +197,4 @@ type saveSnippetInput struct {
 	ExecutionID string          `json:"executionId" jsonschema:"required,minLength=1,description=A completed execution whose program becomes the snippet."`
 	Description string          `json:"description,omitempty" jsonschema:"description=What the snippet does (found by codemode.search)."`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty" jsonschema:"type=object,description=Optional JSON Schema of the snippet's input."`
-}
-
-// schemaOf reflects the JSON Schema of a tool input struct, inline (no
-// $defs) and without the $schema/$id keys some clients reject.
-func schemaOf(v any) json.RawMessage {
-	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
-	s := r.Reflect(v)
-	s.Version = ""
-	s.ID = ""
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic("server: cannot reflect tool schema: " + err.Error()) // programming error, caught by tests
-	}
-	return b
 }

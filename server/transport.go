@@ -13,10 +13,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"golang.org/x/net/netutil"
 )
 
 // Transport names accepted by ServeHTTP and the config.
@@ -220,7 +220,7 @@ func newHTTPServer(h HTTPOptions, log *slog.Logger) (*http.Server, error) {
 // ends its streams), then whatever is left after a grace period. started
 // is called once it listens; name is what errors say failed.
 func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listener, maxConns int, log *slog.Logger, shutdown func(context.Context) error, started func(addr string, useTLS bool)) error {
-	ln = limitListener(ln, maxConns)
+	ln = netutil.LimitListener(ln, maxConns) // Accept waits while maxConns are open
 	useTLS := srv.TLSConfig != nil
 	errc := make(chan error, 1)
 	go func() {
@@ -255,48 +255,4 @@ func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listen
 // slogLogger adapts a slog.Logger for libraries that want a *log.Logger.
 func slogLogger(l *slog.Logger) *log.Logger {
 	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
-}
-
-// limitListener accepts at most n connections at once: Accept waits while n
-// are open. A connection's slot is freed when it is closed.
-func limitListener(ln net.Listener, n int) net.Listener {
-	return &limited{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
-}
-
-type limited struct {
-	net.Listener
-	slots     chan struct{}
-	done      chan struct{} // closed by Close, to release a waiting Accept
-	closeOnce sync.Once
-}
-
-func (l *limited) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
-}
-
-func (l *limited) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-type limitedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }

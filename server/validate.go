@@ -2,54 +2,40 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	invopop "github.com/invopop/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 )
 
-// validating wraps a tool's handler: arguments that do not fit the tool's
-// input schema get a tool error (isError, as the 2025-11-25 specification
-// asks of input validation, SEP-1303) listing every violation with its
-// JSON pointer, and the handler does not run.
-func validating(name string, schema json.RawMessage, h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
-	a := newToolArgs(name, schema)
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		b, err := json.Marshal(req.GetRawArguments())
-		if err != nil {
-			b = nil
-		}
-		if err := a.check(b); err != nil {
-			return badArguments(err), nil
-		}
-		return h(ctx, req)
-	}
+// toolArgs are the arguments of one of our tools, decoded into an In: the
+// tool's input schema is reflected from In (so the schema and the decoder
+// cannot drift apart) and compiled once.
+type toolArgs[In any] struct {
+	schema json.RawMessage
+	sch    *jsonschema.Schema
 }
 
-// toolArgs checks the arguments of one of our tools against its input
-// schema.
-type toolArgs struct {
-	name string
-	sch  *jsonschema.Schema
+func newToolArgs[In any]() toolArgs[In] {
+	schema := schemaOf(new(In))
+	return toolArgs[In]{schema: schema, sch: compileToolSchema(schema)}
 }
 
-func newToolArgs(name string, schema json.RawMessage) toolArgs {
-	return toolArgs{name: name, sch: compileToolSchema(name, schema)}
-}
+// codemodeArgs are the codemode tool's arguments (a task-augmented call
+// is decoded in front of mcp-go: tasks.go).
+var codemodeArgs = newToolArgs[codemodeInput]()
 
-// codemodeArgs checks the codemode tool's arguments (a task-augmented call
-// is checked in front of mcp-go: tasks.go).
-var codemodeArgs = newToolArgs("codemode", schemaOf(&codemodeInput{}))
-
-// check returns nil when raw (absent or null: {}) fits the schema, else an
-// error listing every violation with its JSON pointer.
-func (a toolArgs) check(raw json.RawMessage) error {
+// decode decodes raw (absent or null: {}), the arguments of tool, into an
+// In. Arguments that do not fit the schema are refused with every
+// violation and its JSON pointer (a tool error, as the 2025-11-25
+// specification asks of input validation, SEP-1303); then the In checks
+// itself, when it can.
+func (a toolArgs[In]) decode(tool string, raw json.RawMessage) (*In, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
@@ -58,26 +44,52 @@ func (a toolArgs) check(raw json.RawMessage) error {
 		err = a.sch.Validate(inst)
 	}
 	if err != nil {
-		return fmt.Errorf("invalid arguments for %s:\n- %s", a.name, strings.Join(schemacheck.Violations(err), "\n- "))
+		return nil, fmt.Errorf("invalid arguments for %s:\n- %s", tool, strings.Join(schemacheck.Violations(err), "\n- "))
 	}
-	return nil
+	in := new(In)
+	if err := json.Unmarshal(raw, in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" { // (it fits the schema: a number too large for its field)
+			return nil, fmt.Errorf("invalid arguments for %s: %q is out of range: %s", tool, te.Field, te.Value)
+		}
+		return nil, fmt.Errorf("invalid arguments for %s: %w", tool, err)
+	}
+	if c, ok := any(in).(interface{ check() error }); ok {
+		if err := c.check(); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// schemaOf reflects the JSON Schema of a tool input struct, inline (no
+// $defs) and without the $schema/$id keys some clients reject.
+func schemaOf(v any) json.RawMessage {
+	r := invopop.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
+	s := r.Reflect(v)
+	s.Version = ""
+	s.ID = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("server: cannot reflect tool schema: " + err.Error()) // programming error, caught by tests
+	}
+	return b
 }
 
 // compileToolSchema compiles the schema of one of our own tools; a schema
 // that does not compile is a programming error, caught by tests.
-func compileToolSchema(name string, schema json.RawMessage) *jsonschema.Schema {
+func compileToolSchema(schema json.RawMessage) *jsonschema.Schema {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		panic("server: schema of " + name + ": " + err.Error())
+		panic("server: tool schema: " + err.Error())
 	}
 	c := jsonschema.NewCompiler()
-	loc := name + ".json"
-	if err := c.AddResource(loc, doc); err != nil {
-		panic("server: schema of " + name + ": " + err.Error())
+	if err := c.AddResource("tool.json", doc); err != nil {
+		panic("server: tool schema: " + err.Error())
 	}
-	sch, err := c.Compile(loc)
+	sch, err := c.Compile("tool.json")
 	if err != nil {
-		panic("server: schema of " + name + ": " + err.Error())
+		panic("server: tool schema: " + err.Error())
 	}
 	return sch
 }

@@ -8,8 +8,7 @@ type kind int
 const (
 	kUnknown      kind = iota // unknown
 	kNever                    // never
-	kKeyword                  // string, number, boolean, null, undefined (text)
-	kLiteral                  // a literal type, already rendered (text)
+	kText                     // a keyword (string, number, …) or a literal type, as printed
 	kRef                      // a named type (def)
 	kArray                    // elem[]
 	kTuple                    // [items..., ...rest[]]
@@ -20,17 +19,18 @@ const (
 
 // tsType is a TypeScript type expression. Trees are built by the converter,
 // have their direct reference cycles cut, and are normalized just before
-// printing.
+// printing. Text could not be printed as the schema is read: which
+// references form a cycle is known only once every named type is
+// converted, and a cut reference (unknown) changes the union or
+// intersection holding it, which normalization needs as members, not text.
 type tsType struct {
 	kind  kind
-	text  string     // kKeyword, kLiteral
+	text  string     // kText
 	def   *namedType // kRef
 	elem  *tsType    // kArray; kTuple's rest element type (nil: closed tuple)
 	items []*tsType  // kTuple elements; kUnion/kIntersection members
 	props []prop     // kObject
 	index *tsType    // kObject index signature type (nil: none)
-
-	normalized bool // set on the results of normalize
 }
 
 // prop is one property of an object type.
@@ -57,8 +57,7 @@ type namedType struct {
 
 func unknownType() *tsType       { return &tsType{kind: kUnknown} }
 func neverType() *tsType         { return &tsType{kind: kNever} }
-func keyword(k string) *tsType   { return &tsType{kind: kKeyword, text: k} }
-func literal(t string) *tsType   { return &tsType{kind: kLiteral, text: t} }
+func text(t string) *tsType      { return &tsType{kind: kText, text: t} }
 func arrayOf(e *tsType) *tsType  { return &tsType{kind: kArray, elem: e} }
 func refTo(d *namedType) *tsType { return &tsType{kind: kRef, def: d} }
 
@@ -70,42 +69,30 @@ func intersection(items ...*tsType) *tsType {
 	return &tsType{kind: kIntersection, items: items}
 }
 
-// normalize returns a simplified copy of t: nested unions and intersections
-// flattened, duplicates removed, unknown absorbing unions and vanishing from
-// intersections, never vanishing from unions and absorbing intersections,
-// and object index signatures widened so every property fits them (as
-// TypeScript requires; when a property holds an object type the index
-// becomes unknown instead, to keep the output linear). Normalizing a
-// normalized tree returns it as is.
+// normalize simplifies t, in place, and returns it or what replaces it:
+// nested unions and intersections flattened, duplicates removed, unknown
+// absorbing unions and vanishing from intersections, never vanishing from
+// unions and absorbing intersections, and object index signatures widened
+// so every property fits them (as TypeScript requires; when a property
+// holds an object type the index becomes unknown instead, to keep the
+// output linear). A normalized tree normalizes to itself.
 func normalize(t *tsType) *tsType {
-	if t.normalized {
-		return t
-	}
-	out := normalizeCopy(t)
-	out.normalized = true
-	return out
-}
-
-func normalizeCopy(t *tsType) *tsType {
 	switch t.kind {
 	case kArray:
-		return arrayOf(normalize(t.elem))
+		t.elem = normalize(t.elem)
 	case kTuple:
-		out := &tsType{kind: kTuple, items: make([]*tsType, len(t.items))}
 		for i, it := range t.items {
-			out.items[i] = normalize(it)
+			t.items[i] = normalize(it)
 		}
 		if t.elem != nil {
-			out.elem = normalize(t.elem)
+			t.elem = normalize(t.elem)
 		}
-		return out
 	case kUnion, kIntersection:
 		return normalizeSet(t)
 	case kObject:
-		return normalizeObject(t)
+		normalizeObject(t)
 	}
-	c := *t
-	return &c
+	return t
 }
 
 func normalizeSet(t *tsType) *tsType {
@@ -151,62 +138,38 @@ func normalizeSet(t *tsType) *tsType {
 	return &tsType{kind: t.kind, items: members}
 }
 
-func normalizeObject(t *tsType) *tsType {
-	out := &tsType{kind: kObject, props: make([]prop, len(t.props))}
+func normalizeObject(t *tsType) {
 	optional := false
-	for i, p := range t.props {
-		p.typ = normalize(p.typ)
-		out.props[i] = p
-		optional = optional || p.optional
+	types := make([]*tsType, len(t.props))
+	for i := range t.props {
+		t.props[i].typ = normalize(t.props[i].typ)
+		types[i] = t.props[i].typ
+		optional = optional || t.props[i].optional
 	}
 	if t.index == nil {
-		return out
+		return
 	}
-	idx := normalize(t.index)
-	if idx.kind != kUnknown && len(out.props) > 0 && !propsHaveObjects(out.props) {
-		members := []*tsType{idx}
-		for _, p := range out.props {
-			members = append(members, p.typ)
-		}
-		if optional {
-			members = append(members, keyword("undefined"))
-		}
-		idx = normalize(union(members...))
-	} else if len(out.props) > 0 {
+	t.index = normalize(t.index)
+	switch {
+	case len(t.props) == 0:
+	case hasObject(types...):
 		// Repeating object-typed properties in the index signature would
 		// double the output at every level of nesting.
-		idx = unknownType()
+		t.index = unknownType()
+	case t.index.kind != kUnknown:
+		members := append([]*tsType{t.index}, types...)
+		if optional {
+			members = append(members, text("undefined"))
+		}
+		t.index = normalize(union(members...))
 	}
-	out.index = idx
-	return out
 }
 
-// propsHaveObjects reports whether any property type contains an object type.
-func propsHaveObjects(props []prop) bool {
-	for _, p := range props {
-		if hasObject(p.typ) {
+// hasObject reports whether any of ts contains an object type.
+func hasObject(ts ...*tsType) bool {
+	for _, t := range ts {
+		if t.kind == kObject || t.elem != nil && hasObject(t.elem) || hasObject(t.items...) {
 			return true
-		}
-	}
-	return false
-}
-
-func hasObject(t *tsType) bool {
-	switch t.kind {
-	case kObject:
-		return true
-	case kArray:
-		return hasObject(t.elem)
-	case kTuple:
-		if t.elem != nil && hasObject(t.elem) {
-			return true
-		}
-		fallthrough
-	case kUnion, kIntersection:
-		for _, it := range t.items {
-			if hasObject(it) {
-				return true
-			}
 		}
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
@@ -74,16 +75,7 @@ const approvalNote = "Requires approval."
 // use them; methods whose definition containers are identical share them.
 // The output is deterministic and ends with a newline.
 func Declarations(c Connector) string {
-	return DeclarationsAll([]Connector{c})
-}
-
-// DeclarationsAll returns the declarations of several connectors, in order,
-// as one file: like Declarations for each, but with type names unique across
-// all of them, and connectors whose names share a first segment (mcp.a,
-// mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
-// after the types of all of them.
-func DeclarationsAll(cs []Connector) string {
-	return Generate(cs, Options{}).Text
+	return Generate([]Connector{c}, Options{}).Text
 }
 
 // Options change what Generate produces.
@@ -95,7 +87,7 @@ type Options struct {
 
 // Result is what Generate produces.
 type Result struct {
-	// Text is the declarations (see DeclarationsAll).
+	// Text is the declarations (see Generate).
 	Text string
 	// Diagnostics report what the declarations do not express exactly:
 	// unsupported keywords, references not followed, cut cycles, depth
@@ -105,15 +97,22 @@ type Result struct {
 	Diagnostics []Diagnostic
 }
 
-// Generate is DeclarationsAll with options, and with diagnostics. A
-// connector whose name (sanitized as valueIdent does, segment by segment)
-// equals another's, or is the namespace of another ("a" and "a.b"), is left
-// out with a diagnostic: the sandbox refuses such names anyway, and the
-// output stays valid.
+// Generate returns the declarations of several connectors, in order, as
+// one file, and what they do not express exactly: like Declarations for
+// each, but with type names unique across all of them (and apart from
+// opts.Reserved), and connectors whose names share a first segment (mcp.a,
+// mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
+// after the types of all of them. Each segment of a connector's name is
+// declared as the sandbox names its globals (connectors.Identifier:
+// connector names are validated long before they reach typegen; this only
+// keeps the output valid whatever the input). A connector whose name so
+// sanitized equals another's, or is the namespace of another ("a" and
+// "a.b"), is left out with a diagnostic: the sandbox refuses such names
+// anyway, and the output stays valid.
 func Generate(cs []Connector, opts Options) Result {
-	names := newNamer()
+	names := namer{}
 	for _, n := range opts.Reserved {
-		names.taken[n] = true
+		names[n] = true
 	}
 	roots, diags := declaredGlobals(cs)
 	var p printer
@@ -135,11 +134,10 @@ type member struct {
 	// leaves (on a global) are the connectors declared within it, in
 	// input order.
 	leaves []*member
-	sigs   []signature // conn's methods' types, once converted
+	// sigs are conn's methods' parameters and return types, once
+	// converted: "(input: XInput): Promise<XOutput>".
+	sigs []string
 }
-
-// signature is the input and (optional) output type of a method.
-type signature struct{ in, out *namedType }
 
 // declaredGlobals arranges connectors by global, in order of first
 // appearance; connectors whose names clash are left out with a diagnostic.
@@ -153,7 +151,7 @@ func declaredGlobals(cs []Connector) ([]*member, []Diagnostic) {
 		var root, parent *member
 		path := ""
 		for j, seg := range segs {
-			seg = valueIdent(seg)
+			seg = connectors.Identifier(seg)
 			if j > 0 {
 				path += "."
 			}
@@ -189,16 +187,26 @@ func declaredGlobals(cs []Connector) ([]*member, []Diagnostic) {
 
 // globalDeclarations prints the types of every connector within global g,
 // then `declare const <g>: {…};`.
-func globalDeclarations(p *printer, names *namer, g *member) []Diagnostic {
+func globalDeclarations(p *printer, names namer, g *member) []Diagnostic {
 	var diags []Diagnostic
 	for _, m := range g.leaves {
 		c := m.conn
 		prefixes := names.methodPrefixes(c.Name, c.Methods)
-		conv := newNamedConverter(c.Name, names, c.Definitions)
-		m.sigs = make([]signature, len(c.Methods))
+		conv := &converter{named: true, prefix: pascal(c.Name), names: names, refs: map[string]*namedType{}, connector: c.Name}
+		if c.Definitions != nil {
+			conv.shared = c.Definitions.doc
+		}
+		m.sigs = make([]string, len(c.Methods))
 		for i, meth := range c.Methods {
-			m.sigs[i].in, m.sigs[i].out = conv.method(prefixes[i], meth)
+			in, out := conv.method(prefixes[i], meth)
 			conv.drain()
+			// The output schema's type when the tool declares one (its
+			// structured result is what the program receives), else unknown.
+			ret := "unknown"
+			if out != nil {
+				ret = out.name
+			}
+			m.sigs[i] = "(input: " + in.name + "): Promise<" + ret + ">"
 		}
 		conv.breakCycles()
 		printTypes(p, conv.defs)
@@ -223,7 +231,7 @@ func (p *printer) memberType(m *member) {
 		for i, meth := range c.Methods {
 			p.newline()
 			p.jsdoc(methodDoc(meth))
-			p.print(propertyKey(meth.Name) + "(input: " + m.sigs[i].in.name + "): " + promiseOf(m.sigs[i].out) + ";")
+			p.print(propertyKey(meth.Name) + m.sigs[i] + ";")
 		}
 	}
 	for _, k := range m.kids {
@@ -240,20 +248,6 @@ func (p *printer) memberType(m *member) {
 	p.print("}")
 }
 
-func newNamedConverter(connector string, names *namer, defs *Definitions) *converter {
-	c := &converter{
-		named:     true,
-		prefix:    pascal(connector),
-		names:     names,
-		refs:      map[string]*namedType{},
-		connector: connector,
-	}
-	if defs != nil {
-		c.shared = defs.doc
-	}
-	return c
-}
-
 // method defines the Input type and, when there is an output schema, the
 // Output type of a method. Names were reserved by methodPrefixes.
 func (c *converter) method(prefix string, m Method) (in, out *namedType) {
@@ -264,11 +258,12 @@ func (c *converter) method(prefix string, m Method) (in, out *namedType) {
 	return in, out
 }
 
-// document decodes a method's schema; one that is not JSON is reported and
-// means unknown.
+// document decodes a method's schema, its part ("input", "output"), for
+// named mode; one that is not JSON is reported and means unknown.
 func (c *converter) document(raw json.RawMessage, method, part string) *document {
 	v, err := jsonref.Decode(raw)
-	d := c.newDocument(v, method, part)
+	c.nextID++
+	d := &document{value: v, id: c.nextID, shared: sharedKey(v), method: method, part: part}
 	if err != nil {
 		d.value = true // unknown
 		c.base, c.at = "", nil
@@ -302,16 +297,6 @@ func printTypes(p *printer, defs []*namedType) {
 		p.newline()
 		p.newline()
 	}
-}
-
-// promiseOf is a method's return type: the output schema's type when the
-// tool declares one (its structured result is what the program receives),
-// else unknown.
-func promiseOf(out *namedType) string {
-	if out == nil {
-		return "Promise<unknown>"
-	}
-	return "Promise<" + out.name + ">"
 }
 
 // methodDoc is the JSDoc of a method: its description, the approval note

@@ -175,14 +175,14 @@ func TestDeclarationsAvoidStandardLibraryNames(t *testing.T) {
 	}
 }
 
-func TestDeclarationsAllUniqueAcrossConnectors(t *testing.T) {
+func TestGenerateUniqueAcrossConnectors(t *testing.T) {
 	// a_b.c and a.b_c both give the prefix ABC.
 	in := json.RawMessage(`{"type":"object","$defs":{"T":{"type":"string"}},"properties":{"t":{"$ref":"#/$defs/T"}}}`)
-	out := DeclarationsAll([]Connector{
+	out := Generate([]Connector{
 		{Name: "a_b", Methods: []Method{{Name: "c", Input: in}}},
 		{Name: "a", Methods: []Method{{Name: "b_c", Input: in}}},
 		{Name: "aB", Methods: []Method{{Name: "t", Input: in}}},
-	})
+	}, Options{}).Text
 	seen := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, "type "); ok {
@@ -448,7 +448,7 @@ func TestGenerateReserved(t *testing.T) {
 	if strings.Contains(res.Text, "type CodemodeSearchResult =") || !strings.Contains(res.Text, "type CodemodeSearchResult2 = string;") {
 		t.Errorf("reserved name used:\n%s", res.Text)
 	}
-	if got := DeclarationsAll([]Connector{c}); !strings.Contains(got, "type CodemodeSearchResult = string;") {
+	if got := Declarations(c); !strings.Contains(got, "type CodemodeSearchResult = string;") {
 		t.Errorf("without the option the plain name is free:\n%s", got)
 	}
 }

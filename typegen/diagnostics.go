@@ -2,8 +2,9 @@ package typegen
 
 import (
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // A Diagnostic reports something of a schema (or of a connector list) that
@@ -27,60 +28,36 @@ type Diagnostic struct {
 // String renders the diagnostic on one line:
 // "gh.issues_get (input #/properties/q): not cannot be expressed …".
 func (d Diagnostic) String() string {
-	var b strings.Builder
-	b.WriteString(d.Connector)
+	s := d.Connector
 	if d.Method != "" {
-		b.WriteString("." + d.Method)
-	}
-	var where []string
-	if d.Part != "" {
-		where = append(where, d.Part)
+		s += "." + d.Method
 	}
 	if d.Part != "" || d.Pointer != "" {
-		where = append(where, "#"+d.Pointer)
+		s = strings.TrimSpace(s + " (" + strings.TrimSpace(d.Part+" #"+d.Pointer) + ")")
 	}
-	if len(where) > 0 {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString("(" + strings.Join(where, " ") + ")")
+	if s != "" {
+		s += ": "
 	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
-	}
-	b.WriteString(d.Message)
-	return b.String()
+	return s + d.Message
 }
 
 // unsupportedKeywords constrain values in ways TypeScript types cannot
 // say; the converter ignores them, so the type is wider than the schema.
 // Keywords that only constrain values within a type (minLength, pattern,
 // maximum, …) are not reported: no TypeScript type could say them either,
-// and every schema has them.
-var unsupportedKeywords = map[string]bool{
-	"not": true, "if": true, "dependentSchemas": true, "dependentRequired": true,
-	"dependencies": true, "unevaluatedProperties": true, "unevaluatedItems": true,
-	"propertyNames": true, "contains": true, "$dynamicRef": true, "$recursiveRef": true,
+// and every schema has them. Sorted: they are reported in this order.
+var unsupportedKeywords = []string{
+	"$dynamicRef", "$recursiveRef", "contains", "dependencies", "dependentRequired", "dependentSchemas",
+	"if", "not", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
 }
 
-// unsupported reports the unsupported keywords of schema object m, in
-// keyword order.
+// unsupported reports the unsupported keywords of schema object m.
 func (c *converter) unsupported(d *document, m map[string]any) {
-	var found []string
-	for k, v := range m {
-		if !unsupportedKeywords[k] {
-			continue
+	for _, k := range unsupportedKeywords {
+		v, ok := m[k]
+		if !ok || (k == "unevaluatedProperties" || k == "unevaluatedItems") && v == true {
+			continue // absent, or allows everything: nothing lost
 		}
-		if (k == "unevaluatedProperties" || k == "unevaluatedItems") && v == true {
-			continue // allows everything: nothing lost
-		}
-		found = append(found, k)
-	}
-	if len(found) == 0 {
-		return
-	}
-	sort.Strings(found)
-	for _, k := range found {
 		msg := k + " cannot be expressed in TypeScript; the type is wider than the schema"
 		switch k {
 		case "if":
@@ -113,13 +90,10 @@ func (c *converter) pointer() string {
 	b.WriteString(c.base)
 	for _, t := range c.at {
 		b.WriteByte('/')
-		b.WriteString(pointerEscaper.Replace(t))
+		b.WriteString(jsonref.Escape(t))
 	}
 	return b.String()
 }
-
-// pointerEscaper encodes a JSON pointer token.
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // enter sets the position to the schema at pointer base (a JSON pointer as
 // written in a $ref, without '#') and returns a func restoring the

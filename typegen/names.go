@@ -7,11 +7,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// keywords reports JavaScript reserved words (the sandbox's own list).
-// Property keys that spell one are emitted quoted, and a value name that
-// spells one is not used as is.
-var keywords = connectors.IsReserved
-
 // TypeName returns the type name prefix for a method: PascalCase of connector
 // and method ("everything", "get_sum" -> "EverythingGetSum"). Words are split
 // at every character that is not an ASCII letter or digit, and the first
@@ -56,9 +51,9 @@ func isASCIIAlnum(c byte) bool {
 }
 
 // isPlainKey reports whether a property key can be emitted unquoted: an
-// ASCII identifier that is not a reserved word.
+// ASCII identifier that is not a reserved word (the sandbox's own list).
 func isPlainKey(s string) bool {
-	if s == "" || keywords(s) {
+	if s == "" || connectors.IsReserved(s) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -79,17 +74,9 @@ func propertyKey(s string) string {
 	return quote(s)
 }
 
-// valueIdent returns s when it is an identifier, else a sanitized form of it
-// (invalid characters become '_', a leading digit or a reserved word gets a
-// '_' prefix): the names the sandbox gives its globals. Connector names are
-// validated long before they reach typegen; this only keeps the output
-// valid whatever the input.
-var valueIdent = connectors.Identifier
-
-// namer hands out unique type names within one output.
-type namer struct {
-	taken map[string]bool
-}
+// namer hands out unique type names within one output: it holds those
+// taken.
+type namer map[string]bool
 
 // libNames is libTypeNames as a set.
 var libNames = func() map[string]bool {
@@ -100,22 +87,18 @@ var libNames = func() map[string]bool {
 	return m
 }()
 
-func newNamer() *namer {
-	return &namer{taken: map[string]bool{}}
-}
-
 // free reports whether name is neither taken nor a standard library type.
-func (n *namer) free(name string) bool {
-	return !n.taken[name] && !libNames[name]
+func (n namer) free(name string) bool {
+	return !n[name] && !libNames[name]
 }
 
 // unique takes base, or base2, base3, … when base is not free.
-func (n *namer) unique(base string) string {
+func (n namer) unique(base string) string {
 	name := base
 	for i := 2; !n.free(name); i++ {
 		name = base + strconv.Itoa(i)
 	}
-	n.taken[name] = true
+	n[name] = true
 	return name
 }
 
@@ -125,7 +108,7 @@ func (n *namer) unique(base string) string {
 // is not also another method's plain name (get_item, getItem, get_item2 ->
 // GetItem, GetItem3, GetItem2). It reserves each prefix's Input and Output
 // names.
-func (n *namer) methodPrefixes(connector string, methods []Method) []string {
+func (n namer) methodPrefixes(connector string, methods []Method) []string {
 	plain := make([]string, len(methods))
 	isPlain := map[string]bool{}
 	for i, m := range methods {
@@ -148,8 +131,8 @@ func (n *namer) methodPrefixes(connector string, methods []Method) []string {
 			}
 		}
 		used[p] = true
-		n.taken[p+"Input"] = true
-		n.taken[p+"Output"] = true
+		n[p+"Input"] = true
+		n[p+"Output"] = true
 		out[i] = p
 	}
 	return out

@@ -1,6 +1,10 @@
 package typegen
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+)
 
 func TestTypeName(t *testing.T) {
 	tests := []struct{ connector, method, want string }{
@@ -52,8 +56,8 @@ func TestValueIdent(t *testing.T) {
 		{"", "_"},
 	}
 	for _, tc := range tests {
-		if got := valueIdent(tc.name); got != tc.want {
-			t.Errorf("valueIdent(%q) = %q, want %q", tc.name, got, tc.want)
+		if got := connectors.Identifier(tc.name); got != tc.want {
+			t.Errorf("connectors.Identifier(%q) = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
@@ -64,7 +68,7 @@ func TestLibNames(t *testing.T) {
 			t.Errorf("libNames lacks %s", n)
 		}
 	}
-	n := newNamer()
+	n := namer{}
 	if got := n.unique("FileList"); got != "FileList2" {
 		t.Errorf(`unique("FileList") = %q, want "FileList2"`, got)
 	}

@@ -32,10 +32,13 @@ func (p *printer) newline() {
 // jsdoc prints a JSDoc comment on its own line(s), followed by a newline;
 // lines must already be clean (see textLines).
 func (p *printer) jsdoc(lines []string) {
-	switch len(lines) {
-	case 0:
+	switch {
+	case len(lines) == 0:
 		return
-	case 1:
+	case p.inline:
+		p.failed = true // JSDoc takes lines of its own
+		return
+	case len(lines) == 1:
 		p.print("/** " + lines[0] + " */")
 		p.newline()
 		return
@@ -75,12 +78,13 @@ func (p *printer) typ(t *tsType) {
 		p.print("unknown")
 	case kNever:
 		p.print("never")
-	case kKeyword, kLiteral:
+	case kText:
 		p.print(t.text)
 	case kRef:
 		p.print(t.def.name)
 	case kArray:
-		p.array(t.elem)
+		p.operand(t.elem, kArray)
+		p.print("[]")
 	case kTuple:
 		p.print("[")
 		for i, it := range t.items {
@@ -94,44 +98,36 @@ func (p *printer) typ(t *tsType) {
 				p.print(", ")
 			}
 			p.print("...")
-			p.array(t.elem)
+			p.operand(t.elem, kArray)
+			p.print("[]")
 		}
 		p.print("]")
-	case kUnion:
-		p.members(t.items, " | ", kIntersection)
-	case kIntersection:
-		p.members(t.items, " & ", kUnion)
+	case kUnion, kIntersection:
+		sep := " | "
+		if t.kind == kIntersection {
+			sep = " & "
+		}
+		for i, it := range t.items {
+			if i > 0 {
+				p.print(sep)
+			}
+			p.operand(it, t.kind)
+		}
 	case kObject:
 		p.object(t)
 	}
 }
 
-// array prints elem[], parenthesizing unions and intersections.
-func (p *printer) array(elem *tsType) {
-	if elem.kind == kUnion || elem.kind == kIntersection {
+// operand prints t within a type of kind outer, parenthesized when it is
+// a union or an intersection of another kind.
+func (p *printer) operand(t *tsType, outer kind) {
+	paren := (t.kind == kUnion || t.kind == kIntersection) && t.kind != outer
+	if paren {
 		p.print("(")
-		p.typ(elem)
-		p.print(")")
-	} else {
-		p.typ(elem)
 	}
-	p.print("[]")
-}
-
-// members prints union or intersection members, parenthesizing members of
-// kind paren.
-func (p *printer) members(items []*tsType, sep string, paren kind) {
-	for i, it := range items {
-		if i > 0 {
-			p.print(sep)
-		}
-		if it.kind == paren {
-			p.print("(")
-			p.typ(it)
-			p.print(")")
-		} else {
-			p.typ(it)
-		}
+	p.typ(t)
+	if paren {
+		p.print(")")
 	}
 }
 
@@ -148,54 +144,45 @@ func (p *printer) object(t *tsType) {
 			return
 		}
 	}
+	p.print("{")
+	p.indent++
+	for i, pr := range t.props {
+		p.member(i)
+		p.jsdoc(pr.doc)
+		p.print(propertyKey(pr.key))
+		if pr.optional {
+			p.print("?")
+		}
+		p.print(": ")
+		p.typ(pr.typ)
+	}
+	if t.index != nil {
+		p.member(len(t.props))
+		p.print("[key: string]: ")
+		p.typ(t.index)
+	}
+	p.indent--
 	if p.inline {
-		p.print("{ ")
-		for i, pr := range t.props {
-			if len(pr.doc) > 0 {
-				p.failed = true
-			}
-			if i > 0 {
-				p.print("; ")
-			}
-			p.property(pr)
-		}
-		if t.index != nil {
-			if len(t.props) > 0 {
-				p.print("; ")
-			}
-			p.indexSignature(t.index)
-		}
 		p.print(" }")
 		return
 	}
-	p.print("{")
-	p.indent++
-	for _, pr := range t.props {
-		p.newline()
-		p.jsdoc(pr.doc)
-		p.property(pr)
-		p.print(";")
-	}
-	if t.index != nil {
-		p.newline()
-		p.indexSignature(t.index)
-		p.print(";")
-	}
-	p.indent--
+	p.print(";")
 	p.newline()
 	p.print("}")
 }
 
-func (p *printer) property(pr prop) {
-	p.print(propertyKey(pr.key))
-	if pr.optional {
-		p.print("?")
+// member begins the i-th member of an object type: after "{ " or "; " on
+// one line, else on a line of its own after the previous member's ";".
+func (p *printer) member(i int) {
+	switch {
+	case p.inline && i == 0:
+		p.print(" ")
+	case p.inline:
+		p.print("; ")
+	case i > 0:
+		p.print(";")
+		p.newline()
+	default:
+		p.newline()
 	}
-	p.print(": ")
-	p.typ(pr.typ)
-}
-
-func (p *printer) indexSignature(t *tsType) {
-	p.print("[key: string]: ")
-	p.typ(t)
 }

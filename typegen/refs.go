@@ -81,13 +81,6 @@ func (c *converter) drain() {
 	}
 }
 
-// newDocument wraps a decoded root schema of method's part ("input",
-// "output") for named mode.
-func (c *converter) newDocument(v any, method, part string) *document {
-	c.nextID++
-	return &document{value: v, id: c.nextID, shared: sharedKey(v), method: method, part: part}
-}
-
 // refKey identifies what a reference means: references into the definition
 // containers of documents whose containers are identical and closed share a
 // key (so methods embedding the same components share their types), any
@@ -122,37 +115,13 @@ func sharedKey(v any) string {
 			sub[k] = c
 		}
 	}
-	if len(sub) == 0 || !closedRefs(sub, 0) {
+	closed := true
+	seenAll := jsonref.Refs(sub, func(ref string) { closed = closed && inContainer(ref) })
+	if len(sub) == 0 || !closed || !seenAll {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(compactJSON(sub)))
 	return hex.EncodeToString(sum[:])
-}
-
-// closedRefs reports whether every local $ref within v points into a
-// container.
-func closedRefs(v any, depth int) bool {
-	if depth > 4*maxDepth {
-		return false
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#") && !inContainer(r) {
-			return false
-		}
-		for _, e := range x {
-			if !closedRefs(e, depth+1) {
-				return false
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if !closedRefs(e, depth+1) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // defName is the type name for a reference target: the prefix and the

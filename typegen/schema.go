@@ -3,6 +3,8 @@ package typegen
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
@@ -49,7 +51,7 @@ type converter struct {
 	// inlined with a recursion guard and a node budget.
 	named  bool
 	prefix string // type-name prefix for named $ref targets
-	names  *namer
+	names  namer
 	refs   map[string]*namedType // by refKey
 	defs   []*namedType          // every named type, in creation order
 	queue  []*namedType          // named types not built yet
@@ -115,28 +117,26 @@ func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack
 		parts = append(parts, c.ref(d, ref, depth, stack))
 	}
 	parts = append(parts, c.core(d, m, depth, stack))
-	if all, ok := m["allOf"].([]any); ok {
-		for i, s := range all {
-			parts = append(parts, c.sub(d, s, depth, stack, "allOf", strconv.Itoa(i)))
-		}
-	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		alts, ok := m[kw].([]any)
+	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+		list, ok := m[kw].([]any)
 		if !ok {
 			continue
 		}
-		u := union()
-		for i, s := range alts {
-			u.items = append(u.items, c.sub(d, s, depth, stack, kw, strconv.Itoa(i)))
+		set := union()
+		if kw == "allOf" {
+			set = intersection() // flattened into the one of parts
 		}
-		parts = append(parts, u)
+		for i, s := range list {
+			set.items = append(set.items, c.sub(d, s, depth, stack, kw, strconv.Itoa(i)))
+		}
+		parts = append(parts, set)
 	}
 	t := parts[0]
 	if len(parts) > 1 {
 		t = intersection(parts...)
 	}
 	if isTrue(m["nullable"]) || isTrue(m["x-nullable"]) {
-		t = union(t, keyword("null"))
+		t = union(t, text("null"))
 	}
 	return t
 }
@@ -197,13 +197,13 @@ func hasAny(m map[string]any, keys ...string) bool {
 func (c *converter) typed(d *document, m map[string]any, name string, depth int, stack []string) *tsType {
 	switch name {
 	case "string":
-		return keyword("string")
+		return text("string")
 	case "number", "integer":
-		return keyword("number")
+		return text("number")
 	case "boolean":
-		return keyword("boolean")
+		return text("boolean")
 	case "null":
-		return keyword("null")
+		return text("null")
 	case "array":
 		return c.array(d, m, depth, stack)
 	case "object":
@@ -220,7 +220,10 @@ func (c *converter) typed(d *document, m map[string]any, name string, depth int,
 // With no properties the object is a string-keyed map.
 func (c *converter) object(d *document, m map[string]any, depth int, stack []string) *tsType {
 	props, _ := m["properties"].(map[string]any)
-	required := map[string]bool{}
+	required := map[string]bool{} // every property named, and whether it is required
+	for k := range props {
+		required[k] = false
+	}
 	if req, ok := m["required"].([]any); ok {
 		for _, r := range req {
 			if s, ok := r.(string); ok {
@@ -228,15 +231,8 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 			}
 		}
 	}
-	all := map[string]bool{}
-	for k := range props {
-		all[k] = true
-	}
-	for k := range required {
-		all[k] = true
-	}
 	t := &tsType{kind: kObject}
-	for _, k := range sortedKeys(all) {
+	for _, k := range slices.Sorted(maps.Keys(required)) {
 		ps, ok := props[k]
 		pt := unknownType()
 		if ok {
@@ -256,7 +252,7 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 		index = append(index, c.sub(d, additional, depth, stack, "additionalProperties"))
 	}
 	if pp, ok := m["patternProperties"].(map[string]any); ok {
-		for _, k := range sortedKeys(pp) {
+		for _, k := range slices.Sorted(maps.Keys(pp)) {
 			index = append(index, c.sub(d, pp[k], depth, stack, "patternProperties", k))
 		}
 	}
@@ -314,16 +310,16 @@ func literalType(v any, depth int) *tsType {
 	}
 	switch x := v.(type) {
 	case nil:
-		return keyword("null")
+		return text("null")
 	case bool:
 		if x {
-			return literal("true")
+			return text("true")
 		}
-		return literal("false")
+		return text("false")
 	case json.Number:
-		return literal(x.String())
+		return text(x.String())
 	case string:
-		return literal(quote(x))
+		return text(quote(x))
 	case []any:
 		t := &tsType{kind: kTuple}
 		for _, e := range x {
@@ -332,7 +328,7 @@ func literalType(v any, depth int) *tsType {
 		return t
 	case map[string]any:
 		t := &tsType{kind: kObject}
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			t.props = append(t.props, prop{key: k, typ: literalType(x[k], depth+1)})
 		}
 		return t

@@ -1,7 +1,6 @@
 package typegen
 
 import (
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -108,16 +107,6 @@ func cleanLine(l string) string {
 	}, l)
 	l = strings.TrimRightFunc(l, unicode.IsSpace)
 	return strings.ReplaceAll(l, "*/", "*\\/")
-}
-
-// sortedKeys returns the keys of m in order, for determinism.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // newlines turns every line ending into "\n".

@@ -101,10 +101,11 @@ func Pointer(root any, frag string) (any, bool) {
 const maxFollow = 32
 
 // Follow follows sch's local $ref, and the target's, until a schema
-// without one, resolving each in the first of docs that has its pointer;
-// nil when a reference is not local or does not resolve, for a schema that
-// is not an object, and past maxFollow references.
-func Follow(sch any, docs ...any) map[string]any {
+// without one, resolving each in root (a method's input schema has the
+// shared schemas it refers to added by WithShared); nil when a reference is
+// not local or does not resolve, for a schema that is not an object, and
+// past maxFollow references.
+func Follow(sch, root any) map[string]any {
 	for range maxFollow {
 		m, ok := sch.(map[string]any)
 		if !ok {
@@ -117,13 +118,7 @@ func Follow(sch any, docs ...any) map[string]any {
 		if !strings.HasPrefix(ref, "#") {
 			return nil
 		}
-		sch, ok = nil, false
-		for _, d := range docs {
-			if sch, ok = Pointer(d, ref[1:]); ok {
-				break
-			}
-		}
-		if !ok {
+		if sch, ok = Pointer(root, ref[1:]); !ok {
 			return nil
 		}
 	}
@@ -133,26 +128,29 @@ func Follow(sch any, docs ...any) map[string]any {
 // maxWalk bounds how deep Refs looks for references.
 const maxWalk = 200
 
-// Refs calls f with every local $ref ("#/…") within v.
-func Refs(v any, f func(ref string)) { refs(v, 0, f) }
+// Refs calls f with every local $ref ("#…") within v, and reports whether
+// it saw all of v (nothing deeper than maxWalk).
+func Refs(v any, f func(ref string)) bool { return refs(v, 0, f) }
 
-func refs(v any, depth int, f func(string)) {
+func refs(v any, depth int, f func(string)) bool {
 	if depth > maxWalk {
-		return
+		return false
 	}
+	all := true
 	switch x := v.(type) {
 	case map[string]any:
-		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#/") {
+		if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, "#") {
 			f(r)
 		}
 		for _, e := range x {
-			refs(e, depth+1, f)
+			all = refs(e, depth+1, f) && all
 		}
 	case []any:
 		for _, e := range x {
-			refs(e, depth+1, f)
+			all = refs(e, depth+1, f) && all
 		}
 	}
+	return all
 }
 
 // set sets the value at ptr in root, making the objects missing on the

@@ -30,14 +30,15 @@ func TestCanonicalJSON(t *testing.T) {
 }
 
 // Pointer resolves through objects and arrays; Follow follows a chain of
-// references through the documents in order, and gives up on a reference
-// that is not local, does not resolve, or loops.
+// references, through the shared schemas WithShared added, and gives up on
+// a reference that is not local, does not resolve, or loops.
 func TestPointerAndFollow(t *testing.T) {
-	root, err := Decode([]byte(`{"$defs":{"a/b":{"$ref":"#/$defs/c"},"c":{"type":"string"},"loop":{"$ref":"#/$defs/loop"}},"allOf":[{"x":1}],"ext":{"$ref":"https://x/y"}}`))
+	root, err := Decode([]byte(`{"$defs":{"a/b":{"$ref":"#/$defs/c"},"c":{"type":"string"},"loop":{"$ref":"#/$defs/loop"}},"allOf":[{"x":1}],"ext":{"$ref":"https://x/y"},"sh":{"$ref":"#/components/s"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	shared := map[string]any{"components": map[string]any{"s": map[string]any{"type": "integer"}}}
+	root = WithShared(root, shared)
 	if v, ok := Pointer(root, "/allOf/0/x"); !ok || v.(interface{ String() string }).String() != "1" {
 		t.Errorf("Pointer through an array = %v, %v", v, ok)
 	}
@@ -47,7 +48,7 @@ func TestPointerAndFollow(t *testing.T) {
 		}
 	}
 	for ref, want := range map[string]string{"#/$defs/a~1b": "string", "#/$defs/a%7E1b": "string", "#/components/s": "integer", "#/$defs/loop": "", "#/ext": "", "#/nope": ""} {
-		m := Follow(map[string]any{"$ref": ref}, root, shared)
+		m := Follow(map[string]any{"$ref": ref}, root)
 		if got, _ := m["type"].(string); got != want || (want == "") != (m == nil) {
 			t.Errorf("Follow(%s) = %v, want type %q", ref, m, want)
 		}

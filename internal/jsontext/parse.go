@@ -1,7 +1,7 @@
 // Package jsontext parses JSON text into values its caller builds: one
 // recursive-descent grammar for the truncation of results
-// (internal/truncate) and for building a program's values directly in the
-// VM (sandbox).
+// (internal/truncate), for building a program's values directly in the
+// VM (sandbox) and for laying out logged values on the console's pages.
 package jsontext
 
 import (

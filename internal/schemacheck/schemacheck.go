@@ -41,19 +41,26 @@ func (v Violation) String() string {
 	return fmt.Sprintf("at %s: %s", at, v.Message)
 }
 
-// Leaves returns the violated rules of a validation error, depth first,
-// without repeats.
+// Leaves returns the violated rules of a validation error (its causes
+// without causes), depth first, without repeats.
 func Leaves(ve *jsonschema.ValidationError) []Violation {
 	var out []Violation
 	seen := map[Violation]bool{}
-	for _, leaf := range leaves(ve) {
-		u := leaf.BasicOutput()
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		u := e.BasicOutput()
 		if u.Error == nil {
-			continue
+			return
 		}
 		v := Violation{Pointer: u.InstanceLocation, Message: u.Error.String()}
-		if leaf.ErrorKind != nil {
-			if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
+		if e.ErrorKind != nil {
+			if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
 				v.Keyword = kp[len(kp)-1]
 			}
 		}
@@ -62,17 +69,6 @@ func Leaves(ve *jsonschema.ValidationError) []Violation {
 			out = append(out, v)
 		}
 	}
-	return out
-}
-
-// leaves returns the validation errors without causes, depth first.
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
+	walk(ve)
 	return out
 }

@@ -1,0 +1,6 @@
+package server
+
+import mcpserver "github.com/mark3labs/mcp-go/server"
+
+// MCP returns the underlying mcp-go server, for in-process clients.
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
