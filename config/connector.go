@@ -218,11 +218,6 @@ func (d *decoder) envName(p pos, fp fieldPath, name string) bool {
 	return true
 }
 
-// ReservedEnvPrefix starts the names of codemode-mcp's own environment
-// variables (CODEMODE_TOKEN, CODEMODE_CONFIG, …), which a downstream never
-// inherits.
-const ReservedEnvPrefix = "CODEMODE_"
-
 // decode reads inherit_env: true, false, or a list of variable names.
 // The values of the variables named are kept as possible secrets
 // (Config.EnvValues); with true, which passes the whole environment, none
@@ -240,8 +235,8 @@ func (in *Inherit) decode(d *decoder, n *node, fp fieldPath) {
 		name, ok := d.setting(item, fp.index(i))
 		switch {
 		case !ok || !d.envName(item.pos, fp.index(i), name):
-		case strings.HasPrefix(strings.ToUpper(name), ReservedEnvPrefix):
-			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, ReservedEnvPrefix))
+		case strings.HasPrefix(strings.ToUpper(name), connectors.ReservedEnvPrefix):
+			d.errAt(item.pos, fp.index(i), fmt.Sprintf("%s: codemode-mcp's own %s* variables are never passed to a downstream server (set a value under env: if one needs it)", name, connectors.ReservedEnvPrefix))
 		default:
 			in.Names = append(in.Names, name)
 			// The server is given this variable's value: it is as secret

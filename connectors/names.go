@@ -7,6 +7,12 @@ import (
 	"unicode"
 )
 
+// ReservedEnvPrefix starts the names of codemode-mcp's own environment
+// variables (CODEMODE_TOKEN, CODEMODE_CONFIG, …), which a downstream never
+// inherits: the server's bearer token must not reach a program through a
+// downstream that echoes its environment.
+const ReservedEnvPrefix = "CODEMODE_"
+
 // reserved lists JavaScript reserved words and the sandbox's own globals and
 // well-known built-ins that a connector or method must not shadow.
 var reserved = wordSet(`

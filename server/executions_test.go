@@ -17,7 +17,6 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
-	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 	"github.com/codemode-mcp/codemode-mcp/server"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
@@ -134,7 +133,7 @@ func TestExecutionsAnswerFitsMaxResultChars(t *testing.T) {
 	for _, limit := range []int{1, 500} {
 		t.Run(fmt.Sprint("limit=", limit), func(t *testing.T) {
 			text := executionsText(t, c, map[string]any{"limit": limit})
-			if n, size := utf8.RuneCountInString(text), truncate.Size(json.RawMessage(text)); n > maxChars || size > maxChars {
+			if n, size := utf8.RuneCountInString(text), measure(t, json.RawMessage(text)); n > maxChars || size > maxChars {
 				t.Errorf("answer of %d characters (measure %d), over max_result_chars %d", n, size, maxChars)
 			}
 			var got map[string][]any

@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -84,7 +83,7 @@ func TestLargeOutputReachesTheClientCut(t *testing.T) {
 			if size >= 200_000 {
 				t.Errorf("tool response is %d bytes, want under 200 KB", size)
 			}
-			if n := truncate.Size(o.Result) + truncate.LogsSize(o.Logs) + len(o.Error); n > maxChars {
+			if n := measure(t, o.Result) + measure(t, o.Logs) + len(o.Error); n > maxChars {
 				t.Errorf("outcome measures %d characters, budget %d", n, maxChars)
 			}
 			tc.check(t, o)
@@ -124,7 +123,7 @@ func TestResultLimitOnEveryOutcome(t *testing.T) {
 	if o.Status != codemode.StatusPaused {
 		t.Fatalf("status %s: %s", o.Status, o.Error)
 	}
-	if n := truncate.LogsSize(o.Logs); n > 500 || !strings.HasSuffix(o.Logs[len(o.Logs)-1], "more log lines truncated") {
+	if n := measure(t, o.Logs); n > 500 || !strings.HasSuffix(o.Logs[len(o.Logs)-1], "more log lines truncated") {
 		t.Errorf("paused outcome logs measure %d: %q", n, o.Logs)
 	}
 	listed, _ := call(t, c, "codemode_pending", map[string]any{})
@@ -141,7 +140,7 @@ func TestResultLimitOnEveryOutcome(t *testing.T) {
 		if err := json.Unmarshal(ps[0].Args, &v); err != nil {
 			t.Fatalf("%s: args are not JSON: %v: %.100s", what, err, ps[0].Args)
 		}
-		if truncate.Size(ps[0].Args) > 500 || !strings.Contains(v.Text, "truncated") {
+		if measure(t, ps[0].Args) > 500 || !strings.Contains(v.Text, "truncated") {
 			t.Errorf("%s: args of %d bytes: %.120s", what, len(ps[0].Args), ps[0].Args)
 		}
 	}
@@ -149,7 +148,7 @@ func TestResultLimitOnEveryOutcome(t *testing.T) {
 	if a.Status != codemode.StatusCompleted {
 		t.Fatalf("approve: status %s: %s", a.Status, a.Error)
 	}
-	if n := truncate.Size(a.Result) + truncate.LogsSize(a.Logs); n > 500 {
+	if n := measure(t, a.Result) + measure(t, a.Logs); n > 500 {
 		t.Errorf("approved outcome measures %d", n)
 	}
 	var got struct{ Length int }
@@ -157,7 +156,7 @@ func TestResultLimitOnEveryOutcome(t *testing.T) {
 		t.Errorf("the approved call stored a note of %d characters, want the whole 100000 (%v)", got.Length, err)
 	}
 	rb, _ := callRaw(t, c, "codemode_rollback", map[string]any{"executionId": o.ExecutionID})
-	if n := truncate.LogsSize(rb.Logs); rb.Status != codemode.StatusRolledBack || n > 500 {
+	if n := measure(t, rb.Logs); rb.Status != codemode.StatusRolledBack || n > 500 {
 		t.Errorf("rollback: status %s, logs measure %d", rb.Status, n)
 	}
 }

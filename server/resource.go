@@ -251,35 +251,8 @@ func bodyScopes(body []byte) [][]string {
 	return out
 }
 
-// challenge refuses a request as RFC 6750 and RFC 9728 say: the status,
-// WWW-Authenticate naming the resource metadata (and the error and
-// scope when given), and the same as an OAuth error in a JSON body. The
-// description is fixed text: never the token.
+// challenge refuses a request with the server's resource metadata: see
+// resource.Challenge.
 func (rs *resourceServer) challenge(w http.ResponseWriter, status int, code, description, scope string) {
-	params := []string{}
-	if code != "" {
-		params = append(params, authParam("error", code), authParam("error_description", description))
-	}
-	if scope != "" {
-		params = append(params, authParam("scope", scope))
-	}
-	params = append(params, authParam("resource_metadata", rs.metadataURL))
-	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": cmp.Or(code, "unauthorized"), "error_description": description})
-}
-
-// authParam is name="value" for a WWW-Authenticate header: a quoted
-// string with its quotes and backslashes escaped and control characters
-// dropped.
-func authParam(name, value string) string {
-	value = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, value)
-	return name + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
+	resource.Challenge(w, status, code, description, scope, rs.metadataURL)
 }

@@ -1,11 +1,11 @@
 package typegen
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
 // quote returns s as a double-quoted string literal that is valid in both
@@ -18,14 +18,12 @@ func quote(s string) string {
 // compactJSON returns v as compact JSON without HTML escaping; map keys come
 // out sorted.
 func compactJSON(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsontext.Marshal(v)
+	if err != nil {
 		// Decoded JSON values always encode; anything else is not a value.
 		return "null"
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return string(b)
 }
 
 // maxDocValue bounds the length of a default or example shown in JSDoc.

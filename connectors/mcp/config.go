@@ -24,7 +24,7 @@ type Config struct {
 	// Command starts a stdio server with Args, in Dir (ours when empty).
 	// Its environment is Env over a minimal one: our values of
 	// MinimalEnv's variables and of those Inherit names (all of ours with
-	// InheritAll), never a variable whose name starts with ReservedEnvPrefix.
+	// InheritAll), never a variable whose name starts with connectors.ReservedEnvPrefix.
 	Command    string
 	Args       []string
 	Env        map[string]string

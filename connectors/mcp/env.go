@@ -3,6 +3,8 @@ package mcp
 import (
 	"slices"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // MinimalEnv names the variables a stdio server gets from our environment
@@ -10,18 +12,12 @@ import (
 // temporary directory, and to print text (the set the MCP SDKs pass).
 var MinimalEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"}
 
-// ReservedEnvPrefix starts the names of codemode-mcp's own variables
-// (CODEMODE_TOKEN, CODEMODE_CONFIG, …), which a stdio server never inherits:
-// the server's bearer token must not reach a program through a downstream
-// that echoes its environment.
-const ReservedEnvPrefix = "CODEMODE_"
-
 // childEnv builds a stdio server's environment from ours (environ, as
 // os.Environ gives it): the variables cfg lets it inherit, then cfg.Env,
 // sorted by name. A variable set in cfg.Env is taken from there alone.
 func childEnv(cfg *Config, environ []string) []string {
 	keep := func(name string) bool {
-		if strings.HasPrefix(strings.ToUpper(name), ReservedEnvPrefix) {
+		if strings.HasPrefix(strings.ToUpper(name), connectors.ReservedEnvPrefix) {
 			return false
 		}
 		if _, set := cfg.Env[name]; set {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
 // errInputRequired reports a result asking the client for input
@@ -116,7 +117,7 @@ func decodeCallResult(raw json.RawMessage) (connectors.Result, error) {
 	for i := range w.Content {
 		summarize(&w.Content[i])
 	}
-	v, err := marshal(w.Content)
+	v, err := jsontext.Marshal(w.Content)
 	if err != nil {
 		return connectors.Result{}, fmt.Errorf("encode content items: %w", err)
 	}
@@ -129,20 +130,8 @@ func textValue(text string) json.RawMessage {
 	if len(trimmed) > 0 && json.Valid(trimmed) {
 		return compact(trimmed)
 	}
-	v, _ := marshal(text) // a string always encodes
+	v, _ := jsontext.Marshal(text) // a string always encodes
 	return v
-}
-
-// marshal is json.Marshal without HTML escaping ("<96 bytes base64>" stays
-// readable) and without the encoder's trailing newline.
-func marshal(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // joinText joins the text of the text items with newlines.

@@ -2,12 +2,12 @@ package openapi
 
 import (
 	"cmp"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -113,7 +113,7 @@ func checkSending(cfg Config) (*sending, error) {
 		if o.ClientID == "" {
 			return nil, fmt.Errorf("auth.oauth2.client_id: empty")
 		}
-		s.secrets = append(s.secrets, o.ClientSecret, basicCredential(o.ClientID, o.ClientSecret), clientCredential(o))
+		s.secrets = append(s.secrets, o.ClientSecret, basicCredential(o.ClientID, o.ClientSecret), oauth.ClientCredential(o.ClientID, o.ClientSecret))
 	}
 	return s, nil
 }
@@ -128,11 +128,4 @@ func checkSecretText(field, v string) error {
 		return fmt.Errorf("%s: the value holds a control character or line break", field)
 	}
 	return nil
-}
-
-// clientCredential is the HTTP basic credential with which a client
-// authenticates to a token endpoint: client id and secret each
-// form-encoded, then joined and base64-encoded (RFC 6749 section 2.3.1).
-func clientCredential(o *OAuth2) string {
-	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(o.ClientID) + ":" + url.QueryEscape(o.ClientSecret)))
 }

@@ -83,10 +83,7 @@ func newCaller(cfg Config) (*caller, error) {
 		if now == nil {
 			now = time.Now
 		}
-		// The token endpoint gets the client's credential: it is not
-		// redirected anywhere.
-		tc := &http.Client{Transport: c.own, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		c.oauth = newTokenSource(cfg.Auth.OAuth2, tc, c.timeout, now, c.scrub, c.log)
+		c.oauth = newTokenSource(cfg.Auth.OAuth2, c.timeout, now, c.scrub, c.log)
 	}
 	return c, nil
 }

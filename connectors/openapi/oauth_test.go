@@ -3,7 +3,6 @@ package openapi
 import (
 	"context"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -203,15 +204,14 @@ func abandonCall(t *testing.T, c *caller, te *tokenEndpoint) {
 
 // TestOAuthShared checks that concurrent callers needing a token share
 // one token request, and that a caller giving up does not fail the
-// others.
+// others. (That callers coming while the request is under way join it,
+// rather than find its token cached, is oauth.Flight's test.)
 func TestOAuthShared(t *testing.T) {
 	const n = 8
 	api := newRecorder(t, nil)
 	te := newTokenEndpoint(t, "3600")
 	te.gate, te.got = make(chan struct{}), make(chan struct{}, n)
 	c := oauthCaller(t, api.srv.URL, te, fixture.NewClock())
-	joined := make(chan struct{}, n)
-	c.oauth.onJoin = func() { joined <- struct{}{} }
 
 	// One caller starts the token request and gives up while it is under
 	// way.
@@ -227,9 +227,6 @@ func TestOAuthShared(t *testing.T) {
 			}
 			errs <- err
 		})
-	}
-	for range n {
-		<-joined
 	}
 	close(te.gate)
 	wg.Wait()
@@ -276,11 +273,11 @@ func TestOAuthErrors(t *testing.T) {
 		body   string
 		want   string
 	}{
-		{"refused", 401, `{"error":"invalid_client","error_description":"secret s3cret-client is wrong","internal":"private-detail"}`, ": 401 Unauthorized: invalid_client: secret [redacted] is wrong"},
-		{"no token", 200, `{"token_type":"bearer","note":"private-detail"}`, ": the answer has no access_token"},
-		{"token type", 200, `{"access_token":"abcd-private-detail","token_type":"mac"}`, `: token_type "mac" is not supported (only Bearer is)`},
-		{"expires_in", 200, `{"access_token":"abcd-private-detail","expires_in":"soon"}`, `: expires_in "soon" is not a number of seconds`},
-		{"not JSON", 500, `private-detail`, ": 500 Internal Server Error"},
+		{"refused", 401, `{"error":"invalid_client","error_description":"secret s3cret-client is wrong","internal":"private-detail"}`, "the token endpoint answered 401 invalid_client: secret [redacted] is wrong"},
+		{"no token", 200, `{"token_type":"bearer","note":"private-detail"}`, "the token endpoint's answer has no access_token"},
+		{"token type", 200, `{"access_token":"abcd-private-detail","token_type":"mac"}`, `token_type "mac" is not supported (only Bearer is)`},
+		{"expires_in", 200, `{"access_token":"abcd-private-detail","expires_in":"soon"}`, `expires_in "soon" is not a number of seconds`},
+		{"not JSON", 500, `private-detail`, "the token endpoint answered 500"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			api := newRecorder(t, nil)
@@ -292,7 +289,7 @@ func TestOAuthErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			want := "GET /x: oauth2 token request to " + te.srv.URL + "/token" + tt.want
+			want := "GET /x: oauth2: " + tt.want
 			if err.Error() != want || strings.Contains(err.Error(), "private-detail") || strings.Contains(err.Error(), secret) {
 				t.Errorf("error %q, want %q", err, want)
 			}
@@ -303,19 +300,17 @@ func TestOAuthErrors(t *testing.T) {
 	}
 }
 
-// TestTokenFields checks the forms of token answers accepted.
-func TestTokenFields(t *testing.T) {
-	for _, tt := range []struct {
-		ct, body string
-		want     map[string]string
-	}{
-		{"application/json", `{"access_token":"a","expires_in":60,"x":{"y":1}}`, map[string]string{"access_token": "a", "expires_in": "60"}},
-		{"application/x-www-form-urlencoded", `access_token=a%20b&token_type=bearer`, map[string]string{"access_token": "a b", "token_type": "bearer"}},
-		{"text/html", `<html>`, map[string]string{}},
-	} {
-		got := tokenFields(&answer{header: http.Header{"Content-Type": {tt.ct}}, body: []byte(tt.body)})
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.body, diff)
-		}
+// TestOAuthUnreachable checks that a token endpoint that cannot be reached
+// fails the call with an error naming it.
+func TestOAuthUnreachable(t *testing.T) {
+	api := newRecorder(t, nil)
+	te := newRecorder(t, nil)
+	te.srv.Close()
+	c := newTestCaller(t, api.srv.URL, func(cfg *Config) {
+		cfg.Auth = &Auth{OAuth2: &OAuth2{TokenURL: te.srv.URL + "/token", ClientID: "app", ClientSecret: "s3cret-client"}}
+	})
+	_, err := c.call(context.Background(), &Operation{Method: "GET", Path: "/x"}, nil)
+	if want := "GET /x: oauth2: token request to " + te.srv.URL + "/token: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want one starting %q", err, want)
 	}
 }

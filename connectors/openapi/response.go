@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
@@ -97,11 +98,8 @@ func jsonValue(body []byte) (json.RawMessage, bool) {
 // marshal returns v as JSON, HTML characters unescaped. v is one of this
 // package's result types, which always marshal.
 func marshal(v any) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	b, _ := jsontext.Marshal(v)
+	return b
 }
 
 // messagePaths are where APIs commonly put their message in an error

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
@@ -27,14 +29,13 @@ import (
 // and every other such character can only stand inside a string), and a
 // person reading `approvals list` sees what will run.
 func printJSON(w io.Writer, v any) error {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsontext.Marshal(v)
+	if err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, visible.Escape(b.String()))
+	var out bytes.Buffer
+	_ = json.Indent(&out, b, "", "  ") // b is valid JSON
+	_, err = io.WriteString(w, visible.Escape(out.String())+"\n")
 	return err
 }
 

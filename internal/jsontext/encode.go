@@ -1,6 +1,8 @@
 package jsontext
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
@@ -86,4 +88,17 @@ func safeBytes(escaped string) (t [utf8.RuneSelf]bool) {
 		t[b] = !strings.ContainsRune(escaped, rune(b))
 	}
 	return t
+}
+
+// Marshal is json.Marshal without HTML escaping: <, > and & are written as
+// they are ("<96 bytes base64>" stays readable), for text read by people
+// and other programs, not embedded in HTML. It has no trailing newline.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -41,3 +41,14 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// Marshal writes <, > and & as they are, compact, without a newline.
+func TestMarshal(t *testing.T) {
+	got, err := Marshal(map[string]any{"a": "<b> & c", "n": []int{1}})
+	if want := `{"a":"<b> & c","n":[1]}`; err != nil || string(got) != want {
+		t.Errorf("Marshal = %s, %v; want %s", got, err, want)
+	}
+	if _, err := Marshal(func() {}); err == nil {
+		t.Error("Marshal of a func: no error")
+	}
+}

@@ -69,7 +69,7 @@ func (f *Fetcher) Introspect(ctx context.Context, endpoint, token, id, secret st
 	}
 	header := http.Header{}
 	if id != "" {
-		header.Set("Authorization", basicCredentials(id, secret))
+		header.Set("Authorization", "Basic "+ClientCredential(id, secret))
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	return f.post(ctx, endpoint, "token introspection at", "application/x-www-form-urlencoded", []byte(form.Encode()), header)

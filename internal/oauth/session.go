@@ -113,7 +113,8 @@ type Session struct {
 	log    *slog.Logger
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // refreshes under way
+	// refreshes shares a refresh among concurrent callers.
+	refreshes *Flight[*grant]
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -132,7 +133,6 @@ type Session struct {
 	// scopeRefused is the access token a 403 insufficient_scope refused
 	// last: it is not sent again, and its 403s count once.
 	scopeRefused string
-	flight       *flight    // the refresh under way
 	disc         *discovery // what a client credentials session discovered
 }
 
@@ -163,14 +163,6 @@ type grant struct {
 type lease struct {
 	Holder string    `json:"holder"`
 	Until  time.Time `json:"until"`
-}
-
-// flight is one refresh under way in this process; done closes when g or
-// err is set.
-type flight struct {
-	done chan struct{}
-	g    *grant
-	err  error
 }
 
 // New returns a session for cfg.
@@ -223,6 +215,8 @@ func New(cfg Config) (*Session, error) {
 		log:    cfg.Logger.With("oauth", redacted(cfg.Server)),
 		ctx:    ctx,
 		cancel: cancel,
+
+		refreshes: NewFlight[*grant](errors.New("the OAuth session is closed")),
 	}, nil
 }
 
@@ -244,7 +238,7 @@ func grantID(server, account string) string {
 // Close ends the refreshes under way and waits for them.
 func (s *Session) Close() error {
 	s.cancel()
-	s.wg.Wait()
+	s.refreshes.Close()
 	s.f.Close()
 	return nil
 }
@@ -397,46 +391,18 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 // endpoint (for a client credentials session, a new token:
 // clientCredentials). Concurrent callers share one refresh; processes
 // sharing the store take a lease on the grant first, so that one refresh
-// token is sent once (runRefresh).
+// token is sent once (refreshShared).
 func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
-	s.mu.Lock()
-	f := s.flight
-	if f == nil {
-		if s.ctx.Err() != nil {
-			s.mu.Unlock()
-			return nil, errors.New("the OAuth session is closed")
+	return s.refreshes.Do(ctx, func(ctx context.Context) (*grant, error) {
+		ctx, cancel := context.WithTimeout(ctx, leaseTime+s.cfg.Timeout)
+		defer cancel()
+		refresh := s.refreshShared
+		if s.cfg.Grant == GrantClientCredentials {
+			refresh = s.clientCredentials
 		}
-		f = &flight{done: make(chan struct{})}
-		s.flight = f
-		s.wg.Go(func() { s.runRefresh(f, stale) })
-	}
-	s.mu.Unlock()
-	select {
-	case <-f.done:
-		return f.g, f.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// runRefresh is one refresh, in a goroutine of the session (a caller that
-// gives up does not fail the others; Close cancels it and waits).
-func (s *Session) runRefresh(f *flight, stale string) {
-	ctx, cancel := context.WithTimeout(s.ctx, leaseTime+s.cfg.Timeout)
-	defer cancel()
-	refresh := s.refreshShared
-	if s.cfg.Grant == GrantClientCredentials {
-		refresh = s.clientCredentials
-	}
-	g, err := refresh(ctx, stale)
-	if err != nil {
-		err = s.cfg.Scrubber.Error(err)
-	}
-	s.mu.Lock()
-	s.flight = nil
-	s.mu.Unlock()
-	f.g, f.err = g, err
-	close(f.done)
+		g, err := refresh(ctx, stale)
+		return g, s.cfg.Scrubber.Error(err)
+	})
 }
 
 // refreshShared refreshes under a lease in the store. It reads the grant;
@@ -670,7 +636,7 @@ func (s *Session) revoke(ctx context.Context, g *grant) {
 			continue
 		}
 		form := url.Values{"token": {t.tok}, "token_type_hint": {t.hint}}
-		status, _, err := s.f.postForm(ctx, g.RevocationEndpoint, "revocation request to", form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
+		status, _, _, err := s.f.postForm(ctx, g.RevocationEndpoint, "revocation request to", form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 		switch {
 		case err != nil:
 			s.log.Warn("revoking a token failed; it is forgotten here all the same", "hint", t.hint, "err", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -104,31 +105,42 @@ func set(v url.Values, pairs ...string) url.Values {
 // the answer is added to sc before requestTokens returns. An error answer
 // is an *oauthError holding only its code and description.
 func (f *Fetcher) requestTokens(ctx context.Context, endpoint string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
-	status, body, err := f.postForm(ctx, endpoint, "token request to", form, auth, sc, now)
+	status, header, body, err := f.postForm(ctx, endpoint, "token request to", form, auth, sc, now)
 	if err != nil {
 		return Tokens{}, err
 	}
 	if status/100 != 2 {
 		return Tokens{}, newOAuthError("the token endpoint", status, body)
 	}
-	return parseTokens(body, sc, now)
+	return parseTokens(body, header.Get("Content-Type"), sc, now)
+}
+
+// ClientCredentials asks endpoint for an access token by the client
+// credentials grant (RFC 6749 section 4.4) as the client id, authenticated
+// with secret by client_secret_basic, for scopes (none: the server's
+// default), at now. Every token of the answer is added to sc before it
+// returns; an error holds only the endpoint's error code and description
+// of its answer.
+func (f *Fetcher) ClientCredentials(ctx context.Context, endpoint, id, secret string, scopes []string, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
+	auth := clientAuth{id: id, secret: secret, method: authBasic}
+	return f.requestTokens(ctx, endpoint, tokenForm(GrantClientCredentials, "", scopes), auth, sc, now)
 }
 
 // postForm posts form to an endpoint of the authorization server, with the
 // client's authentication (RFC 6749 section 2.3, RFC 7523), and returns
-// the status and the bounded answer.
-func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (int, []byte, error) {
+// the status, the headers and the bounded answer.
+func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (int, http.Header, []byte, error) {
 	header := http.Header{}
 	switch auth.method {
 	case authBasic:
-		header.Set("Authorization", basicCredentials(auth.id, auth.secret))
+		header.Set("Authorization", "Basic "+ClientCredential(auth.id, auth.secret))
 	case authPost:
 		form.Set("client_id", auth.id)
 		form.Set("client_secret", auth.secret)
 	case authPrivateJWT:
 		jwt, err := signAssertion(auth.key, auth.id, auth.audience, now)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, nil, err
 		}
 		sc.Add(jwt)
 		form.Set("client_id", auth.id)
@@ -137,20 +149,28 @@ func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 	default:
 		form.Set("client_id", auth.id)
 	}
-	return f.post(ctx, endpoint, what, "application/x-www-form-urlencoded", []byte(form.Encode()), header)
+	return f.send(ctx, http.MethodPost, endpoint, what+" "+redacted(endpoint), "application/x-www-form-urlencoded", []byte(form.Encode()), header)
 }
 
-// basicCredentials is the Authorization value of client_secret_basic:
-// RFC 6749 section 2.3.1 has the id and secret form-encoded first.
-func basicCredentials(id, secret string) string {
-	cred := url.QueryEscape(id) + ":" + url.QueryEscape(secret)
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(cred))
+// ClientCredential is the HTTP basic credential (after "Basic ") of
+// client_secret_basic: RFC 6749 section 2.3.1 has the id and secret
+// form-encoded first.
+func ClientCredential(id, secret string) string {
+	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id) + ":" + url.QueryEscape(secret)))
 }
 
-// parseTokens reads a token endpoint's answer (RFC 6749 section 5.1).
-func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
+// parseTokens reads a token endpoint's answer (RFC 6749 section 5.1) of
+// contentType: a JSON object, or a form, which some endpoints send
+// (GitHub's, unless asked for JSON).
+func parseTokens(body []byte, contentType string, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
 	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/x-www-form-urlencoded" {
+		q, _ := url.ParseQuery(string(body))
+		m = map[string]any{}
+		for k := range q {
+			m[k] = q.Get(k)
+		}
+	} else if err := json.Unmarshal(body, &m); err != nil {
 		return Tokens{}, fmt.Errorf("the token endpoint's answer is not a JSON object: %w", err)
 	}
 	str := func(k string) string { s, _ := m[k].(string); return s }
@@ -170,7 +190,7 @@ func parseTokens(body []byte, sc *scrub.Scrubber, now time.Time) (Tokens, error)
 	if v := m["expires_in"]; v != nil {
 		// A number, or (as some servers send it) a string.
 		n, err := strconv.ParseFloat(fmt.Sprint(v), 64)
-		if err != nil {
+		if err != nil || n < 0 {
 			return Tokens{}, fmt.Errorf("expires_in %q is not a number of seconds", clean(fmt.Sprint(v), 40))
 		}
 		secs = n

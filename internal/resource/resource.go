@@ -162,7 +162,7 @@ func (v *Validator) Validate(ctx context.Context, token string) (*codemode.Princ
 		return nil, fmt.Errorf("%w: no token", ErrInvalid)
 	case len(token) > MaxTokenLen:
 		return nil, fmt.Errorf("%w: the token is over %d bytes", ErrInvalid, MaxTokenLen)
-	case strings.ContainsFunc(token, notToken68):
+	case strings.ContainsFunc(token, NotToken68):
 		return nil, fmt.Errorf("%w: the token holds characters outside RFC 6750's b64token", ErrInvalid)
 	}
 	var p *codemode.Principal
@@ -180,8 +180,9 @@ func (v *Validator) Validate(ctx context.Context, token string) (*codemode.Princ
 	return &withToken, nil
 }
 
-// notToken68 reports a rune outside RFC 6750's b64token.
-func notToken68(r rune) bool {
+// NotToken68 reports a rune outside RFC 6750's b64token (the characters a
+// bearer token may hold).
+func NotToken68(r rune) bool {
 	switch {
 	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
 		return false
@@ -216,7 +217,7 @@ func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error)
 type idClaims struct {
 	Issuer   string    `json:"iss"`
 	Subject  string    `json:"sub"`
-	Audience strOrList `json:"aud"`
+	Audience StrOrList `json:"aud"`
 	Azp      string    `json:"azp"`
 	Exp      *numeric  `json:"exp"`
 	Nonce    string    `json:"nonce"` // ID tokens only
@@ -232,20 +233,21 @@ type claims struct {
 	Active   *bool     `json:"active"` // introspection only
 	Nbf      *numeric  `json:"nbf"`
 	Scope    string    `json:"scope"`
-	Scp      strOrList `json:"scp"`
+	Scp      StrOrList `json:"scp"`
 	ClientID string    `json:"client_id"`
-	Groups   strOrList `json:"groups"`
-	Roles    strOrList `json:"roles"`
+	Groups   StrOrList `json:"groups"`
+	Roles    StrOrList `json:"roles"`
 	TokenUse string    `json:"token_use"` // Hydra's introspection: access_token or refresh_token
 }
 
-// strOrList is a claim RFC 7519 lets be a string or an array of strings.
-type strOrList []string
+// StrOrList is a claim RFC 7519 lets be a string or an array of strings
+// (aud, and others by custom).
+type StrOrList []string
 
-func (s *strOrList) UnmarshalJSON(b []byte) error {
+func (s *StrOrList) UnmarshalJSON(b []byte) error {
 	var one string
 	if err := json.Unmarshal(b, &one); err == nil {
-		*s = strOrList{one}
+		*s = StrOrList{one}
 		return nil
 	}
 	var many []string

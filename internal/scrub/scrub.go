@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
 // Placeholder replaces a secret.
@@ -262,7 +264,7 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 		if v, changed = scrubValue(fs, v); !changed {
 			return raw
 		}
-		if b, err := marshalNoEscape(v); err == nil {
+		if b, err := jsontext.Marshal(v); err == nil {
 			return b
 		}
 	} else if !hasForm(fs, raw) {
@@ -300,15 +302,4 @@ func scrubValue(fs *formSet, v any) (any, bool) {
 		return out, changed
 	}
 	return v, false
-}
-
-// marshalNoEscape encodes v as compact JSON without escaping <, > and &.
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -230,3 +230,22 @@ func BenchmarkFit(b *testing.B) {
 		}
 	})
 }
+
+// Size returns the measure of a JSON value (see the package comment); a
+// value that is not valid JSON measures as a JSON string of its text, and
+// an empty one 0.
+func Size(v json.RawMessage) int {
+	if len(v) == 0 {
+		return 0
+	}
+	return parseOrString(v).size
+}
+
+// LogsSize returns the measure of console lines as one JSON array of
+// strings; 0 for no lines.
+func LogsSize(logs []string) int {
+	if len(logs) == 0 {
+		return 0
+	}
+	return logsNode(logs).size
+}
