@@ -216,7 +216,7 @@ func TestIssuerScopes(t *testing.T) {
 			t.Errorf("%s with codemode:run: %d, want %d", tc.tool, resp.StatusCode, tc.status)
 			continue
 		}
-		want := `Bearer error="insufficient_scope", error_description="the access token lacks the scope ` + tc.scope + ` this request needs", scope="` + tc.scope + `", resource_metadata="` + base + `/.well-known/oauth-protected-resource/mcp"`
+		want := `Bearer error="insufficient_scope", error_description="the access token lacks the scope ` + tc.scope + ` this request needs", resource_metadata="` + base + `/.well-known/oauth-protected-resource/mcp", scope="` + tc.scope + `"`
 		if tc.scope != "" && www != want {
 			t.Errorf("%s: WWW-Authenticate\n %q\nwant\n %q", tc.tool, www, want)
 		}

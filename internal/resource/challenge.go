@@ -7,19 +7,20 @@ import (
 	"strings"
 )
 
-// Challenge refuses a request as RFC 6750 and RFC 9728 say: the status,
-// WWW-Authenticate naming the resource metadata at metadataURL (and the
-// error code and scope when given), and the same as an OAuth error in a
-// JSON body. The description is fixed text: never the token.
+// Challenge refuses a request as RFC 6750 and RFC 9728 say: the status;
+// WWW-Authenticate naming the error code when given, the resource
+// metadata at metadataURL, then the scope when given (the order of the
+// MCP authorization specification's example); and the same as an OAuth
+// error in a JSON body. The description is fixed text: never the token.
 func Challenge(w http.ResponseWriter, status int, code, description, scope, metadataURL string) {
 	params := []string{}
 	if code != "" {
 		params = append(params, authParam("error", code), authParam("error_description", description))
 	}
+	params = append(params, authParam("resource_metadata", metadataURL))
 	if scope != "" {
 		params = append(params, authParam("scope", scope))
 	}
-	params = append(params, authParam("resource_metadata", metadataURL))
 	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
