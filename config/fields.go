@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
-	"github.com/codemode-mcp/codemode-mcp/policy"
 )
 
 // Every key of the native format is a field of the Config types with a
@@ -64,22 +63,9 @@ type checker interface {
 	check(d *decoder, n *node, fp fieldPath)
 }
 
-// approvers is policy.Approvers as the configuration writes it; the two
-// convert to each other, so their fields stay alike.
-type approvers struct {
-	Subjects []string `cfg:"subjects,nonempty"`
-	Groups   []string `cfg:"groups,nonempty"`
-	Roles    []string `cfg:"roles,nonempty"`
-}
-
-var _ = policy.Approvers(approvers{}) // the layouts agree
-
 // rules returns the rules of struct type t's tagged fields, in field
 // order; an embedded struct without a tag adds its own in place.
 func rules(t reflect.Type) []rule {
-	if t == reflect.TypeFor[policy.Approvers]() {
-		t = reflect.TypeFor[approvers]()
-	}
 	var out []rule
 	for i := range t.NumField() {
 		sf := t.Field(i)

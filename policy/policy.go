@@ -30,8 +30,11 @@ import (
 // Approvers says who approves: a principal whose subject is listed, or
 // whose groups or roles claim holds a listed value. The zero value lists
 // nobody, which for Policy means "everyone holding codemode:approve".
+// The cfg tags are its keys in the configuration (package config).
 type Approvers struct {
-	Subjects, Groups, Roles []string
+	Subjects []string `cfg:"subjects,nonempty"`
+	Groups   []string `cfg:"groups,nonempty"`
+	Roles    []string `cfg:"roles,nonempty"`
 }
 
 // IsZero reports whether a lists nobody.
