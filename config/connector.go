@@ -121,13 +121,6 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 	return p, len(d.errs) == nerr
 }
 
-// perUserAt is where a connector asked for credentials: per_user, checked
-// against server.auth once the whole file is read (checkServerAuth).
-type perUserAt struct {
-	fp fieldPath
-	at pos
-}
-
 // checkSignIn refuses what cannot go together in how a url connector
 // signs in: an Authorization header is one credential for everyone, sent
 // as it is, so neither oauth nor per_user goes with it; per_user needs a
@@ -179,9 +172,6 @@ func (d *decoder) credentials(c *Connector, n *node, fp fieldPath) {
 			return
 		}
 		c.Credentials, c.TokenExchange = CredentialsPerUser, &x.TokenExchange
-	}
-	if c.PerUser() {
-		d.perUser = append(d.perUser, perUserAt{fp: fp, at: n.pos})
 	}
 }
 

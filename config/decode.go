@@ -27,8 +27,6 @@ type decoder struct {
 	// look at several keys (authToken, checkServerAuth, warnOpenListener,
 	// the check methods) report there.
 	at map[fieldPath]pos
-	// perUser are the connectors with credentials: per_user.
-	perUser []perUserAt
 }
 
 // maxErrors stops a hopeless file from producing pages of output.

@@ -119,8 +119,11 @@ func checkResource(v string) error {
 // be nobody's own credentials to use.
 func (d *decoder) checkServerAuth(cfg *Config) {
 	if cfg.Server.Auth == nil {
-		for _, p := range d.perUser {
-			d.errAt(p.at, p.fp, "per_user needs server.auth (an issuer whose people sign in): without it every caller is the one local user; use credentials: shared")
+		for _, c := range cfg.Connectors {
+			if c.PerUser() { // (credentials is a key of native connectors only)
+				fp := fieldPath("connectors").key(c.SourceName).key("credentials")
+				d.errAt(d.at[fp], fp, "per_user needs server.auth (an issuer whose people sign in): without it every caller is the one local user; use credentials: shared")
+			}
 		}
 	} else if cfg.Server.Auth.Console != nil && !cfg.Approvals.Console {
 		d.warnAt(d.at["server.auth"], "server.auth.console", "approvals.console is false: no console is served, so nobody signs in to one")
