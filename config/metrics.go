@@ -5,13 +5,6 @@ import (
 	"strings"
 )
 
-// Metrics exporters (telemetry.metrics.exporter, OTEL_METRICS_EXPORTER).
-const (
-	MetricsNone       = "none"
-	MetricsPrometheus = "prometheus"
-	MetricsOTLP       = "otlp"
-)
-
 // EnvMetricsExporter is OpenTelemetry's variable choosing the metrics
 // exporter; telemetry.metrics.exporter wins over it.
 const EnvMetricsExporter = "OTEL_METRICS_EXPORTER"
@@ -25,9 +18,9 @@ const DefaultMetricsAddr = "127.0.0.1:9464"
 // Metrics configures what the server measures and where it goes
 // (telemetry.metrics). The zero value measures nothing.
 type Metrics struct {
-	// Exporter is MetricsPrometheus (Prometheus text at /metrics), MetricsOTLP
+	// Exporter is "prometheus" (Prometheus text at /metrics), "otlp"
 	// (pushed over OTLP, configured by the OTEL_EXPORTER_OTLP_* variables)
-	// or MetricsNone; "" when the file does not say (then
+	// or "none"; "" when the file does not say (then
 	// EnvMetricsExporter decides, see Exporters).
 	Exporter string `cfg:"exporter,oneof=prometheus|otlp|none"`
 	// Addr, when set, is a listener of its own serving Prometheus text at
@@ -53,13 +46,13 @@ func (m Metrics) Exporters(lookup func(string) (string, bool)) (prometheus, otlp
 	}
 	for _, n := range names {
 		switch strings.ToLower(strings.TrimSpace(n)) {
-		case "", MetricsNone:
-		case MetricsPrometheus:
+		case "", "none":
+		case "prometheus":
 			prometheus = true
-		case MetricsOTLP:
+		case "otlp":
 			otlp = true
 		default:
-			return false, false, fmt.Errorf("%s=%q: want %s, %s or %s (comma-separated)", EnvMetricsExporter, strings.Join(names, ","), MetricsPrometheus, MetricsOTLP, MetricsNone)
+			return false, false, fmt.Errorf("%s=%q: want prometheus, otlp or none (comma-separated)", EnvMetricsExporter, strings.Join(names, ","))
 		}
 	}
 	return prometheus || m.Addr != "", otlp, nil
