@@ -299,40 +299,33 @@ func urlFlags(fs *flag.FlagSet) *urlCheck {
 }
 
 // connector is the url connector check --url checks.
-func (u *urlCheck) connector() (config.Connector, []string, error) {
+func (u *urlCheck) connector() (config.Connector, error) {
 	p, err := url.Parse(u.url)
 	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return config.Connector{}, nil, usagef("check: --url wants an http(s) URL such as https://example.com/mcp, got %q", u.url)
+		return config.Connector{}, usagef("check: --url wants an http(s) URL such as https://example.com/mcp, got %q", u.url)
 	}
 	cc := config.Connector{Name: "remote", SourceName: "remote", Kind: config.KindHTTP, URL: u.url, SSE: u.sse, Headers: u.headers}
 	if u.sse {
 		cc.Kind = config.KindSSE
 	}
-	var secrets []string
 	o := &config.OAuth{ClientID: u.clientID, ClientMetadataURL: u.clientMetadataURL, Grant: u.grant, PrivateKey: u.privateKey}
 	if u.clientSecretFile != "" {
 		b, err := config.ReadKeyFile(u.clientSecretFile)
 		if err != nil {
-			return cc, nil, usagef("check: --oauth-client-secret-file: %v", err)
+			return cc, usagef("check: --oauth-client-secret-file: %v", err)
 		}
 		o.ClientSecret = strings.TrimSpace(string(b))
-		secrets = append(secrets, o.ClientSecret)
 	}
 	o.Scopes = strings.FieldsFunc(u.scopes, func(r rune) bool { return r == ' ' || r == ',' })
 	switch o.Grant {
 	case "", oauth.GrantAuthorizationCode, oauth.GrantClientCredentials:
 	default:
-		return cc, nil, usagef("check: --oauth-grant wants authorization_code or client_credentials, got %q", o.Grant)
+		return cc, usagef("check: --oauth-grant wants authorization_code or client_credentials, got %q", o.Grant)
 	}
 	if o.ClientID != "" || o.ClientSecret != "" || o.ClientMetadataURL != "" || o.Grant != "" || o.PrivateKey != "" || len(o.Scopes) > 0 {
 		cc.OAuth = o
 	}
-	for k, v := range u.headers {
-		if scrub.SecretHeader(k) {
-			secrets = append(secrets, v)
-		}
-	}
-	return cc, secrets, nil
+	return cc, nil
 }
 
 // checkURL checks one remote server without a config file: it connects,
@@ -341,7 +334,7 @@ func (u *urlCheck) connector() (config.Connector, []string, error) {
 // The tokens are not kept: they live in memory, sealed with a key made
 // for the run.
 func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error {
-	cc, secrets, err := u.connector()
+	cc, err := u.connector()
 	if err != nil {
 		return err
 	}
@@ -359,7 +352,10 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	sc := scrub.New(append(secrets, urlQueryValues(u.url)...)...)
+	// Its secrets are those of a configuration with it alone: the
+	// client secret, the credentials and query values of its URL and its
+	// headers' credentials.
+	sc := scrub.New((&config.Config{Connectors: []config.Connector{cc}}).Secrets()...)
 	log = slog.New(scrub.NewHandler(log.Handler(), sc))
 	mc, err := app.RemoteConfig(cc, oauth.NewMemoryStore(), sealer, sc, log)
 	if err != nil {
@@ -426,19 +422,6 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		fmt.Fprintln(env.Stdout, "ok")
 		return nil
 	}
-}
-
-// urlQueryValues are the query values of a URL, which may be secrets.
-func urlQueryValues(raw string) []string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, vs := range u.Query() {
-		out = append(out, vs...)
-	}
-	return out
 }
 
 // redactedURL is a URL without its user information and query.
