@@ -11,6 +11,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 )
 
 // parsed is a decoded connector and where it was written.
@@ -335,7 +336,7 @@ func checkPrivateKey(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 // checkBuiltin checks a builtin connector's name.
 func checkBuiltin(v string) error {
 	if !slices.Contains(builtins, v) {
-		return fmt.Errorf("unknown builtin %q%s; known: %s", v, didYouMean(v, builtins), strings.Join(builtins, ", "))
+		return fmt.Errorf("unknown builtin %q%s; known: %s", v, textdist.DidYouMean(v, builtins), strings.Join(builtins, ", "))
 	}
 	return nil
 }

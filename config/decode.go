@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 )
 
 // decoder turns the node tree into a Config, collecting every problem
@@ -68,7 +70,7 @@ func (p fieldPath) index(i int) fieldPath {
 }
 
 func (d *decoder) unknownKey(e entry, fp fieldPath, known []string) {
-	if hint := didYouMean(e.key, known); hint != "" {
+	if hint := textdist.DidYouMean(e.key, known); hint != "" {
 		d.errAt(e.keyPos, fp.key(e.key), "unknown key"+hint)
 		return
 	}
@@ -138,7 +140,7 @@ func (d *decoder) oneOf(n *node, fp fieldPath, options ...string) (string, bool)
 			return o, true
 		}
 	}
-	d.errAt(n.pos, fp, fmt.Sprintf("must be one of %s; got %q%s", strings.Join(options, ", "), s, didYouMean(s, options)))
+	d.errAt(n.pos, fp, fmt.Sprintf("must be one of %s; got %q%s", strings.Join(options, ", "), s, textdist.DidYouMean(s, options)))
 	return "", false
 }
 

@@ -3,12 +3,9 @@ package config
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 )
 
 // Error is one configuration problem, located in the file.
@@ -66,38 +63,4 @@ func collect(errs []*Error) error {
 		out[i] = e
 	}
 	return errors.Join(out...)
-}
-
-// suggest returns the candidate nearest to got, or "" when none is near
-// enough to be a likely typo. Case, '_' and '-' are ignored first, so
-// "baseUrl" finds "base_url".
-func suggest(got string, candidates []string) string {
-	norm := func(s string) string {
-		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
-	}
-	for _, c := range candidates {
-		if norm(c) == norm(got) {
-			return c
-		}
-	}
-	best, bestDist := "", 0
-	for _, c := range candidates {
-		d := textdist.Distance(strings.ToLower(got), c)
-		if best == "" || d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	limit := max(1, min(len(got), len(best))/3)
-	if best == "" || bestDist > limit {
-		return ""
-	}
-	return best
-}
-
-// didYouMean returns ` (did you mean "x"?)` or "".
-func didYouMean(got string, candidates []string) string {
-	if s := suggest(got, candidates); s != "" {
-		return fmt.Sprintf(" (did you mean %q?)", s)
-	}
-	return ""
 }

@@ -7,27 +7,6 @@ import (
 	"time"
 )
 
-func TestSuggest(t *testing.T) {
-	keys := []string{"command", "args", "env", "cwd", "url", "base_url", "max_executions", "paused_ttl"}
-	tests := []struct{ got, want string }{
-		{"comand", "command"},
-		{"commmand", "command"},
-		{"arg", "args"},
-		{"baseUrl", "base_url"},
-		{"BASE-URL", "base_url"},
-		{"maxExecutions", "max_executions"},
-		{"paused_tl", "paused_ttl"},
-		{"xyz", ""},
-		{"colour", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.got, keys); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.got, got, tt.want)
-		}
-	}
-}
-
 func TestParseSize(t *testing.T) {
 	tests := []struct {
 		in   string

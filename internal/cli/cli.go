@@ -110,7 +110,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 	run, ok := subcommands[cmd]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q%s\n\n%s", cmd, didYouMean(cmd, commands()), usageText)
+		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q%s\n\n%s", cmd, textdist.DidYouMean(cmd, commands()), usageText)
 		return ExitUsage
 	}
 	return exitCode(run(ctx, rest, env, log), env.Stderr)
@@ -302,20 +302,6 @@ func commands() []string {
 		}
 	}
 	return out
-}
-
-// didYouMean is ` (did you mean "x"?)` for the choice nearest to word
-// when it is near enough to be a typo, else "".
-func didYouMean(word string, choices []string) string {
-	near := textdist.Nearest(word, choices, nil)
-	if len(near) == 0 {
-		return ""
-	}
-	best := near[0]
-	if d := textdist.Distance(strings.ToLower(word), strings.ToLower(best)); d > max(2, len(best)/3) && !strings.HasPrefix(best, word) {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
 // loadConfig finds and loads the configuration.

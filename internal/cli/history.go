@@ -13,6 +13,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
 )
@@ -29,7 +30,7 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 	}
 	form, ok := map[string]string{"list": "list", "approve": "approve ID", "reject": "reject ID [SEQ]", "rollback": "rollback ID"}[pos[0]]
 	if !ok {
-		return usagef("approvals: unknown action %q%s (want list, approve, reject or rollback)", pos[0], didYouMean(pos[0], []string{"list", "approve", "reject", "rollback"}))
+		return usagef("approvals: unknown action %q%s (want list, approve, reject or rollback)", pos[0], textdist.DidYouMean(pos[0], []string{"list", "approve", "reject", "rollback"}))
 	}
 	want := len(strings.Fields(form))
 	if pos[0] == "reject" && len(pos) == 2 {
@@ -133,7 +134,7 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		return showExecution(ctx, eng, env, pos[1], *seq, *full)
 	}
 	if len(pos) != 0 {
-		return usagef("executions: unknown use %q%s; usage: codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID", strings.Join(pos, " "), didYouMean(pos[0], []string{"show", "delete"}))
+		return usagef("executions: unknown use %q%s; usage: codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID", strings.Join(pos, " "), textdist.DidYouMean(pos[0], []string{"show", "delete"}))
 	}
 	f := codemode.ExecutionFilter{Limit: *limit}
 	if *status != "" {
@@ -279,5 +280,5 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
 		return nil
 	}
-	return usagef("snippets: unknown use %q%s; usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME", strings.Join(pos, " "), didYouMean(pos[0], []string{"list", "save", "delete"}))
+	return usagef("snippets: unknown use %q%s; usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME", strings.Join(pos, " "), textdist.DidYouMean(pos[0], []string{"list", "save", "delete"}))
 }

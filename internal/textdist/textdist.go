@@ -1,9 +1,11 @@
 // Package textdist measures how far apart names are, for "did you mean"
-// suggestions in config errors, unknown sandbox methods and catalog look-ups.
+// suggestions in config errors, the command line, unknown sandbox methods
+// and catalog look-ups.
 package textdist
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -55,4 +57,26 @@ func Nearest(name string, names []string, score func(name, candidate string, d i
 	copy(out, names)
 	slices.SortStableFunc(out, func(a, b string) int { return cmp.Or(cmp.Compare(dist[a], dist[b]), strings.Compare(a, b)) })
 	return out
+}
+
+// DidYouMean is ` (did you mean "x"?)` for the choice a mistyped word most
+// likely meant, else "": the choice equal to it but for case, '_' and '-'
+// ("baseUrl" for "base_url"), else the nearest when it is at most
+// max(2, a third of its length) edits away or begins with the word.
+func DidYouMean(word string, choices []string) string {
+	norm := strings.NewReplacer("_", "", "-", "")
+	for _, c := range choices {
+		if norm.Replace(strings.ToLower(c)) == norm.Replace(strings.ToLower(word)) {
+			return fmt.Sprintf(" (did you mean %q?)", c)
+		}
+	}
+	near := Nearest(word, choices, nil)
+	if word == "" || len(near) == 0 {
+		return ""
+	}
+	best := near[0]
+	if Distance(strings.ToLower(word), strings.ToLower(best)) > max(2, len(best)/3) && !strings.HasPrefix(best, word) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }

@@ -60,3 +60,38 @@ func TestNearestLongName(t *testing.T) {
 		}
 	}
 }
+
+// DidYouMean finds what a mistyped configuration key or command meant,
+// and nothing when no choice is near.
+func TestDidYouMean(t *testing.T) {
+	keys := []string{"command", "args", "env", "cwd", "url", "base_url", "max_executions", "paused_ttl"}
+	commands := []string{"serve", "run", "types", "check", "approvals", "executions", "show", "delete"}
+	tests := []struct {
+		got     string
+		choices []string
+		want    string
+	}{
+		{"comand", keys, "command"},
+		{"commmand", keys, "command"},
+		{"arg", keys, "args"},
+		{"baseUrl", keys, "base_url"},
+		{"BASE-URL", keys, "base_url"},
+		{"maxExecutions", keys, "max_executions"},
+		{"paused_tl", keys, "paused_ttl"},
+		{"xyz", keys, ""},
+		{"colour", keys, ""},
+		{"", keys, ""},
+		{"serv", commands, "serve"},
+		{"shwo", commands, "show"},
+		{"zzzzzz", commands, ""},
+	}
+	for _, tt := range tests {
+		want := ""
+		if tt.want != "" {
+			want = ` (did you mean "` + tt.want + `"?)`
+		}
+		if got := DidYouMean(tt.got, tt.choices); got != want {
+			t.Errorf("DidYouMean(%q) = %q, want %q", tt.got, got, want)
+		}
+	}
+}
