@@ -316,22 +316,14 @@ func (a *App) startPerUser(cc config.Connector, mc mcp.Config, signedIn func(err
 	return c, nil
 }
 
-// openAPIAuth converts configured credentials.
+// openAPIAuth converts configured credentials. Each part converts as it
+// is, since config's types and openapi's have the same fields: one that
+// gains a field the other lacks stops the build here.
 func openAPIAuth(a *config.Auth) *openapi.Auth {
 	if a == nil {
 		return nil
 	}
-	out := &openapi.Auth{Bearer: a.Bearer}
-	if a.Basic != nil {
-		out.Basic = &openapi.BasicAuth{Username: a.Basic.Username, Password: a.Basic.Password}
-	}
-	if a.APIKey != nil {
-		out.APIKey = &openapi.APIKey{In: a.APIKey.In, Name: a.APIKey.Name, Value: a.APIKey.Value}
-	}
-	if a.OAuth2 != nil {
-		out.OAuth2 = &openapi.OAuth2{TokenURL: a.OAuth2.TokenURL, ClientID: a.OAuth2.ClientID, ClientSecret: a.OAuth2.ClientSecret, Scopes: a.OAuth2.Scopes}
-	}
-	return out
+	return &openapi.Auth{Bearer: a.Bearer, Basic: (*openapi.BasicAuth)(a.Basic), APIKey: (*openapi.APIKey)(a.APIKey), OAuth2: (*openapi.OAuth2)(a.OAuth2)}
 }
 
 // StorePath is the store a command uses: db (the --db flag) when set,
