@@ -1,5 +1,7 @@
 package config
 
+import "bytes"
+
 // jsoncToJSON returns data with the comments of JSON with comments (JSONC,
 // as VS Code's mcp.json and settings files are written: `// …` to the end
 // of a line and `/* … */`) replaced by spaces, and trailing commas before
@@ -17,11 +19,8 @@ func jsoncToJSON(data []byte) []byte {
 	if i == len(data) || data[i] != '{' {
 		return data
 	}
-	out := []byte(nil) // copied on the first change
+	out := bytes.Clone(data)
 	blank := func(from, to int) {
-		if out == nil {
-			out = append([]byte(nil), data...)
-		}
 		for k := from; k < to; k++ {
 			if out[k] != '\n' && out[k] != '\r' {
 				out[k] = ' '
@@ -51,7 +50,7 @@ func jsoncToJSON(data []byte) []byte {
 				end++
 			}
 			if end+1 >= len(data) {
-				return orData(out, data)
+				return out
 			}
 			blank(i, end+2)
 			i = end + 1
@@ -66,13 +65,6 @@ func jsoncToJSON(data []byte) []byte {
 		default:
 			lastComma = -1
 		}
-	}
-	return orData(out, data)
-}
-
-func orData(out, data []byte) []byte {
-	if out == nil {
-		return data
 	}
 	return out
 }
