@@ -363,13 +363,8 @@ func (a *App) warnOldDefault(dbPath string) {
 // CacheDir is store.cache_dir, or the user's cache directory's
 // codemode-mcp folder ("" when there is none: nothing is cached).
 func CacheDir(cfg *config.Config) string {
-	if cfg.Store.CacheDir != "" {
-		return cfg.Store.CacheDir
-	}
-	if d, err := appdirs.Cache(); err == nil {
-		return d
-	}
-	return ""
+	d, _ := appdirs.Cache() // "" when there is none
+	return cmp.Or(cfg.Store.CacheDir, d)
 }
 
 // newExecutor returns the executor sandbox.isolation selects: a pool of

@@ -17,10 +17,7 @@ import (
 // else of the key file in the data directory (created on first use).
 func DefaultSealer() *oauth.Sealer {
 	return oauth.LazySealer(func() ([]byte, error) {
-		dir, err := appdirs.Data()
-		if err != nil {
-			dir = ""
-		}
+		dir, _ := appdirs.Data() // "" when there is none
 		key, _, err := oauth.LoadKey(dir)
 		return key, err
 	})
