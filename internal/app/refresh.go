@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,9 +20,10 @@ type refresher struct {
 	app  *App
 	wake chan struct{} // capacity 1: a refresh is wanted
 
-	mu       sync.Mutex
-	dirty    map[string]bool // connectors that announced a change; guarded by mu
-	onChange func()          // guarded by mu
+	mu    sync.Mutex
+	dirty map[string]bool // connectors that announced a change; guarded by mu
+
+	onChange atomic.Pointer[func()] // OnConnectorsChanged's
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the goroutine has ended (nil: not started)
@@ -83,11 +85,8 @@ func (f *refresher) loop(ctx context.Context) {
 				changedAny = true
 			}
 		}
-		f.mu.Lock()
-		onChange := f.onChange
-		f.mu.Unlock()
-		if changedAny && onChange != nil {
-			onChange()
+		if on := f.onChange.Load(); changedAny && on != nil {
+			(*on)()
 		}
 	}
 }
@@ -97,7 +96,5 @@ func (f *refresher) loop(ctx context.Context) {
 // (the server rebuilds the codemode tool's description then). It is called
 // on the App's own goroutine, never concurrently with itself.
 func (a *App) OnConnectorsChanged(f func()) {
-	a.refresh.mu.Lock()
-	a.refresh.onChange = f
-	a.refresh.mu.Unlock()
+	a.refresh.onChange.Store(&f)
 }
