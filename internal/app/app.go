@@ -49,10 +49,6 @@ type Options struct {
 	// downstream restarts and sign-ins (package telemetry). Nil measures
 	// nothing and wraps nothing. The caller shuts it down after Close.
 	Metrics *telemetry.Metrics
-
-	// backoff is the retry schedule of downstreams that are down (zero:
-	// the defaults of internal/backoff); tests shorten it.
-	backoff backoff.Policy
 }
 
 // App is a running configuration.
@@ -80,7 +76,6 @@ type App struct {
 	// the OTEL_* variables), nil when tracing is off; Close flushes it.
 	Tracing *telemetry.Tracing
 
-	backoff backoff.Policy // Options.backoff
 	refresh *refresher
 	tokens  connectors.Records // Options.Tokens, else Store
 	sealer  *oauth.Sealer      // DefaultSealer
@@ -104,7 +99,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	log := cmp.Or(opts.Logger, slog.Default())
 	scrubber := scrub.New(append(cfg.Secrets(), config.DatabaseURLSecrets(opts.DBPath)...)...)
 	log = slog.New(scrub.NewHandler(log.Handler(), scrubber))
-	a := &App{Config: cfg, Scrubber: scrubber, Log: log, backoff: opts.backoff, metrics: opts.Metrics}
+	a := &App{Config: cfg, Scrubber: scrubber, Log: log, metrics: opts.Metrics}
 	a.refresh = newRefresher(a)
 	for _, w := range cfg.Warnings {
 		a.warn(w.String())
@@ -249,7 +244,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// Tools report why meanwhile, so the runtime shows it
 		// unavailable), and OnToolsChanged brings its tools in. One that
 		// needs a sign-in waits for it.
-		mc := mcpConfig(cc, nil, a.Scrubber, a.Log, a.backoff, func() { a.refresh.changed(cc.Name) })
+		mc := mcpConfig(cc, nil, a.Scrubber, a.Log, func() { a.refresh.changed(cc.Name) })
 		mc.StartTimeout = cmp.Or(cc.StartTimeout, a.Config.Server.StartTimeout)
 		if cc.PerUser() {
 			return a.startPerUser(cc, mc, signedIn)
@@ -284,7 +279,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// file missing or not yet valid) leaves the connector unavailable
 		// with the reason, as a server that is down does, and is read
 		// again in the background; its tools come in when it loads.
-		c, err := openapi.Open(ctx, ocfg, a.backoff, func() { a.refresh.changed(cc.Name) })
+		c, err := openapi.Open(ctx, ocfg, backoff.Policy{}, func() { a.refresh.changed(cc.Name) })
 		if err != nil {
 			return nil, fmt.Errorf("connector %s (line %d): %w", cc.Name, cc.Line, err)
 		}

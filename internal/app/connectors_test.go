@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 )
 
 // A builtin configured under another name is that name in programs and
@@ -21,7 +20,7 @@ func TestABuiltinTakesItsConfiguredName(t *testing.T) {
 	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n" +
 		"sandbox:\n  isolation: inprocess\n" +
 		"connectors:\n  memo:\n    builtin: notes\n"
-	a, _ := openWatched(t, dir, yaml, backoff.Policy{})
+	a, _ := openWatched(t, dir, yaml)
 	if len(a.Connectors) != 1 || a.Connectors[0].Name() != "memo" {
 		t.Fatalf("connectors %v, want one named memo", a.Connectors)
 	}
@@ -60,7 +59,7 @@ func TestConnectorDiagnosticsAreWarnings(t *testing.T) {
 	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n  cache_dir: " + strconv.Quote(filepath.Join(dir, "cache")) + "\n" +
 		"sandbox:\n  isolation: inprocess\n" +
 		"connectors:\n  pets:\n    openapi: " + strconv.Quote(file) + "\n"
-	a, _ := openWatched(t, dir, yaml, backoff.Policy{})
+	a, _ := openWatched(t, dir, yaml)
 	want := `connector pets: getPet: method name "getPet" is already taken by getPet; operation skipped`
 	if !slices.Contains(a.Warnings, want) {
 		t.Errorf("warnings %q do not hold %q", a.Warnings, want)

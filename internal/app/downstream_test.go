@@ -20,7 +20,6 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 )
@@ -50,9 +49,9 @@ type retryEnv struct {
 	closed  bool
 }
 
-// openRetryEnv opens the App with backoff b. server is the script's last
+// openRetryEnv opens the App. server is the script's last
 // line, run once the mark exists ("" runs the fixture server).
-func openRetryEnv(t *testing.T, b backoff.Policy, server string) *retryEnv {
+func openRetryEnv(t *testing.T, server string) *retryEnv {
 	t.Helper()
 	dir := t.TempDir()
 	e := &retryEnv{t: t, mark: filepath.Join(dir, "up"), count: filepath.Join(dir, "attempts"), changed: make(chan struct{}, 1)}
@@ -75,7 +74,7 @@ func openRetryEnv(t *testing.T, b backoff.Policy, server string) *retryEnv {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), backoff: b})
+	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -195,7 +194,7 @@ func toolNamesOf(ci codemode.ConnectorInfo) []string {
 // its connector on the backoff's schedule, and joins: its tools appear,
 // programs call it, the change is announced, and Close closes it.
 func TestUnavailableConnectorJoinsLater(t *testing.T) {
-	e := openRetryEnv(t, backoff.Policy{First: 100 * time.Millisecond, Max: 200 * time.Millisecond}, "")
+	e := openRetryEnv(t, "")
 	if !slices.ContainsFunc(e.a.Warnings, func(w string) bool { return strings.HasPrefix(w, "connector fx is unavailable: ") }) {
 		t.Fatalf("warnings %q do not report fx unavailable", e.a.Warnings)
 	}
@@ -233,7 +232,7 @@ func TestUnavailableConnectorJoinsLater(t *testing.T) {
 // Close cancels an attempt under way (a server that never answers the
 // handshake) and waits for it; goleak (TestMain) checks nothing is left.
 func TestCloseCancelsAnAttempt(t *testing.T) {
-	e := openRetryEnv(t, backoff.Policy{First: 10 * time.Millisecond, Max: 10 * time.Millisecond}, "exec sleep 600")
+	e := openRetryEnv(t, "exec sleep 600")
 	e.bringUp()
 	e.waitFor("a retry began", func() bool { return e.attempts() >= 2 })
 	before := e.attempts()
@@ -269,7 +268,7 @@ func TestUnreachableDocumentJoinsLater(t *testing.T) {
 	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n  cache_dir: " + strconv.Quote(filepath.Join(dir, "cache")) + "\n" +
 		"sandbox:\n  isolation: inprocess\n" +
 		"connectors:\n  notes:\n    openapi: " + strconv.Quote(srv.URL+"/notes.json") + "\n"
-	a, changed := openWatched(t, dir, yaml, backoff.Policy{First: 10 * time.Millisecond, Max: 20 * time.Millisecond})
+	a, changed := openWatched(t, dir, yaml)
 	if !slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.HasPrefix(w, "connector notes is unavailable: ") }) {
 		t.Fatalf("warnings %q do not report notes unavailable", a.Warnings)
 	}
@@ -292,13 +291,13 @@ func TestUnreachableDocumentJoinsLater(t *testing.T) {
 // openWatched opens an App on yaml, as the file codemode.yaml in dir, with
 // the retry schedule b, and closes it when the test ends. The channel
 // receives when OnConnectorsChanged's function ran.
-func openWatched(t *testing.T, dir, yaml string, b backoff.Policy) (*App, <-chan struct{}) {
+func openWatched(t *testing.T, dir, yaml string) (*App, <-chan struct{}) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(yaml), filepath.Join(dir, "codemode.yaml"))
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler), backoff: b})
+	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
@@ -27,7 +26,7 @@ func TestASlowDownstreamJoinsWhenItAnswers(t *testing.T) {
 		"sandbox:\n  isolation: inprocess\n" +
 		"connectors:\n  fx:\n    command: " + strconv.Quote(fixture.MCPServer(t)) + "\n    start_timeout: 1m\n" +
 		"  slow:\n    command: " + strconv.Quote(script) + "\n    start_timeout: 300ms\n"
-	a, changed := openWatched(t, dir, yaml, backoff.Policy{})
+	a, changed := openWatched(t, dir, yaml)
 	const why = "connector slow is unavailable: timed out after 300ms initialising"
 	if !slices.Contains(a.Warnings, why) {
 		t.Fatalf("warnings %q do not say %q", a.Warnings, why)

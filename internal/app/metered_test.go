@@ -11,7 +11,6 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
@@ -93,7 +92,7 @@ func TestMetricsCountDownstreamRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Open(ctx, cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m, backoff: backoff.Policy{First: time.Millisecond, Max: time.Millisecond}})
+	a, err := Open(ctx, cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}

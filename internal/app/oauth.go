@@ -8,7 +8,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
@@ -90,31 +89,29 @@ func RemoteConfig(cc config.Connector, tokens oauth.Store, sealer *oauth.Sealer,
 	if err != nil {
 		return mcp.Config{}, err
 	}
-	return mcpConfig(cc, auth, sc, log, backoff.Policy{}, nil), nil
+	return mcpConfig(cc, auth, sc, log, nil), nil
 }
 
 // mcpConfig is the mcp.Config of an MCP connector (stdio, url or SSE).
-func mcpConfig(cc config.Connector, auth *oauth.Session, sc *scrub.Scrubber, log *slog.Logger, b backoff.Policy, onToolsChanged func()) mcp.Config {
+func mcpConfig(cc config.Connector, auth *oauth.Session, sc *scrub.Scrubber, log *slog.Logger, onToolsChanged func()) mcp.Config {
 	return mcp.Config{
-		Name:            cc.Name,
-		Command:         cc.Command,
-		Args:            cc.Args,
-		Env:             cc.Env,
-		Inherit:         cc.Inherit.Names,
-		InheritAll:      cc.Inherit.All,
-		Dir:             cc.Cwd,
-		URL:             cc.URL,
-		SSE:             cc.Kind == config.KindSSE,
-		Headers:         cc.Headers,
-		OAuth:           auth,
-		Include:         cc.Tools.Include,
-		Exclude:         cc.Tools.Exclude,
-		ForwardUnknown:  cc.ForwardUnknown,
-		CallTimeout:     cc.Timeout,
-		RestartDelay:    b.First,
-		MaxRestartDelay: b.Max,
-		Logger:          log,
-		Scrubber:        sc,
-		OnToolsChanged:  onToolsChanged,
+		Name:           cc.Name,
+		Command:        cc.Command,
+		Args:           cc.Args,
+		Env:            cc.Env,
+		Inherit:        cc.Inherit.Names,
+		InheritAll:     cc.Inherit.All,
+		Dir:            cc.Cwd,
+		URL:            cc.URL,
+		SSE:            cc.Kind == config.KindSSE,
+		Headers:        cc.Headers,
+		OAuth:          auth,
+		Include:        cc.Tools.Include,
+		Exclude:        cc.Tools.Exclude,
+		ForwardUnknown: cc.ForwardUnknown,
+		CallTimeout:    cc.Timeout,
+		Logger:         log,
+		Scrubber:       sc,
+		OnToolsChanged: onToolsChanged,
 	}
 }

@@ -11,11 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
-	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 )
 
 // logBuffer is a log destination safe for concurrent use.
@@ -62,8 +60,7 @@ func TestSecretsFromTheEnvironmentInArgsAndPaths(t *testing.T) {
 	}
 	logs := &logBuffer{}
 	a, err := Open(context.Background(), cfg, Options{
-		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		backoff: backoff.Policy{First: time.Hour, Max: time.Hour},
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
