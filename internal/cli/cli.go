@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -110,7 +111,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 	run, ok := subcommands[cmd]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q%s\n\n%s", cmd, textdist.DidYouMean(cmd, commands()), usageText)
+		fmt.Fprintf(env.Stderr, "codemode-mcp: unknown command %q%s\n\n%s", cmd, textdist.DidYouMean(cmd, append(slices.Collect(maps.Keys(subcommands)), "version")), usageText)
 		return ExitUsage
 	}
 	return exitCode(run(ctx, rest, env, log), env.Stderr)
@@ -291,17 +292,6 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintf(w, "%s\n    \t%s\n", head, strings.ReplaceAll(usage, "\n", "\n    \t"))
 	})
-}
-
-// commands lists the sub-commands of usageText, in its order.
-func commands() []string {
-	var out []string
-	for line := range strings.Lines(usageText) {
-		if f := strings.Fields(line); len(f) > 1 && f[0] == "codemode-mcp" && !slices.Contains(out, f[1]) {
-			out = append(out, f[1])
-		}
-	}
-	return out
 }
 
 // loadConfig finds and loads the configuration.
