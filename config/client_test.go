@@ -217,7 +217,9 @@ func TestClientEntryErrors(t *testing.T) {
 		{"negative seconds", `{"mcpServers": {"a": {"command": "x", "timeout": -1}}}`,
 			`mcp.json:1:50: mcpServers.a.timeout: expected a number of seconds or a duration such as "30s", got -1`},
 		{"missing envFile", `{"servers": {"a": {"command": "x", "envFile": "/nonexistent/.env"}}}`,
-			`mcp.json:1:47: servers.a.envFile: envFile: stat /nonexistent/.env: no such file or directory`},
+			`mcp.json:1:47: servers.a.envFile: envFile: open /nonexistent/.env: no such file or directory`},
+		{"envFile a directory", `{"servers": {"a": {"command": "x", "envFile": "/"}}}`,
+			`mcp.json:1:47: servers.a.envFile: envFile: / is not a regular file`},
 		{"clash with native connector", "connectors:\n  a: {builtin: notes}\nmcpServers:\n  a: {command: x}\n",
 			`mcp.json:4:3: mcpServers.a: connector "a" is already defined at line 2 (connectors.a)`},
 	}

@@ -355,11 +355,13 @@ func checkOpenAPI(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	}
 }
 
-// maxKeyFile bounds a private key file read.
-const maxKeyFile = 64 << 10
+// ReadKeyFile reads a key or a secret file: a regular file of at most
+// 64 KiB.
+func ReadKeyFile(path string) ([]byte, error) { return readFile(path, 64<<10) }
 
-// ReadKeyFile reads a private key file: a regular file of at most 64 KiB.
-func ReadKeyFile(path string) ([]byte, error) {
+// readFile reads a regular file of at most limit bytes (a key, a secret,
+// an env file): a device or a large file named by mistake is refused.
+func readFile(path string, limit int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -372,14 +374,11 @@ func ReadKeyFile(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, err
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err == nil && len(b) > limit {
+		err = fmt.Errorf("%s is larger than %d KiB", path, limit>>10)
 	}
-	if len(b) > maxKeyFile {
-		return nil, fmt.Errorf("%s is larger than %d KiB: not a key", path, maxKeyFile>>10)
-	}
-	return b, nil
+	return b, err
 }
 
 func hasKey(n *node, key string) bool {

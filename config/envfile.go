@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -15,14 +14,7 @@ const maxEnvFile = 1 << 20
 // "export " prefix, values optionally in single (literal) or double quotes
 // (with \n, \t, \" and \\ escapes), unquoted values ending at " #".
 func readEnvFile(path string) (map[string]string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("envFile: %w", err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxEnvFile {
-		return nil, fmt.Errorf("envFile %s: not a regular file of at most %d bytes", path, maxEnvFile)
-	}
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxEnvFile)
 	if err != nil {
 		return nil, fmt.Errorf("envFile: %w", err)
 	}
