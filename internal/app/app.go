@@ -77,7 +77,7 @@ type App struct {
 	Tracing *telemetry.Tracing
 
 	refresh *refresher
-	tokens  connectors.Records // Options.Tokens, else Store
+	tokens  oauth.Store        // Options.Tokens, else Store
 	sealer  *oauth.Sealer      // DefaultSealer
 	metrics *telemetry.Metrics // Options.Metrics; nil measures nothing
 	// unobserve stops the metrics' collection callbacks (Close).
@@ -122,7 +122,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	}()
 	st = meterStore(st, a.metrics)
 	a.Store = st
-	a.tokens, a.sealer = cmp.Or(opts.Tokens, connectors.Records(st)), DefaultSealer()
+	a.tokens, a.sealer = oauth.Records{R: cmp.Or(opts.Tokens, connectors.Records(st))}, DefaultSealer()
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {
@@ -250,7 +250,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			return a.startPerUser(cc, mc, signedIn)
 		}
 		var err error
-		if mc.OAuth, err = OAuthFor(cc, "", oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.Log, signedIn); err != nil {
+		if mc.OAuth, err = OAuthFor(cc, "", a.tokens, a.sealer, a.Scrubber, a.Log, signedIn); err != nil {
 			return nil, err
 		}
 		if a.metrics != nil {
@@ -292,17 +292,16 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 // connection and one grant for each person (mcp.PerUser), each person's
 // OAuth client made as OAuthFor makes the shared one.
 func (a *App) startPerUser(cc config.Connector, mc mcp.Config, signedIn func(error)) (connectors.Connector, error) {
-	tokens := oauth.Records{R: a.tokens}
 	c, err := mcp.OpenPerUser(mcp.PerUserConfig{
 		Config: mc,
 		Session: func(user string) (*oauth.Session, error) {
-			s, err := OAuthFor(cc, user, tokens, a.sealer, a.Scrubber, a.Log, signedIn)
+			s, err := OAuthFor(cc, user, a.tokens, a.sealer, a.Scrubber, a.Log, signedIn)
 			if err == nil && s == nil {
 				err = fmt.Errorf("connector %s: credentials: per_user, but it does not sign in", cc.Name)
 			}
 			return s, err
 		},
-		Store:    tokens,
+		Store:    a.tokens,
 		Exchange: cc.TokenExchange != nil,
 	})
 	if err != nil {
