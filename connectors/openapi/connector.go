@@ -299,17 +299,18 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	case tool == methodSpec:
 		return c.spec(args)
 	case tool == methodRequest:
-		if _, _, err := c.Route(tool, args); err != nil {
+		tg, _, err := c.routeRequest(args)
+		if err != nil {
 			return connectors.Result{IsError: true, Message: c.scrub.String("request: " + err.Error())}, nil
+		}
+		if tg != nil {
+			return c.calls.request(ctx, tg)
 		}
 	case op == nil:
 		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
 	}
-	switch {
-	case c.calls == nil:
+	if c.calls == nil {
 		return connectors.Result{IsError: true, Message: c.why}, nil
-	case op == nil:
-		return c.calls.request(ctx, args)
 	}
 	return c.calls.call(ctx, op, args)
 }

@@ -55,8 +55,8 @@ type requestAnswer struct {
 // Bad arguments, and a body over the size cap, are an IsError Result
 // naming the bad field; a transport failure is err. Everything returned is
 // scrubbed, response headers included.
-func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.Result, error) {
-	out, err := c.prepareRequest(args)
+func (c *caller) request(ctx context.Context, tg *target) (connectors.Result, error) {
+	out, err := c.prepareRequest(tg)
 	if err != nil {
 		return c.failed("request: " + err.Error()), nil
 	}
@@ -69,17 +69,11 @@ func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.
 	})
 }
 
-// prepareRequest validates request's argument and builds its request.
-// Errors name the bad field.
-func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
-	in, err := requestArgs(args)
-	if err != nil {
-		return nil, err
-	}
-	tg, err := requestTarget(in, c.base)
-	if err != nil {
-		return nil, err
-	}
+// prepareRequest validates the rest of request's argument (requestTarget
+// read its method and path) and builds its request. Errors name the bad
+// field.
+func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
+	in := tg.in
 	out := &outgoing{method: tg.method, header: http.Header{}}
 	query := tg.query
 	if q := in.at("query"); q.kind != kindNull {
@@ -126,6 +120,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 	}
 	if b := in.at("body"); b.kind != kindNull {
 		ct := out.header.Get("Content-Type")
+		var err error
 		body := encodedBody{data: []byte(b.text), contentType: ct} // a string sent as it is
 		if ct == "" || b.kind != kindString {
 			body, err = encodeBody(&Body{MediaType: cmp.Or(ct, "application/json")}, b)
@@ -164,8 +159,9 @@ func requestArgs(args json.RawMessage) (value, error) {
 // approval.
 var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
 
-// A target is where a call of request goes.
+// A target is where a call of request goes, and its argument.
 type target struct {
+	in     value
 	method string
 	// origin is the base URL's scheme://host.
 	origin string
@@ -179,26 +175,26 @@ type target struct {
 // requestTarget reads request's method and path from its argument (an
 // object) and resolves the path against base (requestURL). Errors name the
 // bad field.
-func requestTarget(in value, base *url.URL) (target, error) {
+func requestTarget(in value, base *url.URL) (*target, error) {
 	m := in.at("method")
 	if m.kind != kindString {
-		return target{}, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
+		return nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
 	}
-	t := target{method: strings.ToUpper(m.text)}
+	t := target{in: in, method: strings.ToUpper(m.text)}
 	if !slices.Contains(requestMethods, t.method) {
-		return target{}, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
+		return nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
 	}
 	p := in.at("path")
 	if p.kind != kindString || p.text == "" {
-		return target{}, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
+		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
 	}
 	rel, query, err := requestURL(base, p.text)
 	if err != nil {
-		return target{}, fmt.Errorf("path: %w", err)
+		return nil, fmt.Errorf("path: %w", err)
 	}
 	bp := strings.TrimSuffix(base.EscapedPath(), "/")
 	t.origin, t.path, t.rel, t.query = base.Scheme+"://"+base.Host, bp+rel, rel, query
-	return t, nil
+	return &t, nil
 }
 
 // requestURL resolves request's path: relative, it is appended to the base

@@ -200,16 +200,23 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 	if tool != methodRequest {
 		return connectors.Route{}, false, nil
 	}
+	_, r, err := c.routeRequest(args)
+	return r, true, err
+}
+
+// routeRequest reads a call of request's argument and resolves what it
+// reaches (see Route); tg, where it goes, is nil when the connector has no
+// base URL.
+func (c *Connector) routeRequest(args json.RawMessage) (tg *target, _ connectors.Route, _ error) {
 	in, err := requestArgs(args)
 	if err != nil {
-		return connectors.Route{}, true, err
+		return nil, connectors.Route{}, err
 	}
 	if c.calls == nil {
-		return connectors.Route{RequiresApproval: !isSafeMethod(in.at("method").text)}, true, nil
+		return nil, connectors.Route{RequiresApproval: !isSafeMethod(in.at("method").text)}, nil
 	}
-	tg, err := requestTarget(in, c.calls.base)
-	if err != nil {
-		return connectors.Route{}, true, err
+	if tg, err = requestTarget(in, c.calls.base); err != nil {
+		return nil, connectors.Route{}, err
 	}
 	method := tg.method
 	r := connectors.Route{RequiresApproval: !isSafeMethod(method)}
@@ -221,7 +228,7 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 			r.Paths = append(r.Paths, p)
 		}
 		if pat := c.filter.excludedPath(p); pat != "" {
-			return connectors.Route{}, true, fmt.Errorf("%s %s: the path is excluded by the connector's operations.exclude pattern %q", method, oneLine(p), pat)
+			return nil, connectors.Route{}, fmt.Errorf("%s %s: the path is excluded by the connector's operations.exclude pattern %q", method, oneLine(p), pat)
 		}
 	}
 	for _, form := range full {
@@ -233,7 +240,7 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 					continue
 				}
 				if rt.excluded != "" {
-					return connectors.Route{}, true, fmt.Errorf("%s %s reaches the operation %s (%s %s), which the connector's operations.exclude pattern %q removed",
+					return nil, connectors.Route{}, fmt.Errorf("%s %s reaches the operation %s (%s %s), which the connector's operations.exclude pattern %q removed",
 						method, oneLine(r.Paths[0]), rt.op.SourceName, rt.op.Method, rt.op.Path, rt.excluded)
 				}
 				if rt.tool != "" {
@@ -242,5 +249,5 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 			}
 		}
 	}
-	return r, true, nil
+	return tg, r, nil
 }
