@@ -211,11 +211,7 @@ func definitions(d *derivation, names []string) json.RawMessage {
 	}
 	o := obj{b: []byte(`{"components":{"schemas":`)}
 	for _, n := range slices.Sorted(maps.Keys(refs)) {
-		if def, ok := d.Defs[n]; ok {
-			o.raw(n, def)
-		} else {
-			o.raw(n, []byte("{}"))
-		}
+		o.raw(n, d.Defs[n]) // derive converted every shared schema it reached
 	}
 	return append(o.done(), "}}"...)
 }
