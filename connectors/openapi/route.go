@@ -87,31 +87,13 @@ func newRoute(op *Operation, serverURL string, base *url.URL) (route, bool) {
 	multi := slices.ContainsFunc(op.Params, func(p Param) bool { return p.In == InPath && p.MultiSegment })
 	for _, seg := range strings.Split(strings.TrimSuffix(server.Path, "/")+"/"+strings.TrimPrefix(op.Path, "/"), "/") {
 		if seg != "" {
-			r.segs = append(r.segs, templateGlob(seg))
+			r.segs = append(r.segs, templateVar.ReplaceAllLiteralString(seg, "*"))
 		}
 	}
 	if multi {
 		r.whole, r.segs = "/"+strings.Join(r.segs, "/"), nil
 	}
 	return r, true
-}
-
-// templateGlob turns a segment of a path template into a glob: every
-// {parameter} becomes '*'.
-func templateGlob(seg string) string {
-	var b strings.Builder
-	for seg != "" {
-		open := strings.IndexByte(seg, '{')
-		closing := strings.IndexByte(seg, '}')
-		if open < 0 || closing < open {
-			b.WriteString(seg)
-			break
-		}
-		b.WriteString(seg[:open])
-		b.WriteByte('*')
-		seg = seg[closing+1:]
-	}
-	return b.String()
 }
 
 // reaches reports whether a request of method to a path (its segments,
