@@ -56,16 +56,12 @@ type caller struct {
 	sending
 }
 
-// newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
-// http(s) URL. Errors name the bad field and never hold a secret.
-func newCaller(cfg Config) (*caller, error) {
+// newCaller builds a caller of cfg.BaseURL, which must be an absolute
+// http(s) URL, sending snd (checkSending's of cfg).
+func newCaller(cfg Config, snd *sending) (*caller, error) {
 	base, err := url.Parse(cfg.BaseURL)
 	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
-	}
-	snd, err := checkSending(cfg)
-	if err != nil {
-		return nil, err
 	}
 	c := &caller{
 		base:     base,

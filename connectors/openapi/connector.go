@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
 		cfg.BaseURL = base.String()
-		if c.calls, err = newCaller(cfg); err != nil {
+		if c.calls, err = newCaller(cfg, snd); err != nil {
 			return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
 		}
 	}

@@ -170,7 +170,7 @@ func TestAcceptEncodingRefused(t *testing.T) {
 		t.Errorf("%d requests sent", n)
 	}
 	u, _ := url.Parse(api.srv.URL)
-	if _, err := newCaller(Config{BaseURL: u.String(), Headers: map[string]string{"Accept-Encoding": "gzip"}}); err == nil || !strings.Contains(err.Error(), "headers: "+want) {
+	if _, err := checkedCaller(Config{BaseURL: u.String(), Headers: map[string]string{"Accept-Encoding": "gzip"}}); err == nil || !strings.Contains(err.Error(), "headers: "+want) {
 		t.Errorf("configured header: %v", err)
 	}
 }
