@@ -69,7 +69,7 @@ func (c *caller) request(ctx context.Context, tg *target) (connectors.Result, er
 	})
 }
 
-// prepareRequest validates the rest of request's argument (requestTarget
+// prepareRequest validates the rest of request's argument (parseRequest
 // read its method and path) and builds its request. Errors name the bad
 // field.
 func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
@@ -90,7 +90,7 @@ func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
 			}
 		}
 	}
-	out.url = tg.origin + tg.path
+	out.url = c.base.Scheme + "://" + c.base.Host + tg.path
 	if len(query) > 0 {
 		out.url += "?" + string(query)
 	}
@@ -136,35 +136,16 @@ func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
 	return out, nil
 }
 
-// requestArgs parses request's argument: an object of requestFields.
-func requestArgs(args json.RawMessage) (value, error) {
-	in, err := parseValue(args)
-	if err != nil {
-		return value{}, err
-	}
-	if in.kind != kindObject {
-		return value{}, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
-	}
-	for _, k := range in.keys {
-		if !slices.Contains(requestFields, k) {
-			return value{}, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
-		}
-	}
-	return in, nil
-}
-
 // methodOverrides are the headers with which many servers (and
 // frameworks) let a request stand for another method: request refuses
 // them, since a GET that a server takes for a DELETE would need no
 // approval.
 var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
 
-// A target is where a call of request goes, and its argument.
+// A target is a call of request's argument and where the call goes.
 type target struct {
 	in     value
 	method string
-	// origin is the base URL's scheme://host.
-	origin string
 	// path is the path, encoded, the base URL's path included; rel is
 	// what follows the base URL's path.
 	path, rel string
@@ -172,15 +153,27 @@ type target struct {
 	query []byte
 }
 
-// requestTarget reads request's method and path from its argument (an
-// object) and resolves the path against base (requestURL). Errors name the
-// bad field.
-func requestTarget(in value, base *url.URL) (*target, error) {
+// parseRequest reads request's argument, an object of requestFields, and
+// its method and path, which it resolves against base (requestURL; not
+// when base is nil). Errors name the bad field.
+func parseRequest(args json.RawMessage, base *url.URL) (*target, error) {
+	in, err := parseValue(args)
+	if err != nil {
+		return nil, err
+	}
+	if in.kind != kindObject {
+		return nil, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
+	}
+	for _, k := range in.keys {
+		if !slices.Contains(requestFields, k) {
+			return nil, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
+		}
+	}
 	m := in.at("method")
 	if m.kind != kindString {
 		return nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
 	}
-	t := target{in: in, method: strings.ToUpper(m.text)}
+	t := &target{in: in, method: strings.ToUpper(m.text)}
 	if !slices.Contains(requestMethods, t.method) {
 		return nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
 	}
@@ -188,13 +181,14 @@ func requestTarget(in value, base *url.URL) (*target, error) {
 	if p.kind != kindString || p.text == "" {
 		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
 	}
-	rel, query, err := requestURL(base, p.text)
-	if err != nil {
+	if base == nil {
+		return t, nil
+	}
+	if t.rel, t.query, err = requestURL(base, p.text); err != nil {
 		return nil, fmt.Errorf("path: %w", err)
 	}
-	bp := strings.TrimSuffix(base.EscapedPath(), "/")
-	t.origin, t.path, t.rel, t.query = base.Scheme+"://"+base.Host, bp+rel, rel, query
-	return &t, nil
+	t.path = strings.TrimSuffix(base.EscapedPath(), "/") + t.rel
+	return t, nil
 }
 
 // requestURL resolves request's path: relative, it is appended to the base

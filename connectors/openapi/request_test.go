@@ -16,11 +16,7 @@ import (
 // requestOf makes a call of request through c with args, as
 // Connector.Call does.
 func requestOf(ctx context.Context, c *caller, args json.RawMessage) (connectors.Result, error) {
-	in, err := requestArgs(args)
-	var tg *target
-	if err == nil {
-		tg, err = requestTarget(in, c.base)
-	}
+	tg, err := parseRequest(args, c.base)
 	if err != nil {
 		return c.failed("request: " + err.Error()), nil
 	}

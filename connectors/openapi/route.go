@@ -189,16 +189,17 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 // routeRequest reads a call of request's argument and resolves what it
 // reaches (see Route); tg, where it goes, is nil when the connector has no
 // base URL.
-func (c *Connector) routeRequest(args json.RawMessage) (tg *target, _ connectors.Route, _ error) {
-	in, err := requestArgs(args)
+func (c *Connector) routeRequest(args json.RawMessage) (*target, connectors.Route, error) {
+	var base *url.URL
+	if c.calls != nil {
+		base = c.calls.base
+	}
+	tg, err := parseRequest(args, base)
 	if err != nil {
 		return nil, connectors.Route{}, err
 	}
-	if c.calls == nil {
-		return nil, connectors.Route{RequiresApproval: !isSafeMethod(in.at("method").text)}, nil
-	}
-	if tg, err = requestTarget(in, c.calls.base); err != nil {
-		return nil, connectors.Route{}, err
+	if base == nil {
+		return nil, connectors.Route{RequiresApproval: !isSafeMethod(tg.method)}, nil
 	}
 	method := tg.method
 	r := connectors.Route{RequiresApproval: !isSafeMethod(method)}
