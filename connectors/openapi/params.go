@@ -232,18 +232,19 @@ func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
 // checkSegments refuses an expanded template segment (its leading '/'
 // included) that is empty or holds a "." or ".." segment.
 func checkSegments(expanded string, used []*Param) error {
+	why := ""
+	if strings.TrimPrefix(expanded, "/") == "" {
+		why = "the value is empty, which would leave an empty path segment"
+	} else if s := dotSegment(expanded); s != "" {
+		why = fmt.Sprintf("the value makes the path segment %q, which would change the endpoint called", s)
+	} else {
+		return nil
+	}
 	names := make([]string, len(used))
 	for i, p := range used {
 		names[i] = p.where()
 	}
-	who := strings.Join(names, ", ")
-	if strings.TrimPrefix(expanded, "/") == "" {
-		return fmt.Errorf("%s: the value is empty, which would leave an empty path segment", who)
-	}
-	if s := dotSegment(expanded); s != "" {
-		return fmt.Errorf("%s: the value makes the path segment %q, which would change the endpoint called", who, s)
-	}
-	return nil
+	return fmt.Errorf("%s: %s", strings.Join(names, ", "), why)
 }
 
 // dotSegment returns the first "." or ".." segment of an encoded path as
