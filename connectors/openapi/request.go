@@ -115,9 +115,6 @@ func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
 			out.header.Add(k, v.text)
 		}
 	}
-	if err := checkSize(out); err != nil {
-		return nil, err
-	}
 	if b := in.at("body"); b.kind != kindNull {
 		ct := out.header.Get("Content-Type")
 		var err error
@@ -125,13 +122,13 @@ func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
 		if ct == "" || b.kind != kindString {
 			body, err = encodeBody(&Body{MediaType: cmp.Or(ct, "application/json")}, b)
 		}
-		if err == nil && len(body.data) > maxRequestBody {
-			err = fmt.Errorf("%d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
-		}
 		if err != nil {
 			return nil, fmt.Errorf("body: %w", err)
 		}
 		out.body = &body
+	}
+	if err := checkSize(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
