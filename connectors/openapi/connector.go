@@ -125,7 +125,11 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 	}
 	root, ok := parseJSON(text)
 	if !ok {
-		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", yamlHint(doc), syntaxErrorAt(text))
+		hint := " (converted from YAML)"
+		if raw, _ := doc.bytes(); isJSONText(raw) {
+			hint = ""
+		}
+		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
 	d, err = derive(&root)
 	if err != nil {
@@ -146,13 +150,6 @@ func syntaxErrorAt(text []byte) string {
 	before := text[:max(0, min(int(se.Offset)-1, len(text)))]
 	line, col := bytes.Count(before, []byte("\n"))+1, len(before)-bytes.LastIndexByte(before, '\n')
 	return fmt.Sprintf(": line %d, column %d: %v", line, col, se)
-}
-
-func yamlHint(doc *document) string {
-	if raw, _ := doc.bytes(); isJSONText(raw) {
-		return ""
-	}
-	return " (converted from YAML)"
 }
 
 // assemble names the derived methods that pass the filter and builds the
