@@ -38,12 +38,10 @@ type route struct {
 
 // makeRoutes makes the routes of every operation of the document that
 // request can reach on the base URL, whether operations' filter kept it
-// or not (on the first call of Route: a start does not pay for them).
+// or not (on the first call of Route that has a base URL to resolve: a
+// start does not pay for them).
 func (c *Connector) makeRoutes() {
 	c.byKey = map[routeKey][]int{}
-	if c.calls == nil {
-		return
-	}
 	for i := range c.derived.Methods {
 		op := &c.derived.Methods[i].Op
 		server := op.Server
@@ -198,11 +196,11 @@ func (c *Connector) routeRequest(args json.RawMessage) (*target, connectors.Rout
 	if err != nil {
 		return nil, connectors.Route{}, err
 	}
-	if base == nil {
-		return nil, connectors.Route{RequiresApproval: !isSafeMethod(tg.method)}, nil
-	}
 	method := tg.method
 	r := connectors.Route{RequiresApproval: !isSafeMethod(method)}
+	if base == nil {
+		return nil, r, nil
+	}
 	c.routesOnce.Do(c.makeRoutes)
 	full := pathForms(tg.path)
 	for _, form := range pathForms(tg.rel) {
