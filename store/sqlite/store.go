@@ -97,14 +97,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// DB returns the underlying database, for native connectors that keep their
-// own tables in the same file (the notes connector). The Store owns it: do
-// not close it.
-func (s *Store) DB() *sql.DB { return s.db }
-
-// Path returns the absolute path of the database file.
-func (s *Store) Path() string { return s.path }
-
 // Close closes the prepared statements and the database. It is safe to call
 // more than once.
 func (s *Store) Close() error {
