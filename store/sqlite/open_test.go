@@ -79,8 +79,8 @@ func TestOpenErrors(t *testing.T) {
 		opts Options
 		want string // substring of the error
 	}{
-		{"missing directory", filepath.Join(dir, "nope", "codemode.db"), Options{}, "directory " + filepath.Join(dir, "nope") + " does not exist"},
-		{"parent is a file", filepath.Join(notDir, "codemode.db"), Options{}, "is not a directory"},
+		{"missing directory", filepath.Join(dir, "nope", "codemode.db"), Options{}, "create store " + filepath.Join(dir, "nope", "codemode.db") + ": open " + filepath.Join(dir, "nope", "codemode.db") + ": no such file or directory"},
+		{"parent is a file", filepath.Join(notDir, "codemode.db"), Options{}, "not a directory"},
 		{"empty path", "", Options{}, "store path is empty"},
 		{"question mark", filepath.Join(dir, "a?b.db"), Options{}, "must not contain '?'"},
 		{"bad synchronous", filepath.Join(dir, "x.db"), Options{Synchronous: "extra"}, `synchronous "extra"`},
