@@ -324,11 +324,8 @@ func openAPIAuth(a *config.Auth) *openapi.Auth {
 // else store.path, else codemode.db in the user's data directory. It is a
 // SQLite file path or a PostgreSQL URL (config.IsPostgresURL).
 func StorePath(cfg *config.Config, db string) (string, error) {
-	switch {
-	case db != "":
-		return db, nil
-	case cfg.Store.Path != "":
-		return cfg.Store.Path, nil
+	if loc := cmp.Or(db, cfg.Store.Path); loc != "" {
+		return loc, nil
 	}
 	dir, err := appdirs.Data()
 	if err != nil {
