@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -33,12 +34,8 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	if *transport != "" {
-		cfg.Server.Transport = *transport
-	}
-	if *addr != "" {
-		cfg.Server.Addr = *addr
-	}
+	cfg.Server.Transport = cmp.Or(*transport, cfg.Server.Transport)
+	cfg.Server.Addr = cmp.Or(*addr, cfg.Server.Addr)
 	if *metricsAddr != "" {
 		if err := config.CheckListenAddr(*metricsAddr); err != nil {
 			return usagef("--metrics-addr: %v", err)
