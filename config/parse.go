@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,11 +29,8 @@ const DefaultFile = "codemode.yaml"
 // when set, else ./codemode.yaml when it exists, else "" (meaning Default).
 // It does not check that an explicitly named file exists: Load reports that.
 func Find(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if env := os.Getenv(EnvConfig); env != "" {
-		return env, nil
+	if named := cmp.Or(flag, os.Getenv(EnvConfig)); named != "" {
+		return named, nil
 	}
 	fi, err := os.Stat(DefaultFile)
 	switch {
