@@ -63,12 +63,12 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 		done()
 		return nil, out, err
 	}
-	if max := r.limits.WithDefaults().MaxCodeBytes; len(code) > max {
+	if max := r.opts.Limits.WithDefaults().MaxCodeBytes; len(code) > max {
 		// Refused before an execution exists: a rejected program stores
 		// nothing.
 		return refuse(codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", short.Bytes(int64(len(code))), short.Bytes(int64(max)))}, nil)
 	}
-	if r.typeCheck != nil {
+	if r.opts.TypeCheck != nil {
 		if o, refused := r.typeCheckProgram(ctx, code); refused {
 			return refuse(o, nil)
 		}
@@ -178,7 +178,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		// is pending may have moved on in between.
 		pending, err := r.pendingOf(ctx, id)
 		if err == nil {
-			err = r.policy.MayApprove(who, e, pending)
+			err = r.opts.Policy.MayApprove(who, e, pending)
 		}
 		if err != nil {
 			rec.Target = targets(pending)
@@ -205,7 +205,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	}
 	pending := codemode.PendingActions(id, log)
 	rec.Target = targets(pending)
-	if err := r.policy.MayApprove(codemode.PrincipalFrom(ctx), e, pending); err != nil {
+	if err := r.opts.Policy.MayApprove(codemode.PrincipalFrom(ctx), e, pending); err != nil {
 		return refuse(err)
 	}
 	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
@@ -330,7 +330,7 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 		return codemode.Outcome{}, err
 	}
 	rec.Target = targets(pending)
-	if err := r.policy.MayReject(codemode.PrincipalFrom(ctx), e, pending); err != nil {
+	if err := r.opts.Policy.MayReject(codemode.PrincipalFrom(ctx), e, pending); err != nil {
 		return wrongOutcome(id, e), err
 	}
 	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
@@ -415,14 +415,14 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 // MaxExecutions terminal runs are kept, however fast runs come); when it
 // does, the interval starts again.
 func (r *Runtime) housekeepingDue(now time.Time) bool {
-	if r.maxExecs <= 0 && r.ttl <= 0 && r.auditRetention <= 0 {
+	if r.opts.MaxExecutions <= 0 && r.opts.PausedTTL <= 0 && r.opts.AuditRetention <= 0 {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := &r.schedule
 	h.runs++
-	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every || (r.maxExecs > 0 && h.runs > r.maxExecs)
+	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every || (r.opts.MaxExecutions > 0 && h.runs > r.opts.MaxExecutions)
 	if due {
 		h.last, h.runs = now, 0
 	}
@@ -448,15 +448,15 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 			r.log.DebugContext(ctx, "pruned "+what, "count", n)
 		}
 	}
-	if r.auditRetention > 0 {
-		n, err := r.store.PruneAudit(ctx, r.now().Add(-r.auditRetention))
+	if r.opts.AuditRetention > 0 {
+		n, err := r.store.PruneAudit(ctx, r.now().Add(-r.opts.AuditRetention))
 		pruned("old audit records", n, err)
 	}
-	if r.maxExecs > 0 {
-		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
+	if r.opts.MaxExecutions > 0 {
+		n, err := r.store.PruneExecutions(ctx, r.opts.MaxExecutions)
 		pruned("old executions", n, err)
 	}
-	if r.ttl <= 0 {
+	if r.opts.PausedTTL <= 0 {
 		return
 	}
 	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
@@ -466,10 +466,10 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 	now := r.now()
 	for _, e := range paused {
-		if now.Sub(e.UpdatedAt) <= r.ttl {
+		if now.Sub(e.UpdatedAt) <= r.opts.PausedTTL {
 			continue
 		}
-		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.ttl), codemode.Person{})
+		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.opts.PausedTTL), codemode.Person{})
 		switch {
 		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:
@@ -525,7 +525,7 @@ func wrongOutcome(id string, e *codemode.Execution) codemode.Outcome {
 // fails (the program does not run and nothing is stored).
 func (r *Runtime) typeCheckProgram(ctx context.Context, code string) (o codemode.Outcome, refused bool) {
 	decls, _ := r.Declarations("") // every connector's: never an error
-	problems, err := r.typeCheck.Check(ctx, code, decls)
+	problems, err := r.opts.TypeCheck.Check(ctx, code, decls)
 	switch {
 	case err != nil:
 		r.log.WarnContext(ctx, "type check failed", "err", err)

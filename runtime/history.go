@@ -51,7 +51,7 @@ func (r *Runtime) shownPending(ctx context.Context, e *codemode.Execution) ([]co
 	who := codemode.PrincipalFrom(ctx)
 	out := p[:0]
 	for _, a := range p {
-		if r.policy.Shown(who, e, a) {
+		if r.opts.Policy.Shown(who, e, a) {
 			a.StartedBy = e.StartedBy
 			out = append(out, a)
 		}

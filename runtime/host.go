@@ -422,7 +422,7 @@ func (p *pass) mayAsk(ctx context.Context, a codemode.PendingAction) bool {
 	if who == nil {
 		return true
 	}
-	return p.r.policy.MayApprove(who, p.run, []codemode.PendingAction{a}) == nil
+	return p.r.opts.Policy.MayApprove(who, p.run, []codemode.PendingAction{a}) == nil
 }
 
 // ask puts a pending action to the approver, one question of the pass at
@@ -479,16 +479,16 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 	}
 	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.run.StartedBy.Subject, UserToken: p.userToken}
 	var start time.Time
-	if p.r.metrics != nil {
+	if p.r.opts.Metrics != nil {
 		start = time.Now()
 	}
 	res, callErr := t.Conn.Source.Connector.Call(connectors.WithCallHook(ctx, hook), t.Def.SourceName, e.Args)
-	if p.r.metrics != nil {
+	if p.r.opts.Metrics != nil {
 		outcome := "ok"
 		if callErr != nil || res.IsError {
 			outcome = "error"
 		}
-		p.r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
+		p.r.opts.Metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
 	}
 	logInFlight() // if Sent was not reported
 	if logErr != nil {

@@ -29,7 +29,7 @@ type Metrics interface {
 // hears of an approval decided and of a run that ended.
 func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) {
 	r.changedStatus()
-	if r.metrics == nil {
+	if r.opts.Metrics == nil {
 		return
 	}
 	if from == codemode.StatusPaused {
@@ -37,9 +37,9 @@ func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from cod
 		if e.Status == codemode.StatusRunning {
 			decision = "approved"
 		}
-		r.metrics.ApprovalDecided(ctx, decision, e.UpdatedAt.Sub(since))
+		r.opts.Metrics.ApprovalDecided(ctx, decision, e.UpdatedAt.Sub(since))
 	}
 	if e.Status.Terminal() {
-		r.metrics.RunEnded(ctx, e.Status.String(), e.UpdatedAt.Sub(e.CreatedAt))
+		r.opts.Metrics.RunEnded(ctx, e.Status.String(), e.UpdatedAt.Sub(e.CreatedAt))
 	}
 }

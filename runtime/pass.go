@@ -32,9 +32,9 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 		}
 		defer func() { endPass(c.span, e, err) }()
 	}
-	limits := r.limits
+	limits := r.opts.Limits
 	if e.Task != nil { // bounded by the task timeout, and cancellable (track)
-		limits.Timeout = r.taskTimeout
+		limits.Timeout = r.opts.TaskTimeout
 		var end func()
 		ctx, end = r.track(ctx, e.ID)
 		defer end()

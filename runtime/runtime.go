@@ -89,27 +89,17 @@ type TypeChecker interface {
 // conditional updates.
 type Runtime struct {
 	// fixed at creation
-	store    codemode.Store
-	exec     sandbox.Executor
-	limits   sandbox.Limits
-	maxExecs int
-	ttl      time.Duration
-	maxValue int              // the cap on each value the log keeps (limits.go)
-	maxLog   int64            // Options.MaxRunLogBytes resolved; 0: no quota
-	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
-	clock    func() time.Time // Options.Now resolved
-	scrub    *scrub.Scrubber  // Options.Scrubber (nil scrubs nothing)
-	log      *slog.Logger
+	opts     Options            // as given, with Now, Policy and TaskTimeout resolved
+	store    codemode.Store     // opts.Store
+	maxValue int                // the cap on each value the log keeps (limits.go)
+	maxLog   int64              // Options.MaxRunLogBytes resolved; 0: no quota
+	groupAge time.Duration      // how long a pass may keep log writes queued (deferred.go)
+	scrub    *scrub.Scrubber    // opts.Scrubber (nil scrubs nothing)
+	log      *slog.Logger       // opts.Logger, or one that discards
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 	tracer   trace.Tracer       // Options.Tracer's, or nil: no spans (trace.go)
-	metrics  Metrics            // Options.Metrics; nil measures nothing
-	policy   *policy.Policy     // Options.Policy resolved
-
-	auditRetention time.Duration
-	taskTimeout    time.Duration     // Options.TaskTimeout resolved
-	typeCheck      TypeChecker       // Options.TypeCheck: nil checks nothing
-	snippets       *catalog.Snippets // the saved snippets as search and describe see them
+	snippets *catalog.Snippets  // the saved snippets as search and describe see them
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
@@ -155,31 +145,24 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	r := &Runtime{
-		store:          opts.Store,
-		exec:           opts.Executor,
-		limits:         opts.Limits,
-		maxExecs:       opts.MaxExecutions,
-		ttl:            opts.PausedTTL,
-		maxValue:       maxValueBytes,
-		maxLog:         orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
-		schedule:       housekeepingSchedule{every: housekeepingInterval},
-		groupAge:       groupAge,
-		clock:          opts.Now,
-		scrub:          opts.Scrubber,
-		typeCheck:      opts.TypeCheck,
-		metrics:        opts.Metrics,
-		log:            log,
-		snippets:       catalog.NewSnippets(opts.Store),
-		policy:         cmp.Or(opts.Policy, defaultPolicy),
-		auditRetention: opts.AuditRetention,
-		taskTimeout:    positiveOr(opts.TaskTimeout, DefaultTaskTimeout),
-		signIns:        map[string]*BackgroundSignIn{},
-		live:           map[string]*livePass{},
-		waiters:        map[string]bool{},
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	if r.clock == nil {
-		r.clock = time.Now
+	opts.Policy = cmp.Or(opts.Policy, defaultPolicy)
+	opts.TaskTimeout = positiveOr(opts.TaskTimeout, DefaultTaskTimeout)
+	r := &Runtime{
+		opts:     opts,
+		store:    opts.Store,
+		maxValue: maxValueBytes,
+		maxLog:   orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
+		schedule: housekeepingSchedule{every: housekeepingInterval},
+		groupAge: groupAge,
+		scrub:    opts.Scrubber,
+		log:      log,
+		snippets: catalog.NewSnippets(opts.Store),
+		signIns:  map[string]*BackgroundSignIn{},
+		live:     map[string]*livePass{},
+		waiters:  map[string]bool{},
 	}
 	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
 	r.own = newOwner(r, positiveOr(opts.Lease, DefaultLease))
@@ -194,7 +177,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 
 // now reads the runtime's clock, in UTC without a monotonic reading (as
 // the store keeps it).
-func (r *Runtime) now() time.Time { return r.clock().UTC().Round(0) }
+func (r *Runtime) now() time.Time { return r.opts.Now().UTC().Round(0) }
 
 // catalog returns the current catalog.
 func (r *Runtime) catalog() *catalog.Catalog { return r.cat.Load() }

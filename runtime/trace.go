@@ -134,10 +134,10 @@ func (r *Runtime) traceWrite(ctx context.Context, name, id string, write func() 
 func (p *pass) runProgram(ctx context.Context, code string, limits sandbox.Limits, clock sandbox.Clock) (sandbox.Outcome, error) {
 	prog := sandbox.Program{Code: code, Globals: p.cat.Globals(), Services: serviceList, Limits: limits, Clock: clock}
 	if p.r.tracer == nil {
-		return p.r.exec.Run(ctx, prog, p)
+		return p.r.opts.Executor.Run(ctx, prog, p)
 	}
 	_, span := p.r.tracer.Start(ctx, "codemode.sandbox")
-	out, err := p.r.exec.Run(ctx, prog, p)
+	out, err := p.r.opts.Executor.Run(ctx, prog, p)
 	if span.IsRecording() {
 		span.SetAttributes(attrOutcome.String(out.Status.String()))
 	}

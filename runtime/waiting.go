@@ -332,7 +332,7 @@ func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) 
 	if err != nil || out.Status != codemode.StatusWaiting {
 		return out, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.limits.WithDefaults().Timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Limits.WithDefaults().Timeout)
 	defer cancel()
 	defer context.AfterFunc(r.background, cancel)()
 	e, aerr := r.Await(ctx, out.ExecutionID, 0, func(e *codemode.Execution) bool {
