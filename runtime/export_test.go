@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-
+	"fmt"
 	"strings"
 	"time"
 
@@ -82,3 +82,17 @@ func Tick(ctx context.Context, r *Runtime) { r.own.tick(ctx) }
 
 // MayAct is nil, or why r may no longer act on run id (its claim lapsed).
 func MayAct(r *Runtime, id string) error { return r.own.claims.mayAct(id) }
+
+// Execution returns one execution and its whole log, as ExecutionLog
+// does with codemode.LogQuery{} (the tests read the entries whole).
+func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
+	e, err := r.seen(ctx, id, ownRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load log of %s: %w", id, err)
+	}
+	return e, log, nil
+}

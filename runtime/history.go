@@ -72,19 +72,6 @@ func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([
 	return list, nil
 }
 
-// Execution returns one execution and its log.
-func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
-	e, err := r.seen(ctx, id, ownRun)
-	if err != nil {
-		return nil, nil, err
-	}
-	log, err := r.store.Entries(ctx, id)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load log of %s: %w", id, err)
-	}
-	return e, log, nil
-}
-
 // ExecutionLog returns one execution and the part of its log q selects,
 // values longer than q.Preview cut (codemode.ClippedEntry): a surface
 // reads a long log a page at a time, and a value whole only when asked.
