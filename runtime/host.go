@@ -622,13 +622,6 @@ func callError(e codemode.Entry) error {
 	return errors.New(e.Error)
 }
 
-// canonicalJSON re-encodes a JSON value so that key order and whitespace do
-// not matter (jsonref.Canonical).
-func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
-	out, _, err := jsonref.Canonical(raw)
-	return out, err
-}
-
 // rawOrNull returns v, or JSON null when v is empty.
 func rawOrNull(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 {
@@ -642,7 +635,7 @@ func sameArgs(logged, args json.RawMessage) bool {
 	if bytes.Equal(logged, args) {
 		return true
 	}
-	canon, err := canonicalJSON(logged)
+	canon, _, err := jsonref.Canonical(logged)
 	return err == nil && bytes.Equal(canon, args)
 }
 

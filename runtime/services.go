@@ -10,6 +10,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -94,7 +95,7 @@ func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 	if sc.Seq == 0 {
 		return sv.answer(ctx, p, a)
 	}
-	args, err := canonicalJSON(sc.Args)
+	args, _, err := jsonref.Canonical(sc.Args)
 	if err != nil {
 		return nil, fmt.Errorf("codemode.%s: arguments: %w", sc.Name, err)
 	}
