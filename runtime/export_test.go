@@ -34,9 +34,8 @@ func Describe(ctx context.Context, r *Runtime, path string) (json.RawMessage, er
 	return marshalAnswer(r.catalog().Describe(ctx, r.snippets, path))
 }
 
-// RecoverNow runs the recovery a heartbeat runs and returns how many runs
-// it recovered.
-func RecoverNow(ctx context.Context, r *Runtime) int { return r.recoverOrphans(ctx) }
+// RecoverNow runs the recovery a heartbeat runs.
+func RecoverNow(ctx context.Context, r *Runtime) { r.recoverOrphans(ctx) }
 
 // Beat renews r's lease as its heartbeat does.
 func Beat(ctx context.Context, r *Runtime) { r.own.beat(ctx) }
