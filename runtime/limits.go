@@ -14,18 +14,6 @@ import (
 // is kept cut. Runtime.maxValue holds it (tests lower it).
 const maxValueBytes = 1 << 20
 
-// orDefault resolves a limit of Options: 0 means def, negative none (0
-// returned).
-func orDefault[T int | int64](n, def T) T {
-	switch {
-	case n == 0:
-		return def
-	case n < 0:
-		return 0
-	}
-	return n
-}
-
 // tooLarge returns the message for a value of what (e.g. "the result of
 // fx.read") that is over the cap, or "" when it is within it.
 func (r *Runtime) tooLarge(v []byte, what, verb, advice string) string {

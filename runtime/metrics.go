@@ -25,10 +25,16 @@ type Metrics interface {
 }
 
 // statusSet hears that run e moved from status from, which it had been
-// in since since, to its status: this process's Awaits wake, and Metrics
-// hears of an approval decided and of a run that ended.
+// in since since, to its status: this process's Awaits wake (r.changed
+// closes), and Metrics hears of an approval decided and of a run that
+// ended.
 func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) {
-	r.changedStatus()
+	r.mu.Lock()
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
+	r.mu.Unlock()
 	if r.opts.Metrics == nil {
 		return
 	}

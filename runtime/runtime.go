@@ -154,7 +154,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		opts:     opts,
 		store:    opts.Store,
 		maxValue: maxValueBytes,
-		maxLog:   orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
+		maxLog:   max(cmp.Or(opts.MaxRunLogBytes, DefaultMaxRunLogBytes), 0), // negative: none
 		schedule: housekeepingSchedule{every: housekeepingInterval},
 		groupAge: groupAge,
 		scrub:    opts.Scrubber,

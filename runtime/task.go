@@ -232,16 +232,6 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 	return cur
 }
 
-// changedStatus wakes the Awaits of this process: a run's status changed.
-func (r *Runtime) changedStatus() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.changed != nil {
-		close(r.changed)
-		r.changed = nil
-	}
-}
-
 // Await returns run id as stored once until reports true of it: at once
 // when it already does, else when this process changes a run's status or
 // every poll (another process's change; 0 means awaitPoll), until ctx
