@@ -33,6 +33,14 @@ func serviceOf[T any](name, doc string, params []sandbox.Param, f func(ctx conte
 		}}
 }
 
+// marshalAnswer is a service's answer as JSON.
+func marshalAnswer[T any](v T, err error) (json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
 // services are the codemode functions a program may call besides step,
 // in the order the declaration lists them, and codemode.run's lookup of a
 // snippet's source (sandbox.SnippetService).
@@ -67,16 +75,20 @@ func serviceNamed(name string) (*service, bool) {
 	return &services[i], true
 }
 
-// serviceList is what every Program offers, by name: the services but
-// codemode.run's lookup (the sandbox installs codemode.run itself).
-var serviceList = func() []sandbox.Service {
-	var out []sandbox.Service
+// serviceList is what every Program offers, by name, and
+// codemodeDeclaration the TypeScript of the sandbox's codemode global that
+// declares them: the services but codemode.run's lookup, which the
+// sandbox installs and declares itself.
+var serviceList, codemodeDeclaration = func() ([]sandbox.Service, string) {
+	var list []sandbox.Service
+	var decl []catalog.Service
 	for _, sv := range services {
 		if sv.Name != sandbox.SnippetService {
-			out = append(out, sandbox.Service{Name: sv.Name, Params: sv.Params})
+			list = append(list, sandbox.Service{Name: sv.Name, Params: sv.Params})
+			decl = append(decl, sv.Service)
 		}
 	}
-	return out
+	return list, catalog.CodemodeDeclaration(decl)
 }()
 
 // Service answers a codemode service (see services). A call with a
