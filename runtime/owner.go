@@ -12,17 +12,10 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 )
 
-// Ownership and recovery (docs/ARCHITECTURE.md, "Recovery and
-// ownership").
-//
-// A process registers as an owner (codemode.Owner) the first time it
-// claims a run, or at Join, and renews its heartbeat every lease/3 until
-// Close removes it. A run it works on (running, rolling_back) carries its
-// id; a paused or finished run carries none, so anyone may decide it. A
-// claimed run whose owner is gone (its process dead on this machine, else
-// its lease lapsed; a run without an owner record counts from its last
-// change) is recovered by whoever opens the store or heartbeats next, in
-// one conditional transaction (Store.RecoverExecution).
+// Ownership and recovery: docs/ARCHITECTURE.md, "Recovery and ownership".
+// Only a run this process works on (running, rolling_back) carries its
+// owner's id; a paused or finished run carries none, so anyone may decide
+// it.
 
 // DefaultLease is the default of Options.Lease.
 const DefaultLease = 15 * time.Second

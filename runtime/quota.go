@@ -7,15 +7,10 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// The quota of a run's log (docs/ARCHITECTURE.md, "Bounded size"). Each
-// value is capped (limits.go), but without a bound on their sum one
-// program could fill the disk (300 steps of 1 MiB made a 287 MiB store in
-// seconds), so the values a run's entries keep have a quota
-// (Options.MaxRunLogBytes). A pass counts them under the lock its
-// decisions hold (pass.logBytes: no query per call): a call's arguments
-// when it is decided, an outcome when it is recorded. One that would pass
-// the quota stops the pass (stopQuota) and the run ends in error. Revert
-// passes are not counted: a person asked for them.
+// The quota of a run's log: docs/ARCHITECTURE.md, "Bounded size". Without
+// a bound on the sum of the values a run logs, one program could fill the
+// disk (300 steps of 1 MiB made a 287 MiB store in seconds). Revert passes
+// are not counted: a person asked for them.
 
 // DefaultMaxRunLogBytes is the default quota of one run's log
 // (Options.MaxRunLogBytes).

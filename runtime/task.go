@@ -10,18 +10,10 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// Runs started as tasks (docs/ARCHITECTURE.md, "A task, end to end").
-//
-// A task run (codemode.Execution.Task set) is an ordinary run whose passes
-// go on in the background of the process that runs them, under the
-// runtime (Close stops and waits for them), each bounded by
-// Options.TaskTimeout. Its client polls it (Await), answers its pauses
-// (Resume) and cancels it (Cancel) through any process that shares the
-// store. A cancellation is a conditional update (running, paused or
-// waiting -> cancelled), so that of it and the run's own end exactly one
-// wins; the pass, registered where it runs (livePass), is stopped there at
-// once, elsewhere when its watcher next reads the run (every cancelPoll),
-// and then settles what it left undecided.
+// Runs started as tasks: docs/ARCHITECTURE.md, "A task, end to end". A
+// task run (codemode.Execution.Task set) is an ordinary run whose passes
+// go on in the background, each bounded by Options.TaskTimeout; any
+// process that shares the store serves its client.
 
 // DefaultTaskTimeout is the default of Options.TaskTimeout.
 const DefaultTaskTimeout = 30 * time.Minute
