@@ -350,20 +350,21 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 	if reason := reviewReason(rv.Reason); reason != "" {
 		msg += ": " + reason
 	}
-	if err := r.endPaused(ctx, e, msg, codemode.PersonFrom(ctx)); err != nil {
+	if err := r.endIdle(ctx, e, codemode.StatusRejected, msg, codemode.PersonFrom(ctx)); err != nil {
 		return r.lostRace(ctx, id, "rejected", err)
 	}
 	out, err := r.outcome(ctx, e)
 	return r.shown(ctx, e, out), err
 }
 
-// endPaused ends a paused run as rejected with msg: the status first (the
-// conditional update decides races), then its pending entries (decided
-// by by; zero: by nobody, an expiry) and the calls still waiting for
-// their downstream tasks; then the run is disposed.
-func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg string, by codemode.Person) error {
+// endIdle ends run e, which no pass holds (paused, or waiting for its
+// calls' tasks), in status to with msg: the status first (the conditional
+// update decides races), then its pending entries (decided by by; zero:
+// by nobody, an expiry) and the calls still waiting for their downstream
+// tasks; then the run is disposed.
+func (r *Runtime) endIdle(ctx context.Context, e *codemode.Execution, to codemode.ExecStatus, msg string, by codemode.Person) error {
 	e.Error = msg
-	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRejected); err != nil {
+	if err := r.setStatus(ctx, e, e.Status, to); err != nil {
 		return err
 	}
 	r.settleEnded(ctx, e.ID, by)
@@ -469,7 +470,7 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 		if now.Sub(e.UpdatedAt) <= r.opts.PausedTTL {
 			continue
 		}
-		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.opts.PausedTTL), codemode.Person{})
+		err := r.endIdle(ctx, e, codemode.StatusRejected, fmt.Sprintf("expired after %s paused without approval", r.opts.PausedTTL), codemode.Person{})
 		switch {
 		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:

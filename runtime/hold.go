@@ -68,14 +68,12 @@ func (c *claims) take(ctx context.Context, id string) (*hold, error) {
 
 // release lets go of the hold: the request wrote the run's end, or
 // leaves the run (if still claimed) to be recovered.
-func (h *hold) release() { h.end(nil) }
+func (h *hold) release() { h.strand(nil) }
 
-// strand lets go of the hold, leaving finish to write the run's end once
-// the store answers again (see above). finish returns the store's error;
-// it is called with no hold of the run live.
-func (h *hold) strand(finish func(context.Context) error) { h.end(finish) }
-
-func (h *hold) end(finish func(context.Context) error) {
+// strand lets go of the hold, leaving finish (if not nil) to write the
+// run's end once the store answers again (see above). finish returns the
+// store's error; it is called with no hold of the run live.
+func (h *hold) strand(finish func(context.Context) error) {
 	h.once.Do(func() {
 		c := h.c
 		c.mu.Lock()

@@ -288,14 +288,11 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		return false
 	}
 	defer done()
-	from := e.Status
 	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
-		e.Error = fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
-		if err := r.setStatus(ctx, e, from, codemode.StatusError); err != nil {
+		msg := fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
+		if err := r.endIdle(ctx, e, codemode.StatusError, msg, codemode.Person{}); err != nil {
 			return errors.Is(err, codemode.ErrConflict)
 		}
-		r.settleEnded(ctx, e.ID, codemode.Person{})
-		r.dispose(ctx, e.ID)
 		emit(ctx, codemode.Event{Kind: codemode.EventFailed, ExecutionID: e.ID, Message: e.Error})
 		return true
 	}
@@ -304,7 +301,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		return false
 	}
 	defer h.release()
-	if err := r.setStatus(ctx, e, from, codemode.StatusRunning); err != nil {
+	if err := r.setStatus(ctx, e, e.Status, codemode.StatusRunning); err != nil {
 		if errors.Is(err, codemode.ErrConflict) {
 			return true // another moved it first
 		}
