@@ -30,7 +30,7 @@ func (r *Runtime) beginSignIn(ctx context.Context, name string) (connectors.Sign
 	if err != nil {
 		return nil, err
 	}
-	a, err := si.BeginSignIn(asPerson(ctx))
+	a, err := si.BeginSignIn(forUser(ctx, codemode.PersonFrom(ctx).Subject))
 	if err != nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, err)
 	}
@@ -76,13 +76,7 @@ func (r *Runtime) SignOut(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return si.SignOut(asPerson(ctx))
-}
-
-// asPerson is ctx for a SignIner acting for the person ctx names
-// (connectors.CallHook.User): a sign-in or sign-out is the requester's own.
-func asPerson(ctx context.Context) context.Context {
-	return forUser(ctx, codemode.PersonFrom(ctx).Subject)
+	return si.SignOut(forUser(ctx, codemode.PersonFrom(ctx).Subject))
 }
 
 // forUser is ctx for a request to a connector made for user: its

@@ -26,11 +26,6 @@ import (
 //	├── call <connector>.<method>                                          one per connector call
 //	│   └── (the downstream's own spans, from the traceparent it is sent)
 //	└── codemode.store.write | codemode.store.execution                    one per log write batch, per status write
-//
-// A run's first pass continues the caller's trace; its traceparent is kept
-// (Execution.Trace), so a later pass links to it, and continues it when its
-// own caller sent none. With Options.Tracer nil every helper here is
-// skipped behind one nil check: the per-call path allocates nothing.
 
 // tracerName is the instrumentation scope of the runtime's spans.
 const tracerName = "github.com/codemode-mcp/codemode-mcp/runtime"
