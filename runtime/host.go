@@ -576,21 +576,39 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		return nil, false, err
 	}
 	defer p.inflight.Done()
+	run, val, err := p.decideLocal(ctx, codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts})
+	return val, run == nil && err == nil, err
+}
+
+// decideLocal answers a step or a service call (want), which the host
+// runs itself, from the log, or logs it executing (queued) and returns
+// its entry: the caller runs it.
+func (p *pass) decideLocal(ctx context.Context, want codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refusalLocked(); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
-	if logged, ok, err := p.loggedLocked(e); ok || err != nil {
+	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
-		run, val, err := p.replayLocked(logged)
-		return val, run == nil && err == nil, err
+		return p.replayLocked(logged)
 	}
+	e := want // (escapes: made once the call is known to be new)
 	p.reachLocked(e.Seq)
-	return nil, false, p.queueBeforeLocked(ctx, &e, false)
+	if msg := p.r.callArgsTooLarge(e.Connector, e.Method, e.Args); msg != "" {
+		return nil, nil, errors.New(msg)
+	}
+	if _, err := p.chargeLocked(len(e.Args), func() (string, string) {
+		return fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, e.Method), "the call was not made"
+	}); err != nil {
+		return nil, nil, err
+	}
+	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
+		return nil, nil, err
+	}
+	return &e, nil, nil
 }
 
 // StepDone records the value or failure of a step that ran (deferred.go),

@@ -29,7 +29,7 @@ func valueBytes(e codemode.Entry) int64 {
 // call.
 func (p *pass) chargeLocked(n int, describe func() (what, fate string)) (string, error) {
 	total := p.logBytes + int64(n)
-	if p.reverts != 0 || p.r.maxLog <= 0 || total <= p.r.maxLog {
+	if n == 0 || p.reverts != 0 || p.r.maxLog <= 0 || total <= p.r.maxLog {
 		p.logBytes = total
 		return "", nil
 	}
@@ -45,11 +45,7 @@ func (p *pass) chargeLocked(n int, describe func() (what, fate string)) (string,
 // quota's message instead of its values (the new state returned), and the
 // error returned stops the program.
 func (p *pass) chargeOutcomeLocked(e *codemode.Entry, to codemode.EntryState) (codemode.EntryState, error) {
-	n := len(e.Result) + len(e.Error)
-	if n == 0 {
-		return to, nil
-	}
-	msg, err := p.chargeLocked(n, func() (string, string) {
+	msg, err := p.chargeLocked(len(e.Result)+len(e.Error), func() (string, string) {
 		switch {
 		case e.Kind == codemode.KindStep:
 			return fmt.Sprintf("the value of step %d, %s", e.Seq, describeStep(e.Name)), "its value is not kept"

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -115,7 +114,7 @@ func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 		return nil, err
 	}
 	defer p.inflight.Done()
-	e, val, err := p.decideService(ctx, sc, args)
+	e, val, err := p.decideLocal(ctx, codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts})
 	if e == nil {
 		return val, err
 	}
@@ -128,37 +127,6 @@ func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 		return p.answerFailure(ctx, *e, err.Error())
 	}
 	return p.answerValue(ctx, *e, val)
-}
-
-// decideService answers a service call from the log, or logs it
-// executing (queued) and returns its entry: the caller answers it.
-func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args json.RawMessage) (*codemode.Entry, json.RawMessage, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.refusalLocked(); err != nil {
-		return nil, nil, err
-	}
-	want := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
-	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
-		if err != nil {
-			return nil, nil, err
-		}
-		return p.replayLocked(logged)
-	}
-	e := want // (escapes: made once the call is known to be new)
-	p.reachLocked(e.Seq)
-	if msg := p.r.callArgsTooLarge("codemode", sc.Name, args); msg != "" {
-		return nil, nil, errors.New(msg)
-	}
-	if _, err := p.chargeLocked(len(args), func() (string, string) {
-		return fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, sc.Name), "the call was not made"
-	}); err != nil {
-		return nil, nil, err
-	}
-	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
-		return nil, nil, err
-	}
-	return &e, nil, nil
 }
 
 // stringArg is argument i as a string ("" when it is missing or not one;
