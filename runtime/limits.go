@@ -46,13 +46,6 @@ func (r *Runtime) valueTooLarge(e codemode.Entry, v []byte) string {
 	return r.tooLarge(v, fmt.Sprintf("the result of %s.%s", e.Connector, e.Method), "is", "ask for less, e.g. filter or paginate")
 }
 
-// programResultTooLarge is the note for a program result over the cap, or
-// "": the log keeps a cut copy of it.
-func (r *Runtime) programResultTooLarge(result []byte) string {
-	return r.tooLarge(result, "the program's result", "is",
-		"it keeps a cut copy; return less, e.g. filter, summarise or paginate")
-}
-
 // clockTooLarge is the message for a clock whose readings take more than
 // the per-value cap in the log (codemode.Clock's compact form), or "".
 func (r *Runtime) clockTooLarge(c codemode.Clock) string {

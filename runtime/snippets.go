@@ -70,7 +70,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 	err := r.store.DeleteSnippet(ctx, name)
 	if errors.Is(err, codemode.ErrNotFound) {
-		return unknownSnippet(name)
+		return refusal(codemode.ErrUnknownSnippet, "unknown snippet %q", name)
 	}
 	if err != nil {
 		return fmt.Errorf("delete snippet %s: %w", name, err)
