@@ -373,27 +373,14 @@ func (r *Runtime) endIdle(ctx context.Context, e *codemode.Execution, to codemod
 }
 
 // settleEnded settles what run id, which is ending, left undecided in its
-// log (settleEntry; what awaits a person is rejected, decided by by).
+// log as stored (settleEntries); a failure to load it is logged.
 func (r *Runtime) settleEnded(ctx context.Context, id string, by codemode.Person) {
-	r.eachEntry(ctx, id, "settle an entry of an ending run", func(en codemode.Entry) error {
-		return r.settleEntry(ctx, en, by)
-	})
-}
-
-// eachEntry calls f with every entry of run id's log, for what it does
-// to the entries of a run that ends; failures (to load the log, of f)
-// are logged.
-func (r *Runtime) eachEntry(ctx context.Context, id, what string, f func(codemode.Entry) error) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		r.log.WarnContext(ctx, "could not load the log to "+what, "execution", id, "err", err)
+		r.log.WarnContext(ctx, "could not load the log to settle an ending run", "execution", id, "err", err)
 		return
 	}
-	for _, en := range log {
-		if err := f(en); err != nil {
-			r.log.WarnContext(ctx, "could not "+what, "execution", id, "seq", en.Seq, "err", err)
-		}
-	}
+	r.settleEntries(ctx, id, log, by)
 }
 
 // lostRace turns a failed conditional status update into the right error:

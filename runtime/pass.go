@@ -219,7 +219,7 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 		}
 	default:
 		if to.Terminal() {
-			r.settleLeftovers(ctx, e.ID, leftover)
+			r.settleEntries(ctx, e.ID, leftover, codemode.Person{})
 		}
 		if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
 			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal(), err); cur != nil {
@@ -341,11 +341,12 @@ func (p *pass) unreached() []codemode.Entry {
 	return out
 }
 
-// settleLeftovers settles the entries a pass of run id left undecided
-// (settleEntry). Failures are logged; the run ends regardless.
-func (r *Runtime) settleLeftovers(ctx context.Context, id string, leftover []codemode.Entry) {
-	for _, en := range leftover {
-		if err := r.settleEntry(ctx, en, codemode.Person{}); err != nil {
+// settleEntries settles the entries of run id, which is ending, that are
+// undecided (settleEntry; what awaits a person is rejected, decided by
+// by). Failures are logged; the run ends regardless.
+func (r *Runtime) settleEntries(ctx context.Context, id string, entries []codemode.Entry, by codemode.Person) {
+	for _, en := range entries {
+		if err := r.settleEntry(ctx, en, by); err != nil {
 			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}

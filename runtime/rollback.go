@@ -164,7 +164,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, st
 	*maxSeq = max(*maxSeq, p.maxSeq)
 	leftover := p.leftoverLocked()
 	p.mu.Unlock()
-	r.settleLeftovers(ctx, en.ExecutionID, leftover)
+	r.settleEntries(ctx, en.ExecutionID, leftover, codemode.Person{})
 	switch {
 	case runErr != nil:
 		return errors.Join(fmt.Errorf("revert function: %w", runErr), flushErr)

@@ -97,18 +97,16 @@ func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()
 	r.live[id] = lp
 	r.mu.Unlock()
 
-	wctx, stopWatch := context.WithCancel(pctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { r.watch(wctx, id, cancel) })
+	wg.Go(func() { r.watch(pctx, id, cancel) })
 	return pctx, func() {
-		stopWatch()
+		cancel(nil) // the pass is over; so is its watcher
 		wg.Wait()
 		r.mu.Lock()
 		if r.live[id] == lp {
 			delete(r.live, id)
 		}
 		r.mu.Unlock()
-		cancel(nil)
 		close(lp.done)
 	}
 }
@@ -218,7 +216,7 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 		return nil
 	}
 	if !settled {
-		r.settleLeftovers(ctx, cur.ID, leftover)
+		r.settleEntries(ctx, cur.ID, leftover, codemode.Person{})
 	}
 	r.dispose(ctx, e.ID)
 	return cur

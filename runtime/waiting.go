@@ -225,12 +225,16 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 // cancelling one that has ended, or that a source does not know, is
 // harmless.
 func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
-	r.eachEntry(ctx, id, "cancel the tasks of an ended run", func(en codemode.Entry) error {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		r.log.WarnContext(ctx, "could not load the log to cancel the tasks of an ended run", "execution", id, "err", err)
+		return
+	}
+	for _, en := range log {
 		if tk := r.taskerOf(en); tk != nil && en.Task != "" && (en.State == codemode.EntryWaiting || en.State == codemode.EntryError) {
 			r.cancelTask(ctx, tk, en, en.Task)
 		}
-		return nil
-	})
+	}
 }
 
 // taskPoll reads the task of every call of run id that waits for one and
