@@ -334,15 +334,13 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 		return nil, rawOrNull(logged.Result), nil
 	case codemode.EntryError:
 		return nil, nil, callError(logged)
-	case codemode.EntryExecuting:
-		// Approved, or the pass that began it ended (a crash) before its
-		// outcome was recorded: it runs (again), and its outcome is
-		// recorded over that entry. At-least-once for that window only.
+	case codemode.EntryExecuting, codemode.EntryWaiting:
+		// Executing: approved, or the pass that began it ended (a crash)
+		// before its outcome was recorded: it runs (again), and its
+		// outcome is recorded over that entry; at-least-once for that
+		// window only. Waiting: its downstream task was started: it is
+		// read (waiting.go), never called again.
 		p.open[logged.Seq] = logged
-		return &logged, nil, nil
-	case codemode.EntryWaiting:
-		// Its downstream task was started: read it (waiting.go), never
-		// call the tool again.
 		return &logged, nil, nil
 	case codemode.EntryPending:
 		return nil, nil, p.stopLocked(stopPause, entryRef(logged)+" awaits approval", nil)

@@ -82,9 +82,6 @@ func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Metho
 // while it works, or cannot be read for now, the pass stops to wait again.
 // A task its source no longer knows fails the call.
 func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method) (json.RawMessage, error) {
-	p.mu.Lock()
-	p.open[e.Seq] = e
-	p.mu.Unlock()
 	tk := t.Tasker()
 	if tk == nil {
 		return p.settle(ctx, e, connectors.Result{}, fmt.Errorf("its task %s cannot be read: connector %s no longer runs %s as a task; it may or may not have taken effect", e.Task, e.Connector, e.Method))
