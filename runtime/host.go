@@ -509,7 +509,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 	case signIn && p.reverts == 0:
 		// The server refused the call for want of a (new) sign-in: it did
 		// not take effect. The run pauses until a person signs in.
-		e.Error = p.r.capMessage(sir.Error())
+		e.Error = short.Clip(sir.Error(), p.r.maxValue)
 		if err := p.record(ctx, e, codemode.EntrySignIn); err != nil {
 			return nil, err
 		}
@@ -521,7 +521,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 	case callErr != nil:
 		return p.answerFailure(ctx, e, fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
 	case res.IsError:
-		e.Error = p.r.capMessage(res.Message)
+		e.Error = short.Clip(res.Message, p.r.maxValue)
 		if e.Error == "" {
 			e.Error = fmt.Sprintf("%s.%s failed without a message", e.Connector, e.Method)
 		}
@@ -564,7 +564,7 @@ func (p *pass) answerValue(ctx context.Context, e codemode.Entry, val json.RawMe
 // answerFailure records msg as the failure of e, a call that ran, and
 // throws it.
 func (p *pass) answerFailure(ctx context.Context, e codemode.Entry, msg string) (json.RawMessage, error) {
-	e.Error = p.r.capMessage(msg)
+	e.Error = short.Clip(msg, p.r.maxValue)
 	return p.answer(ctx, e, codemode.EntryError, errors.New(e.Error))
 }
 
@@ -616,7 +616,7 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
 	var err error
 	if errMsg != "" { // (the step's function threw it: the program has it)
-		e.Error = p.r.capMessage(errMsg)
+		e.Error = short.Clip(errMsg, p.r.maxValue)
 		_, err = p.answer(ctx, e, codemode.EntryError, nil)
 	} else {
 		_, err = p.answerValue(ctx, e, value)

@@ -60,12 +60,3 @@ func (r *Runtime) clockTooLarge(c codemode.Clock) string {
 	return r.tooLarge(b, fmt.Sprintf("too many clock readings: the %d readings of the clock (Date.now(), new Date()), kept so that the run replays,", len(c.Times)), "take",
 		"use codemode.step for code that measures time, and await new Promise(r => setTimeout(r, ms)) to wait instead of a busy loop")
 }
-
-// capMessage shortens an error message to the per-value cap before it is
-// logged.
-func (r *Runtime) capMessage(msg string) string {
-	if len(msg) <= r.maxValue {
-		return msg
-	}
-	return short.Clip(msg, r.maxValue)
-}
