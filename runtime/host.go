@@ -114,7 +114,7 @@ func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts,
 	}
 	for _, e := range log {
 		p.entries[e.Seq] = e
-		p.logBytes += valueBytes(e)
+		p.logBytes += int64(len(e.Args) + len(e.Result) + len(e.Error)) // its values, against the quota
 	}
 	return p
 }

@@ -16,11 +16,6 @@ import (
 // (Options.MaxRunLogBytes).
 const DefaultMaxRunLogBytes = 64 << 20
 
-// valueBytes is what an entry's values count against its run's quota.
-func valueBytes(e codemode.Entry) int64 {
-	return int64(len(e.Args) + len(e.Result) + len(e.Error))
-}
-
 // chargeLocked counts n more bytes of values against the run's quota. If
 // they would take the log past it, nothing is counted, the pass stops
 // (stopQuota) and chargeLocked returns the message, naming what describe
