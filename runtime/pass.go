@@ -193,8 +193,8 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			e.Error = scrub.Paths(stop.msg)
 		}
 	case out.Status == sandbox.Completed:
-		if missed := p.unreached(); len(missed) > 0 {
-			e.Error = fmt.Sprintf("replay diverged: the program completed without reaching call %d, which the log has as %s; wrap non-deterministic code in codemode.step", missed[0].Seq, describeEntry(missed[0]))
+		if missed, ok := p.firstUnreached(); ok {
+			e.Error = fmt.Sprintf("replay diverged: the program completed without reaching call %d, which the log has as %s; wrap non-deterministic code in codemode.step", missed.Seq, describeEntry(missed))
 			break
 		}
 		to, e.Result = codemode.StatusCompleted, rawOrNull(out.Result)
@@ -327,18 +327,17 @@ func (p *pass) leftoverLocked() []codemode.Entry {
 	return out
 }
 
-// unreached returns logged entries the program did not reach, in seq order.
-func (p *pass) unreached() []codemode.Entry {
+// firstUnreached returns the logged entry of lowest seq that the program
+// did not reach (ok false: it reached them all).
+func (p *pass) firstUnreached() (first codemode.Entry, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []codemode.Entry
 	for seq, e := range p.entries {
-		if !p.visited[seq] {
-			out = append(out, e)
+		if !p.visited[seq] && (!ok || seq < first.Seq) {
+			first, ok = e, true
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
+	return first, ok
 }
 
 // settleEntries settles the entries of run id, which is ending, that are
