@@ -490,11 +490,7 @@ func (r *Runtime) openExecution(ctx context.Context, id, action string, a access
 		for i, st := range allowed {
 			names[i] = st.String()
 		}
-		list := names[0]
-		if n := len(names); n > 1 {
-			list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
-		}
-		return e, nil, wrongState("execution %s is %s; only a %s execution can be %s", id, e.Status, list, action)
+		return e, nil, wrongState("execution %s is %s; only a %s execution can be %s", id, e.Status, short.OrList(names), action)
 	}
 	return e, done, nil
 }
