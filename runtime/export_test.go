@@ -95,3 +95,6 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 	}
 	return e, log, nil
 }
+
+// URL is the page the person opens in their browser to sign in.
+func (b *BackgroundSignIn) URL() string { return b.url }

@@ -133,17 +133,11 @@ func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, sub
 // A BackgroundSignIn is a sign-in StartSignIn began, which the runtime
 // waits for.
 type BackgroundSignIn struct {
-	url   string
-	until time.Time
+	url   string    // the page the person opens in their browser to sign in
+	until time.Time // when the runtime stops waiting for it
 	done  chan struct{}
 	err   error // set before done closes
 }
-
-// URL is the page the person opens in their browser to sign in.
-func (b *BackgroundSignIn) URL() string { return b.url }
-
-// Until is when the runtime stops waiting for the sign-in.
-func (b *BackgroundSignIn) Until() time.Time { return b.until }
 
 // Err waits until the sign-in completed and the runs awaiting it were
 // resumed, or the sign-in failed, timed out or the runtime closed, and
@@ -224,7 +218,7 @@ func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Tim
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	return b.URL(), b.Until(), nil
+	return b.url, b.until, nil
 }
 
 // resumeSignedIn approves every run awaiting a sign-in to connector name,
