@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	e := &codemode.Execution{
 		ID:         newID("exec_"),
 		Code:       code,
-		Clock:      codemode.Clock{Seed: newSeed()},
+		Clock:      codemode.Clock{Seed: rand.Int64()}, // Math.random's seed
 		Connectors: map[string]string{},
 		Task:       task,
 		StartedBy:  codemode.PersonFrom(ctx),
@@ -408,21 +409,12 @@ func (r *Runtime) housekeepingDue(now time.Time) bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h := &r.schedule
-	h.runs++
-	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every || (r.opts.MaxExecutions > 0 && h.runs > r.opts.MaxExecutions)
+	r.hkRuns++
+	due := r.hkEvery < 0 || r.hkLast.IsZero() || now.Sub(r.hkLast) >= r.hkEvery || (r.opts.MaxExecutions > 0 && r.hkRuns > r.opts.MaxExecutions)
 	if due {
-		h.last, h.runs = now, 0
+		r.hkLast, r.hkRuns = now, 0
 	}
 	return due
-}
-
-// housekeepingSchedule is when the housekeeping last began (zero: never)
-// and how many Executes began since; guarded by Runtime.mu.
-type housekeepingSchedule struct {
-	every time.Duration // housekeepingInterval; negative: every Execute (tests)
-	last  time.Time
-	runs  int
 }
 
 // housekeeping prunes audit records older than AuditRetention and

@@ -19,7 +19,7 @@ func SetGroupAge(r *Runtime, d time.Duration) { r.groupAge = d }
 
 // SetHousekeepingInterval sets the least time between r's housekeepings
 // (negative: every Execute does it).
-func SetHousekeepingInterval(r *Runtime, d time.Duration) { r.schedule.every = d }
+func SetHousekeepingInterval(r *Runtime, d time.Duration) { r.hkEvery = d }
 
 // SetMaxValueBytes sets the cap on each value r's log keeps.
 func SetMaxValueBytes(r *Runtime, n int) { r.maxValue = n }

@@ -41,10 +41,6 @@ type owner struct {
 	done   chan struct{}      // closed when the heartbeat goroutine ends; guarded by mu
 }
 
-func newOwner(r *Runtime, lease time.Duration) *owner {
-	return &owner{r: r, id: newID("own_"), self: procid.Self(), lease: lease, claims: newClaims(lease)}
-}
-
 // claim registers the owner if it is not yet (starting its heartbeat) and
 // returns its id.
 func (o *owner) claim(ctx context.Context) (string, error) {

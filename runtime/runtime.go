@@ -12,13 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/policy"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -111,14 +111,20 @@ type Runtime struct {
 	background context.Context
 	stopBG     context.CancelFunc
 
-	mu       sync.Mutex
-	closed   bool                         // guarded by mu
-	active   sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
-	schedule housekeepingSchedule         // when to do the housekeeping; guarded by mu
-	signIns  map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
-	live     map[string]*livePass         // passes of task runs in progress here, by run (task.go); guarded by mu
-	changed  chan struct{}                // closed and replaced when this process changes a run's status (Await); guarded by mu
-	waiters  map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
+	mu      sync.Mutex
+	closed  bool                         // guarded by mu
+	active  sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
+	signIns map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
+	live    map[string]*livePass         // passes of task runs in progress here, by run (task.go); guarded by mu
+	changed chan struct{}                // closed and replaced when this process changes a run's status (Await); guarded by mu
+	waiters map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
+	// The housekeeping's schedule (housekeepingDue): the least time
+	// between two (housekeepingInterval; negative: every Execute), when
+	// the last began (zero: never), and how many Executes began since;
+	// guarded by mu.
+	hkEvery time.Duration
+	hkLast  time.Time
+	hkRuns  int
 }
 
 // housekeepingInterval is the least time between two housekeepings
@@ -155,7 +161,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		store:    opts.Store,
 		maxValue: maxValueBytes,
 		maxLog:   max(cmp.Or(opts.MaxRunLogBytes, DefaultMaxRunLogBytes), 0), // negative: none
-		schedule: housekeepingSchedule{every: housekeepingInterval},
+		hkEvery:  housekeepingInterval,
 		groupAge: groupAge,
 		scrub:    opts.Scrubber,
 		log:      log,
@@ -165,7 +171,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		waiters:  map[string]bool{},
 	}
 	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
-	r.own = newOwner(r, positiveOr(opts.Lease, DefaultLease))
+	lease := positiveOr(opts.Lease, DefaultLease)
+	r.own = &owner{r: r, id: newID("own_"), self: procid.Self(), lease: lease, claims: newClaims(lease)}
 	r.journal, _ = opts.Store.(codemode.Journaler)
 	if opts.Tracer != nil {
 		r.tracer = opts.Tracer.Tracer(tracerName)
@@ -225,9 +232,6 @@ func newID(prefix string) string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return prefix + hex.EncodeToString(b[:])
 }
-
-// newSeed returns a random seed for the sandbox's Math.random.
-func newSeed() int64 { return mrand.Int64() }
 
 // getExecution loads an execution, mapping ErrNotFound to ErrUnknownExecution.
 func (r *Runtime) getExecution(ctx context.Context, id string) (*codemode.Execution, error) {
