@@ -65,15 +65,6 @@ var services = []service{
 	}),
 }
 
-// serviceNamed returns the service of that name.
-func serviceNamed(name string) (*service, bool) {
-	i := slices.IndexFunc(services, func(sv service) bool { return sv.Name == name })
-	if i < 0 {
-		return nil, false
-	}
-	return &services[i], true
-}
-
 // serviceList is what every Program offers, by name, and
 // codemodeDeclaration the TypeScript of the sandbox's codemode global that
 // declares them: the services but codemode.run's lookup, which the
@@ -95,10 +86,11 @@ var serviceList, codemodeDeclaration = func() ([]sandbox.Service, string) {
 // a read-only connector call, so a program that acts on what
 // codemode.search found replays the same way after the connectors changed.
 func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMessage, error) {
-	sv, ok := serviceNamed(sc.Name)
-	if !ok {
+	i := slices.IndexFunc(services, func(sv service) bool { return sv.Name == sc.Name })
+	if i < 0 {
 		return nil, fmt.Errorf("codemode.%s is not a service of this server", sc.Name)
 	}
+	sv := services[i]
 	var a []json.RawMessage
 	if err := json.Unmarshal(sc.Args, &a); err != nil {
 		return nil, fmt.Errorf("codemode.%s: arguments: %w", sc.Name, err)
