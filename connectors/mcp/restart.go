@@ -47,11 +47,6 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("%s: the MCP server is unavailable (%w); it is being started again in the background", c.cfg.Name, down)
 	case s != nil && s.alive():
 		return s, nil
-	case s != nil:
-		// It ended (the child exited, the stream was lost) before a call
-		// noticed.
-		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.proc.status())
-		c.retire(s, true)
 	}
 	return c.reconnect(ctx)
 }
@@ -116,7 +111,10 @@ func (c *Connector) failure(s *session, what string, err error) error {
 
 // reconnect starts a new session, after the backoff delay of the failures
 // so far. One reconnect runs at a time; callers queued behind it use its
-// session. A failed start counts as a failure too.
+// session. It is the one way a session is replaced: a live session that
+// ended before a call noticed (the child exited, the SSE stream was lost)
+// is retired first and counts as a failure, whoever asks for the new one
+// (a call, a sign-in). A failed start counts as a failure too.
 func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	select {
 	case c.restarting <- struct{}{}:
@@ -128,14 +126,20 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	defer func() { <-c.restarting }()
 
 	c.mu.RLock()
-	s, failures, failedAt := c.sess, c.failures, c.failedAt
+	s := c.sess
 	c.mu.RUnlock()
 	switch {
 	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case s != nil && s.alive():
 		return s, nil // another caller reconnected meanwhile
+	case s != nil:
+		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.proc.status())
+		c.retire(s, true)
 	}
+	c.mu.RLock()
+	failures, failedAt := c.failures, c.failedAt
+	c.mu.RUnlock()
 	verb := "reconnected"
 	if c.cfg.Command != "" {
 		verb = "started again"
