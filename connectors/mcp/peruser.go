@@ -16,14 +16,13 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
-// Defaults of PerUserConfig.
 const (
 	// DefaultMaxUsers bounds the people a PerUser connector holds a
 	// connection for at once.
 	DefaultMaxUsers = 64
-	// DefaultIdleTimeout is how long a person's connection stays open
-	// without being used.
-	DefaultIdleTimeout = 10 * time.Minute
+	// idleTimeout is how long a person's connection stays open without
+	// being used.
+	idleTimeout = 10 * time.Minute
 )
 
 // KindLister is the record kind (oauth.Store) in which a PerUser connector
@@ -54,9 +53,6 @@ type PerUserConfig struct {
 	// zero): past it the one idle longest is closed, and when every one
 	// is in use the call fails, saying so.
 	MaxUsers int
-	// IdleTimeout is how long a connection stays open unused
-	// (DefaultIdleTimeout when zero).
-	IdleTimeout time.Duration
 	// Now is the clock idleness is measured by; nil means time.Now.
 	Now func() time.Time
 }
@@ -70,7 +66,7 @@ type PerUserConfig struct {
 // person without a grant gets connectors.SignInRequired, and signs in for
 // themselves (the SignIner's methods act for the person the context's
 // CallHook names). Connections are a bounded pool: at most MaxUsers, one
-// unused for IdleTimeout is closed by a goroutine the connector owns
+// unused for 10 minutes is closed by a goroutine the connector owns
 // (Close stops it and closes every connection).
 //
 // Its tools are listed through the connection used last that lists them,
@@ -126,9 +122,6 @@ func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
 	if cfg.MaxUsers <= 0 {
 		cfg.MaxUsers = DefaultMaxUsers
 	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -143,7 +136,7 @@ func (p *PerUser) Name() string { return p.cfg.Name }
 
 // sweeper closes idle connections until Close.
 func (p *PerUser) sweeper() {
-	t := time.NewTicker(p.cfg.IdleTimeout / 2)
+	t := time.NewTicker(idleTimeout / 2)
 	defer t.Stop()
 	for {
 		select {
@@ -155,13 +148,13 @@ func (p *PerUser) sweeper() {
 	}
 }
 
-// sweep closes the connections unused for IdleTimeout.
+// sweep closes the connections unused for idleTimeout.
 func (p *PerUser) sweep() {
 	now := p.cfg.Now()
 	var idle []*userConn
 	p.mu.Lock()
 	for user, uc := range p.conns {
-		if uc.busy == 0 && now.Sub(uc.used) >= p.cfg.IdleTimeout {
+		if uc.busy == 0 && now.Sub(uc.used) >= idleTimeout {
 			delete(p.conns, user)
 			idle = append(idle, uc)
 		}

@@ -76,19 +76,15 @@ type stdioTransport struct {
 	onNotify  func(mcpgo.JSONRPCNotification)
 	onRequest transport.RequestHandler
 	// meta is the _meta mcp-go's client puts in every request on protocol
-	// 2026-07-28 (nil on earlier versions), as seen on its tools/list
-	// request; metaSeen says whether one was seen. Guarded by mu.
-	meta     json.RawMessage
-	metaSeen bool
+	// 2026-07-28 (empty on earlier versions), as seen on its tools/list
+	// request; nil until one was seen.
+	meta atomic.Pointer[json.RawMessage]
 
-	nextID    atomic.Int64
-	startOnce sync.Once
+	nextID atomic.Int64
 	// life ends when the transport is closed or stdout ends, and with it
-	// the handling of the server's requests (whose context it is); done
-	// is its Done.
+	// the handling of the server's requests (whose context it is).
 	life   context.Context
 	cancel context.CancelFunc
-	done   <-chan struct{}
 	wg     sync.WaitGroup // the reader, request handlers, cancellations
 }
 
@@ -138,7 +134,6 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 		pending: map[string]chan rpcReply{},
 	}
 	t.life, t.cancel = context.WithCancel(context.Background())
-	t.done = t.life.Done()
 	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.outFD = d
 	}
@@ -148,13 +143,10 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 	return t
 }
 
-// Start starts the watcher.
+// Start starts the watcher. mcp-go's client calls it once.
 func (t *stdioTransport) Start(context.Context) error {
-	t.startOnce.Do(func() {
-		t.wg.Add(1)
-		go t.watch()
-		t.signalIdle()
-	})
+	t.wg.Go(t.watch)
+	t.signalIdle()
 	return nil
 }
 
@@ -244,17 +236,16 @@ func (t *stdioTransport) noteMeta(msg []byte) {
 	if err := json.Unmarshal(msg, &req); err != nil {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.meta, t.metaSeen = req.Params.Meta, true
+	t.meta.Store(&req.Params.Meta)
 }
 
 // requestMeta returns the _meta to send with a request, and whether it is
 // known yet (it is once the client has listed the tools).
 func (t *stdioTransport) requestMeta() (json.RawMessage, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.meta, t.metaSeen
+	if m := t.meta.Load(); m != nil {
+		return *m, true
+	}
+	return nil, false
 }
 
 // A pendingCall is a request sent by start, awaiting its answer.
@@ -320,7 +311,7 @@ func (t *stdioTransport) await(ctx context.Context, id string, ch chan rpcReply)
 			return r, nil
 		case <-ctx.Done():
 			return rpcReply{}, ctx.Err()
-		case <-t.done:
+		case <-t.life.Done():
 			select {
 			case r := <-ch: // answered just before stdout ended
 				return r, nil
@@ -437,7 +428,7 @@ func (t *stdioTransport) readFailed(err error) {
 // write sends one message (a line) to the child.
 func (t *stdioTransport) write(msg []byte) error {
 	select {
-	case <-t.done:
+	case <-t.life.Done():
 		return transport.NewError(transport.ErrTransportClosed)
 	default:
 	}
@@ -489,16 +480,15 @@ func (t *stdioTransport) spawn(f func()) {
 
 // watch reads stdout while no call is in flight, until it ends.
 func (t *stdioTransport) watch() {
-	defer t.wg.Done()
 	for {
 		select {
 		case <-t.wake:
-		case <-t.done:
+		case <-t.life.Done():
 			return
 		}
 		select {
 		case <-t.role:
-		case <-t.done:
+		case <-t.life.Done():
 			return
 		}
 		ended := t.watchWhileIdle()
