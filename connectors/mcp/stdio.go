@@ -364,7 +364,7 @@ func (t *stdioTransport) interrupt() {
 // readFor reads stdout, holding role, until ch has the answer (ok) or ctx
 // ends, the transport ends or stdout cannot be interrupted (then role goes
 // back and ok is false).
-func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (rpcReply, bool) {
+func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (r rpcReply, ok bool) {
 	defer func() { t.role <- struct{}{} }()
 	stop := context.AfterFunc(ctx, func() {
 		t.mu.Lock()
@@ -372,29 +372,37 @@ func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (rpcRepl
 		t.interrupt()
 	})
 	defer stop()
-	for {
+	t.readWhile(func() bool {
 		// The answer may have been read by whoever read before.
 		select {
-		case r := <-ch:
-			return r, true
+		case r, ok = <-ch:
+			return false
 		default:
 		}
 		// Clear a deadline meant for an earlier reader, then check what
 		// would have interrupted this one.
 		_ = t.outFD.SetReadDeadline(time.Time{})
-		if ctx.Err() != nil {
-			return rpcReply{}, false
-		}
+		return ctx.Err() == nil
+	})
+	return r, ok
+}
+
+// readWhile reads and dispatches lines while more, asked before each
+// read, says to go on; it reports whether stdout ended. Only the holder
+// of role calls it.
+func (t *stdioTransport) readWhile(more func() bool) (ended bool) {
+	for more() {
 		line, err := t.readLine()
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			continue
+		case errors.Is(err, os.ErrDeadlineExceeded): // interrupted: ask more again
 		case err != nil:
 			t.readFailed(err)
-			return rpcReply{}, false
+			return true
+		default:
+			t.dispatch(line)
 		}
-		t.dispatch(line)
 	}
+	return false
 }
 
 // readLine reads one line, keeping what an interrupted read got so far.
@@ -491,7 +499,7 @@ func (t *stdioTransport) watch() {
 		case <-t.life.Done():
 			return
 		}
-		ended := t.watchWhileIdle()
+		ended := t.readWhile(t.idle)
 		t.role <- struct{}{}
 		if ended {
 			return
@@ -499,34 +507,18 @@ func (t *stdioTransport) watch() {
 	}
 }
 
-// watchWhileIdle reads and dispatches lines, holding role, until a call
-// begins (false) or stdout ends (true).
-func (t *stdioTransport) watchWhileIdle() bool {
-	for {
-		t.mu.Lock()
-		if t.calls > 0 && t.outFD != nil {
-			t.watching = false
-			t.mu.Unlock()
-			return false
-		}
-		t.watching = true
-		if t.outFD != nil {
-			_ = t.outFD.SetReadDeadline(time.Time{}) // under mu: begin cannot interrupt in between
-		}
-		t.mu.Unlock()
-		line, err := t.readLine()
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			continue
-		case err != nil:
-			t.mu.Lock()
-			t.watching = false
-			t.mu.Unlock()
-			t.readFailed(err)
-			return true
-		}
-		t.dispatch(line)
+// idle reports whether the watcher may read on: no call is in flight, or
+// stdout cannot be interrupted (then only the watcher reads it). It
+// clears the read deadline under mu, so that begin cannot interrupt in
+// between.
+func (t *stdioTransport) idle() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.watching = t.calls == 0 || t.outFD == nil
+	if t.watching && t.outFD != nil {
+		_ = t.outFD.SetReadDeadline(time.Time{})
 	}
+	return t.watching
 }
 
 // dispatch handles one incoming line.
