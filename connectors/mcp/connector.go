@@ -498,17 +498,16 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	}
 	ctx, unwatch := c.progress.watch(ctx, c.cfg.Name)
 	defer unwatch()
-	if s.stdio != nil {
-		pc, ok, err := s.startStdio(ctx, tool, args)
-		switch {
-		case err != nil:
-			return connectors.Result{}, c.callError(ctx, s, name, err)
-		case ok:
-			connectors.CallHookFrom(ctx).Sent()
-			return c.awaitStdio(ctx, s, name, tool, args, pc)
-		}
+	if s.stdio == nil {
+		raw, err := c.callClient(ctx, s, name, callRequest(ctx, tool, args))
+		return c.decode(tool, raw, err)
 	}
-	return c.callClient(ctx, s, name, tool, args)
+	pc, err := s.startStdio(ctx, tool, args)
+	if err != nil {
+		return connectors.Result{}, c.callError(ctx, s, name, err)
+	}
+	connectors.CallHookFrom(ctx).Sent()
+	return c.awaitStdio(ctx, s, name, tool, args, pc)
 }
 
 // prepare checks a call's arguments (see objectArgs) and returns the
@@ -556,14 +555,16 @@ func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool strin
 		return connectors.Result{}, c.callError(ctx, s, name, err)
 	case needsInput(reply.result):
 		c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
-		return c.callClient(ctx, s, name, tool, args)
+		raw, err := c.callClient(ctx, s, name, callRequest(ctx, tool, args))
+		return c.decode(tool, raw, err)
 	}
-	return c.decode(tool, reply.result)
+	return c.decode(tool, reply.result, nil)
 }
 
-// callClient makes a call through mcp-go's client.
-func (c *Connector) callClient(ctx context.Context, s *session, name, tool string, args json.RawMessage) (connectors.Result, error) {
-	req := callRequest(ctx, tool, args)
+// callClient sends req, a tools/call of the tool named name in the
+// sandbox, through mcp-go's client and returns its raw result; a failure
+// is reported by callError.
+func (c *Connector) callClient(ctx context.Context, s *session, name string, req mcpgo.CallToolRequest) (json.RawMessage, error) {
 	send := func(ctx context.Context, s *session) error {
 		_, err := s.client.CallTool(ctx, req)
 		return err
@@ -575,18 +576,22 @@ func (c *Connector) callClient(ctx context.Context, s *session, name, tool strin
 		c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
 		c.retire(s, false)
 		if s, err = c.current(ctx); err != nil {
-			return connectors.Result{}, err
+			return nil, err
 		}
 		raw, err = c.request(ctx, s, true, send)
 	}
 	if err != nil {
-		return connectors.Result{}, c.callError(ctx, s, name, err)
+		return nil, c.callError(ctx, s, name, err)
 	}
-	return c.decode(tool, raw)
+	return raw, nil
 }
 
-// decode turns a raw tools/call result into the connector's Result.
-func (c *Connector) decode(tool string, raw json.RawMessage) (connectors.Result, error) {
+// decode turns a raw tools/call result of tool into the connector's
+// Result, unless err (which it returns) says there is none.
+func (c *Connector) decode(tool string, raw json.RawMessage, err error) (connectors.Result, error) {
+	if err != nil {
+		return connectors.Result{}, err
+	}
 	out, err := decodeCallResult(raw)
 	if err != nil {
 		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)

@@ -239,15 +239,6 @@ func (t *stdioTransport) noteMeta(msg []byte) {
 	t.meta.Store(&req.Params.Meta)
 }
 
-// requestMeta returns the _meta to send with a request, and whether it is
-// known yet (it is once the client has listed the tools).
-func (t *stdioTransport) requestMeta() (json.RawMessage, bool) {
-	if m := t.meta.Load(); m != nil {
-		return *m, true
-	}
-	return nil, false
-}
-
 // A pendingCall is a request sent by start, awaiting its answer.
 type pendingCall struct {
 	t  *stdioTransport
@@ -595,16 +586,15 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 }
 
 // startStdio sends a tools/call on the session's raw stdio path: the
-// params are written around args as they are. ok is false when the call
-// must go through mcp-go's client instead because the client's request
-// _meta is not known yet (the session lists its tools first, so only in
-// tests). Connector.awaitStdio reads the answer. The _meta carries ctx's
-// trace context (traceparent, tracestate), if any, so the server's spans
-// continue the call's.
-func (s *session) startStdio(ctx context.Context, tool string, args json.RawMessage) (pc *pendingCall, ok bool, err error) {
-	meta, known := s.stdio.requestMeta()
-	if !known {
-		return nil, false, nil
+// params are written around args as they are, with the _meta of the
+// client's requests, known since the session listed its tools, and ctx's
+// progress token and trace context (traceparent, tracestate), if any, so
+// the server's spans continue the call's. Connector.awaitStdio reads the
+// answer.
+func (s *session) startStdio(ctx context.Context, tool string, args json.RawMessage) (*pendingCall, error) {
+	var meta json.RawMessage
+	if m := s.stdio.meta.Load(); m != nil {
+		meta = *m
 	}
 	meta = withMeta(meta, "progressToken", tokenOf(ctx))
 	if parent, state, ok := propagate.Outgoing(ctx); ok {
@@ -612,7 +602,7 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	}
 	name, err := json.Marshal(tool)
 	if err != nil {
-		return nil, true, fmt.Errorf("encode the tool name: %w", err)
+		return nil, fmt.Errorf("encode the tool name: %w", err)
 	}
 	params := make([]byte, 0, len(meta)+len(name)+len(args)+32)
 	params = append(params, '{')
@@ -626,8 +616,7 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	params = append(params, `,"arguments":`...)
 	params = append(params, args...)
 	params = append(params, '}')
-	pc, err = s.stdio.start(string(mcpgo.MethodToolsCall), params)
-	return pc, true, err
+	return s.stdio.start(string(mcpgo.MethodToolsCall), params)
 }
 
 // needsInput reports whether a result asks the client for input
