@@ -198,39 +198,48 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 // started again in the background with the backoff (recover). It reports
 // whether the connector came up.
 func (c *Connector) settle(r startResult) bool {
+	_, err := c.started(r.s, r.tools, r.err)
+	sr, signIn := connectors.AsSignInRequired(err)
 	switch {
-	case r.err != nil && c.life.Err() != nil: // closed meanwhile
-	case r.err != nil && needsSignIn(r.err):
-		sr, _ := connectors.AsSignInRequired(r.err)
-		c.mu.Lock()
-		c.down = sr
-		c.mu.Unlock()
+	case err == nil:
+		return true
+	case signIn:
 		c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
-	case r.err != nil:
-		err := c.startError(r.s, r.err)
+	case !errors.Is(err, ErrClosed):
 		c.mu.Lock()
 		c.down = err
-		c.failures, c.failedAt = 1, time.Now()
 		c.mu.Unlock()
 		c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
 			"first", c.backoff.Delay(1), "max", c.backoff.Limit())
 		c.recovering.Go(c.recover)
-	default:
-		_, err := c.install(r.s, r.tools)
-		return err == nil
 	}
 	return false
 }
 
-// install makes s, whose start listed tools, the live session, and
-// returns the tools listed before; a connector closed meanwhile closes s
-// and fails with ErrClosed.
-func (c *Connector) install(s *session, tools []connectors.Tool) (old []connectors.Tool, err error) {
+// started takes in a session start's outcome, the one way for a first
+// start and a reconnection: s, which listed tools, becomes the live
+// session (returning the tools listed before); or the connector is down
+// for a sign-in (returning the *connectors.SignInRequired); or the
+// failure counts for the backoff and is returned with what a stdio
+// server said (startError). A connector closed meanwhile closes s and
+// fails with ErrClosed.
+func (c *Connector) started(s *session, tools []connectors.Tool, err error) (old []connectors.Tool, _ error) {
+	sr, signIn := connectors.AsSignInRequired(err)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.life.Err() != nil {
-		_ = s.close()
+	switch {
+	case c.life.Err() != nil:
+		if s != nil {
+			_ = s.close()
+		}
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case signIn:
+		c.down = sr
+		return nil, sr
+	case err != nil:
+		c.failures++
+		c.failedAt = time.Now()
+		return nil, c.startError(s, err)
 	}
 	old = c.tools
 	c.sess, c.down = s, nil

@@ -161,30 +161,19 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	defer context.AfterFunc(c.life, cancel)()
 	start := time.Now()
 	s, tools, err := c.startSession(sctx)
+	old, err := c.started(s, tools, err)
 	if sr, ok := connectors.AsSignInRequired(err); ok {
 		// Not a failure of the server: no backoff, no retry until a
 		// sign-in.
-		c.mu.Lock()
-		c.down = sr
-		c.mu.Unlock()
 		c.logger.Info("the MCP server needs a sign-in", "reason", sr.Reason)
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, sr)
 	}
 	if err != nil {
-		c.mu.Lock()
-		c.failures++
-		c.failedAt = time.Now()
-		c.mu.Unlock()
-		if c.life.Err() != nil {
-			return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+		if errors.Is(err, ErrClosed) {
+			return nil, err
 		}
-		err = c.startError(s, err)
 		c.logger.Warn("the MCP server could not be "+verb, "err", err)
 		return nil, fmt.Errorf("%s: the MCP server could not be %s: %w; it will be tried again on the next call", c.cfg.Name, verb, err)
-	}
-	old, err := c.install(s, tools)
-	if err != nil {
-		return nil, err
 	}
 	changed := !reflect.DeepEqual(old, tools)
 
