@@ -110,11 +110,8 @@ var errNoUser = errors.New("the request names no person (credentials: per_user n
 // OpenPerUser returns a PerUser connector for cfg. It opens no connection:
 // the first request of each person does.
 func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
-	if cfg.URL == "" {
-		return nil, errors.New("credentials: per_user needs a url server")
-	}
-	if cfg.OAuth != nil || cfg.Session == nil {
-		return nil, errors.New("credentials: per_user takes a Session for each person, not one OAuth")
+	if cfg.URL == "" || cfg.OAuth != nil || cfg.Session == nil {
+		return nil, errors.New("credentials: per_user takes a url server and a Session for each person, not one OAuth")
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
@@ -314,25 +311,16 @@ func asUser[T any](ctx context.Context, p *PerUser, fn func(*Connector) (T, erro
 // succeeds, else on that of the person who listed last, and remembers
 // whose it succeeded on.
 func (p *PerUser) listing(ctx context.Context, fn func(*Connector) error) error {
-	var last error
-	tried := map[string]bool{}
-	try := func(user string) bool {
-		tried[user] = true
-		err := p.with(ctx, user, fn)
-		if err == nil {
-			p.remember(ctx, user)
-			return true
-		}
-		last = err
-		return false
+	users := p.users()
+	if user := p.recall(ctx); user != "" && !slices.Contains(users, user) {
+		users = append(users, user)
 	}
-	for _, user := range p.users() {
-		if try(user) {
+	var last error
+	for _, user := range users {
+		if last = p.with(ctx, user, fn); last == nil {
+			p.remember(ctx, user)
 			return nil
 		}
-	}
-	if user := p.recall(ctx); user != "" && !tried[user] && try(user) {
-		return nil
 	}
 	if last != nil && !needsSignIn(last) {
 		return last

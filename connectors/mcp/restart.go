@@ -62,7 +62,10 @@ func (c *Connector) retire(s *session, failed bool) {
 	if c.sess == s {
 		c.sess = nil
 		if failed {
-			end := s.endedAt()
+			end := time.Now() // when the session ended: its process's exit, or now
+			if s.proc != nil && s.proc.hasExited() {
+				end = s.proc.exitedAt
+			}
 			if end.Sub(s.started) >= 2*c.backoff.Limit() {
 				c.failures = 0
 			}

@@ -244,14 +244,6 @@ func (s *session) alive() bool {
 	return true
 }
 
-// endedAt is when the session ended: its process's exit, or now.
-func (s *session) endedAt() time.Time {
-	if s.proc != nil && s.proc.hasExited() {
-		return s.proc.exitedAt
-	}
-	return time.Now()
-}
-
 // close ends the session: the change stream, the client and transport,
 // and the child process, which it reaps. It is safe to call more than once
 // and concurrently; every call waits for the first to finish.
