@@ -389,13 +389,7 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	}
 	tools, err := c.listTools(ctx, s)
 	if err != nil {
-		if sr, ok := connectors.AsSignInRequired(err); ok {
-			return fmt.Errorf("mcp connector %q: tools/list: %w", c.cfg.Name, sr)
-		}
-		if transportFailed(s, err) && ctx.Err() == nil {
-			return c.failure(s, "tools/list", err)
-		}
-		return fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
+		return c.callError(ctx, s, "tools/list", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
