@@ -140,12 +140,21 @@ func (e *startTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 // start that outlives StartTimeout can go on after Open returns; ctx
 // ending first stops it, and Open returns the connector down with why.
 func Open(ctx context.Context, cfg Config) (*Connector, error) {
-	c, err := newConnector(cfg)
-	if err != nil {
+	if err := cfg.validate(); err != nil {
 		if cfg.OAuth != nil {
 			_ = cfg.OAuth.Close()
 		}
-		return nil, err
+		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
+	}
+	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
+		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
+	c.life, c.endLife = context.WithCancel(context.Background())
+	c.close = sync.OnceValue(c.shutdown)
+	c.phase.Store(phaseConnecting)
+	if cfg.Command != "" {
+		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
+	} else {
+		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	began := time.Now()
 	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -262,24 +271,6 @@ func (c *Connector) recover() {
 		}
 		c.mu.Unlock()
 	}
-}
-
-// newConnector validates cfg and builds a connector without a session.
-func newConnector(cfg Config) (*Connector, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
-	}
-	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
-		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
-	c.life, c.endLife = context.WithCancel(context.Background())
-	c.close = sync.OnceValue(c.shutdown)
-	c.phase.Store(phaseConnecting)
-	if cfg.Command != "" {
-		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
-	} else {
-		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	return c, nil
 }
 
 // startError adds to a failed start's error how a stdio server's process
@@ -676,8 +667,7 @@ func (c *Connector) callError(ctx context.Context, s *session, name string, err 
 	}
 	var ended *callEnded
 	switch {
-	case errors.As(err, &ended) && !errors.Is(ended.cause, errExited) &&
-		!errors.Is(ended.cause, errConnectionLost) && !errors.Is(ended.cause, errSessionClosed):
+	case errors.As(err, &ended) && ended.cause != context.Cause(s.ctx): // not the session's end
 		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, ended.cause)
 	case ended != nil, transportFailed(s, err) && ctx.Err() == nil:
 		return c.failure(s, name, err)
