@@ -31,9 +31,6 @@ import (
 // ErrClosed is returned (wrapped) by calls on a closed connector.
 var ErrClosed = errors.New("connector closed")
 
-// clientName is the client name sent to downstream servers.
-const clientName = "codemode-mcp"
-
 // maxPages bounds tools/list pagination against a server that never stops.
 const maxPages = 1000
 
@@ -315,8 +312,8 @@ type reworded struct {
 func (e *reworded) Error() string   { return e.msg }
 func (e *reworded) Unwrap() []error { return e.errs }
 
-// clientVersion is the version sent in the client info: the module's,
-// from the build info.
+// clientVersion is the version sent in the client info (named
+// codemode-mcp): the module's, from the build info.
 func clientVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version

@@ -141,7 +141,7 @@ func (s *session) connect(ctx context.Context) error {
 	}
 	c.phase.Store(phaseInitialising)
 	req := mcpgo.InitializeRequest{}
-	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: clientVersion()}
+	req.Params.ClientInfo = mcpgo.Implementation{Name: "codemode-mcp", Version: clientVersion()}
 	res, err := s.client.Initialize(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
