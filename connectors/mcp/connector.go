@@ -536,7 +536,7 @@ func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool strin
 	reply, err := pc.wait(callCtx)
 	switch {
 	case err != nil && callCtx.Err() != nil:
-		err = &callEnded{cause: context.Cause(callCtx), err: err}
+		err = &callEnded{cause: context.Cause(callCtx)}
 	case err == nil && reply.err != nil:
 		err = reply.err.AsError()
 	}
@@ -629,7 +629,7 @@ func (c *Connector) request(ctx context.Context, s *session, hide bool, send fun
 	raw := sink.result()
 	switch {
 	case err != nil && callCtx.Err() != nil:
-		return nil, &callEnded{cause: context.Cause(callCtx), err: err}
+		return nil, &callEnded{cause: context.Cause(callCtx)}
 	case raw != nil:
 		if err != nil {
 			c.logger.Debug("mcp-go rejected an answer; decoding it leniently", "err", err)
@@ -642,11 +642,9 @@ func (c *Connector) request(ctx context.Context, s *session, hide bool, send fun
 }
 
 // callEnded is the error of a call whose context ended: cause says why
-// (the caller's context, CallTimeout, or the session's end).
-type callEnded struct {
-	cause error
-	err   error
-}
+// (the caller's context, CallTimeout, or the session's end), whatever
+// error the transport made of it.
+type callEnded struct{ cause error }
 
 func (e *callEnded) Error() string { return e.cause.Error() }
 func (e *callEnded) Unwrap() error { return e.cause }

@@ -45,12 +45,6 @@ func offersTasks(caps mcpgo.ServerCapabilities) bool {
 	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
 }
 
-// wireTaskAnswer is a task-augmented tools/call answered with a task (or,
-// when the server chose to answer at once, a tools/call result).
-type wireTaskAnswer struct {
-	Task *wireTask `json:"task"`
-}
-
 // wireTask is a task as the server sends it (tasks/get's result is one).
 type wireTask struct {
 	TaskID        string `json:"taskId"`
@@ -95,7 +89,9 @@ func (c *Connector) StartTask(ctx context.Context, tool string, args json.RawMes
 	if err != nil {
 		return connectors.TaskStart{}, err
 	}
-	var ans wireTaskAnswer
+	var ans struct { // the task, or a tools/call result when the server answered at once
+		Task *wireTask `json:"task"`
+	}
 	if err := json.Unmarshal(raw, &ans); err != nil {
 		return connectors.TaskStart{}, fmt.Errorf("mcp connector %q: call %s: malformed answer: %w", c.cfg.Name, tool, err)
 	}
