@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"path"
 	"slices"
@@ -97,6 +96,11 @@ type Config struct {
 	Scrubber *scrub.Scrubber
 }
 
+// validate checks what the connector relies on: a valid name and exactly
+// one source. The rest (keys that apply to one kind only, durations,
+// globs) the config package checks where the user wrote them, with their
+// position; a Config built otherwise (tests, benchmarks) is the
+// programmer's.
 func (cfg *Config) validate() error {
 	if err := connectors.ValidateConnectorName(cfg.Name); err != nil {
 		return err
@@ -106,33 +110,12 @@ func (cfg *Config) validate() error {
 		return errors.New("one of command or url is required")
 	case cfg.Command != "" && cfg.URL != "":
 		return errors.New("command and url are mutually exclusive")
-	case cfg.Command != "" && cfg.SSE:
-		return errors.New("sse applies to url, not command")
-	case cfg.Command != "" && len(cfg.Headers) > 0:
-		return errors.New("headers apply to url, not command")
-	case cfg.Command != "" && cfg.OAuth != nil:
-		return errors.New("oauth applies to url, not command")
-	case cfg.URL != "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.Dir != "" || cfg.InheritAll || len(cfg.Inherit) > 0):
-		return errors.New("args, env, dir and inherit apply to command, not url")
-	case cfg.CallTimeout < 0:
-		return fmt.Errorf("call timeout %v is negative", cfg.CallTimeout)
-	case cfg.StartTimeout < 0:
-		return fmt.Errorf("start timeout %v is negative", cfg.StartTimeout)
-	case cfg.RestartDelay < 0 || cfg.MaxRestartDelay < 0:
-		return fmt.Errorf("restart delays %v and %v must not be negative", cfg.RestartDelay, cfg.MaxRestartDelay)
-	}
-	for _, globs := range [][]string{cfg.Include, cfg.Exclude} {
-		for _, g := range globs {
-			if _, err := path.Match(g, ""); err != nil {
-				return fmt.Errorf("tool glob %q: %w", g, err)
-			}
-		}
 	}
 	return nil
 }
 
-// selected reports whether the tool named source passes Include and Exclude.
-// The patterns were checked by validate.
+// selected reports whether the tool named source passes Include and
+// Exclude (a malformed pattern matches nothing).
 func (cfg *Config) selected(source string) bool {
 	match := func(glob string) bool {
 		ok, _ := path.Match(glob, source)

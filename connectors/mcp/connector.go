@@ -31,9 +31,6 @@ import (
 // ErrClosed is returned (wrapped) by calls on a closed connector.
 var ErrClosed = errors.New("connector closed")
 
-// clientName is the client name sent to downstream servers.
-const clientName = "codemode-mcp"
-
 // maxPages bounds tools/list pagination against a server that never stops.
 const maxPages = 1000
 
@@ -140,12 +137,21 @@ func (e *startTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 // start that outlives StartTimeout can go on after Open returns; ctx
 // ending first stops it, and Open returns the connector down with why.
 func Open(ctx context.Context, cfg Config) (*Connector, error) {
-	c, err := newConnector(cfg)
-	if err != nil {
+	if err := cfg.validate(); err != nil {
 		if cfg.OAuth != nil {
 			_ = cfg.OAuth.Close()
 		}
-		return nil, err
+		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
+	}
+	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
+		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
+	c.life, c.endLife = context.WithCancel(context.Background())
+	c.close = sync.OnceValue(c.shutdown)
+	c.phase.Store(phaseConnecting)
+	if cfg.Command != "" {
+		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
+	} else {
+		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	began := time.Now()
 	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -198,39 +204,48 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 // started again in the background with the backoff (recover). It reports
 // whether the connector came up.
 func (c *Connector) settle(r startResult) bool {
+	_, err := c.started(r.s, r.tools, r.err)
+	sr, signIn := connectors.AsSignInRequired(err)
 	switch {
-	case r.err != nil && c.life.Err() != nil: // closed meanwhile
-	case r.err != nil && needsSignIn(r.err):
-		sr, _ := connectors.AsSignInRequired(r.err)
-		c.mu.Lock()
-		c.down = sr
-		c.mu.Unlock()
+	case err == nil:
+		return true
+	case signIn:
 		c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
-	case r.err != nil:
-		err := c.startError(r.s, r.err)
+	case !errors.Is(err, ErrClosed):
 		c.mu.Lock()
 		c.down = err
-		c.failures, c.failedAt = 1, time.Now()
 		c.mu.Unlock()
 		c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
 			"first", c.backoff.Delay(1), "max", c.backoff.Limit())
 		c.recovering.Go(c.recover)
-	default:
-		_, err := c.install(r.s, r.tools)
-		return err == nil
 	}
 	return false
 }
 
-// install makes s, whose start listed tools, the live session, and
-// returns the tools listed before; a connector closed meanwhile closes s
-// and fails with ErrClosed.
-func (c *Connector) install(s *session, tools []connectors.Tool) (old []connectors.Tool, err error) {
+// started takes in a session start's outcome, the one way for a first
+// start and a reconnection: s, which listed tools, becomes the live
+// session (returning the tools listed before); or the connector is down
+// for a sign-in (returning the *connectors.SignInRequired); or the
+// failure counts for the backoff and is returned with what a stdio
+// server said (startError). A connector closed meanwhile closes s and
+// fails with ErrClosed.
+func (c *Connector) started(s *session, tools []connectors.Tool, err error) (old []connectors.Tool, _ error) {
+	sr, signIn := connectors.AsSignInRequired(err)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.life.Err() != nil {
-		_ = s.close()
+	switch {
+	case c.life.Err() != nil:
+		if s != nil {
+			_ = s.close()
+		}
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+	case signIn:
+		c.down = sr
+		return nil, sr
+	case err != nil:
+		c.failures++
+		c.failedAt = time.Now()
+		return nil, c.startError(s, err)
 	}
 	old = c.tools
 	c.sess, c.down = s, nil
@@ -253,24 +268,6 @@ func (c *Connector) recover() {
 		}
 		c.mu.Unlock()
 	}
-}
-
-// newConnector validates cfg and builds a connector without a session.
-func newConnector(cfg Config) (*Connector, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
-	}
-	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
-		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
-	c.life, c.endLife = context.WithCancel(context.Background())
-	c.close = sync.OnceValue(c.shutdown)
-	c.phase.Store(phaseConnecting)
-	if cfg.Command != "" {
-		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
-	} else {
-		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	return c, nil
 }
 
 // startError adds to a failed start's error how a stdio server's process
@@ -315,8 +312,8 @@ type reworded struct {
 func (e *reworded) Error() string   { return e.msg }
 func (e *reworded) Unwrap() []error { return e.errs }
 
-// clientVersion is the version sent in the client info: the module's,
-// from the build info.
+// clientVersion is the version sent in the client info (named
+// codemode-mcp): the module's, from the build info.
 func clientVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -380,13 +377,7 @@ func (c *Connector) Refresh(ctx context.Context) error {
 	}
 	tools, err := c.listTools(ctx, s)
 	if err != nil {
-		if sr, ok := connectors.AsSignInRequired(err); ok {
-			return fmt.Errorf("mcp connector %q: tools/list: %w", c.cfg.Name, sr)
-		}
-		if transportFailed(s, err) && ctx.Err() == nil {
-			return c.failure(s, "tools/list", err)
-		}
-		return fmt.Errorf("mcp connector %q: %w", c.cfg.Name, err)
+		return c.callError(ctx, s, "tools/list", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -498,17 +489,16 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	}
 	ctx, unwatch := c.progress.watch(ctx, c.cfg.Name)
 	defer unwatch()
-	if s.stdio != nil {
-		pc, ok, err := s.startStdio(ctx, tool, args)
-		switch {
-		case err != nil:
-			return connectors.Result{}, c.callError(ctx, s, name, err)
-		case ok:
-			connectors.CallHookFrom(ctx).Sent()
-			return c.awaitStdio(ctx, s, name, tool, args, pc)
-		}
+	if s.stdio == nil {
+		raw, err := c.callClient(ctx, s, name, callRequest(ctx, tool, args))
+		return c.decode(tool, raw, err)
 	}
-	return c.callClient(ctx, s, name, tool, args)
+	pc, err := s.startStdio(ctx, tool, args)
+	if err != nil {
+		return connectors.Result{}, c.callError(ctx, s, name, err)
+	}
+	connectors.CallHookFrom(ctx).Sent()
+	return c.awaitStdio(ctx, s, name, tool, args, pc)
 }
 
 // prepare checks a call's arguments (see objectArgs) and returns the
@@ -546,7 +536,7 @@ func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool strin
 	reply, err := pc.wait(callCtx)
 	switch {
 	case err != nil && callCtx.Err() != nil:
-		err = &callEnded{cause: context.Cause(callCtx), err: err}
+		err = &callEnded{cause: context.Cause(callCtx)}
 	case err == nil && reply.err != nil:
 		err = reply.err.AsError()
 	}
@@ -556,14 +546,16 @@ func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool strin
 		return connectors.Result{}, c.callError(ctx, s, name, err)
 	case needsInput(reply.result):
 		c.logger.Debug("the server needs input for a tool call; sending it again through the MCP client", "tool", tool)
-		return c.callClient(ctx, s, name, tool, args)
+		raw, err := c.callClient(ctx, s, name, callRequest(ctx, tool, args))
+		return c.decode(tool, raw, err)
 	}
-	return c.decode(tool, reply.result)
+	return c.decode(tool, reply.result, nil)
 }
 
-// callClient makes a call through mcp-go's client.
-func (c *Connector) callClient(ctx context.Context, s *session, name, tool string, args json.RawMessage) (connectors.Result, error) {
-	req := callRequest(ctx, tool, args)
+// callClient sends req, a tools/call of the tool named name in the
+// sandbox, through mcp-go's client and returns its raw result; a failure
+// is reported by callError.
+func (c *Connector) callClient(ctx context.Context, s *session, name string, req mcpgo.CallToolRequest) (json.RawMessage, error) {
 	send := func(ctx context.Context, s *session) error {
 		_, err := s.client.CallTool(ctx, req)
 		return err
@@ -575,18 +567,22 @@ func (c *Connector) callClient(ctx context.Context, s *session, name, tool strin
 		c.logger.Info("the server no longer knows our session; reconnecting", "during", name)
 		c.retire(s, false)
 		if s, err = c.current(ctx); err != nil {
-			return connectors.Result{}, err
+			return nil, err
 		}
 		raw, err = c.request(ctx, s, true, send)
 	}
 	if err != nil {
-		return connectors.Result{}, c.callError(ctx, s, name, err)
+		return nil, c.callError(ctx, s, name, err)
 	}
-	return c.decode(tool, raw)
+	return raw, nil
 }
 
-// decode turns a raw tools/call result into the connector's Result.
-func (c *Connector) decode(tool string, raw json.RawMessage) (connectors.Result, error) {
+// decode turns a raw tools/call result of tool into the connector's
+// Result, unless err (which it returns) says there is none.
+func (c *Connector) decode(tool string, raw json.RawMessage, err error) (connectors.Result, error) {
+	if err != nil {
+		return connectors.Result{}, err
+	}
 	out, err := decodeCallResult(raw)
 	if err != nil {
 		return connectors.Result{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
@@ -633,7 +629,7 @@ func (c *Connector) request(ctx context.Context, s *session, hide bool, send fun
 	raw := sink.result()
 	switch {
 	case err != nil && callCtx.Err() != nil:
-		return nil, &callEnded{cause: context.Cause(callCtx), err: err}
+		return nil, &callEnded{cause: context.Cause(callCtx)}
 	case raw != nil:
 		if err != nil {
 			c.logger.Debug("mcp-go rejected an answer; decoding it leniently", "err", err)
@@ -646,11 +642,9 @@ func (c *Connector) request(ctx context.Context, s *session, hide bool, send fun
 }
 
 // callEnded is the error of a call whose context ended: cause says why
-// (the caller's context, CallTimeout, or the session's end).
-type callEnded struct {
-	cause error
-	err   error
-}
+// (the caller's context, CallTimeout, or the session's end), whatever
+// error the transport made of it.
+type callEnded struct{ cause error }
 
 func (e *callEnded) Error() string { return e.cause.Error() }
 func (e *callEnded) Unwrap() error { return e.cause }
@@ -668,8 +662,7 @@ func (c *Connector) callError(ctx context.Context, s *session, name string, err 
 	}
 	var ended *callEnded
 	switch {
-	case errors.As(err, &ended) && !errors.Is(ended.cause, errExited) &&
-		!errors.Is(ended.cause, errConnectionLost) && !errors.Is(ended.cause, errSessionClosed):
+	case errors.As(err, &ended) && ended.cause != context.Cause(s.ctx): // not the session's end
 		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, ended.cause)
 	case ended != nil, transportFailed(s, err) && ctx.Err() == nil:
 		return c.failure(s, name, err)

@@ -83,6 +83,7 @@ func (w *tWriter) stop() {
 type recorder struct {
 	mu      sync.Mutex
 	records []map[string]string
+	more    chan struct{} // closed by the next record (see await)
 }
 
 func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
@@ -95,8 +96,45 @@ func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
 	})
 	r.mu.Lock()
 	r.records = append(r.records, m)
+	if r.more != nil {
+		close(r.more)
+		r.more = nil
+	}
 	r.mu.Unlock()
 	return nil
+}
+
+// count is the number of records so far.
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.records)
+}
+
+// await waits for a record after the first from that match accepts, and
+// returns it.
+func (r *recorder) await(t *testing.T, from int, match func(map[string]string) bool) map[string]string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		r.mu.Lock()
+		for _, rec := range r.records[from:] {
+			if match(rec) {
+				r.mu.Unlock()
+				return rec
+			}
+		}
+		if r.more == nil {
+			r.more = make(chan struct{})
+		}
+		more := r.more
+		r.mu.Unlock()
+		select {
+		case <-more:
+		case <-timeout:
+			t.Fatal("no such log record within 30s")
+		}
+	}
 }
 
 func (r *recorder) WithAttrs(attrs []slog.Attr) slog.Handler {

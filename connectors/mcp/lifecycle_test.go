@@ -159,13 +159,8 @@ func TestDialErrors(t *testing.T) {
 	}{
 		{"no source", Config{Name: "x"}, "one of command or url is required"},
 		{"both", Config{Name: "x", Command: bin, URL: "http://127.0.0.1:1/mcp"}, "mutually exclusive"},
-		{"sse with command", Config{Name: "x", Command: bin, SSE: true}, "sse applies to url"},
-		{"headers with command", Config{Name: "x", Command: bin, Headers: map[string]string{"A": "b"}}, "headers apply to url"},
-		{"env with url", Config{Name: "x", URL: deadURL, Env: map[string]string{"A": "b"}}, "apply to command"},
 		{"bad name", Config{Name: "my-server", Command: bin}, "not a valid JavaScript identifier"},
 		{"reserved name", Config{Name: "codemode", Command: bin}, "reserved"},
-		{"bad glob", Config{Name: "x", Command: bin, Include: []string{"["}}, "tool glob"},
-		{"negative timeout", Config{Name: "x", Command: bin, CallTimeout: -time.Second}, "negative"},
 		{"missing command", Config{Name: "x", Command: "/nonexistent/mcp-server"}, "/nonexistent/mcp-server"},
 		{"exits at once", Config{Name: "x", Command: bin, Args: []string{"-no-such-flag"}}, "flag provided but not defined"},
 		{"nothing listening", Config{Name: "x", URL: deadURL}, "connection refused"},

@@ -16,14 +16,13 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
-// Defaults of PerUserConfig.
 const (
 	// DefaultMaxUsers bounds the people a PerUser connector holds a
 	// connection for at once.
 	DefaultMaxUsers = 64
-	// DefaultIdleTimeout is how long a person's connection stays open
-	// without being used.
-	DefaultIdleTimeout = 10 * time.Minute
+	// idleTimeout is how long a person's connection stays open without
+	// being used.
+	idleTimeout = 10 * time.Minute
 )
 
 // KindLister is the record kind (oauth.Store) in which a PerUser connector
@@ -54,9 +53,6 @@ type PerUserConfig struct {
 	// zero): past it the one idle longest is closed, and when every one
 	// is in use the call fails, saying so.
 	MaxUsers int
-	// IdleTimeout is how long a connection stays open unused
-	// (DefaultIdleTimeout when zero).
-	IdleTimeout time.Duration
 	// Now is the clock idleness is measured by; nil means time.Now.
 	Now func() time.Time
 }
@@ -70,7 +66,7 @@ type PerUserConfig struct {
 // person without a grant gets connectors.SignInRequired, and signs in for
 // themselves (the SignIner's methods act for the person the context's
 // CallHook names). Connections are a bounded pool: at most MaxUsers, one
-// unused for IdleTimeout is closed by a goroutine the connector owns
+// unused for 10 minutes is closed by a goroutine the connector owns
 // (Close stops it and closes every connection).
 //
 // Its tools are listed through the connection used last that lists them,
@@ -114,20 +110,14 @@ var errNoUser = errors.New("the request names no person (credentials: per_user n
 // OpenPerUser returns a PerUser connector for cfg. It opens no connection:
 // the first request of each person does.
 func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
-	if cfg.URL == "" {
-		return nil, errors.New("credentials: per_user needs a url server")
-	}
-	if cfg.OAuth != nil || cfg.Session == nil {
-		return nil, errors.New("credentials: per_user takes a Session for each person, not one OAuth")
+	if cfg.URL == "" || cfg.OAuth != nil || cfg.Session == nil {
+		return nil, errors.New("credentials: per_user takes a url server and a Session for each person, not one OAuth")
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
 	if cfg.MaxUsers <= 0 {
 		cfg.MaxUsers = DefaultMaxUsers
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -143,7 +133,7 @@ func (p *PerUser) Name() string { return p.cfg.Name }
 
 // sweeper closes idle connections until Close.
 func (p *PerUser) sweeper() {
-	t := time.NewTicker(p.cfg.IdleTimeout / 2)
+	t := time.NewTicker(idleTimeout / 2)
 	defer t.Stop()
 	for {
 		select {
@@ -155,13 +145,13 @@ func (p *PerUser) sweeper() {
 	}
 }
 
-// sweep closes the connections unused for IdleTimeout.
+// sweep closes the connections unused for idleTimeout.
 func (p *PerUser) sweep() {
 	now := p.cfg.Now()
 	var idle []*userConn
 	p.mu.Lock()
 	for user, uc := range p.conns {
-		if uc.busy == 0 && now.Sub(uc.used) >= p.cfg.IdleTimeout {
+		if uc.busy == 0 && now.Sub(uc.used) >= idleTimeout {
 			delete(p.conns, user)
 			idle = append(idle, uc)
 		}
@@ -321,25 +311,16 @@ func asUser[T any](ctx context.Context, p *PerUser, fn func(*Connector) (T, erro
 // succeeds, else on that of the person who listed last, and remembers
 // whose it succeeded on.
 func (p *PerUser) listing(ctx context.Context, fn func(*Connector) error) error {
-	var last error
-	tried := map[string]bool{}
-	try := func(user string) bool {
-		tried[user] = true
-		err := p.with(ctx, user, fn)
-		if err == nil {
-			p.remember(ctx, user)
-			return true
-		}
-		last = err
-		return false
+	users := p.users()
+	if user := p.recall(ctx); user != "" && !slices.Contains(users, user) {
+		users = append(users, user)
 	}
-	for _, user := range p.users() {
-		if try(user) {
+	var last error
+	for _, user := range users {
+		if last = p.with(ctx, user, fn); last == nil {
+			p.remember(ctx, user)
 			return nil
 		}
-	}
-	if user := p.recall(ctx); user != "" && !tried[user] && try(user) {
-		return nil
 	}
 	if last != nil && !needsSignIn(last) {
 		return last

@@ -179,7 +179,7 @@ func TestPerUserListsThroughWhoListedLast(t *testing.T) {
 
 // The pool is bounded: past MaxUsers the connection idle longest is
 // closed (its person's next call opens another, on their stored grant),
-// and connections unused for IdleTimeout are closed by the sweep.
+// and connections unused for idleTimeout are closed by the sweep.
 func TestPerUserPoolIsBounded(t *testing.T) {
 	f, server := protected(t, false)
 	ts := newTokenStore(t)
@@ -213,7 +213,7 @@ func TestPerUserPoolIsBounded(t *testing.T) {
 	if got := p.users(); len(got) != 1 {
 		t.Fatalf("a connection used just now was swept: %q", got)
 	}
-	advance(DefaultIdleTimeout)
+	advance(idleTimeout)
 	p.sweep()
 	if got := p.users(); len(got) != 0 {
 		t.Errorf("idle connections of %q stay open", got)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,8 +44,7 @@ type process struct {
 
 	stopOnce  sync.Once
 	stopErr   error
-	stopping  chan struct{} // closed when stop begins
-	stoppedAt time.Time     // set before stopping is closed
+	stoppedAt atomic.Pointer[time.Time] // when stop began; nil before
 }
 
 // startProcess starts cfg's command with its stdin and stdout on pipes and
@@ -65,11 +65,7 @@ func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error
 	cmd.WaitDelay = waitDelay
 	cmd.SysProcAttr = childAttr()
 
-	p := &process{
-		cmd:      cmd,
-		exited:   make(chan struct{}),
-		stopping: make(chan struct{}),
-	}
+	p := &process{cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -117,12 +113,8 @@ func (p *process) exitedOnItsOwn() bool {
 	if !p.hasExited() {
 		return false
 	}
-	select {
-	case <-p.stopping:
-		return p.exitedAt.Before(p.stoppedAt)
-	default:
-		return true
-	}
+	stopped := p.stoppedAt.Load()
+	return stopped == nil || p.exitedAt.Before(*stopped)
 }
 
 // status describes how the child ended, e.g. "status 3" or "signal:
@@ -145,9 +137,8 @@ func (p *process) status() string {
 // the pipe). It is safe to call more than once and concurrently.
 func (p *process) stop(logger *slog.Logger) error {
 	p.stopOnce.Do(func() {
-		p.stoppedAt = time.Now()
-		close(p.stopping)
 		start := time.Now()
+		p.stoppedAt.Store(&start)
 		var errs []error
 		if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			errs = append(errs, fmt.Errorf("close stdin: %w", err))

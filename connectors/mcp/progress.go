@@ -55,20 +55,8 @@ func tokenOf(ctx context.Context) string {
 
 // deliver routes a notifications/progress to its call, if it is ours.
 func (r *progressRelay) deliver(n mcpgo.JSONRPCNotification) {
-	b, err := json.Marshal(n.Params.AdditionalFields)
-	if err != nil {
-		return
-	}
-	var p struct {
-		Token    any      `json:"progressToken"`
-		Progress float64  `json:"progress"`
-		Total    *float64 `json:"total"`
-		Message  string   `json:"message"`
-	}
-	if json.Unmarshal(b, &p) != nil {
-		return
-	}
-	tok, ok := p.Token.(string)
+	f := n.Params.AdditionalFields // decoded by encoding/json: numbers are float64
+	tok, ok := f["progressToken"].(string)
 	if !ok {
 		return
 	}
@@ -78,13 +66,15 @@ func (r *progressRelay) deliver(n mcpgo.JSONRPCNotification) {
 	if recv == nil {
 		return
 	}
-	msg := p.Message
+	progress, _ := f["progress"].(float64)
+	total, _ := f["total"].(float64)
+	msg, _ := f["message"].(string)
 	switch {
 	case msg != "":
-	case p.Total != nil && *p.Total > 0:
-		msg = fmt.Sprintf("%g of %g", p.Progress, *p.Total)
+	case total > 0:
+		msg = fmt.Sprintf("%g of %g", progress, total)
 	default:
-		msg = fmt.Sprintf("%g", p.Progress)
+		msg = fmt.Sprintf("%g", progress)
 	}
 	recv.Progress(msg)
 }

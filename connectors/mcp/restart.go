@@ -47,11 +47,6 @@ func (c *Connector) current(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("%s: the MCP server is unavailable (%w); it is being started again in the background", c.cfg.Name, down)
 	case s != nil && s.alive():
 		return s, nil
-	case s != nil:
-		// It ended (the child exited, the stream was lost) before a call
-		// noticed.
-		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.proc.status())
-		c.retire(s, true)
 	}
 	return c.reconnect(ctx)
 }
@@ -67,7 +62,10 @@ func (c *Connector) retire(s *session, failed bool) {
 	if c.sess == s {
 		c.sess = nil
 		if failed {
-			end := s.endedAt()
+			end := time.Now() // when the session ended: its process's exit, or now
+			if s.proc != nil && s.proc.hasExited() {
+				end = s.proc.exitedAt
+			}
 			if end.Sub(s.started) >= 2*c.backoff.Limit() {
 				c.failures = 0
 			}
@@ -116,7 +114,10 @@ func (c *Connector) failure(s *session, what string, err error) error {
 
 // reconnect starts a new session, after the backoff delay of the failures
 // so far. One reconnect runs at a time; callers queued behind it use its
-// session. A failed start counts as a failure too.
+// session. It is the one way a session is replaced: a live session that
+// ended before a call noticed (the child exited, the SSE stream was lost)
+// is retired first and counts as a failure, whoever asks for the new one
+// (a call, a sign-in). A failed start counts as a failure too.
 func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	select {
 	case c.restarting <- struct{}{}:
@@ -128,14 +129,20 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	defer func() { <-c.restarting }()
 
 	c.mu.RLock()
-	s, failures, failedAt := c.sess, c.failures, c.failedAt
+	s := c.sess
 	c.mu.RUnlock()
 	switch {
 	case c.life.Err() != nil:
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
 	case s != nil && s.alive():
 		return s, nil // another caller reconnected meanwhile
+	case s != nil:
+		c.logger.Warn("the MCP server's session ended between calls; starting a new one", "reason", context.Cause(s.ctx), "status", s.proc.status())
+		c.retire(s, true)
 	}
+	c.mu.RLock()
+	failures, failedAt := c.failures, c.failedAt
+	c.mu.RUnlock()
 	verb := "reconnected"
 	if c.cfg.Command != "" {
 		verb = "started again"
@@ -157,30 +164,19 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 	defer context.AfterFunc(c.life, cancel)()
 	start := time.Now()
 	s, tools, err := c.startSession(sctx)
+	old, err := c.started(s, tools, err)
 	if sr, ok := connectors.AsSignInRequired(err); ok {
 		// Not a failure of the server: no backoff, no retry until a
 		// sign-in.
-		c.mu.Lock()
-		c.down = sr
-		c.mu.Unlock()
 		c.logger.Info("the MCP server needs a sign-in", "reason", sr.Reason)
 		return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, sr)
 	}
 	if err != nil {
-		c.mu.Lock()
-		c.failures++
-		c.failedAt = time.Now()
-		c.mu.Unlock()
-		if c.life.Err() != nil {
-			return nil, fmt.Errorf("mcp connector %q: %w", c.cfg.Name, ErrClosed)
+		if errors.Is(err, ErrClosed) {
+			return nil, err
 		}
-		err = c.startError(s, err)
 		c.logger.Warn("the MCP server could not be "+verb, "err", err)
 		return nil, fmt.Errorf("%s: the MCP server could not be %s: %w; it will be tried again on the next call", c.cfg.Name, verb, err)
-	}
-	old, err := c.install(s, tools)
-	if err != nil {
-		return nil, err
 	}
 	changed := !reflect.DeepEqual(old, tools)
 

@@ -119,29 +119,24 @@ func (s *session) open(ctx context.Context) ([]connectors.Tool, error) {
 	return tools, nil
 }
 
-// connect starts the transport and performs the handshake. Cancelling ctx
-// closes the transport, which ends a handshake in progress.
+// connect starts the transport and performs the handshake; cancelling
+// ctx ends either.
 func (s *session) connect(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	c := s.c
-	// An SSE start waits for the server's endpoint event, so it must be
-	// abortable; the other starts return at once.
-	if c.cfg.SSE {
-		defer s.closeOnDone(ctx)()
-	}
+	// Closing the client ends a start in progress (an SSE start waits for
+	// the server's endpoint event) and a handshake.
+	defer s.closeOnDone(ctx)()
 	// The transport outlives ctx: the SSE stream and the stdio request
 	// handler keep the context given to Start.
 	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
-	if !c.cfg.SSE {
-		defer s.closeOnDone(ctx)()
-	}
 	c.phase.Store(phaseInitialising)
 	req := mcpgo.InitializeRequest{}
-	req.Params.ClientInfo = mcpgo.Implementation{Name: clientName, Version: clientVersion()}
+	req.Params.ClientInfo = mcpgo.Implementation{Name: "codemode-mcp", Version: clientVersion()}
 	res, err := s.client.Initialize(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -242,14 +237,6 @@ func (s *session) alive() bool {
 		return false
 	}
 	return true
-}
-
-// endedAt is when the session ended: its process's exit, or now.
-func (s *session) endedAt() time.Time {
-	if s.proc != nil && s.proc.hasExited() {
-		return s.proc.exitedAt
-	}
-	return time.Now()
 }
 
 // close ends the session: the change stream, the client and transport,

@@ -20,14 +20,6 @@ func needsSignIn(err error) bool {
 	return ok
 }
 
-// downForSignIn reports whether the connector has no session because the
-// server wants a sign-in.
-func (c *Connector) downForSignIn() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.down != nil && needsSignIn(c.down)
-}
-
 // NeedsSignIn implements connectors.SignIner. It reads the token store,
 // where another process may have stored tokens meanwhile; when it holds
 // usable tokens and the connector has no session for want of them, the
@@ -42,7 +34,10 @@ func (c *Connector) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired
 	if err != nil || sr != nil {
 		return sr, err
 	}
-	if !c.downForSignIn() {
+	c.mu.RLock()
+	down := c.down
+	c.mu.RUnlock()
+	if down == nil || !needsSignIn(down) { // else it has no session for want of them
 		return nil, nil
 	}
 	if _, err := c.reconnect(ctx); err != nil {
@@ -84,20 +79,14 @@ type signInAttempt struct {
 }
 
 // Wait waits for the tokens, then connects again when the connector has no
-// session (a session that lived on through a refused token uses the new
-// tokens on its next request).
+// live session (reconnect keeps one: a session that lived on through a
+// refused token uses the new tokens on its next request; a connector down
+// for a sign-in has none).
 func (a *signInAttempt) Wait(ctx context.Context) error {
 	if err := a.Attempt.Wait(ctx); err != nil {
 		return err
 	}
-	c := a.c
-	c.mu.RLock()
-	s := c.sess
-	c.mu.RUnlock()
-	if s != nil && s.alive() && !c.downForSignIn() {
-		return nil
-	}
-	if _, err := c.reconnect(ctx); err != nil && !needsSignIn(err) {
+	if _, err := a.c.reconnect(ctx); err != nil && !needsSignIn(err) {
 		return fmt.Errorf("signed in, but connecting again failed: %w", err)
 	}
 	// Signed in. (A server that wants more, say other scopes, makes the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -173,6 +174,34 @@ func TestSignInBringsTheServer(t *testing.T) {
 				t.Errorf("NeedsSignIn after the sign-in: %v, %v", sr, err)
 			}
 		})
+	}
+}
+
+// A sign-in while the SSE stream of the session is lost (the session
+// ended, and no call has noticed yet) replaces the session the one way
+// every other path does: the lost one is retired and counts as a failure
+// for the restart backoff, as it would had a call noticed it.
+func TestSignInReplacesALostSession(t *testing.T) {
+	f, server := protected(t, true)
+	ts := newTokenStore(t)
+	rec := &recorder{}
+	c, err := Open(context.Background(), Config{Name: "remote", URL: server, SSE: true, OAuth: ts.session(server),
+		Logger: slog.New(rec), RestartDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	signInNow(t, c)
+	from := rec.count()
+	f.RS.CloseClientConnections()
+	rec.await(t, from, func(r map[string]string) bool { return r["msg"] == "the connection to the MCP server was lost" })
+	signInNow(t, c)
+	got := rec.await(t, from, func(r map[string]string) bool { return r["msg"] == "reconnected to the MCP server" })
+	if got["failures"] != "1" {
+		t.Errorf("the reconnection after a lost stream counted %s failures, want 1", got["failures"])
+	}
+	if res, err := c.Call(context.Background(), "echo", json.RawMessage(`{"message":"hi"}`)); err != nil || res.IsError {
+		t.Fatalf("Call after the sign-in: %+v, %v", res, err)
 	}
 }
 

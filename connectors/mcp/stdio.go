@@ -76,19 +76,15 @@ type stdioTransport struct {
 	onNotify  func(mcpgo.JSONRPCNotification)
 	onRequest transport.RequestHandler
 	// meta is the _meta mcp-go's client puts in every request on protocol
-	// 2026-07-28 (nil on earlier versions), as seen on its tools/list
-	// request; metaSeen says whether one was seen. Guarded by mu.
-	meta     json.RawMessage
-	metaSeen bool
+	// 2026-07-28 (empty on earlier versions), as seen on its tools/list
+	// request; nil until one was seen.
+	meta atomic.Pointer[json.RawMessage]
 
-	nextID    atomic.Int64
-	startOnce sync.Once
+	nextID atomic.Int64
 	// life ends when the transport is closed or stdout ends, and with it
-	// the handling of the server's requests (whose context it is); done
-	// is its Done.
+	// the handling of the server's requests (whose context it is).
 	life   context.Context
 	cancel context.CancelFunc
-	done   <-chan struct{}
 	wg     sync.WaitGroup // the reader, request handlers, cancellations
 }
 
@@ -138,7 +134,6 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 		pending: map[string]chan rpcReply{},
 	}
 	t.life, t.cancel = context.WithCancel(context.Background())
-	t.done = t.life.Done()
 	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.outFD = d
 	}
@@ -148,13 +143,10 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 	return t
 }
 
-// Start starts the watcher.
+// Start starts the watcher. mcp-go's client calls it once.
 func (t *stdioTransport) Start(context.Context) error {
-	t.startOnce.Do(func() {
-		t.wg.Add(1)
-		go t.watch()
-		t.signalIdle()
-	})
+	t.wg.Go(t.watch)
+	t.signalIdle()
 	return nil
 }
 
@@ -244,17 +236,7 @@ func (t *stdioTransport) noteMeta(msg []byte) {
 	if err := json.Unmarshal(msg, &req); err != nil {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.meta, t.metaSeen = req.Params.Meta, true
-}
-
-// requestMeta returns the _meta to send with a request, and whether it is
-// known yet (it is once the client has listed the tools).
-func (t *stdioTransport) requestMeta() (json.RawMessage, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.meta, t.metaSeen
+	t.meta.Store(&req.Params.Meta)
 }
 
 // A pendingCall is a request sent by start, awaiting its answer.
@@ -320,7 +302,7 @@ func (t *stdioTransport) await(ctx context.Context, id string, ch chan rpcReply)
 			return r, nil
 		case <-ctx.Done():
 			return rpcReply{}, ctx.Err()
-		case <-t.done:
+		case <-t.life.Done():
 			select {
 			case r := <-ch: // answered just before stdout ended
 				return r, nil
@@ -373,7 +355,7 @@ func (t *stdioTransport) interrupt() {
 // readFor reads stdout, holding role, until ch has the answer (ok) or ctx
 // ends, the transport ends or stdout cannot be interrupted (then role goes
 // back and ok is false).
-func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (rpcReply, bool) {
+func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (r rpcReply, ok bool) {
 	defer func() { t.role <- struct{}{} }()
 	stop := context.AfterFunc(ctx, func() {
 		t.mu.Lock()
@@ -381,29 +363,37 @@ func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (rpcRepl
 		t.interrupt()
 	})
 	defer stop()
-	for {
+	t.readWhile(func() bool {
 		// The answer may have been read by whoever read before.
 		select {
-		case r := <-ch:
-			return r, true
+		case r, ok = <-ch:
+			return false
 		default:
 		}
 		// Clear a deadline meant for an earlier reader, then check what
 		// would have interrupted this one.
 		_ = t.outFD.SetReadDeadline(time.Time{})
-		if ctx.Err() != nil {
-			return rpcReply{}, false
-		}
+		return ctx.Err() == nil
+	})
+	return r, ok
+}
+
+// readWhile reads and dispatches lines while more, asked before each
+// read, says to go on; it reports whether stdout ended. Only the holder
+// of role calls it.
+func (t *stdioTransport) readWhile(more func() bool) (ended bool) {
+	for more() {
 		line, err := t.readLine()
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			continue
+		case errors.Is(err, os.ErrDeadlineExceeded): // interrupted: ask more again
 		case err != nil:
 			t.readFailed(err)
-			return rpcReply{}, false
+			return true
+		default:
+			t.dispatch(line)
 		}
-		t.dispatch(line)
 	}
+	return false
 }
 
 // readLine reads one line, keeping what an interrupted read got so far.
@@ -437,7 +427,7 @@ func (t *stdioTransport) readFailed(err error) {
 // write sends one message (a line) to the child.
 func (t *stdioTransport) write(msg []byte) error {
 	select {
-	case <-t.done:
+	case <-t.life.Done():
 		return transport.NewError(transport.ErrTransportClosed)
 	default:
 	}
@@ -489,19 +479,18 @@ func (t *stdioTransport) spawn(f func()) {
 
 // watch reads stdout while no call is in flight, until it ends.
 func (t *stdioTransport) watch() {
-	defer t.wg.Done()
 	for {
 		select {
 		case <-t.wake:
-		case <-t.done:
+		case <-t.life.Done():
 			return
 		}
 		select {
 		case <-t.role:
-		case <-t.done:
+		case <-t.life.Done():
 			return
 		}
-		ended := t.watchWhileIdle()
+		ended := t.readWhile(t.idle)
 		t.role <- struct{}{}
 		if ended {
 			return
@@ -509,34 +498,18 @@ func (t *stdioTransport) watch() {
 	}
 }
 
-// watchWhileIdle reads and dispatches lines, holding role, until a call
-// begins (false) or stdout ends (true).
-func (t *stdioTransport) watchWhileIdle() bool {
-	for {
-		t.mu.Lock()
-		if t.calls > 0 && t.outFD != nil {
-			t.watching = false
-			t.mu.Unlock()
-			return false
-		}
-		t.watching = true
-		if t.outFD != nil {
-			_ = t.outFD.SetReadDeadline(time.Time{}) // under mu: begin cannot interrupt in between
-		}
-		t.mu.Unlock()
-		line, err := t.readLine()
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			continue
-		case err != nil:
-			t.mu.Lock()
-			t.watching = false
-			t.mu.Unlock()
-			t.readFailed(err)
-			return true
-		}
-		t.dispatch(line)
+// idle reports whether the watcher may read on: no call is in flight, or
+// stdout cannot be interrupted (then only the watcher reads it). It
+// clears the read deadline under mu, so that begin cannot interrupt in
+// between.
+func (t *stdioTransport) idle() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.watching = t.calls == 0 || t.outFD == nil
+	if t.watching && t.outFD != nil {
+		_ = t.outFD.SetReadDeadline(time.Time{})
 	}
+	return t.watching
 }
 
 // dispatch handles one incoming line.
@@ -613,16 +586,15 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 }
 
 // startStdio sends a tools/call on the session's raw stdio path: the
-// params are written around args as they are. ok is false when the call
-// must go through mcp-go's client instead because the client's request
-// _meta is not known yet (the session lists its tools first, so only in
-// tests). Connector.awaitStdio reads the answer. The _meta carries ctx's
-// trace context (traceparent, tracestate), if any, so the server's spans
-// continue the call's.
-func (s *session) startStdio(ctx context.Context, tool string, args json.RawMessage) (pc *pendingCall, ok bool, err error) {
-	meta, known := s.stdio.requestMeta()
-	if !known {
-		return nil, false, nil
+// params are written around args as they are, with the _meta of the
+// client's requests, known since the session listed its tools, and ctx's
+// progress token and trace context (traceparent, tracestate), if any, so
+// the server's spans continue the call's. Connector.awaitStdio reads the
+// answer.
+func (s *session) startStdio(ctx context.Context, tool string, args json.RawMessage) (*pendingCall, error) {
+	var meta json.RawMessage
+	if m := s.stdio.meta.Load(); m != nil {
+		meta = *m
 	}
 	meta = withMeta(meta, "progressToken", tokenOf(ctx))
 	if parent, state, ok := propagate.Outgoing(ctx); ok {
@@ -630,7 +602,7 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	}
 	name, err := json.Marshal(tool)
 	if err != nil {
-		return nil, true, fmt.Errorf("encode the tool name: %w", err)
+		return nil, fmt.Errorf("encode the tool name: %w", err)
 	}
 	params := make([]byte, 0, len(meta)+len(name)+len(args)+32)
 	params = append(params, '{')
@@ -644,8 +616,7 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	params = append(params, `,"arguments":`...)
 	params = append(params, args...)
 	params = append(params, '}')
-	pc, err = s.stdio.start(string(mcpgo.MethodToolsCall), params)
-	return pc, true, err
+	return s.stdio.start(string(mcpgo.MethodToolsCall), params)
 }
 
 // needsInput reports whether a result asks the client for input

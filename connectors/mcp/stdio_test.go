@@ -231,7 +231,7 @@ func TestStdioServerRequestsAndNotifications(t *testing.T) {
 
 func TestStdioRequestMetaComesFromTheClient(t *testing.T) {
 	p := newScriptedPeer(t)
-	if _, known := p.tr.requestMeta(); known {
+	if p.tr.meta.Load() != nil {
 		t.Fatal("request _meta known before the client sent anything")
 	}
 	ans := make(chan error, 1)
@@ -246,9 +246,9 @@ func TestStdioRequestMetaComesFromTheClient(t *testing.T) {
 	if err := <-ans; err != nil {
 		t.Fatal(err)
 	}
-	meta, known := p.tr.requestMeta()
-	if !known || string(meta) != `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}` {
-		t.Fatalf("request _meta = %s (known %v), want the client's", meta, known)
+	meta := p.tr.meta.Load()
+	if meta == nil || string(*meta) != `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}` {
+		t.Fatalf("request _meta = %v, want the client's", meta)
 	}
 }
 
@@ -277,9 +277,9 @@ func TestStdioCallsTakeTheRawPath(t *testing.T) {
 	c.mu.RLock()
 	st := c.sess.stdio
 	c.mu.RUnlock()
-	meta, known := st.requestMeta()
-	if !known || !strings.Contains(string(meta), "io.modelcontextprotocol/protocolVersion") {
-		t.Fatalf("request _meta = %s (known %v), want the client's protocol version", meta, known)
+	meta := st.meta.Load()
+	if meta == nil || !strings.Contains(string(*meta), "io.modelcontextprotocol/protocolVersion") {
+		t.Fatalf("request _meta = %v, want the client's protocol version", meta)
 	}
 	for i := range 3 {
 		res, err := c.Call(context.Background(), "get-sum", json.RawMessage(`{"a":2,"b":3}`))

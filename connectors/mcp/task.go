@@ -45,12 +45,6 @@ func offersTasks(caps mcpgo.ServerCapabilities) bool {
 	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
 }
 
-// wireTaskAnswer is a task-augmented tools/call answered with a task (or,
-// when the server chose to answer at once, a tools/call result).
-type wireTaskAnswer struct {
-	Task *wireTask `json:"task"`
-}
-
 // wireTask is a task as the server sends it (tasks/get's result is one).
 type wireTask struct {
 	TaskID        string `json:"taskId"`
@@ -91,19 +85,18 @@ func (c *Connector) StartTask(ctx context.Context, tool string, args json.RawMes
 	}
 	req := callRequest(ctx, tool, args)
 	req.Params.Task = &mcpgo.TaskParams{}
-	raw, err := c.request(ctx, s, true, func(ctx context.Context, s *session) error {
-		_, err := s.client.CallTool(ctx, req)
-		return err
-	})
+	raw, err := c.callClient(ctx, s, name, req)
 	if err != nil {
-		return connectors.TaskStart{}, c.callError(ctx, s, name, err)
+		return connectors.TaskStart{}, err
 	}
-	var ans wireTaskAnswer
+	var ans struct { // the task, or a tools/call result when the server answered at once
+		Task *wireTask `json:"task"`
+	}
 	if err := json.Unmarshal(raw, &ans); err != nil {
 		return connectors.TaskStart{}, fmt.Errorf("mcp connector %q: call %s: malformed answer: %w", c.cfg.Name, tool, err)
 	}
 	if ans.Task == nil {
-		res, err := c.decode(tool, raw)
+		res, err := c.decode(tool, raw, nil)
 		if err != nil {
 			return connectors.TaskStart{}, err
 		}
@@ -177,7 +170,7 @@ func (c *Connector) TaskResult(ctx context.Context, id string) (connectors.Resul
 	case err != nil:
 		return connectors.Result{}, err
 	}
-	return c.decode("task "+id, raw)
+	return c.decode("task "+id, raw, nil)
 }
 
 // taskFailure is the message of a task that failed or was cancelled.

@@ -39,12 +39,11 @@ func (w *wireTool) offersTasks() bool {
 	return w.Execution != nil && (w.Execution.TaskSupport == "optional" || w.Execution.TaskSupport == "required")
 }
 
+// wireAnnotations are a tool's annotations: the hints as the neutral
+// form names them, and a title.
 type wireAnnotations struct {
-	Title           string `json:"title"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint"`
-	DestructiveHint *bool  `json:"destructiveHint"`
-	IdempotentHint  *bool  `json:"idempotentHint"`
-	OpenWorldHint   *bool  `json:"openWorldHint"`
+	Title string `json:"title"`
+	connectors.Annotations
 }
 
 // decodeToolPage decodes a raw tools/list result. A malformed tool is
@@ -91,12 +90,7 @@ func (w *wireTool) toTool() connectors.Tool {
 		if t.Title == "" {
 			t.Title = a.Title
 		}
-		t.Annotations = connectors.Annotations{
-			ReadOnly:    a.ReadOnlyHint,
-			Destructive: a.DestructiveHint,
-			Idempotent:  a.IdempotentHint,
-			OpenWorld:   a.OpenWorldHint,
-		}
+		t.Annotations = a.Annotations
 	}
 	ann := t.Annotations
 	t.RequiresApproval = ann.Destructive != nil && *ann.Destructive && (ann.ReadOnly == nil || !*ann.ReadOnly)

@@ -80,16 +80,6 @@ type tap struct {
 	logger *slog.Logger
 }
 
-// SendNotification forwards a notification; a cancellation (sent when a
-// call's context ends before its answer) is logged at debug level.
-func (t *tap) SendNotification(ctx context.Context, n mcpgo.JSONRPCNotification) error {
-	err := t.Interface.SendNotification(ctx, n)
-	if n.Method == string(mcpgo.MethodNotificationCancelled) {
-		t.logger.Debug("told the server to cancel a request", "params", n.Params.AdditionalFields, "err", err)
-	}
-	return err
-}
-
 // SendRequest forwards the request and records the raw result in the
 // request's sink, if it has one. For a sink that keeps the result to itself
 // (rawSink.keep), mcp-go gets an empty tools/call result instead of the
