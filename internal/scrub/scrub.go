@@ -243,9 +243,10 @@ func (e *scrubbed) Is(target error) bool {
 }
 
 // JSON returns raw with every string (keys too) that holds a secret
-// scrubbed. raw is returned as is when no string in it holds a secret;
-// invalid JSON that holds a secret becomes a JSON string of its scrubbed
-// text.
+// scrubbed, and the rest of its text as it is (members in their order,
+// duplicate keys, numbers, white space). raw is returned as is when no
+// string in it holds a secret; invalid JSON that holds a secret becomes a
+// JSON string of its scrubbed text.
 func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 	fs := s.formSet()
 	if fs == nil {
@@ -256,50 +257,39 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 	if bytes.IndexByte(raw, '\\') < 0 && !hasForm(fs, raw) {
 		return raw
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err == nil {
-		var changed bool
-		if v, changed = scrubValue(fs, v); !changed {
+	if !json.Valid(raw) {
+		if !hasForm(fs, raw) {
 			return raw
 		}
-		if b, err := jsontext.Marshal(v); err == nil {
-			return b
+		b, _ := json.Marshal(fs.r.Replace(string(raw)))
+		return b
+	}
+	// Outside strings valid JSON has no quote, so each quote opens a
+	// string, which ends at the next quote that is not escaped.
+	var out []byte
+	done := 0 // raw[:done] is in out
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
 		}
-	} else if !hasForm(fs, raw) {
+		end := i + 1
+		for raw[end] != '"' {
+			if raw[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		end++
+		var text string
+		_ = json.Unmarshal(raw[i:end], &text) // valid: raw is
+		if c := fs.replace(text); c != text {
+			out = jsontext.AppendStringNoHTML(append(out, raw[done:i]...), c)
+			done = end
+		}
+		i = end - 1 // the closing quote
+	}
+	if out == nil {
 		return raw
 	}
-	// Not JSON, or not encodable again: a JSON string of the scrubbed text.
-	b, _ := json.Marshal(fs.r.Replace(string(raw)))
-	return b
-}
-
-// scrubValue scrubs the strings and keys of a decoded value in place and
-// reports whether any changed.
-func scrubValue(fs *formSet, v any) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		c := fs.replace(x)
-		return c, c != x
-	case []any:
-		changed := false
-		for i := range x {
-			var ch bool
-			x[i], ch = scrubValue(fs, x[i])
-			changed = changed || ch
-		}
-		return x, changed
-	case map[string]any:
-		changed := false
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			ck := fs.replace(k)
-			ce, ch := scrubValue(fs, e)
-			changed = changed || ch || ck != k
-			out[ck] = ce
-		}
-		return out, changed
-	}
-	return v, false
+	return append(out, raw[done:]...)
 }

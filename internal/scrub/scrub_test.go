@@ -65,6 +65,12 @@ func TestJSONStaysValid(t *testing.T) {
 	if got := s.JSON(clean); string(got) != string(clean) {
 		t.Errorf("clean JSON changed: %s", got)
 	}
+	// JSON holding a secret keeps the rest of its text: member order,
+	// duplicate keys, numbers as written, "<" unescaped.
+	dirty := json.RawMessage(`{"z":[1.50,true,null],"a":"<` + "n\\\"quote\\\\back" + `>","z":{}}`)
+	if got, want := string(s.JSON(dirty)), `{"z":[1.50,true,null],"a":"<[redacted]>","z":{}}`; got != want {
+		t.Errorf("JSON(%s) = %s, want %s", dirty, got, want)
+	}
 	// Invalid JSON holding a secret becomes a string.
 	bad := s.JSON(json.RawMessage("oops " + secret))
 	var str string
