@@ -126,6 +126,10 @@ func NewTracing(ctx context.Context, cfg config.Telemetry, getenv func(string) s
 	if err != nil || !s.On {
 		return nil, err
 	}
+	res, err := newResource(ctx, s.ServiceName)
+	if err != nil {
+		return nil, err
+	}
 	exp, err := newExporter(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: the OTLP trace exporter (%s): %w", s.Protocol, err)
@@ -137,19 +141,7 @@ func NewTracing(ctx context.Context, cfg config.Telemetry, getenv func(string) s
 			log.Warn("telemetry: exporting spans failed", "err", err)
 		}))
 	}
-	return NewTracingTo(ctx, s, sdktrace.WithBatcher(exp))
-}
-
-// NewTracingTo builds a Tracing whose spans go through the span
-// processors given (sdktrace.WithBatcher, WithSyncer or
-// WithSpanProcessor), with the service name and sampler of s: for tests
-// and benchmarks that collect spans in the process.
-func NewTracingTo(ctx context.Context, s TraceSettings, processors ...sdktrace.TracerProviderOption) (*Tracing, error) {
-	res, err := newResource(ctx, s.ServiceName)
-	if err != nil {
-		return nil, err
-	}
-	opts := append([]sdktrace.TracerProviderOption{sdktrace.WithResource(res)}, processors...)
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithBatcher(exp)}
 	if s.Sample != nil {
 		// A caller's sampled trace is followed; a new one is sampled at
 		// the ratio (the specification's parentbased_traceidratio).
