@@ -182,9 +182,6 @@ type TaskStart struct {
 	ID string
 	// Result is the call's outcome when the source answered it at once.
 	Result *Result
-	// PollInterval is how often the source suggests reading the task (0:
-	// no suggestion).
-	PollInterval time.Duration
 }
 
 // TaskState is what PollTask read.

@@ -105,7 +105,7 @@ func (c *Connector) StartTask(ctx context.Context, tool string, args json.RawMes
 	if err := ans.Task.check(); err != nil {
 		return connectors.TaskStart{}, fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, tool, err)
 	}
-	return connectors.TaskStart{ID: ans.Task.TaskID, PollInterval: ans.Task.pollInterval()}, nil
+	return connectors.TaskStart{ID: ans.Task.TaskID}, nil
 }
 
 // PollTask reads task id with tasks/get (connectors.Tasker). A task the
