@@ -64,11 +64,7 @@ func (c *Clock) UnmarshalJSON(b []byte) error {
 	}
 	c.Times = make([]int64, 0, total)
 	for i := 0; i < len(in.Runs); i += 2 {
-		if i == 0 {
-			t = in.Runs[0]
-		} else {
-			t += in.Runs[i]
-		}
+		t += in.Runs[i] // the first time, then each delta
 		for range in.Runs[i+1] {
 			c.Times = append(c.Times, t)
 		}
