@@ -136,7 +136,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	}
 	var typeCheck rt.TypeChecker
 	if cfg.Sandbox.TypeCheck == "tsc" {
-		tc, err := tscheck.Find(tscheck.Options{Logger: log})
+		tc, err := tscheck.Find(log)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox.typecheck is tsc, but %w", err)
 		}

@@ -28,7 +28,7 @@ func TestCheckerNobodyCannotReachRunsAsTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	c := newChecker(bin, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := newChecker(bin, slog.New(slog.NewTextHandler(&logs, nil)))
 	for range 2 {
 		problems, err := c.Check(context.Background(), "1", "")
 		if err != nil || len(problems) != 1 || !strings.Contains(problems[0], "uid=0") {

@@ -17,13 +17,13 @@ import (
 // it, checks the same through the binary (e2e/test/typecheck.test.mjs).
 func realChecker(t *testing.T) *Checker {
 	t.Helper()
-	if c, err := Find(Options{}); err == nil {
+	if c, err := Find(nil); err == nil {
 		return c
 	}
 	local, err := filepath.Abs(filepath.Join("..", "..", "e2e", "node_modules", ".bin", "tsc"))
 	if err == nil {
 		if _, err := os.Stat(local); err == nil {
-			return newChecker(local, Options{})
+			return newChecker(local, nil)
 		}
 	}
 	t.Skip("no tsgo or tsc on PATH, nor in e2e/node_modules (npm ci in e2e/)")
@@ -106,7 +106,7 @@ func fakeChecker(t *testing.T, script string) *Checker {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return newChecker(bin, Options{})
+	return newChecker(bin, nil)
 }
 
 // A checker that read a file besides the program, its declarations and

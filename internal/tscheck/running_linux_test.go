@@ -41,7 +41,7 @@ func fifo(t *testing.T, path string) *os.File {
 	return f
 }
 
-// At most MaxRunning checks run at once: with two checkers running, a
+// At most maxRunning checks run at once: with two checkers running, a
 // third check waits (and says so) until one of them ends, and only then
 // starts its checker.
 func TestAtMostMaxRunningCheckersRunAtOnce(t *testing.T) {
@@ -51,8 +51,8 @@ func TestAtMostMaxRunningCheckersRunAtOnce(t *testing.T) {
 	c := fakeChecker(t, "echo start > "+filepath.Join(dir, "started")+"\nread _ < "+filepath.Join(dir, "gate")+"\nexit 0\n")
 	log := make(logged, 8)
 	c.log = slog.New(log)
-	if cap(c.slots) != DefaultMaxRunning || DefaultMaxRunning != 2 {
-		t.Fatalf("slots %d, DefaultMaxRunning %d; the test expects 2", cap(c.slots), DefaultMaxRunning)
+	if cap(c.slots) != maxRunning || maxRunning != 2 {
+		t.Fatalf("slots %d, maxRunning %d; the test expects 2", cap(c.slots), maxRunning)
 	}
 
 	starts := make(chan struct{}, 8)

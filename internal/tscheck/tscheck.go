@@ -18,7 +18,7 @@
 //     environment, in a temporary directory of its own, in a process
 //     group of its own that is killed with the server, and, when the
 //     server runs as root on Linux, as nobody;
-//   - at most MaxRunning checks run at once; more wait their turn.
+//   - at most maxRunning checks run at once; more wait their turn.
 package tscheck
 
 import (
@@ -44,62 +44,42 @@ import (
 // use.
 type Checker struct {
 	// fixed at creation
-	bin     string // absolute path of tsgo or tsc
-	timeout time.Duration
-	log     *slog.Logger
-	slots   chan struct{} // one per check running
+	bin   string // absolute path of tsgo or tsc
+	log   *slog.Logger
+	slots chan struct{} // one per check running
 }
 
-// DefaultTimeout bounds one check.
-const DefaultTimeout = 60 * time.Second
+// timeout bounds one check.
+const timeout = 60 * time.Second
 
-// DefaultMaxRunning is how many checks run at once by default: a checker
-// is a Node or Go process that takes a CPU and a few hundred MB while it
-// runs.
-const DefaultMaxRunning = 2
+// maxRunning is how many checks run at once: a checker is a Node or Go
+// process that takes a CPU and a few hundred MB while it runs. A check
+// waits for its turn as long as its context allows.
+const maxRunning = 2
 
 // heapMB caps the JavaScript heap of tsc (Node's --max-old-space-size):
 // a program and its declarations need far less.
 const heapMB = 1024
 
-// Options configure a Checker.
-type Options struct {
-	// Timeout bounds one check (0: DefaultTimeout).
-	Timeout time.Duration
-	// MaxRunning bounds the checks running at once (0:
-	// DefaultMaxRunning); a check waits for its turn as long as its
-	// context allows.
-	MaxRunning int
-	// Logger receives what the checker does (nil: discarded).
-	Logger *slog.Logger
-}
-
 // Find returns a Checker for tsgo when it is on PATH, else tsc; an error
-// when neither is.
-func Find(opts Options) (*Checker, error) {
+// when neither is. log receives what the checker does (nil: discarded).
+func Find(log *slog.Logger) (*Checker, error) {
 	for _, name := range []string{"tsgo", "tsc"} {
 		if p, err := exec.LookPath(name); err == nil {
 			if abs, err := filepath.Abs(p); err == nil {
 				p = abs
 			}
-			return newChecker(p, opts), nil
+			return newChecker(p, log), nil
 		}
 	}
 	return nil, errors.New("neither tsgo nor tsc is on PATH (install TypeScript: npm install -g typescript)")
 }
 
-func newChecker(bin string, opts Options) *Checker {
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.MaxRunning <= 0 {
-		opts.MaxRunning = DefaultMaxRunning
-	}
-	log := opts.Logger
+func newChecker(bin string, log *slog.Logger) *Checker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Checker{bin: bin, timeout: opts.Timeout, log: log, slots: make(chan struct{}, opts.MaxRunning)}
+	return &Checker{bin: bin, log: log, slots: make(chan struct{}, maxRunning)}
 }
 
 // ambient declares what the sandbox gives a program besides the
@@ -175,14 +155,14 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	defer os.RemoveAll(dir)
 	for name, text := range map[string][]byte{
 		declsFile:   []byte(ambient + declarations),
-		programFile: []byte(Wrap(code)),
+		programFile: []byte(wrap(code)),
 		configFile:  tsconfig,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), text, 0o600); err != nil {
 			return nil, fmt.Errorf("typecheck: %w", err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, "--project", configFile)
 	cmd.Dir = dir
@@ -194,13 +174,13 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("typecheck: %s did not finish within %s", filepath.Base(c.bin), c.timeout)
+		return nil, fmt.Errorf("typecheck: %s did not finish within %s", filepath.Base(c.bin), timeout)
 	}
 	if outside := outsideFiles(out.String(), dir); len(outside) > 0 {
 		c.log.Warn("a type check read files besides the program, its declarations and the checker's library; refused", "files", outside)
 		return nil, fmt.Errorf("typecheck: %s read %d file(s) besides the program and its declarations; the program is refused and nothing of the check is shown", filepath.Base(c.bin), len(outside))
 	}
-	diags := Parse(out.String(), programFile)
+	diags := parseDiagnostics(out.String(), programFile)
 	var exit *exec.ExitError
 	switch {
 	case runErr == nil:
@@ -213,11 +193,11 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	return nil, fmt.Errorf("typecheck: %s: %v%s", filepath.Base(c.bin), runErr, checkerErrors(out.String()))
 }
 
-// Wrap makes the model's code the body of an async function (so top-level
+// wrap makes the model's code the body of an async function (so top-level
 // await and return type-check), line for line: a Markdown fence's lines
 // become blank, `export default X` becomes `return X`, another `export`
 // is dropped.
-func Wrap(code string) string {
+func wrap(code string) string {
 	lines := strings.Split(code, "\n")
 	first := -1
 	for i, l := range lines {
@@ -257,10 +237,10 @@ var exportRE = regexp.MustCompile(`^[ \t]*export\s+(default\s+)?`)
 // file(line,col): error TSnnnn: message.
 var diagRE = regexp.MustCompile(`^(.+)\((\d+),(\d+)\): error (TS\d+): (.*)$`)
 
-// Parse returns the diagnostics of file in a checker's output as "line
+// parseDiagnostics returns the diagnostics of file in a checker's output as "line
 // L:C: message (TSnnnn)", with the lines of the program's wrapper taken
 // off; a message's continuation lines are joined to it.
-func Parse(output, file string) []string {
+func parseDiagnostics(output, file string) []string {
 	var out []string
 	last := -1
 	sc := bufio.NewScanner(strings.NewReader(output))
@@ -333,15 +313,11 @@ func checkerErrors(output string) string {
 	var msgs []string
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "error TS") {
-			continue
-		}
-		msgs = append(msgs, short.Clip(line, 300))
-	}
-	for _, line := range strings.Split(output, "\n") {
-		// The configuration is ours: its errors are safe to show.
-		if m := diagRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil && filepath.Base(m[1]) == configFile {
-			msgs = append(msgs, short.Clip(strings.TrimSpace(line), 300))
+		// Errors that name no file, and those of the configuration (it is
+		// ours: safe to show).
+		m := diagRE.FindStringSubmatch(line)
+		if strings.HasPrefix(line, "error TS") || m != nil && filepath.Base(m[1]) == configFile {
+			msgs = append(msgs, short.Clip(line, 300))
 		}
 	}
 	if len(msgs) == 0 {

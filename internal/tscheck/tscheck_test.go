@@ -9,7 +9,7 @@ import (
 
 func TestWrapKeepsLines(t *testing.T) {
 	code := "```ts\nconst a: number = 1;\nexport default async () => a;\n```"
-	got := Wrap(code)
+	got := wrap(code)
 	lines := strings.Split(got, "\n")
 	if lines[wrapLines+1] != "const a: number = 1;" || lines[wrapLines+2] != "return async () => a;" {
 		t.Errorf("wrapped:\n%s", got)
@@ -28,7 +28,7 @@ func TestParse(t *testing.T) {
 		"line 3:20: Property 'txt' does not exist on type '{ id: string; }'. (TS2339)",
 		"line 5:3: Type 'number' is not assignable to type 'string'. (TS2322) The expected type comes from property 'text'.",
 	}
-	if diff := cmp.Diff(want, Parse(out, "program.ts")); diff != "" {
+	if diff := cmp.Diff(want, parseDiagnostics(out, "program.ts")); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
 }
