@@ -37,18 +37,12 @@ var self = sync.OnceValue(func() Identity {
 // Self returns this process's identity.
 func Self() Identity { return self() }
 
-// Local reports whether id's PID can be checked from this process: same
-// host, same boot and PID namespace.
-func Local(id Identity) bool {
-	s := Self()
-	return id.Host == s.Host && id.Boot == s.Boot && s.Boot != ""
-}
-
 // Alive reports whether the process id names is running. known is false
 // when it cannot tell (another machine or namespace, or a system where it
-// cannot look): the caller must decide otherwise (by a lease).
+// cannot look): the caller must decide otherwise (by a lease). Only an id
+// of the same host, boot and PID namespace as this process can be checked.
 func Alive(id Identity) (alive, known bool) {
-	if !Local(id) || id.PID <= 0 {
+	if s := Self(); id.Host != s.Host || id.Boot != s.Boot || s.Boot == "" || id.PID <= 0 {
 		return false, false
 	}
 	return isAlive(id)
