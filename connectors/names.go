@@ -104,15 +104,15 @@ func ValidateConnectorName(name string) error {
 		case s == "__proto__":
 			return fmt.Errorf("connector name %q would replace an object's prototype%s", s, of)
 		case !IsIdentifier(s):
-			return fmt.Errorf("connector name %q is not a valid JavaScript identifier (letters, digits, _ and $; not starting with a digit)%s; try %q", s, of, NamespacedIdentifier(name))
+			return fmt.Errorf("connector name %q is not a valid JavaScript identifier (letters, digits, _ and $; not starting with a digit)%s; try %q", s, of, namespacedIdentifier(name))
 		}
 	}
 	return nil
 }
 
-// NamespacedIdentifier is Identifier applied to each dot-separated segment
+// namespacedIdentifier is Identifier applied to each dot-separated segment
 // of name ("my-org.issues" -> "my_org.issues"); empty segments become "_".
-func NamespacedIdentifier(name string) string {
+func namespacedIdentifier(name string) string {
 	segs := strings.Split(name, ".")
 	for i, s := range segs {
 		segs[i] = Identifier(s)
