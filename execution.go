@@ -2,7 +2,6 @@ package codemode
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
 )
 
@@ -108,12 +107,7 @@ func (k EntryKind) String() string {
 func (k EntryKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 func (k *EntryKind) UnmarshalText(b []byte) error {
-	v, ok := entryKindNames.parse(string(b))
-	if !ok {
-		return errors.New("unknown entry kind " + string(b))
-	}
-	*k = v
-	return nil
+	return unmarshalText(k, b, func(s string) (EntryKind, error) { return entryKindNames.parse(s, "entry kind") })
 }
 
 // Entry is one logged call or step of an execution.

@@ -80,14 +80,15 @@ func (s ExecStatus) Claimed() bool {
 
 // ParseExecStatus parses the String form.
 func ParseExecStatus(s string) (ExecStatus, error) {
-	if v, ok := execStatusNames.parse(s); ok {
-		return v, nil
+	v, err := execStatusNames.parse(s, "execution status")
+	if err != nil {
+		names := make([]string, len(execStatusOrder))
+		for i, st := range execStatusOrder {
+			names[i] = st.String()
+		}
+		return 0, fmt.Errorf("%w (want %s or %s)", err, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
-	names := make([]string, len(execStatusOrder))
-	for i, st := range execStatusOrder {
-		names[i] = st.String()
-	}
-	return 0, fmt.Errorf("unknown execution status %q (want %s or %s)", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	return v, nil
 }
 
 func (s ExecStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
@@ -154,10 +155,7 @@ func (s EntryState) String() string {
 
 // ParseEntryState parses the String form.
 func ParseEntryState(s string) (EntryState, error) {
-	if v, ok := entryStateNames.parse(s); ok {
-		return v, nil
-	}
-	return 0, fmt.Errorf("unknown log entry state %q", s)
+	return entryStateNames.parse(s, "log entry state")
 }
 
 func (s EntryState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
@@ -176,14 +174,14 @@ func (n names[T]) text(v T) (name string, ok bool) {
 	return n[v], true
 }
 
-// parse is the value named s.
-func (n names[T]) parse(s string) (T, bool) {
+// parse is the value named s; what names the enumeration in the error.
+func (n names[T]) parse(s, what string) (T, error) {
 	for i, name := range n {
 		if i > 0 && name == s {
-			return T(i), true
+			return T(i), nil
 		}
 	}
-	return 0, false
+	return 0, fmt.Errorf("unknown %s %q", what, s)
 }
 
 // unmarshalText sets *v to what parse reads in b.
