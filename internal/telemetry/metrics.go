@@ -61,8 +61,6 @@ type MetricsOptions struct {
 	// configuration's; "" leaves OTEL_SERVICE_NAME, then
 	// DefaultServiceName).
 	ServiceName string
-	// Getenv reads the environment (nil: os.Getenv).
-	Getenv func(string) string
 }
 
 // Metrics records what codemode-mcp measures. A nil *Metrics records
@@ -101,10 +99,6 @@ func NewMetrics(ctx context.Context, opts MetricsOptions) (*Metrics, error) {
 	if !opts.Prometheus && !opts.OTLP {
 		return nil, nil
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
 	res, err := newResource(ctx, opts.ServiceName)
 	if err != nil {
 		return nil, err
@@ -127,7 +121,7 @@ func NewMetrics(ctx context.Context, opts MetricsOptions) (*Metrics, error) {
 		})
 	}
 	if opts.OTLP {
-		exp, err := otlpExporter(ctx, getenv)
+		exp, err := otlpExporter(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -144,8 +138,8 @@ func NewMetrics(ctx context.Context, opts MetricsOptions) (*Metrics, error) {
 
 // otlpExporter is the OTLP metric exporter of the protocol the environment
 // names.
-func otlpExporter(ctx context.Context, getenv func(string) string) (sdkmetric.Exporter, error) {
-	proto, err := otlpProtocol(getenv, "METRICS", "", "")
+func otlpExporter(ctx context.Context) (sdkmetric.Exporter, error) {
+	proto, err := otlpProtocol(os.Getenv, "METRICS", "", "")
 	if err != nil {
 		return nil, fmt.Errorf("OTLP metrics: %w", err)
 	}

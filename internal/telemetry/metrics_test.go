@@ -186,10 +186,9 @@ func TestOTLPPushesOnShutdown(t *testing.T) {
 		w.Write(b)
 	}))
 	defer srv.Close()
-	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL}
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
 	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "3600000") // only Shutdown pushes
-	m, err := NewMetrics(context.Background(), MetricsOptions{OTLP: true, Getenv: func(k string) string { return env[k] }})
+	m, err := NewMetrics(context.Background(), MetricsOptions{OTLP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,12 +218,8 @@ func TestOTLPPushesOnShutdown(t *testing.T) {
 
 // An OTLP protocol that is not supported is refused, naming it.
 func TestOTLPUnknownProtocol(t *testing.T) {
-	_, err := NewMetrics(context.Background(), MetricsOptions{OTLP: true, Getenv: func(k string) string {
-		if k == "OTEL_EXPORTER_OTLP_PROTOCOL" {
-			return "http/json"
-		}
-		return ""
-	}})
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+	_, err := NewMetrics(context.Background(), MetricsOptions{OTLP: true})
 	if err == nil || !strings.Contains(err.Error(), `"http/json"`) {
 		t.Errorf("NewMetrics with protocol http/json: %v", err)
 	}
