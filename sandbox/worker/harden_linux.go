@@ -5,6 +5,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"syscall"
@@ -41,7 +42,7 @@ const NobodyUID = 65534
 
 // hardenWorker confines this process (see above). It must run before any
 // program does.
-func hardenWorker() error {
+func hardenWorker(log *slog.Logger) error {
 	// goja's Date reads the local zone, which Go loads from a file on
 	// first use: load it now, while files can still be opened.
 	_, _ = time.Now().Zone()
@@ -63,7 +64,19 @@ func hardenWorker() error {
 			return fmt.Errorf("sandbox worker: setuid: %w", err)
 		}
 	}
-	return installSeccomp()
+	return unfilteredIfUnsupported(log, installSeccomp())
+}
+
+// unfilteredIfUnsupported decides on the filter's result: an architecture
+// with no filter (only amd64 and arm64 have one) runs its workers with the
+// rest of their confinement, and each says so once, as it starts; any other
+// failure to install the filter stops the worker.
+func unfilteredIfUnsupported(log *slog.Logger, err error) error {
+	if errors.Is(err, errors.ErrUnsupported) {
+		log.Warn("sandbox worker: no seccomp filter on this architecture; it runs without one", "arch", runtime.GOARCH)
+		return nil
+	}
+	return err
 }
 
 // installSeccomp sets no_new_privs and installs the filter on every thread.
