@@ -455,7 +455,8 @@ func (ps *pass) jsErr(err error) {
 	var ex *goja.Exception
 	switch {
 	case errors.As(err, &so):
-		ps.end(failed("RangeError: maximum call stack size exceeded" + ps.frameLocation(so.Stack())))
+		_, loc := ps.modelFrame(so.Stack())
+		ps.end(failed("RangeError: maximum call stack size exceeded" + loc))
 	case errors.As(err, &ie):
 		ps.internalFail(fmt.Errorf("sandbox: unexpected interrupt: %w", err))
 	case errors.As(err, &ex):
