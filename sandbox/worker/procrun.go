@@ -92,14 +92,9 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 
 	if r.w.resident > 0 {
 		// Sampled until the run returns, whether or not ctx ended.
-		var watching sync.WaitGroup
-		watchCtx, stopWatch := context.WithCancel(context.Background())
-		defer watching.Wait()
-		defer stopWatch()
 		resident := func() (int64, error) { return residentBytes(r.w.pid) }
-		watching.Go(func() {
-			watch(watchCtx, residentEvery, r.w.resident, resident, func() { r.kill(memoryLimitMessage(r.pool.opts.MemoryLimit)) })
-		})
+		stopWatch := watch(residentEvery, r.w.resident, resident, func() { r.kill(memoryLimitMessage(r.pool.opts.MemoryLimit)) })
+		defer stopWatch()
 	}
 
 	e := newEnc(len(r.prog.Code) + 256)
