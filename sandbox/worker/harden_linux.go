@@ -64,15 +64,21 @@ func hardenWorker(log *slog.Logger) error {
 			return fmt.Errorf("sandbox worker: setuid: %w", err)
 		}
 	}
-	return unfilteredIfUnsupported(log, installSeccomp())
+	return unfilteredIfNoFilter(log, installSeccomp())
 }
 
-// unfilteredIfUnsupported decides on the filter's result: an architecture
-// with no filter (only amd64 and arm64 have one) runs its workers with the
-// rest of their confinement, and each says so once, as it starts; any other
-// failure to install the filter stops the worker.
-func unfilteredIfUnsupported(log *slog.Logger, err error) error {
-	if errors.Is(err, errors.ErrUnsupported) {
+// errNoFilter is seccompFilter's error on an architecture it has no
+// filter for (only amd64 and arm64 have one).
+var errNoFilter = fmt.Errorf("sandbox worker: no seccomp filter for %s: %w", runtime.GOARCH, errors.ErrUnsupported)
+
+// unfilteredIfNoFilter decides on the filter's result: an architecture
+// without a filter runs its workers with the rest of their confinement,
+// and each says so once, as it starts. Any other failure to install the
+// filter stops the worker, even one that wraps ErrUnsupported (a kernel
+// without seccomp answers ENOSYS, which does): there the filter was
+// promised.
+func unfilteredIfNoFilter(log *slog.Logger, err error) error {
+	if errors.Is(err, errNoFilter) {
 		log.Warn("sandbox worker: no seccomp filter on this architecture; it runs without one", "arch", runtime.GOARCH)
 		return nil
 	}
@@ -111,7 +117,7 @@ func installSeccomp() error {
 // every jump is short whatever the number of denied calls.
 func seccompFilter(pid int) ([]unix.SockFilter, error) {
 	if len(deniedSyscalls) == 0 {
-		return nil, fmt.Errorf("sandbox worker: no seccomp filter for %s: %w", runtime.GOARCH, errors.ErrUnsupported)
+		return nil, errNoFilter
 	}
 	const (
 		offNr     = 0  // seccomp_data.nr

@@ -122,6 +122,24 @@ func TestNoFilterForTheArchitectureStartsUnfiltered(t *testing.T) {
 	}
 }
 
+// Only the missing filter of an architecture lets a worker go on
+// unfiltered: a failure to install the filter, even one that wraps
+// ErrUnsupported (ENOSYS from a kernel without seccomp), stops it.
+func TestOnlyNoFilterForTheArchitectureIsAccepted(t *testing.T) {
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	failed := fmt.Errorf("sandbox worker: install the seccomp filter: %w", unix.ENOSYS)
+	if err := unfilteredIfNoFilter(log, failed); !errors.Is(err, unix.ENOSYS) {
+		t.Errorf("ENOSYS installing the filter: %v, want it returned", err)
+	}
+	if err := unfilteredIfNoFilter(log, nil); err != nil {
+		t.Errorf("a filter installed: %v", err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("logged %q, want nothing", logs.String())
+	}
+}
+
 // probeOnCall is a worker's output that makes a denied system call when
 // the worker sends its first host call (a frame's kind follows its
 // length).
