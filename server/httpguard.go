@@ -72,10 +72,10 @@ import (
 //
 // Responses are written under a per-write deadline (WriteTimeout), so a
 // client that stops reading is dropped instead of holding its handler, and
-// never carry Access-Control-Allow-Origin: * (the SSE transport would set
-// it), but the protected resource metadata of server.auth: a public
-// document, answered before any other check, that browser-based clients
-// must be able to read.
+// never carry Access-Control-Allow-Origin: * (ServeHTTP configures the
+// transports' CORS so), but the protected resource metadata of
+// server.auth: a public document, answered before any other check, that
+// browser-based clients must be able to read.
 type guard struct {
 	// fixed at creation
 	bearer         bearer      // the bearer token required; nil: none
@@ -454,34 +454,16 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	return buf.Bytes(), 0, nil
 }
 
-// deadlineWriter gives every write of a response a fresh deadline, drops
-// the Access-Control-Allow-Origin: * that the SSE transport sets, and
+// deadlineWriter gives every write of a response a fresh deadline and
 // counts the notifications written on it (sent).
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
-	d       time.Duration
-	started bool
-	sent    *sentCounter // nil: not counted
-}
-
-func (w *deadlineWriter) start() {
-	if w.started {
-		return
-	}
-	w.started = true
-	if h := w.Header(); h.Get("Access-Control-Allow-Origin") == "*" {
-		h.Del("Access-Control-Allow-Origin")
-	}
-}
-
-func (w *deadlineWriter) WriteHeader(code int) {
-	w.start()
-	w.ResponseWriter.WriteHeader(code)
+	rc   *http.ResponseController
+	d    time.Duration
+	sent *sentCounter // nil: not counted
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
-	w.start()
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
 	n, err := w.ResponseWriter.Write(p)
 	if err == nil && w.sent != nil && isNotificationEvent(p) {
@@ -491,7 +473,6 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 }
 
 func (w *deadlineWriter) Flush() {
-	w.start()
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
 	_ = w.rc.Flush()
 }

@@ -67,10 +67,10 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	if err != nil {
 		return err
 	}
-	var cors []mcpserver.CORSOption
-	if len(h.AllowedOrigins) > 0 {
-		cors = []mcpserver.CORSOption{mcpserver.WithCORSAllowedOrigins(lowerAll(h.AllowedOrigins)...)}
-	}
+	// The transports answer CORS for the allowed origins. An origin no
+	// browser sends ("") stands for none: given no origin, the SSE
+	// transport would allow every one (Access-Control-Allow-Origin: *).
+	cors := mcpserver.WithCORSAllowedOrigins(append(lowerAll(h.AllowedOrigins), "")...)
 	mux := http.NewServeMux()
 	g := newGuard(&s.opts, mux)
 	var shutdown func(context.Context) error
@@ -79,32 +79,26 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		front := s.newFront(ctx)
 		defer front.stop()
 		g.sessions, g.front = newSessions(), front.serveHTTP
-		opts := []mcpserver.StreamableHTTPOption{
+		hs := mcpserver.NewStreamableHTTPServer(s.mcp,
 			mcpserver.WithEndpointPath(PathMCP),
 			mcpserver.WithStreamableHTTPServer(srv),
 			mcpserver.WithStreamableHTTPLogger(s.log),
 			mcpserver.WithSessionIdManager(g.sessions),
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
-		}
-		if cors != nil {
-			opts = append(opts, mcpserver.WithStreamableHTTPCORS(cors...))
-		}
-		hs := mcpserver.NewStreamableHTTPServer(s.mcp, opts...)
+			mcpserver.WithStreamableHTTPCORS(cors),
+		)
 		mux.Handle(PathMCP, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
-		opts := []mcpserver.SSEOption{
+		hs := mcpserver.NewSSEServer(s.mcp,
 			mcpserver.WithSSEEndpoint(PathSSE),
 			mcpserver.WithMessageEndpoint(PathMessage),
 			mcpserver.WithUseFullURLForMessageEndpoint(false),
 			mcpserver.WithKeepAlive(true),
 			mcpserver.WithHTTPServer(srv),
 			mcpserver.WithSSEDisableLocalhostProtection(true), // the guard checks Host, for every listener
-		}
-		if cors != nil {
-			opts = append(opts, mcpserver.WithSSECORS(cors...))
-		}
-		hs := mcpserver.NewSSEServer(s.mcp, opts...)
+			mcpserver.WithSSECORS(cors),
+		)
 		mux.Handle(PathSSE, hs)
 		mux.Handle(PathMessage, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathSSE, PathMessage}
