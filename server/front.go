@@ -35,11 +35,34 @@ import (
 // client; there mcp-go ignores params.task and runs the call as a plain
 // one, as the specification asks of a server that does not declare tasks.
 
-// rpcRequest is a JSON-RPC request as the front reads it.
+// rpcRequest is a JSON-RPC message as the server reads it before mcp-go
+// (the guard and the task front), with the head of its params.
 type rpcRequest struct {
 	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+	Method mcp.MCPMethod   `json:"method"`
 	Params json.RawMessage `json:"params"`
+	head   struct {
+		Name string          `json:"name"` // tools/call's tool
+		Task json.RawMessage `json:"task"`
+		Meta *mcp.Meta       `json:"_meta"`
+	}
+}
+
+// readMessages reads the messages of a POST body or a stdio line: one
+// (single), or a batch. One that does not parse is left out: mcp-go
+// answers it with a parse error.
+func readMessages(body []byte) (msgs []rpcRequest, single *rpcRequest) {
+	var m rpcRequest
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		_ = json.Unmarshal(b, &msgs)
+	} else if json.Unmarshal(b, &m) == nil {
+		msgs = []rpcRequest{m}
+		single = &msgs[0]
+	}
+	for i := range msgs {
+		_ = json.Unmarshal(msgs[i].Params, &msgs[i].head) // params that do not decode: the methods say so
+	}
+	return msgs, single
 }
 
 // rpcError is a JSON-RPC error the front answers with.
@@ -60,17 +83,15 @@ type rpcResponse struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
-// taskCall is a request the front answers.
-type taskCall struct {
-	rpcRequest
-	meta   *mcp.Meta // params._meta
-	modern bool      // protocol 2026-07-28 or later (declared in _meta)
+// modern reports whether c declares protocol 2026-07-28 or later (in _meta).
+func (c *rpcRequest) modern() bool {
+	return mcp.IsModernProtocol(c.head.Meta.ProtocolVersion())
 }
 
 // declaresTasks reports whether a modern request declares the tasks
 // extension among its client capabilities.
-func (c taskCall) declaresTasks() bool {
-	caps := c.meta.ClientCapabilities()
+func (c *rpcRequest) declaresTasks() bool {
+	caps := c.head.Meta.ClientCapabilities()
 	if caps == nil {
 		return false
 	}
@@ -78,43 +99,29 @@ func (c taskCall) declaresTasks() bool {
 	return ok
 }
 
-// taskCallOf reports whether body is a request the front answers: tasks/get
-// and tasks/cancel; tasks/result and tasks/list (2025-11-25); tasks/update
-// (2026-07-28); a tools/call of codemode with params.task (2025-11-25) or
-// from a client that declares the tasks extension (2026-07-28).
-func taskCallOf(body []byte) (taskCall, bool) {
-	if !bytes.Contains(body, []byte("task")) { // cheap: every request the front answers says it
-		return taskCall{}, false
+// forFront reports whether c (nil: none) is a request the front answers:
+// tasks/get and tasks/cancel; tasks/result and tasks/list (2025-11-25);
+// tasks/update (2026-07-28); a tools/call of codemode with params.task
+// (2025-11-25) or from a client that declares the tasks extension
+// (2026-07-28).
+func (c *rpcRequest) forFront() bool {
+	if c == nil || len(c.ID) == 0 || string(c.ID) == "null" {
+		return false // not a request: mcp-go answers what it is
 	}
-	var c taskCall
-	if json.Unmarshal(body, &c.rpcRequest) != nil || len(c.ID) == 0 || string(c.ID) == "null" {
-		return taskCall{}, false // not a request: mcp-go answers what it is
-	}
-	var p struct {
-		Name string          `json:"name"`
-		Task json.RawMessage `json:"task"`
-		Meta *mcp.Meta       `json:"_meta"`
-	}
-	_ = json.Unmarshal(c.Params, &p) // params that do not decode: the methods say so
-	c.meta = p.Meta
-	c.modern = mcp.IsModernProtocol(p.Meta.ProtocolVersion())
-	switch mcp.MCPMethod(c.Method) {
+	switch c.Method {
 	case mcp.MethodToolsCall:
-		if p.Name != "codemode" {
-			return taskCall{}, false
+		if c.modern() {
+			return c.head.Name == "codemode" && c.declaresTasks()
 		}
-		if c.modern {
-			return c, c.declaresTasks()
-		}
-		return c, len(p.Task) > 0 && string(p.Task) != "null"
+		return c.head.Name == "codemode" && len(c.head.Task) > 0 && string(c.head.Task) != "null"
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
-		return c, true
+		return true
 	case mcp.MethodTasksResult, mcp.MethodTasksList:
-		return c, !c.modern // removed in 2026-07-28: mcp-go says so
+		return !c.modern() // removed in 2026-07-28: mcp-go says so
 	case methodTasksUpdate:
-		return c, c.modern
+		return c.modern()
 	}
-	return taskCall{}, false
+	return false
 }
 
 // methodTasksUpdate answers a task's input requests (2026-07-28).
@@ -149,7 +156,7 @@ func (f *taskFront) stop() {
 // answer answers one request, with ctx (which ends with the request) and
 // sess, the request's mcp-go session (nil: none), and encodes the answer
 // (one that does not encode is answered as an internal error).
-func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) []byte {
+func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) []byte {
 	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID}
 	result, err := f.dispatch(ctx, sess, c)
 	var re *rpcError
@@ -181,13 +188,13 @@ type taskParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 }
 
-func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
+func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
 	s := f.s
-	if c.modern && !c.declaresTasks() {
+	if c.modern() && !c.declaresTasks() {
 		return nil, &rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "Missing required client capability",
 			Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}
 	}
-	if mcp.MCPMethod(c.Method) == mcp.MethodToolsCall {
+	if c.Method == mcp.MethodToolsCall {
 		return f.create(ctx, sess, c)
 	}
 	var p taskParams
@@ -196,15 +203,15 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: %v", c.Method, err)}
 		}
 	}
-	if mcp.MCPMethod(c.Method) == mcp.MethodTasksList {
+	if c.Method == mcp.MethodTasksList {
 		return f.list(ctx, p.Cursor)
 	}
 	if p.TaskID == "" {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: taskId is required", c.Method)}
 	}
-	switch mcp.MCPMethod(c.Method) {
+	switch c.Method {
 	case mcp.MethodTasksGet:
-		if c.modern {
+		if c.modern() {
 			return f.modernGet(ctx, p.TaskID)
 		}
 		_, _, t, err := s.view(ctx, p.TaskID, false)
@@ -212,16 +219,16 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 	case mcp.MethodTasksResult:
 		return f.result(ctx, sess, p.TaskID)
 	case mcp.MethodTasksCancel:
-		return f.cancelTask(ctx, p.TaskID, c.modern)
+		return f.cancelTask(ctx, p.TaskID, c.modern())
 	case methodTasksUpdate:
 		return f.update(ctx, p.TaskID, p.InputResponses)
 	}
-	return nil, &rpcError{Code: mcp.METHOD_NOT_FOUND, Message: "Method " + c.Method + " not found"}
+	return nil, &rpcError{Code: mcp.METHOD_NOT_FOUND, Message: "Method " + string(c.Method) + " not found"}
 }
 
 // create starts a task-augmented codemode call's program and answers with
 // its task (CreateTaskResult), once the run is in the store.
-func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
+func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
 		Task      struct {
@@ -231,10 +238,11 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	if err := json.Unmarshal(c.Params, &p); err != nil {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid params of tools/call: " + err.Error()}
 	}
-	if f.s.opts.TraceContext && c.meta != nil {
-		ctx = propagate.FromMeta(ctx, c.meta.AdditionalFields)
+	meta := c.head.Meta
+	if f.s.opts.TraceContext && meta != nil {
+		ctx = propagate.FromMeta(ctx, meta.AdditionalFields)
 	}
-	if c.modern {
+	if c.modern() {
 		e, err := f.s.startTask(ctx, p.Arguments, defaultTaskTTL, nil)
 		if err != nil {
 			return nil, err
@@ -246,8 +254,8 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	var o codemode.Observer
 	if sess != nil {
 		var token mcp.ProgressToken
-		if c.meta != nil {
-			token = c.meta.ProgressToken
+		if meta != nil {
+			token = meta.ProgressToken
 		}
 		o = &clientObserver{s: f.s, ctx: f.s.mcp.WithContext(f.ctx, sess), token: token}
 	}
@@ -485,12 +493,14 @@ type stdioFront struct {
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
 		line, err := r.in.ReadBytes('\n')
-		if len(line) > 0 {
-			if c, ok := taskCallOf(line); ok {
-				r.f.wg.Go(func() { r.serve(c) })
-			} else {
-				r.rest = line
-			}
+		var c *rpcRequest
+		if bytes.Contains(line, []byte("task")) { // cheap: every request the front answers says it
+			_, c = readMessages(line)
+		}
+		if c.forFront() {
+			r.f.wg.Go(func() { r.serve(c) })
+		} else {
+			r.rest = line
 		}
 		if err != nil {
 			if len(r.rest) == 0 {
@@ -505,7 +515,7 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 }
 
 // serve answers one request and writes the response as one line.
-func (r *stdioFront) serve(c taskCall) {
+func (r *stdioFront) serve(c *rpcRequest) {
 	if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
 		r.f.s.log.Debug("writing a task response failed", "err", err)
 	}
@@ -525,14 +535,14 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // serveHTTP answers a streamable-HTTP POST whose body is a request of the
-// front, with a JSON response, and reports whether it did.
-func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	c, ok := taskCallOf(body)
-	if !ok {
+// front (c: its one message, nil for a batch), with a JSON response, and
+// reports whether it did.
+func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, c *rpcRequest) bool {
+	if !c.forFront() {
 		return false
 	}
 	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id
-	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern {
+	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern() {
 		sess = v.(mcpserver.ClientSession)
 	}
 	ctx, cancel := context.WithCancel(r.Context())

@@ -97,9 +97,10 @@ type guard struct {
 	// issuer itself (server.auth.console), so its requests need no
 	// bearer token.
 	consoleSignsIn bool
-	// front answers the task requests of a POST that passed every check,
-	// in front of the transport, and reports whether it did (nil: none).
-	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
+	// front answers the task requests of a POST that passed every check
+	// (its one message; nil: a batch, or not a POST), in front of the
+	// transport, and reports whether it did (nil: none).
+	front func(w http.ResponseWriter, r *http.Request, msg *rpcRequest) bool
 }
 
 // newGuard makes the guard of next; the transport sets the MCP endpoints,
@@ -204,26 +205,28 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.metrics.ServeHTTP(dw, r)
 		return
 	}
-	var body []byte
+	var msgs []rpcRequest // a POST's, read once for every check below
+	var single *rpcRequest
 	if r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
 			refuse(w, http.StatusUnsupportedMediaType, "Unsupported Media Type: a POST body must be Content-Type: application/json")
 			return
 		}
-		var status int
-		if body, status, err = g.readBody(w, r); err != nil {
+		body, status, err := g.readBody(w, r)
+		if err != nil {
 			refuse(w, status, err.Error())
 			return
 		}
-		if g.rs != nil && !g.authorizeBody(w, r, body) {
+		msgs, single = readMessages(body)
+		if g.rs != nil && !g.authorizeBody(w, r, msgs) {
 			return
 		}
 	}
 	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
 		var status int
 		var msg string
-		if dw.sent, status, msg = g.sessions.check(r, body); status != 0 {
+		if dw.sent, status, msg = g.sessions.check(r, single); status != 0 {
 			http.Error(w, msg, status)
 			return
 		}
@@ -232,7 +235,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.traceContext && r.Header.Get(propagate.Traceparent) != "" {
 		r = r.WithContext(propagate.FromHeader(r.Context(), r.Header))
 	}
-	if g.front != nil && r.Method == http.MethodPost && g.front(dw, r, body) {
+	if g.front != nil && g.front(dw, r, single) {
 		return
 	}
 	g.next.ServeHTTP(dw, r)

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -40,8 +38,8 @@ var ToolScopes = map[string][]string{
 
 // methodScopes is the scope of the MCP methods besides tools/call that
 // touch runs: the task requests (a task is a codemode run; tasks/update
-// answers its approval questions). Other methods (initialize, tools/list,
-// ping, notifications, responses) need a valid token and no scope.
+// answers its approval questions). Other methods need a valid token and
+// no scope.
 var methodScopes = map[mcp.MCPMethod][]string{
 	mcp.MethodTasksGet:    {codemode.ScopeRun},
 	mcp.MethodTasksList:   {codemode.ScopeRun},
@@ -206,49 +204,25 @@ func (*resourceServer) words() (wanted, bad, aBad string) {
 }
 
 // authorizeBody checks that the request's principal has the scope of
-// each message in a POST body (one JSON-RPC message, or a batch): 403
-// insufficient_scope naming the first scope missing otherwise.
-func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body []byte) bool {
+// each message of a POST body (one JSON-RPC message, or a batch): 403
+// insufficient_scope naming the first scope missing otherwise. Other
+// methods (initialize, tools/list, ping, notifications, responses) and a
+// body that does not parse (the transport answers it with a parse error)
+// need none here.
+func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, msgs []rpcRequest) bool {
 	p := codemode.PrincipalFrom(r.Context())
-	for _, scopes := range bodyScopes(body) {
-		if !slices.ContainsFunc(scopes, p.HasScope) {
+	for _, m := range msgs {
+		scopes := methodScopes[m.Method]
+		if m.Method == mcp.MethodToolsCall {
+			scopes = orDefault(ToolScopes[m.head.Name], []string{codemode.ScopeRun})
+		}
+		if scopes != nil && !slices.ContainsFunc(scopes, p.HasScope) {
 			g.rs.challenge(w, http.StatusForbidden, "insufficient_scope",
 				"the access token lacks the scope "+strings.Join(scopes, " or ")+" this request needs", strings.Join(scopes, " "))
 			return false
 		}
 	}
 	return true
-}
-
-// bodyScopes returns the scopes (any one of each) the messages of a body
-// need. A body that does not parse needs none here: the transport
-// answers it with a parse error.
-func bodyScopes(body []byte) [][]string {
-	type message struct {
-		Method mcp.MCPMethod `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	var msgs []message
-	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		_ = json.Unmarshal(b, &msgs)
-	} else {
-		var m message
-		if json.Unmarshal(b, &m) == nil {
-			msgs = []message{m}
-		}
-	}
-	var out [][]string
-	for _, m := range msgs {
-		switch {
-		case m.Method == mcp.MethodToolsCall:
-			out = append(out, orDefault(ToolScopes[m.Params.Name], []string{codemode.ScopeRun}))
-		case methodScopes[m.Method] != nil:
-			out = append(out, methodScopes[m.Method])
-		}
-	}
-	return out
 }
 
 // challenge refuses a request with the server's resource metadata: see
