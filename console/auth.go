@@ -33,7 +33,7 @@ type auth struct {
 	// fixed at creation
 	token    [sha256.Size]byte
 	hasToken bool
-	now      func() time.Time
+	now      func() time.Time   // time.Now; a test sets its own clock
 	failures *throttle.Failures // wrong tokens per client address
 
 	mu       sync.Mutex
@@ -64,11 +64,11 @@ type flash struct {
 	brief   bool
 }
 
-func newAuth(token string, now func() time.Time, failures *throttle.Failures) *auth {
+func newAuth(token string, failures *throttle.Failures) *auth {
 	if failures == nil {
 		failures = throttle.New(0, 0, nil)
 	}
-	a := &auth{now: now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
+	a := &auth{now: time.Now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
 	if token != "" {
 		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
 	}
@@ -183,7 +183,7 @@ func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who *code
 		}
 	}
 	s := c.auth.newSession(who, until)
-	setCookie(w, r, cookieName(r), s.id, max(1, int(s.expires.Sub(c.now())/time.Second)), http.SameSiteStrictMode)
+	setCookie(w, r, cookieName(r), s.id, max(1, int(s.expires.Sub(c.auth.now())/time.Second)), http.SameSiteStrictMode)
 	return s
 }
 
@@ -207,7 +207,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 	if ck, err := r.Cookie(cookieName(r)); err == nil {
 		s = c.auth.lookup(ck.Value)
 	}
-	so := c.issuer()
+	so := c.signOn.Load()
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
 	case so != nil && r.URL.Path == signOnPath && get:
@@ -270,10 +270,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := localPath(r.PostForm.Get("next"))
-	if ok, secs := c.auth.failures.Allow(r.RemoteAddr); !ok {
-		c.auth.failures.Warn(c.log, "console: a login refused: too many wrong tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		c.loginPage(w, r, http.StatusTooManyRequests, next, fmt.Sprintf("Too many wrong tokens from your address: try again in %d s.", secs))
+	if c.tooMany(w, r, next, "wrong tokens") {
 		return
 	}
 	if !c.auth.tokenMatches(r.PostForm.Get("token")) {
@@ -284,6 +281,20 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	c.startSession(w, r, nil, time.Time{})
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// tooMany answers a login or sign-in from an address that failed too
+// often (throttle.Failures; failed says at what) with 429, Retry-After
+// and the login page saying when to try again (next: its destination),
+// logged at a bounded rate, and reports whether it did.
+func (c *Console) tooMany(w http.ResponseWriter, r *http.Request, next, failed string) bool {
+	ok, secs := c.auth.failures.Allow(r.RemoteAddr)
+	if !ok {
+		c.auth.failures.Warn(c.log, "console: refused: too many "+failed+" from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		c.loginPage(w, r, http.StatusTooManyRequests, next, fmt.Sprintf("Too many %s from your address: try again in %d s.", failed, secs))
+	}
+	return !ok
 }
 
 // logout ends the session (a person signed in through the issuer: audited).

@@ -114,8 +114,6 @@ type Options struct {
 	// console: local with the operating system's user name, as the
 	// command line records); zero: codemode.Local.
 	Local codemode.Person
-	// Now is the clock (default time.Now).
-	Now func() time.Time
 	// Failures limits wrong tokens typed at the login per client address
 	// (429 past its limit) and the log lines about them; share the MCP
 	// server's (server.Options.AuthFailures) so that both count against
@@ -133,7 +131,6 @@ type Console struct {
 	// fixed at creation
 	eng    Engine
 	log    *slog.Logger
-	now    func() time.Time
 	local  codemode.Person
 	auth   *auth
 	pages  map[string]*template.Template
@@ -158,18 +155,12 @@ func (c *Console) SignInThrough(so SignOn, issuer string) {
 	c.signOn.Store(&signOnBox{so: so, issuer: issuer})
 }
 
-// issuer is the sign-on in force, or nil.
-func (c *Console) issuer() *signOnBox { return c.signOn.Load() }
-
 //go:embed templates/*.html static/*
 var assets embed.FS
 
 // New builds a console over opts.Engine.
 func New(opts Options) *Console {
 	opts.Logger = cmp.Or(opts.Logger, slog.Default())
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	static, err := fs.Sub(assets, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -177,9 +168,8 @@ func New(opts Options) *Console {
 	c := &Console{
 		eng:    opts.Engine,
 		log:    opts.Logger,
-		now:    opts.Now,
 		local:  opts.Local,
-		auth:   newAuth(opts.Token, opts.Now, opts.Failures),
+		auth:   newAuth(opts.Token, opts.Failures),
 		pages:  parsePages(),
 		static: http.StripPrefix("/static/", http.FileServerFS(static)),
 	}

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,7 +95,7 @@ func parsePages() map[string]*template.Template {
 // with a plain 500.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if s := sessionOf(r); s != nil {
-		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.issuer() != nil // (a token or a sign-on: one can log out)
+		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.signOn.Load() != nil // (a token or a sign-on: one can log out)
 		if p.Version == "" {
 			p.Version, _ = c.fingerprint(r.Context())
 		}
@@ -120,7 +121,7 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, next, problem string) {
 	p := &page{Title: "Log in", Next: localPath(next), Problem: problem}
-	if so := c.issuer(); so != nil {
+	if so := c.signOn.Load(); so != nil {
 		p.Title, p.Issuer = "Sign in", so.issuer
 	}
 	c.render(w, r, status, "login", p)
@@ -269,7 +270,12 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	for _, st := range codemode.ExecStatuses() {
 		p.Statuses = append(p.Statuses, st.String())
 	}
-	f := codemode.ExecutionFilter{Limit: defaultRuns}
+	n, ok := positive(q.Get("limit"))
+	if !ok || n > maxRuns {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", q.Get("limit"), maxRuns))
+		return
+	}
+	f := codemode.ExecutionFilter{Limit: cmp.Or(n, defaultRuns)}
 	if p.Filter != "" {
 		st, err := codemode.ParseExecStatus(p.Filter)
 		if err != nil {
@@ -277,14 +283,6 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.Status = st
-	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxRuns {
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxRuns))
-			return
-		}
-		f.Limit = n
 	}
 	list, err := c.eng.Executions(ctx, f)
 	if err != nil {
@@ -304,12 +302,11 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, status int, problem string) {
 	n := 1
 	if s := r.URL.Query().Get("page"); s != "" && r.Method == http.MethodGet {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
+		var ok bool
+		if n, ok = positive(s); !ok {
 			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("page %q: want a page number from 1", s))
 			return
 		}
-		n = v
 	}
 	rd, err := c.readRun(r.Context(), id, nil)
 	if errors.Is(err, codemode.ErrUnknownExecution) {
@@ -364,14 +361,11 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 // is at most what the log keeps of one, 1 MiB by default).
 func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 	id, q := r.PathValue("id"), r.URL.Query()
-	part, seq := q.Get("part"), 0
-	if s := q.Get("seq"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", s))
-			return
-		}
-		seq = n
+	part := q.Get("part")
+	seq, ok := positive(q.Get("seq"))
+	if !ok {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", q.Get("seq")))
+		return
 	}
 	if !(part == "result" || seq > 0 && (part == "args" || part == "error")) {
 		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %q: want args, result or error of a call (seq=N), or result of the run", part))
@@ -420,6 +414,16 @@ func (c *Console) value(ctx context.Context, id string, seq int, part string) ([
 	return v, fmt.Sprintf("%s-call-%d-%s", e.ID, seq, part), nil
 }
 
+// positive reads a number from 1 in a query or form field (0: the field
+// is empty), and reports whether the field holds one.
+func positive(s string) (int, bool) {
+	if s == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 1
+}
+
 // rawOrNull is a result as logged, "null" for none.
 func rawOrNull(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 {
@@ -455,7 +459,7 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 			InputSchema:   jsonView("snippet-"+s.Name+"-schema", s.InputSchema),
 			Connectors:    strings.Join(s.Connectors, ", "),
 			FromExecution: s.FromExecution,
-			Age:           age(c.now(), s.CreatedAt),
+			Age:           age(c.auth.now(), s.CreatedAt),
 			Created:       s.CreatedAt,
 		})
 	}
@@ -482,14 +486,10 @@ func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
 		return
 	}
-	seq := 0
-	if s := r.PostForm.Get("seq"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", s))
-			return
-		}
-		seq = n
+	seq, ok := positive(r.PostForm.Get("seq"))
+	if !ok {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", r.PostForm.Get("seq")))
+		return
 	}
 	reason := r.PostForm.Get("reason")
 	c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {

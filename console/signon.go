@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -46,12 +45,10 @@ func signOnCookie(r *http.Request) string { return cookieName(r) + "_signin" }
 // cookie, and sends the browser to the issuer's authorization endpoint.
 func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn) {
 	next := localPath(r.URL.Query().Get("next"))
-	if ok, secs := c.auth.failures.Allow(r.RemoteAddr); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		c.loginPage(w, r, http.StatusTooManyRequests, next, fmt.Sprintf("Too many failed sign-ins from your address: try again in %d s.", secs))
+	if c.tooMany(w, r, next, "failed sign-ins") {
 		return
 	}
-	a := &attempt{state: randomToken(), nonce: randomToken(), verifier: randomToken(), browser: randomToken(), next: next, created: c.now()}
+	a := &attempt{state: randomToken(), nonce: randomToken(), verifier: randomToken(), browser: randomToken(), next: next, created: c.auth.now()}
 	link, err := so.AuthorizationURL(r.Context(), a.state, a.nonce, a.verifier)
 	if err != nil {
 		c.log.Error("console: cannot start a sign-in through the issuer", "err", err)
@@ -73,10 +70,7 @@ func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn)
 // browser gets a new session, the sign-in is audited, and a page sends it
 // on to where it was going.
 func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn) {
-	if ok, secs := c.auth.failures.Allow(r.RemoteAddr); !ok {
-		c.auth.failures.Warn(c.log, "console: a sign-in refused: too many failed sign-ins from this address", "remote", r.RemoteAddr, "retryAfter", secs)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		c.loginPage(w, r, http.StatusTooManyRequests, "/", fmt.Sprintf("Too many failed sign-ins from your address: try again in %d s.", secs))
+	if c.tooMany(w, r, "/", "failed sign-ins") {
 		return
 	}
 	fail := func(status int, why, msg string) {

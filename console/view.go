@@ -369,7 +369,7 @@ func (c *Console) newRunView(rd *runRead) *runView {
 		StartedBy: visible.Segments(e.StartedBy.Display()),
 		Created:   e.CreatedAt,
 		Updated:   e.UpdatedAt,
-		Age:       age(c.now(), e.CreatedAt),
+		Age:       age(c.auth.now(), e.CreatedAt),
 		Error:     visible.Segments(e.Error),
 		Paused:    e.Status == codemode.StatusPaused,
 		CallCount: len(rd.heads),
