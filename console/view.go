@@ -387,8 +387,8 @@ func (c *Console) newRunView(rd *runRead) *runView {
 		marks = c.layPending(v, rd.pending)
 	}
 	v.Code = codeView(e.Code, marks)
-	rollbackable := e.Status == codemode.StatusCompleted || e.Status == codemode.StatusError ||
-		e.Status == codemode.StatusRejected || e.Status == codemode.StatusCancelled || e.Status == codemode.StatusPaused
+	_, err := codemode.TransitionExec(e.Status, codemode.StatusRollingBack)
+	rollbackable := err == nil
 	for _, en := range rd.heads {
 		if rollbackable && en.Kind == codemode.KindCall && en.Reverts == 0 &&
 			(en.State == codemode.EntryApplied || en.State == codemode.EntryUnknown) &&

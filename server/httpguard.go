@@ -437,11 +437,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(g.h.ReadTimeout))
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.h.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.h.MaxBody))
 	_ = rc.SetReadDeadline(time.Time{})
 	var mbe *http.MaxBytesError
 	var ne net.Error
@@ -453,8 +449,8 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
-	return buf.Bytes(), 0, nil
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, 0, nil
 }
 
 // deadlineWriter gives every write of a response a fresh deadline and

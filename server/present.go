@@ -85,11 +85,11 @@ func (s *Server) outcomeResult(o codemode.Outcome) *mcp.CallToolResult {
 // valueResult renders any JSON-able value the same way.
 func valueResult(v any, isError bool) *mcp.CallToolResult {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return mcp.NewToolResultError("internal error: cannot encode result: " + err.Error())
-	}
 	var structured map[string]any
-	if err := json.Unmarshal(b, &structured); err != nil {
+	if err == nil {
+		err = json.Unmarshal(b, &structured)
+	}
+	if err != nil {
 		return mcp.NewToolResultError("internal error: cannot encode result: " + err.Error())
 	}
 	res := mcp.NewToolResultStructured(structured, string(b))
@@ -103,12 +103,6 @@ type errorOutcome struct {
 	Status      string `json:"status"`
 	ExecutionID string `json:"executionId,omitempty"`
 	Error       string `json:"error"`
-}
-
-// badArguments is the result of a request whose arguments do not decode:
-// a tool error the model can fix, naming what was wrong.
-func badArguments(err error) *mcp.CallToolResult {
-	return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true)
 }
 
 // auditValueChars bounds the code, and the result with the logs, of each
