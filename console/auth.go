@@ -207,20 +207,20 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 	if ck, err := r.Cookie(cookieName(r)); err == nil {
 		s = c.auth.lookup(ck.Value)
 	}
-	so := c.signOn.Load()
+	so := c.signOn != nil
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
-	case so != nil && r.URL.Path == signOnPath && get:
-		c.beginSignOn(w, r, so.so)
+	case so && r.URL.Path == signOnPath && get:
+		c.beginSignOn(w, r)
 		return r, false
-	case so != nil && r.URL.Path == callbackPath && get:
-		c.finishSignOn(w, r, so.so)
+	case so && r.URL.Path == callbackPath && get:
+		c.finishSignOn(w, r)
 		return r, false
-	case so == nil && r.URL.Path == "/login" && r.Method == http.MethodPost && c.auth.hasToken:
+	case !so && r.URL.Path == "/login" && r.Method == http.MethodPost && c.auth.hasToken:
 		c.login(w, r)
 		return r, false
 	}
-	if s == nil && (c.auth.hasToken || so != nil) {
+	if s == nil && (c.auth.hasToken || so) {
 		switch {
 		case r.URL.Path == "/login" && get:
 			c.loginPage(w, r, http.StatusOK, "/", "")

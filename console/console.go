@@ -43,7 +43,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -137,12 +136,8 @@ type Console struct {
 	static http.Handler
 	mux    *http.ServeMux
 
-	// signOn is set once, by SignInThrough, before the console serves.
-	signOn atomic.Pointer[signOnBox]
-}
-
-type signOnBox struct {
-	so     SignOn
+	// set by SignInThrough before the console serves (nil: no sign-on)
+	signOn SignOn
 	issuer string
 }
 
@@ -152,7 +147,7 @@ type signOnBox struct {
 // knows its public URL (the redirect URI's origin), before it serves the
 // console; issuer names the issuer on the sign-in page.
 func (c *Console) SignInThrough(so SignOn, issuer string) {
-	c.signOn.Store(&signOnBox{so: so, issuer: issuer})
+	c.signOn, c.issuer = so, issuer
 }
 
 //go:embed templates/*.html static/*

@@ -95,7 +95,7 @@ func parsePages() map[string]*template.Template {
 // with a plain 500.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if s := sessionOf(r); s != nil {
-		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.signOn.Load() != nil // (a token or a sign-on: one can log out)
+		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.signOn != nil // (a token or a sign-on: one can log out)
 		if p.Version == "" {
 			p.Version, _ = c.fingerprint(r.Context())
 		}
@@ -121,8 +121,8 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, next, problem string) {
 	p := &page{Title: "Log in", Next: localPath(next), Problem: problem}
-	if so := c.signOn.Load(); so != nil {
-		p.Title, p.Issuer = "Sign in", so.issuer
+	if c.signOn != nil {
+		p.Title, p.Issuer = "Sign in", c.issuer
 	}
 	c.render(w, r, status, "login", p)
 }

@@ -43,13 +43,13 @@ func signOnCookie(r *http.Request) string { return cookieName(r) + "_signin" }
 // beginSignOn starts a sign-in through the issuer: it keeps a new attempt
 // (a random state, nonce and verifier), binds it to this browser with a
 // cookie, and sends the browser to the issuer's authorization endpoint.
-func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn) {
+func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.URL.Query().Get("next"))
 	if c.tooMany(w, r, next, "failed sign-ins") {
 		return
 	}
 	a := &attempt{state: randomToken(), nonce: randomToken(), verifier: randomToken(), browser: randomToken(), next: next, created: c.auth.now()}
-	link, err := so.AuthorizationURL(r.Context(), a.state, a.nonce, a.verifier)
+	link, err := c.signOn.AuthorizationURL(r.Context(), a.state, a.nonce, a.verifier)
 	if err != nil {
 		c.log.Error("console: cannot start a sign-in through the issuer", "err", err)
 		c.loginPage(w, r, http.StatusBadGateway, next, "The sign-in could not start: the issuer could not be asked (details in the server log). Try again.")
@@ -69,7 +69,7 @@ func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn)
 // against the client's address, as wrong tokens do. On success the
 // browser gets a new session, the sign-in is audited, and a page sends it
 // on to where it was going.
-func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn) {
+func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request) {
 	if c.tooMany(w, r, "/", "failed sign-ins") {
 		return
 	}
@@ -90,7 +90,7 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 		return
 	}
 	setCookie(w, r, signOnCookie(r), "", -1, http.SameSiteLaxMode)
-	who, until, err := so.SignIn(r.Context(), q, a.nonce, a.verifier)
+	who, until, err := c.signOn.SignIn(r.Context(), q, a.nonce, a.verifier)
 	switch {
 	case codemode.IsRefusal(err):
 		fail(http.StatusBadRequest, err.Error(), "The sign-in failed: "+err.Error()+". Sign in again.")
