@@ -22,6 +22,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
@@ -81,7 +82,7 @@ type guard struct {
 	bearer         bearer      // the bearer token required; nil: none
 	allowedOrigins []string    // lower case scheme://host[:port]
 	allowedHosts   []string    // lower case host or host:port
-	h              HTTPOptions // with the defaults
+	h              config.HTTP // with the defaults
 	sessions       *sessions   // streamable HTTP; nil for SSE
 	next           http.Handler
 	mcpPaths       []string     // the MCP endpoints

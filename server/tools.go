@@ -12,6 +12,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 )
 
 // The tools the server offers (README "What the client sees"), one row
@@ -42,7 +43,7 @@ var approvalTools = map[string]bool{"codemode_approve": true, "codemode_reject":
 // addCodemode registers the codemode tool, whose description carries the
 // connectors and their declarations as the runtime has them now.
 func (s *Server) addCodemode() {
-	budget := cmp.Or(s.opts.DescriptionBudget, DefaultDescriptionBudget)
+	budget := cmp.Or(s.opts.DescriptionBudget, config.DefaultDescriptionBudget)
 	decls, fits := "", false
 	if budget > 0 {
 		decls, fits = s.rt.DeclarationsWithin(budget)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/config"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"golang.org/x/net/netutil"
 )
@@ -59,7 +60,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // HTTP at /mcp; "sse": legacy SSE at /sse and /message) until ctx ends, then
 // shuts down gracefully; with Options.Console, the console is served at
 // every other path. Every request passes a guard first (Host, Origin,
-// bearer token, content type, body size, sessions: see guard); HTTPOptions
+// bearer token, content type, body size, sessions: see guard); Options.HTTP
 // bound the connections, and with a certificate the server speaks TLS.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport string) error {
 	h := httpDefaults(s.opts.HTTP)
@@ -192,7 +193,7 @@ func baseURL(useTLS bool, addr string) string {
 
 // newHTTPServer returns an http.Server with the bounds of h, speaking TLS
 // when h names a certificate.
-func newHTTPServer(h HTTPOptions, log *slog.Logger) (*http.Server, error) {
+func newHTTPServer(h config.HTTP, log *slog.Logger) (*http.Server, error) {
 	srv := &http.Server{
 		ReadHeaderTimeout: h.ReadTimeout,
 		IdleTimeout:       h.IdleTimeout,
