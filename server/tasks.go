@@ -337,7 +337,7 @@ func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, e 
 	defer stop()
 	sctx := s.mcp.WithContext(qctx, sess)
 	if len(pending) == 1 && pending[0].Awaits == codemode.AwaitsSignIn {
-		if u := s.urlElicitationSession(sctx); u != nil && s.askSignIn(sctx, u, pending[0]) {
+		if s.askSignIn(sctx, pending[0]) {
 			_, err := s.rt.Resume(ctx, id, codemode.Review{Digest: codemode.PendingDigest(pending)})
 			return refusalOK(err)
 		}
