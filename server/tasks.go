@@ -31,15 +31,8 @@ import (
 // sharing the store answers for it, after a restart too; nothing about a
 // task lives in this process's memory but the notifications it sends.
 //
-// The run's status is the task's:
-//
-//	running, waiting          working
-//	paused                    input_required (the pending actions are its message)
-//	completed                 completed
-//	error, rejected,          failed (the run's error is its message); on
-//	rolling_back, rolled_back   2026-07-28, completed: its result is the outcome,
-//	                            isError as a plain call's
-//	cancelled                 cancelled
+// The run's status is the task's, as README "Long runs as tasks" tabulates
+// it (viewTask).
 //
 // tasks/result (2025-11-25) gives the outcome a plain call gives, and,
 // while the task waits for a person, asks them through the client
@@ -115,7 +108,7 @@ func taskTTL(ms *int64) time.Duration {
 	return max(time.Duration(*ms)*time.Millisecond, minTaskTTL)
 }
 
-// viewTask maps a run to its task (see above) as 2025-11-25 shows it;
+// viewTask maps a run to its task as 2025-11-25 shows it;
 // modern selects the 2026-07-28 mapping, where a run that ended with an
 // outcome is completed.
 func viewTask(e *codemode.Execution, pending []codemode.PendingAction, modern bool) mcp.Task {
