@@ -34,15 +34,10 @@ func (s *Server) visible(o codemode.Outcome) codemode.Outcome {
 	case len(o.Result) > 0:
 		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, limit)
 		o.Error = truncate.String(o.Error, limit)
-	case o.Error != "":
-		raw, err := json.Marshal(o.Error)
-		if err != nil { // a Go string always marshals
-			return o
-		}
+	case o.Error != "": // cut as a JSON string, which Fit keeps a string
+		raw, _ := json.Marshal(o.Error)
 		raw, o.Logs = truncate.Fit(raw, o.Logs, limit)
-		if err := json.Unmarshal(raw, &o.Error); err != nil {
-			return o
-		}
+		_ = json.Unmarshal(raw, &o.Error)
 	default:
 		_, o.Logs = truncate.Fit(nil, o.Logs, limit)
 	}

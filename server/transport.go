@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -44,7 +43,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	w := &lockedWriter{w: out}
 	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w}
 	std := mcpserver.NewStdioServer(s.mcp)
-	std.SetErrorLogger(slogLogger(s.log))
+	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
 		r.sess = mcpserver.ClientSessionFromContext(ctx)
 		return ctx
@@ -198,7 +197,7 @@ func newHTTPServer(h config.HTTP, log *slog.Logger) (*http.Server, error) {
 		ReadHeaderTimeout: h.ReadTimeout,
 		IdleTimeout:       h.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slogLogger(log),
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if h.TLSCert != "" || h.TLSKey != "" {
 		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
@@ -245,9 +244,4 @@ func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listen
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// slogLogger adapts a slog.Logger for libraries that want a *log.Logger.
-func slogLogger(l *slog.Logger) *log.Logger {
-	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
 }
