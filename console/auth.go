@@ -121,10 +121,11 @@ func (a *auth) lookup(id string) *session {
 	return s
 }
 
-func (a *auth) end(s *session) {
+// end forgets the session of a cookie value.
+func (a *auth) end(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.sessions, s.id)
+	delete(a.sessions, id)
 }
 
 func (a *auth) setFlash(s *session, f *flash) {
@@ -178,9 +179,7 @@ func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAg
 // session id), and sets its cookie.
 func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who *codemode.Principal, until time.Time) *session {
 	if ck, err := r.Cookie(cookieName(r)); err == nil {
-		if old := c.auth.lookup(ck.Value); old != nil {
-			c.auth.end(old)
-		}
+		c.auth.end(ck.Value)
 	}
 	s := c.auth.newSession(who, until)
 	setCookie(w, r, cookieName(r), s.id, max(1, int(s.expires.Sub(c.auth.now())/time.Second)), http.SameSiteStrictMode)
@@ -300,7 +299,7 @@ func (c *Console) tooMany(w http.ResponseWriter, r *http.Request, next, failed s
 // logout ends the session (a person signed in through the issuer: audited).
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	s := sessionOf(r)
-	c.auth.end(s)
+	c.auth.end(s.id)
 	if s.who != nil {
 		c.eng.AuditSession(r.Context(), codemode.AuditLogout, nil)
 		c.log.Info("console: signed out", "subject", s.who.Subject)
