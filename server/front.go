@@ -48,21 +48,47 @@ type rpcRequest struct {
 	}
 }
 
-// readMessages reads the messages of a POST body or a stdio line: one
-// (single), or a batch. One that does not parse is left out: mcp-go
-// answers it with a parse error.
-func readMessages(body []byte) (msgs []rpcRequest, single *rpcRequest) {
-	var m rpcRequest
-	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		_ = json.Unmarshal(b, &msgs)
-	} else if json.Unmarshal(b, &m) == nil {
-		msgs = []rpcRequest{m}
-		single = &msgs[0]
+// rpcBody is a POST body or a stdio line. Its JSON-RPC messages are read
+// when something first asks for them, and once: most requests need
+// nothing read (a call on a live session without an issuer).
+type rpcBody struct {
+	raw    []byte
+	read   bool
+	msgs   []rpcRequest // one, or a batch; one that does not parse is left out: mcp-go answers it with a parse error
+	single *rpcRequest  // the one message of a body that is not a batch
+}
+
+// messages returns the messages of b (nil: none) and its single one (nil:
+// a batch, or none).
+func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
+	if b == nil {
+		return nil, nil
 	}
-	for i := range msgs {
-		_ = json.Unmarshal(msgs[i].Params, &msgs[i].head) // params that do not decode: the methods say so
+	if !b.read {
+		b.read = true
+		var m rpcRequest
+		if t := bytes.TrimSpace(b.raw); len(t) > 0 && t[0] == '[' {
+			_ = json.Unmarshal(t, &b.msgs)
+		} else if json.Unmarshal(t, &m) == nil {
+			b.msgs = []rpcRequest{m}
+			b.single = &b.msgs[0]
+		}
+		for i := range b.msgs {
+			_ = json.Unmarshal(b.msgs[i].Params, &b.msgs[i].head) // params that do not decode: the methods say so
+		}
 	}
-	return msgs, single
+	return b.msgs, b.single
+}
+
+// frontRequest returns the request of b that the front answers, or nil.
+func (b *rpcBody) frontRequest() *rpcRequest {
+	if b == nil || !bytes.Contains(b.raw, []byte("task")) { // cheap: every request the front answers says it
+		return nil
+	}
+	if _, c := b.messages(); c.forFront() {
+		return c
+	}
+	return nil
 }
 
 // rpcError is a JSON-RPC error the front answers with.
@@ -493,11 +519,7 @@ type stdioFront struct {
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
 		line, err := r.in.ReadBytes('\n')
-		var c *rpcRequest
-		if bytes.Contains(line, []byte("task")) { // cheap: every request the front answers says it
-			_, c = readMessages(line)
-		}
-		if c.forFront() {
+		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
 			r.f.wg.Go(func() { r.serve(c) })
 		} else {
 			r.rest = line
@@ -535,10 +557,10 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // serveHTTP answers a streamable-HTTP POST whose body is a request of the
-// front (c: its one message, nil for a batch), with a JSON response, and
-// reports whether it did.
-func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, c *rpcRequest) bool {
-	if !c.forFront() {
+// front, with a JSON response, and reports whether it did.
+func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
+	c := body.frontRequest()
+	if c == nil {
 		return false
 	}
 	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id

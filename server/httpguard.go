@@ -98,10 +98,10 @@ type guard struct {
 	// issuer itself (server.auth.console), so its requests need no
 	// bearer token.
 	consoleSignsIn bool
-	// front answers the task requests of a POST that passed every check
-	// (its one message; nil: a batch, or not a POST), in front of the
-	// transport, and reports whether it did (nil: none).
-	front func(w http.ResponseWriter, r *http.Request, msg *rpcRequest) bool
+	// front answers the task requests of a POST (body; nil: not a POST)
+	// that passed every check, in front of the transport, and reports
+	// whether it did (nil: none).
+	front func(w http.ResponseWriter, r *http.Request, body *rpcBody) bool
 }
 
 // newGuard makes the guard of next; the transport sets the MCP endpoints,
@@ -206,8 +206,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.metrics.ServeHTTP(dw, r)
 		return
 	}
-	var msgs []rpcRequest // a POST's, read once for every check below
-	var single *rpcRequest
+	var post *rpcBody // a POST's, whose messages the checks below read once
 	if r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
@@ -219,15 +218,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, status, err.Error())
 			return
 		}
-		msgs, single = readMessages(body)
-		if g.rs != nil && !g.authorizeBody(w, r, msgs) {
+		post = &rpcBody{raw: body}
+		if g.rs != nil && !g.authorizeBody(w, r, post) {
 			return
 		}
 	}
 	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
 		var status int
 		var msg string
-		if dw.sent, status, msg = g.sessions.check(r, single); status != 0 {
+		if dw.sent, status, msg = g.sessions.check(r, post); status != 0 {
 			http.Error(w, msg, status)
 			return
 		}
@@ -236,7 +235,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.traceContext && r.Header.Get(propagate.Traceparent) != "" {
 		r = r.WithContext(propagate.FromHeader(r.Context(), r.Header))
 	}
-	if g.front != nil && g.front(dw, r, single) {
+	if g.front != nil && g.front(dw, r, post) {
 		return
 	}
 	g.next.ServeHTTP(dw, r)

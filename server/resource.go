@@ -209,8 +209,9 @@ func (*resourceServer) words() (wanted, bad, aBad string) {
 // methods (initialize, tools/list, ping, notifications, responses) and a
 // body that does not parse (the transport answers it with a parse error)
 // need none here.
-func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, msgs []rpcRequest) bool {
+func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
 	p := codemode.PrincipalFrom(r.Context())
+	msgs, _ := body.messages()
 	for _, m := range msgs {
 		scopes := methodScopes[m.Method]
 		if m.Method == mcp.MethodToolsCall {

@@ -80,12 +80,11 @@ func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
 }
 
 // check applies the session rules to a request before the transport sees
-// it (msg: a POST's one message; nil for a batch or another method). It
-// returns the notification counter of the
+// it (body: a POST's; nil for another method). It returns the notification counter of the
 // request's session (a counter of its own for a request without one:
 // initialize, or protocol 2026-07-28 and later, which has no sessions and
 // passes), or the status and message to answer with.
-func (s *sessions) check(r *http.Request, msg *rpcRequest) (*sentCounter, int, string) {
+func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, string) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		return &sentCounter{}, 0, ""
 	}
@@ -93,7 +92,7 @@ func (s *sessions) check(r *http.Request, msg *rpcRequest) (*sentCounter, int, s
 	if l := s.touch(id); id != "" && l != nil {
 		return &l.sent, 0, ""
 	}
-	if msg != nil && msg.Method == mcp.MethodInitialize {
+	if _, m := body.messages(); m != nil && m.Method == mcp.MethodInitialize {
 		return &sentCounter{}, 0, "" // a new session, whatever the client sent
 	}
 	if id == "" {
