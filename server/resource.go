@@ -117,11 +117,6 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("server.auth: the resource %q is not an absolute URL", res)
 	}
-	if auth.Resource == "" {
-		if err := checkListenHost(u.Host); err != nil {
-			return nil, err
-		}
-	}
 	v, err := resource.New(resource.Config{
 		Issuer:                auth.Issuer,
 		Audience:              cmp.Or(auth.Audience, res),
@@ -164,21 +159,12 @@ func orDefault(list, def []string) []string {
 
 // CheckAuthAddr reports whether a server with auth can listen on addr:
 // without server.auth.resource the resource is the listen address, which
-// must then be one a client can reach (not 0.0.0.0 or ::).
+// must then be one a client can reach (not 0.0.0.0 or ::). serve checks
+// it as soon as it listens, before it starts anything; ServeHTTP takes
+// its listener as checked.
 func CheckAuthAddr(auth *config.ServerAuth, addr net.Addr) error {
-	if auth == nil || auth.Resource != "" {
-		return nil
-	}
-	return checkListenHost(addr.String())
-}
-
-func checkListenHost(hostport string) error {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return fmt.Errorf("server.auth: the server listens on %s, which is no address a client can reach: set server.auth.resource to the MCP endpoint's public URL", hostport)
+	if a, ok := addr.(*net.TCPAddr); ok && auth != nil && auth.Resource == "" && a.IP.IsUnspecified() {
+		return fmt.Errorf("server.auth: the server listens on %s, which is no address a client can reach: set server.auth.resource to the MCP endpoint's public URL", addr)
 	}
 	return nil
 }
