@@ -139,11 +139,11 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, what string, 
 }
 
 // readRun reads run id to show it: every entry without its values, the
-// pending actions whole (a decision carries their digest), and, with calls
-// set, the page of calls it selects, values cut to calls.Preview. A run
-// with a long log is never read whole: what a page shows is bounded by
-// its number of calls and the preview.
-func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQuery) (*runRead, error) {
+// pending actions whole (a decision carries their digest), and page n of
+// its calls (from 1; 0: none; none past the last), calls.Limit a page,
+// values cut to calls.Preview. A run with a long log is never read whole:
+// what a page shows is bounded by its number of calls and the preview.
+func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.LogQuery) (*runRead, error) {
 	e, heads, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Preview: -1})
 	if err != nil {
 		return nil, err
@@ -165,21 +165,24 @@ func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQue
 		}
 		rd.pending = codemode.PendingActions(id, whole)
 	}
-	if calls != nil {
+	if from := (n - 1) * calls.Limit; n > 0 && (from == 0 || from < len(heads)) {
+		if from > 0 { // page n holds calls from+1 on, read by seq from the heads
+			calls.After = heads[from-1].Seq
+		}
 		rd.preview = calls.Preview
-		if _, rd.calls, err = c.eng.ExecutionLog(ctx, id, *calls); err != nil {
+		if _, rd.calls, err = c.eng.ExecutionLog(ctx, id, calls); err != nil {
 			return nil, err
 		}
 	}
 	return rd, nil
 }
 
-// runViews reads and lays out each run of list (calls: as readRun),
+// runViews reads and lays out each run of list (n, calls: as readRun),
 // leaving out those deleted meanwhile.
-func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, calls *codemode.LogQuery) ([]*runView, error) {
+func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, n int, calls codemode.LogQuery) ([]*runView, error) {
 	var out []*runView
 	for _, e := range list {
-		rd, err := c.readRun(ctx, e.ID, calls)
+		rd, err := c.readRun(ctx, e.ID, n, calls)
 		switch {
 		case errors.Is(err, codemode.ErrUnknownExecution):
 			continue
@@ -217,7 +220,7 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(paused) // listed newest first
-	runs, err := c.runViews(ctx, paused, nil)
+	runs, err := c.runViews(ctx, paused, 0, codemode.LogQuery{})
 	if err != nil {
 		c.internal(w, r, "reading a run", err)
 		return
@@ -289,7 +292,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, "listing runs", err)
 		return
 	}
-	if p.Runs, err = c.runViews(ctx, list, &codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
+	if p.Runs, err = c.runViews(ctx, list, 1, codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
 		c.internal(w, r, "reading a run", err)
 		return
 	}
@@ -308,7 +311,7 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 			return
 		}
 	}
-	rd, err := c.readRun(r.Context(), id, nil)
+	rd, err := c.readRun(r.Context(), id, n, codemode.LogQuery{Limit: callsPerPage, Preview: previewChars})
 	if errors.Is(err, codemode.ErrUnknownExecution) {
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", id))
 		return
@@ -317,24 +320,11 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 		c.internal(w, r, "reading a run", err)
 		return
 	}
-	// The page's calls, read by seq from the heads: page n holds calls
-	// (n-1)*callsPerPage+1 on.
 	from := (n - 1) * callsPerPage
 	if from > 0 && from >= len(rd.heads) {
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has %s: there is no page %d of them.", id, plural(len(rd.heads), "call", "calls"), n))
 		return
 	}
-	q := codemode.LogQuery{Limit: callsPerPage, Preview: previewChars}
-	if from > 0 {
-		q.After = rd.heads[from-1].Seq
-	}
-	if len(rd.heads) > 0 {
-		if _, rd.calls, err = c.eng.ExecutionLog(r.Context(), id, q); err != nil {
-			c.internal(w, r, "reading a run", err)
-			return
-		}
-	}
-	rd.preview = previewChars
 	if len(rd.heads) > callsPerPage {
 		pg := &pagerView{From: from + 1, To: min(from+callsPerPage, len(rd.heads)), Total: len(rd.heads)}
 		base := "/runs/" + url.PathEscape(id) + "?page="
@@ -543,7 +533,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
 	ctx := r.Context()
-	rd, err := c.readRun(ctx, id, nil)
+	rd, err := c.readRun(ctx, id, 0, codemode.LogQuery{})
 	switch {
 	case errors.Is(err, codemode.ErrUnknownExecution):
 		c.refuse(w, r, http.StatusNotFound, err.Error())
