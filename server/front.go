@@ -191,8 +191,6 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 		resp.Result = result
 	case errors.As(err, &re):
 		resp.Error = re
-	case errors.Is(err, errTaskNotFound), errors.Is(err, errTaskExpired):
-		resp.Error = &rpcError{Code: mcp.INVALID_PARAMS, Message: "Failed to retrieve task: " + err.Error()}
 	case ctx.Err() != nil:
 		resp.Error = &rpcError{Code: mcp.REQUEST_INTERRUPTED, Message: "the request ended before the task did: " + ctx.Err().Error()}
 	default:

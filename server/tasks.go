@@ -68,26 +68,19 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // always is an Await condition that holds at once: a read of the run.
 func always(*codemode.Execution) bool { return true }
 
-// errTaskNotFound and errTaskExpired are the task methods' answers for an
-// id that names no task: invalid params, as the specification asks.
-var (
-	errTaskNotFound = errors.New("task not found")
-	errTaskExpired  = errors.New("task has expired")
-)
-
-// taskRun reads the run of task id; an unknown id, a run that is not a
-// task and a task past its TTL are errTaskNotFound or errTaskExpired.
+// taskRun reads the run of task id. An unknown id, a run that is not a
+// task and a task past its TTL name no task: invalid params, as the
+// specification asks.
 func (s *Server) taskRun(ctx context.Context, id string) (*codemode.Execution, error) {
 	e, err := s.rt.Await(ctx, id, 0, always)
-	switch {
-	case errors.Is(err, codemode.ErrUnknownExecution):
-		return nil, errTaskNotFound
-	case err != nil:
+	if err != nil && !errors.Is(err, codemode.ErrUnknownExecution) {
 		return nil, err
-	case e.Task == nil:
-		return nil, errTaskNotFound
+	}
+	switch {
+	case err != nil || e.Task == nil:
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "Failed to retrieve task: task not found"}
 	case expired(e, time.Now()):
-		return nil, errTaskExpired
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "Failed to retrieve task: task has expired"}
 	}
 	return e, nil
 }
