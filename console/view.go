@@ -75,16 +75,14 @@ func (n *jsonNode) number(id string) {
 // jsonNodes builds the nodes of a page (jsontext.Builder).
 type jsonNodes struct{}
 
-func (jsonNodes) Null() *jsonNode {
-	return &jsonNode{Class: "l", Text: []visible.Segment{{Text: "null"}}}
-}
-func (jsonNodes) Bool(b bool) *jsonNode {
-	return &jsonNode{Class: "l", Text: []visible.Segment{{Text: strconv.FormatBool(b)}}}
+// scalar is a literal ("l": true, false, null) or a number ("n") as written.
+func scalar(class, text string) *jsonNode {
+	return &jsonNode{Class: class, Text: []visible.Segment{{Text: text}}}
 }
 
-func (jsonNodes) Number(text []byte) (*jsonNode, bool) {
-	return &jsonNode{Class: "n", Text: []visible.Segment{{Text: string(text)}}}, true
-}
+func (jsonNodes) Null() *jsonNode                      { return scalar("l", "null") }
+func (jsonNodes) Bool(b bool) *jsonNode                { return scalar("l", strconv.FormatBool(b)) }
+func (jsonNodes) Number(text []byte) (*jsonNode, bool) { return scalar("n", string(text)), true }
 
 func (jsonNodes) String(v string) *jsonNode {
 	n := &jsonNode{Class: "s", Text: quoted(v)}

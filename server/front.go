@@ -318,17 +318,16 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) {
 	f.wg.Go(func() {
 		last := v.Status
 		for !last.IsTerminal() {
-			e, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
+			_, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
 				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
 			})
-			if err != nil || expired(e, time.Now()) {
+			if err != nil {
 				return
 			}
-			var pending []codemode.PendingAction
-			if e.Status == codemode.StatusPaused {
-				pending, _ = f.s.rt.Pending(f.ctx, v.TaskId)
+			_, _, t, err := f.s.view(f.ctx, v.TaskId, false)
+			if err != nil { // (an expired task too)
+				return
 			}
-			t := viewTask(e, pending, false)
 			last = t.Status
 			err = f.s.mcp.SendNotificationToSpecificClient(sess.SessionID(), string(mcp.MethodNotificationTasksStatus), taskParamsMap(t))
 			if errors.Is(err, mcpserver.ErrSessionNotFound) {
