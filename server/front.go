@@ -80,13 +80,35 @@ func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
 	return b.msgs, b.single
 }
 
-// frontRequest returns the request of b that the front answers, or nil.
+// frontRequest returns the request of b that the front answers, or nil:
+// tasks/get and tasks/cancel; tasks/result and tasks/list (2025-11-25);
+// tasks/update (2026-07-28); a tools/call of codemode with params.task
+// (2025-11-25) or from a client that declares the tasks extension
+// (2026-07-28).
 func (b *rpcBody) frontRequest() *rpcRequest {
 	if b == nil || !bytes.Contains(b.raw, []byte("task")) { // cheap: every request the front answers says it
 		return nil
 	}
-	if _, c := b.messages(); c.forFront() {
+	_, c := b.messages()
+	if c == nil || len(c.ID) == 0 || string(c.ID) == "null" {
+		return nil // not one request: mcp-go answers what it is
+	}
+	switch c.Method {
+	case mcp.MethodToolsCall:
+		task := c.head.Task // 2025-11-25: params.task; 2026-07-28: the extension declared
+		if c.head.Name == "codemode" && (c.modern() && c.declaresTasks() || !c.modern() && len(task) > 0 && string(task) != "null") {
+			return c
+		}
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
 		return c
+	case mcp.MethodTasksResult, mcp.MethodTasksList:
+		if !c.modern() { // removed in 2026-07-28: mcp-go says so
+			return c
+		}
+	case methodTasksUpdate:
+		if c.modern() {
+			return c
+		}
 	}
 	return nil
 }
@@ -123,31 +145,6 @@ func (c *rpcRequest) declaresTasks() bool {
 	}
 	_, ok := caps.Extensions[tasksExtension]
 	return ok
-}
-
-// forFront reports whether c (nil: none) is a request the front answers:
-// tasks/get and tasks/cancel; tasks/result and tasks/list (2025-11-25);
-// tasks/update (2026-07-28); a tools/call of codemode with params.task
-// (2025-11-25) or from a client that declares the tasks extension
-// (2026-07-28).
-func (c *rpcRequest) forFront() bool {
-	if c == nil || len(c.ID) == 0 || string(c.ID) == "null" {
-		return false // not a request: mcp-go answers what it is
-	}
-	switch c.Method {
-	case mcp.MethodToolsCall:
-		if c.modern() {
-			return c.head.Name == "codemode" && c.declaresTasks()
-		}
-		return c.head.Name == "codemode" && len(c.head.Task) > 0 && string(c.head.Task) != "null"
-	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
-		return true
-	case mcp.MethodTasksResult, mcp.MethodTasksList:
-		return !c.modern() // removed in 2026-07-28: mcp-go says so
-	case methodTasksUpdate:
-		return c.modern()
-	}
-	return false
 }
 
 // methodTasksUpdate answers a task's input requests (2026-07-28).
