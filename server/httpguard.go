@@ -417,7 +417,7 @@ func (g *guard) noOAuth(w http.ResponseWriter) {
 	desc := "no OAuth authorization server here"
 	switch {
 	case g.rs != nil:
-		desc += ": this server's authorization server is " + g.rs.v.Issuer() + " (its protected resource metadata: " + g.rs.metadataURL + ")"
+		desc += ": this server's authorization server is " + g.rs.v.Issuer() + " (its protected resource metadata: " + g.rs.origin + g.rs.metadataPath + ")"
 	case g.bearer != nil:
 		desc += ": " + tokenRequired
 	}

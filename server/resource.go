@@ -100,12 +100,11 @@ const metricsScope = codemode.ScopeAdmin
 // metadata (RFC 9728) that tells clients where to sign in.
 type resourceServer struct {
 	// fixed at creation
-	v             *resource.Validator
-	resource      string // this server's resource identifier
-	origin        string // the resource's scheme://host
-	metadataURL   string // where clients find its metadata
-	metadataPaths []string
-	metadata      http.Handler
+	v            *resource.Validator
+	resource     string // this server's resource identifier
+	origin       string // the resource's scheme://host
+	metadataPath string // where clients find its metadata at origin (also at the well-known path)
+	metadata     http.Handler
 }
 
 // newResourceServer makes the resource server for auth, whose MCP
@@ -128,17 +127,11 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 	if err != nil {
 		return nil, fmt.Errorf("server.auth: %w", err)
 	}
-	path := mcpserver.ProtectedResourceMetadataPath(res)
-	paths := []string{path}
-	if path != mcpserver.WellKnownProtectedResourcePath {
-		paths = append(paths, mcpserver.WellKnownProtectedResourcePath)
-	}
 	return &resourceServer{
-		v:             v,
-		resource:      res,
-		origin:        u.Scheme + "://" + u.Host,
-		metadataURL:   u.Scheme + "://" + u.Host + path,
-		metadataPaths: paths,
+		v:            v,
+		resource:     res,
+		origin:       u.Scheme + "://" + u.Host,
+		metadataPath: mcpserver.ProtectedResourceMetadataPath(res),
 		metadata: mcpserver.NewProtectedResourceMetadataHandler(mcpserver.ProtectedResourceMetadataConfig{
 			Resource:               res,
 			AuthorizationServers:   []string{auth.Issuer},
@@ -173,7 +166,7 @@ func (rs *resourceServer) close() { rs.v.Close() }
 
 // servesMetadata reports whether path is where the metadata is served.
 func (rs *resourceServer) servesMetadata(path string) bool {
-	return slices.Contains(rs.metadataPaths, path)
+	return path == rs.metadataPath || path == mcpserver.WellKnownProtectedResourcePath
 }
 
 // principal validates an access token of the issuer.
@@ -215,5 +208,5 @@ func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body *rpcB
 // challenge refuses a request with the server's resource metadata: see
 // resource.Challenge.
 func (rs *resourceServer) challenge(w http.ResponseWriter, status int, code, description, scope string) {
-	resource.Challenge(w, status, code, description, scope, rs.metadataURL)
+	resource.Challenge(w, status, code, description, scope, rs.origin+rs.metadataPath)
 }
