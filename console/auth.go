@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -65,10 +66,7 @@ type flash struct {
 }
 
 func newAuth(token string, failures *throttle.Failures) *auth {
-	if failures == nil {
-		failures = throttle.New(0, 0, nil)
-	}
-	a := &auth{now: time.Now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
+	a := &auth{now: time.Now, failures: cmp.Or(failures, throttle.New(0, 0, nil)), sessions: map[string]*session{}, attempts: map[string]*attempt{}}
 	if token != "" {
 		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
 	}

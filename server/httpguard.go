@@ -115,12 +115,9 @@ func newGuard(opts *Options, next http.Handler) *guard {
 		allowedHosts:   lowerAll(h.AllowedHosts),
 		h:              h,
 		next:           next,
-		failures:       opts.AuthFailures,
+		failures:       cmp.Or(opts.AuthFailures, throttle.New(0, 0, nil)),
 		log:            cmp.Or(opts.Logger, slog.Default()),
 		traceContext:   opts.TraceContext,
-	}
-	if g.failures == nil {
-		g.failures = throttle.New(0, 0, nil)
 	}
 	if opts.AuthToken != "" {
 		g.bearer = ownToken(sha256.Sum256([]byte(opts.AuthToken)))
