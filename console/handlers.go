@@ -12,6 +12,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -378,7 +379,7 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 		ctype, ext = "text/plain; charset=utf-8", ".txt"
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+fileName(name)+ext+`"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+unsafeInFileName.ReplaceAllString(name, "_")+ext+`"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
 }
@@ -422,17 +423,10 @@ func rawOrNull(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// fileName keeps the characters of an execution id that are safe in a
-// file name (ids are "exec_" and hex digits; an id from an older store
-// could be anything).
-func fileName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 128 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return r
-		}
-		return '_'
-	}, s)
-}
+// unsafeInFileName are the characters of a download's name that are not
+// safe in a file name (ids are "exec_" and hex digits; an id from an
+// older store could be anything).
+var unsafeInFileName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	list, err := c.eng.Snippets(r.Context())
