@@ -185,7 +185,9 @@ func New(opts Options) *Console {
 	mux.HandleFunc("GET /api/version", c.version)
 	mux.HandleFunc("POST /logout", c.logout)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
-	mux.HandleFunc("/", c.notFound)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		c.refuse(w, r, http.StatusNotFound, "There is no page at this address.")
+	})
 	c.mux = mux
 	return c
 }

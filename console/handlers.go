@@ -128,10 +128,6 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 	c.render(w, r, status, "login", p)
 }
 
-func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
-	c.refuse(w, r, http.StatusNotFound, "There is no page at this address.")
-}
-
 // internal reports an internal failure: in detail in the log, briefly on
 // the page.
 func (c *Console) internal(w http.ResponseWriter, r *http.Request, what string, err error) {

@@ -514,7 +514,11 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
 		line, err := r.in.ReadBytes('\n')
 		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
-			r.f.wg.Go(func() { r.serve(c) })
+			r.f.wg.Go(func() { // the answer, as one line
+				if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
+					r.f.s.log.Debug("writing a task response failed", "err", err)
+				}
+			})
 		} else {
 			r.rest = line
 		}
@@ -528,13 +532,6 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 	n := copy(p, r.rest)
 	r.rest = r.rest[n:]
 	return n, nil
-}
-
-// serve answers one request and writes the response as one line.
-func (r *stdioFront) serve(c *rpcRequest) {
-	if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
-		r.f.s.log.Debug("writing a task response failed", "err", err)
-	}
 }
 
 // lockedWriter serialises writes: mcp-go and the front write whole
