@@ -177,19 +177,12 @@ type Fetcher struct {
 	timeout time.Duration
 }
 
-// post sends a POST of body (of contentType) with header to rawURL and
-// returns the status and the bounded body. Redirects are not followed
-// (see NewFetcher): a form carrying a code or a secret goes where it was
-// addressed or nowhere.
-func (f *Fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
-	status, _, answer, err := f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
-	return status, answer, err
-}
-
 // send makes one request asking for JSON (unless header says what it
 // accepts), within the Fetcher's timeout, and returns the status, the
 // headers and the bounded body; where names the request in errors
-// ("token request to https://…").
+// ("token request to https://…"). A POST follows no redirect (see
+// NewFetcher): a form carrying a code or a secret goes where it was
+// addressed or nowhere.
 func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()

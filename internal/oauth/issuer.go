@@ -3,8 +3,8 @@ package oauth
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
+	"time"
 )
 
 // CheckURL reports whether raw is an absolute https URL (http only to a
@@ -49,28 +49,24 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 	return *meta, nil
 }
 
-// JSON fetches rawURL (HTTPS or loopback) and decodes its JSON answer
-// into v; what names the document in errors.
+// JSON fetches rawURL (which Issuer or CheckURL checked) and decodes its
+// JSON answer into v; what names the document in errors.
 func (f *Fetcher) JSON(ctx context.Context, rawURL, what string, v any) error {
-	if _, err := secureURL(rawURL, what); err != nil {
-		return err
-	}
 	_, err := f.getJSON(ctx, rawURL, what, v)
 	return err
 }
 
-// Introspect asks endpoint about token (RFC 7662), authenticated as the
-// client id with secret (client_secret_basic; no Authorization when id is
-// ""), and returns the answer's status and bounded body. The token is
-// sent in the form only; errors never hold it.
+// Introspect asks endpoint (which Issuer or CheckURL checked) about token
+// (RFC 7662), authenticated as the client id with secret
+// (client_secret_basic; no authentication when id is ""), and returns the
+// answer's status and bounded body. The token is sent in the form only;
+// errors never hold it.
 func (f *Fetcher) Introspect(ctx context.Context, endpoint, token, id, secret string) (int, []byte, error) {
-	if _, err := secureURL(endpoint, "the introspection endpoint"); err != nil {
-		return 0, nil, err
-	}
-	header := http.Header{}
-	if id != "" {
-		header.Set("Authorization", "Basic "+ClientCredential(id, secret))
+	auth := clientAuth{id: id, secret: secret, method: authBasic}
+	if id == "" {
+		auth.method = authNone
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
-	return f.post(ctx, endpoint, "token introspection at", "application/x-www-form-urlencoded", []byte(form.Encode()), header)
+	status, _, body, err := f.postForm(ctx, endpoint, "token introspection at", form, auth, nil, time.Time{})
+	return status, body, err
 }

@@ -53,9 +53,6 @@ type discovery struct {
 	meta IssuerMetadata
 	// how says how the metadata was found, for messages and logs.
 	how string
-	// legacy is set when no protected resource metadata was found and the
-	// 2025-03-26 fallbacks were used.
-	legacy bool
 	// scopesSupported is the protected resource's scopes_supported.
 	scopesSupported []string
 }
@@ -195,7 +192,7 @@ func (f *Fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMet
 func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery, error) {
 	origin := su.Scheme + "://" + su.Host
 	iu, _ := url.Parse(origin)
-	d := &discovery{resource: canonicalURL(su.String()), legacy: true}
+	d := &discovery{resource: canonicalURL(su.String())}
 	meta, metaURL, err := f.serverMetadata(ctx, iu)
 	if err != nil {
 		return nil, err
@@ -241,13 +238,10 @@ func (d *discovery) checkEndpoints() error {
 // pkceOK reports whether the authorization server supports PKCE with S256.
 // A server that published metadata must list it (the MCP specification:
 // without code_challenge_methods_supported a client must not proceed);
-// the default endpoints of the 2025-03-26 fallback are assumed to.
-func (d *discovery) pkceOK() bool {
-	if d.meta.Issuer == "" && d.legacy {
-		return true
-	}
-	return d.meta.SupportsS256()
-}
+// one without an issuer (the default endpoints of the 2025-03-26
+// fallback, or its metadata at the server's origin without one: discover
+// refuses metadata that does not name its issuer) is assumed to.
+func (d *discovery) pkceOK() bool { return d.meta.Issuer == "" || d.meta.SupportsS256() }
 
 // canonicalURL is a server's URL in the form resources are compared and
 // named: scheme and host in lower case, no default port, no fragment, no

@@ -96,7 +96,7 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	if err != nil {
 		return nil, err
 	}
-	status, answer, err := s.f.post(ctx, d.meta.RegistrationEndpoint, "client registration at", "application/json", body, http.Header{})
+	status, _, answer, err := s.f.send(ctx, http.MethodPost, d.meta.RegistrationEndpoint, "client registration at "+redacted(d.meta.RegistrationEndpoint), "application/json", body, nil)
 	if err != nil {
 		return nil, s.errorf("%w", err)
 	}

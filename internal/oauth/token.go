@@ -146,8 +146,8 @@ func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 		form.Set("client_id", auth.id)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", jwt)
-	default:
-		form.Set("client_id", auth.id)
+	default: // none: a public client names itself ("" names none)
+		set(form, "client_id", auth.id)
 	}
 	return f.send(ctx, http.MethodPost, endpoint, what+" "+redacted(endpoint), "application/x-www-form-urlencoded", []byte(form.Encode()), header)
 }
