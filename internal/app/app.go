@@ -255,7 +255,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 			return a.startPerUser(cc, mc, signedIn)
 		}
 		var err error
-		if mc.OAuth, err = OAuthFor(cc, "", oauth.Records{R: a.tokens}, a.sealer, a.Scrubber, a.Log, signedIn); err != nil {
+		if mc.OAuth, err = OAuthFor(cc, "", a.tokens, a.sealer, a.Scrubber, a.Log, signedIn); err != nil {
 			return nil, err
 		}
 		if a.metrics != nil {
@@ -297,17 +297,16 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 // connection and one grant for each person (mcp.PerUser), each person's
 // OAuth client made as OAuthFor makes the shared one.
 func (a *App) startPerUser(cc config.Connector, mc mcp.Config, signedIn func(error)) (connectors.Connector, error) {
-	tokens := oauth.Records{R: a.tokens}
 	c, err := mcp.OpenPerUser(mcp.PerUserConfig{
 		Config: mc,
 		Session: func(user string) (*oauth.Session, error) {
-			s, err := OAuthFor(cc, user, tokens, a.sealer, a.Scrubber, a.Log, signedIn)
+			s, err := OAuthFor(cc, user, a.tokens, a.sealer, a.Scrubber, a.Log, signedIn)
 			if err == nil && s == nil {
 				err = fmt.Errorf("connector %s: credentials: per_user, but it does not sign in", cc.Name)
 			}
 			return s, err
 		},
-		Store:    tokens,
+		Store:    a.tokens,
 		Exchange: cc.TokenExchange != nil,
 	})
 	if err != nil {

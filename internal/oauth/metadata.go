@@ -157,12 +157,6 @@ func serverMetadataURLs(iu *url.URL) []string {
 	}
 }
 
-// serverMetadata fetches an authorization server's metadata; nil when it
-// publishes none at any of serverMetadataURLs.
-func (f *Fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*IssuerMetadata, string, error) {
-	return firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
-}
-
 // issuerMetadata fetches the metadata of the authorization server issuer
 // and checks that it is there and names issuer itself; it returns the
 // URL it was read from too.
@@ -171,7 +165,7 @@ func (f *Fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMet
 	if err != nil {
 		return nil, "", err
 	}
-	meta, where, err := f.serverMetadata(ctx, iu)
+	meta, where, err := firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
 	switch {
 	case err != nil:
 		return nil, "", err
@@ -193,7 +187,7 @@ func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 	origin := su.Scheme + "://" + su.Host
 	iu, _ := url.Parse(origin)
 	d := &discovery{resource: canonicalURL(su.String())}
-	meta, metaURL, err := f.serverMetadata(ctx, iu)
+	meta, metaURL, err := firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
 	if err != nil {
 		return nil, err
 	}

@@ -424,7 +424,7 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 		case g.Refused != "":
 			s.adopt(g)
 			return nil, s.needSignIn(g.Refused)
-		case g.Refused == "" && g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
+		case g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
 			s.adopt(g)
 			return g, nil
 		case g.Lease != nil && g.Lease.Holder != s.holder && now.Before(g.Lease.Until):

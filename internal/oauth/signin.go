@@ -284,9 +284,6 @@ func (a *Attempt) Wait(ctx context.Context) error {
 	}
 }
 
-// Done is closed when the attempt ended.
-func (a *Attempt) Done() <-chan struct{} { return a.done }
-
 // Close stops the attempt: the listener closes (a request being answered
 // is waited for). It is safe to call more than once.
 func (a *Attempt) Close() error {

@@ -23,18 +23,29 @@ import (
 )
 
 // Store keeps what the client must remember between processes: grants
-// (tokens) and client registrations, as opaque values by kind and id. It
-// is shared by every process using the same database (a server, the
-// command line, replicas), and must be safe for concurrent use.
+// (tokens) and client registrations, as values by kind and id. It is the
+// part of connectors.Records the client uses, so that the execution log's
+// records (SQLite or PostgreSQL) are shared by every process using the
+// same database (a server, the command line, replicas); MemoryStore keeps
+// them in one process. It must be safe for concurrent use.
 type Store interface {
-	// Load returns the value of kind and id; ok is false when there is
-	// none.
-	Load(ctx context.Context, kind, id string) (value []byte, ok bool, err error)
-	// Swap replaces the value of kind and id by new if it is old, and
-	// reports whether it did: of several processes swapping from the same
-	// old value, exactly one succeeds. A nil old means "absent" (Swap
+	// GetRecord returns the record of kind and id;
+	// connectors.ErrRecordNotFound if there is none.
+	GetRecord(ctx context.Context, kind, id string) (connectors.Record, error)
+	// ReplaceRecord replaces the value of kind and id by new if it is old,
+	// and reports whether it did: of several processes swapping from the
+	// same old value, exactly one succeeds. A nil old means "absent" (it
 	// inserts); a nil new deletes.
-	Swap(ctx context.Context, kind, id string, old, new []byte) (bool, error)
+	ReplaceRecord(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error)
+}
+
+// Load returns the value of kind and id in st; nil when there is none.
+func Load(ctx context.Context, st Store, kind, id string) ([]byte, error) {
+	rec, err := st.GetRecord(ctx, kind, id)
+	if errors.Is(err, connectors.ErrRecordNotFound) {
+		return nil, nil
+	}
+	return rec.Value, err
 }
 
 // Record kinds (connectors.Records) of what the client keeps.
@@ -46,27 +57,6 @@ const (
 	// server (RFC 7591), sealed. Its id is the server's issuer.
 	KindClient = "oauth.client"
 )
-
-// Records adapts the execution log's records (connectors.Records, SQLite
-// or PostgreSQL) to Store, so that replicas on one database share grants.
-type Records struct{ R connectors.Records }
-
-// Load implements Store.
-func (r Records) Load(ctx context.Context, kind, id string) ([]byte, bool, error) {
-	rec, err := r.R.GetRecord(ctx, kind, id)
-	if errors.Is(err, connectors.ErrRecordNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return rec.Value, true, nil
-}
-
-// Swap implements Store.
-func (r Records) Swap(ctx context.Context, kind, id string, old, new []byte) (bool, error) {
-	return r.R.ReplaceRecord(ctx, kind, id, old, new)
-}
 
 // KeySize is the size of the key that seals stored values (AES-256).
 const KeySize = 32
@@ -278,8 +268,8 @@ type vault struct {
 // load opens the value of kind and id into v and returns its stored form
 // (nil when there is none).
 func (vt vault) load(ctx context.Context, kind, id string, v any) ([]byte, error) {
-	raw, ok, err := vt.store.Load(ctx, kind, id)
-	if err != nil || !ok {
+	raw, err := Load(ctx, vt.store, kind, id)
+	if err != nil || raw == nil {
 		return nil, err
 	}
 	plain, err := vt.seal.Open(kind, id, raw)
@@ -304,7 +294,7 @@ func (vt vault) swap(ctx context.Context, kind, id string, raw []byte, v any) ([
 			return nil, false, err
 		}
 	}
-	ok, err := vt.store.Swap(ctx, kind, id, raw, next)
+	ok, err := vt.store.ReplaceRecord(ctx, kind, id, raw, next)
 	if err != nil {
 		return nil, false, err
 	}
@@ -314,7 +304,7 @@ func (vt vault) swap(ctx context.Context, kind, id string, raw []byte, v any) ([
 // put seals v (nil deletes) and stores it whatever is stored meanwhile.
 func (vt vault) put(ctx context.Context, kind, id string, v any) error {
 	for range 10 {
-		raw, _, err := vt.store.Load(ctx, kind, id)
+		raw, err := Load(ctx, vt.store, kind, id)
 		if err != nil || raw == nil && v == nil {
 			return err
 		}
@@ -336,16 +326,19 @@ type MemoryStore struct {
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{values: map[string][]byte{}} }
 
-// Load implements Store.
-func (m *MemoryStore) Load(_ context.Context, kind, id string) ([]byte, bool, error) {
+// GetRecord implements Store.
+func (m *MemoryStore) GetRecord(_ context.Context, kind, id string) (connectors.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.values[kind+"\x00"+id]
-	return v, ok, nil
+	if !ok {
+		return connectors.Record{}, connectors.ErrRecordNotFound
+	}
+	return connectors.Record{Kind: kind, ID: id, Value: v}, nil
 }
 
-// Swap implements Store.
-func (m *MemoryStore) Swap(_ context.Context, kind, id string, old, new []byte) (bool, error) {
+// ReplaceRecord implements Store.
+func (m *MemoryStore) ReplaceRecord(_ context.Context, kind, id string, old, new json.RawMessage) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := kind + "\x00" + id

@@ -92,18 +92,14 @@ func Sign(k *Key, alg string, claims map[string]any) string {
 	return tok
 }
 
-// JWK returns k's public keys as the members of a JWK Set.
-func (k *Key) JWK() []map[string]any {
-	b64 := base64.RawURLEncoding.EncodeToString
-	return []map[string]any{
+// serveJWKS answers the JWK Set: the current key's public keys. f.mu is
+// held.
+func (f *Server) serveJWKS(w http.ResponseWriter) {
+	k, b64 := f.keyLocked(), base64.RawURLEncoding.EncodeToString
+	writeJSON(w, map[string]any{"keys": []map[string]any{
 		{"kty": "RSA", "kid": k.Kid, "use": "sig", "n": b64(k.RSA.N.Bytes()), "e": b64(big.NewInt(int64(k.RSA.E)).Bytes())},
 		{"kty": "EC", "kid": k.Kid, "use": "sig", "crv": "P-256", "x": b64(k.EC.X.FillBytes(make([]byte, 32))), "y": b64(k.EC.Y.FillBytes(make([]byte, 32)))},
-	}
-}
-
-// serveJWKS answers the JWK Set: the current key. f.mu is held.
-func (f *Server) serveJWKS(w http.ResponseWriter) {
-	writeJSON(w, map[string]any{"keys": f.keyLocked().JWK()})
+	}})
 }
 
 // IssueOpaque makes an opaque access token whose introspection answers
