@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -19,33 +20,42 @@ func CheckURL(raw, what string) error {
 // identifier: an absolute https URL (http only to a loopback address)
 // without a query or fragment.
 func CheckIssuer(issuer string) error {
-	u, err := secureURL(issuer, "the issuer")
-	if err != nil {
-		return err
-	}
-	if u.RawQuery != "" {
-		return fmt.Errorf("the issuer %q has a query", clip(issuer))
-	}
-	return nil
+	_, err := checkIssuer(issuer)
+	return err
 }
 
-// Issuer fetches the metadata of the authorization server issuer, at the
-// places the MCP specification tries (RFC 8414's well-known URL, then
-// OpenID Connect's, with the issuer's path as each places it), and
-// checks that it names issuer itself and that its endpoints are HTTPS or
-// loopback.
-func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
-	if err := CheckIssuer(issuer); err != nil {
-		return IssuerMetadata{}, err
+func checkIssuer(issuer string) (*url.URL, error) {
+	u, err := secureURL(issuer, "the issuer")
+	if err == nil && u.RawQuery != "" {
+		err = fmt.Errorf("the issuer %q has a query", clip(issuer))
 	}
-	meta, where, err := f.issuerMetadata(ctx, issuer)
+	return u, err
+}
+
+// Issuer fetches the metadata of the authorization server issuer (an
+// issuer a protected resource names, or the team's), at the places the
+// MCP specification tries (serverMetadataURLs), and checks that it names
+// issuer itself and that its endpoints are HTTPS or loopback.
+func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
+	iu, err := checkIssuer(issuer)
 	if err != nil {
 		return IssuerMetadata{}, err
 	}
-	if err := meta.checkURLs(); err != nil {
-		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
+	meta, where, err := firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
+	switch {
+	case err != nil:
+		return IssuerMetadata{}, err
+	case meta == nil:
+		return IssuerMetadata{}, fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
+			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
+	case strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/"):
+		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
+			redacted(where), clip(meta.Issuer), redacted(issuer))
 	}
 	meta.Where = redacted(where)
+	if err := meta.checkURLs(); err != nil {
+		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", meta.Where, err)
+	}
 	return *meta, nil
 }
 

@@ -91,12 +91,12 @@ func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 	if len(prm.AuthorizationServers) == 0 {
 		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", redacted(prmURL))
 	}
-	meta, metaURL, err := f.issuerMetadata(ctx, prm.AuthorizationServers[0])
+	meta, err := f.Issuer(ctx, prm.AuthorizationServers[0])
 	if err != nil {
 		return nil, err
 	}
-	d := &discovery{resource: prm.Resource, meta: *meta, scopesSupported: prm.ScopesSupported,
-		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + redacted(metaURL)}
+	d := &discovery{resource: prm.Resource, meta: meta, scopesSupported: prm.ScopesSupported,
+		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + meta.Where}
 	if err := d.checkEndpoints(); err != nil {
 		return nil, err
 	}
@@ -155,28 +155,6 @@ func serverMetadataURLs(iu *url.URL) []string {
 		origin + "/.well-known/openid-configuration" + p,
 		origin + p + "/.well-known/openid-configuration",
 	}
-}
-
-// issuerMetadata fetches the metadata of the authorization server issuer
-// and checks that it is there and names issuer itself; it returns the
-// URL it was read from too.
-func (f *Fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMetadata, string, error) {
-	iu, err := secureURL(issuer, "the authorization server")
-	if err != nil {
-		return nil, "", err
-	}
-	meta, where, err := firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
-	switch {
-	case err != nil:
-		return nil, "", err
-	case meta == nil:
-		return nil, "", fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
-			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
-	case strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/"):
-		return nil, "", fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
-			redacted(where), clip(meta.Issuer), redacted(issuer))
-	}
-	return meta, where, nil
 }
 
 // legacyDiscovery is the 2025-03-26 revision's discovery, for servers that

@@ -139,7 +139,6 @@ type Session struct {
 // grant is a server's stored grant.
 type grant struct {
 	Server             string    `json:"server"`
-	Account            string    `json:"account,omitempty"`
 	Resource           string    `json:"resource"`
 	Issuer             string    `json:"issuer,omitempty"`
 	TokenEndpoint      string    `json:"token_endpoint"`
@@ -270,7 +269,8 @@ func (s *Session) needSignIn(reason string) error {
 // load reads the stored grant (nil when there is none) and its stored
 // form. A grant sealed with another key is reported as none, with a
 // warning: it cannot be used; so is a grant of another server (the same
-// id for another URL).
+// id for another URL). (Another person's grant does not open: the id
+// names the person, and the sealed value is bound to it.)
 func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 	var g grant
 	raw, err := s.vault.load(ctx, KindGrant, s.id, &g)
@@ -280,7 +280,7 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 		return nil, raw, nil
 	case err != nil || raw == nil:
 		return nil, raw, err
-	case g.Server != s.server || g.Account != s.cfg.Account:
+	case g.Server != s.server:
 		return nil, raw, nil
 	}
 	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
@@ -543,7 +543,7 @@ func (s *Session) authFor(g *grant) clientAuth {
 // scopes; obtain fills its tokens.
 func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scopes []string) *grant {
 	return &grant{
-		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.meta.Issuer,
+		Server: s.server, Resource: d.resource, Issuer: d.meta.Issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
 		Grant: grantType, ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
 	}
