@@ -114,7 +114,7 @@ type Session struct {
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	// refreshes shares a refresh among concurrent callers.
-	refreshes *Flight[*grant]
+	refreshes *Flight[string]
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -215,7 +215,7 @@ func New(cfg Config) (*Session, error) {
 		ctx:    ctx,
 		cancel: cancel,
 
-		refreshes: NewFlight[*grant](errors.New("the OAuth session is closed")),
+		refreshes: NewFlight[string](errors.New("the OAuth session is closed")),
 	}, nil
 }
 
@@ -373,9 +373,9 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 	case !g.due(s.cfg.Now()):
 		return g.AccessToken, nil
 	}
-	ng, err := s.refresh(ctx, "")
+	tok, err := s.refresh(ctx, "")
 	if err == nil {
-		return ng.AccessToken, nil
+		return tok, nil
 	}
 	if _, ok := connectors.AsSignInRequired(err); !ok && g.AccessToken != "" && (g.Expiry.IsZero() || s.cfg.Now().Before(g.Expiry)) {
 		// Refreshed early and failed: the token still works for now.
@@ -385,15 +385,15 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 	return "", err
 }
 
-// refresh returns a grant whose access token is neither stale (a token
-// the server refused; "" for a token that is only due) nor due: one
-// stored meanwhile by another process, or a new one from the token
-// endpoint (for a client credentials session, a new token:
-// clientCredentials). Concurrent callers share one refresh; processes
-// sharing the store take a lease on the grant first, so that one refresh
-// token is sent once (refreshShared).
-func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
-	return s.refreshes.Do(ctx, func(ctx context.Context) (*grant, error) {
+// refresh returns an access token that is neither stale (a token the
+// server refused; "" for a token that is only due) nor due: one stored
+// meanwhile by another process, or a new one from the token endpoint (for
+// a client credentials session, a new token: clientCredentials).
+// Concurrent callers share one refresh; processes sharing the store take
+// a lease on the grant first, so that one refresh token is sent once
+// (refreshShared).
+func (s *Session) refresh(ctx context.Context, stale string) (string, error) {
+	return s.refreshes.Do(ctx, func(ctx context.Context) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, leaseTime+s.cfg.Timeout)
 		defer cancel()
 		refresh := s.refreshShared
@@ -401,7 +401,10 @@ func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 			refresh = s.clientCredentials
 		}
 		g, err := refresh(ctx, stale)
-		return g, s.cfg.Scrubber.Error(err)
+		if err != nil {
+			return "", s.cfg.Scrubber.Error(err)
+		}
+		return g.AccessToken, nil
 	})
 }
 

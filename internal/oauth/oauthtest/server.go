@@ -93,7 +93,6 @@ type Server struct {
 	access         map[string][]string // valid access tokens and their scopes
 	subjects       map[string]string   // the person each access or refresh token is for ("" for none)
 	calls          []Call              // the tools/call requests passed to Next
-	exchanges      []url.Values        // the token exchange requests
 	refresh        map[string]*refreshToken
 	refreshes      int
 	reuses         int
@@ -442,7 +441,6 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		// RFC 8693: an access token this server issued (or an opaque one
 		// IssueOpaque made, still active) is traded for one of the same
 		// person, for the resource asked for.
-		f.exchanges = append(f.exchanges, form)
 		sub, ok := f.subjectOf(form.Get("subject_token"))
 		switch {
 		case form.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token":
@@ -525,7 +523,8 @@ func (f *Server) subjectOf(tok string) (string, bool) {
 // Exchanges returns the token exchange requests (RFC 8693) the token
 // endpoint received, oldest first.
 func (f *Server) Exchanges() []url.Values {
-	return locked(f, func() []url.Values { return slices.Clone(f.exchanges) })
+	forms, _ := f.TokenRequests()
+	return slices.DeleteFunc(forms, func(form url.Values) bool { return form.Get("grant_type") != TokenExchangeGrant })
 }
 
 // Calls returns the tools/call requests passed to Next so far, oldest
