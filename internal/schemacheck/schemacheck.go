@@ -3,10 +3,14 @@
 package schemacheck
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // Violations returns one line per leaf of a validation error,
@@ -42,7 +46,11 @@ func (v Violation) String() string {
 }
 
 // Leaves returns the violated rules of a validation error (its causes
-// without causes), depth first, without repeats.
+// without causes), without repeats, ordered by the value's place (array
+// indexes as numbers; rules at one place in the validator's order), and an
+// "additional properties" rule names them sorted. The validator walks an
+// object's properties in Go map order: without the ordering the same bad
+// value would be described differently from one call to the next.
 func Leaves(ve *jsonschema.ValidationError) []Violation {
 	var out []Violation
 	seen := map[Violation]bool{}
@@ -53,6 +61,9 @@ func Leaves(ve *jsonschema.ValidationError) []Violation {
 				walk(c)
 			}
 			return
+		}
+		if k, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+			slices.Sort(k.Properties)
 		}
 		u := e.BasicOutput()
 		if u.Error == nil {
@@ -70,5 +81,36 @@ func Leaves(ve *jsonschema.ValidationError) []Violation {
 		}
 	}
 	walk(ve)
+	slices.SortStableFunc(out, func(a, b Violation) int { return comparePointers(a.Pointer, b.Pointer) })
 	return out
+}
+
+// comparePointers orders JSON pointers token by token, a token of digits
+// by its number ("/list/2" before "/list/10").
+func comparePointers(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, y := as[i], bs[i]
+		if isIndex(x) && isIndex(y) && len(x) != len(y) {
+			return cmp.Compare(len(x), len(y))
+		}
+		if c := strings.Compare(x, y); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(as), len(bs))
+}
+
+// isIndex reports whether a pointer token is an array index: digits, no
+// leading zero (so equal lengths compare as numbers by their text).
+func isIndex(s string) bool {
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
