@@ -88,26 +88,25 @@ type Server struct {
 	// audience); a nil value removes the claim.
 	IDTokenClaims, AccessTokenClaims map[string]any
 
-	mu             sync.Mutex
-	codes          map[string]codeGrant
-	access         map[string][]string // valid access tokens and their scopes
-	subjects       map[string]string   // the person each access or refresh token is for ("" for none)
-	calls          []Call              // the tools/call requests passed to Next
-	refresh        map[string]*refreshToken
-	refreshes      int
-	reuses         int
-	authorizes     []url.Values
-	tokenForms     []url.Values
-	tokenAuth      []string
-	regBodies      []map[string]any
-	assertions     int
-	seq            int
-	mcpHits        int                       // requests to /mcp
-	paths          map[string]int            // requests by path, on both servers
-	secrets        []string                  // every token, code, secret it issued or saw
-	key            *Key                      // the signing key (JWK Set), made on first use
-	opaque         map[string]map[string]any // opaque tokens and their introspection
-	introspections int
+	mu         sync.Mutex
+	codes      map[string]codeGrant
+	access     map[string][]string // valid access tokens and their scopes
+	subjects   map[string]string   // the person each access or refresh token is for ("" for none)
+	calls      []Call              // the tools/call requests passed to Next
+	refresh    map[string]*refreshToken
+	refreshes  int
+	reuses     int
+	authorizes []url.Values
+	tokenForms []url.Values
+	tokenAuth  []string
+	regBodies  []map[string]any
+	assertions int
+	seq        int
+	mcpHits    int                       // requests to /mcp
+	paths      map[string]int            // requests by path, on both servers
+	secrets    []string                  // every token, code, secret it issued or saw
+	key        *Key                      // the signing key (JWK Set), made on first use
+	opaque     map[string]map[string]any // opaque tokens and their introspection
 }
 
 type codeGrant struct {
