@@ -133,7 +133,6 @@ type Session struct {
 	// scopeRefused is the access token a 403 insufficient_scope refused
 	// last: it is not sent again, and its 403s count once.
 	scopeRefused string
-	disc         *discovery // what a client credentials session discovered
 }
 
 // grant is a server's stored grant.

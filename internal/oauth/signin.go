@@ -87,22 +87,19 @@ func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
 // credentials grant, stored, unless the session holds one that is not
 // stale (the token the server refused), not due, and has the scopes
 // needed (obtained while the caller waited). A client credentials token
-// has no refresh token to protect, so processes do not lease it.
+// has no refresh token to protect, so processes do not lease it. The
+// server's authorization is discovered for each token (once in its
+// lifetime: a few requests), so that it follows the server's challenge.
 func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, error) {
 	s.mu.Lock()
-	g, d, ch, needScopes := s.cur, s.disc, s.challenge, s.needScopes
+	g, needScopes := s.cur, s.needScopes
 	s.mu.Unlock()
 	if g != nil && g.AccessToken != "" && g.AccessToken != stale && g.Refused == "" && !g.due(s.cfg.Now()) && covers(g.Scopes, needScopes) {
 		return g, nil
 	}
-	if d == nil {
-		var err error
-		if d, err = s.f.discover(ctx, s.cfg.Server, ch); err != nil {
-			return nil, s.errorf("%w", err)
-		}
-		s.mu.Lock()
-		s.disc = d
-		s.mu.Unlock()
+	d, ch, err := s.discoverNow(ctx)
+	if err != nil {
+		return nil, s.errorf("%w", err)
 	}
 	scopes := s.chooseScopes(d, ch)
 	auth, err := s.configuredAuth(d)
