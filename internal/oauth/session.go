@@ -142,7 +142,6 @@ type grant struct {
 	Issuer             string    `json:"issuer,omitempty"`
 	TokenEndpoint      string    `json:"token_endpoint"`
 	RevocationEndpoint string    `json:"revocation_endpoint,omitempty"`
-	Grant              string    `json:"grant"`
 	ClientID           string    `json:"client_id"`
 	ClientSecret       string    `json:"client_secret,omitempty"`
 	AuthMethod         string    `json:"auth_method"`
@@ -309,7 +308,7 @@ func (s *Session) adopt(g *grant) {
 
 // usable reports whether g has tokens nobody refused.
 func (g *grant) usable() bool {
-	return g.Refused == "" && (g.AccessToken != "" || g.RefreshToken != "" || g.Grant == GrantClientCredentials)
+	return g.Refused == "" && (g.AccessToken != "" || g.RefreshToken != "")
 }
 
 // due reports whether g's access token is to be replaced at now.
@@ -540,31 +539,31 @@ func (s *Session) authFor(g *grant) clientAuth {
 	return a
 }
 
-// newGrant is the grant a sign-in (or a client credentials request)
-// through d's authorization server starts, as auth's client, asking for
-// scopes; obtain fills its tokens.
-func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scopes []string) *grant {
-	return &grant{
+// obtain sends the token request form (what it is for names it in the
+// error) to d's token endpoint as auth's client, and stores the grant it
+// brings as the server's, whatever was stored before: asked for scopes
+// (the answer may name those granted), keeping the client's secret when
+// the client is a registration (clientAuth.regID). The error is the
+// connector's, scrubbed.
+func (s *Session) obtain(ctx context.Context, what string, form url.Values, d *discovery, auth clientAuth, scopes []string) (*grant, error) {
+	g := &grant{
 		Server: s.server, Resource: d.resource, Issuer: d.meta.Issuer,
 		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
-		Grant: grantType, ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
+		ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
 	}
-}
-
-// obtain sends the token request form (what it is for names it in the
-// error) to g's token endpoint as auth's client, fills g with the tokens
-// and stores it as the server's grant. The error is the connector's, scrubbed.
-func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth clientAuth, g *grant) error {
+	if auth.regID != "" {
+		g.ClientSecret = auth.secret
+	}
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
-		return s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
+		return nil, s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
 	t.into(g, s.cfg.Now())
-	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil { // whatever was stored before
-		return s.errorf("store the grant: %w", err)
+	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil {
+		return nil, s.errorf("store the grant: %w", err)
 	}
 	s.adopt(g)
-	return nil
+	return g, nil
 }
 
 // NeedsSignIn implements connectors.SignIner: it reads the store (another

@@ -107,8 +107,8 @@ func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, 
 		return nil, err
 	}
 	form := tokenForm(GrantClientCredentials, d.resource, scopes)
-	ng := s.newGrant(d, GrantClientCredentials, auth, scopes)
-	if err := s.obtain(ctx, "client credentials token", form, auth, ng); err != nil {
+	ng, err := s.obtain(ctx, "client credentials token", form, d, auth, scopes)
+	if err != nil {
 		return nil, err
 	}
 	s.log.Info("obtained a token by the client credentials grant", "scopes", strings.Join(ng.Scopes, " "), "expires", ng.Expiry)
@@ -346,11 +346,8 @@ func (a *Attempt) complete(q url.Values) error {
 	}
 	s.cfg.Scrubber.Add(code)
 	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)
-	g := s.newGrant(d, GrantAuthorizationCode, a.client, a.scopes)
-	if a.client.regID != "" {
-		g.ClientSecret = a.client.secret
-	}
-	if err := s.obtain(a.ctx, "exchanging the code", form, a.client, g); err != nil {
+	g, err := s.obtain(a.ctx, "exchanging the code", form, d, a.client, a.scopes)
+	if err != nil {
 		var oe *oauthError
 		if a.client.regID != "" && errors.As(err, &oe) && oe.code == "invalid_client" {
 			s.forgetRegistration(a.ctx, a.client.regID)
