@@ -107,6 +107,7 @@ type Session struct {
 	cfg    Config
 	id     string // the grant's record id: the server's URL without query
 	server string // the server's canonical URL
+	origin string // the server's canonical scheme://host[:port]
 	f      *Fetcher
 	vault  vault
 	holder string // this session's name in a lease
@@ -181,7 +182,8 @@ func New(cfg Config) (*Session, error) {
 	case cfg.Store == nil || cfg.Sealer == nil:
 		return nil, errors.New("no store for tokens")
 	}
-	if _, err := secureURL(cfg.Server, "the server URL"); err != nil {
+	su, err := secureURL(cfg.Server, "the server URL")
+	if err != nil {
 		return nil, err
 	}
 	if err := secureURLs(cfg.TokenEndpoint, "the token endpoint"); err != nil {
@@ -206,6 +208,7 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
+		origin: canonicalURL(su.Scheme + "://" + su.Host),
 		f:      NewFetcher(cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),

@@ -190,8 +190,4 @@ func discard(resp *http.Response) {
 }
 
 // sameOrigin reports whether u has the server's scheme, host and port.
-func (s *Session) sameOrigin(u *url.URL) bool {
-	o, err1 := url.Parse(s.server) // canonical: so is the origin compared
-	c, err2 := url.Parse(canonicalURL(u.Scheme + "://" + u.Host))
-	return err1 == nil && err2 == nil && c.Scheme == o.Scheme && c.Host == o.Host
-}
+func (s *Session) sameOrigin(u *url.URL) bool { return canonicalURL(u.Scheme+"://"+u.Host) == s.origin }
