@@ -59,13 +59,6 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 	return *meta, nil
 }
 
-// JSON fetches rawURL (which Issuer or CheckURL checked) and decodes its
-// JSON answer into v; what names the document in errors.
-func (f *Fetcher) JSON(ctx context.Context, rawURL, what string, v any) error {
-	_, err := f.getJSON(ctx, rawURL, what, v)
-	return err
-}
-
 // Introspect asks endpoint (which Issuer or CheckURL checked) about token
 // (RFC 7662), authenticated as the client id with secret
 // (client_secret_basic; no authentication when id is ""), and returns the

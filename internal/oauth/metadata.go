@@ -127,7 +127,7 @@ func (f *Fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallen
 func firstFound[T any](ctx context.Context, f *Fetcher, urls []string, what string) (*T, string, error) {
 	for _, u := range urls {
 		var m T
-		notFound, err := f.getJSON(ctx, u, what, &m)
+		notFound, err := f.JSON(ctx, u, what, &m)
 		switch {
 		case notFound:
 			continue

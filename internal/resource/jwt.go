@@ -128,7 +128,7 @@ func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error)
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	ferr := v.fetch.JSON(ctx, meta.JWKSURI, "the issuer's JWK Set", &set)
+	_, ferr := v.fetch.JSON(ctx, meta.JWKSURI, "the issuer's JWK Set", &set)
 	now := v.cfg.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
