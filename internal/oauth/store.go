@@ -72,12 +72,12 @@ const KeyFileName = "secret.key"
 // record does not open. Sealed values are JSON objects, as records hold
 // JSON.
 type Sealer struct {
-	load func() ([]byte, error) // the key, read on first use
+	key func() (sealKey, error) // loaded on first use, once
+}
 
-	once sync.Once
+type sealKey struct {
 	aead cipher.AEAD
 	kid  string // identifies the key, so a value sealed with another key is told apart
-	err  error  // why the key could not be had
 }
 
 // sealed is the stored form of a sealed value.
@@ -94,7 +94,7 @@ var errOtherKey = errors.New("sealed with another key")
 // NewSealer returns a Sealer for a KeySize-byte key.
 func NewSealer(key []byte) (*Sealer, error) {
 	s := LazySealer(func() ([]byte, error) { return key, nil })
-	if err := s.ready(); err != nil {
+	if _, err := s.key(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -104,39 +104,34 @@ func NewSealer(key []byte) (*Sealer, error) {
 // (LoadKey creates a key file: with LazySealer nothing is created until a
 // value is sealed, or a stored one opened). An error of load is the error
 // of every Seal and Open.
-func LazySealer(load func() ([]byte, error)) *Sealer { return &Sealer{load: load} }
-
-// ready loads the key on first use.
-func (s *Sealer) ready() error {
-	s.once.Do(func() {
-		key, err := s.load()
+func LazySealer(load func() ([]byte, error)) *Sealer {
+	return &Sealer{key: sync.OnceValues(func() (sealKey, error) {
+		key, err := load()
 		switch {
 		case err != nil:
-			s.err = fmt.Errorf("the key that seals stored tokens: %w", err)
-			return
+			return sealKey{}, fmt.Errorf("the key that seals stored tokens: %w", err)
 		case len(key) != KeySize:
-			s.err = fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
-			return
+			return sealKey{}, fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
 		}
 		block, _ := aes.NewCipher(key) // (no error for a KeySize key)
-		s.aead, _ = cipher.NewGCM(block)
+		aead, _ := cipher.NewGCM(block)
 		sum := sha256.Sum256(append([]byte("codemode-mcp key id\x00"), key...))
-		s.kid = hex.EncodeToString(sum[:4])
-	})
-	return s.err
+		return sealKey{aead: aead, kid: hex.EncodeToString(sum[:4])}, nil
+	})}
 }
 
 // Seal encrypts plain for kind and id.
 func (s *Sealer) Seal(kind, id string, plain []byte) ([]byte, error) {
-	if err := s.ready(); err != nil {
+	k, err := s.key()
+	if err != nil {
 		return nil, err
 	}
-	nonce := make([]byte, s.aead.NonceSize())
+	nonce := make([]byte, k.aead.NonceSize())
 	_, _ = rand.Read(nonce) // never fails (crypto/rand, Go 1.24+)
-	ct := s.aead.Seal(nil, nonce, plain, aad(kind, id))
+	ct := k.aead.Seal(nil, nonce, plain, aad(kind, id))
 	return json.Marshal(sealed{
 		Alg:   "A256GCM",
-		KeyID: s.kid,
+		KeyID: k.kid,
 		Nonce: base64.RawStdEncoding.EncodeToString(nonce),
 		Data:  base64.RawStdEncoding.EncodeToString(ct),
 	})
@@ -144,22 +139,23 @@ func (s *Sealer) Seal(kind, id string, plain []byte) ([]byte, error) {
 
 // Open decrypts a value Seal made for kind and id.
 func (s *Sealer) Open(kind, id string, value []byte) ([]byte, error) {
-	if err := s.ready(); err != nil {
+	k, err := s.key()
+	if err != nil {
 		return nil, err
 	}
 	var v sealed
 	if err := json.Unmarshal(value, &v); err != nil || v.Alg != "A256GCM" {
 		return nil, fmt.Errorf("%s %s: not a sealed value", kind, id)
 	}
-	if v.KeyID != s.kid {
-		return nil, fmt.Errorf("%s %s: %w (key %s, this process has key %s)", kind, id, errOtherKey, clean(v.KeyID, 16), s.kid)
+	if v.KeyID != k.kid {
+		return nil, fmt.Errorf("%s %s: %w (key %s, this process has key %s)", kind, id, errOtherKey, clean(v.KeyID, 16), k.kid)
 	}
 	nonce, err1 := base64.RawStdEncoding.DecodeString(v.Nonce)
 	ct, err2 := base64.RawStdEncoding.DecodeString(v.Data)
-	if err1 != nil || err2 != nil || len(nonce) != s.aead.NonceSize() {
+	if err1 != nil || err2 != nil || len(nonce) != k.aead.NonceSize() {
 		return nil, fmt.Errorf("%s %s: a malformed sealed value", kind, id)
 	}
-	plain, err := s.aead.Open(nil, nonce, ct, aad(kind, id))
+	plain, err := k.aead.Open(nil, nonce, ct, aad(kind, id))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: the sealed value does not open (altered, or moved from another record)", kind, id)
 	}
