@@ -24,9 +24,9 @@ import (
 const callbackPath = "/callback"
 
 // discoverNow discovers the server's authorization (see discover), from
-// the server's last Bearer challenge; when no answer gave one yet, it asks
-// the server for one first (probe).
-func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
+// the server's last Bearer challenge (when no answer gave one yet, it asks
+// the server for one first: probe), and picks the scopes to ask for.
+func (s *Session) discoverNow(ctx context.Context) (*discovery, []string, error) {
 	s.mu.Lock()
 	ch := s.challenge
 	s.mu.Unlock()
@@ -35,10 +35,10 @@ func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
 	}
 	d, err := s.f.discover(ctx, s.cfg.Server, ch)
 	if err != nil {
-		return nil, ch, err
+		return nil, nil, err
 	}
 	s.log.Debug("discovered the authorization server", "how", d.how, "issuer", d.meta.Issuer)
-	return d, ch, nil
+	return d, s.chooseScopes(d, ch), nil
 }
 
 // probe sends the server an MCP ping without a token, to read the
@@ -97,11 +97,10 @@ func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, 
 	if g != nil && g.AccessToken != "" && g.AccessToken != stale && g.Refused == "" && !g.due(s.cfg.Now()) && covers(g.Scopes, needScopes) {
 		return g, nil
 	}
-	d, ch, err := s.discoverNow(ctx)
+	d, scopes, err := s.discoverNow(ctx)
 	if err != nil {
 		return nil, s.errorf("%w", err)
 	}
-	scopes := s.chooseScopes(d, ch)
 	auth, err := s.configuredAuth(d)
 	if err != nil {
 		return nil, err
@@ -184,7 +183,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	case GrantTokenExchange:
 		return nil, fmt.Errorf("connector %s trades the person's own token for the server's (token exchange): there is no sign-in; %s resumes the run to lend it", s.cfg.Connector, s.cfg.Account)
 	}
-	d, ch, err := s.discoverNow(ctx)
+	d, scopes, err := s.discoverNow(ctx)
 	if err != nil {
 		return nil, s.errorf("%w", err)
 	}
@@ -194,7 +193,6 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	case d.meta.AuthorizationEndpoint == "":
 		return nil, s.errorf("the authorization server %s names no authorization endpoint", redacted(d.issuerOrEndpoint()))
 	}
-	scopes := s.chooseScopes(d, ch)
 	var reg *registration
 	if s.cfg.ClientID == "" && d.meta.RegistrationEndpoint != "" {
 		reg = s.loadRegistration(ctx, d)
