@@ -20,11 +20,8 @@ func TestMain(m *testing.M) {
 			_ = os.RemoveAll(thingsBuilt.dir)
 		}
 		fixture.RemoveBinaries()
-		if err := pgtest.StopShared(); err != nil {
-			println("stop the PostgreSQL test cluster:", err.Error())
-		}
-		if err := pgtest.StopDurable(); err != nil {
-			println("stop the durable PostgreSQL cluster:", err.Error())
+		if err := pgtest.Stop(); err != nil {
+			println("stop the PostgreSQL test clusters:", err.Error())
 		}
 	}))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // parsed is a decoded connector and where it was written.
@@ -30,14 +31,6 @@ func article(w string) string {
 		return "an " + w
 	}
 	return "a " + w
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 const kindChoice = "builtin (a native connector), command (a stdio MCP server), url (an MCP server over HTTP) or openapi (an OpenAPI document)"
@@ -100,7 +93,7 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 			// reported above
 		case r.on != nil && !slices.Contains(r.on, word):
 			d.errAt(f.keyPos, fp.key(f.key), fmt.Sprintf("%s does not apply to %s connector (only to %s connectors)",
-				f.key, article(word), orList(r.on)))
+				f.key, article(word), short.OrList(r.on)))
 		default:
 			if kind != KindOpenAPI && (f.key == "approve" || f.key == "no_approve") {
 				d.noPathGlobs(f.val, fp.key(f.key))

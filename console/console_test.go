@@ -130,7 +130,7 @@ func jsString(s string) string {
 
 func (e *env) status(id string) codemode.ExecStatus {
 	e.t.Helper()
-	x, _, err := e.rt.Execution(e.ctx, id)
+	x, _, err := e.rt.ExecutionLog(e.ctx, id, codemode.LogQuery{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestDigestMismatchIsRefused(t *testing.T) {
 	if got := e.status(id); got != codemode.StatusPaused {
 		t.Fatalf("status %s after refused decisions", got)
 	}
-	_, entries, _ := e.rt.Execution(e.ctx, id)
+	_, entries, _ := e.rt.ExecutionLog(e.ctx, id, codemode.LogQuery{})
 	if len(entries) != 2 || entries[1].State != codemode.EntryPending {
 		t.Fatalf("log after refused decisions: %+v", entries)
 	}
@@ -534,7 +534,7 @@ func TestRejectAndRollBack(t *testing.T) {
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("reject: %d\n%s", p.status, p.body)
 	}
-	x, _, _ := e.rt.Execution(e.ctx, rid)
+	x, _, _ := e.rt.ExecutionLog(e.ctx, rid, codemode.LogQuery{})
 	if x.Status != codemode.StatusRejected || !strings.Contains(x.Error, "not today") {
 		t.Fatalf("after reject: %s %q", x.Status, x.Error)
 	}

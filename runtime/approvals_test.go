@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 func TestApproverDecides(t *testing.T) {
@@ -186,11 +187,14 @@ func TestApproveInANewProcess(t *testing.T) {
 	if n := e.effectCount("read"); n != 1 {
 		t.Errorf("the read ran %d times, want 1", n)
 	}
-	var count int
-	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM records WHERE kind = 'notes'`).Scan(&count); err != nil {
-		t.Fatal(err)
+	notes := func() (n int) {
+		t.Helper()
+		if err := e.store.ScanRecords(e.ctx, "notes", func(connectors.Record) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
-	if count != 1 {
+	if count := notes(); count != 1 {
 		t.Errorf("%d notes created, want 1", count)
 	}
 
@@ -202,10 +206,7 @@ func TestApproveInANewProcess(t *testing.T) {
 	if diff := cmp.Diff([]int{2}, r.Reverted); diff != "" || len(r.Failures) != 0 {
 		t.Errorf("rollback reverted %v (-want +got %s), failures %v", r.Reverted, diff, r.Failures)
 	}
-	if err := e.store.DB().QueryRowContext(e.ctx, `SELECT count(*) FROM records WHERE kind = 'notes'`).Scan(&count); err != nil {
-		t.Fatal(err)
-	}
-	if count != 0 {
+	if count := notes(); count != 0 {
 		t.Errorf("%d notes left after rollback, want 0", count)
 	}
 }

@@ -2,36 +2,14 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 
-	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
 
 // The runtime serves the catalog it holds (package catalog): the one a
 // pass begins with stays its own, and RefreshConnector swaps in a new one.
-
-// codemodeDeclaration is the TypeScript of the sandbox's own codemode
-// global: the services that have a doc (the others the sandbox declares).
-var codemodeDeclaration = func() string {
-	var decl []catalog.Service
-	for _, sv := range services {
-		if sv.Doc != "" {
-			decl = append(decl, sv.Service)
-		}
-	}
-	return catalog.CodemodeDeclaration(decl)
-}()
-
-// marshalAnswer is a service's answer as JSON.
-func marshalAnswer[T any](v T, err error) (json.RawMessage, error) {
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
 
 // Declarations returns the TypeScript declarations of one connector, of
 // the connectors in a namespace, or with connector "" of every available

@@ -30,10 +30,6 @@ func unknownExecution(id string) error {
 	return refusal(codemode.ErrUnknownExecution, "unknown execution %q", id)
 }
 
-func unknownSnippet(name string) error {
-	return refusal(codemode.ErrUnknownSnippet, "unknown snippet %q", name)
-}
-
 // RefusalOutcome is the outcome shown for a refused request about
 // execution id (IsRefusal): status error and the reason, with the
 // execution's current status when it exists.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -63,12 +64,12 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 		done()
 		return nil, out, err
 	}
-	if max := r.limits.WithDefaults().MaxCodeBytes; len(code) > max {
+	if max := r.opts.Limits.WithDefaults().MaxCodeBytes; len(code) > max {
 		// Refused before an execution exists: a rejected program stores
 		// nothing.
 		return refuse(codemode.Outcome{Status: codemode.StatusError, Error: fmt.Sprintf("code is too large: %s, limit %s; nothing was run", short.Bytes(int64(len(code))), short.Bytes(int64(max)))}, nil)
 	}
-	if r.typeCheck != nil {
+	if r.opts.TypeCheck != nil {
 		if o, refused := r.typeCheckProgram(ctx, code); refused {
 			return refuse(o, nil)
 		}
@@ -81,7 +82,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	e := &codemode.Execution{
 		ID:         newID("exec_"),
 		Code:       code,
-		Clock:      codemode.Clock{Seed: newSeed()},
+		Clock:      codemode.Clock{Seed: rand.Int64()}, // Math.random's seed
 		Connectors: map[string]string{},
 		Task:       task,
 		StartedBy:  codemode.PersonFrom(ctx),
@@ -178,7 +179,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 		// is pending may have moved on in between.
 		pending, err := r.pendingOf(ctx, id)
 		if err == nil {
-			err = r.policy.MayApprove(who, e, pending)
+			err = r.opts.Policy.MayApprove(who, e, pending)
 		}
 		if err != nil {
 			rec.Target = targets(pending)
@@ -205,7 +206,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	}
 	pending := codemode.PendingActions(id, log)
 	rec.Target = targets(pending)
-	if err := r.policy.MayApprove(codemode.PrincipalFrom(ctx), e, pending); err != nil {
+	if err := r.opts.Policy.MayApprove(codemode.PrincipalFrom(ctx), e, pending); err != nil {
 		return refuse(err)
 	}
 	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
@@ -330,7 +331,7 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 		return codemode.Outcome{}, err
 	}
 	rec.Target = targets(pending)
-	if err := r.policy.MayReject(codemode.PrincipalFrom(ctx), e, pending); err != nil {
+	if err := r.opts.Policy.MayReject(codemode.PrincipalFrom(ctx), e, pending); err != nil {
 		return wrongOutcome(id, e), err
 	}
 	if rv.Digest != "" && codemode.PendingDigest(pending) != rv.Digest {
@@ -350,20 +351,21 @@ func (r *Runtime) RejectReviewed(ctx context.Context, id string, seq int, rv cod
 	if reason := reviewReason(rv.Reason); reason != "" {
 		msg += ": " + reason
 	}
-	if err := r.endPaused(ctx, e, msg, codemode.PersonFrom(ctx)); err != nil {
+	if err := r.endIdle(ctx, e, codemode.StatusRejected, msg, codemode.PersonFrom(ctx)); err != nil {
 		return r.lostRace(ctx, id, "rejected", err)
 	}
 	out, err := r.outcome(ctx, e)
 	return r.shown(ctx, e, out), err
 }
 
-// endPaused ends a paused run as rejected with msg: the status first (the
-// conditional update decides races), then its pending entries (decided
-// by by; zero: by nobody, an expiry) and the calls still waiting for
-// their downstream tasks; then the run is disposed.
-func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg string, by codemode.Person) error {
+// endIdle ends run e, which no pass holds (paused, or waiting for its
+// calls' tasks), in status to with msg: the status first (the conditional
+// update decides races), then its pending entries (decided by by; zero:
+// by nobody, an expiry) and the calls still waiting for their downstream
+// tasks; then the run is disposed.
+func (r *Runtime) endIdle(ctx context.Context, e *codemode.Execution, to codemode.ExecStatus, msg string, by codemode.Person) error {
 	e.Error = msg
-	if err := r.setStatus(ctx, e, codemode.StatusPaused, codemode.StatusRejected); err != nil {
+	if err := r.setStatus(ctx, e, e.Status, to); err != nil {
 		return err
 	}
 	r.settleEnded(ctx, e.ID, by)
@@ -372,27 +374,14 @@ func (r *Runtime) endPaused(ctx context.Context, e *codemode.Execution, msg stri
 }
 
 // settleEnded settles what run id, which is ending, left undecided in its
-// log (settleEntry; what awaits a person is rejected, decided by by).
+// log as stored (settleEntries); a failure to load it is logged.
 func (r *Runtime) settleEnded(ctx context.Context, id string, by codemode.Person) {
-	r.eachEntry(ctx, id, "settle an entry of an ending run", func(en codemode.Entry) error {
-		return r.settleEntry(ctx, en, by)
-	})
-}
-
-// eachEntry calls f with every entry of run id's log, for what it does
-// to the entries of a run that ends; failures (to load the log, of f)
-// are logged.
-func (r *Runtime) eachEntry(ctx context.Context, id, what string, f func(codemode.Entry) error) {
 	log, err := r.store.Entries(ctx, id)
 	if err != nil {
-		r.log.WarnContext(ctx, "could not load the log to "+what, "execution", id, "err", err)
+		r.log.WarnContext(ctx, "could not load the log to settle an ending run", "execution", id, "err", err)
 		return
 	}
-	for _, en := range log {
-		if err := f(en); err != nil {
-			r.log.WarnContext(ctx, "could not "+what, "execution", id, "seq", en.Seq, "err", err)
-		}
-	}
+	r.settleEntries(ctx, id, log, by)
 }
 
 // lostRace turns a failed conditional status update into the right error:
@@ -415,26 +404,17 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 // MaxExecutions terminal runs are kept, however fast runs come); when it
 // does, the interval starts again.
 func (r *Runtime) housekeepingDue(now time.Time) bool {
-	if r.maxExecs <= 0 && r.ttl <= 0 && r.auditRetention <= 0 {
+	if r.opts.MaxExecutions <= 0 && r.opts.PausedTTL <= 0 && r.opts.AuditRetention <= 0 {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h := &r.schedule
-	h.runs++
-	due := h.every < 0 || h.last.IsZero() || now.Sub(h.last) >= h.every || (r.maxExecs > 0 && h.runs > r.maxExecs)
+	r.hkRuns++
+	due := r.hkEvery < 0 || r.hkLast.IsZero() || now.Sub(r.hkLast) >= r.hkEvery || (r.opts.MaxExecutions > 0 && r.hkRuns > r.opts.MaxExecutions)
 	if due {
-		h.last, h.runs = now, 0
+		r.hkLast, r.hkRuns = now, 0
 	}
 	return due
-}
-
-// housekeepingSchedule is when the housekeeping last began (zero: never)
-// and how many Executes began since; guarded by Runtime.mu.
-type housekeepingSchedule struct {
-	every time.Duration // housekeepingInterval; negative: every Execute (tests)
-	last  time.Time
-	runs  int
 }
 
 // housekeeping prunes audit records older than AuditRetention and
@@ -448,15 +428,15 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 			r.log.DebugContext(ctx, "pruned "+what, "count", n)
 		}
 	}
-	if r.auditRetention > 0 {
-		n, err := r.store.PruneAudit(ctx, r.now().Add(-r.auditRetention))
+	if r.opts.AuditRetention > 0 {
+		n, err := r.store.PruneAudit(ctx, r.now().Add(-r.opts.AuditRetention))
 		pruned("old audit records", n, err)
 	}
-	if r.maxExecs > 0 {
-		n, err := r.store.PruneExecutions(ctx, r.maxExecs)
+	if r.opts.MaxExecutions > 0 {
+		n, err := r.store.PruneExecutions(ctx, r.opts.MaxExecutions)
 		pruned("old executions", n, err)
 	}
-	if r.ttl <= 0 {
+	if r.opts.PausedTTL <= 0 {
 		return
 	}
 	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
@@ -466,10 +446,10 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 	now := r.now()
 	for _, e := range paused {
-		if now.Sub(e.UpdatedAt) <= r.ttl {
+		if now.Sub(e.UpdatedAt) <= r.opts.PausedTTL {
 			continue
 		}
-		err := r.endPaused(ctx, e, fmt.Sprintf("expired after %s paused without approval", r.ttl), codemode.Person{})
+		err := r.endIdle(ctx, e, codemode.StatusRejected, fmt.Sprintf("expired after %s paused without approval", r.opts.PausedTTL), codemode.Person{})
 		switch {
 		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:
@@ -502,11 +482,7 @@ func (r *Runtime) openExecution(ctx context.Context, id, action string, a access
 		for i, st := range allowed {
 			names[i] = st.String()
 		}
-		list := names[0]
-		if n := len(names); n > 1 {
-			list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
-		}
-		return e, nil, wrongState("execution %s is %s; only a %s execution can be %s", id, e.Status, list, action)
+		return e, nil, wrongState("execution %s is %s; only a %s execution can be %s", id, e.Status, short.OrList(names), action)
 	}
 	return e, done, nil
 }
@@ -525,7 +501,7 @@ func wrongOutcome(id string, e *codemode.Execution) codemode.Outcome {
 // fails (the program does not run and nothing is stored).
 func (r *Runtime) typeCheckProgram(ctx context.Context, code string) (o codemode.Outcome, refused bool) {
 	decls, _ := r.Declarations("") // every connector's: never an error
-	problems, err := r.typeCheck.Check(ctx, code, decls)
+	problems, err := r.opts.TypeCheck.Check(ctx, code, decls)
 	switch {
 	case err != nil:
 		r.log.WarnContext(ctx, "type check failed", "err", err)

@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-
+	"fmt"
 	"strings"
 	"time"
 
@@ -19,7 +19,7 @@ func SetGroupAge(r *Runtime, d time.Duration) { r.groupAge = d }
 
 // SetHousekeepingInterval sets the least time between r's housekeepings
 // (negative: every Execute does it).
-func SetHousekeepingInterval(r *Runtime, d time.Duration) { r.schedule.every = d }
+func SetHousekeepingInterval(r *Runtime, d time.Duration) { r.hkEvery = d }
 
 // SetMaxValueBytes sets the cap on each value r's log keeps.
 func SetMaxValueBytes(r *Runtime, n int) { r.maxValue = n }
@@ -34,9 +34,8 @@ func Describe(ctx context.Context, r *Runtime, path string) (json.RawMessage, er
 	return marshalAnswer(r.catalog().Describe(ctx, r.snippets, path))
 }
 
-// RecoverNow runs the recovery a heartbeat runs and returns how many runs
-// it recovered.
-func RecoverNow(ctx context.Context, r *Runtime) int { return r.recoverOrphans(ctx) }
+// RecoverNow runs the recovery a heartbeat runs.
+func RecoverNow(ctx context.Context, r *Runtime) { r.recoverOrphans(ctx) }
 
 // Beat renews r's lease as its heartbeat does.
 func Beat(ctx context.Context, r *Runtime) { r.own.beat(ctx) }
@@ -82,3 +81,20 @@ func Tick(ctx context.Context, r *Runtime) { r.own.tick(ctx) }
 
 // MayAct is nil, or why r may no longer act on run id (its claim lapsed).
 func MayAct(r *Runtime, id string) error { return r.own.claims.mayAct(id) }
+
+// Execution returns one execution and its whole log, as ExecutionLog
+// does with codemode.LogQuery{} (the tests read the entries whole).
+func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
+	e, err := r.seen(ctx, id, ownRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load log of %s: %w", id, err)
+	}
+	return e, log, nil
+}
+
+// URL is the page the person opens in their browser to sign in.
+func (b *BackgroundSignIn) URL() string { return b.url }

@@ -51,7 +51,7 @@ func (r *Runtime) shownPending(ctx context.Context, e *codemode.Execution) ([]co
 	who := codemode.PrincipalFrom(ctx)
 	out := p[:0]
 	for _, a := range p {
-		if r.policy.Shown(who, e, a) {
+		if r.opts.Policy.Shown(who, e, a) {
 			a.StartedBy = e.StartedBy
 			out = append(out, a)
 		}
@@ -70,19 +70,6 @@ func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([
 		return nil, fmt.Errorf("list executions: %w", err)
 	}
 	return list, nil
-}
-
-// Execution returns one execution and its log.
-func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution, []codemode.Entry, error) {
-	e, err := r.seen(ctx, id, ownRun)
-	if err != nil {
-		return nil, nil, err
-	}
-	log, err := r.store.Entries(ctx, id)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load log of %s: %w", id, err)
-	}
-	return e, log, nil
 }
 
 // ExecutionLog returns one execution and the part of its log q selects,
@@ -120,7 +107,7 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	case e.Status.Claimed():
 		return wrongState("execution %s is %s; it can be deleted once it pauses or ends", id, e.Status)
 	case e.Status == codemode.StatusPaused:
-		if err := r.endPaused(ctx, e, "rejected: deleted while paused", codemode.PersonFrom(ctx)); err != nil {
+		if err := r.endIdle(ctx, e, codemode.StatusRejected, "rejected: deleted while paused", codemode.PersonFrom(ctx)); err != nil {
 			_, err = r.lostRace(ctx, id, "deleted", err)
 			return err
 		}

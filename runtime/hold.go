@@ -9,17 +9,10 @@ import (
 )
 
 // Holds: the runs this process works on, and what happens to them when
-// the store fails (docs/ARCHITECTURE.md, "Recovery and ownership").
-//
-// A request takes a hold on a run (claims.take) before the write that
-// claims it and releases it when it ends. A claimed run that no request
-// holds is this process's to settle, since its lease, still renewed,
-// keeps every other process away: at each heartbeat that reached the
-// store (owner.tick) a stranded run's end (hold.strand) is written if the
-// store still shows it claimed here, and any other such run is recovered
-// as a dead owner's is; claims.take waits meanwhile. A process that could
-// not renew its lease for a whole lease drops its claims, and its passes
-// make no further call with a side effect (claims.mayAct).
+// the store fails (docs/ARCHITECTURE.md, "Recovery and ownership"). A
+// claimed run that no request holds is this process's to settle at a
+// heartbeat (owner.tick), since its renewed lease keeps every other
+// process away; claims.take waits while it does.
 
 // claims is the registry of holds of one owner. Its methods are safe for
 // concurrent use.
@@ -75,14 +68,12 @@ func (c *claims) take(ctx context.Context, id string) (*hold, error) {
 
 // release lets go of the hold: the request wrote the run's end, or
 // leaves the run (if still claimed) to be recovered.
-func (h *hold) release() { h.end(nil) }
+func (h *hold) release() { h.strand(nil) }
 
-// strand lets go of the hold, leaving finish to write the run's end once
-// the store answers again (see above). finish returns the store's error;
-// it is called with no hold of the run live.
-func (h *hold) strand(finish func(context.Context) error) { h.end(finish) }
-
-func (h *hold) end(finish func(context.Context) error) {
+// strand lets go of the hold, leaving finish (if not nil) to write the
+// run's end once the store answers again (see above). finish returns the
+// store's error; it is called with no hold of the run live.
+func (h *hold) strand(finish func(context.Context) error) {
 	h.once.Do(func() {
 		c := h.c
 		c.mu.Lock()

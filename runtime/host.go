@@ -114,7 +114,7 @@ func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts,
 	}
 	for _, e := range log {
 		p.entries[e.Seq] = e
-		p.logBytes += valueBytes(e)
+		p.logBytes += int64(len(e.Args) + len(e.Result) + len(e.Error)) // its values, against the quota
 	}
 	return p
 }
@@ -334,15 +334,13 @@ func (p *pass) replayLocked(logged codemode.Entry) (*codemode.Entry, json.RawMes
 		return nil, rawOrNull(logged.Result), nil
 	case codemode.EntryError:
 		return nil, nil, callError(logged)
-	case codemode.EntryExecuting:
-		// Approved, or the pass that began it ended (a crash) before its
-		// outcome was recorded: it runs (again), and its outcome is
-		// recorded over that entry. At-least-once for that window only.
+	case codemode.EntryExecuting, codemode.EntryWaiting:
+		// Executing: approved, or the pass that began it ended (a crash)
+		// before its outcome was recorded: it runs (again), and its
+		// outcome is recorded over that entry; at-least-once for that
+		// window only. Waiting: its downstream task was started: it is
+		// read (waiting.go), never called again.
 		p.open[logged.Seq] = logged
-		return &logged, nil, nil
-	case codemode.EntryWaiting:
-		// Its downstream task was started: read it (waiting.go), never
-		// call the tool again.
 		return &logged, nil, nil
 	case codemode.EntryPending:
 		return nil, nil, p.stopLocked(stopPause, entryRef(logged)+" awaits approval", nil)
@@ -422,7 +420,7 @@ func (p *pass) mayAsk(ctx context.Context, a codemode.PendingAction) bool {
 	if who == nil {
 		return true
 	}
-	return p.r.policy.MayApprove(who, p.run, []codemode.PendingAction{a}) == nil
+	return p.r.opts.Policy.MayApprove(who, p.run, []codemode.PendingAction{a}) == nil
 }
 
 // ask puts a pending action to the approver, one question of the pass at
@@ -479,16 +477,16 @@ func (p *pass) execute(ctx context.Context, e codemode.Entry, t *catalog.Method,
 	}
 	hook := &connectors.CallHook{OnSent: logInFlight, OnProgress: progress, User: p.run.StartedBy.Subject, UserToken: p.userToken}
 	var start time.Time
-	if p.r.metrics != nil {
+	if p.r.opts.Metrics != nil {
 		start = time.Now()
 	}
 	res, callErr := t.Conn.Source.Connector.Call(connectors.WithCallHook(ctx, hook), t.Def.SourceName, e.Args)
-	if p.r.metrics != nil {
+	if p.r.opts.Metrics != nil {
 		outcome := "ok"
 		if callErr != nil || res.IsError {
 			outcome = "error"
 		}
-		p.r.metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
+		p.r.opts.Metrics.CallDone(ctx, e.Connector, e.Method, outcome, time.Since(start))
 	}
 	logInFlight() // if Sent was not reported
 	if logErr != nil {
@@ -511,7 +509,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 	case signIn && p.reverts == 0:
 		// The server refused the call for want of a (new) sign-in: it did
 		// not take effect. The run pauses until a person signs in.
-		e.Error = p.r.capMessage(sir.Error())
+		e.Error = short.Clip(sir.Error(), p.r.maxValue)
 		if err := p.record(ctx, e, codemode.EntrySignIn); err != nil {
 			return nil, err
 		}
@@ -523,7 +521,7 @@ func (p *pass) settle(ctx context.Context, e codemode.Entry, res connectors.Resu
 	case callErr != nil:
 		return p.answerFailure(ctx, e, fmt.Sprintf("%s.%s failed: %v", e.Connector, e.Method, callErr))
 	case res.IsError:
-		e.Error = p.r.capMessage(res.Message)
+		e.Error = short.Clip(res.Message, p.r.maxValue)
 		if e.Error == "" {
 			e.Error = fmt.Sprintf("%s.%s failed without a message", e.Connector, e.Method)
 		}
@@ -566,7 +564,7 @@ func (p *pass) answerValue(ctx context.Context, e codemode.Entry, val json.RawMe
 // answerFailure records msg as the failure of e, a call that ran, and
 // throws it.
 func (p *pass) answerFailure(ctx context.Context, e codemode.Entry, msg string) (json.RawMessage, error) {
-	e.Error = p.r.capMessage(msg)
+	e.Error = short.Clip(msg, p.r.maxValue)
 	return p.answer(ctx, e, codemode.EntryError, errors.New(e.Error))
 }
 
@@ -576,21 +574,39 @@ func (p *pass) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage,
 		return nil, false, err
 	}
 	defer p.inflight.Done()
+	run, val, err := p.decideLocal(ctx, codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts})
+	return val, run == nil && err == nil, err
+}
+
+// decideLocal answers a step or a service call (want), which the host
+// runs itself, from the log, or logs it executing (queued) and returns
+// its entry: the caller runs it.
+func (p *pass) decideLocal(ctx context.Context, want codemode.Entry) (*codemode.Entry, json.RawMessage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refusalLocked(); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name, Reverts: p.reverts}
-	if logged, ok, err := p.loggedLocked(e); ok || err != nil {
+	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
-		run, val, err := p.replayLocked(logged)
-		return val, run == nil && err == nil, err
+		return p.replayLocked(logged)
 	}
+	e := want // (escapes: made once the call is known to be new)
 	p.reachLocked(e.Seq)
-	return nil, false, p.queueBeforeLocked(ctx, &e, false)
+	if msg := p.r.callArgsTooLarge(e.Connector, e.Method, e.Args); msg != "" {
+		return nil, nil, errors.New(msg)
+	}
+	if _, err := p.chargeLocked(len(e.Args), func() (string, string) {
+		return fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, e.Method), "the call was not made"
+	}); err != nil {
+		return nil, nil, err
+	}
+	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
+		return nil, nil, err
+	}
+	return &e, nil, nil
 }
 
 // StepDone records the value or failure of a step that ran (deferred.go),
@@ -600,7 +616,7 @@ func (p *pass) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessa
 	e := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + s.Seq, Kind: codemode.KindStep, Connector: "codemode", Method: "step", Name: s.Name}
 	var err error
 	if errMsg != "" { // (the step's function threw it: the program has it)
-		e.Error = p.r.capMessage(errMsg)
+		e.Error = short.Clip(errMsg, p.r.maxValue)
 		_, err = p.answer(ctx, e, codemode.EntryError, nil)
 	} else {
 		_, err = p.answerValue(ctx, e, value)
@@ -622,13 +638,6 @@ func callError(e codemode.Entry) error {
 	return errors.New(e.Error)
 }
 
-// canonicalJSON re-encodes a JSON value so that key order and whitespace do
-// not matter (jsonref.Canonical).
-func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
-	out, _, err := jsonref.Canonical(raw)
-	return out, err
-}
-
 // rawOrNull returns v, or JSON null when v is empty.
 func rawOrNull(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 {
@@ -642,7 +651,7 @@ func sameArgs(logged, args json.RawMessage) bool {
 	if bytes.Equal(logged, args) {
 		return true
 	}
-	canon, err := canonicalJSON(logged)
+	canon, _, err := jsonref.Canonical(logged)
 	return err == nil && bytes.Equal(canon, args)
 }
 

@@ -14,18 +14,6 @@ import (
 // is kept cut. Runtime.maxValue holds it (tests lower it).
 const maxValueBytes = 1 << 20
 
-// orDefault resolves a limit of Options: 0 means def, negative none (0
-// returned).
-func orDefault[T int | int64](n, def T) T {
-	switch {
-	case n == 0:
-		return def
-	case n < 0:
-		return 0
-	}
-	return n
-}
-
 // tooLarge returns the message for a value of what (e.g. "the result of
 // fx.read") that is over the cap, or "" when it is within it.
 func (r *Runtime) tooLarge(v []byte, what, verb, advice string) string {
@@ -58,13 +46,6 @@ func (r *Runtime) valueTooLarge(e codemode.Entry, v []byte) string {
 	return r.tooLarge(v, fmt.Sprintf("the result of %s.%s", e.Connector, e.Method), "is", "ask for less, e.g. filter or paginate")
 }
 
-// programResultTooLarge is the note for a program result over the cap, or
-// "": the log keeps a cut copy of it.
-func (r *Runtime) programResultTooLarge(result []byte) string {
-	return r.tooLarge(result, "the program's result", "is",
-		"it keeps a cut copy; return less, e.g. filter, summarise or paginate")
-}
-
 // clockTooLarge is the message for a clock whose readings take more than
 // the per-value cap in the log (codemode.Clock's compact form), or "".
 func (r *Runtime) clockTooLarge(c codemode.Clock) string {
@@ -78,13 +59,4 @@ func (r *Runtime) clockTooLarge(c codemode.Clock) string {
 	}
 	return r.tooLarge(b, fmt.Sprintf("too many clock readings: the %d readings of the clock (Date.now(), new Date()), kept so that the run replays,", len(c.Times)), "take",
 		"use codemode.step for code that measures time, and await new Promise(r => setTimeout(r, ms)) to wait instead of a busy loop")
-}
-
-// capMessage shortens an error message to the per-value cap before it is
-// logged.
-func (r *Runtime) capMessage(msg string) string {
-	if len(msg) <= r.maxValue {
-		return msg
-	}
-	return short.Clip(msg, r.maxValue)
 }

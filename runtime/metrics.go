@@ -25,11 +25,17 @@ type Metrics interface {
 }
 
 // statusSet hears that run e moved from status from, which it had been
-// in since since, to its status: this process's Awaits wake, and Metrics
-// hears of an approval decided and of a run that ended.
+// in since since, to its status: this process's Awaits wake (r.changed
+// closes), and Metrics hears of an approval decided and of a run that
+// ended.
 func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) {
-	r.changedStatus()
-	if r.metrics == nil {
+	r.mu.Lock()
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
+	r.mu.Unlock()
+	if r.opts.Metrics == nil {
 		return
 	}
 	if from == codemode.StatusPaused {
@@ -37,9 +43,9 @@ func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from cod
 		if e.Status == codemode.StatusRunning {
 			decision = "approved"
 		}
-		r.metrics.ApprovalDecided(ctx, decision, e.UpdatedAt.Sub(since))
+		r.opts.Metrics.ApprovalDecided(ctx, decision, e.UpdatedAt.Sub(since))
 	}
 	if e.Status.Terminal() {
-		r.metrics.RunEnded(ctx, e.Status.String(), e.UpdatedAt.Sub(e.CreatedAt))
+		r.opts.Metrics.RunEnded(ctx, e.Status.String(), e.UpdatedAt.Sub(e.CreatedAt))
 	}
 }

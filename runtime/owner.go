@@ -12,17 +12,10 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 )
 
-// Ownership and recovery (docs/ARCHITECTURE.md, "Recovery and
-// ownership").
-//
-// A process registers as an owner (codemode.Owner) the first time it
-// claims a run, or at Join, and renews its heartbeat every lease/3 until
-// Close removes it. A run it works on (running, rolling_back) carries its
-// id; a paused or finished run carries none, so anyone may decide it. A
-// claimed run whose owner is gone (its process dead on this machine, else
-// its lease lapsed; a run without an owner record counts from its last
-// change) is recovered by whoever opens the store or heartbeats next, in
-// one conditional transaction (Store.RecoverExecution).
+// Ownership and recovery: docs/ARCHITECTURE.md, "Recovery and ownership".
+// Only a run this process works on (running, rolling_back) carries its
+// owner's id; a paused or finished run carries none, so anyone may decide
+// it.
 
 // DefaultLease is the default of Options.Lease.
 const DefaultLease = 15 * time.Second
@@ -46,10 +39,6 @@ type owner struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // stops the heartbeat, once registered (nil: not); guarded by mu
 	done   chan struct{}      // closed when the heartbeat goroutine ends; guarded by mu
-}
-
-func newOwner(r *Runtime, lease time.Duration) *owner {
-	return &owner{r: r, id: newID("own_"), self: procid.Self(), lease: lease, claims: newClaims(lease)}
 }
 
 // claim registers the owner if it is not yet (starting its heartbeat) and
@@ -226,14 +215,13 @@ func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string,
 // recoverOrphans recovers every claimed run whose owner is gone (see
 // above) and removes the records of owners that are gone and claim
 // nothing. Failures are logged: recovery is tried again later.
-func (r *Runtime) recoverOrphans(ctx context.Context) int {
+func (r *Runtime) recoverOrphans(ctx context.Context) {
 	byID := r.owners(ctx)
 	if byID == nil {
-		return 0
+		return
 	}
 	now := r.now()
 	claimed := map[string]bool{}
-	recovered := 0
 	for _, st := range []codemode.ExecStatus{codemode.StatusRunning, codemode.StatusRollingBack} {
 		runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: st})
 		if err != nil {
@@ -242,18 +230,11 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 		}
 		for _, e := range runs {
 			if e.Owner == r.own.id {
-				if r.recoverOwn(ctx, e, st) {
-					recovered++
-				}
-				continue
-			}
-			why, gone := r.own.gone(e, byID[e.Owner], now)
-			if !gone {
+				r.recoverOwn(ctx, e, st)
+			} else if why, gone := r.own.gone(e, byID[e.Owner], now); gone {
+				r.recoverRun(ctx, e, st, why)
+			} else {
 				claimed[e.Owner] = true
-				continue
-			}
-			if r.recoverRun(ctx, e, st, why) {
-				recovered++
 			}
 		}
 	}
@@ -269,7 +250,6 @@ func (r *Runtime) recoverOrphans(ctx context.Context) int {
 			r.log.WarnContext(ctx, "recovery: removing an owner that is gone failed", "owner", rec.ID, "err", err)
 		}
 	}
-	return recovered
 }
 
 // watchWaitingRuns starts this process's waiter (waiting.go) of each run
@@ -296,9 +276,9 @@ func (r *Runtime) watchWaitingRuns(ctx context.Context, byID map[string]*codemod
 	}
 }
 
-// recoverRun ends one claimed run whose owner is gone (endRecovered);
-// it reports whether this process did it (another may have first).
-func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, why string) bool {
+// recoverRun ends one claimed run whose owner is gone (endRecovered),
+// unless another process did first.
+func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, why string) {
 	owner := e.Owner
 	msg := "interrupted: " + why + "; calls that were in flight are marked unknown"
 	if from == codemode.StatusRollingBack {
@@ -307,23 +287,21 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 	err := r.endRecovered(ctx, e, from, codemode.StatusError, owner, msg)
 	switch {
 	case errors.Is(err, codemode.ErrConflict), errors.Is(err, codemode.ErrNotFound):
-		return false // another process recovered it, or it moved on
+		// Another process recovered it, or it moved on.
 	case err != nil:
 		r.log.WarnContext(ctx, "recovery failed", "execution", e.ID, "err", err)
-		return false
+	default:
+		r.log.WarnContext(ctx, "recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
 	}
-	r.log.WarnContext(ctx, "recovered an interrupted run", "execution", e.ID, "was", from, "owner", owner, "why", why)
-	return true
 }
 
 // recoverOwn recovers a run claimed by this process that none of its
-// requests holds (hold.go), and reports whether it did.
-func (r *Runtime) recoverOwn(ctx context.Context, e *codemode.Execution, st codemode.ExecStatus) bool {
-	if !r.own.claims.recovering(e.ID) {
-		return false
+// requests holds (hold.go).
+func (r *Runtime) recoverOwn(ctx context.Context, e *codemode.Execution, st codemode.ExecStatus) {
+	if r.own.claims.recovering(e.ID) {
+		defer r.own.claims.done(e.ID, nil)
+		r.recoverRun(ctx, e, st, "this process was working on it when the store failed, and could not record how it ended")
 	}
-	defer r.own.claims.done(e.ID, nil)
-	return r.recoverRun(ctx, e, st, "this process was working on it when the store failed, and could not record how it ended")
 }
 
 // settleStranded writes the end of each run whose pass ended while the

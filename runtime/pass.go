@@ -32,9 +32,9 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 		}
 		defer func() { endPass(c.span, e, err) }()
 	}
-	limits := r.limits
+	limits := r.opts.Limits
 	if e.Task != nil { // bounded by the task timeout, and cancellable (track)
-		limits.Timeout = r.taskTimeout
+		limits.Timeout = r.opts.TaskTimeout
 		var end func()
 		ctx, end = r.track(ctx, e.ID)
 		defer end()
@@ -193,12 +193,12 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			e.Error = scrub.Paths(stop.msg)
 		}
 	case out.Status == sandbox.Completed:
-		if missed := p.unreached(); len(missed) > 0 {
-			e.Error = fmt.Sprintf("replay diverged: the program completed without reaching call %d, which the log has as %s; wrap non-deterministic code in codemode.step", missed[0].Seq, describeEntry(missed[0]))
+		if missed, ok := p.firstUnreached(); ok {
+			e.Error = fmt.Sprintf("replay diverged: the program completed without reaching call %d, which the log has as %s; wrap non-deterministic code in codemode.step", missed.Seq, describeEntry(missed))
 			break
 		}
 		to, e.Result = codemode.StatusCompleted, rawOrNull(out.Result)
-		if note := r.programResultTooLarge(out.Result); note != "" {
+		if note := r.tooLarge(out.Result, "the program's result", "is", "it keeps a cut copy; return less, e.g. filter, summarise or paginate"); note != "" {
 			// Nothing replays a program's result, so a cut copy is kept (and
 			// shown) rather than failing a run whose calls all succeeded.
 			e.Result = truncate.Value(out.Result, r.maxValue)
@@ -219,7 +219,7 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 		}
 	default:
 		if to.Terminal() {
-			r.settleLeftovers(ctx, e.ID, leftover)
+			r.settleEntries(ctx, e.ID, leftover, codemode.Person{})
 		}
 		if err := r.setStatus(ctx, e, codemode.StatusRunning, to); err != nil {
 			if cur := r.cancelledMeanwhile(ctx, e, leftover, to.Terminal(), err); cur != nil {
@@ -327,25 +327,25 @@ func (p *pass) leftoverLocked() []codemode.Entry {
 	return out
 }
 
-// unreached returns logged entries the program did not reach, in seq order.
-func (p *pass) unreached() []codemode.Entry {
+// firstUnreached returns the logged entry of lowest seq that the program
+// did not reach (ok false: it reached them all).
+func (p *pass) firstUnreached() (first codemode.Entry, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []codemode.Entry
 	for seq, e := range p.entries {
-		if !p.visited[seq] {
-			out = append(out, e)
+		if !p.visited[seq] && (!ok || seq < first.Seq) {
+			first, ok = e, true
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
+	return first, ok
 }
 
-// settleLeftovers settles the entries a pass of run id left undecided
-// (settleEntry). Failures are logged; the run ends regardless.
-func (r *Runtime) settleLeftovers(ctx context.Context, id string, leftover []codemode.Entry) {
-	for _, en := range leftover {
-		if err := r.settleEntry(ctx, en, codemode.Person{}); err != nil {
+// settleEntries settles the entries of run id, which is ending, that are
+// undecided (settleEntry; what awaits a person is rejected, decided by
+// by). Failures are logged; the run ends regardless.
+func (r *Runtime) settleEntries(ctx context.Context, id string, entries []codemode.Entry, by codemode.Person) {
+	for _, en := range entries {
+		if err := r.settleEntry(ctx, en, by); err != nil {
 			r.log.WarnContext(ctx, "could not settle a log entry of an ending run", "execution", id, "seq", en.Seq, "err", err)
 		}
 	}

@@ -28,7 +28,7 @@ const (
 // visible.
 func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) error {
 	who := codemode.PrincipalFrom(ctx)
-	if r.policy.Sees(who, e) {
+	if r.opts.Policy.Sees(who, e) {
 		return nil
 	}
 	if a == pendingOfRun && e.Status == codemode.StatusPaused {
@@ -36,7 +36,7 @@ func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) 
 		if err != nil {
 			return err
 		}
-		if r.policy.SeesPending(who, e, pending) {
+		if r.opts.Policy.SeesPending(who, e, pending) {
 			return nil
 		}
 	}
@@ -49,7 +49,7 @@ func (r *Runtime) visible(ctx context.Context, e *codemode.Execution, a access) 
 // the run's result, error, console output or rollback report.
 func (r *Runtime) shown(ctx context.Context, e *codemode.Execution, out codemode.Outcome) codemode.Outcome {
 	who := codemode.PrincipalFrom(ctx)
-	if e == nil || r.policy.Sees(who, e) {
+	if e == nil || r.opts.Policy.Sees(who, e) {
 		return out
 	}
 	cut := codemode.Outcome{ExecutionID: out.ExecutionID, Status: out.Status}
@@ -57,7 +57,7 @@ func (r *Runtime) shown(ctx context.Context, e *codemode.Execution, out codemode
 		cut.Error = fmt.Sprintf("execution %s ended in error; the person who started it sees why", out.ExecutionID)
 	}
 	for _, a := range out.Pending {
-		if r.policy.Shown(who, e, a) {
+		if r.opts.Policy.Shown(who, e, a) {
 			cut.Pending = append(cut.Pending, a)
 		}
 	}

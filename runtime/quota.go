@@ -7,24 +7,14 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// The quota of a run's log (docs/ARCHITECTURE.md, "Bounded size"). Each
-// value is capped (limits.go), but without a bound on their sum one
-// program could fill the disk (300 steps of 1 MiB made a 287 MiB store in
-// seconds), so the values a run's entries keep have a quota
-// (Options.MaxRunLogBytes). A pass counts them under the lock its
-// decisions hold (pass.logBytes: no query per call): a call's arguments
-// when it is decided, an outcome when it is recorded. One that would pass
-// the quota stops the pass (stopQuota) and the run ends in error. Revert
-// passes are not counted: a person asked for them.
+// The quota of a run's log: docs/ARCHITECTURE.md, "Bounded size". Without
+// a bound on the sum of the values a run logs, one program could fill the
+// disk (300 steps of 1 MiB made a 287 MiB store in seconds). Revert passes
+// are not counted: a person asked for them.
 
 // DefaultMaxRunLogBytes is the default quota of one run's log
 // (Options.MaxRunLogBytes).
 const DefaultMaxRunLogBytes = 64 << 20
-
-// valueBytes is what an entry's values count against its run's quota.
-func valueBytes(e codemode.Entry) int64 {
-	return int64(len(e.Args) + len(e.Result) + len(e.Error))
-}
 
 // chargeLocked counts n more bytes of values against the run's quota. If
 // they would take the log past it, nothing is counted, the pass stops
@@ -34,7 +24,7 @@ func valueBytes(e codemode.Entry) int64 {
 // call.
 func (p *pass) chargeLocked(n int, describe func() (what, fate string)) (string, error) {
 	total := p.logBytes + int64(n)
-	if p.reverts != 0 || p.r.maxLog <= 0 || total <= p.r.maxLog {
+	if n == 0 || p.reverts != 0 || p.r.maxLog <= 0 || total <= p.r.maxLog {
 		p.logBytes = total
 		return "", nil
 	}
@@ -50,11 +40,7 @@ func (p *pass) chargeLocked(n int, describe func() (what, fate string)) (string,
 // quota's message instead of its values (the new state returned), and the
 // error returned stops the program.
 func (p *pass) chargeOutcomeLocked(e *codemode.Entry, to codemode.EntryState) (codemode.EntryState, error) {
-	n := len(e.Result) + len(e.Error)
-	if n == 0 {
-		return to, nil
-	}
-	msg, err := p.chargeLocked(n, func() (string, string) {
+	msg, err := p.chargeLocked(len(e.Result)+len(e.Error), func() (string, string) {
 		switch {
 		case e.Kind == codemode.KindStep:
 			return fmt.Sprintf("the value of step %d, %s", e.Seq, describeStep(e.Name)), "its value is not kept"

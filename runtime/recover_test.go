@@ -134,8 +134,9 @@ func TestRecoveryByLease(t *testing.T) {
 	e.crashed(live, "exec_live", codemode.StatusRunning, nil, nil)
 
 	clk.Advance(14 * time.Second)
-	if n := runtime.RecoverNow(e.ctx, e.rt); n != 0 || e.status("exec_far") != codemode.StatusRunning {
-		t.Fatalf("within the lease: %d recovered, exec_far %s; want none, running", n, e.status("exec_far"))
+	runtime.RecoverNow(e.ctx, e.rt)
+	if far, live := e.status("exec_far"), e.status("exec_live"); far != codemode.StatusRunning || live != codemode.StatusRunning {
+		t.Fatalf("within the lease: exec_far %s, exec_live %s; want both running", far, live)
 	}
 	clk.Advance(2 * time.Second)
 	e.restart(setup{kv: k, clock: clk}) // a process that opens the store now
@@ -165,13 +166,12 @@ func TestRecoveryOfARunWithoutOwner(t *testing.T) {
 	if err := e.store.CreateExecution(e.ctx, x); err != nil {
 		t.Fatal(err)
 	}
-	if runtime.RecoverNow(e.ctx, e.rt) != 0 {
-		t.Fatal("a run that just changed was recovered")
+	runtime.RecoverNow(e.ctx, e.rt)
+	if got := e.status("exec_old"); got != codemode.StatusRunning {
+		t.Fatalf("a run that just changed was recovered: %s", got)
 	}
 	clk.Advance(runtime.DefaultLease + time.Second)
-	if runtime.RecoverNow(e.ctx, e.rt) != 1 {
-		t.Fatal("the run was not recovered after a lease")
-	}
+	runtime.RecoverNow(e.ctx, e.rt)
 	got, _, err := e.rt.Execution(e.ctx, "exec_old")
 	if err != nil || got.Status != codemode.StatusError || !strings.Contains(got.Error, "older release") {
 		t.Errorf("recovered: %+v, %v", got, err)
@@ -213,8 +213,9 @@ func TestOwnerLifecycle(t *testing.T) {
 	}
 	// Another runtime of this process opens the store: the run is alive.
 	other := newEnvAt(t, e.dbPath, setup{})
-	if n := runtime.RecoverNow(e.ctx, other.rt); n != 0 {
-		t.Errorf("another runtime recovered %d runs of a live one", n)
+	runtime.RecoverNow(e.ctx, other.rt)
+	if got := e.status(runs[0].ID); got != codemode.StatusRunning {
+		t.Errorf("another runtime recovered the run of a live one: %s", got)
 	}
 	clk.Advance(time.Minute)
 	runtime.Beat(e.ctx, e.rt)

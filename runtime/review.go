@@ -19,10 +19,8 @@ func (r *Runtime) Method(connector, method string, args json.RawMessage) codemod
 	if err != nil {
 		return codemode.MethodInfo{}
 	}
-	info := codemode.MethodInfo{Known: true, ReadOnly: t.Def.KnownReadOnly(), Revertible: t.RevertJS != ""}
-	if rv := t.Conn.Caps.Reverter; rv != nil && rv.Revertible(t.Def.SourceName) {
-		info.Revertible = true
-	}
+	rv := t.Conn.Caps.Reverter
+	info := codemode.MethodInfo{Known: true, ReadOnly: t.Def.KnownReadOnly(), Revertible: t.RevertJS != "" || rv != nil && rv.Revertible(t.Def.SourceName)}
 	v, err := t.Approval(args)
 	if err != nil {
 		info.ApprovalReason = fmt.Sprintf("%s refuses this call of %s: %v", connector, method, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -154,7 +155,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, st
 	undone.State, undone.UpdatedAt = st, r.now()
 	code := fmt.Sprintf("async () => {\nconst revert = (%s\n);\nreturn await revert(%s, %s);\n}", fn, rawOrNull(en.Args), rawOrNull(en.Result))
 	p := newPass(r, &codemode.Execution{ID: en.ExecutionID, StartedBy: starter}, nil, en.Seq, *maxSeq, nil)
-	out, runErr := p.runProgram(ctx, code, r.limits, sandbox.Clock{Seed: newSeed()})
+	out, runErr := p.runProgram(ctx, code, r.opts.Limits, sandbox.Clock{Seed: rand.Int64()})
 	var also []codemode.EntryUpdate
 	if runErr == nil && out.Status == sandbox.Completed {
 		also = append(also, codemode.EntryUpdate{Entry: undone, From: en.State})
@@ -164,7 +165,7 @@ func (r *Runtime) revertJS(ctx context.Context, en codemode.Entry, fn string, st
 	*maxSeq = max(*maxSeq, p.maxSeq)
 	leftover := p.leftoverLocked()
 	p.mu.Unlock()
-	r.settleLeftovers(ctx, en.ExecutionID, leftover)
+	r.settleEntries(ctx, en.ExecutionID, leftover, codemode.Person{})
 	switch {
 	case runErr != nil:
 		return errors.Join(fmt.Errorf("revert function: %w", runErr), flushErr)

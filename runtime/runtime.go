@@ -12,13 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/internal/procid"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/policy"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -89,27 +89,17 @@ type TypeChecker interface {
 // conditional updates.
 type Runtime struct {
 	// fixed at creation
-	store    codemode.Store
-	exec     sandbox.Executor
-	limits   sandbox.Limits
-	maxExecs int
-	ttl      time.Duration
-	maxValue int              // the cap on each value the log keeps (limits.go)
-	maxLog   int64            // Options.MaxRunLogBytes resolved; 0: no quota
-	groupAge time.Duration    // how long a pass may keep log writes queued (deferred.go)
-	clock    func() time.Time // Options.Now resolved
-	scrub    *scrub.Scrubber  // Options.Scrubber (nil scrubs nothing)
-	log      *slog.Logger
+	opts     Options            // as given, with Now, Policy and TaskTimeout resolved
+	store    codemode.Store     // opts.Store
+	maxValue int                // the cap on each value the log keeps (limits.go)
+	maxLog   int64              // Options.MaxRunLogBytes resolved; 0: no quota
+	groupAge time.Duration      // how long a pass may keep log writes queued (deferred.go)
+	scrub    *scrub.Scrubber    // opts.Scrubber (nil scrubs nothing)
+	log      *slog.Logger       // opts.Logger, or one that discards
 	own      *owner             // this process as the owner of its runs (owner.go)
 	journal  codemode.Journaler // the store's journal, if it has one (deferred.go)
 	tracer   trace.Tracer       // Options.Tracer's, or nil: no spans (trace.go)
-	metrics  Metrics            // Options.Metrics; nil measures nothing
-	policy   *policy.Policy     // Options.Policy resolved
-
-	auditRetention time.Duration
-	taskTimeout    time.Duration     // Options.TaskTimeout resolved
-	typeCheck      TypeChecker       // Options.TypeCheck: nil checks nothing
-	snippets       *catalog.Snippets // the saved snippets as search and describe see them
+	snippets *catalog.Snippets  // the saved snippets as search and describe see them
 
 	// cat is the current catalog; RefreshConnector replaces it (under
 	// refreshMu). A pass keeps the catalog it began with.
@@ -121,14 +111,20 @@ type Runtime struct {
 	background context.Context
 	stopBG     context.CancelFunc
 
-	mu       sync.Mutex
-	closed   bool                         // guarded by mu
-	active   sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
-	schedule housekeepingSchedule         // when to do the housekeeping; guarded by mu
-	signIns  map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
-	live     map[string]*livePass         // passes of task runs in progress here, by run (task.go); guarded by mu
-	changed  chan struct{}                // closed and replaced when this process changes a run's status (Await); guarded by mu
-	waiters  map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
+	mu      sync.Mutex
+	closed  bool                         // guarded by mu
+	active  sync.WaitGroup               // in-flight requests and background work; Add under mu while !closed
+	signIns map[string]*BackgroundSignIn // StartSignIn's sign-ins under way, by connector; guarded by mu
+	live    map[string]*livePass         // passes of task runs in progress here, by run (task.go); guarded by mu
+	changed chan struct{}                // closed and replaced when this process changes a run's status (Await); guarded by mu
+	waiters map[string]bool              // waiting runs this process watches (waiting.go); guarded by mu
+	// The housekeeping's schedule (housekeepingDue): the least time
+	// between two (housekeepingInterval; negative: every Execute), when
+	// the last began (zero: never), and how many Executes began since;
+	// guarded by mu.
+	hkEvery time.Duration
+	hkLast  time.Time
+	hkRuns  int
 }
 
 // housekeepingInterval is the least time between two housekeepings
@@ -155,34 +151,28 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	r := &Runtime{
-		store:          opts.Store,
-		exec:           opts.Executor,
-		limits:         opts.Limits,
-		maxExecs:       opts.MaxExecutions,
-		ttl:            opts.PausedTTL,
-		maxValue:       maxValueBytes,
-		maxLog:         orDefault(opts.MaxRunLogBytes, DefaultMaxRunLogBytes),
-		schedule:       housekeepingSchedule{every: housekeepingInterval},
-		groupAge:       groupAge,
-		clock:          opts.Now,
-		scrub:          opts.Scrubber,
-		typeCheck:      opts.TypeCheck,
-		metrics:        opts.Metrics,
-		log:            log,
-		snippets:       catalog.NewSnippets(opts.Store),
-		policy:         cmp.Or(opts.Policy, defaultPolicy),
-		auditRetention: opts.AuditRetention,
-		taskTimeout:    positiveOr(opts.TaskTimeout, DefaultTaskTimeout),
-		signIns:        map[string]*BackgroundSignIn{},
-		live:           map[string]*livePass{},
-		waiters:        map[string]bool{},
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	if r.clock == nil {
-		r.clock = time.Now
+	opts.Policy = cmp.Or(opts.Policy, defaultPolicy)
+	opts.TaskTimeout = positiveOr(opts.TaskTimeout, DefaultTaskTimeout)
+	r := &Runtime{
+		opts:     opts,
+		store:    opts.Store,
+		maxValue: maxValueBytes,
+		maxLog:   max(cmp.Or(opts.MaxRunLogBytes, DefaultMaxRunLogBytes), 0), // negative: none
+		hkEvery:  housekeepingInterval,
+		groupAge: groupAge,
+		scrub:    opts.Scrubber,
+		log:      log,
+		snippets: catalog.NewSnippets(opts.Store),
+		signIns:  map[string]*BackgroundSignIn{},
+		live:     map[string]*livePass{},
+		waiters:  map[string]bool{},
 	}
 	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
-	r.own = newOwner(r, positiveOr(opts.Lease, DefaultLease))
+	lease := positiveOr(opts.Lease, DefaultLease)
+	r.own = &owner{r: r, id: newID("own_"), self: procid.Self(), lease: lease, claims: newClaims(lease)}
 	r.journal, _ = opts.Store.(codemode.Journaler)
 	if opts.Tracer != nil {
 		r.tracer = opts.Tracer.Tracer(tracerName)
@@ -194,7 +184,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 
 // now reads the runtime's clock, in UTC without a monotonic reading (as
 // the store keeps it).
-func (r *Runtime) now() time.Time { return r.clock().UTC().Round(0) }
+func (r *Runtime) now() time.Time { return r.opts.Now().UTC().Round(0) }
 
 // catalog returns the current catalog.
 func (r *Runtime) catalog() *catalog.Catalog { return r.cat.Load() }
@@ -242,9 +232,6 @@ func newID(prefix string) string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return prefix + hex.EncodeToString(b[:])
 }
-
-// newSeed returns a random seed for the sandbox's Math.random.
-func newSeed() int64 { return mrand.Int64() }
 
 // getExecution loads an execution, mapping ErrNotFound to ErrUnknownExecution.
 func (r *Runtime) getExecution(ctx context.Context, id string) (*codemode.Execution, error) {

@@ -3,13 +3,13 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -30,6 +30,14 @@ func serviceOf[T any](name, doc string, params []sandbox.Param, f func(ctx conte
 		answer: func(ctx context.Context, p *pass, args []json.RawMessage) (json.RawMessage, error) {
 			return marshalAnswer(f(ctx, p, args))
 		}}
+}
+
+// marshalAnswer is a service's answer as JSON.
+func marshalAnswer[T any](v T, err error) (json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
 
 // services are the codemode functions a program may call besides step,
@@ -57,25 +65,20 @@ var services = []service{
 	}),
 }
 
-// serviceNamed returns the service of that name.
-func serviceNamed(name string) (*service, bool) {
-	i := slices.IndexFunc(services, func(sv service) bool { return sv.Name == name })
-	if i < 0 {
-		return nil, false
-	}
-	return &services[i], true
-}
-
-// serviceList is what every Program offers, by name: the services but
-// codemode.run's lookup (the sandbox installs codemode.run itself).
-var serviceList = func() []sandbox.Service {
-	var out []sandbox.Service
+// serviceList is what every Program offers, by name, and
+// codemodeDeclaration the TypeScript of the sandbox's codemode global that
+// declares them: the services but codemode.run's lookup, which the
+// sandbox installs and declares itself.
+var serviceList, codemodeDeclaration = func() ([]sandbox.Service, string) {
+	var list []sandbox.Service
+	var decl []catalog.Service
 	for _, sv := range services {
 		if sv.Name != sandbox.SnippetService {
-			out = append(out, sandbox.Service{Name: sv.Name, Params: sv.Params})
+			list = append(list, sandbox.Service{Name: sv.Name, Params: sv.Params})
+			decl = append(decl, sv.Service)
 		}
 	}
-	return out
+	return list, catalog.CodemodeDeclaration(decl)
 }()
 
 // Service answers a codemode service (see services). A call with a
@@ -83,10 +86,11 @@ var serviceList = func() []sandbox.Service {
 // a read-only connector call, so a program that acts on what
 // codemode.search found replays the same way after the connectors changed.
 func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMessage, error) {
-	sv, ok := serviceNamed(sc.Name)
-	if !ok {
+	i := slices.IndexFunc(services, func(sv service) bool { return sv.Name == sc.Name })
+	if i < 0 {
 		return nil, fmt.Errorf("codemode.%s is not a service of this server", sc.Name)
 	}
+	sv := services[i]
 	var a []json.RawMessage
 	if err := json.Unmarshal(sc.Args, &a); err != nil {
 		return nil, fmt.Errorf("codemode.%s: arguments: %w", sc.Name, err)
@@ -94,7 +98,7 @@ func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 	if sc.Seq == 0 {
 		return sv.answer(ctx, p, a)
 	}
-	args, err := canonicalJSON(sc.Args)
+	args, _, err := jsonref.Canonical(sc.Args)
 	if err != nil {
 		return nil, fmt.Errorf("codemode.%s: arguments: %w", sc.Name, err)
 	}
@@ -102,7 +106,7 @@ func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 		return nil, err
 	}
 	defer p.inflight.Done()
-	e, val, err := p.decideService(ctx, sc, args)
+	e, val, err := p.decideLocal(ctx, codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts})
 	if e == nil {
 		return val, err
 	}
@@ -115,37 +119,6 @@ func (p *pass) Service(ctx context.Context, sc sandbox.ServiceCall) (json.RawMes
 		return p.answerFailure(ctx, *e, err.Error())
 	}
 	return p.answerValue(ctx, *e, val)
-}
-
-// decideService answers a service call from the log, or logs it
-// executing (queued) and returns its entry: the caller answers it.
-func (p *pass) decideService(ctx context.Context, sc sandbox.ServiceCall, args json.RawMessage) (*codemode.Entry, json.RawMessage, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.refusalLocked(); err != nil {
-		return nil, nil, err
-	}
-	want := codemode.Entry{ExecutionID: p.run.ID, Seq: p.seqBase + sc.Seq, Kind: codemode.KindService, Connector: "codemode", Method: sc.Name, Args: args, Reverts: p.reverts}
-	if logged, ok, err := p.loggedLocked(want); ok || err != nil {
-		if err != nil {
-			return nil, nil, err
-		}
-		return p.replayLocked(logged)
-	}
-	e := want // (escapes: made once the call is known to be new)
-	p.reachLocked(e.Seq)
-	if msg := p.r.callArgsTooLarge("codemode", sc.Name, args); msg != "" {
-		return nil, nil, errors.New(msg)
-	}
-	if _, err := p.chargeLocked(len(args), func() (string, string) {
-		return fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, sc.Name), "the call was not made"
-	}); err != nil {
-		return nil, nil, err
-	}
-	if err := p.queueBeforeLocked(ctx, &e, false); err != nil {
-		return nil, nil, err
-	}
-	return &e, nil, nil
 }
 
 // stringArg is argument i as a string ("" when it is missing or not one;

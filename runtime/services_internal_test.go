@@ -9,14 +9,14 @@ import (
 )
 
 // A host-backed codemode function is one entry in services: every entry
-// with a doc is offered to programs (serviceList), dispatched by name
-// (serviceNamed) and declared with its parameters and the TypeScript of
+// with a doc is offered to programs (serviceList), dispatched by a name
+// no other entry has (pass.Service) and declared with its parameters and the TypeScript of
 // its answer; codemode.run's lookup, which has none, is dispatched but
 // neither offered nor declared (the sandbox installs and declares run).
 func TestEveryServiceIsOneEntry(t *testing.T) {
-	for _, sv := range services {
-		if got, ok := serviceNamed(sv.Name); !ok || got.Name != sv.Name {
-			t.Errorf("service %s is not dispatched by its name", sv.Name)
+	for i, sv := range services {
+		if j := slices.IndexFunc(services, func(o service) bool { return o.Name == sv.Name }); j != i {
+			t.Errorf("service %s is not dispatched by its name: entry %d has it too", sv.Name, j)
 		}
 		offered := slices.ContainsFunc(serviceList, func(s sandbox.Service) bool { return s.Name == sv.Name })
 		if sv.Doc == "" {

@@ -30,7 +30,7 @@ func (r *Runtime) beginSignIn(ctx context.Context, name string) (connectors.Sign
 	if err != nil {
 		return nil, err
 	}
-	a, err := si.BeginSignIn(asPerson(ctx))
+	a, err := si.BeginSignIn(forUser(ctx, codemode.PersonFrom(ctx).Subject))
 	if err != nil {
 		return nil, fmt.Errorf("sign in to %s: %w", name, err)
 	}
@@ -76,13 +76,7 @@ func (r *Runtime) SignOut(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return si.SignOut(asPerson(ctx))
-}
-
-// asPerson is ctx for a SignIner acting for the person ctx names
-// (connectors.CallHook.User): a sign-in or sign-out is the requester's own.
-func asPerson(ctx context.Context) context.Context {
-	return forUser(ctx, codemode.PersonFrom(ctx).Subject)
+	return si.SignOut(forUser(ctx, codemode.PersonFrom(ctx).Subject))
 }
 
 // forUser is ctx for a request to a connector made for user: its
@@ -139,17 +133,11 @@ func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, sub
 // A BackgroundSignIn is a sign-in StartSignIn began, which the runtime
 // waits for.
 type BackgroundSignIn struct {
-	url   string
-	until time.Time
+	url   string    // the page the person opens in their browser to sign in
+	until time.Time // when the runtime stops waiting for it
 	done  chan struct{}
 	err   error // set before done closes
 }
-
-// URL is the page the person opens in their browser to sign in.
-func (b *BackgroundSignIn) URL() string { return b.url }
-
-// Until is when the runtime stops waiting for the sign-in.
-func (b *BackgroundSignIn) Until() time.Time { return b.until }
 
 // Err waits until the sign-in completed and the runs awaiting it were
 // resumed, or the sign-in failed, timed out or the runtime closed, and
@@ -230,7 +218,7 @@ func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Tim
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	return b.URL(), b.Until(), nil
+	return b.url, b.until, nil
 }
 
 // resumeSignedIn approves every run awaiting a sign-in to connector name,

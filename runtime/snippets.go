@@ -35,7 +35,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
 	}
 	if len(inputSchema) > 0 {
-		canon, err := canonicalJSON(inputSchema)
+		canon, _, err := jsonref.Canonical(inputSchema)
 		if err != nil {
 			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not JSON: %w", name, err)
 		}
@@ -70,7 +70,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 	err := r.store.DeleteSnippet(ctx, name)
 	if errors.Is(err, codemode.ErrNotFound) {
-		return unknownSnippet(name)
+		return refusal(codemode.ErrUnknownSnippet, "unknown snippet %q", name)
 	}
 	if err != nil {
 		return fmt.Errorf("delete snippet %s: %w", name, err)

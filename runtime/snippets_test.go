@@ -82,8 +82,8 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); !errors.Is(err, codemode.ErrUnknownSnippet) {
-		t.Errorf("second delete: err = %v, want ErrUnknownSnippet", err)
+	if err := e.rt.DeleteSnippet(e.ctx, "addTwo"); !errors.Is(err, codemode.ErrUnknownSnippet) || err.Error() != `unknown snippet "addTwo"` {
+		t.Errorf("second delete: err = %v, want ErrUnknownSnippet; the engine names no surface's tool or command", err)
 	}
 	gone := e.run(`async () => codemode.run("addTwo", {})`, nil)
 	mustStatus(t, gone, codemode.StatusError)

@@ -10,18 +10,10 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
-// Runs started as tasks (docs/ARCHITECTURE.md, "A task, end to end").
-//
-// A task run (codemode.Execution.Task set) is an ordinary run whose passes
-// go on in the background of the process that runs them, under the
-// runtime (Close stops and waits for them), each bounded by
-// Options.TaskTimeout. Its client polls it (Await), answers its pauses
-// (Resume) and cancels it (Cancel) through any process that shares the
-// store. A cancellation is a conditional update (running, paused or
-// waiting -> cancelled), so that of it and the run's own end exactly one
-// wins; the pass, registered where it runs (livePass), is stopped there at
-// once, elsewhere when its watcher next reads the run (every cancelPoll),
-// and then settles what it left undecided.
+// Runs started as tasks: docs/ARCHITECTURE.md, "A task, end to end". A
+// task run (codemode.Execution.Task set) is an ordinary run whose passes
+// go on in the background, each bounded by Options.TaskTimeout; any
+// process that shares the store serves its client.
 
 // DefaultTaskTimeout is the default of Options.TaskTimeout.
 const DefaultTaskTimeout = 30 * time.Minute
@@ -105,18 +97,16 @@ func (r *Runtime) track(ctx context.Context, id string) (context.Context, func()
 	r.live[id] = lp
 	r.mu.Unlock()
 
-	wctx, stopWatch := context.WithCancel(pctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { r.watch(wctx, id, cancel) })
+	wg.Go(func() { r.watch(pctx, id, cancel) })
 	return pctx, func() {
-		stopWatch()
+		cancel(nil) // the pass is over; so is its watcher
 		wg.Wait()
 		r.mu.Lock()
 		if r.live[id] == lp {
 			delete(r.live, id)
 		}
 		r.mu.Unlock()
-		cancel(nil)
 		close(lp.done)
 	}
 }
@@ -226,20 +216,10 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 		return nil
 	}
 	if !settled {
-		r.settleLeftovers(ctx, cur.ID, leftover)
+		r.settleEntries(ctx, cur.ID, leftover, codemode.Person{})
 	}
 	r.dispose(ctx, e.ID)
 	return cur
-}
-
-// changedStatus wakes the Awaits of this process: a run's status changed.
-func (r *Runtime) changedStatus() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.changed != nil {
-		close(r.changed)
-		r.changed = nil
-	}
 }
 
 // Await returns run id as stored once until reports true of it: at once

@@ -26,11 +26,6 @@ import (
 //	├── call <connector>.<method>                                          one per connector call
 //	│   └── (the downstream's own spans, from the traceparent it is sent)
 //	└── codemode.store.write | codemode.store.execution                    one per log write batch, per status write
-//
-// A run's first pass continues the caller's trace; its traceparent is kept
-// (Execution.Trace), so a later pass links to it, and continues it when its
-// own caller sent none. With Options.Tracer nil every helper here is
-// skipped behind one nil check: the per-call path allocates nothing.
 
 // tracerName is the instrumentation scope of the runtime's spans.
 const tracerName = "github.com/codemode-mcp/codemode-mcp/runtime"
@@ -134,10 +129,10 @@ func (r *Runtime) traceWrite(ctx context.Context, name, id string, write func() 
 func (p *pass) runProgram(ctx context.Context, code string, limits sandbox.Limits, clock sandbox.Clock) (sandbox.Outcome, error) {
 	prog := sandbox.Program{Code: code, Globals: p.cat.Globals(), Services: serviceList, Limits: limits, Clock: clock}
 	if p.r.tracer == nil {
-		return p.r.exec.Run(ctx, prog, p)
+		return p.r.opts.Executor.Run(ctx, prog, p)
 	}
 	_, span := p.r.tracer.Start(ctx, "codemode.sandbox")
-	out, err := p.r.exec.Run(ctx, prog, p)
+	out, err := p.r.opts.Executor.Run(ctx, prog, p)
 	if span.IsRecording() {
 		span.SetAttributes(attrOutcome.String(out.Status.String()))
 	}

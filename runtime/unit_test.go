@@ -15,7 +15,4 @@ func TestUserErrors(t *testing.T) {
 	if err := unknownExecution("x"); !errors.Is(err, codemode.ErrUnknownExecution) || err.Error() != `unknown execution "x"` {
 		t.Errorf("unknownExecution = %q (is ErrUnknownExecution: %v); the engine names no surface's tool or command", err, errors.Is(err, codemode.ErrUnknownExecution))
 	}
-	if err := unknownSnippet("s"); !errors.Is(err, codemode.ErrUnknownSnippet) || err.Error() != `unknown snippet "s"` {
-		t.Errorf("unknownSnippet = %q (is ErrUnknownSnippet: %v); the engine names no surface's tool or command", err, errors.Is(err, codemode.ErrUnknownSnippet))
-	}
 }

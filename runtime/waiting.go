@@ -82,9 +82,6 @@ func (p *pass) startTask(ctx context.Context, e codemode.Entry, t *catalog.Metho
 // while it works, or cannot be read for now, the pass stops to wait again.
 // A task its source no longer knows fails the call.
 func (p *pass) readTask(ctx context.Context, e codemode.Entry, t *catalog.Method) (json.RawMessage, error) {
-	p.mu.Lock()
-	p.open[e.Seq] = e
-	p.mu.Unlock()
 	tk := t.Tasker()
 	if tk == nil {
 		return p.settle(ctx, e, connectors.Result{}, fmt.Errorf("its task %s cannot be read: connector %s no longer runs %s as a task; it may or may not have taken effect", e.Task, e.Connector, e.Method))
@@ -225,12 +222,16 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 // cancelling one that has ended, or that a source does not know, is
 // harmless.
 func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
-	r.eachEntry(ctx, id, "cancel the tasks of an ended run", func(en codemode.Entry) error {
+	log, err := r.store.Entries(ctx, id)
+	if err != nil {
+		r.log.WarnContext(ctx, "could not load the log to cancel the tasks of an ended run", "execution", id, "err", err)
+		return
+	}
+	for _, en := range log {
 		if tk := r.taskerOf(en); tk != nil && en.Task != "" && (en.State == codemode.EntryWaiting || en.State == codemode.EntryError) {
 			r.cancelTask(ctx, tk, en, en.Task)
 		}
-		return nil
-	})
+	}
 }
 
 // taskPoll reads the task of every call of run id that waits for one and
@@ -288,14 +289,11 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		return false
 	}
 	defer done()
-	from := e.Status
 	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
-		e.Error = fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
-		if err := r.setStatus(ctx, e, from, codemode.StatusError); err != nil {
+		msg := fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
+		if err := r.endIdle(ctx, e, codemode.StatusError, msg, codemode.Person{}); err != nil {
 			return errors.Is(err, codemode.ErrConflict)
 		}
-		r.settleEnded(ctx, e.ID, codemode.Person{})
-		r.dispose(ctx, e.ID)
 		emit(ctx, codemode.Event{Kind: codemode.EventFailed, ExecutionID: e.ID, Message: e.Error})
 		return true
 	}
@@ -304,7 +302,7 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 		return false
 	}
 	defer h.release()
-	if err := r.setStatus(ctx, e, from, codemode.StatusRunning); err != nil {
+	if err := r.setStatus(ctx, e, e.Status, codemode.StatusRunning); err != nil {
 		if errors.Is(err, codemode.ErrConflict) {
 			return true // another moved it first
 		}
@@ -332,7 +330,7 @@ func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) 
 	if err != nil || out.Status != codemode.StatusWaiting {
 		return out, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.limits.WithDefaults().Timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Limits.WithDefaults().Timeout)
 	defer cancel()
 	defer context.AfterFunc(r.background, cancel)()
 	e, aerr := r.Await(ctx, out.ExecutionID, 0, func(e *codemode.Execution) bool {

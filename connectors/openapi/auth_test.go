@@ -74,7 +74,7 @@ func TestCallerConfig(t *testing.T) {
 		{"header value", Config{BaseURL: base, Headers: map[string]string{"X-Key": "secret-1\r\n"}}, "headers: header X-Key: the value holds a control character"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := newCaller(tt.cfg)
+			c, err := checkedCaller(tt.cfg)
 			if err == nil {
 				c.close()
 				t.Fatalf("no error, want %q", tt.want)

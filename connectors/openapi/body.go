@@ -74,14 +74,9 @@ type encodedBody struct {
 //     wildcard ("*/*").
 //
 // The Content-Type is b.MediaType when it names one type, else the
-// Binary's mediaType, else the class's usual type. An encoded body over
-// maxRequestBody is refused.
-func encodeBody(b *Body, v value) (out encodedBody, err error) {
-	defer func() {
-		if len(out.data) > maxRequestBody {
-			out, err = encodedBody{}, fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(out.data), maxRequestBody)
-		}
-	}()
+// Binary's mediaType, else the class's usual type. (checkSize bounds the
+// encoded body.)
+func encodeBody(b *Body, v value) (encodedBody, error) {
 	ct := b.MediaType
 	class := classify(ct)
 	switch class {

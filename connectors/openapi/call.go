@@ -56,16 +56,12 @@ type caller struct {
 	sending
 }
 
-// newCaller checks cfg and builds a caller of cfg.BaseURL, an absolute
-// http(s) URL. Errors name the bad field and never hold a secret.
-func newCaller(cfg Config) (*caller, error) {
+// newCaller builds a caller of cfg.BaseURL, which must be an absolute
+// http(s) URL, sending snd (checkSending's of cfg).
+func newCaller(cfg Config, snd *sending) (*caller, error) {
 	base, err := url.Parse(cfg.BaseURL)
 	if err != nil || base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
 		return nil, errors.New("base URL: not an absolute http(s) URL")
-	}
-	snd, err := checkSending(cfg)
-	if err != nil {
-		return nil, err
 	}
 	c := &caller{
 		base:     base,
@@ -334,24 +330,21 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 		b = append(b, query...)
 	}
 	out.url = string(b)
+	if op.Body != nil {
+		switch v := in.at(op.Body.Prop); {
+		case v.kind != kindNull:
+			body, err := encodeBody(op.Body, v)
+			if err != nil {
+				return nil, fmt.Errorf("input %q (request body, %s): %w", op.Body.Prop, bareMediaType(op.Body.MediaType), err)
+			}
+			out.body = &body
+		case op.Body.Required:
+			return nil, fmt.Errorf("input %q (request body) is required", op.Body.Prop)
+		}
+	}
 	if err := checkSize(out); err != nil {
 		return nil, err
 	}
-	if op.Body == nil {
-		return out, nil
-	}
-	v := in.at(op.Body.Prop)
-	if v.kind == kindNull {
-		if op.Body.Required {
-			return nil, fmt.Errorf("input %q (request body) is required", op.Body.Prop)
-		}
-		return out, nil
-	}
-	body, err := encodeBody(op.Body, v)
-	if err != nil {
-		return nil, fmt.Errorf("input %q (request body, %s): %w", op.Body.Prop, bareMediaType(op.Body.MediaType), err)
-	}
-	out.body = &body
 	return out, nil
 }
 
@@ -374,10 +367,13 @@ func inputObject(args json.RawMessage) (value, error) {
 	return in, nil
 }
 
-// checkSize bounds an outgoing request's URL and headers.
+// checkSize bounds an outgoing request's URL, headers and body.
 func checkSize(out *outgoing) error {
 	if len(out.url) > maxURL {
 		return fmt.Errorf("the request URL would be %d bytes, over the limit of %d bytes", len(out.url), maxURL)
+	}
+	if out.body != nil && len(out.body.data) > maxRequestBody {
+		return fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(out.body.data), maxRequestBody)
 	}
 	n := len(out.cookies)
 	for k, vs := range out.header {

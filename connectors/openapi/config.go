@@ -34,9 +34,6 @@ type Config struct {
 	// CacheDir holds fetched documents and derived methods; "" disables
 	// the cache.
 	CacheDir string
-	// Version identifies the binary: derived methods cached by another
-	// version are derived again.
-	Version string
 	// Scrubber receives every secret of the connector (credentials,
 	// tokens obtained at run time) and scrubs what the connector returns;
 	// nil means a scrubber of its own.

@@ -59,7 +59,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	cache := derivedCache{dir: cfg.CacheDir, version: cmp.Or(cfg.Version, buildVersion())}
+	cache := derivedCache{dir: cfg.CacheDir, version: buildVersion()}
 	d, fresh, err := deriveCached(doc, cache, cfg.Logger)
 	if err != nil {
 		return nil, sc.Error(err)
@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
 		cfg.BaseURL = base.String()
-		if c.calls, err = newCaller(cfg); err != nil {
+		if c.calls, err = newCaller(cfg, snd); err != nil {
 			return nil, fmt.Errorf("connector %s: %w", cfg.Name, sc.Error(err))
 		}
 	}
@@ -125,7 +125,11 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 	}
 	root, ok := parseJSON(text)
 	if !ok {
-		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", yamlHint(doc), syntaxErrorAt(text))
+		hint := " (converted from YAML)"
+		if raw, _ := doc.bytes(); isJSONText(raw) {
+			hint = ""
+		}
+		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
 	d, err = derive(&root)
 	if err != nil {
@@ -146,13 +150,6 @@ func syntaxErrorAt(text []byte) string {
 	before := text[:max(0, min(int(se.Offset)-1, len(text)))]
 	line, col := bytes.Count(before, []byte("\n"))+1, len(before)-bytes.LastIndexByte(before, '\n')
 	return fmt.Sprintf(": line %d, column %d: %v", line, col, se)
-}
-
-func yamlHint(doc *document) string {
-	if raw, _ := doc.bytes(); isJSONText(raw) {
-		return ""
-	}
-	return " (converted from YAML)"
 }
 
 // assemble names the derived methods that pass the filter and builds the
@@ -211,11 +208,7 @@ func definitions(d *derivation, names []string) json.RawMessage {
 	}
 	o := obj{b: []byte(`{"components":{"schemas":`)}
 	for _, n := range slices.Sorted(maps.Keys(refs)) {
-		if def, ok := d.Defs[n]; ok {
-			o.raw(n, def)
-		} else {
-			o.raw(n, []byte("{}"))
-		}
+		o.raw(n, d.Defs[n]) // derive converted every shared schema it reached
 	}
 	return append(o.done(), "}}"...)
 }
@@ -299,17 +292,18 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	case tool == methodSpec:
 		return c.spec(args)
 	case tool == methodRequest:
-		if _, _, err := c.Route(tool, args); err != nil {
+		tg, _, err := c.routeRequest(args)
+		if err != nil {
 			return connectors.Result{IsError: true, Message: c.scrub.String("request: " + err.Error())}, nil
+		}
+		if tg != nil {
+			return c.calls.request(ctx, tg)
 		}
 	case op == nil:
 		return connectors.Result{}, fmt.Errorf("%w: %s", connectors.ErrUnknownTool, tool)
 	}
-	switch {
-	case c.calls == nil:
+	if c.calls == nil {
 		return connectors.Result{IsError: true, Message: c.why}, nil
-	case op == nil:
-		return c.calls.request(ctx, args)
 	}
 	return c.calls.call(ctx, op, args)
 }

@@ -350,9 +350,10 @@ func setHTTPHints(t *connectors.Tool, method string) {
 	t.RequiresApproval = !safe
 }
 
-// isSafeMethod reports whether an HTTP method is safe (RFC 9110 §9.2.1).
+// isSafeMethod reports whether an HTTP method (upper case) is safe (RFC
+// 9110 §9.2.1).
 func isSafeMethod(m string) bool {
-	switch strings.ToUpper(m) {
+	switch m {
 	case "GET", "HEAD", "OPTIONS", "TRACE":
 		return true
 	}

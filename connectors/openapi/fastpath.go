@@ -71,9 +71,8 @@ func (t *directTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.direct(req) {
 		return t.fallback.RoundTrip(req)
 	}
-	key := req.URL.Scheme + "://" + canonicalAddr(req)
 	for attempt := 0; ; attempt++ {
-		dc, reused, err := t.get(req.Context(), key, req)
+		dc, reused, err := t.get(req.Context(), req)
 		if err != nil {
 			return nil, err
 		}
@@ -121,8 +120,11 @@ func canonicalAddr(req *http.Request) string {
 	return net.JoinHostPort(host, port)
 }
 
-// get returns an idle connection to key, or dials one.
-func (t *directTransport) get(ctx context.Context, key string, req *http.Request) (*directConn, bool, error) {
+// get returns an idle connection to req's scheme, host and port, or dials
+// one.
+func (t *directTransport) get(ctx context.Context, req *http.Request) (*directConn, bool, error) {
+	addr := canonicalAddr(req)
+	key := req.URL.Scheme + "://" + addr
 	now := time.Now()
 	t.mu.Lock()
 	for list := t.idle[key]; len(list) > 0; list = t.idle[key] {
@@ -135,7 +137,6 @@ func (t *directTransport) get(ctx context.Context, key string, req *http.Request
 		dc.conn.Close()
 	}
 	t.mu.Unlock()
-	addr := canonicalAddr(req)
 	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, false, err

@@ -23,7 +23,7 @@ func TestUnchangedDocumentIsNotRead(t *testing.T) {
 	}
 	start := func() {
 		t.Helper()
-		c, err := New(context.Background(), Config{Name: "api", Document: doc, CacheDir: dir, Version: "v1"})
+		c, err := New(context.Background(), Config{Name: "api", Document: doc, CacheDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -248,6 +248,52 @@ func TestOAuthShared(t *testing.T) {
 	}
 }
 
+// doneHook is a context that calls f the first time its Done is asked
+// for: oauth.Flight asks once the caller has joined the run under way.
+type doneHook struct {
+	context.Context
+	once sync.Once
+	f    func()
+}
+
+func (c *doneHook) Done() <-chan struct{} {
+	c.once.Do(c.f)
+	return c.Context.Done()
+}
+
+// TestOAuthStaleNotHandedBack checks that a caller the API just refused
+// token T is not handed T again by a token request it joined: one that
+// another caller started without knowing T stale (its check of the cache
+// came before T was cached), whose run finds T in the cache.
+func TestOAuthStaleNotHandedBack(t *testing.T) {
+	api := newRecorder(t, nil)
+	te := newTokenEndpoint(t, "3600")
+	c := oauthCaller(t, api.srv.URL, te, fixture.NewClock())
+	ts := c.oauth
+	if tok, err := ts.token(context.Background(), ""); err != nil || tok != "tok-1" {
+		t.Fatalf("first token %q, %v", tok, err)
+	}
+	// The other caller's run, held until this caller has joined it.
+	started, gate := make(chan struct{}), make(chan struct{})
+	other := make(chan string, 1)
+	go func() {
+		tok, _ := ts.shared.Do(context.Background(), func(ctx context.Context) (string, error) {
+			close(started)
+			<-gate
+			return ts.request(ctx, "")
+		})
+		other <- tok
+	}()
+	<-started
+	tok, err := ts.token(&doneHook{Context: context.Background(), f: func() { close(gate) }}, "tok-1")
+	if err != nil || tok == "tok-1" {
+		t.Errorf("after a 401 with tok-1: token %q, %v; want a new one", tok, err)
+	}
+	if got := <-other; got != "tok-1" {
+		t.Errorf("the other caller got %q, want the cached tok-1", got)
+	}
+}
+
 // TestOAuthClose checks that closing the caller stops a token request
 // under way (goleak checks the goroutine is gone).
 func TestOAuthClose(t *testing.T) {

@@ -178,18 +178,8 @@ func appendJoined(b []byte, v value, sep string, esc escaper) []byte {
 // "..", or left empty, by a parameter is refused: it would send the call
 // to another endpoint.
 func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
-	rest := op.Path
-	if !strings.HasPrefix(rest, "/") {
+	for seg := range strings.SplitSeq(strings.TrimPrefix(op.Path, "/"), "/") {
 		b = append(b, '/')
-	}
-	for rest != "" {
-		// One template segment at a time, its leading '/' included.
-		end := strings.IndexByte(rest[1:], '/') + 1
-		if end == 0 {
-			end = len(rest)
-		}
-		seg := rest[:end]
-		rest = rest[end:]
 		if !strings.Contains(seg, "{") {
 			b = escapeLiteral(b, seg)
 			continue
@@ -229,21 +219,22 @@ func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
 	return b, nil
 }
 
-// checkSegments refuses an expanded template segment (its leading '/'
-// included) that is empty or holds a "." or ".." segment.
+// checkSegments refuses an expanded template segment that is empty or
+// holds a "." or ".." segment.
 func checkSegments(expanded string, used []*Param) error {
+	why := ""
+	if expanded == "" {
+		why = "the value is empty, which would leave an empty path segment"
+	} else if s := dotSegment(expanded); s != "" {
+		why = fmt.Sprintf("the value makes the path segment %q, which would change the endpoint called", s)
+	} else {
+		return nil
+	}
 	names := make([]string, len(used))
 	for i, p := range used {
 		names[i] = p.where()
 	}
-	who := strings.Join(names, ", ")
-	if strings.TrimPrefix(expanded, "/") == "" {
-		return fmt.Errorf("%s: the value is empty, which would leave an empty path segment", who)
-	}
-	if s := dotSegment(expanded); s != "" {
-		return fmt.Errorf("%s: the value makes the path segment %q, which would change the endpoint called", who, s)
-	}
-	return nil
+	return fmt.Errorf("%s: %s", strings.Join(names, ", "), why)
 }
 
 // dotSegment returns the first "." or ".." segment of an encoded path as

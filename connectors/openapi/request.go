@@ -55,8 +55,8 @@ type requestAnswer struct {
 // Bad arguments, and a body over the size cap, are an IsError Result
 // naming the bad field; a transport failure is err. Everything returned is
 // scrubbed, response headers included.
-func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.Result, error) {
-	out, err := c.prepareRequest(args)
+func (c *caller) request(ctx context.Context, tg *target) (connectors.Result, error) {
+	out, err := c.prepareRequest(tg)
 	if err != nil {
 		return c.failed("request: " + err.Error()), nil
 	}
@@ -69,17 +69,11 @@ func (c *caller) request(ctx context.Context, args json.RawMessage) (connectors.
 	})
 }
 
-// prepareRequest validates request's argument and builds its request.
-// Errors name the bad field.
-func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
-	in, err := requestArgs(args)
-	if err != nil {
-		return nil, err
-	}
-	tg, err := requestTarget(in, c.base)
-	if err != nil {
-		return nil, err
-	}
+// prepareRequest validates the rest of request's argument (parseRequest
+// read its method and path) and builds its request. Errors name the bad
+// field.
+func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
+	in := tg.in
 	out := &outgoing{method: tg.method, header: http.Header{}}
 	query := tg.query
 	if q := in.at("query"); q.kind != kindNull {
@@ -96,7 +90,7 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 			}
 		}
 	}
-	out.url = tg.origin + tg.path
+	out.url = c.base.Scheme + "://" + c.base.Host + tg.path
 	if len(query) > 0 {
 		out.url += "?" + string(query)
 	}
@@ -121,41 +115,22 @@ func (c *caller) prepareRequest(args json.RawMessage) (*outgoing, error) {
 			out.header.Add(k, v.text)
 		}
 	}
-	if err := checkSize(out); err != nil {
-		return nil, err
-	}
 	if b := in.at("body"); b.kind != kindNull {
 		ct := out.header.Get("Content-Type")
+		var err error
 		body := encodedBody{data: []byte(b.text), contentType: ct} // a string sent as it is
 		if ct == "" || b.kind != kindString {
 			body, err = encodeBody(&Body{MediaType: cmp.Or(ct, "application/json")}, b)
-		}
-		if err == nil && len(body.data) > maxRequestBody {
-			err = fmt.Errorf("%d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("body: %w", err)
 		}
 		out.body = &body
 	}
+	if err := checkSize(out); err != nil {
+		return nil, err
+	}
 	return out, nil
-}
-
-// requestArgs parses request's argument: an object of requestFields.
-func requestArgs(args json.RawMessage) (value, error) {
-	in, err := parseValue(args)
-	if err != nil {
-		return value{}, err
-	}
-	if in.kind != kindObject {
-		return value{}, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
-	}
-	for _, k := range in.keys {
-		if !slices.Contains(requestFields, k) {
-			return value{}, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
-		}
-	}
-	return in, nil
 }
 
 // methodOverrides are the headers with which many servers (and
@@ -164,11 +139,10 @@ func requestArgs(args json.RawMessage) (value, error) {
 // approval.
 var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
 
-// A target is where a call of request goes.
+// A target is a call of request's argument and where the call goes.
 type target struct {
+	in     value
 	method string
-	// origin is the base URL's scheme://host.
-	origin string
 	// path is the path, encoded, the base URL's path included; rel is
 	// what follows the base URL's path.
 	path, rel string
@@ -176,28 +150,41 @@ type target struct {
 	query []byte
 }
 
-// requestTarget reads request's method and path from its argument (an
-// object) and resolves the path against base (requestURL). Errors name the
-// bad field.
-func requestTarget(in value, base *url.URL) (target, error) {
+// parseRequest reads request's argument, an object of requestFields, and
+// its method and path, which it resolves against base (requestURL; not
+// when base is nil). Errors name the bad field.
+func parseRequest(args json.RawMessage, base *url.URL) (*target, error) {
+	in, err := parseValue(args)
+	if err != nil {
+		return nil, err
+	}
+	if in.kind != kindObject {
+		return nil, fmt.Errorf("the argument must be an object {method, path, query?, headers?, body?}, not %s", kindName(in.kind))
+	}
+	for _, k := range in.keys {
+		if !slices.Contains(requestFields, k) {
+			return nil, fmt.Errorf("unknown field %q (the fields are method, path, query, headers, body)", k)
+		}
+	}
 	m := in.at("method")
 	if m.kind != kindString {
-		return target{}, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
+		return nil, fmt.Errorf("method: required, a string (one of %s)", strings.Join(requestMethods, ", "))
 	}
-	t := target{method: strings.ToUpper(m.text)}
+	t := &target{in: in, method: strings.ToUpper(m.text)}
 	if !slices.Contains(requestMethods, t.method) {
-		return target{}, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
+		return nil, fmt.Errorf("method: %q is not one of %s", oneLine(m.text), strings.Join(requestMethods, ", "))
 	}
 	p := in.at("path")
 	if p.kind != kindString || p.text == "" {
-		return target{}, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
+		return nil, errors.New(`path: required, a non-empty string ("/repos/o/r", or an absolute URL under the base URL)`)
 	}
-	rel, query, err := requestURL(base, p.text)
-	if err != nil {
-		return target{}, fmt.Errorf("path: %w", err)
+	if base == nil {
+		return t, nil
 	}
-	bp := strings.TrimSuffix(base.EscapedPath(), "/")
-	t.origin, t.path, t.rel, t.query = base.Scheme+"://"+base.Host, bp+rel, rel, query
+	if t.rel, t.query, err = requestURL(base, p.text); err != nil {
+		return nil, fmt.Errorf("path: %w", err)
+	}
+	t.path = strings.TrimSuffix(base.EscapedPath(), "/") + t.rel
 	return t, nil
 }
 

@@ -9,13 +9,25 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
+
+// requestOf makes a call of request through c with args, as
+// Connector.Call does.
+func requestOf(ctx context.Context, c *caller, args json.RawMessage) (connectors.Result, error) {
+	tg, err := parseRequest(args, c.base)
+	if err != nil {
+		return c.failed("request: " + err.Error()), nil
+	}
+	return c.request(ctx, tg)
+}
 
 // requestOK calls request and decodes its answer; the test fails unless
 // the call succeeded.
 func requestOK(t *testing.T, c *caller, args string) requestAnswer {
 	t.Helper()
-	res, err := c.request(context.Background(), json.RawMessage(args))
+	res, err := requestOf(context.Background(), c, json.RawMessage(args))
 	if err != nil {
 		t.Fatalf("request: %v", err)
 	}
@@ -154,7 +166,7 @@ func TestRequestRefused(t *testing.T) {
 		{`{"method":"POST","path":"/x","headers":{"X-Method-Override":"PUT"}}`, `request: headers.X-Method-Override: a program cannot override the request's method`},
 		{`{"method":"POST","path":"/x","headers":{"Content-Type":"application/x-www-form-urlencoded"},"body":[1]}`, "request: body: a form body must be an object (or a string already encoded), not an array"},
 	} {
-		res, err := c.request(context.Background(), json.RawMessage(tt.args))
+		res, err := requestOf(context.Background(), c, json.RawMessage(tt.args))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.args, err)
 		}

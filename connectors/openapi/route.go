@@ -38,12 +38,10 @@ type route struct {
 
 // makeRoutes makes the routes of every operation of the document that
 // request can reach on the base URL, whether operations' filter kept it
-// or not (on the first call of Route: a start does not pay for them).
+// or not (on the first call of Route that has a base URL to resolve: a
+// start does not pay for them).
 func (c *Connector) makeRoutes() {
 	c.byKey = map[routeKey][]int{}
-	if c.calls == nil {
-		return
-	}
 	for i := range c.derived.Methods {
 		op := &c.derived.Methods[i].Op
 		server := op.Server
@@ -87,31 +85,13 @@ func newRoute(op *Operation, serverURL string, base *url.URL) (route, bool) {
 	multi := slices.ContainsFunc(op.Params, func(p Param) bool { return p.In == InPath && p.MultiSegment })
 	for _, seg := range strings.Split(strings.TrimSuffix(server.Path, "/")+"/"+strings.TrimPrefix(op.Path, "/"), "/") {
 		if seg != "" {
-			r.segs = append(r.segs, templateGlob(seg))
+			r.segs = append(r.segs, templateVar.ReplaceAllLiteralString(seg, "*"))
 		}
 	}
 	if multi {
 		r.whole, r.segs = "/"+strings.Join(r.segs, "/"), nil
 	}
 	return r, true
-}
-
-// templateGlob turns a segment of a path template into a glob: every
-// {parameter} becomes '*'.
-func templateGlob(seg string) string {
-	var b strings.Builder
-	for seg != "" {
-		open := strings.IndexByte(seg, '{')
-		closing := strings.IndexByte(seg, '}')
-		if open < 0 || closing < open {
-			b.WriteString(seg)
-			break
-		}
-		b.WriteString(seg[:open])
-		b.WriteByte('*')
-		seg = seg[closing+1:]
-	}
-	return b.String()
 }
 
 // reaches reports whether a request of method to a path (its segments,
@@ -200,19 +180,27 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 	if tool != methodRequest {
 		return connectors.Route{}, false, nil
 	}
-	in, err := requestArgs(args)
-	if err != nil {
-		return connectors.Route{}, true, err
+	_, r, err := c.routeRequest(args)
+	return r, true, err
+}
+
+// routeRequest reads a call of request's argument and resolves what it
+// reaches (see Route); tg, where it goes, is nil when the connector has no
+// base URL.
+func (c *Connector) routeRequest(args json.RawMessage) (*target, connectors.Route, error) {
+	var base *url.URL
+	if c.calls != nil {
+		base = c.calls.base
 	}
-	if c.calls == nil {
-		return connectors.Route{RequiresApproval: !isSafeMethod(in.at("method").text)}, true, nil
-	}
-	tg, err := requestTarget(in, c.calls.base)
+	tg, err := parseRequest(args, base)
 	if err != nil {
-		return connectors.Route{}, true, err
+		return nil, connectors.Route{}, err
 	}
 	method := tg.method
 	r := connectors.Route{RequiresApproval: !isSafeMethod(method)}
+	if base == nil {
+		return nil, r, nil
+	}
 	c.routesOnce.Do(c.makeRoutes)
 	full := pathForms(tg.path)
 	for _, form := range pathForms(tg.rel) {
@@ -221,7 +209,7 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 			r.Paths = append(r.Paths, p)
 		}
 		if pat := c.filter.excludedPath(p); pat != "" {
-			return connectors.Route{}, true, fmt.Errorf("%s %s: the path is excluded by the connector's operations.exclude pattern %q", method, oneLine(p), pat)
+			return nil, connectors.Route{}, fmt.Errorf("%s %s: the path is excluded by the connector's operations.exclude pattern %q", method, oneLine(p), pat)
 		}
 	}
 	for _, form := range full {
@@ -233,7 +221,7 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 					continue
 				}
 				if rt.excluded != "" {
-					return connectors.Route{}, true, fmt.Errorf("%s %s reaches the operation %s (%s %s), which the connector's operations.exclude pattern %q removed",
+					return nil, connectors.Route{}, fmt.Errorf("%s %s reaches the operation %s (%s %s), which the connector's operations.exclude pattern %q removed",
 						method, oneLine(r.Paths[0]), rt.op.SourceName, rt.op.Method, rt.op.Path, rt.excluded)
 				}
 				if rt.tool != "" {
@@ -242,5 +230,5 @@ func (c *Connector) Route(tool string, args json.RawMessage) (connectors.Route, 
 			}
 		}
 	}
-	return r, true, nil
+	return tg, r, nil
 }

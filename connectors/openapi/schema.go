@@ -41,12 +41,10 @@ type schemaConv struct {
 	// refs collects the shared schema names referenced since the last
 	// takeRefs.
 	refs map[string]bool
-	// refMemo caches hasRef by pointer; places, taken and placeOf name the
-	// schemas placeName made shared (pointer -> name, names, name ->
-	// pointer).
+	// refMemo caches hasRef by pointer; places and placeOf name the
+	// schemas placeName made shared (pointer -> name, name -> pointer).
 	refMemo map[string]bool
 	places  map[string]string
-	taken   map[string]bool
 	placeOf map[string]string
 }
 
@@ -209,14 +207,14 @@ func (c *schemaConv) placeName(ptr string) string {
 	}
 	base := strings.Join(toks, ".")
 	name := base
-	for i := 2; c.components.get(name) != nil || c.taken[name]; i++ {
+	taken := func(n string) bool { _, placed := c.placeOf[n]; return placed || c.components.get(n) != nil }
+	for i := 2; taken(name); i++ {
 		name = fmt.Sprintf("%s~%d", base, i)
 	}
 	if c.places == nil {
-		c.places, c.taken, c.placeOf = map[string]string{}, map[string]bool{}, map[string]string{}
+		c.places, c.placeOf = map[string]string{}, map[string]string{}
 	}
 	c.places[ptr] = name
-	c.taken[name] = true
 	c.placeOf[name] = ptr
 	return name
 }

@@ -59,7 +59,7 @@ func TestScrubbing(t *testing.T) {
 					t.Fatal(err)
 				}
 				out = append(out, string(res.Value), res.Message)
-				res, err = c.request(context.Background(), json.RawMessage(`{"method":"GET","path":"/echo","query":`+args+`}`))
+				res, err = requestOf(context.Background(), c, json.RawMessage(`{"method":"GET","path":"/echo","query":`+args+`}`))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +98,7 @@ func TestScrubTransportError(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "api_key="+scrub.Placeholder) {
 		t.Errorf("call error %v", err)
 	}
-	_, err = c.request(context.Background(), json.RawMessage(`{"method":"GET","path":"/x"}`))
+	_, err = requestOf(context.Background(), c, json.RawMessage(`{"method":"GET","path":"/x"}`))
 	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "request GET: ") {
 		t.Errorf("request error %v", err)
 	}
@@ -157,7 +157,7 @@ func TestAcceptEncodingRefused(t *testing.T) {
 	api := newRecorder(t, nil)
 	c := newTestCaller(t, api.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{Bearer: "gzip-secret-13"} })
 	const want = "Accept-Encoding cannot be set: the connector reads every answer to keep its credentials out of what it returns, and it cannot read a compressed one"
-	res, err := c.request(context.Background(), json.RawMessage(`{"method":"GET","path":"/x","headers":{"accept-encoding":"gzip"}}`))
+	res, err := requestOf(context.Background(), c, json.RawMessage(`{"method":"GET","path":"/x","headers":{"accept-encoding":"gzip"}}`))
 	if err != nil || !res.IsError || !strings.Contains(res.Message, "request: headers.accept-encoding: "+want) {
 		t.Errorf("request: %+v %v", res, err)
 	}
@@ -170,7 +170,7 @@ func TestAcceptEncodingRefused(t *testing.T) {
 		t.Errorf("%d requests sent", n)
 	}
 	u, _ := url.Parse(api.srv.URL)
-	if _, err := newCaller(Config{BaseURL: u.String(), Headers: map[string]string{"Accept-Encoding": "gzip"}}); err == nil || !strings.Contains(err.Error(), "headers: "+want) {
+	if _, err := checkedCaller(Config{BaseURL: u.String(), Headers: map[string]string{"Accept-Encoding": "gzip"}}); err == nil || !strings.Contains(err.Error(), "headers: "+want) {
 		t.Errorf("configured header: %v", err)
 	}
 }

@@ -71,10 +71,19 @@ func newTestCaller(t testing.TB, base string, opts ...func(*Config)) *caller {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c, err := newCaller(cfg)
+	c, err := checkedCaller(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.close)
 	return c
+}
+
+// checkedCaller checks what cfg sends and makes its caller, as New does.
+func checkedCaller(cfg Config) (*caller, error) {
+	snd, err := checkSending(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newCaller(cfg, snd)
 }

@@ -30,7 +30,7 @@ func TestRequestPropagatesTraceContext(t *testing.T) {
 		{"traced", traced, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=opaque"},
 		{"untraced", context.Background(), "", ""},
 	} {
-		res, err := c.request(tc.ctx, json.RawMessage(`{"method":"GET","path":"/items"}`))
+		res, err := requestOf(tc.ctx, c, json.RawMessage(`{"method":"GET","path":"/items"}`))
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %v %s", tc.name, err, res.Message)
 		}

@@ -234,23 +234,15 @@ func (v value) binary() (b Binary, content []byte, ok bool, err error) {
 	if !data.isString() || slices.ContainsFunc(v.keys, func(k string) bool { return k != "base64" && k != "filename" && k != "mediaType" }) {
 		return Binary{}, nil, false, nil
 	}
-	b.Base64 = data.text
 	if content, err = decodeBase64(data.text); err != nil {
 		return Binary{}, nil, true, err
 	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"filename", &b.Filename}, {"mediaType", &b.MediaType}} {
-		switch m := v.at(f.name); m.kind {
-		case kindNull:
-		case kindString:
-			*f.dst = m.text
-		default:
-			return Binary{}, nil, true, fmt.Errorf("%s must be a string", f.name)
+	for _, k := range []string{"filename", "mediaType"} {
+		if m := v.at(k); m.kind != kindNull && m.kind != kindString {
+			return Binary{}, nil, true, fmt.Errorf("%s must be a string", k)
 		}
 	}
-	return b, content, true, nil
+	return Binary{MediaType: v.getText("mediaType"), Filename: v.getText("filename")}, content, true, nil
 }
 
 // decodeBase64 decodes standard base64, and also its unpadded and URL-safe

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.Cleanup(func(int) {
 			fixture.RemoveBinaries()
-			if err := pgtest.StopShared(); err != nil {
+			if err := pgtest.Stop(); err != nil {
 				println("stop the PostgreSQL test cluster:", err.Error())
 			}
 		}),

@@ -12,7 +12,7 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-		if err := pgtest.StopShared(); err != nil {
+		if err := pgtest.Stop(); err != nil {
 			println("stop the PostgreSQL test cluster:", err.Error())
 		}
 	}))

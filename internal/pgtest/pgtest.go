@@ -206,8 +206,8 @@ func (l *lazy) get(t testing.TB) *Cluster {
 }
 
 // NewDatabase returns the URL of a new, empty database on the cluster of
-// this test binary, started by the first caller; StopShared (from
-// TestMain) stops it. Its durability is off. Without PostgreSQL, t is
+// this test binary, started by the first caller; Stop (from TestMain)
+// stops it. Its durability is off. Without PostgreSQL, t is
 // skipped, or fails under CI (CI set).
 func NewDatabase(t testing.TB) string {
 	t.Helper()
@@ -215,7 +215,7 @@ func NewDatabase(t testing.TB) string {
 }
 
 // DurableDatabase is NewDatabase on a cluster with durability on, for
-// benchmarks; StopDurable stops it.
+// benchmarks; Stop stops it.
 func DurableDatabase(t testing.TB) string {
 	t.Helper()
 	return durable.database(t)
@@ -246,8 +246,6 @@ func Private(t testing.TB) *Cluster {
 	return c
 }
 
-// StopShared stops the shared cluster if one was started.
-func StopShared() error { return shared.c.Stop() }
-
-// StopDurable stops the durable cluster if one was started.
-func StopDurable() error { return durable.c.Stop() }
+// Stop stops the clusters of NewDatabase and DurableDatabase that were
+// started, from TestMain.
+func Stop() error { return errors.Join(shared.c.Stop(), durable.c.Stop()) }

@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	fixture.RemoveBinaries()
-	if err := pgtest.StopShared(); err != nil {
+	if err := pgtest.Stop(); err != nil {
 		println("stop the PostgreSQL test cluster:", err.Error())
 		code = 1
 	}

@@ -56,3 +56,11 @@ func Plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// OrList joins words as "a, b or c".
+func OrList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}

@@ -51,3 +51,19 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestOrList(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b"}, "a or b"},
+		{[]string{"a", "b", "c"}, "a, b or c"},
+	} {
+		if got := OrList(tc.words); got != tc.want {
+			t.Errorf("OrList(%q) = %q, want %q", tc.words, got, tc.want)
+		}
+	}
+}

@@ -12,11 +12,9 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, stop := range []func() error{pgtest.StopShared, pgtest.StopDurable} {
-		if err := stop(); err != nil {
-			println("stop a PostgreSQL test cluster:", err.Error())
-			code = 1
-		}
+	if err := pgtest.Stop(); err != nil {
+		println("stop the PostgreSQL test clusters:", err.Error())
+		code = 1
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -107,9 +107,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// String is the URL without its password.
-func (s *Store) String() string { return s.where }
-
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 

@@ -105,20 +105,12 @@ func decodeJournalPayload(p []byte) (codemode.Entry, error) {
 	e.CreatedAt = fromStamp(d.varint())
 	e.UpdatedAt = fromStamp(d.varint())
 	e.ExecutionID, e.Connector, e.Method, e.Name = d.string(), d.string(), d.string(), d.string()
-	e.Args, e.Result = rawValueOrNil(d.bytes()), rawValueOrNil(d.bytes())
+	e.Args, e.Result = d.bytes(), d.bytes()
 	e.Error = d.string()
 	if d.err || len(d.b) != 0 {
 		return codemode.Entry{}, errBadRecord
 	}
 	return e, nil
-}
-
-// rawValueOrNil keeps an empty value as nil (no value).
-func rawValueOrNil(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
 }
 
 // recordReader reads a payload; a read past its end sets err.
@@ -137,8 +129,12 @@ func (d *recordReader) byte() byte {
 	return c
 }
 
-func (d *recordReader) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
+func (d *recordReader) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
+func (d *recordReader) varint() int64   { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](d *recordReader, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.err = true
 		return 0
@@ -147,20 +143,15 @@ func (d *recordReader) uvarint() uint64 {
 	return v
 }
 
-func (d *recordReader) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = true
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
+// bytes reads a length and that many bytes; an empty value is nil (no
+// value).
 func (d *recordReader) bytes() []byte {
 	n := d.uvarint()
 	if d.err || n > uint64(len(d.b)) {
 		d.err = true
+		return nil
+	}
+	if n == 0 {
 		return nil
 	}
 	v := d.b[:n:n]

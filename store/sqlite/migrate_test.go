@@ -38,7 +38,7 @@ func TestSchema1Migrates(t *testing.T) {
 	path := copySchema1(t)
 	s := openAt(t, path, Options{})
 	var version int
-	if err := s.DB().QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}
 	if latest := storetest.SchemaVersion(t, migrationFiles); version != latest {
@@ -155,7 +155,7 @@ func TestSchema2NotesMoveToRecords(t *testing.T) {
 		t.Errorf("records after migration (-want +got):\n%s", diff)
 	}
 	var n int
-	if err := s.DB().QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'notes'`).Scan(&n); err != nil || n != 0 {
+	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'notes'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the old notes table is still there (%d, %v)", n, err)
 	}
 }

@@ -79,8 +79,8 @@ func TestOpenErrors(t *testing.T) {
 		opts Options
 		want string // substring of the error
 	}{
-		{"missing directory", filepath.Join(dir, "nope", "codemode.db"), Options{}, "directory " + filepath.Join(dir, "nope") + " does not exist"},
-		{"parent is a file", filepath.Join(notDir, "codemode.db"), Options{}, "is not a directory"},
+		{"missing directory", filepath.Join(dir, "nope", "codemode.db"), Options{}, "create store " + filepath.Join(dir, "nope", "codemode.db") + ": open " + filepath.Join(dir, "nope", "codemode.db") + ": no such file or directory"},
+		{"parent is a file", filepath.Join(notDir, "codemode.db"), Options{}, "not a directory"},
 		{"empty path", "", Options{}, "store path is empty"},
 		{"question mark", filepath.Join(dir, "a?b.db"), Options{}, "must not contain '?'"},
 		{"bad synchronous", filepath.Join(dir, "x.db"), Options{Synchronous: "extra"}, `synchronous "extra"`},
@@ -111,7 +111,7 @@ func TestOpenSynchronous(t *testing.T) {
 		t.Run(tt.opt, func(t *testing.T) {
 			s := openAt(t, filepath.Join(t.TempDir(), "db"), Options{Synchronous: tt.opt})
 			var got int
-			if err := s.DB().QueryRow("PRAGMA synchronous").Scan(&got); err != nil {
+			if err := s.db.QueryRow("PRAGMA synchronous").Scan(&got); err != nil {
 				t.Fatal(err)
 			}
 			if got != tt.want {
@@ -128,7 +128,7 @@ func TestOpenPragmas(t *testing.T) {
 	ctx := context.Background()
 	// Hold two connections at once so both come from the pool's setup.
 	for range 2 {
-		conn, err := s.DB().Conn(ctx)
+		conn, err := s.db.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestMigrationIdempotentOnReopen(t *testing.T) {
 			t.Errorf("schema after reopen (-want +got):\n%s", diff)
 		}
 		var v int
-		if err := s.DB().QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 			t.Fatal(err)
 		}
 		if latest := storetest.SchemaVersion(t, migrationFiles); v != latest || v < 1 {
@@ -190,7 +190,7 @@ func TestMigrationIdempotentOnReopen(t *testing.T) {
 // schemaObjects lists the tables and indexes of the store.
 func schemaObjects(t *testing.T, s *Store) []string {
 	t.Helper()
-	rows, err := s.DB().Query(`SELECT type || ' ' || name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name`)
+	rows, err := s.db.Query(`SELECT type || ' ' || name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 	latest := storetest.SchemaVersion(t, migrationFiles)
 	newer := latest + 1
-	if _, err := s.DB().Exec(fmt.Sprintf("PRAGMA user_version = %d", newer)); err != nil {
+	if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", newer)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -293,10 +293,10 @@ func TestStatesReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var status, kind, state string
-	if err := s.DB().QueryRow(`SELECT status FROM executions`).Scan(&status); err != nil {
+	if err := s.db.QueryRow(`SELECT status FROM executions`).Scan(&status); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DB().QueryRow(`SELECT kind, state FROM entries`).Scan(&kind, &state); err != nil {
+	if err := s.db.QueryRow(`SELECT kind, state FROM entries`).Scan(&kind, &state); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"rolled_back", "step", "pending"}, []string{status, kind, state}); diff != "" {

@@ -97,14 +97,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// DB returns the underlying database, for native connectors that keep their
-// own tables in the same file (the notes connector). The Store owns it: do
-// not close it.
-func (s *Store) DB() *sql.DB { return s.db }
-
-// Path returns the absolute path of the database file.
-func (s *Store) Path() string { return s.path }
-
 // Close closes the prepared statements and the database. It is safe to call
 // more than once.
 func (s *Store) Close() error {
@@ -153,16 +145,8 @@ func prepareFile(path string) (string, error) {
 	if strings.ContainsRune(abs, '?') {
 		return "", fmt.Errorf("store path %s: must not contain '?'", abs)
 	}
-	dir := filepath.Dir(abs)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("store path %s: directory %s does not exist", abs, dir)
-	case err != nil:
-		return "", fmt.Errorf("store path %s: %w", abs, err)
-	case !st.IsDir():
-		return "", fmt.Errorf("store path %s: %s is not a directory", abs, dir)
-	}
+	// A missing directory, or a file in its place, is told by the error
+	// of the create, which names the path.
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return abs, nil

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -32,17 +31,14 @@ func (s *Store) Audit(ctx context.Context, r codemode.AuditRecord) error {
 func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]codemode.AuditRecord, error) {
 	query, args := `SELECT id, `+auditInsertColumns+` FROM audit WHERE true`, []any(nil)
 	if !q.Since.IsZero() {
-		args = append(args, nanos(q.Since))
-		query += ` AND at >= $` + strconv.Itoa(len(args))
+		query += ` AND at >= ` + bind(&args, nanos(q.Since))
 	}
 	if q.ExecutionID != "" {
-		args = append(args, q.ExecutionID)
-		query += ` AND execution_id = $` + strconv.Itoa(len(args))
+		query += ` AND execution_id = ` + bind(&args, q.ExecutionID)
 	}
 	query += ` ORDER BY at, id`
 	if q.Limit > 0 {
-		args = append(args, q.Limit)
-		query += ` LIMIT $` + strconv.Itoa(len(args))
+		query += ` LIMIT ` + bind(&args, q.Limit)
 	}
 	return collect(ctx, s.db, "read the audit", query, args, scanAudit)
 }

@@ -146,10 +146,9 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 }
 
 // ClippedEntries returns the part of an execution's log q selects
-// (codemode.Store). The values are cut in SQL: on PostgreSQL only the
-// start of a value kept compressed or out of line (TOAST) is read as far
-// as it can be; SQLite reads a value whole and cuts it before it is
-// handed over, so the memory it takes is one value at a time.
+// (codemode.Store). The values are cut in SQL (clippedSQL): SQLite reads
+// a value whole and cuts it before it is handed over, so the memory it
+// takes is one value at a time.
 func (s *Store) ClippedEntries(ctx context.Context, executionID string, q codemode.LogQuery) ([]codemode.ClippedEntry, error) {
 	limit := q.Limit
 	if limit <= 0 {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -146,17 +145,14 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		if err := checkStatus(f.Status); err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
-		args = append(args, f.Status.String())
-		q += ` AND status = $` + strconv.Itoa(len(args))
+		q += ` AND status = ` + bind(&args, f.Status.String())
 	}
 	if f.StartedBy != "" {
-		args = append(args, f.StartedBy)
-		q += ` AND started_by = $` + strconv.Itoa(len(args))
+		q += ` AND started_by = ` + bind(&args, f.StartedBy)
 	}
 	q += s.listOrder
 	if f.Limit > 0 {
-		args = append(args, f.Limit)
-		q += ` LIMIT $` + strconv.Itoa(len(args))
+		q += ` LIMIT ` + bind(&args, f.Limit)
 	}
 	return collect(ctx, s.db, "list executions", q, args, scanExecution)
 }

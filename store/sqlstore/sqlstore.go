@@ -121,6 +121,13 @@ func values(columns string) string {
 	return "(" + strings.Join(ps, ", ") + ")"
 }
 
+// bind appends v to a query's args and returns its parameter ($n), for a
+// query whose conditions vary.
+func bind(args *[]any, v any) string {
+	*args = append(*args, v)
+	return "$" + strconv.Itoa(len(*args))
+}
+
 // inserted maps an insert's error: a unique violation is exists, the
 // contract's error for a key that is taken.
 func (s *Store) inserted(err error, what string, exists error) error {
