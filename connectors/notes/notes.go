@@ -69,31 +69,29 @@ func (n *Notes) Close() error { return nil }
 // a message naming the field); err is for database failures and unknown
 // tools (wrapping connectors.ErrUnknownTool).
 func (n *Notes) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
-	var (
-		v   any
-		err error
-	)
+	var v any
+	var bad, err error // bad: the arguments'
 	switch tool {
 	case ToolList:
 		var a listArgs
-		if err := a.parse(args); err != nil {
-			return badArgs(tool, err), nil
+		if bad = a.parse(args); bad == nil {
+			v, err = n.list(ctx, a)
 		}
-		v, err = n.list(ctx, a)
 	case ToolCreate:
 		var a createArgs
-		if err := a.parse(args); err != nil {
-			return badArgs(tool, err), nil
+		if bad = a.parse(args); bad == nil {
+			v, err = n.create(ctx, a)
 		}
-		v, err = n.create(ctx, a)
 	case ToolDelete:
 		var a deleteArgs
-		if err := a.parse(args); err != nil {
-			return badArgs(tool, err), nil
+		if bad = a.parse(args); bad == nil {
+			v, err = n.delete(ctx, a.ID)
 		}
-		v, err = n.delete(ctx, a.ID)
 	default:
 		return connectors.Result{}, fmt.Errorf("notes: %w %q (have %s, %s, %s)", connectors.ErrUnknownTool, tool, ToolList, ToolCreate, ToolDelete)
+	}
+	if bad != nil {
+		return connectors.Result{IsError: true, Message: fmt.Sprintf("notes.%s: %v", tool, bad)}, nil
 	}
 	if err != nil {
 		return connectors.Result{}, fmt.Errorf("notes.%s: %w", tool, err)
@@ -103,10 +101,6 @@ func (n *Notes) Call(ctx context.Context, tool string, args json.RawMessage) (co
 		return connectors.Result{}, fmt.Errorf("notes.%s: encode result: %w", tool, err)
 	}
 	return connectors.Result{Value: b}, nil
-}
-
-func badArgs(tool string, err error) connectors.Result {
-	return connectors.Result{IsError: true, Message: fmt.Sprintf("notes.%s: %v", tool, err)}
 }
 
 // note is a note as the tools return it.
