@@ -139,7 +139,7 @@ type callView struct {
 // executions answers codemode_executions: the audit trail. With
 // Options.MaxResultChars set, each execution lists its first auditCalls
 // calls and the whole answer is cut to MaxResultChars structurally
-// (truncate.Value), so what the model sees stays bounded however many
+// (truncate.Fit), so what the model sees stays bounded however many
 // runs and calls there are. A run deleted while the list is read is left
 // out.
 func (s *Server) executions(ctx context.Context, in *executionsInput) (any, error) {
@@ -168,7 +168,8 @@ func (s *Server) executions(ctx context.Context, in *executionsInput) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return truncate.Value(b, maxChars), nil
+	out, _ := truncate.Fit(b, nil, maxChars)
+	return out, nil
 }
 
 // auditView is e as the audit trail shows it, briefly: its full values

@@ -76,12 +76,6 @@ func Fit(result json.RawMessage, logs []string, budget int) (json.RawMessage, []
 	return result, logs
 }
 
-// Value cuts one JSON value to budget characters; see Fit.
-func Value(v json.RawMessage, budget int) json.RawMessage {
-	out, _ := Fit(v, nil, budget)
-	return out
-}
-
 // String cuts s so that its JSON encoding measures at most max(budget,
 // Slack) characters, keeping its head and ending it with "…[truncated N
 // chars]". budget <= 0 means no limit.

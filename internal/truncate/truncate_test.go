@@ -47,7 +47,7 @@ func TestFitValue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Value(json.RawMessage(tt.in), tt.budget)
+			got, _ := Fit(json.RawMessage(tt.in), nil, tt.budget)
 			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
 				t.Errorf("Value(%d) mismatch (-want +got):\n%s", tt.budget, diff)
 			}
