@@ -66,7 +66,7 @@ func typegenConnectors(conns []*Connector) []typegen.Connector {
 
 // typegen converts a connector for the declaration generator.
 func (s *Connector) typegen() typegen.Connector {
-	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared().types}
+	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared()}
 	for _, t := range s.Methods {
 		c.Methods = append(c.Methods, t.typegen())
 	}

@@ -205,7 +205,7 @@ func describeNamespace(path string, srcs []*Connector) *Description {
 // connector with this method alone, and every type it refers to.
 func (t *Method) describeMethod(path string) *Description {
 	s := t.Conn
-	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared().types, Methods: []typegen.Method{t.typegen()}})
+	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared(), Methods: []typegen.Method{t.typegen()}})
 	return &Description{Path: path, Kind: kindMethod, Description: t.description(), RequiresApproval: t.Def.RequiresApproval, Types: decls}
 }
 

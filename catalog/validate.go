@@ -51,7 +51,7 @@ func (t *Method) compile() compiledInput {
 	if err != nil {
 		root, err = nil, fmt.Errorf("parse schema: %w", err)
 	} else {
-		root = jsonref.WithShared(root, t.Conn.shared().value)
+		root = jsonref.WithShared(root, t.Conn.shared())
 		sch, err = compileDoc(root)
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package typegen
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -26,33 +25,14 @@ type Connector struct {
 	Name        string // JS identifier
 	Description string // optional one-liner
 	Methods     []Method
-	// Definitions, when set, holds schemas the methods' schemas share: a
-	// local $ref into a definition container ("#/components/schemas/X",
-	// "#/$defs/X", "#/definitions/X") that does not resolve within a
-	// method's own schema resolves here, and becomes one named type for
-	// the whole connector.
-	Definitions *Definitions
-}
-
-// Definitions is a decoded document of shared schemas (see
-// Connector.Definitions); make it once with DefinitionsOf and use it for
-// every declaration of the connector. It is not changed by use.
-type Definitions struct {
-	doc *document
-}
-
-// DefinitionsOf makes the Definitions of a JSON object holding definition
-// containers, decoded by jsonref.Decode (so that the caller validates
-// against the same decoded value); it does not change v. nil gives nil; a
-// value that is not an object is an error.
-func DefinitionsOf(v any) (*Definitions, error) {
-	if v == nil {
-		return nil, nil
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, errors.New("typegen: definitions are not a JSON object")
-	}
-	return &Definitions{doc: &document{value: v, id: -1, part: "definitions"}}, nil
+	// Definitions, when set, holds schemas the methods' schemas share, as
+	// decoded by jsonref.Decode (the value the caller validates against;
+	// typegen does not change it): a local $ref into a definition
+	// container ("#/components/schemas/X", "#/$defs/X",
+	// "#/definitions/X") that does not resolve within a method's own
+	// schema resolves here, and becomes one named type for the whole
+	// connector. A value that is not an object resolves nothing.
+	Definitions any
 }
 
 // approvalNote ends the JSDoc of methods that require approval.
@@ -194,7 +174,7 @@ func globalDeclarations(p *printer, names namer, g *member) []Diagnostic {
 		prefixes := names.methodPrefixes(c.Name, c.Methods)
 		conv := &converter{named: true, prefix: pascal(c.Name), names: names, refs: map[string]*namedType{}, connector: c.Name}
 		if c.Definitions != nil {
-			conv.shared = c.Definitions.doc
+			conv.shared = &document{value: c.Definitions, id: -1, part: "definitions"}
 		}
 		m.sigs = make([]string, len(c.Methods))
 		for i, meth := range c.Methods {

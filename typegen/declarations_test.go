@@ -35,8 +35,8 @@ func loadConnector(t *testing.T, name string) Connector {
 }
 
 // definitions decodes a shared definitions document as the catalog does
-// (jsonref.Decode, then DefinitionsOf); absent raw gives nil.
-func definitions(t testing.TB, raw json.RawMessage) *Definitions {
+// (jsonref.Decode); absent raw gives nil.
+func definitions(t testing.TB, raw json.RawMessage) any {
 	t.Helper()
 	if isAbsent(raw) {
 		return nil
@@ -45,11 +45,7 @@ func definitions(t testing.TB, raw json.RawMessage) *Definitions {
 	if err != nil {
 		t.Fatalf("definitions: %v", err)
 	}
-	defs, err := DefinitionsOf(v)
-	if err != nil {
-		t.Fatalf("definitions: %v", err)
-	}
-	return defs
+	return v
 }
 
 // golden compares got with testdata/<file>, or rewrites it with -update.
@@ -105,7 +101,7 @@ func TestSchemaCasesGolden(t *testing.T) {
 // describeMethod is the declaration codemode.describe gives of one
 // method (catalog's describeMethod): its connector with this method
 // alone, and every type it refers to.
-func describeMethod(connector string, defs *Definitions, m Method) string {
+func describeMethod(connector string, defs any, m Method) string {
 	return Declarations(Connector{Name: connector, Definitions: defs, Methods: []Method{m}})
 }
 
@@ -376,11 +372,12 @@ declare const gh: {
 	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "  users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
 		t.Errorf("describeMethod without the shared type:\n%s", one)
 	}
-	if d, err := DefinitionsOf(nil); d != nil || err != nil {
-		t.Errorf("DefinitionsOf(nil) = %v, %v", d, err)
-	}
-	if _, err := DefinitionsOf([]any{json.Number("1")}); err == nil {
-		t.Error("DefinitionsOf of an array: no error")
+	// Definitions that are not an object resolve nothing: the reference
+	// is unknown, with its diagnostic.
+	c = Connector{Name: "gh", Definitions: []any{json.Number("1")}, Methods: c.Methods[2:]}
+	res := Generate([]Connector{c}, Options{})
+	if !strings.Contains(res.Text, "type GhMissingOutput = unknown;") || len(res.Diagnostics) != 1 || res.Diagnostics[0].Keyword != "$ref" {
+		t.Errorf("definitions of an array:\n%s%v", res.Text, res.Diagnostics)
 	}
 }
 

@@ -64,11 +64,7 @@ func BenchmarkGitHubDeclarations(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defs, err := typegen.DefinitionsOf(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		tc := typegen.Connector{Name: "github", Definitions: defs}
+		tc := typegen.Connector{Name: "github", Definitions: v}
 		for _, t := range c.tools {
 			tc.Methods = append(tc.Methods, typegen.Method{Name: t.Name, Description: t.Description, Input: t.InputSchema, Output: t.OutputSchema})
 		}
