@@ -140,7 +140,7 @@ func declaredGlobals(cs []Connector) ([]*member, []Diagnostic) {
 			last := j == len(segs)-1
 			if m != nil && (m.conn != nil || last) {
 				diags = append(diags, Diagnostic{Connector: c.Name, Message: fmt.Sprintf(
-					"connector name %s clashes with another connector's name or namespace (%s); it is left out of the declarations", quote(c.Name), path)})
+					"connector name %s clashes with another connector's name or namespace (%s); it is left out of the declarations", compactJSON(c.Name), path)})
 				break
 			}
 			if m == nil {

@@ -106,5 +106,5 @@ func (c *converter) enter(base string) (restore func()) {
 
 // refNote reports a reference that is not followed.
 func (c *converter) refNote(d *document, ref, why string) {
-	c.note(d, "$ref", fmt.Sprintf("$ref %s %s; typed unknown", quote(ref), why))
+	c.note(d, "$ref", fmt.Sprintf("$ref %s %s; typed unknown", compactJSON(ref), why))
 }

@@ -71,7 +71,7 @@ func propertyKey(s string) string {
 	if isPlainKey(s) {
 		return s
 	}
-	return quote(s)
+	return compactJSON(s)
 }
 
 // namer hands out unique type names within one output: it holds those

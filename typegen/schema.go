@@ -211,7 +211,7 @@ func (c *converter) typed(d *document, m map[string]any, name string, depth int,
 	case "any": // draft 3
 		return unknownType()
 	}
-	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", quote(name)))
+	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", compactJSON(name)))
 	return unknownType()
 }
 
@@ -319,7 +319,7 @@ func literalType(v any, depth int) *tsType {
 	case json.Number:
 		return text(x.String())
 	case string:
-		return text(quote(x))
+		return text(compactJSON(x))
 	case []any:
 		t := &tsType{kind: kTuple}
 		for _, e := range x {
