@@ -99,13 +99,13 @@ type Connector struct {
 	// analysing and generating for thousands of schemas takes tens of
 	// milliseconds, and most runs need none of it.
 	fingerprint func() string                         // see fingerprint
+	decls       func() string                         // the connector's declarations
+	segment     func() *search.Segment[*SearchResult] // its search documents
 	// shared is the definitions decoded once (jsonref.Decode) for every
 	// use: the validator, the check before running and the declarations
 	// read the same value and change none of it. nil without definitions,
 	// or when they do not decode.
-	shared      func() any
-	decls       func() string                         // the connector's declarations
-	segment     func() *search.Segment[*SearchResult] // its search documents
+	shared func() any
 }
 
 // A Method is one method of a connector with its final approval verdict,

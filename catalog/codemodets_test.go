@@ -26,7 +26,7 @@ func TestCodemodeTypeNamesAreReserved(t *testing.T) {
 		in := `{"$defs":{"` + rest + `":{"type":"string"}},"$ref":"#/$defs/` + rest + `"}`
 		cs = append(cs, typegen.Connector{Name: "codemode", Methods: []typegen.Method{{Name: "m" + strings.Repeat("x", i), Input: json.RawMessage(in)}}})
 	}
-	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
+	res := typegen.Generate(cs, codemodeTypeNames...)
 	seen := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^type (\w+)`).FindAllStringSubmatch(CodemodeDeclaration(nil)+res.Text, -1) {
 		if seen[m[1]] {

@@ -18,7 +18,7 @@ func (c *Catalog) Declarations(connector string) (string, error) {
 	s := c.byName[connector]
 	if ns := c.inNamespace(connector); s == nil && len(ns) > 0 {
 		// One file, as for the whole catalog.
-		return typegen.Generate(typegenConnectors(ns), typegen.Options{}).Text, nil
+		return typegen.Generate(typegenConnectors(ns)).Text, nil
 	}
 	if s == nil {
 		names := make([]string, 0, len(c.connectors))
@@ -42,7 +42,7 @@ func (c *Catalog) declarations() typegen.Result {
 	}
 	// One file: type names stay unique across connectors and apart from
 	// the codemode global's.
-	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
+	res := typegen.Generate(cs, codemodeTypeNames...)
 	res.Text = c.opts.Codemode + "\n" + res.Text
 	return res
 }

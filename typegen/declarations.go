@@ -55,14 +55,7 @@ const approvalNote = "Requires approval."
 // use them; methods whose definition containers are identical share them.
 // The output is deterministic and ends with a newline.
 func Declarations(c Connector) string {
-	return Generate([]Connector{c}, Options{}).Text
-}
-
-// Options change what Generate produces.
-type Options struct {
-	// Reserved are type names the output must not declare, such as those
-	// of declarations printed in the same file.
-	Reserved []string
+	return Generate([]Connector{c}).Text
 }
 
 // Result is what Generate produces.
@@ -79,8 +72,8 @@ type Result struct {
 
 // Generate returns the declarations of several connectors, in order, as
 // one file, and what they do not express exactly: like Declarations for
-// each, but with type names unique across all of them (and apart from
-// opts.Reserved), and connectors whose names share a first segment (mcp.a,
+// each, but with type names unique across all of them and apart from
+// reserved (those of declarations printed in the same file), and connectors whose names share a first segment (mcp.a,
 // mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
 // after the types of all of them. Each segment of a connector's name is
 // declared as the sandbox names its globals (connectors.Identifier:
@@ -89,9 +82,9 @@ type Result struct {
 // sanitized equals another's, or is the namespace of another ("a" and
 // "a.b"), is left out with a diagnostic: the sandbox refuses such names
 // anyway, and the output stays valid.
-func Generate(cs []Connector, opts Options) Result {
+func Generate(cs []Connector, reserved ...string) Result {
 	names := namer{}
-	for _, n := range opts.Reserved {
+	for _, n := range reserved {
 		names[n] = true
 	}
 	roots, diags := declaredGlobals(cs)

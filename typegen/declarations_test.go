@@ -178,7 +178,7 @@ func TestGenerateUniqueAcrossConnectors(t *testing.T) {
 		{Name: "a_b", Methods: []Method{{Name: "c", Input: in}}},
 		{Name: "a", Methods: []Method{{Name: "b_c", Input: in}}},
 		{Name: "aB", Methods: []Method{{Name: "t", Input: in}}},
-	}, Options{}).Text
+	}).Text
 	seen := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, "type "); ok {
@@ -375,7 +375,7 @@ declare const gh: {
 	// Definitions that are not an object resolve nothing: the reference
 	// is unknown, with its diagnostic.
 	c = Connector{Name: "gh", Definitions: []any{json.Number("1")}, Methods: c.Methods[2:]}
-	res := Generate([]Connector{c}, Options{})
+	res := Generate([]Connector{c})
 	if !strings.Contains(res.Text, "type GhMissingOutput = unknown;") || len(res.Diagnostics) != 1 || res.Diagnostics[0].Keyword != "$ref" {
 		t.Errorf("definitions of an array:\n%s%v", res.Text, res.Diagnostics)
 	}
@@ -400,7 +400,7 @@ func namespaceConnectors() []Connector {
 }
 
 func TestNamespacesGolden(t *testing.T) {
-	res := Generate(namespaceConnectors(), Options{})
+	res := Generate(namespaceConnectors())
 	golden(t, "namespaces.ts", res.Text)
 	var diags []string
 	for _, d := range res.Diagnostics {
@@ -441,7 +441,7 @@ func TestGenerateReserved(t *testing.T) {
 	// The codemode global's own types must not be declared again.
 	c := Connector{Name: "codemode_search", Methods: []Method{{Name: "m",
 		Input: json.RawMessage(`{"$defs":{"Result":{"type":"string"}},"$ref":"#/$defs/Result"}`)}}}
-	res := Generate([]Connector{c}, Options{Reserved: []string{"CodemodeSearchResult"}})
+	res := Generate([]Connector{c}, []string{"CodemodeSearchResult"}...)
 	if strings.Contains(res.Text, "type CodemodeSearchResult =") || !strings.Contains(res.Text, "type CodemodeSearchResult2 = string;") {
 		t.Errorf("reserved name used:\n%s", res.Text)
 	}
@@ -459,7 +459,7 @@ func TestSchemaCaseDiagnosticsGolden(t *testing.T) {
 		c.Methods = append(c.Methods, Method{Name: caseMethod(tc.name), Input: json.RawMessage(tc.schema)})
 	}
 	var b strings.Builder
-	for _, d := range Generate([]Connector{c}, Options{}).Diagnostics {
+	for _, d := range Generate([]Connector{c}).Diagnostics {
 		b.WriteString(d.String() + "\n")
 	}
 	golden(t, "cases.diagnostics.txt", b.String())
@@ -473,7 +473,7 @@ func TestDiagnosticsGolden(t *testing.T) {
 		cs = append(cs, loadConnector(t, name))
 	}
 	var b strings.Builder
-	for _, d := range Generate(cs, Options{}).Diagnostics {
+	for _, d := range Generate(cs).Diagnostics {
 		b.WriteString(d.String() + "\n")
 	}
 	golden(t, "golden.diagnostics.txt", b.String())
@@ -506,7 +506,7 @@ func TestDiagnosticsPointAtTheKeyword(t *testing.T) {
 		{Name: "bad", Input: json.RawMessage(`{"type":`)},
 	}}
 	var got []string
-	for _, d := range Generate([]Connector{c}, Options{}).Diagnostics {
+	for _, d := range Generate([]Connector{c}).Diagnostics {
 		got = append(got, d.Keyword+" | "+d.String())
 	}
 	want := []string{
@@ -555,7 +555,7 @@ func TestKeywordsGolden(t *testing.T) {
 		// As a global and as a namespace member.
 		cs = append(cs, Connector{Name: w, Methods: []Method{{Name: "m"}}}, Connector{Name: "ns." + w, Methods: []Method{{Name: "m"}}})
 	}
-	res := Generate(cs, Options{})
+	res := Generate(cs)
 	golden(t, "keywords.ts", res.Text)
 	if len(res.Diagnostics) != 0 {
 		t.Errorf("diagnostics: %v", res.Diagnostics)

@@ -38,7 +38,7 @@ func FuzzGeneratedSchemas(f *testing.F) {
 			}
 			cs = append(cs, c)
 		}
-		res := Generate(cs, Options{Reserved: []string{"FInput", "NsAInput"}})
+		res := Generate(cs, []string{"FInput", "NsAInput"}...)
 		if problem := checkDeclarations(res.Text); problem != "" {
 			t.Fatalf("%s\nschemas %s / %s\n%s", problem, mustJSON(t, in), mustJSON(t, out), res.Text)
 		}
