@@ -224,7 +224,11 @@ func (p *printer) memberType(m *member) {
 // method defines the Input type and, when there is an output schema, the
 // Output type of a method. Names were reserved by methodPrefixes.
 func (c *converter) method(prefix string, m Method) (in, out *namedType) {
-	in = c.root(prefix+"Input", c.document(inputSchema(m.Input), m.Name, "input"))
+	input := m.Input
+	if isAbsent(input) {
+		input = json.RawMessage(`{"type":"object"}`) // an object with any properties
+	}
+	in = c.root(prefix+"Input", c.document(input, m.Name, "input"))
 	if !isAbsent(m.Output) {
 		out = c.root(prefix+"Output", c.document(m.Output, m.Name, "output"))
 	}
@@ -243,15 +247,6 @@ func (c *converter) document(raw json.RawMessage, method, part string) *document
 		c.note(d, "", "the schema is not valid JSON; typed unknown")
 	}
 	return d
-}
-
-// inputSchema returns an input schema; absent means an object with any
-// properties.
-func inputSchema(raw json.RawMessage) json.RawMessage {
-	if isAbsent(raw) {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	return raw
 }
 
 func isAbsent(raw json.RawMessage) bool {
