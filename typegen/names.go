@@ -118,19 +118,17 @@ func (n namer) methodPrefixes(connector string, methods []Method) []string {
 	usable := func(p string) bool {
 		return n.free(p+"Input") && n.free(p+"Output")
 	}
-	used := map[string]bool{}
 	out := make([]string, len(methods))
 	for i, base := range plain {
 		p := base
-		if used[p] || !usable(p) {
+		if !usable(p) { // taken by an earlier method too: its Input is
 			for k := 2; ; k++ {
 				p = base + strconv.Itoa(k)
-				if !used[p] && !isPlain[p] && usable(p) {
+				if !isPlain[p] && usable(p) {
 					break
 				}
 			}
 		}
-		used[p] = true
 		n[p+"Input"] = true
 		n[p+"Output"] = true
 		out[i] = p
