@@ -50,7 +50,9 @@ var pathKinds = []PathKind{kindConnector, kindMethod, kindSnippet, kindNamespace
 // The answers of codemode.search and codemode.describe. Their
 // TypeScript, which the codemode global's declaration shows programs, is
 // made from these types (CodemodeDeclaration): a doc tag is a field's
-// JSDoc.
+// JSDoc, and says what the field is once for both. Groups and Methods let
+// a model browse a connector (or a namespace of connectors) when it does
+// not know what to search for.
 
 // SearchAnswer is codemode.search's value.
 type SearchAnswer struct {
@@ -71,21 +73,15 @@ type SearchResult struct {
 
 // Description is codemode.describe's value.
 type Description struct {
-	Path             string   `json:"path"`
-	Kind             PathKind `json:"kind"`
-	Description      string   `json:"description"`
-	RequiresApproval bool     `json:"requiresApproval,omitempty"`
-	// Types is a method's declaration with every type it refers to; a
-	// connector's declarations when they are at most maxDescribeTypes
-	// bytes (else empty: describe its methods one by one); a snippet's
-	// run.
-	Types string `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
-	// Groups and Methods let a model browse a connector (or a namespace
-	// of connectors) when it does not know what to search for.
-	Groups      []MethodGroup   `json:"groups,omitempty" doc:"Groups of a connector's methods (tags, path prefixes), or a namespace's connectors."`
-	Methods     []MethodSummary `json:"methods,omitempty" doc:"Its methods, group by group."`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
-	Code        string          `json:"code,omitempty"`
+	Path             string          `json:"path"`
+	Kind             PathKind        `json:"kind"`
+	Description      string          `json:"description"`
+	RequiresApproval bool            `json:"requiresApproval,omitempty"`
+	Types            string          `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
+	Groups           []MethodGroup   `json:"groups,omitempty" doc:"Groups of a connector's methods (tags, path prefixes), or a namespace's connectors."`
+	Methods          []MethodSummary `json:"methods,omitempty" doc:"Its methods, group by group."`
+	InputSchema      json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
+	Code             string          `json:"code,omitempty"`
 }
 
 // MethodSummary is one method in a connector's description.
