@@ -490,29 +490,6 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 // summary is the first line of a description, at most 200 bytes.
 func summary(s string) string { return short.Clip(short.FirstLine(s), 200) }
 
-// paths lists every available connector and method path, and the saved
-// snippets'.
-func (c *Catalog) paths(ctx context.Context, snippets *Snippets) ([]string, error) {
-	var out []string
-	for _, s := range c.connectors {
-		if !s.Available() {
-			continue
-		}
-		out = append(out, s.Name)
-		for _, t := range s.Methods {
-			out = append(out, s.Name+"."+t.Def.Name)
-		}
-	}
-	snips, err := snippets.store.ListSnippets(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list snippets: %w", err)
-	}
-	for _, sn := range snips {
-		out = append(out, "snippets."+sn.Name)
-	}
-	return out, nil
-}
-
 // Describe answers codemode.describe(path) for a connector ("notes"), a
 // method ("notes.createNote"), a namespace of connectors ("github" for
 // github.issues) or a snippet ("snippets.name"): its kind, description,
@@ -547,9 +524,16 @@ func (c *Catalog) Describe(ctx context.Context, snippets *Snippets, path string)
 		}
 	}
 	if d == nil {
-		paths, err := c.paths(ctx, snippets)
+		// The search index holds every path: each available connector,
+		// its methods and the saved snippets; a query without words
+		// lists them.
+		ix, err := snippets.index(ctx, c.index())
 		if err != nil {
 			return nil, err
+		}
+		var paths []string
+		for _, h := range ix.Search("") {
+			paths = append(paths, h.Value.Path)
 		}
 		return nil, fmt.Errorf("unknown path %q; nearest: %s", path, ListOrNone(Nearest(path, paths, 5)))
 	}
