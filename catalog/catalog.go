@@ -173,6 +173,7 @@ func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) 
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Catalog{opts: opts, byName: map[string]*Connector{}}
+	var names []string
 	for i, src := range sources {
 		if src.Connector == nil {
 			return nil, fmt.Errorf("source %d has no connector", i)
@@ -200,10 +201,7 @@ func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) 
 		s := c.Build(ctx, src)
 		c.connectors = append(c.connectors, s)
 		c.byName[name] = s
-	}
-	names := make([]string, len(c.connectors))
-	for i, s := range c.connectors {
-		names[i] = s.Name
+		names = append(names, name)
 	}
 	if leaf, nested, ok := connectors.NamespaceConflict(names); ok {
 		return nil, fmt.Errorf("connector %q cannot also be the namespace of connector %q; rename one", leaf, nested)
