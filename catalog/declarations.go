@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
@@ -68,29 +69,13 @@ func typegenConnectors(conns []*Connector) []typegen.Connector {
 func (s *Connector) typegen() typegen.Connector {
 	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared()}
 	for _, t := range s.Methods {
-		c.Methods = append(c.Methods, t.typegen())
+		c.Methods = append(c.Methods, t.Def)
 	}
 	return c
 }
 
-func (t *Method) typegen() typegen.Method {
-	return typegen.Method{
-		Name:             t.Def.Name,
-		Description:      t.description(),
-		Input:            t.Def.InputSchema,
-		Output:           t.Def.OutputSchema,
-		RequiresApproval: t.Def.RequiresApproval,
-		Deprecated:       t.Def.Deprecated,
-	}
-}
-
 // description is the method's description, else its title.
-func (t *Method) description() string {
-	if t.Def.Description == "" {
-		return t.Def.Title
-	}
-	return t.Def.Description
-}
+func (t *Method) description() string { return cmp.Or(t.Def.Description, t.Def.Title) }
 
 // DeclarationsWithin returns Declarations("") when its estimated size in
 // tokens (internal/tokens) is at most budget; fits is false when it is

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -201,7 +202,7 @@ func describeNamespace(path string, srcs []*Connector) *Description {
 // connector with this method alone, and every type it refers to.
 func (t *Method) describeMethod(path string) *Description {
 	s := t.Conn
-	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared(), Methods: []typegen.Method{t.typegen()}})
+	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared(), Methods: []connectors.Tool{t.Def}})
 	return &Description{Path: path, Kind: kindMethod, Description: t.description(), RequiresApproval: t.Def.RequiresApproval, Types: decls}
 }
 

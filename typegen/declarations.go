@@ -2,6 +2,7 @@ package typegen
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,21 +11,15 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
-// Method is one callable method of a connector.
-type Method struct {
-	Name             string // JS identifier (already sanitized)
-	Description      string
-	Input            json.RawMessage // JSON Schema of the single argument object (may be nil => {} / object)
-	Output           json.RawMessage // JSON Schema of the result (nil => unknown)
-	RequiresApproval bool
-	Deprecated       bool // JSDoc @deprecated
-}
-
 // Connector is one sandbox global.
 type Connector struct {
 	Name        string // JS identifier
 	Description string // optional one-liner
-	Methods     []Method
+	// Methods are its methods as connectors list them; typegen reads a
+	// method's Name (a JS identifier, already sanitized), Description
+	// (else Title), InputSchema (absent: an object with any properties),
+	// OutputSchema (absent: unknown), RequiresApproval and Deprecated.
+	Methods []connectors.Tool
 	// Definitions, when set, holds schemas the methods' schemas share, as
 	// decoded by jsonref.Decode (the value the caller validates against;
 	// typegen does not change it): a local $ref into a definition
@@ -223,14 +218,14 @@ func (p *printer) memberType(m *member) {
 
 // method defines the Input type and, when there is an output schema, the
 // Output type of a method. Names were reserved by methodPrefixes.
-func (c *converter) method(prefix string, m Method) (in, out *namedType) {
-	input := m.Input
+func (c *converter) method(prefix string, m connectors.Tool) (in, out *namedType) {
+	input := m.InputSchema
 	if isAbsent(input) {
 		input = json.RawMessage(`{"type":"object"}`) // an object with any properties
 	}
 	in = c.root(prefix+"Input", c.document(input, m.Name, "input"))
-	if !isAbsent(m.Output) {
-		out = c.root(prefix+"Output", c.document(m.Output, m.Name, "output"))
+	if !isAbsent(m.OutputSchema) {
+		out = c.root(prefix+"Output", c.document(m.OutputSchema, m.Name, "output"))
 	}
 	return in, out
 }
@@ -269,8 +264,8 @@ func printTypes(p *printer, defs []*namedType) {
 
 // methodDoc is the JSDoc of a method: its description, the approval note
 // and @deprecated.
-func methodDoc(m Method) []string {
-	lines := textLines(m.Description)
+func methodDoc(m connectors.Tool) []string {
+	lines := textLines(cmp.Or(m.Description, m.Title))
 	if m.RequiresApproval {
 		lines = append(lines, approvalNote)
 	}

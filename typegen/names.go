@@ -108,7 +108,7 @@ func (n namer) unique(base string) string {
 // is not also another method's plain name (get_item, getItem, get_item2 ->
 // GetItem, GetItem3, GetItem2). It reserves each prefix's Input and Output
 // names.
-func (n namer) methodPrefixes(connector string, methods []Method) []string {
+func (n namer) methodPrefixes(connector string, methods []connectors.Tool) []string {
 	plain := make([]string, len(methods))
 	isPlain := map[string]bool{}
 	for i, m := range methods {
