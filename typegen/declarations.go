@@ -43,8 +43,9 @@ const approvalNote = "Requires approval."
 // declares the first segment, holding the rest as nested objects:
 // `declare const github: { issues: { … } }`.
 //
-// Prefixes are TypeName made unique within the connector (get_item and
-// getItem give <C>GetItem and <C>GetItem2, in method order). Local $ref
+// Prefixes are PascalCase of connector and method, made unique within
+// the connector (get_item and getItem give <C>GetItem and <C>GetItem2, in
+// method order; see methodPrefixes). Local $ref
 // targets become type aliases named after the connector and the target
 // (#/$defs/Entity -> <C>Entity), emitted after the method types that first
 // use them; methods whose definition containers are identical share them.
