@@ -28,7 +28,8 @@ func Schema(schema json.RawMessage) string {
 	}
 	c := &converter{}
 	t := c.convert(&document{value: v}, v, 0, []string{"#"})
-	return render(normalize(t))
+	ts, _ := render(normalize(t), false)
+	return ts
 }
 
 // document is one root schema that $refs resolve against.
