@@ -94,8 +94,8 @@ func (s *Server) check(d *decoder, n *node, fp fieldPath) {
 	}
 }
 
-// HTTP configures the HTTP transports. Zero fields take the server's
-// defaults (server.DefaultMaxBody and the others).
+// HTTP configures the HTTP transports. Zero fields take package server's
+// defaults.
 type HTTP struct {
 	// AllowedOrigins are browser origins ("https://app.example.com") that
 	// may call the server besides loopback ones; they get CORS headers.

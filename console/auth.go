@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -33,7 +34,7 @@ type auth struct {
 	// fixed at creation
 	token    [sha256.Size]byte
 	hasToken bool
-	now      func() time.Time
+	now      func() time.Time   // time.Now; a test sets its own clock
 	failures *throttle.Failures // wrong tokens per client address
 
 	mu       sync.Mutex
@@ -64,11 +65,8 @@ type flash struct {
 	brief   bool
 }
 
-func newAuth(token string, now func() time.Time, failures *throttle.Failures) *auth {
-	if failures == nil {
-		failures = throttle.New(0, 0, nil)
-	}
-	a := &auth{now: now, failures: failures, sessions: map[string]*session{}, attempts: map[string]*attempt{}}
+func newAuth(token string, failures *throttle.Failures) *auth {
+	a := &auth{now: time.Now, failures: cmp.Or(failures, throttle.New(0, 0, nil)), sessions: map[string]*session{}, attempts: map[string]*attempt{}}
 	if token != "" {
 		a.token, a.hasToken = sha256.Sum256([]byte(token)), true
 	}
@@ -121,10 +119,11 @@ func (a *auth) lookup(id string) *session {
 	return s
 }
 
-func (a *auth) end(s *session) {
+// end forgets the session of a cookie value.
+func (a *auth) end(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.sessions, s.id)
+	delete(a.sessions, id)
 }
 
 func (a *auth) setFlash(s *session, f *flash) {
@@ -178,12 +177,10 @@ func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAg
 // session id), and sets its cookie.
 func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who *codemode.Principal, until time.Time) *session {
 	if ck, err := r.Cookie(cookieName(r)); err == nil {
-		if old := c.auth.lookup(ck.Value); old != nil {
-			c.auth.end(old)
-		}
+		c.auth.end(ck.Value)
 	}
 	s := c.auth.newSession(who, until)
-	setCookie(w, r, cookieName(r), s.id, max(1, int(s.expires.Sub(c.now())/time.Second)), http.SameSiteStrictMode)
+	setCookie(w, r, cookieName(r), s.id, max(1, int(s.expires.Sub(c.auth.now())/time.Second)), http.SameSiteStrictMode)
 	return s
 }
 
@@ -207,20 +204,20 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 	if ck, err := r.Cookie(cookieName(r)); err == nil {
 		s = c.auth.lookup(ck.Value)
 	}
-	so := c.issuer()
+	so := c.signOn != nil
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
-	case so != nil && r.URL.Path == signOnPath && get:
-		c.beginSignOn(w, r, so.so)
+	case so && r.URL.Path == signOnPath && get:
+		c.beginSignOn(w, r)
 		return r, false
-	case so != nil && r.URL.Path == callbackPath && get:
-		c.finishSignOn(w, r, so.so)
+	case so && r.URL.Path == callbackPath && get:
+		c.finishSignOn(w, r)
 		return r, false
-	case so == nil && r.URL.Path == "/login" && r.Method == http.MethodPost && c.auth.hasToken:
+	case !so && r.URL.Path == "/login" && r.Method == http.MethodPost && c.auth.hasToken:
 		c.login(w, r)
 		return r, false
 	}
-	if s == nil && (c.auth.hasToken || so != nil) {
+	if s == nil && (c.auth.hasToken || so) {
 		switch {
 		case r.URL.Path == "/login" && get:
 			c.loginPage(w, r, http.StatusOK, "/", "")
@@ -270,10 +267,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := localPath(r.PostForm.Get("next"))
-	if ok, secs := c.auth.failures.Allow(r.RemoteAddr); !ok {
-		c.auth.failures.Warn(c.log, "console: a login refused: too many wrong tokens from this address", "remote", r.RemoteAddr, "retryAfter", secs)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		c.loginPage(w, r, http.StatusTooManyRequests, next, fmt.Sprintf("Too many wrong tokens from your address: try again in %d s.", secs))
+	if c.tooMany(w, r, next, "wrong tokens") {
 		return
 	}
 	if !c.auth.tokenMatches(r.PostForm.Get("token")) {
@@ -286,10 +280,24 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
+// tooMany answers a login or sign-in from an address that failed too
+// often (throttle.Failures; failed says at what) with 429, Retry-After
+// and the login page saying when to try again (next: its destination),
+// logged at a bounded rate, and reports whether it did.
+func (c *Console) tooMany(w http.ResponseWriter, r *http.Request, next, failed string) bool {
+	ok, secs := c.auth.failures.Allow(r.RemoteAddr)
+	if !ok {
+		c.auth.failures.Warn(c.log, "console: refused: too many "+failed+" from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		c.loginPage(w, r, http.StatusTooManyRequests, next, fmt.Sprintf("Too many %s from your address: try again in %d s.", failed, secs))
+	}
+	return !ok
+}
+
 // logout ends the session (a person signed in through the issuer: audited).
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	s := sessionOf(r)
-	c.auth.end(s)
+	c.auth.end(s.id)
 	if s.who != nil {
 		c.eng.AuditSession(r.Context(), codemode.AuditLogout, nil)
 		c.log.Info("console: signed out", "subject", s.who.Subject)

@@ -43,7 +43,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -114,8 +113,6 @@ type Options struct {
 	// console: local with the operating system's user name, as the
 	// command line records); zero: codemode.Local.
 	Local codemode.Person
-	// Now is the clock (default time.Now).
-	Now func() time.Time
 	// Failures limits wrong tokens typed at the login per client address
 	// (429 past its limit) and the log lines about them; share the MCP
 	// server's (server.Options.AuthFailures) so that both count against
@@ -133,19 +130,14 @@ type Console struct {
 	// fixed at creation
 	eng    Engine
 	log    *slog.Logger
-	now    func() time.Time
 	local  codemode.Person
 	auth   *auth
 	pages  map[string]*template.Template
 	static http.Handler
 	mux    *http.ServeMux
 
-	// signOn is set once, by SignInThrough, before the console serves.
-	signOn atomic.Pointer[signOnBox]
-}
-
-type signOnBox struct {
-	so     SignOn
+	// set by SignInThrough before the console serves (nil: no sign-on)
+	signOn SignOn
 	issuer string
 }
 
@@ -155,11 +147,8 @@ type signOnBox struct {
 // knows its public URL (the redirect URI's origin), before it serves the
 // console; issuer names the issuer on the sign-in page.
 func (c *Console) SignInThrough(so SignOn, issuer string) {
-	c.signOn.Store(&signOnBox{so: so, issuer: issuer})
+	c.signOn, c.issuer = so, issuer
 }
-
-// issuer is the sign-on in force, or nil.
-func (c *Console) issuer() *signOnBox { return c.signOn.Load() }
 
 //go:embed templates/*.html static/*
 var assets embed.FS
@@ -167,9 +156,6 @@ var assets embed.FS
 // New builds a console over opts.Engine.
 func New(opts Options) *Console {
 	opts.Logger = cmp.Or(opts.Logger, slog.Default())
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	static, err := fs.Sub(assets, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -177,9 +163,8 @@ func New(opts Options) *Console {
 	c := &Console{
 		eng:    opts.Engine,
 		log:    opts.Logger,
-		now:    opts.Now,
 		local:  opts.Local,
-		auth:   newAuth(opts.Token, opts.Now, opts.Failures),
+		auth:   newAuth(opts.Token, opts.Failures),
 		pages:  parsePages(),
 		static: http.StripPrefix("/static/", http.FileServerFS(static)),
 	}
@@ -200,7 +185,9 @@ func New(opts Options) *Console {
 	mux.HandleFunc("GET /api/version", c.version)
 	mux.HandleFunc("POST /logout", c.logout)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
-	mux.HandleFunc("/", c.notFound)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		c.refuse(w, r, http.StatusNotFound, "There is no page at this address.")
+	})
 	c.mux = mux
 	return c
 }

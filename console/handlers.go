@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,7 +96,7 @@ func parsePages() map[string]*template.Template {
 // with a plain 500.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if s := sessionOf(r); s != nil {
-		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.issuer() != nil // (a token or a sign-on: one can log out)
+		p.CSRF, p.Logout = s.csrf, c.auth.hasToken || c.signOn != nil // (a token or a sign-on: one can log out)
 		if p.Version == "" {
 			p.Version, _ = c.fingerprint(r.Context())
 		}
@@ -120,14 +122,10 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, next, problem string) {
 	p := &page{Title: "Log in", Next: localPath(next), Problem: problem}
-	if so := c.issuer(); so != nil {
-		p.Title, p.Issuer = "Sign in", so.issuer
+	if c.signOn != nil {
+		p.Title, p.Issuer = "Sign in", c.issuer
 	}
 	c.render(w, r, status, "login", p)
-}
-
-func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
-	c.refuse(w, r, http.StatusNotFound, "There is no page at this address.")
 }
 
 // internal reports an internal failure: in detail in the log, briefly on
@@ -138,11 +136,11 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, what string, 
 }
 
 // readRun reads run id to show it: every entry without its values, the
-// pending actions whole (a decision carries their digest), and, with calls
-// set, the page of calls it selects, values cut to calls.Preview. A run
-// with a long log is never read whole: what a page shows is bounded by
-// its number of calls and the preview.
-func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQuery) (*runRead, error) {
+// pending actions whole (a decision carries their digest), and page n of
+// its calls (from 1; 0: none; none past the last), calls.Limit a page,
+// values cut to calls.Preview. A run with a long log is never read whole:
+// what a page shows is bounded by its number of calls and the preview.
+func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.LogQuery) (*runRead, error) {
 	e, heads, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Preview: -1})
 	if err != nil {
 		return nil, err
@@ -164,21 +162,24 @@ func (c *Console) readRun(ctx context.Context, id string, calls *codemode.LogQue
 		}
 		rd.pending = codemode.PendingActions(id, whole)
 	}
-	if calls != nil {
+	if from := (n - 1) * calls.Limit; n > 0 && (from == 0 || from < len(heads)) {
+		if from > 0 { // page n holds calls from+1 on, read by seq from the heads
+			calls.After = heads[from-1].Seq
+		}
 		rd.preview = calls.Preview
-		if _, rd.calls, err = c.eng.ExecutionLog(ctx, id, *calls); err != nil {
+		if _, rd.calls, err = c.eng.ExecutionLog(ctx, id, calls); err != nil {
 			return nil, err
 		}
 	}
 	return rd, nil
 }
 
-// runViews reads and lays out each run of list (calls: as readRun),
+// runViews reads and lays out each run of list (n, calls: as readRun),
 // leaving out those deleted meanwhile.
-func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, calls *codemode.LogQuery) ([]*runView, error) {
+func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, n int, calls codemode.LogQuery) ([]*runView, error) {
 	var out []*runView
 	for _, e := range list {
-		rd, err := c.readRun(ctx, e.ID, calls)
+		rd, err := c.readRun(ctx, e.ID, n, calls)
 		switch {
 		case errors.Is(err, codemode.ErrUnknownExecution):
 			continue
@@ -216,7 +217,7 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(paused) // listed newest first
-	runs, err := c.runViews(ctx, paused, nil)
+	runs, err := c.runViews(ctx, paused, 0, codemode.LogQuery{})
 	if err != nil {
 		c.internal(w, r, "reading a run", err)
 		return
@@ -269,7 +270,12 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	for _, st := range codemode.ExecStatuses() {
 		p.Statuses = append(p.Statuses, st.String())
 	}
-	f := codemode.ExecutionFilter{Limit: defaultRuns}
+	n, ok := positive(q.Get("limit"))
+	if !ok || n > maxRuns {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", q.Get("limit"), maxRuns))
+		return
+	}
+	f := codemode.ExecutionFilter{Limit: cmp.Or(n, defaultRuns)}
 	if p.Filter != "" {
 		st, err := codemode.ParseExecStatus(p.Filter)
 		if err != nil {
@@ -278,20 +284,12 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Status = st
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxRuns {
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxRuns))
-			return
-		}
-		f.Limit = n
-	}
 	list, err := c.eng.Executions(ctx, f)
 	if err != nil {
 		c.internal(w, r, "listing runs", err)
 		return
 	}
-	if p.Runs, err = c.runViews(ctx, list, &codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
+	if p.Runs, err = c.runViews(ctx, list, 1, codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
 		c.internal(w, r, "reading a run", err)
 		return
 	}
@@ -304,14 +302,13 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, status int, problem string) {
 	n := 1
 	if s := r.URL.Query().Get("page"); s != "" && r.Method == http.MethodGet {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
+		var ok bool
+		if n, ok = positive(s); !ok {
 			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("page %q: want a page number from 1", s))
 			return
 		}
-		n = v
 	}
-	rd, err := c.readRun(r.Context(), id, nil)
+	rd, err := c.readRun(r.Context(), id, n, codemode.LogQuery{Limit: callsPerPage, Preview: previewChars})
 	if errors.Is(err, codemode.ErrUnknownExecution) {
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", id))
 		return
@@ -320,24 +317,11 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 		c.internal(w, r, "reading a run", err)
 		return
 	}
-	// The page's calls, read by seq from the heads: page n holds calls
-	// (n-1)*callsPerPage+1 on.
 	from := (n - 1) * callsPerPage
 	if from > 0 && from >= len(rd.heads) {
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has %s: there is no page %d of them.", id, plural(len(rd.heads), "call", "calls"), n))
 		return
 	}
-	q := codemode.LogQuery{Limit: callsPerPage, Preview: previewChars}
-	if from > 0 {
-		q.After = rd.heads[from-1].Seq
-	}
-	if len(rd.heads) > 0 {
-		if _, rd.calls, err = c.eng.ExecutionLog(r.Context(), id, q); err != nil {
-			c.internal(w, r, "reading a run", err)
-			return
-		}
-	}
-	rd.preview = previewChars
 	if len(rd.heads) > callsPerPage {
 		pg := &pagerView{From: from + 1, To: min(from+callsPerPage, len(rd.heads)), Total: len(rd.heads)}
 		base := "/runs/" + url.PathEscape(id) + "?page="
@@ -364,14 +348,11 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 // is at most what the log keeps of one, 1 MiB by default).
 func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 	id, q := r.PathValue("id"), r.URL.Query()
-	part, seq := q.Get("part"), 0
-	if s := q.Get("seq"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", s))
-			return
-		}
-		seq = n
+	part := q.Get("part")
+	seq, ok := positive(q.Get("seq"))
+	if !ok {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", q.Get("seq")))
+		return
 	}
 	if !(part == "result" || seq > 0 && (part == "args" || part == "error")) {
 		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %q: want args, result or error of a call (seq=N), or result of the run", part))
@@ -394,7 +375,7 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 		ctype, ext = "text/plain; charset=utf-8", ".txt"
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+fileName(name)+ext+`"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+unsafeInFileName.ReplaceAllString(name, "_")+ext+`"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
 }
@@ -420,6 +401,16 @@ func (c *Console) value(ctx context.Context, id string, seq int, part string) ([
 	return v, fmt.Sprintf("%s-call-%d-%s", e.ID, seq, part), nil
 }
 
+// positive reads a number from 1 in a query or form field (0: the field
+// is empty), and reports whether the field holds one.
+func positive(s string) (int, bool) {
+	if s == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 1
+}
+
 // rawOrNull is a result as logged, "null" for none.
 func rawOrNull(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 {
@@ -428,17 +419,10 @@ func rawOrNull(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// fileName keeps the characters of an execution id that are safe in a
-// file name (ids are "exec_" and hex digits; an id from an older store
-// could be anything).
-func fileName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 128 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return r
-		}
-		return '_'
-	}, s)
-}
+// unsafeInFileName are the characters of a download's name that are not
+// safe in a file name (ids are "exec_" and hex digits; an id from an
+// older store could be anything).
+var unsafeInFileName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	list, err := c.eng.Snippets(r.Context())
@@ -455,7 +439,7 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 			InputSchema:   jsonView("snippet-"+s.Name+"-schema", s.InputSchema),
 			Connectors:    strings.Join(s.Connectors, ", "),
 			FromExecution: s.FromExecution,
-			Age:           age(c.now(), s.CreatedAt),
+			Age:           age(c.auth.now(), s.CreatedAt),
 			Created:       s.CreatedAt,
 		})
 	}
@@ -482,14 +466,10 @@ func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
 		return
 	}
-	seq := 0
-	if s := r.PostForm.Get("seq"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", s))
-			return
-		}
-		seq = n
+	seq, ok := positive(r.PostForm.Get("seq"))
+	if !ok {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", r.PostForm.Get("seq")))
+		return
 	}
 	reason := r.PostForm.Get("reason")
 	c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
@@ -543,7 +523,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
 	ctx := r.Context()
-	rd, err := c.readRun(ctx, id, nil)
+	rd, err := c.readRun(ctx, id, 0, codemode.LogQuery{})
 	switch {
 	case errors.Is(err, codemode.ErrUnknownExecution):
 		c.refuse(w, r, http.StatusNotFound, err.Error())

@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -44,15 +43,13 @@ func signOnCookie(r *http.Request) string { return cookieName(r) + "_signin" }
 // beginSignOn starts a sign-in through the issuer: it keeps a new attempt
 // (a random state, nonce and verifier), binds it to this browser with a
 // cookie, and sends the browser to the issuer's authorization endpoint.
-func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn) {
+func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.URL.Query().Get("next"))
-	if ok, secs := c.auth.failures.Allow(r.RemoteAddr); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		c.loginPage(w, r, http.StatusTooManyRequests, next, fmt.Sprintf("Too many failed sign-ins from your address: try again in %d s.", secs))
+	if c.tooMany(w, r, next, "failed sign-ins") {
 		return
 	}
-	a := &attempt{state: randomToken(), nonce: randomToken(), verifier: randomToken(), browser: randomToken(), next: next, created: c.now()}
-	link, err := so.AuthorizationURL(r.Context(), a.state, a.nonce, a.verifier)
+	a := &attempt{state: randomToken(), nonce: randomToken(), verifier: randomToken(), browser: randomToken(), next: next, created: c.auth.now()}
+	link, err := c.signOn.AuthorizationURL(r.Context(), a.state, a.nonce, a.verifier)
 	if err != nil {
 		c.log.Error("console: cannot start a sign-in through the issuer", "err", err)
 		c.loginPage(w, r, http.StatusBadGateway, next, "The sign-in could not start: the issuer could not be asked (details in the server log). Try again.")
@@ -72,11 +69,8 @@ func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request, so SignOn)
 // against the client's address, as wrong tokens do. On success the
 // browser gets a new session, the sign-in is audited, and a page sends it
 // on to where it was going.
-func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn) {
-	if ok, secs := c.auth.failures.Allow(r.RemoteAddr); !ok {
-		c.auth.failures.Warn(c.log, "console: a sign-in refused: too many failed sign-ins from this address", "remote", r.RemoteAddr, "retryAfter", secs)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		c.loginPage(w, r, http.StatusTooManyRequests, "/", fmt.Sprintf("Too many failed sign-ins from your address: try again in %d s.", secs))
+func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request) {
+	if c.tooMany(w, r, "/", "failed sign-ins") {
 		return
 	}
 	fail := func(status int, why, msg string) {
@@ -96,7 +90,7 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request, so SignOn
 		return
 	}
 	setCookie(w, r, signOnCookie(r), "", -1, http.SameSiteLaxMode)
-	who, until, err := so.SignIn(r.Context(), q, a.nonce, a.verifier)
+	who, until, err := c.signOn.SignIn(r.Context(), q, a.nonce, a.verifier)
 	switch {
 	case codemode.IsRefusal(err):
 		fail(http.StatusBadRequest, err.Error(), "The sign-in failed: "+err.Error()+". Sign in again.")

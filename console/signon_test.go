@@ -79,7 +79,10 @@ func newSignOnEnv(t *testing.T) (*env, *fakeSignOn, *clock) {
 	t.Helper()
 	c := &clock{now: time.Now()}
 	so := &fakeSignOn{sent: map[string][2]string{}, clock: c}
-	e := newEnvOf(t, console.Options{Now: c.Now}, func(cons *console.Console) { cons.SignInThrough(so, "https://issuer.example/") })
+	e := newEnvOf(t, console.Options{}, func(cons *console.Console) {
+		console.SetClock(cons, c.Now)
+		cons.SignInThrough(so, "https://issuer.example/")
+	})
 	return e, so, c
 }
 

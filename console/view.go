@@ -75,16 +75,14 @@ func (n *jsonNode) number(id string) {
 // jsonNodes builds the nodes of a page (jsontext.Builder).
 type jsonNodes struct{}
 
-func (jsonNodes) Null() *jsonNode {
-	return &jsonNode{Class: "l", Text: []visible.Segment{{Text: "null"}}}
-}
-func (jsonNodes) Bool(b bool) *jsonNode {
-	return &jsonNode{Class: "l", Text: []visible.Segment{{Text: strconv.FormatBool(b)}}}
+// scalar is a literal ("l": true, false, null) or a number ("n") as written.
+func scalar(class, text string) *jsonNode {
+	return &jsonNode{Class: class, Text: []visible.Segment{{Text: text}}}
 }
 
-func (jsonNodes) Number(text []byte) (*jsonNode, bool) {
-	return &jsonNode{Class: "n", Text: []visible.Segment{{Text: string(text)}}}, true
-}
+func (jsonNodes) Null() *jsonNode                      { return scalar("l", "null") }
+func (jsonNodes) Bool(b bool) *jsonNode                { return scalar("l", strconv.FormatBool(b)) }
+func (jsonNodes) Number(text []byte) (*jsonNode, bool) { return scalar("n", string(text)), true }
 
 func (jsonNodes) String(v string) *jsonNode {
 	n := &jsonNode{Class: "s", Text: quoted(v)}
@@ -369,7 +367,7 @@ func (c *Console) newRunView(rd *runRead) *runView {
 		StartedBy: visible.Segments(e.StartedBy.Display()),
 		Created:   e.CreatedAt,
 		Updated:   e.UpdatedAt,
-		Age:       age(c.now(), e.CreatedAt),
+		Age:       age(c.auth.now(), e.CreatedAt),
 		Error:     visible.Segments(e.Error),
 		Paused:    e.Status == codemode.StatusPaused,
 		CallCount: len(rd.heads),
@@ -387,8 +385,8 @@ func (c *Console) newRunView(rd *runRead) *runView {
 		marks = c.layPending(v, rd.pending)
 	}
 	v.Code = codeView(e.Code, marks)
-	rollbackable := e.Status == codemode.StatusCompleted || e.Status == codemode.StatusError ||
-		e.Status == codemode.StatusRejected || e.Status == codemode.StatusCancelled || e.Status == codemode.StatusPaused
+	_, err := codemode.TransitionExec(e.Status, codemode.StatusRollingBack)
+	rollbackable := err == nil
 	for _, en := range rd.heads {
 		if rollbackable && en.Kind == codemode.KindCall && en.Reverts == 0 &&
 			(en.State == codemode.EntryApplied || en.State == codemode.EntryUnknown) &&

@@ -57,13 +57,13 @@ func newPerUserEnv(t *testing.T, exchange bool) (*env, *oauthtest.Server) {
 	p, err := mcp.OpenPerUser(mcp.PerUserConfig{
 		Config: mcp.Config{Name: "remote", URL: server, Logger: orDiscard(nil)},
 		Session: func(user string) (*oauth.Session, error) {
-			cfg := oauth.Config{Connector: "remote", Server: server, Account: user, Store: oauth.Records{R: tokens}, Sealer: seal, Logger: orDiscard(nil)}
+			cfg := oauth.Config{Connector: "remote", Server: server, Account: user, Store: tokens, Sealer: seal, Logger: orDiscard(nil)}
 			if exchange {
 				cfg.Grant, cfg.TokenEndpoint, cfg.ClientID, cfg.ClientSecret = oauth.GrantTokenExchange, f.Issuer()+"/token", f.ClientID, f.ClientSecret
 			}
 			return oauth.New(cfg)
 		},
-		Store:    oauth.Records{R: tokens},
+		Store:    tokens,
 		Exchange: exchange,
 	})
 	if err != nil {

@@ -5,15 +5,8 @@ import (
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
-
-// DefaultDescriptionBudget is how many tokens (as internal/tokens
-// estimates them) of TypeScript declarations the codemode tool's
-// description carries inline by default; past it the model discovers
-// methods with codemode.search and codemode.describe.
-const DefaultDescriptionBudget = config.DefaultDescriptionBudget
 
 // maxConnectorLine bounds the text of a connector's line.
 const maxConnectorLine = 160

@@ -135,8 +135,7 @@ func (s *Server) signInThenResume(ctx context.Context, out codemode.Outcome, err
 			}
 			connector = p.Connector
 		}
-		sess := s.urlElicitationSession(ctx)
-		if sess == nil || !s.askSignIn(ctx, sess, out.Pending[0]) {
+		if !s.askSignIn(ctx, out.Pending[0]) {
 			return out, nil
 		}
 		out, err = s.rt.Approve(ctx, out.ExecutionID, s.approver(ctx))
@@ -144,19 +143,15 @@ func (s *Server) signInThenResume(ctx context.Context, out codemode.Outcome, err
 	return out, err
 }
 
-// urlElicitationSession returns the request's session when elicitation is
-// enabled and its client declared URL-mode elicitation, else nil.
-func (s *Server) urlElicitationSession(ctx context.Context) mcpserver.ClientSession {
-	if sess, el := s.elicitation(ctx); el != nil && el.URL != nil {
-		return sess
-	}
-	return nil
-}
-
 // askSignIn starts a sign-in to p's connector, asks the person through the
-// client to open its link, and reports whether they signed in within the
-// wait. Failures are logged; the run then stays paused.
-func (s *Server) askSignIn(ctx context.Context, sess mcpserver.ClientSession, p codemode.PendingAction) bool {
+// request's client to open its link, and reports whether they signed in
+// within the wait: when elicitation is enabled and the client declared
+// URL-mode elicitation. Failures are logged; the run then stays paused.
+func (s *Server) askSignIn(ctx context.Context, p codemode.PendingAction) bool {
+	sess, el := s.elicitation(ctx)
+	if el == nil || el.URL == nil {
+		return false
+	}
 	a, err := s.rt.BeginSignIn(ctx, p.Connector)
 	if err != nil {
 		s.log.Warn("could not start a sign-in; the run stays paused", "executionId", p.ExecutionID, "connector", p.Connector, "err", err)

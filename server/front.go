@@ -35,11 +35,82 @@ import (
 // client; there mcp-go ignores params.task and runs the call as a plain
 // one, as the specification asks of a server that does not declare tasks.
 
-// rpcRequest is a JSON-RPC request as the front reads it.
+// rpcRequest is a JSON-RPC message as the server reads it before mcp-go
+// (the guard and the task front), with the head of its params.
 type rpcRequest struct {
 	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+	Method mcp.MCPMethod   `json:"method"`
 	Params json.RawMessage `json:"params"`
+	head   struct {
+		Name string          `json:"name"` // tools/call's tool
+		Task json.RawMessage `json:"task"`
+		Meta *mcp.Meta       `json:"_meta"`
+	}
+}
+
+// rpcBody is a POST body or a stdio line. Its JSON-RPC messages are read
+// when something first asks for them, and once: most requests need
+// nothing read (a call on a live session without an issuer).
+type rpcBody struct {
+	raw    []byte
+	read   bool
+	msgs   []rpcRequest // one, or a batch; one that does not parse is left out: mcp-go answers it with a parse error
+	single *rpcRequest  // the one message of a body that is not a batch
+}
+
+// messages returns the messages of b (nil: none) and its single one (nil:
+// a batch, or none).
+func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
+	if b == nil {
+		return nil, nil
+	}
+	if !b.read {
+		b.read = true
+		var m rpcRequest
+		if t := bytes.TrimSpace(b.raw); len(t) > 0 && t[0] == '[' {
+			_ = json.Unmarshal(t, &b.msgs)
+		} else if json.Unmarshal(t, &m) == nil {
+			b.msgs = []rpcRequest{m}
+			b.single = &b.msgs[0]
+		}
+		for i := range b.msgs {
+			_ = json.Unmarshal(b.msgs[i].Params, &b.msgs[i].head) // params that do not decode: the methods say so
+		}
+	}
+	return b.msgs, b.single
+}
+
+// frontRequest returns the request of b that the front answers, or nil:
+// tasks/get and tasks/cancel; tasks/result and tasks/list (2025-11-25);
+// tasks/update (2026-07-28); a tools/call of codemode with params.task
+// (2025-11-25) or from a client that declares the tasks extension
+// (2026-07-28).
+func (b *rpcBody) frontRequest() *rpcRequest {
+	if b == nil || !bytes.Contains(b.raw, []byte("task")) { // cheap: every request the front answers says it
+		return nil
+	}
+	_, c := b.messages()
+	if c == nil || len(c.ID) == 0 || string(c.ID) == "null" {
+		return nil // not one request: mcp-go answers what it is
+	}
+	switch c.Method {
+	case mcp.MethodToolsCall:
+		task := c.head.Task // 2025-11-25: params.task; 2026-07-28: the extension declared
+		if c.head.Name == "codemode" && (c.modern() && c.declaresTasks() || !c.modern() && len(task) > 0 && string(task) != "null") {
+			return c
+		}
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
+		return c
+	case mcp.MethodTasksResult, mcp.MethodTasksList:
+		if !c.modern() { // removed in 2026-07-28: mcp-go says so
+			return c
+		}
+	case methodTasksUpdate:
+		if c.modern() {
+			return c
+		}
+	}
+	return nil
 }
 
 // rpcError is a JSON-RPC error the front answers with.
@@ -60,61 +131,20 @@ type rpcResponse struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
-// taskCall is a request the front answers.
-type taskCall struct {
-	rpcRequest
-	meta   *mcp.Meta // params._meta
-	modern bool      // protocol 2026-07-28 or later (declared in _meta)
+// modern reports whether c declares protocol 2026-07-28 or later (in _meta).
+func (c *rpcRequest) modern() bool {
+	return mcp.IsModernProtocol(c.head.Meta.ProtocolVersion())
 }
 
 // declaresTasks reports whether a modern request declares the tasks
 // extension among its client capabilities.
-func (c taskCall) declaresTasks() bool {
-	caps := c.meta.ClientCapabilities()
+func (c *rpcRequest) declaresTasks() bool {
+	caps := c.head.Meta.ClientCapabilities()
 	if caps == nil {
 		return false
 	}
 	_, ok := caps.Extensions[tasksExtension]
 	return ok
-}
-
-// taskCallOf reports whether body is a request the front answers: tasks/get
-// and tasks/cancel; tasks/result and tasks/list (2025-11-25); tasks/update
-// (2026-07-28); a tools/call of codemode with params.task (2025-11-25) or
-// from a client that declares the tasks extension (2026-07-28).
-func taskCallOf(body []byte) (taskCall, bool) {
-	if !bytes.Contains(body, []byte("task")) { // cheap: every request the front answers says it
-		return taskCall{}, false
-	}
-	var c taskCall
-	if json.Unmarshal(body, &c.rpcRequest) != nil || len(c.ID) == 0 || string(c.ID) == "null" {
-		return taskCall{}, false // not a request: mcp-go answers what it is
-	}
-	var p struct {
-		Name string          `json:"name"`
-		Task json.RawMessage `json:"task"`
-		Meta *mcp.Meta       `json:"_meta"`
-	}
-	_ = json.Unmarshal(c.Params, &p) // params that do not decode: the methods say so
-	c.meta = p.Meta
-	c.modern = mcp.IsModernProtocol(p.Meta.ProtocolVersion())
-	switch mcp.MCPMethod(c.Method) {
-	case mcp.MethodToolsCall:
-		if p.Name != "codemode" {
-			return taskCall{}, false
-		}
-		if c.modern {
-			return c, c.declaresTasks()
-		}
-		return c, len(p.Task) > 0 && string(p.Task) != "null"
-	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
-		return c, true
-	case mcp.MethodTasksResult, mcp.MethodTasksList:
-		return c, !c.modern // removed in 2026-07-28: mcp-go says so
-	case methodTasksUpdate:
-		return c, c.modern
-	}
-	return taskCall{}, false
 }
 
 // methodTasksUpdate answers a task's input requests (2026-07-28).
@@ -149,7 +179,7 @@ func (f *taskFront) stop() {
 // answer answers one request, with ctx (which ends with the request) and
 // sess, the request's mcp-go session (nil: none), and encodes the answer
 // (one that does not encode is answered as an internal error).
-func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c taskCall) []byte {
+func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) []byte {
 	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID}
 	result, err := f.dispatch(ctx, sess, c)
 	var re *rpcError
@@ -158,8 +188,6 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 		resp.Result = result
 	case errors.As(err, &re):
 		resp.Error = re
-	case errors.Is(err, errTaskNotFound), errors.Is(err, errTaskExpired):
-		resp.Error = &rpcError{Code: mcp.INVALID_PARAMS, Message: "Failed to retrieve task: " + err.Error()}
 	case ctx.Err() != nil:
 		resp.Error = &rpcError{Code: mcp.REQUEST_INTERRUPTED, Message: "the request ended before the task did: " + ctx.Err().Error()}
 	default:
@@ -181,13 +209,13 @@ type taskParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 }
 
-func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
+func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
 	s := f.s
-	if c.modern && !c.declaresTasks() {
+	if c.modern() && !c.declaresTasks() {
 		return nil, &rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "Missing required client capability",
 			Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}
 	}
-	if mcp.MCPMethod(c.Method) == mcp.MethodToolsCall {
+	if c.Method == mcp.MethodToolsCall {
 		return f.create(ctx, sess, c)
 	}
 	var p taskParams
@@ -196,15 +224,15 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: %v", c.Method, err)}
 		}
 	}
-	if mcp.MCPMethod(c.Method) == mcp.MethodTasksList {
+	if c.Method == mcp.MethodTasksList {
 		return f.list(ctx, p.Cursor)
 	}
 	if p.TaskID == "" {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: taskId is required", c.Method)}
 	}
-	switch mcp.MCPMethod(c.Method) {
+	switch c.Method {
 	case mcp.MethodTasksGet:
-		if c.modern {
+		if c.modern() {
 			return f.modernGet(ctx, p.TaskID)
 		}
 		_, _, t, err := s.view(ctx, p.TaskID, false)
@@ -212,16 +240,16 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 	case mcp.MethodTasksResult:
 		return f.result(ctx, sess, p.TaskID)
 	case mcp.MethodTasksCancel:
-		return f.cancelTask(ctx, p.TaskID, c.modern)
+		return f.cancelTask(ctx, p.TaskID, c.modern())
 	case methodTasksUpdate:
 		return f.update(ctx, p.TaskID, p.InputResponses)
 	}
-	return nil, &rpcError{Code: mcp.METHOD_NOT_FOUND, Message: "Method " + c.Method + " not found"}
+	return nil, &rpcError{Code: mcp.METHOD_NOT_FOUND, Message: "Method " + string(c.Method) + " not found"}
 }
 
 // create starts a task-augmented codemode call's program and answers with
 // its task (CreateTaskResult), once the run is in the store.
-func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c taskCall) (any, error) {
+func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
 		Task      struct {
@@ -231,10 +259,11 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	if err := json.Unmarshal(c.Params, &p); err != nil {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid params of tools/call: " + err.Error()}
 	}
-	if f.s.opts.TraceContext && c.meta != nil {
-		ctx = propagate.FromMeta(ctx, c.meta.AdditionalFields)
+	meta := c.head.Meta
+	if f.s.opts.TraceContext && meta != nil {
+		ctx = propagate.FromMeta(ctx, meta.AdditionalFields)
 	}
-	if c.modern {
+	if c.modern() {
 		e, err := f.s.startTask(ctx, p.Arguments, defaultTaskTTL, nil)
 		if err != nil {
 			return nil, err
@@ -246,8 +275,8 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	var o codemode.Observer
 	if sess != nil {
 		var token mcp.ProgressToken
-		if c.meta != nil {
-			token = c.meta.ProgressToken
+		if meta != nil {
+			token = meta.ProgressToken
 		}
 		o = &clientObserver{s: f.s, ctx: f.s.mcp.WithContext(f.ctx, sess), token: token}
 	}
@@ -286,17 +315,16 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) {
 	f.wg.Go(func() {
 		last := v.Status
 		for !last.IsTerminal() {
-			e, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
+			_, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
 				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
 			})
-			if err != nil || expired(e, time.Now()) {
+			if err != nil {
 				return
 			}
-			var pending []codemode.PendingAction
-			if e.Status == codemode.StatusPaused {
-				pending, _ = f.s.rt.Pending(f.ctx, v.TaskId)
+			_, _, t, err := f.s.view(f.ctx, v.TaskId, false)
+			if err != nil { // (an expired task too)
+				return
 			}
-			t := viewTask(e, pending, false)
 			last = t.Status
 			err = f.s.mcp.SendNotificationToSpecificClient(sess.SessionID(), string(mcp.MethodNotificationTasksStatus), taskParamsMap(t))
 			if errors.Is(err, mcpserver.ErrSessionNotFound) {
@@ -485,12 +513,14 @@ type stdioFront struct {
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
 		line, err := r.in.ReadBytes('\n')
-		if len(line) > 0 {
-			if c, ok := taskCallOf(line); ok {
-				r.f.wg.Go(func() { r.serve(c) })
-			} else {
-				r.rest = line
-			}
+		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
+			r.f.wg.Go(func() { // the answer, as one line
+				if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
+					r.f.s.log.Debug("writing a task response failed", "err", err)
+				}
+			})
+		} else {
+			r.rest = line
 		}
 		if err != nil {
 			if len(r.rest) == 0 {
@@ -502,13 +532,6 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 	n := copy(p, r.rest)
 	r.rest = r.rest[n:]
 	return n, nil
-}
-
-// serve answers one request and writes the response as one line.
-func (r *stdioFront) serve(c taskCall) {
-	if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
-		r.f.s.log.Debug("writing a task response failed", "err", err)
-	}
 }
 
 // lockedWriter serialises writes: mcp-go and the front write whole
@@ -526,13 +549,13 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 
 // serveHTTP answers a streamable-HTTP POST whose body is a request of the
 // front, with a JSON response, and reports whether it did.
-func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	c, ok := taskCallOf(body)
-	if !ok {
+func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
+	c := body.frontRequest()
+	if c == nil {
 		return false
 	}
 	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id
-	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern {
+	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern() {
 		sess = v.(mcpserver.ClientSession)
 	}
 	ctx, cancel := context.WithCancel(r.Context())

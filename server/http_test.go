@@ -23,6 +23,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -234,7 +235,7 @@ func TestSSEStreamHasNoWildcardCORS(t *testing.T) {
 }
 
 func TestOriginsAndHostsThatAreAllowed(t *testing.T) {
-	s := newServerWith(t, server.Options{HTTP: server.HTTPOptions{
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{
 		AllowedOrigins: []string{"https://app.example.com"},
 		AllowedHosts:   []string{"mcp.example.com", "gw.lan:9000"},
 	}})
@@ -311,7 +312,7 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 func TestBodyIsCapped(t *testing.T) {
 	for _, transport := range []string{server.TransportHTTP, server.TransportSSE} {
 		t.Run(transport, func(t *testing.T) {
-			base := serve(t, newServerWith(t, server.Options{HTTP: server.HTTPOptions{MaxBody: 1 << 16}}), transport)
+			base := serve(t, newServerWith(t, server.Options{HTTP: config.HTTP{MaxBody: 1 << 16}}), transport)
 			big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", 1<<17) + `"}}`
 			path := pathFor(transport)
 			if transport == server.TransportSSE {
@@ -343,7 +344,7 @@ func TestBodyIsCapped(t *testing.T) {
 // TestTrickledBodyTimesOut: a client that sends its body too slowly is
 // answered 408 once the read timeout passes, not held indefinitely.
 func TestTrickledBodyTimesOut(t *testing.T) {
-	base := serve(t, newServerWith(t, server.Options{HTTP: server.HTTPOptions{ReadTimeout: 300 * time.Millisecond}}), server.TransportHTTP)
+	base := serve(t, newServerWith(t, server.Options{HTTP: config.HTTP{ReadTimeout: 300 * time.Millisecond}}), server.TransportHTTP)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +397,7 @@ func TestStreamableSessions(t *testing.T) {
 }
 
 func TestConnectionCap(t *testing.T) {
-	base := serve(t, newServerWith(t, server.Options{HTTP: server.HTTPOptions{MaxConnections: 2}}), server.TransportHTTP)
+	base := serve(t, newServerWith(t, server.Options{HTTP: config.HTTP{MaxConnections: 2}}), server.TransportHTTP)
 	addr := strings.TrimPrefix(base, "http://")
 	// Two connections that send nothing hold both slots.
 	var held []net.Conn
@@ -434,7 +435,7 @@ func TestConnectionCap(t *testing.T) {
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
-	s := newServerWith(t, server.Options{HTTP: server.HTTPOptions{TLSCert: certFile, TLSKey: keyFile}})
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{TLSCert: certFile, TLSKey: keyFile}})
 	base := serve(t, s, server.TransportHTTP)
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	resp := req{method: "POST", path: server.PathMCP, body: initBody, header: jsonHeaders()}.do(t, c, strings.Replace(base, "http://", "https://", 1))
@@ -443,7 +444,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	// A bad pair is reported at start, naming the files.
-	bad := newServerWith(t, server.Options{HTTP: server.HTTPOptions{TLSCert: certFile, TLSKey: certFile}})
+	bad := newServerWith(t, server.Options{HTTP: config.HTTP{TLSCert: certFile, TLSKey: certFile}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

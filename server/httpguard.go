@@ -22,6 +22,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
@@ -72,16 +73,16 @@ import (
 //
 // Responses are written under a per-write deadline (WriteTimeout), so a
 // client that stops reading is dropped instead of holding its handler, and
-// never carry Access-Control-Allow-Origin: * (the SSE transport would set
-// it), but the protected resource metadata of server.auth: a public
-// document, answered before any other check, that browser-based clients
-// must be able to read.
+// never carry Access-Control-Allow-Origin: * (ServeHTTP configures the
+// transports' CORS so), but the protected resource metadata of
+// server.auth: a public document, answered before any other check, that
+// browser-based clients must be able to read.
 type guard struct {
 	// fixed at creation
 	bearer         bearer      // the bearer token required; nil: none
 	allowedOrigins []string    // lower case scheme://host[:port]
 	allowedHosts   []string    // lower case host or host:port
-	h              HTTPOptions // with the defaults
+	h              config.HTTP // with the defaults
 	sessions       *sessions   // streamable HTTP; nil for SSE
 	next           http.Handler
 	mcpPaths       []string     // the MCP endpoints
@@ -97,9 +98,10 @@ type guard struct {
 	// issuer itself (server.auth.console), so its requests need no
 	// bearer token.
 	consoleSignsIn bool
-	// front answers the task requests of a POST that passed every check,
-	// in front of the transport, and reports whether it did (nil: none).
-	front func(w http.ResponseWriter, r *http.Request, body []byte) bool
+	// front answers the task requests of a POST (body; nil: not a POST)
+	// that passed every check, in front of the transport, and reports
+	// whether it did (nil: none).
+	front func(w http.ResponseWriter, r *http.Request, body *rpcBody) bool
 }
 
 // newGuard makes the guard of next; the transport sets the MCP endpoints,
@@ -113,12 +115,9 @@ func newGuard(opts *Options, next http.Handler) *guard {
 		allowedHosts:   lowerAll(h.AllowedHosts),
 		h:              h,
 		next:           next,
-		failures:       opts.AuthFailures,
+		failures:       cmp.Or(opts.AuthFailures, throttle.New(0, 0, nil)),
 		log:            cmp.Or(opts.Logger, slog.Default()),
 		traceContext:   opts.TraceContext,
-	}
-	if g.failures == nil {
-		g.failures = throttle.New(0, 0, nil)
 	}
 	if opts.AuthToken != "" {
 		g.bearer = ownToken(sha256.Sum256([]byte(opts.AuthToken)))
@@ -204,26 +203,27 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.metrics.ServeHTTP(dw, r)
 		return
 	}
-	var body []byte
+	var post *rpcBody // a POST's, whose messages the checks below read once
 	if r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
 			refuse(w, http.StatusUnsupportedMediaType, "Unsupported Media Type: a POST body must be Content-Type: application/json")
 			return
 		}
-		var status int
-		if body, status, err = g.readBody(w, r); err != nil {
+		body, status, err := g.readBody(w, r)
+		if err != nil {
 			refuse(w, status, err.Error())
 			return
 		}
-		if g.rs != nil && !g.authorizeBody(w, r, body) {
+		post = &rpcBody{raw: body}
+		if g.rs != nil && !g.authorizeBody(w, r, post) {
 			return
 		}
 	}
 	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
 		var status int
 		var msg string
-		if dw.sent, status, msg = g.sessions.check(r, body); status != 0 {
+		if dw.sent, status, msg = g.sessions.check(r, post); status != 0 {
 			http.Error(w, msg, status)
 			return
 		}
@@ -232,7 +232,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.traceContext && r.Header.Get(propagate.Traceparent) != "" {
 		r = r.WithContext(propagate.FromHeader(r.Context(), r.Header))
 	}
-	if g.front != nil && r.Method == http.MethodPost && g.front(dw, r, body) {
+	if g.front != nil && g.front(dw, r, post) {
 		return
 	}
 	g.next.ServeHTTP(dw, r)
@@ -414,7 +414,7 @@ func (g *guard) noOAuth(w http.ResponseWriter) {
 	desc := "no OAuth authorization server here"
 	switch {
 	case g.rs != nil:
-		desc += ": this server's authorization server is " + g.rs.v.Issuer() + " (its protected resource metadata: " + g.rs.metadataURL + ")"
+		desc += ": this server's authorization server is " + g.rs.v.Issuer() + " (its protected resource metadata: " + g.rs.origin + g.rs.metadataPath + ")"
 	case g.bearer != nil:
 		desc += ": " + tokenRequired
 	}
@@ -434,11 +434,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(g.h.ReadTimeout))
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.h.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.h.MaxBody))
 	_ = rc.SetReadDeadline(time.Time{})
 	var mbe *http.MaxBytesError
 	var ne net.Error
@@ -450,38 +446,20 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
-	return buf.Bytes(), 0, nil
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, 0, nil
 }
 
-// deadlineWriter gives every write of a response a fresh deadline, drops
-// the Access-Control-Allow-Origin: * that the SSE transport sets, and
+// deadlineWriter gives every write of a response a fresh deadline and
 // counts the notifications written on it (sent).
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
-	d       time.Duration
-	started bool
-	sent    *sentCounter // nil: not counted
-}
-
-func (w *deadlineWriter) start() {
-	if w.started {
-		return
-	}
-	w.started = true
-	if h := w.Header(); h.Get("Access-Control-Allow-Origin") == "*" {
-		h.Del("Access-Control-Allow-Origin")
-	}
-}
-
-func (w *deadlineWriter) WriteHeader(code int) {
-	w.start()
-	w.ResponseWriter.WriteHeader(code)
+	rc   *http.ResponseController
+	d    time.Duration
+	sent *sentCounter // nil: not counted
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
-	w.start()
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
 	n, err := w.ResponseWriter.Write(p)
 	if err == nil && w.sent != nil && isNotificationEvent(p) {
@@ -491,7 +469,6 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 }
 
 func (w *deadlineWriter) Flush() {
-	w.start()
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
 	_ = w.rc.Flush()
 }

@@ -34,15 +34,10 @@ func (s *Server) visible(o codemode.Outcome) codemode.Outcome {
 	case len(o.Result) > 0:
 		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, limit)
 		o.Error = truncate.String(o.Error, limit)
-	case o.Error != "":
-		raw, err := json.Marshal(o.Error)
-		if err != nil { // a Go string always marshals
-			return o
-		}
+	case o.Error != "": // cut as a JSON string, which Fit keeps a string
+		raw, _ := json.Marshal(o.Error)
 		raw, o.Logs = truncate.Fit(raw, o.Logs, limit)
-		if err := json.Unmarshal(raw, &o.Error); err != nil {
-			return o
-		}
+		_ = json.Unmarshal(raw, &o.Error)
 	default:
 		_, o.Logs = truncate.Fit(nil, o.Logs, limit)
 	}
@@ -85,11 +80,11 @@ func (s *Server) outcomeResult(o codemode.Outcome) *mcp.CallToolResult {
 // valueResult renders any JSON-able value the same way.
 func valueResult(v any, isError bool) *mcp.CallToolResult {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return mcp.NewToolResultError("internal error: cannot encode result: " + err.Error())
-	}
 	var structured map[string]any
-	if err := json.Unmarshal(b, &structured); err != nil {
+	if err == nil {
+		err = json.Unmarshal(b, &structured)
+	}
+	if err != nil {
 		return mcp.NewToolResultError("internal error: cannot encode result: " + err.Error())
 	}
 	res := mcp.NewToolResultStructured(structured, string(b))
@@ -103,12 +98,6 @@ type errorOutcome struct {
 	Status      string `json:"status"`
 	ExecutionID string `json:"executionId,omitempty"`
 	Error       string `json:"error"`
-}
-
-// badArguments is the result of a request whose arguments do not decode:
-// a tool error the model can fix, naming what was wrong.
-func badArguments(err error) *mcp.CallToolResult {
-	return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true)
 }
 
 // auditValueChars bounds the code, and the result with the logs, of each

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -40,8 +38,8 @@ var ToolScopes = map[string][]string{
 
 // methodScopes is the scope of the MCP methods besides tools/call that
 // touch runs: the task requests (a task is a codemode run; tasks/update
-// answers its approval questions). Other methods (initialize, tools/list,
-// ping, notifications, responses) need a valid token and no scope.
+// answers its approval questions). Other methods need a valid token and
+// no scope.
 var methodScopes = map[mcp.MCPMethod][]string{
 	mcp.MethodTasksGet:    {codemode.ScopeRun},
 	mcp.MethodTasksList:   {codemode.ScopeRun},
@@ -102,12 +100,11 @@ const metricsScope = codemode.ScopeAdmin
 // metadata (RFC 9728) that tells clients where to sign in.
 type resourceServer struct {
 	// fixed at creation
-	v             *resource.Validator
-	resource      string // this server's resource identifier
-	origin        string // the resource's scheme://host
-	metadataURL   string // where clients find its metadata
-	metadataPaths []string
-	metadata      http.Handler
+	v            *resource.Validator
+	resource     string // this server's resource identifier
+	origin       string // the resource's scheme://host
+	metadataPath string // where clients find its metadata at origin (also at the well-known path)
+	metadata     http.Handler
 }
 
 // newResourceServer makes the resource server for auth, whose MCP
@@ -118,11 +115,6 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 	u, err := url.Parse(res)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("server.auth: the resource %q is not an absolute URL", res)
-	}
-	if auth.Resource == "" {
-		if err := checkListenHost(u.Host); err != nil {
-			return nil, err
-		}
 	}
 	v, err := resource.New(resource.Config{
 		Issuer:                auth.Issuer,
@@ -135,17 +127,11 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 	if err != nil {
 		return nil, fmt.Errorf("server.auth: %w", err)
 	}
-	path := mcpserver.ProtectedResourceMetadataPath(res)
-	paths := []string{path}
-	if path != mcpserver.WellKnownProtectedResourcePath {
-		paths = append(paths, mcpserver.WellKnownProtectedResourcePath)
-	}
 	return &resourceServer{
-		v:             v,
-		resource:      res,
-		origin:        u.Scheme + "://" + u.Host,
-		metadataURL:   u.Scheme + "://" + u.Host + path,
-		metadataPaths: paths,
+		v:            v,
+		resource:     res,
+		origin:       u.Scheme + "://" + u.Host,
+		metadataPath: mcpserver.ProtectedResourceMetadataPath(res),
 		metadata: mcpserver.NewProtectedResourceMetadataHandler(mcpserver.ProtectedResourceMetadataConfig{
 			Resource:               res,
 			AuthorizationServers:   []string{auth.Issuer},
@@ -166,21 +152,12 @@ func orDefault(list, def []string) []string {
 
 // CheckAuthAddr reports whether a server with auth can listen on addr:
 // without server.auth.resource the resource is the listen address, which
-// must then be one a client can reach (not 0.0.0.0 or ::).
+// must then be one a client can reach (not 0.0.0.0 or ::). serve checks
+// it as soon as it listens, before it starts anything; ServeHTTP takes
+// its listener as checked.
 func CheckAuthAddr(auth *config.ServerAuth, addr net.Addr) error {
-	if auth == nil || auth.Resource != "" {
-		return nil
-	}
-	return checkListenHost(addr.String())
-}
-
-func checkListenHost(hostport string) error {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return fmt.Errorf("server.auth: the server listens on %s, which is no address a client can reach: set server.auth.resource to the MCP endpoint's public URL", hostport)
+	if a, ok := addr.(*net.TCPAddr); ok && auth != nil && auth.Resource == "" && a.IP.IsUnspecified() {
+		return fmt.Errorf("server.auth: the server listens on %s, which is no address a client can reach: set server.auth.resource to the MCP endpoint's public URL", addr)
 	}
 	return nil
 }
@@ -189,7 +166,7 @@ func (rs *resourceServer) close() { rs.v.Close() }
 
 // servesMetadata reports whether path is where the metadata is served.
 func (rs *resourceServer) servesMetadata(path string) bool {
-	return slices.Contains(rs.metadataPaths, path)
+	return path == rs.metadataPath || path == mcpserver.WellKnownProtectedResourcePath
 }
 
 // principal validates an access token of the issuer.
@@ -206,12 +183,20 @@ func (*resourceServer) words() (wanted, bad, aBad string) {
 }
 
 // authorizeBody checks that the request's principal has the scope of
-// each message in a POST body (one JSON-RPC message, or a batch): 403
-// insufficient_scope naming the first scope missing otherwise.
-func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body []byte) bool {
+// each message of a POST body (one JSON-RPC message, or a batch): 403
+// insufficient_scope naming the first scope missing otherwise. Other
+// methods (initialize, tools/list, ping, notifications, responses) and a
+// body that does not parse (the transport answers it with a parse error)
+// need none here.
+func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
 	p := codemode.PrincipalFrom(r.Context())
-	for _, scopes := range bodyScopes(body) {
-		if !slices.ContainsFunc(scopes, p.HasScope) {
+	msgs, _ := body.messages()
+	for _, m := range msgs {
+		scopes := methodScopes[m.Method]
+		if m.Method == mcp.MethodToolsCall {
+			scopes = orDefault(ToolScopes[m.head.Name], []string{codemode.ScopeRun})
+		}
+		if scopes != nil && !slices.ContainsFunc(scopes, p.HasScope) {
 			g.rs.challenge(w, http.StatusForbidden, "insufficient_scope",
 				"the access token lacks the scope "+strings.Join(scopes, " or ")+" this request needs", strings.Join(scopes, " "))
 			return false
@@ -220,39 +205,8 @@ func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body []byt
 	return true
 }
 
-// bodyScopes returns the scopes (any one of each) the messages of a body
-// need. A body that does not parse needs none here: the transport
-// answers it with a parse error.
-func bodyScopes(body []byte) [][]string {
-	type message struct {
-		Method mcp.MCPMethod `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	var msgs []message
-	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		_ = json.Unmarshal(b, &msgs)
-	} else {
-		var m message
-		if json.Unmarshal(b, &m) == nil {
-			msgs = []message{m}
-		}
-	}
-	var out [][]string
-	for _, m := range msgs {
-		switch {
-		case m.Method == mcp.MethodToolsCall:
-			out = append(out, orDefault(ToolScopes[m.Params.Name], []string{codemode.ScopeRun}))
-		case methodScopes[m.Method] != nil:
-			out = append(out, methodScopes[m.Method])
-		}
-	}
-	return out
-}
-
 // challenge refuses a request with the server's resource metadata: see
 // resource.Challenge.
 func (rs *resourceServer) challenge(w http.ResponseWriter, status int, code, description, scope string) {
-	resource.Challenge(w, status, code, description, scope, rs.metadataURL)
+	resource.Challenge(w, status, code, description, scope, rs.origin+rs.metadataPath)
 }

@@ -58,8 +58,9 @@ type Options struct {
 	// console so that its logins count against the same addresses. nil:
 	// a Failures of the server's own with throttle's defaults.
 	AuthFailures *throttle.Failures
-	// HTTP bounds and guards the SSE and HTTP transports.
-	HTTP HTTPOptions
+	// HTTP bounds and guards the SSE and HTTP transports; zero fields
+	// take the defaults (httpDefaults).
+	HTTP config.HTTP
 	// WithholdApprovals leaves codemode_approve, codemode_reject and
 	// codemode_rollback out of the tools offered to clients, so the model
 	// cannot approve its own calls (approvals.tools: false). Approval then
@@ -69,7 +70,7 @@ type Options struct {
 	// the codemode tool's description may carry inline (estimated by
 	// internal/tokens); past it the description tells the model to use
 	// codemode.search and codemode.describe. 0 means
-	// DefaultDescriptionBudget; negative never inlines them.
+	// config.DefaultDescriptionBudget; negative never inlines them.
 	DescriptionBudget int
 	// MaxResultChars bounds what tools show of a run: its result (or
 	// error message) and its console lines together, measured as
@@ -97,25 +98,13 @@ type Options struct {
 	Logger  *slog.Logger
 }
 
-// HTTPOptions configure the HTTP transports (config.HTTP); zero fields take
-// the defaults below.
-type HTTPOptions = config.HTTP
-
-// HTTP defaults.
-const (
-	DefaultMaxBody        = 4 << 20
-	DefaultReadTimeout    = 30 * time.Second
-	DefaultWriteTimeout   = 30 * time.Second
-	DefaultIdleTimeout    = 120 * time.Second
-	DefaultMaxConnections = 64
-)
-
-func httpDefaults(h HTTPOptions) HTTPOptions {
-	h.MaxBody = cmp.Or(h.MaxBody, DefaultMaxBody)
-	h.ReadTimeout = cmp.Or(h.ReadTimeout, DefaultReadTimeout)
-	h.WriteTimeout = cmp.Or(h.WriteTimeout, DefaultWriteTimeout)
-	h.IdleTimeout = cmp.Or(h.IdleTimeout, DefaultIdleTimeout)
-	h.MaxConnections = cmp.Or(h.MaxConnections, DefaultMaxConnections)
+// httpDefaults fills the zero fields of h with the defaults.
+func httpDefaults(h config.HTTP) config.HTTP {
+	h.MaxBody = cmp.Or(h.MaxBody, 4<<20)
+	h.ReadTimeout = cmp.Or(h.ReadTimeout, 30*time.Second)
+	h.WriteTimeout = cmp.Or(h.WriteTimeout, 30*time.Second)
+	h.IdleTimeout = cmp.Or(h.IdleTimeout, 120*time.Second)
+	h.MaxConnections = cmp.Or(h.MaxConnections, 64)
 	return h
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
@@ -81,11 +80,11 @@ func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
 }
 
 // check applies the session rules to a request before the transport sees
-// it (body is a POST's body). It returns the notification counter of the
+// it (body: a POST's; nil for another method). It returns the notification counter of the
 // request's session (a counter of its own for a request without one:
 // initialize, or protocol 2026-07-28 and later, which has no sessions and
 // passes), or the status and message to answer with.
-func (s *sessions) check(r *http.Request, body []byte) (*sentCounter, int, string) {
+func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, string) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		return &sentCounter{}, 0, ""
 	}
@@ -93,19 +92,11 @@ func (s *sessions) check(r *http.Request, body []byte) (*sentCounter, int, strin
 	if l := s.touch(id); id != "" && l != nil {
 		return &l.sent, 0, ""
 	}
-	if r.Method == http.MethodPost && isInitialize(body) {
+	if _, m := body.messages(); m != nil && m.Method == mcp.MethodInitialize {
 		return &sentCounter{}, 0, "" // a new session, whatever the client sent
 	}
 	if id == "" {
 		return nil, http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"
 	}
 	return nil, http.StatusNotFound, "Not Found: unknown or ended session (initialize again)"
-}
-
-// isInitialize reports whether a POST body is an initialize request.
-func isInitialize(body []byte) bool {
-	var msg struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodInitialize)
 }

@@ -31,15 +31,8 @@ import (
 // sharing the store answers for it, after a restart too; nothing about a
 // task lives in this process's memory but the notifications it sends.
 //
-// The run's status is the task's:
-//
-//	running, waiting          working
-//	paused                    input_required (the pending actions are its message)
-//	completed                 completed
-//	error, rejected,          failed (the run's error is its message); on
-//	rolling_back, rolled_back   2026-07-28, completed: its result is the outcome,
-//	                            isError as a plain call's
-//	cancelled                 cancelled
+// The run's status is the task's, as README "Long runs as tasks" tabulates
+// it (viewTask).
 //
 // tasks/result (2025-11-25) gives the outcome a plain call gives, and,
 // while the task waits for a person, asks them through the client
@@ -75,26 +68,19 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // always is an Await condition that holds at once: a read of the run.
 func always(*codemode.Execution) bool { return true }
 
-// errTaskNotFound and errTaskExpired are the task methods' answers for an
-// id that names no task: invalid params, as the specification asks.
-var (
-	errTaskNotFound = errors.New("task not found")
-	errTaskExpired  = errors.New("task has expired")
-)
-
-// taskRun reads the run of task id; an unknown id, a run that is not a
-// task and a task past its TTL are errTaskNotFound or errTaskExpired.
+// taskRun reads the run of task id. An unknown id, a run that is not a
+// task and a task past its TTL name no task: invalid params, as the
+// specification asks.
 func (s *Server) taskRun(ctx context.Context, id string) (*codemode.Execution, error) {
 	e, err := s.rt.Await(ctx, id, 0, always)
-	switch {
-	case errors.Is(err, codemode.ErrUnknownExecution):
-		return nil, errTaskNotFound
-	case err != nil:
+	if err != nil && !errors.Is(err, codemode.ErrUnknownExecution) {
 		return nil, err
-	case e.Task == nil:
-		return nil, errTaskNotFound
+	}
+	switch {
+	case err != nil || e.Task == nil:
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "Failed to retrieve task: task not found"}
 	case expired(e, time.Now()):
-		return nil, errTaskExpired
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "Failed to retrieve task: task has expired"}
 	}
 	return e, nil
 }
@@ -115,7 +101,7 @@ func taskTTL(ms *int64) time.Duration {
 	return max(time.Duration(*ms)*time.Millisecond, minTaskTTL)
 }
 
-// viewTask maps a run to its task (see above) as 2025-11-25 shows it;
+// viewTask maps a run to its task as 2025-11-25 shows it;
 // modern selects the 2026-07-28 mapping, where a run that ended with an
 // outcome is completed.
 func viewTask(e *codemode.Execution, pending []codemode.PendingAction, modern bool) mcp.Task {
@@ -337,7 +323,7 @@ func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, e 
 	defer stop()
 	sctx := s.mcp.WithContext(qctx, sess)
 	if len(pending) == 1 && pending[0].Awaits == codemode.AwaitsSignIn {
-		if u := s.urlElicitationSession(sctx); u != nil && s.askSignIn(sctx, u, pending[0]) {
+		if s.askSignIn(sctx, pending[0]) {
 			_, err := s.rt.Resume(ctx, id, codemode.Review{Digest: codemode.PendingDigest(pending)})
 			return refusalOK(err)
 		}

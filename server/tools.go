@@ -12,6 +12,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 )
 
 // The tools the server offers (README "What the client sees"), one row
@@ -33,9 +34,7 @@ type toolFunc struct {
 }
 
 // readOnly are the hints of the tools that only read.
-var readOnly = mcp.ToolAnnotation{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)}
-
-func boolp(b bool) *bool { return &b }
+var readOnly = mcp.ToolAnnotation{ReadOnlyHint: new(true), OpenWorldHint: new(false)}
 
 // approvalTools are the tools WithholdApprovals leaves out: the ones that
 // decide a pending call or undo applied ones.
@@ -44,14 +43,14 @@ var approvalTools = map[string]bool{"codemode_approve": true, "codemode_reject":
 // addCodemode registers the codemode tool, whose description carries the
 // connectors and their declarations as the runtime has them now.
 func (s *Server) addCodemode() {
-	budget := cmp.Or(s.opts.DescriptionBudget, DefaultDescriptionBudget)
+	budget := cmp.Or(s.opts.DescriptionBudget, config.DefaultDescriptionBudget)
 	decls, fits := "", false
 	if budget > 0 {
 		decls, fits = s.rt.DeclarationsWithin(budget)
 	}
 	s.add(tool{name: "codemode", title: "Run a program against the connectors",
 		description: Description(s.rt.Connectors(), decls, !fits),
-		ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(true)},
+		ann:         mcp.ToolAnnotation{ReadOnlyHint: new(false), DestructiveHint: new(false), OpenWorldHint: new(true)},
 		run: handles(s, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
 			out, err := s.rt.Execute(ctx, in.Code, s.approver(ctx))
 			return s.signInThenResume(ctx, out, err)
@@ -73,20 +72,20 @@ func (s *Server) tools() []tool {
 			})},
 		{name: "codemode_approve", title: "Approve a paused execution",
 			description: "Approve the pending action(s) of a paused execution and resume it; returns its new outcome. Only call this when the user approved the action.",
-			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: new(false), DestructiveHint: new(true), OpenWorldHint: new(true)},
 			run: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
 				out, err := s.rt.Approve(ctx, in.ExecutionID, s.approver(ctx))
 				return s.signInThenResume(ctx, out, err)
 			})},
 		{name: "codemode_reject", title: "Reject a paused execution",
 			description: "Reject the pending action(s) of a paused execution; the run ends rejected (actions already applied stay applied).",
-			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), IdempotentHint: boolp(true), OpenWorldHint: boolp(false)},
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: new(false), DestructiveHint: new(false), IdempotentHint: new(true), OpenWorldHint: new(false)},
 			run: handles(s, func(ctx context.Context, in *rejectInput) (codemode.Outcome, error) {
 				return s.rt.Reject(ctx, in.ExecutionID, in.Seq)
 			})},
 		{name: "codemode_rollback", title: "Roll back an execution",
 			description: "Revert the applied, revertible actions of an execution, newest first; every revert is attempted and failures are reported.",
-			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: new(false), DestructiveHint: new(true), OpenWorldHint: new(true)},
 			run: handles(s, func(ctx context.Context, in *executionInput) (codemode.Outcome, error) {
 				return s.rt.Rollback(ctx, in.ExecutionID)
 			})},
@@ -105,7 +104,7 @@ func (s *Server) tools() []tool {
 			})},
 		{name: "codemode_save_snippet", title: "Save a snippet",
 			description: "Save the program of a completed execution as a named snippet, runnable with codemode.run(name, input).",
-			ann:         mcp.ToolAnnotation{ReadOnlyHint: boolp(false), DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+			ann:         mcp.ToolAnnotation{ReadOnlyHint: new(false), DestructiveHint: new(false), OpenWorldHint: new(false)},
 			run: handles(s, func(ctx context.Context, in *saveSnippetInput) (any, error) {
 				sn, err := s.rt.SaveSnippet(ctx, in.Name, in.ExecutionID, in.Description, in.InputSchema)
 				return map[string]any{"snippet": sn}, err
@@ -123,8 +122,8 @@ func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error))
 	return toolFunc{schema: args.schema, handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		raw, _ := json.Marshal(req.GetRawArguments()) // (they came as JSON)
 		in, err := args.decode(req.Params.Name, raw)
-		if err != nil {
-			return badArguments(err), nil
+		if err != nil { // a tool error the model can fix, naming what was wrong
+			return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true), nil
 		}
 		ctx, sent := s.observe(ctx, req)
 		defer sent()

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/config"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"golang.org/x/net/netutil"
 )
@@ -43,7 +43,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	w := &lockedWriter{w: out}
 	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w}
 	std := mcpserver.NewStdioServer(s.mcp)
-	std.SetErrorLogger(slogLogger(s.log))
+	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
 		r.sess = mcpserver.ClientSessionFromContext(ctx)
 		return ctx
@@ -59,7 +59,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // HTTP at /mcp; "sse": legacy SSE at /sse and /message) until ctx ends, then
 // shuts down gracefully; with Options.Console, the console is served at
 // every other path. Every request passes a guard first (Host, Origin,
-// bearer token, content type, body size, sessions: see guard); HTTPOptions
+// bearer token, content type, body size, sessions: see guard); Options.HTTP
 // bound the connections, and with a certificate the server speaks TLS.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport string) error {
 	h := httpDefaults(s.opts.HTTP)
@@ -67,10 +67,10 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	if err != nil {
 		return err
 	}
-	var cors []mcpserver.CORSOption
-	if len(h.AllowedOrigins) > 0 {
-		cors = []mcpserver.CORSOption{mcpserver.WithCORSAllowedOrigins(lowerAll(h.AllowedOrigins)...)}
-	}
+	// The transports answer CORS for the allowed origins. An origin no
+	// browser sends ("") stands for none: given no origin, the SSE
+	// transport would allow every one (Access-Control-Allow-Origin: *).
+	cors := mcpserver.WithCORSAllowedOrigins(append(lowerAll(h.AllowedOrigins), "")...)
 	mux := http.NewServeMux()
 	g := newGuard(&s.opts, mux)
 	var shutdown func(context.Context) error
@@ -79,32 +79,26 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		front := s.newFront(ctx)
 		defer front.stop()
 		g.sessions, g.front = newSessions(), front.serveHTTP
-		opts := []mcpserver.StreamableHTTPOption{
+		hs := mcpserver.NewStreamableHTTPServer(s.mcp,
 			mcpserver.WithEndpointPath(PathMCP),
 			mcpserver.WithStreamableHTTPServer(srv),
 			mcpserver.WithStreamableHTTPLogger(s.log),
 			mcpserver.WithSessionIdManager(g.sessions),
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
-		}
-		if cors != nil {
-			opts = append(opts, mcpserver.WithStreamableHTTPCORS(cors...))
-		}
-		hs := mcpserver.NewStreamableHTTPServer(s.mcp, opts...)
+			mcpserver.WithStreamableHTTPCORS(cors),
+		)
 		mux.Handle(PathMCP, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
-		opts := []mcpserver.SSEOption{
+		hs := mcpserver.NewSSEServer(s.mcp,
 			mcpserver.WithSSEEndpoint(PathSSE),
 			mcpserver.WithMessageEndpoint(PathMessage),
 			mcpserver.WithUseFullURLForMessageEndpoint(false),
 			mcpserver.WithKeepAlive(true),
 			mcpserver.WithHTTPServer(srv),
 			mcpserver.WithSSEDisableLocalhostProtection(true), // the guard checks Host, for every listener
-		}
-		if cors != nil {
-			opts = append(opts, mcpserver.WithSSECORS(cors...))
-		}
-		hs := mcpserver.NewSSEServer(s.mcp, opts...)
+			mcpserver.WithSSECORS(cors),
+		)
 		mux.Handle(PathSSE, hs)
 		mux.Handle(PathMessage, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathSSE, PathMessage}
@@ -198,12 +192,12 @@ func baseURL(useTLS bool, addr string) string {
 
 // newHTTPServer returns an http.Server with the bounds of h, speaking TLS
 // when h names a certificate.
-func newHTTPServer(h HTTPOptions, log *slog.Logger) (*http.Server, error) {
+func newHTTPServer(h config.HTTP, log *slog.Logger) (*http.Server, error) {
 	srv := &http.Server{
 		ReadHeaderTimeout: h.ReadTimeout,
 		IdleTimeout:       h.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slogLogger(log),
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if h.TLSCert != "" || h.TLSKey != "" {
 		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
@@ -250,9 +244,4 @@ func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listen
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// slogLogger adapts a slog.Logger for libraries that want a *log.Logger.
-func slogLogger(l *slog.Logger) *log.Logger {
-	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
 }

@@ -21,9 +21,26 @@ type toolArgs[In any] struct {
 	sch    *jsonschema.Schema
 }
 
+// newToolArgs reflects In's schema, inline (no $defs) and without the
+// $schema/$id keys some clients reject, and compiles it: a schema that
+// does not compile is a programming error, caught by tests.
 func newToolArgs[In any]() toolArgs[In] {
-	schema := schemaOf(new(In))
-	return toolArgs[In]{schema: schema, sch: compileToolSchema(schema)}
+	r := invopop.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
+	s := r.Reflect(new(In))
+	s.Version, s.ID = "", ""
+	schema, err := json.Marshal(s)
+	var doc any
+	if err == nil {
+		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	}
+	c := jsonschema.NewCompiler()
+	if err == nil {
+		err = c.AddResource("tool.json", doc)
+	}
+	if err != nil {
+		panic("server: tool schema: " + err.Error())
+	}
+	return toolArgs[In]{schema: schema, sch: c.MustCompile("tool.json")}
 }
 
 // codemodeArgs are the codemode tool's arguments (a task-augmented call
@@ -60,36 +77,4 @@ func (a toolArgs[In]) decode(tool string, raw json.RawMessage) (*In, error) {
 		}
 	}
 	return in, nil
-}
-
-// schemaOf reflects the JSON Schema of a tool input struct, inline (no
-// $defs) and without the $schema/$id keys some clients reject.
-func schemaOf(v any) json.RawMessage {
-	r := invopop.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
-	s := r.Reflect(v)
-	s.Version = ""
-	s.ID = ""
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic("server: cannot reflect tool schema: " + err.Error()) // programming error, caught by tests
-	}
-	return b
-}
-
-// compileToolSchema compiles the schema of one of our own tools; a schema
-// that does not compile is a programming error, caught by tests.
-func compileToolSchema(schema json.RawMessage) *jsonschema.Schema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		panic("server: tool schema: " + err.Error())
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("tool.json", doc); err != nil {
-		panic("server: tool schema: " + err.Error())
-	}
-	sch, err := c.Compile("tool.json")
-	if err != nil {
-		panic("server: tool schema: " + err.Error())
-	}
-	return sch
 }

@@ -434,10 +434,10 @@ func (p *PerUser) remember(ctx context.Context, user string) {
 	if same || p.cfg.Store == nil {
 		return
 	}
-	old, _, err := p.cfg.Store.Load(ctx, KindLister, p.cfg.Name)
+	old, err := oauth.Load(ctx, p.cfg.Store, KindLister, p.cfg.Name)
 	if err == nil {
 		next, _ := json.Marshal(lister{User: user})
-		_, err = p.cfg.Store.Swap(ctx, KindLister, p.cfg.Name, old, next)
+		_, err = p.cfg.Store.ReplaceRecord(ctx, KindLister, p.cfg.Name, old, next)
 	}
 	if err != nil {
 		p.log.Warn("could not keep whose connection lists the tools", "err", err)
@@ -454,8 +454,8 @@ func (p *PerUser) recall(ctx context.Context) string {
 		return user
 	}
 	var l lister
-	raw, ok, err := p.cfg.Store.Load(ctx, KindLister, p.cfg.Name)
-	if err != nil || !ok || json.Unmarshal(raw, &l) != nil {
+	rec, err := p.cfg.Store.GetRecord(ctx, KindLister, p.cfg.Name)
+	if err != nil || json.Unmarshal(rec.Value, &l) != nil {
 		return ""
 	}
 	return l.User

@@ -26,7 +26,7 @@ func (ts *tokenStore) sessionFor(server, user string) (*oauth.Session, error) {
 		return nil, err
 	}
 	ts.t.Cleanup(func() { st.Close() })
-	return oauth.New(oauth.Config{Connector: "remote", Server: server, Account: user, Store: oauth.Records{R: st}, Sealer: ts.seal, Logger: testLogger(ts.t)})
+	return oauth.New(oauth.Config{Connector: "remote", Server: server, Account: user, Store: st, Sealer: ts.seal, Logger: testLogger(ts.t)})
 }
 
 // openPerUser opens a PerUser connector for the protected server, its
@@ -41,7 +41,7 @@ func openPerUser(t *testing.T, ts *tokenStore, server string, maxUsers int, now 
 	p, err := OpenPerUser(PerUserConfig{
 		Config:   Config{Name: "remote", URL: server, Logger: testLogger(t)},
 		Session:  func(user string) (*oauth.Session, error) { return ts.sessionFor(server, user) },
-		Store:    oauth.Records{R: st},
+		Store:    st,
 		MaxUsers: maxUsers,
 		Now:      now,
 	})

@@ -61,7 +61,7 @@ func (ts *tokenStore) session(server string) *oauth.Session {
 		ts.t.Fatal(err)
 	}
 	ts.t.Cleanup(func() { st.Close() })
-	s, err := oauth.New(oauth.Config{Connector: "remote", Server: server, Store: oauth.Records{R: st}, Sealer: ts.seal, Logger: testLogger(ts.t)})
+	s, err := oauth.New(oauth.Config{Connector: "remote", Server: server, Store: st, Sealer: ts.seal, Logger: testLogger(ts.t)})
 	if err != nil {
 		ts.t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	}()
 	st = meterStore(st, a.metrics)
 	a.Store = st
-	a.tokens, a.sealer = oauth.Records{R: cmp.Or(opts.Tokens, connectors.Records(st))}, DefaultSealer()
+	a.tokens, a.sealer = cmp.Or(opts.Tokens, connectors.Records(st)), DefaultSealer()
 
 	sources, err := a.startConnectors(ctx)
 	if err != nil {

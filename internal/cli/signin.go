@@ -135,7 +135,7 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		// own run instead (its sign-in link), as themselves.
 		return usagef("login: connector %s has credentials: per_user: each person signs in for themselves, from the run that needs it (its sign-in link, or the approval console); `logout %s --user SUBJECT` forgets one person's sign-in", cc.Name, cc.Name)
 	}
-	mc, err := app.RemoteConfig(cc, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log)
+	mc, err := app.RemoteConfig(cc, tg.st, app.DefaultSealer(), sc, tg.log)
 	if err != nil {
 		return usageError{err}
 	}
@@ -231,7 +231,7 @@ func cmdLogout(ctx context.Context, args []string, env Env, log *slog.Logger) er
 	case !cc.PerUser() && *user != "":
 		return usagef("logout: --user applies to a connector with credentials: per_user; %s has one sign-in for everyone", cc.Name)
 	}
-	s, err := app.OAuthFor(cc, *user, oauth.Records{R: tg.st}, app.DefaultSealer(), sc, tg.log, nil)
+	s, err := app.OAuthFor(cc, *user, tg.st, app.DefaultSealer(), sc, tg.log, nil)
 	if err != nil {
 		return usageError{err}
 	}

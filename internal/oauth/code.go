@@ -14,12 +14,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
-// CodeChallenge is PKCE's S256 challenge of verifier (RFC 7636).
-func CodeChallenge(verifier string) string {
-	sum := sha256.Sum256([]byte(verifier))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
 // randomString returns n random bytes in base64url: a PKCE verifier, a
 // state, a jti, a lease holder's name.
 func randomString(n int) string {
@@ -63,15 +57,16 @@ func IsOAuthError(err error) bool {
 
 // AuthorizationURL is the authorization request of a sign-in (RFC 6749
 // section 4.1.1) at endpoint: response_type code, the client and its
-// redirect URI, state, PKCE's S256 challenge of verifier, and the other
-// fields of pairs (see set: scope, resource, nonce, audience).
+// redirect URI, state, PKCE's S256 challenge of verifier (RFC 7636), and
+// the other fields of pairs (see set: scope, resource, nonce, audience).
 func AuthorizationURL(endpoint, clientID, redirect, state, verifier string, pairs ...string) (string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return "", fmt.Errorf("the authorization endpoint: %w", err)
 	}
+	challenge := sha256.Sum256([]byte(verifier))
 	u.RawQuery = set(u.Query(), append([]string{"response_type", "code", "client_id", clientID, "redirect_uri", redirect,
-		"code_challenge", CodeChallenge(verifier), "code_challenge_method", "S256", "state", state}, pairs...)...).Encode()
+		"code_challenge", base64.RawURLEncoding.EncodeToString(challenge[:]), "code_challenge_method", "S256", "state", state}, pairs...)...).Encode()
 	return u.String(), nil
 }
 

@@ -50,8 +50,7 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if err != nil {
 		return err
 	}
-	ng := s.newGrant(d, GrantTokenExchange, auth, s.cfg.Scopes)
-	if err := s.obtain(ctx, "exchanging the person's token", form, auth, ng); err != nil {
+	if _, err := s.obtain(ctx, "exchanging the person's token", form, d, auth, s.cfg.Scopes); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -98,7 +98,7 @@ func TestTokenExchange(t *testing.T) {
 	if err := e.session(f, bob).Exchange(ctx, "not-a-token"); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
 		t.Errorf("exchanging an unknown token: %v", err)
 	}
-	if _, err := New(Config{Server: f.ServerURL(), Grant: GrantTokenExchange, Store: Records{R: e.store()}, Sealer: e.seal}); err == nil {
+	if _, err := New(Config{Server: f.ServerURL(), Grant: GrantTokenExchange, Store: e.store(), Sealer: e.seal}); err == nil {
 		t.Error("a token exchange session without a person, client or endpoint was made")
 	}
 }

@@ -77,7 +77,7 @@ func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 	if cfg.Connector == "" {
 		cfg.Connector = "remote"
 	}
-	cfg.Store, cfg.Sealer, cfg.Scrubber, cfg.Logger, cfg.Now = Records{R: e.store()}, e.seal, e.scrub, e.log, e.clock.Now
+	cfg.Store, cfg.Sealer, cfg.Scrubber, cfg.Logger, cfg.Now = e.store(), e.seal, e.scrub, e.log, e.clock.Now
 	s, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)

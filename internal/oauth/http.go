@@ -146,19 +146,18 @@ func redacted(raw string) string {
 	return clip(u.String())
 }
 
-// getJSON fetches url and decodes its JSON body into v. It reports a 404
-// (or 410) as notFound, so that discovery can try the next place.
-func (f *Fetcher) getJSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
+// JSON fetches rawURL (which Issuer or CheckURL checked) and decodes its
+// JSON answer into v; what names the document in errors. It reports a 4xx
+// answer as notFound, so that discovery can try the next place: besides
+// 404 and 410, some servers answer 400, 401 or 405 where nothing is
+// published.
+func (f *Fetcher) JSON(ctx context.Context, rawURL, what string, v any) (notFound bool, err error) {
 	where := what + " at " + redacted(rawURL)
 	status, _, body, err := f.send(ctx, http.MethodGet, rawURL, where, "", nil, nil)
 	switch {
 	case err != nil:
 		return false, err
-	case status == http.StatusNotFound || status == http.StatusGone:
-		return true, fmt.Errorf("%s: %d", where, status)
 	case status/100 != 2:
-		// Some servers answer 400, 401 or 405 where nothing is published:
-		// discovery treats any 4xx as "not here".
 		return status/100 == 4, fmt.Errorf("%s: HTTP %d", where, status)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
@@ -177,19 +176,12 @@ type Fetcher struct {
 	timeout time.Duration
 }
 
-// post sends a POST of body (of contentType) with header to rawURL and
-// returns the status and the bounded body. Redirects are not followed
-// (see NewFetcher): a form carrying a code or a secret goes where it was
-// addressed or nowhere.
-func (f *Fetcher) post(ctx context.Context, rawURL, what, contentType string, body []byte, header http.Header) (int, []byte, error) {
-	status, _, answer, err := f.send(ctx, http.MethodPost, rawURL, what+" "+redacted(rawURL), contentType, body, header)
-	return status, answer, err
-}
-
 // send makes one request asking for JSON (unless header says what it
 // accepts), within the Fetcher's timeout, and returns the status, the
 // headers and the bounded body; where names the request in errors
-// ("token request to https://…").
+// ("token request to https://…"). A POST follows no redirect (see
+// NewFetcher): a form carrying a code or a secret goes where it was
+// addressed or nowhere.
 func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType string, body []byte, header http.Header) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()

@@ -3,8 +3,9 @@ package oauth
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
+	"strings"
+	"time"
 )
 
 // CheckURL reports whether raw is an absolute https URL (http only to a
@@ -19,58 +20,56 @@ func CheckURL(raw, what string) error {
 // identifier: an absolute https URL (http only to a loopback address)
 // without a query or fragment.
 func CheckIssuer(issuer string) error {
-	u, err := secureURL(issuer, "the issuer")
-	if err != nil {
-		return err
-	}
-	if u.RawQuery != "" {
-		return fmt.Errorf("the issuer %q has a query", clip(issuer))
-	}
-	return nil
-}
-
-// Issuer fetches the metadata of the authorization server issuer, at the
-// places the MCP specification tries (RFC 8414's well-known URL, then
-// OpenID Connect's, with the issuer's path as each places it), and
-// checks that it names issuer itself and that its endpoints are HTTPS or
-// loopback.
-func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
-	if err := CheckIssuer(issuer); err != nil {
-		return IssuerMetadata{}, err
-	}
-	meta, where, err := f.issuerMetadata(ctx, issuer)
-	if err != nil {
-		return IssuerMetadata{}, err
-	}
-	if err := meta.checkURLs(); err != nil {
-		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", redacted(where), err)
-	}
-	meta.Where = redacted(where)
-	return *meta, nil
-}
-
-// JSON fetches rawURL (HTTPS or loopback) and decodes its JSON answer
-// into v; what names the document in errors.
-func (f *Fetcher) JSON(ctx context.Context, rawURL, what string, v any) error {
-	if _, err := secureURL(rawURL, what); err != nil {
-		return err
-	}
-	_, err := f.getJSON(ctx, rawURL, what, v)
+	_, err := checkIssuer(issuer)
 	return err
 }
 
-// Introspect asks endpoint about token (RFC 7662), authenticated as the
-// client id with secret (client_secret_basic; no Authorization when id is
-// ""), and returns the answer's status and bounded body. The token is
-// sent in the form only; errors never hold it.
-func (f *Fetcher) Introspect(ctx context.Context, endpoint, token, id, secret string) (int, []byte, error) {
-	if _, err := secureURL(endpoint, "the introspection endpoint"); err != nil {
-		return 0, nil, err
+func checkIssuer(issuer string) (*url.URL, error) {
+	u, err := secureURL(issuer, "the issuer")
+	if err == nil && u.RawQuery != "" {
+		err = fmt.Errorf("the issuer %q has a query", clip(issuer))
 	}
-	header := http.Header{}
-	if id != "" {
-		header.Set("Authorization", "Basic "+ClientCredential(id, secret))
+	return u, err
+}
+
+// Issuer fetches the metadata of the authorization server issuer (an
+// issuer a protected resource names, or the team's), at the places the
+// MCP specification tries (serverMetadataURLs), and checks that it names
+// issuer itself and that its endpoints are HTTPS or loopback.
+func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
+	iu, err := checkIssuer(issuer)
+	if err != nil {
+		return IssuerMetadata{}, err
+	}
+	meta, where, err := firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
+	switch {
+	case err != nil:
+		return IssuerMetadata{}, err
+	case meta == nil:
+		return IssuerMetadata{}, fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
+			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
+	case strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/"):
+		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
+			redacted(where), clip(meta.Issuer), redacted(issuer))
+	}
+	meta.Where = redacted(where)
+	if err := meta.checkURLs(); err != nil {
+		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", meta.Where, err)
+	}
+	return *meta, nil
+}
+
+// Introspect asks endpoint (which Issuer or CheckURL checked) about token
+// (RFC 7662), authenticated as the client id with secret
+// (client_secret_basic; no authentication when id is ""), and returns the
+// answer's status and bounded body. The token is sent in the form only;
+// errors never hold it.
+func (f *Fetcher) Introspect(ctx context.Context, endpoint, token, id, secret string) (int, []byte, error) {
+	auth := clientAuth{id: id, secret: secret, method: authBasic}
+	if id == "" {
+		auth.method = authNone
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
-	return f.post(ctx, endpoint, "token introspection at", "application/x-www-form-urlencoded", []byte(form.Encode()), header)
+	status, _, body, err := f.postForm(ctx, endpoint, "token introspection at", form, auth, nil, time.Time{})
+	return status, body, err
 }

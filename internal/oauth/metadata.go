@@ -53,9 +53,6 @@ type discovery struct {
 	meta IssuerMetadata
 	// how says how the metadata was found, for messages and logs.
 	how string
-	// legacy is set when no protected resource metadata was found and the
-	// 2025-03-26 fallbacks were used.
-	legacy bool
 	// scopesSupported is the protected resource's scopes_supported.
 	scopesSupported []string
 }
@@ -94,12 +91,12 @@ func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 	if len(prm.AuthorizationServers) == 0 {
 		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", redacted(prmURL))
 	}
-	meta, metaURL, err := f.issuerMetadata(ctx, prm.AuthorizationServers[0])
+	meta, err := f.Issuer(ctx, prm.AuthorizationServers[0])
 	if err != nil {
 		return nil, err
 	}
-	d := &discovery{resource: prm.Resource, meta: *meta, scopesSupported: prm.ScopesSupported,
-		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + redacted(metaURL)}
+	d := &discovery{resource: prm.Resource, meta: meta, scopesSupported: prm.ScopesSupported,
+		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + meta.Where}
 	if err := d.checkEndpoints(); err != nil {
 		return nil, err
 	}
@@ -130,7 +127,7 @@ func (f *Fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallen
 func firstFound[T any](ctx context.Context, f *Fetcher, urls []string, what string) (*T, string, error) {
 	for _, u := range urls {
 		var m T
-		notFound, err := f.getJSON(ctx, u, what, &m)
+		notFound, err := f.JSON(ctx, u, what, &m)
 		switch {
 		case notFound:
 			continue
@@ -160,34 +157,6 @@ func serverMetadataURLs(iu *url.URL) []string {
 	}
 }
 
-// serverMetadata fetches an authorization server's metadata; nil when it
-// publishes none at any of serverMetadataURLs.
-func (f *Fetcher) serverMetadata(ctx context.Context, iu *url.URL) (*IssuerMetadata, string, error) {
-	return firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
-}
-
-// issuerMetadata fetches the metadata of the authorization server issuer
-// and checks that it is there and names issuer itself; it returns the
-// URL it was read from too.
-func (f *Fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMetadata, string, error) {
-	iu, err := secureURL(issuer, "the authorization server")
-	if err != nil {
-		return nil, "", err
-	}
-	meta, where, err := f.serverMetadata(ctx, iu)
-	switch {
-	case err != nil:
-		return nil, "", err
-	case meta == nil:
-		return nil, "", fmt.Errorf("the authorization server %s publishes no metadata (tried %s)",
-			redacted(issuer), strings.Join(serverMetadataURLs(iu), ", "))
-	case strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/"):
-		return nil, "", fmt.Errorf("the authorization server metadata at %s names issuer %q, not %q; refusing it",
-			redacted(where), clip(meta.Issuer), redacted(issuer))
-	}
-	return meta, where, nil
-}
-
 // legacyDiscovery is the 2025-03-26 revision's discovery, for servers that
 // publish no protected resource metadata: the authorization server is the
 // server's origin, its metadata at RFC 8414's well-known URL there, else
@@ -195,8 +164,8 @@ func (f *Fetcher) issuerMetadata(ctx context.Context, issuer string) (*IssuerMet
 func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery, error) {
 	origin := su.Scheme + "://" + su.Host
 	iu, _ := url.Parse(origin)
-	d := &discovery{resource: canonicalURL(su.String()), legacy: true}
-	meta, metaURL, err := f.serverMetadata(ctx, iu)
+	d := &discovery{resource: canonicalURL(su.String())}
+	meta, metaURL, err := firstFound[IssuerMetadata](ctx, f, serverMetadataURLs(iu), "authorization server metadata")
 	if err != nil {
 		return nil, err
 	}
@@ -241,13 +210,10 @@ func (d *discovery) checkEndpoints() error {
 // pkceOK reports whether the authorization server supports PKCE with S256.
 // A server that published metadata must list it (the MCP specification:
 // without code_challenge_methods_supported a client must not proceed);
-// the default endpoints of the 2025-03-26 fallback are assumed to.
-func (d *discovery) pkceOK() bool {
-	if d.meta.Issuer == "" && d.legacy {
-		return true
-	}
-	return d.meta.SupportsS256()
-}
+// one without an issuer (the default endpoints of the 2025-03-26
+// fallback, or its metadata at the server's origin without one: discover
+// refuses metadata that does not name its issuer) is assumed to.
+func (d *discovery) pkceOK() bool { return d.meta.Issuer == "" || d.meta.SupportsS256() }
 
 // canonicalURL is a server's URL in the form resources are compared and
 // named: scheme and host in lower case, no default port, no fragment, no

@@ -11,17 +11,13 @@ import (
 )
 
 // registration is a client registered with an authorization server (RFC
-// 7591), kept and reused for later sign-ins.
+// 7591), kept (under regID) and reused for later sign-ins.
 type registration struct {
-	// Issuer is the authorization server's issuer, or its registration
-	// endpoint when it published no metadata.
-	Issuer       string    `json:"issuer"`
-	ClientID     string    `json:"client_id"`
-	ClientSecret string    `json:"client_secret,omitempty"`
-	AuthMethod   string    `json:"auth_method"`
-	RedirectURIs []string  `json:"redirect_uris"`
-	Scopes       []string  `json:"scopes,omitempty"`
-	Registered   time.Time `json:"registered"`
+	ClientID     string   `json:"client_id"`
+	ClientSecret string   `json:"client_secret,omitempty"`
+	AuthMethod   string   `json:"auth_method"`
+	RedirectURIs []string `json:"redirect_uris"`
+	Scopes       []string `json:"scopes,omitempty"`
 	// Expires is when the client secret expires; zero for never.
 	Expires time.Time `json:"expires,omitzero"`
 }
@@ -96,7 +92,7 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	if err != nil {
 		return nil, err
 	}
-	status, answer, err := s.f.post(ctx, d.meta.RegistrationEndpoint, "client registration at", "application/json", body, http.Header{})
+	status, _, answer, err := s.f.send(ctx, http.MethodPost, d.meta.RegistrationEndpoint, "client registration at "+redacted(d.meta.RegistrationEndpoint), "application/json", body, nil)
 	if err != nil {
 		return nil, s.errorf("%w", err)
 	}
@@ -116,10 +112,7 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	if m.ClientID == "" || !headerSafe(m.ClientID) {
 		return nil, s.errorf("the registration endpoint's answer has no usable client_id")
 	}
-	r := &registration{
-		Issuer: regID(d), ClientID: m.ClientID, ClientSecret: m.ClientSecret,
-		AuthMethod: m.AuthMethod, RedirectURIs: []string{redirect}, Scopes: scopes, Registered: s.cfg.Now(),
-	}
+	r := &registration{ClientID: m.ClientID, ClientSecret: m.ClientSecret, AuthMethod: m.AuthMethod, RedirectURIs: []string{redirect}, Scopes: scopes}
 	switch {
 	case r.ClientSecret == "":
 		r.AuthMethod = authNone

@@ -107,6 +107,7 @@ type Session struct {
 	cfg    Config
 	id     string // the grant's record id: the server's URL without query
 	server string // the server's canonical URL
+	origin string // the server's canonical scheme://host[:port]
 	f      *Fetcher
 	vault  vault
 	holder string // this session's name in a lease
@@ -114,7 +115,7 @@ type Session struct {
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	// refreshes shares a refresh among concurrent callers.
-	refreshes *Flight[*grant]
+	refreshes *Flight[string]
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -133,18 +134,15 @@ type Session struct {
 	// scopeRefused is the access token a 403 insufficient_scope refused
 	// last: it is not sent again, and its 403s count once.
 	scopeRefused string
-	disc         *discovery // what a client credentials session discovered
 }
 
 // grant is a server's stored grant.
 type grant struct {
 	Server             string    `json:"server"`
-	Account            string    `json:"account,omitempty"`
 	Resource           string    `json:"resource"`
 	Issuer             string    `json:"issuer,omitempty"`
 	TokenEndpoint      string    `json:"token_endpoint"`
 	RevocationEndpoint string    `json:"revocation_endpoint,omitempty"`
-	Grant              string    `json:"grant"`
 	ClientID           string    `json:"client_id"`
 	ClientSecret       string    `json:"client_secret,omitempty"`
 	AuthMethod         string    `json:"auth_method"`
@@ -184,7 +182,8 @@ func New(cfg Config) (*Session, error) {
 	case cfg.Store == nil || cfg.Sealer == nil:
 		return nil, errors.New("no store for tokens")
 	}
-	if _, err := secureURL(cfg.Server, "the server URL"); err != nil {
+	su, err := secureURL(cfg.Server, "the server URL")
+	if err != nil {
 		return nil, err
 	}
 	if err := secureURLs(cfg.TokenEndpoint, "the token endpoint"); err != nil {
@@ -209,6 +208,7 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
+		origin: canonicalURL(su.Scheme + "://" + su.Host),
 		f:      NewFetcher(cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),
@@ -216,7 +216,7 @@ func New(cfg Config) (*Session, error) {
 		ctx:    ctx,
 		cancel: cancel,
 
-		refreshes: NewFlight[*grant](errors.New("the OAuth session is closed")),
+		refreshes: NewFlight[string](errors.New("the OAuth session is closed")),
 	}, nil
 }
 
@@ -270,7 +270,8 @@ func (s *Session) needSignIn(reason string) error {
 // load reads the stored grant (nil when there is none) and its stored
 // form. A grant sealed with another key is reported as none, with a
 // warning: it cannot be used; so is a grant of another server (the same
-// id for another URL).
+// id for another URL). (Another person's grant does not open: the id
+// names the person, and the sealed value is bound to it.)
 func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 	var g grant
 	raw, err := s.vault.load(ctx, KindGrant, s.id, &g)
@@ -280,7 +281,7 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 		return nil, raw, nil
 	case err != nil || raw == nil:
 		return nil, raw, err
-	case g.Server != s.server || g.Account != s.cfg.Account:
+	case g.Server != s.server:
 		return nil, raw, nil
 	}
 	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
@@ -310,7 +311,7 @@ func (s *Session) adopt(g *grant) {
 
 // usable reports whether g has tokens nobody refused.
 func (g *grant) usable() bool {
-	return g.Refused == "" && (g.AccessToken != "" || g.RefreshToken != "" || g.Grant == GrantClientCredentials)
+	return g.Refused == "" && (g.AccessToken != "" || g.RefreshToken != "")
 }
 
 // due reports whether g's access token is to be replaced at now.
@@ -373,9 +374,9 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 	case !g.due(s.cfg.Now()):
 		return g.AccessToken, nil
 	}
-	ng, err := s.refresh(ctx, "")
+	tok, err := s.refresh(ctx, "")
 	if err == nil {
-		return ng.AccessToken, nil
+		return tok, nil
 	}
 	if _, ok := connectors.AsSignInRequired(err); !ok && g.AccessToken != "" && (g.Expiry.IsZero() || s.cfg.Now().Before(g.Expiry)) {
 		// Refreshed early and failed: the token still works for now.
@@ -385,15 +386,15 @@ func (s *Session) accessToken(ctx context.Context) (string, error) {
 	return "", err
 }
 
-// refresh returns a grant whose access token is neither stale (a token
-// the server refused; "" for a token that is only due) nor due: one
-// stored meanwhile by another process, or a new one from the token
-// endpoint (for a client credentials session, a new token:
-// clientCredentials). Concurrent callers share one refresh; processes
-// sharing the store take a lease on the grant first, so that one refresh
-// token is sent once (refreshShared).
-func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
-	return s.refreshes.Do(ctx, func(ctx context.Context) (*grant, error) {
+// refresh returns an access token that is neither stale (a token the
+// server refused; "" for a token that is only due) nor due: one stored
+// meanwhile by another process, or a new one from the token endpoint (for
+// a client credentials session, a new token: clientCredentials).
+// Concurrent callers share one refresh; processes sharing the store take
+// a lease on the grant first, so that one refresh token is sent once
+// (refreshShared).
+func (s *Session) refresh(ctx context.Context, stale string) (string, error) {
+	return s.refreshes.Do(ctx, func(ctx context.Context) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, leaseTime+s.cfg.Timeout)
 		defer cancel()
 		refresh := s.refreshShared
@@ -401,7 +402,10 @@ func (s *Session) refresh(ctx context.Context, stale string) (*grant, error) {
 			refresh = s.clientCredentials
 		}
 		g, err := refresh(ctx, stale)
-		return g, s.cfg.Scrubber.Error(err)
+		if err != nil {
+			return "", s.cfg.Scrubber.Error(err)
+		}
+		return g.AccessToken, nil
 	})
 }
 
@@ -424,7 +428,7 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 		case g.Refused != "":
 			s.adopt(g)
 			return nil, s.needSignIn(g.Refused)
-		case g.Refused == "" && g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
+		case g.AccessToken != "" && g.AccessToken != stale && !g.due(now):
 			s.adopt(g)
 			return g, nil
 		case g.Lease != nil && g.Lease.Holder != s.holder && now.Before(g.Lease.Until):
@@ -538,31 +542,31 @@ func (s *Session) authFor(g *grant) clientAuth {
 	return a
 }
 
-// newGrant is the grant a sign-in (or a client credentials request)
-// through d's authorization server starts, as auth's client, asking for
-// scopes; obtain fills its tokens.
-func (s *Session) newGrant(d *discovery, grantType string, auth clientAuth, scopes []string) *grant {
-	return &grant{
-		Server: s.server, Account: s.cfg.Account, Resource: d.resource, Issuer: d.meta.Issuer,
-		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
-		Grant: grantType, ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
-	}
-}
-
 // obtain sends the token request form (what it is for names it in the
-// error) to g's token endpoint as auth's client, fills g with the tokens
-// and stores it as the server's grant. The error is the connector's, scrubbed.
-func (s *Session) obtain(ctx context.Context, what string, form url.Values, auth clientAuth, g *grant) error {
+// error) to d's token endpoint as auth's client, and stores the grant it
+// brings as the server's, whatever was stored before: asked for scopes
+// (the answer may name those granted), keeping the client's secret when
+// the client is a registration (clientAuth.regID). The error is the
+// connector's, scrubbed.
+func (s *Session) obtain(ctx context.Context, what string, form url.Values, d *discovery, auth clientAuth, scopes []string) (*grant, error) {
+	g := &grant{
+		Server: s.server, Resource: d.resource, Issuer: d.meta.Issuer,
+		TokenEndpoint: d.meta.TokenEndpoint, RevocationEndpoint: d.meta.RevocationEndpoint,
+		ClientID: auth.id, AuthMethod: auth.method, Scopes: scopes,
+	}
+	if auth.regID != "" {
+		g.ClientSecret = auth.secret
+	}
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, auth, s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
-		return s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
+		return nil, s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
 	t.into(g, s.cfg.Now())
-	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil { // whatever was stored before
-		return s.errorf("store the grant: %w", err)
+	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil {
+		return nil, s.errorf("store the grant: %w", err)
 	}
 	s.adopt(g)
-	return nil
+	return g, nil
 }
 
 // NeedsSignIn implements connectors.SignIner: it reads the store (another

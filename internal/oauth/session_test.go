@@ -253,7 +253,7 @@ func TestRedirectChecks(t *testing.T) {
 			t.Errorf("a redirect with another state: %d, want 400", resp.StatusCode)
 		}
 		select {
-		case <-a.Done():
+		case <-a.done:
 			t.Fatal("a redirect with another state ended the sign-in")
 		default:
 		}

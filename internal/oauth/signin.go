@@ -24,9 +24,9 @@ import (
 const callbackPath = "/callback"
 
 // discoverNow discovers the server's authorization (see discover), from
-// the server's last Bearer challenge; when no answer gave one yet, it asks
-// the server for one first (probe).
-func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
+// the server's last Bearer challenge (when no answer gave one yet, it asks
+// the server for one first: probe), and picks the scopes to ask for.
+func (s *Session) discoverNow(ctx context.Context) (*discovery, []string, error) {
 	s.mu.Lock()
 	ch := s.challenge
 	s.mu.Unlock()
@@ -35,10 +35,10 @@ func (s *Session) discoverNow(ctx context.Context) (*discovery, bearer, error) {
 	}
 	d, err := s.f.discover(ctx, s.cfg.Server, ch)
 	if err != nil {
-		return nil, ch, err
+		return nil, nil, err
 	}
 	s.log.Debug("discovered the authorization server", "how", d.how, "issuer", d.meta.Issuer)
-	return d, ch, nil
+	return d, s.chooseScopes(d, ch), nil
 }
 
 // probe sends the server an MCP ping without a token, to read the
@@ -87,31 +87,27 @@ func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
 // credentials grant, stored, unless the session holds one that is not
 // stale (the token the server refused), not due, and has the scopes
 // needed (obtained while the caller waited). A client credentials token
-// has no refresh token to protect, so processes do not lease it.
+// has no refresh token to protect, so processes do not lease it. The
+// server's authorization is discovered for each token (once in its
+// lifetime: a few requests), so that it follows the server's challenge.
 func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, error) {
 	s.mu.Lock()
-	g, d, ch, needScopes := s.cur, s.disc, s.challenge, s.needScopes
+	g, needScopes := s.cur, s.needScopes
 	s.mu.Unlock()
 	if g != nil && g.AccessToken != "" && g.AccessToken != stale && g.Refused == "" && !g.due(s.cfg.Now()) && covers(g.Scopes, needScopes) {
 		return g, nil
 	}
-	if d == nil {
-		var err error
-		if d, err = s.f.discover(ctx, s.cfg.Server, ch); err != nil {
-			return nil, s.errorf("%w", err)
-		}
-		s.mu.Lock()
-		s.disc = d
-		s.mu.Unlock()
+	d, scopes, err := s.discoverNow(ctx)
+	if err != nil {
+		return nil, s.errorf("%w", err)
 	}
-	scopes := s.chooseScopes(d, ch)
 	auth, err := s.configuredAuth(d)
 	if err != nil {
 		return nil, err
 	}
 	form := tokenForm(GrantClientCredentials, d.resource, scopes)
-	ng := s.newGrant(d, GrantClientCredentials, auth, scopes)
-	if err := s.obtain(ctx, "client credentials token", form, auth, ng); err != nil {
+	ng, err := s.obtain(ctx, "client credentials token", form, d, auth, scopes)
+	if err != nil {
 		return nil, err
 	}
 	s.log.Info("obtained a token by the client credentials grant", "scopes", strings.Join(ng.Scopes, " "), "expires", ng.Expiry)
@@ -187,7 +183,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	case GrantTokenExchange:
 		return nil, fmt.Errorf("connector %s trades the person's own token for the server's (token exchange): there is no sign-in; %s resumes the run to lend it", s.cfg.Connector, s.cfg.Account)
 	}
-	d, ch, err := s.discoverNow(ctx)
+	d, scopes, err := s.discoverNow(ctx)
 	if err != nil {
 		return nil, s.errorf("%w", err)
 	}
@@ -197,7 +193,6 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	case d.meta.AuthorizationEndpoint == "":
 		return nil, s.errorf("the authorization server %s names no authorization endpoint", redacted(d.issuerOrEndpoint()))
 	}
-	scopes := s.chooseScopes(d, ch)
 	var reg *registration
 	if s.cfg.ClientID == "" && d.meta.RegistrationEndpoint != "" {
 		reg = s.loadRegistration(ctx, d)
@@ -284,9 +279,6 @@ func (a *Attempt) Wait(ctx context.Context) error {
 	}
 }
 
-// Done is closed when the attempt ended.
-func (a *Attempt) Done() <-chan struct{} { return a.done }
-
 // Close stops the attempt: the listener closes (a request being answered
 // is waited for). It is safe to call more than once.
 func (a *Attempt) Close() error {
@@ -352,11 +344,8 @@ func (a *Attempt) complete(q url.Values) error {
 	}
 	s.cfg.Scrubber.Add(code)
 	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)
-	g := s.newGrant(d, GrantAuthorizationCode, a.client, a.scopes)
-	if a.client.regID != "" {
-		g.ClientSecret = a.client.secret
-	}
-	if err := s.obtain(a.ctx, "exchanging the code", form, a.client, g); err != nil {
+	g, err := s.obtain(a.ctx, "exchanging the code", form, d, a.client, a.scopes)
+	if err != nil {
 		var oe *oauthError
 		if a.client.regID != "" && errors.As(err, &oe) && oe.code == "invalid_client" {
 			s.forgetRegistration(a.ctx, a.client.regID)

@@ -23,18 +23,29 @@ import (
 )
 
 // Store keeps what the client must remember between processes: grants
-// (tokens) and client registrations, as opaque values by kind and id. It
-// is shared by every process using the same database (a server, the
-// command line, replicas), and must be safe for concurrent use.
+// (tokens) and client registrations, as values by kind and id. It is the
+// part of connectors.Records the client uses, so that the execution log's
+// records (SQLite or PostgreSQL) are shared by every process using the
+// same database (a server, the command line, replicas); MemoryStore keeps
+// them in one process. It must be safe for concurrent use.
 type Store interface {
-	// Load returns the value of kind and id; ok is false when there is
-	// none.
-	Load(ctx context.Context, kind, id string) (value []byte, ok bool, err error)
-	// Swap replaces the value of kind and id by new if it is old, and
-	// reports whether it did: of several processes swapping from the same
-	// old value, exactly one succeeds. A nil old means "absent" (Swap
+	// GetRecord returns the record of kind and id;
+	// connectors.ErrRecordNotFound if there is none.
+	GetRecord(ctx context.Context, kind, id string) (connectors.Record, error)
+	// ReplaceRecord replaces the value of kind and id by new if it is old,
+	// and reports whether it did: of several processes swapping from the
+	// same old value, exactly one succeeds. A nil old means "absent" (it
 	// inserts); a nil new deletes.
-	Swap(ctx context.Context, kind, id string, old, new []byte) (bool, error)
+	ReplaceRecord(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error)
+}
+
+// Load returns the value of kind and id in st; nil when there is none.
+func Load(ctx context.Context, st Store, kind, id string) ([]byte, error) {
+	rec, err := st.GetRecord(ctx, kind, id)
+	if errors.Is(err, connectors.ErrRecordNotFound) {
+		return nil, nil
+	}
+	return rec.Value, err
 }
 
 // Record kinds (connectors.Records) of what the client keeps.
@@ -46,27 +57,6 @@ const (
 	// server (RFC 7591), sealed. Its id is the server's issuer.
 	KindClient = "oauth.client"
 )
-
-// Records adapts the execution log's records (connectors.Records, SQLite
-// or PostgreSQL) to Store, so that replicas on one database share grants.
-type Records struct{ R connectors.Records }
-
-// Load implements Store.
-func (r Records) Load(ctx context.Context, kind, id string) ([]byte, bool, error) {
-	rec, err := r.R.GetRecord(ctx, kind, id)
-	if errors.Is(err, connectors.ErrRecordNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return rec.Value, true, nil
-}
-
-// Swap implements Store.
-func (r Records) Swap(ctx context.Context, kind, id string, old, new []byte) (bool, error) {
-	return r.R.ReplaceRecord(ctx, kind, id, old, new)
-}
 
 // KeySize is the size of the key that seals stored values (AES-256).
 const KeySize = 32
@@ -82,12 +72,12 @@ const KeyFileName = "secret.key"
 // record does not open. Sealed values are JSON objects, as records hold
 // JSON.
 type Sealer struct {
-	load func() ([]byte, error) // the key, read on first use
+	key func() (sealKey, error) // loaded on first use, once
+}
 
-	once sync.Once
+type sealKey struct {
 	aead cipher.AEAD
 	kid  string // identifies the key, so a value sealed with another key is told apart
-	err  error  // why the key could not be had
 }
 
 // sealed is the stored form of a sealed value.
@@ -104,7 +94,7 @@ var errOtherKey = errors.New("sealed with another key")
 // NewSealer returns a Sealer for a KeySize-byte key.
 func NewSealer(key []byte) (*Sealer, error) {
 	s := LazySealer(func() ([]byte, error) { return key, nil })
-	if err := s.ready(); err != nil {
+	if _, err := s.key(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -114,39 +104,34 @@ func NewSealer(key []byte) (*Sealer, error) {
 // (LoadKey creates a key file: with LazySealer nothing is created until a
 // value is sealed, or a stored one opened). An error of load is the error
 // of every Seal and Open.
-func LazySealer(load func() ([]byte, error)) *Sealer { return &Sealer{load: load} }
-
-// ready loads the key on first use.
-func (s *Sealer) ready() error {
-	s.once.Do(func() {
-		key, err := s.load()
+func LazySealer(load func() ([]byte, error)) *Sealer {
+	return &Sealer{key: sync.OnceValues(func() (sealKey, error) {
+		key, err := load()
 		switch {
 		case err != nil:
-			s.err = fmt.Errorf("the key that seals stored tokens: %w", err)
-			return
+			return sealKey{}, fmt.Errorf("the key that seals stored tokens: %w", err)
 		case len(key) != KeySize:
-			s.err = fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
-			return
+			return sealKey{}, fmt.Errorf("the key is %d bytes; it must be %d", len(key), KeySize)
 		}
 		block, _ := aes.NewCipher(key) // (no error for a KeySize key)
-		s.aead, _ = cipher.NewGCM(block)
+		aead, _ := cipher.NewGCM(block)
 		sum := sha256.Sum256(append([]byte("codemode-mcp key id\x00"), key...))
-		s.kid = hex.EncodeToString(sum[:4])
-	})
-	return s.err
+		return sealKey{aead: aead, kid: hex.EncodeToString(sum[:4])}, nil
+	})}
 }
 
 // Seal encrypts plain for kind and id.
 func (s *Sealer) Seal(kind, id string, plain []byte) ([]byte, error) {
-	if err := s.ready(); err != nil {
+	k, err := s.key()
+	if err != nil {
 		return nil, err
 	}
-	nonce := make([]byte, s.aead.NonceSize())
+	nonce := make([]byte, k.aead.NonceSize())
 	_, _ = rand.Read(nonce) // never fails (crypto/rand, Go 1.24+)
-	ct := s.aead.Seal(nil, nonce, plain, aad(kind, id))
+	ct := k.aead.Seal(nil, nonce, plain, aad(kind, id))
 	return json.Marshal(sealed{
 		Alg:   "A256GCM",
-		KeyID: s.kid,
+		KeyID: k.kid,
 		Nonce: base64.RawStdEncoding.EncodeToString(nonce),
 		Data:  base64.RawStdEncoding.EncodeToString(ct),
 	})
@@ -154,22 +139,23 @@ func (s *Sealer) Seal(kind, id string, plain []byte) ([]byte, error) {
 
 // Open decrypts a value Seal made for kind and id.
 func (s *Sealer) Open(kind, id string, value []byte) ([]byte, error) {
-	if err := s.ready(); err != nil {
+	k, err := s.key()
+	if err != nil {
 		return nil, err
 	}
 	var v sealed
 	if err := json.Unmarshal(value, &v); err != nil || v.Alg != "A256GCM" {
 		return nil, fmt.Errorf("%s %s: not a sealed value", kind, id)
 	}
-	if v.KeyID != s.kid {
-		return nil, fmt.Errorf("%s %s: %w (key %s, this process has key %s)", kind, id, errOtherKey, clean(v.KeyID, 16), s.kid)
+	if v.KeyID != k.kid {
+		return nil, fmt.Errorf("%s %s: %w (key %s, this process has key %s)", kind, id, errOtherKey, clean(v.KeyID, 16), k.kid)
 	}
 	nonce, err1 := base64.RawStdEncoding.DecodeString(v.Nonce)
 	ct, err2 := base64.RawStdEncoding.DecodeString(v.Data)
-	if err1 != nil || err2 != nil || len(nonce) != s.aead.NonceSize() {
+	if err1 != nil || err2 != nil || len(nonce) != k.aead.NonceSize() {
 		return nil, fmt.Errorf("%s %s: a malformed sealed value", kind, id)
 	}
-	plain, err := s.aead.Open(nil, nonce, ct, aad(kind, id))
+	plain, err := k.aead.Open(nil, nonce, ct, aad(kind, id))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: the sealed value does not open (altered, or moved from another record)", kind, id)
 	}
@@ -278,8 +264,8 @@ type vault struct {
 // load opens the value of kind and id into v and returns its stored form
 // (nil when there is none).
 func (vt vault) load(ctx context.Context, kind, id string, v any) ([]byte, error) {
-	raw, ok, err := vt.store.Load(ctx, kind, id)
-	if err != nil || !ok {
+	raw, err := Load(ctx, vt.store, kind, id)
+	if err != nil || raw == nil {
 		return nil, err
 	}
 	plain, err := vt.seal.Open(kind, id, raw)
@@ -304,7 +290,7 @@ func (vt vault) swap(ctx context.Context, kind, id string, raw []byte, v any) ([
 			return nil, false, err
 		}
 	}
-	ok, err := vt.store.Swap(ctx, kind, id, raw, next)
+	ok, err := vt.store.ReplaceRecord(ctx, kind, id, raw, next)
 	if err != nil {
 		return nil, false, err
 	}
@@ -314,7 +300,7 @@ func (vt vault) swap(ctx context.Context, kind, id string, raw []byte, v any) ([
 // put seals v (nil deletes) and stores it whatever is stored meanwhile.
 func (vt vault) put(ctx context.Context, kind, id string, v any) error {
 	for range 10 {
-		raw, _, err := vt.store.Load(ctx, kind, id)
+		raw, err := Load(ctx, vt.store, kind, id)
 		if err != nil || raw == nil && v == nil {
 			return err
 		}
@@ -336,16 +322,19 @@ type MemoryStore struct {
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{values: map[string][]byte{}} }
 
-// Load implements Store.
-func (m *MemoryStore) Load(_ context.Context, kind, id string) ([]byte, bool, error) {
+// GetRecord implements Store.
+func (m *MemoryStore) GetRecord(_ context.Context, kind, id string) (connectors.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.values[kind+"\x00"+id]
-	return v, ok, nil
+	if !ok {
+		return connectors.Record{}, connectors.ErrRecordNotFound
+	}
+	return connectors.Record{Kind: kind, ID: id, Value: v}, nil
 }
 
-// Swap implements Store.
-func (m *MemoryStore) Swap(_ context.Context, kind, id string, old, new []byte) (bool, error) {
+// ReplaceRecord implements Store.
+func (m *MemoryStore) ReplaceRecord(_ context.Context, kind, id string, old, new json.RawMessage) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := kind + "\x00" + id

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 func TestSealer(t *testing.T) {
@@ -133,7 +135,7 @@ func TestMemoryStore(t *testing.T) {
 		if new != "" {
 			n = []byte(new)
 		}
-		if ok, err := m.Swap(ctx, KindGrant, "a", o, n); ok != want || err != nil {
+		if ok, err := m.ReplaceRecord(ctx, KindGrant, "a", o, n); ok != want || err != nil {
 			t.Fatalf("Swap(%q → %q) = %v, %v; want %v", old, new, ok, err, want)
 		}
 	}
@@ -141,12 +143,12 @@ func TestMemoryStore(t *testing.T) {
 	swap("", "2", false)
 	swap("2", "3", false)
 	swap("1", "2", true)
-	if v, ok, _ := m.Load(ctx, KindGrant, "a"); !ok || string(v) != "2" {
-		t.Fatalf("Load: %q, %v", v, ok)
+	if v, err := Load(ctx, m, KindGrant, "a"); err != nil || string(v) != "2" {
+		t.Fatalf("Load: %q, %v", v, err)
 	}
 	swap("1", "", false)
 	swap("2", "", true)
-	if _, ok, _ := m.Load(ctx, KindGrant, "a"); ok {
-		t.Fatal("deleted value still there")
+	if _, err := m.GetRecord(ctx, KindGrant, "a"); !errors.Is(err, connectors.ErrRecordNotFound) {
+		t.Fatalf("deleted value still there (%v)", err)
 	}
 }

@@ -146,8 +146,8 @@ func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 		form.Set("client_id", auth.id)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", jwt)
-	default:
-		form.Set("client_id", auth.id)
+	default: // none: a public client names itself ("" names none)
+		set(form, "client_id", auth.id)
 	}
 	return f.send(ctx, http.MethodPost, endpoint, what+" "+redacted(endpoint), "application/x-www-form-urlencoded", []byte(form.Encode()), header)
 }
@@ -186,17 +186,15 @@ func parseTokens(body []byte, contentType string, sc *scrub.Scrubber, now time.T
 	if typ := str("token_type"); typ != "" && !strings.EqualFold(typ, "bearer") {
 		return Tokens{}, fmt.Errorf("token_type %q is not supported (only Bearer is)", clean(typ, 40))
 	}
-	var secs float64
 	if v := m["expires_in"]; v != nil {
-		// A number, or (as some servers send it) a string.
-		n, err := strconv.ParseFloat(fmt.Sprint(v), 64)
-		if err != nil || n < 0 {
+		// A number, or (as some servers send it) a string; 0 says nothing.
+		secs, err := strconv.ParseFloat(fmt.Sprint(v), 64)
+		if err != nil || secs < 0 {
 			return Tokens{}, fmt.Errorf("expires_in %q is not a number of seconds", clean(fmt.Sprint(v), 40))
 		}
-		secs = n
-	}
-	if secs > 0 {
-		t.Expiry = now.Add(time.Duration(min(secs, 1e9) * float64(time.Second)))
+		if secs > 0 {
+			t.Expiry = now.Add(time.Duration(min(secs, 1e9) * float64(time.Second)))
+		}
 	}
 	t.Scopes = strings.Fields(str("scope"))
 	return t, nil

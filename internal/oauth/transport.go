@@ -129,7 +129,7 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 		}
 		// A new token: refreshed, or, for a client credentials session,
 		// asked for again.
-		return accessOf(s.refresh(ctx, tok))
+		return s.refresh(ctx, tok)
 	case http.StatusForbidden:
 		ch := bearerChallenge(resp.Header.Values("WWW-Authenticate"))
 		if ch.err != "insufficient_scope" {
@@ -177,17 +177,9 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 	s.mu.Unlock()
 	s.log.Info("the server needs more scopes", "scopes", strings.Join(ch.scopes, " "), "step", steps)
 	if s.cfg.Grant == GrantClientCredentials {
-		return accessOf(s.refresh(ctx, tok))
+		return s.refresh(ctx, tok)
 	}
 	return "", s.needSignIn("the server needs the scopes " + strings.Join(want, " "))
-}
-
-// accessOf is the access token of a grant just obtained, or the error.
-func accessOf(g *grant, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	return g.AccessToken, nil
 }
 
 // discard reads a little of a response (so its connection can be reused)
@@ -198,8 +190,4 @@ func discard(resp *http.Response) {
 }
 
 // sameOrigin reports whether u has the server's scheme, host and port.
-func (s *Session) sameOrigin(u *url.URL) bool {
-	o, err1 := url.Parse(s.server) // canonical: so is the origin compared
-	c, err2 := url.Parse(canonicalURL(u.Scheme + "://" + u.Host))
-	return err1 == nil && err2 == nil && c.Scheme == o.Scheme && c.Host == o.Host
-}
+func (s *Session) sameOrigin(u *url.URL) bool { return canonicalURL(u.Scheme+"://"+u.Host) == s.origin }

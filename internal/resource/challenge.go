@@ -32,11 +32,5 @@ func Challenge(w http.ResponseWriter, status int, code, description, scope, meta
 // string with its quotes and backslashes escaped and control characters
 // dropped.
 func authParam(name, value string) string {
-	value = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, value)
-	return name + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
+	return name + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(noControls(value)) + `"`
 }

@@ -23,21 +23,18 @@ import (
 // verifyJWT verifies a JWT access token's signature with the issuer's
 // key and then its claims.
 func (v *Validator) verifyJWT(ctx context.Context, token string, h jws.Header) (*codemode.Principal, error) {
-	payload, err := v.verifySignature(ctx, token, h)
+	var c claims
+	payload, err := v.verify(ctx, token, h, "token", &c)
 	if err != nil {
 		return nil, err
-	}
-	var c claims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, fmt.Errorf("%w: the token's claims are not a JSON object of the expected types", ErrInvalid)
 	}
 	return v.check(&c, payload, true)
 }
 
-// verifySignature verifies a JWS's signature with the issuer's key (an
-// access token's, or an ID token's) and returns its payload, not yet
-// checked.
-func (v *Validator) verifySignature(ctx context.Context, token string, h jws.Header) ([]byte, error) {
+// verify verifies a JWS's signature with the issuer's key (an access
+// token's, or an ID token's: what names it) and decodes its payload, not
+// yet checked, into claims; it returns the payload as sent.
+func (v *Validator) verify(ctx context.Context, token string, h jws.Header, what string, claims any) ([]byte, error) {
 	if !slices.Contains(jws.Algorithms, h.Alg) {
 		return nil, fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
 	}
@@ -51,6 +48,9 @@ func (v *Validator) verifySignature(ctx context.Context, token string, h jws.Hea
 	payload, ok := jws.Verify(token, h.Alg, key)
 	if !ok {
 		return nil, fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
+	}
+	if err := json.Unmarshal(payload, claims); err != nil {
+		return nil, fmt.Errorf("%w: the %s's claims are not a JSON object of the expected types", ErrInvalid, what)
 	}
 	return payload, nil
 }
@@ -128,7 +128,7 @@ func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error)
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	ferr := v.fetch.JSON(ctx, meta.JWKSURI, "the issuer's JWK Set", &set)
+	_, ferr := v.fetch.JSON(ctx, meta.JWKSURI, "the issuer's JWK Set", &set)
 	now := v.cfg.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -341,13 +341,7 @@ func sameURL(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.Tr
 // bounded is a claim kept for display: valid UTF-8, at most maxClaimLen
 // bytes, no control characters.
 func bounded(s string) string {
-	s = strings.ToValidUTF8(s, "")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
+	s = noControls(strings.ToValidUTF8(s, ""))
 	if len(s) > maxClaimLen {
 		cut := maxClaimLen
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -356,6 +350,16 @@ func bounded(s string) string {
 		s = s[:cut]
 	}
 	return s
+}
+
+// noControls is s without its control characters (C0 and DEL).
+func noControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // maxListLen bounds the scopes, groups or roles kept of a token.

@@ -209,13 +209,13 @@ func TestOpaqueTokensAreIntrospected(t *testing.T) {
 	if err != nil || p.Subject != "bob" || p.Email != "bob@example.com" || !p.HasScope(codemode.ScopeApprove) {
 		t.Fatalf("an active opaque token: %+v, %v", p, err)
 	}
-	if _, err := v.Validate(ctx, tok); err != nil || as.Introspections() != 1 {
-		t.Errorf("again at once: %v, %d introspections; want it cached (1)", err, as.Introspections())
+	if _, err := v.Validate(ctx, tok); err != nil || as.HitsOf("/introspect") != 1 {
+		t.Errorf("again at once: %v, %d introspections; want it cached (1)", err, as.HitsOf("/introspect"))
 	}
 	clk.advance(resource.CacheTTL)
 	as.Deactivate(tok)
-	if _, err := v.Validate(ctx, tok); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "not active") || as.Introspections() != 2 {
-		t.Errorf("revoked, past the cache's TTL: %v, %d introspections; want ErrInvalid (not active) after a second introspection", err, as.Introspections())
+	if _, err := v.Validate(ctx, tok); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "not active") || as.HitsOf("/introspect") != 2 {
+		t.Errorf("revoked, past the cache's TTL: %v, %d introspections; want ErrInvalid (not active) after a second introspection", err, as.HitsOf("/introspect"))
 	}
 	short := as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "exp": clk.Now().Add(time.Second).Unix()})
 	if _, err := v.Validate(ctx, short); err != nil {
@@ -320,7 +320,7 @@ func TestIntrospectionCacheIsBounded(t *testing.T) {
 			}
 		}
 	}
-	if n := as.Introspections(); n <= 3 {
+	if n := as.HitsOf("/introspect"); n <= 3 {
 		t.Errorf("%d introspections for three tokens asked about twice with room for two, want more than 3", n)
 	}
 }

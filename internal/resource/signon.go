@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -47,13 +46,9 @@ func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce stri
 	if !ok {
 		return IDToken{}, fmt.Errorf("%w: the ID token is not a signed JWT", ErrInvalid)
 	}
-	payload, err := v.verifySignature(ctx, raw, h)
-	if err != nil {
-		return IDToken{}, err
-	}
 	var c idClaims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return IDToken{}, fmt.Errorf("%w: the ID token's claims are not a JSON object of the expected types", ErrInvalid)
+	if _, err := v.verify(ctx, raw, h, "ID token", &c); err != nil {
+		return IDToken{}, err
 	}
 	if err := v.checkIdentity(&c, "ID token", true); err != nil {
 		return IDToken{}, err

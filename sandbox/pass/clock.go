@@ -14,9 +14,9 @@ type clockState struct {
 	times []int64 // the input's times, then every new read
 	reads int
 	rng   *rand.Rand
-	// inStep reports whether a codemode.step function is running: its reads
+	// steps says whether a codemode.step function is running: its reads
 	// are neither replayed nor recorded (the step's value is).
-	inStep func() bool
+	steps *stepContext
 	// max bounds the reads (Limits.MaxClockReads); the read past it calls
 	// over, which ends the pass.
 	max  int
@@ -35,12 +35,12 @@ func newClockState(c sandbox.Clock) *clockState {
 // Now is goja's time source: the n-th read returns the n-th recorded time,
 // or the wall clock (to the millisecond, which is all Date keeps), recorded.
 func (c *clockState) Now() time.Time {
-	if c.inStep != nil && c.inStep() {
+	if c.steps.cur != nil {
 		return time.UnixMilli(time.Now().UnixMilli())
 	}
 	n := c.reads
-	if c.max > 0 && n >= c.max {
-		if n == c.max && c.over != nil {
+	if n >= c.max {
+		if n == c.max {
 			c.reads++
 			c.over(n)
 		}
@@ -58,7 +58,7 @@ func (c *clockState) Now() time.Time {
 // Random is goja's random source. Inside a step it is not the replayed
 // sequence (and not deterministic).
 func (c *clockState) Random() float64 {
-	if c.inStep != nil && c.inStep() {
+	if c.steps.cur != nil {
 		return rand.Float64()
 	}
 	return c.rng.Float64()

@@ -22,10 +22,8 @@ func (ps *pass) installCodemode(g *goja.Object) error {
 		}
 		fns[sv.Name] = ps.service(sv)
 	}
-	for name, fn := range fns {
-		if err := cm.Set(name, fn); err != nil {
-			return fmt.Errorf("sandbox: install codemode.%s: %w", name, err)
-		}
+	if err := setFuncs(cm, "codemode.", fns); err != nil {
+		return err
 	}
 	return g.Set("codemode", cm)
 }
@@ -145,12 +143,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 			ps.stepFailed(st, thrown, "the step's value cannot be converted to JSON: ", reject)
 			return goja.Undefined()
 		}
-		ps.goHost(st.Seq, stepWhat(st), func() func() {
-			if err := ps.host.StepDone(ps.hostCtx, st, raw, ""); err != nil {
-				return ps.hostErr(err, reject, nil)
-			}
-			return func() { ps.resolveJSON(raw, resolve, reject) }
-		})
+		ps.stepDone(st, raw, "", reject, func() { ps.resolveJSON(raw, resolve, reject) })
 		return goja.Undefined()
 	}
 	onRejected := func(call goja.FunctionCall) goja.Value {
@@ -166,12 +159,17 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 // stepFailed records a step's failure, then rejects with the thrown value.
 func (ps *pass) stepFailed(st sandbox.Step, reason goja.Value, prefix string, reject func(any) error) {
 	msg, _ := ps.describeValue(reason)
-	msg = prefix + msg
+	ps.stepDone(st, nil, prefix+msg, reject, func() { ps.jsErr(reject(reason)) })
+}
+
+// stepDone records a step's value, or its failure (errMsg), then runs
+// deliver on the loop; a host error rejects instead.
+func (ps *pass) stepDone(st sandbox.Step, value json.RawMessage, errMsg string, reject func(any) error, deliver func()) {
 	ps.goHost(st.Seq, stepWhat(st), func() func() {
-		if err := ps.host.StepDone(ps.hostCtx, st, nil, msg); err != nil {
+		if err := ps.host.StepDone(ps.hostCtx, st, value, errMsg); err != nil {
 			return ps.hostErr(err, reject, nil)
 		}
-		return func() { ps.jsErr(reject(reason)) }
+		return deliver
 	})
 }
 

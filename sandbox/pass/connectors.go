@@ -41,7 +41,7 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 	if err := checkGlobalNames(ps.globals); err != nil {
 		return err
 	}
-	spaces := namespaces{}
+	spaces := map[string]*namespace{}
 	for ci, gl := range ps.globals {
 		if gl.Unavailable != "" {
 			ps.conns = append(ps.conns, nil) // keeps ps.conns[ci] for ps.globals[ci]

@@ -48,13 +48,12 @@ func (l *logState) result() []string {
 // message". warn and error lines start with "[warn] " and "[error] ".
 func (ps *pass) installConsole(g *goja.Object) error {
 	c := ps.vm.NewObject()
-	for name, prefix := range map[string]string{
-		"log": "", "info": "", "debug": "", "dir": "", "trace": "",
-		"warn": "[warn] ", "error": "[error] ",
-	} {
-		if err := c.Set(name, ps.consoleFunc(prefix)); err != nil {
-			return fmt.Errorf("sandbox: install console.%s: %w", name, err)
-		}
+	log := ps.consoleFunc("")
+	if err := setFuncs(c, "console.", map[string]func(goja.FunctionCall) goja.Value{
+		"log": log, "info": log, "debug": log, "dir": log, "trace": log,
+		"warn": ps.consoleFunc("[warn] "), "error": ps.consoleFunc("[error] "),
+	}); err != nil {
+		return err
 	}
 	return g.Set("console", c)
 }

@@ -36,28 +36,28 @@ func (ps *pass) failure(v goja.Value, frames []goja.StackFrame) string {
 	msg, stack := ps.describeValue(v)
 	loc := ps.stackLocation(stack)
 	if loc == "" {
-		loc = ps.frameLocation(frames)
+		_, loc = ps.modelFrame(frames)
 	}
 	return msg + loc + ps.referenceHint(msg)
 }
 
-// frameLocation is " (line L:C)" for the top frame in the model's code,
-// or "".
-func (ps *pass) frameLocation(frames []goja.StackFrame) string {
+// modelFrame returns the index of the top frame in the model's code
+// (program or snippet) and where it is (" (line L:C)"), or -1 and "".
+func (ps *pass) modelFrame(frames []goja.StackFrame) (int, string) {
 	for i := range frames {
 		p := frames[i].Position()
 		if loc := ps.location(frames[i].SrcName(), p.Line, p.Column); loc != "" {
-			return loc
+			return i, loc
 		}
 	}
-	return ""
+	return -1, ""
 }
 
 // stackFrameRE matches a frame of goja's stack text: "at f (file:3:5(12))"
 // or "at file:3:5(12)".
 var stackFrameRE = regexp.MustCompile(`([^\s()]+):(\d+):(\d+)\(\d+\)\)?\s*$`)
 
-// stackLocation is frameLocation for goja's stack text.
+// stackLocation is modelFrame's location for goja's stack text.
 func (ps *pass) stackLocation(stack string) string {
 	for _, line := range strings.Split(stack, "\n") {
 		line = strings.TrimSpace(line)

@@ -97,12 +97,9 @@ func (ps *pass) rejectAt(reject func(any) error, msg string, site *goja.StackFra
 // its error, which arrives after that stack is gone.
 func (ps *pass) callSite() *goja.StackFrame {
 	ps.frames = ps.vm.CaptureCallStack(callSiteDepth, ps.frames[:0])
-	for i := range ps.frames {
-		p := ps.frames[i].Position()
-		if ps.location(ps.frames[i].SrcName(), p.Line, p.Column) != "" {
-			f := ps.frames[i]
-			return &f
-		}
+	if i, _ := ps.modelFrame(ps.frames); i >= 0 {
+		f := ps.frames[i]
+		return &f
 	}
 	return nil
 }

@@ -22,9 +22,6 @@ type namespace struct {
 	why     map[string]string
 }
 
-// namespaces are a pass's namespace objects by path.
-type namespaces map[string]*namespace
-
 // unavailable records that member name (a dotted connector name) of ns
 // could not be installed, and why.
 func (ns *namespace) unavailable(name, why string) {
@@ -39,8 +36,9 @@ func leafName(name string) string {
 }
 
 // namespaceOf returns the namespace that holds connector name directly,
-// making it and its parents on first use.
-func (ps *pass) namespaceOf(g *goja.Object, spaces namespaces, name string) *namespace {
+// making it and its parents on first use; spaces are the pass's
+// namespaces by path.
+func (ps *pass) namespaceOf(g *goja.Object, spaces map[string]*namespace, name string) *namespace {
 	path := name[:strings.LastIndexByte(name, '.')]
 	if ns := spaces[path]; ns != nil {
 		return ns

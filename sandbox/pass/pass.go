@@ -292,8 +292,7 @@ func (ps *pass) run(norm *source.Normalized, input goja.Value) (promise goja.Val
 // setup configures the runtime and installs the sandbox's globals.
 func (ps *pass) setup(vm *goja.Runtime) error {
 	ps.vm = vm
-	ps.clock.inStep = ps.steps.inStep
-	ps.clock.max = ps.limits.MaxClockReads
+	ps.clock.steps, ps.clock.max = &ps.steps, ps.limits.MaxClockReads
 	ps.clock.over = func(n int) {
 		ps.end(failed(fmt.Sprintf("too many clock readings: the program read the clock (Date.now(), new Date()) more than %d times in one pass, and every reading is kept so that the run replays; use codemode.step for code that measures time, and await new Promise(r => setTimeout(r, ms)) to wait instead of a busy loop", n)))
 	}
@@ -321,6 +320,16 @@ func (ps *pass) setup(vm *goja.Runtime) error {
 	for _, install := range []func(*goja.Object) error{ps.installConsole, ps.installTimers, ps.installCodemode, ps.installConnectors} {
 		if err := install(g); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// setFuncs sets the functions fns on obj; prefix names obj in an error.
+func setFuncs(obj *goja.Object, prefix string, fns map[string]func(goja.FunctionCall) goja.Value) error {
+	for name, fn := range fns {
+		if err := obj.Set(name, fn); err != nil {
+			return fmt.Errorf("sandbox: install %s%s: %w", prefix, name, err)
 		}
 	}
 	return nil
@@ -446,7 +455,8 @@ func (ps *pass) jsErr(err error) {
 	var ex *goja.Exception
 	switch {
 	case errors.As(err, &so):
-		ps.end(failed("RangeError: maximum call stack size exceeded" + ps.frameLocation(so.Stack())))
+		_, loc := ps.modelFrame(so.Stack())
+		ps.end(failed("RangeError: maximum call stack size exceeded" + loc))
 	case errors.As(err, &ie):
 		ps.internalFail(fmt.Errorf("sandbox: unexpected interrupt: %w", err))
 	case errors.As(err, &ex):

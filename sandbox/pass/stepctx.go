@@ -38,5 +38,3 @@ func (s *stepContext) enter(st *sandbox.Step) (restore func()) {
 	s.cur = st
 	return func() { s.cur = prev }
 }
-
-func (s *stepContext) inStep() bool { return s.cur != nil }

@@ -1,7 +1,6 @@
 package pass
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -14,17 +13,12 @@ import (
 // timer callback fails the pass (Node would crash), so it is not lost.
 // setImmediate is not provided.
 func (ps *pass) installTimers(g *goja.Object) error {
-	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
+	return setFuncs(g, "", map[string]func(goja.FunctionCall) goja.Value{
 		"setTimeout":    ps.setTimer(false),
 		"setInterval":   ps.setTimer(true),
 		"clearTimeout":  ps.clearTimer,
 		"clearInterval": ps.clearTimer,
-	} {
-		if err := g.Set(name, fn); err != nil {
-			return fmt.Errorf("sandbox: install %s: %w", name, err)
-		}
-	}
-	return nil
+	})
 }
 
 func (ps *pass) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {

@@ -109,9 +109,6 @@ func (n *Normalized) Roots() map[string]Place { return n.static.roots }
 // UTF-16 units, as JavaScript counts). ok is false for positions that are not
 // in the model's code (the wrapper around it).
 func (n *Normalized) Position(line, col int) (origLine, origCol int, ok bool) {
-	if n == nil || n.pos == nil {
-		return 0, 0, false
-	}
 	return n.pos.original(line, col)
 }
 

@@ -88,7 +88,7 @@ func rewriteExport(src string, line, col int) (string, bool) {
 	b := []byte(src)
 	copy(b[off:], "      ")
 	i := off + len("export")
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) && isSpace(b[i]) {
 		i++
 	}
 	if strings.HasPrefix(string(b[i:]), "default") && !isIdentByteAt(b, i+len("default")) {

@@ -5,6 +5,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"syscall"
@@ -41,7 +42,7 @@ const NobodyUID = 65534
 
 // hardenWorker confines this process (see above). It must run before any
 // program does.
-func hardenWorker() error {
+func hardenWorker(log *slog.Logger) error {
 	// goja's Date reads the local zone, which Go loads from a file on
 	// first use: load it now, while files can still be opened.
 	_, _ = time.Now().Zone()
@@ -63,7 +64,25 @@ func hardenWorker() error {
 			return fmt.Errorf("sandbox worker: setuid: %w", err)
 		}
 	}
-	return installSeccomp()
+	return unfilteredIfNoFilter(log, installSeccomp())
+}
+
+// errNoFilter is seccompFilter's error on an architecture it has no
+// filter for (only amd64 and arm64 have one).
+var errNoFilter = fmt.Errorf("sandbox worker: no seccomp filter for %s: %w", runtime.GOARCH, errors.ErrUnsupported)
+
+// unfilteredIfNoFilter decides on the filter's result: an architecture
+// without a filter runs its workers with the rest of their confinement,
+// and each says so once, as it starts. Any other failure to install the
+// filter stops the worker, even one that wraps ErrUnsupported (a kernel
+// without seccomp answers ENOSYS, which does): there the filter was
+// promised.
+func unfilteredIfNoFilter(log *slog.Logger, err error) error {
+	if errors.Is(err, errNoFilter) {
+		log.Warn("sandbox worker: no seccomp filter on this architecture; it runs without one", "arch", runtime.GOARCH)
+		return nil
+	}
+	return err
 }
 
 // installSeccomp sets no_new_privs and installs the filter on every thread.
@@ -98,7 +117,7 @@ func installSeccomp() error {
 // every jump is short whatever the number of denied calls.
 func seccompFilter(pid int) ([]unix.SockFilter, error) {
 	if len(deniedSyscalls) == 0 {
-		return nil, fmt.Errorf("sandbox worker: no seccomp filter for %s: %w", runtime.GOARCH, errors.ErrUnsupported)
+		return nil, errNoFilter
 	}
 	const (
 		offNr     = 0  // seccomp_data.nr

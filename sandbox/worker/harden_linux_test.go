@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -45,11 +46,15 @@ var probes = map[string]func(){
 // denied system call (openat) once its run makes its first host call.
 const envProbeWorker = "CODEMODE_WORKER_TEST_PROBE_WORKER"
 
+// envProbeNoFilter makes the probe's architecture one without a seccomp
+// filter.
+const envProbeNoFilter = "CODEMODE_WORKER_TEST_PROBE_NO_FILTER"
+
 func init() {
 	if os.Getenv(envProbeWorker) == "1" {
 		in, out, err := workerPipes()
 		if err == nil {
-			err = hardenWorker()
+			err = hardenWorker(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 		}
 		if err == nil {
 			err = Serve(context.Background(), in, probeOnCall{out}, Config{})
@@ -61,7 +66,10 @@ func init() {
 		os.Exit(0)
 	}
 	if name := os.Getenv(envProbe); name != "" {
-		if err := hardenWorker(); err != nil {
+		if os.Getenv(envProbeNoFilter) == "1" {
+			deniedSyscalls = nil // as on an architecture without a filter (harden_linux_other.go)
+		}
+		if err := hardenWorker(slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
 			fmt.Fprintln(os.Stderr, "harden:", err)
 			os.Exit(2)
 		}
@@ -93,6 +101,42 @@ func TestDeniedSystemCallsKill(t *testing.T) {
 		if !errors.As(err, &ee) || !killedBySeccomp(ee.ProcessState) {
 			t.Errorf("%s: %v %s, want the process killed by SIGSYS", name, err, out)
 		}
+	}
+}
+
+// On an architecture without a seccomp filter a worker starts with the
+// rest of its confinement, unfiltered, and says so once in its log.
+func TestNoFilterForTheArchitectureStartsUnfiltered(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envProbe+"=openat", envProbeNoFilter+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("a worker with no filter for its architecture: %v %s, want it to start and live", err, out)
+	}
+	if n := strings.Count(string(out), "no seccomp filter on this architecture"); n != 1 {
+		t.Errorf("the worker said %d times that it runs unfiltered, want once:\n%s", n, out)
+	}
+}
+
+// Only the missing filter of an architecture lets a worker go on
+// unfiltered: a failure to install the filter, even one that wraps
+// ErrUnsupported (ENOSYS from a kernel without seccomp), stops it.
+func TestOnlyNoFilterForTheArchitectureIsAccepted(t *testing.T) {
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	failed := fmt.Errorf("sandbox worker: install the seccomp filter: %w", unix.ENOSYS)
+	if err := unfilteredIfNoFilter(log, failed); !errors.Is(err, unix.ENOSYS) {
+		t.Errorf("ENOSYS installing the filter: %v, want it returned", err)
+	}
+	if err := unfilteredIfNoFilter(log, nil); err != nil {
+		t.Errorf("a filter installed: %v", err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("logged %q, want nothing", logs.String())
 	}
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"runtime/metrics"
+	"sync"
 	"time"
 )
 
@@ -34,24 +35,36 @@ func heapBytes() int64 {
 }
 
 // watch reads a size (the heap's, a worker's resident memory) every
-// period until ctx ends or read fails; once the size passes ceiling it
-// calls over and reports true.
-func watch(ctx context.Context, every time.Duration, ceiling int64, read func() (int64, error), over func()) bool {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		n, err := read()
-		if err != nil {
-			return false
+// period on a goroutine of its own until stop is called or read fails;
+// once the size passes ceiling it calls over and stops reading. stop
+// waits for the goroutine and reports whether over was called.
+func watch(every time.Duration, ceiling int64, read func() (int64, error), over func()) (stop func() bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	var tripped bool // written by the goroutine, read after done
+	done.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			n, err := read()
+			if err != nil {
+				return
+			}
+			if n > ceiling {
+				over()
+				tripped = true
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
-		if n > ceiling {
-			over()
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
+	})
+	return func() bool {
+		cancel()
+		done.Wait()
+		return tripped
 	}
 }

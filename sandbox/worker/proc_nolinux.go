@@ -2,7 +2,10 @@
 
 package worker
 
-import "os"
+import (
+	"log/slog"
+	"os"
+)
 
 // Off Linux a worker neither confines itself (there is no seccomp, and
 // goja gives a program no system call to make) nor sets its data-size
@@ -12,4 +15,4 @@ func killedBySeccomp(*os.ProcessState) bool { return false }
 
 func limitData(int64) error { return nil }
 
-func hardenWorker() error { return nil }
+func hardenWorker(*slog.Logger) error { return nil }

@@ -92,14 +92,9 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 
 	if r.w.resident > 0 {
 		// Sampled until the run returns, whether or not ctx ended.
-		var watching sync.WaitGroup
-		watchCtx, stopWatch := context.WithCancel(context.Background())
-		defer watching.Wait()
-		defer stopWatch()
 		resident := func() (int64, error) { return residentBytes(r.w.pid) }
-		watching.Go(func() {
-			watch(watchCtx, residentEvery, r.w.resident, resident, func() { r.kill(memoryLimitMessage(r.pool.opts.MemoryLimit)) })
-		})
+		stopWatch := watch(residentEvery, r.w.resident, resident, func() { r.kill(memoryLimitMessage(r.pool.opts.MemoryLimit)) })
+		defer stopWatch()
 	}
 
 	e := newEnc(len(r.prog.Code) + 256)
@@ -309,27 +304,27 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 	seq := 0
 	switch kind {
 	case msgCall:
-		c := sandbox.Call{Seq: d.int(1 << 31), Connector: d.str(), Method: d.str(), Args: json.RawMessage(d.bytes())}
+		c := sandbox.Call{Seq: d.int(maxSeq), Connector: d.str(), Method: d.str(), Args: json.RawMessage(d.bytes())}
 		seq = c.Seq
 		call = func(ctx context.Context) (bool, []byte, error) {
 			v, err := r.host.Call(ctx, c)
 			return false, v, err
 		}
 	case msgStepResult:
-		s := sandbox.Step{Seq: d.int(1 << 31), Name: d.str()}
+		s := sandbox.Step{Seq: d.int(maxSeq), Name: d.str()}
 		seq = s.Seq
 		call = func(ctx context.Context) (bool, []byte, error) {
 			v, found, err := r.host.StepResult(ctx, s)
 			return found, v, err
 		}
 	case msgStepDone:
-		s := sandbox.Step{Seq: d.int(1 << 31), Name: d.str()}
+		s := sandbox.Step{Seq: d.int(maxSeq), Name: d.str()}
 		value, errMsg := json.RawMessage(d.bytes()), d.str()
 		call = func(ctx context.Context) (bool, []byte, error) {
 			return false, nil, r.host.StepDone(ctx, s, value, errMsg)
 		}
 	case msgService:
-		s := sandbox.ServiceCall{Seq: d.int(1 << 31), Name: d.str(), Args: json.RawMessage(d.bytes())}
+		s := sandbox.ServiceCall{Seq: d.int(maxSeq), Name: d.str(), Args: json.RawMessage(d.bytes())}
 		seq = s.Seq
 		call = func(ctx context.Context) (bool, []byte, error) {
 			v, err := r.host.Service(ctx, s)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"io"
+	"math"
 	"sync"
 	"time"
 )
@@ -47,6 +48,10 @@ const (
 const maxFrame = 64 << 20
 
 const frameHeader = 9 // length, kind, id
+
+// maxSeq bounds a call's seq and a run's count of calls on the wire: an
+// int on every architecture, 32-bit ones too.
+const maxSeq = math.MaxInt32
 
 // errFrameTooLarge is returned for a frame past maxFrame.
 var errFrameTooLarge = fmt.Errorf("sandbox: message larger than %d MiB", maxFrame>>20)
@@ -350,6 +355,6 @@ func decodeOutcome(d *dec) wireOutcome {
 		o.Logs = append(o.Logs, d.str())
 	}
 	o.Clock = decodeClock(d)
-	o.Calls = d.int(1 << 31)
+	o.Calls = d.int(maxSeq)
 	return o
 }

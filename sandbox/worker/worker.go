@@ -183,20 +183,15 @@ func (s *workerServer) shutdown(cause error) {
 
 // run executes one program and returns its outcome.
 func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, p sandbox.Program) wireOutcome {
-	var tripped bool
-	var watching sync.WaitGroup
-	watchCtx, stopWatch := context.WithCancel(ctx)
+	stopWatch := func() bool { return false }
 	if s.cfg.MemoryLimit > 0 {
-		watching.Go(func() {
-			heap := func() (int64, error) { return heapBytes(), nil }
-			tripped = watch(watchCtx, heapWatchEvery, s.cfg.MemoryLimit/100*heapWatchPercent, heap, func() {
-				cancel(&pass.LimitError{Msg: memoryLimitMessage(s.cfg.MemoryLimit)})
-			})
+		heap := func() (int64, error) { return heapBytes(), nil }
+		stopWatch = watch(heapWatchEvery, s.cfg.MemoryLimit/100*heapWatchPercent, heap, func() {
+			cancel(&pass.LimitError{Msg: memoryLimitMessage(s.cfg.MemoryLimit)})
 		})
 	}
 	o, err := pass.Execute(ctx, p, s.host, s.cache, s.log)
-	stopWatch()
-	watching.Wait()
+	tripped := stopWatch()
 
 	if err != nil {
 		s.log.Error("sandbox worker: internal failure", "err", err)

@@ -58,7 +58,7 @@ func Main(ctx context.Context, log *slog.Logger) error {
 			}
 		}
 	}
-	if err := hardenWorker(); err != nil {
+	if err := hardenWorker(log); err != nil {
 		return err
 	}
 	return Serve(ctx, in, out, Config{MemoryLimit: limit, Logger: log})

@@ -92,18 +92,14 @@ func Sign(k *Key, alg string, claims map[string]any) string {
 	return tok
 }
 
-// JWK returns k's public keys as the members of a JWK Set.
-func (k *Key) JWK() []map[string]any {
-	b64 := base64.RawURLEncoding.EncodeToString
-	return []map[string]any{
+// serveJWKS answers the JWK Set: the current key's public keys. f.mu is
+// held.
+func (f *Server) serveJWKS(w http.ResponseWriter) {
+	k, b64 := f.keyLocked(), base64.RawURLEncoding.EncodeToString
+	writeJSON(w, map[string]any{"keys": []map[string]any{
 		{"kty": "RSA", "kid": k.Kid, "use": "sig", "n": b64(k.RSA.N.Bytes()), "e": b64(big.NewInt(int64(k.RSA.E)).Bytes())},
 		{"kty": "EC", "kid": k.Kid, "use": "sig", "crv": "P-256", "x": b64(k.EC.X.FillBytes(make([]byte, 32))), "y": b64(k.EC.Y.FillBytes(make([]byte, 32)))},
-	}
-}
-
-// serveJWKS answers the JWK Set: the current key. f.mu is held.
-func (f *Server) serveJWKS(w http.ResponseWriter) {
-	writeJSON(w, map[string]any{"keys": f.keyLocked().JWK()})
+	}})
 }
 
 // IssueOpaque makes an opaque access token whose introspection answers
@@ -131,7 +127,6 @@ func (f *Server) Deactivate(token string) {
 // token endpoint issued, else active false. With IntrospectClientID set,
 // the request must authenticate as it (client_secret_basic). f.mu is held.
 func (f *Server) introspect(w http.ResponseWriter, r *http.Request) {
-	f.introspections++
 	if f.IntrospectClientID != "" {
 		id, secret, ok := r.BasicAuth()
 		if !ok || id != f.IntrospectClientID || secret != f.IntrospectClientSecret {
@@ -152,9 +147,6 @@ func (f *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, map[string]any{"active": false})
 }
-
-// Introspections counts the introspection requests.
-func (f *Server) Introspections() int { return locked(f, func() int { return f.introspections }) }
 
 // CurrentKey returns the key the server signs with now (made on first
 // use).

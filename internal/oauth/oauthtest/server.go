@@ -88,27 +88,25 @@ type Server struct {
 	// audience); a nil value removes the claim.
 	IDTokenClaims, AccessTokenClaims map[string]any
 
-	mu             sync.Mutex
-	codes          map[string]codeGrant
-	access         map[string][]string // valid access tokens and their scopes
-	subjects       map[string]string   // the person each access or refresh token is for ("" for none)
-	calls          []Call              // the tools/call requests passed to Next
-	exchanges      []url.Values        // the token exchange requests
-	refresh        map[string]*refreshToken
-	refreshes      int
-	reuses         int
-	authorizes     []url.Values
-	tokenForms     []url.Values
-	tokenAuth      []string
-	regBodies      []map[string]any
-	assertions     int
-	seq            int
-	mcpHits        int                       // requests to /mcp
-	paths          map[string]int            // requests by path, on both servers
-	secrets        []string                  // every token, code, secret it issued or saw
-	key            *Key                      // the signing key (JWK Set), made on first use
-	opaque         map[string]map[string]any // opaque tokens and their introspection
-	introspections int
+	mu         sync.Mutex
+	codes      map[string]codeGrant
+	access     map[string][]string // valid access tokens and their scopes
+	subjects   map[string]string   // the person each access or refresh token is for ("" for none)
+	calls      []Call              // the tools/call requests passed to Next
+	refresh    map[string]*refreshToken
+	refreshes  int
+	reuses     int
+	authorizes []url.Values
+	tokenForms []url.Values
+	tokenAuth  []string
+	regBodies  []map[string]any
+	assertions int
+	seq        int
+	mcpHits    int                       // requests to /mcp
+	paths      map[string]int            // requests by path, on both servers
+	secrets    []string                  // every token, code, secret it issued or saw
+	key        *Key                      // the signing key (JWK Set), made on first use
+	opaque     map[string]map[string]any // opaque tokens and their introspection
 }
 
 type codeGrant struct {
@@ -442,7 +440,6 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		// RFC 8693: an access token this server issued (or an opaque one
 		// IssueOpaque made, still active) is traded for one of the same
 		// person, for the resource asked for.
-		f.exchanges = append(f.exchanges, form)
 		sub, ok := f.subjectOf(form.Get("subject_token"))
 		switch {
 		case form.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token":
@@ -525,7 +522,8 @@ func (f *Server) subjectOf(tok string) (string, bool) {
 // Exchanges returns the token exchange requests (RFC 8693) the token
 // endpoint received, oldest first.
 func (f *Server) Exchanges() []url.Values {
-	return locked(f, func() []url.Values { return slices.Clone(f.exchanges) })
+	forms, _ := f.TokenRequests()
+	return slices.DeleteFunc(forms, func(form url.Values) bool { return form.Get("grant_type") != TokenExchangeGrant })
 }
 
 // Calls returns the tools/call requests passed to Next so far, oldest
