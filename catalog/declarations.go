@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
@@ -67,7 +68,7 @@ func typegenConnectors(conns []*Connector) []typegen.Connector {
 
 // typegen converts a connector for the declaration generator.
 func (s *Connector) typegen() typegen.Connector {
-	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared()}
+	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared(), Methods: make([]connectors.Tool, 0, len(s.Methods))}
 	for _, t := range s.Methods {
 		c.Methods = append(c.Methods, t.Def)
 	}

@@ -65,7 +65,7 @@ func BenchmarkGitHubDeclarations(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tc := typegen.Connector{Name: "github", Definitions: v}
+		tc := typegen.Connector{Name: "github", Definitions: v, Methods: make([]connectors.Tool, 0, len(c.tools))}
 		for _, t := range c.tools {
 			tc.Methods = append(tc.Methods, connectors.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
 		}
