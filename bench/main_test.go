@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -15,10 +14,6 @@ func TestMain(m *testing.M) {
 		return
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
-		removeBinary()
-		if thingsBuilt.dir != "" {
-			_ = os.RemoveAll(thingsBuilt.dir)
-		}
 		fixture.RemoveBinaries()
 		if err := pgtest.Stop(); err != nil {
 			println("stop the PostgreSQL test clusters:", err.Error())

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,15 +45,7 @@ paths:
 // /things/{id} after delay, and returns its base URL; a cleanup stops it.
 func thingsServer(b testing.TB, delay time.Duration) string {
 	b.Helper()
-	thingsBuilt.once.Do(func() {
-		if thingsBuilt.dir, thingsBuilt.err = os.MkdirTemp("", "codemode-bench-api-"); thingsBuilt.err == nil {
-			thingsBuilt.path, thingsBuilt.err = fixture.BuildCommand("./bench/internal/thingsapi", thingsBuilt.dir, "thingsapi")
-		}
-	})
-	if thingsBuilt.err != nil {
-		b.Fatalf("build thingsapi: %v", thingsBuilt.err)
-	}
-	cmd := exec.Command(thingsBuilt.path, "-delay", delay.String())
+	cmd := exec.Command(fixture.Build(b, "./bench/internal/thingsapi"), "-delay", delay.String())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -76,13 +67,6 @@ func thingsServer(b testing.TB, delay time.Duration) string {
 		b.Fatalf("thingsapi did not start: %v", err)
 	}
 	return "http://" + strings.TrimSpace(addr)
-}
-
-// thingsBuilt is the thingsapi binary, built once per process.
-var thingsBuilt struct {
-	once      sync.Once
-	dir, path string
-	err       error
 }
 
 // BenchmarkOpenAPIGet is issue 10's per-call figure: one GET of a local

@@ -50,7 +50,7 @@ func TestSignInFromTheConsole(t *testing.T) {
 		t.Fatalf("sign-in page: %d\n%s", page.status, page.body)
 	}
 	link := strings.ReplaceAll(m[1], "&amp;", "&")
-	if !strings.Contains(link, fixture.GatedState()) {
+	if !strings.Contains(link, fixture.GatedState) {
 		t.Fatalf("link %q is not the connector's sign-in page", link)
 	}
 	// The sign-in under way: the console's.

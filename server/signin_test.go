@@ -84,7 +84,7 @@ func TestSignInThroughURLElicitation(t *testing.T) {
 	if n := g.Calls("post"); n != 1 {
 		t.Fatalf("remote.post made %d times", n)
 	}
-	if b, _ := json.Marshal(out); strings.Contains(string(b), fixture.GatedState()) {
+	if b, _ := json.Marshal(out); strings.Contains(string(b), fixture.GatedState) {
 		t.Fatalf("the outcome holds the link: %s", b)
 	}
 }

@@ -348,7 +348,7 @@ func TestEnvAndDirReachTheChild(t *testing.T) {
 
 func TestHTTPEnvIsInherited(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "effects.txt")
-	c := dial(t, Config{Name: "fx", URL: fixture.StartHTTPWithEnv(t, false, "FIXTURE_SIDE_EFFECTS="+file)})
+	c := dial(t, Config{Name: "fx", URL: fixture.StartHTTP(t, false, "FIXTURE_SIDE_EFFECTS="+file)})
 	got, err := c.Call(context.Background(), "counter", json.RawMessage(`{"name":"h"}`))
 	if err != nil || string(got.Value) != "1" {
 		t.Fatalf("counter = %+v, %v; want 1", got, err)

@@ -31,10 +31,10 @@ func TestCallPropagatesTraceContext(t *testing.T) {
 			return Config{Name: "fx", Command: fixture.MCPServer(t), Env: map[string]string{"FIXTURE_TRACE": "1"}}
 		}},
 		{"http", func(t *testing.T) Config {
-			return Config{Name: "fx", URL: fixture.StartHTTPWithEnv(t, false, "FIXTURE_TRACE=1")}
+			return Config{Name: "fx", URL: fixture.StartHTTP(t, false, "FIXTURE_TRACE=1")}
 		}},
 		{"sse", func(t *testing.T) Config {
-			return Config{Name: "fx", URL: fixture.StartHTTPWithEnv(t, true, "FIXTURE_TRACE=1"), SSE: true}
+			return Config{Name: "fx", URL: fixture.StartHTTP(t, true, "FIXTURE_TRACE=1"), SSE: true}
 		}},
 	} {
 		t.Run(tr.name, func(t *testing.T) {

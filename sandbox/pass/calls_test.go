@@ -27,7 +27,7 @@ func TestArgumentSerialisation(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
+			sandboxtest.WantCompleted(t, tc.code, sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 		})
 	}
 }
@@ -50,7 +50,7 @@ func TestConnectorMethodForms(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
+			sandboxtest.WantCompleted(t, tc.code, sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 		})
 	}
 }

@@ -41,7 +41,7 @@ func TestConsole(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
+			o := sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
 			if o.Status != sandbox.Completed {
 				t.Fatalf("status %v %q", o.Status, o.Error)
 			}
@@ -55,7 +55,7 @@ func TestConsole(t *testing.T) {
 func TestConsoleTruncation(t *testing.T) {
 	e := newExecutor(t)
 	code := "for (const s of ['12345', '67890', 'abc', 'd']) console.log(s); 'ok'"
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{MaxLogBytes: 10})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{MaxLogBytes: 10})
 	sandboxtest.WantCompleted(t, code, o, `"ok"`)
 	want := []string{"12345", "67890", "… 2 more log lines truncated"}
 	if diff := cmp.Diff(want, o.Logs); diff != "" {
@@ -89,7 +89,7 @@ func TestFailures(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
+			o := sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
 			if o.Status != sandbox.Failed {
 				t.Fatalf("status %v, result %s, want failed", o.Status, o.Result)
 			}
@@ -110,23 +110,23 @@ func TestResultValues(t *testing.T) {
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
-		sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
+		sandboxtest.WantCompleted(t, tc.code, sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 	}
 }
 
 func TestTimeoutBusyLoopThenNextRunWorks(t *testing.T) {
 	e := newExecutor(t)
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "for (let i = 0; ; i++) {}", sandbox.Limits{Timeout: 200 * time.Millisecond})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, "for (let i = 0; ; i++) {}", sandbox.Limits{Timeout: 200 * time.Millisecond})
 	if o.Status != sandbox.Failed || o.Error != "timed out after 200ms" {
 		t.Fatalf("outcome %v %q, want failed: timed out after 200ms", o.Status, o.Error)
 	}
-	sandboxtest.WantCompleted(t, "1 + 1", sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
+	sandboxtest.WantCompleted(t, "1 + 1", sandboxtest.Run(t, e, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
 }
 
 func TestTimeoutNeverSettlingPromise(t *testing.T) {
 	e := newExecutor(t)
 	code := "await notes.createNote({}); await new Promise(() => {})"
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{Timeout: 150 * time.Millisecond})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{Timeout: 150 * time.Millisecond})
 	if o.Status != sandbox.Failed || o.Error != "timed out after 150ms" {
 		t.Fatalf("outcome %v %q, want failed: timed out after 150ms", o.Status, o.Error)
 	}
@@ -141,7 +141,7 @@ func TestTimeoutCancelsHostCalls(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
-	o := sandboxtest.RunWithServices(t, e, h, "await notes.createNote({})", sandbox.Limits{Timeout: 100 * time.Millisecond})
+	o := sandboxtest.Run(t, e, h, "await notes.createNote({})", sandbox.Limits{Timeout: 100 * time.Millisecond})
 	if o.Status != sandbox.Failed || o.Error != "timed out after 100ms" {
 		t.Fatalf("outcome %v %q, want a timeout", o.Status, o.Error)
 	}
@@ -167,7 +167,7 @@ func TestCancel(t *testing.T) {
 func TestStackOverflow(t *testing.T) {
 	e := newExecutor(t)
 	code := "function r(n) {\n  return r(n + 1) + 1;\n}\ntry { r(0) } catch (e) { 'caught' }"
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{MaxStackDepth: 200})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{MaxStackDepth: 200})
 	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "RangeError: maximum call stack size exceeded (line 2:") {
 		t.Fatalf("outcome %v %q, want an uncatchable stack overflow at line 2", o.Status, o.Error)
 	}
@@ -177,7 +177,7 @@ func TestMaxCalls(t *testing.T) {
 	e := newExecutor(t)
 	h := &sandboxtest.Host{}
 	code := "for (let i = 0; i < 10; i++) { try { await notes.listNotes({}) } catch (e) {} }\n'done'"
-	o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{MaxCalls: 3})
+	o := sandboxtest.Run(t, e, h, code, sandbox.Limits{MaxCalls: 3})
 	if o.Status != sandbox.Failed || !strings.Contains(o.Error, "call limit exceeded: a run may make at most 3 connector calls and steps") {
 		t.Fatalf("outcome %v %q, want the call limit", o.Status, o.Error)
 	}
@@ -191,7 +191,7 @@ func TestMaxCalls(t *testing.T) {
 // readings it was allowed.
 func TestTooManyClockReadings(t *testing.T) {
 	e := newExecutor(t)
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "try { while (true) Date.now() } catch (e) { 'caught' }", sandbox.Limits{MaxClockReads: 5000})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, "try { while (true) Date.now() } catch (e) { 'caught' }", sandbox.Limits{MaxClockReads: 5000})
 	if o.Status != sandbox.Failed || !strings.Contains(o.Error, "too many clock readings") || !strings.Contains(o.Error, "more than 5000 times") || !strings.Contains(o.Error, "codemode.step") {
 		t.Fatalf("outcome %v %q, want the clock limit", o.Status, o.Error)
 	}
@@ -199,7 +199,7 @@ func TestTooManyClockReadings(t *testing.T) {
 		t.Errorf("clock keeps %d readings, want 5000", len(o.Clock.Times))
 	}
 	// Readings inside a step are not kept, so they do not count.
-	o = sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "await codemode.step('t', () => { for (let i = 0; i < 20000; i++) Date.now(); return 1 })", sandbox.Limits{MaxClockReads: 5000})
+	o = sandboxtest.Run(t, e, &sandboxtest.Host{}, "await codemode.step('t', () => { for (let i = 0; i < 20000; i++) Date.now(); return 1 })", sandbox.Limits{MaxClockReads: 5000})
 	if o.Status != sandbox.Completed {
 		t.Errorf("step reading the clock: %v %q", o.Status, o.Error)
 	}
@@ -208,7 +208,7 @@ func TestTooManyClockReadings(t *testing.T) {
 func TestCodeTooLarge(t *testing.T) {
 	e := newExecutor(t)
 	h := &sandboxtest.Host{}
-	o := sandboxtest.RunWithServices(t, e, h, "1 + 1 + 1 + 1", sandbox.Limits{MaxCodeBytes: 10})
+	o := sandboxtest.Run(t, e, h, "1 + 1 + 1 + 1", sandbox.Limits{MaxCodeBytes: 10})
 	if o.Status != sandbox.Failed || o.Error != "code is too large: 13 bytes, limit 10" {
 		t.Fatalf("outcome %v %q", o.Status, o.Error)
 	}
@@ -233,7 +233,7 @@ func TestPromiseAllSeqInProgramOrder(t *testing.T) {
 			return json.RawMessage(fmt.Sprintf(`{"seq":%d,"args":%s}`, c.Seq, c.Args)), nil
 		}}
 		code := "const [a, b] = await Promise.all([notes.createNote({n: 'a'}), notes.createNote({n: 'b'})]);\n[a.seq, a.args.n, b.seq, b.args.n]"
-		sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `[1,"a",2,"b"]`)
+		sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `[1,"a",2,"b"]`)
 		if diff := cmp.Diff([]int{2, 1}, finished); diff != "" {
 			t.Errorf("host finishing order (-want +got):\n%s", diff)
 		}
@@ -281,7 +281,7 @@ try { await notes.deleteNote({ id: 1 }) } finally { await notes.createNote({ inF
 			}}
 			// Were the program not interrupted, it would go on to its next
 			// call (which the host log would show) or time out.
-			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{Timeout: 10 * time.Second})
+			o := sandboxtest.Run(t, e, h, tc.code, sandbox.Limits{Timeout: 10 * time.Second})
 			if o.Status != sandbox.Stopped || !errors.Is(o.Stop, sandbox.ErrStop) || o.Stop != stopErr {
 				t.Fatalf("outcome %v stop=%v error=%q, want stopped by the host's error", o.Status, o.Stop, o.Error)
 			}
@@ -298,7 +298,7 @@ func TestLateStopDoesNotReplaceCompletion(t *testing.T) {
 		<-ctx.Done() // the program returned: the call is cancelled, and stops the pass anyway
 		return nil, fmt.Errorf("pause: %w", sandbox.ErrStop)
 	}}
-	o := sandboxtest.RunWithServices(t, e, h, "notes.deleteNote({}); 'returned'", sandbox.Limits{})
+	o := sandboxtest.Run(t, e, h, "notes.deleteNote({}); 'returned'", sandbox.Limits{})
 	sandboxtest.WantCompleted(t, "floating call", o, `"returned"`)
 	want := []string{"[warn] 1 call was still in flight when the program returned and was cancelled: notes.deleteNote #1. Await every call: the result of a call in flight is lost and it may or may not have taken effect."}
 	if diff := cmp.Diff(want, o.Logs); diff != "" {
@@ -350,7 +350,7 @@ func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
 			}
 			// Calls in flight that were not cancelled would hold the run
 			// to its timeout, and see that as their cause (checked below).
-			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{Timeout: 10 * time.Second})
+			o := sandboxtest.Run(t, e, h, tc.code, sandbox.Limits{Timeout: 10 * time.Second})
 			if o.Status != tc.status {
 				t.Fatalf("status %v (%s %q), want %v", o.Status, o.Result, o.Error, tc.status)
 			}
@@ -380,9 +380,9 @@ func TestHostErrorIsCatchable(t *testing.T) {
 		return nil, errors.New("notes: 404 not found")
 	}}
 	code := "try { await notes.createNote({}) } catch (e) { return [e instanceof Error, e.message] }"
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `[true,"notes: 404 not found"]`)
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `[true,"notes: 404 not found"]`)
 
-	o := sandboxtest.RunWithServices(t, e, h, "await notes.createNote({})", sandbox.Limits{})
+	o := sandboxtest.Run(t, e, h, "await notes.createNote({})", sandbox.Limits{})
 	if o.Status != sandbox.Failed || o.Error != "Error: notes: 404 not found (line 1:13)" {
 		t.Errorf("uncaught host error: %v %q", o.Status, o.Error)
 	}
@@ -394,7 +394,7 @@ func TestInvalidHostJSONRejects(t *testing.T) {
 		return json.RawMessage(`{not json`), nil
 	}}
 	code := "try { await notes.createNote({}) } catch (e) { return e.message.startsWith('the host returned invalid JSON') }"
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), "true")
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), "true")
 }
 
 func TestArguments(t *testing.T) {
@@ -413,7 +413,7 @@ func TestArguments(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &sandboxtest.Host{}
-			sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{}), tc.want)
+			sandboxtest.WantCompleted(t, tc.code, sandboxtest.Run(t, e, h, tc.code, sandbox.Limits{}), tc.want)
 		})
 	}
 }
@@ -422,7 +422,7 @@ func TestArgumentErrorsTakeNoSeq(t *testing.T) {
 	e := newExecutor(t)
 	h := &sandboxtest.Host{}
 	code := "try { notes.createNote(1) } catch {}\n(await notes.createNote({})).seq"
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), "1")
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), "1")
 }
 
 func TestUnknownMethod(t *testing.T) {
@@ -438,7 +438,7 @@ func TestUnknownMethod(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &sandboxtest.Host{}
-			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{})
+			o := sandboxtest.Run(t, e, h, tc.code, sandbox.Limits{})
 			if o.Status != sandbox.Failed || o.Error != tc.want {
 				t.Errorf("outcome %v\n got %q\nwant %q", o.Status, o.Error, tc.want)
 			}
@@ -452,24 +452,24 @@ func TestUnknownMethod(t *testing.T) {
 func TestConnectorObjectsBehave(t *testing.T) {
 	e := newExecutor(t)
 	code := "const n = await Promise.resolve(notes);\n[typeof n.createNote, typeof notes.then, JSON.stringify(notes) !== undefined, 'createNote' in notes]"
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `["function","undefined",true,true]`)
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `["function","undefined",true,true]`)
 }
 
 func TestUnknownGlobal(t *testing.T) {
 	e := newExecutor(t)
 	// Written out, a misspelt connector is found before the program runs.
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "await notes.listNotes({});\nawait notse.createNote({})", sandbox.Limits{})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, "await notes.listNotes({});\nawait notse.createNote({})", sandbox.Limits{})
 	want := "the program was checked before running and has a problem; nothing was run:\n- line 2:7: notse is not defined; did you mean notes?"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
 	}
 	// Reached otherwise, it is a ReferenceError that says the same.
-	o = sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "const m = 'createNote';\nawait notse[m]({})", sandbox.Limits{})
+	o = sandboxtest.Run(t, e, &sandboxtest.Host{}, "const m = 'createNote';\nawait notse[m]({})", sandbox.Limits{})
 	want = "ReferenceError: notse is not defined (line 2:7); did you mean notes? Available globals: notes, everything, codemode"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
 	}
-	o = sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, "github.listIssues({})", sandbox.Limits{})
+	o = sandboxtest.Run(t, e, &sandboxtest.Host{}, "github.listIssues({})", sandbox.Limits{})
 	want = "ReferenceError: github is not defined (line 1:1); available globals: notes, everything, codemode"
 	if o.Error != want {
 		t.Errorf("error\n got %q\nwant %q", o.Error, want)
@@ -480,7 +480,7 @@ func TestNoHostAccess(t *testing.T) {
 	e := newExecutor(t)
 	code := `[typeof require, typeof process, typeof fetch, typeof setImmediate, typeof module, typeof XMLHttpRequest,
 typeof setTimeout, typeof clearTimeout, eval('1 + 1'), Function('return 3')(), eval('4\n//# sourceMappingURL=/etc/passwd')]`
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
 		`["undefined","undefined","undefined","undefined","undefined","undefined","function","function",2,3,4]`)
 }
 
@@ -497,7 +497,7 @@ await new Promise(resolve => {
 await new Promise(r => setTimeout(r, 30, 'arg'));
 order.push('n=' + n);
 order`
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `["n=3"]`)
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `["n=3"]`)
 }
 
 func TestSearchAndDescribe(t *testing.T) {
@@ -506,8 +506,8 @@ func TestSearchAndDescribe(t *testing.T) {
 		return json.RawMessage(`{"results":[{"path":"notes.createNote","score":1}],"total":1,"q":` + fmt.Sprintf("%q", q) + `}`), nil
 	}}
 	code := "const s = await codemode.search('create'); const d = await codemode.describe('notes.createNote'); [s.total, s.q, d.path]"
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `[1,"create","notes.createNote"]`)
-	if o := sandboxtest.RunWithServices(t, e, h, "codemode.search(1)", sandbox.Limits{}); o.Status != sandbox.Failed || !strings.Contains(o.Error, "query must be a string") {
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `[1,"create","notes.createNote"]`)
+	if o := sandboxtest.Run(t, e, h, "codemode.search(1)", sandbox.Limits{}); o.Status != sandbox.Failed || !strings.Contains(o.Error, "query must be a string") {
 		t.Errorf("non-string query: %v %q", o.Status, o.Error)
 	}
 }
@@ -517,7 +517,7 @@ func TestStep(t *testing.T) {
 		e := newExecutor(t)
 		h := &sandboxtest.Host{}
 		code := "const v = await codemode.step('now', () => ({ d: new Date(0), u: undefined, n: 1 }));\nv"
-		sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `{"d":"1970-01-01T00:00:00.000Z","n":1}`)
+		sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `{"d":"1970-01-01T00:00:00.000Z","n":1}`)
 		want := []sandboxtest.StepRecord{{Step: sandbox.Step{Seq: 1, Name: "now"}, Value: `{"d":"1970-01-01T00:00:00.000Z","n":1}`}}
 		if diff := cmp.Diff(want, h.Steps()); diff != "" {
 			t.Errorf("StepDone (-want +got):\n%s", diff)
@@ -529,7 +529,7 @@ func TestStep(t *testing.T) {
 			return json.RawMessage(`{"v":42}`), true, nil
 		}}
 		code := "let ran = false;\nconst v = await codemode.step('rand', () => { ran = true; console.log('ran'); return Math.random() });\n[v, ran]"
-		o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{})
+		o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
 		sandboxtest.WantCompleted(t, code, o, `[{"v":42},false]`)
 		if len(o.Logs) != 0 || len(h.Steps()) != 0 {
 			t.Errorf("fn ran on replay: logs %q, StepDone %v", o.Logs, h.Steps())
@@ -546,7 +546,7 @@ func TestStep(t *testing.T) {
 		} {
 			h := &sandboxtest.Host{}
 			code := "let msg;\ntry { await codemode.step('s', " + body + ") } catch (e) { msg = e.message }\nconst after = await notes.listNotes({});\n[msg, after.seq]"
-			o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{})
+			o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
 			var got []any
 			if o.Status != sandbox.Completed || json.Unmarshal(o.Result, &got) != nil || len(got) != 2 {
 				t.Fatalf("%s: outcome %v %s %q", body, o.Status, o.Result, o.Error)
@@ -587,7 +587,7 @@ func TestStep(t *testing.T) {
 		e := newExecutor(t)
 		h := &sandboxtest.Host{}
 		code := "try { await codemode.step('bad', () => { throw new TypeError('nope') }) } catch (e) { return e.message }"
-		sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), `"nope"`)
+		sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `"nope"`)
 		want := []sandboxtest.StepRecord{{Step: sandbox.Step{Seq: 1, Name: "bad"}, ErrMsg: "TypeError: nope"}}
 		if diff := cmp.Diff(want, h.Steps()); diff != "" {
 			t.Errorf("StepDone (-want +got):\n%s", diff)
@@ -598,7 +598,7 @@ func TestStep(t *testing.T) {
 		h := &sandboxtest.Host{OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
 			return nil, false, fmt.Errorf("diverged: %w", sandbox.ErrStop)
 		}}
-		o := sandboxtest.RunWithServices(t, e, h, "try { await codemode.step('x', () => 1) } catch {}\nawait notes.createNote({})", sandbox.Limits{})
+		o := sandboxtest.Run(t, e, h, "try { await codemode.step('x', () => 1) } catch {}\nawait notes.createNote({})", sandbox.Limits{})
 		if o.Status != sandbox.Stopped || len(h.Calls()) != 0 || len(h.Steps()) != 0 {
 			t.Errorf("outcome %v, calls %v, steps %v", o.Status, h.Calls(), h.Steps())
 		}
@@ -620,28 +620,28 @@ func TestSnippets(t *testing.T) {
 	}}
 	e := newExecutor(t)
 	code := "await notes.listNotes({});\nconst d = await codemode.run('double', { n: 21 });\nconst last = await notes.listNotes({});\n[d, last.seq]"
-	sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), "[42,3]")
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), "[42,3]")
 	want := []string{"call 1 notes.listNotes", "snippet double", "call 2 notes.createNote", "call 3 notes.listNotes"}
 	if diff := cmp.Diff(want, h.Log()); diff != "" {
 		t.Errorf("host log (-want +got):\n%s", diff)
 	}
 	// The host gets the input as JSON (null when there is none), to check
 	// it against the snippet's input schema.
-	sandboxtest.RunWithServices(t, e, h, "try { await codemode.run('missing') } catch {}\ntry { await codemode.run('missing', { d: new Date(0), u: undefined }) } catch {}", sandbox.Limits{})
+	sandboxtest.Run(t, e, h, "try { await codemode.run('missing') } catch {}\ntry { await codemode.run('missing', { d: new Date(0), u: undefined }) } catch {}", sandbox.Limits{})
 	if diff := cmp.Diff([]string{`{"n":21}`, "null", `{"d":"1970-01-01T00:00:00.000Z"}`}, h.SnippetInputs()); diff != "" {
 		t.Errorf("snippet inputs (-want +got):\n%s", diff)
 	}
 
 	code = "try { await codemode.run('broken', {}) } catch (e) { return e.message }"
-	o := sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{})
+	o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
 	if o.Status != sandbox.Completed || !strings.HasPrefix(string(o.Result), `"snippet broken: SyntaxError: `) || !strings.Contains(string(o.Result), "(line 1:") {
 		t.Errorf("broken snippet: %v %s %q", o.Status, o.Result, o.Error)
 	}
-	o = sandboxtest.RunWithServices(t, e, h, "await codemode.run('throws', {})", sandbox.Limits{})
+	o = sandboxtest.Run(t, e, h, "await codemode.run('throws', {})", sandbox.Limits{})
 	if o.Status != sandbox.Failed || o.Error != "Error: snip (snippet throws line 2:9)" {
 		t.Errorf("throwing snippet: %v %q", o.Status, o.Error)
 	}
-	o = sandboxtest.RunWithServices(t, e, h, "await codemode.run('missing', {})", sandbox.Limits{})
+	o = sandboxtest.Run(t, e, h, "await codemode.run('missing', {})", sandbox.Limits{})
 	if o.Status != sandbox.Failed || o.Error != `Error: no snippet "missing"` {
 		t.Errorf("missing snippet: %v %q", o.Status, o.Error)
 	}
@@ -770,13 +770,13 @@ func TestHostCallErrorLocations(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := sandboxtest.RunWithServices(t, e, h, tc.code, sandbox.Limits{})
+			o := sandboxtest.Run(t, e, h, tc.code, sandbox.Limits{})
 			if o.Status != sandbox.Failed || o.Error != tc.want {
 				t.Errorf("outcome %v %q\nwant %q", o.Status, o.Error, tc.want)
 			}
 		})
 	}
-	o := sandboxtest.RunWithServices(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", sandbox.Limits{})
+	o := sandboxtest.Run(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", sandbox.Limits{})
 	if o.Status != sandbox.Completed || !strings.Contains(string(o.Result), "at program.js:") {
 		t.Errorf("e.stack = %s (%v %q), want the frame of the program that made the call", o.Result, o.Status, o.Error)
 	}

@@ -75,7 +75,7 @@ out`, source.ShapeExpression, "[1,2,3]"},
 			if n.Shape != tc.shape {
 				t.Errorf("shape %v, want %v", n.Shape, tc.shape)
 			}
-			o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
+			o := sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{})
 			sandboxtest.WantCompleted(t, tc.code, o, tc.want)
 		})
 	}
@@ -95,7 +95,7 @@ func TestSnippetShapeGetsInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &sandboxtest.Host{OnSnippet: func(_ context.Context, name string, _ json.RawMessage) (string, error) { return tc.snippet, nil }}
 			code := "await codemode.run('s', { n: 21 })"
-			sandboxtest.WantCompleted(t, code, sandboxtest.RunWithServices(t, e, h, code, sandbox.Limits{}), tc.want)
+			sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), tc.want)
 		})
 	}
 }
@@ -103,7 +103,7 @@ func TestSnippetShapeGetsInput(t *testing.T) {
 func TestSyntaxErrorOutcome(t *testing.T) {
 	e := newExecutor(t)
 	code := "```ts\nconst a: number = 1;\nconst b = a +* 2;\n```"
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{})
 	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "SyntaxError: ") || !strings.HasSuffix(o.Error, "(line 3:14)") {
 		t.Fatalf("outcome %v %q, want a source.SyntaxError at line 3:14", o.Status, o.Error)
 	}
@@ -144,7 +144,7 @@ func TestLastExpressionForms(t *testing.T) {
 	}
 	e := newExecutor(t)
 	for _, tc := range tests {
-		sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
+		sandboxtest.WantCompleted(t, tc.code, sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 	}
 }
 
@@ -164,7 +164,7 @@ func TestDroppedExpressionRecoveryKeepsMeaning(t *testing.T) {
 	e := newExecutor(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sandboxtest.WantCompleted(t, tc.code, sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
+			sandboxtest.WantCompleted(t, tc.code, sandboxtest.Run(t, e, &sandboxtest.Host{}, tc.code, sandbox.Limits{}), tc.want)
 		})
 	}
 }
@@ -173,7 +173,7 @@ func TestRecoveredExpressionErrorPosition(t *testing.T) {
 	// The inserted "return " must not move columns of the last line.
 	e := newExecutor(t)
 	code := "const a = 1;\n-1, null.x"
-	o := sandboxtest.RunWithServices(t, e, &sandboxtest.Host{}, code, sandbox.Limits{})
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{})
 	if o.Status != sandbox.Failed || !strings.HasSuffix(o.Error, "(line 2:10)") {
 		t.Errorf("outcome %v %q, want an error at line 2:10", o.Status, o.Error)
 	}

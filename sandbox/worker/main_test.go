@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"go.uber.org/goleak"
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { fixture.RemoveBinaries() }))
 }
 
 // newExecutor returns an in-process executor, to compare the pool with,

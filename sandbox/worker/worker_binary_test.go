@@ -27,10 +27,7 @@ func (echoHost) Service(context.Context, sandbox.ServiceCall) (json.RawMessage, 
 // TestCodemodeBinaryIsAWorker builds the codemode-mcp binary and runs a
 // pool on its hidden __sandbox-worker sub-command: the production path.
 func TestCodemodeBinaryIsAWorker(t *testing.T) {
-	bin, err := fixture.BuildCommand("./cmd/codemode-mcp", t.TempDir(), "codemode-mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := fixture.Codemode(t)
 	pool, err := NewPool(Options{Command: []string{bin, "__sandbox-worker"}, Size: 1, MemoryLimit: 64 << 20})
 	if err != nil {
 		t.Fatal(err)

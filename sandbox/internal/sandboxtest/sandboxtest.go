@@ -160,12 +160,6 @@ var Services = []sandbox.Service{
 	{Name: "describe", Params: []sandbox.Param{{Name: "path", String: true}}},
 }
 
-// RunWithServices is Run with Services offered too.
-func RunWithServices(t testing.TB, e sandbox.Executor, h sandbox.Host, code string, limits sandbox.Limits) sandbox.Outcome {
-	t.Helper()
-	return run(t, e, h, sandbox.Program{Code: code, Globals: Globals, Services: Services, Limits: limits})
-}
-
 // WantCompleted fails unless o completed with the JSON value want.
 func WantCompleted(t testing.TB, code string, o sandbox.Outcome, want string) {
 	t.Helper()
@@ -193,17 +187,13 @@ func JSONEqual(t testing.TB, got json.RawMessage, want string) bool {
 	return string(gb) == string(wb)
 }
 
-// Run runs code with Globals on e, failing the test on an internal error.
+// Run runs code on e with Globals and Services, failing the test on an
+// internal error.
 func Run(t testing.TB, e sandbox.Executor, h sandbox.Host, code string, limits sandbox.Limits) sandbox.Outcome {
 	t.Helper()
-	return run(t, e, h, sandbox.Program{Code: code, Globals: Globals, Limits: limits})
-}
-
-func run(t testing.TB, e sandbox.Executor, h sandbox.Host, p sandbox.Program) sandbox.Outcome {
-	t.Helper()
-	o, err := e.Run(context.Background(), p, h)
+	o, err := e.Run(context.Background(), sandbox.Program{Code: code, Globals: Globals, Services: Services, Limits: limits}, h)
 	if err != nil {
-		t.Fatalf("Run(%q): internal error: %v", p.Code, err)
+		t.Fatalf("Run(%q): internal error: %v", code, err)
 	}
 	return o
 }
