@@ -99,17 +99,13 @@ type Connector struct {
 	// analysing and generating for thousands of schemas takes tens of
 	// milliseconds, and most runs need none of it.
 	fingerprint func() string                         // see fingerprint
-	shared      func() sharedSchemas                  // the definitions decoded once
 	decls       func() string                         // the connector's declarations
 	segment     func() *search.Segment[*SearchResult] // its search documents
-}
-
-// sharedSchemas are a connector's definitions decoded once (jsonref.Decode)
-// for every use: the validator, the check before running and the
-// declarations read the same value and change none of it.
-type sharedSchemas struct {
-	value any                  // nil without definitions, or when they do not decode
-	types *typegen.Definitions // for the declarations; nil likewise
+	// shared is the definitions decoded once (jsonref.Decode) for every
+	// use: the validator, the check before running and the declarations
+	// read the same value and change none of it. nil without definitions,
+	// or when they do not decode.
+	shared func() any
 }
 
 // A Method is one method of a connector with its final approval verdict,
@@ -177,6 +173,7 @@ func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) 
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Catalog{opts: opts, byName: map[string]*Connector{}}
+	var names []string
 	for i, src := range sources {
 		if src.Connector == nil {
 			return nil, fmt.Errorf("source %d has no connector", i)
@@ -204,10 +201,7 @@ func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) 
 		s := c.Build(ctx, src)
 		c.connectors = append(c.connectors, s)
 		c.byName[name] = s
-	}
-	names := make([]string, len(c.connectors))
-	for i, s := range c.connectors {
-		names[i] = s.Name
+		names = append(names, name)
 	}
 	if leaf, nested, ok := connectors.NamespaceConflict(names); ok {
 		return nil, fmt.Errorf("connector %q cannot also be the namespace of connector %q; rename one", leaf, nested)
@@ -532,13 +526,9 @@ func (t *Method) Tasker() connectors.Tasker {
 // decodeShared decodes the connector's definitions, once for every use;
 // without them, or when they do not decode, typegen treats the references
 // into them as unknown.
-func (s *Connector) decodeShared() sharedSchemas {
-	v, err := jsonref.Decode(s.defs)
-	if err != nil {
-		return sharedSchemas{}
-	}
-	types, _ := typegen.DefinitionsOf(v) // nil for what is not an object
-	return sharedSchemas{value: v, types: types}
+func (s *Connector) decodeShared() any {
+	v, _ := jsonref.Decode(s.defs) // nil when it does not decode
+	return v
 }
 
 // sandboxGlobals returns the sandbox globals: one per connector, an

@@ -104,7 +104,7 @@ func TestCompileSchemaShared(t *testing.T) {
 		"tag":{"type":"string","enum":["a","b"]},
 		"unused":{"type":"number"}}}}`
 	conn := testConnector(sharedRaw)
-	shared := conn.shared().value
+	shared := conn.shared()
 	before, _ := json.Marshal(shared)
 	sch := testMethod(conn, `{"type":"object","properties":{"body":{"$ref":"#/components/schemas/pet"}},"required":["body"]}`).InputSchema()
 	if sch == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
@@ -24,9 +25,9 @@ func TestCodemodeTypeNamesAreReserved(t *testing.T) {
 			t.Fatalf("type %s of the codemode global does not start with Codemode", name)
 		}
 		in := `{"$defs":{"` + rest + `":{"type":"string"}},"$ref":"#/$defs/` + rest + `"}`
-		cs = append(cs, typegen.Connector{Name: "codemode", Methods: []typegen.Method{{Name: "m" + strings.Repeat("x", i), Input: json.RawMessage(in)}}})
+		cs = append(cs, typegen.Connector{Name: "codemode", Methods: []connectors.Tool{{Name: "m" + strings.Repeat("x", i), InputSchema: json.RawMessage(in)}}})
 	}
-	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
+	res := typegen.Generate(cs, codemodeTypeNames...)
 	seen := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^type (\w+)`).FindAllStringSubmatch(CodemodeDeclaration(nil)+res.Text, -1) {
 		if seen[m[1]] {

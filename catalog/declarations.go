@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/tokens"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
@@ -18,7 +20,7 @@ func (c *Catalog) Declarations(connector string) (string, error) {
 	s := c.byName[connector]
 	if ns := c.inNamespace(connector); s == nil && len(ns) > 0 {
 		// One file, as for the whole catalog.
-		return typegen.Generate(typegenConnectors(ns), typegen.Options{}).Text, nil
+		return typegen.Generate(typegenConnectors(ns)).Text, nil
 	}
 	if s == nil {
 		names := make([]string, 0, len(c.connectors))
@@ -42,7 +44,7 @@ func (c *Catalog) declarations() typegen.Result {
 	}
 	// One file: type names stay unique across connectors and apart from
 	// the codemode global's.
-	res := typegen.Generate(cs, typegen.Options{Reserved: codemodeTypeNames})
+	res := typegen.Generate(cs, codemodeTypeNames...)
 	res.Text = c.opts.Codemode + "\n" + res.Text
 	return res
 }
@@ -66,31 +68,15 @@ func typegenConnectors(conns []*Connector) []typegen.Connector {
 
 // typegen converts a connector for the declaration generator.
 func (s *Connector) typegen() typegen.Connector {
-	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared().types}
+	c := typegen.Connector{Name: s.Name, Description: s.Description, Definitions: s.shared(), Methods: make([]connectors.Tool, 0, len(s.Methods))}
 	for _, t := range s.Methods {
-		c.Methods = append(c.Methods, t.typegen())
+		c.Methods = append(c.Methods, t.Def)
 	}
 	return c
 }
 
-func (t *Method) typegen() typegen.Method {
-	return typegen.Method{
-		Name:             t.Def.Name,
-		Description:      t.description(),
-		Input:            t.Def.InputSchema,
-		Output:           t.Def.OutputSchema,
-		RequiresApproval: t.Def.RequiresApproval,
-		Deprecated:       t.Def.Deprecated,
-	}
-}
-
 // description is the method's description, else its title.
-func (t *Method) description() string {
-	if t.Def.Description == "" {
-		return t.Def.Title
-	}
-	return t.Def.Description
-}
+func (t *Method) description() string { return cmp.Or(t.Def.Description, t.Def.Title) }
 
 // DeclarationsWithin returns Declarations("") when its estimated size in
 // tokens (internal/tokens) is at most budget; fits is false when it is

@@ -18,10 +18,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
-// notMethodNames are what generic code reads on any object; the sandbox
-// answers them without a call (see sandbox/connectors.go).
-var notMethodNames = map[string]bool{"then": true, "toJSON": true, "catch": true, "finally": true}
-
 // Check is the check before a program runs (sandbox.Checker): every
 // static call must name a method of its connector, and an object-literal
 // argument must fit the method's input schema. A fully constant argument
@@ -37,7 +33,7 @@ func (cat *Catalog) Check(ctx context.Context, calls []sandbox.StaticCall) ([]sa
 			return nil, err
 		}
 		s := cat.byName[c.Connector]
-		if s == nil || !s.Available() || notMethodNames[c.Method] {
+		if s == nil || !s.Available() || sandbox.NotMethods[c.Method] {
 			continue // not a connector method (or an unavailable one, which says so when called)
 		}
 		t := s.byName[c.Method]

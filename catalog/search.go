@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -50,7 +51,9 @@ var pathKinds = []PathKind{kindConnector, kindMethod, kindSnippet, kindNamespace
 // The answers of codemode.search and codemode.describe. Their
 // TypeScript, which the codemode global's declaration shows programs, is
 // made from these types (CodemodeDeclaration): a doc tag is a field's
-// JSDoc.
+// JSDoc, and says what the field is once for both. Groups and Methods let
+// a model browse a connector (or a namespace of connectors) when it does
+// not know what to search for.
 
 // SearchAnswer is codemode.search's value.
 type SearchAnswer struct {
@@ -71,21 +74,15 @@ type SearchResult struct {
 
 // Description is codemode.describe's value.
 type Description struct {
-	Path             string   `json:"path"`
-	Kind             PathKind `json:"kind"`
-	Description      string   `json:"description"`
-	RequiresApproval bool     `json:"requiresApproval,omitempty"`
-	// Types is a method's declaration with every type it refers to; a
-	// connector's declarations when they are at most maxDescribeTypes
-	// bytes (else empty: describe its methods one by one); a snippet's
-	// run.
-	Types string `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
-	// Groups and Methods let a model browse a connector (or a namespace
-	// of connectors) when it does not know what to search for.
-	Groups      []MethodGroup   `json:"groups,omitempty" doc:"Groups of a connector's methods (tags, path prefixes), or a namespace's connectors."`
-	Methods     []MethodSummary `json:"methods,omitempty" doc:"Its methods, group by group."`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
-	Code        string          `json:"code,omitempty"`
+	Path             string          `json:"path"`
+	Kind             PathKind        `json:"kind"`
+	Description      string          `json:"description"`
+	RequiresApproval bool            `json:"requiresApproval,omitempty"`
+	Types            string          `json:"types" doc:"TypeScript that compiles on its own: a method's declaration with every type it uses; a connector's declarations when small (else \"\")."`
+	Groups           []MethodGroup   `json:"groups,omitempty" doc:"Groups of a connector's methods (tags, path prefixes), or a namespace's connectors."`
+	Methods          []MethodSummary `json:"methods,omitempty" doc:"Its methods, group by group."`
+	InputSchema      json.RawMessage `json:"inputSchema,omitempty" doc:"A snippet's input schema and program."`
+	Code             string          `json:"code,omitempty"`
 }
 
 // MethodSummary is one method in a connector's description.
@@ -205,7 +202,7 @@ func describeNamespace(path string, srcs []*Connector) *Description {
 // connector with this method alone, and every type it refers to.
 func (t *Method) describeMethod(path string) *Description {
 	s := t.Conn
-	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared().types, Methods: []typegen.Method{t.typegen()}})
+	decls := typegen.Declarations(typegen.Connector{Name: s.Name, Definitions: s.shared(), Methods: []connectors.Tool{t.Def}})
 	return &Description{Path: path, Kind: kindMethod, Description: t.description(), RequiresApproval: t.Def.RequiresApproval, Types: decls}
 }
 
@@ -494,29 +491,6 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 // summary is the first line of a description, at most 200 bytes.
 func summary(s string) string { return short.Clip(short.FirstLine(s), 200) }
 
-// paths lists every available connector and method path, and the saved
-// snippets'.
-func (c *Catalog) paths(ctx context.Context, snippets *Snippets) ([]string, error) {
-	var out []string
-	for _, s := range c.connectors {
-		if !s.Available() {
-			continue
-		}
-		out = append(out, s.Name)
-		for _, t := range s.Methods {
-			out = append(out, s.Name+"."+t.Def.Name)
-		}
-	}
-	snips, err := snippets.store.ListSnippets(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list snippets: %w", err)
-	}
-	for _, sn := range snips {
-		out = append(out, "snippets."+sn.Name)
-	}
-	return out, nil
-}
-
 // Describe answers codemode.describe(path) for a connector ("notes"), a
 // method ("notes.createNote"), a namespace of connectors ("github" for
 // github.issues) or a snippet ("snippets.name"): its kind, description,
@@ -551,9 +525,16 @@ func (c *Catalog) Describe(ctx context.Context, snippets *Snippets, path string)
 		}
 	}
 	if d == nil {
-		paths, err := c.paths(ctx, snippets)
+		// The search index holds every path: each available connector,
+		// its methods and the saved snippets; a query without words
+		// lists them.
+		ix, err := snippets.index(ctx, c.index())
 		if err != nil {
 			return nil, err
+		}
+		var paths []string
+		for _, h := range ix.Search("") {
+			paths = append(paths, h.Value.Path)
 		}
 		return nil, fmt.Errorf("unknown path %q; nearest: %s", path, ListOrNone(Nearest(path, paths, 5)))
 	}

@@ -94,6 +94,12 @@ type Global struct {
 	Forward bool
 }
 
+// NotMethods are property names that generic code probes on any object
+// (await, JSON.stringify, console.log): on a connector they read as
+// undefined rather than as unknown methods, and the check before running
+// does not take them for calls.
+var NotMethods = map[string]bool{"then": true, "toJSON": true, "catch": true, "finally": true}
+
 // Limits bound one pass. Zero values mean the defaults below.
 type Limits struct {
 	Timeout       time.Duration // wall clock for the whole pass, busy or awaiting (default 60s)

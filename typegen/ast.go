@@ -118,7 +118,7 @@ func normalizeSet(t *tsType) *tsType {
 			}
 			return true
 		}
-		if k := render(m); !seen[k] {
+		if k, _ := render(m, false); !seen[k] {
 			seen[k] = true
 			members = append(members, m)
 		}

@@ -2,8 +2,8 @@ package typegen
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,48 +11,23 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
-// Method is one callable method of a connector.
-type Method struct {
-	Name             string // JS identifier (already sanitized)
-	Description      string
-	Input            json.RawMessage // JSON Schema of the single argument object (may be nil => {} / object)
-	Output           json.RawMessage // JSON Schema of the result (nil => unknown)
-	RequiresApproval bool
-	Deprecated       bool // JSDoc @deprecated
-}
-
 // Connector is one sandbox global.
 type Connector struct {
 	Name        string // JS identifier
 	Description string // optional one-liner
-	Methods     []Method
-	// Definitions, when set, holds schemas the methods' schemas share: a
-	// local $ref into a definition container ("#/components/schemas/X",
-	// "#/$defs/X", "#/definitions/X") that does not resolve within a
-	// method's own schema resolves here, and becomes one named type for
-	// the whole connector.
-	Definitions *Definitions
-}
-
-// Definitions is a decoded document of shared schemas (see
-// Connector.Definitions); make it once with DefinitionsOf and use it for
-// every declaration of the connector. It is not changed by use.
-type Definitions struct {
-	doc *document
-}
-
-// DefinitionsOf makes the Definitions of a JSON object holding definition
-// containers, decoded by jsonref.Decode (so that the caller validates
-// against the same decoded value); it does not change v. nil gives nil; a
-// value that is not an object is an error.
-func DefinitionsOf(v any) (*Definitions, error) {
-	if v == nil {
-		return nil, nil
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, errors.New("typegen: definitions are not a JSON object")
-	}
-	return &Definitions{doc: &document{value: v, id: -1, part: "definitions"}}, nil
+	// Methods are its methods as connectors list them; typegen reads a
+	// method's Name (a JS identifier, already sanitized), Description
+	// (else Title), InputSchema (absent: an object with any properties),
+	// OutputSchema (absent: unknown), RequiresApproval and Deprecated.
+	Methods []connectors.Tool
+	// Definitions, when set, holds schemas the methods' schemas share, as
+	// decoded by jsonref.Decode (the value the caller validates against;
+	// typegen does not change it): a local $ref into a definition
+	// container ("#/components/schemas/X", "#/$defs/X",
+	// "#/definitions/X") that does not resolve within a method's own
+	// schema resolves here, and becomes one named type for the whole
+	// connector. A value that is not an object resolves nothing.
+	Definitions any
 }
 
 // approvalNote ends the JSDoc of methods that require approval.
@@ -68,21 +43,15 @@ const approvalNote = "Requires approval."
 // declares the first segment, holding the rest as nested objects:
 // `declare const github: { issues: { … } }`.
 //
-// Prefixes are TypeName made unique within the connector (get_item and
-// getItem give <C>GetItem and <C>GetItem2, in method order). Local $ref
+// Prefixes are PascalCase of connector and method, made unique within
+// the connector (get_item and getItem give <C>GetItem and <C>GetItem2, in
+// method order; see methodPrefixes). Local $ref
 // targets become type aliases named after the connector and the target
 // (#/$defs/Entity -> <C>Entity), emitted after the method types that first
 // use them; methods whose definition containers are identical share them.
 // The output is deterministic and ends with a newline.
 func Declarations(c Connector) string {
-	return Generate([]Connector{c}, Options{}).Text
-}
-
-// Options change what Generate produces.
-type Options struct {
-	// Reserved are type names the output must not declare, such as those
-	// of declarations printed in the same file.
-	Reserved []string
+	return Generate([]Connector{c}).Text
 }
 
 // Result is what Generate produces.
@@ -99,8 +68,8 @@ type Result struct {
 
 // Generate returns the declarations of several connectors, in order, as
 // one file, and what they do not express exactly: like Declarations for
-// each, but with type names unique across all of them (and apart from
-// opts.Reserved), and connectors whose names share a first segment (mcp.a,
+// each, but with type names unique across all of them and apart from
+// reserved (those of declarations printed in the same file), and connectors whose names share a first segment (mcp.a,
 // mcp.b) declared as one object (`declare const mcp: { a: {…}; b: {…} }`),
 // after the types of all of them. Each segment of a connector's name is
 // declared as the sandbox names its globals (connectors.Identifier:
@@ -109,9 +78,9 @@ type Result struct {
 // sanitized equals another's, or is the namespace of another ("a" and
 // "a.b"), is left out with a diagnostic: the sandbox refuses such names
 // anyway, and the output stays valid.
-func Generate(cs []Connector, opts Options) Result {
+func Generate(cs []Connector, reserved ...string) Result {
 	names := namer{}
-	for _, n := range opts.Reserved {
+	for _, n := range reserved {
 		names[n] = true
 	}
 	roots, diags := declaredGlobals(cs)
@@ -160,7 +129,7 @@ func declaredGlobals(cs []Connector) ([]*member, []Diagnostic) {
 			last := j == len(segs)-1
 			if m != nil && (m.conn != nil || last) {
 				diags = append(diags, Diagnostic{Connector: c.Name, Message: fmt.Sprintf(
-					"connector name %s clashes with another connector's name or namespace (%s); it is left out of the declarations", quote(c.Name), path)})
+					"connector name %s clashes with another connector's name or namespace (%s); it is left out of the declarations", compactJSON(c.Name), path)})
 				break
 			}
 			if m == nil {
@@ -194,7 +163,7 @@ func globalDeclarations(p *printer, names namer, g *member) []Diagnostic {
 		prefixes := names.methodPrefixes(c.Name, c.Methods)
 		conv := &converter{named: true, prefix: pascal(c.Name), names: names, refs: map[string]*namedType{}, connector: c.Name}
 		if c.Definitions != nil {
-			conv.shared = c.Definitions.doc
+			conv.shared = &document{value: c.Definitions, id: -1, part: "definitions"}
 		}
 		m.sigs = make([]string, len(c.Methods))
 		for i, meth := range c.Methods {
@@ -250,10 +219,14 @@ func (p *printer) memberType(m *member) {
 
 // method defines the Input type and, when there is an output schema, the
 // Output type of a method. Names were reserved by methodPrefixes.
-func (c *converter) method(prefix string, m Method) (in, out *namedType) {
-	in = c.root(prefix+"Input", c.document(inputSchema(m.Input), m.Name, "input"))
-	if !isAbsent(m.Output) {
-		out = c.root(prefix+"Output", c.document(m.Output, m.Name, "output"))
+func (c *converter) method(prefix string, m connectors.Tool) (in, out *namedType) {
+	input := m.InputSchema
+	if isAbsent(input) {
+		input = json.RawMessage(`{"type":"object"}`) // an object with any properties
+	}
+	in = c.root(prefix+"Input", c.document(input, m.Name, "input"))
+	if !isAbsent(m.OutputSchema) {
+		out = c.root(prefix+"Output", c.document(m.OutputSchema, m.Name, "output"))
 	}
 	return in, out
 }
@@ -270,15 +243,6 @@ func (c *converter) document(raw json.RawMessage, method, part string) *document
 		c.note(d, "", "the schema is not valid JSON; typed unknown")
 	}
 	return d
-}
-
-// inputSchema returns an input schema; absent means an object with any
-// properties.
-func inputSchema(raw json.RawMessage) json.RawMessage {
-	if isAbsent(raw) {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	return raw
 }
 
 func isAbsent(raw json.RawMessage) bool {
@@ -301,8 +265,8 @@ func printTypes(p *printer, defs []*namedType) {
 
 // methodDoc is the JSDoc of a method: its description, the approval note
 // and @deprecated.
-func methodDoc(m Method) []string {
-	lines := textLines(m.Description)
+func methodDoc(m connectors.Tool) []string {
+	lines := textLines(cmp.Or(m.Description, m.Title))
 	if m.RequiresApproval {
 		lines = append(lines, approvalNote)
 	}

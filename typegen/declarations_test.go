@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
@@ -35,8 +36,8 @@ func loadConnector(t *testing.T, name string) Connector {
 }
 
 // definitions decodes a shared definitions document as the catalog does
-// (jsonref.Decode, then DefinitionsOf); absent raw gives nil.
-func definitions(t testing.TB, raw json.RawMessage) *Definitions {
+// (jsonref.Decode); absent raw gives nil.
+func definitions(t testing.TB, raw json.RawMessage) any {
 	t.Helper()
 	if isAbsent(raw) {
 		return nil
@@ -45,11 +46,7 @@ func definitions(t testing.TB, raw json.RawMessage) *Definitions {
 	if err != nil {
 		t.Fatalf("definitions: %v", err)
 	}
-	defs, err := DefinitionsOf(v)
-	if err != nil {
-		t.Fatalf("definitions: %v", err)
-	}
-	return defs
+	return v
 }
 
 // golden compares got with testdata/<file>, or rewrites it with -update.
@@ -92,10 +89,10 @@ var caseMethod = strings.NewReplacer(" ", "_", "-", "_").Replace
 func TestSchemaCasesGolden(t *testing.T) {
 	c := Connector{Name: "cases"}
 	for _, tc := range schemaCases {
-		m := Method{Name: caseMethod(tc.name)}
+		m := connectors.Tool{Name: caseMethod(tc.name)}
 		if json.Valid([]byte(tc.schema)) {
-			m.Input = json.RawMessage(tc.schema)
-			m.Output = json.RawMessage(tc.schema)
+			m.InputSchema = json.RawMessage(tc.schema)
+			m.OutputSchema = json.RawMessage(tc.schema)
 		}
 		c.Methods = append(c.Methods, m)
 	}
@@ -105,8 +102,8 @@ func TestSchemaCasesGolden(t *testing.T) {
 // describeMethod is the declaration codemode.describe gives of one
 // method (catalog's describeMethod): its connector with this method
 // alone, and every type it refers to.
-func describeMethod(connector string, defs *Definitions, m Method) string {
-	return Declarations(Connector{Name: connector, Definitions: defs, Methods: []Method{m}})
+func describeMethod(connector string, defs any, m connectors.Tool) string {
+	return Declarations(Connector{Name: connector, Definitions: defs, Methods: []connectors.Tool{m}})
 }
 
 func TestDescribeMethodGolden(t *testing.T) {
@@ -150,7 +147,7 @@ func TestDeclarationsCollidingMethods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Connector{Name: "x"}
 			for _, m := range tc.methods {
-				c.Methods = append(c.Methods, Method{Name: m, Input: obj})
+				c.Methods = append(c.Methods, connectors.Tool{Name: m, InputSchema: obj})
 			}
 			out := Declarations(c)
 			var got []string
@@ -168,7 +165,7 @@ func TestDeclarationsCollidingMethods(t *testing.T) {
 
 func TestDeclarationsAvoidStandardLibraryNames(t *testing.T) {
 	// "MIDIInput" is a DOM interface: the prefix must move to MIDI2.
-	c := Connector{Name: "m", Methods: []Method{{Name: "i_d_i"}}}
+	c := Connector{Name: "m", Methods: []connectors.Tool{{Name: "i_d_i"}}}
 	out := Declarations(c)
 	if !strings.Contains(out, "type MIDI2Input = ") {
 		t.Errorf("want type MIDI2Input, got:\n%s", out)
@@ -179,10 +176,10 @@ func TestGenerateUniqueAcrossConnectors(t *testing.T) {
 	// a_b.c and a.b_c both give the prefix ABC.
 	in := json.RawMessage(`{"type":"object","$defs":{"T":{"type":"string"}},"properties":{"t":{"$ref":"#/$defs/T"}}}`)
 	out := Generate([]Connector{
-		{Name: "a_b", Methods: []Method{{Name: "c", Input: in}}},
-		{Name: "a", Methods: []Method{{Name: "b_c", Input: in}}},
-		{Name: "aB", Methods: []Method{{Name: "t", Input: in}}},
-	}, Options{}).Text
+		{Name: "a_b", Methods: []connectors.Tool{{Name: "c", InputSchema: in}}},
+		{Name: "a", Methods: []connectors.Tool{{Name: "b_c", InputSchema: in}}},
+		{Name: "aB", Methods: []connectors.Tool{{Name: "t", InputSchema: in}}},
+	}).Text
 	seen := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, "type "); ok {
@@ -208,30 +205,30 @@ func TestDescribeMethod(t *testing.T) {
 	tests := []struct {
 		name      string
 		connector string
-		method    Method
+		method    connectors.Tool
 		want      string
 	}{
 		{
 			"no schemas",
-			"notes", Method{Name: "list"},
+			"notes", connectors.Tool{Name: "list"},
 			"type NotesListInput = { [key: string]: unknown };\n\ndeclare const notes: {\n  list(input: NotesListInput): Promise<unknown>;\n};\n",
 		},
 		{
 			"approval and output",
-			"files", Method{Name: "write_file", Description: "Write a file.", RequiresApproval: true,
-				Input:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
-				Output: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
+			"files", connectors.Tool{Name: "write_file", Description: "Write a file.", RequiresApproval: true,
+				InputSchema:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+				OutputSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
 			"type FilesWriteFileInput = { path: string };\n\ntype FilesWriteFileOutput = { ok: boolean };\n\n" +
 				"declare const files: {\n  /**\n   * Write a file.\n   * Requires approval.\n   */\n  write_file(input: FilesWriteFileInput): Promise<FilesWriteFileOutput>;\n};\n",
 		},
 		{
 			"method name that is not an identifier",
-			"x", Method{Name: "a-b", Input: json.RawMessage(`{"type":"object","additionalProperties":false}`), Output: json.RawMessage(`{}`)},
+			"x", connectors.Tool{Name: "a-b", InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`), OutputSchema: json.RawMessage(`{}`)},
 			"type XABInput = { [key: string]: never };\n\ntype XABOutput = unknown;\n\ndeclare const x: {\n  \"a-b\"(input: XABInput): Promise<XABOutput>;\n};\n",
 		},
 		{
 			"invalid input schema",
-			"x", Method{Name: "m", Input: json.RawMessage(`{`), Output: json.RawMessage(` null `)},
+			"x", connectors.Tool{Name: "m", InputSchema: json.RawMessage(`{`), OutputSchema: json.RawMessage(` null `)},
 			"type XMInput = unknown;\n\ndeclare const x: {\n  m(input: XMInput): Promise<unknown>;\n};\n",
 		},
 	}
@@ -249,7 +246,7 @@ func TestDeclarationsDocs(t *testing.T) {
 	c := Connector{
 		Name:        "n",
 		Description: "Notes */ store.",
-		Methods: []Method{
+		Methods: []connectors.Tool{
 			{Name: "add", Description: "Adds.", RequiresApproval: true},
 			{Name: "get"},
 			{Name: "del", RequiresApproval: true},
@@ -314,7 +311,7 @@ func TestDeclarationsShareDefinitions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Connector{Name: "x"}
 			for i, in := range tc.inputs {
-				c.Methods = append(c.Methods, Method{Name: string(rune('a' + i)), Input: json.RawMessage(in)})
+				c.Methods = append(c.Methods, connectors.Tool{Name: string(rune('a' + i)), InputSchema: json.RawMessage(in)})
 			}
 			out := Declarations(c)
 			var got []string
@@ -338,12 +335,12 @@ func TestSharedDefinitions(t *testing.T) {
 		"simple-user":{"type":"object","description":"A user.","properties":{"login":{"type":"string"},"manager":{"$ref":"#/components/schemas/simple-user"}},"required":["login"]},
 		"issue":{"type":"object","properties":{"title":{"type":"string"},"user":{"anyOf":[{"$ref":"#/components/schemas/simple-user"},{"type":"null"}]}},"required":["title","user"]}
 	}}}`))
-	c := Connector{Name: "gh", Definitions: defs, Methods: []Method{
-		{Name: "issues_get", Input: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
-			Output: json.RawMessage(`{"$ref":"#/components/schemas/issue"}`)},
-		{Name: "users_list", Deprecated: true, Input: json.RawMessage(`{"type":"object"}`),
-			Output: json.RawMessage(`{"type":"array","items":{"$ref":"#/components/schemas/simple-user"}}`)},
-		{Name: "missing", Output: json.RawMessage(`{"$ref":"#/components/schemas/nope"}`)},
+	c := Connector{Name: "gh", Definitions: defs, Methods: []connectors.Tool{
+		{Name: "issues_get", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
+			OutputSchema: json.RawMessage(`{"$ref":"#/components/schemas/issue"}`)},
+		{Name: "users_list", Deprecated: true, InputSchema: json.RawMessage(`{"type":"object"}`),
+			OutputSchema: json.RawMessage(`{"type":"array","items":{"$ref":"#/components/schemas/simple-user"}}`)},
+		{Name: "missing", OutputSchema: json.RawMessage(`{"$ref":"#/components/schemas/nope"}`)},
 	}}
 	want := `type GhIssuesGetInput = { n: number };
 
@@ -376,11 +373,12 @@ declare const gh: {
 	if !strings.Contains(one, "type GhSimpleUser = {") || !strings.Contains(one, "  users_list(input: GhUsersListInput): Promise<GhUsersListOutput>;") {
 		t.Errorf("describeMethod without the shared type:\n%s", one)
 	}
-	if d, err := DefinitionsOf(nil); d != nil || err != nil {
-		t.Errorf("DefinitionsOf(nil) = %v, %v", d, err)
-	}
-	if _, err := DefinitionsOf([]any{json.Number("1")}); err == nil {
-		t.Error("DefinitionsOf of an array: no error")
+	// Definitions that are not an object resolve nothing: the reference
+	// is unknown, with its diagnostic.
+	c = Connector{Name: "gh", Definitions: []any{json.Number("1")}, Methods: c.Methods[2:]}
+	res := Generate([]Connector{c})
+	if !strings.Contains(res.Text, "type GhMissingOutput = unknown;") || len(res.Diagnostics) != 1 || res.Diagnostics[0].Keyword != "$ref" {
+		t.Errorf("definitions of an array:\n%s%v", res.Text, res.Diagnostics)
 	}
 }
 
@@ -390,20 +388,20 @@ declare const gh: {
 func namespaceConnectors() []Connector {
 	obj := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)
 	return []Connector{
-		{Name: "mcp.a", Description: "Server A.", Methods: []Method{{Name: "get_sum", Description: "Adds.", Input: obj}}},
-		{Name: "notes", Methods: []Method{{Name: "list"}}},
-		{Name: "mcp.b", Methods: []Method{{Name: "get_sum", Input: obj, Output: obj, RequiresApproval: true}, {Name: "delete", Input: obj}}},
-		{Name: "github.pulls.reviews", Description: "Reviews.", Methods: []Method{{Name: "list", Input: obj}}},
-		{Name: "github.issues", Methods: []Method{{Name: "list_for_repo", Input: obj}}},
-		{Name: "my-org.tools", Methods: []Method{{Name: "x"}}},
-		{Name: "mcp", Methods: []Method{{Name: "clash"}}},
-		{Name: "github.pulls.reviews.comments", Methods: []Method{{Name: "clash"}}},
-		{Name: "mcp.a", Methods: []Method{{Name: "clash"}}},
+		{Name: "mcp.a", Description: "Server A.", Methods: []connectors.Tool{{Name: "get_sum", Description: "Adds.", InputSchema: obj}}},
+		{Name: "notes", Methods: []connectors.Tool{{Name: "list"}}},
+		{Name: "mcp.b", Methods: []connectors.Tool{{Name: "get_sum", InputSchema: obj, OutputSchema: obj, RequiresApproval: true}, {Name: "delete", InputSchema: obj}}},
+		{Name: "github.pulls.reviews", Description: "Reviews.", Methods: []connectors.Tool{{Name: "list", InputSchema: obj}}},
+		{Name: "github.issues", Methods: []connectors.Tool{{Name: "list_for_repo", InputSchema: obj}}},
+		{Name: "my-org.tools", Methods: []connectors.Tool{{Name: "x"}}},
+		{Name: "mcp", Methods: []connectors.Tool{{Name: "clash"}}},
+		{Name: "github.pulls.reviews.comments", Methods: []connectors.Tool{{Name: "clash"}}},
+		{Name: "mcp.a", Methods: []connectors.Tool{{Name: "clash"}}},
 	}
 }
 
 func TestNamespacesGolden(t *testing.T) {
-	res := Generate(namespaceConnectors(), Options{})
+	res := Generate(namespaceConnectors())
 	golden(t, "namespaces.ts", res.Text)
 	var diags []string
 	for _, d := range res.Diagnostics {
@@ -428,13 +426,13 @@ func TestNamespacesGolden(t *testing.T) {
 }
 
 func TestDescribeMethodDotted(t *testing.T) {
-	got := describeMethod("github.issues", nil, Method{Name: "list_for_repo"})
+	got := describeMethod("github.issues", nil, connectors.Tool{Name: "list_for_repo"})
 	want := "type GithubIssuesListForRepoInput = { [key: string]: unknown };\n\n" +
 		"declare const github: {\n  issues: {\n    list_for_repo(input: GithubIssuesListForRepoInput): Promise<unknown>;\n  };\n};\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("describeMethod mismatch (-want +got):\n%s", diff)
 	}
-	got = describeMethod("my-org.x", nil, Method{Name: "a-b"})
+	got = describeMethod("my-org.x", nil, connectors.Tool{Name: "a-b"})
 	if !strings.Contains(got, "declare const my_org: {\n  x: {\n    \"a-b\"(input: ") {
 		t.Errorf("describeMethod of a sanitized dotted name:\n%s", got)
 	}
@@ -442,9 +440,9 @@ func TestDescribeMethodDotted(t *testing.T) {
 
 func TestGenerateReserved(t *testing.T) {
 	// The codemode global's own types must not be declared again.
-	c := Connector{Name: "codemode_search", Methods: []Method{{Name: "m",
-		Input: json.RawMessage(`{"$defs":{"Result":{"type":"string"}},"$ref":"#/$defs/Result"}`)}}}
-	res := Generate([]Connector{c}, Options{Reserved: []string{"CodemodeSearchResult"}})
+	c := Connector{Name: "codemode_search", Methods: []connectors.Tool{{Name: "m",
+		InputSchema: json.RawMessage(`{"$defs":{"Result":{"type":"string"}},"$ref":"#/$defs/Result"}`)}}}
+	res := Generate([]Connector{c}, []string{"CodemodeSearchResult"}...)
 	if strings.Contains(res.Text, "type CodemodeSearchResult =") || !strings.Contains(res.Text, "type CodemodeSearchResult2 = string;") {
 		t.Errorf("reserved name used:\n%s", res.Text)
 	}
@@ -459,10 +457,10 @@ func TestGenerateReserved(t *testing.T) {
 func TestSchemaCaseDiagnosticsGolden(t *testing.T) {
 	c := Connector{Name: "cases"}
 	for _, tc := range schemaCases {
-		c.Methods = append(c.Methods, Method{Name: caseMethod(tc.name), Input: json.RawMessage(tc.schema)})
+		c.Methods = append(c.Methods, connectors.Tool{Name: caseMethod(tc.name), InputSchema: json.RawMessage(tc.schema)})
 	}
 	var b strings.Builder
-	for _, d := range Generate([]Connector{c}, Options{}).Diagnostics {
+	for _, d := range Generate([]Connector{c}).Diagnostics {
 		b.WriteString(d.String() + "\n")
 	}
 	golden(t, "cases.diagnostics.txt", b.String())
@@ -476,7 +474,7 @@ func TestDiagnosticsGolden(t *testing.T) {
 		cs = append(cs, loadConnector(t, name))
 	}
 	var b strings.Builder
-	for _, d := range Generate(cs, Options{}).Diagnostics {
+	for _, d := range Generate(cs).Diagnostics {
 		b.WriteString(d.String() + "\n")
 	}
 	golden(t, "golden.diagnostics.txt", b.String())
@@ -503,13 +501,13 @@ func TestDiagnosticString(t *testing.T) {
 
 func TestDiagnosticsPointAtTheKeyword(t *testing.T) {
 	defs := definitions(t, json.RawMessage(`{"components":{"schemas":{"s":{"type":"object","properties":{"p":{"not":{}}}}}}}`))
-	c := Connector{Name: "x", Definitions: defs, Methods: []Method{
-		{Name: "m", Input: json.RawMessage(`{"type":"object","properties":{"a/b":{"type":"array","items":[{"type":"date"}]},"s":{"$ref":"#/components/schemas/s"}}}`),
-			Output: json.RawMessage(`{"$defs":{"D":{"allOf":[{"$ref":"https://example.com/x.json"}]}},"$ref":"#/$defs/D"}`)},
-		{Name: "bad", Input: json.RawMessage(`{"type":`)},
+	c := Connector{Name: "x", Definitions: defs, Methods: []connectors.Tool{
+		{Name: "m", InputSchema: json.RawMessage(`{"type":"object","properties":{"a/b":{"type":"array","items":[{"type":"date"}]},"s":{"$ref":"#/components/schemas/s"}}}`),
+			OutputSchema: json.RawMessage(`{"$defs":{"D":{"allOf":[{"$ref":"https://example.com/x.json"}]}},"$ref":"#/$defs/D"}`)},
+		{Name: "bad", InputSchema: json.RawMessage(`{"type":`)},
 	}}
 	var got []string
-	for _, d := range Generate([]Connector{c}, Options{}).Diagnostics {
+	for _, d := range Generate([]Connector{c}).Diagnostics {
 		got = append(got, d.Keyword+" | "+d.String())
 	}
 	want := []string{
@@ -551,14 +549,14 @@ func TestKeywordsGolden(t *testing.T) {
 	var cs []Connector
 	c := Connector{Name: "words", Definitions: defs}
 	for _, w := range jsAndTSWords {
-		c.Methods = append(c.Methods, Method{Name: w, Input: in})
+		c.Methods = append(c.Methods, connectors.Tool{Name: w, InputSchema: in})
 	}
 	cs = append(cs, c)
 	for _, w := range jsAndTSWords {
 		// As a global and as a namespace member.
-		cs = append(cs, Connector{Name: w, Methods: []Method{{Name: "m"}}}, Connector{Name: "ns." + w, Methods: []Method{{Name: "m"}}})
+		cs = append(cs, Connector{Name: w, Methods: []connectors.Tool{{Name: "m"}}}, Connector{Name: "ns." + w, Methods: []connectors.Tool{{Name: "m"}}})
 	}
-	res := Generate(cs, Options{})
+	res := Generate(cs)
 	golden(t, "keywords.ts", res.Text)
 	if len(res.Diagnostics) != 0 {
 		t.Errorf("diagnostics: %v", res.Diagnostics)

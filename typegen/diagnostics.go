@@ -95,16 +95,7 @@ func (c *converter) pointer() string {
 	return b.String()
 }
 
-// enter sets the position to the schema at pointer base (a JSON pointer as
-// written in a $ref, without '#') and returns a func restoring the
-// previous one.
-func (c *converter) enter(base string) (restore func()) {
-	savedBase, savedAt := c.base, c.at
-	c.base, c.at = base, nil
-	return func() { c.base, c.at = savedBase, savedAt }
-}
-
 // refNote reports a reference that is not followed.
 func (c *converter) refNote(d *document, ref, why string) {
-	c.note(d, "$ref", fmt.Sprintf("$ref %s %s; typed unknown", quote(ref), why))
+	c.note(d, "$ref", fmt.Sprintf("$ref %s %s; typed unknown", compactJSON(ref), why))
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // FuzzSchema feeds arbitrary bytes as a schema to Schema and, as input and
@@ -21,8 +23,8 @@ func FuzzSchema(f *testing.F) {
 		if err := checkDeclarations("type T = " + out + ";\n"); err != "" {
 			t.Fatalf("Schema(%q) = %q: %s", data, out, err)
 		}
-		decl := Declarations(Connector{Name: "f", Methods: []Method{
-			{Name: "m", Description: string(data), Input: data, Output: data},
+		decl := Declarations(Connector{Name: "f", Methods: []connectors.Tool{
+			{Name: "m", Description: string(data), InputSchema: data, OutputSchema: data},
 		}})
 		if err := checkDeclarations(decl); err != "" {
 			t.Fatalf("Declarations with schema %q = %q: %s", data, decl, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // FuzzGeneratedSchemas builds JSON Schemas from the fuzzer's bytes, using
@@ -34,11 +36,11 @@ func FuzzGeneratedSchemas(f *testing.F) {
 		for i := 0; i <= g.pick(len(names)); i++ {
 			c := Connector{Name: names[i], Description: g.text(), Definitions: defs}
 			for j := 0; j <= g.pick(3); j++ {
-				c.Methods = append(c.Methods, Method{Name: g.key(), Description: g.text(), Input: mustJSON(t, in), Output: mustJSON(t, out), RequiresApproval: g.pick(2) == 0, Deprecated: g.pick(2) == 0})
+				c.Methods = append(c.Methods, connectors.Tool{Name: g.key(), Description: g.text(), InputSchema: mustJSON(t, in), OutputSchema: mustJSON(t, out), RequiresApproval: g.pick(2) == 0, Deprecated: g.pick(2) == 0})
 			}
 			cs = append(cs, c)
 		}
-		res := Generate(cs, Options{Reserved: []string{"FInput", "NsAInput"}})
+		res := Generate(cs, []string{"FInput", "NsAInput"}...)
 		if problem := checkDeclarations(res.Text); problem != "" {
 			t.Fatalf("%s\nschemas %s / %s\n%s", problem, mustJSON(t, in), mustJSON(t, out), res.Text)
 		}

@@ -7,18 +7,9 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-// TypeName returns the type name prefix for a method: PascalCase of connector
-// and method ("everything", "get_sum" -> "EverythingGetSum"). Words are split
-// at every character that is not an ASCII letter or digit, and the first
-// letter of each word is upper-cased; the rest keeps its case, so "get_item"
-// and "getItem" both give "GetItem". TypeName itself does not make names
-// unique: Declarations does, by suffixing 2, 3, … in method order.
-func TypeName(connector, method string) string {
-	return typeIdent(pascal(connector) + pascal(method))
-}
-
 // pascal joins the ASCII letter and digit runs of s, each with its first
-// letter upper-cased.
+// letter upper-cased and the rest as it is: "get_item" and "getItem" both
+// give "GetItem".
 func pascal(s string) string {
 	var b strings.Builder
 	start := true
@@ -71,7 +62,7 @@ func propertyKey(s string) string {
 	if isPlainKey(s) {
 		return s
 	}
-	return quote(s)
+	return compactJSON(s)
 }
 
 // namer hands out unique type names within one output: it holds those
@@ -102,35 +93,34 @@ func (n namer) unique(base string) string {
 	return name
 }
 
-// methodPrefixes returns the type-name prefix of each method, unique within
-// the connector and against the names already taken: the first method with a
-// given TypeName keeps it, later ones get the first free numeric suffix that
-// is not also another method's plain name (get_item, getItem, get_item2 ->
-// GetItem, GetItem3, GetItem2). It reserves each prefix's Input and Output
-// names.
-func (n namer) methodPrefixes(connector string, methods []Method) []string {
+// methodPrefixes returns the type-name prefix of each method: PascalCase
+// of connector and method ("everything", "get_sum" -> "EverythingGetSum"),
+// unique within the connector and against the names already taken: the
+// first method with a given plain prefix keeps it, later ones get the
+// first free numeric suffix that is not also another method's plain
+// prefix (get_item, getItem, get_item2 -> GetItem, GetItem3, GetItem2).
+// It reserves each prefix's Input and Output names.
+func (n namer) methodPrefixes(connector string, methods []connectors.Tool) []string {
 	plain := make([]string, len(methods))
 	isPlain := map[string]bool{}
 	for i, m := range methods {
-		plain[i] = TypeName(connector, m.Name)
+		plain[i] = typeIdent(pascal(connector) + pascal(m.Name))
 		isPlain[plain[i]] = true
 	}
 	usable := func(p string) bool {
 		return n.free(p+"Input") && n.free(p+"Output")
 	}
-	used := map[string]bool{}
 	out := make([]string, len(methods))
 	for i, base := range plain {
 		p := base
-		if used[p] || !usable(p) {
+		if !usable(p) { // taken by an earlier method too: its Input is
 			for k := 2; ; k++ {
 				p = base + strconv.Itoa(k)
-				if !used[p] && !isPlain[p] && usable(p) {
+				if !isPlain[p] && usable(p) {
 					break
 				}
 			}
 		}
-		used[p] = true
 		n[p+"Input"] = true
 		n[p+"Output"] = true
 		out[i] = p

@@ -6,7 +6,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
-func TestTypeName(t *testing.T) {
+func TestMethodPrefix(t *testing.T) {
 	tests := []struct{ connector, method, want string }{
 		{"everything", "get_sum", "EverythingGetSum"},
 		{"memory", "create_entities", "MemoryCreateEntities"},
@@ -20,8 +20,8 @@ func TestTypeName(t *testing.T) {
 		{"été", "créer", "TCrEr"},
 	}
 	for _, tc := range tests {
-		if got := TypeName(tc.connector, tc.method); got != tc.want {
-			t.Errorf("TypeName(%q, %q) = %q, want %q", tc.connector, tc.method, got, tc.want)
+		if got := (namer{}).methodPrefixes(tc.connector, []connectors.Tool{{Name: tc.method}})[0]; got != tc.want {
+			t.Errorf("prefix of %q, %q = %q, want %q", tc.connector, tc.method, got, tc.want)
 		}
 	}
 }

@@ -57,16 +57,10 @@ func (p *printer) jsdoc(lines []string) {
 	p.newline()
 }
 
-// render returns t printed at indentation zero.
-func render(t *tsType) string {
-	var p printer
-	p.typ(t)
-	return p.b.String()
-}
-
-// renderInline returns t on one line, or false when it carries JSDoc.
-func renderInline(t *tsType) (string, bool) {
-	p := printer{inline: true}
+// render returns t printed at indentation zero; inline, on one line, or
+// false when it carries JSDoc.
+func render(t *tsType, inline bool) (string, bool) {
+	p := printer{inline: inline}
 	p.typ(t)
 	return p.b.String(), !p.failed
 }
@@ -139,7 +133,7 @@ func (p *printer) object(t *tsType) {
 		return
 	}
 	if !p.inline {
-		if s, ok := renderInline(t); ok && len(s) <= maxInline {
+		if s, ok := render(t, true); ok && len(s) <= maxInline {
 			p.print(s)
 			return
 		}

@@ -47,7 +47,11 @@ func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsT
 		c.refNote(d, ref, "refers to a schema that contains it")
 		return unknownType()
 	}
-	defer c.enter(ref[1:])()
+	// Diagnostics within the target point into it, from its pointer as
+	// written (without '#'); then back to where the reference is.
+	base, at := c.base, c.at
+	c.base, c.at = ref[1:], nil
+	defer func() { c.base, c.at = base, at }()
 	return c.convert(d, target, depth+1, append(stack[:len(stack):len(stack)], ref))
 }
 
@@ -74,9 +78,8 @@ func (c *converter) drain() {
 	for len(c.queue) > 0 {
 		nt := c.queue[0]
 		c.queue = c.queue[1:]
-		restore := c.enter(nt.pointer)
+		c.base, c.at = nt.pointer, nil // diagnostics point into it
 		nt.typ = c.convert(nt.src, nt.schema, 0, nil)
-		restore()
 		nt.src, nt.schema = nil, nil
 	}
 }

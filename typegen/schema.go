@@ -28,7 +28,8 @@ func Schema(schema json.RawMessage) string {
 	}
 	c := &converter{}
 	t := c.convert(&document{value: v}, v, 0, []string{"#"})
-	return render(normalize(t))
+	ts, _ := render(normalize(t), false)
+	return ts
 }
 
 // document is one root schema that $refs resolve against.
@@ -135,15 +136,10 @@ func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack
 	if len(parts) > 1 {
 		t = intersection(parts...)
 	}
-	if isTrue(m["nullable"]) || isTrue(m["x-nullable"]) {
+	if m["nullable"] == true || m["x-nullable"] == true {
 		t = union(t, text("null"))
 	}
 	return t
-}
-
-func isTrue(v any) bool {
-	b, _ := v.(bool)
-	return b
 }
 
 // core is the type given by const, enum or type (inferred from the
@@ -211,7 +207,7 @@ func (c *converter) typed(d *document, m map[string]any, name string, depth int,
 	case "any": // draft 3
 		return unknownType()
 	}
-	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", quote(name)))
+	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", compactJSON(name)))
 	return unknownType()
 }
 
@@ -240,7 +236,7 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 		}
 		// Draft 3 marked required properties in the property itself.
 		req := required[k]
-		if pm, ok := ps.(map[string]any); ok && isTrue(pm["required"]) {
+		if pm, ok := ps.(map[string]any); ok && pm["required"] == true {
 			req = true
 		}
 		t.props = append(t.props, prop{key: k, optional: !req, typ: pt, doc: docLines(ps)})
@@ -312,14 +308,11 @@ func literalType(v any, depth int) *tsType {
 	case nil:
 		return text("null")
 	case bool:
-		if x {
-			return text("true")
-		}
-		return text("false")
+		return text(strconv.FormatBool(x))
 	case json.Number:
 		return text(x.String())
 	case string:
-		return text(quote(x))
+		return text(compactJSON(x))
 	case []any:
 		t := &tsType{kind: kTuple}
 		for _, e := range x {

@@ -8,15 +8,9 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
-// quote returns s as a double-quoted string literal that is valid in both
-// JSON and TypeScript (U+2028 and U+2029 are escaped, invalid UTF-8 becomes
-// U+FFFD).
-func quote(s string) string {
-	return compactJSON(s)
-}
-
 // compactJSON returns v as compact JSON without HTML escaping; map keys come
-// out sorted.
+// out sorted. A string comes out as a literal valid in both JSON and
+// TypeScript (U+2028 and U+2029 are escaped, invalid UTF-8 becomes U+FFFD).
 func compactJSON(v any) string {
 	b, err := jsontext.Marshal(v)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -64,13 +65,9 @@ func BenchmarkGitHubDeclarations(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defs, err := typegen.DefinitionsOf(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		tc := typegen.Connector{Name: "github", Definitions: defs}
+		tc := typegen.Connector{Name: "github", Definitions: v, Methods: make([]connectors.Tool, 0, len(c.tools))}
 		for _, t := range c.tools {
-			tc.Methods = append(tc.Methods, typegen.Method{Name: t.Name, Description: t.Description, Input: t.InputSchema, Output: t.OutputSchema})
+			tc.Methods = append(tc.Methods, connectors.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
 		}
 		if len(typegen.Declarations(tc)) < 1<<20 {
 			b.Fatal("declarations too short")

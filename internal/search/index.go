@@ -377,14 +377,6 @@ func (ix *Index[T]) makeDense() {
 	}
 }
 
-// Len is the number of documents in the index.
-func (ix *Index[T]) Len() int {
-	if ix == nil {
-		return 0
-	}
-	return ix.n
-}
-
 // Hit is one document found, with its score.
 type Hit[T any] struct {
 	Value T
@@ -395,7 +387,7 @@ type Hit[T any] struct {
 // best first (ties in index order: by segment name, then document order);
 // a query without words matches every document with score 1.
 func (ix *Index[T]) Search(q string) []Hit[T] {
-	if ix.Len() == 0 {
+	if ix == nil || ix.n == 0 {
 		return nil
 	}
 	qr := parseQuery(q, func(term string) bool { return ix.df(term) > 0 })

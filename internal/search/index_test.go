@@ -328,3 +328,11 @@ func TestSearchWordForms(t *testing.T) {
 		}
 	}
 }
+
+// Len is the number of documents in the index.
+func (ix *Index[T]) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return ix.n
+}

@@ -66,7 +66,7 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 				if v := t.Get(prop); v != nil {
 					return ps.method(ci, prop, v)
 				}
-				if notMethods[prop] {
+				if sandbox.NotMethods[prop] {
 					return goja.Undefined()
 				}
 				if gl.Forward {
@@ -88,11 +88,6 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 	}
 	return nil
 }
-
-// notMethods are property names that generic code probes on any object
-// (await, JSON.stringify, console.log); they read as undefined rather than
-// as unknown methods.
-var notMethods = map[string]bool{"then": true, "toJSON": true, "catch": true, "finally": true}
 
 // method returns what reading prop on connector ci gives, v being what its
 // target holds: the JavaScript function of a method whose Go function is

@@ -53,7 +53,7 @@ func (ps *pass) namespaceOf(g *goja.Object, spaces map[string]*namespace, name s
 			if why, ok := ns.why[prop]; ok {
 				panic(ps.vm.NewTypeError("connector %s.%s is unavailable: %s", ns.path, prop, why))
 			}
-			if notMethods[prop] {
+			if sandbox.NotMethods[prop] {
 				return goja.Undefined()
 			}
 			panic(ps.vm.NewTypeError("%s.%s is not a connector; %s", ns.path, prop, suggestion(prop, ns.members, "members")))
