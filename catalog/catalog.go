@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -87,8 +88,10 @@ type Connector struct {
 	defs json.RawMessage
 	log  *slog.Logger
 	// fwd holds the methods made for names called without being listed
-	// (Source.ForwardUnknown), by name.
-	fwd sync.Map
+	// (Source.ForwardUnknown), by name: fwdKept of them, maxForwardedKept
+	// at most (give or take names first called at the same moment).
+	fwd     sync.Map
+	fwdKept atomic.Int32
 	// approve and noApprove are the configuration's globs over names
 	// (Source.Approve, Source.NoApprove); approvePaths and noApprovePaths
 	// its globs over paths, connectors.PathPattern taken off.
@@ -672,6 +675,10 @@ func Nearest(want string, names []string, n int) []string {
 // listed.
 const maxForwardedName = 128
 
+// maxForwardedKept bounds how many of those methods a connector keeps for
+// reuse (a program may call any number of distinct names).
+const maxForwardedKept = 1024
+
 // forwardableName reports whether a method name may be forwarded: not
 // empty, at most maxForwardedName bytes, no control characters.
 func forwardableName(name string) bool {
@@ -699,7 +706,13 @@ func (s *Connector) forwarded(name string) *Method {
 		Description:      "A method " + s.Name + " did not list, forwarded by name (forward_unknown).",
 		RequiresApproval: true,
 	})
-	got, _ := s.fwd.LoadOrStore(name, t)
+	if s.fwdKept.Load() >= maxForwardedKept {
+		return t
+	}
+	got, loaded := s.fwd.LoadOrStore(name, t)
+	if !loaded {
+		s.fwdKept.Add(1)
+	}
 	return got.(*Method)
 }
 

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -193,5 +194,28 @@ func TestSearchDocSchemaAndEffect(t *testing.T) {
 		if w := tl.searchDoc().Weight; dep && (w <= 0 || w >= 1) || !dep && w != 0 {
 			t.Errorf("deprecated %v: weight %v", dep, w)
 		}
+	}
+}
+
+// TestForwardedMethodsAreBounded: the methods made for names a connector
+// did not list (forward_unknown) are kept for reuse, but a program can
+// call any number of distinct names, so only maxForwardedKept are kept;
+// past that a name still gets its method, made afresh.
+func TestForwardedMethodsAreBounded(t *testing.T) {
+	s := testConnector("")
+	s.Source.ForwardUnknown = true
+	for i := range maxForwardedKept + 500 {
+		name := fmt.Sprintf("m%d", i)
+		if m := s.forwarded(name); m.Def.Name != name || m.Def.SourceName != name {
+			t.Fatalf("forwarded(%q) = %q (source %q)", name, m.Def.Name, m.Def.SourceName)
+		}
+	}
+	kept := 0
+	s.fwd.Range(func(any, any) bool { kept++; return true })
+	if kept != maxForwardedKept {
+		t.Errorf("%d forwarded methods kept, want %d", kept, maxForwardedKept)
+	}
+	if a, b := s.forwarded("m1"), s.forwarded("m1"); a != b {
+		t.Error("a kept name got a new method")
 	}
 }
