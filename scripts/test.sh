@@ -53,6 +53,10 @@ cmp "$rel/out-a/SHA256SUMS" "$rel/out-b/SHA256SUMS" || { echo "two release build
 rm -rf "$rel"
 
 echo "== go test -race"
+# The end-to-end suite's npm packages first: the TypeScript checker's Go
+# tests (internal/tscheck) use its tsc.
+command -v npm >/dev/null || { echo "npm is required (the TypeScript checker's tests and the end-to-end suite)"; exit 1; }
+(cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 go test -race -count=1 -timeout 15m ./...
 
 echo "== end-to-end"
@@ -61,7 +65,6 @@ command -v npm >/dev/null || { echo "npm is required for the end-to-end suite"; 
 mkdir -p bin
 go build -o bin/codemode-mcp ./cmd/codemode-mcp
 go build -o bin/mcpfixture ./internal/fixture/mcpserver
-(cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 (cd e2e/conformance && npm ci --no-audit --no-fund --loglevel=error)   # the MCP conformance suite and Node 22
 HYDRA_BIN=$(scripts/hydra.sh)   # the authorization server of the OAuth tests (e2e/lib/hydra.mjs)
 JAEGER_BIN=$(scripts/jaeger.sh) # the trace store of the traces test (e2e/lib/jaeger.mjs)
