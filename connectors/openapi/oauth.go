@@ -45,17 +45,20 @@ func newTokenSource(cfg *OAuth2, timeout time.Duration, now func() time.Time, s 
 
 // token returns a token to send: the cached one unless it is due for
 // replacement or is stale (the token the API just refused, "" for none),
-// else a new one: never the stale token from the cache, whoever's token
-// request it joined. It returns early with ctx's error when ctx ends.
+// else a new one. A caller that joined another's token request and got
+// back the token it knows stale joins the next one, which is asked with
+// its stale token. It returns early with ctx's error when ctx ends.
 func (ts *tokenSource) token(ctx context.Context, stale string) (string, error) {
 	if tok := ts.cached(stale); tok != "" {
 		return tok, nil
 	}
-	tok, err := ts.shared.Do(ctx, func(ctx context.Context) (string, error) { return ts.request(ctx, stale) })
+	run := func(ctx context.Context) (string, error) { return ts.request(ctx, stale) }
+	tok, err := ts.shared.Do(ctx, run)
 	if err == nil && stale != "" && tok == stale {
 		// The run joined was another caller's, which found in the cache
-		// the token this caller knows stale: ask for a new one.
-		return ts.request(ctx, stale)
+		// the token this caller knows stale: the next run is asked with
+		// this caller's stale token, so it requests a new one.
+		tok, err = ts.shared.Do(ctx, run)
 	}
 	return tok, err
 }
