@@ -29,7 +29,7 @@ func TestTokenExchange(t *testing.T) {
 
 	_, err := call(t, s, f)
 	sr, ok := connectors.AsSignInRequired(err)
-	if !ok || !strings.Contains(sr.Reason, ErrNoSubjectToken.Error()) || !strings.Contains(sr.Reason, "alice resumes the run") {
+	if !ok || !strings.Contains(sr.Reason, "the person's own token is not at hand") || !strings.Contains(sr.Reason, "alice resumes the run") {
 		t.Fatalf("a request before any exchange: %v, want a sign-in need naming alice's own token", err)
 	}
 	if why, err := s.NeedsSignIn(ctx); err != nil || why == nil {
