@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto"
@@ -411,9 +410,9 @@ func (s *Session) refresh(ctx context.Context, stale string) (string, error) {
 
 // refreshShared refreshes under a lease in the store. It reads the grant;
 // when another process refreshed it meanwhile, that is the answer; when
-// another holds the lease, it waits for the grant to change (or the lease
-// to lapse); otherwise it swaps in a grant leased to itself (exactly one
-// process wins that swap), sends the refresh, and swaps in the new tokens.
+// another holds the lease, it reads it again every leasePoll; otherwise
+// it swaps in a grant leased to itself (exactly one process wins that
+// swap), sends the refresh, and swaps in the new tokens.
 func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, error) {
 	for {
 		g, raw, err := s.load(ctx)
@@ -432,8 +431,12 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 			s.adopt(g)
 			return g, nil
 		case g.Lease != nil && g.Lease.Holder != s.holder && now.Before(g.Lease.Until):
-			if err := s.waitForChange(ctx, raw); err != nil {
-				return nil, fmt.Errorf("waiting for another process to refresh the token: %w", err)
+			// Another process refreshes it: look again shortly (until it
+			// stored its tokens, or its lease lapsed: its holder died).
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for another process to refresh the token: %w", ctx.Err())
+			case <-time.After(leasePoll):
 			}
 			continue
 		case g.RefreshToken == "" && stale != "":
@@ -451,29 +454,6 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 			continue // changed meanwhile: look again
 		}
 		return s.renew(ctx, g, &leased, lraw)
-	}
-}
-
-// waitForChange waits until the stored grant is no longer raw, or its
-// lease lapsed (its holder died).
-func (s *Session) waitForChange(ctx context.Context, raw []byte) error {
-	t := time.NewTicker(leasePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-		g, cur, err := s.load(ctx)
-		switch {
-		case err != nil:
-			return err
-		case cur == nil || !bytes.Equal(cur, raw):
-			return nil
-		case g == nil || g.Lease == nil || !s.cfg.Now().Before(g.Lease.Until):
-			return nil
-		}
 	}
 }
 
