@@ -209,7 +209,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
-	// (The endpoint parses: discovery's checkEndpoints parsed it.)
+	// (The endpoint parses: discovery checked it, checkURLs.)
 	au, _ := AuthorizationURL(d.meta.AuthorizationEndpoint, c.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
 	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier,
 		d: d, client: c, scopes: scopes, done: make(chan struct{})}
