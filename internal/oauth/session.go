@@ -104,9 +104,9 @@ type Config struct {
 type Session struct {
 	// fixed at creation
 	cfg    Config
-	id     string // the grant's record id: the server's URL without query
-	server string // the server's canonical URL
-	origin string // the server's canonical scheme://host[:port]
+	id     string   // the grant's record id: the server's URL without query
+	server string   // the server's canonical URL
+	su     *url.URL // the server's URL, whose origin alone gets the token
 	f      *Fetcher
 	vault  vault
 	holder string // this session's name in a lease
@@ -207,7 +207,7 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
-		origin: canonicalURL(su.Scheme + "://" + su.Host),
+		su:     su,
 		f:      NewFetcher(cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),
