@@ -275,7 +275,7 @@ func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
 	switch {
 	case c.Issuer == "" && signed:
 		return invalid("has no iss")
-	case c.Issuer != "" && !v.isIssuer(c.Issuer):
+	case c.Issuer != "" && !sameURL(c.Issuer, v.cfg.Issuer):
 		return invalid("was issued by another authorization server")
 	case c.Exp == nil && signed:
 		return invalid("has no exp")
@@ -324,10 +324,6 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 		Claims:   json.RawMessage(bytes.Clone(raw)),
 	}, nil
 }
-
-// isIssuer reports whether iss names the issuer (with or without a
-// trailing slash).
-func (v *Validator) isIssuer(iss string) bool { return sameURL(iss, v.cfg.Issuer) }
 
 // audienceNames reports whether aud names want (an audience with or
 // without a trailing slash: a resource is its URL either way).
