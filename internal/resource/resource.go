@@ -56,8 +56,8 @@ const (
 	KeysMaxAge = time.Hour
 	// CacheTTL bounds how long an introspection answer is used.
 	CacheTTL = 10 * time.Second
-	// DefaultCacheSize is Config.CacheSize's default.
-	DefaultCacheSize = 1024
+	// CacheSize bounds the tokens whose introspection answers are cached.
+	CacheSize = 1024
 	// Timeout bounds each request to the issuer.
 	Timeout = 10 * time.Second
 )
@@ -88,9 +88,6 @@ type Config struct {
 	// IntrospectionEndpoint, tokens that are not JWTs are refused.
 	ClientID, ClientSecret string
 	IntrospectionEndpoint  string
-	// CacheSize bounds the tokens whose introspection answers are cached
-	// (DefaultCacheSize when 0).
-	CacheSize int
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -139,7 +136,6 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.Audience == "" {
 		return nil, errors.New("resource: no audience")
 	}
-	cfg.CacheSize = cmp.Or(cfg.CacheSize, DefaultCacheSize)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
