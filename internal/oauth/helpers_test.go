@@ -91,7 +91,7 @@ func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 // transport failed).
 func call(t *testing.T, s *Session, f *oauthtest.Server) (int, error) {
 	t.Helper()
-	c := &http.Client{Transport: s.Transport(nil)}
+	c := &http.Client{Transport: s.Transport(http.DefaultTransport)}
 	resp, err := c.Post(f.ServerURL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	if err != nil {
 		return 0, err

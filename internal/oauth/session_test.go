@@ -821,7 +821,7 @@ func TestTokenStaysWithTheServer(t *testing.T) {
 	seen := make(chan string, 1)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen <- r.Header.Get("Authorization") }))
 	defer other.Close()
-	c := &http.Client{Transport: s.Transport(nil)}
+	c := &http.Client{Transport: s.Transport(http.DefaultTransport)}
 	resp, err := c.Get(other.URL + "/mcp")
 	if err != nil {
 		t.Fatal(err)

@@ -30,9 +30,6 @@ import (
 // goes nowhere else). A request is sent again only if its body can be had
 // again (GetBody).
 func (s *Session) Transport(base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	return &transport{s: s, base: base}
 }
 
