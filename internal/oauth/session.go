@@ -439,6 +439,10 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 			case <-time.After(leasePoll):
 			}
 			continue
+		case g.RefreshToken == "" && s.cfg.Grant == GrantTokenExchange:
+			// Nothing to refresh with: the person's own token is traded
+			// again (Exchange), once at hand.
+			return nil, s.refuse(ctx, g, raw, s.noSubjectToken())
 		case g.RefreshToken == "" && stale != "":
 			return nil, s.refuse(ctx, g, raw, "the server refused the access token, and gave no refresh token")
 		case g.RefreshToken == "":
