@@ -39,14 +39,17 @@ type owner struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // stops the heartbeat, once registered (nil: not); guarded by mu
 	done   chan struct{}      // closed when the heartbeat goroutine ends; guarded by mu
+	closed bool               // close began: nothing registers the owner again; guarded by mu
 }
 
 // claim registers the owner if it is not yet (starting its heartbeat) and
-// returns its id.
+// returns its id. Once close began it only returns the id: what close
+// writes then (a stranded run's end) may claim a run, whose owner record
+// close then removes.
 func (o *owner) claim(ctx context.Context) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.cancel != nil {
+	if o.cancel != nil || o.closed {
 		return o.id, nil
 	}
 	if err := o.register(ctx); err != nil {
@@ -136,16 +139,18 @@ func (r *Runtime) Join(ctx context.Context) error {
 	return err
 }
 
-// close stops the heartbeat and removes the owner record.
+// close stops the heartbeat and removes the owner record. It does not
+// hold mu while it writes: a stranded run's end may claim the run.
 func (o *owner) close(ctx context.Context) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.cancel == nil {
+	cancel, done := o.cancel, o.done
+	o.cancel, o.closed = nil, true
+	o.mu.Unlock()
+	if cancel == nil {
 		return nil
 	}
-	o.cancel()
-	o.cancel = nil
-	<-o.done
+	cancel()
+	<-done
 	// What the store failed to record is written now if it can be;
 	// otherwise, once this record is gone, another process recovers those
 	// runs after the lease.
