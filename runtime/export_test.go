@@ -98,11 +98,3 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 
 // URL is the page the person opens in their browser to sign in.
 func (b *BackgroundSignIn) URL() string { return b.url }
-
-// Err waits until the sign-in completed and the runs awaiting it were
-// resumed, or the sign-in failed, timed out or the runtime closed, and
-// returns why it did not complete (nil when it did).
-func (b *BackgroundSignIn) Err() error {
-	<-b.done
-	return b.err
-}

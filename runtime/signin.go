@@ -133,10 +133,18 @@ func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, sub
 // A BackgroundSignIn is a sign-in StartSignIn began, which the runtime
 // waits for.
 type BackgroundSignIn struct {
-	url   string        // the page the person opens in their browser to sign in
-	until time.Time     // when the runtime stops waiting for it
-	done  chan struct{} // closed once the sign-in ended and the runs awaiting it were resumed
-	err   error         // why it did not complete (nil when it did); set before done closes
+	url   string    // the page the person opens in their browser to sign in
+	until time.Time // when the runtime stops waiting for it
+	done  chan struct{}
+	err   error // set before done closes
+}
+
+// Err waits until the sign-in completed and the runs awaiting it were
+// resumed, or the sign-in failed, timed out or the runtime closed, and
+// returns why it did not complete (nil when it did).
+func (b *BackgroundSignIn) Err() error {
+	<-b.done
+	return b.err
 }
 
 // StartSignIn begins a person's sign-in to connector name for a surface
