@@ -189,6 +189,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	if h, err = r.own.claims.take(ctx, id); err != nil {
 		return fail(wrongOutcome(id, e), err)
 	}
+	pausedAt := e.UpdatedAt
 	if err := r.setStatus(sctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return fail(r.lostRace(ctx, id, "approved", err))
 	}
@@ -242,6 +243,9 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	if err := r.traceWrite(sctx, "codemode.store.write", id, func() error { return r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved) }); err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
+	}
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.ApprovalDecided(ctx, "approved", e.UpdatedAt.Sub(pausedAt))
 	}
 	ok = true
 	return &claimed{e: e, h: h, log: log, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil
