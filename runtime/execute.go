@@ -197,10 +197,11 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	if err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err)))
 	}
-	// refuse gives the claim back: the run waits, as it was, for a
-	// decision about what is pending now.
+	// refuse gives the claim back: the run waits, as it was (paused since
+	// pausedAt, which its expiry counts from), for a decision about what
+	// is pending now.
 	refuse := func(why error) (*claimed, codemode.Outcome, error) {
-		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
+		if err := r.setStatusAt(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused, pausedAt); err != nil {
 			return fail(r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err)))
 		}
 		return fail(wrongOutcome(id, e), why)
