@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
-
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -202,11 +200,16 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 	return b
 }
 
-// taskParams are the params of the task methods.
+// taskParams are the params of the requests the front answers: the task
+// methods' and a task-augmented codemode call's.
 type taskParams struct {
 	TaskID         string                     `json:"taskId"`
 	Cursor         string                     `json:"cursor"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	Task           struct {
+		TTL *int64 `json:"ttl"` // nil: none asked for
+	} `json:"task"`
 }
 
 func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
@@ -215,16 +218,16 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 		return nil, &rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "Missing required client capability",
 			Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}
 	}
-	if c.Method == mcp.MethodToolsCall {
-		return f.create(ctx, sess, c)
-	}
 	var p taskParams
 	if len(c.Params) > 0 {
 		if err := json.Unmarshal(c.Params, &p); err != nil {
 			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: %v", c.Method, err)}
 		}
 	}
-	if c.Method == mcp.MethodTasksList {
+	switch c.Method {
+	case mcp.MethodToolsCall:
+		return f.create(ctx, sess, c, p)
+	case mcp.MethodTasksList:
 		return f.list(ctx, p.Cursor)
 	}
 	if p.TaskID == "" {
@@ -249,20 +252,8 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 
 // create starts a task-augmented codemode call's program and answers with
 // its task (CreateTaskResult), once the run is in the store.
-func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-		Task      struct {
-			TTL *int64 `json:"ttl"` // nil: none asked for
-		} `json:"task"`
-	}
-	if err := json.Unmarshal(c.Params, &p); err != nil {
-		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid params of tools/call: " + err.Error()}
-	}
-	meta := c.head.Meta
-	if f.s.opts.TraceContext && meta != nil {
-		ctx = propagate.FromMeta(ctx, meta.AdditionalFields)
-	}
+func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest, p taskParams) (any, error) {
+	ctx = f.s.traced(ctx, c.head.Meta)
 	if c.modern() {
 		e, err := f.s.startTask(ctx, p.Arguments, defaultTaskTTL, nil)
 		if err != nil {
@@ -274,11 +265,7 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 	}
 	var o codemode.Observer
 	if sess != nil {
-		var token mcp.ProgressToken
-		if meta != nil {
-			token = meta.ProgressToken
-		}
-		o = &clientObserver{s: f.s, ctx: f.s.mcp.WithContext(f.ctx, sess), token: token}
+		o = f.s.observer(f.s.mcp.WithContext(f.ctx, sess), c.head.Meta)
 	}
 	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(p.Task.TTL), o)
 	if err != nil {

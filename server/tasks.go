@@ -200,8 +200,7 @@ func (s *Server) startTask(ctx context.Context, args json.RawMessage, ttl time.D
 	}
 	out, err := s.rt.Start(ctx, in.Code, codemode.Task{TTL: ttl})
 	if err != nil {
-		s.log.Error("starting a task failed", "err", err)
-		return nil, err
+		return nil, err // (logged by answer)
 	}
 	if out.Status != codemode.StatusRunning {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "the program was refused; nothing was run: " + out.Error}
