@@ -210,9 +210,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, http.StatusUnsupportedMediaType, "Unsupported Media Type: a POST body must be Content-Type: application/json")
 			return
 		}
-		body, status, err := g.readBody(w, r)
-		if err != nil {
-			refuse(w, status, err.Error())
+		body, ok := g.readBody(w, r)
+		if !ok {
 			return
 		}
 		post = &rpcBody{raw: body}
@@ -425,12 +424,12 @@ func (g *guard) noOAuth(w http.ResponseWriter) {
 }
 
 // readBody reads a POST body of at most maxBody bytes within readTimeout
-// and puts it back for the transport. On failure it returns the status to
-// answer with.
-func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
-	tooLarge := fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes (server.max_body)", g.h.MaxBody)
+// and puts it back for the transport, or refuses the request.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	tooLarge := fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (server.max_body)", g.h.MaxBody)
 	if r.ContentLength > g.h.MaxBody {
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+		refuse(w, http.StatusRequestEntityTooLarge, tooLarge)
+		return nil, false
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(g.h.ReadTimeout))
@@ -440,14 +439,16 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+		refuse(w, http.StatusRequestEntityTooLarge, tooLarge)
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, http.StatusRequestTimeout, fmt.Errorf("Request Timeout: the body was not received within %v (server.read_timeout)", g.h.ReadTimeout)
+		refuse(w, http.StatusRequestTimeout, fmt.Sprintf("Request Timeout: the body was not received within %v (server.read_timeout)", g.h.ReadTimeout))
 	case err != nil:
-		return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
+		refuse(w, http.StatusBadRequest, "Bad Request: reading the body: "+err.Error())
+	default:
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return body, true
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, 0, nil
+	return nil, false
 }
 
 // deadlineWriter gives every write of a response a fresh deadline and

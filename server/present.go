@@ -196,16 +196,11 @@ func (s *Server) auditView(ctx context.Context, e *codemode.Execution, bounded b
 		}
 		v.MoreCalls = len(heads)
 	}
-	v.Calls = callViews(calls)
-	return v, nil
-}
-
-func callViews(entries []codemode.ClippedEntry) []callView {
-	out := make([]callView, 0, len(entries))
-	for _, en := range entries {
-		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
+	v.Calls = make([]callView, 0, len(calls))
+	for _, en := range calls {
+		v.Calls = append(v.Calls, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
 			Name: en.Name, State: en.State.String(), Error: en.Error, Reverts: en.Reverts, Task: en.Task,
 			DecidedBy: en.DecidedBy, DecidedAt: en.DecidedAt})
 	}
-	return out
+	return v, nil
 }

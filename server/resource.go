@@ -137,7 +137,7 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 			AuthorizationServers:   []string{auth.Issuer},
 			ScopesSupported:        orDefault(auth.ScopesSupported, codemode.Scopes),
 			BearerMethodsSupported: []string{"header"},
-			ResourceName:           cmp.Or(opts.Name, "codemode"),
+			ResourceName:           opts.Name,
 		}),
 	}, nil
 }
@@ -161,8 +161,6 @@ func CheckAuthAddr(auth *config.ServerAuth, addr net.Addr) error {
 	}
 	return nil
 }
-
-func (rs *resourceServer) close() { rs.v.Close() }
 
 // servesMetadata reports whether path is where the metadata is served.
 func (rs *resourceServer) servesMetadata(path string) bool {

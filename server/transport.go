@@ -110,7 +110,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		if err != nil {
 			return err
 		}
-		defer rs.close()
+		defer rs.v.Close()
 		g.rs, g.bearer = rs, rs
 		if err := g.signInToConsole(s.opts.Auth.Console); err != nil {
 			return err
