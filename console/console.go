@@ -39,7 +39,6 @@ import (
 	"embed"
 	"encoding/json"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -156,17 +155,13 @@ var assets embed.FS
 // New builds a console over opts.Engine.
 func New(opts Options) *Console {
 	opts.Logger = cmp.Or(opts.Logger, slog.Default())
-	static, err := fs.Sub(assets, "static")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
 	c := &Console{
 		eng:    opts.Engine,
 		log:    opts.Logger,
 		local:  opts.Local,
 		auth:   newAuth(opts.Token, opts.Failures),
 		pages:  parsePages(),
-		static: http.StripPrefix("/static/", http.FileServerFS(static)),
+		static: http.FileServerFS(assets), // (at publicAssets only)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.pendingPage)
