@@ -170,8 +170,8 @@ func New(opts Options) *Console {
 		c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
 	}))
 	mux.HandleFunc("GET /runs/{id}/value", c.needs(codemode.ScopeRun, c.valuePage))
-	mux.HandleFunc("POST /runs/{id}/approve", c.needs(codemode.ScopeApprove, c.approve))
-	mux.HandleFunc("POST /runs/{id}/reject", c.needs(codemode.ScopeApprove, c.reject))
+	mux.HandleFunc("POST /runs/{id}/approve", c.needs(codemode.ScopeApprove, c.review(false)))
+	mux.HandleFunc("POST /runs/{id}/reject", c.needs(codemode.ScopeApprove, c.review(true)))
 	mux.HandleFunc("POST /runs/{id}/rollback", c.needs(codemode.ScopeAdmin, func(w http.ResponseWriter, r *http.Request) {
 		c.decide(w, r, "rolled back", c.eng.Rollback)
 	}))

@@ -446,35 +446,28 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "snippets", p)
 }
 
-// approve approves a paused run's pending actions as they were shown.
-func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
-	digest := r.PostForm.Get("digest")
-	if digest == "" {
-		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it approves (no digest). Reload the page and try again.")
-		return
+// review decides about a paused run's pending actions as the form showed
+// them (its digest): approves them, or with reject rejects the run (or
+// one of its actions, with seq) with the reason typed.
+func (c *Console) review(reject bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rv := codemode.Review{Digest: r.PostForm.Get("digest"), Reason: r.PostForm.Get("reason")}
+		seq, ok := positive(r.PostForm.Get("seq"))
+		switch {
+		case rv.Digest == "":
+			c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it decides (no digest). Reload the page and try again.")
+		case !ok:
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", r.PostForm.Get("seq")))
+		case reject:
+			c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
+				return c.eng.RejectReviewed(ctx, id, seq, rv)
+			})
+		default:
+			c.decide(w, r, "approved", func(ctx context.Context, id string) (codemode.Outcome, error) {
+				return c.eng.ApproveReviewed(ctx, id, rv, nil)
+			})
+		}
 	}
-	c.decide(w, r, "approved", func(ctx context.Context, id string) (codemode.Outcome, error) {
-		return c.eng.ApproveReviewed(ctx, id, codemode.Review{Digest: digest}, nil)
-	})
-}
-
-// reject rejects a paused run (or one of its actions, with seq) as shown,
-// with the reason typed.
-func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
-	digest := r.PostForm.Get("digest")
-	if digest == "" {
-		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
-		return
-	}
-	seq, ok := positive(r.PostForm.Get("seq"))
-	if !ok {
-		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", r.PostForm.Get("seq")))
-		return
-	}
-	reason := r.PostForm.Get("reason")
-	c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
-		return c.eng.RejectReviewed(ctx, id, seq, codemode.Review{Digest: digest, Reason: reason})
-	})
 }
 
 // decide makes a decision through the engine, detached from the request

@@ -30,16 +30,13 @@ func (s *Server) visible(o codemode.Outcome) codemode.Outcome {
 	if limit <= 0 {
 		return o
 	}
-	switch {
-	case len(o.Result) > 0:
-		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, limit)
-		o.Error = truncate.String(o.Error, limit)
-	case o.Error != "": // cut as a JSON string, which Fit keeps a string
+	if len(o.Result) == 0 && o.Error != "" { // cut as a JSON string, which Fit keeps a string
 		raw, _ := json.Marshal(o.Error)
 		raw, o.Logs = truncate.Fit(raw, o.Logs, limit)
 		_ = json.Unmarshal(raw, &o.Error)
-	default:
-		_, o.Logs = truncate.Fit(nil, o.Logs, limit)
+	} else {
+		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, limit)
+		o.Error = truncate.String(o.Error, limit)
 	}
 	if len(o.Logs) == 0 {
 		o.Logs = nil
