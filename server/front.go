@@ -452,7 +452,6 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 	}
 	qs := questions(pending)
 	answers := map[string]mcp.ElicitationResponseAction{}
-	var accepted []string
 	for _, q := range qs {
 		raw, ok := responses[q.key]
 		if !ok {
@@ -465,15 +464,8 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of tasks/update: inputResponses[%q]: %v", q.key, err)}
 		}
 		answers[q.key] = r.Action
-		if r.Action == mcp.ElicitationResponseActionAccept {
-			accepted = append(accepted, q.key)
-		}
 	}
-	for k := range f.partial.add(id, qs, accepted) {
-		if _, ok := answers[k]; !ok {
-			answers[k] = mcp.ElicitationResponseActionAccept
-		}
-	}
+	f.partial.merge(id, qs, answers)
 	decided, err := f.s.decide(ctx, id, pending, qs, answers)
 	if decided {
 		f.partial.forget(id)
