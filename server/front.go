@@ -251,41 +251,35 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 }
 
 // create starts a task-augmented codemode call's program and answers with
-// its task (CreateTaskResult), once the run is in the store.
+// its task (CreateTaskResult; 2026-07-28: the task with resultType task),
+// once the run is in the store. The task is working as it is created, even
+// when a quick program has already ended by the time the answer is
+// written: tasks/get says so next.
 func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest, p taskParams) (any, error) {
-	ctx = f.s.traced(ctx, c.head.Meta)
-	if c.modern() {
-		e, err := f.s.startTask(ctx, p.Arguments, defaultTaskTTL, nil)
-		if err != nil {
-			return nil, err
+	modern := c.modern()
+	ttl, o := defaultTaskTTL, codemode.Observer(nil)
+	if !modern { // 2026-07-28: the default TTL, and no notifications
+		ttl = taskTTL(p.Task.TTL)
+		if sess != nil {
+			o = f.s.observer(f.s.mcp.WithContext(f.ctx, sess), c.head.Meta)
 		}
-		t := modernTask(seed(e, true))
-		t["resultType"] = "task"
-		return t, nil
 	}
-	var o codemode.Observer
-	if sess != nil {
-		o = f.s.observer(f.s.mcp.WithContext(f.ctx, sess), c.head.Meta)
-	}
-	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(p.Task.TTL), o)
+	e, err := f.s.startTask(f.s.traced(ctx, c.head.Meta), p.Arguments, ttl, o)
 	if err != nil {
 		return nil, err
 	}
-	v := seed(e, false)
+	v := viewTask(e, nil, modern)
+	v.Status, v.StatusMessage, v.LastUpdatedAt = mcp.TaskStatusWorking, "the program is running", v.CreatedAt
+	if modern {
+		t := modernTask(v)
+		t["resultType"] = "task"
+		return t, nil
+	}
 	if sess != nil {
 		f.follow(sess, v)
 	}
 	return mcp.CreateTaskResult{Task: v, Result: mcp.Result{Meta: mcp.WithModelImmediateResponse(
 		fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID))}}, nil
-}
-
-// seed is the task a run is as it is created: working (a task begins so,
-// even when a quick program has already ended by the time the answer is
-// written; tasks/get says so next).
-func seed(e *codemode.Execution, modern bool) mcp.Task {
-	t := viewTask(e, nil, modern)
-	t.Status, t.StatusMessage, t.LastUpdatedAt = mcp.TaskStatusWorking, "the program is running", t.CreatedAt
-	return t
 }
 
 // followPoll is how often a follower reads its task for a change another
