@@ -49,9 +49,9 @@ func (s *Server) observer(ctx context.Context, meta *mcp.Meta) *clientObserver {
 }
 
 // traced continues the trace a request's _meta names (traceparent,
-// tracestate) when Options.TraceContext is set: a codemode call's, plain
-// or a task. It wins over the HTTP request's headers (guard), which a
-// proxy may have set.
+// tracestate) when Options.TraceContext is set: every tool call's
+// (handles) and a task-augmented codemode call's (the front). It wins
+// over the HTTP request's headers (guard), which a proxy may have set.
 func (s *Server) traced(ctx context.Context, meta *mcp.Meta) context.Context {
 	if s.opts.TraceContext && meta != nil {
 		return propagate.FromMeta(ctx, meta.AdditionalFields)
