@@ -75,11 +75,7 @@ func newCaller(cfg Config, snd *sending) (*caller, error) {
 	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
 	c.client = &http.Client{Transport: c.own, CheckRedirect: c.checkRedirect}
 	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
-		now := cfg.Now
-		if now == nil {
-			now = time.Now
-		}
-		c.oauth = newTokenSource(cfg.Auth.OAuth2, c.timeout, now, c.scrub, c.log)
+		c.oauth = newTokenSource(cfg.Auth.OAuth2, c.timeout, c.scrub, c.log)
 	}
 	return c, nil
 }
