@@ -59,7 +59,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	cache := derivedCache{dir: cfg.CacheDir, version: buildVersion()}
+	cache := derivedCache{dir: cfg.CacheDir}
 	d, fresh, err := deriveCached(doc, cache, cfg.Logger)
 	if err != nil {
 		return nil, sc.Error(err)
