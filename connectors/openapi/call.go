@@ -50,8 +50,7 @@ type caller struct {
 	maxBytes int64
 	scrub    *scrub.Scrubber
 	log      *slog.Logger
-	client   *http.Client
-	own      *directTransport
+	client   *http.Client // through a directTransport
 	oauth    *tokenSource // nil unless Auth is OAuth2
 	sending
 }
@@ -72,8 +71,7 @@ func newCaller(cfg Config, snd *sending) (*caller, error) {
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
 	c.scrub.Add(c.secrets...)
-	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
-	c.client = &http.Client{Transport: c.own, CheckRedirect: c.checkRedirect}
+	c.client = &http.Client{Transport: newDirectTransport(http.DefaultTransport.(*http.Transport).Clone()), CheckRedirect: c.checkRedirect}
 	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
 		c.oauth = newTokenSource(cfg.Auth.OAuth2, c.timeout, c.scrub, c.log)
 	}
@@ -86,7 +84,7 @@ func (c *caller) close() {
 	if c.oauth != nil {
 		c.oauth.close()
 	}
-	c.own.closeIdle()
+	c.client.CloseIdleConnections()
 }
 
 // checkRedirect follows a redirect only within the first request's scheme,
