@@ -131,7 +131,7 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 		}
 		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
-	d, err = derive(&root)
+	d, err = derive(&root, len(text))
 	if err != nil {
 		return nil, false, err
 	}
