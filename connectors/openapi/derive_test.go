@@ -150,7 +150,7 @@ func TestOutputByDecoding(t *testing.T) {
 // document's size, 16 MiB at least: the APIs.guru directory derives at
 // most 2.5 times its size) and a document past it is refused.
 func TestDerivedSchemasBounded(t *testing.T) {
-	big := `{"type":"object","description":"` + strings.Repeat("x", 100<<10) + `"}`
+	big := `{"type":"number","maximum":` + strings.Repeat("9", 100<<10) + `}` // copied as it is written: quick
 	var refs, ops []string
 	for i := range 1000 {
 		refs = append(refs, fmt.Sprintf(`"p%d":{"$ref":"#/x-big"}`, i))
