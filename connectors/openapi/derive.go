@@ -24,8 +24,8 @@ type derivation struct {
 	// be relative, or "" when the document names none.
 	Server string
 	// Methods are the operations in document order (paths in order; in a
-	// path, get, put, post, delete, options, head, patch, trace), each
-	// with its candidate name (see methodName).
+	// path, get, put, post, delete, options, head, patch, trace); the
+	// connector names them (methodName).
 	Methods []derivedMethod
 	// Defs are the shared schemas any method refers to, converted, by name;
 	// DefRefs the shared schemas each refers to.
