@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // A derivation is everything derived from one document, before the
@@ -160,9 +161,12 @@ func reach(names []string, visit func(name string) []string) map[string]bool {
 
 // warn records a problem of the document, once, naming where it is.
 func (d *deriver) warn(msg string) {
+	// Bounded, where and all: a document can put many problems under one
+	// long path, or one long name in many places.
 	if d.where != "" {
-		msg = d.where + ": " + msg
+		msg = short.Clip(d.where, maxMessage) + ": " + msg
 	}
+	msg = short.Clip(msg, 4*maxMessage)
 	if d.warned[msg] {
 		return
 	}

@@ -173,3 +173,30 @@ func TestDerivedSchemasBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningsBounded: a warning names where it is, and a document can
+// put many problems under one long path; each warning is bounded, so the
+// warnings (at most maxWarnings of them) are too.
+func TestWarningsBounded(t *testing.T) {
+	path := "/" + strings.Repeat("p", 1<<20)
+	var params []string
+	for i := range maxWarnings {
+		params = append(params, fmt.Sprintf(`{"name":"v%d","in":"path"}`, i))
+	}
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"` + path + `":{"get":{"parameters":[` + strings.Join(params, ",") + `]}}}}`
+	p := filepath.Join(t.TempDir(), "doc.json")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(context.Background(), Config{Name: "api", Document: p, BaseURL: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, w := range c.Capabilities().Diagnostics {
+		n += len(w)
+	}
+	if n > 100<<10 {
+		t.Errorf("%d warnings of %d bytes from a document of %d bytes; want each bounded", len(c.Capabilities().Diagnostics), n, len(doc))
+	}
+}
