@@ -61,6 +61,10 @@ func (c *Connector) makeRoutes() {
 			k.segments = -1
 		}
 		c.byKey[k] = append(c.byKey[k], len(c.routes))
+		if op.Method == "GET" {
+			k.method = "HEAD"
+			c.byKey[k] = append(c.byKey[k], len(c.routes))
+		}
 		c.routes = append(c.routes, r)
 	}
 }
@@ -94,7 +98,7 @@ func newRoute(op *Operation, serverURL string, base *url.URL) (route, bool) {
 }
 
 // reaches reports whether a path (its segments, and whole: them joined)
-// reaches r; the request's method was matched by the index (candidateKeys).
+// reaches r; the request's method was matched by the index (routeKey).
 func (r *route) reaches(segs []string, whole string) bool {
 	if r.whole != "" {
 		return connectors.MatchPath(r.whole, whole)
@@ -110,22 +114,14 @@ func (r *route) reaches(segs []string, whole string) bool {
 	return true
 }
 
-// A routeKey indexes the routes of a method and a number of segments;
-// routes with a multi-segment parameter are under segments -1.
+// A routeKey indexes the routes a request of a method to a path of a
+// number of segments may reach (see route.reaches): the operations of that
+// method, and for HEAD those of GET too (servers answer a HEAD with the
+// GET's handler). Routes with a multi-segment parameter are under
+// segments -1.
 type routeKey struct {
 	method   string
 	segments int
-}
-
-// candidateKeys are the keys of the routes a request of method to a path
-// of n segments may reach (see route.reaches). A HEAD reaches a GET
-// operation too: servers answer it with the GET's handler.
-func candidateKeys(method string, n int) []routeKey {
-	keys := []routeKey{{method, n}, {method, -1}}
-	if method == "HEAD" {
-		keys = append(keys, routeKey{"GET", n}, routeKey{"GET", -1})
-	}
-	return keys
 }
 
 // pathForms splits an encoded path into its segments as servers may read
@@ -210,8 +206,8 @@ func (c *Connector) routeRequest(args json.RawMessage) (*target, connectors.Rout
 	}
 	for _, form := range full {
 		whole := "/" + strings.Join(form, "/")
-		for _, k := range candidateKeys(method, len(form)) {
-			for _, i := range c.byKey[k] {
+		for _, n := range []int{len(form), -1} {
+			for _, i := range c.byKey[routeKey{method, n}] {
 				rt := &c.routes[i]
 				if !rt.reaches(form, whole) || slices.Contains(r.Tools, rt.tool) && rt.tool != "" {
 					continue
