@@ -293,62 +293,11 @@ func (r *procRun) crashed(cause error) sandbox.Outcome {
 	return o
 }
 
-// hostAnswer asks the host for the answer to one request.
-type hostAnswer func(ctx context.Context) (found bool, value []byte, err error)
-
 // prepare decodes a host request and returns the function that serves it
 // (nil when the run is over).
 func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) {
 	d := &dec{b: payload}
-	var call hostAnswer
-	seq := 0
-	switch kind {
-	case msgCall:
-		c := sandbox.Call{Seq: d.int(maxSeq), Connector: d.str(), Method: d.str(), Args: json.RawMessage(d.bytes())}
-		seq = c.Seq
-		call = func(ctx context.Context) (bool, []byte, error) {
-			v, err := r.host.Call(ctx, c)
-			return false, v, err
-		}
-	case msgStepResult:
-		s := sandbox.Step{Seq: d.int(maxSeq), Name: d.str()}
-		seq = s.Seq
-		call = func(ctx context.Context) (bool, []byte, error) {
-			v, found, err := r.host.StepResult(ctx, s)
-			return found, v, err
-		}
-	case msgStepDone:
-		s := sandbox.Step{Seq: d.int(maxSeq), Name: d.str()}
-		value, errMsg := json.RawMessage(d.bytes()), d.str()
-		call = func(ctx context.Context) (bool, []byte, error) {
-			return false, nil, r.host.StepDone(ctx, s, value, errMsg)
-		}
-	case msgService:
-		s := sandbox.ServiceCall{Seq: d.int(maxSeq), Name: d.str(), Args: json.RawMessage(d.bytes())}
-		seq = s.Seq
-		call = func(ctx context.Context) (bool, []byte, error) {
-			v, err := r.host.Service(ctx, s)
-			return false, v, err
-		}
-	case msgCheck:
-		raw := d.bytes()
-		call = func(ctx context.Context) (bool, []byte, error) {
-			ch, ok := r.host.(sandbox.Checker)
-			if !ok {
-				return false, []byte("[]"), nil
-			}
-			var calls []sandbox.StaticCall
-			if err := json.Unmarshal(raw, &calls); err != nil {
-				return false, nil, fmt.Errorf("sandbox: static calls from the worker: %w", err)
-			}
-			problems, err := ch.Check(ctx, calls)
-			if err != nil {
-				return false, nil, err
-			}
-			v, err := json.Marshal(problems)
-			return false, v, err
-		}
-	}
+	q := decodeRequest(d)
 	if d.err != nil {
 		return nil, fmt.Errorf("host request %d: %w", id, d.err)
 	}
@@ -360,7 +309,7 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 		return nil, nil
 	}
 	r.pending[id] = cancel
-	r.seq = max(r.seq, seq)
+	r.seq = max(r.seq, q.seq)
 	r.calls.Add(1)
 	r.mu.Unlock()
 	return func() {
@@ -371,13 +320,42 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 			r.mu.Unlock()
 			cancel()
 		}()
-		r.reply(id, r.answer(ctx, call))
+		r.reply(id, r.answer(ctx, kind, q))
 	}, nil
+}
+
+// ask calls the Host method that request q of kind names.
+func (r *procRun) ask(ctx context.Context, kind byte, q request) (found bool, value []byte, err error) {
+	switch kind {
+	case msgCall:
+		value, err = r.host.Call(ctx, sandbox.Call{Seq: q.seq, Connector: q.name, Method: q.method, Args: q.data})
+	case msgStepResult:
+		value, found, err = r.host.StepResult(ctx, sandbox.Step{Seq: q.seq, Name: q.name})
+	case msgStepDone:
+		err = r.host.StepDone(ctx, sandbox.Step{Seq: q.seq, Name: q.name}, q.data, q.errMsg)
+	case msgService:
+		value, err = r.host.Service(ctx, sandbox.ServiceCall{Seq: q.seq, Name: q.name, Args: q.data})
+	case msgCheck:
+		ch, ok := r.host.(sandbox.Checker)
+		if !ok {
+			return false, []byte("[]"), nil
+		}
+		var calls []sandbox.StaticCall
+		if err := json.Unmarshal(q.data, &calls); err != nil {
+			return false, nil, fmt.Errorf("sandbox: static calls from the worker: %w", err)
+		}
+		problems, err := ch.Check(ctx, calls)
+		if err != nil {
+			return false, nil, err
+		}
+		value, err = json.Marshal(problems)
+	}
+	return found, value, err
 }
 
 // answer calls the host unless it has stopped the run; a stop is recorded
 // and a panic becomes an internal failure that stops the run.
-func (r *procRun) answer(ctx context.Context, call hostAnswer) (rep reply) {
+func (r *procRun) answer(ctx context.Context, kind byte, q request) (rep reply) {
 	r.mu.Lock()
 	stop := r.stop
 	r.mu.Unlock()
@@ -395,7 +373,7 @@ func (r *procRun) answer(ctx context.Context, call hostAnswer) (rep reply) {
 			rep = replyOf(false, nil, fmt.Errorf("%w: internal error", sandbox.ErrStop))
 		}
 	}()
-	found, value, err := call(ctx)
+	found, value, err := r.ask(ctx, kind, q)
 	if err != nil && errors.Is(err, sandbox.ErrStop) {
 		r.mu.Lock()
 		if r.stop == nil {

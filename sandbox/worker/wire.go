@@ -32,14 +32,14 @@ const (
 	msgHello      byte = iota + 1 // W→P: pid
 	msgRun                        // P→W: a sandbox.Program
 	msgCancel                     // P→W: reason (the outcome's error: "canceled", "canceled: …")
-	msgCall                       // W→P: seq, connector, method, args
-	msgStepResult                 // W→P: seq, name
-	msgStepDone                   // W→P: seq, name, value, errMsg
-	msgService                    // W→P: seq, name, args (a host-backed codemode function)
+	msgCall                       // W→P: a request: seq, connector, method, args
+	msgStepResult                 // W→P: a request: seq, name
+	msgStepDone                   // W→P: a request: seq, name, value, errMsg
+	msgService                    // W→P: a request: seq, name, args (a host-backed codemode function)
 	msgAbandon                    // W→P: (id only)
 	msgReply                      // P→W: reply status, found, value, message
 	msgOutcome                    // W→P: an Outcome and the worker's flags
-	msgCheck                      // W→P: the static calls (JSON); the reply's value is the problems (JSON)
+	msgCheck                      // W→P: a request: the static calls (JSON); the reply's value is the problems (JSON)
 )
 
 // maxFrame bounds one frame (a result, the arguments of a call, a value a
@@ -62,6 +62,25 @@ const (
 	replyErr                  // message: thrown into the program
 	replyStop                 // message: the host stopped the program
 )
+
+// request is one host request (msgCall … msgCheck) in the one shape every
+// kind shares: the worker encodes a Host method's arguments into it, the
+// parent decodes it and calls that method (procRun.ask).
+type request struct {
+	seq    int    // the call's, step's or service's seq (0 for msgCheck)
+	name   string // a call's connector; a step's or a service's name
+	method string // a call's method
+	data   []byte // a call's or service's arguments, a step's value, the static calls (JSON)
+	errMsg string // a step's failure
+}
+
+func (q request) encode(e *enc) *enc {
+	return e.uvarint(uint64(q.seq)).str(q.name).str(q.method).bytes(q.data).str(q.errMsg)
+}
+
+func decodeRequest(d *dec) request {
+	return request{seq: d.int(maxSeq), name: d.str(), method: d.str(), data: d.bytes(), errMsg: d.str()}
+}
 
 // reply is the answer to one host request (msgReply).
 type reply struct {

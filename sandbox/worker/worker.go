@@ -252,10 +252,11 @@ type stopError struct{ msg string }
 func (e *stopError) Error() string { return e.msg }
 func (e *stopError) Unwrap() error { return sandbox.ErrStop }
 
-// roundTrip sends a request and waits for its reply. When ctx ends first,
-// the parent is told to cancel the call, and its reply is still awaited:
-// the call has returned on the parent's side when roundTrip returns.
-func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (reply, error) {
+// roundTrip sends request q of kind and waits for its reply. When ctx
+// ends first, the parent is told to cancel the call, and its reply is
+// still awaited: the call has returned on the parent's side when roundTrip
+// returns.
+func (h *pipeHost) roundTrip(ctx context.Context, kind byte, q request) (reply, error) {
 	ch := make(chan reply, 1)
 	h.mu.Lock()
 	if h.gone != nil {
@@ -266,7 +267,7 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (reply, err
 	id := h.next
 	h.pending[id] = ch
 	h.mu.Unlock()
-	if err := h.fw.write(kind, id, e); err != nil {
+	if err := h.fw.write(kind, id, q.encode(newEnc(len(q.name)+len(q.method)+len(q.data)+len(q.errMsg)+16))); err != nil {
 		h.mu.Lock()
 		delete(h.pending, id)
 		h.mu.Unlock()
@@ -313,9 +314,7 @@ func (h *pipeHost) fail(cause error) {
 
 // Call forwards a connector call.
 func (h *pipeHost) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
-	e := newEnc(len(c.Args) + len(c.Connector) + len(c.Method) + 16)
-	e.uvarint(uint64(c.Seq)).str(c.Connector).str(c.Method).bytes(c.Args)
-	r, err := h.roundTrip(ctx, msgCall, e)
+	r, err := h.roundTrip(ctx, msgCall, request{seq: c.Seq, name: c.Connector, method: c.Method, data: c.Args})
 	if errors.Is(err, errFrameTooLarge) {
 		return nil, fmt.Errorf("%s.%s: the arguments are too large to send: %d bytes, limit %d MiB", c.Connector, c.Method, len(c.Args), maxFrame>>20)
 	}
@@ -324,15 +323,13 @@ func (h *pipeHost) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, e
 
 // StepResult forwards codemode.step's lookup.
 func (h *pipeHost) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
-	r, err := h.roundTrip(ctx, msgStepResult, newEnc(len(s.Name)+8).uvarint(uint64(s.Seq)).str(s.Name))
+	r, err := h.roundTrip(ctx, msgStepResult, request{seq: s.Seq, name: s.Name})
 	return r.value, r.found, err
 }
 
 // StepDone forwards a step's value or failure.
 func (h *pipeHost) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
-	e := newEnc(len(s.Name) + len(value) + len(errMsg) + 16)
-	e.uvarint(uint64(s.Seq)).str(s.Name).bytes(value).str(errMsg)
-	_, err := h.roundTrip(ctx, msgStepDone, e)
+	_, err := h.roundTrip(ctx, msgStepDone, request{seq: s.Seq, name: s.Name, data: value, errMsg: errMsg})
 	if errors.Is(err, errFrameTooLarge) {
 		return fmt.Errorf("codemode.step(%q): the value is too large to record: %d bytes, limit %d MiB", s.Name, len(value), maxFrame>>20)
 	}
@@ -341,9 +338,7 @@ func (h *pipeHost) StepDone(ctx context.Context, s sandbox.Step, value json.RawM
 
 // Service forwards a host-backed codemode function.
 func (h *pipeHost) Service(ctx context.Context, s sandbox.ServiceCall) (json.RawMessage, error) {
-	e := newEnc(len(s.Name) + len(s.Args) + 16)
-	e.uvarint(uint64(s.Seq)).str(s.Name).bytes(s.Args)
-	r, err := h.roundTrip(ctx, msgService, e)
+	r, err := h.roundTrip(ctx, msgService, request{seq: s.Seq, name: s.Name, data: s.Args})
 	if errors.Is(err, errFrameTooLarge) {
 		return nil, fmt.Errorf("codemode.%s: the arguments are too large to send: %d bytes, limit %d MiB", s.Name, len(s.Args), maxFrame>>20)
 	}
@@ -356,7 +351,7 @@ func (h *pipeHost) Check(ctx context.Context, calls []sandbox.StaticCall) ([]san
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.roundTrip(ctx, msgCheck, newEnc(len(raw)+8).bytes(raw))
+	r, err := h.roundTrip(ctx, msgCheck, request{data: raw})
 	if err != nil {
 		return nil, err
 	}
