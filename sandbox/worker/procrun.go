@@ -107,6 +107,7 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	}
 	r.end()
 	// Nothing writes stop, internal and seq any more.
+	o = rr.wo.Outcome
 	switch {
 	case r.internal != nil:
 		return sandbox.Outcome{}, false, r.internal
@@ -114,13 +115,12 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 		return r.crashed(rr.err), false, nil
 	case rr.wo.internal != "":
 		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, rr.wo.internal)
+	case o.Status == sandbox.Stopped && r.stop == nil:
+		// Only the host stops a run: its stop is the one answer recorded.
+		return r.crashed(errors.New("a stop the host did not make")), false, nil
 	}
-	o = rr.wo.Outcome
 	if o.Status == sandbox.Stopped {
 		o.Stop = r.stop
-		if o.Stop == nil {
-			o.Stop = &stopError{msg: rr.wo.stopMsg}
-		}
 	}
 	return o, !rr.wo.recycle && r.killed() == "", nil
 }

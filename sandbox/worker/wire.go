@@ -29,7 +29,7 @@ import (
 // replies). A binary
 // encoding keeps a host call to two small frames with no reflection.
 const (
-	msgHello      byte = iota + 1 // W→P: pid
+	msgHello      byte = iota + 1 // W→P: (id only; the parent has the pid from starting it)
 	msgRun                        // P→W: a sandbox.Program
 	msgCancel                     // P→W: reason (the outcome's error: "canceled", "canceled: …")
 	msgCall                       // W→P: a request: seq, connector, method, args
@@ -349,13 +349,12 @@ func decodeClock(d *dec) sandbox.Clock {
 // wireOutcome is an Outcome as the worker reports it.
 type wireOutcome struct {
 	sandbox.Outcome
-	stopMsg  string // Outcome.Stop's message when Stopped
 	internal string // an internal failure of the worker: Run returns it
 	recycle  bool   // the worker should not run another program (a memory limit was hit)
 }
 
 func encodeOutcome(e *enc, o wireOutcome) {
-	e.uvarint(uint64(o.Status)).bytes(o.Result).str(o.Error).str(o.stopMsg).str(o.internal).flag(o.recycle)
+	e.uvarint(uint64(o.Status)).bytes(o.Result).str(o.Error).str(o.internal).flag(o.recycle)
 	encodeList(e, o.Logs, func(e *enc, l string) { e.str(l) })
 	encodeClock(e, o.Clock)
 	e.uvarint(uint64(o.Calls))
@@ -367,7 +366,7 @@ func decodeOutcome(d *dec) wireOutcome {
 	if r := d.bytes(); r != nil {
 		o.Result = r
 	}
-	o.Error, o.stopMsg, o.internal, o.recycle = d.str(), d.str(), d.str(), d.flag()
+	o.Error, o.internal, o.recycle = d.str(), d.str(), d.flag()
 	// Not decodeList: handing d to a function value would move it to the
 	// heap, an allocation per run in the parent.
 	for n := d.int(len(d.b)); n > 0 && d.err == nil; n-- {

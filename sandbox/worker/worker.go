@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -95,7 +94,7 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 	if _, err := pass.Execute(ctx, sandbox.Program{Code: warmUpCode}, nil, s.cache, s.log); err != nil {
 		s.log.Warn("sandbox worker: warm-up failed", "err", err)
 	}
-	if err := s.fw.write(msgHello, 0, newEnc(8).uvarint(uint64(os.Getpid()))); err != nil {
+	if err := s.fw.write(msgHello, 0, newEnc(0)); err != nil {
 		return fmt.Errorf("sandbox worker: say hello: %w", err)
 	}
 	for {
@@ -200,11 +199,7 @@ func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, 
 	// A worker whose heap stays large after a run is replaced rather than
 	// kept idle with that memory.
 	recycle := tripped || (s.cfg.MemoryLimit > 0 && heapBytes() > s.cfg.MemoryLimit/2)
-	wo := wireOutcome{Outcome: o, recycle: recycle}
-	if o.Status == sandbox.Stopped && o.Stop != nil {
-		wo.stopMsg = o.Stop.Error()
-	}
-	return wo
+	return wireOutcome{Outcome: o, recycle: recycle} // o.Stop stays here: the parent has the host's own
 }
 
 // sendOutcome writes the outcome of run id. An outcome too large for one
