@@ -48,7 +48,7 @@ type procRun struct {
 	calls   sync.WaitGroup // the host requests being served
 
 	mu         sync.Mutex
-	over       bool                          // end was called: no more requests, no grace timer
+	over       bool                          // end was called: no more requests, no grace timer, no kill
 	killReason string                        // why the parent killed the worker (the first reason)
 	grace      *time.Timer                   // kills the worker a grace after a cancellation
 	pending    map[uint32]context.CancelFunc // the requests being served, by id
@@ -250,13 +250,19 @@ func (r *procRun) end() {
 	r.calls.Wait()
 }
 
-// kill kills the worker for reason (the first reason given is kept).
+// kill kills the worker for reason (the first reason given is kept),
+// unless the run is over: the deadline's and the grace's timers may fire
+// as it returns (Stop does not wait for them), and the worker may be
+// serving the next run by then.
 func (r *procRun) kill(reason string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over {
+		return
+	}
 	if r.killReason == "" {
 		r.killReason = reason
 	}
-	r.mu.Unlock()
 	r.w.kill()
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 )
 
 // slowThenQuick is a program whose first call (notes.createNote) is
@@ -173,4 +174,32 @@ func TestProcessLeadersStress(t *testing.T) {
 		t.Errorf("only %d of %d runs completed", completed.Load(), runs)
 	}
 	sandboxtest.WantCompleted(t, "after", sandboxtest.Run(t, pool, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
+}
+
+// TestKillAfterTheRunSparesTheWorker: the deadline's and the grace's
+// timers may fire as the run returns (time.Timer.Stop does not wait for a
+// function already started); their kill must then leave alone the worker,
+// which the pool may already have handed to the next run.
+func TestKillAfterTheRunSparesTheWorker(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1})
+	ctx := context.Background()
+	w, err := pool.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &procRun{pool: pool, w: w, id: pool.nextRun.Add(1), prog: sandbox.Program{Code: "1 + 1"}, host: &sandboxtest.Host{}}
+	o, keep, err := r.run(ctx)
+	if err != nil || !keep {
+		t.Fatalf("first run: %v, keep %v", err, keep)
+	}
+	sandboxtest.WantCompleted(t, "1 + 1", o, "2")
+	r.kill(pass.TimeoutMessage(time.Second)) // a timer firing late
+
+	next := &procRun{pool: pool, w: w, id: pool.nextRun.Add(1), prog: sandbox.Program{Code: "2 + 2"}, host: &sandboxtest.Host{}}
+	o, keep, err = next.run(ctx)
+	pool.release(w, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.WantCompleted(t, "2 + 2", o, "4")
 }
