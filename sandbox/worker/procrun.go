@@ -80,15 +80,6 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	timeout := r.prog.Limits.WithDefaults().Timeout
 	deadline := time.AfterFunc(timeout+KillGrace, func() { r.kill(pass.TimeoutMessage(timeout)) })
 	defer deadline.Stop()
-	defer context.AfterFunc(ctx, func() {
-		reason := pass.EndMessage(ctx, 0)
-		_ = r.w.fw.write(msgCancel, r.id, newEnc(len(reason)+4).str(reason))
-		r.mu.Lock()
-		if !r.over {
-			r.grace = time.AfterFunc(KillGrace, func() { r.kill(reason) })
-		}
-		r.mu.Unlock()
-	})()
 
 	if r.w.resident > 0 {
 		// Sampled until the run returns, whether or not ctx ended.
@@ -103,6 +94,17 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	if rr.err != nil {
 		rr.err = fmt.Errorf("send the program: %w", rr.err)
 	} else {
+		// Armed once the program is sent, so that a cancellation always
+		// follows it down the pipe (one before it would be ignored).
+		defer context.AfterFunc(ctx, func() {
+			reason := pass.EndMessage(ctx, 0)
+			_ = r.w.fw.write(msgCancel, r.id, newEnc(len(reason)+4).str(reason))
+			r.mu.Lock()
+			if !r.over {
+				r.grace = time.AfterFunc(KillGrace, func() { r.kill(reason) })
+			}
+			r.mu.Unlock()
+		})()
 		rr = r.read()
 	}
 	r.end()

@@ -203,3 +203,26 @@ func TestKillAfterTheRunSparesTheWorker(t *testing.T) {
 	}
 	sandboxtest.WantCompleted(t, "2 + 2", o, "4")
 }
+
+// TestCanceledBeforeTheProgramIsSent: a Run whose context ends before its
+// program reaches the worker (here, already at the call) is canceled in
+// the worker like any other, not killed after the grace: the cancellation
+// follows the program down the pipe.
+func TestCanceledBeforeTheProgramIsSent(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1})
+	waitIdle(t, pool, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// A long comment makes the program slow to encode and send.
+	code := "while (true) {}\n// " + strings.Repeat("x", 900<<10)
+	o, err := pool.Run(ctx, sandbox.Program{Code: code}, &sandboxtest.Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != sandbox.Failed || o.Error != "canceled" {
+		t.Errorf("outcome %v %q, want failed, canceled", o.Status, o.Error)
+	}
+	if s := pool.Stats(); s.Replaced != 0 {
+		t.Errorf("after a run canceled before it started: %+v, want no worker replaced", s)
+	}
+}
