@@ -54,7 +54,6 @@ type procRun struct {
 	pending    map[uint32]context.CancelFunc // the requests being served, by id
 	stop       error                         // the first stop the host returned
 	internal   error                         // a host panic
-	seq        int                           // the highest seq seen
 	serving    int                           // serves begun by leaders
 	busy       bool                          // the current leader is serving a request, not reading
 	seen       int                           // serving at the previous tick
@@ -108,7 +107,7 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 		rr = r.read()
 	}
 	r.end()
-	// Nothing writes stop, internal and seq any more.
+	// Nothing writes stop and internal any more.
 	o = rr.wo.Outcome
 	switch {
 	case r.internal != nil:
@@ -280,7 +279,7 @@ func (r *procRun) killed() string {
 func (r *procRun) crashed(cause error) sandbox.Outcome {
 	r.w.kill()
 	<-r.w.exited
-	o := sandbox.Outcome{Clock: r.prog.Clock, Calls: r.seq}
+	o := sandbox.Outcome{Clock: r.prog.Clock}
 	if r.stop != nil {
 		o.Status, o.Stop = sandbox.Stopped, r.stop
 		return o
@@ -317,7 +316,6 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 		return nil, nil
 	}
 	r.pending[id] = cancel
-	r.seq = max(r.seq, q.seq)
 	r.calls.Add(1)
 	r.mu.Unlock()
 	return func() {

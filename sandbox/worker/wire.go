@@ -49,8 +49,8 @@ const maxFrame = 64 << 20
 
 const frameHeader = 9 // length, kind, id
 
-// maxSeq bounds a call's seq and a run's count of calls on the wire: an
-// int on every architecture, 32-bit ones too.
+// maxSeq bounds a call's seq on the wire: an int on every architecture,
+// 32-bit ones too.
 const maxSeq = math.MaxInt32
 
 // errFrameTooLarge is returned for a frame past maxFrame.
@@ -357,7 +357,6 @@ func encodeOutcome(e *enc, o wireOutcome) {
 	e.uvarint(uint64(o.Status)).bytes(o.Result).str(o.Error).str(o.internal).flag(o.recycle)
 	encodeList(e, o.Logs, func(e *enc, l string) { e.str(l) })
 	encodeClock(e, o.Clock)
-	e.uvarint(uint64(o.Calls))
 }
 
 func decodeOutcome(d *dec) wireOutcome {
@@ -373,6 +372,5 @@ func decodeOutcome(d *dec) wireOutcome {
 		o.Logs = append(o.Logs, d.str())
 	}
 	o.Clock = decodeClock(d)
-	o.Calls = d.int(maxSeq)
 	return o
 }

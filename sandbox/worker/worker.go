@@ -216,7 +216,6 @@ func (s *workerServer) sendOutcome(id uint32, o wireOutcome) error {
 		Status: sandbox.Failed,
 		Error:  fmt.Sprintf("the program's value and logs are too large to return: %d bytes, limit %d MiB", size, maxFrame>>20),
 		Clock:  o.Clock,
-		Calls:  o.Calls,
 	}
 	e = newEnc(256)
 	encodeOutcome(e, o)
