@@ -362,10 +362,7 @@ func encodeOutcome(e *enc, o wireOutcome) {
 func decodeOutcome(d *dec) wireOutcome {
 	var o wireOutcome
 	o.Status = sandbox.Status(d.int(int(sandbox.Stopped)))
-	if r := d.bytes(); r != nil {
-		o.Result = r
-	}
-	o.Error, o.internal, o.recycle = d.str(), d.str(), d.flag()
+	o.Result, o.Error, o.internal, o.recycle = d.bytes(), d.str(), d.str(), d.flag()
 	// Not decodeList: handing d to a function value would move it to the
 	// heap, an allocation per run in the parent.
 	for n := d.int(len(d.b)); n > 0 && d.err == nil; n-- {
