@@ -15,10 +15,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
@@ -132,18 +135,57 @@ func (s *Scrubber) Add(secrets ...string) {
 }
 
 // forms lists the ways v (at least MinLen bytes) appears in text: as it
-// is, JSON-escaped (without the quotes), URL-encoded (query and path
-// escaping), and in base64 (see base64Forms). Escaping does not shorten v;
-// Add drops the forms that repeat one.
+// is, JSON-escaped (see jsonForms), URL-encoded (Go's query and path
+// escaping, and JavaScript's encodeURIComponent), and in base64 (see
+// base64Forms). Escaping does not shorten v; Add drops the forms that
+// repeat one.
 func forms(v string) []string {
-	j, _ := json.Marshal(v) // a string always encodes
-	out := []string{v, string(j[1 : len(j)-1]), url.QueryEscape(v), url.PathEscape(v)}
+	out := append([]string{v}, jsonForms(v)...)
+	out = append(out, url.QueryEscape(v), url.PathEscape(v), uriComponent(v))
 	for _, f := range base64Forms(v) {
 		if len(f) >= minBase64 {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// jsonForms lists v JSON-escaped (without the quotes) as the encoders
+// downstream servers use write it: encoding/json (<, > and & as \u
+// escapes), JavaScript's JSON.stringify (only quotes, backslashes and
+// control characters escaped), Python's json.dumps (and every non-ASCII
+// character as a \u escape, lower-case hex) and PHP's json_encode (and
+// "/" as "\/"). A secret with none of these characters has one form, v.
+func jsonForms(v string) []string {
+	html, _ := json.Marshal(v) // a string always encodes
+	plain := string(jsontext.AppendStringNoHTML(nil, v))
+	plain = plain[1 : len(plain)-1]
+	var ascii strings.Builder
+	for _, r := range plain {
+		if r < utf8.RuneSelf {
+			ascii.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.AppendRune(nil, r) {
+			fmt.Fprintf(&ascii, `\u%04x`, u)
+		}
+	}
+	return []string{string(html[1 : len(html)-1]), plain, ascii.String(), strings.ReplaceAll(ascii.String(), "/", `\/`)}
+}
+
+// uriComponent is v as JavaScript's encodeURIComponent writes it: every
+// UTF-8 byte but letters, digits and -_.!~*'() as %XX.
+func uriComponent(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // minBase64 is the shortest base64 form of a secret that is scrubbed: a

@@ -250,3 +250,30 @@ func decodesTo(text, secret string) bool {
 	}
 	return false
 }
+
+// TestEscapedForms checks that a secret is found as the encoders that
+// downstream servers commonly use write it inside JSON text and URLs, in
+// plain text and inside a JSON string that holds a JSON document (an MCP
+// tool's text content): JavaScript's JSON.stringify (no HTML escaping),
+// Python's json.dumps (non-ASCII as \u escapes), PHP's json_encode ("/"
+// as "\/" too) and JavaScript's encodeURIComponent.
+func TestEscapedForms(t *testing.T) {
+	tests := []struct{ name, secret, written string }{
+		{"JSON.stringify", `pa&ss"w\rd`, `pa&ss\"w\\rd`},
+		{"json.dumps", `pässwörd-😀"`, `p\u00e4ssw\u00f6rd-\ud83d\ude00\"`},
+		{"json_encode", `AKIA/k+ey/é`, `AKIA\/k+ey\/\u00e9`},
+		{"encodeURIComponent", `s!e*c'r(e)t/ k`, `s!e*c'r(e)t%2F%20k`},
+	}
+	for _, tt := range tests {
+		s := New(tt.secret)
+		text := `{"token": "` + tt.written + `", "n": 1}`
+		if got, want := s.String(text), `{"token": "[redacted]", "n": 1}`; got != want {
+			t.Errorf("%s: String(%s) = %s, want %s", tt.name, text, got, want)
+		}
+		content, _ := json.Marshal(map[string]string{"type": "text", "text": text})
+		var v struct{ Text string }
+		if err := json.Unmarshal(s.JSON(content), &v); err != nil || strings.Contains(v.Text, tt.written) {
+			t.Errorf("%s: JSON(%s) left the secret: %q (%v)", tt.name, content, v.Text, err)
+		}
+	}
+}
