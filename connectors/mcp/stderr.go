@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"log/slog"
 	"strings"
 	"sync"
@@ -47,8 +48,10 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 			l.emit(l.partial[:i])
 			l.partial = l.partial[i+1:]
 		case len(l.partial) >= maxLineBytes:
-			l.emit(l.partial[:maxLineBytes])
-			l.partial = l.partial[maxLineBytes:]
+			// Not inside a secret: each piece is scrubbed by itself.
+			n := cmp.Or(l.scrub.Cut(l.partial[:maxLineBytes]), maxLineBytes)
+			l.emit(l.partial[:n])
+			l.partial = l.partial[n:]
 		default:
 			l.partial = append([]byte(nil), l.partial...) // release consumed bytes
 			return len(p), nil

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 func TestToTool(t *testing.T) {
@@ -150,6 +151,31 @@ func TestLineLogger(t *testing.T) {
 	if diff := cmp.Diff(want, l.Tail()); diff != "" {
 		t.Errorf("tail (-want +got):\n%s", diff)
 	}
+}
+
+// TestLineLoggerSplitSecret checks that a long line is not split inside
+// a secret, which each piece, scrubbed by itself, would leave half of.
+func TestLineLoggerSplitSecret(t *testing.T) {
+	const secret = "hunter2-secret"
+	rec := &recorder{}
+	l := newLineLogger(slog.New(rec), scrub.New(secret))
+	_, _ = l.Write([]byte(strings.Repeat("x", maxLineBytes-7) + secret + " tail\n"))
+	var lines []string
+	for _, r := range rec.find(func(map[string]string) bool { return true }) {
+		lines = append(lines, r["line"])
+	}
+	if want := []string{strings.Repeat("x", maxLineBytes-7), scrub.Placeholder + " tail"}; !cmp.Equal(lines, want) {
+		t.Errorf("lines end %q, want %q", tails(lines), tails(want))
+	}
+}
+
+// tails is the last 20 bytes of each line.
+func tails(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l[max(0, len(l)-20):]
+	}
+	return out
 }
 
 func TestLineLoggerBounds(t *testing.T) {

@@ -256,6 +256,35 @@ func (s *Scrubber) Contains(text string) bool {
 	return fs != nil && hasForm(fs, text)
 }
 
+// Cut returns how much of text, the head of a longer stream that is
+// scrubbed piece by piece, can be a piece by itself: all of it but a tail
+// that may be the start of a secret (or of one of its forms), which the
+// caller keeps for the next piece, so that no secret is split between two
+// pieces and left in both. It is 0 only when all of text may be such a
+// start.
+func (s *Scrubber) Cut(text []byte) int {
+	if s == nil {
+		return len(text)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.forms) == 0 {
+		return len(text)
+	}
+	// Forms are longest first: a tail as long as the longest begins none.
+	for i := max(0, len(text)-len(s.forms[0])+1); i < len(text); i++ {
+		for _, f := range s.forms {
+			if len(f) <= len(text)-i {
+				break
+			}
+			if strings.HasPrefix(f, string(text[i:])) {
+				return i
+			}
+		}
+	}
+	return len(text)
+}
+
 // Error returns err unchanged when its message holds no secret, else an
 // error whose message is scrubbed. The original is not wrapped (its message
 // would leak through errors.Unwrap), except that errors.Is still finds

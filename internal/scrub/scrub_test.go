@@ -277,3 +277,27 @@ func TestEscapedForms(t *testing.T) {
 		}
 	}
 }
+
+func TestCut(t *testing.T) {
+	s := New("hunter2-secret")
+	tests := []struct {
+		text string
+		want int
+	}{
+		{"abc hunter2-sec", 4},       // the secret's head: kept back
+		{"abc hunter2-secret", 18},   // a whole secret: scrubbed in this piece
+		{"abc hunter3", 11},          // no secret starts here
+		{"abc hunter2-secret h", 19}, // a second one may start
+		{"hunter2", 0},
+		{"", 0},
+	}
+	for _, tt := range tests {
+		if got := s.Cut([]byte(tt.text)); got != tt.want {
+			t.Errorf("Cut(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+	var none *Scrubber
+	if got := none.Cut([]byte("hunter2")); got != 7 {
+		t.Errorf("nil Scrubber: Cut = %d, want 7", got)
+	}
+}
