@@ -79,10 +79,7 @@ type Result struct {
 // "a.b"), is left out with a diagnostic: the sandbox refuses such names
 // anyway, and the output stays valid.
 func Generate(cs []Connector, reserved ...string) Result {
-	names := namer{}
-	for _, n := range reserved {
-		names[n] = true
-	}
+	names := newNamer(reserved)
 	roots, diags := declaredGlobals(cs)
 	var p printer
 	for i, g := range roots {

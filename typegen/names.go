@@ -65,9 +65,25 @@ func propertyKey(s string) string {
 	return compactJSON(s)
 }
 
-// namer hands out unique type names within one output: it holds those
-// taken.
-type namer map[string]bool
+// namer hands out unique type names within one output.
+type namer struct {
+	taken map[string]bool
+	// next is, for each base that has been given a numeric suffix, the
+	// suffix to try first: names are never given back, so those below it
+	// stay taken, and n names on one base (method names that are all
+	// CJK, which pascal drops, share the connector's) cost n tries, not
+	// n²/2.
+	next map[string]int
+}
+
+// newNamer returns a namer that holds reserved as taken.
+func newNamer(reserved []string) namer {
+	n := namer{taken: map[string]bool{}, next: map[string]int{}}
+	for _, r := range reserved {
+		n.taken[r] = true
+	}
+	return n
+}
 
 // libNames is libTypeNames as a set.
 var libNames = func() map[string]bool {
@@ -80,16 +96,17 @@ var libNames = func() map[string]bool {
 
 // free reports whether name is neither taken nor a standard library type.
 func (n namer) free(name string) bool {
-	return !n[name] && !libNames[name]
+	return !n.taken[name] && !libNames[name]
 }
 
 // unique takes base, or base2, base3, … when base is not free.
 func (n namer) unique(base string) string {
 	name := base
-	for i := 2; !n.free(name); i++ {
+	for i := max(2, n.next[base]); !n.free(name); i++ {
 		name = base + strconv.Itoa(i)
+		n.next[base] = i + 1
 	}
-	n[name] = true
+	n.taken[name] = true
 	return name
 }
 
@@ -111,18 +128,20 @@ func (n namer) methodPrefixes(connector string, methods []connectors.Tool) []str
 		return n.free(p+"Input") && n.free(p+"Output")
 	}
 	out := make([]string, len(methods))
+	next := map[string]int{} // as namer.next, for these prefixes
 	for i, base := range plain {
 		p := base
 		if !usable(p) { // taken by an earlier method too: its Input is
-			for k := 2; ; k++ {
+			for k := max(2, next[base]); ; k++ {
 				p = base + strconv.Itoa(k)
 				if !isPlain[p] && usable(p) {
+					next[base] = k + 1
 					break
 				}
 			}
 		}
-		n[p+"Input"] = true
-		n[p+"Output"] = true
+		n.taken[p+"Input"] = true
+		n.taken[p+"Output"] = true
 		out[i] = p
 	}
 	return out

@@ -1,6 +1,8 @@
 package typegen
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
@@ -20,7 +22,7 @@ func TestMethodPrefix(t *testing.T) {
 		{"été", "créer", "TCrEr"},
 	}
 	for _, tc := range tests {
-		if got := (namer{}).methodPrefixes(tc.connector, []connectors.Tool{{Name: tc.method}})[0]; got != tc.want {
+		if got := newNamer(nil).methodPrefixes(tc.connector, []connectors.Tool{{Name: tc.method}})[0]; got != tc.want {
 			t.Errorf("prefix of %q, %q = %q, want %q", tc.connector, tc.method, got, tc.want)
 		}
 	}
@@ -68,11 +70,34 @@ func TestLibNames(t *testing.T) {
 			t.Errorf("libNames lacks %s", n)
 		}
 	}
-	n := namer{}
+	n := newNamer(nil)
 	if got := n.unique("FileList"); got != "FileList2" {
 		t.Errorf(`unique("FileList") = %q, want "FileList2"`, got)
 	}
 	if got := n.unique("FileList"); got != "FileList3" {
 		t.Errorf(`second unique("FileList") = %q, want "FileList3"`, got)
+	}
+}
+
+// TestCollidingNamesLinear checks that names sharing one base cost a try
+// each, not one per name taken before them: methods and definitions whose
+// names are all CJK (which pascal drops) share the connector's base. Twice
+// the names take about twice the allocations, not four times.
+func TestCollidingNamesLinear(t *testing.T) {
+	gen := func(n int) string {
+		ms := make([]connectors.Tool, n)
+		for i := range ms {
+			name := string(rune(0x4e00 + i))
+			ms[i] = connectors.Tool{Name: "工" + name, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/名` + name + `"}},"$defs":{"名` + name + `":{"type":"string"}}}`)}
+		}
+		return Declarations(Connector{Name: "c", Methods: ms})
+	}
+	if got := gen(3); !strings.Contains(got, "type CInput = {") || !strings.Contains(got, "type C3Input = {") || !strings.Contains(got, "type CType3 = string;") {
+		t.Fatalf("names of colliding methods and definitions:\n%s", got)
+	}
+	small := testing.AllocsPerRun(1, func() { gen(1000) })
+	large := testing.AllocsPerRun(1, func() { gen(2000) })
+	if large > 3*small {
+		t.Errorf("2,000 colliding names take %.0f allocations, 1,000 take %.0f: more than linear", large, small)
 	}
 }
