@@ -85,18 +85,13 @@ func (c *converter) sub(d *document, s any, depth int, stack []string, tokens ..
 // convert converts schema s of document d. stack holds the refs being
 // inlined (inline mode only).
 func (c *converter) convert(d *document, s any, depth int, stack []string) *tsType {
-	switch {
-	case depth > maxDepth:
+	if depth > maxDepth {
 		c.note(d, "", fmt.Sprintf("schemas nested deeper than %d levels are typed unknown", maxDepth))
 		return unknownType()
-	case !c.named && c.nodes >= maxNodes:
-		if !c.overBudget {
-			c.overBudget = true
-			c.note(d, "", fmt.Sprintf("the schema expands to more than %d schemas once its references are inlined; the rest is typed unknown", maxNodes))
-		}
+	}
+	if c.spent(d) {
 		return unknownType()
 	}
-	c.nodes++
 	switch v := s.(type) {
 	case bool:
 		if v {
@@ -107,6 +102,20 @@ func (c *converter) convert(d *document, s any, depth int, stack []string) *tsTy
 		return c.schemaObject(d, v, depth, stack)
 	}
 	return unknownType()
+}
+
+// spent counts a node against the budget of inline mode and reports
+// whether the budget was spent before it (saying so once).
+func (c *converter) spent(d *document) bool {
+	if !c.named && c.nodes >= maxNodes {
+		if !c.overBudget {
+			c.overBudget = true
+			c.note(d, "", fmt.Sprintf("the schema expands to more than %d schemas once its references are inlined; the rest is typed unknown", maxNodes))
+		}
+		return true
+	}
+	c.nodes++
+	return false
 }
 
 // schemaObject intersects what the keywords of one schema object say: its
@@ -146,12 +155,12 @@ func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack
 // object or array keywords when type is absent).
 func (c *converter) core(d *document, m map[string]any, depth int, stack []string) *tsType {
 	if v, ok := m["const"]; ok {
-		return literalType(v, depth)
+		return c.literal(d, v, depth)
 	}
 	if vs, ok := m["enum"].([]any); ok {
 		u := union()
 		for _, v := range vs {
-			u.items = append(u.items, literalType(v, depth))
+			u.items = append(u.items, c.literal(d, v, depth))
 		}
 		return u
 	}
@@ -298,10 +307,12 @@ func (c *converter) tuple(d *document, elemsKw string, elems []any, restKw strin
 	return t
 }
 
-// literalType is the TypeScript literal type of a JSON value (const and
-// enum): objects become object types and arrays tuples of literals.
-func literalType(v any, depth int) *tsType {
-	if depth > maxDepth {
+// literal is the TypeScript literal type of a JSON value (const and
+// enum): objects become object types and arrays tuples of literals. Each
+// value is a node of the budget: an enum of thousands of values, inlined
+// by thousands of references, would otherwise make a type of millions.
+func (c *converter) literal(d *document, v any, depth int) *tsType {
+	if depth > maxDepth || c.spent(d) {
 		return unknownType()
 	}
 	switch x := v.(type) {
@@ -316,13 +327,13 @@ func literalType(v any, depth int) *tsType {
 	case []any:
 		t := &tsType{kind: kTuple}
 		for _, e := range x {
-			t.items = append(t.items, literalType(e, depth+1))
+			t.items = append(t.items, c.literal(d, e, depth+1))
 		}
 		return t
 	case map[string]any:
 		t := &tsType{kind: kObject}
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			t.props = append(t.props, prop{key: k, typ: literalType(x[k], depth+1)})
+			t.props = append(t.props, prop{key: k, typ: c.literal(d, x[k], depth+1)})
 		}
 		return t
 	}

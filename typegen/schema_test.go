@@ -2,6 +2,7 @@ package typegen
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -216,4 +217,28 @@ func TestSchemaDeterministic(t *testing.T) {
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// TestSchemaEnumBlowupIsBounded checks that an enum's values count
+// against the node budget: eight kilobytes that inline an enum of 1,000
+// values 1,024 times made a type of nine megabytes.
+func TestSchemaEnumBlowupIsBounded(t *testing.T) {
+	const levels, values = 10, 1000
+	var b strings.Builder
+	b.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
+	for i := range levels {
+		fmt.Fprintf(&b, `"a%d":{"properties":{"x":{"$ref":"#/$defs/a%d"},"y":{"$ref":"#/$defs/a%d"}}},`, i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, `"a%d":{"enum":[`, levels)
+	for i := range values {
+		fmt.Fprintf(&b, `%q,`, "v"+itoa(i))
+	}
+	b.WriteString(`"last"]}}}`)
+	got := Schema(json.RawMessage(b.String()))
+	if n := strings.Count(got, `"v`); n > maxNodes {
+		t.Errorf("Schema expanded %d enum values, want at most %d", n, maxNodes)
+	}
+	if !strings.Contains(got, "unknown") {
+		t.Errorf("Schema of an exponential schema should give up with unknown somewhere")
+	}
 }
