@@ -14,6 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
 // testConnector is a connector named c with shared schemas defs ("" for
@@ -161,5 +162,46 @@ func TestForwardedMethodsAreBounded(t *testing.T) {
 	}
 	if a, b := s.forwarded("m1"), s.forwarded("m1"); a != b {
 		t.Error("a kept name got a new method")
+	}
+}
+
+// TestCheckEnum checks that the check before running compares a literal
+// with an enum's values by value and type (1 and 1.0, 0 and -0 are equal;
+// "1" and 1 are not; arrays and objects by content), and with each value
+// once per check, not once per item of an array literal: doubling the
+// enum of an array of 2,000 items hardly changes the allocations.
+func TestCheckEnum(t *testing.T) {
+	m := testMethod(testConnector(""), `{"type":"object","properties":{"a":{"type":"array","items":{"enum":[1.0,0,"x",null,true,[1,{"k":2}],{"k":[1]}]}}}}`)
+	item := func(v string) *sandbox.Literal {
+		return &sandbox.Literal{Kind: "?", Value: json.RawMessage(v), Line: 1, Col: 1}
+	}
+	call := func(items ...*sandbox.Literal) sandbox.StaticCall {
+		return sandbox.StaticCall{Connector: "c", Method: "m", Args: &sandbox.Literal{Kind: "object", Open: true,
+			Props: []sandbox.LiteralProp{{Key: "a", Value: &sandbox.Literal{Kind: "array", Items: items}}}}}
+	}
+	var got []string
+	for _, v := range []string{"1", "1.00", "-0", `"x"`, "null", "true", `[1.0,{"k":2}]`, `{"k":[1]}`, `"1"`, "false", "2", `[1]`, `{"k":[2]}`} {
+		if ps := m.checkArgs(call(item(v))); len(ps) > 0 {
+			got = append(got, v)
+		}
+	}
+	if want := []string{`"1"`, "false", "2", `[1]`, `{"k":[2]}`}; !cmp.Equal(got, want) {
+		t.Errorf("values outside the enum: %q, want %q", got, want)
+	}
+
+	allocs := func(values int) float64 {
+		var e []string
+		for i := range values {
+			e = append(e, fmt.Sprintf(`"v%d"`, i))
+		}
+		m := testMethod(testConnector(""), `{"type":"object","properties":{"a":{"type":"array","items":{"enum":[`+strings.Join(e, ",")+`]}}}}`)
+		items := make([]*sandbox.Literal, 2000)
+		for i := range items {
+			items[i] = item(e[values-1]) // the last value: found after all the others
+		}
+		return testing.AllocsPerRun(1, func() { m.checkArgs(call(items...)) })
+	}
+	if small, large := allocs(100), allocs(200); large > 1.5*small {
+		t.Errorf("2,000 items against 200 values take %.0f allocations, against 100 %.0f: each item compared with each value", large, small)
 	}
 }

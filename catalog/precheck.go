@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,9 +122,10 @@ func literalAt(lit *sandbox.Literal, ptr string) *sandbox.Literal {
 // argChecker checks a literal with values known only at run time against
 // a schema, for what the text shows.
 type argChecker struct {
-	what string
-	root any // the input schema, with the shared schemas it refers to
-	out  []sandbox.Problem
+	what  string
+	root  any // the input schema, with the shared schemas it refers to
+	out   []sandbox.Problem
+	enums map[*any]*enumSet // by the schema's enum slice (see enum)
 }
 
 // maxCheckDepth bounds the schemas followed ($ref chains, nesting).
@@ -152,10 +154,10 @@ func (ck *argChecker) check(l *sandbox.Literal, sch any, ptr string, depth int) 
 		}
 	}
 	if l.Value != nil {
-		if enum, ok := m["enum"].([]any); ok && !inEnum(l.Value, enum) {
+		if enum, ok := m["enum"].([]any); ok && !ck.enum(enum).has(l.Value) {
 			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be one of %s", enumList(enum)))
 		}
-		if c, ok := m["const"]; ok && !inEnum(l.Value, []any{c}) {
+		if c, ok := m["const"]; ok && !newEnumSet([]any{c}).has(l.Value) {
 			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be %s", enumList([]any{c})))
 		}
 	}
@@ -245,22 +247,77 @@ func kindFits(l *sandbox.Literal, types []string) bool {
 	return false
 }
 
-// inEnum reports whether a JSON constant equals one of the values,
-// numbers by value (1 and 1.0 are equal, as in JSON Schema): both sides
-// are decoded as encoding/json decodes, numbers as float64.
-func inEnum(v json.RawMessage, enum []any) bool {
+// enum returns the set of an enum's values, made once per check: an
+// array literal of thousands of items checked against an enum of
+// thousands of values would otherwise compare each item with each value.
+func (ck *argChecker) enum(enum []any) *enumSet {
+	if len(enum) == 0 {
+		return &enumSet{}
+	}
+	key := &enum[0] // the schema's own slice
+	s := ck.enums[key]
+	if s == nil {
+		s = newEnumSet(enum)
+		if ck.enums == nil {
+			ck.enums = map[*any]*enumSet{}
+		}
+		ck.enums[key] = s
+	}
+	return s
+}
+
+// enumSet holds an enum's values decoded as encoding/json decodes,
+// numbers as float64, so that they compare by value (1 and 1.0 are
+// equal, as in JSON Schema).
+type enumSet struct {
+	scalars map[string]bool // scalarKey of each null, boolean, number and string
+	others  []any           // the arrays and objects
+}
+
+func newEnumSet(enum []any) *enumSet {
+	s := &enumSet{scalars: map[string]bool{}}
+	for _, e := range enum {
+		b, err := json.Marshal(e)
+		var y any
+		if err != nil || json.Unmarshal(b, &y) != nil {
+			continue
+		}
+		if k, ok := scalarKey(y); ok {
+			s.scalars[k] = true
+		} else {
+			s.others = append(s.others, y)
+		}
+	}
+	return s
+}
+
+// has reports whether a JSON constant equals one of the values (or is not
+// JSON, which the validation of the call reports).
+func (s *enumSet) has(v json.RawMessage) bool {
 	var x any
 	if json.Unmarshal(v, &x) != nil {
 		return true
 	}
-	for _, e := range enum {
-		b, err := json.Marshal(e)
-		var y any
-		if err == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y) {
-			return true
-		}
+	if k, ok := scalarKey(x); ok {
+		return s.scalars[k]
 	}
-	return false
+	return slices.ContainsFunc(s.others, func(y any) bool { return reflect.DeepEqual(x, y) })
+}
+
+// scalarKey is a decoded scalar's key in enumSet.scalars, distinct per
+// type and value.
+func scalarKey(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "null", true
+	case bool:
+		return strconv.FormatBool(x), true
+	case float64:
+		return strconv.FormatFloat(x+0, 'g', -1, 64), true // +0: -0 equals 0
+	case string:
+		return strconv.Quote(x), true
+	}
+	return "", false
 }
 
 func enumList(enum []any) string {
