@@ -140,12 +140,14 @@ func TestHandler(t *testing.T) {
 		"n", 3,
 		slog.Group("g", "v", "hunter22"),
 		"any", []string{"hunter22"},
+		"bytes", []byte("k=hunter22"),
+		"raw", json.RawMessage(`{"k":"hunter22"}`),
 	)
 	out := buf.String()
 	if strings.Contains(out, "hunter22") {
 		t.Errorf("log holds the secret: %s", out)
 	}
-	for _, want := range []string{`msg="token [redacted] seen"`, `conn="url?k=[redacted]"`, `err="dial: bad [redacted]"`, "n=3", "g.v=[redacted]", "any=[[redacted]]"} {
+	for _, want := range []string{`msg="token [redacted] seen"`, `conn="url?k=[redacted]"`, `err="dial: bad [redacted]"`, "n=3", "g.v=[redacted]", "any=[[redacted]]", `bytes="k=[redacted]"`, `raw="{\"k\":\"[redacted]\"}"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log %q lacks %s", out, want)
 		}

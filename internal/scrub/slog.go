@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"reflect"
 )
 
 // NewHandler returns a slog.Handler that scrubs the message and the
@@ -61,6 +62,14 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
 			return slog.Any(a.Key, h.s.Error(err))
+		}
+		// Handlers write a byte slice (json.RawMessage too) as its text or
+		// its JSON, not as %v prints it ([104 117 …]).
+		if b := reflect.ValueOf(v.Any()); b.Kind() == reflect.Slice && b.Type().Elem().Kind() == reflect.Uint8 {
+			if text := string(b.Bytes()); h.s.Contains(text) {
+				return slog.String(a.Key, h.s.String(text))
+			}
+			break
 		}
 		if text := fmt.Sprint(v.Any()); h.s.Contains(text) {
 			return slog.String(a.Key, h.s.String(text))
