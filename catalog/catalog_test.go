@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
@@ -87,5 +88,53 @@ func TestCatalogWithoutAnEngine(t *testing.T) {
 	}
 	if got := cat.Changed(map[string]string{"shop": "old", "gone": "x"}); strings.Join(got, ",") != "gone (gone),shop (tools changed)" {
 		t.Errorf("Changed = %q", got)
+	}
+}
+
+// snippetStore is a SnippetStore of a list the test changes.
+type snippetStore struct{ snippets []codemode.Snippet }
+
+func (s *snippetStore) ListSnippets(context.Context) ([]codemode.Snippet, error) {
+	return s.snippets, nil
+}
+
+func (s *snippetStore) GetSnippet(_ context.Context, name string) (*codemode.Snippet, error) {
+	for _, sn := range s.snippets {
+		if sn.Name == name {
+			return &sn, nil
+		}
+	}
+	return nil, codemode.ErrNotFound
+}
+
+// A snippet saved again under its name with another input schema is
+// found by the new schema's parameters, not the old ones: the snippets'
+// search segment is remade when any of what it indexes changes.
+func TestSnippetSavedAgainIsSearchedAsSaved(t *testing.T) {
+	ctx := context.Background()
+	cat, err := catalog.New(ctx, nil, catalog.Options{Codemode: "declare const codemode: {};\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &snippetStore{}
+	sns := catalog.NewSnippets(store)
+	found := func(query string) bool {
+		ans, err := cat.Search(ctx, sns, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ans.Results) > 0 && ans.Results[0].Path == "snippets.report"
+	}
+	save := func(param string) {
+		store.snippets = []codemode.Snippet{{Name: "report", Description: "Weekly report.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"` + param + `":{"type":"string"}}}`)}}
+	}
+	save("customer")
+	if !found("customer") {
+		t.Fatal(`"customer" does not find the snippet`)
+	}
+	save("region")
+	if !found("region") || found("customer") {
+		t.Errorf(`saved again with "region" for "customer": found by region %v, by customer %v`, found("region"), found("customer"))
 	}
 }

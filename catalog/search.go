@@ -391,7 +391,7 @@ func NewSnippets(store SnippetStore) *Snippets { return &Snippets{store: store} 
 // neither they nor the catalog's index does (an index's statistics and
 // meanings are made once, not per query).
 type snippetIndex struct {
-	key  string // the snippets' names and descriptions
+	key  string // what the segment indexes: the snippets' names, descriptions and input schemas
 	seg  *search.Segment[*SearchResult]
 	base *searchIndex // the catalog's index
 	ix   *searchIndex // base with seg
@@ -412,6 +412,8 @@ func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex
 		key.WriteString(sn.Name)
 		key.WriteByte(0)
 		key.WriteString(sn.Description)
+		key.WriteByte(0)
+		key.Write(sn.InputSchema)
 		key.WriteByte(0)
 	}
 	cur := sns.last.Load()
