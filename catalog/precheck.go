@@ -125,7 +125,7 @@ type argChecker struct {
 	what  string
 	root  any // the input schema, with the shared schemas it refers to
 	out   []sandbox.Problem
-	enums map[*any]*enumSet // by the schema's enum slice (see enum)
+	enums map[*any]map[enumKey]bool // long enums' values, by the schema's slice (see inEnum)
 }
 
 // maxCheckDepth bounds the schemas followed ($ref chains, nesting).
@@ -154,10 +154,10 @@ func (ck *argChecker) check(l *sandbox.Literal, sch any, ptr string, depth int) 
 		}
 	}
 	if l.Value != nil {
-		if enum, ok := m["enum"].([]any); ok && !ck.enum(enum).has(l.Value) {
+		if enum, ok := m["enum"].([]any); ok && !ck.inEnum(l.Value, enum) {
 			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be one of %s", enumList(enum)))
 		}
-		if c, ok := m["const"]; ok && !newEnumSet([]any{c}).has(l.Value) {
+		if c, ok := m["const"]; ok && !ck.inEnum(l.Value, []any{c}) {
 			ck.problem(l.Line, l.Col, ptr, fmt.Sprintf("value must be %s", enumList([]any{c})))
 		}
 	}
@@ -247,77 +247,78 @@ func kindFits(l *sandbox.Literal, types []string) bool {
 	return false
 }
 
-// enum returns the set of an enum's values, made once per check: an
-// array literal of thousands of items checked against an enum of
-// thousands of values would otherwise compare each item with each value.
-func (ck *argChecker) enum(enum []any) *enumSet {
-	if len(enum) == 0 {
-		return &enumSet{}
-	}
-	key := &enum[0] // the schema's own slice
-	s := ck.enums[key]
-	if s == nil {
-		s = newEnumSet(enum)
-		if ck.enums == nil {
-			ck.enums = map[*any]*enumSet{}
-		}
-		ck.enums[key] = s
-	}
-	return s
-}
-
-// enumSet holds an enum's values decoded as encoding/json decodes,
-// numbers as float64, so that they compare by value (1 and 1.0 are
-// equal, as in JSON Schema).
-type enumSet struct {
-	scalars map[string]bool // scalarKey of each null, boolean, number and string
-	others  []any           // the arrays and objects
-}
-
-func newEnumSet(enum []any) *enumSet {
-	s := &enumSet{scalars: map[string]bool{}}
-	for _, e := range enum {
-		b, err := json.Marshal(e)
-		var y any
-		if err != nil || json.Unmarshal(b, &y) != nil {
-			continue
-		}
-		if k, ok := scalarKey(y); ok {
-			s.scalars[k] = true
-		} else {
-			s.others = append(s.others, y)
-		}
-	}
-	return s
-}
-
-// has reports whether a JSON constant equals one of the values (or is not
-// JSON, which the validation of the call reports).
-func (s *enumSet) has(v json.RawMessage) bool {
+// inEnum reports whether a JSON constant equals one of the values, as
+// JSON Schema compares them: numbers by value (1 and 1.0 are equal). A
+// long enum is made a set once per check: an array literal of thousands
+// of items, each compared with each of thousands of values, took seconds.
+func (ck *argChecker) inEnum(v json.RawMessage, enum []any) bool {
 	var x any
 	if json.Unmarshal(v, &x) != nil {
 		return true
 	}
-	if k, ok := scalarKey(x); ok {
-		return s.scalars[k]
+	k, ok := keyOf(x)
+	switch {
+	case !ok: // an array or an object
+		return slices.ContainsFunc(enum, func(e any) bool { return sameJSON(x, e) })
+	case len(enum) <= minEnumSet:
+		return slices.ContainsFunc(enum, func(e any) bool { ek, ok := keyOf(e); return ok && ek == k })
 	}
-	return slices.ContainsFunc(s.others, func(y any) bool { return reflect.DeepEqual(x, y) })
+	set := ck.enums[&enum[0]] // the schema's own slice
+	if set == nil {
+		set = make(map[enumKey]bool, len(enum))
+		for _, e := range enum {
+			if ek, ok := keyOf(e); ok {
+				set[ek] = true
+			}
+		}
+		if ck.enums == nil {
+			ck.enums = map[*any]map[enumKey]bool{}
+		}
+		ck.enums[&enum[0]] = set
+	}
+	return set[k]
 }
 
-// scalarKey is a decoded scalar's key in enumSet.scalars, distinct per
-// type and value.
-func scalarKey(v any) (string, bool) {
+// minEnumSet is the longest enum inEnum scans rather than makes a set.
+const minEnumSet = 8
+
+// enumKey is a scalar JSON value, distinct per type and value.
+type enumKey struct {
+	kind byte // 'z' null, 'b' boolean (f 0 or 1), 'n' number, 's' string
+	s    string
+	f    float64
+}
+
+// keyOf is the key of a decoded scalar: a number, from encoding/json
+// (float64) or from the schema (json.Number), as encoding/json decodes it
+// to float64; ok is false for an array, an object or a number out of
+// float64's range (which encoding/json does not decode either).
+func keyOf(v any) (k enumKey, ok bool) {
 	switch x := v.(type) {
 	case nil:
-		return "null", true
+		return enumKey{kind: 'z'}, true
 	case bool:
-		return strconv.FormatBool(x), true
-	case float64:
-		return strconv.FormatFloat(x+0, 'g', -1, 64), true // +0: -0 equals 0
+		if x {
+			return enumKey{kind: 'b', f: 1}, true
+		}
+		return enumKey{kind: 'b'}, true
 	case string:
-		return strconv.Quote(x), true
+		return enumKey{kind: 's', s: x}, true
+	case float64:
+		return enumKey{kind: 'n', f: x + 0}, true // +0: -0 equals 0
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return enumKey{kind: 'n', f: f + 0}, err == nil
 	}
-	return "", false
+	return enumKey{}, false
+}
+
+// sameJSON reports whether x (decoded by encoding/json) equals the
+// schema's value e, decoded as encoding/json decodes.
+func sameJSON(x, e any) bool {
+	b, err := json.Marshal(e)
+	var y any
+	return err == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 func enumList(enum []any) string {
