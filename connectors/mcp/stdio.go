@@ -202,8 +202,13 @@ func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
 	t.onRequest = h
 }
 
-// SendRequest sends an mcp-go request and waits for its answer.
+// SendRequest sends an mcp-go request, through tap, and waits for its
+// answer.
 func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return tap(ctx, req, t.logger, t.request)
+}
+
+func (t *stdioTransport) request(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	msg, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
