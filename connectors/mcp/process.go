@@ -36,11 +36,8 @@ type process struct {
 	stdout  *os.File     // our end of the child's stdout
 	release func() error // kills what is left of the child's process group or job (see contain)
 
-	exited chan struct{} // closed once the child has been reaped
-	// Set before exited is closed.
-	state    *os.ProcessState
-	waitErr  error
-	exitedAt time.Time
+	exited   chan struct{} // closed once the child has been reaped (cmd.ProcessState set)
+	exitedAt time.Time     // set before exited is closed
 
 	stopOnce  sync.Once
 	stopErr   error
@@ -84,8 +81,8 @@ func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error
 		if err != nil {
 			return
 		}
-		err = cmd.Wait()
-		p.waitErr, p.state, p.exitedAt = err, cmd.ProcessState, time.Now()
+		_ = cmd.Wait() // how it ended is in cmd.ProcessState
+		p.exitedAt = time.Now()
 		close(p.exited)
 		onExit()
 	}()
@@ -121,13 +118,13 @@ func (p *process) exitedOnItsOwn() bool {
 // killed"; "" while it runs, and for no process (a session's that is not
 // stdio).
 func (p *process) status() string {
-	if p == nil || !p.hasExited() || p.state == nil {
+	if p == nil || !p.hasExited() || p.cmd.ProcessState == nil {
 		return ""
 	}
-	if code := p.state.ExitCode(); code >= 0 {
+	if code := p.cmd.ProcessState.ExitCode(); code >= 0 {
 		return fmt.Sprintf("status %d", code)
 	}
-	return p.state.String()
+	return p.cmd.ProcessState.String()
 }
 
 // stop ends the child: its stdin is closed, then SIGTERM after stopGrace
