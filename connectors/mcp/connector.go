@@ -144,7 +144,7 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
 	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
-		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
+		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}, progress: progressRelay{scrub: cfg.Scrubber}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.close = sync.OnceValue(c.shutdown)
 	c.phase.Store(phaseConnecting)

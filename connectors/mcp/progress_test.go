@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // TestDownstreamProgressIsRelayed: a call made with a connectors.CallHook
@@ -44,6 +48,41 @@ func TestDownstreamProgressIsRelayed(t *testing.T) {
 				t.Errorf("%d progress registrations left", left)
 			}
 		})
+	}
+}
+
+// A server's progress message reaches the client that started the run,
+// so it is scrubbed of secrets and bounded, as any text a server sends.
+func TestDownstreamProgressIsScrubbedAndBounded(t *testing.T) {
+	cfg := transports[0].config(t) // stdio
+	cfg.Scrubber = scrub.New("halfway")
+	c := dial(t, cfg)
+	var mu sync.Mutex
+	var got []string
+	ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{OnProgress: func(msg string) {
+		mu.Lock()
+		got = append(got, msg)
+		mu.Unlock()
+	}})
+	if _, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":10}`)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if !slices.Equal(got, []string{"started", scrub.Placeholder}) {
+		t.Errorf("progress %q, want started and the secret halfway scrubbed", got)
+	}
+	got = nil
+	mu.Unlock()
+
+	ctx, unwatch := c.progress.watch(ctx, "fx")
+	defer unwatch()
+	n := mcpgo.JSONRPCNotification{}
+	n.Params.AdditionalFields = map[string]any{"progressToken": tokenOf(ctx), "progress": 1.0, "message": strings.Repeat("x", 10*maxProgressMessage)}
+	c.progress.deliver(n)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || len(got[0]) > maxProgressMessage+len("…") {
+		t.Errorf("a progress message of %d bytes was relayed as %d messages of %d bytes, want one of at most %d", 10*maxProgressMessage, len(got), len(strings.Join(got, "")), maxProgressMessage)
 	}
 }
 
