@@ -3,7 +3,6 @@ package mcp
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -35,6 +34,7 @@ type process struct {
 	stdin   *os.File     // our end of the child's stdin
 	stdout  *os.File     // our end of the child's stdout
 	release func() error // kills what is left of the child's process group or job (see contain)
+	stderr  *lineLogger  // the child's stderr, logged and its last lines kept
 
 	exited   chan struct{} // closed once the child has been reaped (cmd.ProcessState set)
 	exitedAt time.Time     // set before exited is closed
@@ -45,8 +45,8 @@ type process struct {
 }
 
 // startProcess starts cfg's command with its stdin and stdout on pipes and
-// its stderr going to stderr. onExit runs (on the reaping goroutine) once
-// the child has been reaped.
+// its stderr logged to logger, line by line. onExit runs (on the reaping
+// goroutine) once the child has been reaped.
 //
 // One goroutine forks the child and reaps it, locked to its OS thread
 // from before the fork until the child is reaped: on Linux the child's
@@ -54,15 +54,15 @@ type process struct {
 // this keeps that thread alive, and out of the hands of any other
 // goroutine (one that locked it and ended would end it), for as long as
 // the child runs.
-func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error) {
+func startProcess(cfg *Config, logger *slog.Logger, onExit func()) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = childEnv(cfg, os.Environ())
-	cmd.Stderr = stderr // not a pipe we read: exec copies it and Wait waits for the copy
 	cmd.WaitDelay = waitDelay
 	cmd.SysProcAttr = childAttr()
 
-	p := &process{cmd: cmd, exited: make(chan struct{})}
+	p := &process{cmd: cmd, exited: make(chan struct{}), stderr: newLineLogger(logger, cfg.Scrubber)}
+	cmd.Stderr = p.stderr // not a pipe we read: exec copies it and Wait waits for the copy
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -149,6 +149,7 @@ func (p *process) stop(logger *slog.Logger) error {
 				<-p.exited
 			}
 		}
+		p.stderr.Flush() // reaped: exec has copied all of its stderr
 		if err := p.release(); err != nil {
 			errs = append(errs, err)
 		}

@@ -25,8 +25,7 @@ const sseResponseTimeout = 100 * 365 * 24 * time.Hour
 func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	cfg := &c.cfg
 	if cfg.Command != "" {
-		c.stderr.ResetTail()
-		p, err := startProcess(cfg, c.stderr, func() { s.cancel(errExited) })
+		p, err := startProcess(cfg, c.logger, func() { s.cancel(errExited) })
 		if err != nil {
 			return nil, err
 		}
