@@ -22,6 +22,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // maxSignIns bounds the sign-ins of one login or check --url: the first,
@@ -380,6 +381,9 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		return usageError{err}
 	}
 	defer conn.Close()
+	// What the server sends is shown as check shows a configured
+	// connector's: scrubbed, its hidden characters escaped.
+	show := func(s string) string { return visible.Escape(sc.String(s)) }
 	shown := redactedURL(u.url)
 	fmt.Fprintf(env.Stdout, "server: %s\n", shown)
 	for signIns := 0; ; {
@@ -393,15 +397,15 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		}
 		if sr, ok := connectors.AsSignInRequired(err); ok && signIns < maxSignIns {
 			signIns++
-			fmt.Fprintf(env.Stdout, "%s needs a sign-in: %s\n", shown, sr.Reason)
+			fmt.Fprintf(env.Stdout, "%s needs a sign-in: %s\n", shown, show(sr.Reason))
 			if err := signInOnce(ctx, conn, shown, env.Stdout, !u.noBrowser, log); err != nil {
-				fmt.Fprintf(env.Stdout, "✗ sign-in: %s\n", sc.String(err.Error()))
+				fmt.Fprintf(env.Stdout, "✗ sign-in: %s\n", show(err.Error()))
 				return exitError{ExitFailure}
 			}
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stdout, "✗ %s\n", sc.String(err.Error()))
+			fmt.Fprintf(env.Stdout, "✗ %s\n", show(err.Error()))
 			return exitError{ExitFailure}
 		}
 		names := make([]string, 0, len(tools))
@@ -410,9 +414,9 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		}
 		sort.Strings(names)
 		name, version := conn.ServerInfo()
-		fmt.Fprintf(env.Stdout, "✓ %s %s: %d tools: %s\n", name, version, len(names), strings.Join(names, ", "))
+		fmt.Fprintf(env.Stdout, "✓ %s %s: %d tools: %s\n", show(name), show(version), len(names), show(strings.Join(names, ", ")))
 		if u.call != "" {
-			fmt.Fprintf(env.Stdout, "%s: %s\n", u.call, sc.String(string(out)))
+			fmt.Fprintf(env.Stdout, "%s: %s\n", visible.Escape(u.call), show(string(out)))
 			if res.IsError {
 				return exitError{ExitFailure}
 			}
