@@ -62,8 +62,9 @@ type App struct {
 	// closes it all the same.)
 	Connectors []connectors.Connector
 	// Warnings are problems that did not stop start-up (a downstream that
-	// failed to start, tool names that collided), scrubbed of secrets. They
-	// are not updated when such a downstream joins later.
+	// failed to start, tool names that collided), scrubbed of secrets; each
+	// is logged too, at warn level. They are not updated when such a
+	// downstream joins later.
 	Warnings []string
 	// Scrubber holds every secret of the configuration (Config.Secrets)
 	// and those connectors obtain at run time; what the model sees, what is
@@ -184,9 +185,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	return a, nil
 }
 
-// warn records a start-up warning, scrubbed.
+// warn records and logs a start-up warning, scrubbed.
 func (a *App) warn(w string) {
 	a.Warnings = append(a.Warnings, a.Scrubber.String(w))
+	a.Log.Warn(a.Warnings[len(a.Warnings)-1])
 }
 
 // startConnectors starts every configured connector concurrently.

@@ -91,9 +91,6 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { a.Log.Warn("telemetry", "err", err) }))
 	}
 	defer closer(a, log)()
-	for _, w := range a.Warnings {
-		a.Log.Warn(w)
-	}
 	if err := a.Runtime.Join(ctx); err != nil {
 		return err
 	}
