@@ -268,9 +268,9 @@ var checks = map[string]check{
 		}
 		return nil
 	}, func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }),
-	"store": func(d *decoder, _ *node, _ fieldPath, v any) (any, bool) {
-		if s := v.(string); s == ":memory:" || strings.HasPrefix(s, "file:") || IsPostgresURL(s) {
-			return s, true
+	"store": func(d *decoder, _ *node, _ fieldPath, v any) (any, bool) { // a file, or a PostgreSQL URL
+		if IsPostgresURL(v.(string)) {
+			return v, true
 		}
 		return d.resolvePath(v.(string)), true
 	},
