@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
-	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
+	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
 )
 
@@ -40,62 +40,6 @@ func TestNearest(t *testing.T) {
 	}
 }
 
-func TestValidateArgs(t *testing.T) {
-	schema := json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"path": {"type": "string", "pattern": "^(?!/etc)"},
-			"mode": {"enum": ["r", "w"]},
-			"tags": {"type": "array", "items": {"type": "string"}}
-		},
-		"required": ["path"],
-		"additionalProperties": false
-	}`)
-	sch, err := CompileSchema(schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		args string
-		want []string // substrings; nil = valid
-	}{
-		{"valid", `{"path":"a","mode":"r","tags":["x"]}`, nil},
-		{"missing", `{}`, []string{"at (root):", "path"}},
-		{"lookahead pattern", `{"path":"/etc/passwd"}`, []string{"at /path:"}},
-		{"several", `{"path":1,"mode":"x","tags":[1],"extra":true}`, []string{"at /path:", "at /mode:", "at /tags/0:", "extra"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			inst, err := jsonref.Decode([]byte(tc.args))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = ValidateValue(sch, "arguments for files.open", inst)
-			if tc.want == nil {
-				if err != nil {
-					t.Fatalf("valid args refused: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("invalid args accepted")
-			}
-			if !strings.HasPrefix(err.Error(), "invalid arguments for files.open:") {
-				t.Errorf("message %q does not name the method", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("message %q lacks %q", err, w)
-				}
-			}
-		})
-	}
-	if _, err := CompileSchema(json.RawMessage(`{"$ref":"file:///etc/passwd"}`)); err == nil {
-		t.Error("a schema referencing a local file compiled; references must not be loaded")
-	}
-}
-
 // TestCompileSchemaShared: a method's input schema referring to a connector's shared
 // definitions validates against them (transitively, recursion included),
 // and the shared document is not changed.
@@ -117,7 +61,7 @@ func TestCompileSchemaShared(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = ValidateValue(sch, "arguments", v)
+		err = schemacheck.Validate(sch, "arguments", v)
 		if len(wants) == 0 {
 			if err != nil {
 				t.Errorf("%s: %v", args, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -64,10 +65,10 @@ func TestCatalogWithoutAnEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.ValidateValue(m.InputSchema(), "arguments for shop.order", map[string]any{"size": json.Number("5")}); err == nil || !strings.Contains(err.Error(), "/size") {
+	if err := schemacheck.Validate(m.InputSchema(), "arguments for shop.order", map[string]any{"size": json.Number("5")}); err == nil || !strings.Contains(err.Error(), "/size") {
 		t.Errorf("size 5 validated: %v", err)
 	}
-	if err := catalog.ValidateValue(m.InputSchema(), "arguments for shop.order", map[string]any{"size": json.Number("3")}); err != nil {
+	if err := schemacheck.Validate(m.InputSchema(), "arguments for shop.order", map[string]any{"size": json.Number("3")}); err != nil {
 		t.Errorf("size 3 refused: %v", err)
 	}
 	decls, err := cat.Declarations("shop")

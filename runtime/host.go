@@ -14,6 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
+	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -268,7 +269,7 @@ func (p *pass) decide(ctx context.Context, c sandbox.Call, t *catalog.Method, ar
 	case t.SignIn == nil:
 		// (A stand-in's schema and verdict wait for the sign-in:
 		// Runtime.afterSignIn.)
-		if err := catalog.ValidateValue(t.InputSchema(), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
+		if err := schemacheck.Validate(t.InputSchema(), "arguments for "+c.Connector+"."+c.Method, decoded); err != nil {
 			return nil, nil, err
 		}
 		var err error

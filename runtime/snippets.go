@@ -12,6 +12,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
+	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 )
 
 // snippetName is what a snippet may be called.
@@ -39,7 +40,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		if err != nil {
 			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not JSON: %w", name, err)
 		}
-		if _, err := catalog.CompileSchema(canon); err != nil {
+		if _, err := schemacheck.CompileJSON(canon); err != nil {
 			return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is not a valid JSON Schema: %w", name, err)
 		}
 		inputSchema = canon
@@ -119,7 +120,7 @@ func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMe
 // validateSnippetInput checks codemode.run's input (JSON; null when none
 // was given) against the snippet's input schema, which SaveSnippet checked.
 func validateSnippetInput(s codemode.Snippet, input json.RawMessage) error {
-	sch, err := catalog.CompileSchema(s.InputSchema)
+	sch, err := schemacheck.CompileJSON(s.InputSchema)
 	if err != nil {
 		return fmt.Errorf("snippet %s: input schema: %w", s.Name, err)
 	}
@@ -130,5 +131,5 @@ func validateSnippetInput(s codemode.Snippet, input json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("snippet %s: input is not JSON: %w", s.Name, err)
 	}
-	return catalog.ValidateValue(sch, fmt.Sprintf("input for snippet %s", s.Name), inst)
+	return schemacheck.Validate(sch, fmt.Sprintf("input for snippet %s", s.Name), inst)
 }

@@ -1,11 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
 
 	invopop "github.com/invopop/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -29,18 +25,10 @@ func newToolArgs[In any]() toolArgs[In] {
 	s := r.Reflect(new(In))
 	s.Version, s.ID = "", ""
 	schema, err := json.Marshal(s)
-	var doc any
-	if err == nil {
-		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	}
-	c := jsonschema.NewCompiler()
-	if err == nil {
-		err = c.AddResource("tool.json", doc)
-	}
 	if err != nil {
 		panic("server: tool schema: " + err.Error())
 	}
-	return toolArgs[In]{schema: schema, sch: c.MustCompile("tool.json")}
+	return toolArgs[In]{schema: schema, sch: schemacheck.MustCompileJSON(string(schema))}
 }
 
 // codemodeArgs are the codemode tool's arguments (a task-augmented call
@@ -53,23 +41,9 @@ var codemodeArgs = newToolArgs[codemodeInput]()
 // specification asks of input validation, SEP-1303); then the In checks
 // itself, when it can.
 func (a toolArgs[In]) decode(tool string, raw json.RawMessage) (*In, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err == nil {
-		err = a.sch.Validate(inst)
-	}
+	in, err := schemacheck.Decode[In](a.sch, "arguments for "+tool, raw)
 	if err != nil {
-		return nil, fmt.Errorf("invalid arguments for %s:\n- %s", tool, strings.Join(schemacheck.Violations(err), "\n- "))
-	}
-	in := new(In)
-	if err := json.Unmarshal(raw, in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" { // (it fits the schema: a number too large for its field)
-			return nil, fmt.Errorf("invalid arguments for %s: %q is out of range: %s", tool, te.Field, te.Value)
-		}
-		return nil, fmt.Errorf("invalid arguments for %s: %w", tool, err)
+		return nil, err
 	}
 	if c, ok := any(in).(interface{ check() error }); ok {
 		if err := c.check(); err != nil {

@@ -9,6 +9,7 @@
 package notes
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
 )
 
 // Name is the builtin's name in the configuration (builtin: notes), and
@@ -71,20 +73,21 @@ func (n *Notes) Close() error { return nil }
 func (n *Notes) Call(ctx context.Context, tool string, args json.RawMessage) (connectors.Result, error) {
 	var v any
 	var bad, err error // bad: the arguments'
+	const what = "arguments"
 	switch tool {
 	case ToolList:
-		var a listArgs
-		if bad = a.parse(args); bad == nil {
-			v, err = n.list(ctx, a)
+		var a *listArgs
+		if a, bad = schemacheck.Decode[listArgs](listSchema, what, args); bad == nil {
+			v, err = n.list(ctx, *a)
 		}
 	case ToolCreate:
-		var a createArgs
-		if bad = a.parse(args); bad == nil {
-			v, err = n.create(ctx, a)
+		var a *createArgs
+		if a, bad = schemacheck.Decode[createArgs](createSchema, what, args); bad == nil {
+			v, err = n.create(ctx, *a)
 		}
 	case ToolDelete:
-		var a deleteArgs
-		if bad = a.parse(args); bad == nil {
+		var a *deleteArgs
+		if a, bad = schemacheck.Decode[deleteArgs](deleteSchema, what, args); bad == nil {
 			v, err = n.delete(ctx, a.ID)
 		}
 	default:
@@ -122,6 +125,7 @@ type deleteResult struct {
 // list scans the notes newest first, keeping those with the tag, up to
 // the limit. (Notes are scratch notes: a scan of them is cheap.)
 func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
+	limit := cmp.Or(int(a.Limit), defaultLimit)
 	out := listResult{Notes: []note{}}
 	var bad error
 	err := n.records.ScanRecords(ctx, Kind, func(r connectors.Record) bool {
@@ -137,7 +141,7 @@ func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
 			v.Tags = []string{}
 		}
 		out.Notes = append(out.Notes, note{ID: r.ID, Text: v.Text, Tags: v.Tags, CreatedAt: formatTime(r.CreatedAt)})
-		return len(out.Notes) < a.Limit
+		return len(out.Notes) < limit
 	})
 	if err == nil {
 		err = bad
@@ -148,7 +152,15 @@ func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
 	return out, nil
 }
 
+// create keeps the note's tags in the order given, without repeats.
 func (n *Notes) create(ctx context.Context, a createArgs) (note, error) {
+	tags := []string{}
+	for _, t := range a.Tags {
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	a.Tags = tags
 	id, err := newID()
 	if err != nil {
 		return note{}, err

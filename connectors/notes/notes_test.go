@@ -257,8 +257,9 @@ func TestResultsMatchOutputSchemas(t *testing.T) {
 	}
 }
 
-// TestBadArguments checks that the connector refuses what the input schema
-// refuses, with a message naming the field, and accepts what it accepts.
+// TestBadArguments checks that the connector refuses what its input schema
+// refuses, whoever calls it, with every violation and its JSON pointer, and
+// accepts what it accepts.
 func TestBadArguments(t *testing.T) {
 	n, _ := openNotes(t)
 	tests := []struct {
@@ -266,28 +267,28 @@ func TestBadArguments(t *testing.T) {
 		args string
 		want string // substring of the message; "" means valid
 	}{
-		{ToolCreate, `{}`, `"text" is required`},
-		{ToolCreate, `{"text":""}`, `"text" must not be empty`},
-		{ToolCreate, `{"text":5}`, `"text" must be a string, got a number`},
-		{ToolCreate, `{"text":null}`, `"text" must be a string, got null`},
-		{ToolCreate, `{"text":"x","tags":"work"}`, `"tags" must be an array of strings, got a string`},
-		{ToolCreate, `{"text":"x","tags":null}`, `"tags" must be an array`},
-		{ToolCreate, `{"text":"x","tags":["a",2]}`, `"tags[1]" must be a string, got a number`},
-		{ToolCreate, `{"text":"x","tags":["a",""]}`, `"tags[1]" must not be empty`},
-		{ToolCreate, `{"text":"x","title":"y"}`, `unknown argument "title" (allowed: text, tags)`},
-		{ToolCreate, `["x"]`, `arguments must be an object, got an array`},
+		{ToolCreate, `{}`, `at (root): missing property 'text'`},
+		{ToolCreate, `{"text":""}`, `at /text: minLength: got 0, want 1`},
+		{ToolCreate, `{"text":5}`, `at /text: got number, want string`},
+		{ToolCreate, `{"text":null}`, `at /text: got null, want string`},
+		{ToolCreate, `{"text":"x","tags":"work"}`, `at /tags: got string, want array`},
+		{ToolCreate, `{"text":"x","tags":null}`, `at /tags: got null, want array`},
+		{ToolCreate, `{"text":"x","tags":["a",2]}`, `at /tags/1: got number, want string`},
+		{ToolCreate, `{"text":"x","tags":["a",""]}`, `at /tags/1: minLength: got 0, want 1`},
+		{ToolCreate, `{"text":"x","title":"y"}`, `at (root): additional properties 'title' not allowed`},
+		{ToolCreate, `["x"]`, `at (root): got array, want object`},
 		{ToolCreate, `{"text":"x","tags":[]}`, ``},
-		{ToolList, `{"limit":0}`, `"limit" must be between 1 and 1000, got 0`},
-		{ToolList, `{"limit":1001}`, `"limit" must be between 1 and 1000`},
-		{ToolList, `{"limit":2.5}`, `"limit" must be an integer, got a number (2.5)`},
-		{ToolList, `{"limit":"3"}`, `"limit" must be an integer, got a string`},
-		{ToolList, `{"tag":["a"]}`, `"tag" must be a string, got an array`},
-		{ToolList, `{"tags":"a"}`, `unknown argument "tags"`},
+		{ToolList, `{"limit":0}`, `at /limit: minimum: got 0, want 1`},
+		{ToolList, `{"limit":1001}`, `at /limit: maximum: got 1,001, want 1,000`},
+		{ToolList, `{"limit":2.5}`, `at /limit: got number, want integer`},
+		{ToolList, `{"limit":"3"}`, `at /limit: got string, want integer`},
+		{ToolList, `{"tag":["a"]}`, `at /tag: got array, want string`},
+		{ToolList, `{"tags":"a"}`, `at (root): additional properties 'tags' not allowed`},
 		{ToolList, `{"tag":""}`, ``},
-		{ToolDelete, `{}`, `"id" is required`},
-		{ToolDelete, `{"id":""}`, `"id" must not be empty`},
-		{ToolDelete, `{"id":7}`, `"id" must be a string`},
-		{ToolDelete, `{"id":"note_x","force":true}`, `unknown argument "force"`},
+		{ToolDelete, `{}`, `at (root): missing property 'id'`},
+		{ToolDelete, `{"id":""}`, `at /id: minLength: got 0, want 1`},
+		{ToolDelete, `{"id":7}`, `at /id: got number, want string`},
+		{ToolDelete, `{"id":"note_x","force":true}`, `at (root): additional properties 'force' not allowed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+tt.args, func(t *testing.T) {
@@ -295,10 +296,9 @@ func TestBadArguments(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Call error = %v, want a tool error in the result", err)
 			}
-			schemaErr := validate(t, toolByName(t, tt.tool).InputSchema, json.RawMessage(tt.args))
 			if tt.want == "" {
-				if res.IsError || schemaErr != nil {
-					t.Errorf("valid arguments refused: connector %q, schema %v", res.Message, schemaErr)
+				if res.IsError {
+					t.Errorf("valid arguments refused: %q", res.Message)
 				}
 				return
 			}
@@ -310,9 +310,6 @@ func TestBadArguments(t *testing.T) {
 			}
 			if res.Value != nil {
 				t.Errorf("Value = %s, want none with an error", res.Value)
-			}
-			if schemaErr == nil {
-				t.Errorf("the input schema accepts %s, which the connector refuses", tt.args)
 			}
 		})
 	}
