@@ -187,8 +187,9 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 
 // warn records and logs a start-up warning, scrubbed.
 func (a *App) warn(w string) {
-	a.Warnings = append(a.Warnings, a.Scrubber.String(w))
-	a.Log.Warn(a.Warnings[len(a.Warnings)-1])
+	w = a.Scrubber.String(w)
+	a.Warnings = append(a.Warnings, w)
+	a.Log.Warn(w)
 }
 
 // startConnectors starts every configured connector concurrently.
