@@ -263,31 +263,24 @@ type urlCheck struct {
 	clientMetadataURL, scopes  string
 	grant, privateKey          string
 	elicitation                string
-	headers                    headerFlags
-}
-
-// headerFlags collects repeated --header "Name: value" flags.
-type headerFlags map[string]string
-
-func (h headerFlags) String() string { return "" }
-
-func (h headerFlags) Set(v string) error {
-	name, value, ok := strings.Cut(v, ":")
-	if !ok || strings.TrimSpace(name) == "" {
-		return fmt.Errorf("want \"Name: value\", got %q", v)
-	}
-	h[strings.TrimSpace(name)] = strings.TrimSpace(value)
-	return nil
+	headers                    map[string]string // --header "Name: value", repeated
 }
 
 // urlFlags adds check --url's flags to fs.
 func urlFlags(fs *flag.FlagSet) *urlCheck {
-	u := &urlCheck{headers: headerFlags{}}
+	u := &urlCheck{headers: map[string]string{}}
 	fs.StringVar(&u.url, "url", "", "check one remote MCP server at this URL, without a config file: connect, sign in when it needs it (in the browser), list its tools")
 	fs.BoolVar(&u.sse, "sse", false, "with --url: the server speaks the legacy SSE transport")
 	fs.StringVar(&u.call, "call", "", "with --url: then call this tool (its name on the server) and print the result")
 	fs.StringVar(&u.args, "args", "{}", "with --call: the tool's arguments, a JSON object")
-	fs.Var(u.headers, "header", "with --url: a header for every request, \"Name: value\" (repeatable)")
+	fs.Func("header", "with --url: a header for every request, \"Name: value\" (repeatable)", func(v string) error {
+		name, value, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("want \"Name: value\", got %q", v)
+		}
+		u.headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+		return nil
+	})
 	fs.StringVar(&u.elicitation, "elicitation", "", "with --call: answer the server's requests for input (elicitation) by accepting the defaults its schema gives (defaults) or by declining (decline); without it, none is declared")
 	fs.BoolVar(&u.noBrowser, "no-browser", false, "with --url: print the sign-in URL without opening a browser")
 	fs.StringVar(&u.clientID, "oauth-client-id", "", "with --url: a client registered with the server's authorization server (oauth.client_id)")
