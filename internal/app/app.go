@@ -374,10 +374,14 @@ func newExecutor(cfg *config.Config, log *slog.Logger) (sandbox.Executor, error)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox worker command: %w", err)
 	}
+	limiter := worker.LimiterSystem // sandbox.memory_limiter's default, "system"
+	if cfg.Sandbox.MemoryLimiter == "sampling" {
+		limiter = worker.LimiterSampling
+	}
 	pool, err := worker.NewPool(worker.Options{
 		Command:     []string{exe, worker.Subcommand},
 		MemoryLimit: cfg.Sandbox.MemoryLimit,
-		Limiter:     memoryLimiter(cfg.Sandbox.MemoryLimiter),
+		Limiter:     limiter,
 		Logger:      log,
 	})
 	if errors.Is(err, errors.ErrUnsupported) {
@@ -388,15 +392,6 @@ func newExecutor(cfg *config.Config, log *slog.Logger) (sandbox.Executor, error)
 		return nil, fmt.Errorf("start the sandbox workers: %w", err)
 	}
 	return pool, nil
-}
-
-// memoryLimiter is the sandbox's Limiter that sandbox.memory_limiter
-// names.
-func memoryLimiter(name string) worker.Limiter {
-	if name == "sampling" {
-		return worker.LimiterSampling
-	}
-	return worker.LimiterSystem
 }
 
 // observe registers what the metrics read when they are collected: the
