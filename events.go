@@ -24,12 +24,7 @@ var eventKindNames = names[EventKind]{
 	EventFailed: "failed", EventRejected: "rejected", EventCancelled: "cancelled",
 }
 
-func (k EventKind) String() string {
-	if n, ok := eventKindNames.text(k); ok {
-		return n
-	}
-	return "unknown"
-}
+func (k EventKind) String() string { return eventKindNames.name(k) }
 
 // An Event is one thing that happened to a run.
 type Event struct {

@@ -97,12 +97,7 @@ const (
 
 var entryKindNames = names[EntryKind]{KindCall: "call", KindStep: "step", KindService: "service"}
 
-func (k EntryKind) String() string {
-	if n, ok := entryKindNames.text(k); ok {
-		return n
-	}
-	return "unknown"
-}
+func (k EntryKind) String() string { return entryKindNames.name(k) }
 
 func (k EntryKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // ExecStatus is the status of an execution.
@@ -57,12 +58,7 @@ var execStatusNames = names[ExecStatus]{
 // ExecStatuses returns every execution status.
 func ExecStatuses() []ExecStatus { return append([]ExecStatus(nil), execStatusOrder...) }
 
-func (s ExecStatus) String() string {
-	if n, ok := execStatusNames.text(s); ok {
-		return n
-	}
-	return fmt.Sprintf("ExecStatus(%d)", int(s))
-}
+func (s ExecStatus) String() string { return execStatusNames.name(s) }
 
 // Terminal reports whether the program is done: no further pass of it can
 // run (a rollback may still revert its calls).
@@ -86,7 +82,7 @@ func ParseExecStatus(s string) (ExecStatus, error) {
 		for i, st := range execStatusOrder {
 			names[i] = st.String()
 		}
-		return 0, fmt.Errorf("%w (want %s or %s)", err, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+		return 0, fmt.Errorf("%w (want %s)", err, short.OrList(names))
 	}
 	return v, nil
 }
@@ -146,12 +142,7 @@ var entryStateNames = names[EntryState]{
 // the run ends.
 func (s EntryState) AwaitsPerson() bool { return s == EntryPending || s == EntrySignIn }
 
-func (s EntryState) String() string {
-	if n, ok := entryStateNames.text(s); ok {
-		return n
-	}
-	return fmt.Sprintf("EntryState(%d)", int(s))
-}
+func (s EntryState) String() string { return entryStateNames.name(s) }
 
 // ParseEntryState parses the String form.
 func ParseEntryState(s string) (EntryState, error) {
@@ -166,12 +157,13 @@ func (s *EntryState) UnmarshalText(b []byte) error { return unmarshalText(s, b, 
 // names[v] is v's.
 type names[T ~int] []string
 
-// text is v's name; ok is false for a value without one.
-func (n names[T]) text(v T) (name string, ok bool) {
+// name is v's name; a value without one is named by its type and
+// number: codemode.ExecStatus(12).
+func (n names[T]) name(v T) string {
 	if v < 1 || int(v) >= len(n) || n[v] == "" {
-		return "", false
+		return fmt.Sprintf("%T(%d)", v, int(v))
 	}
-	return n[v], true
+	return n[v]
 }
 
 // parse is the value named s; what names the enumeration in the error.

@@ -39,7 +39,6 @@ import (
 	"embed"
 	"encoding/json"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -156,17 +155,13 @@ var assets embed.FS
 // New builds a console over opts.Engine.
 func New(opts Options) *Console {
 	opts.Logger = cmp.Or(opts.Logger, slog.Default())
-	static, err := fs.Sub(assets, "static")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
 	c := &Console{
 		eng:    opts.Engine,
 		log:    opts.Logger,
 		local:  opts.Local,
 		auth:   newAuth(opts.Token, opts.Failures),
 		pages:  parsePages(),
-		static: http.StripPrefix("/static/", http.FileServerFS(static)),
+		static: http.FileServerFS(assets), // (at publicAssets only)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.pendingPage)
@@ -175,8 +170,8 @@ func New(opts Options) *Console {
 		c.showRun(w, r, r.PathValue("id"), http.StatusOK, "")
 	}))
 	mux.HandleFunc("GET /runs/{id}/value", c.needs(codemode.ScopeRun, c.valuePage))
-	mux.HandleFunc("POST /runs/{id}/approve", c.needs(codemode.ScopeApprove, c.approve))
-	mux.HandleFunc("POST /runs/{id}/reject", c.needs(codemode.ScopeApprove, c.reject))
+	mux.HandleFunc("POST /runs/{id}/approve", c.needs(codemode.ScopeApprove, c.review(false)))
+	mux.HandleFunc("POST /runs/{id}/reject", c.needs(codemode.ScopeApprove, c.review(true)))
 	mux.HandleFunc("POST /runs/{id}/rollback", c.needs(codemode.ScopeAdmin, func(w http.ResponseWriter, r *http.Request) {
 		c.decide(w, r, "rolled back", c.eng.Rollback)
 	}))

@@ -128,24 +128,31 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 	c.render(w, r, status, "login", p)
 }
 
-// internal reports an internal failure: in detail in the log, briefly on
-// the page.
-func (c *Console) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
+// failed reports a failure while doing what: a run the engine does not
+// know (deleted, pruned, or not the person's to see) as 404, naming the
+// run of the request's path; anything else in detail in the log and
+// briefly on the page.
+func (c *Console) failed(w http.ResponseWriter, r *http.Request, what string, err error) {
+	if errors.Is(err, codemode.ErrUnknownExecution) {
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", r.PathValue("id")))
+		return
+	}
 	c.log.Error("console: "+what, "err", err)
 	c.refuse(w, r, http.StatusInternalServerError, "Internal error while "+what+" (details in the server log).")
 }
 
-// readRun reads run id to show it: every entry without its values, the
-// pending actions whole (a decision carries their digest), and page n of
-// its calls (from 1; 0: none; none past the last), calls.Limit a page,
-// values cut to calls.Preview. A run with a long log is never read whole:
-// what a page shows is bounded by its number of calls and the preview.
-func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.LogQuery) (*runRead, error) {
+// readRun reads run id and lays it out (newRunView): every entry without
+// its values, the pending actions whole (a decision carries their
+// digest), and page n of its calls (from 1; 0: none; none past the last),
+// calls.Limit a page, values cut to calls.Preview. A run with a long log
+// is never read whole: what a page shows is bounded by its number of
+// calls and the preview.
+func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.LogQuery) (*runView, error) {
 	e, heads, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Preview: -1})
 	if err != nil {
 		return nil, err
 	}
-	rd := &runRead{exec: e, heads: heads}
+	var pending []codemode.PendingAction
 	if e.Status == codemode.StatusPaused {
 		var whole []codemode.Entry
 		for _, h := range heads {
@@ -160,18 +167,18 @@ func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.
 				whole = append(whole, en.Entry)
 			}
 		}
-		rd.pending = codemode.PendingActions(id, whole)
+		pending = codemode.PendingActions(id, whole)
 	}
+	var page []codemode.ClippedEntry
 	if from := (n - 1) * calls.Limit; n > 0 && (from == 0 || from < len(heads)) {
 		if from > 0 { // page n holds calls from+1 on, read by seq from the heads
 			calls.After = heads[from-1].Seq
 		}
-		rd.preview = calls.Preview
-		if _, rd.calls, err = c.eng.ExecutionLog(ctx, id, calls); err != nil {
+		if _, page, err = c.eng.ExecutionLog(ctx, id, calls); err != nil {
 			return nil, err
 		}
 	}
-	return rd, nil
+	return c.newRunView(e, heads, pending, page, calls.Preview), nil
 }
 
 // runViews reads and lays out each run of list (n, calls: as readRun),
@@ -179,14 +186,14 @@ func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.
 func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, n int, calls codemode.LogQuery) ([]*runView, error) {
 	var out []*runView
 	for _, e := range list {
-		rd, err := c.readRun(ctx, e.ID, n, calls)
+		v, err := c.readRun(ctx, e.ID, n, calls)
 		switch {
 		case errors.Is(err, codemode.ErrUnknownExecution):
 			continue
 		case err != nil:
 			return nil, err
 		}
-		out = append(out, c.newRunView(rd))
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -212,21 +219,21 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 	if who == nil || who.HasScope(codemode.ScopeRun) {
 		var err error
 		if paused, err = c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused}); err != nil {
-			c.internal(w, r, "listing the paused runs", err)
+			c.failed(w, r, "listing the paused runs", err)
 			return
 		}
 	}
 	slices.Reverse(paused) // listed newest first
 	runs, err := c.runViews(ctx, paused, 0, codemode.LogQuery{})
 	if err != nil {
-		c.internal(w, r, "reading a run", err)
+		c.failed(w, r, "reading a run", err)
 		return
 	}
 	p.Runs = slices.DeleteFunc(runs, func(v *runView) bool { return !v.Paused }) // (decided meanwhile)
 	if who != nil && who.HasScope(codemode.ScopeApprove) {
 		others, err := c.othersPending(ctx, who)
 		if err != nil {
-			c.internal(w, r, "listing the pending actions", err)
+			c.failed(w, r, "listing the pending actions", err)
 			return
 		}
 		p.Runs = append(p.Runs, others...)
@@ -286,11 +293,11 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := c.eng.Executions(ctx, f)
 	if err != nil {
-		c.internal(w, r, "listing runs", err)
+		c.failed(w, r, "listing runs", err)
 		return
 	}
 	if p.Runs, err = c.runViews(ctx, list, 1, codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
-		c.internal(w, r, "reading a run", err)
+		c.failed(w, r, "reading a run", err)
 		return
 	}
 	c.render(w, r, http.StatusOK, "runs", p)
@@ -308,22 +315,18 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 			return
 		}
 	}
-	rd, err := c.readRun(r.Context(), id, n, codemode.LogQuery{Limit: callsPerPage, Preview: previewChars})
-	if errors.Is(err, codemode.ErrUnknownExecution) {
-		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", id))
-		return
-	}
+	v, err := c.readRun(r.Context(), id, n, codemode.LogQuery{Limit: callsPerPage, Preview: previewChars})
 	if err != nil {
-		c.internal(w, r, "reading a run", err)
+		c.failed(w, r, "reading a run", err)
 		return
 	}
 	from := (n - 1) * callsPerPage
-	if from > 0 && from >= len(rd.heads) {
-		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has %s: there is no page %d of them.", id, plural(len(rd.heads), "call", "calls"), n))
+	if from > 0 && from >= v.CallCount {
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has %s: there is no page %d of them.", id, plural(v.CallCount, "call", "calls"), n))
 		return
 	}
-	if len(rd.heads) > callsPerPage {
-		pg := &pagerView{From: from + 1, To: min(from+callsPerPage, len(rd.heads)), Total: len(rd.heads)}
+	if v.CallCount > callsPerPage {
+		pg := &pagerView{From: from + 1, To: min(from+callsPerPage, v.CallCount), Total: v.CallCount}
 		base := "/runs/" + url.PathEscape(id) + "?page="
 		if n > 1 {
 			pg.Prev = base + strconv.Itoa(n-1)
@@ -331,9 +334,9 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 		if pg.To < pg.Total {
 			pg.Next = base + strconv.Itoa(n+1)
 		}
-		rd.pager = pg
+		v.Pager = pg
 	}
-	p := &page{Title: "Run " + id, Nav: "runs", Run: c.newRunView(rd), Problem: problem}
+	p := &page{Title: "Run " + id, Nav: "runs", Run: v, Problem: problem}
 	if s := sessionOf(r); s != nil && problem == "" {
 		if f := c.auth.takeFlash(s, id); f != nil {
 			p.Outcome = newOutcomeView(f)
@@ -360,11 +363,8 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 	}
 	body, name, err := c.value(r.Context(), id, seq, part)
 	switch {
-	case errors.Is(err, codemode.ErrUnknownExecution):
-		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", id))
-		return
 	case err != nil:
-		c.internal(w, r, "reading a run", err)
+		c.failed(w, r, "reading a run", err)
 		return
 	case body == nil:
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has no such value (%s of call %d).", id, part, seq))
@@ -427,7 +427,7 @@ var unsafeInFileName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	list, err := c.eng.Snippets(r.Context())
 	if err != nil {
-		c.internal(w, r, "listing snippets", err)
+		c.failed(w, r, "listing snippets", err)
 		return
 	}
 	p := &page{Title: "Snippets", Nav: "snippets"}
@@ -446,35 +446,28 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "snippets", p)
 }
 
-// approve approves a paused run's pending actions as they were shown.
-func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
-	digest := r.PostForm.Get("digest")
-	if digest == "" {
-		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it approves (no digest). Reload the page and try again.")
-		return
+// review decides about a paused run's pending actions as the form showed
+// them (its digest): approves them, or with reject rejects the run (or
+// one of its actions, with seq) with the reason typed.
+func (c *Console) review(reject bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rv := codemode.Review{Digest: r.PostForm.Get("digest"), Reason: r.PostForm.Get("reason")}
+		seq, ok := positive(r.PostForm.Get("seq"))
+		switch {
+		case rv.Digest == "":
+			c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it decides (no digest). Reload the page and try again.")
+		case !ok:
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", r.PostForm.Get("seq")))
+		case reject:
+			c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
+				return c.eng.RejectReviewed(ctx, id, seq, rv)
+			})
+		default:
+			c.decide(w, r, "approved", func(ctx context.Context, id string) (codemode.Outcome, error) {
+				return c.eng.ApproveReviewed(ctx, id, rv, nil)
+			})
+		}
 	}
-	c.decide(w, r, "approved", func(ctx context.Context, id string) (codemode.Outcome, error) {
-		return c.eng.ApproveReviewed(ctx, id, codemode.Review{Digest: digest}, nil)
-	})
-}
-
-// reject rejects a paused run (or one of its actions, with seq) as shown,
-// with the reason typed.
-func (c *Console) reject(w http.ResponseWriter, r *http.Request) {
-	digest := r.PostForm.Get("digest")
-	if digest == "" {
-		c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it rejects (no digest). Reload the page and try again.")
-		return
-	}
-	seq, ok := positive(r.PostForm.Get("seq"))
-	if !ok {
-		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", r.PostForm.Get("seq")))
-		return
-	}
-	reason := r.PostForm.Get("reason")
-	c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
-		return c.eng.RejectReviewed(ctx, id, seq, codemode.Review{Digest: digest, Reason: reason})
-	})
 }
 
 // decide makes a decision through the engine, detached from the request
@@ -491,10 +484,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 	brief := r.PostForm.Get("from") == "pending" && codemode.PrincipalFrom(r.Context()) != nil
 	o, err := do(context.WithoutCancel(r.Context()), id)
 	switch {
-	case errors.Is(err, codemode.ErrUnknownExecution):
-		c.refuse(w, r, http.StatusNotFound, err.Error())
-		return
-	case codemode.IsRefusal(err):
+	case codemode.IsRefusal(err) && !errors.Is(err, codemode.ErrUnknownExecution):
 		c.log.Info("console: decision refused", "verb", verb, "executionId", id, "reason", err)
 		if brief {
 			c.refuse(w, r, http.StatusConflict, err.Error())
@@ -503,7 +493,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 		}
 		return
 	case err != nil:
-		c.internal(w, r, "the run was being "+verb, err)
+		c.failed(w, r, "the run was being "+verb, err)
 		return
 	}
 	c.log.Info("console: "+verb, "executionId", id, "status", o.Status.String())
@@ -523,31 +513,23 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, verb string, do
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	id, connector := r.PathValue("id"), r.PostForm.Get("connector")
 	ctx := r.Context()
-	rd, err := c.readRun(ctx, id, 0, codemode.LogQuery{})
-	switch {
-	case errors.Is(err, codemode.ErrUnknownExecution):
-		c.refuse(w, r, http.StatusNotFound, err.Error())
-		return
-	case err != nil:
-		c.internal(w, r, "loading the run", err)
+	v, err := c.readRun(ctx, id, 0, codemode.LogQuery{})
+	if err != nil {
+		c.failed(w, r, "loading the run", err)
 		return
 	}
-	awaits := false
-	for _, p := range rd.pending { // (none unless it is paused)
-		awaits = awaits || (p.Awaits == codemode.AwaitsSignIn && p.Connector == connector)
-	}
-	if !awaits {
+	if !slices.Contains(v.SignIns, connector) { // (none unless it is paused)
 		c.showRun(w, r, id, http.StatusConflict, fmt.Sprintf("Run %s does not await a sign-in to %q (any more).", id, connector))
 		return
 	}
 	link, until, err := c.eng.SignInPage(context.WithoutCancel(ctx), connector)
 	if err != nil {
-		c.internal(w, r, "starting the sign-in to "+connector, err)
+		c.failed(w, r, "starting the sign-in to "+connector, err)
 		return
 	}
 	u, err := url.Parse(link)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		c.internal(w, r, "starting the sign-in to "+connector, fmt.Errorf("the sign-in page is not an http(s) URL"))
+		c.failed(w, r, "starting the sign-in to "+connector, fmt.Errorf("the sign-in page is not an http(s) URL"))
 		return
 	}
 	c.log.Info("console: sign-in started", "executionId", id, "connector", connector)

@@ -346,21 +346,10 @@ type runView struct {
 	SignIns []string
 }
 
-// runRead is what the console read of a run to show it: every entry
-// without its values (heads), the pending actions whole, and the calls to
-// show, their values cut to preview characters.
-type runRead struct {
-	exec    *codemode.Execution
-	heads   []codemode.ClippedEntry
-	pending []codemode.PendingAction
-	calls   []codemode.ClippedEntry
-	preview int
-	pager   *pagerView
-}
-
-// newRunView lays out a run as read.
-func (c *Console) newRunView(rd *runRead) *runView {
-	e := rd.exec
+// newRunView lays out run e as readRun read it: every entry without its
+// values (heads), the pending actions whole, and the calls to show, their
+// values cut to preview characters.
+func (c *Console) newRunView(e *codemode.Execution, heads []codemode.ClippedEntry, pending []codemode.PendingAction, calls []codemode.ClippedEntry, preview int) *runView {
 	v := &runView{
 		ID:        e.ID,
 		Status:    e.Status.String(),
@@ -370,24 +359,23 @@ func (c *Console) newRunView(rd *runRead) *runView {
 		Age:       age(c.auth.now(), e.CreatedAt),
 		Error:     visible.Segments(e.Error),
 		Paused:    e.Status == codemode.StatusPaused,
-		CallCount: len(rd.heads),
-		Pager:     rd.pager,
+		CallCount: len(heads),
 	}
 	if e.Status == codemode.StatusCompleted {
 		result := rawOrNull(e.Result)
-		v.Result = logValue(e.ID+"-result", string(result), true, len(result), rd.preview, valueHref(e.ID, 0, "result"))
+		v.Result = logValue(e.ID+"-result", string(result), true, len(result), preview, valueHref(e.ID, 0, "result"))
 	}
 	for _, l := range e.Logs {
 		v.Logs = append(v.Logs, visible.Segments(l))
 	}
 	var marks []string
 	if v.Paused {
-		marks = c.layPending(v, rd.pending)
+		marks = c.layPending(v, pending)
 	}
 	v.Code = codeView(e.Code, marks)
 	_, err := codemode.TransitionExec(e.Status, codemode.StatusRollingBack)
 	rollbackable := err == nil
-	for _, en := range rd.heads {
+	for _, en := range heads {
 		if rollbackable && en.Kind == codemode.KindCall && en.Reverts == 0 &&
 			(en.State == codemode.EntryApplied || en.State == codemode.EntryUnknown) &&
 			c.eng.Method(en.Connector, en.Method, en.Args).Revertible {
@@ -395,7 +383,7 @@ func (c *Console) newRunView(rd *runRead) *runView {
 			break
 		}
 	}
-	for _, en := range rd.calls {
+	for _, en := range calls {
 		name := en.Connector + "." + en.Method
 		if en.Kind == codemode.KindStep {
 			name = "step(" + en.Name + ")"
@@ -408,9 +396,9 @@ func (c *Console) newRunView(rd *runRead) *runView {
 			Reverts:   en.Reverts,
 			Task:      en.Task,
 			DecidedBy: visible.Segments(en.DecidedBy.Display()),
-			Args:      logValue(id+"-args", string(en.Args), true, en.Sizes.Args, rd.preview, valueHref(e.ID, en.Seq, "args")),
-			Result:    logValue(id+"-result", string(en.Result), true, en.Sizes.Result, rd.preview, valueHref(e.ID, en.Seq, "result")),
-			Error:     logValue(id+"-error", en.Error, false, en.Sizes.Error, rd.preview, valueHref(e.ID, en.Seq, "error")),
+			Args:      logValue(id+"-args", string(en.Args), true, en.Sizes.Args, preview, valueHref(e.ID, en.Seq, "args")),
+			Result:    logValue(id+"-result", string(en.Result), true, en.Sizes.Result, preview, valueHref(e.ID, en.Seq, "result")),
+			Error:     logValue(id+"-error", en.Error, false, en.Sizes.Error, preview, valueHref(e.ID, en.Seq, "error")),
 		})
 	}
 	return v

@@ -189,6 +189,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	if h, err = r.own.claims.take(ctx, id); err != nil {
 		return fail(wrongOutcome(id, e), err)
 	}
+	pausedAt := e.UpdatedAt
 	if err := r.setStatus(sctx, e, codemode.StatusPaused, codemode.StatusRunning); err != nil {
 		return fail(r.lostRace(ctx, id, "approved", err))
 	}
@@ -196,10 +197,11 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	if err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("load log of %s: %w", id, err)))
 	}
-	// refuse gives the claim back: the run waits, as it was, for a
-	// decision about what is pending now.
+	// refuse gives the claim back: the run waits, as it was (paused since
+	// pausedAt, which its expiry counts from), for a decision about what
+	// is pending now.
 	refuse := func(why error) (*claimed, codemode.Outcome, error) {
-		if err := r.setStatus(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused); err != nil {
+		if err := r.setStatusAt(context.WithoutCancel(ctx), e, codemode.StatusRunning, codemode.StatusPaused, pausedAt); err != nil {
 			return fail(r.abort(ctx, e, fmt.Errorf("return %s to paused after a refused approval: %w", id, err)))
 		}
 		return fail(wrongOutcome(id, e), why)
@@ -242,6 +244,9 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	emit(ctx, codemode.Event{Kind: codemode.EventApproved, ExecutionID: id})
 	if err := r.traceWrite(sctx, "codemode.store.write", id, func() error { return r.store.WriteEntries(context.WithoutCancel(ctx), nil, approved) }); err != nil {
 		return fail(r.abort(ctx, e, fmt.Errorf("approve the pending actions of %s: %w", id, err)))
+	}
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.ApprovalDecided(ctx, "approved", e.UpdatedAt.Sub(pausedAt))
 	}
 	ok = true
 	return &claimed{e: e, h: h, log: log, span: span, end: func() { h.release(); done() }}, codemode.Outcome{}, nil

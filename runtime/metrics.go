@@ -26,8 +26,10 @@ type Metrics interface {
 
 // statusSet hears that run e moved from status from, which it had been
 // in since since, to its status: this process's Awaits wake (r.changed
-// closes), and Metrics hears of an approval decided and of a run that
-// ended.
+// closes), and Metrics hears of a paused run rejected or cancelled (a
+// rollback rejects what was pending) and of a run that ended. An
+// approval is reported once it is made (claimApproved): the claim that
+// precedes it may still be given back.
 func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) {
 	r.mu.Lock()
 	if r.changed != nil {
@@ -38,10 +40,10 @@ func (r *Runtime) statusSet(ctx context.Context, e *codemode.Execution, from cod
 	if r.opts.Metrics == nil {
 		return
 	}
-	if from == codemode.StatusPaused {
+	if from == codemode.StatusPaused && e.Status != codemode.StatusRunning {
 		decision := e.Status.String()
-		if e.Status == codemode.StatusRunning {
-			decision = "approved"
+		if e.Status == codemode.StatusRollingBack {
+			decision = codemode.StatusRejected.String()
 		}
 		r.opts.Metrics.ApprovalDecided(ctx, decision, e.UpdatedAt.Sub(since))
 	}

@@ -39,14 +39,17 @@ type owner struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // stops the heartbeat, once registered (nil: not); guarded by mu
 	done   chan struct{}      // closed when the heartbeat goroutine ends; guarded by mu
+	closed bool               // close began: nothing registers the owner again; guarded by mu
 }
 
 // claim registers the owner if it is not yet (starting its heartbeat) and
-// returns its id.
+// returns its id. Once close began it only returns the id: what close
+// writes then (a stranded run's end) may claim a run, whose owner record
+// close then removes.
 func (o *owner) claim(ctx context.Context) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.cancel != nil {
+	if o.cancel != nil || o.closed {
 		return o.id, nil
 	}
 	if err := o.register(ctx); err != nil {
@@ -136,16 +139,18 @@ func (r *Runtime) Join(ctx context.Context) error {
 	return err
 }
 
-// close stops the heartbeat and removes the owner record.
+// close stops the heartbeat and removes the owner record. It does not
+// hold mu while it writes: a stranded run's end may claim the run.
 func (o *owner) close(ctx context.Context) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.cancel == nil {
+	cancel, done := o.cancel, o.done
+	o.cancel, o.closed = nil, true
+	o.mu.Unlock()
+	if cancel == nil {
 		return nil
 	}
-	o.cancel()
-	o.cancel = nil
-	<-o.done
+	cancel()
+	<-done
 	// What the store failed to record is written now if it can be;
 	// otherwise, once this record is gone, another process recovers those
 	// runs after the lease.
@@ -212,9 +217,15 @@ func (r *Runtime) ownerGone(ctx context.Context, e *codemode.Execution) (string,
 	return "", false
 }
 
-// recoverOrphans recovers every claimed run whose owner is gone (see
-// above) and removes the records of owners that are gone and claim
-// nothing. Failures are logged: recovery is tried again later.
+// recoverOrphans recovers every running or rolling_back run whose owner
+// is gone (see above), and this process's own that none of its requests
+// holds (hold.go); starts this process's waiter (waiting.go) of each run
+// waiting for downstream tasks that it owns, and, in a serving process
+// (Join), of each whose owner is gone, which the waiter takes over; and
+// removes the records of owners that are gone and claim nothing (a gone
+// owner's record stays until its waiting runs are taken over, so that
+// whoever takes them over sees it gone). Failures are logged: recovery
+// is tried again later.
 func (r *Runtime) recoverOrphans(ctx context.Context) {
 	byID := r.owners(ctx)
 	if byID == nil {
@@ -222,23 +233,32 @@ func (r *Runtime) recoverOrphans(ctx context.Context) {
 	}
 	now := r.now()
 	claimed := map[string]bool{}
-	for _, st := range []codemode.ExecStatus{codemode.StatusRunning, codemode.StatusRollingBack} {
+	for _, st := range []codemode.ExecStatus{codemode.StatusRunning, codemode.StatusRollingBack, codemode.StatusWaiting} {
 		runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: st})
 		if err != nil {
 			r.log.WarnContext(ctx, "recovery: listing runs failed", "status", st, "err", err)
 			continue
 		}
 		for _, e := range runs {
-			if e.Owner == r.own.id {
-				r.recoverOwn(ctx, e, st)
-			} else if why, gone := r.own.gone(e, byID[e.Owner], now); gone {
+			why, gone := r.own.gone(e, byID[e.Owner], now) // (false for this process)
+			switch {
+			case st == codemode.StatusWaiting:
+				claimed[e.Owner] = true
+				if e.Owner == r.own.id || gone && r.own.serving.Load() {
+					r.watchWaiting(e.ID)
+				}
+			case e.Owner == r.own.id:
+				if r.own.claims.recovering(e.ID) {
+					r.recoverRun(ctx, e, st, "this process was working on it when the store failed, and could not record how it ended")
+					r.own.claims.done(e.ID, nil)
+				}
+			case gone:
 				r.recoverRun(ctx, e, st, why)
-			} else {
+			default:
 				claimed[e.Owner] = true
 			}
 		}
 	}
-	r.watchWaitingRuns(ctx, byID, now, claimed)
 	for id, rec := range byID {
 		if id == r.own.id || claimed[id] {
 			continue
@@ -248,30 +268,6 @@ func (r *Runtime) recoverOrphans(ctx context.Context) {
 		}
 		if err := r.store.RemoveOwner(ctx, rec.ID); err != nil && !errors.Is(err, codemode.ErrNotFound) {
 			r.log.WarnContext(ctx, "recovery: removing an owner that is gone failed", "owner", rec.ID, "err", err)
-		}
-	}
-}
-
-// watchWaitingRuns starts this process's waiter (waiting.go) of each run
-// waiting for downstream tasks that it owns, and, in a serving process
-// (Join), of each whose owner is gone, which the waiter takes over. The
-// owners of waiting runs are marked claimed (their records are kept).
-func (r *Runtime) watchWaitingRuns(ctx context.Context, byID map[string]*codemode.Owner, now time.Time, claimed map[string]bool) {
-	runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusWaiting})
-	if err != nil {
-		r.log.WarnContext(ctx, "recovery: listing waiting runs failed", "err", err)
-		return
-	}
-	for _, e := range runs {
-		if e.Owner == r.own.id {
-			r.watchWaiting(e.ID)
-			continue
-		}
-		// A gone owner's record stays until its waiting runs are taken
-		// over, so that whoever takes them over sees it gone.
-		claimed[e.Owner] = true
-		if _, gone := r.own.gone(e, byID[e.Owner], now); gone && r.own.serving.Load() {
-			r.watchWaiting(e.ID)
 		}
 	}
 }
@@ -295,18 +291,9 @@ func (r *Runtime) recoverRun(ctx context.Context, e *codemode.Execution, from co
 	}
 }
 
-// recoverOwn recovers a run claimed by this process that none of its
-// requests holds (hold.go).
-func (r *Runtime) recoverOwn(ctx context.Context, e *codemode.Execution, st codemode.ExecStatus) {
-	if r.own.claims.recovering(e.ID) {
-		defer r.own.claims.done(e.ID, nil)
-		r.recoverRun(ctx, e, st, "this process was working on it when the store failed, and could not record how it ended")
-	}
-}
-
 // settleStranded writes the end of each run whose pass ended while the
 // store failed (hold.strand), if the store still shows it claimed by this
-// process; a run whose end cannot be written is left to recoverOwn. A
+// process; a run whose end cannot be written is left to recoverOrphans. A
 // run the store cannot be asked about waits for the next heartbeat.
 func (r *Runtime) settleStranded(ctx context.Context) {
 	for id, finish := range r.own.claims.settling() {

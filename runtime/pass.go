@@ -375,10 +375,16 @@ func (r *Runtime) settleEntry(ctx context.Context, en codemode.Entry, by codemod
 }
 
 // setStatus moves e from one status to another through TransitionExec and
-// a conditional update; a claimed status (running, rolling_back) makes
-// this process the run's owner, any other clears its owner. A conflict
-// means another decider won (or the run was recovered).
+// a conditional update, stamped now; a claimed status (running,
+// rolling_back) makes this process the run's owner, any other clears its
+// owner. A conflict means another decider won (or the run was recovered).
 func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to codemode.ExecStatus) error {
+	return r.setStatusAt(ctx, e, from, to, r.now())
+}
+
+// setStatusAt is setStatus stamped at: a claim given back (a refused
+// approval) leaves the run as it was, paused since it paused.
+func (r *Runtime) setStatusAt(ctx context.Context, e *codemode.Execution, from, to codemode.ExecStatus, at time.Time) error {
 	st, err := codemode.TransitionExec(from, to)
 	if err != nil {
 		return err
@@ -390,7 +396,7 @@ func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to
 		}
 	}
 	prev, prevOwner, prevAt := e.Status, e.Owner, e.UpdatedAt
-	e.Status, e.Owner, e.UpdatedAt = st, owner, r.now()
+	e.Status, e.Owner, e.UpdatedAt = st, owner, at
 	r.scrubExecution(e)
 	if err := r.traceWrite(ctx, "codemode.store.execution", e.ID, func() error { return r.store.UpdateExecution(ctx, e, from) }); err != nil {
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt

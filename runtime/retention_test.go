@@ -85,6 +85,26 @@ func TestPausedRunsExpire(t *testing.T) {
 	}
 }
 
+// An approval refused once the run was claimed (its pending actions
+// changed since they were shown) gives the run back as it was: paused
+// since it paused, so it expires when it would have. Before, the refusal
+// stamped the run anew, and every refused approval put off its expiry.
+func TestARefusedApprovalDoesNotPutOffTheExpiry(t *testing.T) {
+	clk := fixture.NewClock()
+	e := newEnv(t, setup{ttl: 24 * time.Hour, hkEvery: -1, clock: clk})
+	old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
+	mustStatus(t, old, codemode.StatusPaused)
+	clk.Advance(12 * time.Hour)
+	if _, err := e.rt.ApproveReviewed(e.ctx, old.ExecutionID, codemode.Review{Digest: "not what is pending"}, nil); !errors.Is(err, codemode.ErrNotAsShown) {
+		t.Fatalf("ApproveReviewed with another digest: %v, want ErrNotAsShown", err)
+	}
+	clk.Advance(12*time.Hour + time.Second)
+	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted) // the housekeeping runs
+	if st := e.status(old.ExecutionID); st != codemode.StatusRejected {
+		t.Errorf("24 h after it paused the run is %s, want rejected (expired)", st)
+	}
+}
+
 // Housekeeping is throttled: the first Execute prunes, later ones only
 // once MaxExecutions runs have begun since (or the interval passed, see
 // TestHousekeepingInterval).

@@ -297,3 +297,36 @@ func logOf(t *testing.T, e *env, id string) []codemode.Entry {
 	}
 	return log
 }
+
+// A pass stops to wait for a downstream task while the store fails, so
+// the run's end (waiting) is left to write once the store answers; the
+// store is back when the runtime closes. Close writes that end — the run
+// waits, for a serving process to take over — and returns: before, it
+// held the owner's lock while writing it, and the write, which makes
+// this process the waiting run's owner, waited for that lock for ever.
+func TestCloseWritesTheWaitOfAStrandedPass(t *testing.T) {
+	fs := &failingStore{}
+	fs.afterWrite = func(_ []codemode.Entry, updates []codemode.EntryUpdate) {
+		for _, u := range updates {
+			if u.Entry.State == codemode.EntryWaiting {
+				fs.down.Store(true) // the task's id is logged; nothing after it is
+			}
+		}
+	}
+	e := newEnv(t, setup{mcp: true, fxTasks: true, wrap: fs.wrap, lease: time.Hour})
+	o, err := e.rt.Execute(e.ctx, `return await fx.task_counter({ name: "a", ms: 60000 })`, nil)
+	if !errors.Is(err, errIO) {
+		t.Fatalf("Execute = %+v, %v; want the store's failure", o, err)
+	}
+	fs.down.Store(false)
+	if err := e.rt.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	e.rt = nil
+	if x := e.stored(o.ExecutionID); x.Status != codemode.StatusWaiting {
+		t.Errorf("after Close the run is %s (%q), want waiting", x.Status, x.Error)
+	}
+	if owners, err := e.store.Owners(e.ctx); err != nil || len(owners) != 0 {
+		t.Errorf("owner records after Close = %v, %v; want none", owners, err)
+	}
+}

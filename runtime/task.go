@@ -228,13 +228,15 @@ func (r *Runtime) cancelledMeanwhile(ctx context.Context, e *codemode.Execution,
 // ends. An unknown run, or under an issuer another's, is
 // ErrUnknownExecution.
 func (r *Runtime) Await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
-	if poll <= 0 {
-		poll = awaitPoll
-	}
 	if _, err := r.seen(ctx, id, ownRun); err != nil {
 		return nil, err
 	}
-	t := time.NewTicker(poll)
+	return r.await(ctx, id, poll, until)
+}
+
+// await is Await for the runtime itself, whoever ctx carries.
+func (r *Runtime) await(ctx context.Context, id string, poll time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
+	t := time.NewTicker(positiveOr(poll, awaitPoll))
 	defer t.Stop()
 	for {
 		r.mu.Lock()

@@ -141,3 +141,28 @@ func TestRuntimeReportsRunsCallsAndDecisions(t *testing.T) {
 		t.Errorf("decisions: %s, want %s", got, want)
 	}
 }
+
+// An approval refused once the run was claimed (its pending actions
+// changed since they were shown) decides nothing, and a rollback of a
+// paused run rejects what was pending: one decision, rejected, as the
+// metric's labels say. Before, the refused approval was reported as
+// approved and the rollback as a decision named rolling_back.
+func TestOnlyDecisionsMadeAreReported(t *testing.T) {
+	m := &fakeMetrics{}
+	e := newEnv(t, setup{metrics: m})
+	paused := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
+	mustStatus(t, paused, codemode.StatusPaused)
+	if _, err := e.rt.ApproveReviewed(e.ctx, paused.ExecutionID, codemode.Review{Digest: "not what is pending"}, nil); !errors.Is(err, codemode.ErrNotAsShown) {
+		t.Fatalf("ApproveReviewed with another digest: %v, want ErrNotAsShown", err)
+	}
+	out, err := e.rt.Rollback(e.ctx, paused.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, out, codemode.StatusRolledBack)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if got, want := strings.Join(m.decisions, " "), "rejected"; got != want {
+		t.Errorf("decisions: %s, want %s", got, want)
+	}
+}

@@ -325,7 +325,8 @@ func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why 
 // once the run no longer runs nor waits: a run waiting for its calls'
 // tasks is awaited for at most Limits.Timeout, until ctx ends or the
 // runtime closes, and is otherwise returned waiting, going on. (A caller
-// that can wait longer starts the run as a task.)
+// that can wait longer starts the run as a task.) Whoever made the pass
+// waits, the run's approver as its starter.
 func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) (codemode.Outcome, error) {
 	if err != nil || out.Status != codemode.StatusWaiting {
 		return out, err
@@ -333,7 +334,7 @@ func (r *Runtime) settled(ctx context.Context, out codemode.Outcome, err error) 
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Limits.WithDefaults().Timeout)
 	defer cancel()
 	defer context.AfterFunc(r.background, cancel)()
-	e, aerr := r.Await(ctx, out.ExecutionID, 0, func(e *codemode.Execution) bool {
+	e, aerr := r.await(ctx, out.ExecutionID, 0, func(e *codemode.Execution) bool {
 		return e.Status != codemode.StatusWaiting && e.Status != codemode.StatusRunning
 	})
 	if aerr != nil {

@@ -10,6 +10,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/policy"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -375,5 +376,34 @@ func TestAWaitingRunCancelledElsewhereHasItsTaskCancelledByItsOwner(t *testing.T
 	res, err := a.fx.TaskResult(ctx, id)
 	if err != nil || !res.IsError || !strings.Contains(res.Message, "cancelled") {
 		t.Errorf("the task at a's server = %+v, %v; want cancelled", res, err)
+	}
+}
+
+// An approver who decides another's run, whose approved call its server
+// runs as a task, waits for the run as its starter would (a plain call
+// waits for the tasks, up to its timeout), and is not recorded as having
+// asked to see a run the policy hides: before, the wait checked that the
+// approver may see the run, refused (audited as a hidden run's view), and
+// the approval answered waiting at once.
+func TestAnApproverWaitsForTheTasksOfAnothersRun(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true, fxApprove: []string{"task_counter"}, policy: &policy.Policy{Approvers: policy.Approvers{Groups: []string{"ops"}}}})
+	o, err := e.rt.Execute(as(alice), `return await fx.task_counter({ name: "a", ms: 200 })`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusPaused)
+	o, err = e.rt.Approve(as(bob), o.ExecutionID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, o, codemode.StatusCompleted)
+	recs, err := e.rt.Audit(e.ctx, codemode.AuditQuery{ExecutionID: o.ExecutionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if rec.Action == codemode.AuditView {
+			t.Errorf("audit: %+v; the approver did not ask to see the run", rec)
+		}
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
-
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -202,11 +200,16 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 	return b
 }
 
-// taskParams are the params of the task methods.
+// taskParams are the params of the requests the front answers: the task
+// methods' and a task-augmented codemode call's.
 type taskParams struct {
 	TaskID         string                     `json:"taskId"`
 	Cursor         string                     `json:"cursor"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	Task           struct {
+		TTL *int64 `json:"ttl"` // nil: none asked for
+	} `json:"task"`
 }
 
 func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
@@ -215,16 +218,16 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 		return nil, &rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "Missing required client capability",
 			Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}
 	}
-	if c.Method == mcp.MethodToolsCall {
-		return f.create(ctx, sess, c)
-	}
 	var p taskParams
 	if len(c.Params) > 0 {
 		if err := json.Unmarshal(c.Params, &p); err != nil {
 			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of %s: %v", c.Method, err)}
 		}
 	}
-	if c.Method == mcp.MethodTasksList {
+	switch c.Method {
+	case mcp.MethodToolsCall:
+		return f.create(ctx, sess, c, p)
+	case mcp.MethodTasksList:
 		return f.list(ctx, p.Cursor)
 	}
 	if p.TaskID == "" {
@@ -248,57 +251,35 @@ func (f *taskFront) dispatch(ctx context.Context, sess mcpserver.ClientSession, 
 }
 
 // create starts a task-augmented codemode call's program and answers with
-// its task (CreateTaskResult), once the run is in the store.
-func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest) (any, error) {
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-		Task      struct {
-			TTL *int64 `json:"ttl"` // nil: none asked for
-		} `json:"task"`
-	}
-	if err := json.Unmarshal(c.Params, &p); err != nil {
-		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid params of tools/call: " + err.Error()}
-	}
-	meta := c.head.Meta
-	if f.s.opts.TraceContext && meta != nil {
-		ctx = propagate.FromMeta(ctx, meta.AdditionalFields)
-	}
-	if c.modern() {
-		e, err := f.s.startTask(ctx, p.Arguments, defaultTaskTTL, nil)
-		if err != nil {
-			return nil, err
+// its task (CreateTaskResult; 2026-07-28: the task with resultType task),
+// once the run is in the store. The task is working as it is created, even
+// when a quick program has already ended by the time the answer is
+// written: tasks/get says so next.
+func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c *rpcRequest, p taskParams) (any, error) {
+	modern := c.modern()
+	ttl, o := defaultTaskTTL, codemode.Observer(nil)
+	if !modern { // 2026-07-28: the default TTL, and no notifications
+		ttl = taskTTL(p.Task.TTL)
+		if sess != nil {
+			o = f.s.observer(f.s.mcp.WithContext(f.ctx, sess), c.head.Meta)
 		}
-		t := modernTask(seed(e, true))
-		t["resultType"] = "task"
-		return t, nil
 	}
-	var o codemode.Observer
-	if sess != nil {
-		var token mcp.ProgressToken
-		if meta != nil {
-			token = meta.ProgressToken
-		}
-		o = &clientObserver{s: f.s, ctx: f.s.mcp.WithContext(f.ctx, sess), token: token}
-	}
-	e, err := f.s.startTask(ctx, p.Arguments, taskTTL(p.Task.TTL), o)
+	e, err := f.s.startTask(f.s.traced(ctx, c.head.Meta), p.Arguments, ttl, o)
 	if err != nil {
 		return nil, err
 	}
-	v := seed(e, false)
+	v := viewTask(e, nil, modern)
+	v.Status, v.StatusMessage, v.LastUpdatedAt = mcp.TaskStatusWorking, "the program is running", v.CreatedAt
+	if modern {
+		t := modernTask(v)
+		t["resultType"] = "task"
+		return t, nil
+	}
 	if sess != nil {
 		f.follow(sess, v)
 	}
 	return mcp.CreateTaskResult{Task: v, Result: mcp.Result{Meta: mcp.WithModelImmediateResponse(
 		fmt.Sprintf("The program runs as task %s; its result comes when the task completes.", e.ID))}}, nil
-}
-
-// seed is the task a run is as it is created: working (a task begins so,
-// even when a quick program has already ended by the time the answer is
-// written; tasks/get says so next).
-func seed(e *codemode.Execution, modern bool) mcp.Task {
-	t := viewTask(e, nil, modern)
-	t.Status, t.StatusMessage, t.LastUpdatedAt = mcp.TaskStatusWorking, "the program is running", t.CreatedAt
-	return t
 }
 
 // followPoll is how often a follower reads its task for a change another
@@ -465,7 +446,6 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 	}
 	qs := questions(pending)
 	answers := map[string]mcp.ElicitationResponseAction{}
-	var accepted []string
 	for _, q := range qs {
 		raw, ok := responses[q.key]
 		if !ok {
@@ -478,15 +458,8 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid params of tasks/update: inputResponses[%q]: %v", q.key, err)}
 		}
 		answers[q.key] = r.Action
-		if r.Action == mcp.ElicitationResponseActionAccept {
-			accepted = append(accepted, q.key)
-		}
 	}
-	for k := range f.partial.add(id, qs, accepted) {
-		if _, ok := answers[k]; !ok {
-			answers[k] = mcp.ElicitationResponseActionAccept
-		}
-	}
+	f.partial.merge(id, qs, answers)
 	decided, err := f.s.decide(ctx, id, pending, qs, answers)
 	if decided {
 		f.partial.forget(id)

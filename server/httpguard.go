@@ -22,7 +22,6 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
@@ -79,18 +78,14 @@ import (
 // browser-based clients must be able to read.
 type guard struct {
 	// fixed at creation
-	bearer         bearer      // the bearer token required; nil: none
-	allowedOrigins []string    // lower case scheme://host[:port]
-	allowedHosts   []string    // lower case host or host:port
-	h              config.HTTP // with the defaults
-	sessions       *sessions   // streamable HTTP; nil for SSE
+	opts           Options   // the server's: its HTTP with the defaults, and a Logger
+	bearer         bearer    // the bearer token required; nil: none
+	allowedOrigins []string  // lower case scheme://host[:port]
+	allowedHosts   []string  // lower case host or host:port
+	sessions       *sessions // streamable HTTP; nil for SSE
 	next           http.Handler
-	mcpPaths       []string     // the MCP endpoints
-	console        http.Handler // nil: none
-	metrics        http.Handler // Prometheus text at PathMetrics; nil: none
+	mcpPaths       []string // the MCP endpoints
 	failures       *throttle.Failures
-	log            *slog.Logger
-	traceContext   bool // Options.TraceContext: a request's traceparent header is its trace's
 	// rs, under server.auth, validates access tokens instead of token
 	// and serves the protected resource metadata (resource.go).
 	rs *resourceServer
@@ -107,17 +102,14 @@ type guard struct {
 // newGuard makes the guard of next; the transport sets the MCP endpoints,
 // the sessions and the front it has.
 func newGuard(opts *Options, next http.Handler) *guard {
-	h := httpDefaults(opts.HTTP)
+	o := *opts
+	o.HTTP, o.Logger = httpDefaults(o.HTTP), cmp.Or(o.Logger, slog.Default())
 	g := &guard{
-		console:        opts.Console,
-		metrics:        opts.Metrics,
-		allowedOrigins: lowerAll(h.AllowedOrigins),
-		allowedHosts:   lowerAll(h.AllowedHosts),
-		h:              h,
+		opts:           o,
+		allowedOrigins: lowerAll(o.HTTP.AllowedOrigins),
+		allowedHosts:   lowerAll(o.HTTP.AllowedHosts),
 		next:           next,
-		failures:       cmp.Or(opts.AuthFailures, throttle.New(0, 0, nil)),
-		log:            cmp.Or(opts.Logger, slog.Default()),
-		traceContext:   opts.TraceContext,
+		failures:       cmp.Or(o.AuthFailures, throttle.New(0, 0, nil)),
 	}
 	if opts.AuthToken != "" {
 		g.bearer = ownToken(sha256.Sum256([]byte(opts.AuthToken)))
@@ -156,8 +148,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.noOAuth(w)
 		return
 	}
-	metrics := g.metrics != nil && r.URL.Path == PathMetrics
-	if g.console != nil && !metrics && !slices.Contains(g.mcpPaths, r.URL.Path) {
+	metrics := g.opts.Metrics != nil && r.URL.Path == PathMetrics
+	if g.opts.Console != nil && !metrics && !slices.Contains(g.mcpPaths, r.URL.Path) {
 		if g.rs != nil && !g.consoleSignsIn {
 			if r.Header.Get("Authorization") == "" {
 				g.rs.challenge(w, http.StatusUnauthorized, "", consoleNeedsToken, "")
@@ -192,7 +184,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r = g.authenticate(w, r, scope); r == nil {
 		return
 	}
-	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.h.WriteTimeout}
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: g.opts.HTTP.WriteTimeout}
 	defer dw.clear()
 	if metrics { // a scrape: GET and HEAD, under the per-write deadline
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -200,7 +192,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 			return
 		}
-		g.metrics.ServeHTTP(dw, r)
+		g.opts.Metrics.ServeHTTP(dw, r)
 		return
 	}
 	var post *rpcBody // a POST's, whose messages the checks below read once
@@ -210,9 +202,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, http.StatusUnsupportedMediaType, "Unsupported Media Type: a POST body must be Content-Type: application/json")
 			return
 		}
-		body, status, err := g.readBody(w, r)
-		if err != nil {
-			refuse(w, status, err.Error())
+		body, ok := g.readBody(w, r)
+		if !ok {
 			return
 		}
 		post = &rpcBody{raw: body}
@@ -229,7 +220,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, dw.sent))
 	}
-	if g.traceContext && r.Header.Get(propagate.Traceparent) != "" {
+	if g.opts.TraceContext && r.Header.Get(propagate.Traceparent) != "" {
 		r = r.WithContext(propagate.FromHeader(r.Context(), r.Header))
 	}
 	if g.front != nil && g.front(dw, r, post) {
@@ -242,11 +233,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // body (the console reads small forms) and the per-write deadline.
 func (g *guard) serveConsole(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(g.h.ReadTimeout))
+	_ = rc.SetReadDeadline(time.Now().Add(g.opts.HTTP.ReadTimeout))
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	dw := &deadlineWriter{ResponseWriter: w, rc: rc, d: g.h.WriteTimeout}
+	dw := &deadlineWriter{ResponseWriter: w, rc: rc, d: g.opts.HTTP.WriteTimeout}
 	defer dw.clear()
-	g.console.ServeHTTP(dw, r)
+	g.opts.Console.ServeHTTP(dw, r)
 }
 
 // refuse answers a request the guard stops and closes its connection, so
@@ -340,7 +331,7 @@ func (g *guard) authenticate(w http.ResponseWriter, r *http.Request, scope strin
 		return nil
 	}
 	if ok, secs := g.failures.Allow(r.RemoteAddr); !ok {
-		g.failures.Warn(g.log, "refused: too many "+bad+" from this address", "remote", r.RemoteAddr, "retryAfter", secs)
+		g.failures.Warn(g.opts.Logger, "refused: too many "+bad+" from this address", "remote", r.RemoteAddr, "retryAfter", secs)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: too many %s from your address; try again in %d s", bad, secs))
 		return nil
@@ -350,11 +341,11 @@ func (g *guard) authenticate(w http.ResponseWriter, r *http.Request, scope strin
 	case errors.Is(err, resource.ErrInvalid):
 		why := strings.TrimPrefix(err.Error(), resource.ErrInvalid.Error()+": ")
 		g.failures.Fail(r.RemoteAddr)
-		g.failures.Warn(g.log, aBad, "remote", r.RemoteAddr, "why", why)
+		g.failures.Warn(g.opts.Logger, aBad, "remote", r.RemoteAddr, "why", why)
 		g.bearer.challenge(w, http.StatusUnauthorized, "invalid_token", why, "")
 		return nil
 	case err != nil:
-		g.log.Error("server.auth: cannot check an access token", "err", err)
+		g.opts.Logger.Error("server.auth: cannot check an access token", "err", err)
 		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server could not be asked about the access token; try again")
 		return nil
 	case p == nil: // the server's own token grants everything
@@ -425,29 +416,31 @@ func (g *guard) noOAuth(w http.ResponseWriter) {
 }
 
 // readBody reads a POST body of at most maxBody bytes within readTimeout
-// and puts it back for the transport. On failure it returns the status to
-// answer with.
-func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
-	tooLarge := fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes (server.max_body)", g.h.MaxBody)
-	if r.ContentLength > g.h.MaxBody {
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+// and puts it back for the transport, or refuses the request.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	tooLarge := fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (server.max_body)", g.opts.HTTP.MaxBody)
+	if r.ContentLength > g.opts.HTTP.MaxBody {
+		refuse(w, http.StatusRequestEntityTooLarge, tooLarge)
+		return nil, false
 	}
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(g.h.ReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.h.MaxBody))
+	_ = rc.SetReadDeadline(time.Now().Add(g.opts.HTTP.ReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.HTTP.MaxBody))
 	_ = rc.SetReadDeadline(time.Time{})
 	var mbe *http.MaxBytesError
 	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+		refuse(w, http.StatusRequestEntityTooLarge, tooLarge)
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, http.StatusRequestTimeout, fmt.Errorf("Request Timeout: the body was not received within %v (server.read_timeout)", g.h.ReadTimeout)
+		refuse(w, http.StatusRequestTimeout, fmt.Sprintf("Request Timeout: the body was not received within %v (server.read_timeout)", g.opts.HTTP.ReadTimeout))
 	case err != nil:
-		return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
+		refuse(w, http.StatusBadRequest, "Bad Request: reading the body: "+err.Error())
+	default:
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return body, true
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, 0, nil
+	return nil, false
 }
 
 // deadlineWriter gives every write of a response a fresh deadline and

@@ -12,6 +12,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
 // observe returns the context a tool request drives the runtime with: one
@@ -24,10 +25,7 @@ import (
 // it returns its result: on streamable HTTP it waits until those
 // notifications are written (see sentCounter).
 func (s *Server) observe(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, sent func()) {
-	o := &clientObserver{s: s, ctx: ctx}
-	if req.Params.Meta != nil {
-		o.token = req.Params.Meta.ProgressToken
-	}
+	o := s.observer(ctx, req.Params.Meta)
 	c, _ := ctx.Value(sentKey{}).(*sentCounter) // nil: not streamable HTTP, which alone loses them
 	base := c.count()
 	return codemode.WithObserver(ctx, o), func() {
@@ -38,6 +36,27 @@ func (s *Server) observe(ctx context.Context, req mcp.CallToolRequest) (_ contex
 			c.wait(ctx, base+n, 2*time.Second)
 		}
 	}
+}
+
+// observer is the observer of a request whose _meta is meta, sending
+// through ctx (its session and stream).
+func (s *Server) observer(ctx context.Context, meta *mcp.Meta) *clientObserver {
+	o := &clientObserver{s: s, ctx: ctx}
+	if meta != nil {
+		o.token = meta.ProgressToken
+	}
+	return o
+}
+
+// traced continues the trace a request's _meta names (traceparent,
+// tracestate) when Options.TraceContext is set: every tool call's
+// (handles) and a task-augmented codemode call's (the front). It wins
+// over the HTTP request's headers (guard), which a proxy may have set.
+func (s *Server) traced(ctx context.Context, meta *mcp.Meta) context.Context {
+	if s.opts.TraceContext && meta != nil {
+		return propagate.FromMeta(ctx, meta.AdditionalFields)
+	}
+	return ctx
 }
 
 // clientObserver is the observer of one request. It keeps the request's

@@ -30,16 +30,13 @@ func (s *Server) visible(o codemode.Outcome) codemode.Outcome {
 	if limit <= 0 {
 		return o
 	}
-	switch {
-	case len(o.Result) > 0:
-		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, limit)
-		o.Error = truncate.String(o.Error, limit)
-	case o.Error != "": // cut as a JSON string, which Fit keeps a string
+	if len(o.Result) == 0 && o.Error != "" { // cut as a JSON string, which Fit keeps a string
 		raw, _ := json.Marshal(o.Error)
 		raw, o.Logs = truncate.Fit(raw, o.Logs, limit)
 		_ = json.Unmarshal(raw, &o.Error)
-	default:
-		_, o.Logs = truncate.Fit(nil, o.Logs, limit)
+	} else {
+		o.Result, o.Logs = truncate.Fit(o.Result, o.Logs, limit)
+		o.Error = truncate.String(o.Error, limit)
 	}
 	if len(o.Logs) == 0 {
 		o.Logs = nil
@@ -196,16 +193,11 @@ func (s *Server) auditView(ctx context.Context, e *codemode.Execution, bounded b
 		}
 		v.MoreCalls = len(heads)
 	}
-	v.Calls = callViews(calls)
-	return v, nil
-}
-
-func callViews(entries []codemode.ClippedEntry) []callView {
-	out := make([]callView, 0, len(entries))
-	for _, en := range entries {
-		out = append(out, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
+	v.Calls = make([]callView, 0, len(calls))
+	for _, en := range calls {
+		v.Calls = append(v.Calls, callView{Seq: en.Seq, Kind: en.Kind.String(), Connector: en.Connector, Method: en.Method,
 			Name: en.Name, State: en.State.String(), Error: en.Error, Reverts: en.Reverts, Task: en.Task,
 			DecidedBy: en.DecidedBy, DecidedAt: en.DecidedAt})
 	}
-	return out
+	return v, nil
 }

@@ -67,7 +67,7 @@ type issuerConsole interface {
 // one (whose host is then served, as the resource's is). The console's
 // requests then pass the guard without a bearer token.
 func (g *guard) signInToConsole(cc *config.ConsoleSignOn) error {
-	ic, ok := g.console.(issuerConsole)
+	ic, ok := g.opts.Console.(issuerConsole)
 	if cc == nil || !ok {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (g *guard) signInToConsole(cc *config.ConsoleSignOn) error {
 	}
 	ic.SignInThrough(so, g.rs.v.Issuer())
 	g.consoleSignsIn = true
-	g.log.Info("the approval console signs people in through the issuer", "issuer", g.rs.v.Issuer(), "client_id", cc.ClientID, "redirect_uri", redirect)
+	g.opts.Logger.Info("the approval console signs people in through the issuer", "issuer", g.rs.v.Issuer(), "client_id", cc.ClientID, "redirect_uri", redirect)
 	return nil
 }
 
@@ -137,7 +137,7 @@ func newResourceServer(auth *config.ServerAuth, listenURL string, opts *Options)
 			AuthorizationServers:   []string{auth.Issuer},
 			ScopesSupported:        orDefault(auth.ScopesSupported, codemode.Scopes),
 			BearerMethodsSupported: []string{"header"},
-			ResourceName:           cmp.Or(opts.Name, "codemode"),
+			ResourceName:           opts.Name,
 		}),
 	}, nil
 }
@@ -161,8 +161,6 @@ func CheckAuthAddr(auth *config.ServerAuth, addr net.Addr) error {
 	}
 	return nil
 }
-
-func (rs *resourceServer) close() { rs.v.Close() }
 
 // servesMetadata reports whether path is where the metadata is served.
 func (rs *resourceServer) servesMetadata(path string) bool {

@@ -26,7 +26,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/console"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
-	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
@@ -138,9 +137,6 @@ func New(opts Options) *Server {
 		mcpserver.WithHooks(s.hooks()),
 		mcpserver.WithInstructions("Use the codemode tool: write one program that calls the connectors; search and describe them from inside the program."),
 	)
-	if opts.TraceContext {
-		s.mcp.Use(continuing)
-	}
 	s.register()
 	return s
 }
@@ -185,18 +181,6 @@ func (s *Server) add(t tool) {
 	mt := mcp.NewToolWithRawSchema(t.name, t.description, t.run.schema)
 	mt.Annotations = t.ann
 	s.mcp.AddTool(mt, t.run.handler)
-}
-
-// continuing wraps every tool's handler so that it continues the trace the
-// call's _meta names (traceparent, tracestate), if it names one; it wins
-// over the HTTP request's headers (guard), which a proxy may have set.
-func continuing(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if m := req.Params.Meta; m != nil {
-			ctx = propagate.FromMeta(ctx, m.AdditionalFields)
-		}
-		return h(ctx, req)
-	}
 }
 
 // ConnectorsChanged rebuilds the codemode tool's description after the

@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/rand"
-	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -38,8 +37,6 @@ func newSessions() *sessions {
 	return &sessions{live: map[string]*liveSession{}}
 }
 
-var errUnknownSession = errors.New("unknown session")
-
 // Generate issues a new id: 128 random bits (rand.Text).
 func (s *sessions) Generate() string {
 	id := "mcp-session-" + rand.Text()
@@ -52,13 +49,9 @@ func (s *sessions) Generate() string {
 	return id
 }
 
-// Validate accepts a live id and refreshes it.
-func (s *sessions) Validate(id string) (isTerminated bool, err error) {
-	if s.touch(id) == nil {
-		return false, errUnknownSession
-	}
-	return false, nil
-}
+// Validate accepts every id: the transport sees only the requests the
+// guard let through with a live one (check), or with none.
+func (*sessions) Validate(string) (isTerminated bool, err error) { return false, nil }
 
 // touch refreshes the live session id and returns it, or nil.
 func (s *sessions) touch(id string) *liveSession {
@@ -89,7 +82,7 @@ func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, str
 		return &sentCounter{}, 0, ""
 	}
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
-	if l := s.touch(id); id != "" && l != nil {
+	if l := s.touch(id); l != nil {
 		return &l.sent, 0, ""
 	}
 	if _, m := body.messages(); m != nil && m.Method == mcp.MethodInitialize {

@@ -200,8 +200,7 @@ func (s *Server) startTask(ctx context.Context, args json.RawMessage, ttl time.D
 	}
 	out, err := s.rt.Start(ctx, in.Code, codemode.Task{TTL: ttl})
 	if err != nil {
-		s.log.Error("starting a task failed", "err", err)
-		return nil, err
+		return nil, err // (logged by answer)
 	}
 	if out.Status != codemode.StatusRunning {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "the program was refused; nothing was run: " + out.Error}
@@ -387,9 +386,11 @@ type partialAnswers struct {
 	accepted map[string]map[string]bool
 }
 
-// add records accepted keys of task id and returns every key accepted so
-// far; keys not among current are forgotten (their pause is over).
-func (p *partialAnswers) add(id string, current []question, keys []string) map[string]bool {
+// merge adds to answers, the answers to the current questions of task
+// id, those accepted before and not answered now, and remembers every one
+// accepted; the others are forgotten (a question not current any more
+// was of a pause that is over).
+func (p *partialAnswers) merge(id string, current []question, answers map[string]mcp.ElicitationResponseAction) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.accepted == nil {
@@ -397,18 +398,17 @@ func (p *partialAnswers) add(id string, current []question, keys []string) map[s
 	}
 	now := map[string]bool{}
 	for _, q := range current {
-		if p.accepted[id][q.key] {
+		if _, ok := answers[q.key]; !ok && p.accepted[id][q.key] {
+			answers[q.key] = mcp.ElicitationResponseActionAccept
+		}
+		if answers[q.key] == mcp.ElicitationResponseActionAccept {
 			now[q.key] = true
 		}
-	}
-	for _, k := range keys {
-		now[k] = true
 	}
 	if len(p.accepted) >= maxSessions && p.accepted[id] == nil {
 		clear(p.accepted) // bounded: a forgotten answer is asked again
 	}
 	p.accepted[id] = now
-	return now
 }
 
 // forget drops what was remembered of task id.

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"maps"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
@@ -63,5 +66,46 @@ func TestRunStatusesAsTaskStatuses(t *testing.T) {
 	}
 	if len(codemode.ExecStatuses()) != 9 {
 		t.Errorf("%d run statuses: map the new one to a task status", len(codemode.ExecStatuses()))
+	}
+}
+
+// A client of 2026-07-28 may answer a paused task's questions one
+// tasks/update at a time: the answers accepted before count with the
+// later ones, an answer given now wins over one remembered, and a
+// question no longer asked is forgotten.
+func TestPartialAnswersAddUp(t *testing.T) {
+	accept, decline := mcp.ElicitationResponseActionAccept, mcp.ElicitationResponseActionDecline
+	q := func(keys ...string) []question {
+		var qs []question
+		for _, k := range keys {
+			qs = append(qs, question{key: k})
+		}
+		return qs
+	}
+	var p partialAnswers
+	first := map[string]mcp.ElicitationResponseAction{"a": accept}
+	p.merge("t", q("a", "b"), first)
+	if !maps.Equal(first, map[string]mcp.ElicitationResponseAction{"a": accept}) {
+		t.Errorf("first update: %v", first)
+	}
+	second := map[string]mcp.ElicitationResponseAction{"b": accept}
+	p.merge("t", q("a", "b"), second)
+	if !maps.Equal(second, map[string]mcp.ElicitationResponseAction{"a": accept, "b": accept}) {
+		t.Errorf("second update: %v, want a (accepted before) and b", second)
+	}
+	third := map[string]mcp.ElicitationResponseAction{"a": decline}
+	p.merge("t", q("a", "b"), third)
+	if !maps.Equal(third, map[string]mcp.ElicitationResponseAction{"a": decline, "b": accept}) {
+		t.Errorf("third update: %v, want a as answered now, b remembered", third)
+	}
+	other := map[string]mcp.ElicitationResponseAction{}
+	p.merge("t", q("c"), other)
+	p.merge("t", q("b"), other)
+	if len(other) != 0 {
+		t.Errorf("after another pause: %v, want nothing remembered of the one before", other)
+	}
+	p.forget("t")
+	if len(p.accepted) != 0 {
+		t.Errorf("forgotten task still remembered: %v", p.accepted)
 	}
 }

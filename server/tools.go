@@ -125,7 +125,7 @@ func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error))
 		if err != nil { // a tool error the model can fix, naming what was wrong
 			return valueResult(errorOutcome{Status: "error", Error: err.Error()}, true), nil
 		}
-		ctx, sent := s.observe(ctx, req)
+		ctx, sent := s.observe(s.traced(ctx, req.Params.Meta), req)
 		defer sent()
 		v, err := do(ctx, in)
 		o, isOutcome := any(v).(codemode.Outcome)

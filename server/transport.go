@@ -110,19 +110,19 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		if err != nil {
 			return err
 		}
-		defer rs.close()
+		defer rs.v.Close()
 		g.rs, g.bearer = rs, rs
 		if err := g.signInToConsole(s.opts.Auth.Console); err != nil {
 			return err
 		}
 	}
 	srv.Handler = g
-	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown, func(addr string, useTLS bool) {
-		s.log.Info("serving MCP", "transport", transport, "addr", addr, "tls", useTLS, "auth", s.opts.authInForce())
-		if s.opts.Console != nil {
-			s.log.Info("approval console", "url", baseURL(useTLS, addr))
-		}
-	})
+	useTLS, addr := srv.TLSConfig != nil, ln.Addr().String()
+	s.log.Info("serving MCP", "transport", transport, "addr", addr, "tls", useTLS, "auth", s.opts.authInForce())
+	if s.opts.Console != nil {
+		s.log.Info("approval console", "url", baseURL(useTLS, addr))
+	}
+	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown)
 }
 
 // authInForce says which authentication the HTTP transports require, for
@@ -147,9 +147,7 @@ func ServeConsole(ctx context.Context, ln net.Listener, opts Options) error {
 	if opts.Console == nil {
 		return errors.New("ServeConsole: no console")
 	}
-	return serveAlone(ctx, ln, opts, "console", func(log *slog.Logger, addr string, useTLS bool) {
-		log.Info("approval console", "url", baseURL(useTLS, addr))
-	})
+	return serveAlone(ctx, ln, opts, "console", "approval console", "url", baseURL(opts.HTTP.TLSCert != "", ln.Addr().String()))
 }
 
 // ServeMetrics serves opts.Metrics alone at PathMetrics on ln (serve
@@ -164,14 +162,13 @@ func ServeMetrics(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	opts.HTTP.TLSCert, opts.HTTP.TLSKey = "", ""
 	opts.AuthToken, opts.Console = "", nil
-	return serveAlone(ctx, ln, opts, "metrics listener", func(log *slog.Logger, addr string, _ bool) {
-		log.Info("serving metrics", "url", "http://"+addr+PathMetrics, "auth", "none")
-	})
+	return serveAlone(ctx, ln, opts, "metrics listener", "serving metrics", "url", "http://"+ln.Addr().String()+PathMetrics, "auth", "none")
 }
 
 // serveAlone serves what opts names on ln behind a guard without MCP
-// endpoints, until ctx ends; name is what errors say failed.
-func serveAlone(ctx context.Context, ln net.Listener, opts Options, name string, started func(log *slog.Logger, addr string, useTLS bool)) error {
+// endpoints, until ctx ends; name is what errors say failed, and msg with
+// args the log line that says it serves.
+func serveAlone(ctx context.Context, ln net.Listener, opts Options, name, msg string, args ...any) error {
 	log := cmp.Or(opts.Logger, slog.Default())
 	h := httpDefaults(opts.HTTP)
 	srv, err := newHTTPServer(h, log)
@@ -179,7 +176,8 @@ func serveAlone(ctx context.Context, ln net.Listener, opts Options, name string,
 		return err
 	}
 	srv.Handler = newGuard(&opts, http.NotFoundHandler())
-	return serveHTTP(ctx, name, srv, ln, h.MaxConnections, log, srv.Shutdown, func(addr string, useTLS bool) { started(log, addr, useTLS) })
+	log.Info(msg, args...)
+	return serveHTTP(ctx, name, srv, ln, h.MaxConnections, log, srv.Shutdown)
 }
 
 // baseURL is where a browser finds the server listening on addr.
@@ -211,20 +209,18 @@ func newHTTPServer(h config.HTTP, log *slog.Logger) (*http.Server, error) {
 
 // serveHTTP serves srv on ln (at most maxConns connections at once) until
 // ctx ends, then shuts it down: shutdown first (the transport's own, which
-// ends its streams), then whatever is left after a grace period. started
-// is called once it listens; name is what errors say failed.
-func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listener, maxConns int, log *slog.Logger, shutdown func(context.Context) error, started func(addr string, useTLS bool)) error {
+// ends its streams), then whatever is left after a grace period. name is
+// what errors say failed.
+func serveHTTP(ctx context.Context, name string, srv *http.Server, ln net.Listener, maxConns int, log *slog.Logger, shutdown func(context.Context) error) error {
 	ln = netutil.LimitListener(ln, maxConns) // Accept waits while maxConns are open
-	useTLS := srv.TLSConfig != nil
 	errc := make(chan error, 1)
 	go func() {
-		if useTLS {
+		if srv.TLSConfig != nil {
 			errc <- srv.ServeTLS(ln, "", "")
 			return
 		}
 		errc <- srv.Serve(ln)
 	}()
-	started(ln.Addr().String(), useTLS)
 
 	select {
 	case err := <-errc:

@@ -16,14 +16,13 @@ import (
 const deriveFormat = "openapi-derive-5"
 
 // derivedCache keeps derivations on disk under dir, keyed by the document's
-// hash, the binary's version and deriveFormat.
+// hash, the binary's version (buildVersion) and deriveFormat.
 type derivedCache struct {
-	dir     string // "" disables it
-	version string
+	dir string // "" disables it
 }
 
 func (c derivedCache) path(docHash string) string {
-	return cachePath(c.dir, "derived", deriveFormat+"\x00"+c.version+"\x00"+docHash, ".gob")
+	return cachePath(c.dir, "derived", deriveFormat+"\x00"+buildVersion()+"\x00"+docHash, ".gob")
 }
 
 // load returns the cached derivation of a document, or nil when there is

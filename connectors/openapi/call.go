@@ -50,8 +50,7 @@ type caller struct {
 	maxBytes int64
 	scrub    *scrub.Scrubber
 	log      *slog.Logger
-	client   *http.Client
-	own      *directTransport
+	client   *http.Client // through a directTransport
 	oauth    *tokenSource // nil unless Auth is OAuth2
 	sending
 }
@@ -72,14 +71,9 @@ func newCaller(cfg Config, snd *sending) (*caller, error) {
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
 	c.scrub.Add(c.secrets...)
-	c.own = newDirectTransport(http.DefaultTransport.(*http.Transport).Clone())
-	c.client = &http.Client{Transport: c.own, CheckRedirect: c.checkRedirect}
+	c.client = &http.Client{Transport: newDirectTransport(http.DefaultTransport.(*http.Transport).Clone()), CheckRedirect: c.checkRedirect}
 	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
-		now := cfg.Now
-		if now == nil {
-			now = time.Now
-		}
-		c.oauth = newTokenSource(cfg.Auth.OAuth2, c.timeout, now, c.scrub, c.log)
+		c.oauth = newTokenSource(cfg.Auth.OAuth2, c.timeout, c.scrub, c.log)
 	}
 	return c, nil
 }
@@ -90,7 +84,7 @@ func (c *caller) close() {
 	if c.oauth != nil {
 		c.oauth.close()
 	}
-	c.own.closeIdle()
+	c.client.CloseIdleConnections()
 }
 
 // checkRedirect follows a redirect only within the first request's scheme,
@@ -118,91 +112,85 @@ func joinQuery(a, b string) string {
 	return a + "&" + b
 }
 
-// An outgoing request is what a call sends, but for the connector's
-// headers and credentials (see send).
-type outgoing struct {
-	method string
-	// url is the absolute URL, path and query encoded.
-	url     string
-	header  http.Header
-	cookies []byte // "a=1; b=2" or empty
-	body    *encodedBody
+// newRequest makes the request of a call to u (absolute, its path and
+// query encoded), with the call's own header, cookies ("a=1; b=2") and
+// body, bounded by checkSize; and with what the connector sends on every
+// request: the query API key, its headers and credentials (over the
+// call's), the cookies joined, and Accept when the call sets none. send
+// adds the trace context and the OAuth 2.0 token.
+func (c *caller) newRequest(method, u string, header http.Header, cookies []byte, body *encodedBody) (*http.Request, error) {
+	if err := checkSize(u, header, cookies, body); err != nil {
+		return nil, err
+	}
+	if c.keyQuery != "" {
+		base, query, _ := strings.Cut(u, "?")
+		u = base + "?" + joinQuery(query, c.keyQuery)
+	}
+	var data io.Reader
+	if body != nil {
+		data = bytes.NewReader(body.data)
+	}
+	req, err := http.NewRequest(method, u, data)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header
+	for k, v := range c.header {
+		header[k] = append([]string(nil), v...)
+	}
+	if body != nil {
+		header.Set("Content-Type", body.contentType)
+	}
+	if header.Get("Accept") == "" {
+		header.Set("Accept", defaultAccept)
+	}
+	// The call's cookies, the configured ones, the API key's.
+	all := slices.DeleteFunc([]string{string(cookies), header.Get("Cookie"), c.cookie}, func(s string) bool { return s == "" })
+	if len(all) > 0 {
+		header.Set("Cookie", strings.Join(all, "; "))
+	}
+	return req, nil
 }
 
-// send sends out with the connector's headers and credentials; it
-// follows same-origin redirects (checkRedirect) and, when authenticating
-// with OAuth 2.0, sends the request once more with a new token after a
-// 401. It returns the answer, read up to the size cap (errTooLarge past
-// it), or a transport error (not scrubbed).
-func (c *caller) send(ctx context.Context, out *outgoing) (*answer, error) {
+// send sends req (newRequest's) within ctx, with the call's trace context;
+// it follows same-origin redirects (checkRedirect) and, when
+// authenticating with OAuth 2.0, sends a token, and sends the request once
+// more with a new token after a 401. It returns the answer, read up to the
+// size cap (errTooLarge past it), or a transport error (not scrubbed).
+func (c *caller) send(ctx context.Context, req *http.Request) (*answer, error) {
+	req = req.WithContext(ctx)
+	// The call's trace context, so the API's spans continue it; set on
+	// the request, before any transport (the direct one included) sees it.
+	propagate.SetHeader(ctx, req.Header)
 	stale := ""
 	for attempt := 0; ; attempt++ {
-		token := ""
 		if c.oauth != nil {
-			var err error
-			if token, err = c.oauth.token(ctx, stale); err != nil {
+			token, err := c.oauth.token(ctx, stale)
+			if err != nil {
 				return nil, err
 			}
-		}
-		req, err := c.build(ctx, out, token)
-		if err != nil {
-			return nil, err
+			req.Header.Set("Authorization", "Bearer "+token)
+			stale = token // if the API refuses it
 		}
 		resp, err := c.client.Do(req)
 		if err != nil {
 			return nil, err
 		}
-		if resp.StatusCode == http.StatusUnauthorized && c.oauth != nil && attempt == 0 {
-			// The token may have been revoked or expired early: once more
-			// with a new one.
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
-			stale = token
-			continue
+		if resp.StatusCode != http.StatusUnauthorized || c.oauth == nil || attempt > 0 {
+			return readAnswer(resp, c.maxBytes)
 		}
-		return readAnswer(resp, c.maxBytes)
+		// The token may have been revoked or expired early: once more
+		// with a new one, on a copy (the transport is done with req once
+		// its body is closed, but need not be with its header).
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		req = req.Clone(ctx)
+		if req.GetBody != nil {
+			if req.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		}
 	}
-}
-
-// build makes the http.Request of out: the query API key added to the
-// URL, the connector's headers and credentials over the call's, the
-// cookies joined, and the OAuth 2.0 token.
-func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.Request, error) {
-	u := out.url
-	if c.keyQuery != "" {
-		base, query, _ := strings.Cut(u, "?")
-		u = base + "?" + joinQuery(query, c.keyQuery)
-	}
-	var body io.Reader
-	if out.body != nil {
-		body = bytes.NewReader(out.body.data)
-	}
-	req, err := http.NewRequestWithContext(ctx, out.method, u, body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header = out.header.Clone() // never nil: prepare and prepareRequest make it
-	for k, v := range c.header {
-		req.Header[k] = append([]string(nil), v...)
-	}
-	// The call's trace context, so the API's spans continue it; set on
-	// the request, before any transport (the direct one included) sees it.
-	propagate.SetHeader(ctx, req.Header)
-	if out.body != nil {
-		req.Header.Set("Content-Type", out.body.contentType)
-	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", defaultAccept)
-	}
-	// The call's cookies, the configured ones, the API key's.
-	cookies := slices.DeleteFunc([]string{string(out.cookies), req.Header.Get("Cookie"), c.cookie}, func(s string) bool { return s == "" })
-	if len(cookies) > 0 {
-		req.Header.Set("Cookie", strings.Join(cookies, "; "))
-	}
-	if token != "" { // OAuth 2.0's
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return req, nil
 }
 
 // call makes the HTTP request of op with the program's arguments (a JSON
@@ -223,11 +211,11 @@ func (c *caller) build(ctx context.Context, out *outgoing, token string) (*http.
 // Everything returned is scrubbed.
 func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) (connectors.Result, error) {
 	what := op.Method + " " + op.Path
-	out, err := c.prepare(op, args)
+	req, err := c.prepare(op, args)
 	if err != nil {
 		return c.failed(fmt.Sprintf("%s: %v", what, err)), nil
 	}
-	return c.exchange(ctx, what, out, func(a *answer) connectors.Result {
+	return c.exchange(ctx, what, req, func(a *answer) connectors.Result {
 		body := decodeBody(op.Method, a)
 		if a.status/100 == 2 {
 			return connectors.Result{Value: body}
@@ -242,16 +230,16 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 	})
 }
 
-// exchange sends out within the call timeout and returns the Result that
+// exchange sends req within the call timeout and returns the Result that
 // answered makes of the answer, scrubbed; or, without an answer, an
 // IsError Result for a body over the size cap, or the transport error,
 // scrubbed. what names the call in messages and in the debug log (which
 // never gets a URL or a value).
-func (c *caller) exchange(ctx context.Context, what string, out *outgoing, answered func(*answer) connectors.Result) (connectors.Result, error) {
+func (c *caller) exchange(ctx context.Context, what string, req *http.Request, answered func(*answer) connectors.Result) (connectors.Result, error) {
 	start := time.Now()
 	sendCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	a, err := c.send(sendCtx, out)
+	a, err := c.send(sendCtx, req)
 	if err != nil && ctx.Err() == nil && errors.Is(sendCtx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("no answer within %s (the call timeout): %w", c.timeout, sendCtx.Err())
 	}
@@ -276,12 +264,12 @@ func (c *caller) failed(msg string) connectors.Result {
 	return connectors.Result{IsError: true, Message: c.scrub.String(msg)}
 }
 
-// prepare builds the outgoing request of op from the arguments: the
+// prepare builds the request of op from the arguments: the
 // server (Operation.Server resolved against the base, or the base), the
 // path expanded, the query, header and cookie parameters serialised in
 // the order they are declared, and the body encoded. Null and absent
 // optional parameters are left out.
-func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error) {
+func (c *caller) prepare(op *Operation, args json.RawMessage) (*http.Request, error) {
 	in, err := inputObject(args)
 	if err != nil {
 		return nil, err
@@ -300,8 +288,8 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 	if b, err = expandPath(b, op, &in); err != nil {
 		return nil, err
 	}
-	out := &outgoing{method: op.Method, header: http.Header{}}
-	query := []byte(base.RawQuery)
+	header, query := http.Header{}, []byte(base.RawQuery)
+	var cookies []byte
 	for i := range op.Params {
 		p := &op.Params[i]
 		if p.In == InPath {
@@ -318,34 +306,31 @@ func (c *caller) prepare(op *Operation, args json.RawMessage) (*outgoing, error)
 		case InQuery:
 			query = appendQueryParam(query, p, v)
 		case InHeader:
-			if err := setHeaderParam(out.header, p, v); err != nil {
+			if err := setHeaderParam(header, p, v); err != nil {
 				return nil, err
 			}
 		case InCookie:
-			out.cookies = appendCookieParam(out.cookies, p, v)
+			cookies = appendCookieParam(cookies, p, v)
 		}
 	}
 	if len(query) > 0 {
 		b = append(b, '?')
 		b = append(b, query...)
 	}
-	out.url = string(b)
+	var body *encodedBody
 	if op.Body != nil {
 		switch v := in.at(op.Body.Prop); {
 		case v.kind != kindNull:
-			body, err := encodeBody(op.Body, v)
+			enc, err := encodeBody(op.Body, v)
 			if err != nil {
 				return nil, fmt.Errorf("input %q (request body, %s): %w", op.Body.Prop, bareMediaType(op.Body.MediaType), err)
 			}
-			out.body = &body
+			body = &enc
 		case op.Body.Required:
 			return nil, fmt.Errorf("input %q (request body) is required", op.Body.Prop)
 		}
 	}
-	if err := checkSize(out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return c.newRequest(op.Method, string(b), header, cookies, body)
 }
 
 // inputObject parses a call's arguments: a JSON object (absent or null
@@ -367,16 +352,16 @@ func inputObject(args json.RawMessage) (value, error) {
 	return in, nil
 }
 
-// checkSize bounds an outgoing request's URL, headers and body.
-func checkSize(out *outgoing) error {
-	if len(out.url) > maxURL {
-		return fmt.Errorf("the request URL would be %d bytes, over the limit of %d bytes", len(out.url), maxURL)
+// checkSize bounds a call's URL, headers and body.
+func checkSize(u string, header http.Header, cookies []byte, body *encodedBody) error {
+	if len(u) > maxURL {
+		return fmt.Errorf("the request URL would be %d bytes, over the limit of %d bytes", len(u), maxURL)
 	}
-	if out.body != nil && len(out.body.data) > maxRequestBody {
-		return fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(out.body.data), maxRequestBody)
+	if body != nil && len(body.data) > maxRequestBody {
+		return fmt.Errorf("the encoded body is %d bytes, over the limit of %d bytes", len(body.data), maxRequestBody)
 	}
-	n := len(out.cookies)
-	for k, vs := range out.header {
+	n := len(cookies)
+	for k, vs := range header {
 		for _, v := range vs {
 			n += len(k) + len(v)
 		}

@@ -40,8 +40,6 @@ type Config struct {
 	Scrubber *scrub.Scrubber
 	// Logger receives the connector's logs; nil means slog.Default().
 	Logger *slog.Logger
-	// Now is the clock of OAuth 2.0 token expiry; nil means time.Now.
-	Now func() time.Time
 }
 
 // DefaultCallTimeout is the call timeout when Config sets none.

@@ -59,7 +59,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	cache := derivedCache{dir: cfg.CacheDir, version: buildVersion()}
+	cache := derivedCache{dir: cfg.CacheDir}
 	d, fresh, err := deriveCached(doc, cache, cfg.Logger)
 	if err != nil {
 		return nil, sc.Error(err)
@@ -131,7 +131,7 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 		}
 		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
-	d, err = derive(&root)
+	d, err = derive(&root, len(text))
 	if err != nil {
 		return nil, false, err
 	}
@@ -338,7 +338,8 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 	if err != nil {
 		return connectors.Result{}, err
 	}
-	if a.Pointer == "" {
+	ptr := strings.TrimPrefix(a.Pointer, "#")
+	if ptr == "" { // the whole document
 		if len(text) > specWholeLimit {
 			return connectors.Result{IsError: true, Message: fmt.Sprintf(
 				"spec: the document is %d KiB, too large to return whole; ask for a part with a JSON pointer, "+
@@ -350,7 +351,7 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 	if !ok {
 		return connectors.Result{}, fmt.Errorf("spec: the document is not valid JSON")
 	}
-	n := resolvePointer(&root, strings.TrimPrefix(a.Pointer, "#"))
+	n := resolvePointer(&root, ptr)
 	if n == nil {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf("spec: nothing at %q in the document", a.Pointer)}, nil
 	}

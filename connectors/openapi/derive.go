@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // A derivation is everything derived from one document, before the
@@ -24,8 +25,8 @@ type derivation struct {
 	// be relative, or "" when the document names none.
 	Server string
 	// Methods are the operations in document order (paths in order; in a
-	// path, get, put, post, delete, options, head, patch, trace), each
-	// with its candidate name (see methodName).
+	// path, get, put, post, delete, options, head, patch, trace); the
+	// connector names them (methodName).
 	Methods []derivedMethod
 	// Defs are the shared schemas any method refers to, converted, by name;
 	// DefRefs the shared schemas each refers to.
@@ -54,6 +55,16 @@ const maxWarnings = 100
 // maxDescription bounds a method's description (summary and description).
 const maxDescription = 1200
 
+// The derived schemas are bounded by the document's size: a schema copied
+// where it is used (one a reference names in place, a shared response's
+// or parameter's) costs its size once per use, so a small document could
+// otherwise derive gigabytes. Every document of the APIs.guru directory
+// derives at most 2.5 times its size.
+const (
+	derivedPerByte  = 8
+	minDerivedBytes = 16 << 20
+)
+
 // deriver holds the state of one derivation.
 type deriver struct {
 	root     *value
@@ -66,8 +77,8 @@ type deriver struct {
 	where string
 }
 
-// derive derives the methods of a parsed document.
-func derive(root *value) (*derivation, error) {
+// derive derives the methods of a parsed document of size bytes.
+func derive(root *value, size int) (*derivation, error) {
 	if !root.isObject() {
 		return nil, errors.New("not an OpenAPI document: the top level is not an object")
 	}
@@ -89,6 +100,10 @@ func derive(root *value) (*derivation, error) {
 		return nil, errors.New(`not an OpenAPI document: it has neither "openapi" nor "swagger"`)
 	}
 	d.conv.warn = d.warn
+	bound := minDerivedBytes + derivedPerByte*size
+	d.conv.left = bound
+	tooLarge := fmt.Errorf("the derived schemas would be larger than %d MiB (%d times the document's size, %d MiB at least): its references copy large schemas too often",
+		bound>>20, derivedPerByte, minDerivedBytes>>20)
 	out := &derivation{Defs: map[string]json.RawMessage{}, DefRefs: map[string][]string{}}
 	out.Title = root.get("info").getText("title")
 	out.Server = d.server(root)
@@ -96,6 +111,9 @@ func derive(root *value) (*derivation, error) {
 	if paths := root.get("paths"); paths.isObject() {
 		for i, p := range paths.keys {
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
+			if d.conv.left < 0 {
+				return nil, tooLarge
+			}
 		}
 	} else if paths != nil {
 		d.warn("paths is not an object; no operations")
@@ -113,8 +131,12 @@ func derive(root *value) (*derivation, error) {
 		d.where = "schema " + name
 		out.Defs[name] = d.conv.schema(nil, d.conv.shared(name), 0)
 		out.DefRefs[name] = d.conv.takeRefs()
+		d.conv.left -= len(out.Defs[name])
 		return out.DefRefs[name]
 	})
+	if d.conv.left < 0 {
+		return nil, tooLarge
+	}
 	if d.dropped > 0 {
 		d.warnings = append(d.warnings, fmt.Sprintf("… and %d more warnings", d.dropped))
 	}
@@ -139,9 +161,12 @@ func reach(names []string, visit func(name string) []string) map[string]bool {
 
 // warn records a problem of the document, once, naming where it is.
 func (d *deriver) warn(msg string) {
+	// Bounded, where and all: a document can put many problems under one
+	// long path, or one long name in many places.
 	if d.where != "" {
-		msg = d.where + ": " + msg
+		msg = short.Clip(d.where, maxMessage) + ": " + msg
 	}
+	msg = short.Clip(msg, 4*maxMessage)
 	if d.warned[msg] {
 		return
 	}
@@ -324,6 +349,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 	}
 	input := objectSchema("", &props, required, true)
 	output := d.output(op)
+	d.conv.left -= len(input) + len(output)
 	refs := d.conv.takeRefs()
 
 	tool := connectors.Tool{

@@ -142,3 +142,61 @@ func TestOutputByDecoding(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedSchemasBounded: a schema copied where it is used costs its
+// size once per use, so a small document could derive gigabytes (a large
+// schema referred to a thousand times, or a large shared response of a
+// thousand operations). The derivation is bounded (eight times the
+// document's size, 16 MiB at least: the APIs.guru directory derives at
+// most 2.5 times its size) and a document past it is refused.
+func TestDerivedSchemasBounded(t *testing.T) {
+	big := `{"type":"number","maximum":` + strings.Repeat("9", 100<<10) + `}` // copied as it is written: quick
+	var refs, ops []string
+	for i := range 1000 {
+		refs = append(refs, fmt.Sprintf(`"p%d":{"$ref":"#/x-big"}`, i))
+		ops = append(ops, fmt.Sprintf(`"/r%d":{"get":{"responses":{"200":{"$ref":"#/components/responses/big"}}}}`, i))
+	}
+	for name, doc := range map[string]string{
+		"copied in place": `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"x-big":` + big + `,` +
+			`"paths":{"/a":{"post":{"requestBody":{"content":{"application/json":{"schema":{"type":"object","properties":{` + strings.Join(refs, ",") + `}}}}}}}}}`,
+		"a shared response": `{"openapi":"3.0.3","info":{"title":"t","version":"1"},` +
+			`"components":{"responses":{"big":{"description":"d","content":{"application/json":{"schema":` + big + `}}}}},` +
+			`"paths":{` + strings.Join(ops, ",") + `}}`,
+	} {
+		p := filepath.Join(t.TempDir(), "doc.json")
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(context.Background(), Config{Name: "api", Document: p})
+		if err == nil || !strings.Contains(err.Error(), "the derived schemas would be larger than") {
+			t.Errorf("%s: a document of %d bytes deriving about 100 MB: %v; want it refused", name, len(doc), err)
+		}
+	}
+}
+
+// TestWarningsBounded: a warning names where it is, and a document can
+// put many problems under one long path; each warning is bounded, so the
+// warnings (at most maxWarnings of them) are too.
+func TestWarningsBounded(t *testing.T) {
+	path := "/" + strings.Repeat("p", 1<<20)
+	var params []string
+	for i := range maxWarnings {
+		params = append(params, fmt.Sprintf(`{"name":"v%d","in":"path"}`, i))
+	}
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"` + path + `":{"get":{"parameters":[` + strings.Join(params, ",") + `]}}}}`
+	p := filepath.Join(t.TempDir(), "doc.json")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(context.Background(), Config{Name: "api", Document: p, BaseURL: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, w := range c.Capabilities().Diagnostics {
+		n += len(w)
+	}
+	if n > 100<<10 {
+		t.Errorf("%d warnings of %d bytes from a document of %d bytes; want each bounded", len(c.Capabilities().Diagnostics), n, len(doc))
+	}
+}

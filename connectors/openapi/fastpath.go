@@ -171,8 +171,9 @@ func (t *directTransport) put(dc *directConn) {
 	t.idle[dc.key] = append(t.idle[dc.key], dc)
 }
 
-// closeIdle closes the pooled connections.
-func (t *directTransport) closeIdle() {
+// CloseIdleConnections closes the pooled connections, and the fallback's
+// (http.Client.CloseIdleConnections calls it).
+func (t *directTransport) CloseIdleConnections() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k, list := range t.idle {

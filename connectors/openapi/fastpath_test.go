@@ -88,7 +88,7 @@ func newDirectTest(t *testing.T, srv *httptest.Server) (*directTransport, *count
 	if srv.TLS != nil {
 		dt.tls = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
 	}
-	t.Cleanup(dt.closeIdle)
+	t.Cleanup(dt.CloseIdleConnections)
 	return dt, fb, &http.Client{Transport: dt}
 }
 

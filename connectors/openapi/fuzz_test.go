@@ -25,7 +25,7 @@ func FuzzDerive(f *testing.F) {
 		if !ok {
 			return
 		}
-		d, err := derive(&root)
+		d, err := derive(&root, len(b))
 		if err != nil {
 			return
 		}

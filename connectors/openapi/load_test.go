@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -251,11 +252,49 @@ func TestSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ = bc.Call(ctx, "spec", nil)
-	if !res.IsError || !strings.Contains(res.Message, "too large to return whole") || !strings.Contains(res.Message, "pointer") {
-		t.Errorf("large document: %+v", res.Message)
+	for _, args := range []string{``, `{"pointer":"#"}`} { // "#" names the whole document too
+		res, _ = bc.Call(ctx, "spec", json.RawMessage(args))
+		if !res.IsError || !strings.Contains(res.Message, "too large to return whole") || !strings.Contains(res.Message, "pointer") {
+			t.Errorf("large document, %s: %.200s %.200s", args, res.Message, res.Value)
+		}
 	}
 	if res, _ = bc.Call(ctx, "spec", json.RawMessage(`{"pointer":"/info/title"}`)); string(res.Value) != `"big"` {
 		t.Errorf("part of a large document: %s", res.Value)
+	}
+}
+
+// TestYAMLAliasesBounded: a YAML document's aliases are expanded in its
+// JSON form, so a few hundred bytes could stand for gigabytes ("billion
+// laughs"); one whose JSON form would pass the bound of a JSON document
+// is refused before it is written, and one within it loads, its aliases
+// expanded.
+func TestYAMLAliasesBounded(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// x5 is a million 100-byte strings: over 100 MB as JSON.
+	var bomb strings.Builder
+	bomb.WriteString("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n")
+	bomb.WriteString("x0: &x0 [" + strings.Repeat(strings.Repeat("a", 100)+", ", 9) + strings.Repeat("a", 100) + "]\n")
+	for i := 1; i <= 5; i++ {
+		prev := fmt.Sprintf("*x%d", i-1)
+		fmt.Fprintf(&bomb, "x%d: &x%d [%s]\n", i, i, strings.Repeat(prev+", ", 9)+prev)
+	}
+	_, err := New(context.Background(), Config{Name: "api", Document: write("bomb.yaml", bomb.String())})
+	if want := fmt.Sprintf("larger than %d MiB as JSON", maxDocumentBytes>>20); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a YAML document of %d bytes whose aliases expand past the bound: %v; want it refused (%q)", bomb.Len(), err, want)
+	}
+	c, err := New(context.Background(), Config{Name: "api", Document: write("alias.yaml",
+		"openapi: 3.0.3\ninfo: &info {title: t, version: '1'}\npaths: {}\nx-copy: *info\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"/x-copy/title"}`)); err != nil || string(res.Value) != `"t"` {
+		t.Errorf("an alias within the bound: %s %s %v; want it expanded", res.Value, res.Message, err)
 	}
 }

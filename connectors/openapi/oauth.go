@@ -29,18 +29,18 @@ type tokenSource struct {
 	cfg    *OAuth2
 	fetch  *oauth.Fetcher
 	shared *oauth.Flight[string]
-	now    func() time.Time
 	scrub  *scrub.Scrubber
 	log    *slog.Logger
+	now    func() time.Time // time.Now; a test's clock
 
 	mu    sync.Mutex
 	tok   string    // the current token; guarded by mu
 	until time.Time // when tok is to be replaced; zero: not before a 401
 }
 
-func newTokenSource(cfg *OAuth2, timeout time.Duration, now func() time.Time, s *scrub.Scrubber, log *slog.Logger) *tokenSource {
+func newTokenSource(cfg *OAuth2, timeout time.Duration, s *scrub.Scrubber, log *slog.Logger) *tokenSource {
 	return &tokenSource{cfg: cfg, fetch: oauth.NewFetcher(timeout), shared: oauth.NewFlight[string](errors.New("oauth2: the connector is closed")),
-		now: now, scrub: s, log: log}
+		now: time.Now, scrub: s, log: log}
 }
 
 // token returns a token to send: the cached one unless it is due for

@@ -58,10 +58,11 @@ func newTokenEndpoint(t *testing.T, expiresIn string) *tokenEndpoint {
 
 // oauthCaller returns a caller of base authenticating with te, on clock.
 func oauthCaller(t *testing.T, base string, te *tokenEndpoint, clock *fixture.Clock) *caller {
-	return newTestCaller(t, base, func(cfg *Config) {
+	c := newTestCaller(t, base, func(cfg *Config) {
 		cfg.Auth = &Auth{OAuth2: &OAuth2{TokenURL: te.srv.URL + "/token", ClientID: "my app", ClientSecret: "s&cret:x", Scopes: []string{"read", "write"}}}
-		cfg.Now = clock.Now
 	})
+	c.oauth.now = clock.Now
+	return c
 }
 
 // bearers returns the Authorization headers of the requests rec got.

@@ -56,12 +56,12 @@ type requestAnswer struct {
 // naming the bad field; a transport failure is err. Everything returned is
 // scrubbed, response headers included.
 func (c *caller) request(ctx context.Context, tg *target) (connectors.Result, error) {
-	out, err := c.prepareRequest(tg)
+	req, err := c.prepareRequest(tg)
 	if err != nil {
 		return c.failed("request: " + err.Error()), nil
 	}
-	return c.exchange(ctx, "request "+out.method, out, func(a *answer) connectors.Result {
-		ans := requestAnswer{Status: a.status, Headers: make(map[string]string, len(a.header)), Body: decodeBody(out.method, a)}
+	return c.exchange(ctx, "request "+req.Method, req, func(a *answer) connectors.Result {
+		ans := requestAnswer{Status: a.status, Headers: make(map[string]string, len(a.header)), Body: decodeBody(req.Method, a)}
 		for k, vs := range a.header {
 			ans.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
 		}
@@ -72,10 +72,9 @@ func (c *caller) request(ctx context.Context, tg *target) (connectors.Result, er
 // prepareRequest validates the rest of request's argument (parseRequest
 // read its method and path) and builds its request. Errors name the bad
 // field.
-func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
+func (c *caller) prepareRequest(tg *target) (*http.Request, error) {
 	in := tg.in
-	out := &outgoing{method: tg.method, header: http.Header{}}
-	query := tg.query
+	header, query := http.Header{}, tg.query
 	if q := in.at("query"); q.kind != kindNull {
 		if q.kind != kindObject {
 			return nil, fmt.Errorf("query: must be an object, not %s", kindName(q.kind))
@@ -90,9 +89,9 @@ func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
 			}
 		}
 	}
-	out.url = c.base.Scheme + "://" + c.base.Host + tg.path
+	u := c.base.Scheme + "://" + c.base.Host + tg.path
 	if len(query) > 0 {
-		out.url += "?" + string(query)
+		u += "?" + string(query)
 	}
 	if h := in.at("headers"); h.kind != kindNull {
 		if h.kind != kindObject {
@@ -112,25 +111,23 @@ func (c *caller) prepareRequest(tg *target) (*outgoing, error) {
 			if slices.ContainsFunc(methodOverrides, func(h string) bool { return strings.EqualFold(h, k) }) {
 				return nil, fmt.Errorf("headers.%s: a program cannot override the request's method (many servers take this header for it): its approval is decided by the method it names", k)
 			}
-			out.header.Add(k, v.text)
+			header.Add(k, v.text)
 		}
 	}
+	var body *encodedBody
 	if b := in.at("body"); b.kind != kindNull {
-		ct := out.header.Get("Content-Type")
+		ct := header.Get("Content-Type")
 		var err error
-		body := encodedBody{data: []byte(b.text), contentType: ct} // a string sent as it is
+		enc := encodedBody{data: []byte(b.text), contentType: ct} // a string sent as it is
 		if ct == "" || b.kind != kindString {
-			body, err = encodeBody(&Body{MediaType: cmp.Or(ct, "application/json")}, b)
+			enc, err = encodeBody(&Body{MediaType: cmp.Or(ct, "application/json")}, b)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("body: %w", err)
 		}
-		out.body = &body
+		body = &enc
 	}
-	if err := checkSize(out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return c.newRequest(tg.method, u, header, nil, body)
 }
 
 // methodOverrides are the headers with which many servers (and

@@ -19,7 +19,6 @@ import (
 
 // A route is an operation of the document as request() can reach it.
 type route struct {
-	method string
 	// segs are the segments of its whole path template (its server's path
 	// and its own), each a glob for connectors.MatchPath ("{id}.json" is
 	// "*.json"). A template with a multi-segment parameter is one glob
@@ -57,11 +56,15 @@ func (c *Connector) makeRoutes() {
 		if kept := c.ops[op.SourceName]; kept != nil && kept.Method == op.Method && kept.Path == op.Path {
 			r.tool = op.SourceName
 		}
-		k := routeKey{r.method, len(r.segs)}
+		k := routeKey{op.Method, len(r.segs)}
 		if r.whole != "" {
 			k.segments = -1
 		}
 		c.byKey[k] = append(c.byKey[k], len(c.routes))
+		if op.Method == "GET" {
+			k.method = "HEAD"
+			c.byKey[k] = append(c.byKey[k], len(c.routes))
+		}
 		c.routes = append(c.routes, r)
 	}
 }
@@ -81,7 +84,7 @@ func newRoute(op *Operation, serverURL string, base *url.URL) (route, bool) {
 	if !origin.Same(server, base) {
 		return route{}, false
 	}
-	r := route{method: op.Method, op: op}
+	r := route{op: op}
 	multi := slices.ContainsFunc(op.Params, func(p Param) bool { return p.In == InPath && p.MultiSegment })
 	for _, seg := range strings.Split(strings.TrimSuffix(server.Path, "/")+"/"+strings.TrimPrefix(op.Path, "/"), "/") {
 		if seg != "" {
@@ -94,13 +97,9 @@ func newRoute(op *Operation, serverURL string, base *url.URL) (route, bool) {
 	return r, true
 }
 
-// reaches reports whether a request of method to a path (its segments,
-// and whole: them joined) reaches r. A HEAD reaches a GET operation too:
-// servers answer it with the GET's handler.
-func (r *route) reaches(method string, segs []string, whole string) bool {
-	if r.method != method && (method != "HEAD" || r.method != "GET") {
-		return false
-	}
+// reaches reports whether a path (its segments, and whole: them joined)
+// reaches r; the request's method was matched by the index (routeKey).
+func (r *route) reaches(segs []string, whole string) bool {
 	if r.whole != "" {
 		return connectors.MatchPath(r.whole, whole)
 	}
@@ -115,21 +114,14 @@ func (r *route) reaches(method string, segs []string, whole string) bool {
 	return true
 }
 
-// A routeKey indexes the routes of a method and a number of segments;
-// routes with a multi-segment parameter are under segments -1.
+// A routeKey indexes the routes a request of a method to a path of a
+// number of segments may reach (see route.reaches): the operations of that
+// method, and for HEAD those of GET too (servers answer a HEAD with the
+// GET's handler). Routes with a multi-segment parameter are under
+// segments -1.
 type routeKey struct {
 	method   string
 	segments int
-}
-
-// candidateKeys are the keys of the routes a request of method to a path
-// of n segments may reach (see route.reaches).
-func candidateKeys(method string, n int) []routeKey {
-	keys := []routeKey{{method, n}, {method, -1}}
-	if method == "HEAD" {
-		keys = append(keys, routeKey{"GET", n}, routeKey{"GET", -1})
-	}
-	return keys
 }
 
 // pathForms splits an encoded path into its segments as servers may read
@@ -214,10 +206,10 @@ func (c *Connector) routeRequest(args json.RawMessage) (*target, connectors.Rout
 	}
 	for _, form := range full {
 		whole := "/" + strings.Join(form, "/")
-		for _, k := range candidateKeys(method, len(form)) {
-			for _, i := range c.byKey[k] {
+		for _, n := range []int{len(form), -1} {
+			for _, i := range c.byKey[routeKey{method, n}] {
 				rt := &c.routes[i]
-				if !rt.reaches(method, form, whole) || slices.Contains(r.Tools, rt.tool) && rt.tool != "" {
+				if !rt.reaches(form, whole) || slices.Contains(r.Tools, rt.tool) && rt.tool != "" {
 					continue
 				}
 				if rt.excluded != "" {

@@ -37,6 +37,9 @@ type schemaConv struct {
 	// they are ignored but for description and nullable.
 	oas31 bool
 	warn  func(string)
+	// left is how many bytes the derivation may still write (see
+	// derive's bound); past it, nothing more is copied in place.
+	left int
 
 	// refs collects the shared schema names referenced since the last
 	// takeRefs.
@@ -145,8 +148,15 @@ func (c *schemaConv) ref(b []byte, ref string, depth int) []byte {
 	}
 	if !c.hasRef(ptr, target) {
 		// A schema without references is copied in place: it cannot
-		// recurse, and copying it costs its size once per use.
-		return c.schema(b, target, depth+1)
+		// recurse, and copying it costs its size once per use, which
+		// counts against the derivation's bound.
+		if c.left < 0 {
+			return append(b, "{}"...)
+		}
+		start := len(b)
+		b = c.schema(b, target, depth+1)
+		c.left -= len(b) - start
+		return b
 	}
 	// Anything else (a schema inside another, a parameter's schema that
 	// refers to others) becomes a shared schema of its own, named after its

@@ -14,7 +14,7 @@ import (
 func TestRequestPropagatesTraceContext(t *testing.T) {
 	rec := newRecorder(t, nil)
 	c := newTestCaller(t, rec.srv.URL)
-	if c.own == nil {
+	if _, ok := c.client.Transport.(*directTransport); !ok {
 		t.Fatal("the caller has no direct transport: the test would not cover the fast path")
 	}
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")

@@ -1,22 +1,12 @@
 package oauth
 
-import (
-	"context"
-	"errors"
-	"fmt"
-)
+import "context"
 
 // RFC 8693's grant type and token type.
 const (
 	tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
 	accessTokenType    = "urn:ietf:params:oauth:token-type:access_token"
 )
-
-// ErrNoSubjectToken is wrapped by the reason a token exchange session
-// needs its person: it holds no usable token of the server, and the
-// request is not the person's own, so there is no token of theirs to
-// trade.
-var ErrNoSubjectToken = errors.New("the person's own token is not at hand")
 
 // Exchange makes sure the session holds a usable token of the server for
 // its person (Config.Account): when the stored one is missing, refused or
@@ -59,8 +49,11 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	return nil
 }
 
-// noSubjectToken is the reason a token exchange session needs its
-// person: see ErrNoSubjectToken.
+// noSubjectToken is the reason a token exchange session needs its person:
+// it holds no usable token of the server, and the request is not the
+// person's own, so there is no token of theirs to trade. It is text only
+// (connectors.SignInRequired's Reason, which the catalog scrubs and
+// rebuilds): nothing matches it with errors.Is.
 func (s *Session) noSubjectToken() string {
-	return fmt.Sprintf("%v: %s resumes the run (or runs it again) to trade it for a token of this server", ErrNoSubjectToken, s.cfg.Account)
+	return "the person's own token is not at hand: " + s.cfg.Account + " resumes the run (or runs it again) to trade it for a token of this server"
 }

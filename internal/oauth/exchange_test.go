@@ -29,7 +29,7 @@ func TestTokenExchange(t *testing.T) {
 
 	_, err := call(t, s, f)
 	sr, ok := connectors.AsSignInRequired(err)
-	if !ok || !strings.Contains(sr.Reason, ErrNoSubjectToken.Error()) || !strings.Contains(sr.Reason, "alice resumes the run") {
+	if !ok || !strings.Contains(sr.Reason, "the person's own token is not at hand") || !strings.Contains(sr.Reason, "alice resumes the run") {
 		t.Fatalf("a request before any exchange: %v, want a sign-in need naming alice's own token", err)
 	}
 	if why, err := s.NeedsSignIn(ctx); err != nil || why == nil {
@@ -93,6 +93,23 @@ func TestTokenExchange(t *testing.T) {
 	}
 	if n := len(f.Exchanges()); n != 2 {
 		t.Errorf("%d exchanges, want a second once the traded token was due", n)
+	}
+	// Due, and no token of the person's at hand (a request on another's
+	// behalf): the need says the person's own token is wanted, as before
+	// any exchange, not a refresh token the exchange never gives.
+	e.clock.Advance(10 * time.Minute)
+	_, err = call(t, s, f)
+	if sr, ok := connectors.AsSignInRequired(err); !ok || !strings.Contains(sr.Reason, "the person's own token is not at hand") {
+		t.Errorf("a request once the traded token is due, without the person's: %v, want a need naming alice's own token", err)
+	}
+	if why, err := s.NeedsSignIn(ctx); err != nil || why == nil || !strings.Contains(why.Reason, "the person's own token is not at hand") {
+		t.Errorf("NeedsSignIn once the traded token is due = %v, %v", why, err)
+	}
+	if err := s.Exchange(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := call(t, s, f); status != 200 || err != nil {
+		t.Fatalf("a request after trading again: %d, %v", status, err)
 	}
 	// A token the server does not know is refused with its answer.
 	if err := e.session(f, bob).Exchange(ctx, "not-a-token"); err == nil || !strings.Contains(err.Error(), "invalid_grant") {

@@ -3,6 +3,7 @@ package oauth
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -67,8 +68,8 @@ func (e *env) store() connectors.Records {
 // throwaway cluster: internal/pgtest), as replicas share.
 func (e *env) onPostgres() { e.pg = pgtest.NewDatabase(e.t) }
 
-// session starts a session on a store handle of its own, with cfg's
-// Server, Store, Sealer, Scrubber, Logger and Now filled in.
+// session starts a session on a store handle of its own (unless cfg has
+// a Store), with cfg's Server, Sealer, Scrubber, Logger and Now filled in.
 func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 	e.t.Helper()
 	if cfg.Server == "" {
@@ -77,7 +78,10 @@ func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 	if cfg.Connector == "" {
 		cfg.Connector = "remote"
 	}
-	cfg.Store, cfg.Sealer, cfg.Scrubber, cfg.Logger, cfg.Now = e.store(), e.seal, e.scrub, e.log, e.clock.Now
+	if cfg.Store == nil {
+		cfg.Store = e.store()
+	}
+	cfg.Sealer, cfg.Scrubber, cfg.Logger, cfg.Now = e.seal, e.scrub, e.log, e.clock.Now
 	s, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
@@ -91,7 +95,7 @@ func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 // transport failed).
 func call(t *testing.T, s *Session, f *oauthtest.Server) (int, error) {
 	t.Helper()
-	c := &http.Client{Transport: s.Transport(nil)}
+	c := &http.Client{Transport: s.Transport(http.DefaultTransport)}
 	resp, err := c.Post(f.ServerURL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	if err != nil {
 		return 0, err
@@ -135,4 +139,14 @@ func sortedScopes(s string) []string {
 	out := strings.Fields(s)
 	slices.Sort(out)
 	return out
+}
+
+// replaceFunc is a Store whose ReplaceRecord is replace's.
+type replaceFunc struct {
+	Store
+	replace func(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error)
+}
+
+func (r replaceFunc) ReplaceRecord(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error) {
+	return r.replace(ctx, kind, id, old, new)
 }

@@ -13,7 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // maxAnswer bounds every answer read from a protected resource's metadata,
@@ -121,15 +122,7 @@ func clean(s string, n int) string {
 		}
 		return r
 	}, s)
-	s = strings.TrimSpace(s)
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return short.Clip(strings.TrimSpace(s), n)
 }
 
 // clip bounds a URL or value quoted in an error.

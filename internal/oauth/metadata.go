@@ -68,7 +68,8 @@ var errResourceMismatch = errors.New("the protected resource metadata names anot
 // path-insertion variants in the specification's order). Without
 // protected resource metadata it falls back as the 2025-03-26 revision
 // allows: metadata at the server's origin, else the default endpoints
-// /authorize, /token and /register there.
+// /authorize, /token and /register there. Either way the authorization
+// server must name a token endpoint.
 func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*discovery, error) {
 	su, err := secureURL(server, "the server URL")
 	if err != nil {
@@ -78,27 +79,28 @@ func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 	if err != nil {
 		return nil, err
 	}
-	if prm == nil {
-		return f.legacyDiscovery(ctx, su)
-	}
-	if prm.Resource == "" {
-		return nil, fmt.Errorf("the protected resource metadata at %s has no resource", redacted(prmURL))
-	}
-	if !resourceMatches(prm.Resource, server) {
-		return nil, fmt.Errorf("%w: the metadata at %s is for %q, but the server is %q; refusing to sign in",
+	var d *discovery
+	switch {
+	case prm == nil:
+		d, err = f.legacyDiscovery(ctx, su)
+	case prm.Resource == "":
+		err = fmt.Errorf("the protected resource metadata at %s has no resource", redacted(prmURL))
+	case !resourceMatches(prm.Resource, server):
+		err = fmt.Errorf("%w: the metadata at %s is for %q, but the server is %q; refusing to sign in",
 			errResourceMismatch, redacted(prmURL), clip(prm.Resource), redacted(server))
+	case len(prm.AuthorizationServers) == 0:
+		err = fmt.Errorf("the protected resource metadata at %s names no authorization server", redacted(prmURL))
+	default:
+		var meta IssuerMetadata
+		meta, err = f.Issuer(ctx, prm.AuthorizationServers[0])
+		d = &discovery{resource: prm.Resource, meta: meta, scopesSupported: prm.ScopesSupported,
+			how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + meta.Where}
 	}
-	if len(prm.AuthorizationServers) == 0 {
-		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", redacted(prmURL))
-	}
-	meta, err := f.Issuer(ctx, prm.AuthorizationServers[0])
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	d := &discovery{resource: prm.Resource, meta: meta, scopesSupported: prm.ScopesSupported,
-		how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + meta.Where}
-	if err := d.checkEndpoints(); err != nil {
-		return nil, err
+	case d.meta.TokenEndpoint == "":
+		return nil, errors.New("the authorization server metadata names no token endpoint")
 	}
 	return d, nil
 }
@@ -169,23 +171,21 @@ func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 	if err != nil {
 		return nil, err
 	}
-	if meta != nil {
-		// The 2025-03-26 revision derives the metadata URL from the server's
-		// origin, so the issuer it names may have a path of its own.
-		d.meta = *meta
-		d.how = "no protected resource metadata; authorization server metadata at " + redacted(metaURL) + " (the 2025-03-26 discovery)"
-	} else {
+	if meta == nil {
 		d.meta = IssuerMetadata{
 			AuthorizationEndpoint: origin + "/authorize",
 			TokenEndpoint:         origin + "/token",
 			RegistrationEndpoint:  origin + "/register",
 		}
 		d.how = "no metadata; the default endpoints /authorize, /token and /register at " + origin + " (the 2025-03-26 fallback)"
+		return d, nil
 	}
-	if err := d.checkEndpoints(); err != nil {
-		return nil, err
-	}
-	return d, nil
+	// The 2025-03-26 revision derives the metadata URL from the server's
+	// origin, so the issuer it names may have a path of its own (Issuer's
+	// check does not apply; its endpoints' does).
+	d.meta = *meta
+	d.how = "no protected resource metadata; authorization server metadata at " + redacted(metaURL) + " (the 2025-03-26 discovery)"
+	return d, meta.checkURLs()
 }
 
 // checkURLs refuses endpoints of m that are not HTTPS (or loopback).
@@ -193,18 +193,6 @@ func (m *IssuerMetadata) checkURLs() error {
 	return secureURLs(m.AuthorizationEndpoint, "the authorization endpoint", m.TokenEndpoint, "the token endpoint",
 		m.RegistrationEndpoint, "the registration endpoint", m.RevocationEndpoint, "the revocation endpoint",
 		m.JWKSURI, "the jwks_uri", m.IntrospectionEndpoint, "the introspection endpoint")
-}
-
-// checkEndpoints refuses endpoints that are not HTTPS (or loopback), and
-// metadata without a token endpoint.
-func (d *discovery) checkEndpoints() error {
-	if err := d.meta.checkURLs(); err != nil {
-		return err
-	}
-	if d.meta.TokenEndpoint == "" {
-		return errors.New("the authorization server metadata names no token endpoint")
-	}
-	return nil
 }
 
 // pkceOK reports whether the authorization server supports PKCE with S256.

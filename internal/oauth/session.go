@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto"
@@ -105,9 +104,9 @@ type Config struct {
 type Session struct {
 	// fixed at creation
 	cfg    Config
-	id     string // the grant's record id: the server's URL without query
-	server string // the server's canonical URL
-	origin string // the server's canonical scheme://host[:port]
+	id     string   // the grant's record id: the server's URL without query
+	server string   // the server's canonical URL
+	su     *url.URL // the server's URL, whose origin alone gets the token
 	f      *Fetcher
 	vault  vault
 	holder string // this session's name in a lease
@@ -208,7 +207,7 @@ func New(cfg Config) (*Session, error) {
 		cfg:    cfg,
 		id:     grantID(cfg.Server, cfg.Account),
 		server: canonicalURL(cfg.Server),
-		origin: canonicalURL(su.Scheme + "://" + su.Host),
+		su:     su,
 		f:      NewFetcher(cfg.Timeout),
 		vault:  vault{store: cfg.Store, seal: cfg.Sealer},
 		holder: randomString(8),
@@ -411,9 +410,9 @@ func (s *Session) refresh(ctx context.Context, stale string) (string, error) {
 
 // refreshShared refreshes under a lease in the store. It reads the grant;
 // when another process refreshed it meanwhile, that is the answer; when
-// another holds the lease, it waits for the grant to change (or the lease
-// to lapse); otherwise it swaps in a grant leased to itself (exactly one
-// process wins that swap), sends the refresh, and swaps in the new tokens.
+// another holds the lease, it reads it again every leasePoll; otherwise
+// it swaps in a grant leased to itself (exactly one process wins that
+// swap), sends the refresh, and swaps in the new tokens.
 func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, error) {
 	for {
 		g, raw, err := s.load(ctx)
@@ -432,10 +431,18 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 			s.adopt(g)
 			return g, nil
 		case g.Lease != nil && g.Lease.Holder != s.holder && now.Before(g.Lease.Until):
-			if err := s.waitForChange(ctx, raw); err != nil {
-				return nil, fmt.Errorf("waiting for another process to refresh the token: %w", err)
+			// Another process refreshes it: look again shortly (until it
+			// stored its tokens, or its lease lapsed: its holder died).
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for another process to refresh the token: %w", ctx.Err())
+			case <-time.After(leasePoll):
 			}
 			continue
+		case g.RefreshToken == "" && s.cfg.Grant == GrantTokenExchange:
+			// Nothing to refresh with: the person's own token is traded
+			// again (Exchange), once at hand.
+			return nil, s.refuse(ctx, g, raw, s.noSubjectToken())
 		case g.RefreshToken == "" && stale != "":
 			return nil, s.refuse(ctx, g, raw, "the server refused the access token, and gave no refresh token")
 		case g.RefreshToken == "":
@@ -451,29 +458,6 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 			continue // changed meanwhile: look again
 		}
 		return s.renew(ctx, g, &leased, lraw)
-	}
-}
-
-// waitForChange waits until the stored grant is no longer raw, or its
-// lease lapsed (its holder died).
-func (s *Session) waitForChange(ctx context.Context, raw []byte) error {
-	t := time.NewTicker(leasePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-		g, cur, err := s.load(ctx)
-		switch {
-		case err != nil:
-			return err
-		case cur == nil || !bytes.Equal(cur, raw):
-			return nil
-		case g == nil || g.Lease == nil || !s.cfg.Now().Before(g.Lease.Until):
-			return nil
-		}
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -725,6 +727,49 @@ func TestBoundedAnswers(t *testing.T) {
 	})
 }
 
+// Closing a sign-in waits for the redirect it is answering: the code's
+// exchange stops, and the browser gets its page (the connection is not
+// cut under it, nor the answer left running after Close).
+func TestCloseWaitsForTheRedirect(t *testing.T) {
+	f := oauthtest.New(t)
+	e := newEnv(t)
+	st := e.store()
+	storing := make(chan struct{})
+	s := e.session(f, Config{Store: replaceFunc{Store: st, replace: func(ctx context.Context, kind, id string, old, new json.RawMessage) (bool, error) {
+		if kind != KindGrant {
+			return st.ReplaceRecord(ctx, kind, id, old, new)
+		}
+		close(storing)
+		<-ctx.Done() // the grant is stored once the attempt ends
+		return false, ctx.Err()
+	}}})
+	a, err := s.BeginSignIn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		status int
+		page   string
+		err    error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := http.Get(a.URL())
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- answer{resp.StatusCode, string(b), err}
+	}()
+	<-storing
+	a.Close()
+	if ans := <-got; ans.err != nil || ans.status != http.StatusBadRequest || !strings.Contains(ans.page, "Sign-in failed") {
+		t.Fatalf("the browser got %d %q, %v; want the page saying the sign-in failed", ans.status, ans.page, ans.err)
+	}
+}
+
 // Sign out forgets the grant (revoking it at the server) in every process.
 func TestSignOut(t *testing.T) {
 	f, e, s := signedIn(t, Config{}, rotating)
@@ -821,7 +866,7 @@ func TestTokenStaysWithTheServer(t *testing.T) {
 	seen := make(chan string, 1)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen <- r.Header.Get("Authorization") }))
 	defer other.Close()
-	c := &http.Client{Transport: s.Transport(nil)}
+	c := &http.Client{Transport: s.Transport(http.DefaultTransport)}
 	resp, err := c.Get(other.URL + "/mcp")
 	if err != nil {
 		t.Fatal(err)

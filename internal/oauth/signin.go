@@ -23,6 +23,12 @@ import (
 // callbackPath is the path of the loopback redirect URI.
 const callbackPath = "/callback"
 
+// closeGrace bounds how long closing an Attempt waits for its listener's
+// connections: a redirect being answered ends at once (its exchange is
+// canceled); a connection that sent nothing (a browser's preconnect)
+// would hold net/http's Shutdown for 5 s.
+const closeGrace = time.Second
+
 // discoverNow discovers the server's authorization (see discover), from
 // the server's last Bearer challenge (when no answer gave one yet, it asks
 // the server for one first: probe), and picks the scopes to ask for.
@@ -209,7 +215,7 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	}
 	verifier, state := randomString(32), randomString(24)
 	s.cfg.Scrubber.Add(verifier, state)
-	// (The endpoint parses: discovery's checkEndpoints parsed it.)
+	// (The endpoint parses: discovery checked it, checkURLs.)
 	au, _ := AuthorizationURL(d.meta.AuthorizationEndpoint, c.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
 	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier,
 		d: d, client: c, scopes: scopes, done: make(chan struct{})}
@@ -279,14 +285,20 @@ func (a *Attempt) Wait(ctx context.Context) error {
 	}
 }
 
-// Close stops the attempt: the listener closes (a request being answered
-// is waited for). It is safe to call more than once.
+// Close stops the attempt: the listener closes, and a redirect being
+// answered stops exchanging its code and is waited for, its page written
+// (a connection that sends no request is cut after closeGrace). It is
+// safe to call more than once.
 func (a *Attempt) Close() error {
 	a.stopTimer()
 	a.finish(a.s.errorf("the sign-in was abandoned"))
-	_ = a.srv.Close()
-	a.serving.Wait()
 	a.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+	defer cancel()
+	if a.srv.Shutdown(ctx) != nil {
+		_ = a.srv.Close()
+	}
+	a.serving.Wait()
 	return nil
 }
 

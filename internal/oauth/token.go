@@ -213,14 +213,10 @@ func (t Tokens) into(g *grant, now time.Time) {
 	}
 }
 
-// headerSafe reports whether s can be sent in an HTTP header value.
+// headerSafe reports whether s can be sent in an HTTP header value: it
+// holds no control character (C0 or DEL).
 func headerSafe(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // isInvalidGrant reports whether err is the token endpoint saying the

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 )
 
 // Transport returns a RoundTripper that sends requests through base with
@@ -29,9 +30,6 @@ import (
 // goes nowhere else). A request is sent again only if its body can be had
 // again (GetBody).
 func (s *Session) Transport(base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	return &transport{s: s, base: base}
 }
 
@@ -45,7 +43,7 @@ type transport struct {
 const maxSends = 2 + maxStepUps
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Authorization") != "" || !t.s.sameOrigin(req.URL) {
+	if req.Header.Get("Authorization") != "" || !origin.Same(req.URL, t.s.su) {
 		// The user's own credential; or another origin (an SSE server's
 		// message endpoint elsewhere, a redirect), which never gets the
 		// server's token.
@@ -188,6 +186,3 @@ func discard(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 }
-
-// sameOrigin reports whether u has the server's scheme, host and port.
-func (s *Session) sameOrigin(u *url.URL) bool { return canonicalURL(u.Scheme+"://"+u.Host) == s.origin }

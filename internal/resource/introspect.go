@@ -69,11 +69,11 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 func (v *Validator) remember(sum [sha256.Size]byte, c cached, now time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.cache) >= v.cfg.CacheSize {
+	if len(v.cache) >= CacheSize {
 		maps.DeleteFunc(v.cache, func(_ [sha256.Size]byte, old cached) bool { return !now.Before(old.expires) })
 	}
 	for k := range v.cache {
-		if len(v.cache) < v.cfg.CacheSize {
+		if len(v.cache) < CacheSize {
 			break
 		}
 		delete(v.cache, k)

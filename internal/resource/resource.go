@@ -56,8 +56,8 @@ const (
 	KeysMaxAge = time.Hour
 	// CacheTTL bounds how long an introspection answer is used.
 	CacheTTL = 10 * time.Second
-	// DefaultCacheSize is Config.CacheSize's default.
-	DefaultCacheSize = 1024
+	// CacheSize bounds the tokens whose introspection answers are cached.
+	CacheSize = 1024
 	// Timeout bounds each request to the issuer.
 	Timeout = 10 * time.Second
 )
@@ -88,9 +88,6 @@ type Config struct {
 	// IntrospectionEndpoint, tokens that are not JWTs are refused.
 	ClientID, ClientSecret string
 	IntrospectionEndpoint  string
-	// CacheSize bounds the tokens whose introspection answers are cached
-	// (DefaultCacheSize when 0).
-	CacheSize int
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -139,7 +136,6 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.Audience == "" {
 		return nil, errors.New("resource: no audience")
 	}
-	cfg.CacheSize = cmp.Or(cfg.CacheSize, DefaultCacheSize)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -275,7 +271,7 @@ func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
 	switch {
 	case c.Issuer == "" && signed:
 		return invalid("has no iss")
-	case c.Issuer != "" && !v.isIssuer(c.Issuer):
+	case c.Issuer != "" && !sameURL(c.Issuer, v.cfg.Issuer):
 		return invalid("was issued by another authorization server")
 	case c.Exp == nil && signed:
 		return invalid("has no exp")
@@ -324,10 +320,6 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 		Claims:   json.RawMessage(bytes.Clone(raw)),
 	}, nil
 }
-
-// isIssuer reports whether iss names the issuer (with or without a
-// trailing slash).
-func (v *Validator) isIssuer(iss string) bool { return sameURL(iss, v.cfg.Issuer) }
 
 // audienceNames reports whether aud names want (an audience with or
 // without a trailing slash: a resource is its URL either way).

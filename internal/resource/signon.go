@@ -16,14 +16,6 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 )
 
-// ErrRefused is wrapped by the error of a sign-in the issuer or its
-// answer refused (the person declined, the redirect names another
-// issuer, the code was not taken, a token is not good): the person must
-// sign in again. So is codemode.ErrNotAllowed, for surfaces that tell
-// refusals from failures by codemode.IsRefusal. Any other error of SignIn
-// is a failure to reach the issuer.
-var ErrRefused = errors.New("sign-in refused")
-
 // An IDToken is what a verified OpenID Connect ID token says of the
 // person who signed in.
 type IDToken struct {
@@ -139,10 +131,14 @@ func (s *SignOn) audience() []string {
 // who signed in, as the MCP endpoint would see them (the access token's
 // principal, with the ID token's name and email where the access token
 // has none), and when the access token expires (else the ID token). The
-// error wraps ErrRefused when the sign-in was refused.
+// error of a sign-in the issuer or its answer refused (the person
+// declined, the redirect names another issuer, the code was not taken, a
+// token is not good: the person must sign in again) wraps
+// codemode.ErrNotAllowed, so that surfaces tell it from a failure to
+// reach the issuer by codemode.IsRefusal.
 func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier string) (*codemode.Principal, time.Time, error) {
 	refused := func(format string, a ...any) (*codemode.Principal, time.Time, error) {
-		return nil, time.Time{}, &refusal{fmt.Errorf("%w: "+format, append([]any{ErrRefused}, a...)...)}
+		return nil, time.Time{}, &refusal{fmt.Errorf("sign-in refused: "+format, a...)}
 	}
 	meta, err := s.v.metadata(ctx)
 	if err != nil {
@@ -183,8 +179,8 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 	return p, cmp.Or(t.Expiry, id.Expiry), nil
 }
 
-// A refusal is SignIn's error for a sign-in refused: it wraps ErrRefused
-// and codemode.ErrNotAllowed.
+// A refusal is SignIn's error for a sign-in refused: its text, and
+// codemode.ErrNotAllowed.
 type refusal struct{ err error }
 
 func (r *refusal) Error() string   { return r.err.Error() }
