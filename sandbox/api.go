@@ -239,7 +239,4 @@ type Outcome struct {
 	// Clock is the clock of this pass: the input's Seed, and every time value
 	// read (the input's Times as a prefix).
 	Clock Clock
-	// Calls is the number of host calls (connector calls, steps and
-	// services) made.
-	Calls int
 }

@@ -38,7 +38,7 @@ const (
 // declare itself (anything it declares, anywhere, is left alone).
 func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 	declared := map[string]bool{}
-	walkAST(reflect.ValueOf(prg), func(n any) bool {
+	walkAST(reflect.ValueOf(prg), func(n any) {
 		switch n := n.(type) {
 		case *ast.Binding:
 			collectNames(n.Target, declared)
@@ -55,25 +55,24 @@ func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 				collectNames(n.Parameter, declared)
 			}
 		}
-		return true
 	})
 	info := staticInfo{roots: map[string]Place{}}
 	pos := func(idx file.Idx) (int, int) {
 		l, c, _ := pm.at(int(idx) - 1)
 		return l, c
 	}
-	walkAST(reflect.ValueOf(prg), func(n any) bool {
+	walkAST(reflect.ValueOf(prg), func(n any) {
 		call, ok := n.(*ast.CallExpression)
 		if !ok || len(info.calls) >= maxStaticCalls {
-			return true
+			return
 		}
 		path, at, rootAt := calleePath(call.Callee)
 		if len(path) < 2 || declared[path[0]] {
-			return true
+			return
 		}
 		line, col := pos(at)
 		if line == 0 {
-			return true // the wrapper's own code
+			return // the wrapper's own code
 		}
 		if _, seen := info.roots[path[0]]; !seen {
 			rl, rc := pos(rootAt)
@@ -86,7 +85,6 @@ func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 			}
 		}
 		info.calls = append(info.calls, sc)
-		return true
 	})
 	return info
 }
@@ -277,11 +275,10 @@ func joinJSON(open, closing byte, n int, part func(int) (string, json.RawMessage
 // or every identifier in a destructuring pattern: over-collecting only
 // leaves more calls unchecked).
 func collectNames(t ast.BindingTarget, into map[string]bool) {
-	walkAST(reflect.ValueOf(t), func(n any) bool {
+	walkAST(reflect.ValueOf(t), func(n any) {
 		if id, ok := n.(*ast.Identifier); ok {
 			into[id.Name.String()] = true
 		}
-		return true
 	})
 }
 
@@ -292,11 +289,10 @@ var (
 )
 
 // walkAST visits every node of goja's syntax tree under v, depth first, in
-// field order; visit returning false skips a node's children. goja's ast
-// package has no walker: this one follows, by reflection, every field that
-// holds nodes (interfaces, pointers to the package's structs, slices of
-// either).
-func walkAST(v reflect.Value, visit func(any) bool) {
+// field order. goja's ast package has no walker: this one follows, by
+// reflection, every field that holds nodes (interfaces, pointers to the
+// package's structs, slices of either).
+func walkAST(v reflect.Value, visit func(any)) {
 	switch v.Kind() {
 	case reflect.Interface:
 		if !v.IsNil() {
@@ -313,9 +309,7 @@ func walkAST(v reflect.Value, visit func(any) bool) {
 		}
 		if v.CanAddr() {
 			if p := v.Addr(); p.Type().Implements(astNode) || p.Type() == bindingType {
-				if !visit(p.Interface()) {
-					return
-				}
+				visit(p.Interface())
 			}
 		}
 		for i := range v.NumField() {

@@ -48,13 +48,12 @@ type procRun struct {
 	calls   sync.WaitGroup // the host requests being served
 
 	mu         sync.Mutex
-	over       bool                          // end was called: no more requests, no grace timer
+	over       bool                          // end was called: no more requests, no grace timer, no kill
 	killReason string                        // why the parent killed the worker (the first reason)
 	grace      *time.Timer                   // kills the worker a grace after a cancellation
 	pending    map[uint32]context.CancelFunc // the requests being served, by id
 	stop       error                         // the first stop the host returned
 	internal   error                         // a host panic
-	seq        int                           // the highest seq seen
 	serving    int                           // serves begun by leaders
 	busy       bool                          // the current leader is serving a request, not reading
 	seen       int                           // serving at the previous tick
@@ -80,15 +79,6 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	timeout := r.prog.Limits.WithDefaults().Timeout
 	deadline := time.AfterFunc(timeout+KillGrace, func() { r.kill(pass.TimeoutMessage(timeout)) })
 	defer deadline.Stop()
-	defer context.AfterFunc(ctx, func() {
-		reason := pass.EndMessage(ctx, 0)
-		_ = r.w.fw.write(msgCancel, r.id, newEnc(len(reason)+4).str(reason))
-		r.mu.Lock()
-		if !r.over {
-			r.grace = time.AfterFunc(KillGrace, func() { r.kill(reason) })
-		}
-		r.mu.Unlock()
-	})()
 
 	if r.w.resident > 0 {
 		// Sampled until the run returns, whether or not ctx ended.
@@ -103,10 +93,22 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	if rr.err != nil {
 		rr.err = fmt.Errorf("send the program: %w", rr.err)
 	} else {
+		// Armed once the program is sent, so that a cancellation always
+		// follows it down the pipe (one before it would be ignored).
+		defer context.AfterFunc(ctx, func() {
+			reason := pass.EndMessage(ctx, 0)
+			_ = r.w.fw.write(msgCancel, r.id, newEnc(len(reason)+4).str(reason))
+			r.mu.Lock()
+			if !r.over {
+				r.grace = time.AfterFunc(KillGrace, func() { r.kill(reason) })
+			}
+			r.mu.Unlock()
+		})()
 		rr = r.read()
 	}
 	r.end()
-	// Nothing writes stop, internal and seq any more.
+	// Nothing writes stop and internal any more.
+	o = rr.wo.Outcome
 	switch {
 	case r.internal != nil:
 		return sandbox.Outcome{}, false, r.internal
@@ -114,13 +116,12 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 		return r.crashed(rr.err), false, nil
 	case rr.wo.internal != "":
 		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, rr.wo.internal)
+	case o.Status == sandbox.Stopped && r.stop == nil:
+		// Only the host stops a run: its stop is the one answer recorded.
+		return r.crashed(errors.New("a stop the host did not make")), false, nil
 	}
-	o = rr.wo.Outcome
 	if o.Status == sandbox.Stopped {
 		o.Stop = r.stop
-		if o.Stop == nil {
-			o.Stop = &stopError{msg: rr.wo.stopMsg}
-		}
 	}
 	return o, !rr.wo.recycle && r.killed() == "", nil
 }
@@ -250,13 +251,19 @@ func (r *procRun) end() {
 	r.calls.Wait()
 }
 
-// kill kills the worker for reason (the first reason given is kept).
+// kill kills the worker for reason (the first reason given is kept),
+// unless the run is over: the deadline's and the grace's timers may fire
+// as it returns (Stop does not wait for them), and the worker may be
+// serving the next run by then.
 func (r *procRun) kill(reason string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over {
+		return
+	}
 	if r.killReason == "" {
 		r.killReason = reason
 	}
-	r.mu.Unlock()
 	r.w.kill()
 }
 
@@ -272,7 +279,7 @@ func (r *procRun) killed() string {
 func (r *procRun) crashed(cause error) sandbox.Outcome {
 	r.w.kill()
 	<-r.w.exited
-	o := sandbox.Outcome{Clock: r.prog.Clock, Calls: r.seq}
+	o := sandbox.Outcome{Clock: r.prog.Clock}
 	if r.stop != nil {
 		o.Status, o.Stop = sandbox.Stopped, r.stop
 		return o
@@ -293,62 +300,11 @@ func (r *procRun) crashed(cause error) sandbox.Outcome {
 	return o
 }
 
-// hostAnswer asks the host for the answer to one request.
-type hostAnswer func(ctx context.Context) (found bool, value []byte, err error)
-
 // prepare decodes a host request and returns the function that serves it
 // (nil when the run is over).
 func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) {
 	d := &dec{b: payload}
-	var call hostAnswer
-	seq := 0
-	switch kind {
-	case msgCall:
-		c := sandbox.Call{Seq: d.int(maxSeq), Connector: d.str(), Method: d.str(), Args: json.RawMessage(d.bytes())}
-		seq = c.Seq
-		call = func(ctx context.Context) (bool, []byte, error) {
-			v, err := r.host.Call(ctx, c)
-			return false, v, err
-		}
-	case msgStepResult:
-		s := sandbox.Step{Seq: d.int(maxSeq), Name: d.str()}
-		seq = s.Seq
-		call = func(ctx context.Context) (bool, []byte, error) {
-			v, found, err := r.host.StepResult(ctx, s)
-			return found, v, err
-		}
-	case msgStepDone:
-		s := sandbox.Step{Seq: d.int(maxSeq), Name: d.str()}
-		value, errMsg := json.RawMessage(d.bytes()), d.str()
-		call = func(ctx context.Context) (bool, []byte, error) {
-			return false, nil, r.host.StepDone(ctx, s, value, errMsg)
-		}
-	case msgService:
-		s := sandbox.ServiceCall{Seq: d.int(maxSeq), Name: d.str(), Args: json.RawMessage(d.bytes())}
-		seq = s.Seq
-		call = func(ctx context.Context) (bool, []byte, error) {
-			v, err := r.host.Service(ctx, s)
-			return false, v, err
-		}
-	case msgCheck:
-		raw := d.bytes()
-		call = func(ctx context.Context) (bool, []byte, error) {
-			ch, ok := r.host.(sandbox.Checker)
-			if !ok {
-				return false, []byte("[]"), nil
-			}
-			var calls []sandbox.StaticCall
-			if err := json.Unmarshal(raw, &calls); err != nil {
-				return false, nil, fmt.Errorf("sandbox: static calls from the worker: %w", err)
-			}
-			problems, err := ch.Check(ctx, calls)
-			if err != nil {
-				return false, nil, err
-			}
-			v, err := json.Marshal(problems)
-			return false, v, err
-		}
-	}
+	q := decodeRequest(d)
 	if d.err != nil {
 		return nil, fmt.Errorf("host request %d: %w", id, d.err)
 	}
@@ -360,7 +316,6 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 		return nil, nil
 	}
 	r.pending[id] = cancel
-	r.seq = max(r.seq, seq)
 	r.calls.Add(1)
 	r.mu.Unlock()
 	return func() {
@@ -371,13 +326,42 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 			r.mu.Unlock()
 			cancel()
 		}()
-		r.reply(id, r.answer(ctx, call))
+		r.reply(id, r.answer(ctx, kind, q))
 	}, nil
+}
+
+// ask calls the Host method that request q of kind names.
+func (r *procRun) ask(ctx context.Context, kind byte, q request) (found bool, value []byte, err error) {
+	switch kind {
+	case msgCall:
+		value, err = r.host.Call(ctx, sandbox.Call{Seq: q.seq, Connector: q.name, Method: q.method, Args: q.data})
+	case msgStepResult:
+		value, found, err = r.host.StepResult(ctx, sandbox.Step{Seq: q.seq, Name: q.name})
+	case msgStepDone:
+		err = r.host.StepDone(ctx, sandbox.Step{Seq: q.seq, Name: q.name}, q.data, q.errMsg)
+	case msgService:
+		value, err = r.host.Service(ctx, sandbox.ServiceCall{Seq: q.seq, Name: q.name, Args: q.data})
+	case msgCheck:
+		ch, ok := r.host.(sandbox.Checker)
+		if !ok {
+			return false, []byte("[]"), nil
+		}
+		var calls []sandbox.StaticCall
+		if err := json.Unmarshal(q.data, &calls); err != nil {
+			return false, nil, fmt.Errorf("sandbox: static calls from the worker: %w", err)
+		}
+		problems, err := ch.Check(ctx, calls)
+		if err != nil {
+			return false, nil, err
+		}
+		value, err = json.Marshal(problems)
+	}
+	return found, value, err
 }
 
 // answer calls the host unless it has stopped the run; a stop is recorded
 // and a panic becomes an internal failure that stops the run.
-func (r *procRun) answer(ctx context.Context, call hostAnswer) (rep reply) {
+func (r *procRun) answer(ctx context.Context, kind byte, q request) (rep reply) {
 	r.mu.Lock()
 	stop := r.stop
 	r.mu.Unlock()
@@ -395,7 +379,7 @@ func (r *procRun) answer(ctx context.Context, call hostAnswer) (rep reply) {
 			rep = replyOf(false, nil, fmt.Errorf("%w: internal error", sandbox.ErrStop))
 		}
 	}()
-	found, value, err := call(ctx)
+	found, value, err := r.ask(ctx, kind, q)
 	if err != nil && errors.Is(err, sandbox.ErrStop) {
 		r.mu.Lock()
 		if r.stop == nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 )
 
 // slowThenQuick is a program whose first call (notes.createNote) is
@@ -173,4 +174,55 @@ func TestProcessLeadersStress(t *testing.T) {
 		t.Errorf("only %d of %d runs completed", completed.Load(), runs)
 	}
 	sandboxtest.WantCompleted(t, "after", sandboxtest.Run(t, pool, &sandboxtest.Host{}, "1 + 1", sandbox.Limits{}), "2")
+}
+
+// TestKillAfterTheRunSparesTheWorker: the deadline's and the grace's
+// timers may fire as the run returns (time.Timer.Stop does not wait for a
+// function already started); their kill must then leave alone the worker,
+// which the pool may already have handed to the next run.
+func TestKillAfterTheRunSparesTheWorker(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1})
+	ctx := context.Background()
+	w, err := pool.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &procRun{pool: pool, w: w, id: pool.nextRun.Add(1), prog: sandbox.Program{Code: "1 + 1"}, host: &sandboxtest.Host{}}
+	o, keep, err := r.run(ctx)
+	if err != nil || !keep {
+		t.Fatalf("first run: %v, keep %v", err, keep)
+	}
+	sandboxtest.WantCompleted(t, "1 + 1", o, "2")
+	r.kill(pass.TimeoutMessage(time.Second)) // a timer firing late
+
+	next := &procRun{pool: pool, w: w, id: pool.nextRun.Add(1), prog: sandbox.Program{Code: "2 + 2"}, host: &sandboxtest.Host{}}
+	o, keep, err = next.run(ctx)
+	pool.release(w, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.WantCompleted(t, "2 + 2", o, "4")
+}
+
+// TestCanceledBeforeTheProgramIsSent: a Run whose context ends before its
+// program reaches the worker (here, already at the call) is canceled in
+// the worker like any other, not killed after the grace: the cancellation
+// follows the program down the pipe.
+func TestCanceledBeforeTheProgramIsSent(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1})
+	waitIdle(t, pool, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// A long comment makes the program slow to encode and send.
+	code := "while (true) {}\n// " + strings.Repeat("x", 900<<10)
+	o, err := pool.Run(ctx, sandbox.Program{Code: code}, &sandboxtest.Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != sandbox.Failed || o.Error != "canceled" {
+		t.Errorf("outcome %v %q, want failed, canceled", o.Status, o.Error)
+	}
+	if s := pool.Stats(); s.Replaced != 0 {
+		t.Errorf("after a run canceled before it started: %+v, want no worker replaced", s)
+	}
 }

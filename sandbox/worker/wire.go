@@ -29,17 +29,17 @@ import (
 // replies). A binary
 // encoding keeps a host call to two small frames with no reflection.
 const (
-	msgHello      byte = iota + 1 // W→P: pid
+	msgHello      byte = iota + 1 // W→P: (id only; the parent has the pid from starting it)
 	msgRun                        // P→W: a sandbox.Program
 	msgCancel                     // P→W: reason (the outcome's error: "canceled", "canceled: …")
-	msgCall                       // W→P: seq, connector, method, args
-	msgStepResult                 // W→P: seq, name
-	msgStepDone                   // W→P: seq, name, value, errMsg
-	msgService                    // W→P: seq, name, args (a host-backed codemode function)
+	msgCall                       // W→P: a request: seq, connector, method, args
+	msgStepResult                 // W→P: a request: seq, name
+	msgStepDone                   // W→P: a request: seq, name, value, errMsg
+	msgService                    // W→P: a request: seq, name, args (a host-backed codemode function)
 	msgAbandon                    // W→P: (id only)
 	msgReply                      // P→W: reply status, found, value, message
 	msgOutcome                    // W→P: an Outcome and the worker's flags
-	msgCheck                      // W→P: the static calls (JSON); the reply's value is the problems (JSON)
+	msgCheck                      // W→P: a request: the static calls (JSON); the reply's value is the problems (JSON)
 )
 
 // maxFrame bounds one frame (a result, the arguments of a call, a value a
@@ -49,8 +49,8 @@ const maxFrame = 64 << 20
 
 const frameHeader = 9 // length, kind, id
 
-// maxSeq bounds a call's seq and a run's count of calls on the wire: an
-// int on every architecture, 32-bit ones too.
+// maxSeq bounds a call's seq on the wire: an int on every architecture,
+// 32-bit ones too.
 const maxSeq = math.MaxInt32
 
 // errFrameTooLarge is returned for a frame past maxFrame.
@@ -62,6 +62,25 @@ const (
 	replyErr                  // message: thrown into the program
 	replyStop                 // message: the host stopped the program
 )
+
+// request is one host request (msgCall … msgCheck) in the one shape every
+// kind shares: the worker encodes a Host method's arguments into it, the
+// parent decodes it and calls that method (procRun.ask).
+type request struct {
+	seq    int    // the call's, step's or service's seq (0 for msgCheck)
+	name   string // a call's connector; a step's or a service's name
+	method string // a call's method
+	data   []byte // a call's or service's arguments, a step's value, the static calls (JSON)
+	errMsg string // a step's failure
+}
+
+func (q request) encode(e *enc) *enc {
+	return e.uvarint(uint64(q.seq)).str(q.name).str(q.method).bytes(q.data).str(q.errMsg)
+}
+
+func decodeRequest(d *dec) request {
+	return request{seq: d.int(maxSeq), name: d.str(), method: d.str(), data: d.bytes(), errMsg: d.str()}
+}
 
 // reply is the answer to one host request (msgReply).
 type reply struct {
@@ -330,31 +349,25 @@ func decodeClock(d *dec) sandbox.Clock {
 // wireOutcome is an Outcome as the worker reports it.
 type wireOutcome struct {
 	sandbox.Outcome
-	stopMsg  string // Outcome.Stop's message when Stopped
 	internal string // an internal failure of the worker: Run returns it
 	recycle  bool   // the worker should not run another program (a memory limit was hit)
 }
 
 func encodeOutcome(e *enc, o wireOutcome) {
-	e.uvarint(uint64(o.Status)).bytes(o.Result).str(o.Error).str(o.stopMsg).str(o.internal).flag(o.recycle)
+	e.uvarint(uint64(o.Status)).bytes(o.Result).str(o.Error).str(o.internal).flag(o.recycle)
 	encodeList(e, o.Logs, func(e *enc, l string) { e.str(l) })
 	encodeClock(e, o.Clock)
-	e.uvarint(uint64(o.Calls))
 }
 
 func decodeOutcome(d *dec) wireOutcome {
 	var o wireOutcome
 	o.Status = sandbox.Status(d.int(int(sandbox.Stopped)))
-	if r := d.bytes(); r != nil {
-		o.Result = r
-	}
-	o.Error, o.stopMsg, o.internal, o.recycle = d.str(), d.str(), d.str(), d.flag()
+	o.Result, o.Error, o.internal, o.recycle = d.bytes(), d.str(), d.str(), d.flag()
 	// Not decodeList: handing d to a function value would move it to the
 	// heap, an allocation per run in the parent.
 	for n := d.int(len(d.b)); n > 0 && d.err == nil; n-- {
 		o.Logs = append(o.Logs, d.str())
 	}
 	o.Clock = decodeClock(d)
-	o.Calls = d.int(maxSeq)
 	return o
 }

@@ -55,3 +55,25 @@ func TestProgramCrossesThePipe(t *testing.T) {
 		t.Errorf("program changed crossing the pipe (-sent +received):\n%s", diff)
 	}
 }
+
+// TestOutcomeAndRequestCrossThePipe: every field of an outcome and of a
+// host request reaches the other side as it was sent.
+func TestOutcomeAndRequestCrossThePipe(t *testing.T) {
+	o := wireOutcome{
+		Outcome:  sandbox.Outcome{Status: sandbox.Failed, Result: []byte(`{"a":1}`), Error: "boom", Logs: []string{"one", "", "three"}, Clock: sandbox.Clock{Seed: 3, Times: []int64{5, 4}}},
+		internal: "worker trouble",
+		recycle:  true,
+	}
+	e := newEnc(64)
+	encodeOutcome(e, o)
+	d := &dec{b: e.b[frameHeader:]}
+	if got := decodeOutcome(d); d.err != nil || !cmp.Equal(o, got, cmp.AllowUnexported(wireOutcome{})) {
+		t.Errorf("outcome changed crossing the pipe (err %v):\n%s", d.err, cmp.Diff(o, got, cmp.AllowUnexported(wireOutcome{})))
+	}
+
+	q := request{seq: 7, name: "github.issues", method: "list", data: []byte(`{"state":"open"}`), errMsg: "failed"}
+	d = &dec{b: q.encode(newEnc(64)).b[frameHeader:]}
+	if got := decodeRequest(d); d.err != nil || !cmp.Equal(q, got, cmp.AllowUnexported(request{})) {
+		t.Errorf("request changed crossing the pipe (err %v):\n%s", d.err, cmp.Diff(q, got, cmp.AllowUnexported(request{})))
+	}
+}

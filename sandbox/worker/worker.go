@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -95,7 +94,7 @@ func (s *workerServer) serve(ctx context.Context, fr *frameReader) error {
 	if _, err := pass.Execute(ctx, sandbox.Program{Code: warmUpCode}, nil, s.cache, s.log); err != nil {
 		s.log.Warn("sandbox worker: warm-up failed", "err", err)
 	}
-	if err := s.fw.write(msgHello, 0, newEnc(8).uvarint(uint64(os.Getpid()))); err != nil {
+	if err := s.fw.write(msgHello, 0, newEnc(0)); err != nil {
 		return fmt.Errorf("sandbox worker: say hello: %w", err)
 	}
 	for {
@@ -200,11 +199,7 @@ func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, 
 	// A worker whose heap stays large after a run is replaced rather than
 	// kept idle with that memory.
 	recycle := tripped || (s.cfg.MemoryLimit > 0 && heapBytes() > s.cfg.MemoryLimit/2)
-	wo := wireOutcome{Outcome: o, recycle: recycle}
-	if o.Status == sandbox.Stopped && o.Stop != nil {
-		wo.stopMsg = o.Stop.Error()
-	}
-	return wo
+	return wireOutcome{Outcome: o, recycle: recycle} // o.Stop stays here: the parent has the host's own
 }
 
 // sendOutcome writes the outcome of run id. An outcome too large for one
@@ -221,7 +216,6 @@ func (s *workerServer) sendOutcome(id uint32, o wireOutcome) error {
 		Status: sandbox.Failed,
 		Error:  fmt.Sprintf("the program's value and logs are too large to return: %d bytes, limit %d MiB", size, maxFrame>>20),
 		Clock:  o.Clock,
-		Calls:  o.Calls,
 	}
 	e = newEnc(256)
 	encodeOutcome(e, o)
@@ -252,10 +246,11 @@ type stopError struct{ msg string }
 func (e *stopError) Error() string { return e.msg }
 func (e *stopError) Unwrap() error { return sandbox.ErrStop }
 
-// roundTrip sends a request and waits for its reply. When ctx ends first,
-// the parent is told to cancel the call, and its reply is still awaited:
-// the call has returned on the parent's side when roundTrip returns.
-func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (reply, error) {
+// roundTrip sends request q of kind and waits for its reply. When ctx
+// ends first, the parent is told to cancel the call, and its reply is
+// still awaited: the call has returned on the parent's side when roundTrip
+// returns.
+func (h *pipeHost) roundTrip(ctx context.Context, kind byte, q request) (reply, error) {
 	ch := make(chan reply, 1)
 	h.mu.Lock()
 	if h.gone != nil {
@@ -266,7 +261,7 @@ func (h *pipeHost) roundTrip(ctx context.Context, kind byte, e *enc) (reply, err
 	id := h.next
 	h.pending[id] = ch
 	h.mu.Unlock()
-	if err := h.fw.write(kind, id, e); err != nil {
+	if err := h.fw.write(kind, id, q.encode(newEnc(len(q.name)+len(q.method)+len(q.data)+len(q.errMsg)+16))); err != nil {
 		h.mu.Lock()
 		delete(h.pending, id)
 		h.mu.Unlock()
@@ -313,9 +308,7 @@ func (h *pipeHost) fail(cause error) {
 
 // Call forwards a connector call.
 func (h *pipeHost) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
-	e := newEnc(len(c.Args) + len(c.Connector) + len(c.Method) + 16)
-	e.uvarint(uint64(c.Seq)).str(c.Connector).str(c.Method).bytes(c.Args)
-	r, err := h.roundTrip(ctx, msgCall, e)
+	r, err := h.roundTrip(ctx, msgCall, request{seq: c.Seq, name: c.Connector, method: c.Method, data: c.Args})
 	if errors.Is(err, errFrameTooLarge) {
 		return nil, fmt.Errorf("%s.%s: the arguments are too large to send: %d bytes, limit %d MiB", c.Connector, c.Method, len(c.Args), maxFrame>>20)
 	}
@@ -324,15 +317,13 @@ func (h *pipeHost) Call(ctx context.Context, c sandbox.Call) (json.RawMessage, e
 
 // StepResult forwards codemode.step's lookup.
 func (h *pipeHost) StepResult(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
-	r, err := h.roundTrip(ctx, msgStepResult, newEnc(len(s.Name)+8).uvarint(uint64(s.Seq)).str(s.Name))
+	r, err := h.roundTrip(ctx, msgStepResult, request{seq: s.Seq, name: s.Name})
 	return r.value, r.found, err
 }
 
 // StepDone forwards a step's value or failure.
 func (h *pipeHost) StepDone(ctx context.Context, s sandbox.Step, value json.RawMessage, errMsg string) error {
-	e := newEnc(len(s.Name) + len(value) + len(errMsg) + 16)
-	e.uvarint(uint64(s.Seq)).str(s.Name).bytes(value).str(errMsg)
-	_, err := h.roundTrip(ctx, msgStepDone, e)
+	_, err := h.roundTrip(ctx, msgStepDone, request{seq: s.Seq, name: s.Name, data: value, errMsg: errMsg})
 	if errors.Is(err, errFrameTooLarge) {
 		return fmt.Errorf("codemode.step(%q): the value is too large to record: %d bytes, limit %d MiB", s.Name, len(value), maxFrame>>20)
 	}
@@ -341,9 +332,7 @@ func (h *pipeHost) StepDone(ctx context.Context, s sandbox.Step, value json.RawM
 
 // Service forwards a host-backed codemode function.
 func (h *pipeHost) Service(ctx context.Context, s sandbox.ServiceCall) (json.RawMessage, error) {
-	e := newEnc(len(s.Name) + len(s.Args) + 16)
-	e.uvarint(uint64(s.Seq)).str(s.Name).bytes(s.Args)
-	r, err := h.roundTrip(ctx, msgService, e)
+	r, err := h.roundTrip(ctx, msgService, request{seq: s.Seq, name: s.Name, data: s.Args})
 	if errors.Is(err, errFrameTooLarge) {
 		return nil, fmt.Errorf("codemode.%s: the arguments are too large to send: %d bytes, limit %d MiB", s.Name, len(s.Args), maxFrame>>20)
 	}
@@ -356,7 +345,7 @@ func (h *pipeHost) Check(ctx context.Context, calls []sandbox.StaticCall) ([]san
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.roundTrip(ctx, msgCheck, newEnc(len(raw)+8).bytes(raw))
+	r, err := h.roundTrip(ctx, msgCheck, request{data: raw})
 	if err != nil {
 		return nil, err
 	}
