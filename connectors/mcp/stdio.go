@@ -120,16 +120,17 @@ const idleGrace = 2 * time.Millisecond
 // they are gathered in pieces).
 const readBuffer = 64 << 10
 
-// maxLine bounds one message from the server (a line on its stdout), so
-// that a server writing without end is not gathered without end: past
-// it the transport ends (errLongLine). A result that large could not
-// reach a program in a sandbox worker either (its frames are bounded
-// alike).
-const maxLine = 64 << 20
+// maxMessage bounds one message from a server (a line on a stdio
+// server's stdout, a remote server's JSON answer or event: boundedBody),
+// so that a server writing without end is not gathered without end: past
+// it the transport ends (errLongLine) or the request fails. A result that
+// large could not reach a program in a sandbox worker either (its frames
+// are bounded alike).
+const maxMessage = 64 << 20
 
 // errLongLine is why a transport ended whose server wrote a line longer
-// than maxLine.
-var errLongLine = fmt.Errorf("the server wrote a message of more than %d MiB (one line on its stdout)", maxLine>>20)
+// than maxMessage.
+var errLongLine = fmt.Errorf("the server wrote a message of more than %d MiB (one line on its stdout)", maxMessage>>20)
 
 var _ transport.BidirectionalInterface = (*stdioTransport)(nil)
 
@@ -414,7 +415,7 @@ func (t *stdioTransport) readWhile(more func() bool) (ended bool) {
 	return t.ended()
 }
 
-// readLine reads one line, of at most maxLine bytes, keeping what an
+// readLine reads one line, of at most maxMessage bytes, keeping what an
 // interrupted read got so far. Only the holder of role calls it.
 func (t *stdioTransport) readLine() ([]byte, error) {
 	for {
@@ -422,7 +423,7 @@ func (t *stdioTransport) readLine() ([]byte, error) {
 		switch {
 		case err == nil && len(t.partial) == 0:
 			return append([]byte(nil), piece...), nil // piece is the buffer's
-		case len(t.partial)+len(piece) > maxLine:
+		case len(t.partial)+len(piece) > maxMessage:
 			t.partial = nil
 			return nil, errLongLine
 		}
@@ -447,7 +448,7 @@ func (t *stdioTransport) readFailed(err error) {
 	}
 	switch {
 	case errors.Is(err, errLongLine):
-		t.logger.Warn("the MCP server wrote too long a message; dropping the connection", "limit_bytes", maxLine)
+		t.logger.Warn("the MCP server wrote too long a message; dropping the connection", "limit_bytes", maxMessage)
 		t.end(err)
 		return
 	case !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed):

@@ -169,7 +169,7 @@ func TestStdioLongLine(t *testing.T) {
 	}
 }
 
-// A server that writes more than maxLine without ending its line ends the
+// A server that writes more than maxMessage without ending its line ends the
 // transport, its call failing with why, instead of having its output
 // gathered without end.
 func TestStdioOverlongLineEndsTheTransport(t *testing.T) {
@@ -181,7 +181,7 @@ func TestStdioOverlongLineEndsTheTransport(t *testing.T) {
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
-		_, _ = p.out.Write(bytes.Repeat([]byte("x"), maxLine+1<<20))
+		_, _ = p.out.Write(bytes.Repeat([]byte("x"), maxMessage+1<<20))
 		cancel() // all of it was read: nothing stopped the reading
 	}()
 	a := <-ans

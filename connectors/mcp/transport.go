@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +41,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	if cfg.OAuth != nil {
 		rt = cfg.OAuth.Transport(rt)
 	}
-	hc := &http.Client{Transport: rt, CheckRedirect: checkRedirect}
+	hc := &http.Client{Transport: boundedBodies{rt}, CheckRedirect: checkRedirect}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),
@@ -175,4 +177,70 @@ func namesVersions(result json.RawMessage) bool {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	return json.Unmarshal(result, &r) == nil && len(r.SupportedVersions) > 0
+}
+
+// boundedBodies bounds each message a remote server sends to maxMessage, as
+// readLine does a stdio server's: mcp-go reads an answer or an event whole,
+// so without it a server writing without end would be gathered without
+// end. A JSON answer is one message; an event stream's messages are its
+// events, each ended by an empty line, so a session's long-lived stream
+// may carry any number of them. Past the bound the body's read fails
+// (errTooLarge), which fails the request or ends the stream.
+type boundedBodies struct{ http.RoundTripper }
+
+func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.RoundTripper.RoundTrip(req)
+	if err == nil {
+		ct := resp.Header.Get("Content-Type")
+		resp.Body = &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(ct, "text/event-stream"), blank: true}
+	}
+	return resp, err
+}
+
+// errTooLarge is why a remote server's message was not read.
+var errTooLarge = fmt.Errorf("the server sent a message of more than %d MiB", maxMessage>>20)
+
+// boundedBody counts the bytes of the message being read: of the whole
+// body, or, for an event stream, of the event since the last empty line.
+type boundedBody struct {
+	io.ReadCloser
+	events bool
+	n      int  // bytes of the current message
+	blank  bool // (events) the line being read is empty so far: only \r, at a line's start
+}
+
+// Read hands on nothing of the read that crosses the bound, so a decoder
+// cannot complete a value with it; from then on every read fails.
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.n > maxMessage {
+		return 0, errTooLarge
+	}
+	n, err := b.ReadCloser.Read(p)
+	if !b.events {
+		b.n += n
+	} else {
+		b.count(p[:n])
+	}
+	if b.n > maxMessage {
+		return 0, errTooLarge
+	}
+	return n, err
+}
+
+// count adds p to the current event, an empty line (\n or \r\n) ending it.
+func (b *boundedBody) count(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			b.n += len(p)
+			b.blank = b.blank && len(bytes.Trim(p, "\r")) == 0
+			return
+		}
+		if b.blank && len(bytes.Trim(p[:i], "\r")) == 0 {
+			b.n = 0 // an empty line: the event ended
+		} else if b.n += i + 1; b.n > maxMessage {
+			return // over the bound: what follows does not matter
+		}
+		b.blank, p = true, p[i+1:]
+	}
 }
