@@ -277,7 +277,7 @@ func (s *Scrubber) Cut(text []byte) int {
 			if len(f) <= len(text)-i {
 				break
 			}
-			if strings.HasPrefix(f, string(text[i:])) {
+			if f[:len(text)-i] == string(text[i:]) { // compared without a copy
 				return i
 			}
 		}
