@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -290,50 +288,7 @@ func (d *document) jsonText() ([]byte, error) {
 	if isJSONText(raw) {
 		return bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")), nil
 	}
-	// Not yaml.YAMLToJSON: the JSON form expands the aliases, so a few
-	// hundred bytes could stand for gigabytes ("billion laughs"). The
-	// decoded value shares them, so its size as JSON is worked out first,
-	// and bounded as a JSON document is.
-	var v any
-	if err := yaml.UnmarshalWithOptions(raw, &v, yaml.UseOrderedMap()); err != nil {
-		return nil, fmt.Errorf("the document is neither JSON nor YAML: %w", err)
-	}
-	if jsonSize(v, maxDocumentBytes) > maxDocumentBytes {
-		return nil, fmt.Errorf("the YAML document is larger than %d MiB as JSON, its aliases expanded", maxDocumentBytes>>20)
-	}
-	return yaml.MarshalWithOptions(v, yaml.JSON())
-}
-
-// jsonSize is at most the size of v, a decoded YAML value, as JSON; it
-// stops counting once past limit, so it takes a time bounded by limit
-// whatever v's aliases stand for.
-func jsonSize(v any, limit int) int {
-	n := 0
-	var add func(v any)
-	add = func(v any) {
-		switch v := v.(type) {
-		case yaml.MapSlice:
-			for _, it := range v {
-				if n > limit {
-					return
-				}
-				add(it.Key)
-				add(it.Value)
-			}
-		case []any:
-			for _, it := range v {
-				if n > limit {
-					return
-				}
-				add(it)
-			}
-		case string:
-			n += len(v)
-		}
-		n += 2 // quotes, brackets or a separator; a number, boolean or null
-	}
-	add(v)
-	return n
+	return yamlToJSON(raw)
 }
 
 // isJSONText reports whether b starts (after white space and a byte order
