@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"slices"
 	"strconv"
@@ -70,7 +71,9 @@ type deriver struct {
 	root     *value
 	swagger2 bool
 	conv     *schemaConv
-	warned   map[string]bool
+	// warned are the hashes of the warnings given, kept or counted: their
+	// texts past the hundred kept would take up to 1.2 KB each.
+	warned   map[uint64]bool
 	warnings []string
 	dropped  int
 	// where prefixes warnings with the operation being derived.
@@ -82,7 +85,7 @@ func derive(root *value, size int) (*derivation, error) {
 	if !root.isObject() {
 		return nil, errors.New("not an OpenAPI document: the top level is not an object")
 	}
-	d := &deriver{root: root, warned: map[string]bool{}}
+	d := &deriver{root: root, warned: map[uint64]bool{}}
 	switch v, sw := root.getText("openapi"), root.get("swagger"); {
 	case v != "":
 		if !strings.HasPrefix(v, "3.") {
@@ -159,6 +162,9 @@ func reach(names []string, visit func(name string) []string) map[string]bool {
 	return seen
 }
 
+// warnSeed seeds the hashes of warnings.
+var warnSeed = maphash.MakeSeed()
+
 // warn records a problem of the document, once, naming where it is.
 func (d *deriver) warn(msg string) {
 	// Bounded, where and all: a document can put many problems under one
@@ -167,10 +173,11 @@ func (d *deriver) warn(msg string) {
 		msg = short.Clip(d.where, maxMessage) + ": " + msg
 	}
 	msg = short.Clip(msg, 4*maxMessage)
-	if d.warned[msg] {
+	h := maphash.String(warnSeed, msg)
+	if d.warned[h] {
 		return
 	}
-	d.warned[msg] = true
+	d.warned[h] = true
 	if len(d.warnings) >= maxWarnings {
 		d.dropped++
 		return

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -199,4 +201,30 @@ func TestWarningsBounded(t *testing.T) {
 	if n > 100<<10 {
 		t.Errorf("%d warnings of %d bytes from a document of %d bytes; want each bounded", len(c.Capabilities().Diagnostics), n, len(doc))
 	}
+}
+
+// TestWarningsPastTheCapNotKept: warnings past the hundred kept are only
+// counted; telling one seen before from a new one must not keep its text
+// (up to 1.2 KB each), or a document with a million distinct problems
+// would hold about a gigabyte while it derives.
+func TestWarningsPastTheCapNotKept(t *testing.T) {
+	d := &deriver{warned: map[uint64]bool{}}
+	long := strings.Repeat("x", 4*maxMessage)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n = 20000
+	for i := range n {
+		d.warn(strconv.Itoa(i) + long)
+	}
+	d.warn("0" + long) // seen before: not counted again
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if retained := int64(after.HeapAlloc) - int64(before.HeapAlloc); retained > 4<<20 {
+		t.Errorf("%d distinct warnings of %d bytes kept %d bytes; want their text not kept", n, len(long), retained)
+	}
+	if len(d.warnings) != maxWarnings || d.dropped != n-maxWarnings {
+		t.Errorf("kept %d, dropped %d; want %d and %d", len(d.warnings), d.dropped, maxWarnings, n-maxWarnings)
+	}
+	runtime.KeepAlive(d)
 }
