@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -42,17 +43,11 @@ type document struct {
 	bytes func() ([]byte, error)
 }
 
-// isURL reports whether a document location is an http(s) URL.
-func isURL(loc string) bool {
-	l := strings.ToLower(loc)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
-}
-
 // readDocument reads a document from a file or fetches it from a URL
 // (cached on disk when cacheDir is set: offline, the cached copy is used,
 // with a warning).
 func readDocument(ctx context.Context, loc, cacheDir string) (*document, error) {
-	if !isURL(loc) {
+	if !origin.IsHTTP(loc) {
 		return openFile(loc, cacheDir)
 	}
 	u, err := url.Parse(loc)
@@ -106,11 +101,18 @@ func openFile(loc, cacheDir string) (*document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
 	}
+	if cacheDir == "" {
+		raw, err := readFile(abs)
+		if err != nil {
+			return nil, err
+		}
+		return newDocument(raw, nil, ""), nil
+	}
 	// The record: the path and identity, a line break, the hash.
 	record := cachePath(cacheDir, "files", abs, ".txt")
 	before, statErr := fileIdentity(abs)
 	key := fmt.Sprintf("%s %+v\n", abs, before)
-	if rec, err := os.ReadFile(record); cacheDir != "" && statErr == nil && err == nil {
+	if rec, err := os.ReadFile(record); statErr == nil && err == nil {
 		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
 			return &document{hash: hash, bytes: sync.OnceValues(func() ([]byte, error) {
 				raw, err := readFile(abs)
@@ -126,7 +128,7 @@ func openFile(loc, cacheDir string) (*document, error) {
 		return nil, err
 	}
 	d := newDocument(raw, nil, "")
-	if after, err := fileIdentity(abs); cacheDir != "" && statErr == nil && err == nil && after == before {
+	if after, err := fileIdentity(abs); statErr == nil && err == nil && after == before {
 		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
 	return d, nil
