@@ -40,11 +40,15 @@ func yamlToJSON(raw []byte) ([]byte, error) {
 // errYAMLTooLarge is a YAML document whose JSON form is over the bound.
 var errYAMLTooLarge = fmt.Errorf("the YAML document is larger than %d MiB as JSON, its aliases expanded", maxDocumentBytes>>20)
 
+// mergeCost is what merging one mapping counts against the bound, its
+// members aside: about the work it takes, in bytes written.
+const mergeCost = 64
+
 // yamlWriter writes a YAML node tree as JSON.
 type yamlWriter struct {
 	b []byte
-	// copied counts the members merge keys copied (their keys' bytes),
-	// which are work done before anything is written.
+	// copied counts what merge keys copied (their members' keys, and
+	// mergeCost a mapping), work done before anything is written.
 	copied int
 	// open are the anchored nodes being written: an alias to one of them
 	// is a cycle.
@@ -139,7 +143,9 @@ func (w *yamlWriter) members(n *yaml.Node, depth int) ([]yamlMember, error) {
 		if own == nil {
 			own = map[string]bool{}
 			for j := 0; j+1 < len(n.Content); j += 2 {
-				own[deAlias(n.Content[j]).Value] = true
+				if k := deAlias(n.Content[j]); k.ShortTag() != "!!merge" {
+					own[k.Value] = true
+				}
 			}
 		}
 		sources := []*yaml.Node{v}
@@ -175,6 +181,7 @@ func (w *yamlWriter) merge(out *[]yamlMember, own map[string]bool, s *yaml.Node,
 	if err != nil {
 		return err
 	}
+	w.copied += mergeCost // even an empty mapping: merging one twice at each level doubles the work
 	for _, m := range ms {
 		w.copied += len(m.key) + 2
 		if !own[m.key] {

@@ -66,6 +66,7 @@ func TestYAMLToJSON(t *testing.T) {
 		{"chained merge keys", "a: &a {x: 1}\nb: &b {<<: *a, y: 2}\nc: {<<: *b, z: 3}\n",
 			`{"a":{"x":1},"b":{"x":1,"y":2},"c":{"x":1,"y":2,"z":3}}`},
 		{"a quoted merge key is a key", "a: {'<<': 1}\n", `{"a":{"<<":1}}`},
+		{"a merged quoted merge key", "a: &a {'<<': 1}\nb: {<<: *a}\n", `{"a":{"<<":1},"b":{"<<":1}}`},
 		{"empty", "", `null`},
 	}
 	for _, tt := range tests {
@@ -93,16 +94,24 @@ func TestYAMLToJSON(t *testing.T) {
 }
 
 // TestYAMLMergeKeysBounded: chained merge keys copy every mapping before
-// them, so 4,000 of them (143 KB) stand for 8 million members: counted
-// as they are copied, and refused past the bound of a JSON document.
+// them, so 4,000 of them (143 KB) stand for 8 million members, and 40
+// mappings each merging the one before twice stand for 2⁴⁰ merges, even
+// of an empty mapping: counted as they are copied, and refused past the
+// bound of a JSON document.
 func TestYAMLMergeKeysBounded(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("openapi: 3.0.3\na0: &a0 {x: 1}\n")
+	var chain, doubling strings.Builder
+	chain.WriteString("openapi: 3.0.3\na0: &a0 {x: 1}\n")
 	for i := 1; i < 4000; i++ {
-		fmt.Fprintf(&b, "a%d: &a%d\n  <<: *a%d\n  y%d: 1\n", i, i, i-1, i)
+		fmt.Fprintf(&chain, "a%d: &a%d\n  <<: *a%d\n  y%d: 1\n", i, i, i-1, i)
 	}
-	_, err := yamlToJSON([]byte(b.String()))
-	if want := fmt.Sprintf("larger than %d MiB as JSON", maxDocumentBytes>>20); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("4,000 chained merge keys: %v; want %q", err, want)
+	doubling.WriteString("openapi: 3.0.3\na0: &a0 {}\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&doubling, "a%d: &a%d {<<: [*a%d, *a%d]}\n", i, i, i-1, i-1)
+	}
+	for name, doc := range map[string]string{"4,000 chained merge keys": chain.String(), "40 doubling merge keys": doubling.String()} {
+		_, err := yamlToJSON([]byte(doc))
+		if want := fmt.Sprintf("larger than %d MiB as JSON", maxDocumentBytes>>20); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s (%d bytes): %v; want %q", name, len(doc), err, want)
+		}
 	}
 }
