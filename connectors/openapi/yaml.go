@@ -30,7 +30,7 @@ func yamlToJSON(raw []byte) ([]byte, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return []byte("null"), nil // an empty document: not OpenAPI, derive says
 	}
-	w := yamlWriter{open: map[*yaml.Node]bool{}}
+	w := yamlWriter{written: map[*yaml.Node]yamlSpan{}}
 	if err := w.value(doc.Content[0], 0); err != nil {
 		return nil, err
 	}
@@ -50,40 +50,53 @@ type yamlWriter struct {
 	// copied counts what merge keys copied (their members' keys, and
 	// mergeCost a mapping), work done before anything is written.
 	copied int
-	// open are the anchored nodes being written: an alias to one of them
-	// is a cycle.
-	open map[*yaml.Node]bool
+	// deepest is the deepest level written.
+	deepest int
+	// written are the anchored nodes written (an alias copies their JSON)
+	// or being written (start < 0: an alias to one is a cycle).
+	written map[*yaml.Node]yamlSpan
 }
 
-// enter marks an anchored node as being written; leave unmarks it.
-func (w *yamlWriter) enter(n *yaml.Node) error {
-	if len(w.b)+w.copied > maxDocumentBytes {
-		return errYAMLTooLarge
-	}
-	if n.Anchor == "" {
-		return nil
-	}
-	if w.open[n] {
-		return fmt.Errorf("the YAML document's anchor &%s (line %d) contains an alias to itself", n.Anchor, n.Line)
-	}
-	w.open[n] = true
-	return nil
-}
+// A yamlSpan is where an anchored node's JSON is in the output, and how
+// many levels it nests.
+type yamlSpan struct{ start, end, height int }
 
-func (w *yamlWriter) leave(n *yaml.Node) { delete(w.open, n) }
-
-// value writes n and what it contains.
+// value writes n (what an alias stands for: a copy of what its anchor
+// wrote) at a level of nesting.
 func (w *yamlWriter) value(n *yaml.Node, depth int) error {
 	if depth > maxDocDepth {
 		return fmt.Errorf("the YAML document nests deeper than %d levels (line %d)", maxDocDepth, n.Line)
 	}
-	if err := w.enter(n); err != nil {
-		return err
+	if len(w.b)+w.copied > maxDocumentBytes {
+		return errYAMLTooLarge
 	}
-	defer w.leave(n)
+	w.deepest = max(w.deepest, depth)
+	if n = deAlias(n); n.Anchor == "" {
+		return w.write(n, depth)
+	}
+	span, ok := w.written[n]
+	switch {
+	case ok && span.start < 0:
+		return fmt.Errorf("the YAML document's anchor &%s (line %d) contains an alias to itself", n.Anchor, n.Line)
+	case ok && depth+span.height > maxDocDepth:
+		return fmt.Errorf("the YAML document nests deeper than %d levels (an alias to &%s, line %d)", maxDocDepth, n.Anchor, n.Line)
+	case ok:
+		w.deepest = max(w.deepest, depth+span.height)
+		w.b = append(w.b, w.b[span.start:span.end]...)
+		return nil
+	}
+	w.written[n] = yamlSpan{start: -1}
+	start, outer := len(w.b), w.deepest
+	w.deepest = depth
+	err := w.write(n, depth)
+	w.written[n] = yamlSpan{start, len(w.b), w.deepest - depth}
+	w.deepest = max(outer, w.deepest)
+	return err
+}
+
+// write writes n, not an alias.
+func (w *yamlWriter) write(n *yaml.Node, depth int) error {
 	switch n.Kind {
-	case yaml.AliasNode:
-		return w.value(n.Alias, depth)
 	case yaml.SequenceNode:
 		w.b = append(w.b, '[')
 		for i, it := range n.Content {
@@ -167,12 +180,8 @@ func (w *yamlWriter) merge(out *[]yamlMember, own map[string]bool, s *yaml.Node,
 	if depth > maxDocDepth {
 		return fmt.Errorf("the YAML document nests deeper than %d levels (line %d)", maxDocDepth, s.Line)
 	}
-	if err := w.enter(s); err != nil {
-		return err
-	}
-	defer w.leave(s)
-	if s.Kind == yaml.AliasNode {
-		return w.merge(out, own, s.Alias, depth)
+	if s = deAlias(s); w.written[s].start < 0 {
+		return fmt.Errorf("the YAML document's anchor &%s (line %d) contains an alias to itself", s.Anchor, s.Line)
 	}
 	if s.Kind != yaml.MappingNode {
 		return fmt.Errorf("the YAML document's merge key (<<) at line %d names neither a mapping nor a list of mappings", s.Line)

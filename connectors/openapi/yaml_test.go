@@ -60,7 +60,9 @@ func TestYAMLToJSON(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"scalars", "a: 1.0\nb: 0x1F\nc: 1_000\nd: +2\ne: .5\nf: true\ng: ~\nh: '1.0'\ni: 2016-11-15\nj: .inf\nk: 12345678901234567890\nl: |\n  two\n  lines\n",
 			`{"a":1.0,"b":31,"c":1000,"d":2,"e":0.5,"f":true,"g":null,"h":"1.0","i":"2016-11-15","j":".inf","k":12345678901234567890,"l":"two\nlines\n"}`},
-		{"aliases", "base: &b {x: 1, y: [2]}\ncopy: *b\n", `{"base":{"x":1,"y":[2]},"copy":{"x":1,"y":[2]}}`},
+		{"aliases", "base: &b {x: 1, y: [2]}\ncopy: *b\nin: [*b, {z: *b}]\n", `{"base":{"x":1,"y":[2]},"copy":{"x":1,"y":[2]},"in":[{"x":1,"y":[2]},{"z":{"x":1,"y":[2]}}]}`},
+		{"aliases within the depth bound", "a: &a " + strings.Repeat("[", 250) + strings.Repeat("]", 250) + "\nb: " + strings.Repeat("[", 250) + "*a" + strings.Repeat("]", 250) + "\n",
+			`{"a":` + strings.Repeat("[", 250) + strings.Repeat("]", 250) + `,"b":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + `}`},
 		{"merge keys", "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc:\n  x: 0\n  <<: [*a, *b]\n  w: 3\n",
 			`{"a":{"x":1,"y":1},"b":{"y":2,"z":2},"c":{"x":0,"y":1,"z":2,"w":3}}`},
 		{"chained merge keys", "a: &a {x: 1}\nb: &b {<<: *a, y: 2}\nc: {<<: *b, z: 3}\n",
@@ -83,6 +85,8 @@ func TestYAMLToJSON(t *testing.T) {
 		{"a merge of a scalar", "a: &a 1\nb: {<<: *a}\n", "merge key (<<) at line 1 names neither a mapping"},
 		{"a mapping as a key", "? {a: 1}\n: 2\n", "mapping key that is not a string at line 1"},
 		{"not YAML", "a: [b\n", "neither JSON nor YAML"},
+		{"an alias nested past the bound", "a: &a " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\nb: " + strings.Repeat("[", 300) + "*a" + strings.Repeat("]", 300) + "\n",
+			"nests deeper than 512 levels (an alias to &a, line 1)"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
