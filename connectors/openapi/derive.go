@@ -199,27 +199,46 @@ func (d *deriver) server(root *value) string {
 		}
 		return scheme + "://" + host + base
 	}
-	return serverURL(root.get("servers"))
+	return d.serverURL(root.get("servers"))
 }
 
+// maxServerURL bounds a server URL, its variables replaced.
+const maxServerURL = 8 << 10
+
 // serverURL returns the URL of the first server of a servers list, its
-// variables replaced by their defaults; "" when there is none.
-func serverURL(servers *value) string {
+// variables replaced by their defaults; "" when there is none. The URL is
+// read once, so a default is not searched for variables: replaced
+// variable after variable, each default bringing in the next, a few
+// kilobytes made gigabytes.
+func (d *deriver) serverURL(servers *value) string {
 	if !servers.isArray() || len(servers.items) == 0 {
 		return ""
 	}
 	s := &servers.items[0]
-	u := s.getText("url")
-	vars := s.get("variables")
-	if vars.isObject() {
-		for i, k := range vars.keys {
-			def := vars.items[i].get("default")
-			if def != nil && (def.kind == kindString || def.kind == kindNumber) {
-				u = strings.ReplaceAll(u, "{"+k+"}", def.text)
-			}
+	u, vars := s.getText("url"), s.get("variables")
+	var b strings.Builder
+	for vars.isObject() && b.Len() <= maxServerURL {
+		open := strings.IndexByte(u, '{')
+		if open < 0 {
+			break
 		}
+		end := strings.IndexByte(u[open:], '}') + open
+		if end < open {
+			break
+		}
+		b.WriteString(u[:open])
+		if def := vars.get(u[open+1 : end]).get("default"); def != nil && (def.kind == kindString || def.kind == kindNumber) {
+			b.WriteString(def.text)
+		} else {
+			b.WriteString(u[open : end+1])
+		}
+		u = u[end+1:]
 	}
-	return u
+	if b.WriteString(u); b.Len() > maxServerURL {
+		d.warn(fmt.Sprintf("a server URL is longer than %d KiB with its variables' defaults; ignored", maxServerURL>>10))
+		return ""
+	}
+	return b.String()
 }
 
 // pathItem derives the operations of one path.
@@ -233,7 +252,7 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 	var out []derivedMethod
 	server := ""
 	if !d.swagger2 {
-		server = serverURL(item.get("servers"))
+		server = d.serverURL(item.get("servers"))
 	}
 	for _, m := range httpMethods {
 		op := item.get(m)
@@ -299,7 +318,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		o.SourceName = o.Method + " " + path
 	}
 	if !d.swagger2 {
-		if s := serverURL(op.get("servers")); s != "" {
+		if s := d.serverURL(op.get("servers")); s != "" {
 			server = s
 		}
 	}
