@@ -11,6 +11,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 )
@@ -338,7 +339,7 @@ func checkBuiltin(v string) error {
 // path resolved against the file's directory.
 func checkOpenAPI(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	switch s := v.(string); {
-	case isHTTPURL(s):
+	case origin.IsHTTP(s):
 		return d.httpURL(n, fp)
 	case strings.Contains(s, "://"):
 		d.errAt(n.pos, fp, fmt.Sprintf("expected a file path or an http(s) URL, got %q", s))
@@ -386,11 +387,6 @@ func keyAt(n *node, key string) pos {
 	return n.pos
 }
 
-func isHTTPURL(s string) bool {
-	l := strings.ToLower(s)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
-}
-
 // httpURL decodes an absolute http(s) URL.
 func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
 	v, ok := d.text(n, fp, rule{nonempty: true, secret: true})
@@ -398,7 +394,7 @@ func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
 		return "", false
 	}
 	u, err := url.Parse(v)
-	if err != nil || !isHTTPURL(v) || u.Host == "" {
+	if err != nil || !origin.IsHTTP(v) || u.Host == "" {
 		d.errAt(n.pos, fp, fmt.Sprintf("expected an http(s) URL such as \"https://example.com/mcp\", got %q", v))
 		return "", false
 	}

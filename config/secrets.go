@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -122,7 +123,7 @@ func headerSecrets(v string) []string {
 // urlSecrets returns the credentials and query values of a URL ("" and
 // paths give none).
 func urlSecrets(raw string) []string {
-	if !isHTTPURL(raw) {
+	if !origin.IsHTTP(raw) {
 		return nil
 	}
 	u, err := url.Parse(raw)

@@ -35,8 +35,8 @@ type Connector struct {
 	derived  *derivation // read only
 	pinned   bool        // base_url is configured (see pinnedServer)
 
-	storing    sync.WaitGroup         // the derivation being written to the cache
-	specJSON   func() ([]byte, error) // the document as JSON, made on the first spec call
+	storing    sync.WaitGroup               // the derivation being written to the cache
+	specDoc    func() (specDocument, error) // the document parsed, on the first spec call
 	routesOnce sync.Once
 	routes     []route // every operation request can reach, made on the first Route
 	byKey      map[routeKey][]int
@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", specJSON: sync.OnceValues(doc.jsonText)}
+	c := &Connector{name: cfg.Name, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", specDoc: sync.OnceValues(doc.parsed)}
 	c.warnings = append(slices.Clone(doc.warnings), d.Warnings...)
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
@@ -334,24 +334,17 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 			return connectors.Result{IsError: true, Message: "spec: " + err.Error()}, nil
 		}
 	}
-	text, err := c.specJSON()
+	doc, err := c.specDoc()
 	if err != nil {
 		return connectors.Result{}, err
 	}
 	ptr := strings.TrimPrefix(a.Pointer, "#")
-	if ptr == "" { // the whole document
-		if len(text) > specWholeLimit {
-			return connectors.Result{IsError: true, Message: fmt.Sprintf(
-				"spec: the document is %d KiB, too large to return whole; ask for a part with a JSON pointer, "+
-					`such as spec({pointer: "/components/schemas"}) or spec({pointer: "/paths/~1some~1path/get"})`, len(text)>>10)}, nil
-		}
-		return connectors.Result{Value: c.scrub.JSON(text)}, nil
+	if ptr == "" && doc.size > specWholeLimit {
+		return connectors.Result{IsError: true, Message: fmt.Sprintf(
+			"spec: the document is %d KiB, too large to return whole; ask for a part with a JSON pointer, "+
+				`such as spec({pointer: "/components/schemas"}) or spec({pointer: "/paths/~1some~1path/get"})`, doc.size>>10)}, nil
 	}
-	root, ok := parseJSON(text)
-	if !ok {
-		return connectors.Result{}, fmt.Errorf("spec: the document is not valid JSON")
-	}
-	n := resolvePointer(&root, ptr)
+	n := resolvePointer(&doc.root, ptr)
 	if n == nil {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf("spec: nothing at %q in the document", a.Pointer)}, nil
 	}

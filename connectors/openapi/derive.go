@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"slices"
 	"strconv"
@@ -70,7 +71,9 @@ type deriver struct {
 	root     *value
 	swagger2 bool
 	conv     *schemaConv
-	warned   map[string]bool
+	// warned are the hashes of the warnings given, kept or counted: their
+	// texts past the hundred kept would take up to 1.2 KB each.
+	warned   map[uint64]bool
 	warnings []string
 	dropped  int
 	// where prefixes warnings with the operation being derived.
@@ -82,7 +85,7 @@ func derive(root *value, size int) (*derivation, error) {
 	if !root.isObject() {
 		return nil, errors.New("not an OpenAPI document: the top level is not an object")
 	}
-	d := &deriver{root: root, warned: map[string]bool{}}
+	d := &deriver{root: root, warned: map[uint64]bool{}}
 	switch v, sw := root.getText("openapi"), root.get("swagger"); {
 	case v != "":
 		if !strings.HasPrefix(v, "3.") {
@@ -159,6 +162,9 @@ func reach(names []string, visit func(name string) []string) map[string]bool {
 	return seen
 }
 
+// warnSeed seeds the hashes of warnings.
+var warnSeed = maphash.MakeSeed()
+
 // warn records a problem of the document, once, naming where it is.
 func (d *deriver) warn(msg string) {
 	// Bounded, where and all: a document can put many problems under one
@@ -167,10 +173,11 @@ func (d *deriver) warn(msg string) {
 		msg = short.Clip(d.where, maxMessage) + ": " + msg
 	}
 	msg = short.Clip(msg, 4*maxMessage)
-	if d.warned[msg] {
+	h := maphash.String(warnSeed, msg)
+	if d.warned[h] {
 		return
 	}
-	d.warned[msg] = true
+	d.warned[h] = true
 	if len(d.warnings) >= maxWarnings {
 		d.dropped++
 		return
@@ -192,27 +199,46 @@ func (d *deriver) server(root *value) string {
 		}
 		return scheme + "://" + host + base
 	}
-	return serverURL(root.get("servers"))
+	return d.serverURL(root.get("servers"))
 }
 
+// maxServerURL bounds a server URL, its variables replaced.
+const maxServerURL = 8 << 10
+
 // serverURL returns the URL of the first server of a servers list, its
-// variables replaced by their defaults; "" when there is none.
-func serverURL(servers *value) string {
+// variables replaced by their defaults; "" when there is none. The URL is
+// read once, so a default is not searched for variables: replaced
+// variable after variable, each default bringing in the next, a few
+// kilobytes made gigabytes.
+func (d *deriver) serverURL(servers *value) string {
 	if !servers.isArray() || len(servers.items) == 0 {
 		return ""
 	}
 	s := &servers.items[0]
-	u := s.getText("url")
-	vars := s.get("variables")
-	if vars.isObject() {
-		for i, k := range vars.keys {
-			def := vars.items[i].get("default")
-			if def != nil && (def.kind == kindString || def.kind == kindNumber) {
-				u = strings.ReplaceAll(u, "{"+k+"}", def.text)
-			}
+	u, vars := s.getText("url"), s.get("variables")
+	var b strings.Builder
+	for vars.isObject() && b.Len() <= maxServerURL {
+		open := strings.IndexByte(u, '{')
+		if open < 0 {
+			break
 		}
+		end := strings.IndexByte(u[open:], '}') + open
+		if end < open {
+			break
+		}
+		b.WriteString(u[:open])
+		if def := vars.get(u[open+1 : end]).get("default"); def != nil && (def.kind == kindString || def.kind == kindNumber) {
+			b.WriteString(def.text)
+		} else {
+			b.WriteString(u[open : end+1])
+		}
+		u = u[end+1:]
 	}
-	return u
+	if b.WriteString(u); b.Len() > maxServerURL {
+		d.warn(fmt.Sprintf("a server URL is longer than %d KiB with its variables' defaults; ignored", maxServerURL>>10))
+		return ""
+	}
+	return b.String()
 }
 
 // pathItem derives the operations of one path.
@@ -226,7 +252,7 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 	var out []derivedMethod
 	server := ""
 	if !d.swagger2 {
-		server = serverURL(item.get("servers"))
+		server = d.serverURL(item.get("servers"))
 	}
 	for _, m := range httpMethods {
 		op := item.get(m)
@@ -292,7 +318,7 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		o.SourceName = o.Method + " " + path
 	}
 	if !d.swagger2 {
-		if s := serverURL(op.get("servers")); s != "" {
+		if s := d.serverURL(op.get("servers")); s != "" {
 			server = s
 		}
 	}

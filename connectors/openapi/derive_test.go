@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -198,5 +201,55 @@ func TestWarningsBounded(t *testing.T) {
 	}
 	if n > 100<<10 {
 		t.Errorf("%d warnings of %d bytes from a document of %d bytes; want each bounded", len(c.Capabilities().Diagnostics), n, len(doc))
+	}
+}
+
+// TestWarningsPastTheCapNotKept: warnings past the hundred kept are only
+// counted; telling one seen before from a new one must not keep its text
+// (up to 1.2 KB each), or a document with a million distinct problems
+// would hold about a gigabyte while it derives.
+func TestWarningsPastTheCapNotKept(t *testing.T) {
+	d := &deriver{warned: map[uint64]bool{}}
+	long := strings.Repeat("x", 4*maxMessage)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n = 20000
+	for i := range n {
+		d.warn(strconv.Itoa(i) + long)
+	}
+	d.warn("0" + long) // seen before: not counted again
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if retained := int64(after.HeapAlloc) - int64(before.HeapAlloc); retained > 4<<20 {
+		t.Errorf("%d distinct warnings of %d bytes kept %d bytes; want their text not kept", n, len(long), retained)
+	}
+	if len(d.warnings) != maxWarnings || d.dropped != n-maxWarnings {
+		t.Errorf("kept %d, dropped %d; want %d and %d", len(d.warnings), d.dropped, maxWarnings, n-maxWarnings)
+	}
+	runtime.KeepAlive(d)
+}
+
+// TestServerVariablesBounded: a server URL's variables are replaced by
+// their defaults once, in one pass over the URL, and a URL longer than
+// maxServerURL is ignored with a warning: replacing them variable after
+// variable let a default bring in the next variable, so a 2.8 KB document
+// made a 27 MB URL (and one more level, 8 GB).
+func TestServerVariablesBounded(t *testing.T) {
+	doc := `{"openapi":"3.0.0","servers":[{"url":"` + strings.Repeat("{a}", 300) + `","variables":{"a":{"default":"` + strings.Repeat("{b}", 300) +
+		`"},"b":{"default":"` + strings.Repeat("{c}", 300) + `"},"c":{"default":"x"}}}],"paths":{"/p":{"get":{"servers":[{"url":"https://{h}.example/{v}","variables":{"h":{"default":"{v}"},"v":{"default":"v1"}}}]}}}}`
+	root, ok := parseJSON([]byte(doc))
+	if !ok {
+		t.Fatal("bad test document")
+	}
+	d, err := derive(&root, len(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Server) > maxServerURL || !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "longer than") }) {
+		t.Errorf("server URL of %d bytes, warnings %q; want it ignored with a warning", len(d.Server), d.Warnings)
+	}
+	if got, want := d.Methods[0].Op.Server, "https://{v}.example/v1"; got != want {
+		t.Errorf("operation server %q, want %q (a default is not searched for variables)", got, want)
 	}
 }

@@ -18,8 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
+	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
@@ -44,17 +43,11 @@ type document struct {
 	bytes func() ([]byte, error)
 }
 
-// isURL reports whether a document location is an http(s) URL.
-func isURL(loc string) bool {
-	l := strings.ToLower(loc)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
-}
-
 // readDocument reads a document from a file or fetches it from a URL
 // (cached on disk when cacheDir is set: offline, the cached copy is used,
 // with a warning).
 func readDocument(ctx context.Context, loc, cacheDir string) (*document, error) {
-	if !isURL(loc) {
+	if !origin.IsHTTP(loc) {
 		return openFile(loc, cacheDir)
 	}
 	u, err := url.Parse(loc)
@@ -108,11 +101,18 @@ func openFile(loc, cacheDir string) (*document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
 	}
+	if cacheDir == "" {
+		raw, err := readFile(abs)
+		if err != nil {
+			return nil, err
+		}
+		return newDocument(raw, nil, ""), nil
+	}
 	// The record: the path and identity, a line break, the hash.
 	record := cachePath(cacheDir, "files", abs, ".txt")
 	before, statErr := fileIdentity(abs)
 	key := fmt.Sprintf("%s %+v\n", abs, before)
-	if rec, err := os.ReadFile(record); cacheDir != "" && statErr == nil && err == nil {
+	if rec, err := os.ReadFile(record); statErr == nil && err == nil {
 		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
 			return &document{hash: hash, bytes: sync.OnceValues(func() ([]byte, error) {
 				raw, err := readFile(abs)
@@ -128,7 +128,7 @@ func openFile(loc, cacheDir string) (*document, error) {
 		return nil, err
 	}
 	d := newDocument(raw, nil, "")
-	if after, err := fileIdentity(abs); cacheDir != "" && statErr == nil && err == nil && after == before {
+	if after, err := fileIdentity(abs); statErr == nil && err == nil && after == before {
 		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
 	return d, nil
@@ -281,6 +281,27 @@ func writeFileAtomic(path string, data []byte) error {
 	return err
 }
 
+// A specDocument is a document as spec reads it: parsed once, so that a
+// program asking for parts of a large document many times does not parse
+// it each time (GitHub's took 50–100 ms and a hundred megabytes a call).
+type specDocument struct {
+	root value
+	size int // of its JSON text
+}
+
+// parsed returns the document parsed.
+func (d *document) parsed() (specDocument, error) {
+	text, err := d.jsonText()
+	if err != nil {
+		return specDocument{}, err
+	}
+	root, ok := parseJSON(text)
+	if !ok {
+		return specDocument{}, errors.New("spec: the document is not valid JSON")
+	}
+	return specDocument{root, len(text)}, nil
+}
+
 // jsonText returns the document as JSON: JSON as it is, YAML converted.
 func (d *document) jsonText() ([]byte, error) {
 	raw, err := d.bytes()
@@ -290,50 +311,7 @@ func (d *document) jsonText() ([]byte, error) {
 	if isJSONText(raw) {
 		return bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")), nil
 	}
-	// Not yaml.YAMLToJSON: the JSON form expands the aliases, so a few
-	// hundred bytes could stand for gigabytes ("billion laughs"). The
-	// decoded value shares them, so its size as JSON is worked out first,
-	// and bounded as a JSON document is.
-	var v any
-	if err := yaml.UnmarshalWithOptions(raw, &v, yaml.UseOrderedMap()); err != nil {
-		return nil, fmt.Errorf("the document is neither JSON nor YAML: %w", err)
-	}
-	if jsonSize(v, maxDocumentBytes) > maxDocumentBytes {
-		return nil, fmt.Errorf("the YAML document is larger than %d MiB as JSON, its aliases expanded", maxDocumentBytes>>20)
-	}
-	return yaml.MarshalWithOptions(v, yaml.JSON())
-}
-
-// jsonSize is at most the size of v, a decoded YAML value, as JSON; it
-// stops counting once past limit, so it takes a time bounded by limit
-// whatever v's aliases stand for.
-func jsonSize(v any, limit int) int {
-	n := 0
-	var add func(v any)
-	add = func(v any) {
-		switch v := v.(type) {
-		case yaml.MapSlice:
-			for _, it := range v {
-				if n > limit {
-					return
-				}
-				add(it.Key)
-				add(it.Value)
-			}
-		case []any:
-			for _, it := range v {
-				if n > limit {
-					return
-				}
-				add(it)
-			}
-		case string:
-			n += len(v)
-		}
-		n += 2 // quotes, brackets or a separator; a number, boolean or null
-	}
-	add(v)
-	return n
+	return yamlToJSON(raw)
 }
 
 // isJSONText reports whether b starts (after white space and a byte order

@@ -23,3 +23,11 @@ func port(u *url.URL) string {
 	}
 	return "80"
 }
+
+// IsHTTP reports whether s is written as an http(s) URL (the scheme in
+// any case): the configuration tells a document's URL from its path by
+// it, and the OpenAPI connector, given either, does the same.
+func IsHTTP(s string) bool {
+	l := strings.ToLower(s[:min(len(s), len("https://"))])
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}

@@ -25,3 +25,19 @@ func TestSame(t *testing.T) {
 		}
 	}
 }
+
+func TestIsHTTP(t *testing.T) {
+	for s, want := range map[string]bool{
+		"https://api.example.com/openapi.json": true,
+		"HTTP://example.com":                   true,
+		"http://":                              true,
+		"./openapi.yaml":                       false,
+		"ftp://example.com/a":                  false,
+		"http:/x":                              false,
+		"":                                     false,
+	} {
+		if got := IsHTTP(s); got != want {
+			t.Errorf("IsHTTP(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
