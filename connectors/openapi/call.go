@@ -220,11 +220,13 @@ func (c *caller) call(ctx context.Context, op *Operation, args json.RawMessage) 
 		if a.status/100 == 2 {
 			return connectors.Result{Value: body}
 		}
+		// What the API wrote is scrubbed before it is cut: a cut through a
+		// secret would leave its head unrecognised.
 		msg := fmt.Sprintf("%d %s", a.status, a.reason)
 		if loc := a.header.Get("Location"); a.status/100 == 3 && loc != "" {
-			msg += ": redirect to " + oneLine(loc) + " not followed (only redirects to the same scheme, host and port are)"
+			msg += ": redirect to " + oneLine(c.scrub.String(loc)) + " not followed (only redirects to the same scheme, host and port are)"
 		} else if m := apiMessage(body); m != "" {
-			msg += ": " + m
+			msg += ": " + oneLine(c.scrub.String(m))
 		}
 		return connectors.Result{IsError: true, Message: msg + " (" + what + ")", Value: marshal(HTTPError{Status: a.status, Body: body})}
 	})

@@ -107,19 +107,20 @@ func marshal(v any) json.RawMessage {
 var messagePaths = []string{"/message", "/error/message", "/error_description", "/error", "/detail", "/title", "/errors/0/message", "/errors/0"}
 
 // apiMessage finds the API's own message in a decoded error body: a string
-// at one of messagePaths, or the start of a text body; "" when there is
-// none. It is bounded and on one line.
+// at one of messagePaths, or a text body; "" when there is none. It is as
+// the API wrote it (bounded by the body's size cap): the caller scrubs it,
+// then cuts it to one line (oneLine).
 func apiMessage(body json.RawMessage) string {
 	v, err := parseValue(body)
 	if err != nil {
 		return ""
 	}
 	if v.kind == kindString {
-		return oneLine(v.text)
+		return v.text
 	}
 	for _, ptr := range messagePaths {
 		if s := resolvePointer(&v, ptr); s.isString() && strings.TrimSpace(s.text) != "" {
-			return oneLine(s.text)
+			return s.text
 		}
 	}
 	return ""

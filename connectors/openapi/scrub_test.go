@@ -104,6 +104,35 @@ func TestScrubTransportError(t *testing.T) {
 	}
 }
 
+// TestScrubBeforeTheCut checks that an API's error message, and a
+// redirect's Location, are scrubbed before they are cut to a line: a cut
+// through a secret would leave its head unrecognised in the message.
+func TestScrubBeforeTheCut(t *testing.T) {
+	const key = "cut-secret-13"
+	for _, tt := range []struct {
+		name    string
+		handler http.HandlerFunc
+	}{
+		{"message", answerWith(400, "application/json", `{"message":"`+strings.Repeat("a", maxMessage-6)+` `+key+`"}`)},
+		{"location", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "https://elsewhere.example/"+strings.Repeat("a", maxMessage-30)+"?k="+key)
+			w.WriteHeader(http.StatusFound)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newRecorder(t, tt.handler)
+			c := newTestCaller(t, api.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{Bearer: key} })
+			res, err := c.call(context.Background(), &Operation{Method: "GET", Path: "/x"}, nil)
+			if err != nil || !res.IsError {
+				t.Fatalf("call = %+v, %v; want an error result", res, err)
+			}
+			if strings.Contains(res.Message, key[:4]) {
+				t.Errorf("message %q holds the head of the secret", res.Message)
+			}
+		})
+	}
+}
+
 // TestScrubLeavesOtherValues checks that scrubbing leaves a value without a
 // secret as it is.
 func TestScrubLeavesOtherValues(t *testing.T) {
