@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 	"go.uber.org/goleak"
@@ -17,14 +18,55 @@ import (
 const envTestWorker = "CODEMODE_SANDBOX_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envTestWorker) == "1" {
-		if err := Main(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+	if mode := os.Getenv(envTestWorker); mode != "" {
+		run := func() error { return Main(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))) }
+		if mode == workerOutcomeFirst {
+			run = outcomeFirst
+		}
+		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "sandbox test worker:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { fixture.RemoveBinaries() }))
+}
+
+// workerOutcomeFirst, as envTestWorker's value, makes the test binary a
+// worker that breaks the protocol (outcomeFirst).
+const workerOutcomeFirst = "outcome-first"
+
+// outcomeFirst is a lying worker: it asks the parent for a host call and
+// reports its outcome without waiting for the reply (a real worker's
+// outcome follows the replies to all its requests), then reads until the
+// parent closes the pipe.
+func outcomeFirst() error {
+	in, out, err := workerPipes()
+	if err != nil {
+		return err
+	}
+	fw, fr := &frameWriter{w: out}, newFrameReader(in)
+	if err := fw.write(msgHello, 0, newEnc(0)); err != nil {
+		return err
+	}
+	_, run, _, err := fr.read() // msgRun
+	if err != nil {
+		return err
+	}
+	call := request{seq: 1, name: "notes", method: "listNotes", data: []byte("{}")}
+	if err := fw.write(msgCall, 1, call.encode(newEnc(64))); err != nil {
+		return err
+	}
+	e := newEnc(64)
+	encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Completed, Result: []byte("1")}})
+	if err := fw.write(msgOutcome, run, e); err != nil {
+		return err
+	}
+	for {
+		if _, _, _, err := fr.read(); err != nil {
+			return nil
+		}
+	}
 }
 
 // newExecutor returns an in-process executor, to compare the pool with,

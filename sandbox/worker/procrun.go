@@ -51,7 +51,7 @@ type procRun struct {
 	over       bool                          // end was called: no more requests, no grace timer, no kill
 	killReason string                        // why the parent killed the worker (the first reason)
 	grace      *time.Timer                   // kills the worker a grace after a cancellation
-	pending    map[uint32]context.CancelFunc // the requests being served, by id
+	pending    map[uint32]context.CancelFunc // the requests being served and not yet answered, by id
 	stop       error                         // the first stop the host returned
 	internal   error                         // a host panic
 	serving    int                           // serves begun by leaders
@@ -165,6 +165,17 @@ func (r *procRun) lead() {
 		case msgOutcome:
 			if id != r.id {
 				r.res <- readResult{err: fmt.Errorf("outcome of run %d during run %d", id, r.id)}
+				return
+			}
+			// A worker reports its outcome once every request it made has
+			// its reply (pass.Execute waits for the host calls); one that
+			// does not lies, and the calls it left are cancelled, not
+			// awaited.
+			r.mu.Lock()
+			unanswered := len(r.pending)
+			r.mu.Unlock()
+			if unanswered > 0 {
+				r.res <- readResult{err: fmt.Errorf("outcome of run %d with %d host requests unanswered", id, unanswered)}
 				return
 			}
 			d := &dec{b: payload}
@@ -320,13 +331,14 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 	r.mu.Unlock()
 	return func() {
 		defer r.calls.Done()
-		defer func() {
-			r.mu.Lock()
-			delete(r.pending, id)
-			r.mu.Unlock()
-			cancel()
-		}()
-		r.reply(id, r.answer(ctx, kind, q))
+		rep := r.answer(ctx, kind, q)
+		// Answered before the reply is sent: the worker's outcome, which
+		// follows the reply, finds no request pending.
+		r.mu.Lock()
+		delete(r.pending, id)
+		r.mu.Unlock()
+		cancel()
+		r.reply(id, rep)
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -224,5 +225,38 @@ func TestCanceledBeforeTheProgramIsSent(t *testing.T) {
 	}
 	if s := pool.Stats(); s.Replaced != 0 {
 		t.Errorf("after a run canceled before it started: %+v, want no worker replaced", s)
+	}
+}
+
+// TestAnOutcomeBeforeTheRepliesIsABrokenWorker: a worker reports its
+// outcome only once every host request it made has been answered, so one
+// that reports it while a call is still being served lies. Its run fails
+// as a broken worker's, and the call it abandoned is cancelled rather than
+// awaited: a slow downstream does not hold the run's end.
+func TestAnOutcomeBeforeTheRepliesIsABrokenWorker(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=" + workerOutcomeFirst}})
+	// Only a safety net for the code before the fix, which waited for the
+	// call until the caller gave up.
+	errGaveUp := errors.New("the test gave up")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), time.Minute, errGaveUp)
+	defer cancel()
+	cause := make(chan error, 1)
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+		<-ctx.Done() // a downstream slower than the run
+		cause <- context.Cause(ctx)
+		return nil, ctx.Err()
+	}}
+	o, err := pool.Run(ctx, sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := <-cause; errors.Is(c, errGaveUp) {
+		t.Errorf("the host call ran until the caller gave up")
+	}
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+		t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
+	}
+	if s := pool.Stats(); s.Replaced == 0 {
+		t.Errorf("stats %+v: the lying worker was kept", s)
 	}
 }
