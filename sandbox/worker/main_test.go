@@ -19,6 +19,12 @@ const envTestWorker = "CODEMODE_SANDBOX_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envTestWorker); mode != "" {
+		if hold := os.Getenv(envTestHold); hold != "" {
+			// Blocks while hold is a FIFO with no writer (see holdStarts).
+			if f, err := os.Open(hold); err == nil {
+				f.Close()
+			}
+		}
 		run := func() error { return Main(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))) }
 		if mode == workerOutcomeFirst {
 			run = outcomeFirst
@@ -31,6 +37,11 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { fixture.RemoveBinaries() }))
 }
+
+// envTestHold names a path a test worker opens before it starts: while
+// it is a FIFO that no one has opened for writing, the worker's start-up
+// is held.
+const envTestHold = "CODEMODE_SANDBOX_TEST_HOLD"
 
 // workerOutcomeFirst, as envTestWorker's value, makes the test binary a
 // worker that breaks the protocol (outcomeFirst).
