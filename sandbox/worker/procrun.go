@@ -406,7 +406,10 @@ func (r *procRun) answer(ctx context.Context, kind byte, q request) (rep reply) 
 // is sent as an error instead; a worker that is gone is noticed by the
 // reader.
 func (r *procRun) reply(id uint32, rep reply) {
-	err := r.w.fw.write(msgReply, id, rep.encode(newEnc(len(rep.value)+len(rep.msg)+16)))
+	err := errFrameTooLarge // a value past the limit is refused before it is copied
+	if len(rep.value) <= maxFrame {
+		err = r.w.fw.write(msgReply, id, rep.encode(newEnc(len(rep.value)+len(rep.msg)+16)))
+	}
 	if errors.Is(err, errFrameTooLarge) {
 		msg := fmt.Sprintf("the value returned is too large for the sandbox: %d bytes, limit %d MiB", len(rep.value), maxFrame>>20)
 		_ = r.w.fw.write(msgReply, id, reply{status: replyErr, msg: msg}.encode(newEnc(len(msg)+16)))
