@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
@@ -26,8 +28,8 @@ func TestMain(m *testing.M) {
 			}
 		}
 		run := func() error { return Main(context.Background(), slog.New(slog.NewTextHandler(os.Stderr, nil))) }
-		if mode == workerOutcomeFirst {
-			run = outcomeFirst
+		if mode != "1" {
+			run = func() error { return fakeWorker(mode) }
 		}
 		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "sandbox test worker:", err)
@@ -43,15 +45,17 @@ func TestMain(m *testing.M) {
 // is held.
 const envTestHold = "CODEMODE_SANDBOX_TEST_HOLD"
 
-// workerOutcomeFirst, as envTestWorker's value, makes the test binary a
-// worker that breaks the protocol (outcomeFirst).
-const workerOutcomeFirst = "outcome-first"
-
-// outcomeFirst is a lying worker: it asks the parent for a host call and
-// reports its outcome without waiting for the reply (a real worker's
-// outcome follows the replies to all its requests), then reads until the
-// parent closes the pipe.
-func outcomeFirst() error {
+// fakeWorker is a worker that breaks the protocol, as script (envTestWorker's
+// value) says: "await:" or "no-await:" and the seqs of the connector calls
+// it asks for, in turn, before it reports a completed outcome without
+// running the program; "await" waits for each call's reply, "no-await"
+// does not (a real worker's outcome follows the replies to all its
+// requests). It then reads until the parent closes the pipe.
+func fakeWorker(script string) error {
+	await, seqs, ok := strings.Cut(script, ":")
+	if !ok {
+		return fmt.Errorf("bad fake worker script %q", script)
+	}
 	in, out, err := workerPipes()
 	if err != nil {
 		return err
@@ -64,9 +68,20 @@ func outcomeFirst() error {
 	if err != nil {
 		return err
 	}
-	call := request{seq: 1, name: "notes", method: "listNotes", data: []byte("{}")}
-	if err := fw.write(msgCall, 1, call.encode(newEnc(64))); err != nil {
-		return err
+	for i, s := range strings.Split(seqs, ",") {
+		seq, err := strconv.Atoi(s)
+		if err != nil {
+			return err
+		}
+		call := request{seq: seq, name: "notes", method: "listNotes", data: []byte("{}")}
+		if err := fw.write(msgCall, uint32(i+1), call.encode(newEnc(64))); err != nil {
+			return err
+		}
+		if await == "await" {
+			if _, _, _, err := fr.read(); err != nil { // the reply
+				return nil
+			}
+		}
 	}
 	e := newEnc(64)
 	encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Completed, Result: []byte("1")}})

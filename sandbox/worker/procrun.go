@@ -43,6 +43,9 @@ type procRun struct {
 	cancel context.CancelFunc
 	res    chan readResult // how reading the frames ended (buffered 1)
 	tick   *time.Ticker    // the leaders' handoff; its ticks are read by read
+	// maxCalls is the program's Limits.MaxCalls: a worker that asks for
+	// more than a program held to it can is broken (see prepare).
+	maxCalls int
 
 	leaders sync.WaitGroup // the goroutines reading frames
 	calls   sync.WaitGroup // the host requests being served
@@ -54,6 +57,7 @@ type procRun struct {
 	pending    map[uint32]context.CancelFunc // the requests being served and not yet answered, by id
 	stop       error                         // the first stop the host returned
 	internal   error                         // a host panic
+	requests   int                           // host requests received
 	serving    int                           // serves begun by leaders
 	busy       bool                          // the current leader is serving a request, not reading
 	seen       int                           // serving at the previous tick
@@ -76,7 +80,9 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	r.pending = map[uint32]context.CancelFunc{}
 	defer r.end()
-	timeout := r.prog.Limits.WithDefaults().Timeout
+	limits := r.prog.Limits.WithDefaults()
+	r.maxCalls = limits.MaxCalls
+	timeout := limits.Timeout
 	deadline := time.AfterFunc(timeout+KillGrace, func() { r.kill(pass.TimeoutMessage(timeout)) })
 	defer deadline.Stop()
 
@@ -313,6 +319,12 @@ func (r *procRun) crashed(cause error) sandbox.Outcome {
 
 // prepare decodes a host request and returns the function that serves it
 // (nil when the run is over).
+//
+// The worker is not trusted to hold the program to Limits.MaxCalls: a
+// program may make at most that many calls, steps and services, each
+// numbered from 1 and asking at most twice (a step's lookup and its
+// value), and one check before running; a worker asking for more, or for
+// a higher seq, is broken.
 func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) {
 	d := &dec{b: payload}
 	q := decodeRequest(d)
@@ -321,6 +333,12 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.mu.Lock()
+	r.requests++
+	if q.seq > r.maxCalls || r.requests > 2*r.maxCalls+1 {
+		r.mu.Unlock()
+		cancel()
+		return nil, fmt.Errorf("host request %d (seq %d, request %d) past the program's limit of %d calls", id, q.seq, r.requests, r.maxCalls)
+	}
 	if r.over {
 		r.mu.Unlock()
 		cancel()

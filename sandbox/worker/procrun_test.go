@@ -234,7 +234,7 @@ func TestCanceledBeforeTheProgramIsSent(t *testing.T) {
 // as a broken worker's, and the call it abandoned is cancelled rather than
 // awaited: a slow downstream does not hold the run's end.
 func TestAnOutcomeBeforeTheRepliesIsABrokenWorker(t *testing.T) {
-	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=" + workerOutcomeFirst}})
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=no-await:1"}})
 	// Only a safety net for the code before the fix, which waited for the
 	// call until the caller gave up.
 	errGaveUp := errors.New("the test gave up")
@@ -258,5 +258,30 @@ func TestAnOutcomeBeforeTheRepliesIsABrokenWorker(t *testing.T) {
 	}
 	if s := pool.Stats(); s.Replaced == 0 {
 		t.Errorf("stats %+v: the lying worker was kept", s)
+	}
+}
+
+// TestAWorkerIsHeldToTheCallLimit: the parent holds a worker to the
+// program's Limits.MaxCalls, which the worker is not trusted to enforce:
+// one that asks for a seq past it, or for more requests than a program
+// held to it could make, fails its run as a broken worker's before the
+// host hears of the extra request.
+func TestAWorkerIsHeldToTheCallLimit(t *testing.T) {
+	for seqs, served := range map[string]int{"1,2,3": 2, "1,1,1,1,1,1": 5} {
+		t.Run(seqs, func(t *testing.T) {
+			pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=await:" + seqs}})
+			h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}
+			prog := sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals, Limits: sandbox.Limits{MaxCalls: 2}}
+			o, err := pool.Run(context.Background(), prog, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+				t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
+			}
+			if n := len(h.Calls()); n != served {
+				t.Errorf("the host served %d calls of a program limited to 2, want %d", n, served)
+			}
+		})
 	}
 }
