@@ -361,7 +361,9 @@ func encodeOutcome(e *enc, o wireOutcome) {
 
 func decodeOutcome(d *dec) wireOutcome {
 	var o wireOutcome
-	o.Status = sandbox.Status(d.int(int(sandbox.Stopped)))
+	if o.Status = sandbox.Status(d.int(int(sandbox.Stopped))); o.Status < sandbox.Completed && d.err == nil {
+		d.err = errShortPayload
+	}
 	o.Result, o.Error, o.internal, o.recycle = d.bytes(), d.str(), d.str(), d.flag()
 	// Not decodeList: handing d to a function value would move it to the
 	// heap, an allocation per run in the parent.

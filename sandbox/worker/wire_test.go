@@ -74,6 +74,13 @@ func TestOutcomeAndRequestCrossThePipe(t *testing.T) {
 		t.Errorf("outcome changed crossing the pipe (err %v):\n%s", d.err, cmp.Diff(o, got, cmp.AllowUnexported(wireOutcome{})))
 	}
 
+	// A status outside the three is malformed, not an outcome.
+	e = newEnc(64)
+	encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: 0, Result: []byte("1")}})
+	if d = (&dec{b: e.b[frameHeader:]}); decodeOutcome(d).Status != 0 || d.err == nil {
+		t.Errorf("an outcome with status 0 decoded without an error")
+	}
+
 	q := request{seq: 7, name: "github.issues", method: "list", data: []byte(`{"state":"open"}`), errMsg: "failed"}
 	d = &dec{b: q.encode(newEnc(64)).b[frameHeader:]}
 	if got := decodeRequest(d); d.err != nil || !cmp.Equal(q, got, cmp.AllowUnexported(request{})) {
