@@ -58,6 +58,7 @@ type procRun struct {
 	stop       error                         // the first stop the host returned
 	internal   error                         // a host panic
 	requests   int                           // host requests received
+	inflight   int64                         // bytes of the requests not yet answered
 	serving    int                           // serves begun by leaders
 	busy       bool                          // the current leader is serving a request, not reading
 	seen       int                           // serving at the previous tick
@@ -320,24 +321,34 @@ func (r *procRun) crashed(cause error) sandbox.Outcome {
 // prepare decodes a host request and returns the function that serves it
 // (nil when the run is over).
 //
-// The worker is not trusted to hold the program to Limits.MaxCalls: a
-// program may make at most that many calls, steps and services, each
-// numbered from 1 and asking at most twice (a step's lookup and its
-// value), and one check before running; a worker asking for more, or for
-// a higher seq, is broken.
+// The worker is not trusted with the bounds a real one keeps, and one
+// past them is broken: a program may make at most Limits.MaxCalls calls,
+// steps and services, each numbered from 1 and asking at most twice (a
+// step's lookup and its value), and one check before running; and a
+// worker keeps every request it is waiting on in its own memory, so those
+// not yet answered come to less than its memory limit.
 func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) {
 	d := &dec{b: payload}
 	q := decodeRequest(d)
 	if d.err != nil {
 		return nil, fmt.Errorf("host request %d: %w", id, d.err)
 	}
+	size := int64(len(payload))
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.mu.Lock()
 	r.requests++
-	if q.seq > r.maxCalls || r.requests > 2*r.maxCalls+1 {
+	r.inflight += size
+	var broken error
+	switch {
+	case q.seq > r.maxCalls || r.requests > 2*r.maxCalls+1:
+		broken = fmt.Errorf("host request %d (seq %d, request %d) past the program's limit of %d calls", id, q.seq, r.requests, r.maxCalls)
+	case r.inflight > r.pool.opts.MemoryLimit:
+		broken = fmt.Errorf("host request %d: %d bytes of requests unanswered, past the worker's memory limit", id, r.inflight)
+	}
+	if broken != nil {
 		r.mu.Unlock()
 		cancel()
-		return nil, fmt.Errorf("host request %d (seq %d, request %d) past the program's limit of %d calls", id, q.seq, r.requests, r.maxCalls)
+		return nil, broken
 	}
 	if r.over {
 		r.mu.Unlock()
@@ -354,6 +365,7 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 		// follows the reply, finds no request pending.
 		r.mu.Lock()
 		delete(r.pending, id)
+		r.inflight -= size
 		r.mu.Unlock()
 		cancel()
 		r.reply(id, rep)

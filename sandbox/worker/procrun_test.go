@@ -285,3 +285,25 @@ func TestAWorkerIsHeldToTheCallLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestAWorkerIsHeldToItsMemoryInRequests: a worker keeps the requests it
+// waits on in its own memory, so the parent refuses one that would bring
+// those unanswered past the worker's memory limit (here 64 bytes, about
+// three calls) instead of holding whatever a broken worker sends.
+func TestAWorkerIsHeldToItsMemoryInRequests(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, MemoryLimit: 64, Env: []string{envTestWorker + "=no-await:1,2,3,4"}})
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+		<-ctx.Done() // a downstream slower than the run
+		return nil, ctx.Err()
+	}}
+	o, err := pool.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+		t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
+	}
+	if n := len(h.Calls()); n != 3 {
+		t.Errorf("the host served %d calls, want 3 (the fourth is past 64 bytes)", n)
+	}
+}
