@@ -22,7 +22,7 @@ const envTestWorker = "CODEMODE_SANDBOX_TEST_WORKER"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envTestWorker); mode != "" {
 		if hold := os.Getenv(envTestHold); hold != "" {
-			// Blocks while hold is a FIFO with no writer (see holdStarts).
+			// Blocks while hold is a FIFO with no writer.
 			if f, err := os.Open(hold); err == nil {
 				f.Close()
 			}
@@ -45,17 +45,12 @@ func TestMain(m *testing.M) {
 // is held.
 const envTestHold = "CODEMODE_SANDBOX_TEST_HOLD"
 
-// fakeWorker is a worker that breaks the protocol, as script (envTestWorker's
-// value) says: "await:" or "no-await:" and the seqs of the connector calls
-// it asks for, in turn, before it reports a completed outcome without
-// running the program; "await" waits for each call's reply, "no-await"
-// does not (a real worker's outcome follows the replies to all its
-// requests). It then reads until the parent closes the pipe.
+// fakeWorker is a worker that breaks the protocol as script
+// (envTestWorker's value) says, one step at a time: "call:ID:SEQ" asks
+// for notes.listNotes as request ID with SEQ, "reply" reads one frame (a
+// reply), "outcome" reports a completed outcome; the program is never
+// run. It then reads until the parent closes the pipe.
 func fakeWorker(script string) error {
-	await, seqs, ok := strings.Cut(script, ":")
-	if !ok {
-		return fmt.Errorf("bad fake worker script %q", script)
-	}
 	in, out, err := workerPipes()
 	if err != nil {
 		return err
@@ -68,25 +63,25 @@ func fakeWorker(script string) error {
 	if err != nil {
 		return err
 	}
-	for i, s := range strings.Split(seqs, ",") {
-		seq, err := strconv.Atoi(s)
+	for _, step := range strings.Fields(script) {
+		switch f := strings.Split(step, ":"); f[0] {
+		case "call":
+			id, _ := strconv.Atoi(f[1])
+			seq, _ := strconv.Atoi(f[2])
+			call := request{seq: seq, name: "notes", method: "listNotes", data: []byte("{}")}
+			err = fw.write(msgCall, uint32(id), call.encode(newEnc(64)))
+		case "reply":
+			_, _, _, err = fr.read()
+		case "outcome":
+			e := newEnc(64)
+			encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Completed, Result: []byte("1")}})
+			err = fw.write(msgOutcome, run, e)
+		default:
+			return fmt.Errorf("bad fake worker step %q", step)
+		}
 		if err != nil {
-			return err
+			return nil // the parent is gone
 		}
-		call := request{seq: seq, name: "notes", method: "listNotes", data: []byte("{}")}
-		if err := fw.write(msgCall, uint32(i+1), call.encode(newEnc(64))); err != nil {
-			return err
-		}
-		if await == "await" {
-			if _, _, _, err := fr.read(); err != nil { // the reply
-				return nil
-			}
-		}
-	}
-	e := newEnc(64)
-	encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Completed, Result: []byte("1")}})
-	if err := fw.write(msgOutcome, run, e); err != nil {
-		return err
 	}
 	for {
 		if _, _, _, err := fr.read(); err != nil {

@@ -326,7 +326,8 @@ func (r *procRun) crashed(cause error) sandbox.Outcome {
 // steps and services, each numbered from 1 and asking at most twice (a
 // step's lookup and its value), and one check before running; and a
 // worker keeps every request it is waiting on in its own memory, so those
-// not yet answered come to less than its memory limit.
+// not yet answered come to less than its memory limit. Its ids are its
+// own, but not reused while the parent serves one.
 func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) {
 	d := &dec{b: payload}
 	q := decodeRequest(d)
@@ -340,6 +341,8 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 	r.inflight += size
 	var broken error
 	switch {
+	case r.pending[id] != nil:
+		broken = fmt.Errorf("host request %d sent while request %d is being served", id, id)
 	case q.seq > r.maxCalls || r.requests > 2*r.maxCalls+1:
 		broken = fmt.Errorf("host request %d (seq %d, request %d) past the program's limit of %d calls", id, q.seq, r.requests, r.maxCalls)
 	case r.inflight > r.pool.opts.MemoryLimit:

@@ -234,7 +234,7 @@ func TestCanceledBeforeTheProgramIsSent(t *testing.T) {
 // as a broken worker's, and the call it abandoned is cancelled rather than
 // awaited: a slow downstream does not hold the run's end.
 func TestAnOutcomeBeforeTheRepliesIsABrokenWorker(t *testing.T) {
-	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=no-await:1"}})
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=call:1:1 outcome"}})
 	// Only a safety net for the code before the fix, which waited for the
 	// call until the caller gave up.
 	errGaveUp := errors.New("the test gave up")
@@ -269,7 +269,12 @@ func TestAnOutcomeBeforeTheRepliesIsABrokenWorker(t *testing.T) {
 func TestAWorkerIsHeldToTheCallLimit(t *testing.T) {
 	for seqs, served := range map[string]int{"1,2,3": 2, "1,1,1,1,1,1": 5} {
 		t.Run(seqs, func(t *testing.T) {
-			pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=await:" + seqs}})
+			var script []string
+			for i, seq := range strings.Split(seqs, ",") {
+				script = append(script, fmt.Sprintf("call:%d:%s reply", i+1, seq))
+			}
+			script = append(script, "outcome")
+			pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=" + strings.Join(script, " ")}})
 			h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}
 			prog := sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals, Limits: sandbox.Limits{MaxCalls: 2}}
 			o, err := pool.Run(context.Background(), prog, h)
@@ -291,7 +296,7 @@ func TestAWorkerIsHeldToTheCallLimit(t *testing.T) {
 // those unanswered past the worker's memory limit (here 64 bytes, about
 // three calls) instead of holding whatever a broken worker sends.
 func TestAWorkerIsHeldToItsMemoryInRequests(t *testing.T) {
-	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, MemoryLimit: 64, Env: []string{envTestWorker + "=no-await:1,2,3,4"}})
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, MemoryLimit: 64, Env: []string{envTestWorker + "=call:1:1 call:2:2 call:3:3 call:4:4 outcome"}})
 	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
 		<-ctx.Done() // a downstream slower than the run
 		return nil, ctx.Err()
@@ -305,5 +310,33 @@ func TestAWorkerIsHeldToItsMemoryInRequests(t *testing.T) {
 	}
 	if n := len(h.Calls()); n != 3 {
 		t.Errorf("the host served %d calls, want 3 (the fourth is past 64 bytes)", n)
+	}
+}
+
+// TestARequestIdInUseIsABrokenWorker: a worker numbers its requests, so one
+// that reuses the id of a request still being served is broken. (Else its
+// quick second request's reply would clear the first from the parent's
+// books, and an outcome then would wait for the first, slow, call.)
+func TestARequestIdInUseIsABrokenWorker(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=call:1:1 call:1:2 reply outcome"}})
+	errGaveUp := errors.New("the test gave up") // a safety net for the code before the fix
+	ctx, cancel := context.WithTimeoutCause(context.Background(), time.Minute, errGaveUp)
+	defer cancel()
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+		if c.Seq == 2 {
+			return json.RawMessage(`{}`), nil
+		}
+		<-ctx.Done() // a downstream slower than the run
+		if errors.Is(context.Cause(ctx), errGaveUp) {
+			t.Errorf("the host call ran until the caller gave up")
+		}
+		return nil, ctx.Err()
+	}}
+	o, err := pool.Run(ctx, sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+		t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
 	}
 }
