@@ -364,8 +364,8 @@ func TestCallsInFlightAreCancelledWhenTheProgramEnds(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, c := range causes {
-				if !errors.Is(c, ErrProgramEnded) {
-					t.Errorf("host call cancelled with cause %v, want ErrProgramEnded", c)
+				if !errors.Is(c, errProgramEnded) {
+					t.Errorf("host call cancelled with cause %v, want errProgramEnded", c)
 				}
 			}
 			if tc.started >= 0 && len(causes) != tc.started {

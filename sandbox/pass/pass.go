@@ -31,9 +31,9 @@ var (
 	// errPassOver is the value the VM is interrupted with once the pass has
 	// an outcome.
 	errPassOver = errors.New("sandbox: pass over")
-	// ErrProgramEnded is the cause of the host calls' context once the
+	// errProgramEnded is the cause of the host calls' context once the
 	// program has settled or failed.
-	ErrProgramEnded = errors.New("sandbox: the program ended before this call returned")
+	errProgramEnded = errors.New("sandbox: the program ended before this call returned")
 )
 
 // LimitError is a cause of the pass context whose message is the outcome's
@@ -391,7 +391,7 @@ func (ps *pass) finish(o sandbox.Outcome) bool {
 	}
 	ps.mu.Unlock()
 	if cancel {
-		ps.cancelHost(ErrProgramEnded)
+		ps.cancelHost(errProgramEnded)
 	}
 	return true
 }

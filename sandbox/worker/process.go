@@ -220,15 +220,7 @@ func (p *Pool) acquire(ctx context.Context) (*procWorker, error) {
 		if p.total < p.opts.MaxWorkers && p.starting <= p.waiters {
 			p.total++
 			p.mu.Unlock()
-			w, err := p.start()
-			if err != nil {
-				p.mu.Lock()
-				p.total--
-				p.notifyLocked()
-				p.mu.Unlock()
-				return nil, err
-			}
-			return w, nil
+			return p.startFor(ctx)
 		}
 		p.waiters++
 		changed := p.changed
@@ -244,6 +236,57 @@ func (p *Pool) acquire(ctx context.Context) (*procWorker, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// startFor starts a worker for a Run (counted in total by the caller).
+// A Run whose ctx ends first returns at once; the start goes on (a
+// worker's start-up is bounded by startTimeout) in a goroutine owned by
+// p.procs, and the worker, if it comes up, goes to the pool as the
+// background starter's do.
+func (p *Pool) startFor(ctx context.Context) (*procWorker, error) {
+	type started struct {
+		w   *procWorker
+		err error
+	}
+	ch, gone := make(chan started), make(chan struct{})
+	p.procs.Go(func() {
+		w, err := p.start()
+		select {
+		case ch <- started{w, err}:
+		case <-gone:
+			p.mu.Lock()
+			p.addLocked(w, err)
+			p.mu.Unlock()
+		}
+	})
+	select {
+	case s := <-ch:
+		if s.err != nil {
+			p.mu.Lock()
+			p.addLocked(nil, s.err)
+			p.mu.Unlock()
+		}
+		return s.w, s.err
+	case <-ctx.Done():
+		close(gone)
+		return nil, ctx.Err()
+	}
+}
+
+// addLocked takes a worker started for the pool and counted in total
+// (err: it did not start): it is idle, unless the pool is closed, and the
+// Runs waiting for a worker are woken.
+func (p *Pool) addLocked(w *procWorker, err error) {
+	switch {
+	case err != nil:
+		p.total--
+	case p.gate.Closed(): // Close may have taken the idle workers already
+		p.total--
+		p.procs.Go(w.stop)
+	default:
+		p.idle = append(p.idle, w)
+	}
+	p.notifyLocked()
 }
 
 // release gives a worker back after a run; one that must not run again is
@@ -302,12 +345,7 @@ func (p *Pool) refill() {
 			w, err := p.start()
 			p.mu.Lock()
 			p.starting--
-			if err != nil {
-				p.total--
-			} else {
-				p.idle = append(p.idle, w) // Close, which waits for refill, stops it if need be
-			}
-			p.notifyLocked()
+			p.addLocked(w, err)
 			p.mu.Unlock()
 			if err != nil {
 				p.log.Warn("sandbox: cannot start a worker", "err", err)

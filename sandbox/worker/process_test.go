@@ -29,7 +29,7 @@ func newPool(t testing.TB, opts Options) *Pool {
 		t.Fatal(err)
 	}
 	opts.Command = []string{exe}
-	opts.Env = append(opts.Env, testWorkerEnv...)
+	opts.Env = append(slices.Clone(testWorkerEnv), opts.Env...) // opts.Env may override
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}

@@ -43,6 +43,9 @@ type procRun struct {
 	cancel context.CancelFunc
 	res    chan readResult // how reading the frames ended (buffered 1)
 	tick   *time.Ticker    // the leaders' handoff; its ticks are read by read
+	// maxCalls is the program's Limits.MaxCalls: a worker that asks for
+	// more than a program held to it can is broken (see prepare).
+	maxCalls int
 
 	leaders sync.WaitGroup // the goroutines reading frames
 	calls   sync.WaitGroup // the host requests being served
@@ -51,9 +54,11 @@ type procRun struct {
 	over       bool                          // end was called: no more requests, no grace timer, no kill
 	killReason string                        // why the parent killed the worker (the first reason)
 	grace      *time.Timer                   // kills the worker a grace after a cancellation
-	pending    map[uint32]context.CancelFunc // the requests being served, by id
+	pending    map[uint32]context.CancelFunc // the requests being served and not yet answered, by id
 	stop       error                         // the first stop the host returned
 	internal   error                         // a host panic
+	requests   int                           // host requests received
+	inflight   int64                         // bytes of the requests not yet answered
 	serving    int                           // serves begun by leaders
 	busy       bool                          // the current leader is serving a request, not reading
 	seen       int                           // serving at the previous tick
@@ -76,7 +81,9 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	r.pending = map[uint32]context.CancelFunc{}
 	defer r.end()
-	timeout := r.prog.Limits.WithDefaults().Timeout
+	limits := r.prog.Limits.WithDefaults()
+	r.maxCalls = limits.MaxCalls
+	timeout := limits.Timeout
 	deadline := time.AfterFunc(timeout+KillGrace, func() { r.kill(pass.TimeoutMessage(timeout)) })
 	defer deadline.Stop()
 
@@ -165,6 +172,17 @@ func (r *procRun) lead() {
 		case msgOutcome:
 			if id != r.id {
 				r.res <- readResult{err: fmt.Errorf("outcome of run %d during run %d", id, r.id)}
+				return
+			}
+			// A worker reports its outcome once every request it made has
+			// its reply (pass.Execute waits for the host calls); one that
+			// does not lies, and the calls it left are cancelled, not
+			// awaited.
+			r.mu.Lock()
+			unanswered := len(r.pending)
+			r.mu.Unlock()
+			if unanswered > 0 {
+				r.res <- readResult{err: fmt.Errorf("outcome of run %d with %d host requests unanswered", id, unanswered)}
 				return
 			}
 			d := &dec{b: payload}
@@ -302,14 +320,39 @@ func (r *procRun) crashed(cause error) sandbox.Outcome {
 
 // prepare decodes a host request and returns the function that serves it
 // (nil when the run is over).
+//
+// The worker is not trusted with the bounds a real one keeps, and one
+// past them is broken: a program may make at most Limits.MaxCalls calls,
+// steps and services, each numbered from 1 and asking at most twice (a
+// step's lookup and its value), and one check before running; and a
+// worker keeps every request it is waiting on in its own memory, so those
+// not yet answered come to less than its memory limit. Its ids are its
+// own, but not reused while the parent serves one.
 func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) {
 	d := &dec{b: payload}
 	q := decodeRequest(d)
 	if d.err != nil {
 		return nil, fmt.Errorf("host request %d: %w", id, d.err)
 	}
+	size := int64(len(payload))
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.mu.Lock()
+	r.requests++
+	r.inflight += size
+	var broken error
+	switch {
+	case r.pending[id] != nil:
+		broken = fmt.Errorf("host request %d sent while request %d is being served", id, id)
+	case q.seq > r.maxCalls || r.requests > 2*r.maxCalls+1:
+		broken = fmt.Errorf("host request %d (seq %d, request %d) past the program's limit of %d calls", id, q.seq, r.requests, r.maxCalls)
+	case r.inflight > r.pool.opts.MemoryLimit:
+		broken = fmt.Errorf("host request %d: %d bytes of requests unanswered, past the worker's memory limit", id, r.inflight)
+	}
+	if broken != nil {
+		r.mu.Unlock()
+		cancel()
+		return nil, broken
+	}
 	if r.over {
 		r.mu.Unlock()
 		cancel()
@@ -320,13 +363,15 @@ func (r *procRun) prepare(kind byte, id uint32, payload []byte) (func(), error) 
 	r.mu.Unlock()
 	return func() {
 		defer r.calls.Done()
-		defer func() {
-			r.mu.Lock()
-			delete(r.pending, id)
-			r.mu.Unlock()
-			cancel()
-		}()
-		r.reply(id, r.answer(ctx, kind, q))
+		rep := r.answer(ctx, kind, q)
+		// Answered before the reply is sent: the worker's outcome, which
+		// follows the reply, finds no request pending.
+		r.mu.Lock()
+		delete(r.pending, id)
+		r.inflight -= size
+		r.mu.Unlock()
+		cancel()
+		r.reply(id, rep)
 	}, nil
 }
 
@@ -394,7 +439,10 @@ func (r *procRun) answer(ctx context.Context, kind byte, q request) (rep reply) 
 // is sent as an error instead; a worker that is gone is noticed by the
 // reader.
 func (r *procRun) reply(id uint32, rep reply) {
-	err := r.w.fw.write(msgReply, id, rep.encode(newEnc(len(rep.value)+len(rep.msg)+16)))
+	err := errFrameTooLarge // a value past the limit is refused before it is copied
+	if len(rep.value) <= maxFrame {
+		err = r.w.fw.write(msgReply, id, rep.encode(newEnc(len(rep.value)+len(rep.msg)+16)))
+	}
 	if errors.Is(err, errFrameTooLarge) {
 		msg := fmt.Sprintf("the value returned is too large for the sandbox: %d bytes, limit %d MiB", len(rep.value), maxFrame>>20)
 		_ = r.w.fw.write(msgReply, id, reply{status: replyErr, msg: msg}.encode(newEnc(len(msg)+16)))

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -224,5 +225,118 @@ func TestCanceledBeforeTheProgramIsSent(t *testing.T) {
 	}
 	if s := pool.Stats(); s.Replaced != 0 {
 		t.Errorf("after a run canceled before it started: %+v, want no worker replaced", s)
+	}
+}
+
+// TestAnOutcomeBeforeTheRepliesIsABrokenWorker: a worker reports its
+// outcome only once every host request it made has been answered, so one
+// that reports it while a call is still being served lies. Its run fails
+// as a broken worker's, and the call it abandoned is cancelled rather than
+// awaited: a slow downstream does not hold the run's end.
+func TestAnOutcomeBeforeTheRepliesIsABrokenWorker(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=call:1:1 outcome"}})
+	// Only a safety net for the code before the fix, which waited for the
+	// call until the caller gave up.
+	errGaveUp := errors.New("the test gave up")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), time.Minute, errGaveUp)
+	defer cancel()
+	cause := make(chan error, 1)
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+		<-ctx.Done() // a downstream slower than the run
+		cause <- context.Cause(ctx)
+		return nil, ctx.Err()
+	}}
+	o, err := pool.Run(ctx, sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := <-cause; errors.Is(c, errGaveUp) {
+		t.Errorf("the host call ran until the caller gave up")
+	}
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+		t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
+	}
+	if s := pool.Stats(); s.Replaced == 0 {
+		t.Errorf("stats %+v: the lying worker was kept", s)
+	}
+}
+
+// TestAWorkerIsHeldToTheCallLimit: the parent holds a worker to the
+// program's Limits.MaxCalls, which the worker is not trusted to enforce:
+// one that asks for a seq past it, or for more requests than a program
+// held to it could make, fails its run as a broken worker's before the
+// host hears of the extra request.
+func TestAWorkerIsHeldToTheCallLimit(t *testing.T) {
+	for seqs, served := range map[string]int{"1,2,3": 2, "1,1,1,1,1,1": 5} {
+		t.Run(seqs, func(t *testing.T) {
+			var script []string
+			for i, seq := range strings.Split(seqs, ",") {
+				script = append(script, fmt.Sprintf("call:%d:%s reply", i+1, seq))
+			}
+			script = append(script, "outcome")
+			pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=" + strings.Join(script, " ")}})
+			h := &sandboxtest.Host{OnCall: func(context.Context, sandbox.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}
+			prog := sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals, Limits: sandbox.Limits{MaxCalls: 2}}
+			o, err := pool.Run(context.Background(), prog, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+				t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
+			}
+			if n := len(h.Calls()); n != served {
+				t.Errorf("the host served %d calls of a program limited to 2, want %d", n, served)
+			}
+		})
+	}
+}
+
+// TestAWorkerIsHeldToItsMemoryInRequests: a worker keeps the requests it
+// waits on in its own memory, so the parent refuses one that would bring
+// those unanswered past the worker's memory limit (here 64 bytes, about
+// three calls) instead of holding whatever a broken worker sends.
+func TestAWorkerIsHeldToItsMemoryInRequests(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, MemoryLimit: 64, Env: []string{envTestWorker + "=call:1:1 call:2:2 call:3:3 call:4:4 outcome"}})
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+		<-ctx.Done() // a downstream slower than the run
+		return nil, ctx.Err()
+	}}
+	o, err := pool.Run(context.Background(), sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+		t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
+	}
+	if n := len(h.Calls()); n != 3 {
+		t.Errorf("the host served %d calls, want 3 (the fourth is past 64 bytes)", n)
+	}
+}
+
+// TestARequestIdInUseIsABrokenWorker: a worker numbers its requests, so one
+// that reuses the id of a request still being served is broken. (Else its
+// quick second request's reply would clear the first from the parent's
+// books, and an outcome then would wait for the first, slow, call.)
+func TestARequestIdInUseIsABrokenWorker(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=call:1:1 call:1:2 reply outcome"}})
+	errGaveUp := errors.New("the test gave up") // a safety net for the code before the fix
+	ctx, cancel := context.WithTimeoutCause(context.Background(), time.Minute, errGaveUp)
+	defer cancel()
+	h := &sandboxtest.Host{OnCall: func(ctx context.Context, c sandbox.Call) (json.RawMessage, error) {
+		if c.Seq == 2 {
+			return json.RawMessage(`{}`), nil
+		}
+		<-ctx.Done() // a downstream slower than the run
+		if errors.Is(context.Cause(ctx), errGaveUp) {
+			t.Errorf("the host call ran until the caller gave up")
+		}
+		return nil, ctx.Err()
+	}}
+	o, err := pool.Run(ctx, sandbox.Program{Code: "await notes.listNotes({})", Globals: sandboxtest.Globals}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != sandbox.Failed || !strings.HasPrefix(o.Error, "sandbox worker crashed") {
+		t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
 	}
 }

@@ -23,10 +23,12 @@ import (
 // serves one run at a time: the parent sends msgRun; the worker asks the
 // parent for every host method (msgCall … msgService, each with an id of its
 // own) and the parent answers each with msgReply under the same id; the
-// worker ends the run with msgOutcome. msgCancel (parent → worker) cancels
+// worker ends the run with msgOutcome, once every request it made has its
+// reply. msgCancel (parent → worker) cancels
 // the run in progress; msgAbandon (worker → parent) cancels the context of
 // one host call whose answer the program no longer needs (the parent still
-// replies). A binary
+// replies). A worker that breaks these rules, or the program's limits (see
+// procRun.prepare), is broken: the parent kills it. A binary
 // encoding keeps a host call to two small frames with no reflection.
 const (
 	msgHello      byte = iota + 1 // W→P: (id only; the parent has the pid from starting it)
@@ -361,7 +363,9 @@ func encodeOutcome(e *enc, o wireOutcome) {
 
 func decodeOutcome(d *dec) wireOutcome {
 	var o wireOutcome
-	o.Status = sandbox.Status(d.int(int(sandbox.Stopped)))
+	if o.Status = sandbox.Status(d.int(int(sandbox.Stopped))); o.Status < sandbox.Completed && d.err == nil {
+		d.err = errShortPayload
+	}
 	o.Result, o.Error, o.internal, o.recycle = d.bytes(), d.str(), d.str(), d.flag()
 	// Not decodeList: handing d to a function value would move it to the
 	// heap, an allocation per run in the parent.

@@ -1,6 +1,9 @@
 package worker
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -71,9 +74,66 @@ func TestOutcomeAndRequestCrossThePipe(t *testing.T) {
 		t.Errorf("outcome changed crossing the pipe (err %v):\n%s", d.err, cmp.Diff(o, got, cmp.AllowUnexported(wireOutcome{})))
 	}
 
+	// A status outside the three is malformed, not an outcome.
+	e = newEnc(64)
+	encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: 0, Result: []byte("1")}})
+	if d = (&dec{b: e.b[frameHeader:]}); decodeOutcome(d).Status != 0 || d.err == nil {
+		t.Errorf("an outcome with status 0 decoded without an error")
+	}
+
 	q := request{seq: 7, name: "github.issues", method: "list", data: []byte(`{"state":"open"}`), errMsg: "failed"}
 	d = &dec{b: q.encode(newEnc(64)).b[frameHeader:]}
 	if got := decodeRequest(d); d.err != nil || !cmp.Equal(q, got, cmp.AllowUnexported(request{})) {
 		t.Errorf("request changed crossing the pipe (err %v):\n%s", d.err, cmp.Diff(q, got, cmp.AllowUnexported(request{})))
+	}
+}
+
+// TestTooLargeForAFrame: a value past the 64 MiB frame limit is refused
+// with an error naming it, on each side of the pipe, before it is copied
+// into a frame (tooLarge is zero pages the test never touches).
+func TestTooLargeForAFrame(t *testing.T) {
+	tooLarge := make([]byte, maxFrame+1)
+	ctx := context.Background()
+	t.Run("worker", func(t *testing.T) {
+		h := &pipeHost{fw: &frameWriter{w: io.Discard}, pending: map[uint32]chan reply{}}
+		_, err := h.Call(ctx, sandbox.Call{Seq: 1, Connector: "notes", Method: "createNote", Args: tooLarge})
+		wantErr(t, err, "notes.createNote: the arguments are too large to send: 67108865 bytes, limit 64 MiB")
+		_, err = h.Service(ctx, sandbox.ServiceCall{Seq: 2, Name: "search", Args: tooLarge})
+		wantErr(t, err, "codemode.search: the arguments are too large to send: 67108865 bytes, limit 64 MiB")
+		err = h.StepDone(ctx, sandbox.Step{Seq: 3, Name: "fetch"}, tooLarge, "")
+		wantErr(t, err, `codemode.step("fetch"): the value is too large to record: 67108865 bytes, limit 64 MiB`)
+	})
+	t.Run("reply", func(t *testing.T) {
+		var b bytes.Buffer
+		r := &procRun{w: &procWorker{fw: &frameWriter{w: &b}}}
+		r.reply(7, replyOf(false, tooLarge, nil))
+		kind, id, payload, err := newFrameReader(&b).read()
+		if err != nil || kind != msgReply || id != 7 {
+			t.Fatalf("frame %d %d, %v; want the reply to 7", kind, id, err)
+		}
+		d := &dec{b: payload}
+		wantErr(t, decodeReply(d).err(), "the value returned is too large for the sandbox: 67108865 bytes, limit 64 MiB")
+	})
+	t.Run("outcome", func(t *testing.T) {
+		var b bytes.Buffer
+		s := &workerServer{fw: &frameWriter{w: &b}}
+		if err := s.sendOutcome(3, wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Completed, Result: tooLarge}}); err != nil {
+			t.Fatal(err)
+		}
+		kind, id, payload, err := newFrameReader(&b).read()
+		if err != nil || kind != msgOutcome || id != 3 {
+			t.Fatalf("frame %d %d, %v; want the outcome of 3", kind, id, err)
+		}
+		o := decodeOutcome(&dec{b: payload})
+		if want := "the program's value and logs are too large to return: 67108865 bytes, limit 64 MiB"; o.Status != sandbox.Failed || o.Error != want {
+			t.Errorf("outcome %v %q, want failed: %s", o.Status, o.Error, want)
+		}
+	})
+}
+
+func wantErr(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
 	}
 }

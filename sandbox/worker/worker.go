@@ -205,19 +205,25 @@ func (s *workerServer) run(ctx context.Context, cancel context.CancelCauseFunc, 
 // sendOutcome writes the outcome of run id. An outcome too large for one
 // frame becomes a failure that says so.
 func (s *workerServer) sendOutcome(id uint32, o wireOutcome) error {
-	e := newEnc(len(o.Result) + 256)
-	encodeOutcome(e, o)
-	err := s.fw.write(msgOutcome, id, e)
-	if !errors.Is(err, errFrameTooLarge) {
-		return err
+	size := len(o.Result)
+	for _, l := range o.Logs {
+		size += len(l)
 	}
-	size := len(e.b)
+	if size <= maxFrame { // a larger outcome is refused before it is copied
+		e := newEnc(size + 256)
+		encodeOutcome(e, o)
+		err := s.fw.write(msgOutcome, id, e)
+		if !errors.Is(err, errFrameTooLarge) {
+			return err
+		}
+		size = len(e.b)
+	}
 	o.Outcome = sandbox.Outcome{
 		Status: sandbox.Failed,
 		Error:  fmt.Sprintf("the program's value and logs are too large to return: %d bytes, limit %d MiB", size, maxFrame>>20),
 		Clock:  o.Clock,
 	}
-	e = newEnc(256)
+	e := newEnc(256)
 	encodeOutcome(e, o)
 	return s.fw.write(msgOutcome, id, e)
 }
@@ -251,6 +257,9 @@ func (e *stopError) Unwrap() error { return sandbox.ErrStop }
 // still awaited: the call has returned on the parent's side when roundTrip
 // returns.
 func (h *pipeHost) roundTrip(ctx context.Context, kind byte, q request) (reply, error) {
+	if len(q.data) > maxFrame {
+		return reply{}, errFrameTooLarge // refused before it is copied into a frame
+	}
 	ch := make(chan reply, 1)
 	h.mu.Lock()
 	if h.gone != nil {

@@ -1,0 +1,98 @@
+//go:build unix
+
+package worker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitFor waits until cond holds (checked under the pool's lock).
+func waitFor(t *testing.T, pool *Pool, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		pool.mu.Lock()
+		ok := cond()
+		pool.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestACanceledRunDoesNotWaitForAStart: a Run that starts a worker for
+// itself (none idle, none on its way for it) returns as soon as its
+// context ends, not when the worker has come up or its start timed out;
+// the worker, once up, goes to the pool.
+func TestACanceledRunDoesNotWaitForAStart(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "hold")
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 3, Env: []string{envTestHold + "=" + fifo}})
+	waitIdle(t, pool, 1)
+	// From now on, workers are held at start until the FIFO has a writer.
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var writer *os.File
+	release := func() {
+		if writer == nil {
+			var err error
+			if writer, err = os.OpenFile(fifo, os.O_RDWR, 0); err != nil { // O_RDWR: no wait for a reader
+				t.Fatal(err)
+			}
+		}
+	}
+	defer func() {
+		release() // before the pool's Close, which waits for the starts
+		writer.Close()
+	}()
+
+	ctx := context.Background()
+	a, err := pool.acquire(ctx) // the idle worker; the starter starts another, held
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.release(a, true)
+	waitFor(t, pool, "the starter starts a worker", func() bool { return pool.starting == 1 })
+	// B waits for the starter's worker; C then starts one for itself.
+	b := make(chan error, 1)
+	go func() {
+		w, err := pool.acquire(ctx)
+		if err == nil {
+			pool.release(w, true)
+		}
+		b <- err
+	}()
+	waitFor(t, pool, "B waits", func() bool { return pool.waiters == 1 })
+	cctx, cancel := context.WithCancel(ctx)
+	c := make(chan error, 1)
+	go func() {
+		_, err := pool.acquire(cctx)
+		c <- err
+	}()
+	waitFor(t, pool, "C starts a worker", func() bool { return pool.total == 3 })
+	cancel()
+	if err := <-c; !errors.Is(err, context.Canceled) {
+		t.Fatalf("C: %v, want canceled", err)
+	}
+	// C returned while its worker was still held at start (before the fix,
+	// only once the start timed out and the worker was killed).
+	if s := pool.Stats(); s.Total != 3 {
+		t.Errorf("after C returned: %+v, want its worker still starting", s)
+	}
+	release()
+	if err := <-b; err != nil {
+		t.Fatalf("B: %v", err)
+	}
+	// C's worker and the starter's are both in the pool.
+	waitIdle(t, pool, 2)
+}
