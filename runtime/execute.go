@@ -273,14 +273,14 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 		}
 	}
 	if why != nil {
-		return 0, "", stillNeedsSignIn(en, why)
+		return 0, "", r.stillNeedsSignIn(en, why)
 	}
 	if s.NeedsSignIn() != nil {
 		if _, err := r.RefreshConnector(ctx, en.Connector); err != nil {
 			if sir, ok := connectors.AsSignInRequired(err); ok {
-				return 0, "", stillNeedsSignIn(en, sir)
+				return 0, "", r.stillNeedsSignIn(en, sir)
 			}
-			return 0, "", refusal(codemode.ErrNeedsSignIn, "execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)
+			return 0, "", refusal(codemode.ErrNeedsSignIn, "execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, r.scrub.Error(err))
 		}
 	}
 	t, rerr := r.catalog().Resolve(en.Connector, en.Method)
@@ -299,10 +299,12 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 }
 
 // stillNeedsSignIn is the refusal of an approval of a run whose call en
-// awaits a sign-in that has not happened.
-func stillNeedsSignIn(en codemode.Entry, why *connectors.SignInRequired) error {
+// awaits a sign-in that has not happened. The reason is the connector's
+// (it may quote its server) and is scrubbed: a refusal reaches the
+// person as it is written.
+func (r *Runtime) stillNeedsSignIn(en codemode.Entry, why *connectors.SignInRequired) error {
 	return refusal(codemode.ErrNeedsSignIn, "execution %s waits for a sign-in (call %d, %s.%s): %v; sign in first (`codemode-mcp login %s`, or the approval console's Sign in button), then approve it",
-		en.ExecutionID, en.Seq, en.Connector, en.Method, why, en.Connector)
+		en.ExecutionID, en.Seq, en.Connector, en.Method, r.scrub.Error(why), en.Connector)
 }
 
 // Reject rejects a paused run: its pending actions become rejected (with

@@ -320,5 +320,16 @@ func TestSignInWithASecretInItsReason(t *testing.T) {
 		if len(o.Pending) != 1 || o.Pending[0].Awaits != codemode.AwaitsSignIn || strings.Contains(o.Pending[0].Reason, "signed") {
 			t.Fatalf("signed in at start %v: pending %+v, want a sign-in with its reason scrubbed", signedIn, o.Pending)
 		}
+		// An approval before the sign-in is refused quoting the reason
+		// the connector gives now: scrubbed too, in the error (the
+		// console shows it) and in the outcome (the MCP tools and the
+		// command line show it).
+		_, err := e.rt.Approve(e.ctx, o.ExecutionID, nil)
+		if !errors.Is(err, codemode.ErrNeedsSignIn) || strings.Contains(err.Error(), "signed") {
+			t.Fatalf("signed in at start %v: approve before the sign-in: %v; want ErrNeedsSignIn, its reason scrubbed", signedIn, err)
+		}
+		if out := e.rt.RefusalOutcome(e.ctx, o.ExecutionID, err); strings.Contains(out.Error, "signed") || out.Status != codemode.StatusPaused {
+			t.Fatalf("signed in at start %v: refusal outcome %+v, want the run paused, its reason scrubbed", signedIn, out)
+		}
 	}
 }
