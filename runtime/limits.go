@@ -11,7 +11,7 @@ import (
 // maxValueBytes caps each value the log keeps (a call's arguments or
 // result, a step's value, the program's result): a call or step over it
 // fails saying so (arguments: before they are logged), a program's result
-// is kept cut. Runtime.maxValue holds it (tests lower it).
+// is kept cut, and so is the error it throws. Runtime.maxValue holds it (tests lower it).
 const maxValueBytes = 1 << 20
 
 // tooLarge returns the message for a value of what (e.g. "the result of

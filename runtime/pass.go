@@ -9,6 +9,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -205,7 +206,9 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			e.Logs = append(e.Logs, "[warn] "+note)
 		}
 	case out.Status == sandbox.Failed:
-		e.Error = out.Error
+		// What the program threw, as the program made it: within the
+		// per-value cap, as its result is (nothing replays it either).
+		e.Error = short.Clip(out.Error, r.maxValue)
 	default:
 		e.Error = "the program was stopped"
 		if out.Stop != nil {
