@@ -86,6 +86,8 @@ func TestPerValueCap(t *testing.T) {
 			[]string{"1 step(s) error"}, ""},
 		{"program result", `async () => "r".repeat(2000)`,
 			codemode.StatusCompleted, `"` + strings.Repeat("r", 975) + `…[truncated 1025 chars]"`, nil, ""},
+		{"step name", `async () => { try { await codemode.step("n".repeat(2000), () => 1) } catch (e) { return e.message } }`,
+			codemode.StatusCompleted, `"the name of a codemode.step is 2 KiB; the execution log keeps at most 1000 bytes per value — name the step briefly"`, nil, ""},
 		{"program error", `async () => { throw new Error("e".repeat(2000)) }`,
 			codemode.StatusError, "Error: " + strings.Repeat("e", 993) + "…", nil, ""},
 		{"within the cap", `async () => (await kv.get({ key: "nothing" })).key + "r".repeat(900)`,

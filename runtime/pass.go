@@ -199,7 +199,7 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			break
 		}
 		to, e.Result = codemode.StatusCompleted, rawOrNull(out.Result)
-		if note := r.tooLarge(out.Result, "the program's result", "is", "it keeps a cut copy; return less, e.g. filter, summarise or paginate"); note != "" {
+		if note := r.tooLarge(len(out.Result), "the program's result", "is", "it keeps a cut copy; return less, e.g. filter, summarise or paginate"); note != "" {
 			// Nothing replays a program's result, so a cut copy is kept (and
 			// shown) rather than failing a run whose calls all succeeded.
 			e.Result, _ = truncate.Fit(out.Result, nil, r.maxValue)
