@@ -201,3 +201,29 @@ func TestAuditRetention(t *testing.T) {
 		t.Errorf("audit after 49h with a 48h retention: %+v; want the two newer records, by local", recs)
 	}
 }
+
+// A request about a run that does not exist is audited under the id it
+// named, which is the client's: a long one is kept cut, so a client
+// cannot make the audit keep whatever it sends.
+func TestAuditKeepsAnUnknownIDCut(t *testing.T) {
+	e := newEnv(t, setup{})
+	long := "exec_" + strings.Repeat("f", 100_000)
+	if _, err := e.rt.Approve(as(bob), long, nil); !errors.Is(err, codemode.ErrUnknownExecution) {
+		t.Fatalf("approve of %d bytes of id: %v, want ErrUnknownExecution", len(long), err)
+	}
+	if _, err := e.rt.Outcome(as(bob), long); !errors.Is(err, codemode.ErrUnknownExecution) {
+		t.Fatalf("outcome of %d bytes of id: %v, want ErrUnknownExecution", len(long), err)
+	}
+	recs, err := e.store.AuditRecords(context.Background(), codemode.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("audit: %d records, want the approval and the view refused", len(recs))
+	}
+	for _, rec := range recs {
+		if len(rec.ExecutionID) > 100 || !strings.HasPrefix(rec.ExecutionID, "exec_fff") || len(rec.Outcome) > 1010 {
+			t.Errorf("%s record keeps %d bytes of id and %d of outcome, want them cut", rec.Action, len(rec.ExecutionID), len(rec.Outcome))
+		}
+	}
+}
