@@ -136,21 +136,16 @@ func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, sub
 		return nil, err
 	}
 	var out []awaiting
-	byRun := map[string][]codemode.PendingAction{}
-	var order []string // oldest run first
-	for _, p := range pending {
-		if byRun[p.ExecutionID] == nil {
-			order = append(order, p.ExecutionID)
+	for len(pending) > 0 { // one run's actions at a time, oldest run first
+		n := 1
+		for n < len(pending) && pending[n].ExecutionID == pending[0].ExecutionID {
+			n++
 		}
-		byRun[p.ExecutionID] = append(byRun[p.ExecutionID], p)
-	}
-	for _, id := range order {
-		acts := byRun[id]
-		if own && acts[0].StartedBy.Subject != subject {
-			continue
-		}
-		if !slices.ContainsFunc(acts, func(p codemode.PendingAction) bool { return p.Awaits != codemode.AwaitsSignIn || p.Connector != name }) {
-			out = append(out, awaiting{id: id, digest: codemode.PendingDigest(acts)})
+		acts := pending[:n]
+		pending = pending[n:]
+		if (!own || acts[0].StartedBy.Subject == subject) &&
+			!slices.ContainsFunc(acts, func(p codemode.PendingAction) bool { return p.Awaits != codemode.AwaitsSignIn || p.Connector != name }) {
+			out = append(out, awaiting{id: acts[0].ExecutionID, digest: codemode.PendingDigest(acts)})
 		}
 	}
 	return out, nil
