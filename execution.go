@@ -2,6 +2,8 @@ package codemode
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -64,10 +66,16 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	return json.Marshal(taskJSON{TTLMs: t.TTL.Milliseconds()})
 }
 
+// UnmarshalJSON reads a stored task. A ttlMs no writer makes (negative,
+// or beyond what a Duration holds: it would wrap to a TTL that never
+// expires, or one that expires at once) is an error.
 func (t *Task) UnmarshalJSON(b []byte) error {
 	var j taskJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
+	}
+	if j.TTLMs < 0 || j.TTLMs > math.MaxInt64/int64(time.Millisecond) {
+		return fmt.Errorf("task: ttlMs %d is out of range", j.TTLMs)
 	}
 	t.TTL = time.Duration(j.TTLMs) * time.Millisecond
 	return nil

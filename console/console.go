@@ -61,9 +61,11 @@ type Engine interface {
 	ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error)
 	// Snippets lists the saved snippets by name.
 	Snippets(ctx context.Context) ([]codemode.Snippet, error)
-	// ApproveReviewed approves a paused run's pending actions if they are
-	// still the ones rv.Digest names.
-	ApproveReviewed(ctx context.Context, id string, rv codemode.Review, ap codemode.Approver) (codemode.Outcome, error)
+	// Resume approves a paused run's pending actions if they are still
+	// the ones rv.Digest names. A run started as a task goes on in the
+	// background (the outcome is running); any other resumes within the
+	// call.
+	Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error)
 	// RejectReviewed rejects a paused run (seq > 0: that action) if its
 	// pending actions are still the ones rv.Digest names.
 	RejectReviewed(ctx context.Context, id string, seq int, rv codemode.Review) (codemode.Outcome, error)

@@ -464,7 +464,7 @@ func (c *Console) review(reject bool) http.HandlerFunc {
 			})
 		default:
 			c.decide(w, r, "approved", func(ctx context.Context, id string) (codemode.Outcome, error) {
-				return c.eng.ApproveReviewed(ctx, id, rv, nil)
+				return c.eng.Resume(ctx, id, rv)
 			})
 		}
 	}

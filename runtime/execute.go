@@ -120,27 +120,21 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 // changes; a run whose connectors changed gets ErrConnectorsChanged and
 // stays paused.
 func (r *Runtime) Approve(ctx context.Context, id string, ap codemode.Approver) (codemode.Outcome, error) {
-	return r.ApproveReviewed(ctx, id, codemode.Review{}, ap)
-}
-
-// ApproveReviewed is Approve for a person who was shown the pending
-// actions: with rv.Digest set, the actions pending once the run is claimed
-// must have that digest (codemode.PendingDigest), else the run stays
-// paused and the error wraps ErrNotAsShown. The check is made after the
-// claim, so no other decision can slip in between the check and the
-// approval.
-func (r *Runtime) ApproveReviewed(ctx context.Context, id string, rv codemode.Review, ap codemode.Approver) (codemode.Outcome, error) {
-	c, out, err := r.claimApproved(ctx, id, rv)
+	c, out, err := r.claimApproved(ctx, id, codemode.Review{})
 	if c == nil {
 		return out, err
 	}
 	return r.passNow(ctx, c, ap)
 }
 
-// claimApproved makes the decision of ApproveReviewed: it claims the
+// claimApproved makes the decision of Approve and Resume: it claims the
 // paused run, moves its pending actions on and returns it with the log the
 // resuming pass replays. Without a run, the approval was refused (the run
-// stays as it was) or failed (the run ended in error). Under an issuer
+// stays as it was) or failed (the run ended in error). With rv.Digest set
+// (a person was shown the pending actions), the actions pending once the
+// run is claimed must have that digest (codemode.PendingDigest), else the
+// run stays paused and the error wraps ErrNotAsShown: the check is made
+// after the claim, so no other decision can slip in between. Under an issuer
 // the person must be allowed to approve every action pending once the run
 // is claimed (policy.MayApprove). The decision, or its refusal, is
 // audited.
@@ -273,14 +267,14 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 		}
 	}
 	if why != nil {
-		return 0, "", stillNeedsSignIn(en, why)
+		return 0, "", r.stillNeedsSignIn(en, why)
 	}
 	if s.NeedsSignIn() != nil {
 		if _, err := r.RefreshConnector(ctx, en.Connector); err != nil {
 			if sir, ok := connectors.AsSignInRequired(err); ok {
-				return 0, "", stillNeedsSignIn(en, sir)
+				return 0, "", r.stillNeedsSignIn(en, sir)
 			}
-			return 0, "", refusal(codemode.ErrNeedsSignIn, "execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, err)
+			return 0, "", refusal(codemode.ErrNeedsSignIn, "execution %s cannot be approved yet: connector %s could not list its tools after the sign-in: %v", en.ExecutionID, en.Connector, r.scrub.Error(err))
 		}
 	}
 	t, rerr := r.catalog().Resolve(en.Connector, en.Method)
@@ -299,10 +293,12 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 }
 
 // stillNeedsSignIn is the refusal of an approval of a run whose call en
-// awaits a sign-in that has not happened.
-func stillNeedsSignIn(en codemode.Entry, why *connectors.SignInRequired) error {
+// awaits a sign-in that has not happened. The reason is the connector's
+// (it may quote its server) and is scrubbed: a refusal reaches the
+// person as it is written.
+func (r *Runtime) stillNeedsSignIn(en codemode.Entry, why *connectors.SignInRequired) error {
 	return refusal(codemode.ErrNeedsSignIn, "execution %s waits for a sign-in (call %d, %s.%s): %v; sign in first (`codemode-mcp login %s`, or the approval console's Sign in button), then approve it",
-		en.ExecutionID, en.Seq, en.Connector, en.Method, why, en.Connector)
+		en.ExecutionID, en.Seq, en.Connector, en.Method, r.scrub.Error(why), en.Connector)
 }
 
 // Reject rejects a paused run: its pending actions become rejected (with

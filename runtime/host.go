@@ -115,7 +115,7 @@ func newPass(r *Runtime, run *codemode.Execution, ap codemode.Approver, reverts,
 	}
 	for _, e := range log {
 		p.entries[e.Seq] = e
-		p.logBytes += int64(len(e.Args) + len(e.Result) + len(e.Error)) // its values, against the quota
+		p.logBytes += int64(len(e.Args) + len(e.Name) + len(e.Result) + len(e.Error)) // its values, against the quota
 	}
 	return p
 }
@@ -596,10 +596,17 @@ func (p *pass) decideLocal(ctx context.Context, want codemode.Entry) (*codemode.
 	}
 	e := want // (escapes: made once the call is known to be new)
 	p.reachLocked(e.Seq)
-	if msg := p.r.callArgsTooLarge(e.Connector, e.Method, e.Args); msg != "" {
+	msg := p.r.callArgsTooLarge(e.Connector, e.Method, e.Args)
+	if msg == "" {
+		msg = p.r.stepNameTooLarge(e.Name) // (a step's name is kept as a call's arguments are)
+	}
+	if msg != "" {
 		return nil, nil, errors.New(msg)
 	}
-	if _, err := p.chargeLocked(len(e.Args), func() (string, string) {
+	if _, err := p.chargeLocked(len(e.Args)+len(e.Name), func() (string, string) {
+		if e.Kind == codemode.KindStep {
+			return fmt.Sprintf("the name of step %d", e.Seq), "the step did not run"
+		}
 		return fmt.Sprintf("the arguments of call %d (codemode.%s)", e.Seq, e.Method), "the call was not made"
 	}); err != nil {
 		return nil, nil, err

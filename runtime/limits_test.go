@@ -59,7 +59,8 @@ func TestOutcomesAreWhole(t *testing.T) {
 
 // Values over the per-value cap are never logged: the call or step fails
 // with a message saying why, and a replay fails the same way without calling
-// the connector again. A program result over the cap is kept as a cut copy.
+// the connector again. A program result over the cap is kept as a cut copy,
+// and so is the error a program throws.
 func TestPerValueCap(t *testing.T) {
 	e := newEnv(t, setup{maxValue: 1000})
 	e.kv.mu.Lock()
@@ -85,6 +86,10 @@ func TestPerValueCap(t *testing.T) {
 			[]string{"1 step(s) error"}, ""},
 		{"program result", `async () => "r".repeat(2000)`,
 			codemode.StatusCompleted, `"` + strings.Repeat("r", 975) + `…[truncated 1025 chars]"`, nil, ""},
+		{"step name", `async () => { try { await codemode.step("n".repeat(2000), () => 1) } catch (e) { return e.message } }`,
+			codemode.StatusCompleted, `"the name of a codemode.step is 2 KiB; the execution log keeps at most 1000 bytes per value — name the step briefly"`, nil, ""},
+		{"program error", `async () => { throw new Error("e".repeat(2000)) }`,
+			codemode.StatusError, "Error: " + strings.Repeat("e", 993) + "…", nil, ""},
 		{"within the cap", `async () => (await kv.get({ key: "nothing" })).key + "r".repeat(900)`,
 			codemode.StatusCompleted, `"nothing` + strings.Repeat("r", 900) + `"`, []string{"1 kv.get applied"}, "get"},
 	}

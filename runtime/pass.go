@@ -9,6 +9,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/truncate"
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
@@ -198,14 +199,16 @@ func (r *Runtime) writeEnd(ctx context.Context, e *codemode.Execution, p *pass, 
 			break
 		}
 		to, e.Result = codemode.StatusCompleted, rawOrNull(out.Result)
-		if note := r.tooLarge(out.Result, "the program's result", "is", "it keeps a cut copy; return less, e.g. filter, summarise or paginate"); note != "" {
+		if note := r.tooLarge(len(out.Result), "the program's result", "is", "it keeps a cut copy; return less, e.g. filter, summarise or paginate"); note != "" {
 			// Nothing replays a program's result, so a cut copy is kept (and
 			// shown) rather than failing a run whose calls all succeeded.
 			e.Result, _ = truncate.Fit(out.Result, nil, r.maxValue)
 			e.Logs = append(e.Logs, "[warn] "+note)
 		}
 	case out.Status == sandbox.Failed:
-		e.Error = out.Error
+		// What the program threw, as the program made it: within the
+		// per-value cap, as its result is (nothing replays it either).
+		e.Error = short.Clip(out.Error, r.maxValue)
 	default:
 		e.Error = "the program was stopped"
 		if out.Stop != nil {

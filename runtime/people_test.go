@@ -201,3 +201,32 @@ func TestAuditRetention(t *testing.T) {
 		t.Errorf("audit after 49h with a 48h retention: %+v; want the two newer records, by local", recs)
 	}
 }
+
+// A request about a run (or a connector) that does not exist is audited
+// under the id (the name) it named, which is the client's: a long one is
+// kept cut, so a client cannot make the audit keep whatever it sends.
+func TestAuditKeepsAnUnknownIDCut(t *testing.T) {
+	e := newEnv(t, setup{})
+	long := "exec_" + strings.Repeat("f", 100_000)
+	if _, err := e.rt.Approve(as(bob), long, nil); !errors.Is(err, codemode.ErrUnknownExecution) {
+		t.Fatalf("approve of %d bytes of id: %v, want ErrUnknownExecution", len(long), err)
+	}
+	if _, err := e.rt.Outcome(as(bob), long); !errors.Is(err, codemode.ErrUnknownExecution) {
+		t.Fatalf("outcome of %d bytes of id: %v, want ErrUnknownExecution", len(long), err)
+	}
+	if _, err := e.rt.BeginSignIn(as(bob), long); err == nil {
+		t.Fatalf("sign-in to a connector named with %d bytes: no error", len(long))
+	}
+	recs, err := e.store.AuditRecords(context.Background(), codemode.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("audit: %d records, want the approval, the view and the sign-in refused", len(recs))
+	}
+	for _, rec := range recs {
+		if len(rec.ExecutionID) > 100 || len(rec.Target) > 1010 || len(rec.Outcome) > 1010 {
+			t.Errorf("%s record keeps %d bytes of id, %d of target and %d of outcome, want them cut", rec.Action, len(rec.ExecutionID), len(rec.Target), len(rec.Outcome))
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 // arguments {"key":"big"} 13 and its result 1,025.
 func TestRunLogQuota(t *testing.T) {
 	const quota = 4096
+	name1000 := strings.Repeat("n", 1000)
 	tests := []struct {
 		name  string
 		code  string
@@ -33,6 +34,10 @@ func TestRunLogQuota(t *testing.T) {
 			return caught;
 		}`, []string{"1 step(s) applied", "2 step(s) applied", "3 step(s) applied", "4 step(s) applied", "5 step(s) error"},
 			`the value of step 5, codemode.step("s"), 1002 bytes, would take it to 4.9 KiB, over the 4 KiB a run may log (store.max_run_log); its value is not kept.`, 0, 0},
+		{"step names", `async () => {
+			for (let i = 0; i < 10; i++) await codemode.step("n".repeat(1000), () => 1);
+		}`, []string{"1 step(" + name1000 + ") applied", "2 step(" + name1000 + ") applied", "3 step(" + name1000 + ") applied", "4 step(" + name1000 + ") applied"},
+			`the name of step 5, 1000 bytes, would take it to 4.9 KiB, over the 4 KiB a run may log (store.max_run_log); the step did not run.`, 0, 0},
 		{"call arguments", `async () => {
 			for (let i = 0; i < 10; i++) {
 				try { await kv.add({ key: "k" + i, value: "x".repeat(1000) }) } catch (e) {}
@@ -70,7 +75,7 @@ func TestRunLogQuota(t *testing.T) {
 			}
 			kept := 0
 			for _, en := range entries {
-				kept += len(en.Args) + len(en.Result)
+				kept += len(en.Args) + len(en.Result) + len(en.Name)
 				if en.State == codemode.EntryError && en.Error != o.Error {
 					t.Errorf("entry %d's error %q, want the run's", en.Seq, en.Error)
 				}

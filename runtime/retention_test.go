@@ -95,8 +95,8 @@ func TestARefusedApprovalDoesNotPutOffTheExpiry(t *testing.T) {
 	old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
 	mustStatus(t, old, codemode.StatusPaused)
 	clk.Advance(12 * time.Hour)
-	if _, err := e.rt.ApproveReviewed(e.ctx, old.ExecutionID, codemode.Review{Digest: "not what is pending"}, nil); !errors.Is(err, codemode.ErrNotAsShown) {
-		t.Fatalf("ApproveReviewed with another digest: %v, want ErrNotAsShown", err)
+	if _, err := e.rt.Resume(e.ctx, old.ExecutionID, codemode.Review{Digest: "not what is pending"}); !errors.Is(err, codemode.ErrNotAsShown) {
+		t.Fatalf("Resume with another digest: %v, want ErrNotAsShown", err)
 	}
 	clk.Advance(12*time.Hour + time.Second)
 	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted) // the housekeeping runs

@@ -43,7 +43,7 @@ func TestReviewedDecisionsNeedWhatWasShown(t *testing.T) {
 		name string
 		do   func(codemode.Review) (codemode.Outcome, error)
 	}{
-		{"approve", func(rv codemode.Review) (codemode.Outcome, error) { return e.rt.ApproveReviewed(e.ctx, id, rv, nil) }},
+		{"approve", func(rv codemode.Review) (codemode.Outcome, error) { return e.rt.Resume(e.ctx, id, rv) }},
 		{"reject", func(rv codemode.Review) (codemode.Outcome, error) { return e.rt.RejectReviewed(e.ctx, id, 0, rv) }},
 	} {
 		t.Run(decide.name, func(t *testing.T) {
@@ -67,7 +67,7 @@ func TestReviewedDecisionsNeedWhatWasShown(t *testing.T) {
 	}
 
 	// With the digest of what is pending now, the approval goes through.
-	a, err := e.rt.ApproveReviewed(e.ctx, id, codemode.Review{Digest: e.digestOf(id)}, nil)
+	a, err := e.rt.Resume(e.ctx, id, codemode.Review{Digest: e.digestOf(id)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -106,28 +107,48 @@ func (r *Runtime) signInKey(name string, person codemode.Person) string {
 	return name
 }
 
-// AwaitingSignIn returns the ids of the paused runs that await a sign-in to
-// connector name, oldest first.
+// AwaitingSignIn returns the ids of the paused runs that await a sign-in
+// to connector name and nothing else, oldest first: approving one resumes
+// it. A run that awaits an approval too is not listed: approving it would
+// approve calls nobody was shown (it waits for its approval, which then
+// finds the sign-in made).
 func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]string, error) {
-	return r.awaitingSignIn(ctx, name, false, "")
+	runs, err := r.awaitingSignIn(ctx, name, false, "")
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, a := range runs {
+		ids[i] = a.id
+	}
+	return ids, nil
 }
+
+// awaiting is a run AwaitingSignIn lists, with the digest of its pending
+// actions as listed.
+type awaiting struct{ id, digest string }
 
 // awaitingSignIn is AwaitingSignIn, keeping only the runs subject started
 // when own is set.
-func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, subject string) ([]string, error) {
+func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, subject string) ([]awaiting, error) {
 	pending, err := r.Pending(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	seen := map[string]bool{}
-	for _, p := range pending { // oldest run first
-		if p.Awaits == codemode.AwaitsSignIn && p.Connector == name && !seen[p.ExecutionID] && (!own || p.StartedBy.Subject == subject) {
-			seen[p.ExecutionID] = true
-			ids = append(ids, p.ExecutionID)
+	var out []awaiting
+	for len(pending) > 0 { // one run's actions at a time, oldest run first
+		n := 1
+		for n < len(pending) && pending[n].ExecutionID == pending[0].ExecutionID {
+			n++
+		}
+		acts := pending[:n]
+		pending = pending[n:]
+		if (!own || acts[0].StartedBy.Subject == subject) &&
+			!slices.ContainsFunc(acts, func(p codemode.PendingAction) bool { return p.Awaits != codemode.AwaitsSignIn || p.Connector != name }) {
+			out = append(out, awaiting{id: acts[0].ExecutionID, digest: codemode.PendingDigest(acts)})
 		}
 	}
-	return ids, nil
+	return out, nil
 }
 
 // A BackgroundSignIn is a sign-in StartSignIn began, which the runtime
@@ -225,17 +246,19 @@ func (r *Runtime) SignInPage(ctx context.Context, name string) (string, time.Tim
 // logging each outcome; with per-user credentials, only the runs who
 // signed in started.
 func (r *Runtime) resumeSignedIn(ctx context.Context, name string, who codemode.Person) {
-	ids, err := r.awaitingSignIn(ctx, name, r.signInKey(name, who) != name, who.Subject)
+	runs, err := r.awaitingSignIn(ctx, name, r.signInKey(name, who) != name, who.Subject)
 	if err != nil {
 		r.log.WarnContext(ctx, "could not list the runs awaiting a sign-in", "connector", name, "err", err)
 		return
 	}
-	for _, id := range ids {
-		o, err := r.Approve(ctx, id, nil)
+	for _, a := range runs {
+		// (With the digest of what was listed: a run that moved on
+		// meanwhile, to a call awaiting approval, is not approved.)
+		o, err := r.Resume(ctx, a.id, codemode.Review{Digest: a.digest})
 		if err != nil {
-			r.log.WarnContext(ctx, "could not resume a run after its sign-in", "execution", id, "connector", name, "err", err)
+			r.log.WarnContext(ctx, "could not resume a run after its sign-in", "execution", a.id, "connector", name, "err", err)
 			continue
 		}
-		r.log.InfoContext(ctx, "resumed a run after its sign-in", "execution", id, "connector", name, "status", o.Status.String())
+		r.log.InfoContext(ctx, "resumed a run after its sign-in", "execution", a.id, "connector", name, "status", o.Status.String())
 	}
 }

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -320,5 +321,65 @@ func TestSignInWithASecretInItsReason(t *testing.T) {
 		if len(o.Pending) != 1 || o.Pending[0].Awaits != codemode.AwaitsSignIn || strings.Contains(o.Pending[0].Reason, "signed") {
 			t.Fatalf("signed in at start %v: pending %+v, want a sign-in with its reason scrubbed", signedIn, o.Pending)
 		}
+		// An approval before the sign-in is refused quoting the reason
+		// the connector gives now: scrubbed too, in the error (the
+		// console shows it) and in the outcome (the MCP tools and the
+		// command line show it).
+		_, err := e.rt.Approve(e.ctx, o.ExecutionID, nil)
+		if !errors.Is(err, codemode.ErrNeedsSignIn) || strings.Contains(err.Error(), "signed") {
+			t.Fatalf("signed in at start %v: approve before the sign-in: %v; want ErrNeedsSignIn, its reason scrubbed", signedIn, err)
+		}
+		if out := e.rt.RefusalOutcome(e.ctx, o.ExecutionID, err); strings.Contains(out.Error, "signed") || out.Status != codemode.StatusPaused {
+			t.Fatalf("signed in at start %v: refusal outcome %+v, want the run paused, its reason scrubbed", signedIn, out)
+		}
+	}
+}
+
+// A run paused both for an approval and for a sign-in (two calls of
+// Promise.all: one logged pending while the other awaited the sign-in) is
+// not resumed by the sign-in: resuming approves every pending call, and
+// nobody approved the other one. It stays paused, for its approval, which
+// then resumes it whole.
+func TestSignInDoesNotResumeARunAwaitingAnApprovalToo(t *testing.T) {
+	g := fixture.NewGated(t, "remote")
+	e := newEnv(t, setup{extra: []catalog.Source{{Connector: g}}, kvApprove: []string{"put"}})
+	o := e.run(`async () => { await Promise.all([kv.put({ key: "a", value: "1" }), remote.post({ x: 1 })]); return "done" }`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	id := o.ExecutionID
+	// One of the two was decided first and stopped the pass; the log gets
+	// the other as the race the other way round leaves it.
+	other := codemode.Entry{ExecutionID: id, Seq: 2, Kind: codemode.KindCall, Connector: "remote", Method: "post", Args: json.RawMessage(`{"x":1}`),
+		State: codemode.EntrySignIn, Error: "connector remote needs a sign-in: not signed in yet"}
+	if o.Pending[0].Seq == 2 {
+		other = codemode.Entry{ExecutionID: id, Seq: 1, Kind: codemode.KindCall, Connector: "kv", Method: "put", Args: json.RawMessage(`{"key":"a","value":"1"}`), State: codemode.EntryPending}
+	}
+	other.CreatedAt, other.UpdatedAt = time.Now(), time.Now()
+	if err := e.store.WriteEntries(e.ctx, []codemode.Entry{other}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.log(id); !slices.Equal(got, []string{"1 kv.put pending", "2 remote.post sign_in"}) {
+		t.Fatalf("log = %v", got)
+	}
+	if ids, err := e.rt.AwaitingSignIn(e.ctx, "remote"); err != nil || len(ids) != 0 {
+		t.Errorf("AwaitingSignIn = %v, %v; want no run (it awaits an approval too)", ids, err)
+	}
+
+	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open(t, b.URL())
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.kv.count("put"); n != 0 {
+		t.Fatalf("kv.put made %d times after the sign-in; nobody approved it", n)
+	}
+	if got := e.log(id); !slices.Equal(got, []string{"1 kv.put pending", "2 remote.post sign_in"}) {
+		t.Fatalf("log after the sign-in = %v, want it as it was", got)
+	}
+	mustStatus(t, e.approve(id, nil), codemode.StatusCompleted)
+	if e.kv.count("put") != 1 || g.Calls("post") != 1 {
+		t.Fatalf("after the approval: kv.put made %d times, remote.post %d; want once each", e.kv.count("put"), g.Calls("post"))
 	}
 }

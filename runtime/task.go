@@ -53,11 +53,13 @@ func (r *Runtime) Start(ctx context.Context, code string, task codemode.Task) (c
 	return codemode.Outcome{Status: codemode.StatusRunning, ExecutionID: c.e.ID}, nil
 }
 
-// Resume approves a paused run as ApproveReviewed does, for a person who
-// answered through the client that polls it as a task: the decision is
-// made before Resume returns, then the run goes on in the background and
-// the outcome is running. A run that is not a task resumes within the
-// call.
+// Resume approves a paused run as Approve does (with no approver), for a
+// person who was shown its pending actions (rv: see claimApproved): the
+// answer to a task's questions, or the console's Approve. The decision is
+// made before Resume returns; a run started as a task then goes on in the
+// background and the outcome is running, so no request waits out its
+// pass (bounded by the task timeout, not the call's). A run that is not a
+// task resumes within the call.
 func (r *Runtime) Resume(ctx context.Context, id string, rv codemode.Review) (codemode.Outcome, error) {
 	c, out, err := r.claimApproved(ctx, id, rv)
 	if c == nil {

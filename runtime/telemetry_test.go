@@ -152,8 +152,8 @@ func TestOnlyDecisionsMadeAreReported(t *testing.T) {
 	e := newEnv(t, setup{metrics: m})
 	paused := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
 	mustStatus(t, paused, codemode.StatusPaused)
-	if _, err := e.rt.ApproveReviewed(e.ctx, paused.ExecutionID, codemode.Review{Digest: "not what is pending"}, nil); !errors.Is(err, codemode.ErrNotAsShown) {
-		t.Fatalf("ApproveReviewed with another digest: %v, want ErrNotAsShown", err)
+	if _, err := e.rt.Resume(e.ctx, paused.ExecutionID, codemode.Review{Digest: "not what is pending"}); !errors.Is(err, codemode.ErrNotAsShown) {
+		t.Fatalf("Resume with another digest: %v, want ErrNotAsShown", err)
 	}
 	out, err := e.rt.Rollback(e.ctx, paused.ExecutionID)
 	if err != nil {
