@@ -99,14 +99,17 @@ func endPass(span trace.Span, e *codemode.Execution, err error) {
 }
 
 // endSpan ends a span of the runtime's (nil: none), marking it failed
-// with err.
+// with err. Its exception event is RecordError's with the message clipped
+// as the status is: the SDK's length limit does not reach an event's
+// attributes, and a downstream's error can be any length.
 func endSpan(span trace.Span, err error) {
 	if span == nil {
 		return
 	}
 	if err != nil && span.IsRecording() {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
+		msg := short.Clip(err.Error(), maxStatusDetail)
+		span.AddEvent("exception", trace.WithAttributes(attribute.String("exception.message", msg)))
+		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
 }

@@ -348,3 +348,34 @@ func benchmarkTracingAdded(b *testing.B, tp trace.TracerProvider) {
 	b.ReportMetric(diffs[len(diffs)/2], "added-ns/call")
 	b.ReportMetric(offs[len(offs)/2], "off-ns/call")
 }
+
+// What a span records of a failure is bounded, in its status and in its
+// exception event alike: a downstream's error message can be any length.
+func TestTraceOfAFailureIsBounded(t *testing.T) {
+	tp, rec := recorder(t)
+	e := newEnv(t, setup{tracer: tp})
+	code := `async () => { try { await kv.fail({ reason: "x".repeat(100000) }); } catch (err) {} return 1; }`
+	if _, err := e.rt.Execute(context.Background(), code, nil); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, s := range rec.Ended() {
+		if s.Name() != "call kv.fail" {
+			continue
+		}
+		failed++
+		if n := len(s.Status().Description); n > 1024 {
+			t.Errorf("the call's status holds %d bytes of its error, want at most 1024", n)
+		}
+		for _, ev := range s.Events() {
+			for _, kv := range ev.Attributes {
+				if n := len(kv.Value.Emit()); n > 1024 {
+					t.Errorf("the call's event %s holds %d bytes in %s, want at most 1024", ev.Name, n, kv.Key)
+				}
+			}
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d spans of the failed call, want 1", failed)
+	}
+}
