@@ -150,10 +150,13 @@ type callSpan struct {
 	how  string // the outcome: executed, replayed, paused, refused
 }
 
-// startCall starts the span of call c, a child of ctx's (the pass's).
+// startCall starts the span of call c, a child of ctx's (the pass's). The
+// method is the program's, not yet resolved (with forward_unknown any name
+// reaches here): it is clipped as an error is.
 func (p *pass) startCall(ctx context.Context, c sandbox.Call) (context.Context, *callSpan) {
-	ctx, span := p.r.tracer.Start(ctx, "call "+c.Connector+"."+c.Method, trace.WithAttributes(
-		attrConnector.String(c.Connector), attrMethod.String(c.Method),
+	method := short.Clip(c.Method, maxStatusDetail)
+	ctx, span := p.r.tracer.Start(ctx, "call "+c.Connector+"."+method, trace.WithAttributes(
+		attrConnector.String(c.Connector), attrMethod.String(method),
 		attrSeq.Int(p.seqBase+c.Seq), attrBytesIn.Int(len(c.Args))))
 	return ctx, &callSpan{span: span}
 }
