@@ -20,13 +20,12 @@ import (
 // caller's context and CallTimeout are what bound a call.
 const sseResponseTimeout = 100 * 365 * 24 * time.Hour
 
-// newTransport builds the transport of a new session, wrapped in a tap; for
-// a stdio server it starts the child process.
+// newTransport builds the transport of a new session, its requests going
+// through tap; for a stdio server it starts the child process.
 func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	cfg := &c.cfg
 	if cfg.Command != "" {
-		c.stderr.ResetTail()
-		p, err := startProcess(cfg, c.stderr, func() { s.cancel(errExited) })
+		p, err := startProcess(cfg, c.logger, func() { s.cancel(errExited) })
 		if err != nil {
 			return nil, err
 		}
@@ -34,7 +33,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		// Reading the server's answers polls for a while (rawpipe.Spin): a
 		// local server's answer then finds this process running.
 		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout, rawpipe.Spin), rawpipe.Wrap(p.stdin, 0), c.logger)
-		return &tap{Interface: s.stdio, logger: c.logger}, nil
+		return s.stdio, nil
 	}
 	var rt http.RoundTripper = c.httpTransport
 	if cfg.OAuth != nil {
@@ -51,7 +50,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sse url %q: %w", scrub.URL(cfg.URL), err)
 		}
-		return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
+		return sseTap{SSE: tr, logger: c.logger}, nil
 	}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(cfg.Headers),
@@ -67,31 +66,28 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", scrub.URL(cfg.URL), err)
 	}
-	return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
+	return streamTap{StreamableHTTP: tr, logger: c.logger}, nil
 }
 
-// A tap wraps a transport so the connector sees the raw JSON result of its
-// own requests. mcp-go decodes tool definitions into typed schemas (losing
-// top-level keywords such as anyOf or description) and rejects a whole
-// result over one unknown content type; the connector decodes the raw bytes
-// itself instead. A request opts in by carrying a rawSink in its context.
-type tap struct {
-	transport.Interface
-	logger *slog.Logger
-}
-
-// SendRequest forwards the request and records the raw result in the
-// request's sink, if it has one. For a sink that keeps the result to itself
-// (rawSink.keep), mcp-go gets an empty tools/call result instead of the
-// real one, so it does not decode a typed copy the connector never reads.
-func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	resp, err := t.Interface.SendRequest(ctx, req)
+// tap sends req with send, a transport's own SendRequest, so that the
+// connector sees the raw JSON result of its own requests: mcp-go decodes
+// tool definitions into typed schemas (losing top-level keywords such as
+// anyOf or description) and rejects a whole result over one unknown
+// content type; the connector decodes the raw bytes itself instead. A
+// request opts in by carrying a rawSink in its context, whose raw result
+// it records. For a sink that keeps the result to itself (rawSink.keep),
+// mcp-go gets an empty tools/call result instead of the real one, so it
+// does not decode a typed copy the connector never reads.
+func tap(ctx context.Context, req transport.JSONRPCRequest, logger *slog.Logger,
+	send func(context.Context, transport.JSONRPCRequest) (*transport.JSONRPCResponse, error),
+) (*transport.JSONRPCResponse, error) {
+	resp, err := send(ctx, req)
 	if req.Method == string(mcpgo.MethodServerDiscover) && err == nil && resp != nil && resp.Error == nil && !namesVersions(resp.Result) {
 		// A server that answers every method it does not know with an
 		// empty result is not a 2026-07-28 server: mcp-go would take it
 		// for one and never send initialize. An error makes it fall back
 		// to the handshake.
-		t.logger.Debug("server/discover was answered without supportedVersions; using the initialize handshake")
+		logger.Debug("server/discover was answered without supportedVersions; using the initialize handshake")
 		r := *resp
 		r.Result = nil
 		r.Error = &mcpgo.JSONRPCErrorDetails{Code: mcpgo.METHOD_NOT_FOUND, Message: "server/discover answered without supportedVersions"}
@@ -111,38 +107,25 @@ func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*t
 // rawSink keeps.
 var emptyCallResult = json.RawMessage(`{"content":[]}`)
 
-// SetRequestHandler forwards server-to-client requests (ping) to the client.
-func (t *tap) SetRequestHandler(h transport.RequestHandler) {
-	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
-		b.SetRequestHandler(h)
-	}
+// sseTap and streamTap are mcp-go's HTTP transports whose requests go
+// through tap; every other method, the optional ones mcp-go's client
+// looks for included, is the transport's own.
+type sseTap struct {
+	*transport.SSE
+	logger *slog.Logger
 }
 
-// httpTap is a tap over an HTTP transport; it keeps the optional methods
-// mcp-go's client looks for on HTTP transports.
-type httpTap struct {
-	*tap
-	conn transport.HTTPConnection
+func (t sseTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return tap(ctx, req, t.logger, t.SSE.SendRequest)
 }
 
-// SetProtocolVersion forwards the negotiated version to the transport,
-// which sends it as the Mcp-Protocol-Version header.
-func (t *httpTap) SetProtocolVersion(version string) { t.conn.SetProtocolVersion(version) }
-
-// SetConnectionLostHandler forwards the handler to transports that report
-// a lost connection (SSE).
-func (t *httpTap) SetConnectionLostHandler(h func(error)) {
-	if l, ok := t.conn.(interface{ SetConnectionLostHandler(func(error)) }); ok {
-		l.SetConnectionLostHandler(h)
-	}
+type streamTap struct {
+	*transport.StreamableHTTP
+	logger *slog.Logger
 }
 
-// RequiresLegacyProtocol forwards the transport's answer, if it has one.
-func (t *httpTap) RequiresLegacyProtocol() bool {
-	if l, ok := t.conn.(interface{ RequiresLegacyProtocol() bool }); ok {
-		return l.RequiresLegacyProtocol()
-	}
-	return false
+func (t streamTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return tap(ctx, req, t.logger, t.StreamableHTTP.SendRequest)
 }
 
 type sinkKey struct{}
