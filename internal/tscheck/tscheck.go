@@ -179,21 +179,22 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("typecheck: %s did not finish within %s", filepath.Base(c.bin), timeout)
 	}
-	if outside := outsideFiles(out.String(), dir); len(outside) > 0 {
+	output := out.buf.String()
+	if outside := outsideFiles(output, dir); len(outside) > 0 {
 		c.log.Warn("a type check read files besides the program, its declarations and the checker's library; refused", "files", outside)
 		return nil, fmt.Errorf("typecheck: %s read %d file(s) besides the program and its declarations; the program is refused and nothing of the check is shown", filepath.Base(c.bin), len(outside))
 	}
-	diags := parseDiagnostics(out.String(), programFile)
+	diags := parseDiagnostics(output, programFile)
 	var exit *exec.ExitError
 	switch {
 	case runErr == nil:
 		return nil, nil
 	case errors.As(runErr, &exit) && len(diags) > 0:
 		return diags, nil
-	case errors.As(runErr, &exit) && onlyIn(out.String(), declsFile):
+	case errors.As(runErr, &exit) && onlyIn(output, declsFile):
 		return nil, nil // errors in the declarations only: not the program's
 	}
-	return nil, fmt.Errorf("typecheck: %s: %v%s", filepath.Base(c.bin), runErr, checkerErrors(out.String()))
+	return nil, fmt.Errorf("typecheck: %s: %v%s", filepath.Base(c.bin), runErr, checkerErrors(output))
 }
 
 // maxOutput bounds what is read of a checker's output: a program's type
@@ -222,8 +223,6 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	}
 	return b.buf.Write(p)
 }
-
-func (b *cappedBuffer) String() string { return b.buf.String() }
 
 // wrap makes the model's code the body of an async function (so top-level
 // await and return type-check), line for line: a Markdown fence's lines
