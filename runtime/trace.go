@@ -99,14 +99,17 @@ func endPass(span trace.Span, e *codemode.Execution, err error) {
 }
 
 // endSpan ends a span of the runtime's (nil: none), marking it failed
-// with err.
+// with err. Its exception event is RecordError's with the message clipped
+// as the status is: the SDK's length limit does not reach an event's
+// attributes, and a downstream's error can be any length.
 func endSpan(span trace.Span, err error) {
 	if span == nil {
 		return
 	}
 	if err != nil && span.IsRecording() {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, short.Clip(err.Error(), maxStatusDetail))
+		msg := short.Clip(err.Error(), maxStatusDetail)
+		span.AddEvent("exception", trace.WithAttributes(attribute.String("exception.message", msg)))
+		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
 }
@@ -147,10 +150,13 @@ type callSpan struct {
 	how  string // the outcome: executed, replayed, paused, refused
 }
 
-// startCall starts the span of call c, a child of ctx's (the pass's).
+// startCall starts the span of call c, a child of ctx's (the pass's). The
+// method is the program's, not yet resolved (with forward_unknown any name
+// reaches here): it is clipped as an error is.
 func (p *pass) startCall(ctx context.Context, c sandbox.Call) (context.Context, *callSpan) {
-	ctx, span := p.r.tracer.Start(ctx, "call "+c.Connector+"."+c.Method, trace.WithAttributes(
-		attrConnector.String(c.Connector), attrMethod.String(c.Method),
+	method := short.Clip(c.Method, maxStatusDetail)
+	ctx, span := p.r.tracer.Start(ctx, "call "+c.Connector+"."+method, trace.WithAttributes(
+		attrConnector.String(c.Connector), attrMethod.String(method),
 		attrSeq.Int(p.seqBase+c.Seq), attrBytesIn.Int(len(c.Args))))
 	return ctx, &callSpan{span: span}
 }

@@ -348,3 +348,48 @@ func benchmarkTracingAdded(b *testing.B, tp trace.TracerProvider) {
 	b.ReportMetric(diffs[len(diffs)/2], "added-ns/call")
 	b.ReportMetric(offs[len(offs)/2], "off-ns/call")
 }
+
+// What a span records is bounded, whatever the program or a downstream
+// sent: a downstream's error (in the status and the exception event) and
+// a method name a program made up (forward_unknown forwards what its
+// catalog may refuse) can be any length.
+func TestTraceIsBounded(t *testing.T) {
+	tp, rec := recorder(t)
+	e := newEnv(t, setup{mcp: true, fxForward: true, tracer: tp})
+	code := `async () => {
+		try { await kv.fail({ reason: "x".repeat(100000) }); } catch (err) {}
+		try { await fx["m".repeat(100000)]({}); } catch (err) {}
+		return 1;
+	}`
+	if _, err := e.rt.Execute(context.Background(), code, nil); err != nil {
+		t.Fatal(err)
+	}
+	const most = 1024
+	calls := 0
+	for _, s := range rec.Ended() {
+		if strings.HasPrefix(s.Name(), "call ") {
+			calls++
+		}
+		if n := len(s.Name()); n > most {
+			t.Errorf("a span's name has %d bytes (%.40s…), want at most %d", n, s.Name(), most)
+		}
+		if n := len(s.Status().Description); n > most {
+			t.Errorf("span %.40s: its status has %d bytes, want at most %d", s.Name(), n, most)
+		}
+		for _, kv := range s.Attributes() {
+			if n := len(kv.Value.Emit()); n > most {
+				t.Errorf("span %.40s: %s has %d bytes, want at most %d", s.Name(), kv.Key, n, most)
+			}
+		}
+		for _, ev := range s.Events() {
+			for _, kv := range ev.Attributes {
+				if n := len(kv.Value.Emit()); n > most {
+					t.Errorf("span %.40s: event %s's %s has %d bytes, want at most %d", s.Name(), ev.Name, kv.Key, n, most)
+				}
+			}
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("%d call spans, want 2", calls)
+	}
+}

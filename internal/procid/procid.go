@@ -10,6 +10,7 @@
 package procid
 
 import (
+	"math"
 	"os"
 	"sync"
 )
@@ -40,9 +41,11 @@ func Self() Identity { return self() }
 // Alive reports whether the process id names is running. known is false
 // when it cannot tell (another machine or namespace, or a system where it
 // cannot look): the caller must decide otherwise (by a lease). Only an id
-// of the same host, boot and PID namespace as this process can be checked.
+// of the same host, boot and PID namespace as this process can be checked,
+// and only a PID the system can have (a pid_t: a larger one, read from a
+// store, would be cut to another process's).
 func Alive(id Identity) (alive, known bool) {
-	if s := Self(); id.Host != s.Host || id.Boot != s.Boot || s.Boot == "" || id.PID <= 0 {
+	if s := Self(); id.Host != s.Host || id.Boot != s.Boot || s.Boot == "" || id.PID <= 0 || id.PID > math.MaxInt32 {
 		return false, false
 	}
 	return isAlive(id)

@@ -40,6 +40,10 @@ func TestAlive(t *testing.T) {
 	elsewhere.Host = "another-host"
 	otherNS := s
 	otherNS.Boot = "another-boot/pid:[1]"
+	// An owner record is read from the store: a PID past what the system
+	// counts would be cut to another process's (1 << 32 | 1 is init's).
+	tooLarge := s
+	tooLarge.PID, tooLarge.Start = 1<<32|1, "1"
 	tests := []struct {
 		name         string
 		id           Identity
@@ -50,6 +54,7 @@ func TestAlive(t *testing.T) {
 		{"a reused id", reused, false, true},
 		{"another host", elsewhere, false, false},
 		{"another namespace", otherNS, false, false},
+		{"a PID no process can have", tooLarge, false, false},
 	}
 	for _, tt := range tests {
 		if alive, known := Alive(tt.id); alive != tt.alive || known != tt.known {

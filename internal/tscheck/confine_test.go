@@ -191,3 +191,15 @@ exit 2
 		}
 	}
 }
+
+// A checker's output is read up to a bound: past it the checker is
+// stopped and the program refused, however much it would have written.
+func TestCheckOutputIsBounded(t *testing.T) {
+	c := fakeChecker(t, `yes "program.ts(3,1): error TS2304: Cannot find name 'x'." | head -c 16000000
+exit 2
+`)
+	problems, err := c.Check(context.Background(), "x;", "")
+	if err == nil || len(problems) != 0 || !strings.Contains(err.Error(), "MiB") {
+		t.Fatalf("%d problems, err %v; want the check refused for its output's size", len(problems), err)
+	}
+}

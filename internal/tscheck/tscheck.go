@@ -170,27 +170,58 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	if err := confine(cmd, dir, c.log.Warn); err != nil {
 		return nil, fmt.Errorf("typecheck: %w", err)
 	}
-	var out bytes.Buffer
+	out := cappedBuffer{full: cancel}
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
+	if out.over {
+		return nil, fmt.Errorf("typecheck: %s wrote more than %d MiB (the program has too many type errors to show); it was stopped and the program is refused", filepath.Base(c.bin), maxOutput>>20)
+	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("typecheck: %s did not finish within %s", filepath.Base(c.bin), timeout)
 	}
-	if outside := outsideFiles(out.String(), dir); len(outside) > 0 {
+	output := out.buf.String()
+	if outside := outsideFiles(output, dir); len(outside) > 0 {
 		c.log.Warn("a type check read files besides the program, its declarations and the checker's library; refused", "files", outside)
 		return nil, fmt.Errorf("typecheck: %s read %d file(s) besides the program and its declarations; the program is refused and nothing of the check is shown", filepath.Base(c.bin), len(outside))
 	}
-	diags := parseDiagnostics(out.String(), programFile)
+	diags := parseDiagnostics(output, programFile)
 	var exit *exec.ExitError
 	switch {
 	case runErr == nil:
 		return nil, nil
 	case errors.As(runErr, &exit) && len(diags) > 0:
 		return diags, nil
-	case errors.As(runErr, &exit) && onlyIn(out.String(), declsFile):
+	case errors.As(runErr, &exit) && onlyIn(output, declsFile):
 		return nil, nil // errors in the declarations only: not the program's
 	}
-	return nil, fmt.Errorf("typecheck: %s: %v%s", filepath.Base(c.bin), runErr, checkerErrors(out.String()))
+	return nil, fmt.Errorf("typecheck: %s: %v%s", filepath.Base(c.bin), runErr, checkerErrors(output))
+}
+
+// maxOutput bounds what is read of a checker's output: a program's type
+// errors and the files it read (--listFiles) take far less, and a hostile
+// program can make a checker write a line of errors for every few bytes.
+const maxOutput = 4 << 20
+
+// cappedBuffer keeps a checker's output up to maxOutput; past that it is
+// over and calls full (which stops the checker) once, and keeps nothing
+// more. A check never uses a cut output: the files read are listed at its
+// end. (The buffer is a field, not embedded: its ReadFrom would let
+// io.Copy pass Write by.)
+type cappedBuffer struct {
+	buf  bytes.Buffer
+	full func()
+	over bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if !b.over && b.buf.Len()+len(p) > maxOutput {
+		b.over = true
+		b.full()
+	}
+	if b.over {
+		return len(p), nil
+	}
+	return b.buf.Write(p)
 }
 
 // wrap makes the model's code the body of an async function (so top-level

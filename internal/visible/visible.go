@@ -17,8 +17,10 @@ import (
 // Hidden reports whether r is a character a person cannot see for what it
 // is: a control character (newline and tab included), a format character
 // (bidirectional overrides and isolates, zero-width characters, the byte
-// order mark), a line or paragraph separator, or a space other than
-// U+0020 (no-break and other widths).
+// order mark), a line or paragraph separator, a space other than U+0020
+// (no-break and other widths), or another character Unicode says to draw
+// as nothing (a default ignorable: Hangul fillers, the grapheme joiner,
+// variation selectors).
 func Hidden(r rune) bool {
 	switch {
 	case r == ' ':
@@ -26,7 +28,8 @@ func Hidden(r rune) bool {
 	case r < 0x7f:
 		return r < 0x20
 	}
-	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs)
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 // Escape returns s with every hidden character but the newline written as

@@ -19,6 +19,11 @@ func TestEscape(t *testing.T) {
 		{"line\u2028para\u2029", `line\u2028para\u2029`},
 		{"bell\x07del\x7fc1\u0085", `bell\u0007del\u007Fc1\u0085`},
 		{"tag \U000E0041", `tag \uDB40\uDC41`},
+		// Invisible though not format characters (Unicode's default
+		// ignorables): Hangul fillers, which make "admin" and "admin\u3164"
+		// look alike, the grapheme joiner and variation selectors.
+		{"admin\u3164 \u115f\u1160\uffa0", `admin\u3164 \u115F\u1160\uFFA0`},
+		{"cg\u034fj vs\ufe0f\U000E0100", `cg\u034Fj vs\uFE0F\uDB40\uDD00`},
 	}
 	for _, tc := range tests {
 		if got := Escape(tc.in); got != tc.want {

@@ -45,7 +45,8 @@ import (
 // 0600 in a 0700 directory (it holds call arguments and results, like the
 // database). Each record is one codemode.Entry, binary and checksummed
 // (journal_codec.go); a reader stops at the first record that is cut short
-// or damaged (a record cut by the crash).
+// or damaged (a record cut by the crash) or that Journal could not have
+// written there (another execution's).
 //
 // Invariant: a journal only ever adds to what the tables hold. Every
 // record is the entry as it was at some point of the pass; applying a
@@ -254,5 +255,5 @@ func (j *journals) read(id string) ([]codemode.Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read journal of %s: %w", id, err)
 	}
-	return parseJournal(b), nil
+	return parseJournal(b, id), nil
 }

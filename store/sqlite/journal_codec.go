@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"math"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
 // A journal record (journal.go) is binary, so that writing one costs well
@@ -19,7 +21,11 @@ import (
 //
 // where times are Unix nanoseconds and each string or raw JSON value is
 // its length (uvarint) and its bytes. A reader stops at the first record
-// that is cut short, fails its checksum or does not decode.
+// that is cut short, fails its checksum or does not decode, and at one
+// that could not have been written to this journal: of another execution
+// (a file copied or renamed), with a seq or reverts that does not fit an
+// int, or a kind or state the log refuses. The checksum finds a torn
+// write, not a file someone made.
 
 const journalVersion = 1
 
@@ -65,9 +71,10 @@ func fromStamp(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-// parseJournal returns the entries of a journal's records up to the first
-// one that is cut short, damaged or not a record of this version.
-func parseJournal(b []byte) []codemode.Entry {
+// parseJournal returns the entries of execution id's journal's records up
+// to the first one that is cut short, damaged, not a record of this
+// version or not one of id's.
+func parseJournal(b []byte, id string) []codemode.Entry {
 	var out []codemode.Entry
 	for len(b) >= 8 {
 		sum := binary.LittleEndian.Uint32(b)
@@ -80,7 +87,7 @@ func parseJournal(b []byte) []codemode.Entry {
 			break
 		}
 		e, err := decodeJournalPayload(payload)
-		if err != nil {
+		if err != nil || e.ExecutionID != id || sqlstore.CheckInsert(e) != nil {
 			break
 		}
 		out = append(out, e)
@@ -98,10 +105,10 @@ func decodeJournalPayload(p []byte) (codemode.Entry, error) {
 	if d.byte() != journalVersion {
 		return e, errBadRecord
 	}
-	e.Seq = int(d.uvarint())
+	e.Seq = d.int()
 	e.Kind = codemode.EntryKind(d.byte())
 	e.State = codemode.EntryState(d.byte())
-	e.Reverts = int(d.uvarint())
+	e.Reverts = d.int()
 	e.CreatedAt = fromStamp(d.varint())
 	e.UpdatedAt = fromStamp(d.varint())
 	e.ExecutionID, e.Connector, e.Method, e.Name = d.string(), d.string(), d.string(), d.string()
@@ -141,6 +148,17 @@ func readVarint[T uint64 | int64](d *recordReader, read func([]byte) (T, int)) T
 	}
 	d.b = d.b[n:]
 	return v
+}
+
+// int reads a uvarint that must fit an int (never wrapped to a negative
+// one).
+func (d *recordReader) int() int {
+	v := d.uvarint()
+	if v > math.MaxInt {
+		d.err = true
+		return 0
+	}
+	return int(v)
 }
 
 // bytes reads a length and that many bytes; an empty value is nil (no

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -159,10 +160,10 @@ func TestJournalTornRecords(t *testing.T) {
 	if b := journalBytes(t, entries); len(b) < len(file) || !bytes.Equal(b[:len(file)], file) || bytes.ContainsFunc(b[len(file):], func(r rune) bool { return r != 0 }) {
 		t.Fatalf("the journal file holds %d bytes, want the %d bytes of the records and zeros", len(b), len(file))
 	}
-	if diff := cmp.Diff(entries, parseJournal(append(bytes.Clone(file), make([]byte, 100)...))); diff != "" {
+	if diff := cmp.Diff(entries, parseJournal(append(bytes.Clone(file), make([]byte, 100)...), "exec_t")); diff != "" {
 		t.Fatalf("records followed by zeros read back (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(entries, parseJournal(file)); diff != "" {
+	if diff := cmp.Diff(entries, parseJournal(file, "exec_t")); diff != "" {
 		t.Fatalf("records read back (-want +got):\n%s", diff)
 	}
 	seqs := func(es []codemode.Entry) []int {
@@ -179,14 +180,14 @@ func TestJournalTornRecords(t *testing.T) {
 				want = append(want, i+1)
 			}
 		}
-		if diff := cmp.Diff(want, seqs(parseJournal(file[:cut]))); diff != "" {
+		if diff := cmp.Diff(want, seqs(parseJournal(file[:cut], "exec_t"))); diff != "" {
 			t.Fatalf("cut at %d (-want +got):\n%s", cut, diff)
 		}
 	}
 	for i := range file {
 		damaged := bytes.Clone(file)
 		damaged[i] ^= 0x01
-		got := seqs(parseJournal(damaged))
+		got := seqs(parseJournal(damaged, "exec_t"))
 		for r, end := range ends {
 			if i < end { // the damaged record and those after it are dropped
 				if len(got) > r {
@@ -208,7 +209,7 @@ func FuzzParseJournal(f *testing.F) {
 	f.Add(seed, []byte{1, 2, 3, 4})
 	f.Add([]byte("garbage"), []byte{0})
 	f.Fuzz(func(t *testing.T, b, tail []byte) {
-		whole := parseJournal(b)
+		whole := parseJournal(b, "exec_t")
 		n := 0
 		for _, e := range whole {
 			n = len(appendJournalRecord(nil, e)) + n
@@ -216,9 +217,74 @@ func FuzzParseJournal(f *testing.F) {
 		if n > len(b) {
 			t.Fatalf("%d records read from %d bytes take %d bytes", len(whole), len(b), n)
 		}
-		got := parseJournal(append(bytes.Clone(b[:n]), tail...))
+		got := parseJournal(append(bytes.Clone(b[:n]), tail...), "exec_t")
 		if len(got) < len(whole) || !cmp.Equal(whole, got[:len(whole)]) {
 			t.Fatalf("a tail changed the records before it: %d records, then %d", len(whole), len(got))
 		}
 	})
+}
+
+// A journal's file name says whose it is: a record of another execution in
+// it (a file copied or renamed beside the database) is not applied to that
+// other execution's log when this one is recovered; the reader stops there
+// as at a damaged record.
+func TestJournalOfAnotherExecution(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	for _, id := range []string{"exec_a", "exec_b"} {
+		run := storetest.NewExecution(id, codemode.StatusRunning)
+		run.Owner = "own_dead"
+		if err := s.CreateExecution(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.InsertEntry(ctx, storetest.NewEntry("exec_a", 1, codemode.EntryExecuting)); err != nil {
+		t.Fatal(err)
+	}
+	done := storetest.NewEntry("exec_a", 1, codemode.EntryApplied)
+	done.Result = json.RawMessage(`{"forged":true}`)
+	mine := storetest.NewEntry("exec_b", 1, codemode.EntryApplied)
+	if err := os.MkdirAll(s.journals.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := appendJournalRecord(appendJournalRecord(nil, mine), done)
+	if err := os.WriteFile(s.journals.path("exec_b"), file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecoverExecution(ctx, &codemode.Execution{ID: "exec_b", Status: codemode.StatusError}, codemode.StatusRunning, "own_dead", "unknown"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Entries(ctx, "exec_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != 1 || a[0].State != codemode.EntryExecuting || a[0].Result != nil {
+		t.Errorf("exec_a's log after exec_b's recovery: %+v; want its entry #1 executing, as it was", a)
+	}
+	b, err := s.Entries(ctx, "exec_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 1 || b[0].State != codemode.EntryApplied {
+		t.Errorf("exec_b's log after its recovery: %+v; want its own entry #1 applied", b)
+	}
+}
+
+// A record that Journal could not have written ends the journal like a
+// damaged one: a seq or a reverts too large for an int (not read back
+// wrapped to a negative number), a kind or a state the log refuses (which
+// would fail every recovery of the run).
+func TestJournalRecordsNotWritten(t *testing.T) {
+	ok := storetest.NewEntry("exec_t", 1, codemode.EntryApplied)
+	for _, bad := range []codemode.Entry{
+		func() codemode.Entry { e := ok; e.Seq = -1; return e }(),
+		func() codemode.Entry { e := ok; e.Reverts = math.MinInt; return e }(),
+		func() codemode.Entry { e := ok; e.Seq, e.Kind = 2, 99; return e }(),
+		func() codemode.Entry { e := ok; e.Seq, e.State = 2, 99; return e }(),
+	} {
+		got := parseJournal(appendJournalRecord(appendJournalRecord(nil, ok), bad), "exec_t")
+		if len(got) != 1 || got[0].Seq != 1 {
+			t.Errorf("a record of seq %d, reverts %d, kind %d, state %d read back as %+v; want the reader to stop before it", bad.Seq, bad.Reverts, int(bad.Kind), int(bad.State), got)
+		}
+	}
 }

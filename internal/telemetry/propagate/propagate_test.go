@@ -3,6 +3,7 @@ package propagate
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,24 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("Link(%q).IsValid() = %v", tt.parent, !tt.wantOK)
 			}
 		})
+	}
+}
+
+// A client's tracestate goes on to downstreams only as W3C allows it (at
+// most 32 members, each key and value bounded and of its alphabet); any
+// other is dropped and its traceparent goes on alone.
+func TestHostileTracestate(t *testing.T) {
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, state := range []string{
+		"vendor=" + strings.Repeat("v", 100_000),
+		strings.Repeat("k=v,", 32) + "z=v",
+		"vendor=a\nb",
+		"Upper=x",
+	} {
+		p, s, ok := Outgoing(FromMeta(context.Background(), map[string]any{Traceparent: parent, Tracestate: state}))
+		if !ok || p != parent || s != "" {
+			t.Errorf("tracestate %.40q: Outgoing = %q %.40q %v, want the traceparent alone", state, p, s, ok)
+		}
 	}
 }
 
