@@ -62,7 +62,8 @@ import (
 //     read within ReadTimeout before anything parses it;
 //  5. on streamable HTTP, the session rules of the specification: a request
 //     other than initialize needs the Mcp-Session-Id of a live session
-//     (400 without one, 404 for one this server did not issue or ended).
+//     (400 without one, 404 for one this server did not issue, that ended,
+//     or that another person opened: sessions.go).
 //
 // On streamable HTTP the task front (front.go) then answers the task
 // requests; the transport gets everything else. PathMetrics, when metrics
@@ -473,4 +474,4 @@ func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // next request starts without one.
 func (w *deadlineWriter) clear() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 
-var _ mcpserver.SessionIdManager = (*sessions)(nil)
+var _ mcpserver.SessionIdManagerResolver = (*sessions)(nil)

@@ -279,3 +279,38 @@ func TestIssuerElicitsOnlyForApprovers(t *testing.T) {
 		}
 	}
 }
+
+// Under an issuer a streamable-HTTP session is its opener's: another
+// person's request that names it (a POST, the GET stream, a DELETE) finds
+// no session, and the session goes on for its own person.
+func TestSessionsAreTheirPersons(t *testing.T) {
+	as := oauthtest.New(t)
+	base, res := issuerServer(t, as, nil, config.ServerAuth{})
+	bearer := func(sub string) string {
+		return "Bearer " + as.SignJWT("RS256", map[string]any{"aud": res, "sub": sub, "scope": "codemode:run"})
+	}
+	alice, bob := bearer("alice"), bearer("bob")
+	id := initialize(t, base, "Authorization", alice)
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	post := func(auth string) int {
+		return req{method: "POST", path: server.PathMCP, body: list,
+			header: jsonHeaders("Authorization", auth, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")}.do(t, nil, base).StatusCode
+	}
+	if got := post(alice); got != http.StatusOK {
+		t.Fatalf("alice in her session: %d, want 200", got)
+	}
+	if got := post(bob); got != http.StatusNotFound {
+		t.Errorf("bob naming alice's session: %d, want 404", got)
+	}
+	get := req{method: "GET", path: server.PathMCP, header: map[string]string{"Accept": "text/event-stream", "Authorization": bob, "Mcp-Session-Id": id}}.do(t, nil, base)
+	if get.StatusCode != http.StatusNotFound {
+		t.Errorf("bob's GET stream of alice's session: %d, want 404", get.StatusCode)
+	}
+	del := req{method: "DELETE", path: server.PathMCP, header: map[string]string{"Authorization": bob, "Mcp-Session-Id": id}}.do(t, nil, base)
+	if del.StatusCode != http.StatusNotFound {
+		t.Errorf("bob deleting alice's session: %d, want 404", del.StatusCode)
+	}
+	if got := post(alice); got != http.StatusOK {
+		t.Errorf("alice in her session after bob's tries: %d, want 200", got)
+	}
+}

@@ -83,7 +83,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 			mcpserver.WithEndpointPath(PathMCP),
 			mcpserver.WithStreamableHTTPServer(srv),
 			mcpserver.WithStreamableHTTPLogger(s.log),
-			mcpserver.WithSessionIdManager(g.sessions),
+			mcpserver.WithSessionIdManagerResolver(g.sessions),
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
 			mcpserver.WithStreamableHTTPCORS(cors),
 		)
