@@ -350,7 +350,7 @@ func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 	if cursor != "" {
 		n, err := strconv.Atoi(cursor)
 		if err != nil || n < 0 {
-			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid cursor %q", short.Clip(cursor, 40))}
+			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid cursor " + short.Quote(cursor)}
 		}
 		offset = n
 	}

@@ -23,6 +23,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -138,7 +139,7 @@ func lowerAll(ss []string) []string {
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
-		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not served here (server.allowed_hosts)", r.Host))
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %s is not served here (server.allowed_hosts)", short.Quote(r.Host)))
 		return
 	}
 	if g.rs != nil && g.rs.servesMetadata(r.URL.Path) {
@@ -166,7 +167,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	configured := origin != "" && slices.Contains(g.allowedOrigins, strings.ToLower(origin))
 	if origin != "" && !configured && !isLoopbackOrigin(origin) {
-		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (server.allowed_origins)", origin))
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %s is not allowed (server.allowed_origins)", short.Quote(origin)))
 		return
 	}
 	if r.Method == http.MethodOptions {
