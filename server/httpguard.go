@@ -64,7 +64,8 @@ import (
 //  5. on streamable HTTP, the session rules of the specification: a request
 //     other than initialize needs the Mcp-Session-Id of a live session
 //     (400 without one, 404 for one this server did not issue, that ended,
-//     or that another person opened: sessions.go).
+//     or that another person opened: sessions.go); on SSE, under an
+//     issuer, a message for another person's session is 404 too.
 //
 // On streamable HTTP the task front (front.go) then answers the task
 // requests; the transport gets everything else. PathMetrics, when metrics
@@ -85,6 +86,7 @@ type guard struct {
 	allowedOrigins []string  // lower case scheme://host[:port]
 	allowedHosts   []string  // lower case host or host:port
 	sessions       *sessions // streamable HTTP; nil for SSE
+	sse            *sseIDs   // SSE; nil for streamable HTTP
 	next           http.Handler
 	mcpPaths       []string // the MCP endpoints
 	failures       *throttle.Failures
@@ -212,6 +214,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if g.rs != nil && !g.authorizeBody(w, r, post) {
 			return
 		}
+	}
+	if g.rs != nil && g.sse != nil && r.URL.Path == PathMessage && !g.sse.owns(r.URL.Query().Get("sessionId"), r) {
+		http.Error(w, "Not Found: unknown or ended session (open the event stream again)", http.StatusNotFound)
+		return
 	}
 	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
 		var status int

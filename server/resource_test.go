@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -312,5 +313,39 @@ func TestSessionsAreTheirPersons(t *testing.T) {
 	}
 	if got := post(alice); got != http.StatusOK {
 		t.Errorf("alice in her session after bob's tries: %d, want 200", got)
+	}
+}
+
+// Under an issuer a legacy SSE session is its opener's too: another
+// person's message for it is refused, its opener's taken.
+func TestSSESessionsAreTheirPersons(t *testing.T) {
+	as := oauthtest.New(t)
+	auth := config.ServerAuth{Issuer: as.Issuer()}
+	base := serve(t, newServerWith(t, server.Options{Auth: &auth}), server.TransportSSE)
+	res := base + server.PathSSE
+	bearer := func(sub string) string {
+		return "Bearer " + as.SignJWT("RS256", map[string]any{"aud": res, "sub": sub, "scope": "codemode:run"})
+	}
+	alice, bob := bearer("alice"), bearer("bob")
+	stream := req{method: "GET", path: server.PathSSE, header: map[string]string{"Accept": "text/event-stream", "Authorization": alice}}.do(t, nil, base)
+	rd := bufio.NewReader(stream.Body)
+	var endpoint string
+	for endpoint == "" {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the event stream: %d, %v", stream.StatusCode, err)
+		}
+		if e, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = e
+		}
+	}
+	post := func(auth string) int {
+		return req{method: "POST", path: endpoint, body: initBody, header: jsonHeaders("Authorization", auth)}.do(t, nil, base).StatusCode
+	}
+	if got := post(bob); got != http.StatusNotFound {
+		t.Errorf("bob's message for alice's session: %d, want 404", got)
+	}
+	if got := post(alice); got != http.StatusAccepted {
+		t.Errorf("alice's message for her session: %d, want 202", got)
 	}
 }

@@ -1,10 +1,15 @@
 package server
 
 import (
+	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,4 +135,37 @@ func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, str
 		return nil, http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"
 	}
 	return nil, http.StatusNotFound, "Not Found: unknown or ended session (initialize again)"
+}
+
+// sseIDs issues the legacy SSE transport's session ids, bound to the
+// person who opened the event stream as streamable HTTP's are: 128 random
+// bits and a MAC of them and the person's subject under a key of this
+// process, so that the guard tells whose an id is without remembering it
+// (mcp-go keeps the SSE sessions, and says nothing when one ends).
+type sseIDs struct{ key [32]byte }
+
+func newSSEIDs() *sseIDs {
+	k := &sseIDs{}
+	_, _ = rand.Read(k.key[:]) // never fails (crypto/rand)
+	return k
+}
+
+// generate is mcp-go's SessionIDGenFunc.
+func (k *sseIDs) generate(_ context.Context, r *http.Request) (string, error) {
+	n := rand.Text()
+	return n + "." + k.mac(n, subjectOf(r)), nil
+}
+
+// owns reports whether id is one generate issued to r's person.
+func (k *sseIDs) owns(id string, r *http.Request) bool {
+	n, m, ok := strings.Cut(id, ".")
+	return ok && hmac.Equal([]byte(m), []byte(k.mac(n, subjectOf(r))))
+}
+
+func (k *sseIDs) mac(n, subject string) string {
+	h := hmac.New(sha256.New, k.key[:])
+	h.Write([]byte(n))
+	h.Write([]byte{0})
+	h.Write([]byte(subject))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
 }

@@ -90,7 +90,9 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 		mux.Handle(PathMCP, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
+		g.sse = newSSEIDs()
 		hs := mcpserver.NewSSEServer(s.mcp,
+			mcpserver.WithSessionIDGenerator(g.sse.generate),
 			mcpserver.WithSSEEndpoint(PathSSE),
 			mcpserver.WithMessageEndpoint(PathMessage),
 			mcpserver.WithUseFullURLForMessageEndpoint(false),
