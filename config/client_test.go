@@ -252,6 +252,8 @@ func TestEnvFile(t *testing.T) {
 		{"no equals", "A\n", nil, ":1: expected KEY=VALUE"},
 		{"bad name", "1A=x\n", nil, ":1: expected KEY=VALUE"},
 		{"open quote", "A=\"x\n", nil, ":1: unterminated double quote"},
+		{"bad escape", "A=\"x\\qy\" # c\n", nil, ":1: unterminated double quote, or a bad escape in it"},
+		{"comment after a quote", "A=\"x\\\"y\" # c\n", map[string]string{"A": "x\"y"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

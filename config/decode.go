@@ -237,13 +237,12 @@ func (d *decoder) count(n *node, fp fieldPath, minimum int64) (int, bool) {
 		}
 		return v, nil
 	})
-	const maxInt = int64(^uint(0) >> 1)
 	switch {
 	case !ok:
 		return 0, false
-	case (v < minimum || v > maxInt) && minimum == 1:
+	case (v < minimum || v > math.MaxInt) && minimum == 1:
 		d.errAt(n.pos, fp, fmt.Sprintf("must be a positive number, got %d", v))
-	case v < minimum || v > maxInt:
+	case v < minimum || v > math.MaxInt:
 		d.errAt(n.pos, fp, fmt.Sprintf("must be at least %d, got %d", minimum, v))
 	default:
 		return int(v), true

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -42,15 +43,11 @@ func readEnvFile(path string) (map[string]string, error) {
 func envValue(v string) (string, error) {
 	switch {
 	case strings.HasPrefix(v, `"`):
-		end := closingQuote(v)
-		if end < 0 {
-			return "", fmt.Errorf("unterminated double quote")
-		}
-		s, err := strconv.Unquote(v[:end+1])
+		q, err := strconv.QuotedPrefix(v)
 		if err != nil {
-			return "", fmt.Errorf("bad double-quoted value: %v", err)
+			return "", errors.New("unterminated double quote, or a bad escape in it")
 		}
-		return s, nil
+		return strconv.Unquote(q)
 	case strings.HasPrefix(v, "'"):
 		end := strings.IndexByte(v[1:], '\'')
 		if end < 0 {
@@ -62,17 +59,4 @@ func envValue(v string) (string, error) {
 		v = strings.TrimSpace(v[:i])
 	}
 	return v, nil
-}
-
-// closingQuote returns the index of the '"' ending a double-quoted value.
-func closingQuote(v string) int {
-	for i := 1; i < len(v); i++ {
-		switch v[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
-		}
-	}
-	return -1
 }

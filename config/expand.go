@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -127,16 +128,11 @@ func isVarName(s string) bool {
 
 // envName suggests an environment variable name for a VS Code input id.
 func envName(id string) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(id) {
+	name := strings.Map(func(r rune) rune {
 		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
+			return r
 		}
-	}
-	if b.Len() == 0 {
-		return "VALUE"
-	}
-	return b.String()
+		return '_'
+	}, strings.ToUpper(id))
+	return cmp.Or(name, "VALUE")
 }

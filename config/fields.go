@@ -155,14 +155,11 @@ func (d *decoder) value(n *node, fp fieldPath, v reflect.Value, r rule) bool {
 	}
 	var x any
 	ok := true
+	unit := "" // of a duration or a size, which positive may bound
 	switch t := v.Type(); {
 	case t == reflect.TypeFor[time.Duration]():
-		var dur time.Duration
-		if dur, ok = d.duration(n, fp); ok && r.positive && dur <= 0 {
-			d.errAt(n.pos, fp, "must be a positive duration")
-			return false
-		}
-		x = dur
+		x, ok = d.duration(n, fp)
+		unit = "duration"
 	case t.Kind() == reflect.Struct:
 		d.object(n, fp, v)
 		return true
@@ -187,12 +184,8 @@ func (d *decoder) value(n *node, fp fieldPath, v reflect.Value, r rule) bool {
 		}
 		x, ok = d.count(n, fp, least)
 	case t.Kind() == reflect.Int64:
-		var size int64
-		if size, ok = d.size(n, fp); ok && r.positive && size <= 0 {
-			d.errAt(n.pos, fp, "must be a positive size")
-			return false
-		}
-		x = size
+		x, ok = d.size(n, fp)
+		unit = "size"
 	case t.Kind() == reflect.Float64:
 		x, ok = d.ratio(n, fp)
 	case t.Kind() == reflect.Slice:
@@ -201,6 +194,10 @@ func (d *decoder) value(n *node, fp fieldPath, v reflect.Value, r rule) bool {
 		x = d.strMap(n, fp, r.raw)
 	default:
 		panic(fmt.Sprintf("config: %s: no decoder for %s", fp, t))
+	}
+	if ok && r.positive && unit != "" && reflect.ValueOf(x).Int() <= 0 {
+		d.errAt(n.pos, fp, "must be a positive "+unit)
+		return false
 	}
 	if ok && r.check != "" && v.Kind() != reflect.Slice { // a list checks its items
 		x, ok = checks[r.check](d, n, fp, x)
@@ -268,9 +265,9 @@ var checks = map[string]check{
 		}
 		return nil
 	}, func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }),
-	"store": func(d *decoder, _ *node, _ fieldPath, v any) (any, bool) {
-		if s := v.(string); s == ":memory:" || strings.HasPrefix(s, "file:") || IsPostgresURL(s) {
-			return s, true
+	"store": func(d *decoder, _ *node, _ fieldPath, v any) (any, bool) { // a file, or a PostgreSQL URL
+		if IsPostgresURL(v.(string)) {
+			return v, true
 		}
 		return d.resolvePath(v.(string)), true
 	},

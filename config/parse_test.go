@@ -465,7 +465,6 @@ func TestParseValues(t *testing.T) {
 			func(c *Config) any { return []string{c.Connectors[0].Name, c.Connectors[1].Name, c.Connectors[2].Name} }, []string{"mcp.a", "mcp.b", "github.issues"}},
 		{"client names stay flat", `{"mcpServers": {"github.issues": {"command": "x"}}}`,
 			func(c *Config) any { return []string{c.Connectors[0].Name, c.Connectors[0].SourceName} }, []string{"github_issues", "github.issues"}},
-		{"memory store path kept", "store: {path: \":memory:\"}", func(c *Config) any { return c.Store.Path }, ":memory:"},
 		{"bom", "\ufeffserver: {name: bom}", func(c *Config) any { return c.Server.Name }, "bom"},
 		{"typecheck", "sandbox: {typecheck: tsc}", func(c *Config) any { return c.Sandbox.TypeCheck }, "tsc"},
 		{"memory limiter", "sandbox: {memory_limiter: sampling}", func(c *Config) any { return c.Sandbox.MemoryLimiter }, "sampling"},
@@ -508,6 +507,21 @@ func TestRelativePathsFollowTheFile(t *testing.T) {
 	want := []string{filepath.Join(dir, "sub", "db", "x.db"), "./srv", dir, filepath.Join(dir, "sub", "spec.yaml"), "/abs/spec.json"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+}
+
+// store.path is a SQLite file or a PostgreSQL URL: a name SQLite would
+// read as an in-memory database or a URI is a file name like any other,
+// beside the configuration, since the store opens every path as a file.
+func TestStorePathIsAFileOrAPostgresURL(t *testing.T) {
+	for _, p := range []string{":memory:", "file:x.db"} {
+		cfg, err := Parse([]byte("store: {path: \""+p+"\"}"), "/etc/codemode/codemode.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join("/etc/codemode", p); cfg.Store.Path != want {
+			t.Errorf("store.path %q = %q, want %q", p, cfg.Store.Path, want)
+		}
 	}
 }
 

@@ -91,8 +91,8 @@ type Config struct {
 	// of a stdio server; nil means slog.Default().
 	Logger *slog.Logger
 
-	// Scrubber removes secrets from the stderr lines an error quotes; nil
-	// removes none.
+	// Scrubber removes secrets from the stderr lines an error quotes and
+	// from the progress messages the server sends; nil removes none.
 	Scrubber *scrub.Scrubber
 }
 

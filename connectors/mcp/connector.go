@@ -48,7 +48,6 @@ type Connector struct {
 	// fixed at creation
 	cfg           Config
 	logger        *slog.Logger
-	stderr        *lineLogger     // stdio only; every session's child writes here
 	httpTransport *http.Transport // url only; shared by every session
 	progress      progressRelay   // routes servers' progress to the calls that asked
 	backoff       backoff.Policy  // between session starts after failures
@@ -144,13 +143,11 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
 	c := &Connector{cfg: cfg, logger: cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name), restarting: make(chan struct{}, 1),
-		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}}
+		backoff: backoff.Policy{First: cfg.RestartDelay, Max: cfg.MaxRestartDelay}, progress: progressRelay{scrub: cfg.Scrubber}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.close = sync.OnceValue(c.shutdown)
 	c.phase.Store(phaseConnecting)
-	if cfg.Command != "" {
-		c.stderr = newLineLogger(c.logger, cfg.Scrubber)
-	} else {
+	if cfg.URL != "" {
 		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	began := time.Now()
@@ -276,13 +273,13 @@ func (c *Connector) recover() {
 // the end.
 func (c *Connector) startError(s *session, err error) error {
 	err = saidOnce(err)
-	if c.stderr == nil {
+	if s == nil || s.proc == nil {
 		return err
 	}
-	if s != nil && s.proc != nil && s.proc.exitedOnItsOwn() {
+	if s.proc.exitedOnItsOwn() {
 		err = fmt.Errorf("%w (the server exited with %s)", err, s.proc.status())
 	}
-	if tail := c.stderr.Tail(); len(tail) > 0 {
+	if tail := s.proc.stderr.Tail(); len(tail) > 0 {
 		return fmt.Errorf("%w; server stderr:\n  %s", err, strings.Join(tail, "\n  "))
 	}
 	return err
@@ -736,9 +733,6 @@ func (c *Connector) shutdown() error {
 	var err error
 	if s != nil {
 		err = s.close()
-	}
-	if c.stderr != nil {
-		c.stderr.Flush()
 	}
 	if c.httpTransport != nil {
 		c.httpTransport.CloseIdleConnections()

@@ -17,9 +17,10 @@ import (
 )
 
 const (
-	// DefaultMaxUsers bounds the people a PerUser connector holds a
-	// connection for at once.
-	DefaultMaxUsers = 64
+	// maxUsers bounds the connections a PerUser connector holds open at
+	// once: past it the one idle longest is closed, and when every one is
+	// in use the call fails, saying so.
+	maxUsers = 64
 	// idleTimeout is how long a person's connection stays open without
 	// being used.
 	idleTimeout = 10 * time.Minute
@@ -49,12 +50,6 @@ type PerUserConfig struct {
 	// Store keeps KindLister (the store of the grants); nil keeps it in
 	// memory only.
 	Store oauth.Store
-	// MaxUsers bounds the connections open at once (DefaultMaxUsers when
-	// zero): past it the one idle longest is closed, and when every one
-	// is in use the call fails, saying so.
-	MaxUsers int
-	// Now is the clock idleness is measured by; nil means time.Now.
-	Now func() time.Time
 }
 
 // A PerUser connector reaches a remote MCP server with each person's own
@@ -65,7 +60,7 @@ type PerUserConfig struct {
 // connectors.CallHook names (the run's starter), opened on first use; a
 // person without a grant gets connectors.SignInRequired, and signs in for
 // themselves (the SignIner's methods act for the person the context's
-// CallHook names). Connections are a bounded pool: at most MaxUsers, one
+// CallHook names). Connections are a bounded pool: at most 64, one
 // unused for 10 minutes is closed by a goroutine the connector owns
 // (Close stops it and closes every connection).
 //
@@ -78,12 +73,14 @@ type PerUserConfig struct {
 // it, which a run resumed later may no longer have.
 type PerUser struct {
 	// fixed at creation
-	cfg  PerUserConfig
-	log  *slog.Logger
-	stop chan struct{} // closed by Close: the sweeper returns
-	wg   sync.WaitGroup
+	cfg      PerUserConfig
+	log      *slog.Logger
+	maxUsers int              // maxUsers; fewer in tests
+	now      func() time.Time // the clock idleness is measured by
+	stop     chan struct{}    // closed by Close: the sweeper returns
+	wg       sync.WaitGroup
 
-	// mu guards what follows. Invariant: conns holds at most MaxUsers
+	// mu guards what follows. Invariant: conns holds at most maxUsers
 	// connections, and one a request holds (busy > 0) is never closed
 	// (TestPerUserPoolUnderLoad races it).
 	mu     sync.Mutex
@@ -116,16 +113,16 @@ func OpenPerUser(cfg PerUserConfig) (*PerUser, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("mcp connector %q: %w", cfg.Name, err)
 	}
-	if cfg.MaxUsers <= 0 {
-		cfg.MaxUsers = DefaultMaxUsers
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	return newPerUser(cfg, maxUsers, time.Now), nil
+}
+
+// newPerUser starts a PerUser connector for a valid cfg, holding at most
+// limit connections, idle by the clock now.
+func newPerUser(cfg PerUserConfig, limit int, now func() time.Time) *PerUser {
 	log := cmp.Or(cfg.Logger, slog.Default()).With("connector", cfg.Name)
-	p := &PerUser{cfg: cfg, log: log, stop: make(chan struct{}), conns: map[string]*userConn{}}
+	p := &PerUser{cfg: cfg, log: log, maxUsers: limit, now: now, stop: make(chan struct{}), conns: map[string]*userConn{}}
 	p.wg.Go(p.sweeper)
-	return p, nil
+	return p
 }
 
 // Name implements connectors.Connector.
@@ -147,7 +144,7 @@ func (p *PerUser) sweeper() {
 
 // sweep closes the connections unused for idleTimeout.
 func (p *PerUser) sweep() {
-	now := p.cfg.Now()
+	now := p.now()
 	var idle []*userConn
 	p.mu.Lock()
 	for user, uc := range p.conns {
@@ -185,11 +182,11 @@ func (p *PerUser) acquire(ctx context.Context, user string) (*userConn, error) {
 	var evicted *userConn
 	opening := uc == nil
 	if opening {
-		if len(p.conns) >= p.cfg.MaxUsers {
+		if len(p.conns) >= p.maxUsers {
 			victim := p.idlestLocked()
 			if victim == "" {
 				p.mu.Unlock()
-				return nil, fmt.Errorf("mcp connector %q: %d people use it at once, its limit; try again shortly", p.cfg.Name, p.cfg.MaxUsers)
+				return nil, fmt.Errorf("mcp connector %q: %d people use it at once, its limit; try again shortly", p.cfg.Name, p.maxUsers)
 			}
 			evicted = p.conns[victim]
 			delete(p.conns, victim)
@@ -198,7 +195,7 @@ func (p *PerUser) acquire(ctx context.Context, user string) (*userConn, error) {
 		p.conns[user] = uc
 	}
 	uc.busy++
-	uc.used = p.cfg.Now()
+	uc.used = p.now()
 	p.mu.Unlock()
 	if evicted != nil {
 		evicted.close()
@@ -251,7 +248,7 @@ func (p *PerUser) open(ctx context.Context, user string, uc *userConn) {
 func (p *PerUser) release(uc *userConn) {
 	p.mu.Lock()
 	uc.busy--
-	uc.used = p.cfg.Now()
+	uc.used = p.now()
 	p.mu.Unlock()
 }
 

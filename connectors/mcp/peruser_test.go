@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,24 +31,23 @@ func (ts *tokenStore) sessionFor(server, user string) (*oauth.Session, error) {
 }
 
 // openPerUser opens a PerUser connector for the protected server, its
-// grants and lister on ts; now, if not nil, is its clock.
-func openPerUser(t *testing.T, ts *tokenStore, server string, maxUsers int, now func() time.Time) *PerUser {
+// grants and lister on ts, holding at most limit connections (maxUsers
+// when 0); now, if not nil, is its clock.
+func openPerUser(t *testing.T, ts *tokenStore, server string, limit int, now func() time.Time) *PerUser {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Clean(ts.path), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p, err := OpenPerUser(PerUserConfig{
-		Config:   Config{Name: "remote", URL: server, Logger: testLogger(t)},
-		Session:  func(user string) (*oauth.Session, error) { return ts.sessionFor(server, user) },
-		Store:    st,
-		MaxUsers: maxUsers,
-		Now:      now,
-	})
-	if err != nil {
-		t.Fatal(err)
+	if now == nil {
+		now = time.Now
 	}
+	p := newPerUser(PerUserConfig{
+		Config:  Config{Name: "remote", URL: server, Logger: testLogger(t)},
+		Session: func(user string) (*oauth.Session, error) { return ts.sessionFor(server, user) },
+		Store:   st,
+	}, cmp.Or(limit, maxUsers), now)
 	t.Cleanup(func() { p.Close() })
 	return p
 }
@@ -177,7 +177,7 @@ func TestPerUserListsThroughWhoListedLast(t *testing.T) {
 	mustNeedSignIn(t, err)
 }
 
-// The pool is bounded: past MaxUsers the connection idle longest is
+// The pool is bounded: past its limit the connection idle longest is
 // closed (its person's next call opens another, on their stored grant),
 // and connections unused for idleTimeout are closed by the sweep.
 func TestPerUserPoolIsBounded(t *testing.T) {
@@ -224,7 +224,7 @@ func TestPerUserPoolIsBounded(t *testing.T) {
 }
 
 // Many people's requests at once on a pool smaller than them: the pool
-// never holds more than MaxUsers connections, each request either reaches
+// never holds more than its limit of connections, each request either reaches
 // its person's own connection (here: needs their sign-in) or is told the
 // pool is full, and Close ends every connection (goleak, TestMain).
 func TestPerUserPoolUnderLoad(t *testing.T) {
@@ -250,7 +250,7 @@ func TestPerUserPoolUnderLoad(t *testing.T) {
 		}
 	}
 	if n := len(p.users()); n > 2 {
-		t.Errorf("%d connections open, past MaxUsers 2", n)
+		t.Errorf("%d connections open, past the limit of 2", n)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)

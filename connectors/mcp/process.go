@@ -3,7 +3,6 @@ package mcp
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -35,12 +34,10 @@ type process struct {
 	stdin   *os.File     // our end of the child's stdin
 	stdout  *os.File     // our end of the child's stdout
 	release func() error // kills what is left of the child's process group or job (see contain)
+	stderr  *lineLogger  // the child's stderr, logged and its last lines kept
 
-	exited chan struct{} // closed once the child has been reaped
-	// Set before exited is closed.
-	state    *os.ProcessState
-	waitErr  error
-	exitedAt time.Time
+	exited   chan struct{} // closed once the child has been reaped (cmd.ProcessState set)
+	exitedAt time.Time     // set before exited is closed
 
 	stopOnce  sync.Once
 	stopErr   error
@@ -48,8 +45,8 @@ type process struct {
 }
 
 // startProcess starts cfg's command with its stdin and stdout on pipes and
-// its stderr going to stderr. onExit runs (on the reaping goroutine) once
-// the child has been reaped.
+// its stderr logged to logger, line by line. onExit runs (on the reaping
+// goroutine) once the child has been reaped.
 //
 // One goroutine forks the child and reaps it, locked to its OS thread
 // from before the fork until the child is reaped: on Linux the child's
@@ -57,15 +54,15 @@ type process struct {
 // this keeps that thread alive, and out of the hands of any other
 // goroutine (one that locked it and ended would end it), for as long as
 // the child runs.
-func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error) {
+func startProcess(cfg *Config, logger *slog.Logger, onExit func()) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = childEnv(cfg, os.Environ())
-	cmd.Stderr = stderr // not a pipe we read: exec copies it and Wait waits for the copy
 	cmd.WaitDelay = waitDelay
 	cmd.SysProcAttr = childAttr()
 
-	p := &process{cmd: cmd, exited: make(chan struct{})}
+	p := &process{cmd: cmd, exited: make(chan struct{}), stderr: newLineLogger(logger, cfg.Scrubber)}
+	cmd.Stderr = p.stderr // not a pipe we read: exec copies it and Wait waits for the copy
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -84,8 +81,8 @@ func startProcess(cfg *Config, stderr io.Writer, onExit func()) (*process, error
 		if err != nil {
 			return
 		}
-		err = cmd.Wait()
-		p.waitErr, p.state, p.exitedAt = err, cmd.ProcessState, time.Now()
+		_ = cmd.Wait() // how it ended is in cmd.ProcessState
+		p.exitedAt = time.Now()
 		close(p.exited)
 		onExit()
 	}()
@@ -121,13 +118,13 @@ func (p *process) exitedOnItsOwn() bool {
 // killed"; "" while it runs, and for no process (a session's that is not
 // stdio).
 func (p *process) status() string {
-	if p == nil || !p.hasExited() || p.state == nil {
+	if p == nil || !p.hasExited() || p.cmd.ProcessState == nil {
 		return ""
 	}
-	if code := p.state.ExitCode(); code >= 0 {
+	if code := p.cmd.ProcessState.ExitCode(); code >= 0 {
 		return fmt.Sprintf("status %d", code)
 	}
-	return p.state.String()
+	return p.cmd.ProcessState.String()
 }
 
 // stop ends the child: its stdin is closed, then SIGTERM after stopGrace
@@ -152,6 +149,7 @@ func (p *process) stop(logger *slog.Logger) error {
 				<-p.exited
 			}
 		}
+		p.stderr.Flush() // reaped: exec has copied all of its stderr
 		if err := p.release(); err != nil {
 			errs = append(errs, err)
 		}

@@ -11,17 +11,25 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // progressRelay passes a server's notifications/progress about a call to
 // the connectors.CallHook of the context the call was made with: the call
 // goes out with a progress token of ours, and the notifications that carry
-// it are routed back. Safe for concurrent use.
+// it are routed back. Their messages reach the client that started the
+// run, so they are scrubbed of secrets and cut to maxProgressMessage, as
+// any text a server sends. Safe for concurrent use.
 type progressRelay struct {
-	next atomic.Uint64
-	mu   sync.Mutex
-	by   map[string]*connectors.CallHook // token -> receiver; guarded by mu
+	scrub *scrub.Scrubber // fixed at creation
+	next  atomic.Uint64
+	mu    sync.Mutex
+	by    map[string]*connectors.CallHook // token -> receiver; guarded by mu
 }
+
+// maxProgressMessage bounds a relayed progress message, in bytes.
+const maxProgressMessage = 1 << 10
 
 type progressTokenKey struct{}
 
@@ -76,7 +84,7 @@ func (r *progressRelay) deliver(n mcpgo.JSONRPCNotification) {
 	default:
 		msg = fmt.Sprintf("%g", progress)
 	}
-	recv.Progress(msg)
+	recv.Progress(short.Clip(r.scrub.String(msg), maxProgressMessage))
 }
 
 // withMeta adds key with the string value to a request's _meta object

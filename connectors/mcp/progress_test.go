@@ -4,11 +4,32 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
+
+// heard returns a context whose CallHook wants progress, and what it has
+// heard so far.
+func heard() (context.Context, func() []string) {
+	var mu sync.Mutex
+	var got []string
+	ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{OnProgress: func(msg string) {
+		mu.Lock()
+		got = append(got, msg)
+		mu.Unlock()
+	}})
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
 
 // TestDownstreamProgressIsRelayed: a call made with a connectors.CallHook
 // that wants progress
@@ -18,19 +39,11 @@ func TestDownstreamProgressIsRelayed(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			c := dial(t, tr.config(t))
-			var mu sync.Mutex
-			var got []string
-			ctx := connectors.WithCallHook(context.Background(), &connectors.CallHook{OnProgress: func(msg string) {
-				mu.Lock()
-				got = append(got, msg)
-				mu.Unlock()
-			}})
+			ctx, got := heard()
 			if _, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":100}`)); err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !slices.Equal(got, []string{"started", "halfway"}) {
+			if got := got(); !slices.Equal(got, []string{"started", "halfway"}) {
 				t.Errorf("progress %q, want started and halfway", got)
 			}
 			// Without a receiver, no token goes out and nothing is relayed.
@@ -44,6 +57,31 @@ func TestDownstreamProgressIsRelayed(t *testing.T) {
 				t.Errorf("%d progress registrations left", left)
 			}
 		})
+	}
+}
+
+// A server's progress message reaches the client that started the run,
+// so it is scrubbed of secrets and bounded, as any text a server sends.
+func TestDownstreamProgressIsScrubbedAndBounded(t *testing.T) {
+	cfg := transports[0].config(t) // stdio
+	cfg.Scrubber = scrub.New("halfway")
+	c := dial(t, cfg)
+	ctx, got := heard()
+	if _, err := c.Call(ctx, "slow", json.RawMessage(`{"ms":10}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := got(); !slices.Equal(got, []string{"started", scrub.Placeholder}) {
+		t.Errorf("progress %q, want started and the secret halfway scrubbed", got)
+	}
+
+	ctx, got = heard()
+	ctx, unwatch := c.progress.watch(ctx, "fx")
+	defer unwatch()
+	n := mcpgo.JSONRPCNotification{}
+	n.Params.AdditionalFields = map[string]any{"progressToken": tokenOf(ctx), "progress": 1.0, "message": strings.Repeat("x", 10*maxProgressMessage)}
+	c.progress.deliver(n)
+	if got := got(); len(got) != 1 || len(got[0]) > maxProgressMessage+len("…") {
+		t.Errorf("a progress message of %d bytes was relayed as %d messages of %d bytes, want one of at most %d", 10*maxProgressMessage, len(got), len(strings.Join(got, "")), maxProgressMessage)
 	}
 }
 

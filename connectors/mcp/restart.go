@@ -98,7 +98,7 @@ func (c *Connector) failure(s *session, what string, err error) error {
 	case s.proc != nil && s.proc.exitedOnItsOwn():
 		msg = fmt.Sprintf("%s: the MCP server exited (%s) during %s; it will be restarted on the next call", name, s.proc.status(), what)
 		attrs := []any{"status", s.proc.status(), "during", what}
-		if tail := c.stderr.Tail(); len(tail) > 0 {
+		if tail := s.proc.stderr.Tail(); len(tail) > 0 {
 			attrs = append(attrs, "stderr", strings.Join(tail, "\n"))
 		}
 		c.logger.Warn("the MCP server exited", attrs...)

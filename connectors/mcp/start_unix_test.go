@@ -66,3 +66,12 @@ func TestALateServerThatFailsIsRetried(t *testing.T) {
 		t.Errorf("no warning gave the late start's failure; got %v", rec.find(func(map[string]string) bool { return true }))
 	}
 }
+
+// A server that fails to start with its last words on a line it did not
+// end has them quoted in the error too.
+func TestStartErrorQuotesAnUnendedLine(t *testing.T) {
+	_, err := Dial(context.Background(), Config{Name: "fx", Command: "sh", Args: []string{"-c", "echo starting >&2; printf 'fatal: no config' >&2; exit 3"}, Logger: testLogger(t)})
+	if err == nil || !strings.Contains(err.Error(), "starting\n  fatal: no config") {
+		t.Fatalf("Dial error = %v, want the server's stderr to its last unended line", err)
+	}
+}

@@ -66,13 +66,6 @@ func (l *lineLogger) Flush() {
 	}
 }
 
-// ResetTail forgets the kept lines (a new process starts writing).
-func (l *lineLogger) ResetTail() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.tail = nil
-}
-
 // Tail returns the last lines received, oldest first.
 func (l *lineLogger) Tail() []string {
 	l.mu.Lock()

@@ -82,9 +82,10 @@ type stdioTransport struct {
 
 	nextID atomic.Int64
 	// life ends when the transport is closed or stdout ends, and with it
-	// the handling of the server's requests (whose context it is).
+	// the handling of the server's requests (whose context it is); its
+	// cause is what calls then fail with.
 	life   context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup // the reader, request handlers, cancellations
 }
 
@@ -119,6 +120,18 @@ const idleGrace = 2 * time.Millisecond
 // they are gathered in pieces).
 const readBuffer = 64 << 10
 
+// maxMessage bounds one message from a server (a line on a stdio
+// server's stdout, a remote server's JSON answer or event: boundedBody),
+// so that a server writing without end is not gathered without end: past
+// it the transport ends (errLongLine) or the request fails. A result that
+// large could not reach a program in a sandbox worker either (its frames
+// are bounded alike).
+const maxMessage = 64 << 20
+
+// errLongLine is why a transport ended whose server wrote a line longer
+// than maxMessage.
+var errLongLine = fmt.Errorf("the server wrote a message of more than %d MiB (one line on its stdout)", maxMessage>>20)
+
 var _ transport.BidirectionalInterface = (*stdioTransport)(nil)
 
 // newStdioTransport returns a transport over a child's stdout (out) and
@@ -133,7 +146,7 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 		wake:    make(chan struct{}, 1),
 		pending: map[string]chan rpcReply{},
 	}
-	t.life, t.cancel = context.WithCancel(context.Background())
+	t.life, t.cancel = context.WithCancelCause(context.Background())
 	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
 		t.outFD = d
 	}
@@ -161,7 +174,7 @@ func (t *stdioTransport) signalIdle() {
 // child's stdin is closed. The reader ends when stdout does (the process
 // owner closes it once the child is gone); wait waits for it.
 func (t *stdioTransport) Close() error {
-	t.end()
+	t.end(transport.ErrTransportClosed)
 	t.idleTimer.Stop()
 	// Not under writeMu: closing ends a write blocked on a full pipe.
 	if err := t.in.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
@@ -173,11 +186,12 @@ func (t *stdioTransport) Close() error {
 // wait waits for the reader and the goroutines the transport started.
 func (t *stdioTransport) wait() { t.wg.Wait() }
 
-// end marks the transport ended (under mu: see spawn).
-func (t *stdioTransport) end() {
+// end marks the transport ended, its calls failing with cause (under mu:
+// see spawn).
+func (t *stdioTransport) end(cause error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.cancel()
+	t.cancel(cause)
 }
 
 // ended reports whether the transport was closed or the child's stdout
@@ -202,8 +216,13 @@ func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
 	t.onRequest = h
 }
 
-// SendRequest sends an mcp-go request and waits for its answer.
+// SendRequest sends an mcp-go request, through tap, and waits for its
+// answer.
 func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return tap(ctx, req, t.logger, t.request)
+}
+
+func (t *stdioTransport) request(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	msg, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
@@ -308,7 +327,7 @@ func (t *stdioTransport) await(ctx context.Context, id string, ch chan rpcReply)
 				return r, nil
 			default:
 			}
-			return rpcReply{}, transport.NewError(transport.ErrTransportClosed)
+			return rpcReply{}, transport.NewError(context.Cause(t.life))
 		case <-role:
 			if r, ok := t.readFor(ctx, ch); ok {
 				return r, nil
@@ -378,11 +397,11 @@ func (t *stdioTransport) readFor(ctx context.Context, ch chan rpcReply) (r rpcRe
 	return r, ok
 }
 
-// readWhile reads and dispatches lines while more, asked before each
-// read, says to go on; it reports whether stdout ended. Only the holder
-// of role calls it.
+// readWhile reads and dispatches lines while the transport has not ended
+// and more, asked before each read, says to go on; it reports whether the
+// transport ended. Only the holder of role calls it.
 func (t *stdioTransport) readWhile(more func() bool) (ended bool) {
-	for more() {
+	for !t.ended() && more() {
 		line, err := t.readLine()
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded): // interrupted: ask more again
@@ -393,22 +412,31 @@ func (t *stdioTransport) readWhile(more func() bool) (ended bool) {
 			t.dispatch(line)
 		}
 	}
-	return false
+	return t.ended()
 }
 
-// readLine reads one line, keeping what an interrupted read got so far.
-// Only the holder of role calls it.
+// readLine reads one line, of at most maxMessage bytes, keeping what an
+// interrupted read got so far. Only the holder of role calls it.
 func (t *stdioTransport) readLine() ([]byte, error) {
-	line, err := t.out.ReadBytes('\n')
-	if err != nil {
-		t.partial = append(t.partial, line...)
-		return nil, err
+	for {
+		piece, err := t.out.ReadSlice('\n')
+		switch {
+		case err == nil && len(t.partial) == 0:
+			return append([]byte(nil), piece...), nil // piece is the buffer's
+		case len(t.partial)+len(piece) > maxMessage:
+			t.partial = nil
+			return nil, errLongLine
+		}
+		t.partial = append(t.partial, piece...)
+		switch {
+		case err == nil:
+			line := t.partial
+			t.partial = nil
+			return line, nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return nil, err
+		}
 	}
-	if len(t.partial) > 0 {
-		line = append(t.partial, line...)
-		t.partial = nil
-	}
-	return line, nil
 }
 
 // readFailed ends the transport after stdout ended or failed; what came
@@ -418,17 +446,22 @@ func (t *stdioTransport) readFailed(err error) {
 		t.dispatch(t.partial)
 		t.partial = nil
 	}
-	if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+	switch {
+	case errors.Is(err, errLongLine):
+		t.logger.Warn("the MCP server wrote too long a message; dropping the connection", "limit_bytes", maxMessage)
+		t.end(err)
+		return
+	case !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed):
 		t.logger.Debug("reading the server's stdout failed", "err", err)
 	}
-	t.end()
+	t.end(transport.ErrTransportClosed)
 }
 
 // write sends one message (a line) to the child.
 func (t *stdioTransport) write(msg []byte) error {
 	select {
 	case <-t.life.Done():
-		return transport.NewError(transport.ErrTransportClosed)
+		return transport.NewError(context.Cause(t.life))
 	default:
 	}
 	t.writeMu.Lock()

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,6 +167,33 @@ func TestStdioLongLine(t *testing.T) {
 	if a.err != nil || json.Unmarshal(a.reply.result, &got) != nil || got.Text != big {
 		t.Fatalf("a %d-byte answer did not arrive whole (err %v)", len(big), a.err)
 	}
+}
+
+// A server that writes more than maxMessage without ending its line ends the
+// transport, its call failing with why, instead of having its output
+// gathered without end.
+func TestStdioOverlongLineEndsTheTransport(t *testing.T) {
+	p := newScriptedPeer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ans := p.callAsync(ctx, `{}`)
+	p.next()
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		_, _ = p.out.Write(bytes.Repeat([]byte("x"), maxMessage+1<<20))
+		cancel() // all of it was read: nothing stopped the reading
+	}()
+	a := <-ans
+	var te *transport.Error
+	if !errors.As(a.err, &te) || !errors.Is(a.err, errLongLine) {
+		t.Fatalf("call error = %v, want a transport error saying the line is too long", a.err)
+	}
+	if !p.tr.ended() {
+		t.Error("the transport goes on after too long a line")
+	}
+	_ = p.outR.Close() // the writer, blocked on a full pipe, fails
+	<-wrote
 }
 
 func TestStdioCancelTellsTheServer(t *testing.T) {

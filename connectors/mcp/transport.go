@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,13 +22,12 @@ import (
 // caller's context and CallTimeout are what bound a call.
 const sseResponseTimeout = 100 * 365 * 24 * time.Hour
 
-// newTransport builds the transport of a new session, wrapped in a tap; for
-// a stdio server it starts the child process.
+// newTransport builds the transport of a new session, its requests going
+// through tap; for a stdio server it starts the child process.
 func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	cfg := &c.cfg
 	if cfg.Command != "" {
-		c.stderr.ResetTail()
-		p, err := startProcess(cfg, c.stderr, func() { s.cancel(errExited) })
+		p, err := startProcess(cfg, c.logger, func() { s.cancel(errExited) })
 		if err != nil {
 			return nil, err
 		}
@@ -34,13 +35,13 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		// Reading the server's answers polls for a while (rawpipe.Spin): a
 		// local server's answer then finds this process running.
 		s.stdio = newStdioTransport(rawpipe.Wrap(p.stdout, rawpipe.Spin), rawpipe.Wrap(p.stdin, 0), c.logger)
-		return &tap{Interface: s.stdio, logger: c.logger}, nil
+		return s.stdio, nil
 	}
 	var rt http.RoundTripper = c.httpTransport
 	if cfg.OAuth != nil {
 		rt = cfg.OAuth.Transport(rt)
 	}
-	hc := &http.Client{Transport: rt, CheckRedirect: checkRedirect}
+	hc := &http.Client{Transport: boundedBodies{rt}, CheckRedirect: checkRedirect}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),
@@ -51,7 +52,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sse url %q: %w", scrub.URL(cfg.URL), err)
 		}
-		return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
+		return sseTap{SSE: tr, logger: c.logger}, nil
 	}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(cfg.Headers),
@@ -67,31 +68,28 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", scrub.URL(cfg.URL), err)
 	}
-	return &httpTap{tap: &tap{Interface: tr, logger: c.logger}, conn: tr}, nil
+	return streamTap{StreamableHTTP: tr, logger: c.logger}, nil
 }
 
-// A tap wraps a transport so the connector sees the raw JSON result of its
-// own requests. mcp-go decodes tool definitions into typed schemas (losing
-// top-level keywords such as anyOf or description) and rejects a whole
-// result over one unknown content type; the connector decodes the raw bytes
-// itself instead. A request opts in by carrying a rawSink in its context.
-type tap struct {
-	transport.Interface
-	logger *slog.Logger
-}
-
-// SendRequest forwards the request and records the raw result in the
-// request's sink, if it has one. For a sink that keeps the result to itself
-// (rawSink.keep), mcp-go gets an empty tools/call result instead of the
-// real one, so it does not decode a typed copy the connector never reads.
-func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	resp, err := t.Interface.SendRequest(ctx, req)
+// tap sends req with send, a transport's own SendRequest, so that the
+// connector sees the raw JSON result of its own requests: mcp-go decodes
+// tool definitions into typed schemas (losing top-level keywords such as
+// anyOf or description) and rejects a whole result over one unknown
+// content type; the connector decodes the raw bytes itself instead. A
+// request opts in by carrying a rawSink in its context, whose raw result
+// it records. For a sink that keeps the result to itself (rawSink.keep),
+// mcp-go gets an empty tools/call result instead of the real one, so it
+// does not decode a typed copy the connector never reads.
+func tap(ctx context.Context, req transport.JSONRPCRequest, logger *slog.Logger,
+	send func(context.Context, transport.JSONRPCRequest) (*transport.JSONRPCResponse, error),
+) (*transport.JSONRPCResponse, error) {
+	resp, err := send(ctx, req)
 	if req.Method == string(mcpgo.MethodServerDiscover) && err == nil && resp != nil && resp.Error == nil && !namesVersions(resp.Result) {
 		// A server that answers every method it does not know with an
 		// empty result is not a 2026-07-28 server: mcp-go would take it
 		// for one and never send initialize. An error makes it fall back
 		// to the handshake.
-		t.logger.Debug("server/discover was answered without supportedVersions; using the initialize handshake")
+		logger.Debug("server/discover was answered without supportedVersions; using the initialize handshake")
 		r := *resp
 		r.Result = nil
 		r.Error = &mcpgo.JSONRPCErrorDetails{Code: mcpgo.METHOD_NOT_FOUND, Message: "server/discover answered without supportedVersions"}
@@ -111,38 +109,25 @@ func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*t
 // rawSink keeps.
 var emptyCallResult = json.RawMessage(`{"content":[]}`)
 
-// SetRequestHandler forwards server-to-client requests (ping) to the client.
-func (t *tap) SetRequestHandler(h transport.RequestHandler) {
-	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
-		b.SetRequestHandler(h)
-	}
+// sseTap and streamTap are mcp-go's HTTP transports whose requests go
+// through tap; every other method, the optional ones mcp-go's client
+// looks for included, is the transport's own.
+type sseTap struct {
+	*transport.SSE
+	logger *slog.Logger
 }
 
-// httpTap is a tap over an HTTP transport; it keeps the optional methods
-// mcp-go's client looks for on HTTP transports.
-type httpTap struct {
-	*tap
-	conn transport.HTTPConnection
+func (t sseTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return tap(ctx, req, t.logger, t.SSE.SendRequest)
 }
 
-// SetProtocolVersion forwards the negotiated version to the transport,
-// which sends it as the Mcp-Protocol-Version header.
-func (t *httpTap) SetProtocolVersion(version string) { t.conn.SetProtocolVersion(version) }
-
-// SetConnectionLostHandler forwards the handler to transports that report
-// a lost connection (SSE).
-func (t *httpTap) SetConnectionLostHandler(h func(error)) {
-	if l, ok := t.conn.(interface{ SetConnectionLostHandler(func(error)) }); ok {
-		l.SetConnectionLostHandler(h)
-	}
+type streamTap struct {
+	*transport.StreamableHTTP
+	logger *slog.Logger
 }
 
-// RequiresLegacyProtocol forwards the transport's answer, if it has one.
-func (t *httpTap) RequiresLegacyProtocol() bool {
-	if l, ok := t.conn.(interface{ RequiresLegacyProtocol() bool }); ok {
-		return l.RequiresLegacyProtocol()
-	}
-	return false
+func (t streamTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return tap(ctx, req, t.logger, t.StreamableHTTP.SendRequest)
 }
 
 type sinkKey struct{}
@@ -192,4 +177,70 @@ func namesVersions(result json.RawMessage) bool {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	return json.Unmarshal(result, &r) == nil && len(r.SupportedVersions) > 0
+}
+
+// boundedBodies bounds each message a remote server sends to maxMessage, as
+// readLine does a stdio server's: mcp-go reads an answer or an event whole,
+// so without it a server writing without end would be gathered without
+// end. A JSON answer is one message; an event stream's messages are its
+// events, each ended by an empty line, so a session's long-lived stream
+// may carry any number of them. Past the bound the body's read fails
+// (errTooLarge), which fails the request or ends the stream.
+type boundedBodies struct{ http.RoundTripper }
+
+func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.RoundTripper.RoundTrip(req)
+	if err == nil {
+		ct := resp.Header.Get("Content-Type")
+		resp.Body = &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(ct, "text/event-stream"), blank: true}
+	}
+	return resp, err
+}
+
+// errTooLarge is why a remote server's message was not read.
+var errTooLarge = fmt.Errorf("the server sent a message of more than %d MiB", maxMessage>>20)
+
+// boundedBody counts the bytes of the message being read: of the whole
+// body, or, for an event stream, of the event since the last empty line.
+type boundedBody struct {
+	io.ReadCloser
+	events bool
+	n      int  // bytes of the current message
+	blank  bool // (events) the line being read is empty so far: only \r, at a line's start
+}
+
+// Read hands on nothing of the read that crosses the bound, so a decoder
+// cannot complete a value with it; from then on every read fails.
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.n > maxMessage {
+		return 0, errTooLarge
+	}
+	n, err := b.ReadCloser.Read(p)
+	if !b.events {
+		b.n += n
+	} else {
+		b.count(p[:n])
+	}
+	if b.n > maxMessage {
+		return 0, errTooLarge
+	}
+	return n, err
+}
+
+// count adds p to the current event, an empty line (\n or \r\n) ending it.
+func (b *boundedBody) count(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			b.n += len(p)
+			b.blank = b.blank && len(bytes.Trim(p, "\r")) == 0
+			return
+		}
+		if b.blank && len(bytes.Trim(p[:i], "\r")) == 0 {
+			b.n = 0 // an empty line: the event ended
+		} else if b.n += i + 1; b.n > maxMessage {
+			return // over the bound: what follows does not matter
+		}
+		b.blank, p = true, p[i+1:]
+	}
 }

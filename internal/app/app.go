@@ -62,8 +62,9 @@ type App struct {
 	// closes it all the same.)
 	Connectors []connectors.Connector
 	// Warnings are problems that did not stop start-up (a downstream that
-	// failed to start, tool names that collided), scrubbed of secrets. They
-	// are not updated when such a downstream joins later.
+	// failed to start, tool names that collided), scrubbed of secrets; each
+	// is logged too, at warn level. They are not updated when such a
+	// downstream joins later.
 	Warnings []string
 	// Scrubber holds every secret of the configuration (Config.Secrets)
 	// and those connectors obtain at run time; what the model sees, what is
@@ -184,9 +185,11 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	return a, nil
 }
 
-// warn records a start-up warning, scrubbed.
+// warn records and logs a start-up warning, scrubbed.
 func (a *App) warn(w string) {
-	a.Warnings = append(a.Warnings, a.Scrubber.String(w))
+	w = a.Scrubber.String(w)
+	a.Warnings = append(a.Warnings, w)
+	a.Log.Warn(w)
 }
 
 // startConnectors starts every configured connector concurrently.
@@ -371,10 +374,14 @@ func newExecutor(cfg *config.Config, log *slog.Logger) (sandbox.Executor, error)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox worker command: %w", err)
 	}
+	limiter := worker.LimiterSystem // sandbox.memory_limiter's default, "system"
+	if cfg.Sandbox.MemoryLimiter == "sampling" {
+		limiter = worker.LimiterSampling
+	}
 	pool, err := worker.NewPool(worker.Options{
 		Command:     []string{exe, worker.Subcommand},
 		MemoryLimit: cfg.Sandbox.MemoryLimit,
-		Limiter:     memoryLimiter(cfg.Sandbox.MemoryLimiter),
+		Limiter:     limiter,
 		Logger:      log,
 	})
 	if errors.Is(err, errors.ErrUnsupported) {
@@ -385,15 +392,6 @@ func newExecutor(cfg *config.Config, log *slog.Logger) (sandbox.Executor, error)
 		return nil, fmt.Errorf("start the sandbox workers: %w", err)
 	}
 	return pool, nil
-}
-
-// memoryLimiter is the sandbox's Limiter that sandbox.memory_limiter
-// names.
-func memoryLimiter(name string) worker.Limiter {
-	if name == "sampling" {
-		return worker.LimiterSampling
-	}
-	return worker.LimiterSystem
 }
 
 // observe registers what the metrics read when they are collected: the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // localPerson is who acts through the command line: Local, named by the
@@ -54,9 +55,13 @@ func cmdAudit(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(env.Stdout)
 	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		// Hidden characters (a name's) escaped, as printJSON writes them.
+		if _, err := fmt.Fprintln(env.Stdout, visible.Escape(string(b))); err != nil {
 			return err
 		}
 	}

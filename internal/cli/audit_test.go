@@ -2,11 +2,15 @@ package cli_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // What the command line does is the OS user's (subject local, named by
@@ -75,5 +79,26 @@ func TestCommandLinePeopleAndAudit(t *testing.T) {
 	}
 	if code, _, errs = run(t, "", "audit", "--config", cfg, "--since", "yesterday"); code != 2 || !strings.Contains(errs, `--since "yesterday"`) {
 		t.Errorf("audit --since yesterday: %d %s, want a usage error naming it", code, errs)
+	}
+}
+
+// audit prints what a person's token said of them as the other commands
+// print text: hidden characters as \uXXXX escapes, so that a name cannot
+// hide or reorder itself in a terminal (the JSON means the same).
+func TestAuditEscapesHiddenCharacters(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	st, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "mallory\u202eecila"
+	r := codemode.AuditRecord{At: time.Now(), Person: codemode.Person{Subject: "m", Name: name}, Action: codemode.AuditApprove, ExecutionID: "exec_1", Outcome: codemode.AuditOK}
+	if err := errors.Join(st.Audit(t.Context(), r), st.Close()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "audit", "--config", notesConfig(t), "--db", db)
+	var got codemode.AuditRecord
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Person.Name != name || !strings.Contains(out, `mallory\u202Eecila`) || strings.ContainsRune(out, '\u202e') {
+		t.Fatalf("audit prints a hidden character raw, or not as \\u202E: %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -311,8 +311,7 @@ func loadConfig(c common) (*config.Config, error) {
 }
 
 // openApp loads the configuration and starts it; without connectors when
-// the command only reads the store (with connectors, the warnings of
-// start-up are logged). stop stops everything it started.
+// the command only reads the store. stop stops everything it started.
 func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors bool) (*rt.Runtime, func(), error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
@@ -324,9 +323,6 @@ func openApp(ctx context.Context, c common, log *slog.Logger, withConnectors boo
 	a, err := app.Open(ctx, cfg, app.Options{DBPath: c.db, Logger: log})
 	if err != nil {
 		return nil, nil, err
-	}
-	for _, w := range a.Warnings {
-		log.Warn(w)
 	}
 	return a.Runtime, closer(a, log), nil
 }

@@ -50,9 +50,6 @@ func cmdConsole(ctx context.Context, args []string, env Env, log *slog.Logger) e
 		return err
 	}
 	defer closer(a, log)()
-	for _, w := range a.Warnings {
-		a.Log.Warn(w)
-	}
 	token := cfg.Server.AuthToken
 	if token == "" {
 		b := make([]byte, 16)

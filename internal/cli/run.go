@@ -165,7 +165,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	for _, ci := range eng.Connectors() {
 		if sr := signIns[ci.Name]; sr != nil {
 			failed++
-			fmt.Fprintf(env.Stdout, "✗ %s: needs a sign-in (%s): run codemode-mcp login %s%s\n", ci.Name, a.Scrubber.String(sr.Reason), ci.Name, configFlag(cfg))
+			fmt.Fprintf(env.Stdout, "✗ %s: needs a sign-in (%s): run codemode-mcp login %s%s\n", ci.Name, visible.Escape(a.Scrubber.String(sr.Reason)), ci.Name, configFlag(cfg))
 			continue
 		}
 		if ci.NeedsSignIn && slices.ContainsFunc(cfg.Connectors, func(cc config.Connector) bool { return cc.Name == ci.Name && cc.PerUser() }) {

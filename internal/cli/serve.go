@@ -91,9 +91,6 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { a.Log.Warn("telemetry", "err", err) }))
 	}
 	defer closer(a, log)()
-	for _, w := range a.Warnings {
-		a.Log.Warn(w)
-	}
 	if err := a.Runtime.Join(ctx); err != nil {
 		return err
 	}
@@ -118,6 +115,10 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 			<-done
 		}()
 	}
+	budget := cfg.Server.DescriptionBudget
+	if budget == 0 {
+		budget = -1 // never inline: 0 is the default there
+	}
 	srv := server.New(server.Options{
 		Name:              cfg.Server.Name,
 		Version:           version(),
@@ -129,7 +130,7 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		AuthFailures:      failures,
 		HTTP:              cfg.Server.HTTP,
 		WithholdApprovals: !cfg.Approvals.Tools,
-		DescriptionBudget: descriptionBudget(cfg.Server.DescriptionBudget),
+		DescriptionBudget: budget,
 		MaxResultChars:    cfg.Sandbox.MaxResultChars,
 		Console:           cons,
 		TraceContext:      a.Tracing != nil,
@@ -188,13 +189,4 @@ func isLoopback(a net.Addr) bool {
 		return t.IP.IsLoopback()
 	}
 	return false
-}
-
-// descriptionBudget maps server.description_budget to
-// server.Options.DescriptionBudget: 0 (never inline) is negative there.
-func descriptionBudget(tokens int) int {
-	if tokens == 0 {
-		return -1
-	}
-	return tokens
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // maxSignIns bounds the sign-ins of one login or check --url: the first,
@@ -262,31 +263,24 @@ type urlCheck struct {
 	clientMetadataURL, scopes  string
 	grant, privateKey          string
 	elicitation                string
-	headers                    headerFlags
-}
-
-// headerFlags collects repeated --header "Name: value" flags.
-type headerFlags map[string]string
-
-func (h headerFlags) String() string { return "" }
-
-func (h headerFlags) Set(v string) error {
-	name, value, ok := strings.Cut(v, ":")
-	if !ok || strings.TrimSpace(name) == "" {
-		return fmt.Errorf("want \"Name: value\", got %q", v)
-	}
-	h[strings.TrimSpace(name)] = strings.TrimSpace(value)
-	return nil
+	headers                    map[string]string // --header "Name: value", repeated
 }
 
 // urlFlags adds check --url's flags to fs.
 func urlFlags(fs *flag.FlagSet) *urlCheck {
-	u := &urlCheck{headers: headerFlags{}}
+	u := &urlCheck{headers: map[string]string{}}
 	fs.StringVar(&u.url, "url", "", "check one remote MCP server at this URL, without a config file: connect, sign in when it needs it (in the browser), list its tools")
 	fs.BoolVar(&u.sse, "sse", false, "with --url: the server speaks the legacy SSE transport")
 	fs.StringVar(&u.call, "call", "", "with --url: then call this tool (its name on the server) and print the result")
 	fs.StringVar(&u.args, "args", "{}", "with --call: the tool's arguments, a JSON object")
-	fs.Var(u.headers, "header", "with --url: a header for every request, \"Name: value\" (repeatable)")
+	fs.Func("header", "with --url: a header for every request, \"Name: value\" (repeatable)", func(v string) error {
+		name, value, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("want \"Name: value\", got %q", v)
+		}
+		u.headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+		return nil
+	})
 	fs.StringVar(&u.elicitation, "elicitation", "", "with --call: answer the server's requests for input (elicitation) by accepting the defaults its schema gives (defaults) or by declining (decline); without it, none is declared")
 	fs.BoolVar(&u.noBrowser, "no-browser", false, "with --url: print the sign-in URL without opening a browser")
 	fs.StringVar(&u.clientID, "oauth-client-id", "", "with --url: a client registered with the server's authorization server (oauth.client_id)")
@@ -380,6 +374,9 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		return usageError{err}
 	}
 	defer conn.Close()
+	// What the server sends is shown as check shows a configured
+	// connector's: scrubbed, its hidden characters escaped.
+	show := func(s string) string { return visible.Escape(sc.String(s)) }
 	shown := redactedURL(u.url)
 	fmt.Fprintf(env.Stdout, "server: %s\n", shown)
 	for signIns := 0; ; {
@@ -393,15 +390,15 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		}
 		if sr, ok := connectors.AsSignInRequired(err); ok && signIns < maxSignIns {
 			signIns++
-			fmt.Fprintf(env.Stdout, "%s needs a sign-in: %s\n", shown, sr.Reason)
+			fmt.Fprintf(env.Stdout, "%s needs a sign-in: %s\n", shown, show(sr.Reason))
 			if err := signInOnce(ctx, conn, shown, env.Stdout, !u.noBrowser, log); err != nil {
-				fmt.Fprintf(env.Stdout, "✗ sign-in: %s\n", sc.String(err.Error()))
+				fmt.Fprintf(env.Stdout, "✗ sign-in: %s\n", show(err.Error()))
 				return exitError{ExitFailure}
 			}
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stdout, "✗ %s\n", sc.String(err.Error()))
+			fmt.Fprintf(env.Stdout, "✗ %s\n", show(err.Error()))
 			return exitError{ExitFailure}
 		}
 		names := make([]string, 0, len(tools))
@@ -410,9 +407,9 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 		}
 		sort.Strings(names)
 		name, version := conn.ServerInfo()
-		fmt.Fprintf(env.Stdout, "✓ %s %s: %d tools: %s\n", name, version, len(names), strings.Join(names, ", "))
+		fmt.Fprintf(env.Stdout, "✓ %s %s: %d tools: %s\n", show(name), show(version), len(names), show(strings.Join(names, ", ")))
 		if u.call != "" {
-			fmt.Fprintf(env.Stdout, "%s: %s\n", u.call, sc.String(string(out)))
+			fmt.Fprintf(env.Stdout, "%s: %s\n", visible.Escape(u.call), show(string(out)))
 			if res.IsError {
 				return exitError{ExitFailure}
 			}

@@ -185,6 +185,14 @@ func TestCheckURL(t *testing.T) {
 			t.Fatalf("check --url: %d\n%s\n%s", code, out, errs)
 		}
 	})
+	// What the server sends (its result here) is shown as check shows a
+	// configured connector's: hidden characters as \uXXXX escapes.
+	t.Run("hidden characters", func(t *testing.T) {
+		code, out, errs := run(t, "", "check", "--url", fixture.StartHTTP(t, false), "--call", "echo", "--args", `{"message":"pay\u202egpj.exe"}`)
+		if code != cli.ExitOK || !strings.Contains(out, `pay\u202Egpj.exe`) || strings.ContainsRune(out, '\u202e') {
+			t.Fatalf("check --url prints the server's hidden characters raw: %d\n%s\n%s", code, out, errs)
+		}
+	})
 	t.Run("client credentials", func(t *testing.T) {
 		f, server := protectedServer(t)
 		f.ClientID, f.ClientSecret = "machine", "machine-secret-1234"

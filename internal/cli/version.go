@@ -27,7 +27,8 @@ func cmdVersion(args []string, env Env) error {
 	if cfg.Path == "" {
 		fmt.Fprintf(env.Stdout, "config: none (the built-in notes connector; looked for --config, $%s and ./%s)\n", config.EnvConfig, config.DefaultFile)
 	} else {
-		fmt.Fprintf(env.Stdout, "config: %s\n", absPath(cfg.Path))
+		abs, _ := filepath.Abs(cfg.Path) // "" when it cannot be made absolute
+		fmt.Fprintf(env.Stdout, "config: %s\n", cmp.Or(abs, cfg.Path))
 	}
 	db, err := app.StorePath(cfg, c.db)
 	if err != nil {
@@ -36,12 +37,4 @@ func cmdVersion(args []string, env Env) error {
 	fmt.Fprintf(env.Stdout, "log:    %s\n", app.StoreDisplay(db))
 	fmt.Fprintf(env.Stdout, "cache:  %s\n", cmp.Or(app.CacheDir(cfg), "none (no user cache directory: OpenAPI documents are not cached)"))
 	return nil
-}
-
-// absPath returns p made absolute, or p when it cannot be.
-func absPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
 }

@@ -1,0 +1,77 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// A remote server's answer larger than maxMessage fails the call with why,
+// instead of being gathered whole.
+func TestRemoteOverlongAnswerFailsTheCall(t *testing.T) {
+	text := strings.Repeat("x", maxMessage)
+	calls := map[string]string{"big": `{"content":[{"type":"text","text":"` + text + `"}]}`}
+	_, url := startFake(t, map[string]string{"": `{"tools":[{"name":"big","inputSchema":{"type":"object"}}]}`}, calls)
+	c := dial(t, Config{Name: "fake", URL: url})
+	res, err := c.Call(context.Background(), "big", nil)
+	if err == nil || !strings.Contains(err.Error(), errTooLarge.Error()) {
+		t.Fatalf("Call = %d bytes, %v; want an error saying %q", len(res.Value), err, errTooLarge)
+	}
+}
+
+// boundedBody bounds a JSON body whole and an event stream per event:
+// events of any number, each under the bound, pass; one over it fails.
+func TestBoundedBody(t *testing.T) {
+	half := func() io.Reader { return io.LimitReader(repeat('x'), maxMessage/2+1) }
+	over := func() io.Reader { return io.LimitReader(repeat('x'), maxMessage+1) }
+	for _, tc := range []struct {
+		name   string
+		events bool
+		body   []io.Reader
+		fails  bool
+	}{
+		{"json under the bound", false, []io.Reader{half()}, false},
+		{"json over the bound", false, []io.Reader{half(), half()}, true},
+		{"events under the bound each", true, []io.Reader{s("data: "), half(), s("\n\ndata: "), half(), s("\r\n\r\ndata: "), half(), s("\n\n")}, false},
+		{"one event over the bound", true, []io.Reader{s("data: "), over(), s("\n\n")}, true},
+		{"lines that are not empty do not end an event", true, []io.Reader{s("data: "), half(), s("\n \ndata: "), half(), s("\n\n")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Every read is full, so a read holds the end of one event and the
+			// start of the next.
+			b := &boundedBody{ReadCloser: io.NopCloser(full{io.MultiReader(tc.body...)}), events: tc.events, blank: true}
+			_, err := io.Copy(io.Discard, b)
+			if got := errors.Is(err, errTooLarge); got != tc.fails {
+				t.Errorf("read error = %v, want too large: %v", err, tc.fails)
+			}
+		})
+	}
+}
+
+// full fills every read it can.
+type full struct{ io.Reader }
+
+func (f full) Read(p []byte) (int, error) {
+	n, err := io.ReadFull(f.Reader, p)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func s(text string) io.Reader { return strings.NewReader(text) }
+
+// repeat is an endless reader of one byte.
+type repeat byte
+
+func (r repeat) Read(p []byte) (int, error) {
+	chunk := bytes.Repeat([]byte{byte(r)}, 32<<10)
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], chunk)
+	}
+	return n, nil
+}
