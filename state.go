@@ -173,7 +173,7 @@ func (n names[T]) parse(s, what string) (T, error) {
 			return T(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown %s %q", what, s)
+	return 0, fmt.Errorf("unknown %s %s", what, short.Quote(s))
 }
 
 // unmarshalText sets *v to what parse reads in b.

@@ -49,7 +49,10 @@ func (c ClippedEntry) Cut() bool {
 
 // ExecutionFilter selects executions to list.
 type ExecutionFilter struct {
-	Limit  int        // 0: no limit
+	Limit int // 0: no limit
+	// Offset skips that many of the executions selected, newest first,
+	// to read a list a page at a time; it needs a Limit.
+	Offset int
 	Status ExecStatus // 0: any
 	// Tasks keeps only the runs started as tasks (Execution.Task set).
 	Tasks bool

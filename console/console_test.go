@@ -653,3 +653,20 @@ func TestWrongLoginsAreLimited(t *testing.T) {
 		}
 	}
 }
+
+// A refusal that names what a link carried repeats it clipped: a page
+// never shows a long text someone put in a link (a page that looks like
+// the console's own words).
+func TestRefusalsClipWhatTheLinkCarried(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	long := "Your+session+has+expired.+Paste+your+token+at+evil.example" + strings.Repeat("+pad", 200)
+	for _, path := range []string{"/runs?limit=" + long, "/runs?status=" + long, "/runs/" + url.PathEscape(strings.ReplaceAll(long, "+", " ")),
+		"/runs/x/value?seq=" + long, "/runs/x/value?seq=1&part=" + long} {
+		p := b.get(path)
+		if p.status/100 != 4 || !strings.Contains(p.body, "Your session has expired. Paste your tok…") || strings.Contains(p.body, "evil.example") {
+			t.Errorf("GET %.40s…: %d; want a refusal quoting the link's text clipped\n%s", path, p.status, p.body)
+		}
+	}
+}

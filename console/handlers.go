@@ -19,6 +19,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
@@ -134,7 +135,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 // briefly on the page.
 func (c *Console) failed(w http.ResponseWriter, r *http.Request, what string, err error) {
 	if errors.Is(err, codemode.ErrUnknownExecution) {
-		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %q (it may have been deleted or pruned).", r.PathValue("id")))
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no run %s (it may have been deleted or pruned).", short.Quote(r.PathValue("id"))))
 		return
 	}
 	c.log.Error("console: "+what, "err", err)
@@ -279,7 +280,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	n, ok := positive(q.Get("limit"))
 	if !ok || n > maxRuns {
-		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a number from 1 to %d", q.Get("limit"), maxRuns))
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %s: want a number from 1 to %d", short.Quote(q.Get("limit")), maxRuns))
 		return
 	}
 	f := codemode.ExecutionFilter{Limit: cmp.Or(n, defaultRuns)}
@@ -311,7 +312,7 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 	if s := r.URL.Query().Get("page"); s != "" && r.Method == http.MethodGet {
 		var ok bool
 		if n, ok = positive(s); !ok {
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("page %q: want a page number from 1", s))
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("page %s: want a page number from 1", short.Quote(s)))
 			return
 		}
 	}
@@ -354,11 +355,11 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 	part := q.Get("part")
 	seq, ok := positive(q.Get("seq"))
 	if !ok {
-		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", q.Get("seq")))
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %s is not a call number", short.Quote(q.Get("seq"))))
 		return
 	}
 	if !(part == "result" || seq > 0 && (part == "args" || part == "error")) {
-		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %q: want args, result or error of a call (seq=N), or result of the run", part))
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %s: want args, result or error of a call (seq=N), or result of the run", short.Quote(part)))
 		return
 	}
 	body, name, err := c.value(r.Context(), id, seq, part)
@@ -457,7 +458,7 @@ func (c *Console) review(reject bool) http.HandlerFunc {
 		case rv.Digest == "":
 			c.refuse(w, r, http.StatusBadRequest, "The form does not say which pending actions it decides (no digest). Reload the page and try again.")
 		case !ok:
-			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %q is not a call number", r.PostForm.Get("seq")))
+			c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %s is not a call number", short.Quote(r.PostForm.Get("seq"))))
 		case reject:
 			c.decide(w, r, "rejected", func(ctx context.Context, id string) (codemode.Outcome, error) {
 				return c.eng.RejectReviewed(ctx, id, seq, rv)
@@ -519,7 +520,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !slices.Contains(v.SignIns, connector) { // (none unless it is paused)
-		c.showRun(w, r, id, http.StatusConflict, fmt.Sprintf("Run %s does not await a sign-in to %q (any more).", id, connector))
+		c.showRun(w, r, id, http.StatusConflict, fmt.Sprintf("Run %s does not await a sign-in to %s (any more).", id, short.Quote(connector)))
 		return
 	}
 	link, until, err := c.eng.SignInPage(context.WithoutCancel(ctx), connector)

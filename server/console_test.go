@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -321,6 +322,30 @@ func TestConsoleSignInRefusals(t *testing.T) {
 	}
 	if len(carol) != 1 || !strings.HasPrefix(carol[0], "login console refused: Carol signed in without the scope") {
 		t.Errorf("carol's audit: %q; want her refused login", carol)
+	}
+}
+
+// A sign-in the token endpoint refuses shows the issuer's words on the
+// login page, but never a secret they echo: the client secret (sent by
+// client_secret_basic or client_secret_post), the code, the verifier.
+func TestConsoleSignInRefusalShowsNoSecret(t *testing.T) {
+	as := oauthtest.New(t)
+	base, _, _ := consoleServer(t, as, &policy.Policy{})
+	basic := base64.StdEncoding.EncodeToString([]byte(consoleClient + ":" + consoleSecret))
+	for _, method := range []string{"client_secret_basic", "client_secret_post"} {
+		as.Set(func(s *oauthtest.Server) {
+			s.EchoErrors, s.ClientSecret, s.AuthMethods = true, "not-the-console-secret", []string{method}
+		})
+		b := newBrowser(t, base)
+		resp, page := b.signIn(as, alicePerson)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "answered 401 invalid_client: the fake says invalid_client to") {
+			t.Errorf("%s: %d; want the refusal with the issuer's words\n%s", method, resp.StatusCode, page)
+		}
+		for _, secret := range append(as.Secrets(), consoleSecret, url.QueryEscape(consoleSecret), basic) {
+			if secret != "not-the-console-secret" && strings.Contains(page, secret) {
+				t.Errorf("%s: the login page shows the secret %q\n%s", method, secret, page)
+			}
+		}
 	}
 }
 

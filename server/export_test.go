@@ -4,3 +4,6 @@ import mcpserver "github.com/mark3labs/mcp-go/server"
 
 // MCP returns the underlying mcp-go server, for in-process clients.
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// TaskListPage is how many tasks one tasks/list answer holds at most.
+const TaskListPage = taskListPage

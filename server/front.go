@@ -340,36 +340,34 @@ func (f *taskFront) result(ctx context.Context, sess mcpserver.ClientSession, id
 	return res, nil
 }
 
-// list answers tasks/list: the tasks newest first, taskListPage at a
-// time; the cursor is the offset of the next page.
+// list answers tasks/list: the tasks newest first, a page of
+// taskListPage runs read from the store at a time (never the whole list);
+// the cursor is the offset of the next page. A task past its TTL is left
+// out, so a page may hold fewer; nextCursor is set while the store has
+// more.
 func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 	offset := 0
 	if cursor != "" {
 		n, err := strconv.Atoi(cursor)
 		if err != nil || n < 0 {
-			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("invalid cursor %q", short.Clip(cursor, 40))}
+			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid cursor " + short.Quote(cursor)}
 		}
 		offset = n
 	}
-	runs, err := f.s.rt.Executions(ctx, codemode.ExecutionFilter{Tasks: true})
+	runs, err := f.s.rt.Executions(ctx, codemode.ExecutionFilter{Tasks: true, Limit: taskListPage + 1, Offset: offset})
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	tasks := []mcp.Task{}
-	next := ""
-	for i, e := range runs {
-		if i < offset || expired(e, now) {
-			continue
-		}
-		if len(tasks) == taskListPage {
-			next = strconv.Itoa(i)
-			break
-		}
-		tasks = append(tasks, viewTask(e, nil, false))
+	res := mcp.ListTasksResult{Tasks: []mcp.Task{}}
+	if len(runs) > taskListPage {
+		runs, res.NextCursor = runs[:taskListPage], mcp.Cursor(strconv.Itoa(offset+taskListPage))
 	}
-	res := mcp.ListTasksResult{Tasks: tasks}
-	res.NextCursor = mcp.Cursor(next)
+	now := time.Now()
+	for _, e := range runs {
+		if !expired(e, now) {
+			res.Tasks = append(res.Tasks, viewTask(e, nil, false))
+		}
+	}
 	return res, nil
 }
 

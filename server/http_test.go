@@ -525,3 +525,20 @@ func TestWithholdApprovals(t *testing.T) {
 		t.Error("calling the withheld codemode_approve succeeded")
 	}
 }
+
+// A refused Host or Origin is named clipped: the answer does not repeat a
+// long header.
+func TestRefusedHeadersAreClipped(t *testing.T) {
+	base := serve(t, newServerWith(t, server.Options{}), server.TransportHTTP)
+	long := "evil.example" + strings.Repeat("x", 2000)
+	for name, r := range map[string]req{
+		"host":   {method: "POST", path: server.PathMCP, body: initBody, header: jsonHeaders(), host: long},
+		"origin": {method: "POST", path: server.PathMCP, body: initBody, header: jsonHeaders("Origin", "https://"+long)},
+	} {
+		resp := r.do(t, nil, base)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusForbidden || len(body) > 200 || !strings.Contains(string(body), "evil.example") {
+			t.Errorf("%s: %d, %d bytes; want 403 naming it clipped\n%.300s", name, resp.StatusCode, len(body), body)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -62,7 +63,9 @@ import (
 //     read within ReadTimeout before anything parses it;
 //  5. on streamable HTTP, the session rules of the specification: a request
 //     other than initialize needs the Mcp-Session-Id of a live session
-//     (400 without one, 404 for one this server did not issue or ended).
+//     (400 without one, 404 for one this server did not issue, that ended,
+//     or that another person opened: sessions.go); on SSE, under an
+//     issuer, a message for another person's session is 404 too.
 //
 // On streamable HTTP the task front (front.go) then answers the task
 // requests; the transport gets everything else. PathMetrics, when metrics
@@ -83,6 +86,7 @@ type guard struct {
 	allowedOrigins []string  // lower case scheme://host[:port]
 	allowedHosts   []string  // lower case host or host:port
 	sessions       *sessions // streamable HTTP; nil for SSE
+	sse            *sseIDs   // SSE; nil for streamable HTTP
 	next           http.Handler
 	mcpPaths       []string // the MCP endpoints
 	failures       *throttle.Failures
@@ -137,7 +141,7 @@ func lowerAll(ss []string) []string {
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
-		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not served here (server.allowed_hosts)", r.Host))
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %s is not served here (server.allowed_hosts)", short.Quote(r.Host)))
 		return
 	}
 	if g.rs != nil && g.rs.servesMetadata(r.URL.Path) {
@@ -165,7 +169,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	configured := origin != "" && slices.Contains(g.allowedOrigins, strings.ToLower(origin))
 	if origin != "" && !configured && !isLoopbackOrigin(origin) {
-		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (server.allowed_origins)", origin))
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %s is not allowed (server.allowed_origins)", short.Quote(origin)))
 		return
 	}
 	if r.Method == http.MethodOptions {
@@ -210,6 +214,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if g.rs != nil && !g.authorizeBody(w, r, post) {
 			return
 		}
+	}
+	if g.rs != nil && g.sse != nil && r.URL.Path == PathMessage && !g.sse.owns(r.URL.Query().Get("sessionId"), r) {
+		http.Error(w, "Not Found: unknown or ended session (open the event stream again)", http.StatusNotFound)
+		return
 	}
 	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
 		var status int
@@ -473,4 +481,4 @@ func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // next request starts without one.
 func (w *deadlineWriter) clear() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 
-var _ mcpserver.SessionIdManager = (*sessions)(nil)
+var _ mcpserver.SessionIdManagerResolver = (*sessions)(nil)

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -277,5 +278,74 @@ func TestIssuerElicitsOnlyForApprovers(t *testing.T) {
 		if out["status"] != tc.status || (asked > 0) != (tc.status == "completed") {
 			t.Errorf("scope %q: status %v after %d questions; want %s", tc.scope, out["status"], asked, tc.status)
 		}
+	}
+}
+
+// Under an issuer a streamable-HTTP session is its opener's: another
+// person's request that names it (a POST, the GET stream, a DELETE) finds
+// no session, and the session goes on for its own person.
+func TestSessionsAreTheirPersons(t *testing.T) {
+	as := oauthtest.New(t)
+	base, res := issuerServer(t, as, nil, config.ServerAuth{})
+	bearer := func(sub string) string {
+		return "Bearer " + as.SignJWT("RS256", map[string]any{"aud": res, "sub": sub, "scope": "codemode:run"})
+	}
+	alice, bob := bearer("alice"), bearer("bob")
+	id := initialize(t, base, "Authorization", alice)
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	post := func(auth string) int {
+		return req{method: "POST", path: server.PathMCP, body: list,
+			header: jsonHeaders("Authorization", auth, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")}.do(t, nil, base).StatusCode
+	}
+	if got := post(alice); got != http.StatusOK {
+		t.Fatalf("alice in her session: %d, want 200", got)
+	}
+	if got := post(bob); got != http.StatusNotFound {
+		t.Errorf("bob naming alice's session: %d, want 404", got)
+	}
+	get := req{method: "GET", path: server.PathMCP, header: map[string]string{"Accept": "text/event-stream", "Authorization": bob, "Mcp-Session-Id": id}}.do(t, nil, base)
+	if get.StatusCode != http.StatusNotFound {
+		t.Errorf("bob's GET stream of alice's session: %d, want 404", get.StatusCode)
+	}
+	del := req{method: "DELETE", path: server.PathMCP, header: map[string]string{"Authorization": bob, "Mcp-Session-Id": id}}.do(t, nil, base)
+	if del.StatusCode != http.StatusNotFound {
+		t.Errorf("bob deleting alice's session: %d, want 404", del.StatusCode)
+	}
+	if got := post(alice); got != http.StatusOK {
+		t.Errorf("alice in her session after bob's tries: %d, want 200", got)
+	}
+}
+
+// Under an issuer a legacy SSE session is its opener's too: another
+// person's message for it is refused, its opener's taken.
+func TestSSESessionsAreTheirPersons(t *testing.T) {
+	as := oauthtest.New(t)
+	auth := config.ServerAuth{Issuer: as.Issuer()}
+	base := serve(t, newServerWith(t, server.Options{Auth: &auth}), server.TransportSSE)
+	res := base + server.PathSSE
+	bearer := func(sub string) string {
+		return "Bearer " + as.SignJWT("RS256", map[string]any{"aud": res, "sub": sub, "scope": "codemode:run"})
+	}
+	alice, bob := bearer("alice"), bearer("bob")
+	stream := req{method: "GET", path: server.PathSSE, header: map[string]string{"Accept": "text/event-stream", "Authorization": alice}}.do(t, nil, base)
+	rd := bufio.NewReader(stream.Body)
+	var endpoint string
+	for endpoint == "" {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the event stream: %d, %v", stream.StatusCode, err)
+		}
+		if e, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = e
+		}
+	}
+	post := func(auth string) int {
+		return req{method: "POST", path: endpoint, body: initBody, header: jsonHeaders("Authorization", auth)}.do(t, nil, base).StatusCode
+	}
+	if got := post(bob); got != http.StatusNotFound {
+		t.Errorf("bob's message for alice's session: %d, want 404", got)
+	}
+	if got := post(alice); got != http.StatusAccepted {
+		t.Errorf("alice's message for her session: %d, want 202", got)
 	}
 }

@@ -1,15 +1,22 @@
 package server
 
 import (
+	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
 // maxSessions bounds the streamable-HTTP sessions remembered at once; past
@@ -18,8 +25,12 @@ import (
 const maxSessions = 4096
 
 // sessions issues and tracks streamable-HTTP session ids (the transport's
-// SessionIdManager): an id is live from the initialize that issued it until
-// its client deletes it or it is evicted. Safe for concurrent use.
+// SessionIdManagerResolver): an id is live from the initialize that issued
+// it until its client deletes it or it is evicted. Under an issuer an id
+// is bound to the person whose access token opened it: another person's
+// request that names it finds no session (404), as the specification's
+// security practices ask (an id that leaked is no one else's way into the
+// session, its streams or its elicitations). Safe for concurrent use.
 type sessions struct {
 	mu   sync.Mutex
 	live map[string]*liveSession // guarded by mu
@@ -27,6 +38,7 @@ type sessions struct {
 
 // liveSession is what the server keeps of one session.
 type liveSession struct {
+	subject  string    // whose it is: the Principal's subject ("" for none); fixed
 	lastUsed time.Time // guarded by sessions.mu
 	// sent counts the notifications written on the session's responses,
 	// its POSTs' and its GET stream's (see sentCounter).
@@ -37,15 +49,45 @@ func newSessions() *sessions {
 	return &sessions{live: map[string]*liveSession{}}
 }
 
-// Generate issues a new id: 128 random bits (rand.Text).
-func (s *sessions) Generate() string {
+// subjectOf is whose a request is: its Principal's subject, "" for none
+// (no issuer: one principal per server).
+func subjectOf(r *http.Request) string {
+	if p := codemode.PrincipalFrom(r.Context()); p != nil {
+		return p.Subject
+	}
+	return ""
+}
+
+// ResolveSessionIdManager is the manager of r's session ids: the ids it
+// issues are bound to r's person. Without a request (mcp-go's sweeper),
+// the sessions themselves, whose ids are nobody's.
+func (s *sessions) ResolveSessionIdManager(r *http.Request) mcpserver.SessionIdManager {
+	if r == nil {
+		return s
+	}
+	return personsSessions{s, subjectOf(r)}
+}
+
+// personsSessions issues the session ids of one person.
+type personsSessions struct {
+	*sessions
+	subject string
+}
+
+func (p personsSessions) Generate() string { return p.generate(p.subject) }
+
+// Generate issues a new id bound to no one.
+func (s *sessions) Generate() string { return s.generate("") }
+
+// generate issues a new id of subject's: 128 random bits (rand.Text).
+func (s *sessions) generate(subject string) string {
 	id := "mcp-session-" + rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.live) >= maxSessions { // the least recently used goes
 		delete(s.live, slices.MinFunc(slices.Collect(maps.Keys(s.live)), func(a, b string) int { return s.live[a].lastUsed.Compare(s.live[b].lastUsed) }))
 	}
-	s.live[id] = &liveSession{lastUsed: time.Now()}
+	s.live[id] = &liveSession{subject: subject, lastUsed: time.Now()}
 	return id
 }
 
@@ -53,14 +95,15 @@ func (s *sessions) Generate() string {
 // guard let through with a live one (check), or with none.
 func (*sessions) Validate(string) (isTerminated bool, err error) { return false, nil }
 
-// touch refreshes the live session id and returns it, or nil.
-func (s *sessions) touch(id string) *liveSession {
+// touch refreshes the live session id of subject and returns it, or nil.
+func (s *sessions) touch(id, subject string) *liveSession {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.live[id]
-	if l != nil {
-		l.lastUsed = time.Now()
+	if l == nil || l.subject != subject {
+		return nil
 	}
+	l.lastUsed = time.Now()
 	return l
 }
 
@@ -82,7 +125,7 @@ func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, str
 		return &sentCounter{}, 0, ""
 	}
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
-	if l := s.touch(id); l != nil {
+	if l := s.touch(id, subjectOf(r)); l != nil {
 		return &l.sent, 0, ""
 	}
 	if _, m := body.messages(); m != nil && m.Method == mcp.MethodInitialize {
@@ -92,4 +135,37 @@ func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, str
 		return nil, http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first)"
 	}
 	return nil, http.StatusNotFound, "Not Found: unknown or ended session (initialize again)"
+}
+
+// sseIDs issues the legacy SSE transport's session ids, bound to the
+// person who opened the event stream as streamable HTTP's are: 128 random
+// bits and a MAC of them and the person's subject under a key of this
+// process, so that the guard tells whose an id is without remembering it
+// (mcp-go keeps the SSE sessions, and says nothing when one ends).
+type sseIDs struct{ key [32]byte }
+
+func newSSEIDs() *sseIDs {
+	k := &sseIDs{}
+	_, _ = rand.Read(k.key[:]) // never fails (crypto/rand)
+	return k
+}
+
+// generate is mcp-go's SessionIDGenFunc.
+func (k *sseIDs) generate(_ context.Context, r *http.Request) (string, error) {
+	n := rand.Text()
+	return n + "." + k.mac(n, subjectOf(r)), nil
+}
+
+// owns reports whether id is one generate issued to r's person.
+func (k *sseIDs) owns(id string, r *http.Request) bool {
+	n, m, ok := strings.Cut(id, ".")
+	return ok && hmac.Equal([]byte(m), []byte(k.mac(n, subjectOf(r))))
+}
+
+func (k *sseIDs) mac(n, subject string) string {
+	h := hmac.New(sha256.New, k.key[:])
+	h.Write([]byte(n))
+	h.Write([]byte{0})
+	h.Write([]byte(subject))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
 }

@@ -16,7 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/server"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
 // stdioClient serves s over stdio on pipes and connects mcp-go's client to
@@ -669,5 +672,78 @@ func TestTheExtensionAsksNothingWithoutElicitation(t *testing.T) {
 	}
 	if still := modernUntil(t, base, id, "input_required"); still["status"] != "input_required" {
 		t.Errorf("after an answer nobody was asked: %v", still["status"])
+	}
+}
+
+// listRecorder is the real engine, recording the most runs one
+// Executions read returned.
+type listRecorder struct {
+	server.Engine
+	mu   sync.Mutex
+	most int
+}
+
+func (l *listRecorder) wrap(e server.Engine) { l.Engine = e }
+
+func (l *listRecorder) Executions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
+	runs, err := l.Engine.Executions(ctx, f)
+	l.mu.Lock()
+	l.most = max(l.most, len(runs))
+	l.mu.Unlock()
+	return runs, err
+}
+
+// tasks/list reads a page from the store, not every task there is: over
+// 110 tasks (every tenth past its TTL) and a run that is no task, the
+// pages list each live task once, newest first, and no read returns
+// more than a page and one.
+func TestTasksListReadsAPageAtATime(t *testing.T) {
+	const runs = 110
+	base := time.Now().Add(-3 * time.Hour)
+	var want []string
+	rec := &listRecorder{}
+	s := newServerRT(t, server.Options{Runtime: rec}, 0, func(st *sqlite.Store, _ *notes.Notes) {
+		for i := range runs + 1 {
+			e := &codemode.Execution{ID: fmt.Sprintf("task-%03d", i), Code: "1", Status: codemode.StatusCompleted,
+				Task: &codemode.Task{TTL: 24 * time.Hour}, CreatedAt: base.Add(time.Duration(i) * time.Second)}
+			switch {
+			case i == runs:
+				e.ID, e.Task = "not-a-task", nil
+			case i%10 == 0:
+				e.Task.TTL = time.Minute // expired
+			default:
+				want = append([]string{e.ID}, want...)
+			}
+			e.UpdatedAt = e.CreatedAt
+			if err := st.CreateExecution(context.Background(), e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	c := httpClient(t, s, mcp.ClientCapabilities{})
+	var got []string
+	var cursor mcp.Cursor
+	for pages := 0; ; pages++ {
+		if pages > runs {
+			t.Fatalf("tasks/list never ends: cursor %q", cursor)
+		}
+		req := mcp.ListTasksRequest{}
+		req.Params.Cursor = cursor
+		list, err := c.ListTasks(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range list.Tasks {
+			got = append(got, task.TaskId)
+		}
+		if cursor = list.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tasks listed (-want +got):\n%s", diff)
+	}
+	if rec.most > server.TaskListPage+1 {
+		t.Errorf("a tasks/list read %d runs from the store; want at most a page (%d) and one", rec.most, server.TaskListPage)
 	}
 }

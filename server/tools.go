@@ -51,7 +51,7 @@ func (s *Server) addCodemode() {
 	s.add(tool{name: "codemode", title: "Run a program against the connectors",
 		description: Description(s.rt.Connectors(), decls, !fits),
 		ann:         mcp.ToolAnnotation{ReadOnlyHint: new(false), DestructiveHint: new(false), OpenWorldHint: new(true)},
-		run: handles(s, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
+		run: handlesWith(s, codemodeArgs, func(ctx context.Context, in *codemodeInput) (codemode.Outcome, error) {
 			out, err := s.rt.Execute(ctx, in.Code, s.approver(ctx))
 			return s.signInThenResume(ctx, out, err)
 		})})
@@ -118,7 +118,13 @@ func (s *Server) tools() []tool {
 // value — or the runtime's failure about the execution (the run's, else
 // the one the arguments name).
 func handles[In, Out any](s *Server, do func(context.Context, *In) (Out, error)) toolFunc {
-	args := newToolArgs[In]()
+	return handlesWith(s, newToolArgs[In](), do)
+}
+
+// handlesWith is handles with the arguments' schema compiled already:
+// the codemode tool's (codemodeArgs), registered again whenever the
+// connectors change.
+func handlesWith[In, Out any](s *Server, args toolArgs[In], do func(context.Context, *In) (Out, error)) toolFunc {
 	return toolFunc{schema: args.schema, handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		raw, _ := json.Marshal(req.GetRawArguments()) // (they came as JSON)
 		in, err := args.decode(req.Params.Name, raw)

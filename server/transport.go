@@ -83,14 +83,16 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 			mcpserver.WithEndpointPath(PathMCP),
 			mcpserver.WithStreamableHTTPServer(srv),
 			mcpserver.WithStreamableHTTPLogger(s.log),
-			mcpserver.WithSessionIdManager(g.sessions),
+			mcpserver.WithSessionIdManagerResolver(g.sessions),
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
 			mcpserver.WithStreamableHTTPCORS(cors),
 		)
 		mux.Handle(PathMCP, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
+		g.sse = newSSEIDs()
 		hs := mcpserver.NewSSEServer(s.mcp,
+			mcpserver.WithSessionIDGenerator(g.sse.generate),
 			mcpserver.WithSSEEndpoint(PathSSE),
 			mcpserver.WithMessageEndpoint(PathMessage),
 			mcpserver.WithUseFullURLForMessageEndpoint(false),

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
@@ -95,8 +96,12 @@ func (e *oauthError) Error() string {
 	return msg
 }
 
-// newOAuthError reads an error answer's code and description.
-func newOAuthError(endpoint string, status int, body []byte) *oauthError {
+// newOAuthError reads an error answer's code and description, with the
+// secrets of sc (the request's: nil for none) scrubbed out of them. They
+// are scrubbed here, not by the caller's sc.Error, so that the error stays
+// an *oauthError that IsOAuthError finds: a refusal whose description
+// echoes a secret is still a refusal.
+func newOAuthError(endpoint string, status int, body []byte, sc *scrub.Scrubber) *oauthError {
 	e := &oauthError{endpoint: endpoint, status: status}
 	var m struct {
 		Error            any `json:"error"`
@@ -104,10 +109,10 @@ func newOAuthError(endpoint string, status int, body []byte) *oauthError {
 	}
 	if json.Unmarshal(body, &m) == nil {
 		if s, ok := m.Error.(string); ok {
-			e.code = clean(s, 64)
+			e.code = clean(sc.String(s), 64)
 		}
 		if s, ok := m.ErrorDescription.(string); ok {
-			e.description = clean(s, maxErrorText)
+			e.description = clean(sc.String(s), maxErrorText)
 		}
 	}
 	return e

@@ -97,7 +97,7 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 		return nil, s.errorf("%w", err)
 	}
 	if status/100 != 2 {
-		return nil, s.errorf("registering a client: %w", newOAuthError("the registration endpoint", status, answer))
+		return nil, s.errorf("registering a client: %w", newOAuthError("the registration endpoint", status, answer, nil))
 	}
 	var m struct {
 		ClientID              string  `json:"client_id"`

@@ -110,7 +110,7 @@ func (f *Fetcher) requestTokens(ctx context.Context, endpoint string, form url.V
 		return Tokens{}, err
 	}
 	if status/100 != 2 {
-		return Tokens{}, newOAuthError("the token endpoint", status, body)
+		return Tokens{}, newOAuthError("the token endpoint", status, body, sc)
 	}
 	return parseTokens(body, header.Get("Content-Type"), sc, now)
 }

@@ -32,6 +32,14 @@ func Clip(s string, n int) string {
 	return s[:cut] + "…"
 }
 
+// maxQuoted bounds what Quote keeps of a value (bytes).
+const maxQuoted = 40
+
+// Quote is a value from a client (a parameter, a header, a path) quoted
+// for a message about it: clipped, so that an answer never repeats a long
+// text someone put in a request, and with its control characters escaped.
+func Quote(s string) string { return strconv.Quote(Clip(s, maxQuoted)) }
+
 // Bytes renders a size as "512 bytes", "3.2 KiB", "256 MiB" or "1 GiB"
 // (one decimal, dropped when it is zero).
 func Bytes(n int64) string {

@@ -1,6 +1,9 @@
 package short
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFirstLine(t *testing.T) {
 	for in, want := range map[string]string{
@@ -64,6 +67,18 @@ func TestOrList(t *testing.T) {
 	} {
 		if got := OrList(tc.words); got != tc.want {
 			t.Errorf("OrList(%q) = %q, want %q", tc.words, got, tc.want)
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"7":                     `"7"`,
+		"a\nb":                  `"a\nb"`,
+		strings.Repeat("x", 41): `"` + strings.Repeat("x", 40) + `…"`,
+	} {
+		if got := Quote(in); got != want {
+			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -151,8 +151,11 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		q += ` AND started_by = ` + bind(&args, f.StartedBy)
 	}
 	q += s.listOrder
-	if f.Limit > 0 {
-		q += ` LIMIT ` + bind(&args, f.Limit)
+	switch {
+	case f.Offset < 0, f.Offset > 0 && f.Limit <= 0:
+		return nil, fmt.Errorf("list executions: offset %d with limit %d: an offset needs a limit", f.Offset, f.Limit)
+	case f.Limit > 0:
+		q += ` LIMIT ` + bind(&args, f.Limit) + ` OFFSET ` + bind(&args, f.Offset)
 	}
 	return collect(ctx, s.db, "list executions", q, args, scanExecution)
 }

@@ -188,11 +188,14 @@ func testListExecutions(t *testing.T, f Factory) {
 	}{
 		{"all", codemode.ExecutionFilter{}, []string{"e", "d", "c", "b", "a", "z"}},
 		{"limit", codemode.ExecutionFilter{Limit: 3}, []string{"e", "d", "c"}},
+		{"limit 2, offset 3", codemode.ExecutionFilter{Limit: 2, Offset: 3}, []string{"b", "a"}},
+		{"offset past the end", codemode.ExecutionFilter{Limit: 2, Offset: 9}, nil},
 		{"completed", codemode.ExecutionFilter{Status: codemode.StatusCompleted}, []string{"d", "b", "a"}},
 		{"paused, limit 1", codemode.ExecutionFilter{Status: codemode.StatusPaused, Limit: 1}, []string{"e"}},
 		{"none rolled back", codemode.ExecutionFilter{Status: codemode.StatusRolledBack}, nil},
 		{"tasks", codemode.ExecutionFilter{Tasks: true}, []string{"c", "b", "z"}},
 		{"tasks, limit 2", codemode.ExecutionFilter{Tasks: true, Limit: 2}, []string{"c", "b"}},
+		{"tasks, limit 2, offset 1", codemode.ExecutionFilter{Tasks: true, Limit: 2, Offset: 1}, []string{"b", "z"}},
 		{"completed tasks", codemode.ExecutionFilter{Tasks: true, Status: codemode.StatusCompleted}, []string{"b"}},
 		{"paused tasks, limit 1", codemode.ExecutionFilter{Tasks: true, Status: codemode.StatusPaused, Limit: 1}, []string{"c"}},
 	}
@@ -202,6 +205,9 @@ func testListExecutions(t *testing.T, f Factory) {
 				t.Errorf("ids (-want +got):\n%s", diff)
 			}
 		})
+	}
+	if _, err := s.ListExecutions(ctx, codemode.ExecutionFilter{Offset: 1}); err == nil {
+		t.Error("an offset without a limit was taken; want an error")
 	}
 	// The listed records are complete.
 	got, err := s.ListExecutions(ctx, codemode.ExecutionFilter{Limit: 1})

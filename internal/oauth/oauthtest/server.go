@@ -68,6 +68,7 @@ type Server struct {
 	HangToken       chan struct{}    // when set, the token endpoint waits for it
 	ASOnRS          bool             // the authorization server is the resource server's origin
 	DenyWith        string           // the authorization endpoint redirects with this error
+	EchoErrors      bool             // the token endpoint's error descriptions echo the request's secrets
 	// IntrospectClientID and IntrospectClientSecret, when set, are the
 	// client the introspection endpoint wants (client_secret_basic).
 	IntrospectClientID, IntrospectClientSecret string
@@ -396,8 +397,13 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	f.tokenAuth = append(f.tokenAuth, r.Header.Get("Authorization"))
 	fail := func(status int, code string) {
+		desc := "the fake says " + code
+		if f.EchoErrors { // as a careless server might
+			desc += " to " + r.Header.Get("Authorization") + " " + url.Values{
+				"client_secret": form["client_secret"], "code": form["code"], "code_verifier": form["code_verifier"]}.Encode()
+		}
 		w.WriteHeader(status)
-		writeJSON(w, map[string]string{"error": code, "error_description": "the fake says " + code})
+		writeJSON(w, map[string]string{"error": code, "error_description": desc})
 	}
 	if !f.clientOK(r, form) {
 		fail(http.StatusUnauthorized, "invalid_client")
