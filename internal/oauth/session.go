@@ -115,6 +115,10 @@ type Session struct {
 	cancel context.CancelFunc
 	// refreshes shares a refresh among concurrent callers.
 	refreshes *Flight[string]
+	// tokens holds the adopted grant's tokens in the scrubber, subject the
+	// last person's token exchanged: each is replaced, not added to, so
+	// that refreshes do not grow the scrubber (see scrub.Slot).
+	tokens, subject *scrub.Slot
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -216,6 +220,8 @@ func New(cfg Config) (*Session, error) {
 		cancel: cancel,
 
 		refreshes: NewFlight[string](errors.New("the OAuth session is closed")),
+		tokens:    cfg.Scrubber.Slot(),
+		subject:   cfg.Scrubber.Slot(),
 	}, nil
 }
 
@@ -283,7 +289,7 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 	case g.Server != s.server:
 		return nil, raw, nil
 	}
-	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
+	s.cfg.Scrubber.Add(g.ClientSecret) // a registration's: one per registration
 	return &g, raw, nil
 }
 
@@ -300,6 +306,11 @@ func (s *Session) reload(ctx context.Context) (*grant, error) {
 
 // adopt makes g the session's current grant.
 func (s *Session) adopt(g *grant) {
+	if g != nil {
+		s.tokens.Set(g.AccessToken, g.RefreshToken)
+	} else {
+		s.tokens.Set()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur, s.loaded = g, true
