@@ -116,9 +116,10 @@ type Session struct {
 	// refreshes shares a refresh among concurrent callers.
 	refreshes *Flight[string]
 	// tokens holds the adopted grant's tokens in the scrubber, subject the
-	// last person's token exchanged: each is replaced, not added to, so
-	// that refreshes do not grow the scrubber (see scrub.Slot).
-	tokens, subject *scrub.Slot
+	// last person's token exchanged, assertions the last private_key_jwt
+	// assertions: each is replaced, not added to, so that refreshes do not
+	// grow the scrubber (see scrub.Slot).
+	tokens, subject, assertions *scrub.Slot
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -219,9 +220,10 @@ func New(cfg Config) (*Session, error) {
 		ctx:    ctx,
 		cancel: cancel,
 
-		refreshes: NewFlight[string](errors.New("the OAuth session is closed")),
-		tokens:    cfg.Scrubber.Slot(),
-		subject:   cfg.Scrubber.Slot(),
+		refreshes:  NewFlight[string](errors.New("the OAuth session is closed")),
+		tokens:     cfg.Scrubber.Slot(),
+		subject:    cfg.Scrubber.Slot(),
+		assertions: cfg.Scrubber.Slot(),
 	}, nil
 }
 
@@ -532,7 +534,7 @@ func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason strin
 func (s *Session) authFor(g *grant) clientAuth {
 	a := clientAuth{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod, audience: cmp.Or(g.Issuer, g.TokenEndpoint)}
 	if g.ClientID == s.cfg.ClientID {
-		a.secret, a.key = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey
+		a.secret, a.key, a.assertions = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey, s.assertions
 	}
 	return a
 }

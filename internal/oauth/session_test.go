@@ -943,3 +943,38 @@ func TestRefreshesDoNotGrowTheScrubber(t *testing.T) {
 		}
 	}
 }
+
+// TestAssertionsDoNotGrowTheScrubber: each token request of a
+// private_key_jwt client signs a new assertion; the scrubber keeps the
+// last two, not every one ever signed.
+func TestAssertionsDoNotGrowTheScrubber(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	signer, err := ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := oauthtest.New(t)
+	f.ClientID, f.ECKey, f.AuthMethods = "machine", &key.PublicKey, []string{"private_key_jwt"}
+	e := newEnv(t)
+	s := e.session(f, Config{Grant: GrantClientCredentials, ClientID: "machine", PrivateKey: signer})
+	for range 10 {
+		if status, err := call(t, s, f); status != http.StatusOK || err != nil {
+			t.Fatalf("call: %d, %v", status, err)
+		}
+		e.clock.Advance(2 * time.Hour)
+	}
+	forms, _ := f.TokenRequests()
+	if len(forms) != 10 {
+		t.Fatalf("%d token requests, want 10", len(forms))
+	}
+	for i, form := range forms {
+		a := form.Get("client_assertion")
+		if held, want := e.scrub.Contains(a), i >= len(forms)-2; held != want {
+			t.Errorf("assertion %d of %d: held %v, want %v", i+1, len(forms), held, want)
+		}
+	}
+}

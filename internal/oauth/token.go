@@ -59,6 +59,10 @@ type clientAuth struct {
 	// authorization server's issuer (or, without one, the token endpoint).
 	key      crypto.Signer
 	audience string
+	// assertions holds the last assertions signed with key in the
+	// scrubber (one per token request: replaced, not added to; see
+	// scrub.Slot). It is set wherever key is.
+	assertions *scrub.Slot
 	// regID is the id of the stored registration it came from ("" for a
 	// configured client or a client ID metadata document): the grant
 	// keeps such a client's secret, not the configuration's.
@@ -143,7 +147,7 @@ func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		sc.Add(jwt)
+		auth.assertions.Set(jwt)
 		form.Set("client_id", auth.id)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", jwt)
