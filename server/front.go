@@ -362,7 +362,11 @@ func (f *taskFront) result(ctx context.Context, sess mcpserver.ClientSession, id
 // taskListPage runs read from the store at a time (never the whole list);
 // the cursor is the offset of the next page. A task past its TTL is left
 // out, so a page may hold fewer; nextCursor is set while the store has
-// more.
+// more. An offset shifts with the list: a task created between two reads
+// pushes the last of a page onto the next (listed twice), one pruned
+// between them skips one. A keyset cursor (created-at and insertion
+// order) would not, but needs a filter every store and its conformance
+// suite learn; a client that must not see a task twice drops repeats.
 func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 	offset := 0
 	if cursor != "" {
