@@ -120,12 +120,13 @@ func TestFollowersAreBounded(t *testing.T) {
 	for range maxFollowers { // as many followers as may live
 		f.following <- struct{}{}
 	}
-	waiting := mcp.Task{TaskId: "t-waiting", Status: mcp.TaskStatusWorking}
-	if f.follow(nil, waiting) {
+	// A task that has ended, so that a follower, were it started, would
+	// end at once without reading the store.
+	done := mcp.Task{TaskId: "t-done", Status: mcp.TaskStatusCompleted}
+	if f.follow(nil, done) {
 		t.Fatal("followed a task past maxFollowers")
 	}
 	<-f.following // one follower ended
-	done := mcp.Task{TaskId: "t-done", Status: mcp.TaskStatusCompleted}
 	if !f.follow(nil, done) {
 		t.Fatal("a task was not followed with room for it")
 	}
