@@ -475,6 +475,8 @@ func TestParseValues(t *testing.T) {
 		{"inherit all", "connectors: {s: {command: srv, inherit_env: true}}", func(c *Config) any { return c.Connectors[0].Inherit }, Inherit{All: true}},
 		{"inherit none", "connectors: {s: {command: srv, inherit_env: false}}", func(c *Config) any { return c.Connectors[0].Inherit }, Inherit{}},
 		{"origin normalized", "server: {allowed_origins: [\"HTTPS://App.Example.com/\"]}", func(c *Config) any { return c.Server.AllowedOrigins }, []string{"https://app.example.com"}},
+		{"origin default ports dropped", "server: {allowed_origins: [\"https://a.example:443\", \"http://b.example:80/\", \"https://c.example:80\", \"http://[::1]:80\"]}",
+			func(c *Config) any { return c.Server.AllowedOrigins }, []string{"https://a.example", "http://b.example", "https://c.example:80", "http://[::1]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
