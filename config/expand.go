@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // vars expands ${…} references in string values.
@@ -26,6 +28,11 @@ type vars struct {
 	workspace string // ${workspaceFolder}
 	home      string // ${userHome}
 }
+
+// maxQuotedRef bounds what an error quotes of a faulty reference (bytes):
+// only the reference is quoted, never the whole value, and clipped, since
+// the value may be a header with a secret written into the file.
+const maxQuotedRef = 16
 
 func (v *vars) expand(s string) (string, []string, error) {
 	if !strings.Contains(s, "$") {
@@ -53,7 +60,7 @@ func (v *vars) expand(s string) (string, []string, error) {
 		}
 		end := closingBrace(s, i+2)
 		if end < 0 {
-			return "", nil, fmt.Errorf("unterminated ${ in %q (write $$ for a literal dollar)", s)
+			return "", nil, fmt.Errorf("unterminated ${ at %q (write $$ for a literal dollar)", short.Clip(s[i:], maxQuotedRef))
 		}
 		val, env, err := v.resolve(s[i+2 : end])
 		if err != nil {
@@ -101,7 +108,7 @@ func (v *vars) resolve(body string) (string, []string, error) {
 	}
 	name = strings.TrimPrefix(name, "env:")
 	if !isVarName(name) {
-		return "", nil, fmt.Errorf("bad variable name %q in ${%s} (letters, digits and _; write $$ for a literal dollar)", name, body)
+		return "", nil, fmt.Errorf("bad variable name %q in ${…} (letters, digits and _; write $$ for a literal dollar)", short.Clip(name, maxQuotedRef))
 	}
 	if val, ok := v.lookup(name); ok && (val != "" || !hasDef) {
 		return val, []string{val}, nil
