@@ -132,11 +132,13 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 // and ignoring it grants nothing (its value stays a secret).
 func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
 	s := &cfg.Server
+	s.AuthToken = strings.TrimSpace(s.AuthToken)
 	env, _ := lookup(EnvToken)
+	env = strings.TrimSpace(env)
 	switch {
 	case s.Auth != nil && s.AuthToken != "":
 		d.errAt(d.at["server.auth_token"], "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
-	case s.Auth != nil && strings.TrimSpace(env) != "":
+	case s.Auth != nil && env != "":
 		d.warnAt(d.at["server.auth"], "server.auth", EnvToken+" is set and is not used: with server.auth every client signs in through the issuer")
 		cfg.EnvValues = append(cfg.EnvValues, env)
 	case s.AuthToken == "":
@@ -146,7 +148,7 @@ func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
 		if d.file != "" {
 			s.AuthTokenFrom += " in " + d.file
 		}
-		if strings.TrimSpace(env) != "" && env != s.AuthToken {
+		if env != "" && env != s.AuthToken {
 			d.warnAt(d.at["server.auth_token"], "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
 		}
 	}

@@ -165,6 +165,13 @@ func TestTokenFromTheEnvironment(t *testing.T) {
 		{"the file's own", "", "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml", ""},
 		{"both", env, "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml",
 			"codemode.yaml:2:15: server.auth_token: CODEMODE_TOKEN is set too, to another token, and is not used: server.auth_token wins"},
+		// White space around a token (a token file's newline) is dropped:
+		// a client's Authorization header never carries it.
+		{"no file, a newline", env + "\n", "", env, EnvToken, ""},
+		{"no auth_token, a newline", " " + env + "\r\n", "store:\n  max_executions: 5\n", env, EnvToken, ""},
+		{"the example's form, a newline", env + "\n", "server:\n  auth_token: ${CODEMODE_TOKEN:-}\n", env, "server.auth_token in codemode.yaml", ""},
+		{"blank auth_token", env, "server:\n  auth_token: \" \"\n", env, EnvToken, ""},
+		{"the same in both, one with a newline", env + "\n", "server:\n  auth_token: " + env + "\n", env, "server.auth_token in codemode.yaml", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
