@@ -625,6 +625,12 @@ func TestStorePostgres(t *testing.T) {
 	if diff := cmp.Diff([]string{"s3cret", "other"}, cfg.Secrets()); diff != "" {
 		t.Errorf("secrets (-want +got):\n%s", diff)
 	}
+	// sslpassword (the passphrase of the client key sslkey names) is one
+	// too; sslkey itself is a path.
+	got := DatabaseURLSecrets("postgresql://u@h/db?sslkey=/etc/k.pem&sslpassword=key-pass-3e1&sslmode=verify-full")
+	if diff := cmp.Diff([]string{"key-pass-3e1"}, got); diff != "" {
+		t.Errorf("secrets with sslpassword (-want +got):\n%s", diff)
+	}
 	if got := DatabaseURLSecrets("/var/lib/codemode.db"); got != nil {
 		t.Errorf("secrets of a file path: %v", got)
 	}

@@ -15,7 +15,7 @@ import (
 
 // Secrets returns every secret value the configuration holds, for a
 // scrubber to remove from what the model sees and what is stored: the
-// server's auth token and its introspection client's secret; the password of a PostgreSQL store URL; each stdio connector's env values; each header value
+// server's auth token and its introspection client's secret; the password and key passphrase of a PostgreSQL store URL; each stdio connector's env values; each header value
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
 // (or a lone user name) and the query values of every configured URL;
@@ -145,8 +145,11 @@ func urlSecrets(raw string) []string {
 	return out
 }
 
-// DatabaseURLSecrets returns the password of a PostgreSQL URL (in its
-// user information or its password parameter); nothing for anything else.
+// DatabaseURLSecrets returns the secrets of a PostgreSQL URL: the password
+// in its user information, and the values of its parameters that are
+// secrets (password, and sslpassword, the client key's passphrase; the
+// other libpq parameters hold names, paths and modes); nothing for
+// anything else.
 func DatabaseURLSecrets(raw string) []string {
 	if !IsPostgresURL(raw) {
 		return nil
@@ -162,8 +165,6 @@ func DatabaseURLSecrets(raw string) []string {
 			out = append(out, p)
 		}
 	}
-	if p := u.Query().Get("password"); p != "" {
-		out = append(out, p)
-	}
-	return out
+	q := u.Query()
+	return append(append(out, q["password"]...), q["sslpassword"]...)
 }
