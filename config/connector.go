@@ -368,9 +368,15 @@ func readFile(path string, limit int) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	return readAtMost(f, path, limit)
+}
+
+// readAtMost reads r, the file at path, to its end, or fails once it has
+// passed limit bytes.
+func readAtMost(r io.Reader, path string, limit int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err == nil && len(b) > limit {
-		err = fmt.Errorf("%s is larger than %d KiB", path, limit>>10)
+		err = fmt.Errorf("%s is larger than %s", path, short.Bytes(int64(limit)))
 	}
 	return b, err
 }

@@ -44,12 +44,21 @@ func Find(flag string) (string, error) {
 	return "", fmt.Errorf("look for %s: %w", DefaultFile, err)
 }
 
-// Load reads and parses the file at path.
+// maxConfigFile bounds a config file: real ones are a few KiB.
+const maxConfigFile = 4 << 20
+
+// Load reads and parses the file at path. It may be a pipe (--config
+// <(…)), so it is read up to maxConfigFile rather than checked for size.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("config file %s does not exist: %w", path, err)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("read config file %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := readAtMost(f, path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read config file %s: %w", path, err)
 	}

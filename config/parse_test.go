@@ -542,6 +542,25 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 }
 
+// Load reads at most maxConfigFile bytes: a file beyond it (a log named
+// by mistake, /dev/zero) is refused with what was wrong, not read whole.
+func TestLoadRefusesAHugeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "codemode.yaml")
+	if err := os.WriteFile(path, []byte(strings.Repeat("# padding\n", maxConfigFile/10+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if want := path + " is larger than 4 MiB"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Load(huge) = %v, want an error containing %q", err, want)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("# padding\n", maxConfigFile/10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err != nil {
+		t.Fatalf("Load(at the limit) = %v", err)
+	}
+}
+
 func TestFind(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
