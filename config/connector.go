@@ -342,7 +342,7 @@ func checkOpenAPI(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	case origin.IsHTTP(s):
 		return d.httpURL(n, fp)
 	case strings.Contains(s, "://"):
-		d.errAt(n.pos, fp, fmt.Sprintf("expected a file path or an http(s) URL, got %q", s))
+		d.errAt(n.pos, fp, "expected a file path or an http(s) URL, got "+quoteURL(s))
 		return nil, false
 	default:
 		return d.resolvePath(s), true
@@ -401,7 +401,7 @@ func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
 	}
 	u, err := url.Parse(v)
 	if err != nil || !origin.IsHTTP(v) || u.Host == "" {
-		d.errAt(n.pos, fp, fmt.Sprintf("expected an http(s) URL such as \"https://example.com/mcp\", got %q", v))
+		d.errAt(n.pos, fp, "expected an http(s) URL such as \"https://example.com/mcp\", got "+quoteURL(v))
 		return "", false
 	}
 	return v, true

@@ -301,6 +301,14 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp"`},
 		{"bad openapi scheme", "connectors:\n  x:\n    openapi: ftp://x/a.json\n",
 			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://x/a.json"`},
+		// A URL refused is quoted without what may be a credential: its
+		// user information, query and fragment.
+		{"bad url with credentials", "connectors:\n  x:\n    url: \"example.com/mcp?token=sk-live-1a2b#sk-frag\"\n",
+			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp?…"`},
+		{"bad url with user information", "connectors:\n  x:\n    url: \"bob:sk-live-1a2b@example.com/mcp\"\n",
+			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "…@example.com/mcp"`},
+		{"bad openapi scheme with credentials", "connectors:\n  x:\n    openapi: \"ftp://bob:sk-live-1a2b@x/a.json?k=sk-live-3c4d\"\n",
+			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://…@x/a.json?…"`},
 		{"bad glob", "connectors:\n  x:\n    builtin: notes\n    approve: [\"[a\"]\n",
 			`codemode.yaml:4:15: connectors.x.approve[0]: bad glob "[a" (path.Match syntax: *, ?, [a-z], \ escapes)`},
 		{"path pattern on a builtin", "connectors:\n  x:\n    builtin: notes\n    approve: [a, \"path:/admin/*\"]\n",

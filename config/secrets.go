@@ -11,6 +11,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // Secrets returns every secret value the configuration holds, for a
@@ -143,6 +144,29 @@ func urlSecrets(raw string) []string {
 		out = append(out, q[k]...)
 	}
 	return out
+}
+
+// quoteURL quotes a URL the configuration refuses for a message about it,
+// clipped, and without the parts that may hold a credential: the user
+// information (before an '@' in the authority) and the query and fragment,
+// each marked "…". It works on the text, since a refused URL need not
+// parse.
+func quoteURL(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i+1] + "…"
+	}
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(s)
+	if i := strings.IndexByte(s[start:], '/'); i >= 0 {
+		end = start + i
+	}
+	if at := strings.LastIndexByte(s[start:end], '@'); at >= 0 {
+		s = s[:start] + "…" + s[start+at:]
+	}
+	return short.Quote(s)
 }
 
 // DatabaseURLSecrets returns the secrets of a PostgreSQL URL: the password
