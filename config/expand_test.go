@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ func TestExpand(t *testing.T) {
 		{"trailing dollar", native, "x$", "x$", ""},
 		{"value is not re-expanded", &vars{lookup: func(string) (string, bool) { return "${HOST}", true }}, "${X}", "${HOST}", ""},
 		{"missing", native, "Bearer ${TOKEN}", "", "environment variable TOKEN is not set (write ${TOKEN:-default} to give a default)"},
+		{"nested defaults at the limit", native, strings.Repeat("${NOPE:-", 8) + "x" + strings.Repeat("}", 8), "x", ""},
+		{"nested defaults too deep", native, strings.Repeat("${NOPE:-", 9) + "x" + strings.Repeat("}", 9), "", "${VAR:-default} nested more than 8 deep"},
 		{"missing inside default", native, "${A:-${B}}", "", "environment variable B is not set (write ${B:-default} to give a default)"},
 		{"unterminated", native, "${HOST", "", `unterminated ${ at "${HOST" (write $$ for a literal dollar)`},
 		// Only the part at fault is quoted, clipped: the rest of a header
