@@ -100,6 +100,10 @@ func (g *Gate) Run(ctx context.Context, f func(context.Context) (sandbox.Outcome
 // Done is closed by Close.
 func (g *Gate) Done() <-chan struct{} { return g.closing.Done() }
 
+// AfterClose calls f in its own goroutine once Close is called (see
+// context.AfterFunc); stop keeps it from being called.
+func (g *Gate) AfterClose(f func()) (stop func() bool) { return context.AfterFunc(g.closing, f) }
+
 // Closed reports whether Close has been called.
 func (g *Gate) Closed() bool { return g.closing.Err() != nil }
 

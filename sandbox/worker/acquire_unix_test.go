@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -95,4 +96,43 @@ func TestACanceledRunDoesNotWaitForAStart(t *testing.T) {
 	}
 	// C's worker and the starter's are both in the pool.
 	waitIdle(t, pool, 2)
+}
+
+// TestCloseInterruptsAStart: Close ends a worker's start-up (held here
+// for good) instead of waiting startTimeout for it. Before the fix Close
+// returned only once the start timed out.
+func TestCloseInterruptsAStart(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "hold")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewPool(Options{Command: []string{exe}, Size: 1, Env: append(slices.Clone(testWorkerEnv), envTestHold+"="+fifo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, pool, 1)
+	// From now on, workers are held at start: the FIFO never has a writer.
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := pool.acquire(context.Background()) // the starter starts another, held
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, pool, "the starter starts a worker", func() bool { return pool.starting == 1 })
+	pool.release(w, true)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = pool.Close()
+	}()
+	// The bound is startTimeout's own, halved: a Close that waited for
+	// the start would take all of it.
+	select {
+	case <-closed:
+	case <-time.After(startTimeout / 2):
+		t.Error("Close waits for a held start")
+		<-closed
+	}
 }

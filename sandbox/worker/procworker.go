@@ -79,9 +79,13 @@ func (p *Pool) start() (*procWorker, error) {
 		release()
 		close(w.exited)
 	})
+	// A start ends at its timeout or at the pool's Close, which would
+	// otherwise wait startTimeout for a worker slow to come up.
 	t := time.AfterFunc(startTimeout, w.kill)
+	stopClose := p.gate.AfterClose(w.kill)
 	kind, _, _, err := w.fr.read()
 	t.Stop()
+	stopClose()
 	if err == nil && kind != msgHello {
 		err = fmt.Errorf("unexpected message kind %d", kind)
 	}
