@@ -27,15 +27,19 @@ type InProcessOptions struct {
 	Logger *slog.Logger
 }
 
-// inProcessCacheSize is how many normalised programs an InProcess keeps.
-const inProcessCacheSize = 128
+// How many normalised programs an InProcess keeps, and what they may
+// weigh (see source.NewCache).
+const (
+	inProcessCacheSize  = 128
+	inProcessCacheBytes = 64 << 20
+)
 
 // NewInProcess returns an in-process executor.
 func NewInProcess(opts InProcessOptions) *InProcess {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &InProcess{log: opts.Logger, cache: source.NewCache(inProcessCacheSize), gate: NewGate()}
+	return &InProcess{log: opts.Logger, cache: source.NewCache(inProcessCacheSize, inProcessCacheBytes), gate: NewGate()}
 }
 
 var _ sandbox.Executor = (*InProcess)(nil)
