@@ -19,7 +19,7 @@ func BenchmarkTrivialRun(b *testing.B) {
 // BenchmarkTrivialRunUncached adds esbuild and compilation to every run.
 func BenchmarkTrivialRunUncached(b *testing.B) {
 	e := NewInProcess(InProcessOptions{})
-	e.cache = source.NewCache(0)
+	e.cache = source.NewCache(0, 0)
 	b.Cleanup(func() { _ = e.Close() })
 	for b.Loop() {
 		sandboxtest.BenchRun(b, e, "1 + 1")

@@ -27,15 +27,19 @@ type InProcessOptions struct {
 	Logger *slog.Logger
 }
 
-// inProcessCacheSize is how many normalised programs an InProcess keeps.
-const inProcessCacheSize = 128
+// How many normalised programs an InProcess keeps, and what they may
+// weigh (see source.NewCache).
+const (
+	inProcessCacheSize  = 128
+	inProcessCacheBytes = 64 << 20
+)
 
 // NewInProcess returns an in-process executor.
 func NewInProcess(opts InProcessOptions) *InProcess {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &InProcess{log: opts.Logger, cache: source.NewCache(inProcessCacheSize), gate: NewGate()}
+	return &InProcess{log: opts.Logger, cache: source.NewCache(inProcessCacheSize, inProcessCacheBytes), gate: NewGate()}
 }
 
 var _ sandbox.Executor = (*InProcess)(nil)
@@ -99,6 +103,10 @@ func (g *Gate) Run(ctx context.Context, f func(context.Context) (sandbox.Outcome
 
 // Done is closed by Close.
 func (g *Gate) Done() <-chan struct{} { return g.closing.Done() }
+
+// AfterClose calls f in its own goroutine once Close is called (see
+// context.AfterFunc); stop keeps it from being called.
+func (g *Gate) AfterClose(f func()) (stop func() bool) { return context.AfterFunc(g.closing, f) }
 
 // Closed reports whether Close has been called.
 func (g *Gate) Closed() bool { return g.closing.Err() != nil }

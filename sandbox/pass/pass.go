@@ -113,7 +113,7 @@ type loaded struct {
 // Execute runs one pass of p to its outcome: the body of a Run shared by
 // the executors (the in-process one, and a worker process with a Host that
 // forwards over its pipe). The program is normalised through cache, which
-// serves codemode.run's snippets too (NewCache(0) keeps nothing); log
+// serves codemode.run's snippets too (NewCache(0, 0) keeps nothing); log
 // receives internal failures. Neither may be nil. It returns only after
 // the VM goroutine, every host goroutine and every timer it started have
 // ended; the error is an internal failure.

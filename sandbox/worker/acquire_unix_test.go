@@ -3,10 +3,15 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,4 +100,57 @@ func TestACanceledRunDoesNotWaitForAStart(t *testing.T) {
 	}
 	// C's worker and the starter's are both in the pool.
 	waitIdle(t, pool, 2)
+}
+
+// TestCloseInterruptsAStart: Close ends a worker's start-up (held here
+// for good) instead of waiting startTimeout for it. Before the fix Close
+// returned only once the start timed out.
+func TestCloseInterruptsAStart(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "hold")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	pool, err := NewPool(Options{Command: []string{exe}, Size: 1, Env: append(slices.Clone(testWorkerEnv), envTestHold+"="+fifo),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, pool, 1)
+	// From now on, workers are held at start: the FIFO never has a writer.
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := pool.acquire(context.Background()) // the starter starts another, held
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, pool, "the starter starts a worker", func() bool { return pool.starting == 1 })
+	pool.release(w, true)
+	_ = pool.Close()
+	// A Close that waited for the held start would see it fail by its own
+	// timeout (startTimeout), which the starter reports; a start that Close
+	// ended is not a failure to report.
+	if strings.Contains(logs.String(), "cannot start a worker") {
+		t.Errorf("Close waited for the held start to time out:\n%s", logs.String())
+	}
+}
+
+// lockedBuffer is a log destination safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -1,13 +1,11 @@
 package worker
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,24 +89,6 @@ func dataLimit(t *testing.T, pid int) string {
 	}
 	t.Fatalf("no data-size line in /proc/%d/limits:\n%s", pid, b)
 	return ""
-}
-
-// lockedBuffer is a log destination safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func (l *lockedBuffer) reset() {

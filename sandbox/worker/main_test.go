@@ -48,7 +48,8 @@ const envTestHold = "CODEMODE_SANDBOX_TEST_HOLD"
 // fakeWorker is a worker that breaks the protocol as script
 // (envTestWorker's value) says, one step at a time: "call:ID:SEQ" asks
 // for notes.listNotes as request ID with SEQ, "reply" reads one frame (a
-// reply), "outcome" reports a completed outcome; the program is never
+// reply), "outcome" reports a completed outcome, "internal:N" an internal
+// failure N MiB long; the program is never
 // run. It then reads until the parent closes the pipe.
 func fakeWorker(script string) error {
 	in, out, err := workerPipes()
@@ -75,6 +76,11 @@ func fakeWorker(script string) error {
 		case "outcome":
 			e := newEnc(64)
 			encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Completed, Result: []byte("1")}})
+			err = fw.write(msgOutcome, run, e)
+		case "internal": // an internal failure whose text is f[1] MiB long
+			n, _ := strconv.Atoi(f[1])
+			e := newEnc(n<<20 + 64)
+			encodeOutcome(e, wireOutcome{Outcome: sandbox.Outcome{Status: sandbox.Failed, Error: "internal error"}, internal: strings.Repeat("x", n<<20), recycle: true})
 			err = fw.write(msgOutcome, run, e)
 		default:
 			return fmt.Errorf("bad fake worker step %q", step)

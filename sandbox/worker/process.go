@@ -240,7 +240,7 @@ func (p *Pool) acquire(ctx context.Context) (*procWorker, error) {
 
 // startFor starts a worker for a Run (counted in total by the caller).
 // A Run whose ctx ends first returns at once; the start goes on (a
-// worker's start-up is bounded by startTimeout) in a goroutine owned by
+// worker's start-up is bounded by startTimeout and Close) in a goroutine owned by
 // p.procs, and the worker, if it comes up, goes to the pool as the
 // background starter's do.
 func (p *Pool) startFor(ctx context.Context) (*procWorker, error) {
@@ -348,6 +348,9 @@ func (p *Pool) refill() {
 			p.addLocked(w, err)
 			p.mu.Unlock()
 			if err != nil {
+				if p.gate.Closed() {
+					return // Close ended the start
+				}
 				p.log.Warn("sandbox: cannot start a worker", "err", err)
 				select {
 				case <-p.gate.Done():
@@ -360,8 +363,8 @@ func (p *Pool) refill() {
 	}
 }
 
-// Close cancels the runs in progress, waits for them, stops every worker
-// and waits for the processes to exit. Later Runs fail with ErrClosed.
+// Close cancels the runs in progress, waits for them, interrupts the
+// workers starting, stops every worker and waits for the processes to exit. Later Runs fail with ErrClosed.
 func (p *Pool) Close() error {
 	p.gate.Close()
 	p.starter.Wait()

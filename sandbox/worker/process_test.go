@@ -461,3 +461,21 @@ func TestStderrTailLines(t *testing.T) {
 		t.Errorf("fatal line %q, oom %v; want %q and true", tail.fatalLine(), tail.oom, want[1])
 	}
 }
+
+// TestStderrTailClipsALongLine: a line longer than maxLineSize, however
+// it is written, is one line cut at that size; the rest of it is dropped.
+// Before the fix each maxLineSize of it was a line of its own, so a
+// megabyte written without a newline made a thousand log records.
+func TestStderrTailClipsALongLine(t *testing.T) {
+	tail := &stderrTail{log: slog.New(slog.DiscardHandler)}
+	long := strings.Repeat("x", 1<<20)
+	for chunk := range slices.Chunk([]byte(long+"\nafter\n"), 4096) {
+		if _, err := tail.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{long[:maxLineSize], "after"}
+	if diff := cmp.Diff(want, tail.last); diff != "" {
+		t.Errorf("lines (-want +got):\n%.400s", diff)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/pass"
 )
@@ -122,7 +123,7 @@ func (r *procRun) run(ctx context.Context) (o sandbox.Outcome, keep bool, err er
 	case rr.err != nil:
 		return r.crashed(rr.err), false, nil
 	case rr.wo.internal != "":
-		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, rr.wo.internal)
+		return sandbox.Outcome{}, false, fmt.Errorf("sandbox worker %d: %s", r.w.pid, short.Clip(rr.wo.internal, maxInternalText))
 	case o.Status == sandbox.Stopped && r.stop == nil:
 		// Only the host stops a run: its stop is the one answer recorded.
 		return r.crashed(errors.New("a stop the host did not make")), false, nil

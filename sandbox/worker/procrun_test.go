@@ -340,3 +340,18 @@ func TestARequestIdInUseIsABrokenWorker(t *testing.T) {
 		t.Errorf("outcome %v %s %q, want a broken worker's failure", o.Status, o.Result, o.Error)
 	}
 }
+
+// TestAWorkersInternalFailureIsClipped: the text of a worker's internal
+// failure is the worker's (a hostile program may have written it); Run's
+// error, which the server logs, keeps a bounded part of it. Before the
+// fix it kept all of it (up to a frame's 64 MiB).
+func TestAWorkersInternalFailureIsClipped(t *testing.T) {
+	pool := newPool(t, Options{Size: 1, MaxWorkers: 1, Env: []string{envTestWorker + "=internal:4"}})
+	_, err := pool.Run(context.Background(), sandbox.Program{Code: "1", Globals: sandboxtest.Globals}, &sandboxtest.Host{})
+	if err == nil {
+		t.Fatal("no error for an internal failure")
+	}
+	if !strings.Contains(err.Error(), "xxxx") || len(err.Error()) > 2*maxInternalText {
+		t.Errorf("error of %d bytes (%.60q…), want the failure clipped to %d", len(err.Error()), err.Error(), maxInternalText)
+	}
+}

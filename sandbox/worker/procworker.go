@@ -79,9 +79,13 @@ func (p *Pool) start() (*procWorker, error) {
 		release()
 		close(w.exited)
 	})
+	// A start ends at its timeout or at the pool's Close, which would
+	// otherwise wait startTimeout for a worker slow to come up.
 	t := time.AfterFunc(startTimeout, w.kill)
+	stopClose := p.gate.AfterClose(w.kill)
 	kind, _, _, err := w.fr.read()
 	t.Stop()
+	stopClose()
 	if err == nil && kind != msgHello {
 		err = fmt.Errorf("unexpected message kind %d", kind)
 	}
@@ -163,6 +167,7 @@ type stderrTail struct {
 	mu      sync.Mutex
 	pid     int // set once the process started; guarded by mu
 	partial []byte
+	long    bool     // the line being read was longer than maxLineSize: the rest is dropped
 	last    []string // the last lines, at most tailLines
 	fatal   string   // the first "fatal error:" or "panic:" line
 	oom     bool     // the runtime (or the race detector's) reported that it ran out of memory
@@ -178,13 +183,20 @@ func (t *stderrTail) Write(b []byte) (int, error) {
 	defer t.mu.Unlock()
 	n := len(b)
 	for i := bytes.IndexByte(b, '\n'); i >= 0; i = bytes.IndexByte(b, '\n') {
-		t.line(append(t.partial, b[:i]...))
-		t.partial, b = t.partial[:0], b[i+1:]
+		if !t.long {
+			t.line(append(t.partial, b[:i]...))
+		}
+		t.partial, t.long, b = t.partial[:0], false, b[i+1:]
+	}
+	if t.long {
+		return n, nil
 	}
 	t.partial = append(t.partial, b...)
 	if len(t.partial) > maxLineSize {
+		// One record for a long line, its start: the rest, up to the next
+		// newline, is dropped rather than logged piece by piece.
 		t.line(t.partial)
-		t.partial = t.partial[:0]
+		t.partial, t.long = t.partial[:0], true
 	}
 	return n, nil
 }

@@ -55,6 +55,11 @@ const frameHeader = 9 // length, kind, id
 // 32-bit ones too.
 const maxSeq = math.MaxInt32
 
+// maxInternalText bounds what Run's error keeps of a worker's internal
+// failure (a host panic's stack trace fits): the text comes from the
+// worker, and the error goes into the server's log.
+const maxInternalText = 8 << 10
+
 // errFrameTooLarge is returned for a frame past maxFrame.
 var errFrameTooLarge = fmt.Errorf("sandbox: message larger than %d MiB", maxFrame>>20)
 
@@ -351,7 +356,7 @@ func decodeClock(d *dec) sandbox.Clock {
 // wireOutcome is an Outcome as the worker reports it.
 type wireOutcome struct {
 	sandbox.Outcome
-	internal string // an internal failure of the worker: Run returns it
+	internal string // an internal failure of the worker: Run returns it, clipped to maxInternalText
 	recycle  bool   // the worker should not run another program (a memory limit was hit)
 }
 

@@ -28,8 +28,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// workerCacheSize is how many normalised programs a worker keeps.
-const workerCacheSize = 32
+// How many normalised programs a worker keeps, and what they may weigh
+// (see source.NewCache): the cache's heap counts against the memory limit
+// of the worker's runs.
+const (
+	workerCacheSize  = 32
+	workerCacheBytes = 16 << 20
+)
 
 // Serve is the worker side of the process executor: it serves runs
 // sent by a Pool over a pair of pipes (in from the parent, out to
@@ -49,7 +54,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	s := &workerServer{
 		cfg:   cfg,
 		log:   log,
-		cache: source.NewCache(workerCacheSize),
+		cache: source.NewCache(workerCacheSize, workerCacheBytes),
 		fw:    &frameWriter{w: out},
 	}
 	s.host = &pipeHost{fw: s.fw, pending: map[uint32]chan reply{}}
