@@ -60,7 +60,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 		return nil, sc.Error(err)
 	}
 	cache := derivedCache{dir: cfg.CacheDir}
-	d, fresh, err := deriveCached(doc, cache, cfg.Logger)
+	d, fresh, err := deriveCached(ctx, doc, cache, cfg.Logger)
 	if err != nil {
 		return nil, sc.Error(err)
 	}
@@ -110,8 +110,8 @@ func checkConfig(cfg Config) (*filter, *sending, error) {
 }
 
 // deriveCached returns the document's derivation from the cache, or
-// derives it (fresh: the caller stores it).
-func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *derivation, fresh bool, err error) {
+// derives it (fresh: the caller stores it), until ctx is done.
+func deriveCached(ctx context.Context, doc *document, cache derivedCache, log *slog.Logger) (d *derivation, fresh bool, err error) {
 	d, err = cache.load(doc.hash)
 	if err != nil {
 		log.Warn("openapi: cached derivation unusable; deriving again", "err", err)
@@ -120,6 +120,9 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 		return d, false, nil
 	}
 	text, err := doc.jsonText()
+	if err == nil {
+		err = ctx.Err() // converting YAML took long
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -131,7 +134,7 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 		}
 		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
-	d, err = derive(&root, len(text))
+	d, err = derive(ctx, &root, len(text))
 	if err != nil {
 		return nil, false, err
 	}

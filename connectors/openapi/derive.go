@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +69,10 @@ const (
 
 // deriver holds the state of one derivation.
 type deriver struct {
+	// ctx is checked before each operation and each shared schema: a
+	// large document takes seconds to derive, and Close or a canceled
+	// start should not wait for it.
+	ctx      context.Context
 	root     *value
 	swagger2 bool
 	conv     *schemaConv
@@ -80,12 +85,13 @@ type deriver struct {
 	where string
 }
 
-// derive derives the methods of a parsed document of size bytes.
-func derive(root *value, size int) (*derivation, error) {
+// derive derives the methods of a parsed document of size bytes; it stops
+// with ctx's error once ctx is done.
+func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	if !root.isObject() {
 		return nil, errors.New("not an OpenAPI document: the top level is not an object")
 	}
-	d := &deriver{root: root, warned: map[uint64]bool{}}
+	d := &deriver{ctx: ctx, root: root, warned: map[uint64]bool{}}
 	switch v, sw := root.getText("openapi"), root.get("swagger"); {
 	case v != "":
 		if !strings.HasPrefix(v, "3.") {
@@ -114,6 +120,9 @@ func derive(root *value, size int) (*derivation, error) {
 	if paths := root.get("paths"); paths.isObject() {
 		for i, p := range paths.keys {
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			if d.conv.left < 0 {
 				return nil, tooLarge
 			}
@@ -130,13 +139,20 @@ func derive(root *value, size int) (*derivation, error) {
 	for _, m := range out.Methods {
 		refs = append(refs, m.Refs...)
 	}
+	stopped := false
 	reach(refs, func(name string) []string {
+		if stopped = stopped || ctx.Err() != nil; stopped {
+			return nil
+		}
 		d.where = "schema " + name
 		out.Defs[name] = d.conv.schema(nil, d.conv.shared(name), 0)
 		out.DefRefs[name] = d.conv.takeRefs()
 		d.conv.left -= len(out.Defs[name])
 		return out.DefRefs[name]
 	})
+	if stopped {
+		return nil, ctx.Err()
+	}
 	if d.conv.left < 0 {
 		return nil, tooLarge
 	}
@@ -256,7 +272,7 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 	}
 	for _, m := range httpMethods {
 		op := item.get(m)
-		if op == nil {
+		if op == nil || d.ctx.Err() != nil {
 			continue
 		}
 		d.where = strings.ToUpper(m) + " " + path

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -242,7 +244,7 @@ func TestServerVariablesBounded(t *testing.T) {
 	if !ok {
 		t.Fatal("bad test document")
 	}
-	d, err := derive(&root, len(doc))
+	d, err := derive(context.Background(), &root, len(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,5 +253,61 @@ func TestServerVariablesBounded(t *testing.T) {
 	}
 	if got, want := d.Methods[0].Op.Server, "https://{v}.example/v1"; got != want {
 		t.Errorf("operation server %q, want %q (a default is not searched for variables)", got, want)
+	}
+}
+
+// stopAfter is a context whose Err is context.Canceled from its n+1th
+// call on; calls counts them.
+type stopAfter struct {
+	context.Context
+	n, calls int
+}
+
+func (c *stopAfter) Err() error {
+	if c.calls++; c.calls > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Deriving stops, with the context's error, at the first operation or
+// shared schema after its context is done: Close and a canceled start do
+// not wait for a large document to be derived.
+func TestDeriveStopsWhenCanceled(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString(`{"openapi":"3.0.0","paths":{`)
+	for i := range 1000 {
+		fmt.Fprintf(&doc, `%s"/p%d":{"get":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/S%d"}}}}}},"post":{}}`, map[bool]string{true: ","}[i > 0], i, i)
+	}
+	doc.WriteString(`},"components":{"schemas":{`)
+	for i := range 1000 {
+		fmt.Fprintf(&doc, `%s"S%d":{"type":"object"}`, map[bool]string{true: ","}[i > 0], i)
+	}
+	doc.WriteString(`}}}`)
+	root, ok := parseJSON([]byte(doc.String()))
+	if !ok {
+		t.Fatal("bad test document")
+	}
+	// Once without canceling, to count the checks a whole derivation makes.
+	all := &stopAfter{Context: context.Background(), n: math.MaxInt}
+	if _, err := derive(all, &root, doc.Len()); err != nil {
+		t.Fatal(err)
+	}
+	// 1000 paths: one check each and one per operation; then one per
+	// shared schema.
+	if all.calls != 4000 {
+		t.Fatalf("a whole derivation checked its context %d times; want 4000 (one per path, operation and shared schema)", all.calls)
+	}
+	for _, n := range []int{0, 10, 3500} { // before, during the operations, during the shared schemas
+		ctx := &stopAfter{Context: context.Background(), n: n}
+		d, err := derive(ctx, &root, doc.Len())
+		if !errors.Is(err, context.Canceled) || d != nil {
+			t.Errorf("canceled after %d checks: %v; want context.Canceled", n, err)
+		}
+		// Past the cancelation, at most a path's operations check once each
+		// and the loops once to stop.
+		if ctx.calls > n+len(httpMethods)+2 {
+			t.Errorf("canceled after %d checks, derivation went on for %d more", n, ctx.calls-n)
+		}
 	}
 }
