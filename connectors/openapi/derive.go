@@ -57,6 +57,16 @@ const maxWarnings = 100
 // maxDescription bounds a method's description (summary and description).
 const maxDescription = 1200
 
+// A method's name and route come from its operationId and path, which
+// nothing else bounds but the document's size: a megabyte operationId
+// would be a megabyte name in every declaration, search result and
+// warning. Longer ones are ignored with a warning (the longest of the
+// APIs.guru directory are under a hundred bytes).
+const (
+	maxOperationID = 256
+	maxPath        = 1024
+)
+
 // The derived schemas are bounded by the document's size: a schema copied
 // where it is used (one a reference names in place, a shared response's
 // or parameter's) costs its size once per use, so a small document could
@@ -119,6 +129,11 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 
 	if paths := root.get("paths"); paths.isObject() {
 		for i, p := range paths.keys {
+			if len(p) > maxPath {
+				d.where = ""
+				d.warn(fmt.Sprintf("path %s is longer than %d bytes; skipped", short.Quote(p), maxPath))
+				continue
+			}
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -329,6 +344,10 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		Method:     strings.ToUpper(method),
 		Path:       path,
 		Tags:       op.strings("tags"),
+	}
+	if len(o.SourceName) > maxOperationID {
+		d.warn(fmt.Sprintf("operationId %s is longer than %d bytes; ignored", short.Quote(o.SourceName), maxOperationID))
+		o.SourceName = ""
 	}
 	if o.SourceName == "" {
 		o.SourceName = o.Method + " " + path

@@ -311,3 +311,36 @@ func TestDeriveStopsWhenCanceled(t *testing.T) {
 		}
 	}
 }
+
+// An operationId or path longer than its bound is ignored with a warning
+// (the method named by its HTTP method and path; the path's operations
+// skipped): a megabyte one made a megabyte name in every declaration and
+// warning (a 3 MB document gave 8 MB of declarations, 3 MB of warnings).
+func TestLongNamesBounded(t *testing.T) {
+	long := strings.Repeat("a", 1<<20)
+	doc := `{"openapi":"3.0.0","paths":{"/` + long + `":{"get":{}},"/q":{"get":{"operationId":"` + long + `"},"put":{"operationId":"` + long + `"}}}}`
+	file := filepath.Join(t.TempDir(), "long.json")
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newTest(t, "", func(cfg *Config) { cfg.Document = file })
+	var names []string
+	for _, tool := range c.tools {
+		names = append(names, tool.Name)
+	}
+	if want := []string{"get_q", "put_q", methodRequest, methodSpec}; !slices.Equal(names, want) {
+		t.Errorf("methods %.200q, want %q", names, want)
+	}
+	if decls := declarations(t, c); len(decls) > 64<<10 {
+		t.Errorf("declarations of %d bytes", len(decls))
+	}
+	diags := strings.Join(c.Capabilities().Diagnostics, "\n")
+	for _, want := range []string{"path \"/aaa", "longer than 1024 bytes; skipped", "operationId \"aaa", "longer than 256 bytes; ignored"} {
+		if !strings.Contains(diags, want) {
+			t.Errorf("warnings %.400q do not say %q", diags, want)
+		}
+	}
+	if len(diags) > 4<<10 {
+		t.Errorf("warnings of %d bytes", len(diags))
+	}
+}
