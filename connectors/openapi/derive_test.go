@@ -344,3 +344,14 @@ func TestLongNamesBounded(t *testing.T) {
 		t.Errorf("warnings of %d bytes", len(diags))
 	}
 }
+
+// A start whose context is done stops before deriving the document, with
+// the context's error (a file is read whatever the context).
+func TestNewCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c, err := New(ctx, Config{Name: "api", Document: filepath.Join("testdata", "shop.yaml")})
+	if !errors.Is(err, context.Canceled) || c != nil {
+		t.Errorf("New with a canceled context: %v; want context.Canceled", err)
+	}
+}
