@@ -165,6 +165,14 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
 	var refs []string
+	// The operations skipped are warned of as the document's problems
+	// are: maxWarnings of them, and a count of the rest.
+	skipped := 0
+	skip := func(format string, args ...any) {
+		if skipped++; skipped <= maxWarnings {
+			c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
+		}
+	}
 	for i := range d.Methods {
 		m := &d.Methods[i]
 		name := methodName(&m.Op)
@@ -173,14 +181,14 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		}
 		if first, dup := taken[name]; dup {
 			if first == "" {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: method name %q is reserved for the connector's own method; operation skipped", m.Op.SourceName, name))
+				skip("%s: method name %q is reserved for the connector's own method; operation skipped", m.Op.SourceName, name)
 			} else {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: method name %q is already taken by %s; operation skipped", m.Op.SourceName, name, first))
+				skip("%s: method name %q is already taken by %s; operation skipped", m.Op.SourceName, name, first)
 			}
 			continue
 		}
 		if _, dup := c.ops[m.Op.SourceName]; dup {
-			c.warnings = append(c.warnings, fmt.Sprintf("operationId %q is used twice; the second (%s %s) is skipped", m.Op.SourceName, m.Op.Method, m.Op.Path))
+			skip("operationId %q is used twice; the second (%s %s) is skipped", m.Op.SourceName, m.Op.Method, m.Op.Path)
 			continue
 		}
 		taken[name] = m.Op.SourceName
@@ -196,6 +204,9 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		setHTTPHints(&t, op.Method)
 		c.tools = append(c.tools, t)
 		refs = append(refs, m.Refs...)
+	}
+	if skipped > maxWarnings {
+		c.warnings = append(c.warnings, fmt.Sprintf("… and %d more operations skipped", skipped-maxWarnings))
 	}
 	c.tools = append(c.tools, requestTool(), specTool())
 	c.defs = definitions(d, refs)

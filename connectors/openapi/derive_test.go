@@ -355,3 +355,27 @@ func TestNewCanceled(t *testing.T) {
 		t.Errorf("New with a canceled context: %v; want context.Canceled", err)
 	}
 }
+
+// The warnings of skipped operations (names taken, operationIds used
+// twice) are bounded as the document's are: a document of many operations
+// named alike gave one warning each, a 64 MiB one millions.
+func TestSkippedOperationWarningsBounded(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString(`{"openapi":"3.0.0","paths":{`)
+	for i := range 1000 {
+		fmt.Fprintf(&doc, `%s"/p%d":{"get":{"operationId":"x"},"put":{"operationId":"spec"}}`, map[bool]string{true: ","}[i > 0], i)
+	}
+	doc.WriteString(`}}`)
+	file := filepath.Join(t.TempDir(), "alike.json")
+	if err := os.WriteFile(file, []byte(doc.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newTest(t, "", func(cfg *Config) { cfg.Document = file })
+	diags := c.Capabilities().Diagnostics
+	if len(diags) > maxWarnings+2 {
+		t.Errorf("%d warnings; want at most %d and a count of the rest", len(diags), maxWarnings+2)
+	}
+	if !slices.Contains(diags, "… and 1899 more operations skipped") {
+		t.Errorf("warnings %.300q; want a count of those left out", diags)
+	}
+}
