@@ -57,14 +57,14 @@ const maxWarnings = 100
 // maxDescription bounds a method's description (summary and description).
 const maxDescription = 1200
 
-// A method's name and route come from its operationId and path, which
-// nothing else bounds but the document's size: a megabyte operationId
-// would be a megabyte name in every declaration, search result and
-// warning. Longer ones are ignored with a warning (the longest of the
+// A method's name, route and tags come from its operationId, path and
+// tags, which nothing else bounds but the document's size: a megabyte
+// operationId would be a megabyte name in every declaration, search result
+// and warning. Longer ones are ignored with a warning (the longest of the
 // APIs.guru directory are under a hundred bytes).
 const (
-	maxOperationID = 256
-	maxPath        = 1024
+	maxName = 256 // an operationId or a tag
+	maxPath = 1024
 )
 
 // The derived schemas are bounded by the document's size: a schema copied
@@ -345,10 +345,16 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		Path:       path,
 		Tags:       op.strings("tags"),
 	}
-	if len(o.SourceName) > maxOperationID {
-		d.warn(fmt.Sprintf("operationId %s is longer than %d bytes; ignored", short.Quote(o.SourceName), maxOperationID))
+	if len(o.SourceName) > maxName {
+		d.warn(fmt.Sprintf("operationId %s is longer than %d bytes; ignored", short.Quote(o.SourceName), maxName))
 		o.SourceName = ""
 	}
+	o.Tags = slices.DeleteFunc(o.Tags, func(tag string) bool {
+		if len(tag) > maxName {
+			d.warn(fmt.Sprintf("tag %s is longer than %d bytes; ignored", short.Quote(tag), maxName))
+		}
+		return len(tag) > maxName
+	})
 	if o.SourceName == "" {
 		o.SourceName = o.Method + " " + path
 	}

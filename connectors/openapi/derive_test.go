@@ -318,7 +318,7 @@ func TestDeriveStopsWhenCanceled(t *testing.T) {
 // warning (a 3 MB document gave 8 MB of declarations, 3 MB of warnings).
 func TestLongNamesBounded(t *testing.T) {
 	long := strings.Repeat("a", 1<<20)
-	doc := `{"openapi":"3.0.0","paths":{"/` + long + `":{"get":{}},"/q":{"get":{"operationId":"` + long + `"},"put":{"operationId":"` + long + `"}}}}`
+	doc := `{"openapi":"3.0.0","paths":{"/` + long + `":{"get":{}},"/q":{"get":{"operationId":"` + long + `","tags":["t","` + long + `"]},"put":{"operationId":"` + long + `"}}}}`
 	file := filepath.Join(t.TempDir(), "long.json")
 	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
@@ -331,11 +331,14 @@ func TestLongNamesBounded(t *testing.T) {
 	if want := []string{"get_q", "put_q", methodRequest, methodSpec}; !slices.Equal(names, want) {
 		t.Errorf("methods %.200q, want %q", names, want)
 	}
+	if tags := c.tools[0].Tags; !slices.Equal(tags, []string{"t"}) {
+		t.Errorf("tags %.200q, want [t]", tags)
+	}
 	if decls := declarations(t, c); len(decls) > 64<<10 {
 		t.Errorf("declarations of %d bytes", len(decls))
 	}
 	diags := strings.Join(c.Capabilities().Diagnostics, "\n")
-	for _, want := range []string{"path \"/aaa", "longer than 1024 bytes; skipped", "operationId \"aaa", "longer than 256 bytes; ignored"} {
+	for _, want := range []string{"path \"/aaa", "longer than 1024 bytes; skipped", "operationId \"aaa", "longer than 256 bytes; ignored", "tag \"aaa"} {
 		if !strings.Contains(diags, want) {
 			t.Errorf("warnings %.400q do not say %q", diags, want)
 		}
