@@ -253,6 +253,7 @@ func TestEnvFile(t *testing.T) {
 		{"bad name", "1A=x\n", nil, ":1: expected KEY=VALUE"},
 		{"open quote", "A=\"x\n", nil, ":1: unterminated double quote"},
 		{"bad escape", "A=\"x\\qy\" # c\n", nil, ":1: unterminated double quote, or a bad escape in it"},
+		{"go escapes", `A="\t\\\x41\u00e9"` + "\n", map[string]string{"A": "\t\\Aé"}, ""},
 		{"comment after a quote", "A=\"x\\\"y\" # c\n", map[string]string{"A": "x\"y"}, ""},
 	}
 	for _, tt := range tests {

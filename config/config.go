@@ -432,12 +432,16 @@ func Default() *Config {
 
 // tokenFromEnv sets the bearer token from EnvToken when the configuration
 // sets none. A token in the configuration wins (parse warns when both are
-// set and differ).
+// set and differ). White space around either is dropped (parse trims
+// server.auth_token): a token read from a file may end in a newline, and a
+// client's Authorization header never carries one, so the token could
+// never be presented.
 func (c *Config) tokenFromEnv(lookup func(string) (string, bool)) {
 	if c.Server.AuthToken != "" {
 		return
 	}
-	if v, ok := lookup(EnvToken); ok && strings.TrimSpace(v) != "" {
+	v, _ := lookup(EnvToken)
+	if v = strings.TrimSpace(v); v != "" {
 		c.Server.AuthToken, c.Server.AuthTokenFrom = v, EnvToken
 		c.EnvValues = append(c.EnvValues, v)
 	}

@@ -342,7 +342,7 @@ func checkOpenAPI(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 	case origin.IsHTTP(s):
 		return d.httpURL(n, fp)
 	case strings.Contains(s, "://"):
-		d.errAt(n.pos, fp, fmt.Sprintf("expected a file path or an http(s) URL, got %q", s))
+		d.errAt(n.pos, fp, "expected a file path or an http(s) URL, got "+quoteURL(s))
 		return nil, false
 	default:
 		return d.resolvePath(s), true
@@ -368,9 +368,15 @@ func readFile(path string, limit int) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	return readAtMost(f, path, limit)
+}
+
+// readAtMost reads r, the file at path, to its end, or fails once it has
+// passed limit bytes.
+func readAtMost(r io.Reader, path string, limit int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err == nil && len(b) > limit {
-		err = fmt.Errorf("%s is larger than %d KiB", path, limit>>10)
+		err = fmt.Errorf("%s is larger than %s", path, short.Bytes(int64(limit)))
 	}
 	return b, err
 }
@@ -395,7 +401,7 @@ func (d *decoder) httpURL(n *node, fp fieldPath) (string, bool) {
 	}
 	u, err := url.Parse(v)
 	if err != nil || !origin.IsHTTP(v) || u.Host == "" {
-		d.errAt(n.pos, fp, fmt.Sprintf("expected an http(s) URL such as \"https://example.com/mcp\", got %q", v))
+		d.errAt(n.pos, fp, "expected an http(s) URL such as \"https://example.com/mcp\", got "+quoteURL(v))
 		return "", false
 	}
 	return v, true

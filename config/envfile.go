@@ -13,7 +13,9 @@ const maxEnvFile = 1 << 20
 // readEnvFile reads a dotenv file as VS Code and Cursor do for `envFile`:
 // KEY=VALUE lines, blank lines and # comments skipped, an optional
 // "export " prefix, values optionally in single (literal) or double quotes
-// (with \n, \t, \" and \\ escapes), unquoted values ending at " #".
+// (with Go's escapes: \n, \t, \" and \\ as dotenv files use them, and
+// \xHH, \uHHHH and the rest; any other backslash is an error), unquoted
+// values ending at " #".
 func readEnvFile(path string) (map[string]string, error) {
 	data, err := readFile(path, maxEnvFile)
 	if err != nil {

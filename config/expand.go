@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // vars expands ${…} references in string values.
@@ -27,7 +29,20 @@ type vars struct {
 	home      string // ${userHome}
 }
 
-func (v *vars) expand(s string) (string, []string, error) {
+// maxQuotedRef bounds what an error quotes of a faulty reference (bytes):
+// only the reference is quoted, never the whole value, and clipped, since
+// the value may be a header with a secret written into the file.
+const maxQuotedRef = 16
+
+// maxDefaultDepth bounds how deep ${VAR:-default} references nest in
+// defaults: each level scans the rest of the value again, so a deep one
+// would take quadratic time; real files nest one or two.
+const maxDefaultDepth = 8
+
+func (v *vars) expand(s string) (string, []string, error) { return v.expandAt(s, 0) }
+
+// expandAt expands s, a default depth levels deep.
+func (v *vars) expandAt(s string, depth int) (string, []string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil, nil
 	}
@@ -53,9 +68,9 @@ func (v *vars) expand(s string) (string, []string, error) {
 		}
 		end := closingBrace(s, i+2)
 		if end < 0 {
-			return "", nil, fmt.Errorf("unterminated ${ in %q (write $$ for a literal dollar)", s)
+			return "", nil, fmt.Errorf("unterminated ${ at %q (write $$ for a literal dollar)", short.Clip(s[i:], maxQuotedRef))
 		}
-		val, env, err := v.resolve(s[i+2 : end])
+		val, env, err := v.resolve(s[i+2:end], depth)
 		if err != nil {
 			return "", nil, err
 		}
@@ -87,7 +102,7 @@ func closingBrace(s string, from int) int {
 
 // resolve returns the value of one reference and the values of the
 // environment it took.
-func (v *vars) resolve(body string) (string, []string, error) {
+func (v *vars) resolve(body string, depth int) (string, []string, error) {
 	name, def, hasDef := strings.Cut(body, ":-")
 	if v.client {
 		switch {
@@ -101,13 +116,16 @@ func (v *vars) resolve(body string) (string, []string, error) {
 	}
 	name = strings.TrimPrefix(name, "env:")
 	if !isVarName(name) {
-		return "", nil, fmt.Errorf("bad variable name %q in ${%s} (letters, digits and _; write $$ for a literal dollar)", name, body)
+		return "", nil, fmt.Errorf("bad variable name %q in ${…} (letters, digits and _; write $$ for a literal dollar)", short.Clip(name, maxQuotedRef))
 	}
 	if val, ok := v.lookup(name); ok && (val != "" || !hasDef) {
 		return val, []string{val}, nil
 	}
+	if hasDef && depth == maxDefaultDepth {
+		return "", nil, fmt.Errorf("${VAR:-default} nested more than %d deep", maxDefaultDepth)
+	}
 	if hasDef {
-		return v.expand(def)
+		return v.expandAt(def, depth+1)
 	}
 	return "", nil, fmt.Errorf("environment variable %s is not set (write ${%s:-default} to give a default)", name, name)
 }

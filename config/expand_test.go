@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,10 +35,20 @@ func TestExpand(t *testing.T) {
 		{"trailing dollar", native, "x$", "x$", ""},
 		{"value is not re-expanded", &vars{lookup: func(string) (string, bool) { return "${HOST}", true }}, "${X}", "${HOST}", ""},
 		{"missing", native, "Bearer ${TOKEN}", "", "environment variable TOKEN is not set (write ${TOKEN:-default} to give a default)"},
+		{"nested defaults at the limit", native, strings.Repeat("${NOPE:-", 8) + "x" + strings.Repeat("}", 8), "x", ""},
+		{"nested defaults too deep", native, strings.Repeat("${NOPE:-", 9) + "x" + strings.Repeat("}", 9), "", "${VAR:-default} nested more than 8 deep"},
 		{"missing inside default", native, "${A:-${B}}", "", "environment variable B is not set (write ${B:-default} to give a default)"},
-		{"unterminated", native, "${HOST", "", `unterminated ${ in "${HOST" (write $$ for a literal dollar)`},
-		{"bad name", native, "${a-b}", "", `bad variable name "a-b" in ${a-b} (letters, digits and _; write $$ for a literal dollar)`},
-		{"empty name", native, "${}", "", `bad variable name "" in ${} (letters, digits and _; write $$ for a literal dollar)`},
+		{"unterminated", native, "${HOST", "", `unterminated ${ at "${HOST" (write $$ for a literal dollar)`},
+		// Only the part at fault is quoted, clipped: the rest of a header
+		// may be a secret written into the file.
+		{"unterminated after a secret", native, "Bearer sk-live-0123456789 ${TOKEN and more text after it", "",
+			`unterminated ${ at "${TOKEN and more…" (write $$ for a literal dollar)`},
+		{"bad name", native, "${a-b}", "", `bad variable name "a-b" in ${…} (letters, digits and _; write $$ for a literal dollar)`},
+		{"bad name beside a secret", native, "sk-live-0123456789${a b:-sk-live-0123456789}", "",
+			`bad variable name "a b" in ${…} (letters, digits and _; write $$ for a literal dollar)`},
+		{"long bad name", native, "${sk-live-0123456789abcdef}", "",
+			`bad variable name "sk-live-01234567…" in ${…} (letters, digits and _; write $$ for a literal dollar)`},
+		{"empty name", native, "${}", "", `bad variable name "" in ${…} (letters, digits and _; write $$ for a literal dollar)`},
 		{"workspaceFolder only in client entries", native, "${workspaceFolder}", "", "environment variable workspaceFolder is not set (write ${workspaceFolder:-default} to give a default)"},
 		{"workspaceFolder", client, "${workspaceFolder}/x", "/ws/x", ""},
 		{"userHome", client, "${userHome}/.cfg", "/home/u/.cfg", ""},

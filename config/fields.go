@@ -250,9 +250,13 @@ var checks = map[string]check{
 			return fmt.Errorf("expected an origin such as \"https://app.example.com\" or \"http://localhost:6274\" (scheme, host and port only), got %q", s)
 		}
 		return nil
-	}, func(s string) string { // in the form browsers send
+	}, func(s string) string { // in the form browsers send: lower case, no default port
 		u, _ := url.Parse(strings.TrimSuffix(s, "/"))
-		return strings.ToLower(u.Scheme + "://" + u.Host)
+		scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+		if p := u.Port(); scheme == "https" && p == "443" || scheme == "http" && p == "80" {
+			host = strings.TrimSuffix(host, ":"+p)
+		}
+		return scheme + "://" + host
 	}),
 	"host": errCheck(func(s string) error {
 		h := strings.ToLower(strings.TrimSpace(s))

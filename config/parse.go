@@ -44,12 +44,21 @@ func Find(flag string) (string, error) {
 	return "", fmt.Errorf("look for %s: %w", DefaultFile, err)
 }
 
-// Load reads and parses the file at path.
+// maxConfigFile bounds a config file: real ones are a few KiB.
+const maxConfigFile = 4 << 20
+
+// Load reads and parses the file at path. It may be a pipe (--config
+// <(…)), so it is read up to maxConfigFile rather than checked for size.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("config file %s does not exist: %w", path, err)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("read config file %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := readAtMost(f, path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
@@ -132,11 +141,13 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 // and ignoring it grants nothing (its value stays a secret).
 func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
 	s := &cfg.Server
+	s.AuthToken = strings.TrimSpace(s.AuthToken)
 	env, _ := lookup(EnvToken)
+	env = strings.TrimSpace(env)
 	switch {
 	case s.Auth != nil && s.AuthToken != "":
 		d.errAt(d.at["server.auth_token"], "server.auth_token", "server.auth_token and server.auth do not go together: with server.auth.issuer every client signs in through the issuer, and a shared token would be nobody in particular; remove one")
-	case s.Auth != nil && strings.TrimSpace(env) != "":
+	case s.Auth != nil && env != "":
 		d.warnAt(d.at["server.auth"], "server.auth", EnvToken+" is set and is not used: with server.auth every client signs in through the issuer")
 		cfg.EnvValues = append(cfg.EnvValues, env)
 	case s.AuthToken == "":
@@ -146,7 +157,7 @@ func (d *decoder) authToken(cfg *Config, lookup func(string) (string, bool)) {
 		if d.file != "" {
 			s.AuthTokenFrom += " in " + d.file
 		}
-		if strings.TrimSpace(env) != "" && env != s.AuthToken {
+		if env != "" && env != s.AuthToken {
 			d.warnAt(d.at["server.auth_token"], "server.auth_token", fmt.Sprintf("%s is set too, to another token, and is not used: server.auth_token wins", EnvToken))
 		}
 	}

@@ -165,6 +165,13 @@ func TestTokenFromTheEnvironment(t *testing.T) {
 		{"the file's own", "", "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml", ""},
 		{"both", env, "server:\n  auth_token: file-token-77e1\n", "file-token-77e1", "server.auth_token in codemode.yaml",
 			"codemode.yaml:2:15: server.auth_token: CODEMODE_TOKEN is set too, to another token, and is not used: server.auth_token wins"},
+		// White space around a token (a token file's newline) is dropped:
+		// a client's Authorization header never carries it.
+		{"no file, a newline", env + "\n", "", env, EnvToken, ""},
+		{"no auth_token, a newline", " " + env + "\r\n", "store:\n  max_executions: 5\n", env, EnvToken, ""},
+		{"the example's form, a newline", env + "\n", "server:\n  auth_token: ${CODEMODE_TOKEN:-}\n", env, "server.auth_token in codemode.yaml", ""},
+		{"blank auth_token", env, "server:\n  auth_token: \" \"\n", env, EnvToken, ""},
+		{"the same in both, one with a newline", env + "\n", "server:\n  auth_token: " + env + "\n", env, "server.auth_token in codemode.yaml", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,6 +301,14 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp"`},
 		{"bad openapi scheme", "connectors:\n  x:\n    openapi: ftp://x/a.json\n",
 			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://x/a.json"`},
+		// A URL refused is quoted without what may be a credential: its
+		// user information, query and fragment.
+		{"bad url with credentials", "connectors:\n  x:\n    url: \"example.com/mcp?token=sk-live-1a2b#sk-frag\"\n",
+			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp?…"`},
+		{"bad url with user information", "connectors:\n  x:\n    url: \"bob:sk-live-1a2b@example.com/mcp\"\n",
+			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "…@example.com/mcp"`},
+		{"bad openapi scheme with credentials", "connectors:\n  x:\n    openapi: \"ftp://bob:sk-live-1a2b@x/a.json?k=sk-live-3c4d\"\n",
+			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://…@x/a.json?…"`},
 		{"bad glob", "connectors:\n  x:\n    builtin: notes\n    approve: [\"[a\"]\n",
 			`codemode.yaml:4:15: connectors.x.approve[0]: bad glob "[a" (path.Match syntax: *, ?, [a-z], \ escapes)`},
 		{"path pattern on a builtin", "connectors:\n  x:\n    builtin: notes\n    approve: [a, \"path:/admin/*\"]\n",
@@ -475,6 +490,8 @@ func TestParseValues(t *testing.T) {
 		{"inherit all", "connectors: {s: {command: srv, inherit_env: true}}", func(c *Config) any { return c.Connectors[0].Inherit }, Inherit{All: true}},
 		{"inherit none", "connectors: {s: {command: srv, inherit_env: false}}", func(c *Config) any { return c.Connectors[0].Inherit }, Inherit{}},
 		{"origin normalized", "server: {allowed_origins: [\"HTTPS://App.Example.com/\"]}", func(c *Config) any { return c.Server.AllowedOrigins }, []string{"https://app.example.com"}},
+		{"origin default ports dropped", "server: {allowed_origins: [\"https://a.example:443\", \"http://b.example:80/\", \"https://c.example:80\", \"http://[::1]:80\"]}",
+			func(c *Config) any { return c.Server.AllowedOrigins }, []string{"https://a.example", "http://b.example", "https://c.example:80", "http://[::1]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -530,6 +547,25 @@ func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(path)
 	if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Load(missing) = %v, want an error naming %s that is ErrNotExist", err, path)
+	}
+}
+
+// Load reads at most maxConfigFile bytes: a file beyond it (a log named
+// by mistake, /dev/zero) is refused with what was wrong, not read whole.
+func TestLoadRefusesAHugeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "codemode.yaml")
+	if err := os.WriteFile(path, []byte(strings.Repeat("# padding\n", maxConfigFile/10+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if want := path + " is larger than 4 MiB"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Load(huge) = %v, want an error containing %q", err, want)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("# padding\n", maxConfigFile/10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err != nil {
+		t.Fatalf("Load(at the limit) = %v", err)
 	}
 }
 
@@ -615,6 +651,12 @@ func TestStorePostgres(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"s3cret", "other"}, cfg.Secrets()); diff != "" {
 		t.Errorf("secrets (-want +got):\n%s", diff)
+	}
+	// sslpassword (the passphrase of the client key sslkey names) is one
+	// too; sslkey itself is a path.
+	got := DatabaseURLSecrets("postgresql://u@h/db?sslkey=/etc/k.pem&sslpassword=key-pass-3e1&sslmode=verify-full")
+	if diff := cmp.Diff([]string{"key-pass-3e1"}, got); diff != "" {
+		t.Errorf("secrets with sslpassword (-want +got):\n%s", diff)
 	}
 	if got := DatabaseURLSecrets("/var/lib/codemode.db"); got != nil {
 		t.Errorf("secrets of a file path: %v", got)

@@ -11,11 +11,12 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // Secrets returns every secret value the configuration holds, for a
 // scrubber to remove from what the model sees and what is stored: the
-// server's auth token and its introspection client's secret; the password of a PostgreSQL store URL; each stdio connector's env values; each header value
+// server's auth token and its introspection client's secret; the password and key passphrase of a PostgreSQL store URL; each stdio connector's env values; each header value
 // (and the credential after an auth scheme such as "Bearer ") but those of
 // headers that describe the exchange (scrub.SecretHeader); the password
 // (or a lone user name) and the query values of every configured URL;
@@ -145,8 +146,34 @@ func urlSecrets(raw string) []string {
 	return out
 }
 
-// DatabaseURLSecrets returns the password of a PostgreSQL URL (in its
-// user information or its password parameter); nothing for anything else.
+// quoteURL quotes a URL the configuration refuses for a message about it,
+// clipped, and without the parts that may hold a credential: the user
+// information (before an '@' in the authority) and the query and fragment,
+// each marked "…". It works on the text, since a refused URL need not
+// parse.
+func quoteURL(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i+1] + "…"
+	}
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(s)
+	if i := strings.IndexByte(s[start:], '/'); i >= 0 {
+		end = start + i
+	}
+	if at := strings.LastIndexByte(s[start:end], '@'); at >= 0 {
+		s = s[:start] + "…" + s[start+at:]
+	}
+	return short.Quote(s)
+}
+
+// DatabaseURLSecrets returns the secrets of a PostgreSQL URL: the password
+// in its user information, and the values of its parameters that are
+// secrets (password, and sslpassword, the client key's passphrase; the
+// other libpq parameters hold names, paths and modes); nothing for
+// anything else.
 func DatabaseURLSecrets(raw string) []string {
 	if !IsPostgresURL(raw) {
 		return nil
@@ -162,8 +189,6 @@ func DatabaseURLSecrets(raw string) []string {
 			out = append(out, p)
 		}
 	}
-	if p := u.Query().Get("password"); p != "" {
-		out = append(out, p)
-	}
-	return out
+	q := u.Query()
+	return append(append(out, q["password"]...), q["sslpassword"]...)
 }

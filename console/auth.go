@@ -8,16 +8,15 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/evict"
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
@@ -90,18 +89,9 @@ func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	makeRoom(a.sessions, maxSessions, func(old *session) bool { return !now.Before(old.expires) }, func(old *session) time.Time { return old.created })
+	evict.MakeRoom(a.sessions, maxSessions, func(old *session) bool { return !now.Before(old.expires) }, func(old *session) time.Time { return old.created })
 	a.sessions[s.id] = s
 	return s
-}
-
-// makeRoom drops from m the values that are over, then, while m holds max
-// or more, the one made first (made), so that one more fits.
-func makeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, made func(V) time.Time) {
-	maps.DeleteFunc(m, func(_ K, v V) bool { return over(v) })
-	for len(m) >= max {
-		delete(m, slices.MinFunc(slices.Collect(maps.Keys(m)), func(a, b K) int { return made(m[a]).Compare(made(m[b])) }))
-	}
 }
 
 // lookup returns the live session of a cookie value, or nil.

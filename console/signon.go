@@ -7,6 +7,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/evict"
 )
 
 // The paths of a sign-in through the issuer: where it starts, and where
@@ -125,7 +126,7 @@ func (a *auth) addAttempt(at *attempt) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	makeRoom(a.attempts, maxAttempts, func(old *attempt) bool { return now.Sub(old.created) >= attemptTTL }, func(old *attempt) time.Time { return old.created })
+	evict.MakeRoom(a.attempts, maxAttempts, func(old *attempt) bool { return now.Sub(old.created) >= attemptTTL }, func(old *attempt) time.Time { return old.created })
 	a.attempts[at.state] = at
 }
 

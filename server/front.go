@@ -157,12 +157,15 @@ type taskFront struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	partial partialAnswers
+	// following holds a token per live follower: at most maxFollowers
+	// goroutines, however many tasks the clients start.
+	following chan struct{}
 }
 
 // newFront starts the front of a transport that serves until ctx ends,
 // and declares tasks to the clients from then on.
 func (s *Server) newFront(ctx context.Context) *taskFront {
-	f := &taskFront{s: s}
+	f := &taskFront{s: s, following: make(chan struct{}, maxFollowers)}
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	s.tasksServed.Store(true)
 	return f
@@ -289,11 +292,25 @@ func (f *taskFront) create(ctx context.Context, sess mcpserver.ClientSession, c 
 // for a person reads it seldom.
 const followPoll = 2 * time.Second
 
+// maxFollowers bounds the followers of one front (a transport: every
+// session of the HTTP one), each a goroutine for as long as its task
+// lives, which may be days: past it a new task is not followed, and its
+// client learns its status by polling, as it must anyway.
+const maxFollowers = 1024
+
 // follow sends the session notifications/tasks/status as task v's status
 // changes, through whichever process changes it, until it ends or
-// expires, the session goes or the front stops.
-func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) {
+// expires, the session goes or the front stops. It reports whether it
+// follows: not when maxFollowers already do.
+func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
+	select {
+	case f.following <- struct{}{}:
+	default:
+		f.s.log.Debug("task not followed: too many followers", "task", v.TaskId, "max", maxFollowers)
+		return false
+	}
 	f.wg.Go(func() {
+		defer func() { <-f.following }()
 		last := v.Status
 		for !last.IsTerminal() {
 			_, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
@@ -313,6 +330,7 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) {
 			}
 		}
 	})
+	return true
 }
 
 // taskParamsMap is a task as notification params.
@@ -344,7 +362,11 @@ func (f *taskFront) result(ctx context.Context, sess mcpserver.ClientSession, id
 // taskListPage runs read from the store at a time (never the whole list);
 // the cursor is the offset of the next page. A task past its TTL is left
 // out, so a page may hold fewer; nextCursor is set while the store has
-// more.
+// more. An offset shifts with the list: a task created between two reads
+// pushes the last of a page onto the next (listed twice), one pruned
+// between them skips one. A keyset cursor (created-at and insertion
+// order) would not, but needs a filter every store and its conformance
+// suite learn; a client that must not see a task twice drops repeats.
 func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 	offset := 0
 	if cursor != "" {

@@ -235,10 +235,13 @@ func TestSSEStreamHasNoWildcardCORS(t *testing.T) {
 }
 
 func TestOriginsAndHostsThatAreAllowed(t *testing.T) {
-	s := newServerWith(t, server.Options{HTTP: config.HTTP{
-		AllowedOrigins: []string{"https://app.example.com"},
-		AllowedHosts:   []string{"mcp.example.com", "gw.lan:9000"},
-	}})
+	// Read as a file writes them: the origin's explicit default port, which
+	// a browser's Origin never carries, must not keep it out.
+	cfg, err := config.Parse([]byte(`server: {allowed_origins: ["https://app.example.com:443"], allowed_hosts: [mcp.example.com, "gw.lan:9000"]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServerWith(t, server.Options{HTTP: cfg.Server.HTTP})
 	base := serve(t, s, server.TransportHTTP)
 	ok := []struct {
 		name          string

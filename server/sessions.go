@@ -6,9 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +15,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/evict"
 )
 
 // maxSessions bounds the streamable-HTTP sessions remembered at once; past
@@ -84,9 +83,7 @@ func (s *sessions) generate(subject string) string {
 	id := "mcp-session-" + rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.live) >= maxSessions { // the least recently used goes
-		delete(s.live, slices.MinFunc(slices.Collect(maps.Keys(s.live)), func(a, b string) int { return s.live[a].lastUsed.Compare(s.live[b].lastUsed) }))
-	}
+	evict.MakeRoom(s.live, maxSessions, nil, func(l *liveSession) time.Time { return l.lastUsed }) // the least recently used goes
 	s.live[id] = &liveSession{subject: subject, lastUsed: time.Now()}
 	return id
 }

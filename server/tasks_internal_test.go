@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"maps"
 	"math"
 	"testing"
@@ -107,5 +108,30 @@ func TestPartialAnswersAddUp(t *testing.T) {
 	p.forget("t")
 	if len(p.accepted) != 0 {
 		t.Errorf("forgotten task still remembered: %v", p.accepted)
+	}
+}
+
+// A front follows at most maxFollowers tasks at once; a task past them is
+// not followed (its client polls), and a follower that ends makes room.
+func TestFollowersAreBounded(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	f := s.newFront(t.Context())
+	defer f.stop()
+	for range maxFollowers { // as many followers as may live
+		f.following <- struct{}{}
+	}
+	// A task that has ended, so that a follower, were it started, would
+	// end at once without reading the store.
+	done := mcp.Task{TaskId: "t-done", Status: mcp.TaskStatusCompleted}
+	if f.follow(nil, done) {
+		t.Fatal("followed a task past maxFollowers")
+	}
+	<-f.following // one follower ended
+	if !f.follow(nil, done) {
+		t.Fatal("a task was not followed with room for it")
+	}
+	f.wg.Wait() // its follower ends at once (the task has ended) and gives its room back
+	if len(f.following) != maxFollowers-1 {
+		t.Fatalf("%d followers held, want %d", len(f.following), maxFollowers-1)
 	}
 }

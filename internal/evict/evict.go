@@ -1,0 +1,32 @@
+// Package evict keeps a map of remembered things (sessions, sign-in
+// attempts) within a bound.
+package evict
+
+import "time"
+
+// MakeRoom drops from m the values that are over (over nil: none), then,
+// while m holds max or more, the value whose stamp is earliest (the least
+// recently used, or the oldest, as stamp says), so that one more fits:
+// afterwards len(m) < max, or m is empty. Each eviction reads the whole
+// map, without allocating; the maps it serves are bounded by max (a few
+// thousand) and evict only when a client fills them.
+func MakeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, stamp func(V) time.Time) {
+	if over != nil {
+		for k, v := range m {
+			if over(v) {
+				delete(m, k)
+			}
+		}
+	}
+	for len(m) > 0 && len(m) >= max {
+		var oldest K
+		var at time.Time
+		first := true
+		for k, v := range m {
+			if s := stamp(v); first || s.Before(at) {
+				oldest, at, first = k, s, false
+			}
+		}
+		delete(m, oldest)
+	}
+}

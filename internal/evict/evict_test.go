@@ -1,0 +1,34 @@
+package evict
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestMakeRoomDropsWhatIsOverThenTheEarliest(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stamp := func(v int) time.Time { return at.Add(time.Duration(v) * time.Minute) }
+	for _, tc := range []struct {
+		name string
+		max  int
+		over func(int) bool
+		want []string
+	}{
+		{"room already", 5, nil, []string{"a", "b", "c", "d"}},
+		{"the earliest goes", 4, nil, []string{"a", "b", "d"}},
+		{"the two earliest go", 3, nil, []string{"a", "b"}},
+		{"what is over goes first", 4, func(v int) bool { return v == 4 }, []string{"b", "c", "d"}},
+		{"over, then the earliest", 3, func(v int) bool { return v == 4 }, []string{"b", "d"}},
+		{"no bound to meet", 0, nil, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := map[string]int{"a": 4, "b": 3, "c": 1, "d": 2}
+			MakeRoom(m, tc.max, tc.over, stamp)
+			if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, tc.want) {
+				t.Fatalf("kept %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
