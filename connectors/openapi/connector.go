@@ -60,7 +60,7 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 		return nil, sc.Error(err)
 	}
 	cache := derivedCache{dir: cfg.CacheDir}
-	d, fresh, err := deriveCached(doc, cache, cfg.Logger)
+	d, fresh, err := deriveCached(ctx, doc, cache, cfg.Logger)
 	if err != nil {
 		return nil, sc.Error(err)
 	}
@@ -110,8 +110,8 @@ func checkConfig(cfg Config) (*filter, *sending, error) {
 }
 
 // deriveCached returns the document's derivation from the cache, or
-// derives it (fresh: the caller stores it).
-func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *derivation, fresh bool, err error) {
+// derives it (fresh: the caller stores it), until ctx is done.
+func deriveCached(ctx context.Context, doc *document, cache derivedCache, log *slog.Logger) (d *derivation, fresh bool, err error) {
 	d, err = cache.load(doc.hash)
 	if err != nil {
 		log.Warn("openapi: cached derivation unusable; deriving again", "err", err)
@@ -120,6 +120,9 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 		return d, false, nil
 	}
 	text, err := doc.jsonText()
+	if err == nil {
+		err = ctx.Err() // converting YAML took long
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -131,7 +134,7 @@ func deriveCached(doc *document, cache derivedCache, log *slog.Logger) (d *deriv
 		}
 		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
-	d, err = derive(&root, len(text))
+	d, err = derive(ctx, &root, len(text))
 	if err != nil {
 		return nil, false, err
 	}
@@ -162,6 +165,14 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 	c.ops = map[string]*Operation{}
 	taken := map[string]string{methodRequest: "", methodSpec: ""}
 	var refs []string
+	// The operations skipped are warned of as the document's problems
+	// are: maxWarnings of them, and a count of the rest.
+	skipped := 0
+	skip := func(format string, args ...any) {
+		if skipped++; skipped <= maxWarnings {
+			c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
+		}
+	}
 	for i := range d.Methods {
 		m := &d.Methods[i]
 		name := methodName(&m.Op)
@@ -170,14 +181,14 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		}
 		if first, dup := taken[name]; dup {
 			if first == "" {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: method name %q is reserved for the connector's own method; operation skipped", m.Op.SourceName, name))
+				skip("%s: method name %q is reserved for the connector's own method; operation skipped", m.Op.SourceName, name)
 			} else {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: method name %q is already taken by %s; operation skipped", m.Op.SourceName, name, first))
+				skip("%s: method name %q is already taken by %s; operation skipped", m.Op.SourceName, name, first)
 			}
 			continue
 		}
 		if _, dup := c.ops[m.Op.SourceName]; dup {
-			c.warnings = append(c.warnings, fmt.Sprintf("operationId %q is used twice; the second (%s %s) is skipped", m.Op.SourceName, m.Op.Method, m.Op.Path))
+			skip("operationId %q is used twice; the second (%s %s) is skipped", m.Op.SourceName, m.Op.Method, m.Op.Path)
 			continue
 		}
 		taken[name] = m.Op.SourceName
@@ -193,6 +204,9 @@ func (c *Connector) assemble(d *derivation, f *filter) {
 		setHTTPHints(&t, op.Method)
 		c.tools = append(c.tools, t)
 		refs = append(refs, m.Refs...)
+	}
+	if skipped > maxWarnings {
+		c.warnings = append(c.warnings, fmt.Sprintf("… and %d more operations skipped", skipped-maxWarnings))
 	}
 	c.tools = append(c.tools, requestTool(), specTool())
 	c.defs = definitions(d, refs)

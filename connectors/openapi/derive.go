@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,6 +57,16 @@ const maxWarnings = 100
 // maxDescription bounds a method's description (summary and description).
 const maxDescription = 1200
 
+// A method's name, route and tags come from its operationId, path and
+// tags, which nothing else bounds but the document's size: a megabyte
+// operationId would be a megabyte name in every declaration, search result
+// and warning. Longer ones are ignored with a warning (the longest of the
+// APIs.guru directory are under a hundred bytes).
+const (
+	maxName = 256 // an operationId or a tag
+	maxPath = 1024
+)
+
 // The derived schemas are bounded by the document's size: a schema copied
 // where it is used (one a reference names in place, a shared response's
 // or parameter's) costs its size once per use, so a small document could
@@ -68,6 +79,10 @@ const (
 
 // deriver holds the state of one derivation.
 type deriver struct {
+	// ctx is checked before each operation and each shared schema: a
+	// large document takes seconds to derive, and Close or a canceled
+	// start should not wait for it.
+	ctx      context.Context
 	root     *value
 	swagger2 bool
 	conv     *schemaConv
@@ -80,12 +95,13 @@ type deriver struct {
 	where string
 }
 
-// derive derives the methods of a parsed document of size bytes.
-func derive(root *value, size int) (*derivation, error) {
+// derive derives the methods of a parsed document of size bytes; it stops
+// with ctx's error once ctx is done.
+func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	if !root.isObject() {
 		return nil, errors.New("not an OpenAPI document: the top level is not an object")
 	}
-	d := &deriver{root: root, warned: map[uint64]bool{}}
+	d := &deriver{ctx: ctx, root: root, warned: map[uint64]bool{}}
 	switch v, sw := root.getText("openapi"), root.get("swagger"); {
 	case v != "":
 		if !strings.HasPrefix(v, "3.") {
@@ -113,7 +129,15 @@ func derive(root *value, size int) (*derivation, error) {
 
 	if paths := root.get("paths"); paths.isObject() {
 		for i, p := range paths.keys {
+			if len(p) > maxPath {
+				d.where = ""
+				d.warn(fmt.Sprintf("path %s is longer than %d bytes; skipped", short.Quote(p), maxPath))
+				continue
+			}
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			if d.conv.left < 0 {
 				return nil, tooLarge
 			}
@@ -130,13 +154,20 @@ func derive(root *value, size int) (*derivation, error) {
 	for _, m := range out.Methods {
 		refs = append(refs, m.Refs...)
 	}
+	stopped := false
 	reach(refs, func(name string) []string {
+		if stopped = stopped || ctx.Err() != nil; stopped {
+			return nil
+		}
 		d.where = "schema " + name
 		out.Defs[name] = d.conv.schema(nil, d.conv.shared(name), 0)
 		out.DefRefs[name] = d.conv.takeRefs()
 		d.conv.left -= len(out.Defs[name])
 		return out.DefRefs[name]
 	})
+	if stopped {
+		return nil, ctx.Err()
+	}
 	if d.conv.left < 0 {
 		return nil, tooLarge
 	}
@@ -256,7 +287,7 @@ func (d *deriver) pathItem(path string, item *value) []derivedMethod {
 	}
 	for _, m := range httpMethods {
 		op := item.get(m)
-		if op == nil {
+		if op == nil || d.ctx.Err() != nil {
 			continue
 		}
 		d.where = strings.ToUpper(m) + " " + path
@@ -314,6 +345,16 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		Path:       path,
 		Tags:       op.strings("tags"),
 	}
+	if len(o.SourceName) > maxName {
+		d.warn(fmt.Sprintf("operationId %s is longer than %d bytes; ignored", short.Quote(o.SourceName), maxName))
+		o.SourceName = ""
+	}
+	o.Tags = slices.DeleteFunc(o.Tags, func(tag string) bool {
+		if len(tag) > maxName {
+			d.warn(fmt.Sprintf("tag %s is longer than %d bytes; ignored", short.Quote(tag), maxName))
+		}
+		return len(tag) > maxName
+	})
 	if o.SourceName == "" {
 		o.SourceName = o.Method + " " + path
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -242,7 +244,7 @@ func TestServerVariablesBounded(t *testing.T) {
 	if !ok {
 		t.Fatal("bad test document")
 	}
-	d, err := derive(&root, len(doc))
+	d, err := derive(context.Background(), &root, len(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,5 +253,132 @@ func TestServerVariablesBounded(t *testing.T) {
 	}
 	if got, want := d.Methods[0].Op.Server, "https://{v}.example/v1"; got != want {
 		t.Errorf("operation server %q, want %q (a default is not searched for variables)", got, want)
+	}
+}
+
+// stopAfter is a context whose Err is context.Canceled from its n+1th
+// call on; calls counts them.
+type stopAfter struct {
+	context.Context
+	n, calls int
+}
+
+func (c *stopAfter) Err() error {
+	if c.calls++; c.calls > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Deriving stops, with the context's error, at the first operation or
+// shared schema after its context is done: Close and a canceled start do
+// not wait for a large document to be derived.
+func TestDeriveStopsWhenCanceled(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString(`{"openapi":"3.0.0","paths":{`)
+	for i := range 1000 {
+		fmt.Fprintf(&doc, `%s"/p%d":{"get":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/S%d"}}}}}},"post":{}}`, map[bool]string{true: ","}[i > 0], i, i)
+	}
+	doc.WriteString(`},"components":{"schemas":{`)
+	for i := range 1000 {
+		fmt.Fprintf(&doc, `%s"S%d":{"type":"object"}`, map[bool]string{true: ","}[i > 0], i)
+	}
+	doc.WriteString(`}}}`)
+	root, ok := parseJSON([]byte(doc.String()))
+	if !ok {
+		t.Fatal("bad test document")
+	}
+	// Once without canceling, to count the checks a whole derivation makes.
+	all := &stopAfter{Context: context.Background(), n: math.MaxInt}
+	if _, err := derive(all, &root, doc.Len()); err != nil {
+		t.Fatal(err)
+	}
+	// 1000 paths: one check each and one per operation; then one per
+	// shared schema.
+	if all.calls != 4000 {
+		t.Fatalf("a whole derivation checked its context %d times; want 4000 (one per path, operation and shared schema)", all.calls)
+	}
+	for _, n := range []int{0, 10, 3500} { // before, during the operations, during the shared schemas
+		ctx := &stopAfter{Context: context.Background(), n: n}
+		d, err := derive(ctx, &root, doc.Len())
+		if !errors.Is(err, context.Canceled) || d != nil {
+			t.Errorf("canceled after %d checks: %v; want context.Canceled", n, err)
+		}
+		// Past the cancelation, at most a path's operations check once each
+		// and the loops once to stop.
+		if ctx.calls > n+len(httpMethods)+2 {
+			t.Errorf("canceled after %d checks, derivation went on for %d more", n, ctx.calls-n)
+		}
+	}
+}
+
+// An operationId or path longer than its bound is ignored with a warning
+// (the method named by its HTTP method and path; the path's operations
+// skipped): a megabyte one made a megabyte name in every declaration and
+// warning (a 3 MB document gave 8 MB of declarations, 3 MB of warnings).
+func TestLongNamesBounded(t *testing.T) {
+	long := strings.Repeat("a", 1<<20)
+	doc := `{"openapi":"3.0.0","paths":{"/` + long + `":{"get":{}},"/q":{"get":{"operationId":"` + long + `","tags":["t","` + long + `"]},"put":{"operationId":"` + long + `"}}}}`
+	file := filepath.Join(t.TempDir(), "long.json")
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newTest(t, "", func(cfg *Config) { cfg.Document = file })
+	var names []string
+	for _, tool := range c.tools {
+		names = append(names, tool.Name)
+	}
+	if want := []string{"get_q", "put_q", methodRequest, methodSpec}; !slices.Equal(names, want) {
+		t.Errorf("methods %.200q, want %q", names, want)
+	}
+	if tags := c.tools[0].Tags; !slices.Equal(tags, []string{"t"}) {
+		t.Errorf("tags %.200q, want [t]", tags)
+	}
+	if decls := declarations(t, c); len(decls) > 64<<10 {
+		t.Errorf("declarations of %d bytes", len(decls))
+	}
+	diags := strings.Join(c.Capabilities().Diagnostics, "\n")
+	for _, want := range []string{"path \"/aaa", "longer than 1024 bytes; skipped", "operationId \"aaa", "longer than 256 bytes; ignored", "tag \"aaa"} {
+		if !strings.Contains(diags, want) {
+			t.Errorf("warnings %.400q do not say %q", diags, want)
+		}
+	}
+	if len(diags) > 4<<10 {
+		t.Errorf("warnings of %d bytes", len(diags))
+	}
+}
+
+// A start whose context is done stops before deriving the document, with
+// the context's error (a file is read whatever the context).
+func TestNewCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c, err := New(ctx, Config{Name: "api", Document: filepath.Join("testdata", "shop.yaml")})
+	if !errors.Is(err, context.Canceled) || c != nil {
+		t.Errorf("New with a canceled context: %v; want context.Canceled", err)
+	}
+}
+
+// The warnings of skipped operations (names taken, operationIds used
+// twice) are bounded as the document's are: a document of many operations
+// named alike gave one warning each, a 64 MiB one millions.
+func TestSkippedOperationWarningsBounded(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString(`{"openapi":"3.0.0","paths":{`)
+	for i := range 1000 {
+		fmt.Fprintf(&doc, `%s"/p%d":{"get":{"operationId":"x"},"put":{"operationId":"spec"}}`, map[bool]string{true: ","}[i > 0], i)
+	}
+	doc.WriteString(`}}`)
+	file := filepath.Join(t.TempDir(), "alike.json")
+	if err := os.WriteFile(file, []byte(doc.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newTest(t, "", func(cfg *Config) { cfg.Document = file })
+	diags := c.Capabilities().Diagnostics
+	if len(diags) > maxWarnings+2 {
+		t.Errorf("%d warnings; want at most %d and a count of the rest", len(diags), maxWarnings+2)
+	}
+	if !slices.Contains(diags, "… and 1899 more operations skipped") {
+		t.Errorf("warnings %.300q; want a count of those left out", diags)
 	}
 }

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -25,7 +26,7 @@ func FuzzDerive(f *testing.F) {
 		if !ok {
 			return
 		}
-		d, err := derive(&root, len(b))
+		d, err := derive(context.Background(), &root, len(b))
 		if err != nil {
 			return
 		}

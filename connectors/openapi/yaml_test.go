@@ -113,9 +113,18 @@ func TestYAMLMergeKeysBounded(t *testing.T) {
 		fmt.Fprintf(&doubling, "a%d: &a%d {<<: [*a%d, *a%d]}\n", i, i, i-1, i-1)
 	}
 	for name, doc := range map[string]string{"4,000 chained merge keys": chain.String(), "40 doubling merge keys": doubling.String()} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		_, err := yamlToJSON([]byte(doc))
+		runtime.ReadMemStats(&after)
 		if want := fmt.Sprintf("larger than %d MiB as JSON", maxDocumentBytes>>20); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s (%d bytes): %v; want %q", name, len(doc), err, want)
+		}
+		// The work done before refusing, by what it allocated: counting
+		// a merged member as its key alone, the chain allocated 1.6 GB
+		// (seconds) first.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 512<<20 {
+			t.Errorf("%s: allocated %d MiB before refusing", name, alloc>>20)
 		}
 	}
 }
