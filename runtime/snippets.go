@@ -106,13 +106,13 @@ func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMe
 	if errors.Is(err, codemode.ErrNotFound) {
 		all, lerr := r.store.ListSnippets(ctx)
 		if lerr != nil {
-			return "", fmt.Errorf("unknown snippet %q", name)
+			return "", fmt.Errorf("unknown snippet %q", short.Clip(name, maxSnippetName))
 		}
 		names := make([]string, len(all))
 		for i, s := range all {
 			names[i] = s.Name
 		}
-		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", name, catalog.ListOrNone(catalog.Nearest(name, names, 5)))
+		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", short.Clip(name, maxSnippetName), catalog.ListOrNone(catalog.Nearest(name, names, 5)))
 	}
 	if err != nil {
 		return "", fmt.Errorf("load snippet %s: %w", name, err)

@@ -90,6 +90,10 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 	if !strings.Contains(gone.Error, `unknown snippet "addTwo"`) {
 		t.Errorf("running a deleted snippet: %q", gone.Error)
 	}
+	long := e.run(`async () => codemode.run("addTwo" + "o".repeat(1 << 20), {})`, nil)
+	if !strings.Contains(long.Error, `unknown snippet "addTwo`+strings.Repeat("o", 58)+`…"`) || len(long.Error) > 1000 {
+		t.Errorf("running an unknown snippet of a long name: %.200q (%d bytes)", long.Error, len(long.Error))
+	}
 }
 
 func TestSaveSnippetRefusals(t *testing.T) {
