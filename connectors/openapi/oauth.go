@@ -30,6 +30,7 @@ type tokenSource struct {
 	fetch  *oauth.Fetcher
 	shared *oauth.Flight[string]
 	scrub  *scrub.Scrubber
+	tokens *scrub.Slot // the last two tokens, replaced at each request (see scrub.Slot)
 	log    *slog.Logger
 	now    func() time.Time // time.Now; a test's clock
 
@@ -40,7 +41,7 @@ type tokenSource struct {
 
 func newTokenSource(cfg *OAuth2, timeout time.Duration, s *scrub.Scrubber, log *slog.Logger) *tokenSource {
 	return &tokenSource{cfg: cfg, fetch: oauth.NewFetcher(timeout), shared: oauth.NewFlight[string](errors.New("oauth2: the connector is closed")),
-		now: time.Now, scrub: s, log: log}
+		now: time.Now, scrub: s, tokens: s.Slot(), log: log}
 }
 
 // token returns a token to send: the cached one unless it is due for
@@ -86,6 +87,7 @@ func (ts *tokenSource) request(ctx context.Context, stale string) (string, error
 	if err != nil {
 		return "", ts.scrub.Error(fmt.Errorf("oauth2: %w", err))
 	}
+	ts.tokens.Set(t.AccessToken, t.RefreshToken, t.IDToken)
 	ts.mu.Lock()
 	ts.tok, ts.until = t.AccessToken, time.Time{}
 	if !t.Expiry.IsZero() {

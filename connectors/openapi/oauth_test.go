@@ -141,6 +141,33 @@ func TestOAuthExpiry(t *testing.T) {
 	}
 }
 
+// TestOAuthRenewalsDoNotGrowTheScrubber: renewing the token again and
+// again keeps the current and the previous token scrubbed (an answer in
+// flight may hold the one just replaced) and forgets the older ones.
+func TestOAuthRenewalsDoNotGrowTheScrubber(t *testing.T) {
+	api := newRecorder(t, nil)
+	te := newTokenEndpoint(t, "40")
+	clock := fixture.NewClock()
+	c := oauthCaller(t, api.srv.URL, te, clock)
+	const n = 20
+	for range n {
+		callOK(t, c, &Operation{Method: "GET", Path: "/x"}, `{}`)
+		clock.Advance(30 * time.Second)
+	}
+	if got := len(te.requests()); got != n {
+		t.Fatalf("%d token requests, want %d", got, n)
+	}
+	text := fmt.Sprintf("tok-%d tok-%d", n, n-1)
+	if got := c.scrub.String(text); got != "[redacted] [redacted]" {
+		t.Errorf("String(%q) = %q: the current and the previous token are not both scrubbed", text, got)
+	}
+	for i := 1; i <= n-2; i++ {
+		if tok := fmt.Sprintf("tok-%d", i); c.scrub.Contains(tok) {
+			t.Errorf("%q, replaced two renewals ago, is still held", tok)
+		}
+	}
+}
+
 // TestOAuth401 checks that a 401 makes the call get a new token and send
 // the request once more, and only once.
 func TestOAuth401(t *testing.T) {

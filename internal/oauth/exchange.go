@@ -32,7 +32,7 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if g != nil && g.usable() && !g.due(s.cfg.Now()) {
 		return nil
 	}
-	s.cfg.Scrubber.Add(subjectToken)
+	s.subject.Set(subjectToken)
 	form := tokenForm(tokenExchangeGrant, s.server, s.cfg.Scopes, "subject_token", subjectToken,
 		"subject_token_type", accessTokenType, "requested_token_type", accessTokenType, "audience", s.cfg.Audience)
 	d := &discovery{resource: s.server, meta: IssuerMetadata{TokenEndpoint: s.cfg.TokenEndpoint}}

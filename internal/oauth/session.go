@@ -115,6 +115,11 @@ type Session struct {
 	cancel context.CancelFunc
 	// refreshes shares a refresh among concurrent callers.
 	refreshes *Flight[string]
+	// tokens holds the adopted grant's tokens in the scrubber, subject the
+	// last person's token exchanged, assertions the last private_key_jwt
+	// assertions: each is replaced, not added to, so that refreshes do not
+	// grow the scrubber (see scrub.Slot).
+	tokens, subject, assertions *scrub.Slot
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -215,7 +220,10 @@ func New(cfg Config) (*Session, error) {
 		ctx:    ctx,
 		cancel: cancel,
 
-		refreshes: NewFlight[string](errors.New("the OAuth session is closed")),
+		refreshes:  NewFlight[string](errors.New("the OAuth session is closed")),
+		tokens:     cfg.Scrubber.Slot(),
+		subject:    cfg.Scrubber.Slot(),
+		assertions: cfg.Scrubber.Slot(),
 	}, nil
 }
 
@@ -283,7 +291,7 @@ func (s *Session) load(ctx context.Context) (*grant, []byte, error) {
 	case g.Server != s.server:
 		return nil, raw, nil
 	}
-	s.cfg.Scrubber.Add(g.AccessToken, g.RefreshToken, g.ClientSecret)
+	s.cfg.Scrubber.Add(g.ClientSecret) // a registration's: one per registration
 	return &g, raw, nil
 }
 
@@ -300,6 +308,11 @@ func (s *Session) reload(ctx context.Context) (*grant, error) {
 
 // adopt makes g the session's current grant.
 func (s *Session) adopt(g *grant) {
+	if g != nil {
+		s.tokens.Set(g.AccessToken, g.RefreshToken)
+	} else {
+		s.tokens.Set()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur, s.loaded = g, true
@@ -521,7 +534,7 @@ func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason strin
 func (s *Session) authFor(g *grant) clientAuth {
 	a := clientAuth{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod, audience: cmp.Or(g.Issuer, g.TokenEndpoint)}
 	if g.ClientID == s.cfg.ClientID {
-		a.secret, a.key = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey
+		a.secret, a.key, a.assertions = cmp.Or(s.cfg.ClientSecret, a.secret), s.cfg.PrivateKey, s.assertions
 	}
 	return a
 }

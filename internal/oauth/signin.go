@@ -123,7 +123,7 @@ func (s *Session) clientCredentials(ctx context.Context, stale string) (*grant, 
 // configuredAuth is the authentication of the configured client: by
 // private_key_jwt with a key, else by its secret as the server supports.
 func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
-	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, audience: d.issuerOrEndpoint()}
+	a := clientAuth{id: s.cfg.ClientID, secret: s.cfg.ClientSecret, key: s.cfg.PrivateKey, audience: d.issuerOrEndpoint(), assertions: s.assertions}
 	if a.key != nil {
 		alg := jws.AlgOf(a.key.Public())
 		if algs := d.meta.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, alg) {

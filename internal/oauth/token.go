@@ -59,6 +59,10 @@ type clientAuth struct {
 	// authorization server's issuer (or, without one, the token endpoint).
 	key      crypto.Signer
 	audience string
+	// assertions holds the last assertions signed with key in the
+	// scrubber (one per token request: replaced, not added to; see
+	// scrub.Slot). It is set wherever key is.
+	assertions *scrub.Slot
 	// regID is the id of the stored registration it came from ("" for a
 	// configured client or a client ID metadata document): the grant
 	// keeps such a client's secret, not the configuration's.
@@ -101,8 +105,9 @@ func set(v url.Values, pairs ...string) url.Values {
 }
 
 // requestTokens posts a token request (form, with the client's
-// authentication added) to endpoint and reads the answer. Every token in
-// the answer is added to sc before requestTokens returns. An error answer
+// authentication added) to endpoint and reads the answer. The caller puts
+// the tokens in a scrub.Slot (each holder replaces its own) before it uses
+// them; sc scrubs the errors. An error answer
 // is an *oauthError holding only its code and description.
 func (f *Fetcher) requestTokens(ctx context.Context, endpoint string, form url.Values, auth clientAuth, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
 	status, header, body, err := f.postForm(ctx, endpoint, "token request to", form, auth, sc, now)
@@ -112,15 +117,15 @@ func (f *Fetcher) requestTokens(ctx context.Context, endpoint string, form url.V
 	if status/100 != 2 {
 		return Tokens{}, newOAuthError("the token endpoint", status, body, sc)
 	}
-	return parseTokens(body, header.Get("Content-Type"), sc, now)
+	return parseTokens(body, header.Get("Content-Type"), now)
 }
 
 // ClientCredentials asks endpoint for an access token by the client
 // credentials grant (RFC 6749 section 4.4) as the client id, authenticated
 // with secret by client_secret_basic, for scopes (none: the server's
-// default), at now. Every token of the answer is added to sc before it
-// returns; an error holds only the endpoint's error code and description
-// of its answer.
+// default), at now. The caller puts the tokens in a scrub.Slot before it
+// uses them; an error holds only the endpoint's error code and
+// description of its answer, scrubbed by sc.
 func (f *Fetcher) ClientCredentials(ctx context.Context, endpoint, id, secret string, scopes []string, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
 	auth := clientAuth{id: id, secret: secret, method: authBasic}
 	return f.requestTokens(ctx, endpoint, tokenForm(GrantClientCredentials, "", scopes), auth, sc, now)
@@ -142,7 +147,7 @@ func (f *Fetcher) postForm(ctx context.Context, endpoint, what string, form url.
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		sc.Add(jwt)
+		auth.assertions.Set(jwt)
 		form.Set("client_id", auth.id)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", jwt)
@@ -162,7 +167,7 @@ func ClientCredential(id, secret string) string {
 // parseTokens reads a token endpoint's answer (RFC 6749 section 5.1) of
 // contentType: a JSON object, or a form, which some endpoints send
 // (GitHub's, unless asked for JSON).
-func parseTokens(body []byte, contentType string, sc *scrub.Scrubber, now time.Time) (Tokens, error) {
+func parseTokens(body []byte, contentType string, now time.Time) (Tokens, error) {
 	var m map[string]any
 	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/x-www-form-urlencoded" {
 		q, _ := url.ParseQuery(string(body))
@@ -175,8 +180,6 @@ func parseTokens(body []byte, contentType string, sc *scrub.Scrubber, now time.T
 	}
 	str := func(k string) string { s, _ := m[k].(string); return s }
 	t := Tokens{AccessToken: str("access_token"), RefreshToken: str("refresh_token"), IDToken: str("id_token")}
-	// Scrubbed from here on, before anyone can see them.
-	sc.Add(t.AccessToken, t.RefreshToken, t.IDToken)
 	switch {
 	case t.AccessToken == "":
 		return Tokens{}, errors.New("the token endpoint's answer has no access_token")

@@ -34,10 +34,97 @@ const MinLen = 4
 
 // A Scrubber holds a set of secrets. The zero value holds none. It is safe
 // for concurrent use; secrets can be added while it is in use.
+//
+// What Add adds is held for the Scrubber's life: configured credentials
+// and the few values a sign-in makes. A secret that is replaced over time
+// (an OAuth token pair, renewed at every refresh) goes in a Slot instead,
+// so that memory and the cost of each change stay bounded by what is held
+// now, not by uptime.
 type Scrubber struct {
 	mu    sync.RWMutex
-	forms []string // every form of every secret, longest first; guarded by mu
+	perm  []string // the forms Add added; guarded by mu
+	slots []*Slot  // guarded by mu
+	forms []string // perm's and every slot's forms, each once, longest first; guarded by mu
 	set   *formSet // made of forms; nil while there are none; guarded by mu
+}
+
+// A Slot is a place in a Scrubber for the secrets of one holder that
+// replaces them as they change (see Scrubber.Slot). It holds the values
+// last Set and those Set before them: a token just replaced may still be
+// in an answer under way (a downstream echoing the request that carried
+// it, a log line of that request written after the refresh), so it stays
+// scrubbed for one more generation; the generation before that is
+// forgotten. It is safe for concurrent use.
+type Slot struct {
+	s         *Scrubber
+	cur, prev []string // the forms of the values; guarded by s.mu
+}
+
+// Slot returns a new, empty slot of s, which holds it for s's life (a
+// holder makes one, not one per value).
+func (s *Scrubber) Slot() *Slot {
+	sl := &Slot{s: s}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slots = append(s.slots, sl)
+	return sl
+}
+
+// Set makes secrets (values shorter than MinLen ignored) the slot's
+// current values; the current ones become the previous, and the previous
+// ones are forgotten (unless held elsewhere in the Scrubber). Setting the
+// current values again changes nothing.
+func (sl *Slot) Set(secrets ...string) {
+	var fs []string
+	for _, v := range secrets {
+		if len(v) >= MinLen {
+			fs = appendNew(fs, forms(v)...)
+		}
+	}
+	s := sl.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Equal(fs, sl.cur) {
+		return
+	}
+	sl.prev, sl.cur = sl.cur, fs
+	s.rebuild()
+}
+
+// appendNew appends to list each of fs it does not hold yet.
+func appendNew(list []string, fs ...string) []string {
+	for _, f := range fs {
+		if !slices.Contains(list, f) {
+			list = append(list, f)
+		}
+	}
+	return list
+}
+
+// rebuild remakes forms and set from perm and the slots. s.mu is held.
+func (s *Scrubber) rebuild() {
+	seen := make(map[string]bool, len(s.forms))
+	s.forms = s.forms[:0]
+	add := func(fs []string) {
+		for _, f := range fs {
+			if !seen[f] {
+				seen[f] = true
+				s.forms = append(s.forms, f)
+			}
+		}
+	}
+	add(s.perm)
+	for _, sl := range s.slots {
+		add(sl.cur)
+		add(sl.prev)
+	}
+	if len(s.forms) == 0 {
+		s.set = nil
+		return
+	}
+	// Longest first, so a secret that contains another is replaced whole.
+	slices.SortStableFunc(s.forms, func(a, b string) int { return len(b) - len(a) })
+	s.set = newFormSet(s.forms)
 }
 
 // A formSet finds and replaces the forms of a Scrubber's secrets. It does
@@ -114,24 +201,15 @@ func (s *Scrubber) Add(secrets ...string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed := false
+	n := len(s.perm)
 	for _, v := range secrets {
-		if len(v) < MinLen {
-			continue
-		}
-		for _, f := range forms(v) {
-			if !slices.Contains(s.forms, f) {
-				s.forms = append(s.forms, f)
-				changed = true
-			}
+		if len(v) >= MinLen {
+			s.perm = appendNew(s.perm, forms(v)...)
 		}
 	}
-	if !changed {
-		return
+	if len(s.perm) != n {
+		s.rebuild()
 	}
-	// Longest first, so a secret that contains another is replaced whole.
-	slices.SortStableFunc(s.forms, func(a, b string) int { return len(b) - len(a) })
-	s.set = newFormSet(s.forms)
 }
 
 // forms lists the ways v (at least MinLen bytes) appears in text: as it

@@ -303,3 +303,41 @@ func TestCut(t *testing.T) {
 		t.Errorf("nil Scrubber: Cut = %d, want 7", got)
 	}
 }
+
+// TestSlotKeepsTwoGenerations: a slot renewed many times holds the forms
+// of its current and previous values only, beside what Add added for
+// good; both are scrubbed, the generation before is not.
+func TestSlotKeepsTwoGenerations(t *testing.T) {
+	s := New("configured-secret")
+	sl := s.Slot()
+	tok := func(i int) string { return fmt.Sprintf("access-token-%04d", i) }
+	for i := 0; i <= 500; i++ {
+		sl.Set(tok(i), "refresh-token-0") // the refresh token kept, as a refresh may
+	}
+	var want []string
+	for _, v := range []string{"configured-secret", tok(500), tok(499), "refresh-token-0"} {
+		want = appendNew(want, forms(v)...)
+	}
+	if held := len(s.forms); held != len(want) {
+		t.Fatalf("after 500 renewals the scrubber holds %d forms, want %d", held, len(want))
+	}
+	text := tok(500) + " " + tok(499) + " refresh-token-0 configured-secret"
+	if got, want := s.String(text), strings.Repeat(Placeholder+" ", 3)+Placeholder; got != want {
+		t.Errorf("String(%q) = %q, want %q", text, got, want)
+	}
+	if s.Contains(tok(498)) {
+		t.Errorf("%q, two generations old, is still scrubbed", tok(498))
+	}
+	sl.Set(tok(500), "refresh-token-0") // the current values again: nothing shifts
+	if !s.Contains(tok(499)) {
+		t.Errorf("setting the current value again forgot the previous one")
+	}
+	sl.Set() // emptied: the last values are the previous generation
+	if !s.Contains(tok(500)) {
+		t.Errorf("an emptied slot forgot its last values at once")
+	}
+	sl.Set("another-token")
+	if !s.Contains("configured-secret") || s.Contains(tok(500)) {
+		t.Errorf("an emptied slot: configured secret held %v, old token held %v", s.Contains("configured-secret"), s.Contains(tok(500)))
+	}
+}
