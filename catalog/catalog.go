@@ -580,7 +580,7 @@ func (c *Catalog) Resolve(connector, method string) (*Method, error) {
 		if s != nil {
 			return nil, fmt.Errorf("connector %s is unavailable: %v", connector, s.Err)
 		}
-		return nil, fmt.Errorf("unknown connector %s; available: %s", connector, ListOrNone(Nearest(connector, names, len(names))))
+		return nil, fmt.Errorf("unknown connector %s; available: %s", short.Clip(connector, 80), ListOrNone(Nearest(connector, names, len(names))))
 	}
 	t := s.byName[method]
 	if t == nil && s.Source.ForwardUnknown && forwardableName(method) {
@@ -591,7 +591,7 @@ func (c *Catalog) Resolve(connector, method string) (*Method, error) {
 		for _, t := range s.Methods {
 			names = append(names, t.Def.Name)
 		}
-		return nil, fmt.Errorf("%s.%s is not a method of %s; nearest: %s", connector, method, connector, ListOrNone(Nearest(method, names, 5)))
+		return nil, fmt.Errorf("%s.%s is not a method of %s; nearest: %s", connector, short.Clip(method, 80), connector, ListOrNone(Nearest(method, names, 5)))
 	}
 	return t, nil
 }

@@ -138,3 +138,24 @@ func TestSnippetSavedAgainIsSearchedAsSaved(t *testing.T) {
 		t.Errorf(`saved again with "region" for "customer": found by region %v, by customer %v`, found("region"), found("customer"))
 	}
 }
+
+// A name a program made up is quoted clipped in the error thrown back to
+// it (and in the check before running), whatever its length.
+func TestResolveClipsAnUnknownName(t *testing.T) {
+	ctx := context.Background()
+	conn := &fakeConnector{name: "shop", tools: []connectors.Tool{{Name: "order", SourceName: "order", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	cat, err := catalog.New(ctx, []catalog.Source{{Connector: conn}}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "orde" + strings.Repeat("r", 1<<20)
+	_, err = cat.Resolve("shop", long)
+	want := "shop." + long[:80] + "… is not a method of shop; nearest: order"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Resolve = %.200v; want %q", err, want)
+	}
+	_, err = cat.Resolve(long, "order")
+	if err == nil || err.Error() != "unknown connector "+long[:80]+"…; available: shop" {
+		t.Fatalf("Resolve = %.200v; want the connector's name clipped", err)
+	}
+}

@@ -538,7 +538,7 @@ func (c *Catalog) Describe(ctx context.Context, snippets *Snippets, path string)
 		for _, h := range ix.Search("") {
 			paths = append(paths, h.Value.Path)
 		}
-		return nil, fmt.Errorf("unknown path %q; nearest: %s", path, ListOrNone(Nearest(path, paths, 5)))
+		return nil, fmt.Errorf("unknown path %q; nearest: %s", short.Clip(path, 80), ListOrNone(Nearest(path, paths, 5)))
 	}
 	return d, nil
 }

@@ -253,6 +253,10 @@ func TestDescribe(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown path "fx.get_summ"; nearest: fx.get_sum`) {
 		t.Errorf("unknown path: %v", err)
 	}
+	long := "fx.get_summ" + strings.Repeat("m", 1<<20)
+	if _, err = runtime.Describe(e.ctx, e.rt, long); err == nil || !strings.Contains(err.Error(), `unknown path "`+long[:80]+`…"; nearest: fx.get_sum`) {
+		t.Errorf("unknown long path: %.200v", err)
+	}
 	o := e.run(`async () => (await codemode.describe("kv.get")).types`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
 	if !strings.Contains(resultOf[string](t, o), "  get(input: KvGetInput): Promise<KvGetOutput>;") {

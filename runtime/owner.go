@@ -20,6 +20,11 @@ import (
 // DefaultLease is the default of Options.Lease.
 const DefaultLease = 15 * time.Second
 
+// MaxLease bounds Options.Lease and the lease an owner record is trusted
+// with: the record is another process's (or anything that wrote to the
+// store), and a huge lease would keep its runs from recovery forever.
+const MaxLease = 24 * time.Hour
+
 // unknownNote is the error of an entry recovery marks unknown.
 const unknownNote = "the run was interrupted while this call was in flight: it may or may not have taken effect"
 
@@ -187,11 +192,14 @@ func (o *owner) gone(e *codemode.Execution, rec *codemode.Owner, now time.Time) 
 		}
 		return fmt.Sprintf("the process that ran it (%s, started %s) is gone", proc, rec.StartedAt.Format(time.RFC3339)), true
 	}
+	// The record's lease is bounded as read: none (zero or negative) is
+	// this process's, more than MaxLease is MaxLease.
+	lease := min(positiveOr(rec.Lease, o.lease), MaxLease)
 	since := now.Sub(rec.Heartbeat)
-	if since <= rec.Lease {
+	if since <= lease {
 		return "", false
 	}
-	return fmt.Sprintf("the process that ran it (%s) stopped renewing its %s lease %s ago", proc, rec.Lease, since.Round(time.Second)), true
+	return fmt.Sprintf("the process that ran it (%s) stopped renewing its %s lease %s ago", proc, lease, since.Round(time.Second)), true
 }
 
 // owners returns the owner records by id; a failure is logged (nil).

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -318,5 +319,40 @@ func TestRollbackReport(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"1 kv.get applied", "2 kv.add reverted", "3 kv.add applied", "4 kv.put applied"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
+
+// An owner record's lease is bounded as read: a negative one does not make
+// its runs recoverable at once (it counts as this process's lease), a huge
+// one does not keep them from recovery forever (it counts as MaxLease).
+func TestRecoveryBoundsAStoredLease(t *testing.T) {
+	clk := fixture.NewClock()
+	e := newEnv(t, setup{clock: clk})
+	neg := codemode.Owner{ID: "own_neg", Host: "another-host", PID: 98, StartedAt: clk.Now(), Heartbeat: clk.Now(), Lease: -time.Hour}
+	e.crashed(neg, "exec_neg", codemode.StatusRunning, nil, nil)
+	huge := codemode.Owner{ID: "own_huge", Host: "another-host", PID: 99, StartedAt: clk.Now(), Heartbeat: clk.Now(), Lease: math.MaxInt64}
+	e.crashed(huge, "exec_huge", codemode.StatusRunning, nil, nil)
+
+	clk.Advance(runtime.DefaultLease - time.Second)
+	runtime.RecoverNow(e.ctx, e.rt)
+	if got := e.status("exec_neg"); got != codemode.StatusRunning {
+		t.Fatalf("within this process's lease, the run of an owner with a negative lease is %s; want running", got)
+	}
+	clk.Advance(2 * time.Second)
+	runtime.RecoverNow(e.ctx, e.rt)
+	if got := e.status("exec_neg"); got != codemode.StatusError {
+		t.Errorf("after this process's lease, the run of an owner with a negative lease is %s; want error", got)
+	}
+	if got := e.status("exec_huge"); got != codemode.StatusRunning {
+		t.Fatalf("within MaxLease, the run of an owner with a huge lease is %s; want running", got)
+	}
+	clk.Advance(runtime.MaxLease)
+	runtime.RecoverNow(e.ctx, e.rt)
+	x, _, err := e.rt.Execution(e.ctx, "exec_huge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Status != codemode.StatusError || !strings.Contains(x.Error, "stopped renewing its 24h0m0s lease") {
+		t.Errorf("after MaxLease, the run of an owner with a huge lease: %s %q; want error", x.Status, x.Error)
 	}
 }

@@ -44,7 +44,7 @@ type Options struct {
 	// Lease is how long this process's claim on its runs lasts without
 	// renewal (renewed every Lease/3): another process that cannot tell
 	// whether this one is alive recovers its runs once it lapsed. 0 means
-	// DefaultLease.
+	// DefaultLease; more than MaxLease counts as MaxLease.
 	Lease time.Duration
 	// Now is the runtime's clock: it stamps what the runtime writes and
 	// decides housekeeping and expiry. nil means time.Now; tests move a
@@ -171,7 +171,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		waiters:  map[string]bool{},
 	}
 	r.background, r.stopBG = context.WithCancel(context.WithoutCancel(ctx))
-	lease := positiveOr(opts.Lease, DefaultLease)
+	lease := min(positiveOr(opts.Lease, DefaultLease), MaxLease)
 	r.own = &owner{r: r, id: newID("own_"), self: procid.Self(), lease: lease, claims: newClaims(lease)}
 	r.journal, _ = opts.Store.(codemode.Journaler)
 	if opts.Tracer != nil {

@@ -107,35 +107,32 @@ func (r *Runtime) signInKey(name string, person codemode.Person) string {
 	return name
 }
 
-// AwaitingSignIn returns the ids of the paused runs that await a sign-in
-// to connector name and nothing else, oldest first: approving one resumes
-// it. A run that awaits an approval too is not listed: approving it would
-// approve calls nobody was shown (it waits for its approval, which then
-// finds the sign-in made).
-func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]string, error) {
-	runs, err := r.awaitingSignIn(ctx, name, false, "")
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(runs))
-	for i, a := range runs {
-		ids[i] = a.id
-	}
-	return ids, nil
+// AwaitingSignIn returns the paused runs that await a sign-in to
+// connector name and nothing else, oldest first: resuming one with its
+// Review resumes it. A run that awaits an approval too is not listed:
+// approving it would approve calls nobody was shown (it waits for its
+// approval, which then finds the sign-in made).
+func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]AwaitingRun, error) {
+	return r.awaitingSignIn(ctx, name, false, "")
 }
 
-// awaiting is a run AwaitingSignIn lists, with the digest of its pending
-// actions as listed.
-type awaiting struct{ id, digest string }
+// An AwaitingRun is a run AwaitingSignIn lists, with the Review to resume
+// it with (Resume): the digest of its pending actions as listed, so that a
+// run that moved on meanwhile (to a call awaiting approval) is not
+// approved unseen.
+type AwaitingRun struct {
+	ID     string
+	Review codemode.Review
+}
 
 // awaitingSignIn is AwaitingSignIn, keeping only the runs subject started
 // when own is set.
-func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, subject string) ([]awaiting, error) {
+func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, subject string) ([]AwaitingRun, error) {
 	pending, err := r.Pending(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	var out []awaiting
+	var out []AwaitingRun
 	for len(pending) > 0 { // one run's actions at a time, oldest run first
 		n := 1
 		for n < len(pending) && pending[n].ExecutionID == pending[0].ExecutionID {
@@ -145,7 +142,7 @@ func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, sub
 		pending = pending[n:]
 		if (!own || acts[0].StartedBy.Subject == subject) &&
 			!slices.ContainsFunc(acts, func(p codemode.PendingAction) bool { return p.Awaits != codemode.AwaitsSignIn || p.Connector != name }) {
-			out = append(out, awaiting{id: acts[0].ExecutionID, digest: codemode.PendingDigest(acts)})
+			out = append(out, AwaitingRun{ID: acts[0].ExecutionID, Review: codemode.Review{Digest: codemode.PendingDigest(acts)}})
 		}
 	}
 	return out, nil
@@ -252,13 +249,11 @@ func (r *Runtime) resumeSignedIn(ctx context.Context, name string, who codemode.
 		return
 	}
 	for _, a := range runs {
-		// (With the digest of what was listed: a run that moved on
-		// meanwhile, to a call awaiting approval, is not approved.)
-		o, err := r.Resume(ctx, a.id, codemode.Review{Digest: a.digest})
+		o, err := r.Resume(ctx, a.ID, a.Review)
 		if err != nil {
-			r.log.WarnContext(ctx, "could not resume a run after its sign-in", "execution", a.id, "connector", name, "err", err)
+			r.log.WarnContext(ctx, "could not resume a run after its sign-in", "execution", a.ID, "connector", name, "err", err)
 			continue
 		}
-		r.log.InfoContext(ctx, "resumed a run after its sign-in", "execution", a.id, "connector", name, "status", o.Status.String())
+		r.log.InfoContext(ctx, "resumed a run after its sign-in", "execution", a.ID, "connector", name, "status", o.Status.String())
 	}
 }

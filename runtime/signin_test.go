@@ -187,7 +187,11 @@ func TestBeginSignInRelistsTheConnector(t *testing.T) {
 		ids = append(ids, o.ExecutionID)
 	}
 	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
-	waiting, err := e.rt.AwaitingSignIn(e.ctx, "remote")
+	runs, err := e.rt.AwaitingSignIn(e.ctx, "remote")
+	var waiting []string
+	for _, a := range runs {
+		waiting = append(waiting, a.ID)
+	}
 	if err != nil || !slices.Equal(waiting, ids) {
 		t.Fatalf("AwaitingSignIn = %v, %v; want %v", waiting, err, ids)
 	}
@@ -381,5 +385,43 @@ func TestSignInDoesNotResumeARunAwaitingAnApprovalToo(t *testing.T) {
 	mustStatus(t, e.approve(id, nil), codemode.StatusCompleted)
 	if e.kv.count("put") != 1 || g.Calls("post") != 1 {
 		t.Fatalf("after the approval: kv.put made %d times, remote.post %d; want once each", e.kv.count("put"), g.Calls("post"))
+	}
+}
+
+// A run AwaitingSignIn listed that moved on before it is resumed (here:
+// to a call awaiting approval too) is refused by Resume with the Review
+// listed, not approved unseen: the login command resumes the runs it
+// listed so.
+func TestAwaitingSignInReviewRefusesARunThatMovedOn(t *testing.T) {
+	g := fixture.NewGated(t, "remote")
+	e := newEnv(t, setup{extra: []catalog.Source{{Connector: g}}, kvApprove: []string{"put"}})
+	o := e.run(`async () => { await remote.post({ x: 1 }); return "done" }`, nil)
+	mustSignInPending(t, o, "post")
+	id := o.ExecutionID
+	runs, err := e.rt.AwaitingSignIn(e.ctx, "remote")
+	if err != nil || len(runs) != 1 || runs[0].ID != id || runs[0].Review.Digest == "" {
+		t.Fatalf("AwaitingSignIn = %+v, %v; want run %s with a digest", runs, err, id)
+	}
+	moved := codemode.Entry{ExecutionID: id, Seq: 2, Kind: codemode.KindCall, Connector: "kv", Method: "put", Args: json.RawMessage(`{"key":"a","value":"1"}`),
+		State: codemode.EntryPending, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := e.store.WriteEntries(e.ctx, []codemode.Entry{moved}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open(t, b.URL())
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.Resume(e.ctx, runs[0].ID, runs[0].Review); !errors.Is(err, codemode.ErrNotAsShown) {
+		t.Fatalf("Resume with the listed review = %v; want ErrNotAsShown", err)
+	}
+	if n := e.kv.count("put"); n != 0 {
+		t.Fatalf("kv.put made %d times; nobody approved it", n)
+	}
+	if got := e.log(id); !slices.Equal(got, []string{"1 remote.post sign_in", "2 kv.put pending"}) {
+		t.Fatalf("log = %v, want it as it was", got)
 	}
 }

@@ -13,10 +13,21 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // snippetName is what a snippet may be called.
 var snippetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// The bounds of what a snippet is saved with (README, Snippets): a
+// snippet's name, description and input schema are in every search, the
+// describe of snippets and the console, for every later run; the request
+// that saves one is bounded only as a whole.
+const (
+	maxSnippetName        = 64
+	maxSnippetDescription = 4 << 10
+	maxSnippetSchema      = 64 << 10
+)
 
 // Snippets lists saved snippets by name.
 func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
@@ -32,8 +43,15 @@ func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
 // snippet records the connectors the run used. inputSchema, when given, must
 // be a JSON Schema; it documents the input in describe and search.
 func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (codemode.Snippet, error) {
-	if !snippetName.MatchString(name) {
+	switch {
+	case len(name) > maxSnippetName:
+		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: %d bytes; at most %d", short.Clip(name, maxSnippetName), len(name), maxSnippetName)
+	case !snippetName.MatchString(name):
 		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
+	case len(description) > maxSnippetDescription:
+		return codemode.Snippet{}, fmt.Errorf("snippet %s: description is %d bytes; at most %d", name, len(description), maxSnippetDescription)
+	case len(inputSchema) > maxSnippetSchema:
+		return codemode.Snippet{}, fmt.Errorf("snippet %s: input schema is %d bytes; at most %d", name, len(inputSchema), maxSnippetSchema)
 	}
 	if len(inputSchema) > 0 {
 		canon, _, err := jsonref.Canonical(inputSchema)
@@ -88,13 +106,13 @@ func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMe
 	if errors.Is(err, codemode.ErrNotFound) {
 		all, lerr := r.store.ListSnippets(ctx)
 		if lerr != nil {
-			return "", fmt.Errorf("unknown snippet %q", name)
+			return "", fmt.Errorf("unknown snippet %q", short.Clip(name, maxSnippetName))
 		}
 		names := make([]string, len(all))
 		for i, s := range all {
 			names[i] = s.Name
 		}
-		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", name, catalog.ListOrNone(catalog.Nearest(name, names, 5)))
+		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", short.Clip(name, maxSnippetName), catalog.ListOrNone(catalog.Nearest(name, names, 5)))
 	}
 	if err != nil {
 		return "", fmt.Errorf("load snippet %s: %w", name, err)

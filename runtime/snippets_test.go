@@ -90,6 +90,10 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 	if !strings.Contains(gone.Error, `unknown snippet "addTwo"`) {
 		t.Errorf("running a deleted snippet: %q", gone.Error)
 	}
+	long := e.run(`async () => codemode.run("addTwo" + "o".repeat(1 << 20), {})`, nil)
+	if !strings.Contains(long.Error, `unknown snippet "addTwo`+strings.Repeat("o", 58)+`…"`) || len(long.Error) > 1000 {
+		t.Errorf("running an unknown snippet of a long name: %.200q (%d bytes)", long.Error, len(long.Error))
+	}
 }
 
 func TestSaveSnippetRefusals(t *testing.T) {
@@ -98,15 +102,18 @@ func TestSaveSnippetRefusals(t *testing.T) {
 	paused := e.run(`async () => kv.put({ key: "k", value: "v" })`, nil)
 	tests := []struct {
 		name, snippet, id string
-		schema            string
+		schema, desc      string
 		is                error
 		want              string
 	}{
-		{"paused run", "ok", paused.ExecutionID, "", codemode.ErrWrongState, "is paused; only a completed execution can be saved"},
-		{"unknown run", "ok", "exec_nope", "", codemode.ErrUnknownExecution, "exec_nope"},
-		{"bad name", "1st", done.ExecutionID, "", nil, "invalid snippet name"},
-		{"bad name space", "a b", done.ExecutionID, "", nil, "invalid snippet name"},
-		{"bad schema", "ok", done.ExecutionID, `{"type": 12}`, nil, "not a valid JSON Schema"},
+		{"paused run", "ok", paused.ExecutionID, "", "", codemode.ErrWrongState, "is paused; only a completed execution can be saved"},
+		{"unknown run", "ok", "exec_nope", "", "", codemode.ErrUnknownExecution, "exec_nope"},
+		{"bad name", "1st", done.ExecutionID, "", "", nil, "invalid snippet name"},
+		{"bad name space", "a b", done.ExecutionID, "", "", nil, "invalid snippet name"},
+		{"bad schema", "ok", done.ExecutionID, `{"type": 12}`, "", nil, "not a valid JSON Schema"},
+		{"long name", strings.Repeat("n", 65), done.ExecutionID, "", "", nil, `invalid snippet name "` + strings.Repeat("n", 64) + `…": 65 bytes; at most 64`},
+		{"long description", "ok", done.ExecutionID, "", strings.Repeat("d", 4<<10+1), nil, "snippet ok: description is 4097 bytes; at most 4096"},
+		{"big schema", "ok", done.ExecutionID, `{"description": "` + strings.Repeat("s", 64<<10) + `"}`, "", nil, "snippet ok: input schema is 65555 bytes; at most 65536"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,7 +121,7 @@ func TestSaveSnippetRefusals(t *testing.T) {
 			if tc.schema != "" {
 				schema = json.RawMessage(tc.schema)
 			}
-			_, err := e.rt.SaveSnippet(e.ctx, tc.snippet, tc.id, "", schema)
+			_, err := e.rt.SaveSnippet(e.ctx, tc.snippet, tc.id, tc.desc, schema)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}

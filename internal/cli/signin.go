@@ -175,39 +175,41 @@ func cmdLogin(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	}
 }
 
-// resumeSignedIn approves, in this process, every paused run that waits
-// for the sign-in to connector name just made: each runs again by replay
-// with the configuration's connectors, as `approvals approve` runs it. A
-// run that then pauses again (for an approval, say) is reported as such.
+// resumeSignedIn resumes, in this process, every paused run that waits
+// for the sign-in to connector name just made, as the runtime's own
+// sign-in does (Runtime.Resume with the digest listed: a run that moved on
+// meanwhile is refused, not approved unseen): each runs again by replay
+// with the configuration's connectors. A run that then pauses again (for
+// an approval, say) is reported as such.
 func resumeSignedIn(ctx context.Context, c common, name string, env Env, log *slog.Logger) error {
 	eng, stop, err := openApp(ctx, c, log, true)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	ids, err := eng.AwaitingSignIn(ctx, name)
+	runs, err := eng.AwaitingSignIn(ctx, name)
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
+	if len(runs) == 0 {
 		return nil
 	}
-	if len(ids) == 1 {
+	if len(runs) == 1 {
 		fmt.Fprintln(env.Stdout, "Resuming the run that waited for it:")
 	} else {
-		fmt.Fprintf(env.Stdout, "Resuming the %d runs that waited for it:\n", len(ids))
+		fmt.Fprintf(env.Stdout, "Resuming the %d runs that waited for it:\n", len(runs))
 	}
 	failed := false
-	for _, id := range ids {
-		o, err := eng.Approve(ctx, id, nil)
+	for _, a := range runs {
+		o, err := eng.Resume(ctx, a.ID, a.Review)
 		switch {
 		case err != nil:
 			failed = true
-			fmt.Fprintf(env.Stdout, "  %s: not resumed: %v\n", id, err)
+			fmt.Fprintf(env.Stdout, "  %s: not resumed: %s\n", a.ID, visible.Escape(err.Error()))
 		case o.Status == codemode.StatusPaused:
-			fmt.Fprintf(env.Stdout, "  %s: paused again (codemode-mcp approvals list)\n", id)
+			fmt.Fprintf(env.Stdout, "  %s: paused again (codemode-mcp approvals list)\n", a.ID)
 		default:
-			fmt.Fprintf(env.Stdout, "  %s: %s\n", id, o.Status)
+			fmt.Fprintf(env.Stdout, "  %s: %s\n", a.ID, o.Status)
 		}
 	}
 	if failed {

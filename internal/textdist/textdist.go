@@ -41,8 +41,13 @@ const maxCompared = 128
 // (its first maxCompared runes), ties by name. score, when not nil,
 // adjusts a candidate's distance (e.g. to favour substrings).
 func Nearest(name string, names []string, score func(name, candidate string, d int) int) []string {
-	if r := []rune(name); len(r) > maxCompared {
-		name = string(r[:maxCompared])
+	runes := 0
+	for i := range name { // clipped without reading further: no copy of all of it
+		if runes == maxCompared {
+			name = name[:i]
+			break
+		}
+		runes++
 	}
 	low := strings.ToLower(name)
 	dist := make(map[string]int, len(names))
