@@ -3,7 +3,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,10 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // waitFor waits until cond holds (checked under the pool's lock).
@@ -111,7 +111,7 @@ func TestCloseInterruptsAStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs fixture.SyncBuffer
 	pool, err := NewPool(Options{Command: []string{exe}, Size: 1, Env: append(slices.Clone(testWorkerEnv), envTestHold+"="+fifo),
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
@@ -135,22 +135,4 @@ func TestCloseInterruptsAStart(t *testing.T) {
 	if strings.Contains(logs.String(), "cannot start a worker") {
 		t.Errorf("Close waited for the held start to time out:\n%s", logs.String())
 	}
-}
-
-// lockedBuffer is a log destination safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 )
@@ -19,7 +20,7 @@ import (
 // and memory that the heap watchdog cannot see (goroutine stacks) is
 // stopped by the parent's sampling alone.
 func TestSamplingLimiter(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &fixture.SyncBuffer{}
 	p := newPool(t, Options{Size: 1, MemoryLimit: hostileMemoryLimit, Limiter: LimiterSampling,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	checkDataLimit := func(t *testing.T) {
@@ -43,12 +44,12 @@ func TestSamplingLimiter(t *testing.T) {
 		{name: "deep native recursion (stack, not heap)", code: "eval('['.repeat(1e7))", sampled: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs.reset()
+			seen := len(logs.String()) // what earlier cases logged
 			start := time.Now()
 			memoryExceeded(t, sandboxtest.Run(t, p, &sandboxtest.Host{}, tc.code, long))
 			t.Logf("stopped after %v", time.Since(start).Round(time.Millisecond))
-			if killed := strings.Contains(logs.String(), `exit="signal: killed"`); tc.sampled && !killed {
-				t.Errorf("the parent did not kill the worker; log:\n%s", logs.String())
+			if logged := logs.String()[seen:]; tc.sampled && !strings.Contains(logged, `exit="signal: killed"`) {
+				t.Errorf("the parent did not kill the worker; log:\n%s", logged)
 			}
 			sandboxtest.WantCompleted(t, "the next run", sandboxtest.Run(t, p, &sandboxtest.Host{}, "(await notes.createNote({ n: 2 })).args.n * 21", sandbox.Limits{}), "42")
 			checkDataLimit(t)
@@ -89,10 +90,4 @@ func dataLimit(t *testing.T, pid int) string {
 	}
 	t.Fatalf("no data-size line in /proc/%d/limits:\n%s", pid, b)
 	return ""
-}
-
-func (l *lockedBuffer) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
 }
