@@ -368,14 +368,7 @@ func TestSignInDoesNotResumeARunAwaitingAnApprovalToo(t *testing.T) {
 		t.Errorf("AwaitingSignIn = %v, %v; want no run (it awaits an approval too)", ids, err)
 	}
 
-	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open(t, b.URL())
-	if err := b.Err(); err != nil {
-		t.Fatal(err)
-	}
+	signInThroughTheBrowser(t, e, "remote")
 	if n := e.kv.count("put"); n != 0 {
 		t.Fatalf("kv.put made %d times after the sign-in; nobody approved it", n)
 	}
@@ -407,14 +400,7 @@ func TestAwaitingSignInReviewRefusesARunThatMovedOn(t *testing.T) {
 	if err := e.store.WriteEntries(e.ctx, []codemode.Entry{moved}, nil); err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.rt.StartSignIn(e.ctx, "remote", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open(t, b.URL())
-	if err := b.Err(); err != nil {
-		t.Fatal(err)
-	}
+	signInThroughTheBrowser(t, e, "remote")
 	if _, err := e.rt.Resume(e.ctx, runs[0].ID, runs[0].Review); !errors.Is(err, codemode.ErrNotAsShown) {
 		t.Fatalf("Resume with the listed review = %v; want ErrNotAsShown", err)
 	}
@@ -423,5 +409,19 @@ func TestAwaitingSignInReviewRefusesARunThatMovedOn(t *testing.T) {
 	}
 	if got := e.log(id); !slices.Equal(got, []string{"1 remote.post sign_in", "2 kv.put pending"}) {
 		t.Fatalf("log = %v, want it as it was", got)
+	}
+}
+
+// signInThroughTheBrowser signs in to connector as a person does: the
+// sign-in the runtime starts, its page opened, its end awaited.
+func signInThroughTheBrowser(t *testing.T, e *env, connector string) {
+	t.Helper()
+	b, err := e.rt.StartSignIn(e.ctx, connector, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open(t, b.URL())
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
