@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -407,7 +408,8 @@ func parseTaskCursor(cursor string) (codemode.ExecutionKey, error) {
 	}
 	at, id, ok := strings.Cut(cursor, ".")
 	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" {
+	// (PostgreSQL's text holds no NUL: such an id would fail the read.)
+	if !ok || err != nil || id == "" || strings.ContainsFunc(id, unicode.IsControl) {
 		return codemode.ExecutionKey{}, errors.New("not a cursor this server gave")
 	}
 	return codemode.ExecutionKey{CreatedAt: time.Unix(0, n).UTC(), ID: id}, nil

@@ -326,6 +326,7 @@ func TestTaskRequestsThatAreRefused(t *testing.T) {
 		{"tasks/cancel", map[string]any{"taskId": "nope"}, "-32602: Failed to retrieve task: task not found"},
 		{"tasks/list", map[string]any{"cursor": "x"}, `-32602: invalid cursor "x": not a cursor this server gave`},
 		{"tasks/list", map[string]any{"cursor": "50"}, `-32602: invalid cursor "50": not a cursor this server gave`}, // an offset, as servers before gave
+		{"tasks/list", map[string]any{"cursor": "1764300000000000000.exec_\x00"}, `-32602: invalid cursor "1764300000000000000.exec_\x00": not a cursor this server gave`},
 		{"tasks/list", map[string]any{"cursor": "1764300000000000000."}, `-32602: invalid cursor "1764300000000000000.": not a cursor this server gave`},
 		{"tasks/list", map[string]any{"cursor": strings.Repeat("9", 1<<20) + ".exec_1"}, `…": 1048583 bytes, more than a cursor this server gives (128)`},
 		{"tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": 7}, "task": map[string]any{}}, "-32602: invalid arguments for codemode:\n- at /code: got number, want string"},
