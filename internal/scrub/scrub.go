@@ -213,13 +213,19 @@ func (s *Scrubber) Add(secrets ...string) {
 }
 
 // forms lists the ways v (at least MinLen bytes) appears in text: as it
-// is, JSON-escaped (see jsonForms), URL-encoded (Go's query and path
-// escaping, and JavaScript's encodeURIComponent), and in base64 (see
-// base64Forms). Escaping does not shorten v; Add drops the forms that
-// repeat one.
+// is, JSON-escaped once or twice (see jsonForms), URL-encoded (Go's query
+// and path escaping, and JavaScript's encodeURIComponent, each with the
+// hex digits in upper and in lower case, which RFC 3986 makes equivalent)
+// and in base64 (see base64Forms). Escaping does not shorten v; Add drops
+// the forms that repeat one.
 func forms(v string) []string {
-	out := append([]string{v}, jsonForms(v)...)
-	out = append(out, url.QueryEscape(v), url.PathEscape(v), uriComponent(v))
+	out := []string{v}
+	for _, f := range jsonForms(v) {
+		out = append(append(out, f), jsonForms(f)...)
+	}
+	for _, f := range []string{url.QueryEscape(v), url.PathEscape(v), uriComponent(v)} {
+		out = append(out, f, lowerHex(f))
+	}
 	for _, f := range base64Forms(v) {
 		if len(f) >= minBase64 {
 			out = append(out, f)
@@ -234,6 +240,9 @@ func forms(v string) []string {
 // control characters escaped), Python's json.dumps (and every non-ASCII
 // character as a \u escape, lower-case hex) and PHP's json_encode (and
 // "/" as "\/"). A secret with none of these characters has one form, v.
+// forms applies it twice too: a JSON document carried in a JSON string
+// (an MCP tool's text content) holds v escaped by one encoder, then by
+// another.
 func jsonForms(v string) []string {
 	html, _ := json.Marshal(v) // a string always encodes
 	plain := string(jsontext.AppendStringNoHTML(nil, v))
@@ -249,6 +258,19 @@ func jsonForms(v string) []string {
 		}
 	}
 	return []string{string(html[1 : len(html)-1]), plain, ascii.String(), strings.ReplaceAll(ascii.String(), "/", `\/`)}
+}
+
+// lowerHex is f, percent-encoded, with the hex digits of every %XX in
+// lower case.
+func lowerHex(f string) string {
+	b := []byte(f)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1] |= 0x20 // A-F to a-f; digits have the bit already
+			b[i+2] |= 0x20
+		}
+	}
+	return string(b)
 }
 
 // uriComponent is v as JavaScript's encodeURIComponent writes it: every

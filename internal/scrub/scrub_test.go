@@ -341,3 +341,42 @@ func TestSlotKeepsTwoGenerations(t *testing.T) {
 		t.Errorf("an emptied slot: configured secret held %v, old token held %v", s.Contains("configured-secret"), s.Contains(tok(500)))
 	}
 }
+
+// TestLowerCasePercent: RFC 3986 makes %2f and %2F the same octet, and
+// some clients and servers write the hex digits in lower case; a secret
+// so encoded is scrubbed as the upper-case form is.
+func TestLowerCasePercent(t *testing.T) {
+	s := New("p@ss/w rd;é")
+	for _, text := range []string{
+		"?k=p%40ss%2fw+rd%3b%c3%a9&x=1", // url.QueryEscape, lower case
+		"/p@ss%2fw%20rd%3b%c3%a9/x",     // url.PathEscape
+		"?k=p%40ss%2fw%20rd%3b%c3%a9",   // encodeURIComponent
+	} {
+		if got := s.String(text); strings.Contains(got, "%2f") {
+			t.Errorf("String(%q) = %q: the secret is left", text, got)
+		}
+	}
+}
+
+// TestDoublyEscaped: a JSON document carried as a JSON string inside
+// another (an MCP tool's text content, as raw text: a log line, an answer
+// cut short so it is no longer valid JSON) holds a secret escaped twice.
+func TestDoublyEscaped(t *testing.T) {
+	const secret = `a"b\c/é<d`
+	s := New(secret)
+	inner, _ := json.Marshal(map[string]string{"password": secret})
+	outer, _ := json.Marshal(map[string]string{"type": "text", "text": string(inner)})
+	for _, text := range []string{
+		string(outer),                // Go, both times
+		string(outer[:len(outer)-5]), // cut short: scrubbed as text
+		`{"text":"{\"password\":\"a\\\"b\\\\c/é<d\"}"}`,          // JSON.stringify, both times
+		`{"text":"{\"password\":\"a\\\"b\\\\c\\\/\\u00e9<d\"}"}`, // json_encode, both times
+	} {
+		if got := s.String(text); !strings.Contains(got, Placeholder) {
+			t.Errorf("String(%s) left the secret: %s", text, got)
+		}
+	}
+	if got := s.JSON(outer[:len(outer)-5]); !strings.Contains(string(got), Placeholder) {
+		t.Errorf("JSON of a cut document left the secret: %s", got)
+	}
+}
