@@ -414,7 +414,7 @@ func (e *scrubbed) Is(target error) bool {
 }
 
 // JSON returns raw with every string (keys too) that holds a secret
-// scrubbed, and the rest of its text as it is (members in their order,
+// scrubbed (a number that holds one becomes a string), and the rest of its text as it is (members in their order,
 // duplicate keys, numbers, white space). raw is returned as is when no
 // string in it holds a secret; invalid JSON that holds a secret becomes a
 // JSON string of its scrubbed text.
@@ -436,28 +436,41 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 		return b
 	}
 	// Outside strings valid JSON has no quote, so each quote opens a
-	// string, which ends at the next quote that is not escaped.
+	// string, which ends at the next quote that is not escaped. A number
+	// (a secret of digits, written unquoted) is the only other text that
+	// can hold a secret; one that does becomes a string.
 	var out []byte
 	done := 0 // raw[:done] is in out
 	for i := 0; i < len(raw); i++ {
-		if raw[i] != '"' {
-			continue
-		}
+		var text string
 		end := i + 1
-		for raw[end] != '"' {
-			if raw[end] == '\\' {
+		switch c := raw[i]; {
+		case c == '"':
+			for raw[end] != '"' {
+				if raw[end] == '\\' {
+					end++
+				}
 				end++
 			}
 			end++
+			_ = json.Unmarshal(raw[i:end], &text) // valid: raw is
+		case c == '-' || '0' <= c && c <= '9':
+			for end < len(raw) && strings.IndexByte("0123456789.eE+-", raw[end]) >= 0 {
+				end++
+			}
+			if !hasForm(fs, raw[i:end]) {
+				i = end - 1
+				continue
+			}
+			text = string(raw[i:end])
+		default:
+			continue
 		}
-		end++
-		var text string
-		_ = json.Unmarshal(raw[i:end], &text) // valid: raw is
 		if c := fs.replace(text); c != text {
 			out = jsontext.AppendStringNoHTML(append(out, raw[done:i]...), c)
 			done = end
 		}
-		i = end - 1 // the closing quote
+		i = end - 1 // the string's closing quote, the number's last digit
 	}
 	if out == nil {
 		return raw

@@ -380,3 +380,20 @@ func TestDoublyEscaped(t *testing.T) {
 		t.Errorf("JSON of a cut document left the secret: %s", got)
 	}
 }
+
+// TestJSONNumber: a secret made of digits (a PIN, a numeric key) that a
+// downstream writes as a JSON number, not a string, is scrubbed too; the
+// number becomes a string so that the JSON stays valid.
+func TestJSONNumber(t *testing.T) {
+	s := New("48151623")
+	for _, tt := range []struct{ in, want string }{
+		{`{"pin":48151623,"n":1}`, `{"pin":"[redacted]","n":1}`},
+		{`[1.5e48151623, "x\n"]`, `["1.5e[redacted]", "x\n"]`},
+		{`48151623`, `"[redacted]"`},
+		{`{"n":4815162}`, `{"n":4815162}`},
+	} {
+		if got := string(s.JSON(json.RawMessage(tt.in))); got != tt.want {
+			t.Errorf("JSON(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
