@@ -238,26 +238,41 @@ func forms(v string) []string {
 // downstream servers use write it: encoding/json (<, > and & as \u
 // escapes), JavaScript's JSON.stringify (only quotes, backslashes and
 // control characters escaped), Python's json.dumps (and every non-ASCII
-// character as a \u escape, lower-case hex) and PHP's json_encode (and
-// "/" as "\/"). A secret with none of these characters has one form, v.
-// forms applies it twice too: a JSON document carried in a JSON string
+// character as a \u escape, lower-case hex), PHP's json_encode (and "/"
+// as "\/") and .NET's System.Text.Json with its default encoder (quotes,
+// <, >, &, ', +, ` and every non-ASCII character as \u escapes,
+// upper-case hex). A secret with none of these characters has one form,
+// v. forms applies it twice too: a JSON document carried in a JSON string
 // (an MCP tool's text content) holds v escaped by one encoder, then by
 // another.
 func jsonForms(v string) []string {
 	html, _ := json.Marshal(v) // a string always encodes
 	plain := string(jsontext.AppendStringNoHTML(nil, v))
 	plain = plain[1 : len(plain)-1]
-	var ascii strings.Builder
-	for _, r := range plain {
-		if r < utf8.RuneSelf {
-			ascii.WriteRune(r)
+	python := escapeRunes(plain, `\u%04x`, func(r rune) bool { return r >= utf8.RuneSelf })
+	dotnet := escapeRunes(v, `\u%04X`, func(r rune) bool {
+		return r < 0x20 || r >= 0x7f || strings.ContainsRune(`"\<>&'+`+"`", r)
+	})
+	return []string{string(html[1 : len(html)-1]), plain, python, strings.ReplaceAll(python, "/", `\/`), dotnetShort.Replace(dotnet)}
+}
+
+// dotnetShort writes the escapes System.Text.Json writes short as it does.
+var dotnetShort = strings.NewReplacer(`\u005C`, `\\`, `\u0008`, `\b`, `\u000C`, `\f`, `\u000A`, `\n`, `\u000D`, `\r`, `\u0009`, `\t`)
+
+// escapeRunes returns s with every character that esc reports written as
+// a \u escape in format (a surrogate pair above U+FFFF).
+func escapeRunes(s, format string, esc func(rune) bool) string {
+	var b strings.Builder
+	for _, r := range s {
+		if !esc(r) {
+			b.WriteRune(r)
 			continue
 		}
 		for _, u := range utf16.AppendRune(nil, r) {
-			fmt.Fprintf(&ascii, `\u%04x`, u)
+			fmt.Fprintf(&b, format, u)
 		}
 	}
-	return []string{string(html[1 : len(html)-1]), plain, ascii.String(), strings.ReplaceAll(ascii.String(), "/", `\/`)}
+	return b.String()
 }
 
 // lowerHex is f, percent-encoded, with the hex digits of every %XX in

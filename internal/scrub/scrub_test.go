@@ -258,13 +258,15 @@ func decodesTo(text, secret string) bool {
 // plain text and inside a JSON string that holds a JSON document (an MCP
 // tool's text content): JavaScript's JSON.stringify (no HTML escaping),
 // Python's json.dumps (non-ASCII as \u escapes), PHP's json_encode ("/"
-// as "\/" too) and JavaScript's encodeURIComponent.
+// as "\/" too), .NET's System.Text.Json (quotes, +, ' and ` as \u
+// escapes, upper-case hex) and JavaScript's encodeURIComponent.
 func TestEscapedForms(t *testing.T) {
 	tests := []struct{ name, secret, written string }{
 		{"JSON.stringify", `pa&ss"w\rd`, `pa&ss\"w\\rd`},
 		{"json.dumps", `pässwörd-😀"`, `p\u00e4ssw\u00f6rd-\ud83d\ude00\"`},
 		{"json_encode", `AKIA/k+ey/é`, `AKIA\/k+ey\/\u00e9`},
 		{"encodeURIComponent", `s!e*c'r(e)t/ k`, `s!e*c'r(e)t%2F%20k`},
+		{"System.Text.Json", "AKIA/k+ey\"'`é\n😀", `AKIA/k\u002Bey\u0022\u0027\u0060\u00E9\n\uD83D\uDE00`},
 	}
 	for _, tt := range tests {
 		s := New(tt.secret)
