@@ -180,10 +180,56 @@ func hasForm[T ~string | ~[]byte](fs *formSet, text T) bool {
 
 // replace returns text with every form replaced.
 func (fs *formSet) replace(text string) string {
-	if !hasForm(fs, text) {
-		return text
+	if t, ok := fs.find(text); ok {
+		return fs.r.Replace(t)
 	}
-	return fs.r.Replace(text)
+	return text
+}
+
+// find reports whether text holds a form, and returns the text to replace
+// the forms in: text, or text with its wrapped base64 joined (see
+// unwrapBase64) when only that holds a form.
+func (fs *formSet) find(text string) (string, bool) {
+	if hasForm(fs, text) {
+		return text, true
+	}
+	if t, ok := unwrapBase64(text); ok && hasForm(fs, t) {
+		return t, true
+	}
+	return text, false
+}
+
+// unwrapBase64 returns text without the line breaks of base64 broken into
+// lines as MIME (76 characters a line) and PEM or openssl (64) write it,
+// which can split any form of a secret in any place: a break (LF or CRLF)
+// after a line of exactly that many base64 characters and before another
+// base64 character. ok is false when text has none. Scrubbed text that
+// held a secret so is returned joined.
+func unwrapBase64(text string) (joined string, ok bool) {
+	var b strings.Builder
+	done := 0 // text[:done] is in b
+	for start := 0; ; {
+		n := strings.IndexByte(text[start:], '\n')
+		if n < 0 || start+n+1 == len(text) {
+			break
+		}
+		next, line := start+n+1, strings.TrimSuffix(text[start:start+n], "\r")
+		if (len(line) == 64 || len(line) == 76) && isBase64(text[next]) && strings.IndexFunc(line, func(r rune) bool { return r >= utf8.RuneSelf || !isBase64(byte(r)) }) < 0 {
+			b.WriteString(text[done : start+len(line)])
+			done = next
+		}
+		start = next
+	}
+	if done == 0 {
+		return text, false
+	}
+	b.WriteString(text[done:])
+	return b.String(), true
+}
+
+// isBase64 reports whether c is a character of either base64 alphabet.
+func isBase64(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("+/-_", c) >= 0
 }
 
 // New returns a Scrubber holding secrets.
@@ -368,7 +414,11 @@ func (s *Scrubber) String(text string) string {
 // Contains reports whether text holds a secret in any of its forms.
 func (s *Scrubber) Contains(text string) bool {
 	fs := s.formSet()
-	return fs != nil && hasForm(fs, text)
+	if fs == nil {
+		return false
+	}
+	_, ok := fs.find(text)
+	return ok
 }
 
 // Cut returns how much of text, the head of a longer stream that is
@@ -444,11 +494,12 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	if !json.Valid(raw) {
-		if !hasForm(fs, raw) {
-			return raw
+		text := string(raw)
+		if c := fs.replace(text); c != text {
+			b, _ := json.Marshal(c)
+			return b
 		}
-		b, _ := json.Marshal(fs.r.Replace(string(raw)))
-		return b
+		return raw
 	}
 	// Outside strings valid JSON has no quote, so each quote opens a
 	// string, which ends at the next quote that is not escaped. A number

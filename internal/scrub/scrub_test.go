@@ -399,3 +399,37 @@ func TestJSONNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestWrappedBase64: base64 broken into lines, as MIME (76 characters a
+// line, CRLF) and PEM or openssl (64, LF) write it, holds a secret whose
+// forms a line break may split; it is found across the break.
+func TestWrappedBase64(t *testing.T) {
+	const secret = "wrapped-secret-value-0123456789"
+	s := New(secret)
+	for _, w := range []struct {
+		width int
+		eol   string
+	}{{76, "\r\n"}, {64, "\n"}} {
+		for before := 40; before < 64; before++ { // the break falls in each place of the secret
+			enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", before) + secret + " and more text after it"))
+			var lines []string
+			for len(enc) > w.width {
+				lines, enc = append(lines, enc[:w.width]), enc[w.width:]
+			}
+			text := "Content-Transfer-Encoding: base64\r\n\r\n" + strings.Join(append(lines, enc), w.eol) + w.eol
+			got := s.String(text)
+			if !s.Contains(text) || !strings.Contains(got, Placeholder) {
+				t.Errorf("width %d, %d bytes before: nothing scrubbed in %q", w.width, before, text)
+			}
+			for _, piece := range strings.Split(strings.NewReplacer("\r", "", "\n", "").Replace(got), Placeholder) {
+				if decodesTo(piece, secret) {
+					t.Errorf("width %d, %d bytes before: %q still decodes to the secret", w.width, before, got)
+				}
+			}
+		}
+	}
+	// Lines of other widths are not base64 a tool wraps: left as they are.
+	if text := "abcd\nwrapped-secret-value-0123\n456789"; s.String(text) != text {
+		t.Errorf("String(%q) = %q", text, s.String(text))
+	}
+}
