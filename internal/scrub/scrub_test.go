@@ -433,3 +433,21 @@ func TestWrappedBase64(t *testing.T) {
 		t.Errorf("String(%q) = %q", text, s.String(text))
 	}
 }
+
+// TestBase64Carriers: the secret as HTTP Basic credentials and a JWT's
+// payload carry it, inside the base64 of a longer text.
+func TestBase64Carriers(t *testing.T) {
+	const secret = "hunter2-password"
+	s := New(secret)
+	for _, user := range []string{"ann", "anne", "annie"} { // each offset modulo 3
+		basic := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+secret))
+		jwt := "eyJhbGciOiJIUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"`+user+`","pwd":"`+secret+`"}`)) + ".c2ln"
+		for _, text := range []string{basic, jwt} {
+			for _, piece := range strings.Split(s.String(text), Placeholder) {
+				if decodesTo(piece, secret) {
+					t.Errorf("%q still decodes to the secret after scrubbing: %q", text, s.String(text))
+				}
+			}
+		}
+	}
+}
