@@ -206,7 +206,7 @@ func (fs *formSet) find(text string) (string, bool) {
 // base64 character. ok is false when text has none. Scrubbed text that
 // held a secret so is returned joined.
 func unwrapBase64(text string) (joined string, ok bool) {
-	var b strings.Builder
+	var b []byte
 	done := 0 // text[:done] is in b
 	for start := 0; ; {
 		n := strings.IndexByte(text[start:], '\n')
@@ -215,7 +215,7 @@ func unwrapBase64(text string) (joined string, ok bool) {
 		}
 		next, line := start+n+1, strings.TrimSuffix(text[start:start+n], "\r")
 		if (len(line) == 64 || len(line) == 76) && isBase64(text[next]) && strings.IndexFunc(line, func(r rune) bool { return r >= utf8.RuneSelf || !isBase64(byte(r)) }) < 0 {
-			b.WriteString(text[done : start+len(line)])
+			b = append(b, text[done:start+len(line)]...)
 			done = next
 		}
 		start = next
@@ -223,8 +223,7 @@ func unwrapBase64(text string) (joined string, ok bool) {
 	if done == 0 {
 		return text, false
 	}
-	b.WriteString(text[done:])
-	return b.String(), true
+	return string(append(b, text[done:]...)), true
 }
 
 // isBase64 reports whether c is a character of either base64 alphabet.
@@ -508,7 +507,7 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 	var out []byte
 	done := 0 // raw[:done] is in out
 	for i := 0; i < len(raw); i++ {
-		var text string
+		var text string // not passed to Unmarshal: it would escape for every byte
 		end := i + 1
 		switch c := raw[i]; {
 		case c == '"':
@@ -519,7 +518,9 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 				end++
 			}
 			end++
-			_ = json.Unmarshal(raw[i:end], &text) // valid: raw is
+			var str string
+			_ = json.Unmarshal(raw[i:end], &str) // valid: raw is
+			text = str
 		case c == '-' || '0' <= c && c <= '9':
 			for end < len(raw) && strings.IndexByte("0123456789.eE+-", raw[end]) >= 0 {
 				end++
