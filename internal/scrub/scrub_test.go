@@ -165,6 +165,11 @@ func TestURL(t *testing.T) {
 		{"https://user:pw@mcp.example.com/mcp?api_key=k#frag", "https://mcp.example.com/mcp"},
 		{"http://127.0.0.1:3001/sse", "http://127.0.0.1:3001/sse"},
 		{"./spec.json", "./spec.json"},
+		// Not a URL url.Parse accepts (a raw "%" in the password): its
+		// credentials and query are cut all the same.
+		{"https://user:p%zz@mcp.example.com/mcp?api_key=k", "https://mcp.example.com/mcp"},
+		{"https://mcp.example.com/a%zz?api_key=k#f", "https://mcp.example.com/a%zz"},
+		{"https://user:pw@host:99999999999/x", "https://host:99999999999/x"},
 	}
 	for _, tt := range tests {
 		if got := URL(tt.in); got != tt.want {
