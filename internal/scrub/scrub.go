@@ -214,7 +214,7 @@ func unwrapBase64(text string) (joined string, ok bool) {
 			break
 		}
 		next, line := start+n+1, strings.TrimSuffix(text[start:start+n], "\r")
-		if (len(line) == 64 || len(line) == 76) && isBase64(text[next]) && strings.IndexFunc(line, func(r rune) bool { return r >= utf8.RuneSelf || !isBase64(byte(r)) }) < 0 {
+		if (len(line) == 64 || len(line) == 76) && strings.IndexByte(base64Chars, text[next]) >= 0 && strings.Trim(line, base64Chars) == "" {
 			b = append(b, text[done:start+len(line)]...)
 			done = next
 		}
@@ -226,10 +226,8 @@ func unwrapBase64(text string) (joined string, ok bool) {
 	return string(append(b, text[done:]...)), true
 }
 
-// isBase64 reports whether c is a character of either base64 alphabet.
-func isBase64(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("+/-_", c) >= 0
-}
+// base64Chars are the characters of both base64 alphabets.
+const base64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
 
 // New returns a Scrubber holding secrets.
 func New(secrets ...string) *Scrubber {
@@ -478,9 +476,10 @@ func (e *scrubbed) Is(target error) bool {
 }
 
 // JSON returns raw with every string (keys too) that holds a secret
-// scrubbed (a number that holds one becomes a string), and the rest of its text as it is (members in their order,
+// scrubbed (and every number that holds one, a secret of digits, made a
+// string), and the rest of its text as it is (members in their order,
 // duplicate keys, numbers, white space). raw is returned as is when no
-// string in it holds a secret; invalid JSON that holds a secret becomes a
+// value in it holds a secret; invalid JSON that holds a secret becomes a
 // JSON string of its scrubbed text.
 func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 	fs := s.formSet()
@@ -501,13 +500,12 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	// Outside strings valid JSON has no quote, so each quote opens a
-	// string, which ends at the next quote that is not escaped. A number
-	// (a secret of digits, written unquoted) is the only other text that
-	// can hold a secret; one that does becomes a string.
+	// string, which ends at the next quote that is not escaped. Numbers
+	// are the only other text that can hold a secret.
 	var out []byte
 	done := 0 // raw[:done] is in out
 	for i := 0; i < len(raw); i++ {
-		var text string // not passed to Unmarshal: it would escape for every byte
+		var text string // not given to Unmarshal: it would escape, an allocation a byte
 		end := i + 1
 		switch c := raw[i]; {
 		case c == '"':
