@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // mustNotHold fails when err's message holds one of secrets.
@@ -90,5 +91,30 @@ func TestForgottenRegistrationEchoingTheSecret(t *testing.T) {
 	}
 	if regs, _, _, _ := f.Snapshot(); regs != 2 {
 		t.Errorf("%d registrations, want 2: the refused registration was not forgotten", regs)
+	}
+}
+
+// A process refreshing a grant another process stored (it rotated the
+// refresh token since this one last read it) scrubs that refresh token
+// from what the token endpoint answers: the token is in the scrubber
+// before it is sent, as every token is.
+func TestRefreshOfAnotherProcessesTokenIsScrubbed(t *testing.T) {
+	f, e, a := signedIn(t, Config{}, rotating)
+	b := e.session(f, Config{Scrubber: scrub.New()}) // another process
+	e.clock.Advance(2 * time.Hour)
+	if status, err := call(t, b, f); status != 200 || err != nil {
+		t.Fatalf("the other process's call: %d, %v", status, err)
+	}
+	f.Set(func(f *oauthtest.Server) { f.EchoErrors = true })
+	f.RevokeAll()
+	e.clock.Advance(2 * time.Hour)
+	_, err := call(t, a, f)
+	mustSignInRequired(t, err, "refused the refresh token")
+	tokens := issuedTokens(f)
+	mustNotHold(t, err, tokens...)
+	for _, tok := range tokens {
+		if strings.Contains(e.logs.String(), tok) {
+			t.Errorf("the log shows %q", tok)
+		}
 	}
 }

@@ -478,6 +478,10 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 // stores its outcome: the new tokens, or the refusal, or g again without
 // the lease when the endpoint could not be reached.
 func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*grant, error) {
+	// g may be another process's since this one adopted a grant: its
+	// tokens go in the scrubber before they are sent (an answer may echo
+	// them).
+	s.tokens.Set(g.AccessToken, g.RefreshToken)
 	form := tokenForm("refresh_token", g.Resource, nil, "refresh_token", g.RefreshToken)
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
