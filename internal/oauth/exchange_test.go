@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,5 +118,40 @@ func TestTokenExchange(t *testing.T) {
 	}
 	if _, err := New(Config{Server: f.ServerURL(), Grant: GrantTokenExchange, Store: e.store(), Sealer: e.seal}); err == nil {
 		t.Error("a token exchange session without a person, client or endpoint was made")
+	}
+}
+
+// Concurrent calls of one person that each bring their token while the
+// session holds none share one exchange: the token endpoint sees one.
+func TestConcurrentExchangesShareOne(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "codemode", "xch-secret-41b9"
+	e := newEnv(t)
+	s := e.session(f, Config{Account: "alice", Grant: GrantTokenExchange, TokenEndpoint: f.Issuer() + "/token",
+		ClientID: f.ClientID, ClientSecret: f.ClientSecret})
+	mine := f.IssueOpaque(map[string]any{"sub": "alice"})
+	const n = 8
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			<-start
+			errs <- s.Exchange(context.Background(), mine)
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := len(f.Exchanges()); got != 1 {
+		t.Errorf("%d concurrent Exchange calls made %d token exchanges, want 1", n, got)
+	}
+	if status, err := call(t, s, f); status != 200 || err != nil {
+		t.Fatalf("a request after the exchange: %d, %v", status, err)
 	}
 }

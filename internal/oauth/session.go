@@ -113,8 +113,10 @@ type Session struct {
 	log    *slog.Logger
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	// refreshes shares a refresh among concurrent callers.
+	// refreshes shares a refresh among concurrent callers, exchanges a
+	// token exchange (Exchange).
 	refreshes *Flight[string]
+	exchanges *Flight[struct{}]
 	// tokens holds the adopted grant's tokens in the scrubber, subject the
 	// last person's token exchanged, assertions the last private_key_jwt
 	// assertions: each is replaced, not added to, so that refreshes do not
@@ -139,6 +141,10 @@ type Session struct {
 	// last: it is not sent again, and its 403s count once.
 	scopeRefused string
 }
+
+// errClosed is the error of a refresh or an exchange asked for after
+// Close.
+var errClosed = errors.New("the OAuth session is closed")
 
 // grant is a server's stored grant.
 type grant struct {
@@ -220,7 +226,8 @@ func New(cfg Config) (*Session, error) {
 		ctx:    ctx,
 		cancel: cancel,
 
-		refreshes:  NewFlight[string](errors.New("the OAuth session is closed")),
+		refreshes:  NewFlight[string](errClosed),
+		exchanges:  NewFlight[struct{}](errClosed),
 		tokens:     cfg.Scrubber.Slot(),
 		subject:    cfg.Scrubber.Slot(),
 		assertions: cfg.Scrubber.Slot(),
@@ -242,10 +249,11 @@ func grantID(server, account string) string {
 	return u.String() + "#user=" + url.QueryEscape(account)
 }
 
-// Close ends the refreshes under way and waits for them.
+// Close ends the refreshes and exchanges under way and waits for them.
 func (s *Session) Close() error {
 	s.cancel()
 	s.refreshes.Close()
+	s.exchanges.Close()
 	s.f.Close()
 	return nil
 }
