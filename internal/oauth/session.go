@@ -601,7 +601,7 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 	case g.Refused != "":
 		reason = g.Refused
 	case !covers(g.Scopes, needScopes), g.AccessToken != "" && g.AccessToken == scopeRefused:
-		reason = "the server needs the scopes " + strings.Join(needScopes, " ")
+		reason = "the server needs the scopes " + clip(strings.Join(needScopes, " "))
 	case g.RefreshToken == "" && g.due(s.cfg.Now()):
 		reason = "the access token expired and the server gave no refresh token"
 	}

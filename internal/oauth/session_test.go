@@ -439,15 +439,23 @@ func TestStepUp(t *testing.T) {
 	}
 }
 
+// The scopes a server asks for are clipped in what the session says (a
+// challenge may hold kilobytes of them).
 func TestStepUpGivesUp(t *testing.T) {
 	f := oauthtest.New(t)
-	f.ChallengeScope = "mcp:admin"
+	f.ChallengeScope = "mcp:admin " + strings.Repeat("mcp:more ", 1000)
 	f.AlwaysForbidden = true
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	var last error
 	for range 10 {
 		_, err := call(t, s, f)
+		if err != nil && len(err.Error()) > 1000 {
+			t.Fatalf("an error of %d bytes: the server's scopes are not clipped", len(err.Error()))
+		}
+		if sr, _ := s.NeedsSignIn(context.Background()); sr != nil && len(sr.Reason) > 1000 {
+			t.Fatalf("NeedsSignIn's reason is %d bytes: the server's scopes are not clipped", len(sr.Reason))
+		}
 		if _, ok := connectors.AsSignInRequired(err); !ok {
 			last = err
 			break
@@ -456,7 +464,7 @@ func TestStepUpGivesUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if last == nil || !strings.Contains(last.Error(), "still answers 403 insufficient_scope (it asks for mcp:admin) after 2 step-up(s); giving up") {
+	if last == nil || !strings.Contains(last.Error(), "still answers 403 insufficient_scope (it asks for mcp:admin mcp:more") || !strings.Contains(last.Error(), "after 2 step-up(s); giving up") {
 		t.Fatalf("after repeated 403s: %v, want an error giving up on the scope", last)
 	}
 	if _, _, _, authorizes := f.Snapshot(); authorizes > 1+maxStepUps {
