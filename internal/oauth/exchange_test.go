@@ -202,3 +202,32 @@ func TestExchangedTokenLacksScope(t *testing.T) {
 		t.Fatalf("a call once the server asks for no more: %d, %v", status, err)
 	}
 }
+
+// A traded token that is due for renewal but not expired is used for a
+// request made without the person's token (an approval on another's
+// request): the README's "missing or expired", not "due". Once expired,
+// the request needs the person.
+func TestExchangedTokenUsedUntilItExpires(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "codemode", "xch-secret-41b9"
+	f.ExpiresIn = 600
+	e := newEnv(t)
+	s := e.session(f, Config{Account: "alice", Grant: GrantTokenExchange, TokenEndpoint: f.Issuer() + "/token",
+		ClientID: f.ClientID, ClientSecret: f.ClientSecret})
+	ctx := context.Background()
+	if err := s.Exchange(ctx, f.IssueOpaque(map[string]any{"sub": "alice"})); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(9*time.Minute + 30*time.Second) // due (its last minute), not expired
+	if why, err := s.NeedsSignIn(ctx); why != nil || err != nil {
+		t.Errorf("NeedsSignIn with a token due but not expired = %v, %v; want none", why, err)
+	}
+	if status, err := call(t, s, f); status != 200 || err != nil {
+		t.Fatalf("a request with the traded token due but not expired: %d, %v", status, err)
+	}
+	e.clock.Advance(time.Minute) // expired
+	_, err := call(t, s, f)
+	if sr, ok := connectors.AsSignInRequired(err); !ok || !strings.Contains(sr.Reason, "the person's own token is not at hand") {
+		t.Errorf("a request once the traded token expired: %v, want a need naming alice's own token", err)
+	}
+}

@@ -346,6 +346,12 @@ func (g *grant) due(now time.Time) bool {
 	return !now.Before(g.Expiry.Add(-skew))
 }
 
+// expired reports whether g holds no access token good at now: none, or
+// one past its expiry. (A token that is only due may still be sent.)
+func (g *grant) expired(now time.Time) bool {
+	return g.AccessToken == "" || !g.Expiry.IsZero() && !now.Before(g.Expiry)
+}
+
 // covers reports whether have holds every scope of want.
 func covers(have, want []string) bool {
 	return !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(have, w) })
@@ -460,6 +466,12 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 			case <-time.After(leasePoll):
 			}
 			continue
+		case g.RefreshToken == "" && stale == "" && !g.expired(now):
+			// Due, with nothing to renew it by here: it serves until it
+			// expires (a token exchange session trades again when the
+			// person's token is at hand: Exchange).
+			s.adopt(g)
+			return g, nil
 		case g.RefreshToken == "" && s.cfg.Grant == GrantTokenExchange:
 			// Nothing to refresh with: the person's own token is traded
 			// again (Exchange), once at hand.
@@ -594,7 +606,7 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 	s.mu.Unlock()
 	reason := ""
 	switch {
-	case s.cfg.Grant == GrantTokenExchange && (g == nil || !g.usable() || g.RefreshToken == "" && g.due(s.cfg.Now())):
+	case s.cfg.Grant == GrantTokenExchange && (g == nil || !g.usable() || g.RefreshToken == "" && g.expired(s.cfg.Now())):
 		reason = s.noSubjectToken()
 	case g == nil:
 		reason = need
@@ -602,7 +614,7 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 		reason = g.Refused
 	case !covers(g.Scopes, needScopes), g.AccessToken != "" && g.AccessToken == scopeRefused:
 		reason = "the server needs the scopes " + clip(strings.Join(needScopes, " "))
-	case g.RefreshToken == "" && g.due(s.cfg.Now()):
+	case g.RefreshToken == "" && g.expired(s.cfg.Now()):
 		reason = "the access token expired and the server gave no refresh token"
 	}
 	if reason == "" {
