@@ -20,7 +20,8 @@ import (
 //     second 401 means the server refuses the grant: a sign-in is needed.
 //   - 403 insufficient_scope: the scopes asked for are added to those of
 //     the next sign-in (a client credentials session asks for them at
-//     once), at most maxStepUps times in a row.
+//     once), at most maxStepUps times in a row; a token exchange session,
+//     which has no sign-in, fails the request saying what to change.
 //
 // "A sign-in is needed" is an error wrapping *connectors.SignInRequired;
 // once known, later requests fail with it at once, without being sent,
