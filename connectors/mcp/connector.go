@@ -31,8 +31,15 @@ import (
 // ErrClosed is returned (wrapped) by calls on a closed connector.
 var ErrClosed = errors.New("connector closed")
 
-// maxPages bounds tools/list pagination against a server that never stops.
-const maxPages = 1000
+// Bounds on one server's tool list, against a server that pages without
+// end or lists without measure: what the connector keeps, and the catalog
+// builds declarations and search documents from, stays within them. The
+// largest servers known list a few hundred tools in well under a MiB.
+const (
+	maxPages         = 1000     // tools/list round trips
+	maxTools         = 10_000   // tool definitions, kept or not
+	maxToolListBytes = 16 << 20 // the raw pages together
+)
 
 // A Connector is a connection to one downstream MCP server. It implements
 // connectors.Connector; its methods are safe for concurrent use.
@@ -410,6 +417,7 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 	seen := map[string]bool{}
 	cursors := map[string]bool{}
 	cursor := ""
+	listed, size := 0, 0
 	for page := 0; ; page++ {
 		if page == maxPages {
 			return nil, fmt.Errorf("list tools: more than %d pages", maxPages)
@@ -425,6 +433,9 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 			}
 			return nil, fmt.Errorf("list tools: %w", err)
 		}
+		if size += len(raw); size > maxToolListBytes {
+			return nil, fmt.Errorf("list tools: the tool list is more than %d MiB", maxToolListBytes>>20)
+		}
 		var kept map[string]bool
 		if err != nil {
 			c.logger.Debug("mcp-go could not decode tools/list; decoding it leniently", "err", err)
@@ -437,6 +448,9 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 		wire, next, skipped, err := decodeToolPage(raw)
 		if err != nil {
 			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		if listed += len(wire) + len(skipped); listed > maxTools {
+			return nil, fmt.Errorf("list tools: more than %d tools", maxTools)
 		}
 		for _, e := range skipped {
 			c.logger.Warn("skipping a malformed tool definition", "err", e)
@@ -746,19 +760,9 @@ func (c *Connector) shutdown() error {
 	return nil
 }
 
-// maxForwardedName bounds the name of a tool called without being listed.
-const maxForwardedName = 128
-
 // forwardable reports whether a tool the server did not list may be
-// called by name (Config.ForwardUnknown): a name of at most
-// maxForwardedName bytes without control characters, that Include and
-// Exclude allow.
+// called by name (Config.ForwardUnknown): a name checkToolName accepts,
+// as of a listed tool, that Include and Exclude allow.
 func (c *Connector) forwardable(tool string) bool {
-	return c.cfg.ForwardUnknown && tool != "" && len(tool) <= maxForwardedName && !hasControl(tool) && c.cfg.selected(tool)
-}
-
-// hasControl reports whether s, a name the connector logs and shows, has
-// a control character.
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return c.cfg.ForwardUnknown && checkToolName(tool) == nil && c.cfg.selected(tool)
 }
