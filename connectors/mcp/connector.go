@@ -41,6 +41,30 @@ const (
 	maxToolListBytes = 16 << 20 // the raw pages together
 )
 
+// toolBudget is what is left of maxTools and maxToolListBytes while a
+// tool list's pages arrive.
+type toolBudget struct{ tools, bytes int }
+
+// take counts a raw tools/list page against the budget. It runs before
+// anything decodes the page whole (rawSink.admit): mcp-go's typed
+// decoding takes some 50 times a page's size, 900 MiB for a page of 16
+// MiB of minimal tools, so a page must be refused before it. Counting
+// decodes each tool into nothing; a page that is not a JSON object is
+// decodeToolPage's to report.
+func (b *toolBudget) take(raw json.RawMessage) error {
+	if b.bytes -= len(raw); b.bytes < 0 {
+		return fmt.Errorf("the tool list is more than %d MiB", maxToolListBytes>>20)
+	}
+	var page struct {
+		Tools []struct{} `json:"tools"`
+	}
+	_ = json.Unmarshal(raw, &page) // the length holds past a tool of the wrong type
+	if b.tools -= len(page.Tools); b.tools < 0 {
+		return fmt.Errorf("more than %d tools", maxTools)
+	}
+	return nil
+}
+
 // A Connector is a connection to one downstream MCP server. It implements
 // connectors.Connector; its methods are safe for concurrent use.
 //
@@ -417,24 +441,24 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 	seen := map[string]bool{}
 	cursors := map[string]bool{}
 	cursor := ""
-	listed, size := 0, 0
+	budget := toolBudget{tools: maxTools, bytes: maxToolListBytes}
 	for page := 0; ; page++ {
 		if page == maxPages {
 			return nil, fmt.Errorf("list tools: more than %d pages", maxPages)
 		}
-		sink := &rawSink{}
+		sink := &rawSink{admit: budget.take}
 		req := mcpgo.ListToolsRequest{}
 		req.Params.Cursor = mcpgo.Cursor(cursor)
 		res, err := s.client.ListToolsByPage(withSink(ctx, sink), req)
+		if refused := sink.refusal(); refused != nil {
+			return nil, fmt.Errorf("list tools: %w", refused)
+		}
 		raw := sink.result()
 		if raw == nil {
 			if err == nil {
 				err = errors.New("empty result")
 			}
 			return nil, fmt.Errorf("list tools: %w", err)
-		}
-		if size += len(raw); size > maxToolListBytes {
-			return nil, fmt.Errorf("list tools: the tool list is more than %d MiB", maxToolListBytes>>20)
 		}
 		var kept map[string]bool
 		if err != nil {
@@ -448,9 +472,6 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 		wire, next, skipped, err := decodeToolPage(raw)
 		if err != nil {
 			return nil, fmt.Errorf("list tools: %w", err)
-		}
-		if listed += len(wire) + len(skipped); listed > maxTools {
-			return nil, fmt.Errorf("list tools: more than %d tools", maxTools)
 		}
 		for _, e := range skipped {
 			c.logger.Warn("skipping a malformed tool definition", "err", e)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,5 +110,25 @@ func TestHostileToolDefinitions(t *testing.T) {
 		if strings.ContainsAny(r["err"], "\u202e\u0007\u0085\u200b") || len(r["err"]) > 200 {
 			t.Errorf("the warning %q echoes the name as sent", r["err"])
 		}
+	}
+}
+
+// TestOversizedToolPageIsRefusedUndecoded lists one page of 1.2 million
+// minimal tools (15 MiB): it is refused for its count before mcp-go
+// decodes it into typed tools, which would take some 2.5 GiB of
+// allocations (900 MiB live).
+func TestOversizedToolPageIsRefusedUndecoded(t *testing.T) {
+	const n = (15 << 20) / 13
+	page := `{"tools":[` + strings.Repeat(`{"name":"a"},`, n-1) + `{"name":"a"}]}`
+	_, url := startFake(t, map[string]string{"": page}, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Dial(context.Background(), Config{Name: "wide", URL: url, StartTimeout: 5 * time.Minute, Logger: testLogger(t)})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 tools") {
+		t.Fatalf("Dial = %v, want a too-many-tools error", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<30 {
+		t.Errorf("listing the page allocated %d MiB, want under 1 GiB (mcp-go decoded it)", got>>20)
 	}
 }
