@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -131,4 +132,26 @@ func TestOversizedToolPageIsRefusedUndecoded(t *testing.T) {
 	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<30 {
 		t.Errorf("listing the page allocated %d MiB, want under 1 GiB (mcp-go decoded it)", got>>20)
 	}
+}
+
+// TestHostileCallResults calls tools whose results are built to cost: a
+// million empty content items are refused before they are decoded (each
+// would take some 40 times its bytes), and an image's base64 data, however
+// large, reaches the program as its size.
+func TestHostileCallResults(t *testing.T) {
+	calls := map[string]string{
+		"many":  `{"content":[` + strings.Repeat(`{},`, 1_000_000) + `{}]}`,
+		"image": `{"content":[{"type":"image","mimeType":"image/png","data":"` + strings.Repeat("A", 8<<20) + `"}]}`,
+	}
+	_, url := startFake(t, map[string]string{"": `{"tools":[{"name":"many"},{"name":"image"}]}`}, calls)
+	c := dial(t, Config{Name: "costly", URL: url})
+	_, err := c.Call(context.Background(), "many", nil)
+	if err == nil || !strings.Contains(err.Error(), "more than 100000 content items") || !strings.Contains(err.Error(), `"costly"`) {
+		t.Errorf("Call(many) = %v, want a too-many-items error naming the connector", err)
+	}
+	res, err := c.Call(context.Background(), "image", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, res.Value, json.RawMessage(`[{"type":"image","mimeType":"image/png","data":"<8388608 bytes base64>"}]`))
 }
