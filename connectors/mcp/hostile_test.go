@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -154,4 +155,21 @@ func TestHostileCallResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	jsonEqual(t, res.Value, json.RawMessage(`[{"type":"image","mimeType":"image/png","data":"<8388608 bytes base64>"}]`))
+}
+
+// TestServerRequestFloodIsBounded calls a stdio server that sends 20,000
+// pings and then no longer reads its input: the answers the pipe cannot
+// take are not left waiting, one goroutine each, but the pings past a
+// bound go unanswered, and the call still gets its result.
+func TestServerRequestFloodIsBounded(t *testing.T) {
+	c := dial(t, Config{Name: "flood", Command: os.Args[0], Env: map[string]string{floodEnv: "20000"}})
+	before := runtime.NumGoroutine()
+	res, err := c.Call(context.Background(), "flood", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, res.Value, json.RawMessage(`"flooded"`))
+	if grew := runtime.NumGoroutine() - before; grew > maxServerRequests+16 {
+		t.Errorf("%d more goroutines after the flood, want at most %d", grew, maxServerRequests+16)
+	}
 }
