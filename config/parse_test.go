@@ -462,6 +462,11 @@ func TestParseValues(t *testing.T) {
 				return []time.Duration{c.Server.StartTimeout, c.Connectors[0].StartTimeout, c.Connectors[1].StartTimeout}
 			},
 			[]time.Duration{3 * time.Second, 90 * time.Second, 0}},
+		{"restart delays", "connectors: {s: {command: srv, restart_delay: 2s, max_restart_delay: 5m}, o: {openapi: o.json, restart_delay: 1s}}",
+			func(c *Config) any {
+				return []time.Duration{c.Connectors[0].RestartDelay, c.Connectors[0].MaxRestartDelay, c.Connectors[1].RestartDelay, c.Connectors[1].MaxRestartDelay}
+			},
+			[]time.Duration{2 * time.Second, 5 * time.Minute, time.Second, 0}},
 		{"start timeout in a client file", `{"mcpServers": {"s": {"command": "x", "start_timeout": "1m"}}}`,
 			func(c *Config) any { return c.Connectors[0].StartTimeout }, time.Minute},
 		{"connector timeout zero", "connectors: {n: {builtin: notes, timeout: 0}}", func(c *Config) any { return c.Connectors[0].Timeout }, time.Duration(0)},
