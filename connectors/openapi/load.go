@@ -114,7 +114,7 @@ func openFile(loc, cacheDir string) (*document, error) {
 	record := cachePath(cacheDir, "files", abs, ".txt")
 	before, statErr := fileIdentity(abs)
 	key := fmt.Sprintf("%s %+v\n", abs, before)
-	if rec, err := os.ReadFile(record); statErr == nil && err == nil {
+	if rec, err := readFile(record, "the cached record of the document file", 1<<20); statErr == nil && err == nil {
 		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
 			return &document{hash: hash, size: before.Size, bytes: sync.OnceValues(func() ([]byte, error) {
 				raw, err := readFile(abs, "the OpenAPI document", maxDocumentBytes)
@@ -230,11 +230,11 @@ func (c docCache) read() ([]byte, docMeta, error) {
 	if c.dir == "" {
 		return nil, meta, errors.New("no cache")
 	}
-	mb, err := os.ReadFile(cachePath(c.dir, "documents", c.url, ".json"))
+	mb, err := readFile(cachePath(c.dir, "documents", c.url, ".json"), "the cached document's record", 1<<20)
 	if err == nil {
 		err = json.Unmarshal(mb, &meta)
 	}
-	raw, rerr := os.ReadFile(cachePath(c.dir, "documents", c.url, ".doc"))
+	raw, rerr := readFile(cachePath(c.dir, "documents", c.url, ".doc"), "the cached document", maxDocumentBytes)
 	if err = cmp.Or(err, rerr); err == nil && hashOf(raw) != meta.SHA256 {
 		err = errors.New("cached copy damaged")
 	}

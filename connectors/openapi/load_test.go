@@ -446,3 +446,65 @@ func gobMapBomb(t *testing.T, n uint32) []byte {
 	}
 	return out
 }
+
+// TestCachedDocumentTooLarge: a cached copy of a fetched document larger
+// than a document may be is not read (every start reads the copy, for its
+// ETag): the document is fetched.
+func TestCachedDocumentTooLarge(t *testing.T) {
+	body := mustRead(t, "testdata/notes-3.1.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	defer srv.Close()
+	url, dir := srv.URL+"/notes.json", t.TempDir()
+	c, err := New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	copied := cachePath(dir, "documents", url, ".doc")
+	if err := os.Truncate(copied, maxDocumentBytes+1); err != nil { // sparse: nothing written
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c, err = New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
+		t.Errorf("the start allocated %d MiB", a>>20)
+	}
+	if len(c.tools) == 0 {
+		t.Error("no methods")
+	}
+}
+
+// TestCachedFileRecordTooLarge: the cache's record of a document file's
+// identity is not read when it is larger than a record can be.
+func TestCachedFileRecordTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	doc, err := filepath.Abs("testdata/notes-3.1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(context.Background(), Config{Name: "notes", Document: doc, CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := os.Truncate(cachePath(dir, "files", doc, ".txt"), 256<<20); err != nil { // sparse
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c, err = New(context.Background(), Config{Name: "notes", Document: doc, CacheDir: dir})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
+		t.Errorf("the start allocated %d MiB", a>>20)
+	}
+}
