@@ -65,6 +65,10 @@ const maxDescription = 1200
 const (
 	maxName = 256 // an operationId or a tag
 	maxPath = 1024
+	// maxTags bounds an operation's tags, for the same reason (each is in
+	// the method's search document and matched by tag: filters); the
+	// directory's operations have a few.
+	maxTags = 64
 )
 
 // The derived schemas are bounded by the document's size: a schema copied
@@ -355,6 +359,10 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		}
 		return len(tag) > maxName
 	})
+	if len(o.Tags) > maxTags {
+		d.warn(fmt.Sprintf("%d tags; only the first %d are kept", len(o.Tags), maxTags))
+		o.Tags = o.Tags[:maxTags:maxTags]
+	}
 	if o.SourceName == "" {
 		o.SourceName = o.Method + " " + path
 	}

@@ -382,3 +382,22 @@ func TestSkippedOperationWarningsBounded(t *testing.T) {
 		t.Errorf("warnings %.300q; want a count of those left out", diags)
 	}
 }
+
+// An operation's tags past maxTags are dropped with a warning: 100,000 of
+// them were each a tag of the method, in its search document and its
+// `tag:` filter matching.
+func TestManyTagsBounded(t *testing.T) {
+	var tags []string
+	for i := range 100_000 {
+		tags = append(tags, fmt.Sprintf("%q", fmt.Sprint("t", i)))
+	}
+	doc := `{"openapi":"3.0.0","paths":{"/q":{"get":{"tags":[` + strings.Join(tags, ",") + `]}}}}`
+	c := newTest(t, "", func(cfg *Config) { cfg.Document = writeDoc(t, doc) })
+	if got := c.tools[0].Tags; len(got) != maxTags || got[0] != "t0" || got[maxTags-1] != fmt.Sprint("t", maxTags-1) {
+		t.Errorf("%d tags %.100q; want the first %d", len(got), got, maxTags)
+	}
+	diags := strings.Join(c.Capabilities().Diagnostics, "\n")
+	if want := fmt.Sprintf("GET /q: 100000 tags; only the first %d are kept", maxTags); !strings.Contains(diags, want) {
+		t.Errorf("warnings %.400q do not say %q", diags, want)
+	}
+}
