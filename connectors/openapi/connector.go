@@ -119,10 +119,7 @@ func deriveCached(ctx context.Context, doc *document, cache derivedCache, log *s
 	if d != nil {
 		return d, false, nil
 	}
-	text, err := doc.jsonText()
-	if err == nil {
-		err = ctx.Err() // converting YAML took long
-	}
+	text, err := doc.jsonText(ctx)
 	if err != nil {
 		return nil, false, err
 	}

@@ -293,9 +293,10 @@ type specDocument struct {
 	size int // of its JSON text
 }
 
-// parsed returns the document parsed.
+// parsed returns the document parsed. Its conversion from YAML is not
+// canceled: it is done once, for every later spec call too.
 func (d *document) parsed() (specDocument, error) {
-	text, err := d.jsonText()
+	text, err := d.jsonText(context.Background())
 	if err != nil {
 		return specDocument{}, err
 	}
@@ -306,8 +307,9 @@ func (d *document) parsed() (specDocument, error) {
 	return specDocument{root, len(text)}, nil
 }
 
-// jsonText returns the document as JSON: JSON as it is, YAML converted.
-func (d *document) jsonText() ([]byte, error) {
+// jsonText returns the document as JSON: JSON as it is, YAML converted
+// (until ctx is done).
+func (d *document) jsonText(ctx context.Context) ([]byte, error) {
 	raw, err := d.bytes()
 	if err != nil {
 		return nil, err
@@ -315,7 +317,7 @@ func (d *document) jsonText() ([]byte, error) {
 	if isJSONText(raw) {
 		return bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")), nil
 	}
-	return yamlToJSON(raw)
+	return yamlToJSON(ctx, raw)
 }
 
 // isJSONText reports whether b starts (after white space and a byte order

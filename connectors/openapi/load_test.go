@@ -25,7 +25,7 @@ import (
 // TestYAMLAndJSONAgree: a YAML document derives as its JSON form does.
 func TestYAMLAndJSONAgree(t *testing.T) {
 	c := newTest(t, "shop.yaml")
-	doc, err := newDocument(mustRead(t, "testdata/shop.yaml"), nil, "").jsonText()
+	doc, err := newDocument(mustRead(t, "testdata/shop.yaml"), nil, "").jsonText(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
