@@ -400,14 +400,12 @@ func TestDamagedDerivationCache(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs fixture.SyncBuffer
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			c := start(dir, shopDoc, &logs)
-			runtime.ReadMemStats(&after)
+			var c *Connector
+			a := allocatedBy(func() { c = start(dir, shopDoc, &logs) })
 			if diff := cmp.Diff(want, describe(t, c)); diff != "" {
 				t.Errorf("methods differ from the document's (-derived +started):\n%s", diff)
 			}
-			if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+			if a > 64<<20 {
 				t.Errorf("the start allocated %d MiB", a>>20)
 			}
 			if l := logs.String(); !strings.Contains(l, "level=DEBUG") || !strings.Contains(l, "deriving again") {
@@ -447,64 +445,51 @@ func gobMapBomb(t *testing.T, n uint32) []byte {
 	return out
 }
 
-// TestCachedDocumentTooLarge: a cached copy of a fetched document larger
-// than a document may be is not read (every start reads the copy, for its
-// ETag): the document is fetched.
-func TestCachedDocumentTooLarge(t *testing.T) {
+// TestCachedFilesTooLarge: what the cache keeps beside a document and
+// every start reads (the copy of a fetched document, for its ETag; the
+// record of a file's identity) is not read when it is larger than it can
+// be: the document is fetched, or read, again.
+func TestCachedFilesTooLarge(t *testing.T) {
 	body := mustRead(t, "testdata/notes-3.1.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
 	defer srv.Close()
-	url, dir := srv.URL+"/notes.json", t.TempDir()
-	c, err := New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir})
+	file, err := filepath.Abs("testdata/notes-3.1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Close()
-	copied := cachePath(dir, "documents", url, ".doc")
-	if err := os.Truncate(copied, maxDocumentBytes+1); err != nil { // sparse: nothing written
-		t.Fatal(err)
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	c, err = New(context.Background(), Config{Name: "notes", Document: url, CacheDir: dir})
-	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
-		t.Errorf("the start allocated %d MiB", a>>20)
-	}
-	if len(c.tools) == 0 {
-		t.Error("no methods")
+	for doc, kind := range map[string]string{srv.URL + "/notes.json": "documents/.doc", file: "files/.txt"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			start := func() *Connector {
+				c, err := New(context.Background(), Config{Name: "notes", Document: doc, CacheDir: dir})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Close()
+				return c
+			}
+			start()
+			kind, ext, _ := strings.Cut(kind, "/")
+			if err := os.Truncate(cachePath(dir, kind, doc, ext), maxDocumentBytes+1); err != nil { // sparse: nothing written
+				t.Fatal(err)
+			}
+			var c *Connector
+			if a := allocatedBy(func() { c = start() }); a > 32<<20 {
+				t.Errorf("the start allocated %d MiB", a>>20)
+			}
+			if len(c.tools) != 3 { // notes' one operation, request and spec
+				t.Errorf("%d methods, want 3", len(c.tools))
+			}
+		})
 	}
 }
 
-// TestCachedFileRecordTooLarge: the cache's record of a document file's
-// identity is not read when it is larger than a record can be.
-func TestCachedFileRecordTooLarge(t *testing.T) {
-	dir := t.TempDir()
-	doc, err := filepath.Abs("testdata/notes-3.1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(context.Background(), Config{Name: "notes", Document: doc, CacheDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	if err := os.Truncate(cachePath(dir, "files", doc, ".txt"), 256<<20); err != nil { // sparse
-		t.Fatal(err)
-	}
+// allocatedBy returns the bytes f allocated (the measure of work done
+// without a clock; tests do not run in parallel).
+func allocatedBy(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c, err = New(context.Background(), Config{Name: "notes", Document: doc, CacheDir: dir})
+	f()
 	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
-		t.Errorf("the start allocated %d MiB", a>>20)
-	}
+	return after.TotalAlloc - before.TotalAlloc
 }
