@@ -20,16 +20,10 @@ const deriveFormat = "openapi-derive-7"
 // hash, the binary's version (buildVersion) and deriveFormat.
 //
 // A file is that key, a line break, the CRC-32C of the rest (4 bytes, big
-// endian) and the derivation in gob. Gob trusts its input: the stream's
-// counts size what it allocates (90 bytes claiming a map of four million
-// members made it allocate 384 MiB; a billion, tens of gigabytes), and a
-// stream followed by anything decodes as the stream. So load reads
-// nothing larger than the document's derivation can be, and hands gob only
-// what this code wrote for this document and build, whole: a file that is
-// truncated, damaged, another document's or another build's is derived
-// again. A file crafted with a valid checksum by someone who can write the
-// cache directory is trusted, as the directory is (it is the user's own,
-// made 0700).
+// endian) and the derivation in gob, which trusts its input (90 bytes
+// claiming four million map members allocate 384 MiB): load hands gob only
+// what this code wrote for this document and build, whole, and reads
+// nothing larger than the derivation can be (see docs/ARCHITECTURE.md).
 type derivedCache struct {
 	dir string // "" disables it
 }
