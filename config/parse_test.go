@@ -666,3 +666,22 @@ func TestStorePostgres(t *testing.T) {
 		t.Errorf("max_conns 0: %v, want an error naming store.postgres.max_conns", err)
 	}
 }
+
+// A file nested a million deep, within the size bound, is refused at
+// its 65th level before the YAML parser, which takes time quadratic in
+// the depth, sees it (it took hours; a config may come from someone else).
+func TestParseRefusesDeepNestingEarly(t *testing.T) {
+	const n = 1 << 18
+	for _, tc := range []struct{ name, src, want string }{
+		{"flow sequences", strings.Repeat("[", n) + strings.Repeat("]", n), "x.yaml:1:65: nesting deeper than 64 levels"},
+		{"flow mappings", "a: " + strings.Repeat("{b: ", n/4) + strings.Repeat("}", n/4), "x.yaml:1:260: nesting deeper than 64 levels"},
+		{"block sequences on a line", "a:\n  " + strings.Repeat("- ", n) + "x\n", "x.yaml:2:131: nesting deeper than 64 levels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src), "x.yaml")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %.200v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
