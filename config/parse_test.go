@@ -215,6 +215,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
 		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",
 			`codemode.yaml:4:5: connectors.gh.baseUrl: unknown key (did you mean "base_url"?)`},
+		{"NUL in an argument", "connectors:\n  x:\n    command: /bin/cat\n    args: [\"a\\0b\"]\n",
+			`codemode.yaml:4:12: connectors.x.args[0]: holds a NUL byte, which no argument, environment variable, header or URL can`},
 		{"bad duration", "sandbox:\n  timeout: banana\n",
 			`codemode.yaml:2:12: sandbox.timeout: expected a duration such as "60s", "5m" or "24h", got "banana"`},
 		{"duration without unit", "store:\n  paused_ttl: 60\n",
