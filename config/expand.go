@@ -157,7 +157,7 @@ func isVarName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+		if c == '_' || isLetter(c) || i > 0 && c >= '0' && c <= '9' {
 			continue
 		}
 		return false
