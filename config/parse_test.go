@@ -309,6 +309,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp?…"`},
 		{"bad url with user information", "connectors:\n  x:\n    url: \"bob:sk-live-1a2b@example.com/mcp\"\n",
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "…@example.com/mcp"`},
+		{"bad url with a password holding a question mark", "connectors:\n  x:\n    url: \"ftp://bob:sk?live@example.com/mcp\"\n",
+			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "ftp://…@example.com/mcp"`},
 		{"bad openapi scheme with credentials", "connectors:\n  x:\n    openapi: \"ftp://bob:sk-live-1a2b@x/a.json?k=sk-live-3c4d\"\n",
 			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://…@x/a.json?…"`},
 		{"bad glob", "connectors:\n  x:\n    builtin: notes\n    approve: [\"[a\"]\n",
