@@ -101,8 +101,15 @@ func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 // into the program: an unknown name lists the nearest saved ones, a snippet
 // whose connectors are gone names them, an input that does not satisfy the
 // snippet's input schema lists every violation with its JSON pointer.
+//
+// A name no snippet can have (SaveSnippet's rules) is unknown without
+// asking the store: the program's string may be of any length.
 func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMessage) (string, error) {
-	s, err := r.store.GetSnippet(ctx, name)
+	var s *codemode.Snippet
+	err := codemode.ErrNotFound
+	if len(name) <= maxSnippetName && snippetName.MatchString(name) {
+		s, err = r.store.GetSnippet(ctx, name)
+	}
 	if errors.Is(err, codemode.ErrNotFound) {
 		all, lerr := r.store.ListSnippets(ctx)
 		if lerr != nil {

@@ -1,9 +1,11 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -189,4 +191,47 @@ func TestSnippetInputIsValidated(t *testing.T) {
 	}
 	o := e.run(`async () => await codemode.run("double", { n: 21, tag: "ok" })`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
+}
+
+// lookupStore records the names the runtime looks snippets up by.
+type lookupStore struct {
+	codemode.Store
+	mu    sync.Mutex
+	names []string
+}
+
+func (s *lookupStore) GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error) {
+	s.mu.Lock()
+	s.names = append(s.names, name)
+	s.mu.Unlock()
+	return s.Store.GetSnippet(ctx, name)
+}
+
+// A name no snippet can have (too long, or not a snippet name) is refused
+// before the store is asked: a program's string of any length never
+// reaches a query, and the error quotes it clipped.
+func TestRunSnippetOfImpossibleNameAsksNoStore(t *testing.T) {
+	ls := &lookupStore{}
+	e := newEnv(t, setup{wrap: func(s codemode.Store) codemode.Store { ls.Store = s; return ls }})
+	src := e.run(`async () => 1`, nil)
+	if _, err := e.rt.SaveSnippet(e.ctx, "addTwo", src.ExecutionID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ expr, want string }{
+		{`"addTwo" + "o".repeat(1 << 20)`, `unknown snippet "addTwo` + strings.Repeat("o", 58) + `…"; saved snippets: addTwo`},
+		{`"add two"`, `unknown snippet "add two"; saved snippets: addTwo`},
+	} {
+		o := e.run(`async () => codemode.run(`+tc.expr+`, {})`, nil)
+		mustStatus(t, o, codemode.StatusError)
+		if !strings.Contains(o.Error, tc.want) || len(o.Error) > 1000 {
+			t.Errorf("codemode.run(%s): error %.300q (%d bytes), want it to contain %q", tc.expr, o.Error, len(o.Error), tc.want)
+		}
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, n := range ls.names {
+		if len(n) > 64 || n == "add two" {
+			t.Errorf("the store was asked for snippet %.80q (%d bytes)", n, len(n))
+		}
+	}
 }
