@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -88,6 +89,8 @@ type pass struct {
 	logBytes   int64                  // bytes of values in the run's log, with what the pass added (quota.go)
 
 	askMu sync.Mutex // one approver question at a time (see gateLocked)
+
+	snippetRuns atomic.Int32 // codemode.run calls answered (maxSnippetRuns)
 
 	stop     *stopReason    // first stop; guarded by mu
 	done     bool           // the pass is over; guarded by mu

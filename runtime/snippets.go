@@ -29,6 +29,12 @@ const (
 	maxSnippetSchema      = 64 << 10
 )
 
+// maxSnippetRuns bounds the codemode.run calls of a pass. The lookup of
+// a snippet's code is no call of the log, so Limits.MaxCalls does not
+// count it, and a snippet that runs itself would otherwise go on until
+// the pass's timeout (30 minutes for a task), holding each level.
+const maxSnippetRuns = 1000
+
 // Snippets lists saved snippets by name.
 func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
 	list, err := r.store.ListSnippets(ctx)

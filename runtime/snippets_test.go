@@ -235,3 +235,21 @@ func TestRunSnippetOfImpossibleNameAsksNoStore(t *testing.T) {
 		}
 	}
 }
+
+// A snippet that runs itself ends at the bound on snippet runs per pass,
+// with an error saying so, rather than at the pass's timeout.
+func TestSnippetRunningItselfIsBounded(t *testing.T) {
+	e := newEnv(t, setup{})
+	src := e.run(`async (input) => input?.go ? codemode.run("loop", input) : 1`, nil)
+	if _, err := e.rt.SaveSnippet(e.ctx, "loop", src.ExecutionID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	o := e.run(`async () => codemode.run("loop", { go: true })`, nil)
+	mustStatus(t, o, codemode.StatusError)
+	if want := "codemode.run: a run may run at most 1000 snippets per pass"; !strings.Contains(o.Error, want) {
+		t.Errorf("error = %.300q, want it to contain %q", o.Error, want)
+	}
+	// Many runs of a snippet, each to its end, are fine within the bound.
+	o = e.run(`async () => { let n = 0; for (let i = 0; i < 1000; i++) n += await codemode.run("loop"); return n }`, nil)
+	mustStatus(t, o, codemode.StatusCompleted)
+}
