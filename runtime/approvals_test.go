@@ -418,3 +418,63 @@ func TestLateApproverAnswer(t *testing.T) {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }
+
+// Racing approve, reject and rollback of one paused run: approve and
+// reject exclude each other, rollback wins at most once, every loser gets
+// ErrWrongState, and what the winners did is what the run's state and
+// side effects show.
+func TestConcurrentApproveRejectRollback(t *testing.T) {
+	e := newEnv(t, setup{})
+	approved := 0
+	for round := range 20 {
+		key := fmt.Sprintf("k%d", round)
+		o := e.run(fmt.Sprintf(`async () => { await kv.add({ key: "a%[1]d", value: "1" }); await kv.put({ key: "k%[1]d", value: "v" }); return "ok" }`, round), nil)
+		mustStatus(t, o, codemode.StatusPaused)
+		const each = 2
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := map[string]int{}
+		lose := func(what string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won[what]++
+			case !errors.Is(err, codemode.ErrWrongState):
+				t.Errorf("round %d: losing %s: err = %v, want ErrWrongState", round, what, err)
+			}
+		}
+		for range each {
+			wg.Go(func() { _, err := e.rt.Approve(e.ctx, o.ExecutionID, nil); lose("approve", err) })
+			wg.Go(func() { _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); lose("reject", err) })
+			wg.Go(func() { _, err := e.rt.Rollback(e.ctx, o.ExecutionID); lose("rollback", err) })
+		}
+		wg.Wait()
+		if won["approve"]+won["reject"] > 1 || won["rollback"] > 1 || len(won) == 0 {
+			t.Fatalf("round %d: winners %v; want at most one of approve and reject, at most one rollback", round, won)
+		}
+		approved += won["approve"]
+		x, _, err := e.rt.Execution(e.ctx, o.ExecutionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, applied := e.kv.get(key)
+		switch {
+		case won["rollback"] == 1:
+			if _, a := e.kv.get(fmt.Sprintf("a%d", round)); x.Status != codemode.StatusRolledBack || a || applied {
+				t.Errorf("round %d: winners %v: status %s, add kept %v, put kept %v", round, won, x.Status, a, applied)
+			}
+		case won["approve"] == 1:
+			if x.Status != codemode.StatusCompleted || !applied {
+				t.Errorf("round %d: winners %v: status %s, put applied %v", round, won, x.Status, applied)
+			}
+		default:
+			if x.Status != codemode.StatusRejected || applied {
+				t.Errorf("round %d: winners %v: status %s, put applied %v", round, won, x.Status, applied)
+			}
+		}
+	}
+	if got := e.kv.count("put"); got != approved {
+		t.Errorf("put ran %d times; approve won %d rounds", got, approved)
+	}
+}
