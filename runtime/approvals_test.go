@@ -478,3 +478,47 @@ func TestConcurrentApproveRejectRollback(t *testing.T) {
 		t.Errorf("put ran %d times; approve won %d rounds", got, approved)
 	}
 }
+
+// idStore records the execution ids the runtime asks the store for.
+type idStore struct {
+	codemode.Store
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *idStore) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	s.mu.Lock()
+	s.ids = append(s.ids, id)
+	s.mu.Unlock()
+	return s.Store.GetExecution(ctx, id)
+}
+
+// A request about an id no run can have (longer than any the runtime
+// makes) is refused as unknown without asking the store, and neither the
+// error nor the refusal's outcome repeats the id whole.
+func TestRequestWithImpossibleIDIsRefusedClipped(t *testing.T) {
+	is := &idStore{}
+	e := newEnv(t, setup{wrap: func(s codemode.Store) codemode.Store { is.Store = s; return is }})
+	id := "exec_" + strings.Repeat("9", 1<<20)
+	for name, call := range map[string]func() error{
+		"approve":  func() error { _, err := e.rt.Approve(e.ctx, id, nil); return err },
+		"reject":   func() error { _, err := e.rt.Reject(e.ctx, id, 0); return err },
+		"rollback": func() error { _, err := e.rt.Rollback(e.ctx, id); return err },
+		"delete":   func() error { return e.rt.DeleteExecution(e.ctx, id) },
+	} {
+		err := call()
+		if !errors.Is(err, codemode.ErrUnknownExecution) || !strings.Contains(err.Error(), `unknown execution "exec_999`) || len(err.Error()) > 200 {
+			t.Errorf("%s: err = %.200q (%d bytes), want ErrUnknownExecution quoting the id clipped", name, err, len(err.Error()))
+		}
+		if o := e.rt.RefusalOutcome(e.ctx, id, err); len(o.ExecutionID) > 200 || len(o.Error) > 200 {
+			t.Errorf("%s: the refusal's outcome has an id of %d bytes and an error of %d", name, len(o.ExecutionID), len(o.Error))
+		}
+	}
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	for _, got := range is.ids {
+		if len(got) > 64 {
+			t.Errorf("the store was asked for execution %.40q… (%d bytes)", got, len(got))
+		}
+	}
+}
