@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -16,15 +15,11 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// snippetName is what a snippet may be called.
-var snippetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
 // The bounds of what a snippet is saved with (README, Snippets): a
-// snippet's name, description and input schema are in every search, the
-// describe of snippets and the console, for every later run; the request
-// that saves one is bounded only as a whole.
+// snippet's name (catalog.CheckSnippetName), description and input schema
+// are in every search, the describe of snippets and the console, for every
+// later run; the request that saves one is bounded only as a whole.
 const (
-	maxSnippetName        = 64
 	maxSnippetDescription = 4 << 10
 	maxSnippetSchema      = 64 << 10
 )
@@ -49,11 +44,10 @@ func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
 // snippet records the connectors the run used. inputSchema, when given, must
 // be a JSON Schema; it documents the input in describe and search.
 func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (codemode.Snippet, error) {
+	if err := catalog.CheckSnippetName(name); err != nil {
+		return codemode.Snippet{}, err
+	}
 	switch {
-	case len(name) > maxSnippetName:
-		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: %d bytes; at most %d", short.Clip(name, maxSnippetName), len(name), maxSnippetName)
-	case !snippetName.MatchString(name):
-		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
 	case len(description) > maxSnippetDescription:
 		return codemode.Snippet{}, fmt.Errorf("snippet %s: description is %d bytes; at most %d", name, len(description), maxSnippetDescription)
 	case len(inputSchema) > maxSnippetSchema:
@@ -107,25 +101,18 @@ func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 // into the program: an unknown name lists the nearest saved ones, a snippet
 // whose connectors are gone names them, an input that does not satisfy the
 // snippet's input schema lists every violation with its JSON pointer.
-//
-// A name no snippet can have (SaveSnippet's rules) is unknown without
-// asking the store: the program's string may be of any length.
 func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMessage) (string, error) {
-	var s *codemode.Snippet
-	err := codemode.ErrNotFound
-	if len(name) <= maxSnippetName && snippetName.MatchString(name) {
-		s, err = r.store.GetSnippet(ctx, name)
-	}
+	s, err := r.snippets.Get(ctx, name)
 	if errors.Is(err, codemode.ErrNotFound) {
 		all, lerr := r.store.ListSnippets(ctx)
 		if lerr != nil {
-			return "", fmt.Errorf("unknown snippet %q", short.Clip(name, maxSnippetName))
+			return "", fmt.Errorf("unknown snippet %q", short.Clip(name, catalog.MaxSnippetName))
 		}
 		names := make([]string, len(all))
 		for i, s := range all {
 			names[i] = s.Name
 		}
-		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", short.Clip(name, maxSnippetName), catalog.ListOrNone(catalog.Nearest(name, names, 5)))
+		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", short.Clip(name, catalog.MaxSnippetName), catalog.ListOrNone(catalog.Nearest(name, names, 5)))
 	}
 	if err != nil {
 		return "", fmt.Errorf("load snippet %s: %w", name, err)

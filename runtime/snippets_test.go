@@ -208,8 +208,9 @@ func (s *lookupStore) GetSnippet(ctx context.Context, name string) (*codemode.Sn
 }
 
 // A name no snippet can have (too long, or not a snippet name) is refused
-// before the store is asked: a program's string of any length never
-// reaches a query, and the error quotes it clipped.
+// by codemode.run and codemode.describe before the store is asked: a
+// program's string of any length never reaches a query, and the error
+// quotes it clipped.
 func TestRunSnippetOfImpossibleNameAsksNoStore(t *testing.T) {
 	ls := &lookupStore{}
 	e := newEnv(t, setup{wrap: func(s codemode.Store) codemode.Store { ls.Store = s; return ls }})
@@ -226,6 +227,9 @@ func TestRunSnippetOfImpossibleNameAsksNoStore(t *testing.T) {
 		if !strings.Contains(o.Error, tc.want) || len(o.Error) > 1000 {
 			t.Errorf("codemode.run(%s): error %.300q (%d bytes), want it to contain %q", tc.expr, o.Error, len(o.Error), tc.want)
 		}
+	}
+	if _, err := runtime.Describe(e.ctx, e.rt, "snippets.addTwo"+strings.Repeat("o", 1<<20)); err == nil || len(err.Error()) > 1000 {
+		t.Errorf("describe of a long snippet path: err = %.200q (%d bytes), want an error about the unknown path", err, len(err.Error()))
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
