@@ -479,16 +479,26 @@ func TestConcurrentApproveRejectRollback(t *testing.T) {
 	}
 }
 
-// idStore records the execution ids the runtime asks the store for.
-type idStore struct {
+// askedStore records the snippet names and execution ids the runtime
+// asks the store for.
+type askedStore struct {
 	codemode.Store
-	mu  sync.Mutex
-	ids []string
+	mu                   sync.Mutex
+	snippets, executions []string
 }
 
-func (s *idStore) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+func (s *askedStore) wrap(real codemode.Store) codemode.Store { s.Store = real; return s }
+
+func (s *askedStore) GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error) {
 	s.mu.Lock()
-	s.ids = append(s.ids, id)
+	s.snippets = append(s.snippets, name)
+	s.mu.Unlock()
+	return s.Store.GetSnippet(ctx, name)
+}
+
+func (s *askedStore) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	s.mu.Lock()
+	s.executions = append(s.executions, id)
 	s.mu.Unlock()
 	return s.Store.GetExecution(ctx, id)
 }
@@ -497,8 +507,8 @@ func (s *idStore) GetExecution(ctx context.Context, id string) (*codemode.Execut
 // makes) is refused as unknown without asking the store, and neither the
 // error nor the refusal's outcome repeats the id whole.
 func TestRequestWithImpossibleIDIsRefusedClipped(t *testing.T) {
-	is := &idStore{}
-	e := newEnv(t, setup{wrap: func(s codemode.Store) codemode.Store { is.Store = s; return is }})
+	is := &askedStore{}
+	e := newEnv(t, setup{wrap: is.wrap})
 	id := "exec_" + strings.Repeat("9", 1<<20)
 	for name, call := range map[string]func() error{
 		"approve":  func() error { _, err := e.rt.Approve(e.ctx, id, nil); return err },
@@ -516,7 +526,7 @@ func TestRequestWithImpossibleIDIsRefusedClipped(t *testing.T) {
 	}
 	is.mu.Lock()
 	defer is.mu.Unlock()
-	for _, got := range is.ids {
+	for _, got := range is.executions {
 		if len(got) > 64 {
 			t.Errorf("the store was asked for execution %.40q… (%d bytes)", got, len(got))
 		}

@@ -1,11 +1,9 @@
 package runtime_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -193,27 +191,13 @@ func TestSnippetInputIsValidated(t *testing.T) {
 	mustStatus(t, o, codemode.StatusCompleted)
 }
 
-// lookupStore records the names the runtime looks snippets up by.
-type lookupStore struct {
-	codemode.Store
-	mu    sync.Mutex
-	names []string
-}
-
-func (s *lookupStore) GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error) {
-	s.mu.Lock()
-	s.names = append(s.names, name)
-	s.mu.Unlock()
-	return s.Store.GetSnippet(ctx, name)
-}
-
 // A name no snippet can have (too long, or not a snippet name) is refused
 // by codemode.run and codemode.describe before the store is asked: a
 // program's string of any length never reaches a query, and the error
 // quotes it clipped.
 func TestRunSnippetOfImpossibleNameAsksNoStore(t *testing.T) {
-	ls := &lookupStore{}
-	e := newEnv(t, setup{wrap: func(s codemode.Store) codemode.Store { ls.Store = s; return ls }})
+	ls := &askedStore{}
+	e := newEnv(t, setup{wrap: ls.wrap})
 	src := e.run(`async () => 1`, nil)
 	if _, err := e.rt.SaveSnippet(e.ctx, "addTwo", src.ExecutionID, "", nil); err != nil {
 		t.Fatal(err)
@@ -233,7 +217,7 @@ func TestRunSnippetOfImpossibleNameAsksNoStore(t *testing.T) {
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	for _, n := range ls.names {
+	for _, n := range ls.snippets {
 		if len(n) > 64 || n == "add two" {
 			t.Errorf("the store was asked for snippet %.80q (%d bytes)", n, len(n))
 		}
