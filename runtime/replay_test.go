@@ -382,6 +382,26 @@ func TestDivergenceNamesBothSides(t *testing.T) {
 	}
 }
 
+// A divergence at a step of a long name quotes both names clipped: the
+// message is the run's error, which a name of up to the per-value cap
+// would otherwise fill twice over.
+func TestDivergenceAtLongStepNameIsClipped(t *testing.T) {
+	e := newEnv(t, setup{})
+	redefineSnippet(t, e, "pick", `async () => 1`)
+	o := e.run(`async () => {
+		const n = await codemode.run("pick");
+		await codemode.step("x".repeat(1 << 19) + n, async () => 1);
+		await kv.put({ key: "k", value: "v" });
+	}`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	redefineSnippet(t, e, "pick", `async () => 2`)
+	a := e.approve(o.ExecutionID, nil)
+	mustStatus(t, a, codemode.StatusError)
+	if want := `replay diverged at call 1: the log has codemode.step("xxx`; !strings.Contains(a.Error, want) || len(a.Error) > 1000 {
+		t.Errorf("divergence error of %d bytes: %.300q, want one under 1000 bytes containing %q", len(a.Error), a.Error, want)
+	}
+}
+
 // codemode.search and codemode.describe answers are logged and replayed
 // like connector results: a run paused after it searched, approved after
 // a downstream's tools changed, gets the answers its first pass saw (a
