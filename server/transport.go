@@ -36,12 +36,12 @@ const (
 
 // ServeStdio serves MCP over in/out until in reaches EOF or ctx ends.
 // Nothing else may write to out. The task front (front.go) reads in
-// before mcp-go.
+// before mcp-go; a line longer than server.max_body is refused there.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	f := s.newFront(ctx)
 	defer f.stop()
 	w := &lockedWriter{w: out}
-	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w}
+	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w, max: httpDefaults(s.opts.HTTP).MaxBody}
 	std := mcpserver.NewStdioServer(s.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
