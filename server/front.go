@@ -300,8 +300,11 @@ const maxFollowers = 1024
 
 // follow sends the session notifications/tasks/status as task v's status
 // changes, through whichever process changes it, until it ends or
-// expires, the session goes or the front stops. It reports whether it
-// follows: not when maxFollowers already do.
+// expires (its TTL is at most maxTaskTTL), the session goes (is no
+// longer registered: seen at the next read, within followPoll) or the
+// front stops. It reports whether it follows: not when maxFollowers
+// already do. A client that does not read its notifications holds no
+// follower up: mcp-go drops what its session's queue cannot take.
 func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 	select {
 	case f.following <- struct{}{}:
@@ -311,12 +314,16 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 	}
 	f.wg.Go(func() {
 		defer func() { <-f.following }()
+		gone := func() bool {
+			cur, ok := f.s.clients.Load(sess.SessionID())
+			return !ok || cur != sess
+		}
 		last := v.Status
 		for !last.IsTerminal() {
 			_, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
-				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
+				return viewTask(e, nil, false).Status != last || expired(e, time.Now()) || gone()
 			})
-			if err != nil {
+			if err != nil || gone() {
 				return
 			}
 			_, _, t, err := f.s.view(f.ctx, v.TaskId, false)
