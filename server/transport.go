@@ -87,6 +87,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
 			mcpserver.WithStreamableHTTPCORS(cors),
 		)
+		g.sessions.end = func(id string) { endSession(hs, id) }
 		mux.Handle(PathMCP, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
@@ -126,6 +127,24 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	}
 	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown)
 }
+
+// endSession ends streamable-HTTP session id in hs as its client's
+// DELETE would (mcp-go offers no other way to drop its state).
+func endSession(hs http.Handler, id string) {
+	r, err := http.NewRequest(http.MethodDelete, PathMCP, http.NoBody)
+	if err != nil {
+		return // (a constant URL)
+	}
+	r.Header.Set(mcpserver.HeaderKeySessionID, id)
+	hs.ServeHTTP(discardResponse{}, r)
+}
+
+// discardResponse is a response nobody reads.
+type discardResponse struct{}
+
+func (discardResponse) Header() http.Header         { return http.Header{} }
+func (discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (discardResponse) WriteHeader(int)             {}
 
 // authInForce says which authentication the HTTP transports require, for
 // the log: "none", or a bearer token and where it came from; never the
