@@ -10,8 +10,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -366,30 +368,26 @@ func (f *taskFront) result(ctx context.Context, sess mcpserver.ClientSession, id
 }
 
 // list answers tasks/list: the tasks newest first, a page of
-// taskListPage runs read from the store at a time (never the whole list);
-// the cursor is the offset of the next page. A task past its TTL is left
-// out, so a page may hold fewer; nextCursor is set while the store has
-// more. An offset shifts with the list: a task created between two reads
-// pushes the last of a page onto the next (listed twice), one pruned
-// between them skips one. A keyset cursor (created-at and insertion
-// order) would not, but needs a filter every store and its conformance
-// suite learn; a client that must not see a task twice drops repeats.
+// taskListPage runs read from the store at a time (never the whole list).
+// The cursor is the key of the last run of the page before
+// (codemode.ExecutionFilter.After), so a task created between two pages
+// (newer, listed before it) does not push one onto the next page to be
+// listed twice. A task past its TTL is left out, so a page may hold
+// fewer; nextCursor is set while the store has more.
 func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
-	offset := 0
-	if cursor != "" {
-		n, err := strconv.Atoi(cursor)
-		if err != nil || n < 0 {
-			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid cursor " + short.Quote(cursor)}
-		}
-		offset = n
+	after, err := parseTaskCursor(cursor)
+	if err != nil {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid cursor " + short.Quote(cursor) + ": " + err.Error()}
 	}
-	runs, err := f.s.rt.Executions(ctx, codemode.ExecutionFilter{Tasks: true, Limit: taskListPage + 1, Offset: offset})
+	runs, err := f.s.rt.Executions(ctx, codemode.ExecutionFilter{Tasks: true, Limit: taskListPage + 1, After: after})
 	if err != nil {
 		return nil, err
 	}
 	res := mcp.ListTasksResult{Tasks: []mcp.Task{}}
 	if len(runs) > taskListPage {
-		runs, res.NextCursor = runs[:taskListPage], mcp.Cursor(strconv.Itoa(offset+taskListPage))
+		runs = runs[:taskListPage]
+		last := runs[len(runs)-1]
+		res.NextCursor = mcp.Cursor(strconv.FormatInt(last.CreatedAt.UnixNano(), 10) + "." + last.ID)
 	}
 	now := time.Now()
 	for _, e := range runs {
@@ -398,6 +396,30 @@ func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 		}
 	}
 	return res, nil
+}
+
+// maxTaskCursor bounds a tasks/list cursor: a run's creation time in Unix
+// nanoseconds (at most 20 characters), a dot and its id (the runtime's
+// are 21).
+const maxTaskCursor = 128
+
+// parseTaskCursor reads the cursor list gives ("<unix nanos>.<run id>");
+// "" is the first page. The client's bytes only ever reach the store as a
+// bound value.
+func parseTaskCursor(cursor string) (codemode.ExecutionKey, error) {
+	if cursor == "" {
+		return codemode.ExecutionKey{}, nil
+	}
+	if len(cursor) > maxTaskCursor {
+		return codemode.ExecutionKey{}, fmt.Errorf("%d bytes, more than a cursor this server gives (%d)", len(cursor), maxTaskCursor)
+	}
+	at, id, ok := strings.Cut(cursor, ".")
+	n, err := strconv.ParseInt(at, 10, 64)
+	// (PostgreSQL's text holds no NUL: such an id would fail the read.)
+	if !ok || err != nil || id == "" || strings.ContainsFunc(id, unicode.IsControl) {
+		return codemode.ExecutionKey{}, errors.New("not a cursor this server gave")
+	}
+	return codemode.ExecutionKey{CreatedAt: time.Unix(0, n).UTC(), ID: id}, nil
 }
 
 // cancelTask answers tasks/cancel: the task is cancelled before the

@@ -327,13 +327,17 @@ func TestTaskRequestsThatAreRefused(t *testing.T) {
 		{"tasks/get", map[string]any{}, "-32602: invalid params of tasks/get: taskId is required"},
 		{"tasks/result", map[string]any{"taskId": "nope"}, "-32602: Failed to retrieve task: task not found"},
 		{"tasks/cancel", map[string]any{"taskId": "nope"}, "-32602: Failed to retrieve task: task not found"},
-		{"tasks/list", map[string]any{"cursor": "x"}, `-32602: invalid cursor "x"`},
+		{"tasks/list", map[string]any{"cursor": "x"}, `-32602: invalid cursor "x": not a cursor this server gave`},
+		{"tasks/list", map[string]any{"cursor": "50"}, `-32602: invalid cursor "50": not a cursor this server gave`}, // an offset, as servers before gave
+		{"tasks/list", map[string]any{"cursor": "1764300000000000000.exec_\x00"}, `-32602: invalid cursor "1764300000000000000.exec_\x00": not a cursor this server gave`},
+		{"tasks/list", map[string]any{"cursor": "1764300000000000000."}, `-32602: invalid cursor "1764300000000000000.": not a cursor this server gave`},
+		{"tasks/list", map[string]any{"cursor": strings.Repeat("9", 1<<20) + ".exec_1"}, `…": 1048583 bytes, more than a cursor this server gives (128)`},
 		{"tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": 7}, "task": map[string]any{}}, "-32602: invalid arguments for codemode:\n- at /code: got number, want string"},
 		{"tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": strings.Repeat("x", 2<<20)}, "task": map[string]any{}}, "-32602: the program was refused; nothing was run: code is too large"},
 	} {
 		_, err := rawCall(c, tc.method, tc.params)
-		if err == nil || !strings.Contains(strings.Replace(err.Error(), "JSON-RPC error ", "", 1), tc.want) {
-			t.Errorf("%s %v: %v, want %s", tc.method, tc.params, err, tc.want)
+		if err == nil || !strings.Contains(strings.Replace(err.Error(), "JSON-RPC error ", "", 1), tc.want) || len(err.Error()) > 1024 {
+			t.Errorf("%s %.200v: %.1100v, want %s", tc.method, tc.params, err, tc.want)
 		}
 	}
 	// A plain call's run is no task.
@@ -732,7 +736,7 @@ func TestTasksListReadsAPageAtATime(t *testing.T) {
 		}
 		req := mcp.ListTasksRequest{}
 		req.Params.Cursor = cursor
-		list, err := c.ListTasks(context.Background(), req)
+		list, err := c.ListTasksByPage(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -814,5 +818,54 @@ func TestStdioRefusesALineOverMaxBody(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("z", maxBody-70) + "\"}}\n")
 	if got := next(); !cmp.Equal(got, map[string]any{"jsonrpc": "2.0", "id": float64(3), "result": map[string]any{}}) {
 		t.Errorf("the ping after the long lines: %v", got)
+	}
+}
+
+// A task created between two pages of tasks/list (the newest, so listed
+// before the page read) does not push the last task of the page before
+// onto the next: every task there was when the list began is listed
+// exactly once, newest first.
+func TestTasksListedByPageOnceWhileOneIsCreated(t *testing.T) {
+	base := time.Now().Add(-time.Hour)
+	var st *sqlite.Store
+	task := func(i int, at time.Time) {
+		e := &codemode.Execution{ID: fmt.Sprintf("task-%03d", i), Code: "1", Status: codemode.StatusCompleted,
+			Task: &codemode.Task{TTL: 24 * time.Hour}, CreatedAt: at, UpdatedAt: at}
+		if err := st.CreateExecution(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := server.TaskListPage + 10
+	var want []string
+	s := newServerRT(t, server.Options{}, 0, func(s *sqlite.Store, _ *notes.Notes) {
+		st = s
+		for i := range runs {
+			task(i, base.Add(time.Duration(i)*time.Second))
+			want = append([]string{fmt.Sprintf("task-%03d", i)}, want...)
+		}
+	})
+	c := httpClient(t, s, mcp.ClientCapabilities{})
+	var got []string
+	req := mcp.ListTasksRequest{}
+	for page := 0; ; page++ {
+		if page > runs {
+			t.Fatalf("tasks/list never ends: cursor %q", req.Params.Cursor)
+		}
+		list, err := c.ListTasksByPage(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range list.Tasks {
+			got = append(got, task.TaskId)
+		}
+		if req.Params.Cursor = list.NextCursor; req.Params.Cursor == "" {
+			break
+		}
+		if page == 0 {
+			task(runs, time.Now())
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tasks listed (-want +got):\n%s", diff)
 	}
 }

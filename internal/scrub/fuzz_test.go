@@ -12,6 +12,7 @@ func FuzzJSON(f *testing.F) {
 	f.Add(`{"a":"xsecretx"}`, "secret")
 	f.Add(`["n\"q\\z"]`, `n"q\z`)
 	f.Add(`"\u0041BCD"`, "ABCD")
+	f.Add(`[-12345e6789]`, "2345")
 	f.Fuzz(func(t *testing.T, doc, secret string) {
 		if !json.Valid([]byte(doc)) || len(secret) < MinLen {
 			return
@@ -32,11 +33,14 @@ func FuzzJSON(f *testing.F) {
 	})
 }
 
-// holds reports whether a decoded value has secret in a string or key.
+// holds reports whether a decoded value has secret in a string, a key or
+// a number.
 func holds(v any, secret string) bool {
 	switch x := v.(type) {
 	case string:
 		return strings.Contains(x, secret)
+	case json.Number:
+		return strings.Contains(string(x), secret)
 	case []any:
 		for _, e := range x {
 			if holds(e, secret) {

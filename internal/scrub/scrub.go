@@ -35,15 +35,16 @@ const MinLen = 4
 // A Scrubber holds a set of secrets. The zero value holds none. It is safe
 // for concurrent use; secrets can be added while it is in use.
 //
-// What Add adds is held for the Scrubber's life: configured credentials
-// and the few values a sign-in makes. A secret that is replaced over time
-// (an OAuth token pair, renewed at every refresh) goes in a Slot instead,
-// so that memory and the cost of each change stay bounded by what is held
-// now, not by uptime.
+// What Add adds is held for the Scrubber's life: configured credentials,
+// a client's registered secret. A secret that is replaced over time (an
+// OAuth token pair, renewed at every refresh) or good for a while only (a
+// sign-in's verifier and code) goes in a Slot instead, so that memory and
+// the cost of each change stay bounded by what is held now, not by
+// uptime.
 type Scrubber struct {
 	mu    sync.RWMutex
 	perm  []string // the forms Add added; guarded by mu
-	slots []*Slot  // guarded by mu
+	slots []*Slot  // those holding values; guarded by mu
 	forms []string // perm's and every slot's forms, each once, longest first; guarded by mu
 	set   *formSet // made of forms; nil while there are none; guarded by mu
 }
@@ -58,17 +59,13 @@ type Scrubber struct {
 type Slot struct {
 	s         *Scrubber
 	cur, prev []string // the forms of the values; guarded by s.mu
+	held      bool     // s.slots holds it; guarded by s.mu
 }
 
-// Slot returns a new, empty slot of s, which holds it for s's life (a
-// holder makes one, not one per value).
-func (s *Scrubber) Slot() *Slot {
-	sl := &Slot{s: s}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.slots = append(s.slots, sl)
-	return sl
-}
+// Slot returns a new, empty slot of s. A holder makes one, not one per
+// value; s holds it from its first Set until Forget, so a holder that ends
+// before s (a sign-in) leaves nothing behind once it forgets its slot.
+func (s *Scrubber) Slot() *Slot { return &Slot{s: s} }
 
 // Set makes secrets (values shorter than MinLen ignored) the slot's
 // current values; the current ones become the previous, and the previous
@@ -88,6 +85,25 @@ func (sl *Slot) Set(secrets ...string) {
 		return
 	}
 	sl.prev, sl.cur = sl.cur, fs
+	if !sl.held {
+		sl.held = true
+		s.slots = append(s.slots, sl)
+	}
+	s.rebuild()
+}
+
+// Forget drops the slot's values, current and previous, at once, and the
+// slot from its Scrubber (until it is Set again): for a holder that ends,
+// whose values nothing sends any more.
+func (sl *Slot) Forget() {
+	s := sl.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !sl.held {
+		return
+	}
+	sl.held, sl.cur, sl.prev = false, nil, nil
+	s.slots = slices.DeleteFunc(s.slots, func(x *Slot) bool { return x == sl })
 	s.rebuild()
 }
 
@@ -180,11 +196,54 @@ func hasForm[T ~string | ~[]byte](fs *formSet, text T) bool {
 
 // replace returns text with every form replaced.
 func (fs *formSet) replace(text string) string {
-	if !hasForm(fs, text) {
-		return text
+	if t, ok := fs.find(text); ok {
+		return fs.r.Replace(t)
 	}
-	return fs.r.Replace(text)
+	return text
 }
+
+// find reports whether text holds a form, and returns the text to replace
+// the forms in: text, or text with its wrapped base64 joined (see
+// unwrapBase64) when only that holds a form.
+func (fs *formSet) find(text string) (string, bool) {
+	if hasForm(fs, text) {
+		return text, true
+	}
+	if t, ok := unwrapBase64(text); ok && hasForm(fs, t) {
+		return t, true
+	}
+	return text, false
+}
+
+// unwrapBase64 returns text without the line breaks of base64 broken into
+// lines as MIME (76 characters a line) and PEM or openssl (64) write it,
+// which can split any form of a secret in any place: a break (LF or CRLF)
+// after a line of exactly that many base64 characters and before another
+// base64 character. ok is false when text has none. Scrubbed text that
+// held a secret so is returned joined.
+func unwrapBase64(text string) (joined string, ok bool) {
+	var b []byte
+	done := 0 // text[:done] is in b
+	for start := 0; ; {
+		n := strings.IndexByte(text[start:], '\n')
+		if n < 0 || start+n+1 == len(text) {
+			break
+		}
+		next, line := start+n+1, strings.TrimSuffix(text[start:start+n], "\r")
+		if (len(line) == 64 || len(line) == 76) && strings.IndexByte(base64Chars, text[next]) >= 0 && strings.Trim(line, base64Chars) == "" {
+			b = append(b, text[done:start+len(line)]...)
+			done = next
+		}
+		start = next
+	}
+	if done == 0 {
+		return text, false
+	}
+	return string(append(b, text[done:]...)), true
+}
+
+// base64Chars are the characters of both base64 alphabets.
+const base64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
 
 // New returns a Scrubber holding secrets.
 func New(secrets ...string) *Scrubber {
@@ -213,13 +272,19 @@ func (s *Scrubber) Add(secrets ...string) {
 }
 
 // forms lists the ways v (at least MinLen bytes) appears in text: as it
-// is, JSON-escaped (see jsonForms), URL-encoded (Go's query and path
-// escaping, and JavaScript's encodeURIComponent), and in base64 (see
-// base64Forms). Escaping does not shorten v; Add drops the forms that
-// repeat one.
+// is, JSON-escaped once or twice (see jsonForms), URL-encoded (Go's query
+// and path escaping, and JavaScript's encodeURIComponent, each with the
+// hex digits in upper and in lower case, which RFC 3986 makes equivalent)
+// and in base64 (see base64Forms). Escaping does not shorten v; Add drops
+// the forms that repeat one.
 func forms(v string) []string {
-	out := append([]string{v}, jsonForms(v)...)
-	out = append(out, url.QueryEscape(v), url.PathEscape(v), uriComponent(v))
+	out := []string{v}
+	for _, f := range jsonForms(v) {
+		out = append(append(out, f), jsonForms(f)...)
+	}
+	for _, f := range []string{url.QueryEscape(v), url.PathEscape(v), uriComponent(v)} {
+		out = append(out, f, lowerHex(f))
+	}
 	for _, f := range base64Forms(v) {
 		if len(f) >= minBase64 {
 			out = append(out, f)
@@ -232,23 +297,54 @@ func forms(v string) []string {
 // downstream servers use write it: encoding/json (<, > and & as \u
 // escapes), JavaScript's JSON.stringify (only quotes, backslashes and
 // control characters escaped), Python's json.dumps (and every non-ASCII
-// character as a \u escape, lower-case hex) and PHP's json_encode (and
-// "/" as "\/"). A secret with none of these characters has one form, v.
+// character as a \u escape, lower-case hex), PHP's json_encode (and "/"
+// as "\/") and .NET's System.Text.Json with its default encoder (quotes,
+// <, >, &, ', +, ` and every non-ASCII character as \u escapes,
+// upper-case hex). A secret with none of these characters has one form,
+// v. forms applies it twice too: a JSON document carried in a JSON string
+// (an MCP tool's text content) holds v escaped by one encoder, then by
+// another.
 func jsonForms(v string) []string {
 	html, _ := json.Marshal(v) // a string always encodes
 	plain := string(jsontext.AppendStringNoHTML(nil, v))
 	plain = plain[1 : len(plain)-1]
-	var ascii strings.Builder
-	for _, r := range plain {
-		if r < utf8.RuneSelf {
-			ascii.WriteRune(r)
+	python := escapeRunes(plain, `\u%04x`, func(r rune) bool { return r >= utf8.RuneSelf })
+	dotnet := escapeRunes(v, `\u%04X`, func(r rune) bool {
+		return r < 0x20 || r >= 0x7f || strings.ContainsRune(`"\<>&'+`+"`", r)
+	})
+	return []string{string(html[1 : len(html)-1]), plain, python, strings.ReplaceAll(python, "/", `\/`), dotnetShort.Replace(dotnet)}
+}
+
+// dotnetShort writes the escapes System.Text.Json writes short as it does.
+var dotnetShort = strings.NewReplacer(`\u005C`, `\\`, `\u0008`, `\b`, `\u000C`, `\f`, `\u000A`, `\n`, `\u000D`, `\r`, `\u0009`, `\t`)
+
+// escapeRunes returns s with every character that esc reports written as
+// a \u escape in format (a surrogate pair above U+FFFF).
+func escapeRunes(s, format string, esc func(rune) bool) string {
+	var b strings.Builder
+	for _, r := range s {
+		if !esc(r) {
+			b.WriteRune(r)
 			continue
 		}
 		for _, u := range utf16.AppendRune(nil, r) {
-			fmt.Fprintf(&ascii, `\u%04x`, u)
+			fmt.Fprintf(&b, format, u)
 		}
 	}
-	return []string{string(html[1 : len(html)-1]), plain, ascii.String(), strings.ReplaceAll(ascii.String(), "/", `\/`)}
+	return b.String()
+}
+
+// lowerHex is f, percent-encoded, with the hex digits of every %XX in
+// lower case.
+func lowerHex(f string) string {
+	b := []byte(f)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1] |= 0x20 // A-F to a-f; digits have the bit already
+			b[i+2] |= 0x20
+		}
+	}
+	return string(b)
 }
 
 // uriComponent is v as JavaScript's encodeURIComponent writes it: every
@@ -331,7 +427,11 @@ func (s *Scrubber) String(text string) string {
 // Contains reports whether text holds a secret in any of its forms.
 func (s *Scrubber) Contains(text string) bool {
 	fs := s.formSet()
-	return fs != nil && hasForm(fs, text)
+	if fs == nil {
+		return false
+	}
+	_, ok := fs.find(text)
+	return ok
 }
 
 // Cut returns how much of text, the head of a longer stream that is
@@ -392,9 +492,10 @@ func (e *scrubbed) Is(target error) bool {
 }
 
 // JSON returns raw with every string (keys too) that holds a secret
-// scrubbed, and the rest of its text as it is (members in their order,
+// scrubbed (and every number that holds one, a secret of digits, made a
+// string), and the rest of its text as it is (members in their order,
 // duplicate keys, numbers, white space). raw is returned as is when no
-// string in it holds a secret; invalid JSON that holds a secret becomes a
+// value in it holds a secret; invalid JSON that holds a secret becomes a
 // JSON string of its scrubbed text.
 func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 	fs := s.formSet()
@@ -407,35 +508,50 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	if !json.Valid(raw) {
-		if !hasForm(fs, raw) {
-			return raw
+		text := string(raw)
+		if c := fs.replace(text); c != text {
+			b, _ := json.Marshal(c)
+			return b
 		}
-		b, _ := json.Marshal(fs.r.Replace(string(raw)))
-		return b
+		return raw
 	}
 	// Outside strings valid JSON has no quote, so each quote opens a
-	// string, which ends at the next quote that is not escaped.
+	// string, which ends at the next quote that is not escaped. Numbers
+	// are the only other text that can hold a secret.
 	var out []byte
 	done := 0 // raw[:done] is in out
 	for i := 0; i < len(raw); i++ {
-		if raw[i] != '"' {
-			continue
-		}
+		var text string // not given to Unmarshal: it would escape, an allocation a byte
 		end := i + 1
-		for raw[end] != '"' {
-			if raw[end] == '\\' {
+		switch c := raw[i]; {
+		case c == '"':
+			for raw[end] != '"' {
+				if raw[end] == '\\' {
+					end++
+				}
 				end++
 			}
 			end++
+			var str string
+			_ = json.Unmarshal(raw[i:end], &str) // valid: raw is
+			text = str
+		case c == '-' || '0' <= c && c <= '9':
+			for end < len(raw) && strings.IndexByte("0123456789.eE+-", raw[end]) >= 0 {
+				end++
+			}
+			if !hasForm(fs, raw[i:end]) {
+				i = end - 1
+				continue
+			}
+			text = string(raw[i:end])
+		default:
+			continue
 		}
-		end++
-		var text string
-		_ = json.Unmarshal(raw[i:end], &text) // valid: raw is
 		if c := fs.replace(text); c != text {
 			out = jsontext.AppendStringNoHTML(append(out, raw[done:i]...), c)
 			done = end
 		}
-		i = end - 1 // the closing quote
+		i = end - 1 // the string's closing quote, the number's last digit
 	}
 	if out == nil {
 		return raw

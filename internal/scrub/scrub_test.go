@@ -165,6 +165,11 @@ func TestURL(t *testing.T) {
 		{"https://user:pw@mcp.example.com/mcp?api_key=k#frag", "https://mcp.example.com/mcp"},
 		{"http://127.0.0.1:3001/sse", "http://127.0.0.1:3001/sse"},
 		{"./spec.json", "./spec.json"},
+		// Not a URL url.Parse accepts (a raw "%" in the password): its
+		// credentials and query are cut all the same.
+		{"https://user:p%zz@mcp.example.com/mcp?api_key=k", "https://mcp.example.com/mcp"},
+		{"https://mcp.example.com/a%zz?api_key=k#f", "https://mcp.example.com/a%zz"},
+		{"https://user:pw@host:99999999999/x", "https://host:99999999999/x"},
 	}
 	for _, tt := range tests {
 		if got := URL(tt.in); got != tt.want {
@@ -258,13 +263,15 @@ func decodesTo(text, secret string) bool {
 // plain text and inside a JSON string that holds a JSON document (an MCP
 // tool's text content): JavaScript's JSON.stringify (no HTML escaping),
 // Python's json.dumps (non-ASCII as \u escapes), PHP's json_encode ("/"
-// as "\/" too) and JavaScript's encodeURIComponent.
+// as "\/" too), .NET's System.Text.Json (quotes, +, ' and ` as \u
+// escapes, upper-case hex) and JavaScript's encodeURIComponent.
 func TestEscapedForms(t *testing.T) {
 	tests := []struct{ name, secret, written string }{
 		{"JSON.stringify", `pa&ss"w\rd`, `pa&ss\"w\\rd`},
 		{"json.dumps", `pässwörd-😀"`, `p\u00e4ssw\u00f6rd-\ud83d\ude00\"`},
 		{"json_encode", `AKIA/k+ey/é`, `AKIA\/k+ey\/\u00e9`},
 		{"encodeURIComponent", `s!e*c'r(e)t/ k`, `s!e*c'r(e)t%2F%20k`},
+		{"System.Text.Json", "AKIA/k+ey\"'`é\n😀", `AKIA/k\u002Bey\u0022\u0027\u0060\u00E9\n\uD83D\uDE00`},
 	}
 	for _, tt := range tests {
 		s := New(tt.secret)
@@ -339,5 +346,144 @@ func TestSlotKeepsTwoGenerations(t *testing.T) {
 	sl.Set("another-token")
 	if !s.Contains("configured-secret") || s.Contains(tok(500)) {
 		t.Errorf("an emptied slot: configured secret held %v, old token held %v", s.Contains("configured-secret"), s.Contains(tok(500)))
+	}
+}
+
+// TestSlotForget: a forgotten slot's values are no longer scrubbed, and
+// the Scrubber no longer holds the slot: slots made and forgotten one
+// after another (a sign-in each) leave nothing behind. A slot Set again
+// is held again.
+func TestSlotForget(t *testing.T) {
+	s := New("configured-secret")
+	for i := range 100 {
+		sl := s.Slot()
+		v := fmt.Sprintf("sign-in-code-%03d", i)
+		sl.Set(v)
+		if !s.Contains(v) {
+			t.Fatalf("%q is not scrubbed while its slot holds it", v)
+		}
+		sl.Forget()
+		if s.Contains(v) {
+			t.Fatalf("%q is scrubbed after its slot was forgotten", v)
+		}
+		sl.Forget() // twice: nothing more
+	}
+	if len(s.slots) != 0 || len(s.forms) != len(appendNew(nil, forms("configured-secret")...)) {
+		t.Errorf("after 100 slots forgotten the scrubber holds %d slots and %d forms", len(s.slots), len(s.forms))
+	}
+	sl := s.Slot()
+	sl.Set("again-a-token")
+	sl.Forget()
+	sl.Set("again-a-token")
+	if !s.Contains("again-a-token") || len(s.slots) != 1 {
+		t.Errorf("a slot Set after Forget: scrubbed %v, %d slots held", s.Contains("again-a-token"), len(s.slots))
+	}
+}
+
+// TestLowerCasePercent: RFC 3986 makes %2f and %2F the same octet, and
+// some clients and servers write the hex digits in lower case; a secret
+// so encoded is scrubbed as the upper-case form is.
+func TestLowerCasePercent(t *testing.T) {
+	s := New("p@ss/w rd;é")
+	for _, text := range []string{
+		"?k=p%40ss%2fw+rd%3b%c3%a9&x=1", // url.QueryEscape, lower case
+		"/p@ss%2fw%20rd%3b%c3%a9/x",     // url.PathEscape
+		"?k=p%40ss%2fw%20rd%3b%c3%a9",   // encodeURIComponent
+	} {
+		if got := s.String(text); strings.Contains(got, "%2f") {
+			t.Errorf("String(%q) = %q: the secret is left", text, got)
+		}
+	}
+}
+
+// TestDoublyEscaped: a JSON document carried as a JSON string inside
+// another (an MCP tool's text content, as raw text: a log line, an answer
+// cut short so it is no longer valid JSON) holds a secret escaped twice.
+func TestDoublyEscaped(t *testing.T) {
+	const secret = `a"b\c/é<d`
+	s := New(secret)
+	inner, _ := json.Marshal(map[string]string{"password": secret})
+	outer, _ := json.Marshal(map[string]string{"type": "text", "text": string(inner)})
+	for _, text := range []string{
+		string(outer),                // Go, both times
+		string(outer[:len(outer)-5]), // cut short: scrubbed as text
+		`{"text":"{\"password\":\"a\\\"b\\\\c/é<d\"}"}`,          // JSON.stringify, both times
+		`{"text":"{\"password\":\"a\\\"b\\\\c\\\/\\u00e9<d\"}"}`, // json_encode, both times
+	} {
+		if got := s.String(text); !strings.Contains(got, Placeholder) {
+			t.Errorf("String(%s) left the secret: %s", text, got)
+		}
+	}
+	if got := s.JSON(outer[:len(outer)-5]); !strings.Contains(string(got), Placeholder) {
+		t.Errorf("JSON of a cut document left the secret: %s", got)
+	}
+}
+
+// TestJSONNumber: a secret made of digits (a PIN, a numeric key) that a
+// downstream writes as a JSON number, not a string, is scrubbed too; the
+// number becomes a string so that the JSON stays valid.
+func TestJSONNumber(t *testing.T) {
+	s := New("48151623")
+	for _, tt := range []struct{ in, want string }{
+		{`{"pin":48151623,"n":1}`, `{"pin":"[redacted]","n":1}`},
+		{`[1.5e48151623, "x\n"]`, `["1.5e[redacted]", "x\n"]`},
+		{`48151623`, `"[redacted]"`},
+		{`{"n":4815162}`, `{"n":4815162}`},
+	} {
+		if got := string(s.JSON(json.RawMessage(tt.in))); got != tt.want {
+			t.Errorf("JSON(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestWrappedBase64: base64 broken into lines, as MIME (76 characters a
+// line, CRLF) and PEM or openssl (64, LF) write it, holds a secret whose
+// forms a line break may split; it is found across the break.
+func TestWrappedBase64(t *testing.T) {
+	const secret = "wrapped-secret-value-0123456789"
+	s := New(secret)
+	for _, w := range []struct {
+		width int
+		eol   string
+	}{{76, "\r\n"}, {64, "\n"}} {
+		for before := 40; before < 64; before++ { // the break falls in each place of the secret
+			enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", before) + secret + " and more text after it"))
+			var lines []string
+			for len(enc) > w.width {
+				lines, enc = append(lines, enc[:w.width]), enc[w.width:]
+			}
+			text := "Content-Transfer-Encoding: base64\r\n\r\n" + strings.Join(append(lines, enc), w.eol) + w.eol
+			got := s.String(text)
+			if !s.Contains(text) || !strings.Contains(got, Placeholder) {
+				t.Errorf("width %d, %d bytes before: nothing scrubbed in %q", w.width, before, text)
+			}
+			for _, piece := range strings.Split(strings.NewReplacer("\r", "", "\n", "").Replace(got), Placeholder) {
+				if decodesTo(piece, secret) {
+					t.Errorf("width %d, %d bytes before: %q still decodes to the secret", w.width, before, got)
+				}
+			}
+		}
+	}
+	// Lines of other widths are not base64 a tool wraps: left as they are.
+	if text := "abcd\nwrapped-secret-value-0123\n456789"; s.String(text) != text {
+		t.Errorf("String(%q) = %q", text, s.String(text))
+	}
+}
+
+// TestBase64Carriers: the secret as HTTP Basic credentials and a JWT's
+// payload carry it, inside the base64 of a longer text.
+func TestBase64Carriers(t *testing.T) {
+	const secret = "hunter2-password"
+	s := New(secret)
+	for _, user := range []string{"ann", "anne", "annie"} { // each offset modulo 3
+		basic := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+secret))
+		jwt := "eyJhbGciOiJIUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"`+user+`","pwd":"`+secret+`"}`)) + ".c2ln"
+		for _, text := range []string{basic, jwt} {
+			for _, piece := range strings.Split(s.String(text), Placeholder) {
+				if decodesTo(piece, secret) {
+					t.Errorf("%q still decodes to the secret after scrubbing: %q", text, s.String(text))
+				}
+			}
+		}
 	}
 }
