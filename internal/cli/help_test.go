@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,6 +51,30 @@ func TestBadFlagIsUsageError(t *testing.T) {
 	code, out, errs := run(t, "", "run", "--nope")
 	if code != cli.ExitUsage || out != "" || !strings.Contains(errs, "-nope") || !strings.Contains(errs, "codemode-mcp run") {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+}
+
+// A bad flag is named once, escaped: the flag package's own message, which
+// printed it as typed (a terminal's escape sequences and all), is not
+// printed.
+func TestBadFlagIsNamedEscaped(t *testing.T) {
+	code, out, errs := run(t, "", "run", "--no\x1b]0;owned\x07pe")
+	if code != cli.ExitUsage || out != "" || strings.ContainsAny(errs, "\x1b\x07") || strings.Count(errs, "flag provided but not defined") != 1 || !strings.Contains(errs, `-no\u001B]0;owned\u0007pe`) {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+}
+
+// After "--" every argument is positional: an id or a SEQ that begins
+// with "-" is not taken for a flag (here, one naming another store).
+func TestArgumentsAfterDoubleDashAreNotFlags(t *testing.T) {
+	cfg := notesConfig(t)
+	other := filepath.Join(t.TempDir(), "other.db")
+	code, _, errs := run(t, "", "approvals", "--config", cfg, "reject", "--", "exec_nope", "--db="+other)
+	if code == cli.ExitOK {
+		t.Fatalf("reject of an unknown run with SEQ %q: exit 0, stderr %q", "--db="+other, errs)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("an argument after -- was taken for --db: %s was opened (stderr %q)", other, errs)
 	}
 }
 
