@@ -425,3 +425,45 @@ func signInThroughTheBrowser(t *testing.T, e *env, connector string) {
 		t.Fatal(err)
 	}
 }
+
+// A run awaiting a sign-in to a connector the configuration no longer has
+// (removed, or renamed) cannot be approved or resumed: replaying it could
+// call the wrong tools. It stays paused, is not listed as awaiting a
+// sign-in to the new name, and can be rejected.
+func TestARunAwaitingASignInToARemovedConnector(t *testing.T) {
+	for _, renamed := range []bool{false, true} {
+		e, _ := newRemoteEnv(t, false)
+		o := e.run(`async () => remote.post({ x: 1 })`, nil)
+		mustSignInPending(t, o, "post")
+		var s setup
+		if renamed {
+			s.extra = []catalog.Source{{Connector: fixture.NewGated(t, "remote2")}}
+		}
+		e.restart(s)
+		for _, resume := range []bool{false, true} {
+			var err error
+			if resume {
+				_, err = e.rt.Resume(e.ctx, o.ExecutionID, codemode.Review{})
+			} else {
+				_, err = e.rt.Approve(e.ctx, o.ExecutionID, nil)
+			}
+			if !errors.Is(err, codemode.ErrConnectorsChanged) || !strings.Contains(err.Error(), "remote") {
+				t.Errorf("renamed %v, resume %v: %v; want ErrConnectorsChanged naming remote", renamed, resume, err)
+			}
+		}
+		if st := e.status(o.ExecutionID); st != codemode.StatusPaused {
+			t.Errorf("renamed %v: the run is %s, want still paused", renamed, st)
+		}
+		if renamed {
+			if runs, err := e.rt.AwaitingSignIn(e.ctx, "remote2"); err != nil || len(runs) != 0 {
+				t.Errorf("runs awaiting a sign-in to remote2 = %v, %v; want none", runs, err)
+			}
+		}
+		if _, err := e.rt.BeginSignIn(e.ctx, "remote"); err == nil || !strings.Contains(err.Error(), "unknown connector") {
+			t.Errorf("renamed %v: sign-in to the removed connector: %v; want unknown connector", renamed, err)
+		}
+		if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); err != nil {
+			t.Errorf("renamed %v: reject: %v", renamed, err)
+		}
+	}
+}
