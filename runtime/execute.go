@@ -298,7 +298,7 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 	}
 	switch v, aerr := t.Approval(en.Args); {
 	case aerr != nil:
-		return codemode.EntryRejected, fmt.Sprintf("%s.%s: %v", en.Connector, en.Method, aerr), nil
+		return codemode.EntryRejected, fmt.Sprintf("%s.%s: %s", en.Connector, en.Method, r.connectorRefusal(aerr)), nil
 	case v.Why != catalog.NoApproval:
 		return codemode.EntryPending, "", nil
 	}
