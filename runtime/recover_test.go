@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -407,5 +408,39 @@ func TestAProcessTakenForGoneStopsActing(t *testing.T) {
 	}
 	if got := e.status(x.ID); got != codemode.StatusError {
 		t.Errorf("the recovered run is %s, want error as recovery left it", got)
+	}
+}
+
+// A process that died between the two writes of an approval (the run
+// claimed, running; its pending call not yet moved on) leaves a run that
+// exactly one of two processes recovering at once ends: error, the
+// pending call rejected, never made, one recovery logged.
+func TestTwoProcessesRecoverAnInterruptedApprovalOnce(t *testing.T) {
+	clk := fixture.NewClock()
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	k := newKV("kv")
+	a := newEnv(t, setup{kv: k, clock: clk, logger: logger})
+	b := newEnvAt(t, a.dbPath, setup{kv: k, clock: clk, logger: logger})
+	pending := addEntry("exec_half", 1, "a", codemode.EntryPending, "")
+	pending.Method = "put"
+	a.crashed(deadOwner(t, clk.Now()), "exec_half", codemode.StatusRunning, []codemode.Entry{pending}, nil)
+	var wg sync.WaitGroup
+	for _, e := range []*env{a, b} {
+		wg.Go(func() { runtime.RecoverNow(e.ctx, e.rt) })
+	}
+	wg.Wait()
+	x, _, err := a.rt.Execution(a.ctx, "exec_half")
+	if err != nil || x.Status != codemode.StatusError {
+		t.Fatalf("the run = %+v, %v; want error", x, err)
+	}
+	if diff := cmp.Diff([]string{"1 kv.put rejected"}, a.log("exec_half")); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if n := strings.Count(logs.String(), "recovered an interrupted run"); n != 1 {
+		t.Errorf("recovered %d times, want once:\n%s", n, logs.String())
+	}
+	if n := k.count("put"); n != 0 {
+		t.Errorf("kv.put was made %d times, want never", n)
 	}
 }
