@@ -131,3 +131,20 @@ func TestHelpCommandAndDidYouMean(t *testing.T) {
 		t.Errorf("a word like no command gets no suggestion: %d %q", code, errs)
 	}
 }
+
+// A use a command has, given the wrong number of arguments, is named as
+// such, not as an unknown use with itself as the suggestion ("unknown use
+// "show" (did you mean "show"?)").
+func TestAKnownUseWithTheWrongArguments(t *testing.T) {
+	cfg := notesConfig(t)
+	for _, args := range [][]string{{"executions", "show"}, {"executions", "delete", "a", "b"}, {"snippets", "save"}, {"snippets", "delete"}} {
+		code, _, errs := run(t, "", append(args, "--config", cfg)...)
+		want := args[0] + " " + args[1] + ": wrong number of arguments"
+		if code != cli.ExitUsage || !strings.Contains(errs, want) || strings.Contains(errs, "did you mean") {
+			t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errs, want)
+		}
+	}
+	if code, _, errs := run(t, "", "executions", "shwo", "x", "--config", cfg); code != cli.ExitUsage || !strings.Contains(errs, `unknown use "shwo x" (did you mean "show"?)`) {
+		t.Errorf("executions shwo x: exit %d, stderr %q", code, errs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -134,7 +135,7 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		return showExecution(ctx, eng, env, pos[1], *seq, *full)
 	}
 	if len(pos) != 0 {
-		return usagef("executions: unknown use %q%s; usage: codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID", strings.Join(pos, " "), textdist.DidYouMean(pos[0], []string{"show", "delete"}))
+		return unknownUse("executions", pos, []string{"show", "delete"}, "codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID")
 	}
 	f := codemode.ExecutionFilter{Limit: *limit}
 	if *status != "" {
@@ -280,5 +281,16 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
 		return nil
 	}
-	return usagef("snippets: unknown use %q%s; usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME", strings.Join(pos, " "), textdist.DidYouMean(pos[0], []string{"list", "save", "delete"}))
+	return unknownUse("snippets", pos, []string{"list", "save", "delete"}, "codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
+}
+
+// unknownUse is the usage error of command cmd given the positional
+// arguments pos, which none of its uses takes: an action it has, given
+// the wrong number of arguments, says so; another is named with the
+// nearest action (of actions) and the usage.
+func unknownUse(cmd string, pos, actions []string, usage string) error {
+	if slices.Contains(actions, pos[0]) {
+		return usagef("%s %s: wrong number of arguments (%d); usage: %s", cmd, pos[0], len(pos)-1, usage)
+	}
+	return usagef("%s: unknown use %q%s; usage: %s", cmd, strings.Join(pos, " "), textdist.DidYouMean(pos[0], actions), usage)
 }
