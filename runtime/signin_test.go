@@ -467,3 +467,44 @@ func TestARunAwaitingASignInToARemovedConnector(t *testing.T) {
 		}
 	}
 }
+
+// A run awaiting sign-ins to two connectors (two calls of Promise.all)
+// resumes once both are made, by the last of them, without an approval:
+// it awaits nothing but sign-ins. Before, neither sign-in listed it (each
+// took the other's call for something else awaited) and it stayed paused.
+func TestARunAwaitingTwoSignInsResumesAfterBoth(t *testing.T) {
+	g1, g2 := fixture.NewGated(t, "remote"), fixture.NewGated(t, "remote2")
+	e := newEnv(t, setup{extra: []catalog.Source{{Connector: g1}, {Connector: g2}}})
+	o := e.run(`async () => { await Promise.all([remote.post({ x: 1 }), remote2.post({ x: 2 })]); return "done" }`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	id := o.ExecutionID
+	// One of the two was decided first and stopped the pass; the log gets
+	// the other as the race the other way round leaves it.
+	entry := func(seq int, connector, args string) codemode.Entry {
+		return codemode.Entry{ExecutionID: id, Seq: seq, Kind: codemode.KindCall, Connector: connector, Method: "post", Args: json.RawMessage(args),
+			State: codemode.EntrySignIn, Error: "connector " + connector + " needs a sign-in: not signed in yet", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	}
+	if len(o.Pending) == 1 {
+		other := entry(2, "remote2", `{"x":2}`)
+		if o.Pending[0].Seq == 2 {
+			other = entry(1, "remote", `{"x":1}`)
+		}
+		if err := e.store.WriteEntries(e.ctx, []codemode.Entry{other}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.log(id); !slices.Equal(got, []string{"1 remote.post sign_in", "2 remote2.post sign_in"}) {
+		t.Fatalf("log = %v", got)
+	}
+	signInThroughTheBrowser(t, e, "remote")
+	if st := e.status(id); st != codemode.StatusPaused {
+		t.Fatalf("after one sign-in the run is %s, want paused (it awaits the other)", st)
+	}
+	signInThroughTheBrowser(t, e, "remote2")
+	if st := e.status(id); st != codemode.StatusCompleted {
+		t.Fatalf("after both sign-ins the run is %s, want completed", st)
+	}
+	if g1.Calls("post") != 1 || g2.Calls("post") != 1 {
+		t.Errorf("remote.post made %d times, remote2.post %d; want once each", g1.Calls("post"), g2.Calls("post"))
+	}
+}
