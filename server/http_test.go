@@ -585,3 +585,24 @@ func TestAForgottenSessionLeavesNothingBehind(t *testing.T) {
 		t.Errorf("a request of the forgotten session: %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestAProtocolHeaderIsNoWayPastTheSessionRules sends the task front's
+// requests with a Mcp-Protocol-Version header of 2026-07-28 (which has no
+// sessions, so the session rules pass it) over a body of an earlier
+// protocol, naming a session the server never issued: mcp-go refuses such
+// a message (the header and the body must agree), and so must the front,
+// which would otherwise serve it on whatever session it names.
+func TestAProtocolHeaderIsNoWayPastTheSessionRules(t *testing.T) {
+	base := serve(t, newServer(t, false), server.TransportHTTP)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"1"},"task":{}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{}}`,
+	} {
+		resp := req{method: "POST", path: server.PathMCP, body: body,
+			header: jsonHeaders("Mcp-Protocol-Version", "2026-07-28", "Mcp-Session-Id", "mcp-session-made-up")}.do(t, nil, base)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(b), `"result"`) {
+			t.Errorf("%s\nwith a modern header and a made-up session: %d %.300s, want 400 and no result", body, resp.StatusCode, b)
+		}
+	}
+}
