@@ -30,7 +30,7 @@ type page struct {
 	CSRF    string
 	Logout  bool   // a token is configured: offer to log out
 	Version string // changes when runs change (see version)
-	Problem string // shown at the top: why a request was refused
+	Problem string // shown at the top (hidden characters marked): why a request was refused
 	Next    string // the login form's destination
 	// Issuer, when the console signs people in through one, names it on
 	// the sign-in page.
@@ -84,6 +84,9 @@ func parsePages() map[string]*template.Template {
 			return strings.Join(s, ", ")
 		},
 		"card": func(r *runView, csrf string) card { return card{Run: r, CSRF: csrf} },
+		// visible lays out a text that may quote what others wrote (a
+		// refusal's reason) for "segs".
+		"visible": visible.Segments,
 	}
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}

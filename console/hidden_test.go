@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/console"
@@ -79,5 +81,17 @@ func TestReasonsAndRollbackFailuresShowHiddenCharacters(t *testing.T) {
 	p = b.get("/runs/" + id)
 	if !strings.Contains(p.body, "could not be reverted") || !strings.Contains(p.body, "undo of exe."+marked+"txt refused") || strings.ContainsRune(p.body, '\u202e') {
 		t.Errorf("the rollback's failure does not show its hidden character marked:\n%s", p.body)
+	}
+}
+
+// Why a request was refused is shown with its hidden characters marked:
+// it may quote what an issuer or a downstream said.
+func TestProblemsShowHiddenCharacters(t *testing.T) {
+	e, so, _ := newSignOnEnv(t)
+	b := e.browser()
+	so.answer(fmt.Errorf("the issuer said: exe.%stxt: %w", bidi, codemode.ErrNotAllowed))
+	p := b.get("/auth/callback?state=" + url.QueryEscape(b.start("/")) + "&code=c0de")
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, `the issuer said: exe.<mark class="hid" title="hidden character U+202E">\u202E</mark>txt`) || strings.ContainsRune(p.body, '\u202e') {
+		t.Errorf("a refused sign-in's problem does not show its hidden character marked: %d\n%s", p.status, p.body)
 	}
 }

@@ -282,7 +282,7 @@ type actionView struct {
 	Seq       int
 	Connector []visible.Segment
 	Method    []visible.Segment
-	Reason    []visible.Segment // why it needs approval: it may quote the path a program named
+	Reason    string // why it needs approval (it may quote the path a program named)
 	Args      *valueView
 	// SignIn marks a call awaiting a sign-in to its connector; SignInWhy
 	// says why.
@@ -296,7 +296,7 @@ type callView struct {
 	Name    []visible.Segment // connector.method, or step(name)
 	State   string
 	Reverts int
-	Task    []visible.Segment // the downstream task the call runs as (its id is the downstream's)
+	Task    string // the downstream task the call runs as (its id is the downstream's)
 	// DecidedBy names who approved or rejected the call ("" when
 	// nobody did).
 	DecidedBy []visible.Segment
@@ -394,7 +394,7 @@ func (c *Console) newRunView(e *codemode.Execution, heads []codemode.ClippedEntr
 			Name:      visible.Segments(name),
 			State:     en.State.String(),
 			Reverts:   en.Reverts,
-			Task:      visible.Segments(en.Task),
+			Task:      en.Task,
 			DecidedBy: visible.Segments(en.DecidedBy.Display()),
 			Args:      logValue(id+"-args", string(en.Args), true, en.Sizes.Args, preview, valueHref(e.ID, en.Seq, "args")),
 			Result:    logValue(id+"-result", string(en.Result), true, en.Sizes.Result, preview, valueHref(e.ID, en.Seq, "result")),
@@ -430,11 +430,10 @@ func (c *Console) layPending(v *runView, pending []codemode.PendingAction) (mark
 			}
 		} else {
 			info := c.eng.Method(p.Connector, p.Method, p.Args)
-			reason := info.ApprovalReason
+			av.Reason = info.ApprovalReason
 			if !info.Known {
-				reason = fmt.Sprintf("%s.%s is not served now (its connector is unavailable or changed): approving will be refused", p.Connector, p.Method)
+				av.Reason = fmt.Sprintf("%s.%s is not served now (its connector is unavailable or changed): approving will be refused", p.Connector, p.Method)
 			}
-			av.Reason = visible.Segments(reason)
 		}
 		v.Pending = append(v.Pending, av)
 		marks = append(marks, p.Connector+"."+p.Method)
@@ -464,19 +463,10 @@ type outcomeView struct {
 	Result  *jsonNode
 	Error   []visible.Segment
 	Pending []actionView
-	// A rollback's report: the calls it could not revert (Failures: why
-	// their revert failed, in a downstream's words) and those nothing can
-	// revert.
+	// A rollback's report.
 	Reverted, UnknownReverted []int
-	Failures, NotReverted     []keptView
-}
-
-// keptView is a call a rollback left as it was, and why.
-type keptView struct {
-	Seq   int
-	Name  []visible.Segment // connector.method
-	State string            // what it stays (NotReverted)
-	Why   []visible.Segment
+	Failures                  []codemode.RevertFailure
+	NotReverted               []codemode.KeptCall
 }
 
 func newOutcomeView(f *flash) *outcomeView {
@@ -487,12 +477,8 @@ func newOutcomeView(f *flash) *outcomeView {
 		Error:           visible.Segments(o.Error),
 		Reverted:        o.Reverted,
 		UnknownReverted: o.UnknownReverted,
-	}
-	for _, f := range o.Failures {
-		v.Failures = append(v.Failures, keptView{Seq: f.Seq, Name: visible.Segments(f.Connector + "." + f.Method), Why: visible.Segments(f.Error)})
-	}
-	for _, k := range o.NotReverted {
-		v.NotReverted = append(v.NotReverted, keptView{Seq: k.Seq, Name: visible.Segments(k.Connector + "." + k.Method), State: k.State.String(), Why: visible.Segments(k.Reason)})
+		Failures:        o.Failures,
+		NotReverted:     o.NotReverted,
 	}
 	if o.Status == codemode.StatusCompleted {
 		v.Result = jsonView(o.ExecutionID+"-outcome", o.Result)
