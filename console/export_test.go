@@ -8,3 +8,6 @@ func SetClock(c *Console, now func() time.Time) { c.auth.now = now }
 
 // MaxSessions bounds the sessions a console keeps.
 const MaxSessions = maxSessions
+
+// MaxAttempts bounds the sign-ins under way.
+const MaxAttempts = maxAttempts
