@@ -25,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
@@ -604,5 +605,35 @@ func TestAProtocolHeaderIsNoWayPastTheSessionRules(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(b), `"result"`) {
 			t.Errorf("%s\nwith a modern header and a made-up session: %d %.300s, want 400 and no result", body, resp.StatusCode, b)
 		}
+	}
+}
+
+// TestOddMessagesOnStreamableHTTP sends what a hostile client might: a
+// batch (2025-06-18 removed them; none is run), a notification (no
+// answer), an id of an odd type (echoed as sent: bounded by max_body), and
+// headers over the server's bound.
+func TestOddMessagesOnStreamableHTTP(t *testing.T) {
+	s := newServer(t, false)
+	base := serve(t, s, server.TransportHTTP)
+	id := initialize(t, base)
+	for _, tc := range []struct {
+		body   string
+		header []string
+		status int
+		want   string // in the body ("" : empty)
+	}{
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"1"}}}]`, nil, http.StatusBadRequest, `"code":-32700`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, http.StatusAccepted, ""},
+		{`{"jsonrpc":"2.0","id":{"a":[1,{"b":"c"}]},"method":"ping"}`, nil, http.StatusOK, `"id":{"a":[1,{"b":"c"}]},"result":{}`},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"X-Big", strings.Repeat("a", 100<<10)}, http.StatusRequestHeaderFieldsTooLarge, ""},
+	} {
+		resp := req{method: "POST", path: server.PathMCP, body: tc.body, header: jsonHeaders(append([]string{"Mcp-Session-Id", id}, tc.header...)...)}.do(t, nil, base)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tc.status || tc.want != "" && !strings.Contains(string(b), tc.want) || tc.status == http.StatusAccepted && len(b) > 0 {
+			t.Errorf("%.100s: %d %.300s, want %d %s", tc.body, resp.StatusCode, b, tc.status, tc.want)
+		}
+	}
+	if runs, err := s.Engine().Executions(context.Background(), codemode.ExecutionFilter{}); err != nil || len(runs) != 0 {
+		t.Errorf("a batch ran a program: %d runs, %v", len(runs), err)
 	}
 }
