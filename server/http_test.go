@@ -13,12 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -636,4 +638,56 @@ func TestOddMessagesOnStreamableHTTP(t *testing.T) {
 	if runs, err := s.Engine().Executions(context.Background(), codemode.ExecutionFilter{}); err != nil || len(runs) != 0 {
 		t.Errorf("a batch ran a program: %d runs, %v", len(runs), err)
 	}
+}
+
+// dropLog is a log handler that closes dropped at the first record
+// saying a response could not be written in time.
+type dropLog struct {
+	once    *sync.Once
+	dropped chan struct{}
+}
+
+func (dropLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h dropLog) WithAttrs([]slog.Attr) slog.Handler     { return h }
+func (h dropLog) WithGroup(string) slog.Handler          { return h }
+
+func (h dropLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if strings.Contains(a.Value.String(), "i/o timeout") {
+			h.once.Do(func() { close(h.dropped) })
+		}
+		return true
+	})
+	return nil
+}
+
+// A client that reads nothing of its session's GET stream is dropped
+// after server.write_timeout (its stream's writer ends), and what the
+// server has for it meanwhile waits in a bounded queue: a notification
+// past it is refused at once, never blocking the sender.
+func TestAClientThatDoesNotReadIsDropped(t *testing.T) {
+	log := dropLog{once: &sync.Once{}, dropped: make(chan struct{})}
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{WriteTimeout: 200 * time.Millisecond}, Logger: slog.New(log)})
+	base := serve(t, s, server.TransportHTTP)
+	id := initialize(t, base)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n\r\n", server.PathMCP, strings.TrimPrefix(base, "http://"), id)
+	// Fill the queue: its 100 notifications of 256 KiB are more than the
+	// connection's buffers hold, so the stream's writer is stuck in a write.
+	big := map[string]any{"data": strings.Repeat("y", 256<<10)}
+	for {
+		err := s.MCP().SendNotificationToSpecificClient(id, "notifications/message", big)
+		if errors.Is(err, mcpserver.ErrSessionNotFound) {
+			t.Fatalf("the session ended: %v", err)
+		}
+		if err != nil {
+			break // the queue is full
+		}
+	}
+	<-log.dropped
 }
