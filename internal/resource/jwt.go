@@ -87,19 +87,22 @@ func (s *keySet) find(h jws.Header) (crypto.PublicKey, bool) {
 
 // key returns the issuer's key that signed a token with header h. Keys
 // are fetched on first use, when they are older than KeysMaxAge, and when
-// h names a key id they lack (at most once per RefetchInterval: a flood
-// of tokens with made-up key ids costs the issuer one request each
-// interval).
+// h names a key id they lack; every fetch but the first good one waits
+// RefetchInterval after the last (a flood of tokens with made-up key
+// ids, or an issuer whose keys cannot be fetched, costs the issuer one
+// request each interval, and the tokens meanwhile get the old keys or
+// the last failure).
 func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, error) {
 	now := v.cfg.Now()
 	v.mu.Lock()
-	ks, refetched := v.keys, v.refetched
+	ks, err := v.heldLocked()
+	fetches, due := v.fetches, now.Sub(v.refetched) >= RefetchInterval
 	v.mu.Unlock()
-	if _, ok := ks.find(h); ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok && now.Sub(refetched) >= RefetchInterval {
-		var err error
-		if ks, err = v.fetchKeys(ctx, ks); err != nil {
-			return nil, err
-		}
+	if _, ok := ks.find(h); due && (ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok) {
+		ks, err = v.fetchKeys(ctx, fetches)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if k, ok := ks.find(h); ok {
 		return k, nil
@@ -108,8 +111,9 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 }
 
 // fetchKeys fetches the issuer's JWK Set, unless another Validate did
-// since the set seen was read (old).
-func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error) {
+// since this one counted fetches; it returns the keys then held (the old
+// ones when the fetch failed and there are some).
+func (v *Validator) fetchKeys(ctx context.Context, fetches int) (*keySet, error) {
 	meta, err := v.metadata(ctx)
 	if err != nil {
 		return nil, err
@@ -120,27 +124,29 @@ func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error)
 	v.fetchMu.Lock()
 	defer v.fetchMu.Unlock()
 	v.mu.Lock()
-	if v.keys != old {
+	if v.fetches != fetches { // another Validate fetched them while this one waited
 		defer v.mu.Unlock()
-		return v.keys, nil
+		return v.heldLocked()
 	}
 	v.mu.Unlock()
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	_, ferr := v.fetch.JSON(ctx, meta.JWKSURI, "the issuer's JWK Set", &set)
+	if ferr != nil && ctx.Err() != nil {
+		return nil, ferr // this caller gave up: no failure of the issuer's, not counted
+	}
 	now := v.cfg.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if old != nil { // a refetch: the first fetch does not count against RefetchInterval
+	v.fetches++
+	if v.keys != nil || ferr != nil { // (the first good fetch does not count, so that a rotation right after it is seen)
 		v.refetched = now
 	}
 	if ferr != nil {
 		v.cfg.Logger.Warn("server.auth: cannot fetch the issuer's keys", "jwks_uri", meta.JWKSURI, "err", ferr)
-		if old != nil {
-			return old, nil
-		}
-		return nil, fmt.Errorf("the issuer's keys: %w", ferr)
+		v.keysErr = fmt.Errorf("the issuer's keys: %w", ferr)
+		return v.heldLocked()
 	}
 	ks := &keySet{fetched: now}
 	for i, raw := range set.Keys {
@@ -151,8 +157,17 @@ func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error)
 		}
 		ks.keys = append(ks.keys, k)
 	}
-	v.keys = ks
+	v.keys, v.keysErr = ks, nil
 	return ks, nil
+}
+
+// heldLocked returns the keys held, or why there are none (v.mu is
+// held).
+func (v *Validator) heldLocked() (*keySet, error) {
+	if v.keys == nil {
+		return nil, v.keysErr
+	}
+	return v.keys, nil
 }
 
 // minRSABits is the smallest RSA key accepted.

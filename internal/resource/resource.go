@@ -48,8 +48,10 @@ const (
 	// Skew is the clock difference allowed on exp and nbf.
 	Skew = 30 * time.Second
 	// RefetchInterval is the least time between two fetches of the keys
-	// caused by a key id the cache does not know, and between two tries
-	// to read the issuer's metadata after one failed.
+	// (but for the first that succeeds): caused by a key id the cache
+	// does not know, by keys past KeysMaxAge, or after a fetch failed;
+	// and between two tries to read the issuer's metadata after one
+	// failed.
 	RefetchInterval = 10 * time.Second
 	// KeysMaxAge is how long fetched keys are used before the next token
 	// fetches them again (a key the issuer withdrew stops working then).
@@ -112,8 +114,10 @@ type Validator struct {
 	fetchMu sync.Mutex
 
 	mu        sync.Mutex
-	keys      *keySet // nil until fetched
-	refetched time.Time
+	keys      *keySet   // nil until fetched
+	keysErr   error     // why the last fetch failed, while keys is nil
+	fetches   int       // fetches of the keys made, good or not
+	refetched time.Time // the last fetch that counts against RefetchInterval
 	cache     map[[sha256.Size]byte]cached
 }
 
@@ -187,7 +191,8 @@ func NotToken68(r rune) bool {
 }
 
 // metadata returns the issuer's metadata, reading it on first use (and,
-// after a failure, again once RefetchInterval has passed).
+// after a failure, again once RefetchInterval has passed; a caller giving
+// up is no failure).
 func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
 	v.metaMu.Lock()
 	defer v.metaMu.Unlock()
@@ -198,6 +203,9 @@ func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error)
 		return nil, v.metaErr
 	}
 	got, err := v.fetch.Issuer(ctx, v.cfg.Issuer)
+	if err != nil && ctx.Err() != nil {
+		return nil, err // this caller gave up: no failure of the issuer's, not kept
+	}
 	v.metaTried = v.cfg.Now()
 	if err != nil {
 		v.metaErr = fmt.Errorf("the issuer's metadata: %w", err)

@@ -9,8 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,5 +326,133 @@ func TestIntrospectionCacheIsBounded(t *testing.T) {
 	}
 	if n := as.HitsOf("/introspect"); n <= len(toks) {
 		t.Errorf("%d introspections for %d tokens asked about twice with room for %d, want more than %d", n, len(toks), resource.CacheSize, len(toks))
+	}
+}
+
+// flakyIssuer is an issuer on 127.0.0.1 whose JWK Set answers 500 while
+// failing is set, and the keys of key otherwise; it counts the fetches of
+// its keys.
+type flakyIssuer struct {
+	srv     *httptest.Server
+	key     *oauthtest.Key
+	failing atomic.Bool
+	fetches atomic.Int32
+	// cancel, when set, is called by a fetch of the keys, which then
+	// waits for the client to give up.
+	cancel atomic.Pointer[context.CancelFunc]
+}
+
+func newFlakyIssuer(t *testing.T) *flakyIssuer {
+	f := &flakyIssuer{key: oauthtest.NewKey("k1")}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": f.srv.URL, "jwks_uri": f.srv.URL + "/jwks"})
+		case "/jwks":
+			f.fetches.Add(1)
+			if cancel := f.cancel.Swap(nil); cancel != nil {
+				(*cancel)()
+				<-r.Context().Done()
+				return
+			}
+			if f.failing.Load() {
+				http.Error(w, "down", http.StatusInternalServerError)
+				return
+			}
+			b64 := base64.RawURLEncoding.EncodeToString
+			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{"kty": "EC", "kid": f.key.Kid, "crv": "P-256",
+				"x": b64(f.key.EC.X.FillBytes(make([]byte, 32))), "y": b64(f.key.EC.Y.FillBytes(make([]byte, 32)))}}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *flakyIssuer) token(now time.Time) string {
+	return oauthtest.Sign(f.key, "ES256", map[string]any{"iss": f.srv.URL, "sub": "alice", "aud": "https://mcp.example/mcp", "exp": now.Add(2 * time.Hour).Unix()})
+}
+
+// Fetching the keys is rate-bound when it fails too: while the issuer's
+// JWK Set cannot be fetched, tokens do not each fetch it (nor, in a
+// burst, wait for one fetch after another), neither before the keys were
+// ever fetched nor when keys past KeysMaxAge are fetched again (the old
+// keys serve meanwhile).
+func TestFailingKeyFetchesAreRateBound(t *testing.T) {
+	f := newFlakyIssuer(t)
+	f.failing.Store(true)
+	clk := &clock{now: time.Now()}
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	tok := f.token(clk.Now())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := v.Validate(context.Background(), tok); err == nil || errors.Is(err, resource.ErrInvalid) {
+				t.Errorf("the keys cannot be fetched: %v; want an error that is not ErrInvalid", err)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := v.Validate(context.Background(), tok); err == nil || errors.Is(err, resource.ErrInvalid) {
+		t.Errorf("again: %v; want an error that is not ErrInvalid", err)
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches of failing keys by 9 tokens within RefetchInterval, want 1", n)
+	}
+	clk.advance(resource.RefetchInterval)
+	f.failing.Store(false)
+	before := f.fetches.Load()
+	if _, err := v.Validate(context.Background(), tok); err != nil || f.fetches.Load() != before+1 {
+		t.Fatalf("past RefetchInterval, the keys back: %v, %d fetches; want the token good and one more fetch", err, f.fetches.Load()-before)
+	}
+	clk.advance(resource.KeysMaxAge)
+	before = f.fetches.Load()
+	f.failing.Store(true)
+	tok = f.token(clk.Now())
+	for range 3 {
+		if _, err := v.Validate(context.Background(), tok); err != nil {
+			t.Errorf("keys past KeysMaxAge that cannot be fetched again: %v; want the old keys used", err)
+		}
+	}
+	if n := f.fetches.Load() - before; n != 1 {
+		t.Errorf("%d fetches by 3 tokens with keys past KeysMaxAge and the issuer failing, want 1", n)
+	}
+}
+
+// A request whose client gives up while the Validator reads the issuer's
+// metadata or keys is no failure of the issuer: the next token does not
+// get that request's error for RefetchInterval, it asks again.
+func TestACallerGivingUpIsNotTheIssuerFailing(t *testing.T) {
+	f := newFlakyIssuer(t)
+	clk := &clock{now: time.Now()}
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	tok := f.token(clk.Now())
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := v.Validate(gone, tok); !errors.Is(err, context.Canceled) {
+		t.Errorf("given up before the metadata: %v, want context.Canceled", err)
+	}
+	if _, err := v.Validate(context.Background(), tok); err != nil {
+		t.Errorf("the next token, after a caller gave up reading the metadata: %v", err)
+	}
+	clk.advance(resource.KeysMaxAge)
+	tok = f.token(clk.Now())
+	gone, cancel = context.WithCancel(context.Background())
+	f.cancel.Store(&cancel)
+	_, _ = v.Validate(gone, tok) // (given up while fetching keys past KeysMaxAge)
+	before := f.fetches.Load()
+	if _, err := v.Validate(context.Background(), tok); err != nil || f.fetches.Load() != before+1 {
+		t.Errorf("the next token, after a caller gave up fetching the keys: %v, %d fetches; want the keys fetched again",
+			err, f.fetches.Load()-before)
 	}
 }
