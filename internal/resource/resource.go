@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -262,8 +263,22 @@ func (s *StrOrList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// numeric is a NumericDate (seconds since the epoch, maybe fractional).
+// numeric is a NumericDate (seconds since the epoch, maybe fractional),
+// from 1970 to the end of year 9999: a date beyond is refused, not
+// wrapped around by time.Unix into another.
 type numeric float64
+
+// maxNumericDate is 9999-12-31T23:59:59Z.
+const maxNumericDate = 253402300799
+
+func (n *numeric) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil || f < 0 || f > maxNumericDate {
+		return errors.New("want a date: seconds from 1970 to 9999")
+	}
+	*n = numeric(f)
+	return nil
+}
 
 func (n numeric) time() time.Time {
 	sec := float64(n)
@@ -287,8 +302,8 @@ func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
 		return invalid("has expired")
 	case c.Subject == "":
 		return invalid("has no sub")
-	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
-		return invalid("has a sub that is not a short UTF-8 string")
+	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject) || strings.ContainsFunc(c.Subject, unicode.IsControl):
+		return invalid("has a sub that is not a short UTF-8 string without control characters")
 	}
 	return nil
 }
@@ -307,10 +322,10 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 	case c.TokenUse != "" && c.TokenUse != "access_token":
 		return nil, fmt.Errorf("%w: the token is not an access token", ErrInvalid)
 	}
-	scopes := strings.Fields(c.Scope)
+	scopes := splitScopes(c.Scope)
 	if len(scopes) == 0 {
 		for _, s := range c.Scp {
-			scopes = append(scopes, strings.Fields(s)...)
+			scopes = append(scopes, splitScopes(s)...)
 		}
 	}
 	if len(raw) > MaxTokenLen { // a huge introspection answer is not kept (the cache holds it)
@@ -322,9 +337,9 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 		Name:     bounded(cmp.Or(c.Name, c.Username)),
 		Email:    bounded(c.Email),
 		ClientID: bounded(cmp.Or(c.ClientID, c.Azp)),
-		Scopes:   boundedAll(scopes),
-		Groups:   boundedAll(c.Groups),
-		Roles:    boundedAll(c.Roles),
+		Scopes:   exactly(scopes),
+		Groups:   exactly(c.Groups),
+		Roles:    exactly(c.Roles),
 		Claims:   json.RawMessage(bytes.Clone(raw)),
 	}, nil
 }
@@ -352,27 +367,37 @@ func bounded(s string) string {
 	return s
 }
 
-// noControls is s without its control characters (C0 and DEL).
+// noControls is s without its control characters (C0, DEL and C1).
 func noControls(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return -1
 		}
 		return r
 	}, s)
 }
 
+// splitScopes splits a scope claim at its spaces (RFC 6749 section 3.3:
+// a scope token holds no other separator, so no other whitespace splits).
+func splitScopes(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' })
+}
+
 // maxListLen bounds the scopes, groups or roles kept of a token.
 const maxListLen = 256
 
-func boundedAll(ss []string) []string {
+// exactly is the values of a claim that decides what a person may do
+// (scopes, groups, roles; the policy matches them exactly) that are
+// valid UTF-8 of at most maxClaimLen bytes without control characters:
+// another is dropped, never altered (into a value it is not).
+func exactly(ss []string) []string {
 	var out []string
 	for _, s := range ss {
 		if len(out) == maxListLen {
 			break
 		}
-		if b := bounded(s); b != "" {
-			out = append(out, b)
+		if s != "" && len(s) <= maxClaimLen && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -456,3 +456,52 @@ func TestACallerGivingUpIsNotTheIssuerFailing(t *testing.T) {
 			err, f.fetches.Load()-before)
 	}
 }
+
+// A date claim beyond what a clock can say (or before 1970) is refused,
+// not wrapped around into the past: an nbf of 1e19 seconds is not "long
+// ago".
+func TestDatesOutOfRangeAreRefused(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	for _, c := range []map[string]any{{"nbf": 1e19}, {"nbf": 9.2e18}, {"exp": 1e19}, {"exp": -1}, {"nbf": "0"}} {
+		if _, err := v.Validate(context.Background(), as.SignJWT("RS256", c)); !errors.Is(err, resource.ErrInvalid) {
+			t.Errorf("%v: %v, want ErrInvalid", c, err)
+		}
+	}
+}
+
+// The sub, which names a person everywhere (runs, approvals, the audit,
+// refusals), is refused when it holds a control character (it is never
+// altered: two people must not become one).
+func TestASubWithControlCharactersIsRefused(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	for _, sub := range []string{"alice\n2026-11-28 INFO approved", "alice\x1b[2J", "alice\u009b31m", "bob\x00"} {
+		if _, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"sub": sub})); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "sub") {
+			t.Errorf("sub %q: %v, want ErrInvalid naming the sub", sub, err)
+		}
+	}
+}
+
+// Scopes, groups and roles decide what a person may do (policy matches
+// them exactly): a value that is not printable UTF-8 of at most 256
+// bytes is dropped, never altered into another (a scope
+// "codemode:\x01approve" is not codemode:approve), and scopes are split
+// at spaces only (RFC 6749's scope-token holds no other separator).
+func TestAuthorisingClaimsAreKeptExactlyOrDropped(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	long := strings.Repeat("g", 256)
+	p, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{
+		"scope":  "codemode:run codemode:\x01approve x\u00a0codemode:admin",
+		"groups": []string{"plat\x7fform", "ops", long + "x", "eng\u0085"},
+		"roles":  []string{"appro\x00ver", "viewer"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &codemode.Principal{Scopes: []string{"codemode:run", "x\u00a0codemode:admin"}, Groups: []string{"ops"}, Roles: []string{"viewer"}}
+	if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(codemode.Principal{}, "Issuer", "Subject", "Claims", "Token")); diff != "" {
+		t.Errorf("principal (-want +got):\n%s", diff)
+	}
+}
