@@ -2,7 +2,10 @@ package resource_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -103,6 +106,10 @@ func TestBadTokensAreInvalid(t *testing.T) {
 	}
 	pub, _ := x509.MarshalPKIXPublicKey(&as.CurrentKey().RSA.PublicKey)
 	other := oauthtest.NewKey(as.CurrentKey().Kid) // another key under the published kid
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ name, token, reason string }{
 		{"another audience", as.SignJWT("RS256", map[string]any{"aud": "https://elsewhere.example/mcp"}), "another resource"},
 		{"no audience", as.SignJWT("RS256", map[string]any{"aud": nil}), "another resource"},
@@ -115,6 +122,10 @@ func TestBadTokensAreInvalid(t *testing.T) {
 		{"signed by a key not published", oauthtest.Sign(oauthtest.NewKey("stranger"), "ES256", claimsOf(t, good)), "does not publish"},
 		{"alg none", oauthtest.Sign(&oauthtest.Key{Kid: as.CurrentKey().Kid}, "none", claimsOf(t, good)), "algorithm"},
 		{"HMAC with the public key", hs256(t, pub, as.CurrentKey().Kid, claimsOf(t, good)), "algorithm"},
+		{"a kid naming a key of another type", oauthtest.Sign(&oauthtest.Key{Kid: as.CurrentKey().Kid, EC: p384}, "ES384", claimsOf(t, good)), "does not publish"},
+		{"aud a number", as.SignJWT("RS256", map[string]any{"aud": 42}), "expected types"},
+		{"exp a string", as.SignJWT("RS256", map[string]any{"exp": fmt.Sprint(time.Now().Add(time.Hour).Unix())}), "expected types"},
+		{"iss an array", as.SignJWT("RS256", map[string]any{"iss": []string{as.Issuer()}}), "expected types"},
 		{"characters outside b64token", "abc def", "b64token"},
 		{"too long", strings.Repeat("a", resource.MaxTokenLen+1), "over"},
 	} {
@@ -503,5 +514,30 @@ func TestAuthorisingClaimsAreKeptExactlyOrDropped(t *testing.T) {
 	want := &codemode.Principal{Scopes: []string{"codemode:run", "x\u00a0codemode:admin"}, Groups: []string{"ops"}, Roles: []string{"viewer"}}
 	if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(codemode.Principal{}, "Issuer", "Subject", "Claims", "Token")); diff != "" {
 		t.Errorf("principal (-want +got):\n%s", diff)
+	}
+}
+
+// An introspection answer of the wrong types (active "true", a string) or
+// over the size the server reads is refused and not cached: the issuer
+// misbehaves (an error that is not ErrInvalid, so 503), and it is asked
+// again about the next request.
+func TestOddIntrospectionAnswersAreRefused(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as, func(c *resource.Config) { c.ClientID = "codemode" })
+	for _, c := range []map[string]any{
+		{"active": "true", "sub": "bob", "aud": as.ServerURL()},
+		{"sub": "bob", "aud": as.ServerURL(), "exp": "4102444800"},
+		{"sub": "bob", "aud": as.ServerURL(), "padding": strings.Repeat("p", 2<<20)},
+	} {
+		tok := as.IssueOpaque(c)
+		before := as.HitsOf("/introspect")
+		for range 2 {
+			if _, err := v.Validate(context.Background(), tok); err == nil || errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), tok) {
+				t.Errorf("%.60v: %v; want an error, not ErrInvalid, without the token", c, err)
+			}
+		}
+		if n := as.HitsOf("/introspect") - before; n != 2 {
+			t.Errorf("%.60v: %d introspections for 2 requests, want 2 (nothing cached)", c, n)
+		}
 	}
 }
