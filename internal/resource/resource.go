@@ -286,7 +286,8 @@ func (n numeric) time() time.Time {
 }
 
 // checkIdentity checks what every token the Validator reads must say:
-// iss the issuer, exp in the future (within Skew), a short UTF-8 sub. A
+// iss the issuer, exp in the future (within Skew), a short UTF-8 sub
+// without control characters that is not codemode.LocalSubject. A
 // signed token must have iss and exp; an introspection answer may leave
 // them out. what names the token in the error ("token", "ID token").
 func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
@@ -304,6 +305,8 @@ func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
 		return invalid("has no sub")
 	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject) || strings.ContainsFunc(c.Subject, unicode.IsControl):
 		return invalid("has a sub that is not a short UTF-8 string without control characters")
+	case c.Subject == codemode.LocalSubject: // (runs and decisions of the command line, or of the server before server.auth, are its)
+		return invalid(`has the sub "local", which this server keeps for its local user`)
 	}
 	return nil
 }

@@ -541,3 +541,17 @@ func TestOddIntrospectionAnswersAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A token whose sub is "local" is refused: that subject is the local
+// user's (the command line on the server's machine, a server on stdio or
+// behind the static token, sharing the store), whose runs and decisions
+// a person at the issuer must not see or make as theirs. An ID token is
+// refused the same way.
+func TestTheLocalSubjectIsNotAnIssuers(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	_, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"sub": codemode.LocalSubject}))
+	if !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "local user") {
+		t.Errorf("sub %q: %v; want ErrInvalid saying it is the local user's", codemode.LocalSubject, err)
+	}
+}
