@@ -98,13 +98,16 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 	ks, err := v.heldLocked()
 	fetches, due := v.fetches, now.Sub(v.refetched) >= RefetchInterval
 	v.mu.Unlock()
-	if _, ok := ks.find(h); due && (ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok) {
-		ks, err = v.fetchKeys(ctx, fetches)
+	k, ok := ks.find(h)
+	if due && (ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok) {
+		if ks, err = v.fetchKeys(ctx, fetches); err == nil {
+			k, ok = ks.find(h)
+		}
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if k, ok := ks.find(h); ok {
+	case ok:
 		return k, nil
 	}
 	return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
@@ -170,8 +173,13 @@ func (v *Validator) heldLocked() (*keySet, error) {
 	return v.keys, nil
 }
 
-// minRSABits is the smallest RSA key accepted.
-const minRSABits = 2048
+// minRSABits and maxRSABits bound the RSA keys accepted: a key of the
+// issuer's over the bound would make every token naming it, however
+// forged, cost a long verification (about 0.1 s at 65,536 bits).
+const (
+	minRSABits = 2048
+	maxRSABits = 8192
+)
 
 // parseJWK reads one key of a JWK Set (RFC 7517, 7518, 8037): an RSA,
 // EC (P-256, P-384, P-521) or OKP (Ed25519) public key for signatures.
@@ -196,8 +204,8 @@ func parseJWK(raw json.RawMessage) (jwk, error) {
 			return jwk{}, errors.New("RSA key: bad n or e")
 		}
 		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
-		if pub.N.BitLen() < minRSABits {
-			return jwk{}, fmt.Errorf("RSA key of %d bits (at least %d)", pub.N.BitLen(), minRSABits)
+		if bits := pub.N.BitLen(); bits < minRSABits || bits > maxRSABits {
+			return jwk{}, fmt.Errorf("RSA key of %d bits (%d to %d)", bits, minRSABits, maxRSABits)
 		}
 		out.key = pub
 	case "EC":

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -351,10 +352,12 @@ type flakyIssuer struct {
 	// cancel, when set, is called by a fetch of the keys, which then
 	// waits for the client to give up.
 	cancel atomic.Pointer[context.CancelFunc]
+	// more are keys the JWK Set publishes besides key's (set before use).
+	more []map[string]string
 }
 
-func newFlakyIssuer(t *testing.T) *flakyIssuer {
-	f := &flakyIssuer{key: oauthtest.NewKey("k1")}
+func newFlakyIssuer(t *testing.T, more ...map[string]string) *flakyIssuer {
+	f := &flakyIssuer{key: oauthtest.NewKey("k1"), more: more}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
@@ -372,8 +375,8 @@ func newFlakyIssuer(t *testing.T) *flakyIssuer {
 				return
 			}
 			b64 := base64.RawURLEncoding.EncodeToString
-			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{"kty": "EC", "kid": f.key.Kid, "crv": "P-256",
-				"x": b64(f.key.EC.X.FillBytes(make([]byte, 32))), "y": b64(f.key.EC.Y.FillBytes(make([]byte, 32)))}}})
+			_ = json.NewEncoder(w).Encode(map[string]any{"keys": append([]map[string]string{{"kty": "EC", "kid": f.key.Kid, "crv": "P-256",
+				"x": b64(f.key.EC.X.FillBytes(make([]byte, 32))), "y": b64(f.key.EC.Y.FillBytes(make([]byte, 32)))}}, f.more...)})
 		default:
 			http.NotFound(w, r)
 		}
@@ -553,5 +556,25 @@ func TestTheLocalSubjectIsNotAnIssuers(t *testing.T) {
 	_, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"sub": codemode.LocalSubject}))
 	if !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "local user") {
 		t.Errorf("sub %q: %v; want ErrInvalid saying it is the local user's", codemode.LocalSubject, err)
+	}
+}
+
+// An RSA key over 8192 bits in the issuer's JWK Set is skipped, so that
+// no token costs a verification with it (one with a 65,536-bit modulus
+// takes about 0.1 s of CPU, for any made-up signature).
+func TestHugeRSAKeysAreSkipped(t *testing.T) {
+	n := new(big.Int).Lsh(big.NewInt(1), 65535)
+	f := newFlakyIssuer(t, map[string]string{"kty": "RSA", "kid": "huge", "n": base64.RawURLEncoding.EncodeToString(n.Add(n, big.NewInt(1)).Bytes()), "e": "AQAB"})
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	h, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": "huge"})
+	c, _ := json.Marshal(map[string]any{"iss": f.srv.URL, "sub": "alice", "aud": "https://mcp.example/mcp", "exp": time.Now().Add(time.Hour).Unix()})
+	b64 := base64.RawURLEncoding.EncodeToString
+	forged := b64(h) + "." + b64(c) + "." + b64(make([]byte, 8192))
+	if _, err := v.Validate(context.Background(), forged); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "does not publish") {
+		t.Errorf("a token naming a 65,536-bit key: %v; want ErrInvalid, the key not published", err)
 	}
 }
