@@ -24,35 +24,34 @@ import (
 // key and then its claims.
 func (v *Validator) verifyJWT(ctx context.Context, token string, h jws.Header) (*codemode.Principal, error) {
 	var c claims
-	payload, err := v.verify(ctx, token, h, "token", &c)
-	if err != nil {
+	if err := v.verify(ctx, token, h, "token", &c); err != nil {
 		return nil, err
 	}
-	return v.check(&c, payload, true)
+	return v.check(&c, true)
 }
 
 // verify verifies a JWS's signature with the issuer's key (an access
 // token's, or an ID token's: what names it) and decodes its payload, not
-// yet checked, into claims; it returns the payload as sent.
-func (v *Validator) verify(ctx context.Context, token string, h jws.Header, what string, claims any) ([]byte, error) {
+// yet checked, into claims.
+func (v *Validator) verify(ctx context.Context, token string, h jws.Header, what string, claims any) error {
 	if !slices.Contains(jws.Algorithms, h.Alg) {
-		return nil, fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
+		return fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
 	}
 	if len(h.Crit) > 0 {
-		return nil, fmt.Errorf("%w: the token has critical header parameters this server does not understand (crit)", ErrInvalid)
+		return fmt.Errorf("%w: the token has critical header parameters this server does not understand (crit)", ErrInvalid)
 	}
 	key, err := v.key(ctx, h)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	payload, ok := jws.Verify(token, h.Alg, key)
 	if !ok {
-		return nil, fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
+		return fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
 	}
 	if err := json.Unmarshal(payload, claims); err != nil {
-		return nil, fmt.Errorf("%w: the %s's claims are not a JSON object of the expected types", ErrInvalid, what)
+		return fmt.Errorf("%w: the %s's claims are not a JSON object of the expected types", ErrInvalid, what)
 	}
-	return payload, nil
+	return nil
 }
 
 // keySet is the issuer's keys as fetched.

@@ -19,7 +19,6 @@
 package resource
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -312,8 +311,8 @@ func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
 }
 
 // check validates the claims every access token must satisfy and makes
-// the Principal; raw is the claim set as sent.
-func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Principal, error) {
+// the Principal.
+func (v *Validator) check(c *claims, signed bool) (*codemode.Principal, error) {
 	if err := v.checkIdentity(&c.idClaims, "token", signed); err != nil {
 		return nil, err
 	}
@@ -331,9 +330,6 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 			scopes = append(scopes, splitScopes(s)...)
 		}
 	}
-	if len(raw) > MaxTokenLen { // a huge introspection answer is not kept (the cache holds it)
-		raw = nil
-	}
 	return &codemode.Principal{
 		Issuer:   v.cfg.Issuer,
 		Subject:  c.Subject,
@@ -343,7 +339,6 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 		Scopes:   exactly(scopes),
 		Groups:   exactly(c.Groups),
 		Roles:    exactly(c.Roles),
-		Claims:   json.RawMessage(bytes.Clone(raw)),
 	}, nil
 }
 
