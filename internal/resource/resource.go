@@ -36,6 +36,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // ErrInvalid is wrapped by the error of a token that is not good for this
@@ -351,19 +352,9 @@ func audienceNames(aud []string, want string) bool {
 // sameURL reports whether a and b are the same but for a trailing slash.
 func sameURL(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
 
-// bounded is a claim kept for display: valid UTF-8, at most maxClaimLen
-// bytes, no control characters.
-func bounded(s string) string {
-	s = noControls(strings.ToValidUTF8(s, ""))
-	if len(s) > maxClaimLen {
-		cut := maxClaimLen
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	return s
-}
+// bounded is a claim kept for display: valid UTF-8 without control
+// characters, clipped at maxClaimLen bytes.
+func bounded(s string) string { return short.Clip(noControls(strings.ToValidUTF8(s, "")), maxClaimLen) }
 
 // noControls is s without its control characters (C0, DEL and C1).
 func noControls(s string) string {
