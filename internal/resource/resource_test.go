@@ -340,14 +340,14 @@ func TestIntrospectionCacheIsBounded(t *testing.T) {
 
 // flakyIssuer is an issuer on 127.0.0.1 whose JWK Set answers 500 while
 // failing is set, and the keys of key otherwise; it counts the fetches of
-// its keys.
+// its keys. Its introspection endpoint answers every token inactive.
 type flakyIssuer struct {
 	srv     *httptest.Server
 	key     *oauthtest.Key
 	failing atomic.Bool
 	fetches atomic.Int32
-	// cancel, when set, is called by a fetch of the keys, which then
-	// waits for the client to give up.
+	// cancel, when set, is called by a fetch of the keys or an
+	// introspection, which then waits for the client to give up.
 	cancel atomic.Pointer[context.CancelFunc]
 	// more are keys the JWK Set publishes besides key's (set before use).
 	more []map[string]string
@@ -359,12 +359,19 @@ func newFlakyIssuer(t *testing.T, more ...map[string]string) *flakyIssuer {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/.well-known/oauth-authorization-server":
-			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": f.srv.URL, "jwks_uri": f.srv.URL + "/jwks"})
-		case "/jwks":
-			f.fetches.Add(1)
+			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": f.srv.URL, "jwks_uri": f.srv.URL + "/jwks", "introspection_endpoint": f.srv.URL + "/introspect"})
+		case "/jwks", "/introspect":
+			_ = r.ParseForm() // (the server sees the client go only once the body is read)
+			if r.URL.Path == "/jwks" {
+				f.fetches.Add(1)
+			}
 			if cancel := f.cancel.Swap(nil); cancel != nil {
 				(*cancel)()
 				<-r.Context().Done()
+				return
+			}
+			if r.URL.Path == "/introspect" {
+				_, _ = w.Write([]byte(`{"active": false}`))
 				return
 			}
 			if f.failing.Load() {
@@ -573,5 +580,26 @@ func TestHugeRSAKeysAreSkipped(t *testing.T) {
 	forged := b64(h) + "." + b64(c) + "." + b64(make([]byte, 8192))
 	if _, err := v.Validate(context.Background(), forged); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "does not publish") {
 		t.Errorf("a token naming a 65,536-bit key: %v; want ErrInvalid, the key not published", err)
+	}
+}
+
+// An introspection endpoint that does not answer holds a request no
+// longer than its caller waits (and at most Timeout): the Validate
+// returns when the caller gives up, with an error that is not
+// ErrInvalid.
+func TestASlowIntrospectionEndsWithItsCaller(t *testing.T) {
+	f := newFlakyIssuer(t)
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", ClientID: "codemode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := v.Validate(context.Background(), "opaque-1"); !errors.Is(err, resource.ErrInvalid) {
+		t.Fatalf("an inactive token: %v, want ErrInvalid", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel.Store(&cancel)
+	if _, err := v.Validate(ctx, "opaque-2"); !errors.Is(err, context.Canceled) || errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), "opaque-2") {
+		t.Errorf("the caller gave up during the introspection: %v; want context.Canceled, not ErrInvalid, without the token", err)
 	}
 }
