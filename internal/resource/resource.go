@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -272,8 +273,9 @@ type numeric float64
 const maxNumericDate = 253402300799
 
 func (n *numeric) UnmarshalJSON(b []byte) error {
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil || f < 0 || f > maxNumericDate {
+	// (b is a JSON value: a number, or another value ParseFloat refuses.)
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || !(f >= 0 && f <= maxNumericDate) {
 		return errors.New("want a date: seconds from 1970 to 9999")
 	}
 	*n = numeric(f)

@@ -481,10 +481,14 @@ func TestACallerGivingUpIsNotTheIssuerFailing(t *testing.T) {
 func TestDatesOutOfRangeAreRefused(t *testing.T) {
 	as := oauthtest.New(t)
 	v, _ := newValidator(t, as)
-	for _, c := range []map[string]any{{"nbf": 1e19}, {"nbf": 9.2e18}, {"exp": 1e19}, {"exp": -1}, {"nbf": "0"}} {
+	for _, c := range []map[string]any{{"nbf": 1e19}, {"nbf": 9.2e18}, {"exp": 1e19}, {"exp": -1}, {"nbf": "0"}, {"exp": "NaN"}} {
 		if _, err := v.Validate(context.Background(), as.SignJWT("RS256", c)); !errors.Is(err, resource.ErrInvalid) {
 			t.Errorf("%v: %v, want ErrInvalid", c, err)
 		}
+	}
+	exp := float64(time.Now().Add(time.Hour).UnixMilli()) / 1000
+	if _, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"exp": exp, "nbf": 0.5})); err != nil {
+		t.Errorf("fractional dates: %v", err)
 	}
 }
 
