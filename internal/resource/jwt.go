@@ -90,7 +90,8 @@ func (s *keySet) find(h jws.Header) (crypto.PublicKey, bool) {
 // RefetchInterval after the last (a flood of tokens with made-up key
 // ids, or an issuer whose keys cannot be fetched, costs the issuer one
 // request each interval, and the tokens meanwhile get the old keys or
-// the last failure).
+// the last failure); a token the old keys serve does not wait for a
+// fetch another token started.
 func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, error) {
 	now := v.cfg.Now()
 	v.mu.Lock()
@@ -99,8 +100,9 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 	v.mu.Unlock()
 	k, ok := ks.find(h)
 	if due && (ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok) {
-		if ks, err = v.fetchKeys(ctx, fetches); err == nil {
-			k, ok = ks.find(h)
+		var got *keySet
+		if got, err = v.fetchKeys(ctx, fetches, !ok); got != nil {
+			k, ok = got.find(h)
 		}
 	}
 	switch {
@@ -114,8 +116,11 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 
 // fetchKeys fetches the issuer's JWK Set, unless another Validate did
 // since this one counted fetches; it returns the keys then held (the old
-// ones when the fetch failed and there are some).
-func (v *Validator) fetchKeys(ctx context.Context, fetches int) (*keySet, error) {
+// ones when the fetch failed and there are some). Unless wait is set (the
+// caller lacks its key), it returns nil at once when another Validate is
+// fetching them: a caller the old keys serve does not wait on a slow
+// issuer.
+func (v *Validator) fetchKeys(ctx context.Context, fetches int, wait bool) (*keySet, error) {
 	meta, err := v.metadata(ctx)
 	if err != nil {
 		return nil, err
@@ -123,7 +128,11 @@ func (v *Validator) fetchKeys(ctx context.Context, fetches int) (*keySet, error)
 	if meta.JWKSURI == "" {
 		return nil, fmt.Errorf("%w: the token is a JWT, but the issuer's metadata (%s) names no jwks_uri to verify it with", ErrInvalid, meta.Where)
 	}
-	v.fetchMu.Lock()
+	if wait {
+		v.fetchMu.Lock()
+	} else if !v.fetchMu.TryLock() {
+		return nil, nil
+	}
 	defer v.fetchMu.Unlock()
 	v.mu.Lock()
 	if v.fetches != fetches { // another Validate fetched them while this one waited

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -351,6 +352,9 @@ type flakyIssuer struct {
 	cancel atomic.Pointer[context.CancelFunc]
 	// more are keys the JWK Set publishes besides key's (set before use).
 	more []map[string]string
+	// hold, when set, makes a fetch of the keys send on it, then wait for
+	// it to be closed before answering.
+	hold atomic.Pointer[chan struct{}]
 }
 
 func newFlakyIssuer(t *testing.T, more ...map[string]string) *flakyIssuer {
@@ -364,6 +368,10 @@ func newFlakyIssuer(t *testing.T, more ...map[string]string) *flakyIssuer {
 			_ = r.ParseForm() // (the server sees the client go only once the body is read)
 			if r.URL.Path == "/jwks" {
 				f.fetches.Add(1)
+				if hold := f.hold.Swap(nil); hold != nil {
+					*hold <- struct{}{}
+					<-*hold
+				}
 			}
 			if cancel := f.cancel.Swap(nil); cancel != nil {
 				(*cancel)()
@@ -606,4 +614,61 @@ func TestASlowIntrospectionEndsWithItsCaller(t *testing.T) {
 	if _, err := v.Validate(ctx, "opaque-2"); !errors.Is(err, context.Canceled) || errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), "opaque-2") {
 		t.Errorf("the caller gave up during the introspection: %v; want context.Canceled, not ErrInvalid, without the token", err)
 	}
+}
+
+// While keys past KeysMaxAge are fetched again from an issuer that is
+// slow to answer, the tokens whose key the old keys hold are not kept
+// waiting for it (until the fetch times out, as they were): only the
+// token that started the fetch waits.
+func TestASlowKeyFetchHoldsOnlyItsOwnToken(t *testing.T) {
+	f := newFlakyIssuer(t)
+	clk := &clock{now: time.Now()}
+	var log logBuffer
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", Now: clk.Now,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := v.Validate(context.Background(), f.token(clk.Now())); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(resource.KeysMaxAge)
+	tok := f.token(clk.Now())
+	hold := make(chan struct{})
+	f.hold.Store(&hold)
+	first := make(chan error, 1)
+	go func() {
+		_, err := v.Validate(context.Background(), tok)
+		first <- err
+	}()
+	<-hold // the first token's fetch is at the issuer
+	if _, err := v.Validate(context.Background(), tok); err != nil {
+		t.Errorf("during another's fetch, with the key held: %v", err)
+	}
+	if strings.Contains(log.String(), "cannot fetch the issuer's keys") {
+		t.Errorf("the second token waited for the first's fetch to time out: %s", log.String())
+	}
+	close(hold)
+	if err := <-first; err != nil {
+		t.Errorf("the token that fetched: %v", err)
+	}
+}
+
+// logBuffer is a log's text, written and read concurrently.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
