@@ -672,3 +672,22 @@ func (l *logBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// A JWK Set over the size the server reads (1 MiB) is a failure to fetch
+// the keys, not an invalid token, and is not read again at once.
+func TestAHugeKeySetIsRefused(t *testing.T) {
+	f := newFlakyIssuer(t, map[string]string{"kty": "oct", "k": strings.Repeat("A", 2<<20)})
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for range 2 {
+		if _, err := v.Validate(context.Background(), f.token(time.Now())); err == nil || errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "over") {
+			t.Errorf("a 2 MiB JWK Set: %v; want a failure to fetch the keys (over the bound), not ErrInvalid", err)
+		}
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches of a huge JWK Set by 2 tokens, want 1", n)
+	}
+}
