@@ -1,7 +1,7 @@
 // Issue 2 acceptance, verified from outside as a new user would.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync, mkdirSync, statSync, readdirSync } from "node:fs";
+import { writeFileSync, mkdirSync, statSync, readdirSync, readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import {
@@ -38,6 +38,19 @@ describe("stdio", () => {
     assert.match(outcome.executionId, /^exec_/);
     // server-everything answers in prose: "The sum of 2 and 40 is 42."
     assert.match(String(outcome.result), /\b42\b/);
+  });
+
+  // The first program a newcomer reads, at the top of the README, runs
+  // as written against notes and everything.
+  test("the README's opening example runs", async () => {
+    const readme = readFileSync(path.join(e2eDir, "..", "README.md"), "utf8");
+    const example = readme.match(/```js\n([\s\S]*?)```/)?.[1];
+    assert.ok(example?.includes("notes.listNotes"), `the README's first js block is not the opening example:\n${example}`);
+    const { outcome, isError } = await codemode(client, example);
+    assert.equal(isError, false, JSON.stringify(outcome));
+    assert.equal(outcome.status, "completed", JSON.stringify(outcome));
+    assert.equal(typeof outcome.result.open, "number", JSON.stringify(outcome));
+    assert.match(String(outcome.result.sum), new RegExp(`\\b${outcome.result.open + 40}\\b`), JSON.stringify(outcome));
   });
 
   test("typed structured output of server-memory reaches the program as an object", async () => {
