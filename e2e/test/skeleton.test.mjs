@@ -197,6 +197,30 @@ describe("command line", () => {
     assert.match(c.stdout, /everything: \d+ tools/);
   });
 
+  // The README's quick start, as written: its first command on no
+  // configuration pauses at notes.createNote, and the approvals command it
+  // names completes the run.
+  test("the README's quick start: run pauses, approvals approve completes", () => {
+    const readme = readFileSync(path.join(e2eDir, "..", "README.md"), "utf8");
+    const code = readme.match(/^go run \.\/cmd\/codemode-mcp run --code '([^']+)'/m)?.[1];
+    assert.ok(code, "the README's quick start has no `go run ./cmd/codemode-mcp run --code '…'` line");
+    assert.match(readme, /approve it with\s+`go run \.\/cmd\/codemode-mcp approvals approve <executionId>`/);
+    const dir = tempDir();
+    const work = path.join(dir, "work");
+    mkdirSync(work);
+    const env = { ...process.env, XDG_STATE_HOME: path.join(dir, "state"), CODEMODE_CONFIG: "" };
+    const r = cli(["run", "--code", code], { cwd: work, env });
+    assert.equal(r.code, 0, r.stderr);
+    const paused = JSON.parse(r.stdout);
+    assert.equal(paused.status, "paused", r.stdout);
+    assert.deepEqual(paused.pending.map((p) => `${p.connector}.${p.method}`), ["notes.createNote"], r.stdout);
+    const a = cli(["approvals", "approve", paused.executionId], { cwd: work, env });
+    assert.equal(a.code, 0, a.stdout + a.stderr);
+    const done = JSON.parse(a.stdout);
+    assert.equal(done.status, "completed", a.stdout);
+    assert.match(done.result.id, /^note_/, a.stdout);
+  });
+
   test("version", () => {
     const r = cli(["version"]);
     assert.equal(r.code, 0);
