@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
@@ -147,13 +148,24 @@ func upperBound(result json.RawMessage, logs []string) int {
 // console lines.
 var logMarker = regexp.MustCompile(`^… ([0-9]{1,18}) more log lines truncated$`)
 
-// logs measures the console lines; a final sandbox marker becomes the
-// count of lines already dropped.
+// logs measures the console lines; the sandbox's marker becomes the
+// count of lines already dropped. The sandbox drops every line after the
+// first it drops, so its marker is last but for warnings ("[warn] "
+// lines: the sandbox's notes, the runtime's), which stay after the lines
+// kept.
 func (f *fitter) logs(logs []string) value {
-	if m := logMarker.FindStringSubmatch(logs[len(logs)-1]); m != nil {
+	i := len(logs) - 1
+	for i > 0 && strings.HasPrefix(logs[i], "[warn] ") {
+		i--
+	}
+	if m := logMarker.FindStringSubmatch(logs[i]); m != nil {
 		if d, err := strconv.Atoi(m[1]); err == nil {
 			f.dropped = d
-			logs = logs[:len(logs)-1]
+			if i == len(logs)-1 {
+				logs = logs[:i]
+			} else { // a copy: the caller's lines stay as they are
+				logs = append(logs[:i:i], logs[i+1:]...)
+			}
 		}
 	}
 	f.lines = logs

@@ -86,6 +86,10 @@ func TestFitLogs(t *testing.T) {
 			[]string{"line 0", "line 1", "… 1008 more log lines truncated"}},
 		{"sandbox marker kept when nothing more is cut", `1`, []string{"a", "… 3 more log lines truncated"}, 1000, `1`,
 			[]string{"a", "… 3 more log lines truncated"}},
+		// The sandbox's notes and the runtime's warnings come after its
+		// marker: its count is not lost when lines are cut.
+		{"merges the sandbox marker before notes", ``, append(lines(10), "… 1000 more log lines truncated", "[warn] a call was still in flight"), 60, ``,
+			[]string{"line 0", "line 1", "… 1009 more log lines truncated"}},
 		{"long line cut", ``, []string{ten}, 50, ``, []string{"abcdefghijabcdefghijabc…[truncated 977 chars]"}},
 		{"small logs kept, large result cut", q(ten), []string{"hello", "world"}, 100,
 			`"abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefgh…[truncated 942 chars]"`, []string{"hello", "world"}},
