@@ -50,15 +50,29 @@ func (c ClippedEntry) Cut() bool {
 // ExecutionFilter selects executions to list.
 type ExecutionFilter struct {
 	Limit int // 0: no limit
-	// Offset skips that many of the executions selected, newest first,
-	// to read a list a page at a time; it needs a Limit.
-	Offset int
+	// After, when set, reads a list a page at a time: it is the key of
+	// the last execution of the page before, and only the executions
+	// listed after it are selected. Unlike an offset it holds while the
+	// list changes between pages: an execution created meanwhile (newer,
+	// so listed before the key) does not push one of the page before onto
+	// the next. If the execution After names is gone (deleted between
+	// pages), those created at its very CreatedAt are selected again,
+	// since where it stood among them is not known.
+	After  ExecutionKey
 	Status ExecStatus // 0: any
 	// Tasks keeps only the runs started as tasks (Execution.Task set).
 	Tasks bool
 	// StartedBy, when set, keeps only the runs that subject started
 	// (Execution.StartedBy.Subject).
 	StartedBy string
+}
+
+// An ExecutionKey is where an execution stands in a list, which is
+// newest first by CreatedAt, ties broken in insertion order (the later
+// first). The zero key is no key; a key needs both fields.
+type ExecutionKey struct {
+	CreatedAt time.Time
+	ID        string
 }
 
 // Errors returned (wrapped) by Store implementations.
@@ -91,8 +105,8 @@ type Store interface {
 	// ErrConflict (ErrNotFound if there is no such execution). Code,
 	// Task and CreatedAt are written once, by CreateExecution.
 	UpdateExecution(ctx context.Context, e *Execution, from ExecStatus) error
-	// ListExecutions returns executions newest first (only those started
-	// as tasks with f.Tasks).
+	// ListExecutions returns executions newest first, ties in insertion
+	// order (the later first), as f selects.
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, error)
 	// DeleteExecution removes an execution and its log; ErrNotFound if absent.
 	DeleteExecution(ctx context.Context, id string) error

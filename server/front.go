@@ -10,8 +10,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -300,8 +302,11 @@ const maxFollowers = 1024
 
 // follow sends the session notifications/tasks/status as task v's status
 // changes, through whichever process changes it, until it ends or
-// expires, the session goes or the front stops. It reports whether it
-// follows: not when maxFollowers already do.
+// expires (its TTL is at most maxTaskTTL), the session goes (is no
+// longer registered: seen at the next read, within followPoll) or the
+// front stops. It reports whether it follows: not when maxFollowers
+// already do. A client that does not read its notifications holds no
+// follower up: mcp-go drops what its session's queue cannot take.
 func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 	select {
 	case f.following <- struct{}{}:
@@ -311,12 +316,16 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 	}
 	f.wg.Go(func() {
 		defer func() { <-f.following }()
+		gone := func() bool {
+			cur, ok := f.s.clients.Load(sess.SessionID())
+			return !ok || cur != sess
+		}
 		last := v.Status
 		for !last.IsTerminal() {
 			_, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
-				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
+				return viewTask(e, nil, false).Status != last || expired(e, time.Now()) || gone()
 			})
-			if err != nil {
+			if err != nil || gone() {
 				return
 			}
 			_, _, t, err := f.s.view(f.ctx, v.TaskId, false)
@@ -359,30 +368,26 @@ func (f *taskFront) result(ctx context.Context, sess mcpserver.ClientSession, id
 }
 
 // list answers tasks/list: the tasks newest first, a page of
-// taskListPage runs read from the store at a time (never the whole list);
-// the cursor is the offset of the next page. A task past its TTL is left
-// out, so a page may hold fewer; nextCursor is set while the store has
-// more. An offset shifts with the list: a task created between two reads
-// pushes the last of a page onto the next (listed twice), one pruned
-// between them skips one. A keyset cursor (created-at and insertion
-// order) would not, but needs a filter every store and its conformance
-// suite learn; a client that must not see a task twice drops repeats.
+// taskListPage runs read from the store at a time (never the whole list).
+// The cursor is the key of the last run of the page before
+// (codemode.ExecutionFilter.After), so a task created between two pages
+// (newer, listed before it) does not push one onto the next page to be
+// listed twice. A task past its TTL is left out, so a page may hold
+// fewer; nextCursor is set while the store has more.
 func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
-	offset := 0
-	if cursor != "" {
-		n, err := strconv.Atoi(cursor)
-		if err != nil || n < 0 {
-			return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid cursor " + short.Quote(cursor)}
-		}
-		offset = n
+	after, err := parseTaskCursor(cursor)
+	if err != nil {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "invalid cursor " + short.Quote(cursor) + ": " + err.Error()}
 	}
-	runs, err := f.s.rt.Executions(ctx, codemode.ExecutionFilter{Tasks: true, Limit: taskListPage + 1, Offset: offset})
+	runs, err := f.s.rt.Executions(ctx, codemode.ExecutionFilter{Tasks: true, Limit: taskListPage + 1, After: after})
 	if err != nil {
 		return nil, err
 	}
 	res := mcp.ListTasksResult{Tasks: []mcp.Task{}}
 	if len(runs) > taskListPage {
-		runs, res.NextCursor = runs[:taskListPage], mcp.Cursor(strconv.Itoa(offset+taskListPage))
+		runs = runs[:taskListPage]
+		last := runs[len(runs)-1]
+		res.NextCursor = mcp.Cursor(strconv.FormatInt(last.CreatedAt.UnixNano(), 10) + "." + last.ID)
 	}
 	now := time.Now()
 	for _, e := range runs {
@@ -391,6 +396,30 @@ func (f *taskFront) list(ctx context.Context, cursor string) (any, error) {
 		}
 	}
 	return res, nil
+}
+
+// maxTaskCursor bounds a tasks/list cursor: a run's creation time in Unix
+// nanoseconds (at most 20 characters), a dot and its id (the runtime's
+// are 21).
+const maxTaskCursor = 128
+
+// parseTaskCursor reads the cursor list gives ("<unix nanos>.<run id>");
+// "" is the first page. The client's bytes only ever reach the store as a
+// bound value.
+func parseTaskCursor(cursor string) (codemode.ExecutionKey, error) {
+	if cursor == "" {
+		return codemode.ExecutionKey{}, nil
+	}
+	if len(cursor) > maxTaskCursor {
+		return codemode.ExecutionKey{}, fmt.Errorf("%d bytes, more than a cursor this server gives (%d)", len(cursor), maxTaskCursor)
+	}
+	at, id, ok := strings.Cut(cursor, ".")
+	n, err := strconv.ParseInt(at, 10, 64)
+	// (PostgreSQL's text holds no NUL: such an id would fail the read.)
+	if !ok || err != nil || id == "" || strings.ContainsFunc(id, unicode.IsControl) {
+		return codemode.ExecutionKey{}, errors.New("not a cursor this server gave")
+	}
+	return codemode.ExecutionKey{CreatedAt: time.Unix(0, n).UTC(), ID: id}, nil
 }
 
 // cancelTask answers tasks/cancel: the task is cancelled before the
@@ -492,11 +521,17 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 
 // stdioFront is the reader mcp-go's stdio transport reads: it reads whole
 // lines from in, answers the front's requests (each on its own goroutine,
-// as tasks/result may wait long) and hands mcp-go every other line.
+// as tasks/result may wait long) and hands mcp-go every other line. A
+// line is a message, bounded as an HTTP body is (server.max_body): a
+// longer one is answered at once with an Invalid Request error without
+// id (its id is not read) and skipped, so a client writing without a
+// newline cannot fill the memory of the process, and its other requests
+// go on.
 type stdioFront struct {
 	f   *taskFront
 	in  *bufio.Reader
 	out *lockedWriter
+	max int64 // the longest line handed on, its newline not counted
 	// sess is the stdio session, set by the transport's context function
 	// before the first Read.
 	sess mcpserver.ClientSession
@@ -505,12 +540,10 @@ type stdioFront struct {
 
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
-		line, err := r.in.ReadBytes('\n')
+		line, err := r.readLine()
 		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
 			r.f.wg.Go(func() { // the answer, as one line
-				if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
-					r.f.s.log.Debug("writing a task response failed", "err", err)
-				}
+				r.write(r.f.answer(r.f.ctx, r.sess, c))
 			})
 		} else {
 			r.rest = line
@@ -525,6 +558,40 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 	n := copy(p, r.rest)
 	r.rest = r.rest[n:]
 	return n, nil
+}
+
+// readLine reads the next line of at most r.max bytes (and its newline),
+// refusing and skipping longer ones; err is in's, with what came before it.
+func (r *stdioFront) readLine() ([]byte, error) {
+	var line []byte
+	skipping := false
+	for {
+		piece, err := r.in.ReadSlice('\n')
+		if !skipping && int64(len(line)+len(bytes.TrimSuffix(piece, []byte("\n")))) > r.max {
+			skipping, line = true, nil
+			r.f.s.log.Warn("a client message over server.max_body refused (one line on stdin)", "limit_bytes", r.max)
+			b, _ := json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: json.RawMessage("null"), Error: &rpcError{Code: mcp.INVALID_REQUEST,
+				Message: fmt.Sprintf("Invalid Request: the message exceeds %d bytes (server.max_body) and was not read", r.max)}})
+			r.write(b)
+		}
+		if !skipping {
+			line = append(line, piece...) // (a copy: piece is in's buffer)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+		case skipping && err == nil:
+			skipping = false // the long line ended: the next one
+		default:
+			return line, err
+		}
+	}
+}
+
+// write writes one message as a line.
+func (r *stdioFront) write(msg []byte) {
+	if _, err := r.out.Write(append(msg, '\n')); err != nil {
+		r.f.s.log.Debug("writing a response failed", "err", err)
+	}
 }
 
 // lockedWriter serialises writes: mcp-go and the front write whole

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/server"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
@@ -324,13 +327,17 @@ func TestTaskRequestsThatAreRefused(t *testing.T) {
 		{"tasks/get", map[string]any{}, "-32602: invalid params of tasks/get: taskId is required"},
 		{"tasks/result", map[string]any{"taskId": "nope"}, "-32602: Failed to retrieve task: task not found"},
 		{"tasks/cancel", map[string]any{"taskId": "nope"}, "-32602: Failed to retrieve task: task not found"},
-		{"tasks/list", map[string]any{"cursor": "x"}, `-32602: invalid cursor "x"`},
+		{"tasks/list", map[string]any{"cursor": "x"}, `-32602: invalid cursor "x": not a cursor this server gave`},
+		{"tasks/list", map[string]any{"cursor": "50"}, `-32602: invalid cursor "50": not a cursor this server gave`}, // an offset, as servers before gave
+		{"tasks/list", map[string]any{"cursor": "1764300000000000000.exec_\x00"}, `-32602: invalid cursor "1764300000000000000.exec_\x00": not a cursor this server gave`},
+		{"tasks/list", map[string]any{"cursor": "1764300000000000000."}, `-32602: invalid cursor "1764300000000000000.": not a cursor this server gave`},
+		{"tasks/list", map[string]any{"cursor": strings.Repeat("9", 1<<20) + ".exec_1"}, `…": 1048583 bytes, more than a cursor this server gives (128)`},
 		{"tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": 7}, "task": map[string]any{}}, "-32602: invalid arguments for codemode:\n- at /code: got number, want string"},
 		{"tools/call", map[string]any{"name": "codemode", "arguments": map[string]any{"code": strings.Repeat("x", 2<<20)}, "task": map[string]any{}}, "-32602: the program was refused; nothing was run: code is too large"},
 	} {
 		_, err := rawCall(c, tc.method, tc.params)
-		if err == nil || !strings.Contains(strings.Replace(err.Error(), "JSON-RPC error ", "", 1), tc.want) {
-			t.Errorf("%s %v: %v, want %s", tc.method, tc.params, err, tc.want)
+		if err == nil || !strings.Contains(strings.Replace(err.Error(), "JSON-RPC error ", "", 1), tc.want) || len(err.Error()) > 1024 {
+			t.Errorf("%s %.200v: %.1100v, want %s", tc.method, tc.params, err, tc.want)
 		}
 	}
 	// A plain call's run is no task.
@@ -729,7 +736,7 @@ func TestTasksListReadsAPageAtATime(t *testing.T) {
 		}
 		req := mcp.ListTasksRequest{}
 		req.Params.Cursor = cursor
-		list, err := c.ListTasks(context.Background(), req)
+		list, err := c.ListTasksByPage(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -745,5 +752,120 @@ func TestTasksListReadsAPageAtATime(t *testing.T) {
 	}
 	if rec.most > server.TaskListPage+1 {
 		t.Errorf("a tasks/list read %d runs from the store; want at most a page (%d) and one", rec.most, server.TaskListPage)
+	}
+}
+
+// A line on stdin is a message bounded as an HTTP body is
+// (server.max_body): a longer one is refused at once with an Invalid
+// Request error, before its newline comes (a client writing without one
+// does not fill the memory), and skipped; the session goes on.
+func TestStdioRefusesALineOverMaxBody(t *testing.T) {
+	const maxBody = 1 << 16
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{MaxBody: maxBody}})
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(t.Context(), inR, outW) }()
+	defer func() {
+		inW.Close() // the server reads EOF and returns
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+		inR.Close()
+		outW.Close()
+		outR.Close()
+	}()
+	out := bufio.NewReader(outR)
+	next := func() map[string]any {
+		t.Helper()
+		line, err := out.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("reading the server's output: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		return m
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": float64(-32600),
+		"message": "Invalid Request: the message exceeds 65536 bytes (server.max_body) and was not read"}}
+
+	// A ping padded past the bound, with its newline: refused, not answered.
+	send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", maxBody) + "\"}}\n")
+	if got := next(); !cmp.Equal(got, want) {
+		t.Errorf("a line over max_body:\n%v\nwant\n%v", got, want)
+	}
+	// Past the bound and no newline yet: refused at once.
+	send(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("y", 2*maxBody))
+	if got := next(); !cmp.Equal(got, want) {
+		t.Errorf("a line over max_body, without its newline:\n%v\nwant\n%v", got, want)
+	}
+	// Its end is skipped; the next line is read, up to the bound.
+	send(strings.Repeat("y", maxBody) + "\"}}\n")
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("z", maxBody-70) + "\"}}\n")
+	if got := next(); !cmp.Equal(got, map[string]any{"jsonrpc": "2.0", "id": float64(3), "result": map[string]any{}}) {
+		t.Errorf("the ping after the long lines: %v", got)
+	}
+}
+
+// A task created between two pages of tasks/list (the newest, so listed
+// before the page read) does not push the last task of the page before
+// onto the next: every task there was when the list began is listed
+// exactly once, newest first.
+func TestTasksListedByPageOnceWhileOneIsCreated(t *testing.T) {
+	base := time.Now().Add(-time.Hour)
+	var st *sqlite.Store
+	task := func(i int, at time.Time) {
+		e := &codemode.Execution{ID: fmt.Sprintf("task-%03d", i), Code: "1", Status: codemode.StatusCompleted,
+			Task: &codemode.Task{TTL: 24 * time.Hour}, CreatedAt: at, UpdatedAt: at}
+		if err := st.CreateExecution(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := server.TaskListPage + 10
+	var want []string
+	s := newServerRT(t, server.Options{}, 0, func(s *sqlite.Store, _ *notes.Notes) {
+		st = s
+		for i := range runs {
+			task(i, base.Add(time.Duration(i)*time.Second))
+			want = append([]string{fmt.Sprintf("task-%03d", i)}, want...)
+		}
+	})
+	c := httpClient(t, s, mcp.ClientCapabilities{})
+	var got []string
+	req := mcp.ListTasksRequest{}
+	for page := 0; ; page++ {
+		if page > runs {
+			t.Fatalf("tasks/list never ends: cursor %q", req.Params.Cursor)
+		}
+		list, err := c.ListTasksByPage(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range list.Tasks {
+			got = append(got, task.TaskId)
+		}
+		if req.Params.Cursor = list.NextCursor; req.Params.Cursor == "" {
+			break
+		}
+		if page == 0 {
+			task(runs, time.Now())
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tasks listed (-want +got):\n%s", diff)
 	}
 }

@@ -14,7 +14,9 @@ const (
 // team's issuer, for a new one at Config.TokenEndpoint (RFC 8693: the
 // server's URL as resource, Config.Audience and Config.Scopes when set),
 // and stores it sealed, as any grant. subjectToken is sent to the token
-// endpoint only, and never kept. A session of another grant does nothing.
+// endpoint only, and never kept. Concurrent callers share one exchange
+// (the first caller's token is traded: a session is one person's). A
+// session of another grant does nothing.
 func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if s.cfg.Grant != GrantTokenExchange || subjectToken == "" {
 		return nil
@@ -25,6 +27,16 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 	if cur != nil && need == "" && cur.usable() && !cur.due(s.cfg.Now()) {
 		return nil // (what this process holds: no store read for each call)
 	}
+	_, err := s.exchanges.Do(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.exchange(ctx, subjectToken)
+	})
+	return err
+}
+
+// exchange is Exchange's run: it reads the store again (another process,
+// or the exchange just before, may have stored a usable token) and
+// trades subjectToken unless it holds one.
+func (s *Session) exchange(ctx context.Context, subjectToken string) error {
 	g, err := s.reload(ctx)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,5 +118,116 @@ func TestTokenExchange(t *testing.T) {
 	}
 	if _, err := New(Config{Server: f.ServerURL(), Grant: GrantTokenExchange, Store: e.store(), Sealer: e.seal}); err == nil {
 		t.Error("a token exchange session without a person, client or endpoint was made")
+	}
+}
+
+// Concurrent calls of one person that each bring their token while the
+// session holds none share one exchange: the token endpoint sees one.
+func TestConcurrentExchangesShareOne(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "codemode", "xch-secret-41b9"
+	e := newEnv(t)
+	s := e.session(f, Config{Account: "alice", Grant: GrantTokenExchange, TokenEndpoint: f.Issuer() + "/token",
+		ClientID: f.ClientID, ClientSecret: f.ClientSecret})
+	mine := f.IssueOpaque(map[string]any{"sub": "alice"})
+	const n = 8
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			<-start
+			errs <- s.Exchange(context.Background(), mine)
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := len(f.Exchanges()); got != 1 {
+		t.Errorf("%d concurrent Exchange calls made %d token exchanges, want 1", n, got)
+	}
+	if status, err := call(t, s, f); status != 200 || err != nil {
+		t.Fatalf("a request after the exchange: %d, %v", status, err)
+	}
+}
+
+// A server that answers 403 insufficient_scope to a token exchange
+// session's token gets no sign-in (there is none to have): the call fails
+// with an error that names the scopes it asks for, clipped, and what the
+// operator can do; nothing is remembered, so each call sends once and a
+// server that stops asking is served at once.
+func TestExchangedTokenLacksScope(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "codemode", "xch-secret-41b9"
+	long := "scope-" + strings.Repeat("x", 2000)
+	f.NeedScopes = []string{"repo", "admin", long}
+	e := newEnv(t)
+	s := e.session(f, Config{Account: "alice", Grant: GrantTokenExchange, TokenEndpoint: f.Issuer() + "/token",
+		ClientID: f.ClientID, ClientSecret: f.ClientSecret, Scopes: []string{"repo"}})
+	ctx := context.Background()
+	if err := s.Exchange(ctx, f.IssueOpaque(map[string]any{"sub": "alice"})); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		hits := f.Hits()
+		_, err := call(t, s, f)
+		if _, ok := connectors.AsSignInRequired(err); ok || err == nil {
+			t.Fatalf("call %d: %v, want an error that is no sign-in need", i, err)
+		}
+		for _, want := range []string{"403 insufficient_scope", "repo admin scope-xxx", "credentials.scopes", "the exchange asks for repo)"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("call %d: %v\nwant it to say %q", i, err, want)
+			}
+		}
+		if len(err.Error()) > 1000 {
+			t.Errorf("call %d: the error is %d bytes: the server's scopes are not clipped", i, len(err.Error()))
+		}
+		if got := f.Hits() - hits; got != 1 {
+			t.Errorf("call %d reached the server %d times, want once", i, got)
+		}
+		if why, err := s.NeedsSignIn(ctx); why != nil || err != nil {
+			t.Errorf("call %d: NeedsSignIn = %v, %v; want none (no sign-in can add scopes)", i, why, err)
+		}
+	}
+	if n := len(f.Exchanges()); n != 1 {
+		t.Errorf("%d exchanges, want 1", n)
+	}
+	f.Set(func(f *oauthtest.Server) { f.NeedScopes = []string{"repo"} })
+	if status, err := call(t, s, f); status != 200 || err != nil {
+		t.Fatalf("a call once the server asks for no more: %d, %v", status, err)
+	}
+}
+
+// A traded token that is due for renewal but not expired is used for a
+// request made without the person's token (an approval on another's
+// request): the README's "missing or expired", not "due". Once expired,
+// the request needs the person.
+func TestExchangedTokenUsedUntilItExpires(t *testing.T) {
+	f := oauthtest.New(t)
+	f.ClientID, f.ClientSecret = "codemode", "xch-secret-41b9"
+	f.ExpiresIn = 600
+	e := newEnv(t)
+	s := e.session(f, Config{Account: "alice", Grant: GrantTokenExchange, TokenEndpoint: f.Issuer() + "/token",
+		ClientID: f.ClientID, ClientSecret: f.ClientSecret})
+	ctx := context.Background()
+	if err := s.Exchange(ctx, f.IssueOpaque(map[string]any{"sub": "alice"})); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(9*time.Minute + 30*time.Second) // due (its last minute), not expired
+	if why, err := s.NeedsSignIn(ctx); why != nil || err != nil {
+		t.Errorf("NeedsSignIn with a token due but not expired = %v, %v; want none", why, err)
+	}
+	if status, err := call(t, s, f); status != 200 || err != nil {
+		t.Fatalf("a request with the traded token due but not expired: %d, %v", status, err)
+	}
+	e.clock.Advance(time.Minute) // expired
+	_, err := call(t, s, f)
+	if sr, ok := connectors.AsSignInRequired(err); !ok || !strings.Contains(sr.Reason, "the person's own token is not at hand") {
+		t.Errorf("a request once the traded token expired: %v, want a need naming alice's own token", err)
 	}
 }

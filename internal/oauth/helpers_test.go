@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -69,7 +70,8 @@ func (e *env) store() connectors.Records {
 func (e *env) onPostgres() { e.pg = pgtest.NewDatabase(e.t) }
 
 // session starts a session on a store handle of its own (unless cfg has
-// a Store), with cfg's Server, Sealer, Scrubber, Logger and Now filled in.
+// a Store), with cfg's Server, Sealer, Scrubber (unless set), Logger and
+// Now filled in.
 func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 	e.t.Helper()
 	if cfg.Server == "" {
@@ -81,7 +83,8 @@ func (e *env) session(f *oauthtest.Server, cfg Config) *Session {
 	if cfg.Store == nil {
 		cfg.Store = e.store()
 	}
-	cfg.Sealer, cfg.Scrubber, cfg.Logger, cfg.Now = e.seal, e.scrub, e.log, e.clock.Now
+	cfg.Sealer, cfg.Logger, cfg.Now = e.seal, e.log, e.clock.Now
+	cfg.Scrubber = cmp.Or(cfg.Scrubber, e.scrub)
 	s, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)

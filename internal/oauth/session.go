@@ -113,8 +113,10 @@ type Session struct {
 	log    *slog.Logger
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	// refreshes shares a refresh among concurrent callers.
+	// refreshes shares a refresh among concurrent callers, exchanges a
+	// token exchange (Exchange).
 	refreshes *Flight[string]
+	exchanges *Flight[struct{}]
 	// tokens holds the adopted grant's tokens in the scrubber, subject the
 	// last person's token exchanged, assertions the last private_key_jwt
 	// assertions: each is replaced, not added to, so that refreshes do not
@@ -139,6 +141,10 @@ type Session struct {
 	// last: it is not sent again, and its 403s count once.
 	scopeRefused string
 }
+
+// errClosed is the error of a refresh or an exchange asked for after
+// Close.
+var errClosed = errors.New("the OAuth session is closed")
 
 // grant is a server's stored grant.
 type grant struct {
@@ -220,7 +226,8 @@ func New(cfg Config) (*Session, error) {
 		ctx:    ctx,
 		cancel: cancel,
 
-		refreshes:  NewFlight[string](errors.New("the OAuth session is closed")),
+		refreshes:  NewFlight[string](errClosed),
+		exchanges:  NewFlight[struct{}](errClosed),
 		tokens:     cfg.Scrubber.Slot(),
 		subject:    cfg.Scrubber.Slot(),
 		assertions: cfg.Scrubber.Slot(),
@@ -242,10 +249,11 @@ func grantID(server, account string) string {
 	return u.String() + "#user=" + url.QueryEscape(account)
 }
 
-// Close ends the refreshes under way and waits for them.
+// Close ends the refreshes and exchanges under way and waits for them.
 func (s *Session) Close() error {
 	s.cancel()
 	s.refreshes.Close()
+	s.exchanges.Close()
 	s.f.Close()
 	return nil
 }
@@ -336,6 +344,12 @@ func (g *grant) due(now time.Time) bool {
 	}
 	skew := min(maxRefreshSkew, g.Expiry.Sub(g.Obtained)/4)
 	return !now.Before(g.Expiry.Add(-skew))
+}
+
+// expired reports whether g holds no access token good at now: none, or
+// one past its expiry. (A token that is only due may still be sent.)
+func (g *grant) expired(now time.Time) bool {
+	return g.AccessToken == "" || !g.Expiry.IsZero() && !now.Before(g.Expiry)
 }
 
 // covers reports whether have holds every scope of want.
@@ -452,6 +466,12 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 			case <-time.After(leasePoll):
 			}
 			continue
+		case g.RefreshToken == "" && stale == "" && !g.expired(now):
+			// Due, with nothing to renew it by here: it serves until it
+			// expires (a token exchange session trades again when the
+			// person's token is at hand: Exchange).
+			s.adopt(g)
+			return g, nil
 		case g.RefreshToken == "" && s.cfg.Grant == GrantTokenExchange:
 			// Nothing to refresh with: the person's own token is traded
 			// again (Exchange), once at hand.
@@ -478,6 +498,10 @@ func (s *Session) refreshShared(ctx context.Context, stale string) (*grant, erro
 // stores its outcome: the new tokens, or the refusal, or g again without
 // the lease when the endpoint could not be reached.
 func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*grant, error) {
+	// g may be another process's since this one adopted a grant: its
+	// tokens go in the scrubber before they are sent (an answer may echo
+	// them).
+	s.tokens.Set(g.AccessToken, g.RefreshToken)
 	form := tokenForm("refresh_token", g.Resource, nil, "refresh_token", g.RefreshToken)
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
@@ -582,15 +606,15 @@ func (s *Session) NeedsSignIn(ctx context.Context) (*connectors.SignInRequired, 
 	s.mu.Unlock()
 	reason := ""
 	switch {
-	case s.cfg.Grant == GrantTokenExchange && (g == nil || !g.usable() || g.RefreshToken == "" && g.due(s.cfg.Now())):
+	case s.cfg.Grant == GrantTokenExchange && (g == nil || !g.usable() || g.RefreshToken == "" && g.expired(s.cfg.Now())):
 		reason = s.noSubjectToken()
 	case g == nil:
 		reason = need
 	case g.Refused != "":
 		reason = g.Refused
 	case !covers(g.Scopes, needScopes), g.AccessToken != "" && g.AccessToken == scopeRefused:
-		reason = "the server needs the scopes " + strings.Join(needScopes, " ")
-	case g.RefreshToken == "" && g.due(s.cfg.Now()):
+		reason = "the server needs the scopes " + clip(strings.Join(needScopes, " "))
+	case g.RefreshToken == "" && g.expired(s.cfg.Now()):
 		reason = "the access token expired and the server gave no refresh token"
 	}
 	if reason == "" {

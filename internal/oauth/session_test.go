@@ -439,15 +439,23 @@ func TestStepUp(t *testing.T) {
 	}
 }
 
+// The scopes a server asks for are clipped in what the session says (a
+// challenge may hold kilobytes of them).
 func TestStepUpGivesUp(t *testing.T) {
 	f := oauthtest.New(t)
-	f.ChallengeScope = "mcp:admin"
+	f.ChallengeScope = "mcp:admin " + strings.Repeat("mcp:more ", 1000)
 	f.AlwaysForbidden = true
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	var last error
 	for range 10 {
 		_, err := call(t, s, f)
+		if err != nil && len(err.Error()) > 1000 {
+			t.Fatalf("an error of %d bytes: the server's scopes are not clipped", len(err.Error()))
+		}
+		if sr, _ := s.NeedsSignIn(context.Background()); sr != nil && len(sr.Reason) > 1000 {
+			t.Fatalf("NeedsSignIn's reason is %d bytes: the server's scopes are not clipped", len(sr.Reason))
+		}
 		if _, ok := connectors.AsSignInRequired(err); !ok {
 			last = err
 			break
@@ -456,7 +464,7 @@ func TestStepUpGivesUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if last == nil || !strings.Contains(last.Error(), "still answers 403 insufficient_scope (it asks for mcp:admin) after 2 step-up(s); giving up") {
+	if last == nil || !strings.Contains(last.Error(), "still answers 403 insufficient_scope (it asks for mcp:admin mcp:more") || !strings.Contains(last.Error(), "after 2 step-up(s); giving up") {
 		t.Fatalf("after repeated 403s: %v, want an error giving up on the scope", last)
 	}
 	if _, _, _, authorizes := f.Snapshot(); authorizes > 1+maxStepUps {
@@ -844,10 +852,17 @@ func TestNoSecretLeaks(t *testing.T) {
 	}
 	texts = append(texts, e.logs.String(), string(db))
 	tokens := issuedTokens(f)
+	var ended []string // the codes and verifiers of the sign-ins, all closed
+	forms, _ := f.TokenRequests()
+	for _, form := range forms {
+		ended = append(ended, form.Get("code"), form.Get("code_verifier"))
+	}
+	ended = append(ended, a.verifier)
 	for _, sec := range secrets {
 		// Tokens replaced two generations ago are forgotten (see
-		// scrub.Slot); the others are still held.
-		if i := slices.Index(tokens, sec); (i < 0 || i >= len(tokens)-2) && !e.scrub.Contains(sec) {
+		// scrub.Slot), and so are the codes and verifiers of sign-ins
+		// closed; the others are still held.
+		if i := slices.Index(tokens, sec); (i < 0 || i >= len(tokens)-2) && !slices.Contains(ended, sec) && !e.scrub.Contains(sec) {
 			t.Errorf("the scrubber does not know %q", sec)
 		}
 		for _, txt := range texts {
@@ -975,6 +990,42 @@ func TestAssertionsDoNotGrowTheScrubber(t *testing.T) {
 		a := form.Get("client_assertion")
 		if held, want := e.scrub.Contains(a), i >= len(forms)-2; held != want {
 			t.Errorf("assertion %d of %d: held %v, want %v", i+1, len(forms), held, want)
+		}
+	}
+}
+
+// TestSignInsDoNotGrowTheScrubber: a sign-in's verifier, state and code
+// are scrubbed while it is under way, and forgotten once it is closed, so
+// that sign-in after sign-in does not grow the scrubber.
+func TestSignInsDoNotGrowTheScrubber(t *testing.T) {
+	f := oauthtest.New(t)
+	e := newEnv(t)
+	s := e.session(f, Config{})
+	var ended []string
+	for range 10 {
+		a, err := s.BeginSignIn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{a.state, a.verifier} {
+			if !e.scrub.Contains(v) {
+				t.Errorf("%q of a sign-in under way is not scrubbed", v)
+			}
+		}
+		browse(t, a.URL())
+		if err := a.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		code := f.LastTokenForm().Get("code")
+		if !e.scrub.Contains(code) {
+			t.Errorf("the code %q of a sign-in not closed yet is not scrubbed", code)
+		}
+		a.Close()
+		ended = append(ended, a.state, a.verifier, code)
+	}
+	for _, v := range ended {
+		if e.scrub.Contains(v) {
+			t.Errorf("%q of a closed sign-in is still held: the scrubber grows with every sign-in", v)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/jws"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // callbackPath is the path of the loopback redirect URI.
@@ -214,10 +215,11 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 		return nil, err
 	}
 	verifier, state := randomString(32), randomString(24)
-	s.cfg.Scrubber.Add(verifier, state)
+	secrets := s.cfg.Scrubber.Slot()
+	secrets.Set(verifier, state)
 	// (The endpoint parses: discovery checked it, checkURLs.)
 	au, _ := AuthorizationURL(d.meta.AuthorizationEndpoint, c.id, redirect, state, verifier, "resource", d.resource, "scope", strings.Join(scopes, " "))
-	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier,
+	a := &Attempt{s: s, url: au, redirect: redirect, state: state, verifier: verifier, secrets: secrets,
 		d: d, client: c, scopes: scopes, done: make(chan struct{})}
 	a.ctx, a.cancel = context.WithTimeout(s.ctx, s.cfg.SignInTimeout)
 	a.stopTimer = context.AfterFunc(a.ctx, func() {
@@ -253,14 +255,17 @@ type Attempt struct {
 	s                         *Session
 	url                       string
 	redirect, state, verifier string
-	d                         *discovery
-	client                    clientAuth
-	scopes                    []string
-	srv                       *http.Server
-	serving                   sync.WaitGroup
-	ctx                       context.Context // bounds the attempt
-	cancel                    context.CancelFunc
-	stopTimer                 func() bool
+	// secrets holds the verifier, the state and the code in the scrubber
+	// until Close forgets them: they are good for this sign-in only.
+	secrets   *scrub.Slot
+	d         *discovery
+	client    clientAuth
+	scopes    []string
+	srv       *http.Server
+	serving   sync.WaitGroup
+	ctx       context.Context // bounds the attempt
+	cancel    context.CancelFunc
+	stopTimer func() bool
 
 	used       atomic.Bool // the redirect came (state checked): one use
 	done       chan struct{}
@@ -299,6 +304,7 @@ func (a *Attempt) Close() error {
 		_ = a.srv.Close()
 	}
 	a.serving.Wait()
+	a.secrets.Forget()
 	return nil
 }
 
@@ -354,7 +360,7 @@ func (a *Attempt) complete(q url.Values) error {
 	if err != nil {
 		return s.errorf("%w", err)
 	}
-	s.cfg.Scrubber.Add(code)
+	a.secrets.Set(a.verifier, a.state, code)
 	form := tokenForm(GrantAuthorizationCode, d.resource, nil, "code", code, "redirect_uri", a.redirect, "code_verifier", a.verifier)
 	g, err := s.obtain(a.ctx, "exchanging the code", form, d, a.client, a.scopes)
 	if err != nil {

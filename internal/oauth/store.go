@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -210,17 +211,32 @@ func ParseKey(s string) ([]byte, error) {
 	return nil, fmt.Errorf("not a %d-byte key: write it as %d hexadecimal digits or in base64 (for example: openssl rand -base64 32)", KeySize, 2*KeySize)
 }
 
+// maxKeyFile bounds what is read of a key file: a key is 45 bytes in
+// base64 with its newline, 65 in hexadecimal.
+const maxKeyFile = 1 << 10
+
+// readKeyFile reads the key in the file at path, which only its owner may
+// read, and which holds one key: a larger file is refused before it is
+// read whole.
 func readKeyFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("key file %s is readable by others (mode %v): make it 0600", path, fi.Mode().Perm())
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("key file: %w", err)
+	case len(b) > maxKeyFile:
+		return nil, fmt.Errorf("key file %s is over %d bytes: it holds one %d-byte key, written as %d hexadecimal digits or in base64", path, maxKeyFile, KeySize, 2*KeySize)
 	}
 	k, err := ParseKey(string(b))
 	if err != nil {

@@ -99,6 +99,22 @@ func TestLoadKey(t *testing.T) {
 			t.Errorf("a key file others can read: %v", err)
 		}
 	})
+	t.Run("huge file", func(t *testing.T) {
+		os.Unsetenv(EnvSecretKey)
+		dir := t.TempDir()
+		path := filepath.Join(dir, KeyFileName)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A gibibyte, sparse: read whole, it would be held in memory.
+		if err := errors.Join(f.Truncate(1<<30), f.Close()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := LoadKey(dir); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "over 1024 bytes") {
+			t.Errorf("a huge key file: %v; want an error naming the file and its bound", err)
+		}
+	})
 }
 
 // A LazySealer reads its key when a value is first sealed or opened, and

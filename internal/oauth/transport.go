@@ -20,7 +20,8 @@ import (
 //     second 401 means the server refuses the grant: a sign-in is needed.
 //   - 403 insufficient_scope: the scopes asked for are added to those of
 //     the next sign-in (a client credentials session asks for them at
-//     once), at most maxStepUps times in a row.
+//     once), at most maxStepUps times in a row; a token exchange session,
+//     which has no sign-in, fails the request saying what to change.
 //
 // "A sign-in is needed" is an error wrapping *connectors.SignInRequired;
 // once known, later requests fail with it at once, without being sent,
@@ -148,8 +149,23 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 // session asks for them at once, any other needs a sign-in with them.
 // When maxStepUps new tokens in a row were refused so, the server is
 // taken to never grant what it asks for (the same token refused again
-// counts once).
+// counts once). A token exchange session has no sign-in to ask for more
+// with, and trades for the configured scopes only: the answer is an
+// error saying what the operator can change, and nothing is remembered
+// (the next call is sent, once, as if the server had not asked).
 func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) (string, error) {
+	asks := "it names no scope"
+	if len(ch.scopes) > 0 {
+		asks = "it asks for " + clip(strings.Join(ch.scopes, " "))
+	}
+	if s.cfg.Grant == GrantTokenExchange {
+		asked := "none"
+		if len(s.cfg.Scopes) > 0 {
+			asked = clip(strings.Join(s.cfg.Scopes, " "))
+		}
+		return "", s.errorf("the server answers 403 insufficient_scope (%s) to the token exchanged for %s (the exchange asks for %s); no sign-in can add scopes: "+
+			"add those the server needs to the connector's credentials.scopes, or have its authorization server grant them on exchange", asks, s.cfg.Account, asked)
+	}
 	s.mu.Lock()
 	var held []string
 	if s.cur != nil {
@@ -165,10 +181,6 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 		s.stepUps, s.scopeRefused = 0, ""
 		s.mu.Unlock()
 		// Signing in again would not help.
-		asks := "it names no scope"
-		if len(ch.scopes) > 0 {
-			asks = "it asks for " + strings.Join(ch.scopes, " ")
-		}
 		return "", s.errorf("the server still answers 403 insufficient_scope (%s) after %d step-up(s); giving up", asks, steps-1)
 	}
 	s.needScopes = want
@@ -177,7 +189,7 @@ func (s *Session) insufficientScope(ctx context.Context, ch bearer, tok string) 
 	if s.cfg.Grant == GrantClientCredentials {
 		return s.refresh(ctx, tok)
 	}
-	return "", s.needSignIn("the server needs the scopes " + strings.Join(want, " "))
+	return "", s.needSignIn("the server needs the scopes " + clip(strings.Join(want, " ")))
 }
 
 // discard reads a little of a response (so its connection can be reused)

@@ -35,15 +35,16 @@ const MinLen = 4
 // A Scrubber holds a set of secrets. The zero value holds none. It is safe
 // for concurrent use; secrets can be added while it is in use.
 //
-// What Add adds is held for the Scrubber's life: configured credentials
-// and the few values a sign-in makes. A secret that is replaced over time
-// (an OAuth token pair, renewed at every refresh) goes in a Slot instead,
-// so that memory and the cost of each change stay bounded by what is held
-// now, not by uptime.
+// What Add adds is held for the Scrubber's life: configured credentials,
+// a client's registered secret. A secret that is replaced over time (an
+// OAuth token pair, renewed at every refresh) or good for a while only (a
+// sign-in's verifier and code) goes in a Slot instead, so that memory and
+// the cost of each change stay bounded by what is held now, not by
+// uptime.
 type Scrubber struct {
 	mu    sync.RWMutex
 	perm  []string // the forms Add added; guarded by mu
-	slots []*Slot  // guarded by mu
+	slots []*Slot  // those holding values; guarded by mu
 	forms []string // perm's and every slot's forms, each once, longest first; guarded by mu
 	set   *formSet // made of forms; nil while there are none; guarded by mu
 }
@@ -58,17 +59,13 @@ type Scrubber struct {
 type Slot struct {
 	s         *Scrubber
 	cur, prev []string // the forms of the values; guarded by s.mu
+	held      bool     // s.slots holds it; guarded by s.mu
 }
 
-// Slot returns a new, empty slot of s, which holds it for s's life (a
-// holder makes one, not one per value).
-func (s *Scrubber) Slot() *Slot {
-	sl := &Slot{s: s}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.slots = append(s.slots, sl)
-	return sl
-}
+// Slot returns a new, empty slot of s. A holder makes one, not one per
+// value; s holds it from its first Set until Forget, so a holder that ends
+// before s (a sign-in) leaves nothing behind once it forgets its slot.
+func (s *Scrubber) Slot() *Slot { return &Slot{s: s} }
 
 // Set makes secrets (values shorter than MinLen ignored) the slot's
 // current values; the current ones become the previous, and the previous
@@ -88,6 +85,25 @@ func (sl *Slot) Set(secrets ...string) {
 		return
 	}
 	sl.prev, sl.cur = sl.cur, fs
+	if !sl.held {
+		sl.held = true
+		s.slots = append(s.slots, sl)
+	}
+	s.rebuild()
+}
+
+// Forget drops the slot's values, current and previous, at once, and the
+// slot from its Scrubber (until it is Set again): for a holder that ends,
+// whose values nothing sends any more.
+func (sl *Slot) Forget() {
+	s := sl.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !sl.held {
+		return
+	}
+	sl.held, sl.cur, sl.prev = false, nil, nil
+	s.slots = slices.DeleteFunc(s.slots, func(x *Slot) bool { return x == sl })
 	s.rebuild()
 }
 

@@ -349,6 +349,37 @@ func TestSlotKeepsTwoGenerations(t *testing.T) {
 	}
 }
 
+// TestSlotForget: a forgotten slot's values are no longer scrubbed, and
+// the Scrubber no longer holds the slot: slots made and forgotten one
+// after another (a sign-in each) leave nothing behind. A slot Set again
+// is held again.
+func TestSlotForget(t *testing.T) {
+	s := New("configured-secret")
+	for i := range 100 {
+		sl := s.Slot()
+		v := fmt.Sprintf("sign-in-code-%03d", i)
+		sl.Set(v)
+		if !s.Contains(v) {
+			t.Fatalf("%q is not scrubbed while its slot holds it", v)
+		}
+		sl.Forget()
+		if s.Contains(v) {
+			t.Fatalf("%q is scrubbed after its slot was forgotten", v)
+		}
+		sl.Forget() // twice: nothing more
+	}
+	if len(s.slots) != 0 || len(s.forms) != len(appendNew(nil, forms("configured-secret")...)) {
+		t.Errorf("after 100 slots forgotten the scrubber holds %d slots and %d forms", len(s.slots), len(s.forms))
+	}
+	sl := s.Slot()
+	sl.Set("again-a-token")
+	sl.Forget()
+	sl.Set("again-a-token")
+	if !s.Contains("again-a-token") || len(s.slots) != 1 {
+		t.Errorf("a slot Set after Forget: scrubbed %v, %d slots held", s.Contains("again-a-token"), len(s.slots))
+	}
+}
+
 // TestLowerCasePercent: RFC 3986 makes %2f and %2F the same octet, and
 // some clients and servers write the hex digits in lower case; a secret
 // so encoded is scrubbed as the upper-case form is.

@@ -60,6 +60,7 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 	for _, url := range []string{
 		"postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2",
 		"postgres://u@127.0.0.1:1/db?password=hunter2&connect_timeout=2",
+		"postgres://u@127.0.0.1:1/db?sslpassword=hunter2&connect_timeout=2",
 		"postgres://u:hunter2@[::1/db",
 	} {
 		_, err := Open(context.Background(), url, Options{})
@@ -69,5 +70,8 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 	}
 	if got := Redact("postgres://u:pw@h/db?sslmode=require&password=pw2"); got != "postgres://u:xxxxx@h/db?password=xxxxx&sslmode=require" {
 		t.Errorf("Redact = %s", got)
+	}
+	if got := Redact("postgres://u@h/db?sslkey=/k.pem&sslpassword=keypw"); got != "postgres://u@h/db?sslkey=%2Fk.pem&sslpassword=xxxxx" {
+		t.Errorf("Redact of the client key's password = %s", got)
 	}
 }

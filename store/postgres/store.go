@@ -52,17 +52,24 @@ var (
 	_ connectors.Records = (*Store)(nil)
 )
 
-// Redact returns the URL with its password replaced by "xxxxx", for
-// messages; what does not parse is reduced to its scheme.
+// Redact returns the URL with its passwords replaced by "xxxxx", for
+// messages: the user's, in the URL or as a parameter, and the client
+// key's (sslpassword, which pgx takes too); what does not parse is
+// reduced to its scheme.
 func Redact(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		scheme, _, _ := strings.Cut(rawURL, "://")
 		return scheme + "://(unparsable URL)"
 	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
+	q, changed := u.Query(), false
+	for _, key := range []string{"password", "sslpassword"} {
+		if q.Has(key) {
+			q.Set(key, "xxxxx")
+			changed = true
+		}
+	}
+	if changed {
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()

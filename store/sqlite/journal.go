@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 )
 
@@ -245,15 +247,49 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 	return nil
 }
 
+// maxJournal bounds the journal recovery reads, whole, into memory. A
+// pass's journal holds each call's arguments about twice (ahead of the
+// call, then with its result) and its results once, all within its run's
+// log quota (store.max_run_log, 64 MiB by default), and a new pass starts
+// its journal empty; so only a quota raised past about 128 MiB, or a file
+// that Journal did not write, comes near it.
+const maxJournal = 256 << 20
+
 // read returns the entries of id's journal up to the first record that is
-// incomplete or damaged; no journal is no entries.
+// incomplete or damaged; no journal is no entries. A journal larger than
+// maxJournal, or not a regular file (a pipe would block recovery), is
+// refused, naming it: the run is then not recovered, and nothing of it
+// or of other runs is lost.
 func (j *journals) read(id string) ([]codemode.Entry, error) {
-	b, err := os.ReadFile(j.path(id))
+	path := j.path(id)
+	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read journal of %s: %w", id, err)
+	}
+	refused := func(what string) error {
+		return fmt.Errorf("read journal of %s: %s is %s, which recovery does not read: the run is left as it is; "+
+			"move the file away to recover it without its journal (the calls only the journal records are then missing from its log)", id, path, what)
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		return nil, refused("not a regular file (" + st.Mode().Type().String() + ")")
+	case st.Size() > maxJournal:
+		return nil, refused(short.Bytes(st.Size()) + ", over the " + short.Bytes(maxJournal) + " a journal may be")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read journal of %s: %w", id, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxJournal+1))
+	if err != nil {
+		return nil, fmt.Errorf("read journal of %s: %w", id, err)
+	}
+	if len(b) > maxJournal { // it grew since
+		return nil, refused("over the " + short.Bytes(maxJournal) + " a journal may be")
 	}
 	return parseJournal(b, id), nil
 }

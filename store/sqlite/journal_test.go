@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -286,5 +287,68 @@ func TestJournalRecordsNotWritten(t *testing.T) {
 		if len(got) != 1 || got[0].Seq != 1 {
 			t.Errorf("a record of seq %d, reverts %d, kind %d, state %d read back as %+v; want the reader to stop before it", bad.Seq, bad.Reverts, int(bad.Kind), int(bad.State), got)
 		}
+	}
+}
+
+// A journal recovery must not read whole, one over maxJournal (a sparse
+// file here) or a pipe, is refused naming the file: that run stays as it
+// is with its log, its journal kept, and another run's recovery is not
+// held up by it.
+func TestJournalTooLargeIsRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	s := openAt(t, path, Options{})
+	for _, id := range []string{"exec_big", "exec_ok"} {
+		run := storetest.NewExecution(id, codemode.StatusRunning)
+		run.Owner = "own_dead"
+		if err := s.CreateExecution(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertEntry(ctx, storetest.NewEntry(id, 1, codemode.EntryApplied)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Journal(ctx, id, []codemode.Entry{storetest.NewEntry(id, 2, codemode.EntryExecuting)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := s.journals.path("exec_big")
+	if err := os.Truncate(big, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	recover := func(id string) error {
+		return s.RecoverExecution(ctx, &codemode.Execution{ID: id, Status: codemode.StatusError}, codemode.StatusRunning, "own_dead", "unknown")
+	}
+	err := recover("exec_big")
+	if err == nil || !strings.Contains(err.Error(), big+" is 1 GiB, over the 256 MiB a journal may be") {
+		t.Errorf("recovery of a run with a journal over %d bytes: %v, want it refused naming %s", maxJournal, err, big)
+	}
+	if err := recover("exec_ok"); err != nil {
+		t.Fatalf("recovery of another run: %v", err)
+	}
+	for id, want := range map[string]struct {
+		status codemode.ExecStatus
+		states []codemode.EntryState
+	}{
+		"exec_big": {codemode.StatusRunning, []codemode.EntryState{codemode.EntryApplied}},
+		"exec_ok":  {codemode.StatusError, []codemode.EntryState{codemode.EntryApplied, codemode.EntryUnknown}},
+	} {
+		e, err := s.GetExecution(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, err := s.Entries(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var states []codemode.EntryState
+		for _, x := range log {
+			states = append(states, x.State)
+		}
+		if e.Status != want.status || !slices.Equal(states, want.states) {
+			t.Errorf("%s after recovery: %v with entries %v, want %v with %v", id, e.Status, states, want.status, want.states)
+		}
+	}
+	if st, err := os.Stat(big); err != nil || st.Size() != 1<<30 {
+		t.Errorf("the refused journal: %v, want it left as it was", err)
 	}
 }

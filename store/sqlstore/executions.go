@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -150,12 +152,19 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 	if f.StartedBy != "" {
 		q += ` AND started_by = ` + bind(&args, f.StartedBy)
 	}
+	if f.After != (codemode.ExecutionKey{}) {
+		if f.After.ID == "" || f.After.CreatedAt.IsZero() {
+			return nil, fmt.Errorf("list executions: after %q created at %v: a key needs both an id and a time", f.After.ID, f.After.CreatedAt)
+		}
+		// Where the key's execution stands among those created at the same
+		// time is its insertion order; gone, it stands before them all.
+		t := bind(&args, nanos(f.After.CreatedAt))
+		q += ` AND (created_at, ` + s.d.Order + `) < (` + t + `, COALESCE((SELECT ` + s.d.Order +
+			` FROM executions WHERE id = ` + bind(&args, f.After.ID) + ` AND created_at = ` + t + `), ` + strconv.FormatInt(math.MaxInt64, 10) + `))`
+	}
 	q += s.listOrder
-	switch {
-	case f.Offset < 0, f.Offset > 0 && f.Limit <= 0:
-		return nil, fmt.Errorf("list executions: offset %d with limit %d: an offset needs a limit", f.Offset, f.Limit)
-	case f.Limit > 0:
-		q += ` LIMIT ` + bind(&args, f.Limit) + ` OFFSET ` + bind(&args, f.Offset)
+	if f.Limit > 0 {
+		q += ` LIMIT ` + bind(&args, f.Limit)
 	}
 	return collect(ctx, s.db, "list executions", q, args, scanExecution)
 }

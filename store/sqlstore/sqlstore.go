@@ -76,7 +76,8 @@ var ErrNoRow = errors.New("the statement changed no row")
 // A Dialect is what differs between the databases in the store's SQL.
 type Dialect struct {
 	// Order is the column that breaks ties of created_at in insertion
-	// order (SQLite's rowid, PostgreSQL's identity column ord).
+	// order (SQLite's rowid, PostgreSQL's identity column ord); a list
+	// read by page compares (created_at, Order) as a row value.
 	Order string
 	// Unique and ForeignKey tell a unique (or primary key) violation and a
 	// foreign key violation from other errors.

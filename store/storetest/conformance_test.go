@@ -125,6 +125,7 @@ func run(t *testing.T, f Factory) {
 		{"UpdateExecutionErrors", testUpdateExecutionErrors},
 		{"UnknownExecution", testUnknownExecution},
 		{"ListExecutions", testListExecutions},
+		{"ListExecutionsByPage", testListExecutionsByPage},
 		{"DeleteExecutionCascades", testDeleteExecutionCascades},
 		{"PruneExecutions", testPruneExecutions},
 		{"PruneRace", testPruneRace},

@@ -188,14 +188,24 @@ func testListExecutions(t *testing.T, f Factory) {
 	}{
 		{"all", codemode.ExecutionFilter{}, []string{"e", "d", "c", "b", "a", "z"}},
 		{"limit", codemode.ExecutionFilter{Limit: 3}, []string{"e", "d", "c"}},
-		{"limit 2, offset 3", codemode.ExecutionFilter{Limit: 2, Offset: 3}, []string{"b", "a"}},
-		{"offset past the end", codemode.ExecutionFilter{Limit: 2, Offset: 9}, nil},
+		{"limit 2 after c", codemode.ExecutionFilter{Limit: 2, After: codemode.ExecutionKey{CreatedAt: at(5), ID: "c"}}, []string{"b", "a"}},
+		{"after d, among its ties", codemode.ExecutionFilter{After: codemode.ExecutionKey{CreatedAt: at(5), ID: "d"}}, []string{"c", "b", "a", "z"}},
+		{"after e", codemode.ExecutionFilter{After: codemode.ExecutionKey{CreatedAt: at(9), ID: "e"}}, []string{"d", "c", "b", "a", "z"}},
+		{"after the last", codemode.ExecutionFilter{Limit: 2, After: codemode.ExecutionKey{CreatedAt: at(0), ID: "z"}}, nil},
+		// A key whose execution is gone stands before those created with it.
+		{"after one gone, at the ties' time", codemode.ExecutionFilter{After: codemode.ExecutionKey{CreatedAt: at(5), ID: "gone"}}, []string{"d", "c", "b", "a", "z"}},
+		{"after one gone, between times", codemode.ExecutionFilter{After: codemode.ExecutionKey{CreatedAt: at(3), ID: "gone"}}, []string{"a", "z"}},
+		// A key's time decides where a list goes on, not the time stored
+		// with its id.
+		{"after e's id at another time", codemode.ExecutionFilter{After: codemode.ExecutionKey{CreatedAt: at(1), ID: "e"}}, []string{"a", "z"}},
 		{"completed", codemode.ExecutionFilter{Status: codemode.StatusCompleted}, []string{"d", "b", "a"}},
 		{"paused, limit 1", codemode.ExecutionFilter{Status: codemode.StatusPaused, Limit: 1}, []string{"e"}},
 		{"none rolled back", codemode.ExecutionFilter{Status: codemode.StatusRolledBack}, nil},
 		{"tasks", codemode.ExecutionFilter{Tasks: true}, []string{"c", "b", "z"}},
 		{"tasks, limit 2", codemode.ExecutionFilter{Tasks: true, Limit: 2}, []string{"c", "b"}},
-		{"tasks, limit 2, offset 1", codemode.ExecutionFilter{Tasks: true, Limit: 2, Offset: 1}, []string{"b", "z"}},
+		{"tasks, limit 2 after c", codemode.ExecutionFilter{Tasks: true, Limit: 2, After: codemode.ExecutionKey{CreatedAt: at(5), ID: "c"}}, []string{"b", "z"}},
+		{"tasks after d, no task", codemode.ExecutionFilter{Tasks: true, After: codemode.ExecutionKey{CreatedAt: at(5), ID: "d"}}, []string{"c", "b", "z"}},
+		{"completed after d", codemode.ExecutionFilter{Status: codemode.StatusCompleted, After: codemode.ExecutionKey{CreatedAt: at(5), ID: "d"}}, []string{"b", "a"}},
 		{"completed tasks", codemode.ExecutionFilter{Tasks: true, Status: codemode.StatusCompleted}, []string{"b"}},
 		{"paused tasks, limit 1", codemode.ExecutionFilter{Tasks: true, Status: codemode.StatusPaused, Limit: 1}, []string{"c"}},
 	}
@@ -206,8 +216,10 @@ func testListExecutions(t *testing.T, f Factory) {
 			}
 		})
 	}
-	if _, err := s.ListExecutions(ctx, codemode.ExecutionFilter{Offset: 1}); err == nil {
-		t.Error("an offset without a limit was taken; want an error")
+	for _, key := range []codemode.ExecutionKey{{ID: "c"}, {CreatedAt: at(5)}} {
+		if _, err := s.ListExecutions(ctx, codemode.ExecutionFilter{After: key}); err == nil {
+			t.Errorf("after %+v, a key without an id or a time, was taken; want an error", key)
+		}
 	}
 	// The listed records are complete.
 	got, err := s.ListExecutions(ctx, codemode.ExecutionFilter{Limit: 1})
@@ -217,6 +229,50 @@ func testListExecutions(t *testing.T, f Factory) {
 	want := execution(t, s, "e")
 	if diff := cmp.Diff([]*codemode.Execution{want}, got); diff != "" {
 		t.Errorf("listed record (-want +got):\n%s", diff)
+	}
+}
+
+// A list read a page at a time, each page after the last key of the one
+// before, lists each execution once while others are created (newer) and
+// deleted (the last listed among them) between pages.
+func testListExecutionsByPage(t *testing.T, f Factory) {
+	s := f.New(t)
+	ctx := context.Background()
+	seed := func(id string, n int) {
+		e := NewExecution(id, codemode.StatusCompleted)
+		e.CreatedAt = at(n)
+		create(t, s, e)
+	}
+	for n := range 7 {
+		seed(fmt.Sprintf("p%d", n), n)
+	}
+	seed("q5", 5) // p5's tie, inserted later: listed first
+	between := []func(){
+		func() { seed("new", 20) },
+		func() {
+			seed("newer", 21)
+			must(t, s.DeleteExecution(ctx, "p2")) // the last listed
+			must(t, s.DeleteExecution(ctx, "p1")) // not listed yet
+		},
+	}
+	var got []string
+	flt := codemode.ExecutionFilter{Limit: 3}
+	for page := 0; ; page++ {
+		es, err := s.ListExecutions(ctx, flt)
+		must(t, err)
+		for _, e := range es {
+			got = append(got, e.ID)
+		}
+		if len(es) < flt.Limit {
+			break
+		}
+		flt.After = codemode.ExecutionKey{CreatedAt: es[len(es)-1].CreatedAt, ID: es[len(es)-1].ID}
+		if page < len(between) {
+			between[page]()
+		}
+	}
+	if diff := cmp.Diff([]string{"p6", "q5", "p5", "p4", "p3", "p2", "p0"}, got); diff != "" {
+		t.Errorf("ids listed by page (-want +got):\n%s", diff)
 	}
 }
 

@@ -400,7 +400,8 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 		desc := "the fake says " + code
 		if f.EchoErrors { // as a careless server might
 			desc += " to " + r.Header.Get("Authorization") + " " + url.Values{
-				"client_secret": form["client_secret"], "code": form["code"], "code_verifier": form["code_verifier"]}.Encode()
+				"client_secret": form["client_secret"], "code": form["code"], "code_verifier": form["code_verifier"],
+				"refresh_token": form["refresh_token"], "subject_token": form["subject_token"]}.Encode()
 		}
 		w.WriteHeader(status)
 		writeJSON(w, map[string]string{"error": code, "error_description": desc})
