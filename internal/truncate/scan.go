@@ -1,7 +1,6 @@
 package truncate
 
 import (
-	"slices"
 	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
@@ -41,8 +40,8 @@ func space(b []byte, i int) int {
 
 // scan measures the value at f.src[i:] (after white space), within depth
 // enclosing arrays and objects; ok is false when it nests deeper than
-// maxDepth. It allocates nothing (but for objects with keys of more than
-// 64 "…" alone).
+// maxDepth. It allocates nothing but for objects with a key made of "…"
+// alone.
 func (f *fitter) scan(i, depth int) (v value, ok bool) {
 	i = space(f.src, i)
 	v.pos = i
@@ -107,20 +106,18 @@ func (f *fitter) scanSeq(i, depth int) (value, bool) {
 	if f.src[i] == '{' {
 		v.kind, closing = kindObj, '}'
 	}
-	// Keys made of "…" alone, by their count of "…": up to 64 in a
-	// mask, more (only a hostile object has them) in long.
-	var mask uint64
-	var long []int
+	var ellipses map[int]bool // the keys made of "…" alone, by their count
 	entries, size := 0, 0
 	j := space(f.src, i+1)
 	for f.src[j] != closing {
 		if v.kind == kindObj {
 			ks, _, kend := f.scanString(j)
 			size += ks + 1
-			if e := f.ellipses(j, kend); e > 0 && e <= 64 {
-				mask |= 1 << (e - 1)
-			} else if e > 64 {
-				long = append(long, e)
+			if e := f.ellipses(j, kend); e > 0 {
+				if ellipses == nil {
+					ellipses = map[int]bool{}
+				}
+				ellipses[e] = true
 			}
 			j = space(f.src, kend) + 1 // the colon
 		}
@@ -135,19 +132,7 @@ func (f *fitter) scanSeq(i, depth int) (value, bool) {
 		}
 	}
 	v.end = j + 1
-	if v.kind == kindObj {
-		v.ellipses = 1
-		for v.ellipses <= 64 && mask&(1<<(v.ellipses-1)) != 0 {
-			v.ellipses++
-		}
-		if v.ellipses > 64 {
-			slices.Sort(long)
-			for _, e := range long {
-				if e == v.ellipses {
-					v.ellipses++
-				}
-			}
-		}
+	for v.ellipses = 1; ellipses[v.ellipses]; v.ellipses++ {
 	}
 	v.n = entries
 	v.measureSeq(entries, size, 0)
