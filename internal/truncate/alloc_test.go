@@ -21,7 +21,7 @@ func allocated(fn func()) uint64 {
 // up to 64 MiB); what cutting it allocates follows the budget, not the
 // input, whether the values lie flat, in many small arrays or nested deep.
 func TestFitAllocatesForTheBudgetNotTheInput(t *testing.T) {
-	const size = 24 << 20
+	const size = 12 << 20
 	flat := "[" + strings.Repeat("0,", size/2) + "0]"
 	arrays := "[" + strings.Repeat(`[0,0,0,0,0,0,0,"a"],`, size/20) + "[]]"
 	objects := "[" + strings.Repeat(`{"a":{"b":[0,""]}},`, size/19) + "{}]"
@@ -39,7 +39,7 @@ func TestFitAllocatesForTheBudgetNotTheInput(t *testing.T) {
 			}
 			// The output and the entries it can show, a few dozen bytes a
 			// character of the budget, and the chain of nested values, a
-			// few hundred bytes a level; the input is 24 MiB.
+			// few hundred bytes a level; the input is 12 MiB.
 			if limit := uint64(64*budget + 4<<20); n > limit {
 				t.Errorf("%s (%d MiB), budget %d: Fit allocated %d MB, want at most %d MB", in.name, len(in.raw)>>20, budget, n>>20, limit>>20)
 			}
