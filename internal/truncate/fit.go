@@ -139,6 +139,11 @@ func (f *fitter) plan(v value, b int, chain []value) (kept []value, c int, heavy
 		if k > 0 {
 			var kid value
 			kid, cur = f.entry(v, cur, chain)
+			if len(f.kids) == cap(f.kids) {
+				// Doubled, not by append's quarters: what it allocates
+				// over all stays within twice what it holds.
+				f.kids = append(make([]value, 0, 2*cap(f.kids)), f.kids...)
+			}
 			f.kids = append(f.kids, kid)
 			sumFloor += kid.keySize + kid.capped(floor)
 			sumMin += kid.keySize + kid.min

@@ -63,9 +63,7 @@ func Fit(result json.RawMessage, logs []string, budget int) (json.RawMessage, []
 		}
 		return result, logs
 	}
-	// Each entry kept takes a character and a comma at least: room for as
-	// many as the budget can show, so that f.kids need not grow.
-	f := fitter{src: result, thr: math.MaxInt, kids: make([]value, 0, min(budget, len(result)+2*len(logs))/2+64)}
+	f := fitter{src: result, thr: math.MaxInt, kids: make([]value, 0, min(budget, len(result)+2*len(logs))/32+64)}
 	var r, l value // none measures 0
 	var chain []value
 	if len(result) > 0 {
