@@ -25,7 +25,9 @@ func Compile(doc any) (*jsonschema.Schema, error) {
 	c.UseLoader(jsonschema.SchemeURLLoader{})
 	p := &patterns{}
 	c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) { return p.compile(s) })
-	const loc = "codemode-input.json"
+	// An absolute URL of no file: a relative one would be resolved
+	// against the working directory, which errors would then name.
+	const loc = "codemode-mcp:///input.json"
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, fmt.Errorf("add schema: %w", err)
 	}

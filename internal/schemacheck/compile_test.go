@@ -2,6 +2,7 @@ package schemacheck
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +122,25 @@ func TestPatternsConcurrentValidations(t *testing.T) {
 	for i, err := range errs {
 		if (err != nil) != (i%2 == 1) {
 			t.Errorf("validation %d: %v", i, err)
+		}
+	}
+}
+
+// What a schema says about itself names the schema, not a file of the
+// server's working directory (its path is nobody's business): a
+// reference cycle, or a relative reference that is refused.
+func TestErrorsNameNoServerPath(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := MustCompileJSON(`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`)
+	errs := []error{Validate(sch, "arguments for t.m", map[string]any{})}
+	_, err = CompileJSON([]byte(`{"$ref":"other.json"}`))
+	errs = append(errs, err)
+	for _, err := range errs {
+		if err == nil || strings.Contains(err.Error(), wd) || strings.Contains(err.Error(), "file://") {
+			t.Errorf("error %v; want one that names no file of the server", err)
 		}
 	}
 }
