@@ -199,8 +199,9 @@ func set(root map[string]any, toks []string, v any) bool {
 // added, not copied, and never changed: a reference that passes through one
 // of them resolves in doc exactly when it does in shared.
 //
-// What doc lacks is decided on doc as decoded, and the parts are added
-// outermost first, a part within one already added being there with it:
+// What doc lacks is decided on doc as decoded, a part through an array
+// is added from the array on, and the parts are added outermost first, a
+// part within one already added being there with it:
 // adding "#/$defs/A/properties/x" makes objects on its way, and a later
 // reference to "#/$defs/A" must find shared's A, not those.
 func WithShared(doc, shared any) any {
@@ -226,11 +227,24 @@ func WithShared(doc, shared any) any {
 			if _, ok := Pointer(m, ref[1:]); ok {
 				return
 			}
-			if target, ok := Pointer(shared, ref[1:]); ok {
-				toks, _ := Tokens(ref[1:])
-				parts = append(parts, part{toks, target})
-				queue = append(queue, target)
+			target, ok := Pointer(shared, ref[1:])
+			if !ok {
+				return
 			}
+			queue = append(queue, target)
+			// The part added ends at the first array on the way: the
+			// objects made on the way to it must be objects in shared.
+			toks, _ := Tokens(ref[1:])
+			cur := shared
+			for i, t := range toks {
+				if a, ok := cur.([]any); ok {
+					toks, target = toks[:i], a
+					break
+				}
+				m, _ := cur.(map[string]any) // (Pointer went this way)
+				cur = m[t]
+			}
+			parts = append(parts, part{toks, target})
 		})
 	}
 	slices.SortStableFunc(parts, func(a, b part) int { return cmp.Compare(len(a.toks), len(b.toks)) })

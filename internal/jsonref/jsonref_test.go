@@ -101,3 +101,27 @@ func TestWithSharedAddsWholeTargets(t *testing.T) {
 		t.Errorf("shared Node changed: %v", n)
 	}
 }
+
+// A reference through an array of a shared schema ("#/$defs/A/oneOf/1")
+// adds the array whole: the objects made on the way are objects in the
+// shared schemas too (an object for oneOf is no schema, and the method's
+// schema would not compile).
+func TestWithSharedThroughAnArray(t *testing.T) {
+	shared, err := Decode([]byte(`{"$defs":{"A":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Decode([]byte(`{"properties":{"x":{"$ref":"#/$defs/A/oneOf/1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := WithShared(doc, shared)
+	if v, _ := Pointer(root, "/$defs/A/oneOf"); len(asArray(v)) != 2 {
+		t.Errorf("/$defs/A/oneOf is %#v; want the shared array", v)
+	}
+	if got := Follow(map[string]any{"$ref": "#/$defs/A/oneOf/1"}, root); got["type"] != "integer" {
+		t.Errorf("the reference resolves to %v", got)
+	}
+}
+
+func asArray(v any) []any { a, _ := v.([]any); return a }
