@@ -241,8 +241,8 @@ func WithShared(doc, shared any) any {
 					toks, target = toks[:i], a
 					break
 				}
-				m, _ := cur.(map[string]any) // (Pointer went this way)
-				cur = m[t]
+				obj, _ := cur.(map[string]any) // (Pointer went this way)
+				cur = obj[t]
 			}
 			parts = append(parts, part{toks, target})
 		})
