@@ -66,7 +66,7 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 			panic(ps.vm.NewTypeError("%s: %v", sig, err))
 		}
 		sc := sandbox.ServiceCall{Name: sv.Name, Args: raw}
-		if ps.steps.cur == nil {
+		if ps.steps.current() == nil {
 			seq, ok := ps.admit(sig)
 			if !ok {
 				return ps.pending()
@@ -122,10 +122,12 @@ func stepWhat(st sandbox.Step) string { return "codemode.step(" + strconv.Quote(
 
 // runStep runs a step's function on the loop and records its outcome.
 func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(any) error) {
+	ps.steps.started(&st)
 	restore := ps.steps.enter(&st)
+	defer restore()
 	v, err := fn(goja.Undefined())
-	restore()
 	if err != nil {
+		ps.steps.settled(&st)
 		var ex *goja.Exception
 		if isUncatchable(err) || !errors.As(err, &ex) {
 			ps.jsErr(err)
@@ -135,6 +137,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		return
 	}
 	onValue := func(call goja.FunctionCall) goja.Value {
+		ps.steps.settled(&st)
 		if ps.isDone() {
 			return goja.Undefined()
 		}
@@ -147,11 +150,14 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		return goja.Undefined()
 	}
 	onRejected := func(call goja.FunctionCall) goja.Value {
+		ps.steps.settled(&st)
 		if !ps.isDone() {
 			ps.stepFailed(st, call.Argument(0), "", reject)
 		}
 		return goja.Undefined()
 	}
+	// Still inside the step: a thenable value's then runs in a job goja
+	// does not tell the tracker about, when this call returns.
 	_, err = ps.h.then(goja.Undefined(), v, ps.vm.ToValue(onValue), ps.vm.ToValue(onRejected))
 	ps.jsErr(err)
 }

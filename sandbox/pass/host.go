@@ -29,7 +29,7 @@ func (ps *pass) admit(what string) (int, bool) {
 // notInStep throws a TypeError when what is called inside a step's
 // function.
 func (ps *pass) notInStep(what string) {
-	if st := ps.steps.cur; st != nil {
+	if st := ps.steps.current(); st != nil {
 		panic(ps.vm.NewTypeError("%s cannot be called inside codemode.step(%q): a step's value is replayed without running it again, so its calls would be lost; make the call outside the step", what, st.Name))
 	}
 }

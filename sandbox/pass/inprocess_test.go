@@ -536,7 +536,7 @@ func TestStep(t *testing.T) {
 			t.Errorf("fn ran on replay: logs %q, StepDone %v", o.Logs, h.Steps())
 		}
 	})
-	t.Run("host calls inside a step throw, also after an await or in a timer", func(t *testing.T) {
+	t.Run("host calls inside a step throw, also after an await, in a timer or a thenable", func(t *testing.T) {
 		e := newExecutor(t)
 		for _, body := range []string{
 			"() => notes.createNote({})",
@@ -544,6 +544,13 @@ func TestStep(t *testing.T) {
 			"() => new Promise(r => setTimeout(r, 1)).then(() => notes.createNote({}))",
 			"() => codemode.step('inner', () => 1)",
 			"() => codemode.run('s', {})",
+			// A thenable's then runs in a job goja does not tell the
+			// async context tracker about.
+			"() => ({ then(r) { r(notes.createNote({})) } })",
+			"async () => { await { then(r) { r(notes.createNote({})) } } }",
+			"async () => { await null; await { then(r) { r(notes.createNote({})) } } }",
+			"async () => { await null; return { then(r) { r(notes.createNote({})) } } }",
+			"() => Promise.resolve().then(() => ({ get then() { return notes.createNote({}) } }))",
 		} {
 			h := &sandboxtest.Host{}
 			code := "let msg;\ntry { await codemode.step('s', " + body + ") } catch (e) { msg = e.message }\nconst after = await notes.listNotes({});\n[msg, after.seq]"
@@ -562,6 +569,12 @@ func TestStep(t *testing.T) {
 				t.Errorf("%s: host saw %d calls, want 1", body, n)
 			}
 		}
+	})
+	t.Run("thenables outside a step call connectors", func(t *testing.T) {
+		e := newExecutor(t)
+		h := &sandboxtest.Host{}
+		code := "const t = { then(r) { r(notes.createNote({})) } };\nawait codemode.step('s', () => 1);\nconst a = await t;\nawait null;\nconst b = await t;\n[a.seq, b.seq]"
+		sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `[2, 3]`)
 	})
 	t.Run("clock and randomness inside a step do not shift the replay", func(t *testing.T) {
 		e := newExecutor(t)
