@@ -229,6 +229,26 @@ func TestHostilePrograms(t *testing.T) {
 	}
 }
 
+// TestHugeAllocationsAreTheMemoryLimit: one allocation far past the
+// limit ends the run with "memory limit exceeded" every time. Past
+// RLIMIT_DATA, Go's runtime sometimes dies of a SIGSEGV in its collector
+// instead of reporting that it is out of memory (about half the runs of
+// these programs, which is why each runs several times); before the fix
+// that was "sandbox worker crashed: exit status 2: gs     0x0", the last
+// line of the register dump.
+func TestHugeAllocationsAreTheMemoryLimit(t *testing.T) {
+	e := newPool(t, Options{Size: 1, MemoryLimit: hostileMemoryLimit})
+	for _, code := range []string{"'x'.padStart(2 ** 30).length", "'x'.repeat(2 ** 30).length", "'x'.padEnd(2 ** 28).length"} {
+		for range 4 {
+			o, err := e.Run(context.Background(), sandbox.Program{Code: code, Limits: sandbox.Limits{Timeout: 90 * time.Second}}, &sandboxtest.Host{})
+			if err != nil {
+				t.Fatalf("%s: internal error: %v", code, err)
+			}
+			memoryExceeded(t, o)
+		}
+	}
+}
+
 // TestConcurrentRunsBothExecutors is 20 concurrent runs, each making host
 // calls and computing; every one must get its own correct result.
 func TestConcurrentRunsBothExecutors(t *testing.T) {
