@@ -551,6 +551,8 @@ func TestStep(t *testing.T) {
 			"async () => { await null; await { then(r) { r(notes.createNote({})) } } }",
 			"async () => { await null; return { then(r) { r(notes.createNote({})) } } }",
 			"() => Promise.resolve().then(() => ({ get then() { return notes.createNote({}) } }))",
+			// The value's toJSON runs in the step's settlement.
+			"() => ({ toJSON() { notes.createNote({}); return 1 } })",
 		} {
 			h := &sandboxtest.Host{}
 			code := "let msg;\ntry { await codemode.step('s', " + body + ") } catch (e) { msg = e.message }\nconst after = await notes.listNotes({});\n[msg, after.seq]"
