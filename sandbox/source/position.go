@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"sort"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/dop251/goja"
@@ -73,7 +74,12 @@ func (m *positionMap) syntaxError(err error) error {
 	var re *goja.CompilerReferenceError
 	switch {
 	case errors.As(err, &el) && len(el) > 0 && el[0] != nil:
-		return m.located(el[0].Message, el[0].Position)
+		msg, p := el[0].Message, el[0].Position
+		if p.Line >= 1 && p.Line <= len(m.lineStarts) && p.Column >= 1 && strings.HasPrefix(m.src[min(m.lineStarts[p.Line-1]+p.Column-1, len(m.src)):], "import") {
+			// esbuild keeps import(), which goja does not parse.
+			msg = "import() is not supported: connectors are globals and nothing else can be imported"
+		}
+		return m.located(msg, p)
 	case errors.As(err, &ce):
 		at = &ce.CompilerError
 	case errors.As(err, &re):
