@@ -72,8 +72,7 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 				return ps.pending()
 			}
 			sc.Seq = seq
-		}
-		if ps.isDone() {
+		} else if !ps.count(sig) {
 			return ps.pending()
 		}
 		promise, resolve, reject := ps.vm.NewPromise()
@@ -186,7 +185,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	name := ps.stringArg(call, 0, "codemode.run(name, input)", "name")
 	ps.notInStep("codemode.run(" + name + ")")
 	input := call.Argument(1)
-	if ps.isDone() {
+	if !ps.count("codemode.run(" + name + ")") {
 		return ps.pending()
 	}
 	inputJSON, err := ps.h.result(goja.Undefined(), input)

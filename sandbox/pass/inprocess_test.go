@@ -187,6 +187,27 @@ func TestMaxCalls(t *testing.T) {
 	}
 }
 
+// TestMaxCallsCountsUnnumberedRequests: the host requests that take no
+// sequence number, codemode.search inside a step and codemode.run's
+// lookups, count against the limit too. Before the fix they were
+// unbounded (here 50 with a limit of 3).
+func TestMaxCallsCountsUnnumberedRequests(t *testing.T) {
+	e := newExecutor(t)
+	for code, what := range map[string]string{
+		"await codemode.step('s', async () => { for (let i = 0; i < 50; i++) await codemode.search('x') }); 'done'": "codemode.search(query)",
+		"for (let i = 0; i < 50; i++) await codemode.run('nope', {}).catch(() => {}); 'done'":                       "codemode.run(nope)",
+	} {
+		h := &sandboxtest.Host{}
+		o := sandboxtest.Run(t, e, h, code, sandbox.Limits{MaxCalls: 3})
+		if want := "call limit exceeded: a run may make at most 3 connector calls and steps; " + what + " would be call 4"; o.Status != sandbox.Failed || o.Error != want {
+			t.Errorf("%s: outcome %v %q, want %q", code, o.Status, o.Error, want)
+		}
+		if n := len(h.Log()); n != 3 {
+			t.Errorf("%s: %d host requests %q, want 3", code, n, h.Log())
+		}
+	}
+}
+
 // TestTooManyClockReadings: a program that reads the clock without end is
 // stopped (uncatchably) with a message saying what to do, keeping the
 // readings it was allowed.

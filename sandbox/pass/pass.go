@@ -86,7 +86,8 @@ type pass struct {
 	h          *helpers
 	steps      stepContext
 	clock      *clockState
-	seq        int
+	seq        int               // the last sequence number taken
+	requests   int               // the host requests counted against Limits.MaxCalls (see count)
 	sources    map[string]loaded // by file name: the program and the snippets run
 	logs       logState
 	rejections rejectionTracker

@@ -105,6 +105,11 @@ func hostileCases() []hostileCase {
 		// VM's interrupt: only the parent's SIGKILL ends it.
 		{name: "regular expression that never yields", code: "/^(a+)+\\1$/.test('a'.repeat(40) + 'b')", limits: short, processOnly: true, check: failsWith("timed out after 300ms")},
 
+		// Before the fix the lookups were not counted: in process they
+		// were unbounded, and the pool took the worker for a broken one
+		// ("sandbox worker crashed: signal: killed").
+		{name: "snippet lookups past the call limit", code: "for (let i = 0; i < 50; i++) await codemode.run('nope', {}).catch(() => {}); 'done'", limits: sandbox.Limits{MaxCalls: 3},
+			check: failsWith("call limit exceeded: a run may make at most 3 connector calls and steps; codemode.run(nope) would be call 4")},
 		{name: "infinite loop", code: "while (true) {}", limits: short, check: failsWith("timed out after 300ms")},
 		{name: "infinite loop swallowing errors", code: "for (;;) { try { for (;;) {} } catch (e) {} finally { continue } }", limits: short, check: failsWith("timed out after 300ms")},
 		{name: "never-settling promise", code: "await new Promise(() => {})", limits: short, check: failsWith("timed out after 300ms")},
