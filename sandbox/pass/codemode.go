@@ -29,8 +29,15 @@ func (ps *pass) installCodemode(g *goja.Object) error {
 }
 
 // stringArg returns a string argument, or throws a TypeError naming fn.
+// An object is not exported to find out: that would run its getters and
+// walk it whole, in Go, where the timeout cannot stop it.
 func (ps *pass) stringArg(call goja.FunctionCall, i int, fn, param string) string {
-	s, ok := call.Argument(i).Export().(string)
+	v := call.Argument(i)
+	_, isObject := v.(*goja.Object)
+	s, ok := "", false
+	if !isObject {
+		s, ok = v.Export().(string)
+	}
 	if !ok {
 		panic(ps.vm.NewTypeError("%s: %s must be a string, got %s", fn, param, argKind(call.Argument(i))))
 	}

@@ -208,6 +208,18 @@ func TestMaxCallsCountsUnnumberedRequests(t *testing.T) {
 	}
 }
 
+// TestStringArgumentsAreNotRead: an object where a string is expected
+// (a step's name, a service's string parameter, a snippet's name) is
+// refused without being read. Before the fix it was exported to Go
+// first, which ran its getters and walked it whole, uninterruptibly: 11 s
+// for an object a million levels deep, past any timeout.
+func TestStringArgumentsAreNotRead(t *testing.T) {
+	e := newExecutor(t)
+	code := "let n = 0; const name = { get a() { n++; return 1 } };\nconst msgs = [];\nfor (const f of [() => codemode.step(name, () => 1), () => codemode.search(name), () => codemode.run(name)]) { try { await f() } catch (e) { msgs.push(e.message) } }\n[n, msgs]"
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
+		`[0, ["codemode.step(name, fn): name must be a string, got object", "codemode.search(query): query must be a string, got object", "codemode.run(name, input): name must be a string, got object"]]`)
+}
+
 // TestTooManyClockReadings: a program that reads the clock without end is
 // stopped (uncatchably) with a message saying what to do, keeping the
 // readings it was allowed.
