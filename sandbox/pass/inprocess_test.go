@@ -52,6 +52,35 @@ func TestConsole(t *testing.T) {
 	}
 }
 
+// TestWarningsAreBounded: the sandbox's own warnings, which come after
+// the console's budget, are bounded too, however long the message of an
+// unhandled rejection or the name of a step in flight. Before the fix
+// each was whole: five rejections of 4 MB made 20 MB of logs, which the
+// run's record keeps.
+func TestWarningsAreBounded(t *testing.T) {
+	e := newExecutor(t)
+	for _, code := range []string{
+		"for (let i = 0; i < 5; i++) Promise.reject(new Error('x'.repeat(4e6)));\n'ok'",
+		"for (let i = 0; i < 5; i++) codemode.step(i + 'x'.repeat(4e6), () => 1).catch(() => {});\n'ok'",
+	} {
+		// A step's lookup that never answers: the steps are in flight
+		// when the program returns.
+		h := &sandboxtest.Host{OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
+			<-ctx.Done()
+			return nil, false, ctx.Err()
+		}}
+		o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
+		sandboxtest.WantCompleted(t, code, o, `"ok"`)
+		size := 0
+		for _, l := range o.Logs {
+			size += len(l)
+		}
+		if size > 64<<10 || len(o.Logs) == 0 {
+			t.Errorf("%.40s…: %d log lines, %d bytes, want warnings of at most 64 KiB", code, len(o.Logs), size)
+		}
+	}
+}
+
 func TestConsoleTruncation(t *testing.T) {
 	e := newExecutor(t)
 	code := "for (const s of ['12345', '67890', 'abc', 'd']) console.log(s); 'ok'"

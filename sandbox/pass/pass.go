@@ -487,10 +487,10 @@ func (ps *pass) outcome() (sandbox.Outcome, error) {
 	if o.Status == sandbox.Completed && len(o.Result) == 0 {
 		o.Result = json.RawMessage("null")
 	}
-	o.Logs = ps.logs.result()
 	if w := inflightWarning(ps.cancelled, o.Status); w != "" {
-		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], w)
+		ps.logs.note(w)
 	}
+	o.Logs = ps.logs.result()
 	o.Clock = ps.clock.Clock()
 	return o, nil
 }
