@@ -132,6 +132,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 	restore := ps.steps.enter(&st)
 	defer restore()
 	v, err := fn(goja.Undefined())
+	ps.steps.cur = &st // fn's microtasks may have left it unknown (Exited)
 	if err != nil {
 		ps.steps.settled(&st)
 		var ex *goja.Exception
@@ -143,7 +144,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		return
 	}
 	onValue := func(call goja.FunctionCall) goja.Value {
-		ps.steps.settled(&st)
+		defer ps.steps.settled(&st) // after the value's toJSON
 		if ps.isDone() {
 			return goja.Undefined()
 		}
@@ -156,7 +157,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		return goja.Undefined()
 	}
 	onRejected := func(call goja.FunctionCall) goja.Value {
-		ps.steps.settled(&st)
+		defer ps.steps.settled(&st) // after the reason's message is read
 		if !ps.isDone() {
 			ps.stepFailed(st, call.Argument(0), "", reject)
 		}

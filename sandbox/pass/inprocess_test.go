@@ -615,6 +615,7 @@ func TestStep(t *testing.T) {
 			"() => Promise.resolve().then(() => ({ get then() { return notes.createNote({}) } }))",
 			// The value's toJSON runs in the step's settlement.
 			"() => ({ toJSON() { notes.createNote({}); return 1 } })",
+			"async () => { await null; return { toJSON() { notes.createNote({}); return 1 } } }",
 		} {
 			h := &sandboxtest.Host{}
 			code := "let msg;\ntry { await codemode.step('s', " + body + ") } catch (e) { msg = e.message }\nconst after = await notes.listNotes({});\n[msg, after.seq]"

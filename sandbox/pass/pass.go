@@ -264,6 +264,7 @@ func (ps *pass) start(vm *goja.Runtime) {
 		return
 	}
 	if res, ok := ps.run(ps.prog, goja.Undefined()); ok {
+		ps.steps.cur = nil // its microtasks may have left it unknown (stepContext.Exited)
 		_, err := ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
 		ps.jsErr(err)
 	}
