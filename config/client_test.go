@@ -255,6 +255,17 @@ func TestEnvFile(t *testing.T) {
 		{"bad escape", "A=\"x\\qy\" # c\n", nil, ":1: unterminated double quote, or a bad escape in it"},
 		{"go escapes", `A="\t\\\x41\u00e9"` + "\n", map[string]string{"A": "\t\\Aé"}, ""},
 		{"comment after a quote", "A=\"x\\\"y\" # c\n", map[string]string{"A": "x\"y"}, ""},
+		// What follows a closing quote is a comment or nothing: not a
+		// second value that would be dropped without a word.
+		{"text after a double quote", "A=\"x\"y\n", nil, `:1: text after the closing quote (a comment is " # …")`},
+		{"text after a single quote", "A='x' y\n", nil, `:1: text after the closing quote (a comment is " # …")`},
+		{"single quote then a comment", "A='x' # c\n", map[string]string{"A": "x"}, ""},
+		{"single quotes, refused escapes", `A='\q'` + "\n", map[string]string{"A": `\q`}, ""},
+		// Go's escapes, no others; and a value is text.
+		{"single quote escaped", `A="it\'s"` + "\n", nil, ":1: unterminated double quote, or a bad escape in it"},
+		{"short octal", `A="\0"` + "\n", nil, ":1: unterminated double quote, or a bad escape in it"},
+		{"surrogate", `A="\ud800"` + "\n", nil, ":1: unterminated double quote, or a bad escape in it"},
+		{"NUL", `A="a\x00b"` + "\n", nil, ":1: the value holds a NUL byte, which no environment variable can"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -308,6 +308,12 @@ type Connector struct {
 	// StartTimeout (MCP servers) is how long start-up waits for this
 	// server; 0 means Server.StartTimeout.
 	StartTimeout time.Duration `cfg:"start_timeout,positive,on=command|url"`
+	// RestartDelay and MaxRestartDelay are the backoff of a connector that
+	// is down (an MCP server that exited or could not start, an OpenAPI
+	// document that could not be read): tried again after RestartDelay,
+	// the wait doubling up to MaxRestartDelay; 0 means 0.5s and 30s.
+	RestartDelay    time.Duration `cfg:"restart_delay,positive,on=command|url|openapi"`
+	MaxRestartDelay time.Duration `cfg:"max_restart_delay,positive,on=command|url|openapi"`
 	// Description is an optional human one-liner.
 	Description string `cfg:"description"`
 }

@@ -122,6 +122,11 @@ func (d *decoder) expanded(n *node, fp fieldPath) (string, []string, bool) {
 		return n.text, nil, true
 	}
 	s, env, err := d.vars.expand(n.text)
+	if err == nil && strings.IndexByte(s, 0) >= 0 {
+		// No argument, environment variable, header or URL can hold one:
+		// exec would fail later with "invalid argument", naming nothing.
+		err = errors.New("holds a NUL byte, which no argument, environment variable, header or URL can")
+	}
 	if err != nil {
 		d.errAt(n.pos, fp, err.Error())
 		return "", nil, false

@@ -14,8 +14,10 @@ const maxEnvFile = 1 << 20
 // KEY=VALUE lines, blank lines and # comments skipped, an optional
 // "export " prefix, values optionally in single (literal) or double quotes
 // (with Go's escapes: \n, \t, \" and \\ as dotenv files use them, and
-// \xHH, \uHHHH and the rest; any other backslash is an error), unquoted
-// values ending at " #".
+// \xHH, \uHHHH and the rest; any other backslash, \' among them, is an
+// error), unquoted values ending at " #". After a closing quote only a
+// " #" comment may follow: text there is an error, not dropped. A NUL byte
+// is an error: no environment variable can hold one.
 func readEnvFile(path string) (map[string]string, error) {
 	data, err := readFile(path, maxEnvFile)
 	if err != nil {
@@ -43,22 +45,31 @@ func readEnvFile(path string) (map[string]string, error) {
 }
 
 func envValue(v string) (string, error) {
+	val, rest := v, ""
 	switch {
 	case strings.HasPrefix(v, `"`):
 		q, err := strconv.QuotedPrefix(v)
 		if err != nil {
 			return "", errors.New("unterminated double quote, or a bad escape in it")
 		}
-		return strconv.Unquote(q)
+		val, _ = strconv.Unquote(q)
+		rest = v[len(q):]
 	case strings.HasPrefix(v, "'"):
 		end := strings.IndexByte(v[1:], '\'')
 		if end < 0 {
-			return "", fmt.Errorf("unterminated single quote")
+			return "", errors.New("unterminated single quote")
 		}
-		return v[1 : end+1], nil
+		val, rest = v[1:end+1], v[end+2:]
+	default:
+		if i := strings.Index(v, " #"); i >= 0 {
+			val = strings.TrimSpace(v[:i])
+		}
 	}
-	if i := strings.Index(v, " #"); i >= 0 {
-		v = strings.TrimSpace(v[:i])
+	if rest = strings.TrimSpace(rest); rest != "" && !strings.HasPrefix(rest, "#") {
+		return "", errors.New(`text after the closing quote (a comment is " # …")`)
 	}
-	return v, nil
+	if strings.IndexByte(val, 0) >= 0 {
+		return "", errors.New("the value holds a NUL byte, which no environment variable can")
+	}
+	return val, nil
 }

@@ -1,7 +1,9 @@
 package config_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -58,4 +60,46 @@ func ExampleParse() {
 	_, err := config.Parse([]byte("connectors:\n  files:\n    comand: npx\n"), "codemode.yaml")
 	fmt.Println(err)
 	// Output: codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)
+}
+
+// TestReadmeConfigs parses every YAML example of the README, as a reader
+// would paste it (the variables it references set): an example that no
+// longer parses, or warns, is a README that lies.
+func TestReadmeConfigs(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?ms)^```yaml\n(.*?)^```").FindAllSubmatchIndex(readme, -1)
+	if len(blocks) < 10 {
+		t.Fatalf("found %d YAML examples in the README, want the dozen it has", len(blocks))
+	}
+	for _, b := range blocks {
+		line := 1 + bytes.Count(readme[:b[2]], []byte("\n"))
+		src := readme[b[2]:b[3]]
+		if bytes.HasPrefix(src, []byte("scrape_configs:")) {
+			continue // Prometheus's, not ours
+		}
+		// Two examples continue the team server's: they get its issuer.
+		const teamAuth = "issuer: https://auth.example.com/\n    resource: https://mcp.example.com/mcp"
+		switch {
+		case bytes.Contains(src, []byte("# … as above")):
+			src = bytes.Replace(src, []byte("# … as above"), []byte(teamAuth), 1)
+		case bytes.Contains(src, []byte("per_user:")) && !bytes.Contains(src, []byte("server:")):
+			src = append(slices.Clip(src), "server:\n  auth:\n    "+teamAuth+"\n"...)
+		}
+		t.Run(fmt.Sprintf("README.md:%d", line), func(t *testing.T) {
+			t.Setenv("CODEMODE_TOKEN", "")
+			for _, m := range regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`).FindAllSubmatch(src, -1) {
+				t.Setenv(string(m[1]), "secret-"+strings.ToLower(string(m[1])))
+			}
+			cfg, err := config.Parse(src, "README.md")
+			if err != nil {
+				t.Fatalf("%s\n%s", err, src)
+			}
+			for _, w := range cfg.Warnings {
+				t.Errorf("warning: %v", w)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
@@ -39,10 +40,25 @@ const maxQuotedRef = 16
 // would take quadratic time; real files nest one or two.
 const maxDefaultDepth = 8
 
-func (v *vars) expand(s string) (string, []string, error) { return v.expandAt(s, 0) }
+func (v *vars) expand(s string) (string, []string, error) {
+	var refs []ref
+	out, env, err := v.expandAt(s, 0, &refs)
+	if err == nil && urlScheme(s) {
+		err = checkURLRefs(out, refs)
+	}
+	return out, env, err
+}
 
-// expandAt expands s, a default depth levels deep.
-func (v *vars) expandAt(s string, depth int) (string, []string, error) {
+// A ref is where a reference's value from the environment stands in an
+// expanded string.
+type ref struct {
+	name       string
+	start, end int
+}
+
+// expandAt expands s, a default depth levels deep; at the top (refs not
+// nil) it notes where each value from the environment went.
+func (v *vars) expandAt(s string, depth int, refs *[]ref) (string, []string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil, nil
 	}
@@ -70,9 +86,14 @@ func (v *vars) expandAt(s string, depth int) (string, []string, error) {
 		if end < 0 {
 			return "", nil, fmt.Errorf("unterminated ${ at %q (write $$ for a literal dollar)", short.Clip(s[i:], maxQuotedRef))
 		}
-		val, env, err := v.resolve(s[i+2:end], depth)
+		body := s[i+2 : end]
+		val, env, err := v.resolve(body, depth)
 		if err != nil {
 			return "", nil, err
+		}
+		if refs != nil && len(env) > 0 {
+			name, _, _ := strings.Cut(strings.TrimPrefix(body, "env:"), ":-")
+			*refs = append(*refs, ref{name, b.Len(), b.Len() + len(val)})
 		}
 		b.WriteString(val)
 		fromEnv = append(fromEnv, env...)
@@ -125,7 +146,7 @@ func (v *vars) resolve(body string, depth int) (string, []string, error) {
 		return "", nil, fmt.Errorf("${VAR:-default} nested more than %d deep", maxDefaultDepth)
 	}
 	if hasDef {
-		return v.expandAt(def, depth+1)
+		return v.expandAt(def, depth+1, nil)
 	}
 	return "", nil, fmt.Errorf("environment variable %s is not set (write ${%s:-default} to give a default)", name, name)
 }
@@ -136,7 +157,7 @@ func isVarName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+		if c == '_' || isLetter(c) || i > 0 && c >= '0' && c <= '9' {
 			continue
 		}
 		return false
@@ -153,4 +174,55 @@ func envName(id string) string {
 		return '_'
 	}, strings.ToUpper(id))
 	return cmp.Or(name, "VALUE")
+}
+
+// urlScheme reports whether s, as the file writes it, starts with a URL's
+// scheme://: then it is a URL, and references in it are checked by
+// checkURLRefs.
+func urlScheme(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || scheme == "" || !isLetter(scheme[0]) {
+		return false
+	}
+	return strings.IndexFunc(scheme, func(r rune) bool {
+		return !(r < utf8.RuneSelf && isLetter(byte(r)) || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')
+	}) < 0
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// checkURLRefs refuses a value from the environment that would change the
+// structure of the URL the file writes. Values go in as written, not
+// percent-encoded, as in VS Code's and Claude Desktop's files and in a
+// shell: a variable may hold a whole URL or a base URL (it stands before
+// the "://", and is not checked), a host, a path, a token already encoded.
+// But after the file's scheme:// a value must not end the part it stands
+// in: a password holding "@" or "/" would send the request, with part of
+// the password, to another host; a client id holding "?" would make the
+// rest of a path a query; a token holding "&" or "#" would add a
+// parameter or cut the query. Such characters are refused, with the
+// variable's name and the encoding to write instead (never the value: it
+// may be a secret).
+func checkURLRefs(s string, refs []ref) error {
+	for _, r := range refs {
+		_, before, ok := strings.Cut(s[:r.start], "://")
+		if !ok {
+			continue // the value brings the scheme: the URL is the variable's
+		}
+		part, ends := "user information or host", "@/?#"
+		switch {
+		case strings.Contains(before, "#"):
+			part, ends = "fragment", ""
+		case strings.Contains(before, "?"):
+			part, ends = "query", "&#"
+		case strings.Contains(before, "/"):
+			part, ends = "path", "?#"
+		}
+		for _, c := range []byte(s[r.start:r.end]) {
+			if strings.IndexByte(ends, c) >= 0 || c <= ' ' || c == 0x7f {
+				return fmt.Errorf("the value of ${%s} holds %q, which would end the %s of this URL and change what it names; percent-encode it in the variable (%%%02X)", r.name, string(c), part, c)
+			}
+		}
+	}
+	return nil
 }

@@ -14,6 +14,13 @@ func TestExpand(t *testing.T) {
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	native := &vars{lookup: lookup}
 	client := &vars{lookup: lookup, client: true, workspace: "/ws", home: "/home/u"}
+	urlEnv := map[string]string{
+		"URL": "https://user:p@ss@evil.example/x?y#z", "BASE": "https://api.example.com/v1", "TOKEN": "t0k3n",
+		"HOST": "example.com", "PORT": "8080", "PREFIX": "v1/beta", "ENCODED": "p%40ss%2Fw", "PASS": "p@ss/word",
+		"SLASHED": "evil.example/", "USERHOST": "token@evil.example", "QUERY": "a?b", "AMP": "a&admin=1",
+		"HASH": "x#", "SPACED": "a b", "SCHEME": "https",
+	}
+	urls := &vars{lookup: func(k string) (string, bool) { v, ok := urlEnv[k]; return v, ok }}
 	tests := []struct {
 		name string
 		v    *vars
@@ -54,6 +61,35 @@ func TestExpand(t *testing.T) {
 		{"userHome", client, "${userHome}/.cfg", "/home/u/.cfg", ""},
 		{"client env", client, "${env:PORT}", "8080", ""},
 		{"input", client, "${input:gh.token}", "", "${input:gh.token} asks VS Code to prompt for a value, which codemode-mcp cannot do; use an environment variable instead, e.g. ${env:GH_TOKEN}"},
+
+		// In a URL the file writes (it starts with scheme://), a value
+		// from the environment is put as written, but it must not end the
+		// part it stands in: the server a URL names, and where a secret
+		// goes in it, are the file's.
+		{"whole URL from a variable", urls, "${URL}", "https://user:p@ss@evil.example/x?y#z", ""},
+		{"base URL from a variable", urls, "${BASE}/mcp?token=${TOKEN}", "https://api.example.com/v1/mcp?token=t0k3n", ""},
+		{"host and port", urls, "https://${HOST}:${PORT}/mcp", "https://example.com:8080/mcp", ""},
+		{"path with slashes", urls, "https://example.com/${PREFIX}/mcp", "https://example.com/v1/beta/mcp", ""},
+		{"percent-encoded password", urls, "postgres://app:${ENCODED}@db/codemode", "postgres://app:p%40ss%2Fw@db/codemode", ""},
+		{"password that names the host", urls, "postgres://app:${PASS}@db.internal/codemode", "",
+			`the value of ${PASS} holds "@", which would end the user information or host of this URL and change what it names; percent-encode it in the variable (%40)`},
+		{"password that ends the host", urls, "https://app:${SLASHED}@api.example.com/mcp", "",
+			`the value of ${SLASHED} holds "/", which would end the user information or host of this URL and change what it names; percent-encode it in the variable (%2F)`},
+		{"host with a user", urls, "https://${USERHOST}/mcp", "",
+			`the value of ${USERHOST} holds "@", which would end the user information or host of this URL and change what it names; percent-encode it in the variable (%40)`},
+		{"client id that ends the path", urls, "https://example.com/clients/${QUERY}/token", "",
+			`the value of ${QUERY} holds "?", which would end the path of this URL and change what it names; percent-encode it in the variable (%3F)`},
+		{"token that adds a parameter", urls, "https://example.com/mcp?token=${AMP}", "",
+			`the value of ${AMP} holds "&", which would end the query of this URL and change what it names; percent-encode it in the variable (%26)`},
+		{"token that cuts the query", urls, "https://example.com/mcp?token=${HASH}&v=1", "",
+			`the value of ${HASH} holds "#", which would end the query of this URL and change what it names; percent-encode it in the variable (%23)`},
+		{"space in a query", urls, "https://example.com/mcp?q=${SPACED}", "",
+			`the value of ${SPACED} holds " ", which would end the query of this URL and change what it names; percent-encode it in the variable (%20)`},
+		{"default from the file is the file's", urls, "https://example.com/mcp?q=${NOPE:-a&b}", "https://example.com/mcp?q=a&b", ""},
+		{"nested default from the environment", urls, "https://example.com/mcp?q=${NOPE:-${AMP}}", "",
+			`the value of ${NOPE} holds "&", which would end the query of this URL and change what it names; percent-encode it in the variable (%26)`},
+		{"not a URL", urls, "Bearer ${AMP} ${PASS}", "Bearer a&admin=1 p@ss/word", ""},
+		{"scheme from a variable", urls, "${SCHEME}://example.com/${QUERY}", "https://example.com/a?b", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -86,7 +87,12 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM, as Windows editors write
 	data = jsoncToJSON(data)                              // VS Code's files have comments
-	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	tokens := lexer.Tokenize(string(data))
+	if tk := tooDeep(tokens); tk != nil {
+		p := tokPos(tk)
+		return nil, &Error{File: file, Line: p.line, Column: p.col, Msg: fmt.Sprintf("nesting deeper than %d levels", maxDepth)}
+	}
+	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, d.syntaxError(err)
 	}
@@ -242,4 +248,33 @@ func (d *decoder) warnOpenListener(s Server) {
 		return
 	}
 	d.warnAt(d.at["server.addr"], "server.addr", fmt.Sprintf("%s listens beyond loopback without auth_token: serve refuses to start unless given --insecure-no-auth (anyone who can reach it could run programs)", s.Addr))
+}
+
+// tooDeep returns the first token nested deeper than maxDepth in flow
+// collections ([ and {) and block entries written on one line ("- - -"),
+// or nil. The parser takes time quadratic in the depth (a 4 MiB file of
+// "[" would take hours), so depth is bounded on its tokens, before it
+// runs; the converter's bound (in node.go) then covers what this count
+// misses, indentation, which the file's size bounds.
+func tooDeep(tokens token.Tokens) *token.Token {
+	flow, line, onLine := 0, 0, 0
+	for _, tk := range tokens {
+		if tk.Position.Line != line {
+			line, onLine = tk.Position.Line, 0
+		}
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			flow--
+		case token.SequenceEntryType, token.MappingKeyType:
+			onLine++
+		default:
+			continue
+		}
+		if flow+onLine > maxDepth {
+			return tk
+		}
+	}
+	return nil
 }

@@ -215,6 +215,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:3:5: connectors.files.comand: unknown key (did you mean "command"?)`},
 		{"camelCase key", "connectors:\n  gh:\n    openapi: x.json\n    baseUrl: https://x\n",
 			`codemode.yaml:4:5: connectors.gh.baseUrl: unknown key (did you mean "base_url"?)`},
+		{"NUL in an argument", "connectors:\n  x:\n    command: /bin/cat\n    args: [\"a\\0b\"]\n",
+			`codemode.yaml:4:12: connectors.x.args[0]: holds a NUL byte, which no argument, environment variable, header or URL can`},
 		{"bad duration", "sandbox:\n  timeout: banana\n",
 			`codemode.yaml:2:12: sandbox.timeout: expected a duration such as "60s", "5m" or "24h", got "banana"`},
 		{"duration without unit", "store:\n  paused_ttl: 60\n",
@@ -307,6 +309,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "example.com/mcp?…"`},
 		{"bad url with user information", "connectors:\n  x:\n    url: \"bob:sk-live-1a2b@example.com/mcp\"\n",
 			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "…@example.com/mcp"`},
+		{"bad url with a password holding a question mark", "connectors:\n  x:\n    url: \"ftp://bob:sk?live@example.com/mcp\"\n",
+			`codemode.yaml:3:10: connectors.x.url: expected an http(s) URL such as "https://example.com/mcp", got "ftp://…@example.com/mcp"`},
 		{"bad openapi scheme with credentials", "connectors:\n  x:\n    openapi: \"ftp://bob:sk-live-1a2b@x/a.json?k=sk-live-3c4d\"\n",
 			`codemode.yaml:3:14: connectors.x.openapi: expected a file path or an http(s) URL, got "ftp://…@x/a.json?…"`},
 		{"bad glob", "connectors:\n  x:\n    builtin: notes\n    approve: [\"[a\"]\n",
@@ -462,6 +466,11 @@ func TestParseValues(t *testing.T) {
 				return []time.Duration{c.Server.StartTimeout, c.Connectors[0].StartTimeout, c.Connectors[1].StartTimeout}
 			},
 			[]time.Duration{3 * time.Second, 90 * time.Second, 0}},
+		{"restart delays", "connectors: {s: {command: srv, restart_delay: 2s, max_restart_delay: 5m}, o: {openapi: o.json, restart_delay: 1s}}",
+			func(c *Config) any {
+				return []time.Duration{c.Connectors[0].RestartDelay, c.Connectors[0].MaxRestartDelay, c.Connectors[1].RestartDelay, c.Connectors[1].MaxRestartDelay}
+			},
+			[]time.Duration{2 * time.Second, 5 * time.Minute, time.Second, 0}},
 		{"start timeout in a client file", `{"mcpServers": {"s": {"command": "x", "start_timeout": "1m"}}}`,
 			func(c *Config) any { return c.Connectors[0].StartTimeout }, time.Minute},
 		{"connector timeout zero", "connectors: {n: {builtin: notes, timeout: 0}}", func(c *Config) any { return c.Connectors[0].Timeout }, time.Duration(0)},
@@ -664,5 +673,24 @@ func TestStorePostgres(t *testing.T) {
 	_, err = Parse([]byte("store:\n  postgres: {max_conns: 0}\n"), "")
 	if err == nil || !strings.Contains(err.Error(), "store.postgres.max_conns") {
 		t.Errorf("max_conns 0: %v, want an error naming store.postgres.max_conns", err)
+	}
+}
+
+// A file nested a million deep, within the size bound, is refused at
+// its 65th level before the YAML parser, which takes time quadratic in
+// the depth, sees it (it took hours; a config may come from someone else).
+func TestParseRefusesDeepNestingEarly(t *testing.T) {
+	const n = 1 << 18
+	for _, tc := range []struct{ name, src, want string }{
+		{"flow sequences", strings.Repeat("[", n) + strings.Repeat("]", n), "x.yaml:1:65: nesting deeper than 64 levels"},
+		{"flow mappings", "a: " + strings.Repeat("{b: ", n/4) + strings.Repeat("}", n/4), "x.yaml:1:260: nesting deeper than 64 levels"},
+		{"block sequences on a line", "a:\n  " + strings.Repeat("- ", n) + "x\n", "x.yaml:2:131: nesting deeper than 64 levels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src), "x.yaml")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %.200v\nwant %s", err, tc.want)
+			}
+		})
 	}
 }

@@ -148,13 +148,11 @@ func urlSecrets(raw string) []string {
 
 // quoteURL quotes a URL the configuration refuses for a message about it,
 // clipped, and without the parts that may hold a credential: the user
-// information (before an '@' in the authority) and the query and fragment,
-// each marked "…". It works on the text, since a refused URL need not
-// parse.
+// information (before the last '@' ahead of the first '/' after the
+// scheme: a password may hold '?' or '#', so the user information goes
+// first) and then the query and fragment, each marked "…". It works on the
+// text, since a refused URL need not parse.
 func quoteURL(s string) string {
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		s = s[:i+1] + "…"
-	}
 	start := 0
 	if i := strings.Index(s, "://"); i >= 0 {
 		start = i + len("://")
@@ -165,6 +163,9 @@ func quoteURL(s string) string {
 	}
 	if at := strings.LastIndexByte(s[start:end], '@'); at >= 0 {
 		s = s[:start] + "…" + s[start+at:]
+	}
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i+1] + "…"
 	}
 	return short.Quote(s)
 }

@@ -78,7 +78,7 @@ func (in *Introspection) check(d *decoder, n *node, fp fieldPath) {
 	switch {
 	case in.ClientSecret != "" && in.ClientID == "":
 		d.errAt(n.pos, fp, "client_secret needs client_id")
-	case in.ClientID == "" && in.Endpoint == "":
+	case in.ClientID == "" && in.Endpoint == "" && !hasKey(n, "endpoint"): // a refused endpoint has its own error
 		d.errAt(n.pos, fp, "needs client_id (and client_secret) of a client the issuer lets introspect, or the endpoint of an introspection that needs none")
 	}
 }

@@ -67,6 +67,18 @@ func TestServerAuthErrors(t *testing.T) {
 	}
 }
 
+// A refused introspection endpoint is one error, not also "needs ... or
+// the endpoint" above it, which sent the reader looking for a key that is
+// there.
+func TestServerAuthRefusedEndpointIsOneError(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	_, err := Parse([]byte("server:\n  auth:\n    issuer: https://a.example/\n    introspection:\n      endpoint: http://admin.internal/introspect\n"), "codemode.yaml")
+	want := `codemode.yaml:5:17: server.auth.introspection.endpoint: the introspection endpoint "http://admin.internal/introspect" is not HTTPS (plain http is accepted only for a loopback address)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
 // CODEMODE_TOKEN with server.auth is not used (a warning says so): it
 // is set for other servers often, and ignoring it grants nothing.
 func TestServerAuthIgnoresTheTokenFromTheEnvironment(t *testing.T) {

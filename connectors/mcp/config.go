@@ -67,6 +67,7 @@ type Config struct {
 	// failure); it doubles with each consecutive failure up to
 	// MaxRestartDelay, and a session that lasted twice MaxRestartDelay
 	// resets it. Zero means backoff.DefaultFirst and backoff.DefaultMax.
+	// A connector's restart_delay and max_restart_delay set them.
 	RestartDelay, MaxRestartDelay time.Duration
 
 	// OnToolsChanged, when set, is called after the server announces that

@@ -31,8 +31,39 @@ import (
 // ErrClosed is returned (wrapped) by calls on a closed connector.
 var ErrClosed = errors.New("connector closed")
 
-// maxPages bounds tools/list pagination against a server that never stops.
-const maxPages = 1000
+// Bounds on one server's tool list, against a server that pages without
+// end or lists without measure: what the connector keeps, and the catalog
+// builds declarations and search documents from, stays within them. The
+// largest servers known list a few hundred tools in well under a MiB.
+const (
+	maxPages         = 1000     // tools/list round trips
+	maxTools         = 10_000   // tool definitions, kept or not
+	maxToolListBytes = 16 << 20 // the raw pages together
+)
+
+// toolBudget is what is left of maxTools and maxToolListBytes while a
+// tool list's pages arrive.
+type toolBudget struct{ tools, bytes int }
+
+// take counts a raw tools/list page against the budget. It runs before
+// anything decodes the page whole (rawSink.admit): mcp-go's typed
+// decoding takes some 50 times a page's size, 900 MiB for a page of 16
+// MiB of minimal tools, so a page must be refused before it. Counting
+// decodes each tool into nothing; a page that is not a JSON object is
+// decodeToolPage's to report.
+func (b *toolBudget) take(raw json.RawMessage) error {
+	if b.bytes -= len(raw); b.bytes < 0 {
+		return fmt.Errorf("the tool list is more than %d MiB", maxToolListBytes>>20)
+	}
+	var page struct {
+		Tools []struct{} `json:"tools"`
+	}
+	_ = json.Unmarshal(raw, &page) // the length holds past a tool of the wrong type
+	if b.tools -= len(page.Tools); b.tools < 0 {
+		return fmt.Errorf("more than %d tools", maxTools)
+	}
+	return nil
+}
 
 // A Connector is a connection to one downstream MCP server. It implements
 // connectors.Connector; its methods are safe for concurrent use.
@@ -410,14 +441,18 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 	seen := map[string]bool{}
 	cursors := map[string]bool{}
 	cursor := ""
+	budget := toolBudget{tools: maxTools, bytes: maxToolListBytes}
 	for page := 0; ; page++ {
 		if page == maxPages {
 			return nil, fmt.Errorf("list tools: more than %d pages", maxPages)
 		}
-		sink := &rawSink{}
+		sink := &rawSink{admit: budget.take}
 		req := mcpgo.ListToolsRequest{}
 		req.Params.Cursor = mcpgo.Cursor(cursor)
 		res, err := s.client.ListToolsByPage(withSink(ctx, sink), req)
+		if refused := sink.refusal(); refused != nil {
+			return nil, fmt.Errorf("list tools: %w", refused)
+		}
 		raw := sink.result()
 		if raw == nil {
 			if err == nil {
@@ -746,19 +781,9 @@ func (c *Connector) shutdown() error {
 	return nil
 }
 
-// maxForwardedName bounds the name of a tool called without being listed.
-const maxForwardedName = 128
-
 // forwardable reports whether a tool the server did not list may be
-// called by name (Config.ForwardUnknown): a name of at most
-// maxForwardedName bytes without control characters, that Include and
-// Exclude allow.
+// called by name (Config.ForwardUnknown): a name checkToolName accepts,
+// as of a listed tool, that Include and Exclude allow.
 func (c *Connector) forwardable(tool string) bool {
-	return c.cfg.ForwardUnknown && tool != "" && len(tool) <= maxForwardedName && !hasControl(tool) && c.cfg.selected(tool)
-}
-
-// hasControl reports whether s, a name the connector logs and shows, has
-// a control character.
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return c.cfg.ForwardUnknown && checkToolName(tool) == nil && c.cfg.selected(tool)
 }

@@ -19,10 +19,11 @@ type fakeServer struct {
 	srv *http.Server
 
 	mu       sync.Mutex
-	pages    map[string]string // tools/list cursor -> raw result
-	calls    map[string]string // tools/call tool name -> raw result
-	discover string            // server/discover's raw result ("": method not found)
-	methods  []string          // the methods it was sent, in order
+	pages    map[string]string          // tools/list cursor -> raw result
+	page     func(cursor string) string // tools/list's raw result when pages has none
+	calls    map[string]string          // tools/call tool name -> raw result
+	discover string                     // server/discover's raw result ("": method not found)
+	methods  []string                   // the methods it was sent, in order
 	headers  []http.Header
 	hang     string // a method it never answers (until the connection closes)
 }
@@ -89,6 +90,9 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"0.1"},"instructions":"fake instructions"}`
 	case "tools/list":
 		result = f.pages[req.Params.Cursor]
+		if result == "" && f.page != nil {
+			result = f.page(req.Params.Cursor)
+		}
 	case "tools/call":
 		result = f.calls[req.Params.Name]
 	}

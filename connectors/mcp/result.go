@@ -63,6 +63,9 @@ type wireContentBody struct {
 // an item is malformed, each is decoded on its own, so that it does not
 // spoil the others.
 func decodeCallResult(raw json.RawMessage) (connectors.Result, error) {
+	if err := countContent(raw); err != nil {
+		return connectors.Result{}, err
+	}
 	var w wireCallResult
 	if json.Unmarshal(raw, &w) != nil {
 		var loose struct {
@@ -122,6 +125,29 @@ func decodeCallResult(raw json.RawMessage) (connectors.Result, error) {
 		return connectors.Result{}, fmt.Errorf("encode content items: %w", err)
 	}
 	return connectors.Result{Value: v}, nil
+}
+
+// maxContentItems bounds a result's content items. Decoded, an item takes
+// some 40 times the 3 bytes of the smallest ({},), so a message of 64 MiB
+// of them would take gigabytes; the largest real results carry a few
+// hundred (pages of a document, frames of a screen).
+const maxContentItems = 100_000
+
+// countContent refuses a result with more than maxContentItems content
+// items before they are decoded, counting them into nothing. A result too
+// short to hold that many, the commonest, is not scanned twice.
+func countContent(raw json.RawMessage) error {
+	if len(raw) <= 3*maxContentItems {
+		return nil
+	}
+	var r struct {
+		Content []struct{} `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &r) // the length holds past an item of the wrong type
+	if len(r.Content) > maxContentItems {
+		return fmt.Errorf("the result has more than %d content items", maxContentItems)
+	}
+	return nil
 }
 
 // textValue is text as JSON when it is valid JSON, else as a JSON string.

@@ -68,6 +68,10 @@ type stdioTransport struct {
 	idleTimer *time.Timer
 
 	writeMu sync.Mutex // one message at a time on stdin
+	// answering holds a token per server request being answered (handle);
+	// flooded is set once one went unanswered for want of a token.
+	answering chan struct{}
+	flooded   atomic.Bool
 
 	mu        sync.Mutex
 	pending   map[string]chan rpcReply // by the id's JSON text; guarded by mu
@@ -145,6 +149,8 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 		role:    make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
 		pending: map[string]chan rpcReply{},
+
+		answering: make(chan struct{}, maxServerRequests),
 	}
 	t.life, t.cancel = context.WithCancelCause(context.Background())
 	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
@@ -586,13 +592,30 @@ func (t *stdioTransport) dispatch(line []byte) {
 	}
 }
 
+// maxServerRequests bounds the server's requests being answered at once.
+// Answers are made at once (a ping, a refusal of sampling or roots), so
+// only a server that sends requests and does not read its stdin keeps
+// them waiting, each on a goroutine blocked writing its answer: past the
+// bound its requests go unanswered, rather than gathering goroutines
+// without end.
+const maxServerRequests = 64
+
 // handle answers a request from the server with the client's handler, on a
-// goroutine of its own.
+// goroutine of its own, unless maxServerRequests are being answered.
 func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
+	select {
+	case t.answering <- struct{}{}:
+	default:
+		if !t.flooded.Swap(true) {
+			t.logger.Warn("the MCP server sends requests faster than it reads the answers; leaving those past the bound unanswered", "limit", maxServerRequests)
+		}
+		return
+	}
 	t.mu.Lock()
 	h := t.onRequest
 	t.mu.Unlock()
 	t.spawn(func() {
+		defer func() { <-t.answering }()
 		var resp *transport.JSONRPCResponse
 		if h == nil {
 			resp = transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, "no request handler", nil)

@@ -96,18 +96,21 @@ func tap(ctx context.Context, req transport.JSONRPCRequest, logger *slog.Logger,
 		return &r, nil
 	}
 	if sink, ok := ctx.Value(sinkKey{}).(*rawSink); ok {
-		if sink.record(resp, err) && sink.keep {
-			stub := *resp
-			stub.Result = emptyCallResult
-			return &stub, err
+		if stub := sink.record(resp, err); stub != nil {
+			r := *resp
+			r.Result = stub
+			return &r, err
 		}
 	}
 	return resp, err
 }
 
-// emptyCallResult is the tools/call result mcp-go decodes in place of one a
-// rawSink keeps.
-var emptyCallResult = json.RawMessage(`{"content":[]}`)
+// The results mcp-go decodes in place of those a rawSink hides: a
+// tools/call result it keeps, a tools/list result its admit refused.
+var (
+	emptyCallResult = json.RawMessage(`{"content":[]}`)
+	emptyToolList   = json.RawMessage(`{"tools":[]}`)
+)
 
 // sseTap and streamTap are mcp-go's HTTP transports whose requests go
 // through tap; every other method, the optional ones mcp-go's client
@@ -139,29 +142,53 @@ type rawSink struct {
 	// result) unless it asks the client for input, which mcp-go handles.
 	// Fixed at creation.
 	keep bool
+	// admit, when set, vets a tools/list result before mcp-go decodes it
+	// (see toolBudget.take); one it refuses is hidden from mcp-go, which
+	// sees an empty list, and its reason is the sink's refusal. Fixed at
+	// creation.
+	admit func(json.RawMessage) error
 
-	mu  sync.Mutex
-	raw json.RawMessage
+	mu      sync.Mutex
+	raw     json.RawMessage
+	refused error
 }
 
 func withSink(ctx context.Context, s *rawSink) context.Context {
 	return context.WithValue(ctx, sinkKey{}, s)
 }
 
-// record keeps the raw result of resp, if any, and reports whether it may
-// be hidden from mcp-go: there is one, and it does not mention
-// input_required (a multi-round-trip result, whose requests mcp-go
-// fulfils; the test is by text, so a result merely containing the word is
-// decoded by mcp-go too, which is only slower).
-func (s *rawSink) record(resp *transport.JSONRPCResponse, err error) bool {
+// record keeps the raw result of resp, if any, and returns what mcp-go
+// gets in its place, or nil for the result itself: an empty list when
+// admit refuses it (the result is then dropped), an empty call result
+// when keep hides it, unless it mentions input_required (a
+// multi-round-trip result, whose requests mcp-go fulfils; the test is by
+// text, so a result merely containing the word is decoded by mcp-go too,
+// which is only slower).
+func (s *rawSink) record(resp *transport.JSONRPCResponse, err error) json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.raw = nil
-	if err == nil && resp != nil && resp.Error == nil && len(resp.Result) > 0 {
-		s.raw = resp.Result
-		return !bytes.Contains(resp.Result, []byte("input_required"))
+	s.raw, s.refused = nil, nil
+	if err != nil || resp == nil || resp.Error != nil || len(resp.Result) == 0 {
+		return nil
 	}
-	return false
+	switch {
+	case s.admit != nil:
+		if s.refused = s.admit(resp.Result); s.refused != nil {
+			return emptyToolList
+		}
+	case s.keep && !bytes.Contains(resp.Result, []byte("input_required")):
+		s.raw = resp.Result
+		return emptyCallResult
+	}
+	s.raw = resp.Result
+	return nil
+}
+
+// refusal is why admit refused the last result, or nil.
+func (s *rawSink) refusal() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
 }
 
 func (s *rawSink) result() json.RawMessage {

@@ -2,44 +2,68 @@ package openapi
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
-	"os"
 	"runtime/debug"
 	"sync"
 )
 
 // deriveFormat changes whenever what derive produces changes, so that a
 // cached derivation of an older build is not used.
-const deriveFormat = "openapi-derive-6"
+const deriveFormat = "openapi-derive-7"
 
 // derivedCache keeps derivations on disk under dir, keyed by the document's
 // hash, the binary's version (buildVersion) and deriveFormat.
+//
+// A file is that key, a line break, the CRC-32C of the rest (4 bytes, big
+// endian) and the derivation in gob, which trusts its input (90 bytes
+// claiming four million map members allocate 384 MiB): load hands gob only
+// what this code wrote for this document and build, whole, and reads
+// nothing larger than the derivation can be (see docs/ARCHITECTURE.md).
 type derivedCache struct {
 	dir string // "" disables it
 }
 
-func (c derivedCache) path(docHash string) string {
-	return cachePath(c.dir, "derived", deriveFormat+"\x00"+buildVersion()+"\x00"+docHash, ".gob")
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (c derivedCache) key(docHash string) string {
+	return deriveFormat + "\x00" + buildVersion() + "\x00" + docHash
 }
 
-// load returns the cached derivation of a document, or nil when there is
-// none; a damaged entry is an error (the caller derives again).
-func (c derivedCache) load(docHash string) (*derivation, error) {
+func (c derivedCache) path(docHash string) string {
+	return cachePath(c.dir, "derived", c.key(docHash), ".gob")
+}
+
+// load returns the cached derivation of a document of docSize bytes, or
+// nil when there is none; an entry that is not this build's derivation of
+// the document, whole, is an error (the caller derives again).
+func (c derivedCache) load(docHash string, docSize int64) (*derivation, error) {
 	if c.dir == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(c.path(docHash))
+	// What derive may write for the document (see derivedPerByte), and
+	// the methods besides.
+	limit := 2 * (minDerivedBytes + derivedPerByte*docSize)
+	b, err := readFile(c.path(docHash), "the cached derivation", limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	b, ok := bytes.CutPrefix(b, []byte(c.key(docHash)+"\n"))
+	if !ok || len(b) < 4 {
+		return nil, fmt.Errorf("the cached derivation %s is not this build's derivation of the document", c.path(docHash))
+	}
+	if sum, payload := binary.BigEndian.Uint32(b), b[4:]; crc32.Checksum(payload, castagnoli) != sum {
+		return nil, fmt.Errorf("the cached derivation %s is damaged (checksum mismatch)", c.path(docHash))
+	}
 	var d derivation
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&d); err != nil {
+	if err := gob.NewDecoder(bytes.NewReader(b[4:])).Decode(&d); err != nil {
 		return nil, fmt.Errorf("cached derivation %s: %w", c.path(docHash), err)
 	}
 	return &d, nil
@@ -50,11 +74,14 @@ func (c derivedCache) store(docHash string, d *derivation) error {
 	if c.dir == "" {
 		return nil
 	}
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(d); err != nil {
+	b := bytes.NewBufferString(c.key(docHash) + "\n\x00\x00\x00\x00")
+	head := b.Len()
+	if err := gob.NewEncoder(b).Encode(d); err != nil {
 		return err
 	}
-	return writeFileAtomic(c.path(docHash), b.Bytes())
+	out := b.Bytes()
+	binary.BigEndian.PutUint32(out[head-4:], crc32.Checksum(out[head:], castagnoli))
+	return writeFileAtomic(c.path(docHash), out)
 }
 
 // buildVersion identifies this binary's build: its module version and,

@@ -71,7 +71,9 @@ func newCaller(cfg Config, snd *sending) (*caller, error) {
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 	}
 	c.scrub.Add(c.secrets...)
-	c.client = &http.Client{Transport: newDirectTransport(http.DefaultTransport.(*http.Transport).Clone()), CheckRedirect: c.checkRedirect}
+	fallback := http.DefaultTransport.(*http.Transport).Clone()
+	fallback.MaxResponseHeaderBytes = maxResponseHead
+	c.client = &http.Client{Transport: newDirectTransport(fallback), CheckRedirect: c.checkRedirect}
 	if cfg.Auth != nil && cfg.Auth.OAuth2 != nil {
 		c.oauth = newTokenSource(cfg.Auth.OAuth2, c.timeout, c.scrub, c.log)
 	}

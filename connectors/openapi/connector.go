@@ -112,17 +112,14 @@ func checkConfig(cfg Config) (*filter, *sending, error) {
 // deriveCached returns the document's derivation from the cache, or
 // derives it (fresh: the caller stores it), until ctx is done.
 func deriveCached(ctx context.Context, doc *document, cache derivedCache, log *slog.Logger) (d *derivation, fresh bool, err error) {
-	d, err = cache.load(doc.hash)
+	d, err = cache.load(doc.hash, doc.size)
 	if err != nil {
-		log.Warn("openapi: cached derivation unusable; deriving again", "err", err)
+		log.Debug("openapi: cached derivation unusable; deriving again", "err", err)
 	}
 	if d != nil {
 		return d, false, nil
 	}
-	text, err := doc.jsonText()
-	if err == nil {
-		err = ctx.Err() // converting YAML took long
-	}
+	text, err := doc.jsonText(ctx)
 	if err != nil {
 		return nil, false, err
 	}

@@ -65,13 +65,19 @@ const maxDescription = 1200
 const (
 	maxName = 256 // an operationId or a tag
 	maxPath = 1024
+	// maxTags bounds an operation's tags, for the same reason (each is in
+	// the method's search document and matched by tag: filters); the
+	// directory's operations have a few.
+	maxTags = 64
 )
 
-// The derived schemas are bounded by the document's size: a schema copied
-// where it is used (one a reference names in place, a shared response's
-// or parameter's) costs its size once per use, so a small document could
-// otherwise derive gigabytes. Every document of the APIs.guru directory
-// derives at most 2.5 times its size.
+// The derived methods (their schemas, descriptions and tags) are bounded
+// by the document's size: a schema copied where it is used (one a
+// reference names in place, a shared response's or parameter's) costs its
+// size once per use, and a path item a reference names costs its
+// operations once per path, so a small document could otherwise derive
+// gigabytes. Every document of the APIs.guru directory derives at most
+// 2.5 times its size.
 const (
 	derivedPerByte  = 8
 	minDerivedBytes = 16 << 20
@@ -121,7 +127,7 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	d.conv.warn = d.warn
 	bound := minDerivedBytes + derivedPerByte*size
 	d.conv.left = bound
-	tooLarge := fmt.Errorf("the derived schemas would be larger than %d MiB (%d times the document's size, %d MiB at least): its references copy large schemas too often",
+	tooLarge := fmt.Errorf("the derived methods would be larger than %d MiB (%d times the document's size, %d MiB at least): its references copy large parts too often",
 		bound>>20, derivedPerByte, minDerivedBytes>>20)
 	out := &derivation{Defs: map[string]json.RawMessage{}, DefRefs: map[string][]string{}}
 	out.Title = root.get("info").getText("title")
@@ -355,6 +361,10 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		}
 		return len(tag) > maxName
 	})
+	if len(o.Tags) > maxTags {
+		d.warn(fmt.Sprintf("%d tags; only the first %d are kept", len(o.Tags), maxTags))
+		o.Tags = o.Tags[:maxTags:maxTags]
+	}
 	if o.SourceName == "" {
 		o.SourceName = o.Method + " " + path
 	}
@@ -416,7 +426,6 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 	}
 	input := objectSchema("", &props, required, true)
 	output := d.output(op)
-	d.conv.left -= len(input) + len(output)
 	refs := d.conv.takeRefs()
 
 	tool := connectors.Tool{
@@ -425,6 +434,12 @@ func (d *deriver) operation(path, method string, item, op *value, server string)
 		InputSchema:  input,
 		OutputSchema: output,
 		Deprecated:   op.getBool("deprecated", false),
+	}
+	// The description and tags count with the schemas: a path item a
+	// thousand paths refer to is a thousand copies of its operations.
+	d.conv.left -= len(input) + len(output) + len(tool.Description)
+	for _, tag := range o.Tags {
+		d.conv.left -= len(tag)
 	}
 	return derivedMethod{Op: o, Tool: tool, Refs: refs}
 }

@@ -150,16 +150,29 @@ func TestOutputByDecoding(t *testing.T) {
 
 // TestDerivedSchemasBounded: a schema copied where it is used costs its
 // size once per use, so a small document could derive gigabytes (a large
-// schema referred to a thousand times, or a large shared response of a
-// thousand operations). The derivation is bounded (eight times the
+// schema referred to a thousand times, a large shared response of a
+// thousand operations, a path item ten thousand paths name). The derivation is bounded (eight times the
 // document's size, 16 MiB at least: the APIs.guru directory derives at
 // most 2.5 times its size) and a document past it is refused.
 func TestDerivedSchemasBounded(t *testing.T) {
 	big := `{"type":"number","maximum":` + strings.Repeat("9", 100<<10) + `}` // copied as it is written: quick
-	var refs, ops []string
+	var refs, ops, items []string
 	for i := range 1000 {
 		refs = append(refs, fmt.Sprintf(`"p%d":{"$ref":"#/x-big"}`, i))
 		ops = append(ops, fmt.Sprintf(`"/r%d":{"get":{"responses":{"200":{"$ref":"#/components/responses/big"}}}}`, i))
+	}
+	// A path item of eight operations, each with 16 KB of tags and a long
+	// description, that 10,000 paths name: 80,000 methods, 1.3 GB.
+	var tags, item []string
+	for i := range 64 {
+		tags = append(tags, fmt.Sprintf("%q", fmt.Sprint(i, strings.Repeat("t", 250))))
+	}
+	for _, m := range httpMethods {
+		item = append(item, `"`+m+`":{"description":"`+strings.Repeat("d", 1200)+`","tags":[`+strings.Join(tags, ",")+`]}`)
+	}
+	items = append(items, `"/a":{`+strings.Join(item, ",")+`}`)
+	for i := range 10000 {
+		items = append(items, fmt.Sprintf(`"/p%d":{"$ref":"#/paths/~1a"}`, i))
 	}
 	for name, doc := range map[string]string{
 		"copied in place": `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"x-big":` + big + `,` +
@@ -167,14 +180,18 @@ func TestDerivedSchemasBounded(t *testing.T) {
 		"a shared response": `{"openapi":"3.0.3","info":{"title":"t","version":"1"},` +
 			`"components":{"responses":{"big":{"description":"d","content":{"application/json":{"schema":` + big + `}}}}},` +
 			`"paths":{` + strings.Join(ops, ",") + `}}`,
+		"a path item many paths name": `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{` + strings.Join(items, ",") + `}}`,
 	} {
 		p := filepath.Join(t.TempDir(), "doc.json")
 		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := New(context.Background(), Config{Name: "api", Document: p})
-		if err == nil || !strings.Contains(err.Error(), "the derived schemas would be larger than") {
-			t.Errorf("%s: a document of %d bytes deriving about 100 MB: %v; want it refused", name, len(doc), err)
+		var err error
+		if a := allocatedBy(func() { _, err = New(context.Background(), Config{Name: "api", Document: p}) }); a > 256<<20 {
+			t.Errorf("%s: refusing it allocated %d MiB", name, a>>20)
+		}
+		if err == nil || !strings.Contains(err.Error(), "the derived methods would be larger than") {
+			t.Errorf("%s: a document of %d bytes deriving about 100 MB or more: %v; want it refused", name, len(doc), err)
 		}
 	}
 }
@@ -380,5 +397,24 @@ func TestSkippedOperationWarningsBounded(t *testing.T) {
 	}
 	if !slices.Contains(diags, "… and 1899 more operations skipped") {
 		t.Errorf("warnings %.300q; want a count of those left out", diags)
+	}
+}
+
+// An operation's tags past maxTags are dropped with a warning: 100,000 of
+// them were each a tag of the method, in its search document and its
+// `tag:` filter matching.
+func TestManyTagsBounded(t *testing.T) {
+	var tags []string
+	for i := range 100_000 {
+		tags = append(tags, fmt.Sprintf("%q", fmt.Sprint("t", i)))
+	}
+	doc := `{"openapi":"3.0.0","paths":{"/q":{"get":{"tags":[` + strings.Join(tags, ",") + `]}}}}`
+	c := newTest(t, "", func(cfg *Config) { cfg.Document = writeDoc(t, doc) })
+	if got := c.tools[0].Tags; len(got) != maxTags || got[0] != "t0" || got[maxTags-1] != fmt.Sprint("t", maxTags-1) {
+		t.Errorf("%d tags %.100q; want the first %d", len(got), got, maxTags)
+	}
+	diags := strings.Join(c.Capabilities().Diagnostics, "\n")
+	if want := fmt.Sprintf("GET /q: 100000 tags; only the first %d are kept", maxTags); !strings.Contains(diags, want) {
+		t.Errorf("warnings %.400q do not say %q", diags, want)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,6 +50,11 @@ type directTransport struct {
 	idle map[string][]*directConn // by scheme://host:port; guarded by mu
 }
 
+// maxResponseHead bounds an answer's status line and header, on this
+// transport and on the fallback (newCaller sets its
+// MaxResponseHeaderBytes).
+const maxResponseHead = 1 << 20
+
 // maxIdlePerHost bounds the kept-alive connections to one origin.
 const maxIdlePerHost = 8
 
@@ -57,6 +64,7 @@ const idleTimeout = 30 * time.Second
 type directConn struct {
 	key  string
 	conn net.Conn
+	head *io.LimitedReader // what br reads: N bounds an answer's head
 	br   *bufio.Reader
 	bw   *bufio.Writer
 	idle time.Time // when it went back to the pool
@@ -155,7 +163,8 @@ func (t *directTransport) get(ctx context.Context, req *http.Request) (*directCo
 		}
 		conn = tc
 	}
-	return &directConn{key: key, conn: conn, br: bufio.NewReader(conn), bw: bufio.NewWriter(conn)}, false, nil
+	head := &io.LimitedReader{R: conn, N: math.MaxInt64}
+	return &directConn{key: key, conn: conn, head: head, br: bufio.NewReader(head), bw: bufio.NewWriter(conn)}, false, nil
 }
 
 // put returns a connection to the pool.
@@ -208,6 +217,10 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 		return nil, false, fail(err)
 	}
 	connectors.CallHookFrom(ctx).Sent() // the runtime writes its log while the API works
+	// The head, informational answers included, is read up to
+	// maxResponseHead (net/http's Transport bounds it too); the body is
+	// the caller's to bound.
+	dc.head.N = maxResponseHead
 	if _, err := dc.br.Peek(1); err != nil {
 		return nil, false, fail(err)
 	}
@@ -215,9 +228,13 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 	for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
 		resp, err = http.ReadResponse(dc.br, req) // an informational answer: the final one follows
 	}
+	if err != nil && dc.head.N <= 0 {
+		err = fmt.Errorf("the answer's header is larger than %d KiB", maxResponseHead>>10)
+	}
 	if err != nil {
 		return nil, true, fail(err)
 	}
+	dc.head.N = math.MaxInt64
 	resp.Body = &directBody{t: t, dc: dc, body: resp.Body, stop: stop, keep: !resp.Close && !req.Close, ctxErr: ctx.Err}
 	return resp, true, nil
 }

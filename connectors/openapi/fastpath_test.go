@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -309,5 +310,52 @@ func TestDirectTransportSaysWhenSent(t *testing.T) {
 	}
 	if len(sent) != 0 {
 		t.Errorf("told %d more times, want once", len(sent))
+	}
+}
+
+// TestDirectResponseHeadBounded: an answer's head (status line and
+// header) is read up to maxResponseHead, as net/http's Transport bounds
+// it; past it the call fails. A server sending 64 MiB of header lines had
+// them all read into memory.
+func TestDirectResponseHeadBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served sync.WaitGroup
+	served.Go(func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+			return
+		}
+		line := "X-Filler: " + strings.Repeat("a", 1000) + "\r\n"
+		w := bufio.NewWriter(conn)
+		w.WriteString("HTTP/1.1 200 OK\r\n")
+		for range (64 << 20) / len(line) {
+			if _, err := w.WriteString(line); err != nil {
+				return // the client stopped reading
+			}
+		}
+		w.WriteString("Content-Length: 0\r\n\r\n")
+		w.Flush()
+	})
+	defer func() { ln.Close(); served.Wait() }()
+	dt := newDirectTransport(http.DefaultTransport)
+	defer dt.CloseIdleConnections()
+	client := &http.Client{Transport: dt}
+	var resp *http.Response
+	a := allocatedBy(func() { resp, err = client.Get("http://" + ln.Addr().String() + "/") })
+	if err == nil {
+		resp.Body.Close()
+		t.Errorf("an answer with a 64 MiB head: %s; want an error", resp.Status)
+	} else if !strings.Contains(err.Error(), "header") {
+		t.Errorf("error %v; want it to name the answer's header", err)
+	}
+	if a > 32<<20 {
+		t.Errorf("reading the answer allocated %d MiB", a>>20)
 	}
 }

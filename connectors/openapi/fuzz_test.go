@@ -15,7 +15,7 @@ func FuzzDerive(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if text, err := newDocument(b, nil, "").jsonText(); err == nil {
+		if text, err := newDocument(b, nil, "").jsonText(context.Background()); err == nil {
 			f.Add(text)
 		}
 	}

@@ -30,8 +30,10 @@ const fetchTimeout = 30 * time.Second
 
 // A document is a document as read, before parsing.
 type document struct {
-	// hash is the SHA-256 of the document's bytes, hex.
+	// hash is the SHA-256 of the document's bytes, hex; size is their
+	// length.
 	hash string
+	size int64
 	// url is where it was fetched from; nil for a file.
 	url *url.URL
 	// warnings say why a cached copy was used.
@@ -82,7 +84,7 @@ func newDocument(raw []byte, u *url.URL, hash string) *document {
 	if hash == "" {
 		hash = hashOf(raw)
 	}
-	return &document{hash: hash, url: u, bytes: func() ([]byte, error) { return raw, nil }}
+	return &document{hash: hash, size: int64(len(raw)), url: u, bytes: func() ([]byte, error) { return raw, nil }}
 }
 
 func hashOf(raw []byte) string {
@@ -102,7 +104,7 @@ func openFile(loc, cacheDir string) (*document, error) {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
 	}
 	if cacheDir == "" {
-		raw, err := readFile(abs)
+		raw, err := readFile(abs, "the OpenAPI document", maxDocumentBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -112,10 +114,10 @@ func openFile(loc, cacheDir string) (*document, error) {
 	record := cachePath(cacheDir, "files", abs, ".txt")
 	before, statErr := fileIdentity(abs)
 	key := fmt.Sprintf("%s %+v\n", abs, before)
-	if rec, err := os.ReadFile(record); statErr == nil && err == nil {
+	if rec, err := readFile(record, "the cached record of the document file", 1<<20); statErr == nil && err == nil {
 		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
-			return &document{hash: hash, bytes: sync.OnceValues(func() ([]byte, error) {
-				raw, err := readFile(abs)
+			return &document{hash: hash, size: before.Size, bytes: sync.OnceValues(func() ([]byte, error) {
+				raw, err := readFile(abs, "the OpenAPI document", maxDocumentBytes)
 				if err == nil && hashOf(raw) != hash {
 					return nil, fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", abs)
 				}
@@ -123,7 +125,7 @@ func openFile(loc, cacheDir string) (*document, error) {
 			})}, nil
 		}
 	}
-	raw, err := readFile(abs)
+	raw, err := readFile(abs, "the OpenAPI document", maxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -142,35 +144,37 @@ type identity struct {
 	Inode              uint64
 }
 
-// readFile reads a document file whole, in one read of its size.
-func readFile(loc string) ([]byte, error) {
+// readFile reads a file whole, in one read of its size, refusing more
+// than limit bytes; what names it in errors ("the OpenAPI document").
+func readFile(loc, what string, limit int64) ([]byte, error) {
 	f, err := os.Open(loc)
 	if err != nil {
-		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	defer f.Close()
 	var size int64
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
-	return readCapped(f, "the OpenAPI document "+loc, size)
+	return readCapped(f, what+" "+loc, size, limit)
 }
 
-// readCapped reads r whole, refusing more than maxDocumentBytes; size,
-// when known (> 0), is how much to expect, so the buffer is made once
-// (growing one would clear and copy it, which for a 13 MB document costs
-// tens of milliseconds here).
-func readCapped(r io.Reader, what string, size int64) ([]byte, error) {
-	if size > maxDocumentBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
+// readCapped reads r whole, refusing more than limit bytes; size, when
+// known (> 0), is how much to expect, so the buffer is made once (growing
+// one would clear and copy it, which for a 13 MB document costs tens of
+// milliseconds here).
+func readCapped(r io.Reader, what string, size, limit int64) ([]byte, error) {
+	tooLarge := fmt.Errorf("%s is larger than %d MiB", what, limit>>20)
+	if size > limit {
+		return nil, tooLarge
 	}
 	var b bytes.Buffer
 	b.Grow(int(max(size, 0)) + bytes.MinRead)
-	if _, err := b.ReadFrom(io.LimitReader(r, maxDocumentBytes+1)); err != nil {
+	if _, err := b.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	if b.Len() > maxDocumentBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB", what, maxDocumentBytes>>20)
+	if int64(b.Len()) > limit {
+		return nil, tooLarge
 	}
 	return b.Bytes(), nil
 }
@@ -203,7 +207,7 @@ func fetch(ctx context.Context, u *url.URL, etag string) (raw []byte, newTag str
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, "", false, fmt.Errorf("HTTP %s", resp.Status)
 	}
-	raw, err = readCapped(resp.Body, "the OpenAPI document", resp.ContentLength)
+	raw, err = readCapped(resp.Body, "the OpenAPI document", resp.ContentLength, maxDocumentBytes)
 	return raw, resp.Header.Get("ETag"), false, err
 }
 
@@ -226,11 +230,11 @@ func (c docCache) read() ([]byte, docMeta, error) {
 	if c.dir == "" {
 		return nil, meta, errors.New("no cache")
 	}
-	mb, err := os.ReadFile(cachePath(c.dir, "documents", c.url, ".json"))
+	mb, err := readFile(cachePath(c.dir, "documents", c.url, ".json"), "the cached document's record", 1<<20)
 	if err == nil {
 		err = json.Unmarshal(mb, &meta)
 	}
-	raw, rerr := os.ReadFile(cachePath(c.dir, "documents", c.url, ".doc"))
+	raw, rerr := readFile(cachePath(c.dir, "documents", c.url, ".doc"), "the cached document", maxDocumentBytes)
 	if err = cmp.Or(err, rerr); err == nil && hashOf(raw) != meta.SHA256 {
 		err = errors.New("cached copy damaged")
 	}
@@ -289,9 +293,10 @@ type specDocument struct {
 	size int // of its JSON text
 }
 
-// parsed returns the document parsed.
+// parsed returns the document parsed. Its conversion from YAML is not
+// canceled: it is done once, for every later spec call too.
 func (d *document) parsed() (specDocument, error) {
-	text, err := d.jsonText()
+	text, err := d.jsonText(context.Background())
 	if err != nil {
 		return specDocument{}, err
 	}
@@ -302,8 +307,9 @@ func (d *document) parsed() (specDocument, error) {
 	return specDocument{root, len(text)}, nil
 }
 
-// jsonText returns the document as JSON: JSON as it is, YAML converted.
-func (d *document) jsonText() ([]byte, error) {
+// jsonText returns the document as JSON: JSON as it is, YAML converted
+// (until ctx is done).
+func (d *document) jsonText(ctx context.Context) ([]byte, error) {
 	raw, err := d.bytes()
 	if err != nil {
 		return nil, err
@@ -311,7 +317,7 @@ func (d *document) jsonText() ([]byte, error) {
 	if isJSONText(raw) {
 		return bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")), nil
 	}
-	return yamlToJSON(raw)
+	return yamlToJSON(ctx, raw)
 }
 
 // isJSONText reports whether b starts (after white space and a byte order

@@ -1,24 +1,31 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/google/go-cmp/cmp"
 )
 
 // TestYAMLAndJSONAgree: a YAML document derives as its JSON form does.
 func TestYAMLAndJSONAgree(t *testing.T) {
 	c := newTest(t, "shop.yaml")
-	doc, err := newDocument(mustRead(t, "testdata/shop.yaml"), nil, "").jsonText()
+	doc, err := newDocument(mustRead(t, "testdata/shop.yaml"), nil, "").jsonText(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,4 +334,162 @@ func TestSpecPointerDoesNotParseAgain(t *testing.T) {
 	if allocs > 100 {
 		t.Errorf("spec({pointer}) on a document of 20,000 members: %.0f allocations a call; want a few (the document parsed once)", allocs)
 	}
+}
+
+// TestDamagedDerivationCache: a cached derivation that is not the one
+// this build wrote for this document (truncated, a byte changed, another
+// document's, crafted, too large) is not used: the start derives again,
+// logs why at debug level, and reading the file allocates nothing like
+// what it claims or weighs.
+func TestDamagedDerivationCache(t *testing.T) {
+	shop, notes := mustRead(t, "testdata/shop.yaml"), mustRead(t, "testdata/notes-3.1.json")
+	docDir := t.TempDir()
+	shopDoc, notesDoc := filepath.Join(docDir, "shop.yaml"), filepath.Join(docDir, "notes.json")
+	for p, b := range map[string][]byte{shopDoc: shop, notesDoc: notes} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(dir, doc string, logs io.Writer) *Connector {
+		t.Helper()
+		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c, err := New(context.Background(), Config{Name: "api", Document: doc, CacheDir: dir, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close() // the derivation is in the cache once Close returns
+		return c
+	}
+	want := describe(t, start("", shopDoc, io.Discard))
+	good := t.TempDir()
+	start(good, shopDoc, io.Discard)
+	start(good, notesDoc, io.Discard)
+	cached := func(doc []byte) []byte {
+		return mustRead(t, derivedCache{dir: good}.path(hashOf(doc)))
+	}
+	valid := cached(shop)
+	if !bytes.Contains(valid, []byte("/login")) {
+		t.Fatalf("the cached derivation does not hold %q", "/login")
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(path string) error
+	}{
+		{"truncated", func(p string) error { return os.WriteFile(p, valid[:len(valid)/2], 0o600) }},
+		{"a byte changed", func(p string) error {
+			return os.WriteFile(p, bytes.Replace(valid, []byte("/login"), []byte("/logix"), 1), 0o600)
+		}},
+		{"another document's", func(p string) error { return os.WriteFile(p, cached(notes), 0o600) }},
+		// Gob makes a map of the size a stream claims before reading its
+		// members: 90 bytes claiming 4 million shared schemas.
+		{"a map bomb", func(p string) error { return os.WriteFile(p, gobMapBomb(t, 1<<22), 0o600) }},
+		{"too large", func(p string) error {
+			if err := os.WriteFile(p, valid, 0o600); err != nil {
+				return err
+			}
+			return os.Truncate(p, 256<<20) // sparse: nothing written
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := derivedCache{dir: dir}.path(hashOf(shop))
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.write(path); err != nil {
+				t.Fatal(err)
+			}
+			var logs fixture.SyncBuffer
+			var c *Connector
+			a := allocatedBy(func() { c = start(dir, shopDoc, &logs) })
+			if diff := cmp.Diff(want, describe(t, c)); diff != "" {
+				t.Errorf("methods differ from the document's (-derived +started):\n%s", diff)
+			}
+			if a > 64<<20 {
+				t.Errorf("the start allocated %d MiB", a>>20)
+			}
+			if l := logs.String(); !strings.Contains(l, "level=DEBUG") || !strings.Contains(l, "deriving again") {
+				t.Errorf("log %q: want a debug line saying the cached derivation is not used", l)
+			}
+			if d, err := (derivedCache{dir: dir}).load(hashOf(shop), int64(len(shop))); d == nil || err != nil {
+				t.Errorf("the derivation was not cached in its place: %v", err)
+			}
+		})
+	}
+}
+
+// gobMapBomb is a gob stream of a derivation whose Defs claims n members
+// and has one.
+func gobMapBomb(t *testing.T, n uint32) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(struct{ Defs map[string][]byte }{map[string][]byte{"a": []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	// Messages are a length (one byte here) and their bytes; the last is
+	// the value: its type id (2 bytes), the field delta, the map's count
+	// (1) and its member.
+	var msgs [][]byte
+	for s := b.Bytes(); len(s) > 0; s = s[1+int(s[0]):] {
+		msgs = append(msgs, s[1:1+int(s[0])])
+	}
+	last := msgs[len(msgs)-1]
+	if last[3] != 1 {
+		t.Fatalf("unexpected gob value message %x", last)
+	}
+	msgs[len(msgs)-1] = slices.Concat(last[:3], []byte{0xfc, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, last[4:])
+	var out []byte
+	for _, m := range msgs {
+		out = append(append(out, byte(len(m))), m...)
+	}
+	return out
+}
+
+// TestCachedFilesTooLarge: what the cache keeps beside a document and
+// every start reads (the copy of a fetched document, for its ETag; the
+// record of a file's identity) is not read when it is larger than it can
+// be: the document is fetched, or read, again.
+func TestCachedFilesTooLarge(t *testing.T) {
+	body := mustRead(t, "testdata/notes-3.1.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	defer srv.Close()
+	file, err := filepath.Abs("testdata/notes-3.1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc, kind := range map[string]string{srv.URL + "/notes.json": "documents/.doc", file: "files/.txt"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			start := func() *Connector {
+				c, err := New(context.Background(), Config{Name: "notes", Document: doc, CacheDir: dir})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Close()
+				return c
+			}
+			start()
+			kind, ext, _ := strings.Cut(kind, "/")
+			if err := os.Truncate(cachePath(dir, kind, doc, ext), maxDocumentBytes+1); err != nil { // sparse: nothing written
+				t.Fatal(err)
+			}
+			var c *Connector
+			if a := allocatedBy(func() { c = start() }); a > 32<<20 {
+				t.Errorf("the start allocated %d MiB", a>>20)
+			}
+			if len(c.tools) != 3 { // notes' one operation, request and spec
+				t.Errorf("%d methods, want 3", len(c.tools))
+			}
+		})
+	}
+}
+
+// allocatedBy returns the bytes f allocated (the measure of work done
+// without a clock; tests do not run in parallel).
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -1,8 +1,12 @@
 package openapi
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -11,7 +15,7 @@ import (
 )
 
 // yamlToJSON converts a YAML document to JSON text, bounded as a JSON
-// document is.
+// document is; it stops with ctx's error once ctx is done.
 //
 // The document is read as a node tree (go.yaml.in/yaml/v4, in time
 // linear in its size) and written here, rather than decoded to Go values:
@@ -22,20 +26,52 @@ import (
 // few hundred bytes of aliases could stand for gigabytes ("billion
 // laughs"): the writer counts what it writes and what merge keys copy,
 // and stops past maxDocumentBytes.
-func yamlToJSON(raw []byte) ([]byte, error) {
+//
+// Linear is still slow: a node takes 152 bytes and a YAML document can
+// have one every two bytes, so 4 MiB of "[a,a,…]" allocated 500 MiB and
+// took seconds to parse and as long to write. The parser reads its input
+// through ctxReader and the writer checks ctx every yamlCheckEvery
+// values, so a canceled start, or Remote.Close, does not wait for it.
+func yamlToJSON(ctx context.Context, raw []byte) ([]byte, error) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
+	err := yaml.NewDecoder(ctxReader{ctx, bytes.NewReader(raw)}).Decode(&doc)
+	switch {
+	case errors.Is(err, io.EOF):
+		return []byte("null"), nil // an empty document: not OpenAPI, derive says
+	case err != nil:
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr // the reader's, which the parser reports as text
+		}
 		return nil, fmt.Errorf("the document is neither JSON nor YAML: %w", err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return []byte("null"), nil // an empty document: not OpenAPI, derive says
+		return []byte("null"), nil
 	}
-	w := yamlWriter{written: map[*yaml.Node]yamlSpan{}}
+	w := yamlWriter{ctx: ctx, written: map[*yaml.Node]yamlSpan{}}
 	if err := w.value(doc.Content[0], 0); err != nil {
 		return nil, err
 	}
 	return w.b, nil
 }
+
+// ctxReader reads r until ctx is done. The YAML parser reads its input in
+// chunks of 512 bytes, so reading through it ends a parse soon after ctx
+// is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// yamlCheckEvery is how many values the writer writes between checks of
+// its context.
+const yamlCheckEvery = 1024
 
 // errYAMLTooLarge is a YAML document whose JSON form is over the bound.
 var errYAMLTooLarge = fmt.Errorf("the YAML document is larger than %d MiB as JSON, its aliases expanded", maxDocumentBytes>>20)
@@ -53,7 +89,10 @@ const (
 
 // yamlWriter writes a YAML node tree as JSON.
 type yamlWriter struct {
-	b []byte
+	// ctx is checked every yamlCheckEvery values (see yamlToJSON).
+	ctx    context.Context
+	values int
+	b      []byte
 	// copied counts what merge keys copied (their members' keys, and
 	// mergeCost a mapping), work done before anything is written.
 	copied int
@@ -76,6 +115,9 @@ func (w *yamlWriter) value(n *yaml.Node, depth int) error {
 	}
 	if len(w.b)+w.copied > maxDocumentBytes {
 		return errYAMLTooLarge
+	}
+	if w.values++; w.values%yamlCheckEvery == 0 && w.ctx.Err() != nil {
+		return w.ctx.Err()
 	}
 	w.deepest = max(w.deepest, depth)
 	if n = deAlias(n); n.Anchor == "" {

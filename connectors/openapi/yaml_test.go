@@ -1,6 +1,8 @@
 package openapi
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -36,13 +38,12 @@ func TestYAMLReadInLinearWork(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			allocated := func(n int) uint64 {
 				doc := newDocument([]byte(shape(n)), nil, "")
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				if _, err := doc.jsonText(); err != nil {
+				var err error
+				a := allocatedBy(func() { _, err = doc.jsonText(context.Background()) })
+				if err != nil {
 					t.Fatal(err)
 				}
-				runtime.ReadMemStats(&after)
-				return after.TotalAlloc - before.TotalAlloc
+				return a
 			}
 			small, large := allocated(2000), allocated(8000)
 			if ratio := float64(large) / float64(small); ratio > 6 {
@@ -73,7 +74,7 @@ func TestYAMLToJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := yamlToJSON([]byte(tt.yaml))
+			got, err := yamlToJSON(context.Background(), []byte(tt.yaml))
 			if err != nil || string(got) != tt.want {
 				t.Errorf("got %s, %v\nwant %s", got, err, tt.want)
 			}
@@ -90,7 +91,7 @@ func TestYAMLToJSON(t *testing.T) {
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
-			if got, err := yamlToJSON([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if got, err := yamlToJSON(context.Background(), []byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %s, %v; want an error saying %q", got, err, tt.want)
 			}
 		})
@@ -115,7 +116,7 @@ func TestYAMLMergeKeysBounded(t *testing.T) {
 	for name, doc := range map[string]string{"4,000 chained merge keys": chain.String(), "40 doubling merge keys": doubling.String()} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := yamlToJSON([]byte(doc))
+		_, err := yamlToJSON(context.Background(), []byte(doc))
 		runtime.ReadMemStats(&after)
 		if want := fmt.Sprintf("larger than %d MiB as JSON", maxDocumentBytes>>20); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s (%d bytes): %v; want %q", name, len(doc), err, want)
@@ -125,6 +126,44 @@ func TestYAMLMergeKeysBounded(t *testing.T) {
 		// (seconds) first.
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 512<<20 {
 			t.Errorf("%s: allocated %d MiB before refusing", name, alloc>>20)
+		}
+	}
+}
+
+// TestYAMLConversionStops: converting a YAML document stops once the
+// start's context is done, in the parse as in the writing: a 64 MiB
+// document takes seconds to parse and gigabytes of nodes, which a
+// canceled start (or Remote.Close) waited for. Allocations are the
+// measure: a whole parse of this one allocates over a hundred MiB.
+func TestYAMLConversionStops(t *testing.T) {
+	doc := writeDoc(t, "openapi: 3.0.3\nx-many:\n"+strings.Repeat("- a\n", 1<<19))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var err error
+	a := allocatedBy(func() { _, err = New(ctx, Config{Name: "api", Document: doc}) })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("New with a canceled context: %v; want context.Canceled", err)
+	}
+	if a > 16<<20 {
+		t.Errorf("a canceled start allocated %d MiB", a>>20)
+	}
+	// Canceled while parsing (the parser reads 512 bytes at a time), and
+	// while writing (its checks come last).
+	raw := mustRead(t, doc)
+	whole := &stopAfter{Context: context.Background(), n: 1 << 30}
+	if _, err := yamlToJSON(whole, raw); err != nil {
+		t.Fatal(err)
+	}
+	if writes := (1 << 19) / yamlCheckEvery; whole.calls < len(raw)/512+writes {
+		t.Fatalf("a whole conversion checked its context %d times", whole.calls)
+	}
+	for _, n := range []int{1, whole.calls / 2, whole.calls - 10} {
+		ctx := &stopAfter{Context: context.Background(), n: n}
+		if _, err := yamlToJSON(ctx, raw); !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled after %d checks: %v; want context.Canceled", n, err)
+		}
+		if ctx.calls > n+2 {
+			t.Errorf("canceled after %d checks, the conversion went on for %d more", n, ctx.calls-n)
 		}
 	}
 }

@@ -282,7 +282,8 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		// file missing or not yet valid) leaves the connector unavailable
 		// with the reason, as a server that is down does, and is read
 		// again in the background; its tools come in when it loads.
-		c, err := openapi.Open(ctx, ocfg, backoff.Policy{}, func() { a.refresh.changed(cc.Name) })
+		retry := backoff.Policy{First: cc.RestartDelay, Max: cc.MaxRestartDelay}
+		c, err := openapi.Open(ctx, ocfg, retry, func() { a.refresh.changed(cc.Name) })
 		if err != nil {
 			return nil, fmt.Errorf("connector %s (line %d): %w", cc.Name, cc.Line, err)
 		}

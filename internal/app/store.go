@@ -36,9 +36,13 @@ func OpenStore(ctx context.Context, cfg *config.Config, location string, log *sl
 			return nil, fmt.Errorf("store directory for %s: %w", location, err)
 		}
 	}
+	if fi, err := os.Stat(location); err == nil && fi.IsDir() {
+		// SQLite would say "unable to open database file".
+		return nil, fmt.Errorf("store %s is a directory: name the SQLite file (store.path or --db), such as %s", location, filepath.Join(location, "codemode.db"))
+	}
 	st, err := sqlite.Open(ctx, location, sqlite.Options{Synchronous: cfg.Store.Synchronous, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err // it names the store
 	}
 	return st, nil
 }

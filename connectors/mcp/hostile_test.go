@@ -1,0 +1,175 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestToolListIsBounded lists the tools of servers that page without end
+// or list without measure: the listing stops at a bound, with an error
+// saying which, instead of gathering what the server sends.
+func TestToolListIsBounded(t *testing.T) {
+	description := strings.Repeat("d", 6<<20)
+	tests := []struct {
+		name    string
+		page    func(n int) string // the n-th page (from 0)
+		wantErr string
+	}{
+		{"cursors without end", func(n int) string {
+			return fmt.Sprintf(`{"tools":[{"name":"t%d"}],"nextCursor":"%d"}`, n, n+1)
+		}, "more than 1000 pages"},
+		{"too many tools", func(n int) string {
+			var b strings.Builder
+			b.WriteString(`{"tools":[`)
+			for i := range 1000 {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `{"name":"t%d_%d"}`, n, i)
+			}
+			fmt.Fprintf(&b, `],"nextCursor":"%d"}`, n+1)
+			if n == 10 {
+				return strings.Replace(b.String(), fmt.Sprintf(`"nextCursor":"%d"`, n+1), `"nextCursor":""`, 1)
+			}
+			return b.String()
+		}, "more than 10000 tools"},
+		{"too many bytes", func(n int) string {
+			next := strconv.Itoa(n + 1)
+			if n == 2 {
+				next = ""
+			}
+			return fmt.Sprintf(`{"tools":[{"name":"t%d","description":%q}],"nextCursor":%q}`, n, description, next)
+		}, "more than 16 MiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, url := startFake(t, nil, nil)
+			f.mu.Lock()
+			f.page = func(cursor string) string {
+				n, _ := strconv.Atoi(cursor)
+				return tt.page(n)
+			}
+			f.mu.Unlock()
+			// A generous start timeout: decoding megabytes under the race
+			// detector is slow, and the bound, not the clock, must end it.
+			_, err := Dial(context.Background(), Config{Name: "endless", URL: url, StartTimeout: 5 * time.Minute, Logger: testLogger(t)})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), `"endless"`) {
+				t.Fatalf("Dial = %v, want an error naming the connector and saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestHostileToolDefinitions lists tools whose names could pass for
+// others when shown (control, bidi and zero-width characters), are longer
+// than a tool name may be, or whose schemas are deeper than JSON decoders
+// go or not objects: the names are left out with a warning, a schema that
+// is not an object replaced by the default. (A schema deeper than 10,000
+// levels is refused with the whole message by encoding/json, which the
+// transports decode with: the listing fails, saying so.)
+func TestHostileToolDefinitions(t *testing.T) {
+	deep := strings.Repeat(`{"properties":{"a":`, 2000) + `{}` + strings.Repeat(`}}`, 2000)
+	page := `{"tools":[
+		{"name":"ok"},
+		{"name":"evil\u202etxt.exe"},
+		{"name":"bell\u0007"},
+		{"name":"c1\u0085"},
+		{"name":"zero\u200bwidth"},
+		{"name":"` + strings.Repeat("a", 129) + `"},
+		{"name":"deep","inputSchema":` + deep + `},
+		{"name":"list","inputSchema":[{"type":"object"}]}
+	]}`
+	_, url := startFake(t, map[string]string{"": page}, nil)
+	rec := &recorder{}
+	c := dial(t, Config{Name: "hostile", URL: url, Logger: slog.New(rec)})
+	tools, err := c.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range tools {
+		got[tl.SourceName] = string(tl.InputSchema)
+	}
+	want := map[string]string{"ok": `{"type":"object"}`, "deep": deep, "list": `{"type":"object"}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	skipped := rec.find(func(r map[string]string) bool { return r["msg"] == "skipping a malformed tool definition" })
+	if len(skipped) != 5 {
+		t.Errorf("%d warnings of skipped tools, want 5: %v", len(skipped), skipped)
+	}
+	for _, r := range skipped {
+		if strings.ContainsAny(r["err"], "\u202e\u0007\u0085\u200b") || len(r["err"]) > 200 {
+			t.Errorf("the warning %q echoes the name as sent", r["err"])
+		}
+	}
+}
+
+// TestOversizedToolPageIsRefusedUndecoded lists one page of 1.2 million
+// minimal tools (15 MiB): it is refused for its count before mcp-go
+// decodes it into typed tools, which would take some 2.5 GiB of
+// allocations (900 MiB live).
+func TestOversizedToolPageIsRefusedUndecoded(t *testing.T) {
+	const n = (15 << 20) / 13
+	page := `{"tools":[` + strings.Repeat(`{"name":"a"},`, n-1) + `{"name":"a"}]}`
+	_, url := startFake(t, map[string]string{"": page}, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Dial(context.Background(), Config{Name: "wide", URL: url, StartTimeout: 5 * time.Minute, Logger: testLogger(t)})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 tools") {
+		t.Fatalf("Dial = %v, want a too-many-tools error", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<30 {
+		t.Errorf("listing the page allocated %d MiB, want under 1 GiB (mcp-go decoded it)", got>>20)
+	}
+}
+
+// TestHostileCallResults calls tools whose results are built to cost: a
+// million empty content items are refused before they are decoded (each
+// would take some 40 times its bytes), and an image's base64 data, however
+// large, reaches the program as its size.
+func TestHostileCallResults(t *testing.T) {
+	calls := map[string]string{
+		"many":  `{"content":[` + strings.Repeat(`{},`, 1_000_000) + `{}]}`,
+		"image": `{"content":[{"type":"image","mimeType":"image/png","data":"` + strings.Repeat("A", 8<<20) + `"}]}`,
+	}
+	_, url := startFake(t, map[string]string{"": `{"tools":[{"name":"many"},{"name":"image"}]}`}, calls)
+	c := dial(t, Config{Name: "costly", URL: url})
+	_, err := c.Call(context.Background(), "many", nil)
+	if err == nil || !strings.Contains(err.Error(), "more than 100000 content items") || !strings.Contains(err.Error(), `"costly"`) {
+		t.Errorf("Call(many) = %v, want a too-many-items error naming the connector", err)
+	}
+	res, err := c.Call(context.Background(), "image", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, res.Value, json.RawMessage(`[{"type":"image","mimeType":"image/png","data":"<8388608 bytes base64>"}]`))
+}
+
+// TestServerRequestFloodIsBounded calls a stdio server that sends 20,000
+// pings and then no longer reads its input: the answers the pipe cannot
+// take are not left waiting, one goroutine each, but the pings past a
+// bound go unanswered, and the call still gets its result.
+func TestServerRequestFloodIsBounded(t *testing.T) {
+	c := dial(t, Config{Name: "flood", Command: os.Args[0], Env: map[string]string{floodEnv: "20000"}})
+	before := runtime.NumGoroutine()
+	res, err := c.Call(context.Background(), "flood", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, res.Value, json.RawMessage(`"flooded"`))
+	if grew := runtime.NumGoroutine() - before; grew > maxServerRequests+16 {
+		t.Errorf("%d more goroutines after the flood, want at most %d", grew, maxServerRequests+16)
+	}
+}
