@@ -134,15 +134,19 @@ func TestHelpCommandAndDidYouMean(t *testing.T) {
 
 // A use a command has, given the wrong number of arguments, is named as
 // such, not as an unknown use with itself as the suggestion ("unknown use
-// "show" (did you mean "show"?)").
+// "show" (did you mean "show"?)"), before the store is opened (created).
 func TestAKnownUseWithTheWrongArguments(t *testing.T) {
 	cfg := notesConfig(t)
-	for _, args := range [][]string{{"executions", "show"}, {"executions", "delete", "a", "b"}, {"snippets", "save"}, {"snippets", "delete"}} {
-		code, _, errs := run(t, "", append(args, "--config", cfg)...)
+	db := filepath.Join(t.TempDir(), "never.db")
+	for _, args := range [][]string{{"executions", "show"}, {"executions", "delete", "a", "b"}, {"snippets", "save"}, {"snippets", "delete"}, {"snippets", "list", "x"}} {
+		code, _, errs := run(t, "", append(args, "--config", cfg, "--db", db)...)
 		want := args[0] + " " + args[1] + ": wrong number of arguments"
 		if code != cli.ExitUsage || !strings.Contains(errs, want) || strings.Contains(errs, "did you mean") {
 			t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errs, want)
 		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a usage error created the store's file")
 	}
 	if code, _, errs := run(t, "", "executions", "shwo", "x", "--config", cfg); code != cli.ExitUsage || !strings.Contains(errs, `unknown use "shwo x" (did you mean "show"?)`) {
 		t.Errorf("executions shwo x: exit %d, stderr %q", code, errs)

@@ -119,6 +119,10 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	if err != nil {
 		return err
 	}
+	if len(pos) != 0 && (len(pos) != 2 || pos[0] != "show" && pos[0] != "delete") {
+		// (Before the store is opened: a usage error creates no file.)
+		return unknownUse("executions", pos, []string{"show", "delete"}, "codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID")
+	}
 	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
@@ -133,9 +137,6 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	}
 	if len(pos) == 2 && pos[0] == "show" {
 		return showExecution(ctx, eng, env, pos[1], *seq, *full)
-	}
-	if len(pos) != 0 {
-		return unknownUse("executions", pos, []string{"show", "delete"}, "codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID")
 	}
 	f := codemode.ExecutionFilter{Limit: *limit}
 	if *status != "" {
@@ -243,13 +244,17 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 	if len(pos) == 0 {
 		pos = []string{"list"}
 	}
+	if want := map[string]int{"list": 1, "save": 2, "delete": 2}[pos[0]]; len(pos) != want {
+		// (Before the store is opened: a usage error creates no file.)
+		return unknownUse("snippets", pos, []string{"list", "save", "delete"}, "codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
+	}
 	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	switch {
-	case pos[0] == "list" && len(pos) == 1:
+	switch pos[0] {
+	case "list":
 		sn, err := eng.Snippets(ctx)
 		if err != nil {
 			return err
@@ -258,7 +263,7 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 			sn = []codemode.Snippet{}
 		}
 		return printJSON(env.Stdout, map[string]any{"snippets": sn})
-	case pos[0] == "save" && len(pos) == 2:
+	case "save":
 		if *from == "" {
 			return usagef("snippets save: --from ID is required")
 		}
@@ -274,14 +279,12 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 			return err
 		}
 		return printJSON(env.Stdout, map[string]any{"snippet": sn})
-	case pos[0] == "delete" && len(pos) == 2:
-		if err := eng.DeleteSnippet(ctx, pos[1]); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
-		return nil
 	}
-	return unknownUse("snippets", pos, []string{"list", "save", "delete"}, "codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
+	if err := eng.DeleteSnippet(ctx, pos[1]); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
+	return nil
 }
 
 // unknownUse is the usage error of command cmd given the positional
