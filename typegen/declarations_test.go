@@ -608,3 +608,38 @@ func TestLongEagerChainsAreCut(t *testing.T) {
 		}
 	}
 }
+
+// TestPercentEncodedRefs: a reference written with percent escapes
+// ("#/%24defs/X") means what the plain one does, as in validation
+// (jsonref): it resolves in the connector's shared definitions, and both
+// spellings name one type.
+func TestPercentEncodedRefs(t *testing.T) {
+	defs := definitions(t, json.RawMessage(`{"$defs":{"Entry":{"type":"string"}}}`))
+	c := Connector{Name: "x", Definitions: defs, Methods: []connectors.Tool{
+		{Name: "a", InputSchema: json.RawMessage(`{"type":"object","properties":{"e":{"$ref":"#/%24defs/Entry"}},"required":["e"]}`)},
+		{Name: "b", InputSchema: json.RawMessage(`{"type":"object","properties":{"e":{"$ref":"#/$defs/Entry"}},"required":["e"]}`)},
+		// A method's own closed container, referred to both ways: shared
+		// with an identical one written plainly.
+		{Name: "c", InputSchema: json.RawMessage(`{"$ref":"#/%24defs/Own","$defs":{"Own":{"type":"number"}}}`)},
+		{Name: "d", InputSchema: json.RawMessage(`{"$ref":"#/$defs/Own","$defs":{"Own":{"type":"number"}}}`)},
+	}}
+	res := Generate([]Connector{c})
+	for _, want := range []string{
+		"type XAInput = { e: XEntry };",
+		"type XEntry = string;",
+		"type XBInput = { e: XEntry };",
+		"type XCInput = XOwn;",
+		"type XOwn = number;",
+		"type XDInput = XOwn;",
+	} {
+		if !strings.Contains(res.Text, want+"\n") {
+			t.Errorf("missing %q in:\n%s", want, res.Text)
+		}
+	}
+	if strings.Contains(res.Text, "XEntry2") || strings.Contains(res.Text, "XOwn2") {
+		t.Errorf("one target declared twice:\n%s", res.Text)
+	}
+	if len(res.Diagnostics) != 0 {
+		t.Errorf("diagnostics: %v", res.Diagnostics)
+	}
+}
