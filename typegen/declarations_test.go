@@ -643,3 +643,48 @@ func TestPercentEncodedRefs(t *testing.T) {
 		t.Errorf("diagnostics: %v", res.Diagnostics)
 	}
 }
+
+// TestLongLiteralsAreBounded: a const or enum whose JSON is longer than
+// maxLiteral is declared as the types of its values, with a comment and a
+// diagnostic, in declarations and in Schema alike; shorter ones stay
+// literal types.
+func TestLongLiteralsAreBounded(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	var enum strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&enum, `"v%d",`, i)
+	}
+	schema := `{"type":"object","properties":{
+		"c":{"const":"` + long + `"},
+		"e":{"enum":[` + enum.String() + `1]},
+		"o":{"const":{"k":["` + long + `"]}},
+		"short":{"enum":["a","b",null]}},"required":["c","e","o","short"]}`
+	c := Connector{Name: "x", Methods: []connectors.Tool{{Name: "m", InputSchema: json.RawMessage(schema)}}}
+	res := Generate([]Connector{c})
+	want := "type XMInput = {\n" +
+		"  c: string /* a const longer than 8192 bytes of JSON: its type only */;\n" +
+		"  e: (string | number) /* an enum of 20001 values longer than 8192 bytes of JSON: their types only */;\n" +
+		"  o: { [key: string]: unknown } /* a const longer than 8192 bytes of JSON: its type only */;\n" +
+		`  short: "a" | "b" | null;` + "\n};\n"
+	if !strings.HasPrefix(res.Text, want) {
+		t.Errorf("declarations:\n%.2000s\nwant them to start with\n%s", res.Text, want)
+	}
+	if len(res.Text) > 2000 {
+		t.Errorf("declarations of %d bytes", len(res.Text))
+	}
+	var got []string
+	for _, d := range res.Diagnostics {
+		got = append(got, d.Keyword+" | "+d.String())
+	}
+	wantDiags := []string{
+		"const | x.m (input #/properties/c): the const is longer than 8192 bytes of JSON; typed as its type only",
+		"enum | x.m (input #/properties/e): the enum is longer than 8192 bytes of JSON; typed as its values' types only",
+		"const | x.m (input #/properties/o): the const is longer than 8192 bytes of JSON; typed as its type only",
+	}
+	if diff := cmp.Diff(wantDiags, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+	if got := Schema(json.RawMessage(`{"const":"` + long + `"}`)); got != "string /* a const longer than 8192 bytes of JSON: its type only */" {
+		t.Errorf("Schema: %.200s", got)
+	}
+}
