@@ -85,6 +85,14 @@ func TestCompileSchemaShared(t *testing.T) {
 	if string(before) != string(after) {
 		t.Error("compiling changed the shared definitions")
 	}
+	// A reference written with percent escapes resolves there too, as
+	// typegen declares it.
+	sch = testMethod(conn, `{"type":"object","properties":{"t":{"$ref":"#/components/%73chemas/tag"}},"required":["t"]}`).InputSchema()
+	if sch == nil {
+		t.Fatal("the schema with a percent-encoded reference did not compile")
+	}
+	check(`{"t":"a"}`)
+	check(`{"t":"c"}`, "/t")
 	// A reference that resolves nowhere still fails to compile.
 	if testMethod(conn, `{"$ref":"#/components/schemas/nope"}`).InputSchema() != nil {
 		t.Error("a dangling reference compiled")
