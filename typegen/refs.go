@@ -104,8 +104,12 @@ func (c *converter) refKey(d *document, ref string) string {
 // canonicalRef writes a local reference ("#…") as the JSON pointer
 // jsonref resolves it to: percent escapes decoded, each token escaped as
 // RFC 6901 says. A fragment that is not a pointer is returned as it is
-// (it resolves to nothing).
+// (it resolves to nothing). A reference without '%' or '~', the usual
+// one, is its own canonical spelling, returned without allocating.
 func canonicalRef(ref string) string {
+	if !strings.ContainsAny(ref, "%~") {
+		return ref
+	}
 	toks, ok := jsonref.Tokens(ref[1:])
 	if !ok {
 		return ref
