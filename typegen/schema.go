@@ -336,36 +336,35 @@ func (c *converter) tuple(d *document, elemsKw string, elems []any, restKw strin
 // jsonLonger reports whether v encodes to more than n bytes of JSON,
 // looking no further than it must. Escapes are not counted: what it
 // reports longer is.
-func jsonLonger(v any, n int) bool {
-	var size func(v any) int // at least the encoded size, up to n+1
-	size = func(v any) int {
-		switch x := v.(type) {
-		case nil, bool:
-			return 4
-		case json.Number:
-			return len(x)
-		case string:
-			return len(x) + 2
-		case []any:
-			t := 2
-			for _, e := range x {
-				if t += size(e) + 1; t > n {
-					break
-				}
+func jsonLonger(v any, n int) bool { return jsonSize(v, n) > n }
+
+// jsonSize is at least the size of v encoded, counted up to n+1.
+func jsonSize(v any, n int) int {
+	switch x := v.(type) {
+	case nil, bool:
+		return 4
+	case json.Number:
+		return len(x)
+	case string:
+		return len(x) + 2
+	case []any:
+		t := 2
+		for _, e := range x {
+			if t += jsonSize(e, n) + 1; t > n {
+				break
 			}
-			return t
-		case map[string]any:
-			t := 2
-			for k, e := range x {
-				if t += len(k) + 4 + size(e); t > n {
-					break
-				}
-			}
-			return t
 		}
-		return 0
+		return t
+	case map[string]any:
+		t := 2
+		for k, e := range x {
+			if t += len(k) + 4 + jsonSize(e, n); t > n {
+				break
+			}
+		}
+		return t
 	}
-	return size(v) > n
+	return 0
 }
 
 // valueTypes is the type of values too long to declare as literals: the
