@@ -688,3 +688,21 @@ func TestLongLiteralsAreBounded(t *testing.T) {
 		t.Errorf("Schema: %.200s", got)
 	}
 }
+
+// TestDiagnosticsEchoBounded: a diagnostic quotes what the schema wrote
+// (a reference, a type name) cut to maxDocValue characters, not a
+// document's megabyte.
+func TestDiagnosticsEchoBounded(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	c := Connector{Name: "x", Methods: []connectors.Tool{{Name: "m", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"r":{"$ref":"#/` + long + `"},"e":{"$ref":"https://` + long + `"},"t":{"type":"` + long + `"}}}`)}}}
+	res := Generate([]Connector{c})
+	if len(res.Diagnostics) != 3 {
+		t.Fatalf("diagnostics: %d, want 3", len(res.Diagnostics))
+	}
+	for _, d := range res.Diagnostics {
+		if len(d.Message) > 400 || !strings.Contains(d.Message, "xxx…") {
+			t.Errorf("%s diagnostic of %d bytes: %.300s", d.Keyword, len(d.Message), d.Message)
+		}
+	}
+}

@@ -230,7 +230,7 @@ func (c *converter) typed(d *document, m map[string]any, name string, depth int,
 	case "any": // draft 3
 		return unknownType()
 	}
-	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", compactJSON(name)))
+	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", docValue(name)))
 	return unknownType()
 }
 
