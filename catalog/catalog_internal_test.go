@@ -216,3 +216,17 @@ func TestCheckEnum(t *testing.T) {
 		t.Errorf("2,000 items against 200 values take %.0f allocations, against 100 %.0f: each item compared with each value", large, small)
 	}
 }
+
+// A method's search document reads at most maxSearchText bytes of its
+// title and first line, as of the rest of its description: a
+// downstream's megabyte line is not analysed whole.
+func TestSearchDocSummaryBounded(t *testing.T) {
+	line := strings.Repeat("word ", 1<<18)
+	m := testConnector("").newMethod(connectors.Tool{Name: "m", Title: line, Description: line + "\n" + line})
+	d := m.searchDoc()
+	for _, f := range []search.Field{search.Summary, search.Text} {
+		if n := len(d.Fields[f]); n > maxSearchText+len("…") {
+			t.Errorf("field %d of %d bytes, want at most %d", f, n, maxSearchText)
+		}
+	}
+}
