@@ -2,10 +2,16 @@ package codemode_test
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/appdirs"
 )
 
 // TestSelfContainedDocs fails when a file of the repository cites a
@@ -50,5 +56,50 @@ func TestSelfContainedDocs(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Fatalf("checked %d files; is the test running at the repository root?", checked)
+	}
+}
+
+// TestREADMELinuxPaths fails when the README names a Linux folder of
+// codemode-mcp under ~/.local or ~/.cache that is not where the binary
+// puts its log or its cache (an example once read the log from
+// ~/.local/share, where nothing is).
+func TestREADMELinuxPaths(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the README's paths under ~ are Linux's defaults")
+	}
+	t.Setenv("HOME", "/home/me")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	data, err := appdirs.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := appdirs.Cache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, d := range []string{data, cache} {
+		want["~"+strings.TrimPrefix(d, "/home/me")] = true
+	}
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile(`~/\.(local/[a-z]+|cache)/codemode-mcp`)
+	found := 0
+	for i, line := range strings.Split(string(b), "\n") {
+		for _, p := range named.FindAllString(line, -1) {
+			if p == "~/.local/bin/codemode-mcp" {
+				continue // where the README installs the binary
+			}
+			found++
+			if !want[p] {
+				t.Errorf("README.md:%d names %s; codemode-mcp's folders there are %v", i+1, p, slices.Sorted(maps.Keys(want)))
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("README.md names no folder under ~/.local or ~/.cache: is the pattern stale?")
 	}
 }

@@ -29,8 +29,9 @@ func (c *Catalog) splitPath(path string) (s *Connector, method string, hasMethod
 // ("mcp" holds mcp.a and mcp.b.c), in configuration order.
 func (c *Catalog) inNamespace(ns string) []*Connector {
 	var out []*Connector
+	prefix := ns + "." // once: ns is a program's string, of any length
 	for _, s := range c.connectors {
-		if strings.HasPrefix(s.Name, ns+".") {
+		if strings.HasPrefix(s.Name, prefix) {
 			out = append(out, s)
 		}
 	}

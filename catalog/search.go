@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -386,6 +387,33 @@ type Snippets struct {
 // NewSnippets returns the snippets of store.
 func NewSnippets(store SnippetStore) *Snippets { return &Snippets{store: store} }
 
+// snippetName is what a snippet may be called.
+var snippetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// MaxSnippetName bounds a snippet's name, in bytes.
+const MaxSnippetName = 64
+
+// CheckSnippetName returns why name cannot be a snippet's, or nil.
+func CheckSnippetName(name string) error {
+	switch {
+	case len(name) > MaxSnippetName:
+		return fmt.Errorf("invalid snippet name %q: %d bytes; at most %d", short.Clip(name, MaxSnippetName), len(name), MaxSnippetName)
+	case !snippetName.MatchString(name):
+		return fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
+	}
+	return nil
+}
+
+// Get returns the snippet called name; codemode.ErrNotFound when there is
+// none, without asking the store when no snippet can have that name (a
+// program's or a client's string may be of any length).
+func (s *Snippets) Get(ctx context.Context, name string) (*codemode.Snippet, error) {
+	if CheckSnippetName(name) != nil {
+		return nil, codemode.ErrNotFound
+	}
+	return s.store.GetSnippet(ctx, name)
+}
+
 // snippetIndex is the last search index made with the saved snippets:
 // their segment is kept while they do not change, and the index while
 // neither they nor the catalog's index does (an index's statistics and
@@ -513,7 +541,7 @@ func (c *Catalog) Describe(ctx context.Context, snippets *Snippets, path string)
 		d = describeNamespace(path, ns)
 	}
 	if name, ok := strings.CutPrefix(path, "snippets."); d == nil && ok {
-		sn, err := snippets.store.GetSnippet(ctx, name)
+		sn, err := snippets.Get(ctx, name)
 		switch {
 		case err == nil:
 			name, _ := json.Marshal(sn.Name)

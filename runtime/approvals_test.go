@@ -418,3 +418,117 @@ func TestLateApproverAnswer(t *testing.T) {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }
+
+// Racing approve, reject and rollback of one paused run: approve and
+// reject exclude each other, rollback wins at most once, every loser gets
+// ErrWrongState, and what the winners did is what the run's state and
+// side effects show.
+func TestConcurrentApproveRejectRollback(t *testing.T) {
+	e := newEnv(t, setup{})
+	approved := 0
+	for round := range 20 {
+		key := fmt.Sprintf("k%d", round)
+		o := e.run(fmt.Sprintf(`async () => { await kv.add({ key: "a%[1]d", value: "1" }); await kv.put({ key: "k%[1]d", value: "v" }); return "ok" }`, round), nil)
+		mustStatus(t, o, codemode.StatusPaused)
+		const each = 2
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := map[string]int{}
+		lose := func(what string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won[what]++
+			case !errors.Is(err, codemode.ErrWrongState):
+				t.Errorf("round %d: losing %s: err = %v, want ErrWrongState", round, what, err)
+			}
+		}
+		for range each {
+			wg.Go(func() { _, err := e.rt.Approve(e.ctx, o.ExecutionID, nil); lose("approve", err) })
+			wg.Go(func() { _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); lose("reject", err) })
+			wg.Go(func() { _, err := e.rt.Rollback(e.ctx, o.ExecutionID); lose("rollback", err) })
+		}
+		wg.Wait()
+		if won["approve"]+won["reject"] > 1 || won["rollback"] > 1 || len(won) == 0 {
+			t.Fatalf("round %d: winners %v; want at most one of approve and reject, at most one rollback", round, won)
+		}
+		approved += won["approve"]
+		x, _, err := e.rt.Execution(e.ctx, o.ExecutionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, applied := e.kv.get(key)
+		switch {
+		case won["rollback"] == 1:
+			if _, a := e.kv.get(fmt.Sprintf("a%d", round)); x.Status != codemode.StatusRolledBack || a || applied {
+				t.Errorf("round %d: winners %v: status %s, add kept %v, put kept %v", round, won, x.Status, a, applied)
+			}
+		case won["approve"] == 1:
+			if x.Status != codemode.StatusCompleted || !applied {
+				t.Errorf("round %d: winners %v: status %s, put applied %v", round, won, x.Status, applied)
+			}
+		default:
+			if x.Status != codemode.StatusRejected || applied {
+				t.Errorf("round %d: winners %v: status %s, put applied %v", round, won, x.Status, applied)
+			}
+		}
+	}
+	if got := e.kv.count("put"); got != approved {
+		t.Errorf("put ran %d times; approve won %d rounds", got, approved)
+	}
+}
+
+// askedStore records the snippet names and execution ids the runtime
+// asks the store for.
+type askedStore struct {
+	codemode.Store
+	mu                   sync.Mutex
+	snippets, executions []string
+}
+
+func (s *askedStore) wrap(real codemode.Store) codemode.Store { s.Store = real; return s }
+
+func (s *askedStore) GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error) {
+	s.mu.Lock()
+	s.snippets = append(s.snippets, name)
+	s.mu.Unlock()
+	return s.Store.GetSnippet(ctx, name)
+}
+
+func (s *askedStore) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	s.mu.Lock()
+	s.executions = append(s.executions, id)
+	s.mu.Unlock()
+	return s.Store.GetExecution(ctx, id)
+}
+
+// A request about an id no run can have (longer than any the runtime
+// makes) is refused as unknown without asking the store, and neither the
+// error nor the refusal's outcome repeats the id whole.
+func TestRequestWithImpossibleIDIsRefusedClipped(t *testing.T) {
+	is := &askedStore{}
+	e := newEnv(t, setup{wrap: is.wrap})
+	id := "exec_" + strings.Repeat("9", 1<<20)
+	for name, call := range map[string]func() error{
+		"approve":  func() error { _, err := e.rt.Approve(e.ctx, id, nil); return err },
+		"reject":   func() error { _, err := e.rt.Reject(e.ctx, id, 0); return err },
+		"rollback": func() error { _, err := e.rt.Rollback(e.ctx, id); return err },
+		"delete":   func() error { return e.rt.DeleteExecution(e.ctx, id) },
+	} {
+		err := call()
+		if !errors.Is(err, codemode.ErrUnknownExecution) || !strings.Contains(err.Error(), `unknown execution "exec_999`) || len(err.Error()) > 200 {
+			t.Errorf("%s: err = %.200q (%d bytes), want ErrUnknownExecution quoting the id clipped", name, err, len(err.Error()))
+		}
+		if o := e.rt.RefusalOutcome(e.ctx, id, err); len(o.ExecutionID) > 200 || len(o.Error) > 200 {
+			t.Errorf("%s: the refusal's outcome has an id of %d bytes and an error of %d", name, len(o.ExecutionID), len(o.Error))
+		}
+	}
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	for _, got := range is.executions {
+		if len(got) > 64 {
+			t.Errorf("the store was asked for execution %.40q… (%d bytes)", got, len(got))
+		}
+	}
+}

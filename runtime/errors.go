@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // userError carries a full, user-facing message and unwraps to a sentinel.
@@ -26,15 +27,17 @@ func wrongState(format string, args ...any) error {
 	return refusal(codemode.ErrWrongState, format, args...)
 }
 
+// unknownExecution is the refusal of a request about id, which may be
+// anything a client sent: quoted clipped.
 func unknownExecution(id string) error {
-	return refusal(codemode.ErrUnknownExecution, "unknown execution %q", id)
+	return refusal(codemode.ErrUnknownExecution, "unknown execution %q", short.Clip(id, maxExecutionID))
 }
 
 // RefusalOutcome is the outcome shown for a refused request about
 // execution id (IsRefusal): status error and the reason, with the
 // execution's current status when it exists.
 func (r *Runtime) RefusalOutcome(ctx context.Context, id string, err error) codemode.Outcome {
-	out := codemode.Outcome{Status: codemode.StatusError, ExecutionID: id, Error: err.Error()}
+	out := codemode.Outcome{Status: codemode.StatusError, ExecutionID: short.Clip(id, maxExecutionID), Error: err.Error()}
 	// (An unknown run may be one the policy hides: its status is not told.)
 	if id != "" && !errors.Is(err, codemode.ErrUnknownExecution) {
 		if e, gerr := r.getExecution(ctx, id); gerr == nil {

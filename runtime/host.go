@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -88,6 +89,8 @@ type pass struct {
 	logBytes   int64                  // bytes of values in the run's log, with what the pass added (quota.go)
 
 	askMu sync.Mutex // one approver question at a time (see gateLocked)
+
+	snippetRuns atomic.Int32 // codemode.run calls answered (maxSnippetRuns)
 
 	stop     *stopReason    // first stop; guarded by mu
 	done     bool           // the pass is over; guarded by mu
@@ -667,12 +670,16 @@ func sameArgs(logged, args json.RawMessage) bool {
 func entryRef(e codemode.Entry) string {
 	switch e.Kind {
 	case codemode.KindStep:
-		return fmt.Sprintf("step %d (%q)", e.Seq, e.Name)
+		return fmt.Sprintf("step %d (%q)", e.Seq, short.Clip(e.Name, maxQuotedArgs))
 	case codemode.KindService:
 		return fmt.Sprintf("call %d (%s)", e.Seq, describeEntry(e))
 	}
 	return fmt.Sprintf("call %d (%s.%s)", e.Seq, e.Connector, e.Method)
 }
+
+// maxQuotedArgs bounds what messages quote of a call's arguments or a
+// step's name, in bytes.
+const maxQuotedArgs = 200
 
 // describeEntry is an entry as divergences name it: fx.get({"id":1}),
 // codemode.search("open issues"), codemode.step("now").
@@ -682,13 +689,16 @@ func describeEntry(e codemode.Entry) string {
 		return describeStep(e.Name)
 	case codemode.KindService:
 		inner := strings.TrimSuffix(strings.TrimPrefix(string(e.Args), "["), "]")
-		return fmt.Sprintf("codemode.%s(%s)", e.Method, short.Clip(inner, 200))
+		return fmt.Sprintf("codemode.%s(%s)", e.Method, short.Clip(inner, maxQuotedArgs))
 	}
-	return fmt.Sprintf("%s.%s(%s)", e.Connector, e.Method, short.Clip(string(rawOrNull(e.Args)), 200))
+	return fmt.Sprintf("%s.%s(%s)", e.Connector, e.Method, short.Clip(string(rawOrNull(e.Args)), maxQuotedArgs))
 }
 
+// describeStep is a step as messages name it, its name clipped as
+// describeEntry clips arguments: a name may be as long as the per-value
+// cap, and messages are a run's error or a call's failure.
 func describeStep(name string) string {
-	b, _ := json.Marshal(name)
+	b, _ := json.Marshal(short.Clip(name, maxQuotedArgs))
 	return fmt.Sprintf("codemode.step(%s)", b)
 }
 

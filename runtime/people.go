@@ -106,7 +106,7 @@ func (r *Runtime) audit(ctx context.Context, rec codemode.AuditRecord, err error
 	rec.Person, rec.At, rec.Source = codemode.PersonFrom(ctx), r.now(), codemode.SourceFrom(ctx)
 	// (The id, and a sign-in's connector, are the request's: one naming
 	// nothing may be anything.)
-	rec.ExecutionID, rec.Target = short.Clip(rec.ExecutionID, maxAuditID), short.Clip(rec.Target, maxAuditOutcome)
+	rec.ExecutionID, rec.Target = short.Clip(rec.ExecutionID, maxExecutionID), short.Clip(rec.Target, maxAuditOutcome)
 	if werr := r.store.Audit(context.WithoutCancel(ctx), rec); werr != nil {
 		r.log.Warn("could not write the audit", "action", rec.Action, "execution", rec.ExecutionID, "err", werr)
 	}
@@ -151,12 +151,8 @@ func (r *Runtime) decided(ctx context.Context, en *codemode.Entry) {
 	en.DecidedBy, en.DecidedAt = codemode.PersonFrom(ctx), r.now()
 }
 
-// maxAuditOutcome bounds an audit record's outcome and target, in bytes,
-// and maxAuditID its execution id (the runtime's are 21).
-const (
-	maxAuditOutcome = 1000
-	maxAuditID      = 64
-)
+// maxAuditOutcome bounds an audit record's outcome and target, in bytes.
+const maxAuditOutcome = 1000
 
 // defaultPolicy is the policy of a Runtime given none.
 var defaultPolicy = &policy.Policy{}

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -381,6 +382,26 @@ func TestDivergenceNamesBothSides(t *testing.T) {
 	}
 }
 
+// A divergence at a step of a long name quotes both names clipped: the
+// message is the run's error, which a name of up to the per-value cap
+// would otherwise fill twice over.
+func TestDivergenceAtLongStepNameIsClipped(t *testing.T) {
+	e := newEnv(t, setup{})
+	redefineSnippet(t, e, "pick", `async () => 1`)
+	o := e.run(`async () => {
+		const n = await codemode.run("pick");
+		await codemode.step("x".repeat(1 << 19) + n, async () => 1);
+		await kv.put({ key: "k", value: "v" });
+	}`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	redefineSnippet(t, e, "pick", `async () => 2`)
+	a := e.approve(o.ExecutionID, nil)
+	mustStatus(t, a, codemode.StatusError)
+	if want := `replay diverged at call 1: the log has codemode.step("xxx`; !strings.Contains(a.Error, want) || len(a.Error) > 1000 {
+		t.Errorf("divergence error of %d bytes: %.300q, want one under 1000 bytes containing %q", len(a.Error), a.Error, want)
+	}
+}
+
 // codemode.search and codemode.describe answers are logged and replayed
 // like connector results: a run paused after it searched, approved after
 // a downstream's tools changed, gets the answers its first pass saw (a
@@ -452,5 +473,33 @@ func TestTransportErrorIsLogged(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"1 kv.get error"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
+
+// A service answer the log holds malformed (the database was edited, or
+// written by something else) is not trusted on replay: the program's call
+// throws an error saying the answer is not JSON, as a connector result's
+// would, and the pass goes on.
+func TestMalformedLoggedServiceAnswer(t *testing.T) {
+	e := newEnv(t, setup{})
+	o := e.run(`async () => {
+		let got;
+		try { got = (await codemode.search("kv")).results.length } catch (err) { got = err.message }
+		await kv.put({ key: "k", value: "v" });
+		return got;
+	}`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	db, err := sql.Open("sqlite", e.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(e.ctx, `UPDATE entries SET result = '{"results": [' WHERE execution_id = ? AND seq = 1`, o.ExecutionID); err != nil {
+		t.Fatal(err)
+	}
+	a := e.approve(o.ExecutionID, nil)
+	mustStatus(t, a, codemode.StatusCompleted)
+	if got := resultOf[string](t, a); !strings.Contains(got, "invalid JSON") {
+		t.Errorf("codemode.search on replay of a malformed answer: %q, want an error saying the answer is invalid JSON", got)
 	}
 }

@@ -233,8 +233,17 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// getExecution loads an execution, mapping ErrNotFound to ErrUnknownExecution.
+// maxExecutionID bounds the execution ids the runtime looks up, quotes
+// and audits (its own are 21 bytes; newID): a request's id may be anything.
+const maxExecutionID = 64
+
+// getExecution loads an execution, mapping ErrNotFound to
+// ErrUnknownExecution; an id longer than any run has is unknown without
+// asking the store.
 func (r *Runtime) getExecution(ctx context.Context, id string) (*codemode.Execution, error) {
+	if len(id) > maxExecutionID {
+		return nil, unknownExecution(id)
+	}
 	e, err := r.store.GetExecution(ctx, id)
 	if errors.Is(err, codemode.ErrNotFound) {
 		return nil, unknownExecution(id)

@@ -55,8 +55,11 @@ var services = []service{
 			return p.r.catalog().Describe(ctx, p.r.snippets, stringArg(args, 0))
 		}),
 	// The source of a saved snippet, once input satisfies its input
-	// schema.
+	// schema; at most maxSnippetRuns per pass.
 	serviceOf(sandbox.SnippetService, "", nil, func(ctx context.Context, p *pass, args []json.RawMessage) (string, error) {
+		if p.snippetRuns.Add(1) > maxSnippetRuns {
+			return "", fmt.Errorf("codemode.run: a run may run at most %d snippets per pass; does a snippet run itself?", maxSnippetRuns)
+		}
 		input := json.RawMessage("null")
 		if len(args) > 1 {
 			input = args[1]

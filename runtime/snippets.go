@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -16,18 +15,20 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
-// snippetName is what a snippet may be called.
-var snippetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
 // The bounds of what a snippet is saved with (README, Snippets): a
-// snippet's name, description and input schema are in every search, the
-// describe of snippets and the console, for every later run; the request
-// that saves one is bounded only as a whole.
+// snippet's name (catalog.CheckSnippetName), description and input schema
+// are in every search, the describe of snippets and the console, for every
+// later run; the request that saves one is bounded only as a whole.
 const (
-	maxSnippetName        = 64
 	maxSnippetDescription = 4 << 10
 	maxSnippetSchema      = 64 << 10
 )
+
+// maxSnippetRuns bounds the codemode.run calls of a pass. The lookup of
+// a snippet's code is no call of the log, so Limits.MaxCalls does not
+// count it, and a snippet that runs itself would otherwise go on until
+// the pass's timeout (30 minutes for a task), holding each level.
+const maxSnippetRuns = 1000
 
 // Snippets lists saved snippets by name.
 func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
@@ -43,11 +44,10 @@ func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
 // snippet records the connectors the run used. inputSchema, when given, must
 // be a JSON Schema; it documents the input in describe and search.
 func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, description string, inputSchema json.RawMessage) (codemode.Snippet, error) {
+	if err := catalog.CheckSnippetName(name); err != nil {
+		return codemode.Snippet{}, err
+	}
 	switch {
-	case len(name) > maxSnippetName:
-		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: %d bytes; at most %d", short.Clip(name, maxSnippetName), len(name), maxSnippetName)
-	case !snippetName.MatchString(name):
-		return codemode.Snippet{}, fmt.Errorf("invalid snippet name %q: use letters, digits, _ and -, not starting with a digit", name)
 	case len(description) > maxSnippetDescription:
 		return codemode.Snippet{}, fmt.Errorf("snippet %s: description is %d bytes; at most %d", name, len(description), maxSnippetDescription)
 	case len(inputSchema) > maxSnippetSchema:
@@ -102,17 +102,17 @@ func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 // whose connectors are gone names them, an input that does not satisfy the
 // snippet's input schema lists every violation with its JSON pointer.
 func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMessage) (string, error) {
-	s, err := r.store.GetSnippet(ctx, name)
+	s, err := r.snippets.Get(ctx, name)
 	if errors.Is(err, codemode.ErrNotFound) {
 		all, lerr := r.store.ListSnippets(ctx)
 		if lerr != nil {
-			return "", fmt.Errorf("unknown snippet %q", short.Clip(name, maxSnippetName))
+			return "", fmt.Errorf("unknown snippet %q", short.Clip(name, catalog.MaxSnippetName))
 		}
 		names := make([]string, len(all))
 		for i, s := range all {
 			names[i] = s.Name
 		}
-		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", short.Clip(name, maxSnippetName), catalog.ListOrNone(catalog.Nearest(name, names, 5)))
+		return "", fmt.Errorf("unknown snippet %q; saved snippets: %s", short.Clip(name, catalog.MaxSnippetName), catalog.ListOrNone(catalog.Nearest(name, names, 5)))
 	}
 	if err != nil {
 		return "", fmt.Errorf("load snippet %s: %w", name, err)

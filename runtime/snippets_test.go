@@ -190,3 +190,54 @@ func TestSnippetInputIsValidated(t *testing.T) {
 	o := e.run(`async () => await codemode.run("double", { n: 21, tag: "ok" })`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
 }
+
+// A name no snippet can have (too long, or not a snippet name) is refused
+// by codemode.run and codemode.describe before the store is asked: a
+// program's string of any length never reaches a query, and the error
+// quotes it clipped.
+func TestRunSnippetOfImpossibleNameAsksNoStore(t *testing.T) {
+	ls := &askedStore{}
+	e := newEnv(t, setup{wrap: ls.wrap})
+	src := e.run(`async () => 1`, nil)
+	if _, err := e.rt.SaveSnippet(e.ctx, "addTwo", src.ExecutionID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ expr, want string }{
+		{`"addTwo" + "o".repeat(1 << 20)`, `unknown snippet "addTwo` + strings.Repeat("o", 58) + `…"; saved snippets: addTwo`},
+		{`"add two"`, `unknown snippet "add two"; saved snippets: addTwo`},
+	} {
+		o := e.run(`async () => codemode.run(`+tc.expr+`, {})`, nil)
+		mustStatus(t, o, codemode.StatusError)
+		if !strings.Contains(o.Error, tc.want) || len(o.Error) > 1000 {
+			t.Errorf("codemode.run(%s): error %.300q (%d bytes), want it to contain %q", tc.expr, o.Error, len(o.Error), tc.want)
+		}
+	}
+	if _, err := runtime.Describe(e.ctx, e.rt, "snippets.addTwo"+strings.Repeat("o", 1<<20)); err == nil || len(err.Error()) > 1000 {
+		t.Errorf("describe of a long snippet path: err = %.200q (%d bytes), want an error about the unknown path", err, len(err.Error()))
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, n := range ls.snippets {
+		if len(n) > 64 || n == "add two" {
+			t.Errorf("the store was asked for snippet %.80q (%d bytes)", n, len(n))
+		}
+	}
+}
+
+// A snippet that runs itself ends at the bound on snippet runs per pass,
+// with an error saying so, rather than at the pass's timeout.
+func TestSnippetRunningItselfIsBounded(t *testing.T) {
+	e := newEnv(t, setup{})
+	src := e.run(`async (input) => input?.go ? codemode.run("loop", input) : 1`, nil)
+	if _, err := e.rt.SaveSnippet(e.ctx, "loop", src.ExecutionID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	o := e.run(`async () => codemode.run("loop", { go: true })`, nil)
+	mustStatus(t, o, codemode.StatusError)
+	if want := "codemode.run: a run may run at most 1000 snippets per pass"; !strings.Contains(o.Error, want) {
+		t.Errorf("error = %.300q, want it to contain %q", o.Error, want)
+	}
+	// Many runs of a snippet, each to its end, are fine within the bound.
+	o = e.run(`async () => { let n = 0; for (let i = 0; i < 1000; i++) n += await codemode.run("loop"); return n }`, nil)
+	mustStatus(t, o, codemode.StatusCompleted)
+}

@@ -7,3 +7,6 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
 // TaskListPage is how many tasks one tasks/list answer holds at most.
 const TaskListPage = taskListPage
+
+// MaxSessions bounds the streamable-HTTP sessions remembered at once.
+const MaxSessions = maxSessions

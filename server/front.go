@@ -302,8 +302,11 @@ const maxFollowers = 1024
 
 // follow sends the session notifications/tasks/status as task v's status
 // changes, through whichever process changes it, until it ends or
-// expires, the session goes or the front stops. It reports whether it
-// follows: not when maxFollowers already do.
+// expires (its TTL is at most maxTaskTTL), the session goes (is no
+// longer registered: seen at the next read, within followPoll) or the
+// front stops. It reports whether it follows: not when maxFollowers
+// already do. A client that does not read its notifications holds no
+// follower up: mcp-go drops what its session's queue cannot take.
 func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 	select {
 	case f.following <- struct{}{}:
@@ -313,12 +316,16 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 	}
 	f.wg.Go(func() {
 		defer func() { <-f.following }()
+		gone := func() bool {
+			cur, ok := f.s.clients.Load(sess.SessionID())
+			return !ok || cur != sess
+		}
 		last := v.Status
 		for !last.IsTerminal() {
 			_, err := f.s.rt.Await(f.ctx, v.TaskId, followPoll, func(e *codemode.Execution) bool {
-				return viewTask(e, nil, false).Status != last || expired(e, time.Now())
+				return viewTask(e, nil, false).Status != last || expired(e, time.Now()) || gone()
 			})
-			if err != nil {
+			if err != nil || gone() {
 				return
 			}
 			_, _, t, err := f.s.view(f.ctx, v.TaskId, false)
@@ -514,11 +521,17 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 
 // stdioFront is the reader mcp-go's stdio transport reads: it reads whole
 // lines from in, answers the front's requests (each on its own goroutine,
-// as tasks/result may wait long) and hands mcp-go every other line.
+// as tasks/result may wait long) and hands mcp-go every other line. A
+// line is a message, bounded as an HTTP body is (server.max_body): a
+// longer one is answered at once with an Invalid Request error without
+// id (its id is not read) and skipped, so a client writing without a
+// newline cannot fill the memory of the process, and its other requests
+// go on.
 type stdioFront struct {
 	f   *taskFront
 	in  *bufio.Reader
 	out *lockedWriter
+	max int64 // the longest line handed on, its newline not counted
 	// sess is the stdio session, set by the transport's context function
 	// before the first Read.
 	sess mcpserver.ClientSession
@@ -527,12 +540,10 @@ type stdioFront struct {
 
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
-		line, err := r.in.ReadBytes('\n')
+		line, err := r.readLine()
 		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
 			r.f.wg.Go(func() { // the answer, as one line
-				if _, err := r.out.Write(append(r.f.answer(r.f.ctx, r.sess, c), '\n')); err != nil {
-					r.f.s.log.Debug("writing a task response failed", "err", err)
-				}
+				r.write(r.f.answer(r.f.ctx, r.sess, c))
 			})
 		} else {
 			r.rest = line
@@ -547,6 +558,40 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 	n := copy(p, r.rest)
 	r.rest = r.rest[n:]
 	return n, nil
+}
+
+// readLine reads the next line of at most r.max bytes (and its newline),
+// refusing and skipping longer ones; err is in's, with what came before it.
+func (r *stdioFront) readLine() ([]byte, error) {
+	var line []byte
+	skipping := false
+	for {
+		piece, err := r.in.ReadSlice('\n')
+		if !skipping && int64(len(line)+len(bytes.TrimSuffix(piece, []byte("\n")))) > r.max {
+			skipping, line = true, nil
+			r.f.s.log.Warn("a client message over server.max_body refused (one line on stdin)", "limit_bytes", r.max)
+			b, _ := json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: json.RawMessage("null"), Error: &rpcError{Code: mcp.INVALID_REQUEST,
+				Message: fmt.Sprintf("Invalid Request: the message exceeds %d bytes (server.max_body) and was not read", r.max)}})
+			r.write(b)
+		}
+		if !skipping {
+			line = append(line, piece...) // (a copy: piece is in's buffer)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+		case skipping && err == nil:
+			skipping = false // the long line ended: the next one
+		default:
+			return line, err
+		}
+	}
+}
+
+// write writes one message as a line.
+func (r *stdioFront) write(msg []byte) {
+	if _, err := r.out.Write(append(msg, '\n')); err != nil {
+		r.f.s.log.Debug("writing a response failed", "err", err)
+	}
 }
 
 // lockedWriter serialises writes: mcp-go and the front write whole

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/server"
@@ -543,5 +545,43 @@ func TestRefusedHeadersAreClipped(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden || len(body) > 200 || !strings.Contains(string(body), "evil.example") {
 			t.Errorf("%s: %d, %d bytes; want 403 naming it clipped\n%.300s", name, resp.StatusCode, len(body), body)
 		}
+	}
+}
+
+// A streamable-HTTP session the server forgets (the least recently used,
+// past maxSessions) is ended in mcp-go too, as a DELETE ends it: mcp-go
+// keeps a session until then, so sessions opened and abandoned would
+// otherwise pile up without bound.
+func TestAForgottenSessionLeavesNothingBehind(t *testing.T) {
+	s := newServer(t, false)
+	base := serve(t, s, server.TransportHTTP)
+	first := initialize(t, base)
+	if err := s.MCP().SendNotificationToSpecificClient(first, "notifications/message", nil); errors.Is(err, mcpserver.ErrSessionNotFound) {
+		t.Fatalf("the session just opened is unknown to mcp-go: %v", err)
+	}
+	for range server.MaxSessions { // each closed at once: the connections are bounded
+		r, err := http.NewRequest("POST", base+server.PathMCP, strings.NewReader(initBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range jsonHeaders() {
+			r.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("initialize: %d", resp.StatusCode)
+		}
+	}
+	if err := s.MCP().SendNotificationToSpecificClient(first, "notifications/message", nil); !errors.Is(err, mcpserver.ErrSessionNotFound) {
+		t.Errorf("the forgotten session is still registered in mcp-go (a notification to it: %v)", err)
+	}
+	resp := req{method: "POST", path: server.PathMCP, body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, header: jsonHeaders("Mcp-Session-Id", first)}.do(t, nil, base)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a request of the forgotten session: %d, want 404", resp.StatusCode)
 	}
 }

@@ -31,6 +31,11 @@ const maxSessions = 4096
 // security practices ask (an id that leaked is no one else's way into the
 // session, its streams or its elicitations). Safe for concurrent use.
 type sessions struct {
+	// end ends in the transport a session this forgot unasked (evicted),
+	// as its client's DELETE would: mcp-go keeps a session until then.
+	// Set before the transport serves; nil: nothing to end.
+	end func(id string)
+
 	mu   sync.Mutex
 	live map[string]*liveSession // guarded by mu
 }
@@ -82,9 +87,14 @@ func (s *sessions) Generate() string { return s.generate("") }
 func (s *sessions) generate(subject string) string {
 	id := "mcp-session-" + rand.Text()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	evict.MakeRoom(s.live, maxSessions, nil, func(l *liveSession) time.Time { return l.lastUsed }) // the least recently used goes
+	gone := evict.MakeRoom(s.live, maxSessions, nil, func(l *liveSession) time.Time { return l.lastUsed }) // the least recently used goes
 	s.live[id] = &liveSession{subject: subject, lastUsed: time.Now()}
+	s.mu.Unlock()
+	if s.end != nil {
+		for _, old := range gone {
+			s.end(old) // (unlocked: mcp-go calls Terminate)
+		}
+	}
 	return id
 }
 

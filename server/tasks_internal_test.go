@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"maps"
 	"math"
@@ -133,5 +134,64 @@ func TestFollowersAreBounded(t *testing.T) {
 	f.wg.Wait() // its follower ends at once (the task has ended) and gives its room back
 	if len(f.following) != maxFollowers-1 {
 		t.Fatalf("%d followers held, want %d", len(f.following), maxFollowers-1)
+	}
+}
+
+// awaitEngine is an Engine whose Await reads a paused run each time the
+// test sends on poll, and says on asked what until answered.
+type awaitEngine struct {
+	Engine // nil: only Await is used
+	poll   chan struct{}
+	asked  chan bool
+}
+
+func (e *awaitEngine) Await(ctx context.Context, id string, _ time.Duration, until func(*codemode.Execution) bool) (*codemode.Execution, error) {
+	run := &codemode.Execution{ID: id, Status: codemode.StatusPaused, CreatedAt: time.Now(), Task: &codemode.Task{TTL: time.Hour}}
+	for {
+		select {
+		case <-e.poll:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		ok := until(run)
+		e.asked <- ok
+		if ok {
+			return run, nil
+		}
+	}
+}
+
+// idSession is a registered session with an id, and nothing else.
+type idSession struct{ id string }
+
+func (s *idSession) SessionID() string                                   { return s.id }
+func (s *idSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
+func (s *idSession) Initialize()                                         {}
+func (s *idSession) Initialized() bool                                   { return true }
+
+// A follower of a task that waits (for days, perhaps) ends when its
+// session goes, at its next read of the task, and gives its room back.
+func TestAFollowerEndsWhenItsSessionGoes(t *testing.T) {
+	e := &awaitEngine{poll: make(chan struct{}), asked: make(chan bool)}
+	s := &Server{log: slog.New(slog.DiscardHandler), rt: e}
+	f := s.newFront(t.Context())
+	defer f.stop()
+	sess := &idSession{id: "s-1"}
+	s.clients.Store(sess.id, sess)
+	if !f.follow(sess, mcp.Task{TaskId: "t-waits", Status: mcp.TaskStatusInputRequired}) {
+		t.Fatal("the task was not followed")
+	}
+	e.poll <- struct{}{}
+	if <-e.asked {
+		t.Fatal("the follower stopped waiting while its session lives and its task is unchanged")
+	}
+	s.clients.Delete(sess.id) // as mcp-go unregisters it
+	e.poll <- struct{}{}
+	if !<-e.asked {
+		t.Fatal("the follower goes on after its session went")
+	}
+	f.wg.Wait()
+	if len(f.following) != 0 {
+		t.Fatalf("%d followers held after the only one ended", len(f.following))
 	}
 }

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
 	"github.com/codemode-mcp/codemode-mcp/server"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
@@ -749,6 +752,72 @@ func TestTasksListReadsAPageAtATime(t *testing.T) {
 	}
 	if rec.most > server.TaskListPage+1 {
 		t.Errorf("a tasks/list read %d runs from the store; want at most a page (%d) and one", rec.most, server.TaskListPage)
+	}
+}
+
+// A line on stdin is a message bounded as an HTTP body is
+// (server.max_body): a longer one is refused at once with an Invalid
+// Request error, before its newline comes (a client writing without one
+// does not fill the memory), and skipped; the session goes on.
+func TestStdioRefusesALineOverMaxBody(t *testing.T) {
+	const maxBody = 1 << 16
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{MaxBody: maxBody}})
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(t.Context(), inR, outW) }()
+	defer func() {
+		inW.Close() // the server reads EOF and returns
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+		inR.Close()
+		outW.Close()
+		outR.Close()
+	}()
+	out := bufio.NewReader(outR)
+	next := func() map[string]any {
+		t.Helper()
+		line, err := out.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("reading the server's output: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		return m
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": float64(-32600),
+		"message": "Invalid Request: the message exceeds 65536 bytes (server.max_body) and was not read"}}
+
+	// A ping padded past the bound, with its newline: refused, not answered.
+	send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", maxBody) + "\"}}\n")
+	if got := next(); !cmp.Equal(got, want) {
+		t.Errorf("a line over max_body:\n%v\nwant\n%v", got, want)
+	}
+	// Past the bound and no newline yet: refused at once.
+	send(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("y", 2*maxBody))
+	if got := next(); !cmp.Equal(got, want) {
+		t.Errorf("a line over max_body, without its newline:\n%v\nwant\n%v", got, want)
+	}
+	// Its end is skipped; the next line is read, up to the bound.
+	send(strings.Repeat("y", maxBody) + "\"}}\n")
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("z", maxBody-70) + "\"}}\n")
+	if got := next(); !cmp.Equal(got, map[string]any{"jsonrpc": "2.0", "id": float64(3), "result": map[string]any{}}) {
+		t.Errorf("the ping after the long lines: %v", got)
 	}
 }
 

@@ -36,12 +36,12 @@ const (
 
 // ServeStdio serves MCP over in/out until in reaches EOF or ctx ends.
 // Nothing else may write to out. The task front (front.go) reads in
-// before mcp-go.
+// before mcp-go; a line longer than server.max_body is refused there.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	f := s.newFront(ctx)
 	defer f.stop()
 	w := &lockedWriter{w: out}
-	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w}
+	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w, max: httpDefaults(s.opts.HTTP).MaxBody}
 	std := mcpserver.NewStdioServer(s.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
@@ -87,6 +87,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 			mcpserver.WithDisableLocalhostProtection(true), // the guard checks Host, for every listener
 			mcpserver.WithStreamableHTTPCORS(cors),
 		)
+		g.sessions.end = func(id string) { endSession(hs, id) }
 		mux.Handle(PathMCP, hs)
 		shutdown, g.mcpPaths = hs.Shutdown, []string{PathMCP}
 	case TransportSSE:
@@ -126,6 +127,24 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, transport strin
 	}
 	return serveHTTP(ctx, transport+" transport", srv, ln, h.MaxConnections, s.log, shutdown)
 }
+
+// endSession ends streamable-HTTP session id in hs as its client's
+// DELETE would (mcp-go offers no other way to drop its state).
+func endSession(hs http.Handler, id string) {
+	r, err := http.NewRequest(http.MethodDelete, PathMCP, http.NoBody)
+	if err != nil {
+		return // (a constant URL)
+	}
+	r.Header.Set(mcpserver.HeaderKeySessionID, id)
+	hs.ServeHTTP(discardResponse{}, r)
+}
+
+// discardResponse is a response nobody reads.
+type discardResponse struct{}
+
+func (discardResponse) Header() http.Header         { return http.Header{} }
+func (discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (discardResponse) WriteHeader(int)             {}
 
 // authInForce says which authentication the HTTP transports require, for
 // the log: "none", or a bearer token and where it came from; never the

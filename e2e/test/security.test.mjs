@@ -396,3 +396,37 @@ describe("Claude Code against the HTTP transport", () => {
     }
   });
 });
+
+// The README's other Claude Code set-ups, as a newcomer types them: a
+// stdio server added after `--` (its own flags follow), and the legacy
+// SSE transport with the bearer token in a header.
+describe("Claude Code with the README's stdio and SSE set-ups", () => {
+  test("claude mcp add -- codemode-mcp serve --config F: Connected", () => {
+    const dir = tempDir();
+    const cfg = writeConfig(dir, `store:\n  path: ${JSON.stringify(path.join(dir, "codemode.db"))}\nconnectors:\n  notes:\n    builtin: notes\n`);
+    const home = tempDir();
+    const add = claude(home, ["mcp", "add", "codemode", "--", bin, "serve", "--config", cfg]);
+    assert.equal(add.code, 0, add.out);
+    const list = claude(home, ["mcp", "list"]);
+    assert.match(list.out, /codemode: .*serve --config .* - ✔ Connected/, list.out);
+  });
+
+  test("claude mcp add --transport sse URL --header: Connected; without the header, told a token is required", async () => {
+    const token = "claude-sse-token-5a17c3e9";
+    const dir = tempDir();
+    const server = await startHTTP(null, "sse", ["--db", path.join(dir, "codemode.db")], { env: { CODEMODE_TOKEN: token }, cwd: dir });
+    try {
+      assert.equal(server.url.pathname, "/sse");
+      const home = tempDir();
+      assert.equal(claude(home, ["mcp", "add", "--transport", "sse", "without", server.url.href]).code, 0);
+      const add = claude(home, ["mcp", "add", "--transport", "sse", "codemode", server.url.href, "--header", `Authorization: Bearer ${token}`]);
+      assert.equal(add.code, 0, add.out);
+      const list = claude(home, ["mcp", "list"]);
+      assert.match(list.out, /codemode: .*\(SSE\) - ✔ Connected/, list.out);
+      assert.match(list.out, /without: .*bearer token in the Authorization header/, list.out);
+    } finally {
+      await server.stop();
+    }
+    assert.ok(!server.stderr().includes(token), "the log shows the token");
+  });
+});

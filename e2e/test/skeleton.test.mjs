@@ -1,7 +1,7 @@
 // Issue 2 acceptance, verified from outside as a new user would.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync, mkdirSync, statSync, readdirSync } from "node:fs";
+import { writeFileSync, mkdirSync, statSync, readdirSync, readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import {
@@ -38,6 +38,19 @@ describe("stdio", () => {
     assert.match(outcome.executionId, /^exec_/);
     // server-everything answers in prose: "The sum of 2 and 40 is 42."
     assert.match(String(outcome.result), /\b42\b/);
+  });
+
+  // The first program a newcomer reads, at the top of the README, runs
+  // as written against notes and everything.
+  test("the README's opening example runs", async () => {
+    const readme = readFileSync(path.join(e2eDir, "..", "README.md"), "utf8");
+    const example = readme.match(/```js\n([\s\S]*?)```/)?.[1];
+    assert.ok(example?.includes("notes.listNotes"), `the README's first js block is not the opening example:\n${example}`);
+    const { outcome, isError } = await codemode(client, example);
+    assert.equal(isError, false, JSON.stringify(outcome));
+    assert.equal(outcome.status, "completed", JSON.stringify(outcome));
+    assert.equal(typeof outcome.result.open, "number", JSON.stringify(outcome));
+    assert.match(String(outcome.result.sum), new RegExp(`\\b${outcome.result.open + 40}\\b`), JSON.stringify(outcome));
   });
 
   test("typed structured output of server-memory reaches the program as an object", async () => {
@@ -182,6 +195,30 @@ describe("command line", () => {
     const c = cli(["check", "--config", cfg, "--db", path.join(dir, "x.db")], { cwd: dir });
     assert.equal(c.code, 0, c.stdout + c.stderr);
     assert.match(c.stdout, /everything: \d+ tools/);
+  });
+
+  // The README's quick start, as written: its first command on no
+  // configuration pauses at notes.createNote, and the approvals command it
+  // names completes the run.
+  test("the README's quick start: run pauses, approvals approve completes", () => {
+    const readme = readFileSync(path.join(e2eDir, "..", "README.md"), "utf8");
+    const code = readme.match(/^go run \.\/cmd\/codemode-mcp run --code '([^']+)'/m)?.[1];
+    assert.ok(code, "the README's quick start has no `go run ./cmd/codemode-mcp run --code '…'` line");
+    assert.match(readme, /approve it with\s+`go run \.\/cmd\/codemode-mcp approvals approve <executionId>`/);
+    const dir = tempDir();
+    const work = path.join(dir, "work");
+    mkdirSync(work);
+    const env = { ...process.env, XDG_STATE_HOME: path.join(dir, "state"), CODEMODE_CONFIG: "" };
+    const r = cli(["run", "--code", code], { cwd: work, env });
+    assert.equal(r.code, 0, r.stderr);
+    const paused = JSON.parse(r.stdout);
+    assert.equal(paused.status, "paused", r.stdout);
+    assert.deepEqual(paused.pending.map((p) => `${p.connector}.${p.method}`), ["notes.createNote"], r.stdout);
+    const a = cli(["approvals", "approve", paused.executionId], { cwd: work, env });
+    assert.equal(a.code, 0, a.stdout + a.stderr);
+    const done = JSON.parse(a.stdout);
+    assert.equal(done.status, "completed", a.stdout);
+    assert.match(done.result.id, /^note_/, a.stdout);
   });
 
   test("version", () => {

@@ -63,7 +63,7 @@ Usage:
   codemode-mcp check  [--config F] [--db F]
   codemode-mcp check  --url URL [--sse] [--header 'N: V'] [--call TOOL [--args JSON] [--elicitation defaults|decline]] [--no-browser] [--oauth-client-id ID] [--oauth-client-secret-file F] [--oauth-client-metadata-url U] [--oauth-scopes S] [--oauth-grant G] [--oauth-private-key F]
   codemode-mcp login  [--config F] [--db F] [--no-browser] [--no-resume] CONNECTOR
-  codemode-mcp logout [--config F] [--db F] CONNECTOR
+  codemode-mcp logout [--config F] [--db F] [--user SUBJECT] CONNECTOR
   codemode-mcp approvals  [--config F] [--db F] list | approve ID | reject ID [SEQ] | rollback ID
   codemode-mcp executions [--config F] [--db F] [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID
   codemode-mcp snippets   [--config F] [--db F] list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME

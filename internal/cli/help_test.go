@@ -62,7 +62,7 @@ func TestTopLevelUsageMentionsInputSchema(t *testing.T) {
 // Every flag a sub-command takes is in its synopsis, and its help writes
 // flags --name, as the README does.
 func TestSynopsesNameEveryFlag(t *testing.T) {
-	for _, cmd := range []string{"serve", "run", "types", "check", "approvals", "executions", "snippets", "console", "store", "version"} {
+	for _, cmd := range []string{"serve", "run", "types", "check", "login", "logout", "approvals", "executions", "snippets", "console", "store", "audit", "version"} {
 		_, out, _ := run(t, "", cmd, "--help")
 		usage, flags, ok := strings.Cut(out, "\nFlags:\n")
 		if !ok {

@@ -9,12 +9,14 @@ import "time"
 // recently used, or the oldest, as stamp says), so that one more fits:
 // afterwards len(m) < max, or m is empty. Each eviction reads the whole
 // map, without allocating; the maps it serves are bounded by max (a few
-// thousand) and evict only when a client fills them.
-func MakeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, stamp func(V) time.Time) {
+// thousand) and evict only when a client fills them. It returns the keys
+// it dropped, for a caller that ends what they name elsewhere.
+func MakeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, stamp func(V) time.Time) (dropped []K) {
 	if over != nil {
 		for k, v := range m {
 			if over(v) {
 				delete(m, k)
+				dropped = append(dropped, k)
 			}
 		}
 	}
@@ -28,5 +30,7 @@ func MakeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, stamp 
 			}
 		}
 		delete(m, oldest)
+		dropped = append(dropped, oldest)
 	}
+	return dropped
 }

@@ -26,9 +26,17 @@ func TestMakeRoomDropsWhatIsOverThenTheEarliest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := map[string]int{"a": 4, "b": 3, "c": 1, "d": 2}
-			MakeRoom(m, tc.max, tc.over, stamp)
+			dropped := MakeRoom(m, tc.max, tc.over, stamp)
 			if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, tc.want) {
 				t.Fatalf("kept %v, want %v", got, tc.want)
+			}
+			for _, k := range []string{"a", "b", "c", "d"} {
+				if _, kept := m[k]; kept == slices.Contains(dropped, k) {
+					t.Errorf("%s: kept %v, reported dropped %v", k, kept, !kept)
+				}
+			}
+			if len(dropped) != 4-len(m) {
+				t.Errorf("dropped %v: each key once", dropped)
 			}
 		})
 	}
