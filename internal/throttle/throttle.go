@@ -77,7 +77,7 @@ func New(burst int, every time.Duration, now func() time.Time) *Failures {
 // how many seconds until it may (at least 1, for a Retry-After header).
 // Call it before checking what the client sent.
 func (f *Failures) Allow(remoteAddr string) (ok bool, retryAfter int) {
-	key := addrKey(remoteAddr)
+	key := Client(remoteAddr)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := f.addrs[key]
@@ -95,7 +95,7 @@ func (f *Failures) Allow(remoteAddr string) (ok bool, retryAfter int) {
 
 // Fail records a failed attempt of the client at remoteAddr.
 func (f *Failures) Fail(remoteAddr string) {
-	key := addrKey(remoteAddr)
+	key := Client(remoteAddr)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now()
@@ -149,10 +149,11 @@ func (f *Failures) refill(b *bucket, now time.Time) {
 	}
 }
 
-// addrKey is the client a remote address stands for: its IPv4 address, or
+// Client is the client a remote address (an http.Request's RemoteAddr)
+// stands for, as Failures counts them: its IPv4 address, or
 // the /64 network of an IPv6 address (one host commonly has a whole /64 to
 // pick addresses from). An address that does not parse is its own key.
-func addrKey(remoteAddr string) netip.Prefix {
+func Client(remoteAddr string) netip.Prefix {
 	ap, err := netip.ParseAddrPort(remoteAddr)
 	var a netip.Addr
 	if err == nil {

@@ -63,12 +63,12 @@ func TestAddrKey(t *testing.T) {
 		{"[fe80::1%eth0]:1", "[fe80::2]:1"},
 	}
 	for _, p := range same {
-		if addrKey(p[0]) != addrKey(p[1]) {
+		if Client(p[0]) != Client(p[1]) {
 			t.Errorf("%s and %s are different clients; want one", p[0], p[1])
 		}
 	}
 	for _, p := range [][2]string{{"[2001:db8:1:2::1]:443", "[2001:db8:1:3::1]:443"}, {"192.0.2.7:1", "192.0.2.8:1"}} {
-		if addrKey(p[0]) == addrKey(p[1]) {
+		if Client(p[0]) == Client(p[1]) {
 			t.Errorf("%s and %s are one client; want two", p[0], p[1])
 		}
 	}
