@@ -3,7 +3,7 @@ package resource
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -45,7 +45,9 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 		return nil, fmt.Errorf("token introspection at %s answered %d (is server.auth.introspection's client allowed to introspect?)", endpoint, status)
 	}
 	var c claims
-	if err := json.Unmarshal(body, &c); err != nil {
+	if err := decodeClaims(body, &c, "introspection answer"); errors.Is(err, ErrInvalid) {
+		return nil, err
+	} else if err != nil {
 		return nil, fmt.Errorf("token introspection at %s: the answer is not a JSON object of the expected types", endpoint)
 	}
 	if c.Active == nil || !*c.Active {

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/goleak"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
 )
@@ -689,5 +690,70 @@ func TestAHugeKeySetIsRefused(t *testing.T) {
 	}
 	if n := f.fetches.Load(); n != 1 {
 		t.Errorf("%d fetches of a huge JWK Set by 2 tokens, want 1", n)
+	}
+}
+
+// Claim names are read exactly: encoding/json would match "SUB", "Scope"
+// or "ſub" (which folds to "sub") for the claim it reads and keep the last,
+// so an issuer that lets a user name a custom claim would let them choose
+// their subject or scopes. A token (or an introspection answer) holding
+// a claim the Validator reads in another case, or twice, is refused.
+func TestClaimNamesAreReadExactly(t *testing.T) {
+	as := oauthtest.New(t)
+	as.IntrospectClientID, as.IntrospectClientSecret = "codemode", "introspect-secret"
+	v, _ := newValidator(t, as, func(c *resource.Config) { c.ClientID, c.ClientSecret = "codemode", "introspect-secret" })
+	ctx := context.Background()
+	key := as.CurrentKey().RSA
+	raw := func(payload string) string {
+		tok, err := jws.Sign(key, jws.Header{Alg: "RS256", Kid: as.CurrentKey().Kid, Typ: "at+jwt"}, json.RawMessage(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	good := fmt.Sprintf(`"iss":%q,"aud":%q,"exp":%d`, as.Issuer(), as.ServerURL(), time.Now().Add(time.Hour).Unix())
+	if _, err := v.Validate(ctx, raw(`{`+good+`,"sub":"alice","Sub2":"x","custom":{"sub":"admin","SUB":1}}`)); err != nil {
+		t.Fatalf("a token with sub once, and other claims that fold to nothing read: %v", err)
+	}
+	for name, tok := range map[string]string{
+		"SUB beside sub":       as.SignJWT("RS256", map[string]any{"sub": "alice", "SUB": "admin"}),
+		"ſub beside sub":       as.SignJWT("RS256", map[string]any{"sub": "alice", "ſub": "admin"}),
+		"Scope alone":          as.SignJWT("RS256", map[string]any{"Scope": "codemode:approve"}),
+		"Groups alone":         as.SignJWT("RS256", map[string]any{"Groups": []string{"admins"}}),
+		"escaped \\u0053UB":    raw(`{` + good + `,"sub":"alice","\u0053UB":"admin"}`),
+		"sub twice":            raw(`{` + good + `,"sub":"alice","sub":"admin"}`),
+		"introspection: Scope": as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "Scope": "codemode:approve"}),
+		"introspection: ſub":   as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "ſub": "admin"}),
+	} {
+		p, err := v.Validate(ctx, tok)
+		if !errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), "admin") {
+			t.Errorf("%s: %+v, %v; want ErrInvalid, naming no value", name, p, err)
+		}
+	}
+}
+
+// BenchmarkValidate validates a JWT access token (its keys fetched).
+func BenchmarkValidate(b *testing.B) {
+	as := oauthtest.New(b)
+	for _, alg := range []string{"ES256", "RS256"} {
+		b.Run(alg, func(b *testing.B) {
+			v, err := resource.New(resource.Config{Issuer: as.Issuer(), Audience: as.ServerURL()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer v.Close()
+			tok := as.SignJWT(alg, map[string]any{"sub": "alice-1", "name": "Alice", "email": "alice@example.com",
+				"scope": "codemode:run codemode:approve", "groups": []string{"eng", "ops"}})
+			ctx := context.Background()
+			if _, err := v.Validate(ctx, tok); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Validate(ctx, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
