@@ -123,6 +123,7 @@ type Validator struct {
 	fetches   int       // fetches of the keys made, good or not
 	refetched time.Time // the last fetch that counts against RefetchInterval
 	cache     map[[sha256.Size]byte]cached
+	flights   map[[sha256.Size]byte]*flight // the introspections under way
 }
 
 type cached struct {
@@ -148,7 +149,7 @@ func New(cfg Config) (*Validator, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}, flights: map[[sha256.Size]byte]*flight{}}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.

@@ -757,3 +757,109 @@ func BenchmarkValidate(b *testing.B) {
 		})
 	}
 }
+
+// askedDone is a context that reports the first call of its Done: the
+// Validate it was given has looked in the cache and gone on to introspect
+// (or to wait for the introspection another Validate made).
+type askedDone struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (c *askedDone) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.asked) })
+	return c.Context.Done()
+}
+
+// Validates of one opaque token at once share one introspection: the
+// first asks the issuer, the others, arriving while it is under way, wait
+// for its answer.
+func TestConcurrentValidatesOfATokenIntrospectOnce(t *testing.T) {
+	var hits atomic.Int32
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if hits.Add(1) == 1 {
+			arrived <- struct{}{}
+		}
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"active":true,"sub":"bob","aud":"https://mcp.example/mcp"}`))
+	}))
+	defer srv.Close()
+	v, err := resource.New(resource.Config{Issuer: srv.URL, Audience: "https://mcp.example/mcp", IntrospectionEndpoint: srv.URL + "/introspect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	const n = 8
+	var wg sync.WaitGroup
+	validate := func(ctx context.Context) {
+		wg.Go(func() {
+			if p, err := v.Validate(ctx, "opaque-1"); err != nil || p.Subject != "bob" {
+				t.Errorf("Validate: %+v, %v; want bob", p, err)
+			}
+		})
+	}
+	validate(context.Background())
+	<-arrived // the first is at the issuer
+	for range n - 1 {
+		ctx := &askedDone{Context: context.Background(), asked: make(chan struct{})}
+		validate(ctx)
+		<-ctx.asked // past the cache, which has no answer yet
+	}
+	close(release)
+	wg.Wait()
+	if got := hits.Load(); got != 1 {
+		t.Errorf("%d Validates at once: %d introspections, want 1", n, got)
+	}
+}
+
+// A Validate waiting for another's introspection of its token asks the
+// issuer itself when that other gives up: the other's canceled context
+// is not its answer.
+func TestAWaitingValidateAsksWhenTheOtherGivesUp(t *testing.T) {
+	var hits atomic.Int32
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if hits.Add(1) == 1 {
+			arrived <- struct{}{}
+			<-r.Context().Done() // until its caller gives up
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"active":true,"sub":"bob","aud":"https://mcp.example/mcp"}`))
+	}))
+	defer srv.Close()
+	v, err := resource.New(resource.Config{Issuer: srv.URL, Audience: "https://mcp.example/mcp", IntrospectionEndpoint: srv.URL + "/introspect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	first, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := v.Validate(first, "opaque-1")
+		gaveUp <- err
+	}()
+	<-arrived
+	second := &askedDone{Context: context.Background(), asked: make(chan struct{})}
+	got := make(chan error, 1)
+	go func() {
+		p, err := v.Validate(second, "opaque-1")
+		if err == nil && p.Subject != "bob" {
+			err = fmt.Errorf("subject %q, want bob", p.Subject)
+		}
+		got <- err
+	}()
+	<-second.asked
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Errorf("the first, given up: %v, want context.Canceled", err)
+	}
+	if err := <-got; err != nil || hits.Load() != 2 {
+		t.Errorf("the second: %v after %d introspections; want bob after its own (2)", err, hits.Load())
+	}
+}
