@@ -227,6 +227,16 @@ func TestIssuerScopes(t *testing.T) {
 	if resp := (req{method: "POST", path: server.PathMCP, body: batch, header: jsonHeaders("Authorization", "Bearer "+runOnly, "Mcp-Session-Id", sess)}.do(t, nil, base)); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a batch with codemode_approve: %d, want 403", resp.StatusCode)
 	}
+	// The guard reads a message as mcp-go does (encoding/json: names match
+	// in any case, the last wins), so a name spelt twice is no way past it.
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"codemode_executions","NAME":"codemode_approve","arguments":{"executionId":"x"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping","Method":"tools/call","params":{"name":"codemode_approve","arguments":{"executionId":"x"}}}`,
+	} {
+		if resp := (req{method: "POST", path: server.PathMCP, body: body, header: jsonHeaders("Authorization", "Bearer "+runOnly, "Mcp-Session-Id", sess)}.do(t, nil, base)); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s with codemode:run: %d, want 403", body, resp.StatusCode)
+		}
+	}
 
 	resp := req{method: "GET", path: "/"}.do(t, nil, base)
 	b, _ := io.ReadAll(resp.Body)
