@@ -97,16 +97,7 @@ func (s *sessions) generate(subject string) string {
 	s.mu.Lock()
 	var gone []string
 	if subject != "" { // the person's own least recently used goes first
-		theirs := map[string]*liveSession{}
-		for old, l := range s.live {
-			if l.subject == subject {
-				theirs[old] = l
-			}
-		}
-		gone = evict.MakeRoom(theirs, maxPersonSessions, nil, lastUsed)
-		for _, old := range gone {
-			delete(s.live, old)
-		}
+		gone = evict.MakeRoomAmong(s.live, maxPersonSessions, func(l *liveSession) bool { return l.subject == subject }, lastUsed)
 	}
 	gone = append(gone, evict.MakeRoom(s.live, maxSessions, nil, lastUsed)...) // then anyone's least recently used
 	s.live[id] = &liveSession{subject: subject, lastUsed: time.Now()}
