@@ -25,6 +25,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
@@ -238,7 +239,7 @@ func (c *Connector) settle(r startResult) bool {
 	case err == nil:
 		return true
 	case signIn:
-		c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
+		c.logger.Warn("the MCP server needs a sign-in; "+c.cfg.signInHint(), "reason", sr.Reason)
 	case !errors.Is(err, ErrClosed):
 		c.mu.Lock()
 		c.down = err
@@ -304,6 +305,9 @@ func (c *Connector) recover() {
 // the end.
 func (c *Connector) startError(s *session, err error) error {
 	err = saidOnce(err)
+	if errors.Is(err, oauth.ErrNoSignIn) || errors.Is(err, errCredentialsRefused) {
+		err = fmt.Errorf("%w; %s", err, c.cfg.tokenHint())
+	}
 	if s == nil || s.proc == nil {
 		return err
 	}
