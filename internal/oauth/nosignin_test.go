@@ -16,7 +16,8 @@ import (
 // make it: a server that publishes no OAuth, or whose authorization
 // server gives this client no identity or no PKCE, makes the request
 // fail with ErrNoSignIn, and nothing waits for a sign-in (NeedsSignIn
-// says none is needed; no client is registered).
+// says none is needed); a sign-in asked for all the same (login) fails
+// saying why, before registering a client.
 func TestFirstRefusalNeedsAUsableSignIn(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -52,8 +53,11 @@ func TestFirstRefusalNeedsAUsableSignIn(t *testing.T) {
 			if sr, err := s.NeedsSignIn(context.Background()); sr != nil || err != nil {
 				t.Errorf("NeedsSignIn = %v, %v after ErrNoSignIn, want none", sr, err)
 			}
-			if regs, _, _, authorizes := f.Snapshot(); regs+authorizes != 0 {
-				t.Errorf("%d registrations and %d authorization requests", regs, authorizes)
+			if _, err := s.BeginSignIn(context.Background()); !errors.Is(err, ErrNoSignIn) || !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("BeginSignIn: %v, want ErrNoSignIn saying %q", err, tt.says)
+			}
+			if regs, _, _, authorizes := f.Snapshot(); regs+authorizes+f.HitsOf("/register") != 0 {
+				t.Errorf("%d registrations and %d authorization requests", regs+f.HitsOf("/register"), authorizes)
 			}
 		})
 	}

@@ -141,16 +141,13 @@ func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
 // order: the configured one; a client ID metadata document when the
 // server supports them; a registration (RFC 7591) made earlier with this
 // authorization server for this redirect URI and these scopes, else a new
-// one.
+// one (BeginSignIn checked that one of them is there: cannotSignIn).
 func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, redirect string, scopes []string) (clientAuth, error) {
 	if s.cfg.ClientID != "" {
 		return s.configuredAuth(d)
 	}
 	if s.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported {
 		return clientAuth{id: s.cfg.ClientMetadataURL, method: authNone}, nil
-	}
-	if why := s.cannotSignIn(d); why != "" {
-		return clientAuth{}, s.errorf("%s", why)
 	}
 	if reg != nil && reg.fits(redirect, scopes, s.cfg.Now()) {
 		return reg.client(d), nil
@@ -213,33 +210,30 @@ func (s *Session) signInOffered(ctx context.Context, refusal string) error {
 		said = "; the server said: " + refusal
 	}
 	d, _, err := s.discoverNow(ctx)
-	var why string
-	switch {
-	case err != nil:
+	if err != nil {
 		return s.cfg.Scrubber.Error(s.errorf("%w (%w%s)", ErrNoSignIn, err, said))
-	case d.defaults && !s.answersAt(ctx, d.meta.AuthorizationEndpoint):
-		why = "it publishes no OAuth metadata (RFC 9728 or RFC 8414), and nothing answers at " + redacted(d.meta.AuthorizationEndpoint)
-	default:
-		why = s.cannotSignIn(d)
 	}
-	if why == "" {
-		return nil
+	if why := s.noSignIn(ctx, d); why != "" {
+		return s.cfg.Scrubber.Error(s.errorf("%w (%s%s)", ErrNoSignIn, why, said))
 	}
-	return s.cfg.Scrubber.Error(s.errorf("%w (%s%s)", ErrNoSignIn, why, said))
+	return nil
 }
 
-// answersAt reports whether something answers a GET of rawURL, an
-// endpoint the 2025-03-26 fallback assumes (see signInOffered).
-func (s *Session) answersAt(ctx context.Context, rawURL string) bool {
-	status, _, _, err := s.f.send(ctx, http.MethodGet, rawURL, "authorization endpoint", "", nil, http.Header{"Accept": {"text/html"}})
-	switch {
-	case err != nil:
-		return false
-	case status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusNotFound,
-		status == http.StatusMethodNotAllowed, status == http.StatusGone:
-		return false
+// noSignIn says why a person cannot sign in with what discovery found
+// (d), or "" when they can: cannotSignIn's checks, and for the 2025-03-26
+// default endpoints, something answering a GET of the authorization
+// endpoint (see signInOffered).
+func (s *Session) noSignIn(ctx context.Context, d *discovery) string {
+	if !d.defaults {
+		return s.cannotSignIn(d)
 	}
-	return true
+	status, _, _, err := s.f.send(ctx, http.MethodGet, d.meta.AuthorizationEndpoint, "authorization endpoint", "", nil, http.Header{"Accept": {"text/html"}})
+	switch {
+	case err != nil, status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusNotFound,
+		status == http.StatusMethodNotAllowed, status == http.StatusGone:
+		return "it publishes no OAuth metadata (RFC 9728 or RFC 8414), and nothing answers at " + redacted(d.meta.AuthorizationEndpoint)
+	}
+	return s.cannotSignIn(d)
 }
 
 // issuerOrEndpoint names the authorization server: its issuer, or its
@@ -265,8 +259,8 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	if err != nil {
 		return nil, s.errorf("%w", err)
 	}
-	if why := s.cannotSignIn(d); why != "" {
-		return nil, s.errorf("%s", why)
+	if why := s.noSignIn(ctx, d); why != "" {
+		return nil, s.errorf("%w (%s)", ErrNoSignIn, why)
 	}
 	var reg *registration
 	if s.cfg.ClientID == "" && d.meta.RegistrationEndpoint != "" {
