@@ -276,7 +276,7 @@ func (b *boundedBody) count(p []byte) {
 
 // errCredentialsRefused is wrapped by the error of a request whose
 // configured Authorization header the server refused.
-var errCredentialsRefused = errors.New("the server refused the configured credentials (the Authorization header of the connector's headers)")
+var errCredentialsRefused = errors.New("the server refused the configured credentials (the Authorization header)")
 
 // refusedCredentials fails a request that carried an Authorization header
 // (the connector's headers: an OAuth session's token is set below it, on
