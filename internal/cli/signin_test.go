@@ -184,6 +184,28 @@ func TestCheckURL(t *testing.T) {
 		if code != cli.ExitOK || !strings.Contains(out, "✓ fixture-mcpserver 1.0.0: ") || !strings.Contains(out, "checked") || !strings.Contains(out, "needs a sign-in") {
 			t.Fatalf("check --url: %d\n%s\n%s", code, out, errs)
 		}
+		// There is no connector named remote to log in to.
+		if strings.Contains(out+errs, "login remote") {
+			t.Errorf("check --url advises a login that cannot work:\n%s\n%s", out, errs)
+		}
+	})
+	// A server that wants a static token and offers no OAuth: no sign-in
+	// is attempted; the advice is --header; a token it refuses is said to
+	// be the one given, unechoed.
+	t.Run("static token", func(t *testing.T) {
+		f, server := protectedServer(t)
+		f.NoPRM, f.NoMetadata = true, true
+		t.Setenv("BROWSER", "/nonexistent/no-browser-for-a-static-token")
+		code, out, errs := run(t, "", "check", "--url", server)
+		if code != cli.ExitFailure || !strings.Contains(out, "offers no OAuth sign-in") || !strings.Contains(out, `--header "Authorization: Bearer TOKEN"`) ||
+			strings.Contains(out, "needs a sign-in") || strings.Contains(out+errs, "login remote") {
+			t.Fatalf("check --url without a token: %d\n%s\n%s", code, out, errs)
+		}
+		code, out, errs = run(t, "", "check", "--url", server, "--header", "Authorization: Bearer wrong-token-5678")
+		if code != cli.ExitFailure || !strings.Contains(out, "refused the configured credentials") || !strings.Contains(out, "invalid_token") ||
+			!strings.Contains(out, "--header") || strings.Contains(out+errs, "wrong-token-5678") {
+			t.Fatalf("check --url with a refused token: %d\n%s\n%s", code, out, errs)
+		}
 	})
 	// What the server sends (its result here) is shown as check shows a
 	// configured connector's: hidden characters as \uXXXX escapes.
