@@ -173,6 +173,34 @@ func TestLoginUsage(t *testing.T) {
 	}
 }
 
+// A configured url connector whose server wants a static token and
+// offers no OAuth: check says why and to set headers (not a sign-in), a
+// run does not pause for a sign-in that cannot happen, and login says why
+// without registering a client.
+func TestStaticTokenServerIsNoSignIn(t *testing.T) {
+	f, server := protectedServer(t)
+	f.NoPRM, f.NoMetadata = true, true
+	t.Setenv("CODEMODE_SECRET_KEY", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
+	t.Setenv("BROWSER", "/nonexistent/no-browser-for-a-static-token")
+	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
+	if err := os.WriteFile(cfg, []byte("store:\n  path: ./c.db\nconnectors:\n  remote:\n    url: "+server+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitFailure || !strings.Contains(out, "✗ remote: ") || !strings.Contains(out, "offers no OAuth sign-in") ||
+		!strings.Contains(out, `headers: {Authorization: "Bearer ${TOKEN}"}`) || strings.Contains(out, "needs a sign-in") {
+		t.Fatalf("check: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await remote.echo({ message: "never" })`)
+	if strings.Contains(out, "sign_in") || strings.Contains(out, `"paused"`) {
+		t.Fatalf("run paused for a sign-in that cannot happen: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, "", "login", "remote", "--config", cfg)
+	if code == cli.ExitOK || !strings.Contains(errs, "offers no OAuth sign-in") || f.HitsOf("/register") != 0 {
+		t.Fatalf("login: %d (%d registrations)\n%s\n%s", code, f.HitsOf("/register"), out, errs)
+	}
+}
+
 // check --url checks a server without a config file: it signs in through
 // the browser, lists the tools and calls one; with client credentials no
 // browser is involved.
