@@ -28,12 +28,7 @@ var Scopes = []string{ScopeRun, ScopeApprove, ScopeAdmin}
 // context (WithPrincipal), so that everything downstream of the guard (the
 // tools, the engine, the console) can tell who asks. A server without an
 // issuer (stdio, or a static bearer token) has no principals: whoever
-// reaches it is the one user.
-//
-// Its fields are fixed once made; Claims is the token's claim set as the
-// issuer sent it (a JWT's payload, or the introspection answer; nil when
-// that was over 16 KiB), for a policy that reads a claim of its own
-// choosing.
+// reaches it is the one user. Its fields are fixed once made.
 type Principal struct {
 	// Issuer is the authorization server that issued the token.
 	Issuer string
@@ -50,8 +45,6 @@ type Principal struct {
 	// Groups and Roles are the token's groups and roles claims (a string
 	// or an array of strings), when it has them.
 	Groups, Roles []string
-	// Claims is the whole claim set, as JSON.
-	Claims json.RawMessage
 	// Token is the access token itself, for a connector that trades it
 	// for a downstream's (RFC 8693 token exchange, credentials:
 	// {per_user: token_exchange}) while its person's request is at hand.

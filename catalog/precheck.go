@@ -71,7 +71,7 @@ func (t *Method) checkArgs(c sandbox.StaticCall) []sandbox.Problem {
 	}
 	inst, err := jsonref.Decode(lit.Value)
 	var ve *jsonschema.ValidationError
-	if err != nil || !errors.As(in.schema.Validate(inst), &ve) {
+	if err != nil || !errors.As(schemacheck.Check(in.schema, inst), &ve) {
 		return out
 	}
 	for _, v := range schemacheck.Leaves(ve) {

@@ -209,6 +209,15 @@ type Approvals struct {
 	Separation bool `cfg:"separation"`
 }
 
+// checkApprovers refuses approvers that list nobody ({}): they would be
+// everyone whose token has codemode:approve (a connector's, in place of a
+// stricter approvals.approvers), which leaving them out says.
+func (d *decoder) checkApprovers(at pos, fp fieldPath, a *policy.Approvers) {
+	if a != nil && a.IsZero() {
+		d.errAt(at, fp, "lists nobody: name subjects, groups or roles (or leave approvers out to let everyone whose token has codemode:approve decide)")
+	}
+}
+
 // Policy is the policy package's rules as the configuration sets them.
 func (c *Config) Policy() *policy.Policy {
 	p := &policy.Policy{Approvers: c.Approvals.Approvers, Separation: c.Approvals.Separation}

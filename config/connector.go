@@ -112,6 +112,7 @@ func (d *decoder) connector(e entry, fp fieldPath) (parsed, bool) {
 		c.Kind = KindSSE
 	}
 	d.checkSignIn(e.val, fp, c)
+	d.checkApprovers(keyAt(e.val, "approvers"), fp.key("approvers"), c.Approvers)
 	p.c = c
 	return p, len(d.errs) == nerr
 }

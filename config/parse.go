@@ -128,6 +128,9 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	cfg.Connectors = d.uniqueConnectors(cs)
 	d.authToken(cfg, lookup)
 	d.checkServerAuth(cfg)
+	if fp := fieldPath("").key("approvals").key("approvers"); d.at[fp] != (pos{}) {
+		d.checkApprovers(d.at[fp], fp, &cfg.Approvals.Approvers)
+	}
 	d.warnOpenListener(cfg.Server)
 	if len(d.errs) > 0 {
 		return nil, collect(d.errs)

@@ -55,6 +55,10 @@ connectors:
 		{"approvals:\n  approvers:\n    teams: [x]\n", "approvals.approvers.teams: unknown key"},
 		{"approvals:\n  approvers:\n    groups: ops\n", "approvals.approvers.groups"},
 		{"approvals:\n  approvers:\n    subjects: ['']\n", "approvals.approvers.subjects[0]"},
+		// Approvers listing nobody would be everyone holding codemode:approve
+		// (a connector's, in place of a stricter approvals.approvers).
+		{"approvals:\n  approvers: {}\n", "codemode.yaml:2:14: approvals.approvers: lists nobody"},
+		{"approvals:\n  approvers: {groups: [ops]}\nconnectors:\n  kv:\n    builtin: notes\n    approvers: {}\n", "codemode.yaml:6:5: connectors.kv.approvers: lists nobody"},
 		{"store:\n  audit_retention: -1h\n", "store.audit_retention"},
 	} {
 		_, err := Parse([]byte(tc.src), "codemode.yaml")

@@ -21,7 +21,12 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
-// maxSessions bounds the sessions kept; the oldest goes first.
+// maxSessions bounds the sessions kept. Those whose cookie never came
+// back go first, then the oldest: a console without a token starts a
+// session for every browser without one, so any web page can make it
+// start sessions (an image of its address is requested without the
+// SameSite=Strict cookie), and those must not push out the session of a
+// person using the console.
 const maxSessions = 256
 
 // maxForm bounds a form body (a rejection's reason is the largest field).
@@ -41,8 +46,8 @@ type auth struct {
 	attempts map[string]*attempt // sign-ins under way, by state; guarded by mu
 }
 
-// session is one logged-in browser. Its fields other than flash are fixed
-// at creation.
+// session is one logged-in browser. Its fields other than flash and used
+// are fixed at creation.
 type session struct {
 	id      string
 	csrf    string
@@ -52,6 +57,7 @@ type session struct {
 	who *codemode.Principal
 
 	flash *flash // guarded by auth.mu
+	used  bool   // its cookie came back (lookup); guarded by auth.mu
 }
 
 // flash is the outcome of a decision, shown once on the run's page after
@@ -89,7 +95,12 @@ func (a *auth) newSession(who *codemode.Principal, until time.Time) *session {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	evict.MakeRoom(a.sessions, maxSessions, func(old *session) bool { return !now.Before(old.expires) }, func(old *session) time.Time { return old.created })
+	evict.MakeRoom(a.sessions, maxSessions, func(old *session) bool { return !now.Before(old.expires) }, func(old *session) time.Time {
+		if !old.used {
+			return time.Time{} // (before every used one)
+		}
+		return old.created
+	})
 	a.sessions[s.id] = s
 	return s
 }
@@ -106,6 +117,7 @@ func (a *auth) lookup(id string) *session {
 		delete(a.sessions, id)
 		return nil
 	}
+	s.used = true
 	return s
 }
 

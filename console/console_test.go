@@ -670,3 +670,33 @@ func TestRefusalsClipWhatTheLinkCarried(t *testing.T) {
 		}
 	}
 }
+
+// A console without a token gives every browser without a session one,
+// so any web page can make it start sessions (an image of its address
+// is requested without the SameSite=Strict cookie). Those never come
+// back; a flood of them does not end the session of a person who uses
+// the console, whose forms still go through.
+func TestSessionsStartedElsewhereDoNotEndOneInUse(t *testing.T) {
+	e := newEnv(t, "")
+	id := e.pause("still mine")
+	b := e.browser()
+	b.get("/")
+	p := b.get("/")
+	for range console.MaxSessions + 10 {
+		req, err := http.NewRequest("GET", e.base+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	csrf, digest := form(t, p, id)
+	if p := b.do("POST", "/runs/"+id+"/approve", url.Values{"csrf": {csrf}, "digest": {digest}}, nil); p.status != http.StatusSeeOther {
+		t.Errorf("approve after a flood of sessions started elsewhere: %d\n%.300s", p.status, p.body)
+	}
+}

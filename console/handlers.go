@@ -30,7 +30,7 @@ type page struct {
 	CSRF    string
 	Logout  bool   // a token is configured: offer to log out
 	Version string // changes when runs change (see version)
-	Problem string // shown at the top: why a request was refused
+	Problem string // shown at the top (hidden characters marked): why a request was refused
 	Next    string // the login form's destination
 	// Issuer, when the console signs people in through one, names it on
 	// the sign-in page.
@@ -84,6 +84,9 @@ func parsePages() map[string]*template.Template {
 			return strings.Join(s, ", ")
 		},
 		"card": func(r *runView, csrf string) card { return card{Run: r, CSRF: csrf} },
+		// visible lays out a text that may quote what others wrote (a
+		// refusal's reason) for "segs".
+		"visible": visible.Segments,
 	}
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}
@@ -171,7 +174,7 @@ func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.
 		pending = codemode.PendingActions(id, whole)
 	}
 	var page []codemode.ClippedEntry
-	if from := (n - 1) * calls.Limit; n > 0 && (from == 0 || from < len(heads)) {
+	if from := (n - 1) * calls.Limit; n > 0 && n-1 <= len(heads)/calls.Limit && (from == 0 || from < len(heads)) { // (n checked before from overflows)
 		if from > 0 { // page n holds calls from+1 on, read by seq from the heads
 			calls.After = heads[from-1].Seq
 		}
@@ -321,11 +324,11 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 		c.failed(w, r, "reading a run", err)
 		return
 	}
-	from := (n - 1) * callsPerPage
-	if from > 0 && from >= v.CallCount {
+	if pages := (v.CallCount + callsPerPage - 1) / callsPerPage; n > max(pages, 1) { // (n*callsPerPage may overflow)
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has %s: there is no page %d of them.", id, plural(v.CallCount, "call", "calls"), n))
 		return
 	}
+	from := (n - 1) * callsPerPage
 	if v.CallCount > callsPerPage {
 		pg := &pagerView{From: from + 1, To: min(from+callsPerPage, v.CallCount), Total: v.CallCount}
 		base := "/runs/" + url.PathEscape(id) + "?page="

@@ -4,10 +4,12 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/evict"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // The paths of a sign-in through the issuer: where it starts, and where
@@ -19,10 +21,13 @@ const (
 )
 
 // Bounds of the sign-ins under way: at most maxAttempts (the oldest goes
-// first), each for attemptTTL.
+// first), each for attemptTTL, and at most maxClientAttempts of one client
+// address (its oldest goes first): anyone can start a sign-in (a GET), and
+// one address doing so in a loop must not push out the sign-ins of others.
 const (
-	maxAttempts = 256
-	attemptTTL  = 10 * time.Minute
+	maxAttempts       = 256
+	maxClientAttempts = 32
+	attemptTTL        = 10 * time.Minute
 )
 
 // An attempt is one sign-in under way: what the console sent the issuer
@@ -32,6 +37,7 @@ type attempt struct {
 	state, nonce, verifier string
 	browser                string
 	next                   string
+	client                 netip.Prefix // whose (throttle.Client)
 	created                time.Time
 }
 
@@ -49,7 +55,8 @@ func (c *Console) beginSignOn(w http.ResponseWriter, r *http.Request) {
 	if c.tooMany(w, r, next, "failed sign-ins") {
 		return
 	}
-	a := &attempt{state: randomToken(), nonce: randomToken(), verifier: randomToken(), browser: randomToken(), next: next, created: c.auth.now()}
+	a := &attempt{state: randomToken(), nonce: randomToken(), verifier: randomToken(), browser: randomToken(), next: next,
+		client: throttle.Client(r.RemoteAddr), created: c.auth.now()}
 	link, err := c.signOn.AuthorizationURL(r.Context(), a.state, a.nonce, a.verifier)
 	if err != nil {
 		c.log.Error("console: cannot start a sign-in through the issuer", "err", err)
@@ -121,12 +128,22 @@ func (c *Console) finishSignOn(w http.ResponseWriter, r *http.Request) {
 }
 
 // addAttempt keeps a sign-in under way, dropping expired ones and, past
-// maxAttempts, the oldest.
+// maxClientAttempts of its client or maxAttempts in all, the oldest.
 func (a *auth) addAttempt(at *attempt) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	evict.MakeRoom(a.attempts, maxAttempts, func(old *attempt) bool { return now.Sub(old.created) >= attemptTTL }, func(old *attempt) time.Time { return old.created })
+	created := func(old *attempt) time.Time { return old.created }
+	evict.MakeRoom(a.attempts, maxAttempts, func(old *attempt) bool { return now.Sub(old.created) >= attemptTTL }, created)
+	theirs := map[string]*attempt{}
+	for state, old := range a.attempts {
+		if old.client == at.client {
+			theirs[state] = old
+		}
+	}
+	for _, state := range evict.MakeRoom(theirs, maxClientAttempts, nil, created) {
+		delete(a.attempts, state)
+	}
 	a.attempts[at.state] = at
 }
 

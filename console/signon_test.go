@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -184,5 +185,33 @@ func TestIssuerUnreachableIsNotAGuess(t *testing.T) {
 	}
 	if p := b.get("/auth/login?next=/"); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
 		t.Errorf("a sign-in after ten refused: %d, want 429 with Retry-After", p.status)
+	}
+}
+
+// Sign-ins started from one address in a loop (anyone can start one: it
+// is a GET) push out that address's own oldest, never a sign-in under way
+// from another address.
+func TestSignInsStartedInALoopDoNotPushOutOthers(t *testing.T) {
+	e, _, c := newSignOnEnv(t)
+	b := e.browser()
+	state := b.start("/")
+	c.advance(time.Second) // the oldest sign-in under way
+	other := &http.Client{
+		Transport:     &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	defer other.CloseIdleConnections()
+	for range console.MaxAttempts + 10 {
+		resp, err := other.Get(e.base + "/auth/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("starting a sign-in from another address: %d", resp.StatusCode)
+		}
+	}
+	if p := b.get("/auth/callback?state=" + url.QueryEscape(state) + "&code=c0de"); p.status != http.StatusOK {
+		t.Errorf("the sign-in after another address started %d: %d\n%s", console.MaxAttempts+10, p.status, p.body)
 	}
 }

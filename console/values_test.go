@@ -137,8 +137,10 @@ func TestCallsAreShownAPageAtATime(t *testing.T) {
 			}
 		}
 	}
-	if p := b.get("/runs/" + id + "?page=4"); p.status != http.StatusNotFound {
-		t.Errorf("page 4 of 250 calls: %d", p.status)
+	for _, n := range []string{"4", "92233720368547759", "9223372036854775807"} { // (the last two overflow n*100)
+		if p := b.get("/runs/" + id + "?page=" + n); p.status != http.StatusNotFound || !strings.Contains(p.body, "there is no page "+n) {
+			t.Errorf("page %s of 250 calls: %d\n%.2000s", n, p.status, p.body)
+		}
 	}
 	if p := b.get("/runs/" + id + "?page=0"); p.status != http.StatusBadRequest {
 		t.Errorf("page 0: %d", p.status)

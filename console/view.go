@@ -282,7 +282,7 @@ type actionView struct {
 	Seq       int
 	Connector []visible.Segment
 	Method    []visible.Segment
-	Reason    string
+	Reason    string // why it needs approval (it may quote the path a program named)
 	Args      *valueView
 	// SignIn marks a call awaiting a sign-in to its connector; SignInWhy
 	// says why.
@@ -296,7 +296,7 @@ type callView struct {
 	Name    []visible.Segment // connector.method, or step(name)
 	State   string
 	Reverts int
-	Task    string // the downstream task the call runs as
+	Task    string // the downstream task the call runs as (its id is the downstream's)
 	// DecidedBy names who approved or rejected the call ("" when
 	// nobody did).
 	DecidedBy []visible.Segment

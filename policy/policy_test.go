@@ -82,3 +82,33 @@ func TestPolicy(t *testing.T) {
 		})
 	}
 }
+
+// Approvers match exactly, as README says (a subject, or a value of the
+// groups or roles claim): no case folding, no globs, no Unicode
+// normalisation, so that a value that only looks like a listed one (a
+// group an attacker could name "Platform", "plаtform" with a Cyrillic а,
+// "*") approves nothing.
+func TestApproversMatchExactly(t *testing.T) {
+	p := &policy.Policy{Approvers: policy.Approvers{Subjects: []string{"8f1c"}, Groups: []string{"platform", "*"}, Roles: []string{"café"}}}
+	for _, who := range []*codemode.Principal{
+		{Subject: "8F1C"},
+		{Subject: "8f1c "},
+		{Subject: "x", Groups: []string{"Platform"}},
+		{Subject: "x", Groups: []string{"plаtform"}},
+		{Subject: "x", Groups: []string{"platform/"}},
+		{Subject: "x", Groups: []string{"any"}},
+		{Subject: "x", Roles: []string{"cafe\u0301"}}, // (café decomposed)
+		{Subject: "x", Roles: []string{"platform"}},   // (a group's value as a role)
+	} {
+		who.Scopes = []string{codemode.ScopeApprove}
+		if p.Approver(who, "github") {
+			t.Errorf("%+v is an approver of %+v", who, p.Approvers)
+		}
+	}
+	for _, who := range []*codemode.Principal{{Subject: "8f1c"}, {Subject: "x", Groups: []string{"platform"}}, {Subject: "x", Roles: []string{"café"}}} {
+		who.Scopes = []string{codemode.ScopeApprove}
+		if !p.Approver(who, "github") {
+			t.Errorf("%+v is not an approver of %+v", who, p.Approvers)
+		}
+	}
+}

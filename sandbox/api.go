@@ -104,7 +104,7 @@ var NotMethods = map[string]bool{"then": true, "toJSON": true, "catch": true, "f
 type Limits struct {
 	Timeout       time.Duration // wall clock for the whole pass, busy or awaiting (default 60s)
 	MaxStackDepth int           // JS call stack depth (default 1000)
-	MaxCalls      int           // host calls (connector calls, steps and services) per pass (default 10000)
+	MaxCalls      int           // host calls (connector calls, steps, services, snippet lookups) per pass (default 10000)
 	MaxLogBytes   int           // captured console output; past it a truncation marker (default 1 MiB)
 	MaxCodeBytes  int           // size of Code (default 1 MiB)
 	// MaxClockReads bounds the clock readings (Date.now(), new Date()) of a

@@ -66,7 +66,7 @@ func elicitMessage(p codemode.PendingAction) (msg string, whole bool) {
 		args = b.String()
 	}
 	args = visible.Escape(args)
-	head := fmt.Sprintf("Approve %s.%s (execution %s, call %d)?", p.Connector, p.Method, p.ExecutionID, p.Seq)
+	head := fmt.Sprintf("Approve %s (execution %s, call %d)?", shownMethod(p), p.ExecutionID, p.Seq)
 	if utf8.RuneCountInString(args) <= maxShownArgs {
 		return head + "\nArguments:\n" + args, true
 	}
@@ -74,6 +74,13 @@ func elicitMessage(p codemode.PendingAction) (msg string, whole bool) {
 	return fmt.Sprintf("%s\nThe arguments are too long to show here (%d bytes, sha256 %x). They begin:\n%s\n"+
 		"Accepting here does not approve them: read them with `codemode-mcp executions show %s` and approve with `codemode-mcp approvals approve %s`, or decline to reject the call.",
 		head, len(p.Args), sum[:8], truncate.String(args, shownHead), p.ExecutionID, p.ExecutionID), false
+}
+
+// shownMethod is p's connector.method as a prompt shows it, its hidden
+// characters escaped: a connector that forwards unknown methods calls
+// them by whatever name the program wrote.
+func shownMethod(p codemode.PendingAction) string {
+	return visible.Escape(p.Connector + "." + p.Method)
 }
 
 // Ask sends an elicitation naming connector, method and arguments; accept
@@ -159,8 +166,8 @@ func (s *Server) askSignIn(ctx context.Context, p codemode.PendingAction) bool {
 	}
 	defer a.Close()
 	eid := rand.Text()
-	msg := fmt.Sprintf("Sign in to %s: execution %s needs it for call %d (%s.%s). Open the link to sign in; the run goes on once you have.",
-		p.Connector, p.ExecutionID, p.Seq, p.Connector, p.Method)
+	msg := fmt.Sprintf("Sign in to %s: execution %s needs it for call %d (%s). Open the link to sign in; the run goes on once you have.",
+		p.Connector, p.ExecutionID, p.Seq, shownMethod(p))
 	res, err := s.mcp.RequestURLElicitation(ctx, sess, eid, a.URL(), msg)
 	if err != nil {
 		s.log.Info("URL elicitation unavailable; the run stays paused awaiting the sign-in", "executionId", p.ExecutionID, "err", err)

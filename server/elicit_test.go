@@ -26,3 +26,14 @@ func TestElicitMessageShowsArgumentsAsTheyRun(t *testing.T) {
 		}
 	}
 }
+
+// A method the program named (a connector that forwards unknown methods
+// takes any name) is shown with its hidden characters escaped too: the
+// prompt names what runs.
+func TestElicitMessageShowsTheMethodAsItRuns(t *testing.T) {
+	p := codemode.PendingAction{ExecutionID: "exec_1", Seq: 1, Connector: "files", Method: "read\u202eetirw", Args: json.RawMessage(`{}`)}
+	msg, _ := elicitMessage(p)
+	if strings.ContainsRune(msg, '\u202e') || !strings.Contains(msg, `Approve files.read\u202Eetirw (execution exec_1, call 1)?`) {
+		t.Errorf("message %q shows the method's hidden character as itself", msg)
+	}
+}

@@ -10,3 +10,6 @@ const TaskListPage = taskListPage
 
 // MaxSessions bounds the streamable-HTTP sessions remembered at once.
 const MaxSessions = maxSessions
+
+// Engine is the runtime s drives.
+func (s *Server) Engine() Engine { return s.rt }

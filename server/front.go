@@ -608,10 +608,14 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // serveHTTP answers a streamable-HTTP POST whose body is a request of the
-// front, with a JSON response, and reports whether it did.
+// front, with a JSON response, and reports whether it did. A request
+// whose Mcp-Protocol-Version header and body disagree on whether they
+// speak 2026-07-28 is mcp-go's to refuse: the session rules let a modern
+// header through without a session (sessions.check), so a body of an
+// earlier protocol must not then be served on the session it names.
 func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
 	c := body.frontRequest()
-	if c == nil {
+	if c == nil || c.modern() != mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		return false
 	}
 	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id

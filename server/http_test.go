@@ -13,18 +13,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
@@ -584,4 +587,107 @@ func TestAForgottenSessionLeavesNothingBehind(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a request of the forgotten session: %d, want 404", resp.StatusCode)
 	}
+}
+
+// TestAProtocolHeaderIsNoWayPastTheSessionRules sends the task front's
+// requests with a Mcp-Protocol-Version header of 2026-07-28 (which has no
+// sessions, so the session rules pass it) over a body of an earlier
+// protocol, naming a session the server never issued: mcp-go refuses such
+// a message (the header and the body must agree), and so must the front,
+// which would otherwise serve it on whatever session it names.
+func TestAProtocolHeaderIsNoWayPastTheSessionRules(t *testing.T) {
+	base := serve(t, newServer(t, false), server.TransportHTTP)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"1"},"task":{}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{}}`,
+	} {
+		resp := req{method: "POST", path: server.PathMCP, body: body,
+			header: jsonHeaders("Mcp-Protocol-Version", "2026-07-28", "Mcp-Session-Id", "mcp-session-made-up")}.do(t, nil, base)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(b), `"result"`) {
+			t.Errorf("%s\nwith a modern header and a made-up session: %d %.300s, want 400 and no result", body, resp.StatusCode, b)
+		}
+	}
+}
+
+// TestOddMessagesOnStreamableHTTP sends what a hostile client might: a
+// batch (2025-06-18 removed them; none is run), a notification (no
+// answer), an id of an odd type (echoed as sent: bounded by max_body), and
+// headers over the server's bound.
+func TestOddMessagesOnStreamableHTTP(t *testing.T) {
+	s := newServer(t, false)
+	base := serve(t, s, server.TransportHTTP)
+	id := initialize(t, base)
+	for _, tc := range []struct {
+		body   string
+		header []string
+		status int
+		want   string // in the body ("" : empty)
+	}{
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"1"}}}]`, nil, http.StatusBadRequest, `"code":-32700`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, http.StatusAccepted, ""},
+		{`{"jsonrpc":"2.0","id":{"a":[1,{"b":"c"}]},"method":"ping"}`, nil, http.StatusOK, `"id":{"a":[1,{"b":"c"}]},"result":{}`},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"X-Big", strings.Repeat("a", 100<<10)}, http.StatusRequestHeaderFieldsTooLarge, ""},
+	} {
+		resp := req{method: "POST", path: server.PathMCP, body: tc.body, header: jsonHeaders(append([]string{"Mcp-Session-Id", id}, tc.header...)...)}.do(t, nil, base)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tc.status || tc.want != "" && !strings.Contains(string(b), tc.want) || tc.status == http.StatusAccepted && len(b) > 0 {
+			t.Errorf("%.100s: %d %.300s, want %d %s", tc.body, resp.StatusCode, b, tc.status, tc.want)
+		}
+	}
+	if runs, err := s.Engine().Executions(context.Background(), codemode.ExecutionFilter{}); err != nil || len(runs) != 0 {
+		t.Errorf("a batch ran a program: %d runs, %v", len(runs), err)
+	}
+}
+
+// dropLog is a log handler that closes dropped at the first record
+// saying a response could not be written in time.
+type dropLog struct {
+	once    *sync.Once
+	dropped chan struct{}
+}
+
+func (dropLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h dropLog) WithAttrs([]slog.Attr) slog.Handler     { return h }
+func (h dropLog) WithGroup(string) slog.Handler          { return h }
+
+func (h dropLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if strings.Contains(a.Value.String(), "i/o timeout") {
+			h.once.Do(func() { close(h.dropped) })
+		}
+		return true
+	})
+	return nil
+}
+
+// A client that reads nothing of its session's GET stream is dropped
+// after server.write_timeout (its stream's writer ends), and what the
+// server has for it meanwhile waits in a bounded queue: a notification
+// past it is refused at once, never blocking the sender.
+func TestAClientThatDoesNotReadIsDropped(t *testing.T) {
+	log := dropLog{once: &sync.Once{}, dropped: make(chan struct{})}
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{WriteTimeout: 200 * time.Millisecond}, Logger: slog.New(log)})
+	base := serve(t, s, server.TransportHTTP)
+	id := initialize(t, base)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n\r\n", server.PathMCP, strings.TrimPrefix(base, "http://"), id)
+	// Fill the queue: its 100 notifications of 256 KiB are more than the
+	// connection's buffers hold, so the stream's writer is stuck in a write.
+	big := map[string]any{"data": strings.Repeat("y", 256<<10)}
+	for {
+		err := s.MCP().SendNotificationToSpecificClient(id, "notifications/message", big)
+		if errors.Is(err, mcpserver.ErrSessionNotFound) {
+			t.Fatalf("the session ended: %v", err)
+		}
+		if err != nil {
+			break // the queue is full
+		}
+	}
+	<-log.dropped
 }

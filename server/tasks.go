@@ -154,10 +154,10 @@ func pendingMessage(pending []codemode.PendingAction) string {
 	parts := make([]string, len(pending))
 	for i, p := range pending {
 		if p.Awaits == codemode.AwaitsSignIn {
-			parts[i] = fmt.Sprintf("call %d (%s.%s) awaits a sign-in to %s", p.Seq, p.Connector, p.Method, p.Connector)
+			parts[i] = fmt.Sprintf("call %d (%s) awaits a sign-in to %s", p.Seq, shownMethod(p), p.Connector)
 			continue
 		}
-		parts[i] = fmt.Sprintf("call %d awaits approval: %s.%s(%s)", p.Seq, p.Connector, p.Method, visible.Escape(string(p.Args)))
+		parts[i] = fmt.Sprintf("call %d awaits approval: %s(%s)", p.Seq, shownMethod(p), visible.Escape(string(p.Args)))
 	}
 	return short.Clip(strings.Join(parts, "; "), maxStatusMessage)
 }

@@ -191,10 +191,18 @@ func directRefs(t *tsType, out []*tsType) []*tsType {
 	return out
 }
 
+// maxEager bounds a chain of type aliases that TypeScript resolves
+// eagerly, each through the next (type A = B; type B = C | string; …):
+// tsc overflows its stack on a chain of some 800, and a check that
+// crashes refuses every program.
+const maxEager = 64
+
 // breakCycles replaces references that would make a type alias circular
-// (type A = B | string; type B = A) with unknown, and reports each. It cuts
-// the back edges of a depth-first walk in definition order, which leaves
-// the eager reference graph acyclic.
+// (type A = B | string; type B = A), or begin an eager chain longer than
+// maxEager, with unknown, and reports each. It cuts the back edges of a
+// depth-first walk in definition order, which leaves the eager reference
+// graph acyclic, and the edges to types whose longest chain is already
+// maxEager long.
 func (c *converter) breakCycles() {
 	defs := c.defs
 	const (
@@ -203,21 +211,33 @@ func (c *converter) breakCycles() {
 		done
 	)
 	state := map[*namedType]int{}
+	height := map[*namedType]int{} // a done type's longest eager chain, itself included
 	var visit func(d *namedType)
 	visit = func(d *namedType) {
 		state[d] = active
+		h := 0
 		for _, r := range directRefs(d.typ, nil) {
+			why := ""
 			switch state[r.def] {
 			case active:
-				c.diags = append(c.diags, Diagnostic{
-					Connector: c.connector, Method: d.method, Part: d.part, Pointer: d.pointer, Keyword: "$ref",
-					Message: fmt.Sprintf("type %s refers to %s through unions or intersections only, which TypeScript cannot declare; that reference is typed unknown", d.name, r.def.name),
-				})
-				*r = tsType{kind: kUnknown}
+				why = " through unions or intersections only, which TypeScript cannot declare"
 			case unseen:
 				visit(r.def)
 			}
+			if why == "" && height[r.def] >= maxEager {
+				why = fmt.Sprintf(", the start of a chain of %d or more types each made of the next (TypeScript overflows its stack on long ones)", maxEager)
+			}
+			if why == "" {
+				h = max(h, height[r.def])
+				continue
+			}
+			c.diags = append(c.diags, Diagnostic{
+				Connector: c.connector, Method: d.method, Part: d.part, Pointer: d.pointer, Keyword: "$ref",
+				Message: fmt.Sprintf("type %s refers to %s%s; that reference is typed unknown", d.name, r.def.name, why),
+			})
+			*r = tsType{kind: kUnknown}
 		}
+		height[d] = h + 1
 		state[d] = done
 	}
 	for _, d := range defs {

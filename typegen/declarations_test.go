@@ -3,8 +3,10 @@ package typegen
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -560,5 +562,49 @@ func TestKeywordsGolden(t *testing.T) {
 	golden(t, "keywords.ts", res.Text)
 	if len(res.Diagnostics) != 0 {
 		t.Errorf("diagnostics: %v", res.Diagnostics)
+	}
+}
+
+// A chain of types each made of the next, through aliases, unions or
+// intersections (which TypeScript resolves eagerly), is cut at maxEager
+// types with a diagnostic: tsc overflows its stack on one of some 800,
+// and a check that crashes refuses every program. Shorter chains stay.
+func TestLongEagerChainsAreCut(t *testing.T) {
+	for _, def := range []string{`{"$ref":"#/$defs/a%d"}`, `{"anyOf":[{"$ref":"#/$defs/a%d"},{"const":"v"}]}`, `{"allOf":[{"$ref":"#/$defs/a%d"},{"required":["p"]}]}`} {
+		for _, n := range []int{maxEager - 1, 1000} {
+			var defs []string
+			for i := range n {
+				defs = append(defs, fmt.Sprintf(`"a%d":`+def, i, i+1))
+			}
+			defs = append(defs, fmt.Sprintf(`"a%d":{"type":"string"}`, n))
+			schema := `{"type":"object","properties":{"x":{"$ref":"#/$defs/a0"}},"$defs":{` + strings.Join(defs, ",") + `}}`
+			res := Generate([]Connector{{Name: "c", Methods: []connectors.Tool{{Name: "m", InputSchema: json.RawMessage(schema)}}}})
+			// The eager references of each type: the type names of its
+			// one-line declaration outside braces.
+			refs := map[string][]string{}
+			for _, m := range regexp.MustCompile(`(?m)^type (\w+) = ([^{\n]*?)(?: & \{.*\})?;$`).FindAllStringSubmatch(res.Text, -1) {
+				refs[m[1]] = regexp.MustCompile(`\bCA\d+\b`).FindAllString(m[2], -1)
+			}
+			var chain func(string) int
+			chain = func(name string) int {
+				h := 0
+				for _, r := range refs[name] {
+					h = max(h, chain(r))
+				}
+				return h + 1
+			}
+			cut := 0
+			for _, d := range res.Diagnostics {
+				if strings.Contains(d.Message, "chain of") {
+					cut++
+				}
+			}
+			switch got := chain("CA0"); {
+			case n < maxEager && (got != n+1 || cut != 0):
+				t.Errorf("%s ×%d: chain of %d types, %d cut; want %d, none cut", def, n, got, cut, n+1)
+			case n >= maxEager && (got > maxEager || cut == 0):
+				t.Errorf("%s ×%d: chain of %d types, %d cut; want at most %d, cut with a diagnostic", def, n, got, cut, maxEager)
+			}
+		}
 	}
 }

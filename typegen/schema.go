@@ -248,6 +248,11 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 		if pm, ok := ps.(map[string]any); ok && pm["required"] == true {
 			req = true
 		}
+		if !req && objectMembers[k] {
+			// Every object has it, inherited: an argument that leaves it
+			// out has Object's, which must fit.
+			pt = union(pt, text("Object["+compactJSON(k)+"]"))
+		}
 		t.props = append(t.props, prop{key: k, optional: !req, typ: pt, doc: docLines(ps)})
 	}
 
@@ -272,6 +277,13 @@ func (c *converter) object(d *document, m map[string]any, depth int, stack []str
 	}
 	return t
 }
+
+// objectMembers are the members of TypeScript's Object interface: the
+// type of an optional property of that name must admit the member's, or
+// no object literal fits the type (TypeScript compares a property the
+// literal leaves out with the inherited one; {} is not a { toString?:
+// number }).
+var objectMembers = map[string]bool{"constructor": true, "toString": true, "toLocaleString": true, "valueOf": true, "hasOwnProperty": true, "isPrototypeOf": true, "propertyIsEnumerable": true}
 
 // array converts items, prefixItems (2020-12 tuples; items is then the rest)
 // and items arrays (draft 4 tuples; additionalItems is the rest).

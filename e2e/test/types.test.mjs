@@ -29,6 +29,18 @@ describe("golden declaration files compile under --strict", () => {
   }
 });
 
+// An optional property named after a member every object inherits
+// (toString, constructor, …) must not make every call a type error.
+test("a call leaving out properties named after Object's members type-checks", () => {
+  const dir = tempDir();
+  const prog = path.join(dir, "words.ts");
+  writeFileSync(prog, `/// <reference path="${path.join(repo, "typegen/testdata/keywords.ts")}" />
+words.class({ class: "c", type: "t" });
+words.toString({ class: "c", type: "t", toString: "s", valueOf: "v" });
+`);
+  assert.equal(diagnostics(prog), "");
+});
+
 describe("codemode-mcp types", () => {
   test("one self-contained file: the codemode global and every connector; programs check against it", () => {
     const dir = tempDir();

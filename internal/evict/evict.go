@@ -1,5 +1,5 @@
 // Package evict keeps a map of remembered things (sessions, sign-in
-// attempts) within a bound.
+// attempts, the addresses that failed to authenticate) within a bound.
 package evict
 
 import "time"

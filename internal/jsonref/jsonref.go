@@ -7,11 +7,13 @@ package jsonref
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -86,7 +88,7 @@ func Pointer(root any, frag string) (any, bool) {
 			cur = v
 		case []any:
 			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) || (len(tok) > 1 && tok[0] == '0') {
+			if !IsIndex(tok) || err != nil || i >= len(x) {
 				return nil, false
 			}
 			cur = x[i]
@@ -95,6 +97,21 @@ func Pointer(root any, frag string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// IsIndex reports whether a pointer token is an array index (RFC 6901):
+// digits without a leading zero ("0", "17"; not "01", "+1" or "-0", which
+// strconv would take).
+func IsIndex(tok string) bool {
+	if tok == "" || (tok[0] == '0' && len(tok) > 1) {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // maxFollow bounds a chain of references Follow walks.
@@ -153,11 +170,10 @@ func refs(v any, depth int, f func(string)) bool {
 	return all
 }
 
-// set sets the value at ptr in root, making the objects missing on the
-// way; false when a non-object is in the way.
-func set(root map[string]any, ptr string, v any) bool {
-	toks, ok := Tokens(ptr)
-	if !ok || len(toks) == 0 {
+// set sets the value at the pointer toks in root, making the objects
+// missing on the way; false when a non-object is in the way.
+func set(root map[string]any, toks []string, v any) bool {
+	if len(toks) == 0 {
 		return false
 	}
 	cur := root
@@ -182,11 +198,22 @@ func set(root map[string]any, ptr string, v any) bool {
 // that doc lacks, at the same places, and returns doc. shared's values are
 // added, not copied, and never changed: a reference that passes through one
 // of them resolves in doc exactly when it does in shared.
+//
+// What doc lacks is decided on doc as decoded, a part through an array
+// is added from the array on, and the parts are added outermost first, a
+// part within one already added being there with it:
+// adding "#/$defs/A/properties/x" makes objects on its way, and a later
+// reference to "#/$defs/A" must find shared's A, not those.
 func WithShared(doc, shared any) any {
 	m, ok := doc.(map[string]any)
 	if !ok || shared == nil {
 		return doc
 	}
+	type part struct {
+		toks  []string
+		value any
+	}
+	var parts []part
 	queue := []any{m}
 	seen := map[string]bool{}
 	for len(queue) > 0 {
@@ -201,10 +228,39 @@ func WithShared(doc, shared any) any {
 				return
 			}
 			target, ok := Pointer(shared, ref[1:])
-			if ok && set(m, ref[1:], target) {
-				queue = append(queue, target)
+			if !ok {
+				return
 			}
+			queue = append(queue, target)
+			// The part added ends at the first array on the way: the
+			// objects made on the way to it must be objects in shared.
+			toks, _ := Tokens(ref[1:])
+			cur := shared
+			for i, t := range toks {
+				if a, ok := cur.([]any); ok {
+					toks, target = toks[:i], a
+					break
+				}
+				obj, _ := cur.(map[string]any) // (Pointer went this way)
+				cur = obj[t]
+			}
+			parts = append(parts, part{toks, target})
 		})
+	}
+	slices.SortStableFunc(parts, func(a, b part) int { return cmp.Compare(len(a.toks), len(b.toks)) })
+	added := map[string]bool{} // pointers of the parts added, escaped
+next:
+	for _, p := range parts {
+		ptr := ""
+		for _, t := range p.toks {
+			ptr += "/" + Escape(t)
+			if added[ptr] {
+				continue next
+			}
+		}
+		if set(m, p.toks, p.value) {
+			added[ptr] = true
+		}
 	}
 	return m
 }

@@ -54,3 +54,74 @@ func TestPointerAndFollow(t *testing.T) {
 		}
 	}
 }
+
+// An array index is digits without a leading zero (RFC 6901): "+1", "-0",
+// " 1" and indexes past any array are not indexes, whatever strconv makes
+// of them.
+func TestPointerArrayIndexes(t *testing.T) {
+	root, err := Decode([]byte(`{"a":["zero","one"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tok, want := range map[string]string{"0": "zero", "1": "one"} {
+		if v, ok := Pointer(root, "/a/"+tok); !ok || v != want {
+			t.Errorf("Pointer(/a/%s) = %v, %v; want %q", tok, v, ok, want)
+		}
+	}
+	for _, bad := range []string{"+1", "-0", "+0", "-1", "00", "01", "1 ", "%201", "2", "99999999999999999999999", "0x1", "1e0", "", "-"} {
+		if v, ok := Pointer(root, "/a/"+bad); ok {
+			t.Errorf("Pointer(/a/%s) resolved to %v", bad, v)
+		}
+	}
+}
+
+// A shared schema that a reference names is added whole, even when a
+// reference into it was added first: a recursive type whose property
+// refers to it ("#/$defs/Node/properties/child" first, which refers to
+// "#/$defs/Node") must not resolve to the stub made on the way.
+func TestWithSharedAddsWholeTargets(t *testing.T) {
+	shared, err := Decode([]byte(`{"$defs":{"Node":{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"child":{"$ref":"#/$defs/Node"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Decode([]byte(`{"$ref":"#/$defs/Node/properties/child"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := WithShared(doc, shared)
+	node := Follow(map[string]any{"$ref": "#/$defs/Node"}, root)
+	if _, ok := node["required"]; !ok || node["type"] != "object" {
+		t.Errorf("#/$defs/Node resolves to %v in the document; want the shared schema", node)
+	}
+	if got := Follow(root, root); got == nil || got["type"] != "object" {
+		t.Errorf("the document's reference resolves to %v; want the Node object", got)
+	}
+	// The shared value is not changed.
+	if n, _ := Pointer(shared, "/$defs/Node"); len(n.(map[string]any)) != 3 {
+		t.Errorf("shared Node changed: %v", n)
+	}
+}
+
+// A reference through an array of a shared schema ("#/$defs/A/oneOf/1")
+// adds the array whole: the objects made on the way are objects in the
+// shared schemas too (an object for oneOf is no schema, and the method's
+// schema would not compile).
+func TestWithSharedThroughAnArray(t *testing.T) {
+	shared, err := Decode([]byte(`{"$defs":{"A":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Decode([]byte(`{"properties":{"x":{"$ref":"#/$defs/A/oneOf/1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := WithShared(doc, shared)
+	if v, _ := Pointer(root, "/$defs/A/oneOf"); len(asArray(v)) != 2 {
+		t.Errorf("/$defs/A/oneOf is %#v; want the shared array", v)
+	}
+	if got := Follow(map[string]any{"$ref": "#/$defs/A/oneOf/1"}, root); got["type"] != "integer" {
+		t.Errorf("the reference resolves to %v", got)
+	}
+}
+
+func asArray(v any) []any { a, _ := v.([]any); return a }

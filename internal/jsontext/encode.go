@@ -57,6 +57,24 @@ func appendString(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 	return append(b, '"')
 }
 
+// AppendChar appends one character of a string as AppendString writes
+// it; r and size are as CharLen takes them.
+func AppendChar(b []byte, r rune, size int) []byte {
+	switch {
+	case r < utf8.RuneSelf && safe[r]:
+		return append(b, byte(r))
+	case r < utf8.RuneSelf && escapes[r] != 0:
+		return append(b, '\\', escapes[r])
+	case r < utf8.RuneSelf:
+		return append(b, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xF])
+	case r == utf8.RuneError && size == 1:
+		return append(b, `\ufffd`...)
+	case r == '\u2028' || r == '\u2029':
+		return append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+	}
+	return utf8.AppendRune(b, r)
+}
+
 // CharLen is how many characters AppendString writes for one character of
 // a string: r is the decoded rune and size its byte length (an invalid
 // byte is r utf8.RuneError, size 1). An ASCII byte is written as it is

@@ -21,11 +21,15 @@ func FuzzAppendString(f *testing.F) {
 		if got := AppendString(nil, s); string(got) != string(want) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
 		}
-		n := 2
+		n, chars := 2, []byte{'"'}
 		for i := 0; i < len(s); {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			n += CharLen(r, size)
+			chars = AppendChar(chars, r, size)
 			i += size
+		}
+		if chars = append(chars, '"'); string(chars) != string(want) {
+			t.Fatalf("AppendChar over %q = %s, want %s", s, chars, want)
 		}
 		if want := utf8.RuneCount(want); n != want {
 			t.Fatalf("CharLen over %q sums to %d, want %d characters", s, n, want)

@@ -265,60 +265,62 @@ func (p *parser[V]) str() (string, bool) {
 }
 
 // unquote decodes the inside of a JSON string that has escapes or
-// non-ASCII bytes, as encoding/json does: invalid UTF-8 and invalid UTF-16
-// surrogates become U+FFFD. ok is false for an invalid escape.
+// non-ASCII bytes, as encoding/json does (see DecodeChar). ok is false for
+// an invalid escape.
 func unquote(s []byte) (string, bool) {
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\':
-			if i+1 >= len(s) {
-				return "", false
-			}
-			switch e := s[i+1]; {
-			case unescapes[e] != 0:
-				out = append(out, unescapes[e])
-			case e == 'u':
-				r, ok := hex4(s[i+2:])
-				if !ok {
-					return "", false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					// A high surrogate followed by an escaped low one is one
-					// character; any other surrogate is U+FFFD.
-					r2, ok := rune(-1), false
-					if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						r2, ok = hex4(s[i+2:])
-					}
-					if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
-						r = d
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				out = utf8.AppendRune(out, r)
-				continue
-			default:
-				return "", false
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
-			} else {
-				out = append(out, s[i:i+size]...)
-			}
-			i += size
+		r, next, ok := DecodeChar(s, i)
+		if !ok {
+			return "", false
 		}
+		out = utf8.AppendRune(out, r)
+		i = next
 	}
 	return string(out), true
+}
+
+// DecodeChar decodes the character at s[i:] of a JSON string's inside (s
+// holds no closing quote before it) as encoding/json decodes it: an escape
+// (a high and a low surrogate escaped one after the other are one
+// character), a UTF-8 character, and invalid UTF-8 or an invalid UTF-16
+// surrogate as U+FFFD. It returns the character and the index after it;
+// ok is false for an invalid escape.
+func DecodeChar(s []byte, i int) (r rune, next int, ok bool) {
+	c := s[i]
+	switch {
+	case c < utf8.RuneSelf && c != '\\':
+		return rune(c), i + 1, true
+	case c >= utf8.RuneSelf:
+		r, size := utf8.DecodeRune(s[i:])
+		return r, i + size, true // an invalid byte is RuneError, size 1
+	case i+1 >= len(s):
+		return 0, 0, false
+	}
+	switch e := s[i+1]; {
+	case unescapes[e] != 0:
+		return rune(unescapes[e]), i + 2, true
+	case e != 'u':
+		return 0, 0, false
+	}
+	r, ok = hex4(s[i+2:])
+	if !ok {
+		return 0, 0, false
+	}
+	i += 6
+	if utf16.IsSurrogate(r) {
+		// A high surrogate followed by an escaped low one is one
+		// character; any other surrogate is U+FFFD.
+		r2, ok := rune(-1), false
+		if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+			r2, ok = hex4(s[i+2:])
+		}
+		if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+			return d, i + 6, true
+		}
+		return utf8.RuneError, i, true
+	}
+	return r, i, true
 }
 
 // unescapes are the bytes of the two-character escapes but \u, by their

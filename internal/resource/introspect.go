@@ -51,7 +51,7 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 	if c.Active == nil || !*c.Active {
 		return nil, fmt.Errorf("%w: the token is not active (expired, revoked or unknown to the issuer)", ErrInvalid)
 	}
-	p, err := v.check(&c, body, false)
+	p, err := v.check(&c, false)
 	if err != nil {
 		return nil, err
 	}

@@ -24,35 +24,34 @@ import (
 // key and then its claims.
 func (v *Validator) verifyJWT(ctx context.Context, token string, h jws.Header) (*codemode.Principal, error) {
 	var c claims
-	payload, err := v.verify(ctx, token, h, "token", &c)
-	if err != nil {
+	if err := v.verify(ctx, token, h, "token", &c); err != nil {
 		return nil, err
 	}
-	return v.check(&c, payload, true)
+	return v.check(&c, true)
 }
 
 // verify verifies a JWS's signature with the issuer's key (an access
 // token's, or an ID token's: what names it) and decodes its payload, not
-// yet checked, into claims; it returns the payload as sent.
-func (v *Validator) verify(ctx context.Context, token string, h jws.Header, what string, claims any) ([]byte, error) {
+// yet checked, into claims.
+func (v *Validator) verify(ctx context.Context, token string, h jws.Header, what string, claims any) error {
 	if !slices.Contains(jws.Algorithms, h.Alg) {
-		return nil, fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
+		return fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
 	}
 	if len(h.Crit) > 0 {
-		return nil, fmt.Errorf("%w: the token has critical header parameters this server does not understand (crit)", ErrInvalid)
+		return fmt.Errorf("%w: the token has critical header parameters this server does not understand (crit)", ErrInvalid)
 	}
 	key, err := v.key(ctx, h)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	payload, ok := jws.Verify(token, h.Alg, key)
 	if !ok {
-		return nil, fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
+		return fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
 	}
 	if err := json.Unmarshal(payload, claims); err != nil {
-		return nil, fmt.Errorf("%w: the %s's claims are not a JSON object of the expected types", ErrInvalid, what)
+		return fmt.Errorf("%w: the %s's claims are not a JSON object of the expected types", ErrInvalid, what)
 	}
-	return payload, nil
+	return nil
 }
 
 // keySet is the issuer's keys as fetched.
@@ -87,29 +86,41 @@ func (s *keySet) find(h jws.Header) (crypto.PublicKey, bool) {
 
 // key returns the issuer's key that signed a token with header h. Keys
 // are fetched on first use, when they are older than KeysMaxAge, and when
-// h names a key id they lack (at most once per RefetchInterval: a flood
-// of tokens with made-up key ids costs the issuer one request each
-// interval).
+// h names a key id they lack; every fetch but the first good one waits
+// RefetchInterval after the last (a flood of tokens with made-up key
+// ids, or an issuer whose keys cannot be fetched, costs the issuer one
+// request each interval, and the tokens meanwhile get the old keys or
+// the last failure); a token the old keys serve does not wait for a
+// fetch another token started.
 func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, error) {
 	now := v.cfg.Now()
 	v.mu.Lock()
-	ks, refetched := v.keys, v.refetched
+	ks, err := v.heldLocked()
+	fetches, due := v.fetches, now.Sub(v.refetched) >= RefetchInterval
 	v.mu.Unlock()
-	if _, ok := ks.find(h); ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok && now.Sub(refetched) >= RefetchInterval {
-		var err error
-		if ks, err = v.fetchKeys(ctx, ks); err != nil {
-			return nil, err
+	k, ok := ks.find(h)
+	if due && (ks == nil || now.Sub(ks.fetched) >= KeysMaxAge || !ok) {
+		var got *keySet
+		if got, err = v.fetchKeys(ctx, fetches, !ok); got != nil {
+			k, ok = got.find(h)
 		}
 	}
-	if k, ok := ks.find(h); ok {
+	switch {
+	case err != nil:
+		return nil, err
+	case ok:
 		return k, nil
 	}
 	return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
 }
 
 // fetchKeys fetches the issuer's JWK Set, unless another Validate did
-// since the set seen was read (old).
-func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error) {
+// since this one counted fetches; it returns the keys then held (the old
+// ones when the fetch failed and there are some). Unless wait is set (the
+// caller lacks its key), it returns nil at once when another Validate is
+// fetching them: a caller the old keys serve does not wait on a slow
+// issuer.
+func (v *Validator) fetchKeys(ctx context.Context, fetches int, wait bool) (*keySet, error) {
 	meta, err := v.metadata(ctx)
 	if err != nil {
 		return nil, err
@@ -117,30 +128,36 @@ func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error)
 	if meta.JWKSURI == "" {
 		return nil, fmt.Errorf("%w: the token is a JWT, but the issuer's metadata (%s) names no jwks_uri to verify it with", ErrInvalid, meta.Where)
 	}
-	v.fetchMu.Lock()
+	if wait {
+		v.fetchMu.Lock()
+	} else if !v.fetchMu.TryLock() {
+		return nil, nil
+	}
 	defer v.fetchMu.Unlock()
 	v.mu.Lock()
-	if v.keys != old {
+	if v.fetches != fetches { // another Validate fetched them while this one waited
 		defer v.mu.Unlock()
-		return v.keys, nil
+		return v.heldLocked()
 	}
 	v.mu.Unlock()
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	_, ferr := v.fetch.JSON(ctx, meta.JWKSURI, "the issuer's JWK Set", &set)
+	if ferr != nil && ctx.Err() != nil {
+		return nil, ferr // this caller gave up: no failure of the issuer's, not counted
+	}
 	now := v.cfg.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if old != nil { // a refetch: the first fetch does not count against RefetchInterval
+	v.fetches++
+	if v.keys != nil || ferr != nil { // (the first good fetch does not count, so that a rotation right after it is seen)
 		v.refetched = now
 	}
 	if ferr != nil {
 		v.cfg.Logger.Warn("server.auth: cannot fetch the issuer's keys", "jwks_uri", meta.JWKSURI, "err", ferr)
-		if old != nil {
-			return old, nil
-		}
-		return nil, fmt.Errorf("the issuer's keys: %w", ferr)
+		v.keysErr = fmt.Errorf("the issuer's keys: %w", ferr)
+		return v.heldLocked()
 	}
 	ks := &keySet{fetched: now}
 	for i, raw := range set.Keys {
@@ -151,12 +168,26 @@ func (v *Validator) fetchKeys(ctx context.Context, old *keySet) (*keySet, error)
 		}
 		ks.keys = append(ks.keys, k)
 	}
-	v.keys = ks
+	v.keys, v.keysErr = ks, nil
 	return ks, nil
 }
 
-// minRSABits is the smallest RSA key accepted.
-const minRSABits = 2048
+// heldLocked returns the keys held, or why there are none (v.mu is
+// held).
+func (v *Validator) heldLocked() (*keySet, error) {
+	if v.keys == nil {
+		return nil, v.keysErr
+	}
+	return v.keys, nil
+}
+
+// minRSABits and maxRSABits bound the RSA keys accepted: a key of the
+// issuer's over the bound would make every token naming it, however
+// forged, cost a long verification (about 0.1 s at 65,536 bits).
+const (
+	minRSABits = 2048
+	maxRSABits = 8192
+)
 
 // parseJWK reads one key of a JWK Set (RFC 7517, 7518, 8037): an RSA,
 // EC (P-256, P-384, P-521) or OKP (Ed25519) public key for signatures.
@@ -181,8 +212,8 @@ func parseJWK(raw json.RawMessage) (jwk, error) {
 			return jwk{}, errors.New("RSA key: bad n or e")
 		}
 		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
-		if pub.N.BitLen() < minRSABits {
-			return jwk{}, fmt.Errorf("RSA key of %d bits (at least %d)", pub.N.BitLen(), minRSABits)
+		if bits := pub.N.BitLen(); bits < minRSABits || bits > maxRSABits {
+			return jwk{}, fmt.Errorf("RSA key of %d bits (%d to %d)", bits, minRSABits, maxRSABits)
 		}
 		out.key = pub
 	case "EC":

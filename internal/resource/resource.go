@@ -19,7 +19,6 @@
 package resource
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -28,14 +27,17 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // ErrInvalid is wrapped by the error of a token that is not good for this
@@ -48,8 +50,10 @@ const (
 	// Skew is the clock difference allowed on exp and nbf.
 	Skew = 30 * time.Second
 	// RefetchInterval is the least time between two fetches of the keys
-	// caused by a key id the cache does not know, and between two tries
-	// to read the issuer's metadata after one failed.
+	// (but for the first that succeeds): caused by a key id the cache
+	// does not know, by keys past KeysMaxAge, or after a fetch failed;
+	// and between two tries to read the issuer's metadata after one
+	// failed.
 	RefetchInterval = 10 * time.Second
 	// KeysMaxAge is how long fetched keys are used before the next token
 	// fetches them again (a key the issuer withdrew stops working then).
@@ -112,8 +116,10 @@ type Validator struct {
 	fetchMu sync.Mutex
 
 	mu        sync.Mutex
-	keys      *keySet // nil until fetched
-	refetched time.Time
+	keys      *keySet   // nil until fetched
+	keysErr   error     // why the last fetch failed, while keys is nil
+	fetches   int       // fetches of the keys made, good or not
+	refetched time.Time // the last fetch that counts against RefetchInterval
 	cache     map[[sha256.Size]byte]cached
 }
 
@@ -187,7 +193,8 @@ func NotToken68(r rune) bool {
 }
 
 // metadata returns the issuer's metadata, reading it on first use (and,
-// after a failure, again once RefetchInterval has passed).
+// after a failure, again once RefetchInterval has passed; a caller giving
+// up is no failure).
 func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
 	v.metaMu.Lock()
 	defer v.metaMu.Unlock()
@@ -198,6 +205,9 @@ func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error)
 		return nil, v.metaErr
 	}
 	got, err := v.fetch.Issuer(ctx, v.cfg.Issuer)
+	if err != nil && ctx.Err() != nil {
+		return nil, err // this caller gave up: no failure of the issuer's, not kept
+	}
 	v.metaTried = v.cfg.Now()
 	if err != nil {
 		v.metaErr = fmt.Errorf("the issuer's metadata: %w", err)
@@ -254,8 +264,23 @@ func (s *StrOrList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// numeric is a NumericDate (seconds since the epoch, maybe fractional).
+// numeric is a NumericDate (seconds since the epoch, maybe fractional),
+// from 1970 to the end of year 9999: a date beyond is refused, not
+// wrapped around by time.Unix into another.
 type numeric float64
+
+// maxNumericDate is 9999-12-31T23:59:59Z.
+const maxNumericDate = 253402300799
+
+func (n *numeric) UnmarshalJSON(b []byte) error {
+	// (b is a JSON value: a number, or another value ParseFloat refuses.)
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || !(f >= 0 && f <= maxNumericDate) {
+		return errors.New("want a date: seconds from 1970 to 9999")
+	}
+	*n = numeric(f)
+	return nil
+}
 
 func (n numeric) time() time.Time {
 	sec := float64(n)
@@ -263,7 +288,8 @@ func (n numeric) time() time.Time {
 }
 
 // checkIdentity checks what every token the Validator reads must say:
-// iss the issuer, exp in the future (within Skew), a short UTF-8 sub. A
+// iss the issuer, exp in the future (within Skew), a short UTF-8 sub
+// without control characters that is not codemode.LocalSubject. A
 // signed token must have iss and exp; an introspection answer may leave
 // them out. what names the token in the error ("token", "ID token").
 func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
@@ -279,15 +305,17 @@ func (v *Validator) checkIdentity(c *idClaims, what string, signed bool) error {
 		return invalid("has expired")
 	case c.Subject == "":
 		return invalid("has no sub")
-	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject):
-		return invalid("has a sub that is not a short UTF-8 string")
+	case len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject) || strings.ContainsFunc(c.Subject, unicode.IsControl):
+		return invalid("has a sub that is not a short UTF-8 string without control characters")
+	case c.Subject == codemode.LocalSubject: // (runs and decisions of the command line, or of the server before server.auth, are its)
+		return invalid(`has the sub "local", which this server keeps for its local user`)
 	}
 	return nil
 }
 
 // check validates the claims every access token must satisfy and makes
-// the Principal; raw is the claim set as sent.
-func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Principal, error) {
+// the Principal.
+func (v *Validator) check(c *claims, signed bool) (*codemode.Principal, error) {
 	if err := v.checkIdentity(&c.idClaims, "token", signed); err != nil {
 		return nil, err
 	}
@@ -299,14 +327,11 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 	case c.TokenUse != "" && c.TokenUse != "access_token":
 		return nil, fmt.Errorf("%w: the token is not an access token", ErrInvalid)
 	}
-	scopes := strings.Fields(c.Scope)
+	scopes := splitScopes(c.Scope)
 	if len(scopes) == 0 {
 		for _, s := range c.Scp {
-			scopes = append(scopes, strings.Fields(s)...)
+			scopes = append(scopes, splitScopes(s)...)
 		}
-	}
-	if len(raw) > MaxTokenLen { // a huge introspection answer is not kept (the cache holds it)
-		raw = nil
 	}
 	return &codemode.Principal{
 		Issuer:   v.cfg.Issuer,
@@ -314,10 +339,9 @@ func (v *Validator) check(c *claims, raw []byte, signed bool) (*codemode.Princip
 		Name:     bounded(cmp.Or(c.Name, c.Username)),
 		Email:    bounded(c.Email),
 		ClientID: bounded(cmp.Or(c.ClientID, c.Azp)),
-		Scopes:   boundedAll(scopes),
-		Groups:   boundedAll(c.Groups),
-		Roles:    boundedAll(c.Roles),
-		Claims:   json.RawMessage(bytes.Clone(raw)),
+		Scopes:   exactly(scopes),
+		Groups:   exactly(c.Groups),
+		Roles:    exactly(c.Roles),
 	}, nil
 }
 
@@ -330,41 +354,41 @@ func audienceNames(aud []string, want string) bool {
 // sameURL reports whether a and b are the same but for a trailing slash.
 func sameURL(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
 
-// bounded is a claim kept for display: valid UTF-8, at most maxClaimLen
-// bytes, no control characters.
-func bounded(s string) string {
-	s = noControls(strings.ToValidUTF8(s, ""))
-	if len(s) > maxClaimLen {
-		cut := maxClaimLen
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	return s
-}
+// bounded is a claim kept for display: valid UTF-8 without control
+// characters, clipped at maxClaimLen bytes.
+func bounded(s string) string { return short.Clip(noControls(strings.ToValidUTF8(s, "")), maxClaimLen) }
 
-// noControls is s without its control characters (C0 and DEL).
+// noControls is s without its control characters (C0, DEL and C1).
 func noControls(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return -1
 		}
 		return r
 	}, s)
 }
 
+// splitScopes splits a scope claim at its spaces (RFC 6749 section 3.3:
+// a scope token holds no other separator, so no other whitespace splits).
+func splitScopes(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' })
+}
+
 // maxListLen bounds the scopes, groups or roles kept of a token.
 const maxListLen = 256
 
-func boundedAll(ss []string) []string {
+// exactly is the values of a claim that decides what a person may do
+// (scopes, groups, roles; the policy matches them exactly) that are
+// valid UTF-8 of at most maxClaimLen bytes without control characters:
+// another is dropped, never altered (into a value it is not).
+func exactly(ss []string) []string {
 	var out []string
 	for _, s := range ss {
 		if len(out) == maxListLen {
 			break
 		}
-		if b := bounded(s); b != "" {
-			out = append(out, b)
+		if s != "" && len(s) <= maxClaimLen && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -2,15 +2,23 @@ package resource_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,11 +83,8 @@ func TestGoodJWTGivesThePrincipal(t *testing.T) {
 		}
 		want := &codemode.Principal{Issuer: as.Issuer(), Subject: "alice-1", Name: "Alice", Email: "alice@example.com", ClientID: "cli",
 			Scopes: []string{"codemode:run", "codemode:approve"}, Groups: []string{"eng", "ops"}, Roles: []string{"approver"}, Token: codemode.Secret(tok)}
-		if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(codemode.Principal{}, "Claims")); diff != "" {
+		if diff := cmp.Diff(want, p); diff != "" {
 			t.Errorf("%s: principal (-want +got):\n%s", alg, diff)
-		}
-		if !json.Valid(p.Claims) || !strings.Contains(string(p.Claims), `"alice-1"`) {
-			t.Errorf("%s: Claims %s, want the token's claim set", alg, p.Claims)
 		}
 	}
 	// Hydra's JWTs name their scopes in scp, an array.
@@ -100,6 +105,10 @@ func TestBadTokensAreInvalid(t *testing.T) {
 	}
 	pub, _ := x509.MarshalPKIXPublicKey(&as.CurrentKey().RSA.PublicKey)
 	other := oauthtest.NewKey(as.CurrentKey().Kid) // another key under the published kid
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ name, token, reason string }{
 		{"another audience", as.SignJWT("RS256", map[string]any{"aud": "https://elsewhere.example/mcp"}), "another resource"},
 		{"no audience", as.SignJWT("RS256", map[string]any{"aud": nil}), "another resource"},
@@ -112,6 +121,10 @@ func TestBadTokensAreInvalid(t *testing.T) {
 		{"signed by a key not published", oauthtest.Sign(oauthtest.NewKey("stranger"), "ES256", claimsOf(t, good)), "does not publish"},
 		{"alg none", oauthtest.Sign(&oauthtest.Key{Kid: as.CurrentKey().Kid}, "none", claimsOf(t, good)), "algorithm"},
 		{"HMAC with the public key", hs256(t, pub, as.CurrentKey().Kid, claimsOf(t, good)), "algorithm"},
+		{"a kid naming a key of another type", oauthtest.Sign(&oauthtest.Key{Kid: as.CurrentKey().Kid, EC: p384}, "ES384", claimsOf(t, good)), "does not publish"},
+		{"aud a number", as.SignJWT("RS256", map[string]any{"aud": 42}), "expected types"},
+		{"exp a string", as.SignJWT("RS256", map[string]any{"exp": fmt.Sprint(time.Now().Add(time.Hour).Unix())}), "expected types"},
+		{"iss an array", as.SignJWT("RS256", map[string]any{"iss": []string{as.Issuer()}}), "expected types"},
 		{"characters outside b64token", "abc def", "b64token"},
 		{"too long", strings.Repeat("a", resource.MaxTokenLen+1), "over"},
 	} {
@@ -323,5 +336,358 @@ func TestIntrospectionCacheIsBounded(t *testing.T) {
 	}
 	if n := as.HitsOf("/introspect"); n <= len(toks) {
 		t.Errorf("%d introspections for %d tokens asked about twice with room for %d, want more than %d", n, len(toks), resource.CacheSize, len(toks))
+	}
+}
+
+// flakyIssuer is an issuer on 127.0.0.1 whose JWK Set answers 500 while
+// failing is set, and the keys of key otherwise; it counts the fetches of
+// its keys. Its introspection endpoint answers every token inactive.
+type flakyIssuer struct {
+	srv     *httptest.Server
+	key     *oauthtest.Key
+	failing atomic.Bool
+	fetches atomic.Int32
+	// cancel, when set, is called by a fetch of the keys or an
+	// introspection, which then waits for the client to give up.
+	cancel atomic.Pointer[context.CancelFunc]
+	// more are keys the JWK Set publishes besides key's (set before use).
+	more []map[string]string
+	// hold, when set, makes a fetch of the keys send on it, then wait for
+	// it to be closed before answering.
+	hold atomic.Pointer[chan struct{}]
+}
+
+func newFlakyIssuer(t *testing.T, more ...map[string]string) *flakyIssuer {
+	f := &flakyIssuer{key: oauthtest.NewKey("k1"), more: more}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": f.srv.URL, "jwks_uri": f.srv.URL + "/jwks", "introspection_endpoint": f.srv.URL + "/introspect"})
+		case "/jwks", "/introspect":
+			_ = r.ParseForm() // (the server sees the client go only once the body is read)
+			if r.URL.Path == "/jwks" {
+				f.fetches.Add(1)
+				if hold := f.hold.Swap(nil); hold != nil {
+					*hold <- struct{}{}
+					<-*hold
+				}
+			}
+			if cancel := f.cancel.Swap(nil); cancel != nil {
+				(*cancel)()
+				<-r.Context().Done()
+				return
+			}
+			if r.URL.Path == "/introspect" {
+				_, _ = w.Write([]byte(`{"active": false}`))
+				return
+			}
+			if f.failing.Load() {
+				http.Error(w, "down", http.StatusInternalServerError)
+				return
+			}
+			b64 := base64.RawURLEncoding.EncodeToString
+			_ = json.NewEncoder(w).Encode(map[string]any{"keys": append([]map[string]string{{"kty": "EC", "kid": f.key.Kid, "crv": "P-256",
+				"x": b64(f.key.EC.X.FillBytes(make([]byte, 32))), "y": b64(f.key.EC.Y.FillBytes(make([]byte, 32)))}}, f.more...)})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *flakyIssuer) token(now time.Time) string {
+	return oauthtest.Sign(f.key, "ES256", map[string]any{"iss": f.srv.URL, "sub": "alice", "aud": "https://mcp.example/mcp", "exp": now.Add(2 * time.Hour).Unix()})
+}
+
+// Fetching the keys is rate-bound when it fails too: while the issuer's
+// JWK Set cannot be fetched, tokens do not each fetch it (nor, in a
+// burst, wait for one fetch after another), neither before the keys were
+// ever fetched nor when keys past KeysMaxAge are fetched again (the old
+// keys serve meanwhile).
+func TestFailingKeyFetchesAreRateBound(t *testing.T) {
+	f := newFlakyIssuer(t)
+	f.failing.Store(true)
+	clk := &clock{now: time.Now()}
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	tok := f.token(clk.Now())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := v.Validate(context.Background(), tok); err == nil || errors.Is(err, resource.ErrInvalid) {
+				t.Errorf("the keys cannot be fetched: %v; want an error that is not ErrInvalid", err)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := v.Validate(context.Background(), tok); err == nil || errors.Is(err, resource.ErrInvalid) {
+		t.Errorf("again: %v; want an error that is not ErrInvalid", err)
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches of failing keys by 9 tokens within RefetchInterval, want 1", n)
+	}
+	clk.advance(resource.RefetchInterval)
+	f.failing.Store(false)
+	before := f.fetches.Load()
+	if _, err := v.Validate(context.Background(), tok); err != nil || f.fetches.Load() != before+1 {
+		t.Fatalf("past RefetchInterval, the keys back: %v, %d fetches; want the token good and one more fetch", err, f.fetches.Load()-before)
+	}
+	clk.advance(resource.KeysMaxAge)
+	before = f.fetches.Load()
+	f.failing.Store(true)
+	tok = f.token(clk.Now())
+	for range 3 {
+		if _, err := v.Validate(context.Background(), tok); err != nil {
+			t.Errorf("keys past KeysMaxAge that cannot be fetched again: %v; want the old keys used", err)
+		}
+	}
+	if n := f.fetches.Load() - before; n != 1 {
+		t.Errorf("%d fetches by 3 tokens with keys past KeysMaxAge and the issuer failing, want 1", n)
+	}
+}
+
+// A request whose client gives up while the Validator reads the issuer's
+// metadata or keys is no failure of the issuer: the next token does not
+// get that request's error for RefetchInterval, it asks again.
+func TestACallerGivingUpIsNotTheIssuerFailing(t *testing.T) {
+	f := newFlakyIssuer(t)
+	clk := &clock{now: time.Now()}
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	tok := f.token(clk.Now())
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := v.Validate(gone, tok); !errors.Is(err, context.Canceled) {
+		t.Errorf("given up before the metadata: %v, want context.Canceled", err)
+	}
+	if _, err := v.Validate(context.Background(), tok); err != nil {
+		t.Errorf("the next token, after a caller gave up reading the metadata: %v", err)
+	}
+	clk.advance(resource.KeysMaxAge)
+	tok = f.token(clk.Now())
+	gone, cancel = context.WithCancel(context.Background())
+	f.cancel.Store(&cancel)
+	_, _ = v.Validate(gone, tok) // (given up while fetching keys past KeysMaxAge)
+	before := f.fetches.Load()
+	if _, err := v.Validate(context.Background(), tok); err != nil || f.fetches.Load() != before+1 {
+		t.Errorf("the next token, after a caller gave up fetching the keys: %v, %d fetches; want the keys fetched again",
+			err, f.fetches.Load()-before)
+	}
+}
+
+// A date claim beyond what a clock can say (or before 1970) is refused,
+// not wrapped around into the past: an nbf of 1e19 seconds is not "long
+// ago".
+func TestDatesOutOfRangeAreRefused(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	for _, c := range []map[string]any{{"nbf": 1e19}, {"nbf": 9.2e18}, {"exp": 1e19}, {"exp": -1}, {"nbf": "0"}, {"exp": "NaN"}} {
+		if _, err := v.Validate(context.Background(), as.SignJWT("RS256", c)); !errors.Is(err, resource.ErrInvalid) {
+			t.Errorf("%v: %v, want ErrInvalid", c, err)
+		}
+	}
+	exp := float64(time.Now().Add(time.Hour).UnixMilli()) / 1000
+	if _, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"exp": exp, "nbf": 0.5})); err != nil {
+		t.Errorf("fractional dates: %v", err)
+	}
+}
+
+// The sub, which names a person everywhere (runs, approvals, the audit,
+// refusals), is refused when it holds a control character (it is never
+// altered: two people must not become one).
+func TestASubWithControlCharactersIsRefused(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	for _, sub := range []string{"alice\n2026-11-28 INFO approved", "alice\x1b[2J", "alice\u009b31m", "bob\x00"} {
+		if _, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"sub": sub})); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "sub") {
+			t.Errorf("sub %q: %v, want ErrInvalid naming the sub", sub, err)
+		}
+	}
+}
+
+// Scopes, groups and roles decide what a person may do (policy matches
+// them exactly): a value that is not printable UTF-8 of at most 256
+// bytes is dropped, never altered into another (a scope
+// "codemode:\x01approve" is not codemode:approve), and scopes are split
+// at spaces only (RFC 6749's scope-token holds no other separator).
+func TestAuthorisingClaimsAreKeptExactlyOrDropped(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	long := strings.Repeat("g", 256)
+	p, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{
+		"scope":  "codemode:run codemode:\x01approve x\u00a0codemode:admin",
+		"groups": []string{"plat\x7fform", "ops", long + "x", "eng\u0085"},
+		"roles":  []string{"appro\x00ver", "viewer"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &codemode.Principal{Scopes: []string{"codemode:run", "x\u00a0codemode:admin"}, Groups: []string{"ops"}, Roles: []string{"viewer"}}
+	if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(codemode.Principal{}, "Issuer", "Subject", "Token")); diff != "" {
+		t.Errorf("principal (-want +got):\n%s", diff)
+	}
+}
+
+// An introspection answer of the wrong types (active "true", a string) or
+// over the size the server reads is refused and not cached: the issuer
+// misbehaves (an error that is not ErrInvalid, so 503), and it is asked
+// again about the next request.
+func TestOddIntrospectionAnswersAreRefused(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as, func(c *resource.Config) { c.ClientID = "codemode" })
+	for _, c := range []map[string]any{
+		{"active": "true", "sub": "bob", "aud": as.ServerURL()},
+		{"sub": "bob", "aud": as.ServerURL(), "exp": "4102444800"},
+		{"sub": "bob", "aud": as.ServerURL(), "padding": strings.Repeat("p", 2<<20)},
+	} {
+		tok := as.IssueOpaque(c)
+		before := as.HitsOf("/introspect")
+		for range 2 {
+			if _, err := v.Validate(context.Background(), tok); err == nil || errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), tok) {
+				t.Errorf("%.60v: %v; want an error, not ErrInvalid, without the token", c, err)
+			}
+		}
+		if n := as.HitsOf("/introspect") - before; n != 2 {
+			t.Errorf("%.60v: %d introspections for 2 requests, want 2 (nothing cached)", c, n)
+		}
+	}
+}
+
+// A token whose sub is "local" is refused: that subject is the local
+// user's (the command line on the server's machine, a server on stdio or
+// behind the static token, sharing the store), whose runs and decisions
+// a person at the issuer must not see or make as theirs. An ID token is
+// refused the same way.
+func TestTheLocalSubjectIsNotAnIssuers(t *testing.T) {
+	as := oauthtest.New(t)
+	v, _ := newValidator(t, as)
+	_, err := v.Validate(context.Background(), as.SignJWT("RS256", map[string]any{"sub": codemode.LocalSubject}))
+	if !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "local user") {
+		t.Errorf("sub %q: %v; want ErrInvalid saying it is the local user's", codemode.LocalSubject, err)
+	}
+}
+
+// An RSA key over 8192 bits in the issuer's JWK Set is skipped, so that
+// no token costs a verification with it (one with a 65,536-bit modulus
+// takes about 0.1 s of CPU, for any made-up signature).
+func TestHugeRSAKeysAreSkipped(t *testing.T) {
+	n := new(big.Int).Lsh(big.NewInt(1), 65535)
+	f := newFlakyIssuer(t, map[string]string{"kty": "RSA", "kid": "huge", "n": base64.RawURLEncoding.EncodeToString(n.Add(n, big.NewInt(1)).Bytes()), "e": "AQAB"})
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	h, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": "huge"})
+	c, _ := json.Marshal(map[string]any{"iss": f.srv.URL, "sub": "alice", "aud": "https://mcp.example/mcp", "exp": time.Now().Add(time.Hour).Unix()})
+	b64 := base64.RawURLEncoding.EncodeToString
+	forged := b64(h) + "." + b64(c) + "." + b64(make([]byte, 8192))
+	if _, err := v.Validate(context.Background(), forged); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "does not publish") {
+		t.Errorf("a token naming a 65,536-bit key: %v; want ErrInvalid, the key not published", err)
+	}
+}
+
+// An introspection endpoint that does not answer holds a request no
+// longer than its caller waits (and at most Timeout): the Validate
+// returns when the caller gives up, with an error that is not
+// ErrInvalid.
+func TestASlowIntrospectionEndsWithItsCaller(t *testing.T) {
+	f := newFlakyIssuer(t)
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", ClientID: "codemode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := v.Validate(context.Background(), "opaque-1"); !errors.Is(err, resource.ErrInvalid) {
+		t.Fatalf("an inactive token: %v, want ErrInvalid", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel.Store(&cancel)
+	if _, err := v.Validate(ctx, "opaque-2"); !errors.Is(err, context.Canceled) || errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), "opaque-2") {
+		t.Errorf("the caller gave up during the introspection: %v; want context.Canceled, not ErrInvalid, without the token", err)
+	}
+}
+
+// While keys past KeysMaxAge are fetched again from an issuer that is
+// slow to answer, the tokens whose key the old keys hold are not kept
+// waiting for it (until the fetch times out, as they were): only the
+// token that started the fetch waits.
+func TestASlowKeyFetchHoldsOnlyItsOwnToken(t *testing.T) {
+	f := newFlakyIssuer(t)
+	clk := &clock{now: time.Now()}
+	var log logBuffer
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp", Now: clk.Now,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := v.Validate(context.Background(), f.token(clk.Now())); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(resource.KeysMaxAge)
+	tok := f.token(clk.Now())
+	hold := make(chan struct{})
+	f.hold.Store(&hold)
+	first := make(chan error, 1)
+	go func() {
+		_, err := v.Validate(context.Background(), tok)
+		first <- err
+	}()
+	<-hold // the first token's fetch is at the issuer
+	if _, err := v.Validate(context.Background(), tok); err != nil {
+		t.Errorf("during another's fetch, with the key held: %v", err)
+	}
+	if strings.Contains(log.String(), "cannot fetch the issuer's keys") {
+		t.Errorf("the second token waited for the first's fetch to time out: %s", log.String())
+	}
+	close(hold)
+	if err := <-first; err != nil {
+		t.Errorf("the token that fetched: %v", err)
+	}
+}
+
+// logBuffer is a log's text, written and read concurrently.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A JWK Set over the size the server reads (1 MiB) is a failure to fetch
+// the keys, not an invalid token, and is not read again at once.
+func TestAHugeKeySetIsRefused(t *testing.T) {
+	f := newFlakyIssuer(t, map[string]string{"kty": "oct", "k": strings.Repeat("A", 2<<20)})
+	v, err := resource.New(resource.Config{Issuer: f.srv.URL, Audience: "https://mcp.example/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for range 2 {
+		if _, err := v.Validate(context.Background(), f.token(time.Now())); err == nil || errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "over") {
+			t.Errorf("a 2 MiB JWK Set: %v; want a failure to fetch the keys (over the bound), not ErrInvalid", err)
+		}
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches of a huge JWK Set by 2 tokens, want 1", n)
 	}
 }

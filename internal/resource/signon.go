@@ -39,7 +39,7 @@ func (v *Validator) VerifyIDToken(ctx context.Context, raw, clientID, nonce stri
 		return IDToken{}, fmt.Errorf("%w: the ID token is not a signed JWT", ErrInvalid)
 	}
 	var c idClaims
-	if _, err := v.verify(ctx, raw, h, "ID token", &c); err != nil {
+	if err := v.verify(ctx, raw, h, "ID token", &c); err != nil {
 		return IDToken{}, err
 	}
 	if err := v.checkIdentity(&c, "ID token", true); err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -15,18 +17,26 @@ import (
 // Compile compiles a JSON Schema decoded by jsonschema.UnmarshalJSON (or
 // jsonref.Decode: numbers as json.Number), with an ECMAScript regex engine
 // (real schemas use lookahead) and no loader: remote and file references
-// are refused rather than fetched.
+// are refused rather than fetched. Validate the schema with Validate or
+// Check, which bound the time its patterns take (patternBudget), not with
+// its own Validate.
 func Compile(doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{})
-	c.UseRegexpEngine(ecmaRegexp)
-	const loc = "codemode-input.json"
+	p := &patterns{}
+	c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) { return p.compile(s) })
+	// An absolute URL of no file: a relative one would be resolved
+	// against the working directory, which errors would then name.
+	const loc = "codemode-mcp:///input.json"
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, fmt.Errorf("add schema: %w", err)
 	}
 	sch, err := c.Compile(loc)
 	if err != nil {
 		return nil, fmt.Errorf("compile schema: %w", err)
+	}
+	if p.used.Load() {
+		sch.Extensions = append(sch.Extensions, p) // where Check finds it
 	}
 	return sch, nil
 }
@@ -58,10 +68,37 @@ func Validate(sch *jsonschema.Schema, what string, inst any) error {
 	if sch == nil {
 		return nil
 	}
-	if err := sch.Validate(inst); err != nil {
+	if err := Check(sch, inst); err != nil {
 		return fmt.Errorf("invalid %s:\n- %s", what, strings.Join(Violations(err), "\n- "))
 	}
 	return nil
+}
+
+// Check validates inst against sch as sch.Validate does, within the time
+// budget of its patterns: a *jsonschema.ValidationError, nil, or
+// errPatternsOutOfTime when its patterns took more than patternBudget in
+// all (the value is refused: a match stopped is no answer, and a failed
+// match within "not" would let it through). Validations of one schema
+// take turns, as the budget is the schema's patterns'; a schema without
+// patterns is validated as it is.
+func Check(sch *jsonschema.Schema, inst any) error {
+	var p *patterns
+	for _, e := range sch.Extensions {
+		if x, ok := e.(*patterns); ok {
+			p = x
+		}
+	}
+	if p == nil {
+		return sch.Validate(inst)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deadline, p.out = time.Now().Add(patternBudget), false
+	err := sch.Validate(inst)
+	if p.out {
+		return errPatternsOutOfTime
+	}
+	return err
 }
 
 // Decode validates raw JSON (absent or null: {}) against sch (see
@@ -89,25 +126,61 @@ func Decode[In any](sch *jsonschema.Schema, what string, raw json.RawMessage) (*
 	return in, nil
 }
 
-// regexMatchTimeout bounds one pattern match, so a catastrophic pattern in a
-// tool's schema cannot stall a call.
-const regexMatchTimeout = time.Second
+// patternBudget bounds the time the patterns of one validation take in
+// all: a pattern in a tool's schema that backtracks catastrophically
+// would otherwise cost up to its match time-out for every string of the
+// arguments, and hold the call (and its run) that long.
+const patternBudget = time.Second
 
-// ecmaRegexp compiles JSON Schema patterns as ECMAScript regexes.
-func ecmaRegexp(s string) (jsonschema.Regexp, error) {
+var errPatternsOutOfTime = fmt.Errorf("the schema's patterns took more than %s to check the value (one backtracks catastrophically on it); it is refused", patternBudget)
+
+// patterns are the ECMAScript patterns of one compiled schema, and the
+// budget of the validation using them (see Check). It is an extension of
+// the schema's root, which checks nothing, so that Check finds it.
+type patterns struct {
+	used atomic.Bool // it compiled a pattern
+	mu   sync.Mutex  // held by the validation using the patterns
+	// guarded by mu
+	deadline time.Time // when the validation's budget ends
+	out      bool      // a match ran out of the budget
+}
+
+func (*patterns) Validate(*jsonschema.ValidatorContext, any) {}
+
+// compile compiles a JSON Schema pattern as an ECMAScript regex.
+func (p *patterns) compile(s string) (jsonschema.Regexp, error) {
 	re, err := regexp2.Compile(s, regexp2.ECMAScript)
 	if err != nil {
 		return nil, err
 	}
-	re.MatchTimeout = regexMatchTimeout
-	return (*ecmaRe)(re), nil
+	p.used.Store(true)
+	return &ecmaRe{re: re, p: p}, nil
 }
 
-type ecmaRe regexp2.Regexp
+// ecmaRe is a pattern of a compiled schema; it matches only within Check,
+// which holds p.mu.
+type ecmaRe struct {
+	re *regexp2.Regexp
+	p  *patterns
+}
 
+// MatchString reports whether s matches, within what is left of the
+// validation's budget; past it, or when the match runs out of it, the
+// validation is out of time, and this and every later match say no.
 func (re *ecmaRe) MatchString(s string) bool {
-	ok, err := (*regexp2.Regexp)(re).MatchString(s)
-	return err == nil && ok
+	p := re.p
+	left := time.Until(p.deadline)
+	if p.out || left <= 0 {
+		p.out = true
+		return false
+	}
+	re.re.MatchTimeout = left
+	ok, err := re.re.MatchString(s)
+	if err != nil {
+		p.out = true
+		return false
+	}
+	return ok
 }
 
-func (re *ecmaRe) String() string { return (*regexp2.Regexp)(re).String() }
+func (re *ecmaRe) String() string { return re.re.String() }

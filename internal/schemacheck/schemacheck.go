@@ -11,6 +11,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
 
 // Violations returns one line per leaf of a validation error,
@@ -91,7 +93,7 @@ func comparePointers(a, b string) int {
 	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
 	for i := 0; i < len(as) && i < len(bs); i++ {
 		x, y := as[i], bs[i]
-		if isIndex(x) && isIndex(y) && len(x) != len(y) {
+		if jsonref.IsIndex(x) && jsonref.IsIndex(y) && len(x) != len(y) {
 			return cmp.Compare(len(x), len(y))
 		}
 		if c := strings.Compare(x, y); c != 0 {
@@ -99,18 +101,4 @@ func comparePointers(a, b string) int {
 		}
 	}
 	return cmp.Compare(len(as), len(bs))
-}
-
-// isIndex reports whether a pointer token is an array index: digits, no
-// leading zero (so equal lengths compare as numbers by their text).
-func isIndex(s string) bool {
-	if s == "" || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }

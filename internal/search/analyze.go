@@ -9,7 +9,8 @@ import (
 // letter or a digit (spaces, punctuation, snake_case, kebab-case, dots,
 // slashes) and at camelCase boundaries: "getSum", "get_sum", "get-sum" and
 // "issues/get" give get, sum and issues, get. "HTTPServer" gives http,
-// server.
+// server. A combining mark stays with its letter (an accent written as
+// "e" and U+0301, a Devanagari vowel sign).
 func Words(s string) []string {
 	var out []string
 	start := -1
@@ -21,6 +22,9 @@ func Words(s string) []string {
 	}
 	var prev rune
 	for i, c := range s {
+		if start >= 0 && unicode.IsMark(c) {
+			continue // a combining mark belongs to its letter (and is not prev)
+		}
 		if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
 			flush(i)
 			prev = c

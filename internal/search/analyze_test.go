@@ -100,3 +100,18 @@ func TestRoot(t *testing.T) {
 		}
 	}
 }
+
+// A combining mark is part of its word: a decomposed accent ("e" and
+// U+0301) and the vowel signs of Devanagari do not split words.
+func TestWordsKeepCombiningMarks(t *testing.T) {
+	for in, want := range map[string][]string{
+		"cafe\u0301 menu":     {"cafe\u0301", "menu"},
+		"re\u0301sume\u0301s": {"re\u0301sume\u0301s"},
+		"नमस्ते दुनिया":       {"नमस्ते", "दुनिया"},
+		"getCafe\u0301Menu":   {"get", "cafe\u0301", "menu"},
+	} {
+		if diff := cmp.Diff(want, Words(in)); diff != "" {
+			t.Errorf("Words(%q) (-want +got):\n%s", in, diff)
+		}
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/evict"
 )
 
 // Defaults: 10 wrong tokens at once, then one every 6 s (10 a minute).
@@ -75,7 +77,7 @@ func New(burst int, every time.Duration, now func() time.Time) *Failures {
 // how many seconds until it may (at least 1, for a Retry-After header).
 // Call it before checking what the client sent.
 func (f *Failures) Allow(remoteAddr string) (ok bool, retryAfter int) {
-	key := addrKey(remoteAddr)
+	key := Client(remoteAddr)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := f.addrs[key]
@@ -93,13 +95,19 @@ func (f *Failures) Allow(remoteAddr string) (ok bool, retryAfter int) {
 
 // Fail records a failed attempt of the client at remoteAddr.
 func (f *Failures) Fail(remoteAddr string) {
-	key := addrKey(remoteAddr)
+	key := Client(remoteAddr)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now()
 	b := f.addrs[key]
 	if b == nil {
-		f.makeRoom(now)
+		// Room for one more: the buckets that have refilled go (they say
+		// nothing an absent one does not), else the one that failed least
+		// recently.
+		evict.MakeRoom(f.addrs, maxAddrs, func(b *bucket) bool {
+			f.refill(b, now)
+			return b.tokens >= f.burst
+		}, func(b *bucket) time.Time { return b.last })
 		b = &bucket{tokens: f.burst, at: now}
 		f.addrs[key] = b
 	}
@@ -141,33 +149,11 @@ func (f *Failures) refill(b *bucket, now time.Time) {
 	}
 }
 
-// makeRoom forgets addresses when maxAddrs are remembered: those whose
-// bucket is full again, else the one that failed least recently.
-func (f *Failures) makeRoom(now time.Time) {
-	if len(f.addrs) < maxAddrs {
-		return
-	}
-	var oldest netip.Prefix
-	var oldestAt time.Time
-	for k, b := range f.addrs {
-		f.refill(b, now)
-		if b.tokens >= f.burst {
-			delete(f.addrs, k)
-			continue
-		}
-		if oldestAt.IsZero() || b.last.Before(oldestAt) {
-			oldest, oldestAt = k, b.last
-		}
-	}
-	if len(f.addrs) >= maxAddrs {
-		delete(f.addrs, oldest)
-	}
-}
-
-// addrKey is the client a remote address stands for: its IPv4 address, or
+// Client is the client a remote address (an http.Request's RemoteAddr)
+// stands for, as Failures counts them: its IPv4 address, or
 // the /64 network of an IPv6 address (one host commonly has a whole /64 to
 // pick addresses from). An address that does not parse is its own key.
-func addrKey(remoteAddr string) netip.Prefix {
+func Client(remoteAddr string) netip.Prefix {
 	ap, err := netip.ParseAddrPort(remoteAddr)
 	var a netip.Addr
 	if err == nil {

@@ -63,12 +63,12 @@ func TestAddrKey(t *testing.T) {
 		{"[fe80::1%eth0]:1", "[fe80::2]:1"},
 	}
 	for _, p := range same {
-		if addrKey(p[0]) != addrKey(p[1]) {
+		if Client(p[0]) != Client(p[1]) {
 			t.Errorf("%s and %s are different clients; want one", p[0], p[1])
 		}
 	}
 	for _, p := range [][2]string{{"[2001:db8:1:2::1]:443", "[2001:db8:1:3::1]:443"}, {"192.0.2.7:1", "192.0.2.8:1"}} {
-		if addrKey(p[0]) == addrKey(p[1]) {
+		if Client(p[0]) == Client(p[1]) {
 			t.Errorf("%s and %s are one client; want two", p[0], p[1])
 		}
 	}
@@ -149,5 +149,43 @@ func TestConcurrentUse(t *testing.T) {
 		if ok, _ := f.Allow(fmt.Sprintf("192.0.2.%d:1", i)); ok {
 			t.Errorf("192.0.2.%d failed 100 times and is not limited", i)
 		}
+	}
+}
+
+// The invariant under concurrency: an address's allowed failures are at
+// most Burst plus one per Every elapsed, plus one for each other attempt
+// in flight between its Allow and its Fail (an Allow reserves nothing, so
+// concurrent attempts may take the bucket below zero; they are paid back
+// by a longer wait). G goroutines attack one address while the clock
+// moves on between rounds (run with -race).
+func TestConcurrentAttemptsStayWithinTheRate(t *testing.T) {
+	const burst, rounds, goroutines = 5, 20, 8
+	c := fixture.NewClock()
+	f := New(burst, time.Minute, c.Now)
+	allowed := 0
+	for range rounds {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				for range 50 {
+					if ok, secs := f.Allow("198.51.100.7:4242"); !ok {
+						if secs < 1 {
+							t.Errorf("refused with Retry-After %d", secs)
+						}
+						continue
+					}
+					mu.Lock()
+					allowed++
+					mu.Unlock()
+					f.Fail("198.51.100.7:4242")
+				}
+			})
+		}
+		wg.Wait()
+		c.Advance(3 * time.Minute)
+	}
+	if most := burst + 3*(rounds-1) + goroutines - 1; allowed > most || allowed < burst {
+		t.Errorf("%d failed attempts allowed in %d rounds, want between %d and %d", allowed, rounds, burst, most)
 	}
 }

@@ -1,10 +1,9 @@
 package truncate
 
 import (
+	"math"
+	"slices"
 	"sort"
-	"unicode/utf8"
-
-	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
 // Thresholds for keeping entries of an array (or console lines) or an
@@ -18,83 +17,139 @@ const (
 	minShare    = 32 // … nor below 32 characters, where room allows
 )
 
-// fit returns n cut to measure at most max(b, n.min).
-func fit(n *node, b int) *node {
+// fit appends to f.out the JSON value v cut to measure at most max(b,
+// v.min). chain, when not empty, holds v's heavy descendants measured
+// already (see plan).
+func (f *fitter) fit(v value, b int, chain []value) {
 	switch {
-	case n.size <= b:
-		return n
-	case b <= n.min:
-		return minimal(n)
+	case v.size <= b || v.min >= v.size:
+		f.appendWhole(v)
+	case b <= v.min:
+		f.appendMinimal(v)
+	case v.kind == kindArr || v.kind == kindObj:
+		f.fitSeq(v, b, chain)
+	default: // a string or a very long number
+		f.out = f.appendHead(append(f.out, '"'), v, b)
+		f.out = append(f.out, '"')
 	}
-	switch n.kind {
-	case kindStr, kindNum:
-		return cutString(n.text, b)
-	case kindArr, kindObj, kindLogs:
-		return fitSeq(n, b)
-	}
-	return n
 }
 
-// minimal returns the smallest form of n: a container's marker alone, a
-// string's (or very long number's) marker alone, a literal as it is.
-func minimal(n *node) *node {
-	if n.min >= n.size {
-		return n
+// fitSeq appends the array or object v cut to b, which lies between its
+// min and its size: its head entries that plan keeps, each cut to its
+// share, then the marker entry for the others.
+func (f *fitter) fitSeq(v value, b int, chain []value) {
+	mark := len(f.kids)
+	kept, c, chain := f.plan(v, b, chain)
+	open, end := byte('['), byte(']')
+	if v.kind == kindObj {
+		open, end = '{', '}'
 	}
-	switch n.kind {
-	case kindStr, kindNum:
-		return stringNode(stringMarker(utf8.RuneCountInString(n.text)))
-	case kindArr, kindObj, kindLogs:
-		out := &node{kind: n.kind, markerKey: n.markerKey, dropped: len(n.kids) + n.dropped}
-		out.measureSeq()
-		return out
-	}
-	return n
-}
-
-// cutString keeps the head of s that fits b with the marker counting the
-// characters dropped. b exceeds the marker-only measure.
-func cutString(s string, b int) *node {
-	runes := utf8.RuneCountInString(s)
-	// The marker of the whole length is at least as long as the final one.
-	avail := b - stringMinSize(runes)
-	used, end, kept := 0, 0, 0
-	for end < len(s) {
-		r, size := utf8.DecodeRuneInString(s[end:])
-		c := jsontext.CharLen(r, size)
-		if used+c > avail {
-			break
+	f.out = append(f.out, open)
+	for i, kid := range kept {
+		if i > 0 {
+			f.out = append(f.out, ',')
 		}
-		used += c
-		end += size
-		kept++
+		if v.kind == kindObj {
+			f.appendString(kid.key)
+			f.out = append(f.out, ':')
+		}
+		var sub []value
+		if len(chain) > 0 && chain[0].pos == kid.pos {
+			sub = chain[1:]
+		}
+		f.fit(kid, kid.capped(c), sub)
 	}
-	return stringNode(s[:end] + stringMarker(runes-kept))
+	if d := v.n - len(kept); d > 0 {
+		if len(kept) > 0 {
+			f.out = append(f.out, ',')
+		}
+		f.appendMarker(v, d)
+	}
+	f.out = append(f.out, end)
+	f.kids = f.kids[:mark]
 }
 
-// fitSeq cuts an array, object or logs node to b, which lies between its
-// min and its size: it chooses how many head entries to keep, then shares
-// the room among them so the largest are cut first.
-func fitSeq(n *node, b int) *node {
+// fitLogs returns the console lines of logs cut to b: its head lines that
+// plan keeps, each cut to its share, then the marker line for the others.
+func (f *fitter) fitLogs(logs value, b int) []string {
+	mark := len(f.kids)
+	var kept []value
+	c := 0
+	switch {
+	case logs.size <= b || logs.min >= logs.size:
+		kept, c = make([]value, len(f.lines)), math.MaxInt
+		for i, l := range f.lines {
+			kept[i] = lineValue(l, i)
+		}
+	case b > logs.min:
+		kept, c, _ = f.plan(logs, b, nil)
+	}
+	out := make([]string, 0, len(kept)+1)
+	for _, kid := range kept {
+		out = append(out, f.cutLine(kid, kid.capped(c)))
+	}
+	if d := len(f.lines) - len(kept) + f.dropped; d > 0 {
+		out = append(out, logs.markerValue(d))
+	}
+	f.kids = f.kids[:mark]
+	return out
+}
+
+// plan chooses how many head entries of v to keep within b, which lies
+// between its min and its size, and the cap c of their shares, so that
+// the largest are cut first. It measures the entries one by one from the
+// head and stops at the first that could not be kept, so it holds only
+// entries that can be shown, never a long tail. The kept entries are on
+// f.kids until the caller takes them off.
+//
+// A container cut within a container cut reads its entries again; what
+// keeps that from costing the depth of nesting over again is the chain of
+// v's heavy descendants, each longer than half the text of the container
+// whose plan measured them: plan passes chain[1:] to the entry that is
+// chain[0], which skips measuring that entry again, and when it has none
+// it gathers one while it measures. Every byte is then measured again
+// only where it lies in a lighter half, a logarithmic number of times.
+func (f *fitter) plan(v value, b int, chain []value) (kept []value, c int, heavy []value) {
 	inner := b - 2
-	total := len(n.kids)
+	total, dropped := v.n, 0
+	if v.kind == kindLogs {
+		dropped = f.dropped
+	}
 	share := arrayShare
-	if n.kind == kindObj {
+	if v.kind == kindObj {
 		share = objectShare
 	}
 	floor := max(minShare, inner/share)
-
 	// overhead(k): commas and the marker entry when k entries are kept.
-	overhead := func(k int) int { return n.overhead(k, total-k+n.dropped) }
+	overhead := func(k int) int { return v.overhead(k, total-k+dropped) }
+
+	record := len(chain) == 0 && v.kind != kindLogs
+	if record {
+		f.thr = (v.end - v.pos) / 2
+	}
 	// Keep the most entries such that each gets at least the floor (or its
 	// whole size when smaller); failing that, one entry if it fits at all.
+	// An entry whose min does not fit after the ones before it at their
+	// mins ends the search: no later count can fit.
+	mark := len(f.kids)
 	kFloor, one := 0, false
 	sumFloor, sumMin := 0, 0
+	cur := f.first(v)
 	for k := 0; k <= total; k++ {
 		if k > 0 {
-			kid, key := n.kids[k-1], n.keySize(k-1)
-			sumFloor += key + kid.capped(floor)
-			sumMin += key + kid.min
+			var kid value
+			kid, cur = f.entry(v, cur, chain)
+			if len(f.kids) == cap(f.kids) {
+				// Doubled, not by append's quarters: what it allocates
+				// over all stays within twice what it holds.
+				f.kids = append(make([]value, 0, 2*cap(f.kids)), f.kids...)
+			}
+			f.kids = append(f.kids, kid)
+			sumFloor += kid.keySize + kid.capped(floor)
+			sumMin += kid.keySize + kid.min
+			if sumMin+k-1 > inner {
+				break
+			}
 		}
 		// Not monotonic: keeping every entry drops the marker.
 		o := overhead(k)
@@ -105,53 +160,72 @@ func fitSeq(n *node, b int) *node {
 			kFloor = k
 		}
 	}
+	heavy = chain
+	if record {
+		heavy, f.rec, f.thr = f.rec, nil, math.MaxInt // the entries' to keep
+		slices.Reverse(heavy)                         // scan gathers them innermost first
+	}
 	k := kFloor
 	if k == 0 && one {
 		k = 1
 	}
-
+	f.kids = f.kids[:mark+k]
+	kept = f.kids[mark:]
 	room := inner - overhead(k)
-	for i := range k {
-		room -= n.keySize(i)
+	for _, kid := range kept {
+		room -= kid.keySize
 	}
-	c := waterLevel(n.kids[:k], room)
-	out := &node{kind: n.kind, markerKey: n.markerKey, dropped: total - k + n.dropped}
-	out.kids = make([]*node, k)
-	for i, kid := range n.kids[:k] {
-		out.kids[i] = fit(kid, kid.capped(c))
-	}
-	if n.kind == kindObj {
-		out.keys, out.keySizes = n.keys[:k], n.keySizes[:k]
-	}
-	out.measureSeq()
-	return out
+	return kept, waterLevel(kept, room), heavy
 }
 
-// capped is n's share of room under the cap c: its measure up to c, but
-// never less than its min.
-func (n *node) capped(c int) int { return min(n.size, max(n.min, c)) }
-
-// keySize is the measure of entry i's key and colon (0 outside objects).
-func (n *node) keySize(i int) int {
-	if n.kind != kindObj {
+// first returns where v's first entry is read from: an index into f.src,
+// or into f.lines for the logs.
+func (f *fitter) first(v value) int {
+	if v.kind == kindLogs {
 		return 0
 	}
-	return n.keySizes[i]
+	return space(f.src, v.pos+1)
 }
 
-// waterLevel returns the largest cap c such that the kids, each given
-// capped(c), fit in room; kids are never given less than their min, so the
-// sum may exceed room when the mins do. Fit shares its budget between a
-// result and its logs the same way, so the larger is cut first.
-func waterLevel(kids []*node, room int) int {
+// entry measures the entry of v at cur (see first) and returns where the
+// next is read from. An entry that is chain[0] is taken from it.
+func (f *fitter) entry(v value, cur int, chain []value) (value, int) {
+	if v.kind == kindLogs {
+		return lineValue(f.lines[cur], cur), cur + 1
+	}
+	key, keySize := 0, 0
+	if v.kind == kindObj {
+		key = cur
+		keySize, _, cur = f.scanString(cur)
+		keySize++                   // the colon
+		cur = space(f.src, cur) + 1 // past the colon
+	}
+	var kid value
+	if cur = space(f.src, cur); len(chain) > 0 && chain[0].pos == cur {
+		kid = chain[0]
+	} else {
+		kid, _ = f.scan(cur, 0) // its depth was checked when v was measured
+	}
+	kid.key, kid.keySize = key, keySize
+	if cur = space(f.src, kid.end); f.src[cur] == ',' {
+		cur = space(f.src, cur+1)
+	}
+	return kid, cur
+}
+
+// waterLevel returns the largest cap c such that the values, each given
+// capped(c), fit in room; values are never given less than their min, so
+// the sum may exceed room when the mins do. Fit shares its budget between
+// a result and its logs the same way, so the larger is cut first.
+func waterLevel(vs []value, room int) int {
 	hi := 0
-	for _, k := range kids {
-		hi = max(hi, k.size)
+	for _, v := range vs {
+		hi = max(hi, v.size)
 	}
 	sum := func(c int) int {
 		s := 0
-		for _, k := range kids {
-			s += k.capped(c)
+		for i := range vs {
+			s += vs[i].capped(c)
 		}
 		return s
 	}

@@ -30,8 +30,13 @@ package truncate
 
 import (
 	"encoding/json"
+	"math"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
 // Slack bounds the measure of the smallest form Fit can produce, so output
@@ -46,34 +51,68 @@ const Slack = 100
 // sandbox's own marker) is merged with the lines cut here into one marker.
 // A result that is not valid JSON is replaced by a JSON string of its text
 // (even when budget <= 0, which means no limit).
+//
+// What Fit allocates follows the budget, not the input: it measures the
+// result where it lies and holds only the entries that can be shown (see
+// fitter.plan), however many values the result has.
 func Fit(result json.RawMessage, logs []string, budget int) (json.RawMessage, []string) {
-	if len(result) > 0 && !json.Valid(result) {
-		result = encode(stringNode(string(result)))
-	}
-	if budget <= 0 {
+	text := len(result) > 0 && !json.Valid(result)
+	if budget <= 0 || upperBound(result, logs) <= budget {
+		if text {
+			result = jsontext.AppendString(nil, string(result))
+		}
 		return result, logs
 	}
-	if upperBound(result, logs) <= budget {
-		return result, logs
-	}
-	r, l := &none, &none
+	f := fitter{src: result, thr: math.MaxInt, kids: make([]value, 0, min(budget, len(result)+2*len(logs))/32+64)}
+	var r, l value // none measures 0
+	var chain []value
 	if len(result) > 0 {
-		r = parseOrString(result)
+		r, chain = f.root(text)
 	}
 	if len(logs) > 0 {
-		l = logsNode(logs)
+		l = f.logs(logs)
 	}
 	if r.size+l.size <= budget {
+		if text {
+			result = jsontext.AppendString(nil, string(result))
+		}
 		return result, logs
 	}
-	c := waterLevel([]*node{r, l}, budget)
+	c := waterLevel([]value{r, l}, budget)
 	if len(result) > 0 {
-		result = encode(fit(r, r.capped(c)))
+		f.out = make([]byte, 0, min(r.capped(c)+r.capped(c)/4, len(result)*2))
+		f.fit(r, r.capped(c), chain)
+		result = f.out
 	}
 	if len(logs) > 0 {
-		logs = encodeLogs(fit(l, l.capped(c)))
+		logs = f.fitLogs(l, l.capped(c))
 	}
 	return result, logs
+}
+
+// root measures the result, and the chain of its heavy descendants (see
+// fitter.plan). One nested deeper than maxDepth, or not JSON at all
+// (text), is taken as a string of its text.
+func (f *fitter) root(text bool) (value, []value) {
+	if !text {
+		f.thr = len(f.src) / 2
+		v, ok := f.scan(0, 0)
+		chain := f.rec
+		f.thr, f.rec = math.MaxInt, nil
+		if ok {
+			slices.Reverse(chain) // scan gathers them innermost first
+			return v, chain[1:]   // chain[0] is v
+		}
+	}
+	v := value{kind: kindText, end: len(f.src)}
+	size, n := 2, 0
+	for i := 0; i < len(f.src); n++ {
+		r, s, next := f.char(v, i)
+		size += jsontext.CharLen(r, s)
+		i = next
+	}
+	v.measureString(size, n)
+	return v, nil
 }
 
 // String cuts s so that its JSON encoding measures at most max(budget,
@@ -83,11 +122,9 @@ func String(s string, budget int) string {
 	if budget <= 0 || 6*len(s)+2 <= budget { // a character escapes to 6 at most
 		return s
 	}
-	return fit(stringNode(s), budget).text // s itself when it fits
+	f := fitter{lines: []string{s}}
+	return f.cutLine(lineValue(s, 0), budget) // s itself when it fits
 }
-
-// none stands for an absent result or logs: it measures 0.
-var none node
 
 // upperBound is a cheap bound on Size(result)+LogsSize(logs): no byte
 // escapes to more than six characters.
@@ -109,20 +146,39 @@ func upperBound(result json.RawMessage, logs []string) int {
 // console lines.
 var logMarker = regexp.MustCompile(`^… ([0-9]{1,18}) more log lines truncated$`)
 
-// logsNode builds the node of console lines; a final sandbox marker becomes
-// the node's count of lines already dropped.
-func logsNode(logs []string) *node {
-	dropped := 0
-	if m := logMarker.FindStringSubmatch(logs[len(logs)-1]); m != nil {
+// logs measures the console lines; the sandbox's marker becomes the
+// count of lines already dropped. The sandbox drops every line after the
+// first it drops, so its marker is last but for warnings ("[warn] "
+// lines: the sandbox's notes, the runtime's), which stay after the lines
+// kept.
+func (f *fitter) logs(logs []string) value {
+	i := len(logs) - 1
+	for i > 0 && strings.HasPrefix(logs[i], "[warn] ") {
+		i--
+	}
+	if m := logMarker.FindStringSubmatch(logs[i]); m != nil {
 		if d, err := strconv.Atoi(m[1]); err == nil {
-			dropped = d
-			logs = logs[:len(logs)-1]
+			f.dropped = d
+			if i == len(logs)-1 {
+				logs = logs[:i]
+			} else { // a copy: the caller's lines stay as they are
+				logs = append(logs[:i:i], logs[i+1:]...)
+			}
 		}
 	}
-	n := &node{kind: kindLogs, kids: make([]*node, len(logs)), dropped: dropped}
+	f.lines = logs
+	v := value{kind: kindLogs, n: len(logs)}
+	size := 0
 	for i, l := range logs {
-		n.kids[i] = stringNode(l)
+		size += lineValue(l, i).size
 	}
-	n.measureSeq()
-	return n
+	v.measureSeq(len(logs), size, f.dropped)
+	return v
+}
+
+// lineValue measures the console line l, line i of its fitter.
+func lineValue(l string, i int) value {
+	v := value{kind: kindLine, pos: i}
+	v.measureString(strSize(l))
+	return v
 }

@@ -3,10 +3,12 @@ package truncate
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -84,6 +86,10 @@ func TestFitLogs(t *testing.T) {
 			[]string{"line 0", "line 1", "… 1008 more log lines truncated"}},
 		{"sandbox marker kept when nothing more is cut", `1`, []string{"a", "… 3 more log lines truncated"}, 1000, `1`,
 			[]string{"a", "… 3 more log lines truncated"}},
+		// The sandbox's notes and the runtime's warnings come after its
+		// marker: its count is not lost when lines are cut.
+		{"merges the sandbox marker before notes", ``, append(lines(10), "… 1000 more log lines truncated", "[warn] a call was still in flight"), 60, ``,
+			[]string{"line 0", "line 1", "… 1009 more log lines truncated"}},
 		{"long line cut", ``, []string{ten}, 50, ``, []string{"abcdefghijabcdefghijabc…[truncated 977 chars]"}},
 		{"small logs kept, large result cut", q(ten), []string{"hello", "world"}, 100,
 			`"abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefgh…[truncated 942 chars]"`, []string{"hello", "world"}},
@@ -167,7 +173,8 @@ func TestStringEncodingMatchesMarshal(t *testing.T) {
 		if got := jsontext.AppendString(nil, s); string(got) != string(want) {
 			t.Errorf("AppendString(%q) = %s, want %s", s, got, want)
 		}
-		if got, want := strSize(s), utf8.RuneCount(want); got != want {
+		if got, _ := strSize(s); got != utf8.RuneCount(want) {
+			want := utf8.RuneCount(want)
 			t.Errorf("strSize(%q) = %d, want %d", s, got, want)
 		}
 	}
@@ -175,20 +182,20 @@ func TestStringEncodingMatchesMarshal(t *testing.T) {
 
 // Marker sizes are computed arithmetically; they must match the text.
 func TestMarkerSizes(t *testing.T) {
-	obj := &node{kind: kindObj, markerKey: "……"}
-	for _, n := range []*node{{kind: kindArr}, {kind: kindLogs}, obj} {
+	for _, v := range []value{{kind: kindArr}, {kind: kindLogs}, {kind: kindObj, ellipses: 2}} {
 		for _, d := range []int{1, 2, 9, 10, 99, 100, 12345, 1 << 40} {
-			want := strSize(n.markerValue(d))
-			if n.kind == kindObj {
-				want += strSize(n.markerKey) + 1
+			want, _ := strSize(v.markerValue(d))
+			if v.kind == kindObj {
+				k, _ := strSize(v.markerKey())
+				want += k + 1
 			}
-			if got := n.markerSize(d); got != want {
-				t.Errorf("kind %d: markerSize(%d) = %d, want %d (%q)", n.kind, d, got, want, n.markerValue(d))
+			if got := v.markerSize(d); got != want {
+				t.Errorf("kind %d: markerSize(%d) = %d, want %d (%q)", v.kind, d, got, want, v.markerValue(d))
 			}
 		}
 	}
 	for _, d := range []int{0, 1, 10, 1 << 40} {
-		if got, want := stringMinSize(d), strSize(stringMarker(d)); got != want {
+		if got, want := stringMinSize(d), len([]rune(q(stringMarker(d)))); got != want {
 			t.Errorf("stringMinSize(%d) = %d, want %d", d, got, want)
 		}
 	}
@@ -238,7 +245,9 @@ func Size(v json.RawMessage) int {
 	if len(v) == 0 {
 		return 0
 	}
-	return parseOrString(v).size
+	f := &fitter{src: v, thr: math.MaxInt}
+	r, _ := f.root(!json.Valid(v))
+	return r.size
 }
 
 // LogsSize returns the measure of console lines as one JSON array of
@@ -247,5 +256,5 @@ func LogsSize(logs []string) int {
 	if len(logs) == 0 {
 		return 0
 	}
-	return logsNode(logs).size
+	return new(fitter).logs(logs).size
 }

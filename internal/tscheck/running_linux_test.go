@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -91,4 +93,35 @@ func TestAtMostMaxRunningCheckersRunAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
+}
+
+// A check whose context ends stops its checker, and whatever the checker
+// started, at once: Check returns with the context's error (the
+// children held its output open: it returns once they are gone, or no
+// longer waits for them).
+func TestCancelStopsTheChecker(t *testing.T) {
+	for name, start := range map[string]string{"a child in its group": "", "a child in a session of its own": "setsid"} {
+		t.Run(name, func(t *testing.T) {
+			dir := sharedDir(t)
+			started := fifo(t, filepath.Join(dir, "started"))
+			// The child says its pid once it runs (in a session of its own
+			// with setsid), and holds the checker's output open.
+			c := fakeChecker(t, start+" sh -c 'echo $$ > "+filepath.Join(dir, "started")+"; exec sleep 1000' &\nwait\n")
+			pids := make(chan int, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				sc := bufio.NewScanner(started)
+				sc.Scan()
+				pid, _ := strconv.Atoi(sc.Text())
+				pids <- pid
+				cancel()
+			}()
+			_, err := c.Check(ctx, "1", "")
+			pid := <-pids
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // one that escaped the group is the test's to stop
+			if err == nil || !strings.Contains(err.Error(), "cancel") {
+				t.Errorf("err %v; want the check cancelled", err)
+			}
+		})
+	}
 }

@@ -52,6 +52,12 @@ type Checker struct {
 // timeout bounds one check.
 const timeout = 60 * time.Second
 
+// waitDelay bounds how long a check waits, once its checker is killed
+// (cancelled, timed out) or has exited, for the checker's output to
+// close: a process the checker started in a session of its own escapes
+// the kill and could hold it, and the check's slot, for ever.
+const waitDelay = 2 * time.Second
+
 // maxRunning is how many checks run at once: a checker is a Node or Go
 // process that takes a CPU and a few hundred MB while it runs. A check
 // waits for its turn as long as its context allows.
@@ -162,9 +168,11 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 			return nil, fmt.Errorf("typecheck: %w", err)
 		}
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, "--project", configFile)
+	cmd.WaitDelay = waitDelay
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "NODE_OPTIONS=--max-old-space-size=" + strconv.Itoa(heapMB)}
 	if err := confine(cmd, dir, c.log.Warn); err != nil {
@@ -175,6 +183,9 @@ func (c *Checker) Check(ctx context.Context, code, declarations string) ([]strin
 	runErr := cmd.Run()
 	if out.over {
 		return nil, fmt.Errorf("typecheck: %s wrote more than %d MiB (the program has too many type errors to show); it was stopped and the program is refused", filepath.Base(c.bin), maxOutput>>20)
+	}
+	if err := parent.Err(); err != nil {
+		return nil, fmt.Errorf("typecheck: %w", err)
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("typecheck: %s did not finish within %s", filepath.Base(c.bin), timeout)

@@ -35,7 +35,7 @@ func newClockState(c sandbox.Clock) *clockState {
 // Now is goja's time source: the n-th read returns the n-th recorded time,
 // or the wall clock (to the millisecond, which is all Date keeps), recorded.
 func (c *clockState) Now() time.Time {
-	if c.steps.cur != nil {
+	if c.steps.current() != nil {
 		return time.UnixMilli(time.Now().UnixMilli())
 	}
 	n := c.reads
@@ -58,7 +58,7 @@ func (c *clockState) Now() time.Time {
 // Random is goja's random source. Inside a step it is not the replayed
 // sequence (and not deterministic).
 func (c *clockState) Random() float64 {
-	if c.steps.cur != nil {
+	if c.steps.current() != nil {
 		return rand.Float64()
 	}
 	return c.rng.Float64()

@@ -29,8 +29,15 @@ func (ps *pass) installCodemode(g *goja.Object) error {
 }
 
 // stringArg returns a string argument, or throws a TypeError naming fn.
+// An object is not exported to find out: that would run its getters and
+// walk it whole, in Go, where the timeout cannot stop it.
 func (ps *pass) stringArg(call goja.FunctionCall, i int, fn, param string) string {
-	s, ok := call.Argument(i).Export().(string)
+	v := call.Argument(i)
+	_, isObject := v.(*goja.Object)
+	s, ok := "", false
+	if !isObject {
+		s, ok = v.Export().(string)
+	}
 	if !ok {
 		panic(ps.vm.NewTypeError("%s: %s must be a string, got %s", fn, param, argKind(call.Argument(i))))
 	}
@@ -66,14 +73,13 @@ func (ps *pass) service(sv sandbox.Service) func(goja.FunctionCall) goja.Value {
 			panic(ps.vm.NewTypeError("%s: %v", sig, err))
 		}
 		sc := sandbox.ServiceCall{Name: sv.Name, Args: raw}
-		if ps.steps.cur == nil {
+		if ps.steps.current() == nil {
 			seq, ok := ps.admit(sig)
 			if !ok {
 				return ps.pending()
 			}
 			sc.Seq = seq
-		}
-		if ps.isDone() {
+		} else if !ps.count(sig) {
 			return ps.pending()
 		}
 		promise, resolve, reject := ps.vm.NewPromise()
@@ -122,10 +128,13 @@ func stepWhat(st sandbox.Step) string { return "codemode.step(" + strconv.Quote(
 
 // runStep runs a step's function on the loop and records its outcome.
 func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(any) error) {
+	ps.steps.started(&st)
 	restore := ps.steps.enter(&st)
+	defer restore()
 	v, err := fn(goja.Undefined())
-	restore()
+	ps.steps.cur = &st // fn's microtasks may have left it unknown (Exited)
 	if err != nil {
+		ps.steps.settled(&st)
 		var ex *goja.Exception
 		if isUncatchable(err) || !errors.As(err, &ex) {
 			ps.jsErr(err)
@@ -135,6 +144,7 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		return
 	}
 	onValue := func(call goja.FunctionCall) goja.Value {
+		defer ps.steps.settled(&st) // after the value's toJSON
 		if ps.isDone() {
 			return goja.Undefined()
 		}
@@ -147,11 +157,14 @@ func (ps *pass) runStep(st sandbox.Step, fn goja.Callable, resolve, reject func(
 		return goja.Undefined()
 	}
 	onRejected := func(call goja.FunctionCall) goja.Value {
+		defer ps.steps.settled(&st) // after the reason's message is read
 		if !ps.isDone() {
 			ps.stepFailed(st, call.Argument(0), "", reject)
 		}
 		return goja.Undefined()
 	}
+	// Still inside the step: a thenable value's then runs in a job goja
+	// does not tell the tracker about, when this call returns.
 	_, err = ps.h.then(goja.Undefined(), v, ps.vm.ToValue(onValue), ps.vm.ToValue(onRejected))
 	ps.jsErr(err)
 }
@@ -180,7 +193,7 @@ func (ps *pass) runSnippet(call goja.FunctionCall) goja.Value {
 	name := ps.stringArg(call, 0, "codemode.run(name, input)", "name")
 	ps.notInStep("codemode.run(" + name + ")")
 	input := call.Argument(1)
-	if ps.isDone() {
+	if !ps.count("codemode.run(" + name + ")") {
 		return ps.pending()
 	}
 	inputJSON, err := ps.h.result(goja.Undefined(), input)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/dop251/goja"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // logState captures console output up to a byte budget. Whole lines past
@@ -17,8 +19,13 @@ type logState struct {
 	notes   []string
 }
 
-// note adds a line of the sandbox's own.
-func (l *logState) note(line string) { l.notes = append(l.notes, line) }
+// maxNoteBytes bounds a line of the sandbox's own: what it quotes comes
+// from the program (an error's message, a step's name) and is not
+// counted against the console's budget.
+const maxNoteBytes = 4 << 10
+
+// note adds a line of the sandbox's own, clipped to maxNoteBytes.
+func (l *logState) note(line string) { l.notes = append(l.notes, short.Clip(line, maxNoteBytes)) }
 
 func (l *logState) full() bool { return l.dropped > 0 }
 

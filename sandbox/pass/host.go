@@ -15,21 +15,35 @@ import (
 // Limits.MaxCalls (the pass then fails).
 func (ps *pass) admit(what string) (int, bool) {
 	ps.notInStep(what)
-	if ps.isDone() {
-		return 0, false
-	}
-	if ps.seq >= ps.limits.MaxCalls {
-		ps.end(failed(fmt.Sprintf("call limit exceeded: a run may make at most %d connector calls and steps; %s would be call %d", ps.limits.MaxCalls, what, ps.seq+1)))
+	if !ps.count(what) {
 		return 0, false
 	}
 	ps.seq++
 	return ps.seq, true
 }
 
+// count counts a host request against Limits.MaxCalls: the numbered ones
+// (admit) and those that take no sequence number, a service inside a
+// step and a snippet's lookup, which would otherwise be unbounded (and a
+// worker's parent, which bounds the requests it serves, would take the
+// worker for a broken one). It is false when the pass is over or the
+// request is past the limit (the pass then fails).
+func (ps *pass) count(what string) bool {
+	if ps.isDone() {
+		return false
+	}
+	if ps.requests >= ps.limits.MaxCalls {
+		ps.end(failed(fmt.Sprintf("call limit exceeded: a run may make at most %d connector calls and steps; %s would be call %d", ps.limits.MaxCalls, what, ps.requests+1)))
+		return false
+	}
+	ps.requests++
+	return true
+}
+
 // notInStep throws a TypeError when what is called inside a step's
 // function.
 func (ps *pass) notInStep(what string) {
-	if st := ps.steps.cur; st != nil {
+	if st := ps.steps.current(); st != nil {
 		panic(ps.vm.NewTypeError("%s cannot be called inside codemode.step(%q): a step's value is replayed without running it again, so its calls would be lost; make the call outside the step", what, st.Name))
 	}
 }

@@ -177,6 +177,7 @@ func (ps *pass) goHost(seq int, what string, f func() func()) {
 // turn runs f, a loop job that runs JavaScript, then the call it left
 // held, if any.
 func (ps *pass) turn(f func()) {
+	ps.steps.cur = nil // a turn runs for the program, unless f enters a step
 	ps.guard(f)
 	ps.flushHeld()
 }

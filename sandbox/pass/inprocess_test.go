@@ -52,6 +52,35 @@ func TestConsole(t *testing.T) {
 	}
 }
 
+// TestWarningsAreBounded: the sandbox's own warnings, which come after
+// the console's budget, are bounded too, however long the message of an
+// unhandled rejection or the name of a step in flight. Before the fix
+// each was whole: five rejections of 4 MB made 20 MB of logs, which the
+// run's record keeps.
+func TestWarningsAreBounded(t *testing.T) {
+	e := newExecutor(t)
+	for _, code := range []string{
+		"for (let i = 0; i < 5; i++) Promise.reject(new Error('x'.repeat(4e6)));\n'ok'",
+		"for (let i = 0; i < 5; i++) codemode.step(i + 'x'.repeat(4e6), () => 1).catch(() => {});\n'ok'",
+	} {
+		// A step's lookup that never answers: the steps are in flight
+		// when the program returns.
+		h := &sandboxtest.Host{OnStepResult: func(ctx context.Context, s sandbox.Step) (json.RawMessage, bool, error) {
+			<-ctx.Done()
+			return nil, false, ctx.Err()
+		}}
+		o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
+		sandboxtest.WantCompleted(t, code, o, `"ok"`)
+		size := 0
+		for _, l := range o.Logs {
+			size += len(l)
+		}
+		if size > 64<<10 || len(o.Logs) == 0 {
+			t.Errorf("%.40s…: %d log lines, %d bytes, want warnings of at most 64 KiB", code, len(o.Logs), size)
+		}
+	}
+}
+
 func TestConsoleTruncation(t *testing.T) {
 	e := newExecutor(t)
 	code := "for (const s of ['12345', '67890', 'abc', 'd']) console.log(s); 'ok'"
@@ -185,6 +214,39 @@ func TestMaxCalls(t *testing.T) {
 	if got := len(h.Calls()); got != 3 {
 		t.Errorf("host saw %d calls, want 3", got)
 	}
+}
+
+// TestMaxCallsCountsUnnumberedRequests: the host requests that take no
+// sequence number, codemode.search inside a step and codemode.run's
+// lookups, count against the limit too. Before the fix they were
+// unbounded (here 50 with a limit of 3).
+func TestMaxCallsCountsUnnumberedRequests(t *testing.T) {
+	e := newExecutor(t)
+	for code, what := range map[string]string{
+		"await codemode.step('s', async () => { for (let i = 0; i < 50; i++) await codemode.search('x') }); 'done'": "codemode.search(query)",
+		"for (let i = 0; i < 50; i++) await codemode.run('nope', {}).catch(() => {}); 'done'":                       "codemode.run(nope)",
+	} {
+		h := &sandboxtest.Host{}
+		o := sandboxtest.Run(t, e, h, code, sandbox.Limits{MaxCalls: 3})
+		if want := "call limit exceeded: a run may make at most 3 connector calls and steps; " + what + " would be call 4"; o.Status != sandbox.Failed || o.Error != want {
+			t.Errorf("%s: outcome %v %q, want %q", code, o.Status, o.Error, want)
+		}
+		if n := len(h.Log()); n != 3 {
+			t.Errorf("%s: %d host requests %q, want 3", code, n, h.Log())
+		}
+	}
+}
+
+// TestStringArgumentsAreNotRead: an object where a string is expected
+// (a step's name, a service's string parameter, a snippet's name) is
+// refused without being read. Before the fix it was exported to Go
+// first, which ran its getters and walked it whole, uninterruptibly: 11 s
+// for an object a million levels deep, past any timeout.
+func TestStringArgumentsAreNotRead(t *testing.T) {
+	e := newExecutor(t)
+	code := "let n = 0; const name = { get a() { n++; return 1 } };\nconst msgs = [];\nfor (const f of [() => codemode.step(name, () => 1), () => codemode.search(name), () => codemode.run(name)]) { try { await f() } catch (e) { msgs.push(e.message) } }\n[n, msgs]"
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
+		`[0, ["codemode.step(name, fn): name must be a string, got object", "codemode.search(query): query must be a string, got object", "codemode.run(name, input): name must be a string, got object"]]`)
 }
 
 // TestTooManyClockReadings: a program that reads the clock without end is
@@ -536,7 +598,7 @@ func TestStep(t *testing.T) {
 			t.Errorf("fn ran on replay: logs %q, StepDone %v", o.Logs, h.Steps())
 		}
 	})
-	t.Run("host calls inside a step throw, also after an await or in a timer", func(t *testing.T) {
+	t.Run("host calls inside a step throw, also after an await, in a timer or a thenable", func(t *testing.T) {
 		e := newExecutor(t)
 		for _, body := range []string{
 			"() => notes.createNote({})",
@@ -544,6 +606,16 @@ func TestStep(t *testing.T) {
 			"() => new Promise(r => setTimeout(r, 1)).then(() => notes.createNote({}))",
 			"() => codemode.step('inner', () => 1)",
 			"() => codemode.run('s', {})",
+			// A thenable's then runs in a job goja does not tell the
+			// async context tracker about.
+			"() => ({ then(r) { r(notes.createNote({})) } })",
+			"async () => { await { then(r) { r(notes.createNote({})) } } }",
+			"async () => { await null; await { then(r) { r(notes.createNote({})) } } }",
+			"async () => { await null; return { then(r) { r(notes.createNote({})) } } }",
+			"() => Promise.resolve().then(() => ({ get then() { return notes.createNote({}) } }))",
+			// The value's toJSON runs in the step's settlement.
+			"() => ({ toJSON() { notes.createNote({}); return 1 } })",
+			"async () => { await null; return { toJSON() { notes.createNote({}); return 1 } } }",
 		} {
 			h := &sandboxtest.Host{}
 			code := "let msg;\ntry { await codemode.step('s', " + body + ") } catch (e) { msg = e.message }\nconst after = await notes.listNotes({});\n[msg, after.seq]"
@@ -562,6 +634,12 @@ func TestStep(t *testing.T) {
 				t.Errorf("%s: host saw %d calls, want 1", body, n)
 			}
 		}
+	})
+	t.Run("thenables outside a step call connectors", func(t *testing.T) {
+		e := newExecutor(t)
+		h := &sandboxtest.Host{}
+		code := "const t = { then(r) { r(notes.createNote({})) } };\nawait codemode.step('s', () => 1);\nconst a = await t;\nawait null;\nconst b = await t;\n[a.seq, b.seq]"
+		sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, h, code, sandbox.Limits{}), `[2, 3]`)
 	})
 	t.Run("clock and randomness inside a step do not shift the replay", func(t *testing.T) {
 		e := newExecutor(t)

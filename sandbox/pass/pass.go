@@ -86,7 +86,8 @@ type pass struct {
 	h          *helpers
 	steps      stepContext
 	clock      *clockState
-	seq        int
+	seq        int               // the last sequence number taken
+	requests   int               // the host requests counted against Limits.MaxCalls (see count)
 	sources    map[string]loaded // by file name: the program and the snippets run
 	logs       logState
 	rejections rejectionTracker
@@ -263,6 +264,7 @@ func (ps *pass) start(vm *goja.Runtime) {
 		return
 	}
 	if res, ok := ps.run(ps.prog, goja.Undefined()); ok {
+		ps.steps.cur = nil // its microtasks may have left it unknown (stepContext.Exited)
 		_, err := ps.h.then(goja.Undefined(), res, vm.ToValue(ps.onValue), vm.ToValue(ps.onRejected))
 		ps.jsErr(err)
 	}
@@ -486,10 +488,10 @@ func (ps *pass) outcome() (sandbox.Outcome, error) {
 	if o.Status == sandbox.Completed && len(o.Result) == 0 {
 		o.Result = json.RawMessage("null")
 	}
-	o.Logs = ps.logs.result()
 	if w := inflightWarning(ps.cancelled, o.Status); w != "" {
-		o.Logs = append(o.Logs[:len(o.Logs):len(o.Logs)], w)
+		ps.logs.note(w)
 	}
+	o.Logs = ps.logs.result()
 	o.Clock = ps.clock.Clock()
 	return o, nil
 }

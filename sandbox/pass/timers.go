@@ -38,7 +38,7 @@ func (ps *pass) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {
 		}
 		ps.nextTimer++
 		id := ps.nextTimer
-		step := ps.steps.cur // a timer set inside a step runs inside it
+		step := ps.steps.current() // a timer set inside a step runs inside it
 		run := func(*goja.Runtime) {
 			if !repeat {
 				delete(ps.timers, id)

@@ -38,11 +38,21 @@ func NewCache(max int, maxBytes int64) *Cache {
 	return &Cache{max: max, maxBytes: maxBytes, order: list.New(), byKey: map[cacheKey]*list.Element{}}
 }
 
-// entryWeight is what a program of code weighs in the cache, its
-// compiled form included: measured at 21 to 39 times the code's size for
-// programs near a MiB (39 for a long array literal), and 5 KiB for the
-// smallest.
-func entryWeight(code string) int64 { return 8<<10 + 40*int64(len(code)) }
+// entryWeight is what a program of code, normalised to n (nil for a
+// syntax error), weighs in the cache, its compiled form included:
+// measured at 21 to 39 times the code's size for programs near a MiB (39
+// for a long array literal), and 5 KiB for the smallest; plus twice the
+// normalised source, which the program keeps twice (the position map's
+// and goja's) and which is much larger than the code for nested code:
+// esbuild indents each level, so n levels print as n² spaces (4 KiB of
+// braces are 7 MiB).
+func entryWeight(code string, n *Normalized) int64 {
+	w := 8<<10 + 40*int64(len(code))
+	if n != nil {
+		w += 2 * int64(len(n.pos.src))
+	}
+	return w
+}
 
 // Normalize returns the normalised code (see Normalize), from the cache
 // when it is there.
@@ -68,7 +78,7 @@ func (c *Cache) Normalize(code, file string) (*Normalized, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if w := entryWeight(code); c.byKey[key] == nil && w <= c.maxBytes {
+	if w := entryWeight(code, norm); c.byKey[key] == nil && w <= c.maxBytes {
 		c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, norm: norm, err: err, weight: w})
 		c.bytes += w
 		for c.order.Len() > c.max || c.bytes > c.maxBytes {

@@ -17,7 +17,11 @@ func TestCacheIsBoundedByWeight(t *testing.T) {
 	for i := range codes {
 		codes[i] = fmt.Sprintf("let x = %d;\n%s", i, body)
 	}
-	c := NewCache(8, 3*entryWeight(codes[0])) // three of them
+	n0, err := Normalize(codes[0], "f.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCache(8, 3*entryWeight(codes[0], n0)) // three of them (the same length)
 	first := make([]*Normalized, len(codes))
 	for i, code := range codes {
 		n, err := c.Normalize(code, "f.js")
@@ -36,9 +40,30 @@ func TestCacheIsBoundedByWeight(t *testing.T) {
 		}
 	}
 	// One heavier than the whole cache is not kept.
-	big := NewCache(8, entryWeight(codes[0])-1)
+	big := NewCache(8, entryWeight(codes[0], n0)-1)
 	a, _ := big.Normalize(codes[0], "f.js")
 	if b, _ := big.Normalize(codes[0], "f.js"); a == b {
 		t.Error("a program heavier than the cache was cached")
+	}
+}
+
+// TestCacheWeighsTheNormalisedSource: esbuild indents nested code, so a
+// few KiB of nesting become megabytes of source (its square), which a
+// cached program keeps twice (the position map's and goja's). A program
+// weighs at least that: before the fix it weighed 40 times its code (an
+// 8 KiB program held 32 MiB in a 16 MiB cache), so a worker kept it and
+// the next program, whoever's, ran short of memory.
+func TestCacheWeighsTheNormalisedSource(t *testing.T) {
+	code := strings.Repeat("{", 2000) + strings.Repeat("}", 2000)
+	c := NewCache(8, 4<<20)
+	a, err := c.Normalize(code, "f.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src := len(a.pos.src); src < 4<<20 {
+		t.Fatalf("normalised source of %d bytes: the nesting no longer grows it", src)
+	}
+	if b, _ := c.Normalize(code, "f.js"); a == b {
+		t.Errorf("a program of %d bytes normalised to %d MiB was cached in a cache of 4 MiB", len(code), len(a.pos.src)>>20)
 	}
 }

@@ -23,6 +23,7 @@ func TestSyntaxErrorPositions(t *testing.T) {
 		{"unclosed brace at end", "async () => {\n  return 1;\n", 2, 12, "end of file"},
 		{"stray closing brace", "const a = 1;\n}\nconst b = 2;", 2, 1, `Unexpected "}"`},
 		{"import", "const y = 1;\n  import { x } from 'y';\nx", 2, 3, "import declarations are not supported"},
+		{"dynamic import", "const y = 1;\nconst m = await import('fs');\nm", 2, 17, "import() is not supported: connectors are globals"},
 		{"unicode before error", "const s = 'héllo😀'; +* 1", 1, 23, ""},
 		{"rejected by goja, not esbuild", "const r = 1;\nconst x = /a/d;\nx", 2, 11, "Invalid flags"},
 	}

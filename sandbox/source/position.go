@@ -3,7 +3,9 @@ package source
 import (
 	"errors"
 	"sort"
+	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/file"
@@ -24,6 +26,40 @@ type positionMap struct {
 	sm         *sourcemap.Consumer
 	codeLines  int      // lines of the model's code
 	shift      srcShift // text inserted into the model's code, if any
+	marks      []u16mark
+}
+
+// u16mark is a checkpoint of src, taken every u16Every bytes: a byte
+// offset (a character's start) and the UTF-16 length of src before it.
+// A column is then found by scanning at most u16Every bytes, not its whole
+// line: a program of one long line (a large literal) has a position per
+// value on it, and scanning the line for each made its normalisation
+// quadratic (minutes for a MiB).
+type u16mark struct{ off, n int }
+
+const u16Every = 256
+
+// utf16Marks returns the checkpoints of s.
+func utf16Marks(s string) []u16mark {
+	marks := make([]u16mark, 0, len(s)/u16Every+1)
+	n, next := 0, 0
+	for i, r := range s { // an invalid byte is U+FFFD here, one unit, as in utf16Len
+		if i >= next {
+			marks = append(marks, u16mark{i, n})
+			next = i + u16Every
+		}
+		n += utf16.RuneLen(r)
+	}
+	return marks
+}
+
+// utf16At is utf16Len(m.src[:off]).
+func (m *positionMap) utf16At(off int) int {
+	k := sort.Search(len(m.marks), func(i int) bool { return m.marks[i].off > off }) - 1
+	if k < 0 {
+		return utf16Len(m.src[:off])
+	}
+	return m.marks[k].n + utf16Len(m.src[m.marks[k].off:off])
 }
 
 // srcShift is text of n UTF-16 units inserted into line (1-based) of the
@@ -49,7 +85,7 @@ func (m *positionMap) at(off int) (int, int, bool) {
 	// Line li (0-based) of the final source is line li (1-based) of
 	// esbuild's output: finalPrefix is one line.
 	li := sort.Search(len(m.lineStarts), func(i int) bool { return m.lineStarts[i] > off }) - 1
-	col16 := utf16Len(m.src[m.lineStarts[li]:off])
+	col16 := m.utf16At(off) - m.utf16At(m.lineStarts[li])
 	_, _, l, c, ok := m.sm.Source(li, col16)
 	if !ok {
 		return 0, 0, false
@@ -73,7 +109,12 @@ func (m *positionMap) syntaxError(err error) error {
 	var re *goja.CompilerReferenceError
 	switch {
 	case errors.As(err, &el) && len(el) > 0 && el[0] != nil:
-		return m.located(el[0].Message, el[0].Position)
+		msg, p := el[0].Message, el[0].Position
+		if p.Line >= 1 && p.Line <= len(m.lineStarts) && p.Column >= 1 && strings.HasPrefix(m.src[min(m.lineStarts[p.Line-1]+p.Column-1, len(m.src)):], "import") {
+			// esbuild keeps import(), which goja does not parse.
+			msg = "import() is not supported: connectors are globals and nothing else can be imported"
+		}
+		return m.located(msg, p)
 	case errors.As(err, &ce):
 		at = &ce.CompilerError
 	case errors.As(err, &re):
@@ -121,8 +162,13 @@ func lineStarts(s string) []int {
 // one each).
 func utf16Len(s string) int {
 	n := 0
-	for _, r := range s { // an invalid byte is U+FFFD here, one unit
-		n += utf16.RuneLen(r)
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			n, i = n+1, i+1
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:]) // an invalid byte is U+FFFD, one unit
+		n, i = n+utf16.RuneLen(r), i+size
 	}
 	return n
 }

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,5 +64,30 @@ func TestCollectStatic(t *testing.T) {
 	info = staticOf(t, `notes.createNote({ text: "hi", n: [1, {x: false}] })`)
 	if got := string(info.calls[0].Args.Value); got != `{"text":"hi","n":[1,{"x":false}]}` {
 		t.Errorf("constant argument JSON %s", got)
+	}
+}
+
+// TestLongLineLiteral: a program of one long line, a connector call with a
+// large literal (a model sending data), is normalised in time linear in
+// its size, and its positions are UTF-16 columns past the characters
+// outside the Basic Multilingual Plane before them. Before the fix every
+// position scanned its line from the start: a literal of 500,000 numbers
+// (a MiB) took about 20 minutes, far past any run's timeout, so this test
+// ran past go test's own.
+func TestLongLineLiteral(t *testing.T) {
+	const n = 500_000
+	code := `notes.createNote({ s: "😀é", a: [` + strings.Repeat("1,", n-1) + "2] })"
+	info := staticOf(t, code)
+	if len(info.calls) != 1 || info.calls[0].Args == nil || len(info.calls[0].Args.Props) != 2 {
+		t.Fatalf("static calls: %+v", info.calls)
+	}
+	items := info.calls[0].Args.Props[1].Value.Items
+	if len(items) != n {
+		t.Fatalf("%d items, want %d", len(items), n)
+	}
+	last := strings.LastIndex(code, "2")
+	// 😀 is two UTF-16 units and four bytes, é one unit and two bytes.
+	if want := last + 1 - 2 - 1; items[n-1].Line != 1 || items[n-1].Col != want {
+		t.Errorf("last item at %d:%d, want 1:%d", items[n-1].Line, items[n-1].Col, want)
 	}
 }

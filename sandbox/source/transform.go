@@ -28,7 +28,7 @@ func parseTransform(res api.TransformResult, file string, codeLines int) (*trans
 		return nil, fmt.Errorf("sandbox: esbuild source map: %w", err)
 	}
 	src := finalPrefix + out + finalSuffix
-	pm := &positionMap{src: src, lineStarts: lineStarts(src), outEnd: len(finalPrefix) + len(out), sm: sm, codeLines: codeLines}
+	pm := &positionMap{src: src, lineStarts: lineStarts(src), outEnd: len(finalPrefix) + len(out), sm: sm, codeLines: codeLines, marks: utf16Marks(src)}
 	prg, perr := parser.ParseFile(nil, file, src, 0, parser.WithDisableSourceMaps)
 	if perr != nil {
 		return nil, pm.syntaxError(perr)

@@ -105,6 +105,11 @@ func hostileCases() []hostileCase {
 		// VM's interrupt: only the parent's SIGKILL ends it.
 		{name: "regular expression that never yields", code: "/^(a+)+\\1$/.test('a'.repeat(40) + 'b')", limits: short, processOnly: true, check: failsWith("timed out after 300ms")},
 
+		// Before the fix the lookups were not counted: in process they
+		// were unbounded, and the pool took the worker for a broken one
+		// ("sandbox worker crashed: signal: killed").
+		{name: "snippet lookups past the call limit", code: "for (let i = 0; i < 50; i++) await codemode.run('nope', {}).catch(() => {}); 'done'", limits: sandbox.Limits{MaxCalls: 3},
+			check: failsWith("call limit exceeded: a run may make at most 3 connector calls and steps; codemode.run(nope) would be call 4")},
 		{name: "infinite loop", code: "while (true) {}", limits: short, check: failsWith("timed out after 300ms")},
 		{name: "infinite loop swallowing errors", code: "for (;;) { try { for (;;) {} } catch (e) {} finally { continue } }", limits: short, check: failsWith("timed out after 300ms")},
 		{name: "never-settling promise", code: "await new Promise(() => {})", limits: short, check: failsWith("timed out after 300ms")},
@@ -226,6 +231,26 @@ func TestHostilePrograms(t *testing.T) {
 				t.Logf("peak resident memory of the test process and its workers: %d MiB", peak>>20)
 			}
 		})
+	}
+}
+
+// TestHugeAllocationsAreTheMemoryLimit: one allocation far past the
+// limit ends the run with "memory limit exceeded" every time. Past
+// RLIMIT_DATA, Go's runtime sometimes dies of a SIGSEGV in its collector
+// instead of reporting that it is out of memory (about half the runs of
+// these programs, which is why each runs several times); before the fix
+// that was "sandbox worker crashed: exit status 2: gs     0x0", the last
+// line of the register dump.
+func TestHugeAllocationsAreTheMemoryLimit(t *testing.T) {
+	e := newPool(t, Options{Size: 1, MemoryLimit: hostileMemoryLimit})
+	for _, code := range []string{"'x'.padStart(2 ** 30).length", "'x'.repeat(2 ** 30).length", "'x'.padEnd(2 ** 28).length"} {
+		for range 4 {
+			o, err := e.Run(context.Background(), sandbox.Program{Code: code, Limits: sandbox.Limits{Timeout: 90 * time.Second}}, &sandboxtest.Host{})
+			if err != nil {
+				t.Fatalf("%s: internal error: %v", code, err)
+			}
+			memoryExceeded(t, o)
+		}
 	}
 }
 

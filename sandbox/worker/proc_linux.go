@@ -32,7 +32,8 @@ func killedBySeccomp(ps *os.ProcessState) bool {
 // works under it as it does not under RLIMIT_AS). The limit is the data
 // size at start plus limit, scaled for the race detector's shadow memory.
 // Past it the Go runtime cannot grow the heap and the process dies with
-// "fatal error: runtime: out of memory".
+// "fatal error: runtime: out of memory", or sometimes of a SIGSEGV in its
+// collector (see stderrTail.fault).
 func limitData(limit int64) error {
 	base, err := vmDataBytes()
 	if err != nil {

@@ -457,8 +457,21 @@ func TestStderrTailLines(t *testing.T) {
 	if diff := cmp.Diff(want, tail.last); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
-	if tail.fatalLine() != want[1] || !tail.oom {
-		t.Errorf("fatal line %q, oom %v; want %q and true", tail.fatalLine(), tail.oom, want[1])
+	if tail.fatalLine() != want[1] || !tail.oom || tail.fault {
+		t.Errorf("fatal line %q, oom %v, fault %v; want %q, true and false", tail.fatalLine(), tail.oom, tail.fault, want[1])
+	}
+}
+
+// A fault in the runtime's own code is the fatal line, not the last line
+// of the register dump that follows it, and is noted.
+func TestStderrTailFault(t *testing.T) {
+	tail := &stderrTail{log: slog.New(slog.DiscardHandler)}
+	dump := "SIGSEGV: segmentation violation\nPC=0x439bbd m=3 sigcode=1 addr=0x0\ngoroutine 0 gp=0x1aed0e1f34a0 m=3 mp=0x1aed0e243008 [idle]:\nrip    0x439bbd\ngs     0x0\n"
+	if _, err := tail.Write([]byte(dump)); err != nil {
+		t.Fatal(err)
+	}
+	if tail.fatalLine() != "SIGSEGV: segmentation violation" || !tail.fault || tail.oom {
+		t.Errorf("fatal line %q, fault %v, oom %v; want the SIGSEGV line, true and false", tail.fatalLine(), tail.fault, tail.oom)
 	}
 }
 

@@ -307,7 +307,9 @@ func (r *procRun) crashed(cause error) sandbox.Outcome {
 	switch reason := r.killed(); {
 	case reason != "":
 		o.Error = reason
-	case r.w.stderr.oom:
+	case r.w.stderr.oom, r.w.stderr.fault && r.pool.opts.Limiter == LimiterSystem:
+		// goja makes no system call that could fault: under the system's
+		// limit a fault in the runtime is the limit refusing it memory.
 		o.Error = memoryLimitMessage(r.pool.opts.MemoryLimit)
 	case r.w.forbiddenSyscall():
 		o.Error = "sandbox worker killed: it made a system call the sandbox forbids (seccomp: no files, sockets, processes or privileges); the run is ended and the worker replaced"

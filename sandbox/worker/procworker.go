@@ -169,8 +169,9 @@ type stderrTail struct {
 	partial []byte
 	long    bool     // the line being read was longer than maxLineSize: the rest is dropped
 	last    []string // the last lines, at most tailLines
-	fatal   string   // the first "fatal error:" or "panic:" line
+	fatal   string   // the first "fatal error:", "panic:" or fault line
 	oom     bool     // the runtime (or the race detector's) reported that it ran out of memory
+	fault   bool     // the runtime reported a fault in its own code (a signal it could not turn into a panic)
 }
 
 const (
@@ -209,7 +210,13 @@ func (t *stderrTail) line(b []byte) {
 	if strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") || strings.Contains(s, "failed to allocate") {
 		t.oom = true
 	}
-	if t.fatal == "" && (strings.HasPrefix(s, "fatal error:") || strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "runtime: out of memory")) {
+	// A fault in Go code is a panic; one in the runtime's own code is
+	// printed as the signal ("SIGSEGV: segmentation violation"), which
+	// Go's runtime, refused memory by the system's limit, sometimes does
+	// instead of reporting it (its collector then follows a nil pointer).
+	fault := strings.HasPrefix(s, "SIGSEGV: ") || strings.HasPrefix(s, "SIGBUS: ") || strings.HasPrefix(s, "fatal error: unexpected signal")
+	t.fault = t.fault || fault
+	if t.fatal == "" && (fault || strings.HasPrefix(s, "fatal error:") || strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "runtime: out of memory")) {
 		t.fatal = s
 	}
 	if len(t.last) == tailLines {

@@ -20,7 +20,7 @@ type WordsWords = {
   "catch"?: string;
   "class": string;
   "const"?: string;
-  constructor?: string;
+  constructor?: string | Object["constructor"];
   "continue"?: string;
   "debugger"?: string;
   declare?: string;
@@ -39,7 +39,7 @@ type WordsWords = {
   "function"?: string;
   get?: string;
   global?: string;
-  hasOwnProperty?: string;
+  hasOwnProperty?: string | Object["hasOwnProperty"];
   "if"?: string;
   "implements"?: string;
   "import"?: string;
@@ -78,7 +78,7 @@ type WordsWords = {
   then?: string;
   "this"?: string;
   "throw"?: string;
-  toString?: string;
+  toString?: string | Object["toString"];
   "true"?: string;
   "try"?: string;
   type: string;
@@ -87,7 +87,7 @@ type WordsWords = {
   unique?: string;
   unknown?: string;
   using?: string;
-  valueOf?: string;
+  valueOf?: string | Object["valueOf"];
   "var"?: string;
   "void"?: string;
   "while"?: string;

@@ -1,0 +1,97 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/console"
+)
+
+// bidi is a right-to-left override: "exe.txt" reads as "txt.exe".
+const bidi = "\u202e"
+
+// gate is a native connector whose one method, request, is generic: its
+// Router says a call reaches the path the program names, and a rollback
+// reverts it natively, failing with what its source said. Both texts
+// hold what a program or a downstream wrote.
+type gate struct{}
+
+func (gate) Name() string { return "gate" }
+func (gate) Close() error { return nil }
+
+func (g gate) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{Router: g, Reverter: g}
+}
+
+func (gate) Tools(context.Context) ([]connectors.Tool, error) {
+	return []connectors.Tool{{Name: "request", SourceName: "request", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
+}
+
+func (gate) Call(context.Context, string, json.RawMessage) (connectors.Result, error) {
+	return connectors.Result{Value: json.RawMessage(`{}`)}, nil
+}
+
+func (gate) Route(_ string, args json.RawMessage) (connectors.Route, bool, error) {
+	var a struct{ Path string }
+	if err := json.Unmarshal(args, &a); err != nil {
+		return connectors.Route{}, false, err
+	}
+	return connectors.Route{Paths: []string{a.Path}}, true, nil
+}
+
+func (gate) Revertible(string) bool { return true }
+
+func (gate) Revert(context.Context, string, json.RawMessage, json.RawMessage) error {
+	return errors.New("the server said: undo of exe." + bidi + "txt refused")
+}
+
+// What needs approval and why, and why a rollback failed, are shown with
+// their hidden characters marked, as arguments and errors are: the reason
+// names the path a program wrote, the failure what a downstream said.
+func TestReasonsAndRollbackFailuresShowHiddenCharacters(t *testing.T) {
+	e := newEnvWith(t, console.Options{Token: token}, catalog.Source{Connector: gate{}, Approve: []string{"path:/admin/*"}})
+	o, err := e.rt.Execute(e.ctx, `async () => gate.request({ path: "/admin/exe.`+bidi+`txt" })`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := o.ExecutionID
+	b := e.browser()
+	b.login(token)
+	marked := `<mark class="hid" title="hidden character U+202E">\u202E</mark>`
+	p := b.get("/runs/" + id)
+	if !strings.Contains(p.body, "matches the path /admin/exe."+marked+"txt") || strings.ContainsRune(p.body, '\u202e') {
+		t.Errorf("the reason for approval does not show its hidden character marked:\n%s", p.body)
+	}
+	csrf, digest := form(t, p, id)
+	if p := b.do("POST", "/runs/"+id+"/approve", url.Values{"csrf": {csrf}, "digest": {digest}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("approve: %d\n%s", p.status, p.body)
+	}
+	if p := b.do("POST", "/runs/"+id+"/rollback", url.Values{"csrf": {csrf}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("rollback: %d\n%s", p.status, p.body)
+	}
+	p = b.get("/runs/" + id)
+	if !strings.Contains(p.body, "could not be reverted") || !strings.Contains(p.body, "undo of exe."+marked+"txt refused") || strings.ContainsRune(p.body, '\u202e') {
+		t.Errorf("the rollback's failure does not show its hidden character marked:\n%s", p.body)
+	}
+}
+
+// Why a request was refused is shown with its hidden characters marked:
+// it may quote what an issuer or a downstream said.
+func TestProblemsShowHiddenCharacters(t *testing.T) {
+	e, so, _ := newSignOnEnv(t)
+	b := e.browser()
+	so.answer(fmt.Errorf("the issuer said: exe.%stxt: %w", bidi, codemode.ErrNotAllowed))
+	p := b.get("/auth/callback?state=" + url.QueryEscape(b.start("/")) + "&code=c0de")
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, `the issuer said: exe.<mark class="hid" title="hidden character U+202E">\u202E</mark>txt`) || strings.ContainsRune(p.body, '\u202e') {
+		t.Errorf("a refused sign-in's problem does not show its hidden character marked: %d\n%s", p.status, p.body)
+	}
+}
