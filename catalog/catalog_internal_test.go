@@ -208,3 +208,21 @@ func TestCheckEnum(t *testing.T) {
 		t.Errorf("2,000 items against 200 values take %.0f allocations, against 100 %.0f: each item compared with each value", large, small)
 	}
 }
+
+// TestForwardedNameRefusesInvisible: a name a program calls through
+// forward_unknown is refused when it holds a control or format character
+// (a bidi override, a zero-width space), as the MCP connector refuses such
+// listed names: a person approving it would not see them.
+func TestForwardedNameRefusesInvisible(t *testing.T) {
+	s := testConnector("")
+	s.Source.ForwardUnknown = true
+	c := &Catalog{byName: map[string]*Connector{"c": s}, connectors: []*Connector{s}}
+	for _, name := range []string{"delete\u202eelif", "del\u200bete", "del\u2066ete", "\ufeffdelete", "del\nete", "del\u0085ete"} {
+		if m, err := c.Resolve("c", name); err == nil {
+			t.Errorf("Resolve(%q) forwarded %q", name, m.Def.Name)
+		}
+	}
+	if m, err := c.Resolve("c", "delete_ünicode"); err != nil || m.Def.Name != "delete_ünicode" {
+		t.Errorf("a visible name is not forwarded: %v", err)
+	}
+}
