@@ -118,3 +118,29 @@ func TestRefreshOfAnotherProcessesTokenIsScrubbed(t *testing.T) {
 		}
 	}
 }
+
+// A registration whose client_id or client_secret is larger than any
+// issuer sends is refused, naming the field; the next sign-in registers
+// again.
+func TestRegistrationOfHugeCredentialsIsRefused(t *testing.T) {
+	for _, field := range []string{"client_id", "client_secret"} {
+		t.Run(field, func(t *testing.T) {
+			f := oauthtest.New(t)
+			f.AuthMethods = []string{"client_secret_basic"} // the registration gets a secret
+			f.RegisterAnswer = map[string]any{field: strings.Repeat("x", maxClientCredential+1)}
+			e := newEnv(t)
+			s := e.session(f, Config{})
+			a, err := s.BeginSignIn(context.Background())
+			if a != nil {
+				a.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), field+" of 4097 bytes") {
+				t.Fatalf("sign-in with a %s of 4097 bytes: %v", field, err)
+			}
+			f.Set(func(f *oauthtest.Server) { f.RegisterAnswer = nil })
+			if _, err := signIn(t, s); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
