@@ -15,6 +15,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // Defaults of Config.
@@ -122,6 +123,9 @@ type Session struct {
 	// assertions: each is replaced, not added to, so that refreshes do not
 	// grow the scrubber (see scrub.Slot).
 	tokens, subject, assertions *scrub.Slot
+	// wrongStates bounds the rate of the lines about sign-in redirects with
+	// a state no attempt sent: any local process can send them.
+	wrongStates *throttle.Failures
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -231,6 +235,8 @@ func New(cfg Config) (*Session, error) {
 		tokens:     cfg.Scrubber.Slot(),
 		subject:    cfg.Scrubber.Slot(),
 		assertions: cfg.Scrubber.Slot(),
+
+		wrongStates: throttle.New(0, 0, cfg.Now),
 	}, nil
 }
 

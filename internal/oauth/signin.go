@@ -334,7 +334,7 @@ func (a *Attempt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(a.state)) != 1 {
-		a.s.log.Warn("a sign-in redirect came with a state this sign-in did not send; refused", "connector", a.s.cfg.Connector)
+		a.s.wrongStates.Warn(a.s.log, "a sign-in redirect came with a state this sign-in did not send; refused", "connector", a.s.cfg.Connector)
 		page(w, http.StatusBadRequest, "This link is not the sign-in codemode-mcp is waiting for", "Start the sign-in again from codemode-mcp.")
 		return
 	}
