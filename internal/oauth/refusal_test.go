@@ -3,7 +3,9 @@ package oauth
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +144,42 @@ func TestRegistrationOfHugeCredentialsIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// The scopes a server names (scopes_supported, a token answer's scope) are
+// bounded in count and length, with a warning: they are logged and sent
+// in the authorization URL.
+func TestServerScopesAreBounded(t *testing.T) {
+	var many []string
+	for i := range 3 * maxScopes {
+		many = append(many, fmt.Sprintf("scope-%d", i))
+	}
+	long := strings.Repeat("s", maxScopeBytes+1)
+	f := oauthtest.New(t)
+	f.PRMScopes = append([]string{long}, many...)
+	f.AnswerScope = strings.Join(append(many, long), " ")
+	e := newEnv(t)
+	s := e.session(f, Config{})
+	_, _ = call(t, s, f)
+	if _, err := signIn(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(f.LastAuthorize().Get("scope")); !slices.Equal(got, many[:maxScopes]) {
+		t.Errorf("asked for %d scopes (%.80q…), want the first %d of scopes_supported but the long one", len(got), got, maxScopes)
+	}
+	s.mu.Lock()
+	granted := s.cur.Scopes
+	s.mu.Unlock()
+	if !slices.Equal(granted, many[:maxScopes]) {
+		t.Errorf("kept %d granted scopes, want the first %d but the long one", len(granted), maxScopes)
+	}
+	for _, what := range []string{"the scopes to ask for", "the token endpoint's answer"} {
+		if !strings.Contains(e.logs.String(), "dropped scopes beyond the bound: "+what) {
+			t.Errorf("no warning about %s:\n%s", what, e.logs)
+		}
+	}
+	if l := len(e.logs.String()); l > 64<<10 {
+		t.Errorf("%d bytes of log", l)
 	}
 }

@@ -524,6 +524,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 	}
 	ng := *g
 	ng.Lease, ng.Refused = nil, ""
+	t.Scopes = s.boundScopes("the token endpoint's answer", t.Scopes)
 	t.into(&ng, s.cfg.Now())
 	_, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, &ng)
 	if err != nil {
@@ -588,6 +589,7 @@ func (s *Session) obtain(ctx context.Context, what string, form url.Values, d *d
 	if err != nil {
 		return nil, s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
+	t.Scopes = s.boundScopes("the token endpoint's answer", t.Scopes)
 	t.into(g, s.cfg.Now())
 	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil {
 		return nil, s.errorf("store the grant: %w", err)

@@ -59,6 +59,7 @@ type Server struct {
 	RedirectIss     string         // iss sent on the redirect (overrides the real one)
 	NoRedirectIss   bool           // iss never sent on the redirect
 	ExpiresIn       int            // seconds; 0 sends none
+	AnswerScope     string         // the scope of the token answers ("": the scopes granted)
 	Rotate          bool           // refresh tokens rotate (a reused one revokes the family)
 	NeedScopes      []string
 	AlwaysForbidden bool // 403 insufficient_scope whatever the token
@@ -470,7 +471,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	f.access[access] = scopes
 	f.subjects[access] = subject
-	out := map[string]any{"access_token": access, "token_type": "Bearer", "scope": strings.Join(scopes, " ")}
+	out := map[string]any{"access_token": access, "token_type": "Bearer", "scope": cmp.Or(f.AnswerScope, strings.Join(scopes, " "))}
 	if grant.challenge != "" && slices.Contains(scopes, "openid") {
 		out["id_token"] = f.idTokenLocked(grant)
 	}
