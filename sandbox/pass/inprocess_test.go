@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -858,5 +860,27 @@ func TestHostCallErrorLocations(t *testing.T) {
 	o := sandboxtest.Run(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", sandbox.Limits{})
 	if o.Status != sandbox.Completed || !strings.Contains(string(o.Result), "at program.js:") {
 		t.Errorf("e.stack = %s (%v %q), want the frame of the program that made the call", o.Result, o.Status, o.Error)
+	}
+}
+
+// envLocalTimeChild makes TestLocalTimeIsUTC run its program: the local
+// zone is read once per process, so each TZ needs a process of its own.
+const envLocalTimeChild = "CODEMODE_TEST_LOCAL_TIME_CHILD"
+
+// TestLocalTimeIsUTC: Date shows local time as UTC whatever the server's
+// TZ, so a replay after a restart under another zone sees what the first
+// pass saw.
+func TestLocalTimeIsUTC(t *testing.T) {
+	if os.Getenv(envLocalTimeChild) != "" {
+		o := sandboxtest.Run(t, newExecutor(t), &sandboxtest.Host{}, sandboxtest.LocalTime, sandbox.Limits{})
+		sandboxtest.WantCompleted(t, os.Getenv("TZ"), o, sandboxtest.LocalTimeUTC)
+		return
+	}
+	for _, tz := range []string{"Asia/Kolkata", "America/New_York"} {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestLocalTimeIsUTC$", "-test.v")
+		cmd.Env = append(os.Environ(), "TZ="+tz, envLocalTimeChild+"=1")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestLocalTimeIsUTC") {
+			t.Errorf("TZ=%s: %v\n%s", tz, err, out)
+		}
 	}
 }
