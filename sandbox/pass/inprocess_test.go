@@ -514,6 +514,28 @@ func TestUnknownMethod(t *testing.T) {
 	}
 }
 
+// TestDashedMethod: a method written as the downstream names it, with
+// '-', is JavaScript subtraction; the check names the method as exposed.
+func TestDashedMethod(t *testing.T) {
+	e := newExecutor(t)
+	const checked = "the program was checked before running and has a problem; nothing was run:\n- "
+	for code, want := range map[string]string{
+		"await everything.get-sum({ a: 1, b: 2 })":               checked + "line 1:18: everything.get-sum is read as everything.get - sum; did you mean everything.get_sum? method names have '-' replaced by '_'",
+		"const notes2 = 1;\nconst r = everything.get-tiny-image": checked + "line 2:22: everything.get-tiny-image is read as everything.get - tiny - image; did you mean everything.get_tiny_image? method names have '-' replaced by '_'",
+		// Subtraction that names no method is left alone.
+		"const sum = 1; everything.get_sum - sum": "",
+	} {
+		h := &sandboxtest.Host{}
+		o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
+		if o.Error != want {
+			t.Errorf("%s:\n got %q\nwant %q", code, o.Error, want)
+		}
+		if n := len(h.Calls()); n != 0 {
+			t.Errorf("%s: host saw %d calls", code, n)
+		}
+	}
+}
+
 func TestConnectorObjectsBehave(t *testing.T) {
 	e := newExecutor(t)
 	code := "const n = await Promise.resolve(notes);\n[typeof n.createNote, typeof notes.then, JSON.stringify(notes) !== undefined, 'createNote' in notes]"

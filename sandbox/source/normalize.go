@@ -104,6 +104,11 @@ func (n *Normalized) StaticCalls() []sandbox.StaticCall { return n.static.calls 
 // without declaring it to the first place it is so used.
 func (n *Normalized) Roots() map[string]Place { return n.static.roots }
 
+// DashedCalls are the program's method names written with '-' on a
+// global's chain of names (everything.get-sum(…), which JavaScript reads as
+// everything.get - sum(…)), the Method holding the dashed name.
+func (n *Normalized) DashedCalls() []sandbox.StaticCall { return n.static.dashed }
+
 // Position maps a line and column of Source (1-based; the column in bytes,
 // as goja reports them) to the model's original code (1-based; the column in
 // UTF-16 units, as JavaScript counts). ok is false for positions that are not
