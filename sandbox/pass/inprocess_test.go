@@ -536,6 +536,24 @@ func TestDashedMethod(t *testing.T) {
 	}
 }
 
+// TestTemporalDeadZone: goja's error for a const, let or class read before
+// its declaration ran does not name it; the outcome does.
+func TestTemporalDeadZone(t *testing.T) {
+	e := newExecutor(t)
+	for code, want := range map[string]string{
+		"const x = y + 1;\nconst y = 2;\nx":                         "ReferenceError: Cannot access 'y' before initialization (line 1:11)",
+		"f();\nlet counter = 0;\nfunction f() { return counter++ }": "ReferenceError: Cannot access 'counter' before initialization (line 3:23)",
+		"const s = 'ééé' + délai; const délai = 1":                  "ReferenceError: Cannot access 'délai' before initialization (line 1:19)",
+		"const n: number = later as number; const later = 1":        "ReferenceError: Cannot access 'later' before initialization (line 1:19)",
+		// A name too long to echo is left out.
+		"const a = " + strings.Repeat("v", 101) + "; const " + strings.Repeat("v", 101) + " = 1": "ReferenceError: Cannot access a variable before initialization (line 1:11)",
+	} {
+		if o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}); o.Error != want {
+			t.Errorf("%s:\n got %q\nwant %q", code, o.Error, want)
+		}
+	}
+}
+
 func TestConnectorObjectsBehave(t *testing.T) {
 	e := newExecutor(t)
 	code := "const n = await Promise.resolve(notes);\n[typeof n.createNote, typeof notes.then, JSON.stringify(notes) !== undefined, 'createNote' in notes]"

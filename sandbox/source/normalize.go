@@ -117,6 +117,11 @@ func (n *Normalized) Position(line, col int) (origLine, origCol int, ok bool) {
 	return n.pos.original(line, col)
 }
 
+// NameAt returns the identifier that starts at a line and column of Source
+// (as Position takes them), or "": what an error goja reports there is
+// about, when its message does not say.
+func (n *Normalized) NameAt(line, col int) string { return n.pos.nameAt(line, col) }
+
 // SyntaxError reports code that cannot be compiled. Line and Column are
 // 1-based in the model's original code (Column in UTF-16 units); they are 0
 // when the position is unknown.
