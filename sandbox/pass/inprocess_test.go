@@ -589,6 +589,28 @@ typeof setTimeout, typeof clearTimeout, eval('1 + 1'), Function('return 3')(), e
 		`["undefined","undefined","undefined","undefined","undefined","undefined","function","function",2,3,4]`)
 }
 
+// TestHostFunctionsLookNative: a host function's name and toString() are
+// a built-in's, not the Go symbol goja would give them.
+func TestHostFunctionsLookNative(t *testing.T) {
+	e := newExecutor(t)
+	code := `const fns = [setTimeout, setInterval, clearTimeout, console.log, console.error, codemode.step, codemode.search, everything.nope];
+const d = Object.getOwnPropertyDescriptor(setTimeout, "name");
+[...fns.map(f => f.name + " " + String(f)), d.writable, d.enumerable, d.configurable]`
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `[
+"setTimeout function setTimeout() { [native code] }", "setInterval function setInterval() { [native code] }",
+"clearTimeout function clearTimeout() { [native code] }", "log function log() { [native code] }",
+"error function error() { [native code] }", "step function step() { [native code] }",
+"search function search() { [native code] }", "nope function nope() { [native code] }",
+false, false, true]`)
+	// A method a forwarding connector does not list.
+	code = "String(weather.tomorrow)"
+	o, err := e.Run(t.Context(), sandbox.Program{Code: code, Globals: []sandbox.Global{{Name: "weather", Methods: []string{"today"}, Forward: true}}}, &sandboxtest.Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.WantCompleted(t, code, o, `"function tomorrow() { [native code] }"`)
+}
+
 func TestTimers(t *testing.T) {
 	e := newExecutor(t)
 	code := `
