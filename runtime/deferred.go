@@ -269,7 +269,7 @@ func (p *pass) writeLocked(ctx context.Context, updates []codemode.EntryUpdate, 
 			attrExecution.String(p.run.ID), attrInserts.Int(len(inserts)), attrUpdates.Int(len(batch))))
 	}
 	err := p.r.store.WriteEntries(context.WithoutCancel(ctx), inserts, batch)
-	endSpan(span, err)
+	p.r.endSpan(span, err)
 	if err != nil {
 		return err
 	}

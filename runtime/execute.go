@@ -105,7 +105,7 @@ func (r *Runtime) create(ctx context.Context, code string, task *codemode.Task) 
 	if err := r.traceWrite(sctx, "codemode.store.execution", e.ID, func() error { return r.store.CreateExecution(ctx, e) }); err != nil {
 		h.release()
 		err = fmt.Errorf("create execution: %w", err)
-		endPass(span, e, err)
+		r.endPass(span, e, err)
 		return refuse(codemode.Outcome{}, err)
 	}
 	r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditRun, ExecutionID: e.ID}, nil)
@@ -154,7 +154,7 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 				h.release()
 			}
 			done()
-			endPass(span, e, err)
+			r.endPass(span, e, err)
 		}
 	}()
 	fail := func(out codemode.Outcome, err error) (*claimed, codemode.Outcome, error) {

@@ -31,7 +31,7 @@ func (r *Runtime) runPass(ctx context.Context, c *claimed, ap codemode.Approver)
 		} else {
 			ctx = trace.ContextWithSpan(ctx, c.span)
 		}
-		defer func() { endPass(c.span, e, err) }()
+		defer func() { r.endPass(c.span, e, err) }()
 	}
 	limits := r.opts.Limits
 	if e.Task != nil { // bounded by the task timeout, and cancellable (track)

@@ -45,7 +45,7 @@ func (r *Runtime) Rollback(ctx context.Context, id string) (_ codemode.Outcome, 
 	}
 	defer done()
 	ctx, span := r.startPass(ctx, e, passRollback)
-	defer func() { endPass(span, e, err) }()
+	defer func() { r.endPass(span, e, err) }()
 	from := e.Status
 	// Claim the rollback first: of two racing rollbacks only one reverts.
 	h, err := r.own.claims.take(ctx, id)

@@ -88,26 +88,29 @@ func (r *Runtime) startPass(ctx context.Context, e *codemode.Execution, kind pas
 
 // endPass ends the span of a pass (nil: none) with how e stands now, and
 // err, the pass's internal failure.
-func endPass(span trace.Span, e *codemode.Execution, err error) {
+func (r *Runtime) endPass(span trace.Span, e *codemode.Execution, err error) {
 	if span != nil && span.IsRecording() {
 		span.SetAttributes(attrStatus.String(e.Status.String()), attrConnectors.StringSlice(slices.Sorted(maps.Keys(e.Connectors))))
 		if err == nil && e.Status == codemode.StatusError {
 			span.SetStatus(codes.Error, short.Clip(e.Error, maxStatusDetail))
 		}
 	}
-	endSpan(span, err)
+	r.endSpan(span, err)
 }
 
 // endSpan ends a span of the runtime's (nil: none), marking it failed
 // with err. Its exception event is RecordError's with the message clipped
 // as the status is: the SDK's length limit does not reach an event's
-// attributes, and a downstream's error can be any length.
-func endSpan(span trace.Span, err error) {
+// attributes, and a downstream's error can be any length. The message is
+// scrubbed of secrets first, as the log's lines are: an internal failure
+// (the store's, the sandbox's) may quote one, and a trace collector is
+// as far from the process as a log file.
+func (r *Runtime) endSpan(span trace.Span, err error) {
 	if span == nil {
 		return
 	}
 	if err != nil && span.IsRecording() {
-		msg := short.Clip(err.Error(), maxStatusDetail)
+		msg := short.Clip(r.scrub.String(err.Error()), maxStatusDetail)
 		span.AddEvent("exception", trace.WithAttributes(attribute.String("exception.message", msg)))
 		span.SetStatus(codes.Error, msg)
 	}
@@ -122,7 +125,7 @@ func (r *Runtime) traceWrite(ctx context.Context, name, id string, write func() 
 	}
 	_, span := r.tracer.Start(ctx, name, trace.WithAttributes(attrExecution.String(id)))
 	err := write()
-	endSpan(span, err)
+	r.endSpan(span, err)
 	return err
 }
 
@@ -139,13 +142,14 @@ func (p *pass) runProgram(ctx context.Context, code string, limits sandbox.Limit
 	if span.IsRecording() {
 		span.SetAttributes(attrOutcome.String(out.Status.String()))
 	}
-	endSpan(span, err)
+	p.r.endSpan(span, err)
 	return out, err
 }
 
 // A callSpan is the span of one connector call, with what the pass
 // decided about it; nil when tracing is off (its methods do nothing).
 type callSpan struct {
+	r    *Runtime
 	span trace.Span
 	how  string // the outcome: executed, replayed, paused, refused
 }
@@ -158,7 +162,7 @@ func (p *pass) startCall(ctx context.Context, c sandbox.Call) (context.Context, 
 	ctx, span := p.r.tracer.Start(ctx, "call "+c.Connector+"."+method, trace.WithAttributes(
 		attrConnector.String(c.Connector), attrMethod.String(method),
 		attrSeq.Int(p.seqBase+c.Seq), attrBytesIn.Int(len(c.Args))))
-	return ctx, &callSpan{span: span}
+	return ctx, &callSpan{r: p.r, span: span}
 }
 
 // executing notes that the pass makes the call (logged entry e), and,
@@ -208,7 +212,7 @@ func (cs *callSpan) end(val json.RawMessage, err error) {
 	if how == "paused" {
 		err = nil // a pause is no failure
 	}
-	endSpan(cs.span, err)
+	cs.r.endSpan(cs.span, err)
 }
 
 // noteAsk records on the call's span (ctx's, when it records) that the

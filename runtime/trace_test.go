@@ -18,6 +18,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
@@ -391,5 +392,51 @@ func TestTraceIsBounded(t *testing.T) {
 	}
 	if calls != 2 {
 		t.Fatalf("%d call spans, want 2", calls)
+	}
+}
+
+// secretFailStore fails every write of a run's status with err, as a
+// database whose error quotes its address (a password in it) does.
+type secretFailStore struct {
+	codemode.Store
+	err error
+}
+
+func (s *secretFailStore) CreateExecution(context.Context, *codemode.Execution) error { return s.err }
+
+// An internal failure's message reaches a span's status and exception
+// event scrubbed of the configuration's secrets, as it reaches the log:
+// the trace collector is a third party as much as a log file is.
+func TestTraceOfAnInternalFailureHoldsNoSecret(t *testing.T) {
+	const secret = "s3cr3t-db-pa55word"
+	tp, rec := recorder(t)
+	fail := fmt.Errorf("connect to postgres://app:%s@db.internal/codemode: connection refused", secret)
+	e := newEnv(t, setup{tracer: tp, scrubber: scrub.New(secret),
+		wrap: func(s codemode.Store) codemode.Store { return &secretFailStore{Store: s, err: fail} }})
+	if _, err := e.rt.Execute(context.Background(), `async () => 1`, nil); err == nil {
+		t.Fatal("Execute succeeded with a store that fails")
+	}
+	failed := 0
+	for _, s := range rec.Ended() {
+		if s.Status().Description != "" {
+			failed++
+		}
+		texts := []string{s.Status().Description}
+		for _, ev := range s.Events() {
+			for _, kv := range ev.Attributes {
+				texts = append(texts, kv.Value.Emit())
+			}
+		}
+		for _, kv := range s.Attributes() {
+			texts = append(texts, kv.Value.Emit())
+		}
+		for _, x := range texts {
+			if strings.Contains(x, secret) {
+				t.Errorf("span %s holds the secret: %q", s.Name(), x)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no span says the write failed")
 	}
 }

@@ -67,7 +67,7 @@ type stdioTransport struct {
 	wake      chan struct{}
 	idleTimer *time.Timer
 
-	writeMu sync.Mutex // one message at a time on stdin
+	writing chan struct{} // held (a token in it) by the one write on stdin at a time
 	// answering holds a token per server request being answered (handle);
 	// flooded is set once one went unanswered for want of a token.
 	answering chan struct{}
@@ -151,6 +151,7 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 		pending: map[string]chan rpcReply{},
 
 		answering: make(chan struct{}, maxServerRequests),
+		writing:   make(chan struct{}, 1),
 	}
 	t.life, t.cancel = context.WithCancelCause(context.Background())
 	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
@@ -182,7 +183,7 @@ func (t *stdioTransport) signalIdle() {
 func (t *stdioTransport) Close() error {
 	t.end(transport.ErrTransportClosed)
 	t.idleTimer.Stop()
-	// Not under writeMu: closing ends a write blocked on a full pipe.
+	// Not while writing: closing ends a write blocked on a full pipe.
 	if err := t.in.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("close stdin: %w", err)
 	}
@@ -240,7 +241,7 @@ func (t *stdioTransport) request(ctx context.Context, req transport.JSONRPCReque
 	if err != nil {
 		return nil, fmt.Errorf("encode request id: %w", err)
 	}
-	ch, err := t.send(string(id), msg)
+	ch, err := t.send(ctx, string(id), msg)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +274,7 @@ type pendingCall struct {
 
 // start sends a request whose params are already encoded. The request gets
 // an id of its own ("c1", "c2"…), apart from the client's numbers.
-func (t *stdioTransport) start(method string, params []byte) (*pendingCall, error) {
+func (t *stdioTransport) start(ctx context.Context, method string, params []byte) (*pendingCall, error) {
 	id := `"c` + strconv.FormatInt(t.nextID.Add(1), 10) + `"`
 	msg := make([]byte, 0, len(params)+len(method)+len(id)+48)
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
@@ -283,7 +284,7 @@ func (t *stdioTransport) start(method string, params []byte) (*pendingCall, erro
 	msg = append(msg, `","params":`...)
 	msg = append(msg, params...)
 	msg = append(msg, '}')
-	ch, err := t.send(id, msg)
+	ch, err := t.send(ctx, id, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -303,10 +304,10 @@ func (pc *pendingCall) wait(ctx context.Context) (rpcReply, error) {
 // send registers request id (its JSON text) and writes msg; the answer
 // will arrive on the returned channel (see await). A transport failure
 // is a *transport.Error.
-func (t *stdioTransport) send(id string, msg []byte) (chan rpcReply, error) {
+func (t *stdioTransport) send(ctx context.Context, id string, msg []byte) (chan rpcReply, error) {
 	ch := make(chan rpcReply, 1)
 	t.begin(id, ch)
-	if err := t.write(msg); err != nil {
+	if err := t.write(ctx, msg); err != nil {
 		t.finish(id)
 		return nil, err
 	}
@@ -463,29 +464,64 @@ func (t *stdioTransport) readFailed(err error) {
 	t.end(transport.ErrTransportClosed)
 }
 
-// write sends one message (a line) to the child.
-func (t *stdioTransport) write(msg []byte) error {
+// write sends one message (a line) to the child, one at a time. A child
+// that stops reading its stdin (a full pipe) holds the write, and those
+// queued behind it, until it reads again; a caller keeps its deadline
+// regardless: when ctx ends while it waits for its turn it fails with
+// ctx's error and has written nothing, and when ctx ends during its own
+// write the transport is closed (the line, cut, would leave the stream
+// mid-message; the connector starts the server again) and it fails with
+// a transport error.
+func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 	select {
 	case <-t.life.Done():
 		return transport.NewError(context.Cause(t.life))
 	default:
 	}
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
+	select {
+	case t.writing <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.life.Done():
+		return transport.NewError(context.Cause(t.life))
+	}
+	defer func() { <-t.writing }()
+	var stop func() bool
+	if ctx.Done() != nil {
+		var mu sync.Mutex
+		done := false
+		stop = context.AfterFunc(ctx, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !done {
+				t.logger.Warn("the MCP server does not read its stdin; closing it", "err", context.Cause(ctx))
+				_ = t.Close()
+			}
+		})
+		defer func() {
+			mu.Lock()
+			done = true
+			mu.Unlock()
+			stop()
+		}()
+	}
 	// One write per message: msg has room for the newline or gets it.
 	if _, err := t.in.Write(append(msg, '\n')); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		return transport.NewError(fmt.Errorf("write to the server: %w", err))
 	}
 	return nil
 }
 
 // SendNotification sends a notification.
-func (t *stdioTransport) SendNotification(_ context.Context, n mcpgo.JSONRPCNotification) error {
+func (t *stdioTransport) SendNotification(ctx context.Context, n mcpgo.JSONRPCNotification) error {
 	msg, err := json.Marshal(n)
 	if err != nil {
 		return fmt.Errorf("encode notification: %w", err)
 	}
-	return t.write(msg)
+	return t.write(ctx, msg)
 }
 
 // cancelRequest tells the server to stop working on request id, off the
@@ -635,7 +671,7 @@ func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
 			t.logger.Warn("could not encode an answer to the server", "method", req.Method, "err", err)
 			return
 		}
-		if err := t.write(msg); err != nil {
+		if err := t.write(t.life, msg); err != nil {
 			t.logger.Debug("could not answer the server", "method", req.Method, "err", err)
 		}
 	})
@@ -672,7 +708,7 @@ func (s *session) startStdio(ctx context.Context, tool string, args json.RawMess
 	params = append(params, `,"arguments":`...)
 	params = append(params, args...)
 	params = append(params, '}')
-	return s.stdio.start(string(mcpgo.MethodToolsCall), params)
+	return s.stdio.start(ctx, string(mcpgo.MethodToolsCall), params)
 }
 
 // needsInput reports whether a result asks the client for input

@@ -95,7 +95,7 @@ func (p *scriptedPeer) callAsync(ctx context.Context, params string) <-chan call
 // call sends a request whose params are already encoded and waits for its
 // answer (start, then wait).
 func (t *stdioTransport) call(ctx context.Context, method string, params []byte) (rpcReply, error) {
-	pc, err := t.start(method, params)
+	pc, err := t.start(ctx, method, params)
 	if err != nil {
 		return rpcReply{}, err
 	}
@@ -393,11 +393,11 @@ func TestStdioAnswerReadByAnotherCaller(t *testing.T) {
 	defer cancel() // a stuck call ends with the test
 	for i := range 100 {
 		a, b := fmt.Sprintf(`"a%d"`, i), fmt.Sprintf(`"b%d"`, i)
-		chA, err := p.tr.send(a, []byte(`{"jsonrpc":"2.0","id":`+a+`,"method":"x"}`))
+		chA, err := p.tr.send(context.Background(), a, []byte(`{"jsonrpc":"2.0","id":`+a+`,"method":"x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		chB, err := p.tr.send(b, []byte(`{"jsonrpc":"2.0","id":`+b+`,"method":"x"}`))
+		chB, err := p.tr.send(context.Background(), b, []byte(`{"jsonrpc":"2.0","id":`+b+`,"method":"x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -570,5 +570,53 @@ func TestStdioStress(t *testing.T) {
 			c()
 		}
 		p.stop()
+	}
+}
+
+// A server that stops reading its stdin holds the write in flight (a full
+// pipe), and the writes queued behind it; a call keeps its deadline all
+// the same. One whose context ends during its own write fails with the
+// context's error and closes the transport (its line is cut, the stream
+// mid-message); one whose context ends while it waits for its turn fails
+// with it having written nothing, and the transport stays.
+func TestStdioWriteKeepsTheCallersDeadline(t *testing.T) {
+	big := `{"text":"` + strings.Repeat("x", 1<<20) + `"}` // far more than a pipe holds
+
+	p := newScriptedPeer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	answer := p.callAsync(ctx, big)
+	if _, err := io.ReadFull(p.in, make([]byte, 16)); err != nil { // the write has begun
+		t.Fatal(err)
+	}
+	cancel()
+	if a := <-answer; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("call cancelled during its write = %v, want context.Canceled", a.err)
+	}
+	if !p.tr.ended() {
+		t.Error("the transport goes on after a line was cut")
+	}
+
+	p = newScriptedPeer(t)
+	stuck := make(chan error, 1)
+	go func() {
+		n := mcpgo.JSONRPCNotification{JSONRPC: mcpgo.JSONRPC_VERSION}
+		n.Method = "notifications/big"
+		n.Params.AdditionalFields = map[string]any{"text": strings.Repeat("x", 1<<20)}
+		stuck <- p.tr.SendNotification(context.Background(), n)
+	}()
+	if _, err := io.ReadFull(p.in, make([]byte, 16)); err != nil { // the notification holds the turn
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	if a := <-p.callAsync(ctx, `{}`); !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("call cancelled while waiting for its turn = %v, want context.Canceled", a.err)
+	}
+	if p.tr.ended() {
+		t.Error("a call that wrote nothing ended the transport")
+	}
+	p.stop()
+	if err := <-stuck; err == nil {
+		t.Error("the notification cut by Close reports no error")
 	}
 }

@@ -2,10 +2,15 @@ package childpipe
 
 import (
 	"bufio"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 )
 
 func TestStartTalksToTheChild(t *testing.T) {
@@ -47,4 +52,31 @@ func openFDs(t *testing.T) int {
 		t.Skip("no /proc/self/fd on this system")
 	}
 	return len(ents)
+}
+
+// A child that exits while we write to it, or in the middle of what it
+// writes, is an error on our end, never a hang or a SIGPIPE that kills
+// this process: a write waiting on the full pipe fails with EPIPE once its
+// reader is gone, and the read sees the bytes the child wrote, then EOF
+// (io.ErrUnexpectedEOF to a reader of whole frames). Both ends are read
+// and written as the worker pool and the stdio connector do (rawpipe).
+func TestChildThatExitsMidway(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "head -c 4 >/dev/null; printf half")
+	to, from, err := Start(cmd, func(in, out *os.File) { cmd.Stdin, cmd.Stdout = in, out })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, r := rawpipe.Wrap(to, 0), rawpipe.Wrap(from, rawpipe.Spin)
+	defer w.Close()
+	defer r.Close()
+	if n, err := w.Write(make([]byte, 1<<20)); !errors.Is(err, syscall.EPIPE) || n >= 1<<20 {
+		t.Fatalf("Write to a child that exits = %d, %v; want EPIPE", n, err)
+	}
+	frame := make([]byte, 8)
+	if n, err := io.ReadFull(r, frame); n != 4 || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("ReadFull = %d, %v; want 4, io.ErrUnexpectedEOF", n, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,5 +1,5 @@
 // Package evict keeps a map of remembered things (sessions, sign-in
-// attempts) within a bound.
+// attempts, the addresses that failed to authenticate) within a bound.
 package evict
 
 import "time"
@@ -31,6 +31,24 @@ func MakeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, stamp 
 		}
 		delete(m, oldest)
 		dropped = append(dropped, oldest)
+	}
+	return dropped
+}
+
+// MakeRoomAmong makes room in m for one more of the values mine selects
+// (one person's, one client's): while they number max or more, the
+// earliest of them by stamp goes, so that one party filling m evicts its
+// own, never another's. It returns the keys it dropped.
+func MakeRoomAmong[K comparable, V any](m map[K]V, max int, mine func(V) bool, stamp func(V) time.Time) []K {
+	theirs := map[K]V{}
+	for k, v := range m {
+		if mine(v) {
+			theirs[k] = v
+		}
+	}
+	dropped := MakeRoom(theirs, max, nil, stamp)
+	for _, k := range dropped {
+		delete(m, k)
 	}
 	return dropped
 }

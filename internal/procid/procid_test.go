@@ -44,6 +44,10 @@ func TestAlive(t *testing.T) {
 	// counts would be cut to another process's (1 << 32 | 1 is init's).
 	tooLarge := s
 	tooLarge.PID, tooLarge.Start = 1<<32|1, "1"
+	// kill(2) with 0 or a negative id signals a group (-1: every
+	// process), so it would always find one alive.
+	zero, negative, all := s, s, s
+	zero.PID, negative.PID, all.PID = 0, -os.Getpid(), -1
 	tests := []struct {
 		name         string
 		id           Identity
@@ -55,6 +59,9 @@ func TestAlive(t *testing.T) {
 		{"another host", elsewhere, false, false},
 		{"another namespace", otherNS, false, false},
 		{"a PID no process can have", tooLarge, false, false},
+		{"PID 0", zero, false, false},
+		{"a process group", negative, false, false},
+		{"PID -1", all, false, false},
 	}
 	for _, tt := range tests {
 		if alive, known := Alive(tt.id); alive != tt.alive || known != tt.known {

@@ -1,10 +1,12 @@
 package rawpipe
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -12,9 +14,10 @@ import (
 // Pipe is one end of a pipe read and written with raw system calls (see
 // the package documentation).
 type Pipe struct {
-	f    *os.File
-	rc   syscall.RawConn
-	spin *spinner // see Spin
+	f      *os.File
+	rc     syscall.RawConn
+	spin   *spinner    // see Spin
+	closed atomic.Bool // Close was called
 }
 
 // New returns f as a Pipe. f must be non-blocking and served by Go's
@@ -46,18 +49,34 @@ func New(f *os.File) (*Pipe, error) {
 // os.ErrDeadlineExceeded once t has passed.
 func (p *Pipe) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t) }
 
-// Close closes the descriptor.
-func (p *Pipe) Close() error { return p.f.Close() }
+// Close closes the descriptor; a read or write waiting on it ends with
+// os.ErrClosed, and so does a second Close.
+func (p *Pipe) Close() error {
+	p.closed.Store(true)
+	return p.f.Close()
+}
 
 // Read reads what the pipe holds, up to len(b), waiting in the poller
 // while it is empty.
 func (p *Pipe) Read(b []byte) (int, error) {
-	return rawRead(p.rc, b, p.spin, func(e syscall.Errno) error { return &os.PathError{Op: "read", Path: p.f.Name(), Err: e} })
+	return rawRead(p.rc, b, p.spin, func(err error) error { return p.opError("read", err) })
 }
 
 // Write writes all of b, waiting in the poller while the pipe is full.
 func (p *Pipe) Write(b []byte) (int, error) {
-	return rawWrite(p.rc, b, func(e syscall.Errno) error { return &os.PathError{Op: "write", Path: p.f.Name(), Err: e} })
+	return rawWrite(p.rc, b, func(err error) error { return p.opError("write", err) })
+}
+
+// opError words a failed read or write (op) as *os.File does: a
+// *os.PathError, whose error is os.ErrClosed when Close ended it, so that
+// callers tell a Close from a failure with errors.Is(err, os.ErrClosed)
+// whether they hold a Pipe or the *os.File (the poller's own error for
+// it is internal to the standard library, and is not os.ErrClosed).
+func (p *Pipe) opError(op string, err error) error {
+	if _, errno := err.(syscall.Errno); !errno && p.closed.Load() && !errors.Is(err, os.ErrDeadlineExceeded) {
+		err = os.ErrClosed
+	}
+	return &os.PathError{Op: op, Path: p.f.Name(), Err: err}
 }
 
 // Conn is a TCP connection read and written with raw system calls, its
@@ -85,23 +104,30 @@ func WrapConn(c *net.TCPConn, spin time.Duration) net.Conn {
 // Read reads what has arrived, up to len(b), polling (see Spin) and then
 // waiting in the poller while nothing has.
 func (c *Conn) Read(b []byte) (int, error) {
-	return rawRead(c.rc, b, c.spin, func(e syscall.Errno) error { return c.opError("read", e) })
+	return rawRead(c.rc, b, c.spin, func(err error) error { return c.opError("read", err) })
 }
 
 // Write writes all of b, waiting in the poller while the socket's send
 // buffer is full.
 func (c *Conn) Write(b []byte) (int, error) {
-	return rawWrite(c.rc, b, func(e syscall.Errno) error { return c.opError("write", e) })
+	return rawWrite(c.rc, b, func(err error) error { return c.opError("write", err) })
 }
 
-func (c *Conn) opError(op string, e syscall.Errno) error {
+// opError words a failed read or write (op) as *net.TCPConn does: the
+// poller's failures (a deadline, a Close) come worded already.
+func (c *Conn) opError(op string, err error) error {
+	e, ok := err.(syscall.Errno)
+	if !ok {
+		return err
+	}
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
 }
 
 // rawRead reads what rc's descriptor holds, up to len(b), polling (when
 // s says so, see Spin) and then waiting in the poller while it holds
-// nothing; fail words the error of a failed read.
-func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(syscall.Errno) error) (int, error) {
+// nothing; fail words the error of a failed read (an errno, or the
+// poller's).
+func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(error) error) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -120,7 +146,7 @@ func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(syscall.Errno) 
 	})
 	if err != nil {
 		s.gaveUp()
-		return 0, err
+		return 0, fail(err)
 	}
 	s.waitedSince(since)
 	switch {
@@ -133,8 +159,9 @@ func rawRead(rc syscall.RawConn, b []byte, s *spinner, fail func(syscall.Errno) 
 }
 
 // rawWrite writes all of b to rc's descriptor, waiting in the poller while
-// it is full; fail words the error of a failed write.
-func rawWrite(rc syscall.RawConn, b []byte, fail func(syscall.Errno) error) (int, error) {
+// it is full; fail words the error of a failed write (an errno, or the
+// poller's).
+func rawWrite(rc syscall.RawConn, b []byte, fail func(error) error) (int, error) {
 	written := 0
 	for written < len(b) {
 		var n int
@@ -143,7 +170,7 @@ func rawWrite(rc syscall.RawConn, b []byte, fail func(syscall.Errno) error) (int
 			n, errno = rawIO(syscall.SYS_WRITE, fd, b[written:])
 			return errno != syscall.EAGAIN // false: wait until writable
 		}); err != nil {
-			return written, err
+			return written, fail(err)
 		}
 		switch {
 		case errno != 0:

@@ -160,3 +160,49 @@ func waitInPoller(t *testing.T, frame string) {
 		runtime.Gosched()
 	}
 }
+
+// TestCloseEndsBlockedWrite checks that a writer waiting on a peer that
+// stopped reading (a full pipe) is ended by its owner's Close, with
+// os.ErrClosed and the count of what went out before, and that a second
+// Close says the end is closed rather than closing another descriptor.
+func TestCloseEndsBlockedWrite(t *testing.T) {
+	_, w := pipePair(t, 0) // nobody reads
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	big := make([]byte, 1<<20)
+	go func() {
+		n, err := w.Write(big)
+		done <- result{n, err}
+	}()
+	waitInPoller(t, "rawpipe.(*Pipe).Write")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if !errors.Is(got.err, os.ErrClosed) || got.n <= 0 || got.n >= len(big) {
+		t.Fatalf("Write = %d, %v; want the pipe's capacity written, then os.ErrClosed", got.n, got.err)
+	}
+	if err := w.Close(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("second Close = %v, want os.ErrClosed", err)
+	}
+}
+
+// TestEOFInTheMiddleOfAFrame checks that a writer that goes away after
+// part of a message leaves the reader its bytes, then io.EOF: the framing
+// above (io.ReadFull) sees io.ErrUnexpectedEOF, never a hang.
+func TestEOFInTheMiddleOfAFrame(t *testing.T) {
+	r, w := pipePair(t, Spin)
+	if _, err := w.Write([]byte("half")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, 8)
+	if n, err := io.ReadFull(r, frame); n != 4 || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("ReadFull = %d, %v; want 4, io.ErrUnexpectedEOF", n, err)
+	}
+}

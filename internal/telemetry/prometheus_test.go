@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
+	"github.com/codemode-mcp/codemode-mcp/internal/telemetry"
 )
 
 // prometheusTools returns the paths of Debian's prometheus and promtool;
@@ -259,6 +261,52 @@ scrape_configs:
 	check.Stdin = strings.NewReader(string(text))
 	out, err := check.CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// Label values come from programs and downstreams (method names with
+// method_names on): text that would break the exposition format (a
+// newline, a quote, a backslash, a line that looks like a sample) is
+// escaped, and names past the SDK's cardinality limit fold into one
+// overflow series instead of growing the answer without bound. promtool
+// check metrics reads what is served and finds nothing to say.
+func TestPrometheusHostileLabels(t *testing.T) {
+	_, promtool := prometheusTools(t)
+	ctx := context.Background()
+	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: true, MethodNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(ctx)
+	hostile := []string{"a\nb", `q"uote`, `back\slash`, "nul\x00x", "} 1\ncodemode_fake 9", "# HELP codemode_fake x"}
+	for _, name := range hostile {
+		m.CallDone(ctx, "fx", name, telemetry.OutcomeOK, time.Millisecond)
+	}
+	const distinct = 3000 // past the SDK's limit of 2,000 series per instrument
+	for i := range distinct {
+		m.CallDone(ctx, "fx", fmt.Sprint("m", i), telemetry.OutcomeOK, time.Millisecond)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	got := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d\n%.2000s", rec.Code, got)
+	}
+	for _, want := range []string{`method="a\nb"`, `method="q\"uote"`, `method="back\\slash"`, `method="} 1\ncodemode_fake 9"`, `otel_metric_overflow="true"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %s in the exposition", want)
+		}
+	}
+	if strings.Contains(got, "\ncodemode_fake") || strings.Contains(got, "\n# HELP codemode_fake") {
+		t.Error("a method name made a line of its own in the exposition")
+	}
+	if n := strings.Count(got, "codemode_call_duration_seconds_count{"); n > 2000 {
+		t.Errorf("%d call series for %d method names, want at most 2,000", n, distinct+len(hostile))
+	}
+	check := exec.Command(promtool, "check", "metrics")
+	check.Stdin = strings.NewReader(got)
+	if out, err := check.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }

@@ -2,13 +2,17 @@ package telemetry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -195,5 +199,60 @@ func TestExportOverOTLP(t *testing.T) {
 				t.Errorf("service.name = %q, want the file's", service)
 			}
 		})
+	}
+}
+
+// A collector that takes a request and does not answer blocks nothing of
+// the process: spans end at once whatever the exporter's queue holds
+// (past it they are dropped: here it holds one span, and batches are of
+// one), calls record their metrics, and the metrics' Shutdown returns
+// when its context ends, not when the collector answers (the traces'
+// Shutdown is bounded by its context the same way: App.Close gives it
+// a few seconds).
+func TestStuckCollectorBlocksNothing(t *testing.T) {
+	mctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	var traces atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/metrics" {
+			_, _ = io.Copy(io.Discard, r.Body) // (then a client gone ends r's context)
+			cancel()                           // the push is in flight: Shutdown is to give up on it
+			<-r.Context().Done()
+			return
+		}
+		<-release
+		traces.Add(1)
+	}))
+	defer srv.Close()
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) }) // (after a Fatal)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "3600000") // only Shutdown pushes
+	t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "1")
+	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "1")
+
+	tr, err := NewTracing(context.Background(), config.Telemetry{Traces: config.Traces{Exporter: "otlp", Endpoint: srv.URL}}, env(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMetrics(context.Background(), MetricsOptions{OTLP: true, MethodNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracer := tr.TracerProvider().Tracer("test")
+	for i := range 1000 {
+		_, span := tracer.Start(context.Background(), "call fx.m")
+		span.End()
+		m.CallDone(context.Background(), "fx", fmt.Sprint("m", i), OutcomeOK, time.Millisecond)
+	}
+	if err := m.Shutdown(mctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown of the metrics with the collector stuck = %v, want context.Canceled", err)
+	}
+	releaseOnce.Do(func() { close(release) })
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := traces.Load(); n != 2 {
+		t.Errorf("%d exports of spans, want 2: the one in flight, the one queued", n)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/evict"
 )
 
 // Defaults: 10 wrong tokens at once, then one every 6 s (10 a minute).
@@ -99,7 +101,13 @@ func (f *Failures) Fail(remoteAddr string) {
 	now := f.now()
 	b := f.addrs[key]
 	if b == nil {
-		f.makeRoom(now)
+		// Room for one more: the buckets that have refilled go (they say
+		// nothing an absent one does not), else the one that failed least
+		// recently.
+		evict.MakeRoom(f.addrs, maxAddrs, func(b *bucket) bool {
+			f.refill(b, now)
+			return b.tokens >= f.burst
+		}, func(b *bucket) time.Time { return b.last })
 		b = &bucket{tokens: f.burst, at: now}
 		f.addrs[key] = b
 	}
@@ -138,29 +146,6 @@ func (f *Failures) refill(b *bucket, now time.Time) {
 	if d := now.Sub(b.at); d > 0 {
 		b.tokens = min(f.burst, b.tokens+float64(d)/float64(f.every))
 		b.at = now
-	}
-}
-
-// makeRoom forgets addresses when maxAddrs are remembered: those whose
-// bucket is full again, else the one that failed least recently.
-func (f *Failures) makeRoom(now time.Time) {
-	if len(f.addrs) < maxAddrs {
-		return
-	}
-	var oldest netip.Prefix
-	var oldestAt time.Time
-	for k, b := range f.addrs {
-		f.refill(b, now)
-		if b.tokens >= f.burst {
-			delete(f.addrs, k)
-			continue
-		}
-		if oldestAt.IsZero() || b.last.Before(oldestAt) {
-			oldest, oldestAt = k, b.last
-		}
-	}
-	if len(f.addrs) >= maxAddrs {
-		delete(f.addrs, oldest)
 	}
 }
 

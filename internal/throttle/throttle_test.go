@@ -151,3 +151,41 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// The invariant under concurrency: an address's allowed failures are at
+// most Burst plus one per Every elapsed, plus one for each other attempt
+// in flight between its Allow and its Fail (an Allow reserves nothing, so
+// concurrent attempts may take the bucket below zero; they are paid back
+// by a longer wait). G goroutines attack one address while the clock
+// moves on between rounds (run with -race).
+func TestConcurrentAttemptsStayWithinTheRate(t *testing.T) {
+	const burst, rounds, goroutines = 5, 20, 8
+	c := fixture.NewClock()
+	f := New(burst, time.Minute, c.Now)
+	allowed := 0
+	for range rounds {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				for range 50 {
+					if ok, secs := f.Allow("198.51.100.7:4242"); !ok {
+						if secs < 1 {
+							t.Errorf("refused with Retry-After %d", secs)
+						}
+						continue
+					}
+					mu.Lock()
+					allowed++
+					mu.Unlock()
+					f.Fail("198.51.100.7:4242")
+				}
+			})
+		}
+		wg.Wait()
+		c.Advance(3 * time.Minute)
+	}
+	if most := burst + 3*(rounds-1) + goroutines - 1; allowed > most || allowed < burst {
+		t.Errorf("%d failed attempts allowed in %d rounds, want between %d and %d", allowed, rounds, burst, most)
+	}
+}

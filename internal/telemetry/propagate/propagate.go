@@ -11,6 +11,7 @@ package propagate
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -57,9 +58,16 @@ func Incoming(ctx context.Context, traceparent, tracestate string) context.Conte
 }
 
 // FromHeader is Incoming with the traceparent and tracestate headers of
-// an HTTP request.
+// an HTTP request, read as W3C Trace Context says: a request with more
+// than one traceparent continues none (which would be the caller's?), and
+// a tracestate sent as several header lines is their list joined, in
+// their order.
 func FromHeader(ctx context.Context, h http.Header) context.Context {
-	return Incoming(ctx, h.Get(Traceparent), h.Get(Tracestate))
+	parents := h.Values(Traceparent)
+	if len(parents) != 1 {
+		return ctx
+	}
+	return Incoming(ctx, parents[0], strings.Join(h.Values(Tracestate), ","))
 }
 
 // FromMeta is Incoming with the traceparent and tracestate of a request's

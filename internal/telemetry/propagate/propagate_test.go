@@ -68,3 +68,46 @@ func TestOutgoingOffAllocatesNothing(t *testing.T) {
 		t.Errorf("SetHeader allocates %v times per call with no span", n)
 	}
 }
+
+// Hostile or odd traceparents are ignored as W3C Trace Context says (the
+// run starts a trace of its own); never a panic, whatever their size.
+func TestHostileTraceparent(t *testing.T) {
+	const id, span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	for _, tt := range []struct {
+		parent string
+		ok     bool
+	}{
+		{"ff-" + id + "-" + span + "-01", false},                              // version ff is invalid
+		{"00-" + id + "-0000000000000000-01", false},                          // all-zero parent id
+		{"00-" + strings.ToUpper(id) + "-" + span + "-01", false},             // upper-case hex
+		{"00-" + id + "-" + span + "-01-extra", false},                        // version 00 has four fields
+		{"01-" + id + "-" + span + "-01-later-fields", true},                  // a later version may add fields
+		{"00-" + id + "-" + span + "-01" + strings.Repeat("-", 1<<20), false}, // huge
+		{strings.Repeat("0", 1<<20), false},
+		{"00-" + id + "-" + span, false}, // no flags
+		{"\x00\xff-" + id + "-" + span + "-01", false},
+	} {
+		p, _, ok := Outgoing(FromMeta(context.Background(), map[string]any{Traceparent: tt.parent}))
+		if ok != tt.ok || (ok && !strings.Contains(p, id)) {
+			t.Errorf("traceparent %.60q: Outgoing = %q, %v; want ok %v", tt.parent, p, ok, tt.ok)
+		}
+	}
+	// _meta values that are not strings are ignored.
+	if _, _, ok := Outgoing(FromMeta(context.Background(), map[string]any{Traceparent: 42, Tracestate: []any{"x"}})); ok {
+		t.Error("a traceparent that is a number was followed")
+	}
+}
+
+// HTTP headers as W3C Trace Context reads them: two traceparent headers
+// continue neither, and tracestate header lines are one list.
+func TestHeaderLines(t *testing.T) {
+	const a = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	const b = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	if _, _, ok := Outgoing(FromHeader(context.Background(), http.Header{"Traceparent": {a, b}})); ok {
+		t.Error("a request with two traceparent headers continues one of them")
+	}
+	p, s, ok := Outgoing(FromHeader(context.Background(), http.Header{"Traceparent": {a}, "Tracestate": {"x=1,y=2", "z=3"}}))
+	if !ok || p != a || s != "x=1,y=2,z=3" {
+		t.Errorf("Outgoing = %q %q %v, want %q with the three members", p, s, ok, a)
+	}
+}
