@@ -200,8 +200,10 @@ func New(cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := secureURLs(cfg.TokenEndpoint, "the token endpoint"); err != nil {
-		return nil, err
+	if cfg.TokenEndpoint != "" {
+		if _, err := secureURL(cfg.TokenEndpoint, "the token endpoint"); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.ClientMetadataURL != "" {
 		u, err := url.Parse(cfg.ClientMetadataURL)
